@@ -1,0 +1,71 @@
+"""The NumPy backend: plugrad's default, on the CPU."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import array_api_compat.numpy as numpy_namespace
+import numpy as np
+
+from plugrad.backend import Backend
+from plugrad.hookspecs import hookimpl
+
+__all__ = ["NumpyBackend", "NumpyRandom", "plugrad_backends"]
+
+
+class NumpyRandom:
+    """Random numbers from a NumPy ``Generator`` (PCG64)."""
+
+    __slots__ = ("_rng",)
+
+    def __init__(self, seed: int | None) -> None:
+        self._rng = np.random.default_rng(seed)
+
+    def normal(self, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+        # NumPy samples float32/float64 natively; narrower floats are rounded from float32.
+        if np.dtype(dtype).itemsize >= 4:
+            return self._rng.standard_normal(shape, dtype=dtype)
+        return self._rng.standard_normal(shape, dtype=np.float32).astype(dtype)
+
+    def uniform(self, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+        if np.dtype(dtype).itemsize >= 4:
+            return self._rng.random(shape, dtype=dtype)
+        # NOTE: rounding a float32 sample close to 1 can give exactly 1.0 in float16;
+        # clamp to the largest value below 1 to keep the interval half-open.
+        sample = self._rng.random(shape, dtype=np.float32).astype(dtype)
+        return np.minimum(sample, np.nextafter(dtype(1), dtype(0)))
+
+
+class NumpyBackend(Backend):
+    """NumPy arrays on the CPU, through array-api-compat's NumPy namespace."""
+
+    name = "numpy"
+
+    def namespace(self) -> Any:
+        return numpy_namespace
+
+    def array_types(self) -> tuple[type, ...]:
+        return (np.ndarray, np.generic)
+
+    def devices(self) -> tuple[str, ...]:
+        return ("cpu",)
+
+    def device_of(self, array: Any) -> str:
+        return "cpu"
+
+    def to_numpy(self, array: Any) -> np.ndarray:
+        view = np.asarray(array).view()
+        # A read-only view: writing through it would bypass autograd.
+        view.flags.writeable = False
+        return view
+
+    def format_array(self, array: Any) -> str:
+        return np.array2string(np.asarray(array), separator=", ", prefix="tensor(")
+
+    def random_source(self, seed: int | None, device: Any) -> NumpyRandom:
+        return NumpyRandom(seed)
+
+
+@hookimpl
+def plugrad_backends() -> list[Backend]:
+    return [NumpyBackend()]

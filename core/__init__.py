@@ -1,0 +1,111 @@
+"""plugrad: PyTorch-style eager autograd on any Array API backend.
+
+``plugrad`` is itself an array namespace whose functions take and return
+:class:`Tensor` objects and carry gradients. Backends (numpy by default) and
+ops come from plugins, loaded once when this package is imported.
+
+Examples
+--------
+>>> import plugrad
+>>> x = plugrad.tensor([1.0, 2.0], requires_grad=True)
+>>> y = plugrad.sum(plugrad.exp(x) * 2)
+>>> y.backward()
+>>> x.grad
+tensor([ 5.4365637, 14.778112 ])
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as _version
+
+from . import errors, ops
+from .creation import (
+    arange,
+    asarray,
+    empty,
+    empty_like,
+    full,
+    full_like,
+    ones,
+    ones_like,
+    tensor,
+    zeros,
+    zeros_like,
+)
+from .dtypes import (
+    DType,
+    bool,
+    complex64,
+    complex128,
+    float16,
+    float32,
+    float64,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+)
+from .function import Function, FunctionCtx
+from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .graph import Node
+from .random import Generator, manual_seed, rand, randn
+from .tensor import Tensor
+
+try:
+    __version__ = _version("plugrad")
+except PackageNotFoundError:  # running from a source tree that is not installed
+    __version__ = "0.0.0+unknown"
+
+__all__ = [
+    "DType",
+    "Function",
+    "FunctionCtx",
+    "Generator",
+    "Node",
+    "Tensor",
+    "arange",
+    "asarray",
+    "bool",
+    "complex64",
+    "complex128",
+    "empty",
+    "empty_like",
+    "enable_grad",
+    "errors",
+    "float16",
+    "float32",
+    "float64",
+    "full",
+    "full_like",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "is_grad_enabled",
+    "manual_seed",
+    "no_grad",
+    "ones",
+    "ones_like",
+    "ops",
+    "rand",
+    "randn",
+    "set_grad_enabled",
+    "tensor",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "zeros",
+    "zeros_like",
+]
+
+# Loading plugins adds one function per built-in op to this namespace (plugrad.add, ...).
+from . import registry as _registry  # noqa: E402
+
+_registry.load()
+__all__ += [name for name in _registry.op_names() if name in globals()]

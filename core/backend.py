@@ -1,0 +1,193 @@
+"""What a backend plugin describes, and the per-device object every tensor points to.
+
+A backend plugin subclasses :class:`Backend` and returns an instance from the
+``plugrad_backends`` hook. plugrad activates a backend the first time it is
+used: it asks :meth:`Backend.unavailable_reason`, imports the namespace, maps
+the dtypes and builds the backend's kernel table. Tensors then point at a
+:class:`Device`, which carries everything the per-op path needs (namespace,
+kernel table, dtype map) so that dispatch is attribute reads and one dict lookup.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from types import ModuleType
+from typing import Any, Protocol
+
+from . import dtypes as _dtypes
+
+__all__ = ["Backend", "Device", "RandomSource"]
+
+
+class RandomSource(Protocol):
+    """A seeded stream of random numbers on one device of a backend."""
+
+    def normal(self, shape: tuple[int, ...], dtype: Any) -> Any:
+        """Return an array of standard normal samples with the backend's ``dtype``."""
+
+    def uniform(self, shape: tuple[int, ...], dtype: Any) -> Any:
+        """Return an array of samples from ``[0, 1)`` with the backend's ``dtype``."""
+
+
+class Backend:
+    """Describes one array library to plugrad.
+
+    Subclass it, set :attr:`name`, implement :meth:`namespace`,
+    :meth:`array_types`, :meth:`to_numpy` and :meth:`random_source`, and
+    return an instance from the ``plugrad_backends`` hook. Nothing here is on
+    the per-op path: plugrad calls these methods when it activates the backend,
+    creates tensors, moves data or prints.
+
+    Examples
+    --------
+    A minimal backend for NumPy (plugrad ships a complete one)::
+
+        import array_api_compat.numpy
+        import numpy as np
+        from plugrad.backend import Backend
+        from plugrad.hookspecs import hookimpl
+
+        class MyNumpy(Backend):
+            name = "mynumpy"
+            def namespace(self):
+                return array_api_compat.numpy
+            def array_types(self):
+                return (np.ndarray,)
+            def to_numpy(self, array):
+                return np.asarray(array)
+            def random_source(self, seed, device):
+                return np.random.default_rng(seed)  # has .normal()/.uniform() wrappers in practice
+
+        @hookimpl
+        def plugrad_backends():
+            return [MyNumpy()]
+    """
+
+    #: The name users select it by, e.g. ``"numpy"``.
+    name: str = ""
+
+    def unavailable_reason(self) -> str | None:
+        """Return ``None`` if the backend can run here, otherwise a sentence saying why not.
+
+        The sentence is shown to users, so it should say how to fix it, e.g.
+        ``"cupy is not installed; pip install 'plugrad[cuda]'"``.
+        """
+        return None
+
+    def namespace(self) -> ModuleType:
+        """Return the library's Array API namespace (usually from array-api-compat)."""
+        raise NotImplementedError(f"backend {self.name!r} does not define namespace()")
+
+    def array_types(self) -> tuple[type, ...]:
+        """Return the types of the library's arrays, to recognise them in ``plugrad.asarray``."""
+        raise NotImplementedError(f"backend {self.name!r} does not define array_types()")
+
+    def devices(self) -> Sequence[Any]:
+        """Return the library's own device objects that are usable here; the first is the default."""
+        return ("cpu",)
+
+    def device_name(self, device: Any) -> str:
+        """Return a short name for one of :meth:`devices`, e.g. ``"cpu"`` or ``"cuda:0"``."""
+        return str(device)
+
+    def device_of(self, array: Any) -> Any:
+        """Return the library's device object on which ``array`` lives."""
+        return array.device
+
+    def to_numpy(self, array: Any) -> Any:
+        """Return a NumPy array with the contents of ``array`` (a copy if it lives elsewhere)."""
+        raise NotImplementedError(f"backend {self.name!r} does not define to_numpy()")
+
+    def format_array(self, array: Any) -> str:
+        """Return the values of ``array`` as text for ``repr(tensor)``."""
+        return str(self.to_numpy(array))
+
+    def synchronize(self, device: Any) -> None:
+        """Wait until all work queued on ``device`` has finished (for timing)."""
+
+    def random_source(self, seed: int | None, device: Any) -> RandomSource:
+        """Return a new :class:`RandomSource` seeded with ``seed`` (``None``: from entropy)."""
+        raise NotImplementedError(f"backend {self.name!r} does not define random_source()")
+
+    def kernels(self) -> Mapping[str, Callable[..., Any]]:
+        """Return backend-specific kernels by op name; they replace the op's generic kernel.
+
+        Each kernel has the same signature as the generic one, ``kernel(xp, *arrays, **params)``.
+        """
+        return {}
+
+    def __repr__(self) -> str:
+        return f"<Backend {self.name}>"
+
+
+class Device:
+    """One device of an active backend: what a tensor's data lives on.
+
+    There is exactly one :class:`Device` object per backend device, so the
+    per-op path checks that inputs agree with one identity comparison.
+
+    Attributes
+    ----------
+    backend : Backend
+        The backend description.
+    native : object
+        The library's own device object.
+    name : str
+        ``"numpy"`` for a single-device backend, ``"cupy:0"`` style otherwise.
+    xp : module
+        The backend's Array API namespace (the one kernels and rules receive).
+    """
+
+    __slots__ = (
+        "_dtype_from_native",
+        "_dtype_to_native",
+        "backend",
+        "kernels",
+        "name",
+        "native",
+        "xp",
+    )
+
+    def __init__(
+        self,
+        backend: Backend,
+        native: Any,
+        name: str,
+        xp: ModuleType,
+        dtype_to_native: dict[_dtypes.DType, Any],
+        dtype_from_native: dict[Any, _dtypes.DType],
+    ) -> None:
+        self.backend = backend
+        self.native = native
+        self.name = name
+        self.xp = xp
+        self._dtype_to_native = dtype_to_native
+        self._dtype_from_native = dtype_from_native
+        #: op name -> kernel; replaced wholesale (never mutated) when the op tables are rebuilt.
+        self.kernels: Mapping[str, Callable[..., Any]] = {}
+
+    def native_dtype(self, dtype: _dtypes.DType) -> Any:
+        """Return the backend's dtype object for ``dtype``, or raise if it has none."""
+        try:
+            return self._dtype_to_native[dtype]
+        except KeyError:
+            from .errors import DtypeError
+
+            if not isinstance(dtype, _dtypes.DType):
+                raise DtypeError(
+                    f"expected a plugrad dtype such as plugrad.float32, got {dtype!r}"
+                ) from None
+            raise DtypeError(
+                f"backend {self.backend.name!r} has no dtype {dtype.name}; "
+                f"it supports {', '.join(d.name for d in self._dtype_to_native)}"
+            ) from None
+
+    def dtype_of(self, array: Any) -> _dtypes.DType:
+        """Return the plugrad dtype of one of this backend's arrays."""
+        return self._dtype_from_native[array.dtype]
+
+    def __repr__(self) -> str:
+        return f"device({self.name!r})"
+
+    def __str__(self) -> str:
+        return self.name

@@ -1,0 +1,385 @@
+"""Creating tensors: from data, filled with a value, or as ranges.
+
+Every function takes ``dtype=`` (a plugrad dtype), ``device=`` (a backend
+name such as ``"numpy"``, ``"name:index"``, or a :class:`~plugrad.backend.Device`;
+default: the default device) and ``requires_grad=``. Python floats become
+``float32`` and Python ints ``int64`` unless a dtype is given, as in PyTorch;
+arrays keep their dtype.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import dtypes as _dtypes
+from . import registry
+from .backend import Device
+from .errors import BackwardError, DtypeError
+from .tensor import Tensor, _wrap
+
+__all__ = [
+    "arange",
+    "asarray",
+    "empty",
+    "empty_like",
+    "full",
+    "full_like",
+    "ones",
+    "ones_like",
+    "tensor",
+    "zeros",
+    "zeros_like",
+]
+
+Shape = int | tuple[int, ...]
+DeviceLike = Device | str | None
+
+
+def leaf(array: Any, device: Device, requires_grad: bool) -> Tensor:
+    """Wrap a new backend array as a leaf tensor, checking that it may require grad."""
+    if requires_grad:
+        if not isinstance(requires_grad, bool):
+            raise TypeError(f"requires_grad must be a bool, got {type(requires_grad).__name__}")
+        dtype = device.dtype_of(array)
+        if not _dtypes.is_differentiable(dtype):
+            raise DtypeError(
+                f"only floating-point and complex tensors can require gradients, but this tensor "
+                f"would be {dtype.name}; pass dtype=plugrad.float32 (or use float data such as "
+                "1.0 instead of 1)"
+            )
+    return _wrap(array, device, requires_grad, None)
+
+
+def _shape(shape: Shape) -> tuple[int, ...]:
+    if isinstance(shape, int):
+        return (shape,)
+    try:
+        result = tuple(int(n) for n in shape)
+    except TypeError:
+        raise TypeError(f"a shape is an int or a tuple of ints, got {shape!r}") from None
+    if any(n < 0 for n in result):
+        raise ValueError(f"shape {result} has a negative dimension")
+    return result
+
+
+def _scalar_dtype(value: Any) -> _dtypes.DType:
+    """The default dtype for a Python scalar (bool before int: bool is an int subclass)."""
+    if isinstance(value, bool):
+        return _dtypes.bool
+    if isinstance(value, int):
+        return _dtypes.default_int_dtype
+    if isinstance(value, float):
+        return _dtypes.default_float_dtype
+    if isinstance(value, complex):
+        return _dtypes.default_complex_dtype
+    raise TypeError(
+        f"fill value must be a Python bool, int, float or complex, got {type(value).__name__}"
+    )
+
+
+def _apply_default_dtype(array: Any, device: Device) -> Any:
+    """Python data that the library read as double precision becomes the default precision."""
+    dtype = device.dtype_of(array)
+    if dtype is _dtypes.float64 and _dtypes.default_float_dtype is not _dtypes.float64:
+        return device.xp.astype(array, device.native_dtype(_dtypes.default_float_dtype))
+    if dtype is _dtypes.complex128 and _dtypes.default_complex_dtype is not _dtypes.complex128:
+        return device.xp.astype(array, device.native_dtype(_dtypes.default_complex_dtype))
+    return array
+
+
+def _convert(
+    data: Any, dtype: _dtypes.DType | None, device: DeviceLike, copy: bool | None
+) -> tuple[Any, Device]:
+    """Return (backend array, Device) for ``data``, a Tensor, a backend array or Python data."""
+    if isinstance(data, Tensor):
+        source = data._device
+        array = data._array
+    else:
+        source = registry.device_of_array(data)
+        array = data
+    target = registry.resolve_device(device) if device is not None else (
+        source or registry.default_device()
+    )
+    native_dtype = None if dtype is None else target.native_dtype(dtype)
+    if source is not None and source is not target and source.backend is not target.backend:
+        # Between libraries: through the host (DLPack transfers belong to Tensor.to()).
+        array = source.backend.to_numpy(array)
+    xp = target.xp
+    if copy is None:
+        result = xp.asarray(array, dtype=native_dtype, device=target.native)
+    else:
+        result = xp.asarray(array, dtype=native_dtype, device=target.native, copy=copy)
+    if dtype is None and source is None and not hasattr(data, "dtype"):
+        result = _apply_default_dtype(result, target)
+    return result, target
+
+
+def tensor(
+    data: Any,
+    *,
+    dtype: _dtypes.DType | None = None,
+    device: DeviceLike = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """Create a leaf tensor holding a copy of ``data``.
+
+    Parameters
+    ----------
+    data : array_like
+        A Python scalar, nested sequences, a backend array, or a Tensor.
+    dtype : DType, optional
+        The dtype; by default inferred (Python floats give ``float32``).
+    device : str or Device, optional
+        Where the tensor lives; by default where ``data`` lives, else the default device.
+    requires_grad : bool
+        Whether to record operations on it for backward.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    tensor([[1., 2.],
+            [3., 4.]], requires_grad=True)
+    >>> plugrad.tensor(3)
+    tensor(3)
+    """
+    array, target = _convert(data, dtype, device, copy=True)
+    return leaf(array, target, requires_grad)
+
+
+def asarray(
+    obj: Any,
+    /,
+    *,
+    dtype: _dtypes.DType | None = None,
+    device: DeviceLike = None,
+    copy: bool | None = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """Convert ``obj`` to a tensor, sharing memory where possible (the Array API ``asarray``).
+
+    A Tensor that needs no conversion is returned as it is, graph included.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import plugrad
+    >>> a = np.array([1.0, 2.0])
+    >>> t = plugrad.asarray(a)
+    >>> t.dtype
+    plugrad.float64
+    """
+    if isinstance(obj, Tensor):
+        unchanged = (dtype is None or dtype == obj.dtype) and (
+            device is None or registry.resolve_device(device) is obj._device
+        )
+        if unchanged and not copy:
+            if requires_grad and not obj._requires_grad:
+                raise BackwardError(
+                    "asarray(x, requires_grad=True) would change x itself; use "
+                    "x.requires_grad_() on the leaf instead"
+                )
+            return obj
+        if obj._requires_grad:
+            raise BackwardError(
+                "asarray() on a tensor that requires grad would cut it off from the graph; "
+                "call x.detach() first if that is what you want"
+            )
+    array, target = _convert(obj, dtype, device, copy)
+    return leaf(array, target, requires_grad)
+
+
+def _filled(
+    kind: str,
+    shape: Shape,
+    dtype: _dtypes.DType | None,
+    device: DeviceLike,
+    requires_grad: bool,
+    fill_value: Any = None,
+) -> Tensor:
+    target = registry.resolve_device(device)
+    if dtype is None:
+        dtype = _dtypes.default_float_dtype if fill_value is None else _scalar_dtype(fill_value)
+    native = target.native_dtype(dtype)
+    xp = target.xp
+    shape = _shape(shape)
+    if kind == "full":
+        array = xp.full(shape, fill_value, dtype=native, device=target.native)
+    else:
+        array = getattr(xp, kind)(shape, dtype=native, device=target.native)
+    return leaf(array, target, requires_grad)
+
+
+def zeros(
+    shape: Shape,
+    *,
+    dtype: _dtypes.DType | None = None,
+    device: DeviceLike = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """Return a tensor of zeros (``float32`` unless ``dtype`` is given).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.zeros((2, 3))
+    tensor([[0., 0., 0.],
+            [0., 0., 0.]])
+    """
+    return _filled("zeros", shape, dtype, device, requires_grad)
+
+
+def ones(
+    shape: Shape,
+    *,
+    dtype: _dtypes.DType | None = None,
+    device: DeviceLike = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """Return a tensor of ones (``float32`` unless ``dtype`` is given).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.ones(3, dtype=plugrad.int64)
+    tensor([1, 1, 1])
+    """
+    return _filled("ones", shape, dtype, device, requires_grad)
+
+
+def empty(
+    shape: Shape,
+    *,
+    dtype: _dtypes.DType | None = None,
+    device: DeviceLike = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """Return a tensor whose values are whatever the memory held (fast; fill it before use)."""
+    return _filled("empty", shape, dtype, device, requires_grad)
+
+
+def full(
+    shape: Shape,
+    fill_value: bool | int | float | complex,
+    *,
+    dtype: _dtypes.DType | None = None,
+    device: DeviceLike = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """Return a tensor filled with ``fill_value``; the dtype follows the value's Python type.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.full((2,), 0.5)
+    tensor([0.5, 0.5])
+    """
+    return _filled("full", shape, dtype, device, requires_grad, fill_value)
+
+
+def _like(
+    kind: str,
+    x: Tensor,
+    dtype: _dtypes.DType | None,
+    device: DeviceLike,
+    requires_grad: bool,
+    fill_value: Any = None,
+) -> Tensor:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{kind}_like() needs a Tensor, got {type(x).__name__}")
+    return _filled(
+        kind,
+        x.shape,
+        dtype or x.dtype,
+        x._device if device is None else device,
+        requires_grad,
+        fill_value,
+    )
+
+
+def zeros_like(
+    x: Tensor,
+    /,
+    *,
+    dtype: _dtypes.DType | None = None,
+    device: DeviceLike = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """Return zeros with the shape of ``x`` (and its dtype and device unless given)."""
+    return _like("zeros", x, dtype, device, requires_grad)
+
+
+def ones_like(
+    x: Tensor,
+    /,
+    *,
+    dtype: _dtypes.DType | None = None,
+    device: DeviceLike = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """Return ones with the shape of ``x`` (and its dtype and device unless given).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.ones_like(plugrad.zeros((2,)))
+    tensor([1., 1.])
+    """
+    return _like("ones", x, dtype, device, requires_grad)
+
+
+def empty_like(
+    x: Tensor,
+    /,
+    *,
+    dtype: _dtypes.DType | None = None,
+    device: DeviceLike = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """Return an uninitialised tensor with the shape of ``x`` (and its dtype and device)."""
+    return _like("empty", x, dtype, device, requires_grad)
+
+
+def full_like(
+    x: Tensor,
+    /,
+    fill_value: bool | int | float | complex,
+    *,
+    dtype: _dtypes.DType | None = None,
+    device: DeviceLike = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """Return a tensor with the shape of ``x`` filled with ``fill_value``."""
+    return _like("full", x, dtype, device, requires_grad, fill_value)
+
+
+def arange(
+    start: int | float,
+    /,
+    stop: int | float | None = None,
+    step: int | float = 1,
+    *,
+    dtype: _dtypes.DType | None = None,
+    device: DeviceLike = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """Return evenly spaced values in ``[start, stop)``; ``arange(n)`` is ``0, 1, ..., n-1``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.arange(4)
+    tensor([0, 1, 2, 3])
+    >>> plugrad.arange(0.0, 1.0, 0.25)
+    tensor([0.  , 0.25, 0.5 , 0.75])
+    """
+    if stop is None:
+        start, stop = 0, start
+    if dtype is None:
+        floating = any(isinstance(v, float) for v in (start, stop, step))
+        dtype = _dtypes.default_float_dtype if floating else _dtypes.default_int_dtype
+    target = registry.resolve_device(device)
+    array = target.xp.arange(
+        start, stop, step, dtype=target.native_dtype(dtype), device=target.native
+    )
+    return leaf(array, target, requires_grad)

@@ -1,0 +1,164 @@
+"""The per-op path: find the device, call its kernel, record a node if needed.
+
+Everything here runs on every operation, so it is table lookups and
+attribute reads only: no pluggy, no namespace discovery, no validation that
+registration already did. The unary and binary paths are spelled out because
+they are almost every call.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .errors import DeviceMismatchError
+from .grad_mode import _state
+from .graph import ArraySpec
+from .tensor import Tensor, _object_new, _wrap
+
+if TYPE_CHECKING:
+    from .backend import Device
+    from .opdef import OpDef
+
+__all__ = ["apply1", "apply2", "apply_n"]
+
+# Python scalars adapt to the tensor they meet (the Array API's scalar rules).
+_SCALARS = frozenset({int, float, bool, complex})
+
+
+def apply1(op: OpDef, x: Any, params: dict[str, Any] | None) -> Tensor:
+    """Run a one-input op."""
+    if not isinstance(x, Tensor):
+        raise _not_a_tensor(op, 0, x)
+    device = x._device
+    try:
+        kernel = device.kernels[op.name]
+    except KeyError:
+        raise _no_kernel(op, device) from None
+    out = kernel(device.xp, x._array, **params) if params else kernel(device.xp, x._array)
+    if x._requires_grad and _state.enabled and op.differentiable:
+        return _wrap(out, device, True, (_record(op, device, (x,), params, out), 0))
+    return _wrap(out, device, False, None)
+
+
+def apply2(op: OpDef, x1: Any, x2: Any, params: dict[str, Any] | None) -> Tensor:
+    """Run a two-input op; either input may be a Python scalar."""
+    if isinstance(x1, Tensor):
+        device = x1._device
+        a1 = x1._array
+        if isinstance(x2, Tensor):
+            if x2._device is not device:
+                raise _mixed_devices(op, (x1, x2))
+            a2 = x2._array
+            requires_grad = x1._requires_grad or x2._requires_grad
+        elif type(x2) in _SCALARS:
+            a2 = x2
+            requires_grad = x1._requires_grad
+        else:
+            raise _not_a_tensor(op, 1, x2)
+    elif isinstance(x2, Tensor):
+        if type(x1) not in _SCALARS:
+            raise _not_a_tensor(op, 0, x1)
+        device = x2._device
+        a1 = x1
+        a2 = x2._array
+        requires_grad = x2._requires_grad
+    else:
+        raise _not_a_tensor(op, 1 if type(x1) in _SCALARS else 0, x2 if type(x1) in _SCALARS else x1)
+    try:
+        kernel = device.kernels[op.name]
+    except KeyError:
+        raise _no_kernel(op, device) from None
+    out = kernel(device.xp, a1, a2, **params) if params else kernel(device.xp, a1, a2)
+    if requires_grad and _state.enabled and op.differentiable:
+        return _wrap(out, device, True, (_record(op, device, (x1, x2), params, out), 0))
+    return _wrap(out, device, False, None)
+
+
+def apply_n(op: OpDef, inputs: tuple[Any, ...], params: dict[str, Any] | None) -> Tensor:
+    """Run an op with any number of inputs; Python scalars allowed if one input is a Tensor."""
+    device = None
+    requires_grad = False
+    arrays = []
+    for index, x in enumerate(inputs):
+        if isinstance(x, Tensor):
+            if device is None:
+                device = x._device
+            elif x._device is not device:
+                raise _mixed_devices(op, inputs)
+            requires_grad = requires_grad or x._requires_grad
+            arrays.append(x._array)
+        elif type(x) in _SCALARS:
+            arrays.append(x)
+        else:
+            raise _not_a_tensor(op, index, x)
+    if device is None:
+        raise _not_a_tensor(op, 0, inputs[0] if inputs else None)
+    try:
+        kernel = device.kernels[op.name]
+    except KeyError:
+        raise _no_kernel(op, device) from None
+    out = kernel(device.xp, *arrays, **params) if params else kernel(device.xp, *arrays)
+    if requires_grad and _state.enabled and op.differentiable:
+        return _wrap(out, device, True, (_record(op, device, inputs, params, out), 0))
+    return _wrap(out, device, False, None)
+
+
+def _record(
+    op: OpDef, device: Device, inputs: tuple[Any, ...], params: dict[str, Any] | None, out: Any
+) -> Any:
+    """Create the backward node of one op application."""
+    node = _object_new(op.node_type)
+    node._device = device
+    node._params = params
+    node._ans = out if op.saves_ans else None
+    edges = []
+    saved = []
+    for x, keep, rule in zip(inputs, op.saved_inputs, op.vjps):
+        if isinstance(x, Tensor):
+            edge = x._edge
+            if edge is None and x._requires_grad and rule is not None:
+                edge = (x, 0)
+            edges.append(edge if rule is not None else None)
+            saved.append(x if keep else ArraySpec(x._array.shape, x._array.dtype))
+        else:
+            edges.append(None)
+            saved.append(x)
+    node._edges = tuple(edges)
+    node._saved = tuple(saved)
+    return node
+
+
+def _type_name(value: Any) -> str:
+    kind = type(value)
+    return kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+
+
+def _not_a_tensor(op: OpDef, index: int, value: Any) -> TypeError:
+    name = op.input_names[index] if index < len(op.input_names) else f"input {index}"
+    if hasattr(value, "__array_namespace__") or hasattr(value, "__array__"):
+        hint = "convert it with plugrad.asarray(...) first"
+    else:
+        hint = "inputs must be Tensors or Python scalars, and at least one must be a Tensor"
+    return TypeError(f"{op.name}(): {name} is a {_type_name(value)}, not a Tensor; {hint}")
+
+
+def _mixed_devices(op: OpDef, inputs: tuple[Any, ...]) -> DeviceMismatchError:
+    tensors = [(op.input_names[i], x) for i, x in enumerate(inputs) if isinstance(x, Tensor)]
+    (name_a, a) = tensors[0]
+    (name_b, b) = next((n, t) for n, t in tensors if t._device is not a._device)
+    return DeviceMismatchError(
+        f"{op.name}(): inputs are on different devices: {name_a} on {a._device.name!r} and "
+        f"{name_b} on {b._device.name!r}. plugrad never copies silently; move one explicitly, "
+        f"e.g. {name_b}.to({a._device.name!r})."
+    )
+
+
+def _no_kernel(op: OpDef, device: Device) -> LookupError:
+    from . import registry
+
+    if registry.find_op(op.name) is not op:
+        return LookupError(
+            f"op {op.name!r} is no longer registered (its plugin was unregistered); "
+            "re-register the plugin or stop using the old function object"
+        )
+    return LookupError(f"op {op.name!r} has no kernel for backend {device.backend.name!r}")

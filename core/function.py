@@ -1,0 +1,250 @@
+"""User-defined differentiable operations, the PyTorch way."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from .errors import FunctionBackwardError, GraphFreedError
+from .grad_mode import _state
+from .graph import Node
+from .tensor import Tensor, _wrap
+
+__all__ = ["Function", "FunctionCtx"]
+
+
+class _SavedOutput:
+    """Stands in ``ctx`` for a saved output, so the graph holds no tensor -> node cycle."""
+
+    __slots__ = ("array", "index")
+
+    def __init__(self, array: Any, index: int) -> None:
+        self.array = array
+        self.index = index
+
+
+class FunctionCtx(Node):
+    """The ``ctx`` of a :class:`Function`; after ``apply`` it is also the output's ``grad_fn``.
+
+    Store anything the backward needs as attributes (``ctx.axis = axis``);
+    tensors go through :meth:`save_for_backward` so they are freed after backward.
+
+    Attributes
+    ----------
+    needs_input_grad : tuple of bool
+        For each argument of ``apply``, whether a gradient is needed for it.
+    """
+
+    # No __slots__: user code stores its own attributes on ctx.
+    _function: ClassVar[type[Function]]
+    _saved: tuple[Any, ...] | None
+
+    def __init__(self) -> None:
+        self._saved = ()
+        self._non_differentiable: set[int] = set()
+        self.needs_input_grad: tuple[bool, ...] = ()
+
+    def save_for_backward(self, *tensors: Tensor | None) -> None:
+        """Save tensors (inputs or outputs of ``forward``) for use in ``backward``."""
+        for index, tensor in enumerate(tensors):
+            if tensor is not None and not isinstance(tensor, Tensor):
+                raise TypeError(
+                    f"{self._function.__name__}.forward: save_for_backward() takes Tensors or "
+                    f"None, but argument {index} is a {type(tensor).__name__}; store other "
+                    "values as ctx attributes instead (ctx.value = ...)"
+                )
+        self._saved = tensors
+
+    @property
+    def saved_tensors(self) -> tuple[Tensor | None, ...]:
+        """The tensors given to :meth:`save_for_backward`."""
+        saved = self._saved
+        if saved is None:
+            raise GraphFreedError(
+                f"{self.name()}: the tensors saved for backward were freed by an earlier "
+                "backward(); pass retain_graph=True to that backward() to keep them"
+            )
+        return tuple(
+            _wrap(s.array, self._device, True, (self, s.index)) if isinstance(s, _SavedOutput) else s
+            for s in saved
+        )
+
+    def mark_non_differentiable(self, *outputs: Tensor) -> None:
+        """Declare outputs of ``forward`` that have no gradient (e.g. indices)."""
+        self._non_differentiable.update(id(t) for t in outputs)
+
+    def _backward(self, grad: Any, create_graph: bool) -> tuple[Any, ...]:
+        if self._saved is None:
+            self.saved_tensors  # raises the freed-graph error  # noqa: B018
+        function = self._function
+        grads = (grad,) if self.n_outputs == 1 else tuple(grad)
+        xp = self._device.xp
+        # Like PyTorch, backward() receives zeros for outputs that got no gradient.
+        grads = tuple(
+            (xp.zeros(shape, dtype=dtype) if g is None else g)
+            for g, (shape, dtype) in zip(grads, self._output_specs)
+        )
+        if not create_graph:
+            grads = tuple(_wrap(g, self._device, False, None) for g in grads)
+        result = function.backward(self, *grads)
+        if not isinstance(result, tuple):
+            result = (result,)
+        n_inputs = len(self._edges)
+        if len(result) < n_inputs or any(r is not None for r in result[n_inputs:]):
+            raise FunctionBackwardError(
+                f"{function.__name__}.backward returned {len(result)} gradient(s), but apply() "
+                f"received {n_inputs} argument(s); return one gradient per argument of forward "
+                "(None for arguments that need none)"
+            )
+        out = []
+        for index, (g, edge, meta) in enumerate(zip(result, self._edges, self._input_meta)):
+            if edge is None or g is None:
+                out.append(None)
+                continue
+            out.append(self._check_gradient(index, g, meta, create_graph))
+        return tuple(out)
+
+    def _check_gradient(self, index: int, grad: Any, meta: Any, create_graph: bool) -> Any:
+        name = self._function.__name__
+        if not isinstance(grad, Tensor):
+            raise FunctionBackwardError(
+                f"{name}.backward returned a {type(grad).__name__} as gradient {index}; "
+                "return Tensors (or None)"
+            )
+        shape, dtype = meta
+        if grad.shape != shape:
+            raise FunctionBackwardError(
+                f"{name}.backward returned a gradient of shape {grad.shape} for argument {index}, "
+                f"which has shape {shape}; the gradient must have the argument's shape"
+            )
+        if grad._device is not self._device:
+            raise FunctionBackwardError(
+                f"{name}.backward returned gradient {index} on {grad._device.name!r}, but the "
+                f"argument is on {self._device.name!r}"
+            )
+        if create_graph:
+            return grad
+        array = grad._array
+        if array.dtype != dtype:
+            array = self._device.xp.astype(array, dtype)
+        return array
+
+    def _release(self) -> None:
+        self._saved = None
+
+
+class Function:
+    """Base class for differentiable operations with hand-written backward.
+
+    Subclass it with two static methods, ``forward(ctx, *args)`` and
+    ``backward(ctx, *grad_outputs)``, and call it with ``MyFunction.apply(*args)``.
+    ``forward`` runs without recording (use any plugrad ops, or ``x.array`` with
+    the backend namespace). ``backward`` gets one gradient per output of
+    ``forward`` and returns one gradient per argument of ``forward``
+    (``None`` where none is needed). If ``backward`` is written with plugrad
+    ops, ``create_graph=True`` differentiates through it.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> class Cube(plugrad.Function):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         ctx.save_for_backward(x)
+    ...         return x * x * x
+    ...     @staticmethod
+    ...     def backward(ctx, grad):
+    ...         (x,) = ctx.saved_tensors
+    ...         return 3 * x * x * grad
+    >>> x = plugrad.tensor(2.0, requires_grad=True)
+    >>> y = Cube.apply(x)
+    >>> y
+    tensor(8., grad_fn=<CubeBackward>)
+    >>> y.backward()
+    >>> x.grad
+    tensor(12.)
+    """
+
+    _ctx_type: ClassVar[type[FunctionCtx]]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for method in ("forward", "backward"):
+            if method in cls.__dict__ and not isinstance(cls.__dict__[method], staticmethod):
+                raise TypeError(
+                    f"{cls.__name__}.{method} must be a @staticmethod whose first parameter is "
+                    f"ctx: decorate it with @staticmethod"
+                )
+        cls._ctx_type = type(f"{cls.__name__}Backward", (FunctionCtx,), {"_function": cls})
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError(
+            f"{type(self).__name__} is not instantiated; call {type(self).__name__}.apply(...)"
+        )
+
+    @staticmethod
+    def forward(ctx: FunctionCtx, *args: Any) -> Any:
+        """Compute the outputs (a Tensor or a tuple of Tensors) from the arguments."""
+        raise NotImplementedError("a Function subclass must define forward(ctx, *args)")
+
+    @staticmethod
+    def backward(ctx: FunctionCtx, *grad_outputs: Tensor) -> Any:
+        """Return the gradient for each argument of ``forward``, given each output's gradient."""
+        raise NotImplementedError("a Function subclass must define backward(ctx, *grad_outputs)")
+
+    @classmethod
+    def apply(cls, *args: Any) -> Any:
+        """Run ``forward`` and, if any argument requires grad, record it for backward."""
+        if cls is Function:
+            raise TypeError("call apply() on a subclass of Function, not on Function itself")
+        ctx = cls._ctx_type()
+        recording = _state.enabled
+        ctx.needs_input_grad = tuple(
+            recording and isinstance(a, Tensor) and a._requires_grad for a in args
+        )
+        _state.enabled = False
+        try:
+            output = cls.forward(ctx, *args)
+        finally:
+            _state.enabled = recording
+        outputs = output if isinstance(output, tuple) else (output,)
+        for index, value in enumerate(outputs):
+            if not isinstance(value, Tensor):
+                raise TypeError(
+                    f"{cls.__name__}.forward must return a Tensor or a tuple of Tensors, "
+                    f"but output {index} is a {type(value).__name__}"
+                )
+        if not any(ctx.needs_input_grad):
+            results = tuple(_wrap(o._array, o._device, False, None) for o in outputs)
+            return results if isinstance(output, tuple) else results[0]
+        return _record(cls, ctx, args, output, outputs)
+
+
+def _record(
+    cls: type[Function], ctx: FunctionCtx, args: tuple[Any, ...], output: Any, outputs: tuple
+) -> Any:
+    """Wire ``ctx`` into the graph as the outputs' ``grad_fn`` and wrap the outputs."""
+    from .dtypes import is_differentiable
+
+    device = outputs[0]._device
+    ctx._device = device
+    ctx._edges = tuple(
+        (a._edge or (a, 0)) if needs else None for a, needs in zip(args, ctx.needs_input_grad)
+    )
+    ctx._input_meta = tuple(
+        (a.shape, a._array.dtype) if isinstance(a, Tensor) else None for a in args
+    )
+    ctx._output_specs = tuple((o.shape, o._array.dtype) for o in outputs)
+    ctx.n_outputs = len(outputs)  # type: ignore[misc]
+    results = []
+    position = {}
+    for index, o in enumerate(outputs):
+        differentiable = id(o) not in ctx._non_differentiable and is_differentiable(o.dtype)
+        edge = (ctx, index) if differentiable else None
+        results.append(_wrap(o._array, o._device, differentiable, edge))
+        position[id(o)] = index
+    # A saved output would make ctx -> output -> ctx a cycle: keep only its array.
+    ctx._saved = tuple(
+        _SavedOutput(s._array, position[id(s)]) if s is not None and id(s) in position else s
+        for s in ctx._saved
+    )
+    return tuple(results) if isinstance(output, tuple) else results[0]

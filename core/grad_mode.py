@@ -1,0 +1,155 @@
+"""Grad mode: whether operations are recorded for backward, per thread."""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+__all__ = ["enable_grad", "is_grad_enabled", "no_grad", "set_grad_enabled"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class _GradState(threading.local):
+    # A class attribute is the default every new thread starts from.
+    enabled = True
+
+
+_state = _GradState()
+
+
+def _run_in_mode(func: F, mode: bool) -> F:
+    """Wrap ``func`` so that it runs with grad mode ``mode``, restoring it afterwards."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        previous = _state.enabled
+        _state.enabled = mode
+        try:
+            return func(*args, **kwargs)
+        finally:
+            _state.enabled = previous
+
+    return wrapper  # type: ignore[return-value]
+
+
+def is_grad_enabled() -> bool:
+    """Return whether operations on this thread are being recorded for backward.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.is_grad_enabled()
+    True
+    >>> with plugrad.no_grad():
+    ...     plugrad.is_grad_enabled()
+    False
+    """
+    return _state.enabled
+
+
+class set_grad_enabled:
+    """Turn recording of operations on or off, on the current thread.
+
+    Works as a function call (the change lasts until changed again), as a
+    context manager (restores the previous mode on exit) and as a decorator.
+
+    Parameters
+    ----------
+    mode : bool
+        ``True`` to record operations for backward, ``False`` not to.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> x = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    >>> with plugrad.set_grad_enabled(False):
+    ...     y = x * 2
+    >>> y.requires_grad
+    False
+    """
+
+    __slots__ = ("_mode", "_previous")
+
+    def __init__(self, mode: bool) -> None:
+        if not isinstance(mode, bool):
+            raise TypeError(
+                f"set_grad_enabled() takes a bool, got {type(mode).__name__}; "
+                "pass True to record operations or False not to"
+            )
+        self._previous = _state.enabled
+        self._mode = mode
+        _state.enabled = mode
+
+    def __enter__(self) -> None:
+        _state.enabled = self._mode
+
+    def __exit__(self, *exc_info: object) -> None:
+        _state.enabled = self._previous
+
+    def __call__(self, func: F) -> F:
+        # Calling the constructor already switched the mode; a decorator must not.
+        _state.enabled = self._previous
+        return _run_in_mode(func, self._mode)
+
+
+class _GradModeContext:
+    """Shared machinery of :class:`no_grad` and :class:`enable_grad`."""
+
+    __slots__ = ("_previous",)
+    _mode: bool
+
+    def __enter__(self) -> None:
+        self._previous = _state.enabled
+        _state.enabled = self._mode
+
+    def __exit__(self, *exc_info: object) -> None:
+        _state.enabled = self._previous
+
+    def __call__(self, func: F) -> F:
+        return _run_in_mode(func, self._mode)
+
+
+class no_grad(_GradModeContext):
+    """Context manager and decorator that stops recording operations.
+
+    Results computed inside do not require grad, which saves the memory the
+    backward pass would need. Use it for inference and for parameter updates.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> w = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    >>> with plugrad.no_grad():
+    ...     v = w * 2
+    >>> v.requires_grad
+    False
+    >>> @plugrad.no_grad()
+    ... def predict(w):
+    ...     return w * 3
+    >>> predict(w).requires_grad
+    False
+    """
+
+    __slots__ = ()
+    _mode = False
+
+
+class enable_grad(_GradModeContext):
+    """Context manager and decorator that records operations, even inside :class:`no_grad`.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> x = plugrad.tensor(3.0, requires_grad=True)
+    >>> with plugrad.no_grad():
+    ...     with plugrad.enable_grad():
+    ...         y = x * x
+    >>> y.requires_grad
+    True
+    """
+
+    __slots__ = ()
+    _mode = True

@@ -1,0 +1,146 @@
+"""The backward graph: nodes recorded by the forward pass.
+
+A tensor produced by a recorded operation points at a :class:`Node` (its
+``grad_fn``). A node knows, for each input of the operation, where that input's
+gradient goes: ``(node, output_index)`` of the operation that produced it,
+``(leaf_tensor, 0)`` for a leaf that requires grad, or ``None``.
+Nodes never point back at the tensors they produced, so a graph is freed by
+reference counting alone.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import plugrad
+
+from .errors import GraphFreedError
+from .tensor import Tensor, _wrap
+
+if TYPE_CHECKING:
+    from .backend import Device
+    from .opdef import OpDef
+
+__all__ = ["ArraySpec", "Node", "OpNode"]
+
+
+class ArraySpec:
+    """Shape and dtype of an input a backward rule does not need the values of.
+
+    Rules receive it in place of inputs their op did not save, so ``x.shape``
+    and ``x.ndim`` work while ``x * g`` fails loudly.
+    """
+
+    __slots__ = ("dtype", "shape")
+
+    def __init__(self, shape: tuple[int, ...], dtype: Any) -> None:
+        self.shape = shape
+        self.dtype = dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def __repr__(self) -> str:
+        return f"ArraySpec(shape={self.shape}, dtype={self.dtype})"
+
+
+class Node:
+    """Base class of every ``grad_fn``: one recorded operation in the backward graph.
+
+    Subclasses exist per op (``MulBackward``, ``ExpBackward``, ...) and per
+    user :class:`~plugrad.Function`, so ``type(t.grad_fn).__name__`` names the op.
+
+    Attributes
+    ----------
+    next_functions : tuple
+        For each input of the operation, ``(node, index)`` where its gradient
+        flows, or ``None`` if it needs none. Leaves appear as the tensor itself.
+    """
+
+    __slots__ = ("__weakref__", "_device", "_edges", "_hooks")
+    #: How many tensors the operation produced.
+    n_outputs: ClassVar[int] = 1
+
+    def name(self) -> str:
+        """Return the node's name, e.g. ``"MulBackward"``."""
+        return type(self).__name__
+
+    @property
+    def next_functions(self) -> tuple[tuple[Any, int] | None, ...]:
+        return self._edges
+
+    def _backward(self, grad: Any, create_graph: bool) -> tuple[Any, ...]:
+        """Return one gradient (or ``None``) per input, given the output gradient(s)."""
+        raise NotImplementedError
+
+    def _release(self) -> None:
+        """Drop everything saved for backward (after a backward without ``retain_graph``)."""
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}>"
+
+
+def _freed_error(node: Node) -> GraphFreedError:
+    return GraphFreedError(
+        f"Trying to backward through the graph a second time (or to reach {node.name()} "
+        "after its saved values were freed). Saved values are freed after backward() to "
+        "save memory; pass retain_graph=True to the first backward() if you need to "
+        "backward through the same graph again."
+    )
+
+
+class OpNode(Node):
+    """The node of a built-in or plugin op: calls the op's backward rules.
+
+    ``_saved`` holds one entry per op input: the input Tensor if the op saves
+    it, an :class:`ArraySpec` if it does not, or the Python scalar itself.
+    ``_ans`` is the raw output array if the op saves it.
+    """
+
+    __slots__ = ("_ans", "_params", "_saved")
+    op: ClassVar[OpDef]
+
+    def _backward(self, grad: Any, create_graph: bool) -> tuple[Any, ...]:
+        saved = self._saved
+        if saved is None:
+            raise _freed_error(self)
+        op = self.op
+        params = self._params
+        if create_graph:
+            # Rules run on Tensors through plugrad itself, so the gradient is differentiable.
+            xp = plugrad
+            args = saved
+            ans = None if self._ans is None else _wrap(self._ans, self._device, True, (self, 0))
+        else:
+            xp = self._device.xp
+            args = tuple(a._array if isinstance(a, Tensor) else a for a in saved)
+            ans = self._ans
+        grads = []
+        for rule, edge, arg in zip(op.vjps, self._edges, args):
+            if edge is None:
+                grads.append(None)
+                continue
+            g = rule(xp, grad, ans, *args, **params) if params else rule(xp, grad, ans, *args)
+            if op.broadcasting and g.shape != arg.shape:
+                g = _unbroadcast(xp, g, arg.shape)
+            grads.append(g)
+        return tuple(grads)
+
+    def _release(self) -> None:
+        self._saved = None
+        self._ans = None
+
+
+def _unbroadcast(xp: Any, grad: Any, shape: tuple[int, ...]) -> Any:
+    """Sum ``grad`` over the axes that broadcasting added or stretched, giving ``shape``."""
+    lead = grad.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, n in enumerate(shape) if n == 1 and grad.shape[lead + i] != 1
+    )
+    if axes:
+        grad = xp.sum(grad, axis=axes, keepdims=True)
+    if lead or grad.shape != shape:
+        grad = xp.reshape(grad, shape)
+    return grad

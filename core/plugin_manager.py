@@ -1,0 +1,71 @@
+"""Finding plugins: plugrad's own, then the ``plugrad`` entry-point group.
+
+Built-in backends and op plugins are registered through the same hooks a
+third-party package uses. A third-party plugin that fails to import is
+reported with a :class:`~plugrad.errors.PluginLoadWarning` and skipped; the
+rest keeps working.
+
+Environment variables
+---------------------
+``PLUGRAD_DISABLE_PLUGIN_AUTOLOAD=1``
+    Do not load the ``plugrad`` entry-point group (built-ins still load).
+``PLUGRAD_DISABLED_PLUGINS=a,b``
+    Do not load the named entry points (they are not even imported).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import warnings
+from importlib.metadata import entry_points
+
+import pluggy
+
+from . import hookspecs
+from .errors import PluginLoadWarning
+
+__all__ = ["ENTRY_POINT_GROUP", "builtin_plugin_names", "create_plugin_manager"]
+
+ENTRY_POINT_GROUP = "plugrad"
+
+
+def builtin_plugin_names() -> tuple[str, ...]:
+    """The modules registered before any third-party plugin, in this order."""
+    from plugrad.backends import BUILTIN_BACKENDS
+    from plugrad.plugins import BUILTIN_OP_PLUGINS
+
+    return BUILTIN_BACKENDS + BUILTIN_OP_PLUGINS
+
+
+def create_plugin_manager(failures: dict[str, str]) -> pluggy.PluginManager:
+    """Return a plugin manager with the built-ins and the entry-point plugins registered.
+
+    Entry points that fail to load are recorded in ``failures`` (name -> reason).
+    """
+    manager = pluggy.PluginManager(hookspecs.PROJECT_NAME)
+    manager.add_hookspecs(hookspecs)
+    for name in builtin_plugin_names():
+        manager.register(importlib.import_module(name), name=name)
+    if os.environ.get("PLUGRAD_DISABLE_PLUGIN_AUTOLOAD", "").strip() not in ("", "0"):
+        return manager
+    disabled = {
+        n.strip() for n in os.environ.get("PLUGRAD_DISABLED_PLUGINS", "").split(",") if n.strip()
+    }
+    for entry_point in entry_points(group=ENTRY_POINT_GROUP):
+        if entry_point.name in disabled or manager.has_plugin(entry_point.name):
+            continue
+        distribution = getattr(entry_point.dist, "name", "unknown distribution")
+        try:
+            plugin = entry_point.load()
+            manager.register(plugin, name=entry_point.name)
+        except Exception as exc:
+            reason = f"{type(exc).__name__}: {exc}"
+            failures[entry_point.name] = reason
+            warnings.warn(
+                f"plugrad plugin {entry_point.name!r} (from {distribution}, "
+                f"{entry_point.value}) failed to load and is skipped: {reason}",
+                PluginLoadWarning,
+                stacklevel=2,
+            )
+    return manager

@@ -1,0 +1,478 @@
+"""The Tensor: one backend array plus its place in the autograd graph."""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from . import dtypes as _dtypes
+from . import ops as _ops
+from .errors import BackwardError, DtypeError, ShapeError
+
+if TYPE_CHECKING:
+    from .backend import Backend, Device
+    from .graph import Node
+
+__all__ = ["RemovableHandle", "Tensor"]
+
+_object_new = object.__new__
+
+
+class Tensor:
+    """An array on some backend that can take part in automatic differentiation.
+
+    Create tensors with :func:`plugrad.tensor`, :func:`plugrad.asarray` and the
+    other creation functions, not with this class. A tensor made by the user
+    is a *leaf* (``grad_fn is None``); a tensor computed from tensors that
+    require grad, while grad mode is on, is a non-leaf whose ``grad_fn``
+    records how it was made.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> x = plugrad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> y = (x * x).sum()
+    >>> y
+    tensor(14., grad_fn=<SumBackward>)
+    >>> y.backward()
+    >>> x.grad
+    tensor([2., 4., 6.])
+    """
+
+    # _grad and _hooks are left unset on most tensors; they are read with getattr defaults.
+    __slots__ = ("__weakref__", "_array", "_device", "_edge", "_grad", "_hooks", "_requires_grad")
+
+    # Let Tensor's reflected operators handle `ndarray + tensor`, instead of numpy.
+    __array_ufunc__ = None
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError(
+            "Tensor is not constructed directly; use plugrad.tensor(data), plugrad.asarray(data) "
+            "or another creation function such as plugrad.zeros(shape)"
+        )
+
+    # -- data ---------------------------------------------------------------------------
+
+    @property
+    def array(self) -> Any:
+        """The raw backend array (e.g. a ``numpy.ndarray``). Changing it bypasses autograd."""
+        return self._array
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self._array.shape)
+
+    @property
+    def ndim(self) -> int:
+        return self._array.ndim
+
+    @property
+    def size(self) -> int:
+        """Number of elements."""
+        n = 1
+        for d in self._array.shape:
+            n *= d
+        return n
+
+    @property
+    def dtype(self) -> _dtypes.DType:
+        return self._device.dtype_of(self._array)
+
+    @property
+    def device(self) -> Device:
+        """The device the data lives on (also names the backend)."""
+        return self._device
+
+    @property
+    def backend(self) -> Backend:
+        return self._device.backend
+
+    def numpy(self) -> Any:
+        """Return the values as a NumPy array.
+
+        On the CPU backend this is a read-only view of the same memory (write
+        through ``.array`` if you must); other backends copy to the host.
+        """
+        return self._device.backend.to_numpy(self._array)
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> Any:
+        host = self.numpy()
+        if dtype is not None:
+            host = host.astype(dtype)
+        elif copy:
+            host = host.copy()
+        return host
+
+    def item(self) -> bool | int | float | complex:
+        """Return the value of a one-element tensor as a Python scalar."""
+        if self.size != 1:
+            raise ShapeError(
+                f"item() needs a tensor with exactly one element, but this one has shape "
+                f"{self.shape}; index or reduce it first (e.g. x.sum().item())"
+            )
+        return self.numpy().reshape(()).item()
+
+    def tolist(self) -> Any:
+        """Return the values as (nested) Python lists of Python scalars."""
+        return self.numpy().tolist()
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __complex__(self) -> complex:
+        return complex(self.item())
+
+    def __bool__(self) -> bool:
+        if self.size != 1:
+            raise ShapeError(
+                f"the truth value of a tensor with shape {self.shape} is ambiguous; "
+                "use plugrad.all(x) or plugrad.any(x), or compare one element"
+            )
+        return bool(self.item())
+
+    def __index__(self) -> int:
+        if self.dtype.kind not in ("signed integer", "unsigned integer", "bool"):
+            raise DtypeError(f"only integer tensors can be used as an index, not {self.dtype.name}")
+        return int(self.item())
+
+    def __len__(self) -> int:
+        if not self._array.ndim:
+            raise TypeError("len() of a 0-d tensor")
+        return self._array.shape[0]
+
+    __hash__ = object.__hash__
+
+    def __repr__(self) -> str:
+        device = self._device
+        text = device.backend.format_array(self._array)
+        extras = []
+        dtype = self.dtype
+        if dtype not in (_dtypes.default_float_dtype, _dtypes.default_int_dtype, _dtypes.bool):
+            extras.append(f"dtype={dtype!r}")
+        if device.name != "numpy":
+            extras.append(f"device={device.name!r}")
+        if self._edge is not None:
+            extras.append(f"grad_fn={self._edge[0]!r}")
+        elif self._requires_grad:
+            extras.append("requires_grad=True")
+        body = text.replace("\n", "\n       ")
+        return f"tensor({body}{''.join(', ' + e for e in extras)})"
+
+    # -- autograd -----------------------------------------------------------------------
+
+    @property
+    def requires_grad(self) -> bool:
+        """Whether gradients are computed for this tensor. Settable on leaves."""
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        if not isinstance(value, bool):
+            raise TypeError(f"requires_grad must be a bool, got {type(value).__name__}")
+        if self._edge is not None:
+            if value:
+                return
+            raise BackwardError(
+                "requires_grad can only be changed on leaf tensors, and this tensor was "
+                f"computed by {self._edge[0]!r}. Use x.detach() for a copy that does not "
+                "require grad."
+            )
+        if value and not _dtypes.is_differentiable(self.dtype):
+            raise DtypeError(
+                f"only floating-point and complex tensors can require gradients, but this tensor "
+                f"is {self.dtype.name}; convert it first, e.g. plugrad.astype(x, plugrad.float32)"
+            )
+        self._requires_grad = value
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Set :attr:`requires_grad` in place and return the tensor."""
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def grad(self) -> Tensor | None:
+        """The accumulated gradient, after ``backward()``; ``None`` until then."""
+        return getattr(self, "_grad", None)
+
+    @grad.setter
+    def grad(self, value: Tensor | None) -> None:
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"grad must be a Tensor or None, got {type(value).__name__}")
+            if value.shape != self.shape or value.dtype != self.dtype:
+                raise ShapeError(
+                    f"assigned grad has shape {value.shape} and dtype {value.dtype.name}, but the "
+                    f"tensor has shape {self.shape} and dtype {self.dtype.name}"
+                )
+            if value._device is not self._device:
+                raise ShapeError(
+                    f"assigned grad is on {value._device.name} but the tensor is on "
+                    f"{self._device.name}"
+                )
+        self._grad = value
+
+    @property
+    def grad_fn(self) -> Node | None:
+        """The node that computed this tensor, or ``None`` for a leaf."""
+        edge = self._edge
+        return None if edge is None else edge[0]
+
+    @property
+    def is_leaf(self) -> bool:
+        """``True`` if the tensor was not computed by a recorded operation."""
+        return self._edge is None
+
+    @property
+    def retains_grad(self) -> bool:
+        """Whether this non-leaf keeps its ``.grad`` after backward (see :meth:`retain_grad`)."""
+        edge = self._edge
+        if edge is None:
+            return False
+        hooks = getattr(edge[0], "_hooks", None) or ()
+        return any(isinstance(h, _RetainGrad) and h.tensor() is self for _, h in hooks)
+
+    def retain_grad(self) -> None:
+        """Keep ``.grad`` on this non-leaf after backward (leaves keep theirs anyway).
+
+        Examples
+        --------
+        >>> import plugrad
+        >>> x = plugrad.tensor(2.0, requires_grad=True)
+        >>> y = x * x
+        >>> y.retain_grad()
+        >>> (3 * y).backward()
+        >>> y.grad
+        tensor(3.)
+        """
+        if self._edge is None:
+            if not self._requires_grad:
+                raise BackwardError(
+                    "retain_grad() was called on a tensor that does not require grad; "
+                    "set requires_grad=True on the leaves it is computed from first"
+                )
+            return
+        if not self.retains_grad:
+            self._add_node_hook(_RetainGrad(self))
+
+    def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> RemovableHandle:
+        """Call ``hook(grad)`` whenever the gradient with respect to this tensor is computed.
+
+        The hook may return a Tensor to use instead of ``grad``. On a leaf it
+        runs before the gradient is accumulated into ``.grad``.
+
+        Returns
+        -------
+        RemovableHandle
+            ``handle.remove()`` unregisters the hook.
+        """
+        if not self._requires_grad:
+            raise BackwardError(
+                "cannot register a hook on a tensor that does not require grad"
+            )
+        if not callable(hook):
+            raise TypeError(f"hook must be callable, got {type(hook).__name__}")
+        if self._edge is None:
+            hooks = getattr(self, "_hooks", None)
+            if hooks is None:
+                hooks = self._hooks = []
+            hooks.append(hook)
+            return RemovableHandle(hooks, hook)
+        return self._add_node_hook(hook)
+
+    def _add_node_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        node, index = self._edge  # type: ignore[misc]
+        hooks = getattr(node, "_hooks", None)
+        if hooks is None:
+            hooks = node._hooks = []
+        entry = (index, hook)
+        hooks.append(entry)
+        return RemovableHandle(hooks, entry)
+
+    def backward(
+        self,
+        gradient: Tensor | None = None,
+        retain_graph: bool | None = None,
+        create_graph: bool = False,
+    ) -> None:
+        """Compute the gradient of this tensor with respect to the graph leaves.
+
+        Gradients are *accumulated* into the ``.grad`` of every leaf that
+        requires grad (and of non-leaves that called :meth:`retain_grad`).
+
+        Parameters
+        ----------
+        gradient : Tensor, optional
+            The gradient with respect to this tensor, of its shape. May be
+            omitted only for a tensor with one element (it is then 1).
+        retain_graph : bool, optional
+            Keep the values saved for backward so that the graph can be
+            backpropagated again. Defaults to ``create_graph``.
+        create_graph : bool
+            Record the backward pass itself, so that gradients can be
+            differentiated again (higher-order derivatives).
+
+        Examples
+        --------
+        >>> import plugrad
+        >>> x = plugrad.tensor([1.0, 2.0], requires_grad=True)
+        >>> y = 3 * x
+        >>> y.backward(plugrad.ones_like(y))
+        >>> x.grad
+        tensor([3., 3.])
+        """
+        from .engine import backward
+
+        backward((self,), None if gradient is None else (gradient,), retain_graph, create_graph)
+
+    def detach(self) -> Tensor:
+        """Return a new leaf sharing the data, cut off from the graph (``requires_grad=False``)."""
+        return _wrap(self._array, self._device, False, None)
+
+    # -- methods that forward to ops ----------------------------------------------------
+
+    def sum(self, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor:
+        """See :func:`plugrad.sum`."""
+        return _ops.sum(self, axis=axis, keepdims=keepdims)
+
+    def mean(self, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor:
+        """See :func:`plugrad.mean`."""
+        return _ops.mean(self, axis=axis, keepdims=keepdims)
+
+    def exp(self) -> Tensor:
+        """See :func:`plugrad.exp`."""
+        return _ops.exp(self)
+
+    def log(self) -> Tensor:
+        """See :func:`plugrad.log`."""
+        return _ops.log(self)
+
+    def reshape(self, *shape: int | tuple[int, ...]) -> Tensor:
+        """Return the same data with a new shape: ``x.reshape(2, 3)`` or ``x.reshape((2, 3))``."""
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        return _ops.reshape(self, shape)
+
+    def permute(self, *axes: int | tuple[int, ...]) -> Tensor:
+        """Return a view with axes reordered: ``x.permute(1, 0, 2)``. See :func:`plugrad.permute_dims`."""
+        if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
+            axes = tuple(axes[0])
+        return _ops.permute_dims(self, axes)
+
+    def transpose(self, axis0: int, axis1: int) -> Tensor:
+        """Return a view with two axes swapped (PyTorch's ``transpose``)."""
+        ndim = self._array.ndim
+        axes = list(range(ndim))
+        axes[axis0], axes[axis1] = axes[axis1], axes[axis0]
+        return _ops.permute_dims(self, tuple(axes))
+
+    @property
+    def T(self) -> Tensor:  # noqa: N802 - the Array API name
+        """The tensor with all axes reversed; for 2-D tensors the matrix transpose."""
+        return _ops.permute_dims(self, tuple(range(self._array.ndim - 1, -1, -1)))
+
+    @property
+    def mT(self) -> Tensor:  # noqa: N802 - the Array API name
+        """Transpose of the last two axes (a stack of matrices)."""
+        return _ops.matrix_transpose(self)
+
+    # -- operators ----------------------------------------------------------------------
+
+    def __add__(self, other: Any) -> Tensor:
+        return _ops.add(self, other)
+
+    def __radd__(self, other: Any) -> Tensor:
+        return _ops.add(other, self)
+
+    def __sub__(self, other: Any) -> Tensor:
+        return _ops.subtract(self, other)
+
+    def __rsub__(self, other: Any) -> Tensor:
+        return _ops.subtract(other, self)
+
+    def __mul__(self, other: Any) -> Tensor:
+        return _ops.multiply(self, other)
+
+    def __rmul__(self, other: Any) -> Tensor:
+        return _ops.multiply(other, self)
+
+    def __truediv__(self, other: Any) -> Tensor:
+        return _ops.divide(self, other)
+
+    def __rtruediv__(self, other: Any) -> Tensor:
+        return _ops.divide(other, self)
+
+    def __pow__(self, other: Any) -> Tensor:
+        return _ops.pow(self, other)
+
+    def __rpow__(self, other: Any) -> Tensor:
+        return _ops.pow(other, self)
+
+    def __matmul__(self, other: Any) -> Tensor:
+        return _ops.matmul(self, other)
+
+    def __rmatmul__(self, other: Any) -> Tensor:
+        return _ops.matmul(other, self)
+
+    def __neg__(self) -> Tensor:
+        return _ops.negative(self)
+
+    def __pos__(self) -> Tensor:
+        return self
+
+    def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
+        return _ops.equal(self, other)
+
+    def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]
+        return _ops.not_equal(self, other)
+
+    def __lt__(self, other: Any) -> Tensor:
+        return _ops.less(self, other)
+
+    def __le__(self, other: Any) -> Tensor:
+        return _ops.less_equal(self, other)
+
+    def __gt__(self, other: Any) -> Tensor:
+        return _ops.greater(self, other)
+
+    def __ge__(self, other: Any) -> Tensor:
+        return _ops.greater_equal(self, other)
+
+
+def _wrap(array: Any, device: Device, requires_grad: bool, edge: tuple[Any, int] | None) -> Tensor:
+    """Make a Tensor without running ``__init__`` (the per-op path uses this)."""
+    t = _object_new(Tensor)
+    t._array = array
+    t._device = device
+    t._requires_grad = requires_grad
+    t._edge = edge
+    return t
+
+
+class _RetainGrad:
+    """The node hook behind :meth:`Tensor.retain_grad`; the engine runs it after user hooks."""
+
+    __slots__ = ("tensor",)
+
+    def __init__(self, tensor: Tensor) -> None:
+        self.tensor = weakref.ref(tensor)
+
+
+class RemovableHandle:
+    """Returned by hook registration; :meth:`remove` unregisters the hook."""
+
+    __slots__ = ("_entry", "_hooks")
+
+    def __init__(self, hooks: list[Any], entry: Any) -> None:
+        self._hooks = hooks
+        self._entry = entry
+
+    def remove(self) -> None:
+        """Unregister the hook; removing twice is harmless."""
+        try:
+            self._hooks.remove(self._entry)
+        except ValueError:
+            pass
