@@ -6,7 +6,6 @@ from typing import Any
 
 import array_api_compat.numpy as numpy_namespace
 import numpy as np
-
 from plugrad.backend import Backend
 from plugrad.hookspecs import hookimpl
 
@@ -60,7 +59,7 @@ class NumpyBackend(Backend):
         return view
 
     def format_array(self, array: Any) -> str:
-        return np.array2string(np.asarray(array), separator=", ", prefix="tensor(")
+        return np.array2string(np.asarray(array), separator=", ")
 
     def random_source(self, seed: int | None, device: Any) -> NumpyRandom:
         return NumpyRandom(seed)

@@ -83,7 +83,7 @@ class Backend:
         raise NotImplementedError(f"backend {self.name!r} does not define array_types()")
 
     def devices(self) -> Sequence[Any]:
-        """Return the library's own device objects that are usable here; the first is the default."""
+        """Return the library's own device objects usable here; the first is the default."""
         return ("cpu",)
 
     def device_name(self, device: Any) -> str:

@@ -97,8 +97,10 @@ def _convert(
     else:
         source = registry.device_of_array(data)
         array = data
-    target = registry.resolve_device(device) if device is not None else (
-        source or registry.default_device()
+    target = (
+        registry.resolve_device(device)
+        if device is not None
+        else (source or registry.default_device())
     )
     native_dtype = None if dtype is None else target.native_dtype(dtype)
     if source is not None and source is not target and source.backend is not target.backend:

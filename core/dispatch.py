@@ -63,7 +63,9 @@ def apply2(op: OpDef, x1: Any, x2: Any, params: dict[str, Any] | None) -> Tensor
         a2 = x2._array
         requires_grad = x2._requires_grad
     else:
-        raise _not_a_tensor(op, 1 if type(x1) in _SCALARS else 0, x2 if type(x1) in _SCALARS else x1)
+        raise _not_a_tensor(
+            op, 1 if type(x1) in _SCALARS else 0, x2 if type(x1) in _SCALARS else x1
+        )
     try:
         kernel = device.kernels[op.name]
     except KeyError:
@@ -130,7 +132,11 @@ def _record(
 
 def _type_name(value: Any) -> str:
     kind = type(value)
-    return kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+    return (
+        kind.__qualname__
+        if kind.__module__ == "builtins"
+        else f"{kind.__module__}.{kind.__qualname__}"
+    )
 
 
 def _not_a_tensor(op: OpDef, index: int, value: Any) -> TypeError:

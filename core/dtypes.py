@@ -72,7 +72,7 @@ class DType:
         return self.name
 
 
-bool = DType("bool", "bool", 1)  # noqa: A001 - the Array API name
+bool = DType("bool", "bool", 1)
 int8 = DType("int8", "signed integer", 1)
 int16 = DType("int16", "signed integer", 2)
 int32 = DType("int32", "signed integer", 4)

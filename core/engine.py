@@ -72,7 +72,9 @@ def backward(
 
 def _root_edge(tensor: Any, index: int) -> tuple[Any, int]:
     if not isinstance(tensor, Tensor):
-        raise TypeError(f"backward() needs Tensors, but element {index} is a {type(tensor).__name__}")
+        raise TypeError(
+            f"backward() needs Tensors, but element {index} is a {type(tensor).__name__}"
+        )
     if not tensor._requires_grad:
         raise BackwardError(
             f"element {index} of tensors does not require grad and does not have a grad_fn: "

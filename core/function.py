@@ -64,7 +64,9 @@ class FunctionCtx(Node):
                 "backward(); pass retain_graph=True to that backward() to keep them"
             )
         return tuple(
-            _wrap(s.array, self._device, True, (self, s.index)) if isinstance(s, _SavedOutput) else s
+            _wrap(s.array, self._device, True, (self, s.index))
+            if isinstance(s, _SavedOutput)
+            else s
             for s in saved
         )
 

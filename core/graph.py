@@ -18,7 +18,6 @@ from .errors import GraphFreedError
 from .tensor import Tensor, _wrap
 
 if TYPE_CHECKING:
-    from .backend import Device
     from .opdef import OpDef
 
 __all__ = ["ArraySpec", "Node", "OpNode"]

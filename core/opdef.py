@@ -107,7 +107,10 @@ class OpDef:
         """Validate the declaration and derive the tables the per-op path reads.
 
         Raises :class:`PluginRegistrationError` naming ``plugin`` and the op.
+        Freezing again (when the tables are rebuilt) changes nothing.
         """
+        if self._frozen:
+            return
 
         def fail(message: str) -> PluginRegistrationError:
             return PluginRegistrationError(f"plugin {plugin!r}, op {self.name!r}: {message}")
@@ -137,7 +140,7 @@ class OpDef:
                     _check_rule_arity(rule, index, inputs, params, fail)
         elif self.vjps:
             raise fail("it is declared differentiable=False but has backward rules")
-        saves = inputs + (_ANS,) if self.saves is None else self.saves
+        saves = (*inputs, _ANS) if self.saves is None else self.saves
         unknown = [s for s in saves if s not in inputs and s != _ANS]
         if unknown:
             raise fail(f"saves={self.saves} names {unknown}, which are neither inputs {inputs} "

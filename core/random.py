@@ -33,7 +33,7 @@ class Generator:
     True
     """
 
-    __slots__ = ("device", "seed", "_source")
+    __slots__ = ("_source", "device", "seed")
 
     def __init__(self, seed: int | None = None, device: Device | str | None = None) -> None:
         if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool) or seed < 0):

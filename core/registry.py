@@ -44,7 +44,9 @@ __all__ = [
     "get_backend",
     "load",
     "op_names",
+    "register_plugin",
     "resolve_device",
+    "unregister_plugin",
 ]
 
 DEFAULT_BACKEND = "numpy"
@@ -79,9 +81,49 @@ def load() -> None:
     _state.default_device = resolve_device(DEFAULT_BACKEND)
 
 
-def _rebuild() -> None:
+def register_plugin(plugin: object, name: str | None = None) -> str:
+    """Register a plugin at run time and rebuild the tables; return its name.
+
+    Unlike plugins found at import, a plugin registered here that is
+    malformed raises :class:`~plugrad.errors.PluginRegistrationError` (or the
+    error its hook raised), and plugrad is left exactly as it was.
+    """
+    manager = _state.manager
+    assert manager is not None, "plugrad has not finished loading"
+    registered = manager.register(plugin, name=name)
+    if registered is None:  # pluggy refuses blocked plugins silently
+        raise PluginRegistrationError(f"plugin {name or plugin!r} is blocked and cannot register")
+    try:
+        _rebuild(strict={registered})
+    except BaseException:
+        manager.unregister(name=registered)
+        raise
+    return registered
+
+
+def unregister_plugin(name: str) -> None:
+    """Remove a plugin registered under ``name`` and rebuild the tables without it."""
+    manager = _state.manager
+    assert manager is not None, "plugrad has not finished loading"
+    if name in builtin_plugin_names():
+        raise PluginRegistrationError(f"{name!r} is built into plugrad and cannot be unregistered")
+    if manager.unregister(name=name) is None:
+        raise PluginRegistrationError(
+            f"no plugin named {name!r} is registered; registered plugins: "
+            f"{', '.join(n for n, _ in manager.list_name_plugin())}"
+        )
+    _state.failures.pop(name, None)
+    _rebuild()
+
+
+def _rebuild(strict: set[str] | frozenset[str] = frozenset()) -> None:
+    """Collect every plugin's answers, validate them, and swap in the new tables.
+
+    Nothing in ``_state`` changes unless every answer from built-in plugins and
+    from ``strict`` plugins is valid.
+    """
     assert _state.manager is not None
-    builtin = set(builtin_plugin_names())
+    builtin = set(builtin_plugin_names()) | set(strict)
     backends, backend_owners = _collect_backends(_state.manager, builtin)
     ops, op_owners = _collect_ops(_state.manager, builtin)
     _state.backends, _state.backend_owners = backends, backend_owners
@@ -91,7 +133,7 @@ def _rebuild() -> None:
             _install_kernels(backends[name], _state.devices[name])
         else:
             del _state.devices[name]
-    _install_functions(builtin)
+    _install_functions(set(builtin_plugin_names()))
 
 
 def _plugin_contributions(
@@ -363,8 +405,10 @@ def _make_function(op: OpDef, module: str) -> Callable[..., Any]:
         parameters=parameters, return_annotation=inspect.Signature.empty
     )
     inputs = op.input_names
-    params = "None" if not op.param_names else (
-        "{" + ", ".join(f"{p!r}: {p}" for p in op.param_names) + "}"
+    params = (
+        "None"
+        if not op.param_names
+        else ("{" + ", ".join(f"{p!r}: {p}" for p in op.param_names) + "}")
     )
     if len(inputs) == 1:
         call = f"_apply1(_op, {inputs[0]}, {params})"

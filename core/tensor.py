@@ -270,9 +270,7 @@ class Tensor:
             ``handle.remove()`` unregisters the hook.
         """
         if not self._requires_grad:
-            raise BackwardError(
-                "cannot register a hook on a tensor that does not require grad"
-            )
+            raise BackwardError("cannot register a hook on a tensor that does not require grad")
         if not callable(hook):
             raise TypeError(f"hook must be callable, got {type(hook).__name__}")
         if self._edge is None:
@@ -357,7 +355,7 @@ class Tensor:
         return _ops.reshape(self, shape)
 
     def permute(self, *axes: int | tuple[int, ...]) -> Tensor:
-        """Return a view with axes reordered: ``x.permute(1, 0, 2)``. See :func:`plugrad.permute_dims`."""
+        """Return a view with axes reordered: ``x.permute(1, 0, 2)`` (see ``permute_dims``)."""
         if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
             axes = tuple(axes[0])
         return _ops.permute_dims(self, axes)
@@ -370,12 +368,12 @@ class Tensor:
         return _ops.permute_dims(self, tuple(axes))
 
     @property
-    def T(self) -> Tensor:  # noqa: N802 - the Array API name
+    def T(self) -> Tensor:
         """The tensor with all axes reversed; for 2-D tensors the matrix transpose."""
         return _ops.permute_dims(self, tuple(range(self._array.ndim - 1, -1, -1)))
 
     @property
-    def mT(self) -> Tensor:  # noqa: N802 - the Array API name
+    def mT(self) -> Tensor:
         """Transpose of the last two axes (a stack of matrices)."""
         return _ops.matrix_transpose(self)
 

@@ -26,9 +26,7 @@ def _matmul_grad_x2(xp: Any, g: Any, ans: Any, x1: Any, x2: Any) -> Any:
     if x1.ndim == 1:  # (k,) @ (..., k, m) -> (..., m)
         return xp.expand_dims(x1, axis=-1) * xp.expand_dims(g, axis=-2)
     if x2.ndim == 1:  # (..., n, k) @ (k,) -> (..., n)
-        return xp.squeeze(
-            xp.matmul(xp.matrix_transpose(x1), xp.expand_dims(g, axis=-1)), axis=-1
-        )
+        return xp.squeeze(xp.matmul(xp.matrix_transpose(x1), xp.expand_dims(g, axis=-1)), axis=-1)
     return xp.matmul(xp.matrix_transpose(x1), g)
 
 

@@ -15,9 +15,7 @@ def _reduced_axes(axis: int | tuple[int, ...] | None, ndim: int) -> tuple[int, .
     return tuple(a % ndim if ndim else a for a in axes)
 
 
-def _expand_to_input(
-    xp: Any, g: Any, shape: tuple[int, ...], axis: Any, keepdims: bool
-) -> Any:
+def _expand_to_input(xp: Any, g: Any, shape: tuple[int, ...], axis: Any, keepdims: bool) -> Any:
     """Broadcast the gradient of a reduction back over the axes it reduced."""
     if not keepdims:
         axes = _reduced_axes(axis, len(shape))
@@ -32,7 +30,7 @@ def _count(shape: tuple[int, ...], axis: Any) -> int:
     return count
 
 
-sum = op(  # noqa: A001 - the Array API name
+sum = op(
     "sum",
     lambda xp, x, /, *, axis=None, keepdims=False: xp.sum(x, axis=axis, keepdims=keepdims),
     saves=(),

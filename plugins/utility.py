@@ -5,7 +5,7 @@ from __future__ import annotations
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, op
 
-all = op(  # noqa: A001 - the Array API name
+all = op(
     "all",
     lambda xp, x, /, *, axis=None, keepdims=False: xp.all(x, axis=axis, keepdims=keepdims),
     differentiable=False,
@@ -19,7 +19,7 @@ all = op(  # noqa: A001 - the Array API name
     """,
 )
 
-any = op(  # noqa: A001 - the Array API name
+any = op(
     "any",
     lambda xp, x, /, *, axis=None, keepdims=False: xp.any(x, axis=axis, keepdims=keepdims),
     differentiable=False,

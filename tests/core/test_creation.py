@@ -1,0 +1,122 @@
+"""Creation functions, default dtypes and seedable random numbers."""
+
+from __future__ import annotations
+
+import numpy as np
+import plugrad
+import pytest
+from plugrad.errors import BackwardError, DtypeError, UnknownBackendError
+
+
+@pytest.mark.parametrize(
+    ("data", "dtype"),
+    [
+        (1.0, plugrad.float32),
+        ([1.0, 2.0], plugrad.float32),
+        ([1, 2.5], plugrad.float32),
+        (3, plugrad.int64),
+        ([[1, 2]], plugrad.int64),
+        (True, plugrad.bool),
+        ([1j], plugrad.complex64),
+        (np.array([1.0]), plugrad.float64),
+        (np.array([1], dtype=np.int32), plugrad.int32),
+        (np.float64(1.0), plugrad.float64),
+    ],
+)
+def test_tensor_infers_pytorch_default_dtypes(data, dtype) -> None:
+    assert plugrad.tensor(data).dtype == dtype
+
+
+def test_tensor_copies_and_asarray_shares() -> None:
+    a = np.array([1.0, 2.0])
+    t = plugrad.tensor(a)
+    s = plugrad.asarray(a)
+    a[0] = 9.0
+    assert t.tolist() == [1.0, 2.0] and s.tolist() == [9.0, 2.0]
+    assert plugrad.tensor(s, dtype=plugrad.float32).dtype == plugrad.float32
+    assert plugrad.asarray(a, copy=True).array is not a
+
+
+def test_asarray_of_a_tensor() -> None:
+    x = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    assert plugrad.asarray(y) is y
+    with pytest.raises(BackwardError, match="detach"):
+        plugrad.asarray(y, dtype=plugrad.float64)
+    assert plugrad.asarray(y.detach(), dtype=plugrad.float64).dtype == plugrad.float64
+    c = plugrad.tensor([1.0])
+    with pytest.raises(BackwardError, match="requires_grad_"):
+        plugrad.asarray(c, requires_grad=True)
+
+
+def test_filled_constructors() -> None:
+    assert plugrad.zeros((2, 3)).tolist() == [[0.0] * 3] * 2
+    assert plugrad.ones(3).dtype == plugrad.float32
+    assert plugrad.ones(3, dtype=plugrad.int32).dtype == plugrad.int32
+    assert plugrad.empty((4,)).shape == (4,)
+    assert plugrad.full((2,), 7).dtype == plugrad.int64
+    assert plugrad.full((2,), 7.5).tolist() == [7.5, 7.5]
+    assert plugrad.full((1,), True).dtype == plugrad.bool
+    with pytest.raises(TypeError, match="fill value"):
+        plugrad.full((1,), "a")
+    with pytest.raises(ValueError, match="negative"):
+        plugrad.zeros((-1,))
+    x = plugrad.zeros((2,), requires_grad=True)
+    assert x.requires_grad and x.is_leaf
+
+
+def test_like_constructors_follow_their_argument() -> None:
+    x = plugrad.tensor([[1.0, 2.0]], dtype=plugrad.float64)
+    for like in (plugrad.zeros_like, plugrad.ones_like, plugrad.empty_like):
+        y = like(x)
+        assert y.shape == (1, 2) and y.dtype == plugrad.float64
+    assert plugrad.full_like(x, 3.0).tolist() == [[3.0, 3.0]]
+    assert plugrad.zeros_like(x, dtype=plugrad.int8).dtype == plugrad.int8
+    with pytest.raises(TypeError, match="Tensor"):
+        plugrad.zeros_like(np.ones(2))
+
+
+def test_arange() -> None:
+    assert plugrad.arange(3).tolist() == [0, 1, 2] and plugrad.arange(3).dtype == plugrad.int64
+    assert plugrad.arange(1, 7, 2).tolist() == [1, 3, 5]
+    r = plugrad.arange(0.0, 1.0, 0.5)
+    assert r.dtype == plugrad.float32 and r.tolist() == [0.0, 0.5]
+
+
+def test_unknown_device_and_bad_dtype() -> None:
+    with pytest.raises(UnknownBackendError, match=r"registered backends: .*numpy"):
+        plugrad.zeros(2, device="nonexistent")
+    with pytest.raises(UnknownBackendError, match="no device"):
+        plugrad.zeros(2, device="numpy:3")
+    with pytest.raises(DtypeError, match="plugrad dtype"):
+        plugrad.zeros(2, dtype="float32")
+
+
+def test_random_generators_are_seedable() -> None:
+    a = plugrad.randn(2, 3, generator=plugrad.Generator(seed=0))
+    b = plugrad.randn((2, 3), generator=plugrad.Generator(seed=0))
+    c = plugrad.randn(2, 3, generator=plugrad.Generator(seed=1))
+    assert a.shape == (2, 3) and a.dtype == plugrad.float32
+    assert a.tolist() == b.tolist() and a.tolist() != c.tolist()
+    plugrad.manual_seed(5)
+    first = plugrad.rand(4, dtype=plugrad.float64)
+    plugrad.manual_seed(5)
+    assert plugrad.rand(4, dtype=plugrad.float64).tolist() == first.tolist()
+    assert first.dtype == plugrad.float64
+    u = plugrad.rand(10_000)
+    assert 0.0 <= u.numpy().min() and u.numpy().max() < 1.0
+    assert abs(float(u.numpy().mean()) - 0.5) < 0.02
+    n = plugrad.randn(10_000, dtype=plugrad.float64)
+    assert abs(float(n.numpy().std()) - 1.0) < 0.05
+    h = plugrad.rand(1000, dtype=plugrad.float16)
+    assert h.dtype == plugrad.float16 and float(h.numpy().max()) < 1.0
+    assert plugrad.randn(3, requires_grad=True).requires_grad
+
+
+def test_random_errors() -> None:
+    with pytest.raises(DtypeError, match="real floating"):
+        plugrad.randn(2, dtype=plugrad.int32)
+    with pytest.raises(ValueError, match="seed"):
+        plugrad.Generator(seed=-1)
+    with pytest.raises(ValueError, match="seed"):
+        plugrad.manual_seed(1.5)

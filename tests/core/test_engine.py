@@ -1,0 +1,376 @@
+"""The reverse-mode engine: the examples users learn autograd from, and its guarantees."""
+
+from __future__ import annotations
+
+import gc
+import math
+import threading
+import weakref
+
+import numpy as np
+import plugrad
+import pytest
+from plugrad.errors import BackwardError, GraphFreedError, ShapeError
+
+
+def scalar(value: float) -> plugrad.Tensor:
+    return plugrad.tensor(value, dtype=plugrad.float64, requires_grad=True)
+
+
+# -- the classic examples --------------------------------------------------------------
+
+
+def test_linear_chain_gradient_is_eight() -> None:
+    x = plugrad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = 2 * x + 3
+    z = 4 * y - 1
+    z.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [8.0, 8.0, 8.0])
+    assert x.grad.dtype == plugrad.float32
+
+
+def test_classic_graph_e_equals_ab_plus_log_d_times_c() -> None:
+    a, b, c, d = scalar(2.0), scalar(3.0), scalar(4.0), scalar(5.0)
+    u = a * b
+    t = plugrad.log(d)
+    v = t * c
+    e = u + v
+    assert repr(u.grad_fn) == "<MulBackward>"
+    assert repr(t.grad_fn) == "<LogBackward>"
+    assert repr(e.grad_fn) == "<AddBackward>"
+    e.backward()
+    assert a.grad.item() == pytest.approx(3.0)
+    assert b.grad.item() == pytest.approx(2.0)
+    assert c.grad.item() == pytest.approx(math.log(5.0))
+    assert d.grad.item() == pytest.approx(4.0 / 5.0)
+    assert e.item() == pytest.approx(6.0 + 4.0 * math.log(5.0))
+
+
+def _w_graph() -> tuple[list[plugrad.Tensor], plugrad.Tensor]:
+    gen = plugrad.Generator(seed=1)
+    w1, w2, w3, w4 = (plugrad.randn(3, generator=gen, requires_grad=True) for _ in range(4))
+    a = w1 * w2
+    b = a + w3
+    c = b * w4
+    d = plugrad.exp(c) / (1.0 + plugrad.exp(c))
+    return [w1, w2, w3, w4], 10 - d
+
+
+def test_non_scalar_backward_needs_a_gradient_and_agrees_with_sum() -> None:
+    ws, loss = _w_graph()
+    with pytest.raises(
+        RuntimeError, match="grad can be implicitly created only for scalar outputs"
+    ):
+        loss.backward()
+    assert all(w.grad is None for w in ws), "a failed backward must not touch any .grad"
+    loss.backward(plugrad.ones_like(loss))
+    by_ones = [w.grad.numpy().copy() for w in ws]
+    ws2, loss2 = _w_graph()
+    loss2.sum().backward()
+    for g1, w in zip(by_ones, ws2):
+        np.testing.assert_allclose(g1, w.grad.numpy(), rtol=1e-6)
+
+
+def test_gradient_descent_update() -> None:
+    ws, loss = _w_graph()
+    loss.sum().backward()
+    w1 = ws[0]
+    lr = 0.1
+    with plugrad.no_grad():
+        updated = w1 - lr * w1.grad
+    assert not updated.requires_grad and updated.is_leaf
+    np.testing.assert_allclose(updated.numpy(), w1.numpy() - 0.1 * w1.grad.numpy(), rtol=1e-6)
+
+
+# -- leaves, grad_fn, requires_grad ------------------------------------------------------
+
+
+def test_requires_grad_is_contagious_and_leaves_have_no_grad_fn() -> None:
+    x = plugrad.tensor([1.0], requires_grad=True)
+    c = plugrad.tensor([2.0])
+    y = x * c
+    assert x.is_leaf and x.grad_fn is None
+    assert c.is_leaf and not c.requires_grad
+    assert y.requires_grad and not y.is_leaf and repr(y.grad_fn) == "<MulBackward>"
+    z = c * c
+    assert not z.requires_grad and z.is_leaf and z.grad_fn is None
+
+
+def test_only_leaves_get_grad_unless_retained() -> None:
+    x = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 3
+    z = y * y
+    y.retain_grad()
+    assert y.retains_grad and not z.retains_grad
+    z.sum().backward()
+    assert z.grad is None
+    np.testing.assert_allclose(y.grad.numpy(), 2 * y.numpy())
+    np.testing.assert_allclose(x.grad.numpy(), 18 * x.numpy())
+
+
+def test_gradients_accumulate_across_backward_calls() -> None:
+    x = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    for expected in (2.0, 4.0, 6.0):
+        (x * 2).sum().backward()
+        np.testing.assert_array_equal(x.grad.numpy(), [expected, expected])
+    x.grad = None
+    (x * 2).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 2.0])
+
+
+def test_second_backward_needs_retain_graph() -> None:
+    x = plugrad.tensor(3.0, requires_grad=True)
+    y = x * x
+    y.backward(retain_graph=True)
+    y.backward()
+    assert x.grad.item() == pytest.approx(12.0)
+    with pytest.raises(GraphFreedError, match="retain_graph=True"):
+        y.backward()
+    assert issubclass(GraphFreedError, RuntimeError)
+    assert x.grad.item() == pytest.approx(12.0), "a failed backward must not touch .grad"
+
+
+def test_backward_on_tensor_without_grad_is_an_error() -> None:
+    with pytest.raises(BackwardError, match="does not require grad"):
+        plugrad.tensor(1.0).backward()
+
+
+def test_explicit_gradient_is_checked() -> None:
+    x = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    with pytest.raises(ShapeError, match=r"shape \(3,\)"):
+        y.backward(plugrad.ones(3))
+    with pytest.raises(TypeError, match="must be a Tensor"):
+        y.backward([1.0, 1.0])
+    y.backward(plugrad.tensor([1.0, 10.0], dtype=plugrad.float64))
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 20.0])
+    assert x.grad.dtype == plugrad.float32
+
+
+def test_backward_on_a_leaf() -> None:
+    x = plugrad.tensor(2.0, requires_grad=True)
+    x.backward()
+    assert x.grad.item() == 1.0
+
+
+def test_explicit_gradient_is_not_aliased_into_grad() -> None:
+    x = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    w = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    gradient = plugrad.tensor([1.0, 1.0])
+    (x + w).backward(gradient)
+    shares = np.shares_memory
+    assert not shares(x.grad.array, gradient.array)
+    assert not shares(w.grad.array, gradient.array)
+    assert not shares(x.grad.array, w.grad.array)
+
+
+# -- graph shapes ------------------------------------------------------------------------
+
+
+def test_diamond_sums_contributions_before_propagating() -> None:
+    calls = []
+    x = plugrad.tensor(2.0, dtype=plugrad.float64, requires_grad=True)
+    h = x * x
+    h.register_hook(lambda g: calls.append(g.item()))
+    y = plugrad.exp(h) + plugrad.log(h) + h * 3
+    y.backward()
+    assert calls == [pytest.approx(math.exp(4.0) + 0.25 + 3.0)], "h's gradient arrived in pieces"
+    assert x.grad.item() == pytest.approx(2 * 2.0 * (math.exp(4.0) + 0.25 + 3.0))
+
+
+def test_tensor_used_many_times() -> None:
+    x = plugrad.tensor(1.5, dtype=plugrad.float64, requires_grad=True)
+    y = x * x * x + x * x + x
+    y.backward()
+    assert x.grad.item() == pytest.approx(3 * 1.5**2 + 2 * 1.5 + 1)
+
+
+def test_deep_chain_of_100000_ops_backpropagates() -> None:
+    x = plugrad.tensor(1.0, dtype=plugrad.float64, requires_grad=True)
+    y = x
+    for _ in range(100_000):
+        y = y * 1.0000001
+    y.backward()
+    assert x.grad.item() == pytest.approx(1.0000001**100_000)
+    del y  # freeing a 100,000-node chain must not overflow the stack either
+
+
+def test_broadcast_gradients_are_reduced_to_input_shapes() -> None:
+    a = plugrad.ones((3, 1), requires_grad=True)
+    b = plugrad.ones((4,), requires_grad=True)
+    c = plugrad.ones((), requires_grad=True)
+    (a * b + c).sum().backward()
+    assert a.grad.shape == (3, 1) and b.grad.shape == (4,) and c.grad.shape == ()
+    np.testing.assert_array_equal(a.grad.numpy(), np.full((3, 1), 4.0))
+    np.testing.assert_array_equal(b.grad.numpy(), np.full((4,), 3.0))
+    assert c.grad.item() == 12.0
+
+
+def test_python_scalars_do_not_promote_float32() -> None:
+    x = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    y = (2.5 * x + 1) / 3.0 - 0.5 * x**2.0
+    assert y.dtype == plugrad.float32
+    y.sum().backward()
+    assert x.grad.dtype == plugrad.float32
+
+
+def test_dynamic_graph_with_python_control_flow() -> None:
+    x = plugrad.tensor(0.5, dtype=plugrad.float64, requires_grad=True)
+    y = x
+    steps = 0
+    while y.item() < 10:
+        y = y * 2 if steps % 2 == 0 else y + 1
+        steps += 1
+    y.backward()
+    # y = 2(2(2(2x+1)+1)+1)... five steps: 2,+1,2,+1,2 -> dy/dx = 8
+    assert steps == 5 and x.grad.item() == pytest.approx(8.0)
+
+
+def test_unreached_branch_does_not_block_other_paths() -> None:
+    class Blocked(plugrad.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 1
+
+        @staticmethod
+        def backward(ctx, g):
+            return None
+
+    x = plugrad.tensor(2.0, requires_grad=True)
+    h = x * 3
+    y = Blocked.apply(h) * 5 + h * 7
+    y.backward()
+    assert x.grad.item() == pytest.approx(21.0)
+
+
+# -- higher order -------------------------------------------------------------------------
+
+
+def test_create_graph_gives_differentiable_gradients() -> None:
+    x = plugrad.tensor(2.0, dtype=plugrad.float64, requires_grad=True)
+    y = x**3
+    y.backward(create_graph=True)
+    first = x.grad
+    assert first.requires_grad and first.item() == pytest.approx(12.0)
+    x.grad = None
+    first.backward()
+    assert x.grad.item() == pytest.approx(12.0)  # d/dx 3x^2 = 6x
+
+
+def test_create_graph_through_exp_uses_the_saved_output() -> None:
+    x = plugrad.tensor(0.3, dtype=plugrad.float64, requires_grad=True)
+    y = plugrad.exp(x * x)
+    y.backward(create_graph=True)
+    g = x.grad
+    x.grad = None
+    g.backward()
+    expected = (2 + 4 * 0.09) * math.exp(0.09)
+    assert x.grad.item() == pytest.approx(expected)
+
+
+# -- hooks and atomicity ------------------------------------------------------------------
+
+
+def test_hooks_can_replace_gradients_and_be_removed() -> None:
+    x = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    handle = x.register_hook(lambda g: g * 10)
+    (x * 1).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [10.0, 10.0])
+    handle.remove()
+    x.grad = None
+    (x * 1).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [1.0, 1.0])
+
+
+def test_retain_grad_sees_hook_result() -> None:
+    x = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    y.retain_grad()
+    y.register_hook(lambda g: g * 3)
+    y.sum().backward()
+    np.testing.assert_array_equal(y.grad.numpy(), [3.0, 3.0])
+    np.testing.assert_array_equal(x.grad.numpy(), [6.0, 6.0])
+
+
+def test_failing_backward_changes_no_grad() -> None:
+    a = plugrad.tensor([1.0], requires_grad=True)
+    b = plugrad.tensor([2.0], requires_grad=True)
+    (a * b).sum().backward()
+    before = (a.grad.numpy().copy(), b.grad.numpy().copy())
+
+    def explode(g):
+        raise ValueError("hook failed")
+
+    h = a * b
+    h.register_hook(explode)
+    loss = (a * 5).sum() + h.sum()
+    with pytest.raises(ValueError, match="hook failed"):
+        loss.backward()
+    np.testing.assert_array_equal(a.grad.numpy(), before[0])
+    np.testing.assert_array_equal(b.grad.numpy(), before[1])
+
+
+def test_hook_returning_wrong_shape_is_an_error() -> None:
+    x = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    x.register_hook(lambda g: plugrad.ones(3))
+    with pytest.raises(ShapeError, match="shape"):
+        (x * 2).sum().backward()
+    assert x.grad is None
+
+
+# -- memory ---------------------------------------------------------------------------------
+
+
+def test_saved_values_are_freed_after_backward() -> None:
+    x = plugrad.tensor(np.ones(1000), requires_grad=True)
+    h = plugrad.exp(x)  # saves its output
+    y = h * h  # saves h
+    saved = weakref.ref(h)
+    del h
+    assert saved() is not None, "the graph must keep h alive until backward"
+    y.sum().backward()
+    assert saved() is None, "backward must release what the graph saved"
+
+
+def test_graph_has_no_reference_cycles() -> None:
+    gc.collect()
+    gc.disable()
+    try:
+        x = plugrad.tensor([1.0, 2.0], requires_grad=True)
+        y = plugrad.exp(x * 2)
+        y.retain_grad()
+        out = (y / 3).sum()
+        out.backward(retain_graph=True)
+        node = weakref.ref(y.grad_fn)
+        result = weakref.ref(out)
+        del y, out
+        assert node() is None and result() is None, "freeing the graph needed the collector"
+    finally:
+        gc.enable()
+
+
+# -- threads -------------------------------------------------------------------------------
+
+
+def test_independent_backward_passes_in_threads() -> None:
+    results: dict[int, float] = {}
+    errors: list[BaseException] = []
+
+    def work(k: int) -> None:
+        try:
+            x = plugrad.tensor(float(k), dtype=plugrad.float64, requires_grad=True)
+            y = x
+            for _ in range(200):
+                y = y * 1.001 + 0.0
+            y.backward()
+            results[k] = x.grad.item()
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert all(v == pytest.approx(1.001**200) for v in results.values()) and len(results) == 8

@@ -1,0 +1,200 @@
+"""User-defined Functions: the PyTorch extension API."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+
+import numpy as np
+import plugrad
+import pytest
+from plugrad.errors import FunctionBackwardError, GraphFreedError
+
+
+class Exp(plugrad.Function):
+    @staticmethod
+    def forward(ctx, x):
+        result = plugrad.exp(x)
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        (result,) = ctx.saved_tensors
+        return grad * result
+
+
+class MulAdd(plugrad.Function):
+    """x * y + z, with z not differentiated."""
+
+    @staticmethod
+    def forward(ctx, x, y, z, scale):
+        ctx.save_for_backward(x, y)
+        ctx.scale = scale
+        seen.append(ctx.needs_input_grad)
+        return (x * y + z) * scale
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, y = ctx.saved_tensors
+        return grad * y * ctx.scale, grad * x * ctx.scale, None, None
+
+
+seen: list = []
+
+
+def test_custom_function_forward_backward_and_grad_fn_name() -> None:
+    x = plugrad.tensor([0.0, 1.0], dtype=plugrad.float64, requires_grad=True)
+    y = Exp.apply(x)
+    assert repr(y.grad_fn) == "<ExpBackward>" and type(y.grad_fn).__name__ == "ExpBackward"
+    assert isinstance(y.grad_fn, plugrad.Node)
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.exp([0.0, 1.0]))
+
+
+def test_needs_input_grad_and_none_gradients() -> None:
+    seen.clear()
+    x = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    y = plugrad.tensor([3.0, 4.0])
+    z = plugrad.tensor([1.0, 1.0], requires_grad=True)
+    out = MulAdd.apply(x, y, z, 2.0)
+    assert seen == [(True, False, True, False)]
+    out.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [6.0, 8.0])
+    assert y.grad is None and z.grad is None
+
+
+def test_function_without_grad_inputs_records_nothing() -> None:
+    y = Exp.apply(plugrad.tensor([1.0]))
+    assert not y.requires_grad and y.grad_fn is None
+    with plugrad.no_grad():
+        assert Exp.apply(plugrad.tensor([1.0], requires_grad=True)).grad_fn is None
+
+
+def test_double_backward_through_a_function() -> None:
+    x = plugrad.tensor(0.5, dtype=plugrad.float64, requires_grad=True)
+    Exp.apply(x * x).backward(create_graph=True)
+    g = x.grad
+    x.grad = None
+    g.backward()
+    assert x.grad.item() == pytest.approx((2 + 4 * 0.25) * np.exp(0.25))
+
+
+def test_saving_an_output_makes_no_reference_cycle() -> None:
+    gc.collect()
+    gc.disable()
+    try:
+        x = plugrad.tensor([1.0], requires_grad=True)
+        y = Exp.apply(x)
+        node = weakref.ref(y.grad_fn)
+        del y
+        assert node() is None
+    finally:
+        gc.enable()
+
+
+def test_multiple_outputs_and_missing_output_gradients() -> None:
+    class SplitScale(plugrad.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2, x * 3
+
+        @staticmethod
+        def backward(ctx, g2, g3):
+            return g2 * 2 + g3 * 3
+
+    x = plugrad.tensor([1.0, 1.0], requires_grad=True)
+    a, b = SplitScale.apply(x)
+    assert a.grad_fn is b.grad_fn
+    (a.sum() + b.sum() * 10).backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [32.0, 32.0])
+    x.grad = None
+    a, b = SplitScale.apply(x)
+    b.sum().backward()  # a receives no gradient: backward gets zeros for it
+    np.testing.assert_array_equal(x.grad.numpy(), [3.0, 3.0])
+
+
+def test_wrong_number_of_gradients_names_the_function() -> None:
+    class Bad(plugrad.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            return x * y
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    x = plugrad.tensor([1.0], requires_grad=True)
+    with pytest.raises(FunctionBackwardError, match=r"Bad\.backward returned 1 gradient"):
+        Bad.apply(x, x).sum().backward()
+    assert x.grad is None
+
+
+def test_wrong_gradient_shape_names_the_function() -> None:
+    class BadShape(plugrad.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.sum()
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    x = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(FunctionBackwardError, match=r"BadShape\.backward .* shape \(\) .* \(2,\)"):
+        BadShape.apply(x).backward()
+
+
+def test_saved_tensors_are_freed_after_backward() -> None:
+    x = plugrad.tensor([1.0], requires_grad=True)
+    y = Exp.apply(x)
+    y.backward(plugrad.ones_like(y))
+    with pytest.raises(GraphFreedError, match="retain_graph=True"):
+        _ = y.grad_fn.saved_tensors
+    with pytest.raises(GraphFreedError):
+        y.backward(plugrad.ones_like(y))
+
+
+def test_definition_errors() -> None:
+    with pytest.raises(TypeError, match="staticmethod"):
+
+        class NotStatic(plugrad.Function):
+            def forward(ctx, x):
+                return x
+
+    with pytest.raises(TypeError, match="apply"):
+        Exp()
+    with pytest.raises(TypeError, match="Tensor"):
+
+        class ReturnsList(plugrad.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return [x]
+
+        ReturnsList.apply(plugrad.ones(1))
+
+    class SavesNumber(plugrad.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(3)
+            return x
+
+    with pytest.raises(TypeError, match="ctx attributes"):
+        SavesNumber.apply(plugrad.ones(1))
+
+
+def test_mark_non_differentiable() -> None:
+    class WithIndex(plugrad.Function):
+        @staticmethod
+        def forward(ctx, x):
+            index = plugrad.zeros_like(x)
+            ctx.mark_non_differentiable(index)
+            return x * 2, index
+
+        @staticmethod
+        def backward(ctx, g, g_index):
+            return g * 2
+
+    x = plugrad.tensor([1.0], requires_grad=True)
+    out, index = WithIndex.apply(x)
+    assert out.requires_grad and not index.requires_grad

@@ -1,0 +1,217 @@
+"""Plugins, validation at registration, frozen dispatch tables and the generated namespace."""
+
+from __future__ import annotations
+
+import inspect
+import types
+from importlib.metadata import EntryPoint
+
+import numpy as np
+import plugrad
+import pytest
+from plugrad import plugin_manager, registry
+from plugrad.errors import PluginLoadWarning, PluginRegistrationError
+from plugrad.hookspecs import hookimpl
+from plugrad.opdef import op
+
+
+def plugin_with(*ops, name: str = "test_plugin") -> types.SimpleNamespace:
+    @hookimpl
+    def plugrad_ops():
+        return list(ops)
+
+    return types.SimpleNamespace(plugrad_ops=plugrad_ops, __name__=name)
+
+
+@pytest.fixture
+def registered():
+    """Register plugins for one test and always unregister them afterwards."""
+    names: list[str] = []
+
+    def register(plugin, name: str) -> str:
+        names.append(registry.register_plugin(plugin, name=name))
+        return names[-1]
+
+    yield register
+    for name in names:
+        registry.unregister_plugin(name)
+
+
+def test_builtins_arrive_through_pluggy_hooks() -> None:
+    manager = registry._state.manager
+    backend_plugins = [i.plugin_name for i in manager.hook.plugrad_backends.get_hookimpls()]
+    op_plugins = [i.plugin_name for i in manager.hook.plugrad_ops.get_hookimpls()]
+    assert "plugrad.backends.numpy_backend" in backend_plugins
+    assert {"plugrad.plugins.elementwise", "plugrad.plugins.linear_algebra"} <= set(op_plugins)
+    assert registry._state.op_owners["multiply"] == "plugrad.plugins.elementwise"
+    assert registry.backend_names() == ("numpy",)
+
+
+def test_per_op_path_never_calls_pluggy_or_namespace_discovery(monkeypatch) -> None:
+    def forbidden(*args, **kwargs):
+        raise AssertionError("called on the per-op path")
+
+    # Any use of plugrad's plugin manager, its hooks or table building now fails.
+    monkeypatch.setattr(registry._state, "manager", None)
+    monkeypatch.setattr(registry, "_plugin_contributions", forbidden)
+    monkeypatch.setattr(registry, "_rebuild", forbidden)
+    import array_api_compat
+
+    monkeypatch.setattr(array_api_compat, "array_namespace", forbidden)
+    x = plugrad.tensor([[1.0, 2.0]], requires_grad=True)
+    loss = plugrad.sum(plugrad.exp(x @ x.T) * 2 - x.mean())
+    loss.backward(create_graph=True)
+    assert x.grad.shape == (1, 2)
+
+
+def test_kernel_tables_are_plain_dicts_of_every_op() -> None:
+    device = plugrad.ones(1).device
+    assert type(device.kernels) is dict
+    assert set(device.kernels) == set(registry.op_names())
+
+
+def test_generated_functions_have_the_kernel_signature() -> None:
+    assert str(inspect.signature(plugrad.sum)) == "(x, /, *, axis=None, keepdims=False)"
+    assert str(inspect.signature(plugrad.add)) == "(x1, x2, /)"
+    assert str(inspect.signature(plugrad.reshape)) == "(x, /, shape, *, copy=None)"
+    assert plugrad.ops.add is plugrad.add and plugrad.add.__module__ == "plugrad"
+    assert "Examples" in plugrad.add.__doc__
+    with pytest.raises(TypeError, match="axes"):
+        plugrad.sum(plugrad.ones(2), axes=0)
+
+
+def test_runtime_plugin_adds_a_differentiable_op(registered) -> None:
+    cube = op("cube_test", lambda xp, x, /: x * x * x, saves=("x",))
+    cube.vjp(lambda xp, g, ans, x: 3 * x * x * g)
+    registered(plugin_with(cube), "cubes")
+    assert not hasattr(plugrad, "cube_test"), "third-party ops stay out of the top namespace"
+    x = plugrad.tensor([2.0], requires_grad=True)
+    y = plugrad.ops.cube_test(x)
+    assert repr(y.grad_fn) == "<CubeTestBackward>"
+    y.backward(plugrad.ones_like(y))
+    assert x.grad.tolist() == [12.0]
+
+
+def test_unregister_removes_the_op() -> None:
+    square = op("square_test", lambda xp, x, /: x * x, saves=("x",))
+    square.vjp(lambda xp, g, ans, x: 2 * x * g)
+    registry.register_plugin(plugin_with(square), name="squares")
+    function = plugrad.ops.square_test
+    registry.unregister_plugin("squares")
+    assert not hasattr(plugrad.ops, "square_test")
+    with pytest.raises(LookupError, match="no longer registered"):
+        function(plugrad.ones(1))
+    with pytest.raises(PluginRegistrationError, match="no plugin named"):
+        registry.unregister_plugin("squares")
+    with pytest.raises(PluginRegistrationError, match="built into plugrad"):
+        registry.unregister_plugin("plugrad.plugins.elementwise")
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda: op("bad", lambda xp, x, y, /: x).vjp(lambda xp, g, ans, x, y: g), "2 array input"),
+        (lambda: op("bad", lambda xp, x, /: x).vjp(lambda g: g), "backward rule 0"),
+        (lambda: op("bad", 42), "kernel must be callable"),
+        (lambda: op("bad", lambda x: x), "takes no array inputs"),
+        (lambda: op("bad", lambda xp, *xs: xs[0]), r"no \*args"),
+        (lambda: op("bad name", lambda xp, x, /: x).vjp(lambda xp, g, ans, x: g), "identifier"),
+        (lambda: op("bad", lambda xp, x, /: x, saves=("y",)).vjp(lambda xp, g, ans, x: g), "saves"),
+        (lambda: op("bad", lambda xp, x, /: x, differentiable=False).vjp(None), "=False"),
+        (
+            lambda: op("add", lambda xp, x, /: x).vjp(lambda xp, g, ans, x: g),
+            r"already registered by plugin 'plugrad\.plugins\.elementwise'",
+        ),
+        (lambda: "not an op", "return ops made with"),
+    ],
+)  # fmt: skip
+def test_malformed_ops_are_rejected_naming_plugin_and_op(make, message) -> None:
+    before = (registry.op_names(), dict(plugrad.ones(1).device.kernels))
+    with pytest.raises(PluginRegistrationError, match=message) as info:
+        registry.register_plugin(plugin_with(make()), name="broken_plugin")
+    assert "broken_plugin" in str(info.value)
+    assert (registry.op_names(), dict(plugrad.ones(1).device.kernels)) == before
+    assert not registry._state.manager.has_plugin("broken_plugin")
+
+
+def test_clash_between_two_plugins_names_both(registered) -> None:
+    first = op("twin_test", lambda xp, x, /: x).vjp(lambda xp, g, ans, x: g)
+    second = op("twin_test", lambda xp, x, /: x).vjp(lambda xp, g, ans, x: g)
+    registered(plugin_with(first), "first_plugin")
+    with pytest.raises(PluginRegistrationError, match=r"second_plugin.*first_plugin"):
+        registry.register_plugin(plugin_with(second), name="second_plugin")
+
+
+def test_failing_hook_in_a_runtime_plugin_raises_and_changes_nothing() -> None:
+    @hookimpl
+    def plugrad_ops():
+        raise RuntimeError("boom")
+
+    before = registry.op_names()
+    with pytest.raises(RuntimeError, match="boom"):
+        registry.register_plugin(types.SimpleNamespace(plugrad_ops=plugrad_ops), name="boom")
+    assert registry.op_names() == before
+
+
+def test_backend_specific_kernel_takes_precedence(registered) -> None:
+    calls = []
+    scaled = op("scaled_test", lambda xp, x, /: x * 2, saves=())
+    scaled.vjp(lambda xp, g, ans, x: g * 2)
+
+    @scaled.kernel_for("numpy")
+    def numpy_kernel(xp, x, /):
+        calls.append("numpy")
+        return x * 2
+
+    registered(plugin_with(scaled), "scaled_plugin")
+    assert plugrad.ops.scaled_test(plugrad.ones(2)).tolist() == [2.0, 2.0]
+    assert calls == ["numpy"]
+
+
+def test_broken_entry_point_is_reported_and_skipped(monkeypatch) -> None:
+    broken = EntryPoint("broken_ep", "plugrad_no_such_module:plugin", "plugrad")
+    monkeypatch.setattr(plugin_manager, "entry_points", lambda group: [broken])
+    failures: dict[str, str] = {}
+    with pytest.warns(PluginLoadWarning, match="broken_ep.*failed to load"):
+        manager = plugin_manager.create_plugin_manager(failures)
+    assert "ModuleNotFoundError" in failures["broken_ep"]
+    assert manager.has_plugin("plugrad.plugins.elementwise")
+
+
+def test_entry_point_loading_can_be_disabled(monkeypatch) -> None:
+    loaded = []
+
+    class Recorder(EntryPoint):
+        def load(self):
+            loaded.append(self.name)
+            return types.SimpleNamespace()
+
+    monkeypatch.setattr(
+        plugin_manager,
+        "entry_points",
+        lambda group: [Recorder("a", "m:a", "plugrad"), Recorder("b", "m:b", "plugrad")],
+    )
+    monkeypatch.setenv("PLUGRAD_DISABLED_PLUGINS", "a")
+    plugin_manager.create_plugin_manager({})
+    assert loaded == ["b"]
+    monkeypatch.setenv("PLUGRAD_DISABLE_PLUGIN_AUTOLOAD", "1")
+    loaded.clear()
+    plugin_manager.create_plugin_manager({})
+    assert loaded == []
+
+
+def test_broken_third_party_plugin_at_load_time_is_skipped(monkeypatch) -> None:
+    bad = op("bad_arity", lambda xp, x, y, /: x).vjp(lambda xp, g, ans, x, y: g)
+    good = op("good_op_test", lambda xp, x, /: x * 1, saves=()).vjp(lambda xp, g, ans, x: g)
+    registry._state.manager.register(plugin_with(bad), name="bad_loaded")
+    registry._state.manager.register(plugin_with(good), name="good_loaded")
+    try:
+        with pytest.warns(PluginLoadWarning, match="bad_loaded.*bad_arity"):
+            registry._rebuild()
+        assert "bad_loaded" in registry._state.failures
+        assert plugrad.ops.good_op_test(plugrad.ones(1)).tolist() == [1.0]
+        assert not hasattr(plugrad.ops, "bad_arity")
+    finally:
+        registry._state.manager.unregister(name="bad_loaded")
+        registry.unregister_plugin("good_loaded")
+    np.testing.assert_array_equal((plugrad.ones(2) + 1).numpy(), [2.0, 2.0])

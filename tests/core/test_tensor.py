@@ -1,0 +1,159 @@
+"""Tensor: attributes, operators, repr, requires_grad rules, conversions."""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+import plugrad
+import pytest
+from plugrad.errors import BackwardError, DtypeError, ShapeError
+
+
+def test_attributes() -> None:
+    x = plugrad.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    assert x.shape == (2, 3) and x.ndim == 2 and x.size == 6 and len(x) == 2
+    assert x.dtype == plugrad.float32
+    assert isinstance(x.array, np.ndarray)
+    assert x.device.name == "numpy" and x.backend.name == "numpy"
+    assert x.grad is None and x.grad_fn is None and x.is_leaf and not x.requires_grad
+
+
+def test_tensor_cannot_be_constructed_directly() -> None:
+    with pytest.raises(TypeError, match=r"plugrad\.tensor"):
+        plugrad.Tensor([1.0])
+
+
+@pytest.mark.parametrize(
+    ("op", "reference"),
+    [
+        (operator.add, np.add),
+        (operator.sub, np.subtract),
+        (operator.mul, np.multiply),
+        (operator.truediv, np.divide),
+        (operator.pow, np.power),
+        (operator.eq, np.equal),
+        (operator.ne, np.not_equal),
+        (operator.lt, np.less),
+        (operator.le, np.less_equal),
+        (operator.gt, np.greater),
+        (operator.ge, np.greater_equal),
+    ],
+)
+def test_binary_operators_with_tensors_and_scalars_on_either_side(op, reference) -> None:
+    a = np.array([1.0, 2.0, 3.0], dtype=np.float32)
+    b = np.array([2.0, 2.0, 0.5], dtype=np.float32)
+    ta, tb = plugrad.asarray(a), plugrad.asarray(b)
+    np.testing.assert_allclose(op(ta, tb).numpy(), reference(a, b))
+    np.testing.assert_allclose(op(ta, 2.0).numpy(), reference(a, np.float32(2.0)))
+    np.testing.assert_allclose(op(2.0, ta).numpy(), reference(np.float32(2.0), a))
+    assert op(ta, 2).dtype == op(ta, tb).dtype
+
+
+def test_unary_operators_and_matmul() -> None:
+    a = plugrad.tensor([[1.0, -2.0], [3.0, 4.0]])
+    np.testing.assert_array_equal((-a).numpy(), -a.numpy())
+    assert +a is a
+    np.testing.assert_array_equal((a @ a).numpy(), a.numpy() @ a.numpy())
+    np.testing.assert_array_equal(a.T.numpy(), a.numpy().T)
+    np.testing.assert_array_equal(a.mT.numpy(), a.numpy().T)
+    np.testing.assert_array_equal(a.transpose(0, 1).numpy(), a.numpy().T)
+    np.testing.assert_array_equal(a.permute(1, 0).numpy(), a.numpy().T)
+    assert a.reshape(4).shape == (4,) and a.reshape((1, 4)).shape == (1, 4)
+    assert a.sum().item() == 6.0 and a.mean(axis=0).shape == (2,)
+
+
+def test_numpy_array_on_the_left_defers_to_tensor() -> None:
+    with pytest.raises(TypeError, match=r"plugrad\.asarray"):
+        np.ones(2) + plugrad.ones(2)
+
+
+def test_non_tensor_inputs_get_a_clear_error() -> None:
+    x = plugrad.ones(2)
+    with pytest.raises(TypeError, match=r"x2 is a list, not a Tensor"):
+        x + [1.0, 2.0]  # noqa: RUF005 - a list on purpose
+    with pytest.raises(TypeError, match="at least one must be a Tensor"):
+        plugrad.add(1.0, 2.0)
+    with pytest.raises(TypeError, match=r"plugrad\.asarray"):
+        plugrad.exp(np.ones(2))
+
+
+def test_repr() -> None:
+    assert repr(plugrad.tensor([1.0, 2.0])) == "tensor([1., 2.])"
+    assert repr(plugrad.tensor([1.0], requires_grad=True)) == "tensor([1.], requires_grad=True)"
+    x = plugrad.tensor(2.0, requires_grad=True)
+    assert repr(x * x) == "tensor(4., grad_fn=<MulBackward>)"
+    assert repr(plugrad.tensor([1, 2])) == "tensor([1, 2])"
+    assert (
+        repr(plugrad.tensor([1.0], dtype=plugrad.float64)) == "tensor([1.], dtype=plugrad.float64)"
+    )
+    assert repr(plugrad.zeros((2, 2))) == "tensor([[0., 0.],\n        [0., 0.]])"
+
+
+def test_requires_grad_rules() -> None:
+    x = plugrad.tensor([1.0])
+    x.requires_grad = True
+    assert x.requires_grad
+    assert x.requires_grad_(False) is x and not x.requires_grad
+    with pytest.raises(DtypeError, match="only floating-point and complex"):
+        plugrad.tensor([1, 2]).requires_grad = True
+    with pytest.raises(DtypeError, match="int64"):
+        plugrad.tensor([1, 2], requires_grad=True)
+    with pytest.raises(TypeError, match="bool"):
+        x.requires_grad = 1
+    y = plugrad.tensor([1.0], requires_grad=True) * 2
+    y.requires_grad = True  # already true: allowed
+    with pytest.raises(BackwardError, match="detach"):
+        y.requires_grad = False
+    assert plugrad.tensor([1 + 2j], requires_grad=True).dtype == plugrad.complex64
+
+
+def test_detach_shares_data_and_cuts_the_graph() -> None:
+    x = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    d = y.detach()
+    assert d.is_leaf and not d.requires_grad and d.array is y.array
+
+
+def test_grad_assignment_is_validated() -> None:
+    x = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    x.grad = plugrad.tensor([0.5, 0.5])
+    assert x.grad.tolist() == [0.5, 0.5]
+    with pytest.raises(ShapeError, match="shape"):
+        x.grad = plugrad.ones(3)
+    with pytest.raises(ShapeError, match="dtype"):
+        x.grad = plugrad.ones(2, dtype=plugrad.float64)
+    with pytest.raises(TypeError):
+        x.grad = np.ones(2)
+    x.grad = None
+    assert x.grad is None
+
+
+def test_conversions() -> None:
+    x = plugrad.tensor([[1.5]])
+    assert x.item() == 1.5 and float(x) == 1.5 and int(x) == 1 and bool(x)
+    assert plugrad.tensor([1.0, 2.0]).tolist() == [1.0, 2.0]
+    assert [1, 2, 3][plugrad.tensor(1)] == 2
+    with pytest.raises(ShapeError, match="exactly one element"):
+        plugrad.ones(2).item()
+    with pytest.raises(ShapeError, match="ambiguous"):
+        bool(plugrad.ones(2))
+    with pytest.raises(DtypeError):
+        [1, 2][plugrad.tensor(1.0)]
+    with pytest.raises(TypeError, match="0-d"):
+        len(plugrad.tensor(1.0))
+
+
+def test_numpy_is_a_read_only_view() -> None:
+    x = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    host = x.numpy()
+    assert np.shares_memory(host, x.array)
+    with pytest.raises(ValueError, match="read-only"):
+        host[0] = 5.0
+    np.testing.assert_array_equal(np.asarray(x), [1.0, 2.0])
+    assert np.asarray(x, dtype=np.float64).dtype == np.float64
+
+
+def test_tensors_are_hashable_by_identity() -> None:
+    a, b = plugrad.ones(2), plugrad.ones(2)
+    assert len({a, b, a}) == 2
