@@ -6,6 +6,7 @@ from typing import Any
 
 import array_api_compat.numpy as numpy_namespace
 import numpy as np
+
 from plugrad.backend import Backend
 from plugrad.hookspecs import hookimpl
 

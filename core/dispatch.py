@@ -111,6 +111,7 @@ def _record(
     """Create the backward node of one op application."""
     node = _object_new(op.node_type)
     node._device = device
+    node._hooks = None
     node._params = params
     node._ans = out if op.saves_ans else None
     edges = []

@@ -20,9 +20,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from . import graph as _graph
 from .errors import BackwardError, ShapeError
 from .grad_mode import _state
-from .graph import Node
 from .tensor import Tensor, _RetainGrad, _wrap
 
 __all__ = ["backward"]
@@ -119,11 +119,12 @@ def _root_gradient(tensor: Tensor, gradient: Any, create_graph: bool) -> Any:
 
 
 def _run(roots: list[tuple[tuple[Any, int], Any]], retain_graph: bool, create_graph: bool) -> None:
-    dependencies = _count_dependencies(root for (root, _), _ in roots)
-    buffers: dict[Node, Any] = {}
+    Node = _graph.Node
+    dependencies = _count_dependencies([target for (target, _), _ in roots], Node)
+    buffers: dict[Any, Any] = {}
     leaf_grads: dict[int, list[Any]] = {}
     retained: list[tuple[Tensor, Any]] = []
-    ready: list[Node] = []
+    ready: list[Any] = []
     for (target, index), grad in roots:
         if isinstance(target, Node):
             _accumulate(buffers, target, index, grad)
@@ -136,14 +137,13 @@ def _run(roots: list[tuple[tuple[Any, int], Any]], retain_graph: bool, create_gr
         node = ready.pop()
         grad = buffers.pop(node, None)
         if grad is not None:
-            hooks = getattr(node, "_hooks", None)
-            if hooks:
-                grad = _run_node_hooks(node, grad, hooks, retained, create_graph)
+            if node._hooks:
+                grad = _run_node_hooks(node, grad, node._hooks, retained, create_graph)
             input_grads = node._backward(grad, create_graph)
             if not retain_graph:
                 node._release()
         else:
-            # Nothing reached this node; still release the edges it holds into others.
+            # Nothing reached this node; still count down the nodes it leads to.
             input_grads = (None,) * len(node._edges)
         for edge, g in zip(node._edges, input_grads):
             if edge is None:
@@ -151,7 +151,11 @@ def _run(roots: list[tuple[tuple[Any, int], Any]], retain_graph: bool, create_gr
             target, index = edge
             if isinstance(target, Node):
                 if g is not None:
-                    _accumulate(buffers, target, index, g)
+                    if target.n_outputs == 1:
+                        previous = buffers.get(target)
+                        buffers[target] = g if previous is None else previous + g
+                    else:
+                        _accumulate(buffers, target, index, g)
                 remaining = dependencies[target] - 1
                 dependencies[target] = remaining
                 if not remaining:
@@ -164,26 +168,27 @@ def _run(roots: list[tuple[tuple[Any, int], Any]], retain_graph: bool, create_gr
     _commit(leaf_grads, retained, create_graph, {id(grad) for _, grad in roots})
 
 
-def _count_dependencies(roots: Any) -> dict[Node, int]:
+def _count_dependencies(roots: list[Any], Node: type) -> dict[Any, int]:
     """Return, for each node reachable from ``roots``, the number of edges into it."""
-    dependencies: dict[Node, int] = {}
+    dependencies: dict[Any, int] = {}
     stack = [node for node in roots if isinstance(node, Node)]
+    dependencies.update(dict.fromkeys(stack, 0))
     seen = set(stack)
     while stack:
-        node = stack.pop()
-        for edge in node._edges:
-            if edge is None:
-                continue
-            target = edge[0]
-            if isinstance(target, Node):
-                dependencies[target] = dependencies.get(target, 0) + 1
-                if target not in seen:
-                    seen.add(target)
-                    stack.append(target)
+        for edge in stack.pop()._edges:
+            if edge is not None:
+                target = edge[0]
+                if isinstance(target, Node):
+                    if target in seen:
+                        dependencies[target] += 1
+                    else:
+                        dependencies[target] = 1
+                        seen.add(target)
+                        stack.append(target)
     return dependencies
 
 
-def _accumulate(buffers: dict[Node, Any], node: Node, index: int, grad: Any) -> None:
+def _accumulate(buffers: dict[Any, Any], node: Any, index: int, grad: Any) -> None:
     if node.n_outputs == 1:
         previous = buffers.get(node)
         buffers[node] = grad if previous is None else previous + grad
@@ -222,7 +227,7 @@ def _call_hook(hook: Any, grad: Any, device: Any, create_graph: bool, where: str
 
 
 def _run_node_hooks(
-    node: Node, grad: Any, hooks: list[Any], retained: list[tuple[Tensor, Any]], create_graph: bool
+    node: Any, grad: Any, hooks: list[Any], retained: list[tuple[Tensor, Any]], create_graph: bool
 ) -> Any:
     single = node.n_outputs == 1
     grads = [grad] if single else list(grad)
@@ -247,13 +252,13 @@ def _commit(
     """Run leaf hooks, then accumulate every gradient into ``.grad``; nothing changes on error."""
     updates = []
     for leaf, grad in leaf_grads.values():
-        for hook in getattr(leaf, "_hooks", None) or ():
+        for hook in leaf._hooks or ():
             grad = _call_hook(hook, grad, leaf._device, create_graph, "a leaf tensor")
         updates.append((leaf, grad))
     updates.extend(retained)
     new_grads = []
     for tensor, grad in updates:
-        old = getattr(tensor, "_grad", None)
+        old = tensor._grad
         if create_graph:
             new = grad if old is None else old + grad
         else:

@@ -39,6 +39,7 @@ class FunctionCtx(Node):
     _saved: tuple[Any, ...] | None
 
     def __init__(self) -> None:
+        self._hooks = None
         self._saved = ()
         self._non_differentiable: set[int] = set()
         self.needs_input_grad: tuple[bool, ...] = ()

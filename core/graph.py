@@ -40,6 +40,11 @@ class ArraySpec:
     def ndim(self) -> int:
         return len(self.shape)
 
+    @property
+    def _array(self) -> ArraySpec:
+        # Stands in for its own raw array, like a Tensor's ``_array``.
+        return self
+
     def __repr__(self) -> str:
         return f"ArraySpec(shape={self.shape}, dtype={self.dtype})"
 
@@ -81,6 +86,9 @@ class Node:
         return f"<{type(self).__name__}>"
 
 
+_HOLDS_ARRAY = (Tensor, ArraySpec)
+
+
 def _freed_error(node: Node) -> GraphFreedError:
     return GraphFreedError(
         f"Trying to backward through the graph a second time (or to reach {node.name()} "
@@ -114,7 +122,7 @@ class OpNode(Node):
             ans = None if self._ans is None else _wrap(self._ans, self._device, True, (self, 0))
         else:
             xp = self._device.xp
-            args = tuple(a._array if isinstance(a, Tensor) else a for a in saved)
+            args = [a._array if isinstance(a, _HOLDS_ARRAY) else a for a in saved]
             ans = self._ans
         grads = []
         for rule, edge, arg in zip(op.vjps, self._edges, args):

@@ -40,7 +40,6 @@ class Tensor:
     tensor([2., 4., 6.])
     """
 
-    # _grad and _hooks are left unset on most tensors; they are read with getattr defaults.
     __slots__ = ("__weakref__", "_array", "_device", "_edge", "_grad", "_hooks", "_requires_grad")
 
     # Let Tensor's reflected operators handle `ndarray + tensor`, instead of numpy.
@@ -196,7 +195,7 @@ class Tensor:
     @property
     def grad(self) -> Tensor | None:
         """The accumulated gradient, after ``backward()``; ``None`` until then."""
-        return getattr(self, "_grad", None)
+        return self._grad
 
     @grad.setter
     def grad(self, value: Tensor | None) -> None:
@@ -232,7 +231,7 @@ class Tensor:
         edge = self._edge
         if edge is None:
             return False
-        hooks = getattr(edge[0], "_hooks", None) or ()
+        hooks = edge[0]._hooks or ()
         return any(isinstance(h, _RetainGrad) and h.tensor() is self for _, h in hooks)
 
     def retain_grad(self) -> None:
@@ -274,7 +273,7 @@ class Tensor:
         if not callable(hook):
             raise TypeError(f"hook must be callable, got {type(hook).__name__}")
         if self._edge is None:
-            hooks = getattr(self, "_hooks", None)
+            hooks = self._hooks
             if hooks is None:
                 hooks = self._hooks = []
             hooks.append(hook)
@@ -283,7 +282,7 @@ class Tensor:
 
     def _add_node_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
         node, index = self._edge  # type: ignore[misc]
-        hooks = getattr(node, "_hooks", None)
+        hooks = node._hooks
         if hooks is None:
             hooks = node._hooks = []
         entry = (index, hook)
@@ -322,9 +321,9 @@ class Tensor:
         >>> x.grad
         tensor([3., 3.])
         """
-        from .engine import backward
-
-        backward((self,), None if gradient is None else (gradient,), retain_graph, create_graph)
+        _engine.backward(
+            (self,), None if gradient is None else (gradient,), retain_graph, create_graph
+        )
 
     def detach(self) -> Tensor:
         """Return a new leaf sharing the data, cut off from the graph (``requires_grad=False``)."""
@@ -447,6 +446,8 @@ def _wrap(array: Any, device: Device, requires_grad: bool, edge: tuple[Any, int]
     t._device = device
     t._requires_grad = requires_grad
     t._edge = edge
+    t._grad = None
+    t._hooks = None
     return t
 
 
@@ -474,3 +475,7 @@ class RemovableHandle:
             self._hooks.remove(self._entry)
         except ValueError:
             pass
+
+
+# The engine imports this module, so it is bound last.
+from . import engine as _engine  # noqa: E402

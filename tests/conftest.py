@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import numpy as np
-import plugrad
 import pytest
+
+import plugrad
 
 Program = Callable[..., plugrad.Tensor]
 

@@ -27,6 +27,7 @@ import timeit
 from typing import ClassVar
 
 import numpy as np
+
 import plugrad
 from plugrad.errors import BackendError
 from plugrad.registry import backend_names, resolve_device

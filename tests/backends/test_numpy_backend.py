@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
-import plugrad
 import pytest
+
+import plugrad
 from plugrad import registry
 from plugrad.backend import Backend
 from plugrad.backends import numpy_backend

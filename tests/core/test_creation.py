@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
-import plugrad
 import pytest
+
+import plugrad
 from plugrad.errors import BackwardError, DtypeError, UnknownBackendError
 
 

@@ -8,8 +8,9 @@ import threading
 import weakref
 
 import numpy as np
-import plugrad
 import pytest
+
+import plugrad
 from plugrad.errors import BackwardError, GraphFreedError, ShapeError
 
 
@@ -241,6 +242,16 @@ def test_unreached_branch_does_not_block_other_paths() -> None:
     y = Blocked.apply(h) * 5 + h * 7
     y.backward()
     assert x.grad.item() == pytest.approx(21.0)
+
+
+def test_several_roots_where_one_depends_on_the_other() -> None:
+    from plugrad.engine import backward
+
+    x = plugrad.tensor(2.0, dtype=plugrad.float64, requires_grad=True)
+    y = x * x
+    z = y * 3
+    backward([y, z], [plugrad.tensor(1.0, dtype=plugrad.float64), None])
+    assert x.grad.item() == pytest.approx(2 * 2.0 + 3 * 2 * 2.0)
 
 
 # -- higher order -------------------------------------------------------------------------

@@ -6,8 +6,9 @@ import gc
 import weakref
 
 import numpy as np
-import plugrad
 import pytest
+
+import plugrad
 from plugrad.errors import FunctionBackwardError, GraphFreedError
 
 

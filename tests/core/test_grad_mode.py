@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import threading
 
-import plugrad
 import pytest
+
+import plugrad
 
 
 @pytest.fixture

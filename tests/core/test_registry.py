@@ -7,8 +7,9 @@ import types
 from importlib.metadata import EntryPoint
 
 import numpy as np
-import plugrad
 import pytest
+
+import plugrad
 from plugrad import plugin_manager, registry
 from plugrad.errors import PluginLoadWarning, PluginRegistrationError
 from plugrad.hookspecs import hookimpl

@@ -5,8 +5,9 @@ from __future__ import annotations
 import operator
 
 import numpy as np
-import plugrad
 import pytest
+
+import plugrad
 from plugrad.errors import BackwardError, DtypeError, ShapeError
 
 

@@ -10,8 +10,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
-import plugrad
 import pytest
+
+import plugrad
 from plugrad import registry
 
 P = plugrad
