@@ -36,15 +36,41 @@ _ANS = "ans"
 
 
 class OpDef:
-    """One op as a plugin declares it. Create it with :func:`op`.
+    """One op as a plugin declares it; ``op(...)`` is the same class.
 
     The array inputs of an op are the kernel's positional-only parameters
     after ``xp`` (all positional parameters if it declares none with ``/``);
     every other parameter is a *param*: a non-array argument such as ``axis``,
-    passed to the kernel and to every rule by keyword.
+    passed to the kernel and to every rule by keyword. Give the backward rules
+    with :meth:`vjp`. After registration the declaration is frozen; its derived
+    fields (``input_names``, ``param_names``, ``node_type``, ...) are filled then.
 
-    After registration the declaration is frozen; its derived fields
-    (``input_names``, ``param_names``, ``node_type``, ...) are filled then.
+    Parameters
+    ----------
+    name : str
+        The name it is reachable by (``plugrad.ops.<name>``; built-in ops are
+        also ``plugrad.<name>``).
+    kernel : callable
+        ``kernel(xp, *arrays, **params)``, the generic forward computation,
+        written against the Array API namespace ``xp``.
+    broadcasting : bool
+        Whether the op broadcasts its array inputs against each other. If so,
+        the engine sums each gradient back to its input's shape, so rules may
+        return gradients of the broadcast shape.
+    differentiable : bool
+        ``False`` for ops without gradients (comparisons, ``floor``, ...): their
+        results never require grad.
+    saves : iterable of str, optional
+        Which of the input names and ``"ans"`` (the output) the backward rules
+        read. Others reach the rules as an object with only ``shape``, ``ndim``
+        and ``dtype``, so they are not kept alive. Default: all inputs and the output.
+    grad_fn_name : str, optional
+        Prefix of the ``grad_fn`` name, e.g. ``"Mul"`` gives ``<MulBackward>``.
+        Default: the op name in CamelCase.
+    kernels : mapping of str to callable, optional
+        Backend-specific kernels by backend name, used instead of ``kernel`` there.
+    doc : str, optional
+        The docstring of the public function.
     """
 
     def __init__(
@@ -155,60 +181,8 @@ class OpDef:
         self._frozen = True
 
 
-def op(
-    name: str,
-    kernel: Kernel,
-    *,
-    broadcasting: bool = False,
-    differentiable: bool = True,
-    saves: Iterable[str] | None = None,
-    grad_fn_name: str | None = None,
-    kernels: Mapping[str, Kernel] | None = None,
-    doc: str | None = None,
-) -> OpDef:
-    """Declare an op.
-
-    Parameters
-    ----------
-    name : str
-        The name it is reachable by (``plugrad.<name>`` for built-in ops).
-    kernel : callable
-        ``kernel(xp, *arrays, **params)``, the generic forward computation,
-        written against the Array API namespace ``xp``.
-    broadcasting : bool
-        Whether the op broadcasts its array inputs against each other. If so,
-        the engine sums each gradient back to its input's shape, so rules may
-        return gradients of the broadcast shape.
-    differentiable : bool
-        ``False`` for ops without gradients (comparisons, ``floor``, ...): their
-        results never require grad.
-    saves : iterable of str, optional
-        Which of the input names and ``"ans"`` (the output) the backward rules
-        read. Others reach the rules as an object with only ``shape``, ``ndim``
-        and ``dtype``, so they are not kept alive. Default: all inputs and the output.
-    grad_fn_name : str, optional
-        Prefix of the ``grad_fn`` name, e.g. ``"Mul"`` gives ``<MulBackward>``.
-        Default: the op name in CamelCase.
-    kernels : mapping of str to callable, optional
-        Backend-specific kernels by backend name, used instead of ``kernel`` there.
-    doc : str, optional
-        The docstring of the public function.
-
-    Returns
-    -------
-    OpDef
-        Call ``.vjp(rule_1, ..., rule_n)`` on it to give the backward rules.
-    """
-    return OpDef(
-        name,
-        kernel,
-        broadcasting=broadcasting,
-        differentiable=differentiable,
-        saves=saves,
-        grad_fn_name=grad_fn_name,
-        kernels=kernels,
-        doc=doc,
-    )
+#: Declare an op: ``op(name, kernel, ...)`` (see :class:`OpDef` for the parameters).
+op = OpDef
 
 
 def _split_kernel_signature(
