@@ -60,15 +60,18 @@ class FunctionCtx(Node):
         """The tensors given to :meth:`save_for_backward`."""
         saved = self._saved
         if saved is None:
-            raise GraphFreedError(
-                f"{self.name()}: the tensors saved for backward were freed by an earlier "
-                "backward(); pass retain_graph=True to that backward() to keep them"
-            )
+            raise self._freed_error()
         return tuple(
             _wrap(s.array, self._device, True, (self, s.index))
             if isinstance(s, _SavedOutput)
             else s
             for s in saved
+        )
+
+    def _freed_error(self) -> GraphFreedError:
+        return GraphFreedError(
+            f"{self.name()}: the tensors saved for backward were freed by an earlier "
+            "backward(); pass retain_graph=True to that backward() to keep them"
         )
 
     def mark_non_differentiable(self, *outputs: Tensor) -> None:
@@ -77,7 +80,7 @@ class FunctionCtx(Node):
 
     def _backward(self, grad: Any, create_graph: bool) -> tuple[Any, ...]:
         if self._saved is None:
-            self.saved_tensors  # raises the freed-graph error  # noqa: B018
+            raise self._freed_error()
         function = self._function
         grads = (grad,) if self.n_outputs == 1 else tuple(grad)
         xp = self._device.xp
