@@ -134,8 +134,12 @@ class Device:
         The library's own device object.
     name : str
         ``"numpy"`` for a single-device backend, ``"cupy:0"`` style otherwise.
-    xp : module
-        The backend's Array API namespace (the one kernels and rules receive).
+    namespace : module
+        The backend's own Array API namespace.
+    xp : namespace
+        What kernels and backward rules receive: the backend's namespace plus
+        every registered op it lacks (bound to this backend), so a rule can use
+        any op, e.g. a scatter-add the standard does not have.
     """
 
     __slots__ = (
@@ -144,6 +148,7 @@ class Device:
         "backend",
         "kernels",
         "name",
+        "namespace",
         "native",
         "xp",
     )
@@ -160,7 +165,9 @@ class Device:
         self.backend = backend
         self.native = native
         self.name = name
-        self.xp = xp
+        self.namespace = xp
+        #: Replaced together with ``kernels`` when the op tables are rebuilt.
+        self.xp: Any = xp
         self._dtype_to_native = dtype_to_native
         self._dtype_from_native = dtype_from_native
         #: op name -> kernel; replaced wholesale (never mutated) when the op tables are rebuilt.

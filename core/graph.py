@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
-import plugrad
-
+from . import registry as _registry
 from .errors import GraphFreedError
 from .tensor import Tensor, _wrap
 
@@ -116,8 +115,8 @@ class OpNode(Node):
         op = self.op
         params = self._params
         if create_graph:
-            # Rules run on Tensors through plugrad itself, so the gradient is differentiable.
-            xp = plugrad
+            # Rules run on Tensors through plugrad's ops, so the gradient is differentiable.
+            xp = _registry._state.tensor_namespace
             args = saved
             ans = None if self._ans is None else _wrap(self._ans, self._device, True, (self, 0))
         else:

@@ -15,8 +15,10 @@ Rebuilding replaces tables wholesale; nothing on the per-op path is mutated.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import sys
+import types
 import warnings
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -65,6 +67,8 @@ class _State:
         self.devices: dict[str, tuple[Device, ...]] = {}
         self.array_types: dict[str, tuple[type, ...]] = {}
         self.functions: dict[str, Callable[..., Any]] = {}
+        #: What backward rules receive under create_graph: plugrad plus every registered op.
+        self.tensor_namespace: types.SimpleNamespace = types.SimpleNamespace()
         self.default_device: Device | None = None
 
 
@@ -304,8 +308,24 @@ def _install_kernels(backend: Backend, devices: tuple[Device, ...]) -> None:
         name: op.backend_kernels.get(backend.name) or overrides.get(name) or op.kernel
         for name, op in _state.ops.items()
     }
+    xp = _kernel_namespace(devices[0].namespace, table)
     for device in devices:
         device.kernels = table
+        device.xp = xp
+
+
+def _kernel_namespace(
+    namespace: Any, table: dict[str, Callable[..., Any]]
+) -> types.SimpleNamespace:
+    """The backend's namespace plus every op it lacks, each bound to this namespace.
+
+    Built once per table rebuild; attribute access is a plain dict lookup.
+    """
+    xp = types.SimpleNamespace(**vars(namespace))
+    for name, kernel in table.items():
+        if not hasattr(namespace, name):
+            setattr(xp, name, functools.partial(kernel, xp))
+    return xp
 
 
 def resolve_device(spec: Device | Backend | str | None) -> Device:
@@ -375,6 +395,8 @@ def _install_functions(builtin: set[str]) -> None:
         setattr(_ops_module, name, function)
         if function.__module__ == "plugrad":
             setattr(namespace, name, function)
+    public = {k: v for k, v in vars(namespace).items() if not k.startswith("_")}
+    _state.tensor_namespace = types.SimpleNamespace(**{**public, **_state.functions})
 
 
 class _DefaultName:

@@ -93,6 +93,21 @@ def test_runtime_plugin_adds_a_differentiable_op(registered) -> None:
     assert x.grad.tolist() == [12.0]
 
 
+def test_rules_can_use_any_registered_op_in_both_modes(registered) -> None:
+    # The standard has no "twice"; a rule may still call it, as xp.twice_test.
+    twice = op("twice_test", lambda xp, x, /: x * 2, saves=()).vjp(lambda xp, g, ans, x: g * 2)
+    cube = op("cube_via_twice", lambda xp, x, /: x * x * x, saves=("x",))
+    cube.vjp(lambda xp, g, ans, x: xp.twice_test(x * x * g) + x * x * g)
+    registered(plugin_with(twice, cube), "rule_namespace_plugin")
+    x = plugrad.tensor(2.0, dtype=plugrad.float64, requires_grad=True)
+    plugrad.ops.cube_via_twice(x).backward(create_graph=True)
+    assert x.grad.item() == 12.0
+    first = x.grad
+    x.grad = None
+    first.backward()
+    assert x.grad.item() == 12.0  # d/dx 3x^2 = 6x
+
+
 def test_unregister_removes_the_op() -> None:
     square = op("square_test", lambda xp, x, /: x * x, saves=("x",))
     square.vjp(lambda xp, g, ans, x: 2 * x * g)
