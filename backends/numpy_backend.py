@@ -53,6 +53,9 @@ class NumpyBackend(Backend):
     def device_of(self, array: Any) -> str:
         return "cpu"
 
+    def dlpack_device(self, device: Any) -> tuple[int, int]:
+        return (1, 0)  # kDLCPU
+
     def to_numpy(self, array: Any) -> np.ndarray:
         view = np.asarray(array).view()
         # A read-only view: writing through it would bypass autograd.

@@ -20,6 +20,7 @@ from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as _version
 
 from . import errors, ops
+from .backend_selection import default_device, set_backend, use_backend
 from .creation import (
     arange,
     asarray,
@@ -55,6 +56,7 @@ from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .graph import Node
 from .random import Generator, manual_seed, rand, randn
 from .tensor import Tensor
+from .transfer import from_dlpack
 
 try:
     __version__ = _version("plugrad")
@@ -73,6 +75,7 @@ __all__ = [
     "bool",
     "complex64",
     "complex128",
+    "default_device",
     "empty",
     "empty_like",
     "enable_grad",
@@ -80,6 +83,7 @@ __all__ = [
     "float16",
     "float32",
     "float64",
+    "from_dlpack",
     "full",
     "full_like",
     "int8",
@@ -94,12 +98,14 @@ __all__ = [
     "ops",
     "rand",
     "randn",
+    "set_backend",
     "set_grad_enabled",
     "tensor",
     "uint8",
     "uint16",
     "uint32",
     "uint64",
+    "use_backend",
     "zeros",
     "zeros_like",
 ]

@@ -10,7 +10,9 @@ kernel table, dtype map) so that dispatch is attribute reads and one dict lookup
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from types import ModuleType
 from typing import Any, Protocol
 
@@ -86,13 +88,38 @@ class Backend:
         """Return the library's own device objects usable here; the first is the default."""
         return ("cpu",)
 
-    def device_name(self, device: Any) -> str:
-        """Return a short name for one of :meth:`devices`, e.g. ``"cpu"`` or ``"cuda:0"``."""
-        return str(device)
-
     def device_of(self, array: Any) -> Any:
         """Return the library's device object on which ``array`` lives."""
         return array.device
+
+    def device_context(self, device: Any) -> AbstractContextManager[Any]:
+        """Return a context manager making ``device`` the library's current device.
+
+        ``plugrad.use_backend("cupy:1")`` enters it, so that work the library
+        queues on its "current" device goes to the device the user chose.
+        """
+        return contextlib.nullcontext()
+
+    def dlpack_device(self, device: Any) -> tuple[int, int] | None:
+        """Return the DLPack ``(device_type, device_id)`` of ``device``; ``None`` if unknown.
+
+        Moving data between two backends whose devices report the same DLPack
+        device goes through DLPack, without a copy; anything else goes through
+        host memory.
+        """
+        return None
+
+    def from_dlpack(self, obj: Any, device: Any) -> Any:
+        """Return an array of this library sharing the memory of ``obj`` (has ``__dlpack__``)."""
+        return self.namespace().from_dlpack(obj)
+
+    def from_host(self, host: Any, device: Any) -> Any:
+        """Return a new array on ``device`` holding a copy of the NumPy array ``host``."""
+        return self.namespace().asarray(host, device=device, copy=True)
+
+    def copy_to_device(self, array: Any, device: Any) -> Any:
+        """Return a copy of one of this library's arrays on another of its devices."""
+        return array.to_device(device)
 
     def to_numpy(self, array: Any) -> Any:
         """Return a NumPy array with the contents of ``array`` (a copy if it lives elsewhere)."""
@@ -172,6 +199,11 @@ class Device:
         self._dtype_from_native = dtype_from_native
         #: op name -> kernel; replaced wholesale (never mutated) when the op tables are rebuilt.
         self.kernels: Mapping[str, Callable[..., Any]] = {}
+
+    @property
+    def dtypes(self) -> tuple[_dtypes.DType, ...]:
+        """The plugrad dtypes this device's backend supports."""
+        return tuple(self._dtype_to_native)
 
     def native_dtype(self, dtype: _dtypes.DType) -> Any:
         """Return the backend's dtype object for ``dtype``, or raise if it has none."""

@@ -1,10 +1,12 @@
 """Creating tensors: from data, filled with a value, or as ranges.
 
 Every function takes ``dtype=`` (a plugrad dtype), ``device=`` (a backend
-name such as ``"numpy"``, ``"name:index"``, or a :class:`~plugrad.backend.Device`;
-default: the default device) and ``requires_grad=``. Python floats become
-``float32`` and Python ints ``int64`` unless a dtype is given, as in PyTorch;
-arrays keep their dtype.
+name such as ``"numpy"``, ``"name:index"``, or a :class:`~plugrad.backend.Device`),
+``backend=`` (a backend name; its current device) and ``requires_grad=``.
+Without ``device``/``backend`` tensors go to the default device (see
+``plugrad.use_backend``); data that already lives on a backend stays there.
+Python floats become ``float32`` and Python ints ``int64`` unless a dtype is
+given, as in PyTorch; arrays keep their dtype.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from . import registry
 from .backend import Device
 from .errors import BackwardError, DtypeError
 from .tensor import Tensor, _wrap
+from .transfer import move_array
 
 __all__ = [
     "arange",
@@ -48,6 +51,27 @@ def leaf(array: Any, device: Device, requires_grad: bool) -> Tensor:
                 "1.0 instead of 1)"
             )
     return _wrap(array, device, requires_grad, None)
+
+
+def target_device(device: DeviceLike, backend: str | None) -> Device:
+    """Resolve the ``device=``/``backend=`` pair of a creation function (both optional)."""
+    if backend is None:
+        return registry.resolve_device(device)
+    if not isinstance(backend, str) or ":" in backend:
+        raise TypeError(
+            f"backend= takes a backend name such as 'numpy' or 'cupy', got {backend!r}; "
+            "choose a particular device with device='cupy:1'"
+        )
+    chosen = registry.resolve_device(backend)
+    if device is None:
+        return chosen
+    target = registry.resolve_device(device)
+    if target.backend is not chosen.backend:
+        raise ValueError(
+            f"device {target.name!r} does not belong to backend {backend!r}; give one of them, "
+            f"or a device of that backend such as {chosen.name!r}"
+        )
+    return target
 
 
 def _shape(shape: Shape) -> tuple[int, ...]:
@@ -88,7 +112,11 @@ def _apply_default_dtype(array: Any, device: Device) -> Any:
 
 
 def _convert(
-    data: Any, dtype: _dtypes.DType | None, device: DeviceLike, copy: bool | None
+    data: Any,
+    dtype: _dtypes.DType | None,
+    device: DeviceLike,
+    backend: str | None,
+    copy: bool | None,
 ) -> tuple[Any, Device]:
     """Return (backend array, Device) for ``data``, a Tensor, a backend array or Python data."""
     if isinstance(data, Tensor):
@@ -97,15 +125,13 @@ def _convert(
     else:
         source = registry.device_of_array(data)
         array = data
-    target = (
-        registry.resolve_device(device)
-        if device is not None
-        else (source or registry.default_device())
-    )
+    if device is None and backend is None:
+        target = source or registry.default_device()
+    else:
+        target = target_device(device, backend)
     native_dtype = None if dtype is None else target.native_dtype(dtype)
-    if source is not None and source is not target and source.backend is not target.backend:
-        # Between libraries: through the host (DLPack transfers belong to Tensor.to()).
-        array = source.backend.to_numpy(array)
+    if source is not None and source is not target:
+        array = move_array(array, source, target)
     xp = target.xp
     if copy is None:
         result = xp.asarray(array, dtype=native_dtype, device=target.native)
@@ -121,6 +147,7 @@ def tensor(
     *,
     dtype: _dtypes.DType | None = None,
     device: DeviceLike = None,
+    backend: str | None = None,
     requires_grad: bool = False,
 ) -> Tensor:
     """Create a leaf tensor holding a copy of ``data``.
@@ -145,7 +172,7 @@ def tensor(
     >>> plugrad.tensor(3)
     tensor(3)
     """
-    array, target = _convert(data, dtype, device, copy=True)
+    array, target = _convert(data, dtype, device, backend, copy=True)
     return leaf(array, target, requires_grad)
 
 
@@ -155,6 +182,7 @@ def asarray(
     *,
     dtype: _dtypes.DType | None = None,
     device: DeviceLike = None,
+    backend: str | None = None,
     copy: bool | None = None,
     requires_grad: bool = False,
 ) -> Tensor:
@@ -173,7 +201,7 @@ def asarray(
     """
     if isinstance(obj, Tensor):
         unchanged = (dtype is None or dtype == obj.dtype) and (
-            device is None or registry.resolve_device(device) is obj._device
+            (device is None and backend is None) or target_device(device, backend) is obj._device
         )
         if unchanged and not copy:
             if requires_grad and not obj._requires_grad:
@@ -187,7 +215,7 @@ def asarray(
                 "asarray() on a tensor that requires grad would cut it off from the graph; "
                 "call x.detach() first if that is what you want"
             )
-    array, target = _convert(obj, dtype, device, copy)
+    array, target = _convert(obj, dtype, device, backend, copy)
     return leaf(array, target, requires_grad)
 
 
@@ -195,11 +223,10 @@ def _filled(
     kind: str,
     shape: Shape,
     dtype: _dtypes.DType | None,
-    device: DeviceLike,
+    target: Device,
     requires_grad: bool,
     fill_value: Any = None,
 ) -> Tensor:
-    target = registry.resolve_device(device)
     if dtype is None:
         dtype = _dtypes.default_float_dtype if fill_value is None else _scalar_dtype(fill_value)
     native = target.native_dtype(dtype)
@@ -217,6 +244,7 @@ def zeros(
     *,
     dtype: _dtypes.DType | None = None,
     device: DeviceLike = None,
+    backend: str | None = None,
     requires_grad: bool = False,
 ) -> Tensor:
     """Return a tensor of zeros (``float32`` unless ``dtype`` is given).
@@ -228,7 +256,7 @@ def zeros(
     tensor([[0., 0., 0.],
             [0., 0., 0.]])
     """
-    return _filled("zeros", shape, dtype, device, requires_grad)
+    return _filled("zeros", shape, dtype, target_device(device, backend), requires_grad)
 
 
 def ones(
@@ -236,6 +264,7 @@ def ones(
     *,
     dtype: _dtypes.DType | None = None,
     device: DeviceLike = None,
+    backend: str | None = None,
     requires_grad: bool = False,
 ) -> Tensor:
     """Return a tensor of ones (``float32`` unless ``dtype`` is given).
@@ -246,7 +275,7 @@ def ones(
     >>> plugrad.ones(3, dtype=plugrad.int64)
     tensor([1, 1, 1])
     """
-    return _filled("ones", shape, dtype, device, requires_grad)
+    return _filled("ones", shape, dtype, target_device(device, backend), requires_grad)
 
 
 def empty(
@@ -254,10 +283,11 @@ def empty(
     *,
     dtype: _dtypes.DType | None = None,
     device: DeviceLike = None,
+    backend: str | None = None,
     requires_grad: bool = False,
 ) -> Tensor:
     """Return a tensor whose values are whatever the memory held (fast; fill it before use)."""
-    return _filled("empty", shape, dtype, device, requires_grad)
+    return _filled("empty", shape, dtype, target_device(device, backend), requires_grad)
 
 
 def full(
@@ -266,6 +296,7 @@ def full(
     *,
     dtype: _dtypes.DType | None = None,
     device: DeviceLike = None,
+    backend: str | None = None,
     requires_grad: bool = False,
 ) -> Tensor:
     """Return a tensor filled with ``fill_value``; the dtype follows the value's Python type.
@@ -276,7 +307,7 @@ def full(
     >>> plugrad.full((2,), 0.5)
     tensor([0.5, 0.5])
     """
-    return _filled("full", shape, dtype, device, requires_grad, fill_value)
+    return _filled("full", shape, dtype, target_device(device, backend), requires_grad, fill_value)
 
 
 def _like(
@@ -284,19 +315,17 @@ def _like(
     x: Tensor,
     dtype: _dtypes.DType | None,
     device: DeviceLike,
+    backend: str | None,
     requires_grad: bool,
     fill_value: Any = None,
 ) -> Tensor:
     if not isinstance(x, Tensor):
         raise TypeError(f"{kind}_like() needs a Tensor, got {type(x).__name__}")
-    return _filled(
-        kind,
-        x.shape,
-        dtype or x.dtype,
-        x._device if device is None else device,
-        requires_grad,
-        fill_value,
-    )
+    if device is None and backend is None:
+        target = x._device
+    else:
+        target = target_device(device, backend)
+    return _filled(kind, x.shape, dtype or x.dtype, target, requires_grad, fill_value)
 
 
 def zeros_like(
@@ -305,10 +334,11 @@ def zeros_like(
     *,
     dtype: _dtypes.DType | None = None,
     device: DeviceLike = None,
+    backend: str | None = None,
     requires_grad: bool = False,
 ) -> Tensor:
     """Return zeros with the shape of ``x`` (and its dtype and device unless given)."""
-    return _like("zeros", x, dtype, device, requires_grad)
+    return _like("zeros", x, dtype, device, backend, requires_grad)
 
 
 def ones_like(
@@ -317,6 +347,7 @@ def ones_like(
     *,
     dtype: _dtypes.DType | None = None,
     device: DeviceLike = None,
+    backend: str | None = None,
     requires_grad: bool = False,
 ) -> Tensor:
     """Return ones with the shape of ``x`` (and its dtype and device unless given).
@@ -327,7 +358,7 @@ def ones_like(
     >>> plugrad.ones_like(plugrad.zeros((2,)))
     tensor([1., 1.])
     """
-    return _like("ones", x, dtype, device, requires_grad)
+    return _like("ones", x, dtype, device, backend, requires_grad)
 
 
 def empty_like(
@@ -336,10 +367,11 @@ def empty_like(
     *,
     dtype: _dtypes.DType | None = None,
     device: DeviceLike = None,
+    backend: str | None = None,
     requires_grad: bool = False,
 ) -> Tensor:
     """Return an uninitialised tensor with the shape of ``x`` (and its dtype and device)."""
-    return _like("empty", x, dtype, device, requires_grad)
+    return _like("empty", x, dtype, device, backend, requires_grad)
 
 
 def full_like(
@@ -349,10 +381,11 @@ def full_like(
     *,
     dtype: _dtypes.DType | None = None,
     device: DeviceLike = None,
+    backend: str | None = None,
     requires_grad: bool = False,
 ) -> Tensor:
     """Return a tensor with the shape of ``x`` filled with ``fill_value``."""
-    return _like("full", x, dtype, device, requires_grad, fill_value)
+    return _like("full", x, dtype, device, backend, requires_grad, fill_value)
 
 
 def arange(
@@ -363,6 +396,7 @@ def arange(
     *,
     dtype: _dtypes.DType | None = None,
     device: DeviceLike = None,
+    backend: str | None = None,
     requires_grad: bool = False,
 ) -> Tensor:
     """Return evenly spaced values in ``[start, stop)``; ``arange(n)`` is ``0, 1, ..., n-1``.
@@ -380,7 +414,7 @@ def arange(
     if dtype is None:
         floating = any(isinstance(v, float) for v in (start, stop, step))
         dtype = _dtypes.default_float_dtype if floating else _dtypes.default_int_dtype
-    target = registry.resolve_device(device)
+    target = target_device(device, backend)
     array = target.xp.arange(
         start, stop, step, dtype=target.native_dtype(dtype), device=target.native
     )

@@ -5,9 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from . import dtypes as _dtypes
-from . import registry
 from .backend import Device
-from .creation import _shape, leaf
+from .creation import _shape, leaf, target_device
 from .errors import DtypeError
 from .tensor import Tensor
 
@@ -23,6 +22,8 @@ class Generator:
         The seed; ``None`` draws one from the operating system.
     device : str or Device, optional
         The device whose backend produces the numbers (default: the default device).
+    backend : str, optional
+        A backend name, for its current device.
 
     Examples
     --------
@@ -35,10 +36,15 @@ class Generator:
 
     __slots__ = ("_source", "device", "seed")
 
-    def __init__(self, seed: int | None = None, device: Device | str | None = None) -> None:
+    def __init__(
+        self,
+        seed: int | None = None,
+        device: Device | str | None = None,
+        backend: str | None = None,
+    ) -> None:
         if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool) or seed < 0):
             raise ValueError(f"seed must be a non-negative int or None, got {seed!r}")
-        self.device = registry.resolve_device(device)
+        self.device = target_device(device, backend)
         self.seed = seed
         self._source = self.device.backend.random_source(seed, self.device.native)
 
@@ -80,6 +86,7 @@ def _sample(
     shape: tuple[Any, ...],
     dtype: _dtypes.DType | None,
     device: Device | str | None,
+    backend: str | None,
     generator: Generator | None,
     requires_grad: bool,
 ) -> Tensor:
@@ -88,13 +95,15 @@ def _sample(
     size = _shape(shape)
     if generator is not None:
         target = generator.device
-        if device is not None and registry.resolve_device(device) is not target:
+        if (device is not None or backend is not None) and target_device(
+            device, backend
+        ) is not target:
             raise ValueError(
-                f"the generator is on {target.name!r} but device={device!r} was asked for; "
-                "use a generator made for that device"
+                f"the generator is on {target.name!r} but device={device!r}, backend={backend!r} "
+                "was asked for; use a generator made for that device"
             )
     else:
-        target = registry.resolve_device(device)
+        target = target_device(device, backend)
         generator = _generator_for(target)
     dtype = dtype or _dtypes.default_float_dtype
     if dtype.kind != "real floating":
@@ -108,6 +117,7 @@ def randn(
     *shape: int | tuple[int, ...],
     dtype: _dtypes.DType | None = None,
     device: Device | str | None = None,
+    backend: str | None = None,
     generator: Generator | None = None,
     requires_grad: bool = False,
 ) -> Tensor:
@@ -119,13 +129,14 @@ def randn(
     >>> plugrad.randn(2, 3).shape
     (2, 3)
     """
-    return _sample("normal", shape, dtype, device, generator, requires_grad)
+    return _sample("normal", shape, dtype, device, backend, generator, requires_grad)
 
 
 def rand(
     *shape: int | tuple[int, ...],
     dtype: _dtypes.DType | None = None,
     device: Device | str | None = None,
+    backend: str | None = None,
     generator: Generator | None = None,
     requires_grad: bool = False,
 ) -> Tensor:
@@ -138,4 +149,4 @@ def rand(
     >>> bool(plugrad.all(x >= 0.0)) and bool(plugrad.all(x < 1.0))
     True
     """
-    return _sample("uniform", shape, dtype, device, generator, requires_grad)
+    return _sample("uniform", shape, dtype, device, backend, generator, requires_grad)

@@ -15,8 +15,10 @@ Rebuilding replaces tables wholesale; nothing on the per-op path is mutated.
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import inspect
+import os
 import sys
 import types
 import warnings
@@ -40,14 +42,19 @@ from .plugin_manager import builtin_plugin_names, create_plugin_manager
 
 __all__ = [
     "backend_names",
+    "backend_owner",
+    "backend_status",
     "default_device",
     "device_of_array",
+    "devices_of",
     "find_op",
     "get_backend",
     "load",
     "op_names",
     "register_plugin",
     "resolve_device",
+    "scoped_default_device",
+    "set_default_device",
     "unregister_plugin",
 ]
 
@@ -73,16 +80,30 @@ class _State:
 
 
 _state = _State()
+#: The default device inside ``use_backend(...)``: per thread and per asyncio task.
+scoped_default_device: contextvars.ContextVar[Device | None] = contextvars.ContextVar(
+    "plugrad_default_device", default=None
+)
 
 
 # -- loading ----------------------------------------------------------------------------
 
 
 def load() -> None:
-    """Load every plugin and build the tables (done once, by ``import plugrad``)."""
+    """Load every plugin and build the tables (done once, by ``import plugrad``).
+
+    The default device is ``$PLUGRAD_BACKEND`` (a backend or ``name:index``) if set.
+    """
     _state.manager = create_plugin_manager(_state.failures)
     _rebuild()
-    _state.default_device = resolve_device(DEFAULT_BACKEND)
+    requested = os.environ.get("PLUGRAD_BACKEND", "").strip()
+    try:
+        _state.default_device = resolve_device(requested or DEFAULT_BACKEND)
+    except (BackendUnavailableError, UnknownBackendError) as exc:
+        raise type(exc)(
+            f"PLUGRAD_BACKEND={requested!r} cannot be used: {exc}. Unset PLUGRAD_BACKEND to "
+            f"use {DEFAULT_BACKEND!r}, or pick one of: {', '.join(backend_names())}"
+        ) from None
 
 
 def register_plugin(plugin: object, name: str | None = None) -> str:
@@ -291,6 +312,11 @@ def _activate(backend: Backend) -> tuple[Device, ...]:
     return devices
 
 
+def devices_of(backend: Backend) -> tuple[Device, ...]:
+    """The devices of ``backend``, activating it if needed."""
+    return _activate(backend)
+
+
 def device_of_array(obj: Any) -> Device | None:
     """Return the Device holding ``obj`` if it is an array of an active backend, else ``None``."""
     for name, devices in _state.devices.items():
@@ -335,7 +361,7 @@ def resolve_device(spec: Device | Backend | str | None) -> Device:
     device) or ``"name:index"``; a :class:`Device` is returned as is.
     """
     if spec is None:
-        device = _state.default_device
+        device = scoped_default_device.get() or _state.default_device
         assert device is not None, "plugrad has not finished loading"
         return device
     if isinstance(spec, Device):
@@ -350,7 +376,10 @@ def resolve_device(spec: Device | Backend | str | None) -> Device:
     name, _, index = spec.partition(":")
     devices = _activate(get_backend(name))
     if not index:
-        return devices[0]
+        # A bare backend name means its current device: the default one if it is on
+        # this backend (e.g. inside use_backend("cupy:1")), else its first.
+        current = scoped_default_device.get() or _state.default_device
+        return current if current is not None and current in devices else devices[0]
     if not index.isdigit() or int(index) >= len(devices):
         raise UnknownBackendError(
             f"backend {name!r} has no device {index!r}; its devices are "
@@ -362,6 +391,35 @@ def resolve_device(spec: Device | Backend | str | None) -> Device:
 def default_device() -> Device:
     """The device new tensors are created on when none is given."""
     return resolve_device(None)
+
+
+def set_default_device(device: Device) -> None:
+    """Make ``device`` the process-wide default (``use_backend`` scopes override it)."""
+    _state.default_device = device
+
+
+def backend_status(name: str) -> str | None:
+    """Return ``None`` if backend ``name`` can be used here, else the reason it cannot.
+
+    Activates the backend if it is available (imports its library).
+    """
+    backend = get_backend(name)
+    if name in _state.devices:
+        return None
+    reason = backend.unavailable_reason()
+    if reason is not None:
+        return reason
+    try:
+        _activate(backend)
+    except Exception as exc:  # a library that imports but cannot start (e.g. no driver)
+        return f"{type(exc).__name__}: {exc}"
+    return None
+
+
+def backend_owner(name: str) -> str:
+    """The plugin that registered backend ``name``."""
+    get_backend(name)
+    return _state.backend_owners[name]
 
 
 # -- ops and their public functions -----------------------------------------------------

@@ -87,6 +87,32 @@ class Tensor:
     def backend(self) -> Backend:
         return self._device.backend
 
+    def to(self, device: Device | Backend | str) -> Tensor:
+        """Return the tensor on ``device`` (itself if already there); differentiable.
+
+        ``device`` is a backend name (``"numpy"``, ``"cupy"``), a device
+        (``"cupy:1"``) or a :class:`~plugrad.backend.Device`. Between libraries
+        that share memory the data moves through DLPack without a copy.
+        Gradients flow back to the source device.
+
+        Examples
+        --------
+        >>> import plugrad
+        >>> x = plugrad.tensor([1.0, 2.0], requires_grad=True)
+        >>> x.to("numpy") is x
+        True
+        """
+        from .transfer import to_device  # transfer.py builds on this module
+
+        return to_device(self, device)
+
+    def __dlpack__(self, **kwargs: Any) -> Any:
+        """Export the data through DLPack (zero-copy for the consumer)."""
+        return self._array.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return self._array.__dlpack_device__()
+
     def numpy(self) -> Any:
         """Return the values as a NumPy array.
 

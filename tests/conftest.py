@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 import pytest
@@ -10,6 +10,18 @@ import pytest
 import plugrad
 
 Program = Callable[..., plugrad.Tensor]
+
+
+def on_default(array: np.ndarray, **kwargs: object) -> plugrad.Tensor:
+    """A tensor on the default device (``PLUGRAD_BACKEND`` / ``use_backend``) from NumPy data."""
+    return plugrad.asarray(array, device=plugrad.default_device(), **kwargs)
+
+
+@pytest.fixture(params=plugrad.backends.available())
+def backend(request: pytest.FixtureRequest) -> Iterator[plugrad.backend.Device]:
+    """Run a test once per available backend, with it as the default device."""
+    with plugrad.use_backend(request.param) as device:
+        yield device
 
 
 def finite_difference(
@@ -37,14 +49,14 @@ def _weights(shape: tuple[int, ...], seed: int) -> np.ndarray:
 
 
 def weighted_output(f: Program, weights: np.ndarray) -> Callable[..., float]:
-    return lambda *arrays: float(np.sum(f(*map(plugrad.asarray, arrays)).numpy() * weights))
+    return lambda *arrays: float(np.sum(f(*map(on_default, arrays)).numpy() * weights))
 
 
 def first_gradients(f: Program, arrays: Sequence[np.ndarray], **backward: bool) -> list:
     """Leaves and their gradients of ``sum(f(*arrays) * weights)`` by plugrad's backward."""
-    leaves = [plugrad.asarray(np.array(a), requires_grad=True) for a in arrays]
+    leaves = [on_default(np.array(a), requires_grad=True) for a in arrays]
     out = f(*leaves)
-    out.backward(plugrad.asarray(_weights(out.shape, 7)), **backward)
+    out.backward(on_default(_weights(out.shape, 7)), **backward)
     return leaves
 
 
@@ -55,7 +67,7 @@ def check_gradients() -> Callable[..., None]:
     def check(f: Program, *inputs: np.ndarray, rtol: float = 1e-5, atol: float = 1e-6) -> None:
         inputs = tuple(np.asarray(a, dtype=np.float64) for a in inputs)
         leaves = first_gradients(f, inputs)
-        shape = f(*map(plugrad.asarray, inputs)).shape
+        shape = f(*map(on_default, inputs)).shape
         scalar = weighted_output(f, _weights(shape, 7))
         for index, leaf in enumerate(leaves):
             expected = finite_difference(scalar, inputs, index)
@@ -86,7 +98,7 @@ def check_double_backward() -> Callable[..., None]:
 
         leaves = first_gradients(f, inputs, create_graph=True)
         terms = [
-            plugrad.sum(leaf.grad * plugrad.asarray(d))
+            plugrad.sum(leaf.grad * on_default(d))
             for leaf, d in zip(leaves, directions)
             if leaf.grad is not None and leaf.grad.requires_grad
         ]

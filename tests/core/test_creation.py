@@ -109,8 +109,9 @@ def test_random_generators_are_seedable() -> None:
     assert abs(float(u.numpy().mean()) - 0.5) < 0.02
     n = plugrad.randn(10_000, dtype=plugrad.float64)
     assert abs(float(n.numpy().std()) - 1.0) < 0.05
-    h = plugrad.rand(1000, dtype=plugrad.float16)
-    assert h.dtype == plugrad.float16 and float(h.numpy().max()) < 1.0
+    if plugrad.float16 in plugrad.default_device().dtypes:
+        h = plugrad.rand(1000, dtype=plugrad.float16)
+        assert h.dtype == plugrad.float16 and float(h.numpy().max()) < 1.0
     assert plugrad.randn(3, requires_grad=True).requires_grad
 
 

@@ -45,7 +45,7 @@ def test_builtins_arrive_through_pluggy_hooks() -> None:
     assert "plugrad.backends.numpy_backend" in backend_plugins
     assert {"plugrad.plugins.elementwise", "plugrad.plugins.linear_algebra"} <= set(op_plugins)
     assert registry._state.op_owners["multiply"] == "plugrad.plugins.elementwise"
-    assert registry.backend_names() == ("numpy",)
+    assert registry.backend_names() == ("numpy", "cupy", "array_api_strict")
 
 
 def test_per_op_path_never_calls_pluggy_or_namespace_discovery(monkeypatch) -> None:
@@ -180,8 +180,12 @@ def test_backend_specific_kernel_takes_precedence(registered) -> None:
         return x * 2
 
     registered(plugin_with(scaled), "scaled_plugin")
-    assert plugrad.ops.scaled_test(plugrad.ones(2)).tolist() == [2.0, 2.0]
+    assert plugrad.ops.scaled_test(plugrad.ones(2, device="numpy")).tolist() == [2.0, 2.0]
     assert calls == ["numpy"]
+    if "array_api_strict" in plugrad.backends.available():
+        x = plugrad.ones(2, device="array_api_strict")
+        assert plugrad.ops.scaled_test(x).tolist() == [2.0, 2.0]
+        assert calls == ["numpy"], "other backends keep the generic kernel"
 
 
 def test_broken_entry_point_is_reported_and_skipped(monkeypatch) -> None:

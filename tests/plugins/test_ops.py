@@ -126,7 +126,7 @@ CASES = [
     Case(
         "where",
         "where",
-        lambda a, b: P.where(P.asarray(MASK), a, b),
+        lambda a, b: P.where(P.asarray(MASK, device=a.device), a, b),
         lambda a, b: np.where(MASK, a, b),
         ((3, 4), (4,)),
     ),
@@ -164,9 +164,10 @@ NON_DIFFERENTIABLE = {name for name, _ in COMPARISONS + LOGICAL} | {"logical_not
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["float32", "float64"])
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
-def test_forward_matches_numpy(case: Case, dtype: type) -> None:
+def test_forward_matches_numpy(case: Case, dtype: type, backend) -> None:
     arrays = case.inputs(dtype)
-    result = case.program(*map(plugrad.asarray, arrays))
+    result = case.program(*(plugrad.asarray(a, device=backend) for a in arrays))
+    assert result.device is backend
     expected = case.reference(*arrays)
     assert result.shape == np.shape(expected)
     assert result.numpy().dtype == dtype, "the op changed the dtype"
@@ -175,21 +176,27 @@ def test_forward_matches_numpy(case: Case, dtype: type) -> None:
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
-def test_backward_matches_finite_differences(case: Case, check_gradients) -> None:
+def test_backward_matches_finite_differences(case: Case, check_gradients, backend) -> None:
     check_gradients(case.program, *case.inputs())
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
-def test_double_backward_matches_finite_differences(case: Case, check_double_backward) -> None:
+def test_double_backward_matches_finite_differences(
+    case: Case, check_double_backward, backend
+) -> None:
     check_double_backward(case.program, *case.inputs())
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
-def test_float32_gradients_stay_float32(case: Case) -> None:
-    leaves = [plugrad.asarray(a, requires_grad=True) for a in case.inputs(np.float32)]
+def test_float32_gradients_stay_float32(case: Case, backend) -> None:
+    leaves = [
+        plugrad.asarray(a, device=backend, requires_grad=True) for a in case.inputs(np.float32)
+    ]
     out = case.program(*leaves)
     out.backward(plugrad.ones_like(out))
-    reference = [plugrad.asarray(a, requires_grad=True) for a in case.inputs(np.float64)]
+    reference = [
+        plugrad.asarray(a, device=backend, requires_grad=True) for a in case.inputs(np.float64)
+    ]
     out64 = case.program(*reference)
     out64.backward(plugrad.ones_like(out64))
     for leaf, ref in zip(leaves, reference):

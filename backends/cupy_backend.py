@@ -1,0 +1,116 @@
+"""The CuPy backend: NVIDIA GPUs, one plugrad device per GPU (``cupy:0``, ``cupy:1``, ...).
+
+CuPy is imported only when the backend is first used, so ``import plugrad``
+never initialises CUDA. Install it with ``pip install 'plugrad[cuda]'``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from typing import Any
+
+import numpy as np
+
+from plugrad.backend import Backend
+from plugrad.hookspecs import hookimpl
+
+__all__ = ["CupyBackend", "plugrad_backends"]
+
+_DLPACK_CUDA = 2
+
+
+def _cupy() -> Any:
+    import cupy
+
+    return cupy
+
+
+class CupyRandom:
+    """CuPy's default generator, creating numbers on one GPU."""
+
+    __slots__ = ("_device", "_rng")
+
+    def __init__(self, seed: int | None, device: Any) -> None:
+        self._device = device
+        with device:
+            self._rng = _cupy().random.default_rng(seed)
+
+    def normal(self, shape: tuple[int, ...], dtype: Any) -> Any:
+        with self._device:
+            if np.dtype(dtype).itemsize >= 4:
+                return self._rng.standard_normal(shape, dtype=dtype)
+            return self._rng.standard_normal(shape, dtype=np.float32).astype(dtype)
+
+    def uniform(self, shape: tuple[int, ...], dtype: Any) -> Any:
+        with self._device:
+            if np.dtype(dtype).itemsize >= 4:
+                return self._rng.random(shape, dtype=dtype)
+            cupy = _cupy()
+            sample = self._rng.random(shape, dtype=np.float32).astype(dtype)
+            # NOTE: rounding to float16 can reach 1.0; keep the interval half-open.
+            return cupy.minimum(sample, np.nextafter(dtype(1), dtype(0)))
+
+
+class CupyBackend(Backend):
+    """CuPy arrays on NVIDIA GPUs, through array-api-compat's CuPy namespace."""
+
+    name = "cupy"
+
+    def unavailable_reason(self) -> str | None:
+        if importlib.util.find_spec("cupy") is None:
+            return "cupy is not installed; pip install 'plugrad[cuda]' (needs an NVIDIA GPU)"
+        try:
+            count = _cupy().cuda.runtime.getDeviceCount()
+        except Exception as exc:  # CUDA driver or runtime missing
+            return f"cupy is installed but cannot reach a GPU ({type(exc).__name__}: {exc})"
+        return None if count else "cupy is installed but no CUDA device is visible"
+
+    def namespace(self) -> Any:
+        import array_api_compat.cupy
+
+        return array_api_compat.cupy
+
+    def array_types(self) -> tuple[type, ...]:
+        return (_cupy().ndarray,)
+
+    def devices(self) -> tuple[Any, ...]:
+        cupy = _cupy()
+        return tuple(cupy.cuda.Device(i) for i in range(cupy.cuda.runtime.getDeviceCount()))
+
+    def device_of(self, array: Any) -> Any:
+        return array.device
+
+    def device_context(self, device: Any) -> Any:
+        return device  # a cupy.cuda.Device is a context manager that makes it current
+
+    def dlpack_device(self, device: Any) -> tuple[int, int]:
+        return (_DLPACK_CUDA, device.id)
+
+    def from_dlpack(self, obj: Any, device: Any) -> Any:
+        with device:
+            return _cupy().from_dlpack(obj)
+
+    def from_host(self, host: Any, device: Any) -> Any:
+        with device:
+            return _cupy().array(host, copy=True)
+
+    def copy_to_device(self, array: Any, device: Any) -> Any:
+        with device:
+            return _cupy().array(array, copy=True)
+
+    def to_numpy(self, array: Any) -> np.ndarray:
+        return _cupy().asnumpy(array)
+
+    def format_array(self, array: Any) -> str:
+        return np.array2string(self.to_numpy(array), separator=", ")
+
+    def synchronize(self, device: Any) -> None:
+        device.synchronize()
+
+    def random_source(self, seed: int | None, device: Any) -> CupyRandom:
+        return CupyRandom(seed, device)
+
+
+@hookimpl
+def plugrad_backends() -> list[Backend]:
+    return [CupyBackend()]

@@ -1,0 +1,95 @@
+"""Moving tensors between devices and backends; DLPack exchange."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import plugrad
+
+strict = pytest.mark.skipif(
+    "array_api_strict" not in plugrad.backends.available(), reason="array-api-strict not installed"
+)
+
+
+@strict
+def test_to_moves_data_and_keeps_dtype() -> None:
+    x = plugrad.tensor([1.0, 2.0], dtype=plugrad.float64)
+    y = x.to("array_api_strict:2")
+    assert y.device.name == "array_api_strict:2" and y.dtype == plugrad.float64
+    assert y.tolist() == [1.0, 2.0]
+    z = y.to("array_api_strict:1")
+    assert z.device.name == "array_api_strict:1" and z.tolist() == [1.0, 2.0]
+    assert z.to("numpy").device.name == "numpy"
+    assert x.to("numpy") is x and x.to(x.device) is x
+
+
+@strict
+def test_to_is_differentiable_and_gradients_come_home() -> None:
+    x = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    y = x.to("array_api_strict:1")
+    assert repr(y.grad_fn) == "<ToDeviceBackward>" and y.requires_grad
+    loss = (y * y).sum()
+    loss.backward()
+    assert x.grad.device.name == "numpy"
+    assert x.grad.tolist() == [2.0, 4.0]
+
+
+@strict
+def test_double_backward_across_a_transfer() -> None:
+    x = plugrad.tensor(3.0, dtype=plugrad.float64, requires_grad=True)
+    y = x.to("array_api_strict") ** 3
+    y.backward(create_graph=True)
+    first = x.grad
+    assert first.device.name == "numpy" and first.item() == pytest.approx(27.0)
+    x.grad = None
+    first.backward()
+    assert x.grad.item() == pytest.approx(18.0)
+
+
+def test_to_without_grad_records_nothing() -> None:
+    x = plugrad.tensor([1.0], requires_grad=True)
+    with plugrad.no_grad():
+        assert x.to("numpy") is x
+    if "array_api_strict" in plugrad.backends.available():
+        with plugrad.no_grad():
+            moved = x.to("array_api_strict")
+        assert moved.is_leaf and not moved.requires_grad
+
+
+def test_dlpack_round_trip_with_numpy_shares_memory() -> None:
+    a = np.arange(4.0)
+    t = plugrad.from_dlpack(a)
+    assert t.device.name == "numpy" and t.dtype == plugrad.float64
+    a[0] = 42.0
+    assert t.tolist()[0] == 42.0
+    back = np.from_dlpack(t)
+    assert np.shares_memory(back, a)
+    copied = plugrad.from_dlpack(a, copy=True)
+    a[1] = -1.0
+    assert copied.tolist()[1] == 1.0
+    assert t.__dlpack_device__() == (1, 0)
+
+
+def test_from_dlpack_errors() -> None:
+    with pytest.raises(TypeError, match="__dlpack__"):
+        plugrad.from_dlpack([1.0, 2.0])
+
+
+@strict
+def test_from_dlpack_onto_a_chosen_backend() -> None:
+    a = np.arange(3.0)
+    t = plugrad.from_dlpack(a, device="array_api_strict")
+    assert t.device.name == "array_api_strict:0" and t.tolist() == [0.0, 1.0, 2.0]
+    with plugrad.use_backend("array_api_strict"):
+        assert plugrad.from_dlpack(a).backend.name == "array_api_strict"
+
+
+def test_dlpack_with_torch_is_zero_copy() -> None:
+    torch = pytest.importorskip("torch")
+    source = torch.arange(3, dtype=torch.float32)
+    t = plugrad.from_dlpack(source)
+    source[0] = 9.0
+    assert t.tolist() == [9.0, 1.0, 2.0]
+    back = torch.from_dlpack(plugrad.tensor([1.0, 2.0]))
+    assert back.tolist() == [1.0, 2.0]
