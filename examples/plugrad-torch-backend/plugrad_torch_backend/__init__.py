@@ -1,0 +1,93 @@
+"""A plugrad backend storing data as PyTorch CPU tensors, via ``array_api_compat.torch``."""
+
+from __future__ import annotations
+
+import importlib.util
+from typing import Any
+
+import numpy as np
+
+from plugrad.backend import Backend
+from plugrad.hookspecs import hookimpl
+
+__all__ = ["TorchBackend", "plugrad_backends"]
+
+_DLPACK_CPU = (1, 0)
+
+
+class TorchRandom:
+    """A seeded ``torch.Generator``."""
+
+    def __init__(self, seed: int | None) -> None:
+        import torch
+
+        self._generator = torch.Generator()
+        if seed is None:
+            self._generator.seed()
+        else:
+            self._generator.manual_seed(seed)
+
+    def normal(self, shape: tuple[int, ...], dtype: Any) -> Any:
+        import torch
+
+        return torch.randn(shape, generator=self._generator, dtype=dtype)
+
+    def uniform(self, shape: tuple[int, ...], dtype: Any) -> Any:
+        import torch
+
+        return torch.rand(shape, generator=self._generator, dtype=dtype)
+
+
+class TorchBackend(Backend):
+    """PyTorch tensors on the CPU (plugrad does the autograd, not torch)."""
+
+    name = "torch"
+
+    def unavailable_reason(self) -> str | None:
+        if importlib.util.find_spec("torch") is None:
+            return "torch is not installed; pip install torch"
+        return None
+
+    def namespace(self) -> Any:
+        import array_api_compat.torch
+
+        return array_api_compat.torch
+
+    def array_types(self) -> tuple[type, ...]:
+        import torch
+
+        return (torch.Tensor,)
+
+    def devices(self) -> tuple[Any, ...]:
+        import torch
+
+        return (torch.device("cpu"),)
+
+    def dlpack_device(self, device: Any) -> tuple[int, int]:
+        return _DLPACK_CPU
+
+    def from_dlpack(self, obj: Any, device: Any) -> Any:
+        import torch
+
+        return torch.from_dlpack(obj)
+
+    def from_host(self, host: Any, device: Any) -> Any:
+        import torch
+
+        return torch.tensor(np.array(host), device=device)
+
+    def to_numpy(self, array: Any) -> np.ndarray:
+        view = array.detach().numpy().view()
+        view.flags.writeable = False  # writing through it would bypass autograd
+        return view
+
+    def format_array(self, array: Any) -> str:
+        return np.array2string(self.to_numpy(array), separator=", ")
+
+    def random_source(self, seed: int | None, device: Any) -> TorchRandom:
+        return TorchRandom(seed)
+
+
+@hookimpl
+def plugrad_backends() -> list[Backend]:
+    return [TorchBackend()]
