@@ -19,7 +19,7 @@ from __future__ import annotations
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as _version
 
-from . import errors, ops
+from . import autograd, errors, ops
 from .backend_selection import default_device, set_backend, use_backend
 from .creation import (
     arange,
@@ -72,6 +72,7 @@ __all__ = [
     "Tensor",
     "arange",
     "asarray",
+    "autograd",
     "bool",
     "complex64",
     "complex128",

@@ -20,12 +20,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from . import anomaly as _anomaly
 from . import graph as _graph
-from .errors import BackwardError, ShapeError
+from .errors import BackwardError, DeviceMismatchError, ShapeError
 from .grad_mode import _state
-from .tensor import Tensor, _RetainGrad, _wrap
+from .tensor import PostAccumulateGradHook, Tensor, _RetainGrad, _wrap
 
-__all__ = ["backward"]
+__all__ = ["backward", "grad"]
 
 
 def backward(
@@ -33,6 +34,7 @@ def backward(
     grad_tensors: Sequence[Tensor | None] | None = None,
     retain_graph: bool | None = None,
     create_graph: bool = False,
+    inputs: Sequence[Tensor] | None = None,
 ) -> None:
     """Accumulate into ``.grad`` the gradients of ``tensors`` with respect to the graph leaves.
 
@@ -47,27 +49,143 @@ def backward(
         Keep saved values for another backward pass. Defaults to ``create_graph``.
     create_graph : bool
         Record the backward pass so gradients can be differentiated again.
+    inputs : sequence of Tensor, optional
+        Accumulate only into these tensors' ``.grad`` (leaves or not); the rest
+        of the graph is not even visited unless it leads to them.
     """
-    if retain_graph is None:
-        retain_graph = create_graph
-    if grad_tensors is None:
-        grad_tensors = (None,) * len(tensors)
-    if len(grad_tensors) != len(tensors):
+    roots = _roots(tensors, grad_tensors, create_graph, "backward()")
+    targets = None if inputs is None else _Targets(inputs, "backward()")
+    result = _execute(roots, retain_graph, create_graph, targets)
+    _commit(result, create_graph, targets, {id(grad) for _, grad in roots})
+
+
+def grad(
+    outputs: Tensor | Sequence[Tensor],
+    inputs: Tensor | Sequence[Tensor],
+    grad_outputs: Tensor | Sequence[Tensor | None] | None = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    allow_unused: bool = False,
+) -> tuple[Tensor | None, ...]:
+    """Return the gradients of ``outputs`` with respect to ``inputs``; ``.grad`` is not touched.
+
+    Parameters
+    ----------
+    outputs : Tensor or sequence of Tensor
+        What to differentiate.
+    inputs : Tensor or sequence of Tensor
+        With respect to what (leaves or intermediate tensors).
+    grad_outputs : Tensor or sequence of (Tensor or None), optional
+        The gradient with respect to each output (needed for outputs with more
+        than one element).
+    retain_graph : bool, optional
+        Keep saved values for another backward pass. Defaults to ``create_graph``.
+    create_graph : bool
+        Make the returned gradients differentiable (for higher-order derivatives).
+    allow_unused : bool
+        Return ``None`` for an input the outputs do not depend on, instead of raising.
+
+    Returns
+    -------
+    tuple of Tensor or None
+        One gradient per input.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> x = plugrad.tensor(3.0, requires_grad=True)
+    >>> (dy,) = plugrad.autograd.grad(x**3, x, create_graph=True)
+    >>> dy
+    tensor(27., grad_fn=<MulBackward>)
+    >>> plugrad.autograd.grad(dy, x)
+    (tensor(18.),)
+    """
+    outputs = (outputs,) if isinstance(outputs, Tensor) else tuple(outputs)
+    inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
+    if isinstance(grad_outputs, Tensor):
+        grad_outputs = (grad_outputs,)
+    roots = _roots(outputs, grad_outputs, create_graph, "grad()")
+    targets = _Targets(inputs, "grad()")
+    result = _execute(roots, retain_graph, create_graph, targets)
+    gradients = []
+    for index, tensor in enumerate(inputs):
+        g = result.captured(tensor)
+        if g is None:
+            if not allow_unused:
+                raise BackwardError(
+                    f"input {index} of grad() (shape {tensor.shape}) was not used to compute the "
+                    "outputs, so it has no gradient; pass allow_unused=True to get None for it"
+                )
+            gradients.append(None)
+        else:
+            gradients.append(g if create_graph else _wrap(g, tensor._device, False, None))
+    return tuple(gradients)
+
+
+def _roots(
+    tensors: Any, gradients: Any, create_graph: bool, caller: str
+) -> list[tuple[tuple[Any, int], Any]]:
+    tensors = tuple(tensors)
+    if not tensors:
+        raise ValueError(f"{caller} needs at least one output to differentiate")
+    if gradients is None:
+        gradients = (None,) * len(tensors)
+    if len(gradients) != len(tensors):
         raise ValueError(
-            f"backward() got {len(tensors)} tensors but {len(grad_tensors)} gradients; "
-            "give one gradient (or None) per tensor"
+            f"{caller} got {len(tensors)} outputs but {len(gradients)} gradients; "
+            "give one gradient (or None) per output"
         )
-    roots = [
+    return [
         (_root_edge(t, i), _root_gradient(t, g, create_graph))
-        for i, (t, g) in enumerate(zip(tensors, grad_tensors))
+        for i, (t, g) in enumerate(zip(tensors, gradients))
     ]
-    previous = _state.enabled
-    # Rules are recorded only when the backward pass itself must be differentiable.
-    _state.enabled = create_graph
-    try:
-        _run(roots, retain_graph, create_graph)
-    finally:
-        _state.enabled = previous
+
+
+class _Targets:
+    """The tensors a pass must deliver gradients to; the rest of the graph is pruned."""
+
+    __slots__ = ("leaves", "nodes")
+
+    def __init__(self, inputs: Sequence[Any], caller: str) -> None:
+        self.leaves: set[int] = set()
+        #: node -> {output index: the non-leaf tensor it produced}
+        self.nodes: dict[Any, dict[int, Tensor]] = {}
+        if not inputs:
+            raise ValueError(f"{caller} got an empty inputs list")
+        for index, tensor in enumerate(inputs):
+            if not isinstance(tensor, Tensor):
+                raise TypeError(
+                    f"{caller}: input {index} is a {type(tensor).__name__}, not a Tensor"
+                )
+            if not tensor._requires_grad:
+                raise BackwardError(
+                    f"{caller}: input {index} (shape {tensor.shape}) does not require grad, so "
+                    "no gradient can flow to it; create it with requires_grad=True"
+                )
+            if tensor._edge is None:
+                self.leaves.add(id(tensor))
+            else:
+                node, output = tensor._edge
+                self.nodes.setdefault(node, {})[output] = tensor
+
+
+class _Result:
+    """What a backward pass computed, before anything is written to ``.grad``."""
+
+    __slots__ = ("leaf_grads", "node_grads")
+
+    def __init__(self) -> None:
+        #: id(leaf) -> [leaf, summed gradient]
+        self.leaf_grads: dict[int, list[Any]] = {}
+        #: (node, output index) -> [tensor or None, gradient], for retained and target non-leaves
+        self.node_grads: dict[tuple[Any, int], list[Any]] = {}
+
+    def captured(self, tensor: Tensor) -> Any:
+        if tensor._edge is None:
+            entry = self.leaf_grads.get(id(tensor))
+        else:
+            entry = self.node_grads.get(tensor._edge)
+        return None if entry is None else entry[1]
 
 
 def _root_edge(tensor: Any, index: int) -> tuple[Any, int]:
@@ -106,7 +224,7 @@ def _root_gradient(tensor: Tensor, gradient: Any, create_graph: bool) -> Any:
             f"shape {tensor.shape}; they must match"
         )
     if gradient._device is not tensor._device:
-        raise ShapeError(
+        raise DeviceMismatchError(
             f"the gradient passed to backward() is on {gradient._device.name!r} but the output is "
             f"on {tensor._device.name!r}; move it with .to({tensor._device.name!r})"
         )
@@ -118,28 +236,60 @@ def _root_gradient(tensor: Tensor, gradient: Any, create_graph: bool) -> Any:
     return g
 
 
-def _run(roots: list[tuple[tuple[Any, int], Any]], retain_graph: bool, create_graph: bool) -> None:
+def _execute(
+    roots: list[tuple[tuple[Any, int], Any]],
+    retain_graph: bool | None,
+    create_graph: bool,
+    targets: _Targets | None,
+) -> _Result:
+    if retain_graph is None:
+        retain_graph = create_graph
+    previous = _state.enabled
+    # Rules are recorded only when the backward pass itself must be differentiable.
+    _state.enabled = create_graph
+    try:
+        return _run(roots, retain_graph, create_graph, targets)
+    finally:
+        _state.enabled = previous
+
+
+def _run(
+    roots: list[tuple[tuple[Any, int], Any]],
+    retain_graph: bool,
+    create_graph: bool,
+    targets: _Targets | None,
+) -> _Result:
     Node = _graph.Node
-    dependencies = _count_dependencies([target for (target, _), _ in roots], Node)
+    root_nodes = [target for (target, _), _ in roots]
+    # With targets, only nodes that lead to one are visited ("needed"); of those, only
+    # the ones with a target below them run their backward ("expand").
+    expand = None if targets is None else _nodes_leading_to(root_nodes, targets, Node)
+    dependencies = _count_dependencies(root_nodes, Node, expand, targets)
+    check_anomalies = _anomaly.enabled
     buffers: dict[Any, Any] = {}
-    leaf_grads: dict[int, list[Any]] = {}
-    retained: list[tuple[Tensor, Any]] = []
+    result = _Result()
+    leaf_grads = result.leaf_grads
+    target_leaves = None if targets is None else targets.leaves
     ready: list[Any] = []
     for (target, index), grad in roots:
         if isinstance(target, Node):
             _accumulate(buffers, target, index, grad)
             if not dependencies.get(target) and target not in ready:
                 ready.append(target)
-        else:
+        elif target_leaves is None or id(target) in target_leaves:
             _accumulate_leaf(leaf_grads, target, grad)
 
     while ready:
         node = ready.pop()
         grad = buffers.pop(node, None)
+        if grad is not None and (node._hooks or targets is not None):
+            grad = _node_grad_arrived(node, grad, result, targets, create_graph)
+        if expand is not None and not expand[node]:
+            continue  # a target itself, with nothing wanted below it
         if grad is not None:
-            if node._hooks:
-                grad = _run_node_hooks(node, grad, node._hooks, retained, create_graph)
             input_grads = node._backward(grad, create_graph)
+            if check_anomalies:
+                _check_anomalies(node, input_grads, create_graph)
             if not retain_graph:
                 node._release()
         else:
@@ -150,6 +300,8 @@ def _run(roots: list[tuple[tuple[Any, int], Any]], retain_graph: bool, create_gr
                 continue
             target, index = edge
             if isinstance(target, Node):
+                if target not in dependencies:
+                    continue  # pruned: leads to no target
                 if g is not None:
                     if target.n_outputs == 1:
                         previous = buffers.get(target)
@@ -160,25 +312,59 @@ def _run(roots: list[tuple[tuple[Any, int], Any]], retain_graph: bool, create_gr
                 dependencies[target] = remaining
                 if not remaining:
                     ready.append(target)
-            elif g is not None:
+            elif g is not None and (target_leaves is None or id(target) in target_leaves):
                 _accumulate_leaf(leaf_grads, target, g)
         del grad, input_grads
-
-    # The caller's gradient arrays must not become some tensor's .grad by reference.
-    _commit(leaf_grads, retained, create_graph, {id(grad) for _, grad in roots})
+    return result
 
 
-def _count_dependencies(roots: list[Any], Node: type) -> dict[Any, int]:
-    """Return, for each node reachable from ``roots``, the number of edges into it."""
+def _nodes_leading_to(roots: list[Any], targets: _Targets, Node: type) -> dict[Any, bool]:
+    """For every node reachable from ``roots``: whether some edge below it reaches a target."""
+    below: dict[Any, bool] = {}
+    stack = [(node, False) for node in roots if isinstance(node, Node)]
+    while stack:
+        node, children_done = stack.pop()
+        if node in below:
+            continue
+        if not children_done:
+            stack.append((node, True))
+            stack.extend(
+                (edge[0], False)
+                for edge in node._edges
+                if edge is not None and isinstance(edge[0], Node) and edge[0] not in below
+            )
+            continue
+        reaches = False
+        for edge in node._edges:
+            if edge is None:
+                continue
+            target = edge[0]
+            if isinstance(target, Node):
+                reaches = reaches or below[target] or target in targets.nodes
+            else:
+                reaches = reaches or id(target) in targets.leaves
+        below[node] = reaches
+    return below
+
+
+def _count_dependencies(
+    roots: list[Any], Node: type, expand: dict[Any, bool] | None, targets: _Targets | None
+) -> dict[Any, int]:
+    """Return, for each node the pass visits, the number of edges into it."""
     dependencies: dict[Any, int] = {}
     stack = [node for node in roots if isinstance(node, Node)]
     dependencies.update(dict.fromkeys(stack, 0))
     seen = set(stack)
     while stack:
-        for edge in stack.pop()._edges:
+        node = stack.pop()
+        if expand is not None and not expand[node]:
+            continue
+        for edge in node._edges:
             if edge is not None:
                 target = edge[0]
                 if isinstance(target, Node):
+                    if expand is not None and not (expand[target] or target in targets.nodes):
+                        continue
                     if target in seen:
                         dependencies[target] += 1
                     else:
@@ -226,36 +412,55 @@ def _call_hook(hook: Any, grad: Any, device: Any, create_graph: bool, where: str
     return result if create_graph else result._array
 
 
-def _run_node_hooks(
-    node: Any, grad: Any, hooks: list[Any], retained: list[tuple[Tensor, Any]], create_graph: bool
+def _node_grad_arrived(
+    node: Any, grad: Any, result: _Result, targets: _Targets | None, create_graph: bool
 ) -> Any:
+    """Run the tensor hooks on a node's summed gradient; note retained and target grads."""
     single = node.n_outputs == 1
     grads = [grad] if single else list(grad)
+    hooks = node._hooks or ()
     # Tensor hooks first, in registration order; retain_grad() sees their result.
     for index, hook in hooks:
         if not isinstance(hook, _RetainGrad) and grads[index] is not None:
             grads[index] = _call_hook(hook, grads[index], node._device, create_graph, repr(node))
-    for index, hook in hooks:
-        if isinstance(hook, _RetainGrad) and grads[index] is not None:
-            tensor = hook.tensor()
-            if tensor is not None:
-                retained.append((tensor, grads[index]))
+    if targets is None:
+        for index, hook in hooks:
+            if isinstance(hook, _RetainGrad) and grads[index] is not None:
+                tensor = hook.tensor()
+                if tensor is not None:
+                    result.node_grads[(node, index)] = [tensor, grads[index]]
+    else:
+        for index, tensor in targets.nodes.get(node, {}).items():
+            if grads[index] is not None:
+                result.node_grads[(node, index)] = [tensor, grads[index]]
     return grads[0] if single else grads
 
 
+def _check_anomalies(node: Any, input_grads: tuple[Any, ...], create_graph: bool) -> None:
+    """Raise if the backward of ``node`` produced NaN or infinity (anomaly mode)."""
+    xp = node._device.xp
+    for index, g in enumerate(input_grads):
+        if g is None:
+            continue
+        array = g._array if create_graph else g
+        if bool(xp.any(xp.logical_not(xp.isfinite(array)))):
+            raise _anomaly.anomaly_error(node, index, array)
+
+
 def _commit(
-    leaf_grads: dict[int, list[Any]],
-    retained: list[tuple[Tensor, Any]],
-    create_graph: bool,
-    stored: set[int],
+    result: _Result, create_graph: bool, targets: _Targets | None, stored: set[int]
 ) -> None:
-    """Run leaf hooks, then accumulate every gradient into ``.grad``; nothing changes on error."""
+    """Run leaf hooks, then accumulate every gradient into ``.grad``; nothing changes on error.
+
+    ``stored`` holds the ids of arrays that must not become a ``.grad`` by reference.
+    """
     updates = []
-    for leaf, grad in leaf_grads.values():
+    for leaf, grad in result.leaf_grads.values():
         for hook in leaf._hooks or ():
-            grad = _call_hook(hook, grad, leaf._device, create_graph, "a leaf tensor")
+            if not isinstance(hook, PostAccumulateGradHook):
+                grad = _call_hook(hook, grad, leaf._device, create_graph, "a leaf tensor")
         updates.append((leaf, grad))
-    updates.extend(retained)
+    updates.extend((t, g) for t, g in result.node_grads.values() if t is not None)
     new_grads = []
     for tensor, grad in updates:
         old = tensor._grad
@@ -275,3 +480,7 @@ def _commit(
         new_grads.append((tensor, new))
     for tensor, new in new_grads:
         tensor._grad = new
+    for tensor, _ in new_grads:
+        for hook in tensor._hooks or ():
+            if isinstance(hook, PostAccumulateGradHook):
+                hook.function(tensor)

@@ -9,12 +9,14 @@ against PyTorch while ``except plugrad.errors.PlugradError`` catches ours only.
 from __future__ import annotations
 
 __all__ = [
+    "AnomalyError",
     "BackendError",
     "BackendUnavailableError",
     "BackwardError",
     "DeviceMismatchError",
     "DtypeError",
     "FunctionBackwardError",
+    "GradcheckError",
     "GraphFreedError",
     "PluginLoadWarning",
     "PluginRegistrationError",
@@ -34,6 +36,14 @@ class BackwardError(PlugradError, RuntimeError):
 
 class GraphFreedError(BackwardError):
     """A backward pass reached a node whose saved values were already freed."""
+
+
+class AnomalyError(PlugradError, RuntimeError):
+    """Anomaly mode found a NaN or infinity in a gradient."""
+
+
+class GradcheckError(PlugradError, RuntimeError):
+    """:func:`plugrad.autograd.gradcheck` found gradients that disagree with finite differences."""
 
 
 class FunctionBackwardError(PlugradError, RuntimeError):

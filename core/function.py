@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import Any, ClassVar
 
-from .errors import FunctionBackwardError, GraphFreedError
+from . import anomaly as _anomaly
+from .errors import BackwardError, FunctionBackwardError, GraphFreedError
 from .grad_mode import _state
 from .graph import Node
-from .tensor import Tensor, _wrap
+from .tensor import Tensor, _object_new, _wrap
 
-__all__ = ["Function", "FunctionCtx"]
+__all__ = ["Function", "FunctionCtx", "once_differentiable"]
 
 
 class _SavedOutput:
@@ -225,6 +228,87 @@ class Function:
         return _record(cls, ctx, args, output, outputs)
 
 
+class OnceDifferentiableBackward(Node):
+    """Where the result of a ``once_differentiable`` backward enters a second-order graph."""
+
+    __slots__ = ("_function_name",)
+
+    def _backward(self, grad: Any, create_graph: bool) -> tuple[Any, ...]:
+        raise BackwardError(
+            f"{self._function_name}.backward is decorated with once_differentiable, so its "
+            "result cannot be differentiated again, but a higher-order backward reached it. "
+            "Write that backward with plugrad operations (no once_differentiable) to make it "
+            "twice differentiable."
+        )
+
+    def _release(self) -> None:
+        """Nothing is saved."""
+
+
+def once_differentiable(backward: Callable[..., Any]) -> Callable[..., Any]:
+    """Mark a :class:`Function` backward as not differentiable again.
+
+    Use it when ``backward`` computes on raw arrays (``t.array``) or otherwise
+    outside plugrad's ops: first-order gradients work as usual, and a
+    higher-order backward that reaches its result raises a clear error instead
+    of silently treating it as constant.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> class Square(plugrad.Function):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         ctx.save_for_backward(x)
+    ...         return x * x
+    ...     @staticmethod
+    ...     @plugrad.autograd.once_differentiable
+    ...     def backward(ctx, grad):
+    ...         (x,) = ctx.saved_tensors
+    ...         return plugrad.asarray(2 * x.array * grad.array)
+    >>> x = plugrad.tensor(3.0, requires_grad=True)
+    >>> (g,) = plugrad.autograd.grad(Square.apply(x), x, create_graph=True)
+    >>> plugrad.autograd.grad(g, x)
+    Traceback (most recent call last):
+      ...
+    plugrad.errors.BackwardError: Square.backward is decorated with once_differentiable, ...
+    """
+
+    @functools.wraps(backward)
+    def wrapper(ctx: FunctionCtx, *grad_outputs: Any) -> Any:
+        if not _state.enabled:  # an ordinary backward pass
+            return backward(ctx, *grad_outputs)
+        _state.enabled = False
+        try:
+            result = backward(ctx, *grad_outputs)
+        finally:
+            _state.enabled = True
+        sources = [
+            t
+            for t in (*grad_outputs, *ctx.saved_tensors)
+            if isinstance(t, Tensor) and t._requires_grad
+        ]
+        if not sources:
+            return result
+        edges = tuple(t._edge or (t, 0) for t in sources)
+
+        def poisoned(value: Any) -> Any:
+            if not isinstance(value, Tensor):
+                return value
+            node = _object_new(OnceDifferentiableBackward)
+            node._device = value._device
+            node._hooks = None
+            node._edges = edges
+            node._function_name = ctx._function.__name__
+            return _wrap(value._array, value._device, True, (node, 0))
+
+        if isinstance(result, tuple):
+            return tuple(poisoned(r) for r in result)
+        return poisoned(result)
+
+    return wrapper
+
+
 def _record(
     cls: type[Function], ctx: FunctionCtx, args: tuple[Any, ...], output: Any, outputs: tuple
 ) -> Any:
@@ -233,6 +317,8 @@ def _record(
 
     device = outputs[0]._device
     ctx._device = device
+    if _anomaly.enabled:
+        ctx._trace = _anomaly.user_stack()
     ctx._edges = tuple(
         (a._edge or (a, 0)) if needs else None for a, needs in zip(args, ctx.needs_input_grad)
     )

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from . import registry as _registry
 from .errors import GraphFreedError
 from .tensor import Tensor, _wrap
 
@@ -20,6 +19,10 @@ if TYPE_CHECKING:
     from .opdef import OpDef
 
 __all__ = ["ArraySpec", "Node", "OpNode"]
+
+#: What backward rules receive under create_graph: plugrad plus every registered op.
+#: The registry sets it whenever it rebuilds its tables.
+tensor_namespace: Any = None
 
 
 class ArraySpec:
@@ -61,7 +64,8 @@ class Node:
         flows, or ``None`` if it needs none. Leaves appear as the tensor itself.
     """
 
-    __slots__ = ("__weakref__", "_device", "_edges", "_hooks")
+    # _trace (where the forward op was created) is set only in anomaly mode.
+    __slots__ = ("__weakref__", "_device", "_edges", "_hooks", "_trace")
     #: How many tensors the operation produced.
     n_outputs: ClassVar[int] = 1
 
@@ -116,7 +120,7 @@ class OpNode(Node):
         params = self._params
         if create_graph:
             # Rules run on Tensors through plugrad's ops, so the gradient is differentiable.
-            xp = _registry._state.tensor_namespace
+            xp = tensor_namespace
             args = saved
             ans = None if self._ans is None else _wrap(self._ans, self._device, True, (self, 0))
         else:

@@ -28,6 +28,7 @@ from typing import Any
 import pluggy
 
 from . import dtypes as _dtypes
+from . import graph as _graph
 from . import ops as _ops_module
 from .backend import Backend, Device
 from .dispatch import apply1, apply2, apply_n
@@ -74,8 +75,6 @@ class _State:
         self.devices: dict[str, tuple[Device, ...]] = {}
         self.array_types: dict[str, tuple[type, ...]] = {}
         self.functions: dict[str, Callable[..., Any]] = {}
-        #: What backward rules receive under create_graph: plugrad plus every registered op.
-        self.tensor_namespace: types.SimpleNamespace = types.SimpleNamespace()
         self.default_device: Device | None = None
 
 
@@ -454,7 +453,7 @@ def _install_functions(builtin: set[str]) -> None:
         if function.__module__ == "plugrad":
             setattr(namespace, name, function)
     public = {k: v for k, v in vars(namespace).items() if not k.startswith("_")}
-    _state.tensor_namespace = types.SimpleNamespace(**{**public, **_state.functions})
+    _graph.tensor_namespace = types.SimpleNamespace(**{**public, **_state.functions})
 
 
 class _DefaultName:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from . import dtypes as _dtypes
@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from .backend import Backend, Device
     from .graph import Node
 
-__all__ = ["RemovableHandle", "Tensor"]
+__all__ = ["PostAccumulateGradHook", "RemovableHandle", "Tensor"]
 
 _object_new = object.__new__
 
@@ -306,6 +306,36 @@ class Tensor:
             return RemovableHandle(hooks, hook)
         return self._add_node_hook(hook)
 
+    def register_post_accumulate_grad_hook(self, hook: Callable[[Tensor], None]) -> RemovableHandle:
+        """Call ``hook(tensor)`` on this leaf after backward has accumulated into its ``.grad``.
+
+        Useful to act on a parameter as soon as its gradient is ready (e.g. an
+        optimizer step per parameter). The hook's return value is ignored.
+
+        Examples
+        --------
+        >>> import plugrad
+        >>> w = plugrad.tensor([1.0, 2.0], requires_grad=True)
+        >>> seen = []
+        >>> handle = w.register_post_accumulate_grad_hook(lambda t: seen.append(t.grad.tolist()))
+        >>> (w * 3).sum().backward()
+        >>> seen
+        [[3.0, 3.0]]
+        >>> handle.remove()
+        """
+        if self._edge is not None or not self._requires_grad:
+            raise BackwardError(
+                "post-accumulate-grad hooks run when .grad of a leaf is updated, so they can only "
+                "be registered on leaves that require grad; use register_hook() on this tensor"
+            )
+        if not callable(hook):
+            raise TypeError(f"hook must be callable, got {type(hook).__name__}")
+        entry = PostAccumulateGradHook(hook)
+        if self._hooks is None:
+            self._hooks = []
+        self._hooks.append(entry)
+        return RemovableHandle(self._hooks, entry)
+
     def _add_node_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
         node, index = self._edge  # type: ignore[misc]
         hooks = node._hooks
@@ -320,6 +350,7 @@ class Tensor:
         gradient: Tensor | None = None,
         retain_graph: bool | None = None,
         create_graph: bool = False,
+        inputs: Sequence[Tensor] | None = None,
     ) -> None:
         """Compute the gradient of this tensor with respect to the graph leaves.
 
@@ -337,6 +368,8 @@ class Tensor:
         create_graph : bool
             Record the backward pass itself, so that gradients can be
             differentiated again (higher-order derivatives).
+        inputs : sequence of Tensor, optional
+            Accumulate only into these tensors' ``.grad`` (leaves or not).
 
         Examples
         --------
@@ -348,12 +381,18 @@ class Tensor:
         tensor([3., 3.])
         """
         _engine.backward(
-            (self,), None if gradient is None else (gradient,), retain_graph, create_graph
+            (self,), None if gradient is None else (gradient,), retain_graph, create_graph, inputs
         )
 
     def detach(self) -> Tensor:
         """Return a new leaf sharing the data, cut off from the graph (``requires_grad=False``)."""
         return _wrap(self._array, self._device, False, None)
+
+    def detach_(self) -> Tensor:
+        """Cut this tensor off from the graph in place: it becomes a leaf without grad."""
+        self._edge = None
+        self._requires_grad = False
+        return self
 
     # -- methods that forward to ops ----------------------------------------------------
 
@@ -484,6 +523,15 @@ class _RetainGrad:
 
     def __init__(self, tensor: Tensor) -> None:
         self.tensor = weakref.ref(tensor)
+
+
+class PostAccumulateGradHook:
+    """A leaf hook that runs after ``.grad`` is updated (kept in the leaf's hook list)."""
+
+    __slots__ = ("function",)
+
+    def __init__(self, function: Callable[[Tensor], None]) -> None:
+        self.function = function
 
 
 class RemovableHandle:

@@ -93,3 +93,10 @@ def test_dlpack_with_torch_is_zero_copy() -> None:
     assert t.tolist() == [9.0, 1.0, 2.0]
     back = torch.from_dlpack(plugrad.tensor([1.0, 2.0]))
     assert back.tolist() == [1.0, 2.0]
+
+
+@strict
+def test_backward_gradient_on_another_device_is_a_clear_error() -> None:
+    y = plugrad.ones(2, backend="array_api_strict", requires_grad=True) * 2
+    with pytest.raises(plugrad.errors.DeviceMismatchError, match=r"\.to\('array_api_strict:0'\)"):
+        y.backward(plugrad.ones(2, device="numpy"))

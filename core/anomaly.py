@@ -1,0 +1,135 @@
+"""Anomaly mode: find where NaN or infinite gradients come from.
+
+Inside :class:`detect_anomaly`, every recorded op remembers where in user code
+it was created, and the backward pass checks each gradient as it is computed.
+The first NaN or infinity raises :class:`~plugrad.errors.AnomalyError` naming
+the op, the plugin that provides it, its backend, and the user code that ran
+the forward op. Outside anomaly mode none of this costs anything: the
+recording function of the per-op path is swapped only while the mode is on.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import threading
+import traceback
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from .errors import AnomalyError
+
+__all__ = ["detect_anomaly", "is_anomaly_enabled"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: Read by the engine once per backward pass.
+enabled = False
+_depth = 0
+_lock = threading.Lock()
+#: The per-op path's recording function while anomaly mode swaps in its own.
+_plain_record: Callable[..., Any] | None = None
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def is_anomaly_enabled() -> bool:
+    """Return whether anomaly mode is on."""
+    return enabled
+
+
+def user_stack() -> list[traceback.FrameSummary]:
+    """The current call stack without plugrad's own frames (where the user's code is)."""
+    return [
+        frame
+        for frame in traceback.extract_stack()[:-1]
+        if not os.path.abspath(frame.filename).startswith(_PACKAGE_DIR)
+    ]
+
+
+def _record_with_stack(op: Any, device: Any, inputs: Any, params: Any, out: Any) -> Any:
+    assert _plain_record is not None
+    node = _plain_record(op, device, inputs, params, out)
+    node._trace = user_stack()
+    return node
+
+
+class detect_anomaly:
+    """Context manager (and decorator) that finds the op producing NaN/Inf gradients.
+
+    Anomaly mode is process-wide, like PyTorch's, and slows the forward pass
+    (a stack trace per op) and the backward pass (a check per gradient): use it
+    to debug, not to train.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> x = plugrad.tensor([0.0, 1.0], requires_grad=True)
+    >>> with plugrad.autograd.detect_anomaly():
+    ...     y = plugrad.sum(plugrad.log(x))
+    ...     y.backward()
+    Traceback (most recent call last):
+      ...
+    plugrad.errors.AnomalyError: LogBackward (op 'log' from plugin ...) produced inf ...
+    """
+
+    def __enter__(self) -> None:
+        global enabled, _depth, _plain_record
+        from . import dispatch  # the engine imports this module early; dispatch comes later
+
+        with _lock:
+            if not _depth:
+                _plain_record = dispatch._record
+                dispatch._record = _record_with_stack
+            _depth += 1
+            enabled = True
+
+    def __exit__(self, *exc_info: object) -> None:
+        global enabled, _depth
+        from . import dispatch
+
+        with _lock:
+            _depth -= 1
+            if not _depth:
+                enabled = False
+                dispatch._record = _plain_record
+
+    def __call__(self, func: F) -> F:
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with self:
+                return func(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
+
+
+def anomaly_error(node: Any, index: int, array: Any) -> AnomalyError:
+    """Build the error for a non-finite gradient of input ``index`` computed by ``node``."""
+    from . import registry
+
+    xp = node._device.xp
+    kind = "NaN" if bool(xp.any(xp.isnan(array))) else "inf"
+    op = getattr(node, "op", None)
+    if op is not None:
+        owner = registry._state.op_owners.get(op.name, "an unregistered plugin")
+        what = f"op {op.name!r} from plugin {owner!r}"
+    else:
+        function = getattr(node, "_function", None)
+        what = (
+            f"Function {function.__qualname__} from {function.__module__}"
+            if function
+            else ("a plugrad internal op")
+        )
+    trace = getattr(node, "_trace", None)
+    if trace:
+        where = "The forward op was created at (most recent call last):\n" + "".join(
+            traceback.format_list(trace)
+        )
+    else:
+        where = (
+            "The forward op was created before anomaly mode was turned on; run the forward "
+            "pass inside detect_anomaly() too to see where."
+        )
+    return AnomalyError(
+        f"{node.name()} ({what}, on {node._device.name}) produced {kind} in the gradient of "
+        f"input {index} (shape {tuple(array.shape)}). {where}"
+    )

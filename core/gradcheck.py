@@ -1,0 +1,228 @@
+"""Checking gradients against finite differences: for op tests and plugin authors.
+
+Written against the Array API only, so it checks ops on any backend.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from .dtypes import is_differentiable
+from .engine import grad
+from .errors import GradcheckError
+from .grad_mode import enable_grad, no_grad
+from .tensor import Tensor, _wrap
+
+__all__ = ["gradcheck", "gradgradcheck"]
+
+Function = Callable[..., Any]
+
+
+def _outputs(result: Any) -> tuple[Tensor, ...]:
+    outputs = result if isinstance(result, tuple) else (result,)
+    if not all(isinstance(o, Tensor) for o in outputs):
+        raise TypeError("the checked function must return a Tensor or a tuple of Tensors")
+    return tuple(o for o in outputs if is_differentiable(o.dtype))
+
+
+def _one_hot(like: Tensor, index: int) -> Tensor:
+    """A tensor shaped like ``like`` that is 1 at flat ``index`` and 0 elsewhere."""
+    xp = like._device.xp
+    array = like._array
+    n = 1
+    for d in array.shape:
+        n *= d
+    flat = xp.astype(xp.arange(n, device=like._device.native) == index, array.dtype)
+    return _wrap(xp.reshape(flat, array.shape), like._device, False, None)
+
+
+def _element(t: Tensor, index: int) -> float:
+    """Element ``index`` of ``t`` in row-major order, as a Python float."""
+    return float(t._device.xp.reshape(t._array, (-1,))[index])
+
+
+def _size(t: Tensor) -> int:
+    n = 1
+    for d in t._array.shape:
+        n *= d
+    return n
+
+
+def _numerical_jacobian(
+    func: Function, inputs: Sequence[Any], index: int, eps: float
+) -> list[list[Tensor]]:
+    """Columns d(outputs)/d(inputs[index][j]) by central differences, as flat tensors."""
+    x = inputs[index]
+    columns = []
+    with no_grad():
+        for j in range(_size(x)):
+            step = _one_hot(x, j) * eps
+            plus = list(inputs)
+            plus[index] = x.detach() + step
+            minus = list(inputs)
+            minus[index] = x.detach() - step
+            columns.append(
+                [
+                    ((p - m) / (2 * eps)).reshape(-1)
+                    for p, m in zip(_outputs(func(*plus)), _outputs(func(*minus)))
+                ]
+            )
+    return columns
+
+
+def _analytical_jacobian(
+    func: Function, inputs: Sequence[Any], differentiable: list[int]
+) -> tuple[list[Tensor], list[list[list[Tensor | None]]]]:
+    """Rows d(outputs[k][i])/d(inputs) by backward passes with one-hot output gradients."""
+    outputs = _outputs(func(*inputs))
+    rows: list[list[list[Tensor | None]]] = []
+    wanted = [inputs[i] for i in differentiable]
+    for out in outputs:
+        out_rows = []
+        for i in range(_size(out)):
+            if not out.requires_grad:
+                out_rows.append([None] * len(wanted))
+                continue
+            grads = grad(out, wanted, _one_hot(out, i), retain_graph=True, allow_unused=True)
+            out_rows.append(list(grads))
+        rows.append(out_rows)
+    return list(outputs), rows
+
+
+def gradcheck(
+    func: Function,
+    inputs: Sequence[Any] | Tensor,
+    *,
+    eps: float = 1e-6,
+    atol: float = 1e-5,
+    rtol: float = 1e-3,
+    raise_exception: bool = True,
+) -> bool:
+    """Check the gradients of ``func`` at ``inputs`` against central finite differences.
+
+    Every element of every output is differentiated with respect to every
+    element of every input that requires grad, both ways, and the two
+    Jacobians must agree within ``atol + rtol * |numerical|``. Use float64
+    inputs: finite differences in float32 are too coarse.
+
+    Parameters
+    ----------
+    func : callable
+        Takes ``*inputs``, returns a Tensor or a tuple of Tensors.
+    inputs : Tensor or sequence
+        Tensors (those with ``requires_grad=True`` are checked) and other arguments.
+    eps : float
+        Finite-difference step.
+    atol, rtol : float
+        Tolerances.
+    raise_exception : bool
+        Raise :class:`~plugrad.errors.GradcheckError` describing the first
+        mismatch (default), or return ``False``.
+
+    Returns
+    -------
+    bool
+        ``True`` if the gradients agree.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> x = plugrad.tensor([0.5, 1.5], dtype=plugrad.float64, requires_grad=True)
+    >>> plugrad.autograd.gradcheck(lambda t: plugrad.exp(t) * t, (x,))
+    True
+    """
+    inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
+    differentiable = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
+    if not differentiable:
+        raise ValueError("gradcheck needs at least one input Tensor with requires_grad=True")
+    outputs, rows = _analytical_jacobian(func, inputs, differentiable)
+    for position, index in enumerate(differentiable):
+        numerical = _numerical_jacobian(func, inputs, index, eps)
+        for k, out in enumerate(outputs):
+            for j, column in enumerate(numerical):
+                expected = column[k]._array
+                for i in range(_size(out)):
+                    analytic = rows[k][i][position]
+                    got = 0.0 if analytic is None else _element(analytic, j)
+                    want = float(expected[i])
+                    if abs(got - want) > atol + rtol * abs(want):
+                        if not raise_exception:
+                            return False
+                        raise GradcheckError(
+                            f"gradient mismatch for output {k} element {i} with respect to input "
+                            f"{index} element {j}: backward gives {got!r}, finite differences "
+                            f"give {want!r} (atol={atol}, rtol={rtol}, eps={eps})"
+                        )
+    return True
+
+
+def gradgradcheck(
+    func: Function,
+    inputs: Sequence[Any] | Tensor,
+    grad_outputs: Sequence[Tensor] | None = None,
+    *,
+    eps: float = 1e-6,
+    atol: float = 1e-5,
+    rtol: float = 1e-3,
+    raise_exception: bool = True,
+) -> bool:
+    """Check second-order gradients: :func:`gradcheck` of the gradient of ``func``.
+
+    The gradient ``v -> vjp(func)(v)`` is computed with ``create_graph=True``
+    and checked, with respect to the inputs and to ``v``, against finite
+    differences. An op whose backward is not itself differentiable fails here.
+
+    Parameters
+    ----------
+    func, inputs, eps, atol, rtol, raise_exception
+        As for :func:`gradcheck`.
+    grad_outputs : sequence of Tensor, optional
+        The output gradients ``v``; random (float64, on the outputs' devices) by default.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> x = plugrad.tensor([0.5, 1.5], dtype=plugrad.float64, requires_grad=True)
+    >>> plugrad.autograd.gradgradcheck(lambda t: plugrad.exp(t) * t, (x,))
+    True
+    """
+    from .random import Generator, randn
+
+    inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
+    differentiable = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
+    outputs = _outputs(func(*inputs))
+    if grad_outputs is None:
+        generator = {}
+        grad_outputs = []
+        for out in outputs:
+            g = generator.setdefault(out._device, Generator(seed=0, device=out._device))
+            v = randn(*out.shape, dtype=out.dtype, generator=g)
+            grad_outputs.append(v)
+    grad_outputs = [v.detach().requires_grad_() for v in grad_outputs]
+    n = len(inputs)
+
+    def first_derivative(*args: Any) -> tuple[Tensor, ...]:
+        # Finite differences call this under no_grad with plain tensors: it still
+        # needs a graph of its own to take the first derivative.
+        xs = [
+            x.detach().requires_grad_() if i in differentiable and not x.requires_grad else x
+            for i, x in enumerate(args[:n])
+        ]
+        vs = list(args[n:])
+        with enable_grad():
+            outs = _outputs(func(*xs))
+            wanted = [xs[i] for i in differentiable]
+            grads = grad(outs, wanted, vs, create_graph=True, allow_unused=True)
+        return tuple(
+            g if g is not None else xs[i].detach() * 0 for g, i in zip(grads, differentiable)
+        )
+
+    return gradcheck(
+        first_derivative,
+        (*inputs, *grad_outputs),
+        eps=eps,
+        atol=atol,
+        rtol=rtol,
+        raise_exception=raise_exception,
+    )

@@ -1,0 +1,262 @@
+"""plugrad.autograd: grad(), backward(inputs=), hooks, once_differentiable, anomaly mode,
+gradcheck."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import plugrad
+from plugrad.autograd import grad
+from plugrad.errors import AnomalyError, BackwardError, GradcheckError
+
+
+def f64(*values, requires_grad=True) -> plugrad.Tensor:
+    return plugrad.tensor(list(values), dtype=plugrad.float64, requires_grad=requires_grad)
+
+
+# -- grad() ----------------------------------------------------------------------------------
+
+
+def test_grad_returns_gradients_without_touching_dot_grad() -> None:
+    x, w = f64(1.0, 2.0), f64(3.0, 4.0)
+    loss = plugrad.sum(x * w * w)
+    gx, gw = grad(loss, [x, w])
+    np.testing.assert_allclose(gx.numpy(), [9.0, 16.0])
+    np.testing.assert_allclose(gw.numpy(), [6.0, 16.0])
+    assert x.grad is None and w.grad is None
+    assert not gx.requires_grad
+
+
+def test_grad_of_intermediate_tensors() -> None:
+    x = f64(1.0, 2.0)
+    h = x * 3
+    y = plugrad.sum(h * h)
+    (gh,) = grad(y, h)
+    np.testing.assert_allclose(gh.numpy(), 2 * h.numpy())
+
+
+def test_grad_prunes_branches_that_do_not_lead_to_inputs() -> None:
+    calls = []
+
+    class Spy(plugrad.Function):
+        @staticmethod
+        def forward(ctx, t):
+            return t * 1
+
+        @staticmethod
+        def backward(ctx, g):
+            calls.append("spy")
+            return g
+
+    x, w = f64(1.0), f64(2.0)
+    loss = plugrad.sum(x * 2 + Spy.apply(w))
+    (gx,) = grad(loss, x)
+    assert gx.tolist() == [2.0] and calls == [], "the branch to w must not run"
+
+
+def test_grad_unused_inputs() -> None:
+    x, unused = f64(1.0), f64(5.0)
+    y = plugrad.sum(x * x)
+    with pytest.raises(BackwardError, match="allow_unused=True"):
+        grad(y, [x, unused], retain_graph=True)
+    gx, gu = grad(y, [x, unused], allow_unused=True)
+    assert gx.tolist() == [2.0] and gu is None
+
+
+def test_grad_needs_inputs_that_require_grad() -> None:
+    with pytest.raises(BackwardError, match="does not require grad"):
+        grad(plugrad.sum(f64(1.0) * 2), f64(1.0, requires_grad=False))
+
+
+def test_grad_with_create_graph_matches_pytorch_hessian() -> None:
+    torch = pytest.importorskip("torch")
+    values = [0.3, -1.2, 0.7]
+
+    def f(lib, x):
+        return lib.sum(lib.exp(x) * x * x) + lib.sum(x) ** 3
+
+    x = f64(*values)
+    (g,) = grad(f(plugrad, x), x, create_graph=True)
+    rows = [grad(g, x, plugrad.asarray(row, device=x.device), retain_graph=True)[0].tolist()
+            for row in np.eye(3)]  # fmt: skip
+    expected = torch.autograd.functional.hessian(
+        lambda t: f(torch, t), torch.tensor(values, dtype=torch.float64)
+    )
+    np.testing.assert_allclose(rows, expected.numpy(), rtol=1e-12)
+
+
+def test_third_order_through_grad() -> None:
+    x = f64(0.5)
+    (g1,) = grad(plugrad.sum(x**4), x, create_graph=True)
+    (g2,) = grad(plugrad.sum(g1), x, create_graph=True)
+    (g3,) = grad(plugrad.sum(g2), x)
+    assert g3.item() == pytest.approx(24 * 0.5)
+
+
+def test_backward_with_inputs_accumulates_only_there() -> None:
+    x, w = f64(1.0, 2.0), f64(3.0, 4.0)
+    h = x * w
+    loss = plugrad.sum(h * h)
+    loss.backward(inputs=[w, h])
+    assert x.grad is None
+    np.testing.assert_allclose(w.grad.numpy(), 2 * h.numpy() * x.numpy())
+    np.testing.assert_allclose(h.grad.numpy(), 2 * h.numpy())
+
+
+# -- hooks -----------------------------------------------------------------------------------
+
+
+def test_post_accumulate_grad_hooks_see_the_new_grad() -> None:
+    w = f64(1.0, 2.0)
+    seen = []
+    handle = w.register_post_accumulate_grad_hook(lambda t: seen.append(t.grad.tolist()))
+    plugrad.sum(w * 3).backward()
+    plugrad.sum(w * 3).backward()
+    assert seen == [[3.0, 3.0], [6.0, 6.0]]
+    handle.remove()
+    plugrad.sum(w * 3).backward()
+    assert len(seen) == 2
+    with pytest.raises(BackwardError, match="leaves"):
+        (w * 2).register_post_accumulate_grad_hook(lambda t: None)
+
+
+def test_grad_does_not_run_post_accumulate_hooks() -> None:
+    w = f64(1.0)
+    seen = []
+    w.register_post_accumulate_grad_hook(lambda t: seen.append(1))
+    grad(plugrad.sum(w * 2), w)
+    assert seen == [] and w.grad is None
+
+
+def test_detach_in_place() -> None:
+    x = f64(1.0)
+    y = x * 2
+    assert y.detach_() is y
+    assert y.is_leaf and not y.requires_grad and y.tolist() == [2.0]
+
+
+# -- higher order must never be silently wrong -------------------------------------------------
+
+
+class RawSquare(plugrad.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    @plugrad.autograd.once_differentiable
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return plugrad.asarray(2 * x.array * g.array)
+
+
+def test_once_differentiable_first_order_works() -> None:
+    x = f64(3.0)
+    plugrad.sum(RawSquare.apply(x)).backward()
+    assert x.grad.tolist() == [6.0]
+
+
+def test_once_differentiable_refuses_double_backward() -> None:
+    x = f64(3.0)
+    (g,) = grad(plugrad.sum(RawSquare.apply(x)), x, create_graph=True)
+    assert g.tolist() == [6.0] and g.requires_grad
+    with pytest.raises(BackwardError, match=r"RawSquare\.backward is decorated with once_diff"):
+        grad(plugrad.sum(g), x)
+
+
+# -- anomaly mode ------------------------------------------------------------------------------
+
+
+LOG_OF_ZERO = pytest.mark.filterwarnings("ignore:divide by zero:RuntimeWarning")
+
+
+@LOG_OF_ZERO
+def test_anomaly_mode_names_op_plugin_backend_and_user_code() -> None:
+    x = f64(0.0, 1.0)
+    with plugrad.autograd.detect_anomaly():
+        assert plugrad.autograd.is_anomaly_enabled()
+        y = plugrad.sum(plugrad.log(x))  # this line must appear in the error
+        with pytest.raises(AnomalyError) as info:
+            y.backward()
+    message = str(info.value)
+    assert "LogBackward" in message and "'plugrad.plugins.elementwise'" in message
+    assert f"on {x.device.name}" in message and "inf" in message
+    assert "test_autograd_api.py" in message and "this line must appear" in message
+    assert x.grad is None, "a failed backward changes no .grad"
+    assert not plugrad.autograd.is_anomaly_enabled()
+
+
+def test_anomaly_mode_reports_nan_and_custom_functions() -> None:
+    class NanGrad(plugrad.Function):
+        @staticmethod
+        def forward(ctx, t):
+            return t * 1
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * math.nan
+
+    x = f64(1.0)
+    with plugrad.autograd.detect_anomaly():
+        out = plugrad.sum(NanGrad.apply(x) * 2)
+        with pytest.raises(AnomalyError, match=r"NanGradBackward \(Function .*NanGrad.*NaN"):
+            out.backward()
+
+
+@LOG_OF_ZERO
+def test_without_anomaly_mode_nan_gradients_pass_silently() -> None:
+    x = f64(0.0)
+    plugrad.sum(plugrad.log(x)).backward()
+    assert math.isinf(x.grad.item())
+
+
+# -- gradcheck ---------------------------------------------------------------------------------
+
+
+def test_gradcheck_accepts_correct_gradients() -> None:
+    x, w = f64(0.5, -1.0), f64(1.5, 2.0)
+    assert plugrad.autograd.gradcheck(lambda a, b: plugrad.exp(a * b) / (b * b), (x, w))
+    assert plugrad.autograd.gradgradcheck(lambda a, b: plugrad.exp(a * b) / (b * b), (x, w))
+
+
+class WrongGradient(plugrad.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * x * 3  # should be 2
+
+
+class NotTwiceDifferentiable(plugrad.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x * x
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        # Right value, but x is used as a constant: the second derivative is lost.
+        return g * 3 * x.detach() * x.detach()
+
+
+def test_gradcheck_catches_wrong_gradients() -> None:
+    x = f64(0.5, 2.0)
+    with pytest.raises(GradcheckError, match="input 0"):
+        plugrad.autograd.gradcheck(WrongGradient.apply, (x,))
+    assert not plugrad.autograd.gradcheck(WrongGradient.apply, (x,), raise_exception=False)
+
+
+def test_gradgradcheck_catches_wrong_second_derivatives() -> None:
+    x = f64(0.5, 2.0)
+    assert plugrad.autograd.gradcheck(NotTwiceDifferentiable.apply, (x,))
+    with pytest.raises(GradcheckError):
+        plugrad.autograd.gradgradcheck(NotTwiceDifferentiable.apply, (x,))
