@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from .backend import Device
     from .opdef import OpDef
 
-__all__ = ["apply1", "apply2", "apply_n"]
+__all__ = ["apply1", "apply2", "apply_n", "apply_view", "saved_version"]
 
 # Python scalars adapt to the tensor they meet (the Array API's scalar rules).
 _SCALARS = frozenset({int, float, bool, complex})
@@ -116,19 +116,43 @@ def _record(
     node._ans = out if op.saves_ans else None
     edges = []
     saved = []
+    versioned = False
     for x, keep, rule in zip(inputs, op.saved_inputs, op.vjps):
         if isinstance(x, Tensor):
             edge = x._edge
             if edge is None and x._requires_grad and rule is not None:
                 edge = (x, 0)
             edges.append(edge if rule is not None else None)
-            saved.append(x if keep else ArraySpec(x._array.shape, x._array.dtype))
+            if keep:
+                saved.append(x)
+                versioned = versioned or x._counter is not None
+            else:
+                saved.append(ArraySpec(x._array.shape, x._array.dtype))
         else:
             edges.append(None)
             saved.append(x)
     node._edges = tuple(edges)
     node._saved = tuple(saved)
+    # Versions of the saved tensors, to detect in-place changes; None means all zero.
+    node._versions = tuple(map(saved_version, saved)) if versioned else None
     return node
+
+
+def saved_version(value: Any) -> int:
+    """The version of a saved value (0 for anything that is not a modified tensor)."""
+    counter = getattr(value, "_counter", None)
+    return 0 if counter is None else counter[0]
+
+
+def apply_view(op: OpDef, x: Any, params: dict[str, Any] | None) -> Tensor:
+    """Run a one-input op whose result may share memory with its input (reshape, ...).
+
+    The result shares the input's version counter, so modifying either in place
+    is seen by backward passes that saved the other.
+    """
+    out = apply1(op, x, params)
+    out._counter = x._shared_counter()
+    return out
 
 
 def _type_name(value: Any) -> str:

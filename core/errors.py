@@ -18,6 +18,7 @@ __all__ = [
     "FunctionBackwardError",
     "GradcheckError",
     "GraphFreedError",
+    "InPlaceModificationError",
     "PluginLoadWarning",
     "PluginRegistrationError",
     "PlugradError",
@@ -32,6 +33,10 @@ class PlugradError(Exception):
 
 class BackwardError(PlugradError, RuntimeError):
     """``backward()`` was called in a way that cannot produce gradients."""
+
+
+class InPlaceModificationError(BackwardError):
+    """A tensor saved for backward was modified in place before the backward pass."""
 
 
 class GraphFreedError(BackwardError):

@@ -7,9 +7,10 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 from . import anomaly as _anomaly
+from .dispatch import saved_version
 from .errors import BackwardError, FunctionBackwardError, GraphFreedError
 from .grad_mode import _state
-from .graph import Node
+from .graph import Node, check_versions
 from .tensor import Tensor, _object_new, _wrap
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
@@ -44,6 +45,7 @@ class FunctionCtx(Node):
     def __init__(self) -> None:
         self._hooks = None
         self._saved = ()
+        self._versions: tuple[int, ...] | None = None
         self._non_differentiable: set[int] = set()
         self.needs_input_grad: tuple[bool, ...] = ()
 
@@ -64,6 +66,7 @@ class FunctionCtx(Node):
         saved = self._saved
         if saved is None:
             raise self._freed_error()
+        check_versions(self, saved, self._versions)
         return tuple(
             _wrap(s.array, self._device, True, (self, s.index))
             if isinstance(s, _SavedOutput)
@@ -339,4 +342,5 @@ def _record(
         _SavedOutput(s._array, position[id(s)]) if s is not None and id(s) in position else s
         for s in ctx._saved
     )
+    ctx._versions = tuple(map(saved_version, ctx._saved))
     return tuple(results) if isinstance(output, tuple) else results[0]

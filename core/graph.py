@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from .errors import GraphFreedError
+from .errors import GraphFreedError, InPlaceModificationError
 from .tensor import Tensor, _wrap
 
 if TYPE_CHECKING:
@@ -92,6 +92,21 @@ class Node:
 _HOLDS_ARRAY = (Tensor, ArraySpec)
 
 
+def check_versions(node: Node, saved: Any, versions: tuple[int, ...] | None) -> None:
+    """Raise if a tensor ``node`` saved was modified in place after it was saved."""
+    for index, value in enumerate(saved):
+        if isinstance(value, Tensor) and value._counter is not None:
+            expected = 0 if versions is None else versions[index]
+            if value._counter[0] != expected:
+                raise InPlaceModificationError(
+                    f"{node.name()} needs input {index} (a tensor of shape {value.shape}, "
+                    f"dtype {value.dtype.name}) as it was when the forward op ran, but it has "
+                    f"since been modified in place: it is at version {value._counter[0]}, "
+                    f"expected version {expected}. Compute the backward before modifying it, "
+                    "or use an out-of-place operation (x = x + y instead of x += y)."
+                )
+
+
 def _freed_error(node: Node) -> GraphFreedError:
     return GraphFreedError(
         f"Trying to backward through the graph a second time (or to reach {node.name()} "
@@ -109,13 +124,14 @@ class OpNode(Node):
     ``_ans`` is the raw output array if the op saves it.
     """
 
-    __slots__ = ("_ans", "_params", "_saved")
+    __slots__ = ("_ans", "_params", "_saved", "_versions")
     op: ClassVar[OpDef]
 
     def _backward(self, grad: Any, create_graph: bool) -> tuple[Any, ...]:
         saved = self._saved
         if saved is None:
             raise _freed_error(self)
+        check_versions(self, saved, self._versions)
         op = self.op
         params = self._params
         if create_graph:

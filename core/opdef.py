@@ -71,6 +71,10 @@ class OpDef:
         Backend-specific kernels by backend name, used instead of ``kernel`` there.
     doc : str, optional
         The docstring of the public function.
+    view : bool
+        Whether the result may share memory with the (single) input, as
+        ``reshape`` may. Such results share the input's version counter, so an
+        in-place change to either is caught by backward passes that saved the other.
     """
 
     def __init__(
@@ -84,8 +88,10 @@ class OpDef:
         grad_fn_name: str | None = None,
         kernels: Mapping[str, Kernel] | None = None,
         doc: str | None = None,
+        view: bool = False,
     ) -> None:
         self.name = name
+        self.view = view
         self.kernel = kernel
         self.broadcasting = broadcasting
         self.differentiable = differentiable
@@ -146,6 +152,8 @@ class OpDef:
         if not callable(self.kernel):
             raise fail(f"the kernel must be callable, got {type(self.kernel).__name__}")
         inputs, params, signature = _split_kernel_signature(self.kernel, fail)
+        if self.view and len(inputs) != 1:
+            raise fail(f"view=True needs exactly one array input, but it has {inputs}")
         for backend, kernel in self.backend_kernels.items():
             if not callable(kernel):
                 raise fail(f"the kernel for backend {backend!r} must be callable")

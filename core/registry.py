@@ -31,7 +31,7 @@ from . import dtypes as _dtypes
 from . import graph as _graph
 from . import ops as _ops_module
 from .backend import Backend, Device
-from .dispatch import apply1, apply2, apply_n
+from .dispatch import apply1, apply2, apply_n, apply_view
 from .errors import (
     BackendUnavailableError,
     PluginLoadWarning,
@@ -489,7 +489,9 @@ def _make_function(op: OpDef, module: str) -> Callable[..., Any]:
         if not op.param_names
         else ("{" + ", ".join(f"{p!r}: {p}" for p in op.param_names) + "}")
     )
-    if len(inputs) == 1:
+    if op.view:
+        call = f"_apply_view(_op, {inputs[0]}, {params})"
+    elif len(inputs) == 1:
         call = f"_apply1(_op, {inputs[0]}, {params})"
     elif len(inputs) == 2:
         call = f"_apply2(_op, {inputs[0]}, {inputs[1]}, {params})"
@@ -497,6 +499,7 @@ def _make_function(op: OpDef, module: str) -> Callable[..., Any]:
         call = f"_apply_n(_op, ({', '.join(inputs)},), {params})"
     source = f"def {op.name}{signature}:\n    return {call}\n"
     scope: dict[str, Any] = {
+        "_apply_view": apply_view,
         "_op": op, "_apply1": apply1, "_apply2": apply2, "_apply_n": apply_n, **defaults
     }  # fmt: skip
     exec(compile(source, f"<plugrad op {op.name}>", "exec"), scope)

@@ -40,7 +40,18 @@ class Tensor:
     tensor([2., 4., 6.])
     """
 
-    __slots__ = ("__weakref__", "_array", "_device", "_edge", "_grad", "_hooks", "_requires_grad")
+    # _counter: None until the tensor is modified in place or a view of it is taken; then
+    # a one-element list shared with its views (and detach()ed copies) holding the version.
+    __slots__ = (
+        "__weakref__",
+        "_array",
+        "_counter",
+        "_device",
+        "_edge",
+        "_grad",
+        "_hooks",
+        "_requires_grad",
+    )
 
     # Let Tensor's reflected operators handle `ndarray + tensor`, instead of numpy.
     __array_ufunc__ = None
@@ -385,8 +396,33 @@ class Tensor:
         )
 
     def detach(self) -> Tensor:
-        """Return a new leaf sharing the data, cut off from the graph (``requires_grad=False``)."""
-        return _wrap(self._array, self._device, False, None)
+        """Return a new leaf sharing the data, cut off from the graph (``requires_grad=False``).
+
+        It shares the version counter too: modifying either in place is seen by
+        backward passes that saved the other.
+        """
+        detached = _wrap(self._array, self._device, False, None)
+        detached._counter = self._shared_counter()
+        return detached
+
+    @property
+    def _version(self) -> int:
+        """How many in-place modifications this tensor's data has seen."""
+        counter = self._counter
+        return 0 if counter is None else counter[0]
+
+    def _shared_counter(self) -> list[int]:
+        counter = self._counter
+        if counter is None:
+            counter = self._counter = [0]
+        return counter
+
+    def _bump_version(self) -> None:
+        counter = self._counter
+        if counter is None:
+            self._counter = [1]
+        else:
+            counter[0] += 1
 
     def detach_(self) -> Tensor:
         """Cut this tensor off from the graph in place: it becomes a leaf without grad."""
@@ -479,6 +515,48 @@ class Tensor:
     def __rmatmul__(self, other: Any) -> Tensor:
         return _ops.matmul(other, self)
 
+    # -- in-place operators (see plugrad.inplace: safe for autograd) ----------------------
+
+    def __iadd__(self, other: Any) -> Tensor:
+        return _inplace.apply_inplace(self, _ops.add, other, name="x += y")
+
+    def __isub__(self, other: Any) -> Tensor:
+        return _inplace.apply_inplace(self, _ops.subtract, other, name="x -= y")
+
+    def __imul__(self, other: Any) -> Tensor:
+        return _inplace.apply_inplace(self, _ops.multiply, other, name="x *= y")
+
+    def __itruediv__(self, other: Any) -> Tensor:
+        return _inplace.apply_inplace(self, _ops.divide, other, name="x /= y")
+
+    def __ipow__(self, other: Any) -> Tensor:
+        return _inplace.apply_inplace(self, _ops.pow, other, name="x **= y")
+
+    def fill_(self, value: bool | int | float | complex) -> Tensor:
+        """Set every element to ``value``, in place; returns the tensor.
+
+        Examples
+        --------
+        >>> import plugrad
+        >>> w = plugrad.ones(3)
+        >>> w.fill_(0.5)
+        tensor([0.5, 0.5, 0.5])
+        """
+        return _inplace.apply_inplace(self, _filled_with, value, name="fill_()")
+
+    def zero_(self) -> Tensor:
+        """Set every element to zero, in place; returns the tensor."""
+        return _inplace.apply_inplace(self, _filled_with, 0, name="zero_()")
+
+    def copy_(self, source: Tensor) -> Tensor:
+        """Copy ``source`` (broadcast to this shape) into this tensor, in place.
+
+        The gradient flows to ``source``; the old values get none.
+        """
+        if not isinstance(source, Tensor):
+            raise TypeError(f"copy_() takes a Tensor, got {type(source).__name__}")
+        return _inplace.apply_inplace(self, _filled_with, source, name="copy_()")
+
     def __neg__(self) -> Tensor:
         return _ops.negative(self)
 
@@ -513,7 +591,16 @@ def _wrap(array: Any, device: Device, requires_grad: bool, edge: tuple[Any, int]
     t._edge = edge
     t._grad = None
     t._hooks = None
+    t._counter = None
     return t
+
+
+def _filled_with(target: Tensor, value: Any) -> Tensor:
+    """``value`` (a scalar or a tensor) broadcast to ``target``: gradient 0 for ``target``."""
+    device = target._device
+    mask = device.xp.ones(target._array.shape, dtype=device.native_dtype(_dtypes.bool))
+    everywhere = _wrap(mask, device, False, None)
+    return _ops.where(everywhere, value, target)
 
 
 class _RetainGrad:
@@ -551,5 +638,6 @@ class RemovableHandle:
             pass
 
 
-# The engine imports this module, so it is bound last.
+# These modules import this one, so they are bound last.
 from . import engine as _engine  # noqa: E402
+from . import inplace as _inplace  # noqa: E402

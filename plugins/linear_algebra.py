@@ -51,6 +51,7 @@ matrix_transpose = op(
     "matrix_transpose",
     lambda xp, x, /: xp.matrix_transpose(x),
     saves=(),
+    view=True,
     doc="""Transpose the last two axes (a stack of matrices); ``x.mT``.
 
     Examples

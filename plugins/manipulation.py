@@ -25,6 +25,7 @@ reshape = op(
     "reshape",
     lambda xp, x, /, shape, *, copy=None: xp.reshape(x, shape, copy=copy),
     saves=(),
+    view=True,
     doc="""Give the elements of ``x`` a new ``shape`` (one entry may be -1).
 
     Examples
@@ -40,6 +41,7 @@ permute_dims = op(
     "permute_dims",
     lambda xp, x, /, axes: xp.permute_dims(x, axes),
     saves=(),
+    view=True,
     grad_fn_name="Permute",
     doc="""Reorder the axes of ``x``: axis ``i`` of the result is axis ``axes[i]`` of ``x``.
 
@@ -55,6 +57,7 @@ expand_dims = op(
     "expand_dims",
     lambda xp, x, /, *, axis=0: xp.expand_dims(x, axis=axis),
     saves=(),
+    view=True,
     doc="""Insert a size-1 axis at position ``axis``.
 
     Examples
@@ -69,6 +72,7 @@ squeeze = op(
     "squeeze",
     lambda xp, x, /, axis: xp.squeeze(x, axis=axis),
     saves=(),
+    view=True,
     doc="""Remove the size-1 axes named by ``axis``.
 
     Examples
@@ -84,6 +88,7 @@ broadcast_to = op(
     lambda xp, x, /, shape: xp.broadcast_to(x, shape),
     broadcasting=True,
     saves=(),
+    view=True,
     doc="""Broadcast ``x`` to ``shape``; the gradient is summed back over the broadcast axes.
 
     Examples

@@ -1,0 +1,173 @@
+"""In-place operations: version counters, rebasing, and the errors that prevent wrong gradients."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import plugrad
+from plugrad.errors import BackwardError, DtypeError, InPlaceModificationError, ShapeError
+
+
+def leaf(*values) -> plugrad.Tensor:
+    return plugrad.tensor(list(values), dtype=plugrad.float64, requires_grad=True)
+
+
+def test_update_under_no_grad_keeps_the_memory() -> None:
+    w = leaf(1.0, 2.0)
+    w.grad = plugrad.tensor([0.5, 0.5], dtype=plugrad.float64)
+    before = w.array
+    with plugrad.no_grad():
+        w -= 0.1 * w.grad
+    assert w.array is before or w.backend.name != "numpy"
+    np.testing.assert_allclose(w.numpy(), [0.95, 1.95])
+    assert w.is_leaf and w.requires_grad and w._version == 1
+
+
+def test_in_place_on_a_leaf_that_requires_grad_is_an_error() -> None:
+    w = leaf(1.0)
+    with pytest.raises(BackwardError, match=r"leaf tensor that requires grad.*no_grad"):
+        w += 1
+    assert w.tolist() == [1.0] and w._version == 0, "a refused op changes nothing"
+
+
+@pytest.mark.parametrize(
+    ("apply", "expected_grad"),
+    [
+        (lambda h: h.__iadd__(3.0), 1.0),
+        (lambda h: h.__isub__(3.0), 1.0),
+        (lambda h: h.__imul__(3.0), 3.0),
+        (lambda h: h.__itruediv__(4.0), 0.25),
+    ],
+)
+def test_recorded_in_place_ops_rebase_the_tensor(apply, expected_grad) -> None:
+    x = leaf(1.0, 2.0)
+    h = x * 2
+    node_before = h.grad_fn
+    result = apply(h)
+    assert result is h and h.grad_fn is not node_before and h._version == 1
+    h.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [2 * expected_grad] * 2)
+
+
+def test_in_place_power_and_chains_match_out_of_place() -> None:
+    x = leaf(1.5, -0.5)
+    h = x * 1
+    h **= 3
+    h *= x
+    h.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 4 * x.numpy() ** 3)
+
+
+def test_modifying_a_saved_tensor_makes_backward_raise() -> None:
+    x = leaf(1.0, 2.0)
+    y = x * 1
+    z = y * y  # saves y
+    y += 1
+    with pytest.raises(InPlaceModificationError, match=r"MulBackward.*shape \(2,\).*version 1.*0"):
+        z.sum().backward()
+    assert x.grad is None
+
+
+def test_modifying_a_tensor_nothing_saved_is_fine() -> None:
+    x = leaf(1.0, 2.0)
+    y = x * 1
+    z = y + 5  # add saves nothing
+    y += 1
+    z.sum().backward()
+    assert x.grad.tolist() == [1.0, 1.0]
+
+
+def test_views_share_the_version_counter() -> None:
+    base = leaf(1.0, 2.0, 3.0, 4.0)
+    with plugrad.no_grad():
+        data = base * 1
+    view = data.reshape(2, 2)
+    w = leaf(1.0, 1.0)
+    out = view @ w  # saves the view
+    with plugrad.no_grad():
+        data += 1  # changes the memory the view shows
+    with pytest.raises(InPlaceModificationError, match="MatMulBackward"):
+        out.sum().backward()
+
+
+def test_detach_shares_the_version_counter() -> None:
+    x = leaf(1.0, 2.0)
+    y = x * 1
+    d = y.detach()
+    z = y * y
+    with plugrad.no_grad():
+        d += 1
+    with pytest.raises(InPlaceModificationError):
+        z.sum().backward()
+
+
+def test_function_saved_tensors_are_version_checked() -> None:
+    class Square(plugrad.Function):
+        @staticmethod
+        def forward(ctx, t):
+            ctx.save_for_backward(t)
+            return t * t
+
+        @staticmethod
+        def backward(ctx, g):
+            (t,) = ctx.saved_tensors
+            return 2 * t * g
+
+    x = leaf(3.0)
+    y = x * 1
+    out = Square.apply(y)
+    y += 1
+    with pytest.raises(InPlaceModificationError, match="SquareBackward"):
+        out.sum().backward()
+
+
+def test_fill_zero_and_copy() -> None:
+    x = leaf(1.0, 2.0)
+    h = x * 3
+    h.zero_()
+    assert h.tolist() == [0.0, 0.0] and h.requires_grad
+    s = leaf(5.0)
+    g = x * 1
+    g.copy_(s * 2)
+    assert g.tolist() == [10.0, 10.0]
+    (g.sum() + h.sum()).backward()
+    assert x.grad.tolist() == [0.0, 0.0], "overwritten values get no gradient"
+    assert s.grad.tolist() == [4.0]
+    with plugrad.no_grad():
+        w = plugrad.ones(3)
+        assert w.fill_(0.25).tolist() == [0.25] * 3
+    with pytest.raises(TypeError, match="Tensor"):
+        w.copy_([1.0, 2.0, 3.0])
+
+
+def test_shape_and_dtype_rules() -> None:
+    x = plugrad.ones(2)
+    with pytest.raises(ShapeError, match=r"cannot change the shape"):
+        x += plugrad.ones((3, 2))
+    i = plugrad.ones(2, dtype=plugrad.int64)
+    # numpy promotes int + float to float, which an int tensor cannot hold; libraries
+    # that refuse mixed-kind promotion (array-api-strict) raise their own TypeError.
+    expected = DtypeError if i.backend.name == "numpy" else TypeError
+    with pytest.raises(expected):
+        i += plugrad.ones(2)
+    f = plugrad.ones(2, dtype=plugrad.float32)
+    f += plugrad.ones(2, dtype=plugrad.float64)  # same kind: stored as float32
+    assert f.dtype == plugrad.float32 and f.tolist() == [2.0, 2.0]
+    assert x.tolist() == [1.0, 1.0] and i.tolist() == [1, 1]
+
+
+def test_in_place_matches_pytorch() -> None:
+    torch = pytest.importorskip("torch")
+    values = [0.3, -1.2, 2.0]
+    x = leaf(*values)
+    h = x * x
+    h += x
+    h *= 2.0
+    h.sum().backward()
+    t = torch.tensor(values, dtype=torch.float64, requires_grad=True)
+    th = t * t
+    th += t
+    th *= 2.0
+    th.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy())
