@@ -104,10 +104,9 @@ def list_plugins() -> tuple[PluginInfo, ...]:
     --------
     >>> import plugrad
     >>> info = {p.name: p for p in plugrad.plugins.list_plugins()}
-    >>> info["plugrad.plugins.linear_algebra"].ops
-    ('matmul', 'matrix_transpose')
-    >>> info["plugrad.plugins.linear_algebra"].distribution
-    'plugrad'
+    >>> linear_algebra = info["plugrad.plugins.linear_algebra"]
+    >>> "matmul" in linear_algebra.ops, linear_algebra.distribution, linear_algebra.builtin
+    (True, 'plugrad', True)
     """
     state = _registry._state
     assert state.manager is not None, "plugrad has not finished loading"
@@ -156,9 +155,9 @@ def list_backends() -> tuple[BackendInfo, ...]:
     Examples
     --------
     >>> import plugrad
-    >>> numpy = plugrad.plugins.list_backends()[0]
-    >>> numpy.name, numpy.available, numpy.devices
-    ('numpy', True, ('numpy (cpu)',))
+    >>> numpy = {b.name: b for b in plugrad.plugins.list_backends()}["numpy"]
+    >>> numpy.available, numpy.reason
+    (True, None)
     """
     state = _registry._state
     default = state.default_device.backend.name if state.default_device else None
