@@ -8,6 +8,7 @@ An unavailable backend is only asked why (``unavailable_reason()``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -168,23 +169,25 @@ def list_backends() -> tuple[BackendInfo, ...]:
         except Exception as exc:  # a broken backend plugin is described, not propagated
             reason = f"unavailable_reason() raised {type(exc).__name__}: {exc}"
         devices: tuple[str, ...] = ()
-        if reason is None:
-            active = state.devices.get(name)
-            if active is not None:
-                devices = tuple(f"{d.name} ({backend.device_name(d.native)})" for d in active)
-            else:
+        active = state.devices.get(name)
+        if reason is None and active is not None:
+            devices = tuple(f"{d.name} ({backend.device_name(d.native)})" for d in active)
+        elif reason is None:
+            try:
                 natives = tuple(backend.devices())
                 devices = tuple(
                     f"{name if len(natives) == 1 else f'{name}:{i}'} ({backend.device_name(n)})"
                     for i, n in enumerate(natives)
                 )
+            except Exception as exc:
+                reason = f"devices() raised {type(exc).__name__}: {exc}"
         owner = state.backend_owners[name]
         backends.append(BackendInfo(name, owner, reason is None, reason, devices, name == default))
     return tuple(backends)
 
 
 def kernel_sources(
-    op: Any, backend: str | Backend | Device | None = None
+    op: str | Callable[..., Any], backend: str | Backend | Device | None = None
 ) -> tuple[KernelSource, ...]:
     """Every kernel that could compute ``op`` on ``backend``, the one that does first.
 
@@ -240,7 +243,9 @@ def kernel_sources(
     return _registry._kernel_candidates(definition, backend.name, dict(backend.kernels()))
 
 
-def kernel_source(op: Any, backend: str | Backend | Device | None = None) -> KernelSource:
+def kernel_source(
+    op: str | Callable[..., Any], backend: str | Backend | Device | None = None
+) -> KernelSource:
     """Which kernel computes ``op`` on ``backend``, and which plugin it comes from.
 
     Parameters

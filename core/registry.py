@@ -352,6 +352,12 @@ def _collect_ops(
                     )
                 if op.name in ops or op.name in seen:
                     raise _name_clash(plugin, op.name, owners.get(op.name, plugin))
+                if plugin not in builtin_plugin_names() and _is_plugrad_function(op.name):
+                    raise PluginRegistrationError(
+                        f"{_owner(plugin)}, op {op.name!r}: the name is taken by "
+                        f"plugrad.{op.name}, which backward rules reach as xp.{op.name}; "
+                        "choose another name"
+                    )
                 seen.add(op.name)
                 op._freeze(_owner(plugin))
         except PluginRegistrationError as error:
@@ -361,6 +367,12 @@ def _collect_ops(
             ops[op.name] = op
             owners[op.name] = plugin
     return ops, owners
+
+
+def _is_plugrad_function(name: str) -> bool:
+    """Whether ``name`` is one of plugrad's own public names that is not an op."""
+    value = vars(sys.modules["plugrad"]).get(name)
+    return value is not None and not name.startswith("_") and not hasattr(value, "__op__")
 
 
 def _name_clash(plugin: str, name: str, owner: str) -> PluginRegistrationError:

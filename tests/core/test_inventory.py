@@ -52,6 +52,13 @@ class NotYetUsed(Backend):
         raise AssertionError("listing must not activate a backend")
 
 
+class NoDevices(Backend):
+    name = "nodevices_inv"
+
+    def devices(self):
+        raise RuntimeError("no device found")
+
+
 def backends_plugin(*backends):
     return types.SimpleNamespace(plugrad_backends=hookimpl(lambda: list(backends)))
 
@@ -110,7 +117,7 @@ def test_failed_plugins_are_listed_last_with_the_reason(monkeypatch) -> None:
 
 
 def test_backends_available_or_why_not_without_activating_any(registered) -> None:
-    registered(backends_plugin(Unavailable(), Broken(), NotYetUsed()), "backends_inv")
+    registered(backends_plugin(Unavailable(), Broken(), NotYetUsed(), NoDevices()), "backends_inv")
     listed = {b.name: b for b in plugrad.plugins.list_backends()}
     numpy = listed["numpy"]
     assert (numpy.available, numpy.default, numpy.devices) == (True, True, ("numpy (cpu)",))
@@ -119,6 +126,8 @@ def test_backends_available_or_why_not_without_activating_any(registered) -> Non
     assert absent.reason == "absentlib is not installed; pip install absentlib"
     assert absent.plugin == "backends_inv"
     assert listed["broken_inv"].reason == "unavailable_reason() raised OSError: driver exploded"
+    assert not listed["nodevices_inv"].available
+    assert listed["nodevices_inv"].reason == "devices() raised RuntimeError: no device found"
     lazy = listed["lazy_inv"]
     assert lazy.available and lazy.devices == ("lazy_inv:0 (GPU0)", "lazy_inv:1 (GPU1)")
     assert "lazy_inv" not in registry._state.devices

@@ -219,6 +219,11 @@ FAILURES = [
         r"'matmul' is a built-in op of plugrad.*plugrad_kernels\(\)",
     ),
     (
+        "name of a plugrad function",
+        lambda: ops_plugin(op("zeros_like", lambda xp, x, /: x).vjp(None)),
+        r"op 'zeros_like': the name is taken by plugrad.zeros_like, which backward rules reach",
+    ),
+    (
         "duplicate op in one plugin",
         lambda: ops_plugin(good_op("dup_iso"), good_op("dup_iso")),
         r"op 'dup_iso': the name is already registered by plugin 'failing'",
