@@ -130,7 +130,7 @@ def format_report(report: dict[str, Any]) -> str:
     lines = [f"plugrad {report['version']} (Python {report['python']})"]
     lines.append(
         "checking mode: "
-        + ("on" if report["checks"] else "off (PLUGRAD_CHECK_PLUGINS=1 or plugins.set_checks)")
+        + ("on" if report["checks"] else "off (PLUGRAD_CHECK_PLUGINS=1 turns it on)")
     )
     lines += ["", "Backends:"]
     for b in report["backends"]:
