@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import sys
 import textwrap
@@ -54,8 +55,10 @@ def _version() -> str:
 def info_report(ops: bool = False) -> dict[str, Any]:
     """What ``plugrad info --json`` prints, as a dict of JSON-ready values."""
     backends = _inventory.list_backends()
+    package = sys.modules.get("plugrad")
     report: dict[str, Any] = {
         "version": _version(),
+        "location": os.path.dirname(getattr(package, "__file__", None) or "") or None,
         "python": platform.python_version(),
         "checks": _checking.checks_enabled(),
         "backends": [
@@ -127,7 +130,7 @@ def _kernel_cell(entry: dict[str, Any]) -> str:
 
 def format_report(report: dict[str, Any]) -> str:
     """Render :func:`info_report`'s dict as the text ``plugrad info`` prints."""
-    lines = [f"plugrad {report['version']} (Python {report['python']})"]
+    lines = [f"plugrad {report['version']} (Python {report['python']}) at {report['location']}"]
     lines.append(
         "checking mode: "
         + ("on" if report["checks"] else "off (PLUGRAD_CHECK_PLUGINS=1 turns it on)")

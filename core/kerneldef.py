@@ -31,7 +31,6 @@ KernelDef('matmul', backend='numpy')
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -92,6 +91,8 @@ class KernelDef:
             raise fail(f"fn must be callable, got {type(self.fn).__name__}")
         target = ops.get(self.op)
         if target is None:
+            import difflib  # only for this message
+
             close = difflib.get_close_matches(self.op, ops, n=3)
             hint = f"did you mean {', '.join(map(repr, close))}? " if close else ""
             raise fail(

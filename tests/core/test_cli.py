@@ -46,7 +46,9 @@ def loaded(monkeypatch, plugin, registered):
 
 def test_text(capsys, loaded) -> None:
     text = run(capsys, "info")
+    location = Path(plugrad.__file__).parent
     assert text.startswith(f"plugrad {plugrad.__version__} (Python ")
+    assert text.splitlines()[0].endswith(f") at {location}")
     assert "checking mode: off" in text
     assert "  numpy  [available, default]  devices: numpy (cpu)" in text
     assert (
@@ -75,6 +77,7 @@ def test_text_ops_table(capsys, loaded) -> None:
 def test_json(capsys, loaded) -> None:
     report = json.loads(run(capsys, "info", "--json", "--ops"))
     assert report["version"] == plugrad.__version__ and report["checks"] is False
+    assert report["location"] == str(Path(plugrad.__file__).parent)
     backends = {b["name"]: b for b in report["backends"]}
     assert backends["numpy"] == {
         "name": "numpy",
