@@ -80,8 +80,8 @@ class BackendInfo:
     reason : str or None
         Why not, for an unavailable backend.
     devices : tuple of str
-        Its devices as plugrad names them, with the library's own name in
-        parentheses (``"numpy (cpu)"``); empty if unavailable.
+        Its devices as plugrad names them (``"numpy"``, ``"cupy:0"``, ...);
+        empty if unavailable.
     default : bool
         Whether new tensors are created on it by default.
     """
@@ -171,14 +171,11 @@ def list_backends() -> tuple[BackendInfo, ...]:
         devices: tuple[str, ...] = ()
         active = state.devices.get(name)
         if reason is None and active is not None:
-            devices = tuple(f"{d.name} ({backend.device_name(d.native)})" for d in active)
+            devices = tuple(d.name for d in active)
         elif reason is None:
-            try:
-                natives = tuple(backend.devices())
-                devices = tuple(
-                    f"{name if len(natives) == 1 else f'{name}:{i}'} ({backend.device_name(n)})"
-                    for i, n in enumerate(natives)
-                )
+            try:  # named as activation would name them, without activating
+                count = len(tuple(backend.devices()))
+                devices = (name,) if count == 1 else tuple(f"{name}:{i}" for i in range(count))
             except Exception as exc:
                 reason = f"devices() raised {type(exc).__name__}: {exc}"
         owner = state.backend_owners[name]

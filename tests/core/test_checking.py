@@ -210,7 +210,7 @@ def test_an_array_of_another_backend_is_caught(plugin, registered, checks) -> No
     other = plugrad.asarray(np.ones(3, dtype=np.float32), device="strict_chk")
     registered(plugin(ops=[unary("elsewhere_chk", lambda xp, x: other.array)]), "culprit")
     with pytest.raises(
-        PluginOutputError, match="returned an array on 'strict_chk', but its inputs"
+        PluginOutputError, match=r"returned an array on '[^']+', but its inputs are on 'numpy'"
     ):
         plugrad.ops.elsewhere_chk(plugrad.ones(3))
 
