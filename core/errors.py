@@ -20,10 +20,12 @@ __all__ = [
     "GraphFreedError",
     "InPlaceModificationError",
     "PluginLoadWarning",
+    "PluginOutputError",
     "PluginRegistrationError",
     "PlugradError",
     "ShapeError",
     "UnknownBackendError",
+    "UnknownOpError",
 ]
 
 
@@ -81,6 +83,14 @@ class BackendUnavailableError(BackendError):
 
 class PluginRegistrationError(PlugradError, ValueError):
     """A plugin declared something malformed or clashing; it was rejected whole."""
+
+
+class PluginOutputError(PlugradError, RuntimeError):
+    """A plugin's kernel or backward rule returned something unusable (checking mode only)."""
+
+
+class UnknownOpError(PlugradError, LookupError):
+    """No op with the requested name is registered."""
 
 
 class PluginLoadWarning(UserWarning):

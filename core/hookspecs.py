@@ -13,7 +13,15 @@ this kind. A third-party package makes its plugin known through the
 Hooks are called once, when plugins are loaded (at ``import plugrad``, and
 again when a plugin is registered or unregistered at run time). Their answers
 are validated and frozen into plain tables; no hook is ever called on the
-per-op path.
+per-op path. None of the hooks takes arguments.
+
+A plugin is accepted or rejected whole: if any of its hooks raises or returns
+something malformed, none of its contributions is used. A plugin found through
+an entry point is then reported with a :class:`~plugrad.errors.PluginLoadWarning`
+(and listed as failed by ``plugrad info``); one registered with
+:func:`plugrad.plugins.register` raises
+:class:`~plugrad.errors.PluginRegistrationError` instead. Either way the rest
+of plugrad is left exactly as it was.
 """
 
 from __future__ import annotations
@@ -25,9 +33,10 @@ import pluggy
 
 if TYPE_CHECKING:
     from .backend import Backend
+    from .kerneldef import KernelDef
     from .opdef import OpDef
 
-__all__ = ["hookimpl", "hookspec", "plugrad_backends", "plugrad_ops"]
+__all__ = ["hookimpl", "hookspec", "plugrad_backends", "plugrad_kernels", "plugrad_ops"]
 
 PROJECT_NAME = "plugrad"
 
@@ -77,10 +86,16 @@ def plugrad_ops() -> Iterable[OpDef]:
     already registered rejects this plugin's ops with an error that names the
     plugin and the op; the rest of plugrad keeps working.
 
+    An op's name must be new: a name that another plugin registered first is
+    rejected naming both plugins (and their distributions), and so is the name
+    of a built-in op. To serve a built-in op with a faster kernel, use
+    :func:`plugrad_kernels` instead.
+
     Returns
     -------
     iterable of OpDef
-        The ops. Each becomes ``plugrad.ops.<name>``.
+        The ops. Each becomes ``plugrad.ops.<name>``, and also a Tensor method
+        if it was declared with ``method=``.
 
     Examples
     --------
@@ -95,4 +110,58 @@ def plugrad_ops() -> Iterable[OpDef]:
         @hookimpl
         def plugrad_ops():
             return [cube]
+    """
+
+
+@hookspec
+def plugrad_kernels() -> Iterable[KernelDef]:
+    """Return kernels for existing ops on particular backends.
+
+    Called once per plugin when plugins are loaded, after every plugin's
+    :func:`plugrad_ops`, so a plugin may provide kernels for built-in ops, for
+    its own ops, or for ops of other plugins. Each is a
+    :class:`plugrad.kerneldef.KernelDef` made with
+    :func:`plugrad.kerneldef.kernel`: the op's name, a backend name and a
+    function with the same inputs and params as the op's generic kernel. It
+    replaces how the op is *computed* on that backend; the op's backward rules
+    are unchanged.
+
+    A kernel for an op that is not registered, a function whose signature
+    differs from the op's kernel, or two kernels for one op and backend from one
+    plugin reject the plugin, naming it, its distribution and the op.
+
+    When several plugins provide a kernel for the same op and backend, the
+    hookimpl's mark decides first (``@hookimpl(tryfirst=True)`` beats an
+    unmarked hookimpl, which beats ``@hookimpl(trylast=True)``), then
+    registration order: the plugin registered later wins. Any of these beats
+    the op's own backend-specific kernel and the generic kernel.
+    ``plugrad.plugins.kernel_source(op, backend)`` and ``plugrad info --ops``
+    show which kernel won.
+
+    Inside the kernel, ``xp`` is the backend's own namespace (plus any
+    registered op it lacks), so ``xp.matmul`` in a ``matmul`` kernel is the
+    backend's function, never the kernel itself.
+
+    Returns
+    -------
+    iterable of KernelDef
+        The kernels.
+
+    Examples
+    --------
+    ::
+
+        import numpy as np
+
+        from plugrad.hookspecs import hookimpl
+        from plugrad.kerneldef import kernel
+
+
+        def matmul_direct(xp, x1, x2, /):
+            return np.matmul(x1, x2)  # skips array-api-compat's wrapper
+
+
+        @hookimpl
+        def plugrad_kernels():
+            return [kernel("matmul", backend="numpy", fn=matmul_direct)]
     """

@@ -75,6 +75,11 @@ class OpDef:
         Whether the result may share memory with the (single) input, as
         ``reshape`` may. Such results share the input's version counter, so an
         in-place change to either is caught by backward passes that saved the other.
+    method : bool or str
+        Also make the op a :class:`~plugrad.Tensor` method: ``True`` under the
+        op's name, a string under that name (``x.name(...)`` calls the op with
+        ``x`` as its first input). Refused at registration if the Tensor class
+        already has an attribute of that name or another op claimed it.
     """
 
     def __init__(
@@ -89,6 +94,7 @@ class OpDef:
         kernels: Mapping[str, Kernel] | None = None,
         doc: str | None = None,
         view: bool = False,
+        method: bool | str = False,
     ) -> None:
         self.name = name
         self.view = view
@@ -99,6 +105,7 @@ class OpDef:
         self.grad_fn_name = grad_fn_name
         self.backend_kernels = dict(kernels or {})
         self.doc = doc
+        self.method = method
         self.vjps: tuple[Rule | None, ...] = ()
         # Filled by _freeze() at registration.
         self.input_names: tuple[str, ...] = ()
@@ -106,6 +113,7 @@ class OpDef:
         self.signature: inspect.Signature | None = None
         self.saved_inputs: tuple[bool, ...] = ()
         self.saves_ans = False
+        self.method_name: str | None = None
         self.node_type: type[OpNode] | None = None
         self._frozen = False
 
@@ -135,17 +143,18 @@ class OpDef:
 
     # -- registration-time validation -------------------------------------------------
 
-    def _freeze(self, plugin: str) -> None:
+    def _freeze(self, owner: str) -> None:
         """Validate the declaration and derive the tables the per-op path reads.
 
-        Raises :class:`PluginRegistrationError` naming ``plugin`` and the op.
+        Raises :class:`PluginRegistrationError` naming ``owner`` (the plugin,
+        e.g. ``"plugin 'myops' (plugrad-myops 0.1.0)"``) and the op.
         Freezing again (when the tables are rebuilt) changes nothing.
         """
         if self._frozen:
             return
 
         def fail(message: str) -> PluginRegistrationError:
-            return PluginRegistrationError(f"plugin {plugin!r}, op {self.name!r}: {message}")
+            return PluginRegistrationError(f"{owner}, op {self.name!r}: {message}")
 
         if not isinstance(self.name, str) or not self.name.isidentifier():
             raise fail("the op name must be a valid Python identifier")
@@ -179,8 +188,19 @@ class OpDef:
         if unknown:
             raise fail(f"saves={self.saves} names {unknown}, which are neither inputs {inputs} "
                        f"nor {_ANS!r}")  # fmt: skip
+        method_name = self.name if self.method is True else self.method or None
+        if method_name is not None and (
+            not isinstance(method_name, str)
+            or not method_name.isidentifier()
+            or method_name.startswith("_")
+        ):
+            raise fail(
+                f"method={self.method!r}: give True (the op's name) or a public identifier "
+                "to make the op a Tensor method, or False"
+            )
         self.input_names = inputs
         self.param_names = params
+        self.method_name = method_name
         self.signature = signature
         self.saved_inputs = tuple(name in saves for name in inputs)
         self.saves_ans = _ANS in saves

@@ -38,10 +38,14 @@ def builtin_plugin_names() -> tuple[str, ...]:
     return BUILTIN_BACKENDS + BUILTIN_OP_PLUGINS
 
 
-def create_plugin_manager(failures: dict[str, str]) -> pluggy.PluginManager:
+def create_plugin_manager(
+    failures: dict[str, str], distributions: dict[str, tuple[str, str | None]] | None = None
+) -> pluggy.PluginManager:
     """Return a plugin manager with the built-ins and the entry-point plugins registered.
 
-    Entry points that fail to load are recorded in ``failures`` (name -> reason).
+    Entry points that fail to load are recorded in ``failures`` (name -> reason);
+    the distribution and version of every entry point found, loaded or not, in
+    ``distributions`` (name -> (distribution, version)).
     """
     manager = pluggy.PluginManager(hookspecs.PROJECT_NAME)
     manager.add_hookspecs(hookspecs)
@@ -52,20 +56,35 @@ def create_plugin_manager(failures: dict[str, str]) -> pluggy.PluginManager:
     disabled = {
         n.strip() for n in os.environ.get("PLUGRAD_DISABLED_PLUGINS", "").split(",") if n.strip()
     }
+    if distributions is None:
+        distributions = {}
+    sources: dict[str, str] = {}  # name -> "distribution version", of each entry point taken
     for entry_point in entry_points(group=ENTRY_POINT_GROUP):
-        if entry_point.name in disabled or manager.has_plugin(entry_point.name):
+        if entry_point.name in disabled:
             continue
-        distribution = getattr(entry_point.dist, "name", "unknown distribution")
-        try:
-            plugin = entry_point.load()
-            manager.register(plugin, name=entry_point.name)
-        except Exception as exc:
-            reason = f"{type(exc).__name__}: {exc}"
-            failures[entry_point.name] = reason
-            warnings.warn(
-                f"plugrad plugin {entry_point.name!r} (from {distribution}, "
-                f"{entry_point.value}) failed to load and is skipped: {reason}",
-                PluginLoadWarning,
-                stacklevel=2,
-            )
+        dist = entry_point.dist
+        dist_name = getattr(dist, "name", None)
+        source = f"{dist_name} {dist.version}" if dist_name else "an unknown distribution"
+        name = entry_point.name
+        if manager.has_plugin(name) or name in sources:
+            # Two distributions claim one name: the first keeps it, the second is reported.
+            owner = sources.get(name, "plugrad")
+            reason = f"the plugin name {name!r} is already taken by {owner}; rename the entry point"
+            name = f"{name} ({source})"
+        else:
+            sources[name] = source
+            if dist_name:
+                distributions[name] = (dist_name, dist.version)
+            try:
+                manager.register(entry_point.load(), name=name)
+                continue
+            except Exception as exc:
+                reason = f"{type(exc).__name__}: {exc}"
+        failures[name] = reason
+        warnings.warn(
+            f"plugrad plugin {name!r} (from {source}, {entry_point.value}) failed to load and "
+            f"is skipped: {reason}",
+            PluginLoadWarning,
+            stacklevel=2,
+        )
     return manager

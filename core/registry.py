@@ -5,18 +5,22 @@ Loading asks every plugin's hooks once, validates each answer, and builds:
 - the backends by name (activated lazily: namespace import, dtype maps and
   devices on first use);
 - the ops by name, each frozen (its node type and rule tables derived);
+- the kernels other plugins declared for existing ops, by (op, backend), best first;
 - for every active backend, one kernel table (op name -> kernel), shared by
   its :class:`~plugrad.backend.Device` objects;
 - one public function per op, in ``plugrad.ops`` (and, for built-in ops, in
-  ``plugrad`` itself), generated with the kernel's exact signature.
+  ``plugrad`` itself), generated with the kernel's exact signature, and the
+  Tensor methods ops asked for.
 
-Rebuilding replaces tables wholesale; nothing on the per-op path is mutated.
+A plugin is accepted or rejected whole. Rebuilding replaces tables wholesale;
+nothing on the per-op path is mutated.
 """
 
 from __future__ import annotations
 
 import contextvars
 import functools
+import importlib.metadata
 import inspect
 import os
 import sys
@@ -27,6 +31,7 @@ from typing import Any
 
 import pluggy
 
+from . import checking as _checking
 from . import dtypes as _dtypes
 from . import graph as _graph
 from . import ops as _ops_module
@@ -38,8 +43,10 @@ from .errors import (
     PluginRegistrationError,
     UnknownBackendError,
 )
+from .kerneldef import KernelDef, KernelSource, describe_plugin
 from .opdef import OpDef
 from .plugin_manager import builtin_plugin_names, create_plugin_manager
+from .tensor import Tensor
 
 __all__ = [
     "backend_names",
@@ -60,6 +67,7 @@ __all__ = [
 ]
 
 DEFAULT_BACKEND = "numpy"
+_HOOKS = ("plugrad_backends", "plugrad_ops", "plugrad_kernels")
 
 
 class _State:
@@ -68,13 +76,21 @@ class _State:
     def __init__(self) -> None:
         self.manager: pluggy.PluginManager | None = None
         self.failures: dict[str, str] = {}
+        #: plugin name -> (distribution, version), where known.
+        self.distributions: dict[str, tuple[str, str | None]] = {}
         self.backends: dict[str, Backend] = {}
         self.backend_owners: dict[str, str] = {}
         self.ops: dict[str, OpDef] = {}
         self.op_owners: dict[str, str] = {}
+        #: (op, backend) -> kernels from plugrad_kernels hooks, best first.
+        self.overrides: dict[tuple[str, str], tuple[KernelSource, ...]] = {}
         self.devices: dict[str, tuple[Device, ...]] = {}
         self.array_types: dict[str, tuple[type, ...]] = {}
+        #: backend -> op -> every kernel that could serve it, best (the one used) first.
+        self.kernel_sources: dict[str, dict[str, tuple[KernelSource, ...]]] = {}
         self.functions: dict[str, Callable[..., Any]] = {}
+        #: Tensor method name -> the op function installed on Tensor under it.
+        self.methods: dict[str, Callable[..., Any]] = {}
         self.default_device: Device | None = None
 
 
@@ -93,7 +109,11 @@ def load() -> None:
 
     The default device is ``$PLUGRAD_BACKEND`` (a backend or ``name:index``) if set.
     """
-    _state.manager = create_plugin_manager(_state.failures)
+    version = getattr(sys.modules.get("plugrad"), "__version__", None)
+    _state.distributions = dict.fromkeys(builtin_plugin_names(), ("plugrad", version))
+    _state.manager = create_plugin_manager(_state.failures, _state.distributions)
+    if os.environ.get("PLUGRAD_CHECK_PLUGINS", "").strip() not in ("", "0"):
+        _checking._enabled = True
     _rebuild()
     requested = os.environ.get("PLUGRAD_BACKEND", "").strip()
     try:
@@ -109,20 +129,47 @@ def register_plugin(plugin: object, name: str | None = None) -> str:
     """Register a plugin at run time and rebuild the tables; return its name.
 
     Unlike plugins found at import, a plugin registered here that is
-    malformed raises :class:`~plugrad.errors.PluginRegistrationError` (or the
-    error its hook raised), and plugrad is left exactly as it was.
+    malformed raises :class:`~plugrad.errors.PluginRegistrationError`, and
+    plugrad is left exactly as it was.
     """
     manager = _state.manager
     assert manager is not None, "plugrad has not finished loading"
-    registered = manager.register(plugin, name=name)
-    if registered is None:  # pluggy refuses blocked plugins silently
-        raise PluginRegistrationError(f"plugin {name or plugin!r} is blocked and cannot register")
+    if name is None:
+        name = getattr(plugin, "__name__", None) or (
+            f"{type(plugin).__module__}.{type(plugin).__qualname__}"
+        )
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"a plugin name must be a non-empty str, got {name!r}")
+    if manager.has_plugin(name):
+        raise PluginRegistrationError(
+            f"a plugin named {name!r} is already registered ({_owner(name)}); unregister it "
+            "first, or register this one under another name"
+        )
+    if manager.is_registered(plugin):
+        raise PluginRegistrationError(
+            f"this plugin object is already registered, as {manager.get_name(plugin)!r}"
+        )
     try:
-        _rebuild(strict={registered})
+        registered = manager.register(plugin, name=name)
+    except pluggy.PluginValidationError as exc:
+        detail = " ".join(str(exc).split())
+        raise PluginRegistrationError(
+            f"plugin {name!r}: {detail}; plugrad's hooks take no arguments"
+        ) from exc
+    if registered is None:  # pluggy refuses blocked plugins silently
+        raise PluginRegistrationError(f"plugin {name!r} is blocked and cannot register")
+    known = name in _state.distributions
+    if not known and (origin := _distribution_of(plugin)) is not None:
+        _state.distributions[name] = origin
+    try:
+        _rebuild(strict={name})
     except BaseException:
-        manager.unregister(name=registered)
+        manager.unregister(name=name)
+        if not known:
+            _state.distributions.pop(name, None)
         raise
-    return registered
+    _state.failures.pop(name, None)
+    return name
 
 
 def unregister_plugin(name: str) -> None:
@@ -131,12 +178,16 @@ def unregister_plugin(name: str) -> None:
     assert manager is not None, "plugrad has not finished loading"
     if name in builtin_plugin_names():
         raise PluginRegistrationError(f"{name!r} is built into plugrad and cannot be unregistered")
-    if manager.unregister(name=name) is None:
+    if not manager.has_plugin(name):
+        failed = _state.failures.get(name)
+        because = "" if failed is None else f" (it failed to load: {failed})"
         raise PluginRegistrationError(
-            f"no plugin named {name!r} is registered; registered plugins: "
+            f"no plugin named {name!r} is registered{because}; registered plugins: "
             f"{', '.join(n for n, _ in manager.list_name_plugin())}"
         )
+    manager.unregister(name=name)
     _state.failures.pop(name, None)
+    _state.distributions.pop(name, None)
     _rebuild()
 
 
@@ -144,43 +195,101 @@ def _rebuild(strict: set[str] | frozenset[str] = frozenset()) -> None:
     """Collect every plugin's answers, validate them, and swap in the new tables.
 
     Nothing in ``_state`` changes unless every answer from built-in plugins and
-    from ``strict`` plugins is valid.
+    from ``strict`` plugins is valid. A third-party plugin with an invalid
+    answer is reported, recorded in ``_state.failures`` and unregistered, and
+    the collection starts again without it, so none of its answers is used.
     """
-    assert _state.manager is not None
+    manager = _state.manager
+    assert manager is not None
     builtin = set(builtin_plugin_names()) | set(strict)
-    backends, backend_owners = _collect_backends(_state.manager, builtin)
-    ops, op_owners = _collect_ops(_state.manager, builtin)
+    while True:
+        _check_hooks(manager, builtin)
+        backends, backend_owners = _collect_backends(manager, builtin)
+        ops, op_owners = _collect_ops(manager, builtin)
+        overrides = _collect_kernels(manager, builtin, ops)
+        methods = _collect_methods(ops, op_owners, builtin)
+        rejected = [n for n in _state.failures if n not in builtin and manager.has_plugin(n)]
+        if not rejected:
+            break
+        for name in rejected:
+            manager.unregister(name=name)
     _state.backends, _state.backend_owners = backends, backend_owners
     _state.ops, _state.op_owners = ops, op_owners
+    _state.overrides = overrides
     for name in list(_state.devices):
         if name in backends:
             _install_kernels(backends[name], _state.devices[name])
         else:
             del _state.devices[name]
+            _state.kernel_sources.pop(name, None)
     _install_functions(set(builtin_plugin_names()))
+    _install_methods(methods)
+    _checking.sync_rules(ops, _op_owner)
+
+
+def _refresh_checks() -> None:
+    """Reinstall the kernel tables and rules after checking mode was switched."""
+    for name, devices in _state.devices.items():
+        _install_kernels(_state.backends[name], devices)
+    _checking.sync_rules(_state.ops, _op_owner)
+
+
+def _owner(plugin: str) -> str:
+    """``"plugin 'myops' (plugrad-myops 0.1.0)"``, for error messages."""
+    return describe_plugin(plugin, *_state.distributions.get(plugin, (None, None)))
+
+
+def _op_owner(op: str) -> str:
+    return _owner(_state.op_owners[op])
+
+
+@functools.cache
+def _packages_distributions() -> dict[str, list[str]]:
+    return dict(importlib.metadata.packages_distributions())
+
+
+def _distribution_of(plugin: object) -> tuple[str, str | None] | None:
+    """The installed distribution a run-time plugin's module belongs to, if any."""
+    module = plugin.__name__ if isinstance(plugin, types.ModuleType) else None
+    module = module or getattr(plugin, "__module__", None) or type(plugin).__module__
+    names = _packages_distributions().get(str(module).partition(".")[0])
+    if not names:
+        return None
+    try:
+        return names[0], importlib.metadata.version(names[0])
+    except importlib.metadata.PackageNotFoundError:
+        return names[0], None
+
+
+def _hook_answers(
+    manager: pluggy.PluginManager, hook_name: str, builtin: set[str]
+) -> Iterable[tuple[pluggy.HookImpl, list[Any]]]:
+    """Yield (hookimpl, list of answers) per plugin, in registration order.
+
+    A third-party plugin whose hook raises is reported and skipped; a built-in
+    one raising is a bug in plugrad and propagates; a ``strict`` one raising
+    is a :class:`PluginRegistrationError` for the caller of ``register``.
+    """
+    for impl in getattr(manager.hook, hook_name).get_hookimpls():
+        name = impl.plugin_name
+        try:
+            yield impl, list(impl.function() or ())
+        except Exception as exc:
+            message = f"{_owner(name)}: {hook_name}() raised {type(exc).__name__}: {exc}"
+            if name in builtin_plugin_names():
+                raise
+            if name in builtin:
+                raise PluginRegistrationError(message) from exc
+            _state.failures[name] = message
+            warnings.warn(f"{message} (plugin skipped)", PluginLoadWarning, stacklevel=5)
 
 
 def _plugin_contributions(
     manager: pluggy.PluginManager, hook_name: str, builtin: set[str]
 ) -> Iterable[tuple[str, list[Any]]]:
-    """Yield (plugin name, list of answers) per plugin, in registration order.
-
-    A third-party plugin whose hook raises is reported and skipped; a built-in
-    one raising is a bug in plugrad and propagates.
-    """
-    for impl in getattr(manager.hook, hook_name).get_hookimpls():
-        name = impl.plugin_name
-        try:
-            yield name, list(impl.function() or ())
-        except Exception as exc:
-            if name in builtin:
-                raise
-            _state.failures[name] = f"{hook_name}() raised {type(exc).__name__}: {exc}"
-            warnings.warn(
-                f"plugrad plugin {name!r} failed in {hook_name}() and is skipped: {exc}",
-                PluginLoadWarning,
-                stacklevel=4,
-            )
+    """Yield (plugin name, list of answers) per plugin, in registration order."""
+    for impl, answers in _hook_answers(manager, hook_name, builtin):
+        yield impl.plugin_name, answers
 
 
 def _reject(plugin: str, builtin: set[str], error: PluginRegistrationError) -> None:
@@ -188,6 +297,28 @@ def _reject(plugin: str, builtin: set[str], error: PluginRegistrationError) -> N
         raise error
     _state.failures[plugin] = str(error)
     warnings.warn(f"{error} (plugin skipped)", PluginLoadWarning, stacklevel=4)
+
+
+def _check_hooks(manager: pluggy.PluginManager, builtin: set[str]) -> None:
+    """Reject plugins that implement no plugrad hook, or a hook plugrad does not have."""
+    for name, plugin in manager.list_name_plugin():
+        if plugin is None or name in builtin_plugin_names():
+            continue
+        callers = manager.get_hookcallers(plugin) or []
+        unknown = sorted(c.name for c in callers if c.spec is None)
+        if unknown:
+            message = (
+                f"implements {', '.join(h + '()' for h in unknown)}, which plugrad does not "
+                f"have; its hooks are {', '.join(h + '()' for h in _HOOKS)} (check the spelling)"
+            )
+        elif not callers:
+            message = (
+                "has no function marked with @plugrad.hookspecs.hookimpl, so it contributes "
+                "nothing; mark its plugrad_ops()/plugrad_kernels()/plugrad_backends() with it"
+            )
+        else:
+            continue
+        _reject(name, builtin, PluginRegistrationError(f"{_owner(name)} {message}"))
 
 
 def _collect_backends(
@@ -235,17 +366,19 @@ def _collect_ops(
             for op in answers:
                 if not isinstance(op, OpDef):
                     raise PluginRegistrationError(
-                        f"plugin {plugin!r}: plugrad_ops() returned a {type(op).__name__}; "
+                        f"{_owner(plugin)}: plugrad_ops() returned a {type(op).__name__}; "
                         "return ops made with plugrad.opdef.op(...)"
                     )
                 if op.name in ops or op.name in seen:
-                    owner = owners.get(op.name, plugin)
+                    raise _name_clash(plugin, op.name, owners.get(op.name, plugin))
+                if plugin not in builtin_plugin_names() and _is_plugrad_function(op.name):
                     raise PluginRegistrationError(
-                        f"plugin {plugin!r}, op {op.name!r}: the name is already registered by "
-                        f"plugin {owner!r}; choose another name"
+                        f"{_owner(plugin)}, op {op.name!r}: the name is taken by "
+                        f"plugrad.{op.name}, which backward rules reach as xp.{op.name}; "
+                        "choose another name"
                     )
                 seen.add(op.name)
-                op._freeze(plugin)
+                op._freeze(_owner(plugin))
         except PluginRegistrationError as error:
             _reject(plugin, builtin, error)
             continue
@@ -253,6 +386,97 @@ def _collect_ops(
             ops[op.name] = op
             owners[op.name] = plugin
     return ops, owners
+
+
+def _is_plugrad_function(name: str) -> bool:
+    """Whether ``name`` is one of plugrad's own public names that is not an op."""
+    value = vars(sys.modules["plugrad"]).get(name)
+    return value is not None and not name.startswith("_") and not hasattr(value, "__op__")
+
+
+def _name_clash(plugin: str, name: str, owner: str) -> PluginRegistrationError:
+    if owner in builtin_plugin_names():
+        return PluginRegistrationError(
+            f"{_owner(plugin)}, op {name!r}: {name!r} is a built-in op of plugrad (from "
+            f"{owner!r}) and cannot be declared again. Give the new op another name, or, to "
+            f"compute {name!r} with your own kernel on a backend, return "
+            f"plugrad.kerneldef.kernel({name!r}, backend=..., fn=...) from plugrad_kernels()"
+        )
+    return PluginRegistrationError(
+        f"{_owner(plugin)}, op {name!r}: the name is already registered by {_owner(owner)}; "
+        "choose another name (or uninstall one of the two)"
+    )
+
+
+def _collect_kernels(
+    manager: pluggy.PluginManager, builtin: set[str], ops: dict[str, OpDef]
+) -> dict[tuple[str, str], tuple[KernelSource, ...]]:
+    """Validate every plugrad_kernels answer; order each (op, backend)'s kernels best first."""
+    order = {name: index for index, (name, _) in enumerate(manager.list_name_plugin())}
+    ranked: dict[tuple[str, str], list[tuple[tuple[int, int], KernelSource]]] = {}
+    for impl, answers in _hook_answers(manager, "plugrad_kernels", builtin):
+        plugin = impl.plugin_name
+        mark = "tryfirst" if impl.tryfirst else "trylast" if impl.trylast else None
+        rank = (2 if impl.tryfirst else 0 if impl.trylast else 1, order[plugin])
+        dist, version = _state.distributions.get(plugin, (None, None))
+        accepted: dict[tuple[str, str], KernelSource] = {}
+        try:
+            for declared in answers:
+                if not isinstance(declared, KernelDef):
+                    raise PluginRegistrationError(
+                        f"{_owner(plugin)}: plugrad_kernels() returned a "
+                        f"{type(declared).__name__}; return plugrad.kerneldef.kernel(...) "
+                        "declarations"
+                    )
+                target = declared._validate(_owner(plugin), ops)
+                key = (target.name, declared.backend)
+                if key in accepted:
+                    raise PluginRegistrationError(
+                        f"{_owner(plugin)}: two kernels for op {key[0]!r} on backend "
+                        f"{key[1]!r}; return one"
+                    )
+                accepted[key] = KernelSource(
+                    *key, "override", plugin, declared.fn, dist, version, mark
+                )
+        except PluginRegistrationError as error:
+            _reject(plugin, builtin, error)
+            continue
+        for key, source in accepted.items():
+            ranked.setdefault(key, []).append((rank, source))
+    return {
+        key: tuple(source for _, source in sorted(entries, key=lambda e: e[0], reverse=True))
+        for key, entries in ranked.items()
+    }
+
+
+def _collect_methods(
+    ops: dict[str, OpDef], owners: dict[str, str], builtin: set[str]
+) -> dict[str, str]:
+    """Return Tensor method name -> op name for the ops that asked to be methods."""
+    methods: dict[str, str] = {}
+    for name, op in ops.items():
+        method = op.method_name
+        if method is None:
+            continue
+        plugin = owners[name]
+        if method in methods:
+            other = methods[method]
+            problem = f"op {other!r} of {_owner(owners[other])} already claimed it"
+        elif method not in _state.methods and hasattr(Tensor, method):
+            problem = f"Tensor already has an attribute {method!r}"
+        else:
+            methods[method] = name
+            continue
+        _reject(
+            plugin,
+            builtin,
+            PluginRegistrationError(
+                f"{_owner(plugin)}, op {name!r}: it asks to be the Tensor method {method!r}, "
+                f"but {problem}. Pass method='another_name' to op(...), or leave the method "
+                f"out: plugrad.ops.{name}(x) always works"
+            ),
+        )
+    return methods
 
 
 # -- backends and devices ---------------------------------------------------------------
@@ -328,15 +552,43 @@ def device_of_array(obj: Any) -> Device | None:
 
 
 def _install_kernels(backend: Backend, devices: tuple[Device, ...]) -> None:
-    overrides = dict(backend.kernels())
-    table = {
-        name: op.backend_kernels.get(backend.name) or overrides.get(name) or op.kernel
+    backend_kernels = dict(backend.kernels())
+    sources = {
+        name: _kernel_candidates(op, backend.name, backend_kernels)
         for name, op in _state.ops.items()
     }
+    if _checking._enabled:
+        table = {
+            name: _checking.checked_kernel(_state.ops[name], s[0]) for name, s in sources.items()
+        }
+    else:
+        table = {name: s[0].function for name, s in sources.items()}
     xp = _kernel_namespace(devices[0].namespace, table)
     for device in devices:
         device.kernels = table
         device.xp = xp
+    _state.kernel_sources[backend.name] = sources
+
+
+def _kernel_candidates(
+    op: OpDef, backend: str, backend_kernels: dict[str, Callable[..., Any]]
+) -> tuple[KernelSource, ...]:
+    """Every kernel that could compute ``op`` on ``backend``, best (the one used) first."""
+    owner = _state.op_owners[op.name]
+    found = list(_state.overrides.get((op.name, backend), ()))
+    own = op.backend_kernels.get(backend)
+    if own is not None:
+        found.append(_source(op.name, backend, "op", owner, own))
+    if op.name in backend_kernels:
+        backend_owner = _state.backend_owners.get(backend, owner)
+        found.append(_source(op.name, backend, "backend", backend_owner, backend_kernels[op.name]))
+    found.append(_source(op.name, backend, "generic", owner, op.kernel))
+    return tuple(found)
+
+
+def _source(op: str, backend: str, kind: str, plugin: str, function: Any) -> KernelSource:
+    dist, version = _state.distributions.get(plugin, (None, None))
+    return KernelSource(op, backend, kind, plugin, function, dist, version)
 
 
 def _kernel_namespace(
@@ -454,6 +706,16 @@ def _install_functions(builtin: set[str]) -> None:
             setattr(namespace, name, function)
     public = {k: v for k, v in vars(namespace).items() if not k.startswith("_")}
     _graph.tensor_namespace = types.SimpleNamespace(**{**public, **_state.functions})
+
+
+def _install_methods(methods: dict[str, str]) -> None:
+    """Make the ops that asked for it Tensor methods; remove methods of ops that are gone."""
+    for name, function in _state.methods.items():
+        if Tensor.__dict__.get(name) is function:
+            delattr(Tensor, name)
+    _state.methods = {method: _state.functions[op] for method, op in methods.items()}
+    for name, function in _state.methods.items():
+        setattr(Tensor, name, function)
 
 
 class _DefaultName:

@@ -17,6 +17,13 @@ def on_default(array: np.ndarray, **kwargs: object) -> plugrad.Tensor:
     return plugrad.asarray(array, device=plugrad.default_device(), **kwargs)
 
 
+@pytest.fixture
+def on_numpy() -> Iterator[plugrad.backend.Device]:
+    """Make numpy the default device, for tests about machinery rather than backends."""
+    with plugrad.use_backend("numpy") as device:
+        yield device
+
+
 @pytest.fixture(params=plugrad.backends.available())
 def backend(request: pytest.FixtureRequest) -> Iterator[plugrad.backend.Device]:
     """Run a test once per available backend, with it as the default device."""

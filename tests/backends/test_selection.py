@@ -26,9 +26,10 @@ def restore_default():
 
 
 def test_listing_reports_every_backend_with_reasons() -> None:
-    statuses = {s.name: s for s in plugrad.backends.registered()}
+    statuses = {s.name: s for s in plugrad.plugins.list_backends()}
     assert set(statuses) >= {"numpy", "cupy", "array_api_strict"}
     assert statuses["numpy"].available and statuses["numpy"].devices == ("numpy",)
+    assert sum(s.default for s in statuses.values()) == 1
     assert statuses["numpy"].plugin == "plugrad.backends.numpy_backend"
     for status in statuses.values():
         assert status.available == (status.reason is None)

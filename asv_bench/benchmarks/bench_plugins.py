@@ -1,0 +1,111 @@
+"""Per-op cost of ops from plugins, and of plugrad's checking mode.
+
+A third-party op is dispatched exactly like a built-in one (its function and its
+kernel sit in the same frozen tables), so ``time_plugin_op`` should match
+``time_builtin_op`` and ``track_ratio_plugin_vs_builtin`` should stay at 1.0.
+Both multiply two shape (4,) float32 tensors with ``xp.multiply``, so the
+arithmetic is free and what is timed is the per-op path.
+
+``CheckingModeOverhead`` times the same built-in op with checking mode on (it is
+off by default): the price of debugging a plugin, not of using one.
+
+Parametrized over every registered backend; backends that are not available here
+are skipped (``NotImplementedError`` in ``setup``).
+"""
+
+from __future__ import annotations
+
+import statistics
+import timeit
+import types
+from typing import ClassVar
+
+import plugrad
+from plugrad.errors import BackendError
+from plugrad.hookspecs import hookimpl
+from plugrad.opdef import op
+from plugrad.registry import backend_names, resolve_device
+
+_X = [0.1, -0.2, 0.3, 0.4]
+_NUMBER = 2000
+_REPEAT = 7
+_PLUGIN = "asv_times_plugin"
+
+
+def _median_seconds_per_call(fn) -> float:
+    fn()
+    runs = timeit.Timer(fn).repeat(repeat=_REPEAT, number=_NUMBER)
+    return statistics.median(runs) / _NUMBER
+
+
+def _multiply_plugin():
+    times = op("times_bench", lambda xp, x1, x2, /: xp.multiply(x1, x2), broadcasting=True)
+    times.vjp(lambda xp, g, ans, x1, x2: g * x2, lambda xp, g, ans, x1, x2: g * x1)
+    return types.SimpleNamespace(plugrad_ops=hookimpl(lambda: [times]))
+
+
+def _tensor(backend: str):
+    try:
+        resolve_device(backend)
+    except BackendError as exc:
+        raise NotImplementedError(f"backend {backend!r} is not available: {exc}") from None
+    return plugrad.tensor(_X, dtype=plugrad.float32, device=backend)
+
+
+class PluginOpOverhead:
+    """A third-party op (``plugrad.ops.times_bench``) vs the built-in ``multiply``."""
+
+    params: ClassVar[list[str]] = list(backend_names())
+    param_names: ClassVar[list[str]] = ["backend"]
+
+    def setup(self, backend: str) -> None:
+        self.x = _tensor(backend)
+        plugrad.plugins.register(_multiply_plugin(), name=_PLUGIN)
+        self.times = plugrad.ops.times_bench
+        assert self.times(self.x, self.x).tolist() == plugrad.multiply(self.x, self.x).tolist()
+
+    def teardown(self, backend: str) -> None:
+        plugrad.plugins.unregister(_PLUGIN)
+
+    def time_builtin_op(self, backend: str) -> None:
+        plugrad.multiply(self.x, self.x)
+
+    def time_plugin_op(self, backend: str) -> None:
+        self.times(self.x, self.x)
+
+    def track_ratio_plugin_vs_builtin(self, backend: str) -> float:
+        x, times, multiply = self.x, self.times, plugrad.multiply
+        plugin_s = _median_seconds_per_call(lambda: times(x, x))
+        builtin_s = _median_seconds_per_call(lambda: multiply(x, x))
+        return plugin_s / builtin_s
+
+    track_ratio_plugin_vs_builtin.unit = "ratio"
+
+
+class CheckingModeOverhead:
+    """The built-in ``multiply`` with checking mode on, and its ratio to checking off."""
+
+    params: ClassVar[list[str]] = list(backend_names())
+    param_names: ClassVar[list[str]] = ["backend"]
+
+    def setup(self, backend: str) -> None:
+        self.x = _tensor(backend)
+        plugrad.plugins.set_checks(True)
+
+    def teardown(self, backend: str) -> None:
+        plugrad.plugins.set_checks(False)
+
+    def time_builtin_op_checked(self, backend: str) -> None:
+        plugrad.multiply(self.x, self.x)
+
+    def track_ratio_checked_vs_unchecked(self, backend: str) -> float:
+        x, multiply = self.x, plugrad.multiply
+        checked_s = _median_seconds_per_call(lambda: multiply(x, x))
+        plugrad.plugins.set_checks(False)
+        try:
+            unchecked_s = _median_seconds_per_call(lambda: multiply(x, x))
+        finally:
+            plugrad.plugins.set_checks(True)
+        return checked_s / unchecked_s
+
+    track_ratio_checked_vs_unchecked.unit = "ratio"

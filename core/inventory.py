@@ -1,0 +1,272 @@
+"""What is loaded: plugins and what each contributes, backends, and which kernel serves each op.
+
+Everything here reads the registry's tables; nothing is loaded or activated
+to answer, except that asking which kernel serves an op on an available
+backend that has not been used yet asks that backend for its own kernels.
+An unavailable backend is only asked why (``unavailable_reason()``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from . import registry as _registry
+from .backend import Backend, Device
+from .errors import BackendUnavailableError, UnknownOpError
+from .kerneldef import KernelSource
+
+__all__ = [
+    "BackendInfo",
+    "PluginInfo",
+    "kernel_source",
+    "kernel_sources",
+    "list_backends",
+    "list_plugins",
+]
+
+
+@dataclass(frozen=True)
+class PluginInfo:
+    """One plugin: where it comes from and what it contributes, or why it failed.
+
+    Attributes
+    ----------
+    name : str
+        The plugin's name (its entry-point name, or the name it was registered under).
+    distribution : str or None
+        The installed distribution it comes from, where known.
+    version : str or None
+        That distribution's version.
+    builtin : bool
+        Whether it is part of plugrad itself.
+    failure : str or None
+        Why it was skipped; ``None`` for a loaded plugin.
+    backends : tuple of str
+        The backends it registered.
+    ops : tuple of str
+        The ops it registered.
+    kernels : tuple of KernelSource
+        The kernels for existing ops it declared (``plugrad_kernels``), whether
+        or not they won.
+    methods : tuple of str
+        The Tensor methods its ops became.
+    """
+
+    name: str
+    distribution: str | None
+    version: str | None
+    builtin: bool
+    failure: str | None = None
+    backends: tuple[str, ...] = ()
+    ops: tuple[str, ...] = ()
+    kernels: tuple[KernelSource, ...] = ()
+    methods: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class BackendInfo:
+    """One registered backend.
+
+    Attributes
+    ----------
+    name : str
+        The backend's name.
+    plugin : str
+        The plugin that registered it.
+    available : bool
+        Whether it can run here.
+    reason : str or None
+        Why not, for an unavailable backend.
+    devices : tuple of str
+        Its devices as plugrad names them (``"numpy"``, ``"cupy:0"``, ...);
+        empty if unavailable.
+    default : bool
+        Whether new tensors are created on it by default.
+    """
+
+    name: str
+    plugin: str
+    available: bool
+    reason: str | None
+    devices: tuple[str, ...]
+    default: bool
+
+
+def list_plugins() -> tuple[PluginInfo, ...]:
+    """Every plugin: the registered ones in registration order, then the failed ones.
+
+    Returns
+    -------
+    tuple of PluginInfo
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> info = {p.name: p for p in plugrad.plugins.list_plugins()}
+    >>> linear_algebra = info["plugrad.plugins.linear_algebra"]
+    >>> "matmul" in linear_algebra.ops, linear_algebra.distribution, linear_algebra.builtin
+    (True, 'plugrad', True)
+    """
+    state = _registry._state
+    assert state.manager is not None, "plugrad has not finished loading"
+    builtin = set(_registry.builtin_plugin_names())
+    methods = {op: method for method, op in _method_ops().items()}
+    plugins = []
+    for name, plugin in state.manager.list_name_plugin():
+        if plugin is None:
+            continue
+        dist, version = state.distributions.get(name, (None, None))
+        ops = tuple(op for op, owner in state.op_owners.items() if owner == name)
+        plugins.append(
+            PluginInfo(
+                name,
+                dist,
+                version,
+                name in builtin,
+                backends=tuple(b for b, owner in state.backend_owners.items() if owner == name),
+                ops=ops,
+                kernels=tuple(
+                    s for sources in state.overrides.values() for s in sources if s.plugin == name
+                ),
+                methods=tuple(methods[op] for op in ops if op in methods),
+            )
+        )
+    for name, reason in state.failures.items():
+        if not state.manager.has_plugin(name):
+            dist, version = state.distributions.get(name, (None, None))
+            plugins.append(PluginInfo(name, dist, version, False, failure=reason))
+    return tuple(plugins)
+
+
+def _method_ops() -> dict[str, str]:
+    return {method: function.__op__.name for method, function in _registry._state.methods.items()}
+
+
+def list_backends() -> tuple[BackendInfo, ...]:
+    """Every registered backend, available or not, with its devices or the reason.
+
+    Unavailable backends are only asked why; nothing of theirs is imported.
+
+    Returns
+    -------
+    tuple of BackendInfo
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> numpy = {b.name: b for b in plugrad.plugins.list_backends()}["numpy"]
+    >>> numpy.available, numpy.reason
+    (True, None)
+    """
+    state = _registry._state
+    default = _registry.default_device().backend.name
+    backends = []
+    for name, backend in state.backends.items():
+        try:
+            reason = backend.unavailable_reason()
+        except Exception as exc:  # a broken backend plugin is described, not propagated
+            reason = f"unavailable_reason() raised {type(exc).__name__}: {exc}"
+        devices: tuple[str, ...] = ()
+        active = state.devices.get(name)
+        if reason is None and active is not None:
+            devices = tuple(d.name for d in active)
+        elif reason is None:
+            try:  # named as activation would name them, without activating
+                count = len(tuple(backend.devices()))
+                devices = (name,) if count == 1 else tuple(f"{name}:{i}" for i in range(count))
+            except Exception as exc:
+                reason = f"devices() raised {type(exc).__name__}: {exc}"
+        owner = state.backend_owners[name]
+        backends.append(BackendInfo(name, owner, reason is None, reason, devices, name == default))
+    return tuple(backends)
+
+
+def kernel_sources(
+    op: str | Callable[..., Any], backend: str | Backend | Device | None = None
+) -> tuple[KernelSource, ...]:
+    """Every kernel that could compute ``op`` on ``backend``, the one that does first.
+
+    Parameters
+    ----------
+    op : str or callable
+        The op's name, or its function (``plugrad.matmul``, ``plugrad.ops.name``).
+    backend : str, Backend or Device, optional
+        A backend name (``"numpy"``; a device such as ``"cupy:1"`` means its
+        backend). Default: the default device's backend.
+
+    Returns
+    -------
+    tuple of KernelSource
+        Best first; the rest are what the first shadows, in precedence order.
+
+    Raises
+    ------
+    UnknownOpError
+        No op of that name is registered.
+    BackendUnavailableError
+        The backend cannot run here, so nothing serves the op on it.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> [s.kind for s in plugrad.plugins.kernel_sources("exp", "numpy")]
+    ['generic']
+    """
+    name = getattr(getattr(op, "__op__", None), "name", op)
+    definition = _registry.find_op(name) if isinstance(name, str) else None
+    if definition is None:
+        raise UnknownOpError(
+            f"no op named {name!r} is registered; see plugrad.registry.op_names() or "
+            "`plugrad info --ops` for the registered ones"
+        )
+    if backend is None:
+        backend = _registry.default_device().backend
+    elif isinstance(backend, Device):
+        backend = backend.backend
+    elif isinstance(backend, str):
+        backend = _registry.get_backend(backend.partition(":")[0])
+    state = _registry._state
+    active = state.kernel_sources.get(backend.name)
+    if active is not None:
+        return active[name]
+    reason = backend.unavailable_reason()
+    if reason is not None:
+        raise BackendUnavailableError(
+            f"backend {backend.name!r} is not available ({reason}), so no kernel serves "
+            f"{name!r} on it here"
+        )
+    return _registry._kernel_candidates(definition, backend.name, dict(backend.kernels()))
+
+
+def kernel_source(
+    op: str | Callable[..., Any], backend: str | Backend | Device | None = None
+) -> KernelSource:
+    """Which kernel computes ``op`` on ``backend``, and which plugin it comes from.
+
+    Parameters
+    ----------
+    op : str or callable
+        The op's name, or its function (``plugrad.matmul``).
+    backend : str, Backend or Device, optional
+        A backend name; default: the default device's backend.
+
+    Returns
+    -------
+    KernelSource
+        ``kind`` (``"override"``, ``"op"``, ``"backend"`` or ``"generic"``),
+        ``plugin``, ``distribution``, ``version`` and the ``function`` itself.
+
+    See Also
+    --------
+    kernel_sources : also the kernels it shadows.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> source = plugrad.plugins.kernel_source("matmul", "numpy")
+    >>> source.kind, source.plugin, source.distribution
+    ('generic', 'plugrad.plugins.linear_algebra', 'plugrad')
+    """
+    return kernel_sources(op, backend)[0]

@@ -1,0 +1,106 @@
+"""softplus and logaddexp: values, numerical stability, gradients of first and second order."""
+
+from __future__ import annotations
+
+import doctest
+
+import array_api_compat.numpy as numpy_namespace
+import numpy as np
+import plugrad
+import pytest
+
+from plugrad_myops import ops
+
+softplus, logaddexp = plugrad.ops.softplus, plugrad.ops.logaddexp
+RNG = np.random.default_rng(0)
+
+
+def reference_softplus(x: np.ndarray) -> np.ndarray:
+    return np.log1p(np.exp(-np.abs(x))) + np.maximum(x, 0)
+
+
+@pytest.mark.parametrize("dtype", [plugrad.float32, plugrad.float64])
+def test_softplus_values_keep_the_dtype(dtype) -> None:
+    x = RNG.uniform(-30, 30, size=(4, 5))
+    y = softplus(plugrad.asarray(x, dtype=dtype))
+    assert y.dtype == dtype and y.shape == (4, 5)
+    np.testing.assert_allclose(y.numpy(), reference_softplus(x), rtol=1e-6)
+
+
+def test_softplus_is_stable_far_from_zero() -> None:
+    x = plugrad.tensor([-1e4, -50.0, 50.0, 1e4], dtype=plugrad.float64, requires_grad=True)
+    y = softplus(x)  # warnings are errors here: any overflow would fail
+    np.testing.assert_allclose(y.numpy(), [0.0, np.exp(-50.0), 50.0, 1e4], rtol=1e-12, atol=0)
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [0.0, np.exp(-50.0), 1.0, 1.0], rtol=1e-12)
+
+
+def test_softplus_gradients(gradcheck, gradgradcheck) -> None:
+    x = RNG.uniform(-4, 4, size=(3, 4))
+    gradcheck(softplus, x)
+    gradgradcheck(softplus, x)
+    gradgradcheck(lambda t: softplus(t * t), x)  # through the chain rule
+
+
+def test_softplus_is_a_tensor_method() -> None:
+    x = plugrad.tensor([0.0, 1.0])
+    assert x.softplus().tolist() == softplus(x).tolist()
+
+
+@pytest.mark.parametrize(
+    ("shape1", "shape2"), [((3, 4), (3, 4)), ((3, 4), (4,)), ((2, 1, 3), (4, 1)), ((), (5,))]
+)
+def test_logaddexp_values_and_gradients_with_broadcasting(gradcheck, gradgradcheck, shape1, shape2):
+    a, b = RNG.uniform(-3, 3, size=shape1), RNG.uniform(-3, 3, size=shape2)
+    y = logaddexp(plugrad.asarray(a), plugrad.asarray(b))
+    np.testing.assert_allclose(y.numpy(), np.logaddexp(a, b), rtol=1e-6)
+    gradcheck(logaddexp, a, b)
+    gradgradcheck(logaddexp, a, b)
+
+
+def test_logaddexp_with_python_scalars_and_extremes() -> None:
+    x = plugrad.tensor([1000.0, -1000.0, 0.0], dtype=plugrad.float64, requires_grad=True)
+    y = logaddexp(x, 0.0)
+    np.testing.assert_allclose(y.numpy(), [1000.0, 0.0, np.log(2.0)], atol=1e-12)
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [1.0, 0.0, 0.5], atol=1e-12)
+    assert logaddexp(2.0, plugrad.tensor([2.0])).item() == pytest.approx(2.0 + np.log(2.0))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_generic_kernels_agree_with_the_numpy_kernels(dtype) -> None:
+    # The generic kernels serve every backend without a kernel of its own; check them here.
+    xp = numpy_namespace
+    x = RNG.uniform(-60, 60, size=50).astype(dtype)
+    y = RNG.uniform(-60, 60, size=50).astype(dtype)
+    tolerance = {"rtol": 1e-5 if dtype == np.float32 else 1e-12}
+    generic = ops.softplus.kernel(xp, x)
+    assert generic.dtype == dtype
+    np.testing.assert_allclose(generic, ops.softplus.backend_kernels["numpy"](xp, x), **tolerance)
+    np.testing.assert_allclose(
+        ops.logaddexp.kernel(xp, x, y),
+        ops.logaddexp.backend_kernels["numpy"](xp, x, y),
+        **tolerance,
+    )
+    same = np.array([3.0, -np.inf, np.inf], dtype=dtype)
+    with np.errstate(invalid="ignore"):  # inf - inf in the branch that is not taken
+        both = ops.logaddexp.kernel(xp, same, same)
+    np.testing.assert_allclose(both, np.logaddexp(same, same), rtol=1e-6)
+
+
+def test_ops_pass_plugrads_checking_mode() -> None:
+    # Checking mode compares the numpy kernels with the generic ones and checks every gradient.
+    with plugrad.plugins.checking():
+        x = plugrad.asarray(RNG.uniform(-5, 5, size=(2, 3)), requires_grad=True)
+        (softplus(x) + logaddexp(x, x.T.T * 0.5)).sum().backward(create_graph=True)
+        x.grad.sum().backward()
+
+
+@pytest.mark.parametrize("name", ["softplus", "logaddexp"])
+def test_docstring_examples(name) -> None:
+    function = getattr(plugrad.ops, name)
+    runner = doctest.DocTestRunner()
+    (test,) = doctest.DocTestFinder().find(function, name, globs={})
+    assert len(test.examples) >= 2
+    runner.run(test)
+    assert runner.failures == 0

@@ -1,0 +1,138 @@
+"""``plugrad info``: the console script, ``python -m plugrad``, text and JSON."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+import plugrad
+from plugrad import cli, registry
+from plugrad.backend import Backend
+from plugrad.hookspecs import hookimpl
+from plugrad.kerneldef import kernel
+
+# These tests are about plugin machinery; they pin the default device to numpy.
+pytestmark = pytest.mark.usefixtures("on_numpy")
+
+
+def run(capsys, *args: str) -> str:
+    assert cli.main(list(args)) == 0
+    return capsys.readouterr().out
+
+
+class Missing(Backend):
+    name = "missing_cli"
+
+    def unavailable_reason(self):
+        return "missinglib is not installed; pip install missinglib"
+
+    def namespace(self):
+        raise AssertionError("plugrad info must not import an unavailable backend's library")
+
+
+@pytest.fixture
+def loaded(monkeypatch, plugin, registered):
+    """An unavailable backend, a plugin overriding matmul on numpy, and a failed plugin."""
+    backends = types.SimpleNamespace(plugrad_backends=hookimpl(lambda: [Missing()]))
+    registered(backends, "missing_backend_plugin")
+    direct = kernel("matmul", backend="numpy", fn=lambda xp, x1, x2, /: xp.matmul(x1, x2))
+    monkeypatch.setitem(registry._state.distributions, "fast_cli", ("plugrad-fast", "0.2"))
+    registered(plugin(kernels=[direct], tryfirst=True), "fast_cli")
+    monkeypatch.setitem(registry._state.failures, "broken_cli", "ImportError: needs libbar")
+    monkeypatch.setitem(registry._state.distributions, "broken_cli", ("plugrad-broken", "1.0"))
+
+
+def test_text(capsys, loaded) -> None:
+    text = run(capsys, "info")
+    location = Path(plugrad.__file__).parent
+    assert text.startswith(f"plugrad {plugrad.__version__} (Python ")
+    assert text.splitlines()[0].endswith(f") at {location}")
+    assert "checking mode: off" in text
+    assert "  numpy  [available, default]  devices: numpy  (plugin " in text
+    assert (
+        "  missing_cli  [unavailable]  missinglib is not installed; pip install missinglib"
+    ) in text
+    assert f"  plugrad.plugins.linear_algebra  (plugrad {plugrad.__version__}, built-in)" in text
+    assert "    ops: matmul, matrix_transpose" in text
+    assert "  fast_cli  (plugrad-fast 0.2)\n    kernels: matmul[numpy] (tryfirst)" in text
+    assert (
+        "Failed plugins:\n  broken_cli  (plugrad-broken 1.0)\n    ImportError: needs libbar" in text
+    )
+    assert "Kernels" not in text
+
+
+def test_text_ops_table(capsys, loaded) -> None:
+    text = run(capsys, "info", "--ops")
+    table = text[text.index("Kernels") :].splitlines()
+    header = table[1].split()
+    assert header[:2] == ["op", "numpy"] and header[-1] == "missing_cli"
+    rows = {cells[0]: cells for cells in (re.split(r"\s{2,}", line.strip()) for line in table[2:])}
+    assert set(rows) == set(registry.op_names())
+    assert all(len(cells) == len(header) for cells in rows.values())
+    assert rows["exp"][1] == "generic" and rows["exp"][-1] == "(backend unavailable)"
+    assert rows["matmul"][1].startswith("override: ") and rows["matmul"][1].endswith("(fast_cli)")
+
+
+def test_json(capsys, loaded) -> None:
+    report = json.loads(run(capsys, "info", "--json", "--ops"))
+    assert report["version"] == plugrad.__version__ and report["checks"] is False
+    assert report["location"] == str(Path(plugrad.__file__).parent)
+    backends = {b["name"]: b for b in report["backends"]}
+    assert backends["numpy"] == {
+        "name": "numpy",
+        "plugin": "plugrad.backends.numpy_backend",
+        "available": True,
+        "reason": None,
+        "devices": ["numpy"],
+        "default": True,
+    }
+    assert backends["missing_cli"]["available"] is False
+    plugins = {p["name"]: p for p in report["plugins"]}
+    assert plugins["fast_cli"]["distribution"] == "plugrad-fast"
+    assert plugins["fast_cli"]["kernels"][0]["mark"] == "tryfirst"
+    assert report["failed"] == [
+        {
+            "name": "broken_cli",
+            "distribution": "plugrad-broken",
+            "version": "1.0",
+            "reason": "ImportError: needs libbar",
+        }
+    ]
+    matmul = report["ops"]["matmul"]
+    assert matmul["numpy"]["kind"] == "override" and matmul["numpy"]["plugin"] == "fast_cli"
+    assert matmul["numpy"]["shadows"] == [
+        "generic: plugrad.plugins.linear_algebra.<lambda> (plugrad.plugins.linear_algebra)"
+    ]
+    assert matmul["missing_cli"] == {
+        "kind": None,
+        "unavailable": "missinglib is not installed; pip install missinglib",
+    }
+
+
+def test_usage_errors_exit_2(capsys) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main([])
+    assert exit_info.value.code == 2
+    assert "the following arguments are required: COMMAND" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["info", "--bogus"])
+    assert exit_info.value.code == 2
+
+
+def test_python_dash_m_and_the_console_script(python) -> None:
+    module = python("", args=("-m", "plugrad", "info", "--json"))
+    assert module.returncode == 0, module.stderr
+    assert json.loads(module.stdout)["version"] == plugrad.__version__
+    script = Path(sys.executable).with_name("plugrad")
+    assert script.is_file(), "the plugrad console script is not installed; pip install -e ."
+    result = subprocess.run([str(script), "info"], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(f"plugrad {plugrad.__version__}")
+    version = python("", args=("-m", "plugrad", "--version"))
+    assert version.stdout.strip() == f"plugrad {plugrad.__version__}"

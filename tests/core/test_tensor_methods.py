@@ -1,0 +1,86 @@
+"""Plugin ops that ask to become Tensor methods (only where the name is free)."""
+
+from __future__ import annotations
+
+import pytest
+
+import plugrad
+from plugrad.errors import PluginRegistrationError
+from plugrad.opdef import op
+
+
+def softplus_like(name: str = "softish_tm", **options):
+    definition = op(name, lambda xp, x, /: xp.log(1 + xp.exp(x)), saves=("x",), **options)
+    return definition.vjp(lambda xp, g, ans, x: g / (1 + xp.exp(-x)))
+
+
+def test_an_op_becomes_a_method_when_it_asks(plugin, registered) -> None:
+    registered(plugin(ops=[softplus_like(method=True)]), "methods")
+    x = plugrad.tensor([0.0, 1.0], requires_grad=True)
+    y = x.softish_tm()
+    assert repr(y.grad_fn) == "<SoftishTmBackward>"
+    y.sum().backward()
+    assert x.grad.tolist() == pytest.approx([0.5, 0.7310586])
+    assert plugrad.Tensor.softish_tm is plugrad.ops.softish_tm
+    (info,) = [p for p in plugrad.plugins.list_plugins() if p.name == "methods"]
+    assert info.methods == ("softish_tm",)
+
+
+def test_methods_take_the_other_inputs_and_params(plugin, registered) -> None:
+    blend = op(
+        "blend_tm", lambda xp, x, y, /, *, weight=0.5: x * weight + y * (1 - weight), method="mix"
+    )
+    blend.vjp(lambda xp, g, ans, x, y, weight: g * weight, lambda xp, g, ans, x, y, weight: g)
+    registered(plugin(ops=[blend]), "mixer")
+    a, b = plugrad.tensor([2.0]), plugrad.tensor([4.0])
+    assert a.mix(b).tolist() == [3.0]
+    assert a.mix(b, weight=1.0).tolist() == [2.0]
+    assert not hasattr(plugrad.Tensor, "blend_tm")
+
+
+def test_ops_without_the_option_are_not_methods(plugin, registered) -> None:
+    registered(plugin(ops=[softplus_like()]), "plain")
+    assert not hasattr(plugrad.Tensor, "softish_tm")
+    assert plugrad.ops.softish_tm(plugrad.zeros(1)).item() == pytest.approx(0.6931472)
+
+
+def test_unregistering_removes_the_method(plugin) -> None:
+    plugrad.plugins.register(plugin(ops=[softplus_like(method="sp_tm")]), name="gone")
+    assert hasattr(plugrad.Tensor, "sp_tm")
+    plugrad.plugins.unregister("gone")
+    assert not hasattr(plugrad.Tensor, "sp_tm")
+    with pytest.raises(AttributeError):
+        plugrad.ones(1).sp_tm()
+
+
+def test_two_plugins_claiming_one_method_name_both_named(plugin, registered, snapshot) -> None:
+    registered(plugin(ops=[softplus_like("first_tm", method="shared_tm")]), "first")
+    before = snapshot()
+    with pytest.raises(
+        PluginRegistrationError,
+        match=r"plugin 'second', op 'second_tm': it asks to be the Tensor method 'shared_tm', "
+        r"but op 'first_tm' of plugin 'first' already claimed it",
+    ):
+        plugrad.plugins.register(
+            plugin(ops=[softplus_like("second_tm", method="shared_tm")]), name="second"
+        )
+    assert snapshot() == before
+    assert plugrad.Tensor.shared_tm is plugrad.ops.first_tm
+
+
+@pytest.mark.parametrize("taken", ["sum", "grad", "shape", "backward", "T", "requires_grad_"])
+def test_existing_tensor_attributes_are_never_replaced(plugin, snapshot, taken) -> None:
+    original = plugrad.Tensor.__dict__[taken]
+    before = snapshot()
+    with pytest.raises(PluginRegistrationError, match=f"Tensor already has an attribute {taken!r}"):
+        plugrad.plugins.register(plugin(ops=[softplus_like(method=taken)]), name="greedy")
+    assert plugrad.Tensor.__dict__[taken] is original
+    assert snapshot() == before
+
+
+def test_a_plugin_method_survives_unrelated_rebuilds(plugin, registered) -> None:
+    registered(plugin(ops=[softplus_like(method=True)]), "keeps")
+    other = op("other_tm", lambda xp, x, /: x, saves=()).vjp(lambda xp, g, ans, x: g)
+    registered(plugin(ops=[other]), "other")
+    plugrad.plugins.unregister("other")
+    assert plugrad.ones(1).softish_tm().item() == pytest.approx(1.3132616)
