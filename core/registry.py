@@ -205,6 +205,10 @@ def _rebuild(strict: set[str] | frozenset[str] = frozenset()) -> None:
     while True:
         _check_hooks(manager, builtin)
         backends, backend_owners = _collect_backends(manager, builtin)
+        for name, owner in backend_owners.items():
+            # The same plugin's backend keeps its object: active devices point at it.
+            if _state.backend_owners.get(name) == owner:
+                backends[name] = _state.backends[name]
         ops, op_owners = _collect_ops(manager, builtin)
         overrides = _collect_kernels(manager, builtin, ops)
         methods = _collect_methods(ops, op_owners, builtin)

@@ -108,6 +108,12 @@ def test_rules_can_use_any_registered_op_in_both_modes(registered) -> None:
     assert x.grad.item() == 12.0  # d/dx 3x^2 = 6x
 
 
+def test_rebuilding_keeps_backend_objects(registered) -> None:
+    before = plugrad.ones(1).backend
+    registered(plugin_with(op("noop_test", lambda xp, x, /: x, saves=()).vjp(None)), "rebuild")
+    assert registry.get_backend(before.name) is before is plugrad.ones(1).backend
+
+
 def test_unregister_removes_the_op() -> None:
     square = op("square_test", lambda xp, x, /: x * x, saves=("x",))
     square.vjp(lambda xp, g, ans, x: 2 * x * g)
