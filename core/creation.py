@@ -22,8 +22,10 @@ __all__ = [
     "asarray",
     "empty",
     "empty_like",
+    "eye",
     "full",
     "full_like",
+    "linspace",
     "ones",
     "ones_like",
     "tensor",
@@ -383,5 +385,59 @@ def arange(
     target = registry.resolve_device(device)
     array = target.xp.arange(
         start, stop, step, dtype=target.native_dtype(dtype), device=target.native
+    )
+    return leaf(array, target, requires_grad)
+
+
+def eye(
+    n_rows: int,
+    n_cols: int | None = None,
+    /,
+    *,
+    k: int = 0,
+    dtype: _dtypes.DType | None = None,
+    device: DeviceLike = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """Return a 2-D tensor with ones on diagonal ``k`` and zeros elsewhere (``float32`` default).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.eye(2, 3, k=1)
+    tensor([[0., 1., 0.],
+            [0., 0., 1.]])
+    """
+    target = registry.resolve_device(device)
+    native = target.native_dtype(dtype or _dtypes.default_float_dtype)
+    array = target.xp.eye(n_rows, n_cols, k=k, dtype=native, device=target.native)
+    return leaf(array, target, requires_grad)
+
+
+def linspace(
+    start: int | float | complex,
+    stop: int | float | complex,
+    /,
+    num: int,
+    *,
+    dtype: _dtypes.DType | None = None,
+    device: DeviceLike = None,
+    endpoint: bool = True,
+    requires_grad: bool = False,
+) -> Tensor:
+    """Return ``num`` evenly spaced values from ``start`` to ``stop`` (included if ``endpoint``).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.linspace(0.0, 1.0, 5)
+    tensor([0.  , 0.25, 0.5 , 0.75, 1.  ])
+    """
+    if dtype is None:
+        is_complex = isinstance(start, complex) or isinstance(stop, complex)
+        dtype = _dtypes.default_complex_dtype if is_complex else _dtypes.default_float_dtype
+    target = registry.resolve_device(device)
+    array = target.xp.linspace(
+        start, stop, num, dtype=target.native_dtype(dtype), device=target.native, endpoint=endpoint
     )
     return leaf(array, target, requires_grad)

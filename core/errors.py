@@ -16,6 +16,7 @@ __all__ = [
     "DtypeError",
     "FunctionBackwardError",
     "GraphFreedError",
+    "InPlaceError",
     "PluginLoadWarning",
     "PluginRegistrationError",
     "PlugradError",
@@ -34,6 +35,10 @@ class BackwardError(PlugradError, RuntimeError):
 
 class GraphFreedError(BackwardError):
     """A backward pass reached a node whose saved values were already freed."""
+
+
+class InPlaceError(PlugradError, RuntimeError):
+    """An in-place change of a tensor was requested; plugrad tensors are not mutated."""
 
 
 class FunctionBackwardError(PlugradError, RuntimeError):

@@ -28,7 +28,7 @@ import pluggy
 from . import dtypes as _dtypes
 from . import ops as _ops_module
 from .backend import Backend, Device
-from .dispatch import apply1, apply2, apply_n
+from .dispatch import apply1, apply2, apply_general, apply_n
 from .errors import (
     BackendUnavailableError,
     PluginLoadWarning,
@@ -379,22 +379,29 @@ def op_names() -> tuple[str, ...]:
 
 def _install_functions(builtin: set[str]) -> None:
     namespace = sys.modules["plugrad"]
+    linalg = sys.modules["plugrad.linalg"]
     for name in list(_state.functions):
         if name not in _state.ops or _state.functions[name].__op__ is not _state.ops[name]:
             del _state.functions[name]
             if getattr(_ops_module, name, None) is not None:
                 delattr(_ops_module, name)
-            if getattr(namespace.__dict__.get(name), "__op__", None) is not None:
-                delattr(namespace, name)
+            for module in (namespace, linalg):
+                if getattr(module.__dict__.get(name), "__op__", None) is not None:
+                    delattr(module, name)
     for name, op in _state.ops.items():
         function = _state.functions.get(name)
         if function is None:
             is_builtin = _state.op_owners[name] in builtin
-            function = _make_function(op, "plugrad" if is_builtin else "plugrad.ops")
+            module = "plugrad.ops"
+            if is_builtin:
+                module = "plugrad.linalg" if op.namespace == "linalg" else "plugrad"
+            function = _make_function(op, module)
             _state.functions[name] = function
         setattr(_ops_module, name, function)
         if function.__module__ == "plugrad":
             setattr(namespace, name, function)
+        elif function.__module__ == "plugrad.linalg":
+            setattr(linalg, name, function)
     public = {k: v for k, v in vars(namespace).items() if not k.startswith("_")}
     _state.tensor_namespace = types.SimpleNamespace(**{**public, **_state.functions})
 
@@ -432,19 +439,31 @@ def _make_function(op: OpDef, module: str) -> Callable[..., Any]:
         if not op.param_names
         else ("{" + ", ".join(f"{p!r}: {p}" for p in op.param_names) + "}")
     )
-    if len(inputs) == 1:
+    general = f"_apply_general(_op, ({''.join(f'{i}, ' for i in inputs)}), {params})"
+    if op.general:
+        call = general
+    elif len(inputs) == 1:
         call = f"_apply1(_op, {inputs[0]}, {params})"
     elif len(inputs) == 2:
         call = f"_apply2(_op, {inputs[0]}, {inputs[1]}, {params})"
     else:
         call = f"_apply_n(_op, ({', '.join(inputs)},), {params})"
-    source = f"def {op.name}{signature}:\n    return {call}\n"
+    if op.dtype_params and not op.general:
+        # Converting a dtype takes the general path; calls without one stay on the fast path.
+        fast = " and ".join(f"{p} is None" for p in op.dtype_params)
+        body = f"    if {fast}:\n        return {call}\n    return {general}\n"
+    else:
+        body = f"    return {call}\n"
+    source = f"def {op.name}{signature}:\n{body}"
     scope: dict[str, Any] = {
-        "_op": op, "_apply1": apply1, "_apply2": apply2, "_apply_n": apply_n, **defaults
+        "_op": op, "_apply1": apply1, "_apply2": apply2, "_apply_n": apply_n,
+        "_apply_general": apply_general, **defaults,
     }  # fmt: skip
     exec(compile(source, f"<plugrad op {op.name}>", "exec"), scope)
     function = scope[op.name]
     function.__module__ = module
     function.__doc__ = op.doc
     function.__op__ = op
+    if module == "plugrad.linalg":
+        function.__qualname__ = op.name
     return function
