@@ -19,7 +19,7 @@ from __future__ import annotations
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as _version
 
-from . import errors, linalg, ops
+from . import errors, fft, linalg, ops
 from .creation import (
     arange,
     asarray,
@@ -108,6 +108,7 @@ __all__ = [
     "enable_grad",
     "eye",
     "errors",
+    "fft",
     "float16",
     "float32",
     "float64",

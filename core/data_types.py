@@ -46,6 +46,10 @@ nan = float("nan")
 pi = 3.141592653589793
 newaxis = None
 
+_STANDARD_DTYPES = frozenset(
+    {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"}
+    | {"float32", "float64", "complex64", "complex128"}
+)
 _KINDS = {
     "bool": frozenset({"bool"}),
     "signed integer": frozenset({"signed integer"}),
@@ -296,12 +300,15 @@ class Info:
     def dtypes(
         self, *, device: Device | str | None = None, kind: Any = None
     ) -> dict[str, _dtypes.DType]:
-        """The dtypes ``device`` supports (default: the default device), optionally of ``kind``."""
+        """The standard dtypes ``device`` supports (default: the default device), of ``kind``.
+
+        ``float16`` works too wherever the backend has it, but is not an Array API dtype.
+        """
         target = registry.resolve_device(device)
         return {
             dtype.name: dtype
             for dtype in target._dtype_to_native
-            if kind is None or isdtype(dtype, kind)
+            if dtype.name in _STANDARD_DTYPES and (kind is None or isdtype(dtype, kind))
         }
 
     def devices(self) -> tuple[Device, ...]:

@@ -116,8 +116,9 @@ class OpDef:
     sequence : bool
         The op's only input is a sequence of arrays (see the module docstring).
     namespace : str, optional
-        ``"linalg"`` for ops of the linalg extension: their public function is
-        ``plugrad.linalg.<name>`` (and ``plugrad.ops.<name>``), not ``plugrad.<name>``.
+        ``"linalg"`` or ``"fft"`` for ops of those extensions: their public
+        function is ``plugrad.linalg.<name>`` (and ``plugrad.ops.<name>``), not
+        ``plugrad.<name>``.
     """
 
     def __init__(
@@ -250,8 +251,8 @@ class OpDef:
             not names or not all(isinstance(n, str) and n.isidentifier() for n in names)
         ):
             raise fail(f"output_names must be identifiers, got {names}")
-        if self.namespace not in (None, "linalg"):
-            raise fail(f"namespace must be None or 'linalg', got {self.namespace!r}")
+        if self.namespace not in (None, "linalg", "fft"):
+            raise fail(f"namespace must be None, 'linalg' or 'fft', got {self.namespace!r}")
         if self.differentiable:
             if len(self.vjps) != len(inputs):
                 raise fail(

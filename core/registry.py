@@ -379,13 +379,14 @@ def op_names() -> tuple[str, ...]:
 
 def _install_functions(builtin: set[str]) -> None:
     namespace = sys.modules["plugrad"]
-    linalg = sys.modules["plugrad.linalg"]
+    # Functions of the Array API extensions live in their own modules.
+    extensions = {f"plugrad.{name}": sys.modules[f"plugrad.{name}"] for name in ("linalg", "fft")}
     for name in list(_state.functions):
         if name not in _state.ops or _state.functions[name].__op__ is not _state.ops[name]:
             del _state.functions[name]
             if getattr(_ops_module, name, None) is not None:
                 delattr(_ops_module, name)
-            for module in (namespace, linalg):
+            for module in (namespace, *extensions.values()):
                 if getattr(module.__dict__.get(name), "__op__", None) is not None:
                     delattr(module, name)
     for name, op in _state.ops.items():
@@ -394,16 +395,19 @@ def _install_functions(builtin: set[str]) -> None:
             is_builtin = _state.op_owners[name] in builtin
             module = "plugrad.ops"
             if is_builtin:
-                module = "plugrad.linalg" if op.namespace == "linalg" else "plugrad"
+                module = f"plugrad.{op.namespace}" if op.namespace else "plugrad"
             function = _make_function(op, module)
             _state.functions[name] = function
         setattr(_ops_module, name, function)
         if function.__module__ == "plugrad":
             setattr(namespace, name, function)
-        elif function.__module__ == "plugrad.linalg":
-            setattr(linalg, name, function)
+        elif function.__module__ in extensions:
+            setattr(extensions[function.__module__], name, function)
     public = {k: v for k, v in vars(namespace).items() if not k.startswith("_")}
-    _state.tensor_namespace = types.SimpleNamespace(**{**public, **_state.functions})
+    # Extension functions are reached as xp.linalg.<name> / xp.fft.<name>, as in the
+    # backends' namespaces (plugrad.fft.fft must not hide the module plugrad.fft).
+    top_level = {k: f for k, f in _state.functions.items() if f.__module__ not in extensions}
+    _state.tensor_namespace = types.SimpleNamespace(**{**public, **top_level})
 
 
 class _DefaultName:
@@ -464,6 +468,6 @@ def _make_function(op: OpDef, module: str) -> Callable[..., Any]:
     function.__module__ = module
     function.__doc__ = op.doc
     function.__op__ = op
-    if module == "plugrad.linalg":
+    if op.namespace:
         function.__qualname__ = op.name
     return function

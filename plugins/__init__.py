@@ -18,6 +18,7 @@ BUILTIN_OP_PLUGINS: tuple[str, ...] = (
     "plugrad.plugins.set_functions",
     "plugrad.plugins.linear_algebra",
     "plugrad.plugins.linalg",
+    "plugrad.plugins.fft",
     "plugrad.plugins.manipulation",
     "plugrad.plugins.indexing",
     "plugrad.plugins.creation",

@@ -913,9 +913,22 @@ trunc = _no_grad(
     """,
 )
 
+
+def _floor_divide(xp: Any, x1: Any, x2: Any, /) -> Any:
+    out = xp.floor_divide(x1, x2)
+    if not xp.isdtype(out.dtype, "real floating"):
+        return out
+    # NOTE: NumPy gives nan for inf // finite and -1.0 for -1.0 // inf, where the
+    # standard asks for floor(x1 / x2): +-inf and -0.0.
+    a = x1 if hasattr(x1, "shape") else xp.asarray(x1, dtype=out.dtype, device=out.device)
+    b = x2 if hasattr(x2, "shape") else xp.asarray(x2, dtype=out.dtype, device=out.device)
+    infinite = xp.logical_or(xp.isinf(a), xp.isinf(b))
+    return xp.where(infinite, xp.floor(a / b), out)
+
+
 floor_divide = _no_grad(
     "floor_divide",
-    lambda xp, x1, x2, /: xp.floor_divide(x1, x2),
+    _floor_divide,
     """``floor(x1 / x2)`` element-wise, broadcasting (Python's ``//``). No gradient.
 
     Examples

@@ -56,7 +56,7 @@ permute_dims = op(
 
 expand_dims = op(
     "expand_dims",
-    lambda xp, x, /, *, axis=0: xp.expand_dims(x, axis=axis),
+    lambda xp, x, /, axis=0: xp.expand_dims(x, axis=axis),
     saves=(),
     doc="""Insert a size-1 axis at position ``axis`` (an int, or a tuple of positions).
 
