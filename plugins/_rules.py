@@ -15,13 +15,26 @@ def is_scalar(value: Any) -> bool:
     return isinstance(value, _SCALARS)
 
 
+# dtype object -> whether it is complex, learned per dtype: conj() runs in the backward
+# rules of multiply, divide, exp, ... on every call, and a dict lookup is several times
+# cheaper than comparing dtypes (or than xp.isdtype).
+_IS_COMPLEX: dict[Any, bool] = {}
+
+
 def is_complex(xp: Any, value: Any) -> bool:
     """Whether ``value`` (an array, a Tensor or a Python scalar) is complex."""
     dtype = getattr(value, "dtype", None)
     if dtype is None:
         return isinstance(value, complex)
-    # Two comparisons are several times faster than xp.isdtype on the hot path.
-    return dtype == xp.complex64 or dtype == xp.complex128
+    try:
+        return _IS_COMPLEX[dtype]
+    except (KeyError, TypeError):
+        result = bool(dtype == xp.complex64 or dtype == xp.complex128)
+        try:
+            _IS_COMPLEX[dtype] = result
+        except TypeError:  # an unhashable dtype object: no caching
+            pass
+        return result
 
 
 def conj(xp: Any, value: Any) -> Any:
@@ -31,9 +44,16 @@ def conj(xp: Any, value: Any) -> Any:
     a real loss with respect to ``z`` is the conjugate Wirtinger derivative, so
     for a holomorphic ``f`` the rule is ``g * conj(f'(z))``.
     """
-    if is_complex(xp, value):
-        return value.conjugate() if isinstance(value, complex) else xp.conj(value)
-    return value
+    dtype = getattr(value, "dtype", None)
+    if dtype is None:
+        return value.conjugate() if isinstance(value, complex) else value
+    try:
+        if not _IS_COMPLEX[dtype]:
+            return value
+    except (KeyError, TypeError):
+        if not is_complex(xp, value):
+            return value
+    return xp.conj(value)
 
 
 def cast(xp: Any, grad: Any, dtype: Any) -> Any:
