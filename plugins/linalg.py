@@ -6,7 +6,7 @@ inputs, documented in each docstring:
 
 - ``det``, ``inv``, ``solve``, ``slogdet`` need an invertible matrix; at a
   singular one their gradients are not finite.
-- ``eigh`` with repeated eigenvalues, and ``svd`` with repeated singular
+- ``eigh``/``eig`` with repeated eigenvalues, and ``svd`` with repeated singular
   values: the eigenvectors (singular vectors) of a repeated value are not
   unique, so no gradient through them exists. plugrad drops the terms that
   would divide by zero, which gives the exact gradient whenever the loss
@@ -368,6 +368,66 @@ eigvalsh = op(
 ).vjp(_eigvalsh_grad)
 
 
+def _eig_grad_from(xp: Any, grad_values: Any, grad_vectors: Any, values: Any, vectors: Any):
+    # PyTorch's linalg_eig_backward: eigenvectors normalized to unit length, so only
+    # the part of V^H gV off the diagonal (and its imaginary diagonal) carries information.
+    vh = _mH(xp, vectors)
+    grad_a = _diag_embed(xp, grad_values)
+    if grad_vectors is not None:
+        vhgv = xp.matmul(vh, grad_vectors)
+        real_diagonal = xp.real(xp.linalg.diagonal(vhgv))
+        vhgv = vhgv - xp.matmul(vh, vectors * xp.expand_dims(real_diagonal, axis=-2))
+        conjugates = xp.conj(values)
+        # E[i, j] = conj(values[j]) - conj(values[i]).
+        gaps = xp.expand_dims(conjugates, axis=-2) - xp.expand_dims(conjugates, axis=-1)
+        # NOTE: repeated eigenvalues (and the diagonal) make gaps 0; those terms are dropped.
+        grad_a = grad_a + xp.where(gaps == 0, 0.0, vhgv / safe_where_zero(xp, gaps))
+    return xp.linalg.solve(vh, xp.matmul(grad_a, vh))
+
+
+eig = op(
+    "eig",
+    lambda xp, x, /: tuple(xp.linalg.eig(x)),
+    namespace="linalg",
+    output_names=("eigenvalues", "eigenvectors"),
+    saves=("ans",),
+    doc="""Eigenvalues and unit eigenvectors of a general square matrix, as complex tensors.
+
+    Returns a named tuple ``(eigenvalues, eigenvectors)``. Eigenvectors are
+    unique only up to a complex phase, so a loss should depend on them only
+    through phase-invariant quantities (such as ``abs(v)``). For a real input
+    the gradient is the real part. See the module notes for repeated eigenvalues.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.linalg.eig(plugrad.tensor([[0.0, -1.0], [1.0, 0.0]])).eigenvalues
+    tensor([0.+1.j, 0.-1.j], dtype=plugrad.complex64)
+    """,
+).vjp(lambda xp, g, ans, x: cast(xp, _eig_grad_from(xp, g[0], g[1], ans[0], ans[1]), x.dtype))
+
+
+def _eigvals_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
+    values, vectors = xp.linalg.eig(x)
+    return cast(xp, _eig_grad_from(xp, g, None, values, vectors), x.dtype)
+
+
+eigvals = op(
+    "eigvals",
+    lambda xp, x, /: xp.linalg.eigvals(x),
+    namespace="linalg",
+    saves=("x",),
+    doc="""Eigenvalues of a general square matrix, as a complex tensor.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.linalg.eigvals(plugrad.tensor([[2.0, 0.0], [0.0, 3.0]]))
+    tensor([2.+0.j, 3.+0.j], dtype=plugrad.complex64)
+    """,
+).vjp(_eigvals_grad)
+
+
 def _pinv_grad(xp: Any, g: Any, ans: Any, x: Any, *, rtol: Any) -> Any:
     # PyTorch's pinv_backward (valid where the rank is locally constant).
     rows, cols = x.shape[-2], x.shape[-1]
@@ -635,6 +695,6 @@ diagonal = op(
 @hookimpl
 def plugrad_ops() -> list[OpDef]:
     return [
-        cholesky, det, slogdet, inv, solve, qr, svd, svdvals, eigh, eigvalsh, pinv,
+        cholesky, det, slogdet, inv, solve, qr, svd, svdvals, eigh, eigvalsh, eig, eigvals, pinv,
         matrix_power, matrix_rank, matrix_norm, vector_norm, cross, outer, trace, diagonal,
     ]  # fmt: skip

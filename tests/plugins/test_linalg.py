@@ -32,6 +32,12 @@ def well_conditioned(*shapes):
     return make
 
 
+def rotation_like(rng, dtype):
+    """A matrix with a complex-conjugate pair of eigenvalues and a real one."""
+    a = np.array([[0.5, -2.0, 0.1], [1.5, 0.3, 0.2], [0.0, 0.4, -1.0]])
+    return [a + rng.uniform(-0.1, 0.1, size=(3, 3))]
+
+
 def spd(p, a):
     """A symmetric positive-definite matrix built from ``a`` (with plugrad or numpy)."""
     if p is P:
@@ -173,6 +179,22 @@ CASES = [
         ((2, 3, 3),),
         **LOOSE,
     ),
+    Case(
+        "eig",
+        "eig",
+        lambda a: flat(P, P.real(L.eig(a).eigenvalues), P.abs(L.eig(a).eigenvectors) ** 2),
+        lambda a: flat(np, np.linalg.eig(a)[0].real, np.abs(np.linalg.eig(a)[1]) ** 2),
+        make=well_conditioned((3, 3)),
+        **LOOSE,
+    ),
+    Case(
+        "eigvals",
+        "eigvals-complex-pairs",
+        lambda a: flat(P, P.real(L.eigvals(a)), P.imag(L.eigvals(a))),
+        lambda a: flat(np, np.linalg.eigvals(a).real, np.linalg.eigvals(a).imag),
+        make=rotation_like,
+        **LOOSE,
+    ),
     Case("pinv", "pinv-tall", L.pinv, np.linalg.pinv, ((4, 2),), **LOOSE),
     Case("pinv", "pinv-wide", L.pinv, np.linalg.pinv, ((2, 3),), **LOOSE),
     Case(
@@ -308,7 +330,7 @@ def test_qr_complete_of_a_tall_matrix_is_not_differentiable() -> None:
         (q.sum() + r.sum()).backward()
 
 
-LINALG_VS_TORCH = ["det", "inv", "slogdet", "qr", "svd", "eigh", "pinv", "cholesky"]
+LINALG_VS_TORCH = ["det", "inv", "slogdet", "qr", "svd", "eigh", "eig", "pinv", "cholesky"]
 
 
 @pytest.mark.parametrize("name", LINALG_VS_TORCH)
@@ -330,6 +352,9 @@ def test_linalg_gradients_agree_with_pytorch(name: str) -> None:
         if name == "eigh":
             values, vectors = linalg.eigh(x + x.mT)
             return (values * weights[0]).sum() + ((vectors * vectors) * weights).sum()
+        if name == "eig":
+            values, vectors = linalg.eig(x)
+            return (lib.imag(values) * weights[0]).sum() + (lib.abs(vectors) ** 2 * weights).sum()
         if name == "cholesky":
             return (linalg.cholesky(x @ x.mT) * weights).sum()
         out = getattr(linalg, name)(x)
