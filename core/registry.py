@@ -446,6 +446,9 @@ def _make_function(op: OpDef, module: str) -> Callable[..., Any]:
     general = f"_apply_general(_op, ({''.join(f'{i}, ' for i in inputs)}), {params})"
     if op.general:
         call = general
+    elif op.declared_inputs is not None:
+        # Declared inputs may be left out (None), which only apply_n accepts.
+        call = f"_apply_n(_op, ({', '.join(inputs)},), {params})"
     elif len(inputs) == 1:
         call = f"_apply1(_op, {inputs[0]}, {params})"
     elif len(inputs) == 2:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import plugrad
@@ -153,9 +153,10 @@ BINARY = {
     "logaddexp": (P.logaddexp, T.logaddexp),
     "atan2": (lambda a, b: P.atan2(a, b * b + 0.5), lambda a, b: T.atan2(a, b * b + 0.5)),
     "maximum": (P.maximum, T.maximum),
+    # (b shifted, so that cross(a, a) is not identically 0, a degenerate input for what follows)
     "cross": (
-        lambda a, b: P.concat([L.cross(a[:, :3], b[:, :3]), a[:, 3:]], axis=1),
-        lambda a, b: T.cat([T.linalg.cross(a[:, :3], b[:, :3]), a[:, 3:]], dim=1),
+        lambda a, b: P.concat([L.cross(a[:, :3], b[:, 1:] + 0.3), a[:, 3:]], axis=1),
+        lambda a, b: T.cat([T.linalg.cross(a[:, :3], b[:, 1:] + 0.3), a[:, 3:]], dim=1),
     ),
     "matmul_t": (lambda a, b: (a @ b.mT) @ b * 0.3, lambda a, b: (a @ b.mT) @ b * 0.3),
     "vecdot": (
@@ -195,7 +196,8 @@ ignore_create_graph_warning = pytest.mark.filterwarnings(
 )
 
 
-def check_program(program) -> None:
+def check_program(program) -> bool:
+    """Compare plugrad with PyTorch on ``program``; False if the numbers overflow."""
     n_leaves, steps, seed = program
     rng = np.random.default_rng(seed)
     arrays = [rng.uniform(-1.5, 1.5, size=(3, 4)) for _ in range(n_leaves)]
@@ -222,28 +224,33 @@ def check_program(program) -> None:
         results.append((to_numpy(out), first, second))
 
     (value, first, second), (t_value, t_first, t_second) = results
+    # Long chains of products can overflow; agreement is only asked where the numbers
+    # are of a sane size (in PyTorch's answer).
+    if not all(np.all(np.abs(a) < 1e6) for a in (t_value, *t_first, *t_second)):
+        return False
     np.testing.assert_allclose(value, t_value, rtol=1e-9, atol=1e-12)
     for ours, theirs in zip(first, t_first):
         np.testing.assert_allclose(ours, theirs, rtol=1e-7, atol=1e-9)
     for ours, theirs in zip(second, t_second):
         np.testing.assert_allclose(ours, theirs, rtol=1e-6, atol=1e-8)
+    return True
 
 
 @ignore_create_graph_warning
 @settings(max_examples=150, deadline=None)
 @given(program_strategy)
 def test_random_op_programs_agree_with_pytorch(program) -> None:
-    check_program(program)
+    assume(check_program(program))
 
 
 # Every op at least once, whatever hypothesis draws above.
 @ignore_create_graph_warning
 @pytest.mark.parametrize("name", sorted(UNARY))
 def test_each_unary_op_agrees_with_pytorch(name: str) -> None:
-    check_program((1, [(name, 0)], 5))
+    assert check_program((1, [(name, 0)], 5))
 
 
 @ignore_create_graph_warning
 @pytest.mark.parametrize("name", sorted(BINARY))
 def test_each_binary_op_agrees_with_pytorch(name: str) -> None:
-    check_program((2, [(name, 0, 1)], 5))
+    assert check_program((2, [(name, 0, 1)], 5))
