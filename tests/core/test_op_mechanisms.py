@@ -141,3 +141,15 @@ def test_optional_inputs_may_be_none_or_tensors(plugin) -> None:
     assert ops.shift_test(x).tolist() == [1.0, 2.0]
     ops.shift_test(x, by=by).sum().backward()
     assert by.grad.item() == 2.0 and x.grad.tolist() == [1.0, 1.0]
+
+
+def test_hooks_and_retain_grad_on_one_output_of_several() -> None:
+    x = plugrad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    a, b = plugrad.unstack(x)
+    seen = []
+    b.register_hook(lambda g: seen.append(g.tolist()) or g * 10)
+    a.retain_grad()
+    (a.sum() + b.sum()).backward()
+    assert seen == [[1.0, 1.0]]
+    assert a.grad.tolist() == [1.0, 1.0]
+    assert x.grad.tolist() == [[1.0, 1.0], [10.0, 10.0]]
