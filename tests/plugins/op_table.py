@@ -8,7 +8,8 @@ and binds the checks with ``table_tests``:
 - backward against central finite differences (float64);
 - double backward (``create_graph=True``) against finite differences of the
   first-order gradients;
-- float32 inputs give float32 gradients that agree with float64 ones;
+- float32 inputs give float32 gradients that agree with float64 ones, and
+  float16 inputs float16 gradients (where the backend computes in float16);
 - ops without gradients return tensors that never require grad.
 
 ``test_op_coverage.py`` fails if a registered op has no row.
@@ -143,11 +144,26 @@ def table_tests(cases: Sequence[Case], no_grad: Sequence[NoGrad] = ()) -> tuple[
                 leaf.grad.numpy(), ref.grad.numpy(), rtol=case.rtol32 * 100, atol=1e-4 * scale
             )
 
+    @by_id
+    def test_float16_gradients_stay_float16(case: Case) -> None:
+        leaves = [
+            plugrad.asarray(a.astype(np.float16), requires_grad=True)
+            for a in case.inputs(np.float64)
+        ]
+        try:
+            out = case.program(*leaves)
+        except TypeError as exc:
+            pytest.skip(f"{case.op}: the backend has no float16 version ({exc})")
+        out.backward(plugrad.ones_like(out))
+        for leaf in leaves:
+            assert leaf.grad is not None and leaf.grad.dtype == plugrad.float16
+
     tests = (
         test_forward_matches_numpy,
         test_backward_matches_finite_differences,
         test_double_backward_matches_finite_differences,
         test_float32_gradients_stay_float32,
+        test_float16_gradients_stay_float16,
     )
     if not no_grad:
         return (*tests, None)

@@ -61,6 +61,7 @@ CASES = [
     test_backward_matches_finite_differences,
     test_double_backward_matches_finite_differences,
     test_float32_gradients_stay_float32,
+    test_float16_gradients_stay_float16,
     _,
 ) = table_tests(CASES)
 

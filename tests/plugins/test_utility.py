@@ -53,5 +53,6 @@ NO_GRAD = [
     test_backward_matches_finite_differences,
     test_double_backward_matches_finite_differences,
     test_float32_gradients_stay_float32,
+    test_float16_gradients_stay_float16,
     test_ops_without_gradient,
 ) = table_tests(CASES, NO_GRAD)
