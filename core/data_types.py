@@ -18,7 +18,7 @@ from . import dtypes as _dtypes
 from . import registry
 from .backend import Device
 from .errors import DtypeError, ShapeError
-from .tensor import Tensor
+from .tensor import _SUPPORTED_API_VERSIONS, Tensor
 
 __all__ = [
     "__array_api_version__",
@@ -38,7 +38,7 @@ __all__ = [
 
 #: The version of the Array API standard plugrad implements.
 __array_api_version__ = "2025.12"
-SUPPORTED_API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12", "2025.12")
+SUPPORTED_API_VERSIONS = _SUPPORTED_API_VERSIONS
 
 e = 2.718281828459045
 inf = float("inf")

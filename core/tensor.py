@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
 __all__ = ["RemovableHandle", "Tensor"]
 
 _object_new = object.__new__
+#: The Array API versions plugrad implements (the last is ``plugrad.__array_api_version__``).
 _SUPPORTED_API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12", "2025.12")
 
 
@@ -171,14 +173,12 @@ class Tensor:
         >>> plugrad.ones(2).__array_namespace__() is plugrad
         True
         """
-        import plugrad
-
         if api_version is not None and api_version not in _SUPPORTED_API_VERSIONS:
             raise ValueError(
                 f"plugrad implements Array API versions {', '.join(_SUPPORTED_API_VERSIONS)}; "
                 f"got api_version={api_version!r}"
             )
-        return plugrad
+        return sys.modules["plugrad"]
 
     # -- indexing -----------------------------------------------------------------------
 
