@@ -40,6 +40,7 @@ class NumpyBackend(Backend):
     """NumPy arrays on the CPU, through array-api-compat's NumPy namespace."""
 
     name = "numpy"
+    holds_host_data = True
 
     def namespace(self) -> Any:
         return numpy_namespace

@@ -19,20 +19,37 @@ from __future__ import annotations
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as _version
 
-from . import autograd, errors, ops
+from . import autograd, errors, fft, linalg, ops
 from .backend_selection import default_device, set_backend, use_backend
 from .creation import (
     arange,
     asarray,
     empty,
     empty_like,
+    eye,
     full,
     full_like,
+    linspace,
     ones,
     ones_like,
     tensor,
     zeros,
     zeros_like,
+)
+from .data_types import (
+    __array_api_version__,
+    __array_namespace_info__,
+    broadcast_shapes,
+    can_cast,
+    e,
+    finfo,
+    iinfo,
+    inf,
+    isdtype,
+    nan,
+    newaxis,
+    pi,
+    result_type,
 )
 from .dtypes import (
     DType,
@@ -65,6 +82,19 @@ except PackageNotFoundError:  # running from a source tree that is not installed
 
 __all__ = [
     "DType",
+    "__array_api_version__",
+    "__array_namespace_info__",
+    "broadcast_shapes",
+    "can_cast",
+    "e",
+    "finfo",
+    "iinfo",
+    "inf",
+    "isdtype",
+    "nan",
+    "newaxis",
+    "pi",
+    "result_type",
     "Function",
     "FunctionCtx",
     "Generator",
@@ -80,7 +110,9 @@ __all__ = [
     "empty",
     "empty_like",
     "enable_grad",
+    "eye",
     "errors",
+    "fft",
     "float16",
     "float32",
     "float64",
@@ -92,6 +124,8 @@ __all__ = [
     "int32",
     "int64",
     "is_grad_enabled",
+    "linalg",
+    "linspace",
     "manual_seed",
     "no_grad",
     "ones",

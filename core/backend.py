@@ -67,6 +67,9 @@ class Backend:
 
     #: The name users select it by, e.g. ``"numpy"``.
     name: str = ""
+    #: Whether its arrays are the host format (NumPy's): like Python data, they go to
+    #: the default device when turned into tensors without ``device=``.
+    holds_host_data: bool = False
 
     def unavailable_reason(self) -> str | None:
         """Return ``None`` if the backend can run here, otherwise a sentence saying why not.
@@ -161,12 +164,13 @@ class Device:
         The library's own device object.
     name : str
         ``"numpy"`` for a single-device backend, ``"cupy:0"`` style otherwise.
-    namespace : module
-        The backend's own Array API namespace.
-    xp : namespace
-        What kernels and backward rules receive: the backend's namespace plus
-        every registered op it lacks (bound to this backend), so a rule can use
-        any op, e.g. a scatter-add the standard does not have.
+    xp : module
+        The backend's own Array API namespace: what kernels receive.
+    rule_xp : namespace
+        What backward rules receive in an ordinary backward pass: ``xp`` plus
+        every registered op that is not a function of the standard (bound to
+        this backend), so a rule can call e.g. ``xp.scatter_add``. Standard
+        names resolve to the backend's own functions.
     """
 
     __slots__ = (
@@ -175,8 +179,8 @@ class Device:
         "backend",
         "kernels",
         "name",
-        "namespace",
         "native",
+        "rule_xp",
         "xp",
     )
 
@@ -192,9 +196,9 @@ class Device:
         self.backend = backend
         self.native = native
         self.name = name
-        self.namespace = xp
+        self.xp = xp
         #: Replaced together with ``kernels`` when the op tables are rebuilt.
-        self.xp: Any = xp
+        self.rule_xp: Any = xp
         self._dtype_to_native = dtype_to_native
         self._dtype_from_native = dtype_from_native
         #: op name -> kernel; replaced wholesale (never mutated) when the op tables are rebuilt.

@@ -319,11 +319,14 @@ def _check_gradient(op: OpDef, name: str, where: str, g: Any, expected: Any, gra
             f"returned a gradient of shape {shape}, but input {name!r} has shape "
             f"{wanted}; return a gradient of the input's shape{allowed}",
         )
-    if raw.dtype != target.dtype:
+    # Under create_graph both sides are plugrad dtypes; in raw mode both are the backend's.
+    got_dtype = grad.dtype if isinstance(grad, Tensor) else raw.dtype
+    wanted_dtype = expected.dtype if isinstance(expected, (Tensor, ArraySpec)) else target.dtype
+    if got_dtype != wanted_dtype:
         raise _fail(
             where,
-            f"returned a gradient of dtype {raw.dtype}, but input {name!r} has "
-            f"dtype {target.dtype}; gradients keep their input's dtype",
+            f"returned a gradient of dtype {got_dtype}, but input {name!r} has "
+            f"dtype {wanted_dtype}; gradients keep their input's dtype",
         )
 
 

@@ -4,7 +4,8 @@ Every function takes ``dtype=`` (a plugrad dtype), ``device=`` (a backend
 name such as ``"numpy"``, ``"name:index"``, or a :class:`~plugrad.backend.Device`),
 ``backend=`` (a backend name; its current device) and ``requires_grad=``.
 Without ``device``/``backend`` tensors go to the default device (see
-``plugrad.use_backend``); data that already lives on a backend stays there.
+``plugrad.use_backend``), except data of a device library (cupy, torch...),
+which stays on its device.
 Python floats become ``float32`` and Python ints ``int64`` unless a dtype is
 given, as in PyTorch; arrays keep their dtype.
 """
@@ -25,8 +26,10 @@ __all__ = [
     "asarray",
     "empty",
     "empty_like",
+    "eye",
     "full",
     "full_like",
+    "linspace",
     "ones",
     "ones_like",
     "tensor",
@@ -126,7 +129,10 @@ def _convert(
         source = registry.device_of_array(data)
         array = data
     if device is None and backend is None:
-        target = source or registry.default_device()
+        # Host data (Python or NumPy) goes to the default device; arrays of other
+        # libraries stay where they are: plugrad never copies between devices silently.
+        host = source is None or source.backend.holds_host_data
+        target = registry.default_device() if host else source
     else:
         target = target_device(device, backend)
     native_dtype = None if dtype is None else target.native_dtype(dtype)
@@ -417,5 +423,59 @@ def arange(
     target = target_device(device, backend)
     array = target.xp.arange(
         start, stop, step, dtype=target.native_dtype(dtype), device=target.native
+    )
+    return leaf(array, target, requires_grad)
+
+
+def eye(
+    n_rows: int,
+    n_cols: int | None = None,
+    /,
+    *,
+    k: int = 0,
+    dtype: _dtypes.DType | None = None,
+    device: DeviceLike = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """Return a 2-D tensor with ones on diagonal ``k`` and zeros elsewhere (``float32`` default).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.eye(2, 3, k=1)
+    tensor([[0., 1., 0.],
+            [0., 0., 1.]])
+    """
+    target = registry.resolve_device(device)
+    native = target.native_dtype(dtype or _dtypes.default_float_dtype)
+    array = target.xp.eye(n_rows, n_cols, k=k, dtype=native, device=target.native)
+    return leaf(array, target, requires_grad)
+
+
+def linspace(
+    start: int | float | complex,
+    stop: int | float | complex,
+    /,
+    num: int,
+    *,
+    dtype: _dtypes.DType | None = None,
+    device: DeviceLike = None,
+    endpoint: bool = True,
+    requires_grad: bool = False,
+) -> Tensor:
+    """Return ``num`` evenly spaced values from ``start`` to ``stop`` (included if ``endpoint``).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.linspace(0.0, 1.0, 5)
+    tensor([0.  , 0.25, 0.5 , 0.75, 1.  ])
+    """
+    if dtype is None:
+        is_complex = isinstance(start, complex) or isinstance(stop, complex)
+        dtype = _dtypes.default_complex_dtype if is_complex else _dtypes.default_float_dtype
+    target = registry.resolve_device(device)
+    array = target.xp.linspace(
+        start, stop, num, dtype=target.native_dtype(dtype), device=target.native, endpoint=endpoint
     )
     return leaf(array, target, requires_grad)

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .errors import DeviceMismatchError
+from .dtypes import DType, is_differentiable
+from .errors import DeviceMismatchError, DtypeError
 from .grad_mode import _state
 from .graph import ArraySpec
 from .tensor import Tensor, _object_new, _wrap
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
     from .backend import Device
     from .opdef import OpDef
 
-__all__ = ["apply1", "apply2", "apply_n", "apply_view", "saved_version"]
+__all__ = ["apply1", "apply2", "apply_general", "apply_n", "apply_view", "saved_version"]
 
 # Python scalars adapt to the tensor they meet (the Array API's scalar rules).
 _SCALARS = frozenset({int, float, bool, complex})
@@ -89,8 +90,8 @@ def apply_n(op: OpDef, inputs: tuple[Any, ...], params: dict[str, Any] | None) -
                 raise _mixed_devices(op, inputs)
             requires_grad = requires_grad or x._requires_grad
             arrays.append(x._array)
-        elif type(x) in _SCALARS:
-            arrays.append(x)
+        elif x is None or type(x) in _SCALARS:
+            arrays.append(x)  # None: an optional input left out (e.g. clip's max)
         else:
             raise _not_a_tensor(op, index, x)
     if device is None:
@@ -105,6 +106,115 @@ def apply_n(op: OpDef, inputs: tuple[Any, ...], params: dict[str, Any] | None) -
     return _wrap(out, device, False, None)
 
 
+def apply_general(op: OpDef, inputs: tuple[Any, ...], params: dict[str, Any] | None) -> Any:
+    """Run an op that converts params, returns several outputs or takes a sequence input.
+
+    Only ops declaring one of those come here (see :mod:`plugrad.opdef`), and ops
+    with dtype params only when a dtype is actually given.
+    """
+    sequence = op.sequence_kind
+    if sequence is not None:
+        items = inputs[0]
+        if not isinstance(items, (list, tuple)) or not items:
+            raise TypeError(
+                f"{op.name}(): {op.input_names[0]} must be a non-empty list or tuple of Tensors, "
+                f"got {_type_name(items)}"
+            )
+        items = tuple(items)
+    else:
+        items = inputs
+    device = None
+    requires_grad = False
+    arrays = []
+    for index, x in enumerate(items):
+        if isinstance(x, Tensor):
+            if device is None:
+                device = x._device
+            elif x._device is not device:
+                raise _mixed_devices(op, items, sequence is not None)
+            requires_grad = requires_grad or x._requires_grad
+            arrays.append(x._array)
+        elif sequence is None and (x is None or type(x) in _SCALARS):
+            arrays.append(x)
+        else:
+            raise _not_a_tensor(op, 0 if sequence else index, x, index if sequence else None)
+    if device is None:
+        raise _not_a_tensor(op, 0, items[0] if items else None)
+    if params:
+        params = dict(params)
+        for name in op.dtype_params:
+            params[name] = _native_dtype(op, device, name, params[name])
+        for name in op.array_params:
+            params[name] = _raw_arrays(op, device, name, params[name])
+    try:
+        kernel = device.kernels[op.name]
+    except KeyError:
+        raise _no_kernel(op, device) from None
+    xp = device.xp
+    if sequence == "sequence":
+        out = kernel(xp, arrays, **params) if params else kernel(xp, arrays)
+    else:
+        out = kernel(xp, *arrays, **params) if params else kernel(xp, *arrays)
+    record = requires_grad and _state.enabled and op.differentiable
+    if not op.multiple_outputs:
+        # The output dtype is checked here: astype(x, int32) must not require grad.
+        if record and is_differentiable(device.dtype_of(out)):
+            node = _record(op, device, items, params, out)
+            if op.general:
+                node.n_outputs = 1
+                node._out_specs = None
+            return _wrap(out, device, True, (node, 0))
+        return _wrap(out, device, False, None)
+    outs = tuple(out)
+    differentiable = [
+        record and i not in op.nondifferentiable_outputs and is_differentiable(device.dtype_of(o))
+        for i, o in enumerate(outs)
+    ]
+    if not any(differentiable):
+        return op.output_type(tuple(_wrap(o, device, False, None) for o in outs))
+    node = _record(op, device, items, params, outs)
+    node.n_outputs = len(outs)
+    node._out_specs = tuple((o.shape, o.dtype, d) for o, d in zip(outs, differentiable))
+    return op.output_type(
+        tuple(
+            _wrap(o, device, d, (node, i) if d else None)
+            for i, (o, d) in enumerate(zip(outs, differentiable))
+        )
+    )
+
+
+def _native_dtype(op: OpDef, device: Device, name: str, value: Any) -> Any:
+    """The backend's dtype for a dtype param (None stays None; native dtypes pass)."""
+    if value is None:
+        return None
+    if isinstance(value, DType):
+        return device.native_dtype(value)
+    try:
+        if value in device._dtype_from_native:
+            # Rules pass an input's own (native) dtype back, e.g. xp.astype(g, x.dtype).
+            return value
+    except TypeError:
+        pass
+    raise DtypeError(
+        f"{op.name}(): {name}={value!r} is not a dtype; pass a plugrad dtype such as "
+        "plugrad.float32"
+    )
+
+
+def _raw_arrays(op: OpDef, device: Device, name: str, value: Any) -> Any:
+    """Replace every Tensor in an array param (also inside tuples) by its raw array."""
+    if isinstance(value, Tensor):
+        if value._device is not device:
+            raise DeviceMismatchError(
+                f"{op.name}(): {name} holds a tensor on {value._device.name!r}, but the inputs "
+                f"are on {device.name!r}; move it with .to({device.name!r})"
+            )
+        return value._array
+    if type(value) is tuple:
+        return tuple(_raw_arrays(op, device, name, v) for v in value)
+    return value
+
+
 def _record(
     op: OpDef, device: Device, inputs: tuple[Any, ...], params: dict[str, Any] | None, out: Any
 ) -> Any:
@@ -117,7 +227,13 @@ def _record(
     edges = []
     saved = []
     versioned = False
-    for x, keep, rule in zip(inputs, op.saved_inputs, op.vjps):
+    if op.sequence_kind is not None:
+        keeps = op.saved_inputs * len(inputs)
+        rules = op.vjps * len(inputs)
+    else:
+        keeps = op.saved_inputs
+        rules = op.vjps
+    for x, keep, rule in zip(inputs, keeps, rules):
         if isinstance(x, Tensor):
             edge = x._edge
             if edge is None and x._requires_grad and rule is not None:
@@ -164,8 +280,10 @@ def _type_name(value: Any) -> str:
     )
 
 
-def _not_a_tensor(op: OpDef, index: int, value: Any) -> TypeError:
+def _not_a_tensor(op: OpDef, index: int, value: Any, element: int | None = None) -> TypeError:
     name = op.input_names[index] if index < len(op.input_names) else f"input {index}"
+    if element is not None:
+        name = f"{name}[{element}]"
     if hasattr(value, "__array_namespace__") or hasattr(value, "__array__"):
         hint = "convert it with plugrad.asarray(...) first"
     else:
@@ -173,8 +291,13 @@ def _not_a_tensor(op: OpDef, index: int, value: Any) -> TypeError:
     return TypeError(f"{op.name}(): {name} is a {_type_name(value)}, not a Tensor; {hint}")
 
 
-def _mixed_devices(op: OpDef, inputs: tuple[Any, ...]) -> DeviceMismatchError:
-    tensors = [(op.input_names[i], x) for i, x in enumerate(inputs) if isinstance(x, Tensor)]
+def _mixed_devices(
+    op: OpDef, inputs: tuple[Any, ...], sequence: bool = False
+) -> DeviceMismatchError:
+    names = (
+        [f"{op.input_names[0]}[{i}]" for i in range(len(inputs))] if sequence else op.input_names
+    )
+    tensors = [(names[i], x) for i, x in enumerate(inputs) if isinstance(x, Tensor)]
     (name_a, a) = tensors[0]
     (name_b, b) = next((n, t) for n, t in tensors if t._device is not a._device)
     return DeviceMismatchError(

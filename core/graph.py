@@ -18,7 +18,7 @@ from .tensor import Tensor, _wrap
 if TYPE_CHECKING:
     from .opdef import OpDef
 
-__all__ = ["ArraySpec", "Node", "OpNode"]
+__all__ = ["ArraySpec", "GeneralOpNode", "Node", "OpNode"]
 
 #: What backward rules receive under create_graph: plugrad plus every registered op.
 #: The registry sets it whenever it rebuilds its tables.
@@ -137,10 +137,10 @@ class OpNode(Node):
         if create_graph:
             # Rules run on Tensors through plugrad's ops, so the gradient is differentiable.
             xp = tensor_namespace
-            args = saved
+            args = _tensor_mode_args(saved, self._device)
             ans = None if self._ans is None else _wrap(self._ans, self._device, True, (self, 0))
         else:
-            xp = self._device.xp
+            xp = self._device.rule_xp
             args = [a._array if isinstance(a, _HOLDS_ARRAY) else a for a in saved]
             ans = self._ans
         grads = []
@@ -149,14 +149,109 @@ class OpNode(Node):
                 grads.append(None)
                 continue
             g = rule(xp, grad, ans, *args, **params) if params else rule(xp, grad, ans, *args)
-            if op.broadcasting and g.shape != arg.shape:
-                g = _unbroadcast(xp, g, arg.shape)
+            if op.broadcasting:
+                # Broadcasting ops also promote dtypes: hand each input its own shape and dtype.
+                if g.shape != arg.shape:
+                    g = _unbroadcast(xp, g, arg.shape)
+                if g.dtype != arg.dtype:
+                    g = _restore_dtype(xp, g, arg.dtype)
             grads.append(g)
         return tuple(grads)
 
     def _release(self) -> None:
         self._saved = None
         self._ans = None
+
+
+class GeneralOpNode(OpNode):
+    """The node of an op with several outputs or a sequence input (see :mod:`plugrad.opdef`).
+
+    For several outputs, the engine hands :meth:`_backward` one gradient slot
+    per output; slots that received nothing are filled with zeros before the
+    rule runs, so rules never see ``None``. For a sequence input, ``_saved`` and
+    ``_edges`` hold one entry per array of the sequence.
+    """
+
+    __slots__ = ("_out_specs", "n_outputs")
+
+    def _backward(self, grad: Any, create_graph: bool) -> tuple[Any, ...]:
+        saved = self._saved
+        if saved is None:
+            raise _freed_error(self)
+        check_versions(self, saved, self._versions)
+        op = self.op
+        params = self._params or {}
+        device = self._device
+        if create_graph:
+            xp = tensor_namespace
+            args = _tensor_mode_args(saved, device)
+        else:
+            xp = device.rule_xp
+            args = [a._array if isinstance(a, _HOLDS_ARRAY) else a for a in saved]
+        if op.multiple_outputs:
+            g, ans = self._outputs_for_rules(grad, create_graph)
+        else:
+            g = grad
+            ans = self._ans
+            if create_graph and ans is not None:
+                ans = _wrap(ans, device, True, (self, 0))
+        if op.sequence_kind is not None:
+            result = tuple(op.vjps[0](xp, g, ans, tuple(args), **params))
+            if len(result) != len(args):
+                raise TypeError(
+                    f"the backward rule of {op.name!r} returned {len(result)} gradients for a "
+                    f"sequence of {len(args)} arrays; it must return one per array"
+                )
+            rules_and_results = [(None, r) for r in result]
+        else:
+            rules_and_results = [(rule, None) for rule in op.vjps]
+        grads = []
+        for (rule, result_g), edge, arg in zip(rules_and_results, self._edges, args):
+            if edge is None:
+                grads.append(None)
+                continue
+            g_in = result_g if rule is None else rule(xp, g, ans, *args, **params)
+            if g_in is not None and op.broadcasting:
+                if g_in.shape != arg.shape:
+                    g_in = _unbroadcast(xp, g_in, arg.shape)
+                if g_in.dtype != arg.dtype:
+                    g_in = _restore_dtype(xp, g_in, arg.dtype)
+            grads.append(g_in)
+        return tuple(grads)
+
+    def _outputs_for_rules(self, grad: Any, create_graph: bool) -> tuple[tuple[Any, ...], Any]:
+        """The output gradients (zeros where none arrived) and outputs, as the rules see them."""
+        device = self._device
+        raw = device.xp
+        grads = []
+        for g, (shape, dtype, _) in zip(grad, self._out_specs):
+            if g is None:
+                g = raw.zeros(shape, dtype=dtype, device=device.native)
+                if create_graph:
+                    g = _wrap(g, device, False, None)
+            grads.append(g)
+        ans = self._ans
+        if ans is not None and create_graph:
+            ans = tuple(
+                _wrap(a, device, differentiable, (self, i) if differentiable else None)
+                for i, (a, (_, _, differentiable)) in enumerate(zip(ans, self._out_specs))
+            )
+        return tuple(grads), ans
+
+
+def _tensor_mode_args(saved: tuple[Any, ...], device: Any) -> list[Any]:
+    """Saved inputs as rules see them under ``create_graph``: specs carry plugrad dtypes."""
+    return [
+        ArraySpec(a.shape, device._dtype_from_native[a.dtype]) if type(a) is ArraySpec else a
+        for a in saved
+    ]
+
+
+def _restore_dtype(xp: Any, grad: Any, dtype: Any) -> Any:
+    """Cast a gradient back to its input's dtype (taking the real part for a real input)."""
+    if xp.isdtype(grad.dtype, "complex floating") and not xp.isdtype(dtype, "complex floating"):
+        grad = xp.real(grad)
+    return xp.astype(grad, dtype)
 
 
 def _unbroadcast(xp: Any, grad: Any, shape: tuple[int, ...]) -> Any:

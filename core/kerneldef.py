@@ -99,7 +99,7 @@ class KernelDef:
                 f"no op named {self.op!r} is registered; {hint}a kernel can only replace an "
                 "existing op's kernel (declare new ops with plugrad_ops())"
             )
-        inputs, params, _ = _split_kernel_signature(self.fn, fail)
+        inputs, params, _, _ = _split_kernel_signature(self.fn, target.declared_inputs, fail)
         if (inputs, params) != (target.input_names, target.param_names):
             raise fail(
                 f"fn has inputs {inputs} and params {params}, but the op's kernel has inputs "

@@ -8,7 +8,32 @@ return the gradient with respect to that input, given the output gradient
 namespace and raw arrays for an ordinary backward pass, and with ``plugrad``
 itself and Tensors under ``create_graph=True``, which is how higher-order
 gradients come without extra code: write rules with operators and ``xp.*``
-functions only.
+functions only (functions of the ``linalg`` extension as ``xp.linalg.<name>``,
+which means the same in both modes).
+
+Beyond one-array-in, one-array-out, an op may declare:
+
+- *dtype params* (``dtype_params``, by default every param named ``dtype``):
+  users pass plugrad dtypes such as ``plugrad.float64``; the kernel receives
+  the backend's own dtype object. Rules receive the converted value too, and
+  may pass it (or an input's ``.dtype``) back to ``xp.astype`` in either mode.
+- *array params* (``array_params``): params that may hold Tensors, e.g. an
+  index key; each Tensor in them (also inside a tuple) reaches the kernel as
+  its raw array and is never differentiated.
+- *several outputs* (``multiple_outputs=True``): the kernel returns a tuple of
+  arrays, each wrapped as its own Tensor; rules then receive ``g`` and ``ans``
+  as tuples, one entry per output, with zeros in place of the gradients of
+  outputs that took no part in the loss (like PyTorch's materialised grads).
+  Outputs listed in ``nondifferentiable_outputs``, and outputs of a dtype that
+  cannot require grad (integers, bools), never require grad.
+- a *sequence input*: a kernel ``kernel(xp, *arrays, ...)`` takes any number of
+  arrays (``broadcast_arrays(*arrays)``), and ``sequence=True`` makes the only
+  input a list or tuple of arrays (``concat(arrays, /, axis=0)``). Each Tensor
+  in it gets its own edge; its rule is called with the tuple of arrays and
+  returns a tuple of gradients, one per array (``None`` for none).
+
+Only ops that declare one of these take the general dispatch path; the
+one- and two-input ops that make up almost every call are unaffected.
 
 Example
 -------
@@ -20,12 +45,13 @@ OpDef('square_example')
 
 from __future__ import annotations
 
+import collections
 import inspect
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from .errors import PluginRegistrationError
-from .graph import OpNode
+from .graph import GeneralOpNode, OpNode
 
 __all__ = ["OpDef", "op"]
 
@@ -71,6 +97,12 @@ class OpDef:
         Backend-specific kernels by backend name, used instead of ``kernel`` there.
     doc : str, optional
         The docstring of the public function.
+    standard : bool, optional
+        Whether the op is a function of the Array API standard, so that inside
+        backward rules ``xp.<name>`` means the backend's own function. Default:
+        true for plugrad's built-in ops, false for plugins' ops; a rule calling a
+        non-standard op gets plugrad's op even where the backend has a function
+        of that name.
     view : bool
         Whether the result may share memory with the (single) input, as
         ``reshape`` may. Such results share the input's version counter, so an
@@ -80,6 +112,28 @@ class OpDef:
         op's name, a string under that name (``x.name(...)`` calls the op with
         ``x`` as its first input). Refused at registration if the Tensor class
         already has an attribute of that name or another op claimed it.
+    inputs : iterable of str, optional
+        The kernel parameters that are array inputs, for kernels whose array
+        inputs may also be given by keyword (``clip(x, /, min=None, max=None)``).
+        An input may then be ``None`` (absent); its rule is not called.
+        Default: the positional-only parameters.
+    dtype_params : iterable of str, optional
+        Params holding a dtype (see the module docstring). Default: those named ``dtype``.
+    array_params : iterable of str, optional
+        Params that may hold Tensors (see the module docstring).
+    multiple_outputs : bool
+        The kernel returns a tuple of arrays (see the module docstring).
+    output_names : iterable of str, optional
+        Names of a fixed number of outputs: the public function then returns a
+        named tuple (``Q, R = qr(x)`` or ``qr(x).Q``). Implies ``multiple_outputs``.
+    nondifferentiable_outputs : iterable of int
+        Indices of outputs that never require grad (e.g. the sign of ``slogdet``).
+    sequence : bool
+        The op's only input is a sequence of arrays (see the module docstring).
+    namespace : str, optional
+        ``"linalg"`` or ``"fft"`` for ops of those extensions: their public
+        function is ``plugrad.linalg.<name>`` (and ``plugrad.ops.<name>``), not
+        ``plugrad.<name>``.
     """
 
     def __init__(
@@ -95,9 +149,19 @@ class OpDef:
         doc: str | None = None,
         view: bool = False,
         method: bool | str = False,
+        standard: bool | None = None,
+        inputs: Iterable[str] | None = None,
+        dtype_params: Iterable[str] | None = None,
+        array_params: Iterable[str] = (),
+        multiple_outputs: bool = False,
+        output_names: Iterable[str] | None = None,
+        nondifferentiable_outputs: Iterable[int] = (),
+        sequence: bool = False,
+        namespace: str | None = None,
     ) -> None:
         self.name = name
         self.view = view
+        self.standard = standard
         self.kernel = kernel
         self.broadcasting = broadcasting
         self.differentiable = differentiable
@@ -106,6 +170,14 @@ class OpDef:
         self.backend_kernels = dict(kernels or {})
         self.doc = doc
         self.method = method
+        self.declared_inputs = None if inputs is None else tuple(inputs)
+        self.declared_dtype_params = None if dtype_params is None else tuple(dtype_params)
+        self.array_params = tuple(array_params)
+        self.output_names = None if output_names is None else tuple(output_names)
+        self.multiple_outputs = multiple_outputs or self.output_names is not None
+        self.nondifferentiable_outputs = frozenset(nondifferentiable_outputs)
+        self.sequence = sequence
+        self.namespace = namespace
         self.vjps: tuple[Rule | None, ...] = ()
         # Filled by _freeze() at registration.
         self.input_names: tuple[str, ...] = ()
@@ -114,6 +186,13 @@ class OpDef:
         self.saved_inputs: tuple[bool, ...] = ()
         self.saves_ans = False
         self.method_name: str | None = None
+        self.dtype_params: tuple[str, ...] = ()
+        #: "variadic" for a ``*arrays`` kernel, "sequence" for ``sequence=True``, else None.
+        self.sequence_kind: str | None = None
+        #: Whether calls take the general dispatch path (see the module docstring).
+        self.general = False
+        #: What the public function returns for several outputs: tuple or a named tuple.
+        self.output_type: Callable[..., tuple[Any, ...]] = tuple
         self.node_type: type[OpNode] | None = None
         self._frozen = False
 
@@ -160,17 +239,45 @@ class OpDef:
             raise fail("the op name must be a valid Python identifier")
         if not callable(self.kernel):
             raise fail(f"the kernel must be callable, got {type(self.kernel).__name__}")
-        inputs, params, signature = _split_kernel_signature(self.kernel, fail)
+        declared = self.declared_inputs
+        inputs, params, signature, variadic = _split_kernel_signature(self.kernel, declared, fail)
         if self.view and len(inputs) != 1:
             raise fail(f"view=True needs exactly one array input, but it has {inputs}")
         for backend, kernel in self.backend_kernels.items():
             if not callable(kernel):
                 raise fail(f"the kernel for backend {backend!r} must be callable")
-            if _split_kernel_signature(kernel, fail)[:2] != (inputs, params):
+            if _split_kernel_signature(kernel, declared, fail)[:2] != (inputs, params):
                 raise fail(
                     f"the kernel for backend {backend!r} must take the same inputs and params "
                     f"as the generic kernel: {signature}"
                 )
+        if (variadic or self.sequence) and len(inputs) != 1:
+            raise fail(
+                f"an op with a sequence input takes no other array inputs, but it has {inputs}; "
+                "make the others params"
+            )
+        if variadic and self.sequence:
+            raise fail("sequence=True is for a kernel taking one list of arrays, not *arrays")
+        dtype_params = (
+            tuple(p for p in params if p == "dtype")
+            if self.declared_dtype_params is None
+            else self.declared_dtype_params
+        )
+        for kind, names in (("dtype_params", dtype_params), ("array_params", self.array_params)):
+            unknown = [name for name in names if name not in params]
+            if unknown:
+                raise fail(f"{kind} names {unknown}, which are not params of the kernel {params}")
+        if any(not isinstance(i, int) for i in self.nondifferentiable_outputs):
+            raise fail("nondifferentiable_outputs must hold output indices (ints)")
+        if self.nondifferentiable_outputs and not self.multiple_outputs:
+            raise fail("nondifferentiable_outputs needs multiple_outputs=True")
+        names = self.output_names
+        if names is not None and (
+            not names or not all(isinstance(n, str) and n.isidentifier() for n in names)
+        ):
+            raise fail(f"output_names must be identifiers, got {names}")
+        if self.namespace not in (None, "linalg", "fft"):
+            raise fail(f"namespace must be None, 'linalg' or 'fft', got {self.namespace!r}")
         if self.differentiable:
             if len(self.vjps) != len(inputs):
                 raise fail(
@@ -181,6 +288,8 @@ class OpDef:
             for index, rule in enumerate(self.vjps):
                 if rule is not None:
                     _check_rule_arity(rule, index, inputs, params, fail)
+            if (variadic or self.sequence) and self.vjps[0] is None:
+                raise fail("a sequence input needs a rule; declare differentiable=False instead")
         elif self.vjps:
             raise fail("it is declared differentiable=False but has backward rules")
         saves = (*inputs, _ANS) if self.saves is None else self.saves
@@ -198,14 +307,26 @@ class OpDef:
                 f"method={self.method!r}: give True (the op's name) or a public identifier "
                 "to make the op a Tensor method, or False"
             )
+        self.kernel = _adapt_kernel(self.kernel, inputs, params)
+        self.backend_kernels = {
+            backend: _adapt_kernel(kernel, inputs, params)
+            for backend, kernel in self.backend_kernels.items()
+        }
         self.input_names = inputs
         self.param_names = params
         self.method_name = method_name
         self.signature = signature
         self.saved_inputs = tuple(name in saves for name in inputs)
         self.saves_ans = _ANS in saves
+        self.dtype_params = dtype_params
+        self.sequence_kind = "variadic" if variadic else "sequence" if self.sequence else None
+        self.general = bool(self.array_params or self.multiple_outputs or self.sequence_kind)
+        if names is not None:
+            result = collections.namedtuple(f"{self.name}_result", names)  # type: ignore[misc]
+            self.output_type = lambda values: result(*values)
         grad_fn_name = self.grad_fn_name or "".join(p.title() for p in self.name.split("_"))
-        self.node_type = type(f"{grad_fn_name}Backward", (OpNode,), {"__slots__": (), "op": self})
+        base = GeneralOpNode if self.general else OpNode
+        self.node_type = type(f"{grad_fn_name}Backward", (base,), {"__slots__": (), "op": self})
         self._frozen = True
 
 
@@ -214,9 +335,9 @@ op = OpDef
 
 
 def _split_kernel_signature(
-    kernel: Kernel, fail: Callable[[str], Exception]
-) -> tuple[tuple[str, ...], tuple[str, ...], inspect.Signature]:
-    """Return (input names, param names, public signature without ``xp``) of a kernel."""
+    kernel: Kernel, declared: tuple[str, ...] | None, fail: Callable[[str], Exception]
+) -> tuple[tuple[str, ...], tuple[str, ...], inspect.Signature, bool]:
+    """Return (input names, param names, public signature without ``xp``, variadic) of a kernel."""
     try:
         signature = inspect.signature(kernel)
     except (TypeError, ValueError) as exc:
@@ -229,20 +350,69 @@ def _split_kernel_signature(
     ):
         raise fail("the kernel's first parameter must be the namespace `xp`")
     rest = parameters[1:]
-    if any(p.kind in (kinds.VAR_POSITIONAL, kinds.VAR_KEYWORD) for p in rest):
-        raise fail("the kernel must name its inputs and params (no *args or **kwargs)")
-    positional_only = [p for p in rest if p.kind is kinds.POSITIONAL_ONLY]
-    if positional_only:
-        inputs = tuple(p.name for p in positional_only)
+    if any(p.kind is kinds.VAR_KEYWORD for p in rest):
+        raise fail("the kernel must name its params (no **kwargs)")
+    var_positional = [p for p in rest if p.kind is kinds.VAR_POSITIONAL]
+    variadic = bool(var_positional)
+    if variadic:
+        if any(p.kind in (kinds.POSITIONAL_ONLY, kinds.POSITIONAL_OR_KEYWORD) for p in rest):
+            raise fail("a kernel taking *arrays takes no other positional parameters")
+        inputs = (var_positional[0].name,)
+    elif declared is not None:
+        names = [p.name for p in rest]
+        unknown = [name for name in declared if name not in names]
+        if unknown or not declared:
+            raise fail(f"inputs={declared} must name parameters of the kernel {names}")
+        inputs = tuple(declared)
     else:
-        inputs = tuple(p.name for p in rest if p.kind is kinds.POSITIONAL_OR_KEYWORD)
+        positional_only = [p for p in rest if p.kind is kinds.POSITIONAL_ONLY]
+        if positional_only:
+            inputs = tuple(p.name for p in positional_only)
+        else:
+            inputs = tuple(p.name for p in rest if p.kind is kinds.POSITIONAL_OR_KEYWORD)
     params = tuple(p.name for p in rest if p.name not in inputs)
     if not inputs:
         raise fail("the kernel takes no array inputs after `xp`")
     if _ANS in inputs + params:
         raise fail(f"{_ANS!r} is reserved for the op's output and cannot name an input or param")
-    public = [p.replace(kind=kinds.POSITIONAL_ONLY) if p.name in inputs else p for p in rest]
-    return inputs, params, signature.replace(parameters=public)
+    public = [
+        p.replace(kind=kinds.POSITIONAL_ONLY)
+        if p.name in inputs and p.kind is kinds.POSITIONAL_OR_KEYWORD and declared is None
+        else p
+        for p in rest
+    ]
+    return inputs, params, signature.replace(parameters=public), variadic
+
+
+def _adapt_kernel(kernel: Kernel, inputs: tuple[str, ...], params: tuple[str, ...]) -> Kernel:
+    """Return ``kernel`` callable as ``kernel(xp, *arrays, **params)``.
+
+    That is how the dispatcher calls every kernel. Kernels whose signature
+    needs otherwise (keyword-only inputs declared with ``inputs=``,
+    positional-only params such as ``moveaxis(x, source, destination, /)``)
+    get a thin adapter; all others are returned unchanged.
+    """
+    parameters = inspect.signature(kernel).parameters
+    kinds = inspect.Parameter
+    if any(p.kind is kinds.VAR_POSITIONAL for p in parameters.values()):
+        return kernel
+    positional = 0
+    for name in inputs:
+        if parameters[name].kind is kinds.KEYWORD_ONLY:
+            break
+        positional += 1
+    by_keyword = inputs[positional:]
+    positional_params = tuple(p for p in params if parameters[p].kind is kinds.POSITIONAL_ONLY)
+    if not by_keyword and not positional_params:
+        return kernel
+
+    def call(xp: Any, *arrays: Any, **values: Any) -> Any:
+        values.update(zip(by_keyword, arrays[positional:]))
+        leading = [values.pop(p) for p in positional_params]
+        return kernel(xp, *arrays[:positional], *leading, **values)
+
+    call.__signature__ = inspect.signature(kernel)  # type: ignore[attr-defined]
+    return call
 
 
 def _check_rule_arity(

@@ -36,7 +36,7 @@ from . import dtypes as _dtypes
 from . import graph as _graph
 from . import ops as _ops_module
 from .backend import Backend, Device
-from .dispatch import apply1, apply2, apply_n, apply_view
+from .dispatch import apply1, apply2, apply_general, apply_n, apply_view
 from .errors import (
     BackendUnavailableError,
     PluginLoadWarning,
@@ -44,7 +44,7 @@ from .errors import (
     UnknownBackendError,
 )
 from .kerneldef import KernelDef, KernelSource, describe_plugin
-from .opdef import OpDef
+from .opdef import OpDef, _adapt_kernel
 from .plugin_manager import builtin_plugin_names, create_plugin_manager
 from .tensor import Tensor
 
@@ -439,8 +439,10 @@ def _collect_kernels(
                         f"{_owner(plugin)}: two kernels for op {key[0]!r} on backend "
                         f"{key[1]!r}; return one"
                     )
+                # Called like every kernel: kernel(xp, *arrays, **params).
+                function = _adapt_kernel(declared.fn, target.input_names, target.param_names)
                 accepted[key] = KernelSource(
-                    *key, "override", plugin, declared.fn, dist, version, mark
+                    *key, "override", plugin, function, dist, version, mark
                 )
         except PluginRegistrationError as error:
             _reject(plugin, builtin, error)
@@ -567,10 +569,10 @@ def _install_kernels(backend: Backend, devices: tuple[Device, ...]) -> None:
         }
     else:
         table = {name: s[0].function for name, s in sources.items()}
-    xp = _kernel_namespace(devices[0].namespace, table)
+    rule_xp = _rule_namespace(devices[0].xp, table)
     for device in devices:
         device.kernels = table
-        device.xp = xp
+        device.rule_xp = rule_xp
     _state.kernel_sources[backend.name] = sources
 
 
@@ -595,17 +597,27 @@ def _source(op: str, backend: str, kind: str, plugin: str, function: Any) -> Ker
     return KernelSource(op, backend, kind, plugin, function, dist, version)
 
 
-def _kernel_namespace(
-    namespace: Any, table: dict[str, Callable[..., Any]]
-) -> types.SimpleNamespace:
-    """The backend's namespace plus every op it lacks, each bound to this namespace.
+def _rule_namespace(namespace: Any, table: dict[str, Callable[..., Any]]) -> types.SimpleNamespace:
+    """What rules get: the backend's namespace plus plugrad's non-standard ops.
 
-    Built once per table rebuild; attribute access is a plain dict lookup.
+    A name the standard defines means the backend's own function; any other
+    registered op (``scatter_add``, a plugin's op) means plugrad's, even if the
+    backend happens to have something else of that name (torch has a
+    ``scatter_add`` with another signature). The kernels are bound to the plain
+    namespace, so one never finds itself. Built once per table rebuild;
+    attribute access is a dict lookup.
     """
-    xp = types.SimpleNamespace(**vars(namespace))
+    # getattr, not vars(): extensions may be served lazily (array-api-strict's linalg).
+    xp = types.SimpleNamespace(**{n: getattr(namespace, n) for n in dir(namespace)})
+    for extension in ("linalg", "fft"):
+        if extension not in vars(xp) and hasattr(namespace, extension):
+            setattr(xp, extension, getattr(namespace, extension))
+    builtin = set(builtin_plugin_names())
     for name, kernel in table.items():
-        if not hasattr(namespace, name):
-            setattr(xp, name, functools.partial(kernel, xp))
+        op = _state.ops[name]
+        standard = op.standard if op.standard is not None else _state.op_owners[name] in builtin
+        if not standard or not hasattr(namespace, name):
+            setattr(xp, name, functools.partial(kernel, namespace))
     return xp
 
 
@@ -692,24 +704,35 @@ def op_names() -> tuple[str, ...]:
 
 def _install_functions(builtin: set[str]) -> None:
     namespace = sys.modules["plugrad"]
+    # Functions of the Array API extensions live in their own modules.
+    extensions = {f"plugrad.{name}": sys.modules[f"plugrad.{name}"] for name in ("linalg", "fft")}
     for name in list(_state.functions):
         if name not in _state.ops or _state.functions[name].__op__ is not _state.ops[name]:
             del _state.functions[name]
             if getattr(_ops_module, name, None) is not None:
                 delattr(_ops_module, name)
-            if getattr(namespace.__dict__.get(name), "__op__", None) is not None:
-                delattr(namespace, name)
+            for module in (namespace, *extensions.values()):
+                if getattr(module.__dict__.get(name), "__op__", None) is not None:
+                    delattr(module, name)
     for name, op in _state.ops.items():
         function = _state.functions.get(name)
         if function is None:
             is_builtin = _state.op_owners[name] in builtin
-            function = _make_function(op, "plugrad" if is_builtin else "plugrad.ops")
+            module = "plugrad.ops"
+            if is_builtin:
+                module = f"plugrad.{op.namespace}" if op.namespace else "plugrad"
+            function = _make_function(op, module)
             _state.functions[name] = function
         setattr(_ops_module, name, function)
         if function.__module__ == "plugrad":
             setattr(namespace, name, function)
+        elif function.__module__ in extensions:
+            setattr(extensions[function.__module__], name, function)
     public = {k: v for k, v in vars(namespace).items() if not k.startswith("_")}
-    _graph.tensor_namespace = types.SimpleNamespace(**{**public, **_state.functions})
+    # Extension functions are reached as xp.linalg.<name> / xp.fft.<name>, as in the
+    # backends' namespaces (plugrad.fft.fft must not hide the module plugrad.fft).
+    top_level = {k: f for k, f in _state.functions.items() if f.__module__ not in extensions}
+    _graph.tensor_namespace = types.SimpleNamespace(**{**public, **top_level})
 
 
 def _install_methods(methods: dict[str, str]) -> None:
@@ -755,22 +778,36 @@ def _make_function(op: OpDef, module: str) -> Callable[..., Any]:
         if not op.param_names
         else ("{" + ", ".join(f"{p!r}: {p}" for p in op.param_names) + "}")
     )
-    if op.view:
+    general = f"_apply_general(_op, ({''.join(f'{i}, ' for i in inputs)}), {params})"
+    if op.general:
+        call = general
+    elif op.view:
         call = f"_apply_view(_op, {inputs[0]}, {params})"
+    elif op.declared_inputs is not None:
+        # Declared inputs may be left out (None), which only apply_n accepts.
+        call = f"_apply_n(_op, ({', '.join(inputs)},), {params})"
     elif len(inputs) == 1:
         call = f"_apply1(_op, {inputs[0]}, {params})"
     elif len(inputs) == 2:
         call = f"_apply2(_op, {inputs[0]}, {inputs[1]}, {params})"
     else:
         call = f"_apply_n(_op, ({', '.join(inputs)},), {params})"
-    source = f"def {op.name}{signature}:\n    return {call}\n"
+    if op.dtype_params and not op.general:
+        # Converting a dtype takes the general path; calls without one stay on the fast path.
+        fast = " and ".join(f"{p} is None" for p in op.dtype_params)
+        body = f"    if {fast}:\n        return {call}\n    return {general}\n"
+    else:
+        body = f"    return {call}\n"
+    source = f"def {op.name}{signature}:\n{body}"
     scope: dict[str, Any] = {
-        "_apply_view": apply_view,
-        "_op": op, "_apply1": apply1, "_apply2": apply2, "_apply_n": apply_n, **defaults
+        "_op": op, "_apply1": apply1, "_apply2": apply2, "_apply_n": apply_n,
+        "_apply_general": apply_general, "_apply_view": apply_view, **defaults,
     }  # fmt: skip
     exec(compile(source, f"<plugrad op {op.name}>", "exec"), scope)
     function = scope[op.name]
     function.__module__ = module
     function.__doc__ = op.doc
     function.__op__ = op
+    if op.namespace:
+        function.__qualname__ = op.name
     return function

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import sys
 import weakref
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from . import dtypes as _dtypes
 from . import ops as _ops
-from .errors import BackwardError, DtypeError, ShapeError
+from .errors import BackwardError, DeviceMismatchError, DtypeError, ShapeError
 
 if TYPE_CHECKING:
     from .backend import Backend, Device
@@ -17,6 +18,8 @@ if TYPE_CHECKING:
 __all__ = ["PostAccumulateGradHook", "RemovableHandle", "Tensor"]
 
 _object_new = object.__new__
+#: The Array API versions plugrad implements (the last is ``plugrad.__array_api_version__``).
+_SUPPORTED_API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12", "2025.12")
 
 
 class Tensor:
@@ -197,6 +200,64 @@ class Tensor:
             extras.append("requires_grad=True")
         body = text.replace("\n", "\n       ")
         return f"tensor({body}{''.join(', ' + e for e in extras)})"
+
+    def __array_namespace__(self, /, *, api_version: str | None = None) -> Any:
+        """Return ``plugrad``, the Array API namespace of tensors.
+
+        Examples
+        --------
+        >>> import plugrad
+        >>> plugrad.ones(2).__array_namespace__() is plugrad
+        True
+        """
+        if api_version is not None and api_version not in _SUPPORTED_API_VERSIONS:
+            raise ValueError(
+                f"plugrad implements Array API versions {', '.join(_SUPPORTED_API_VERSIONS)}; "
+                f"got api_version={api_version!r}"
+            )
+        return sys.modules["plugrad"]
+
+    # -- indexing -----------------------------------------------------------------------
+
+    def __getitem__(self, key: Any) -> Tensor:
+        """Index like NumPy: ints, slices, ``None``, ``...``, integer and boolean tensors.
+
+        Gradients flow back to the indexed elements; an element selected several
+        times (repeated integer indices) accumulates every contribution.
+
+        Examples
+        --------
+        >>> import plugrad
+        >>> x = plugrad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        >>> y = x[plugrad.tensor([0, 0, 2])]
+        >>> y.sum().backward()
+        >>> x.grad
+        tensor([2., 0., 1.])
+        """
+        if type(key) is not tuple:
+            key = (key,)
+        for k in key:
+            if isinstance(k, Tensor):
+                key = tuple(self._index_array(k) if isinstance(k, Tensor) else k for k in key)
+                break
+        return _ops.getitem(self, key=key)
+
+    def _index_array(self, index: Tensor) -> Any:
+        if index._device is not self._device:
+            raise DeviceMismatchError(
+                f"an index tensor on {index._device.name!r} cannot index a tensor on "
+                f"{self._device.name!r}; move it with .to({self._device.name!r})"
+            )
+        if index.dtype.kind not in ("signed integer", "unsigned integer", "bool"):
+            raise DtypeError(
+                f"index tensors must have an integer or bool dtype, not {index.dtype.name}; "
+                "convert with plugrad.astype(index, plugrad.int64)"
+            )
+        return index._array
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        """``x[key] = value``: an in-place op, safe for autograd (see ``plugrad.inplace``)."""
+        _inplace.apply_inplace(self, _assign, value, key, name="x[key] = value")
 
     # -- autograd -----------------------------------------------------------------------
 
@@ -557,11 +618,62 @@ class Tensor:
             raise TypeError(f"copy_() takes a Tensor, got {type(source).__name__}")
         return _inplace.apply_inplace(self, _filled_with, source, name="copy_()")
 
+    def __floordiv__(self, other: Any) -> Tensor:
+        return _ops.floor_divide(self, other)
+
+    def __rfloordiv__(self, other: Any) -> Tensor:
+        return _ops.floor_divide(other, self)
+
+    def __mod__(self, other: Any) -> Tensor:
+        return _ops.remainder(self, other)
+
+    def __rmod__(self, other: Any) -> Tensor:
+        return _ops.remainder(other, self)
+
+    def __and__(self, other: Any) -> Tensor:
+        return _ops.bitwise_and(self, other)
+
+    def __rand__(self, other: Any) -> Tensor:
+        return _ops.bitwise_and(other, self)
+
+    def __or__(self, other: Any) -> Tensor:
+        return _ops.bitwise_or(self, other)
+
+    def __ror__(self, other: Any) -> Tensor:
+        return _ops.bitwise_or(other, self)
+
+    def __xor__(self, other: Any) -> Tensor:
+        return _ops.bitwise_xor(self, other)
+
+    def __rxor__(self, other: Any) -> Tensor:
+        return _ops.bitwise_xor(other, self)
+
+    def __lshift__(self, other: Any) -> Tensor:
+        return _ops.bitwise_left_shift(self, other)
+
+    def __rlshift__(self, other: Any) -> Tensor:
+        return _ops.bitwise_left_shift(other, self)
+
+    def __rshift__(self, other: Any) -> Tensor:
+        return _ops.bitwise_right_shift(self, other)
+
+    def __rrshift__(self, other: Any) -> Tensor:
+        return _ops.bitwise_right_shift(other, self)
+
+    def __invert__(self) -> Tensor:
+        return _ops.bitwise_invert(self)
+
+    def __abs__(self) -> Tensor:
+        return _ops.abs(self)
+
     def __neg__(self) -> Tensor:
         return _ops.negative(self)
 
     def __pos__(self) -> Tensor:
         return self
+
+    # In-place operators (``x += y``) are deliberately not defined: Python then
+    # evaluates ``x = x + y``, a new tensor, which can never corrupt a saved value.
 
     def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
         return _ops.equal(self, other)
@@ -593,6 +705,10 @@ def _wrap(array: Any, device: Device, requires_grad: bool, edge: tuple[Any, int]
     t._hooks = None
     t._counter = None
     return t
+
+
+def _assign(target: Tensor, value: Any, key: Any) -> Tensor:
+    return _ops.setitem(target, value, key=key)
 
 
 def _filled_with(target: Tensor, value: Any) -> Tensor:

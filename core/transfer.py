@@ -28,7 +28,11 @@ def move_array(array: Any, source: Device, target: Device) -> Any:
     if source.backend is target.backend:
         return source.backend.copy_to_device(array, target.native)
     shared = source.backend.dlpack_device(source.native)
-    if shared is not None and shared == target.backend.dlpack_device(target.native):
+    if (
+        shared is not None
+        and hasattr(array, "__dlpack__")  # NumPy scalars, for one, have none
+        and shared == target.backend.dlpack_device(target.native)
+    ):
         return target.backend.from_dlpack(array, target.native)
     return target.backend.from_host(source.backend.to_numpy(array), target.native)
 

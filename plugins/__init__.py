@@ -46,8 +46,15 @@ BUILTIN_OP_PLUGINS: tuple[str, ...] = (
     "plugrad.plugins.statistical",
     "plugrad.plugins.utility",
     "plugrad.plugins.searching",
+    "plugrad.plugins.sorting",
+    "plugrad.plugins.set_functions",
     "plugrad.plugins.linear_algebra",
+    "plugrad.plugins.linalg",
+    "plugrad.plugins.fft",
     "plugrad.plugins.manipulation",
+    "plugrad.plugins.indexing",
+    "plugrad.plugins.creation",
+    "plugrad.plugins.data_types",
 )
 
 

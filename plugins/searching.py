@@ -1,6 +1,8 @@
-"""Searching functions of the Array API."""
+"""Searching functions of the Array API: ``where`` has gradients, index searches do not."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, op
@@ -28,6 +30,92 @@ where = op(
 )
 
 
+argmax = op(
+    "argmax",
+    lambda xp, x, /, *, axis=None, keepdims=False: xp.argmax(x, axis=axis, keepdims=keepdims),
+    differentiable=False,
+    doc="""Index of the (first) maximum along ``axis`` (of the flattened tensor by default).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.argmax(plugrad.tensor([[1.0, 5.0], [7.0, 2.0]]), axis=1)
+    tensor([1, 0])
+    """,
+)
+
+argmin = op(
+    "argmin",
+    lambda xp, x, /, *, axis=None, keepdims=False: xp.argmin(x, axis=axis, keepdims=keepdims),
+    differentiable=False,
+    doc="""Index of the (first) minimum along ``axis`` (of the flattened tensor by default).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.argmin(plugrad.tensor([3.0, 1.0, 2.0]))
+    tensor(1)
+    """,
+)
+
+nonzero = op(
+    "nonzero",
+    lambda xp, x, /: tuple(xp.nonzero(x)),
+    multiple_outputs=True,
+    differentiable=False,
+    doc="""Indices of the non-zero elements: a tuple with one index tensor per axis.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.nonzero(plugrad.tensor([[0.0, 1.0], [2.0, 0.0]]))
+    (tensor([0, 1]), tensor([1, 0]))
+    """,
+)
+
+count_nonzero = op(
+    "count_nonzero",
+    lambda xp, x, /, *, axis=None, keepdims=False: xp.count_nonzero(
+        x, axis=axis, keepdims=keepdims
+    ),
+    differentiable=False,
+    doc="""Number of non-zero elements along ``axis`` (all axes by default).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.count_nonzero(plugrad.tensor([[0.0, 1.0], [2.0, 3.0]]), axis=1)
+    tensor([1, 2])
+    """,
+)
+
+
+def _searchsorted(xp: Any, x1: Any, x2: Any, /, *, side: str = "left", sorter: Any = None) -> Any:
+    if not hasattr(x2, "shape"):
+        x2 = xp.asarray(x2, dtype=x1.dtype, device=x1.device)
+    return xp.searchsorted(x1, x2, side=side, sorter=sorter)
+
+
+searchsorted = op(
+    "searchsorted",
+    _searchsorted,
+    array_params=("sorter",),
+    differentiable=False,
+    doc="""Indices at which to insert ``x2`` into the sorted 1-D ``x1`` to keep it sorted.
+
+    ``sorter`` (integer tensor) sorts ``x1`` if it is not sorted; ``x2`` may be a scalar.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.searchsorted(plugrad.tensor([1.0, 2.0, 3.0]), plugrad.tensor([2.5, 0.0]))
+    tensor([2, 0])
+    >>> plugrad.searchsorted(plugrad.tensor([1.0, 2.0, 3.0]), 2.0, side="right")
+    tensor(2)
+    """,
+)
+
+
 @hookimpl
 def plugrad_ops() -> list[OpDef]:
-    return [where]
+    return [where, argmax, argmin, nonzero, count_nonzero, searchsorted]

@@ -1,9 +1,12 @@
-"""Utility functions of the Array API: truth tests (no gradients)."""
+"""Utility functions of the Array API: truth tests (no gradients) and ``diff``."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, op
+from plugrad.plugins._rules import axis_slice
 
 all = op(
     "all",
@@ -34,6 +37,61 @@ any = op(
 )
 
 
+def _diff_adjoint(xp: Any, g: Any, axis: int, n: int) -> Any:
+    """The gradient of ``n`` differences along ``axis``, for the concatenated input."""
+    for _ in range(n):
+        # out[k] = y[k + 1] - y[k], so grad_y[i] = g[i - 1] - g[i] (zero beyond the ends).
+        pad = xp.zeros_like(g[axis_slice(g.ndim, axis, 0, 1)])
+        g = -xp.diff(g, axis=axis, prepend=pad, append=pad)
+    return g
+
+
+def _diff_grad(which: str) -> Any:
+    def rule(
+        xp: Any, g: Any, ans: Any, x: Any, prepend: Any, append: Any, *, axis: int, n: int
+    ) -> Any:
+        axis = axis % x.ndim
+        grad = _diff_adjoint(xp, g, axis, n)
+        start = 0
+        for name, piece in (("prepend", prepend), ("x", x), ("append", append)):
+            if piece is None:
+                continue
+            stop = start + piece.shape[axis]
+            if name == which:
+                return grad[axis_slice(x.ndim, axis, start, stop)]
+            start = stop
+        raise AssertionError(f"diff: the rule for {which} runs only when it was given")
+
+    return rule
+
+
+def _diff(xp: Any, x: Any, /, *, axis: int = -1, n: int = 1, prepend=None, append=None) -> Any:
+    # Leave out absent ends: some libraries (numpy) would join a None.
+    ends = {k: v for k, v in (("prepend", prepend), ("append", append)) if v is not None}
+    return xp.diff(x, axis=axis, n=n, **ends)
+
+
+diff = op(
+    "diff",
+    _diff,
+    inputs=("x", "prepend", "append"),
+    saves=(),
+    doc="""The ``n``-th discrete difference ``x[i + 1] - x[i]`` along ``axis``.
+
+    ``prepend`` and ``append`` (tensors) are joined to ``x`` along ``axis``
+    first; they receive gradients too.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.diff(plugrad.tensor([1.0, 4.0, 9.0, 16.0]))
+    tensor([3., 5., 7.])
+    >>> plugrad.diff(plugrad.tensor([1.0, 4.0, 9.0, 16.0]), n=2)
+    tensor([2., 2.])
+    """,
+).vjp(_diff_grad("x"), _diff_grad("prepend"), _diff_grad("append"))
+
+
 @hookimpl
 def plugrad_ops() -> list[OpDef]:
-    return [all, any]
+    return [all, any, diff]

@@ -33,8 +33,11 @@ def test_namespace_is_array_api_compat_numpy() -> None:
     import array_api_compat
 
     device = registry.resolve_device("numpy")
-    assert device.namespace is array_api_compat.array_namespace(np.ones(1))
-    assert device.xp.sum is device.namespace.sum, "standard functions come from the backend"
+    assert device.xp is array_api_compat.array_namespace(np.ones(1))
+    assert device.rule_xp.sum is device.xp.sum, "standard functions come from the backend"
+    assert device.rule_xp.scatter_add.func is device.kernels["scatter_add"], (
+        "non-standard names are plugrad's ops, bound to the plain namespace"
+    )
 
 
 def test_arrays_are_recognised_and_kept_on_numpy() -> None:

@@ -31,8 +31,8 @@ from plugrad.opdef import op
 halve = op("halve_ep", lambda xp, x, /: x / 2, saves=(), method=True)
 halve.vjp(lambda xp, g, ans, x: g / 2)
 
-def sum_direct(xp, x, /, *, axis=None, keepdims=False):
-    return xp.sum(x, axis=axis, keepdims=keepdims)
+def sum_direct(xp, x, /, *, axis=None, dtype=None, keepdims=False):
+    return xp.sum(x, axis=axis, dtype=dtype, keepdims=keepdims)
 
 @hookimpl
 def plugrad_ops():

@@ -72,7 +72,7 @@ def test_kernel_tables_are_plain_dicts_of_every_op() -> None:
 
 
 def test_generated_functions_have_the_kernel_signature() -> None:
-    assert str(inspect.signature(plugrad.sum)) == "(x, /, *, axis=None, keepdims=False)"
+    assert str(inspect.signature(plugrad.sum)) == "(x, /, *, axis=None, dtype=None, keepdims=False)"
     assert str(inspect.signature(plugrad.add)) == "(x1, x2, /)"
     assert str(inspect.signature(plugrad.reshape)) == "(x, /, shape, *, copy=None)"
     assert plugrad.ops.add is plugrad.add and plugrad.add.__module__ == "plugrad"
@@ -136,7 +136,13 @@ def test_unregister_removes_the_op() -> None:
         (lambda: op("bad", lambda xp, x, /: x).vjp(lambda g: g), "backward rule 0"),
         (lambda: op("bad", 42), "kernel must be callable"),
         (lambda: op("bad", lambda x: x), "takes no array inputs"),
-        (lambda: op("bad", lambda xp, *xs: xs[0]), r"no \*args"),
+        (lambda: op("bad", lambda xp, x, /, **kw: x), r"no \*\*kwargs"),
+        (lambda: op("bad", lambda xp, x, /, *xs: x), r"no other positional"),
+        (lambda: op("bad", lambda xp, x, y, /: x, sequence=True), "sequence input"),
+        (lambda: op("bad", lambda xp, x, /, d=None: x, dtype_params=("e",)), "dtype_params"),
+        (lambda: op("bad", lambda xp, x, /: x, nondifferentiable_outputs=(0,)), "multiple_outputs"),
+        (lambda: op("bad", lambda xp, x, /: x, output_names=("a b",)), "identifiers"),
+        (lambda: op("bad", lambda xp, *xs: xs[0]).vjp(None), "sequence input needs a rule"),
         (lambda: op("bad name", lambda xp, x, /: x).vjp(lambda xp, g, ans, x: g), "identifier"),
         (lambda: op("bad", lambda xp, x, /: x, saves=("y",)).vjp(lambda xp, g, ans, x: g), "saves"),
         (lambda: op("bad", lambda xp, x, /: x, differentiable=False).vjp(None), "=False"),

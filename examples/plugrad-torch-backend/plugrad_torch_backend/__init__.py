@@ -69,7 +69,12 @@ class TorchBackend(Backend):
     def from_dlpack(self, obj: Any, device: Any) -> Any:
         import torch
 
-        return torch.from_dlpack(obj)
+        host = np.from_dlpack(obj)
+        if any(stride < 0 for stride in host.strides):
+            # NOTE: torch cannot view memory with negative strides (x[::-1] in NumPy),
+            # and its from_dlpack aborts the process on it: copy instead.
+            return torch.from_numpy(np.ascontiguousarray(host))
+        return torch.from_dlpack(host)
 
     def from_host(self, host: Any, device: Any) -> Any:
         import torch

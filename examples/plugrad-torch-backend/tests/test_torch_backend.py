@@ -65,3 +65,9 @@ def test_seeded_random_numbers() -> None:
     a = plugrad.randn(4, generator=plugrad.Generator(seed=1, backend="torch"))
     b = plugrad.randn(4, generator=plugrad.Generator(seed=1, backend="torch"))
     assert a.device.name == "torch" and a.tolist() == b.tolist()
+
+
+def test_reversed_numpy_views_are_copied_not_shared() -> None:
+    source = np.arange(4.0)[::-1]  # negative strides: torch cannot view this memory
+    moved = plugrad.asarray(source).to("torch")
+    assert moved.tolist() == [3.0, 2.0, 1.0, 0.0]

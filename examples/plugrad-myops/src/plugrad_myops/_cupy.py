@@ -23,7 +23,7 @@ def softplus(xp: Any, x: Any, /) -> Any:
     return _softplus_kernel()(x)
 
 
-def logaddexp(xp: Any, x1: Any, x2: Any, /) -> Any:
+def smooth_max(xp: Any, x1: Any, x2: Any, /) -> Any:
     import cupy
 
     # CuPy's own ufunc already is one stable pass, and handles Python scalars.

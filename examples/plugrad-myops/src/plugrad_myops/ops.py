@@ -1,4 +1,4 @@
-"""The new ops: ``softplus`` and ``logaddexp``, each in one place.
+"""The new ops: ``softplus`` and ``smooth_max``, each in one place.
 
 Each op has
 
@@ -71,10 +71,10 @@ softplus = op(
 ).vjp(_softplus_grad)
 
 
-# -- logaddexp ------------------------------------------------------------------------
+# -- smooth_max ------------------------------------------------------------------------
 
 
-def _logaddexp(xp: Any, x1: Any, x2: Any, /) -> Any:
+def _smooth_max(xp: Any, x1: Any, x2: Any, /) -> Any:
     m = xp.maximum(x1, x2)
     # NOTE: where x1 == x2 (including equal infinities) the difference below is 0 or nan;
     # the first branch gives the exact answer there.
@@ -85,20 +85,20 @@ def _logaddexp_numpy(xp: Any, x1: Any, x2: Any, /) -> Any:
     return np.logaddexp(x1, x2)
 
 
-logaddexp = op(
-    "logaddexp",
-    _logaddexp,
-    kernels={"numpy": _logaddexp_numpy, "cupy": _cupy.logaddexp},
+smooth_max = op(
+    "smooth_max",
+    _smooth_max,
+    kernels={"numpy": _logaddexp_numpy, "cupy": _cupy.smooth_max},
     broadcasting=True,
     saves=("x1", "x2", "ans"),
-    doc="""``log(exp(x1) + exp(x2))`` element-wise, broadcasting, without overflow.
+    doc="""A smooth maximum, ``log(exp(x1) + exp(x2))``, element-wise and without overflow.
 
     Examples
     --------
     >>> import plugrad
     >>> a = plugrad.tensor([1000.0, 0.0], requires_grad=True)
-    >>> plugrad.ops.logaddexp(a, 1000.0)
-    tensor([1000.6932, 1000.    ], grad_fn=<LogaddexpBackward>)
+    >>> plugrad.ops.smooth_max(a, 1000.0)
+    tensor([1000.6932, 1000.    ], grad_fn=<SmoothMaxBackward>)
     """,
 ).vjp(
     # d/dx1 = exp(x1) / (exp(x1) + exp(x2)) = exp(x1 - ans); x1 - ans <= 0, so no overflow.

@@ -7,13 +7,13 @@ from plugrad.kerneldef import KernelDef, kernel
 from plugrad.opdef import OpDef
 
 from plugrad_myops.kernels import matmul_numpy
-from plugrad_myops.ops import logaddexp, softplus
+from plugrad_myops.ops import smooth_max, softplus
 
 
 @hookimpl
 def plugrad_ops() -> list[OpDef]:
-    """New ops: plugrad.ops.softplus and plugrad.ops.logaddexp."""
-    return [softplus, logaddexp]
+    """New ops: plugrad.ops.softplus and plugrad.ops.smooth_max."""
+    return [softplus, smooth_max]
 
 
 @hookimpl

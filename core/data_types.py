@@ -1,0 +1,335 @@
+"""The Array API's data-type functions, inspection and shape utilities over plugrad dtypes.
+
+These take and return plugrad :class:`~plugrad.DType` objects (and Tensors),
+never a backend's own dtypes. Questions about a backend's numbers (the range of
+``float16``, whether a cast is safe) are answered by the backend's own
+namespace -- that of the tensor given, else of the default device -- so the
+answers agree with what the backend's kernels actually do.
+``astype``, which converts data and carries a gradient, is an op (in
+:mod:`plugrad.plugins.data_types`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+from . import dtypes as _dtypes
+from . import registry
+from .backend import Device
+from .errors import DtypeError, ShapeError
+from .tensor import _SUPPORTED_API_VERSIONS, Tensor
+
+__all__ = [
+    "__array_api_version__",
+    "__array_namespace_info__",
+    "broadcast_shapes",
+    "can_cast",
+    "e",
+    "finfo",
+    "iinfo",
+    "inf",
+    "isdtype",
+    "nan",
+    "newaxis",
+    "pi",
+    "result_type",
+]
+
+#: The version of the Array API standard plugrad implements.
+__array_api_version__ = "2025.12"
+SUPPORTED_API_VERSIONS = _SUPPORTED_API_VERSIONS
+
+e = 2.718281828459045
+inf = float("inf")
+nan = float("nan")
+pi = 3.141592653589793
+newaxis = None
+
+_STANDARD_DTYPES = frozenset(
+    {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"}
+    | {"float32", "float64", "complex64", "complex128"}
+)
+_KINDS = {
+    "bool": frozenset({"bool"}),
+    "signed integer": frozenset({"signed integer"}),
+    "unsigned integer": frozenset({"unsigned integer"}),
+    "integral": frozenset({"signed integer", "unsigned integer"}),
+    "real floating": frozenset({"real floating"}),
+    "complex floating": frozenset({"complex floating"}),
+    "numeric": frozenset(
+        {"signed integer", "unsigned integer", "real floating", "complex floating"}
+    ),
+}
+
+
+def _device_of(values: Sequence[Any]) -> Device:
+    for value in values:
+        if isinstance(value, Tensor):
+            return value._device
+    return registry.default_device()
+
+
+def _check_dtype(value: Any, function: str) -> _dtypes.DType:
+    if not isinstance(value, _dtypes.DType):
+        raise DtypeError(
+            f"{function}() expects a plugrad dtype such as plugrad.float32 (or a Tensor), "
+            f"got {value!r}"
+        )
+    return value
+
+
+def isdtype(dtype: _dtypes.DType, kind: Any) -> bool:
+    """Return whether ``dtype`` is of ``kind``: a kind name, a dtype, or a tuple of those.
+
+    Kind names are ``"bool"``, ``"signed integer"``, ``"unsigned integer"``,
+    ``"integral"``, ``"real floating"``, ``"complex floating"`` and ``"numeric"``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.isdtype(plugrad.float32, "real floating")
+    True
+    >>> plugrad.isdtype(plugrad.int8, ("bool", plugrad.int8))
+    True
+    """
+    _check_dtype(dtype, "isdtype")
+    if isinstance(kind, tuple):
+        return any(isdtype(dtype, k) for k in kind)
+    if isinstance(kind, _dtypes.DType):
+        return dtype is kind
+    if isinstance(kind, str):
+        try:
+            return dtype.kind in _KINDS[kind]
+        except KeyError:
+            raise ValueError(
+                f"isdtype(): unknown kind {kind!r}; use one of {', '.join(map(repr, _KINDS))}"
+            ) from None
+    raise TypeError(f"isdtype(): kind must be a str, a dtype or a tuple of them, got {kind!r}")
+
+
+def result_type(*arrays_and_dtypes: Any) -> _dtypes.DType:
+    """Return the dtype that results from combining the given tensors, dtypes and Python scalars.
+
+    Follows the Array API type-promotion rules (as implemented by the backend).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.result_type(plugrad.float32, plugrad.float64)
+    plugrad.float64
+    >>> plugrad.result_type(plugrad.tensor([1, 2], dtype=plugrad.int8), plugrad.uint8)
+    plugrad.int16
+    """
+    if not arrays_and_dtypes:
+        raise ValueError("result_type() needs at least one tensor or dtype")
+    device = _device_of(arrays_and_dtypes)
+    natives = []
+    for value in arrays_and_dtypes:
+        if isinstance(value, Tensor):
+            natives.append(value._array.dtype)
+        elif isinstance(value, _dtypes.DType):
+            natives.append(device.native_dtype(value))
+        elif isinstance(value, (bool, int, float, complex)):
+            natives.append(value)
+        else:
+            raise DtypeError(
+                f"result_type() takes Tensors, plugrad dtypes and Python scalars, got {value!r}"
+            )
+    if all(isinstance(v, (bool, int, float, complex)) for v in natives):
+        raise ValueError("result_type() needs at least one tensor or dtype besides Python scalars")
+    try:
+        native = device.xp.result_type(*natives)
+    except TypeError as exc:
+        names = ", ".join(
+            v.dtype.name if isinstance(v, Tensor) else getattr(v, "name", repr(v))
+            for v in arrays_and_dtypes
+        )
+        raise DtypeError(
+            f"result_type(): {names} have no common dtype ({exc}); cast explicitly with astype"
+        ) from None
+    return device._dtype_from_native[native]
+
+
+def can_cast(from_: _dtypes.DType | Tensor, to: _dtypes.DType, /) -> bool:
+    """Return whether ``from_`` can be cast to ``to`` by the type-promotion rules.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.can_cast(plugrad.int8, plugrad.int32)
+    True
+    >>> plugrad.can_cast(plugrad.float64, plugrad.float32)
+    False
+    """
+    device = _device_of((from_,))
+    source = from_._array.dtype if isinstance(from_, Tensor) else None
+    if source is None:
+        source = device.native_dtype(_check_dtype(from_, "can_cast"))
+    return bool(device.xp.can_cast(source, device.native_dtype(_check_dtype(to, "can_cast"))))
+
+
+class finfo_object(NamedTuple):
+    """Machine limits of a floating-point dtype, as Python floats (see :func:`finfo`)."""
+
+    bits: int
+    eps: float
+    max: float
+    min: float
+    smallest_normal: float
+    dtype: _dtypes.DType
+
+
+class iinfo_object(NamedTuple):
+    """Machine limits of an integer dtype, as Python ints (see :func:`iinfo`)."""
+
+    bits: int
+    max: int
+    min: int
+    dtype: _dtypes.DType
+
+
+_REAL_OF_COMPLEX = {"complex64": "float32", "complex128": "float64"}
+
+
+def finfo(type: _dtypes.DType | Tensor, /) -> finfo_object:
+    """Return the machine limits of a floating-point dtype (for a complex one, of its parts).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.finfo(plugrad.float32).eps
+    1.1920928955078125e-07
+    >>> plugrad.finfo(plugrad.complex128).dtype
+    plugrad.float64
+    """
+    device = _device_of((type,))
+    dtype = device.dtype_of(type._array) if isinstance(type, Tensor) else type
+    _check_dtype(dtype, "finfo")
+    if dtype.kind not in ("real floating", "complex floating"):
+        raise DtypeError(f"finfo() needs a floating-point dtype, got {dtype.name}; see iinfo()")
+    info = device.xp.finfo(device.native_dtype(dtype))
+    real = getattr(_dtypes, _REAL_OF_COMPLEX.get(dtype.name, dtype.name))
+    return finfo_object(
+        int(info.bits),
+        float(info.eps),
+        float(info.max),
+        float(info.min),
+        float(info.smallest_normal),
+        real,
+    )
+
+
+def iinfo(type: _dtypes.DType | Tensor, /) -> iinfo_object:
+    """Return the machine limits of an integer dtype.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.iinfo(plugrad.int8)
+    iinfo_object(bits=8, max=127, min=-128, dtype=plugrad.int8)
+    """
+    device = _device_of((type,))
+    dtype = device.dtype_of(type._array) if isinstance(type, Tensor) else type
+    _check_dtype(dtype, "iinfo")
+    if dtype.kind not in ("signed integer", "unsigned integer"):
+        raise DtypeError(f"iinfo() needs an integer dtype, got {dtype.name}; see finfo()")
+    info = device.xp.iinfo(device.native_dtype(dtype))
+    return iinfo_object(int(info.bits), int(info.max), int(info.min), dtype)
+
+
+def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
+    """Return the shape that the given shapes broadcast to.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.broadcast_shapes((3, 1), (4,), ())
+    (3, 4)
+    """
+    if not shapes:
+        return ()
+    ndim = max(len(s) for s in shapes)
+    result = [1] * ndim
+    for shape in shapes:
+        for i, n in enumerate(shape):
+            axis = ndim - len(shape) + i
+            if n == result[axis] or n == 1:
+                continue
+            if result[axis] == 1:
+                result[axis] = n
+            else:
+                raise ShapeError(
+                    f"shapes {', '.join(map(str, shapes))} cannot be broadcast together: "
+                    f"{result[axis]} and {n} differ at axis {axis - ndim}"
+                )
+    return tuple(result)
+
+
+class Info:
+    """What ``plugrad.__array_namespace_info__()`` returns: the Array API inspection object."""
+
+    __slots__ = ()
+
+    def capabilities(self) -> dict[str, Any]:
+        """What the default backend supports (boolean indexing, data-dependent shapes, ...)."""
+        device = registry.default_device()
+        info = getattr(device.xp, "__array_namespace_info__", None)
+        capabilities = dict(info().capabilities()) if info is not None else {}
+        return {
+            "boolean indexing": capabilities.get("boolean indexing", True),
+            "data-dependent shapes": capabilities.get("data-dependent shapes", True),
+            "max dimensions": capabilities.get("max dimensions"),
+        }
+
+    def default_device(self) -> Device:
+        """The device new tensors are created on."""
+        return registry.default_device()
+
+    def default_dtypes(self, *, device: Device | str | None = None) -> dict[str, _dtypes.DType]:
+        """plugrad's default dtypes, the same on every device (float32, as in PyTorch)."""
+        if device is not None:
+            registry.resolve_device(device)
+        return {
+            "real floating": _dtypes.default_float_dtype,
+            "complex floating": _dtypes.default_complex_dtype,
+            "integral": _dtypes.default_int_dtype,
+            "indexing": _dtypes.default_int_dtype,
+        }
+
+    def dtypes(
+        self, *, device: Device | str | None = None, kind: Any = None
+    ) -> dict[str, _dtypes.DType]:
+        """The standard dtypes ``device`` supports (default: the default device), of ``kind``.
+
+        ``float16`` works too wherever the backend has it, but is not an Array API dtype.
+        """
+        target = registry.resolve_device(device)
+        return {
+            dtype.name: dtype
+            for dtype in target._dtype_to_native
+            if dtype.name in _STANDARD_DTYPES and (kind is None or isdtype(dtype, kind))
+        }
+
+    def devices(self) -> tuple[Device, ...]:
+        """The devices of the backends in use (the default backend's first)."""
+        default = registry.default_device()
+        found = [default]
+        for devices in registry._state.devices.values():
+            found.extend(d for d in devices if d not in found)
+        return tuple(found)
+
+    def __repr__(self) -> str:
+        return "plugrad.__array_namespace_info__()"
+
+
+def __array_namespace_info__() -> Info:
+    """Return the Array API inspection object (default device, dtypes, capabilities).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.__array_namespace_info__().default_dtypes()["real floating"]
+    plugrad.float32
+    """
+    return Info()

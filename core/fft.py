@@ -1,0 +1,70 @@
+"""The Array API ``fft`` extension: ``plugrad.fft.fft``, ``plugrad.fft.rfft``, ...
+
+The transforms are generated from the built-in op plugin :mod:`plugrad.plugins.fft`
+when plugrad loads its plugins, like every other op; :func:`fftfreq` and
+:func:`rfftfreq`, which make new tensors, are defined here.
+"""
+
+from __future__ import annotations
+
+from . import dtypes as _dtypes
+from . import registry
+from .backend import Device
+from .creation import leaf
+from .tensor import Tensor
+
+__all__ = ["fftfreq", "rfftfreq"]
+
+
+def _frequencies(
+    kind: str,
+    n: int,
+    d: float,
+    dtype: _dtypes.DType | None,
+    device: Device | str | None,
+    requires_grad: bool,
+) -> Tensor:
+    target = registry.resolve_device(device)
+    native = target.native_dtype(dtype or _dtypes.default_float_dtype)
+    array = getattr(target.xp.fft, kind)(n, d=d, dtype=native, device=target.native)
+    return leaf(array, target, requires_grad)
+
+
+def fftfreq(
+    n: int,
+    /,
+    *,
+    d: float = 1.0,
+    dtype: _dtypes.DType | None = None,
+    device: Device | str | None = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """Return the sample frequencies of an ``n``-point transform with sample spacing ``d``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.fft.fftfreq(4)
+    tensor([ 0.  ,  0.25, -0.5 , -0.25])
+    """
+    return _frequencies("fftfreq", n, d, dtype, device, requires_grad)
+
+
+def rfftfreq(
+    n: int,
+    /,
+    *,
+    d: float = 1.0,
+    dtype: _dtypes.DType | None = None,
+    device: Device | str | None = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """Return the non-negative sample frequencies of an ``n``-point real transform.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.fft.rfftfreq(4)
+    tensor([0.  , 0.25, 0.5 ])
+    """
+    return _frequencies("rfftfreq", n, d, dtype, device, requires_grad)

@@ -1,0 +1,116 @@
+"""Helpers shared by the built-in backward rules (not a plugin itself).
+
+Everything here is written against ``xp`` only, so it works in both backward
+modes: raw backend arrays, and Tensors under ``create_graph=True``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_SCALARS = (bool, int, float, complex)
+
+
+def is_scalar(value: Any) -> bool:
+    return isinstance(value, _SCALARS)
+
+
+# dtype object -> whether it is complex, learned per dtype: conj() runs in the backward
+# rules of multiply, divide, exp, ... on every call, and a dict lookup is several times
+# cheaper than comparing dtypes (or than xp.isdtype).
+# NOTE: keyed by (type, dtype): dtypes of different libraries may collide in a hash
+# table, and comparing them across libraries is unsupported (array-api-strict warns).
+_IS_COMPLEX: dict[tuple[type, Any], bool] = {}
+
+
+def is_complex(xp: Any, value: Any) -> bool:
+    """Whether ``value`` (an array, a Tensor or a Python scalar) is complex."""
+    dtype = getattr(value, "dtype", None)
+    if dtype is None:
+        return isinstance(value, complex)
+    key = (type(dtype), dtype)
+    try:
+        return _IS_COMPLEX[key]
+    except (KeyError, TypeError):
+        result = bool(dtype == xp.complex64 or dtype == xp.complex128)
+        try:
+            _IS_COMPLEX[key] = result
+        except TypeError:  # an unhashable dtype object: no caching
+            pass
+        return result
+
+
+def conj(xp: Any, value: Any) -> Any:
+    """``conj(value)`` for complex values, ``value`` itself (no copy) for real ones.
+
+    plugrad follows PyTorch's convention for complex gradients: the gradient of
+    a real loss with respect to ``z`` is the conjugate Wirtinger derivative, so
+    for a holomorphic ``f`` the rule is ``g * conj(f'(z))``.
+    """
+    dtype = getattr(value, "dtype", None)
+    if dtype is None:
+        return value.conjugate() if isinstance(value, complex) else value
+    try:
+        if not _IS_COMPLEX[type(dtype), dtype]:
+            return value
+    except (KeyError, TypeError):
+        if not is_complex(xp, value):
+            return value
+    return xp.conj(value)
+
+
+def cast(xp: Any, grad: Any, dtype: Any) -> Any:
+    """Cast ``grad`` to ``dtype``, taking the real part when ``dtype`` is real."""
+    if grad.dtype == dtype:
+        return grad
+    if is_complex(xp, grad) and not xp.isdtype(dtype, "complex floating"):
+        grad = xp.real(grad)
+    return xp.astype(grad, dtype)
+
+
+def normalize_axes(axis: int | tuple[int, ...] | None, ndim: int) -> tuple[int, ...]:
+    """The non-negative axes a reduction over ``axis`` reduces (all for ``None``)."""
+    if axis is None:
+        return tuple(range(ndim))
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    return tuple(a % ndim if ndim else a for a in axes)
+
+
+def expand_reduced(xp: Any, g: Any, shape: tuple[int, ...], axis: Any, keepdims: bool) -> Any:
+    """Broadcast the gradient of a reduction back over the axes it reduced."""
+    if not keepdims:
+        axes = normalize_axes(axis, len(shape))
+        g = xp.reshape(g, tuple(1 if i in axes else n for i, n in enumerate(shape)))
+    return xp.broadcast_to(g, tuple(shape))
+
+
+def keepdims_shape(shape: tuple[int, ...], axis: Any) -> tuple[int, ...]:
+    axes = normalize_axes(axis, len(shape))
+    return tuple(1 if i in axes else n for i, n in enumerate(shape))
+
+
+def count(shape: tuple[int, ...], axis: Any) -> int:
+    n = 1
+    for a in normalize_axes(axis, len(shape)):
+        n *= shape[a]
+    return n
+
+
+def axis_slice(ndim: int, axis: int, start: int | None, stop: int | None) -> tuple[Any, ...]:
+    """The key selecting ``start:stop`` along ``axis`` of an ``ndim``-dimensional array."""
+    return (slice(None),) * (axis % ndim) + (slice(start, stop),)
+
+
+def reverse_cumulative_sum(xp: Any, g: Any, axis: int) -> Any:
+    """``out[i] = sum(g[i:])`` along ``axis``."""
+    return xp.flip(xp.cumulative_sum(xp.flip(g, axis=axis), axis=axis), axis=axis)
+
+
+def safe_where_zero(xp: Any, x: Any, fill: float = 1.0) -> Any:
+    """``x`` with its zeros replaced by ``fill``: divide by it without making nans.
+
+    NOTE: a rule that computes ``where(x == 0, 0, g / x)`` still differentiates
+    the masked ``g / x``, and ``0 * inf`` there makes the double backward nan;
+    divide by the safe value instead.
+    """
+    return xp.where(x == 0, fill, x)

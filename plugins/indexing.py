@@ -1,0 +1,228 @@
+"""Indexing: ``x[key]``, ``take``, ``take_along_axis``, and the scatter-add behind their gradients.
+
+Every indexing gradient is one :func:`scatter_add`: zeros of the input's shape
+with the output gradient *added* at the indexed positions, so an element picked
+several times (repeated integer indices) receives the sum of all its
+contributions -- never only the last one, which is what a plain
+``out[key] = g`` would give.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from plugrad.hookspecs import hookimpl
+from plugrad.opdef import OpDef, op
+
+
+def _is_basic(xp: Any, key: tuple[Any, ...]) -> bool:
+    """Whether ``key`` selects each element at most once (no integer arrays)."""
+    arrays = [k for k in key if hasattr(k, "shape")]
+    if not arrays:
+        return True
+    # A single boolean mask also selects each element at most once.
+    return len(arrays) == 1 and len(key) == 1 and xp.isdtype(arrays[0].dtype, "bool")
+
+
+def _scatter_add_generic(xp: Any, values: Any, /, *, key: Any, shape: tuple[int, ...]) -> Any:
+    key = key if type(key) is tuple else (key,)
+    out = xp.zeros(shape, dtype=values.dtype, device=values.device)
+    if _is_basic(xp, key):
+        # Every position is selected once: assignment is addition. (None only adds
+        # size-1 axes, which assignment keys may not hold.)
+        target = tuple(k for k in key if k is not None)
+        if len(target) < len(key):
+            values = xp.reshape(xp.broadcast_to(values, out[key].shape), out[target].shape)
+        out[target] = values
+        return out
+    # NOTE: integer arrays may repeat positions, and `out[key] = values` would keep only
+    # one of them. Find the flat position of every selected element, then add with a
+    # one-hot matrix product: O(size * n_selected), correct on any Array API library;
+    # backends register a fast kernel (numpy: np.add.at).
+    size = math.prod(shape)
+    positions = xp.reshape(xp.arange(size, device=values.device), shape)[key]
+    values = xp.reshape(xp.broadcast_to(values, positions.shape), (-1,))
+    positions = xp.reshape(positions, (1, -1))
+    onehot = xp.astype(xp.arange(size, device=values.device)[:, None] == positions, values.dtype)
+    return xp.reshape(xp.matmul(onehot, values), shape)
+
+
+def _scatter_add_numpy(xp: Any, values: Any, /, *, key: Any, shape: tuple[int, ...]) -> Any:
+    import numpy as np
+
+    out = np.zeros(shape, dtype=values.dtype)
+    np.add.at(out, key, values)
+    return out
+
+
+scatter_add = op(
+    "scatter_add",
+    _scatter_add_generic,
+    kernels={"numpy": _scatter_add_numpy},
+    broadcasting=True,
+    saves=(),
+    array_params=("key",),
+    standard=False,
+    doc="""Return zeros of ``shape`` with ``values`` added at ``[key]``, accumulating repeats.
+
+    ``scatter_add(v, key=k, shape=s)[k]`` sums every value sent to the same
+    element: positions repeated in integer index arrays add up. This is the
+    gradient of indexing (``x[key]``, :func:`take`, :func:`take_along_axis`,
+    ...); it is differentiable itself, so those ops have double backward.
+    ``key`` is anything ``x[key]`` accepts (ints, slices, ``None``, ``...``,
+    integer and boolean tensors); ``values`` broadcasts to the shape of ``x[key]``.
+    Not part of the Array API standard.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> values = plugrad.tensor([1.0, 2.0, 3.0])
+    >>> plugrad.scatter_add(values, key=plugrad.tensor([0, 2, 0]), shape=(3,))
+    tensor([4., 0., 2.])
+    """,
+).vjp(lambda xp, g, ans, values, *, key, shape: xp.getitem(g, key=key))
+
+
+getitem = op(
+    "getitem",
+    lambda xp, x, /, key: x[key],
+    saves=(),
+    standard=False,
+    doc="""Index ``x[key]``; what ``Tensor.__getitem__`` calls (use ``x[key]`` instead).
+
+    ``key`` is a tuple of ints, slices, ``None``, ``...`` and raw integer or
+    boolean arrays of the backend. The gradient is a :func:`scatter_add`, so
+    repeated integer indices accumulate.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> x = plugrad.tensor([[1.0, 2.0], [3.0, 4.0]])
+    >>> x[1, ::-1]
+    tensor([4., 3.])
+    >>> x[x > 2.5]
+    tensor([3., 4.])
+    """,
+).vjp(lambda xp, g, ans, x, *, key: xp.scatter_add(g, key=key, shape=x.shape))
+
+
+def _take_key(axis: int | None, ndim: int, indices: Any) -> tuple[Any, ...]:
+    axis = 0 if axis is None else axis % ndim
+    return (slice(None),) * axis + (indices,)
+
+
+take = op(
+    "take",
+    lambda xp, x, indices, /, *, axis=None: xp.take(x, indices, axis=axis),
+    saves=("indices",),
+    doc="""Take elements of ``x`` along ``axis`` at integer ``indices`` (``axis`` optional for 1-D).
+
+    Repeated indices accumulate their gradients.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> x = plugrad.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+    >>> y = plugrad.take(x, plugrad.tensor([2, 2, 0]), axis=1)
+    >>> y
+    tensor([[3., 3., 1.],
+            [6., 6., 4.]], grad_fn=<TakeBackward>)
+    >>> y.sum().backward()
+    >>> x.grad
+    tensor([[1., 0., 2.],
+            [1., 0., 2.]])
+    """,
+).vjp(
+    lambda xp, g, ans, x, indices, *, axis: xp.scatter_add(
+        g, key=_take_key(axis, x.ndim, indices), shape=x.shape
+    ),
+    None,
+)
+
+
+def along_axis_key(
+    xp: Any, indices: Any, axis: int, out_shape: tuple[int, ...], in_shape: tuple[int, ...]
+) -> tuple[Any, ...]:
+    """The key that indexes like ``take_along_axis(x, indices, axis)`` (for a scatter).
+
+    Axes of ``x`` of length 1 that the indices broadcast over map to index 0.
+    """
+    ndim = len(out_shape)
+    axis = axis % ndim
+    key: list[Any] = []
+    for d in range(ndim):
+        if d == axis:
+            key.append(indices)
+            continue
+        shape = [1] * ndim
+        shape[d] = out_shape[d]
+        positions = xp.arange(out_shape[d], device=indices.device)
+        if in_shape[d] != out_shape[d]:
+            positions = positions * 0
+        key.append(xp.reshape(positions, tuple(shape)))
+    return tuple(key)
+
+
+take_along_axis = op(
+    "take_along_axis",
+    lambda xp, x, indices, /, *, axis=-1: xp.take_along_axis(x, indices, axis=axis),
+    saves=("indices",),
+    doc="""Pick from ``x`` along ``axis`` with ``indices`` of the same number of dimensions.
+
+    ``take_along_axis(x, argsort(x, axis=a), axis=a)`` sorts ``x``; repeated
+    indices accumulate their gradients.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> x = plugrad.tensor([[3.0, 1.0], [2.0, 5.0]])
+    >>> plugrad.take_along_axis(x, plugrad.argmax(x, axis=1, keepdims=True), axis=1)
+    tensor([[3.],
+            [5.]])
+    """,
+).vjp(
+    lambda xp, g, ans, x, indices, *, axis: xp.scatter_add(
+        g, key=along_axis_key(xp, indices, axis, tuple(g.shape), tuple(x.shape)), shape=x.shape
+    ),
+    None,
+)
+
+
+def _setitem(xp: Any, x: Any, value: Any, /, key: Any) -> Any:
+    out = xp.asarray(x, copy=True)
+    out[key] = value
+    return out
+
+
+setitem = op(
+    "setitem",
+    _setitem,
+    broadcasting=True,
+    saves=(),
+    array_params=("key",),
+    standard=False,
+    doc="""Return a copy of ``x`` with ``x[key] = value``; what ``x[key] = value`` records.
+
+    ``value`` broadcasts to the shape of ``x[key]``. The gradient with respect
+    to ``x`` is zero where it was overwritten; with respect to ``value`` it is
+    the output gradient at ``key`` (summed over broadcasting). With repeated
+    integer indices the last write wins, as in NumPy, and each occurrence
+    passes its gradient to ``value``. Not part of the Array API standard: use
+    ``x[key] = value``, which also updates ``x`` (see :doc:`autograd_mechanics`).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.setitem(plugrad.zeros(3), 5.0, key=1)
+    tensor([0., 5., 0.])
+    """,
+).vjp(
+    lambda xp, g, ans, x, value, *, key: xp.setitem(g, 0.0, key=key),
+    lambda xp, g, ans, x, value, *, key: xp.getitem(g, key=key),
+)
+
+
+@hookimpl
+def plugrad_ops() -> list[OpDef]:
+    return [scatter_add, getitem, setitem, take, take_along_axis]

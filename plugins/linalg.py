@@ -1,0 +1,700 @@
+"""The Array API ``linalg`` extension: ``plugrad.linalg.<name>``, with gradients.
+
+Rules follow PyTorch's (``torch/csrc/autograd/FunctionsManual.cpp``) and are
+written with ``xp.linalg.*`` so that double backward comes free. Degenerate
+inputs, documented in each docstring:
+
+- ``det``, ``inv``, ``solve``, ``slogdet`` need an invertible matrix; at a
+  singular one their gradients are not finite.
+- ``eigh``/``eig`` with repeated eigenvalues, and ``svd`` with repeated singular
+  values: the eigenvectors (singular vectors) of a repeated value are not
+  unique, so no gradient through them exists. plugrad drops the terms that
+  would divide by zero, which gives the exact gradient whenever the loss
+  depends on the eigenvectors only through their span (e.g. only on the
+  eigenvalues, or on ``V @ V.mT``) -- where PyTorch returns ``nan``/``inf``.
+  ``svd`` likewise drops terms divided by a zero singular value.
+- ``svd(full_matrices=True)`` of a non-square matrix: the extra columns of
+  ``U`` (rows of ``Vh``) are not determined by the input, so their gradients
+  are ignored (as in PyTorch).
+- ``qr(mode="complete")`` of a tall matrix is not differentiable (an error).
+- ``matrix_norm``/``vector_norm`` split the gradient evenly between tied
+  maxima; at zero the 2-norm's gradient is 0.
+
+Decompositions are differentiable for real inputs; complex inputs get forward
+results, and gradients where the formula is the same (``inv``, ``solve``, ...).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from plugrad.hookspecs import hookimpl
+from plugrad.opdef import OpDef, op
+from plugrad.plugins._rules import cast, conj, expand_reduced, normalize_axes, safe_where_zero
+
+
+def _mH(xp: Any, a: Any) -> Any:
+    return conj(xp, xp.matrix_transpose(a))
+
+
+def _diag_embed(xp: Any, v: Any) -> Any:
+    """(..., n) -> (..., n, n) with ``v`` on the diagonal."""
+    n = v.shape[-1]
+    return xp.expand_dims(v, axis=-1) * xp.eye(n, dtype=v.dtype, device=v.device)
+
+
+def _diagonal_key(xp: Any, shape: tuple[int, ...], offset: int, device: Any) -> tuple[Any, ...]:
+    """The key selecting the ``offset`` diagonal of the last two axes of ``shape``."""
+    rows, cols = shape[-2], shape[-1]
+    if offset >= 0:
+        length = max(0, min(rows, cols - offset))
+        positions = xp.arange(length, device=device)
+        return (Ellipsis, positions, positions + offset)
+    length = max(0, min(rows + offset, cols))
+    positions = xp.arange(length, device=device)
+    return (Ellipsis, positions - offset, positions)
+
+
+def _matrix_grad(xp: Any, g: Any) -> Any:
+    """A scalar-per-matrix gradient (...,) as (..., 1, 1)."""
+    return xp.expand_dims(xp.expand_dims(g, axis=-1), axis=-1)
+
+
+# -- factorizations --------------------------------------------------------------------
+
+
+def _cholesky_grad(xp: Any, g: Any, ans: Any, x: Any, *, upper: bool) -> Any:
+    factor, grad = (_mH(xp, ans), _mH(xp, g)) if upper else (ans, g)
+    # gA = L^-H Phi(L^H gL) L^-1, Phi = lower triangle with the diagonal halved; then
+    # symmetrized, since only the symmetric part of A is read.
+    phi = xp.tril(xp.matmul(_mH(xp, factor), grad))
+    phi = phi - _diag_embed(xp, xp.linalg.diagonal(phi)) / 2
+    inverse = xp.linalg.inv(factor)
+    grad_a = xp.matmul(xp.matmul(_mH(xp, inverse), phi), inverse)
+    return (grad_a + _mH(xp, grad_a)) / 2
+
+
+cholesky = op(
+    "cholesky",
+    lambda xp, x, /, *, upper=False: xp.linalg.cholesky(x, upper=upper),
+    namespace="linalg",
+    saves=("ans",),
+    doc="""Cholesky factor of a symmetric positive-definite matrix (lower, or upper if asked).
+
+    Only the lower triangle of ``x`` is read; its gradient is symmetric.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.linalg.cholesky(plugrad.tensor([[4.0, 2.0], [2.0, 5.0]]))
+    tensor([[2., 0.],
+            [1., 2.]])
+    """,
+).vjp(_cholesky_grad)
+
+det = op(
+    "det",
+    lambda xp, x, /: xp.linalg.det(x),
+    namespace="linalg",
+    saves=("x", "ans"),
+    doc="""Determinant of a square matrix (or a stack of them).
+
+    The gradient ``det(x) * inv(x).T`` needs ``x`` invertible.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.linalg.det(plugrad.tensor([[1.0, 2.0], [3.0, 4.0]]))
+    tensor(-2.)
+    """,
+).vjp(
+    lambda xp, g, ans, x: (
+        _matrix_grad(xp, g)
+        * conj(xp, _matrix_grad(xp, ans) * xp.matrix_transpose(xp.linalg.inv(x)))
+    )
+)
+
+slogdet = op(
+    "slogdet",
+    lambda xp, x, /: tuple(xp.linalg.slogdet(x)),
+    namespace="linalg",
+    output_names=("sign", "logabsdet"),
+    nondifferentiable_outputs=(0,),
+    saves=("x",),
+    doc="""Sign and natural log of the absolute value of the determinant: ``(sign, logabsdet)``.
+
+    Only ``logabsdet`` has a gradient, ``inv(x).T``; ``x`` must be invertible.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.linalg.slogdet(plugrad.tensor([[1.0, 2.0], [3.0, 4.0]]))
+    slogdet_result(sign=tensor(-1.), logabsdet=tensor(0.6931472))
+    """,
+).vjp(
+    lambda xp, g, ans, x: _matrix_grad(xp, g[1]) * conj(xp, xp.matrix_transpose(xp.linalg.inv(x)))
+)
+
+inv = op(
+    "inv",
+    lambda xp, x, /: xp.linalg.inv(x),
+    namespace="linalg",
+    saves=("ans",),
+    doc="""Inverse of a square matrix (or a stack of them).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.linalg.inv(plugrad.tensor([[2.0, 0.0], [0.0, 4.0]]))
+    tensor([[0.5 , 0.  ],
+            [0.  , 0.25]])
+    """,
+).vjp(lambda xp, g, ans, x: -xp.matmul(xp.matmul(_mH(xp, ans), g), _mH(xp, ans)))
+
+
+def _solve_grad(which: int) -> Any:
+    def rule(xp: Any, g: Any, ans: Any, x1: Any, x2: Any) -> Any:
+        vector = x2.ndim == 1
+        if vector:
+            g = xp.expand_dims(g, axis=-1)
+            ans = xp.expand_dims(ans, axis=-1)
+        # X = A^-1 B: gB = A^-H g, gA = -gB X^H.
+        grad_b = xp.linalg.solve(_mH(xp, x1), g)
+        if which == 1:
+            return grad_b[..., 0] if vector else grad_b
+        return -xp.matmul(grad_b, _mH(xp, ans))
+
+    return rule
+
+
+solve = op(
+    "solve",
+    lambda xp, x1, x2, /: xp.linalg.solve(x1, x2),
+    namespace="linalg",
+    broadcasting=True,
+    saves=("x1", "ans"),
+    doc="""Solve ``x1 @ X = x2`` for ``X``; ``x2`` is a vector if it is 1-D, else matrices.
+
+    Batch axes broadcast. ``x1`` must be invertible.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.linalg.solve(plugrad.tensor([[2.0, 0.0], [0.0, 4.0]]), plugrad.tensor([1.0, 1.0]))
+    tensor([0.5 , 0.25])
+    """,
+).vjp(_solve_grad(0), _solve_grad(1))
+
+
+def _qr_grad(xp: Any, g: Any, ans: Any, x: Any, *, mode: str) -> Any:
+    grad_q, grad_r = g
+    q, r = ans
+    rows, cols = x.shape[-2], x.shape[-1]
+    if mode != "reduced" and rows > cols:
+        from plugrad.errors import BackwardError
+
+        raise BackwardError(
+            f"linalg.qr(mode={mode!r}) of a {rows}x{cols} matrix is not differentiable: the "
+            "extra columns of Q are not determined by the input. Use mode='reduced'."
+        )
+    m = xp.matmul(grad_r, _mH(xp, r)) - xp.matmul(_mH(xp, q), grad_q)
+    if rows >= cols:
+        # The upper triangle of m mirrored below, diagonal kept once; then times R^-H.
+        upper = xp.triu(m)
+        sym = upper + _mH(xp, upper)
+        sym = sym - _diag_embed(xp, xp.linalg.diagonal(sym)) / 2
+        grad_a = xp.matmul(q, sym) + grad_q
+        return _mH(xp, xp.linalg.solve(r, _mH(xp, grad_a)))
+    lower = xp.tril(-m - _mH(xp, -m))
+    grad_a = xp.matmul(q, lower)
+    square = r[..., :, :rows]
+    grad_a = _mH(xp, xp.linalg.solve(square, _mH(xp, grad_a)))
+    pad = xp.zeros_like(r[..., :, rows:])
+    return xp.concat([grad_a, pad], axis=-1) + xp.matmul(q, grad_r)
+
+
+qr = op(
+    "qr",
+    lambda xp, x, /, *, mode="reduced": tuple(xp.linalg.qr(x, mode=mode)),
+    namespace="linalg",
+    output_names=("Q", "R"),
+    saves=("ans",),
+    doc="""QR factorization ``x = Q @ R``: a named tuple ``(Q, R)``.
+
+    Differentiable with ``mode="reduced"`` (and ``"complete"`` for wide matrices).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> Q, R = plugrad.linalg.qr(plugrad.tensor([[3.0, 1.0], [4.0, 2.0]]))
+    >>> plugrad.abs(R)
+    tensor([[5. , 2.2],
+            [0. , 0.4]])
+    """,
+).vjp(_qr_grad)
+
+
+def _svd_grad(xp: Any, g: Any, ans: Any, x: Any, *, full_matrices: bool) -> Any:
+    grad_u, grad_s, grad_vh = g
+    u, s, vh = ans
+    rows, cols = x.shape[-2], x.shape[-1]
+    k = s.shape[-1]
+    if full_matrices and rows != cols:
+        # The extra columns of U (rows of Vh) carry no information about x.
+        u, grad_u = u[..., :, :k], grad_u[..., :, :k]
+        vh, grad_vh = vh[..., :k, :], grad_vh[..., :k, :]
+    uhgu = xp.matmul(_mH(xp, u), grad_u)
+    uhgu = uhgu - _mH(xp, uhgu)
+    vhgv = xp.matmul(vh, _mH(xp, grad_vh))
+    vhgv = vhgv - _mH(xp, vhgv)
+    squares = s * s
+    # E[i, j] = s[j]^2 - s[i]^2.
+    gaps = xp.expand_dims(squares, axis=-2) - xp.expand_dims(squares, axis=-1)
+    # NOTE: equal singular values (and the diagonal) make gaps 0: those terms are
+    # dropped, dividing by 1 in the masked branch so that double backward has no nan.
+    mixed = xp.expand_dims(s, axis=-2) * uhgu + xp.expand_dims(s, axis=-1) * vhgv
+    grad_a = xp.where(gaps == 0, 0.0, mixed / safe_where_zero(xp, gaps))
+    grad_a = grad_a + _diag_embed(xp, grad_s)
+    safe_s = safe_where_zero(xp, s)
+    if rows > cols:
+        grad_a = xp.matmul(u, grad_a)
+        scaled = grad_u / xp.expand_dims(safe_s, axis=-2)
+        grad_a = grad_a + scaled - xp.matmul(u, xp.matmul(_mH(xp, u), scaled))
+        return xp.matmul(grad_a, vh)
+    if rows < cols:
+        grad_a = xp.matmul(grad_a, vh)
+        scaled = grad_vh / xp.expand_dims(safe_s, axis=-1)
+        grad_a = grad_a + scaled - xp.matmul(xp.matmul(scaled, _mH(xp, vh)), vh)
+        return xp.matmul(u, grad_a)
+    return xp.matmul(xp.matmul(u, grad_a), vh)
+
+
+svd = op(
+    "svd",
+    lambda xp, x, /, *, full_matrices=True: tuple(xp.linalg.svd(x, full_matrices=full_matrices)),
+    namespace="linalg",
+    output_names=("U", "S", "Vh"),
+    saves=("ans",),
+    doc="""Singular value decomposition ``x = U @ diag(S) @ Vh``: a named tuple ``(U, S, Vh)``.
+
+    Singular vectors are unique only up to sign, so a loss should not depend
+    on their signs. See the module notes for repeated or zero singular values.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.linalg.svd(plugrad.tensor([[3.0, 0.0], [0.0, -2.0]])).S
+    tensor([3., 2.])
+    """,
+).vjp(_svd_grad)
+
+
+def _svdvals_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
+    u, _, vh = xp.linalg.svd(x, full_matrices=False)
+    return xp.matmul(u * xp.expand_dims(g, axis=-2), vh)
+
+
+svdvals = op(
+    "svdvals",
+    lambda xp, x, /: xp.linalg.svdvals(x),
+    namespace="linalg",
+    saves=("x",),
+    doc="""Singular values, in descending order.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.linalg.svdvals(plugrad.tensor([[3.0, 0.0], [0.0, -2.0]]))
+    tensor([3., 2.])
+    """,
+).vjp(_svdvals_grad)
+
+
+def _eigh_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
+    grad_values, grad_vectors = g
+    values, vectors = ans
+    vhgv = xp.matmul(_mH(xp, vectors), grad_vectors)
+    vhgv = (vhgv - _mH(xp, vhgv)) / 2
+    # E[i, j] = values[j] - values[i].
+    gaps = xp.expand_dims(values, axis=-2) - xp.expand_dims(values, axis=-1)
+    # NOTE: repeated eigenvalues make gaps 0; those terms are dropped (see the module notes).
+    grad_a = xp.where(gaps == 0, 0.0, vhgv / safe_where_zero(xp, gaps))
+    grad_a = grad_a + _diag_embed(xp, grad_values)
+    return xp.matmul(xp.matmul(vectors, grad_a), _mH(xp, vectors))
+
+
+eigh = op(
+    "eigh",
+    lambda xp, x, /: tuple(xp.linalg.eigh(x)),
+    namespace="linalg",
+    output_names=("eigenvalues", "eigenvectors"),
+    saves=("ans",),
+    doc="""Eigenvalues (ascending) and eigenvectors of a symmetric matrix.
+
+    Returns a named tuple ``(eigenvalues, eigenvectors)``.
+
+    Only the lower triangle is read; the gradient is symmetric. Eigenvectors
+    are unique only up to sign; see the module notes for repeated eigenvalues.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.linalg.eigh(plugrad.tensor([[2.0, 1.0], [1.0, 2.0]])).eigenvalues
+    tensor([1., 3.])
+    """,
+).vjp(_eigh_grad)
+
+
+def _eigvalsh_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
+    _, vectors = xp.linalg.eigh(x)
+    return xp.matmul(vectors * xp.expand_dims(g, axis=-2), _mH(xp, vectors))
+
+
+eigvalsh = op(
+    "eigvalsh",
+    lambda xp, x, /: xp.linalg.eigvalsh(x),
+    namespace="linalg",
+    saves=("x",),
+    doc="""Eigenvalues of a symmetric matrix, ascending.
+
+    The gradient ``V diag(g) V.T`` is exact also for repeated eigenvalues.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.linalg.eigvalsh(plugrad.tensor([[2.0, 1.0], [1.0, 2.0]]))
+    tensor([1., 3.])
+    """,
+).vjp(_eigvalsh_grad)
+
+
+def _eig_grad_from(xp: Any, grad_values: Any, grad_vectors: Any, values: Any, vectors: Any):
+    # PyTorch's linalg_eig_backward: eigenvectors normalized to unit length, so only
+    # the part of V^H gV off the diagonal (and its imaginary diagonal) carries information.
+    vh = _mH(xp, vectors)
+    grad_a = _diag_embed(xp, grad_values)
+    if grad_vectors is not None:
+        vhgv = xp.matmul(vh, grad_vectors)
+        real_diagonal = xp.real(xp.linalg.diagonal(vhgv))
+        vhgv = vhgv - xp.matmul(vh, vectors * xp.expand_dims(real_diagonal, axis=-2))
+        conjugates = xp.conj(values)
+        # E[i, j] = conj(values[j]) - conj(values[i]).
+        gaps = xp.expand_dims(conjugates, axis=-2) - xp.expand_dims(conjugates, axis=-1)
+        # NOTE: repeated eigenvalues (and the diagonal) make gaps 0; those terms are dropped.
+        grad_a = grad_a + xp.where(gaps == 0, 0.0, vhgv / safe_where_zero(xp, gaps))
+    return xp.linalg.solve(vh, xp.matmul(grad_a, vh))
+
+
+eig = op(
+    "eig",
+    lambda xp, x, /: tuple(xp.linalg.eig(x)),
+    namespace="linalg",
+    output_names=("eigenvalues", "eigenvectors"),
+    saves=("ans",),
+    doc="""Eigenvalues and unit eigenvectors of a general square matrix, as complex tensors.
+
+    Returns a named tuple ``(eigenvalues, eigenvectors)``. Eigenvectors are
+    unique only up to a complex phase, so a loss should depend on them only
+    through phase-invariant quantities (such as ``abs(v)``). For a real input
+    the gradient is the real part. See the module notes for repeated eigenvalues.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.linalg.eig(plugrad.tensor([[0.0, -1.0], [1.0, 0.0]])).eigenvalues
+    tensor([0.+1.j, 0.-1.j], dtype=plugrad.complex64)
+    """,
+).vjp(lambda xp, g, ans, x: cast(xp, _eig_grad_from(xp, g[0], g[1], ans[0], ans[1]), x.dtype))
+
+
+def _eigvals_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
+    values, vectors = xp.linalg.eig(x)
+    return cast(xp, _eig_grad_from(xp, g, None, values, vectors), x.dtype)
+
+
+eigvals = op(
+    "eigvals",
+    lambda xp, x, /: xp.linalg.eigvals(x),
+    namespace="linalg",
+    saves=("x",),
+    doc="""Eigenvalues of a general square matrix, as a complex tensor.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.linalg.eigvals(plugrad.tensor([[2.0, 0.0], [0.0, 3.0]]))
+    tensor([2.+0.j, 3.+0.j], dtype=plugrad.complex64)
+    """,
+).vjp(_eigvals_grad)
+
+
+def _pinv_grad(xp: Any, g: Any, ans: Any, x: Any, *, rtol: Any) -> Any:
+    # PyTorch's pinv_backward (valid where the rank is locally constant).
+    rows, cols = x.shape[-2], x.shape[-1]
+    mm = xp.matmul
+    p, ph, gh = ans, _mH(xp, ans), _mH(xp, g)
+    if rows <= cols:
+        k = mm(gh, p)
+        kph = mm(k, ph)
+        return -_mH(xp, mm(p, k)) + kph - mm(mm(x, p), kph) + mm(mm(ph, p), gh - mm(k, x))
+    k = mm(p, gh)
+    phk = mm(ph, k)
+    return -_mH(xp, mm(k, p)) + mm(mm(gh - mm(x, k), p), ph) + phk - mm(mm(phk, p), x)
+
+
+pinv = op(
+    "pinv",
+    lambda xp, x, /, *, rtol=None: xp.linalg.pinv(x, rtol=rtol),
+    namespace="linalg",
+    saves=("x", "ans"),
+    doc="""Moore-Penrose pseudo-inverse; singular values below ``rtol * largest`` count as zero.
+
+    The gradient assumes the rank does not change near ``x``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.linalg.pinv(plugrad.tensor([[1.0, 0.0], [0.0, 0.0]]))
+    tensor([[1., 0.],
+            [0., 0.]])
+    """,
+).vjp(_pinv_grad)
+
+
+def _matrix_power_grad(xp: Any, g: Any, ans: Any, x: Any, *, n: int) -> Any:
+    if n == 0:
+        return xp.zeros_like(x)
+    base = x if n > 0 else xp.linalg.inv(x)
+    count = n if n > 0 else -n
+    # d(B^k) = sum_i B^i dB B^(k-1-i): gB = sum_i (B^H)^i g (B^H)^(k-1-i).
+    bh = _mH(xp, base)
+    powers = [None]  # None is the identity
+    for _ in range(count - 1):
+        powers.append(bh if powers[-1] is None else xp.matmul(powers[-1], bh))
+    total = None
+    for i in range(count):
+        term = g if powers[i] is None else xp.matmul(powers[i], g)
+        last = powers[count - 1 - i]
+        term = term if last is None else xp.matmul(term, last)
+        total = term if total is None else total + term
+    if n < 0:
+        # Through the inverse: gA = -B^H gB B^H.
+        total = -xp.matmul(xp.matmul(bh, total), bh)
+    return total
+
+
+matrix_power = op(
+    "matrix_power",
+    lambda xp, x, n, /: xp.linalg.matrix_power(x, n),
+    namespace="linalg",
+    inputs=("x",),
+    saves=("x",),
+    doc="""Raise a square matrix to the integer power ``n`` (negative: of the inverse).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.linalg.matrix_power(plugrad.tensor([[1.0, 1.0], [0.0, 1.0]]), 3)
+    tensor([[1., 3.],
+            [0., 1.]])
+    """,
+).vjp(_matrix_power_grad)
+
+matrix_rank = op(
+    "matrix_rank",
+    lambda xp, x, /, *, rtol=None: xp.linalg.matrix_rank(x, rtol=rtol),
+    namespace="linalg",
+    differentiable=False,
+    doc="""Rank: the number of singular values above ``rtol * largest``. No gradient.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.linalg.matrix_rank(plugrad.tensor([[1.0, 2.0], [2.0, 4.0]]))
+    tensor(1)
+    """,
+)
+
+
+# -- norms -----------------------------------------------------------------------------
+
+
+def _split_ties(xp: Any, hit: Any, axis: int) -> Any:
+    return hit / xp.sum(hit, axis=axis, keepdims=True)
+
+
+def _matrix_norm_grad(xp: Any, g: Any, ans: Any, x: Any, *, keepdims: bool, ord: Any) -> Any:
+    if not keepdims:
+        g, ans = _matrix_grad(xp, g), _matrix_grad(xp, ans)
+    if ord == "fro":
+        return g * x / safe_where_zero(xp, ans)
+    if ord in ("nuc", 2, -2):
+        u, _, vh = xp.linalg.svd(x, full_matrices=False)
+        if ord == "nuc":
+            return g * xp.matmul(u, vh)
+        i = 0 if ord == 2 else vh.shape[-2] - 1
+        return g * xp.matmul(u[..., :, i : i + 1], vh[..., i : i + 1, :])
+    # 1 / -1: extreme column sum of |x|; inf / -inf: extreme row sum.
+    across = -2 if ord in (1, -1) else -1
+    sums = xp.sum(xp.abs(x), axis=across, keepdims=True)
+    hit = _split_ties(xp, xp.astype(sums == ans, g.dtype), -1 if across == -2 else -2)
+    return g * xp.sign(x) * hit
+
+
+matrix_norm = op(
+    "matrix_norm",
+    lambda xp, x, /, *, keepdims=False, ord="fro": xp.linalg.matrix_norm(
+        x, keepdims=keepdims, ord=ord
+    ),
+    namespace="linalg",
+    saves=("x", "ans"),
+    doc="""Matrix norm of the last two axes.
+
+    ``ord`` is ``"fro"``, ``"nuc"``, ``1``, ``-1``, ``2``, ``-2``, ``inf`` or ``-inf``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.linalg.matrix_norm(plugrad.tensor([[3.0, 0.0], [0.0, 4.0]]))
+    tensor(5.)
+    >>> plugrad.linalg.matrix_norm(plugrad.tensor([[3.0, 0.0], [0.0, 4.0]]), ord=1)
+    tensor(4.)
+    """,
+).vjp(_matrix_norm_grad)
+
+
+def _vector_norm_grad(
+    xp: Any, g: Any, ans: Any, x: Any, *, axis: Any, keepdims: bool, ord: Any
+) -> Any:
+    g = expand_reduced(xp, g, x.shape, axis, keepdims)
+    norm = expand_reduced(xp, ans, x.shape, axis, keepdims)
+    axes = normalize_axes(axis, x.ndim)
+    if ord == 0:
+        return xp.zeros_like(x)
+    if ord == 1:
+        return g * xp.sign(x)
+    if ord == 2:
+        # NOTE: 0 at a zero vector (a subgradient), not 0 / 0.
+        return g * x / safe_where_zero(xp, norm)
+    if ord in (float("inf"), float("-inf")):
+        hit = _split_ties(xp, xp.astype(xp.abs(x) == norm, g.dtype), axes)
+        return g * xp.sign(x) * hit
+    magnitude = xp.abs(x)
+    if ord < 1:
+        # |x|^(p-1) is infinite at 0; take it of a safe value and mask.
+        scaled = xp.where(x == 0, 0.0, xp.sign(x) * safe_where_zero(xp, magnitude) ** (ord - 1))
+        return scaled * g * norm ** (1 - ord)
+    scaled = xp.sign(x) * magnitude ** (ord - 1)
+    return xp.where(norm == 0, 0.0, scaled * g / safe_where_zero(xp, norm) ** (ord - 1))
+
+
+vector_norm = op(
+    "vector_norm",
+    lambda xp, x, /, *, axis=None, keepdims=False, ord=2: xp.linalg.vector_norm(
+        x, axis=axis, keepdims=keepdims, ord=ord
+    ),
+    namespace="linalg",
+    saves=("x", "ans"),
+    doc="""Vector ``ord``-norm over ``axis`` (all axes by default); ``ord`` is any real or ``±inf``.
+
+    At a zero vector the 2-norm's gradient is 0; tied maxima of the inf-norm share it.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.linalg.vector_norm(plugrad.tensor([3.0, -4.0]))
+    tensor(5.)
+    >>> plugrad.linalg.vector_norm(plugrad.tensor([3.0, -4.0]), ord=1)
+    tensor(7.)
+    """,
+).vjp(_vector_norm_grad)
+
+
+# -- products and parts of matrices ------------------------------------------------------
+
+cross = op(
+    "cross",
+    lambda xp, x1, x2, /, *, axis=-1: xp.linalg.cross(x1, x2, axis=axis),
+    namespace="linalg",
+    broadcasting=True,
+    saves=("x1", "x2"),
+    doc="""Cross product of 3-vectors along ``axis``, broadcasting the other axes.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.linalg.cross(plugrad.tensor([1.0, 0.0, 0.0]), plugrad.tensor([0.0, 1.0, 0.0]))
+    tensor([0., 0., 1.])
+    """,
+).vjp(
+    lambda xp, g, ans, x1, x2, *, axis: xp.linalg.cross(conj(xp, x2), g, axis=axis),
+    lambda xp, g, ans, x1, x2, *, axis: xp.linalg.cross(g, conj(xp, x1), axis=axis),
+)
+
+outer = op(
+    "outer",
+    lambda xp, x1, x2, /: xp.linalg.outer(x1, x2),
+    namespace="linalg",
+    saves=("x1", "x2"),
+    doc="""Outer product of two vectors: ``out[i, j] = x1[i] * x2[j]``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.linalg.outer(plugrad.tensor([1.0, 2.0]), plugrad.tensor([1.0, 10.0]))
+    tensor([[ 1., 10.],
+            [ 2., 20.]])
+    """,
+).vjp(
+    lambda xp, g, ans, x1, x2: xp.matmul(g, conj(xp, x2)),
+    lambda xp, g, ans, x1, x2: xp.matmul(xp.matrix_transpose(g), conj(xp, x1)),
+)
+
+
+def _trace_grad(xp: Any, g: Any, ans: Any, x: Any, *, offset: int, dtype: Any) -> Any:
+    key = _diagonal_key(xp, tuple(x.shape), offset, g.device)
+    grad = xp.scatter_add(xp.expand_dims(g, axis=-1), key=key, shape=x.shape)
+    return grad if dtype is None else cast(xp, grad, x.dtype)
+
+
+trace = op(
+    "trace",
+    lambda xp, x, /, *, offset=0, dtype=None: xp.linalg.trace(x, offset=offset, dtype=dtype),
+    namespace="linalg",
+    saves=(),
+    doc="""Sum of the ``offset`` diagonal of the last two axes.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.linalg.trace(plugrad.tensor([[1.0, 2.0], [3.0, 4.0]]))
+    tensor(5.)
+    """,
+).vjp(_trace_grad)
+
+diagonal = op(
+    "diagonal",
+    lambda xp, x, /, *, offset=0: xp.linalg.diagonal(x, offset=offset),
+    namespace="linalg",
+    saves=(),
+    doc="""The ``offset`` diagonal of the last two axes.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.linalg.diagonal(plugrad.tensor([[1.0, 2.0], [3.0, 4.0]]), offset=1)
+    tensor([2.])
+    """,
+).vjp(
+    lambda xp, g, ans, x, *, offset: xp.scatter_add(
+        g, key=_diagonal_key(xp, tuple(x.shape), offset, g.device), shape=x.shape
+    )
+)
+
+
+@hookimpl
+def plugrad_ops() -> list[OpDef]:
+    return [
+        cholesky, det, slogdet, inv, solve, qr, svd, svdvals, eigh, eigvalsh, eig, eigvals, pinv,
+        matrix_power, matrix_rank, matrix_norm, vector_norm, cross, outer, trace, diagonal,
+    ]  # fmt: skip

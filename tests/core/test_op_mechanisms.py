@@ -1,0 +1,158 @@
+"""What an op may declare beyond one array in, one array out, seen from a plugin:
+dtype params, array params, several outputs, sequence inputs, optional inputs."""
+
+from __future__ import annotations
+
+import types
+
+import numpy as np
+import pytest
+
+import plugrad
+from plugrad import registry
+from plugrad.errors import DeviceMismatchError, DtypeError
+from plugrad.hookspecs import hookimpl
+from plugrad.opdef import op
+
+# These tests are about op machinery; they pin the default device to numpy.
+pytestmark = pytest.mark.usefixtures("on_numpy")
+
+
+@pytest.fixture
+def plugin():
+    """Register ops as a plugin for one test and always unregister it afterwards."""
+    names: list[str] = []
+
+    def register(*ops) -> types.SimpleNamespace:
+        @hookimpl
+        def plugrad_ops():
+            return list(ops)
+
+        name = f"mechanisms_{len(names)}"
+        names.append(registry.register_plugin(types.SimpleNamespace(plugrad_ops=plugrad_ops), name))
+        return plugrad.ops
+
+    yield register
+    for name in names:
+        registry.unregister_plugin(name)
+
+
+def test_dtype_params_reach_the_kernel_as_backend_dtypes(plugin) -> None:
+    seen = []
+
+    def kernel(xp, x, /, *, dtype=None):
+        seen.append(dtype)
+        return x * 2 if dtype is None else xp.astype(x * 2, dtype)
+
+    twice = op("twice_as_test", kernel, saves=()).vjp(
+        lambda xp, g, ans, x, *, dtype: xp.astype(g * 2, x.dtype)
+    )
+    ops = plugin(twice)
+    x = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    y = ops.twice_as_test(x, dtype=plugrad.float64)
+    assert seen[-1] is np.float64 or seen[-1] == np.dtype("float64")
+    assert y.dtype == plugrad.float64
+    y.sum().backward(create_graph=True)
+    assert x.grad.dtype == plugrad.float32 and x.grad.tolist() == [2.0, 2.0]
+    ops.twice_as_test(x)
+    assert seen[-1] is None
+    with pytest.raises(DtypeError, match=r"twice_as_test.*dtype='float64'.*plugrad\.float32"):
+        ops.twice_as_test(x, dtype="float64")
+
+
+def test_array_params_unwrap_tensors_and_check_devices(plugin) -> None:
+    pick = op(
+        "pick_test",
+        lambda xp, x, /, *, key: x[key],
+        array_params=("key",),
+        saves=(),
+    ).vjp(lambda xp, g, ans, x, *, key: xp.scatter_add(g, key=key, shape=x.shape))
+    ops = plugin(pick)
+    x = plugrad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    ops.pick_test(x, key=(plugrad.tensor([2, 2]),)).sum().backward()
+    assert x.grad.tolist() == [0.0, 0.0, 2.0]
+
+    fake = plugrad.tensor([0])
+    fake._device = types.SimpleNamespace(name="other")  # a tensor on another device
+    with pytest.raises(DeviceMismatchError, match=r"pick_test.*key.*'other'"):
+        ops.pick_test(x, key=(fake,))
+
+
+def test_several_outputs_get_their_own_edges_and_zero_gradients(plugin) -> None:
+    calls = []
+
+    def rule(xp, g, ans, x):
+        calls.append(g)
+        return g[0] * 2 + g[1] * 3
+
+    split = op(
+        "split_test",
+        lambda xp, x, /: (x * 2, x * 3, xp.astype(x > 0, xp.int64)),
+        output_names=("double", "triple", "positive"),
+        saves=(),
+    ).vjp(rule)
+    ops = plugin(split)
+    x = plugrad.tensor([1.0, -1.0], requires_grad=True)
+    result = ops.split_test(x)
+    assert result._fields == ("double", "triple", "positive")
+    assert result.double.grad_fn is result.triple.grad_fn
+    assert result.double.grad_fn.next_functions == ((x, 0),)
+    assert not result.positive.requires_grad  # an integer output never requires grad
+    result.triple.sum().backward()
+    assert x.grad.tolist() == [3.0, 3.0]
+    assert calls[-1][0].tolist() == [0.0, 0.0]  # the unused output's gradient: zeros
+    assert len(calls[-1]) == 3
+
+
+def test_variadic_inputs_each_get_an_edge(plugin) -> None:
+    total = op(
+        "total_test",
+        lambda xp, *arrays, scale=1.0: sum(arrays[1:], arrays[0]) * scale,
+        saves=(),
+    ).vjp(lambda xp, g, ans, arrays, *, scale: [g * scale] * len(arrays))
+    ops = plugin(total)
+    a = plugrad.tensor([1.0], requires_grad=True)
+    b = plugrad.tensor([2.0])
+    c = plugrad.tensor([3.0], requires_grad=True)
+    out = ops.total_test(a, b, c, scale=2.0)
+    assert out.tolist() == [12.0] and len(out.grad_fn.next_functions) == 3
+    out.backward()
+    assert a.grad.tolist() == [2.0] and c.grad.tolist() == [2.0] and b.grad is None
+
+
+def test_a_sequence_rule_must_return_one_gradient_per_array(plugin) -> None:
+    bad = op("bad_sequence_test", lambda xp, arrays, /: arrays[0], sequence=True, saves=()).vjp(
+        lambda xp, g, ans, arrays: [g]
+    )
+    ops = plugin(bad)
+    a = plugrad.tensor([1.0], requires_grad=True)
+    with pytest.raises(TypeError, match="1 gradients for a sequence of 2"):
+        ops.bad_sequence_test([a, a]).backward()
+
+
+def test_optional_inputs_may_be_none_or_tensors(plugin) -> None:
+    shift = op(
+        "shift_test",
+        lambda xp, x, /, by=None: x if by is None else x + by,
+        inputs=("x", "by"),
+        broadcasting=True,
+        saves=(),
+    ).vjp(lambda xp, g, ans, x, by: g, lambda xp, g, ans, x, by: g)
+    ops = plugin(shift)
+    x = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    by = plugrad.tensor(1.0, requires_grad=True)
+    assert ops.shift_test(x).tolist() == [1.0, 2.0]
+    ops.shift_test(x, by=by).sum().backward()
+    assert by.grad.item() == 2.0 and x.grad.tolist() == [1.0, 1.0]
+
+
+def test_hooks_and_retain_grad_on_one_output_of_several() -> None:
+    x = plugrad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    a, b = plugrad.unstack(x)
+    seen = []
+    b.register_hook(lambda g: seen.append(g.tolist()) or g * 10)
+    a.retain_grad()
+    (a.sum() + b.sum()).backward()
+    assert seen == [[1.0, 1.0]]
+    assert a.grad.tolist() == [1.0, 1.0]
+    assert x.grad.tolist() == [[1.0, 1.0], [10.0, 10.0]]

@@ -1,0 +1,253 @@
+"""The op table of plugins/elementwise.py (see op_table.py for what each row checks)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from op_table import Case, NoGrad, table_tests
+
+import plugrad
+
+P = plugrad
+POSITIVE = (0.5, 2.0)
+UNIT = (-0.9, 0.9)
+MASK = np.array([[True, False, True, False], [False, False, True, True], [True, True, False, True]])
+X = np.array([[-1.5, -0.5, 0.0, 0.5], [1.5, 2.5, -2.5, 3.0]])
+INTS = np.array([12, 10, -3, 7])
+BITS = np.array([6, 3, 5, 1])
+
+
+def unary(name: str, reference, domain=(-2.0, 2.0), shape=(2, 3), **kw) -> Case:
+    return Case(name, name, getattr(P, name), reference, (shape,), (domain,), **kw)
+
+
+CASES = [
+    Case("add", "add-broadcast", lambda a, b: a + b, np.add, ((3, 4), (4,))),
+    Case("add", "add-outer", lambda a, b: P.add(a, b), np.add, ((2, 1, 3), (4, 1))),
+    Case("add", "add-0d", lambda a, b: a + b, np.add, ((), (3,))),
+    Case("add", "add-scalar", lambda a: 2.5 + a, lambda a: 2.5 + a, ((3,),)),
+    Case("subtract", "sub", lambda a, b: a - b, np.subtract, ((3, 4), (3, 1))),
+    Case("subtract", "rsub-scalar", lambda a: 1.5 - a, lambda a: 1.5 - a, ((2, 3),)),
+    Case("multiply", "mul-broadcast", lambda a, b: a * b, np.multiply, ((3, 4), (4,))),
+    Case("multiply", "mul-0d", lambda a, b: a * b, np.multiply, ((), (2, 3))),
+    Case("multiply", "mul-self", lambda a: a * a, lambda a: a * a, ((5,),)),
+    Case("divide", "div", lambda a, b: a / b, np.divide, ((3, 4), (4,)), ((-2, 2), POSITIVE)),
+    Case("divide", "rdiv-scalar", lambda a: 2.0 / a, lambda a: 2.0 / a, ((4,),), (POSITIVE,)),
+    Case("pow", "pow-int", lambda a: a**3, lambda a: a**3, ((2, 3),)),
+    Case("pow", "pow-tensor", lambda a, b: a**b, np.power, ((3, 4), (4,)), (POSITIVE, (-1, 2))),
+    Case("pow", "rpow-scalar", lambda a: 2.0**a, lambda a: 2.0**a, ((3,),)),
+    Case("pow", "pow-sqrt", lambda a: P.pow(a, 0.5), np.sqrt, ((4,),), (POSITIVE,)),
+    Case("negative", "neg", lambda a: -a, np.negative, ((2, 3),)),
+    Case("positive", "positive", P.positive, np.positive, ((2, 3),)),
+    unary("exp", np.exp),
+    unary("expm1", np.expm1),
+    unary("log", np.log, POSITIVE),
+    unary("log1p", np.log1p, POSITIVE),
+    unary("log2", np.log2, POSITIVE),
+    unary("log10", np.log10, POSITIVE),
+    unary("sqrt", np.sqrt, POSITIVE),
+    unary("square", np.square),
+    unary("reciprocal", np.reciprocal, POSITIVE),
+    unary("abs", np.abs),
+    Case("abs", "abs-operator", lambda a: abs(a), np.abs, ((4,),)),
+    unary("sin", np.sin),
+    unary("cos", np.cos),
+    unary("tan", np.tan, (-1.2, 1.2)),
+    unary("sinh", np.sinh),
+    unary("cosh", np.cosh),
+    unary("tanh", np.tanh),
+    unary("asin", np.arcsin, UNIT),
+    unary("acos", np.arccos, UNIT),
+    unary("atan", np.arctan),
+    unary("asinh", np.arcsinh),
+    unary("acosh", np.arccosh, (1.2, 3.0)),
+    unary("atanh", np.arctanh, UNIT),
+    unary("real", np.real),
+    Case(
+        "real",
+        "real-complex",
+        lambda a: P.real(a * (1 + 2j)),
+        lambda a: np.real(a * (1 + 2j)),
+        ((3,),),
+    ),
+    Case(
+        "imag",
+        "imag-complex",
+        lambda a: P.imag(a * (1 + 2j)),
+        lambda a: np.imag(a * (1 + 2j)),
+        ((3,),),
+    ),
+    unary("conj", np.conj),
+    Case("atan2", "atan2", P.atan2, np.arctan2, ((3, 4), (4,)), ((0.2, 2), (-2, 2))),
+    Case("hypot", "hypot", P.hypot, np.hypot, ((3, 4), (3, 1))),
+    Case("logaddexp", "logaddexp", P.logaddexp, np.logaddexp, ((3, 4), (4,))),
+    Case(
+        "copysign",
+        "copysign",
+        lambda a: P.copysign(a, P.asarray(np.array([1.0, -1.0, -0.0, 2.0]))),
+        lambda a: np.copysign(a, np.array([1.0, -1.0, -0.0, 2.0])),
+        ((3, 4),),
+    ),
+    Case(
+        "remainder",
+        "remainder",
+        lambda a, b: a % b,
+        np.remainder,
+        ((3, 4), (4,)),
+        ((-3, 3), POSITIVE),
+    ),
+    Case("remainder", "rremainder", lambda a: 5.0 % a, lambda a: 5.0 % a, ((4,),), ((1.1, 1.9),)),
+    Case("maximum", "maximum", P.maximum, np.maximum, ((3, 4), (4,))),
+    Case("maximum", "relu", lambda a: P.maximum(a, 0.0), lambda a: np.maximum(a, 0.0), ((6,),)),
+    Case("minimum", "minimum", P.minimum, np.minimum, ((3, 4), (4,))),
+    Case(
+        "clip",
+        "clip-scalars",
+        lambda a: P.clip(a, -1.0, 1.0),
+        lambda a: np.clip(a, -1.0, 1.0),
+        ((3, 4),),
+    ),
+    Case(
+        "clip",
+        "clip-tensors",
+        lambda a, lo, hi: P.clip(a, lo, hi),
+        lambda a, lo, hi: np.clip(a, lo, hi),
+        ((3, 4), (4,), (3, 1)),
+        ((-2, 2), (-1.5, -0.1), (0.1, 1.5)),
+    ),
+    Case(
+        "clip",
+        "clip-min-only",
+        lambda a: P.clip(a, min=0.3),
+        lambda a: np.clip(a, 0.3, None),
+        ((5,),),
+    ),
+    # A composite program: gradients through several ops at once.
+    Case(
+        "exp",
+        "composite-mlp",
+        lambda x, w, b: P.sum(P.maximum(x @ w + b, 0.0) ** 2, axis=1),
+        lambda x, w, b: np.sum(np.maximum(x @ w + b, 0.0) ** 2, axis=1),
+        ((5, 3), (3, 4), (4,)),
+    ),
+]
+
+
+def compare(name: str, reference) -> NoGrad:
+    return NoGrad(name, name, getattr(P, name), reference, [X, X[:, ::-1].copy()])
+
+
+def predicate(name: str, reference, values=(1.0, -np.inf, np.nan, -0.0, 2.5)) -> NoGrad:
+    return NoGrad(name, name, getattr(P, name), reference, [np.array(values)])
+
+
+NO_GRAD = [
+    compare("equal", np.equal),
+    compare("not_equal", np.not_equal),
+    compare("less", np.less),
+    compare("less_equal", np.less_equal),
+    compare("greater", np.greater),
+    compare("greater_equal", np.greater_equal),
+    NoGrad("equal", "eq-operator", lambda a: a == 0.5, lambda a: a == 0.5, [X]),
+    NoGrad("logical_and", "logical_and", P.logical_and, np.logical_and, [MASK, MASK[::-1]]),
+    NoGrad("logical_or", "logical_or", P.logical_or, np.logical_or, [MASK, MASK[::-1]]),
+    NoGrad("logical_xor", "logical_xor", P.logical_xor, np.logical_xor, [MASK, MASK[::-1]]),
+    NoGrad("logical_not", "logical_not", P.logical_not, np.logical_not, [MASK]),
+    predicate("sign", np.sign),
+    predicate("signbit", np.signbit),
+    predicate("isnan", np.isnan),
+    predicate("isinf", np.isinf),
+    predicate("isfinite", np.isfinite),
+    NoGrad("floor", "floor", P.floor, np.floor, [X]),
+    NoGrad("ceil", "ceil", P.ceil, np.ceil, [X]),
+    NoGrad("round", "round", P.round, np.round, [X]),
+    NoGrad("trunc", "trunc", P.trunc, np.trunc, [X]),
+    NoGrad("floor_divide", "floor_divide", lambda a: a // 0.7, lambda a: a // 0.7, [X]),
+    NoGrad("nextafter", "nextafter", P.nextafter, np.nextafter, [X, X[::-1].copy()]),
+    NoGrad("bitwise_and", "bitwise_and", lambda a, b: a & b, np.bitwise_and, [INTS, BITS]),
+    NoGrad("bitwise_or", "bitwise_or", lambda a, b: a | b, np.bitwise_or, [INTS, BITS]),
+    NoGrad("bitwise_xor", "bitwise_xor", lambda a, b: a ^ b, np.bitwise_xor, [INTS, BITS]),
+    NoGrad("bitwise_invert", "bitwise_invert", lambda a: ~a, np.invert, [INTS]),
+    NoGrad("bitwise_left_shift", "lshift", lambda a, b: a << b, np.left_shift, [INTS, BITS]),
+    NoGrad("bitwise_right_shift", "rshift", lambda a, b: a >> b, np.right_shift, [INTS, BITS]),
+]
+
+(
+    test_forward_matches_numpy,
+    test_backward_matches_finite_differences,
+    test_double_backward_matches_finite_differences,
+    test_float32_gradients_stay_float32,
+    test_float16_gradients_stay_float16,
+    test_ops_without_gradient,
+) = table_tests(CASES, NO_GRAD)
+
+
+def test_maximum_and_minimum_split_gradient_at_ties() -> None:
+    x = plugrad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = plugrad.tensor([1.0, 1.0, 5.0], requires_grad=True)
+    (plugrad.maximum(x, y) + 2 * plugrad.minimum(x, y)).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [1.5, 1.0, 2.0])
+    np.testing.assert_array_equal(y.grad.numpy(), [1.5, 2.0, 1.0])
+
+
+def test_pow_gradients_at_zero_are_finite() -> None:
+    x = plugrad.tensor([0.0, 2.0], requires_grad=True)
+    (x**0).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.0])
+    e = plugrad.tensor([2.0, 3.0], requires_grad=True)
+    plugrad.pow(plugrad.tensor([0.0, 0.0]), e).sum().backward()
+    np.testing.assert_array_equal(e.grad.numpy(), [0.0, 0.0])
+
+
+def test_kinks_take_documented_subgradients() -> None:
+    x = plugrad.tensor([0.0, 0.0, -1.0], requires_grad=True)
+    plugrad.abs(x).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.0, -1.0])
+    a = plugrad.tensor([0.0, 3.0], requires_grad=True)
+    plugrad.hypot(a, plugrad.tensor([0.0, 4.0])).sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), [0.0, 0.6])
+    c = plugrad.tensor([-1.0, 0.0, 1.0], requires_grad=True)
+    plugrad.clip(c, -1.0, 1.0).sum().backward()
+    np.testing.assert_array_equal(c.grad.numpy(), [1.0, 1.0, 1.0])
+
+
+def test_mixed_precision_gradients_keep_each_input_dtype() -> None:
+    a = plugrad.tensor([1.0, 2.0], dtype=plugrad.float32, requires_grad=True)
+    b = plugrad.tensor([3.0, 4.0], dtype=plugrad.float64, requires_grad=True)
+    h = plugrad.tensor([1.0, 2.0], dtype=plugrad.float16, requires_grad=True)
+    out = a * b + h
+    assert out.dtype == plugrad.float64
+    out.sum().backward()
+    assert (a.grad.dtype, b.grad.dtype, h.grad.dtype) == (
+        plugrad.float32,
+        plugrad.float64,
+        plugrad.float16,
+    )
+    np.testing.assert_array_equal(a.grad.numpy(), [3.0, 4.0])
+
+
+COMPLEX_HOLOMORPHIC = ["exp", "log", "sin", "cos", "tanh", "sqrt", "square", "reciprocal"]
+
+
+@pytest.mark.parametrize("name", COMPLEX_HOLOMORPHIC)
+def test_complex_gradients_follow_pytorch(name: str) -> None:
+    torch = pytest.importorskip("torch")
+    z = np.array([0.5 + 0.3j, -0.7 + 1.1j, 1.2 - 0.4j])
+    w = np.array([0.3 - 0.2j, 1.0 + 0.5j, -0.4 + 0.1j])
+    x = plugrad.asarray(z, requires_grad=True)
+    out = getattr(plugrad, name)(x) * plugrad.asarray(w)
+    plugrad.real(out * plugrad.conj(out)).sum().backward()
+    t = torch.tensor(z, requires_grad=True)
+    t_out = getattr(torch, name)(t) * torch.tensor(w)
+    (t_out * t_out.conj()).real.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-10)
+
+
+def test_complex_abs_real_imag_gradients_follow_pytorch() -> None:
+    torch = pytest.importorskip("torch")
+    z = np.array([0.5 + 0.3j, -0.7 + 1.1j, 0.0 + 0.0j])
+    x = plugrad.asarray(z, requires_grad=True)
+    (plugrad.abs(x) * 2 + plugrad.real(x) * 3 - plugrad.imag(x) * 5).sum().backward()
+    t = torch.tensor(z, requires_grad=True)
+    (t.abs() * 2 + t.real * 3 - t.imag * 5).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-12)

@@ -1,0 +1,169 @@
+"""The op table of plugins/fft.py (see op_table.py for what each row checks).
+
+Transforms with complex outputs are checked through real functions of them
+(``real(y) + 2 imag(y)``), and complex inputs are built from real ones.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from op_table import Case, table_tests
+
+import plugrad
+
+P = plugrad
+F = plugrad.fft
+
+
+def real_view(p, y):
+    return p.real(y) + 2.0 * p.imag(y)
+
+
+def complex_from(p, a, b):
+    return a + b * 1j
+
+
+def c2c(name, n_kw, shapes):
+    """A complex-to-complex transform of a complex input built from two real ones."""
+
+    def program(a, b):
+        return real_view(P, getattr(F, name)(complex_from(P, a, b), **n_kw))
+
+    def reference(a, b):
+        return real_view(np, getattr(np.fft, name)(complex_from(np, a, b), **n_kw))
+
+    return program, reference, shapes
+
+
+NORMS = ("backward", "ortho", "forward")
+
+CASES = [
+    *[Case("fft", f"fft-{norm}", *c2c("fft", {"norm": norm}, ((2, 5), (2, 5)))) for norm in NORMS],
+    Case("fft", "fft-pad", *c2c("fft", {"n": 7, "axis": 0}, ((4, 2), (4, 2)))),
+    Case(
+        "fft",
+        "fft-cut-real-input",
+        lambda a: real_view(P, F.fft(a, n=3)),
+        lambda a: real_view(np, np.fft.fft(a, n=3)),
+        ((5,),),
+    ),
+    *[
+        Case("ifft", f"ifft-{norm}", *c2c("ifft", {"norm": norm, "n": 4}, ((6,), (6,))))
+        for norm in NORMS
+    ],
+    Case(
+        "fftn",
+        "fftn",
+        *c2c("fftn", {"s": (3, 5), "axes": (0, 1), "norm": "ortho"}, ((2, 4), (2, 4))),
+    ),
+    Case("fftn", "fftn-axes", *c2c("fftn", {"axes": (0, 2)}, ((2, 2, 3), (2, 2, 3)))),
+    Case("ifftn", "ifftn", *c2c("ifftn", {"s": (2, 3), "axes": (1, 0)}, ((3, 3), (3, 3)))),
+    *[
+        Case(
+            "rfft",
+            f"rfft-{norm}-{n}",
+            lambda a, norm=norm, n=n: real_view(P, F.rfft(a, n=n, norm=norm)),
+            lambda a, norm=norm, n=n: real_view(np, np.fft.rfft(a, n=n, norm=norm)),
+            ((2, 6),),
+        )
+        for norm in NORMS
+        for n in (None, 5, 8)
+    ],
+    *[
+        Case(
+            "irfft",
+            f"irfft-{norm}-{n}",
+            lambda a, b, norm=norm, n=n: F.irfft(complex_from(P, a, b), n=n, norm=norm),
+            lambda a, b, norm=norm, n=n: np.fft.irfft(complex_from(np, a, b), n=n, norm=norm),
+            ((4,), (4,)),
+        )
+        for norm in NORMS
+        for n in (None, 5, 7, 4)
+    ],
+    Case(
+        "rfftn",
+        "rfftn",
+        lambda a: real_view(P, F.rfftn(a, s=(3, 6))),
+        lambda a: real_view(np, np.fft.rfftn(a, s=(3, 6), axes=(0, 1))),
+        ((2, 5),),
+    ),
+    Case(
+        "irfftn",
+        "irfftn",
+        lambda a, b: F.irfftn(complex_from(P, a, b), axes=(0, 1), norm="ortho"),
+        lambda a, b: np.fft.irfftn(complex_from(np, a, b), axes=(0, 1), norm="ortho"),
+        ((3, 4), (3, 4)),
+    ),
+    Case(
+        "irfftn",
+        "irfftn-s-odd",
+        lambda a, b: F.irfftn(complex_from(P, a, b), s=(2, 5)),
+        lambda a, b: np.fft.irfftn(complex_from(np, a, b), s=(2, 5), axes=(0, 1)),
+        ((3, 3), (3, 3)),
+    ),
+    *[
+        Case(
+            "hfft",
+            f"hfft-{norm}",
+            lambda a, b, norm=norm: F.hfft(complex_from(P, a, b), n=5, norm=norm),
+            lambda a, b, norm=norm: np.fft.hfft(complex_from(np, a, b), n=5, norm=norm),
+            ((4,), (4,)),
+        )
+        for norm in NORMS
+    ],
+    *[
+        Case(
+            "ihfft",
+            f"ihfft-{norm}",
+            lambda a, norm=norm: real_view(P, F.ihfft(a, norm=norm)),
+            lambda a, norm=norm: real_view(np, np.fft.ihfft(a, norm=norm)),
+            ((2, 5),),
+        )
+        for norm in NORMS
+    ],
+    Case(
+        "fftshift",
+        "fftshift",
+        lambda a: F.fftshift(a, axes=1),
+        lambda a: np.fft.fftshift(a, axes=1),
+        ((2, 5),),
+    ),
+    Case("ifftshift", "ifftshift", F.ifftshift, np.fft.ifftshift, ((3, 4),)),
+]
+
+(
+    test_forward_matches_numpy,
+    test_backward_matches_finite_differences,
+    test_double_backward_matches_finite_differences,
+    test_float32_gradients_stay_float32,
+    test_float16_gradients_stay_float16,
+    _,
+) = table_tests(CASES)
+
+
+@pytest.mark.parametrize("name", ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft"])
+def test_fft_gradients_agree_with_pytorch(name: str) -> None:
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(1)
+    z = rng.normal(size=6) + 1j * rng.normal(size=6)
+    if name in ("rfft", "ihfft"):
+        z = z.real
+    w = rng.normal(size=9)
+    x = plugrad.asarray(z, requires_grad=True)
+    y = getattr(F, name)(x, n=9 if name in ("irfft", "hfft") else None, norm="ortho")
+    out = y * plugrad.asarray(w[: y.shape[0]])
+    plugrad.real(out * plugrad.conj(out)).sum().backward()
+    t = torch.tensor(z, requires_grad=True)
+    ty = getattr(torch.fft, name)(t, n=9 if name in ("irfft", "hfft") else None, norm="ortho")
+    t_out = ty * torch.tensor(w[: ty.shape[0]])
+    (t_out * t_out.conj()).real.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_frequencies() -> None:
+    np.testing.assert_allclose(F.fftfreq(5, d=0.5).numpy(), np.fft.fftfreq(5, d=0.5))
+    np.testing.assert_allclose(F.rfftfreq(6).numpy(), np.fft.rfftfreq(6))
+    assert F.fftfreq(4).dtype == plugrad.float32
+    assert F.rfftfreq(4, dtype=plugrad.float64).dtype == plugrad.float64
+    assert isinstance(plugrad.fft.__dict__["fft"], type(F.ifft))

@@ -1,0 +1,368 @@
+"""The op table of plugins/linalg.py (see op_table.py for what each row checks).
+
+Decompositions are checked through sign-invariant functions of their outputs
+(singular vectors and eigenvectors are unique only up to sign), and symmetric
+inputs are built inside the programs, so that finite differences see the same
+function the gradient describes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from op_table import Case, NoGrad, table_tests
+
+import plugrad
+
+P = plugrad
+L = plugrad.linalg
+LOOSE = {"rtol": 1e-4, "atol": 1e-5, "rtol32": 1e-4}
+
+
+def well_conditioned(*shapes):
+    def make(rng, dtype):
+        out = []
+        for shape in shapes:
+            a = rng.uniform(-1, 1, size=shape)
+            if len(shape) >= 2 and shape[-1] == shape[-2]:
+                a = a + 3 * np.eye(shape[-1])
+            out.append(a)
+        return out
+
+    return make
+
+
+def rotation_like(rng, dtype):
+    """A matrix with a complex-conjugate pair of eigenvalues and a real one."""
+    a = np.array([[0.5, -2.0, 0.1], [1.5, 0.3, 0.2], [0.0, 0.4, -1.0]])
+    return [a + rng.uniform(-0.1, 0.1, size=(3, 3))]
+
+
+def spd(p, a):
+    """A symmetric positive-definite matrix built from ``a`` (with plugrad or numpy)."""
+    if p is P:
+        return a @ a.mT + 2.0 * P.eye(a.shape[-1], dtype=a.dtype)
+    return a @ np.swapaxes(a, -1, -2) + 2.0 * np.eye(a.shape[-1], dtype=a.dtype)
+
+
+def np_sym(a):
+    return a + np.swapaxes(a, -1, -2)
+
+
+def flat(p, *parts):
+    if p is P:
+        return P.concat([P.reshape(t, (-1,)) for t in parts])
+    return np.concatenate([np.reshape(t, (-1,)) for t in parts])
+
+
+def svd_program(full_matrices):
+    def program(a):
+        u, s, vh = L.svd(a, full_matrices=full_matrices)
+        k = s.shape[-1]
+        return flat(P, s, (u * u)[..., :k], vh[..., :k, :] * vh[..., :k, :])
+
+    def reference(a):
+        u, s, vh = np.linalg.svd(a, full_matrices=full_matrices)
+        k = s.shape[-1]
+        return flat(np, s, (u * u)[..., :k], vh[..., :k, :] ** 2)
+
+    return program, reference
+
+
+def np_matrix_norm(a, ord="fro", keepdims=False):
+    return np.linalg.norm(a, ord=ord, axis=(-2, -1), keepdims=keepdims)
+
+
+def np_vector_norm(a, ord=2, axis=None, keepdims=False):
+    if axis is None:
+        out = np.linalg.norm(a.ravel(), ord=ord)
+        return np.reshape(out, (1,) * a.ndim) if keepdims else out
+    return np.linalg.norm(a, ord=ord, axis=axis, keepdims=keepdims)
+
+
+def np_trace_offset(a, offset):
+    return np.trace(a, offset=offset, axis1=-2, axis2=-1)
+
+
+CASES = [
+    Case(
+        "cholesky",
+        "cholesky",
+        lambda a: L.cholesky(spd(P, a)),
+        lambda a: np.linalg.cholesky(spd(np, a)),
+        ((3, 3),),
+        **LOOSE,
+    ),
+    Case(
+        "cholesky",
+        "cholesky-upper-batch",
+        lambda a: L.cholesky(spd(P, a), upper=True),
+        lambda a: np.swapaxes(np.linalg.cholesky(spd(np, a)), -1, -2),
+        ((2, 3, 3),),
+        **LOOSE,
+    ),
+    Case("det", "det", L.det, np.linalg.det, make=well_conditioned((3, 3)), **LOOSE),
+    Case("det", "det-batch", L.det, np.linalg.det, make=well_conditioned((2, 2, 2)), **LOOSE),
+    Case(
+        "slogdet",
+        "slogdet",
+        lambda a: L.slogdet(a).logabsdet * L.slogdet(a).sign,
+        lambda a: np.linalg.slogdet(a)[1] * np.linalg.slogdet(a)[0],
+        make=well_conditioned((3, 3)),
+        **LOOSE,
+    ),
+    Case("inv", "inv", L.inv, np.linalg.inv, make=well_conditioned((3, 3)), **LOOSE),
+    Case(
+        "solve",
+        "solve-matrix",
+        L.solve,
+        np.linalg.solve,
+        make=well_conditioned((3, 3), (3, 2)),
+        **LOOSE,
+    ),
+    Case(
+        "solve",
+        "solve-vector",
+        L.solve,
+        lambda a, b: np.linalg.solve(a, b[:, None])[:, 0],
+        make=well_conditioned((3, 3), (3,)),
+        **LOOSE,
+    ),
+    Case(
+        "solve",
+        "solve-broadcast",
+        L.solve,
+        np.linalg.solve,
+        make=well_conditioned((2, 3, 3), (3, 1)),
+        **LOOSE,
+    ),
+    Case(
+        "qr",
+        "qr-tall",
+        lambda a: flat(P, *L.qr(a)),
+        lambda a: flat(np, *np.linalg.qr(a)),
+        ((4, 3),),
+        **LOOSE,
+    ),
+    Case(
+        "qr",
+        "qr-wide",
+        lambda a: flat(P, *L.qr(a)),
+        lambda a: flat(np, *np.linalg.qr(a)),
+        ((2, 4),),
+        **LOOSE,
+    ),
+    Case("svd", "svd-square", *svd_program(True), ((3, 3),), **LOOSE),
+    Case("svd", "svd-tall", *svd_program(False), ((4, 3),), **LOOSE),
+    Case("svd", "svd-wide-full", *svd_program(True), ((2, 4),), **LOOSE),
+    Case(
+        "svdvals",
+        "svdvals",
+        L.svdvals,
+        lambda a: np.linalg.svd(a, compute_uv=False),
+        ((3, 4),),
+        **LOOSE,
+    ),
+    Case(
+        "eigh",
+        "eigh",
+        lambda a: flat(P, L.eigh(a + a.mT).eigenvalues, L.eigh(a + a.mT).eigenvectors ** 2),
+        lambda a: flat(np, np.linalg.eigh(np_sym(a))[0], np.linalg.eigh(np_sym(a))[1] ** 2),
+        ((3, 3),),
+        **LOOSE,
+    ),
+    Case(
+        "eigvalsh",
+        "eigvalsh",
+        lambda a: L.eigvalsh(a + a.mT),
+        lambda a: np.linalg.eigvalsh(np_sym(a)),
+        ((2, 3, 3),),
+        **LOOSE,
+    ),
+    Case(
+        "eig",
+        "eig",
+        lambda a: flat(P, P.real(L.eig(a).eigenvalues), P.abs(L.eig(a).eigenvectors) ** 2),
+        lambda a: flat(np, np.linalg.eig(a)[0].real, np.abs(np.linalg.eig(a)[1]) ** 2),
+        make=well_conditioned((3, 3)),
+        **LOOSE,
+    ),
+    Case(
+        "eigvals",
+        "eigvals-complex-pairs",
+        lambda a: flat(P, P.real(L.eigvals(a)), P.imag(L.eigvals(a))),
+        lambda a: flat(np, np.linalg.eigvals(a).real, np.linalg.eigvals(a).imag),
+        make=rotation_like,
+        **LOOSE,
+    ),
+    Case("pinv", "pinv-tall", L.pinv, np.linalg.pinv, ((4, 2),), **LOOSE),
+    Case("pinv", "pinv-wide", L.pinv, np.linalg.pinv, ((2, 3),), **LOOSE),
+    Case(
+        "matrix_power",
+        "matrix_power-3",
+        lambda a: L.matrix_power(a, 3),
+        lambda a: np.linalg.matrix_power(a, 3),
+        ((3, 3),),
+        ((-1.0, 1.0),),
+    ),
+    Case(
+        "matrix_power",
+        "matrix_power-negative",
+        lambda a: L.matrix_power(a, -2),
+        lambda a: np.linalg.matrix_power(a, -2),
+        make=well_conditioned((3, 3)),
+        **LOOSE,
+    ),
+    Case(
+        "matrix_power",
+        "matrix_power-0",
+        lambda a: L.matrix_power(a, 0) * a,
+        lambda a: np.linalg.matrix_power(a, 0) * a,
+        ((2, 2),),
+    ),
+    Case("matrix_norm", "matrix_norm-fro", L.matrix_norm, np_matrix_norm, ((2, 3, 4),)),
+    *[
+        Case(
+            "matrix_norm",
+            f"matrix_norm-{order}",
+            lambda a, order=order: L.matrix_norm(a, ord=order, keepdims=True),
+            lambda a, order=order: np_matrix_norm(a, ord=order, keepdims=True),
+            ((3, 4),),
+            **LOOSE,
+        )
+        for order in ("nuc", 2, -2, 1, -1, np.inf, -np.inf)
+    ],
+    Case("vector_norm", "vector_norm", L.vector_norm, np_vector_norm, ((3, 4),)),
+    *[
+        Case(
+            "vector_norm",
+            f"vector_norm-{order}",
+            lambda a, order=order: L.vector_norm(a, axis=1, ord=order),
+            lambda a, order=order: np_vector_norm(a, ord=order, axis=1),
+            ((3, 4),),
+            **LOOSE,
+        )
+        for order in (1, np.inf, -np.inf, 3, 1.5, 0.5)
+    ],
+    Case(
+        "vector_norm",
+        "vector_norm-axes-keepdims",
+        lambda a: L.vector_norm(a, axis=(0, 2), keepdims=True),
+        lambda a: np.sqrt(np.sum(a * a, axis=(0, 2), keepdims=True)),
+        ((2, 3, 2),),
+    ),
+    Case("cross", "cross", L.cross, np.cross, ((4, 3), (3,))),
+    Case(
+        "cross",
+        "cross-axis0",
+        lambda a, b: L.cross(a, b, axis=0),
+        lambda a, b: np.cross(a, b, axis=0),
+        ((3, 2), (3, 2)),
+    ),
+    Case("outer", "outer", L.outer, np.outer, ((3,), (4,))),
+    Case("trace", "trace", L.trace, lambda a: np_trace_offset(a, 0), ((2, 3, 3),)),
+    Case(
+        "trace",
+        "trace-offset",
+        lambda a: L.trace(a, offset=-1),
+        lambda a: np_trace_offset(a, -1),
+        ((3, 4),),
+    ),
+    Case(
+        "diagonal",
+        "diagonal-offset",
+        lambda a: L.diagonal(a, offset=1),
+        lambda a: np.diagonal(a, offset=1, axis1=-2, axis2=-1),
+        ((2, 3, 4),),
+    ),
+]
+
+NO_GRAD = [
+    NoGrad(
+        "matrix_rank",
+        "matrix_rank",
+        L.matrix_rank,
+        np.linalg.matrix_rank,
+        [np.array([[[1.0, 2.0], [2.0, 4.0]], [[1.0, 0.0], [0.0, 1.0]]])],
+    ),
+]
+
+(
+    test_forward_matches_numpy,
+    test_backward_matches_finite_differences,
+    test_double_backward_matches_finite_differences,
+    test_float32_gradients_stay_float32,
+    test_float16_gradients_stay_float16,
+    test_ops_without_gradient,
+) = table_tests(CASES, NO_GRAD)
+
+
+def test_linalg_functions_live_in_the_linalg_namespace() -> None:
+    assert L.det.__module__ == "plugrad.linalg"
+    assert not hasattr(plugrad, "det") and plugrad.ops.det is L.det
+    assert L.matmul is plugrad.matmul and L.vecdot is plugrad.vecdot
+    assert "tensordot" in dir(L)
+
+
+def test_eigh_with_repeated_eigenvalues_gives_exact_eigenvalue_gradients() -> None:
+    # Two equal eigenvalues: eigenvectors are not unique, but a loss of the
+    # eigenvalues (or of the eigenspaces) still has an exact, finite gradient.
+    a = plugrad.tensor(np.diag([1.0, 1.0, 3.0]), dtype=plugrad.float64, requires_grad=True)
+    values, _ = L.eigh(a)
+    (values * plugrad.tensor([1.0, 2.0, 3.0], dtype=plugrad.float64)).sum().backward()
+    assert np.all(np.isfinite(a.grad.numpy()))
+    np.testing.assert_allclose(np.trace(a.grad.numpy()), 6.0)
+
+
+def test_svd_of_a_rank_deficient_matrix_has_finite_singular_value_gradients() -> None:
+    a = plugrad.tensor([[1.0, 2.0], [2.0, 4.0], [0.0, 0.0]], dtype=plugrad.float64)
+    a.requires_grad_()
+    L.svd(a, full_matrices=False).S.sum().backward()
+    # The nuclear norm has a kink here; like PyTorch, plugrad returns the subgradient U @ Vh.
+    u, s, vh = np.linalg.svd(a.numpy(), full_matrices=False)
+    assert s[-1] < 1e-12
+    np.testing.assert_allclose(a.grad.numpy(), u @ vh, atol=1e-12)
+
+
+def test_qr_complete_of_a_tall_matrix_is_not_differentiable() -> None:
+    a = plugrad.tensor(np.ones((3, 2)) + np.eye(3, 2), requires_grad=True)
+    q, r = L.qr(a, mode="complete")
+    with pytest.raises(plugrad.errors.BackwardError, match="mode='reduced'"):
+        (q.sum() + r.sum()).backward()
+
+
+LINALG_VS_TORCH = ["det", "inv", "slogdet", "qr", "svd", "eigh", "eig", "pinv", "cholesky"]
+
+
+@pytest.mark.parametrize("name", LINALG_VS_TORCH)
+def test_linalg_gradients_agree_with_pytorch(name: str) -> None:
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(7)
+    a = rng.normal(size=(3, 3)) + 3 * np.eye(3)
+    w = rng.normal(size=(3, 3))
+
+    def loss(lib, linalg, x, weights):
+        if name == "slogdet":
+            return linalg.slogdet(x)[1] * 2.0
+        if name == "qr":
+            q, r = linalg.qr(x)
+            return (q * weights).sum() + (r * weights).sum()
+        if name == "svd":
+            u, s, vh = linalg.svd(x)
+            return (s * weights[0]).sum() + ((u * u) * weights).sum() + ((vh * vh) * weights).sum()
+        if name == "eigh":
+            values, vectors = linalg.eigh(x + x.mT)
+            return (values * weights[0]).sum() + ((vectors * vectors) * weights).sum()
+        if name == "eig":
+            values, vectors = linalg.eig(x)
+            return (lib.imag(values) * weights[0]).sum() + (lib.abs(vectors) ** 2 * weights).sum()
+        if name == "cholesky":
+            return (linalg.cholesky(x @ x.mT) * weights).sum()
+        out = getattr(linalg, name)(x)
+        return (out * (weights if out.ndim else 1.0)).sum()
+
+    x = plugrad.asarray(a, requires_grad=True)
+    loss(plugrad, L, x, plugrad.asarray(w)).backward()
+    t = torch.tensor(a, requires_grad=True)
+    loss(torch, torch.linalg, t, torch.tensor(w)).backward()
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-8, atol=1e-10)

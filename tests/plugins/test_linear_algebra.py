@@ -1,0 +1,81 @@
+"""The op table of plugins/linear_algebra.py (see op_table.py for what each row checks)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from op_table import Case, table_tests
+
+import plugrad
+
+P = plugrad
+
+
+def np_vecdot(a, b, axis=-1):
+    return np.sum(np.conj(a) * b, axis=axis)
+
+
+CASES = [
+    Case("matmul", "matmul-2d", lambda a, b: a @ b, np.matmul, ((3, 4), (4, 5))),
+    Case("matmul", "matmul-vec-mat", P.matmul, np.matmul, ((4,), (4, 5))),
+    Case("matmul", "matmul-mat-vec", P.matmul, np.matmul, ((3, 4), (4,))),
+    Case("matmul", "matmul-dot", P.matmul, np.matmul, ((4,), (4,))),
+    Case("matmul", "matmul-batch", P.matmul, np.matmul, ((2, 3, 4), (4, 5))),
+    Case("matmul", "matmul-broadcast", P.matmul, np.matmul, ((2, 1, 3, 4), (5, 4, 2))),
+    Case("matmul", "matmul-vec-batch", P.matmul, np.matmul, ((4,), (2, 4, 3))),
+    Case("matmul", "matmul-batch-vec", P.matmul, np.matmul, ((2, 3, 4), (4,))),
+    Case("matrix_transpose", "mT", lambda a: a.mT, lambda a: np.swapaxes(a, -1, -2), ((2, 3, 4),)),
+    Case(
+        "tensordot",
+        "tensordot-int",
+        lambda a, b: P.tensordot(a, b, axes=2),
+        lambda a, b: np.tensordot(a, b, axes=2),
+        ((2, 3, 4), (3, 4, 5)),
+    ),
+    Case(
+        "tensordot",
+        "tensordot-pairs",
+        lambda a, b: P.tensordot(a, b, axes=([2, 0], [0, 2])),
+        lambda a, b: np.tensordot(a, b, axes=([2, 0], [0, 2])),
+        ((2, 3, 4), (4, 5, 2)),
+    ),
+    Case(
+        "tensordot",
+        "tensordot-outer",
+        lambda a, b: P.tensordot(a, b, axes=0),
+        lambda a, b: np.tensordot(a, b, axes=0),
+        ((2,), (3,)),
+    ),
+    Case("vecdot", "vecdot", P.vecdot, np_vecdot, ((3, 4), (4,))),
+    Case(
+        "vecdot",
+        "vecdot-axis",
+        lambda a, b: P.vecdot(a, b, axis=0),
+        lambda a, b: np_vecdot(a, b, axis=0),
+        ((3, 2), (3, 1)),
+    ),
+]
+
+(
+    test_forward_matches_numpy,
+    test_backward_matches_finite_differences,
+    test_double_backward_matches_finite_differences,
+    test_float32_gradients_stay_float32,
+    test_float16_gradients_stay_float16,
+    _,
+) = table_tests(CASES)
+
+
+def test_matmul_and_vecdot_complex_gradients_follow_pytorch() -> None:
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(3)
+    a = rng.normal(size=(3, 2)) + 1j * rng.normal(size=(3, 2))
+    b = rng.normal(size=(2, 3)) + 1j * rng.normal(size=(2, 3))
+    pa, pb = plugrad.asarray(a, requires_grad=True), plugrad.asarray(b, requires_grad=True)
+    out = plugrad.vecdot(pa, pb.mT) * plugrad.sum(pa @ pb)
+    plugrad.real(out * plugrad.conj(out)).sum().backward()
+    ta, tb = torch.tensor(a, requires_grad=True), torch.tensor(b, requires_grad=True)
+    t_out = torch.linalg.vecdot(ta, tb.mT) * torch.sum(ta @ tb)
+    (t_out * t_out.conj()).real.sum().backward()
+    np.testing.assert_allclose(pa.grad.numpy(), ta.grad.numpy(), rtol=1e-10)
+    np.testing.assert_allclose(pb.grad.numpy(), tb.grad.numpy(), rtol=1e-10)

@@ -1,0 +1,182 @@
+"""The op table of plugins/manipulation.py (see op_table.py for what each row checks)."""
+
+from __future__ import annotations
+
+import numpy as np
+from op_table import Case, table_tests
+
+import plugrad
+
+P = plugrad
+
+
+CASES = [
+    Case(
+        "reshape", "reshape", lambda a: a.reshape(6, -1), lambda a: a.reshape(6, -1), ((2, 3, 4),)
+    ),
+    Case(
+        "permute_dims",
+        "permute",
+        lambda a: P.permute_dims(a, (2, 0, 1)),
+        lambda a: np.transpose(a, (2, 0, 1)),
+        ((2, 3, 4),),
+    ),
+    Case(
+        "permute_dims",
+        "permute-negative",
+        lambda a: P.permute_dims(a, (-1, 0, -2)),
+        lambda a: np.transpose(a, (2, 0, 1)),
+        ((2, 3, 4),),
+    ),
+    Case("permute_dims", "T", lambda a: a.T, lambda a: a.T, ((3, 4),)),
+    Case(
+        "expand_dims",
+        "expand_dims",
+        lambda a: P.expand_dims(a, axis=-1),
+        lambda a: np.expand_dims(a, -1),
+        ((2, 3),),
+    ),
+    Case(
+        "expand_dims",
+        "expand_dims-tuple",
+        lambda a: P.expand_dims(a, axis=(0, 2)),
+        lambda a: np.expand_dims(a, (0, 2)),
+        ((2, 3),),
+    ),
+    Case(
+        "squeeze",
+        "squeeze",
+        lambda a: P.squeeze(a, axis=1),
+        lambda a: np.squeeze(a, axis=1),
+        ((2, 1, 3),),
+    ),
+    Case(
+        "broadcast_to",
+        "broadcast_to",
+        lambda a: P.broadcast_to(a, (2, 3, 4)),
+        lambda a: np.broadcast_to(a, (2, 3, 4)),
+        ((3, 1),),
+    ),
+    Case("flip", "flip-all", P.flip, np.flip, ((2, 3),)),
+    Case(
+        "flip",
+        "flip-axis",
+        lambda a: P.flip(a, axis=(0, 2)),
+        lambda a: np.flip(a, (0, 2)),
+        ((2, 3, 2),),
+    ),
+    Case("roll", "roll-flat", lambda a: P.roll(a, 4), lambda a: np.roll(a, 4), ((2, 3),)),
+    Case(
+        "roll",
+        "roll-axes",
+        lambda a: P.roll(a, (1, -2), axis=(0, 1)),
+        lambda a: np.roll(a, (1, -2), axis=(0, 1)),
+        ((3, 4),),
+    ),
+    Case(
+        "concat",
+        "concat-axis1",
+        lambda a, b, c: P.concat([a, b, c], axis=1),
+        lambda a, b, c: np.concatenate([a, b, c], axis=1),
+        ((2, 1), (2, 3), (2, 2)),
+    ),
+    Case(
+        "concat",
+        "concat-flat",
+        lambda a, b: P.concat((a, b), axis=None),
+        lambda a, b: np.concatenate([a.ravel(), b.ravel()]),
+        ((2, 2), (3,)),
+    ),
+    Case(
+        "concat",
+        "concat-same-tensor-twice",
+        lambda a: P.concat([a, a * 2.0]),
+        lambda a: np.concatenate([a, a * 2.0]),
+        ((3,),),
+    ),
+    Case(
+        "stack",
+        "stack",
+        lambda a, b: P.stack([a, b], axis=-1),
+        lambda a, b: np.stack([a, b], axis=-1),
+        ((2, 3), (2, 3)),
+    ),
+    Case(
+        "unstack",
+        "unstack",
+        lambda a: P.unstack(a, axis=1)[0] * 2.0 + P.unstack(a, axis=1)[2],
+        lambda a: a[:, 0] * 2.0 + a[:, 2],
+        ((2, 3),),
+    ),
+    Case(
+        "moveaxis",
+        "moveaxis",
+        lambda a: P.moveaxis(a, (0, 1), (-1, 0)),
+        lambda a: np.moveaxis(a, (0, 1), (-1, 0)),
+        ((2, 3, 4),),
+    ),
+    Case("repeat", "repeat-flat", lambda a: P.repeat(a, 2), lambda a: np.repeat(a, 2), ((2, 3),)),
+    Case(
+        "repeat",
+        "repeat-counts",
+        lambda a: P.repeat(a, P.asarray(np.array([2, 0, 3])), axis=1),
+        lambda a: np.repeat(a, [2, 0, 3], axis=1),
+        ((2, 3),),
+    ),
+    Case("tile", "tile", lambda a: P.tile(a, (2, 3)), lambda a: np.tile(a, (2, 3)), ((2, 2),)),
+    Case(
+        "tile",
+        "tile-more-reps",
+        lambda a: P.tile(a, (2, 1, 2)),
+        lambda a: np.tile(a, (2, 1, 2)),
+        ((3,),),
+    ),
+    Case(
+        "tile", "tile-fewer-reps", lambda a: P.tile(a, (2,)), lambda a: np.tile(a, (2,)), ((2, 3),)
+    ),
+    Case(
+        "broadcast_arrays",
+        "broadcast_arrays",
+        lambda a, b: P.broadcast_arrays(a, b)[0] * P.broadcast_arrays(a, b)[1],
+        lambda a, b: a * b,
+        ((3, 1), (4,)),
+    ),
+]
+
+(
+    test_forward_matches_numpy,
+    test_backward_matches_finite_differences,
+    test_double_backward_matches_finite_differences,
+    test_float32_gradients_stay_float32,
+    test_float16_gradients_stay_float16,
+    _,
+) = table_tests(CASES)
+
+
+def test_multi_output_results_are_separate_tensors_with_their_own_edges() -> None:
+    x = plugrad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    a, b = plugrad.unstack(x)
+    assert a.grad_fn is b.grad_fn and a.grad_fn.n_outputs == 2
+    assert repr(a.grad_fn) == "<UnstackBackward>"
+    (b * 3.0).sum().backward()  # a takes no part: its gradient is zeros
+    np.testing.assert_array_equal(x.grad.numpy(), [[0.0, 0.0], [3.0, 3.0]])
+
+
+def test_sequence_inputs_each_get_an_edge() -> None:
+    a = plugrad.tensor([1.0], requires_grad=True)
+    b = plugrad.tensor([2.0, 3.0])
+    c = plugrad.tensor([4.0], requires_grad=True)
+    out = plugrad.concat([a, b, c])
+    assert len(out.grad_fn.next_functions) == 3
+    assert out.grad_fn.next_functions[1] is None
+    (out * plugrad.tensor([1.0, 2.0, 3.0, 4.0])).sum().backward()
+    assert a.grad.tolist() == [1.0] and c.grad.tolist() == [4.0] and b.grad is None
+
+
+def test_sequence_input_errors_name_the_element() -> None:
+    import pytest
+
+    with pytest.raises(TypeError, match=r"arrays\[1\]"):
+        plugrad.stack([plugrad.ones(2), np.ones(2)])
+    with pytest.raises(TypeError, match="list or tuple"):
+        plugrad.concat(plugrad.ones(2))

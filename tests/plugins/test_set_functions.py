@@ -1,0 +1,66 @@
+"""The op table of plugins/set_functions.py: none has gradients (as in PyTorch)."""
+
+from __future__ import annotations
+
+import numpy as np
+from op_table import NoGrad, table_tests
+
+import plugrad
+
+P = plugrad
+X = np.array([[2.0, 1.0, 2.0], [3.0, 1.0, 0.0]])
+
+
+def np_unique_all(a):
+    values, indices, inverse, counts = np.unique(
+        a, return_index=True, return_inverse=True, return_counts=True
+    )
+    return values, indices, inverse.reshape(a.shape), counts
+
+
+NO_GRAD = [
+    NoGrad("unique_all", "unique_all", lambda a: tuple(P.unique_all(a)), np_unique_all, [X]),
+    NoGrad(
+        "unique_counts",
+        "unique_counts",
+        lambda a: tuple(P.unique_counts(a)),
+        lambda a: np.unique(a, return_counts=True),
+        [X],
+    ),
+    NoGrad(
+        "unique_inverse",
+        "unique_inverse",
+        lambda a: tuple(P.unique_inverse(a)),
+        lambda a: (np.unique(a), np.unique(a, return_inverse=True)[1].reshape(a.shape)),
+        [X],
+    ),
+    NoGrad("unique_values", "unique_values", P.unique_values, np.unique, [X]),
+    NoGrad("isin", "isin", P.isin, np.isin, [X, np.array([1.0, 3.0])]),
+    NoGrad(
+        "isin",
+        "isin-invert",
+        lambda a, b: P.isin(a, b, invert=True),
+        lambda a, b: np.isin(a, b, invert=True),
+        [X, np.array([2.0])],
+    ),
+]
+
+*_, test_ops_without_gradient = table_tests([], NO_GRAD)
+
+
+def test_unique_returns_named_tuples() -> None:
+    result = plugrad.unique_all(plugrad.tensor([2.0, 1.0, 2.0], requires_grad=True))
+    assert result._fields == ("values", "indices", "inverse_indices", "counts")
+    assert result.counts.tolist() == [1, 2]
+    assert not result.values.requires_grad
+
+
+def test_generic_isin_kernel_matches_numpy() -> None:
+    import array_api_strict as xp
+
+    from plugrad.plugins.set_functions import isin
+
+    x1, x2 = xp.asarray([[1.0, 2.0], [3.0, 4.0]]), xp.asarray([4.0, 1.0])
+    np.testing.assert_array_equal(
+        np.asarray(isin.kernel(xp, x1, x2)), [[True, False], [False, True]]
+    )

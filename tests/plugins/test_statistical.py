@@ -1,0 +1,178 @@
+"""The op table of plugins/statistical.py (see op_table.py for what each row checks)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from op_table import Case, table_tests
+
+import plugrad
+
+P = plugrad
+
+
+def with_zeros(rng, dtype):
+    x = rng.uniform(0.5, 2.0, size=(3, 4)) * rng.choice([-1, 1], size=(3, 4))
+    x[0, 1] = 0.0  # one zero in row 0
+    x[2, 0] = x[2, 3] = 0.0  # two zeros in row 2
+    return [x]
+
+
+def cumulative_with_zero(rng, dtype):
+    x = rng.uniform(0.5, 2.0, size=(2, 5))
+    x[0, 2] = 0.0
+    x[1, 1] = x[1, 3] = 0.0
+    return [x]
+
+
+def np_cumsum(x, axis=None, dtype=None, include_initial=False):
+    axis = 0 if axis is None else axis
+    out = np.cumsum(x, axis=axis, dtype=dtype)
+    if include_initial:
+        pad = np.zeros_like(np.take(out, [0], axis=axis))
+        out = np.concatenate([pad, out], axis=axis)
+    return out
+
+
+def np_cumprod(x, axis=None, include_initial=False):
+    axis = 0 if axis is None else axis
+    out = np.cumprod(x, axis=axis)
+    if include_initial:
+        out = np.concatenate([np.ones_like(np.take(out, [0], axis=axis)), out], axis=axis)
+    return out
+
+
+CASES = [
+    Case("sum", "sum-all", P.sum, np.sum, ((3, 4),)),
+    Case("sum", "sum-axis", lambda a: P.sum(a, axis=1), lambda a: np.sum(a, axis=1), ((3, 4),)),
+    Case(
+        "sum",
+        "sum-axes-keepdims",
+        lambda a: a.sum(axis=(0, -1), keepdims=True),
+        lambda a: np.sum(a, axis=(0, -1), keepdims=True),
+        ((2, 3, 4),),
+    ),
+    Case("sum", "sum-0d", P.sum, np.sum, ((),)),
+    Case(
+        "sum",
+        "sum-dtype",
+        lambda a: P.astype(P.sum(a, axis=0, dtype=P.float64), a.dtype),
+        lambda a: np.sum(a, axis=0, dtype=np.float64).astype(a.dtype),
+        ((3, 4),),
+    ),
+    Case("mean", "mean-all", P.mean, np.mean, ((3, 4),)),
+    Case(
+        "mean",
+        "mean-axis-keepdims",
+        lambda a: a.mean(axis=-1, keepdims=True),
+        lambda a: np.mean(a, axis=-1, keepdims=True),
+        ((2, 3, 4),),
+    ),
+    Case("prod", "prod-axis", lambda a: P.prod(a, axis=1), lambda a: np.prod(a, axis=1), ((3, 4),)),
+    Case("prod", "prod-all", P.prod, np.prod, ((2, 3),), ((0.5, 1.5),)),
+    Case(
+        "prod",
+        "prod-zeros",
+        lambda a: P.prod(a, axis=1, keepdims=True),
+        lambda a: np.prod(a, axis=1, keepdims=True),
+        make=with_zeros,
+        no_double="second derivatives are not exact at a slice with two zeros (documented)",
+    ),
+    Case(
+        "prod",
+        "prod-one-zero-double",
+        lambda a: P.prod(a[:2], axis=1),
+        lambda a: np.prod(a[:2], axis=1),
+        make=with_zeros,
+    ),
+    Case("var", "var", lambda a: P.var(a, axis=0), lambda a: np.var(a, axis=0), ((4, 3),)),
+    Case(
+        "var",
+        "var-corrected",
+        lambda a: P.var(a, correction=1, keepdims=True),
+        lambda a: np.var(a, ddof=1, keepdims=True),
+        ((3, 4),),
+    ),
+    Case("std", "std", lambda a: P.std(a, axis=1), lambda a: np.std(a, axis=1), ((3, 4),)),
+    Case(
+        "std",
+        "std-corrected",
+        lambda a: P.std(a, axis=(0, 1), correction=1),
+        lambda a: np.std(a, axis=(0, 1), ddof=1),
+        ((3, 4),),
+    ),
+    Case("max", "max-all", P.max, np.max, ((3, 4),)),
+    Case("max", "max-axis", lambda a: P.max(a, axis=0), lambda a: np.max(a, axis=0), ((3, 4),)),
+    Case(
+        "min",
+        "min-keepdims",
+        lambda a: P.min(a, axis=-1, keepdims=True),
+        lambda a: np.min(a, axis=-1, keepdims=True),
+        ((2, 3, 4),),
+    ),
+    Case("cumulative_sum", "cumsum-1d", P.cumulative_sum, np_cumsum, ((5,),)),
+    Case(
+        "cumulative_sum",
+        "cumsum-axis-initial",
+        lambda a: P.cumulative_sum(a, axis=0, include_initial=True),
+        lambda a: np_cumsum(a, axis=0, include_initial=True),
+        ((3, 4),),
+    ),
+    Case(
+        "cumulative_sum",
+        "cumsum-dtype",
+        lambda a: P.astype(P.cumulative_sum(a, axis=1, dtype=P.float64), a.dtype),
+        lambda a: np_cumsum(a, axis=1, dtype=np.float64).astype(a.dtype),
+        ((3, 4),),
+    ),
+    Case("cumulative_prod", "cumprod-1d", P.cumulative_prod, np_cumprod, ((5,),)),
+    Case(
+        "cumulative_prod",
+        "cumprod-axis-initial",
+        lambda a: P.cumulative_prod(a, axis=-1, include_initial=True),
+        lambda a: np_cumprod(a, axis=-1, include_initial=True),
+        ((3, 4),),
+    ),
+    Case(
+        "cumulative_prod",
+        "cumprod-zeros",
+        lambda a: P.cumulative_prod(a, axis=1),
+        lambda a: np_cumprod(a, axis=1),
+        make=cumulative_with_zero,
+        no_double="second derivatives are not exact at zero inputs (documented)",
+    ),
+]
+
+(
+    test_forward_matches_numpy,
+    test_backward_matches_finite_differences,
+    test_double_backward_matches_finite_differences,
+    test_float32_gradients_stay_float32,
+    test_float16_gradients_stay_float16,
+    _,
+) = table_tests(CASES)
+
+
+@pytest.mark.parametrize("name", ["max", "min"])
+def test_ties_share_the_gradient_equally(name: str) -> None:
+    x = plugrad.tensor([[2.0, 2.0, 1.0], [1.0, 1.0, 1.0]], requires_grad=True)
+    sign = 1.0 if name == "max" else -1.0
+    getattr(plugrad, name)(sign * x, axis=1).sum().backward()
+    third = 1 / 3
+    np.testing.assert_allclose(x.grad.numpy(), sign * np.array([[0.5, 0.5, 0], [third] * 3]))
+
+
+def test_sum_with_dtype_keeps_the_gradient_dtype() -> None:
+    x = plugrad.tensor([1.0, 2.0], dtype=plugrad.float16, requires_grad=True)
+    total = plugrad.sum(x, dtype=plugrad.float64)
+    assert total.dtype == plugrad.float64
+    total.backward()
+    assert x.grad.dtype == plugrad.float16
+    np.testing.assert_array_equal(x.grad.numpy(), [1.0, 1.0])
+
+
+def test_integer_reductions_do_not_require_grad() -> None:
+    x = plugrad.tensor([1.5, 2.5], requires_grad=True)
+    as_int = plugrad.astype(x, plugrad.int64)
+    assert not as_int.requires_grad and as_int.grad_fn is None
+    assert not plugrad.sum(x, dtype=plugrad.int64).requires_grad
