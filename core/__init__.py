@@ -19,7 +19,7 @@ from __future__ import annotations
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as _version
 
-from . import autograd, errors, fft, linalg, ops
+from . import autograd, errors, fft, func, linalg, ops
 from .backend_selection import default_device, set_backend, use_backend
 from .creation import (
     arange,
@@ -119,6 +119,7 @@ __all__ = [
     "from_dlpack",
     "full",
     "full_like",
+    "func",
     "int8",
     "int16",
     "int32",

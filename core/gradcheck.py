@@ -26,7 +26,7 @@ def _outputs(result: Any) -> tuple[Tensor, ...]:
     return tuple(o for o in outputs if is_differentiable(o.dtype))
 
 
-def _one_hot(like: Tensor, index: int) -> Tensor:
+def basis(like: Tensor, index: int) -> Tensor:
     """A tensor shaped like ``like`` that is 1 at flat ``index`` and 0 elsewhere."""
     xp = like._device.xp
     array = like._array
@@ -57,7 +57,7 @@ def _numerical_jacobian(
     columns = []
     with no_grad():
         for j in range(_size(x)):
-            step = _one_hot(x, j) * eps
+            step = basis(x, j) * eps
             plus = list(inputs)
             plus[index] = x.detach() + step
             minus = list(inputs)
@@ -84,7 +84,7 @@ def _analytical_jacobian(
             if not out.requires_grad:
                 out_rows.append([None] * len(wanted))
                 continue
-            grads = grad(out, wanted, _one_hot(out, i), retain_graph=True, allow_unused=True)
+            grads = grad(out, wanted, basis(out, i), retain_graph=True, allow_unused=True)
             out_rows.append(list(grads))
         rows.append(out_rows)
     return list(outputs), rows

@@ -1,0 +1,109 @@
+"""plugrad.func: vjp, jvp, jacobian (both modes), hessian, hvp — checked against PyTorch."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import plugrad
+from plugrad import func
+
+torch = pytest.importorskip("torch")
+
+# torch.func itself uses a deprecated torch.jit API internally.
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:`torch.jit.script` is deprecated:DeprecationWarning"
+)
+
+X = [0.3, -1.2, 0.8]
+W = [[0.5, -0.1, 0.2], [1.0, 0.3, -0.7]]
+
+
+def f(lib, x, w):
+    """R^3 x R^{2x3} -> R^2, smooth and mixing both arguments."""
+    return lib.exp(w @ x) * lib.sum(x * x)
+
+
+def scalar(lib, x):
+    return lib.sum(lib.exp(x) * x * x) + lib.sum(x) ** 3
+
+
+def t(values):
+    return torch.tensor(values, dtype=torch.float64)
+
+
+def p(values, **kwargs):
+    return plugrad.tensor(values, dtype=plugrad.float64, **kwargs)
+
+
+def test_vjp_matches_pytorch() -> None:
+    out, vjp_fn = func.vjp(lambda x, w: f(plugrad, x, w), p(X), p(W))
+    grads = vjp_fn(p([1.0, -2.0]))
+    t_out, t_vjp = torch.func.vjp(lambda x, w: f(torch, x, w), t(X), t(W))
+    expected = t_vjp(t([1.0, -2.0]))
+    np.testing.assert_allclose(out.numpy(), t_out.numpy(), rtol=1e-12)
+    for ours, theirs in zip(grads, expected):
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12)
+        assert not ours.requires_grad, "results for plain inputs come back detached"
+
+
+def test_jvp_matches_pytorch() -> None:
+    tangents = (p([1.0, 0.5, -1.0]), p([[0.1, 0.2, 0.3], [0.0, -1.0, 1.0]]))
+    out, product = func.jvp(lambda x, w: f(plugrad, x, w), (p(X), p(W)), tangents)
+    t_out, t_product = torch.func.jvp(
+        lambda x, w: f(torch, x, w),
+        (t(X), t(W)),
+        tuple(torch.tensor(v.tolist(), dtype=torch.float64) for v in tangents),
+    )
+    np.testing.assert_allclose(out.numpy(), t_out.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(product.numpy(), t_product.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+def test_jacobian_matches_pytorch_in_both_modes(mode) -> None:
+    jac_x, jac_w = func.jacobian(lambda x, w: f(plugrad, x, w), argnums=(0, 1), mode=mode)(
+        p(X), p(W)
+    )
+    t_x, t_w = torch.func.jacrev(lambda x, w: f(torch, x, w), argnums=(0, 1))(t(X), t(W))
+    assert jac_x.shape == (2, 3) and jac_w.shape == (2, 2, 3)
+    np.testing.assert_allclose(jac_x.numpy(), t_x.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(jac_w.numpy(), t_w.numpy(), rtol=1e-12)
+
+
+def test_jacrev_and_jacfwd_agree() -> None:
+    x = p(X)
+    reverse = func.jacrev(lambda v: plugrad.exp(v) * v[0])(x)
+    forward = func.jacfwd(lambda v: plugrad.exp(v) * v[0])(x)
+    np.testing.assert_allclose(reverse.numpy(), forward.numpy(), rtol=1e-12)
+
+
+def test_hessian_and_hvp_match_pytorch() -> None:
+    hess = func.hessian(lambda x: scalar(plugrad, x))(p(X))
+    t_hess = torch.func.hessian(lambda x: scalar(torch, x))(t(X))
+    np.testing.assert_allclose(hess.numpy(), t_hess.numpy(), rtol=1e-12)
+    v = [1.0, -0.5, 2.0]
+    value, (product,) = func.hvp(lambda x: scalar(plugrad, x), (p(X),), (p(v),))
+    _, t_product = torch.autograd.functional.hvp(lambda x: scalar(torch, x), t(X), t(v))
+    np.testing.assert_allclose(product.numpy(), t_product.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(value.item(), scalar(np, np.array(X)), rtol=1e-12)
+
+
+def test_transforms_stay_differentiable_for_inputs_that_require_grad() -> None:
+    x = p(X, requires_grad=True)
+    (g,) = func.vjp(lambda v: plugrad.sum(v**3), x)[1](p(1.0))
+    assert g.requires_grad
+    plugrad.sum(g).backward()
+    np.testing.assert_allclose(x.grad.numpy(), 6 * np.array(X), rtol=1e-12)
+
+
+def test_input_errors() -> None:
+    with pytest.raises(plugrad.errors.DtypeError, match="floating-point"):
+        func.vjp(lambda v: v * 2, plugrad.tensor([1, 2]))
+    with pytest.raises(ValueError, match="one tangent per primal"):
+        func.jvp(lambda v: v, (p(X),), ())
+    with pytest.raises(ValueError, match="mode"):
+        func.jacobian(lambda v: v, mode="sideways")
+    with pytest.raises(ValueError, match="argnums"):
+        func.jacobian(lambda v: v, argnums=3)(p(X))
+    with pytest.raises(ValueError, match="one-element"):
+        func.hvp(lambda v: v * 2, (p(X),), (p(X),))
