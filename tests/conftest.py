@@ -1,4 +1,4 @@
-"""Shared fixtures: gradient checks against central finite differences in float64."""
+"""Shared fixtures: tensors on the default device, backends, and gradient checks."""
 
 from __future__ import annotations
 
@@ -31,32 +31,9 @@ def backend(request: pytest.FixtureRequest) -> Iterator[plugrad.backend.Device]:
         yield device
 
 
-def finite_difference(
-    scalar: Callable[..., float], inputs: Sequence[np.ndarray], index: int, eps: float = 1e-6
-) -> np.ndarray:
-    """Central differences of ``scalar(*inputs)`` with respect to ``inputs[index]``."""
-    arrays = [np.array(a, dtype=np.float64) for a in inputs]
-    grad = np.zeros_like(arrays[index])
-    flat_grad = grad.reshape(-1)
-    flat = arrays[index].reshape(-1)
-    for i in range(flat.size):
-        original = flat[i]
-        flat[i] = original + eps
-        plus = scalar(*arrays)
-        flat[i] = original - eps
-        minus = scalar(*arrays)
-        flat[i] = original
-        flat_grad[i] = (plus - minus) / (2 * eps)
-    return grad
-
-
 def _weights(shape: tuple[int, ...], seed: int) -> np.ndarray:
     # Fixed, distinct weights: every output element contributes differently.
     return np.random.default_rng(seed).uniform(0.5, 1.5, size=shape)
-
-
-def weighted_output(f: Program, weights: np.ndarray) -> Callable[..., float]:
-    return lambda *arrays: float(np.sum(f(*map(on_default, arrays)).numpy() * weights))
 
 
 def first_gradients(f: Program, arrays: Sequence[np.ndarray], **backward: bool) -> list:
@@ -69,58 +46,27 @@ def first_gradients(f: Program, arrays: Sequence[np.ndarray], **backward: bool) 
 
 @pytest.fixture
 def check_gradients() -> Callable[..., None]:
-    """``check(f, *inputs)``: plugrad's gradients of ``f`` against finite differences."""
+    """``check(f, *inputs)``: ``plugrad.autograd.gradcheck`` of ``f`` at float64 ``inputs``.
+
+    Also checks that a float64 gradient reaches every input.
+    """
 
     def check(f: Program, *inputs: np.ndarray, rtol: float = 1e-5, atol: float = 1e-6) -> None:
-        inputs = tuple(np.asarray(a, dtype=np.float64) for a in inputs)
-        leaves = first_gradients(f, inputs)
-        shape = f(*map(on_default, inputs)).shape
-        scalar = weighted_output(f, _weights(shape, 7))
-        for index, leaf in enumerate(leaves):
-            expected = finite_difference(scalar, inputs, index)
+        leaves = [on_default(np.asarray(a, dtype=np.float64), requires_grad=True) for a in inputs]
+        for index, leaf in enumerate(first_gradients(f, [x.numpy() for x in leaves])):
             assert leaf.grad is not None, f"no gradient reached input {index}"
             assert leaf.grad.dtype == plugrad.float64
-            np.testing.assert_allclose(
-                leaf.grad.numpy(), expected, rtol=rtol, atol=atol, err_msg=f"input {index}"
-            )
+        plugrad.autograd.gradcheck(f, leaves, atol=atol, rtol=rtol)
 
     return check
 
 
 @pytest.fixture
 def check_double_backward() -> Callable[..., None]:
-    """``check(f, *inputs)``: gradients of gradients (``create_graph=True``) against
-    finite differences of plugrad's first-order gradients."""
+    """``check(f, *inputs)``: ``plugrad.autograd.gradgradcheck`` of ``f`` at float64 ``inputs``."""
 
     def check(f: Program, *inputs: np.ndarray, rtol: float = 1e-4, atol: float = 1e-5) -> None:
-        inputs = tuple(np.asarray(a, dtype=np.float64) for a in inputs)
-        directions = [_weights(a.shape, 11 + i) for i, a in enumerate(inputs)]
-
-        def gradient_dot_directions(*arrays: np.ndarray) -> float:
-            leaves = first_gradients(f, arrays)
-            return float(sum(
-                np.sum(leaf.grad.numpy() * d) for leaf, d in zip(leaves, directions)
-                if leaf.grad is not None
-            ))  # fmt: skip
-
-        leaves = first_gradients(f, inputs, create_graph=True)
-        terms = [
-            plugrad.sum(leaf.grad * on_default(d))
-            for leaf, d in zip(leaves, directions)
-            if leaf.grad is not None and leaf.grad.requires_grad
-        ]
-        for leaf in leaves:
-            leaf.grad = None
-        if terms:
-            total = terms[0]
-            for term in terms[1:]:
-                total = total + term
-            total.backward()
-        for index, leaf in enumerate(leaves):
-            expected = finite_difference(gradient_dot_directions, inputs, index, eps=1e-5)
-            got = np.zeros_like(inputs[index]) if leaf.grad is None else leaf.grad.numpy()
-            np.testing.assert_allclose(
-                got, expected, rtol=rtol, atol=atol, err_msg=f"input {index}"
-            )
+        leaves = [on_default(np.asarray(a, dtype=np.float64), requires_grad=True) for a in inputs]
+        plugrad.autograd.gradgradcheck(f, leaves, atol=atol, rtol=rtol, eps=1e-5)
 
     return check
