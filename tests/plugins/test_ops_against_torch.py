@@ -237,7 +237,8 @@ def check_program(program) -> bool:
 
 
 @ignore_create_graph_warning
-@settings(max_examples=150, deadline=None)
+# Derandomized: every run checks the same programs, so a failure reproduces anywhere.
+@settings(max_examples=150, deadline=None, derandomize=True)
 @given(program_strategy)
 def test_random_op_programs_agree_with_pytorch(program) -> None:
     assume(check_program(program))
