@@ -190,8 +190,19 @@ def _check_output(
     params: dict[str, Any],
     out: Any,
     reference: Callable[..., Any] | None,
+    several: bool = False,
 ) -> None:
     where = f"{source.owner()}, op {op.name!r}: its {source.backend} kernel {source.function_name}"
+    if op.multiple_outputs and not several:
+        if not isinstance(out, (tuple, list)):
+            raise _fail(
+                where,
+                f"returned a {_type_name(out)}; the op declares several outputs, so its "
+                "kernel returns a tuple of arrays",
+            )
+        for element in out:
+            _check_output(op, source, xp, args, params, element, None, several=True)
+        return
     device = next((d for d in map(_device_of, args) if d is not None), None)
     got = _device_of(out)
     if device is None:  # called with Python scalars only (from inside a rule): compare less
@@ -211,7 +222,16 @@ def _check_output(
         for a in args
         if hasattr(a, "dtype")
     )
-    if op.differentiable and floating_inputs and not _dtypes.is_differentiable(dtype):
+    if several:  # one of several outputs: some (indices, signs) are legitimately not floating
+        return
+    # An op with a dtype param (astype) returns the dtype it is asked for.
+    requested = op.dtype_params and any(params.get(p) is not None for p in op.dtype_params)
+    if (
+        op.differentiable
+        and floating_inputs
+        and not requested
+        and not _dtypes.is_differentiable(dtype)
+    ):
         raise _fail(
             where,
             f"returned {dtype.name} for floating-point inputs, but the op is "
@@ -266,7 +286,19 @@ def _checked_rule(
 
     def checked(xp: Any, g: Any, ans: Any, *inputs: Any, **params: Any) -> Any:
         grad = rule(xp, g, ans, *inputs, **params)
-        _check_gradient(op, name, where, g, inputs[index], grad)
+        reference = g[0] if isinstance(g, tuple) else g  # several outputs: a tuple of grads
+        if op.sequence_kind is not None:  # one rule, one gradient per tensor of the sequence
+            arrays = inputs[index]
+            if not isinstance(grad, (tuple, list)) or len(grad) != len(arrays):
+                raise _fail(
+                    where,
+                    f"returned a {_type_name(grad)}; for a sequence of {len(arrays)} tensors "
+                    f"it must return {len(arrays)} gradients",
+                )
+            for element, expected in zip(grad, arrays):
+                _check_gradient(op, name, where, reference, expected, element)
+            return grad
+        _check_gradient(op, name, where, reference, inputs[index], grad)
         return grad
 
     checked.__wrapped__ = rule  # type: ignore[attr-defined]
@@ -322,7 +354,8 @@ def _check_gradient(op: OpDef, name: str, where: str, g: Any, expected: Any, gra
     # Under create_graph both sides are plugrad dtypes; in raw mode both are the backend's.
     got_dtype = grad.dtype if isinstance(grad, Tensor) else raw.dtype
     wanted_dtype = expected.dtype if isinstance(expected, (Tensor, ArraySpec)) else target.dtype
-    if got_dtype != wanted_dtype:
+    # Broadcasting ops also promote; the engine casts their gradients back, as it sums shapes.
+    if got_dtype != wanted_dtype and not op.broadcasting:
         raise _fail(
             where,
             f"returned a gradient of dtype {got_dtype}, but input {name!r} has "

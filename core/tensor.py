@@ -234,13 +234,19 @@ class Tensor:
         >>> x.grad
         tensor([2., 0., 1.])
         """
+        return _ops.getitem(self, key=self._index_key(key))
+
+    def _index_key(self, key: Any) -> tuple[Any, ...]:
+        """``key`` as a tuple, index tensors as raw arrays, basic keys completed with ``...``."""
         if type(key) is not tuple:
             key = (key,)
-        for k in key:
-            if isinstance(k, Tensor):
-                key = tuple(self._index_array(k) if isinstance(k, Tensor) else k for k in key)
-                break
-        return _ops.getitem(self, key=key)
+        if any(isinstance(k, Tensor) for k in key):
+            return tuple(self._index_array(k) if isinstance(k, Tensor) else k for k in key)
+        # NOTE: the standard wants `...` in a tuple that indexes fewer axes than there
+        # are (array-api-strict insists); appending it changes nothing in any library.
+        if not any(k is Ellipsis for k in key):
+            key = (*key, Ellipsis)
+        return key
 
     def _index_array(self, index: Tensor) -> Any:
         if index._device is not self._device:
@@ -257,7 +263,7 @@ class Tensor:
 
     def __setitem__(self, key: Any, value: Any) -> None:
         """``x[key] = value``: an in-place op, safe for autograd (see ``plugrad.inplace``)."""
-        _inplace.apply_inplace(self, _assign, value, key, name="x[key] = value")
+        _inplace.apply_inplace(self, _assign, value, self._index_key(key), name="x[key] = value")
 
     # -- autograd -----------------------------------------------------------------------
 

@@ -65,7 +65,8 @@ def _pair_weights(xp: Any, like: Any, axis: int, full: int) -> Any:
     shape[axis] = half
     k = xp.reshape(xp.arange(half, device=like.device), tuple(shape))
     doubled = xp.logical_and(k >= 1, k <= full - (full // 2 + 1))
-    return xp.where(doubled, 2.0, 1.0)
+    # NOTE: not where(doubled, 2.0, 1.0): the standard needs an array among where's values.
+    return xp.astype(doubled, like.dtype) + 1.0
 
 
 # -- complex-to-complex ------------------------------------------------------------------
