@@ -22,8 +22,9 @@ from typing import Any, ClassVar
 import numpy as np
 
 import plugrad
-from plugrad.errors import BackendError
-from plugrad.registry import backend_names, resolve_device
+from plugrad.registry import backend_names
+
+from ._common import device_or_skip
 
 BATCH, INPUTS, HIDDEN, OUTPUTS = 512, 784, 2048, 10
 
@@ -35,10 +36,7 @@ class _MLP:
     param_names: ClassVar[list[str]] = ["backend"]
 
     def setup(self, backend: str) -> None:
-        try:
-            device = resolve_device(backend)
-        except BackendError as exc:
-            raise NotImplementedError(f"backend {backend!r} is not available: {exc}") from None
+        device = device_or_skip(backend)
         rng = np.random.default_rng(0)
 
         def make(*shape: int, scale: float = 1.0) -> Any:

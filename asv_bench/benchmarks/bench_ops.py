@@ -19,24 +19,16 @@ plugrad time / floor time, measured in one process.
 
 from __future__ import annotations
 
-import statistics
-import timeit
 from typing import ClassVar
 
 import numpy as np
 
 import plugrad
-from plugrad.errors import BackendError
-from plugrad.registry import backend_names, resolve_device
+from plugrad.registry import backend_names
+
+from ._common import device_or_skip, median_seconds_per_call
 
 _NUMBER = 20
-_REPEAT = 7
-
-
-def _median_seconds_per_call(fn) -> float:
-    fn()
-    runs = timeit.Timer(fn).repeat(repeat=_REPEAT, number=_NUMBER)
-    return statistics.median(runs) / _NUMBER
 
 
 class _OpBenchmark:
@@ -44,10 +36,7 @@ class _OpBenchmark:
     param_names: ClassVar[list[str]] = ["backend"]
 
     def _device(self, backend: str):
-        try:
-            device = resolve_device(backend)
-        except BackendError as exc:
-            raise NotImplementedError(f"backend {backend!r} is not available: {exc}") from None
+        device = device_or_skip(backend)
         self.xp = device.xp
         self._sync_backend = device.backend
         self._sync_native = device.native
@@ -71,8 +60,12 @@ class _OpBenchmark:
         self._sync()
 
     def track_ratio_forward_backward(self, backend: str) -> float:
-        plugrad_s = _median_seconds_per_call(lambda: self.time_plugrad_forward_backward(backend))
-        floor_s = _median_seconds_per_call(lambda: self.time_floor_forward_backward(backend))
+        plugrad_s = median_seconds_per_call(
+            lambda: self.time_plugrad_forward_backward(backend), _NUMBER
+        )
+        floor_s = median_seconds_per_call(
+            lambda: self.time_floor_forward_backward(backend), _NUMBER
+        )
         return plugrad_s / floor_s
 
     track_ratio_forward_backward.unit = "ratio"
@@ -136,7 +129,10 @@ class MatMul(_OpBenchmark):
 
 
 class Indexing(_OpBenchmark):
-    """``sum(x[idx] * w)``: 4096 repeated row indices into (1024, 16) float32."""
+    """``sum(take(x, idx, axis=0) * w)``: 4096 repeated row indices into (1024, 16) float32.
+
+    ``take`` is the standard's row gather (``x[idx]`` on a 2-D array is NumPy's).
+    """
 
     def setup(self, backend: str) -> None:
         device = self._device(backend)
@@ -148,8 +144,13 @@ class Indexing(_OpBenchmark):
         self.index = plugrad.tensor(index, device=backend)
         self.xr, self.wr, self.ir = self.x.array, self.w.array, self.index.array
         self.scatter_add = device.kernels["scatter_add"]
-        loss = self._plugrad()
-        loss_r, grad_r = self._floor()
+        try:
+            loss = self._plugrad()
+            loss_r, grad_r = self._floor()
+        except IndexError as exc:  # a known gap: see tests/plugins/backend_gaps.txt
+            raise NotImplementedError(
+                f"take's gradient does not run on {backend!r} yet: {exc}"
+            ) from None
         np.testing.assert_allclose(loss.numpy(), self.to_numpy(loss_r), rtol=1e-4)
         np.testing.assert_allclose(self.x.grad.numpy(), self.to_numpy(grad_r), rtol=1e-4, atol=1e-5)
         expected = np.zeros((1024, 16))
@@ -158,13 +159,13 @@ class Indexing(_OpBenchmark):
 
     def _plugrad(self):
         self.x.grad = None
-        loss = plugrad.sum(self.x[self.index] * self.w)
+        loss = plugrad.sum(plugrad.take(self.x, self.index, axis=0) * self.w)
         loss.backward()
         return loss
 
     def _floor(self):
         xp = self.xp
-        loss = xp.sum(self.xr[self.ir] * self.wr)
+        loss = xp.sum(xp.take(self.xr, self.ir, axis=0) * self.wr)
         # The backward by hand: add each weight row into the row it was gathered from.
-        grad = self.scatter_add(xp, self.wr, key=(self.ir,), shape=self.xr.shape)
+        grad = self.scatter_add(xp, self.wr, key=(self.ir, ...), shape=self.xr.shape)
         return loss, grad

@@ -22,28 +22,20 @@ here are skipped (``NotImplementedError`` in ``setup``).
 
 from __future__ import annotations
 
-import statistics
-import timeit
 from typing import ClassVar
 
 import numpy as np
 
 import plugrad
-from plugrad.errors import BackendError
-from plugrad.registry import backend_names, resolve_device
+from plugrad.registry import backend_names
+
+from ._common import device_or_skip, median_seconds_per_call
 
 _X = [0.1, -0.2, 0.3, 0.4]
 _W = [0.5, 0.25, -1.5, 2.0]
 
 # For the track_ ratios: each timing is the median over _REPEAT runs of _NUMBER calls.
 _NUMBER = 200
-_REPEAT = 7
-
-
-def _median_seconds_per_call(fn) -> float:
-    fn()  # warm up (first-use activation, caches)
-    runs = timeit.Timer(fn).repeat(repeat=_REPEAT, number=_NUMBER)
-    return statistics.median(runs) / _NUMBER
 
 
 class ElementwiseChainOverhead:
@@ -53,10 +45,7 @@ class ElementwiseChainOverhead:
     param_names: ClassVar[list[str]] = ["backend"]
 
     def setup(self, backend: str) -> None:
-        try:
-            device = resolve_device(backend)
-        except BackendError as exc:
-            raise NotImplementedError(f"backend {backend!r} is not available: {exc}") from None
+        device = device_or_skip(backend)
         self.device = device
         self.xp = device.xp
         self._sync_backend = device.backend
@@ -143,15 +132,21 @@ class ElementwiseChainOverhead:
     # -- tracked: plugrad time / floor time, measured in one process ---------------------
 
     def track_ratio_forward_backward(self, backend: str) -> float:
-        plugrad_s = _median_seconds_per_call(lambda: self.time_plugrad_forward_backward(backend))
-        floor_s = _median_seconds_per_call(lambda: self.time_floor_forward_backward(backend))
+        plugrad_s = median_seconds_per_call(
+            lambda: self.time_plugrad_forward_backward(backend), _NUMBER
+        )
+        floor_s = median_seconds_per_call(
+            lambda: self.time_floor_forward_backward(backend), _NUMBER
+        )
         return plugrad_s / floor_s
 
     track_ratio_forward_backward.unit = "ratio"
 
     def track_ratio_forward_no_grad(self, backend: str) -> float:
-        plugrad_s = _median_seconds_per_call(lambda: self.time_plugrad_forward_no_grad(backend))
-        floor_s = _median_seconds_per_call(lambda: self.time_floor_forward(backend))
+        plugrad_s = median_seconds_per_call(
+            lambda: self.time_plugrad_forward_no_grad(backend), _NUMBER
+        )
+        floor_s = median_seconds_per_call(lambda: self.time_floor_forward(backend), _NUMBER)
         return plugrad_s / floor_s
 
     track_ratio_forward_no_grad.unit = "ratio"

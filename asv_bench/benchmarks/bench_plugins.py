@@ -15,27 +15,19 @@ are skipped (``NotImplementedError`` in ``setup``).
 
 from __future__ import annotations
 
-import statistics
-import timeit
 import types
 from typing import ClassVar
 
 import plugrad
-from plugrad.errors import BackendError
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import op
-from plugrad.registry import backend_names, resolve_device
+from plugrad.registry import backend_names
+
+from ._common import device_or_skip, median_seconds_per_call
 
 _X = [0.1, -0.2, 0.3, 0.4]
 _NUMBER = 2000
-_REPEAT = 7
 _PLUGIN = "asv_times_plugin"
-
-
-def _median_seconds_per_call(fn) -> float:
-    fn()
-    runs = timeit.Timer(fn).repeat(repeat=_REPEAT, number=_NUMBER)
-    return statistics.median(runs) / _NUMBER
 
 
 def _multiply_plugin():
@@ -45,10 +37,7 @@ def _multiply_plugin():
 
 
 def _tensor(backend: str):
-    try:
-        resolve_device(backend)
-    except BackendError as exc:
-        raise NotImplementedError(f"backend {backend!r} is not available: {exc}") from None
+    device_or_skip(backend)
     return plugrad.tensor(_X, dtype=plugrad.float32, device=backend)
 
 
@@ -79,8 +68,8 @@ class PluginOpOverhead:
 
     def track_ratio_plugin_vs_builtin(self, backend: str) -> float:
         x, times, multiply = self.x, self.times, plugrad.multiply
-        plugin_s = _median_seconds_per_call(lambda: times(x, x))
-        builtin_s = _median_seconds_per_call(lambda: multiply(x, x))
+        plugin_s = median_seconds_per_call(lambda: times(x, x), _NUMBER)
+        builtin_s = median_seconds_per_call(lambda: multiply(x, x), _NUMBER)
         return plugin_s / builtin_s
 
     track_ratio_plugin_vs_builtin.unit = "ratio"
@@ -104,10 +93,10 @@ class CheckingModeOverhead:
 
     def track_ratio_checked_vs_unchecked(self, backend: str) -> float:
         x, multiply = self.x, plugrad.multiply
-        checked_s = _median_seconds_per_call(lambda: multiply(x, x))
+        checked_s = median_seconds_per_call(lambda: multiply(x, x), _NUMBER)
         plugrad.plugins.set_checks(False)
         try:
-            unchecked_s = _median_seconds_per_call(lambda: multiply(x, x))
+            unchecked_s = median_seconds_per_call(lambda: multiply(x, x), _NUMBER)
         finally:
             plugrad.plugins.set_checks(True)
         return checked_s / unchecked_s
