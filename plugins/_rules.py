@@ -114,3 +114,8 @@ def safe_where_zero(xp: Any, x: Any, fill: float = 1.0) -> Any:
     divide by the safe value instead.
     """
     return xp.where(x == 0, fill, x)
+
+
+def negative_axis(axis: int, x1: Any, x2: Any) -> int:
+    """``axis`` counted from the end of the broadcast shape, as vecdot and cross require."""
+    return axis - max(x1.ndim, x2.ndim) if axis >= 0 else axis

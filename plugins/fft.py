@@ -58,6 +58,13 @@ def _axes_and_sizes(
     return axes, sizes
 
 
+def _as_complex(xp: Any, x: Any) -> Any:
+    """``x`` as a complex array: the standard's complex-to-complex transforms take no real input."""
+    if xp.isdtype(x.dtype, "complex floating"):
+        return x
+    return xp.astype(x, xp.complex128 if x.dtype == xp.float64 else xp.complex64)
+
+
 def _pair_weights(xp: Any, like: Any, axis: int, full: int) -> Any:
     """1 for frequencies that stand for themselves, 2 for those that also stand for a conjugate."""
     half = like.shape[axis]
@@ -91,7 +98,9 @@ def _fftn_grad(inverse_name: str) -> Any:
 
 fft = op(
     "fft",
-    lambda xp, x, /, *, n=None, axis=-1, norm="backward": xp.fft.fft(x, n=n, axis=axis, norm=norm),
+    lambda xp, x, /, *, n=None, axis=-1, norm="backward": xp.fft.fft(
+        _as_complex(xp, x), n=n, axis=axis, norm=norm
+    ),
     namespace="fft",
     saves=(),
     doc="""One-dimensional discrete Fourier transform along ``axis`` (zero-padded or cut to ``n``).
@@ -106,7 +115,9 @@ fft = op(
 
 ifft = op(
     "ifft",
-    lambda xp, x, /, *, n=None, axis=-1, norm="backward": xp.fft.ifft(x, n=n, axis=axis, norm=norm),
+    lambda xp, x, /, *, n=None, axis=-1, norm="backward": xp.fft.ifft(
+        _as_complex(xp, x), n=n, axis=axis, norm=norm
+    ),
     namespace="fft",
     saves=(),
     doc="""One-dimensional inverse discrete Fourier transform along ``axis``.

@@ -30,7 +30,14 @@ from typing import Any
 
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, op
-from plugrad.plugins._rules import cast, conj, expand_reduced, normalize_axes, safe_where_zero
+from plugrad.plugins._rules import (
+    cast,
+    conj,
+    expand_reduced,
+    negative_axis,
+    normalize_axes,
+    safe_where_zero,
+)
 
 
 def _mH(xp: Any, a: Any) -> Any:
@@ -614,7 +621,7 @@ vector_norm = op(
 
 cross = op(
     "cross",
-    lambda xp, x1, x2, /, *, axis=-1: xp.linalg.cross(x1, x2, axis=axis),
+    lambda xp, x1, x2, /, *, axis=-1: xp.linalg.cross(x1, x2, axis=negative_axis(axis, x1, x2)),
     namespace="linalg",
     broadcasting=True,
     saves=("x1", "x2"),

@@ -10,7 +10,7 @@ from typing import Any
 
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, op
-from plugrad.plugins._rules import conj
+from plugrad.plugins._rules import conj, negative_axis
 
 
 # The engine sums batch dimensions that broadcasting added, so these rules may
@@ -135,7 +135,7 @@ def _vecdot_grad(which: int) -> Any:
 
 vecdot = op(
     "vecdot",
-    lambda xp, x1, x2, /, *, axis=-1: xp.vecdot(x1, x2, axis=axis),
+    lambda xp, x1, x2, /, *, axis=-1: xp.vecdot(x1, x2, axis=negative_axis(axis, x1, x2)),
     broadcasting=True,
     saves=("x1", "x2"),
     doc="""Dot product along ``axis``, broadcasting the other axes (``x1`` is conjugated).
