@@ -97,8 +97,11 @@ def count(shape: tuple[int, ...], axis: Any) -> int:
 
 
 def axis_slice(ndim: int, axis: int, start: int | None, stop: int | None) -> tuple[Any, ...]:
-    """The key selecting ``start:stop`` along ``axis`` of an ``ndim``-dimensional array."""
-    return (slice(None),) * (axis % ndim) + (slice(start, stop),)
+    """The key selecting ``start:stop`` along ``axis`` of an ``ndim``-dimensional array.
+
+    It ends with ``...``: the standard leaves a key shorter than ``ndim`` without one undefined.
+    """
+    return (slice(None),) * (axis % ndim) + (slice(start, stop), Ellipsis)
 
 
 def reverse_cumulative_sum(xp: Any, g: Any, axis: int) -> Any:

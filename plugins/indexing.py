@@ -25,8 +25,16 @@ def _is_basic(xp: Any, key: tuple[Any, ...]) -> bool:
     return len(arrays) == 1 and len(key) == 1 and xp.isdtype(arrays[0].dtype, "bool")
 
 
-def _scatter_add_generic(xp: Any, values: Any, /, *, key: Any, shape: tuple[int, ...]) -> Any:
+def _complete(key: Any) -> tuple[Any, ...]:
+    """``key`` as a tuple; a basic key (no arrays) ends with ``...``, as the standard wants."""
     key = key if type(key) is tuple else (key,)
+    if any(k is Ellipsis or hasattr(k, "shape") for k in key):
+        return key
+    return (*key, Ellipsis)
+
+
+def _scatter_add_generic(xp: Any, values: Any, /, *, key: Any, shape: tuple[int, ...]) -> Any:
+    key = _complete(key)
     out = xp.zeros(shape, dtype=values.dtype, device=values.device)
     if _is_basic(xp, key):
         # Every position is selected once: assignment is addition. (None only adds
@@ -86,7 +94,7 @@ scatter_add = op(
 
 getitem = op(
     "getitem",
-    lambda xp, x, /, key: x[key],
+    lambda xp, x, /, key: x[_complete(key)],
     saves=(),
     standard=False,
     doc="""Index ``x[key]``; what ``Tensor.__getitem__`` calls (use ``x[key]`` instead).
@@ -191,7 +199,7 @@ take_along_axis = op(
 
 def _setitem(xp: Any, x: Any, value: Any, /, key: Any) -> Any:
     out = xp.asarray(x, copy=True)
-    out[key] = value
+    out[_complete(key)] = value
     return out
 
 
