@@ -42,27 +42,28 @@ class Backend:
 
     Examples
     --------
-    A minimal backend for NumPy (plugrad ships a complete one)::
+    The shape of a backend for PyTorch CPU tensors (``examples/plugrad-torch-backend``
+    is the complete, tested one)::
 
-        import array_api_compat.numpy
-        import numpy as np
         from plugrad.backend import Backend
         from plugrad.hookspecs import hookimpl
 
-        class MyNumpy(Backend):
-            name = "mynumpy"
+        class TorchBackend(Backend):
+            name = "torch"
             def namespace(self):
-                return array_api_compat.numpy
+                import array_api_compat.torch
+                return array_api_compat.torch
             def array_types(self):
-                return (np.ndarray,)
+                import torch
+                return (torch.Tensor,)
             def to_numpy(self, array):
-                return np.asarray(array)
+                return array.detach().numpy()
             def random_source(self, seed, device):
-                return np.random.default_rng(seed)  # has .normal()/.uniform() wrappers in practice
+                return TorchRandom(seed)  # normal(shape, dtype) and uniform(shape, dtype)
 
         @hookimpl
         def plugrad_backends():
-            return [MyNumpy()]
+            return [TorchBackend()]
     """
 
     #: The name users select it by, e.g. ``"numpy"``.
