@@ -150,4 +150,5 @@ __all__ = [
 from . import registry as _registry
 
 _registry.load()
-__all__ += [name for name in _registry.op_names() if name in globals()]
+# The built-in op functions installed here; a name already public (the fft module) is listed once.
+__all__ += [name for name in _registry.op_names() if name in globals() and name not in __all__]

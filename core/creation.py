@@ -435,6 +435,7 @@ def eye(
     k: int = 0,
     dtype: _dtypes.DType | None = None,
     device: DeviceLike = None,
+    backend: str | None = None,
     requires_grad: bool = False,
 ) -> Tensor:
     """Return a 2-D tensor with ones on diagonal ``k`` and zeros elsewhere (``float32`` default).
@@ -446,7 +447,7 @@ def eye(
     tensor([[0., 1., 0.],
             [0., 0., 1.]])
     """
-    target = registry.resolve_device(device)
+    target = target_device(device, backend)
     native = target.native_dtype(dtype or _dtypes.default_float_dtype)
     array = target.xp.eye(n_rows, n_cols, k=k, dtype=native, device=target.native)
     return leaf(array, target, requires_grad)
@@ -460,6 +461,7 @@ def linspace(
     *,
     dtype: _dtypes.DType | None = None,
     device: DeviceLike = None,
+    backend: str | None = None,
     endpoint: bool = True,
     requires_grad: bool = False,
 ) -> Tensor:
@@ -474,7 +476,7 @@ def linspace(
     if dtype is None:
         is_complex = isinstance(start, complex) or isinstance(stop, complex)
         dtype = _dtypes.default_complex_dtype if is_complex else _dtypes.default_float_dtype
-    target = registry.resolve_device(device)
+    target = target_device(device, backend)
     array = target.xp.linspace(
         start, stop, num, dtype=target.native_dtype(dtype), device=target.native, endpoint=endpoint
     )

@@ -8,9 +8,8 @@ when plugrad loads its plugins, like every other op; :func:`fftfreq` and
 from __future__ import annotations
 
 from . import dtypes as _dtypes
-from . import registry
 from .backend import Device
-from .creation import leaf
+from .creation import leaf, target_device
 from .tensor import Tensor
 
 __all__ = ["fftfreq", "rfftfreq"]
@@ -22,9 +21,10 @@ def _frequencies(
     d: float,
     dtype: _dtypes.DType | None,
     device: Device | str | None,
+    backend: str | None,
     requires_grad: bool,
 ) -> Tensor:
-    target = registry.resolve_device(device)
+    target = target_device(device, backend)
     native = target.native_dtype(dtype or _dtypes.default_float_dtype)
     array = getattr(target.xp.fft, kind)(n, d=d, dtype=native, device=target.native)
     return leaf(array, target, requires_grad)
@@ -37,6 +37,7 @@ def fftfreq(
     d: float = 1.0,
     dtype: _dtypes.DType | None = None,
     device: Device | str | None = None,
+    backend: str | None = None,
     requires_grad: bool = False,
 ) -> Tensor:
     """Return the sample frequencies of an ``n``-point transform with sample spacing ``d``.
@@ -47,7 +48,7 @@ def fftfreq(
     >>> plugrad.fft.fftfreq(4)
     tensor([ 0.  ,  0.25, -0.5 , -0.25])
     """
-    return _frequencies("fftfreq", n, d, dtype, device, requires_grad)
+    return _frequencies("fftfreq", n, d, dtype, device, backend, requires_grad)
 
 
 def rfftfreq(
@@ -57,6 +58,7 @@ def rfftfreq(
     d: float = 1.0,
     dtype: _dtypes.DType | None = None,
     device: Device | str | None = None,
+    backend: str | None = None,
     requires_grad: bool = False,
 ) -> Tensor:
     """Return the non-negative sample frequencies of an ``n``-point real transform.
@@ -67,4 +69,4 @@ def rfftfreq(
     >>> plugrad.fft.rfftfreq(4)
     tensor([0.  , 0.25, 0.5 ])
     """
-    return _frequencies("rfftfreq", n, d, dtype, device, requires_grad)
+    return _frequencies("rfftfreq", n, d, dtype, device, backend, requires_grad)

@@ -105,6 +105,10 @@ def test_use_backend_is_per_thread() -> None:
         lambda **kw: plugrad.full_like(plugrad.ones(2), 1.0, **kw),
         lambda **kw: plugrad.randn(2, **kw),
         lambda **kw: plugrad.rand(2, **kw),
+        lambda **kw: plugrad.eye(2, **kw),
+        lambda **kw: plugrad.linspace(0.0, 1.0, 3, **kw),
+        lambda **kw: plugrad.fft.fftfreq(4, **kw),
+        lambda **kw: plugrad.fft.rfftfreq(4, **kw),
     ],
 )
 def test_every_creation_function_takes_backend_and_device(make) -> None:

@@ -253,3 +253,8 @@ def test_broken_third_party_plugin_at_load_time_is_skipped(monkeypatch) -> None:
         registry._state.failures.pop("bad_loaded", None)
         registry.unregister_plugin("good_loaded")
     np.testing.assert_array_equal((plugrad.ones(2) + 1).numpy(), [2.0, 2.0])
+
+
+def test_the_namespace_lists_each_public_name_once() -> None:
+    assert len(plugrad.__all__) == len(set(plugrad.__all__))
+    assert all(hasattr(plugrad, name) for name in plugrad.__all__)
