@@ -19,7 +19,7 @@ from __future__ import annotations
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as _version
 
-from . import autograd, errors, fft, func, linalg, ops
+from . import autograd, errors, fft, func, linalg, ops, viz
 from .backend_selection import default_device, set_backend, use_backend
 from .creation import (
     arange,
@@ -142,6 +142,7 @@ __all__ = [
     "uint32",
     "uint64",
     "use_backend",
+    "viz",
     "zeros",
     "zeros_like",
 ]

@@ -19,6 +19,8 @@ __all__ = [
     "GradcheckError",
     "GraphFreedError",
     "InPlaceModificationError",
+    "MissingDependencyError",
+    "MissingProgramError",
     "PluginLoadWarning",
     "PluginOutputError",
     "PluginRegistrationError",
@@ -91,6 +93,14 @@ class PluginOutputError(PlugradError, RuntimeError):
 
 class UnknownOpError(PlugradError, LookupError):
     """No op with the requested name is registered."""
+
+
+class MissingDependencyError(PlugradError, ImportError):
+    """An optional Python package that a feature needs is not installed; the message names it."""
+
+
+class MissingProgramError(PlugradError, RuntimeError):
+    """An external program that a feature needs (e.g. Graphviz's ``dot``) is not on ``PATH``."""
 
 
 class PluginLoadWarning(UserWarning):
