@@ -5,22 +5,30 @@ backends (available or why not, and their devices), the plugins (distribution,
 version, what each contributes), the plugins that failed and why, and with
 ``--ops`` which kernel serves each op on each available backend. ``--json``
 prints the same as one JSON object for tools.
+
+``plugrad graph`` draws the autograd graph of an expression (see
+:mod:`plugrad.viz`): with none, the classic ``e = a*b + log(d)*c``. The
+expression is never given to ``eval``; :mod:`plugrad.expression` evaluates
+only arithmetic, plugrad functions, numbers and the ``--var`` variables.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import keyword
 import os
 import platform
 import sys
 import textwrap
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from . import checking as _checking
 from . import inventory as _inventory
 from . import registry as _registry
+from .errors import PlugradError
 
 __all__ = ["main"]
 
@@ -42,7 +50,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--ops", action="store_true", help="also show which kernel serves each op on each backend"
     )
     info.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    _add_graph_parser(commands)
     args = parser.parse_args(argv)
+    if args.command == "graph":
+        return graph_command(args)
     report = info_report(ops=args.ops)
     print(json.dumps(report, indent=2) if args.json else format_report(report))
     return 0
@@ -179,3 +190,177 @@ def format_report(report: dict[str, Any]) -> str:
         for row in rows:
             lines.append("  " + "  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
     return "\n".join(lines)
+
+
+# -- plugrad graph ------------------------------------------------------------------------
+
+#: What ``plugrad graph`` draws without an expression, and its variables' default values.
+CLASSIC_EXPRESSION = "a*b + log(d)*c"
+CLASSIC_VALUES = {"a": 2.0, "b": 3.0, "c": 4.0, "d": 5.0}
+_GRAPH_EPILOG = """\
+examples:
+  plugrad graph                         e = a*b + log(d)*c into graph.svg
+  plugrad graph --grads -o e.png        the same after backward, gradients shown
+  plugrad graph "sum(exp(x * w))" --var x=1,2,3 --var w=0.5,0.1,2
+  plugrad graph "m @ v" --var "m=1,2;3,4" --var v=1,1 --values -o mv.pdf
+
+The expression may use numbers, the --var variables, pi, e, inf, nan, dtypes
+(float32, ...), + - * / // % ** @ and calls of plugrad functions: exp(x),
+sum(x, axis=0), linalg.det(m), fft.fft(x), ops.NAME(x). It is not evaluated as
+Python: anything else (attributes, subscripts, other names) is refused.
+Rendering SVG, PNG or PDF needs Graphviz (pip install "plugrad[viz]" and the
+dot program); -o FILE.dot writes the DOT source and needs neither.
+"""
+
+
+def _add_graph_parser(commands: Any) -> None:
+    graph = commands.add_parser(
+        "graph",
+        help="draw the autograd graph of an expression (SVG, PNG, PDF or DOT)",
+        description=(
+            "Draw the autograd graph of an expression over tensors. Without an expression, "
+            f"draw the classic e = {CLASSIC_EXPRESSION} with a=2, b=3, c=4, d=5."
+        ),
+        epilog=_GRAPH_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    graph.add_argument(
+        "expression", nargs="?", help=f"what to compute (default: {CLASSIC_EXPRESSION})"
+    )
+    graph.add_argument(
+        "--var",
+        action="append",
+        default=[],
+        metavar="NAME=VALUES",
+        help="a variable that requires grad: one number, comma-separated numbers, or rows "
+        "separated by ';' for a matrix (repeat for several variables)",
+    )
+    graph.add_argument(
+        "-o",
+        "--output",
+        default="graph.svg",
+        metavar="PATH",
+        help="the file to write; its suffix picks the format: .svg, .png, .pdf or .dot "
+        "(default: graph.svg)",
+    )
+    graph.add_argument("--values", action="store_true", help="show the tensors' values")
+    graph.add_argument(
+        "--grads",
+        action="store_true",
+        help="run backward on the (scalar) result first and show the gradients",
+    )
+    graph.add_argument(
+        "--backward",
+        action="store_true",
+        help="draw the gradient flow (edges from the result back to the variables)",
+    )
+    graph.add_argument("--backend", help="the backend to compute on (default: the default one)")
+
+
+def graph_command(args: argparse.Namespace) -> int:
+    """Run ``plugrad graph``; return the exit code (2: bad input, 1: could not draw)."""
+    from . import creation, viz
+    from .expression import ExpressionError, evaluate
+    from .tensor import Tensor
+
+    try:
+        given = _parse_variables(args.var)
+        if args.expression is None:
+            unknown = sorted(set(given) - set(CLASSIC_VALUES))
+            if unknown:
+                raise ExpressionError(
+                    f"without an expression plugrad graph draws e = {CLASSIC_EXPRESSION}; "
+                    f"--var can set a, b, c and d, not {', '.join(unknown)}"
+                )
+            text = CLASSIC_EXPRESSION
+            values: dict[str, Any] = {**CLASSIC_VALUES, **given}
+            result_name, title = "e", f"e = {CLASSIC_EXPRESSION}"
+        else:
+            text = args.expression
+            values = given
+            result_name, title = None, text
+        viz._format_of(Path(args.output))  # a bad suffix fails before any work
+        variables = {
+            name: creation.tensor(value, requires_grad=True, backend=args.backend)
+            for name, value in values.items()
+        }
+    except (ValueError, PlugradError) as error:
+        return _fail(error, 2)
+    try:
+        result = evaluate(text, variables)
+    except ExpressionError as error:
+        return _fail(error, 2)
+    except Exception as error:  # what an op raised: a shape mismatch, numpy's LinAlgError, ...
+        return _fail(error, 1, f"{type(error).__name__}: ")
+    outputs = list(result) if isinstance(result, tuple) else [result]
+    if not outputs or not all(isinstance(o, Tensor) for o in outputs):
+        return _fail(
+            f"the expression gives {type(result).__name__}, not a tensor; use a --var variable",
+            2,
+        )
+    names: dict[str, Any] = dict(variables)
+    if result_name is not None:
+        names[result_name] = result
+    try:
+        if args.grads:
+            if len(outputs) != 1 or outputs[0].size != 1:
+                shapes = ", ".join(str(o.shape) for o in outputs)
+                raise ExpressionError(
+                    f"--grads runs backward on the result, which must be one number, but it "
+                    f"has shape {shapes}; reduce it first, e.g. sum(...)"
+                )
+            # retain_graph keeps the shapes and constants that the picture reads.
+            outputs[0].backward(retain_graph=True)
+        path = viz.render(
+            outputs,
+            args.output,
+            names=names,
+            show_values=args.values,
+            show_grads=args.grads,
+            backward=args.backward,
+            title=title,
+        )
+    except ExpressionError as error:
+        return _fail(error, 2)
+    except (PlugradError, OSError) as error:
+        return _fail(error, 1)
+    print(f"wrote {path}")
+    return 0
+
+
+def _fail(error: object, code: int, prefix: str = "") -> int:
+    print(f"plugrad graph: error: {prefix}{error}", file=sys.stderr)
+    return code
+
+
+def _parse_variables(specs: Sequence[str]) -> dict[str, Any]:
+    """``--var`` values: NAME=1 (a number), NAME=1,2,3 (a vector), NAME=1,2;3,4 (a matrix)."""
+    from .expression import ExpressionError
+
+    variables: dict[str, Any] = {}
+    for spec in specs:
+        name, equals, text = spec.partition("=")
+        name = name.strip()
+        if not equals or not name.isidentifier() or keyword.iskeyword(name):
+            raise ExpressionError(
+                f"--var {spec!r}: give NAME=VALUES with NAME a Python identifier, "
+                "e.g. --var x=1,2,3"
+            )
+        if name in variables:
+            raise ExpressionError(f"--var {name} is given twice")
+        try:
+            rows = [[float(v) for v in row.split(",")] for row in text.split(";")]
+        except ValueError:
+            raise ExpressionError(
+                f"--var {spec!r}: the values must be numbers separated by ',' "
+                "(and ';' between the rows of a matrix), e.g. --var x=1,2,3"
+            ) from None
+        if len(rows) > 1:
+            if len({len(row) for row in rows}) != 1:
+                raise ExpressionError(f"--var {spec!r}: every row of a matrix needs as many values")
+            variables[name] = rows
+        elif len(rows[0]) > 1:
+            variables[name] = rows[0]
+        else:
+            variables[name] = rows[0][0]
+    return variables
