@@ -123,7 +123,7 @@ class Graph:
     >>> x = plugrad.tensor([1.0, 2.0], requires_grad=True)
     >>> g = plugrad.viz.graph(plugrad.sum(x * x), names={"x": x})
     >>> g
-    <plugrad.viz.Graph: 4 nodes, 3 edges>
+    <plugrad.viz.Graph: 4 nodes, 4 edges>
     >>> g.source.startswith("digraph")
     True
     """
@@ -279,6 +279,7 @@ def to_dot(
       n1 -> n2
       ...
     }
+    <BLANKLINE>
     """
     return _draw(
         outputs, names, show_values, show_grads, backward, rankdir, max_elements, title
@@ -582,7 +583,6 @@ class _Drawing:
         return dot_id
 
     def _op(self, node: Node) -> None:
-        dot_id = self._new_id(id(node))
         sources: list[tuple[str, str]] = []
         for index, edge in enumerate(node.next_functions):
             if edge is not None:
@@ -595,6 +595,7 @@ class _Drawing:
                         (source, f"{attrs}, {_CONSTANT_EDGE}" if attrs else _CONSTANT_EDGE)
                     )
         kind = "function" if isinstance(node, FunctionCtx) else "op"
+        dot_id = self._new_id(id(node))
         self._box(dot_id, _html(self._op_details(node)), kind)
         for source, attrs in sources:
             self._arrow(source, dot_id, attrs)
@@ -791,7 +792,8 @@ def _format_number(value: Any) -> str:
         return str(value)
     if isinstance(value, float):
         text = f"{value:.4g}"
-        return text + ".0" if text.lstrip("-").isdigit() else text
+        # "2.0" says the value is exactly 2; a rounded 1210.3 stays "1210".
+        return text + ".0" if text.lstrip("-").isdigit() and value.is_integer() else text
     if isinstance(value, complex):
         return f"{value.real:.3g}{value.imag:+.3g}j"
     return str(value)
