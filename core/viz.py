@@ -261,7 +261,8 @@ def to_dot(
     After a ``backward()`` without ``retain_graph=True`` the graph has freed
     them, so operations may then be drawn without a shape, and constant
     inputs are no longer known; pass ``retain_graph=True`` to keep the
-    picture complete.
+    picture complete. Non-tensor arguments of a custom
+    :class:`~plugrad.Function` are not recorded in the graph, so they are not drawn.
 
     Examples
     --------
@@ -416,13 +417,15 @@ def _as_tensors(outputs: Any) -> list[Tensor]:
             f"outputs must be a Tensor or a sequence of Tensors, got {type(outputs).__name__}{hint}"
         )
     tensors: list[Tensor] = []
+    seen: set[int] = set()
     for index, tensor in enumerate(outputs):
         if not isinstance(tensor, Tensor):
             raise TypeError(
                 f"outputs[{index}] is a {type(tensor).__name__}, not a Tensor; pass the tensors "
                 "whose graph to draw"
             )
-        if not any(tensor is t for t in tensors):
+        if id(tensor) not in seen:
+            seen.add(id(tensor))
             tensors.append(tensor)
     if not tensors:
         raise ValueError("outputs is empty; pass a Tensor or a sequence of Tensors to draw")
@@ -518,7 +521,9 @@ class _Drawing:
         self.consumer_meta: dict[_Slot, tuple[tuple[int, ...], str]] = {}
         devices = {id(t._device) for t in roots}
         for item in self.order:
-            devices.add(id(getattr(item, "_device", None)))
+            device = getattr(item, "_device", None)
+            if device is not None:
+                devices.add(id(device))
             if not isinstance(item, Node):
                 continue
             for index, hook in getattr(item, "_hooks", None) or ():
@@ -573,9 +578,9 @@ class _Drawing:
         self.edge_count += 1
         self.lines.append(f"  {source} -> {target}" + (f" [{attrs}]" if attrs else ""))
 
-    def _leaf(self, tensor: Tensor) -> str:
+    def _leaf(self, tensor: Tensor, constant: bool = False) -> str:
         """Draw a tensor that no drawn node produced: a leaf or a constant."""
-        kind = "leaf" if tensor._requires_grad else "constant"
+        kind = "constant" if constant or not tensor._requires_grad else "leaf"
         names = self.tensor_names.get(id(tensor))
         title = ", ".join(names) if names else None if kind == "leaf" else "constant"
         dot_id = self._new_id(id(tensor))
@@ -637,7 +642,7 @@ class _Drawing:
             if edge is not None and id(edge[0]) in self.ids:
                 # A tensor of the graph used where the op takes no gradient (an index, ...).
                 return self._source_of(edge[0], edge[1])
-            return self._leaf(value), ""
+            return self._leaf(value, constant=True), ""
         if isinstance(value, ArraySpec):
             dot_id = self._new_id(None)
             meta = (tuple(value.shape), _dtype_name(value.dtype, node._device))

@@ -221,6 +221,19 @@ def test_constants_are_dashed_and_left_out_of_the_gradient_flow() -> None:
     assert len(flow.nodes) == 8 and len(flow.edges) == 7
 
 
+def test_inputs_without_a_gradient_rule_are_constants() -> None:
+    x = plugrad.tensor([-1.0, 2.0], requires_grad=True)
+    y = plugrad.where(x > 0, x, 0.0)  # the condition takes no gradient
+    dot = Dot(viz.to_dot(y, names={"x": x}))
+    condition = dot.titled("constant")
+    assert dot.text(condition) == "constant\n(2,) bool"
+    where = dot.titled("WhereBackward")
+    edges = {(a, b): attrs for a, b, attrs in dot.edges}
+    assert "style=dashed" in edges[(condition, where)]
+    assert edges[(dot.titled("x"), where)] == ""
+    assert [dot.text(n) for n in dot.nodes if "shape=ellipse" in dot.nodes[n][1]] == ["0.0"]
+
+
 def test_several_outputs_share_their_common_subgraph() -> None:
     x = plugrad.tensor([1.0, 2.0], requires_grad=True)
     shared = plugrad.exp(x)
