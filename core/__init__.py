@@ -19,7 +19,7 @@ from __future__ import annotations
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as _version
 
-from . import autograd, errors, fft, func, linalg, ops
+from . import autograd, errors, fft, func, linalg, ops, optim
 from .backend_selection import default_device, set_backend, use_backend
 from .creation import (
     arange,
@@ -132,6 +132,7 @@ __all__ = [
     "ones",
     "ones_like",
     "ops",
+    "optim",
     "rand",
     "randn",
     "set_backend",
