@@ -72,6 +72,7 @@ from .function import Function, FunctionCtx
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .graph import Node
 from .random import Generator, manual_seed, rand, randn
+from .serialization import load, save
 from .tensor import Tensor
 from .transfer import from_dlpack
 
@@ -127,6 +128,7 @@ __all__ = [
     "is_grad_enabled",
     "linalg",
     "linspace",
+    "load",
     "manual_seed",
     "no_grad",
     "ones",
@@ -135,6 +137,7 @@ __all__ = [
     "optim",
     "rand",
     "randn",
+    "save",
     "set_backend",
     "set_grad_enabled",
     "tensor",

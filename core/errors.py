@@ -23,6 +23,7 @@ __all__ = [
     "PluginOutputError",
     "PluginRegistrationError",
     "PlugradError",
+    "SerializationError",
     "ShapeError",
     "UnknownBackendError",
     "UnknownOpError",
@@ -91,6 +92,10 @@ class PluginOutputError(PlugradError, RuntimeError):
 
 class UnknownOpError(PlugradError, LookupError):
     """No op with the requested name is registered."""
+
+
+class SerializationError(PlugradError, ValueError):
+    """A file given to :func:`plugrad.load` is not a readable safetensors file."""
 
 
 class PluginLoadWarning(UserWarning):

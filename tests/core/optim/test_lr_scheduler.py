@@ -106,6 +106,14 @@ def test_state_dict_resumes_the_same_sequence(key) -> None:
     assert lr_sequence(resumed_opt, resumed, epochs=6) == expected
 
 
+def test_state_dict_survives_save_and_load(tmp_path) -> None:
+    opt, schedule = plugrad_setup("CosineAnnealingLR")
+    lr_sequence(opt, schedule, epochs=3)
+    plugrad.save({"scheduler": schedule.state_dict()}, tmp_path / "s.safetensors")
+    loaded = plugrad.load(tmp_path / "s.safetensors")["scheduler"]
+    assert loaded == schedule.state_dict()
+
+
 def test_resuming_with_last_epoch_needs_initial_lr() -> None:
     opt = optim.SGD([plugrad.tensor([1.0], requires_grad=True)], lr=0.1)
     with pytest.raises(KeyError, match="initial_lr"):

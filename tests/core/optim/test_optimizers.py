@@ -263,7 +263,7 @@ def make(
     [("SGD", {"momentum": 0.9, "nesterov": True}), ("Adam", {"amsgrad": True}), ("AdamW", {})],
     ids=case_id,
 )
-def test_state_dict_round_trip_continues_the_same_trajectory(backend, case) -> None:
+def test_state_dict_round_trip_continues_the_same_trajectory(backend, case, tmp_path) -> None:
     name, options = case
     opt, params = make(name, **options)
     for _ in range(3):
@@ -271,7 +271,8 @@ def test_state_dict_round_trip_continues_the_same_trajectory(backend, case) -> N
     saved = opt.state_dict()
     assert saved["param_groups"][1]["params"] == [1]
     assert set(saved["state"]) == {0, 1}
-    for source in (saved,):
+    plugrad.save(saved, tmp_path / "opt.safetensors")
+    for source in (saved, plugrad.load(tmp_path / "opt.safetensors", backend="numpy")):
         restored, copies = make(name, lr=1.0)  # other options: the state dict brings them
         for duplicate, param in zip(copies, params):
             duplicate.array[...] = param.array
