@@ -19,7 +19,7 @@ from __future__ import annotations
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as _version
 
-from . import autograd, errors, fft, func, linalg, ops, viz
+from . import autograd, errors, fft, func, linalg, ops, optim, viz
 from .backend_selection import default_device, set_backend, use_backend
 from .creation import (
     arange,
@@ -72,6 +72,7 @@ from .function import Function, FunctionCtx
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .graph import Node
 from .random import Generator, manual_seed, rand, randn
+from .serialization import load, save
 from .tensor import Tensor
 from .transfer import from_dlpack
 
@@ -127,13 +128,16 @@ __all__ = [
     "is_grad_enabled",
     "linalg",
     "linspace",
+    "load",
     "manual_seed",
     "no_grad",
     "ones",
     "ones_like",
     "ops",
+    "optim",
     "rand",
     "randn",
+    "save",
     "set_backend",
     "set_grad_enabled",
     "tensor",

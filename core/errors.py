@@ -25,6 +25,7 @@ __all__ = [
     "PluginOutputError",
     "PluginRegistrationError",
     "PlugradError",
+    "SerializationError",
     "ShapeError",
     "UnknownBackendError",
     "UnknownOpError",
@@ -101,6 +102,10 @@ class MissingDependencyError(PlugradError, ImportError):
 
 class MissingProgramError(PlugradError, RuntimeError):
     """An external program that a feature needs (e.g. Graphviz's ``dot``) is not on ``PATH``."""
+
+
+class SerializationError(PlugradError, ValueError):
+    """A file given to :func:`plugrad.load` is not a readable safetensors file."""
 
 
 class PluginLoadWarning(UserWarning):

@@ -1,0 +1,28 @@
+"""Optimizers and learning-rate schedules: ``plugrad.optim``, after ``torch.optim``.
+
+An optimizer holds the tensors to train and updates them from their
+``.grad`` in :meth:`~Optimizer.step`, writing into each parameter's memory
+without recording anything for autograd.
+
+Examples
+--------
+>>> import plugrad
+>>> w = plugrad.tensor([2.0, -1.0], requires_grad=True)
+>>> opt = plugrad.optim.SGD([w], lr=0.25)
+>>> for _ in range(2):
+...     opt.zero_grad()
+...     loss = (w * w).sum()
+...     loss.backward()
+...     opt.step()
+>>> w
+tensor([ 0.5 , -0.25], requires_grad=True)
+"""
+
+from __future__ import annotations
+
+from . import lr_scheduler
+from .adam import Adam, AdamW
+from .optimizer import Optimizer
+from .sgd import SGD
+
+__all__ = ["SGD", "Adam", "AdamW", "Optimizer", "lr_scheduler"]

@@ -1,0 +1,255 @@
+"""Adam and AdamW: adaptive moment estimation, with L2 or decoupled weight decay."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from ..tensor import Tensor, _wrap
+from .optimizer import (
+    Optimizer,
+    ParamsT,
+    check_buffer,
+    check_flag,
+    check_number,
+    check_real_param,
+    overwrite,
+)
+
+__all__ = ["Adam", "AdamW"]
+
+_MOMENTS = ("exp_avg", "exp_avg_sq")
+
+
+class Adam(Optimizer):
+    r"""Adam (Kingma & Ba, 2014), with PyTorch's options and update order.
+
+    With gradient :math:`g` at step :math:`t` (negated for ``maximize``, plus
+    :math:`\lambda p` for ``weight_decay``):
+
+    .. math::
+
+        m &\leftarrow \beta_1 m + (1 - \beta_1)\,g \\
+        v &\leftarrow \beta_2 v + (1 - \beta_2)\,g^2 \\
+        p &\leftarrow p - \frac{\eta}{1 - \beta_1^t}\,
+              \frac{m}{\sqrt{v} / \sqrt{1 - \beta_2^t} + \epsilon}
+
+    With ``amsgrad``, :math:`\sqrt{v}` is replaced by the square root of the
+    running maximum of :math:`v`.
+
+    Parameters
+    ----------
+    params : iterable of Tensor, or iterable of dict
+        Leaf tensors that require grad, or parameter groups (see
+        :class:`~plugrad.optim.Optimizer`).
+    lr : float, default 1e-3
+        Learning rate :math:`\eta`.
+    betas : tuple of float, default (0.9, 0.999)
+        Decay rates :math:`\beta_1, \beta_2` of the moment estimates, each in ``[0, 1)``.
+    eps : float, default 1e-8
+        Added to the denominator for numerical stability.
+    weight_decay : float, default 0
+        L2 penalty added to the gradient (see :class:`AdamW` for the decoupled form).
+    amsgrad : bool, default False
+        Use the AMSGrad variant (Reddi et al., 2018).
+    maximize : bool, default False
+        Ascend the objective instead of descending.
+
+    Notes
+    -----
+    The state of a parameter is ``{"step": int, "exp_avg": Tensor,
+    "exp_avg_sq": Tensor}`` plus ``"max_exp_avg_sq"`` with ``amsgrad``
+    (PyTorch keeps ``step`` as a tensor; here it is a Python int). Complex
+    parameters are not supported.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> w = plugrad.tensor([1.0, -2.0], requires_grad=True)
+    >>> opt = plugrad.optim.Adam([w], lr=0.1)
+    >>> for _ in range(3):
+    ...     opt.zero_grad()
+    ...     (w * w).sum().backward()
+    ...     opt.step()
+    >>> [round(value, 2) for value in w.tolist()]  # each step moves about lr
+    [0.7, -1.7]
+    """
+
+    _decoupled_weight_decay = False
+
+    def __init__(
+        self,
+        params: ParamsT,
+        lr: float = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0,
+        amsgrad: bool = False,
+        *,
+        maximize: bool = False,
+    ) -> None:
+        defaults = {
+            "lr": lr,
+            "betas": betas,
+            "eps": eps,
+            "weight_decay": weight_decay,
+            "amsgrad": amsgrad,
+            "maximize": maximize,
+        }
+        self._check_options(defaults)
+        defaults["betas"] = tuple(betas)
+        super().__init__(params, defaults)
+
+    def _check_options(self, group: dict[str, Any]) -> None:
+        name = type(self).__name__
+        check_number("lr", group["lr"])
+        betas = group["betas"]
+        if not isinstance(betas, tuple | list) or len(betas) != 2:
+            raise TypeError(f"{name} betas must be a pair (beta1, beta2), got {betas!r}")
+        check_number("betas[0]", betas[0], below=1.0)
+        check_number("betas[1]", betas[1], below=1.0)
+        check_number("eps", group["eps"])
+        check_number("weight_decay", group["weight_decay"])
+        check_flag("amsgrad", group["amsgrad"])
+        check_flag("maximize", group["maximize"])
+
+    def _check_param_dtype(self, param: Tensor) -> None:
+        check_real_param(param, type(self).__name__)
+
+    def _check_state(self, param: Tensor, state: Mapping[str, Any], group: dict[str, Any]) -> None:
+        name = type(self).__name__
+        known = {"step", *_MOMENTS, "max_exp_avg_sq"}
+        unknown = set(state) - known
+        if unknown:
+            raise ValueError(f"{name} keeps {sorted(known)} per parameter, not {sorted(unknown)}")
+        if not state:
+            return
+        missing = {"step", *_MOMENTS} - set(state)
+        if missing:
+            raise ValueError(f"the {name} state of a parameter lacks {sorted(missing)}")
+        step = state["step"]
+        if isinstance(step, bool) or not isinstance(step, int) or step < 0:
+            raise TypeError(f"{name} state 'step' must be an int >= 0, got {step!r}")
+        for key in _MOMENTS:
+            check_buffer(param, key, state[key])
+        check_buffer(param, "max_exp_avg_sq", state.get("max_exp_avg_sq"), optional=True)
+
+    def _step_group(self, group: dict[str, Any]) -> None:
+        lr = group["lr"]
+        beta1, beta2 = group["betas"]
+        eps = group["eps"]
+        weight_decay = group["weight_decay"]
+        amsgrad = group["amsgrad"]
+        maximize = group["maximize"]
+        decoupled = self._decoupled_weight_decay
+        state = self.state
+        for param in group["params"]:
+            grad = param._grad
+            if grad is None:
+                continue
+            device = param._device
+            xp = device.xp
+            array = param._array
+            entry = state.get(param)
+            if entry is None:
+                entry = state[param] = {
+                    "step": 0,
+                    "exp_avg": _wrap(xp.zeros_like(array), device, False, None),
+                    "exp_avg_sq": _wrap(xp.zeros_like(array), device, False, None),
+                }
+            g = grad._array
+            first = 1 - beta1  # weight of g in the first moment; negated to maximize
+            if weight_decay and not decoupled:
+                decayed = weight_decay * array
+                g = decayed - g if maximize else decayed + g
+            else:
+                if weight_decay:
+                    array *= 1 - lr * weight_decay
+                if maximize:
+                    first = -first
+            step = entry["step"] = entry["step"] + 1
+
+            # One work array per parameter and step, reused for each intermediate value.
+            work = g * first
+            exp_avg = entry["exp_avg"]
+            m = exp_avg._array
+            m *= beta1
+            m += work
+            exp_avg._array = m
+
+            work = overwrite(xp, work, g)
+            work *= g
+            work *= 1 - beta2
+            exp_avg_sq = entry["exp_avg_sq"]
+            v = exp_avg_sq._array
+            v *= beta2
+            v += work
+            exp_avg_sq._array = v
+
+            if amsgrad:
+                peak = entry.get("max_exp_avg_sq")
+                if peak is None:  # amsgrad switched on after earlier steps
+                    peak = entry["max_exp_avg_sq"] = _wrap(xp.zeros_like(v), device, False, None)
+                v = peak._array = xp.asarray(xp.maximum(peak._array, v))
+
+            work = overwrite(xp, work, v)
+            work **= 0.5
+            work /= math.sqrt(1 - beta2**step)
+            work += eps
+            work = m / work
+            work *= lr / (1 - beta1**step)
+            array -= work
+            param._array = array  # the same object, unless the backend's arrays are immutable
+            param._bump_version()
+
+
+class AdamW(Adam):
+    r"""Adam with decoupled weight decay (Loshchilov & Hutter, 2019), as PyTorch's.
+
+    Identical to :class:`Adam` except for weight decay: instead of adding
+    :math:`\lambda p` to the gradient, each step first shrinks the parameter,
+    :math:`p \leftarrow p\,(1 - \eta\lambda)`.
+
+    Parameters
+    ----------
+    params : iterable of Tensor, or iterable of dict
+        Leaf tensors that require grad, or parameter groups.
+    lr : float, default 1e-3
+        Learning rate.
+    betas : tuple of float, default (0.9, 0.999)
+        Decay rates of the moment estimates, each in ``[0, 1)``.
+    eps : float, default 1e-8
+        Added to the denominator for numerical stability.
+    weight_decay : float, default 1e-2
+        Decoupled weight decay coefficient.
+    amsgrad : bool, default False
+        Use the AMSGrad variant.
+    maximize : bool, default False
+        Ascend the objective instead of descending.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> w = plugrad.tensor([1.0, -2.0], requires_grad=True)
+    >>> opt = plugrad.optim.AdamW([w], lr=0.1, weight_decay=0.5)
+    >>> (w * w).sum().backward()
+    >>> opt.step()
+    >>> w  # shrunk by 1 - 0.1 * 0.5, then moved by lr against the gradient's sign
+    tensor([ 0.85, -1.8 ], requires_grad=True)
+    """
+
+    _decoupled_weight_decay = True
+
+    def __init__(
+        self,
+        params: ParamsT,
+        lr: float = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 1e-2,
+        amsgrad: bool = False,
+        *,
+        maximize: bool = False,
+    ) -> None:
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize)

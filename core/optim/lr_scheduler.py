@@ -1,0 +1,460 @@
+"""Learning-rate schedules: they set ``group["lr"]`` of an optimizer's parameter groups.
+
+Call ``scheduler.step()`` once per epoch (or per iteration, for warm-up),
+*after* ``optimizer.step()``. Creating a scheduler records each group's
+current learning rate as ``group["initial_lr"]`` and applies the schedule's
+value for step 0. The schedules follow PyTorch's, including their recursive
+form: each step scales the learning rate a group has now, so several
+schedulers can act on one optimizer and a learning rate changed by hand is
+carried forward.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from .optimizer import Optimizer, check_number
+
+__all__ = [
+    "CosineAnnealingLR",
+    "ExponentialLR",
+    "LRScheduler",
+    "LambdaLR",
+    "LinearLR",
+    "StepLR",
+]
+
+
+class LRScheduler:
+    """Base class of the learning-rate schedulers.
+
+    Parameters
+    ----------
+    optimizer : Optimizer
+        The optimizer whose learning rates the schedule sets.
+    last_epoch : int, default -1
+        The index of the last epoch when resuming; ``-1`` starts afresh. When
+        resuming, every group must already have ``"initial_lr"`` (load the
+        optimizer's state dict first).
+
+    Attributes
+    ----------
+    optimizer : Optimizer
+    base_lrs : list of float
+        Each group's ``initial_lr``.
+    last_epoch : int
+        How many times :meth:`step` has been called (after construction, 0).
+
+    Notes
+    -----
+    A subclass implements ``_compute_lr()``, returning one learning rate per
+    parameter group for the epoch ``self.last_epoch``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> w = plugrad.tensor([1.0], requires_grad=True)
+    >>> opt = plugrad.optim.SGD([w], lr=1.0)
+    >>> schedule = plugrad.optim.lr_scheduler.ExponentialLR(opt, gamma=0.5)
+    >>> for epoch in range(3):
+    ...     opt.step()  # after a backward pass, in real training
+    ...     schedule.step()
+    ...     print(schedule.get_last_lr())
+    [0.5]
+    [0.25]
+    [0.125]
+    """
+
+    def __init__(self, optimizer: Optimizer, last_epoch: int = -1) -> None:
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(
+                f"{type(self).__name__} schedules a plugrad.optim.Optimizer, got a "
+                f"{type(optimizer).__name__}"
+            )
+        if isinstance(last_epoch, bool) or not isinstance(last_epoch, int) or last_epoch < -1:
+            raise ValueError(f"last_epoch must be an int >= -1, got {last_epoch!r}")
+        self.optimizer = optimizer
+        if last_epoch == -1:
+            for group in optimizer.param_groups:
+                group.setdefault("initial_lr", group["lr"])
+        else:
+            for number, group in enumerate(optimizer.param_groups):
+                if "initial_lr" not in group:
+                    raise KeyError(
+                        f"parameter group {number} has no 'initial_lr', which resuming with "
+                        f"last_epoch={last_epoch} needs; load the optimizer's state dict (saved "
+                        "while a scheduler was attached) first, or start with last_epoch=-1"
+                    )
+        self.base_lrs: list[float] = [group["initial_lr"] for group in optimizer.param_groups]
+        self.last_epoch = last_epoch
+        self._step_count = 0
+        self._initial = True
+        self.step()
+        self._initial = False
+
+    def _compute_lr(self) -> list[float]:
+        """The learning rate of each group for epoch ``self.last_epoch``."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement _compute_lr()")
+
+    def _group_lrs(self) -> list[float]:
+        return [group["lr"] for group in self.optimizer.param_groups]
+
+    def step(self) -> None:
+        """Advance the schedule by one epoch and set each group's learning rate.
+
+        Call it after ``optimizer.step()``; calling it first skips the first
+        value of the schedule, and a warning says so.
+        """
+        if self._step_count == 1 and self._optimizer_not_stepped():
+            warnings.warn(
+                f"{type(self).__name__}.step() was called before the optimizer's step(); call "
+                "optimizer.step() first, otherwise the first learning rate of the schedule is "
+                "skipped",
+                UserWarning,
+                stacklevel=2,
+            )
+        self._step_count += 1
+        self.last_epoch += 1
+        values = self._compute_lr()
+        for group, lr in zip(self.optimizer.param_groups, values):
+            group["lr"] = lr
+        self._last_lr = self._group_lrs()
+
+    def _optimizer_not_stepped(self) -> bool:
+        # Only the base class's step() counts calls; a subclass overriding it may not.
+        optimizer = self.optimizer
+        return type(optimizer).step is Optimizer.step and optimizer._step_count == 0
+
+    def get_last_lr(self) -> list[float]:
+        """Return the learning rate of each group as last set by this scheduler.
+
+        Examples
+        --------
+        >>> import plugrad
+        >>> w = plugrad.tensor([1.0], requires_grad=True)
+        >>> opt = plugrad.optim.SGD([w], lr=0.1)
+        >>> plugrad.optim.lr_scheduler.LinearLR(opt, start_factor=0.5, total_iters=2).get_last_lr()
+        [0.05]
+        """
+        return list(self._last_lr)
+
+    def state_dict(self) -> dict[str, Any]:
+        """Return the scheduler's state (no reference to the optimizer) as a dict.
+
+        Examples
+        --------
+        >>> import plugrad
+        >>> w = plugrad.tensor([1.0], requires_grad=True)
+        >>> opt = plugrad.optim.SGD([w], lr=0.1)
+        >>> plugrad.optim.lr_scheduler.StepLR(opt, step_size=2).state_dict()["last_epoch"]
+        0
+        """
+        return {
+            key: list(value) if isinstance(value, list) else value
+            for key, value in vars(self).items()
+            if key not in self._not_saved
+        }
+
+    #: Attributes that state_dict() leaves out.
+    _not_saved: tuple[str, ...] = ("optimizer", "_initial")
+
+    def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
+        """Restore a state saved by :meth:`state_dict`; on error nothing changes.
+
+        Examples
+        --------
+        >>> import plugrad
+        >>> w = plugrad.tensor([1.0], requires_grad=True)
+        >>> opt = plugrad.optim.SGD([w], lr=0.1)
+        >>> schedule = plugrad.optim.lr_scheduler.StepLR(opt, step_size=2)
+        >>> saved = schedule.state_dict()
+        >>> opt.step(); schedule.step()
+        >>> schedule.load_state_dict(saved)
+        >>> schedule.last_epoch
+        0
+        """
+        expected = set(self.state_dict())
+        if not isinstance(state_dict, Mapping) or set(state_dict) != expected:
+            found = sorted(state_dict) if isinstance(state_dict, Mapping) else type(state_dict)
+            raise ValueError(
+                f"{type(self).__name__}.load_state_dict() needs the keys {sorted(expected)}, "
+                f"got {found}; was the dict saved from another kind of scheduler?"
+            )
+        groups = len(self.optimizer.param_groups)
+        for key in ("base_lrs", "_last_lr"):
+            value = state_dict[key]
+            if not isinstance(value, Sequence) or len(value) != groups:
+                raise ValueError(
+                    f"{key} of the state dict must list one learning rate per parameter group "
+                    f"({groups}), got {value!r}"
+                )
+        for key, value in state_dict.items():
+            setattr(self, key, list(value) if key in ("base_lrs", "_last_lr") else value)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(last_epoch={self.last_epoch}, last_lr={self._last_lr})"
+
+
+class StepLR(LRScheduler):
+    """Multiply the learning rate by ``gamma`` every ``step_size`` epochs.
+
+    Parameters
+    ----------
+    optimizer : Optimizer
+    step_size : int
+        Epochs between two decays (positive).
+    gamma : float, default 0.1
+        Decay factor.
+    last_epoch : int, default -1
+        See :class:`LRScheduler`.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> w = plugrad.tensor([1.0], requires_grad=True)
+    >>> opt = plugrad.optim.SGD([w], lr=1.0)
+    >>> schedule = plugrad.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
+    >>> lrs = []
+    >>> for epoch in range(5):
+    ...     lrs.append(schedule.get_last_lr()[0])
+    ...     opt.step()
+    ...     schedule.step()
+    >>> lrs
+    [1.0, 1.0, 0.5, 0.5, 0.25]
+    """
+
+    def __init__(
+        self, optimizer: Optimizer, step_size: int, gamma: float = 0.1, last_epoch: int = -1
+    ) -> None:
+        if isinstance(step_size, bool) or not isinstance(step_size, int) or step_size < 1:
+            raise ValueError(f"step_size must be a positive int, got {step_size!r}")
+        check_number("gamma", gamma)
+        self.step_size = step_size
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def _compute_lr(self) -> list[float]:
+        if self.last_epoch == 0 or self.last_epoch % self.step_size:
+            return self._group_lrs()
+        return [lr * self.gamma for lr in self._group_lrs()]
+
+
+class ExponentialLR(LRScheduler):
+    """Multiply the learning rate by ``gamma`` every epoch.
+
+    Parameters
+    ----------
+    optimizer : Optimizer
+    gamma : float
+        Decay factor.
+    last_epoch : int, default -1
+        See :class:`LRScheduler`.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> w = plugrad.tensor([1.0], requires_grad=True)
+    >>> opt = plugrad.optim.SGD([w], lr=1.0)
+    >>> schedule = plugrad.optim.lr_scheduler.ExponentialLR(opt, gamma=0.9)
+    >>> opt.step(); schedule.step()
+    >>> opt.param_groups[0]["lr"]
+    0.9
+    """
+
+    def __init__(self, optimizer: Optimizer, gamma: float, last_epoch: int = -1) -> None:
+        check_number("gamma", gamma)
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def _compute_lr(self) -> list[float]:
+        if self._initial:
+            return self._group_lrs()
+        return [lr * self.gamma for lr in self._group_lrs()]
+
+
+class CosineAnnealingLR(LRScheduler):
+    r"""Anneal the learning rate from its initial value to ``eta_min`` along a cosine.
+
+    .. math::
+
+        \eta_t = \eta_{\min} + \frac{\eta_0 - \eta_{\min}}{2}
+                 \left(1 + \cos\frac{t\pi}{T_{\max}}\right)
+
+    computed recursively, as PyTorch does: past ``T_max`` the value keeps
+    following the cosine (it rises again), and a learning rate changed in
+    between is carried forward.
+
+    Parameters
+    ----------
+    optimizer : Optimizer
+    T_max : int
+        Epochs of one half period (positive).
+    eta_min : float, default 0
+        The lowest learning rate.
+    last_epoch : int, default -1
+        See :class:`LRScheduler`.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> w = plugrad.tensor([1.0], requires_grad=True)
+    >>> opt = plugrad.optim.SGD([w], lr=1.0)
+    >>> schedule = plugrad.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=4)
+    >>> lrs = []
+    >>> for epoch in range(5):
+    ...     opt.step()
+    ...     schedule.step()
+    ...     lrs.append(round(schedule.get_last_lr()[0], 4))
+    >>> lrs
+    [0.8536, 0.5, 0.1464, 0.0, 0.1464]
+    """
+
+    def __init__(
+        self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0, last_epoch: int = -1
+    ) -> None:
+        if isinstance(T_max, bool) or not isinstance(T_max, int) or T_max < 1:
+            raise ValueError(f"T_max must be a positive int, got {T_max!r}")
+        check_number("eta_min", eta_min)
+        self.T_max = T_max
+        self.eta_min = eta_min
+        super().__init__(optimizer, last_epoch)
+
+    def _compute_lr(self) -> list[float]:
+        epoch, period, low = self.last_epoch, self.T_max, self.eta_min
+        if self._initial:
+            return self._group_lrs()
+        if (epoch - 1 - period) % (2 * period) == 0:
+            # Leaving the minimum: the recursive ratio below would divide by zero.
+            rise = (1 - math.cos(math.pi / period)) / 2
+            return [lr + (base - low) * rise for lr, base in zip(self._group_lrs(), self.base_lrs)]
+        ratio = (1 + math.cos(math.pi * epoch / period)) / (
+            1 + math.cos(math.pi * (epoch - 1) / period)
+        )
+        return [ratio * (lr - low) + low for lr in self._group_lrs()]
+
+
+class LambdaLR(LRScheduler):
+    """Set the learning rate to the initial one times ``lr_lambda(epoch)``.
+
+    Parameters
+    ----------
+    optimizer : Optimizer
+    lr_lambda : callable or list of callable
+        A function of the epoch index returning a factor, or one such
+        function per parameter group.
+    last_epoch : int, default -1
+        See :class:`LRScheduler`.
+
+    Notes
+    -----
+    :meth:`state_dict` does not include the functions (they are code, which
+    saved files never contain); give the same ones when building the
+    scheduler that loads the state.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> w = plugrad.tensor([1.0], requires_grad=True)
+    >>> opt = plugrad.optim.SGD([w], lr=0.5)
+    >>> schedule = plugrad.optim.lr_scheduler.LambdaLR(opt, lambda epoch: 1 / (epoch + 1))
+    >>> opt.step(); schedule.step()
+    >>> schedule.get_last_lr()
+    [0.25]
+    """
+
+    _not_saved = ("optimizer", "_initial", "lr_lambdas")
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        lr_lambda: Callable[[int], float] | Sequence[Callable[[int], float]],
+        last_epoch: int = -1,
+    ) -> None:
+        groups = len(optimizer.param_groups) if isinstance(optimizer, Optimizer) else 0
+        if isinstance(lr_lambda, list | tuple):
+            if len(lr_lambda) != groups:
+                raise ValueError(
+                    f"LambdaLR got {len(lr_lambda)} functions for {groups} parameter groups; "
+                    "give one per group, or a single function for all"
+                )
+            functions = list(lr_lambda)
+        else:
+            functions = [lr_lambda] * groups
+        for function in functions:
+            if not callable(function):
+                raise TypeError(
+                    f"lr_lambda must be a function of the epoch, got {type(function).__name__}"
+                )
+        self.lr_lambdas: list[Callable[[int], float]] = functions
+        super().__init__(optimizer, last_epoch)
+
+    def _compute_lr(self) -> list[float]:
+        return [base * f(self.last_epoch) for f, base in zip(self.lr_lambdas, self.base_lrs)]
+
+
+class LinearLR(LRScheduler):
+    """Scale the learning rate linearly from ``start_factor`` to ``end_factor`` (warm-up).
+
+    Over the first ``total_iters`` steps the factor goes linearly from
+    ``start_factor`` to ``end_factor``; afterwards it stays at ``end_factor``.
+
+    Parameters
+    ----------
+    optimizer : Optimizer
+    start_factor : float, default 1/3
+        Factor at epoch 0, in ``(0, 1]``.
+    end_factor : float, default 1.0
+        Factor from epoch ``total_iters`` on, in ``[0, 1]``.
+    total_iters : int, default 5
+        Number of steps the change takes.
+    last_epoch : int, default -1
+        See :class:`LRScheduler`.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> w = plugrad.tensor([1.0], requires_grad=True)
+    >>> opt = plugrad.optim.SGD([w], lr=1.0)
+    >>> warmup = plugrad.optim.lr_scheduler.LinearLR(opt, start_factor=0.25, total_iters=3)
+    >>> lrs = []
+    >>> for epoch in range(5):
+    ...     lrs.append(warmup.get_last_lr()[0])
+    ...     opt.step()
+    ...     warmup.step()
+    >>> lrs
+    [0.25, 0.5, 0.75, 1.0, 1.0]
+    """
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        start_factor: float = 1.0 / 3,
+        end_factor: float = 1.0,
+        total_iters: int = 5,
+        last_epoch: int = -1,
+    ) -> None:
+        check_number("start_factor", start_factor)
+        check_number("end_factor", end_factor)
+        if not 0 < start_factor <= 1:
+            raise ValueError(f"start_factor must be in (0, 1], got {start_factor!r}")
+        if not 0 <= end_factor <= 1:
+            raise ValueError(f"end_factor must be in [0, 1], got {end_factor!r}")
+        if isinstance(total_iters, bool) or not isinstance(total_iters, int) or total_iters < 1:
+            raise ValueError(f"total_iters must be a positive int, got {total_iters!r}")
+        self.start_factor = start_factor
+        self.end_factor = end_factor
+        self.total_iters = total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def _compute_lr(self) -> list[float]:
+        epoch, start, end = self.last_epoch, self.start_factor, self.end_factor
+        if epoch == 0:
+            return [lr * start for lr in self._group_lrs()]
+        if self._initial or epoch > self.total_iters:
+            return self._group_lrs()
+        # The factor for this epoch divided by the one for the previous epoch.
+        ratio = 1.0 + (end - start) / (self.total_iters * start + (epoch - 1) * (end - start))
+        return [lr * ratio for lr in self._group_lrs()]

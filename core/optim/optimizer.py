@@ -1,0 +1,508 @@
+"""The optimizer base class: parameter groups, per-parameter state, state dicts.
+
+Concrete optimizers (:class:`~plugrad.optim.SGD`, :class:`~plugrad.optim.Adam`,
+...) implement two small hooks; everything else, including checking what
+users pass in and saving and restoring state, lives here.
+
+Updates work on the raw backend arrays with the backend's in-place
+operators (``array -= update``), so no graph is recorded, no Tensor is made
+per operation and each parameter keeps its memory. A backend whose arrays
+cannot be modified in place (e.g. JAX) gives a new array instead; the
+parameter then points at it, so the Tensor object is still the same.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from ..errors import DtypeError
+from ..grad_mode import enable_grad
+from ..tensor import Tensor, _wrap
+from ..transfer import move_array
+
+__all__ = ["Optimizer", "ParamsT"]
+
+#: What optimizers accept as ``params``: tensors, or dicts with a ``"params"`` entry.
+ParamsT = Iterable[Tensor] | Iterable[dict[str, Any]]
+
+
+class Optimizer:
+    """Base class of the optimizers: holds parameter groups and per-parameter state.
+
+    Parameters
+    ----------
+    params : iterable of Tensor, or iterable of dict
+        The tensors to optimize: leaf tensors that require grad. Or parameter
+        groups: dicts with a ``"params"`` entry (the group's tensors) and any
+        options that differ from ``defaults`` for that group.
+    defaults : dict
+        The default value of every option (``lr``, ...).
+
+    Attributes
+    ----------
+    param_groups : list of dict
+        One dict per group: ``"params"`` (a list of tensors) and the group's
+        options. Changing an option here (e.g. ``group["lr"] = 0.01``)
+        changes the next :meth:`step`; learning-rate schedulers do exactly that.
+    state : dict
+        Per-parameter state, keyed by the parameter tensor (e.g.
+        ``state[p]["exp_avg"]``); a parameter has an entry once a step has
+        updated it.
+    defaults : dict
+        The options a group gets when it does not set them.
+
+    Notes
+    -----
+    A subclass sets :attr:`defaults` through ``super().__init__(params,
+    defaults)`` and implements ``_check_options(group)`` (raise for a bad
+    option value), ``_step_group(group)`` (update the group's parameters) and
+    ``_check_state(param, state, group)`` (raise for a per-parameter state
+    :meth:`load_state_dict` cannot use).
+
+    Examples
+    --------
+    Two parameter groups, the second with its own learning rate:
+
+    >>> import plugrad
+    >>> w = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    >>> b = plugrad.tensor(0.5, requires_grad=True)
+    >>> opt = plugrad.optim.SGD([{"params": [w]}, {"params": [b], "lr": 0.5}], lr=0.1)
+    >>> [group["lr"] for group in opt.param_groups]
+    [0.1, 0.5]
+    >>> (w.sum() + 2 * b).backward()
+    >>> opt.step()
+    >>> w, b
+    (tensor([0.9, 1.9], requires_grad=True), tensor(-0.5, requires_grad=True))
+    """
+
+    def __init__(self, params: ParamsT, defaults: dict[str, Any]) -> None:
+        self.defaults = dict(defaults)
+        self.param_groups: list[dict[str, Any]] = []
+        self.state: dict[Tensor, dict[str, Any]] = {}
+        # Counts step() calls; learning-rate schedulers check it to catch a wrong call order.
+        self._step_count = 0
+        if isinstance(params, Tensor):
+            raise TypeError(
+                f"{type(self).__name__} takes an iterable of tensors (or of parameter-group "
+                "dicts) as params, not a single Tensor; pass [tensor]"
+            )
+        _refuse_unordered(params, type(self).__name__)
+        groups = list(params)
+        if not groups:
+            raise ValueError(
+                f"{type(self).__name__} got an empty parameter list; pass the tensors to optimize"
+            )
+        if not isinstance(groups[0], dict):
+            groups = [{"params": groups}]
+        for group in groups:
+            self.add_param_group(group)
+
+    # -- groups ------------------------------------------------------------------------
+
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
+        """Add a group of parameters with its own options (e.g. when unfreezing layers).
+
+        Options the group does not set take the optimizer's defaults.
+
+        Parameters
+        ----------
+        param_group : dict
+            ``"params"``: a tensor or an iterable of tensors, none already
+            optimized here; any other entry is an option for this group.
+
+        Examples
+        --------
+        >>> import plugrad
+        >>> w = plugrad.tensor([1.0], requires_grad=True)
+        >>> opt = plugrad.optim.SGD([w], lr=0.1)
+        >>> head = plugrad.tensor([0.0, 0.0], requires_grad=True)
+        >>> opt.add_param_group({"params": head, "lr": 0.01})
+        >>> len(opt.param_groups), opt.param_groups[1]["lr"], opt.param_groups[1]["momentum"]
+        (2, 0.01, 0)
+        """
+        name = type(self).__name__
+        if not isinstance(param_group, dict):
+            raise TypeError(
+                f"a parameter group is a dict with a 'params' entry, got a "
+                f"{type(param_group).__name__}"
+            )
+        if "params" not in param_group:
+            raise ValueError(
+                f"the parameter group has no 'params' entry (it has {sorted(param_group)}); "
+                "give the tensors to optimize as {'params': [...], ...}"
+            )
+        params = param_group["params"]
+        if isinstance(params, Tensor):
+            params = [params]
+        else:
+            _refuse_unordered(params, name)
+            params = list(params)
+        if not params:
+            raise ValueError(f"{name} got a parameter group with no parameters")
+        seen: set[int] = set()
+        for index, param in enumerate(params):
+            _check_param(param, index, name)
+            if id(param) in seen:
+                raise ValueError(
+                    f"parameter {index} of the group (shape {param.shape}) appears in it more than "
+                    "once; pass each tensor once"
+                )
+            seen.add(id(param))
+        for number, group in enumerate(self.param_groups):
+            if any(id(p) in seen for p in group["params"]):
+                raise ValueError(
+                    f"some parameters of the new group are already in parameter group {number}; "
+                    "each tensor can be in one group only"
+                )
+        group = {**self.defaults, **param_group, "params": params}
+        self._check_options(group)
+        for param in params:
+            self._check_param_dtype(param)
+        self.param_groups.append(group)
+
+    def _check_options(self, group: dict[str, Any]) -> None:
+        """Raise ``ValueError``/``TypeError`` if an option of ``group`` is unusable."""
+
+    def _check_param_dtype(self, param: Tensor) -> None:
+        """Raise :class:`~plugrad.errors.DtypeError` for a parameter this optimizer cannot take."""
+
+    # -- stepping ----------------------------------------------------------------------
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset the gradients of every parameter.
+
+        Parameters
+        ----------
+        set_to_none : bool, default True
+            ``True``: set ``.grad`` to ``None`` (frees memory; the next step
+            skips parameters that get no gradient). ``False``: fill the existing
+            gradients with zeros, in place.
+
+        Examples
+        --------
+        >>> import plugrad
+        >>> w = plugrad.tensor([1.0, 2.0], requires_grad=True)
+        >>> opt = plugrad.optim.SGD([w], lr=0.1)
+        >>> (w * w).sum().backward()
+        >>> opt.zero_grad(set_to_none=False)
+        >>> w.grad
+        tensor([0., 0.])
+        >>> opt.zero_grad()
+        >>> w.grad is None
+        True
+        """
+        for group in self.param_groups:
+            for param in group["params"]:
+                grad = param._grad
+                if grad is None:
+                    continue
+                if set_to_none:
+                    param._grad = None
+                else:
+                    grad.detach_()  # a gradient made with create_graph=True leaves its graph
+                    grad.zero_()
+
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        """Update every parameter that has a gradient, once.
+
+        Parameters whose ``.grad`` is ``None`` are skipped. The update records
+        nothing for autograd and writes into each parameter's memory.
+
+        Parameters
+        ----------
+        closure : callable, optional
+            Re-evaluates the model and returns the loss: it typically calls
+            :meth:`zero_grad`, computes the loss and calls ``backward()``. It
+            runs with grad mode on, even inside :func:`plugrad.no_grad`.
+
+        Returns
+        -------
+        object
+            What ``closure`` returned, or ``None`` without one.
+
+        Examples
+        --------
+        >>> import plugrad
+        >>> w = plugrad.tensor([3.0], requires_grad=True)
+        >>> opt = plugrad.optim.SGD([w], lr=0.25)
+        >>> def closure():
+        ...     opt.zero_grad()
+        ...     loss = (w * w).sum()
+        ...     loss.backward()
+        ...     return loss
+        >>> opt.step(closure)
+        tensor(9., grad_fn=<SumBackward>)
+        >>> w
+        tensor([1.5], requires_grad=True)
+        """
+        loss = None
+        if closure is not None:
+            with enable_grad():
+                loss = closure()
+        for group in self.param_groups:
+            self._step_group(group)
+        self._step_count += 1
+        return loss
+
+    def _step_group(self, group: dict[str, Any]) -> None:
+        """Update the parameters of one group from their gradients."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement _step_group()")
+
+    # -- state dicts -------------------------------------------------------------------
+
+    def state_dict(self) -> dict[str, Any]:
+        """Return the optimizer's state and options as a dict of plain values and tensors.
+
+        Parameters are replaced by their position (counting across groups, in
+        order), as in PyTorch, so the dict can be loaded into an optimizer
+        built the same way over other tensors. The state tensors are the live
+        ones, not copies: save the dict (:func:`plugrad.save`) or copy it
+        before stepping again if you need a snapshot.
+
+        Returns
+        -------
+        dict
+            ``{"state": {index: {name: value}}, "param_groups": [{option: value,
+            "params": [index, ...]}]}``.
+
+        Examples
+        --------
+        >>> import plugrad
+        >>> w = plugrad.tensor([1.0, 2.0], requires_grad=True)
+        >>> opt = plugrad.optim.SGD([w], lr=0.1, momentum=0.9)
+        >>> w.sum().backward()
+        >>> opt.step()
+        >>> opt.state_dict()["state"]
+        {0: {'momentum_buffer': tensor([1., 1.])}}
+        >>> opt.state_dict()["param_groups"][0]["params"]
+        [0]
+        """
+        index_of: dict[int, int] = {}
+        groups = []
+        for group in self.param_groups:
+            packed = {key: value for key, value in group.items() if key != "params"}
+            packed["params"] = []
+            for param in group["params"]:
+                index_of[id(param)] = len(index_of)
+                packed["params"].append(index_of[id(param)])
+            groups.append(packed)
+        state = {
+            index_of[id(param)]: dict(entry)
+            for param, entry in self.state.items()
+            if id(param) in index_of
+        }
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
+        """Restore the state and options saved by :meth:`state_dict`.
+
+        The optimizer must have been built over parameters of the same
+        number and shapes, grouped the same way. State tensors are copied to
+        each parameter's device and (floating-point ones) dtype, so the dict
+        can come from another backend. On any error nothing changes.
+
+        Parameters
+        ----------
+        state_dict : dict
+            What :meth:`state_dict` returned, possibly saved and loaded again.
+
+        Examples
+        --------
+        >>> import plugrad
+        >>> w = plugrad.tensor([1.0, 2.0], requires_grad=True)
+        >>> opt = plugrad.optim.Adam([w], lr=0.1)
+        >>> w.sum().backward()
+        >>> opt.step()
+        >>> fresh = plugrad.optim.Adam([w], lr=0.5)
+        >>> fresh.load_state_dict(opt.state_dict())
+        >>> fresh.param_groups[0]["lr"], fresh.state[w]["step"]
+        (0.1, 1)
+        """
+        name = type(self).__name__
+        if not isinstance(state_dict, Mapping) or set(state_dict) != {"state", "param_groups"}:
+            found = sorted(state_dict) if isinstance(state_dict, Mapping) else type(state_dict)
+            raise ValueError(
+                f"{name}.load_state_dict() takes the dict {name}.state_dict() returns, with keys "
+                f"'state' and 'param_groups'; got {found}"
+            )
+        saved_groups, saved_state = state_dict["param_groups"], state_dict["state"]
+        if not isinstance(saved_groups, list | tuple) or not isinstance(saved_state, Mapping):
+            raise TypeError(
+                "the state dict's 'param_groups' must be a list and its 'state' a dict, got "
+                f"{type(saved_groups).__name__} and {type(saved_state).__name__}"
+            )
+        if len(saved_groups) != len(self.param_groups):
+            raise ValueError(
+                f"the state dict has {len(saved_groups)} parameter groups but this {name} has "
+                f"{len(self.param_groups)}; build the optimizer with the same groups"
+            )
+        param_of: dict[Any, Tensor] = {}
+        groups = []
+        for number, (saved, group) in enumerate(zip(saved_groups, self.param_groups)):
+            if not isinstance(saved, Mapping) or "params" not in saved:
+                raise ValueError(f"parameter group {number} of the state dict has no 'params'")
+            indices = list(saved["params"])
+            if len(indices) != len(group["params"]):
+                raise ValueError(
+                    f"parameter group {number} of the state dict has {len(indices)} parameters "
+                    f"but this {name}'s group {number} has {len(group['params'])}; build the "
+                    "optimizer over the same parameters"
+                )
+            for index, param in zip(indices, group["params"]):
+                if isinstance(index, bool) or not isinstance(index, int) or index in param_of:
+                    raise ValueError(
+                        f"parameter group {number} of the state dict lists parameter {index!r}, "
+                        "which is not a fresh integer index"
+                    )
+                param_of[index] = param
+            # Options added to the optimizer after the dict was saved take their defaults.
+            restored = {**self.defaults, **saved, "params": group["params"]}
+            self._check_options(restored)
+            groups.append(restored)
+        group_of = {id(p): g for g in groups for p in g["params"]}
+        state: dict[Tensor, dict[str, Any]] = {}
+        for index, entry in saved_state.items():
+            if index not in param_of:
+                raise ValueError(
+                    f"the state dict has state for parameter {index!r}, which no parameter group "
+                    "lists"
+                )
+            param = param_of[index]
+            if not isinstance(entry, Mapping):
+                raise TypeError(
+                    f"the state of parameter {index} must be a dict, got {type(entry).__name__}"
+                )
+            self._check_state(param, entry, group_of[id(param)])
+            state[param] = {key: _state_value_for(param, value) for key, value in entry.items()}
+        self.param_groups = groups
+        self.state = state
+
+    def _check_state(self, param: Tensor, state: Mapping[str, Any], group: dict[str, Any]) -> None:
+        """Raise ``ValueError``/``TypeError`` if ``state`` cannot be used for ``param``."""
+
+    # -- display -----------------------------------------------------------------------
+
+    def __repr__(self) -> str:
+        lines = [f"{type(self).__name__}("]
+        for number, group in enumerate(self.param_groups):
+            count = len(group["params"])
+            options = ", ".join(f"{k}={v!r}" for k, v in group.items() if k != "params")
+            lines.append(f"  group {number}: {count} param{'s' * (count != 1)}, {options}")
+        lines.append(")")
+        return "\n".join(lines)
+
+
+def _refuse_unordered(params: Any, name: str) -> None:
+    if isinstance(params, set | frozenset):
+        raise TypeError(
+            f"{name} needs the parameters in a fixed order (state dicts refer to them by "
+            "position), but got a set; pass a list"
+        )
+    if isinstance(params, dict) and "params" in params:
+        raise TypeError(
+            f"{name} takes an iterable of parameter groups; wrap the single group in a list: "
+            "[{'params': ...}]"
+        )
+
+
+def _check_param(param: Any, index: int, name: str) -> None:
+    if not isinstance(param, Tensor):
+        raise TypeError(
+            f"{name} can only optimize Tensors, but parameter {index} is a {type(param).__name__}"
+        )
+    if param._edge is not None:
+        raise ValueError(
+            f"{name} can only optimize leaf tensors, but parameter {index} (shape {param.shape}) "
+            f"was computed by {param._edge[0]!r}; optimize the tensors it was computed from, "
+            "or make a leaf with x.detach().requires_grad_()"
+        )
+    if not param._requires_grad:
+        raise ValueError(
+            f"parameter {index} (shape {param.shape}) does not require grad, so it would never "
+            "get a gradient; create it with requires_grad=True or call x.requires_grad_()"
+        )
+
+
+def _state_value_for(param: Tensor, value: Any) -> Any:
+    """A copy of one saved state value, as the optimizer of ``param`` uses it.
+
+    Tensors are copied onto the parameter's device, floating-point ones in its
+    dtype (a state buffer is updated in place, so it must not alias the dict).
+    """
+    if not isinstance(value, Tensor):
+        return value
+    device = param._device
+    array = move_array(value._array, value._device, device)
+    dtype = value.dtype
+    if dtype.kind in ("real floating", "complex floating"):
+        dtype = param.dtype
+    array = device.xp.astype(array, device.native_dtype(dtype), copy=True)
+    return _wrap(array, device, False, None)
+
+
+# Libraries whose arrays cannot be written in place (e.g. JAX) refuse with one of these.
+_IMMUTABLE = (TypeError, ValueError, AttributeError, NotImplementedError, RuntimeError)
+
+
+def overwrite(xp: Any, buffer: Any, values: Any) -> Any:
+    """Write ``values`` into ``buffer`` and return it; a copy of ``values`` if it cannot be written.
+
+    Lets an update reuse one work array instead of allocating a temporary per
+    operation. ``buffer`` cannot be written when the library's arrays are
+    immutable, or when it is a NumPy scalar (what NumPy gives for arithmetic on
+    0-d arrays).
+    """
+    try:
+        buffer[...] = values
+    except _IMMUTABLE:
+        # NOTE: not `values` itself: in-place operators on it would change the caller's array.
+        return xp.asarray(values, copy=True)
+    return buffer
+
+
+# -- option checks shared by the optimizers ----------------------------------------------
+
+
+def check_number(
+    name: str, value: Any, *, at_least: float = 0.0, below: float | None = None
+) -> None:
+    """Raise unless ``value`` is a real number with ``at_least <= value`` (``< below``)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"{name} must be a number, got {value!r} ({type(value).__name__})")
+    if math.isnan(value) or value < at_least or (below is not None and value >= below):
+        bounds = f"at least {at_least}" + (f" and below {below}" if below is not None else "")
+        raise ValueError(f"{name} must be {bounds}, got {value!r}")
+
+
+def check_flag(name: str, value: Any) -> None:
+    """Raise unless ``value`` is a bool."""
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be True or False, got {value!r}")
+
+
+def check_real_param(param: Tensor, name: str) -> None:
+    """Raise for a complex parameter (optimizers that square gradients element-wise)."""
+    if param.dtype.kind == "complex floating":
+        raise DtypeError(
+            f"{name} does not support complex parameters (got one of shape {param.shape}, "
+            f"{param.dtype.name}); optimize the real and imaginary parts as two real tensors, "
+            "or use plugrad.optim.SGD"
+        )
+
+
+def check_buffer(param: Tensor, key: str, value: Any, *, optional: bool = False) -> None:
+    """Raise unless ``value`` is a tensor shaped like ``param`` (or ``None`` if ``optional``)."""
+    if value is None and optional:
+        return
+    if not isinstance(value, Tensor):
+        raise TypeError(
+            f"state {key!r} of a parameter of shape {param.shape} must be a Tensor, got "
+            f"{type(value).__name__}"
+        )
+    if value.shape != param.shape:
+        raise ValueError(
+            f"state {key!r} has shape {value.shape} but its parameter has shape {param.shape}; "
+            "the state dict belongs to other parameters"
+        )

@@ -1,0 +1,167 @@
+"""Stochastic gradient descent, with momentum, Nesterov momentum and weight decay."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..tensor import Tensor, _wrap
+from .optimizer import Optimizer, ParamsT, check_buffer, check_flag, check_number
+
+__all__ = ["SGD"]
+
+
+class SGD(Optimizer):
+    r"""Stochastic gradient descent, optionally with (Nesterov) momentum, as PyTorch's.
+
+    With gradient :math:`g`, each step computes (signs flipped for ``maximize``)
+
+    .. math::
+
+        d &= g + \lambda\,p \\
+        b &\leftarrow \mu\,b + (1 - \tau)\,d \quad (b = d \text{ on the first step}) \\
+        d &\leftarrow d + \mu\,b \text{ (Nesterov) or } b \\
+        p &\leftarrow p - \eta\,d
+
+    where :math:`\lambda` is ``weight_decay``, :math:`\mu` ``momentum``,
+    :math:`\tau` ``dampening`` and :math:`\eta` ``lr``; the momentum lines
+    apply only when ``momentum`` is not zero.
+
+    Parameters
+    ----------
+    params : iterable of Tensor, or iterable of dict
+        Leaf tensors that require grad, or parameter groups (see
+        :class:`~plugrad.optim.Optimizer`).
+    lr : float, default 1e-3
+        Learning rate.
+    momentum : float, default 0
+        Momentum factor; ``0`` keeps no state.
+    dampening : float, default 0
+        Dampening of the momentum.
+    weight_decay : float, default 0
+        L2 penalty added to the gradient.
+    nesterov : bool, default False
+        Use Nesterov momentum (needs ``momentum > 0`` and ``dampening == 0``).
+    maximize : bool, default False
+        Ascend the objective instead of descending.
+
+    Notes
+    -----
+    Complex parameters are supported (every operation is linear in the gradient).
+    The state of a parameter is ``{"momentum_buffer": Tensor}`` once momentum
+    has been used.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> w = plugrad.tensor([1.0, -2.0], requires_grad=True)
+    >>> opt = plugrad.optim.SGD([w], lr=0.1, momentum=0.9)
+    >>> for _ in range(2):
+    ...     opt.zero_grad()
+    ...     (w * w).sum().backward()
+    ...     opt.step()
+    >>> w
+    tensor([ 0.46, -0.92], requires_grad=True)
+    """
+
+    def __init__(
+        self,
+        params: ParamsT,
+        lr: float = 1e-3,
+        momentum: float = 0,
+        dampening: float = 0,
+        weight_decay: float = 0,
+        nesterov: bool = False,
+        *,
+        maximize: bool = False,
+    ) -> None:
+        defaults = {
+            "lr": lr,
+            "momentum": momentum,
+            "dampening": dampening,
+            "weight_decay": weight_decay,
+            "nesterov": nesterov,
+            "maximize": maximize,
+        }
+        self._check_options(defaults)
+        super().__init__(params, defaults)
+
+    def _check_options(self, group: dict[str, Any]) -> None:
+        check_number("lr", group["lr"])
+        check_number("momentum", group["momentum"])
+        check_number("dampening", group["dampening"], at_least=-float("inf"))
+        check_number("weight_decay", group["weight_decay"])
+        check_flag("nesterov", group["nesterov"])
+        check_flag("maximize", group["maximize"])
+        if group["nesterov"] and (group["momentum"] <= 0 or group["dampening"] != 0):
+            raise ValueError(
+                "Nesterov momentum needs momentum > 0 and dampening == 0, got "
+                f"momentum={group['momentum']!r} and dampening={group['dampening']!r}"
+            )
+
+    def _check_state(self, param: Tensor, state: Mapping[str, Any], group: dict[str, Any]) -> None:
+        unknown = set(state) - {"momentum_buffer"}
+        if unknown:
+            raise ValueError(
+                f"SGD keeps only 'momentum_buffer' per parameter, not {sorted(unknown)}"
+            )
+        check_buffer(param, "momentum_buffer", state.get("momentum_buffer"), optional=True)
+
+    def _step_group(self, group: dict[str, Any]) -> None:
+        lr = group["lr"]
+        momentum = group["momentum"]
+        dampening = group["dampening"]
+        weight_decay = group["weight_decay"]
+        nesterov = group["nesterov"]
+        maximize = group["maximize"]
+        state = self.state
+        for param in group["params"]:
+            grad = param._grad
+            if grad is None:
+                continue
+            array = param._array
+            g = grad._array
+            # `direction` is what the parameter moves against; `owned` says it is a
+            # temporary of this step, which may be scaled in place.
+            if weight_decay:
+                direction = array * weight_decay
+                if maximize:
+                    direction -= g
+                else:
+                    direction += g
+                owned = True
+            elif maximize:
+                direction, owned = -g, True
+            else:
+                direction, owned = g, False
+            if momentum:
+                entry = state.setdefault(param, {})
+                buffer = entry.get("momentum_buffer")
+                if buffer is None:
+                    # A fresh array (NumPy gives scalars for 0-d arithmetic), shared with
+                    # `direction` only when nothing changes `direction` afterwards.
+                    xp = param._device.xp
+                    initial = xp.asarray(direction, copy=None if owned and not nesterov else True)
+                    buffer = entry["momentum_buffer"] = _wrap(initial, param._device, False, None)
+                else:
+                    values = buffer._array
+                    values *= momentum
+                    if dampening:
+                        values += (1 - dampening) * direction
+                    else:
+                        values += direction
+                    buffer._array = values
+                if nesterov:
+                    if owned:
+                        direction += momentum * buffer._array
+                    else:
+                        direction, owned = direction + momentum * buffer._array, True
+                else:
+                    direction, owned = buffer._array, False
+            if owned:
+                direction *= lr
+                array -= direction
+            else:
+                array -= lr * direction
+            param._array = array  # the same object, unless the backend's arrays are immutable
+            param._bump_version()

@@ -1,0 +1,474 @@
+"""Saving and loading tensors and state dicts as safetensors files, which cannot run code.
+
+A file holds raw tensor data plus a JSON header (the safetensors format), so
+loading one never executes anything, unlike pickle. Any safetensors reader
+(``safetensors.numpy``, ``safetensors.torch``, ...) reads the tensors of a
+file written here, named by their dotted path (``"model.linear.weight"``);
+the exact structure (nesting, keys, lists, tuples and the non-tensor values
+of an optimizer's state dict) is kept as JSON in the header's metadata.
+
+Tensor data leaves a backend through its host path (``Backend.to_numpy``,
+handled here only as a buffer) and comes back through ``Backend.from_host``,
+so core never imports an array library.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import math
+import os
+import secrets
+from collections.abc import Mapping
+from typing import Any
+
+from . import dtypes as _dtypes
+from . import registry
+from .backend import Device
+from .creation import target_device
+from .errors import DtypeError, SerializationError
+from .tensor import Tensor, _wrap
+
+__all__ = ["load", "save"]
+
+#: Metadata key holding the JSON description of the saved structure.
+_STRUCTURE_KEY = "plugrad"
+_FORMAT_VERSION = 1
+#: safetensors' codes for plugrad dtypes; complex128 has none (see _COMPLEX128).
+_CODE_OF = {
+    "bool": "BOOL",
+    "int8": "I8",
+    "int16": "I16",
+    "int32": "I32",
+    "int64": "I64",
+    "uint8": "U8",
+    "uint16": "U16",
+    "uint32": "U32",
+    "uint64": "U64",
+    "float16": "F16",
+    "float32": "F32",
+    "float64": "F64",
+    "complex64": "C64",
+}
+_DTYPE_OF_CODE = {code: getattr(_dtypes, name) for name, code in _CODE_OF.items()}
+#: NumPy array-interface type strings (little-endian, as safetensors stores data).
+_TYPESTR = {
+    "bool": "|b1",
+    "int8": "|i1",
+    "uint8": "|u1",
+    "int16": "<i2",
+    "int32": "<i4",
+    "int64": "<i8",
+    "uint16": "<u2",
+    "uint32": "<u4",
+    "uint64": "<u8",
+    "float16": "<f2",
+    "float32": "<f4",
+    "float64": "<f8",
+    "complex64": "<c8",
+    "complex128": "<c16",
+}
+# complex128 is stored as float64 with a trailing axis of 2 (real, imaginary), the form
+# other libraries use for complex data without a complex type (torch.view_as_real).
+_COMPLEX128 = "complex128"
+
+
+def save(obj: Tensor | Mapping[str, Any], path: str | os.PathLike[str]) -> None:
+    """Save a tensor, or a nested dict of tensors and plain values, to a safetensors file.
+
+    Parameters
+    ----------
+    obj : Tensor or dict
+        A tensor, or a dict (with ``str`` or ``int`` keys) whose values are
+        tensors, ``None``, bools, ints, floats, strings, or dicts, lists and
+        tuples of those: a model's state dict, an optimizer's
+        :meth:`~plugrad.optim.Optimizer.state_dict`, or a checkpoint holding
+        both and the epoch.
+    path : str or os.PathLike
+        The file to write. It is written under a temporary name in the same
+        folder and renamed when complete, so an error never leaves a partial
+        file (nor changes an existing one).
+
+    Notes
+    -----
+    - Tensors are saved as their values only: ``requires_grad`` and graph
+      history are not saved, and :func:`load` returns plain tensors.
+    - Tensors sharing memory (views, the same tensor twice) are saved as
+      separate copies and load as independent tensors.
+    - In the file, each tensor is named by its keys joined with dots
+      (``"optimizer.state.0.exp_avg"``; ``"tensor"`` for a lone tensor), with
+      ``#1``, ``#2``, ... appended when two paths would give the same name.
+      Other safetensors readers see these names; :func:`load` restores the
+      exact structure from the metadata, however the keys are spelled.
+    - ``complex128`` has no safetensors dtype: it is stored as ``F64`` with an
+      extra last axis of length 2 (real and imaginary parts), which
+      :func:`load` turns back into ``complex128``. ``complex64`` is ``C64``.
+
+    Raises
+    ------
+    TypeError
+        For a value that cannot be saved (an array of another library, an
+        object...) or a key that is neither ``str`` nor ``int``; the message
+        names where in ``obj`` it is.
+    ValueError
+        For a structure that contains itself.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import plugrad
+    >>> folder = tempfile.mkdtemp()
+    >>> path = os.path.join(folder, "checkpoint.safetensors")
+    >>> w = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    >>> plugrad.save({"model": {"w": w}, "epoch": 3, "betas": (0.9, 0.999)}, path)
+    >>> plugrad.load(path)
+    {'model': {'w': tensor([1., 2.])}, 'epoch': 3, 'betas': (0.9, 0.999)}
+    """
+    if not isinstance(obj, Tensor | Mapping):
+        raise TypeError(
+            f"save() takes a Tensor or a dict of tensors (a state dict), got a "
+            f"{type(obj).__name__}; wrap other values in a dict, e.g. {{'values': [...]}}"
+        )
+    path = os.fspath(path)
+    tensors: list[tuple[str, Tensor]] = []
+    structure = _describe(obj, (), tensors, set(), set())
+    metadata = {
+        _STRUCTURE_KEY: json.dumps(
+            {"version": _FORMAT_VERSION, "structure": structure}, separators=(",", ":")
+        )
+    }
+    safetensors = _safetensors()
+    keep_alive: list[Any] = []  # host buffers whose addresses the specs hold
+    specs = {name: _spec(safetensors, tensor, keep_alive) for name, tensor in tensors}
+    _write_atomically(
+        path, lambda temporary: safetensors.serialize_file(specs, temporary, metadata)
+    )
+
+
+def load(
+    path: str | os.PathLike[str],
+    *,
+    backend: str | None = None,
+    device: Device | str | None = None,
+) -> Any:
+    """Load what :func:`save` wrote, or any safetensors file, as plugrad tensors.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A safetensors file.
+    backend : str, optional
+        Backend to put the tensors on (its current device).
+    device : str or Device, optional
+        Device to put the tensors on (``"cupy:1"``). Without ``backend`` and
+        ``device`` tensors go to the default device.
+
+    Returns
+    -------
+    Tensor or dict
+        The structure that was saved, with new tensors that do not require
+        grad. A file written by another program (without plugrad's metadata)
+        loads as a flat dict from tensor name to tensor, sorted by name.
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` does not exist.
+    plugrad.errors.SerializationError
+        If the file is not a complete safetensors file, or its plugrad
+        metadata does not match its tensors.
+    plugrad.errors.DtypeError
+        If a tensor's dtype has no plugrad equivalent (e.g. ``BF16``) or the
+        target backend does not support it.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import plugrad
+    >>> path = os.path.join(tempfile.mkdtemp(), "x.safetensors")
+    >>> plugrad.save(plugrad.arange(3), path)
+    >>> plugrad.load(path, backend="array_api_strict")
+    tensor([0, 1, 2], device='array_api_strict:0')
+    """
+    target = target_device(device, backend)
+    path = os.fspath(path)
+    with open(path, "rb") as file:
+        data = file.read()
+    safetensors = _safetensors()
+    try:
+        entries = safetensors.deserialize(data)
+    except safetensors.SafetensorError as exc:
+        raise SerializationError(
+            f"{path!r} is not a readable safetensors file ({exc}); it may be truncated or in "
+            "another format (plugrad.load reads only safetensors files)"
+        ) from None
+    metadata = _header_metadata(data)
+    del data
+    structure = _saved_structure(metadata, path)
+    complex_names = _complex128_names(structure) if structure is not None else set()
+    specs = {}
+    for name, info in entries:
+        dtype, shape = _plugrad_dtype(name, info, name in complex_names, path)
+        try:
+            target.native_dtype(dtype)
+        except DtypeError as exc:
+            raise DtypeError(
+                f"tensor {name!r} in {path!r} is {dtype.name}: {exc}; load it on another "
+                "backend (backend='numpy')"
+            ) from None
+        specs[name] = (dtype, shape, info["data"])
+    del entries
+    tensors = {}
+    for name in sorted(specs):
+        dtype, shape, buffer = specs.pop(name)
+        tensors[name] = _tensor_from_bytes(buffer, dtype, shape, target)
+    if structure is None:
+        return tensors
+    result = _rebuild(structure, tensors, path)
+    if tensors:
+        raise SerializationError(
+            f"{path!r} holds tensors its plugrad metadata does not mention "
+            f"({sorted(tensors)[:5]}); the file was changed after it was saved"
+        )
+    return result
+
+
+# -- saving --------------------------------------------------------------------------------
+
+
+def _where(keys: tuple[Any, ...]) -> str:
+    return "obj" + "".join(f"[{key!r}]" for key in keys)
+
+
+def _describe(
+    obj: Any,
+    keys: tuple[Any, ...],
+    tensors: list[tuple[str, Tensor]],
+    names: set[str],
+    open_containers: set[int],
+) -> dict[str, Any]:
+    """The JSON description of ``obj``; its tensors are appended to ``tensors``, named."""
+    if isinstance(obj, Tensor):
+        name = base = ".".join(str(key) for key in keys) or "tensor"
+        suffix = 0
+        while name in names or name == "__metadata__":  # the header's own reserved key
+            suffix += 1
+            name = f"{base}#{suffix}"
+        names.add(name)
+        tensors.append((name, obj))
+        node: dict[str, Any] = {"tensor": name}
+        if obj.dtype is _dtypes.complex128:
+            node["dtype"] = _COMPLEX128
+        return node
+    if obj is None or isinstance(obj, bool | int | str):
+        return {"value": obj}
+    if isinstance(obj, float):
+        # JSON has no infinities or NaN; repr() and float() round-trip every float exactly.
+        return {"value": obj} if math.isfinite(obj) else {"float": repr(obj)}
+    if isinstance(obj, Mapping | list | tuple):
+        if id(obj) in open_containers:
+            raise ValueError(f"{_where(keys)} contains itself; save() needs a tree of values")
+        open_containers.add(id(obj))
+        try:
+            if isinstance(obj, Mapping):
+                items = []
+                for key, value in obj.items():
+                    if isinstance(key, bool) or not isinstance(key, str | int):
+                        raise TypeError(
+                            f"{_where(keys)} has the key {key!r} ({type(key).__name__}); saved "
+                            "dicts need str (or int) keys"
+                        )
+                    items.append(
+                        [key, _describe(value, (*keys, key), tensors, names, open_containers)]
+                    )
+                return {"dict": items}
+            kind = "list" if isinstance(obj, list) else "tuple"
+            return {
+                kind: [
+                    _describe(value, (*keys, index), tensors, names, open_containers)
+                    for index, value in enumerate(obj)
+                ]
+            }
+        finally:
+            open_containers.discard(id(obj))
+    raise TypeError(
+        f"cannot save {_where(keys)}, a {type(obj).__name__}: save() stores tensors, None, bool, "
+        "int, float and str, in dicts, lists and tuples; convert it (plugrad.asarray(...) for "
+        "arrays, float(...) or int(...) for scalars of other libraries)"
+    )
+
+
+def _spec(safetensors: Any, tensor: Tensor, keep_alive: list[Any]) -> Any:
+    """The safetensors description of one tensor's data, read from host memory."""
+    dtype = tensor.dtype
+    shape = list(tensor.shape)
+    host = tensor._device.backend.to_numpy(tensor._array)
+    interface = host.__array_interface__  # the host format is NumPy's (Backend.to_numpy)
+    if interface["typestr"][0] == ">":
+        raise DtypeError(
+            f"cannot save big-endian {dtype.name} data; safetensors files are little-endian"
+        )
+    name = dtype.name
+    if dtype is _dtypes.complex128:
+        name, shape = "float64", [*shape, 2]
+    size = math.prod(shape) * (8 if name == "float64" else dtype.itemsize)
+    if not hasattr(safetensors, "TensorSpec"):  # safetensors 0.7 takes bytes, not addresses
+        return {"dtype": name, "shape": shape, "data": memoryview(host).tobytes()}
+    if size == 0:
+        address = 0
+    elif interface["strides"] is None:  # C-contiguous: serialize straight from its memory
+        address = interface["data"][0]
+        keep_alive.append(host)
+    else:
+        contiguous = bytearray(memoryview(host))  # copies in C order
+        keep_alive.append(contiguous)
+        address = ctypes.addressof(ctypes.c_char.from_buffer(contiguous))
+    return safetensors.TensorSpec(dtype=name, shape=shape, data_ptr=address, data_len=size)
+
+
+def _write_atomically(path: str, write: Any) -> None:
+    """Run ``write(temporary_path)``, then move the result to ``path``; clean up on error."""
+    folder, base = os.path.split(os.path.abspath(path))
+    while True:
+        temporary = os.path.join(folder, f".{base}.{secrets.token_hex(6)}.tmp")
+        try:
+            # Created like any new file (mode 0o666 less the umask), unlike mkstemp's 0o600.
+            os.close(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+            break
+        except FileExistsError:
+            continue
+    try:
+        mode = os.stat(temporary).st_mode
+        write(temporary)
+        os.chmod(temporary, mode)  # safetensors may replace the file with a private one
+        os.replace(temporary, path)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        raise
+
+
+# -- loading -------------------------------------------------------------------------------
+
+
+def _header_metadata(data: bytes) -> dict[str, str]:
+    """The ``__metadata__`` of a safetensors header (``deserialize`` returns tensors only)."""
+    length = int.from_bytes(data[:8], "little")
+    header = json.loads(data[8 : 8 + length])
+    return header.get("__metadata__") or {}
+
+
+def _saved_structure(metadata: Mapping[str, str], path: str) -> Any:
+    text = metadata.get(_STRUCTURE_KEY)
+    if text is None:
+        return None
+    try:
+        saved = json.loads(text)
+        version, structure = saved["version"], saved["structure"]
+    except (ValueError, TypeError, KeyError):
+        raise SerializationError(
+            f"the plugrad metadata of {path!r} is damaged; the tensors can still be read with "
+            "another safetensors reader"
+        ) from None
+    if version != _FORMAT_VERSION:
+        raise SerializationError(
+            f"{path!r} was saved in plugrad file format {version!r}, which this plugrad cannot "
+            f"read (it reads format {_FORMAT_VERSION}); upgrade plugrad"
+        )
+    return structure
+
+
+def _complex128_names(node: Any) -> set[str]:
+    names: set[str] = set()
+    stack = [node]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if node.get("dtype") == _COMPLEX128 and isinstance(node.get("tensor"), str):
+                names.add(node["tensor"])
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return names
+
+
+def _plugrad_dtype(
+    name: str, info: Mapping[str, Any], is_complex128: bool, path: str
+) -> tuple[_dtypes.DType, tuple[int, ...]]:
+    code, shape = info["dtype"], tuple(info["shape"])
+    if is_complex128:
+        if code != "F64" or not shape or shape[-1] != 2:
+            raise SerializationError(
+                f"tensor {name!r} in {path!r} is marked complex128 but is {code} of shape {shape}"
+            )
+        return _dtypes.complex128, shape[:-1]
+    dtype = _DTYPE_OF_CODE.get(code)
+    if dtype is None:
+        raise DtypeError(
+            f"tensor {name!r} in {path!r} has safetensors dtype {code}, which plugrad has no "
+            f"dtype for (it reads {', '.join(_DTYPE_OF_CODE)}); convert it to float32 before "
+            "saving"
+        )
+    return dtype, shape
+
+
+class _HostBytes:
+    """Raw little-endian bytes described with NumPy's array interface (no copy, no import)."""
+
+    __slots__ = ("__array_interface__",)
+
+    def __init__(self, buffer: Any, typestr: str, shape: tuple[int, ...]) -> None:
+        self.__array_interface__ = {
+            "version": 3,
+            "shape": shape,
+            "typestr": typestr,
+            "data": buffer,
+        }
+
+
+def _tensor_from_bytes(
+    buffer: Any, dtype: _dtypes.DType, shape: tuple[int, ...], target: Device
+) -> Tensor:
+    # The host format of Backend.from_host is NumPy's; the numpy backend's namespace makes
+    # a host array of the bytes, and the target backend copies it into memory of its own.
+    host_xp = registry.resolve_device("numpy").xp
+    host = host_xp.asarray(_HostBytes(buffer, _TYPESTR[dtype.name], shape))
+    array = target.backend.from_host(host, target.native)
+    return _wrap(array, target, False, None)
+
+
+def _rebuild(node: Any, tensors: dict[str, Tensor], path: str) -> Any:
+    """The object described by ``node``, taking its tensors out of ``tensors``."""
+    try:
+        if not isinstance(node, dict):
+            raise TypeError(node)
+        if "tensor" in node:
+            return tensors.pop(node["tensor"])
+        if "value" in node:
+            return node["value"]
+        if "float" in node:
+            return float(node["float"])
+        if "dict" in node:
+            return {key: _rebuild(value, tensors, path) for key, value in node["dict"]}
+        if "list" in node:
+            return [_rebuild(value, tensors, path) for value in node["list"]]
+        if "tuple" in node:
+            return tuple(_rebuild(value, tensors, path) for value in node["tuple"])
+    except SerializationError:
+        raise
+    except (KeyError, TypeError, ValueError):
+        pass
+    raise SerializationError(
+        f"the plugrad metadata of {path!r} does not match its tensors (at {str(node)[:80]}); "
+        "the file was changed after it was saved"
+    )
+
+
+def _safetensors() -> Any:
+    try:
+        import safetensors
+    except ImportError:  # pragma: no cover - a declared dependency
+        raise ImportError(
+            "plugrad.save and plugrad.load need the safetensors package; pip install safetensors"
+        ) from None
+    return safetensors

@@ -1,0 +1,202 @@
+"""plugrad.optim.lr_scheduler: learning-rate sequences against torch.optim.lr_scheduler,
+state dicts, the call-order warning and argument errors."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import plugrad
+from plugrad import optim
+from plugrad.optim import lr_scheduler
+
+SCHEDULES = {
+    "StepLR": {"step_size": 3, "gamma": 0.5},
+    "ExponentialLR": {"gamma": 0.8},
+    "CosineAnnealingLR": {"T_max": 4, "eta_min": 0.01},
+    "CosineAnnealingLR-short": {"T_max": 1},
+    "LambdaLR": {"lr_lambda": lambda epoch: 1.0 / (1 + epoch) ** 0.5},
+    "LinearLR": {"start_factor": 0.2, "end_factor": 0.9, "total_iters": 4},
+    "LinearLR-defaults": {},
+}
+
+
+def schedule_class(module, key: str):
+    return getattr(module, key.split("-")[0])
+
+
+def two_groups(make_tensor) -> list[dict]:
+    return [{"params": [make_tensor()]}, {"params": [make_tensor()], "lr": 0.3}]
+
+
+def plugrad_setup(key: str):
+    opt = optim.SGD(two_groups(lambda: plugrad.tensor([1.0], requires_grad=True)), lr=0.1)
+    return opt, schedule_class(lr_scheduler, key)(opt, **SCHEDULES[key])
+
+
+def torch_setup(torch, key: str):
+    opt = torch.optim.SGD(two_groups(lambda: torch.ones(1, requires_grad=True)), lr=0.1)
+    return opt, schedule_class(torch.optim.lr_scheduler, key)(opt, **SCHEDULES[key])
+
+
+def flat(sequence: list[list[float]]) -> list[float]:
+    return [lr for lrs in sequence for lr in lrs]
+
+
+def lr_sequence(opt, schedule, epochs: int = 14) -> list[list[float]]:
+    lrs = [schedule.get_last_lr()]
+    for _ in range(epochs):
+        opt.step()
+        schedule.step()
+        lrs.append(schedule.get_last_lr())
+        assert lrs[-1] == [group["lr"] for group in opt.param_groups]
+    return lrs
+
+
+@pytest.mark.parametrize("key", sorted(SCHEDULES))
+def test_learning_rates_match_torch(key) -> None:
+    torch = pytest.importorskip("torch")
+    ours = lr_sequence(*plugrad_setup(key))
+    theirs = lr_sequence(*torch_setup(torch, key))
+    assert flat(ours) == pytest.approx(flat(theirs), rel=1e-12, abs=1e-15)
+
+
+def test_chained_schedulers_match_torch() -> None:
+    # The recursive forms let a warm-up and a decay act on the same optimizer.
+    torch = pytest.importorskip("torch")
+    sequences = []
+    for module, tensor in (
+        (plugrad, lambda: plugrad.tensor([1.0], requires_grad=True)),
+        (torch, lambda: torch.ones(1, requires_grad=True)),
+    ):
+        schedulers = module.optim.lr_scheduler
+        opt = module.optim.Adam(two_groups(tensor), lr=0.1)
+        warmup = schedulers.LinearLR(opt, start_factor=0.1, total_iters=3)
+        decay = schedulers.CosineAnnealingLR(opt, T_max=6)
+        lrs = []
+        for _ in range(10):
+            opt.step()
+            warmup.step()
+            decay.step()
+            lrs.append([group["lr"] for group in opt.param_groups])
+        sequences.append(lrs)
+    assert flat(sequences[0]) == pytest.approx(flat(sequences[1]), rel=1e-12, abs=1e-15)
+
+
+def test_construction_records_initial_lr_and_applies_epoch_zero() -> None:
+    opt, schedule = plugrad_setup("LinearLR")
+    assert [g["initial_lr"] for g in opt.param_groups] == [0.1, 0.3]
+    assert schedule.base_lrs == [0.1, 0.3]
+    assert schedule.get_last_lr() == pytest.approx([0.02, 0.06])
+    assert schedule.last_epoch == 0
+
+
+@pytest.mark.parametrize("key", sorted(SCHEDULES))
+def test_state_dict_resumes_the_same_sequence(key) -> None:
+    opt, schedule = plugrad_setup(key)
+    lr_sequence(opt, schedule, epochs=5)
+    saved_schedule, saved_optimizer = schedule.state_dict(), opt.state_dict()
+    assert "optimizer" not in saved_schedule and "lr_lambdas" not in saved_schedule
+    expected = lr_sequence(opt, schedule, epochs=6)
+
+    resumed_opt, resumed = plugrad_setup(key)
+    resumed_opt.load_state_dict(saved_optimizer)
+    resumed.load_state_dict(saved_schedule)
+    assert lr_sequence(resumed_opt, resumed, epochs=6) == expected
+
+
+def test_state_dict_survives_save_and_load(tmp_path) -> None:
+    opt, schedule = plugrad_setup("CosineAnnealingLR")
+    lr_sequence(opt, schedule, epochs=3)
+    plugrad.save({"scheduler": schedule.state_dict()}, tmp_path / "s.safetensors")
+    loaded = plugrad.load(tmp_path / "s.safetensors")["scheduler"]
+    assert loaded == schedule.state_dict()
+
+
+def test_resuming_with_last_epoch_needs_initial_lr() -> None:
+    opt = optim.SGD([plugrad.tensor([1.0], requires_grad=True)], lr=0.1)
+    with pytest.raises(KeyError, match="initial_lr"):
+        lr_scheduler.StepLR(opt, step_size=2, last_epoch=4)
+    assert "initial_lr" not in opt.param_groups[0]
+    opt.param_groups[0]["initial_lr"] = 1.0
+    schedule = lr_scheduler.ExponentialLR(opt, gamma=0.5, last_epoch=4)
+    assert schedule.last_epoch == 5 and schedule.base_lrs == [1.0]
+    assert schedule.get_last_lr() == [0.1]
+
+
+def test_warns_when_stepped_before_the_optimizer() -> None:
+    _, schedule = plugrad_setup("StepLR")
+    with pytest.warns(UserWarning, match=r"before the optimizer's step\(\)"):
+        schedule.step()
+    schedule.step()  # only the first call can be out of order
+
+
+def test_no_warning_for_an_optimizer_that_overrides_step() -> None:
+    class Custom(optim.SGD):
+        def step(self, closure=None):
+            return None
+
+    opt = Custom([plugrad.tensor([1.0], requires_grad=True)], lr=0.1)
+    lr_scheduler.StepLR(opt, step_size=1).step()
+
+
+def test_load_state_dict_refuses_another_schedulers_state() -> None:
+    _, schedule = plugrad_setup("StepLR")
+    _, other = plugrad_setup("ExponentialLR")
+    before = schedule.state_dict()
+    with pytest.raises(ValueError, match="another kind of scheduler"):
+        schedule.load_state_dict(other.state_dict())
+    wrong_groups = dict(before, base_lrs=[0.1])
+    with pytest.raises(ValueError, match="one learning rate per parameter group"):
+        schedule.load_state_dict(wrong_groups)
+    assert schedule.state_dict() == before
+
+
+def test_lambda_lr_takes_one_function_per_group() -> None:
+    opt = optim.SGD(two_groups(lambda: plugrad.tensor([1.0], requires_grad=True)), lr=1.0)
+    schedule = lr_scheduler.LambdaLR(opt, [lambda e: 0.5**e, lambda e: 1.0 + e])
+    opt.step()
+    schedule.step()
+    assert schedule.get_last_lr() == [0.5, 0.6]
+    with pytest.raises(ValueError, match="2 parameter groups"):
+        lr_scheduler.LambdaLR(opt, [lambda e: 1.0])
+    with pytest.raises(TypeError, match="function of the epoch"):
+        lr_scheduler.LambdaLR(opt, 0.5)
+
+
+def test_cosine_annealing_reaches_eta_min_at_t_max() -> None:
+    opt, schedule = plugrad_setup("CosineAnnealingLR")
+    lrs = lr_sequence(opt, schedule, epochs=4)
+    assert lrs[4] == pytest.approx([0.01, 0.01])
+    assert lrs[2][0] == pytest.approx(0.01 + 0.09 * (1 + math.cos(math.pi / 2)) / 2)
+
+
+ARGUMENT_ERRORS = {
+    "not an optimizer": (lambda opt: lr_scheduler.StepLR(object(), 2), TypeError, "Optimizer"),
+    "step_size": (lambda opt: lr_scheduler.StepLR(opt, 0), ValueError, "step_size"),
+    "gamma": (lambda opt: lr_scheduler.ExponentialLR(opt, gamma=-0.5), ValueError, "gamma"),
+    "T_max": (lambda opt: lr_scheduler.CosineAnnealingLR(opt, T_max=0), ValueError, "T_max"),
+    "start_factor": (
+        lambda opt: lr_scheduler.LinearLR(opt, start_factor=0.0),
+        ValueError,
+        "start_factor",
+    ),
+    "end_factor": (lambda opt: lr_scheduler.LinearLR(opt, end_factor=1.5), ValueError, "end_"),
+    "total_iters": (lambda opt: lr_scheduler.LinearLR(opt, total_iters=0), ValueError, "total"),
+    "last_epoch": (lambda opt: lr_scheduler.StepLR(opt, 2, last_epoch=-2), ValueError, "last_"),
+}
+
+
+@pytest.mark.parametrize("bad", sorted(ARGUMENT_ERRORS))
+def test_argument_errors_leave_the_optimizer_alone(bad) -> None:
+    make_it, error, message = ARGUMENT_ERRORS[bad]
+    opt = optim.SGD([plugrad.tensor([1.0], requires_grad=True)], lr=0.1)
+    with pytest.raises(error, match=message):
+        make_it(opt)
+    assert opt.param_groups[0]["lr"] == 0.1 and "initial_lr" not in opt.param_groups[0]
+
+
+def test_repr() -> None:
+    _, schedule = plugrad_setup("StepLR")
+    assert repr(schedule) == "StepLR(last_epoch=0, last_lr=[0.1, 0.3])"

@@ -1,0 +1,467 @@
+"""plugrad.optim optimizers: trajectories against torch.optim, in-place updates, state dicts,
+closures, and errors that leave the optimizer as it was."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import plugrad
+from plugrad import optim
+from plugrad.errors import DtypeError, InPlaceModificationError
+
+SGD_OPTIONS = [
+    {},
+    {"momentum": 0.9},
+    {"momentum": 0.9, "dampening": 0.3},
+    {"momentum": 0.9, "nesterov": True},
+    {"weight_decay": 0.1},
+    {"maximize": True},
+    {"momentum": 0.8, "weight_decay": 0.05, "nesterov": True, "maximize": True},
+    {"momentum": 0.7, "dampening": 0.2, "weight_decay": 0.05, "maximize": True},
+]
+ADAM_OPTIONS = [
+    {},
+    {"betas": (0.8, 0.95), "eps": 1e-6},
+    {"weight_decay": 0.1},
+    {"amsgrad": True},
+    {"maximize": True},
+    {"weight_decay": 0.1, "amsgrad": True, "maximize": True},
+]
+CASES = (
+    [("SGD", options) for options in SGD_OPTIONS]
+    + [("Adam", options) for options in ADAM_OPTIONS]
+    + [("AdamW", options) for options in ADAM_OPTIONS]
+)
+TOLERANCES = {"float32": {"rtol": 2e-5, "atol": 1e-6}, "float64": {"rtol": 1e-11, "atol": 1e-13}}
+STATE_KEYS = ("momentum_buffer", "exp_avg", "exp_avg_sq", "max_exp_avg_sq")
+
+
+def case_id(case: tuple[str, dict]) -> str:
+    name, options = case
+    return name + "-" + ("-".join(f"{k}={v}" for k, v in options.items()) or "defaults")
+
+
+def initial_values(dtype: str) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(0)
+    return {
+        "weight": rng.normal(size=(3, 4)).astype(dtype),
+        "bias": rng.normal(size=3).astype(dtype),
+        "unused": rng.normal(size=2).astype(dtype),  # never gets a gradient: skipped
+        "scale": np.asarray(1.5, dtype=dtype),  # 0-d: NumPy computes with scalars there
+        "inputs": rng.normal(size=(5, 4)).astype(dtype),
+    }
+
+
+def plugrad_loss(p: dict[str, plugrad.Tensor], inputs: plugrad.Tensor) -> plugrad.Tensor:
+    hidden = plugrad.tanh(inputs @ plugrad.matrix_transpose(p["weight"]) + p["bias"])
+    return plugrad.sum(hidden * hidden * p["scale"]) + plugrad.sum(p["weight"] ** 3) * 0.1
+
+
+def torch_loss(torch, p: dict, inputs) -> object:
+    hidden = torch.tanh(inputs @ p["weight"].T + p["bias"])
+    return (hidden * hidden * p["scale"]).sum() + (p["weight"] ** 3).sum() * 0.1
+
+
+def groups_of(params: dict) -> list[dict]:
+    # A second group with options of its own, as schedulers and fine-tuning use them.
+    return [
+        {"params": [params["weight"], params["unused"]]},
+        {"params": [params["bias"], params["scale"]], "lr": 0.03},
+    ]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_trajectory_matches_torch(backend, case, dtype) -> None:
+    torch = pytest.importorskip("torch")
+    name, options = case
+    values = initial_values(dtype)
+    ours = {k: plugrad.asarray(v, requires_grad=True) for k, v in values.items() if k != "inputs"}
+    theirs = {k: torch.tensor(v, requires_grad=True) for k, v in values.items() if k != "inputs"}
+    inputs, torch_inputs = plugrad.asarray(values["inputs"]), torch.tensor(values["inputs"])
+    opt = getattr(optim, name)(groups_of(ours), lr=0.05, **options)
+    reference = getattr(torch.optim, name)(groups_of(theirs), lr=0.05, **options)
+    tolerance = TOLERANCES[dtype]
+    for _ in range(6):
+        opt.zero_grad()
+        plugrad_loss(ours, inputs).backward()
+        grads = {key: p.grad.numpy().copy() for key, p in ours.items() if p.grad is not None}
+        opt.step()
+        for key, grad in grads.items():  # the step leaves gradients alone
+            np.testing.assert_array_equal(ours[key].grad.numpy(), grad, err_msg=key)
+        reference.zero_grad()
+        torch_loss(torch, theirs, torch_inputs).backward()
+        reference.step()
+        for key in ours:
+            np.testing.assert_allclose(
+                ours[key].numpy(), theirs[key].detach().numpy(), err_msg=key, **tolerance
+            )
+            state, expected = opt.state.get(ours[key], {}), reference.state[theirs[key]]
+            for state_key in STATE_KEYS:
+                if expected.get(state_key) is None:
+                    assert state.get(state_key) is None, state_key
+                    continue
+                np.testing.assert_allclose(
+                    state[state_key].numpy(),
+                    expected[state_key].numpy(),
+                    err_msg=f"{key} {state_key}",
+                    **tolerance,
+                )
+            if "step" in expected:
+                assert state["step"] == int(expected["step"])
+    assert ours["unused"].numpy().tolist() == values["unused"].tolist()
+    assert ours["unused"] not in opt.state
+
+
+def test_sgd_on_complex_parameters_matches_torch(on_numpy) -> None:
+    torch = pytest.importorskip("torch")
+    start = np.array([1.0 + 2.0j, -0.5 + 0.25j])
+    z = plugrad.asarray(start, requires_grad=True)
+    reference_z = torch.tensor(start, requires_grad=True)
+    opt = optim.SGD([z], lr=0.1, momentum=0.9, weight_decay=0.01)
+    reference = torch.optim.SGD([reference_z], lr=0.1, momentum=0.9, weight_decay=0.01)
+    for _ in range(3):
+        opt.zero_grad()
+        plugrad.sum(plugrad.real(z * plugrad.conj(z) * z)).backward()
+        opt.step()
+        reference.zero_grad()
+        (reference_z * reference_z.conj() * reference_z).real.sum().backward()
+        reference.step()
+    np.testing.assert_allclose(z.numpy(), reference_z.detach().numpy(), rtol=1e-12)
+
+
+def test_adam_refuses_complex_parameters(on_numpy) -> None:
+    z = plugrad.asarray(np.array([1.0 + 1.0j]), requires_grad=True)
+    with pytest.raises(DtypeError, match="complex parameters"):
+        optim.Adam([z])
+
+
+# -- updates in place ----------------------------------------------------------------------
+
+
+def train_once(opt: optim.Optimizer, params: list[plugrad.Tensor]) -> None:
+    opt.zero_grad()
+    sum((plugrad.sum(p * p * p) for p in params), plugrad.tensor(0.0)).backward()
+    opt.step()
+
+
+@pytest.mark.parametrize("case", [CASES[1], CASES[6], CASES[-1]], ids=case_id)
+def test_step_updates_each_parameter_in_its_own_memory(backend, case) -> None:
+    name, options = case
+    params = [plugrad.asarray(np.linspace(-1, 1, 6).reshape(2, 3), requires_grad=True)]
+    params.append(plugrad.asarray(np.array([0.5, 2.0]), requires_grad=True))
+    opt = getattr(optim, name)(params, lr=0.1, **options)
+    arrays = [p.array for p in params]
+    before = [p.numpy().copy() for p in params]
+    train_once(opt, params)
+    state_tensors = tensor_ids(opt)
+    train_once(opt, params)
+    for param, array, old in zip(params, arrays, before):
+        assert param.array is array, "the step replaced the parameter's array"
+        assert not np.allclose(param.numpy(), old)
+    assert opt.param_groups[0]["params"][0] is params[0]
+    # State tensors are updated, not replaced, between steps.
+    assert state_tensors == tensor_ids(opt)
+
+
+def tensor_ids(opt: optim.Optimizer) -> set[int]:
+    return {
+        id(value)
+        for entry in opt.state.values()
+        for value in entry.values()
+        if isinstance(value, plugrad.Tensor)
+    }
+
+
+def test_step_modifies_views_of_the_parameter_memory(on_numpy) -> None:
+    w = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    alias = w.detach()
+    opt = optim.SGD([w], lr=0.5)
+    plugrad.sum(w).backward()
+    opt.step()
+    assert alias.tolist() == [0.5, 1.5]
+
+
+def test_a_graph_that_saved_the_old_value_refuses_backward_after_a_step(on_numpy) -> None:
+    w = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    opt = optim.SGD([w], lr=0.5)
+    plugrad.sum(w * w).backward()
+    stale = plugrad.sum(w * w)  # saves w
+    opt.step()
+    with pytest.raises(InPlaceModificationError):
+        stale.backward()
+
+
+def test_step_records_nothing(on_numpy) -> None:
+    w = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    opt = optim.Adam([w], lr=0.5)
+    plugrad.sum(w * w).backward()
+    opt.step()
+    assert w.is_leaf and w.requires_grad and w.grad_fn is None
+    assert all(not t.requires_grad for t in opt.state[w].values() if isinstance(t, plugrad.Tensor))
+
+
+# -- zero_grad and closures ----------------------------------------------------------------
+
+
+def test_zero_grad_sets_to_none_or_zeros_in_place(backend) -> None:
+    w = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    opt = optim.SGD([w], lr=0.1)
+    plugrad.sum(w * w).backward()
+    grad, array = w.grad, w.grad.array
+    opt.zero_grad(set_to_none=False)
+    assert w.grad is grad and w.grad.array is array and w.grad.tolist() == [0.0, 0.0]
+    opt.zero_grad()
+    assert w.grad is None
+
+
+def test_zero_grad_detaches_a_gradient_that_has_a_graph(on_numpy) -> None:
+    w = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    plugrad.sum(w * w * w).backward(create_graph=True)
+    assert w.grad.grad_fn is not None
+    optim.SGD([w]).zero_grad(set_to_none=False)
+    assert w.grad.grad_fn is None and not w.grad.requires_grad and w.grad.tolist() == [0.0, 0.0]
+
+
+def test_closure_runs_with_grad_enabled_and_its_loss_is_returned(on_numpy) -> None:
+    w = plugrad.tensor([3.0], requires_grad=True)
+    opt = optim.SGD([w], lr=0.25)
+    calls = []
+
+    def closure():
+        calls.append(plugrad.is_grad_enabled())
+        opt.zero_grad()
+        loss = plugrad.sum(w * w)
+        loss.backward()
+        return loss
+
+    with plugrad.no_grad():
+        loss = opt.step(closure)
+    assert calls == [True]
+    assert loss.item() == 9.0
+    assert w.tolist() == [1.5]
+    assert opt.step() is None
+
+
+# -- state dicts ----------------------------------------------------------------------------
+
+
+def make(
+    name: str, dtype: str = "float64", lr: float = 0.05, **options
+) -> tuple[optim.Optimizer, list]:
+    values = initial_values(dtype)
+    params = [plugrad.asarray(values[k], requires_grad=True) for k in ("weight", "bias")]
+    groups = [{"params": params[:1]}, {"params": params[1:], "lr": 0.02}]
+    return getattr(optim, name)(groups, lr=lr, **options), params
+
+
+@pytest.mark.parametrize(
+    "case",
+    [("SGD", {"momentum": 0.9, "nesterov": True}), ("Adam", {"amsgrad": True}), ("AdamW", {})],
+    ids=case_id,
+)
+def test_state_dict_round_trip_continues_the_same_trajectory(backend, case, tmp_path) -> None:
+    name, options = case
+    opt, params = make(name, **options)
+    for _ in range(3):
+        train_once(opt, params)
+    saved = opt.state_dict()
+    assert saved["param_groups"][1]["params"] == [1]
+    assert set(saved["state"]) == {0, 1}
+    plugrad.save(saved, tmp_path / "opt.safetensors")
+    for source in (saved, plugrad.load(tmp_path / "opt.safetensors", backend="numpy")):
+        restored, copies = make(name, lr=1.0)  # other options: the state dict brings them
+        for duplicate, param in zip(copies, params):
+            duplicate.array[...] = param.array
+        restored.load_state_dict(source)
+        assert [g["lr"] for g in restored.param_groups] == [0.05, 0.02]
+        assert restored.param_groups[0] | {"params": None} == saved["param_groups"][0] | {
+            "params": None
+        }
+        twin, twin_params = make(name, **options)
+        twin.load_state_dict(clone(saved))
+        for p, q in zip(twin_params, params):
+            p.array[...] = q.array
+        for _ in range(2):
+            train_once(restored, copies)
+            train_once(twin, twin_params)
+        for a, b in zip(copies, twin_params):
+            np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+def test_load_state_dict_copies_state_to_the_parameters_device_and_dtype(on_numpy) -> None:
+    opt, params = make("Adam", dtype="float64")
+    train_once(opt, params)
+    saved = opt.state_dict()
+    with plugrad.use_backend("array_api_strict"):
+        target, _ = make("Adam", dtype="float32")
+    target.load_state_dict(saved)
+    moved = target.state[target.param_groups[0]["params"][0]]
+    assert moved["exp_avg"].device.backend.name == "array_api_strict"
+    assert moved["exp_avg"].dtype == plugrad.float32
+    moved["exp_avg"].array[...] = 0  # no aliasing of the dict it came from
+    assert np.any(saved["state"][0]["exp_avg"].numpy() != 0)
+
+
+def test_state_dict_holds_no_parameter_objects(on_numpy) -> None:
+    opt, params = make("SGD", momentum=0.5)
+    train_once(opt, params)
+    groups = opt.state_dict()["param_groups"]
+    assert [g["params"] for g in groups] == [[0], [1]]
+    assert opt.param_groups[0]["params"][0] is params[0]
+
+
+def snapshot(opt: optim.Optimizer) -> tuple:
+    state = opt.state_dict()
+    return (
+        repr(state["param_groups"]),
+        {i: {k: v.tolist() if hasattr(v, "tolist") else v for k, v in e.items()} for i, e in
+         state["state"].items()},
+        [[id(p) for p in g["params"]] for g in opt.param_groups],
+    )  # fmt: skip
+
+
+def clone(tree):
+    """A deep copy of a state dict, tensors included."""
+    if isinstance(tree, plugrad.Tensor):
+        return plugrad.asarray(tree, copy=True)
+    if isinstance(tree, dict):
+        return {key: clone(value) for key, value in tree.items()}
+    if isinstance(tree, list | tuple):
+        return type(tree)(clone(value) for value in tree)
+    return tree
+
+
+def broken(saved: dict, change) -> dict:
+    saved = clone(saved)
+    change(saved)
+    return saved
+
+
+BAD_STATE_DICTS = {
+    "not a state dict": (lambda s: s.pop("state"), ValueError, "keys 'state' and 'param_groups'"),
+    "group count": (lambda s: s["param_groups"].pop(), ValueError, "has 1 parameter groups"),
+    "group size": (
+        lambda s: s["param_groups"][0]["params"].append(7),
+        ValueError,
+        "has 2 parameters",
+    ),
+    "negative lr": (
+        lambda s: s["param_groups"][1].update(lr=-1.0),
+        ValueError,
+        "lr must be at least 0",
+    ),
+    "repeated index": (
+        lambda s: s["param_groups"][1].update(params=[0]),
+        ValueError,
+        "not a fresh integer index",
+    ),
+    "unknown parameter": (
+        lambda s: s["state"].update({5: s["state"][0]}),
+        ValueError,
+        "parameter 5",
+    ),
+    "wrong shape": (
+        lambda s: s["state"][1].update(exp_avg=plugrad.zeros(7)),
+        ValueError,
+        "has shape",
+    ),
+    "unknown key": (lambda s: s["state"][1].update(velocity=1), ValueError, "velocity"),
+    "missing moment": (lambda s: s["state"][1].pop("exp_avg_sq"), ValueError, "lacks"),
+    "bad step": (lambda s: s["state"][1].update(step=1.5), TypeError, "'step' must be an int"),
+    "not a tensor": (lambda s: s["state"][1].update(exp_avg=[0.0]), TypeError, "must be a Tensor"),
+}
+
+
+@pytest.mark.parametrize("bad", sorted(BAD_STATE_DICTS))
+def test_a_bad_state_dict_leaves_the_optimizer_unchanged(on_numpy, bad) -> None:
+    change, error, message = BAD_STATE_DICTS[bad]
+    opt, params = make("Adam")
+    train_once(opt, params)
+    saved = opt.state_dict()
+    opt.param_groups[0]["lr"] = 0.5
+    before = snapshot(opt)
+    with pytest.raises(error, match=re.escape(message)):
+        opt.load_state_dict(broken(saved, change))
+    assert snapshot(opt) == before
+
+
+def test_sgd_state_dict_checks_its_buffer(on_numpy) -> None:
+    opt, params = make("SGD", momentum=0.9)
+    train_once(opt, params)
+    bad = broken(opt.state_dict(), lambda s: s["state"][0].update(momentum_buffer=plugrad.ones(2)))
+    with pytest.raises(ValueError, match="momentum_buffer"):
+        opt.load_state_dict(bad)
+
+
+def test_amsgrad_switched_on_later_starts_its_maximum_from_zero(on_numpy) -> None:
+    opt, params = make("Adam")
+    train_once(opt, params)
+    opt.param_groups[0]["amsgrad"] = True
+    train_once(opt, params)
+    assert "max_exp_avg_sq" in opt.state[params[0]]
+    assert "max_exp_avg_sq" not in opt.state[params[1]]
+
+
+# -- construction errors ---------------------------------------------------------------------
+
+
+def leaf(*values: float) -> plugrad.Tensor:
+    return plugrad.tensor(list(values), requires_grad=True)
+
+
+CONSTRUCTION_ERRORS = {
+    "empty": (lambda: optim.SGD([]), ValueError, "empty parameter list"),
+    "single tensor": (lambda: optim.SGD(leaf(1.0)), TypeError, "not a single Tensor"),
+    "set": (lambda: optim.SGD({leaf(1.0)}), TypeError, "got a set; pass a list"),
+    "group dict alone": (lambda: optim.SGD({"params": [leaf(1.0)]}), TypeError, "in a list"),
+    "not a tensor": (lambda: optim.SGD([np.ones(2)]), TypeError, "parameter 0 is a ndarray"),
+    "non-leaf": (lambda: optim.SGD([leaf(1.0) * 2]), ValueError, "only optimize leaf tensors"),
+    "no grad": (lambda: optim.SGD([plugrad.ones(2)]), ValueError, "does not require grad"),
+    "duplicate": (lambda: optim.SGD([w := leaf(1.0), w]), ValueError, "more than once"),
+    "negative lr": (lambda: optim.SGD([leaf(1.0)], lr=-0.1), ValueError, "lr must be at least 0"),
+    "lr type": (lambda: optim.Adam([leaf(1.0)], lr="fast"), TypeError, "lr must be a number"),
+    "nan lr": (lambda: optim.Adam([leaf(1.0)], lr=float("nan")), ValueError, "lr must be"),
+    "momentum": (lambda: optim.SGD([leaf(1.0)], momentum=-1), ValueError, "momentum"),
+    "nesterov": (lambda: optim.SGD([leaf(1.0)], nesterov=True), ValueError, "Nesterov"),
+    "flag": (lambda: optim.SGD([leaf(1.0)], maximize=1), TypeError, "maximize must be True"),
+    "beta": (lambda: optim.Adam([leaf(1.0)], betas=(0.9, 1.0)), ValueError, "betas[1]"),
+    "betas": (lambda: optim.Adam([leaf(1.0)], betas=0.9), TypeError, "pair"),
+    "eps": (lambda: optim.AdamW([leaf(1.0)], eps=-1e-8), ValueError, "eps"),
+    "group lr": (
+        lambda: optim.SGD([{"params": [leaf(1.0)], "lr": -1.0}]),
+        ValueError,
+        "lr must be at least 0",
+    ),
+    "group without params": (lambda: optim.SGD([{"lr": 0.1}]), ValueError, "no 'params' entry"),
+}
+
+
+@pytest.mark.parametrize("bad", sorted(CONSTRUCTION_ERRORS))
+def test_construction_errors(on_numpy, bad) -> None:
+    make_it, error, message = CONSTRUCTION_ERRORS[bad]
+    with pytest.raises(error, match=re.escape(message)):
+        make_it()
+
+
+def test_add_param_group_refuses_a_parameter_already_optimized(on_numpy) -> None:
+    w, b = leaf(1.0), leaf(2.0)
+    opt = optim.SGD([w], lr=0.1)
+    with pytest.raises(ValueError, match="already in parameter group 0"):
+        opt.add_param_group({"params": [b, w]})
+    with pytest.raises(ValueError, match="lr must be at least 0"):
+        opt.add_param_group({"params": [b], "lr": -2.0})
+    assert len(opt.param_groups) == 1
+    opt.add_param_group({"params": b, "momentum": 0.5})
+    assert opt.param_groups[1]["params"] == [b] and opt.param_groups[1]["momentum"] == 0.5
+    assert opt.param_groups[1]["lr"] == 0.1
+
+
+def test_repr_lists_each_group_and_its_options(on_numpy) -> None:
+    opt = optim.Adam([{"params": [leaf(1.0), leaf(2.0)]}, {"params": [leaf(3.0)], "lr": 0.5}])
+    text = repr(opt)
+    assert text.startswith("Adam(\n  group 0: 2 params, lr=0.001, betas=(0.9, 0.999), eps=1e-08")
+    assert "group 1: 1 param, lr=0.5" in text
