@@ -190,6 +190,117 @@ def _conv2d_weight_grad_kernel(
     return xp.reshape(xp.sum(per_sample, axis=0), (out_channels, group_channels, kh, kw))
 
 
+# -- NumPy kernels: the same computations as one BLAS product per group ----------------
+#
+# NumPy's matmul over a batch of strided (e.g. broadcast) operands takes a slow
+# loop; tensordot copies the windows into one matrix and makes a single product.
+
+
+def _numpy_windows(x: Any, kernel: Pair, stride: Pair, padding: Quad, dilation: Pair) -> Any:
+    """``(N, C, H, W) -> (N, C, OH, OW, kh, kw)``: a strided view, nothing copied."""
+    import numpy as np
+
+    top, bottom, left, right = padding
+    if top or bottom or left or right:
+        x = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)))
+    span = (dilation[0] * (kernel[0] - 1) + 1, dilation[1] * (kernel[1] - 1) + 1)
+    view = np.lib.stride_tricks.sliding_window_view(x, span, axis=(2, 3))
+    return view[:, :, :: stride[0], :: stride[1], :: dilation[0], :: dilation[1]]
+
+
+def _conv2d_numpy(
+    xp: Any,
+    x: Any,
+    weight: Any,
+    /,
+    *,
+    stride: int | Pair = 1,
+    padding: int | tuple[int, ...] = 0,
+    dilation: int | Pair = 1,
+    groups: int = 1,
+) -> Any:
+    import numpy as np
+
+    out_channels, group_channels, kh, kw = weight.shape
+    cols = _numpy_windows(x, (kh, kw), _pair(stride), _quad(padding), _pair(dilation))
+    per_group = out_channels // groups
+    outs = [
+        np.tensordot(
+            weight[g * per_group : (g + 1) * per_group],
+            cols[:, g * group_channels : (g + 1) * group_channels],
+            axes=([1, 2, 3], [1, 4, 5]),
+        )
+        for g in range(groups)
+    ]
+    out = outs[0] if groups == 1 else np.concatenate(outs, axis=0)
+    return np.ascontiguousarray(np.moveaxis(out, 0, 1))
+
+
+def _conv2d_input_grad_numpy(
+    xp: Any,
+    grad: Any,
+    weight: Any,
+    /,
+    *,
+    input_size: Pair,
+    stride: int | Pair = 1,
+    padding: int | tuple[int, ...] = 0,
+    dilation: int | Pair = 1,
+    groups: int = 1,
+) -> Any:
+    import numpy as np
+
+    n, out_channels, oh, ow = grad.shape
+    kh, kw = weight.shape[-2:]
+    per_group = out_channels // groups
+    # (C, kh, kw, N, OH, OW) per group, stacked along C.
+    cols = [
+        np.tensordot(
+            weight[g * per_group : (g + 1) * per_group],
+            grad[:, g * per_group : (g + 1) * per_group],
+            axes=([0], [1]),
+        )
+        for g in range(groups)
+    ]
+    cols = cols[0] if groups == 1 else np.concatenate(cols, axis=0)
+    top, bottom, left, right = _quad(padding)
+    height, width = _pair(input_size)
+    out = np.zeros((n, cols.shape[0], height + top + bottom, width + left + right), grad.dtype)
+    keys = _window_slices((kh, kw), _pair(stride), _pair(dilation), (oh, ow))
+    for index, key in enumerate(keys):
+        out[key] += np.moveaxis(cols[:, index // kw, index % kw], 0, 1)
+    return np.ascontiguousarray(out[..., top : top + height, left : left + width])
+
+
+def _conv2d_weight_grad_numpy(
+    xp: Any,
+    x: Any,
+    grad: Any,
+    /,
+    *,
+    kernel_size: Pair,
+    stride: int | Pair = 1,
+    padding: int | tuple[int, ...] = 0,
+    dilation: int | Pair = 1,
+    groups: int = 1,
+) -> Any:
+    import numpy as np
+
+    kernel = _pair(kernel_size)
+    cols = _numpy_windows(x, kernel, _pair(stride), _quad(padding), _pair(dilation))
+    out_channels = grad.shape[1]
+    per_group, group_channels = out_channels // groups, x.shape[1] // groups
+    parts = [
+        np.tensordot(
+            grad[:, g * per_group : (g + 1) * per_group],
+            cols[:, g * group_channels : (g + 1) * group_channels],
+            axes=([0, 2, 3], [0, 2, 3]),
+        )
+        for g in range(groups)
+    ]
+    return parts[0] if groups == 1 else np.concatenate(parts, axis=0)
+
+
 def _conv2d_grad_x(xp: Any, g: Any, ans: Any, x: Any, weight: Any, **params: Any) -> Any:
     return xp.conv2d_input_grad(g, weight, input_size=tuple(x.shape[-2:]), **params)
 
@@ -201,6 +312,7 @@ def _conv2d_grad_weight(xp: Any, g: Any, ans: Any, x: Any, weight: Any, **params
 conv2d = op(
     "conv2d",
     _conv2d_kernel,
+    kernels={"numpy": _conv2d_numpy},
     saves=("x", "weight"),
     standard=False,
     namespace="nn",
@@ -238,6 +350,7 @@ def _conv2d_input_grad_grad_weight(
 conv2d_input_grad = op(
     "conv2d_input_grad",
     _conv2d_input_grad_kernel,
+    kernels={"numpy": _conv2d_input_grad_numpy},
     saves=("grad", "weight"),
     standard=False,
     namespace="nn",
@@ -273,6 +386,7 @@ def _conv2d_weight_grad_grad_output(
 conv2d_weight_grad = op(
     "conv2d_weight_grad",
     _conv2d_weight_grad_kernel,
+    kernels={"numpy": _conv2d_weight_grad_numpy},
     saves=("x", "grad"),
     standard=False,
     namespace="nn",
