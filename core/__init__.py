@@ -19,7 +19,7 @@ from __future__ import annotations
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as _version
 
-from . import autograd, errors, fft, func, linalg, ops
+from . import autograd, errors, fft, func, linalg, nn, ops
 from .backend_selection import default_device, set_backend, use_backend
 from .creation import (
     arange,
@@ -128,6 +128,7 @@ __all__ = [
     "linalg",
     "linspace",
     "manual_seed",
+    "nn",
     "no_grad",
     "ones",
     "ones_like",

@@ -24,6 +24,7 @@ __all__ = [
     "PluginRegistrationError",
     "PlugradError",
     "ShapeError",
+    "StateDictError",
     "UnknownBackendError",
     "UnknownOpError",
 ]
@@ -63,6 +64,10 @@ class DtypeError(PlugradError, TypeError):
 
 class ShapeError(PlugradError, ValueError):
     """A shape does not match what the operation requires."""
+
+
+class StateDictError(PlugradError, RuntimeError):
+    """A state dict does not fit a module: missing or unexpected keys, other shapes or dtypes."""
 
 
 class DeviceMismatchError(PlugradError, RuntimeError):

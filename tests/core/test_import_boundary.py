@@ -34,10 +34,10 @@ def imported_modules(path: Path) -> set[str]:
 
 
 def test_core_sources_import_no_array_library() -> None:
-    sources = sorted(CORE.glob("*.py"))
+    sources = sorted(CORE.rglob("*.py"))
     assert len(sources) > 10, f"expected the core package at {CORE}"
     offenders = {
-        path.name: sorted(imported_modules(path) & ARRAY_LIBRARIES)
+        str(path.relative_to(CORE)): sorted(imported_modules(path) & ARRAY_LIBRARIES)
         for path in sources
         if imported_modules(path) & ARRAY_LIBRARIES
     }
@@ -63,9 +63,10 @@ for name in {sorted(ARRAY_LIBRARIES)!r}:
 package = types.ModuleType("plugrad")
 package.__path__ = [{str(CORE)!r}]
 sys.modules["plugrad"] = package
-for path in sorted(pathlib.Path({str(CORE)!r}).glob("*.py")):
-    if path.stem != "__init__":
-        importlib.import_module("plugrad." + path.stem)
+for path in sorted(pathlib.Path({str(CORE)!r}).rglob("*.py")):
+    parts = path.relative_to({str(CORE)!r}).with_suffix("").parts
+    if parts != ("__init__",):
+        importlib.import_module(".".join(("plugrad", *parts)).removesuffix(".__init__"))
 print("ok")
 """
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
