@@ -35,7 +35,8 @@ def test_parameter_is_a_leaf_tensor_that_requires_grad() -> None:
     p = nn.Parameter(data)
     assert isinstance(p, plugrad.Tensor) and isinstance(p, nn.Parameter)
     assert p.is_leaf and p.requires_grad and p.grad is None
-    assert repr(p) == "Parameter containing:\ntensor([1., 2.], requires_grad=True)"
+    assert repr(p) == "Parameter containing:\n" + plugrad.Tensor.__repr__(p)
+    assert repr(p).endswith("requires_grad=True)")
     assert not nn.Parameter(data, requires_grad=False).requires_grad
     assert type(p * 2) is plugrad.Tensor
     assert type(p.detach()) is plugrad.Tensor
@@ -214,11 +215,12 @@ def test_to_casts_floating_tensors_only() -> None:
 def test_a_failed_move_changes_nothing() -> None:
     block = Block()
     before = arrays(block)
+    device = block.scale.device
     with pytest.raises(plugrad.errors.UnknownBackendError):
         block.to("no-such-backend")
     with pytest.raises(plugrad.errors.DtypeError):
         block.to(dtype=plugrad.bool)
-    assert all(p.device.name == "numpy" for p in block.parameters())
+    assert all(p.device is device for p in block.parameters())
     for name, value in arrays(block).items():
         np.testing.assert_array_equal(value, before[name])
 
