@@ -643,7 +643,7 @@ def _embedding_backward_kernel(
     rows = xp.reshape(grad, (-1, width))
     out = xp.zeros((num_embeddings, width), dtype=grad.dtype, device=grad.device)
     # The standard has no scatter-add: sum with one-hot products, a block of the
-    # vocabulary at a time (numpy and cupy have kernels of their own).
+    # vocabulary at a time (NumPy has a kernel of its own).
     block = max(1, _ONEHOT_ELEMENTS // max(1, flat.shape[1]))
     for start in range(0, num_embeddings, block):
         stop = min(start + block, num_embeddings)
@@ -673,25 +673,6 @@ def _embedding_backward_numpy(
     return out
 
 
-def _embedding_backward_cupy(
-    xp: Any,
-    grad: Any,
-    indices: Any,
-    /,
-    *,
-    num_embeddings: int,
-    padding_idx: int | None = None,
-) -> Any:
-    import cupy
-    import cupyx
-
-    out = cupy.zeros((num_embeddings, grad.shape[-1]), dtype=grad.dtype)
-    cupyx.scatter_add(out, cupy.reshape(indices, (-1,)), cupy.reshape(grad, (-1, grad.shape[-1])))
-    if padding_idx is not None:
-        out[padding_idx] = 0.0
-    return out
-
-
 def _embedding_backward_grad(
     xp: Any, g: Any, ans: Any, rows: Any, indices: Any, *, num_embeddings: int, padding_idx: Any
 ) -> Any:
@@ -704,7 +685,7 @@ def _embedding_backward_grad(
 embedding_backward = op(
     "embedding_backward",
     _embedding_backward_kernel,
-    kernels={"numpy": _embedding_backward_numpy, "cupy": _embedding_backward_cupy},
+    kernels={"numpy": _embedding_backward_numpy},
     saves=("indices",),
     standard=False,
     namespace="nn",
