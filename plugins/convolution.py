@@ -318,11 +318,12 @@ conv2d = op(
     namespace="nn",
     doc="""2-D cross-correlation of ``x`` ``(N, C, H, W)`` with ``weight`` ``(O, C/g, kh, kw)``.
 
-    ``padding`` is an int, ``(h, w)`` or ``(top, bottom, left, right)``;
-    ``stride`` and ``dilation`` an int or ``(h, w)``. No bias (add it with
-    broadcasting). Computed as a matrix product with the windows of the input
-    (im2col); the gradients are :func:`conv2d_input_grad` and
-    :func:`conv2d_weight_grad`.
+    ``g`` is ``groups``: the channels split into that many independent
+    convolutions, each of ``C/g`` inputs and ``O/g`` outputs. ``padding`` is an
+    int, ``(h, w)`` or ``(top, bottom, left, right)``; ``stride`` and
+    ``dilation`` an int or ``(h, w)``. No bias (add it with broadcasting).
+    Computed as a matrix product with the windows of the input (im2col); the
+    gradients are :func:`conv2d_input_grad` and :func:`conv2d_weight_grad`.
 
     Examples
     --------
