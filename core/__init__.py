@@ -19,7 +19,7 @@ from __future__ import annotations
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as _version
 
-from . import autograd, errors, fft, func, linalg, ops, optim, viz
+from . import autograd, errors, fft, func, linalg, nn, ops, optim, viz
 from .backend_selection import default_device, set_backend, use_backend
 from .creation import (
     arange,
@@ -130,6 +130,7 @@ __all__ = [
     "linspace",
     "load",
     "manual_seed",
+    "nn",
     "no_grad",
     "ones",
     "ones_like",

@@ -27,6 +27,7 @@ __all__ = [
     "PlugradError",
     "SerializationError",
     "ShapeError",
+    "StateDictError",
     "UnknownBackendError",
     "UnknownOpError",
 ]
@@ -66,6 +67,10 @@ class DtypeError(PlugradError, TypeError):
 
 class ShapeError(PlugradError, ValueError):
     """A shape does not match what the operation requires."""
+
+
+class StateDictError(PlugradError, RuntimeError):
+    """A state dict does not fit a module: missing or unexpected keys, other shapes or dtypes."""
 
 
 class DeviceMismatchError(PlugradError, RuntimeError):

@@ -133,7 +133,9 @@ class OpDef:
     namespace : str, optional
         ``"linalg"`` or ``"fft"`` for ops of those extensions: their public
         function is ``plugrad.linalg.<name>`` (and ``plugrad.ops.<name>``), not
-        ``plugrad.<name>``.
+        ``plugrad.<name>``. ``"nn"`` for the neural-network ops, which are not
+        Array API functions: their function is ``plugrad.ops.<name>`` only, and
+        :mod:`plugrad.nn.functional` wraps them with PyTorch's signatures.
     """
 
     def __init__(
@@ -276,8 +278,8 @@ class OpDef:
             not names or not all(isinstance(n, str) and n.isidentifier() for n in names)
         ):
             raise fail(f"output_names must be identifiers, got {names}")
-        if self.namespace not in (None, "linalg", "fft"):
-            raise fail(f"namespace must be None, 'linalg' or 'fft', got {self.namespace!r}")
+        if self.namespace not in (None, "linalg", "fft", "nn"):
+            raise fail(f"namespace must be None, 'linalg', 'fft' or 'nn', got {self.namespace!r}")
         if self.differentiable:
             if len(self.vjps) != len(inputs):
                 raise fail(

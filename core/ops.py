@@ -2,5 +2,7 @@
 
 This module is filled when plugins are loaded: ``plugrad.ops.<name>`` exists
 for each registered op. Built-in ops are also in the top-level ``plugrad``
-namespace; ops from third-party plugins live here only.
+namespace (or ``plugrad.linalg``, ``plugrad.fft``); the neural-network ops
+(:mod:`plugrad.plugins.nn`, wrapped by :mod:`plugrad.nn.functional`) and ops
+from third-party plugins live here only.
 """

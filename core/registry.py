@@ -719,7 +719,7 @@ def _install_functions(builtin: set[str]) -> None:
         if function is None:
             is_builtin = _state.op_owners[name] in builtin
             module = "plugrad.ops"
-            if is_builtin:
+            if is_builtin and op.namespace != "nn":  # nn ops stay out of the array namespace
                 module = f"plugrad.{op.namespace}" if op.namespace else "plugrad"
             function = _make_function(op, module)
             _state.functions[name] = function

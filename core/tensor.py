@@ -73,6 +73,51 @@ class Tensor:
         return self._array
 
     @property
+    def data(self) -> Tensor:
+        """The values without history (``detach()``); assigning replaces a leaf's values.
+
+        ``x.data = y`` makes the leaf ``x`` hold ``y``'s array -- any shape,
+        dtype or device -- while staying the same object with the same
+        ``requires_grad``, ``.grad`` and hooks. That is how
+        :meth:`plugrad.nn.Module.to` and :meth:`~plugrad.nn.Module.load_state_dict`
+        change parameters that an optimizer already holds. Autograd does not
+        record it; a backward pass that saved the old values raises instead of
+        using the new ones.
+
+        Examples
+        --------
+        >>> import plugrad
+        >>> w = plugrad.tensor([1.0, 2.0], requires_grad=True)
+        >>> w.data = plugrad.tensor([3.0, 4.0, 5.0])
+        >>> w
+        tensor([3., 4., 5.], requires_grad=True)
+        """
+        return self.detach()
+
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        if not isinstance(value, Tensor):
+            raise TypeError(
+                f"data must be a Tensor, got {type(value).__name__}; wrap it with "
+                "plugrad.asarray(...) first"
+            )
+        if self._edge is not None:
+            raise BackwardError(
+                f"only a leaf's data can be replaced, and this tensor was computed by "
+                f"{self._edge[0]!r}; replace the data of the leaves it comes from"
+            )
+        if self._requires_grad and not _dtypes.is_differentiable(value.dtype):
+            raise DtypeError(
+                f"this tensor requires grad, so its data must be floating-point or complex, "
+                f"not {value.dtype.name}"
+            )
+        self._array = value._array
+        self._device = value._device
+        # Graphs that saved this tensor, or a view of it, now raise instead of mixing the
+        # old values with the new ones.
+        self._bump_version()
+
+    @property
     def shape(self) -> tuple[int, ...]:
         return tuple(self._array.shape)
 
@@ -720,7 +765,9 @@ def _assign(target: Tensor, value: Any, key: Any) -> Tensor:
 def _filled_with(target: Tensor, value: Any) -> Tensor:
     """``value`` (a scalar or a tensor) broadcast to ``target``: gradient 0 for ``target``."""
     device = target._device
-    mask = device.xp.ones(target._array.shape, dtype=device.native_dtype(_dtypes.bool))
+    mask = device.xp.ones(
+        target._array.shape, dtype=device.native_dtype(_dtypes.bool), device=device.native
+    )
     everywhere = _wrap(mask, device, False, None)
     return _ops.where(everywhere, value, target)
 

@@ -51,6 +51,8 @@ BUILTIN_OP_PLUGINS: tuple[str, ...] = (
     "plugrad.plugins.linear_algebra",
     "plugrad.plugins.linalg",
     "plugrad.plugins.fft",
+    "plugrad.plugins.nn",
+    "plugrad.plugins.convolution",
     "plugrad.plugins.manipulation",
     "plugrad.plugins.indexing",
     "plugrad.plugins.creation",

@@ -11,7 +11,8 @@ careful hand-written code would.
 ReLU is written ``where(h > 0, h, 0)``, which saves a boolean mask.
 ``track_peak_ratio_maximum_relu`` tracks ``maximum(h, 0)`` instead: its backward
 splits the gradient at ties, so it saves ``h`` itself and needs two more
-temporaries.
+temporaries. ``track_peak_ratio_fused_relu`` tracks ``plugrad.nn.functional.relu``,
+whose backward reads only its output, which the next layer keeps anyway.
 """
 
 from __future__ import annotations
@@ -125,6 +126,12 @@ class MLPPeakMemoryRatio(_MLP):
         return _traced_peak(step) / _traced_peak(self.floor_step)
 
     track_peak_ratio_maximum_relu.unit = "ratio"
+
+    def track_peak_ratio_fused_relu(self, backend: str) -> float:
+        step = lambda: self.plugrad_step(relu=plugrad.nn.functional.relu)
+        return _traced_peak(step) / _traced_peak(self.floor_step)
+
+    track_peak_ratio_fused_relu.unit = "ratio"
 
 
 def _relu(h: plugrad.Tensor) -> plugrad.Tensor:

@@ -171,3 +171,11 @@ def test_in_place_matches_pytorch() -> None:
     th *= 2.0
     th.sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy())
+
+
+def test_fill_and_copy_on_a_device_other_than_the_first() -> None:
+    # The all-true mask behind fill_/copy_ is made on the tensor's device, not the default one.
+    t = plugrad.zeros(3, device="array_api_strict:1")
+    assert t.fill_(2.0).tolist() == [2.0, 2.0, 2.0]
+    assert t.copy_(plugrad.ones(3, device="array_api_strict:1")).tolist() == [1.0, 1.0, 1.0]
+    assert t.device.name == "array_api_strict:1"

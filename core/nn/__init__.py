@@ -1,0 +1,66 @@
+"""Neural networks: ``Module`` and its layers, ``Parameter``, losses, ``init`` and ``functional``.
+
+PyTorch's ``torch.nn`` API on any plugrad backend. A model is a
+:class:`Module` holding :class:`Parameter` objects; calling it records the
+graph, ``loss.backward()`` fills each parameter's ``.grad``.
+
+Examples
+--------
+>>> import plugrad
+>>> from plugrad import nn
+>>> plugrad.manual_seed(0)
+>>> model = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 3))
+>>> x, target = plugrad.randn(8, 4), plugrad.tensor([0, 1, 2, 0, 1, 2, 0, 1])
+>>> loss = nn.CrossEntropyLoss()(model(x), target)
+>>> loss.backward()
+>>> model[0].weight.grad.shape
+(16, 4)
+>>> with plugrad.no_grad():
+...     for p in model.parameters():
+...         p -= 0.1 * p.grad
+>>> model.zero_grad()
+"""
+
+from __future__ import annotations
+
+from . import functional, init
+from .activation import GELU, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
+from .container import ModuleList, Sequential
+from .conv import Conv2d
+from .dropout import Dropout
+from .flatten import Flatten
+from .linear import Linear
+from .loss import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
+from .module import IncompatibleKeys, Module
+from .normalization import LayerNorm
+from .parameter import Parameter
+from .pooling import AvgPool2d, MaxPool2d
+from .sparse import Embedding
+
+__all__ = [
+    "GELU",
+    "AvgPool2d",
+    "BCEWithLogitsLoss",
+    "Conv2d",
+    "CrossEntropyLoss",
+    "Dropout",
+    "Embedding",
+    "Flatten",
+    "IncompatibleKeys",
+    "LayerNorm",
+    "Linear",
+    "LogSoftmax",
+    "MSELoss",
+    "MaxPool2d",
+    "Module",
+    "ModuleList",
+    "NLLLoss",
+    "Parameter",
+    "ReLU",
+    "Sequential",
+    "Sigmoid",
+    "Softmax",
+    "Tanh",
+    "functional",
+    "init",
+]

@@ -1,0 +1,116 @@
+"""Activation layers: ``ReLU``, ``GELU``, ``Sigmoid``, ``Tanh``, ``Softmax``, ``LogSoftmax``."""
+
+from __future__ import annotations
+
+from ..tensor import Tensor
+from . import functional as F
+from .module import Module
+
+__all__ = ["GELU", "LogSoftmax", "ReLU", "Sigmoid", "Softmax", "Tanh"]
+
+
+class ReLU(Module):
+    """Apply :func:`plugrad.nn.functional.relu`.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.nn.ReLU()(plugrad.tensor([-1.0, 1.0]))
+    tensor([0., 1.])
+    """
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.relu(input)
+
+
+class GELU(Module):
+    """Apply :func:`plugrad.nn.functional.gelu` (``approximate="none"`` or ``"tanh"``).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.nn.GELU(approximate="tanh")
+    GELU(approximate='tanh')
+    """
+
+    def __init__(self, approximate: str = "none") -> None:
+        super().__init__()
+        if approximate not in ("none", "tanh"):
+            raise ValueError(f"GELU: approximate must be 'none' or 'tanh', got {approximate!r}")
+        self.approximate = approximate
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.gelu(input, approximate=self.approximate)
+
+    def extra_repr(self) -> str:
+        return f"approximate={self.approximate!r}"
+
+
+class Sigmoid(Module):
+    """Apply :func:`plugrad.nn.functional.sigmoid`.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.nn.Sigmoid()(plugrad.tensor([0.0]))
+    tensor([0.5])
+    """
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.sigmoid(input)
+
+
+class Tanh(Module):
+    """Apply :func:`plugrad.nn.functional.tanh`.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.nn.Tanh()(plugrad.tensor([0.0]))
+    tensor([0.])
+    """
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.tanh(input)
+
+
+class Softmax(Module):
+    """Apply :func:`plugrad.nn.functional.softmax` along ``dim``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.nn.Softmax(dim=0)(plugrad.tensor([0.0, 0.0]))
+    tensor([0.5, 0.5])
+    """
+
+    def __init__(self, dim: int) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.softmax(input, self.dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class LogSoftmax(Module):
+    """Apply :func:`plugrad.nn.functional.log_softmax` along ``dim``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.nn.LogSoftmax(dim=0)(plugrad.tensor([0.0, 0.0]))
+    tensor([-0.6931472, -0.6931472])
+    """
+
+    def __init__(self, dim: int) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.log_softmax(input, self.dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"

@@ -1,0 +1,799 @@
+"""Neural-network functions with PyTorch's signatures: ``plugrad.nn.functional`` (``F``).
+
+Each function takes and returns :class:`~plugrad.Tensor` objects on any
+backend and is differentiable to any order. The heavy ones are single ops with
+fused backward rules (:mod:`plugrad.plugins.nn`, :mod:`plugrad.plugins.convolution`),
+reachable as ``plugrad.ops.<name>`` too; the rest (``linear``, ``mse_loss``,
+``nll_loss``) are compositions of plugrad's ops.
+
+The arguments are PyTorch's, in PyTorch's order and with its defaults, so code
+written for ``torch.nn.functional`` reads the same. In particular an axis is
+``dim=`` here, as in PyTorch, while plugrad's array namespace and the ops in
+``plugrad.ops`` say ``axis=``, as the Array API standard does:
+``F.softmax(x, dim=1)`` is ``plugrad.ops.softmax(x, axis=1)``. What PyTorch
+deprecated (``size_average``, ``reduce``, an implicit softmax ``dim``) or does
+in place (``inplace=True``) is left out.
+
+Examples
+--------
+>>> import plugrad
+>>> import plugrad.nn.functional as F
+>>> logits = plugrad.tensor([[2.0, 0.5, -1.0]], requires_grad=True)
+>>> loss = F.cross_entropy(logits, plugrad.tensor([0]))
+>>> loss.backward()
+>>> logits.grad
+tensor([[-0.21440291,  0.17529039,  0.03911258]])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from .. import dtypes as _dtypes
+from .. import ops as _ops
+from ..creation import arange
+from ..errors import DtypeError, ShapeError
+from ..grad_mode import no_grad
+from ..random import Generator, rand
+from ..tensor import Tensor
+
+__all__ = [
+    "avg_pool2d",
+    "binary_cross_entropy_with_logits",
+    "conv2d",
+    "cross_entropy",
+    "dropout",
+    "embedding",
+    "gelu",
+    "layer_norm",
+    "linear",
+    "log_softmax",
+    "logsumexp",
+    "max_pool2d",
+    "mse_loss",
+    "nll_loss",
+    "relu",
+    "sigmoid",
+    "softmax",
+    "tanh",
+]
+
+_REDUCTIONS = ("mean", "sum", "none")
+IntPair = int | tuple[int, int]
+
+
+def _check_tensor(name: str, function: str, value: Any) -> Tensor:
+    if not isinstance(value, Tensor):
+        raise TypeError(
+            f"{function}(): {name} must be a Tensor, got {type(value).__name__}; "
+            "convert it with plugrad.asarray(...)"
+        )
+    return value
+
+
+def _check_reduction(function: str, reduction: str) -> None:
+    if reduction not in _REDUCTIONS:
+        raise ValueError(
+            f"{function}(): reduction must be 'mean', 'sum' or 'none', got {reduction!r}"
+        )
+
+
+def _reduce(loss: Tensor, reduction: str) -> Tensor:
+    if reduction == "mean":
+        return _ops.mean(loss)
+    if reduction == "sum":
+        return _ops.sum(loss)
+    return loss
+
+
+def _pair(function: str, name: str, value: Any, minimum: int) -> tuple[int, int]:
+    pair = (value, value) if isinstance(value, int) else tuple(value)
+    if (
+        len(pair) != 2
+        or not all(isinstance(v, int) and not isinstance(v, bool) for v in pair)
+        or min(pair) < minimum
+    ):
+        raise ValueError(
+            f"{function}(): {name} must be an int or a pair of ints >= {minimum}, got {value!r}"
+        )
+    return pair  # type: ignore[return-value]
+
+
+# -- linear and activations ---------------------------------------------------------------
+
+
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """Apply ``input @ weight.T + bias``.
+
+    Parameters
+    ----------
+    input : Tensor
+        ``(..., in_features)``.
+    weight : Tensor
+        ``(out_features, in_features)``.
+    bias : Tensor, optional
+        ``(out_features,)``.
+
+    Returns
+    -------
+    Tensor
+        ``(..., out_features)``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.linear(plugrad.ones((2, 3)), plugrad.ones((4, 3)), plugrad.zeros(4))
+    tensor([[3., 3., 3., 3.],
+            [3., 3., 3., 3.]])
+    """
+    out = _ops.matmul(input, _ops.matrix_transpose(weight))
+    return out if bias is None else out + bias
+
+
+def relu(input: Tensor) -> Tensor:
+    """Rectified linear unit ``max(input, 0)``; backward keeps only the output.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.relu(plugrad.tensor([-1.0, 2.0]))
+    tensor([0., 2.])
+    """
+    return _ops.relu(input)
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    """Gaussian error linear unit: exact (``"none"``) or its ``"tanh"`` approximation.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.gelu(plugrad.tensor([1.0]))
+    tensor([0.8413448])
+    """
+    if approximate not in ("none", "tanh"):
+        raise ValueError(f"gelu(): approximate must be 'none' or 'tanh', got {approximate!r}")
+    return _ops.gelu(input, approximate=approximate)
+
+
+def sigmoid(input: Tensor) -> Tensor:
+    """Logistic sigmoid ``1 / (1 + exp(-input))``, stable for any input.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.sigmoid(plugrad.tensor([0.0]))
+    tensor([0.5])
+    """
+    return _ops.sigmoid(input)
+
+
+def tanh(input: Tensor) -> Tensor:
+    """Hyperbolic tangent (:func:`plugrad.tanh`).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.tanh(plugrad.tensor([0.0]))
+    tensor([0.])
+    """
+    return _ops.tanh(input)
+
+
+def _cast(input: Tensor, dtype: _dtypes.DType | None) -> Tensor:
+    return input if dtype is None or input.dtype is dtype else _ops.astype(input, dtype)
+
+
+def softmax(input: Tensor, dim: int, dtype: _dtypes.DType | None = None) -> Tensor:
+    """Softmax along ``dim``, computed stably; backward keeps only the output.
+
+    Parameters
+    ----------
+    input : Tensor
+    dim : int
+        The axis to normalize (plugrad's ops call it ``axis``). Unlike PyTorch,
+        there is no implicit default.
+    dtype : plugrad dtype, optional
+        Cast the input to it first.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.softmax(plugrad.tensor([[0.0, 0.0, 0.0, 0.0]]), dim=1)
+    tensor([[0.25, 0.25, 0.25, 0.25]])
+    """
+    return _ops.softmax(_cast(input, dtype), axis=dim)
+
+
+def log_softmax(input: Tensor, dim: int, dtype: _dtypes.DType | None = None) -> Tensor:
+    """Logarithm of the softmax along ``dim``, computed stably (``x - logsumexp(x)``).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.log_softmax(plugrad.tensor([0.0, 0.0]), dim=0)
+    tensor([-0.6931472, -0.6931472])
+    """
+    return _ops.log_softmax(_cast(input, dtype), axis=dim)
+
+
+def logsumexp(input: Tensor, dim: int | Sequence[int], keepdim: bool = False) -> Tensor:
+    """``log(sum(exp(input)))`` over ``dim`` without overflow (``torch.logsumexp``).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.logsumexp(plugrad.tensor([[1000.0, 1000.0]]), dim=1)
+    tensor([1000.6932])
+    """
+    axis = dim if isinstance(dim, int) else tuple(dim)
+    return _ops.logsumexp(input, axis=axis, keepdims=keepdim)
+
+
+def dropout(
+    input: Tensor,
+    p: float = 0.5,
+    training: bool = True,
+    *,
+    generator: Generator | None = None,
+) -> Tensor:
+    """Zero each element with probability ``p`` and scale the rest by ``1 / (1 - p)``.
+
+    The mask comes from plugrad's random generators, so :func:`plugrad.manual_seed`
+    (or ``generator=``, a plugrad extension) makes it reproducible. Without
+    ``training``, or with ``p == 0``, the input is returned as it is. Backward
+    keeps only a boolean mask.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> plugrad.manual_seed(0)
+    >>> F.dropout(plugrad.ones(6), p=0.5)
+    tensor([2., 2., 2., 0., 0., 0.])
+    >>> F.dropout(plugrad.ones(2), p=0.5, training=False)
+    tensor([1., 1.])
+    """
+    _check_tensor("input", "dropout", input)
+    if not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout(): p must be a probability between 0 and 1, got {p!r}")
+    if not training or p == 0:
+        return input
+    dtype = input.dtype if input.dtype.kind == "real floating" else _dtypes.float32
+    with no_grad():
+        noise = rand(*input.shape, dtype=dtype, device=input.device, generator=generator)
+        keep = noise >= p
+    # p == 1 drops everything; a zero scale avoids 1 / 0.
+    return _ops.dropout(input, keep, scale=0.0 if p == 1 else 1.0 / (1.0 - p))
+
+
+# -- losses ------------------------------------------------------------------------------
+
+
+def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
+    """Mean squared error ``(input - target) ** 2``, reduced by ``reduction``.
+
+    Parameters
+    ----------
+    input, target : Tensor
+        Of the same shape.
+    reduction : {"mean", "sum", "none"}
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.mse_loss(plugrad.tensor([1.0, 2.0]), plugrad.tensor([1.0, 4.0]))
+    tensor(2.)
+    """
+    _check_reduction("mse_loss", reduction)
+    if _check_tensor("input", "mse_loss", input).shape != target.shape:
+        raise ShapeError(
+            f"mse_loss(): input has shape {input.shape} but target has shape {target.shape}; "
+            "they must match (PyTorch would broadcast with a warning)"
+        )
+    diff = input - target
+    return _reduce(diff * diff, reduction)
+
+
+def _class_target_shape(function: str, input: Tensor, target: Tensor) -> None:
+    expected = () if input.ndim == 1 else (input.shape[0], *input.shape[2:])
+    if input.ndim == 0:
+        raise ShapeError(f"{function}(): input must have a class axis, got a 0-d tensor")
+    if target.shape != expected:
+        raise ShapeError(
+            f"{function}(): input of shape {input.shape} (classes on axis "
+            f"{0 if input.ndim == 1 else 1}) needs a target of shape {expected}, got "
+            f"{target.shape}"
+        )
+    if target.dtype.kind not in ("signed integer", "unsigned integer"):
+        raise DtypeError(
+            f"{function}(): class targets must be integers, not {target.dtype.name}; "
+            "pass class indices (e.g. plugrad.astype(target, plugrad.int64)), or class "
+            "probabilities of the input's shape and floating dtype to cross_entropy()"
+        )
+
+
+def _weight_sum(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int) -> Any:
+    """The denominator of a "mean" over class targets: the summed weights of the counted ones."""
+    with no_grad():
+        valid = target != ignore_index
+        if weight is None:
+            return _ops.sum(_ops.astype(valid, input.dtype))
+        safe = _ops.reshape(_ops.where(valid, target, 0), (-1,))
+        picked = _ops.reshape(_ops.take(weight, safe, axis=0), target.shape)
+        return _ops.sum(_ops.where(valid, picked, 0.0))
+
+
+def cross_entropy(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    ignore_index: int = -100,
+    reduction: str = "mean",
+    label_smoothing: float = 0.0,
+) -> Tensor:
+    """Cross-entropy between logits and class targets, computed in one fused op.
+
+    Parameters
+    ----------
+    input : Tensor
+        Unnormalized logits, ``(N, C)``, ``(N, C, d1, ...)`` or ``(C,)``.
+    target : Tensor
+        Class indices (integers, of the input's shape without the class axis),
+        or class probabilities (floats, of the input's shape).
+    weight : Tensor, optional
+        ``(C,)``: a weight per class (no gradient flows to it).
+    ignore_index : int
+        Class-index targets equal to it count neither in the loss nor in the mean.
+    reduction : {"mean", "sum", "none"}
+        ``"mean"`` divides by the summed weights of the counted targets.
+    label_smoothing : float
+        In ``[0, 1]``: mix the target with the uniform distribution.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> logits = plugrad.tensor([[1.0, 2.0, 0.5], [0.1, 0.2, 3.0]])
+    >>> F.cross_entropy(logits, plugrad.tensor([1, 2]))
+    tensor(0.2869851)
+    >>> F.cross_entropy(logits, plugrad.tensor([1, -100]), reduction="none")
+    tensor([0.46436873, 0.        ])
+    """
+    _check_reduction("cross_entropy", reduction)
+    _check_tensor("input", "cross_entropy", input)
+    _check_tensor("target", "cross_entropy", target)
+    if not isinstance(label_smoothing, (int, float)) or not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(
+            f"cross_entropy(): label_smoothing must be in [0, 1], got {label_smoothing!r}"
+        )
+    classes = input.shape[0 if input.ndim == 1 else 1] if input.ndim else 0
+    if weight is not None and weight.shape != (classes,):
+        raise ShapeError(
+            f"cross_entropy(): weight must have shape ({classes},), one per class, "
+            f"got {weight.shape}"
+        )
+    if target.dtype.kind == "real floating":
+        return _soft_cross_entropy(input, target, weight, reduction, label_smoothing)
+    _class_target_shape("cross_entropy", input, target)
+    loss = _ops.cross_entropy(
+        input, target, weight, ignore_index=ignore_index, label_smoothing=float(label_smoothing)
+    )
+    if reduction == "none":
+        return loss
+    total = _ops.sum(loss)
+    if reduction == "sum":
+        return total
+    return total / _weight_sum(input, target, weight, ignore_index)
+
+
+def _soft_cross_entropy(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None,
+    reduction: str,
+    label_smoothing: float,
+) -> Tensor:
+    """Cross-entropy against class probabilities (a composition, not a fused op)."""
+    if target.shape != input.shape:
+        raise ShapeError(
+            f"cross_entropy(): class probabilities must have the input's shape {input.shape}, "
+            f"got {target.shape}"
+        )
+    axis = 0 if input.ndim == 1 else 1
+    classes = input.shape[axis]
+    if label_smoothing:
+        target = target * (1.0 - label_smoothing) + label_smoothing / classes
+    terms = _ops.log_softmax(input, axis=axis) * target
+    if weight is not None:
+        terms = terms * _ops.reshape(
+            weight, tuple(classes if i == axis else 1 for i in range(input.ndim))
+        )
+    loss = -_ops.sum(terms, axis=axis)
+    return _reduce(loss, reduction)
+
+
+def nll_loss(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    ignore_index: int = -100,
+    reduction: str = "mean",
+) -> Tensor:
+    """Negative log-likelihood of class targets given log-probabilities.
+
+    ``cross_entropy(x, t)`` is ``nll_loss(log_softmax(x, 1), t)``, in one op;
+    use this when the log-probabilities are computed anyway.
+
+    Parameters
+    ----------
+    input : Tensor
+        Log-probabilities, ``(N, C)``, ``(N, C, d1, ...)`` or ``(C,)``.
+    target : Tensor
+        Class indices, of the input's shape without the class axis.
+    weight, ignore_index, reduction
+        As for :func:`cross_entropy`.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.nll_loss(plugrad.tensor([[-0.5, -1.0], [-2.0, -0.1]]), plugrad.tensor([0, 1]))
+    tensor(0.3)
+    """
+    _check_reduction("nll_loss", reduction)
+    _check_tensor("input", "nll_loss", input)
+    _class_target_shape("nll_loss", input, _check_tensor("target", "nll_loss", target))
+    axis = 0 if input.ndim == 1 else 1
+    classes = input.shape[axis]
+    class_shape = tuple(classes if i == axis else 1 for i in range(input.ndim))
+    labels = _ops.reshape(arange(classes, device=input.device), class_shape)
+    hit = _ops.expand_dims(target, axis=axis) == labels
+    picked = input if weight is None else input * _ops.reshape(weight, class_shape)
+    loss = -_ops.sum(_ops.where(hit, picked, 0.0), axis=axis)
+    loss = _ops.where(target != ignore_index, loss, 0.0)
+    if reduction == "none":
+        return loss
+    total = _ops.sum(loss)
+    if reduction == "sum":
+        return total
+    return total / _weight_sum(input, target, weight, ignore_index)
+
+
+def binary_cross_entropy_with_logits(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    reduction: str = "mean",
+    pos_weight: Tensor | None = None,
+) -> Tensor:
+    """Binary cross-entropy of ``sigmoid(input)`` against ``target``, computed stably.
+
+    Parameters
+    ----------
+    input : Tensor
+        Logits.
+    target : Tensor
+        Probabilities in ``[0, 1]``, of the input's shape.
+    weight : Tensor, optional
+        Broadcasts against the input: a weight per element.
+    reduction : {"mean", "sum", "none"}
+    pos_weight : Tensor, optional
+        Broadcasts against the input (typically ``(C,)``): the weight of positive examples.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> x = plugrad.tensor([0.0, 2.0])
+    >>> F.binary_cross_entropy_with_logits(x, plugrad.tensor([0.0, 1.0]))
+    tensor(0.41003758)
+    """
+    _check_reduction("binary_cross_entropy_with_logits", reduction)
+    _check_tensor("input", "binary_cross_entropy_with_logits", input)
+    if _check_tensor("target", "binary_cross_entropy_with_logits", target).shape != input.shape:
+        raise ShapeError(
+            f"binary_cross_entropy_with_logits(): target has shape {target.shape} but input "
+            f"has shape {input.shape}; they must match"
+        )
+    loss = _ops.binary_cross_entropy_with_logits(input, target, weight, pos_weight)
+    return _reduce(loss, reduction)
+
+
+# -- normalization, embedding -------------------------------------------------------------
+
+
+def layer_norm(
+    input: Tensor,
+    normalized_shape: int | Sequence[int],
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Normalize over the trailing ``normalized_shape`` axes, then scale and shift.
+
+    One op with a fused backward; it keeps the input (and weight), not the
+    normalized values.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.layer_norm(plugrad.tensor([[0.0, 2.0]]), (2,))
+    tensor([[-0.999995,  0.999995]])
+    """
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if (
+        not shape
+        or tuple(_check_tensor("input", "layer_norm", input).shape[-len(shape) :]) != shape
+    ):
+        raise ShapeError(
+            f"layer_norm(): normalized_shape {shape} must be the trailing axes of the input, "
+            f"whose shape is {input.shape}"
+        )
+    for name, value in (("weight", weight), ("bias", bias)):
+        if value is not None and value.shape != shape:
+            raise ShapeError(
+                f"layer_norm(): {name} must have shape {shape} (normalized_shape), "
+                f"got {value.shape}"
+            )
+    return _ops.layer_norm(input, weight, bias, ndim=len(shape), eps=eps)
+
+
+def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None) -> Tensor:
+    """Look up rows of ``weight`` (``(num_embeddings, dim)``) at the integer ``input``.
+
+    Repeated indices accumulate their gradients; the row ``padding_idx`` (if
+    given; negative counts from the end) receives none.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> weight = plugrad.tensor([[0.0, 0.0], [1.0, 1.0], [2.0, 2.0]])
+    >>> F.embedding(plugrad.tensor([2, 1]), weight)
+    tensor([[2., 2.],
+            [1., 1.]])
+    """
+    _check_tensor("input", "embedding", input)
+    if input.dtype.kind not in ("signed integer", "unsigned integer"):
+        raise DtypeError(
+            f"embedding(): indices must be integers, not {input.dtype.name}; "
+            "convert with plugrad.astype(input, plugrad.int64)"
+        )
+    if _check_tensor("weight", "embedding", weight).ndim != 2:
+        raise ShapeError(
+            f"embedding(): weight must be (num_embeddings, embedding_dim), got {weight.shape}"
+        )
+    if padding_idx is not None:
+        rows = weight.shape[0]
+        if not -rows <= padding_idx < rows:
+            raise ValueError(
+                f"embedding(): padding_idx must be within [-{rows}, {rows}), got {padding_idx}"
+            )
+        padding_idx %= rows
+    return _ops.embedding(weight, input, padding_idx=padding_idx)
+
+
+# -- convolution and pooling --------------------------------------------------------------
+
+
+def _same_padding(kernel: tuple[int, int], dilation: tuple[int, int]) -> tuple[int, int, int, int]:
+    """PyTorch's ``padding="same"``: the odd element of an even total goes bottom/right."""
+    (kh, kw), (dh, dw) = kernel, dilation
+    total_h, total_w = dh * (kh - 1), dw * (kw - 1)
+    return (total_h // 2, total_h - total_h // 2, total_w // 2, total_w - total_w // 2)
+
+
+def conv2d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: IntPair = 1,
+    padding: IntPair | str = 0,
+    dilation: IntPair = 1,
+    groups: int = 1,
+) -> Tensor:
+    """2-D convolution (cross-correlation) of ``(N, C, H, W)`` input with ``(O, C/groups, kh, kw)``.
+
+    Parameters
+    ----------
+    input : Tensor
+        ``(N, C, H, W)``, or ``(C, H, W)`` for a single image.
+    weight : Tensor
+        ``(O, C / groups, kh, kw)``.
+    bias : Tensor, optional
+        ``(O,)``.
+    stride, dilation : int or (int, int)
+    padding : int, (int, int), "valid" or "same"
+        Zeros added on both sides; ``"same"`` (stride 1 only) keeps the size.
+    groups : int
+        Split the channels into that many independent convolutions.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> x = plugrad.ones((1, 1, 3, 3))
+    >>> F.conv2d(x, plugrad.ones((2, 1, 3, 3)), padding=1)[0, 0]
+    tensor([[4., 6., 4.],
+            [6., 9., 6.],
+            [4., 6., 4.]])
+    """
+    _check_tensor("input", "conv2d", input)
+    _check_tensor("weight", "conv2d", weight)
+    stride = _pair("conv2d", "stride", stride, 1)
+    dilation = _pair("conv2d", "dilation", dilation, 1)
+    if weight.ndim != 4:
+        raise ShapeError(f"conv2d(): weight must be (O, C / groups, kh, kw), got {weight.shape}")
+    unbatched = input.ndim == 3
+    if unbatched:
+        input = _ops.expand_dims(input, axis=0)
+    if input.ndim != 4:
+        raise ShapeError(f"conv2d(): input must be (N, C, H, W) or (C, H, W), got {input.shape}")
+    out_channels, group_channels, kh, kw = weight.shape
+    if not isinstance(groups, int) or groups < 1 or out_channels % groups:
+        raise ValueError(
+            f"conv2d(): groups must be a positive int dividing the {out_channels} output "
+            f"channels, got {groups!r}"
+        )
+    if input.shape[1] != group_channels * groups:
+        raise ShapeError(
+            f"conv2d(): the input has {input.shape[1]} channels but the weight {weight.shape} "
+            f"with groups={groups} expects {group_channels * groups}"
+        )
+    if padding == "valid":
+        pads: tuple[int, ...] = (0, 0, 0, 0)
+    elif padding == "same":
+        if stride != (1, 1):
+            raise ValueError("conv2d(): padding='same' needs stride 1, as in PyTorch")
+        pads = _same_padding((kh, kw), dilation)
+    elif isinstance(padding, str):
+        raise ValueError(f"conv2d(): padding must be 'valid', 'same' or ints, got {padding!r}")
+    else:
+        ph, pw = _pair("conv2d", "padding", padding, 0)
+        pads = (ph, ph, pw, pw)
+    for size, pad, kernel, dil, axis in zip(
+        input.shape[2:], (pads[0] + pads[1], pads[2] + pads[3]), (kh, kw), dilation, "HW"
+    ):
+        if size + pad < dil * (kernel - 1) + 1:
+            raise ShapeError(
+                f"conv2d(): the padded input ({size} + {pad} along {axis}) is smaller than the "
+                f"dilated kernel ({dil * (kernel - 1) + 1})"
+            )
+    out = _ops.conv2d(input, weight, stride=stride, padding=pads, dilation=dilation, groups=groups)
+    if bias is not None:
+        out = out + _ops.reshape(bias, (out_channels, 1, 1))
+    return _ops.squeeze(out, axis=0) if unbatched else out
+
+
+def _pool_arguments(
+    function: str,
+    input: Tensor,
+    kernel_size: IntPair,
+    stride: IntPair | None,
+    padding: IntPair,
+    dilation: IntPair,
+) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int], tuple[int, int]]:
+    _check_tensor("input", function, input)
+    if input.ndim not in (3, 4):
+        raise ShapeError(
+            f"{function}(): input must be (N, C, H, W) or (C, H, W), got {input.shape}"
+        )
+    kernel = _pair(function, "kernel_size", kernel_size, 1)
+    step = kernel if stride is None or stride == () else _pair(function, "stride", stride, 1)
+    pad = _pair(function, "padding", padding, 0)
+    dil = _pair(function, "dilation", dilation, 1)
+    for p, k, d in zip(pad, kernel, dil):
+        if 2 * p > d * (k - 1) + 1:
+            raise ValueError(
+                f"{function}(): padding {pad} must be at most half the (dilated) kernel size "
+                f"{kernel}, as in PyTorch"
+            )
+    for size, p, k, d in zip(input.shape[-2:], pad, kernel, dil):
+        if size + 2 * p < d * (k - 1) + 1:
+            raise ShapeError(
+                f"{function}(): the padded input {tuple(input.shape[-2:])} is smaller than the "
+                f"kernel {kernel}"
+            )
+    return kernel, step, pad, dil
+
+
+def max_pool2d(
+    input: Tensor,
+    kernel_size: IntPair,
+    stride: IntPair | None = None,
+    padding: IntPair = 0,
+    dilation: IntPair = 1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+) -> Tensor | tuple[Tensor, Tensor]:
+    """Maximum over each window of the last two axes; gradients flow to the maxima only.
+
+    ``stride`` defaults to ``kernel_size``. With ``return_indices`` also returns,
+    as PyTorch does, the flat index (``row * W + column``) of each maximum in
+    its input plane.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> x = plugrad.reshape(plugrad.arange(16.0), (1, 1, 4, 4))
+    >>> F.max_pool2d(x, 2)
+    tensor([[[[ 5.,  7.],
+              [13., 15.]]]])
+    >>> F.max_pool2d(x, 2, return_indices=True)[1]
+    tensor([[[[ 5,  7],
+              [13, 15]]]])
+    """
+    kernel, step, pad, dil = _pool_arguments(
+        "max_pool2d", input, kernel_size, stride, padding, dilation
+    )
+    values, offsets = _ops.max_pool2d(
+        input, kernel_size=kernel, stride=step, padding=pad, dilation=dil, ceil_mode=ceil_mode
+    )
+    if not return_indices:
+        return values
+    with no_grad():
+        # The offset inside each window, as the flat position in the input plane.
+        oh, ow = values.shape[-2:]
+        device = input.device
+        rows = _ops.reshape(arange(oh, device=device) * step[0] - pad[0], (oh, 1))
+        cols = _ops.reshape(arange(ow, device=device) * step[1] - pad[1], (1, ow))
+        rows = rows + (offsets // kernel[1]) * dil[0]
+        cols = cols + (offsets % kernel[1]) * dil[1]
+        flat = rows * input.shape[-1] + cols
+    return values, flat
+
+
+def avg_pool2d(
+    input: Tensor,
+    kernel_size: IntPair,
+    stride: IntPair | None = None,
+    padding: IntPair = 0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+    divisor_override: int | None = None,
+) -> Tensor:
+    """Mean over each window of the last two axes.
+
+    ``stride`` defaults to ``kernel_size``; ``count_include_pad`` counts the
+    padding zeros in the mean; ``divisor_override`` replaces the count.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.avg_pool2d(plugrad.ones((1, 1, 2, 2)), 2, padding=1)
+    tensor([[[[0.25, 0.25],
+              [0.25, 0.25]]]])
+    >>> F.avg_pool2d(plugrad.ones((1, 1, 2, 2)), 2, padding=1, count_include_pad=False)
+    tensor([[[[1., 1.],
+              [1., 1.]]]])
+    """
+    kernel, step, pad, _ = _pool_arguments("avg_pool2d", input, kernel_size, stride, padding, 1)
+    if divisor_override is not None and (
+        not isinstance(divisor_override, int) or divisor_override <= 0
+    ):
+        raise ValueError(
+            f"avg_pool2d(): divisor_override must be a positive int, got {divisor_override!r}"
+        )
+    return _ops.avg_pool2d(
+        input,
+        kernel_size=kernel,
+        stride=step,
+        padding=pad,
+        ceil_mode=ceil_mode,
+        count_include_pad=count_include_pad,
+        divisor_override=divisor_override,
+    )

@@ -1,0 +1,262 @@
+"""Initializing parameters in place: ``plugrad.nn.init`` (PyTorch's names and formulas).
+
+Every function fills its tensor in place without recording a gradient and
+returns it. Random ones draw from plugrad's generators: the default generator
+of the tensor's device (seeded by :func:`plugrad.manual_seed`), or
+``generator=``.
+
+Examples
+--------
+>>> import plugrad
+>>> w = plugrad.empty((3, 4))
+>>> plugrad.nn.init.zeros_(w)
+tensor([[0., 0., 0., 0.],
+        [0., 0., 0., 0.],
+        [0., 0., 0., 0.]])
+>>> plugrad.manual_seed(0)
+>>> w = plugrad.nn.init.kaiming_uniform_(plugrad.empty((256, 64)))
+>>> bound = (6 / 64) ** 0.5
+>>> bool(plugrad.all(plugrad.abs(w) <= bound))
+True
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..errors import ShapeError
+from ..grad_mode import no_grad
+from ..random import Generator, rand, randn
+from ..tensor import Tensor
+
+__all__ = [
+    "calculate_gain",
+    "constant_",
+    "kaiming_normal_",
+    "kaiming_uniform_",
+    "normal_",
+    "ones_",
+    "uniform_",
+    "xavier_normal_",
+    "xavier_uniform_",
+    "zeros_",
+]
+
+
+def _fill(tensor: Tensor, values: Tensor | float) -> Tensor:
+    if not isinstance(tensor, Tensor):
+        raise TypeError(f"nn.init fills a Tensor in place, got {type(tensor).__name__}")
+    with no_grad():
+        if isinstance(values, Tensor):
+            tensor.copy_(values)
+        else:
+            tensor.fill_(values)
+    return tensor
+
+
+def uniform_(
+    tensor: Tensor, a: float = 0.0, b: float = 1.0, *, generator: Generator | None = None
+) -> Tensor:
+    """Fill with samples of the uniform distribution on ``[a, b)``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> w = plugrad.nn.init.uniform_(plugrad.empty(1000), -2.0, 2.0)
+    >>> bool(plugrad.all(w >= -2.0)) and bool(plugrad.all(w < 2.0))
+    True
+    """
+    if not a <= b:
+        raise ValueError(f"uniform_(): the lower bound {a} is above the upper bound {b}")
+    sample = rand(*tensor.shape, dtype=tensor.dtype, device=tensor.device, generator=generator)
+    return _fill(tensor, sample * (b - a) + a)
+
+
+def normal_(
+    tensor: Tensor, mean: float = 0.0, std: float = 1.0, *, generator: Generator | None = None
+) -> Tensor:
+    """Fill with samples of the normal distribution with ``mean`` and ``std``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> w = plugrad.nn.init.normal_(plugrad.empty(10000), mean=3.0, std=0.5)
+    >>> round(float(plugrad.mean(w)), 1), round(float(plugrad.std(w)), 1)
+    (3.0, 0.5)
+    """
+    if std < 0:
+        raise ValueError(f"normal_(): std must be non-negative, got {std}")
+    sample = randn(*tensor.shape, dtype=tensor.dtype, device=tensor.device, generator=generator)
+    return _fill(tensor, sample * std + mean)
+
+
+def constant_(tensor: Tensor, val: float) -> Tensor:
+    """Fill with ``val``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.nn.init.constant_(plugrad.empty(2), 0.5)
+    tensor([0.5, 0.5])
+    """
+    return _fill(tensor, val)
+
+
+def zeros_(tensor: Tensor) -> Tensor:
+    """Fill with zeros.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.nn.init.zeros_(plugrad.empty(2))
+    tensor([0., 0.])
+    """
+    return _fill(tensor, 0.0)
+
+
+def ones_(tensor: Tensor) -> Tensor:
+    """Fill with ones.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.nn.init.ones_(plugrad.empty(2))
+    tensor([1., 1.])
+    """
+    return _fill(tensor, 1.0)
+
+
+_LINEAR_GAINS = {
+    "linear": 1.0,
+    "identity": 1.0,
+    "conv1d": 1.0,
+    "conv2d": 1.0,
+    "conv3d": 1.0,
+    "sigmoid": 1.0,
+    "tanh": 5.0 / 3.0,
+    "relu": math.sqrt(2.0),
+    "selu": 3.0 / 4.0,
+}
+
+
+def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
+    """The recommended scale of initial weights followed by ``nonlinearity``.
+
+    ``"leaky_relu"`` takes its negative slope as ``param`` (default 0.01).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.nn.init.calculate_gain("relu")
+    1.4142135623730951
+    >>> plugrad.nn.init.calculate_gain("leaky_relu", 5 ** 0.5)
+    0.5773502691896257
+    """
+    if nonlinearity == "leaky_relu":
+        slope = 0.01 if param is None else param
+        if isinstance(slope, bool) or not isinstance(slope, (int, float)):
+            raise ValueError(f"calculate_gain(): negative slope {slope!r} is not a number")
+        return math.sqrt(2.0 / (1.0 + slope**2))
+    try:
+        return _LINEAR_GAINS[nonlinearity]
+    except KeyError:
+        raise ValueError(
+            f"calculate_gain(): unknown nonlinearity {nonlinearity!r}; known: "
+            f"{', '.join(sorted([*_LINEAR_GAINS, 'leaky_relu']))}"
+        ) from None
+
+
+def _fans(tensor: Tensor) -> tuple[int, int]:
+    """``(fan_in, fan_out)`` of a ``(out, in, *kernel)`` weight."""
+    if tensor.ndim < 2:
+        raise ShapeError(
+            f"fan in and fan out need a weight with at least 2 axes, got shape {tensor.shape}"
+        )
+    receptive = math.prod(tensor.shape[2:])
+    return tensor.shape[1] * receptive, tensor.shape[0] * receptive
+
+
+def _fan(tensor: Tensor, mode: str) -> int:
+    if mode not in ("fan_in", "fan_out"):
+        raise ValueError(f"mode must be 'fan_in' or 'fan_out', got {mode!r}")
+    fan_in, fan_out = _fans(tensor)
+    return fan_in if mode == "fan_in" else fan_out
+
+
+def xavier_uniform_(
+    tensor: Tensor, gain: float = 1.0, *, generator: Generator | None = None
+) -> Tensor:
+    """Glorot uniform: ``U(-b, b)`` with ``b = gain * sqrt(6 / (fan_in + fan_out))``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> w = plugrad.nn.init.xavier_uniform_(plugrad.empty((30, 20)))
+    >>> bool(plugrad.all(plugrad.abs(w) <= (6 / 50) ** 0.5))
+    True
+    """
+    fan_in, fan_out = _fans(tensor)
+    bound = gain * math.sqrt(6.0 / (fan_in + fan_out))
+    return uniform_(tensor, -bound, bound, generator=generator)
+
+
+def xavier_normal_(
+    tensor: Tensor, gain: float = 1.0, *, generator: Generator | None = None
+) -> Tensor:
+    """Glorot normal: ``N(0, std)`` with ``std = gain * sqrt(2 / (fan_in + fan_out))``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.nn.init.xavier_normal_(plugrad.empty((30, 20))).shape
+    (30, 20)
+    """
+    fan_in, fan_out = _fans(tensor)
+    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out)), generator=generator)
+
+
+def kaiming_uniform_(
+    tensor: Tensor,
+    a: float = 0.0,
+    mode: str = "fan_in",
+    nonlinearity: str = "leaky_relu",
+    *,
+    generator: Generator | None = None,
+) -> Tensor:
+    """He uniform: ``U(-b, b)`` with ``b = gain * sqrt(3 / fan)``.
+
+    ``a`` is the negative slope of a following leaky ReLU. PyTorch's default
+    for :class:`~plugrad.nn.Linear` and :class:`~plugrad.nn.Conv2d` weights is
+    ``a=sqrt(5)``, which gives ``b = 1 / sqrt(fan_in)``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> w = plugrad.nn.init.kaiming_uniform_(plugrad.empty((8, 100)), a=5 ** 0.5)
+    >>> bool(plugrad.all(plugrad.abs(w) <= 0.1))
+    True
+    """
+    gain = calculate_gain(nonlinearity, a)
+    bound = gain * math.sqrt(3.0 / _fan(tensor, mode)) if tensor.size else 0.0
+    return uniform_(tensor, -bound, bound, generator=generator)
+
+
+def kaiming_normal_(
+    tensor: Tensor,
+    a: float = 0.0,
+    mode: str = "fan_in",
+    nonlinearity: str = "leaky_relu",
+    *,
+    generator: Generator | None = None,
+) -> Tensor:
+    """He normal: ``N(0, std)`` with ``std = gain / sqrt(fan)``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.nn.init.kaiming_normal_(plugrad.empty((8, 4)), nonlinearity="relu").shape
+    (8, 4)
+    """
+    gain = calculate_gain(nonlinearity, a)
+    std = gain / math.sqrt(_fan(tensor, mode)) if tensor.size else 0.0
+    return normal_(tensor, 0.0, std, generator=generator)

@@ -1,0 +1,89 @@
+"""``Linear``: an affine map ``x @ weight.T + bias``."""
+
+from __future__ import annotations
+
+import math
+
+from .. import dtypes as _dtypes
+from ..backend import Device
+from ..creation import empty
+from ..tensor import Tensor
+from . import functional as F
+from . import init
+from .module import Module
+from .parameter import Parameter
+
+__all__ = ["Linear"]
+
+
+class Linear(Module):
+    """Apply ``y = x @ weight.T + bias`` to the last axis of the input.
+
+    The weight ``(out_features, in_features)`` is initialized as PyTorch does
+    (:func:`~plugrad.nn.init.kaiming_uniform_` with ``a=sqrt(5)``, i.e.
+    ``U(-1/sqrt(in_features), 1/sqrt(in_features))``) and so is the bias, from
+    plugrad's random generators: :func:`plugrad.manual_seed` makes it reproducible.
+
+    Parameters
+    ----------
+    in_features, out_features : int
+    bias : bool
+        Whether to learn an additive bias.
+    device : str or Device, optional
+    dtype : plugrad dtype, optional
+        Of the parameters (float32 by default).
+    backend : str, optional
+        A backend name (its current device).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.manual_seed(0)
+    >>> layer = plugrad.nn.Linear(3, 2)
+    >>> layer
+    Linear(in_features=3, out_features=2, bias=True)
+    >>> layer.weight.shape, layer.bias.shape
+    ((2, 3), (2,))
+    >>> layer(plugrad.ones((4, 3))).shape
+    (4, 2)
+    """
+
+    def __init__(
+        self,
+        in_features: int,
+        out_features: int,
+        bias: bool = True,
+        *,
+        device: Device | str | None = None,
+        dtype: _dtypes.DType | None = None,
+        backend: str | None = None,
+    ) -> None:
+        super().__init__()
+        for name, value in (("in_features", in_features), ("out_features", out_features)):
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise ValueError(f"Linear: {name} must be a non-negative int, got {value!r}")
+        self.in_features = in_features
+        self.out_features = out_features
+        where = {"device": device, "dtype": dtype, "backend": backend}
+        self.weight = Parameter(empty((out_features, in_features), **where))
+        if bias:
+            self.bias = Parameter(empty((out_features,), **where))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Draw new initial values (PyTorch's defaults)."""
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            bound = 1 / math.sqrt(self.in_features) if self.in_features > 0 else 0.0
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.linear(input, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return (
+            f"in_features={self.in_features}, out_features={self.out_features}, "
+            f"bias={self.bias is not None}"
+        )

@@ -1,0 +1,557 @@
+"""``Module``: the base class of layers and models, with PyTorch's mechanics.
+
+A module registers what is assigned to its attributes: a
+:class:`~plugrad.nn.Parameter` becomes a parameter, another module a
+submodule, and tensors given to :meth:`Module.register_buffer` buffers
+(state that is saved but not learned). Everything else -- iterating
+parameters, moving to another backend, saving and loading, train and eval
+modes -- walks that tree.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, NamedTuple, TypeVar
+
+from .. import dtypes as _dtypes
+from ..backend import Backend, Device
+from ..creation import asarray, target_device
+from ..errors import DtypeError, StateDictError
+from ..grad_mode import no_grad
+from ..tensor import Tensor
+from .parameter import Parameter
+
+__all__ = ["IncompatibleKeys", "Module"]
+
+ModuleT = TypeVar("ModuleT", bound="Module")
+
+
+class IncompatibleKeys(NamedTuple):
+    """What :meth:`Module.load_state_dict` returns: the keys it did not match."""
+
+    missing_keys: list[str]
+    unexpected_keys: list[str]
+
+
+def _check_name(kind: str, owner: Module, name: Any) -> None:
+    if not isinstance(name, str):
+        raise TypeError(f"{kind} name must be a str, got {type(name).__name__}")
+    if not name or "." in name:
+        raise KeyError(f"{kind} name must be non-empty and contain no '.', got {name!r}")
+    if hasattr(type(owner), name) or (
+        name in owner.__dict__ and name not in ("_parameters", "_buffers", "_modules")
+    ):
+        raise KeyError(f"attribute {name!r} already exists on {type(owner).__name__}")
+
+
+class Module:
+    """Base class of every layer and model.
+
+    Subclasses call ``super().__init__()`` first, assign parameters and
+    submodules as attributes, and define :meth:`forward`; calling the module
+    calls ``forward``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> from plugrad import nn
+    >>> class TwoLayers(nn.Module):
+    ...     def __init__(self):
+    ...         super().__init__()
+    ...         self.hidden = nn.Linear(3, 4)
+    ...         self.out = nn.Linear(4, 1)
+    ...
+    ...     def forward(self, x):
+    ...         return self.out(nn.functional.relu(self.hidden(x)))
+    >>> model = TwoLayers()
+    >>> model
+    TwoLayers(
+      (hidden): Linear(in_features=3, out_features=4, bias=True)
+      (out): Linear(in_features=4, out_features=1, bias=True)
+    )
+    >>> [name for name, _ in model.named_parameters()]
+    ['hidden.weight', 'hidden.bias', 'out.weight', 'out.bias']
+    >>> model(plugrad.ones((2, 3))).shape
+    (2, 1)
+    """
+
+    training: bool
+    _parameters: dict[str, Parameter | None]
+    _buffers: dict[str, Tensor | None]
+    _non_persistent_buffers: set[str]
+    _modules: dict[str, Module | None]
+
+    def __init__(self) -> None:
+        set_ = object.__setattr__
+        set_(self, "training", True)
+        set_(self, "_parameters", {})
+        set_(self, "_buffers", {})
+        set_(self, "_non_persistent_buffers", set())
+        set_(self, "_modules", {})
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        """Compute the module's output; every subclass defines it."""
+        raise NotImplementedError(
+            f"{type(self).__name__} has no forward(); define forward(self, ...) in the subclass"
+        )
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.forward(*args, **kwargs)
+
+    # -- registration ---------------------------------------------------------------------
+
+    def _registries(self, name: str) -> tuple[dict[str, Any], ...]:
+        try:
+            return (self._parameters, self._buffers, self._modules)
+        except AttributeError:
+            raise AttributeError(
+                f"cannot assign {name!r} before Module.__init__() has run; call "
+                "super().__init__() first in the subclass's __init__"
+            ) from None
+
+    def _forget(self, name: str, keep: dict[str, Any] | None = None) -> None:
+        """Drop ``name`` from every registry but ``keep`` (where it keeps its place)."""
+        for registry in self._registries(name):
+            if registry is not keep:
+                registry.pop(name, None)
+        self.__dict__.pop(name, None)
+        self._non_persistent_buffers.discard(name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        registries = self.__dict__.get("_parameters")
+        if isinstance(value, Parameter):
+            parameters = self._registries(name)[0]
+            self._forget(name, keep=parameters)
+            parameters[name] = value
+        elif isinstance(value, Module):
+            modules = self._registries(name)[2]
+            self._forget(name, keep=modules)
+            modules[name] = value
+        elif registries is not None and name in self._parameters:
+            if value is not None:
+                raise TypeError(
+                    f"cannot assign a {type(value).__name__} to parameter {name!r}: give a "
+                    "plugrad.nn.Parameter (or None)"
+                )
+            self._parameters[name] = None
+        elif registries is not None and name in self._modules:
+            if value is not None:
+                raise TypeError(
+                    f"cannot assign a {type(value).__name__} to submodule {name!r}: give a "
+                    "Module (or None)"
+                )
+            self._modules[name] = None
+        elif registries is not None and name in self._buffers:
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(
+                    f"cannot assign a {type(value).__name__} to buffer {name!r}: give a Tensor "
+                    "(or None)"
+                )
+            self._buffers[name] = value
+        else:
+            object.__setattr__(self, name, value)
+
+    def __getattr__(self, name: str) -> Any:
+        # Only called when normal lookup fails: parameters, buffers and submodules live here.
+        for registry in ("_parameters", "_buffers", "_modules"):
+            values = self.__dict__.get(registry)
+            if values is not None and name in values:
+                return values[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        for registry in (self._parameters, self._buffers, self._modules):
+            if name in registry:
+                del registry[name]
+                self._non_persistent_buffers.discard(name)
+                return
+        object.__delattr__(self, name)
+
+    def __dir__(self) -> list[str]:
+        return sorted({*super().__dir__(), *self._parameters, *self._buffers, *self._modules})
+
+    def register_parameter(self, name: str, param: Parameter | None) -> None:
+        """Add a parameter (or a ``None`` placeholder, e.g. a disabled bias) under ``name``.
+
+        Examples
+        --------
+        >>> import plugrad
+        >>> m = plugrad.nn.Module()
+        >>> m.register_parameter("scale", plugrad.nn.Parameter(plugrad.ones(1)))
+        >>> [name for name, _ in m.named_parameters()]
+        ['scale']
+        """
+        self._registries(name)
+        if name not in self._parameters:
+            _check_name("parameter", self, name)
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(
+                f"cannot register a {type(param).__name__} as parameter {name!r}; wrap it: "
+                "plugrad.nn.Parameter(tensor)"
+            )
+        self._forget(name, keep=self._parameters)
+        self._parameters[name] = param
+
+    def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
+        """Add a buffer: a tensor that belongs to the module's state but is not learned.
+
+        Buffers move with :meth:`to` and, if ``persistent``, are part of the
+        :meth:`state_dict`.
+
+        Examples
+        --------
+        >>> import plugrad
+        >>> m = plugrad.nn.Module()
+        >>> m.register_buffer("steps", plugrad.zeros(()))
+        >>> list(m.state_dict())
+        ['steps']
+        """
+        self._registries(name)
+        if name not in self._buffers:
+            _check_name("buffer", self, name)
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(
+                f"buffer {name!r} must be a Tensor or None, got {type(tensor).__name__}"
+            )
+        self._forget(name, keep=self._buffers)
+        self._buffers[name] = tensor
+        if not persistent:
+            self._non_persistent_buffers.add(name)
+
+    def add_module(self, name: str, module: Module | None) -> None:
+        """Add a submodule under ``name`` (what assigning ``self.name = module`` does)."""
+        self._registries(name)
+        if name not in self._modules:
+            _check_name("module", self, name)
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{type(module).__name__} is not a Module; cannot add it as {name!r}")
+        self._forget(name, keep=self._modules)
+        self._modules[name] = module
+
+    register_module = add_module
+
+    # -- walking the tree -----------------------------------------------------------------
+
+    def named_modules(
+        self, memo: set[int] | None = None, prefix: str = "", remove_duplicate: bool = True
+    ) -> Iterator[tuple[str, Module]]:
+        """Yield ``(name, module)`` for this module (name ``prefix``) and every descendant.
+
+        A module reachable in several places is yielded once unless
+        ``remove_duplicate`` is false.
+        """
+        if memo is None:
+            memo = set()
+        if remove_duplicate:
+            if id(self) in memo:
+                return
+            memo.add(id(self))
+        yield prefix, self
+        for name, module in self._modules.items():
+            if module is not None:
+                child = f"{prefix}.{name}" if prefix else name
+                yield from module.named_modules(memo, child, remove_duplicate)
+
+    def modules(self) -> Iterator[Module]:
+        """Yield this module and every descendant, each once."""
+        for _, module in self.named_modules():
+            yield module
+
+    def named_children(self) -> Iterator[tuple[str, Module]]:
+        """Yield ``(name, module)`` for the direct submodules, each once."""
+        seen: set[int] = set()
+        for name, module in self._modules.items():
+            if module is not None and id(module) not in seen:
+                seen.add(id(module))
+                yield name, module
+
+    def children(self) -> Iterator[Module]:
+        """Yield the direct submodules, each once."""
+        for _, module in self.named_children():
+            yield module
+
+    def _named_members(
+        self, registry: str, prefix: str, recurse: bool, remove_duplicate: bool
+    ) -> Iterator[tuple[str, Any]]:
+        modules = (
+            self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
+            if recurse
+            else [(prefix, self)]
+        )
+        seen: set[int] = set()
+        for module_prefix, module in modules:
+            for name, value in getattr(module, registry).items():
+                if value is None or (remove_duplicate and id(value) in seen):
+                    continue
+                seen.add(id(value))
+                yield (f"{module_prefix}.{name}" if module_prefix else name), value
+
+    def named_parameters(
+        self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
+    ) -> Iterator[tuple[str, Parameter]]:
+        """Yield ``(dotted name, parameter)``; a parameter shared by several modules once.
+
+        Examples
+        --------
+        >>> import plugrad
+        >>> net = plugrad.nn.Sequential(plugrad.nn.Linear(2, 2), plugrad.nn.ReLU())
+        >>> [(name, p.shape) for name, p in net.named_parameters()]
+        [('0.weight', (2, 2)), ('0.bias', (2,))]
+        """
+        return self._named_members("_parameters", prefix, recurse, remove_duplicate)
+
+    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        """Yield every parameter (of submodules too, unless ``recurse`` is false), each once."""
+        for _, param in self.named_parameters(recurse=recurse):
+            yield param
+
+    def named_buffers(
+        self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
+    ) -> Iterator[tuple[str, Tensor]]:
+        """Yield ``(dotted name, buffer)``, each buffer once."""
+        return self._named_members("_buffers", prefix, recurse, remove_duplicate)
+
+    def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        """Yield every buffer, each once."""
+        for _, buffer in self.named_buffers(recurse=recurse):
+            yield buffer
+
+    def apply(self: ModuleT, fn: Callable[[Module], Any]) -> ModuleT:
+        """Call ``fn`` on every submodule (children first), then on this module; return it.
+
+        Examples
+        --------
+        >>> import plugrad
+        >>> net = plugrad.nn.Sequential(plugrad.nn.Linear(2, 2), plugrad.nn.ReLU())
+        >>> names = []
+        >>> _ = net.apply(lambda m: names.append(type(m).__name__))
+        >>> names
+        ['Linear', 'ReLU', 'Sequential']
+        """
+        for module in self.children():
+            module.apply(fn)
+        fn(self)
+        return self
+
+    # -- modes and gradients --------------------------------------------------------------
+
+    def train(self: ModuleT, mode: bool = True) -> ModuleT:
+        """Set training mode (``mode=True``) or evaluation mode on every module; return self.
+
+        Only layers that behave differently look at it (:class:`~plugrad.nn.Dropout`).
+        """
+        if not isinstance(mode, bool):
+            raise TypeError(f"train() takes a bool, got {type(mode).__name__}")
+        for module in self.modules():
+            object.__setattr__(module, "training", mode)
+        return self
+
+    def eval(self: ModuleT) -> ModuleT:
+        """Set evaluation mode (``train(False)``); return self."""
+        return self.train(False)
+
+    def requires_grad_(self: ModuleT, requires_grad: bool = True) -> ModuleT:
+        """Set ``requires_grad`` on every parameter (e.g. ``False`` to freeze); return self."""
+        for param in self.parameters():
+            param.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset the gradient of every parameter: to ``None`` (default) or to zeros in place."""
+        for param in self.parameters():
+            grad = param.grad
+            if grad is None:
+                continue
+            if set_to_none:
+                param.grad = None
+            else:
+                with no_grad():
+                    grad.zero_()
+
+    # -- moving ---------------------------------------------------------------------------
+
+    def to(
+        self: ModuleT,
+        device: Device | Backend | str | _dtypes.DType | None = None,
+        dtype: _dtypes.DType | None = None,
+        *,
+        backend: str | None = None,
+    ) -> ModuleT:
+        """Move every parameter and buffer to ``device`` and/or cast floating ones to ``dtype``.
+
+        The parameters are changed in place (see :attr:`plugrad.Tensor.data`):
+        they stay the same objects, so an optimizer made before ``to()`` keeps
+        working. Their gradients move too. ``to(plugrad.float64)`` casts only.
+        Nothing changes if any tensor cannot be converted.
+
+        Parameters
+        ----------
+        device : str, Device or plugrad dtype, optional
+            A backend name (``"numpy"``, ``"torch"``), a device (``"cupy:1"``), or a dtype.
+        dtype : plugrad dtype, optional
+            A floating-point or complex dtype for the floating-point tensors.
+        backend : str, optional
+            A backend name, for its current device.
+
+        Examples
+        --------
+        >>> import plugrad
+        >>> layer = plugrad.nn.Linear(2, 2)
+        >>> weight = layer.weight
+        >>> layer.to(plugrad.float64) is layer
+        True
+        >>> layer.weight is weight, weight.dtype
+        (True, plugrad.float64)
+        """
+        if isinstance(device, _dtypes.DType):
+            if dtype is not None:
+                raise TypeError("to() got two dtypes; give a device and a dtype, or one of them")
+            device, dtype = None, device
+        if dtype is not None and (
+            not isinstance(dtype, _dtypes.DType) or not _dtypes.is_differentiable(dtype)
+        ):
+            raise DtypeError(
+                f"Module.to() casts to floating-point or complex dtypes only, got {dtype!r}"
+            )
+        target = None if device is None and backend is None else target_device(device, backend)
+        tensors = [*self.parameters(), *self.buffers()]
+
+        def convert(tensor: Tensor) -> Tensor:
+            moved = tensor.detach() if target is None else tensor.detach().to(target)
+            if dtype is not None and tensor.dtype.kind in ("real floating", "complex floating"):
+                if tensor.dtype.kind == "real floating" and dtype.kind != "real floating":
+                    raise DtypeError(f"cannot cast real {tensor.dtype.name} values to {dtype.name}")
+                moved = asarray(moved, dtype=dtype)
+            return moved
+
+        # Convert everything first, so that a failure changes nothing.
+        plan = []
+        for tensor in tensors:
+            grad = tensor.grad
+            plan.append((tensor, convert(tensor), None if grad is None else convert(grad)))
+        for tensor, values, grad in plan:
+            if values._array is tensor._array:
+                continue  # already there: leave it (and its version) alone
+            tensor.grad = None
+            tensor.data = values
+            tensor.grad = grad
+        return self
+
+    # -- saving and loading ---------------------------------------------------------------
+
+    def state_dict(self, *, prefix: str = "", keep_vars: bool = False) -> dict[str, Tensor]:
+        """Return the parameters and persistent buffers by dotted name.
+
+        The values share memory with the module (detached, unless
+        ``keep_vars``); copy them to keep a snapshot. Save them with any array
+        format, e.g. ``numpy.savez(path, **{k: v.numpy() for k, v in sd.items()})``.
+
+        Examples
+        --------
+        >>> import plugrad
+        >>> net = plugrad.nn.Sequential(plugrad.nn.Linear(3, 2))
+        >>> {name: value.shape for name, value in net.state_dict().items()}
+        {'0.weight': (2, 3), '0.bias': (2,)}
+        """
+        out: dict[str, Tensor] = OrderedDict()
+        for module_prefix, module in self.named_modules(prefix=prefix.rstrip(".")):
+            for name, value in module._parameters.items():
+                if value is not None:
+                    key = f"{module_prefix}.{name}" if module_prefix else name
+                    out[key] = value if keep_vars else value.detach()
+            for name, value in module._buffers.items():
+                if value is not None and name not in module._non_persistent_buffers:
+                    key = f"{module_prefix}.{name}" if module_prefix else name
+                    out[key] = value if keep_vars else value.detach()
+        return out
+
+    def load_state_dict(
+        self, state_dict: Mapping[str, Any], strict: bool = True
+    ) -> IncompatibleKeys:
+        """Copy values from ``state_dict`` into the parameters and buffers, in place.
+
+        Every value must have its tensor's shape and dtype (Tensors, or arrays
+        that :func:`plugrad.asarray` accepts, e.g. loaded with ``numpy.load``);
+        values are copied, onto each tensor's device. With ``strict``, the keys
+        must be exactly those of :meth:`state_dict`. If anything does not fit,
+        :class:`~plugrad.errors.StateDictError` lists every problem and the
+        module is left unchanged.
+
+        Returns
+        -------
+        IncompatibleKeys
+            ``(missing_keys, unexpected_keys)`` (both empty when ``strict``).
+
+        Examples
+        --------
+        >>> import plugrad
+        >>> a, b = plugrad.nn.Linear(2, 2), plugrad.nn.Linear(2, 2)
+        >>> b.load_state_dict(a.state_dict())
+        IncompatibleKeys(missing_keys=[], unexpected_keys=[])
+        >>> bool(plugrad.all(a.weight == b.weight))
+        True
+        >>> b.load_state_dict({"weight": plugrad.zeros((3, 2))})
+        Traceback (most recent call last):
+        ...
+        plugrad.errors.StateDictError: cannot load into Linear, which is left unchanged:
+          missing key 'bias'
+          'weight': shape (3, 2) in the state dict, (2, 2) in the module
+        """
+        if not isinstance(state_dict, Mapping):
+            raise TypeError(f"load_state_dict() takes a mapping, got {type(state_dict).__name__}")
+        own = self.state_dict(keep_vars=True)
+        missing = [key for key in own if key not in state_dict]
+        unexpected = [key for key in state_dict if key not in own]
+        problems = []
+        if strict:
+            problems += [f"missing key {key!r}" for key in missing]
+            problems += [f"unexpected key {key!r}" for key in unexpected]
+        plan = []
+        for key, tensor in own.items():
+            if key not in state_dict:
+                continue
+            value = state_dict[key]
+            try:
+                values = asarray(value, device=tensor.device, copy=True)
+            except Exception as exc:  # anything asarray rejects, reported with its key
+                problems.append(f"{key!r}: cannot be read as an array ({exc})")
+                continue
+            if values.shape != tensor.shape:
+                problems.append(
+                    f"{key!r}: shape {values.shape} in the state dict, {tensor.shape} in the module"
+                )
+            elif values.dtype is not tensor.dtype:
+                problems.append(
+                    f"{key!r}: dtype {values.dtype.name} in the state dict, {tensor.dtype.name} in "
+                    "the module (convert one with .to(dtype) first)"
+                )
+            else:
+                plan.append((tensor, values))
+        if problems:
+            raise StateDictError(
+                f"cannot load into {type(self).__name__}, which is left unchanged:"
+                + "".join(f"\n  {problem}" for problem in problems)
+            )
+        for tensor, values in plan:
+            tensor.data = values
+        return IncompatibleKeys(missing, unexpected)
+
+    # -- printing -------------------------------------------------------------------------
+
+    def extra_repr(self) -> str:
+        """The text inside the parentheses of ``repr(module)``; layers override it."""
+        return ""
+
+    def __repr__(self) -> str:
+        extra = self.extra_repr()
+        children = [
+            f"({name}): " + repr(module).replace("\n", "\n  ")
+            for name, module in self._modules.items()
+        ]
+        if not children:
+            if "\n" not in extra:
+                return f"{type(self).__name__}({extra})"
+            return f"{type(self).__name__}(\n  " + extra.replace("\n", "\n  ") + "\n)"
+        lines = ([extra] if extra else []) + children
+        return f"{type(self).__name__}(\n  " + "\n  ".join(lines) + "\n)"

@@ -1,0 +1,80 @@
+"""``LayerNorm``: normalization over the trailing axes, with a learned scale and shift."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .. import dtypes as _dtypes
+from ..backend import Device
+from ..creation import empty
+from ..tensor import Tensor
+from . import functional as F
+from . import init
+from .module import Module
+from .parameter import Parameter
+
+__all__ = ["LayerNorm"]
+
+
+class LayerNorm(Module):
+    """Normalize over the trailing ``normalized_shape`` axes (see ``functional.layer_norm``).
+
+    With ``elementwise_affine`` a weight (ones) and, with ``bias``, a bias
+    (zeros) of shape ``normalized_shape`` are learned.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> norm = plugrad.nn.LayerNorm(4)
+    >>> norm
+    LayerNorm((4,), eps=1e-05, elementwise_affine=True, bias=True)
+    >>> y = norm(plugrad.tensor([[1.0, 2.0, 3.0, 4.0]]))
+    >>> round(float(plugrad.mean(y)), 6), round(float(plugrad.std(y)), 3)
+    (0.0, 1.0)
+    """
+
+    def __init__(
+        self,
+        normalized_shape: int | Sequence[int],
+        eps: float = 1e-5,
+        elementwise_affine: bool = True,
+        bias: bool = True,
+        *,
+        device: Device | str | None = None,
+        dtype: _dtypes.DType | None = None,
+        backend: str | None = None,
+    ) -> None:
+        super().__init__()
+        shape = (
+            (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+        )
+        self.normalized_shape = shape
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        where = {"device": device, "dtype": dtype, "backend": backend}
+        if elementwise_affine:
+            self.weight = Parameter(empty(shape, **where))
+            if bias:
+                self.bias = Parameter(empty(shape, **where))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Set the weight to ones and the bias to zeros."""
+        if self.weight is not None:
+            init.ones_(self.weight)
+        if self.bias is not None:
+            init.zeros_(self.bias)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return (
+            f"{self.normalized_shape}, eps={self.eps}, "
+            f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}"
+        )

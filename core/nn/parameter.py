@@ -1,0 +1,65 @@
+"""``Parameter``: a leaf Tensor that a :class:`~plugrad.nn.Module` registers as learnable."""
+
+from __future__ import annotations
+
+from ..creation import empty
+from ..tensor import Tensor
+
+__all__ = ["Parameter"]
+
+
+class Parameter(Tensor):
+    """A Tensor that is a module parameter: a leaf that requires grad by default.
+
+    Assigning a Parameter to an attribute of a :class:`~plugrad.nn.Module`
+    registers it, so it appears in ``parameters()`` and ``state_dict()``.
+    ``Parameter(t)`` shares ``t``'s memory. Results of operations on a
+    Parameter are plain Tensors.
+
+    Parameters
+    ----------
+    data : Tensor, optional
+        The values (an empty float tensor if omitted).
+    requires_grad : bool
+        Whether gradients are computed for it.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> w = plugrad.nn.Parameter(plugrad.zeros(2))
+    >>> w
+    Parameter containing:
+    tensor([0., 0.], requires_grad=True)
+    >>> isinstance(w, plugrad.Tensor), w.is_leaf
+    (True, True)
+    >>> type(w * 2).__name__
+    'Tensor'
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, data: Tensor | None = None, requires_grad: bool = True) -> Parameter:
+        if data is None:
+            data = empty((0,))
+        if not isinstance(data, Tensor):
+            raise TypeError(
+                f"Parameter() takes a Tensor, got {type(data).__name__}; make one with "
+                "plugrad.tensor(...) or plugrad.asarray(...)"
+            )
+        parameter = object.__new__(cls)
+        parameter._array = data._array
+        parameter._device = data._device
+        parameter._requires_grad = False
+        parameter._edge = None
+        parameter._grad = None
+        parameter._hooks = None
+        # Shares the memory, so it shares the version counter.
+        parameter._counter = data._shared_counter()
+        parameter.requires_grad = requires_grad
+        return parameter
+
+    def __init__(self, data: Tensor | None = None, requires_grad: bool = True) -> None:
+        """Everything happens in ``__new__`` (Tensor itself has no constructor)."""
+
+    def __repr__(self) -> str:
+        return "Parameter containing:\n" + super().__repr__()

@@ -1,0 +1,106 @@
+"""Pooling layers: ``MaxPool2d`` and ``AvgPool2d``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..tensor import Tensor
+from . import functional as F
+from .module import Module
+
+__all__ = ["AvgPool2d", "MaxPool2d"]
+
+IntPair = int | tuple[int, int]
+
+
+class MaxPool2d(Module):
+    """Apply :func:`plugrad.nn.functional.max_pool2d` with the given geometry.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> pool = plugrad.nn.MaxPool2d(2)
+    >>> pool
+    MaxPool2d(kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False)
+    >>> pool(plugrad.ones((1, 3, 8, 8))).shape
+    (1, 3, 4, 4)
+    """
+
+    def __init__(
+        self,
+        kernel_size: IntPair,
+        stride: IntPair | None = None,
+        padding: IntPair = 0,
+        dilation: IntPair = 1,
+        return_indices: bool = False,
+        ceil_mode: bool = False,
+    ) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = kernel_size if stride is None else stride
+        self.padding = padding
+        self.dilation = dilation
+        self.return_indices = return_indices
+        self.ceil_mode = ceil_mode
+
+    def forward(self, input: Tensor) -> Any:
+        return F.max_pool2d(
+            input,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.dilation,
+            ceil_mode=self.ceil_mode,
+            return_indices=self.return_indices,
+        )
+
+    def extra_repr(self) -> str:
+        return (
+            f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
+            f"dilation={self.dilation}, ceil_mode={self.ceil_mode}"
+        )
+
+
+class AvgPool2d(Module):
+    """Apply :func:`plugrad.nn.functional.avg_pool2d` with the given geometry.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> pool = plugrad.nn.AvgPool2d(2, stride=1)
+    >>> pool
+    AvgPool2d(kernel_size=2, stride=1, padding=0)
+    >>> pool(plugrad.ones((1, 3, 8, 8))).shape
+    (1, 3, 7, 7)
+    """
+
+    def __init__(
+        self,
+        kernel_size: IntPair,
+        stride: IntPair | None = None,
+        padding: IntPair = 0,
+        ceil_mode: bool = False,
+        count_include_pad: bool = True,
+        divisor_override: int | None = None,
+    ) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = kernel_size if stride is None else stride
+        self.padding = padding
+        self.ceil_mode = ceil_mode
+        self.count_include_pad = count_include_pad
+        self.divisor_override = divisor_override
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.avg_pool2d(
+            input,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.ceil_mode,
+            self.count_include_pad,
+            self.divisor_override,
+        )
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"

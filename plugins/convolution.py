@@ -1,0 +1,731 @@
+"""2-D convolution and pooling over ``(N, C, H, W)`` arrays, with gradients of every order.
+
+Everything is built from two moves on the last two axes: :func:`_windows`
+gathers every window of the (padded) input into a new axis (im2col, a stack of
+strided slices), and :func:`_fold` is its adjoint, adding such an axis back
+into place (col2im). A convolution is then a matrix product with the
+flattened kernel.
+
+Each op's gradient is another op of this module, and the ops close under
+differentiation, so double backward needs nothing more:
+
+- ``conv2d`` is bilinear in input and weight; its gradients are
+  ``conv2d_input_grad`` (the transposed convolution) and
+  ``conv2d_weight_grad``, whose gradients are ``conv2d`` and each other;
+- ``max_pool2d`` returns the values and the position of each maximum inside its
+  window; its gradient scatters into those positions
+  (``max_pool2d_scatter``), whose adjoint gathers from them
+  (``max_pool2d_gather``);
+- ``avg_pool2d`` and ``avg_pool2d_backward`` are each other's adjoint.
+
+Padding for ``conv2d`` is ``(top, bottom, left, right)`` (an int or a pair
+means the same on both sides), so PyTorch's ``padding="same"`` with an even
+kernel is expressible. Pooling takes PyTorch's symmetric padding and
+``ceil_mode``. Like every op of :mod:`plugrad.plugins.nn`, these live at
+``plugrad.ops.<name>``; :mod:`plugrad.nn.functional` wraps them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from plugrad.hookspecs import hookimpl
+from plugrad.opdef import OpDef, op
+
+Pair = tuple[int, int]
+Quad = tuple[int, int, int, int]
+
+
+def _pair(value: int | tuple[int, ...]) -> Pair:
+    if isinstance(value, int):
+        return (value, value)
+    first, second = value
+    return (first, second)
+
+
+def _quad(value: int | tuple[int, ...]) -> Quad:
+    """``(top, bottom, left, right)`` from an int, an ``(h, w)`` pair or four ints."""
+    if isinstance(value, int):
+        return (value, value, value, value)
+    if len(value) == 2:
+        return (value[0], value[0], value[1], value[1])
+    top, bottom, left, right = value
+    return (top, bottom, left, right)
+
+
+def _padded(xp: Any, x: Any, padding: Quad, fill: float) -> Any:
+    top, bottom, left, right = padding
+    if not (top or bottom or left or right):
+        return x
+    *lead, height, width = x.shape
+    out = xp.full(
+        (*lead, height + top + bottom, width + left + right), fill, dtype=x.dtype, device=x.device
+    )
+    out[..., top : top + height, left : left + width] = x
+    return out
+
+
+def _window_slices(
+    kernel_size: Pair, stride: Pair, dilation: Pair, out_size: Pair
+) -> list[tuple[Any, ...]]:
+    """For each kernel offset (row-major), the key of the padded input it sees in every window."""
+    (kh, kw), (sh, sw), (dh, dw), (oh, ow) = kernel_size, stride, dilation, out_size
+    return [
+        (
+            Ellipsis,
+            slice(i * dh, i * dh + sh * (oh - 1) + 1, sh),
+            slice(j * dw, j * dw + sw * (ow - 1) + 1, sw),
+        )
+        for i in range(kh)
+        for j in range(kw)
+    ]
+
+
+def _out_size(padded: int, kernel: int, stride: int, dilation: int) -> int:
+    return (padded - dilation * (kernel - 1) - 1) // stride + 1
+
+
+def _windows(
+    xp: Any, x: Any, kernel_size: Pair, stride: Pair, padding: Quad, dilation: Pair, fill: float
+) -> Any:
+    """``(..., H, W) -> (..., kh * kw, OH, OW)``: every window of the padded input (im2col)."""
+    padded = _padded(xp, x, padding, fill)
+    out_size = (
+        _out_size(padded.shape[-2], kernel_size[0], stride[0], dilation[0]),
+        _out_size(padded.shape[-1], kernel_size[1], stride[1], dilation[1]),
+    )
+    keys = _window_slices(kernel_size, stride, dilation, out_size)
+    return xp.stack([padded[key] for key in keys], axis=-3)
+
+
+def _fold(
+    xp: Any,
+    cols: Any,
+    input_size: Pair,
+    kernel_size: Pair,
+    stride: Pair,
+    padding: Quad,
+    dilation: Pair,
+) -> Any:
+    """``(..., kh * kw, OH, OW) -> (..., H, W)``, adding overlaps (col2im, the adjoint)."""
+    top, bottom, left, right = padding
+    height, width = input_size
+    *lead, _, oh, ow = cols.shape
+    out = xp.zeros(
+        (*lead, height + top + bottom, width + left + right), dtype=cols.dtype, device=cols.device
+    )
+    for index, key in enumerate(_window_slices(kernel_size, stride, dilation, (oh, ow))):
+        out[key] += cols[..., index, :, :]
+    if top or bottom or left or right:
+        return out[..., top : top + height, left : left + width]
+    return out
+
+
+# -- convolution --------------------------------------------------------------------------
+
+
+def _conv2d_kernel(
+    xp: Any,
+    x: Any,
+    weight: Any,
+    /,
+    *,
+    stride: int | Pair = 1,
+    padding: int | tuple[int, ...] = 0,
+    dilation: int | Pair = 1,
+    groups: int = 1,
+) -> Any:
+    n = x.shape[0]
+    out_channels, group_channels, kh, kw = weight.shape
+    cols = _windows(xp, x, (kh, kw), _pair(stride), _quad(padding), _pair(dilation), 0.0)
+    oh, ow = cols.shape[-2:]
+    cols = xp.reshape(cols, (n, groups, group_channels * kh * kw, oh * ow))
+    kernels = xp.reshape(weight, (groups, out_channels // groups, group_channels * kh * kw))
+    return xp.reshape(xp.matmul(kernels, cols), (n, out_channels, oh, ow))
+
+
+def _conv2d_input_grad_kernel(
+    xp: Any,
+    grad: Any,
+    weight: Any,
+    /,
+    *,
+    input_size: Pair,
+    stride: int | Pair = 1,
+    padding: int | tuple[int, ...] = 0,
+    dilation: int | Pair = 1,
+    groups: int = 1,
+) -> Any:
+    n, out_channels, oh, ow = grad.shape
+    _, group_channels, kh, kw = weight.shape
+    grad = xp.reshape(grad, (n, groups, out_channels // groups, oh * ow))
+    kernels = xp.reshape(weight, (groups, out_channels // groups, group_channels * kh * kw))
+    cols = xp.matmul(xp.matrix_transpose(kernels), grad)
+    cols = xp.reshape(cols, (n, groups * group_channels, kh * kw, oh, ow))
+    return _fold(
+        xp, cols, _pair(input_size), (kh, kw), _pair(stride), _quad(padding), _pair(dilation)
+    )
+
+
+def _conv2d_weight_grad_kernel(
+    xp: Any,
+    x: Any,
+    grad: Any,
+    /,
+    *,
+    kernel_size: Pair,
+    stride: int | Pair = 1,
+    padding: int | tuple[int, ...] = 0,
+    dilation: int | Pair = 1,
+    groups: int = 1,
+) -> Any:
+    n, channels = x.shape[:2]
+    _, out_channels, oh, ow = grad.shape
+    kh, kw = _pair(kernel_size)
+    group_channels = channels // groups
+    cols = _windows(xp, x, (kh, kw), _pair(stride), _quad(padding), _pair(dilation), 0.0)
+    cols = xp.reshape(cols, (n, groups, group_channels * kh * kw, oh * ow))
+    grad = xp.reshape(grad, (n, groups, out_channels // groups, oh * ow))
+    per_sample = xp.matmul(grad, xp.matrix_transpose(cols))
+    return xp.reshape(xp.sum(per_sample, axis=0), (out_channels, group_channels, kh, kw))
+
+
+# -- NumPy kernels: the same computations as one BLAS product per group ----------------
+#
+# NumPy's matmul over a batch of strided (e.g. broadcast) operands takes a slow
+# loop; tensordot copies the windows into one matrix and makes a single product.
+
+
+def _numpy_windows(x: Any, kernel: Pair, stride: Pair, padding: Quad, dilation: Pair) -> Any:
+    """``(N, C, H, W) -> (N, C, OH, OW, kh, kw)``: a strided view, nothing copied."""
+    import numpy as np
+
+    top, bottom, left, right = padding
+    if top or bottom or left or right:
+        x = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)))
+    span = (dilation[0] * (kernel[0] - 1) + 1, dilation[1] * (kernel[1] - 1) + 1)
+    view = np.lib.stride_tricks.sliding_window_view(x, span, axis=(2, 3))
+    return view[:, :, :: stride[0], :: stride[1], :: dilation[0], :: dilation[1]]
+
+
+def _conv2d_numpy(
+    xp: Any,
+    x: Any,
+    weight: Any,
+    /,
+    *,
+    stride: int | Pair = 1,
+    padding: int | tuple[int, ...] = 0,
+    dilation: int | Pair = 1,
+    groups: int = 1,
+) -> Any:
+    import numpy as np
+
+    out_channels, group_channels, kh, kw = weight.shape
+    cols = _numpy_windows(x, (kh, kw), _pair(stride), _quad(padding), _pair(dilation))
+    per_group = out_channels // groups
+    outs = [
+        np.tensordot(
+            weight[g * per_group : (g + 1) * per_group],
+            cols[:, g * group_channels : (g + 1) * group_channels],
+            axes=([1, 2, 3], [1, 4, 5]),
+        )
+        for g in range(groups)
+    ]
+    out = outs[0] if groups == 1 else np.concatenate(outs, axis=0)
+    return np.ascontiguousarray(np.moveaxis(out, 0, 1))
+
+
+def _conv2d_input_grad_numpy(
+    xp: Any,
+    grad: Any,
+    weight: Any,
+    /,
+    *,
+    input_size: Pair,
+    stride: int | Pair = 1,
+    padding: int | tuple[int, ...] = 0,
+    dilation: int | Pair = 1,
+    groups: int = 1,
+) -> Any:
+    import numpy as np
+
+    n, out_channels, oh, ow = grad.shape
+    kh, kw = weight.shape[-2:]
+    per_group = out_channels // groups
+    # (C, kh, kw, N, OH, OW) per group, stacked along C.
+    cols = [
+        np.tensordot(
+            weight[g * per_group : (g + 1) * per_group],
+            grad[:, g * per_group : (g + 1) * per_group],
+            axes=([0], [1]),
+        )
+        for g in range(groups)
+    ]
+    cols = cols[0] if groups == 1 else np.concatenate(cols, axis=0)
+    top, bottom, left, right = _quad(padding)
+    height, width = _pair(input_size)
+    out = np.zeros((n, cols.shape[0], height + top + bottom, width + left + right), grad.dtype)
+    keys = _window_slices((kh, kw), _pair(stride), _pair(dilation), (oh, ow))
+    for index, key in enumerate(keys):
+        out[key] += np.moveaxis(cols[:, index // kw, index % kw], 0, 1)
+    return np.ascontiguousarray(out[..., top : top + height, left : left + width])
+
+
+def _conv2d_weight_grad_numpy(
+    xp: Any,
+    x: Any,
+    grad: Any,
+    /,
+    *,
+    kernel_size: Pair,
+    stride: int | Pair = 1,
+    padding: int | tuple[int, ...] = 0,
+    dilation: int | Pair = 1,
+    groups: int = 1,
+) -> Any:
+    import numpy as np
+
+    kernel = _pair(kernel_size)
+    cols = _numpy_windows(x, kernel, _pair(stride), _quad(padding), _pair(dilation))
+    out_channels = grad.shape[1]
+    per_group, group_channels = out_channels // groups, x.shape[1] // groups
+    parts = [
+        np.tensordot(
+            grad[:, g * per_group : (g + 1) * per_group],
+            cols[:, g * group_channels : (g + 1) * group_channels],
+            axes=([0, 2, 3], [0, 2, 3]),
+        )
+        for g in range(groups)
+    ]
+    return parts[0] if groups == 1 else np.concatenate(parts, axis=0)
+
+
+def _conv2d_grad_x(xp: Any, g: Any, ans: Any, x: Any, weight: Any, **params: Any) -> Any:
+    return xp.conv2d_input_grad(g, weight, input_size=tuple(x.shape[-2:]), **params)
+
+
+def _conv2d_grad_weight(xp: Any, g: Any, ans: Any, x: Any, weight: Any, **params: Any) -> Any:
+    return xp.conv2d_weight_grad(x, g, kernel_size=tuple(weight.shape[-2:]), **params)
+
+
+conv2d = op(
+    "conv2d",
+    _conv2d_kernel,
+    kernels={"numpy": _conv2d_numpy},
+    saves=("x", "weight"),
+    standard=False,
+    namespace="nn",
+    doc="""2-D cross-correlation of ``x`` ``(N, C, H, W)`` with ``weight`` ``(O, C/g, kh, kw)``.
+
+    ``g`` is ``groups``: the channels split into that many independent
+    convolutions, each of ``C/g`` inputs and ``O/g`` outputs. ``padding`` is an
+    int, ``(h, w)`` or ``(top, bottom, left, right)``; ``stride`` and
+    ``dilation`` an int or ``(h, w)``. No bias (add it with broadcasting).
+    Computed as a matrix product with the windows of the input (im2col); the
+    gradients are :func:`conv2d_input_grad` and :func:`conv2d_weight_grad`.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> x = plugrad.reshape(plugrad.arange(16.0), (1, 1, 4, 4))
+    >>> plugrad.ops.conv2d(x, plugrad.ones((1, 1, 2, 2)), stride=2)
+    tensor([[[[10., 18.],
+              [42., 50.]]]])
+    """,
+).vjp(_conv2d_grad_x, _conv2d_grad_weight)
+
+
+def _conv2d_input_grad_grad_output(
+    xp: Any, g: Any, ans: Any, grad: Any, weight: Any, *, input_size: Pair, **params: Any
+) -> Any:
+    return xp.conv2d(g, weight, **params)
+
+
+def _conv2d_input_grad_grad_weight(
+    xp: Any, g: Any, ans: Any, grad: Any, weight: Any, *, input_size: Pair, **params: Any
+) -> Any:
+    return xp.conv2d_weight_grad(g, grad, kernel_size=tuple(weight.shape[-2:]), **params)
+
+
+conv2d_input_grad = op(
+    "conv2d_input_grad",
+    _conv2d_input_grad_kernel,
+    kernels={"numpy": _conv2d_input_grad_numpy},
+    saves=("grad", "weight"),
+    standard=False,
+    namespace="nn",
+    doc="""The gradient of :func:`conv2d` with respect to its input, of spatial size ``input_size``.
+
+    ``grad`` is the gradient of the convolution's output; the other params are
+    the convolution's. This is the transposed convolution.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> g = plugrad.ones((1, 1, 2, 2))
+    >>> plugrad.ops.conv2d_input_grad(g, plugrad.ones((1, 1, 2, 2)), input_size=(3, 3))
+    tensor([[[[1., 2., 1.],
+              [2., 4., 2.],
+              [1., 2., 1.]]]])
+    """,
+).vjp(_conv2d_input_grad_grad_output, _conv2d_input_grad_grad_weight)
+
+
+def _conv2d_weight_grad_grad_x(
+    xp: Any, g: Any, ans: Any, x: Any, grad: Any, *, kernel_size: Pair, **params: Any
+) -> Any:
+    return xp.conv2d_input_grad(grad, g, input_size=tuple(x.shape[-2:]), **params)
+
+
+def _conv2d_weight_grad_grad_output(
+    xp: Any, g: Any, ans: Any, x: Any, grad: Any, *, kernel_size: Pair, **params: Any
+) -> Any:
+    return xp.conv2d(x, g, **params)
+
+
+conv2d_weight_grad = op(
+    "conv2d_weight_grad",
+    _conv2d_weight_grad_kernel,
+    kernels={"numpy": _conv2d_weight_grad_numpy},
+    saves=("x", "grad"),
+    standard=False,
+    namespace="nn",
+    doc="""The gradient of :func:`conv2d` with respect to its weight (``kernel_size`` wide).
+
+    ``x`` is the convolution's input and ``grad`` the gradient of its output;
+    the other params are the convolution's.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> x = plugrad.ones((1, 1, 3, 3))
+    >>> plugrad.ops.conv2d_weight_grad(x, plugrad.ones((1, 1, 2, 2)), kernel_size=(2, 2))
+    tensor([[[[4., 4.],
+              [4., 4.]]]])
+    """,
+).vjp(_conv2d_weight_grad_grad_x, _conv2d_weight_grad_grad_output)
+
+# -- pooling ------------------------------------------------------------------------------
+
+
+def _pool_padding(
+    input_size: Pair,
+    kernel_size: Pair,
+    stride: Pair,
+    padding: Pair,
+    dilation: Pair,
+    ceil_mode: bool,
+) -> Quad:
+    """PyTorch's pooling geometry as explicit padding: ``ceil_mode`` pads the bottom and right.
+
+    In ceil mode the last window may hang over the padded input, but it must
+    start inside the input or its left padding, as in PyTorch.
+    """
+    extra = []
+    for size, kernel, step, pad, dil in zip(input_size, kernel_size, stride, padding, dilation):
+        span = dil * (kernel - 1) + 1
+        if ceil_mode:
+            out = -(-(size + 2 * pad - span) // step) + 1
+            if (out - 1) * step >= size + pad:
+                out -= 1
+        else:
+            out = (size + 2 * pad - span) // step + 1
+        extra.append(max(0, (out - 1) * step + span - (size + 2 * pad)))
+    (ph, pw), (eh, ew) = padding, extra
+    return (ph, ph + eh, pw, pw + ew)
+
+
+def _pool_args(
+    input_size: Any, kernel_size: Any, stride: Any, padding: Any, dilation: Any, ceil_mode: bool
+) -> tuple[Pair, Pair, Quad, Pair]:
+    kernel = _pair(kernel_size)
+    step = kernel if stride is None else _pair(stride)
+    dil = _pair(dilation)
+    quad = _pool_padding(_pair(tuple(input_size)), kernel, step, _pair(padding), dil, ceil_mode)
+    return kernel, step, quad, dil
+
+
+def _max_pool2d_kernel(
+    xp: Any,
+    x: Any,
+    /,
+    *,
+    kernel_size: int | Pair,
+    stride: int | Pair | None = None,
+    padding: int | Pair = 0,
+    dilation: int | Pair = 1,
+    ceil_mode: bool = False,
+) -> tuple[Any, Any]:
+    kernel, step, quad, dil = _pool_args(
+        x.shape[-2:], kernel_size, stride, padding, dilation, ceil_mode
+    )
+    cols = _windows(xp, x, kernel, step, quad, dil, -float("inf"))
+    return xp.max(cols, axis=-3), xp.argmax(cols, axis=-3)
+
+
+def _max_pool2d_scatter_kernel(
+    xp: Any,
+    grad: Any,
+    indices: Any,
+    /,
+    *,
+    input_size: Pair,
+    kernel_size: int | Pair,
+    stride: int | Pair | None = None,
+    padding: int | Pair = 0,
+    dilation: int | Pair = 1,
+    ceil_mode: bool = False,
+) -> Any:
+    kernel, step, quad, dil = _pool_args(
+        input_size, kernel_size, stride, padding, dilation, ceil_mode
+    )
+    offsets = kernel[0] * kernel[1]
+    labels = xp.reshape(xp.arange(offsets, device=indices.device), (offsets, 1, 1))
+    hit = xp.expand_dims(indices, axis=-3) == labels
+    cols = xp.where(hit, xp.expand_dims(grad, axis=-3), 0.0)
+    return _fold(xp, cols, _pair(tuple(input_size)), kernel, step, quad, dil)
+
+
+def _max_pool2d_gather_kernel(
+    xp: Any,
+    x: Any,
+    indices: Any,
+    /,
+    *,
+    kernel_size: int | Pair,
+    stride: int | Pair | None = None,
+    padding: int | Pair = 0,
+    dilation: int | Pair = 1,
+    ceil_mode: bool = False,
+) -> Any:
+    kernel, step, quad, dil = _pool_args(
+        x.shape[-2:], kernel_size, stride, padding, dilation, ceil_mode
+    )
+    cols = _windows(xp, x, kernel, step, quad, dil, 0.0)
+    picked = xp.take_along_axis(cols, xp.expand_dims(indices, axis=-3), axis=-3)
+    return xp.squeeze(picked, axis=-3)
+
+
+def _max_pool2d_grad(xp: Any, g: Any, ans: Any, x: Any, **params: Any) -> Any:
+    return xp.max_pool2d_scatter(g[0], ans[1], input_size=tuple(x.shape[-2:]), **params)
+
+
+max_pool2d = op(
+    "max_pool2d",
+    _max_pool2d_kernel,
+    output_names=("values", "indices"),
+    nondifferentiable_outputs=(1,),
+    saves=("ans",),
+    standard=False,
+    namespace="nn",
+    doc="""Maximum over each window of the last two axes, and where in its window it is.
+
+    Returns ``(values, indices)``; ``indices`` numbers the positions of a window
+    row-major from 0 to ``kh * kw - 1`` (the first maximum on ties; NaN wins).
+    ``stride`` defaults to the kernel size; ``padding`` (at most half the
+    kernel) pads both sides with ``-inf``; ``ceil_mode`` keeps a last, partial
+    window, as in PyTorch. The gradient flows to the maximum of each window
+    only (:func:`max_pool2d_scatter`), and the op keeps only its outputs.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> x = plugrad.reshape(plugrad.arange(16.0), (1, 1, 4, 4))
+    >>> values, indices = plugrad.ops.max_pool2d(x, kernel_size=2)
+    >>> values
+    tensor([[[[ 5.,  7.],
+              [13., 15.]]]])
+    >>> indices
+    tensor([[[[3, 3],
+              [3, 3]]]])
+    """,
+).vjp(_max_pool2d_grad)
+
+
+def _max_pool2d_scatter_grad(
+    xp: Any, g: Any, ans: Any, grad: Any, indices: Any, *, input_size: Pair, **params: Any
+) -> Any:
+    return xp.max_pool2d_gather(g, indices, **params)
+
+
+max_pool2d_scatter = op(
+    "max_pool2d_scatter",
+    _max_pool2d_scatter_kernel,
+    saves=("indices",),
+    standard=False,
+    namespace="nn",
+    doc="""The gradient of :func:`max_pool2d`: ``grad`` sent to each window's maximum.
+
+    ``indices`` are the positions :func:`max_pool2d` returned; an element that
+    is the maximum of several windows receives the sum of their gradients.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> g = plugrad.ones((1, 1, 2, 2))
+    >>> indices = plugrad.tensor([[[[3, 0], [1, 2]]]])
+    >>> plugrad.ops.max_pool2d_scatter(g, indices, input_size=(4, 4), kernel_size=2)
+    tensor([[[[0., 0., 1., 0.],
+              [0., 1., 0., 0.],
+              [0., 1., 0., 0.],
+              [0., 0., 1., 0.]]]])
+    """,
+).vjp(_max_pool2d_scatter_grad, None)
+
+
+def _max_pool2d_gather_grad(xp: Any, g: Any, ans: Any, x: Any, indices: Any, **params: Any) -> Any:
+    return xp.max_pool2d_scatter(g, indices, input_size=tuple(x.shape[-2:]), **params)
+
+
+max_pool2d_gather = op(
+    "max_pool2d_gather",
+    _max_pool2d_gather_kernel,
+    saves=("indices",),
+    standard=False,
+    namespace="nn",
+    doc="""The element of each window of ``x`` at the given position: the adjoint of the scatter.
+
+    With the ``indices`` :func:`max_pool2d` returned for ``x``, this gives its
+    values; it is the gradient of :func:`max_pool2d_scatter`.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> x = plugrad.reshape(plugrad.arange(16.0), (1, 1, 4, 4))
+    >>> indices = plugrad.tensor([[[[0, 1], [2, 3]]]])
+    >>> plugrad.ops.max_pool2d_gather(x, indices, kernel_size=2)
+    tensor([[[[ 0.,  3.],
+              [12., 15.]]]])
+    """,
+).vjp(_max_pool2d_gather_grad, None)
+
+
+def _avg_divisor(
+    xp: Any,
+    like: Any,
+    input_size: Pair,
+    kernel: Pair,
+    step: Pair,
+    padding: Pair,
+    quad: Quad,
+    count_include_pad: bool,
+    divisor_override: int | None,
+) -> Any:
+    """How many elements each window averages, ``(OH, OW)`` (or the override)."""
+    if divisor_override is not None:
+        return float(divisor_override)
+    height, width = input_size
+    ph, pw = padding
+    if count_include_pad:
+        # The declared padding counts; what ceil_mode adds beyond it does not.
+        counted = xp.ones((height + 2 * ph, width + 2 * pw), dtype=like.dtype, device=like.device)
+        extra = (0, quad[1] - ph, 0, quad[3] - pw)
+    else:
+        counted = xp.ones((height, width), dtype=like.dtype, device=like.device)
+        extra = quad
+    return xp.sum(_windows(xp, counted, kernel, step, extra, (1, 1), 0.0), axis=-3)
+
+
+def _avg_pool2d_kernel(
+    xp: Any,
+    x: Any,
+    /,
+    *,
+    kernel_size: int | Pair,
+    stride: int | Pair | None = None,
+    padding: int | Pair = 0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+    divisor_override: int | None = None,
+) -> Any:
+    size = _pair(tuple(x.shape[-2:]))
+    kernel, step, quad, _ = _pool_args(size, kernel_size, stride, padding, 1, ceil_mode)
+    cols = _windows(xp, x, kernel, step, quad, (1, 1), 0.0)
+    divisor = _avg_divisor(
+        xp, x, size, kernel, step, _pair(padding), quad, count_include_pad, divisor_override
+    )
+    return xp.sum(cols, axis=-3) / divisor
+
+
+def _avg_pool2d_backward_kernel(
+    xp: Any,
+    grad: Any,
+    /,
+    *,
+    input_size: Pair,
+    kernel_size: int | Pair,
+    stride: int | Pair | None = None,
+    padding: int | Pair = 0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+    divisor_override: int | None = None,
+) -> Any:
+    size = _pair(tuple(input_size))
+    kernel, step, quad, _ = _pool_args(size, kernel_size, stride, padding, 1, ceil_mode)
+    divisor = _avg_divisor(
+        xp, grad, size, kernel, step, _pair(padding), quad, count_include_pad, divisor_override
+    )
+    share = xp.expand_dims(grad / divisor, axis=-3)
+    cols = xp.broadcast_to(share, (*share.shape[:-3], kernel[0] * kernel[1], *share.shape[-2:]))
+    return _fold(xp, cols, size, kernel, step, quad, (1, 1))
+
+
+avg_pool2d = op(
+    "avg_pool2d",
+    _avg_pool2d_kernel,
+    saves=(),
+    standard=False,
+    namespace="nn",
+    doc="""Mean over each window of the last two axes, with PyTorch's padding rules.
+
+    ``stride`` defaults to the kernel size. With ``count_include_pad`` (the
+    default) the zeros of ``padding`` count in the mean, but not what
+    ``ceil_mode`` adds; ``divisor_override`` replaces the count. The op keeps
+    nothing for backward (:func:`avg_pool2d_backward`).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> x = plugrad.reshape(plugrad.arange(16.0), (1, 1, 4, 4))
+    >>> plugrad.ops.avg_pool2d(x, kernel_size=2)
+    tensor([[[[ 2.5,  4.5],
+              [10.5, 12.5]]]])
+    """,
+).vjp(
+    lambda xp, g, ans, x, **params: xp.avg_pool2d_backward(
+        g, input_size=tuple(x.shape[-2:]), **params
+    )
+)
+
+avg_pool2d_backward = op(
+    "avg_pool2d_backward",
+    _avg_pool2d_backward_kernel,
+    saves=(),
+    standard=False,
+    namespace="nn",
+    doc="""The gradient of :func:`avg_pool2d`: each window's gradient shared among its elements.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> g = plugrad.ones((1, 1, 1, 2))
+    >>> plugrad.ops.avg_pool2d_backward(g, input_size=(2, 4), kernel_size=2)
+    tensor([[[[0.25, 0.25, 0.25, 0.25],
+              [0.25, 0.25, 0.25, 0.25]]]])
+    """,
+).vjp(lambda xp, g, ans, grad, *, input_size, **params: xp.avg_pool2d(g, **params))
+
+
+@hookimpl
+def plugrad_ops() -> list[OpDef]:
+    return [
+        conv2d,
+        conv2d_input_grad,
+        conv2d_weight_grad,
+        max_pool2d,
+        max_pool2d_scatter,
+        max_pool2d_gather,
+        avg_pool2d,
+        avg_pool2d_backward,
+    ]

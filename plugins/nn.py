@@ -1,0 +1,725 @@
+"""Neural-network ops: activations, softmax, losses, layer norm, dropout, embedding.
+
+These are not functions of the Array API standard, so they are declared with
+``namespace="nn"``: each is ``plugrad.ops.<name>`` (with plugrad's conventions,
+``axis=``), and :mod:`plugrad.nn.functional` wraps them with PyTorch's
+signatures. Inside backward rules they are ``xp.<name>`` in both modes.
+
+Each op saves only what its backward needs, and its rules are written with
+``xp`` only, so they are differentiable again under ``create_graph=True``:
+
+- ``relu``, ``sigmoid``, ``softmax``, ``log_softmax`` differentiate from their
+  output alone (which the next layer usually keeps anyway);
+- ``cross_entropy`` and ``binary_cross_entropy_with_logits`` compute a stable
+  loss per element in one op, and their gradient (``softmax - onehot``,
+  ``sigmoid - target``) without any intermediate of the forward pass;
+- ``layer_norm`` keeps its input and recomputes the statistics in backward,
+  instead of keeping the normalized values;
+- ``dropout`` keeps a boolean mask, ``embedding`` only the indices.
+
+The exact GELU needs the complementary error function, which the standard
+lacks: :func:`erfc` evaluates it from polynomial fits accurate to a few units
+in the last place of float64.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from plugrad.hookspecs import hookimpl
+from plugrad.opdef import OpDef, op
+
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+_SQRT_HALF = math.sqrt(0.5)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_TANH_CUBIC = 0.044715
+
+# -- erfc ---------------------------------------------------------------------------------
+
+# erf(z) / z as a polynomial in s = z**2 on [0, 1] (highest degree first), and
+# erfc(z) * exp(z**2) / t as a polynomial in t = 2 / (2 + z) for z >= 1: Chebyshev
+# fits of degree 13 and 18, computed in 50-digit arithmetic; the relative error
+# of each, evaluated in float64, is below 5e-16 (exp(-z**2) adds up to 6e-14).
+_ERF_SMALL = (
+    -4.230945824295338e-12, 8.709045129053106e-11, -1.216456005728345e-09,
+    1.4792401209404813e-08, -1.6364642158167616e-07, 1.6462045441468418e-06,
+    -1.4925647567519332e-05, 0.00012055332902888736, -0.000854832702193483,
+    0.0052239776254232985, -0.02686617064512984, 0.1128379167095512,
+    -0.37612638903183754, 1.1283791670955126,
+)  # fmt: skip
+_ERFC_LARGE = (
+    0.16011183315835462, -1.016032846160958, 2.8377754063004605, -4.488654022742511,
+    4.256126244643616, -2.2856772487394514, 0.5129466393985056, 0.05400584004239607,
+    -0.08646508837800025, 0.12187290083755023, -0.026976934892471403,
+    -0.04816057578972332, -0.05763512463946403, -0.004297891298056613,
+    0.08373693562898663, 0.17630988457732602, 0.246832915272764, 0.28209479248335295,
+    0.28209479176562435,
+)  # fmt: skip
+# erfc(z) is below the smallest float64 beyond this; clamping keeps z * z finite.
+_ERFC_ZERO_BEYOND = 27.0
+
+
+def _horner(coefficients: tuple[float, ...], u: Any) -> Any:
+    result = coefficients[0] * u + coefficients[1]
+    for c in coefficients[2:]:
+        result = result * u + c
+    return result
+
+
+def _erfc_kernel(xp: Any, x: Any, /) -> Any:
+    a = xp.minimum(xp.abs(x), _ERFC_ZERO_BEYOND)
+    s = xp.minimum(a * a, 1.0)
+    near_zero = 1.0 - a * _horner(_ERF_SMALL, s)
+    t = 2.0 / (2.0 + a)
+    tail = t * xp.exp(-(a * a)) * _horner(_ERFC_LARGE, t)
+    positive = xp.where(a < 1.0, near_zero, tail)
+    return xp.where(x < 0, 2.0 - positive, positive)
+
+
+def _erfc_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
+    clamped = xp.clip(x, min=-_ERFC_ZERO_BEYOND, max=_ERFC_ZERO_BEYOND)
+    return g * (-_TWO_OVER_SQRT_PI * xp.exp(-(clamped * clamped)))
+
+
+erfc = op(
+    "erfc",
+    _erfc_kernel,
+    saves=("x",),
+    standard=False,
+    namespace="nn",
+    doc="""Complementary error function ``1 - erf(x)``, element-wise, accurate in both tails.
+
+    Relative error below ``1e-13`` in float64 wherever the result is a normal
+    number: ``erfc`` of large positive ``x`` is tiny but keeps its relative
+    precision, so ``1 - erf`` never loses it. Not an Array API function.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.ops.erfc(plugrad.tensor([0.0, 1.0, -1.0], dtype=plugrad.float64))
+    tensor([1.        , 0.15729921, 1.84270079], dtype=plugrad.float64)
+    """,
+).vjp(_erfc_grad)
+
+# -- activations --------------------------------------------------------------------------
+
+relu = op(
+    "relu",
+    lambda xp, x, /: xp.maximum(x, 0.0),
+    saves=("ans",),
+    standard=False,
+    namespace="nn",
+    doc="""Rectified linear unit ``max(x, 0)``, element-wise; NaN stays NaN.
+
+    Backward reads only the output (``g`` where it is positive), so the op
+    keeps nothing the next layer does not keep anyway. The gradient at 0 is 0.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.ops.relu(plugrad.tensor([-1.0, 0.0, 2.0]))
+    tensor([0., 0., 2.])
+    """,
+).vjp(lambda xp, g, ans, x: xp.where(ans > 0, g, 0.0))
+
+
+def _sigmoid_kernel(xp: Any, x: Any, /) -> Any:
+    # exp of a non-positive number never overflows; each branch is exact where it is used.
+    e = xp.exp(-xp.abs(x))
+    return xp.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+
+
+sigmoid = op(
+    "sigmoid",
+    _sigmoid_kernel,
+    saves=("ans",),
+    standard=False,
+    namespace="nn",
+    doc="""Logistic sigmoid ``1 / (1 + exp(-x))``, element-wise, without overflow.
+
+    Backward reads only the output: ``g * y * (1 - y)``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.ops.sigmoid(plugrad.tensor([-1000.0, 0.0, 1000.0]))
+    tensor([0. , 0.5, 1. ])
+    """,
+).vjp(lambda xp, g, ans, x: g * ans * (1.0 - ans))
+
+
+def _check_approximate(approximate: str) -> None:
+    if approximate not in ("none", "tanh"):
+        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+
+
+def _gelu_kernel(xp: Any, x: Any, /, *, approximate: str = "none") -> Any:
+    _check_approximate(approximate)
+    if approximate == "tanh":
+        inner = _SQRT_2_OVER_PI * (x + _TANH_CUBIC * (x * x * x))
+        return 0.5 * x * (1.0 + xp.tanh(inner))
+    # x * Phi(x), with Phi(x) = erfc(-x / sqrt 2) / 2: accurate for large negative x too.
+    return 0.5 * x * _erfc_kernel(xp, -_SQRT_HALF * x)
+
+
+def _gelu_grad(xp: Any, g: Any, ans: Any, x: Any, *, approximate: str) -> Any:
+    if approximate == "tanh":
+        inner = _SQRT_2_OVER_PI * (x + _TANH_CUBIC * (x * x * x))
+        t = xp.tanh(inner)
+        d_inner = _SQRT_2_OVER_PI * (1.0 + 3.0 * _TANH_CUBIC * (x * x))
+        return g * (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * d_inner)
+    # NOTE: clamp before squaring: the density underflows to 0 long before x * x overflows.
+    clamped = xp.clip(x, min=-40.0, max=40.0)
+    density = _INV_SQRT_2PI * xp.exp(-0.5 * (clamped * clamped))
+    return g * (0.5 * xp.erfc(-_SQRT_HALF * x) + x * density)
+
+
+gelu = op(
+    "gelu",
+    _gelu_kernel,
+    saves=("x",),
+    standard=False,
+    namespace="nn",
+    doc="""Gaussian error linear unit ``x * Phi(x)``, element-wise.
+
+    ``approximate="none"`` uses the normal distribution function ``Phi`` exactly
+    (through :func:`erfc`); ``approximate="tanh"`` uses
+    ``0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x**3)))``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> x = plugrad.tensor([-1.0, 0.0, 1.0])
+    >>> plugrad.ops.gelu(x)
+    tensor([-0.15865523,  0.        ,  0.8413448 ])
+    >>> plugrad.ops.gelu(x, approximate="tanh")
+    tensor([-0.158808,  0.      ,  0.841192])
+    """,
+).vjp(_gelu_grad)
+
+# -- softmax and its relatives -------------------------------------------------------------
+
+
+def _log_softmax_kernel(xp: Any, x: Any, /, *, axis: int = -1) -> Any:
+    shifted = x - xp.max(x, axis=axis, keepdims=True)
+    return shifted - xp.log(xp.sum(xp.exp(shifted), axis=axis, keepdims=True))
+
+
+def _softmax_kernel(xp: Any, x: Any, /, *, axis: int = -1) -> Any:
+    e = xp.exp(x - xp.max(x, axis=axis, keepdims=True))
+    return e / xp.sum(e, axis=axis, keepdims=True)
+
+
+softmax = op(
+    "softmax",
+    _softmax_kernel,
+    saves=("ans",),
+    standard=False,
+    namespace="nn",
+    doc="""Softmax along ``axis``: ``exp(x) / sum(exp(x))``, computed after subtracting the max.
+
+    Backward reads only the output: ``y * (g - sum(g * y))``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.ops.softmax(plugrad.tensor([[1.0, 1.0], [0.0, 1000.0]]), axis=-1)
+    tensor([[0.5, 0.5],
+            [0. , 1. ]])
+    """,
+).vjp(lambda xp, g, ans, x, *, axis: ans * (g - xp.sum(g * ans, axis=axis, keepdims=True)))
+
+log_softmax = op(
+    "log_softmax",
+    _log_softmax_kernel,
+    saves=("ans",),
+    standard=False,
+    namespace="nn",
+    doc="""Logarithm of the softmax along ``axis``, computed stably: ``x - logsumexp(x)``.
+
+    Backward reads only the output: ``g - exp(y) * sum(g)``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.ops.log_softmax(plugrad.tensor([0.0, 1000.0]), axis=0)
+    tensor([-1000.,     0.])
+    """,
+).vjp(lambda xp, g, ans, x, *, axis: g - xp.exp(ans) * xp.sum(g, axis=axis, keepdims=True))
+
+
+def _normalized_axes(axis: int | tuple[int, ...] | None, ndim: int) -> tuple[int, ...]:
+    if axis is None:
+        return tuple(range(ndim))
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    return tuple(sorted(a % ndim for a in axes)) if ndim else ()
+
+
+def _kept_shape(shape: tuple[int, ...], axis: Any) -> tuple[int, ...]:
+    axes = _normalized_axes(axis, len(shape))
+    return tuple(1 if i in axes else n for i, n in enumerate(shape))
+
+
+def _logsumexp_kernel(
+    xp: Any, x: Any, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False
+) -> Any:
+    top = xp.max(x, axis=axis, keepdims=True)
+    # NOTE: a slice that is all -inf (or holds +inf) would give inf - inf = nan below.
+    top = xp.where(xp.isfinite(top), top, 0.0)
+    out = xp.log(xp.sum(xp.exp(x - top), axis=axis, keepdims=True)) + top
+    if keepdims:
+        return out
+    axes = _normalized_axes(axis, x.ndim)
+    return xp.reshape(out, tuple(n for i, n in enumerate(x.shape) if i not in axes))
+
+
+def _logsumexp_grad(xp: Any, g: Any, ans: Any, x: Any, *, axis: Any, keepdims: bool) -> Any:
+    if not keepdims:
+        kept = _kept_shape(tuple(x.shape), axis)
+        g = xp.reshape(g, kept)
+        ans = xp.reshape(ans, kept)
+    return g * xp.exp(x - ans)
+
+
+logsumexp = op(
+    "logsumexp",
+    _logsumexp_kernel,
+    saves=("x", "ans"),
+    standard=False,
+    namespace="nn",
+    doc="""``log(sum(exp(x)))`` over ``axis`` (all axes by default), without overflow.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.ops.logsumexp(plugrad.tensor([[0.0, 0.0], [100.0, 100.0]]), axis=1)
+    tensor([  0.6931472, 100.693146 ])
+    """,
+).vjp(_logsumexp_grad)
+
+# -- losses ------------------------------------------------------------------------------
+
+
+def _class_axis(logits: Any) -> int:
+    """PyTorch's layout: ``(N, C, ...)``, or ``(C,)`` for a single sample."""
+    return 0 if logits.ndim == 1 else 1
+
+
+def _class_shape(ndim: int, axis: int, classes: int) -> tuple[int, ...]:
+    return tuple(classes if i == axis else 1 for i in range(ndim))
+
+
+def _targets_hit(xp: Any, logits: Any, target: Any, axis: int) -> Any:
+    """Boolean, logits-shaped: True at each element's target class."""
+    classes = logits.shape[axis]
+    labels = xp.reshape(
+        xp.arange(classes, device=target.device), _class_shape(logits.ndim, axis, classes)
+    )
+    return xp.expand_dims(target, axis=axis) == labels
+
+
+def _cross_entropy_kernel(
+    xp: Any,
+    logits: Any,
+    target: Any,
+    weight: Any = None,
+    *,
+    ignore_index: int = -100,
+    label_smoothing: float = 0.0,
+) -> Any:
+    axis = _class_axis(logits)
+    logp = _log_softmax_kernel(xp, logits, axis=axis)
+    hit = _targets_hit(xp, logits, target, axis)
+    if weight is not None:
+        class_weight = xp.reshape(weight, _class_shape(logits.ndim, axis, weight.shape[0]))
+        weighted = logp * class_weight
+    else:
+        weighted = logp
+    loss = -xp.sum(xp.where(hit, weighted, 0.0), axis=axis)
+    if label_smoothing:
+        smooth = -xp.sum(weighted, axis=axis) / logits.shape[axis]
+        loss = (1.0 - label_smoothing) * loss + label_smoothing * smooth
+    return xp.where(target != ignore_index, loss, 0.0)
+
+
+def _cross_entropy_grad(
+    xp: Any,
+    g: Any,
+    ans: Any,
+    logits: Any,
+    target: Any,
+    weight: Any,
+    *,
+    ignore_index: int,
+    label_smoothing: float,
+) -> Any:
+    axis = _class_axis(logits)
+    classes = logits.shape[axis]
+    p = xp.softmax(logits, axis=axis)
+    onehot = xp.astype(_targets_hit(xp, logits, target, axis), p.dtype)
+    scale = xp.expand_dims(xp.where(target != ignore_index, g, 0.0), axis=axis)
+    if weight is None:
+        # d/dx of -log p_t is p - onehot; of the smoothing term -mean(log p), p - 1/C.
+        grad = p - (1.0 - label_smoothing) * onehot
+        if label_smoothing:
+            grad = grad - label_smoothing / classes
+        return scale * grad
+    class_weight = xp.reshape(weight, _class_shape(logits.ndim, axis, classes))
+    target_weight = xp.sum(onehot * class_weight, axis=axis, keepdims=True)
+    grad = (1.0 - label_smoothing) * target_weight * (p - onehot)
+    if label_smoothing:
+        total = xp.sum(weight)
+        grad = grad + (label_smoothing / classes) * (p * total - class_weight)
+    return scale * grad
+
+
+cross_entropy = op(
+    "cross_entropy",
+    _cross_entropy_kernel,
+    inputs=("logits", "target", "weight"),
+    saves=("logits", "target", "weight"),
+    standard=False,
+    namespace="nn",
+    doc="""Cross-entropy of ``logits`` against integer class ``target``, one loss per sample.
+
+    ``logits`` has PyTorch's layout, ``(N, C)`` or ``(N, C, d1, ...)`` (or ``(C,)``
+    with a 0-d target); the result has the target's shape. ``weight`` (``(C,)``,
+    optional, no gradient) weighs each class; samples whose target is
+    ``ignore_index`` get loss 0. With ``label_smoothing`` ``e`` the loss is
+    ``(1 - e) * nll + e * mean over classes of (-weight * log p)``.
+    :func:`plugrad.nn.functional.cross_entropy` adds the reductions.
+
+    The gradient is computed in one step from the logits (``softmax - onehot``,
+    scaled), never from the log-probabilities, which are not kept.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> logits = plugrad.tensor([[2.0, 0.0], [0.0, 0.0]], requires_grad=True)
+    >>> loss = plugrad.ops.cross_entropy(logits, plugrad.tensor([0, 1]))
+    >>> loss
+    tensor([0.12692805, 0.6931472 ], grad_fn=<CrossEntropyBackward>)
+    >>> loss.sum().backward()
+    >>> logits.grad
+    tensor([[-0.11920297,  0.11920292],
+            [ 0.5       , -0.5       ]])
+    """,
+).vjp(_cross_entropy_grad, None, None)
+
+
+def _softplus_of_negative(xp: Any, x: Any) -> Any:
+    """``log(1 + exp(-x))`` without overflow."""
+    return xp.log1p(xp.exp(-xp.abs(x))) + xp.maximum(-x, 0.0)
+
+
+def _bce_kernel(
+    xp: Any, input: Any, target: Any, weight: Any = None, pos_weight: Any = None
+) -> Any:
+    # loss = -[pos_weight * y * log(sigmoid(x)) + (1 - y) * log(1 - sigmoid(x))]
+    #      = (1 - y) * x + (1 + (pos_weight - 1) * y) * softplus(-x)
+    softplus_neg = _softplus_of_negative(xp, input)
+    if pos_weight is None:
+        loss = (1.0 - target) * input + softplus_neg
+    else:
+        loss = (1.0 - target) * input + (1.0 + (pos_weight - 1.0) * target) * softplus_neg
+    return loss if weight is None else loss * weight
+
+
+def _bce_grad_input(
+    xp: Any, g: Any, ans: Any, input: Any, target: Any, weight: Any, pos_weight: Any
+) -> Any:
+    if pos_weight is None:
+        grad = xp.sigmoid(input) - target
+    else:
+        scaled_target = pos_weight * target
+        grad = xp.sigmoid(input) * (scaled_target + 1.0 - target) - scaled_target
+    return g * grad if weight is None else g * weight * grad
+
+
+def _bce_grad_target(
+    xp: Any, g: Any, ans: Any, input: Any, target: Any, weight: Any, pos_weight: Any
+) -> Any:
+    if pos_weight is None:
+        grad = -input
+    else:
+        grad = (pos_weight - 1.0) * _softplus_of_negative(xp, input) - input
+    return g * grad if weight is None else g * weight * grad
+
+
+def _bce_grad_weight(
+    xp: Any, g: Any, ans: Any, input: Any, target: Any, weight: Any, pos_weight: Any
+) -> Any:
+    return g * _bce_kernel(xp, input, target, None, pos_weight)
+
+
+def _bce_grad_pos_weight(
+    xp: Any, g: Any, ans: Any, input: Any, target: Any, weight: Any, pos_weight: Any
+) -> Any:
+    grad = target * _softplus_of_negative(xp, input)
+    return g * grad if weight is None else g * weight * grad
+
+
+binary_cross_entropy_with_logits = op(
+    "binary_cross_entropy_with_logits",
+    _bce_kernel,
+    inputs=("input", "target", "weight", "pos_weight"),
+    broadcasting=True,
+    saves=("input", "target", "weight", "pos_weight"),
+    grad_fn_name="BinaryCrossEntropyWithLogits",
+    standard=False,
+    namespace="nn",
+    doc="""Binary cross-entropy of ``sigmoid(input)`` against ``target``, element-wise, stably.
+
+    ``-w * [pos_weight * y * log(sigmoid(x)) + (1 - y) * log(1 - sigmoid(x))]``,
+    computed as ``(1 - y) * x + (1 + (pos_weight - 1) * y) * log(1 + exp(-x))``
+    with the softplus evaluated without overflow. ``weight`` and ``pos_weight``
+    are optional and broadcast against ``input``; every input has a gradient.
+    :func:`plugrad.nn.functional.binary_cross_entropy_with_logits` adds the reductions.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> x = plugrad.tensor([0.0, -100.0])
+    >>> plugrad.ops.binary_cross_entropy_with_logits(x, plugrad.tensor([1.0, 1.0]))
+    tensor([  0.6931472, 100.       ])
+    """,
+).vjp(_bce_grad_input, _bce_grad_target, _bce_grad_weight, _bce_grad_pos_weight)
+
+# -- layer norm ---------------------------------------------------------------------------
+
+
+def _normalized(xp: Any, x: Any, ndim: int, eps: float) -> tuple[Any, Any]:
+    """``(x - mean) * rstd`` over the last ``ndim`` axes, and ``rstd``."""
+    axes = tuple(range(x.ndim - ndim, x.ndim))
+    centered = x - xp.mean(x, axis=axes, keepdims=True)
+    rstd = 1.0 / xp.sqrt(xp.mean(centered * centered, axis=axes, keepdims=True) + eps)
+    return centered * rstd, rstd
+
+
+def _layer_norm_kernel(
+    xp: Any, x: Any, weight: Any = None, bias: Any = None, *, ndim: int, eps: float = 1e-5
+) -> Any:
+    out, _ = _normalized(xp, x, ndim, eps)
+    if weight is not None:
+        out = out * weight
+    if bias is not None:
+        out = out + bias
+    return out
+
+
+def _layer_norm_grad_x(
+    xp: Any, g: Any, ans: Any, x: Any, weight: Any, bias: Any, *, ndim: int, eps: float
+) -> Any:
+    axes = tuple(range(x.ndim - ndim, x.ndim))
+    normalized, rstd = _normalized(xp, x, ndim, eps)
+    gw = g if weight is None else g * weight
+    mean_gw = xp.mean(gw, axis=axes, keepdims=True)
+    mean_gwn = xp.mean(gw * normalized, axis=axes, keepdims=True)
+    return rstd * (gw - mean_gw - normalized * mean_gwn)
+
+
+def _layer_norm_grad_weight(
+    xp: Any, g: Any, ans: Any, x: Any, weight: Any, bias: Any, *, ndim: int, eps: float
+) -> Any:
+    normalized, _ = _normalized(xp, x, ndim, eps)
+    return xp.sum(g * normalized, axis=tuple(range(x.ndim - ndim)))
+
+
+def _layer_norm_grad_bias(
+    xp: Any, g: Any, ans: Any, x: Any, weight: Any, bias: Any, *, ndim: int, eps: float
+) -> Any:
+    return xp.sum(g, axis=tuple(range(x.ndim - ndim)))
+
+
+layer_norm = op(
+    "layer_norm",
+    _layer_norm_kernel,
+    inputs=("x", "weight", "bias"),
+    saves=("x", "weight"),
+    standard=False,
+    namespace="nn",
+    doc="""Normalize over the last ``ndim`` axes, then scale by ``weight`` and shift by ``bias``.
+
+    ``(x - mean) / sqrt(var + eps) * weight + bias``, with the biased variance;
+    ``weight`` and ``bias`` (optional) have the shape of those axes. Backward
+    uses the fused formula ``rstd * (gw - mean(gw) - xhat * mean(gw * xhat))``
+    (``gw = g * weight``) and recomputes ``xhat`` from the saved input rather
+    than keeping it.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.ops.layer_norm(plugrad.tensor([[1.0, 3.0], [2.0, 2.0]]), ndim=1)
+    tensor([[-0.999995,  0.999995],
+            [ 0.      ,  0.      ]])
+    """,
+).vjp(_layer_norm_grad_x, _layer_norm_grad_weight, _layer_norm_grad_bias)
+
+# -- dropout ------------------------------------------------------------------------------
+
+dropout = op(
+    "dropout",
+    lambda xp, x, keep, /, *, scale: xp.where(keep, x * scale, 0.0),
+    saves=("keep",),
+    standard=False,
+    namespace="nn",
+    doc="""``x * scale`` where the boolean ``keep`` is true, 0 elsewhere.
+
+    The mask is an input so that it comes from plugrad's random generators
+    (:func:`plugrad.nn.functional.dropout` draws it); backward keeps only the
+    mask, not ``x``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> keep = plugrad.tensor([True, False, True])
+    >>> plugrad.ops.dropout(plugrad.tensor([1.0, 2.0, 3.0]), keep, scale=2.0)
+    tensor([2., 0., 6.])
+    """,
+).vjp(lambda xp, g, ans, x, keep, *, scale: xp.where(keep, g * scale, 0.0), None)
+
+# -- embedding ----------------------------------------------------------------------------
+
+
+def _embedding_kernel(
+    xp: Any, weight: Any, indices: Any, /, *, padding_idx: int | None = None
+) -> Any:
+    rows = xp.take(weight, xp.reshape(indices, (-1,)), axis=0)
+    return xp.reshape(rows, (*indices.shape, weight.shape[1]))
+
+
+def _embedding_grad(
+    xp: Any, g: Any, ans: Any, weight: Any, indices: Any, *, padding_idx: Any
+) -> Any:
+    return xp.embedding_backward(
+        g, indices, num_embeddings=weight.shape[0], padding_idx=padding_idx
+    )
+
+
+embedding = op(
+    "embedding",
+    _embedding_kernel,
+    saves=("indices",),
+    standard=False,
+    namespace="nn",
+    doc="""Rows of ``weight`` ``(V, D)`` at integer ``indices``: shape ``(*indices.shape, D)``.
+
+    The gradient of a row picked several times is the sum of its contributions
+    (:func:`embedding_backward`); the row ``padding_idx`` gets none.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> weight = plugrad.tensor([[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]], requires_grad=True)
+    >>> rows = plugrad.ops.embedding(weight, plugrad.tensor([[2, 0], [2, 2]]))
+    >>> rows.shape
+    (2, 2, 2)
+    >>> rows.sum().backward()
+    >>> weight.grad
+    tensor([[1., 1.],
+            [0., 0.],
+            [3., 3.]])
+    """,
+).vjp(_embedding_grad, None)
+
+# Rows of the vocabulary handled per one-hot product in the generic scatter: it
+# bounds the temporary (rows x indices) matrix.
+_ONEHOT_ELEMENTS = 1 << 22
+
+
+def _embedding_backward_kernel(
+    xp: Any,
+    grad: Any,
+    indices: Any,
+    /,
+    *,
+    num_embeddings: int,
+    padding_idx: int | None = None,
+) -> Any:
+    width = grad.shape[-1]
+    flat = xp.reshape(indices, (1, -1))
+    rows = xp.reshape(grad, (-1, width))
+    out = xp.zeros((num_embeddings, width), dtype=grad.dtype, device=grad.device)
+    # The standard has no scatter-add: sum with one-hot products, a block of the
+    # vocabulary at a time (NumPy has a kernel of its own).
+    block = max(1, _ONEHOT_ELEMENTS // max(1, flat.shape[1]))
+    for start in range(0, num_embeddings, block):
+        stop = min(start + block, num_embeddings)
+        labels = xp.arange(start, stop, device=grad.device, dtype=indices.dtype)
+        onehot = xp.astype(xp.reshape(labels, (-1, 1)) == flat, grad.dtype)
+        out[start:stop, :] = xp.matmul(onehot, rows)
+    if padding_idx is not None:
+        out[padding_idx, :] = 0.0
+    return out
+
+
+def _embedding_backward_numpy(
+    xp: Any,
+    grad: Any,
+    indices: Any,
+    /,
+    *,
+    num_embeddings: int,
+    padding_idx: int | None = None,
+) -> Any:
+    import numpy as np
+
+    out = np.zeros((num_embeddings, grad.shape[-1]), dtype=grad.dtype)
+    np.add.at(out, np.reshape(indices, (-1,)), np.reshape(grad, (-1, grad.shape[-1])))
+    if padding_idx is not None:
+        out[padding_idx] = 0.0
+    return out
+
+
+def _embedding_backward_grad(
+    xp: Any, g: Any, ans: Any, rows: Any, indices: Any, *, num_embeddings: int, padding_idx: Any
+) -> Any:
+    picked = xp.embedding(g, indices)
+    if padding_idx is None:
+        return picked
+    return xp.where(xp.expand_dims(indices == padding_idx, axis=-1), 0.0, picked)
+
+
+embedding_backward = op(
+    "embedding_backward",
+    _embedding_backward_kernel,
+    kernels={"numpy": _embedding_backward_numpy},
+    saves=("indices",),
+    standard=False,
+    namespace="nn",
+    doc="""The gradient of :func:`embedding` with respect to its weight (``(V, D)``).
+
+    Row ``v`` is the sum of the rows of ``g`` (``(*indices.shape, D)``) whose
+    index is ``v``: repeated indices accumulate. Row ``padding_idx`` is 0.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> g = plugrad.tensor([[1.0, 1.0], [2.0, 2.0], [4.0, 4.0]])
+    >>> plugrad.ops.embedding_backward(g, plugrad.tensor([1, 0, 1]), num_embeddings=3)
+    tensor([[2., 2.],
+            [5., 5.],
+            [0., 0.]])
+    """,
+).vjp(_embedding_backward_grad, None)
+
+
+@hookimpl
+def plugrad_ops() -> list[OpDef]:
+    return [
+        erfc,
+        relu,
+        sigmoid,
+        gelu,
+        softmax,
+        log_softmax,
+        logsumexp,
+        cross_entropy,
+        binary_cross_entropy_with_logits,
+        layer_norm,
+        dropout,
+        embedding,
+        embedding_backward,
+    ]

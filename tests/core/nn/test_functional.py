@@ -1,0 +1,430 @@
+"""plugrad.nn.functional against torch.nn.functional: values and gradients, on every backend.
+
+Each case runs the same function through both libraries on the same float64
+data, and backpropagates the same random output gradient; PyTorch is the oracle.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import plugrad
+import plugrad.nn.functional as F
+
+torch = pytest.importorskip("torch")
+TF = torch.nn.functional
+
+
+def compare(
+    ours: Callable[..., Any],
+    theirs: Callable[..., Any],
+    *arrays: np.ndarray,
+    rtol: float = 1e-7,
+    atol: float = 1e-10,
+) -> None:
+    """Values and the gradient of every float input agree (float64)."""
+    differentiable = [np.asarray(a).dtype.kind == "f" for a in arrays]
+    mine = [plugrad.asarray(a, requires_grad=d) for a, d in zip(arrays, differentiable)]
+    reference = [torch.tensor(a, requires_grad=d) for a, d in zip(arrays, differentiable)]
+    out, expected = ours(*mine), theirs(*reference)
+    np.testing.assert_allclose(out.numpy(), expected.detach().numpy(), rtol=rtol, atol=atol)
+    weights = np.random.default_rng(0).uniform(0.5, 1.5, size=tuple(expected.shape))
+    out.backward(plugrad.asarray(weights))
+    expected.backward(torch.tensor(weights))
+    for index, (m, r, d) in enumerate(zip(mine, reference, differentiable)):
+        if d:
+            assert m.grad is not None, f"no gradient for input {index}"
+            np.testing.assert_allclose(
+                m.grad.numpy(), r.grad.numpy(), rtol=rtol, atol=atol, err_msg=f"input {index}"
+            )
+
+
+RNG = np.random.default_rng(20)
+
+
+def normal(*shape: int) -> np.ndarray:
+    return RNG.standard_normal(shape)
+
+
+# -- activations --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("ours", "theirs"),
+    [
+        (F.relu, TF.relu),
+        (F.sigmoid, torch.sigmoid),
+        (F.tanh, torch.tanh),
+        (F.gelu, TF.gelu),
+        (lambda x: F.gelu(x, approximate="tanh"), lambda x: TF.gelu(x, approximate="tanh")),
+        (lambda x: F.softmax(x, dim=1), lambda x: TF.softmax(x, dim=1)),
+        (lambda x: F.softmax(x, -1), lambda x: TF.softmax(x, -1)),
+        (lambda x: F.log_softmax(x, dim=0), lambda x: TF.log_softmax(x, dim=0)),
+        (lambda x: F.logsumexp(x, dim=1), lambda x: torch.logsumexp(x, dim=1)),
+        (
+            lambda x: F.logsumexp(x, dim=(0, 2), keepdim=True),
+            lambda x: torch.logsumexp(x, dim=(0, 2), keepdim=True),
+        ),
+    ],
+    ids=[
+        "relu",
+        "sigmoid",
+        "tanh",
+        "gelu",
+        "gelu-tanh",
+        "softmax",
+        "softmax-last",
+        "log_softmax",
+        "logsumexp",
+        "logsumexp-keepdim",
+    ],
+)
+def test_activations(backend, ours, theirs) -> None:
+    compare(ours, theirs, normal(3, 4, 5) * 3)
+
+
+def test_gelu_far_into_both_tails(backend) -> None:
+    x = np.array([-30.0, -8.0, -3.0, 3.0, 8.0, 30.0])
+    compare(F.gelu, TF.gelu, x, atol=1e-15)
+
+
+def test_softmax_casts_to_dtype(backend) -> None:
+    x = plugrad.asarray(np.ones((2, 3), dtype=np.float32))
+    assert F.softmax(x, dim=1, dtype=plugrad.float64).dtype == plugrad.float64
+    assert F.log_softmax(x, 1).dtype == plugrad.float32
+
+
+def test_linear(backend) -> None:
+    compare(F.linear, TF.linear, normal(2, 3, 4), normal(5, 4), normal(5))
+    compare(F.linear, TF.linear, normal(4), normal(2, 4))
+
+
+# -- losses ------------------------------------------------------------------------------
+
+REDUCTIONS = ["mean", "sum", "none"]
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("smoothing", [0.0, 0.3])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_cross_entropy_class_targets(backend, reduction, smoothing, weighted) -> None:
+    target = np.array([2, 0, -100, 3, 1, -100])
+    weight = RNG.uniform(0.2, 2.0, size=4) if weighted else None
+    kwargs = {"reduction": reduction, "label_smoothing": smoothing}
+
+    def ours(x, w=None):
+        return F.cross_entropy(x, plugrad.asarray(target), w, **kwargs)
+
+    def theirs(x, w=None):
+        return TF.cross_entropy(x, torch.tensor(target), w, **kwargs)
+
+    if weighted:
+        # PyTorch has no gradient for the class weights; compare the logits' only.
+        compare(lambda x: ours(x, plugrad.asarray(weight)),
+                lambda x: theirs(x, torch.tensor(weight)), normal(6, 4))  # fmt: skip
+    else:
+        compare(ours, theirs, normal(6, 4))
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_cross_entropy_spatial_and_single_sample(backend, reduction) -> None:
+    target = RNG.integers(0, 3, size=(2, 4, 5))
+    target[0, 1, 2] = 1  # ignore_index below
+    compare(
+        lambda x: F.cross_entropy(x, plugrad.asarray(target), ignore_index=1, reduction=reduction),
+        lambda x: TF.cross_entropy(x, torch.tensor(target), ignore_index=1, reduction=reduction),
+        normal(2, 3, 4, 5),
+    )
+    one = np.array(2)
+    compare(
+        lambda x: F.cross_entropy(x, plugrad.asarray(one), reduction=reduction),
+        lambda x: TF.cross_entropy(x, torch.tensor(one), reduction=reduction),
+        normal(5),
+    )
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_cross_entropy_class_probabilities(backend, reduction) -> None:
+    probabilities = RNG.dirichlet(np.ones(4), size=3)
+    weight = RNG.uniform(0.5, 1.5, size=4)
+    compare(
+        lambda x, p: F.cross_entropy(
+            x, p, plugrad.asarray(weight), reduction=reduction, label_smoothing=0.2
+        ),
+        lambda x, p: TF.cross_entropy(
+            x, p, torch.tensor(weight), reduction=reduction, label_smoothing=0.2
+        ),
+        normal(3, 4),
+        probabilities,
+    )
+
+
+def test_cross_entropy_ignoring_everything_is_nan_like_pytorch(backend) -> None:
+    x = plugrad.asarray(normal(2, 3))
+    with np.errstate(invalid="ignore"):  # 0 / 0, which NumPy warns about
+        loss = F.cross_entropy(x, plugrad.asarray(np.array([-100, -100])))
+    expected = TF.cross_entropy(torch.tensor(normal(2, 3)), torch.tensor([-100, -100]))
+    assert np.isnan(loss.numpy()) and torch.isnan(expected)
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_nll_loss(backend, reduction) -> None:
+    target = np.array([1, 0, 3, -100, 3])
+    weight = RNG.uniform(0.5, 1.5, size=4)
+    compare(
+        lambda x: F.nll_loss(
+            F.log_softmax(x, 1), plugrad.asarray(target), plugrad.asarray(weight),
+            reduction=reduction,
+        ),
+        lambda x: TF.nll_loss(
+            TF.log_softmax(x, 1), torch.tensor(target), torch.tensor(weight), reduction=reduction
+        ),
+        normal(5, 4),
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_binary_cross_entropy_with_logits(backend, reduction) -> None:
+    target = RNG.uniform(0, 1, size=(4, 3))
+    compare(
+        lambda x, y: F.binary_cross_entropy_with_logits(x, y, reduction=reduction),
+        lambda x, y: TF.binary_cross_entropy_with_logits(x, y, reduction=reduction),
+        normal(4, 3) * 10,
+        target,
+    )
+    # PyTorch has no gradients for weight and pos_weight (plugrad's are checked by gradcheck).
+    weight, pos_weight = RNG.uniform(0.5, 1.5, size=(4, 1)), RNG.uniform(0.5, 3.0, size=3)
+    compare(
+        lambda x, y: F.binary_cross_entropy_with_logits(
+            x, y, plugrad.asarray(weight), reduction=reduction,
+            pos_weight=plugrad.asarray(pos_weight),
+        ),
+        lambda x, y: TF.binary_cross_entropy_with_logits(
+            x, y, torch.tensor(weight), reduction=reduction, pos_weight=torch.tensor(pos_weight)
+        ),
+        normal(4, 3) * 10,
+        target,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_mse_loss(backend, reduction) -> None:
+    compare(
+        lambda x, y: F.mse_loss(x, y, reduction=reduction),
+        lambda x, y: TF.mse_loss(x, y, reduction=reduction),
+        normal(3, 5),
+        normal(3, 5),
+    )
+
+
+# -- normalization, dropout, embedding -----------------------------------------------------
+
+
+@pytest.mark.parametrize("affine", [False, True])
+def test_layer_norm(backend, affine) -> None:
+    if affine:
+        compare(
+            lambda x, w, b: F.layer_norm(x, (3, 4), w, b, eps=1e-3),
+            lambda x, w, b: TF.layer_norm(x, (3, 4), w, b, eps=1e-3),
+            normal(2, 3, 4) * 2 + 1,
+            normal(3, 4),
+            normal(3, 4),
+        )
+    else:
+        compare(lambda x: F.layer_norm(x, 5), lambda x: TF.layer_norm(x, (5,)), normal(4, 5))
+
+
+def test_embedding(backend) -> None:
+    indices = np.array([[0, 4, 4], [2, 4, 1]])
+    for padding_idx in (None, 4, -1):
+        compare(
+            lambda w, p=padding_idx: F.embedding(plugrad.asarray(indices), w, padding_idx=p),
+            lambda w, p=padding_idx: TF.embedding(torch.tensor(indices), w, padding_idx=p),
+            normal(5, 3),
+        )
+
+
+def test_dropout_scales_kept_elements_and_reproduces_with_the_seed(backend) -> None:
+    x = plugrad.ones((200, 50), dtype=plugrad.float64, requires_grad=True)
+    plugrad.manual_seed(7)
+    y = F.dropout(x, p=0.3)
+    plugrad.manual_seed(7)
+    again = F.dropout(x, p=0.3)
+    values = y.numpy()
+    np.testing.assert_array_equal(values, again.numpy())
+    assert set(np.unique(values)) == {0.0, 1.0 / 0.7}
+    assert abs((values == 0).mean() - 0.3) < 0.02
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), values)  # the same mask, the same scale
+    assert F.dropout(x, p=0.3, training=False) is x
+    assert F.dropout(x, p=0.0) is x
+    assert float(F.dropout(x, p=1.0).sum()) == 0.0
+    generator = plugrad.Generator(seed=1, device=x.device)
+    other = plugrad.Generator(seed=1, device=x.device)
+    np.testing.assert_array_equal(
+        F.dropout(x, generator=generator).numpy(), F.dropout(x, generator=other).numpy()
+    )
+
+
+def test_dropout_keeps_float32(backend) -> None:
+    x = plugrad.ones(10, requires_grad=True)
+    y = F.dropout(x, 0.5)
+    y.sum().backward()
+    assert y.dtype == x.grad.dtype == plugrad.float32
+
+
+# -- convolution and pooling --------------------------------------------------------------
+
+CONVS = [
+    {},
+    {"stride": 2, "padding": 1},
+    {"stride": (2, 1), "padding": (0, 2), "dilation": (2, 1)},
+    {"padding": "same", "dilation": 2},
+    {"padding": "valid", "groups": 2},
+]
+
+
+@pytest.mark.parametrize("kwargs", CONVS, ids=lambda k: "-".join(map(str, k.items())) or "plain")
+def test_conv2d(backend, kwargs) -> None:
+    compare(
+        lambda x, w, b: F.conv2d(x, w, b, **kwargs),
+        lambda x, w, b: TF.conv2d(x, w, b, **kwargs),
+        normal(2, 4, 7, 6),
+        normal(6, 4 // kwargs.get("groups", 1), 3, 2),
+        normal(6),
+    )
+
+
+def test_conv2d_same_padding_with_an_even_kernel(backend) -> None:
+    def theirs(x, w):
+        with warnings.catch_warnings():  # PyTorch warns that it copies the input
+            warnings.simplefilter("ignore", UserWarning)
+            return TF.conv2d(x, w, padding="same")
+
+    compare(
+        lambda x, w: F.conv2d(x, w, padding="same"),
+        theirs,
+        normal(1, 2, 5, 6),
+        normal(3, 2, 4, 2),
+    )
+
+
+def test_conv2d_unbatched(backend) -> None:
+    compare(
+        lambda x, w: F.conv2d(x, w, padding=1),
+        lambda x, w: TF.conv2d(x, w, padding=1),
+        normal(2, 5, 5),
+        normal(3, 2, 3, 3),
+    )
+
+
+POOLS = [
+    {"kernel_size": 2},
+    {"kernel_size": 3, "stride": 2, "padding": 1},
+    {"kernel_size": (3, 2), "stride": (2, 1), "padding": (1, 1), "ceil_mode": True},
+    {"kernel_size": 3, "stride": 2, "ceil_mode": True},
+]
+
+
+@pytest.mark.parametrize("kwargs", POOLS, ids=str)
+def test_max_pool2d(backend, kwargs) -> None:
+    compare(
+        lambda x: F.max_pool2d(x, **kwargs),
+        lambda x: TF.max_pool2d(x, **kwargs),
+        normal(2, 3, 7, 6),
+    )
+    x = torch.tensor(normal(2, 3, 7, 6))
+    mine = F.max_pool2d(plugrad.asarray(x.numpy()), **kwargs, return_indices=True)[1]
+    np.testing.assert_array_equal(mine.numpy(), TF.max_pool2d(x, **kwargs, return_indices=True)[1])
+
+
+def test_max_pool2d_dilation(backend) -> None:
+    compare(
+        lambda x: F.max_pool2d(x, 2, stride=1, padding=1, dilation=2),
+        lambda x: TF.max_pool2d(x, 2, stride=1, padding=1, dilation=2),
+        normal(1, 2, 6, 5),
+    )
+
+
+@pytest.mark.parametrize("kwargs", POOLS, ids=str)
+@pytest.mark.parametrize("count_include_pad", [True, False])
+def test_avg_pool2d(backend, kwargs, count_include_pad) -> None:
+    compare(
+        lambda x: F.avg_pool2d(x, **kwargs, count_include_pad=count_include_pad),
+        lambda x: TF.avg_pool2d(x, **kwargs, count_include_pad=count_include_pad),
+        normal(2, 3, 7, 6),
+    )
+
+
+def test_avg_pool2d_divisor_override_and_unbatched(backend) -> None:
+    compare(
+        lambda x: F.avg_pool2d(x, 2, stride=1, divisor_override=3),
+        lambda x: TF.avg_pool2d(x, 2, stride=1, divisor_override=3),
+        normal(3, 4, 5),
+    )
+
+
+# -- gradients of every order -------------------------------------------------------------
+
+
+def check_orders(function: Callable[..., Any], *arrays: np.ndarray) -> None:
+    leaves = [plugrad.asarray(a, requires_grad=True) for a in arrays]
+    assert plugrad.autograd.gradcheck(function, leaves)
+    assert plugrad.autograd.gradgradcheck(function, leaves)
+
+
+def test_compositions_have_second_derivatives(backend) -> None:
+    target = plugrad.asarray(np.array([1, 0, 2]))
+    check_orders(lambda x, w, b: F.linear(x, w, b), normal(3, 2), normal(2, 2), normal(2))
+    check_orders(lambda x, y: F.mse_loss(x, y), normal(3, 2), normal(3, 2))
+    check_orders(lambda x: F.cross_entropy(x, target, label_smoothing=0.1), normal(3, 3))
+    check_orders(lambda x: F.nll_loss(F.log_softmax(x, 1), target), normal(3, 3))
+    check_orders(lambda x, p: F.cross_entropy(x, F.softmax(p, 1)), normal(2, 3), normal(2, 3))
+    check_orders(
+        lambda x, w: F.conv2d(x, w, padding="same"), normal(1, 1, 3, 3), normal(1, 1, 2, 2)
+    )
+
+
+# -- errors -------------------------------------------------------------------------------
+
+
+def test_bad_arguments_raise_clear_errors() -> None:
+    x = plugrad.asarray(normal(2, 3))
+    with pytest.raises(ValueError, match="reduction must be"):
+        F.cross_entropy(x, plugrad.asarray(np.array([0, 1])), reduction="avg")
+    with pytest.raises(plugrad.errors.ShapeError, match="needs a target of shape"):
+        F.cross_entropy(x, plugrad.asarray(np.array([0, 1, 2])))
+    with pytest.raises(plugrad.errors.DtypeError, match="must be integers"):
+        F.nll_loss(x, plugrad.asarray(np.array([True, False])))
+    with pytest.raises(plugrad.errors.ShapeError, match="one per class"):
+        F.cross_entropy(x, plugrad.asarray(np.array([0, 1])), weight=plugrad.ones(2))
+    with pytest.raises(ValueError, match="label_smoothing"):
+        F.cross_entropy(x, plugrad.asarray(np.array([0, 1])), label_smoothing=1.5)
+    with pytest.raises(ValueError, match="probability"):
+        F.dropout(x, p=-0.1)
+    with pytest.raises(plugrad.errors.ShapeError, match="trailing axes"):
+        F.layer_norm(x, (2,))
+    with pytest.raises(plugrad.errors.DtypeError, match="indices must be integers"):
+        F.embedding(x, plugrad.ones((3, 2)))
+    with pytest.raises(ValueError, match="padding_idx"):
+        F.embedding(plugrad.asarray(np.array([0])), plugrad.ones((3, 2)), padding_idx=3)
+    image = plugrad.ones((1, 2, 5, 5))
+    with pytest.raises(plugrad.errors.ShapeError, match="expects 4"):
+        F.conv2d(image, plugrad.ones((4, 2, 3, 3)), groups=2)
+    with pytest.raises(ValueError, match="groups must"):
+        F.conv2d(image, plugrad.ones((3, 1, 3, 3)), groups=2)
+    with pytest.raises(ValueError, match="stride 1"):
+        F.conv2d(image, plugrad.ones((3, 2, 3, 3)), stride=2, padding="same")
+    with pytest.raises(plugrad.errors.ShapeError, match="smaller than the dilated kernel"):
+        F.conv2d(image, plugrad.ones((3, 2, 6, 3)))
+    with pytest.raises(ValueError, match="at most half"):
+        F.max_pool2d(image, 2, padding=2)
+    with pytest.raises(ValueError, match="kernel_size"):
+        F.avg_pool2d(image, 0)
+    with pytest.raises(TypeError, match="must be a Tensor"):
+        F.mse_loss(normal(2), x)

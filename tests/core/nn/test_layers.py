@@ -1,0 +1,199 @@
+"""The layers against torch.nn, with PyTorch's weights loaded through load_state_dict."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import plugrad
+from plugrad import nn
+
+torch = pytest.importorskip("torch")
+
+
+def copy_from(ours: nn.Module, theirs: torch.nn.Module) -> None:
+    """Load PyTorch's parameters and buffers: the state-dict keys are the same."""
+    ours.load_state_dict({k: v.detach().numpy() for k, v in theirs.state_dict().items()})
+
+
+def same_outputs_and_gradients(
+    ours: nn.Module, theirs: torch.nn.Module, *inputs: np.ndarray, rtol: float = 1e-5
+) -> None:
+    copy_from(ours, theirs)
+    mine = [plugrad.asarray(a, requires_grad=a.dtype.kind == "f") for a in inputs]
+    reference = [torch.tensor(a, requires_grad=a.dtype.kind == "f") for a in inputs]
+    out, expected = ours(*mine), theirs(*reference)
+    np.testing.assert_allclose(out.numpy(), expected.detach().numpy(), rtol=rtol, atol=1e-6)
+    weights = np.random.default_rng(1).uniform(0.5, 1.5, tuple(expected.shape)).astype(np.float32)
+    out.backward(plugrad.asarray(weights))
+    expected.backward(torch.tensor(weights))
+    for (name, p), (_, q) in zip(ours.named_parameters(), theirs.named_parameters()):
+        assert p.grad.dtype == plugrad.float32, name
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=rtol, atol=1e-5)
+    for m, r in zip(mine, reference):
+        if r.requires_grad:
+            np.testing.assert_allclose(m.grad.numpy(), r.grad.numpy(), rtol=rtol, atol=1e-5)
+
+
+RNG = np.random.default_rng(5)
+
+
+def images(*shape: int) -> np.ndarray:
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+LAYERS = [
+    ("linear", lambda m: m.Linear(5, 3), (4, 5)),
+    ("linear-no-bias-3d", lambda m: m.Linear(5, 2, bias=False), (2, 3, 5)),
+    ("conv", lambda m: m.Conv2d(3, 4, 3, padding=1), (2, 3, 6, 5)),
+    ("conv-strided-groups", lambda m: m.Conv2d(4, 6, (3, 2), stride=2, groups=2), (2, 4, 7, 6)),
+    ("conv-same", lambda m: m.Conv2d(2, 3, 3, padding="same", dilation=(1, 2)), (1, 2, 6, 7)),
+    ("layer-norm", lambda m: m.LayerNorm(6), (3, 6)),
+    ("layer-norm-2d", lambda m: m.LayerNorm((2, 3), eps=1e-3), (4, 2, 3)),
+    ("layer-norm-no-bias", lambda m: m.LayerNorm(4, bias=False), (3, 4)),
+    ("layer-norm-no-affine", lambda m: m.LayerNorm(4, elementwise_affine=False), (3, 4)),
+    ("max-pool", lambda m: m.MaxPool2d(2), (2, 3, 6, 6)),
+    ("max-pool-ceil", lambda m: m.MaxPool2d(3, 2, padding=1, ceil_mode=True), (1, 2, 6, 7)),
+    ("avg-pool", lambda m: m.AvgPool2d(3, 2, padding=1, count_include_pad=False), (1, 2, 7, 6)),
+    ("flatten", lambda m: m.Flatten(), (2, 3, 4)),
+    ("flatten-middle", lambda m: m.Flatten(1, 2), (2, 3, 4, 5)),
+    ("relu", lambda m: m.ReLU(), (3, 4)),
+    ("gelu-tanh", lambda m: m.GELU("tanh"), (3, 4)),
+    ("tanh", lambda m: m.Tanh(), (3, 4)),
+    ("sigmoid", lambda m: m.Sigmoid(), (3, 4)),
+    ("softmax", lambda m: m.Softmax(dim=1), (3, 4)),
+    ("log-softmax", lambda m: m.LogSoftmax(dim=0), (3, 4)),
+    (
+        "cnn",
+        lambda m: m.Sequential(
+            m.Conv2d(1, 4, 3, padding=1),
+            m.ReLU(),
+            m.MaxPool2d(2),
+            m.Conv2d(4, 4, 3),
+            m.GELU(),
+            m.AvgPool2d(2),
+            m.Flatten(),
+            m.Linear(4, 3),
+        ),
+        (2, 1, 10, 10),
+    ),
+]
+
+
+@pytest.mark.parametrize(("make", "shape"), [c[1:] for c in LAYERS], ids=[c[0] for c in LAYERS])
+def test_layers_match_pytorch(backend, make, shape) -> None:
+    same_outputs_and_gradients(make(nn), make(torch.nn), images(*shape))
+
+
+def test_embedding_matches_pytorch(backend) -> None:
+    indices = np.array([[1, 4, 4], [0, 2, 4]])
+    same_outputs_and_gradients(nn.Embedding(5, 3, 4), torch.nn.Embedding(5, 3, 4), indices)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_losses_match_pytorch(backend, reduction) -> None:
+    logits = images(6, 4)
+    target = np.array([3, 0, 1, -100, 2, 2])
+    weight = RNG.uniform(0.5, 1.5, 4).astype(np.float32)
+    smoothing = {"reduction": reduction, "label_smoothing": 0.1}
+    pairs = [
+        (
+            nn.CrossEntropyLoss(plugrad.asarray(weight), **smoothing),
+            torch.nn.CrossEntropyLoss(torch.tensor(weight), **smoothing),
+            (logits, target),
+        ),
+        (nn.NLLLoss(reduction=reduction), torch.nn.NLLLoss(reduction=reduction), (logits, target)),
+        (nn.MSELoss(reduction), torch.nn.MSELoss(reduction=reduction), (logits, images(6, 4))),
+        (
+            nn.BCEWithLogitsLoss(reduction=reduction, pos_weight=plugrad.asarray(weight)),
+            torch.nn.BCEWithLogitsLoss(reduction=reduction, pos_weight=torch.tensor(weight)),
+            (logits, RNG.uniform(0, 1, (6, 4)).astype(np.float32)),
+        ),
+    ]
+    for ours, theirs, inputs in pairs:
+        same_outputs_and_gradients(ours, theirs, *inputs)
+
+
+def test_reprs_match_pytorch() -> None:
+    for make in (
+        lambda m: m.Linear(3, 2, bias=False),
+        lambda m: m.Conv2d(3, 8, 3, stride=2, padding=1, groups=1, bias=False),
+        lambda m: m.Conv2d(4, 8, (3, 1), dilation=2, groups=2),
+        lambda m: m.MaxPool2d(2),
+        lambda m: m.AvgPool2d(3, stride=1, padding=1),
+        lambda m: m.LayerNorm((4, 5), eps=1e-6),
+        lambda m: m.Embedding(10, 3, padding_idx=0),
+        lambda m: m.GELU(approximate="tanh"),
+        lambda m: m.Flatten(),
+        lambda m: m.Sequential(m.Linear(2, 2), m.Sequential(m.ReLU(), m.Tanh())),
+    ):
+        assert repr(make(nn)) == repr(make(torch.nn))
+
+
+# -- initialization -----------------------------------------------------------------------
+
+
+def test_initialization_is_reproducible_with_the_seed() -> None:
+    plugrad.manual_seed(3)
+    first = nn.Sequential(nn.Linear(4, 3), nn.Conv2d(2, 3, 3), nn.Embedding(5, 2)).state_dict()
+    plugrad.manual_seed(3)
+    second = nn.Sequential(nn.Linear(4, 3), nn.Conv2d(2, 3, 3), nn.Embedding(5, 2)).state_dict()
+    for name in first:
+        np.testing.assert_array_equal(first[name].numpy(), second[name].numpy())
+    assert not np.array_equal(first["0.weight"].numpy(), nn.Linear(4, 3).weight.numpy())
+
+
+def test_initial_values_follow_pytorchs_bounds() -> None:
+    plugrad.manual_seed(0)
+    layer = nn.Linear(400, 300)
+    bound = 1 / math.sqrt(400)
+    for p in (layer.weight, layer.bias):
+        values = p.numpy()
+        assert values.min() >= -bound and values.max() <= bound
+        assert values.max() > 0.9 * bound and values.min() < -0.9 * bound  # the whole range
+    conv = nn.Conv2d(6, 4, (3, 2), groups=2)
+    bound = 1 / math.sqrt(3 * 3 * 2)
+    assert np.abs(conv.weight.numpy()).max() <= bound
+    assert np.abs(conv.bias.numpy()).max() <= bound
+    table = nn.Embedding(1000, 8, padding_idx=-1)
+    assert table.padding_idx == 999
+    np.testing.assert_array_equal(table.weight.numpy()[999], 0.0)
+    assert abs(table.weight.numpy()[:999].std() - 1.0) < 0.05
+    norm = nn.LayerNorm(5)
+    assert norm.weight.tolist() == [1.0] * 5 and norm.bias.tolist() == [0.0] * 5
+
+
+def test_layers_are_made_where_and_as_asked() -> None:
+    layer = nn.Linear(3, 2, backend="array_api_strict", dtype=plugrad.float64)
+    assert layer.weight.device.backend.name == "array_api_strict"
+    assert layer.bias.dtype == plugrad.float64
+    conv = nn.Conv2d(1, 2, 3, device="array_api_strict:1")
+    assert conv.weight.device.name == "array_api_strict:1"
+    x = plugrad.ones((1, 1, 4, 4), device="array_api_strict:1")
+    assert conv(x).device is conv.weight.device
+    with pytest.raises(plugrad.errors.DtypeError):
+        nn.Linear(2, 2, dtype=plugrad.int32)
+
+
+def test_init_functions() -> None:
+    init = nn.init
+    w = plugrad.empty((20, 30), requires_grad=True)
+    assert init.constant_(w, 0.5) is w and float(w.sum()) == 300.0
+    assert w.requires_grad and w.grad_fn is None  # filled without recording
+    generator = plugrad.Generator(seed=4)
+    first = init.normal_(w, 1.0, 2.0, generator=generator).numpy().copy()
+    init.normal_(w, 1.0, 2.0, generator=plugrad.Generator(seed=4))
+    np.testing.assert_array_equal(w.numpy(), first)
+    init.xavier_uniform_(w, gain=init.calculate_gain("tanh"))
+    assert np.abs(w.numpy()).max() <= 5 / 3 * math.sqrt(6 / 50)
+    init.kaiming_normal_(w, mode="fan_out", nonlinearity="relu")
+    assert abs(w.numpy().std() - math.sqrt(2 / 20)) < 0.05
+    assert init.calculate_gain("leaky_relu") == math.sqrt(2 / (1 + 0.01**2))
+    with pytest.raises(ValueError, match="unknown nonlinearity"):
+        init.calculate_gain("swish")
+    with pytest.raises(plugrad.errors.ShapeError, match="at least 2 axes"):
+        init.xavier_uniform_(plugrad.empty(3))
+    with pytest.raises(ValueError, match="mode"):
+        init.kaiming_uniform_(w, mode="fan_avg")

@@ -1,0 +1,382 @@
+"""Module mechanics: registration, traversal, modes, moving, saving and loading, printing."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import plugrad
+from plugrad import nn
+from plugrad.errors import StateDictError
+
+
+class Block(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.scale = nn.Parameter(plugrad.ones(3))
+        self.inner = nn.Linear(3, 2)
+        self.register_buffer("steps", plugrad.zeros(()))
+        self.register_buffer("cache", plugrad.zeros(2), persistent=False)
+        self.note = "not registered"
+
+    def forward(self, x):
+        return self.inner(x * self.scale)
+
+
+def arrays(module: nn.Module) -> dict[str, np.ndarray]:
+    return {name: value.numpy().copy() for name, value in module.state_dict().items()}
+
+
+# -- Parameter ----------------------------------------------------------------------------
+
+
+def test_parameter_is_a_leaf_tensor_that_requires_grad() -> None:
+    data = plugrad.tensor([1.0, 2.0])
+    p = nn.Parameter(data)
+    assert isinstance(p, plugrad.Tensor) and isinstance(p, nn.Parameter)
+    assert p.is_leaf and p.requires_grad and p.grad is None
+    assert repr(p) == "Parameter containing:\n" + plugrad.Tensor.__repr__(p)
+    assert repr(p).endswith("requires_grad=True)")
+    assert not nn.Parameter(data, requires_grad=False).requires_grad
+    assert type(p * 2) is plugrad.Tensor
+    assert type(p.detach()) is plugrad.Tensor
+    assert nn.Parameter().shape == (0,)
+    data.array[0] = 5.0  # shares memory, like torch.nn.Parameter
+    assert p.tolist() == [5.0, 2.0]
+
+
+def test_parameter_rejects_what_cannot_be_one() -> None:
+    with pytest.raises(TypeError, match="takes a Tensor"):
+        nn.Parameter([1.0, 2.0])
+    with pytest.raises(plugrad.errors.DtypeError, match="floating-point"):
+        nn.Parameter(plugrad.tensor([1, 2]))
+
+
+# -- registration -------------------------------------------------------------------------
+
+
+def test_attributes_register_parameters_submodules_and_buffers() -> None:
+    block = Block()
+    assert list(block._parameters) == ["scale"]
+    assert list(block._modules) == ["inner"]
+    assert list(block._buffers) == ["steps", "cache"]
+    assert block.note == "not registered"
+    assert [name for name, _ in block.named_parameters()] == [
+        "scale",
+        "inner.weight",
+        "inner.bias",
+    ]
+    assert [name for name, _ in block.named_parameters(recurse=False)] == ["scale"]
+    assert [name for name, _ in block.named_buffers()] == ["steps", "cache"]
+    assert list(block.state_dict()) == ["scale", "steps", "inner.weight", "inner.bias"]
+    assert "scale" in dir(block) and "inner" in dir(block)
+
+
+def test_reassigning_and_deleting_keep_the_registries_consistent() -> None:
+    block = Block()
+    block.scale = nn.Parameter(plugrad.zeros(3))
+    assert float(block.scale.sum()) == 0.0
+    block.scale = None
+    assert block.scale is None and list(block.parameters(recurse=False)) == []
+    block.inner = nn.ReLU()  # a module replaces a module
+    assert [name for name, _ in block.named_parameters()] == []
+    block.steps = plugrad.ones(())
+    assert float(block.state_dict()["steps"]) == 1.0
+    del block.inner
+    assert "inner" not in block._modules
+    with pytest.raises(AttributeError, match="no attribute 'inner'"):
+        block.inner  # noqa: B018
+    block.inner = nn.Parameter(plugrad.ones(1))  # a name can change kind
+    assert "inner" in block._parameters and "inner" not in block._modules
+
+
+def test_assigning_the_wrong_kind_is_a_type_error() -> None:
+    block = Block()
+    with pytest.raises(TypeError, match=r"plugrad\.nn\.Parameter"):
+        block.scale = plugrad.ones(3)
+    with pytest.raises(TypeError, match="Module"):
+        block.inner = "linear"
+    with pytest.raises(TypeError, match="Tensor"):
+        block.steps = 3
+    with pytest.raises(TypeError, match="wrap it"):
+        block.register_parameter("w", plugrad.ones(1))
+    with pytest.raises(KeyError, match="already exists"):
+        block.register_buffer("note", plugrad.ones(1))
+    with pytest.raises(KeyError, match="contain no"):
+        block.register_buffer("a.b", plugrad.ones(1))
+    with pytest.raises(TypeError, match="not a Module"):
+        block.add_module("child", plugrad.ones(1))
+
+
+def test_assigning_before_init_says_to_call_super_init() -> None:
+    class Forgetful(nn.Module):
+        def __init__(self) -> None:
+            self.w = nn.Parameter(plugrad.ones(1))
+
+    with pytest.raises(AttributeError, match=r"super\(\).__init__\(\)"):
+        Forgetful()
+
+
+def test_shared_parameters_and_modules_are_listed_once() -> None:
+    shared = nn.Linear(2, 2)
+    net = nn.Sequential(shared, nn.ReLU(), shared)
+    assert len(list(net.parameters())) == 2
+    assert [name for name, _ in net.named_parameters()] == ["0.weight", "0.bias"]
+    assert len(list(net.named_parameters(remove_duplicate=False))) == 4
+    assert [name for name, _ in net.named_modules()] == ["", "0", "1"]
+    assert [name for name, _ in net.named_children()] == ["0", "1"]
+    assert len(list(net.modules())) == 3
+    assert list(net.children()) == [shared, net[1]]
+    assert [name for name, _ in net.named_parameters(prefix="model")] == [
+        "model.0.weight",
+        "model.0.bias",
+    ]
+
+
+def test_calling_a_module_calls_forward() -> None:
+    with pytest.raises(NotImplementedError, match="forward"):
+        nn.Module()(plugrad.ones(1))
+    block = Block()
+    assert block(plugrad.ones((4, 3))).shape == (4, 2)
+
+
+def test_apply_visits_children_first() -> None:
+    net = nn.Sequential(nn.Linear(2, 2), nn.Sequential(nn.ReLU(), nn.Tanh()))
+    seen = []
+    assert net.apply(lambda m: seen.append(type(m).__name__)) is net
+    assert seen == ["Linear", "ReLU", "Tanh", "Sequential", "Sequential"]
+
+
+# -- modes and gradients ------------------------------------------------------------------
+
+
+def test_train_and_eval_reach_every_module_and_switch_dropout() -> None:
+    net = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5))
+    assert net.training and net[1].training
+    assert net.eval() is net
+    assert not net.training and not net[1].training
+    x = plugrad.ones((8, 4))
+    np.testing.assert_array_equal(net(x).numpy(), net[0](x).numpy())
+    net.train()
+    plugrad.manual_seed(0)
+    assert np.any(net[1](x).numpy() == 0.0)
+    with pytest.raises(TypeError, match="bool"):
+        net.train("yes")
+
+
+def test_zero_grad_and_requires_grad() -> None:
+    layer = nn.Linear(3, 2)
+    layer(plugrad.ones((1, 3))).sum().backward()
+    assert all(p.grad is not None for p in layer.parameters())
+    layer.zero_grad(set_to_none=False)
+    assert all(float(plugrad.sum(plugrad.abs(p.grad))) == 0.0 for p in layer.parameters())
+    layer.zero_grad()
+    assert all(p.grad is None for p in layer.parameters())
+    assert layer.requires_grad_(False) is layer
+    assert not any(p.requires_grad for p in layer.parameters())
+
+
+# -- moving -------------------------------------------------------------------------------
+
+
+def test_to_moves_in_place_and_keeps_parameter_identity() -> None:
+    block = Block()
+    params = list(block.parameters())
+    block(plugrad.ones((1, 3))).sum().backward()
+    values = arrays(block)
+    assert block.to("array_api_strict") is block
+    assert list(block.parameters()) == params
+    for p in block.parameters():
+        assert p.device.backend.name == "array_api_strict"
+        assert p.grad.device is p.device
+    assert block.steps.device.backend.name == "array_api_strict"
+    assert block.cache.device.backend.name == "array_api_strict"
+    for name, value in arrays(block).items():
+        np.testing.assert_array_equal(value, values[name])
+    out = block(plugrad.ones((1, 3), backend="array_api_strict"))
+    out.sum().backward()  # the graph runs on the new backend
+    block.to("numpy")
+    assert block.inner.weight is params[1] and block.inner.weight.device.name == "numpy"
+
+
+def test_to_casts_floating_tensors_only() -> None:
+    block = Block()
+    block.register_buffer("count", plugrad.tensor(3))
+    block.to(plugrad.float64)
+    assert {p.dtype for p in block.parameters()} == {plugrad.float64}
+    assert block.steps.dtype == plugrad.float64
+    assert block.count.dtype == plugrad.int64
+    block.to("numpy", plugrad.float32)
+    assert block.scale.dtype == plugrad.float32
+    with pytest.raises(plugrad.errors.DtypeError, match="floating-point"):
+        block.to(plugrad.int32)
+
+
+def test_a_failed_move_changes_nothing() -> None:
+    block = Block()
+    before = arrays(block)
+    device = block.scale.device
+    with pytest.raises(plugrad.errors.UnknownBackendError):
+        block.to("no-such-backend")
+    with pytest.raises(plugrad.errors.DtypeError):
+        block.to(dtype=plugrad.bool)
+    assert all(p.device is device for p in block.parameters())
+    for name, value in arrays(block).items():
+        np.testing.assert_array_equal(value, before[name])
+
+
+def test_a_backward_through_values_replaced_by_to_raises() -> None:
+    layer = nn.Linear(2, 2)
+    loss = (layer(plugrad.ones((1, 2))) ** 2).sum()
+    layer.to(plugrad.float64)
+    with pytest.raises(plugrad.errors.InPlaceModificationError):
+        loss.backward()
+
+
+# -- saving and loading -------------------------------------------------------------------
+
+
+def test_state_dict_round_trip() -> None:
+    plugrad.manual_seed(1)
+    source = nn.Sequential(Block(), nn.Linear(2, 2))
+    target = nn.Sequential(Block(), nn.Linear(2, 2))
+    params = list(target.parameters())
+    state = source.state_dict()
+    assert list(state) == [
+        "0.scale",
+        "0.steps",
+        "0.inner.weight",
+        "0.inner.bias",
+        "1.weight",
+        "1.bias",
+    ]
+    assert all(not v.requires_grad and v.grad_fn is None for v in state.values())
+    assert target.load_state_dict(state) == ([], [])
+    assert list(target.parameters()) == params
+    for name, value in arrays(target).items():
+        np.testing.assert_array_equal(value, state[name].numpy())
+    # The values were copied: changing the source later leaves the target alone.
+    with plugrad.no_grad():
+        source[1].weight.fill_(9.0)
+    assert float(plugrad.max(target[1].weight)) != 9.0
+
+
+def test_load_state_dict_accepts_arrays_and_moves_them() -> None:
+    block = Block().to("array_api_strict")
+    state = {name: value.numpy() + 1 for name, value in Block().state_dict().items()}
+    block.load_state_dict(state)
+    assert block.scale.device.backend.name == "array_api_strict"
+    np.testing.assert_array_equal(block.scale.numpy(), state["scale"])
+
+
+def test_strict_loading_reports_every_problem_and_changes_nothing() -> None:
+    block = Block()
+    before = arrays(block)
+    state = block.state_dict()
+    bad = dict(state)
+    del bad["steps"]
+    bad["extra"] = plugrad.ones(1)
+    bad["inner.weight"] = plugrad.ones((3, 3))
+    bad["inner.bias"] = plugrad.ones(2, dtype=plugrad.float64)
+    bad["scale"] = plugrad.zeros(3)  # fine on its own, but must not be loaded either
+    with pytest.raises(StateDictError) as error:
+        block.load_state_dict(bad)
+    message = str(error.value)
+    assert "missing key 'steps'" in message
+    assert "unexpected key 'extra'" in message
+    assert "'inner.weight': shape (3, 3) in the state dict, (2, 3) in the module" in message
+    assert "'inner.bias': dtype float64 in the state dict, float32 in the module" in message
+    assert isinstance(error.value, RuntimeError)  # what PyTorch raises
+    for name, value in arrays(block).items():
+        np.testing.assert_array_equal(value, before[name])
+    with pytest.raises(StateDictError, match="cannot be read as an array"):
+        block.load_state_dict({**state, "scale": object()})
+    with pytest.raises(TypeError, match="mapping"):
+        block.load_state_dict([("scale", plugrad.ones(3))])
+
+
+def test_non_strict_loading_returns_the_unmatched_keys() -> None:
+    block = Block()
+    result = block.load_state_dict({"scale": plugrad.zeros(3), "other": plugrad.ones(1)}, False)
+    assert result.missing_keys == ["steps", "inner.weight", "inner.bias"]
+    assert result.unexpected_keys == ["other"]
+    assert float(block.scale.sum()) == 0.0
+    with pytest.raises(StateDictError, match="shape"):
+        block.load_state_dict({"scale": plugrad.zeros(4)}, strict=False)
+
+
+# -- printing -----------------------------------------------------------------------------
+
+
+def test_repr_nests_like_pytorch() -> None:
+    net = nn.Sequential(nn.Linear(2, 3, bias=False), nn.Sequential(nn.GELU(), nn.Dropout(0.1)))
+    assert repr(net) == (
+        "Sequential(\n"
+        "  (0): Linear(in_features=2, out_features=3, bias=False)\n"
+        "  (1): Sequential(\n"
+        "    (0): GELU(approximate='none')\n"
+        "    (1): Dropout(p=0.1)\n"
+        "  )\n"
+        ")"
+    )
+    assert repr(nn.Module()) == "Module()"
+
+
+# -- containers ---------------------------------------------------------------------------
+
+
+def test_sequential_indexing_length_iteration() -> None:
+    a, b, c = nn.Linear(2, 3), nn.ReLU(), nn.Linear(3, 1)
+    net = nn.Sequential(a, b, c)
+    assert len(net) == 3 and list(net) == [a, b, c]
+    assert net[0] is a and net[-1] is c
+    head = net[:2]
+    assert isinstance(head, nn.Sequential) and list(head) == [a, b]
+    assert head(plugrad.ones((4, 2))).shape == (4, 3)
+    with pytest.raises(IndexError, match="out of range"):
+        net[3]
+    with pytest.raises(TypeError, match="ints or slices"):
+        net["0"]
+    net[1] = nn.Tanh()
+    assert isinstance(net[1], nn.Tanh) and list(net._modules) == ["0", "1", "2"]
+    net.append(nn.Sigmoid())
+    assert len(net) == 4
+    del net[0]
+    assert list(net._modules) == ["0", "1", "2"] and isinstance(net[0], nn.Tanh)
+    named = nn.Sequential({"encode": nn.Linear(2, 2), "act": nn.ReLU()})
+    assert [name for name, _ in named.named_children()] == ["encode", "act"]
+    assert isinstance(named[1], nn.ReLU)
+
+
+def test_module_list_holds_modules() -> None:
+    layers = nn.ModuleList([nn.Linear(2, 2), nn.Linear(2, 2)])
+    layers.append(nn.ReLU()).extend([nn.Tanh()])
+    assert len(layers) == 4
+    assert [name for name, _ in layers.named_parameters()] == [
+        "0.weight",
+        "0.bias",
+        "1.weight",
+        "1.bias",
+    ]
+    assert isinstance(layers[1:], nn.ModuleList) and len(layers[1:]) == 3
+    with pytest.raises(NotImplementedError):
+        layers(plugrad.ones(2))
+
+
+# -- Tensor.data --------------------------------------------------------------------------
+
+
+def test_tensor_data_replaces_a_leafs_values_in_place() -> None:
+    w = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    detached = w.data
+    assert not detached.requires_grad and detached.array is w.array
+    version = w._version
+    w.data = plugrad.tensor([3.0, 4.0, 5.0], dtype=plugrad.float64)
+    assert w.shape == (3,) and w.dtype == plugrad.float64 and w.requires_grad
+    assert w._version == version + 1
+    with pytest.raises(TypeError, match="must be a Tensor"):
+        w.data = [1.0]
+    with pytest.raises(plugrad.errors.DtypeError, match="floating-point"):
+        w.data = plugrad.tensor([1, 2])
+    with pytest.raises(plugrad.errors.BackwardError, match="leaf"):
+        (w * 2).data = plugrad.ones(3)

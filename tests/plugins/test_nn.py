@@ -1,0 +1,354 @@
+"""The op table of plugins/nn.py (see op_table.py for what each row checks).
+
+Integer inputs (class targets, embedding indices) and boolean masks are
+constants of a row; constants that meet the float inputs take their dtype.
+The references are plain NumPy (``math.erf`` for the error function).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from op_table import Case, table_tests
+
+import plugrad
+
+P = plugrad
+ops = plugrad.ops
+
+TARGET = np.array([2, 0, 3, 3, 1])
+TARGET_IGNORED = np.array([2, -100, 3, 0, -100])
+TARGET_SPATIAL = np.array([[[0, 2], [1, 1], [2, 0]], [[1, 0], [0, 2], [2, 2]]])  # (N, d1, d2)
+CLASS_WEIGHT = np.array([0.5, 1.0, 2.0, 1.5])
+INDICES = np.array([[3, 0, 3], [1, 3, 4]])
+KEEP = np.array([[True, False, True], [True, True, False]])
+
+
+def const(array, like=None):
+    """A constant of the current default backend; floats take the dtype of ``like``."""
+    if like is not None and np.asarray(array).dtype.kind == "f":
+        return P.asarray(array, dtype=like.dtype)
+    return P.asarray(array)
+
+
+def same_dtype(function):
+    """A NumPy reference whose result keeps the dtype of its first input."""
+
+    def reference(x, *rest, **kwargs):
+        return np.asarray(function(x, *rest, **kwargs)).astype(x.dtype)
+
+    return reference
+
+
+_erf = np.vectorize(math.erf)
+_erfc = np.vectorize(math.erfc)
+
+
+def np_gelu(x, approximate="none"):
+    if approximate == "tanh":
+        return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
+    return 0.5 * x * (1 + _erf(x / math.sqrt(2)))
+
+
+def np_log_softmax(x, axis):
+    shifted = x - np.max(x, axis=axis, keepdims=True)
+    return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
+
+
+def np_logsumexp(x, axis=None, keepdims=False):
+    top = np.max(x, axis=axis, keepdims=True)
+    out = np.log(np.sum(np.exp(x - top), axis=axis, keepdims=True)) + top
+    return out if keepdims else np.squeeze(out, axis=axis)
+
+
+def np_cross_entropy(x, target, weight=None, ignore_index=-100, smoothing=0.0):
+    axis = 0 if x.ndim == 1 else 1
+    logp = np.moveaxis(np_log_softmax(x, axis), axis, -1)  # classes last
+    classes = logp.shape[-1]
+    w = np.ones(classes) if weight is None else weight
+    valid = target != ignore_index
+    safe = np.where(valid, target, 0)
+    picked = np.take_along_axis(logp, safe[..., None], axis=-1)[..., 0]
+    nll = -w[safe] * picked
+    smooth = -np.sum(logp * w, axis=-1) / classes
+    loss = (1 - smoothing) * nll + smoothing * smooth
+    return np.where(valid, loss, 0.0).astype(x.dtype)
+
+
+def np_bce(x, y, weight=None, pos_weight=None):
+    log_sig = -np.logaddexp(0, -x)
+    log_one_minus = -np.logaddexp(0, x)
+    pw = 1.0 if pos_weight is None else pos_weight
+    loss = -(pw * y * log_sig + (1 - y) * log_one_minus)
+    return loss if weight is None else loss * weight
+
+
+def np_layer_norm(x, weight=None, bias=None, ndim=1, eps=1e-5):
+    axes = tuple(range(x.ndim - ndim, x.ndim))
+    mean = x.mean(axis=axes, keepdims=True)
+    var = ((x - mean) ** 2).mean(axis=axes, keepdims=True)
+    out = (x - mean) / np.sqrt(var + eps)
+    if weight is not None:
+        out = out * weight
+    if bias is not None:
+        out = out + bias
+    return out
+
+
+def np_embedding_backward(g, indices, rows, padding_idx=None):
+    out = np.zeros((rows, g.shape[-1]), dtype=g.dtype)
+    np.add.at(out, indices.reshape(-1), g.reshape(-1, g.shape[-1]))
+    if padding_idx is not None:
+        out[padding_idx] = 0
+    return out
+
+
+def logits_and_probabilities(shape):
+    def make(rng, dtype):
+        return [rng.uniform(-2, 2, size=shape), rng.uniform(0.05, 0.95, size=shape)]
+
+    return make
+
+
+CASES = [
+    Case("erfc", "erfc", ops.erfc, same_dtype(_erfc), ((3, 4),), domains=((-4.0, 4.0),)),
+    Case(
+        "erfc",
+        "erfc-tails",
+        ops.erfc,
+        same_dtype(_erfc),
+        make=lambda rng, dtype: [np.array([-6.0, -3.0, -0.9, -0.2, 0.3, 1.2, 2.5, 5.0])],
+    ),
+    Case(
+        "relu",
+        "relu",
+        ops.relu,
+        lambda x: np.maximum(x, 0),
+        make=lambda rng, dtype: [rng.uniform(0.1, 2, (3, 4)) * rng.choice([-1, 1], (3, 4))],
+    ),
+    Case(
+        "sigmoid",
+        "sigmoid",
+        ops.sigmoid,
+        lambda x: 1 / (1 + np.exp(-x)),
+        ((3, 4),),
+        domains=((-6.0, 6.0),),
+    ),
+    Case("gelu", "gelu", ops.gelu, same_dtype(np_gelu), ((3, 4),), domains=((-4.0, 4.0),)),
+    Case(
+        "gelu",
+        "gelu-tanh",
+        lambda x: ops.gelu(x, approximate="tanh"),
+        lambda x: np_gelu(x, "tanh"),
+        ((3, 4),),
+        domains=((-4.0, 4.0),),
+    ),
+    Case(
+        "softmax",
+        "softmax",
+        lambda x: ops.softmax(x, axis=-1),
+        lambda x: np.exp(np_log_softmax(x, -1)),
+        ((3, 4),),
+    ),
+    Case(
+        "softmax",
+        "softmax-axis0",
+        lambda x: ops.softmax(x, axis=0),
+        lambda x: np.exp(np_log_softmax(x, 0)),
+        ((3, 2, 2),),
+    ),
+    Case(
+        "log_softmax",
+        "log_softmax",
+        lambda x: ops.log_softmax(x, axis=1),
+        lambda x: np_log_softmax(x, 1),
+        ((2, 4, 2),),
+    ),
+    Case("logsumexp", "logsumexp-all", ops.logsumexp, np_logsumexp, ((3, 4),)),
+    Case(
+        "logsumexp",
+        "logsumexp-axes-keepdims",
+        lambda x: ops.logsumexp(x, axis=(0, 2), keepdims=True),
+        lambda x: np_logsumexp(x, axis=(0, 2), keepdims=True),
+        ((2, 3, 2),),
+    ),
+    Case(
+        "logsumexp",
+        "logsumexp-axis",
+        lambda x: ops.logsumexp(x, axis=-1),
+        lambda x: np_logsumexp(x, axis=-1),
+        ((3, 4),),
+    ),
+    Case(
+        "cross_entropy",
+        "cross_entropy",
+        lambda x: ops.cross_entropy(x, const(TARGET), None),
+        lambda x: np_cross_entropy(x, TARGET),
+        ((5, 4),),
+    ),
+    Case(
+        "cross_entropy",
+        "cross_entropy-weight-ignore-smoothing",
+        lambda x: ops.cross_entropy(
+            x,
+            const(TARGET_IGNORED),
+            const(CLASS_WEIGHT, x),
+            ignore_index=-100,
+            label_smoothing=0.2,
+        ),
+        lambda x: np_cross_entropy(x, TARGET_IGNORED, CLASS_WEIGHT, -100, 0.2),
+        ((5, 4),),
+    ),
+    Case(
+        "cross_entropy",
+        "cross_entropy-spatial-smoothing",
+        lambda x: ops.cross_entropy(x, const(TARGET_SPATIAL), None, label_smoothing=0.1),
+        lambda x: np_cross_entropy(x, TARGET_SPATIAL, smoothing=0.1),
+        ((2, 3, 3, 2),),
+    ),
+    Case(
+        "cross_entropy",
+        "cross_entropy-single-sample",
+        lambda x: ops.cross_entropy(x, const(np.array(1)), None, ignore_index=0),
+        lambda x: np_cross_entropy(x, np.array(1), ignore_index=0),
+        ((4,),),
+    ),
+    Case(
+        "binary_cross_entropy_with_logits",
+        "bce_with_logits",
+        lambda x, y: ops.binary_cross_entropy_with_logits(x, y),
+        np_bce,
+        make=logits_and_probabilities((3, 4)),
+    ),
+    Case(
+        "binary_cross_entropy_with_logits",
+        "bce_with_logits-weights",
+        lambda x, y, w, pw: ops.binary_cross_entropy_with_logits(x, y, w, pw),
+        np_bce,
+        make=lambda rng, dtype: [
+            rng.uniform(-3, 3, size=(3, 4)),
+            rng.uniform(0.05, 0.95, size=(3, 4)),
+            rng.uniform(0.5, 1.5, size=(3, 1)),
+            rng.uniform(0.5, 3.0, size=(4,)),
+        ],
+    ),
+    Case(
+        "layer_norm",
+        "layer_norm",
+        lambda x, w, b: ops.layer_norm(x, w, b, ndim=1),
+        lambda x, w, b: np_layer_norm(x, w, b, 1),
+        ((3, 5), (5,), (5,)),
+    ),
+    Case(
+        "layer_norm",
+        "layer_norm-2d-no-affine",
+        lambda x: ops.layer_norm(x, None, None, ndim=2, eps=1e-3),
+        lambda x: np_layer_norm(x, ndim=2, eps=1e-3),
+        ((2, 3, 4),),
+    ),
+    Case(
+        "layer_norm",
+        "layer_norm-weight-only",
+        lambda x, w: ops.layer_norm(x, w, None, ndim=1),
+        lambda x, w: np_layer_norm(x, w, None, 1),
+        ((2, 2, 3), (3,)),
+    ),
+    Case(
+        "dropout",
+        "dropout",
+        lambda x: ops.dropout(x, const(KEEP), scale=1.5),
+        lambda x: np.where(KEEP, x * 1.5, 0.0).astype(x.dtype),
+        ((2, 3),),
+    ),
+    Case(
+        "embedding",
+        "embedding",
+        lambda w: ops.embedding(w, const(INDICES)),
+        lambda w: w[INDICES],
+        ((5, 3),),
+    ),
+    Case(
+        # The padding row (2) is not among the indices: a used one has no gradient by
+        # design, which finite differences cannot confirm (see the test below).
+        "embedding",
+        "embedding-padding",
+        lambda w: ops.embedding(w, const(INDICES), padding_idx=2),
+        lambda w: w[INDICES],
+        ((5, 3),),
+    ),
+    Case(
+        "embedding_backward",
+        "embedding_backward",
+        lambda g: ops.embedding_backward(g, const(INDICES), num_embeddings=6),
+        lambda g: np_embedding_backward(g, INDICES, 6),
+        ((2, 3, 2),),
+    ),
+    Case(
+        "embedding_backward",
+        "embedding_backward-padding",
+        lambda g: ops.embedding_backward(g, const(INDICES), num_embeddings=5, padding_idx=3),
+        lambda g: np_embedding_backward(g, INDICES, 5, padding_idx=3),
+        ((2, 3, 2),),
+    ),
+]
+
+(
+    test_forward_matches_numpy,
+    test_backward_matches_finite_differences,
+    test_double_backward_matches_finite_differences,
+    test_float32_gradients_stay_float32,
+    test_float16_gradients_stay_float16,
+    _,
+) = table_tests(CASES)
+
+
+def test_embedding_padding_row_gets_no_gradient(backend) -> None:
+    weight = P.ones((5, 3), dtype=P.float64, requires_grad=True)
+    ops.embedding(weight, P.asarray(INDICES), padding_idx=3).sum().backward()
+    expected = np_embedding_backward(np.ones((2, 3, 3)), INDICES, 5, padding_idx=3)
+    np.testing.assert_array_equal(weight.grad.numpy(), expected)
+
+
+def test_generic_embedding_backward_matches_the_numpy_kernel(backend, monkeypatch) -> None:
+    # NumPy's kernel replaces the generic one-hot products there; blocks of the
+    # vocabulary must add up to the same thing.
+    from plugrad.plugins import nn as nn_ops
+
+    monkeypatch.setattr(nn_ops, "_ONEHOT_ELEMENTS", 16)  # blocks of 2 rows for 7 indices
+    rng = np.random.default_rng(0)
+    g = rng.standard_normal((7, 4))
+    indices = rng.integers(0, 11, size=7)
+    xp = plugrad.default_device().xp
+    array = P.asarray(g).array
+    got = nn_ops._embedding_backward_kernel(
+        xp, array, P.asarray(indices).array, num_embeddings=11, padding_idx=2
+    )
+    expected = np_embedding_backward(g, indices, 11, padding_idx=2)
+    np.testing.assert_allclose(P.asarray(got).numpy(), expected, rtol=1e-12)
+
+
+def test_stable_for_extreme_logits(backend) -> None:
+    x = P.asarray(np.array([[-1e4, 0.0, 1e4], [100.0, -100.0, 0.0]], dtype=np.float32))
+    for value in (
+        ops.softmax(x, axis=1),
+        ops.log_softmax(x[:1], axis=1),
+        ops.logsumexp(x, axis=1),
+        ops.sigmoid(x),
+        ops.cross_entropy(x[:1], P.asarray(np.array([0])), None),
+        ops.binary_cross_entropy_with_logits(x[:1], P.zeros((1, 3))),
+    ):
+        assert not np.any(np.isnan(value.numpy()))
+    np.testing.assert_allclose(ops.logsumexp(x[:1], axis=1).numpy(), [1e4])
+    np.testing.assert_allclose(
+        ops.cross_entropy(x[:1], P.asarray(np.array([0])), None).numpy(), [2e4]
+    )
+    all_minus_inf = P.asarray(np.full((1, 3), -np.inf, dtype=np.float32))
+    with np.errstate(divide="ignore"):  # log(0) is -inf, as it should be; NumPy warns
+        assert ops.logsumexp(all_minus_inf).numpy() == -np.inf
+
+
+def test_erfc_is_accurate_in_float64() -> None:
+    x = np.concatenate([np.linspace(-7, 26, 4001), np.logspace(-12, 0, 50)])
+    got = ops.erfc(P.asarray(x)).numpy()
+    np.testing.assert_allclose(got, _erfc(x), rtol=1e-13, atol=0)
