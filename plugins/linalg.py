@@ -50,16 +50,26 @@ def _diag_embed(xp: Any, v: Any) -> Any:
     return xp.expand_dims(v, axis=-1) * xp.eye(n, dtype=v.dtype, device=v.device)
 
 
-def _diagonal_key(xp: Any, shape: tuple[int, ...], offset: int, device: Any) -> tuple[Any, ...]:
-    """The key selecting the ``offset`` diagonal of the last two axes of ``shape``."""
+def _embed_diagonal(xp: Any, g: Any, shape: tuple[int, ...], offset: int) -> Any:
+    """Zeros of ``shape`` (..., rows, cols) with ``g`` (..., length) on the ``offset`` diagonal.
+
+    The diagonal is spread along the axis it has one element per slot of (columns
+    for ``offset >= 0``, rows below) and masked by ``eye``: no integer-array index.
+    """
     rows, cols = shape[-2], shape[-1]
-    if offset >= 0:
-        length = max(0, min(rows, cols - offset))
-        positions = xp.arange(length, device=device)
-        return (Ellipsis, positions, positions + offset)
-    length = max(0, min(rows + offset, cols))
-    positions = xp.arange(length, device=device)
-    return (Ellipsis, positions - offset, positions)
+    length, before = g.shape[-1], abs(offset)
+    after = (cols if offset >= 0 else rows) - before - length
+    batch = tuple(g.shape[:-1])
+    if length == 0:
+        return xp.zeros((*batch, rows, cols), dtype=g.dtype, device=g.device)
+    parts = [g]
+    if before:
+        parts.insert(0, xp.zeros((*batch, before), dtype=g.dtype, device=g.device))
+    if after:
+        parts.append(xp.zeros((*batch, after), dtype=g.dtype, device=g.device))
+    spread = xp.concat(parts, axis=-1) if len(parts) > 1 else g
+    spread = xp.expand_dims(spread, axis=-2 if offset >= 0 else -1)
+    return spread * xp.eye(rows, cols, k=offset, dtype=g.dtype, device=g.device)
 
 
 def _matrix_grad(xp: Any, g: Any) -> Any:
@@ -634,8 +644,12 @@ cross = op(
     tensor([0., 0., 1.])
     """,
 ).vjp(
-    lambda xp, g, ans, x1, x2, *, axis: xp.linalg.cross(conj(xp, x2), g, axis=axis),
-    lambda xp, g, ans, x1, x2, *, axis: xp.linalg.cross(g, conj(xp, x1), axis=axis),
+    lambda xp, g, ans, x1, x2, *, axis: xp.linalg.cross(
+        conj(xp, x2), g, axis=negative_axis(axis, x1, x2)
+    ),
+    lambda xp, g, ans, x1, x2, *, axis: xp.linalg.cross(
+        g, conj(xp, x1), axis=negative_axis(axis, x1, x2)
+    ),
 )
 
 outer = op(
@@ -659,8 +673,9 @@ outer = op(
 
 
 def _trace_grad(xp: Any, g: Any, ans: Any, x: Any, *, offset: int, dtype: Any) -> Any:
-    key = _diagonal_key(xp, tuple(x.shape), offset, g.device)
-    grad = xp.scatter_add(xp.expand_dims(g, axis=-1), key=key, shape=x.shape)
+    rows, cols = x.shape[-2], x.shape[-1]
+    eye = xp.eye(rows, cols, k=offset, dtype=g.dtype, device=g.device)
+    grad = xp.broadcast_to(_matrix_grad(xp, g) * eye, tuple(x.shape))
     return grad if dtype is None else cast(xp, grad, x.dtype)
 
 
@@ -692,11 +707,7 @@ diagonal = op(
     >>> plugrad.linalg.diagonal(plugrad.tensor([[1.0, 2.0], [3.0, 4.0]]), offset=1)
     tensor([2.])
     """,
-).vjp(
-    lambda xp, g, ans, x, *, offset: xp.scatter_add(
-        g, key=_diagonal_key(xp, tuple(x.shape), offset, g.device), shape=x.shape
-    )
-)
+).vjp(lambda xp, g, ans, x, *, offset: _embed_diagonal(xp, g, tuple(x.shape), offset))
 
 
 @hookimpl

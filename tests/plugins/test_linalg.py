@@ -259,6 +259,13 @@ CASES = [
         lambda a, b: np.cross(a, b, axis=0),
         ((3, 2), (3, 2)),
     ),
+    Case(
+        "cross",
+        "cross-axis1-broadcast",
+        lambda a, b: L.cross(a, b, axis=1),
+        lambda a, b: np.cross(a, np.broadcast_to(b, a.shape), axis=1),
+        ((2, 3, 2), (3, 2)),
+    ),
     Case("outer", "outer", L.outer, np.outer, ((3,), (4,))),
     Case("trace", "trace", L.trace, lambda a: np_trace_offset(a, 0), ((2, 3, 3),)),
     Case(
@@ -274,6 +281,20 @@ CASES = [
         lambda a: L.diagonal(a, offset=1),
         lambda a: np.diagonal(a, offset=1, axis1=-2, axis2=-1),
         ((2, 3, 4),),
+    ),
+    Case(
+        "diagonal",
+        "diagonal-below",
+        lambda a: L.diagonal(a, offset=-2),
+        lambda a: np.diagonal(a, offset=-2, axis1=-2, axis2=-1),
+        ((4, 3),),
+    ),
+    Case(
+        "diagonal",
+        "diagonal-past-the-corner",
+        lambda a: L.diagonal(a, offset=4),
+        lambda a: np.diagonal(a, offset=4, axis1=-2, axis2=-1),
+        ((3, 4),),
     ),
 ]
 
