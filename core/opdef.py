@@ -127,7 +127,7 @@ class OpDef:
         Names of a fixed number of outputs: the public function then returns a
         named tuple (``Q, R = qr(x)`` or ``qr(x).Q``). Implies ``multiple_outputs``.
     nondifferentiable_outputs : iterable of int
-        Indices of outputs that never require grad (e.g. the sign of ``slogdet``).
+        Indices of outputs that never require grad (e.g. indices returned beside values).
     sequence : bool
         The op's only input is a sequence of arrays (see the module docstring).
     namespace : str, optional

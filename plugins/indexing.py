@@ -5,24 +5,22 @@ with the output gradient *added* at the indexed positions, so an element picked
 several times (repeated integer indices) receives the sum of all its
 contributions -- never only the last one, which is what a plain
 ``out[key] = g`` would give.
+
+Keys are NumPy's on every backend. The standard's own indexing is narrower
+(integer arrays only beside integers, no negative steps in PyTorch, ...), so
+the generic kernels rewrite each key into standard steps (``_index_plan``),
+and the scatter-add becomes a sort and a segmented sum: O(n log n), with
+repeated indices added up. NumPy and CuPy index natively, and NumPy adds with
+``np.add.at``.
 """
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, op
-
-
-def _is_basic(xp: Any, key: tuple[Any, ...]) -> bool:
-    """Whether ``key`` selects each element at most once (no integer arrays)."""
-    arrays = [k for k in key if hasattr(k, "shape")]
-    if not arrays:
-        return True
-    # A single boolean mask also selects each element at most once.
-    return len(arrays) == 1 and len(key) == 1 and xp.isdtype(arrays[0].dtype, "bool")
+from plugrad.plugins._index_plan import plan, segment_sum, sole_mask
 
 
 def _complete(key: Any) -> tuple[Any, ...]:
@@ -34,26 +32,16 @@ def _complete(key: Any) -> tuple[Any, ...]:
 
 
 def _scatter_add_generic(xp: Any, values: Any, /, *, key: Any, shape: tuple[int, ...]) -> Any:
-    key = _complete(key)
-    out = xp.zeros(shape, dtype=values.dtype, device=values.device)
-    if _is_basic(xp, key):
-        # Every position is selected once: assignment is addition. (None only adds
-        # size-1 axes, which assignment keys may not hold.)
-        target = tuple(k for k in key if k is not None)
-        if len(target) < len(key):
-            values = xp.reshape(xp.broadcast_to(values, out[key].shape), out[target].shape)
-        out[target] = values
+    key = key if type(key) is tuple else (key,)
+    mask = sole_mask(xp, key, len(shape))
+    if mask is not None:
+        # Every position is selected once: assignment is addition.
+        out = xp.zeros(shape, dtype=values.dtype, device=values.device)
+        out[(mask,)] = values
         return out
     # NOTE: integer arrays may repeat positions, and `out[key] = values` would keep only
-    # one of them. Find the flat position of every selected element, then add with a
-    # one-hot matrix product: O(size * n_selected), correct on any Array API library;
-    # backends register a fast kernel (numpy: np.add.at).
-    size = math.prod(shape)
-    positions = xp.reshape(xp.arange(size, device=values.device), shape)[key]
-    values = xp.reshape(xp.broadcast_to(values, positions.shape), (-1,))
-    positions = xp.reshape(positions, (1, -1))
-    onehot = xp.astype(xp.arange(size, device=values.device)[:, None] == positions, values.dtype)
-    return xp.reshape(xp.matmul(onehot, values), shape)
+    # one of them: the plan adds them up with a segment sum.
+    return plan(xp, tuple(shape), key, values.device).scatter_add(xp, values, segment_sum)
 
 
 def _scatter_add_numpy(xp: Any, values: Any, /, *, key: Any, shape: tuple[int, ...]) -> Any:
@@ -92,9 +80,39 @@ scatter_add = op(
 ).vjp(lambda xp, g, ans, values, *, key, shape: xp.getitem(g, key=key))
 
 
+def _positive_basic(key: tuple[Any, ...]) -> bool:
+    """Whether ``key`` has no arrays and no negative steps: every library indexes it alike."""
+    for k in key:
+        if type(k) is slice:
+            if k.step is not None and k.step < 0:
+                return False
+        elif hasattr(k, "shape"):
+            return False
+    return True
+
+
+def _getitem_generic(xp: Any, x: Any, /, key: Any) -> Any:
+    key = key if type(key) is tuple else (key,)
+    if _positive_basic(key):
+        try:
+            return x[_complete(key)]
+        except IndexError:
+            pass  # e.g. slice bounds past the end, which array-api-strict refuses; plan() clips
+    mask = sole_mask(xp, key, x.ndim)
+    if mask is not None:
+        return x[(mask,)]
+    return plan(xp, tuple(x.shape), key, x.device).gather(xp, x)
+
+
+def _getitem_numpy_style(xp: Any, x: Any, /, key: Any) -> Any:
+    # NumPy and CuPy index with every key the generic kernel rewrites, and faster.
+    return x[_complete(key)]
+
+
 getitem = op(
     "getitem",
-    lambda xp, x, /, key: x[_complete(key)],
+    _getitem_generic,
+    kernels={"numpy": _getitem_numpy_style, "cupy": _getitem_numpy_style},
     saves=(),
     standard=False,
     doc="""Index ``x[key]``; what ``Tensor.__getitem__`` calls (use ``x[key]`` instead).
@@ -197,7 +215,17 @@ take_along_axis = op(
 )
 
 
-def _setitem(xp: Any, x: Any, value: Any, /, key: Any) -> Any:
+def _setitem_generic(xp: Any, x: Any, value: Any, /, key: Any) -> Any:
+    key = key if type(key) is tuple else (key,)
+    mask = sole_mask(xp, key, x.ndim)
+    if mask is not None:
+        out = xp.asarray(x, copy=True)
+        out[(mask,)] = value
+        return out
+    return plan(xp, tuple(x.shape), key, x.device).assign(xp, x, value)
+
+
+def _setitem_numpy_style(xp: Any, x: Any, value: Any, /, key: Any) -> Any:
     out = xp.asarray(x, copy=True)
     out[_complete(key)] = value
     return out
@@ -205,7 +233,8 @@ def _setitem(xp: Any, x: Any, value: Any, /, key: Any) -> Any:
 
 setitem = op(
     "setitem",
-    _setitem,
+    _setitem_generic,
+    kernels={"numpy": _setitem_numpy_style, "cupy": _setitem_numpy_style},
     broadcasting=True,
     saves=(),
     array_params=("key",),

@@ -20,8 +20,11 @@ inputs, documented in each docstring:
 - ``matrix_norm``/``vector_norm`` split the gradient evenly between tied
   maxima; at zero the 2-norm's gradient is 0.
 
-Decompositions are differentiable for real inputs; complex inputs get forward
-results, and gradients where the formula is the same (``inv``, ``solve``, ...).
+Complex inputs have gradients too, in PyTorch's convention (the conjugate
+Wirtinger derivative; see ``plugins/elementwise.py``). Where a factorization
+leaves a phase free -- the eigenvectors of ``eigh``, each pair of singular
+vectors of ``svd`` -- a loss must not depend on it (``abs(v)``, ``u * conj(v)``
+are fine). ``qr`` fixes the phase the way LAPACK does: ``diag(R)`` real.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from plugrad.plugins._rules import (
     cast,
     conj,
     expand_reduced,
+    is_complex,
     negative_axis,
     normalize_axes,
     safe_where_zero,
@@ -50,16 +54,26 @@ def _diag_embed(xp: Any, v: Any) -> Any:
     return xp.expand_dims(v, axis=-1) * xp.eye(n, dtype=v.dtype, device=v.device)
 
 
-def _diagonal_key(xp: Any, shape: tuple[int, ...], offset: int, device: Any) -> tuple[Any, ...]:
-    """The key selecting the ``offset`` diagonal of the last two axes of ``shape``."""
+def _embed_diagonal(xp: Any, g: Any, shape: tuple[int, ...], offset: int) -> Any:
+    """Zeros of ``shape`` (..., rows, cols) with ``g`` (..., length) on the ``offset`` diagonal.
+
+    The diagonal is spread along the axis it has one element per slot of (columns
+    for ``offset >= 0``, rows below) and masked by ``eye``: no integer-array index.
+    """
     rows, cols = shape[-2], shape[-1]
-    if offset >= 0:
-        length = max(0, min(rows, cols - offset))
-        positions = xp.arange(length, device=device)
-        return (Ellipsis, positions, positions + offset)
-    length = max(0, min(rows + offset, cols))
-    positions = xp.arange(length, device=device)
-    return (Ellipsis, positions - offset, positions)
+    length, before = g.shape[-1], abs(offset)
+    after = (cols if offset >= 0 else rows) - before - length
+    batch = tuple(g.shape[:-1])
+    if length == 0:
+        return xp.zeros((*batch, rows, cols), dtype=g.dtype, device=g.device)
+    parts = [g]
+    if before:
+        parts.insert(0, xp.zeros((*batch, before), dtype=g.dtype, device=g.device))
+    if after:
+        parts.append(xp.zeros((*batch, after), dtype=g.dtype, device=g.device))
+    spread = xp.concat(parts, axis=-1) if len(parts) > 1 else g
+    spread = xp.expand_dims(spread, axis=-2 if offset >= 0 else -1)
+    return spread * xp.eye(rows, cols, k=offset, dtype=g.dtype, device=g.device)
 
 
 def _matrix_grad(xp: Any, g: Any) -> Any:
@@ -121,16 +135,30 @@ det = op(
     )
 )
 
+
+def _slogdet_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
+    grad_sign, grad_logabsdet = g
+    inverse_h = _mH(xp, xp.linalg.inv(x))
+    if not is_complex(xp, x):
+        # A real sign is piecewise constant: it contributes nothing.
+        return _matrix_grad(xp, grad_logabsdet) * inverse_h
+    # d logabsdet = Re(t) and d sign = i sign Im(t), with t = tr(inv(x) dx).
+    turn = xp.imag(conj(xp, grad_sign) * ans[0])
+    weight = xp.astype(grad_logabsdet, x.dtype) - xp.astype(turn, x.dtype) * 1j
+    return _matrix_grad(xp, weight) * inverse_h
+
+
 slogdet = op(
     "slogdet",
     lambda xp, x, /: tuple(xp.linalg.slogdet(x)),
     namespace="linalg",
     output_names=("sign", "logabsdet"),
-    nondifferentiable_outputs=(0,),
-    saves=("x",),
+    saves=("x", "ans"),
     doc="""Sign and natural log of the absolute value of the determinant: ``(sign, logabsdet)``.
 
-    Only ``logabsdet`` has a gradient, ``inv(x).T``; ``x`` must be invertible.
+    The gradient of ``logabsdet`` is ``inv(x).mH``; ``x`` must be invertible.
+    For real ``x`` the sign is piecewise constant (its gradient is zero); for
+    complex ``x`` it is ``det / |det|`` and has a gradient too, as in PyTorch.
 
     Examples
     --------
@@ -138,9 +166,7 @@ slogdet = op(
     >>> plugrad.linalg.slogdet(plugrad.tensor([[1.0, 2.0], [3.0, 4.0]]))
     slogdet_result(sign=tensor(-1.), logabsdet=tensor(0.6931472))
     """,
-).vjp(
-    lambda xp, g, ans, x: _matrix_grad(xp, g[1]) * conj(xp, xp.matrix_transpose(xp.linalg.inv(x)))
-)
+).vjp(_slogdet_grad)
 
 inv = op(
     "inv",
@@ -193,6 +219,17 @@ solve = op(
 ).vjp(_solve_grad(0), _solve_grad(1))
 
 
+def _qr_square_grad(xp: Any, grad_q: Any, grad_r: Any, q: Any, r: Any) -> Any:
+    """The gradient of ``x = Q R`` for ``x`` with at least as many rows as columns."""
+    m = xp.matmul(grad_r, _mH(xp, r)) - xp.matmul(_mH(xp, q), grad_q)
+    # The upper triangle of m mirrored below, diagonal kept once; then times R^-H.
+    upper = xp.triu(m)
+    sym = upper + _mH(xp, upper)
+    sym = sym - _diag_embed(xp, xp.linalg.diagonal(sym)) / 2
+    grad_a = xp.matmul(q, sym) + grad_q
+    return _mH(xp, xp.linalg.solve(r, _mH(xp, grad_a)))
+
+
 def _qr_grad(xp: Any, g: Any, ans: Any, x: Any, *, mode: str) -> Any:
     grad_q, grad_r = g
     q, r = ans
@@ -204,20 +241,15 @@ def _qr_grad(xp: Any, g: Any, ans: Any, x: Any, *, mode: str) -> Any:
             f"linalg.qr(mode={mode!r}) of a {rows}x{cols} matrix is not differentiable: the "
             "extra columns of Q are not determined by the input. Use mode='reduced'."
         )
-    m = xp.matmul(grad_r, _mH(xp, r)) - xp.matmul(_mH(xp, q), grad_q)
     if rows >= cols:
-        # The upper triangle of m mirrored below, diagonal kept once; then times R^-H.
-        upper = xp.triu(m)
-        sym = upper + _mH(xp, upper)
-        sym = sym - _diag_embed(xp, xp.linalg.diagonal(sym)) / 2
-        grad_a = xp.matmul(q, sym) + grad_q
-        return _mH(xp, xp.linalg.solve(r, _mH(xp, grad_a)))
-    lower = xp.tril(-m - _mH(xp, -m))
-    grad_a = xp.matmul(q, lower)
-    square = r[..., :, :rows]
-    grad_a = _mH(xp, xp.linalg.solve(square, _mH(xp, grad_a)))
-    pad = xp.zeros_like(r[..., :, rows:])
-    return xp.concat([grad_a, pad], axis=-1) + xp.matmul(q, grad_r)
+        return _qr_square_grad(xp, grad_q, grad_r, q, r)
+    # A wide x = [A1 | A2] is Q [X | Y]: A1 = Q X is a square QR, and Y = Q^H A2 reaches
+    # Q too, adding A2 gY^H = Q Y gY^H to its gradient.
+    square, rest = r[..., :, :rows], r[..., :, rows:]
+    grad_square, grad_rest = grad_r[..., :, :rows], grad_r[..., :, rows:]
+    grad_q = grad_q + xp.matmul(q, xp.matmul(rest, _mH(xp, grad_rest)))
+    grad_first = _qr_square_grad(xp, grad_q, grad_square, q, square)
+    return xp.concat([grad_first, xp.matmul(q, grad_rest)], axis=-1)
 
 
 qr = op(
@@ -250,10 +282,10 @@ def _svd_grad(xp: Any, g: Any, ans: Any, x: Any, *, full_matrices: bool) -> Any:
         # The extra columns of U (rows of Vh) carry no information about x.
         u, grad_u = u[..., :, :k], grad_u[..., :, :k]
         vh, grad_vh = vh[..., :k, :], grad_vh[..., :k, :]
-    uhgu = xp.matmul(_mH(xp, u), grad_u)
-    uhgu = uhgu - _mH(xp, uhgu)
-    vhgv = xp.matmul(vh, _mH(xp, grad_vh))
-    vhgv = vhgv - _mH(xp, vhgv)
+    phase_u = xp.matmul(_mH(xp, u), grad_u)
+    uhgu = phase_u - _mH(xp, phase_u)
+    phase_v = xp.matmul(vh, _mH(xp, grad_vh))
+    vhgv = phase_v - _mH(xp, phase_v)
     squares = s * s
     # E[i, j] = s[j]^2 - s[i]^2.
     gaps = xp.expand_dims(squares, axis=-2) - xp.expand_dims(squares, axis=-1)
@@ -263,6 +295,11 @@ def _svd_grad(xp: Any, g: Any, ans: Any, x: Any, *, full_matrices: bool) -> Any:
     grad_a = xp.where(gaps == 0, 0.0, mixed / safe_where_zero(xp, gaps))
     grad_a = grad_a + _diag_embed(xp, grad_s)
     safe_s = safe_where_zero(xp, s)
+    if is_complex(xp, u):
+        # The phases of u_i and v_i are free together; only their difference is set
+        # by x. Split it evenly: i (Im diag(U^H gU) - Im diag(V^H gV)) / (2 s).
+        turn = xp.imag(xp.linalg.diagonal(phase_u) - xp.linalg.diagonal(phase_v)) / (2 * safe_s)
+        grad_a = grad_a + _diag_embed(xp, xp.astype(turn, u.dtype) * 1j)
     if rows > cols:
         grad_a = xp.matmul(u, grad_a)
         scaled = grad_u / xp.expand_dims(safe_s, axis=-2)
@@ -284,8 +321,9 @@ svd = op(
     saves=("ans",),
     doc="""Singular value decomposition ``x = U @ diag(S) @ Vh``: a named tuple ``(U, S, Vh)``.
 
-    Singular vectors are unique only up to sign, so a loss should not depend
-    on their signs. See the module notes for repeated or zero singular values.
+    Singular vectors are unique only up to sign (a common phase of ``U[:, i]``
+    and ``Vh[i]`` for complex ``x``), so a loss should not depend on it. See
+    the module notes for repeated or zero singular values.
 
     Examples
     --------
@@ -340,8 +378,9 @@ eigh = op(
 
     Returns a named tuple ``(eigenvalues, eigenvectors)``.
 
-    Only the lower triangle is read; the gradient is symmetric. Eigenvectors
-    are unique only up to sign; see the module notes for repeated eigenvalues.
+    Only the lower triangle is read; the gradient is symmetric (Hermitian).
+    Eigenvectors are unique only up to sign (phase, for complex ``x``); see the
+    module notes for repeated eigenvalues.
 
     Examples
     --------
@@ -526,6 +565,13 @@ matrix_rank = op(
 # -- norms -----------------------------------------------------------------------------
 
 
+def _direction(xp: Any, x: Any) -> Any:
+    """``sign(x)``; for complex ``x``, ``x / |x|`` (0 at 0), which has a derivative there."""
+    if not is_complex(xp, x):
+        return xp.sign(x)
+    return x / safe_where_zero(xp, xp.abs(x))
+
+
 def _split_ties(xp: Any, hit: Any, axis: int) -> Any:
     return hit / xp.sum(hit, axis=axis, keepdims=True)
 
@@ -545,7 +591,7 @@ def _matrix_norm_grad(xp: Any, g: Any, ans: Any, x: Any, *, keepdims: bool, ord:
     across = -2 if ord in (1, -1) else -1
     sums = xp.sum(xp.abs(x), axis=across, keepdims=True)
     hit = _split_ties(xp, xp.astype(sums == ans, g.dtype), -1 if across == -2 else -2)
-    return g * xp.sign(x) * hit
+    return g * _direction(xp, x) * hit
 
 
 matrix_norm = op(
@@ -579,19 +625,20 @@ def _vector_norm_grad(
     if ord == 0:
         return xp.zeros_like(x)
     if ord == 1:
-        return g * xp.sign(x)
+        return g * _direction(xp, x)
     if ord == 2:
         # NOTE: 0 at a zero vector (a subgradient), not 0 / 0.
         return g * x / safe_where_zero(xp, norm)
     if ord in (float("inf"), float("-inf")):
         hit = _split_ties(xp, xp.astype(xp.abs(x) == norm, g.dtype), axes)
-        return g * xp.sign(x) * hit
+        return g * _direction(xp, x) * hit
     magnitude = xp.abs(x)
     if ord < 1:
         # |x|^(p-1) is infinite at 0; take it of a safe value and mask.
-        scaled = xp.where(x == 0, 0.0, xp.sign(x) * safe_where_zero(xp, magnitude) ** (ord - 1))
+        powered = safe_where_zero(xp, magnitude) ** (ord - 1)
+        scaled = xp.where(x == 0, 0.0, _direction(xp, x) * powered)
         return scaled * g * norm ** (1 - ord)
-    scaled = xp.sign(x) * magnitude ** (ord - 1)
+    scaled = _direction(xp, x) * magnitude ** (ord - 1)
     return xp.where(norm == 0, 0.0, scaled * g / safe_where_zero(xp, norm) ** (ord - 1))
 
 
@@ -634,8 +681,12 @@ cross = op(
     tensor([0., 0., 1.])
     """,
 ).vjp(
-    lambda xp, g, ans, x1, x2, *, axis: xp.linalg.cross(conj(xp, x2), g, axis=axis),
-    lambda xp, g, ans, x1, x2, *, axis: xp.linalg.cross(g, conj(xp, x1), axis=axis),
+    lambda xp, g, ans, x1, x2, *, axis: xp.linalg.cross(
+        conj(xp, x2), g, axis=negative_axis(axis, x1, x2)
+    ),
+    lambda xp, g, ans, x1, x2, *, axis: xp.linalg.cross(
+        g, conj(xp, x1), axis=negative_axis(axis, x1, x2)
+    ),
 )
 
 outer = op(
@@ -659,8 +710,9 @@ outer = op(
 
 
 def _trace_grad(xp: Any, g: Any, ans: Any, x: Any, *, offset: int, dtype: Any) -> Any:
-    key = _diagonal_key(xp, tuple(x.shape), offset, g.device)
-    grad = xp.scatter_add(xp.expand_dims(g, axis=-1), key=key, shape=x.shape)
+    rows, cols = x.shape[-2], x.shape[-1]
+    eye = xp.eye(rows, cols, k=offset, dtype=g.dtype, device=g.device)
+    grad = xp.broadcast_to(_matrix_grad(xp, g) * eye, tuple(x.shape))
     return grad if dtype is None else cast(xp, grad, x.dtype)
 
 
@@ -692,11 +744,7 @@ diagonal = op(
     >>> plugrad.linalg.diagonal(plugrad.tensor([[1.0, 2.0], [3.0, 4.0]]), offset=1)
     tensor([2.])
     """,
-).vjp(
-    lambda xp, g, ans, x, *, offset: xp.scatter_add(
-        g, key=_diagonal_key(xp, tuple(x.shape), offset, g.device), shape=x.shape
-    )
-)
+).vjp(lambda xp, g, ans, x, *, offset: _embed_diagonal(xp, g, tuple(x.shape), offset))
 
 
 @hookimpl

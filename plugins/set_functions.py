@@ -7,9 +7,29 @@ from typing import Any
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, op
 
+
+def _unique_all(xp: Any, x: Any, /) -> tuple[Any, ...]:
+    # From unique_inverse, which every backend has (PyTorch lacks unique_all): group the
+    # flat positions by their value's index with a stable sort; each group's first
+    # position is the value's first index, and the group's length its count.
+    values, inverse = xp.unique_inverse(x)
+    groups = xp.reshape(inverse, (-1,))
+    order = xp.argsort(groups, stable=True)
+    grouped = xp.take(groups, order)
+    slots = xp.arange(values.shape[0], dtype=groups.dtype, device=x.device)
+    start = xp.searchsorted(grouped, slots, side="left")
+    stop = xp.searchsorted(grouped, slots, side="right")
+    return values, xp.take(order, start), inverse, stop - start
+
+
+def _unique_all_native(xp: Any, x: Any, /) -> tuple[Any, ...]:
+    return tuple(xp.unique_all(x))
+
+
 unique_all = op(
     "unique_all",
-    lambda xp, x, /: tuple(xp.unique_all(x)),
+    _unique_all,
+    kernels={"numpy": _unique_all_native},
     output_names=("values", "indices", "inverse_indices", "counts"),
     differentiable=False,
     doc="""The unique elements of ``x``, with first indices, inverse indices and counts.

@@ -54,7 +54,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skips", type=Path, default=None, help="skips file (none by default)")
     parser.add_argument("--max-examples", type=int, default=100)
     parser.add_argument("pytest_args", nargs="*", help="further pytest arguments (after --)")
-    args = parser.parse_args(argv)
+    # Intermixed: options may follow the checkout path and still precede "-- pytest args".
+    args = parser.parse_intermixed_args(argv)
 
     suite = args.suite.resolve()
     if not (suite / "array_api_tests").is_dir():

@@ -14,6 +14,7 @@ IDX = np.array([2, 0, 2, 2])
 MASK = np.array([[True, False, True], [False, False, True]])
 ALONG = np.array([[2, 2, 0], [1, 1, 1]])
 WIDE = np.array([[0, 3], [1, 1], [2, 0]])
+PAIR = np.array([2, 0])
 
 
 def idx():
@@ -37,6 +38,13 @@ CASES = [
         _numpy_setitem((slice(1, None), slice(None, None, 2))),
         ((3, 4), (2,)),
     ),
+    Case(
+        "setitem",
+        "setitem-array-and-slice",
+        lambda x, v: P.setitem(x, v, key=(slice(None, None, -1), P.asarray(PAIR))),
+        _numpy_setitem((slice(None, None, -1), PAIR)),
+        ((2, 3), (2, 2)),
+    ),
     Case("getitem", "getitem-basic", lambda a: a[1, ::-2], lambda a: a[1, ::-2], ((3, 4),)),
     Case(
         "getitem",
@@ -54,6 +62,13 @@ CASES = [
         lambda a: a[:, idx(), 1],
         lambda a: a[:, IDX, 1],
         ((2, 3, 2),),
+    ),
+    Case(
+        "getitem",
+        "getitem-separated-arrays",
+        lambda a: a[P.asarray(IDX[:3] - 1), ::-1, P.asarray(IDX[1:])],
+        lambda a: a[IDX[:3] - 1, ::-1, IDX[1:]],
+        ((2, 3, 3),),
     ),
     Case("getitem", "getitem-mask", lambda a: a[P.asarray(MASK)], lambda a: a[MASK], ((2, 3),)),
     Case(
@@ -117,28 +132,109 @@ def test_repeated_indices_accumulate() -> None:
     assert x.grad.tolist() == [3.0, 0.0, 1.0]
 
 
-@pytest.mark.parametrize(
-    "key",
-    [
-        (1, np.array([2, 0, 2, 2])),
-        (np.array([[1], [0]]), np.array([[2, 2, 0]])),
-        (np.array([[True, False, True], [False, True, True]]),),
-        (1, None, slice(0, 2)),
-        (Ellipsis, slice(None, None, -1)),
-        (np.array([0, 1, 1]), np.array([2, 2, 0])),
-    ],
-    ids=["int-array", "broadcast-arrays", "mask", "basic-newaxis", "basic-reversed", "two-arrays"],
-)
-def test_generic_scatter_add_kernel_on_array_api_strict(key) -> None:
-    # The generic kernel uses nothing beyond the standard; array-api-strict checks that
-    # (with keys the standard allows: integer arrays only together with integers).
+# NumPy-style keys, including what the standard leaves out: integer arrays beside slices,
+# `...` or None (adjacent, and separated: the result axes go first), keys shorter than
+# ndim, masks beside other indices, 0-d masks, negative steps, slice bounds past the end.
+NUMPY_KEYS = {
+    "basic-newaxis": (1, None, slice(0, 2)),
+    "reversed": (Ellipsis, slice(None, None, -1)),
+    "negative-steps": (slice(None, None, -2), slice(3, 0, -1), slice(None)),
+    "bounds-past-the-end": (slice(-10, 10), slice(2, 99)),
+    "empty-slice": (slice(2, 1), Ellipsis),
+    "int-array": (1, np.array([2, 0, 2, 2])),
+    "short-key": (np.array([2, 0, 2, 2]),),
+    "negative-indices": (np.array([-1, 0, -1]), Ellipsis),
+    "array-between-slices": (slice(None), np.array([2, 0, 2]), slice(1, 3)),
+    "arrays-adjacent": (slice(None), np.array([[2], [0]]), np.array([1, 1, 3])),
+    "arrays-separated": (np.array([0, 1, 1]), slice(None), np.array([3, 3, 0])),
+    "int-and-array-separated": (1, slice(None, None, -1), np.array([3, 0, 3])),
+    "none-between-arrays": (np.array([0, 1]), None, np.array([2, 2])),
+    "zero-d-array": (slice(None), np.array(2)),
+    "mask": (np.array([[True, False, True, True], [False, True, True, False], [True] * 4]),),
+    "leading-mask": (np.array([True, False, True]), Ellipsis),
+    "mask-after-slice": (slice(None), np.array([True, False, True, False])),
+    "mask-and-array": (np.array([True, True, False]), np.array([3, 0])),
+    "zero-d-mask": (True, slice(1, None)),
+    "false-zero-d-mask": (np.array(False), Ellipsis),
+}
+
+
+def _strict_key(xp, key):
+    return tuple(xp.asarray(k) if isinstance(k, np.ndarray) else k for k in key)
+
+
+def _generic_namespaces():
+    names = ["array_api_strict"]
+    try:
+        import array_api_compat.torch  # noqa: F401
+
+        names.append("array_api_compat.torch")
+    except ImportError:
+        pass
+    return names
+
+
+@pytest.mark.parametrize("namespace", _generic_namespaces())
+@pytest.mark.parametrize("key", NUMPY_KEYS.values(), ids=NUMPY_KEYS.keys())
+def test_generic_indexing_kernels_match_numpy(key, namespace) -> None:
+    # The generic kernels use nothing beyond the standard: array-api-strict checks
+    # that; PyTorch, which has no negative steps, runs them too.
+    xp = pytest.importorskip(namespace)
+    shape = (3, 4, 5)
+    x = np.arange(60.0).reshape(shape)
+    key_xp = _strict_key(xp, key)
+    got = indexing._getitem_generic(xp, xp.asarray(x), key=key_xp)
+    np.testing.assert_array_equal(np.asarray(got), x[key])
+    values = np.random.default_rng(0).normal(size=x[key].shape)
+    got = indexing._scatter_add_generic(xp, xp.asarray(values), key=key_xp, shape=shape)
+    np.testing.assert_allclose(np.asarray(got), _np_scatter(values, key, shape), rtol=1e-12)
+    # Assignment: of repeated indices the last write wins, as in NumPy.
+    x_xp = xp.asarray(x)
+    got = indexing._setitem_generic(xp, x_xp, xp.asarray(values), key=key_xp)
+    np.testing.assert_array_equal(np.asarray(got), _numpy_setitem(key)(x, values))
+    np.testing.assert_array_equal(np.asarray(x_xp), x, "the input was written to")
+    got = indexing._setitem_generic(xp, x_xp, -1.0, key=key_xp)
+    np.testing.assert_array_equal(np.asarray(got), _numpy_setitem(key)(x, -1.0))
+
+
+def test_generic_scatter_add_accumulates_keeps_dtype_and_broadcasts() -> None:
     xp = pytest.importorskip("array_api_strict")
-    shape = (2, 3)
-    values = np.random.default_rng(0).normal(size=np.zeros(shape)[key].shape)
-    expected = _np_scatter(values, key, shape)
-    strict_key = tuple(xp.asarray(k) if isinstance(k, np.ndarray) else k for k in key)
-    got = indexing._scatter_add_generic(xp, xp.asarray(values), key=strict_key, shape=shape)
-    np.testing.assert_allclose(np.asarray(got), expected)
+    rng = np.random.default_rng(1)
+    index = rng.integers(0, 50, size=3000)
+    for dtype in (np.float32, np.float64, np.complex128, np.int64):
+        values = (rng.normal(size=(3000, 3)) * 10).astype(dtype)
+        got = indexing._scatter_add_generic(
+            xp, xp.asarray(values), key=(xp.asarray(index), Ellipsis), shape=(50, 3)
+        )
+        assert np.asarray(got).dtype == dtype
+        expected = _np_scatter(values.astype(np.complex128), (index,), (50, 3))
+        atol = 1e-3 if dtype == np.float32 else 1e-9
+        np.testing.assert_allclose(np.asarray(got), expected, rtol=1e-6, atol=atol)
+    got = indexing._scatter_add_generic(
+        xp, xp.asarray(np.ones(3)), key=(xp.asarray(index),), shape=(50, 3)
+    )
+    np.testing.assert_array_equal(np.asarray(got), _np_scatter(np.ones(3), (index,), (50, 3)))
+
+
+@pytest.mark.parametrize(
+    "key, error",
+    [
+        ((np.array([0, 4]), slice(None)), "out of bounds for axis 0 with size 3"),
+        ((slice(None), np.array([-5])), "out of bounds for axis 1 with size 4"),
+        ((0, 9), "index 9 is out of bounds for axis 1"),
+        ((0, 0, 0), "too many indices"),
+        ((Ellipsis, 0, Ellipsis), "single ellipsis"),
+    ],
+    ids=["past-the-end", "negative", "int", "too-many", "two-ellipses"],
+)
+def test_generic_indexing_kernels_refuse_bad_keys(key, error) -> None:
+    # Out-of-bounds indices must raise, never alias a valid element of the next row.
+    xp = pytest.importorskip("array_api_strict")
+    key = _strict_key(xp, key)
+    with pytest.raises(IndexError, match=error):
+        indexing._getitem_generic(xp, xp.zeros((3, 4)), key=key)
+    with pytest.raises(IndexError, match=error):
+        indexing._scatter_add_generic(xp, xp.zeros(()), key=key, shape=(3, 4))
 
 
 def test_index_tensors_must_be_integers_or_bools_on_the_same_device() -> None:

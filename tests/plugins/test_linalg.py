@@ -8,6 +8,8 @@ function the gradient describes.
 
 from __future__ import annotations
 
+import types
+
 import numpy as np
 import pytest
 from op_table import Case, NoGrad, table_tests
@@ -67,6 +69,117 @@ def svd_program(full_matrices):
         return flat(np, s, (u * u)[..., :k], vh[..., :k, :] ** 2)
 
     return program, reference
+
+
+# -- complex inputs, built from two real ones; outputs seen through real(y) + 2 imag(y).
+
+
+def complex_from(a, b):
+    return a + b * 1j
+
+
+def real_view(p, y):
+    return p.real(y) + 2.0 * p.imag(y)
+
+
+def hermitian_pd(p, z):
+    """A Hermitian positive-definite matrix built from the complex ``z``."""
+    zh = p.conj(z).mT if p is P else np.conj(np.swapaxes(z, -1, -2))
+    eye = P.eye(z.shape[-1], dtype=z.dtype) if p is P else np.eye(z.shape[-1], dtype=z.dtype)
+    return z @ zh + 2.0 * eye
+
+
+def complex_case(op, id, program, shapes, **kw):
+    """A row whose program ``program(p, z)`` takes a complex input made of two real inputs."""
+    return Case(
+        op,
+        id,
+        lambda a, b: program(P, complex_from(a, b)),
+        lambda a, b: program(np, complex_from(a, b)),
+        (shapes, shapes),
+        **kw,
+    )
+
+
+def _complex_cholesky(upper):
+    def program(p, z):
+        if p is P:
+            return real_view(P, L.cholesky(hermitian_pd(P, z), upper=upper))
+        factor = np.linalg.cholesky(hermitian_pd(np, z))
+        return real_view(np, np.conj(np.swapaxes(factor, -1, -2)) if upper else factor)
+
+    return program
+
+
+def _complex_qr(p, z):
+    q, r = L.qr(z) if p is P else np.linalg.qr(z)
+    return flat(p, real_view(p, q), real_view(p, r))
+
+
+def _complex_svd(full_matrices):
+    # Phase-invariant: S, |U|^2, and U * conj(V) (each u_i, v_i pair shares one phase).
+    def program(p, z):
+        svd = L.svd if p is P else np.linalg.svd
+        u, s, vh = svd(z, full_matrices=full_matrices)
+        k = s.shape[-1]
+        u, vh = u[..., :k], vh[..., :k, :]
+        paired = u[..., :k, :] * vh.mT[..., :k, :] if p is P else u[:k] * vh.T[:k]
+        return flat(p, s, p.abs(u) ** 2, real_view(p, paired))
+
+    return program
+
+
+def _complex_eigh(p, z):
+    # Phase-invariant: eigenvalues, |V|^2 and V * conj(first row of V).
+    if p is P:
+        values, vectors = L.eigh(z + P.conj(z).mT)
+        relative = vectors * P.conj(vectors[..., :1, :])
+    else:
+        values, vectors = np.linalg.eigh(z + np.conj(np.swapaxes(z, -1, -2)))
+        relative = vectors * np.conj(vectors[..., :1, :])
+    return flat(p, values, p.abs(vectors) ** 2, real_view(p, relative))
+
+
+def _complex_slogdet(p, z):
+    n = z.shape[-1]
+    z = z + 3.0 * (P.eye(n, dtype=z.dtype) if p is P else np.eye(n, dtype=z.dtype))
+    sign, logabsdet = L.slogdet(z) if p is P else np.linalg.slogdet(z)
+    return real_view(p, sign) + logabsdet
+
+
+COMPLEX_CASES = [
+    complex_case("cholesky", "cholesky-complex", _complex_cholesky(False), (3, 3), **LOOSE),
+    complex_case("cholesky", "cholesky-complex-upper", _complex_cholesky(True), (2, 2, 2), **LOOSE),
+    complex_case("qr", "qr-complex-tall", _complex_qr, (4, 3), **LOOSE),
+    complex_case("qr", "qr-complex-wide", _complex_qr, (2, 3), **LOOSE),
+    complex_case("svd", "svd-complex", _complex_svd(False), (3, 3), **LOOSE),
+    complex_case("svd", "svd-complex-wide-full", _complex_svd(True), (2, 3), **LOOSE),
+    complex_case("svd", "svd-complex-tall", _complex_svd(False), (4, 2), **LOOSE),
+    complex_case("eigh", "eigh-complex", _complex_eigh, (3, 3), **LOOSE),
+    complex_case("slogdet", "slogdet-complex", _complex_slogdet, (3, 3), **LOOSE),
+    *[
+        complex_case(
+            "matrix_norm",
+            f"matrix_norm-complex-{order}",
+            lambda p, z, order=order: (L.matrix_norm if p is P else np_matrix_norm)(z, ord=order),
+            (3, 4),
+            **LOOSE,
+        )
+        for order in ("fro", "nuc", 2, 1, np.inf)
+    ],
+    *[
+        complex_case(
+            "vector_norm",
+            f"vector_norm-complex-{order}",
+            lambda p, z, order=order: (L.vector_norm if p is P else np_vector_norm)(
+                z, axis=1, ord=order
+            ),
+            (3, 4),
+            **LOOSE,
+        )
+        for order in (2, 1, np.inf, 3, 0.5)
+    ],
+]
 
 
 def np_matrix_norm(a, ord="fro", keepdims=False):
@@ -259,6 +372,13 @@ CASES = [
         lambda a, b: np.cross(a, b, axis=0),
         ((3, 2), (3, 2)),
     ),
+    Case(
+        "cross",
+        "cross-axis1-broadcast",
+        lambda a, b: L.cross(a, b, axis=1),
+        lambda a, b: np.cross(a, np.broadcast_to(b, a.shape), axis=1),
+        ((2, 3, 2), (3, 2)),
+    ),
     Case("outer", "outer", L.outer, np.outer, ((3,), (4,))),
     Case("trace", "trace", L.trace, lambda a: np_trace_offset(a, 0), ((2, 3, 3),)),
     Case(
@@ -274,6 +394,20 @@ CASES = [
         lambda a: L.diagonal(a, offset=1),
         lambda a: np.diagonal(a, offset=1, axis1=-2, axis2=-1),
         ((2, 3, 4),),
+    ),
+    Case(
+        "diagonal",
+        "diagonal-below",
+        lambda a: L.diagonal(a, offset=-2),
+        lambda a: np.diagonal(a, offset=-2, axis1=-2, axis2=-1),
+        ((4, 3),),
+    ),
+    Case(
+        "diagonal",
+        "diagonal-past-the-corner",
+        lambda a: L.diagonal(a, offset=4),
+        lambda a: np.diagonal(a, offset=4, axis1=-2, axis2=-1),
+        ((3, 4),),
     ),
 ]
 
@@ -294,7 +428,7 @@ NO_GRAD = [
     test_float32_gradients_stay_float32,
     test_float16_gradients_stay_float16,
     test_ops_without_gradient,
-) = table_tests(CASES, NO_GRAD)
+) = table_tests([*CASES, *COMPLEX_CASES], NO_GRAD)
 
 
 def test_linalg_functions_live_in_the_linalg_namespace() -> None:
@@ -365,4 +499,92 @@ def test_linalg_gradients_agree_with_pytorch(name: str) -> None:
     loss(plugrad, L, x, plugrad.asarray(w)).backward()
     t = torch.tensor(a, requires_grad=True)
     loss(torch, torch.linalg, t, torch.tensor(w)).backward()
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-8, atol=1e-10)
+
+
+def _complex_losses(lib, linalg, w):
+    """Real losses of complex matrices; phase-invariant where the outputs have a free phase."""
+    re, eye = lib.real, (P.eye if lib is P else lambda n, dtype: torch_eye(n, dtype))
+
+    def hermitian(x):
+        return x @ lib.conj(x).mT + 2.0 * eye(x.shape[-1], dtype=x.dtype)
+
+    def svd(full_matrices):
+        def loss(x):
+            u, s, vh = linalg.svd(x, full_matrices=full_matrices)
+            k = s.shape[-1]
+            u, vh = u[..., :k], vh[..., :k, :]
+            paired = re(u[:k] * vh.mT[:k] * w[:k, :k]).sum()
+            return (s * s).sum() + paired + (lib.abs(u) ** 2 * re(w[:, :k])).sum()
+
+        return loss
+
+    def eigh(x):
+        values, vectors = linalg.eigh(x + lib.conj(x).mT)
+        relative = vectors * lib.conj(vectors[:1, :])
+        return (values * re(w[0])).sum() + re(relative * w).sum() + lib.imag(relative).sum()
+
+    def qr(x):
+        q, r = linalg.qr(x)
+        return re(q * w[:, : q.shape[1]]).sum() + lib.imag(r * w[: r.shape[0]]).sum()
+
+    def slogdet(x):
+        sign, logabsdet = linalg.slogdet(x)
+        return 2.0 * logabsdet + 3.0 * re(sign) - 5.0 * lib.imag(sign)
+
+    return {
+        "cholesky": lambda x: re(linalg.cholesky(hermitian(x)) * w).sum(),
+        "cholesky-upper": lambda x: lib.imag(linalg.cholesky(hermitian(x), upper=True) * w).sum(),
+        "qr": qr,
+        "svd": svd(False),
+        "svd-full": svd(True),
+        "eigh": eigh,
+        "eigvalsh": lambda x: (linalg.eigvalsh(x + lib.conj(x).mT) * re(w[0])).sum(),
+        "svdvals": lambda x: (linalg.svdvals(x) * re(w[0, : min(x.shape)])).sum(),
+        "slogdet": slogdet,
+        "det": lambda x: re(linalg.det(x) * w[0, 0]),
+        "matrix_norm-nuc": lambda x: linalg.matrix_norm(x, ord="nuc"),
+        "matrix_norm-2": lambda x: linalg.matrix_norm(x, ord=2),
+        "matrix_norm-1": lambda x: linalg.matrix_norm(x, ord=1),
+        "matrix_norm-fro": lambda x: linalg.matrix_norm(x),
+        "vector_norm-2": lambda x: (linalg.vector_norm(x, axis=-1) * re(w[:, 0])).sum(),
+        "vector_norm-inf": lambda x: linalg.vector_norm(x, ord=float("inf")),
+        "vector_norm-3": lambda x: linalg.vector_norm(x, ord=3),
+    }
+
+
+def torch_eye(n, dtype):
+    import torch
+
+    return torch.eye(n, dtype=dtype)
+
+
+def _torch_linalg_module():
+    import torch
+
+    linalg = types.SimpleNamespace(**vars(torch.linalg))
+    # torch spells the standard's `axis` as `dim`.
+    linalg.vector_norm = lambda x, axis=None, ord=2: torch.linalg.vector_norm(x, ord=ord, dim=axis)
+    return linalg
+
+
+COMPLEX_VS_TORCH = list(_complex_losses(P, L, None))
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (4, 3), (3, 4)], ids=["square", "tall", "wide"])
+@pytest.mark.parametrize("name", COMPLEX_VS_TORCH)
+def test_complex_linalg_gradients_follow_pytorch(name: str, shape) -> None:
+    # PyTorch's convention: the gradient with respect to z is the conjugate Wirtinger
+    # derivative (d/dRe + i d/dIm of the real loss).
+    torch = pytest.importorskip("torch")
+    square_only = ("cholesky", "eigh", "eigvalsh", "slogdet", "det")
+    if shape[0] != shape[1] and name.startswith(square_only):
+        pytest.skip(f"{name} takes square matrices")
+    rng = np.random.default_rng(11)
+    z = rng.normal(size=shape) + 1j * rng.normal(size=shape) + 2.0 * np.eye(*shape)
+    w = rng.normal(size=shape) + 1j * rng.normal(size=shape)
+    x = plugrad.asarray(z, requires_grad=True)
+    _complex_losses(P, L, plugrad.asarray(w))[name](x).backward()
+    t = torch.tensor(z, requires_grad=True)
+    _complex_losses(torch, _torch_linalg_module(), torch.tensor(w))[name](t).backward()
     np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-8, atol=1e-10)

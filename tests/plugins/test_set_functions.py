@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from op_table import NoGrad, table_tests
 
 import plugrad
@@ -64,3 +65,22 @@ def test_generic_isin_kernel_matches_numpy() -> None:
     np.testing.assert_array_equal(
         np.asarray(isin.kernel(xp, x1, x2)), [[True, False], [False, True]]
     )
+
+
+@pytest.mark.parametrize(
+    "values",
+    [[[2.0, 1.0, 2.0], [3.0, 1.0, 0.0]], [5.0], [], [1.0, 1.0, 1.0], [0.0, -0.0, 4.0, -3.0]],
+    ids=["2-d", "one", "empty", "all-equal", "signed-zero"],
+)
+def test_generic_unique_all_kernel_matches_numpy(values) -> None:
+    # The generic kernel builds unique_all from unique_inverse (PyTorch has no unique_all).
+    import array_api_strict as xp
+
+    from plugrad.plugins.set_functions import unique_all
+
+    x = np.asarray(values)
+    got = unique_all.kernel(xp, xp.asarray(x))
+    expected = np_unique_all(x)
+    for g, e in zip(got, expected):
+        np.testing.assert_array_equal(np.asarray(g), e)
+        assert np.asarray(g).dtype == e.dtype

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib.util
+import math
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -10,7 +12,7 @@ import numpy as np
 from plugrad.backend import Backend
 from plugrad.hookspecs import hookimpl
 
-__all__ = ["TorchBackend", "plugrad_backends"]
+__all__ = ["TorchBackend", "plugrad_backends", "scatter_add"]
 
 _DLPACK_CPU = (1, 0)
 
@@ -36,6 +38,25 @@ class TorchRandom:
         import torch
 
         return torch.rand(shape, generator=self._generator, dtype=dtype)
+
+
+def scatter_add(xp: Any, values: Any, /, *, key: Any, shape: tuple[int, ...]) -> Any:
+    """plugrad's ``scatter_add`` (the gradient of indexing) with ``Tensor.index_add_``.
+
+    The flat position of every element ``key`` selects comes from plugrad's
+    generic ``getitem`` kernel (any NumPy-style key, negative steps included,
+    which PyTorch's own indexing lacks); ``index_add_`` then adds the values in
+    one pass, accumulating repeated positions.
+    """
+    import torch
+
+    from plugrad.plugins.indexing import getitem
+
+    size = math.prod(shape)
+    positions = getitem.kernel(xp, torch.arange(size, device=values.device).reshape(shape), key=key)
+    flat_values = torch.broadcast_to(values, positions.shape).reshape(-1)
+    out = torch.zeros(size, dtype=values.dtype, device=values.device)
+    return out.index_add_(0, positions.reshape(-1), flat_values).reshape(shape)
 
 
 class TorchBackend(Backend):
@@ -91,6 +112,9 @@ class TorchBackend(Backend):
 
     def random_source(self, seed: int | None, device: Any) -> TorchRandom:
         return TorchRandom(seed)
+
+    def kernels(self) -> Mapping[str, Callable[..., Any]]:
+        return {"scatter_add": scatter_add}
 
 
 @hookimpl

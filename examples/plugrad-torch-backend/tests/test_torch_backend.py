@@ -71,3 +71,19 @@ def test_reversed_numpy_views_are_copied_not_shared() -> None:
     source = np.arange(4.0)[::-1]  # negative strides: torch cannot view this memory
     moved = plugrad.asarray(source).to("torch")
     assert moved.tolist() == [3.0, 2.0, 1.0, 0.0]
+
+
+def test_scatter_add_uses_index_add_and_accumulates() -> None:
+    assert plugrad.plugins.kernel_source("scatter_add", "torch").kind == "backend"
+    rng = np.random.default_rng(0)
+    index = rng.integers(0, 5, size=40)
+    x = plugrad.asarray(rng.normal(size=(5, 3)), device="torch", requires_grad=True)
+    weights = rng.normal(size=(40, 3))
+    picked = plugrad.take(x, plugrad.tensor(index, device="torch"), axis=0)
+    plugrad.sum(picked * plugrad.asarray(weights, device="torch")).backward()
+    expected = np.zeros((5, 3))
+    np.add.at(expected, index, weights)
+    np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-12)
+    y = plugrad.asarray(rng.normal(size=(2, 4)), device="torch", requires_grad=True)
+    y[:, ::-2].sum().backward()  # a negative step, which torch's own indexing lacks
+    assert y.grad.tolist() == [[0.0, 1.0, 0.0, 1.0]] * 2
