@@ -6,6 +6,10 @@ version, what each contributes), the plugins that failed and why, and with
 ``--ops`` which kernel serves each op on each available backend. ``--json``
 prints the same as one JSON object for tools.
 
+``plugrad demo`` trains a small network on handwritten digits, on the chosen
+backend, and writes its loss curve, graph picture and weights (see
+:mod:`plugrad.demo`).
+
 ``plugrad graph`` draws the autograd graph of an expression (see
 :mod:`plugrad.viz`): with none, the classic ``e = a*b + log(d)*c``. The
 expression is never given to ``eval``; :mod:`plugrad.expression` evaluates
@@ -26,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from . import checking as _checking
+from . import demo as _demo
 from . import inventory as _inventory
 from . import registry as _registry
 from .errors import PlugradError
@@ -51,9 +56,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     info.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     _add_graph_parser(commands)
+    _demo.add_parser(commands)
     args = parser.parse_args(argv)
     if args.command == "graph":
         return graph_command(args)
+    if args.command == "demo":
+        return demo_command(args)
     report = info_report(ops=args.ops)
     print(json.dumps(report, indent=2) if args.json else format_report(report))
     return 0
@@ -255,6 +263,16 @@ def _add_graph_parser(commands: Any) -> None:
         help="draw the gradient flow (edges from the result back to the variables)",
     )
     graph.add_argument("--backend", help="the backend to compute on (default: the default one)")
+
+
+def demo_command(args: argparse.Namespace) -> int:
+    """Run ``plugrad demo``; return the exit code (2: bad input or a missing package)."""
+    try:
+        _demo.main(args)
+    except (ValueError, ImportError, PlugradError) as error:
+        print(f"plugrad demo: error: {error}", file=sys.stderr)
+        return 2
+    return 0
 
 
 def graph_command(args: argparse.Namespace) -> int:
