@@ -517,6 +517,37 @@ class Tensor:
         detached._counter = self._shared_counter()
         return detached
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> Tensor:
+        """``copy.deepcopy``: a new leaf of the same type with its own copy of the data.
+
+        ``requires_grad`` and ``.grad`` (copied too) carry over; hooks do not. Only leaves
+        can be copied, as in PyTorch: a copy of a graph node would have no graph.
+
+        Examples
+        --------
+        >>> import copy, plugrad
+        >>> w = plugrad.tensor([1.0, 2.0], requires_grad=True)
+        >>> w2 = copy.deepcopy(w)
+        >>> w2.requires_grad, w2.array is w.array
+        (True, False)
+        """
+        if self._edge is not None:
+            raise RuntimeError(
+                "only leaf tensors can be deep-copied (this one has "
+                f"grad_fn={self.grad_fn!r}); copy x.detach() instead, or make the copy a leaf "
+                "with copy.deepcopy(x.detach()).requires_grad_()"
+            )
+        copied = _object_new(type(self))
+        memo[id(self)] = copied
+        copied._array = self._device.xp.asarray(self._array, copy=True)
+        copied._device = self._device
+        copied._requires_grad = self._requires_grad
+        copied._edge = None
+        copied._hooks = None
+        copied._counter = None
+        copied._grad = None if self._grad is None else self._grad.__deepcopy__(memo)
+        return copied
+
     @property
     def _version(self) -> int:
         """How many in-place modifications this tensor's data has seen."""

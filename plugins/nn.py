@@ -29,6 +29,7 @@ from typing import Any
 
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, op
+from plugrad.plugins.indexing import _scatter_add_generic
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 _SQRT_HALF = math.sqrt(0.5)
@@ -624,10 +625,6 @@ embedding = op(
     """,
 ).vjp(_embedding_grad, None)
 
-# Rows of the vocabulary handled per one-hot product in the generic scatter: it
-# bounds the temporary (rows x indices) matrix.
-_ONEHOT_ELEMENTS = 1 << 22
-
 
 def _embedding_backward_kernel(
     xp: Any,
@@ -639,17 +636,14 @@ def _embedding_backward_kernel(
     padding_idx: int | None = None,
 ) -> Any:
     width = grad.shape[-1]
-    flat = xp.reshape(indices, (1, -1))
-    rows = xp.reshape(grad, (-1, width))
-    out = xp.zeros((num_embeddings, width), dtype=grad.dtype, device=grad.device)
-    # The standard has no scatter-add: sum with one-hot products, a block of the
-    # vocabulary at a time (NumPy has a kernel of its own).
-    block = max(1, _ONEHOT_ELEMENTS // max(1, flat.shape[1]))
-    for start in range(0, num_embeddings, block):
-        stop = min(start + block, num_embeddings)
-        labels = xp.arange(start, stop, device=grad.device, dtype=indices.dtype)
-        onehot = xp.astype(xp.reshape(labels, (-1, 1)) == flat, grad.dtype)
-        out[start:stop, :] = xp.matmul(onehot, rows)
+    # The standard has no scatter-add: the generic indexing gradient sums the rows
+    # sent to each index with a sort and a segment sum (NumPy has a kernel of its own).
+    out = _scatter_add_generic(
+        xp,
+        xp.reshape(grad, (-1, width)),
+        key=xp.reshape(indices, (-1,)),
+        shape=(num_embeddings, width),
+    )
     if padding_idx is not None:
         out[padding_idx, :] = 0.0
     return out

@@ -164,3 +164,34 @@ def test_numpy_is_a_read_only_view() -> None:
 def test_tensors_are_hashable_by_identity() -> None:
     a, b = plugrad.ones(2), plugrad.ones(2)
     assert len({a, b, a}) == 2
+
+
+def test_deepcopy_of_a_leaf_copies_data_grad_and_requires_grad(backend) -> None:
+    import copy
+
+    w = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    (w * w).sum().backward()
+    w2 = copy.deepcopy(w)
+    assert w2.requires_grad and w2.is_leaf and w2.device == w.device
+    assert w2.array is not w.array and w2.grad.array is not w.grad.array
+    assert w2.tolist() == [1.0, 2.0] and w2.grad.tolist() == [2.0, 4.0]
+    with plugrad.no_grad():
+        w2 += 1.0
+    assert w.tolist() == [1.0, 2.0]  # separate memory
+    assert w2._version == 1 and w._version == 0  # separate version counters
+
+
+def test_deepcopy_of_a_graph_node_is_refused_and_says_what_to_do() -> None:
+    import copy
+
+    y = plugrad.tensor([1.0], requires_grad=True) * 2
+    with pytest.raises(RuntimeError, match=r"only leaf tensors.*detach\(\)"):
+        copy.deepcopy(y)
+
+
+def test_deepcopy_keeps_shared_tensors_shared() -> None:
+    import copy
+
+    w = plugrad.tensor([1.0])
+    pair = copy.deepcopy([w, w])
+    assert pair[0] is pair[1] and pair[0] is not w

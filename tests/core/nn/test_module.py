@@ -380,3 +380,18 @@ def test_tensor_data_replaces_a_leafs_values_in_place() -> None:
         w.data = plugrad.tensor([1, 2])
     with pytest.raises(plugrad.errors.BackwardError, match="leaf"):
         (w * 2).data = plugrad.ones(3)
+
+
+def test_deepcopy_of_a_model_is_independent() -> None:
+    import copy
+
+    model = nn.Sequential(nn.Linear(3, 2), nn.ReLU(), nn.Linear(2, 1))
+    clone = copy.deepcopy(model)
+    assert isinstance(clone[0].weight, nn.Parameter)
+    assert [n for n, _ in clone.named_parameters()] == [n for n, _ in model.named_parameters()]
+    with plugrad.no_grad():
+        clone[0].weight.fill_(0.0)
+    assert not bool(plugrad.all(model[0].weight == 0.0))
+    x = plugrad.ones((4, 3))
+    clone(x).sum().backward()
+    assert model[0].weight.grad is None and clone[2].weight.grad is not None
