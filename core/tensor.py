@@ -165,9 +165,38 @@ class Tensor:
 
         return to_device(self, device)
 
-    def __dlpack__(self, **kwargs: Any) -> Any:
+    def to_device(self, device: Device | Backend | str, /, *, stream: Any = None) -> Tensor:
+        """The Array API's name for :meth:`to`: the tensor on ``device``; differentiable.
+
+        ``stream`` is accepted for the standard's signature; plugrad orders its
+        transfers on the device's current stream, so only ``None`` is supported.
+
+        Examples
+        --------
+        >>> import plugrad
+        >>> x = plugrad.tensor([1.0, 2.0])
+        >>> x.to_device(x.device) is x
+        True
+        """
+        if stream is not None:
+            raise ValueError(
+                "to_device(stream=...) is not supported: transfers run on the device's "
+                "current stream; make that stream current (e.g. with cupy's stream context) instead"
+            )
+        return self.to(device)
+
+    def __dlpack__(
+        self,
+        *,
+        stream: Any = None,
+        max_version: tuple[int, int] | None = None,
+        dl_device: tuple[int, int] | None = None,
+        copy: bool | None = None,
+    ) -> Any:
         """Export the data through DLPack (zero-copy for the consumer)."""
-        return self._array.__dlpack__(**kwargs)
+        # Pass on only what was given, so libraries with an older __dlpack__ still work.
+        given = {"stream": stream, "max_version": max_version, "dl_device": dl_device, "copy": copy}
+        return self._array.__dlpack__(**{k: v for k, v in given.items() if v is not None})
 
     def __dlpack_device__(self) -> tuple[int, int]:
         return self._array.__dlpack_device__()

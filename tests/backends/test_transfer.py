@@ -100,3 +100,25 @@ def test_backward_gradient_on_another_device_is_a_clear_error() -> None:
     y = plugrad.ones(2, backend="array_api_strict", requires_grad=True) * 2
     with pytest.raises(plugrad.errors.DeviceMismatchError, match=r"\.to\('array_api_strict:0'\)"):
         y.backward(plugrad.ones(2, device="numpy"))
+
+
+def test_dlpack_export_takes_the_standards_keywords() -> None:
+    t = plugrad.tensor([1.0, 2.0])
+    shared = np.from_dlpack(t)  # numpy passes max_version (and dl_device/copy when asked)
+    assert np.shares_memory(shared, t.array)
+    copied = np.from_dlpack(t, copy=True)
+    assert not np.shares_memory(copied, t.array)
+    capsule = t.__dlpack__(max_version=(1, 0), dl_device=(1, 0))
+    assert type(capsule).__name__ == "PyCapsule"
+
+
+def test_to_device_is_the_standards_name_for_to() -> None:
+    pytest.importorskip("array_api_strict")
+    x = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    assert x.to_device(x.device) is x
+    y = x.to_device("array_api_strict")
+    assert y.backend.name == "array_api_strict"
+    y.sum().backward()  # differentiable, like .to()
+    assert x.grad.tolist() == [1.0, 1.0]
+    with pytest.raises(ValueError, match="stream"):
+        x.to_device("numpy", stream=1)
