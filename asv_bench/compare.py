@@ -4,8 +4,9 @@ The asv suite (``benchmarks/``) tracks plugrad against the floor over time;
 this script answers "where do we stand today", against PyTorch too. It runs
 each workload of ``benchmarks/_workloads.py`` three ways in one process,
 interleaved (plugrad, floor, PyTorch, plugrad, ...), takes the median of each
-side, and prints two tables: the timings with their ratios, and plugrad's
-performance targets with the measured value and whether each is met. From the
+side and of the ratios of each round, and prints two tables: the timings with
+their ratios, and plugrad's performance targets with the measured value and
+whether each is met. From the
 repository root::
 
     python asv_bench/compare.py                   # Markdown, for a terminal or an issue
@@ -86,10 +87,12 @@ def _rows(workloads: Any, quick: bool) -> list[Row]:
 
 
 def _ratio(results: dict[str, Any], title: str, other: str) -> float | None:
+    """plugrad over ``other`` ("floor" or "torch"): the median of the ratios of the rounds."""
     entry = results.get(title)
     if entry is None or entry.get(other) is None:
         return None
-    return entry["plugrad"] / entry[other]
+    ratios = entry.get("ratios")
+    return entry["plugrad"] / entry[other] if ratios is None else ratios[other]
 
 
 def _per_op_growth(results: dict[str, Any]) -> float | None:
@@ -125,7 +128,7 @@ def measure(
 ) -> dict[str, Any]:
     """Run every workload; return ``{title: {"plugrad": s, "floor": s, "torch": s | None}}``."""
     from benchmarks import _workloads as workloads
-    from benchmarks._common import interleaved_medians
+    from benchmarks._common import interleaved_runs, median_ratio, medians
 
     torch = _import_torch() if use_torch else None
     results: dict[str, Any] = {}
@@ -144,9 +147,13 @@ def measure(
         if work.torch is not None:
             sides.append(("torch", row.torch))
         fns = [_synchronised(getattr(work, method), work.sync) for _, method in sides]
-        medians = interleaved_medians(fns, repeat=repeat, seconds=seconds)
-        results[row.title] = {"plugrad": None, "floor": None, "torch": None}
-        results[row.title].update({name: m for (name, _), m in zip(sides, medians)})
+        runs = interleaved_runs(fns, repeat=repeat, seconds=seconds)
+        entry = {"plugrad": None, "floor": None, "torch": None, "ratios": {}}
+        for index, ((name, _), median) in enumerate(zip(sides, medians(runs))):
+            entry[name] = median
+            if index:
+                entry["ratios"][name] = median_ratio(runs, 0, index)
+        results[row.title] = entry
         print(f"measured {row.title}", file=sys.stderr)
         del work
     title = "peak memory, wide MLP forward + backward"
@@ -262,8 +269,9 @@ def report(results: dict[str, Any], args: argparse.Namespace, torch_version: str
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     about = (
         f"Measured {when} on {machine_description(args.threads, torch_version)}. "
-        f"Backend {args.backend!r}; each time is the median of {args.repeat} interleaved runs "
-        "(per call); memory is tracemalloc's peak during one step."
+        f"Backend {args.backend!r}. In each of {args.repeat} rounds, plugrad, the floor and "
+        "PyTorch run in turn; times are medians over the rounds (per call), ratios the "
+        "medians of the rounds' ratios. Memory is tracemalloc's peak during one step."
     )
     if args.format == "rst":
         return "\n\n".join([about, rst(timing), rst(targets)]) + "\n"
@@ -276,9 +284,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--format", choices=("markdown", "rst"), default="markdown")
     parser.add_argument("--output", type=Path, help="write the report here instead of stdout")
     parser.add_argument("--threads", type=int, default=1, help="BLAS and PyTorch threads")
-    parser.add_argument("--repeat", type=int, default=7, help="timed runs per side (median)")
+    parser.add_argument("--repeat", type=int, default=21, help="rounds of timed runs (median)")
     parser.add_argument(
-        "--seconds", type=float, default=0.05, help="length of one timed run (calls are batched)"
+        "--seconds", type=float, default=0.02, help="length of one timed run (calls are batched)"
     )
     parser.add_argument("--no-torch", action="store_true", help="leave PyTorch out")
     parser.add_argument(

@@ -10,8 +10,8 @@ from plugrad.backend import Device
 from plugrad.errors import BackendError
 from plugrad.registry import resolve_device
 
-#: Timed runs per side in a ratio; the median of each side is taken.
-REPEAT = 7
+#: Rounds of timed runs behind each ratio (the median is taken).
+REPEAT = 11
 
 
 def device_or_skip(backend: str) -> Device:
@@ -42,23 +42,32 @@ def calls_for(fn: Callable[[], object], seconds: float) -> int:
         number *= 4
 
 
-def interleaved_medians(
-    fns: list[Callable[[], object]], repeat: int = REPEAT, seconds: float = 0.02
-) -> list[float]:
-    """Median seconds per call of each function, timed in turn ``repeat`` times.
+def interleaved_runs(
+    fns: list[Callable[[], object]], repeat: int = REPEAT, seconds: float = 0.01
+) -> list[list[float]]:
+    """Seconds per call of each function in each of ``repeat`` rounds: ``runs[round][fn]``.
 
-    Interleaving (a, b, a, b, ...) rather than timing all of ``a`` then all of
-    ``b`` makes a ratio of the results robust to the machine's load changing.
+    In a round each function runs in turn for about ``seconds``. Interleaving
+    (a, b, a, b, ...) rather than timing all of ``a`` then all of ``b`` lets a
+    ratio be taken within a round, between runs a few milliseconds apart, so a
+    change in the machine's load affects both sides alike.
     """
     numbers = [calls_for(fn, seconds) for fn in fns]
-    runs: list[list[float]] = [[] for _ in fns]
-    for _ in range(repeat):
-        for fn, number, times in zip(fns, numbers, runs):
-            times.append(seconds_per_call(fn, number))
-    return [statistics.median(times) for times in runs]
+    return [
+        [seconds_per_call(fn, number) for fn, number in zip(fns, numbers)] for _ in range(repeat)
+    ]
+
+
+def medians(runs: list[list[float]]) -> list[float]:
+    """The median seconds per call of each function over the rounds."""
+    return [statistics.median(column) for column in zip(*runs)]
+
+
+def median_ratio(runs: list[list[float]], numerator: int, denominator: int) -> float:
+    """The median over the rounds of one function's time over another's."""
+    return statistics.median(run[numerator] / run[denominator] for run in runs)
 
 
 def ratio(plugrad_fn: Callable[[], object], floor_fn: Callable[[], object]) -> float:
-    """plugrad time / floor time, from interleaved runs in this process."""
-    plugrad_s, floor_s = interleaved_medians([plugrad_fn, floor_fn])
-    return plugrad_s / floor_s
+    """plugrad time / floor time: the median of the ratios of interleaved runs."""
+    return median_ratio(interleaved_runs([plugrad_fn, floor_fn]), 0, 1)

@@ -23,7 +23,7 @@ from plugrad.hookspecs import hookimpl
 from plugrad.opdef import op
 from plugrad.registry import backend_names
 
-from ._common import device_or_skip, interleaved_medians, ratio
+from ._common import device_or_skip, interleaved_runs, medians, ratio
 
 _X = [0.1, -0.2, 0.3, 0.4]
 _PLUGIN = "asv_times_plugin"
@@ -91,10 +91,10 @@ class CheckingModeOverhead:
     def track_ratio_checked_vs_unchecked(self, backend: str) -> float:
         x, multiply = self.x, plugrad.multiply
         # Switching checks rebuilds the kernel tables: the two sides cannot interleave.
-        (checked_s,) = interleaved_medians([lambda: multiply(x, x)])
+        (checked_s,) = medians(interleaved_runs([lambda: multiply(x, x)]))
         plugrad.plugins.set_checks(False)
         try:
-            (unchecked_s,) = interleaved_medians([lambda: multiply(x, x)])
+            (unchecked_s,) = medians(interleaved_runs([lambda: multiply(x, x)]))
         finally:
             plugrad.plugins.set_checks(True)
         return checked_s / unchecked_s
