@@ -14,11 +14,14 @@ repository root::
 
 The second form writes the fragment the documentation's Performance page includes.
 
-Thread counts are pinned so that the comparison is fair and steady: NumPy's
-BLAS (through the ``OPENBLAS_NUM_THREADS``/``OMP_NUM_THREADS``/``MKL_NUM_THREADS``
-variables, set before NumPy is imported) and PyTorch (``torch.set_num_threads``)
-both use ``--threads`` threads, 1 by default. PyTorch is optional: without it,
-or for a backend that does not hold its data on the CPU, its column shows n/a.
+On the CPU, times are the process's CPU time (``time.process_time``): time
+during which other programs hold the processor is not counted, so results
+from a busy machine stay comparable. Thread counts are pinned so that the
+comparison is fair and steady: NumPy's BLAS (through ``OPENBLAS_NUM_THREADS``,
+``OMP_NUM_THREADS`` and ``MKL_NUM_THREADS``, set before NumPy is imported) and
+PyTorch (``torch.set_num_threads``) both use ``--threads`` threads, 1 by
+default. PyTorch is optional: without it, or for a backend that does not hold
+its data on the CPU, its column shows n/a.
 """
 
 from __future__ import annotations
@@ -147,7 +150,7 @@ def measure(
         if work.torch is not None:
             sides.append(("torch", row.torch))
         fns = [_synchronised(getattr(work, method), work.sync) for _, method in sides]
-        runs = interleaved_runs(fns, repeat=repeat, seconds=seconds)
+        runs = interleaved_runs(fns, repeat=repeat, seconds=seconds, clock=work.clock)
         entry = {"plugrad": None, "floor": None, "torch": None, "ratios": {}}
         for index, ((name, _), median) in enumerate(zip(sides, medians(runs))):
             entry[name] = median
@@ -270,8 +273,9 @@ def report(results: dict[str, Any], args: argparse.Namespace, torch_version: str
     about = (
         f"Measured {when} on {machine_description(args.threads, torch_version)}. "
         f"Backend {args.backend!r}. In each of {args.repeat} rounds, plugrad, the floor and "
-        "PyTorch run in turn; times are medians over the rounds (per call), ratios the "
-        "medians of the rounds' ratios. Memory is tracemalloc's peak during one step."
+        "PyTorch run in turn; times are medians over the rounds (per call; CPU time of the "
+        "process on the CPU), ratios the medians of the rounds' ratios. Memory is "
+        "tracemalloc's peak during one step."
     )
     if args.format == "rst":
         return "\n\n".join([about, rst(timing), rst(targets)]) + "\n"

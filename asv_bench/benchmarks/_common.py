@@ -22,28 +22,47 @@ def device_or_skip(backend: str) -> Device:
         raise NotImplementedError(str(exc)) from None
 
 
-def seconds_per_call(fn: Callable[[], object], number: int) -> float:
-    """Wall time of ``number`` calls of ``fn``, divided by ``number``."""
-    clock = time.perf_counter
+Clock = Callable[[], float]
+
+
+def clock_for(device: Device) -> Clock:
+    """The clock to time work on ``device`` with.
+
+    On the CPU, the process's CPU time: time during which other programs hold
+    the processor is not counted, which on a shared machine makes runs far more
+    repeatable than wall time. On other devices (a GPU), wall time: it includes
+    the device's work, which the host waits for without computing.
+    """
+    on_cpu = device.backend.dlpack_device(device.native) == (1, 0)
+    return time.process_time if on_cpu else time.perf_counter
+
+
+def seconds_per_call(
+    fn: Callable[[], object], number: int, clock: Clock = time.perf_counter
+) -> float:
+    """Time of ``number`` calls of ``fn`` on ``clock``, divided by ``number``."""
     start = clock()
     for _ in range(number):
         fn()
     return (clock() - start) / number
 
 
-def calls_for(fn: Callable[[], object], seconds: float) -> int:
+def calls_for(fn: Callable[[], object], seconds: float, clock: Clock = time.perf_counter) -> int:
     """How many calls of ``fn`` take about ``seconds`` (at least one), after a warm-up call."""
     fn()  # warm up (first-use activation, caches)
     number = 1
     while True:
-        taken = seconds_per_call(fn, number) * number
+        taken = seconds_per_call(fn, number, clock) * number
         if taken >= seconds / 4 or number >= 1 << 20:
             return max(1, round(number * seconds / max(taken, 1e-9)))
         number *= 4
 
 
 def interleaved_runs(
-    fns: list[Callable[[], object]], repeat: int = REPEAT, seconds: float = 0.01
+    fns: list[Callable[[], object]],
+    repeat: int = REPEAT,
+    seconds: float = 0.01,
+    clock: Clock = time.perf_counter,
 ) -> list[list[float]]:
     """Seconds per call of each function in each of ``repeat`` rounds: ``runs[round][fn]``.
 
@@ -52,9 +71,10 @@ def interleaved_runs(
     ratio be taken within a round, between runs a few milliseconds apart, so a
     change in the machine's load affects both sides alike.
     """
-    numbers = [calls_for(fn, seconds) for fn in fns]
+    numbers = [calls_for(fn, seconds, clock) for fn in fns]
     return [
-        [seconds_per_call(fn, number) for fn, number in zip(fns, numbers)] for _ in range(repeat)
+        [seconds_per_call(fn, number, clock) for fn, number in zip(fns, numbers)]
+        for _ in range(repeat)
     ]
 
 
@@ -68,6 +88,6 @@ def median_ratio(runs: list[list[float]], numerator: int, denominator: int) -> f
     return statistics.median(run[numerator] / run[denominator] for run in runs)
 
 
-def ratio(plugrad_fn: Callable[[], object], floor_fn: Callable[[], object]) -> float:
+def ratio(plugrad_fn: Callable[[], object], floor_fn: Callable[[], object], clock: Clock) -> float:
     """plugrad time / floor time: the median of the ratios of interleaved runs."""
-    return median_ratio(interleaved_runs([plugrad_fn, floor_fn]), 0, 1)
+    return median_ratio(interleaved_runs([plugrad_fn, floor_fn], clock=clock), 0, 1)

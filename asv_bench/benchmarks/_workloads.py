@@ -23,7 +23,7 @@ import numpy as np
 
 import plugrad
 
-from ._common import device_or_skip
+from ._common import clock_for, device_or_skip
 
 
 class Workload:
@@ -37,6 +37,8 @@ class Workload:
         self.to_numpy = device.backend.to_numpy
         self._sync_backend = device.backend
         self._sync_native = device.native
+        #: What the ratios are timed with (CPU time on the CPU, see ``clock_for``).
+        self.clock = clock_for(device)
         self.torch: Any = None
 
     def sync(self) -> None:

@@ -49,6 +49,7 @@ class _OpBenchmark:
         return ratio(
             lambda: self.time_plugrad_forward_backward(backend),
             lambda: self.time_floor_forward_backward(backend),
+            self.work.clock,
         )
 
     track_ratio_forward_backward.unit = "ratio"

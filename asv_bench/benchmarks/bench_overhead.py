@@ -66,6 +66,7 @@ class ElementwiseChainOverhead:
         return ratio(
             lambda: self.time_plugrad_forward_backward(backend),
             lambda: self.time_floor_forward_backward(backend),
+            self.work.clock,
         )
 
     track_ratio_forward_backward.unit = "ratio"
@@ -74,6 +75,7 @@ class ElementwiseChainOverhead:
         return ratio(
             lambda: self.time_plugrad_forward_no_grad(backend),
             lambda: self.time_floor_forward(backend),
+            self.work.clock,
         )
 
     track_ratio_forward_no_grad.unit = "ratio"
@@ -101,6 +103,7 @@ class LongChainOverhead:
         return ratio(
             lambda: self.time_plugrad_forward_backward(backend),
             lambda: self.time_floor_forward_backward(backend),
+            self.work.clock,
         )
 
     track_ratio_forward_backward.unit = "ratio"

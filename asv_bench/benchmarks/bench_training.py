@@ -44,6 +44,7 @@ class MLPTrainingStep:
         return ratio(
             lambda: self.time_plugrad_step(backend, batch),
             lambda: self.time_floor_step(backend, batch),
+            self.work.clock,
         )
 
     track_ratio_step.unit = "ratio"
