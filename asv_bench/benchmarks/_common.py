@@ -88,6 +88,13 @@ def median_ratio(runs: list[list[float]], numerator: int, denominator: int) -> f
     return statistics.median(run[numerator] / run[denominator] for run in runs)
 
 
-def ratio(plugrad_fn: Callable[[], object], floor_fn: Callable[[], object], clock: Clock) -> float:
+def ratio(
+    plugrad_fn: Callable[[], object],
+    floor_fn: Callable[[], object],
+    clock: Clock,
+    repeat: int = REPEAT,
+    seconds: float = 0.01,
+) -> float:
     """plugrad time / floor time: the median of the ratios of interleaved runs."""
-    return median_ratio(interleaved_runs([plugrad_fn, floor_fn], clock=clock), 0, 1)
+    runs = interleaved_runs([plugrad_fn, floor_fn], repeat=repeat, seconds=seconds, clock=clock)
+    return median_ratio(runs, 0, 1)

@@ -100,10 +100,14 @@ class LongChainOverhead:
         self.work.sync()
 
     def track_ratio_forward_backward(self, backend: str) -> float:
+        # A deep graph is many Python objects, and the garbage collector's full
+        # collections come every few chains: runs of several chains include them.
         return ratio(
             lambda: self.time_plugrad_forward_backward(backend),
             lambda: self.time_floor_forward_backward(backend),
             self.work.clock,
+            repeat=5,
+            seconds=0.2,
         )
 
     track_ratio_forward_backward.unit = "ratio"
