@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from .dtypes import DType, is_differentiable
 from .errors import DeviceMismatchError, DtypeError
 from .grad_mode import _state
-from .graph import ArraySpec
+from .graph import array_spec
 from .tensor import Tensor, _object_new, _wrap
 
 if TYPE_CHECKING:
@@ -257,7 +257,7 @@ def _record(
             saved.append(x._array)
             tensors.append(x)
         else:
-            saved.append(ArraySpec(x._array.shape, x._array.dtype))
+            saved.append(array_spec(x._array))
             tensors.append(None)
     node._edges = tuple(edges)
     node._ans = out if keep_ans else None
@@ -284,7 +284,7 @@ def _record1(op: OpDef, device: Device, x: Tensor, params: dict[str, Any] | None
         node._saved_tensors = (x,)
         node._versions = None if x._counter is None else (x._counter[0],)
     else:
-        node._saved = (ArraySpec(array.shape, array.dtype),)
+        node._saved = (array_spec(array),)
         node._saved_tensors = None
         node._versions = None
     return node
@@ -313,7 +313,7 @@ def _record2(
         if keep1:
             saved1, kept1 = a1, x1
         else:
-            saved1 = ArraySpec(a1.shape, a1.dtype)
+            saved1 = array_spec(a1)
     else:
         saved1 = x1
     if isinstance(x2, Tensor):
@@ -321,7 +321,7 @@ def _record2(
         if keep2:
             saved2, kept2 = a2, x2
         else:
-            saved2 = ArraySpec(a2.shape, a2.dtype)
+            saved2 = array_spec(a2)
     else:
         saved2 = x2
     node._saved = (saved1, saved2)

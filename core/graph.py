@@ -18,7 +18,7 @@ from .tensor import Tensor, _wrap
 if TYPE_CHECKING:
     from .opdef import OpDef
 
-__all__ = ["ArraySpec", "GeneralOpNode", "Node", "OpNode"]
+__all__ = ["ArraySpec", "GeneralOpNode", "Node", "OpNode", "array_spec"]
 
 #: What backward rules receive under create_graph: plugrad plus every registered op.
 #: The registry sets it whenever it rebuilds its tables.
@@ -49,6 +49,29 @@ class ArraySpec:
 
     def __repr__(self) -> str:
         return f"ArraySpec(shape={self.shape}, dtype={self.dtype})"
+
+
+#: Shared specs, by (shape, dtype type, dtype): a graph of many ops on arrays of one
+#: shape then holds one spec instead of one per op, which also spares the garbage
+#: collector. Never mutated; emptied when it grows past a bound.
+_SPECS: dict[tuple[Any, ...], ArraySpec] = {}
+_MAX_SPECS = 1024
+
+
+def array_spec(array: Any) -> ArraySpec:
+    """The :class:`ArraySpec` of ``array``'s shape and dtype (shared, so never modify it)."""
+    shape, dtype = array.shape, array.dtype
+    # The dtype's type is part of the key: dtypes of two libraries must never be compared.
+    key = (shape, type(dtype), dtype)
+    try:
+        spec = _SPECS.get(key)
+    except TypeError:  # an unhashable shape or dtype
+        return ArraySpec(shape, dtype)
+    if spec is None:
+        if len(_SPECS) >= _MAX_SPECS:
+            _SPECS.clear()
+        spec = _SPECS[key] = ArraySpec(shape, dtype)
+    return spec
 
 
 class Node:

@@ -357,6 +357,21 @@ def test_the_graph_keeps_only_what_the_rules_that_will_run_read() -> None:
     np.testing.assert_allclose(x.grad.numpy(), 3 * np.e)
 
 
+def test_nodes_share_the_spec_of_inputs_they_do_not_keep() -> None:
+    from plugrad.graph import ArraySpec, array_spec
+
+    x = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    a, b = x + 1.0, x + 2.0  # add keeps no input values, only their shapes and dtypes
+    assert a.grad_fn._saved[0] is b.grad_fn._saved[0]
+    assert array_spec(a.array) is not array_spec(plugrad.ones((2, 1)).array)
+
+    class Unhashable:
+        shape, dtype = [2], "float32"  # a list is unhashable: a spec of its own
+
+    spec = array_spec(Unhashable())
+    assert isinstance(spec, ArraySpec) and spec.shape == [2]
+
+
 def test_changing_a_value_no_rule_reads_is_not_an_error() -> None:
     x = scalar(2.0)
     h = x * 1
