@@ -27,8 +27,10 @@ F = TypeVar("F", bound=Callable[..., Any])
 enabled = False
 _depth = 0
 _lock = threading.Lock()
-#: The per-op path's recording function while anomaly mode swaps in its own.
-_plain_record: Callable[..., Any] | None = None
+#: The per-op path's recording functions (in :mod:`plugrad.dispatch`), and the plain
+#: ones while anomaly mode has swapped in its own.
+_RECORDERS = ("_record", "_record1", "_record2")
+_plain_recorders: dict[str, Callable[..., Any]] = {}
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -46,11 +48,15 @@ def user_stack() -> list[traceback.FrameSummary]:
     ]
 
 
-def _record_with_stack(op: Any, device: Any, inputs: Any, params: Any, out: Any) -> Any:
-    assert _plain_record is not None
-    node = _plain_record(op, device, inputs, params, out)
-    node._trace = user_stack()
-    return node
+def _with_stack(record: Callable[..., Any]) -> Callable[..., Any]:
+    """``record``, also noting on the node where in user code the op was called."""
+
+    def record_with_stack(*args: Any) -> Any:
+        node = record(*args)
+        node._trace = user_stack()
+        return node
+
+    return record_with_stack
 
 
 class detect_anomaly:
@@ -73,13 +79,14 @@ class detect_anomaly:
     """
 
     def __enter__(self) -> None:
-        global enabled, _depth, _plain_record
+        global enabled, _depth
         from . import dispatch  # the engine imports this module early; dispatch comes later
 
         with _lock:
             if not _depth:
-                _plain_record = dispatch._record
-                dispatch._record = _record_with_stack
+                for name in _RECORDERS:
+                    _plain_recorders[name] = getattr(dispatch, name)
+                    setattr(dispatch, name, _with_stack(_plain_recorders[name]))
             _depth += 1
             enabled = True
 
@@ -91,7 +98,8 @@ class detect_anomaly:
             _depth -= 1
             if not _depth:
                 enabled = False
-                dispatch._record = _plain_record
+                for name, record in _plain_recorders.items():
+                    setattr(dispatch, name, record)
 
     def __call__(self, func: F) -> F:
         @functools.wraps(func)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from .dtypes import DType, is_differentiable
 from .errors import DeviceMismatchError, DtypeError
 from .grad_mode import _state
-from .graph import ArraySpec
+from .graph import array_spec
 from .tensor import Tensor, _object_new, _wrap
 
 if TYPE_CHECKING:
@@ -37,7 +37,7 @@ def apply1(op: OpDef, x: Any, params: dict[str, Any] | None) -> Tensor:
         raise _no_kernel(op, device) from None
     out = kernel(device.xp, x._array, **params) if params else kernel(device.xp, x._array)
     if x._requires_grad and _state.enabled and op.differentiable:
-        return _wrap(out, device, True, (_record(op, device, (x,), params, out), 0))
+        return _wrap(out, device, True, (_record1(op, device, x, params, out), 0))
     return _wrap(out, device, False, None)
 
 
@@ -73,7 +73,7 @@ def apply2(op: OpDef, x1: Any, x2: Any, params: dict[str, Any] | None) -> Tensor
         raise _no_kernel(op, device) from None
     out = kernel(device.xp, a1, a2, **params) if params else kernel(device.xp, a1, a2)
     if requires_grad and _state.enabled and op.differentiable:
-        return _wrap(out, device, True, (_record(op, device, (x1, x2), params, out), 0))
+        return _wrap(out, device, True, (_record2(op, device, x1, x2, params, out), 0))
     return _wrap(out, device, False, None)
 
 
@@ -218,40 +218,134 @@ def _raw_arrays(op: OpDef, device: Device, name: str, value: Any) -> Any:
 def _record(
     op: OpDef, device: Device, inputs: tuple[Any, ...], params: dict[str, Any] | None, out: Any
 ) -> Any:
-    """Create the backward node of one op application."""
+    """Create the backward node of one op application (any number of inputs).
+
+    The node keeps, per input, its edge (where its gradient goes, or ``None``)
+    and what the backward rules receive for it: the raw array if a rule that
+    will run reads it, else an :class:`ArraySpec` (a Python scalar as is).
+    Tensors whose values are kept are also listed, for the in-place check and
+    for ``create_graph``.
+    """
     node = _object_new(op.node_type)
     node._device = device
     node._hooks = None
     node._params = params
-    node._ans = out if op.saves_ans else None
+    sequence = op.sequence_kind is not None
+    rules = op.vjps * len(inputs) if sequence else op.vjps
     edges = []
-    saved = []
-    versioned = False
-    if op.sequence_kind is not None:
-        keeps = op.saved_inputs * len(inputs)
-        rules = op.vjps * len(inputs)
-    else:
-        keeps = op.saved_inputs
-        rules = op.vjps
-    for x, keep, rule in zip(inputs, keeps, rules):
-        if isinstance(x, Tensor):
+    mask = 0
+    for bit, (x, rule) in enumerate(zip(inputs, rules)):
+        edge = None
+        if rule is not None and isinstance(x, Tensor):
             edge = x._edge
-            if edge is None and x._requires_grad and rule is not None:
+            if edge is None and x._requires_grad:
                 edge = (x, 0)
-            edges.append(edge if rule is not None else None)
-            if keep:
-                saved.append(x)
-                versioned = versioned or x._counter is not None
-            else:
-                saved.append(ArraySpec(x._array.shape, x._array.dtype))
-        else:
-            edges.append(None)
+            if edge is not None:
+                mask |= 1 << bit
+        edges.append(edge)
+    if sequence:
+        keeps, keep_ans = op.saved_inputs * len(inputs), op.saves_ans
+    else:
+        keeps, keep_ans = op.keeps[mask]
+    saved = []
+    tensors = []
+    for x, keep in zip(inputs, keeps):
+        if not isinstance(x, Tensor):
             saved.append(x)
+            tensors.append(None)
+        elif keep:
+            saved.append(x._array)
+            tensors.append(x)
+        else:
+            saved.append(array_spec(x._array))
+            tensors.append(None)
     node._edges = tuple(edges)
+    node._ans = out if keep_ans else None
     node._saved = tuple(saved)
-    # Versions of the saved tensors, to detect in-place changes; None means all zero.
-    node._versions = tuple(map(saved_version, saved)) if versioned else None
+    _keep_tensors(node, tuple(tensors))
     return node
+
+
+def _record1(op: OpDef, device: Device, x: Tensor, params: dict[str, Any] | None, out: Any) -> Any:
+    """:func:`_record` for a one-input op whose input requires grad, spelled out."""
+    if op.vjps[0] is None:
+        return _record(op, device, (x,), params, out)
+    node = _object_new(op.node_type)
+    node._device = device
+    node._hooks = None
+    node._params = params
+    edge = x._edge or (x, 0)
+    keeps, keep_ans = op.keeps[1]
+    node._edges = (edge,)
+    node._ans = out if keep_ans else None
+    array = x._array
+    if keeps[0]:
+        node._saved = (array,)
+        node._saved_tensors = (x,)
+        node._versions = None if x._counter is None else (x._counter[0],)
+    else:
+        node._saved = (array_spec(array),)
+        node._saved_tensors = None
+        node._versions = None
+    return node
+
+
+def _record2(
+    op: OpDef, device: Device, x1: Any, x2: Any, params: dict[str, Any] | None, out: Any
+) -> Any:
+    """:func:`_record` for a two-input op (either may be a Python scalar), spelled out."""
+    node = _object_new(op.node_type)
+    node._device = device
+    node._hooks = None
+    node._params = params
+    rule1, rule2 = op.vjps
+    edge1 = edge2 = None
+    if rule1 is not None and isinstance(x1, Tensor) and x1._requires_grad:
+        edge1 = x1._edge or (x1, 0)
+    if rule2 is not None and isinstance(x2, Tensor) and x2._requires_grad:
+        edge2 = x2._edge or (x2, 0)
+    (keep1, keep2), keep_ans = op.keeps[(edge1 is not None) | (edge2 is not None) << 1]
+    node._edges = (edge1, edge2)
+    node._ans = out if keep_ans else None
+    kept1 = kept2 = None
+    if isinstance(x1, Tensor):
+        a1 = x1._array
+        if keep1:
+            saved1, kept1 = a1, x1
+        else:
+            saved1 = array_spec(a1)
+    else:
+        saved1 = x1
+    if isinstance(x2, Tensor):
+        a2 = x2._array
+        if keep2:
+            saved2, kept2 = a2, x2
+        else:
+            saved2 = array_spec(a2)
+    else:
+        saved2 = x2
+    node._saved = (saved1, saved2)
+    if kept1 is None and kept2 is None:
+        node._saved_tensors = None
+        node._versions = None
+    else:
+        node._saved_tensors = (kept1, kept2)
+        if (kept1 is None or kept1._counter is None) and (kept2 is None or kept2._counter is None):
+            node._versions = None
+        else:
+            node._versions = (saved_version(kept1), saved_version(kept2))
+    return node
+
+
+def _keep_tensors(node: Any, tensors: tuple[Tensor | None, ...]) -> None:
+    """Note the tensors a node keeps, and their versions (``None``: all unmodified)."""
+    if all(t is None for t in tensors):
+        node._saved_tensors = None
+        node._versions = None
+        return
+    node._saved_tensors = tensors
+    modified = any(t is not None and t._counter is not None for t in tensors)
+    node._versions = tuple(map(saved_version, tensors)) if modified else None
 
 
 def saved_version(value: Any) -> int:

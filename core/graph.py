@@ -18,7 +18,7 @@ from .tensor import Tensor, _wrap
 if TYPE_CHECKING:
     from .opdef import OpDef
 
-__all__ = ["ArraySpec", "GeneralOpNode", "Node", "OpNode"]
+__all__ = ["ArraySpec", "GeneralOpNode", "Node", "OpNode", "array_spec"]
 
 #: What backward rules receive under create_graph: plugrad plus every registered op.
 #: The registry sets it whenever it rebuilds its tables.
@@ -49,6 +49,29 @@ class ArraySpec:
 
     def __repr__(self) -> str:
         return f"ArraySpec(shape={self.shape}, dtype={self.dtype})"
+
+
+#: Shared specs, by (shape, dtype type, dtype): a graph of many ops on arrays of one
+#: shape then holds one spec instead of one per op, which also spares the garbage
+#: collector. Never mutated; emptied when it grows past a bound.
+_SPECS: dict[tuple[Any, ...], ArraySpec] = {}
+_MAX_SPECS = 1024
+
+
+def array_spec(array: Any) -> ArraySpec:
+    """The :class:`ArraySpec` of ``array``'s shape and dtype (shared, so never modify it)."""
+    shape, dtype = array.shape, array.dtype
+    # The dtype's type is part of the key: dtypes of two libraries must never be compared.
+    key = (shape, type(dtype), dtype)
+    try:
+        spec = _SPECS.get(key)
+    except TypeError:  # an unhashable shape or dtype
+        return ArraySpec(shape, dtype)
+    if spec is None:
+        if len(_SPECS) >= _MAX_SPECS:
+            _SPECS.clear()
+        spec = _SPECS[key] = ArraySpec(shape, dtype)
+    return spec
 
 
 class Node:
@@ -89,9 +112,6 @@ class Node:
         return f"<{type(self).__name__}>"
 
 
-_HOLDS_ARRAY = (Tensor, ArraySpec)
-
-
 def check_versions(node: Node, saved: Any, versions: tuple[int, ...] | None) -> None:
     """Raise if a tensor ``node`` saved was modified in place after it was saved."""
     for index, value in enumerate(saved):
@@ -119,37 +139,43 @@ def _freed_error(node: Node) -> GraphFreedError:
 class OpNode(Node):
     """The node of a built-in or plugin op: calls the op's backward rules.
 
-    ``_saved`` holds one entry per op input: the input Tensor if the op saves
-    it, an :class:`ArraySpec` if it does not, or the Python scalar itself.
-    ``_ans`` is the raw output array if the op saves it.
+    ``_saved`` holds one entry per op input, as the rules receive it in an
+    ordinary backward pass: the raw array if a rule that runs reads it, an
+    :class:`ArraySpec` if not, or the Python scalar itself. ``_saved_tensors``
+    lists the Tensors whose arrays are kept (``None`` elsewhere, or ``None``
+    altogether), for the in-place check and for ``create_graph``; ``_versions``
+    their versions when saved (``None``: all unmodified). ``_ans`` is the raw
+    output array if a rule reads it.
     """
 
-    __slots__ = ("_ans", "_params", "_saved", "_versions")
+    __slots__ = ("_ans", "_params", "_saved", "_saved_tensors", "_versions")
     op: ClassVar[OpDef]
 
     def _backward(self, grad: Any, create_graph: bool) -> tuple[Any, ...]:
-        saved = self._saved
-        if saved is None:
+        args = self._saved
+        if args is None:
             raise _freed_error(self)
-        check_versions(self, saved, self._versions)
+        tensors = self._saved_tensors
+        if tensors is not None:
+            check_versions(self, tensors, self._versions)
         op = self.op
         params = self._params
         if create_graph:
             # Rules run on Tensors through plugrad's ops, so the gradient is differentiable.
             xp = tensor_namespace
-            args = _tensor_mode_args(saved, self._device)
+            args = _tensor_mode_args(args, tensors, self._device)
             ans = None if self._ans is None else _wrap(self._ans, self._device, True, (self, 0))
         else:
             xp = self._device.rule_xp
-            args = [a._array if isinstance(a, _HOLDS_ARRAY) else a for a in saved]
             ans = self._ans
+        broadcasting = op.broadcasting
         grads = []
         for rule, edge, arg in zip(op.vjps, self._edges, args):
             if edge is None:
                 grads.append(None)
                 continue
             g = rule(xp, grad, ans, *args, **params) if params else rule(xp, grad, ans, *args)
-            if op.broadcasting:
+            if broadcasting:
                 # Broadcasting ops also promote dtypes: hand each input its own shape and dtype.
                 if g.shape != arg.shape:
                     g = _unbroadcast(xp, g, arg.shape)
@@ -160,6 +186,7 @@ class OpNode(Node):
 
     def _release(self) -> None:
         self._saved = None
+        self._saved_tensors = None
         self._ans = None
 
 
@@ -175,19 +202,20 @@ class GeneralOpNode(OpNode):
     __slots__ = ("_out_specs", "n_outputs")
 
     def _backward(self, grad: Any, create_graph: bool) -> tuple[Any, ...]:
-        saved = self._saved
-        if saved is None:
+        args = self._saved
+        if args is None:
             raise _freed_error(self)
-        check_versions(self, saved, self._versions)
+        tensors = self._saved_tensors
+        if tensors is not None:
+            check_versions(self, tensors, self._versions)
         op = self.op
         params = self._params or {}
         device = self._device
         if create_graph:
             xp = tensor_namespace
-            args = _tensor_mode_args(saved, device)
+            args = _tensor_mode_args(args, tensors, device)
         else:
             xp = device.rule_xp
-            args = [a._array if isinstance(a, _HOLDS_ARRAY) else a for a in saved]
         if op.multiple_outputs:
             g, ans = self._outputs_for_rules(grad, create_graph)
         else:
@@ -239,12 +267,20 @@ class GeneralOpNode(OpNode):
         return tuple(grads), ans
 
 
-def _tensor_mode_args(saved: tuple[Any, ...], device: Any) -> list[Any]:
-    """Saved inputs as rules see them under ``create_graph``: specs carry plugrad dtypes."""
-    return [
-        ArraySpec(a.shape, device._dtype_from_native[a.dtype]) if type(a) is ArraySpec else a
-        for a in saved
-    ]
+def _tensor_mode_args(
+    saved: tuple[Any, ...], tensors: tuple[Any, ...] | None, device: Any
+) -> list[Any]:
+    """Saved inputs as rules see them under ``create_graph``: Tensors, specs of plugrad dtypes."""
+    args = []
+    for index, value in enumerate(saved):
+        tensor = None if tensors is None else tensors[index]
+        if tensor is not None:
+            args.append(tensor)
+        elif type(value) is ArraySpec:
+            args.append(ArraySpec(value.shape, device._dtype_from_native[value.dtype]))
+        else:
+            args.append(value)
+    return args
 
 
 def _restore_dtype(xp: Any, grad: Any, dtype: Any) -> Any:

@@ -5,7 +5,9 @@ tensor is *rebased* onto the result: its data and ``grad_fn`` become the new
 ones, and no memory a backward pass saved is overwritten. When nothing is
 recorded (``no_grad``, or no tensor involved requires grad) the data is
 overwritten in place where the backend allows it, so a parameter update
-keeps its memory. Either way the tensor's version goes up, and a backward
+keeps its memory; ``x -= y`` with an operand of ``x``'s own dtype and shape (or
+a Python number) then uses the arrays' own in-place operator, one pass over
+memory as in hand-written code. Either way the tensor's version goes up, and a backward
 pass that saved the old value raises
 :class:`~plugrad.errors.InPlaceModificationError` instead of using wrong data.
 """
@@ -23,15 +25,33 @@ __all__ = ["apply_inplace"]
 
 # Backends whose arrays are immutable (e.g. JAX) refuse item assignment with one of these.
 _IMMUTABLE = (TypeError, ValueError, AttributeError, NotImplementedError, RuntimeError)
+_NUMBERS = (int, float)
+_FLOATING_KINDS = frozenset({"real floating", "complex floating"})
 
 
 def apply_inplace(
-    target: Tensor, function: Callable[..., Tensor], *args: Any, name: str = "in-place op"
+    target: Tensor,
+    function: Callable[..., Tensor],
+    *args: Any,
+    name: str = "in-place op",
+    array_operator: Callable[[Any, Any], Any] | None = None,
 ) -> Tensor:
-    """Make ``target`` hold ``function(target, *args)``; return ``target``."""
+    """Make ``target`` hold ``function(target, *args)``; return ``target``.
+
+    ``array_operator`` is the raw arrays' in-place operator that computes the
+    same as ``function`` (``operator.isub`` for ``subtract``), used when nothing
+    is recorded and the one operand keeps ``target``'s dtype and shape.
+    """
     recording = _state.enabled and (
         target._requires_grad or any(isinstance(a, Tensor) and a._requires_grad for a in args)
     )
+    if (
+        array_operator is not None
+        and not recording
+        and _apply_array_operator(target, array_operator, args[0])
+    ):
+        target._bump_version()
+        return target
     if recording:
         if target._edge is None and target._requires_grad:
             raise BackwardError(
@@ -61,6 +81,39 @@ def apply_inplace(
             target._array = array
     target._bump_version()
     return target
+
+
+def _apply_array_operator(
+    target: Tensor, array_operator: Callable[[Any, Any], Any], other: Any
+) -> bool:
+    """Apply ``array_operator`` to ``target``'s array in place if that cannot change its dtype.
+
+    Only floating-point targets, with a Python number or an operand of the same
+    device, dtype and shape; anything else (broadcasting, promotion, errors to
+    report) takes the general path. Returns whether it was applied.
+    """
+    array = target._array
+    if isinstance(other, Tensor):
+        operand = other._array
+        if (
+            other._device is not target._device
+            or operand.shape != array.shape
+            or operand.dtype != array.dtype
+        ):
+            return False
+    elif type(other) in _NUMBERS:
+        operand = other
+    else:
+        return False
+    if target._device.dtype_of(array).kind not in _FLOATING_KINDS:
+        return False
+    try:
+        result = array_operator(array, operand)
+    except _IMMUTABLE:
+        return False  # e.g. a read-only array: the general path copes, or says why not
+    if result is not array:  # an immutable backend returned a new array
+        target._array = result
+    return True
 
 
 def _check_result(target: Tensor, result: Tensor, name: str, *, recording: bool) -> Any:

@@ -46,7 +46,9 @@ OpDef('square_example')
 from __future__ import annotations
 
 import collections
+import dis
 import inspect
+import types
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -187,6 +189,10 @@ class OpDef:
         self.signature: inspect.Signature | None = None
         self.saved_inputs: tuple[bool, ...] = ()
         self.saves_ans = False
+        #: What a node keeps, by which inputs get a gradient (bit i set: input i does):
+        #: ``keeps[mask] = (keep each input's value, keep the output)``. Empty for
+        #: sequence inputs, which keep what ``saved_inputs`` and ``saves_ans`` say.
+        self.keeps: tuple[tuple[tuple[bool, ...], bool], ...] = ()
         self.method_name: str | None = None
         self.dtype_params: tuple[str, ...] = ()
         #: "variadic" for a ``*arrays`` kernel, "sequence" for ``sequence=True``, else None.
@@ -320,6 +326,8 @@ class OpDef:
         self.signature = signature
         self.saved_inputs = tuple(name in saves for name in inputs)
         self.saves_ans = _ANS in saves
+        if self.differentiable and not variadic and not self.sequence:
+            self.keeps = _keeps_by_gradients(self.vjps, inputs, self.saved_inputs, self.saves_ans)
         self.dtype_params = dtype_params
         self.sequence_kind = "variadic" if variadic else "sequence" if self.sequence else None
         self.general = bool(self.array_params or self.multiple_outputs or self.sequence_kind)
@@ -415,6 +423,62 @@ def _adapt_kernel(kernel: Kernel, inputs: tuple[str, ...], params: tuple[str, ..
 
     call.__signature__ = inspect.signature(kernel)  # type: ignore[attr-defined]
     return call
+
+
+def _keeps_by_gradients(
+    rules: tuple[Rule | None, ...],
+    inputs: tuple[str, ...],
+    saved_inputs: tuple[bool, ...],
+    saves_ans: bool,
+) -> tuple[tuple[tuple[bool, ...], bool], ...]:
+    """For each set of inputs that get a gradient, what the rules that then run read.
+
+    ``multiply`` saves both inputs, but for ``x * 2.0`` only the rule for ``x``
+    runs, and it reads the ``2.0``: ``x`` need not be kept alive. Entry ``mask``
+    says, for the inputs whose bit is set in ``mask``, which declared saves
+    their rules read (a rule that cannot be inspected reads all of them).
+    """
+    reads = [_names_read(rule) for rule in rules]
+    table = []
+    for mask in range(1 << len(inputs)):
+        running = [reads[i] for i in range(len(inputs)) if mask >> i & 1]
+
+        def needed(name: str, running: list[frozenset[str] | None] = running) -> bool:
+            return any(names is None or name in names for names in running)
+
+        keep = tuple(saved and needed(name) for name, saved in zip(inputs, saved_inputs))
+        table.append((keep, saves_ans and needed(_ANS)))
+    return tuple(table)
+
+
+# Functions that reach a frame's locals without naming them.
+_READS_LOCALS = frozenset({"locals", "vars", "eval", "exec", "_getframe"})
+
+
+def _names_read(rule: Rule | None) -> frozenset[str] | None:
+    """The names a rule's code mentions, a superset of the arguments it reads.
+
+    ``None`` when that cannot be told: not a plain Python function, ``*args`` or
+    ``**kwargs`` (a wrapper passing its arguments on), or access to its locals.
+    A parameter that is not in the set is certainly not read.
+    """
+    if rule is None:
+        return frozenset()
+    if not isinstance(rule, types.FunctionType):
+        return None
+    code = rule.__code__
+    if code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
+        return None
+    if _READS_LOCALS.intersection(code.co_names):
+        return None
+    names = set(code.co_cellvars)  # arguments an inner function reads
+    for instruction in dis.get_instructions(code):
+        value = instruction.argval
+        if isinstance(value, str):
+            names.add(value)
+        elif isinstance(value, tuple):  # e.g. LOAD_FAST_LOAD_FAST (Python 3.13)
+            names.update(v for v in value if isinstance(v, str))
+    return frozenset(names)
 
 
 def _check_rule_arity(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 import sys
 import weakref
 from collections.abc import Callable, Sequence
@@ -690,19 +691,29 @@ class Tensor:
     # -- in-place operators (see plugrad.inplace: safe for autograd) ----------------------
 
     def __iadd__(self, other: Any) -> Tensor:
-        return _inplace.apply_inplace(self, _ops.add, other, name="x += y")
+        return _inplace.apply_inplace(
+            self, _ops.add, other, name="x += y", array_operator=operator.iadd
+        )
 
     def __isub__(self, other: Any) -> Tensor:
-        return _inplace.apply_inplace(self, _ops.subtract, other, name="x -= y")
+        return _inplace.apply_inplace(
+            self, _ops.subtract, other, name="x -= y", array_operator=operator.isub
+        )
 
     def __imul__(self, other: Any) -> Tensor:
-        return _inplace.apply_inplace(self, _ops.multiply, other, name="x *= y")
+        return _inplace.apply_inplace(
+            self, _ops.multiply, other, name="x *= y", array_operator=operator.imul
+        )
 
     def __itruediv__(self, other: Any) -> Tensor:
-        return _inplace.apply_inplace(self, _ops.divide, other, name="x /= y")
+        return _inplace.apply_inplace(
+            self, _ops.divide, other, name="x /= y", array_operator=operator.itruediv
+        )
 
     def __ipow__(self, other: Any) -> Tensor:
-        return _inplace.apply_inplace(self, _ops.pow, other, name="x **= y")
+        return _inplace.apply_inplace(
+            self, _ops.pow, other, name="x **= y", array_operator=operator.ipow
+        )
 
     def fill_(self, value: bool | int | float | complex) -> Tensor:
         """Set every element to ``value``, in place; returns the tensor.

@@ -78,6 +78,8 @@ def normalize_axes(axis: int | tuple[int, ...] | None, ndim: int) -> tuple[int, 
 
 def expand_reduced(xp: Any, g: Any, shape: tuple[int, ...], axis: Any, keepdims: bool) -> Any:
     """Broadcast the gradient of a reduction back over the axes it reduced."""
+    if axis is None:  # a reduction to one element broadcasts as it is
+        return xp.broadcast_to(g, tuple(shape))
     if not keepdims:
         axes = normalize_axes(axis, len(shape))
         g = xp.reshape(g, tuple(1 if i in axes else n for i, n in enumerate(shape)))

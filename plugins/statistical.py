@@ -121,9 +121,9 @@ prod = op(
 
 
 def _var_grad(xp: Any, g: Any, ans: Any, x: Any, *, axis: Any, correction: Any, keepdims: bool):
-    g = expand_reduced(xp, g, x.shape, axis, keepdims)
-    centered = x - xp.mean(x, axis=axis, keepdims=True)
-    return g * 2 * centered / (count(x.shape, axis) - correction)
+    # Scaled while still reduced: one pass over x's shape fewer than scaling afterwards.
+    g = expand_reduced(xp, g * 2 / (count(x.shape, axis) - correction), x.shape, axis, keepdims)
+    return g * (x - xp.mean(x, axis=axis, keepdims=True))
 
 
 var = op(

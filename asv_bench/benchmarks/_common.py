@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import statistics
-import timeit
+import time
 from collections.abc import Callable
 
 from plugrad.backend import Device
 from plugrad.errors import BackendError
 from plugrad.registry import resolve_device
 
-REPEAT = 7
+#: Rounds of timed runs behind each ratio (the median is taken).
+REPEAT = 11
 
 
 def device_or_skip(backend: str) -> Device:
@@ -18,11 +19,82 @@ def device_or_skip(backend: str) -> Device:
     try:
         return resolve_device(backend)
     except BackendError as exc:
-        raise NotImplementedError(f"backend {backend!r} is not available: {exc}") from None
+        raise NotImplementedError(str(exc)) from None
 
 
-def median_seconds_per_call(fn: Callable[[], object], number: int) -> float:
-    """Median over ``REPEAT`` runs of ``number`` calls, after one warm-up call."""
+Clock = Callable[[], float]
+
+
+def clock_for(device: Device) -> Clock:
+    """The clock to time work on ``device`` with.
+
+    On the CPU, the process's CPU time: time during which other programs hold
+    the processor is not counted, which on a shared machine makes runs far more
+    repeatable than wall time. On other devices (a GPU), wall time: it includes
+    the device's work, which the host waits for without computing.
+    """
+    on_cpu = device.backend.dlpack_device(device.native) == (1, 0)
+    return time.process_time if on_cpu else time.perf_counter
+
+
+def seconds_per_call(
+    fn: Callable[[], object], number: int, clock: Clock = time.perf_counter
+) -> float:
+    """Time of ``number`` calls of ``fn`` on ``clock``, divided by ``number``."""
+    start = clock()
+    for _ in range(number):
+        fn()
+    return (clock() - start) / number
+
+
+def calls_for(fn: Callable[[], object], seconds: float, clock: Clock = time.perf_counter) -> int:
+    """How many calls of ``fn`` take about ``seconds`` (at least one), after a warm-up call."""
     fn()  # warm up (first-use activation, caches)
-    runs = timeit.Timer(fn).repeat(repeat=REPEAT, number=number)
-    return statistics.median(runs) / number
+    number = 1
+    while True:
+        taken = seconds_per_call(fn, number, clock) * number
+        if taken >= seconds / 4 or number >= 1 << 20:
+            return max(1, round(number * seconds / max(taken, 1e-9)))
+        number *= 4
+
+
+def interleaved_runs(
+    fns: list[Callable[[], object]],
+    repeat: int = REPEAT,
+    seconds: float = 0.01,
+    clock: Clock = time.perf_counter,
+) -> list[list[float]]:
+    """Seconds per call of each function in each of ``repeat`` rounds: ``runs[round][fn]``.
+
+    In a round each function runs in turn for about ``seconds``. Interleaving
+    (a, b, a, b, ...) rather than timing all of ``a`` then all of ``b`` lets a
+    ratio be taken within a round, between runs a few milliseconds apart, so a
+    change in the machine's load affects both sides alike.
+    """
+    numbers = [calls_for(fn, seconds, clock) for fn in fns]
+    return [
+        [seconds_per_call(fn, number, clock) for fn, number in zip(fns, numbers)]
+        for _ in range(repeat)
+    ]
+
+
+def medians(runs: list[list[float]]) -> list[float]:
+    """The median seconds per call of each function over the rounds."""
+    return [statistics.median(column) for column in zip(*runs)]
+
+
+def median_ratio(runs: list[list[float]], numerator: int, denominator: int) -> float:
+    """The median over the rounds of one function's time over another's."""
+    return statistics.median(run[numerator] / run[denominator] for run in runs)
+
+
+def ratio(
+    plugrad_fn: Callable[[], object],
+    floor_fn: Callable[[], object],
+    clock: Clock,
+    repeat: int = REPEAT,
+    seconds: float = 0.01,
+) -> float:
+    """plugrad time / floor time: the median of the ratios of interleaved runs."""
+    runs = interleaved_runs([plugrad_fn, floor_fn], repeat=repeat, seconds=seconds, clock=clock)
+    return median_ratio(runs, 0, 1)

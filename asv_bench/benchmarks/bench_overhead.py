@@ -1,4 +1,4 @@
-"""Per-op overhead: a short elementwise chain on tiny tensors.
+"""Per-op overhead: a short elementwise chain on tiny tensors, and a 10,000-op chain.
 
 On a 4-element tensor the arithmetic is free, so what is timed is the
 framework's own cost per op (dispatch, graph recording, the backward engine).
@@ -8,34 +8,26 @@ is the floor a framework on that backend can reach. Compare e.g.
 ``time_plugrad_forward_backward`` with ``time_floor_forward_backward``, or read
 the ratio directly from ``track_ratio_forward_backward``.
 
-The computation (5 ops; ``x`` and ``w`` both require grad)::
+``ElementwiseChainOverhead`` times 5 ops (``x`` and ``w`` both require grad)::
 
     a = x * w;  b = a + 1.0;  c = b * x;  y = exp(c);  loss = sum(y)
 
-and its backward by hand (d loss / d y = 1)::
-
-    dc = y;  db = dc * x;  dx = db * w + dc * b;  dw = db * x
+``LongChainOverhead`` times a chain of 10,000 multiplications and additions,
+then ``sum``, forward and backward: the engine on a deep graph.
 
 Parametrized over every registered backend; backends that are not available
-here are skipped (``NotImplementedError`` in ``setup``).
+here are skipped (``NotImplementedError`` in ``setup``). The workloads
+themselves are in ``_workloads.py``.
 """
 
 from __future__ import annotations
 
 from typing import ClassVar
 
-import numpy as np
-
-import plugrad
 from plugrad.registry import backend_names
 
-from ._common import device_or_skip, median_seconds_per_call
-
-_X = [0.1, -0.2, 0.3, 0.4]
-_W = [0.5, 0.25, -1.5, 2.0]
-
-# For the track_ ratios: each timing is the median over _REPEAT runs of _NUMBER calls.
-_NUMBER = 200
+from ._common import ratio
+from ._workloads import ElementwiseChain, LongChain
 
 
 class ElementwiseChainOverhead:
@@ -45,108 +37,77 @@ class ElementwiseChainOverhead:
     param_names: ClassVar[list[str]] = ["backend"]
 
     def setup(self, backend: str) -> None:
-        device = device_or_skip(backend)
-        self.device = device
-        self.xp = device.xp
-        self._sync_backend = device.backend
-        self._sync_native = device.native
-
-        # plugrad leaves
-        self.x = plugrad.tensor(_X, dtype=plugrad.float32, device=backend, requires_grad=True)
-        self.w = plugrad.tensor(_W, dtype=plugrad.float32, device=backend, requires_grad=True)
-        # the same data as raw backend arrays, for the floor
-        self.xr = plugrad.tensor(_X, dtype=plugrad.float32, device=backend).array
-        self.wr = plugrad.tensor(_W, dtype=plugrad.float32, device=backend).array
-
-        # A wrong floor must not go unnoticed: both sides must compute the same numbers.
-        to_numpy = device.backend.to_numpy
-        loss = self._plugrad_forward_backward()
-        loss_r, dx_r, dw_r = self._floor_forward_backward()
-        np.testing.assert_allclose(loss.numpy(), to_numpy(loss_r), rtol=1e-6)
-        np.testing.assert_allclose(self.x.grad.numpy(), to_numpy(dx_r), rtol=1e-6)
-        np.testing.assert_allclose(self.w.grad.numpy(), to_numpy(dw_r), rtol=1e-6)
-        with plugrad.no_grad():
-            y = self._plugrad_forward()
-        np.testing.assert_allclose(y.numpy(), to_numpy(self._floor_forward()), rtol=1e-6)
-        # ... and against an independent float64 reference computed here with numpy.
-        x64, w64 = np.asarray(_X, dtype=np.float64), np.asarray(_W, dtype=np.float64)
-        y64 = np.exp((x64 * w64 + 1.0) * x64)
-        np.testing.assert_allclose(self.x.grad.numpy(), y64 * (2 * x64 * w64 + 1.0), rtol=1e-5)
-        np.testing.assert_allclose(self.w.grad.numpy(), y64 * x64 * x64, rtol=1e-5)
-
-    def _sync(self) -> None:
-        self._sync_backend.synchronize(self._sync_native)
-
-    # -- the computation, both ways ---------------------------------------------------
-
-    def _plugrad_forward(self):
-        x = self.x
-        return ((x * self.w + 1.0) * x).exp()
-
-    def _plugrad_forward_backward(self):
-        x, w = self.x, self.w
-        x.grad = None  # backward accumulates; start from zero each call
-        w.grad = None
-        loss = ((x * w + 1.0) * x).exp().sum()
-        loss.backward()
-        return loss
-
-    def _floor_forward(self):
-        xp, x = self.xp, self.xr
-        return xp.exp((x * self.wr + 1.0) * x)
-
-    def _floor_forward_backward(self):
-        xp, x, w = self.xp, self.xr, self.wr
-        # forward, keeping what backward needs
-        b = x * w + 1.0
-        y = xp.exp(b * x)
-        loss = xp.sum(y)
-        # backward by hand: d loss/d y = 1, exp' = exp
-        dc = y
-        db = dc * x
-        dx = db * w + dc * b
-        dw = db * x
-        return loss, dx, dw
+        self.work = ElementwiseChain(backend, size=4)
+        self.work.check()
 
     # -- timed: forward + backward ------------------------------------------------------
 
     def time_plugrad_forward_backward(self, backend: str) -> None:
-        self._plugrad_forward_backward()
-        self._sync()
+        self.work.plugrad_forward_backward()
+        self.work.sync()
 
     def time_floor_forward_backward(self, backend: str) -> None:
-        self._floor_forward_backward()
-        self._sync()
+        self.work.floor_forward_backward()
+        self.work.sync()
 
     # -- timed: forward only (plugrad under no_grad) -------------------------------------
 
     def time_plugrad_forward_no_grad(self, backend: str) -> None:
-        with plugrad.no_grad():
-            self._plugrad_forward()
-        self._sync()
+        self.work.plugrad_forward_no_grad()
+        self.work.sync()
 
     def time_floor_forward(self, backend: str) -> None:
-        self._floor_forward()
-        self._sync()
+        self.work.floor_forward()
+        self.work.sync()
 
     # -- tracked: plugrad time / floor time, measured in one process ---------------------
 
     def track_ratio_forward_backward(self, backend: str) -> float:
-        plugrad_s = median_seconds_per_call(
-            lambda: self.time_plugrad_forward_backward(backend), _NUMBER
+        return ratio(
+            lambda: self.time_plugrad_forward_backward(backend),
+            lambda: self.time_floor_forward_backward(backend),
+            self.work.clock,
         )
-        floor_s = median_seconds_per_call(
-            lambda: self.time_floor_forward_backward(backend), _NUMBER
-        )
-        return plugrad_s / floor_s
 
     track_ratio_forward_backward.unit = "ratio"
 
     def track_ratio_forward_no_grad(self, backend: str) -> float:
-        plugrad_s = median_seconds_per_call(
-            lambda: self.time_plugrad_forward_no_grad(backend), _NUMBER
+        return ratio(
+            lambda: self.time_plugrad_forward_no_grad(backend),
+            lambda: self.time_floor_forward(backend),
+            self.work.clock,
         )
-        floor_s = median_seconds_per_call(lambda: self.time_floor_forward(backend), _NUMBER)
-        return plugrad_s / floor_s
 
     track_ratio_forward_no_grad.unit = "ratio"
+
+
+class LongChainOverhead:
+    """A chain of 10,000 ops on shape (4,) float32, forward + backward, vs the floor."""
+
+    params: ClassVar[list[str]] = list(backend_names())
+    param_names: ClassVar[list[str]] = ["backend"]
+
+    def setup(self, backend: str) -> None:
+        self.work = LongChain(backend, n_ops=10_000)
+        self.work.check()
+
+    def time_plugrad_forward_backward(self, backend: str) -> None:
+        self.work.plugrad_forward_backward()
+        self.work.sync()
+
+    def time_floor_forward_backward(self, backend: str) -> None:
+        self.work.floor_forward_backward()
+        self.work.sync()
+
+    def track_ratio_forward_backward(self, backend: str) -> float:
+        # A deep graph is many Python objects, and the garbage collector's full
+        # collections come every few chains: runs of several chains include them.
+        return ratio(
+            lambda: self.time_plugrad_forward_backward(backend),
+            lambda: self.time_floor_forward_backward(backend),
+            self.work.clock,
+            repeat=5,
+            seconds=0.2,
+        )
+
+    track_ratio_forward_backward.unit = "ratio"

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import plugrad
-from plugrad.errors import BackwardError, GraphFreedError, ShapeError
+from plugrad.errors import BackwardError, GraphFreedError, InPlaceModificationError, ShapeError
 
 
 def scalar(value: float) -> plugrad.Tensor:
@@ -341,6 +341,47 @@ def test_saved_values_are_freed_after_backward() -> None:
     assert saved() is not None, "the graph must keep h alive until backward"
     y.sum().backward()
     assert saved() is None, "backward must release what the graph saved"
+
+
+def test_the_graph_keeps_only_what_the_rules_that_will_run_read() -> None:
+    x = plugrad.tensor(np.ones(1000), requires_grad=True)
+    h = plugrad.exp(x)
+    y = h * 3.0  # only the rule for h runs, and it reads the 3.0, not h
+    z = h * x  # both rules run: each reads the other input
+    kept = weakref.ref(h)
+    del h
+    assert kept() is not None, "z's node keeps h for x's gradient"
+    del z
+    assert kept() is None, "y's node does not keep h"
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 3 * np.e)
+
+
+def test_nodes_share_the_spec_of_inputs_they_do_not_keep() -> None:
+    from plugrad.graph import ArraySpec, array_spec
+
+    x = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    a, b = x + 1.0, x + 2.0  # add keeps no input values, only their shapes and dtypes
+    assert a.grad_fn._saved[0] is b.grad_fn._saved[0]
+    assert array_spec(a.array) is not array_spec(plugrad.ones((2, 1)).array)
+
+    class Unhashable:
+        shape, dtype = [2], "float32"  # a list is unhashable: a spec of its own
+
+    spec = array_spec(Unhashable())
+    assert isinstance(spec, ArraySpec) and spec.shape == [2]
+
+
+def test_changing_a_value_no_rule_reads_is_not_an_error() -> None:
+    x = scalar(2.0)
+    h = x * 1
+    y = h * 3.0  # does not keep h, as in PyTorch
+    z = h * h  # keeps h
+    h += 1
+    y.backward()
+    assert x.grad.tolist() == 3.0
+    with pytest.raises(InPlaceModificationError, match="MulBackward"):
+        z.backward()
 
 
 def test_graph_has_no_reference_cycles() -> None:

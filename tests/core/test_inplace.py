@@ -24,6 +24,41 @@ def test_update_under_no_grad_keeps_the_memory() -> None:
     assert w.is_leaf and w.requires_grad and w._version == 1
 
 
+@pytest.mark.parametrize(
+    ("apply", "expected"),
+    [
+        (lambda w, o: w.__iadd__(o), lambda a, b: a + b),
+        (lambda w, o: w.__isub__(o), lambda a, b: a - b),
+        (lambda w, o: w.__imul__(o), lambda a, b: a * b),
+        (lambda w, o: w.__itruediv__(o), lambda a, b: a / b),
+        (lambda w, o: w.__ipow__(o), lambda a, b: a**b),
+    ],
+)
+@pytest.mark.parametrize("operand", ["tensor", "number"])
+def test_update_without_recording_matches_the_out_of_place_op(apply, expected, operand) -> None:
+    values, other = [1.5, 2.0, 0.25], [0.5, -1.0, 3.0]
+    w = plugrad.tensor(values, dtype=plugrad.float32, requires_grad=True)
+    o = plugrad.tensor(other, dtype=plugrad.float32) if operand == "tensor" else 0.75
+    before = w.array
+    with plugrad.no_grad():
+        reference = expected(w * 1, o)
+        assert apply(w, o) is w
+    assert w.dtype == plugrad.float32 and w._version == 1 and w.is_leaf and w.requires_grad
+    assert w.array is before or w.backend.name != "numpy", "updated in place"
+    np.testing.assert_array_equal(w.numpy(), reference.numpy())
+
+
+def test_update_of_a_read_only_array_replaces_it() -> None:
+    w = leaf(1.0, 2.0)
+    if w.backend.name != "numpy":
+        pytest.skip("read-only arrays are NumPy's")
+    before = w.array
+    before.flags.writeable = False
+    with plugrad.no_grad():
+        w -= plugrad.tensor([0.5, 0.5], dtype=plugrad.float64)
+    assert w.tolist() == [0.5, 1.5] and before.tolist() == [1.0, 2.0] and w._version == 1
+
+
 def test_in_place_on_a_leaf_that_requires_grad_is_an_error() -> None:
     w = leaf(1.0)
     with pytest.raises(BackwardError, match=r"leaf tensor that requires grad.*no_grad"):

@@ -156,3 +156,36 @@ def test_hooks_and_retain_grad_on_one_output_of_several() -> None:
     assert seen == [[1.0, 1.0]]
     assert a.grad.tolist() == [1.0, 1.0]
     assert x.grad.tolist() == [[1.0, 1.0], [10.0, 10.0]]
+
+
+def test_a_node_keeps_the_inputs_the_running_rules_read(plugin) -> None:
+    def first_rule(xp, g, ans, x1, x2):
+        return g / x2
+
+    def second_rule(xp, g, ans, x1, x2):
+        return -g * ans / x2
+
+    ratio = op("ratio_as_test", lambda xp, x1, x2, /: x1 / x2).vjp(first_rule, second_rule)
+    ops = plugin(ratio)
+    assert ratio.keeps == (
+        ((False, False), False),  # no gradient wanted: nothing kept
+        ((False, True), False),  # x1's rule reads x2
+        ((False, True), True),  # x2's rule reads ans and x2
+        ((False, True), True),
+    )
+    x1 = plugrad.tensor([6.0], requires_grad=True)
+    x2 = plugrad.tensor([2.0], requires_grad=True)
+    ops.ratio_as_test(x1, x2).backward()
+    assert x1.grad.tolist() == [0.5] and x2.grad.tolist() == [-1.5]
+
+
+def test_rules_that_cannot_be_read_keep_everything_declared(plugin) -> None:
+    import functools
+
+    def rule(xp, g, ans, x1, x2, scale):
+        return g * scale
+
+    opaque = [functools.partial(rule, scale=1.0), lambda *args: args[1] * 1.0]
+    times = op("opaque_as_test", lambda xp, x1, x2, /: x1 * x2, saves=("x1",)).vjp(*opaque)
+    plugin(times)
+    assert all(entry == ((True, False), False) for entry in times.keeps[1:])
