@@ -66,6 +66,10 @@ def _rows(workloads: Any, quick: bool) -> list[Row]:
         Row(f"MLP training step, batch {batch}", lambda b, n=batch: w.MLPStep(b, n),
             "plugrad_step", "floor_step", "torch_step")
         for batch in (8, 128, 1024)
+    ] + [
+        Row(f"MLP step with nn + optim.SGD, batch {batch}",
+            lambda b, n=batch: w.MLPStep(b, n), "plugrad_module_step", "floor_step", "torch_step")
+        for batch in (8, 128, 1024)
     ]  # fmt: skip
     # A deep graph is many Python objects: the garbage collector's full collections come
     # every few chains. Runs of half a second include them in proportion, where the

@@ -750,7 +750,7 @@ def _input_meta(node: Node, index: int) -> tuple[tuple[int, ...], str] | None:
         saved = node._saved
         if saved is None or index >= len(saved):
             return None
-        value = saved[index]
+        value = _saved_input(node, saved, index)
         if isinstance(value, Tensor):
             return value.shape, value.dtype.name
         if isinstance(value, ArraySpec):
@@ -772,13 +772,26 @@ def _constant_input(node: Node, index: int) -> Any:
         saved = node._saved
         if saved is None or index >= len(saved):
             return None
-        return saved[index]
+        return _saved_input(node, saved, index)
     if isinstance(node, FunctionCtx):
         metas = getattr(node, "_input_meta", None)
         if metas and index < len(metas) and metas[index] is not None:
             shape, native = metas[index]
             return ArraySpec(tuple(shape), native)
     return None
+
+
+def _saved_input(node: OpNode, saved: Any, index: int) -> Any:
+    """Input ``index`` as the node keeps it: the Tensor whose array it kept, an
+    :class:`ArraySpec` for an array it kept without its Tensor or did not keep,
+    or the Python number itself."""
+    tensors = node._saved_tensors
+    if tensors is not None and index < len(tensors) and tensors[index] is not None:
+        return tensors[index]
+    value = saved[index]
+    if value is None or isinstance(value, (ArraySpec, bool, int, float, complex)):
+        return value
+    return ArraySpec(tuple(value.shape), value.dtype)  # a raw array, kept for a rule
 
 
 def _dtype_name(native: Any, device: Any) -> str:

@@ -104,6 +104,46 @@ erfc = op(
     """,
 ).vjp(_erfc_grad)
 
+# -- linear -------------------------------------------------------------------------------
+
+
+def _linear_weight_grad(xp: Any, g: Any, ans: Any, x: Any, weight: Any) -> Any:
+    # (out, in) directly, summed over every leading axis: contiguous like the weight,
+    # so the optimizer's update runs over plain memory.
+    rows = xp.reshape(g, (-1, g.shape[-1]))
+    return xp.matmul(xp.matrix_transpose(rows), xp.reshape(x, (-1, x.shape[-1])))
+
+
+linear = op(
+    "linear",
+    lambda xp, x, weight, /: xp.matmul(x, xp.matrix_transpose(weight)),
+    # Shapes never broadcast here; the flag makes each gradient keep its input's dtype.
+    broadcasting=True,
+    saves=("x", "weight"),
+    standard=False,
+    namespace="nn",
+    doc="""``x @ weight.T`` for ``x`` ``(..., in)`` and ``weight`` ``(out, in)``: ``(..., out)``.
+
+    The weight's gradient is formed as ``(out, in)`` from the start (no
+    transposed copy), summed over every leading axis of ``x``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> w = plugrad.ones((2, 3), requires_grad=True)
+    >>> y = plugrad.ops.linear(plugrad.tensor([[1.0, 2.0, 3.0]]), w)
+    >>> y
+    tensor([[6., 6.]], grad_fn=<LinearBackward>)
+    >>> y.sum().backward()
+    >>> w.grad
+    tensor([[1., 2., 3.],
+            [1., 2., 3.]])
+    """,
+).vjp(
+    lambda xp, g, ans, x, weight: xp.matmul(g, weight),
+    _linear_weight_grad,
+)
+
 # -- activations --------------------------------------------------------------------------
 
 relu = op(
@@ -704,6 +744,7 @@ embedding_backward = op(
 def plugrad_ops() -> list[OpDef]:
     return [
         erfc,
+        linear,
         relu,
         sigmoid,
         gelu,

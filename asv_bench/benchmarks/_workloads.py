@@ -455,6 +455,32 @@ class MLPStep(Workload):
         self.x, self.onehot = self.tensor(x), self.tensor(onehot)
         self.params_r = [self.raw(p) for p in params]
         self.xr, self.onehot_r = self.raw(x), self.raw(onehot)
+        self.labels = plugrad.asarray(np.argmax(onehot, axis=1), device=self.device)
+        self.model, self.optimizer = self._module_and_optimizer()
+
+    def _module_and_optimizer(self) -> tuple[Any, Any]:
+        """The same network as plugrad.nn layers and an optim.SGD, from the same start."""
+        nn = plugrad.nn
+        sizes = MLP_SIZES
+        layers: list[Any] = []
+        for n_in, n_out in itertools.pairwise(sizes):
+            layers += [nn.Linear(n_in, n_out, device=self.device), nn.ReLU()]
+        model = nn.Sequential(*layers[:-1])
+        params = self.host[0]
+        state = {}
+        for i, (w, b) in enumerate(zip(params[::2], params[1::2])):
+            state[f"{2 * i}.weight"] = self.tensor(np.ascontiguousarray(w.T))  # (out, in)
+            state[f"{2 * i}.bias"] = self.tensor(b)
+        model.load_state_dict(state)
+        return model, plugrad.optim.SGD(model.parameters(), lr=LEARNING_RATE)
+
+    def plugrad_module_step(self) -> plugrad.Tensor:
+        """The step as users write it: nn.Linear, ReLU, cross_entropy, optim.SGD."""
+        self.optimizer.zero_grad()
+        loss = plugrad.nn.functional.cross_entropy(self.model(self.x), self.labels)
+        loss.backward()
+        self.optimizer.step()
+        return loss
 
     def plugrad_step(self) -> plugrad.Tensor:
         params = self.params
@@ -529,6 +555,10 @@ class MLPStep(Workload):
         for p, p_r in zip(self.params, self.params_r):
             self.assert_close(p, p_r, rtol=1e-5, atol=1e-6)
         assert not np.allclose(self.params[0].numpy(), params[0]), "the update changed nothing"
+        self.assert_close(self.plugrad_module_step(), loss_r, rtol=1e-5)
+        updated = [p.T if p.ndim == 2 else p for p in self.model.parameters()]
+        for p, p_r in zip(updated, self.params_r):
+            self.assert_close(p, p_r, rtol=1e-5, atol=1e-6)
         if self.torch is not None:
             self.use_torch(self.torch)  # the same starting parameters again
             self.assert_close(self.torch_step(), loss_r, rtol=1e-5)

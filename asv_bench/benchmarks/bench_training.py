@@ -36,6 +36,10 @@ class MLPTrainingStep:
         self.work.plugrad_step()
         self.work.sync()
 
+    def time_plugrad_module_step(self, backend: str, batch: int) -> None:
+        self.work.plugrad_module_step()
+        self.work.sync()
+
     def time_floor_step(self, backend: str, batch: int) -> None:
         self.work.floor_step()
         self.work.sync()
@@ -48,3 +52,13 @@ class MLPTrainingStep:
         )
 
     track_ratio_step.unit = "ratio"
+
+    def track_ratio_module_step(self, backend: str, batch: int) -> float:
+        """The same step through plugrad.nn, cross_entropy and optim.SGD, against the floor."""
+        return ratio(
+            lambda: self.time_plugrad_module_step(backend, batch),
+            lambda: self.time_floor_step(backend, batch),
+            self.work.clock,
+        )
+
+    track_ratio_module_step.unit = "ratio"

@@ -128,7 +128,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     tensor([[3., 3., 3., 3.],
             [3., 3., 3., 3.]])
     """
-    out = _ops.matmul(input, _ops.matrix_transpose(weight))
+    out = _ops.linear(input, weight)
     return out if bias is None else out + bias
 
 

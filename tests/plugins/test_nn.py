@@ -120,6 +120,9 @@ CASES = [
         same_dtype(_erfc),
         make=lambda rng, dtype: [np.array([-6.0, -3.0, -0.9, -0.2, 0.3, 1.2, 2.5, 5.0])],
     ),
+    Case("linear", "linear", ops.linear, lambda x, w: x @ w.T, ((4, 3), (2, 3))),
+    Case("linear", "linear-batched", ops.linear, lambda x, w: x @ w.T, ((2, 4, 3), (5, 3))),
+    Case("linear", "linear-vector", ops.linear, lambda x, w: x @ w.T, ((3,), (2, 3))),
     Case(
         "relu",
         "relu",

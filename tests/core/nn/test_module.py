@@ -227,7 +227,7 @@ def test_a_failed_move_changes_nothing() -> None:
 
 def test_a_backward_through_values_replaced_by_to_raises() -> None:
     layer = nn.Linear(2, 2)
-    loss = (layer(plugrad.ones((1, 2))) ** 2).sum()
+    loss = (layer(plugrad.ones((1, 2), requires_grad=True)) ** 2).sum()
     layer.to(plugrad.float64)
     with pytest.raises(plugrad.errors.InPlaceModificationError):
         loss.backward()
