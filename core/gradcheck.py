@@ -37,9 +37,14 @@ def basis(like: Tensor, index: int) -> Tensor:
     return _wrap(xp.reshape(flat, array.shape), like._device, False, None)
 
 
-def _element(t: Tensor, index: int) -> float:
-    """Element ``index`` of ``t`` in row-major order, as a Python float."""
-    return float(t._device.xp.reshape(t._array, (-1,))[index])
+def _is_complex(t: Tensor) -> bool:
+    return t.dtype.kind == "complex floating"
+
+
+def _element(t: Tensor, index: int) -> float | complex:
+    """Element ``index`` of ``t`` in row-major order, as a Python float (complex if ``t`` is)."""
+    value = t._device.xp.reshape(t._array, (-1,))[index]
+    return complex(value) if _is_complex(t) else float(value)
 
 
 def _size(t: Tensor) -> int:
@@ -49,45 +54,76 @@ def _size(t: Tensor) -> int:
     return n
 
 
+# A complex number is two real ones: inputs are perturbed along 1 and 1j, and complex
+# outputs are probed with the output gradients 1 and 1j.
+def _directions(t: Tensor) -> tuple[complex, ...]:
+    return (1, 1j) if _is_complex(t) else (1,)
+
+
 def _numerical_jacobian(
     func: Function, inputs: Sequence[Any], index: int, eps: float
-) -> list[list[Tensor]]:
-    """Columns d(outputs)/d(inputs[index][j]) by central differences, as flat tensors."""
+) -> list[list[list[Tensor]]]:
+    """``columns[j][d][k]``: d(outputs[k])/d(inputs[index][j]) along direction ``d`` (1, then
+    1j for complex inputs), by central differences, as flat tensors."""
     x = inputs[index]
     columns = []
     with no_grad():
         for j in range(_size(x)):
-            step = basis(x, j) * eps
-            plus = list(inputs)
-            plus[index] = x.detach() + step
-            minus = list(inputs)
-            minus[index] = x.detach() - step
-            columns.append(
-                [
-                    ((p - m) / (2 * eps)).reshape(-1)
-                    for p, m in zip(_outputs(func(*plus)), _outputs(func(*minus)))
-                ]
-            )
+            along = []
+            for direction in _directions(x):
+                step = basis(x, j) * (eps * direction)
+                plus = list(inputs)
+                plus[index] = x.detach() + step
+                minus = list(inputs)
+                minus[index] = x.detach() - step
+                along.append(
+                    [
+                        ((p - m) / (2 * eps)).reshape(-1)
+                        for p, m in zip(_outputs(func(*plus)), _outputs(func(*minus)))
+                    ]
+                )
+            columns.append(along)
     return columns
 
 
 def _analytical_jacobian(
     func: Function, inputs: Sequence[Any], differentiable: list[int]
-) -> tuple[list[Tensor], list[list[list[Tensor | None]]]]:
-    """Rows d(outputs[k][i])/d(inputs) by backward passes with one-hot output gradients."""
+) -> tuple[list[Tensor], list[list[list[list[Tensor | None]]]]]:
+    """``rows[k][i][c]``: the input gradients of a backward pass whose only output gradient
+    is ``c`` (1, then 1j for complex outputs) at element ``i`` of output ``k``."""
     outputs = _outputs(func(*inputs))
-    rows: list[list[list[Tensor | None]]] = []
+    rows: list[list[list[list[Tensor | None]]]] = []
     wanted = [inputs[i] for i in differentiable]
     for out in outputs:
         out_rows = []
         for i in range(_size(out)):
-            if not out.requires_grad:
-                out_rows.append([None] * len(wanted))
-                continue
-            grads = grad(out, wanted, basis(out, i), retain_graph=True, allow_unused=True)
-            out_rows.append(list(grads))
+            probes = []
+            for c in _directions(out):
+                if not out.requires_grad:
+                    probes.append([None] * len(wanted))
+                    continue
+                seed = basis(out, i) if c == 1 else basis(out, i) * c
+                grads = grad(out, wanted, seed, retain_graph=True, allow_unused=True)
+                probes.append(list(grads))
+            out_rows.append(probes)
         rows.append(out_rows)
     return list(outputs), rows
+
+
+def _expected(c: complex, along: list[list[Tensor]], k: int, i: int) -> float | complex:
+    """The gradient a backward pass with output gradient ``c`` must give, from differences.
+
+    It is the gradient of the real function ``Re(conj(c) * out[i])``: its derivative along
+    the real axis of the input, plus ``1j`` times that along the imaginary axis.
+    """
+    total: float | complex = 0.0
+    for direction, column in zip((1, 1j), along):
+        derivative = _element(column[k], i)
+        real = (c.conjugate() * derivative).real if isinstance(c, complex) else derivative
+        if isinstance(real, complex):
+            real = real.real
+        total = total + direction * real if direction != 1 else real
+    return total
 
 
 def gradcheck(
@@ -104,7 +140,13 @@ def gradcheck(
     Every element of every output is differentiated with respect to every
     element of every input that requires grad, both ways, and the two
     Jacobians must agree within ``atol + rtol * |numerical|``. Use float64
-    inputs: finite differences in float32 are too coarse.
+    (or complex128) inputs: finite differences in float32 are too coarse.
+
+    Complex inputs and outputs are checked as pairs of real numbers, with
+    PyTorch's convention: a backward pass with output gradient ``v`` gives the
+    gradient ``dL/dx + 1j * dL/dy`` of ``L = Re(sum(conj(v) * output))`` with
+    respect to each input ``x + 1j * y`` (the conjugate Wirtinger derivative,
+    times two), so holomorphic and non-holomorphic functions are both covered.
 
     Parameters
     ----------
@@ -131,6 +173,9 @@ def gradcheck(
     >>> x = plugrad.tensor([0.5, 1.5], dtype=plugrad.float64, requires_grad=True)
     >>> plugrad.autograd.gradcheck(lambda t: plugrad.exp(t) * t, (x,))
     True
+    >>> z = plugrad.tensor([0.5 + 1j, -1.5j], dtype=plugrad.complex128, requires_grad=True)
+    >>> plugrad.autograd.gradcheck(lambda t: plugrad.abs(plugrad.exp(t) * t), (z,))
+    True
     """
     inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
     differentiable = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
@@ -140,21 +185,29 @@ def gradcheck(
     for position, index in enumerate(differentiable):
         numerical = _numerical_jacobian(func, inputs, index, eps)
         for k, out in enumerate(outputs):
-            for j, column in enumerate(numerical):
-                expected = column[k]._array
+            for j, along in enumerate(numerical):
                 for i in range(_size(out)):
-                    analytic = rows[k][i][position]
-                    got = 0.0 if analytic is None else _element(analytic, j)
-                    want = float(expected[i])
-                    if abs(got - want) > atol + rtol * abs(want):
-                        if not raise_exception:
-                            return False
-                        raise GradcheckError(
-                            f"gradient mismatch for output {k} element {i} with respect to input "
-                            f"{index} element {j}: backward gives {got!r}, finite differences "
-                            f"give {want!r} (atol={atol}, rtol={rtol}, eps={eps})"
-                        )
+                    for c, analytic in zip(_directions(out), rows[k][i]):
+                        got = 0.0 if analytic[position] is None else analytic[position]
+                        got = got if isinstance(got, float) else _element(got, j)
+                        want = _expected(c, along, k, i)
+                        if abs(got - want) > atol + rtol * abs(want):
+                            if not raise_exception:
+                                return False
+                            probe = "" if c == 1 else " (output gradient 1j)"
+                            raise GradcheckError(
+                                f"gradient mismatch for output {k} element {i}{probe} with "
+                                f"respect to input {index} element {j}: backward gives {got!r}, "
+                                f"finite differences give {want!r} (atol={atol}, rtol={rtol}, "
+                                f"eps={eps})"
+                            )
     return True
+
+
+def _real_dtype(t: Tensor) -> Any:
+    from . import dtypes
+
+    return dtypes.float32 if t.dtype == dtypes.complex64 else dtypes.float64
 
 
 def gradgradcheck(
@@ -197,7 +250,13 @@ def gradgradcheck(
         grad_outputs = []
         for out in outputs:
             g = generator.setdefault(out._device, Generator(seed=0, device=out._device))
-            v = randn(*out.shape, dtype=out.dtype, generator=g)
+            if _is_complex(out):
+                real = _real_dtype(out)
+                v = randn(*out.shape, dtype=real, generator=g) + 1j * randn(
+                    *out.shape, dtype=real, generator=g
+                )
+            else:
+                v = randn(*out.shape, dtype=out.dtype, generator=g)
             grad_outputs.append(v)
     grad_outputs = [v.detach().requires_grad_() for v in grad_outputs]
     n = len(inputs)

@@ -260,3 +260,81 @@ def test_gradgradcheck_catches_wrong_second_derivatives() -> None:
     assert plugrad.autograd.gradcheck(NotTwiceDifferentiable.apply, (x,))
     with pytest.raises(GradcheckError):
         plugrad.autograd.gradgradcheck(NotTwiceDifferentiable.apply, (x,))
+
+
+def c128(*values: complex) -> plugrad.Tensor:
+    return plugrad.tensor(list(values), dtype=plugrad.complex128, requires_grad=True)
+
+
+class ExpWithoutConj(plugrad.Function):
+    """exp's backward as g * exp(z): right for real inputs, wrong for complex ones (the
+    convention needs g * conj(exp(z)))."""
+
+    @staticmethod
+    def forward(ctx, z):
+        result = plugrad.exp(z)
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        (result,) = ctx.saved_tensors
+        return grad * result
+
+
+class RealPartOnly(plugrad.Function):
+    """|z|^2 whose backward forgets the imaginary part of the gradient."""
+
+    @staticmethod
+    def forward(ctx, z):
+        ctx.save_for_backward(z)
+        return plugrad.real(z * plugrad.conj(z))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (z,) = ctx.saved_tensors
+        return plugrad.astype(2 * grad * plugrad.real(z), plugrad.complex128)
+
+
+@pytest.mark.parametrize(
+    "func",
+    [
+        plugrad.exp,
+        plugrad.abs,  # complex -> real
+        lambda z: z * plugrad.conj(z) + plugrad.sin(z),  # not holomorphic
+        lambda z: plugrad.sum(plugrad.real(z) * plugrad.imag(z)),
+    ],
+)
+def test_gradcheck_checks_complex_functions_both_orders(func) -> None:
+    z = c128(0.5 + 1j, -1.5j, 0.3 - 0.2j)
+    assert plugrad.autograd.gradcheck(func, (z,))
+    assert plugrad.autograd.gradgradcheck(func, (z,))
+
+
+def test_a_rule_right_only_for_real_inputs_passes_on_real_ones() -> None:
+    assert plugrad.autograd.gradcheck(ExpWithoutConj.apply, (f64(0.5, -1.5),))
+
+
+def test_gradcheck_real_input_complex_output() -> None:
+    x = f64(0.5, 2.0)
+    assert plugrad.autograd.gradcheck(lambda t: plugrad.exp(t * (1 + 2j)), (x,))
+
+
+@pytest.mark.parametrize("wrong", [ExpWithoutConj, RealPartOnly])
+def test_gradcheck_catches_wrong_complex_gradients(wrong) -> None:
+    z = c128(0.5 + 1j, -1.5j)
+    with pytest.raises(GradcheckError, match="finite differences give"):
+        plugrad.autograd.gradcheck(wrong.apply, (z,))
+
+
+def test_gradcheck_agrees_with_torch_on_complex_functions() -> None:
+    torch = pytest.importorskip("torch")
+    values = [0.5 + 1j, -1.5j, 0.3 - 0.2j]
+    cases = [
+        (lambda z: plugrad.exp(z) * plugrad.conj(z), lambda z: torch.exp(z) * torch.conj(z)),
+        (lambda z: plugrad.abs(z) ** 2, lambda z: torch.abs(z) ** 2),
+    ]
+    for ours, theirs in cases:
+        tz = torch.tensor(values, dtype=torch.complex128, requires_grad=True)
+        assert torch.autograd.gradcheck(theirs, (tz,))
+        assert plugrad.autograd.gradcheck(ours, (c128(*values),))
