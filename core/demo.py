@@ -226,6 +226,11 @@ def train(
         result.files = _write_outputs(output_dir, result, network, loss_fn, dataset)
         for path in result.files:
             say(f"wrote {path}")
+        if any(path.endswith(".dot") for path in result.files):
+            say(
+                "the graph is DOT source because Graphviz's dot program is not installed "
+                "(apt-get install graphviz, brew install graphviz); then: dot -Tsvg -O FILE.dot"
+            )
     return result
 
 

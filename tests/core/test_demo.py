@@ -144,3 +144,23 @@ def test_bad_model_and_data_names_are_value_errors():
         demo.build_model("resnet", None)
     with pytest.raises(ValueError, match="'auto', 'digits' or 'generated'"):
         demo.load_data("mnist", None, seed=0)
+
+
+def test_without_graphviz_the_graph_is_dot_source_and_the_output_says_why(tmp_path, monkeypatch):
+    from plugrad import viz
+    from plugrad.errors import MissingProgramError
+
+    def no_dot(outputs, path, **options):
+        if str(path).endswith(".dot"):
+            return real_render(outputs, path, **options)
+        raise MissingProgramError("dot not found")
+
+    real_render = viz.render
+    monkeypatch.setattr(viz, "render", no_dot)
+    lines = []
+    result = demo.train(
+        data="generated", epochs=1, output_dir=str(tmp_path), progress=False, log=lines.append
+    )
+    assert str(tmp_path / "training_step.dot") in result.files
+    assert "digraph" in (tmp_path / "training_step.dot").read_text()
+    assert any("apt-get install graphviz" in line for line in lines)
