@@ -19,11 +19,10 @@ import numpy as np
 import plugrad
 from plugrad.registry import backend_names
 
-from ._common import device_or_skip, median_seconds_per_call
+from ._common import clock_for, device_or_skip, ratio
 
 _SHAPES = [(784, 256), (256,), (256, 256), (256,), (256, 10), (10,)]
 _LR, _MOMENTUM, _BETAS, _EPS = 1e-3, 0.9, (0.9, 0.999), 1e-8
-_NUMBER = 20
 
 
 class OptimizerStep:
@@ -34,6 +33,7 @@ class OptimizerStep:
 
     def setup(self, backend: str, optimizer: str) -> None:
         device = device_or_skip(backend)
+        self.clock = clock_for(device)
         self.xp = device.xp
         self._sync_backend, self._sync_native = device.backend, device.native
         rng = np.random.default_rng(0)
@@ -106,10 +106,10 @@ class OptimizerStep:
         self._sync()
 
     def track_ratio_step(self, backend: str, optimizer: str) -> float:
-        plugrad_s = median_seconds_per_call(
-            lambda: self.time_plugrad_step(backend, optimizer), _NUMBER
+        return ratio(
+            lambda: self.time_plugrad_step(backend, optimizer),
+            lambda: self.time_floor_step(backend, optimizer),
+            self.clock,
         )
-        floor_s = median_seconds_per_call(lambda: self.time_floor_step(backend, optimizer), _NUMBER)
-        return plugrad_s / floor_s
 
     track_ratio_step.unit = "ratio"
