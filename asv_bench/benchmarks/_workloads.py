@@ -78,6 +78,8 @@ def _host(value: Any, to_numpy: Any) -> np.ndarray:
     """``value`` (a Tensor, a torch tensor or a raw backend array) as a NumPy array."""
     if isinstance(value, plugrad.Tensor):
         return value.numpy()
+    if isinstance(value, np.ndarray):  # a reference computed here with NumPy
+        return value
     if type(value).__module__.startswith("torch"):
         return value.detach().numpy()
     return to_numpy(value)
