@@ -16,7 +16,7 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from .optimizer import Optimizer, check_number
+from .optimizer import Optimizer, check_int, check_number
 
 __all__ = [
     "CosineAnnealingLR",
@@ -74,8 +74,7 @@ class LRScheduler:
                 f"{type(self).__name__} schedules a plugrad.optim.Optimizer, got a "
                 f"{type(optimizer).__name__}"
             )
-        if isinstance(last_epoch, bool) or not isinstance(last_epoch, int) or last_epoch < -1:
-            raise ValueError(f"last_epoch must be an int >= -1, got {last_epoch!r}")
+        check_int("last_epoch", last_epoch, at_least=-1)
         self.optimizer = optimizer
         if last_epoch == -1:
             for group in optimizer.param_groups:
@@ -229,8 +228,7 @@ class StepLR(LRScheduler):
     def __init__(
         self, optimizer: Optimizer, step_size: int, gamma: float = 0.1, last_epoch: int = -1
     ) -> None:
-        if isinstance(step_size, bool) or not isinstance(step_size, int) or step_size < 1:
-            raise ValueError(f"step_size must be a positive int, got {step_size!r}")
+        check_int("step_size", step_size, at_least=1)
         check_number("gamma", gamma)
         self.step_size = step_size
         self.gamma = gamma
@@ -315,8 +313,7 @@ class CosineAnnealingLR(LRScheduler):
     def __init__(
         self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0, last_epoch: int = -1
     ) -> None:
-        if isinstance(T_max, bool) or not isinstance(T_max, int) or T_max < 1:
-            raise ValueError(f"T_max must be a positive int, got {T_max!r}")
+        check_int("T_max", T_max, at_least=1)
         check_number("eta_min", eta_min)
         self.T_max = T_max
         self.eta_min = eta_min
@@ -442,8 +439,7 @@ class LinearLR(LRScheduler):
             raise ValueError(f"start_factor must be in (0, 1], got {start_factor!r}")
         if not 0 <= end_factor <= 1:
             raise ValueError(f"end_factor must be in [0, 1], got {end_factor!r}")
-        if isinstance(total_iters, bool) or not isinstance(total_iters, int) or total_iters < 1:
-            raise ValueError(f"total_iters must be a positive int, got {total_iters!r}")
+        check_int("total_iters", total_iters, at_least=1)
         self.start_factor = start_factor
         self.end_factor = end_factor
         self.total_iters = total_iters

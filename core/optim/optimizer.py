@@ -476,6 +476,12 @@ def check_number(
         raise ValueError(f"{name} must be {bounds}, got {value!r}")
 
 
+def check_int(name: str, value: Any, *, at_least: int) -> None:
+    """Raise ``ValueError`` unless ``value`` is an int (not a bool) with ``value >= at_least``."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < at_least:
+        raise ValueError(f"{name} must be an int >= {at_least}, got {value!r}")
+
+
 def check_flag(name: str, value: Any) -> None:
     """Raise unless ``value`` is a bool."""
     if not isinstance(value, bool):
