@@ -5,10 +5,11 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable
+from typing import Any, ClassVar
 
 from plugrad.backend import Device
 from plugrad.errors import BackendError
-from plugrad.registry import resolve_device
+from plugrad.registry import backend_names, resolve_device
 
 #: Rounds of timed runs behind each ratio (the median is taken).
 REPEAT = 11
@@ -98,3 +99,43 @@ def ratio(
     """plugrad time / floor time: the median of the ratios of interleaved runs."""
     runs = interleaved_runs([plugrad_fn, floor_fn], repeat=repeat, seconds=seconds, clock=clock)
     return median_ratio(runs, 0, 1)
+
+
+class _ForwardBackward:
+    """A workload's forward + backward, timed beside its floor, over every backend.
+
+    Subclasses name the workload (``_workload``); ``ratio_repeat`` and
+    ``ratio_seconds`` set how :func:`ratio` times it. The leading underscore
+    keeps asv from collecting this base class itself.
+    """
+
+    params: ClassVar[list[str]] = list(backend_names())
+    param_names: ClassVar[list[str]] = ["backend"]
+    ratio_repeat: ClassVar[int] = REPEAT
+    ratio_seconds: ClassVar[float] = 0.01
+
+    def _workload(self, backend: str) -> Any:
+        raise NotImplementedError
+
+    def setup(self, backend: str) -> None:
+        self.work = self._workload(backend)
+        self.work.check()
+
+    def time_plugrad_forward_backward(self, backend: str) -> None:
+        self.work.plugrad_forward_backward()
+        self.work.sync()
+
+    def time_floor_forward_backward(self, backend: str) -> None:
+        self.work.floor_forward_backward()
+        self.work.sync()
+
+    def track_ratio_forward_backward(self, backend: str) -> float:
+        return ratio(
+            lambda: self.time_plugrad_forward_backward(backend),
+            lambda: self.time_floor_forward_backward(backend),
+            self.work.clock,
+            repeat=self.ratio_repeat,
+            seconds=self.ratio_seconds,
+        )
+
+    track_ratio_forward_backward.unit = "ratio"

@@ -18,65 +18,34 @@ with their hand-derived backward passes, are in ``_workloads.py``.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
-
-from plugrad.registry import backend_names
+from typing import Any
 
 from . import _workloads as workloads
-from ._common import ratio
+from ._common import _ForwardBackward
 
 
-class _OpBenchmark:
-    params: ClassVar[list[str]] = list(backend_names())
-    param_names: ClassVar[list[str]] = ["backend"]
-
-    def _workload(self, backend: str) -> Any:
-        raise NotImplementedError
-
-    def setup(self, backend: str) -> None:
-        self.work = self._workload(backend)
-        self.work.check()
-
-    def time_plugrad_forward_backward(self, backend: str) -> None:
-        self.work.plugrad_forward_backward()
-        self.work.sync()
-
-    def time_floor_forward_backward(self, backend: str) -> None:
-        self.work.floor_forward_backward()
-        self.work.sync()
-
-    def track_ratio_forward_backward(self, backend: str) -> float:
-        return ratio(
-            lambda: self.time_plugrad_forward_backward(backend),
-            lambda: self.time_floor_forward_backward(backend),
-            self.work.clock,
-        )
-
-    track_ratio_forward_backward.unit = "ratio"
-
-
-class LargeElementwiseChain(_OpBenchmark):
+class LargeElementwiseChain(_ForwardBackward):
     """``sum(exp((x * w + 1) * x))`` on shape (1_000_000,) float32: forward + backward."""
 
     def _workload(self, backend: str) -> Any:
         return workloads.ElementwiseChain(backend, size=1_000_000)
 
 
-class Reduction(_OpBenchmark):
+class Reduction(_ForwardBackward):
     """``sum(var(x, axis=1))`` on (256, 256) float32: forward + backward."""
 
     def _workload(self, backend: str) -> Any:
         return workloads.Reduction(backend)
 
 
-class MatMul(_OpBenchmark):
+class MatMul(_ForwardBackward):
     """``sum(a @ b)`` on (128, 128) float32 matrices: forward + backward."""
 
     def _workload(self, backend: str) -> Any:
         return workloads.MatMul(backend)
 
 
-class Indexing(_OpBenchmark):
+class Indexing(_ForwardBackward):
     """``sum(take(x, idx, axis=0) * w)``: 4096 repeated row indices into (1024, 16) float32."""
 
     def _workload(self, backend: str) -> Any:

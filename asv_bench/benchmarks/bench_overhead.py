@@ -22,33 +22,18 @@ themselves are in ``_workloads.py``.
 
 from __future__ import annotations
 
-from typing import ClassVar
-
-from plugrad.registry import backend_names
-
-from ._common import ratio
+from ._common import _ForwardBackward, ratio
 from ._workloads import ElementwiseChain, LongChain
 
 
-class ElementwiseChainOverhead:
-    """plugrad vs the hand-written raw-backend floor, 5-op chain on shape (4,) float32."""
+class ElementwiseChainOverhead(_ForwardBackward):
+    """plugrad vs the hand-written raw-backend floor, 5-op chain on shape (4,) float32.
 
-    params: ClassVar[list[str]] = list(backend_names())
-    param_names: ClassVar[list[str]] = ["backend"]
+    Forward + backward as in every :class:`_ForwardBackward`, and forward alone.
+    """
 
-    def setup(self, backend: str) -> None:
-        self.work = ElementwiseChain(backend, size=4)
-        self.work.check()
-
-    # -- timed: forward + backward ------------------------------------------------------
-
-    def time_plugrad_forward_backward(self, backend: str) -> None:
-        self.work.plugrad_forward_backward()
-        self.work.sync()
-
-    def time_floor_forward_backward(self, backend: str) -> None:
-        self.work.floor_forward_backward()
-        self.work.sync()
+    def _workload(self, backend: str) -> ElementwiseChain:
+        return ElementwiseChain(backend, size=4)
 
     # -- timed: forward only (plugrad under no_grad) -------------------------------------
 
@@ -60,16 +45,7 @@ class ElementwiseChainOverhead:
         self.work.floor_forward()
         self.work.sync()
 
-    # -- tracked: plugrad time / floor time, measured in one process ---------------------
-
-    def track_ratio_forward_backward(self, backend: str) -> float:
-        return ratio(
-            lambda: self.time_plugrad_forward_backward(backend),
-            lambda: self.time_floor_forward_backward(backend),
-            self.work.clock,
-        )
-
-    track_ratio_forward_backward.unit = "ratio"
+    # -- tracked: plugrad time / floor time, measured in one process -------------------
 
     def track_ratio_forward_no_grad(self, backend: str) -> float:
         return ratio(
@@ -81,33 +57,13 @@ class ElementwiseChainOverhead:
     track_ratio_forward_no_grad.unit = "ratio"
 
 
-class LongChainOverhead:
+class LongChainOverhead(_ForwardBackward):
     """A chain of 10,000 ops on shape (4,) float32, forward + backward, vs the floor."""
 
-    params: ClassVar[list[str]] = list(backend_names())
-    param_names: ClassVar[list[str]] = ["backend"]
+    # A deep graph is many Python objects, and the garbage collector's full
+    # collections come every few chains: runs of several chains include them.
+    ratio_repeat = 5
+    ratio_seconds = 0.2
 
-    def setup(self, backend: str) -> None:
-        self.work = LongChain(backend, n_ops=10_000)
-        self.work.check()
-
-    def time_plugrad_forward_backward(self, backend: str) -> None:
-        self.work.plugrad_forward_backward()
-        self.work.sync()
-
-    def time_floor_forward_backward(self, backend: str) -> None:
-        self.work.floor_forward_backward()
-        self.work.sync()
-
-    def track_ratio_forward_backward(self, backend: str) -> float:
-        # A deep graph is many Python objects, and the garbage collector's full
-        # collections come every few chains: runs of several chains include them.
-        return ratio(
-            lambda: self.time_plugrad_forward_backward(backend),
-            lambda: self.time_floor_forward_backward(backend),
-            self.work.clock,
-            repeat=5,
-            seconds=0.2,
-        )
-
-    track_ratio_forward_backward.unit = "ratio"
+    def _workload(self, backend: str) -> LongChain:
+        return LongChain(backend, n_ops=10_000)
