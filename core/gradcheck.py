@@ -118,11 +118,7 @@ def _expected(c: complex, along: list[list[Tensor]], k: int, i: int) -> float | 
     """
     total: float | complex = 0.0
     for direction, column in zip((1, 1j), along):
-        derivative = _element(column[k], i)
-        real = (c.conjugate() * derivative).real if isinstance(c, complex) else derivative
-        if isinstance(real, complex):
-            real = real.real
-        total = total + direction * real if direction != 1 else real
+        total += direction * (c.conjugate() * _element(column[k], i)).real
     return total
 
 
@@ -188,8 +184,8 @@ def gradcheck(
             for j, along in enumerate(numerical):
                 for i in range(_size(out)):
                     for c, analytic in zip(_directions(out), rows[k][i]):
-                        got = 0.0 if analytic[position] is None else analytic[position]
-                        got = got if isinstance(got, float) else _element(got, j)
+                        tensor = analytic[position]
+                        got = 0.0 if tensor is None else _element(tensor, j)
                         want = _expected(c, along, k, i)
                         if abs(got - want) > atol + rtol * abs(want):
                             if not raise_exception:
