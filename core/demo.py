@@ -171,6 +171,10 @@ def train(
 ) -> DemoResult:
     """Train the demo network and return what was measured; write files to ``output_dir``.
 
+    ``seed`` goes to :func:`plugrad.manual_seed`, so the same arguments give the
+    same run (and the default generators are reseeded). ``output_dir=None``
+    writes nothing; ``log`` receives each line of the report (``None``: silent).
+
     Examples
     --------
     >>> from plugrad.demo import train
