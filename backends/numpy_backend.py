@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import array_api_compat.numpy as numpy_namespace
 import numpy as np
 
 from plugrad.backend import Backend
 from plugrad.hookspecs import hookimpl
+
+from . import numpy_namespace
 
 __all__ = ["NumpyBackend", "NumpyRandom", "plugrad_backends"]
 
@@ -37,7 +38,10 @@ class NumpyRandom:
 
 
 class NumpyBackend(Backend):
-    """NumPy arrays on the CPU, through array-api-compat's NumPy namespace."""
+    """NumPy arrays on the CPU, through array-api-compat's NumPy namespace (made leaner).
+
+    See :mod:`plugrad.backends.numpy_namespace`.
+    """
 
     name = "numpy"
     holds_host_data = True

@@ -1,0 +1,120 @@
+"""The NumPy backend's lean functions give exactly what array-api-compat's NumPy namespace gives."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import array_api_compat.numpy as compat
+import numpy as np
+import pytest
+
+from plugrad.backends import numpy_namespace as lean
+
+DTYPES = ["bool", "int8", "uint8", "int32", "int64", "float16", "float32", "float64", "complex64"]
+SHAPES = [(), (0,), (3,), (2, 0), (2, 3), (2, 3, 4)]
+
+
+def _arrays() -> list[np.ndarray]:
+    rng = np.random.default_rng(0)
+    arrays = []
+    for dtype, shape in itertools.product(DTYPES, SHAPES):
+        values = rng.integers(-3, 4, shape) if shape else rng.integers(-3, 4)
+        arrays.append(np.asarray(values).astype(dtype))
+    # A non-contiguous view and a NumPy scalar, as rules and kernels may receive.
+    arrays.append(np.arange(24.0).reshape(4, 6)[:, ::2])
+    arrays.append(np.float32(2.5))
+    return arrays
+
+
+def _axes(ndim: int) -> list[Any]:
+    axes: list[Any] = [None, ()]
+    axes += list(range(-ndim, ndim))
+    axes += [tuple(c) for r in range(1, ndim + 1) for c in itertools.combinations(range(ndim), r)]
+    return axes
+
+
+def _same(got: Any, expected: Any) -> None:
+    assert type(got) is type(expected)
+    assert got.dtype == expected.dtype
+    assert got.shape == expected.shape
+    np.testing.assert_array_equal(got, expected)
+
+
+def _outcome(function: Any, *args: Any, **kwargs: Any) -> Any:
+    """The result, or the type of the error raised."""
+    try:
+        return function(*args, **kwargs)
+    except Exception as error:  # noqa: BLE001 - the error type is what is compared
+        return type(error)
+
+
+def _compare(name: str, *args: Any, **kwargs: Any) -> None:
+    got = _outcome(getattr(lean, name), *args, **kwargs)
+    expected = _outcome(getattr(compat, name), *args, **kwargs)
+    if isinstance(expected, type):
+        assert got is expected, f"{name}{args, kwargs}: raised {got}, expected {expected}"
+    else:
+        _same(got, expected)
+
+
+@pytest.mark.parametrize("name", ["sum", "prod"])
+def test_sum_and_prod(name: str) -> None:
+    for x in _arrays():
+        for axis, keepdims in itertools.product(_axes(x.ndim), (False, True)):
+            _compare(name, x, axis=axis, keepdims=keepdims)
+        for dtype in (None, np.float64, np.int64, np.complex128):
+            _compare(name, x, dtype=dtype)
+
+
+@pytest.mark.parametrize("name", ["max", "min"])
+def test_max_and_min(name: str) -> None:
+    for x in _arrays():
+        for axis, keepdims in itertools.product(_axes(x.ndim), (False, True)):
+            _compare(name, x, axis=axis, keepdims=keepdims)
+    nan = np.array([1.0, np.nan, 3.0])
+    _compare(name, nan)
+    _compare(name, np.zeros((2, 0)), axis=1)  # empty reductions raise
+
+
+def test_reshape() -> None:
+    for x in _arrays():
+        size = x.size
+        for shape in [(size,), (-1,), (1, size), (size, 1, 1), (size + 1,)]:
+            for copy in (None, True, False):
+                _compare("reshape", x, shape, copy=copy)
+
+
+def test_expand_dims() -> None:
+    for x in _arrays():
+        for axis in range(-x.ndim - 3, x.ndim + 3):
+            _compare("expand_dims", x, axis=axis)
+        _same(lean.expand_dims(x), np.expand_dims(x, 0))  # the standard's default axis
+    view = np.arange(12.0).reshape(3, 4)[:, ::2]
+    assert np.shares_memory(lean.expand_dims(view, axis=1), view), "a view, as NumPy's"
+
+
+def test_matrix_transpose_and_matmul() -> None:
+    for x in _arrays():
+        _compare("matrix_transpose", x)
+    rng = np.random.default_rng(1)
+    for shape1, shape2 in [((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 4)), ((5, 2, 3), (3, 4))]:
+        a, b = rng.standard_normal(shape1), rng.standard_normal(shape2)
+        _compare("matmul", a, b)
+    _compare("matmul", np.ones((2, 3)), np.ones((2, 3)))  # mismatched: both raise
+
+
+@pytest.mark.parametrize("name", ["ones_like", "zeros_like"])
+def test_ones_and_zeros_like(name: str) -> None:
+    for x in _arrays():
+        for dtype in (None, np.float32, np.int16, np.bool_):
+            _compare(name, x, dtype=dtype)
+        _compare(name, x, device="cpu")
+        _compare(name, x, device="gpu")  # an unknown device raises
+
+
+def test_every_name_of_array_api_compat_is_served() -> None:
+    missing = [n for n in dir(compat) if not n.startswith("_") and not hasattr(lean, n)]
+    assert not missing
+    assert lean.__array_api_version__ == compat.__array_api_version__
+    assert lean.linalg is compat.linalg and lean.fft is compat.fft
