@@ -35,7 +35,7 @@ def __dir__() -> list[str]:
 
 
 # ``np.sum`` and friends end in these ufunc reductions, after a Python-level dispatch.
-def sum(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:  # noqa: A001
+def sum(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
     return _add_reduce(x, axis=axis, dtype=dtype, keepdims=keepdims)
 
 
@@ -43,11 +43,11 @@ def prod(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = Fal
     return _multiply_reduce(x, axis=axis, dtype=dtype, keepdims=keepdims)
 
 
-def max(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A001
+def max(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Any:
     return _maximum_reduce(x, axis=axis, keepdims=keepdims)
 
 
-def min(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A001
+def min(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Any:
     return _minimum_reduce(x, axis=axis, keepdims=keepdims)
 
 
@@ -64,7 +64,7 @@ def expand_dims(x: Any, /, *, axis: int = 0) -> Any:
             if axis < 0:
                 axis += ndim
             shape = x.shape
-            return x.reshape(shape[:axis] + (1,) + shape[axis:])
+            return x.reshape((*shape[:axis], 1, *shape[axis:]))
     return _np.expand_dims(x, axis)  # raises NumPy's error for a bad axis
 
 

@@ -279,9 +279,10 @@ def _run(
         elif target_leaves is None or id(target) in target_leaves:
             _accumulate_leaf(leaf_grads, target, grad)
 
+    pop, push, take = ready.pop, ready.append, buffers.pop
     while ready:
-        node = ready.pop()
-        grad = buffers.pop(node, None)
+        node = pop()
+        grad = take(node, None)
         if grad is not None and (node._hooks or targets is not None):
             grad = _node_grad_arrived(node, grad, result, targets, create_graph)
         if expand is not None and not expand[node]:
@@ -298,22 +299,26 @@ def _run(
         for edge, g in zip(node._edges, input_grads):
             if edge is None:
                 continue
-            target, index = edge
+            target = edge[0]
             if isinstance(target, Node):
-                if target not in dependencies:
+                remaining = dependencies.get(target)
+                if remaining is None:
                     continue  # pruned: leads to no target
                 if g is not None:
                     if target.n_outputs == 1:
                         previous = buffers.get(target)
                         buffers[target] = g if previous is None else previous + g
                     else:
-                        _accumulate(buffers, target, index, g)
-                remaining = dependencies[target] - 1
-                dependencies[target] = remaining
-                if not remaining:
-                    ready.append(target)
+                        _accumulate(buffers, target, edge[1], g)
+                dependencies[target] = remaining - 1
+                if remaining == 1:
+                    push(target)
             elif g is not None and (target_leaves is None or id(target) in target_leaves):
-                _accumulate_leaf(leaf_grads, target, g)
+                entry = leaf_grads.get(id(target))
+                if entry is None:
+                    leaf_grads[id(target)] = [target, g]
+                else:
+                    entry[1] = entry[1] + g
         del grad, input_grads
     return result
 
@@ -351,10 +356,9 @@ def _count_dependencies(
     roots: list[Any], Node: type, expand: dict[Any, bool] | None, targets: _Targets | None
 ) -> dict[Any, int]:
     """Return, for each node the pass visits, the number of edges into it."""
-    dependencies: dict[Any, int] = {}
     stack = [node for node in roots if isinstance(node, Node)]
-    dependencies.update(dict.fromkeys(stack, 0))
-    seen = set(stack)
+    dependencies: dict[Any, int] = dict.fromkeys(stack, 0)
+    push = stack.append
     while stack:
         node = stack.pop()
         if expand is not None and not expand[node]:
@@ -365,12 +369,12 @@ def _count_dependencies(
                 if isinstance(target, Node):
                     if expand is not None and not (expand[target] or target in targets.nodes):
                         continue
-                    if target in seen:
-                        dependencies[target] += 1
-                    else:
+                    count = dependencies.get(target)
+                    if count is None:
                         dependencies[target] = 1
-                        seen.add(target)
-                        stack.append(target)
+                        push(target)
+                    else:
+                        dependencies[target] = count + 1
     return dependencies
 
 

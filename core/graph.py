@@ -18,7 +18,15 @@ from .tensor import Tensor, _wrap
 if TYPE_CHECKING:
     from .opdef import OpDef
 
-__all__ = ["ArraySpec", "GeneralOpNode", "Node", "OpNode", "array_spec"]
+__all__ = [
+    "ArraySpec",
+    "BinaryOpNode",
+    "GeneralOpNode",
+    "Node",
+    "OpNode",
+    "UnaryOpNode",
+    "array_spec",
+]
 
 #: What backward rules receive under create_graph: plugrad plus every registered op.
 #: The registry sets it whenever it rebuilds its tables.
@@ -177,10 +185,7 @@ class OpNode(Node):
             g = rule(xp, grad, ans, *args, **params) if params else rule(xp, grad, ans, *args)
             if broadcasting:
                 # Broadcasting ops also promote dtypes: hand each input its own shape and dtype.
-                if g.shape != arg.shape:
-                    g = _unbroadcast(xp, g, arg.shape)
-                if g.dtype != arg.dtype:
-                    g = _restore_dtype(xp, g, arg.dtype)
+                g = _fit(xp, g, arg)
             grads.append(g)
         return tuple(grads)
 
@@ -188,6 +193,66 @@ class OpNode(Node):
         self._saved = None
         self._saved_tensors = None
         self._ans = None
+
+
+class UnaryOpNode(OpNode):
+    """:class:`OpNode` of a non-broadcasting op with one array input, its backward spelled out."""
+
+    __slots__ = ()
+
+    def _backward(self, grad: Any, create_graph: bool) -> tuple[Any, ...]:
+        saved = self._saved
+        if create_graph or saved is None or self._edges[0] is None:
+            return OpNode._backward(self, grad, create_graph)
+        if self._saved_tensors is not None:
+            check_versions(self, self._saved_tensors, self._versions)
+        params = self._params
+        xp = self._device.rule_xp
+        (rule,) = self.op.vjps
+        if params:
+            return (rule(xp, grad, self._ans, saved[0], **params),)
+        return (rule(xp, grad, self._ans, saved[0]),)
+
+
+class BinaryOpNode(OpNode):
+    """:class:`OpNode` of an op with two array inputs: :meth:`_backward` spelled out."""
+
+    __slots__ = ()
+
+    def _backward(self, grad: Any, create_graph: bool) -> tuple[Any, ...]:
+        saved = self._saved
+        if create_graph or saved is None:
+            return OpNode._backward(self, grad, create_graph)
+        if self._saved_tensors is not None:
+            check_versions(self, self._saved_tensors, self._versions)
+        xp = self._device.rule_xp
+        ans = self._ans
+        params = self._params or _NO_PARAMS
+        x1, x2 = saved
+        edge1, edge2 = self._edges
+        op = self.op
+        rule1, rule2 = op.vjps
+        g1 = None if edge1 is None else rule1(xp, grad, ans, x1, x2, **params)
+        g2 = None if edge2 is None else rule2(xp, grad, ans, x1, x2, **params)
+        if op.broadcasting:
+            # Broadcasting ops also promote dtypes: hand each input its own shape and dtype.
+            if g1 is not None and (g1.shape != x1.shape or g1.dtype != x1.dtype):
+                g1 = _fit(xp, g1, x1)
+            if g2 is not None and (g2.shape != x2.shape or g2.dtype != x2.dtype):
+                g2 = _fit(xp, g2, x2)
+        return (g1, g2)
+
+
+_NO_PARAMS: dict[str, Any] = {}
+
+
+def _fit(xp: Any, grad: Any, arg: Any) -> Any:
+    """``grad`` summed to ``arg``'s shape and cast to its dtype."""
+    if grad.shape != arg.shape:
+        grad = _unbroadcast(xp, grad, arg.shape)
+    if grad.dtype != arg.dtype:
+        grad = _restore_dtype(xp, grad, arg.dtype)
+    return grad
 
 
 class GeneralOpNode(OpNode):
@@ -240,10 +305,7 @@ class GeneralOpNode(OpNode):
                 continue
             g_in = result_g if rule is None else rule(xp, g, ans, *args, **params)
             if g_in is not None and op.broadcasting:
-                if g_in.shape != arg.shape:
-                    g_in = _unbroadcast(xp, g_in, arg.shape)
-                if g_in.dtype != arg.dtype:
-                    g_in = _restore_dtype(xp, g_in, arg.dtype)
+                g_in = _fit(xp, g_in, arg)
             grads.append(g_in)
         return tuple(grads)
 

@@ -53,7 +53,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from .errors import PluginRegistrationError
-from .graph import GeneralOpNode, OpNode
+from .graph import BinaryOpNode, GeneralOpNode, OpNode, UnaryOpNode
 
 __all__ = ["OpDef", "op"]
 
@@ -335,7 +335,15 @@ class OpDef:
             result = collections.namedtuple(f"{self.name}_result", names)  # type: ignore[misc]
             self.output_type = lambda values: result(*values)
         grad_fn_name = self.grad_fn_name or "".join(p.title() for p in self.name.split("_"))
-        base = GeneralOpNode if self.general else OpNode
+        # Most ops take one or two arrays: their nodes have a backward without loops.
+        if self.general:
+            base: type[OpNode] = GeneralOpNode
+        elif len(self.vjps) == 1 and not self.broadcasting:
+            base = UnaryOpNode
+        elif len(self.vjps) == 2:
+            base = BinaryOpNode
+        else:
+            base = OpNode
         self.node_type = type(f"{grad_fn_name}Backward", (base,), {"__slots__": (), "op": self})
         self._frozen = True
 
