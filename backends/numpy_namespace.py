@@ -19,6 +19,7 @@ import numpy as _np
 from array_api_compat.numpy import *  # noqa: F403
 from array_api_compat.numpy import __array_api_version__, __array_namespace_info__  # noqa: F401
 
+_ndarray = _np.ndarray
 _add_reduce = _np.add.reduce
 _multiply_reduce = _np.multiply.reduce
 _maximum_reduce = _np.maximum.reduce
@@ -76,6 +77,27 @@ def matrix_transpose(x: Any, /) -> Any:
 
 # array-api-compat's matmul only forwards to NumPy's.
 matmul = _np.matmul
+
+
+def broadcast_to(x: Any, /, shape: tuple[int, ...]) -> Any:
+    # A read-only view with zero strides over the broadcast axes, as NumPy's, built
+    # directly for the contiguous arrays that gradients of reductions are.
+    if type(x) is _ndarray and x.flags.c_contiguous and type(shape) is tuple:
+        lead = len(shape) - x.ndim
+        if lead >= 0:
+            strides = [0] * lead
+            for have, want, stride in zip(x.shape, shape[lead:], x.strides):
+                if have == want:
+                    strides.append(stride)
+                elif have == 1 and type(want) is int and want >= 0:
+                    strides.append(0)
+                else:
+                    break
+            else:
+                view = _ndarray(shape, x.dtype, x, 0, tuple(strides))
+                view.flags.writeable = False
+                return view
+    return _np.broadcast_to(x, shape)  # everything else, and NumPy's errors
 
 
 def ones_like(x: Any, /, *, dtype: Any = None, device: Any = None) -> Any:

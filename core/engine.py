@@ -459,12 +459,17 @@ def _commit(
     ``stored`` holds the ids of arrays that must not become a ``.grad`` by reference.
     """
     updates = []
+    hooked = []  # leaves with hooks, for the ones that run after .grad is updated
     for leaf, grad in result.leaf_grads.values():
-        for hook in leaf._hooks or ():
-            if not isinstance(hook, PostAccumulateGradHook):
-                grad = _call_hook(hook, grad, leaf._device, create_graph, "a leaf tensor")
+        hooks = leaf._hooks
+        if hooks:
+            hooked.append(leaf)
+            for hook in hooks:
+                if not isinstance(hook, PostAccumulateGradHook):
+                    grad = _call_hook(hook, grad, leaf._device, create_graph, "a leaf tensor")
         updates.append((leaf, grad))
-    updates.extend((t, g) for t, g in result.node_grads.values() if t is not None)
+    if result.node_grads:
+        updates.extend((t, g) for t, g in result.node_grads.values() if t is not None)
     new_grads = []
     for tensor, grad in updates:
         old = tensor._grad
@@ -484,7 +489,7 @@ def _commit(
         new_grads.append((tensor, new))
     for tensor, new in new_grads:
         tensor._grad = new
-    for tensor, _ in new_grads:
-        for hook in tensor._hooks or ():
+    for leaf in hooked:
+        for hook in leaf._hooks:
             if isinstance(hook, PostAccumulateGradHook):
-                hook.function(tensor)
+                hook.function(leaf)

@@ -104,6 +104,22 @@ def test_matrix_transpose_and_matmul() -> None:
     _compare("matmul", np.ones((2, 3)), np.ones((2, 3)))  # mismatched: both raise
 
 
+def test_broadcast_to() -> None:
+    shapes = [(), (1,), (3,), (2, 3), (4, 2, 3), (2, 1, 3), (0, 3), (3, 0), (2, 2)]
+    for x in _arrays():
+        for shape in [*shapes, x.shape, (5, *x.shape), (2, 3, *x.shape)]:
+            _compare("broadcast_to", x, shape)
+            result = _outcome(lean.broadcast_to, x, shape)
+            if not isinstance(result, type):
+                assert not result.flags.writeable, "read-only, as NumPy's"
+                if isinstance(x, np.ndarray) and result.size:
+                    assert np.shares_memory(result, x), "a view, as NumPy's"
+                    assert result.strides == np.broadcast_to(x, shape).strides
+    column = np.arange(3.0).reshape(3, 1)
+    _compare("broadcast_to", column, (2, 3, 4))
+    _compare("broadcast_to", column, (3, -1))  # a negative size raises
+
+
 @pytest.mark.parametrize("name", ["ones_like", "zeros_like"])
 def test_ones_and_zeros_like(name: str) -> None:
     for x in _arrays():
