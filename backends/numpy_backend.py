@@ -40,7 +40,7 @@ class NumpyRandom:
 class NumpyBackend(Backend):
     """NumPy arrays on the CPU, through array-api-compat's NumPy namespace (made leaner).
 
-    See :mod:`plugrad.backends.numpy_namespace`.
+    See ``plugrad.backends.numpy_namespace``.
     """
 
     name = "numpy"

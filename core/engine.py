@@ -314,11 +314,7 @@ def _run(
                 if remaining == 1:
                     push(target)
             elif g is not None and (target_leaves is None or id(target) in target_leaves):
-                entry = leaf_grads.get(id(target))
-                if entry is None:
-                    leaf_grads[id(target)] = [target, g]
-                else:
-                    entry[1] = entry[1] + g
+                _accumulate_leaf(leaf_grads, target, g)
         del grad, input_grads
     return result
 

@@ -236,9 +236,9 @@ class BinaryOpNode(OpNode):
         g2 = None if edge2 is None else rule2(xp, grad, ans, x1, x2, **params)
         if op.broadcasting:
             # Broadcasting ops also promote dtypes: hand each input its own shape and dtype.
-            if g1 is not None and (g1.shape != x1.shape or g1.dtype != x1.dtype):
+            if g1 is not None:
                 g1 = _fit(xp, g1, x1)
-            if g2 is not None and (g2.shape != x2.shape or g2.dtype != x2.dtype):
+            if g2 is not None:
                 g2 = _fit(xp, g2, x2)
         return (g1, g2)
 
