@@ -134,3 +134,95 @@ def test_every_name_of_array_api_compat_is_served() -> None:
     assert not missing
     assert lean.__array_api_version__ == compat.__array_api_version__
     assert lean.linalg is compat.linalg and lean.fft is compat.fft
+
+
+def _same_bits(got: Any, expected: Any) -> None:
+    """Equal values, dtype and shape, and equal bits too (NaN payloads, the sign of zero)."""
+    _same(got, expected)
+    unsigned = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64, 16: np.uint64}
+    view = unsigned[expected.dtype.itemsize]
+    np.testing.assert_array_equal(
+        np.ascontiguousarray(got).view(view), np.ascontiguousarray(expected).view(view)
+    )
+
+
+WHERE_SCALARS = [True, 0, 1, -1, 1000, 2**40, 0.0, -0.0, 1.5, np.inf, np.nan, 1e300, 1j]
+
+
+@pytest.mark.parametrize("size", [3, lean.WHERE_BITWISE_MIN_SIZE + 1])
+@pytest.mark.filterwarnings("ignore:overflow encountered in cast:RuntimeWarning")
+def test_where_matches_numpy_bit_for_bit(size: int) -> None:
+    rng = np.random.default_rng(2)
+    condition = rng.random(size) > 0.5
+    specials = np.array([np.nan, -np.nan, np.inf, -np.inf, -0.0, 0.0, 5e-324, -1.0])
+    operands: list[Any] = []
+    for dtype in [*DTYPES, "int16", "uint64", "complex128"]:
+        values = (
+            np.resize(specials, size) if np.dtype(dtype).kind in "fc" else rng.integers(-3, 4, size)
+        )
+        operands.append(values.astype(dtype))
+    operands += WHERE_SCALARS
+    for x1, x2 in itertools.product(operands, repeat=2):
+        got = _outcome(lean.where, condition, x1, x2)
+        expected = _outcome(np.where, condition, x1, x2)
+        if isinstance(expected, type):
+            assert got is expected
+        else:
+            _same_bits(got, expected)
+
+
+def test_where_broadcasts_and_reads_any_layout_as_numpy() -> None:
+    rng = np.random.default_rng(3)
+    n = lean.WHERE_BITWISE_MIN_SIZE
+    matrix = rng.standard_normal((2 * n, 3)).astype(np.float32)
+    cases = [
+        (rng.random((n, 3)) > 0.5, matrix[::2], 0.0),  # a strided x1
+        (rng.random((n, 3)) > 0.5, 0.0, matrix[::2]),
+        (rng.random((n, 3)) > 0.5, matrix[:n], matrix[n:].T.copy().T),  # an F-ordered x2
+        (rng.random((n, 1)) > 0.5, rng.standard_normal((1, 4)), 2.5),  # all three broadcast
+        (rng.random((n, 1)) > 0.5, rng.standard_normal((n, 4)), 0.0),
+        (rng.random((2, n, 3)) > 0.5, rng.standard_normal(3), rng.standard_normal((n, 1))),
+        ((rng.random((n, 3)) > 0.5)[:, ::-1], matrix[:n], -matrix[n:]),  # a reversed condition
+        (rng.random(n) > 0.5, np.arange(n, dtype=">f8"), 0.0),  # byte-swapped
+        (rng.random(n) > 0.5, np.arange(n, dtype=">f8"), -np.arange(n, dtype=">f8")),
+        (rng.random(n) > 0.5, rng.standard_normal(n), np.float32(1.0)),  # a NumPy scalar
+        (rng.random(n), rng.standard_normal(n), 0.0),  # a non-boolean condition
+        (rng.random(n) > 0.5, np.ones(n, dtype="U1"), "b"),  # strings: NumPy's where
+        (rng.random(n) > 0.5, rng.standard_normal(n + 1), 0.0),  # shapes that do not broadcast
+        (rng.random(n) > 0.5, [1.0] * n, 0.0),  # a list
+    ]
+    for condition, x1, x2 in cases:
+        got = _outcome(lean.where, condition, x1, x2)
+        expected = _outcome(np.where, condition, x1, x2)
+        if isinstance(expected, type):
+            assert got is expected
+        else:
+            _same_bits(got, expected)
+            assert got.flags.writeable
+    x = rng.standard_normal(n)
+    result = lean.where(x > 0, x, 0.0)
+    assert not np.shares_memory(result, x), "a new array, as NumPy's"
+
+
+def test_where_selects_bits_for_numeric_operands_of_one_width() -> None:
+    n = lean.WHERE_BITWISE_MIN_SIZE
+    condition = np.arange(n) % 3 == 0
+    taken = [
+        (np.ones(n, np.float32), 0.0),
+        (0.0, np.ones(n)),
+        (np.ones(n, np.float16), np.zeros(n, np.float16)),
+        (np.ones(n, np.int8), -1),
+        (np.ones(n, bool), False),
+        (np.ones(n, np.complex64), 1j),
+        (np.ones(n, ">f4"), 0.0),  # converted to the native float32 both promote to
+    ]
+    for x1, x2 in taken:
+        assert lean._select_bits(condition, x1, x2) is not None, (x1, x2)
+    left_to_numpy = [
+        (np.ones(n, np.complex128), 0.0),  # 16 bytes: no unsigned integer that wide
+        (np.ones(n, "U1"), "a"),
+        (np.ones(n, np.int8), 1000),  # out of int8's range
+        ([1.0] * n, 0.0),
+    ]
+    for x1, x2 in left_to_numpy:
+        assert lean._select_bits(condition, x1, x2) is None, (x1, x2)
