@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from .dtypes import DType, is_differentiable
 from .errors import DeviceMismatchError, DtypeError
 from .grad_mode import _state
-from .graph import array_spec
+from .graph import array_spec, output_edge
 from .tensor import Tensor, _object_new, _wrap
 
 if TYPE_CHECKING:
@@ -37,7 +37,7 @@ def apply1(op: OpDef, x: Any, params: dict[str, Any] | None) -> Tensor:
         raise _no_kernel(op, device) from None
     out = kernel(device.xp, x._array, **params) if params else kernel(device.xp, x._array)
     if x._requires_grad and _state.enabled and op.differentiable:
-        return _wrap(out, device, True, (_record1(op, device, x, params, out), 0))
+        return _wrap(out, device, True, _record1(op, device, x, params, out))
     return _wrap(out, device, False, None)
 
 
@@ -73,7 +73,7 @@ def apply2(op: OpDef, x1: Any, x2: Any, params: dict[str, Any] | None) -> Tensor
         raise _no_kernel(op, device) from None
     out = kernel(device.xp, a1, a2, **params) if params else kernel(device.xp, a1, a2)
     if requires_grad and _state.enabled and op.differentiable:
-        return _wrap(out, device, True, (_record2(op, device, x1, x2, params, out), 0))
+        return _wrap(out, device, True, _record2(op, device, x1, x2, params, out))
     return _wrap(out, device, False, None)
 
 
@@ -102,7 +102,7 @@ def apply_n(op: OpDef, inputs: tuple[Any, ...], params: dict[str, Any] | None) -
         raise _no_kernel(op, device) from None
     out = kernel(device.xp, *arrays, **params) if params else kernel(device.xp, *arrays)
     if requires_grad and _state.enabled and op.differentiable:
-        return _wrap(out, device, True, (_record(op, device, inputs, params, out), 0))
+        return _wrap(out, device, True, _record(op, device, inputs, params, out))
     return _wrap(out, device, False, None)
 
 
@@ -163,7 +163,7 @@ def apply_general(op: OpDef, inputs: tuple[Any, ...], params: dict[str, Any] | N
             if op.general:
                 node.n_outputs = 1
                 node._out_specs = None
-            return _wrap(out, device, True, (node, 0))
+            return _wrap(out, device, True, node)
         return _wrap(out, device, False, None)
     outs = tuple(out)
     differentiable = [
@@ -177,7 +177,7 @@ def apply_general(op: OpDef, inputs: tuple[Any, ...], params: dict[str, Any] | N
     node._out_specs = tuple((o.shape, o.dtype, d) for o, d in zip(outs, differentiable))
     return op.output_type(
         tuple(
-            _wrap(o, device, d, (node, i) if d else None)
+            _wrap(o, device, d, output_edge(node, i) if d else None)
             for i, (o, d) in enumerate(zip(outs, differentiable))
         )
     )
@@ -239,7 +239,7 @@ def _record(
         if rule is not None and isinstance(x, Tensor):
             edge = x._edge
             if edge is None and x._requires_grad:
-                edge = (x, 0)
+                edge = x
             if edge is not None:
                 mask |= 1 << bit
         edges.append(edge)
@@ -274,7 +274,7 @@ def _record1(op: OpDef, device: Device, x: Tensor, params: dict[str, Any] | None
     node._device = device
     node._hooks = None
     node._params = params
-    edge = x._edge or (x, 0)
+    edge = x._edge or x
     keeps, keep_ans = op.keeps[1]
     node._edges = (edge,)
     node._ans = out if keep_ans else None
@@ -301,9 +301,9 @@ def _record2(
     rule1, rule2 = op.vjps
     edge1 = edge2 = None
     if rule1 is not None and isinstance(x1, Tensor) and x1._requires_grad:
-        edge1 = x1._edge or (x1, 0)
+        edge1 = x1._edge or x1
     if rule2 is not None and isinstance(x2, Tensor) and x2._requires_grad:
-        edge2 = x2._edge or (x2, 0)
+        edge2 = x2._edge or x2
     (keep1, keep2), keep_ans = op.keeps[(edge1 is not None) | (edge2 is not None) << 1]
     node._edges = (edge1, edge2)
     node._ans = out if keep_ans else None

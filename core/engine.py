@@ -165,7 +165,7 @@ class _Targets:
             if tensor._edge is None:
                 self.leaves.add(id(tensor))
             else:
-                node, output = tensor._edge
+                node, output = _graph.split_edge(tensor._edge)
                 self.nodes.setdefault(node, {})[output] = tensor
 
 
@@ -184,7 +184,7 @@ class _Result:
         if tensor._edge is None:
             entry = self.leaf_grads.get(id(tensor))
         else:
-            entry = self.node_grads.get(tensor._edge)
+            entry = self.node_grads.get(_graph.split_edge(tensor._edge))
         return None if entry is None else entry[1]
 
 
@@ -199,7 +199,7 @@ def _root_edge(tensor: Any, index: int) -> tuple[Any, int]:
             "nothing it was computed from requires grad. Create the inputs with "
             "requires_grad=True (and compute outside no_grad()) to get gradients."
         )
-    return tensor._edge or (tensor, 0)
+    return _graph.split_edge(tensor._edge or tensor)
 
 
 def _root_gradient(tensor: Tensor, gradient: Any, create_graph: bool) -> Any:
@@ -299,7 +299,7 @@ def _run(
         for edge, g in zip(node._edges, input_grads):
             if edge is None:
                 continue
-            target = edge[0]
+            target = edge[0] if type(edge) is tuple else edge
             if isinstance(target, Node):
                 remaining = dependencies.get(target)
                 if remaining is None:
@@ -329,17 +329,17 @@ def _nodes_leading_to(roots: list[Any], targets: _Targets, Node: type) -> dict[A
             continue
         if not children_done:
             stack.append((node, True))
-            stack.extend(
-                (edge[0], False)
-                for edge in node._edges
-                if edge is not None and isinstance(edge[0], Node) and edge[0] not in below
-            )
+            for edge in node._edges:
+                if edge is not None:
+                    target = edge[0] if type(edge) is tuple else edge
+                    if isinstance(target, Node) and target not in below:
+                        stack.append((target, False))
             continue
         reaches = False
         for edge in node._edges:
             if edge is None:
                 continue
-            target = edge[0]
+            target = edge[0] if type(edge) is tuple else edge
             if isinstance(target, Node):
                 reaches = reaches or below[target] or target in targets.nodes
             else:
@@ -361,7 +361,7 @@ def _count_dependencies(
             continue
         for edge in node._edges:
             if edge is not None:
-                target = edge[0]
+                target = edge[0] if type(edge) is tuple else edge
                 if isinstance(target, Node):
                     if expand is not None and not (expand[target] or target in targets.nodes):
                         continue

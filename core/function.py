@@ -10,7 +10,7 @@ from . import anomaly as _anomaly
 from .dispatch import saved_version
 from .errors import BackwardError, FunctionBackwardError, GraphFreedError
 from .grad_mode import _state
-from .graph import Node, check_versions
+from .graph import Node, check_versions, output_edge
 from .tensor import Tensor, _object_new, _wrap
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
@@ -68,7 +68,7 @@ class FunctionCtx(Node):
             raise self._freed_error()
         check_versions(self, saved, self._versions)
         return tuple(
-            _wrap(s.array, self._device, True, (self, s.index))
+            _wrap(s.array, self._device, True, output_edge(self, s.index))
             if isinstance(s, _SavedOutput)
             else s
             for s in saved
@@ -293,7 +293,7 @@ def once_differentiable(backward: Callable[..., Any]) -> Callable[..., Any]:
         ]
         if not sources:
             return result
-        edges = tuple(t._edge or (t, 0) for t in sources)
+        edges = tuple(t._edge or t for t in sources)
 
         def poisoned(value: Any) -> Any:
             if not isinstance(value, Tensor):
@@ -303,7 +303,7 @@ def once_differentiable(backward: Callable[..., Any]) -> Callable[..., Any]:
             node._hooks = None
             node._edges = edges
             node._function_name = ctx._function.__name__
-            return _wrap(value._array, value._device, True, (node, 0))
+            return _wrap(value._array, value._device, True, node)
 
         if isinstance(result, tuple):
             return tuple(poisoned(r) for r in result)
@@ -323,7 +323,7 @@ def _record(
     if _anomaly.enabled:
         ctx._trace = _anomaly.user_stack()
     ctx._edges = tuple(
-        (a._edge or (a, 0)) if needs else None for a, needs in zip(args, ctx.needs_input_grad)
+        (a._edge or a) if needs else None for a, needs in zip(args, ctx.needs_input_grad)
     )
     ctx._input_meta = tuple(
         (a.shape, a._array.dtype) if isinstance(a, Tensor) else None for a in args
@@ -334,7 +334,7 @@ def _record(
     position = {}
     for index, o in enumerate(outputs):
         differentiable = id(o) not in ctx._non_differentiable and is_differentiable(o.dtype)
-        edge = (ctx, index) if differentiable else None
+        edge = output_edge(ctx, index) if differentiable else None
         results.append(_wrap(o._array, o._device, differentiable, edge))
         position[id(o)] = index
     # A saved output would make ctx -> output -> ctx a cycle: keep only its array.

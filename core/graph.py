@@ -1,11 +1,19 @@
 """The backward graph: nodes recorded by the forward pass.
 
 A tensor produced by a recorded operation points at a :class:`Node` (its
-``grad_fn``). A node knows, for each input of the operation, where that input's
-gradient goes: ``(node, output_index)`` of the operation that produced it,
-``(leaf_tensor, 0)`` for a leaf that requires grad, or ``None``.
-Nodes never point back at the tensors they produced, so a graph is freed by
-reference counting alone.
+``grad_fn``). A node knows, for each input of the operation, its *edge*: where
+that input's gradient goes. An edge is
+
+- the node that produced the input, if that node has one output (almost always);
+- ``(node, output_index)`` for an output of a node with several;
+- the input itself, for a leaf that requires grad;
+- ``None`` if the input needs no gradient.
+
+A tensor's ``_edge`` is its edge as an input (``None`` for a leaf). Storing the
+node itself rather than a ``(node, 0)`` pair spares one object per operation,
+which the garbage collector would otherwise traverse on every full collection;
+:attr:`Node.next_functions` shows every edge as a pair. Nodes never point back
+at the tensors they produced, so a graph is freed by reference counting alone.
 """
 
 from __future__ import annotations
@@ -26,6 +34,8 @@ __all__ = [
     "OpNode",
     "UnaryOpNode",
     "array_spec",
+    "output_edge",
+    "split_edge",
 ]
 
 #: What backward rules receive under create_graph: plugrad plus every registered op.
@@ -106,7 +116,7 @@ class Node:
 
     @property
     def next_functions(self) -> tuple[tuple[Any, int] | None, ...]:
-        return self._edges
+        return tuple(None if edge is None else split_edge(edge) for edge in self._edges)
 
     def _backward(self, grad: Any, create_graph: bool) -> tuple[Any, ...]:
         """Return one gradient (or ``None``) per input, given the output gradient(s)."""
@@ -118,6 +128,16 @@ class Node:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__}>"
+
+
+def split_edge(edge: Any) -> tuple[Any, int]:
+    """``(node or leaf tensor, output index)`` of an edge (not ``None``)."""
+    return edge if type(edge) is tuple else (edge, 0)
+
+
+def output_edge(node: Node, index: int) -> Any:
+    """The edge to output ``index`` of ``node``: the node itself if it has only one."""
+    return node if node.n_outputs == 1 else (node, index)
 
 
 def check_versions(node: Node, saved: Any, versions: tuple[int, ...] | None) -> None:
@@ -172,7 +192,7 @@ class OpNode(Node):
             # Rules run on Tensors through plugrad's ops, so the gradient is differentiable.
             xp = tensor_namespace
             args = _tensor_mode_args(args, tensors, self._device)
-            ans = None if self._ans is None else _wrap(self._ans, self._device, True, (self, 0))
+            ans = None if self._ans is None else _wrap(self._ans, self._device, True, self)
         else:
             xp = self._device.rule_xp
             ans = self._ans
@@ -287,7 +307,7 @@ class GeneralOpNode(OpNode):
             g = grad
             ans = self._ans
             if create_graph and ans is not None:
-                ans = _wrap(ans, device, True, (self, 0))
+                ans = _wrap(ans, device, True, self)
         if op.sequence_kind is not None:
             result = tuple(op.vjps[0](xp, g, ans, tuple(args), **params))
             if len(result) != len(args):

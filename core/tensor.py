@@ -105,7 +105,7 @@ class Tensor:
         if self._edge is not None:
             raise BackwardError(
                 f"only a leaf's data can be replaced, and this tensor was computed by "
-                f"{self._edge[0]!r}; replace the data of the leaves it comes from"
+                f"{self.grad_fn!r}; replace the data of the leaves it comes from"
             )
         if self._requires_grad and not _dtypes.is_differentiable(value.dtype):
             raise DtypeError(
@@ -270,7 +270,7 @@ class Tensor:
         if device.name != "numpy":
             extras.append(f"device={device.name!r}")
         if self._edge is not None:
-            extras.append(f"grad_fn={self._edge[0]!r}")
+            extras.append(f"grad_fn={self.grad_fn!r}")
         elif self._requires_grad:
             extras.append("requires_grad=True")
         body = text.replace("\n", "\n       ")
@@ -356,7 +356,7 @@ class Tensor:
                 return
             raise BackwardError(
                 "requires_grad can only be changed on leaf tensors, and this tensor was "
-                f"computed by {self._edge[0]!r}. Use x.detach() for a copy that does not "
+                f"computed by {self.grad_fn!r}. Use x.detach() for a copy that does not "
                 "require grad."
             )
         if value and not _dtypes.is_differentiable(self.dtype):
@@ -397,7 +397,9 @@ class Tensor:
     def grad_fn(self) -> Node | None:
         """The node that computed this tensor, or ``None`` for a leaf."""
         edge = self._edge
-        return None if edge is None else edge[0]
+        if edge is None:
+            return None
+        return edge[0] if type(edge) is tuple else edge
 
     @property
     def is_leaf(self) -> bool:
@@ -407,10 +409,10 @@ class Tensor:
     @property
     def retains_grad(self) -> bool:
         """Whether this non-leaf keeps its ``.grad`` after backward (see :meth:`retain_grad`)."""
-        edge = self._edge
-        if edge is None:
+        node = self.grad_fn
+        if node is None:
             return False
-        hooks = edge[0]._hooks or ()
+        hooks = node._hooks or ()
         return any(isinstance(h, _RetainGrad) and h.tensor() is self for _, h in hooks)
 
     def retain_grad(self) -> None:
@@ -490,7 +492,7 @@ class Tensor:
         return RemovableHandle(self._hooks, entry)
 
     def _add_node_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
-        node, index = self._edge  # type: ignore[misc]
+        node, index = _graph.split_edge(self._edge)
         hooks = node._hooks
         if hooks is None:
             hooks = node._hooks = []
@@ -880,4 +882,5 @@ class RemovableHandle:
 
 # These modules import this one, so they are bound last.
 from . import engine as _engine  # noqa: E402
+from . import graph as _graph  # noqa: E402
 from . import inplace as _inplace  # noqa: E402

@@ -63,8 +63,8 @@ def to_device(x: Tensor, device: Device | Backend | str) -> Tensor:
         node._device = target
         node._hooks = None
         node._source = source
-        node._edges = (x._edge or (x, 0),)
-        return _wrap(array, target, True, (node, 0))
+        node._edges = (x._edge or x,)
+        return _wrap(array, target, True, node)
     return _wrap(array, target, False, None)
 
 

@@ -39,7 +39,7 @@ from typing import Any
 
 from .errors import MissingDependencyError, MissingProgramError
 from .function import FunctionCtx
-from .graph import ArraySpec, GeneralOpNode, Node, OpNode
+from .graph import ArraySpec, GeneralOpNode, Node, OpNode, split_edge
 from .tensor import Tensor, _RetainGrad
 
 __all__ = ["Graph", "graph", "render", "to_dot"]
@@ -504,14 +504,16 @@ class _Drawing:
             if edge is None:
                 self.tensor_names.setdefault(id(tensor), []).append(name)
             else:
-                slot = (id(edge[0]), edge[1])
+                node, output = split_edge(edge)
+                slot = (id(node), output)
                 self.slot_names.setdefault(slot, []).append(name)
                 self.slot_tensors.setdefault(slot, tensor)
         for index, tensor in enumerate(roots):
             edge = tensor._edge
             if edge is None:
                 continue
-            slot = (id(edge[0]), edge[1])
+            node, output = split_edge(edge)
+            slot = (id(node), output)
             self.output_slots.add(slot)
             self.slot_tensors.setdefault(slot, tensor)
             if slot not in self.slot_names:
@@ -639,9 +641,9 @@ class _Drawing:
             if id(value) in self.ids:
                 return self.ids[id(value)], ""
             edge = value._edge
-            if edge is not None and id(edge[0]) in self.ids:
+            if edge is not None and id(value.grad_fn) in self.ids:
                 # A tensor of the graph used where the op takes no gradient (an index, ...).
-                return self._source_of(edge[0], edge[1])
+                return self._source_of(*split_edge(edge))
             return self._leaf(value, constant=True), ""
         if isinstance(value, ArraySpec):
             dot_id = self._new_id(None)
@@ -724,9 +726,7 @@ def _forward_order(roots: list[Tensor]) -> list[Any]:
     """
     order: list[Any] = []
     seen: set[int] = set()
-    stack: list[tuple[Any, bool]] = [
-        (root._edge[0] if root._edge is not None else root, False) for root in reversed(roots)
-    ]
+    stack: list[tuple[Any, bool]] = [(root.grad_fn or root, False) for root in reversed(roots)]
     while stack:
         item, finished = stack.pop()
         if finished:

@@ -415,7 +415,7 @@ def _check_param(param: Any, index: int, name: str) -> None:
     if param._edge is not None:
         raise ValueError(
             f"{name} can only optimize leaf tensors, but parameter {index} (shape {param.shape}) "
-            f"was computed by {param._edge[0]!r}; optimize the tensors it was computed from, "
+            f"was computed by {param.grad_fn!r}; optimize the tensors it was computed from, "
             "or make a leaf with x.detach().requires_grad_()"
         )
     if not param._requires_grad:
