@@ -11,11 +11,14 @@ Keys are NumPy's on every backend. The standard's own indexing is narrower
 the generic kernels rewrite each key into standard steps (``_index_plan``),
 and the scatter-add becomes a sort and a segmented sum: O(n log n), with
 repeated indices added up. NumPy and CuPy index natively, and NumPy adds with
-``np.add.at``.
+``np.add.at``: for the keys of ``take`` and of indexing by one integer array,
+through one flat position per element, which NumPy adds four times as fast as
+an index array beside slices (4096 rows of 16: 120 against 520 µs).
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from plugrad.hookspecs import hookimpl
@@ -44,12 +47,64 @@ def _scatter_add_generic(xp: Any, values: Any, /, *, key: Any, shape: tuple[int,
     return plan(xp, tuple(shape), key, values.device).scatter_add(xp, values, segment_sum)
 
 
+#: From this many values on, a row scatter-add goes through flat positions (see below).
+FLAT_SCATTER_MIN_SIZE = 1024
+
+
 def _scatter_add_numpy(xp: Any, values: Any, /, *, key: Any, shape: tuple[int, ...]) -> Any:
     import numpy as np
 
     out = np.zeros(shape, dtype=values.dtype)
-    np.add.at(out, key, values)
+    positions = None
+    if values.size >= FLAT_SCATTER_MIN_SIZE:
+        positions = _flat_positions(np, key, shape, values.shape)
+    if positions is None:
+        np.add.at(out, key, values)
+    else:
+        # np.add.at is several times faster with one flat index per element than with
+        # an index array beside slices; the sums are the same, added in the same order.
+        np.add.at(out.reshape(-1), positions, values.reshape(-1))
     return out
+
+
+def _flat_positions(
+    np: Any, key: Any, shape: tuple[int, ...], values_shape: tuple[int, ...]
+) -> Any:
+    """Flat positions in a C-ordered ``shape`` of the elements ``[key]`` picks, in order.
+
+    Only for the keys of ``take`` and of indexing by one integer array: full
+    slices, one integer array, then full slices or ``...``; ``None`` otherwise
+    (and for indices out of bounds, so that NumPy raises its own error).
+    """
+    key = key if type(key) is tuple else (key,)
+    full = slice(None)
+    axis = 0
+    while axis < len(key) and type(key[axis]) is slice and key[axis] == full:
+        axis += 1
+    if axis >= len(shape) or axis >= len(key):
+        return None
+    indices = key[axis]
+    if type(indices) is not np.ndarray or indices.dtype.kind not in "iu":
+        return None
+    rest = key[axis + 1 :]
+    if rest and rest[-1] is Ellipsis:
+        rest = rest[:-1]
+    if any(type(k) is not slice or k != full for k in rest) or axis + 1 + len(rest) > len(shape):
+        return None
+    if values_shape != (*shape[:axis], *indices.shape, *shape[axis + 1 :]):
+        return None  # values that broadcast: NumPy's add.at handles them
+    n = shape[axis]
+    rows = indices.reshape(-1).astype(np.intp)
+    if rows.size:
+        low, high = int(rows.min()), int(rows.max())
+        if low < -n or high >= n:
+            return None
+        if low < 0:
+            rows = np.where(rows < 0, rows + n, rows)
+    inner = math.prod(shape[axis + 1 :])
+    outer = np.arange(math.prod(shape[:axis]), dtype=np.intp) * (n * inner)
+    within = np.arange(inner, dtype=np.intp)
+    return (outer[:, None, None] + (rows * inner)[None, :, None] + within).reshape(-1)
 
 
 scatter_add = op(

@@ -216,6 +216,86 @@ def test_generic_scatter_add_accumulates_keeps_dtype_and_broadcasts() -> None:
     np.testing.assert_array_equal(np.asarray(got), _np_scatter(np.ones(3), (index,), (50, 3)))
 
 
+def _add_at(values, key, shape):
+    out = np.zeros(shape, dtype=values.dtype)
+    np.add.at(out, key, values)
+    return out
+
+
+def _row_keys(rng, shape):
+    """Keys of take and of indexing by one integer array, with values large enough."""
+    index = rng.integers(-shape[0], shape[0], size=700)
+    middle = rng.integers(0, shape[1], size=(40, 30))
+    return [
+        (index,),
+        (index, Ellipsis),
+        (index.astype(np.uint16) % shape[0], slice(None), slice(None)),
+        (slice(None), middle),  # a 2-D index array
+        (slice(None), middle, Ellipsis),
+        (slice(None), slice(None), rng.integers(0, shape[2], size=400)),
+        (slice(None), np.array(3)),  # a 0-d index array
+    ]
+
+
+def test_numpy_scatter_add_of_row_keys_adds_as_np_add_at_bit_for_bit() -> None:
+    rng = np.random.default_rng(4)
+    shape = (60, 7, 5)
+    keys = _row_keys(rng, shape)
+    numbered = np.arange(np.prod(shape)).reshape(shape)
+    for key in keys:
+        positions = indexing._flat_positions(np, key, shape, numbered[key].shape)
+        np.testing.assert_array_equal(positions, numbered[key].reshape(-1))
+    for dtype in (np.float32, np.float64, np.complex64, np.int32, np.int64):
+        for key in keys:
+            picked_shape = np.zeros(shape)[key].shape
+            values = (rng.normal(size=picked_shape) * 100).astype(dtype)
+            if values.size >= indexing.FLAT_SCATTER_MIN_SIZE:
+                assert indexing._flat_positions(np, key, shape, values.shape) is not None, key
+            got = indexing._scatter_add_numpy(np, values, key=key, shape=shape)
+            expected = _add_at(values, key, shape)
+            assert got.dtype == expected.dtype and got.shape == shape
+            np.testing.assert_array_equal(got.view(np.uint8), expected.view(np.uint8))
+    # Non-contiguous values and an empty index array.
+    key = keys[1]
+    values = rng.normal(size=(700, 7, 10))[:, :, ::2]
+    np.testing.assert_array_equal(
+        indexing._scatter_add_numpy(np, values, key=key, shape=shape), _add_at(values, key, shape)
+    )
+    empty = (np.zeros(0, dtype=np.int64),)
+    got = indexing._scatter_add_numpy(np, np.ones((0, 7, 5)), key=empty, shape=shape)
+    np.testing.assert_array_equal(got, np.zeros(shape))
+
+
+def test_numpy_scatter_add_leaves_other_keys_and_bad_indices_to_np_add_at() -> None:
+    rng = np.random.default_rng(5)
+    shape = (60, 7, 5)
+    index = rng.integers(0, 60, size=700)
+    others = [
+        (index, 2),  # an int beside the array
+        (index, None),  # a new axis
+        (rng.random(60) > 0.5,),  # a mask
+        (Ellipsis, rng.integers(0, 5, size=40)),  # the array after an ellipsis
+        (slice(1, None), rng.integers(0, 7, size=40)),  # a slice that is not full
+    ]
+    for key in others:
+        values = rng.normal(size=np.zeros(shape)[key].shape)
+        assert indexing._flat_positions(np, key, shape, values.shape) is None, key
+        np.testing.assert_array_equal(
+            indexing._scatter_add_numpy(np, values, key=key, shape=shape),
+            _add_at(values, key, shape),
+        )
+    broadcast = rng.normal(size=(7, 5))  # values that broadcast over the index array
+    assert indexing._flat_positions(np, (index,), shape, broadcast.shape) is None
+    np.testing.assert_array_equal(
+        indexing._scatter_add_numpy(np, broadcast, key=(index,), shape=shape),
+        _add_at(broadcast, (index,), shape),
+    )
+    big = np.ones((700, 7, 5))
+    for bad in (np.array([0, 60] * 350), np.array([-61] * 700)):
+        with pytest.raises(IndexError, match="out of bounds"):
+            indexing._scatter_add_numpy(np, big, key=(bad,), shape=shape)
+
+
 @pytest.mark.parametrize(
     "key, error",
     [
