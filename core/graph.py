@@ -106,6 +106,8 @@ class Node:
     """
 
     # _trace (where the forward op was created) is set only in anomaly mode.
+    # Nodes define no __len__ or __bool__, so they are always true: the per-op path
+    # writes an input's edge as ``x._edge or x``.
     __slots__ = ("__weakref__", "_device", "_edges", "_hooks", "_trace")
     #: How many tensors the operation produced.
     n_outputs: ClassVar[int] = 1
