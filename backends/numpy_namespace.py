@@ -146,7 +146,11 @@ def _select_bits(condition: Any, x1: Any, x2: Any) -> Any:
         selected = _np.bitwise_and(bits2, mask, out=mask if bits2.shape == mask.shape else None)
     else:  # x2 ^ ((x1 ^ x2) & mask) is x1 under the mask's ones, x2 under its zeros
         _np.negative(mask, out=mask)
-        selected = _np.bitwise_and(_np.bitwise_xor(bits1, bits2), mask)
+        selected = _np.bitwise_xor(bits1, bits2)
+        if selected.shape == _np.broadcast_shapes(selected.shape, mask.shape):
+            _np.bitwise_and(selected, mask, out=selected)  # no third array of the result's size
+        else:
+            selected = _np.bitwise_and(selected, mask)
         _np.bitwise_xor(selected, bits2, out=selected)
     return selected.view(dtype)
 
