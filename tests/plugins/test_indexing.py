@@ -237,29 +237,37 @@ def _row_keys(rng, shape):
     ]
 
 
-def test_numpy_scatter_add_of_row_keys_adds_as_np_add_at_bit_for_bit() -> None:
+@pytest.mark.parametrize("block", [indexing.FLAT_SCATTER_BLOCK, 30])
+def test_numpy_scatter_add_of_row_keys_adds_as_np_add_at_bit_for_bit(monkeypatch, block) -> None:
+    # A block of 30 positions makes every key take many blocks.
+    monkeypatch.setattr(indexing, "FLAT_SCATTER_BLOCK", block)
     rng = np.random.default_rng(4)
     shape = (60, 7, 5)
     keys = _row_keys(rng, shape)
-    numbered = np.arange(np.prod(shape)).reshape(shape)
-    for key in keys:
-        positions = indexing._flat_positions(np, key, shape, numbered[key].shape)
-        np.testing.assert_array_equal(positions, numbered[key].reshape(-1))
     for dtype in (np.float32, np.float64, np.complex64, np.int32, np.int64):
         for key in keys:
             picked_shape = np.zeros(shape)[key].shape
             values = (rng.normal(size=picked_shape) * 100).astype(dtype)
             if values.size >= indexing.FLAT_SCATTER_MIN_SIZE:
-                assert indexing._flat_positions(np, key, shape, values.shape) is not None, key
+                assert indexing._picked_rows(np, key, shape, values.shape) is not None, key
             got = indexing._scatter_add_numpy(np, values, key=key, shape=shape)
             expected = _add_at(values, key, shape)
             assert got.dtype == expected.dtype and got.shape == shape
             np.testing.assert_array_equal(got.view(np.uint8), expected.view(np.uint8))
-    # Non-contiguous values and an empty index array.
-    key = keys[1]
+    # Every key on the flat path, small values and the 0-d index included: each value
+    # lands where the key puts it.
+    monkeypatch.setattr(indexing, "FLAT_SCATTER_MIN_SIZE", 1)
+    numbered = np.arange(np.prod(shape), dtype=np.float64).reshape(shape)
+    for key in keys:
+        values = numbered[key] + 1.0
+        assert indexing._picked_rows(np, key, shape, values.shape) is not None, key
+        got = indexing._scatter_add_numpy(np, values, key=key, shape=shape)
+        np.testing.assert_array_equal(got, _add_at(values, key, shape))
+    # Non-contiguous values go to np.add.at; an empty index array adds nothing.
     values = rng.normal(size=(700, 7, 10))[:, :, ::2]
     np.testing.assert_array_equal(
-        indexing._scatter_add_numpy(np, values, key=key, shape=shape), _add_at(values, key, shape)
+        indexing._scatter_add_numpy(np, values, key=keys[1], shape=shape),
+        _add_at(values, keys[1], shape),
     )
     empty = (np.zeros(0, dtype=np.int64),)
     got = indexing._scatter_add_numpy(np, np.ones((0, 7, 5)), key=empty, shape=shape)
@@ -279,13 +287,13 @@ def test_numpy_scatter_add_leaves_other_keys_and_bad_indices_to_np_add_at() -> N
     ]
     for key in others:
         values = rng.normal(size=np.zeros(shape)[key].shape)
-        assert indexing._flat_positions(np, key, shape, values.shape) is None, key
+        assert indexing._picked_rows(np, key, shape, values.shape) is None, key
         np.testing.assert_array_equal(
             indexing._scatter_add_numpy(np, values, key=key, shape=shape),
             _add_at(values, key, shape),
         )
     broadcast = rng.normal(size=(7, 5))  # values that broadcast over the index array
-    assert indexing._flat_positions(np, (index,), shape, broadcast.shape) is None
+    assert indexing._picked_rows(np, (index,), shape, broadcast.shape) is None
     np.testing.assert_array_equal(
         indexing._scatter_add_numpy(np, broadcast, key=(index,), shape=shape),
         _add_at(broadcast, (index,), shape),
