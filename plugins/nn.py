@@ -29,7 +29,7 @@ from typing import Any
 
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, op
-from plugrad.plugins.indexing import _scatter_add_generic
+from plugrad.plugins.indexing import _scatter_add_generic, _scatter_add_numpy
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 _SQRT_HALF = math.sqrt(0.5)
@@ -698,10 +698,13 @@ def _embedding_backward_numpy(
     num_embeddings: int,
     padding_idx: int | None = None,
 ) -> Any:
-    import numpy as np
-
-    out = np.zeros((num_embeddings, grad.shape[-1]), dtype=grad.dtype)
-    np.add.at(out, np.reshape(indices, (-1,)), np.reshape(grad, (-1, grad.shape[-1])))
+    width = grad.shape[-1]
+    out = _scatter_add_numpy(
+        xp,
+        xp.reshape(grad, (-1, width)),
+        key=xp.reshape(indices, (-1,)),
+        shape=(num_embeddings, width),
+    )
     if padding_idx is not None:
         out[padding_idx] = 0.0
     return out

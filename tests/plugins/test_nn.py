@@ -354,3 +354,18 @@ def test_erfc_is_accurate_in_float64() -> None:
     x = np.concatenate([np.linspace(-7, 26, 4001), np.logspace(-12, 0, 50)])
     got = ops.erfc(P.asarray(x)).numpy()
     np.testing.assert_allclose(got, _erfc(x), rtol=1e-13, atol=0)
+
+
+def test_numpy_embedding_backward_of_many_rows_adds_as_np_add_at() -> None:
+    # Large enough for NumPy's scatter-add to go through flat positions.
+    from plugrad.plugins import nn as nn_ops
+
+    rng = np.random.default_rng(7)
+    indices = rng.integers(0, 100, size=(32, 64))
+    g = rng.normal(size=(32, 64, 24)).astype(np.float32)
+    for padding_idx in (None, 5):
+        got = nn_ops._embedding_backward_numpy(
+            np, g, indices, num_embeddings=100, padding_idx=padding_idx
+        )
+        expected = np_embedding_backward(g, indices, 100, padding_idx)
+        np.testing.assert_array_equal(got.view(np.uint32), expected.view(np.uint32))
