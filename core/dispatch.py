@@ -234,35 +234,45 @@ def _record(
     rules = op.vjps * len(inputs) if sequence else op.vjps
     edges = []
     mask = 0
-    for bit, (x, rule) in enumerate(zip(inputs, rules)):
+    bit = 1
+    for x, rule in zip(inputs, rules):
         edge = None
         if rule is not None and isinstance(x, Tensor):
             edge = x._edge
             if edge is None and x._requires_grad:
                 edge = x
             if edge is not None:
-                mask |= 1 << bit
+                mask |= bit
         edges.append(edge)
+        bit <<= 1
     if sequence:
         keeps, keep_ans = op.saved_inputs * len(inputs), op.saves_ans
     else:
         keeps, keep_ans = op.keeps[mask]
     saved = []
-    tensors = []
-    for x, keep in zip(inputs, keeps):
+    tensors = None  # made when the first tensor is kept
+    modified = False
+    for index, (x, keep) in enumerate(zip(inputs, keeps)):
         if not isinstance(x, Tensor):
             saved.append(x)
-            tensors.append(None)
         elif keep:
             saved.append(x._array)
-            tensors.append(x)
+            if tensors is None:
+                tensors = [None] * len(inputs)
+            tensors[index] = x
+            modified = modified or x._counter is not None
         else:
             saved.append(array_spec(x._array))
-            tensors.append(None)
     node._edges = tuple(edges)
     node._ans = out if keep_ans else None
     node._saved = tuple(saved)
-    _keep_tensors(node, tuple(tensors))
+    if tensors is None:
+        node._saved_tensors = None
+        node._versions = None
+    else:
+        node._saved_tensors = tuple(tensors)
+        # Versions only once some kept tensor was modified in place (None: all unmodified).
+        node._versions = tuple(map(saved_version, tensors)) if modified else None
     return node
 
 
@@ -335,17 +345,6 @@ def _record2(
         else:
             node._versions = (saved_version(kept1), saved_version(kept2))
     return node
-
-
-def _keep_tensors(node: Any, tensors: tuple[Tensor | None, ...]) -> None:
-    """Note the tensors a node keeps, and their versions (``None``: all unmodified)."""
-    if all(t is None for t in tensors):
-        node._saved_tensors = None
-        node._versions = None
-        return
-    node._saved_tensors = tensors
-    modified = any(t is not None and t._counter is not None for t in tensors)
-    node._versions = tuple(map(saved_version, tensors)) if modified else None
 
 
 def saved_version(value: Any) -> int:
