@@ -666,48 +666,36 @@ embedding = op(
 ).vjp(_embedding_grad, None)
 
 
-def _embedding_backward_kernel(
-    xp: Any,
-    grad: Any,
-    indices: Any,
-    /,
-    *,
-    num_embeddings: int,
-    padding_idx: int | None = None,
-) -> Any:
-    width = grad.shape[-1]
-    # The standard has no scatter-add: the generic indexing gradient sums the rows
-    # sent to each index with a sort and a segment sum (NumPy has a kernel of its own).
-    out = _scatter_add_generic(
-        xp,
-        xp.reshape(grad, (-1, width)),
-        key=xp.reshape(indices, (-1,)),
-        shape=(num_embeddings, width),
-    )
-    if padding_idx is not None:
-        out[padding_idx, :] = 0.0
-    return out
+def _embedding_backward_with(scatter_add: Any) -> Any:
+    """The ``embedding_backward`` kernel that sums the rows with ``scatter_add``."""
+
+    def kernel(
+        xp: Any,
+        grad: Any,
+        indices: Any,
+        /,
+        *,
+        num_embeddings: int,
+        padding_idx: int | None = None,
+    ) -> Any:
+        width = grad.shape[-1]
+        out = scatter_add(
+            xp,
+            xp.reshape(grad, (-1, width)),
+            key=xp.reshape(indices, (-1,)),
+            shape=(num_embeddings, width),
+        )
+        if padding_idx is not None:
+            out[padding_idx, :] = 0.0
+        return out
+
+    return kernel
 
 
-def _embedding_backward_numpy(
-    xp: Any,
-    grad: Any,
-    indices: Any,
-    /,
-    *,
-    num_embeddings: int,
-    padding_idx: int | None = None,
-) -> Any:
-    width = grad.shape[-1]
-    out = _scatter_add_numpy(
-        xp,
-        xp.reshape(grad, (-1, width)),
-        key=xp.reshape(indices, (-1,)),
-        shape=(num_embeddings, width),
-    )
-    if padding_idx is not None:
-        out[padding_idx] = 0.0
-    return out
+# The standard has no scatter-add: the generic indexing gradient sums the rows sent to
+# each index with a sort and a segment sum; NumPy has a kernel of its own.
+_embedding_backward_kernel = _embedding_backward_with(_scatter_add_generic)
+_embedding_backward_numpy = _embedding_backward_with(_scatter_add_numpy)
 
 
 def _embedding_backward_grad(

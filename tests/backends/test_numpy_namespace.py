@@ -146,6 +146,16 @@ def _same_bits(got: Any, expected: Any) -> None:
     )
 
 
+def _compare_where(condition: Any, x1: Any, x2: Any) -> None:
+    got = _outcome(lean.where, condition, x1, x2)
+    expected = _outcome(np.where, condition, x1, x2)
+    if isinstance(expected, type):
+        assert got is expected, f"raised {got}, expected {expected}"
+    else:
+        _same_bits(got, expected)
+        assert got.flags.writeable
+
+
 WHERE_SCALARS = [True, 0, 1, -1, 1000, 2**40, 0.0, -0.0, 1.5, np.inf, np.nan, 1e300, 1j]
 
 
@@ -163,12 +173,7 @@ def test_where_matches_numpy_bit_for_bit(size: int) -> None:
         operands.append(values.astype(dtype))
     operands += WHERE_SCALARS
     for x1, x2 in itertools.product(operands, repeat=2):
-        got = _outcome(lean.where, condition, x1, x2)
-        expected = _outcome(np.where, condition, x1, x2)
-        if isinstance(expected, type):
-            assert got is expected
-        else:
-            _same_bits(got, expected)
+        _compare_where(condition, x1, x2)
 
 
 def test_where_broadcasts_and_reads_any_layout_as_numpy() -> None:
@@ -192,13 +197,7 @@ def test_where_broadcasts_and_reads_any_layout_as_numpy() -> None:
         (rng.random(n) > 0.5, [1.0] * n, 0.0),  # a list
     ]
     for condition, x1, x2 in cases:
-        got = _outcome(lean.where, condition, x1, x2)
-        expected = _outcome(np.where, condition, x1, x2)
-        if isinstance(expected, type):
-            assert got is expected
-        else:
-            _same_bits(got, expected)
-            assert got.flags.writeable
+        _compare_where(condition, x1, x2)
     x = rng.standard_normal(n)
     result = lean.where(x > 0, x, 0.0)
     assert not np.shares_memory(result, x), "a new array, as NumPy's"
