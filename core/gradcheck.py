@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .dtypes import is_differentiable
+from .dtypes import complex64, float32, float64, is_differentiable
 from .engine import grad
 from .errors import GradcheckError
 from .grad_mode import enable_grad, no_grad
@@ -201,9 +201,7 @@ def gradcheck(
 
 
 def _real_dtype(t: Tensor) -> Any:
-    from . import dtypes
-
-    return dtypes.float32 if t.dtype == dtypes.complex64 else dtypes.float64
+    return float32 if t.dtype == complex64 else float64
 
 
 def gradgradcheck(

@@ -185,9 +185,9 @@ class LongChain(Workload):
         self.x = self.tensor(start, True)
         self.xr = self.raw(start)
 
-    def plugrad_forward_backward(self) -> plugrad.Tensor:
+    def _forward_backward(self, x: Any) -> Any:
+        """The chain from ``x`` and its backward: plugrad and PyTorch run the same code."""
         factor, shift = self.FACTOR, self.SHIFT
-        x = self.x
         x.grad = None
         y = x
         for _ in range(self.pairs):
@@ -196,6 +196,9 @@ class LongChain(Workload):
         loss = y.sum()
         loss.backward()
         return loss
+
+    def plugrad_forward_backward(self) -> plugrad.Tensor:
+        return self._forward_backward(self.x)
 
     def floor_forward_backward(self) -> tuple[Any, Any]:
         xp, factor, shift = self.xp, self.FACTOR, self.SHIFT
@@ -214,16 +217,7 @@ class LongChain(Workload):
         self.tx = torch.tensor(self.to_numpy(self.xr), requires_grad=True)
 
     def torch_forward_backward(self) -> Any:
-        factor, shift = self.FACTOR, self.SHIFT
-        x = self.tx
-        x.grad = None
-        y = x
-        for _ in range(self.pairs):
-            y = y * factor
-            y = y + shift
-        loss = y.sum()
-        loss.backward()
-        return loss
+        return self._forward_backward(self.tx)
 
     def check(self) -> None:
         loss = self.plugrad_forward_backward()
