@@ -35,7 +35,9 @@ CASES = (
     + [("Adam", options) for options in ADAM_OPTIONS]
     + [("AdamW", options) for options in ADAM_OPTIONS]
 )
-TOLERANCES = {"float32": {"rtol": 2e-5, "atol": 1e-6}, "float64": {"rtol": 1e-11, "atol": 1e-13}}
+# NOTE: float32 state entries that cancel to near zero (a momentum buffer of -0.048 from terms
+# of ~1) differ from PyTorch by a few ulps of those terms, so atol follows their scale.
+TOLERANCES = {"float32": {"rtol": 2e-5, "atol": 1e-5}, "float64": {"rtol": 1e-11, "atol": 1e-13}}
 STATE_KEYS = ("momentum_buffer", "exp_avg", "exp_avg_sq", "max_exp_avg_sq")
 
 
