@@ -10,6 +10,10 @@ import pytest
 import plugrad
 from plugrad.errors import InvalidArgumentError
 
+# The layout is the backend's business only through its host copy: tested on NumPy,
+# and once per backend below.
+pytestmark = pytest.mark.usefixtures("on_numpy")
+
 VALUES = [
     pytest.param([0.0, 1.5430806], "float32", id="decimals"),
     pytest.param([1.0, 2.0, -3.0], "float32", id="whole-numbers"),
@@ -42,6 +46,19 @@ def test_repr_matches_pytorch(values: object, dtype: str) -> None:
     expected = repr(torch.tensor(np.asarray(values), dtype=getattr(torch, dtype)))
     got = repr(plugrad.tensor(np.asarray(values), dtype=getattr(plugrad, dtype)))
     assert got == expected.replace("torch.", "plugrad.")
+
+
+@pytest.mark.parametrize(("values", "dtype"), VALUES)
+def test_every_backend_prints_the_same_values(values: object, dtype: str) -> None:
+    array = np.asarray(values)
+    expected = repr(plugrad.tensor(array, dtype=getattr(plugrad, dtype)))
+    for name in plugrad.backends.available():
+        with plugrad.use_backend(name) as device:
+            got = repr(plugrad.tensor(array, dtype=getattr(plugrad, dtype)))
+        if device.name != "numpy":
+            shown = f"device={device.name!r}"
+            got = got.replace(", " + shown, "").replace(",\n       " + shown, "")
+        assert got == expected
 
 
 def test_repr_shows_grad_state_and_device_name() -> None:
