@@ -19,7 +19,7 @@ from __future__ import annotations
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as _version
 
-from . import autograd, errors, fft, func, linalg, nn, ops, optim, viz
+from . import autograd, distributed, errors, fft, func, linalg, nn, ops, optim, utils, viz
 from .backend_selection import default_device, set_backend, use_backend
 from .creation import (
     arange,
@@ -108,6 +108,7 @@ __all__ = [
     "complex64",
     "complex128",
     "default_device",
+    "distributed",
     "empty",
     "empty_like",
     "enable_grad",
@@ -147,6 +148,7 @@ __all__ = [
     "uint32",
     "uint64",
     "use_backend",
+    "utils",
     "viz",
     "zeros",
     "zeros_like",
