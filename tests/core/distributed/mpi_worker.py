@@ -145,7 +145,7 @@ def ddp(rank, size):
             ref_opt.step()
         for (n, p), q in zip(model.module.named_parameters(), reference.parameters()):
             close(p.numpy(), q.numpy(), f"{name} {n}", rtol=1e-9)
-        assert list(model.state_dict())[0].startswith("module.")
+        assert next(iter(model.state_dict())).startswith("module.")
 
     # no_sync: two local micro-batches, then a synchronised one
     model = nn.parallel.DistributedDataParallel(make_model(7).to(plugrad.float64))

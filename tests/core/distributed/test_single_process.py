@@ -86,7 +86,7 @@ def test_ddp_needs_a_group():
 
 
 @pytest.mark.skipif(
-    not (plugrad.backends.registry.backend_status("cupy") is None),
+    plugrad.backends.registry.backend_status("cupy") is not None,
     reason="the nccl communication library needs CuPy and a GPU; without one only the "
     "MPI library is exercised",
 )
