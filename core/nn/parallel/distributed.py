@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import weakref
 from collections.abc import Iterator
 from typing import Any
 
 from ... import distributed as dist
 from ... import dtypes as _dtypes
+from ... import engine as _engine
 from ...creation import asarray
 from ...distributed.communicator import Communicator, ReduceOp, Work
 from ...errors import DistributedError
-from ...tensor import Tensor
+from ...tensor import PostAccumulateGradHook, Tensor
 from ..module import Module
 
 __all__ = ["DistributedDataParallel"]
@@ -21,7 +23,7 @@ __all__ = ["DistributedDataParallel"]
 class _Bucket:
     """Parameters whose gradients travel together in one flat buffer."""
 
-    __slots__ = ("buffer", "device", "members", "offsets", "pending", "work")
+    __slots__ = ("buffer", "device", "members", "offsets", "pending", "ready", "work")
 
     def __init__(self, members: list[Tensor]) -> None:
         self.members = members
@@ -33,6 +35,8 @@ class _Bucket:
             start += p.size
         self.buffer = self.device.xp.zeros(start, dtype=members[0]._array.dtype)
         self.pending = len(members)
+        #: ids of the members whose gradient is in the buffer for this pass
+        self.ready: set[int] = set()
         self.work: Work | None = None
 
 
@@ -41,13 +45,14 @@ class DistributedDataParallel(Module):
 
     At construction every rank checks that all ranks hold the same parameters
     (names, shapes, dtypes; a mismatch names them), and rank 0's parameters and
-    buffers are copied to every rank. In each backward pass, as gradients are
-    accumulated, they are copied into buckets of about ``bucket_cap_mb``
-    megabytes (parameters in reverse order of registration, roughly the order
-    backward produces them); each full bucket is averaged across ranks with a
-    non-blocking all-reduce at once, and the pass waits for all of them at its
-    end. Every rank then holds the gradient of the mean loss over all ranks'
-    batches: training equals one process on the concatenated batch.
+    buffers are copied to every rank. In each backward pass, as soon as a
+    parameter's gradient is final (while backward still computes the others),
+    it is copied into its bucket of about ``bucket_cap_mb`` megabytes
+    (parameters in reverse order of registration, roughly the order backward
+    produces them); each full bucket is averaged across ranks with a
+    non-blocking all-reduce at once, overlapping the rest of backward, and the
+    pass waits for all of them at its end. Every rank then holds the gradient
+    of the mean loss over all ranks' batches: training equals one process on the concatenated batch.
 
     Parameters
     ----------
@@ -123,8 +128,18 @@ class DistributedDataParallel(Module):
         object.__setattr__(self, "_buckets", self._make_buckets(parameters, bucket_cap_mb))
         object.__setattr__(self, "_bucket_of", {id(p): b for b in self._buckets for p in b.members})
         object.__setattr__(self, "_sync", True)
-        object.__setattr__(self, "_launched", 0)
+        object.__setattr__(self, "_committed", 0)
+        object.__setattr__(self, "_parameter_count", len(parameters))
         handles = [p.register_post_accumulate_grad_hook(self._grad_accumulated) for p in parameters]
+        # The engine keeps its callbacks until removed: let it hold this model only weakly.
+        model = weakref.ref(self)
+
+        def grad_ready(param: Tensor, gradient: Any) -> None:
+            ddp = model()
+            if ddp is not None:
+                ddp._grad_ready(param, gradient)
+
+        handles += [_engine.watch_gradient_ready(p, grad_ready) for p in parameters]
         object.__setattr__(self, "_handles", handles)
 
     # -- construction ---------------------------------------------------------------------------
@@ -214,33 +229,55 @@ class DistributedDataParallel(Module):
         return self.module(*args, **kwargs)
 
     def _check_previous_backward(self) -> None:
-        partial = [b for b in self._buckets if 0 < b.pending < len(b.members)]
+        partial = [b for b in self._buckets if b.ready or b.work is not None]
         if partial:
             names = {id(p): n for n, p in self.module.named_parameters()}
-            missing = [names[id(p)] for b in partial for p in b.members if p.grad is None]
-            for b in self._buckets:
-                b.pending = len(b.members)
-            object.__setattr__(self, "_launched", 0)
+            missing = [names[id(p)] for b in partial for p in b.members if id(p) not in b.ready]
+            self._reset()
             raise DistributedError(
-                "the last backward pass gave no gradient to some parameters "
-                f"({', '.join(missing) or 'unknown'}), so their buckets were never averaged; "
+                "the last backward pass did not average every gradient: it raised part-way, or "
+                f"gave no gradient to some parameters ({', '.join(missing) or 'unknown'}); "
                 "DistributedDataParallel needs every parameter that requires grad to take part "
                 "in the loss (freeze unused ones with requires_grad_(False) before wrapping)"
             )
 
+    def _reset(self) -> None:
+        for bucket in self._buckets:
+            bucket.work = None
+            bucket.ready.clear()
+            bucket.pending = len(bucket.members)
+        object.__setattr__(self, "_committed", 0)
+
+    def _grad_ready(self, param: Tensor, gradient: Any) -> None:
+        """During backward: ``param``'s gradient for this pass is final; put it in its bucket."""
+        if not self._sync or gradient is None:
+            return
+        if any(not isinstance(h, PostAccumulateGradHook) for h in param._hooks or ()):
+            return  # a gradient hook may still change it; take it when .grad is updated
+        array = gradient._array if isinstance(gradient, Tensor) else gradient
+        if param.grad is not None:  # accumulated under no_sync, or not zeroed
+            array = param.grad._array + array
+        self._fill(param, array)
+
     def _grad_accumulated(self, param: Tensor) -> None:
+        """After backward updated ``.grad``: bucket what was not bucketed yet; finish at the end."""
         if not self._sync:
             return
         bucket = self._bucket_of[id(param)]
+        if id(param) not in bucket.ready and param.grad is not None:
+            self._fill(param, param.grad._array)
+        object.__setattr__(self, "_committed", self._committed + 1)
+        if self._committed == self._parameter_count:
+            self._finish_backward()
+
+    def _fill(self, param: Tensor, array: Any) -> None:
+        bucket = self._bucket_of[id(param)]
         start, stop = bucket.offsets[id(param)]
-        xp = bucket.device.xp
-        bucket.buffer[start:stop] = xp.reshape(param.grad._array, (-1,))
+        bucket.buffer[start:stop] = bucket.device.xp.reshape(array, (-1,))
+        bucket.ready.add(id(param))
         bucket.pending -= 1
         if bucket.pending == 0:
             bucket.work = self._communicator.allreduce(bucket.buffer, ReduceOp.AVG)
-            object.__setattr__(self, "_launched", self._launched + 1)
-            if self._launched == len(self._buckets):
-                self._finish_backward()
         else:
             # Let MPI progress the transfers already in flight.
             for other in self._buckets:
@@ -248,7 +285,9 @@ class DistributedDataParallel(Module):
                     other.work.is_completed()
 
     def _finish_backward(self) -> None:
-        object.__setattr__(self, "_launched", 0)
+        unfinished = [b for b in self._buckets if b.work is None]
+        if unfinished:
+            self._check_previous_backward()
         for bucket in self._buckets:
             work = bucket.work
             assert work is not None
@@ -258,8 +297,7 @@ class DistributedDataParallel(Module):
             for p in bucket.members:
                 start, stop = bucket.offsets[id(p)]
                 p.grad._array = xp.reshape(xp.asarray(reduced[start:stop], copy=True), p.shape)
-            bucket.work = None
-            bucket.pending = len(bucket.members)
+        self._reset()
 
     @contextlib.contextmanager
     def no_sync(self) -> Iterator[None]:

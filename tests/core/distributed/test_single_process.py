@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import plugrad
 import plugrad.distributed as dist
+from plugrad import engine
 from plugrad.distributed.communicator import CompletedWork, Work
 from plugrad.errors import DistributedError, DistributedTimeoutError
 
@@ -78,6 +80,86 @@ def test_a_group_of_one_process():
     finally:
         dist.destroy_process_group()
     assert not dist.is_initialized()
+
+
+class _FailInBackward(plugrad.Function):
+    fail = False
+
+    @staticmethod
+    def forward(ctx, x):
+        return x * 1.0
+
+    @staticmethod
+    def backward(ctx, g):
+        if _FailInBackward.fail:
+            raise RuntimeError("backward fails on purpose")
+        return g
+
+
+def test_ddp_in_a_group_of_one_buckets_during_backward_and_recovers_from_a_failed_pass():
+    pytest.importorskip("mpi4py", reason="the mpi communication library needs mpi4py")
+    import gc
+    import weakref
+
+    nn = plugrad.nn
+    dist.init_process_group("mpi", world_size=1, rank=0)
+    try:
+        plugrad.manual_seed(0)
+        first, second = nn.Linear(3, 4), nn.Linear(4, 2)
+        reference = nn.Sequential(nn.Linear(3, 4), nn.Linear(4, 2))
+        reference.load_state_dict(nn.Sequential(first, second).state_dict())
+
+        class Model(nn.Module):
+            def __init__(self, first, second):
+                super().__init__()
+                self.first, self.second = first, second
+
+            def forward(self, x):
+                return self.second(_FailInBackward.apply(self.first(x)))
+
+        # a tiny cap: one bucket per parameter, each sent as soon as its gradient is final
+        ddp = nn.parallel.DistributedDataParallel(Model(first, second), bucket_cap_mb=1e-6)
+        assert len(ddp._buckets) == 4
+        launched = []
+        probe = [first.weight]
+        original = ddp._communicator.allreduce
+
+        def allreduce(buffer, op):
+            launched.append(probe[0].grad is None)
+            return original(buffer, op)
+
+        ddp._communicator.allreduce = allreduce
+        x = plugrad.asarray(np.arange(15.0, dtype=np.float32).reshape(5, 3) / 10)
+        (ddp(x) ** 2).sum().backward()
+        (reference(x) ** 2).sum().backward()
+        # all four sent while .grad was still unwritten, i.e. during the pass
+        assert launched == [True] * 4
+        for p, q in zip(ddp.module.parameters(), reference.parameters()):
+            np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-6)
+
+        _FailInBackward.fail = True
+        ddp.zero_grad()
+        with pytest.raises(RuntimeError, match="on purpose"):
+            ddp(x).sum().backward()
+        _FailInBackward.fail = False
+        assert first.weight.grad is None  # the failed pass wrote no gradient
+        with pytest.raises(DistributedError, match="raised part-way"):
+            ddp(x)
+        (ddp(x) ** 2).sum().backward()  # the next pass works again
+        for p, q in zip(ddp.module.parameters(), reference.parameters()):
+            np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-6)
+        watched = [id(p) for p in ddp.parameters()]
+        assert all(key in engine._ready_callbacks for key in watched)
+        collected = weakref.ref(ddp)
+        probe.clear()
+        del ddp, first, second, p, q
+        gc.collect()
+        # the engine's callbacks do not keep the model alive, and go with it
+        assert collected() is None
+        assert not any(key in engine._ready_callbacks for key in watched)
+    finally:
+        _FailInBackward.fail = False
+        dist.destroy_process_group()
 
 
 def test_ddp_needs_a_group():
