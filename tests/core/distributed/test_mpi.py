@@ -15,14 +15,20 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip(
-    "mpi4py", reason="plugrad.distributed's MPI tests need mpi4py (extra 'distributed')"
-)
+# CI sets PLUGRAD_REQUIRE_MPI so that a broken MPI install fails instead of skipping.
+if os.environ.get("PLUGRAD_REQUIRE_MPI"):
+    import mpi4py  # noqa: F401
+else:
+    pytest.importorskip(
+        "mpi4py", reason="plugrad.distributed's MPI tests need mpi4py (extra 'distributed')"
+    )
 
 WORKER = Path(__file__).with_name("mpi_worker.py")
 MPIEXEC = shutil.which(
     "mpiexec", path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
 )
+if MPIEXEC is None and os.environ.get("PLUGRAD_REQUIRE_MPI"):
+    raise RuntimeError("PLUGRAD_REQUIRE_MPI is set but there is no mpiexec on PATH")
 if MPIEXEC is None:
     pytest.skip("no mpiexec on PATH (pip install mpich, or load your MPI)", allow_module_level=True)
 
