@@ -97,3 +97,32 @@ def test_a_collective_that_a_rank_skips_times_out_and_ends_the_job():
     assert result.returncode != 0, output
     assert "DistributedTimeoutError: rank 0:" in output
     assert "all_reduce of float32 (2,) did not complete within 2 s" in output
+
+
+@pytest.mark.parametrize("ranks", [2, 3])
+def test_the_demo_trains_data_parallel_as_one_process_does(tmp_path, ranks):
+    from plugrad.demo import train
+
+    command = [MPIEXEC, "-n", str(ranks), sys.executable, "-m", "plugrad", "demo", "--distributed"]
+    options = ["--data", "generated", "--epochs", "3", "--no-progress"]
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+    result = subprocess.run(
+        [*command, *options, "--output-dir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=150,
+        env=env,
+        cwd=tmp_path,
+    )
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    alone = train(data="generated", epochs=3, output_dir=None, progress=False, log=None)
+    line = r"loss (\d\.\d+)  train accuracy +([\d.]+)%  test accuracy +([\d.]+)%"
+    epochs = re.findall(line, output)
+    assert len(epochs) == 3, output  # printed by rank 0 only
+    for i, (loss, train_accuracy, test_accuracy) in enumerate(epochs):
+        assert abs(float(loss) - alone.epoch_loss[i]) <= 1e-4, output
+        assert train_accuracy == f"{alone.train_accuracy[i] * 100:.1f}", output
+        assert test_accuracy == f"{alone.test_accuracy[i] * 100:.1f}", output
+    assert f"every one of the {ranks} processes loaded the saved weights back" in output
+    assert (tmp_path / "model.safetensors").is_file()
