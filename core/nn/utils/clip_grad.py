@@ -101,7 +101,7 @@ def clip_grad_value_(parameters: Tensor | Iterable[Tensor], clip_value: float) -
     >>> (w * w).sum().backward()
     >>> clip_grad_value_([w], 1.5)
     >>> w.grad
-    tensor([ 1.5, -1.5])
+    tensor([ 1.5000, -1.5000])
     """
     clip_value = float(clip_value)
     if clip_value < 0 or math.isnan(clip_value):
