@@ -7,6 +7,7 @@ from collections.abc import Iterable, Iterator, Sized
 from typing import Any
 
 from ... import dtypes as _dtypes
+from ...errors import DistributedError
 from ...random import Generator, rand
 
 __all__ = [
@@ -190,7 +191,7 @@ class DistributedSampler(Sampler):
             from ... import distributed
 
             if not distributed.is_initialized():
-                raise RuntimeError(
+                raise DistributedError(
                     "DistributedSampler needs num_replicas= and rank=, or an initialized "
                     "process group (plugrad.distributed.init_process_group())"
                 )
