@@ -19,7 +19,7 @@ from __future__ import annotations
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as _version
 
-from . import autograd, errors, fft, func, linalg, nn, ops, optim, viz
+from . import autograd, distributed, errors, fft, func, linalg, nn, ops, optim, utils, viz
 from .backend_selection import default_device, set_backend, use_backend
 from .creation import (
     arange,
@@ -109,6 +109,7 @@ __all__ = [
     "complex64",
     "complex128",
     "default_device",
+    "distributed",
     "empty",
     "empty_like",
     "enable_grad",
@@ -151,6 +152,7 @@ __all__ = [
     "uint32",
     "uint64",
     "use_backend",
+    "utils",
     "viz",
     "zeros",
     "zeros_like",

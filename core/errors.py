@@ -14,6 +14,8 @@ __all__ = [
     "BackendUnavailableError",
     "BackwardError",
     "DeviceMismatchError",
+    "DistributedError",
+    "DistributedTimeoutError",
     "DtypeError",
     "FunctionBackwardError",
     "GradcheckError",
@@ -116,6 +118,14 @@ class MissingProgramError(PlugradError, RuntimeError):
 
 class SerializationError(PlugradError, ValueError):
     """A file given to :func:`plugrad.load` is not a readable safetensors file."""
+
+
+class DistributedError(PlugradError, RuntimeError):
+    """A collective or the process group of :mod:`plugrad.distributed` was misused or failed."""
+
+
+class DistributedTimeoutError(DistributedError, TimeoutError):
+    """A collective did not complete within its timeout (another rank did not take part)."""
 
 
 class PluginLoadWarning(UserWarning):
