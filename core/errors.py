@@ -13,10 +13,13 @@ __all__ = [
     "BackendError",
     "BackendUnavailableError",
     "BackwardError",
+    "CompileError",
+    "CompileWarning",
     "DeviceMismatchError",
     "DtypeError",
     "FunctionBackwardError",
     "GradcheckError",
+    "GraphBreakError",
     "GraphFreedError",
     "InPlaceModificationError",
     "MissingDependencyError",
@@ -111,6 +114,18 @@ class MissingProgramError(PlugradError, RuntimeError):
 
 class SerializationError(PlugradError, ValueError):
     """A file given to :func:`plugrad.load` is not a readable safetensors file."""
+
+
+class CompileError(PlugradError, RuntimeError):
+    """:func:`plugrad.compile` cannot capture or replay a function; the message says why."""
+
+
+class GraphBreakError(CompileError):
+    """A compiled function did something a plan cannot replay (``fullgraph=True`` raises this)."""
+
+
+class CompileWarning(UserWarning):
+    """A compiled function falls back to eager execution; the message names the reason and line."""
 
 
 class PluginLoadWarning(UserWarning):
