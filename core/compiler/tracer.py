@@ -359,13 +359,27 @@ class RecordingNamespace:
         return dir(self._real)
 
 
+def _opaque_kernel(tracer: Tracer, kernel: Callable[..., Any], xp: Any, op: str) -> Any:
+    """A backend-specific kernel, recorded as one call: it may use its library beyond ``xp``."""
+
+    def recording(_xp: Any, *args: Any, **kwargs: Any) -> Any:
+        result = kernel(xp, *_unwrap(args), **_unwrap(kwargs))
+        if not tracer.recording:
+            return result
+        label = tracer.constant(kernel, f"kernel_{op}_")
+        return tracer.record("call", label, (_Name(tracer.namespace_label(xp)), *args), kwargs,
+                             result)  # fmt: skip
+
+    return recording
+
+
 def _recording_function(tracer: Tracer, function: Callable[..., Any], label: str) -> Any:
     def recording(*args: Any, **kwargs: Any) -> Any:
         result = function(*_unwrap(args), **_unwrap(kwargs))
         if not tracer.recording:
             return result
         traced = _has_traced(args) or _has_traced(kwargs)
-        if not traced and not _is_array(result) and type(result) not in (tuple, list):
+        if not traced and not _is_array(result) and not isinstance(result, (tuple, list)):
             return result  # dtype queries and the like: nothing to replay
         return tracer.record("call", label, args, kwargs, result, effect="out" in kwargs)
 
@@ -549,11 +563,11 @@ class Tracer:
         self._counter += 1
         return name
 
-    def constant(self, value: Any) -> str:
-        """The name under which the replayed code reaches ``value``."""
+    def constant(self, value: Any, hint: str = "c") -> str:
+        """The name under which the replayed code reaches ``value`` (``hint`` starts it)."""
         name = self._constant_names.get(id(value))
         if name is None or self.constants[name] is not value:
-            name = f"c{len(self.constants)}"
+            name = f"{hint}{len(self.constants)}"
             self.constants[name] = value
             self._constant_names[id(value)] = name
         return name
@@ -576,7 +590,7 @@ class Tracer:
         if result is None:
             self.steps.append(Step(kind, None, target, step_args, step_kwargs, effect=effect))
             return None
-        if type(result) in (tuple, list):
+        if isinstance(result, (tuple, list)):
             out = self.new_name()
             self.steps.append(Step(kind, out, target, step_args, step_kwargs, effect=effect))
             items = []
@@ -585,6 +599,8 @@ class Tracer:
                     items.append(self.record("getitem", None, (Ref(out), index), None, item))
                 else:
                     items.append(item)
+            if hasattr(result, "_fields"):  # a named tuple (svd, qr, slogdet...)
+                return type(result)(*items)
             return type(result)(items)
         if not _is_array(result):
             self.graph_break(f"{target}() returned a Python value computed from traced arrays")
@@ -828,6 +844,8 @@ class Tracer:
             self.namespaces["r" + label] = device.rule_xp
             saved.append((device, "xp", device.xp))
             saved.append((device, "rule_xp", device.rule_xp))
+            saved.append((device, "kernels", device.kernels))
+            device.kernels = self._kernel_table(device)
             device.xp = plain
             device.rule_xp = rule
         from ..optim.lr_scheduler import LRScheduler
@@ -862,6 +880,27 @@ class Tracer:
             saved.append((owner, name, owner.__dict__[name]))
             setattr(owner, name, replacement)
         _active = self
+
+    def namespace_label(self, xp: Any) -> str:
+        """The name of the backend namespace ``xp`` in the replayed code."""
+        for label, namespace in self.namespaces.items():
+            if namespace is xp:
+                return label
+        return self.constant(xp, "namespace")
+
+    def _kernel_table(self, device: Any) -> dict[str, Any]:
+        """``device.kernels`` with every kernel that is not the op's generic one made opaque.
+
+        Generic kernels are written against ``xp`` alone, so their namespace calls are
+        recorded one by one; a backend's own kernel may call its library directly
+        (NumPy's ``add.at``, stride tricks), so the plan calls it whole.
+        """
+        sources = _registry._state.kernel_sources.get(device.backend.name, {})
+        table = dict(device.kernels)
+        for name, found in sources.items():
+            if found and found[0].kind != "generic" and name in table:
+                table[name] = _opaque_kernel(self, table[name], device.xp, name)
+        return table
 
     def uninstall(self) -> None:
         global _active
