@@ -103,11 +103,38 @@ def render(step: Step, literal: _Literal) -> str:
     raise ValueError(f"unknown step kind {kind!r}")
 
 
+def _with_releases(plan: Plan, lines: list[str]) -> list[str]:
+    """``lines`` with each value deleted after the statement that uses it last.
+
+    Straight-line code would otherwise keep every intermediate array until it
+    returns; released at their last use, they are freed as early as the eager
+    engine (and hand-written code) frees them.
+    """
+    last_use: dict[str, int] = {}
+    for index, step in enumerate(plan.steps):
+        if step.out is not None:
+            last_use.setdefault(step.out, index)
+        for name in step.uses():
+            last_use[name] = index
+    kept = set(plan.output_refs)
+    released: dict[int, list[str]] = {}
+    for name, index in last_use.items():
+        if name not in kept:
+            released.setdefault(index, []).append(name)
+    result = []
+    for index, line in enumerate(lines):
+        result.append(line)
+        names = released.get(index)
+        if names:
+            result.append("del " + ", ".join(names))
+    return result
+
+
 def source_of(plan: Plan, name: str = "replay") -> tuple[str, dict[str, Any]]:
     """The source of ``plan`` as a function ``name(L, F)`` and the globals it needs."""
     constants = dict(plan.constants)
     literal = _Literal(constants)
-    body = [render(step, literal) for step in plan.steps]
+    body = _with_releases(plan, [render(step, literal) for step in plan.steps])
     lines = [f"def {name}(L, F):"]
     if plan.guards:
         lines.append("    if not (")
