@@ -169,9 +169,18 @@ class CompiledFunction:
 
 def _signature(args: tuple[Any, ...], kwargs: dict[str, Any], leaves: list[Tensor]) -> Any:
     """What a plan depends on besides the free tensors it checks itself."""
-    parts: list[Any] = [_describe(a, leaves, f"argument {i}") for i, a in enumerate(args)]
+    parts: list[Any] = []
+    for index, value in enumerate(args):
+        if isinstance(value, Tensor):  # the common case, spelled out: it runs every call
+            leaves.append(value)
+            array = value._array
+            parts.append(
+                (array.shape, array.dtype, value._device, value._requires_grad, value._edge is None)
+            )
+        else:
+            parts.append(_describe(value, leaves, index))
     if kwargs:
-        parts.extend((k, _describe(v, leaves, f"argument {k!r}")) for k, v in kwargs.items())
+        parts.extend((k, _describe(v, leaves, k)) for k, v in kwargs.items())
     if len(leaves) > 1:
         ids = [id(t) for t in leaves]
         if len(set(ids)) != len(ids):
@@ -179,7 +188,7 @@ def _signature(args: tuple[Any, ...], kwargs: dict[str, Any], leaves: list[Tenso
     return (tuple(parts), _state.enabled, _checking._enabled)
 
 
-def _describe(value: Any, leaves: list[Tensor], where: str) -> Any:
+def _describe(value: Any, leaves: list[Tensor], where: Any) -> Any:
     if isinstance(value, Tensor):
         leaves.append(value)
         array = value._array
@@ -193,18 +202,27 @@ def _describe(value: Any, leaves: list[Tensor], where: str) -> Any:
         )
     kind = type(value)
     if kind is tuple or kind is list:
-        return (kind, tuple(_describe(v, leaves, f"{where}[{i}]") for i, v in enumerate(value)))
+        return (kind, tuple(_describe(v, leaves, (where, i)) for i, v in enumerate(value)))
     if kind is dict:
-        return (dict, tuple((k, _describe(v, leaves, f"{where}[{k!r}]")) for k, v in value.items()))
+        return (dict, tuple((k, _describe(v, leaves, (where, k))) for k, v in value.items()))
     try:
         hash(value)
     except TypeError:
         raise CompileError(
-            f"{where} of a compiled function is a {kind.__name__}, which cannot be part of its "
-            "input signature (it is not hashable); pass Tensors, numbers, strings, or tuples, "
-            "lists and dicts of them, or reach it from inside the function instead"
+            f"{_where(where)} of a compiled function is a {kind.__name__}, which cannot be part "
+            "of its input signature (it is not hashable); pass Tensors, numbers, strings, or "
+            "tuples, lists and dicts of them, or reach it from inside the function instead"
         ) from None
     return (kind, value)
+
+
+def _where(where: Any) -> str:
+    """``argument 0``, ``argument 'x'[1]['a']``: where an argument sits, for an error."""
+    path = []
+    while type(where) is tuple:
+        where, key = where
+        path.append(f"[{key!r}]")
+    return f"argument {where!r}" + "".join(reversed(path))
 
 
 def compile(

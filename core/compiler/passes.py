@@ -6,11 +6,12 @@ plugins add theirs through the ``plugrad_plan_passes`` hook.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 
-from .plan import Plan
+from .plan import Plan, Step
 
-__all__ = ["eliminate_dead_code", "run_passes"]
+__all__ = ["eliminate_dead_code", "fold_constants", "run_passes"]
 
 PlanPass = Callable[[Plan], Plan]
 
@@ -28,17 +29,62 @@ def eliminate_dead_code(plan: Plan) -> Plan:
             kept.append(step)
             live.update(step.uses())
     kept.reverse()
-    return Plan(
-        steps=kept,
-        guards=plan.guards,
-        output=plan.output,
-        output_refs=plan.output_refs,
-        constants=plan.constants,
-        free=plan.free,
-        namespaces=plan.namespaces,
+    return dataclasses.replace(plan, steps=kept)
+
+
+#: Functions that return a new array (never a view of an argument) on every backend.
+_FRESH_RESULT = frozenset(
+    {"add", "subtract", "multiply", "divide", "matmul", "where", "exp", "log", "negative"}
+)
+
+
+def fold_constants(plan: Plan) -> Plan:
+    """Replace values that are the same at every replay by the arrays they held at capture.
+
+    The engine seeds a backward pass with ``ones_like(loss)`` and broadcasts it
+    through reductions: a chain of steps that depends on guarded shapes alone.
+    A value is folded only where every step that reads it makes a new array
+    from it (arithmetic), so the shared array is never written, returned or
+    stored in a ``.grad``.
+    """
+    folded = plan.folded
+    if not folded:
+        return plan
+    readers: dict[str, list[Step]] = {}
+    for step in plan.steps:
+        for name in step.uses():
+            readers.setdefault(name, []).append(step)
+    escaping = set(plan.output_refs)
+    constants = dict(plan.constants)
+    steps = []
+    for step in plan.steps:
+        name = step.out
+        if (
+            name in folded
+            and name not in escaping
+            and all(_only_reads(reader, folded) for reader in readers.get(name, ()))
+        ):
+            constant = f"folded_{name}"
+            constants[constant] = folded[name]
+            step = Step("text", name, constant)
+        steps.append(step)
+    return dataclasses.replace(plan, steps=steps, constants=constants)
+
+
+def _only_reads(step: Step, folded: dict) -> bool:
+    if step.effect:
+        return False
+    if step.out in folded or step.kind in ("binop", "unary"):
+        return True
+    target = step.target
+    return (
+        step.kind == "call"
+        and type(target) is str
+        and target.startswith("xp.")
+        and (target[3:] in _FRESH_RESULT)
     )
 
 
 def run_passes(plan: Plan) -> Plan:
     """Run the built-in passes, then those plugins registered, in order."""
-    return eliminate_dead_code(plan)
+    return eliminate_dead_code(fold_constants(plan))

@@ -94,6 +94,11 @@ class Plan:
         Name -> object, for everything the code refers to that is not a literal.
     free : list
         The tensors the function reached without receiving them (``F[k]`` in the code).
+    namespaces : dict
+        Name -> backend namespace (``xp``, and ``rxp`` for what backward rules call).
+    folded : dict
+        Plan value -> the array it held at capture, for values that are the same at
+        every replay (functions of constants and of guarded shapes only).
     """
 
     steps: list[Step]
@@ -103,3 +108,4 @@ class Plan:
     constants: dict[str, Any]
     free: list[Any]
     namespaces: dict[str, Any]
+    folded: dict[str, Any] = field(default_factory=dict)

@@ -50,6 +50,11 @@ _PY_SCALARS = (int, float, complex, bool)
 #: Array methods that write into the array they are called on.
 _MUTATING_METHODS = frozenset({"fill", "sort", "put", "resize", "setflags", "partition"})
 
+#: Functions whose result depends on their first argument's shape and dtype only.
+_SHAPE_ONLY = frozenset({"ones_like", "zeros_like", "full_like"})
+#: Kinds of step that compute a value from their arguments and nothing else.
+_FOLDABLE_KINDS = frozenset({"call", "binop", "unary", "attr", "getitem"})
+
 #: One capture at a time: the swapped tables are process-wide.
 capture_lock = threading.RLock()
 #: The tracer of the capture under way, if any.
@@ -536,6 +541,8 @@ class Tracer:
         self.constants: dict[str, Any] = {}
         self._constant_names: dict[int, str] = {}
         self.namespaces: dict[str, Any] = {}
+        #: Plan value -> its array, for values the same at every replay.
+        self.folded: dict[str, Any] = {}
         #: id(tensor) -> its expression in the replayed code, for tensors made before the call.
         self.sources: dict[int, str] = {}
         self.free: list[Tensor] = []
@@ -607,7 +614,24 @@ class Tracer:
             return result
         out = self.new_name()
         self.steps.append(Step(kind, out, target, step_args, step_kwargs, effect=effect))
+        if not effect and self._is_constant(kind, target, step_args, step_kwargs):
+            self.folded[out] = result
         return TracedArray(result, Ref(out), self)
+
+    def _is_constant(self, kind: str, target: Any, args: tuple[Any, ...], kwargs: dict) -> bool:
+        """Whether a step's value is the same at every replay (a candidate for folding).
+
+        So it is when every plan value it reads is itself constant, or when it
+        reads only the shape and dtype of its first argument (``ones_like``),
+        which the guards fix.
+        """
+        if kind not in _FOLDABLE_KINDS:
+            return False
+        folded = self.folded
+        if kind == "call" and type(target) is str and target.rpartition(".")[2] in _SHAPE_ONLY:
+            return all(name in folded for name in refs_in((args[1:], kwargs)))
+        names = list(refs_in((args, kwargs)))
+        return bool(names) and all(name in folded for name in names)
 
     def traced_constant(self, real: Any) -> TracedArray:
         """An array that came from outside the namespace (host data): a constant of the plan."""
@@ -824,6 +848,7 @@ class Tracer:
             constants=self.constants,
             free=self.free,
             namespaces=self.namespaces,
+            folded=self.folded,
         )
 
     # -- swapping the tables -----------------------------------------------------------------

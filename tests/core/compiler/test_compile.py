@@ -115,17 +115,62 @@ def test_generated_source_is_straight_line_code_over_the_namespace():
         assert word not in source.split("\n", 1)[1]
 
 
-def test_dead_code_elimination_drops_unused_gradients():
-    # d loss / d x is computed by the engine but never used: only w needs it.
+def test_dead_code_elimination_drops_values_nothing_needs():
     def step(x, w):
         w.grad = None
+        plugrad.exp(x)  # computed, never used
         (x * w).sum().backward()
 
     x = plugrad.tensor([1.0, 2.0])
     w = plugrad.tensor([3.0, 4.0], requires_grad=True)
     optimized = plugrad.compile(step).code(x, w)
     plain = plugrad.compile(step, optimize=False).code(x, w)
-    assert optimized.count("\n") <= plain.count("\n")
+    assert "xp.exp(" in plain and "xp.exp(" not in optimized
+    # The loss is not returned: only what w.grad needs is left.
+    assert "xp.multiply(" in plain and "xp.multiply(" not in optimized
+    assert "L[1]._grad = " in optimized
+
+
+def test_backward_seed_is_folded_and_never_shared_with_a_grad():
+    def step(x):
+        x.grad = None
+        loss = (x * x).sum()
+        loss.backward()
+        return loss
+
+    x = plugrad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    compiled = plugrad.compile(step)
+    source = compiled.code(x)
+    assert "folded_" in source and "ones_like" not in source
+    compiled(x)
+    first = x.grad
+    compiled(x)
+    assert first.array is not x.grad.array
+    _same(first, x.grad)
+    _same(x.grad, 2 * x.detach())
+    # .grad of a sum is the seed broadcast: it escapes into .grad, so it is never folded.
+    plain_sum = plugrad.compile(lambda t: t.sum().backward())
+    t = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    plain_sum(t)
+    grad = t.grad
+    t.grad = None
+    plain_sum(t)
+    assert grad.array is not t.grad.array
+    _same(t.grad, plugrad.ones(2))
+
+
+def test_each_value_is_released_after_its_last_use():
+    def f(a):
+        return plugrad.exp(plugrad.exp(a) + 1.0)
+
+    source = plugrad.compile(f).code(plugrad.ones(3))
+    lines = [line.strip() for line in source.splitlines()]
+    exp_line = next(i for i, line in enumerate(lines) if "xp.exp(v" in line)
+    first = lines[exp_line].split(" = ")[0]
+    released = [i for i, line in enumerate(lines) if line.startswith("del ") and first in line]
+    add_line = next(i for i, line in enumerate(lines) if line.startswith("v") and "xp.add(" in line)
+    assert first in lines[add_line]
+    assert released and released[0] == add_line + 1  # dropped right after its last reader
 
 
 # -- guards and re-capture ----------------------------------------------------------------
