@@ -7,8 +7,11 @@ plugins add theirs through the ``plugrad_plan_passes`` hook.
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from collections.abc import Callable
 
+from .. import registry as _registry
+from ..errors import CompileWarning
 from .plan import Plan, Step
 
 __all__ = ["eliminate_dead_code", "fold_constants", "run_passes"]
@@ -86,5 +89,26 @@ def _only_reads(step: Step, folded: dict) -> bool:
 
 
 def run_passes(plan: Plan) -> Plan:
-    """Run the built-in passes, then those plugins registered, in order."""
-    return eliminate_dead_code(fold_constants(plan))
+    """Run the built-in passes, then those plugins registered, in order.
+
+    A plugin's rewrite that raises or returns something else than a plan is
+    skipped with a :class:`~plugrad.errors.CompileWarning` naming the plugin.
+    """
+    plan = eliminate_dead_code(fold_constants(plan))
+    for plugin, rewrite in _registry._state.plan_passes:
+        try:
+            rewritten = rewrite(plan)
+        except Exception as exc:
+            problem = f"raised {type(exc).__name__}: {exc}"
+        else:
+            if isinstance(rewritten, Plan):
+                plan = rewritten
+                continue
+            problem = f"returned a {type(rewritten).__name__}, not a Plan"
+        warnings.warn(
+            f"plugrad.compile: the plan pass {getattr(rewrite, '__qualname__', rewrite)!r} of "
+            f"{_registry._owner(plugin)} {problem}; the plan is used without it",
+            CompileWarning,
+            stacklevel=2,
+        )
+    return plan
