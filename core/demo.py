@@ -168,12 +168,14 @@ def train(
     output_dir: str | None = "plugrad-demo",
     progress: bool = True,
     log: Any = print,
+    compile: bool = False,
 ) -> DemoResult:
     """Train the demo network and return what was measured; write files to ``output_dir``.
 
     ``seed`` goes to :func:`plugrad.manual_seed`, so the same arguments give the
     same run (and the default generators are reseeded). ``output_dir=None``
     writes nothing; ``log`` receives each line of the report (``None``: silent).
+    ``compile=True`` runs each training step through :func:`plugrad.compile`.
 
     Examples
     --------
@@ -198,6 +200,16 @@ def train(
     steps = -(-n // batch_size)
     say(f"data: {dataset.name}; train {n}, test {dataset.x_test.shape[0]}")
     say(f"model on {next(iter(network.parameters())).device}: {network}")
+
+    def step(xb: Any, yb: Any) -> Any:
+        loss = loss_fn(network(xb), yb)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    if compile:
+        step = plugrad.compile(step)
     start = time.perf_counter()
     for epoch in range(1, epochs + 1):
         bar = tqdm.tqdm(total=steps, desc=f"epoch {epoch}/{epochs}", leave=False) if tqdm else None
@@ -205,11 +217,7 @@ def train(
         for index in _batches(n, batch_size, backend):
             xb = plugrad.take(dataset.x_train, index, axis=0)
             yb = plugrad.take(dataset.y_train, index, axis=0)
-            loss = loss_fn(network(xb), yb)
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            value = float(loss)
+            value = float(step(xb, yb))
             total += value * index.shape[0]
             if bar is not None:
                 bar.set_postfix(loss=f"{value:.3f}")
@@ -321,6 +329,9 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         "--output-dir", default="plugrad-demo", help="folder for the pictures and weights"
     )
     demo.add_argument("--no-progress", action="store_true", help="no progress bar")
+    demo.add_argument(
+        "--compile", action="store_true", help="run each training step through plugrad.compile"
+    )
     return demo
 
 
@@ -336,5 +347,6 @@ def main(args: argparse.Namespace) -> int:
         seed=args.seed,
         output_dir=args.output_dir,
         progress=not args.no_progress and sys.stderr.isatty(),
+        compile=args.compile,
     )
     return 0
