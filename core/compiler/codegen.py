@@ -7,6 +7,7 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
+from ..errors import CompileError
 from ..tensor import _wrap
 from .plan import Plan, Ref, Step
 
@@ -144,7 +145,12 @@ def source_of(plan: Plan, name: str = "replay") -> tuple[str, dict[str, Any]]:
         lines.append("        return MISS")
     lines += ["    " + line for line in body]
     lines.append(f"    return {plan.output}")
-    scope: dict[str, Any] = {"MISS": MISS, "_wrap": _wrap, "_op": operator}
+    scope: dict[str, Any] = {
+        "MISS": MISS,
+        "_wrap": _wrap,
+        "_op": operator,
+        "CompileError": CompileError,
+    }
     scope.update(plan.namespaces)
     scope.update(constants)
     return "\n".join(lines) + "\n", scope

@@ -597,6 +597,7 @@ class Tracer:
         if result is None:
             self.steps.append(Step(kind, None, target, step_args, step_kwargs, effect=effect))
             return None
+        dynamic = _has_dynamic_shape(kind, target, args, kwargs)
         if isinstance(result, (tuple, list)):
             out = self.new_name()
             self.steps.append(Step(kind, out, target, step_args, step_kwargs, effect=effect))
@@ -604,6 +605,8 @@ class Tracer:
             for index, item in enumerate(result):
                 if _is_array(item):
                     items.append(self.record("getitem", None, (Ref(out), index), None, item))
+                    if dynamic:
+                        self._check_shape(items[-1])
                 else:
                     items.append(item)
             if hasattr(result, "_fields"):  # a named tuple (svd, qr, slogdet...)
@@ -616,7 +619,32 @@ class Tracer:
         self.steps.append(Step(kind, out, target, step_args, step_kwargs, effect=effect))
         if not effect and self._is_constant(kind, target, step_args, step_kwargs):
             self.folded[out] = result
-        return TracedArray(result, Ref(out), self)
+        traced = TracedArray(result, Ref(out), self)
+        if dynamic:
+            self._check_shape(traced)
+        return traced
+
+    def _check_shape(self, traced: TracedArray) -> None:
+        """After an op whose output shape depends on values: the replay checks that shape.
+
+        Everything after it (shapes the engine and Python read, literals in
+        the plan) assumed the captured shape. Before any effect that a second
+        run would repeat, a different shape makes the plan not apply (a new
+        capture follows); after one, it is an error rather than a wrong result.
+        """
+        shape = tuple(traced._real.shape)
+        if any(_repeats_badly(step) for step in self.steps):
+            otherwise = (
+                f"raise CompileError('a compiled function got an output shape from {{0}} other "
+                f"than the {shape} it was captured with, after updating state; compile the part "
+                "with data-dependent shapes separately, or do not compile it')"
+            )
+        else:
+            otherwise = "return MISS"
+        self.steps.append(
+            Step("text", None, f"if {{0}}.shape != {shape!r}: " + otherwise, (traced._ref,),
+                 effect=True)
+        )  # fmt: skip
 
     def _is_constant(self, kind: str, target: Any, args: tuple[Any, ...], kwargs: dict) -> bool:
         """Whether a step's value is the same at every replay (a candidate for folding).
@@ -945,6 +973,47 @@ class _Name:
 
     def __repr__(self) -> str:
         return self.name
+
+
+#: Ops whose output shape depends on the values of their inputs.
+_DYNAMIC_SHAPE = frozenset(
+    {"nonzero", "unique_all", "unique_counts", "unique_inverse", "unique_values", "argwhere",
+     "flatnonzero", "extract", "compress", "masked_select"}
+)  # fmt: skip
+
+
+def _has_dynamic_shape(
+    kind: str, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any] | None
+) -> bool:
+    name = target.rpartition(".")[2] if kind == "call" and type(target) is str else ""
+    if name.startswith("kernel_"):
+        name = name[len("kernel_") :].rstrip("0123456789").rstrip("_")
+    if name in _DYNAMIC_SHAPE:
+        return True
+    if kind == "getitem" or name == "getitem":  # a boolean mask that is a plan value
+        return any("bool" in str(array.dtype) for array in _traced_in((args[1:], kwargs or {})))
+    return False
+
+
+def _traced_in(value: Any) -> list[TracedArray]:
+    kind = type(value)
+    if kind is TracedArray:
+        return [value]
+    if kind in (tuple, list):
+        return [t for item in value for t in _traced_in(item)]
+    if kind is dict:
+        return [t for item in value.values() for t in _traced_in(item)]
+    return []
+
+
+def _repeats_badly(step: Step) -> bool:
+    """Whether running ``step`` twice differs from running it once (a plan cannot undo it)."""
+    if not step.effect:
+        return False
+    target = step.target
+    if step.kind == "text" and type(target) is str:
+        return not (target.endswith("._grad = None") or target.startswith("if "))
+    return True
 
 
 def _bumping(original: Callable[[Tensor], None], tracer: Tracer) -> Callable[[Tensor], None]:

@@ -433,3 +433,36 @@ def test_func_grad_and_custom_function_are_captured():
         for got, expected in zip(compiled(x), f(x)):
             _same(got, expected)
     assert compiled.captures == 1
+
+
+# -- data-dependent shapes ----------------------------------------------------------------
+
+
+def test_a_data_dependent_shape_that_changes_captures_again_never_a_wrong_result():
+    def mean_of_positives(x):
+        positive = x[x > 0]
+        return positive.sum() * (1.0 / positive.shape[0])  # the count read in Python
+
+    compiled = plugrad.compile(mean_of_positives)
+    for values in ([1.0, -1.0, 3.0], [1.0, 2.0, 3.0], [1.0, -1.0, 5.0], [-2.0, -1.0, 4.0]):
+        x = plugrad.tensor(values)
+        _same(compiled(x), mean_of_positives(x))
+    assert compiled.captures == 3  # two positives, three, two again (replayed), one
+    assert "if v" in compiled.code(plugrad.tensor([1.0, -1.0, 3.0]))
+
+
+def test_a_data_dependent_shape_after_an_update_is_an_error_not_a_wrong_result():
+    state = {"w": plugrad.tensor([1.0, 2.0, 3.0])}
+
+    def update_then_select(x):
+        with plugrad.no_grad():
+            state["w"] += 1.0
+        return plugrad.nonzero(x)[0]
+
+    compiled = plugrad.compile(update_then_select)
+    compiled(plugrad.tensor([1.0, 0.0, 2.0]))
+    compiled(plugrad.tensor([3.0, 0.0, 2.0]))  # two non-zeros again: replayed
+    assert compiled.captures == 1
+    with pytest.raises(CompileError, match="output shape"):
+        compiled(plugrad.tensor([3.0, 1.0, 2.0]))
+    _same(state["w"], plugrad.tensor([4.0, 5.0, 6.0]))  # three updates, none twice
