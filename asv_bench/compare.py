@@ -70,6 +70,18 @@ def _rows(workloads: Any, quick: bool) -> list[Row]:
         Row(f"MLP step with nn + optim.SGD, batch {batch}",
             lambda b, n=batch: w.MLPStep(b, n), "plugrad_module_step", "floor_step", "torch_step")
         for batch in (8, 128, 1024)
+    ] + [
+        Row(f"MLP training step, batch {batch}, compiled", lambda b, n=batch: w.MLPStep(b, n),
+            "plugrad_compiled_step", "floor_step", "torch_step")
+        for batch in (8, 128, 1024)
+    ] + [
+        Row(f"MLP step with nn + optim.SGD, batch {batch}, compiled",
+            lambda b, n=batch: w.MLPStep(b, n), "plugrad_compiled_module_step", "floor_step",
+            "torch_step")
+        for batch in (8, 128, 1024)
+    ] + [
+        Row("MLP training step, batch 8, capture (first call of a new plan)",
+            lambda b: w.MLPStep(b, 8), "plugrad_capture_step", "floor_step", "torch_step"),
     ]  # fmt: skip
     # A deep graph is many Python objects: the garbage collector's full collections come
     # every few chains. Runs of half a second include them in proportion, where the
@@ -79,10 +91,17 @@ def _rows(workloads: Any, quick: bool) -> list[Row]:
             "plugrad_forward_backward", "floor_forward_backward", "torch_forward_backward",
             seconds=0.1 if quick else 0.5)
         for n in ((10_000,) if quick else (10_000, 100_000))
+    ] + [
+        Row("10,000-op chain, forward + backward, compiled", lambda b: w.LongChain(b, 10_000),
+            "plugrad_compiled_forward_backward", "floor_forward_backward",
+            "torch_forward_backward", seconds=0.1 if quick else 0.5),
     ]  # fmt: skip
     return [
         Row("tiny 5-op chain, forward + backward", lambda b: w.ElementwiseChain(b, 4),
             "plugrad_forward_backward", "floor_forward_backward", "torch_forward_backward"),
+        Row("tiny 5-op chain, forward + backward, compiled", lambda b: w.ElementwiseChain(b, 4),
+            "plugrad_compiled_forward_backward", "floor_forward_backward",
+            "torch_forward_backward"),
         Row("tiny 5-op chain, forward (no_grad)", lambda b: w.ElementwiseChain(b, 4),
             "plugrad_forward_no_grad", "floor_forward", "torch_forward_no_grad"),
         Row("5-op chain on 10^6 elements, forward + backward",
@@ -133,7 +152,32 @@ TARGETS = [
            _per_op_growth),
     Target("peak memory, wide MLP forward + backward: plugrad / floor", 1.05,
            lambda r: _ratio(r, "peak memory, wide MLP forward + backward", "floor")),
+    Target("compiled tiny 5-op chain, forward + backward: plugrad / PyTorch", 0.3,
+           lambda r: _ratio(r, "tiny 5-op chain, forward + backward, compiled", "torch")),
+    Target("compiled tiny 5-op chain, forward + backward: plugrad / floor", 1.5,
+           lambda r: _ratio(r, "tiny 5-op chain, forward + backward, compiled", "floor")),
+    Target("compiled 10,000-op chain, forward + backward: plugrad / PyTorch", 0.3,
+           lambda r: _ratio(r, "10,000-op chain, forward + backward, compiled", "torch")),
+    Target("compiled MLP training step, batch 8: plugrad / floor", 1.05,
+           lambda r: _ratio(r, "MLP training step, batch 8, compiled", "floor")),
+    Target("compiled MLP training step, batch 128: plugrad / floor", 1.03,
+           lambda r: _ratio(r, "MLP training step, batch 128, compiled", "floor")),
+    Target("compiled MLP training step, batch 1024: plugrad / floor", 1.02,
+           lambda r: _ratio(r, "MLP training step, batch 1024, compiled", "floor")),
+    Target("capture of the MLP step, batch 8: capture / one eager step", 3.0,
+           lambda r: _over(r, "MLP training step, batch 8, capture (first call of a new plan)",
+                           "MLP training step, batch 8")),
+    Target("peak memory, wide MLP forward + backward, compiled: plugrad / floor", 1.0,
+           lambda r: _ratio(r, "peak memory, wide MLP forward + backward, compiled", "floor")),
 ]  # fmt: skip
+
+
+def _over(results: dict[str, Any], title: str, other_title: str) -> float | None:
+    """plugrad's median time in ``title`` over plugrad's in ``other_title``."""
+    entry, other = results.get(title), results.get(other_title)
+    if entry is None or other is None:
+        return None
+    return entry["plugrad"] / other["plugrad"]
 
 
 def measure(
@@ -180,6 +224,13 @@ def measure(
             "plugrad": workloads.traced_peak(memory.plugrad_step),
             "floor": workloads.traced_peak(memory.floor_step),
             "torch": None,  # tracemalloc does not see PyTorch's allocator
+            "unit": "bytes",
+        }
+        compiled_title = title + ", compiled"
+        results[compiled_title] = {
+            "plugrad": workloads.traced_peak(memory.plugrad_compiled_step),
+            "floor": results[title]["floor"],
+            "torch": None,
             "unit": "bytes",
         }
     return results

@@ -21,6 +21,7 @@ from importlib.metadata import version as _version
 
 from . import autograd, distributed, errors, fft, func, linalg, nn, ops, optim, utils, viz
 from .backend_selection import default_device, set_backend, use_backend
+from .compiler import compile
 from .creation import (
     arange,
     asarray,
@@ -99,6 +100,7 @@ __all__ = [
     "result_type",
     "Function",
     "FunctionCtx",
+    "compile",
     "Generator",
     "Node",
     "Tensor",

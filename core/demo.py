@@ -170,12 +170,14 @@ def train(
     progress: bool = True,
     log: Any = print,
     distributed: bool = False,
+    compile: bool = False,
 ) -> DemoResult:
     """Train the demo network and return what was measured; write files to ``output_dir``.
 
     ``seed`` goes to :func:`plugrad.manual_seed`, so the same arguments give the
     same run (and the default generators are reseeded). ``output_dir=None``
     writes nothing; ``log`` receives each line of the report (``None``: silent).
+    ``compile=True`` runs each training step through :func:`plugrad.compile`.
 
     With ``distributed=True`` every process of an MPI job (``mpiexec -n N``)
     trains a replica with :class:`~plugrad.nn.parallel.DistributedDataParallel`
@@ -195,6 +197,11 @@ def train(
 
     if epochs < 1 or batch_size < 1:
         raise ValueError(f"epochs and batch_size must be at least 1, got {epochs}, {batch_size}")
+    if compile and distributed:
+        raise ValueError(
+            "compile=True and distributed=True cannot be combined: a compiled step does not "
+            "replay the gradient all-reduce; train distributed without compile"
+        )
     rank, size, joined = 0, 1, False
     if distributed:
         import plugrad.distributed as dist
@@ -220,6 +227,19 @@ def train(
     say(f"model on {next(iter(network.parameters())).device}: {network}")
     if distributed:
         say(f"data-parallel over {size} processes, {batch_size} images per step in all")
+
+    def step(xb: Any, yb: Any, batch: int) -> Any:
+        if distributed:
+            loss = share_loss(replica(xb), yb) * (size / batch)
+        else:
+            loss = loss_fn(replica(xb), yb)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    if compile:
+        step = plugrad.compile(step)
     start = time.perf_counter()
     for epoch in range(1, epochs + 1):
         bar = tqdm.tqdm(total=steps, desc=f"epoch {epoch}/{epochs}", leave=False) if tqdm else None
@@ -228,13 +248,7 @@ def train(
             mine = index[rank::size]
             xb = plugrad.take(dataset.x_train, mine, axis=0)
             yb = plugrad.take(dataset.y_train, mine, axis=0)
-            if distributed:
-                loss = share_loss(replica(xb), yb) * (size / index.shape[0])
-            else:
-                loss = loss_fn(replica(xb), yb)
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
+            loss = step(xb, yb, index.shape[0])
             value = float(loss)  # with several ranks: this rank's part of the batch mean
             total += value * index.shape[0] / size
             if bar is not None:
@@ -381,6 +395,9 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         help="train data-parallel on the processes of an MPI job: "
         "mpiexec -n 2 plugrad demo --distributed",
     )
+    demo.add_argument(
+        "--compile", action="store_true", help="run each training step through plugrad.compile"
+    )
     return demo
 
 
@@ -397,5 +414,6 @@ def main(args: argparse.Namespace) -> int:
         output_dir=args.output_dir,
         progress=not args.no_progress and sys.stderr.isatty(),
         distributed=args.distributed,
+        compile=args.compile,
     )
     return 0

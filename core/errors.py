@@ -13,12 +13,15 @@ __all__ = [
     "BackendError",
     "BackendUnavailableError",
     "BackwardError",
+    "CompileError",
+    "CompileWarning",
     "DeviceMismatchError",
     "DistributedError",
     "DistributedTimeoutError",
     "DtypeError",
     "FunctionBackwardError",
     "GradcheckError",
+    "GraphBreakError",
     "GraphFreedError",
     "InPlaceModificationError",
     "InvalidArgumentError",
@@ -126,6 +129,18 @@ class DistributedError(PlugradError, RuntimeError):
 
 class DistributedTimeoutError(DistributedError, TimeoutError):
     """A collective did not complete within its timeout (another rank did not take part)."""
+
+
+class CompileError(PlugradError, RuntimeError):
+    """:func:`plugrad.compile` cannot capture or replay a function; the message says why."""
+
+
+class GraphBreakError(CompileError):
+    """A compiled function did something a plan cannot replay (``fullgraph=True`` raises this)."""
+
+
+class CompileWarning(UserWarning):
+    """A compiled function falls back to eager execution; the message names the reason and line."""
 
 
 class PluginLoadWarning(UserWarning):

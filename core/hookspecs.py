@@ -26,8 +26,8 @@ of plugrad is left exactly as it was.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
@@ -44,6 +44,7 @@ __all__ = [
     "plugrad_communicators",
     "plugrad_kernels",
     "plugrad_ops",
+    "plugrad_plan_passes",
 ]
 
 PROJECT_NAME = "plugrad"
@@ -203,4 +204,45 @@ def plugrad_communicators() -> Iterable[CommunicatorBackend]:
         @hookimpl
         def plugrad_communicators():
             return [MyFabric()]  # a CommunicatorBackend subclass; backend="myfabric"
+    """
+
+
+@hookspec
+def plugrad_plan_passes() -> Iterable[Callable[[Any], Any]]:
+    """Return rewrites of the plans :func:`plugrad.compile` captures.
+
+    Called once per plugin when plugins are loaded. Each answer is a function
+    ``rewrite(plan) -> plan`` taking a :class:`plugrad.compiler.plan.Plan` (the
+    steps one call ran, after plugrad's own passes) and returning a plan that
+    computes the same values and has the same effects: fused elementwise
+    chains, a faster kernel for a pattern. It runs once per capture, never on
+    replay. A rewrite that needs nothing may return the plan it was given.
+
+    An answer that is not a callable of one argument rejects the plugin when it
+    loads, naming it. A rewrite that raises, or returns something that is not a
+    ``Plan``, is skipped for that capture with a
+    :class:`~plugrad.errors.CompileWarning` naming the plugin; the plan goes on
+    without it. ``plugrad.compile(fn, optimize=False)`` runs no pass at all, which
+    tells whether a rewrite changes a result.
+
+    Returns
+    -------
+    iterable of callable
+        The rewrites, applied in order.
+
+    Examples
+    --------
+    ::
+
+        from plugrad.hookspecs import hookimpl
+
+
+        def exp_of_log_is_identity(plan):
+            ...  # find `b = xp.exp(a)` where `a = xp.log(x)`; read plan.steps
+            return plan
+
+
+        @hookimpl
+        def plugrad_plan_passes():
+            return [exp_of_log_is_identity]
     """

@@ -67,7 +67,13 @@ __all__ = [
 ]
 
 DEFAULT_BACKEND = "numpy"
-_HOOKS = ("plugrad_backends", "plugrad_ops", "plugrad_kernels", "plugrad_communicators")
+_HOOKS = (
+    "plugrad_backends",
+    "plugrad_ops",
+    "plugrad_kernels",
+    "plugrad_communicators",
+    "plugrad_plan_passes",
+)
 
 
 class _State:
@@ -92,6 +98,8 @@ class _State:
         #: Tensor method name -> the op function installed on Tensor under it.
         self.methods: dict[str, Callable[..., Any]] = {}
         self.default_device: Device | None = None
+        #: (plugin, rewrite) from plugrad_plan_passes hooks, in registration order.
+        self.plan_passes: tuple[tuple[str, Callable[[Any], Any]], ...] = ()
 
 
 _state = _State()
@@ -212,6 +220,7 @@ def _rebuild(strict: set[str] | frozenset[str] = frozenset()) -> None:
         ops, op_owners = _collect_ops(manager, builtin)
         overrides = _collect_kernels(manager, builtin, ops)
         methods = _collect_methods(ops, op_owners, builtin)
+        plan_passes = _collect_plan_passes(manager, builtin)
         rejected = [n for n in _state.failures if n not in builtin and manager.has_plugin(n)]
         if not rejected:
             break
@@ -220,6 +229,7 @@ def _rebuild(strict: set[str] | frozenset[str] = frozenset()) -> None:
     _state.backends, _state.backend_owners = backends, backend_owners
     _state.ops, _state.op_owners = ops, op_owners
     _state.overrides = overrides
+    _state.plan_passes = plan_passes
     for name in list(_state.devices):
         if name in backends:
             _install_kernels(backends[name], _state.devices[name])
@@ -453,6 +463,37 @@ def _collect_kernels(
         key: tuple(source for _, source in sorted(entries, key=lambda e: e[0], reverse=True))
         for key, entries in ranked.items()
     }
+
+
+def _collect_plan_passes(
+    manager: pluggy.PluginManager, builtin: set[str]
+) -> tuple[tuple[str, Callable[[Any], Any]], ...]:
+    """Validate every plugrad_plan_passes answer: callables of one argument."""
+    found = []
+    for impl, answers in _hook_answers(manager, "plugrad_plan_passes", builtin):
+        plugin = impl.plugin_name
+        try:
+            for rewrite in answers:
+                if not callable(rewrite) or not _takes_one_argument(rewrite):
+                    raise PluginRegistrationError(
+                        f"{_owner(plugin)}: plugrad_plan_passes() returned {rewrite!r}; return "
+                        "functions rewrite(plan) -> plan of one argument"
+                    )
+        except PluginRegistrationError as error:
+            _reject(plugin, builtin, error)
+            continue
+        found.extend((plugin, rewrite) for rewrite in answers)
+    return tuple(found)
+
+
+def _takes_one_argument(function: Callable[..., Any]) -> bool:
+    try:
+        inspect.signature(function).bind(None)
+    except TypeError:
+        return False
+    except ValueError:  # no signature to read (some builtins): trust it
+        return True
+    return True
 
 
 def _collect_methods(

@@ -15,6 +15,7 @@ three ways disagree, so a wrong floor cannot skew a ratio. The asv classes
 
 from __future__ import annotations
 
+import functools
 import itertools
 import tracemalloc
 from typing import Any
@@ -120,6 +121,21 @@ class ElementwiseChain(Workload):
         with plugrad.no_grad():
             return ((x * self.w + 1.0) * x).exp()
 
+    def plugrad_compiled_forward_backward(self) -> plugrad.Tensor:
+        """The same step through :func:`plugrad.compile` (captured by :meth:`check`)."""
+        return self._compiled(self.x, self.w)
+
+    @functools.cached_property
+    def _compiled(self) -> Any:
+        def step(x: plugrad.Tensor, w: plugrad.Tensor) -> plugrad.Tensor:
+            x.grad = None
+            w.grad = None
+            loss = ((x * w + 1.0) * x).exp().sum()
+            loss.backward()
+            return loss
+
+        return plugrad.compile(step, fullgraph=True)
+
     def floor_forward_backward(self) -> tuple[Any, Any, Any]:
         xp, x, w = self.xp, self.xr, self.wr
         b = x * w + 1.0
@@ -158,6 +174,10 @@ class ElementwiseChain(Workload):
         self.assert_close(self.x.grad, dx_r, rtol=1e-6)
         self.assert_close(self.w.grad, dw_r, rtol=1e-6)
         self.assert_close(self.plugrad_forward_no_grad(), self.floor_forward(), rtol=1e-6)
+        for _ in range(2):  # capture, then replay
+            self.assert_close(self.plugrad_compiled_forward_backward(), loss_r, rtol=rtol)
+            self.assert_close(self.x.grad, dx_r, rtol=1e-6)
+            self.assert_close(self.w.grad, dw_r, rtol=1e-6)
         x64, w64 = self._x64, self._w64
         y64 = np.exp((x64 * w64 + 1.0) * x64)
         self.assert_close(self.x.grad, y64 * (2 * x64 * w64 + 1.0), rtol=1e-5, atol=1e-6)
@@ -200,6 +220,14 @@ class LongChain(Workload):
     def plugrad_forward_backward(self) -> plugrad.Tensor:
         return self._forward_backward(self.x)
 
+    def plugrad_compiled_forward_backward(self) -> plugrad.Tensor:
+        """The chain through :func:`plugrad.compile` (captured by :meth:`check`)."""
+        return self._compiled(self.x)
+
+    @functools.cached_property
+    def _compiled(self) -> Any:
+        return plugrad.compile(self._forward_backward, fullgraph=True)
+
     def floor_forward_backward(self) -> tuple[Any, Any]:
         xp, factor, shift = self.xp, self.FACTOR, self.SHIFT
         y = self.xr
@@ -226,6 +254,9 @@ class LongChain(Workload):
         self.assert_close(self.x.grad, grad_r, rtol=1e-6)
         # float32 rounding grows with the length of the chain
         self.assert_close(self.x.grad, np.full(4, self.FACTOR**self.pairs), rtol=1e-3)
+        for _ in range(2):  # capture, then replay
+            self.assert_close(self.plugrad_compiled_forward_backward(), loss_r, rtol=1e-6)
+            self.assert_close(self.x.grad, grad_r, rtol=1e-6)
         if self.torch is not None:
             self.assert_close(self.torch_forward_backward(), loss, rtol=1e-5)
             self.assert_close(self.tx.grad, self.x.grad, rtol=1e-5)
@@ -487,6 +518,46 @@ class MLPStep(Workload):
         _sgd(params, LEARNING_RATE)
         return loss
 
+    def plugrad_compiled_step(self) -> plugrad.Tensor:
+        """:meth:`plugrad_step` through :func:`plugrad.compile` (captured by :meth:`check`)."""
+        return self._compiled_step(self.x, self.onehot)
+
+    def plugrad_compiled_module_step(self) -> plugrad.Tensor:
+        """:meth:`plugrad_module_step` through :func:`plugrad.compile`."""
+        return self._compiled_module_step(self.x, self.labels)
+
+    def plugrad_capture_step(self) -> plugrad.Tensor:
+        """:meth:`plugrad_compiled_step` with its plans forgotten: capture time, not replay."""
+        self._compiled_step.cache_clear()
+        return self._compiled_step(self.x, self.onehot)
+
+    @functools.cached_property
+    def _compiled_step(self) -> Any:
+        params = self.params
+
+        def step(x: plugrad.Tensor, onehot: plugrad.Tensor) -> plugrad.Tensor:
+            for p in params:
+                p.grad = None
+            loss = _cross_entropy(_mlp(x, params), onehot)
+            loss.backward()
+            _sgd(params, LEARNING_RATE)
+            return loss
+
+        return plugrad.compile(step, fullgraph=True)
+
+    @functools.cached_property
+    def _compiled_module_step(self) -> Any:
+        model, optimizer = self.model, self.optimizer
+
+        def step(x: plugrad.Tensor, labels: plugrad.Tensor) -> plugrad.Tensor:
+            optimizer.zero_grad()
+            loss = plugrad.nn.functional.cross_entropy(model(x), labels)
+            loss.backward()
+            optimizer.step()
+            return loss
+
+        return plugrad.compile(step, fullgraph=True)
+
     def floor_step(self) -> Any:
         xp, x, onehot = self.xp, self.xr, self.onehot_r
         w1, b1, w2, b2, w3, b3 = self.params_r
@@ -555,6 +626,21 @@ class MLPStep(Workload):
         updated = [p.T if p.ndim == 2 else p for p in self.model.parameters()]
         for p, p_r in zip(updated, self.params_r):
             self.assert_close(p, p_r, rtol=1e-5, atol=1e-6)
+        # The compiled steps, from the parameters as they are now, against eager steps.
+        for compiled, eager, params in (
+            (self.plugrad_compiled_step, self.plugrad_step, self.params),
+            (self.plugrad_compiled_module_step, self.plugrad_module_step,
+             list(self.model.parameters())),
+        ):  # fmt: skip
+            for _ in range(2):  # capture, then replay
+                start = [p.numpy().copy() for p in params]
+                expected = eager()
+                after = [p.numpy().copy() for p in params]
+                for p, value in zip(params, start):
+                    p.array[...] = self.raw(value)
+                self.assert_close(compiled(), expected, rtol=0, atol=0)
+                for p, value in zip(params, after):
+                    self.assert_close(p, value, rtol=0, atol=0)
         if self.torch is not None:
             self.use_torch(self.torch)  # the same starting parameters again
             self.assert_close(self.torch_step(), loss_r, rtol=1e-5)
@@ -636,6 +722,30 @@ class MLPMemory(Workload):
         self.assert_close(loss, floor_loss)
         for w, g in zip(self.weights, floor_grads):
             self.assert_close(w.grad, g, rtol=1e-3)
+        for _ in range(2):  # capture, then replay
+            self.assert_close(self.plugrad_compiled_step(), floor_loss)
+            for w, g in zip(self.weights, floor_grads):
+                self.assert_close(w.grad, g, rtol=1e-3)
+
+    def plugrad_compiled_step(self) -> plugrad.Tensor:
+        """:meth:`plugrad_step` through :func:`plugrad.compile` (the first call captures)."""
+        return self._compiled(self.x, self.y)
+
+    @functools.cached_property
+    def _compiled(self) -> Any:
+        weights = self.weights
+
+        def step(x: plugrad.Tensor, y: plugrad.Tensor) -> plugrad.Tensor:
+            w1, w2, w3 = weights
+            for w in weights:
+                w.grad = None
+            a1 = _relu(x @ w1)
+            a2 = _relu(a1 @ w2)
+            loss = plugrad.mean((a2 @ w3 - y) ** 2)
+            loss.backward()
+            return loss
+
+        return plugrad.compile(step, fullgraph=True)
 
     def peak_ratio(self, relu: Any = None) -> float:
         """plugrad's peak allocation over the floor's (tracemalloc: NumPy's allocations)."""

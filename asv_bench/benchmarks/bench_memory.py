@@ -21,7 +21,7 @@ from typing import ClassVar
 import plugrad
 from plugrad.registry import backend_names
 
-from ._workloads import MLPMemory
+from ._workloads import MLPMemory, traced_peak
 
 
 class _MLP:
@@ -38,6 +38,9 @@ class MLPPeakMemory(_MLP):
 
     def peakmem_plugrad_step(self, backend: str) -> None:
         self.work.plugrad_step()
+
+    def peakmem_plugrad_compiled_step(self, backend: str) -> None:
+        self.work.plugrad_compiled_step()
 
     def peakmem_floor_step(self, backend: str) -> None:
         self.work.floor_step()
@@ -65,3 +68,9 @@ class MLPPeakMemoryRatio(_MLP):
         return self.work.peak_ratio(relu=plugrad.nn.functional.relu)
 
     track_peak_ratio_fused_relu.unit = "ratio"
+
+    def track_peak_ratio_compiled(self, backend: str) -> float:
+        """The step replayed by plugrad.compile (each value released after its last use)."""
+        return traced_peak(self.work.plugrad_compiled_step) / traced_peak(self.work.floor_step)
+
+    track_peak_ratio_compiled.unit = "ratio"

@@ -15,6 +15,10 @@ the ratio directly from ``track_ratio_forward_backward``.
 ``LongChainOverhead`` times a chain of 10,000 multiplications and additions,
 then ``sum``, forward and backward: the engine on a deep graph.
 
+Both also time the same step through :func:`plugrad.compile`
+(``time_plugrad_compiled_forward_backward``, ``track_ratio_compiled_forward_backward``):
+the plan captured once in ``setup``, then replayed.
+
 Parametrized over every registered backend; backends that are not available
 here are skipped (``NotImplementedError`` in ``setup``). The workloads
 themselves are in ``_workloads.py``.
@@ -26,7 +30,27 @@ from ._common import _ForwardBackward, ratio
 from ._workloads import ElementwiseChain, LongChain
 
 
-class ElementwiseChainOverhead(_ForwardBackward):
+class _CompiledForwardBackward(_ForwardBackward):
+    """Also the forward + backward through :func:`plugrad.compile`, replayed (captured in setup)."""
+
+    def time_plugrad_compiled_forward_backward(self, backend: str) -> None:
+        self.work.plugrad_compiled_forward_backward()
+        self.work.sync()
+
+    def track_ratio_compiled_forward_backward(self, backend: str) -> float:
+        """Replayed plan / floor, measured in one process."""
+        return ratio(
+            lambda: self.time_plugrad_compiled_forward_backward(backend),
+            lambda: self.time_floor_forward_backward(backend),
+            self.work.clock,
+            repeat=self.ratio_repeat,
+            seconds=self.ratio_seconds,
+        )
+
+    track_ratio_compiled_forward_backward.unit = "ratio"
+
+
+class ElementwiseChainOverhead(_CompiledForwardBackward):
     """plugrad vs the hand-written raw-backend floor, 5-op chain on shape (4,) float32.
 
     Forward + backward as in every :class:`_ForwardBackward`, and forward alone.
@@ -57,7 +81,7 @@ class ElementwiseChainOverhead(_ForwardBackward):
     track_ratio_forward_no_grad.unit = "ratio"
 
 
-class LongChainOverhead(_ForwardBackward):
+class LongChainOverhead(_CompiledForwardBackward):
     """A chain of 10,000 ops on shape (4,) float32, forward + backward, vs the floor."""
 
     # A deep graph is many Python objects, and the garbage collector's full

@@ -4,9 +4,12 @@ A 784-512-256-10 ReLU MLP with a softmax cross-entropy loss, float32: forward,
 backward and an in-place SGD update of the six parameters, at batch sizes 8,
 128 and 1024. At 8 the step is mostly per-op overhead and the update's memory
 traffic; at 1024 it is mostly matrix products, so the ratio to the floor should
-approach 1. The floor (``_workloads.MLPStep.floor_step``) computes the gradient
-with respect to the logits directly, ``(softmax - onehot) / batch``, as
-hand-written code would; plugrad differentiates the loss op by op.
+approach 1. The ``compiled`` benchmarks run the same steps through
+:func:`plugrad.compile` (captured in ``setup``, then replayed);
+``time_plugrad_capture_step`` times a capture. The floor
+(``_workloads.MLPStep.floor_step``) computes the gradient with respect to
+the logits directly, ``(softmax - onehot) / batch``, as hand-written code
+would; plugrad differentiates the loss op by op.
 
 Parametrized over every registered backend and the batch size; unavailable
 backends are skipped (``NotImplementedError`` in ``setup``).
@@ -40,6 +43,18 @@ class MLPTrainingStep:
         self.work.plugrad_module_step()
         self.work.sync()
 
+    def time_plugrad_compiled_step(self, backend: str, batch: int) -> None:
+        self.work.plugrad_compiled_step()
+        self.work.sync()
+
+    def time_plugrad_compiled_module_step(self, backend: str, batch: int) -> None:
+        self.work.plugrad_compiled_module_step()
+        self.work.sync()
+
+    def time_plugrad_capture_step(self, backend: str, batch: int) -> None:
+        self.work.plugrad_capture_step()
+        self.work.sync()
+
     def time_floor_step(self, backend: str, batch: int) -> None:
         self.work.floor_step()
         self.work.sync()
@@ -62,3 +77,23 @@ class MLPTrainingStep:
         )
 
     track_ratio_module_step.unit = "ratio"
+
+    def track_ratio_compiled_step(self, backend: str, batch: int) -> float:
+        """The step through plugrad.compile (captured in setup, replayed), against the floor."""
+        return ratio(
+            lambda: self.time_plugrad_compiled_step(backend, batch),
+            lambda: self.time_floor_step(backend, batch),
+            self.work.clock,
+        )
+
+    track_ratio_compiled_step.unit = "ratio"
+
+    def track_ratio_compiled_module_step(self, backend: str, batch: int) -> float:
+        """nn + optim.SGD through plugrad.compile, against the floor."""
+        return ratio(
+            lambda: self.time_plugrad_compiled_module_step(backend, batch),
+            lambda: self.time_floor_step(backend, batch),
+            self.work.clock,
+        )
+
+    track_ratio_compiled_module_step.unit = "ratio"

@@ -139,6 +139,11 @@ def test_command_refuses_bad_input_with_exit_code_2(tmp_path, capsys, arguments,
     assert not (tmp_path / "model.safetensors").exists()
 
 
+def test_compile_and_distributed_together_are_refused():
+    with pytest.raises(ValueError, match="cannot be combined"):
+        demo.train(data="generated", compile=True, distributed=True, output_dir=None, log=None)
+
+
 def test_bad_model_and_data_names_are_value_errors():
     with pytest.raises(ValueError, match="'mlp' or 'conv'"):
         demo.build_model("resnet", None)
@@ -164,3 +169,22 @@ def test_without_graphviz_the_graph_is_dot_source_and_the_output_says_why(tmp_pa
     assert str(tmp_path / "training_step.dot") in result.files
     assert "digraph" in (tmp_path / "training_step.dot").read_text()
     assert any("apt-get install graphviz" in line for line in lines)
+
+
+def test_compiled_training_steps_give_the_eager_run():
+    eager = demo.train(data="generated", epochs=2, output_dir=None, progress=False, log=None)
+    compiled = demo.train(
+        data="generated", epochs=2, output_dir=None, progress=False, log=None, compile=True
+    )
+    assert compiled.epoch_loss == eager.epoch_loss
+    assert compiled.test_accuracy == eager.test_accuracy
+
+
+def test_command_accepts_compile(tmp_path, capsys):
+    arguments = ["demo", "--data", "generated", "--epochs", "1", "--no-progress"]
+    assert main([*arguments, "--output-dir", str(tmp_path / "a")]) == 0
+    eager = capsys.readouterr().out.splitlines()
+    assert main([*arguments, "--output-dir", str(tmp_path / "b"), "--compile"]) == 0
+    compiled = capsys.readouterr().out.splitlines()
+    epoch = next(line for line in eager if line.startswith("epoch"))
+    assert epoch in compiled

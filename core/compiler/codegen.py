@@ -1,0 +1,163 @@
+"""Turn a plan into Python source over the backend namespace, and that source into a function."""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Callable
+from typing import Any
+
+from ..errors import CompileError
+from ..tensor import _wrap
+from .plan import Plan, Ref, Step
+
+__all__ = ["MISS", "build", "source_of"]
+
+
+class _Miss:
+    """Returned by a replayed plan whose guards do not hold (nothing has run)."""
+
+    def __repr__(self) -> str:
+        return "MISS"
+
+
+MISS = _Miss()
+
+
+class _Literal:
+    """Renders values as Python source; what cannot be written literally becomes a constant."""
+
+    def __init__(self, constants: dict[str, Any]) -> None:
+        self.constants = constants
+        self._names = {id(v): k for k, v in constants.items()}
+
+    def constant(self, value: Any) -> str:
+        name = self._names.get(id(value))
+        if name is None:
+            name = f"c{len(self.constants)}"
+            while name in self.constants:
+                name += "_"
+            self.constants[name] = value
+            self._names[id(value)] = name
+        return name
+
+    def __call__(self, value: Any) -> str:
+        kind = type(value)
+        if kind is Ref or type(value).__name__ == "_Name":
+            return value.name
+        if value is None or kind is bool or kind is int or kind is str:
+            return repr(value)
+        if kind is float:
+            return repr(value) if math.isfinite(value) else self.constant(value)
+        if kind is tuple:
+            items = [self(v) for v in value]
+            return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+        if kind is list:
+            return "[" + ", ".join(self(v) for v in value) + "]"
+        if kind is dict and all(type(k) is str for k in value):
+            return "{" + ", ".join(f"{k!r}: {self(v)}" for k, v in value.items()) + "}"
+        if kind is slice:
+            return f"slice({self(value.start)}, {self(value.stop)}, {self(value.step)})"
+        if value is Ellipsis:
+            return "..."
+        return self.constant(value)
+
+
+def _call_arguments(literal: _Literal, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    parts = [literal(a) for a in args]
+    parts += [f"{k}={literal(v)}" for k, v in kwargs.items()]
+    return ", ".join(parts)
+
+
+def _index(literal: _Literal, key: Any) -> str:
+    if type(key) is tuple and key:
+        return ", ".join(literal(k) for k in key) + ("," if len(key) == 1 else "")
+    return literal(key)
+
+
+def render(step: Step, literal: _Literal) -> str:
+    """One line of source for ``step``."""
+    kind, out, target, args = step.kind, step.out, step.target, step.args
+    prefix = f"{out} = " if out is not None else ""
+    if kind == "call":
+        callee = target if type(target) is str else literal(target)
+        return f"{prefix}{callee}({_call_arguments(literal, args, step.kwargs)})"
+    if kind == "method":
+        receiver = literal(args[0])
+        return f"{prefix}{receiver}.{target}({_call_arguments(literal, args[1:], step.kwargs)})"
+    if kind == "binop":
+        return f"{prefix}{literal(args[0])} {target} {literal(args[1])}"
+    if kind == "unary":
+        if target == "abs":
+            return f"{prefix}abs({literal(args[0])})"
+        return f"{prefix}{target}{literal(args[0])}"
+    if kind == "inplace":
+        return f"{literal(args[0])} {target}= {literal(args[1])}"
+    if kind == "getitem":
+        return f"{prefix}{literal(args[0])}[{_index(literal, args[1])}]"
+    if kind == "setitem":
+        return f"{literal(args[0])}[{_index(literal, args[1])}] = {literal(args[2])}"
+    if kind == "attr":
+        return f"{prefix}{literal(args[0])}.{target}"
+    if kind == "text":
+        return prefix + target.format(*(literal(a) for a in args))
+    raise ValueError(f"unknown step kind {kind!r}")
+
+
+def _with_releases(plan: Plan, lines: list[str]) -> list[str]:
+    """``lines`` with each value deleted after the statement that uses it last.
+
+    Straight-line code would otherwise keep every intermediate array until it
+    returns; released at their last use, they are freed as early as the eager
+    engine (and hand-written code) frees them.
+    """
+    last_use: dict[str, int] = {}
+    for index, step in enumerate(plan.steps):
+        if step.out is not None:
+            last_use.setdefault(step.out, index)
+        for name in step.uses():
+            last_use[name] = index
+    kept = set(plan.output_refs)
+    released: dict[int, list[str]] = {}
+    for name, index in last_use.items():
+        if name not in kept:
+            released.setdefault(index, []).append(name)
+    result = []
+    for index, line in enumerate(lines):
+        result.append(line)
+        names = released.get(index)
+        if names:
+            result.append("del " + ", ".join(names))
+    return result
+
+
+def source_of(plan: Plan, name: str = "replay") -> tuple[str, dict[str, Any]]:
+    """The source of ``plan`` as a function ``name(L, F)`` and the globals it needs."""
+    constants = dict(plan.constants)
+    literal = _Literal(constants)
+    body = _with_releases(plan, [render(step, literal) for step in plan.steps])
+    lines = [f"def {name}(L, F):"]
+    if plan.guards:
+        lines.append("    if not (")
+        lines += [f"        {guard} and" for guard in plan.guards[:-1]]
+        lines.append(f"        {plan.guards[-1]}")
+        lines.append("    ):")
+        lines.append("        return MISS")
+    lines += ["    " + line for line in body]
+    lines.append(f"    return {plan.output}")
+    scope: dict[str, Any] = {
+        "MISS": MISS,
+        "_wrap": _wrap,
+        "_op": operator,
+        "CompileError": CompileError,
+    }
+    scope.update(plan.namespaces)
+    scope.update(constants)
+    return "\n".join(lines) + "\n", scope
+
+
+def build(plan: Plan, filename: str) -> tuple[Callable[..., Any], str]:
+    """Compile ``plan`` into a Python function; return it and its source."""
+    source, scope = source_of(plan)
+    exec(compile(source, filename, "exec"), scope)
+    return scope["replay"], source

@@ -1,0 +1,283 @@
+"""``plugrad.compile``: the compiled function, its signature, its cache of plans."""
+
+from __future__ import annotations
+
+import functools
+import warnings
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any
+
+from .. import checking as _checking
+from ..errors import CompileError, CompileWarning
+from ..grad_mode import _state
+from ..tensor import Tensor
+from . import codegen, passes
+from .tracer import Tracer, capture_lock
+
+__all__ = ["CompiledFunction", "compile"]
+
+_TENSOR = object()
+_EAGER = "eager"
+
+
+class _Entry:
+    """The plans of one signature (several when free tensors differ), or the eager fallback."""
+
+    __slots__ = ("plans", "reason")
+
+    def __init__(self) -> None:
+        self.plans: list[tuple[Callable[..., Any], tuple[Any, ...], str, Any]] = []
+        self.reason: str | None = None
+
+
+class CompiledFunction:
+    """A function that captures a plan per input signature and replays it.
+
+    Made by :func:`plugrad.compile`; call it as you would call the function.
+    """
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        *,
+        fullgraph: bool = False,
+        cache_size: int = 8,
+        optimize: bool = True,
+    ) -> None:
+        if not callable(fn):
+            raise TypeError(
+                f"plugrad.compile() needs a callable (a function or a module), got "
+                f"{type(fn).__name__}"
+            )
+        if isinstance(fn, CompiledFunction):
+            fn = fn.fn
+        if not isinstance(cache_size, int) or isinstance(cache_size, bool) or cache_size < 1:
+            raise ValueError(f"cache_size must be an int >= 1, got {cache_size!r}")
+        self.fn = fn
+        self.fullgraph = bool(fullgraph)
+        self.cache_size = cache_size
+        self.optimize = bool(optimize)
+        self._cache: OrderedDict[Any, _Entry] = OrderedDict()
+        #: How many captures ran (a test and a user can see re-captures).
+        self.captures = 0
+        functools.update_wrapper(self, fn)  # type: ignore[arg-type]
+
+    # -- calling ---------------------------------------------------------------------------
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        leaves: list[Tensor] = []
+        key = _signature(args, kwargs, leaves)
+        cache = self._cache
+        entry = cache.get(key)
+        if entry is not None:
+            cache.move_to_end(key)
+            if entry.reason is not None:
+                return self.fn(*args, **kwargs)
+            for replay, free, _, _ in entry.plans:
+                result = replay(leaves, free)
+                if result is not codegen.MISS:
+                    return result
+        return self._capture(key, entry, args, kwargs, leaves)
+
+    def _capture(
+        self, key: Any, entry: _Entry | None, args: Any, kwargs: Any, leaves: list[Tensor]
+    ) -> Any:
+        with capture_lock:
+            tracer = Tracer(leaves, self.fullgraph)
+            tracer.install()
+            try:
+                result = self.fn(*args, **kwargs)
+                output = tracer.output(result)
+                tracer.check_snapshots()
+            finally:
+                tracer.uninstall()
+                tracer.restore_arrays(locals().get("result"))
+        self.captures += 1
+        if entry is None:
+            entry = _Entry()
+            self._cache[key] = entry
+            while len(self._cache) > self.cache_size:
+                self._cache.popitem(last=False)
+        if tracer.broken is not None:
+            reason, where = tracer.broken
+            entry.reason = f"{reason} (at {where})"
+            entry.plans.clear()
+            warnings.warn(
+                f"plugrad.compile: {self._name()} runs eagerly for this input signature: "
+                f"{reason} (at {where}). Python code runs only while a plan is captured, so "
+                "a compiled function cannot read tensor values; use fullgraph=True to make "
+                "this an error.",
+                CompileWarning,
+                stacklevel=3,
+            )
+            return result
+        plan = tracer.plan(output)
+        if self.optimize:
+            plan = passes.run_passes(plan)
+        replay, source = codegen.build(plan, f"<plugrad compiled {self._name()}>")
+        entry.plans.append((replay, tuple(plan.free), source, plan))
+        if len(entry.plans) > self.cache_size:
+            del entry.plans[0]
+        return result
+
+    def _name(self) -> str:
+        return getattr(self.fn, "__qualname__", type(self.fn).__name__)
+
+    # -- looking inside --------------------------------------------------------------------
+
+    def code(self, *args: Any, **kwargs: Any) -> str:
+        """The Python source replayed for these arguments (captured now if not yet).
+
+        Capturing runs the function once, with its effects (a training step
+        updates the parameters).
+
+        Returns
+        -------
+        str
+            The source of the replayed function, or a line saying why calls
+            with this signature run eagerly.
+        """
+        leaves: list[Tensor] = []
+        key = _signature(args, kwargs, leaves)
+        entry = self._cache.get(key)
+        if entry is None or (not entry.plans and entry.reason is None):
+            self._capture(key, entry, args, kwargs, leaves)
+            entry = self._cache[key]
+        if entry.reason is not None:
+            return f"# runs eagerly: {entry.reason}\n"
+        return entry.plans[-1][2]
+
+    def cache_clear(self) -> None:
+        """Forget every plan; the next call captures again."""
+        self._cache.clear()
+
+    @property
+    def cache_len(self) -> int:
+        """How many input signatures have a plan (or an eager fallback) cached."""
+        return len(self._cache)
+
+    def __get__(self, instance: Any, owner: Any = None) -> Any:
+        # Used as a method decorator: bind like a function.
+        if instance is None:
+            return self
+        return functools.partial(self, instance)
+
+    def __repr__(self) -> str:
+        return f"<compiled {self._name()}>"
+
+
+def _signature(args: tuple[Any, ...], kwargs: dict[str, Any], leaves: list[Tensor]) -> Any:
+    """What a plan depends on besides the free tensors it checks itself."""
+    parts: list[Any] = []
+    for index, value in enumerate(args):
+        if isinstance(value, Tensor):  # the common case, spelled out: it runs every call
+            leaves.append(value)
+            array = value._array
+            parts.append(
+                (array.shape, array.dtype, value._device, value._requires_grad, value._edge is None)
+            )
+        else:
+            parts.append(_describe(value, leaves, index))
+    if kwargs:
+        parts.extend((k, _describe(v, leaves, k)) for k, v in kwargs.items())
+    if len(leaves) > 1:
+        ids = [id(t) for t in leaves]
+        if len(set(ids)) != len(ids):
+            parts.append(("aliases", tuple(ids.index(i) for i in ids)))
+    return (tuple(parts), _state.enabled, _checking._enabled)
+
+
+def _describe(value: Any, leaves: list[Tensor], where: Any) -> Any:
+    if isinstance(value, Tensor):
+        leaves.append(value)
+        array = value._array
+        return (
+            _TENSOR,
+            array.shape,
+            array.dtype,
+            value._device,
+            value._requires_grad,
+            value._edge is None,
+        )
+    kind = type(value)
+    if kind is tuple or kind is list:
+        return (kind, tuple(_describe(v, leaves, (where, i)) for i, v in enumerate(value)))
+    if kind is dict:
+        return (dict, tuple((k, _describe(v, leaves, (where, k))) for k, v in value.items()))
+    try:
+        hash(value)
+    except TypeError:
+        raise CompileError(
+            f"{_where(where)} of a compiled function is a {kind.__name__}, which cannot be part "
+            "of its input signature (it is not hashable); pass Tensors, numbers, strings, or "
+            "tuples, lists and dicts of them, or reach it from inside the function instead"
+        ) from None
+    return (kind, value)
+
+
+def _where(where: Any) -> str:
+    """``argument 0``, ``argument 'x'[1]['a']``: where an argument sits, for an error."""
+    path = []
+    while type(where) is tuple:
+        where, key = where
+        path.append(f"[{key!r}]")
+    return f"argument {where!r}" + "".join(reversed(path))
+
+
+def compile(
+    fn: Callable[..., Any] | None = None,
+    *,
+    fullgraph: bool = False,
+    cache_size: int = 8,
+    optimize: bool = True,
+) -> Any:
+    """Capture ``fn`` once per input signature and replay it as straight-line array code.
+
+    The first call with a given signature runs ``fn`` eagerly while recording
+    every array operation it causes -- forward ops, the backward rules the
+    engine runs, gradients accumulated into ``.grad``, in-place updates under
+    :func:`plugrad.no_grad` -- into a plan, which becomes a Python function over
+    the backend namespace. Later calls with the same signature run that
+    function: no Tensor, graph node or dispatch work per op.
+
+    Python code in ``fn`` runs only while a plan is captured. Values read on
+    the host (``.item()``, ``bool()``, ``.numpy()``...) and tensor hooks cannot
+    be replayed: the call falls back to eager for that signature with a
+    :class:`~plugrad.errors.CompileWarning`, or raises
+    :class:`~plugrad.errors.GraphBreakError` with ``fullgraph=True``.
+
+    Parameters
+    ----------
+    fn : callable
+        The function (or module) to compile. Without it, ``compile`` returns a decorator.
+    fullgraph : bool, default False
+        Raise instead of falling back to eager execution.
+    cache_size : int, default 8
+        How many input signatures keep a plan (least recently used dropped first).
+    optimize : bool, default True
+        Run the plan passes (dead-code elimination and those of plugins).
+
+    Returns
+    -------
+    CompiledFunction
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> @plugrad.compile
+    ... def f(a, b):
+    ...     return a * b + plugrad.exp(a)
+    >>> x = plugrad.tensor([0.0, 1.0])
+    >>> f(x, x).tolist()
+    [1.0, 3.7182817459106445]
+    >>> f(x, x).tolist()  # replayed
+    [1.0, 3.7182817459106445]
+    >>> f.captures
+    1
+    """
+    if fn is None:
+        return lambda function: CompiledFunction(
+            function, fullgraph=fullgraph, cache_size=cache_size, optimize=optimize
+        )
+    return CompiledFunction(fn, fullgraph=fullgraph, cache_size=cache_size, optimize=optimize)

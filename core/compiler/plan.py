@@ -1,0 +1,111 @@
+"""A captured plan: the steps one call ran, as data that passes can rewrite and code can run.
+
+A plan is a list of :class:`Step` objects in the order the eager program ran
+them. Each step either computes a value (``out`` names it) from earlier values
+(:class:`Ref`), constants and Python literals, or has an effect (an in-place
+update, a ``.grad`` written, a call into code that keeps its own state). The
+plan also keeps what the emitted function checks before it runs (``guards``)
+and the expression that builds the function's result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Plan", "Ref", "Step", "refs_in"]
+
+
+class Ref:
+    """A value of the plan, by name (``v12``): what a step computed or read."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+@dataclass
+class Step:
+    """One statement of a plan.
+
+    ``kind`` is one of
+
+    - ``"call"``: ``out = target(*args, **kwargs)``, ``target`` a dotted name
+      (``"xp.multiply"``) or a constant callable;
+    - ``"method"``: ``out = args[0].target(*args[1:], **kwargs)``;
+    - ``"binop"``: ``out = args[0] <target> args[1]``; ``"unary"``: ``out = <target>args[0]``;
+    - ``"inplace"``: ``args[0] <target>= args[1]`` (no ``out``);
+    - ``"getitem"``: ``out = args[0][args[1]]``; ``"setitem"``: ``args[0][args[1]] = args[2]``;
+    - ``"attr"``: ``out = args[0].target``;
+    - ``"text"``: ``target`` is a format string over the rendered ``args``
+      (reads of inputs, writes of ``.grad``, version bumps, calls into stateful code).
+
+    ``effect`` marks steps that must run even if nothing uses what they compute.
+    """
+
+    kind: str
+    out: str | None
+    target: Any
+    args: tuple[Any, ...] = ()
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    effect: bool = False
+
+    def uses(self) -> Iterator[str]:
+        """The names of the plan values this step reads."""
+        yield from refs_in(self.args)
+        yield from refs_in(tuple(self.kwargs.values()))
+
+
+def refs_in(value: Any) -> Iterator[str]:
+    """Every :class:`Ref` name inside ``value`` (tuples, lists, dicts and slices searched)."""
+    if type(value) is Ref:
+        yield value.name
+    elif type(value) in (tuple, list):
+        for item in value:
+            yield from refs_in(item)
+    elif type(value) is dict:
+        for item in value.values():
+            yield from refs_in(item)
+    elif type(value) is slice:
+        yield from refs_in((value.start, value.stop, value.step))
+
+
+@dataclass
+class Plan:
+    """What one capture recorded, ready to be turned into code.
+
+    Attributes
+    ----------
+    steps : list of Step
+        The statements, in the order the eager program ran them.
+    guards : list of str
+        Conditions (Python expressions over ``L``, the call's tensors, and ``F``,
+        the free tensors) that must hold when a call starts, else the plan does not apply.
+    output : str
+        The expression that builds the result (may refer to plan values).
+    output_refs : tuple of str
+        The plan values ``output`` reads.
+    constants : dict
+        Name -> object, for everything the code refers to that is not a literal.
+    free : list
+        The tensors the function reached without receiving them (``F[k]`` in the code).
+    namespaces : dict
+        Name -> backend namespace (``xp``, and ``rxp`` for what backward rules call).
+    folded : dict
+        Plan value -> the array it held at capture, for values that are the same at
+        every replay (functions of constants and of guarded shapes only).
+    """
+
+    steps: list[Step]
+    guards: list[str]
+    output: str
+    output_refs: tuple[str, ...]
+    constants: dict[str, Any]
+    free: list[Any]
+    namespaces: dict[str, Any]
+    folded: dict[str, Any] = field(default_factory=dict)

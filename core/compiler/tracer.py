@@ -1,0 +1,1121 @@
+"""Capture: run a function once, eagerly, while recording every array operation into a plan.
+
+For the length of one call the tracer swaps a few tables, as checking mode
+does, and puts them back afterwards, so eager execution pays nothing for it:
+
+- each device's ``xp`` (what kernels receive) and ``rule_xp`` (what backward
+  rules receive) become :class:`RecordingNamespace` objects, which call the
+  real functions and record the call;
+- arrays produced during the call are :class:`TracedArray` objects: the real
+  array plus its name in the plan; their operators record themselves, so the
+  engine's gradient sums, an optimizer's ``array -= lr * g`` and in-place
+  updates are recorded like any kernel;
+- ``Tensor._array`` and ``Tensor._grad`` become descriptors that notice the
+  first read of a tensor made before the call (an argument, a parameter,
+  optimizer state: an input of the plan, by identity) and every write to such
+  a tensor (an effect the plan must repeat);
+- value reads (``item()``, ``bool()``, ``.numpy()``, ...) and tensor hooks
+  are *graph breaks*: the call goes on eagerly and the plan is dropped;
+- stateful code (``Optimizer.step``, ``LRScheduler.step``) and random
+  sources become calls the plan makes again at every replay.
+"""
+
+from __future__ import annotations
+
+import operator
+import os
+import re
+import sys
+import threading
+import types
+from collections.abc import Callable
+from typing import Any
+
+from .. import engine as _engine
+from .. import registry as _registry
+from ..errors import GraphBreakError
+from ..random import Generator
+from ..tensor import PostAccumulateGradHook, Tensor
+from .plan import Plan, Ref, Step, refs_in
+
+__all__ = ["GraphBreak", "RecordingNamespace", "TracedArray", "Tracer"]
+
+_ARRAY_SLOT = Tensor.__dict__["_array"]
+_GRAD_SLOT = Tensor.__dict__["_grad"]
+_get_array, _set_array = _ARRAY_SLOT.__get__, _ARRAY_SLOT.__set__
+_get_grad, _set_grad = _GRAD_SLOT.__get__, _GRAD_SLOT.__set__
+_SOURCE_SLOT = Generator.__dict__["_source"]
+_HOOK_SLOT = PostAccumulateGradHook.__dict__["function"]
+_PY_SCALARS = (int, float, complex, bool)
+#: Array methods that write into the array they are called on.
+_MUTATING_METHODS = frozenset({"fill", "sort", "put", "resize", "setflags", "partition"})
+
+#: Functions whose result depends on their first argument's shape and dtype only.
+_SHAPE_ONLY = frozenset({"ones_like", "zeros_like", "full_like"})
+#: Kinds of step that compute a value from their arguments and nothing else.
+_FOLDABLE_KINDS = frozenset({"call", "binop", "unary", "attr", "getitem"})
+
+#: One capture at a time: the swapped tables are process-wide.
+capture_lock = threading.RLock()
+#: The tracer of the capture under way, if any.
+_active: Tracer | None = None
+
+
+class GraphBreak(Exception):
+    """Raised inside a capture with ``fullgraph=True`` (wrapped in GraphBreakError)."""
+
+
+def _is_array(value: Any) -> bool:
+    return (
+        type(value) not in _PY_SCALARS
+        and hasattr(value, "shape")
+        and hasattr(value, "dtype")
+        and hasattr(value, "ndim")
+    )
+
+
+def _unwrap(value: Any) -> Any:
+    """``value`` with every TracedArray replaced by its real array (containers searched)."""
+    kind = type(value)
+    if kind is TracedArray:
+        return value._real
+    if kind is tuple:
+        return tuple(_unwrap(v) for v in value)
+    if kind is list:
+        return [_unwrap(v) for v in value]
+    if kind is dict:
+        return {k: _unwrap(v) for k, v in value.items()}
+    return value
+
+
+def _has_traced(value: Any) -> bool:
+    kind = type(value)
+    if kind is TracedArray:
+        return True
+    if kind in (tuple, list):
+        return any(_has_traced(v) for v in value)
+    if kind is dict:
+        return any(_has_traced(v) for v in value.values())
+    return False
+
+
+def _as_step_arg(value: Any) -> Any:
+    """``value`` as a step keeps it: TracedArrays become Refs (containers searched)."""
+    kind = type(value)
+    if kind is TracedArray:
+        return value._ref
+    if kind is tuple:
+        return tuple(_as_step_arg(v) for v in value)
+    if kind is list:
+        return [_as_step_arg(v) for v in value]
+    if kind is dict:
+        return {k: _as_step_arg(v) for k, v in value.items()}
+    if kind is slice:
+        return slice(_as_step_arg(value.start), _as_step_arg(value.stop), _as_step_arg(value.step))
+    return value
+
+
+class TracedArray:
+    """A real backend array that records what is done with it during a capture.
+
+    After the capture it only forwards to the real array, so one that escaped
+    (kept in a Python list, say) still computes the right values.
+    """
+
+    __slots__ = ("_real", "_ref", "_tracer")
+    # ndarray op TracedArray: let NumPy hand the operation to our reflected operator.
+    __array_ufunc__ = None
+
+    def __init__(self, real: Any, ref: Ref, tracer: Tracer) -> None:
+        self._real = real
+        self._ref = ref
+        self._tracer = tracer
+
+    # -- static metadata: guarded by the plan's signature, so read freely -----------------
+
+    @property
+    def shape(self) -> Any:
+        return self._real.shape
+
+    @property
+    def dtype(self) -> Any:
+        return self._real.dtype
+
+    @property
+    def ndim(self) -> int:
+        return self._real.ndim
+
+    @property
+    def size(self) -> Any:
+        return self._real.size
+
+    @property
+    def device(self) -> Any:
+        return self._real.device
+
+    def __len__(self) -> int:
+        return len(self._real)
+
+    def __array_namespace__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._real.__array_namespace__(*args, **kwargs)
+
+    def __dlpack_device__(self) -> Any:
+        return self._real.__dlpack_device__()
+
+    # -- recorded ---------------------------------------------------------------------------
+
+    @property
+    def T(self) -> Any:
+        return self._attr("T")
+
+    @property
+    def mT(self) -> Any:
+        return self._attr("mT")
+
+    def _attr(self, name: str) -> Any:
+        real = getattr(self._real, name)
+        tracer = self._tracer
+        if not tracer.recording:
+            return real
+        return tracer.record("attr", name, (self,), None, real)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        value = getattr(self._real, name)
+        if callable(value):
+            return _RecordingMethod(self, name, value)
+        if _is_array(value) and self._tracer.recording:
+            return self._tracer.record("attr", name, (self,), None, value)
+        return value
+
+    def __getitem__(self, key: Any) -> Any:
+        real = self._real[_unwrap(key)]
+        tracer = self._tracer
+        if not tracer.recording:
+            return real
+        return tracer.record("getitem", None, (self, key), None, real)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self._real[_unwrap(key)] = _unwrap(value)
+        tracer = self._tracer
+        if tracer.recording:
+            tracer.record("setitem", None, (self, key, value), None, None, effect=True)
+
+    def __iter__(self) -> Any:
+        return (self[i] for i in range(len(self._real)))
+
+    # -- values on the host: a graph break -------------------------------------------------
+
+    def _host_value(self, what: str) -> Any:
+        self._tracer.graph_break(f"{what} reads the values of a traced array")
+        return self._real
+
+    def __bool__(self) -> bool:
+        return bool(self._host_value("bool()"))
+
+    def __int__(self) -> int:
+        return int(self._host_value("int()"))
+
+    def __float__(self) -> float:
+        return float(self._host_value("float()"))
+
+    def __complex__(self) -> complex:
+        return complex(self._host_value("complex()"))
+
+    def __index__(self) -> int:
+        return operator.index(self._host_value("using an array as an index"))
+
+    def __array__(self, *args: Any, **kwargs: Any) -> Any:
+        real = self._host_value("converting to a NumPy array (or a function outside xp)")
+        return real.__array__(*args, **kwargs)
+
+    def __dlpack__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._host_value("__dlpack__ (exporting the data)").__dlpack__(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return repr(self._host_value("repr() (printing)"))
+
+    def __str__(self) -> str:
+        return str(self._host_value("str() (printing)"))
+
+    def __format__(self, spec: str) -> str:
+        return format(self._host_value("formatting"), spec)
+
+    __hash__ = object.__hash__
+
+
+class _RecordingMethod:
+    """A method of a traced array (``x.astype(...)``, ``x.reshape(...)``), recorded when called."""
+
+    __slots__ = ("_array", "_method", "_name")
+
+    def __init__(self, array: TracedArray, name: str, method: Callable[..., Any]) -> None:
+        self._array = array
+        self._name = name
+        self._method = method
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        array = self._array
+        tracer = array._tracer
+        result = self._method(*_unwrap(args), **_unwrap(kwargs))
+        if not tracer.recording:
+            return result
+        if self._name in ("item", "tolist", "tobytes"):
+            tracer.graph_break(f".{self._name}() reads the values of a traced array")
+            return result
+        mutating = self._name in _MUTATING_METHODS or "out" in kwargs
+        if result is None or result is array._real:
+            tracer.record(
+                "method", None, (array, *args), kwargs, None, effect=True, name=self._name
+            )
+            return array if result is array._real else None
+        return tracer.record("method", None, (array, *args), kwargs, result, effect=mutating,
+                             name=self._name)  # fmt: skip
+
+
+def _binary(symbol: str, function: Callable[[Any, Any], Any], reflected: bool) -> Any:
+    def method(self: TracedArray, other: Any) -> Any:
+        a, b = (other, self) if reflected else (self, other)
+        real = function(_unwrap(a), _unwrap(b))
+        if real is NotImplemented or not self._tracer.recording:
+            return real
+        return self._tracer.record("binop", symbol, (a, b), None, real)
+
+    return method
+
+
+def _inplace(symbol: str, function: Callable[[Any, Any], Any]) -> Any:
+    def method(self: TracedArray, other: Any) -> Any:
+        before = self._real
+        real = function(before, _unwrap(other))
+        tracer = self._tracer
+        if not tracer.recording:
+            self._real = real
+            return self
+        if real is before:
+            tracer.record("inplace", symbol, (self, other), None, None, effect=True)
+            return self
+        return tracer.record("call", f"_op.{function.__name__}", (self, other), None, real)
+
+    return method
+
+
+def _unary(symbol: str, function: Callable[[Any], Any]) -> Any:
+    def method(self: TracedArray) -> Any:
+        real = function(self._real)
+        if not self._tracer.recording:
+            return real
+        return self._tracer.record("unary", symbol, (self,), None, real)
+
+    return method
+
+
+for _name, _symbol, _function in (
+    ("add", "+", operator.add), ("sub", "-", operator.sub), ("mul", "*", operator.mul),
+    ("truediv", "/", operator.truediv), ("floordiv", "//", operator.floordiv),
+    ("mod", "%", operator.mod), ("pow", "**", operator.pow), ("matmul", "@", operator.matmul),
+    ("and", "&", operator.and_), ("or", "|", operator.or_), ("xor", "^", operator.xor),
+    ("lshift", "<<", operator.lshift), ("rshift", ">>", operator.rshift),
+):  # fmt: skip
+    setattr(TracedArray, f"__{_name}__", _binary(_symbol, _function, False))
+    setattr(TracedArray, f"__r{_name}__", _binary(_symbol, _function, True))
+    setattr(TracedArray, f"__i{_name}__", _inplace(_symbol, getattr(operator, f"i{_name}")))
+for _name, _symbol, _function in (
+    ("lt", "<", operator.lt), ("le", "<=", operator.le), ("gt", ">", operator.gt),
+    ("ge", ">=", operator.ge), ("eq", "==", operator.eq), ("ne", "!=", operator.ne),
+):  # fmt: skip
+    setattr(TracedArray, f"__{_name}__", _binary(_symbol, _function, False))
+for _name, _symbol, _function in (
+    ("neg", "-", operator.neg), ("pos", "+", operator.pos), ("invert", "~", operator.invert),
+    ("abs", "abs", operator.abs),
+):  # fmt: skip
+    setattr(TracedArray, f"__{_name}__", _unary(_symbol, _function))
+TracedArray.__hash__ = object.__hash__  # __eq__ above would otherwise remove it
+
+
+class RecordingNamespace:
+    """A backend namespace whose functions record their calls during a capture."""
+
+    def __init__(self, tracer: Tracer, real: Any, label: str, plain: Any = None) -> None:
+        self.__dict__["_tracer"] = tracer
+        self.__dict__["_real"] = real
+        self.__dict__["_label"] = label
+        # For a rule namespace: the plain namespace, so standard names print as `xp.name`.
+        self.__dict__["_plain"] = plain
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._real, name)
+        if isinstance(value, (types.ModuleType, types.SimpleNamespace)):
+            wrapped: Any = RecordingNamespace(self._tracer, value, f"{self._label}.{name}")
+        elif callable(value) and not isinstance(value, type):
+            plain = self._plain
+            if plain is not None and getattr(plain._real, name, None) is value:
+                label = f"{plain._label}.{name}"
+            else:
+                label = f"{self._label}.{name}"
+            wrapped = _recording_function(self._tracer, value, label)
+        else:
+            wrapped = value
+        self.__dict__[name] = wrapped
+        return wrapped
+
+    def __dir__(self) -> list[str]:
+        return dir(self._real)
+
+
+def _opaque_kernel(tracer: Tracer, kernel: Callable[..., Any], xp: Any, op: str) -> Any:
+    """A backend-specific kernel, recorded as one call: it may use its library beyond ``xp``."""
+
+    def recording(_xp: Any, *args: Any, **kwargs: Any) -> Any:
+        result = kernel(xp, *_unwrap(args), **_unwrap(kwargs))
+        if not tracer.recording:
+            return result
+        label = tracer.constant(kernel, f"kernel_{op}_")
+        return tracer.record("call", label, (_Name(tracer.namespace_label(xp)), *args), kwargs,
+                             result)  # fmt: skip
+
+    return recording
+
+
+def _recording_function(tracer: Tracer, function: Callable[..., Any], label: str) -> Any:
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        result = function(*_unwrap(args), **_unwrap(kwargs))
+        if not tracer.recording:
+            return result
+        traced = _has_traced(args) or _has_traced(kwargs)
+        if not traced and not _is_array(result) and not isinstance(result, (tuple, list)):
+            return result  # dtype queries and the like: nothing to replay
+        return tracer.record("call", label, args, kwargs, result, effect="out" in kwargs)
+
+    recording.__name__ = getattr(function, "__name__", "function")
+    return recording
+
+
+class _RecordingSource:
+    """A random source whose draws are calls the plan makes again (fresh numbers each replay)."""
+
+    def __init__(self, tracer: Tracer, source: Any) -> None:
+        self._tracer = tracer
+        self._source = source
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self._source, name)
+        tracer = self._tracer
+
+        def draw(*args: Any, **kwargs: Any) -> Any:
+            result = method(*args, **kwargs)
+            if not tracer.recording or not _is_array(result):
+                return result
+            return tracer.record("call", tracer.constant(method), args, kwargs, result, effect=True)
+
+        return draw
+
+
+class _ArrayDescriptor:
+    """``Tensor._array`` during a capture."""
+
+    def __get__(self, tensor: Any, owner: Any = None) -> Any:
+        if tensor is None:
+            return self
+        value = _get_array(tensor)
+        tracer = _active
+        if type(value) is TracedArray:
+            # Code the plan does not record (a call it repeats, or after a graph break)
+            # works on real arrays.
+            return value if tracer is not None and tracer.recording else value._real
+        if tracer is None or not tracer.recording:
+            return value
+        return tracer.read_tensor(tensor, value)
+
+    def __set__(self, tensor: Any, value: Any) -> None:
+        tracer = _active
+        if tracer is None:
+            _set_array(tensor, value)
+        else:
+            tracer.write_array(tensor, value)
+
+
+class _GradDescriptor:
+    """``Tensor._grad`` during a capture."""
+
+    def __get__(self, tensor: Any, owner: Any = None) -> Any:
+        if tensor is None:
+            return self
+        value = _get_grad(tensor)
+        tracer = _active
+        if tracer is not None and tracer.recording:
+            tracer.read_grad(tensor, value)
+        return value
+
+    def __set__(self, tensor: Any, value: Any) -> None:
+        tracer = _active
+        if tracer is not None and tracer.recording:
+            tracer.write_grad(tensor, value)
+        _set_grad(tensor, value)
+
+
+class _SourceDescriptor:
+    """``Generator._source`` during a capture: draws become replayed calls."""
+
+    def __get__(self, generator: Any, owner: Any = None) -> Any:
+        if generator is None:
+            return self
+        source = _SOURCE_SLOT.__get__(generator)
+        tracer = _active
+        if tracer is None or not tracer.recording:
+            return source
+        return _RecordingSource(tracer, source)
+
+    def __set__(self, generator: Any, value: Any) -> None:
+        _SOURCE_SLOT.__set__(generator, value)
+
+
+class _HookDescriptor:
+    """``PostAccumulateGradHook.function`` during a capture: calling a hook is a graph break."""
+
+    def __get__(self, hook: Any, owner: Any = None) -> Any:
+        if hook is None:
+            return self
+        tracer = _active
+        if tracer is not None:
+            tracer.graph_break("a post-accumulate-grad hook runs Python code on the gradient")
+        return _HOOK_SLOT.__get__(hook)
+
+    def __set__(self, hook: Any, value: Any) -> None:
+        _HOOK_SLOT.__set__(hook, value)
+
+
+def _breaking(original: Callable[..., Any], what: str) -> Callable[..., Any]:
+    """``original`` made a graph break (the call still happens, eagerly)."""
+
+    def method(*args: Any, **kwargs: Any) -> Any:
+        tracer = _active
+        if tracer is not None:
+            tracer.graph_break(what)
+        return original(*args, **kwargs)
+
+    return method
+
+
+def _host_call(original: Callable[..., Any], what: str) -> Callable[..., Any]:
+    """``original`` (a method of a stateful object) made a call the plan repeats at every replay."""
+
+    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        tracer = _active
+        if tracer is None or not tracer.recording:
+            return original(self, *args, **kwargs)
+        if _has_traced(args) or _has_traced(kwargs):
+            tracer.graph_break(f"{what} received a traced array")
+            return original(self, *args, **kwargs)
+        bound = tracer.constant(types.MethodType(original, self))
+        slots = [f"{{{i}}}" for i in range(len(args))]
+        slots += [f"{name}={{{len(args) + i}}}" for i, name in enumerate(kwargs)]
+        tracer.steps.append(
+            Step(
+                "text", None, f"{bound}({', '.join(slots)})", (*args, *kwargs.values()), effect=True
+            )
+        )
+        tracer.host_calls += 1
+        tracer.recording = False
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            tracer.recording = tracer.broken is None
+            tracer.after_host_call()
+
+    return method
+
+
+class Tracer:
+    """The state of one capture: the steps so far and what the plan reads and writes."""
+
+    def __init__(self, leaves: list[Tensor], fullgraph: bool) -> None:
+        self.steps: list[Step] = []
+        self.fullgraph = fullgraph
+        self.recording = True
+        #: (reason, where) of the first graph break.
+        self.broken: tuple[str, str] | None = None
+        self.host_calls = 0
+        self._counter = 0
+        self.constants: dict[str, Any] = {}
+        self._constant_names: dict[int, str] = {}
+        self.namespaces: dict[str, Any] = {}
+        #: Plan value -> its array, for values the same at every replay.
+        self.folded: dict[str, Any] = {}
+        #: id(tensor) -> its expression in the replayed code, for tensors made before the call.
+        self.sources: dict[int, str] = {}
+        self.free: list[Tensor] = []
+        self.guards: list[str] = []
+        #: Tensors this capture made (kept alive so their ids stay theirs until it ends).
+        self._created: dict[int, Tensor] = {}
+        self._kept: list[Tensor] = []
+        #: Tensors whose _array slot holds a TracedArray, to restore at the end.
+        self._traced_tensors: dict[int, Tensor] = {}
+        #: Tensors made before the call whose .grad this capture has seen or written.
+        self._grad_known: set[int] = set()
+        #: id(tensor) -> (requires_grad, edge) when first read, to notice changes.
+        self._snapshots: dict[int, tuple[Any, Any]] = {}
+        #: id(tensor) -> the name of the Tensor the replay makes for it.
+        self._materialized: dict[int, str] = {}
+        for index, tensor in enumerate(leaves):
+            self.sources.setdefault(id(tensor), f"L[{index}]")
+        self._leaves = leaves
+        self._saved: list[tuple[Any, str, Any]] = []
+
+    # -- values and steps --------------------------------------------------------------------
+
+    def new_name(self, prefix: str = "v") -> str:
+        name = f"{prefix}{self._counter}"
+        self._counter += 1
+        return name
+
+    def constant(self, value: Any, hint: str = "c") -> str:
+        """The name under which the replayed code reaches ``value`` (``hint`` starts it)."""
+        name = self._constant_names.get(id(value))
+        if name is None or self.constants[name] is not value:
+            name = f"{hint}{len(self.constants)}"
+            self.constants[name] = value
+            self._constant_names[id(value)] = name
+        return name
+
+    def record(
+        self,
+        kind: str,
+        target: Any,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any] | None,
+        result: Any,
+        effect: bool = False,
+        name: str | None = None,
+    ) -> Any:
+        """Append a step; return the TracedArray(s) standing for ``result``."""
+        if kind == "method":
+            target = name
+        step_args = _as_step_arg(tuple(args))
+        step_kwargs = _as_step_arg(dict(kwargs)) if kwargs else {}
+        if result is None:
+            self.steps.append(Step(kind, None, target, step_args, step_kwargs, effect=effect))
+            return None
+        dynamic = _has_dynamic_shape(kind, target, args, kwargs)
+        if isinstance(result, (tuple, list)):
+            out = self.new_name()
+            self.steps.append(Step(kind, out, target, step_args, step_kwargs, effect=effect))
+            items = []
+            for index, item in enumerate(result):
+                if _is_array(item):
+                    items.append(self.record("getitem", None, (Ref(out), index), None, item))
+                    if dynamic:
+                        self._check_shape(items[-1])
+                else:
+                    items.append(item)
+            if hasattr(result, "_fields"):  # a named tuple (svd, qr, slogdet...)
+                return type(result)(*items)
+            return type(result)(items)
+        if not _is_array(result):
+            self.graph_break(f"{target}() returned a Python value computed from traced arrays")
+            return result
+        out = self.new_name()
+        self.steps.append(Step(kind, out, target, step_args, step_kwargs, effect=effect))
+        if not effect and self._is_constant(kind, target, step_args, step_kwargs):
+            self.folded[out] = result
+        traced = TracedArray(result, Ref(out), self)
+        if dynamic:
+            self._check_shape(traced)
+        return traced
+
+    def _check_shape(self, traced: TracedArray) -> None:
+        """After an op whose output shape depends on values: the replay checks that shape.
+
+        Everything after it (shapes the engine and Python read, literals in
+        the plan) assumed the captured shape. Before any effect that a second
+        run would repeat, a different shape makes the plan not apply (a new
+        capture follows); after one, it is an error rather than a wrong result.
+        """
+        shape = tuple(traced._real.shape)
+        if any(_repeats_badly(step) for step in self.steps):
+            otherwise = (
+                f"raise CompileError('a compiled function got an output shape from {{0}} other "
+                f"than the {shape} it was captured with, after updating state; compile the part "
+                "with data-dependent shapes separately, or do not compile it')"
+            )
+        else:
+            otherwise = "return MISS"
+        self.steps.append(
+            Step("text", None, f"if {{0}}.shape != {shape!r}: " + otherwise, (traced._ref,),
+                 effect=True)
+        )  # fmt: skip
+
+    def _is_constant(self, kind: str, target: Any, args: tuple[Any, ...], kwargs: dict) -> bool:
+        """Whether a step's value is the same at every replay (a candidate for folding).
+
+        So it is when every plan value it reads is itself constant, or when it
+        reads only the shape and dtype of its first argument (``ones_like``),
+        which the guards fix.
+        """
+        if kind not in _FOLDABLE_KINDS:
+            return False
+        folded = self.folded
+        if kind == "call" and type(target) is str and target.rpartition(".")[2] in _SHAPE_ONLY:
+            return all(name in folded for name in refs_in((args[1:], kwargs)))
+        names = list(refs_in((args, kwargs)))
+        return bool(names) and all(name in folded for name in names)
+
+    def traced_constant(self, real: Any) -> TracedArray:
+        """An array that came from outside the namespace (host data): a constant of the plan."""
+        out = self.new_name()
+        self.steps.append(Step("text", out, self.constant(real)))
+        return TracedArray(real, Ref(out), self)
+
+    # -- graph breaks ------------------------------------------------------------------------
+
+    def graph_break(self, reason: str) -> None:
+        if self.broken is not None:
+            return
+        where = _user_location()
+        self.broken = (reason, where)
+        self.recording = False
+        if self.fullgraph:
+            raise GraphBreakError(
+                f"plugrad.compile(fullgraph=True) cannot capture this function: {reason} "
+                f"(at {where}). Remove that from the compiled function, or compile with "
+                "fullgraph=False to run such calls eagerly."
+            )
+
+    # -- tensors -----------------------------------------------------------------------------
+
+    def source_of(self, tensor: Tensor) -> str:
+        """The expression for a tensor made before the call; registers it as free if new."""
+        source = self.sources.get(id(tensor))
+        if source is None:
+            source = f"F[{len(self.free)}]"
+            self.free.append(tensor)
+            self.sources[id(tensor)] = source
+        return source
+
+    def read_tensor(self, tensor: Tensor, real: Any) -> TracedArray:
+        """The first read of a tensor's array that is not traced: an input of the plan."""
+        key = id(tensor)
+        if key in self._created:
+            # Made by code the plan calls again (optimizer state, say): it lives on, so it is
+            # read like any tensor made before the call.
+            self._kept.append(self._created.pop(key))
+        if True:
+            if tensor._edge is not None and _state_enabled():
+                self.graph_break(
+                    "a tensor with autograd history made outside the compiled function is used "
+                    "inside it (compute it inside, or pass it detached)"
+                )
+                return real
+            source = self.source_of(tensor)
+            if self.host_calls == 0:
+                guard = (
+                    f"{source}._array.shape == {tuple(real.shape)!r} and "
+                    f"{source}._array.dtype == {self.constant(real.dtype)} and "
+                    f"{source}._device is {self.constant(tensor._device)} and "
+                    f"{source}._requires_grad is {tensor._requires_grad}"
+                )
+                if not source.startswith("L["):
+                    self.guards.append(guard)
+            self._snapshots.setdefault(key, (tensor._requires_grad, tensor._edge))
+            out = self.new_name()
+            self.steps.append(Step("text", out, f"{source}._array"))
+            traced = TracedArray(real, Ref(out), self)
+        _set_array(tensor, traced)
+        self._traced_tensors[key] = tensor
+        return traced
+
+    def write_array(self, tensor: Tensor, value: Any) -> None:
+        key = id(tensor)
+        try:
+            previous = _get_array(tensor)
+        except AttributeError:
+            # A tensor being made (its first write).
+            self._created[key] = tensor
+            previous = None
+        if type(value) is not TracedArray:
+            if not self.recording:
+                _set_array(tensor, value)
+                return
+            # Host data (a Python list, a NumPy array of the caller's): a constant of the plan.
+            value = self.traced_constant(value)
+        if key not in self._created and self.recording and value is not previous:
+            source = self.source_of(tensor)
+            self.steps.append(
+                Step("text", None, source + "._array = {0}", (value._ref,), effect=True)
+            )
+        _set_array(tensor, value)
+        self._traced_tensors[key] = tensor
+
+    def read_grad(self, tensor: Tensor, value: Any) -> None:
+        key = id(tensor)
+        if key in self._created or key in self._grad_known:
+            return
+        self._grad_known.add(key)
+        source = self.source_of(tensor)
+        if value is None:
+            self.guards.append(f"{source}._grad is None")
+        else:
+            self.guards.append(f"{source}._grad is not None")
+            self.sources.setdefault(id(value), f"{source}._grad")
+
+    def write_grad(self, tensor: Tensor, value: Any) -> None:
+        key = id(tensor)
+        if key in self._created:
+            return
+        self._grad_known.add(key)
+        source = self.source_of(tensor)
+        if value is None:
+            self.steps.append(Step("text", None, source + "._grad = None", effect=True))
+        else:
+            self.steps.append(
+                Step("text", None, source + "._grad = {0}", (self.tensor_ref(value),), effect=True)
+            )
+
+    def tensor_ref(self, tensor: Tensor) -> Any:
+        """What stands for ``tensor`` in a step: its source, or a Tensor the replay makes."""
+        key = id(tensor)
+        if key not in self._created:
+            return _Name(self.source_of(tensor))
+        name = self._materialized.get(key)
+        if name is None:
+            requires_grad = tensor._requires_grad
+            if tensor._edge is not None and _graph_consumed(tensor._edge):
+                # A backward pass in the function used (and freed) this graph: nothing can
+                # differentiate through it again, so the replay returns the value alone.
+                requires_grad = False
+            elif tensor._edge is not None:
+                self.graph_break(
+                    "a tensor with autograd history outlives the call (returned, or kept as a "
+                    ".grad made with create_graph=True); a replayed plan records no graph"
+                )
+                return None
+            array = _get_array(tensor)
+            if type(array) is not TracedArray:
+                array = self.traced_constant(array)
+            name = self.new_name("t")
+            self.steps.append(
+                Step(
+                    "text",
+                    name,
+                    "_wrap({0}, " + self.constant(tensor._device) + f", {requires_grad}, None)",
+                    (array._ref,),
+                )
+            )
+            self._materialized[key] = name
+        return Ref(name)
+
+    def bump_version(self, tensor: Tensor) -> None:
+        if id(tensor) not in self._created and self.recording:
+            source = self.source_of(tensor)
+            self.steps.append(Step("text", None, source + "._bump_version()", effect=True))
+
+    def after_host_call(self) -> None:
+        """Forget what a call the plan repeats may have changed: later reads read afresh."""
+        for key, tensor in list(self._traced_tensors.items()):
+            if key not in self._created:
+                value = _get_array(tensor)
+                if type(value) is not TracedArray:
+                    del self._traced_tensors[key]
+        self._grad_known.clear()
+
+    # -- the end -----------------------------------------------------------------------------
+
+    def output(self, value: Any) -> str:
+        """The expression that rebuilds ``value`` (the function's result) at replay."""
+        kind = type(value)
+        if isinstance(value, Tensor):
+            ref = self.tensor_ref(value)
+            return "None" if ref is None else ref.name
+        if kind in (tuple, list):
+            items = [self.output(v) for v in value]
+            if kind is tuple:
+                return "(" + "".join(item + ", " for item in items) + ")"
+            return "[" + ", ".join(items) + "]"
+        if kind is dict:
+            return "{" + ", ".join(f"{k!r}: {self.output(v)}" for k, v in value.items()) + "}"
+        if value is None or kind in (bool, int, str) or (kind is float and value == value):
+            return repr(value)
+        if type(value) is TracedArray or _is_array(value):
+            self.graph_break("the function returns a raw array, not a Tensor")
+            return "None"
+        return self.constant(value)
+
+    def check_snapshots(self) -> None:
+        for key, (requires_grad, edge) in self._snapshots.items():
+            tensor = self._traced_tensors.get(key)
+            if tensor is not None and (
+                tensor._requires_grad != requires_grad or tensor._edge is not edge
+            ):
+                self.graph_break(
+                    "the function changes requires_grad or the graph of a tensor it did not make"
+                )
+                return
+
+    def restore_arrays(self, result: Any) -> None:
+        """Put every real array back where a TracedArray stood."""
+        for tensor in self._traced_tensors.values():
+            value = _get_array(tensor)
+            if type(value) is TracedArray:
+                _set_array(tensor, value._real)
+        for tensor in self._created.values():
+            value = _get_array(tensor)
+            if type(value) is TracedArray:
+                _set_array(tensor, value._real)
+        _restore_graph(result)
+        self._traced_tensors.clear()
+        self._created.clear()
+
+    def plan(self, output: str) -> Plan:
+        output_refs = tuple(_names_in_expression(output, self.steps))
+        return Plan(
+            steps=self.steps,
+            guards=self.guards,
+            output=output,
+            output_refs=output_refs,
+            constants=self.constants,
+            free=self.free,
+            namespaces=self.namespaces,
+            folded=self.folded,
+        )
+
+    # -- swapping the tables -----------------------------------------------------------------
+
+    def install(self) -> None:
+        global _active
+        saved = self._saved
+        devices = [d for group in _registry._state.devices.values() for d in group]
+        labels: dict[int, str] = {}
+        for device in devices:
+            label = labels.get(id(device.xp))
+            if label is None:
+                label = "xp" if not labels else f"xp{len(labels)}"
+                labels[id(device.xp)] = label
+            plain = RecordingNamespace(self, device.xp, label)
+            rule = RecordingNamespace(self, device.rule_xp, "r" + label, plain)
+            self.namespaces[label] = device.xp
+            self.namespaces["r" + label] = device.rule_xp
+            saved.append((device, "xp", device.xp))
+            saved.append((device, "rule_xp", device.rule_xp))
+            saved.append((device, "kernels", device.kernels))
+            device.kernels = self._kernel_table(device)
+            device.xp = plain
+            device.rule_xp = rule
+        from ..optim.lr_scheduler import LRScheduler
+        from ..optim.optimizer import Optimizer
+
+        patches: list[tuple[Any, str, Any]] = [
+            (Tensor, "_array", _ArrayDescriptor()),
+            (Tensor, "_grad", _GradDescriptor()),
+            (Generator, "_source", _SourceDescriptor()),
+            (PostAccumulateGradHook, "function", _HookDescriptor()),
+            (
+                _engine,
+                "_call_hook",
+                _breaking(_engine._call_hook, "a tensor hook runs Python code"),
+            ),
+            (Tensor, "_bump_version", _bumping(Tensor.__dict__["_bump_version"], self)),
+            (
+                _engine,
+                "_watched_leaf_edges",
+                _breaking(
+                    _engine._watched_leaf_edges,
+                    "a gradient-ready callback (DistributedDataParallel) runs during backward",
+                ),
+            ),
+        ]
+        collectives = sys.modules.get("plugrad.distributed.collectives")
+        if collectives is not None:
+            # A replay would skip the exchange with the other processes: run those calls eagerly.
+            what = "a collective of plugrad.distributed communicates with other processes"
+            patches.append(
+                (collectives, "_communicator", _breaking(collectives._communicator, what))
+            )
+        for name, what in (
+            ("item", ".item()"), ("numpy", ".numpy()"), ("tolist", ".tolist()"),
+            ("__bool__", "bool() of a tensor"), ("__float__", "float() of a tensor"),
+            ("__int__", "int() of a tensor"), ("__index__", "using a tensor as an index"),
+            ("__repr__", "printing a tensor"), ("register_hook", "registering a tensor hook"),
+        ):  # fmt: skip
+            patches.append((Tensor, name, _breaking(Tensor.__dict__[name], what)))
+        patches.append((Tensor, "array", property(_breaking(Tensor.array.fget, ".array"))))
+        for owner in _with_subclasses(Optimizer) + _with_subclasses(LRScheduler):
+            if "step" in owner.__dict__:
+                patches.append(
+                    (owner, "step", _host_call(owner.__dict__["step"], f"{owner.__name__}.step()"))
+                )
+        for owner, name, replacement in patches:
+            saved.append((owner, name, owner.__dict__[name]))
+            setattr(owner, name, replacement)
+        _active = self
+
+    def namespace_label(self, xp: Any) -> str:
+        """The name of the backend namespace ``xp`` in the replayed code."""
+        for label, namespace in self.namespaces.items():
+            if namespace is xp:
+                return label
+        return self.constant(xp, "namespace")
+
+    def _kernel_table(self, device: Any) -> dict[str, Any]:
+        """``device.kernels`` with every kernel that is not the op's generic one made opaque.
+
+        Generic kernels are written against ``xp`` alone, so their namespace calls are
+        recorded one by one; a backend's own kernel may call its library directly
+        (NumPy's ``add.at``, stride tricks), so the plan calls it whole.
+        """
+        sources = _registry._state.kernel_sources.get(device.backend.name, {})
+        table = dict(device.kernels)
+        for name, found in sources.items():
+            if found and found[0].kind != "generic" and name in table:
+                table[name] = _opaque_kernel(self, table[name], device.xp, name)
+        return table
+
+    def uninstall(self) -> None:
+        global _active
+        _active = None
+        for owner, name, original in reversed(self._saved):
+            setattr(owner, name, original)
+        self._saved.clear()
+
+
+class _Name:
+    """A name in the replayed code that is not a plan value (a tensor's source, a tuple)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+#: Ops whose output shape depends on the values of their inputs.
+_DYNAMIC_SHAPE = frozenset(
+    {"nonzero", "unique_all", "unique_counts", "unique_inverse", "unique_values", "argwhere",
+     "flatnonzero", "extract", "compress", "masked_select"}
+)  # fmt: skip
+
+
+def _has_dynamic_shape(
+    kind: str, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any] | None
+) -> bool:
+    name = target.rpartition(".")[2] if kind == "call" and type(target) is str else ""
+    if name.startswith("kernel_"):
+        name = name[len("kernel_") :].rstrip("0123456789").rstrip("_")
+    if name in _DYNAMIC_SHAPE:
+        return True
+    if kind == "getitem" or name == "getitem":  # a boolean mask that is a plan value
+        return any("bool" in str(array.dtype) for array in _traced_in((args[1:], kwargs or {})))
+    return False
+
+
+def _traced_in(value: Any) -> list[TracedArray]:
+    kind = type(value)
+    if kind is TracedArray:
+        return [value]
+    if kind in (tuple, list):
+        return [t for item in value for t in _traced_in(item)]
+    if kind is dict:
+        return [t for item in value.values() for t in _traced_in(item)]
+    return []
+
+
+def _repeats_badly(step: Step) -> bool:
+    """Whether running ``step`` twice differs from running it once (a plan cannot undo it)."""
+    if not step.effect:
+        return False
+    target = step.target
+    if step.kind == "text" and type(target) is str:
+        return not (target.endswith("._grad = None") or target.startswith("if "))
+    return True
+
+
+def _bumping(original: Callable[[Tensor], None], tracer: Tracer) -> Callable[[Tensor], None]:
+    def bump(tensor: Tensor) -> None:
+        tracer.bump_version(tensor)
+        original(tensor)
+
+    return bump
+
+
+def _graph_consumed(edge: Any) -> bool:
+    """Whether a backward pass without ``retain_graph`` has freed the node of ``edge``."""
+    node = edge[0] if type(edge) is tuple else edge
+    return getattr(node, "_saved", True) is None
+
+
+def _with_subclasses(cls: type) -> list[type]:
+    found = [cls]
+    for sub in cls.__subclasses__():
+        found.extend(_with_subclasses(sub))
+    return found
+
+
+def _state_enabled() -> bool:
+    from ..grad_mode import _state
+
+    return _state.enabled
+
+
+def _restore_graph(result: Any) -> None:
+    """Real arrays back into the nodes of any graph the result still carries."""
+    from ..graph import Node
+
+    stack = []
+    seen: set[int] = set()
+
+    def visit(value: Any) -> None:
+        if isinstance(value, Tensor):
+            edge = value._edge
+            if edge is not None:
+                stack.append(edge[0] if type(edge) is tuple else edge)
+        elif type(value) in (tuple, list):
+            for v in value:
+                visit(v)
+        elif type(value) is dict:
+            for v in value.values():
+                visit(v)
+
+    visit(result)
+    while stack:
+        node = stack.pop()
+        if id(node) in seen or not isinstance(node, Node):
+            continue
+        seen.add(id(node))
+        for slot in ("_saved", "_ans"):
+            value = getattr(node, slot, None)
+            if value is not None:
+                try:
+                    setattr(node, slot, _unwrap(value))
+                except AttributeError:
+                    pass
+        for edge in node._edges:
+            if edge is not None:
+                target = edge[0] if type(edge) is tuple else edge
+                if isinstance(target, Node):
+                    stack.append(target)
+
+
+def _names_in_expression(expression: str, steps: list[Step]) -> list[str]:
+    return sorted(set(re.findall(r"\b[vt]\d+\b", expression)))
+
+
+def _user_location() -> str:
+    """``file:line`` of the innermost frame outside plugrad (the user's line)."""
+    roots = tuple(
+        os.path.dirname(os.path.abspath(module.__file__)) + os.sep
+        for module in (sys.modules.get("plugrad"), sys.modules.get("plugrad.backends"),
+                       sys.modules.get("plugrad.plugins"))
+        if module is not None and getattr(module, "__file__", None)
+    )  # fmt: skip
+    frame = sys._getframe(1)
+    while frame is not None:
+        filename = os.path.abspath(frame.f_code.co_filename)
+        if not filename.startswith(roots) and not filename.startswith("<plugrad"):
+            return f"{frame.f_code.co_filename}:{frame.f_lineno}"
+        frame = frame.f_back
+    return "<unknown>"
+
+
+__all__ += ["capture_lock", "refs_in"]

@@ -1,0 +1,507 @@
+"""plugrad.compile: capture, replay bit-identical to eager, guards, graph breaks, training."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import plugrad
+from plugrad.errors import CompileError, CompileWarning, GraphBreakError
+
+
+def _same(a, b) -> None:
+    """Bit-identical values (NaNs equal), same shape and dtype."""
+    a = np.asarray(a.numpy() if isinstance(a, plugrad.Tensor) else a)
+    b = np.asarray(b.numpy() if isinstance(b, plugrad.Tensor) else b)
+    assert a.shape == b.shape and a.dtype == b.dtype
+    np.testing.assert_array_equal(a, b)
+
+
+def _leaves(seed: int = 0):
+    rng = np.random.default_rng(seed)
+    x = plugrad.tensor(rng.uniform(-1, 1, 5), requires_grad=True)
+    w = plugrad.tensor(rng.uniform(-1, 1, 5), requires_grad=True)
+    return x, w
+
+
+def _step(x, w):
+    x.grad = None
+    w.grad = None
+    loss = ((x * w + 1.0) * x).exp().sum()
+    loss.backward()
+    return loss
+
+
+# -- capture and replay -------------------------------------------------------------------
+
+
+def test_forward_replay_is_bit_identical_and_reads_new_argument_values():
+    def f(a, b, d, c):
+        return a * b + plugrad.log(d) * c
+
+    compiled = plugrad.compile(f)
+    rng = np.random.default_rng(1)
+    for _ in range(3):
+        args = [plugrad.tensor(rng.uniform(0.5, 2, (3, 4)).astype(np.float32)) for _ in range(4)]
+        _same(compiled(*args), f(*args))
+    assert compiled.captures == 1
+
+
+def test_forward_backward_replay_matches_eager_values_and_grads():
+    x, w = _leaves()
+    x2, w2 = _leaves()
+    compiled = plugrad.compile(_step)
+    for _ in range(3):
+        expected = _step(x, w)
+        got = compiled(x2, w2)
+        _same(got, expected)
+        _same(x2.grad, x.grad)
+        _same(w2.grad, w.grad)
+    assert compiled.captures == 1
+    # The replayed result is the value; the graph a backward inside consumed is not kept.
+    assert got.grad_fn is None
+
+
+def test_gradients_accumulate_into_existing_grad_like_eager():
+    def accumulate(x, w):
+        ((x * w).sum()).backward()
+
+    x, w = _leaves()
+    x2, w2 = _leaves()
+    compiled = plugrad.compile(accumulate)
+    for _ in range(4):
+        accumulate(x, w)
+        compiled(x2, w2)
+        _same(x2.grad, x.grad)
+    # .grad None at the first call, a tensor afterwards: two plans, both replayed.
+    assert compiled.captures == 2
+
+
+def test_manual_sgd_under_no_grad_updates_parameters_in_place():
+    w = plugrad.tensor([1.0, -2.0, 0.5], requires_grad=True)
+    w2 = plugrad.tensor([1.0, -2.0, 0.5], requires_grad=True)
+    memory = w2.array
+
+    def make_step(param):
+        def step(x):
+            param.grad = None
+            loss = (param * x).sum() ** 2
+            loss.backward()
+            with plugrad.no_grad():
+                update = param
+                update -= 0.1 * param.grad
+            return loss
+
+        return step
+
+    eager, compiled = make_step(w), plugrad.compile(make_step(w2))
+    x = plugrad.tensor([0.3, 0.2, -0.1])
+    for _ in range(5):
+        _same(compiled(x), eager(x))
+        _same(w2, w)
+    assert w2.array is memory  # updated in place, as eager does
+    assert compiled.captures == 1
+
+
+def test_generated_source_is_straight_line_code_over_the_namespace():
+    def f(a, b, d, c):
+        return a * b + plugrad.log(d) * c
+
+    args = [plugrad.tensor([1.0, 2.0]) for _ in range(4)]
+    source = plugrad.compile(f).code(*args)
+    assert source.startswith("def replay(L, F):")
+    assert "xp.multiply(" in source and "xp.log(" in source and "xp.add(" in source
+    for word in ("for ", "while ", "if ", "Tensor(", "apply"):
+        assert word not in source.split("\n", 1)[1]
+
+
+def test_dead_code_elimination_drops_values_nothing_needs():
+    def step(x, w):
+        w.grad = None
+        plugrad.exp(x)  # computed, never used
+        (x * w).sum().backward()
+
+    x = plugrad.tensor([1.0, 2.0])
+    w = plugrad.tensor([3.0, 4.0], requires_grad=True)
+    optimized = plugrad.compile(step).code(x, w)
+    plain = plugrad.compile(step, optimize=False).code(x, w)
+    assert "xp.exp(" in plain and "xp.exp(" not in optimized
+    # The loss is not returned: only what w.grad needs is left.
+    assert "xp.multiply(" in plain and "xp.multiply(" not in optimized
+    assert "L[1]._grad = " in optimized
+
+
+def test_backward_seed_is_folded_and_never_shared_with_a_grad():
+    def step(x):
+        x.grad = None
+        loss = (x * x).sum()
+        loss.backward()
+        return loss
+
+    x = plugrad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    compiled = plugrad.compile(step)
+    source = compiled.code(x)
+    assert "folded_" in source and "ones_like" not in source
+    compiled(x)
+    first = x.grad
+    compiled(x)
+    assert first.array is not x.grad.array
+    _same(first, x.grad)
+    _same(x.grad, 2 * x.detach())
+    # .grad of a sum is the seed broadcast: it escapes into .grad, so it is never folded.
+    plain_sum = plugrad.compile(lambda t: t.sum().backward())
+    t = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    plain_sum(t)
+    grad = t.grad
+    t.grad = None
+    plain_sum(t)
+    assert grad.array is not t.grad.array
+    _same(t.grad, plugrad.ones(2))
+
+
+def test_each_value_is_released_after_its_last_use():
+    def f(a):
+        return plugrad.exp(plugrad.exp(a) + 1.0)
+
+    source = plugrad.compile(f).code(plugrad.ones(3))
+    lines = [line.strip() for line in source.splitlines()]
+    exp_line = next(i for i, line in enumerate(lines) if "xp.exp(v" in line)
+    first = lines[exp_line].split(" = ")[0]
+    released = [i for i, line in enumerate(lines) if line.startswith("del ") and first in line]
+    add_line = next(i for i, line in enumerate(lines) if line.startswith("v") and "xp.add(" in line)
+    assert first in lines[add_line]
+    assert released and released[0] == add_line + 1  # dropped right after its last reader
+
+
+# -- guards and re-capture ----------------------------------------------------------------
+
+
+def test_new_shape_dtype_or_grad_mode_captures_a_new_plan():
+    compiled = plugrad.compile(lambda a: a * 2.0 + 1.0)
+    compiled(plugrad.ones(3))
+    compiled(plugrad.ones(3))
+    assert compiled.captures == 1
+    _same(compiled(plugrad.ones(4)), plugrad.ones(4) * 2.0 + 1.0)
+    assert compiled.captures == 2
+    _same(
+        compiled(plugrad.ones(3, dtype=plugrad.float64)),
+        plugrad.ones(3, dtype=plugrad.float64) * 2.0 + 1.0,
+    )
+    assert compiled.captures == 3
+    with plugrad.no_grad():
+        compiled(plugrad.ones(3))
+    assert compiled.captures == 4
+
+
+def test_non_tensor_arguments_are_part_of_the_signature_by_value():
+    compiled = plugrad.compile(lambda a, k: a * k)
+    x = plugrad.ones(2)
+    _same(compiled(x, 2.0), x * 2.0)
+    _same(compiled(x, 3.0), x * 3.0)
+    _same(compiled(x, 3.0), x * 3.0)
+    assert compiled.captures == 2
+
+
+def test_unhashable_argument_is_a_typed_error():
+    compiled = plugrad.compile(lambda a, k: a)
+    with pytest.raises(CompileError, match=r"argument 1 .* set"):
+        compiled(plugrad.ones(2), {1, 2})
+
+
+def test_parameter_replaced_by_another_shape_recaptures_never_a_wrong_result():
+    layer = plugrad.nn.Linear(3, 2)
+    compiled = plugrad.compile(lambda x: layer(x))
+    x = plugrad.ones((4, 3))
+    with plugrad.no_grad():
+        compiled(x)
+        layer.weight.data = plugrad.ones((2, 3)) * 0.5
+        _same(compiled(x), layer(x))  # same shape, new values: read at replay
+        assert compiled.captures == 1
+        layer.weight.data = plugrad.ones((5, 3))
+        layer.bias.data = plugrad.zeros(5)
+        _same(compiled(x), layer(x))
+        assert compiled.captures == 2
+
+
+def test_cache_is_bounded_least_recently_used_first():
+    compiled = plugrad.compile(lambda a: a + 1.0, cache_size=2)
+    for n in (1, 2, 3):
+        compiled(plugrad.ones(n))
+    assert compiled.cache_len == 2
+    compiled(plugrad.ones(3))
+    assert compiled.captures == 3
+    compiled(plugrad.ones(1))  # evicted: captured again
+    assert compiled.captures == 4
+
+
+def test_not_callable_is_a_type_error():
+    with pytest.raises(TypeError, match="needs a callable"):
+        plugrad.compile(3)
+
+
+# -- graph breaks -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "read, reason",
+    [
+        (lambda y: y.sum().item(), r"\.item\(\)"),
+        (lambda y: bool(y.sum() > 0), r"bool\(\)"),
+        (lambda y: float(y.sum()), r"float\(\)"),
+        (lambda y: y.numpy(), r"\.numpy\(\)"),
+        (lambda y: y.array, r"\.array"),
+    ],
+    ids=["item", "bool", "float", "numpy", "array"],
+)
+def test_value_reads_fall_back_to_eager_with_one_warning(read, reason):
+    calls = []
+
+    def f(x):
+        y = x * 2.0
+        calls.append(read(y))
+        return y + 1.0
+
+    compiled = plugrad.compile(f)
+    x = plugrad.tensor([1.0, 2.0])
+    with pytest.warns(CompileWarning, match=reason + r".*test_compile\.py:\d+"):
+        _same(compiled(x), x * 2.0 + 1.0)
+    _same(compiled(x), x * 2.0 + 1.0)  # eager again, no second warning (filterwarnings=error)
+    assert len(calls) == 2  # the Python code ran both times: eager
+
+
+def test_fullgraph_raises_a_typed_error_naming_the_reason():
+    compiled = plugrad.compile(lambda x: x * x.sum().item(), fullgraph=True)
+    with pytest.raises(GraphBreakError, match=r"\.item\(\)"):
+        compiled(plugrad.tensor([1.0, 2.0]))
+
+
+def test_tensor_hook_is_a_graph_break():
+    def f(x):
+        y = x * 2.0
+        y.register_hook(lambda g: g * 3.0)
+        y.sum().backward()
+
+    x = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.warns(CompileWarning, match="hook"):
+        plugrad.compile(f)(x)
+    _same(x.grad, plugrad.tensor([6.0, 6.0]))
+
+
+def test_gradient_ready_callback_is_a_graph_break():
+    # DistributedDataParallel averages gradients from such a callback: a replay without it
+    # would train each process on its own gradients, silently.
+    w = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    seen = []
+    handle = plugrad.engine.watch_gradient_ready(w, lambda leaf, grad: seen.append(grad))
+
+    def step(x):
+        (w * x).sum().backward()
+
+    try:
+        x = plugrad.tensor([3.0, 4.0])
+        compiled = plugrad.compile(step)
+        with pytest.warns(CompileWarning, match="gradient-ready callback"):
+            compiled(x)
+        compiled(x)
+        assert len(seen) == 2  # ran eagerly both times
+        _same(w.grad, plugrad.tensor([6.0, 8.0]))
+        w.grad = None
+        with pytest.raises(GraphBreakError, match="gradient-ready callback"):
+            plugrad.compile(step, fullgraph=True)(x)
+    finally:
+        handle.remove()
+
+
+def test_graph_break_leaves_no_traced_arrays_behind():
+    x = plugrad.tensor([1.0, 2.0], requires_grad=True)
+
+    def f(x):
+        y = (x * x).sum()
+        y.backward()
+        return y.item()
+
+    with pytest.warns(CompileWarning):
+        assert plugrad.compile(f)(x) == 5.0
+    assert type(x.array) is np.ndarray and type(x.grad.array) is np.ndarray
+    assert type((x * 1.0).array) is np.ndarray
+
+
+def test_random_ops_draw_fresh_numbers_at_every_replay():
+    compiled = plugrad.compile(lambda x: x + plugrad.randn(3))
+    x = plugrad.zeros(3)
+    draws = [compiled(x).numpy().copy() for _ in range(3)]
+    assert compiled.captures == 1
+    assert not np.array_equal(draws[1], draws[2])
+    # The same stream as eager: seeded, compiled draws repeat eager draws.
+    plugrad.manual_seed(7)
+    eager = [(x + plugrad.randn(3)).numpy().copy() for _ in range(3)]
+    plugrad.manual_seed(7)
+    compiled = plugrad.compile(lambda x: x + plugrad.randn(3))
+    for expected in eager:
+        _same(compiled(x), expected)
+
+
+def test_dropout_mask_changes_between_replays():
+    drop = plugrad.nn.Dropout(0.5)
+    compiled = plugrad.compile(lambda x: drop(x))
+    x = plugrad.ones(64)
+    masks = {tuple(compiled(x).numpy() > 0) for _ in range(4)}
+    assert len(masks) > 1
+
+
+# -- training -----------------------------------------------------------------------------
+
+
+def _model_and_optimizer(make_optimizer):
+    plugrad.manual_seed(0)
+    nn = plugrad.nn
+    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
+    return model, make_optimizer(model.parameters())
+
+
+@pytest.mark.parametrize(
+    "make_optimizer",
+    [
+        lambda p: plugrad.optim.SGD(p, lr=0.1, momentum=0.9, weight_decay=0.01),
+        lambda p: plugrad.optim.Adam(p, lr=0.01),
+        lambda p: plugrad.optim.AdamW(p, lr=0.01, weight_decay=0.1),
+    ],
+    ids=["SGD", "Adam", "AdamW"],
+)
+def test_training_trajectory_compiled_equals_eager_over_50_steps(make_optimizer):
+    rng = np.random.default_rng(3)
+    x = plugrad.tensor(rng.standard_normal((6, 4)).astype(np.float32))
+    labels = plugrad.tensor([0, 1, 2, 1, 0, 2])
+    trajectories = []
+    for compiled in (False, True):
+        model, optimizer = _model_and_optimizer(make_optimizer)
+
+        def train(x, labels, model=model, optimizer=optimizer):
+            optimizer.zero_grad()
+            loss = plugrad.nn.functional.cross_entropy(model(x), labels)
+            loss.backward()
+            optimizer.step()
+            return loss
+
+        step = plugrad.compile(train) if compiled else train
+        losses = [step(x, labels).numpy().copy() for _ in range(50)]
+        trajectories.append((losses, [p.numpy().copy() for p in model.parameters()]))
+        if compiled:
+            assert step.captures <= 2  # .grad None on the first call only
+    (eager_losses, eager_params), (losses, params) = trajectories
+    for a, b in zip(eager_losses, losses):
+        _same(a, b)
+    for a, b in zip(eager_params, params):
+        _same(a, b)
+
+
+def test_learning_rate_scheduler_steps_are_replayed():
+    model, optimizer = _model_and_optimizer(lambda p: plugrad.optim.SGD(p, lr=0.5))
+    scheduler = plugrad.optim.lr_scheduler.StepLR(optimizer, step_size=1, gamma=0.5)
+    x = plugrad.ones((2, 4))
+
+    @plugrad.compile
+    def train(x):
+        optimizer.zero_grad()
+        model(x).sum().backward()
+        optimizer.step()
+        scheduler.step()
+
+    for _ in range(4):
+        train(x)
+    assert optimizer.param_groups[0]["lr"] == 0.5 * 0.5**4
+
+
+def test_module_forward_under_no_grad_and_create_graph():
+    model, _ = _model_and_optimizer(lambda p: None)
+    x = plugrad.ones((2, 4))
+    compiled = plugrad.compile(model)
+    with plugrad.no_grad():
+        _same(compiled(x), model(x))
+        _same(compiled(x), model(x))
+
+    def gradient_penalty(x):
+        x.grad = None
+        y = (x**3).sum()
+        (g,) = plugrad.autograd.grad(y, x, create_graph=True)
+        (g * g).sum().backward()
+
+    a = plugrad.tensor([1.0, -2.0], requires_grad=True)
+    b = plugrad.tensor([1.0, -2.0], requires_grad=True)
+    compiled = plugrad.compile(gradient_penalty)
+    for _ in range(2):
+        gradient_penalty(a)
+        compiled(b)
+        _same(b.grad, a.grad)
+
+
+def test_func_grad_and_custom_function_are_captured():
+    class Cube(plugrad.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x * x
+
+        @staticmethod
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            return 3.0 * x * x * grad
+
+    def f(x):
+        value, pullback = plugrad.func.vjp(lambda t: Cube.apply(t).sum(), x)
+        (gradient,) = pullback(plugrad.ones_like(value))
+        return value, gradient
+
+    compiled = plugrad.compile(f)
+    x = plugrad.tensor([1.0, 2.0, -0.5])
+    for _ in range(2):
+        for got, expected in zip(compiled(x), f(x)):
+            _same(got, expected)
+    assert compiled.captures == 1
+
+
+# -- data-dependent shapes ----------------------------------------------------------------
+
+
+def test_a_data_dependent_shape_that_changes_captures_again_never_a_wrong_result():
+    def mean_of_positives(x):
+        positive = x[x > 0]
+        return positive.sum() * (1.0 / positive.shape[0])  # the count read in Python
+
+    compiled = plugrad.compile(mean_of_positives)
+    for values in ([1.0, -1.0, 3.0], [1.0, 2.0, 3.0], [1.0, -1.0, 5.0], [-2.0, -1.0, 4.0]):
+        x = plugrad.tensor(values)
+        _same(compiled(x), mean_of_positives(x))
+    assert compiled.captures == 3  # two positives, three, two again (replayed), one
+    assert "if v" in compiled.code(plugrad.tensor([1.0, -1.0, 3.0]))
+
+
+def test_a_data_dependent_shape_after_an_update_is_an_error_not_a_wrong_result():
+    state = {"w": plugrad.tensor([1.0, 2.0, 3.0])}
+
+    def update_then_select(x):
+        with plugrad.no_grad():
+            state["w"] += 1.0
+        return plugrad.nonzero(x)[0]
+
+    compiled = plugrad.compile(update_then_select)
+    compiled(plugrad.tensor([1.0, 0.0, 2.0]))
+    compiled(plugrad.tensor([3.0, 0.0, 2.0]))  # two non-zeros again: replayed
+    assert compiled.captures == 1
+    with pytest.raises(CompileError, match="output shape"):
+        compiled(plugrad.tensor([3.0, 1.0, 2.0]))
+    _same(state["w"], plugrad.tensor([4.0, 5.0, 6.0]))  # three updates, none twice
+
+
+def test_replay_on_the_array_api_strict_backend_matches_eager():
+    pytest.importorskip("array_api_strict")
+    with plugrad.use_backend("array_api_strict"):
+        x, w = _leaves()
+        x2, w2 = _leaves()
+    compiled = plugrad.compile(_step, fullgraph=True)
+    for _ in range(3):
+        _same(compiled(x2, w2), _step(x, w))
+        _same(x2.grad, x.grad)
+        _same(w2.grad, w.grad)
+    assert compiled.captures == 1
+    assert x2.grad.device == x.grad.device and "strict" in str(x2.grad.device)
