@@ -20,6 +20,7 @@ __all__ = [
     "GradcheckError",
     "GraphFreedError",
     "InPlaceModificationError",
+    "InvalidArgumentError",
     "MissingDependencyError",
     "MissingProgramError",
     "PluginLoadWarning",
@@ -68,6 +69,10 @@ class ArgumentError(PlugradError, TypeError):
 
 class DtypeError(PlugradError, TypeError):
     """A dtype cannot be used where it was given."""
+
+
+class InvalidArgumentError(PlugradError, ValueError):
+    """An argument has a value the function does not accept; the message lists what it accepts."""
 
 
 class ShapeError(PlugradError, ValueError):
