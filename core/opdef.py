@@ -271,7 +271,7 @@ def op(
     Examples
     --------
     >>> from plugrad.opdef import op
-    >>> op("cube_example(x)", lambda xp, x, /: x * x * x, vjp=lambda xp, g, ans, x: 3 * x * x * g)
+    >>> op("cube_example", lambda xp, x, /: x * x * x, vjp=lambda xp, g, ans, x: 3 * x * x * g)
     OpDef('cube_example')
     """
     name, signature = _parse_spec(spec)
