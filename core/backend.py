@@ -198,7 +198,8 @@ class Device:
         self.rule_xp: Any = xp
         self._dtype_to_native = dtype_to_native
         self._dtype_from_native = dtype_from_native
-        #: op name -> kernel; replaced wholesale (never mutated) when the op tables are rebuilt.
+        #: op name -> kernel with ``xp`` bound, called as ``kernel(*arrays, **params)``;
+        #: replaced wholesale (never mutated) when the op tables are rebuilt.
         self.kernels: Mapping[str, Callable[..., Any]] = {}
 
     @property

@@ -35,7 +35,7 @@ def apply1(op: OpDef, x: Any, params: dict[str, Any] | None) -> Tensor:
         kernel = device.kernels[op.name]
     except KeyError:
         raise _no_kernel(op, device) from None
-    out = kernel(device.xp, x._array, **params) if params else kernel(device.xp, x._array)
+    out = kernel(x._array, **params) if params else kernel(x._array)
     if x._requires_grad and _state.enabled and op.differentiable:
         return _wrap(out, device, True, _record1(op, device, x, params, out))
     return _wrap(out, device, False, None)
@@ -71,7 +71,7 @@ def apply2(op: OpDef, x1: Any, x2: Any, params: dict[str, Any] | None) -> Tensor
         kernel = device.kernels[op.name]
     except KeyError:
         raise _no_kernel(op, device) from None
-    out = kernel(device.xp, a1, a2, **params) if params else kernel(device.xp, a1, a2)
+    out = kernel(a1, a2, **params) if params else kernel(a1, a2)
     if requires_grad and _state.enabled and op.differentiable:
         return _wrap(out, device, True, _record2(op, device, x1, x2, params, out))
     return _wrap(out, device, False, None)
@@ -100,7 +100,7 @@ def apply_n(op: OpDef, inputs: tuple[Any, ...], params: dict[str, Any] | None) -
         kernel = device.kernels[op.name]
     except KeyError:
         raise _no_kernel(op, device) from None
-    out = kernel(device.xp, *arrays, **params) if params else kernel(device.xp, *arrays)
+    out = kernel(*arrays, **params) if params else kernel(*arrays)
     if requires_grad and _state.enabled and op.differentiable:
         return _wrap(out, device, True, _record(op, device, inputs, params, out))
     return _wrap(out, device, False, None)
@@ -150,11 +150,10 @@ def apply_general(op: OpDef, inputs: tuple[Any, ...], params: dict[str, Any] | N
         kernel = device.kernels[op.name]
     except KeyError:
         raise _no_kernel(op, device) from None
-    xp = device.xp
     if sequence == "sequence":
-        out = kernel(xp, arrays, **params) if params else kernel(xp, arrays)
+        out = kernel(arrays, **params) if params else kernel(arrays)
     else:
-        out = kernel(xp, *arrays, **params) if params else kernel(xp, *arrays)
+        out = kernel(*arrays, **params) if params else kernel(*arrays)
     record = requires_grad and _state.enabled and op.differentiable
     if not op.multiple_outputs:
         # The output dtype is checked here: astype(x, int32) must not require grad.

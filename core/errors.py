@@ -10,6 +10,7 @@ from __future__ import annotations
 
 __all__ = [
     "AnomalyError",
+    "ArgumentError",
     "BackendError",
     "BackendUnavailableError",
     "BackwardError",
@@ -65,6 +66,10 @@ class GradcheckError(PlugradError, RuntimeError):
 
 class FunctionBackwardError(PlugradError, RuntimeError):
     """A user :class:`~plugrad.Function` returned unusable gradients."""
+
+
+class ArgumentError(PlugradError, TypeError):
+    """A call's arguments contradict each other (e.g. both ``axis=`` and ``dim=``)."""
 
 
 class DtypeError(PlugradError, TypeError):

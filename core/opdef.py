@@ -1,15 +1,23 @@
-"""Declaring an op: the one place a kernel, its backward rules and its docs live together.
+"""Declaring an op: one row holds its signature, kernel, backward rules and one-line doc.
 
-An op is data. Its *kernel* is a function ``kernel(xp, *arrays, **params)``
-written against an Array API namespace ``xp``. Its *backward rules* — one per
-array input — are functions ``rule(xp, g, ans, *inputs, **params)`` that
-return the gradient with respect to that input, given the output gradient
-``g`` and the output ``ans``. The engine calls a rule with the backend's raw
-namespace and raw arrays for an ordinary backward pass, and with ``plugrad``
-itself and Tensors under ``create_graph=True``, which is how higher-order
-gradients come without extra code: write rules with operators and ``xp.*``
-functions only (functions of the ``linalg`` extension as ``xp.linalg.<name>``,
-which means the same in both modes).
+An op is data: an immutable :class:`OpDef` made by :func:`op`. Its *kernel* is
+a function ``kernel(xp, *arrays, **params)`` written against an Array API
+namespace ``xp``; an op declared with a signature instead of a kernel,
+``op("exp(x)", ...)``, is computed by the backend namespace's function of the
+same name (``xp.exp``), bound when the kernel table is built, so the call
+costs no Python frame of plugrad's. Its *backward rules* — one per array
+input — are functions ``rule(xp, g, ans, *inputs, **params)`` that return the
+gradient with respect to that input, given the output gradient ``g`` and the
+output ``ans``. The engine calls a rule with the backend's raw namespace and
+raw arrays for an ordinary backward pass, and with ``plugrad`` itself and
+Tensors under ``create_graph=True``, which is how higher-order gradients come
+without extra code: write rules with operators and ``xp.*`` functions only
+(functions of the ``linalg`` extension as ``xp.linalg.<name>``, which means
+the same in both modes).
+
+What a node keeps is read from the rules themselves: an input (or the output
+``ans``) that no rule's code names is not kept alive. ``saves=`` is only needed
+where a rule names a value but reads no more than its ``shape``/``dtype``.
 
 Beyond one-array-in, one-array-out, an op may declare:
 
@@ -35,19 +43,24 @@ Beyond one-array-in, one-array-out, an op may declare:
 Only ops that declare one of these take the general dispatch path; the
 one- and two-input ops that make up almost every call are unaffected.
 
+Registration turns a declaration into a :class:`RegisteredOp`, which holds
+what is derived from it (input names, node type, what a node keeps) and is
+what the per-op path reads; the declaration itself never changes.
+
 Example
 -------
 >>> from plugrad.opdef import op
->>> square = op("square_example", lambda xp, x, /: x * x, saves=("x",))
->>> square.vjp(lambda xp, g, ans, x: 2 * x * g)
+>>> op("square_example(x)", vjp=lambda xp, g, ans, x: 2 * x * g, doc="``x * x``.")
 OpDef('square_example')
 """
 
 from __future__ import annotations
 
 import collections
+import dataclasses
 import dis
 import inspect
+import sys
 import types
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -55,7 +68,7 @@ from typing import Any
 from .errors import PluginRegistrationError
 from .graph import BinaryOpNode, GeneralOpNode, OpNode, UnaryOpNode
 
-__all__ = ["OpDef", "op"]
+__all__ = ["NamespaceKernel", "OpDef", "RegisteredOp", "collect_ops", "op"]
 
 Kernel = Callable[..., Any]
 Rule = Callable[..., Any]
@@ -63,62 +76,175 @@ Rule = Callable[..., Any]
 _ANS = "ans"
 
 
-class OpDef:
-    """One op as a plugin declares it; ``op(...)`` is the same class.
+class NamespaceKernel:
+    """The kernel of an op declared without one: the backend namespace's function of its name.
 
-    The array inputs of an op are the kernel's positional-only parameters
-    after ``xp`` (all positional parameters if it declares none with ``/``);
-    every other parameter is a *param*: a non-array argument such as ``axis``,
-    passed to the kernel and to every rule by keyword. Give the backward rules
-    with :meth:`vjp`. After registration the declaration is frozen; its derived
-    fields (``input_names``, ``param_names``, ``node_type``, ...) are filled then.
+    Called as every kernel is (``kernel(xp, *arrays, **params)``); the kernel
+    table holds :meth:`bind`'s result, the namespace's function itself.
+    """
+
+    def __init__(self, path: tuple[str, ...], signature: inspect.Signature) -> None:
+        self.path = path
+        self.__signature__ = signature
+        # Described as "xp.<name>" (module "xp"): the namespace is only known once bound.
+        self.__qualname__ = ".".join(path)
+        self.__module__ = "xp"
+
+    def bind(self, xp: Any) -> Kernel | None:
+        """The namespace's function, or ``None`` if ``xp`` has none of that name."""
+        function = xp
+        for name in self.path:
+            function = getattr(function, name, None)
+            if function is None:
+                return None
+        return function
+
+    def __call__(self, xp: Any, *args: Any, **params: Any) -> Any:
+        function = self.bind(xp)
+        if function is None:
+            raise AttributeError(f"the backend namespace has no function 'xp.{self.__qualname__}'")
+        return function(*args, **params)
+
+    def __repr__(self) -> str:
+        return f"<kernel xp.{self.__qualname__}>"
+
+
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class OpDef:
+    """One op as a plugin declares it (immutable); make it with :func:`op`.
+
+    The fields are :func:`op`'s arguments, normalised (``vjps`` a tuple of
+    rules, ``kernels`` a read-only mapping, ``methods``/``aliases`` tuples of
+    names). ``module`` is the module that declared it, for :func:`collect_ops`.
+    """
+
+    name: str
+    kernel: Kernel
+    vjps: tuple[Rule | None, ...] = ()
+    broadcasting: bool = False
+    differentiable: bool = True
+    saves: tuple[str, ...] | None = None
+    grad_fn_name: str | None = None
+    kernels: Mapping[str, Kernel] = dataclasses.field(default_factory=dict)
+    doc: str | None = None
+    view: bool = False
+    methods: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
+    standard: bool | None = None
+    inputs: tuple[str, ...] | None = None
+    dtype_params: tuple[str, ...] | None = None
+    array_params: tuple[str, ...] = ()
+    multiple_outputs: bool = False
+    output_names: tuple[str, ...] | None = None
+    nondifferentiable_outputs: frozenset[int] = frozenset()
+    sequence: bool = False
+    namespace: str | None = None
+    module: str | None = None
+
+    def vjp(self, *rules: Rule | None) -> OpDef:
+        """A copy of this declaration with backward ``rules``, one per array input.
+
+        ``op(..., vjp=rules)`` says the same in the row itself.
+        """
+        return dataclasses.replace(self, vjps=rules)
+
+    # Kept for plugins written against the mutable declaration.
+    @property
+    def backend_kernels(self) -> Mapping[str, Kernel]:
+        """The backend-specific kernels, by backend name (``kernels=``)."""
+        return self.kernels
+
+    @property
+    def declared_inputs(self) -> tuple[str, ...] | None:
+        return self.inputs
+
+    def __repr__(self) -> str:
+        return f"OpDef({self.name!r})"
+
+
+def op(
+    spec: str,
+    kernel: Kernel | None = None,
+    *,
+    vjp: Rule | Iterable[Rule | None] | None = None,
+    doc: str | None = None,
+    broadcasting: bool = False,
+    differentiable: bool = True,
+    saves: Iterable[str] | None = None,
+    methods: str | Iterable[str] = (),
+    aliases: str | Iterable[str] = (),
+    grad_fn_name: str | None = None,
+    kernels: Mapping[str, Kernel] | None = None,
+    view: bool = False,
+    method: bool | str = False,
+    standard: bool | None = None,
+    inputs: Iterable[str] | None = None,
+    dtype_params: Iterable[str] | None = None,
+    array_params: Iterable[str] = (),
+    multiple_outputs: bool = False,
+    output_names: Iterable[str] | None = None,
+    nondifferentiable_outputs: Iterable[int] = (),
+    sequence: bool = False,
+    namespace: str | None = None,
+) -> OpDef:
+    """Declare an op: one row that says everything about it.
 
     Parameters
     ----------
-    name : str
-        The name it is reachable by (``plugrad.ops.<name>``; built-in ops are
-        also ``plugrad.<name>``).
-    kernel : callable
+    spec : str
+        The op's name (``"matmul"``), or its name with the signature of its
+        public function without ``xp`` (``"exp(x)"``, ``"sum(x, /, *, axis=None)"``)
+        when ``kernel`` is left out: the op is then computed by the backend
+        namespace's function of that name (``xp.exp``; ``xp.linalg.<name>``
+        for ``namespace="linalg"``). Parameters before ``/`` (or all positional
+        ones if there is no ``/``) are the array inputs.
+    kernel : callable, optional
         ``kernel(xp, *arrays, **params)``, the generic forward computation,
-        written against the Array API namespace ``xp``.
+        written against the Array API namespace ``xp``; its signature is the op's.
+    vjp : callable or sequence of callables, optional
+        The backward rule (one-input ops) or one rule per array input (``None``
+        for an input without gradient): ``rule(xp, g, ans, *inputs, **params)``.
+    doc : str, optional
+        One line saying what the op computes: the public function's docstring.
     broadcasting : bool
         Whether the op broadcasts its array inputs against each other. If so,
         the engine sums each gradient back to its input's shape, so rules may
         return gradients of the broadcast shape.
     differentiable : bool
-        ``False`` for ops without gradients (comparisons, ``floor``, ...): their
-        results never require grad.
+        ``False`` for ops without gradients (comparisons, ``isnan``, ...): their
+        results never require grad, and they take no rules.
     saves : iterable of str, optional
-        Which of the input names and ``"ans"`` (the output) the backward rules
-        read. Others reach the rules as an object with only ``shape``, ``ndim``
-        and ``dtype``, so they are not kept alive. Default: all inputs and the output.
+        Which of the input names and ``"ans"`` may be kept for the rules.
+        Default: those the rules' code names (read from their bytecode; all
+        of them for a rule that cannot be read). Give it where a rule names a
+        value but only reads its ``shape``/``dtype``/``ndim``: the others reach
+        the rules as an object with only those attributes.
+    methods : str or iterable of str
+        Tensor methods the op provides: ``x.<method>(...)`` calls the op with
+        ``x`` as its first input. Refused at registration if the Tensor class
+        has an attribute of that name or another op claims it.
+    aliases : str or iterable of str
+        Further names of the public function (``plugrad.<alias>``), e.g.
+        PyTorch's names; refused on a clash like the op name itself.
     grad_fn_name : str, optional
         Prefix of the ``grad_fn`` name, e.g. ``"Mul"`` gives ``<MulBackward>``.
         Default: the op name in CamelCase.
     kernels : mapping of str to callable, optional
         Backend-specific kernels by backend name, used instead of ``kernel`` there.
-    doc : str, optional
-        The docstring of the public function.
-    standard : bool, optional
-        Whether the op is a function of the Array API standard, so that inside
-        backward rules ``xp.<name>`` means the backend's own function. Default:
-        true for plugrad's built-in ops, false for plugins' ops; a rule calling a
-        non-standard op gets plugrad's op even where the backend has a function
-        of that name.
     view : bool
         Whether the result may share memory with the (single) input, as
         ``reshape`` may. Such results share the input's version counter, so an
         in-place change to either is caught by backward passes that saved the other.
     method : bool or str
-        Also make the op a :class:`~plugrad.Tensor` method: ``True`` under the
-        op's name, a string under that name (``x.name(...)`` calls the op with
-        ``x`` as its first input). Refused at registration if the Tensor class
-        already has an attribute of that name or another op claimed it.
+        The older spelling of ``methods``: ``True`` for a method of the op's name.
+    standard : bool, optional
+        Whether the op is a function of the Array API standard, so that inside
+        backward rules ``xp.<name>`` means the backend's own function. Default:
+        true for plugrad's built-in ops, false for plugins' ops.
     inputs : iterable of str, optional
         The kernel parameters that are array inputs, for kernels whose array
         inputs may also be given by keyword (``clip(x, /, min=None, max=None)``).
         An input may then be ``None`` (absent); its rule is not called.
-        Default: the positional-only parameters.
     dtype_params : iterable of str, optional
         Params holding a dtype (see the module docstring). Default: those named ``dtype``.
     array_params : iterable of str, optional
@@ -133,223 +259,285 @@ class OpDef:
     sequence : bool
         The op's only input is a sequence of arrays (see the module docstring).
     namespace : str, optional
-        ``"linalg"`` or ``"fft"`` for ops of those extensions: their public
-        function is ``plugrad.linalg.<name>`` (and ``plugrad.ops.<name>``), not
-        ``plugrad.<name>``. ``"nn"`` for the neural-network ops, which are not
-        Array API functions: their function is ``plugrad.ops.<name>`` only, and
-        :mod:`plugrad.nn.functional` wraps them with PyTorch's signatures.
+        ``"linalg"`` or ``"fft"`` for ops of those extensions (``plugrad.linalg.<name>``);
+        ``"nn"`` for the neural-network ops, reached as ``plugrad.ops.<name>`` and
+        wrapped by :mod:`plugrad.nn.functional`.
+
+    Returns
+    -------
+    OpDef
+        The declaration, for a plugin's ``plugrad_ops()`` hook to return.
+
+    Examples
+    --------
+    >>> from plugrad.opdef import op
+    >>> op("cube_example", lambda xp, x, /: x * x * x, vjp=lambda xp, g, ans, x: 3 * x * x * g)
+    OpDef('cube_example')
+    """
+    name, signature = _parse_spec(spec)
+    if kernel is None:
+        if signature is None:
+            raise PluginRegistrationError(
+                f"op {spec!r}: give a kernel, or the signature in the name "
+                f"(e.g. op({spec + '(x)'!r})) to use the backend's function {spec!r}"
+            )
+        path = (namespace, name) if namespace in ("linalg", "fft") else (name,)
+        kernel = NamespaceKernel(path, signature)
+    elif signature is not None:
+        raise PluginRegistrationError(
+            f"op {spec!r}: the signature comes from the kernel; name the op without it"
+        )
+    if vjp is None:
+        rules: tuple[Rule | None, ...] = ()
+    elif callable(vjp):
+        rules = (vjp,)
+    else:
+        rules = tuple(vjp)
+    method_names = (methods,) if isinstance(methods, str) else tuple(methods)
+    if method is True:
+        method_names = (name, *method_names)
+    elif method:
+        method_names = (method, *method_names)  # type: ignore[assignment]
+    frame = sys._getframe(1)
+    return OpDef(
+        name=name,
+        kernel=kernel,
+        vjps=rules,
+        broadcasting=broadcasting,
+        differentiable=differentiable,
+        saves=None if saves is None else tuple(saves),
+        grad_fn_name=grad_fn_name,
+        kernels=types.MappingProxyType(dict(kernels or {})),
+        doc=doc,
+        view=view,
+        methods=method_names,
+        aliases=(aliases,) if isinstance(aliases, str) else tuple(aliases),
+        standard=standard,
+        inputs=None if inputs is None else tuple(inputs),
+        dtype_params=None if dtype_params is None else tuple(dtype_params),
+        array_params=tuple(array_params),
+        multiple_outputs=multiple_outputs or output_names is not None,
+        output_names=None if output_names is None else tuple(output_names),
+        nondifferentiable_outputs=frozenset(nondifferentiable_outputs),
+        sequence=sequence,
+        namespace=namespace,
+        module=frame.f_globals.get("__name__"),
+    )
+
+
+def collect_ops(module_globals: Mapping[str, Any]) -> list[OpDef]:
+    """Every op declared at the top level of a module, in declaration order.
+
+    A plugin module's hook returns ``collect_ops(globals())``; ops it merely
+    imports from another module are not its own and are left out.
+    """
+    module = module_globals.get("__name__")
+    seen: dict[int, OpDef] = {}
+    for value in module_globals.values():
+        if isinstance(value, OpDef) and value.module == module:
+            seen.setdefault(id(value), value)
+    return list(seen.values())
+
+
+def _parse_spec(spec: Any) -> tuple[Any, inspect.Signature | None]:
+    """Split ``"name(signature)"`` into the name and the kernel signature ``(xp, ...)``."""
+    if not isinstance(spec, str) or not spec.endswith(")") or "(" not in spec:
+        return spec, None
+    name, _, params = spec[:-1].partition("(")
+    name = name.strip()
+    if not name.isidentifier():
+        raise PluginRegistrationError(f"op {spec!r}: the op name must be a Python identifier")
+    scope: dict[str, Any] = {}
+    try:
+        exec(compile(f"def _kernel(xp, {params}): pass", f"<op {name}>", "exec"), scope)
+    except SyntaxError as exc:
+        raise PluginRegistrationError(
+            f"op {spec!r}: cannot read the signature {params!r}: {exc.msg}"
+        ) from None
+    return name, inspect.signature(scope["_kernel"])
+
+
+class RegisteredOp:
+    """What registration derives from an :class:`OpDef`: the object the per-op path reads.
+
+    It answers every field of its ``declaration`` too (``op.doc``,
+    ``op.methods``, ...). Built once per declaration by :func:`register_op`;
+    rebuilding the tables reuses it.
     """
 
-    def __init__(
-        self,
-        name: str,
-        kernel: Kernel,
-        *,
-        broadcasting: bool = False,
-        differentiable: bool = True,
-        saves: Iterable[str] | None = None,
-        grad_fn_name: str | None = None,
-        kernels: Mapping[str, Kernel] | None = None,
-        doc: str | None = None,
-        view: bool = False,
-        method: bool | str = False,
-        standard: bool | None = None,
-        inputs: Iterable[str] | None = None,
-        dtype_params: Iterable[str] | None = None,
-        array_params: Iterable[str] = (),
-        multiple_outputs: bool = False,
-        output_names: Iterable[str] | None = None,
-        nondifferentiable_outputs: Iterable[int] = (),
-        sequence: bool = False,
-        namespace: str | None = None,
-    ) -> None:
-        self.name = name
-        self.view = view
-        self.standard = standard
-        self.kernel = kernel
-        self.broadcasting = broadcasting
-        self.differentiable = differentiable
-        self.saves = None if saves is None else tuple(saves)
-        self.grad_fn_name = grad_fn_name
-        self.backend_kernels = dict(kernels or {})
-        self.doc = doc
-        self.method = method
-        self.declared_inputs = None if inputs is None else tuple(inputs)
-        self.declared_dtype_params = None if dtype_params is None else tuple(dtype_params)
-        self.array_params = tuple(array_params)
-        self.output_names = None if output_names is None else tuple(output_names)
-        self.multiple_outputs = multiple_outputs or self.output_names is not None
-        self.nondifferentiable_outputs = frozenset(nondifferentiable_outputs)
-        self.sequence = sequence
-        self.namespace = namespace
-        self.vjps: tuple[Rule | None, ...] = ()
-        # Filled by _freeze() at registration.
-        self.input_names: tuple[str, ...] = ()
-        self.param_names: tuple[str, ...] = ()
-        self.signature: inspect.Signature | None = None
-        self.saved_inputs: tuple[bool, ...] = ()
-        self.saves_ans = False
-        #: What a node keeps, by which inputs get a gradient (bit i set: input i does):
-        #: ``keeps[mask] = (keep each input's value, keep the output)``. Empty for
-        #: sequence inputs, which keep what ``saved_inputs`` and ``saves_ans`` say.
-        self.keeps: tuple[tuple[tuple[bool, ...], bool], ...] = ()
-        self.method_name: str | None = None
-        self.dtype_params: tuple[str, ...] = ()
-        #: "variadic" for a ``*arrays`` kernel, "sequence" for ``sequence=True``, else None.
-        self.sequence_kind: str | None = None
-        #: Whether calls take the general dispatch path (see the module docstring).
-        self.general = False
-        #: What the public function returns for several outputs: tuple or a named tuple.
-        self.output_type: Callable[..., tuple[Any, ...]] = tuple
-        self.node_type: type[OpNode] | None = None
-        self._frozen = False
+    __slots__ = (
+        "__weakref__",
+        "array_params",
+        "backend_kernels",
+        "broadcasting",
+        "declaration",
+        "differentiable",
+        "dtype_params",
+        "general",
+        "input_names",
+        "keeps",
+        "kernel",
+        "method_names",
+        "multiple_outputs",
+        "name",
+        "node_type",
+        "nondifferentiable_outputs",
+        "output_type",
+        "param_names",
+        "saved_inputs",
+        "saves_ans",
+        "sequence_kind",
+        "signature",
+        "view",
+        "vjps",
+    )  # fmt: skip
 
-    def vjp(self, *rules: Rule | None) -> OpDef:
-        """Set the backward rules: one per array input, ``None`` where it has no gradient.
+    def __getattr__(self, name: str) -> Any:
+        # Only reached for what is not derived: the declaration's own fields.
+        if name == "declaration":
+            raise AttributeError(name)
+        return getattr(self.declaration, name)
 
-        Returns the op itself so that declaration and rules read as one row.
-        """
-        if self._frozen:
-            raise PluginRegistrationError(
-                f"op {self.name!r} is already registered; declare its rules before registering it"
-            )
-        self.vjps = rules
-        return self
-
-    def kernel_for(self, backend: str) -> Callable[[Kernel], Kernel]:
-        """Decorator adding a kernel used instead of the generic one on ``backend``."""
-
-        def register(kernel: Kernel) -> Kernel:
-            self.backend_kernels[backend] = kernel
-            return kernel
-
-        return register
+    @property
+    def method_name(self) -> str | None:
+        """The first Tensor method the op provides, if any."""
+        return self.method_names[0] if self.method_names else None
 
     def __repr__(self) -> str:
-        return f"OpDef({self.name!r})"
+        return f"RegisteredOp({self.name!r})"
 
-    # -- registration-time validation -------------------------------------------------
 
-    def _freeze(self, owner: str) -> None:
-        """Validate the declaration and derive the tables the per-op path reads.
+def register_op(declaration: OpDef, owner: str) -> RegisteredOp:
+    """Validate a declaration and derive the tables the per-op path reads.
 
-        Raises :class:`PluginRegistrationError` naming ``owner`` (the plugin,
-        e.g. ``"plugin 'myops' (plugrad-myops 0.1.0)"``) and the op.
-        Freezing again (when the tables are rebuilt) changes nothing.
-        """
-        if self._frozen:
-            return
+    Raises :class:`PluginRegistrationError` naming ``owner`` (the plugin,
+    e.g. ``"plugin 'myops' (plugrad-myops 0.1.0)"``) and the op.
+    """
+    self = declaration
+    name = self.name
 
-        def fail(message: str) -> PluginRegistrationError:
-            return PluginRegistrationError(f"{owner}, op {self.name!r}: {message}")
+    def fail(message: str) -> PluginRegistrationError:
+        return PluginRegistrationError(f"{owner}, op {name!r}: {message}")
 
-        if not isinstance(self.name, str) or not self.name.isidentifier():
-            raise fail("the op name must be a valid Python identifier")
-        if not callable(self.kernel):
-            raise fail(f"the kernel must be callable, got {type(self.kernel).__name__}")
-        declared = self.declared_inputs
-        inputs, params, signature, variadic = _split_kernel_signature(self.kernel, declared, fail)
-        if self.view and len(inputs) != 1:
-            raise fail(f"view=True needs exactly one array input, but it has {inputs}")
-        for backend, kernel in self.backend_kernels.items():
-            if not callable(kernel):
-                raise fail(f"the kernel for backend {backend!r} must be callable")
-            if _split_kernel_signature(kernel, declared, fail)[:2] != (inputs, params):
-                raise fail(
-                    f"the kernel for backend {backend!r} must take the same inputs and params "
-                    f"as the generic kernel: {signature}"
-                )
-        if (variadic or self.sequence) and len(inputs) != 1:
+    if not isinstance(name, str) or not name.isidentifier():
+        raise fail("the op name must be a valid Python identifier")
+    if not callable(self.kernel):
+        raise fail(f"the kernel must be callable, got {type(self.kernel).__name__}")
+    declared = self.inputs
+    inputs, params, signature, variadic = _split_kernel_signature(self.kernel, declared, fail)
+    if self.view and len(inputs) != 1:
+        raise fail(f"view=True needs exactly one array input, but it has {inputs}")
+    for backend, kernel in self.kernels.items():
+        if not callable(kernel):
+            raise fail(f"the kernel for backend {backend!r} must be callable")
+        if _split_kernel_signature(kernel, declared, fail)[:2] != (inputs, params):
             raise fail(
-                f"an op with a sequence input takes no other array inputs, but it has {inputs}; "
-                "make the others params"
+                f"the kernel for backend {backend!r} must take the same inputs and params "
+                f"as the generic kernel: {signature}"
             )
-        if variadic and self.sequence:
-            raise fail("sequence=True is for a kernel taking one list of arrays, not *arrays")
-        dtype_params = (
-            tuple(p for p in params if p == "dtype")
-            if self.declared_dtype_params is None
-            else self.declared_dtype_params
+    if (variadic or self.sequence) and len(inputs) != 1:
+        raise fail(
+            f"an op with a sequence input takes no other array inputs, but it has {inputs}; "
+            "make the others params"
         )
-        for kind, names in (("dtype_params", dtype_params), ("array_params", self.array_params)):
-            unknown = [name for name in names if name not in params]
-            if unknown:
-                raise fail(f"{kind} names {unknown}, which are not params of the kernel {params}")
-        if any(not isinstance(i, int) for i in self.nondifferentiable_outputs):
-            raise fail("nondifferentiable_outputs must hold output indices (ints)")
-        if self.nondifferentiable_outputs and not self.multiple_outputs:
-            raise fail("nondifferentiable_outputs needs multiple_outputs=True")
-        names = self.output_names
-        if names is not None and (
-            not names or not all(isinstance(n, str) and n.isidentifier() for n in names)
-        ):
-            raise fail(f"output_names must be identifiers, got {names}")
-        if self.namespace not in (None, "linalg", "fft", "nn"):
-            raise fail(f"namespace must be None, 'linalg', 'fft' or 'nn', got {self.namespace!r}")
-        if self.differentiable:
-            if len(self.vjps) != len(inputs):
-                raise fail(
-                    f"it has {len(inputs)} array input(s) {inputs} but {len(self.vjps)} backward "
-                    "rule(s); give one rule per input to .vjp() (None for an input with no "
-                    "gradient), or declare differentiable=False"
-                )
-            for index, rule in enumerate(self.vjps):
-                if rule is not None:
-                    _check_rule_arity(rule, index, inputs, params, fail)
-            if (variadic or self.sequence) and self.vjps[0] is None:
-                raise fail("a sequence input needs a rule; declare differentiable=False instead")
-        elif self.vjps:
-            raise fail("it is declared differentiable=False but has backward rules")
-        saves = (*inputs, _ANS) if self.saves is None else self.saves
-        unknown = [s for s in saves if s not in inputs and s != _ANS]
+    if variadic and self.sequence:
+        raise fail("sequence=True is for a kernel taking one list of arrays, not *arrays")
+    dtype_params = (
+        tuple(p for p in params if p == "dtype") if self.dtype_params is None else self.dtype_params
+    )
+    for kind, names in (("dtype_params", dtype_params), ("array_params", self.array_params)):
+        unknown = [n for n in names if n not in params]
         if unknown:
-            raise fail(f"saves={self.saves} names {unknown}, which are neither inputs {inputs} "
-                       f"nor {_ANS!r}")  # fmt: skip
-        method_name = self.name if self.method is True else self.method or None
-        if method_name is not None and (
-            not isinstance(method_name, str)
-            or not method_name.isidentifier()
-            or method_name.startswith("_")
-        ):
+            raise fail(f"{kind} names {unknown}, which are not params of the kernel {params}")
+    if any(not isinstance(i, int) for i in self.nondifferentiable_outputs):
+        raise fail("nondifferentiable_outputs must hold output indices (ints)")
+    if self.nondifferentiable_outputs and not self.multiple_outputs:
+        raise fail("nondifferentiable_outputs needs multiple_outputs=True")
+    names = self.output_names
+    if names is not None and (
+        not names or not all(isinstance(n, str) and n.isidentifier() for n in names)
+    ):
+        raise fail(f"output_names must be identifiers, got {names}")
+    if self.namespace not in (None, "linalg", "fft", "nn"):
+        raise fail(f"namespace must be None, 'linalg', 'fft' or 'nn', got {self.namespace!r}")
+    if self.differentiable:
+        if len(self.vjps) != len(inputs):
             raise fail(
-                f"method={self.method!r}: give True (the op's name) or a public identifier "
-                "to make the op a Tensor method, or False"
+                f"it has {len(inputs)} array input(s) {inputs} but {len(self.vjps)} backward "
+                "rule(s); give one rule per input with vjp= (None for an input with no "
+                "gradient), or declare differentiable=False"
             )
-        self.kernel = _adapt_kernel(self.kernel, inputs, params)
-        self.backend_kernels = {
-            backend: _adapt_kernel(kernel, inputs, params)
-            for backend, kernel in self.backend_kernels.items()
-        }
-        self.input_names = inputs
-        self.param_names = params
-        self.method_name = method_name
-        self.signature = signature
-        self.saved_inputs = tuple(name in saves for name in inputs)
-        self.saves_ans = _ANS in saves
-        if self.differentiable and not variadic and not self.sequence:
-            self.keeps = _keeps_by_gradients(self.vjps, inputs, self.saved_inputs, self.saves_ans)
-        self.dtype_params = dtype_params
-        self.sequence_kind = "variadic" if variadic else "sequence" if self.sequence else None
-        self.general = bool(self.array_params or self.multiple_outputs or self.sequence_kind)
-        if names is not None:
-            result = collections.namedtuple(f"{self.name}_result", names)  # type: ignore[misc]
-            self.output_type = lambda values: result(*values)
-        grad_fn_name = self.grad_fn_name or "".join(p.title() for p in self.name.split("_"))
-        # Most ops take one or two arrays: their nodes have a backward without loops.
-        if self.general:
-            base: type[OpNode] = GeneralOpNode
-        elif len(self.vjps) == 1 and not self.broadcasting:
-            base = UnaryOpNode
-        elif len(self.vjps) == 2:
-            base = BinaryOpNode
-        else:
-            base = OpNode
-        self.node_type = type(f"{grad_fn_name}Backward", (base,), {"__slots__": (), "op": self})
-        self._frozen = True
+        for index, rule in enumerate(self.vjps):
+            if rule is not None:
+                _check_rule_arity(rule, index, inputs, params, fail)
+        if (variadic or self.sequence) and self.vjps[0] is None:
+            raise fail("a sequence input needs a rule; declare differentiable=False instead")
+    elif self.vjps:
+        raise fail("it is declared differentiable=False but has backward rules")
+    saves = _inferred_saves(self.vjps, inputs) if self.saves is None else self.saves
+    unknown = [s for s in saves if s not in inputs and s != _ANS]
+    if unknown:
+        raise fail(f"saves={self.saves} names {unknown}, which are neither inputs {inputs} "
+                   f"nor {_ANS!r}")  # fmt: skip
+    for kind, values in (("method", self.methods), ("alias", self.aliases)):
+        for value in values:
+            if not isinstance(value, str) or not value.isidentifier() or value[0] == "_":
+                raise fail(f"{kind}={value!r}: a Tensor method or alias is a public identifier")
+    derived = RegisteredOp()
+    derived.declaration = self
+    derived.name = name
+    derived.view = self.view
+    derived.broadcasting = self.broadcasting
+    derived.differentiable = self.differentiable
+    derived.vjps = self.vjps
+    derived.array_params = self.array_params
+    derived.multiple_outputs = self.multiple_outputs
+    derived.nondifferentiable_outputs = self.nondifferentiable_outputs
+    derived.kernel = _adapt_kernel(self.kernel, inputs, params)
+    derived.backend_kernels = {
+        backend: _adapt_kernel(kernel, inputs, params) for backend, kernel in self.kernels.items()
+    }
+    derived.input_names = inputs
+    derived.param_names = params
+    derived.method_names = self.methods
+    derived.signature = signature
+    derived.saved_inputs = tuple(n in saves for n in inputs)
+    derived.saves_ans = _ANS in saves
+    #: What a node keeps, by which inputs get a gradient (bit i set: input i does):
+    #: ``keeps[mask] = (keep each input's value, keep the output)``. Empty for
+    #: sequence inputs, which keep what ``saved_inputs`` and ``saves_ans`` say.
+    derived.keeps = ()
+    if self.differentiable and not variadic and not self.sequence:
+        derived.keeps = _keeps_by_gradients(
+            self.vjps, inputs, derived.saved_inputs, derived.saves_ans
+        )
+    derived.dtype_params = dtype_params
+    #: "variadic" for a ``*arrays`` kernel, "sequence" for ``sequence=True``, else None.
+    derived.sequence_kind = "variadic" if variadic else "sequence" if self.sequence else None
+    #: Whether calls take the general dispatch path (see the module docstring).
+    derived.general = bool(self.array_params or self.multiple_outputs or derived.sequence_kind)
+    derived.output_type = tuple
+    if names is not None:
+        result = collections.namedtuple(f"{name}_result", names)  # type: ignore[misc]
+        derived.output_type = lambda values: result(*values)
+    grad_fn_name = self.grad_fn_name or "".join(p.title() for p in name.split("_"))
+    # Most ops take one or two arrays: their nodes have a backward without loops.
+    if derived.general:
+        base: type[OpNode] = GeneralOpNode
+    elif len(self.vjps) == 1 and not self.broadcasting:
+        base = UnaryOpNode
+    elif len(self.vjps) == 2:
+        base = BinaryOpNode
+    else:
+        base = OpNode
+    derived.node_type = type(f"{grad_fn_name}Backward", (base,), {"__slots__": (), "op": derived})
+    return derived
 
 
-#: Declare an op: ``op(name, kernel, ...)`` (see :class:`OpDef` for the parameters).
-op = OpDef
+def _inferred_saves(rules: tuple[Rule | None, ...], inputs: tuple[str, ...]) -> tuple[str, ...]:
+    """The inputs and ``ans`` that some rule's code names (all, if a rule cannot be read)."""
+    reads = [_names_read(rule) for rule in rules]
+    return tuple(n for n in (*inputs, _ANS) if any(names is None or n in names for names in reads))
 
 
 def _split_kernel_signature(

@@ -26,6 +26,7 @@ import os
 import sys
 import types
 import warnings
+import weakref
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -38,13 +39,15 @@ from . import ops as _ops_module
 from .backend import Backend, Device
 from .dispatch import apply1, apply2, apply_general, apply_n, apply_view
 from .errors import (
+    ArgumentError,
+    BackendError,
     BackendUnavailableError,
     PluginLoadWarning,
     PluginRegistrationError,
     UnknownBackendError,
 )
 from .kerneldef import KernelDef, KernelSource, describe_plugin
-from .opdef import OpDef, _adapt_kernel
+from .opdef import NamespaceKernel, OpDef, RegisteredOp, _adapt_kernel, register_op
 from .plugin_manager import builtin_plugin_names, create_plugin_manager
 from .tensor import Tensor
 
@@ -86,7 +89,7 @@ class _State:
         self.distributions: dict[str, tuple[str, str | None]] = {}
         self.backends: dict[str, Backend] = {}
         self.backend_owners: dict[str, str] = {}
-        self.ops: dict[str, OpDef] = {}
+        self.ops: dict[str, RegisteredOp] = {}
         self.op_owners: dict[str, str] = {}
         #: (op, backend) -> kernels from plugrad_kernels hooks, best first.
         self.overrides: dict[tuple[str, str], tuple[KernelSource, ...]] = {}
@@ -97,6 +100,12 @@ class _State:
         self.functions: dict[str, Callable[..., Any]] = {}
         #: Tensor method name -> the op function installed on Tensor under it.
         self.methods: dict[str, Callable[..., Any]] = {}
+        #: op name -> the function its Tensor methods are (PyTorch's positional ``dim``).
+        self.method_functions: dict[str, Callable[..., Any]] = {}
+        #: backend -> kernel -> that kernel with the backend's namespace bound.
+        self.bound_kernels: dict[str, dict[Any, Callable[..., Any]]] = {}
+        #: Further public function name -> op name.
+        self.aliases: dict[str, str] = {}
         self.default_device: Device | None = None
         #: (plugin, rewrite) from plugrad_plan_passes hooks, in registration order.
         self.plan_passes: tuple[tuple[str, Callable[[Any], Any]], ...] = ()
@@ -219,6 +228,7 @@ def _rebuild(strict: set[str] | frozenset[str] = frozenset()) -> None:
                 backends[name] = _state.backends[name]
         ops, op_owners = _collect_ops(manager, builtin)
         overrides = _collect_kernels(manager, builtin, ops)
+        aliases = _collect_aliases(ops, op_owners, builtin)
         methods = _collect_methods(ops, op_owners, builtin)
         plan_passes = _collect_plan_passes(manager, builtin)
         rejected = [n for n in _state.failures if n not in builtin and manager.has_plugin(n)]
@@ -236,7 +246,7 @@ def _rebuild(strict: set[str] | frozenset[str] = frozenset()) -> None:
         else:
             del _state.devices[name]
             _state.kernel_sources.pop(name, None)
-    _install_functions(set(builtin_plugin_names()))
+    _install_functions(set(builtin_plugin_names()), aliases)
     _install_methods(methods)
     _checking.sync_rules(ops, _op_owner)
 
@@ -371,8 +381,8 @@ def _collect_backends(
 
 def _collect_ops(
     manager: pluggy.PluginManager, builtin: set[str]
-) -> tuple[dict[str, OpDef], dict[str, str]]:
-    ops: dict[str, OpDef] = {}
+) -> tuple[dict[str, RegisteredOp], dict[str, str]]:
+    ops: dict[str, RegisteredOp] = {}
     owners: dict[str, str] = {}
     for plugin, answers in _plugin_contributions(manager, "plugrad_ops", builtin):
         try:
@@ -392,14 +402,53 @@ def _collect_ops(
                         "choose another name"
                     )
                 seen.add(op.name)
-                op._freeze(_owner(plugin))
+            derived = [_registered(op, _owner(plugin)) for op in answers]
         except PluginRegistrationError as error:
             _reject(plugin, builtin, error)
             continue
-        for op in answers:
-            ops[op.name] = op
-            owners[op.name] = plugin
+        for registered in derived:
+            ops[registered.name] = registered
+            owners[registered.name] = plugin
     return ops, owners
+
+
+def _collect_aliases(
+    ops: dict[str, RegisteredOp], owners: dict[str, str], builtin: set[str]
+) -> dict[str, str]:
+    """Return alias -> op name for the further function names ops declare."""
+    aliases: dict[str, str] = {}
+    for name, op in ops.items():
+        for alias in op.aliases:
+            if alias in ops:
+                problem = f"it is the name of op {alias!r} of {_owner(owners[alias])}"
+            elif alias in aliases:
+                other = aliases[alias]
+                problem = f"op {other!r} of {_owner(owners[other])} already declared it"
+            elif _is_plugrad_function(alias):
+                problem = f"plugrad.{alias} is one of plugrad's own functions"
+            else:
+                aliases[alias] = name
+                continue
+            _reject(
+                owners[name],
+                builtin,
+                PluginRegistrationError(
+                    f"{_owner(owners[name])}, op {name!r}: it declares the alias {alias!r}, but "
+                    f"{problem}; remove the alias or choose another name"
+                ),
+            )
+    return aliases
+
+
+#: Each declaration's registered form, made once: rebuilding the tables reuses it.
+_registered_forms: weakref.WeakKeyDictionary[OpDef, RegisteredOp] = weakref.WeakKeyDictionary()
+
+
+def _registered(declaration: OpDef, owner: str) -> RegisteredOp:
+    registered = _registered_forms.get(declaration)
+    if registered is None:
+        registered = _registered_forms[declaration] = register_op(declaration, owner)
+    return registered
 
 
 def _is_plugrad_function(name: str) -> bool:
@@ -423,7 +472,7 @@ def _name_clash(plugin: str, name: str, owner: str) -> PluginRegistrationError:
 
 
 def _collect_kernels(
-    manager: pluggy.PluginManager, builtin: set[str], ops: dict[str, OpDef]
+    manager: pluggy.PluginManager, builtin: set[str], ops: dict[str, RegisteredOp]
 ) -> dict[tuple[str, str], tuple[KernelSource, ...]]:
     """Validate every plugrad_kernels answer; order each (op, backend)'s kernels best first."""
     order = {name: index for index, (name, _) in enumerate(manager.list_name_plugin())}
@@ -497,32 +546,30 @@ def _takes_one_argument(function: Callable[..., Any]) -> bool:
 
 
 def _collect_methods(
-    ops: dict[str, OpDef], owners: dict[str, str], builtin: set[str]
+    ops: dict[str, RegisteredOp], owners: dict[str, str], builtin: set[str]
 ) -> dict[str, str]:
-    """Return Tensor method name -> op name for the ops that asked to be methods."""
+    """Return Tensor method name -> op name for the methods ops declare."""
     methods: dict[str, str] = {}
     for name, op in ops.items():
-        method = op.method_name
-        if method is None:
-            continue
-        plugin = owners[name]
-        if method in methods:
-            other = methods[method]
-            problem = f"op {other!r} of {_owner(owners[other])} already claimed it"
-        elif method not in _state.methods and hasattr(Tensor, method):
-            problem = f"Tensor already has an attribute {method!r}"
-        else:
-            methods[method] = name
-            continue
-        _reject(
-            plugin,
-            builtin,
-            PluginRegistrationError(
-                f"{_owner(plugin)}, op {name!r}: it asks to be the Tensor method {method!r}, "
-                f"but {problem}. Pass method='another_name' to op(...), or leave the method "
-                f"out: plugrad.ops.{name}(x) always works"
-            ),
-        )
+        for method in op.method_names:
+            plugin = owners[name]
+            if method in methods:
+                other = methods[method]
+                problem = f"op {other!r} of {_owner(owners[other])} already claimed it"
+            elif method not in _state.methods and hasattr(Tensor, method):
+                problem = f"Tensor already has an attribute {method!r}"
+            else:
+                methods[method] = name
+                continue
+            _reject(
+                plugin,
+                builtin,
+                PluginRegistrationError(
+                    f"{_owner(plugin)}, op {name!r}: it asks to be the Tensor method {method!r}, "
+                    f"but {problem}. Declare another method name, or leave the method out: "
+                    f"plugrad.ops.{name}(x) always works"
+                ),
+            )
     return methods
 
 
@@ -604,17 +651,48 @@ def _install_kernels(backend: Backend, devices: tuple[Device, ...]) -> None:
         name: _kernel_candidates(op, backend.name, backend_kernels)
         for name, op in _state.ops.items()
     }
+    xp = devices[0].xp
     if _checking._enabled:
         table = {
-            name: _checking.checked_kernel(_state.ops[name], s[0]) for name, s in sources.items()
+            name: functools.partial(_checking.checked_kernel(_state.ops[name], s[0]), xp)
+            for name, s in sources.items()
         }
     else:
-        table = {name: s[0].function for name, s in sources.items()}
-    rule_xp = _rule_namespace(devices[0].xp, table)
+        # Bound once per kernel: a rebuild that changes nothing gives an equal table.
+        known = _state.bound_kernels.get(backend.name, {})
+        table = {
+            name: known.get(s[0].function) or _bind(s[0].function, xp, name, backend.name)
+            for name, s in sources.items()
+        }
+        _state.bound_kernels[backend.name] = {s[0].function: table[n] for n, s in sources.items()}
+    rule_xp = _rule_namespace(xp, table)
     for device in devices:
         device.kernels = table
         device.rule_xp = rule_xp
     _state.kernel_sources[backend.name] = sources
+
+
+def _bind(kernel: Callable[..., Any], xp: Any, op: str, backend: str) -> Callable[..., Any]:
+    """``kernel`` with ``xp`` bound, as the kernel table holds it: ``f(*arrays, **params)``.
+
+    A kernel that is the namespace's function of the op's name is that function
+    itself, so calling it costs no frame of plugrad's.
+    """
+    if not isinstance(kernel, NamespaceKernel):
+        return functools.partial(kernel, xp)
+    function = kernel.bind(xp)
+    if function is not None:
+        return function
+    missing = f"xp.{kernel.__qualname__}"
+
+    def unavailable(*args: Any, **params: Any) -> Any:
+        raise BackendError(
+            f"{op}() cannot run on backend {backend!r}: its namespace has no {missing!r}, "
+            f"which computes the op; use another backend, or give the op a kernel for "
+            f"{backend!r} with plugrad.kerneldef.kernel({op!r}, backend={backend!r}, fn=...)"
+        )
+
+    return unavailable
 
 
 def _kernel_candidates(
@@ -658,7 +736,7 @@ def _rule_namespace(namespace: Any, table: dict[str, Callable[..., Any]]) -> typ
         op = _state.ops[name]
         standard = op.standard if op.standard is not None else _state.op_owners[name] in builtin
         if not standard or not hasattr(namespace, name):
-            setattr(xp, name, functools.partial(kernel, namespace))
+            setattr(xp, name, kernel)
     return xp
 
 
@@ -743,16 +821,20 @@ def op_names() -> tuple[str, ...]:
     return tuple(_state.ops)
 
 
-def _install_functions(builtin: set[str]) -> None:
+def _install_functions(builtin: set[str], aliases: dict[str, str]) -> None:
     namespace = sys.modules["plugrad"]
     # Functions of the Array API extensions live in their own modules.
     extensions = {f"plugrad.{name}": sys.modules[f"plugrad.{name}"] for name in ("linalg", "fft")}
+    modules = (_ops_module, namespace, *extensions.values())
+    for alias in _state.aliases:
+        for module in modules:
+            if getattr(module.__dict__.get(alias), "__op__", None) is not None:
+                delattr(module, alias)
     for name in list(_state.functions):
         if name not in _state.ops or _state.functions[name].__op__ is not _state.ops[name]:
             del _state.functions[name]
-            if getattr(_ops_module, name, None) is not None:
-                delattr(_ops_module, name)
-            for module in (namespace, *extensions.values()):
+            _state.method_functions.pop(name, None)
+            for module in modules:
                 if getattr(module.__dict__.get(name), "__op__", None) is not None:
                     delattr(module, name)
     for name, op in _state.ops.items():
@@ -769,6 +851,14 @@ def _install_functions(builtin: set[str]) -> None:
             setattr(namespace, name, function)
         elif function.__module__ in extensions:
             setattr(extensions[function.__module__], name, function)
+    for alias, name in aliases.items():
+        function = _state.functions[name]
+        setattr(_ops_module, alias, function)
+        if function.__module__ == "plugrad":
+            setattr(namespace, alias, function)
+        elif function.__module__ in extensions:
+            setattr(extensions[function.__module__], alias, function)
+    _state.aliases = dict(aliases)
     public = {k: v for k, v in vars(namespace).items() if not k.startswith("_")}
     # Extension functions are reached as xp.linalg.<name> / xp.fft.<name>, as in the
     # backends' namespaces (plugrad.fft.fft must not hide the module plugrad.fft).
@@ -777,13 +867,26 @@ def _install_functions(builtin: set[str]) -> None:
 
 
 def _install_methods(methods: dict[str, str]) -> None:
-    """Make the ops that asked for it Tensor methods; remove methods of ops that are gone."""
+    """Install the Tensor methods ops declare; remove methods of ops that are gone."""
     for name, function in _state.methods.items():
         if Tensor.__dict__.get(name) is function:
             delattr(Tensor, name)
-    _state.methods = {method: _state.functions[op] for method, op in methods.items()}
+    _state.methods = {method: _method_function(op) for method, op in methods.items()}
     for name, function in _state.methods.items():
         setattr(Tensor, name, function)
+
+
+def _method_function(name: str) -> Callable[..., Any]:
+    """The function installed as the op's Tensor method(s), made once per op."""
+    function = _state.method_functions.get(name)
+    if function is None:
+        op = _state.ops[name]
+        if _torch_names(op):
+            function = _make_function(op, "plugrad.Tensor", method=True)
+        else:
+            function = _state.functions[name]
+        _state.method_functions[name] = function
+    return function
 
 
 class _DefaultName:
@@ -796,20 +899,80 @@ class _DefaultName:
         return self.name
 
 
-def _make_function(op: OpDef, module: str) -> Callable[..., Any]:
+#: PyTorch's names of the reduction params, accepted beside the standard's.
+_TORCH_NAMES = {"axis": "dim", "keepdims": "keepdim"}
+
+
+class _Unset:
+    """The default of ``dim``/``keepdim``: tells "not given" from every value."""
+
+    def __repr__(self) -> str:
+        return "<unset>"
+
+
+_UNSET = _Unset()
+
+
+def _both_given(op: str, standard: str, torch: str) -> ArgumentError:
+    return ArgumentError(
+        f"{op}() got both {standard}= and {torch}=, which name the same argument "
+        f"({torch} is PyTorch's name for {standard}); pass only one"
+    )
+
+
+def _torch_names(op: RegisteredOp) -> dict[str, str]:
+    """The op's params (with defaults) that PyTorch names otherwise: ``{"axis": "dim"}``."""
+    assert op.signature is not None
+    parameters = op.signature.parameters
+    return {
+        standard: torch
+        for standard, torch in _TORCH_NAMES.items()
+        if standard in op.param_names
+        and parameters[standard].default is not inspect.Parameter.empty
+        and torch not in parameters
+    }
+
+
+def _make_function(op: RegisteredOp, module: str, method: bool = False) -> Callable[..., Any]:
     """Generate ``def name(<kernel signature without xp>): return apply(op, ...)``.
 
     Generated rather than wrapped so the function has the kernel's exact
     signature (Python itself rejects bad arguments) and costs one call.
+    Params named ``axis``/``keepdims`` (with a default) may also be given as
+    PyTorch's ``dim``/``keepdim``; for a Tensor method (``method=True``) these
+    come right after the op's positional params, so ``x.sum(1, True)`` works
+    as in PyTorch.
     """
     assert op.signature is not None
-    defaults: dict[str, Any] = {}
+    kinds = inspect.Parameter
+    defaults: dict[str, Any] = {"_unset": _UNSET}
     parameters = []
     for p in op.signature.parameters.values():
-        if p.default is not inspect.Parameter.empty:
+        if p.default is not kinds.empty:
             defaults[f"_default_{p.name}"] = p.default
             p = p.replace(default=_DefaultName(f"_default_{p.name}"))
-        parameters.append(p.replace(annotation=inspect.Parameter.empty))
+        parameters.append(p.replace(annotation=kinds.empty))
+    torch_names = _torch_names(op)
+    if torch_names:
+        positional = method and all(
+            op.signature.parameters[n].kind is kinds.KEYWORD_ONLY for n in torch_names
+        )
+        extra = [
+            kinds(torch, kinds.POSITIONAL_OR_KEYWORD if positional else kinds.KEYWORD_ONLY,
+                  default=_DefaultName("_unset"))
+            for torch in torch_names.values()
+        ]  # fmt: skip
+        if positional:
+            at = next(
+                (i for i, p in enumerate(parameters) if p.kind is kinds.KEYWORD_ONLY),
+                len(parameters),
+            )
+            if any(p.kind is kinds.VAR_POSITIONAL for p in parameters):
+                positional = False
+        if positional:
+            parameters[at:at] = extra
+        else:
+            parameters.extend(extra)
     signature = op.signature.replace(
         parameters=parameters, return_annotation=inspect.Signature.empty
     )
@@ -833,22 +996,30 @@ def _make_function(op: OpDef, module: str) -> Callable[..., Any]:
         call = f"_apply2(_op, {inputs[0]}, {inputs[1]}, {params})"
     else:
         call = f"_apply_n(_op, ({', '.join(inputs)},), {params})"
+    prelude = "".join(
+        f"    if {torch} is not _unset:\n"
+        f"        if {standard} is not _default_{standard}:\n"
+        f"            raise _both_given({op.name!r}, {standard!r}, {torch!r})\n"
+        f"        {standard} = {torch}\n"
+        for standard, torch in torch_names.items()
+    )
     if op.dtype_params and not op.general:
         # Converting a dtype takes the general path; calls without one stay on the fast path.
         fast = " and ".join(f"{p} is None" for p in op.dtype_params)
         body = f"    if {fast}:\n        return {call}\n    return {general}\n"
     else:
         body = f"    return {call}\n"
-    source = f"def {op.name}{signature}:\n{body}"
+    source = f"def {op.name}{signature}:\n{prelude}{body}"
     scope: dict[str, Any] = {
         "_op": op, "_apply1": apply1, "_apply2": apply2, "_apply_n": apply_n,
-        "_apply_general": apply_general, "_apply_view": apply_view, **defaults,
+        "_apply_general": apply_general, "_apply_view": apply_view, "_both_given": _both_given,
+        **defaults,
     }  # fmt: skip
     exec(compile(source, f"<plugrad op {op.name}>", "exec"), scope)
     function = scope[op.name]
     function.__module__ = module
     function.__doc__ = op.doc
     function.__op__ = op
-    if op.namespace:
-        function.__qualname__ = op.name
+    if op.namespace or method:
+        function.__qualname__ = f"Tensor.{op.name}" if method else op.name
     return function

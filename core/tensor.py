@@ -621,22 +621,6 @@ class Tensor:
 
     # -- methods that forward to ops ----------------------------------------------------
 
-    def sum(self, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor:
-        """See :func:`plugrad.sum`."""
-        return _ops.sum(self, axis=axis, keepdims=keepdims)
-
-    def mean(self, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor:
-        """See :func:`plugrad.mean`."""
-        return _ops.mean(self, axis=axis, keepdims=keepdims)
-
-    def exp(self) -> Tensor:
-        """See :func:`plugrad.exp`."""
-        return _ops.exp(self)
-
-    def log(self) -> Tensor:
-        """See :func:`plugrad.log`."""
-        return _ops.log(self)
-
     def reshape(self, *shape: int | tuple[int, ...]) -> Tensor:
         """Return the same data with a new shape: ``x.reshape(2, 3)`` or ``x.reshape((2, 3))``."""
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):

@@ -14,6 +14,7 @@ from plugrad.opdef import OpDef, op
 tril = op(
     "tril",
     lambda xp, x, /, *, k=0: xp.tril(x, k=k),
+    methods="tril",
     saves=(),
     doc="""The lower triangle of the last two axes (on and below diagonal ``k``), zeros elsewhere.
 
@@ -29,6 +30,7 @@ tril = op(
 triu = op(
     "triu",
     lambda xp, x, /, *, k=0: xp.triu(x, k=k),
+    methods="triu",
     saves=(),
     doc="""The upper triangle of the last two axes (on and above diagonal ``k``), zeros elsewhere.
 

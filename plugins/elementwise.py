@@ -1,11 +1,14 @@
 """Element-wise functions of the Array API: arithmetic, exponentials, comparisons, bits.
 
-One row per op: the generic kernel, the backward rule for each input, the docstring.
-Rules are written with operators and ``xp.*`` only, so they also run on Tensors
-(``create_graph=True``). Complex inputs follow PyTorch's convention: the
-gradient is the conjugate Wirtinger derivative, ``g * conj(f'(z))`` for a
-holomorphic ``f`` (see :func:`plugrad.plugins._rules.conj`). Rounding, sign,
-comparison, logical and bitwise functions have no gradient.
+One row per op: its signature (the kernel is the backend's function of the
+same name), its backward rule for each input, its Tensor methods and
+PyTorch's names for it, and one line of docs (examples: the "Element-wise
+functions" page of the docs). Rules are written with operators and ``xp.*``
+only, so they also run on Tensors (``create_graph=True``). Complex inputs
+follow PyTorch's convention: the gradient is the conjugate Wirtinger
+derivative, ``g * conj(f'(z))`` for a holomorphic ``f`` (see
+:func:`plugrad.plugins._rules.conj`). Rounding and sign have a zero gradient,
+as in PyTorch; comparison, logical and bitwise functions have none.
 """
 
 from __future__ import annotations
@@ -14,83 +17,42 @@ import math
 from typing import Any
 
 from plugrad.hookspecs import hookimpl
-from plugrad.opdef import OpDef, op
+from plugrad.opdef import OpDef, collect_ops, op
 from plugrad.plugins._rules import cast, conj, is_scalar, safe_where_zero
 
+# The rows are aligned by hand, one op per statement.
+# fmt: off
+
+
+def _zero(xp: Any, g: Any, ans: Any, x: Any) -> Any:
+    # Piecewise-constant ops: zero almost everywhere, and defined as zero at the steps.
+    return xp.zeros_like(g)
+
+
+# -- arithmetic -----------------------------------------------------------------------
+
 add = op(
-    "add",
-    lambda xp, x1, x2, /: xp.add(x1, x2),
-    broadcasting=True,
-    saves=(),
-    doc="""Add ``x1 + x2`` element-wise, broadcasting.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.add(plugrad.tensor([1.0, 2.0]), 1.0)
-    tensor([2., 3.])
-    """,
-).vjp(
-    lambda xp, g, ans, x1, x2: g,
-    lambda xp, g, ans, x1, x2: g,
+    "add(x1, x2)", vjp=(lambda xp, g, ans, x1, x2: g, lambda xp, g, ans, x1, x2: g),
+    broadcasting=True, methods="add", doc="Add ``x1 + x2`` element-wise, broadcasting.",
 )
-
 subtract = op(
-    "subtract",
-    lambda xp, x1, x2, /: xp.subtract(x1, x2),
-    broadcasting=True,
-    saves=(),
-    grad_fn_name="Sub",
-    doc="""Subtract ``x1 - x2`` element-wise, broadcasting.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.subtract(10.0, plugrad.tensor([1.0, 2.0]))
-    tensor([9., 8.])
-    """,
-).vjp(
-    lambda xp, g, ans, x1, x2: g,
-    lambda xp, g, ans, x1, x2: -g,
+    "subtract(x1, x2)", vjp=(lambda xp, g, ans, x1, x2: g, lambda xp, g, ans, x1, x2: -g),
+    broadcasting=True, grad_fn_name="Sub", methods=("sub", "subtract"), aliases="sub",
+    doc="Subtract ``x1 - x2`` element-wise, broadcasting.",
 )
-
 multiply = op(
-    "multiply",
-    lambda xp, x1, x2, /: xp.multiply(x1, x2),
-    broadcasting=True,
-    saves=("x1", "x2"),
-    grad_fn_name="Mul",
-    doc="""Multiply ``x1 * x2`` element-wise, broadcasting.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.multiply(plugrad.tensor([1.0, 2.0]), plugrad.tensor([3.0, 4.0]))
-    tensor([3., 8.])
-    """,
-).vjp(
-    lambda xp, g, ans, x1, x2: g * conj(xp, x2),
-    lambda xp, g, ans, x1, x2: g * conj(xp, x1),
+    "multiply(x1, x2)",
+    vjp=(lambda xp, g, ans, x1, x2: g * conj(xp, x2), lambda xp, g, ans, x1, x2: g * conj(xp, x1)),
+    broadcasting=True, grad_fn_name="Mul", methods=("mul", "multiply"), aliases="mul",
+    doc="Multiply ``x1 * x2`` element-wise, broadcasting.",
 )
-
 divide = op(
-    "divide",
-    lambda xp, x1, x2, /: xp.divide(x1, x2),
-    broadcasting=True,
-    saves=("x2", "ans"),
-    grad_fn_name="Div",
-    doc="""Divide ``x1 / x2`` element-wise (true division), broadcasting.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.divide(plugrad.tensor([1.0, 3.0]), 2.0)
-    tensor([0.5000, 1.5000])
-    """,
-).vjp(
-    lambda xp, g, ans, x1, x2: g / conj(xp, x2),
+    "divide(x1, x2)",
     # d(x1/x2)/dx2 = -x1/x2**2 = -ans/x2: reuses the output instead of saving x1.
-    lambda xp, g, ans, x1, x2: -g * conj(xp, ans / x2),
+    vjp=(lambda xp, g, ans, x1, x2: g / conj(xp, x2),
+         lambda xp, g, ans, x1, x2: -g * conj(xp, ans / x2)),
+    broadcasting=True, grad_fn_name="Div", methods=("div", "divide", "true_divide"),
+    aliases=("div", "true_divide"), doc="Divide ``x1 / x2`` element-wise (true division).",
 )
 
 
@@ -112,219 +74,21 @@ def _pow_grad_exponent(xp: Any, g: Any, ans: Any, x1: Any, x2: Any) -> Any:
 
 
 pow = op(
-    "pow",
-    lambda xp, x1, x2, /: xp.pow(x1, x2),
-    broadcasting=True,
-    saves=("x1", "x2", "ans"),
-    doc="""Raise ``x1 ** x2`` element-wise, broadcasting.
-
-    The gradient with respect to the exponent is taken as 0 where the base is
-    0 (``0 ** y`` is constant for ``y >= 0``); it is ``nan`` for negative bases.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.pow(plugrad.tensor([2.0, 3.0]), 2)
-    tensor([4., 9.])
-    """,
-).vjp(_pow_grad_base, _pow_grad_exponent)
-
+    "pow(x1, x2)", vjp=(_pow_grad_base, _pow_grad_exponent), broadcasting=True, methods="pow",
+    doc="Raise ``x1 ** x2`` element-wise (the exponent's gradient is 0 where the base is 0).",
+)
 negative = op(
-    "negative",
-    lambda xp, x, /: xp.negative(x),
-    saves=(),
-    grad_fn_name="Neg",
-    doc="""Negate ``-x`` element-wise.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.negative(plugrad.tensor([1.0, -2.0]))
-    tensor([-1.,  2.])
-    """,
-).vjp(lambda xp, g, ans, x: -g)
-
-exp = op(
-    "exp",
-    lambda xp, x, /: xp.exp(x),
-    saves=("ans",),
-    doc="""Exponential ``e ** x`` element-wise.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.exp(plugrad.tensor([0.0, 1.0]))  # doctest: +ELLIPSIS
-    tensor([1.0000, 2.7183])
-    """,
-).vjp(lambda xp, g, ans, x: g * conj(xp, ans))
-
-log = op(
-    "log",
-    lambda xp, x, /: xp.log(x),
-    saves=("x",),
-    doc="""Natural logarithm element-wise (``nan`` for negative inputs, ``-inf`` at 0).
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.log(plugrad.tensor([1.0, 4.0]))
-    tensor([0.0000, 1.3863])
-    """,
-).vjp(lambda xp, g, ans, x: g / conj(xp, x))
-
-
-def _maximum_grad(xp: Any, g: Any, mine: Any, other: Any) -> Any:
-    # NOTE: at ties the gradient is split evenly between the inputs (PyTorch's
-    # convention), so maximum(x, x) has gradient 1 with respect to x, not 2.
-    return xp.where(mine > other, g, xp.where(mine == other, g / 2, 0.0))
-
-
-maximum = op(
-    "maximum",
-    lambda xp, x1, x2, /: xp.maximum(x1, x2),
-    broadcasting=True,
-    saves=("x1", "x2"),
-    doc="""Element-wise maximum of ``x1`` and ``x2``, broadcasting.
-
-    Where the inputs are equal the gradient is split evenly between them.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.maximum(plugrad.tensor([-1.0, 2.0]), 0.0)
-    tensor([0., 2.])
-    """,
-).vjp(
-    lambda xp, g, ans, x1, x2: _maximum_grad(xp, g, x1, x2),
-    lambda xp, g, ans, x1, x2: _maximum_grad(xp, g, x2, x1),
+    "negative(x)", vjp=lambda xp, g, ans, x: -g, grad_fn_name="Neg",
+    methods=("neg", "negative"), aliases="neg", doc="Negate ``-x`` element-wise.",
 )
-
-
-def _comparison(name: str, symbol: str, kernel: Any, example: str) -> OpDef:
-    return op(
-        name,
-        kernel,
-        differentiable=False,
-        doc=f"""Compare ``x1 {symbol} x2`` element-wise, broadcasting; returns a bool tensor.
-
-    Comparisons have no gradient.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.{name}(plugrad.tensor([1.0, 2.0, 3.0]), 2.0)
-    tensor({example})
-    """,
-    )
-
-
-equal = _comparison("equal", "==", lambda xp, x1, x2, /: xp.equal(x1, x2), "[False,  True, False]")
-not_equal = _comparison(
-    "not_equal", "!=", lambda xp, x1, x2, /: xp.not_equal(x1, x2), "[ True, False,  True]"
-)
-less = _comparison("less", "<", lambda xp, x1, x2, /: xp.less(x1, x2), "[ True, False, False]")
-less_equal = _comparison(
-    "less_equal", "<=", lambda xp, x1, x2, /: xp.less_equal(x1, x2), "[ True,  True, False]"
-)
-greater = _comparison(
-    "greater", ">", lambda xp, x1, x2, /: xp.greater(x1, x2), "[False, False,  True]"
-)
-greater_equal = _comparison(
-    "greater_equal", ">=", lambda xp, x1, x2, /: xp.greater_equal(x1, x2), "[False,  True,  True]"
-)
-
-
-logical_and = op(
-    "logical_and",
-    lambda xp, x1, x2, /: xp.logical_and(x1, x2),
-    differentiable=False,
-    doc="""Logical AND element-wise, broadcasting; returns a bool tensor.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> x = plugrad.tensor([1.0, 2.0, 3.0])
-    >>> plugrad.logical_and(x > 1.0, x < 3.0)
-    tensor([False,  True, False])
-    """,
-)
-
-logical_or = op(
-    "logical_or",
-    lambda xp, x1, x2, /: xp.logical_or(x1, x2),
-    differentiable=False,
-    doc="""Logical OR element-wise, broadcasting; returns a bool tensor.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> x = plugrad.tensor([1.0, 2.0, 3.0])
-    >>> plugrad.logical_or(x < 2.0, x > 2.0)
-    tensor([ True, False,  True])
-    """,
-)
-
-logical_not = op(
-    "logical_not",
-    lambda xp, x, /: xp.logical_not(x),
-    differentiable=False,
-    doc="""Logical NOT element-wise; returns a bool tensor.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.logical_not(plugrad.tensor([1.0, 2.0]) > 1.5)
-    tensor([ True, False])
-    """,
-)
-
-
-def _minimum_grad(xp: Any, g: Any, mine: Any, other: Any) -> Any:
-    # NOTE: ties split the gradient evenly, as for maximum.
-    return xp.where(mine < other, g, xp.where(mine == other, g / 2, 0.0))
-
-
-minimum = op(
-    "minimum",
-    lambda xp, x1, x2, /: xp.minimum(x1, x2),
-    broadcasting=True,
-    saves=("x1", "x2"),
-    doc="""Element-wise minimum of ``x1`` and ``x2``, broadcasting.
-
-    Where the inputs are equal the gradient is split evenly between them.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.minimum(plugrad.tensor([-1.0, 2.0]), 0.0)
-    tensor([-1.,  0.])
-    """,
-).vjp(
-    lambda xp, g, ans, x1, x2: _minimum_grad(xp, g, x1, x2),
-    lambda xp, g, ans, x1, x2: _minimum_grad(xp, g, x2, x1),
-)
-
-
-def _unary(
-    name: str, kernel: Any, rule: Any, saves: tuple[str, ...], doc: str, grad_fn_name: str = ""
-) -> OpDef:
-    return op(name, kernel, saves=saves, doc=doc, grad_fn_name=grad_fn_name or None).vjp(rule)
-
-
-positive = _unary(
-    "positive",
-    lambda xp, x, /: xp.positive(x),
-    lambda xp, g, ans, x: g,
-    (),
-    """Return ``+x`` element-wise (a new tensor with the same values).
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.positive(plugrad.tensor([-1.0, 2.0]))
-    tensor([-1.,  2.])
-    """,
-)
+positive = op("positive(x)", vjp=lambda xp, g, ans, x: g, methods="positive",
+              doc="Return ``+x`` element-wise (a new tensor with the same values).")
+square = op("square(x)", vjp=lambda xp, g, ans, x: 2 * g * conj(xp, x), methods="square",
+            doc="Square ``x * x`` element-wise.")
+sqrt = op("sqrt(x)", vjp=lambda xp, g, ans, x: g / (2 * conj(xp, ans)), methods="sqrt",
+          doc="Square root element-wise (``nan`` below 0 for real inputs; infinite gradient at 0).")
+reciprocal = op("reciprocal(x)", vjp=lambda xp, g, ans, x: -g * conj(xp, ans * ans),
+                methods="reciprocal", doc="Reciprocal ``1 / x`` element-wise.")
 
 
 def _abs_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
@@ -335,352 +99,62 @@ def _abs_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
     return g * xp.sign(x)
 
 
-abs = _unary(
-    "abs",
-    lambda xp, x, /: xp.abs(x),
-    _abs_grad,
-    ("x", "ans"),
-    """Absolute value ``|x|`` element-wise (the modulus for complex inputs).
+abs = op("abs(x)", vjp=_abs_grad, methods=("abs", "absolute"), aliases="absolute",
+         doc="Absolute value ``|x|`` element-wise (complex: the modulus); gradient 0 at 0.")
 
-    The gradient at 0 is 0.
+# -- exponentials and logarithms ------------------------------------------------------
 
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.abs(plugrad.tensor([-1.5, 2.0]))
-    tensor([1.5000, 2.0000])
-    """,
+exp = op("exp(x)", vjp=lambda xp, g, ans, x: g * conj(xp, ans), methods="exp",
+         doc="Exponential ``e ** x`` element-wise.")
+expm1 = op("expm1(x)", vjp=lambda xp, g, ans, x: g * conj(xp, ans + 1), methods="expm1",
+           doc="``exp(x) - 1`` element-wise, accurate for small ``x``.")
+log = op("log(x)", vjp=lambda xp, g, ans, x: g / conj(xp, x), methods="log",
+         doc="Natural logarithm element-wise (``nan`` for negative inputs, ``-inf`` at 0).")
+log1p = op("log1p(x)", vjp=lambda xp, g, ans, x: g / conj(xp, 1 + x), methods="log1p",
+           doc="``log(1 + x)`` element-wise, accurate for small ``x``.")
+log2 = op("log2(x)", vjp=lambda xp, g, ans, x: g / (conj(xp, x) * math.log(2.0)), methods="log2",
+          doc="Base-2 logarithm element-wise.")
+log10 = op("log10(x)", vjp=lambda xp, g, ans, x: g / (conj(xp, x) * math.log(10.0)),
+           methods="log10", doc="Base-10 logarithm element-wise.")
+logaddexp = op(
+    "logaddexp(x1, x2)",
+    vjp=(lambda xp, g, ans, x1, x2: g * xp.exp(x1 - ans),
+         lambda xp, g, ans, x1, x2: g * xp.exp(x2 - ans)),
+    broadcasting=True, methods="logaddexp",
+    doc="``log(exp(x1) + exp(x2))`` element-wise, without overflow.",
 )
 
-square = _unary(
-    "square",
-    lambda xp, x, /: xp.square(x),
-    lambda xp, g, ans, x: 2 * g * conj(xp, x),
-    ("x",),
-    """Square ``x * x`` element-wise.
+# -- trigonometric and hyperbolic -----------------------------------------------------
 
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.square(plugrad.tensor([-1.5, 2.0]))
-    tensor([2.2500, 4.0000])
-    """,
-)
-
-sqrt = _unary(
-    "sqrt",
-    lambda xp, x, /: xp.sqrt(x),
-    lambda xp, g, ans, x: g / (2 * conj(xp, ans)),
-    ("ans",),
-    """Square root element-wise (``nan`` for negative real inputs; the gradient at 0 is inf).
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.sqrt(plugrad.tensor([4.0, 2.25]))
-    tensor([2.0000, 1.5000])
-    """,
-)
-
-reciprocal = _unary(
-    "reciprocal",
-    lambda xp, x, /: xp.reciprocal(x),
-    lambda xp, g, ans, x: -g * conj(xp, ans * ans),
-    ("ans",),
-    """Reciprocal ``1 / x`` element-wise.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.reciprocal(plugrad.tensor([4.0, -0.5]))
-    tensor([ 0.2500, -2.0000])
-    """,
-)
-
-expm1 = _unary(
-    "expm1",
-    lambda xp, x, /: xp.expm1(x),
-    lambda xp, g, ans, x: g * conj(xp, ans + 1),
-    ("ans",),
-    """``exp(x) - 1`` element-wise, accurate for small ``x``.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.expm1(plugrad.tensor([1e-10, 1.0], dtype=plugrad.float64))
-    tensor([1.0000e-10, 1.7183e+00], dtype=plugrad.float64)
-    """,
-)
-
-log1p = _unary(
-    "log1p",
-    lambda xp, x, /: xp.log1p(x),
-    lambda xp, g, ans, x: g / conj(xp, 1 + x),
-    ("x",),
-    """``log(1 + x)`` element-wise, accurate for small ``x``.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.log1p(plugrad.tensor([1e-10, 1.0], dtype=plugrad.float64))
-    tensor([1.0000e-10, 6.9315e-01], dtype=plugrad.float64)
-    """,
-)
-
-log2 = _unary(
-    "log2",
-    lambda xp, x, /: xp.log2(x),
-    lambda xp, g, ans, x: g / (conj(xp, x) * math.log(2.0)),
-    ("x",),
-    """Base-2 logarithm element-wise.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.log2(plugrad.tensor([1.0, 8.0]))
-    tensor([0., 3.])
-    """,
-)
-
-log10 = _unary(
-    "log10",
-    lambda xp, x, /: xp.log10(x),
-    lambda xp, g, ans, x: g / (conj(xp, x) * math.log(10.0)),
-    ("x",),
-    """Base-10 logarithm element-wise.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.log10(plugrad.tensor([1.0, 100.0]))
-    tensor([0., 2.])
-    """,
-)
-
-sin = _unary(
-    "sin",
-    lambda xp, x, /: xp.sin(x),
-    lambda xp, g, ans, x: g * conj(xp, xp.cos(x)),
-    ("x",),
-    """Sine element-wise (radians).
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.sin(plugrad.tensor([0.0, plugrad.pi / 2]))
-    tensor([0., 1.])
-    """,
-)
-
-cos = _unary(
-    "cos",
-    lambda xp, x, /: xp.cos(x),
-    lambda xp, g, ans, x: -g * conj(xp, xp.sin(x)),
-    ("x",),
-    """Cosine element-wise (radians).
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.cos(plugrad.tensor([0.0, plugrad.pi]))
-    tensor([ 1., -1.])
-    """,
-)
-
-tan = _unary(
-    "tan",
-    lambda xp, x, /: xp.tan(x),
-    lambda xp, g, ans, x: g * conj(xp, 1 + ans * ans),
-    ("ans",),
-    """Tangent element-wise (radians).
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.tan(plugrad.tensor([0.0, plugrad.pi / 4]))
-    tensor([0., 1.])
-    """,
-)
-
-sinh = _unary(
-    "sinh",
-    lambda xp, x, /: xp.sinh(x),
-    lambda xp, g, ans, x: g * conj(xp, xp.cosh(x)),
-    ("x",),
-    """Hyperbolic sine element-wise.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.sinh(plugrad.tensor([0.0, 1.0]))
-    tensor([0.0000, 1.1752])
-    """,
-)
-
-cosh = _unary(
-    "cosh",
-    lambda xp, x, /: xp.cosh(x),
-    lambda xp, g, ans, x: g * conj(xp, xp.sinh(x)),
-    ("x",),
-    """Hyperbolic cosine element-wise.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.cosh(plugrad.tensor([0.0, 1.0]))
-    tensor([1.0000, 1.5431])
-    """,
-)
-
-tanh = _unary(
-    "tanh",
-    lambda xp, x, /: xp.tanh(x),
-    lambda xp, g, ans, x: g * conj(xp, 1 - ans * ans),
-    ("ans",),
-    """Hyperbolic tangent element-wise.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.tanh(plugrad.tensor([0.0, 1.0]))
-    tensor([0.0000, 0.7616])
-    """,
-)
-
-asin = _unary(
-    "asin",
-    lambda xp, x, /: xp.asin(x),
-    lambda xp, g, ans, x: g / conj(xp, xp.sqrt(1 - x * x)),
-    ("x",),
-    """Inverse sine element-wise; the gradient is infinite at ``x = ±1``.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.asin(plugrad.tensor([0.0, 1.0]))
-    tensor([0.0000, 1.5708])
-    """,
-)
-
-acos = _unary(
-    "acos",
-    lambda xp, x, /: xp.acos(x),
-    lambda xp, g, ans, x: -g / conj(xp, xp.sqrt(1 - x * x)),
-    ("x",),
-    """Inverse cosine element-wise; the gradient is infinite at ``x = ±1``.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.acos(plugrad.tensor([1.0, 0.0]))
-    tensor([0.0000, 1.5708])
-    """,
-)
-
-atan = _unary(
-    "atan",
-    lambda xp, x, /: xp.atan(x),
-    lambda xp, g, ans, x: g / conj(xp, 1 + x * x),
-    ("x",),
-    """Inverse tangent element-wise.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.atan(plugrad.tensor([0.0, 1.0]))
-    tensor([0.0000, 0.7854])
-    """,
-)
-
-asinh = _unary(
-    "asinh",
-    lambda xp, x, /: xp.asinh(x),
-    lambda xp, g, ans, x: g / conj(xp, xp.sqrt(x * x + 1)),
-    ("x",),
-    """Inverse hyperbolic sine element-wise.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.asinh(plugrad.tensor([0.0, 1.0]))
-    tensor([0.0000, 0.8814])
-    """,
-)
-
-acosh = _unary(
-    "acosh",
-    lambda xp, x, /: xp.acosh(x),
-    lambda xp, g, ans, x: g / conj(xp, xp.sqrt(x * x - 1)),
-    ("x",),
-    """Inverse hyperbolic cosine element-wise (``x >= 1``; the gradient is infinite at 1).
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.acosh(plugrad.tensor([1.0, 2.0]))
-    tensor([0.0000, 1.3170])
-    """,
-)
-
-atanh = _unary(
-    "atanh",
-    lambda xp, x, /: xp.atanh(x),
-    lambda xp, g, ans, x: g / conj(xp, 1 - x * x),
-    ("x",),
-    """Inverse hyperbolic tangent element-wise (``-1 < x < 1``).
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.atanh(plugrad.tensor([0.0, 0.5]))
-    tensor([0.0000, 0.5493])
-    """,
-)
-
-conj_ = _unary(
-    "conj",
-    lambda xp, x, /: xp.conj(x),
-    lambda xp, g, ans, x: xp.conj(g),
-    (),
-    """Complex conjugate element-wise (real inputs are returned unchanged).
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.conj(plugrad.tensor([1 + 2j]))
-    tensor([1.-2.j])
-    """,
-)
-
-real = _unary(
-    "real",
-    lambda xp, x, /: xp.real(x),
-    lambda xp, g, ans, x: cast(xp, g, x.dtype),
-    (),
-    """Real part element-wise.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.real(plugrad.tensor([1 + 2j]))
-    tensor([1.])
-    """,
-)
-
-imag = _unary(
-    "imag",
-    lambda xp, x, /: xp.imag(x),
-    lambda xp, g, ans, x: cast(xp, g, x.dtype) * 1j,
-    (),
-    """Imaginary part element-wise (of a complex tensor).
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.imag(plugrad.tensor([1 + 2j]))
-    tensor([2.])
-    """,
-)
+sin = op("sin(x)", vjp=lambda xp, g, ans, x: g * conj(xp, xp.cos(x)), methods="sin",
+         doc="Sine element-wise (radians).")
+cos = op("cos(x)", vjp=lambda xp, g, ans, x: -g * conj(xp, xp.sin(x)), methods="cos",
+         doc="Cosine element-wise (radians).")
+tan = op("tan(x)", vjp=lambda xp, g, ans, x: g * conj(xp, 1 + ans * ans), methods="tan",
+         doc="Tangent element-wise (radians).")
+sinh = op("sinh(x)", vjp=lambda xp, g, ans, x: g * conj(xp, xp.cosh(x)), methods="sinh",
+          doc="Hyperbolic sine element-wise.")
+cosh = op("cosh(x)", vjp=lambda xp, g, ans, x: g * conj(xp, xp.sinh(x)), methods="cosh",
+          doc="Hyperbolic cosine element-wise.")
+tanh = op("tanh(x)", vjp=lambda xp, g, ans, x: g * conj(xp, 1 - ans * ans), methods="tanh",
+          doc="Hyperbolic tangent element-wise.")
+asin = op("asin(x)", vjp=lambda xp, g, ans, x: g / conj(xp, xp.sqrt(1 - x * x)),
+          methods=("asin", "arcsin"), aliases="arcsin",
+          doc="Inverse sine element-wise; the gradient is infinite at ``x = ±1``.")
+acos = op("acos(x)", vjp=lambda xp, g, ans, x: -g / conj(xp, xp.sqrt(1 - x * x)),
+          methods=("acos", "arccos"), aliases="arccos",
+          doc="Inverse cosine element-wise; the gradient is infinite at ``x = ±1``.")
+atan = op("atan(x)", vjp=lambda xp, g, ans, x: g / conj(xp, 1 + x * x),
+          methods=("atan", "arctan"), aliases="arctan", doc="Inverse tangent element-wise.")
+asinh = op("asinh(x)", vjp=lambda xp, g, ans, x: g / conj(xp, xp.sqrt(x * x + 1)),
+           methods=("asinh", "arcsinh"), aliases="arcsinh",
+           doc="Inverse hyperbolic sine element-wise.")
+acosh = op("acosh(x)", vjp=lambda xp, g, ans, x: g / conj(xp, xp.sqrt(x * x - 1)),
+           methods=("acosh", "arccosh"), aliases="arccosh",
+           doc="Inverse hyperbolic cosine element-wise (``x >= 1``; gradient infinite at 1).")
+atanh = op("atanh(x)", vjp=lambda xp, g, ans, x: g / conj(xp, 1 - x * x),
+           methods=("atanh", "arctanh"), aliases="arctanh",
+           doc="Inverse hyperbolic tangent element-wise (``-1 < x < 1``).")
 
 
 def _atan2_grad(xp: Any, g: Any, numerator: Any, denominator: Any, sign: float) -> Any:
@@ -688,101 +162,71 @@ def _atan2_grad(xp: Any, g: Any, numerator: Any, denominator: Any, sign: float) 
 
 
 atan2 = op(
-    "atan2",
-    lambda xp, x1, x2, /: xp.atan2(x1, x2),
-    broadcasting=True,
-    saves=("x1", "x2"),
-    doc="""Angle of the point ``(x2, x1)`` in radians, element-wise (``atan(x1 / x2)`` by quadrant).
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.atan2(plugrad.tensor([1.0, 1.0]), plugrad.tensor([1.0, -1.0]))
-    tensor([0.7854, 2.3562])
-    """,
-).vjp(
-    lambda xp, g, ans, x1, x2: _atan2_grad(xp, g, x1, x2, 1.0),
-    lambda xp, g, ans, x1, x2: _atan2_grad(xp, g, x2, x1, -1.0),
+    "atan2(x1, x2)",
+    vjp=(lambda xp, g, ans, x1, x2: _atan2_grad(xp, g, x1, x2, 1.0),
+         lambda xp, g, ans, x1, x2: _atan2_grad(xp, g, x2, x1, -1.0)),
+    broadcasting=True, methods=("atan2", "arctan2"), aliases="arctan2",
+    doc="Angle of the point ``(x2, x1)`` in radians, element-wise (``atan(x1 / x2)`` by quadrant).",
 )
-
 hypot = op(
-    "hypot",
-    lambda xp, x1, x2, /: xp.hypot(x1, x2),
-    broadcasting=True,
-    saves=("x1", "x2", "ans"),
-    doc="""``sqrt(x1**2 + x2**2)`` element-wise, without overflow; the gradient at (0, 0) is 0.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.hypot(plugrad.tensor([3.0]), 4.0)
-    tensor([5.])
-    """,
-).vjp(
-    lambda xp, g, ans, x1, x2: g * x1 / safe_where_zero(xp, ans),
-    lambda xp, g, ans, x1, x2: g * x2 / safe_where_zero(xp, ans),
+    "hypot(x1, x2)",
+    vjp=(lambda xp, g, ans, x1, x2: g * x1 / safe_where_zero(xp, ans),
+         lambda xp, g, ans, x1, x2: g * x2 / safe_where_zero(xp, ans)),
+    broadcasting=True, methods="hypot",
+    doc="``sqrt(x1**2 + x2**2)`` element-wise, without overflow; the gradient at (0, 0) is 0.",
 )
 
-logaddexp = op(
-    "logaddexp",
-    lambda xp, x1, x2, /: xp.logaddexp(x1, x2),
-    broadcasting=True,
-    saves=("x1", "x2", "ans"),
-    doc="""``log(exp(x1) + exp(x2))`` element-wise, without overflow.
+# -- complex numbers ------------------------------------------------------------------
 
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.logaddexp(plugrad.tensor([0.0, 1000.0]), 0.0)
-    tensor([6.9315e-01, 1.0000e+03])
-    """,
-).vjp(
-    lambda xp, g, ans, x1, x2: g * xp.exp(x1 - ans),
-    lambda xp, g, ans, x1, x2: g * xp.exp(x2 - ans),
+conj_ = op("conj(x)", vjp=lambda xp, g, ans, x: xp.conj(g), methods="conj",
+           doc="Complex conjugate element-wise (real inputs are returned unchanged).")
+# The rules read only x.dtype: x itself need not be kept.
+real = op("real(x)", vjp=lambda xp, g, ans, x: cast(xp, g, x.dtype), saves=(),
+          doc="Real part element-wise.")
+imag = op("imag(x)", vjp=lambda xp, g, ans, x: cast(xp, g, x.dtype) * 1j, saves=(),
+          doc="Imaginary part element-wise (of a complex tensor).")
+
+# -- piecewise ------------------------------------------------------------------------
+
+
+def _maximum_grad(xp: Any, g: Any, mine: Any, other: Any) -> Any:
+    # NOTE: at ties the gradient is split evenly between the inputs (PyTorch's
+    # convention), so maximum(x, x) has gradient 1 with respect to x, not 2.
+    return xp.where(mine > other, g, xp.where(mine == other, g / 2, 0.0))
+
+
+def _minimum_grad(xp: Any, g: Any, mine: Any, other: Any) -> Any:
+    # NOTE: ties split the gradient evenly, as for maximum.
+    return xp.where(mine < other, g, xp.where(mine == other, g / 2, 0.0))
+
+
+maximum = op(
+    "maximum(x1, x2)",
+    vjp=(lambda xp, g, ans, x1, x2: _maximum_grad(xp, g, x1, x2),
+         lambda xp, g, ans, x1, x2: _maximum_grad(xp, g, x2, x1)),
+    broadcasting=True, methods="maximum",
+    doc="Element-wise maximum, broadcasting; at ties the gradient is split evenly.",
 )
-
+minimum = op(
+    "minimum(x1, x2)",
+    vjp=(lambda xp, g, ans, x1, x2: _minimum_grad(xp, g, x1, x2),
+         lambda xp, g, ans, x1, x2: _minimum_grad(xp, g, x2, x1)),
+    broadcasting=True, methods="minimum",
+    doc="Element-wise minimum, broadcasting; at ties the gradient is split evenly.",
+)
 copysign = op(
-    "copysign",
-    lambda xp, x1, x2, /: xp.copysign(x1, x2),
-    broadcasting=True,
-    saves=("x1", "x2"),
-    doc="""The magnitude of ``x1`` with the sign of ``x2``, element-wise.
-
-    The gradient with respect to ``x1`` is ``±1`` (0 where ``x1 == 0``); with
-    respect to ``x2`` it is 0.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.copysign(plugrad.tensor([1.0, -2.0]), -1.0)
-    tensor([-1., -2.])
-    """,
-).vjp(
-    lambda xp, g, ans, x1, x2: xp.where(
-        x1 == 0, 0.0, xp.where(xp.signbit(x1) == xp.signbit(x2), g, -g)
-    ),
-    lambda xp, g, ans, x1, x2: xp.zeros_like(g),
+    "copysign(x1, x2)",
+    vjp=(lambda xp, g, ans, x1, x2: xp.where(
+            x1 == 0, 0.0, xp.where(xp.signbit(x1) == xp.signbit(x2), g, -g)),
+         lambda xp, g, ans, x1, x2: xp.zeros_like(g)),
+    broadcasting=True, methods="copysign",
+    doc="The magnitude of ``x1`` with the sign of ``x2``, element-wise (no gradient for ``x2``).",
 )
-
 remainder = op(
-    "remainder",
-    lambda xp, x1, x2, /: xp.remainder(x1, x2),
-    broadcasting=True,
-    saves=("x1", "x2"),
-    doc="""Remainder of ``x1 / x2`` with the sign of ``x2`` (Python's ``%``), element-wise.
-
-    ``x1 - floor(x1 / x2) * x2``: the gradient is ``1`` for ``x1`` and
-    ``-floor(x1 / x2)`` for ``x2``.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.remainder(plugrad.tensor([5.0, -5.0]), 3.0)
-    tensor([2., 1.])
-    """,
-).vjp(
-    lambda xp, g, ans, x1, x2: g,
-    lambda xp, g, ans, x1, x2: -g * xp.floor_divide(x1, x2),
+    "remainder(x1, x2)",
+    vjp=(lambda xp, g, ans, x1, x2: g, lambda xp, g, ans, x1, x2: -g * xp.floor_divide(x1, x2)),
+    broadcasting=True, methods="remainder",
+    doc="Remainder of ``x1 / x2`` with the sign of ``x2`` (Python's ``%``), element-wise.",
 )
 
 
@@ -812,106 +256,21 @@ def _clip_grad_max(xp: Any, g: Any, ans: Any, x: Any, min: Any, max: Any) -> Any
 
 
 clip = op(
-    "clip",
-    lambda xp, x, /, min=None, max=None: xp.clip(x, min, max),
-    inputs=("x", "min", "max"),
-    broadcasting=True,
-    saves=("x", "min", "max"),
-    doc="""Clamp ``x`` to ``[min, max]`` element-wise; ``min``/``max`` are scalars, tensors or None.
-
-    The gradient goes to ``x`` where ``min <= x <= max``, and to the bound
-    that was applied elsewhere (tensor bounds have gradients too).
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.clip(plugrad.tensor([-2.0, 0.5, 3.0]), -1.0, 1.0)
-    tensor([-1.0000,  0.5000,  1.0000])
-    """,
-).vjp(_clip_grad_x, _clip_grad_min, _clip_grad_max)
-
-
-def _no_grad(name: str, kernel: Any, doc: str) -> OpDef:
-    return op(name, kernel, differentiable=False, doc=doc)
-
-
-sign = _no_grad(
-    "sign",
-    lambda xp, x, /: xp.sign(x),
-    """Sign of ``x`` element-wise: -1, 0 or 1 (``x / |x|`` for complex). No gradient.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.sign(plugrad.tensor([-2.0, 0.0, 3.0]))
-    tensor([-1.,  0.,  1.])
-    """,
+    "clip", lambda xp, x, /, min=None, max=None: xp.clip(x, min, max), inputs=("x", "min", "max"),
+    vjp=(_clip_grad_x, _clip_grad_min, _clip_grad_max), broadcasting=True,
+    methods=("clip", "clamp"), aliases="clamp",
+    doc="Clamp ``x`` to ``[min, max]`` element-wise; ``min``/``max`` are scalars, tensors or None.",
 )
 
-signbit = _no_grad(
-    "signbit",
-    lambda xp, x, /: xp.signbit(x),
-    """Whether the sign bit is set, element-wise (true for ``-0.0``). No gradient.
+# -- rounding: a zero gradient, as in PyTorch -----------------------------------------
 
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.signbit(plugrad.tensor([-0.0, 0.0, -1.0]))
-    tensor([ True, False,  True])
-    """,
-)
-
-floor = _no_grad(
-    "floor",
-    lambda xp, x, /: xp.floor(x),
-    """Round down element-wise. No gradient (it is 0 almost everywhere).
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.floor(plugrad.tensor([-1.5, 1.5]))
-    tensor([-2.,  1.])
-    """,
-)
-
-ceil = _no_grad(
-    "ceil",
-    lambda xp, x, /: xp.ceil(x),
-    """Round up element-wise. No gradient.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.ceil(plugrad.tensor([-1.5, 1.5]))
-    tensor([-1.,  2.])
-    """,
-)
-
-round = _no_grad(
-    "round",
-    lambda xp, x, /: xp.round(x),
-    """Round to the nearest integer element-wise, halves to even. No gradient.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.round(plugrad.tensor([0.5, 1.5, -2.7]))
-    tensor([ 0.,  2., -3.])
-    """,
-)
-
-trunc = _no_grad(
-    "trunc",
-    lambda xp, x, /: xp.trunc(x),
-    """Round towards zero element-wise. No gradient.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.trunc(plugrad.tensor([-1.5, 1.5]))
-    tensor([-1.,  1.])
-    """,
-)
+floor = op("floor(x)", vjp=_zero, methods="floor", doc="Round down element-wise.")
+ceil = op("ceil(x)", vjp=_zero, methods="ceil", doc="Round up element-wise.")
+round = op("round(x)", vjp=_zero, methods="round",
+           doc="Round to the nearest integer element-wise, halves to even.")
+trunc = op("trunc(x)", vjp=_zero, methods="trunc", doc="Round towards zero element-wise.")
+sign = op("sign(x)", vjp=_zero, methods="sign",
+          doc="Sign of ``x`` element-wise: -1, 0 or 1 (``x / |x|`` for complex).")
 
 
 def _floor_divide(xp: Any, x1: Any, x2: Any, /) -> Any:
@@ -926,175 +285,60 @@ def _floor_divide(xp: Any, x1: Any, x2: Any, /) -> Any:
     return xp.where(infinite, xp.floor(a / b), out)
 
 
-floor_divide = _no_grad(
-    "floor_divide",
-    _floor_divide,
-    """``floor(x1 / x2)`` element-wise, broadcasting (Python's ``//``). No gradient.
+floor_divide = op("floor_divide", _floor_divide, differentiable=False, methods="floor_divide",
+                  doc="``floor(x1 / x2)`` element-wise, broadcasting (Python's ``//``).")
 
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.floor_divide(plugrad.tensor([7.0, -7.0]), 2.0)
-    tensor([ 3., -4.])
-    """,
-)
+# -- no gradient ----------------------------------------------------------------------
 
-nextafter = _no_grad(
-    "nextafter",
-    lambda xp, x1, x2, /: xp.nextafter(x1, x2),
-    """The next representable value after ``x1`` towards ``x2``, element-wise. No gradient.
+signbit = op("signbit(x)", differentiable=False, methods="signbit",
+             doc="Whether the sign bit is set, element-wise (true for ``-0.0``).")
+nextafter = op("nextafter(x1, x2)", differentiable=False, methods="nextafter",
+               doc="The next representable value after ``x1`` towards ``x2``, element-wise.")
+isnan = op("isnan(x)", differentiable=False, methods="isnan", doc="Whether each element is NaN.")
+isinf = op("isinf(x)", differentiable=False, methods="isinf",
+           doc="Whether each element is infinite.")
+isfinite = op("isfinite(x)", differentiable=False, methods="isfinite",
+              doc="Whether each element is finite (neither infinite nor NaN).")
+equal = op("equal(x1, x2)", differentiable=False, methods="eq", aliases="eq",
+           doc="Compare ``x1 == x2`` element-wise, broadcasting; a bool tensor.")
+not_equal = op("not_equal(x1, x2)", differentiable=False, methods=("ne", "not_equal"),
+               aliases="ne", doc="Compare ``x1 != x2`` element-wise, broadcasting; a bool tensor.")
+less = op("less(x1, x2)", differentiable=False, methods=("lt", "less"), aliases="lt",
+          doc="Compare ``x1 < x2`` element-wise, broadcasting; a bool tensor.")
+less_equal = op("less_equal(x1, x2)", differentiable=False, methods=("le", "less_equal"),
+                aliases="le", doc="Compare ``x1 <= x2`` element-wise, broadcasting; a bool tensor.")
+greater = op("greater(x1, x2)", differentiable=False, methods=("gt", "greater"), aliases="gt",
+             doc="Compare ``x1 > x2`` element-wise, broadcasting; a bool tensor.")
+greater_equal = op("greater_equal(x1, x2)", differentiable=False,
+                   methods=("ge", "greater_equal"), aliases="ge",
+                   doc="Compare ``x1 >= x2`` element-wise, broadcasting; a bool tensor.")
+logical_and = op("logical_and(x1, x2)", differentiable=False, methods="logical_and",
+                 doc="Logical AND element-wise, broadcasting; a bool tensor.")
+logical_or = op("logical_or(x1, x2)", differentiable=False, methods="logical_or",
+                doc="Logical OR element-wise, broadcasting; a bool tensor.")
+logical_xor = op("logical_xor(x1, x2)", differentiable=False, methods="logical_xor",
+                 doc="Logical XOR element-wise, broadcasting; a bool tensor.")
+logical_not = op("logical_not(x)", differentiable=False, methods="logical_not",
+                 doc="Logical NOT element-wise; a bool tensor.")
+bitwise_and = op("bitwise_and(x1, x2)", differentiable=False, methods="bitwise_and",
+                 doc="Bitwise AND of integer or bool tensors, broadcasting (``x1 & x2``).")
+bitwise_or = op("bitwise_or(x1, x2)", differentiable=False, methods="bitwise_or",
+                doc="Bitwise OR of integer or bool tensors, broadcasting (``x1 | x2``).")
+bitwise_xor = op("bitwise_xor(x1, x2)", differentiable=False, methods="bitwise_xor",
+                 doc="Bitwise XOR of integer or bool tensors, broadcasting (``x1 ^ x2``).")
+bitwise_invert = op("bitwise_invert(x)", differentiable=False,
+                    methods=("bitwise_invert", "bitwise_not"), aliases="bitwise_not",
+                    doc="Bitwise NOT of an integer or bool tensor (``~x``).")
+bitwise_left_shift = op("bitwise_left_shift(x1, x2)", differentiable=False,
+                        methods="bitwise_left_shift",
+                        doc="Shift the bits of ``x1`` left by ``x2`` (``x1 << x2``).")
+bitwise_right_shift = op("bitwise_right_shift(x1, x2)", differentiable=False,
+                         methods="bitwise_right_shift",
+                         doc="Shift the bits of ``x1`` right by ``x2`` (``x1 >> x2``).")
 
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.nextafter(plugrad.tensor([1.0]), 2.0) > 1.0
-    tensor([True])
-    """,
-)
-
-isnan = _no_grad(
-    "isnan",
-    lambda xp, x, /: xp.isnan(x),
-    """Whether each element is NaN. No gradient.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.isnan(plugrad.tensor([1.0, plugrad.nan]))
-    tensor([False,  True])
-    """,
-)
-
-isinf = _no_grad(
-    "isinf",
-    lambda xp, x, /: xp.isinf(x),
-    """Whether each element is infinite. No gradient.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.isinf(plugrad.tensor([1.0, -plugrad.inf]))
-    tensor([False,  True])
-    """,
-)
-
-isfinite = _no_grad(
-    "isfinite",
-    lambda xp, x, /: xp.isfinite(x),
-    """Whether each element is finite (neither infinite nor NaN). No gradient.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.isfinite(plugrad.tensor([1.0, plugrad.inf, plugrad.nan]))
-    tensor([ True, False, False])
-    """,
-)
-
-logical_xor = _no_grad(
-    "logical_xor",
-    lambda xp, x1, x2, /: xp.logical_xor(x1, x2),
-    """Logical XOR element-wise, broadcasting; returns a bool tensor.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> x = plugrad.tensor([1.0, 2.0, 3.0])
-    >>> plugrad.logical_xor(x > 1.0, x > 2.0)
-    tensor([False,  True, False])
-    """,
-)
-
-bitwise_and = _no_grad(
-    "bitwise_and",
-    lambda xp, x1, x2, /: xp.bitwise_and(x1, x2),
-    """Bitwise AND of integer or bool tensors, broadcasting (``x1 & x2``).
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.bitwise_and(plugrad.tensor([12, 10]), 6)
-    tensor([4, 2])
-    """,
-)
-
-bitwise_or = _no_grad(
-    "bitwise_or",
-    lambda xp, x1, x2, /: xp.bitwise_or(x1, x2),
-    """Bitwise OR of integer or bool tensors, broadcasting (``x1 | x2``).
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.bitwise_or(plugrad.tensor([12, 10]), 6)
-    tensor([14, 14])
-    """,
-)
-
-bitwise_xor = _no_grad(
-    "bitwise_xor",
-    lambda xp, x1, x2, /: xp.bitwise_xor(x1, x2),
-    """Bitwise XOR of integer or bool tensors, broadcasting (``x1 ^ x2``).
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.bitwise_xor(plugrad.tensor([12, 10]), 6)
-    tensor([10, 12])
-    """,
-)
-
-bitwise_invert = _no_grad(
-    "bitwise_invert",
-    lambda xp, x, /: xp.bitwise_invert(x),
-    """Bitwise NOT of an integer or bool tensor (``~x``).
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.bitwise_invert(plugrad.tensor([0, 5]))
-    tensor([-1, -6])
-    """,
-)
-
-bitwise_left_shift = _no_grad(
-    "bitwise_left_shift",
-    lambda xp, x1, x2, /: xp.bitwise_left_shift(x1, x2),
-    """Shift the bits of ``x1`` left by ``x2``, broadcasting (``x1 << x2``).
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.bitwise_left_shift(plugrad.tensor([1, 3]), 2)
-    tensor([ 4, 12])
-    """,
-)
-
-bitwise_right_shift = _no_grad(
-    "bitwise_right_shift",
-    lambda xp, x1, x2, /: xp.bitwise_right_shift(x1, x2),
-    """Shift the bits of ``x1`` right by ``x2``, broadcasting (``x1 >> x2``).
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.bitwise_right_shift(plugrad.tensor([8, 13]), 2)
-    tensor([2, 3])
-    """,
-)
+# fmt: on
 
 
 @hookimpl
 def plugrad_ops() -> list[OpDef]:
-    return [
-        add, subtract, multiply, divide, pow, negative, positive, exp, expm1, log, log1p,
-        log2, log10, sqrt, square, reciprocal, abs, sin, cos, tan, sinh, cosh, tanh,
-        asin, acos, atan, asinh, acosh, atanh, atan2, hypot, logaddexp, copysign,
-        remainder, clip, maximum, minimum, conj_, real, imag,
-        sign, signbit, floor, ceil, round, trunc, floor_divide, nextafter,
-        isnan, isinf, isfinite,
-        equal, not_equal, less, less_equal, greater, greater_equal,
-        logical_and, logical_or, logical_not, logical_xor,
-        bitwise_and, bitwise_or, bitwise_xor, bitwise_invert,
-        bitwise_left_shift, bitwise_right_shift,
-    ]  # fmt: skip
+    return collect_ops(globals())

@@ -40,6 +40,8 @@ def _matmul_grad_x2(xp: Any, g: Any, ans: Any, x1: Any, x2: Any) -> Any:
 matmul = op(
     "matmul",
     lambda xp, x1, x2, /: xp.matmul(x1, x2),
+    methods=("matmul", "mm", "bmm"),
+    aliases=("mm", "bmm"),
     broadcasting=True,
     saves=("x1", "x2"),
     grad_fn_name="MatMul",

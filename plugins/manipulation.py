@@ -59,6 +59,7 @@ permute_dims = op(
 expand_dims = op(
     "expand_dims",
     lambda xp, x, /, axis=0: xp.expand_dims(x, axis=axis),
+    methods=("expand_dims", "unsqueeze"),
     saves=(),
     view=True,
     doc="""Insert a size-1 axis at position ``axis`` (an int, or a tuple of positions).
@@ -74,6 +75,7 @@ expand_dims = op(
 squeeze = op(
     "squeeze",
     lambda xp, x, /, axis: xp.squeeze(x, axis=axis),
+    methods="squeeze",
     saves=(),
     view=True,
     doc="""Remove the size-1 axes named by ``axis``.
@@ -89,6 +91,7 @@ squeeze = op(
 broadcast_to = op(
     "broadcast_to",
     lambda xp, x, /, shape: xp.broadcast_to(x, shape),
+    methods="broadcast_to",
     broadcasting=True,
     saves=(),
     view=True,
@@ -112,6 +115,7 @@ def _roll_grad(xp: Any, g: Any, ans: Any, x: Any, *, shift: Any, axis: Any) -> A
 flip = op(
     "flip",
     lambda xp, x, /, *, axis=None: xp.flip(x, axis=axis),
+    methods="flip",
     saves=(),
     doc="""Reverse the order of elements along ``axis`` (all axes by default).
 
@@ -127,6 +131,7 @@ flip = op(
 roll = op(
     "roll",
     lambda xp, x, /, shift, *, axis=None: xp.roll(x, shift=shift, axis=axis),
+    methods="roll",
     saves=(),
     doc="""Shift elements cyclically by ``shift`` along ``axis`` (the flattened tensor by default).
 
@@ -159,6 +164,7 @@ def _concat_grad(xp: Any, g: Any, ans: Any, arrays: tuple[Any, ...], *, axis: in
 concat = op(
     "concat",
     lambda xp, arrays, /, *, axis=0: xp.concat(arrays, axis=axis),
+    aliases=("cat", "concatenate"),
     sequence=True,
     saves=(),
     doc="""Join a list of tensors along an existing ``axis`` (flattened first if ``axis=None``).
@@ -190,6 +196,8 @@ stack = op(
 unstack = op(
     "unstack",
     lambda xp, x, /, *, axis=0: tuple(xp.unstack(x, axis=axis)),
+    methods=("unstack", "unbind"),
+    aliases="unbind",
     multiple_outputs=True,
     saves=(),
     doc="""Split ``x`` along ``axis`` into a tuple of tensors with that axis removed.
@@ -208,6 +216,8 @@ unstack = op(
 moveaxis = op(
     "moveaxis",
     lambda xp, x, source, destination, /: xp.moveaxis(x, source, destination),
+    methods=("moveaxis", "movedim"),
+    aliases="movedim",
     inputs=("x",),
     saves=(),
     doc="""Move the axes ``source`` to positions ``destination`` (ints or tuples of ints).
@@ -241,6 +251,8 @@ def _repeat_grad(xp: Any, g: Any, ans: Any, x: Any, *, repeats: Any, axis: int |
 repeat = op(
     "repeat",
     lambda xp, x, /, repeats, *, axis=None: xp.repeat(x, repeats, axis=axis),
+    methods="repeat_interleave",
+    aliases="repeat_interleave",
     array_params=("repeats",),
     saves=(),
     doc="""Repeat each element ``repeats`` times (an int, or a tensor with one count per element).
@@ -273,6 +285,7 @@ def _tile_grad(xp: Any, g: Any, ans: Any, x: Any, *, repetitions: tuple[int, ...
 tile = op(
     "tile",
     lambda xp, x, /, repetitions: xp.tile(x, repetitions),
+    methods="tile",
     saves=(),
     doc="""Repeat the whole tensor ``repetitions[i]`` times along each axis ``i``.
 

@@ -87,6 +87,7 @@ def _erfc_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
 erfc = op(
     "erfc",
     _erfc_kernel,
+    methods="erfc",
     saves=("x",),
     standard=False,
     namespace="nn",
@@ -149,6 +150,7 @@ linear = op(
 relu = op(
     "relu",
     lambda xp, x, /: xp.maximum(x, 0.0),
+    methods="relu",
     saves=("ans",),
     standard=False,
     namespace="nn",
@@ -175,6 +177,7 @@ def _sigmoid_kernel(xp: Any, x: Any, /) -> Any:
 sigmoid = op(
     "sigmoid",
     _sigmoid_kernel,
+    methods="sigmoid",
     saves=("ans",),
     standard=False,
     namespace="nn",
@@ -256,6 +259,7 @@ def _softmax_kernel(xp: Any, x: Any, /, *, axis: int = -1) -> Any:
 softmax = op(
     "softmax",
     _softmax_kernel,
+    methods="softmax",
     saves=("ans",),
     standard=False,
     namespace="nn",
@@ -275,6 +279,7 @@ softmax = op(
 log_softmax = op(
     "log_softmax",
     _log_softmax_kernel,
+    methods="log_softmax",
     saves=("ans",),
     standard=False,
     namespace="nn",
@@ -327,6 +332,7 @@ def _logsumexp_grad(xp: Any, g: Any, ans: Any, x: Any, *, axis: Any, keepdims: b
 logsumexp = op(
     "logsumexp",
     _logsumexp_kernel,
+    methods="logsumexp",
     saves=("x", "ans"),
     standard=False,
     namespace="nn",

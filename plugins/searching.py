@@ -33,6 +33,7 @@ where = op(
 argmax = op(
     "argmax",
     lambda xp, x, /, *, axis=None, keepdims=False: xp.argmax(x, axis=axis, keepdims=keepdims),
+    methods="argmax",
     differentiable=False,
     doc="""Index of the (first) maximum along ``axis`` (of the flattened tensor by default).
 
@@ -47,6 +48,7 @@ argmax = op(
 argmin = op(
     "argmin",
     lambda xp, x, /, *, axis=None, keepdims=False: xp.argmin(x, axis=axis, keepdims=keepdims),
+    methods="argmin",
     differentiable=False,
     doc="""Index of the (first) minimum along ``axis`` (of the flattened tensor by default).
 

@@ -48,6 +48,7 @@ argsort = op(
     lambda xp, x, /, *, axis=-1, descending=False, stable=True: xp.argsort(
         x, axis=axis, descending=descending, stable=stable
     ),
+    methods="argsort",
     differentiable=False,
     doc="""Indices that sort ``x`` along ``axis`` (stable by default). No gradient.
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from plugrad.hookspecs import hookimpl
-from plugrad.opdef import OpDef, op
+from plugrad.opdef import OpDef, collect_ops, op
 from plugrad.plugins._rules import (
     axis_slice,
     cast,
@@ -31,11 +31,9 @@ def _sum_grad(xp: Any, g: Any, ans: Any, x: Any, *, axis: Any, dtype: Any, keepd
 
 
 sum = op(
-    "sum",
-    lambda xp, x, /, *, axis=None, dtype=None, keepdims=False: xp.sum(
-        x, axis=axis, dtype=dtype, keepdims=keepdims
-    ),
+    "sum(x, /, *, axis=None, dtype=None, keepdims=False)",
     saves=(),
+    methods="sum",
     doc="""Sum of the elements over ``axis`` (all axes by default).
 
     Parameters
@@ -61,9 +59,9 @@ sum = op(
 ).vjp(_sum_grad)
 
 mean = op(
-    "mean",
-    lambda xp, x, /, *, axis=None, keepdims=False: xp.mean(x, axis=axis, keepdims=keepdims),
+    "mean(x, /, *, axis=None, keepdims=False)",
     saves=(),
+    methods="mean",
     doc="""Arithmetic mean over ``axis`` (all axes by default).
 
     Examples
@@ -98,11 +96,8 @@ def _prod_grad(xp: Any, g: Any, ans: Any, x: Any, *, axis: Any, dtype: Any, keep
 
 
 prod = op(
-    "prod",
-    lambda xp, x, /, *, axis=None, dtype=None, keepdims=False: xp.prod(
-        x, axis=axis, dtype=dtype, keepdims=keepdims
-    ),
-    saves=("x",),
+    "prod(x, /, *, axis=None, dtype=None, keepdims=False)",
+    methods="prod",
     doc="""Product of the elements over ``axis`` (all axes by default).
 
     The gradient is exact where elements are zero: with one zero, it is the
@@ -127,11 +122,7 @@ def _var_grad(xp: Any, g: Any, ans: Any, x: Any, *, axis: Any, correction: Any, 
 
 
 var = op(
-    "var",
-    lambda xp, x, /, *, axis=None, correction=0.0, keepdims=False: xp.var(
-        x, axis=axis, correction=correction, keepdims=keepdims
-    ),
-    saves=("x",),
+    "var(x, /, *, axis=None, correction=0.0, keepdims=False)",
     doc="""Variance over ``axis``; ``correction=1`` gives the unbiased (sample) variance.
 
     Examples
@@ -154,11 +145,7 @@ def _std_grad(xp: Any, g: Any, ans: Any, x: Any, *, axis: Any, correction: Any, 
 
 
 std = op(
-    "std",
-    lambda xp, x, /, *, axis=None, correction=0.0, keepdims=False: xp.std(
-        x, axis=axis, correction=correction, keepdims=keepdims
-    ),
-    saves=("x", "ans"),
+    "std(x, /, *, axis=None, correction=0.0, keepdims=False)",
     doc="""Standard deviation over ``axis``; ``correction=1`` for the sample standard deviation.
 
     The gradient is not finite where the standard deviation is 0.
@@ -182,9 +169,8 @@ def _extremum_grad(xp: Any, g: Any, ans: Any, x: Any, *, axis: Any, keepdims: bo
 
 
 max = op(
-    "max",
-    lambda xp, x, /, *, axis=None, keepdims=False: xp.max(x, axis=axis, keepdims=keepdims),
-    saves=("x", "ans"),
+    "max(x, /, *, axis=None, keepdims=False)",
+    methods="amax",
     doc="""Maximum over ``axis`` (all axes by default).
 
     Tied maxima share the gradient equally.
@@ -200,9 +186,8 @@ max = op(
 ).vjp(_extremum_grad)
 
 min = op(
-    "min",
-    lambda xp, x, /, *, axis=None, keepdims=False: xp.min(x, axis=axis, keepdims=keepdims),
-    saves=("x", "ans"),
+    "min(x, /, *, axis=None, keepdims=False)",
+    methods="amin",
     doc="""Minimum over ``axis`` (all axes by default).
 
     Tied minima share the gradient equally.
@@ -232,10 +217,8 @@ def _cumulative_sum_grad(
 
 
 cumulative_sum = op(
-    "cumulative_sum",
-    lambda xp, x, /, *, axis=None, dtype=None, include_initial=False: xp.cumulative_sum(
-        x, axis=axis, dtype=dtype, include_initial=include_initial
-    ),
+    "cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False)",
+    methods=("cumulative_sum", "cumsum"),
     saves=(),
     doc="""Cumulative sum along ``axis`` (optional for 1-D); ``include_initial`` prepends a 0.
 
@@ -274,11 +257,8 @@ def _cumulative_prod_grad(
 
 
 cumulative_prod = op(
-    "cumulative_prod",
-    lambda xp, x, /, *, axis=None, dtype=None, include_initial=False: xp.cumulative_prod(
-        x, axis=axis, dtype=dtype, include_initial=include_initial
-    ),
-    saves=("x",),
+    "cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False)",
+    methods=("cumulative_prod", "cumprod"),
     doc="""Cumulative product along ``axis`` (optional for 1-D); ``include_initial`` prepends a 1.
 
     The gradient is exact where elements are zero (its derivative, the second
@@ -300,4 +280,4 @@ cumulative_prod = op(
 
 @hookimpl
 def plugrad_ops() -> list[OpDef]:
-    return [sum, mean, prod, var, std, max, min, cumulative_sum, cumulative_prod]
+    return collect_ops(globals())

@@ -11,6 +11,7 @@ from plugrad.plugins._rules import axis_slice
 all = op(
     "all",
     lambda xp, x, /, *, axis=None, keepdims=False: xp.all(x, axis=axis, keepdims=keepdims),
+    methods="all",
     differentiable=False,
     doc="""Test whether all elements along ``axis`` are true (non-zero).
 
@@ -25,6 +26,7 @@ all = op(
 any = op(
     "any",
     lambda xp, x, /, *, axis=None, keepdims=False: xp.any(x, axis=axis, keepdims=keepdims),
+    methods="any",
     differentiable=False,
     doc="""Test whether any element along ``axis`` is true (non-zero).
 

@@ -382,7 +382,7 @@ class Indexing(Workload):
         xp = self.xp
         loss = xp.sum(xp.take(self.xr, self.ir, axis=0) * self.wr)
         # The backward by hand: add each weight row into the row it was gathered from.
-        grad = self.scatter_add(xp, self.wr, key=(self.ir, ...), shape=self.xr.shape)
+        grad = self.scatter_add(self.wr, key=(self.ir, ...), shape=self.xr.shape)
         return loss, grad
 
     def use_torch(self, torch: Any) -> None:

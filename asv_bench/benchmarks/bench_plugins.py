@@ -31,7 +31,7 @@ _PLUGIN = "asv_times_plugin"
 
 def _multiply_plugin():
     times = op("times_bench", lambda xp, x1, x2, /: xp.multiply(x1, x2), broadcasting=True)
-    times.vjp(lambda xp, g, ans, x1, x2: g * x2, lambda xp, g, ans, x1, x2: g * x1)
+    times = times.vjp(lambda xp, g, ans, x1, x2: g * x2, lambda xp, g, ans, x1, x2: g * x1)
     return types.SimpleNamespace(plugrad_ops=hookimpl(lambda: [times]))
 
 

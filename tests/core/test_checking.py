@@ -15,7 +15,7 @@ from plugrad.backend import Backend
 from plugrad.errors import PluginOutputError
 from plugrad.hookspecs import hookimpl
 from plugrad.kerneldef import kernel
-from plugrad.opdef import op
+from plugrad.opdef import NamespaceKernel, op
 
 # These tests are about plugin machinery; they pin the default device to numpy.
 pytestmark = pytest.mark.usefixtures("on_numpy")
@@ -35,10 +35,16 @@ def unary(name: str, forward, rule=None, **options):
 
 
 def is_plain(device) -> bool:
-    return all(
-        device.kernels[name] is plugrad.plugins.kernel_source(name).function
-        for name in registry.op_names()
-    )
+    """Whether every kernel in the table is the plain one, with the namespace bound."""
+
+    def plain(name: str) -> bool:
+        function = plugrad.plugins.kernel_source(name).function
+        bound = device.kernels[name]
+        if isinstance(function, NamespaceKernel):
+            return bound is function.bind(device.xp)
+        return bound.func is function
+
+    return all(plain(name) for name in registry.op_names())
 
 
 def test_off_by_default_and_switching_back_restores_the_plain_tables() -> None:
@@ -178,7 +184,7 @@ def test_broadcast_shaped_gradients_are_accepted_for_broadcasting_ops(
     plugin, registered, checks
 ) -> None:
     scale = op("scale_chk", lambda xp, x, s, /: x * s, broadcasting=True)
-    scale.vjp(lambda xp, g, ans, x, s: g * s, lambda xp, g, ans, x, s: g * x)
+    scale = scale.vjp(lambda xp, g, ans, x, s: g * s, lambda xp, g, ans, x, s: g * x)
     registered(plugin(ops=[scale]), "broadcasting")
     x = plugrad.ones((2, 3), requires_grad=True)
     s = plugrad.tensor([2.0], requires_grad=True)
@@ -225,17 +231,17 @@ def test_a_plugin_registered_during_checking_is_checked_and_restored(plugin, che
     try:
         with pytest.raises(PluginOutputError, match="plugin 'late', op 'late_chk'"):
             plugrad.ops.late_chk(plugrad.ones(1))
-        assert doubled.vjps != declared
+        assert registry.find_op("late_chk").vjps != declared
     finally:
         plugrad.plugins.unregister("late")
-    assert doubled.vjps == declared  # its declaration is its own again
+    assert doubled.vjps == declared  # the declaration itself never changes
 
 
 def test_the_environment_variable_turns_checking_on_at_import(python) -> None:
     code = (
         "import plugrad\n"
         "print(plugrad.plugins.checks_enabled(), "
-        "plugrad.ones(1).device.kernels['exp'] is plugrad.plugins.kernel_source('exp').function)"
+        "plugrad.ones(1).device.kernels['exp'] is plugrad.ones(1).device.xp.exp)"
     )
     assert python(code, PLUGRAD_CHECK_PLUGINS="1").stdout.split() == ["True", "False"]
     assert python(code).stdout.split() == ["False", "True"]

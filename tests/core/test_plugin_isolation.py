@@ -29,7 +29,7 @@ from plugrad.kerneldef import kernel
 from plugrad.opdef import op
 
 halve = op("halve_ep", lambda xp, x, /: x / 2, saves=(), method=True)
-halve.vjp(lambda xp, g, ans, x: g / 2)
+halve = halve.vjp(lambda xp, g, ans, x: g / 2)
 
 def sum_direct(xp, x, /, *, axis=None, dtype=None, keepdims=False):
     return xp.sum(x, axis=axis, dtype=dtype, keepdims=keepdims)
@@ -140,7 +140,7 @@ def test_installed_plugins_each_fail_alone_and_the_rest_works(python, installed)
     assert report["ops"]["sum"]["numpy"]["kind"] == "override"
     assert report["ops"]["sum"]["numpy"]["distribution"] == "plugrad-good"
     assert report["ops"]["exp"]["numpy"]["kind"] == "generic"
-    assert out["ops"] == sorted([*registry.op_names(), "halve_ep"])
+    assert out["ops"] == sorted([*registry.op_names(), *registry._state.aliases, "halve_ep"])
     x = np.array([1.0, 2.0])
     np.testing.assert_allclose(out["grad"], np.exp(x) * (x + 1), rtol=1e-6)
 

@@ -72,18 +72,20 @@ def test_kernel_tables_are_plain_dicts_of_every_op() -> None:
 
 
 def test_generated_functions_have_the_kernel_signature() -> None:
-    assert str(inspect.signature(plugrad.sum)) == "(x, /, *, axis=None, dtype=None, keepdims=False)"
+    assert str(inspect.signature(plugrad.sum)) == (
+        "(x, /, *, axis=None, dtype=None, keepdims=False, dim=<unset>, keepdim=<unset>)"
+    )
     assert str(inspect.signature(plugrad.add)) == "(x1, x2, /)"
     assert str(inspect.signature(plugrad.reshape)) == "(x, /, shape, *, copy=None)"
     assert plugrad.ops.add is plugrad.add and plugrad.add.__module__ == "plugrad"
-    assert "Examples" in plugrad.add.__doc__
+    assert plugrad.add.__doc__ == "Add ``x1 + x2`` element-wise, broadcasting."
     with pytest.raises(TypeError, match="axes"):
         plugrad.sum(plugrad.ones(2), axes=0)
 
 
 def test_runtime_plugin_adds_a_differentiable_op(registered) -> None:
     cube = op("cube_test", lambda xp, x, /: x * x * x, saves=("x",))
-    cube.vjp(lambda xp, g, ans, x: 3 * x * x * g)
+    cube = cube.vjp(lambda xp, g, ans, x: 3 * x * x * g)
     registered(plugin_with(cube), "cubes")
     assert not hasattr(plugrad, "cube_test"), "third-party ops stay out of the top namespace"
     x = plugrad.tensor([2.0], requires_grad=True)
@@ -97,7 +99,7 @@ def test_rules_can_use_any_registered_op_in_both_modes(registered) -> None:
     # The standard has no "twice"; a rule may still call it, as xp.twice_test.
     twice = op("twice_test", lambda xp, x, /: x * 2, saves=()).vjp(lambda xp, g, ans, x: g * 2)
     cube = op("cube_via_twice", lambda xp, x, /: x * x * x, saves=("x",))
-    cube.vjp(lambda xp, g, ans, x: xp.twice_test(x * x * g) + x * x * g)
+    cube = cube.vjp(lambda xp, g, ans, x: xp.twice_test(x * x * g) + x * x * g)
     registered(plugin_with(twice, cube), "rule_namespace_plugin")
     x = plugrad.tensor(2.0, dtype=plugrad.float64, requires_grad=True)
     plugrad.ops.cube_via_twice(x).backward(create_graph=True)
@@ -116,7 +118,7 @@ def test_rebuilding_keeps_backend_objects(registered) -> None:
 
 def test_unregister_removes_the_op() -> None:
     square = op("square_test", lambda xp, x, /: x * x, saves=("x",))
-    square.vjp(lambda xp, g, ans, x: 2 * x * g)
+    square = square.vjp(lambda xp, g, ans, x: 2 * x * g)
     registry.register_plugin(plugin_with(square), name="squares")
     function = plugrad.ops.square_test
     registry.unregister_plugin("squares")
@@ -187,14 +189,13 @@ def test_failing_hook_in_a_runtime_plugin_raises_and_changes_nothing() -> None:
 
 def test_backend_specific_kernel_takes_precedence(registered) -> None:
     calls = []
-    scaled = op("scaled_test", lambda xp, x, /: x * 2, saves=())
-    scaled.vjp(lambda xp, g, ans, x: g * 2)
 
-    @scaled.kernel_for("numpy")
     def numpy_kernel(xp, x, /):
         calls.append("numpy")
         return x * 2
 
+    scaled = op("scaled_test", lambda xp, x, /: x * 2, kernels={"numpy": numpy_kernel})
+    scaled = scaled.vjp(lambda xp, g, ans, x: g * 2)
     registered(plugin_with(scaled), "scaled_plugin")
     assert plugrad.ops.scaled_test(plugrad.ones(2, device="numpy")).tolist() == [2.0, 2.0]
     assert calls == ["numpy"]

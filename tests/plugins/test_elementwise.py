@@ -40,6 +40,13 @@ CASES = [
     Case("negative", "neg", lambda a: -a, np.negative, ((2, 3),)),
     Case("positive", "positive", P.positive, np.positive, ((2, 3),)),
     unary("exp", np.exp),
+    # Piecewise constant: a zero gradient, checked between the steps.
+    unary("floor", np.floor, (0.1, 0.4)),
+    unary("ceil", np.ceil, (-0.9, -0.6)),
+    unary("round", np.round, (1.1, 1.4)),
+    unary("trunc", np.trunc, (2.1, 2.9)),
+    unary("sign", np.sign, POSITIVE),
+    Case("sign", "sign-negative", P.sign, np.sign, ((2, 3),), ((-2.0, -0.5),)),
     unary("expm1", np.expm1),
     unary("log", np.log, POSITIVE),
     unary("log1p", np.log1p, POSITIVE),
@@ -153,15 +160,10 @@ NO_GRAD = [
     NoGrad("logical_or", "logical_or", P.logical_or, np.logical_or, [MASK, MASK[::-1]]),
     NoGrad("logical_xor", "logical_xor", P.logical_xor, np.logical_xor, [MASK, MASK[::-1]]),
     NoGrad("logical_not", "logical_not", P.logical_not, np.logical_not, [MASK]),
-    predicate("sign", np.sign),
     predicate("signbit", np.signbit),
     predicate("isnan", np.isnan),
     predicate("isinf", np.isinf),
     predicate("isfinite", np.isfinite),
-    NoGrad("floor", "floor", P.floor, np.floor, [X]),
-    NoGrad("ceil", "ceil", P.ceil, np.ceil, [X]),
-    NoGrad("round", "round", P.round, np.round, [X]),
-    NoGrad("trunc", "trunc", P.trunc, np.trunc, [X]),
     NoGrad("floor_divide", "floor_divide", lambda a: a // 0.7, lambda a: a // 0.7, [X]),
     NoGrad("nextafter", "nextafter", P.nextafter, np.nextafter, [X, X[::-1].copy()]),
     NoGrad("bitwise_and", "bitwise_and", lambda a, b: a & b, np.bitwise_and, [INTS, BITS]),
@@ -180,6 +182,19 @@ NO_GRAD = [
     test_float16_gradients_stay_float16,
     test_ops_without_gradient,
 ) = table_tests(CASES, NO_GRAD)
+
+
+@pytest.mark.parametrize("name", ["floor", "ceil", "round", "trunc", "sign"])
+def test_piecewise_constant_ops_keep_the_graph_with_a_zero_gradient(name) -> None:
+    # At the steps too (0.5, -2.5, 0.0, -0.0): the values are NumPy's, the gradient is 0.
+    values = np.array([-1.5, -0.5, -0.0, 0.0, 0.5, 2.5, -np.inf, np.nan])
+    x = P.tensor(values, requires_grad=True)
+    y = getattr(P, name)(x)
+    np.testing.assert_array_equal(y.numpy(), getattr(np, name)(values))
+    assert y.requires_grad and y.grad_fn is not None
+    (y * 3).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.zeros_like(values))
+    assert getattr(x.detach(), name)().requires_grad is False
 
 
 def test_maximum_and_minimum_split_gradient_at_ties() -> None:
