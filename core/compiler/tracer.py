@@ -364,16 +364,15 @@ class RecordingNamespace:
         return dir(self._real)
 
 
-def _opaque_kernel(tracer: Tracer, kernel: Callable[..., Any], xp: Any, op: str) -> Any:
-    """A backend-specific kernel, recorded as one call: it may use its library beyond ``xp``."""
+def _opaque_kernel(tracer: Tracer, kernel: Callable[..., Any], op: str) -> Any:
+    """A backend's own kernel (bound), recorded as one call: it may use more than ``xp``."""
 
-    def recording(_xp: Any, *args: Any, **kwargs: Any) -> Any:
-        result = kernel(xp, *_unwrap(args), **_unwrap(kwargs))
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        result = kernel(*_unwrap(args), **_unwrap(kwargs))
         if not tracer.recording:
             return result
         label = tracer.constant(kernel, f"kernel_{op}_")
-        return tracer.record("call", label, (_Name(tracer.namespace_label(xp)), *args), kwargs,
-                             result)  # fmt: skip
+        return tracer.record("call", label, args, kwargs, result)
 
     return recording
 
@@ -898,7 +897,7 @@ class Tracer:
             saved.append((device, "xp", device.xp))
             saved.append((device, "rule_xp", device.rule_xp))
             saved.append((device, "kernels", device.kernels))
-            device.kernels = self._kernel_table(device)
+            device.kernels = self._kernel_table(device, plain)
             device.xp = plain
             device.rule_xp = rule
         from ..optim.lr_scheduler import LRScheduler
@@ -956,18 +955,23 @@ class Tracer:
                 return label
         return self.constant(xp, "namespace")
 
-    def _kernel_table(self, device: Any) -> dict[str, Any]:
-        """``device.kernels`` with every kernel that is not the op's generic one made opaque.
+    def _kernel_table(self, device: Any, plain: Any) -> dict[str, Any]:
+        """``device.kernels`` with generic kernels bound to the recording namespace ``plain``.
 
         Generic kernels are written against ``xp`` alone, so their namespace calls are
         recorded one by one; a backend's own kernel may call its library directly
         (NumPy's ``add.at``, stride tricks), so the plan calls it whole.
         """
-        sources = _registry._state.kernel_sources.get(device.backend.name, {})
+        backend = device.backend.name
+        sources = _registry._state.kernel_sources.get(backend, {})
         table = dict(device.kernels)
         for name, found in sources.items():
-            if found and found[0].kind != "generic" and name in table:
-                table[name] = _opaque_kernel(self, table[name], device.xp, name)
+            if not found or name not in table:
+                continue
+            if found[0].kind == "generic":
+                table[name] = _registry._bind(found[0].function, plain, name, backend)
+            else:
+                table[name] = _opaque_kernel(self, table[name], name)
         return table
 
     def uninstall(self) -> None:
