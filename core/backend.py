@@ -20,6 +20,9 @@ from . import dtypes as _dtypes
 
 __all__ = ["Backend", "Device", "RandomSource"]
 
+#: The device type PyTorch gives the hardware of these backends (``torch.device(...).type``).
+_TORCH_DEVICE_TYPES = {"numpy": "cpu", "cupy": "cuda"}
+
 
 class RandomSource(Protocol):
     """A seeded stream of random numbers on one device of a backend."""
@@ -229,6 +232,20 @@ class Device:
     def dtype_of(self, array: Any) -> _dtypes.DType:
         """Return the plugrad dtype of one of this backend's arrays."""
         return self._dtype_from_native[array.dtype]
+
+    @property
+    def type(self) -> str:
+        """PyTorch's device type: ``"cpu"`` (NumPy), ``"cuda"`` (CuPy), else the backend name."""
+        return _TORCH_DEVICE_TYPES.get(self.backend.name, self.backend.name)
+
+    @property
+    def index(self) -> int | None:
+        """The device's index (``"cupy:1"`` gives 1, a single GPU 0); ``None`` for the CPU."""
+        _, colon, index = self.name.partition(":")
+        if colon and index.isdigit():
+            return int(index)
+        # A GPU has an index even when it is the only one, as in PyTorch ("cuda:0").
+        return 0 if self.type == "cuda" else None
 
     def __repr__(self) -> str:
         return f"device({self.name!r})"
