@@ -621,6 +621,20 @@ class Tensor:
         copied._grad = None if self._grad is None else self._grad.__deepcopy__(memo)
         return copied
 
+    def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
+        """``pickle``: the values, dtype, device and ``requires_grad`` of a leaf, as plain bytes.
+
+        Examples
+        --------
+        >>> import pickle, plugrad
+        >>> w = plugrad.tensor([1.0, 2.0], requires_grad=True)
+        >>> pickle.loads(pickle.dumps(w))
+        tensor([1., 2.], requires_grad=True)
+        """
+        from .pickling import reduce_tensor
+
+        return reduce_tensor(self)
+
     @property
     def _version(self) -> int:
         """How many in-place modifications this tensor's data has seen."""
