@@ -47,10 +47,9 @@ def reduce_tensor(tensor: Tensor) -> tuple[Any, ...]:
     host = tensor._device.backend.to_numpy(tensor._array)
     typestr = host.__array_interface__["typestr"]  # the host format is NumPy's
     data = memoryview(host).tobytes()  # C order, whatever the strides
-    return (
-        _rebuild_tensor,
-        (type(tensor), data, typestr, tuple(host.shape), tensor._device.name, tensor._requires_grad),
-    )
+    shape = tuple(host.shape)
+    arguments = (type(tensor), data, typestr, shape, tensor._device.name, tensor._requires_grad)
+    return (_rebuild_tensor, arguments)
 
 
 def _rebuild_tensor(
