@@ -132,6 +132,16 @@ class Backend:
         """Return a NumPy array with the contents of ``array`` (a copy if it lives elsewhere)."""
         raise NotImplementedError(f"backend {self.name!r} does not define to_numpy()")
 
+    def share_with_numpy(self, array: Any) -> Any:
+        """Return a writable NumPy array sharing ``array``'s memory where possible.
+
+        What :meth:`plugrad.Tensor.numpy` gives for a tensor that does not
+        require grad. A CPU backend whose arrays NumPy can view without a copy
+        overrides this; the default is :meth:`to_numpy` (a copy for data held
+        elsewhere, as a GPU's).
+        """
+        return self.to_numpy(array)
+
     def format_array(self, array: Any) -> str:
         """Return the values of ``array`` as text for ``repr(tensor)``."""
         return str(self.to_numpy(array))

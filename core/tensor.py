@@ -244,12 +244,26 @@ class Tensor:
         return self._array.__dlpack_device__()
 
     def numpy(self) -> Any:
-        """Return the values as a NumPy array.
+        """Return the values as a NumPy array; on the CPU it shares the tensor's memory.
 
-        On the CPU backend this is a read-only view of the same memory (write
-        through ``.array`` if you must); other backends copy to the host.
+        As in PyTorch, on the NumPy backend a change made through either one
+        shows in the other. A write through NumPy is invisible to the version
+        counter, so a backward pass that saved this tensor cannot detect it.
+        For a tensor that requires grad the array is read-only (PyTorch
+        refuses; use ``x.detach().numpy()`` for a writable one). Other
+        backends copy to the host.
+
+        Examples
+        --------
+        >>> import plugrad
+        >>> x = plugrad.zeros(3)
+        >>> x.numpy()[0] = 5.0
+        >>> x
+        tensor([5., 0., 0.])
         """
-        return self._device.backend.to_numpy(self._array)
+        if self._requires_grad:
+            return self._device.backend.to_numpy(self._array)
+        return self._device.backend.share_with_numpy(self._array)
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> Any:
         host = self.numpy()
