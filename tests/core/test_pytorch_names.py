@@ -75,7 +75,18 @@ SAME: dict[str, Callable[[Any], Any]] = {
         t(lib, requires_grad=True)
     ),
     "to(float64) keeps the graph": lambda lib: _to_grad(lib),
+    "np.float32 * x": lambda lib: np.float32(2) * t(lib),
+    "x + np.float64": lambda lib: t(lib) + np.float64(0.5),
+    "np.int64 - x": lambda lib: np.int64(3) - t(lib),
+    "x / np.float64 keeps the graph": lambda lib: _numpy_scalar_grad(lib),
 }
+
+
+def _numpy_scalar_grad(lib: Any) -> Any:
+    x = t(lib, requires_grad=True)
+    y = x / np.float64(4.0)
+    y.sum().backward()
+    return (y.detach(), x.grad)
 
 
 def _clone_grad(lib: Any) -> Any:
