@@ -70,9 +70,6 @@ class NumpyBackend(Backend):
     def share_with_numpy(self, array: Any) -> np.ndarray:
         return np.asarray(array)  # the array itself: writes show on both sides
 
-    def format_array(self, array: Any) -> str:
-        return np.array2string(np.asarray(array), separator=", ")
-
     def random_source(self, seed: int | None, device: Any) -> NumpyRandom:
         return NumpyRandom(seed)
 

@@ -11,7 +11,7 @@ Examples
 >>> y = plugrad.sum(plugrad.exp(x) * 2)
 >>> y.backward()
 >>> x.grad  # doctest: +ELLIPSIS
-tensor([ 5.43656..., 14.7781...])
+tensor([ 5.4366, 14.7781])
 """
 
 from __future__ import annotations
@@ -80,6 +80,7 @@ from .pytorch_names import (
     numel,
     set_default_dtype,
 )
+from .printing import get_printoptions, printoptions, set_printoptions
 from .random import (
     Generator,
     manual_seed,
@@ -140,6 +141,7 @@ __all__ = [
     "full",
     "full_like",
     "func",
+    "get_printoptions",
     "int8",
     "int16",
     "int32",
@@ -155,11 +157,13 @@ __all__ = [
     "ones_like",
     "ops",
     "optim",
+    "printoptions",
     "rand",
     "randn",
     "save",
     "set_backend",
     "set_grad_enabled",
+    "set_printoptions",
     "tensor",
     "uint8",
     "uint16",

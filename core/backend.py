@@ -142,10 +142,6 @@ class Backend:
         """
         return self.to_numpy(array)
 
-    def format_array(self, array: Any) -> str:
-        """Return the values of ``array`` as text for ``repr(tensor)``."""
-        return str(self.to_numpy(array))
-
     def synchronize(self, device: Any) -> None:
         """Wait until all work queued on ``device`` has finished (for timing)."""
 
