@@ -72,6 +72,7 @@ from .dtypes import (
 from .function import Function, FunctionCtx
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .graph import Node
+from .printing import get_printoptions, printoptions, set_printoptions
 from .pytorch_names import (
     as_tensor,
     from_numpy,
@@ -80,7 +81,6 @@ from .pytorch_names import (
     numel,
     set_default_dtype,
 )
-from .printing import get_printoptions, printoptions, set_printoptions
 from .random import (
     Generator,
     manual_seed,
