@@ -1,7 +1,7 @@
 """The CuPy backend: NVIDIA GPUs, one plugrad device per GPU (``cupy:0``, ``cupy:1``, ...).
 
 CuPy is imported only when the backend is first used, so ``import plugrad``
-never initialises CUDA. Install it with ``pip install '.[cuda]' (from a checkout)``.
+never initialises CUDA. Install it with ``pip install '.[cuda]'`` from a checkout.
 """
 
 from __future__ import annotations

@@ -79,7 +79,7 @@ class Backend:
         """Return ``None`` if the backend can run here, otherwise a sentence saying why not.
 
         The sentence is shown to users, so it should say how to fix it, e.g.
-        ``"cupy is not installed; pip install '.[cuda]' (from a checkout)"``.
+        ``"cupy is not installed; pip install '.[cuda]' from a checkout"``.
         """
         return None
 

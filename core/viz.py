@@ -3,7 +3,7 @@
 :func:`to_dot` writes the graph behind one or more tensors as DOT source; it
 needs nothing beyond plugrad. :func:`render` and :class:`Graph` turn that
 source into SVG, PNG or PDF with Graphviz, which is optional: the Python
-package ``graphviz`` (``pip install ".[viz]" (from a checkout)``) and the program ``dot``
+package ``graphviz`` (``pip install ".[viz]"`` from a checkout) and the program ``dot``
 (``apt-get install graphviz``, ``brew install graphviz`` or
 ``conda install -c conda-forge graphviz``). Both are looked up only when a
 picture is rendered.
