@@ -1,7 +1,8 @@
 """Backends: where tensors live; each is a pluggy plugin returning a ``Backend``.
 
-plugrad ships ``numpy`` (the default), ``cupy`` (NVIDIA GPUs; ``pip install
-'plugrad[cuda]'``) and ``array_api_strict`` (the bare standard, for testing).
+plugrad ships ``numpy`` (the default), ``cupy`` (NVIDIA GPUs; the ``cuda`` extra,
+``pip install '.[cuda]'`` from a checkout) and ``array_api_strict`` (the bare standard,
+for testing).
 Third-party packages add more through the ``plugrad`` entry-point group.
 The communication libraries of :mod:`plugrad.distributed` (``mpi`` through
 mpi4py, ``nccl`` through CuPy) are plugins of the same kind.

@@ -1,7 +1,7 @@
 """The CuPy backend: NVIDIA GPUs, one plugrad device per GPU (``cupy:0``, ``cupy:1``, ...).
 
 CuPy is imported only when the backend is first used, so ``import plugrad``
-never initialises CUDA. Install it with ``pip install 'plugrad[cuda]'``.
+never initialises CUDA. Install it with ``pip install '.[cuda]'`` from a checkout.
 """
 
 from __future__ import annotations
@@ -58,7 +58,9 @@ class CupyBackend(Backend):
 
     def unavailable_reason(self) -> str | None:
         if importlib.util.find_spec("cupy") is None:
-            return "cupy is not installed; pip install 'plugrad[cuda]' (needs an NVIDIA GPU)"
+            return (
+                "cupy is not installed; pip install '.[cuda]' from a checkout; needs an NVIDIA GPU"
+            )
         try:
             count = _cupy().cuda.runtime.getDeviceCount()
         except Exception as exc:  # CUDA driver or runtime missing

@@ -67,6 +67,9 @@ class NumpyBackend(Backend):
         view.flags.writeable = False
         return view
 
+    def share_with_numpy(self, array: Any) -> np.ndarray:
+        return np.asarray(array)  # the array itself: writes show on both sides
+
     def random_source(self, seed: int | None, device: Any) -> NumpyRandom:
         return NumpyRandom(seed)
 

@@ -19,8 +19,8 @@ from __future__ import annotations
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as _version
 
-from . import autograd, distributed, errors, fft, func, linalg, nn, ops, optim, utils, viz
-from .backend_selection import default_device, set_backend, use_backend
+from . import autograd, cuda, distributed, errors, fft, func, linalg, nn, ops, optim, utils, viz
+from .backend_selection import default_device, set_backend, set_default_device, use_backend
 from .compiler import compile
 from .creation import (
     arange,
@@ -52,6 +52,7 @@ from .data_types import (
     pi,
     result_type,
 )
+from .devices import device
 from .dtypes import (
     DType,
     bool,
@@ -73,9 +74,27 @@ from .function import Function, FunctionCtx
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .graph import Node
 from .printing import get_printoptions, printoptions, set_printoptions
-from .random import Generator, manual_seed, rand, randn
+from .pytorch_names import (
+    as_tensor,
+    from_numpy,
+    get_default_dtype,
+    is_tensor,
+    numel,
+    set_default_dtype,
+)
+from .random import (
+    Generator,
+    manual_seed,
+    normal,
+    rand,
+    rand_like,
+    randint,
+    randint_like,
+    randn,
+    randn_like,
+)
 from .serialization import load, save
-from .tensor import Tensor
+from .tensor import Size, Tensor
 from .transfer import from_dlpack
 
 try:
@@ -158,6 +177,21 @@ __all__ = [
     "viz",
     "zeros",
     "zeros_like",
+    "Size",
+    "as_tensor",
+    "cuda",
+    "device",
+    "from_numpy",
+    "get_default_dtype",
+    "is_tensor",
+    "normal",
+    "numel",
+    "rand_like",
+    "randint",
+    "randint_like",
+    "randn_like",
+    "set_default_device",
+    "set_default_dtype",
 ]
 
 # Loading plugins adds one function per built-in op to this namespace (plugrad.add, ...).
@@ -166,3 +200,22 @@ from . import registry as _registry
 _registry.load()
 # The built-in op functions installed here; a name already public (the fft module) is listed once.
 __all__ += [name for name in _registry.op_names() if name in globals() and name not in __all__]
+
+# PyTorch's short dtype names (plugrad.float is plugrad.float32, ...). Not in __all__:
+# a star import must not shadow Python's float and int.
+float = float32
+double = float64
+half = float16
+long = int64
+int = int32
+short = int16
+cfloat = complex64
+cdouble = complex128
+
+
+def __getattr__(name: str) -> object:
+    from .pytorch_names import MISSING_DTYPES
+
+    if name in MISSING_DTYPES:
+        raise AttributeError(f"plugrad.{name}: {MISSING_DTYPES[name]}")
+    raise AttributeError(f"module 'plugrad' has no attribute {name!r}")

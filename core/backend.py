@@ -20,6 +20,9 @@ from . import dtypes as _dtypes
 
 __all__ = ["Backend", "Device", "RandomSource"]
 
+#: The device type PyTorch gives the hardware of these backends (``torch.device(...).type``).
+_TORCH_DEVICE_TYPES = {"numpy": "cpu", "cupy": "cuda"}
+
 
 class RandomSource(Protocol):
     """A seeded stream of random numbers on one device of a backend."""
@@ -76,7 +79,7 @@ class Backend:
         """Return ``None`` if the backend can run here, otherwise a sentence saying why not.
 
         The sentence is shown to users, so it should say how to fix it, e.g.
-        ``"cupy is not installed; pip install 'plugrad[cuda]'"``.
+        ``"cupy is not installed; pip install '.[cuda]' from a checkout"``.
         """
         return None
 
@@ -128,6 +131,16 @@ class Backend:
     def to_numpy(self, array: Any) -> Any:
         """Return a NumPy array with the contents of ``array`` (a copy if it lives elsewhere)."""
         raise NotImplementedError(f"backend {self.name!r} does not define to_numpy()")
+
+    def share_with_numpy(self, array: Any) -> Any:
+        """Return a writable NumPy array sharing ``array``'s memory where possible.
+
+        What :meth:`plugrad.Tensor.numpy` gives for a tensor that does not
+        require grad. A CPU backend whose arrays NumPy can view without a copy
+        overrides this; the default is :meth:`to_numpy` (a copy for data held
+        elsewhere, as a GPU's).
+        """
+        return self.to_numpy(array)
 
     def synchronize(self, device: Any) -> None:
         """Wait until all work queued on ``device`` has finished (for timing)."""
@@ -226,6 +239,20 @@ class Device:
     def dtype_of(self, array: Any) -> _dtypes.DType:
         """Return the plugrad dtype of one of this backend's arrays."""
         return self._dtype_from_native[array.dtype]
+
+    @property
+    def type(self) -> str:
+        """PyTorch's device type: ``"cpu"`` (NumPy), ``"cuda"`` (CuPy), else the backend name."""
+        return _TORCH_DEVICE_TYPES.get(self.backend.name, self.backend.name)
+
+    @property
+    def index(self) -> int | None:
+        """The device's index (``"cupy:1"`` gives 1, a single GPU 0); ``None`` for the CPU."""
+        _, colon, index = self.name.partition(":")
+        if colon and index.isdigit():
+            return int(index)
+        # A GPU has an index even when it is the only one, as in PyTorch ("cuda:0").
+        return 0 if self.type == "cuda" else None
 
     def __repr__(self) -> str:
         return f"device({self.name!r})"

@@ -11,8 +11,9 @@ from collections.abc import Iterator
 
 from . import registry
 from .backend import Backend, Device
+from .devices import resolve
 
-__all__ = ["default_device", "set_backend", "use_backend"]
+__all__ = ["default_device", "set_backend", "set_default_device", "use_backend"]
 
 DeviceSpec = Device | Backend | str
 
@@ -53,7 +54,22 @@ def set_backend(device: DeviceSpec) -> None:
     >>> plugrad.zeros(2).device
     device('numpy')
     """
-    registry.set_default_device(registry.resolve_device(device))
+    registry.set_default_device(resolve(device))
+
+
+def set_default_device(device: DeviceSpec | None) -> None:
+    """PyTorch's name for :func:`set_backend`: new tensors go to ``device`` (``"cpu"``, ``"cuda"``).
+
+    ``None`` restores the CPU (the NumPy backend).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.set_default_device("cpu")
+    >>> plugrad.zeros(2).device.type
+    'cpu'
+    """
+    set_backend("cpu" if device is None else device)
 
 
 @contextlib.contextmanager
@@ -72,7 +88,7 @@ def use_backend(device: DeviceSpec) -> Iterator[Device]:
     >>> x.device is device
     True
     """
-    target = registry.resolve_device(device)
+    target = resolve(device)
     token = registry.scoped_default_device.set(target)
     try:
         with target.backend.device_context(target.native):

@@ -216,7 +216,7 @@ The expression may use numbers, the --var variables, pi, e, inf, nan, dtypes
 (float32, ...), + - * / // % ** @ and calls of plugrad functions: exp(x),
 sum(x, axis=0), linalg.det(m), fft.fft(x), ops.NAME(x). It is not evaluated as
 Python: anything else (attributes, subscripts, other names) is refused.
-Rendering SVG, PNG or PDF needs Graphviz (pip install "plugrad[viz]" and the
+Rendering SVG, PNG or PDF needs Graphviz (pip install ".[viz]" from a checkout, and the
 dot program); -o FILE.dot writes the DOT source and needs neither.
 """
 

@@ -17,6 +17,7 @@ from typing import Any
 from . import dtypes as _dtypes
 from . import registry
 from .backend import Device
+from .devices import resolve
 from .errors import BackwardError, DtypeError
 from .tensor import Tensor, _wrap
 from .transfer import move_array
@@ -59,7 +60,7 @@ def leaf(array: Any, device: Device, requires_grad: bool) -> Tensor:
 def target_device(device: DeviceLike, backend: str | None) -> Device:
     """Resolve the ``device=``/``backend=`` pair of a creation function (both optional)."""
     if backend is None:
-        return registry.resolve_device(device)
+        return resolve(device)
     if not isinstance(backend, str) or ":" in backend:
         raise TypeError(
             f"backend= takes a backend name such as 'numpy' or 'cupy', got {backend!r}; "
@@ -68,7 +69,7 @@ def target_device(device: DeviceLike, backend: str | None) -> Device:
     chosen = registry.resolve_device(backend)
     if device is None:
         return chosen
-    target = registry.resolve_device(device)
+    target = resolve(device)
     if target.backend is not chosen.backend:
         raise ValueError(
             f"device {target.name!r} does not belong to backend {backend!r}; give one of them, "
@@ -87,6 +88,19 @@ def _shape(shape: Shape) -> tuple[int, ...]:
     if any(n < 0 for n in result):
         raise ValueError(f"shape {result} has a negative dimension")
     return result
+
+
+def _varargs_shape(function: str, shape: tuple[Any, ...]) -> Shape:
+    """The shape given as ``f(2, 3)`` (PyTorch) or ``f((2, 3))`` (the Array API)."""
+    if len(shape) == 1:
+        return shape[0]
+    if not shape:
+        raise TypeError(f"{function}() needs a shape: {function}((2, 3)) or {function}(2, 3)")
+    if not all(isinstance(n, int) for n in shape):
+        raise TypeError(
+            f"{function}() takes the shape as one tuple or as several ints, got {shape!r}"
+        )
+    return shape
 
 
 def _scalar_dtype(value: Any) -> _dtypes.DType:
@@ -246,8 +260,7 @@ def _filled(
 
 
 def zeros(
-    shape: Shape,
-    *,
+    *shape: int | tuple[int, ...],
     dtype: _dtypes.DType | None = None,
     device: DeviceLike = None,
     backend: str | None = None,
@@ -255,19 +268,21 @@ def zeros(
 ) -> Tensor:
     """Return a tensor of zeros (``float32`` unless ``dtype`` is given).
 
+    The shape is one tuple or several ints: ``zeros((2, 3))`` or ``zeros(2, 3)``.
+
     Examples
     --------
     >>> import plugrad
-    >>> plugrad.zeros((2, 3))
+    >>> plugrad.zeros(2, 3)
     tensor([[0., 0., 0.],
             [0., 0., 0.]])
     """
-    return _filled("zeros", shape, dtype, target_device(device, backend), requires_grad)
+    size = _varargs_shape("zeros", shape)
+    return _filled("zeros", size, dtype, target_device(device, backend), requires_grad)
 
 
 def ones(
-    shape: Shape,
-    *,
+    *shape: int | tuple[int, ...],
     dtype: _dtypes.DType | None = None,
     device: DeviceLike = None,
     backend: str | None = None,
@@ -275,25 +290,31 @@ def ones(
 ) -> Tensor:
     """Return a tensor of ones (``float32`` unless ``dtype`` is given).
 
+    The shape is one tuple or several ints: ``ones((2, 3))`` or ``ones(2, 3)``.
+
     Examples
     --------
     >>> import plugrad
     >>> plugrad.ones(3, dtype=plugrad.int64)
     tensor([1, 1, 1])
     """
-    return _filled("ones", shape, dtype, target_device(device, backend), requires_grad)
+    size = _varargs_shape("ones", shape)
+    return _filled("ones", size, dtype, target_device(device, backend), requires_grad)
 
 
 def empty(
-    shape: Shape,
-    *,
+    *shape: int | tuple[int, ...],
     dtype: _dtypes.DType | None = None,
     device: DeviceLike = None,
     backend: str | None = None,
     requires_grad: bool = False,
 ) -> Tensor:
-    """Return a tensor whose values are whatever the memory held (fast; fill it before use)."""
-    return _filled("empty", shape, dtype, target_device(device, backend), requires_grad)
+    """Return a tensor whose values are whatever the memory held (fast; fill it before use).
+
+    The shape is one tuple or several ints: ``empty((2, 3))`` or ``empty(2, 3)``.
+    """
+    size = _varargs_shape("empty", shape)
+    return _filled("empty", size, dtype, target_device(device, backend), requires_grad)
 
 
 def full(

@@ -8,7 +8,7 @@ train and test accuracy after every epoch; and writes the loss curve, a picture
 of the computational graph of one training step, and the trained weights
 (safetensors) to the output folder.
 
-The optional pieces come from the ``demo`` extra (``pip install "plugrad[demo]"``):
+The optional pieces come from the ``demo`` extra (``pip install ".[demo]"`` from a checkout):
 scikit-learn (the real data), tqdm (the progress bar), matplotlib (the loss
 curve as PNG; a CSV is always written) and graphviz (the graph as SVG; the DOT
 source is written without it). Each one missing only switches off what it draws.
@@ -86,7 +86,7 @@ def load_data(source: str, backend: str | None, seed: int, test_fraction: float 
         y = plugrad.asarray(digits.target, dtype=plugrad.int64, backend=backend)
     elif source == "digits":
         raise ModuleNotFoundError(
-            "the digits data set comes with scikit-learn: pip install 'plugrad[demo]' "
+            "the digits data set comes with scikit-learn: pip install '.[demo]' from a checkout "
             "(or use --data generated)"
         )
     else:

@@ -54,10 +54,14 @@ def apply2(op: OpDef, x1: Any, x2: Any, params: dict[str, Any] | None) -> Tensor
         elif type(x2) in _SCALARS:
             a2 = x2
             requires_grad = x1._requires_grad
+        elif _is_numpy_scalar(x2):
+            return apply2(op, x1, x2.item(), params)
         else:
             raise _not_a_tensor(op, 1, x2)
     elif isinstance(x2, Tensor):
         if type(x1) not in _SCALARS:
+            if _is_numpy_scalar(x1):
+                return apply2(op, x1.item(), x2, params)
             raise _not_a_tensor(op, 0, x1)
         device = x2._device
         a1 = x1
@@ -92,6 +96,8 @@ def apply_n(op: OpDef, inputs: tuple[Any, ...], params: dict[str, Any] | None) -
             arrays.append(x._array)
         elif x is None or type(x) in _SCALARS:
             arrays.append(x)  # None: an optional input left out (e.g. clip's max)
+        elif _is_numpy_scalar(x):
+            arrays.append(x.item())
         else:
             raise _not_a_tensor(op, index, x)
     if device is None:
@@ -369,6 +375,16 @@ def _type_name(value: Any) -> str:
         kind.__qualname__
         if kind.__module__ == "builtins"
         else f"{kind.__module__}.{kind.__qualname__}"
+    )
+
+
+def _is_numpy_scalar(value: Any) -> bool:
+    """Whether ``value`` is a NumPy scalar (``np.float32(2)``): it then acts as a Python scalar.
+
+    Checked only after the fast paths, so it costs nothing to Tensor and Python-scalar inputs.
+    """
+    return any(
+        kind.__name__ == "generic" and kind.__module__ == "numpy" for kind in type(value).__mro__
     )
 
 

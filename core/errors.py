@@ -125,7 +125,7 @@ class MissingProgramError(PlugradError, RuntimeError):
 
 
 class SerializationError(PlugradError, ValueError):
-    """A file given to :func:`plugrad.load` is not a readable safetensors file."""
+    """Saved data cannot be written or read: a file for :func:`plugrad.load`, or a pickle."""
 
 
 class DistributedError(PlugradError, RuntimeError):

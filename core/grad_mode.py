@@ -101,6 +101,20 @@ class _GradModeContext:
     __slots__ = ("_previous",)
     _mode: bool
 
+    def __new__(cls, func: Any = None) -> Any:
+        # Used bare as a decorator (``@no_grad`` without parentheses), it gets the function.
+        if func is not None:
+            if not callable(func):
+                raise TypeError(
+                    f"{cls.__name__}() takes no arguments, or a function when used as "
+                    f"@{cls.__name__}; got {type(func).__name__}"
+                )
+            return _run_in_mode(func, cls._mode)
+        return super().__new__(cls)
+
+    def __init__(self, func: Any = None) -> None:
+        """Nothing to set up: the mode changes on ``__enter__``."""
+
     def __enter__(self) -> None:
         self._previous = _state.enabled
         _state.enabled = self._mode
@@ -130,6 +144,11 @@ class no_grad(_GradModeContext):
     ... def predict(w):
     ...     return w * 3
     >>> predict(w).requires_grad
+    False
+    >>> @plugrad.no_grad
+    ... def predict_bare(w):
+    ...     return w * 3
+    >>> predict_bare(w).requires_grad
     False
     """
 

@@ -7,10 +7,22 @@ from typing import Any
 from . import dtypes as _dtypes
 from .backend import Device
 from .creation import _shape, leaf, target_device
+from .data_types import broadcast_shapes
 from .errors import DtypeError
+from .grad_mode import no_grad as _no_grad
 from .tensor import Tensor
 
-__all__ = ["Generator", "manual_seed", "rand", "randn"]
+__all__ = [
+    "Generator",
+    "manual_seed",
+    "normal",
+    "rand",
+    "rand_like",
+    "randint",
+    "randint_like",
+    "randn",
+    "randn_like",
+]
 
 
 class Generator:
@@ -150,3 +162,164 @@ def rand(
     True
     """
     return _sample("uniform", shape, dtype, device, backend, generator, requires_grad)
+
+
+def randint(
+    low: int,
+    high: int | None = None,
+    size: tuple[int, ...] | None = None,
+    *,
+    dtype: _dtypes.DType | None = None,
+    device: Device | str | None = None,
+    backend: str | None = None,
+    generator: Generator | None = None,
+) -> Tensor:
+    """Return integers drawn uniformly from ``[low, high)``.
+
+    Called ``randint(high, size)`` or ``randint(low, high, size)``.
+
+    As in PyTorch, ``randint(high, size)`` starts at 0, and the result is
+    ``int64`` unless ``dtype`` is given.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> x = plugrad.randint(0, 10, (100,))
+    >>> x.dtype, bool(plugrad.all((x >= 0) & (x < 10)))
+    (plugrad.int64, True)
+    """
+    if size is None:
+        if not isinstance(high, (tuple, list)):
+            raise TypeError(
+                "randint() needs a size: randint(high, size) or randint(low, high, size)"
+            )
+        low, high, size = 0, low, high
+    if high is None:
+        low, high = 0, low
+    for name, value in (("low", low), ("high", high)):
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise TypeError(f"randint(): {name} must be an int, got {value!r}")
+    if high <= low:
+        raise ValueError(f"randint(): high ({high}) must be greater than low ({low})")
+    dtype = dtype or _dtypes.int64
+    if dtype.kind not in ("signed integer", "unsigned integer", "real floating"):
+        raise DtypeError(f"randint() draws integers or real numbers; dtype {dtype.name} is neither")
+    # Scaled uniform float64 samples, floored: exact for ranges below 2**53.
+    if high - low > 2**53:
+        raise ValueError(f"randint(): the range [{low}, {high}) is wider than 2**53")
+    uniform = _sample("uniform", (size,), _dtypes.float64, device, backend, generator, False)
+    target = uniform._device
+    xp = target.xp
+    scaled = xp.floor(uniform._array * float(high - low)) + float(low)
+    # NOTE: u * n can round up to n for u just below 1; keep the interval half-open.
+    scaled = xp.minimum(scaled, float(high - 1))
+    return leaf(xp.astype(scaled, target.native_dtype(dtype)), target, False)
+
+
+def _like_shape(x: Tensor, function: str) -> tuple[tuple[int, ...], Device]:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{function}() needs a Tensor, got {type(x).__name__}")
+    return x.shape, x._device
+
+
+def randn_like(
+    x: Tensor,
+    *,
+    dtype: _dtypes.DType | None = None,
+    device: Device | str | None = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """Return standard normal samples with the shape of ``x`` (and its dtype and device).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.randn_like(plugrad.zeros(2, 3, dtype=plugrad.float64)).dtype
+    plugrad.float64
+    """
+    shape, source = _like_shape(x, "randn_like")
+    return _sample("normal", shape, dtype or x.dtype, device or source, None, None, requires_grad)
+
+
+def rand_like(
+    x: Tensor,
+    *,
+    dtype: _dtypes.DType | None = None,
+    device: Device | str | None = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """Return samples from ``[0, 1)`` with the shape of ``x`` (and its dtype and device).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.rand_like(plugrad.zeros(4)).shape
+    (4,)
+    """
+    shape, source = _like_shape(x, "rand_like")
+    return _sample("uniform", shape, dtype or x.dtype, device or source, None, None, requires_grad)
+
+
+def randint_like(
+    x: Tensor,
+    low: int,
+    high: int | None = None,
+    *,
+    dtype: _dtypes.DType | None = None,
+    device: Device | str | None = None,
+) -> Tensor:
+    """Return integers from ``[low, high)`` with the shape of ``x`` (and its dtype and device).
+
+    ``randint_like(x, high)`` starts at 0, as in PyTorch.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.randint_like(plugrad.zeros(3, dtype=plugrad.int64), 5).shape
+    (3,)
+    """
+    shape, source = _like_shape(x, "randint_like")
+    if high is None:
+        low, high = 0, low
+    return randint(low, high, shape, dtype=dtype or x.dtype, device=device or source)
+
+
+def normal(
+    mean: float | Tensor,
+    std: float | Tensor = 1.0,
+    size: tuple[int, ...] | None = None,
+    *,
+    dtype: _dtypes.DType | None = None,
+    device: Device | str | None = None,
+    generator: Generator | None = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """Return samples of a normal distribution with the given ``mean`` and ``std``.
+
+    ``mean`` and ``std`` are numbers (then ``size`` gives the shape) or
+    tensors (the result has their broadcast shape, on their device).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.normal(2.0, 0.5, (2, 3)).shape
+    (2, 3)
+    >>> plugrad.normal(plugrad.zeros(4), 1.0).shape
+    (4,)
+    """
+    tensors = [t for t in (mean, std) if isinstance(t, Tensor)]
+    if tensors:
+        if size is not None:
+            raise TypeError("normal(): give size only when mean and std are numbers")
+        shape = broadcast_shapes(*(t.shape for t in tensors))
+        device = device or tensors[0]._device
+        dtype = dtype or tensors[0].dtype
+    else:
+        if size is None:
+            raise TypeError("normal(mean, std, size): size is needed when mean and std are numbers")
+        shape = size
+    noise = _sample("normal", (shape,), dtype, device, None, generator, False)
+    with _no_grad():
+        result = noise * std + mean
+    target = result._device
+    return leaf(result._array, target, requires_grad)

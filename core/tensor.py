@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from .backend import Backend, Device
     from .graph import Node
 
-__all__ = ["PostAccumulateGradHook", "RemovableHandle", "Tensor"]
+__all__ = ["PostAccumulateGradHook", "RemovableHandle", "Size", "Tensor"]
 
 _object_new = object.__new__
 _PRINT_KINDS = {
@@ -143,11 +143,31 @@ class Tensor:
 
     @property
     def size(self) -> int:
-        """Number of elements."""
+        """Number of elements (an ``int``, as the Array API says) that PyTorch code may call.
+
+        ``x.size`` is the element count; ``x.size()`` is the shape as a
+        :class:`Size` and ``x.size(dim)`` one dimension, as in PyTorch.
+
+        Examples
+        --------
+        >>> import plugrad
+        >>> x = plugrad.zeros(2, 3)
+        >>> x.size
+        6
+        >>> x.size()
+        plugrad.Size([2, 3])
+        >>> x.size(-1)
+        3
+        """
+        shape = self._array.shape
         n = 1
-        for d in self._array.shape:
+        for d in shape:
+            if d is None:
+                return None  # type: ignore[return-value]  # a lazy array of unknown size
             n *= d
-        return n
+        count = int.__new__(_ElementCount, n)
+        count._shape = tuple(shape)
+        return count
 
     @property
     def dtype(self) -> _dtypes.DType:
@@ -162,24 +182,45 @@ class Tensor:
     def backend(self) -> Backend:
         return self._device.backend
 
-    def to(self, device: Device | Backend | str) -> Tensor:
-        """Return the tensor on ``device`` (itself if already there); differentiable.
+    def to(self, *args: Any, **kwargs: Any) -> Tensor:
+        """Return the tensor on another device and/or with another dtype; differentiable.
 
-        ``device`` is a backend name (``"numpy"``, ``"cupy"``), a device
-        (``"cupy:1"``) or a :class:`~plugrad.backend.Device`. Between libraries
-        that share memory the data moves through DLPack without a copy.
-        Gradients flow back to the source device.
+        Called as in PyTorch: ``x.to(dtype)``, ``x.to(device)``,
+        ``x.to(device, dtype)``, ``x.to(other)`` (``other``'s device and
+        dtype), or with the keywords ``device=``, ``dtype=``, ``copy=`` (and
+        ``non_blocking=``, accepted and ignored). A device is ``"cpu"``,
+        ``"cuda"``, ``"cuda:1"``, a backend name (``"numpy"``, ``"cupy:1"``) or
+        a :class:`~plugrad.backend.Device`. The tensor itself is returned when
+        nothing changes and ``copy`` is false. Gradients flow back to the
+        source device and dtype.
 
         Examples
         --------
         >>> import plugrad
         >>> x = plugrad.tensor([1.0, 2.0], requires_grad=True)
-        >>> x.to("numpy") is x
+        >>> x.to("cpu") is x
         True
+        >>> x.to(plugrad.float64)
+        tensor([1., 2.], dtype=plugrad.float64, grad_fn=<AstypeBackward>)
+        >>> x.to(plugrad.zeros(1, dtype=plugrad.float16)).dtype
+        plugrad.float16
         """
-        from .transfer import to_device  # transfer.py builds on this module
+        device, dtype, copy = _to_arguments(args, kwargs)
+        result = self
+        if device is not None:
+            from .devices import resolve  # devices.py builds on this module
+            from .transfer import to_device
 
-        return to_device(self, device)
+            target = resolve(device)
+            if target is not self._device:
+                result = to_device(self, target)
+                copy = False
+        if dtype is not None and dtype is not result.dtype:
+            result = _ops.astype(result, dtype)
+            copy = False
+        if copy:
+            result = self.clone()
+        return result
 
     def to_device(self, device: Device | Backend | str, /, *, stream: Any = None) -> Tensor:
         """The Array API's name for :meth:`to`: the tensor on ``device``; differentiable.
@@ -218,12 +259,26 @@ class Tensor:
         return self._array.__dlpack_device__()
 
     def numpy(self) -> Any:
-        """Return the values as a NumPy array.
+        """Return the values as a NumPy array; on the CPU it shares the tensor's memory.
 
-        On the CPU backend this is a read-only view of the same memory (write
-        through ``.array`` if you must); other backends copy to the host.
+        As in PyTorch, on the NumPy backend a change made through either one
+        shows in the other. A write through NumPy is invisible to the version
+        counter, so a backward pass that saved this tensor cannot detect it.
+        For a tensor that requires grad the array is read-only (PyTorch
+        refuses; use ``x.detach().numpy()`` for a writable one). Other
+        backends copy to the host.
+
+        Examples
+        --------
+        >>> import plugrad
+        >>> x = plugrad.zeros(3)
+        >>> x.numpy()[0] = 5.0
+        >>> x
+        tensor([5., 0., 0.])
         """
-        return self._device.backend.to_numpy(self._array)
+        if self._requires_grad:
+            return self._device.backend.to_numpy(self._array)
+        return self._device.backend.share_with_numpy(self._array)
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> Any:
         host = self.numpy()
@@ -594,6 +649,20 @@ class Tensor:
         copied._grad = None if self._grad is None else self._grad.__deepcopy__(memo)
         return copied
 
+    def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
+        """``pickle``: the values, dtype, device and ``requires_grad`` of a leaf, as plain bytes.
+
+        Examples
+        --------
+        >>> import pickle, plugrad
+        >>> w = plugrad.tensor([1.0, 2.0], requires_grad=True)
+        >>> pickle.loads(pickle.dumps(w))
+        tensor([1., 2.], requires_grad=True)
+        """
+        from .pickling import reduce_tensor
+
+        return reduce_tensor(self)
+
     @property
     def _version(self) -> int:
         """How many in-place modifications this tensor's data has seen."""
@@ -618,6 +687,168 @@ class Tensor:
         self._edge = None
         self._requires_grad = False
         return self
+
+    # -- PyTorch's methods that are not ops ------------------------------------------------
+
+    def numel(self) -> int:
+        """Return the number of elements (``x.size`` as a plain int).
+
+        Examples
+        --------
+        >>> import plugrad
+        >>> plugrad.zeros(2, 3).numel()
+        6
+        """
+        return int(self.size)
+
+    def dim(self) -> int:
+        """Return the number of dimensions (``x.ndim``)."""
+        return self._array.ndim
+
+    def _cast(self, dtype: _dtypes.DType) -> Tensor:
+        """``self`` converted to ``dtype`` (itself if it has it already); differentiable."""
+        return self if self.dtype is dtype else _ops.astype(self, dtype)
+
+    def float(self) -> Tensor:
+        """Return the tensor as ``float32`` (itself if it is already); differentiable."""
+        return self._cast(_dtypes.float32)
+
+    def double(self) -> Tensor:
+        """Return the tensor as ``float64`` (itself if it is already); differentiable.
+
+        Examples
+        --------
+        >>> import plugrad
+        >>> plugrad.tensor([1, 2]).double()
+        tensor([1., 2.], dtype=plugrad.float64)
+        """
+        return self._cast(_dtypes.float64)
+
+    def half(self) -> Tensor:
+        """Return the tensor as ``float16`` (itself if it is already); differentiable."""
+        return self._cast(_dtypes.float16)
+
+    def long(self) -> Tensor:
+        """Return the tensor as ``int64`` (itself if it is already)."""
+        return self._cast(_dtypes.int64)
+
+    def int(self) -> Tensor:
+        """Return the tensor as ``int32`` (itself if it is already)."""
+        return self._cast(_dtypes.int32)
+
+    def short(self) -> Tensor:
+        """Return the tensor as ``int16`` (itself if it is already)."""
+        return self._cast(_dtypes.int16)
+
+    def bool(self) -> Tensor:
+        """Return the tensor as ``bool`` (itself if it is already)."""
+        return self._cast(_dtypes.bool)
+
+    def type_as(self, other: Tensor) -> Tensor:
+        """Return the tensor with ``other``'s dtype (itself if it has it already)."""
+        if not isinstance(other, Tensor):
+            raise TypeError(f"type_as() takes a Tensor, got {type(other).__name__}")
+        return self._cast(other.dtype)
+
+    def new_zeros(
+        self,
+        *size: int | tuple[int, ...],
+        dtype: _dtypes.DType | None = None,
+        device: Device | str | None = None,
+        requires_grad: bool = False,
+    ) -> Tensor:
+        """Return zeros of shape ``size`` with this tensor's dtype and device (unless given).
+
+        Examples
+        --------
+        >>> import plugrad
+        >>> plugrad.ones(2, dtype=plugrad.float64).new_zeros(2, 2)
+        tensor([[0., 0.],
+                [0., 0.]], dtype=plugrad.float64)
+        """
+        from .creation import zeros
+
+        return zeros(*size, **self._new_options(dtype, device, requires_grad))
+
+    def new_ones(
+        self,
+        *size: int | tuple[int, ...],
+        dtype: _dtypes.DType | None = None,
+        device: Device | str | None = None,
+        requires_grad: bool = False,
+    ) -> Tensor:
+        """Return ones of shape ``size`` with this tensor's dtype and device (unless given)."""
+        from .creation import ones
+
+        return ones(*size, **self._new_options(dtype, device, requires_grad))
+
+    def new_full(
+        self,
+        size: int | tuple[int, ...],
+        fill_value: bool | int | float | complex,
+        *,
+        dtype: _dtypes.DType | None = None,
+        device: Device | str | None = None,
+        requires_grad: bool = False,
+    ) -> Tensor:
+        """Return ``fill_value`` in shape ``size`` with this tensor's dtype and device."""
+        from .creation import full
+
+        return full(size, fill_value, **self._new_options(dtype, device, requires_grad))
+
+    def new_tensor(
+        self,
+        data: Any,
+        *,
+        dtype: _dtypes.DType | None = None,
+        device: Device | str | None = None,
+        requires_grad: bool = False,
+    ) -> Tensor:
+        """Return a new leaf holding a copy of ``data``, with this tensor's dtype and device."""
+        from .creation import tensor
+
+        return tensor(data, **self._new_options(dtype, device, requires_grad))
+
+    def _new_options(
+        self, dtype: _dtypes.DType | None, device: Device | str | None, requires_grad: bool
+    ) -> dict[str, Any]:
+        return {
+            "dtype": self.dtype if dtype is None else dtype,
+            "device": self._device if device is None else device,
+            "requires_grad": requires_grad,
+        }
+
+    def contiguous(self) -> Tensor:
+        """Return the tensor itself: plugrad's values have no memory layout to change."""
+        return self
+
+    def clone(self) -> Tensor:
+        """Return a copy of the data; differentiable (the gradient flows back unchanged).
+
+        Examples
+        --------
+        >>> import plugrad
+        >>> x = plugrad.tensor([1.0, 2.0], requires_grad=True)
+        >>> y = x.clone()
+        >>> y.array is x.array, y.requires_grad
+        (False, True)
+        """
+        return _ops.positive(self)
+
+    def cpu(self) -> Tensor:
+        """Return the tensor on the CPU (the NumPy backend); itself if it is there."""
+        return self.to("cpu")
+
+    def cuda(self, device: Device | int | str | None = None) -> Tensor:
+        """Return the tensor on a GPU (``"cuda"``, or ``"cuda:N"`` for ``device=N``).
+
+        Raises :class:`~plugrad.errors.BackendUnavailableError` where no GPU backend can run.
+        """
+        if device is None:
+            device = "cuda"
+        elif isinstance(device, int) and not isinstance(device, bool):
+            device = f"cuda:{device}"
+        return self.to(device)
 
     # -- methods that forward to ops ----------------------------------------------------
 
@@ -827,6 +1058,84 @@ def _wrap(array: Any, device: Device, requires_grad: bool, edge: tuple[Any, int]
     t._hooks = None
     t._counter = None
     return t
+
+
+class Size(tuple):  # type: ignore[type-arg]
+    """A shape, as ``x.size()`` returns it: a tuple of ints that prints as PyTorch's does.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> s = plugrad.zeros(2, 3).size()
+    >>> s, s == (2, 3), s.numel()
+    (plugrad.Size([2, 3]), True, 6)
+    """
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"plugrad.Size({list(self)!r})"
+
+    def numel(self) -> int:
+        """Return the number of elements of a tensor of this shape."""
+        n = 1
+        for d in self:
+            n *= d
+        return n
+
+
+class _ElementCount(int):
+    """``x.size``: the element count, an int, that PyTorch code may also call for the shape."""
+
+    _shape: tuple[int, ...]
+
+    def __call__(self, dim: int | None = None) -> Any:
+        shape = self._shape
+        if dim is None:
+            return Size(shape)
+        if not isinstance(dim, int) or isinstance(dim, bool):
+            raise TypeError(f"size(dim) takes an int, got {type(dim).__name__}")
+        if not -len(shape) <= dim < len(shape):
+            raise IndexError(
+                f"size({dim}): dimension out of range for a tensor with {len(shape)} dimensions "
+                f"(expected one of {-len(shape)}..{len(shape) - 1})"
+            )
+        return shape[dim]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (int, (int(self),))
+
+
+def _to_arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any, bool]:
+    """(device, dtype, copy) from the ways ``Tensor.to`` may be called."""
+    unknown = set(kwargs) - {"device", "dtype", "copy", "non_blocking", "memory_format"}
+    if unknown:
+        raise TypeError(f"to() got unexpected keyword arguments {sorted(unknown)}")
+    device = kwargs.get("device")
+    dtype = kwargs.get("dtype")
+    copy = kwargs.get("copy", False)
+    positional = list(args)
+    if positional and isinstance(positional[0], Tensor):
+        other = positional.pop(0)
+        device, dtype = other._device, other.dtype
+    elif positional and not isinstance(positional[0], _dtypes.DType):
+        device = positional.pop(0)
+    if positional and isinstance(positional[0], _dtypes.DType):
+        dtype = positional.pop(0)
+    if positional and type(positional[0]) is bool:
+        positional.pop(0)  # non_blocking, as PyTorch's to(device, dtype, non_blocking)
+        if positional and type(positional[0]) is bool:
+            copy = positional.pop(0)
+    if positional:
+        raise TypeError(
+            f"to() takes a device, a dtype, both (device first) or another tensor; "
+            f"could not use {positional!r}"
+        )
+    if dtype is not None and not isinstance(dtype, _dtypes.DType):
+        raise DtypeError(
+            f"to(): dtype must be a plugrad dtype such as plugrad.float32, got {dtype!r}"
+        )
+    return device, dtype, copy
 
 
 def _assign(target: Tensor, value: Any, key: Any) -> Tensor:

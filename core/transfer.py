@@ -123,5 +123,5 @@ def _dlpack_target(x: Any) -> Device:
                 return candidate
     raise BackendUnavailableError(
         f"no available backend can hold memory on DLPack device {where}; install the "
-        "library for that hardware (e.g. pip install 'plugrad[cuda]' for CUDA memory)"
+        "library for that hardware (e.g. pip install '.[cuda]' from a checkout, for CUDA memory)"
     )

@@ -3,7 +3,7 @@
 :func:`to_dot` writes the graph behind one or more tensors as DOT source; it
 needs nothing beyond plugrad. :func:`render` and :class:`Graph` turn that
 source into SVG, PNG or PDF with Graphviz, which is optional: the Python
-package ``graphviz`` (``pip install "plugrad[viz]"``) and the program ``dot``
+package ``graphviz`` (``pip install ".[viz]"`` from a checkout) and the program ``dot``
 (``apt-get install graphviz``, ``brew install graphviz`` or
 ``conda install -c conda-forge graphviz``). Both are looked up only when a
 picture is rendered.
@@ -54,7 +54,8 @@ _INSTALL_DOT = (
 )
 _NO_PACKAGE = (
     "rendering a graph needs the Python package 'graphviz', which is not installed; "
-    "install it with: pip install 'plugrad[viz]' (or pip install graphviz). Rendering also "
+    "install it with: pip install '.[viz]' from a checkout (or pip install graphviz). "
+    "Rendering also "
     f"needs the Graphviz program 'dot': {_INSTALL_DOT}. Writing DOT source needs neither: "
     "use plugrad.viz.to_dot() or a path ending in .dot."
 )

@@ -29,12 +29,35 @@ class ModuleList(Module):
     >>> layers = plugrad.nn.ModuleList([plugrad.nn.Linear(4, 4) for _ in range(3)])
     >>> len(layers), len(list(layers.parameters()))
     (3, 6)
+
+    Runs of modules that print alike print once, with their count:
+
+    >>> layers.append(plugrad.nn.ReLU())
+    ModuleList(
+      (0-2): 3 x Linear(in_features=4, out_features=4, bias=True)
+      (3): ReLU()
+    )
     """
 
     def __init__(self, modules: Iterable[Module] | None = None) -> None:
         super().__init__()
         if modules is not None:
             self.extend(modules)
+
+    def __repr__(self) -> str:
+        items = [repr(module).replace("\n", "\n  ") for module in self._modules.values()]
+        if not items:
+            return f"{type(self).__name__}()"
+        lines, start = [], 0
+        for end in range(1, len(items) + 1):
+            if end < len(items) and items[end] == items[start]:
+                continue
+            if end - start == 1:
+                lines.append(f"({start}): {items[start]}")
+            else:
+                lines.append(f"({start}-{end - 1}): {end - start} x {items[start]}")
+            start = end
+        return f"{type(self).__name__}(\n  " + "\n  ".join(lines) + "\n)"
 
     def _items(self) -> list[Module]:
         return list(self._modules.values())  # type: ignore[arg-type]

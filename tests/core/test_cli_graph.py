@@ -168,7 +168,7 @@ def test_missing_graphviz_is_explained(capsys, tmp_path, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setitem(sys.modules, "graphviz", None)
     _, err = graph(capsys, tmp_path, code=1)
-    assert "pip install 'plugrad[viz]'" in err and "a path ending in .dot" in err
+    assert "pip install '.[viz]'" in err and "a path ending in .dot" in err
     assert not (tmp_path / "graph.svg").exists()
 
 

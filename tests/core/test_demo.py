@@ -87,7 +87,7 @@ def test_digits_conv_model_reaches_95_percent():
 
 def test_asking_for_digits_without_scikit_learn_says_what_to_install(monkeypatch):
     monkeypatch.setattr(demo, "_optional", lambda module: None)
-    with pytest.raises(ModuleNotFoundError, match=r"plugrad\[demo\].*--data generated"):
+    with pytest.raises(ModuleNotFoundError, match=r"\.\[demo\]' from a checkout.*--data generated"):
         demo.load_data("digits", None, seed=0)
 
 

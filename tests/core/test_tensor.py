@@ -151,6 +151,23 @@ def test_conversions() -> None:
         len(plugrad.tensor(1.0))
 
 
+def test_numpy_and_from_numpy_share_memory_both_ways_on_the_cpu() -> None:
+    x = plugrad.zeros(3, backend="numpy")
+    host = x.numpy()
+    host[0] = 5.0  # NumPy to tensor
+    x.array[1] = 7.0  # tensor to NumPy
+    np.testing.assert_array_equal(np.asarray(x), [5.0, 7.0, 0.0])
+    np.testing.assert_array_equal(host, [5.0, 7.0, 0.0])
+    source = np.arange(3.0)
+    t = plugrad.from_numpy(source)
+    source[2] = -1.0
+    t.numpy()[0] = 9.0
+    np.testing.assert_array_equal(source, [9.0, 1.0, -1.0])
+    np.testing.assert_array_equal(np.asarray(t), [9.0, 1.0, -1.0])
+    detached = plugrad.tensor([1.0], requires_grad=True, backend="numpy").detach().numpy()
+    assert detached.flags.writeable
+
+
 def test_numpy_is_a_read_only_view() -> None:
     x = plugrad.tensor([1.0, 2.0], requires_grad=True)
     host = x.numpy()

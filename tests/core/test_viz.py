@@ -414,7 +414,7 @@ def test_missing_graphviz_package(tmp_path, monkeypatch) -> None:
     with pytest.raises(MissingDependencyError) as caught:
         viz.render(e, tmp_path / "e.svg")
     message = str(caught.value)
-    assert "pip install 'plugrad[viz]'" in message and "apt-get install graphviz" in message
+    assert "pip install '.[viz]'" in message and "apt-get install graphviz" in message
     assert isinstance(caught.value, ImportError)
     assert not (tmp_path / "e.svg").exists()
     with pytest.raises(MissingDependencyError):

@@ -1,0 +1,84 @@
+"""Pickling tensors: their values as plain bytes, never the backend objects behind them.
+
+A tensor pickles as its data (C-order bytes read through the backend's host
+path), its shape, the host type string of its elements, the name of its
+device and whether it requires grad. Unpickling copies the bytes onto the
+device of that name, so a pickle holds no kernel, no backend namespace and no
+graph, and works across processes (``multiprocessing`` with the ``spawn``
+start method, ``concurrent.futures``, MPI object messages).
+
+Modules and optimizers pickle through their ordinary attributes once their
+tensors do; tensors that one pickle reaches several times (a parameter in a
+model and in its optimizer) come back as one object.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import registry
+from .errors import BackendError, SerializationError
+from .tensor import Tensor, _object_new
+
+__all__: list[str] = []
+
+
+class _HostBytes:
+    """C-order bytes described with NumPy's array interface, so no array library is imported."""
+
+    __slots__ = ("__array_interface__",)
+
+    def __init__(self, buffer: bytes, typestr: str, shape: tuple[int, ...]) -> None:
+        self.__array_interface__ = {
+            "version": 3,
+            "shape": shape,
+            "typestr": typestr,
+            "data": buffer,
+        }
+
+
+def reduce_tensor(tensor: Tensor) -> tuple[Any, ...]:
+    """What ``pickle`` stores for ``tensor``: a rebuild function and plain arguments."""
+    if tensor._edge is not None:
+        raise SerializationError(
+            f"cannot pickle a tensor computed by {tensor.grad_fn!r}: its graph cannot cross a "
+            "process boundary; pickle tensor.detach() for its values"
+        )
+    host = tensor._device.backend.to_numpy(tensor._array)
+    typestr = host.__array_interface__["typestr"]  # the host format is NumPy's
+    data = memoryview(host).tobytes()  # C order, whatever the strides
+    shape = tuple(host.shape)
+    arguments = (type(tensor), data, typestr, shape, tensor._device.name, tensor._requires_grad)
+    return (_rebuild_tensor, arguments)
+
+
+def _rebuild_tensor(
+    cls: type[Tensor],
+    data: bytes,
+    typestr: str,
+    shape: tuple[int, ...],
+    device_name: str,
+    requires_grad: bool,
+) -> Tensor:
+    if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+        raise SerializationError(f"a pickled tensor names {cls!r}, which is not a Tensor class")
+    try:
+        device = registry.resolve_device(device_name)
+    except BackendError as error:
+        raise SerializationError(
+            f"the pickled tensor lived on {device_name!r}, which is not available here "
+            f"({error}); unpickle it where that backend is installed, or move it with "
+            ".to('cpu') before pickling"
+        ) from error
+    # The host format of Backend.from_host is NumPy's; the numpy backend's namespace makes
+    # a host array of the bytes, and the target backend copies it into memory of its own.
+    host = registry.resolve_device("numpy").xp.asarray(_HostBytes(data, typestr, shape))
+    tensor = _object_new(cls)
+    tensor._array = device.backend.from_host(host, device.native)
+    tensor._device = device
+    tensor._requires_grad = bool(requires_grad)
+    tensor._edge = None
+    tensor._grad = None
+    tensor._hooks = None
+    tensor._counter = None
+    return tensor

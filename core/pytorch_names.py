@@ -1,0 +1,143 @@
+"""PyTorch's names for what plugrad offers under the Array API's names.
+
+Small functions PyTorch code calls every day:
+:func:`from_numpy`, :func:`as_tensor`, :func:`is_tensor`, :func:`numel`,
+:func:`get_default_dtype` and :func:`set_default_dtype`. (PyTorch's short dtype
+names, ``plugrad.float`` for ``plugrad.float32`` and so on, are set in the package itself.)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import dtypes as _dtypes
+from . import registry
+from .backend import Device
+from .creation import asarray
+from .errors import DtypeError
+from .tensor import Tensor
+
+__all__ = [
+    "MISSING_DTYPES",
+    "as_tensor",
+    "from_numpy",
+    "get_default_dtype",
+    "is_tensor",
+    "numel",
+    "set_default_dtype",
+]
+
+#: Dtypes PyTorch has and no plugrad backend stores, with what to use instead.
+MISSING_DTYPES: dict[str, str] = {
+    "bfloat16": "no plugrad backend stores bfloat16; use plugrad.float16 or plugrad.float32",
+    "float8_e4m3fn": "no plugrad backend stores 8-bit floats; use plugrad.float16",
+    "float8_e5m2": "no plugrad backend stores 8-bit floats; use plugrad.float16",
+}
+
+
+def from_numpy(array: Any) -> Tensor:
+    """Return a CPU tensor sharing the memory of the NumPy array ``array`` (no copy).
+
+    As in PyTorch, a change made through either one shows in the other. The
+    tensor's version counter cannot see writes made through NumPy, so a
+    backward pass that saved the tensor cannot detect them: do not modify the
+    array while a graph that used the tensor may still be backpropagated.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import plugrad
+    >>> a = np.array([1.0, 2.0])
+    >>> t = plugrad.from_numpy(a)
+    >>> a[0] = 5.0
+    >>> t
+    tensor([5., 2.], dtype=plugrad.float64)
+    """
+    host = registry.resolve_device("numpy")
+    if not isinstance(array, host.backend.array_types()):
+        raise TypeError(
+            f"from_numpy() takes a numpy.ndarray, got {type(array).__name__}; use "
+            "plugrad.as_tensor(data) or plugrad.tensor(data) for other data"
+        )
+    return asarray(array, device=host, copy=False)
+
+
+def as_tensor(
+    data: Any,
+    dtype: _dtypes.DType | None = None,
+    device: Device | str | None = None,
+) -> Tensor:
+    """Convert ``data`` to a tensor, sharing memory where possible (PyTorch's ``as_tensor``).
+
+    Same as :func:`plugrad.asarray` with PyTorch's positional ``dtype`` and ``device``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.as_tensor([1, 2], plugrad.float64)
+    tensor([1., 2.], dtype=plugrad.float64)
+    """
+    return asarray(data, dtype=dtype, device=device)
+
+
+def is_tensor(obj: Any) -> bool:
+    """Return whether ``obj`` is a :class:`~plugrad.Tensor` (Parameters included).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.is_tensor(plugrad.ones(2)), plugrad.is_tensor([1.0])
+    (True, False)
+    """
+    return isinstance(obj, Tensor)
+
+
+def numel(x: Tensor) -> int:
+    """Return the number of elements of ``x``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.numel(plugrad.zeros(2, 3))
+    6
+    """
+    if not isinstance(x, Tensor):
+        raise TypeError(f"numel() takes a Tensor, got {type(x).__name__}")
+    return x.numel()
+
+
+def get_default_dtype() -> _dtypes.DType:
+    """Return the dtype that Python floats and float factories give (``float32`` at start).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.get_default_dtype()
+    plugrad.float32
+    """
+    return _dtypes.default_float_dtype
+
+
+def set_default_dtype(dtype: _dtypes.DType) -> None:
+    """Make ``dtype`` (a real floating dtype) the default for Python floats and float factories.
+
+    The default complex dtype follows: ``complex128`` with ``float64``, else
+    ``complex64``, as in PyTorch. New layers create their parameters with it.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.set_default_dtype(plugrad.float64)
+    >>> plugrad.tensor([1.5]).dtype
+    plugrad.float64
+    >>> plugrad.set_default_dtype(plugrad.float32)
+    """
+    if not isinstance(dtype, _dtypes.DType) or dtype.kind != "real floating":
+        raise DtypeError(
+            f"the default dtype must be a real floating dtype such as plugrad.float64, "
+            f"got {dtype!r}"
+        )
+    _dtypes.default_float_dtype = dtype
+    _dtypes.default_complex_dtype = (
+        _dtypes.complex128 if dtype is _dtypes.float64 else _dtypes.complex64
+    )
