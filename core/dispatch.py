@@ -37,7 +37,10 @@ def apply1(op: OpDef, x: Any, params: dict[str, Any] | None) -> Tensor:
         raise _no_kernel(op, device) from None
     out = kernel(device.xp, x._array, **params) if params else kernel(device.xp, x._array)
     if x._requires_grad and _state.enabled and op.differentiable:
-        return _wrap(out, device, True, _record1(op, device, x, params, out))
+        node = _record1(op, device, x, params, out)
+        result = _wrap(out, device, True, node)
+        result._counter = node._ans_counter
+        return result
     return _wrap(out, device, False, None)
 
 
@@ -73,7 +76,10 @@ def apply2(op: OpDef, x1: Any, x2: Any, params: dict[str, Any] | None) -> Tensor
         raise _no_kernel(op, device) from None
     out = kernel(device.xp, a1, a2, **params) if params else kernel(device.xp, a1, a2)
     if requires_grad and _state.enabled and op.differentiable:
-        return _wrap(out, device, True, _record2(op, device, x1, x2, params, out))
+        node = _record2(op, device, x1, x2, params, out)
+        result = _wrap(out, device, True, node)
+        result._counter = node._ans_counter
+        return result
     return _wrap(out, device, False, None)
 
 
@@ -102,7 +108,10 @@ def apply_n(op: OpDef, inputs: tuple[Any, ...], params: dict[str, Any] | None) -
         raise _no_kernel(op, device) from None
     out = kernel(device.xp, *arrays, **params) if params else kernel(device.xp, *arrays)
     if requires_grad and _state.enabled and op.differentiable:
-        return _wrap(out, device, True, _record(op, device, inputs, params, out))
+        node = _record(op, device, inputs, params, out)
+        result = _wrap(out, device, True, node)
+        result._counter = node._ans_counter
+        return result
     return _wrap(out, device, False, None)
 
 
@@ -163,7 +172,9 @@ def apply_general(op: OpDef, inputs: tuple[Any, ...], params: dict[str, Any] | N
             if op.general:
                 node.n_outputs = 1
                 node._out_specs = None
-            return _wrap(out, device, True, node)
+            result = _wrap(out, device, True, node)
+            result._counter = node._ans_counter
+            return result
         return _wrap(out, device, False, None)
     outs = tuple(out)
     differentiable = [
@@ -175,12 +186,15 @@ def apply_general(op: OpDef, inputs: tuple[Any, ...], params: dict[str, Any] | N
     node = _record(op, device, items, params, outs)
     node.n_outputs = len(outs)
     node._out_specs = tuple((o.shape, o.dtype, d) for o, d in zip(outs, differentiable))
-    return op.output_type(
-        tuple(
-            _wrap(o, device, d, output_edge(node, i) if d else None)
-            for i, (o, d) in enumerate(zip(outs, differentiable))
-        )
+    results = tuple(
+        _wrap(o, device, d, output_edge(node, i) if d else None)
+        for i, (o, d) in enumerate(zip(outs, differentiable))
     )
+    if node._ans_counter is not None:
+        node._ans_counter = counters = tuple([0] for _ in outs)
+        for result, counter in zip(results, counters):
+            result._counter = counter
+    return op.output_type(results)
 
 
 def _native_dtype(op: OpDef, device: Device, name: str, value: Any) -> Any:
@@ -264,7 +278,11 @@ def _record(
         else:
             saved.append(array_spec(x._array))
     node._edges = tuple(edges)
-    node._ans = out if keep_ans else None
+    if keep_ans:
+        node._ans = out
+        node._ans_counter = [0]  # shared with the output tensor: see OpNode
+    else:
+        node._ans = node._ans_counter = None
     node._saved = tuple(saved)
     if tensors is None:
         node._saved_tensors = None
@@ -287,7 +305,11 @@ def _record1(op: OpDef, device: Device, x: Tensor, params: dict[str, Any] | None
     edge = x._edge or x
     keeps, keep_ans = op.keeps[1]
     node._edges = (edge,)
-    node._ans = out if keep_ans else None
+    if keep_ans:
+        node._ans = out
+        node._ans_counter = [0]
+    else:
+        node._ans = node._ans_counter = None
     array = x._array
     if keeps[0]:
         node._saved = (array,)
@@ -316,7 +338,11 @@ def _record2(
         edge2 = x2._edge or x2
     (keep1, keep2), keep_ans = op.keeps[(edge1 is not None) | (edge2 is not None) << 1]
     node._edges = (edge1, edge2)
-    node._ans = out if keep_ans else None
+    if keep_ans:
+        node._ans = out
+        node._ans_counter = [0]
+    else:
+        node._ans = node._ans_counter = None
     kept1 = kept2 = None
     if isinstance(x1, Tensor):
         a1 = x1._array

@@ -143,18 +143,37 @@ def output_edge(node: Node, index: int) -> Any:
 
 
 def check_versions(node: Node, saved: Any, versions: tuple[int, ...] | None) -> None:
-    """Raise if a tensor ``node`` saved was modified in place after it was saved."""
+    """Raise if a tensor ``node`` saved was modified in place after it was saved.
+
+    ``saved`` holds Tensors, or anything with a ``_counter`` (a saved output of a
+    :class:`~plugrad.Function`), or other values, which are not checked.
+    """
     for index, value in enumerate(saved):
-        if isinstance(value, Tensor) and value._counter is not None:
+        counter = getattr(value, "_counter", None)
+        if counter is not None:
             expected = 0 if versions is None else versions[index]
-            if value._counter[0] != expected:
+            if counter[0] != expected:
+                shape = tuple(getattr(value, "shape", None) or value.array.shape)
                 raise InPlaceModificationError(
-                    f"{node.name()} needs input {index} (a tensor of shape {value.shape}, "
-                    f"dtype {value.dtype.name}) as it was when the forward op ran, but it has "
-                    f"since been modified in place: it is at version {value._counter[0]}, "
-                    f"expected version {expected}. Compute the backward before modifying it, "
-                    "or use an out-of-place operation (x = x + y instead of x += y)."
+                    f"{node.name()} needs saved tensor {index} (of shape {shape}) as it was "
+                    "when the forward op ran, but it (or a view sharing its memory) has since "
+                    f"been modified in place: it is at version {counter[0]}, expected version "
+                    f"{expected}. Compute the backward before modifying it, or use an "
+                    "out-of-place operation (x = x + y instead of x += y)."
                 )
+
+
+def check_output_versions(node: Node, counters: Any) -> None:
+    """Raise if an output ``node`` saved (its ``ans``) was modified in place since."""
+    for index, counter in enumerate(counters if type(counters) is tuple else (counters,)):
+        if counter is not None and counter[0]:
+            raise InPlaceModificationError(
+                f"{node.name()} needs its output{f' {index}' if node.n_outputs > 1 else ''} as "
+                "it was computed, but that output (or a view sharing its memory) has since been "
+                f"modified in place (it is at version {counter[0]}, expected 0). Compute the "
+                "backward before modifying it, or use an out-of-place operation (y = y + 1 "
+                "instead of y += 1)."
+            )
 
 
 def _freed_error(node: Node) -> GraphFreedError:
@@ -175,10 +194,12 @@ class OpNode(Node):
     lists the Tensors whose arrays are kept (``None`` elsewhere, or ``None``
     altogether), for the in-place check and for ``create_graph``; ``_versions``
     their versions when saved (``None``: all unmodified). ``_ans`` is the raw
-    output array if a rule reads it.
+    output array if a rule reads it, and ``_ans_counter`` then the version counter
+    the output tensor shares with its views (a tuple of them for several outputs),
+    so that an in-place change of the output is caught like one of an input.
     """
 
-    __slots__ = ("_ans", "_params", "_saved", "_saved_tensors", "_versions")
+    __slots__ = ("_ans", "_ans_counter", "_params", "_saved", "_saved_tensors", "_versions")
     op: ClassVar[OpDef]
 
     def _backward(self, grad: Any, create_graph: bool) -> tuple[Any, ...]:
@@ -188,6 +209,8 @@ class OpNode(Node):
         tensors = self._saved_tensors
         if tensors is not None:
             check_versions(self, tensors, self._versions)
+        if self._ans_counter is not None:
+            check_output_versions(self, self._ans_counter)
         op = self.op
         params = self._params
         if create_graph:
@@ -215,6 +238,7 @@ class OpNode(Node):
         self._saved = None
         self._saved_tensors = None
         self._ans = None
+        self._ans_counter = None
 
 
 class UnaryOpNode(OpNode):
@@ -228,6 +252,9 @@ class UnaryOpNode(OpNode):
             return OpNode._backward(self, grad, create_graph)
         if self._saved_tensors is not None:
             check_versions(self, self._saved_tensors, self._versions)
+        counter = self._ans_counter
+        if counter is not None and counter[0]:
+            check_output_versions(self, counter)
         params = self._params
         xp = self._device.rule_xp
         (rule,) = self.op.vjps
@@ -247,6 +274,9 @@ class BinaryOpNode(OpNode):
             return OpNode._backward(self, grad, create_graph)
         if self._saved_tensors is not None:
             check_versions(self, self._saved_tensors, self._versions)
+        counter = self._ans_counter
+        if counter is not None and counter[0]:
+            check_output_versions(self, counter)
         xp = self._device.rule_xp
         ans = self._ans
         params = self._params or _NO_PARAMS
@@ -295,6 +325,8 @@ class GeneralOpNode(OpNode):
         tensors = self._saved_tensors
         if tensors is not None:
             check_versions(self, tensors, self._versions)
+        if self._ans_counter is not None:
+            check_output_versions(self, self._ans_counter)
         op = self.op
         params = self._params or {}
         device = self._device

@@ -19,6 +19,8 @@ if TYPE_CHECKING:
 __all__ = ["PostAccumulateGradHook", "RemovableHandle", "Tensor"]
 
 _object_new = object.__new__
+#: Key types of basic indexing, whose result shares memory with the indexed tensor.
+_BASIC_INDEX_TYPES = frozenset({int, slice, type(None), type(Ellipsis)})
 #: The Array API versions plugrad implements (the last is ``plugrad.__array_api_version__``).
 _SUPPORTED_API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12", "2025.12")
 
@@ -309,7 +311,13 @@ class Tensor:
         >>> x.grad
         tensor([2., 0., 1.])
         """
-        return _ops.getitem(self, key=self._index_key(key))
+        key = self._index_key(key)
+        out = _ops.getitem(self, key=key)
+        if all(type(k) in _BASIC_INDEX_TYPES for k in key):
+            # Basic indexing gives a view: an in-place change through either one is
+            # seen by backward passes that saved the other.
+            out._counter = self._shared_counter()
+        return out
 
     def _index_key(self, key: Any) -> tuple[Any, ...]:
         """``key`` as a tuple, index tensors as raw arrays, basic keys completed with ``...``."""

@@ -112,6 +112,7 @@ def _roll_grad(xp: Any, g: Any, ans: Any, x: Any, *, shift: Any, axis: Any) -> A
 flip = op(
     "flip",
     lambda xp, x, /, *, axis=None: xp.flip(x, axis=axis),
+    view=True,
     saves=(),
     doc="""Reverse the order of elements along ``axis`` (all axes by default).
 
@@ -209,6 +210,7 @@ moveaxis = op(
     "moveaxis",
     lambda xp, x, source, destination, /: xp.moveaxis(x, source, destination),
     inputs=("x",),
+    view=True,
     saves=(),
     doc="""Move the axes ``source`` to positions ``destination`` (ints or tuples of ints).
 
