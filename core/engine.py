@@ -17,6 +17,7 @@ they are Tensors and the backward rules are recorded like any other ops.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -27,6 +28,10 @@ from .grad_mode import _state
 from .tensor import PostAccumulateGradHook, Tensor, _RetainGrad, _wrap
 
 __all__ = ["backward", "grad"]
+
+#: Held while gradients are added into ``.grad``: concurrent backward passes into
+#: shared leaves then add up exactly (one acquisition per pass).
+_accumulation_lock = threading.Lock()
 
 
 def backward(
@@ -466,6 +471,18 @@ def _commit(
         updates.append((leaf, grad))
     if result.node_grads:
         updates.extend((t, g) for t, g in result.node_grads.values() if t is not None)
+    # NOTE: reading .grad, adding and storing back must be one step, or two threads
+    # running backward into a shared leaf lose each other's gradients.
+    with _accumulation_lock:
+        _store(updates, create_graph, stored)
+    for leaf in hooked:
+        for hook in leaf._hooks:
+            if isinstance(hook, PostAccumulateGradHook):
+                hook.function(leaf)
+
+
+def _store(updates: list[tuple[Tensor, Any]], create_graph: bool, stored: set[int]) -> None:
+    """Add each gradient to its tensor's ``.grad``; every ``.grad`` changes only if all succeed."""
     new_grads = []
     for tensor, grad in updates:
         old = tensor._grad
@@ -485,7 +502,3 @@ def _commit(
         new_grads.append((tensor, new))
     for tensor, new in new_grads:
         tensor._grad = new
-    for leaf in hooked:
-        for hook in leaf._hooks:
-            if isinstance(hook, PostAccumulateGradHook):
-                hook.function(leaf)

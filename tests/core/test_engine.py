@@ -458,3 +458,30 @@ def test_independent_backward_passes_in_threads() -> None:
         t.join()
     assert not errors
     assert all(v == pytest.approx(1.001**200) for v in results.values()) and len(results) == 8
+
+
+def test_concurrent_backward_into_a_shared_leaf_adds_up_exactly() -> None:
+    import sys
+    import threading
+
+    # Large enough that the addition into .grad releases the interpreter lock mid-update.
+    w = plugrad.zeros(200_000, dtype=plugrad.float64, requires_grad=True)
+    passes, threads = 40, 4
+    start = threading.Barrier(threads)
+
+    def work() -> None:
+        start.wait()
+        for _ in range(passes):
+            (w * 1.0).sum().backward()
+
+    workers = [threading.Thread(target=work) for _ in range(threads)]
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads often, so a lost update would show
+    try:
+        for t in workers:
+            t.start()
+        for t in workers:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert bool(plugrad.all(w.grad == float(passes * threads)))
