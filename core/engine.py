@@ -23,7 +23,7 @@ from typing import Any
 
 from . import anomaly as _anomaly
 from . import graph as _graph
-from .errors import BackwardError, DeviceMismatchError, ShapeError
+from .errors import BackwardError, DeviceMismatchError, DtypeError, ShapeError
 from .grad_mode import _state
 from .tensor import PostAccumulateGradHook, Tensor, _RetainGrad, _wrap
 
@@ -232,6 +232,12 @@ def _root_gradient(tensor: Tensor, gradient: Any, create_graph: bool) -> Any:
         raise DeviceMismatchError(
             f"the gradient passed to backward() is on {gradient._device.name!r} but the output is "
             f"on {tensor._device.name!r}; move it with .to({tensor._device.name!r})"
+        )
+    if gradient.dtype.kind == "complex floating" and tensor.dtype.kind != "complex floating":
+        raise DtypeError(
+            f"the gradient passed to backward() is {gradient.dtype.name}, but the output is "
+            f"{tensor.dtype.name}: a real output needs a real gradient (casting would drop the "
+            "imaginary part); pass plugrad.real(gradient) if that is what you mean"
         )
     if create_graph:
         return gradient
