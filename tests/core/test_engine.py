@@ -534,7 +534,7 @@ def test_a_bad_gradient_is_refused_naming_op_and_plugin(
 def test_a_gradient_of_another_precision_is_cast_to_the_input_dtype(
     plugin, registered, on_numpy
 ) -> None:
-    rule = lambda xp, g, ans, x: xp.astype(g, xp.float32)  # noqa: E731
+    rule = lambda xp, g, ans, x: xp.astype(g, xp.float32)
     registered(plugin(ops=[_unary_op("lower_rule_op", rule)]), "lower")
     x = plugrad.tensor([1.0, 2.0], dtype=plugrad.float64, requires_grad=True)
     plugrad.ops.lower_rule_op(x).sum().backward()
