@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .dtypes import DType, is_differentiable
-from .errors import DeviceMismatchError, DtypeError
+from .errors import DeviceMismatchError, DtypeError, PlugradError, ShapeError
 from .grad_mode import _state
 from .graph import array_spec, output_edge
 from .tensor import Tensor, _object_new, _wrap
@@ -35,7 +35,11 @@ def apply1(op: OpDef, x: Any, params: dict[str, Any] | None) -> Tensor:
         kernel = device.kernels[op.name]
     except KeyError:
         raise _no_kernel(op, device) from None
-    out = kernel(device.xp, x._array, **params) if params else kernel(device.xp, x._array)
+    try:
+        out = kernel(device.xp, x._array, **params) if params else kernel(device.xp, x._array)
+    except ValueError as exc:
+        _retell_shape_error(op, device, exc, (x,))
+        raise
     if x._requires_grad and _state.enabled and op.differentiable:
         node = _record1(op, device, x, params, out)
         result = _wrap(out, device, True, node)
@@ -74,7 +78,11 @@ def apply2(op: OpDef, x1: Any, x2: Any, params: dict[str, Any] | None) -> Tensor
         kernel = device.kernels[op.name]
     except KeyError:
         raise _no_kernel(op, device) from None
-    out = kernel(device.xp, a1, a2, **params) if params else kernel(device.xp, a1, a2)
+    try:
+        out = kernel(device.xp, a1, a2, **params) if params else kernel(device.xp, a1, a2)
+    except ValueError as exc:
+        _retell_shape_error(op, device, exc, (x1, x2))
+        raise
     if requires_grad and _state.enabled and op.differentiable:
         node = _record2(op, device, x1, x2, params, out)
         result = _wrap(out, device, True, node)
@@ -106,7 +114,11 @@ def apply_n(op: OpDef, inputs: tuple[Any, ...], params: dict[str, Any] | None) -
         kernel = device.kernels[op.name]
     except KeyError:
         raise _no_kernel(op, device) from None
-    out = kernel(device.xp, *arrays, **params) if params else kernel(device.xp, *arrays)
+    try:
+        out = kernel(device.xp, *arrays, **params) if params else kernel(device.xp, *arrays)
+    except ValueError as exc:
+        _retell_shape_error(op, device, exc, inputs)
+        raise
     if requires_grad and _state.enabled and op.differentiable:
         node = _record(op, device, inputs, params, out)
         result = _wrap(out, device, True, node)
@@ -160,10 +172,14 @@ def apply_general(op: OpDef, inputs: tuple[Any, ...], params: dict[str, Any] | N
     except KeyError:
         raise _no_kernel(op, device) from None
     xp = device.xp
-    if sequence == "sequence":
-        out = kernel(xp, arrays, **params) if params else kernel(xp, arrays)
-    else:
-        out = kernel(xp, *arrays, **params) if params else kernel(xp, *arrays)
+    try:
+        if sequence == "sequence":
+            out = kernel(xp, arrays, **params) if params else kernel(xp, arrays)
+        else:
+            out = kernel(xp, *arrays, **params) if params else kernel(xp, *arrays)
+    except ValueError as exc:
+        _retell_shape_error(op, device, exc, items)
+        raise
     record = requires_grad and _state.enabled and op.differentiable
     if not op.multiple_outputs:
         # The output dtype is checked here: astype(x, int32) must not require grad.
@@ -424,6 +440,26 @@ def _mixed_devices(
         f"{name_b} on {b._device.name!r}. plugrad never copies silently; move one explicitly, "
         f"e.g. {name_b}.to({a._device.name!r})."
     )
+
+
+_SHAPE_WORDS = ("shape", "broadcast", "dimension", "aligned", "size", "axis", "reshape")
+
+
+def _retell_shape_error(
+    op: OpDef, device: Device, error: ValueError, inputs: tuple[Any, ...]
+) -> None:
+    """Raise a backend's own shape error again as a ShapeError naming the op and the shapes.
+
+    Returns for other errors, which the caller raises again unchanged.
+    """
+    text = str(error)
+    if isinstance(error, PlugradError) or not any(w in text.lower() for w in _SHAPE_WORDS):
+        return
+    shapes = ", ".join(str(x.shape) if isinstance(x, Tensor) else type(x).__name__ for x in inputs)
+    raise ShapeError(
+        f"{op.name}(): the {device.backend.name} kernel cannot take inputs of shapes "
+        f"{shapes}: {text}"
+    ) from error
 
 
 def _no_kernel(op: OpDef, device: Device) -> LookupError:
