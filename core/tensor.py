@@ -209,7 +209,20 @@ class Tensor:
 
         On the CPU backend this is a read-only view of the same memory (write
         through ``.array`` if you must); other backends copy to the host.
+        A tensor that requires grad is refused, as is ``numpy.asarray`` of it:
+        the array would leave the graph without a word; ``x.detach().numpy()``
+        says that this is meant.
         """
+        if self._requires_grad:
+            raise BackwardError(
+                "numpy() of a tensor that requires grad would cut it off from the graph, and "
+                "whatever is computed from the array gets no gradient; call "
+                "x.detach().numpy() if that is meant"
+            )
+        return self._device.backend.to_numpy(self._array)
+
+    def _host(self) -> Any:
+        """The values as a NumPy array, whether or not the tensor requires grad."""
         return self._device.backend.to_numpy(self._array)
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> Any:
@@ -227,11 +240,11 @@ class Tensor:
                 f"item() needs a tensor with exactly one element, but this one has shape "
                 f"{self.shape}; index or reduce it first (e.g. x.sum().item())"
             )
-        return self.numpy().reshape(()).item()
+        return self._host().reshape(()).item()
 
     def tolist(self) -> Any:
         """Return the values as (nested) Python lists of Python scalars."""
-        return self.numpy().tolist()
+        return self._host().tolist()
 
     def __float__(self) -> float:
         return float(self.item())

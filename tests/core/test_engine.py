@@ -87,7 +87,9 @@ def test_gradient_descent_update() -> None:
     with plugrad.no_grad():
         updated = w1 - lr * w1.grad
     assert not updated.requires_grad and updated.is_leaf
-    np.testing.assert_allclose(updated.numpy(), w1.numpy() - 0.1 * w1.grad.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(
+        updated.detach().numpy(), w1.detach().numpy() - 0.1 * w1.grad.numpy(), rtol=1e-6
+    )
 
 
 # -- leaves, grad_fn, requires_grad ------------------------------------------------------
@@ -112,8 +114,8 @@ def test_only_leaves_get_grad_unless_retained() -> None:
     assert y.retains_grad and not z.retains_grad
     z.sum().backward()
     assert z.grad is None
-    np.testing.assert_allclose(y.grad.numpy(), 2 * y.numpy())
-    np.testing.assert_allclose(x.grad.numpy(), 18 * x.numpy())
+    np.testing.assert_allclose(y.grad.numpy(), 2 * y.detach().numpy())
+    np.testing.assert_allclose(x.grad.numpy(), 18 * x.detach().numpy())
 
 
 def test_gradients_accumulate_across_backward_calls() -> None:
