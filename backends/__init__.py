@@ -3,19 +3,27 @@
 plugrad ships ``numpy`` (the default), ``cupy`` (NVIDIA GPUs; ``pip install
 'plugrad[cuda]'``) and ``array_api_strict`` (the bare standard, for testing).
 Third-party packages add more through the ``plugrad`` entry-point group.
+The communication libraries of :mod:`plugrad.distributed` (``mpi`` through
+mpi4py, ``nccl`` through CuPy) are plugins of the same kind.
 """
 
 from __future__ import annotations
 
 from plugrad import registry
 
-__all__ = ["BUILTIN_BACKENDS", "available"]
+__all__ = ["BUILTIN_BACKENDS", "BUILTIN_COMMUNICATORS", "available"]
 
 #: Backend plugin modules registered at import, before any third-party plugin.
 BUILTIN_BACKENDS: tuple[str, ...] = (
     "plugrad.backends.numpy_backend",
     "plugrad.backends.cupy_backend",
     "plugrad.backends.array_api_strict_backend",
+)
+
+#: Communication libraries for plugrad.distributed (the plugrad_communicators hook).
+BUILTIN_COMMUNICATORS: tuple[str, ...] = (
+    "plugrad.backends.mpi_communicator",
+    "plugrad.backends.nccl_communicator",
 )
 
 

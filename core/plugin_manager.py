@@ -41,10 +41,10 @@ ENTRY_POINT_GROUP = "plugrad"
 
 def builtin_plugin_names() -> tuple[str, ...]:
     """The modules registered before any third-party plugin, in this order."""
-    from plugrad.backends import BUILTIN_BACKENDS
+    from plugrad.backends import BUILTIN_BACKENDS, BUILTIN_COMMUNICATORS
     from plugrad.plugins import BUILTIN_OP_PLUGINS
 
-    return BUILTIN_BACKENDS + BUILTIN_OP_PLUGINS
+    return BUILTIN_BACKENDS + BUILTIN_COMMUNICATORS + BUILTIN_OP_PLUGINS
 
 
 _AUTOLOAD_OFF = ("1", "true", "yes", "on")
