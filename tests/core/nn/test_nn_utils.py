@@ -89,14 +89,14 @@ def test_parameters_to_vector_and_back_match_torch():
     # differentiable, as in torch
     (vector * vector).sum().backward()
     np.testing.assert_allclose(
-        ours[0].grad.numpy(), 2 * ours[0].numpy() + _pair(5)[0][0].grad.numpy()
+        ours[0].grad.numpy(), 2 * ours[0].detach().numpy() + _pair(5)[0][0].grad.numpy()
     )
 
     new = plugrad.arange(vector.shape[0], dtype=plugrad.float64)
     vector_to_parameters(new, ours)
     torch.nn.utils.vector_to_parameters(torch.arange(vector.shape[0], dtype=torch.float64), theirs)
     for p, t in zip(ours, theirs):
-        np.testing.assert_array_equal(p.numpy(), t.detach().numpy())
+        np.testing.assert_array_equal(p.detach().numpy(), t.detach().numpy())
         assert p.requires_grad
 
 
