@@ -32,6 +32,7 @@ from typing import Any
 from . import checking as _checking
 from . import demo as _demo
 from . import inventory as _inventory
+from . import plugin_manager as _plugin_manager
 from . import registry as _registry
 from .errors import PlugradError
 
@@ -63,7 +64,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "demo":
         return demo_command(args)
     report = info_report(ops=args.ops)
-    print(json.dumps(report, indent=2) if args.json else format_report(report))
+    try:
+        print(json.dumps(report, indent=2) if args.json else format_report(report), flush=True)
+    except BrokenPipeError:
+        # The reader stopped early (``plugrad info | head``): not an error of this command.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
 
 
@@ -80,6 +85,8 @@ def info_report(ops: bool = False) -> dict[str, Any]:
         "location": os.path.dirname(getattr(package, "__file__", None) or "") or None,
         "python": platform.python_version(),
         "checks": _checking.checks_enabled(),
+        "autoload": _plugin_manager.autoload_enabled(),
+        "disabled": _plugin_manager.disabled_plugin_names(),
         "backends": [
             {
                 "name": b.name,
@@ -154,6 +161,12 @@ def format_report(report: dict[str, Any]) -> str:
         "checking mode: "
         + ("on" if report["checks"] else "off (PLUGRAD_CHECK_PLUGINS=1 turns it on)")
     )
+    lines.append(
+        "plugin autoload: "
+        + ("on" if report["autoload"] else "off (PLUGRAD_DISABLE_PLUGIN_AUTOLOAD is set)")
+    )
+    if report["disabled"]:
+        lines.append("disabled by PLUGRAD_DISABLED_PLUGINS: " + ", ".join(report["disabled"]))
     lines += ["", "Backends:"]
     for b in report["backends"]:
         if b["available"]:

@@ -157,9 +157,24 @@ def _convert(
         result = xp.asarray(array, dtype=native_dtype, device=target.native)
     else:
         result = xp.asarray(array, dtype=native_dtype, device=target.native, copy=copy)
+    if not isinstance(data, Tensor):
+        _check_supported_dtype(result, target)
     if dtype is None and source is None and not hasattr(data, "dtype"):
         result = _apply_default_dtype(result, target)
     return result, target
+
+
+def _check_supported_dtype(array: Any, target: Device) -> None:
+    """Refuse data whose dtype no op can handle (object, strings, long double, dates)."""
+    try:
+        target.dtype_of(array)
+    except (KeyError, TypeError):
+        supported = ", ".join(sorted({d.name for d in target._dtype_from_native.values()}))
+        raise DtypeError(
+            f"cannot make a tensor of dtype {array.dtype} on {target}: tensors hold numbers "
+            f"of one of the dtypes {supported}; convert the data first (e.g. with "
+            "numpy.asarray(data, dtype=numpy.float64))"
+        ) from None
 
 
 def tensor(
@@ -209,6 +224,9 @@ def asarray(
     """Convert ``obj`` to a tensor, sharing memory where possible (the Array API ``asarray``).
 
     A Tensor that needs no conversion is returned as it is, graph included.
+    One that requires grad and is asked for another dtype or device, or for
+    ``copy=True``, is converted by differentiable ops (``astype``, ``to``), so
+    Array API code that calls ``asarray`` on its inputs stays in the graph.
 
     Examples
     --------
@@ -231,12 +249,31 @@ def asarray(
                 )
             return obj
         if obj._requires_grad:
-            raise BackwardError(
-                "asarray() on a tensor that requires grad would cut it off from the graph; "
-                "call x.detach() first if that is what you want"
-            )
+            return _converted_in_graph(obj, dtype, device, backend, copy)
     array, target = _convert(obj, dtype, device, backend, copy)
     return leaf(array, target, requires_grad)
+
+
+def _converted_in_graph(
+    x: Tensor,
+    dtype: _dtypes.DType | None,
+    device: DeviceLike,
+    backend: str | None,
+    copy: bool | None,
+) -> Tensor:
+    """``asarray`` of a tensor that requires grad, through differentiable ops."""
+    from . import ops as _ops  # filled once plugins are loaded
+
+    if copy is False:
+        raise ValueError(
+            "asarray(x, copy=False) cannot convert x without a copy; pass copy=None to allow one"
+        )
+    moved = x if device is None and backend is None else x.to(target_device(device, backend))
+    if dtype is None or dtype == moved.dtype:
+        if not copy and moved is not x:
+            return moved
+        return _ops.astype(moved, moved.dtype, copy=True)
+    return _ops.astype(moved, dtype)
 
 
 def _filled(

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .dtypes import DType, is_differentiable
-from .errors import DeviceMismatchError, DtypeError
+from .errors import DeviceMismatchError, DtypeError, PlugradError, ShapeError
 from .grad_mode import _state
 from .graph import array_spec, output_edge
 from .tensor import Tensor, _object_new, _wrap
@@ -35,9 +35,16 @@ def apply1(op: OpDef, x: Any, params: dict[str, Any] | None) -> Tensor:
         kernel = device.kernels[op.name]
     except KeyError:
         raise _no_kernel(op, device) from None
-    out = kernel(x._array, **params) if params else kernel(x._array)
+    try:
+        out = kernel(x._array, **params) if params else kernel(x._array)
+    except ValueError as exc:
+        _retell_shape_error(op, device, exc, (x,))
+        raise
     if x._requires_grad and _state.enabled and op.differentiable:
-        return _wrap(out, device, True, _record1(op, device, x, params, out))
+        node = _record1(op, device, x, params, out)
+        result = _wrap(out, device, True, node)
+        result._counter = node._ans_counter
+        return result
     return _wrap(out, device, False, None)
 
 
@@ -75,9 +82,16 @@ def apply2(op: OpDef, x1: Any, x2: Any, params: dict[str, Any] | None) -> Tensor
         kernel = device.kernels[op.name]
     except KeyError:
         raise _no_kernel(op, device) from None
-    out = kernel(a1, a2, **params) if params else kernel(a1, a2)
+    try:
+        out = kernel(a1, a2, **params) if params else kernel(a1, a2)
+    except ValueError as exc:
+        _retell_shape_error(op, device, exc, (x1, x2))
+        raise
     if requires_grad and _state.enabled and op.differentiable:
-        return _wrap(out, device, True, _record2(op, device, x1, x2, params, out))
+        node = _record2(op, device, x1, x2, params, out)
+        result = _wrap(out, device, True, node)
+        result._counter = node._ans_counter
+        return result
     return _wrap(out, device, False, None)
 
 
@@ -106,9 +120,16 @@ def apply_n(op: OpDef, inputs: tuple[Any, ...], params: dict[str, Any] | None) -
         kernel = device.kernels[op.name]
     except KeyError:
         raise _no_kernel(op, device) from None
-    out = kernel(*arrays, **params) if params else kernel(*arrays)
+    try:
+        out = kernel(*arrays, **params) if params else kernel(*arrays)
+    except ValueError as exc:
+        _retell_shape_error(op, device, exc, inputs)
+        raise
     if requires_grad and _state.enabled and op.differentiable:
-        return _wrap(out, device, True, _record(op, device, inputs, params, out))
+        node = _record(op, device, inputs, params, out)
+        result = _wrap(out, device, True, node)
+        result._counter = node._ans_counter
+        return result
     return _wrap(out, device, False, None)
 
 
@@ -156,10 +177,14 @@ def apply_general(op: OpDef, inputs: tuple[Any, ...], params: dict[str, Any] | N
         kernel = device.kernels[op.name]
     except KeyError:
         raise _no_kernel(op, device) from None
-    if sequence == "sequence":
-        out = kernel(arrays, **params) if params else kernel(arrays)
-    else:
-        out = kernel(*arrays, **params) if params else kernel(*arrays)
+    try:
+        if sequence == "sequence":
+            out = kernel(arrays, **params) if params else kernel(arrays)
+        else:
+            out = kernel(*arrays, **params) if params else kernel(*arrays)
+    except ValueError as exc:
+        _retell_shape_error(op, device, exc, items)
+        raise
     record = requires_grad and _state.enabled and op.differentiable
     if not op.multiple_outputs:
         # The output dtype is checked here: astype(x, int32) must not require grad.
@@ -168,7 +193,9 @@ def apply_general(op: OpDef, inputs: tuple[Any, ...], params: dict[str, Any] | N
             if op.general:
                 node.n_outputs = 1
                 node._out_specs = None
-            return _wrap(out, device, True, node)
+            result = _wrap(out, device, True, node)
+            result._counter = node._ans_counter
+            return result
         return _wrap(out, device, False, None)
     outs = tuple(out)
     differentiable = [
@@ -180,12 +207,15 @@ def apply_general(op: OpDef, inputs: tuple[Any, ...], params: dict[str, Any] | N
     node = _record(op, device, items, params, outs)
     node.n_outputs = len(outs)
     node._out_specs = tuple((o.shape, o.dtype, d) for o, d in zip(outs, differentiable))
-    return op.output_type(
-        tuple(
-            _wrap(o, device, d, output_edge(node, i) if d else None)
-            for i, (o, d) in enumerate(zip(outs, differentiable))
-        )
+    results = tuple(
+        _wrap(o, device, d, output_edge(node, i) if d else None)
+        for i, (o, d) in enumerate(zip(outs, differentiable))
     )
+    if node._ans_counter is not None:
+        node._ans_counter = counters = tuple([0] for _ in outs)
+        for result, counter in zip(results, counters):
+            result._counter = counter
+    return op.output_type(results)
 
 
 def _native_dtype(op: OpDef, device: Device, name: str, value: Any) -> Any:
@@ -269,7 +299,11 @@ def _record(
         else:
             saved.append(array_spec(x._array))
     node._edges = tuple(edges)
-    node._ans = out if keep_ans else None
+    if keep_ans:
+        node._ans = out
+        node._ans_counter = [0]  # shared with the output tensor: see OpNode
+    else:
+        node._ans = node._ans_counter = None
     node._saved = tuple(saved)
     if tensors is None:
         node._saved_tensors = None
@@ -292,7 +326,11 @@ def _record1(op: OpDef, device: Device, x: Tensor, params: dict[str, Any] | None
     edge = x._edge or x
     keeps, keep_ans = op.keeps[1]
     node._edges = (edge,)
-    node._ans = out if keep_ans else None
+    if keep_ans:
+        node._ans = out
+        node._ans_counter = [0]
+    else:
+        node._ans = node._ans_counter = None
     array = x._array
     if keeps[0]:
         node._saved = (array,)
@@ -321,7 +359,11 @@ def _record2(
         edge2 = x2._edge or x2
     (keep1, keep2), keep_ans = op.keeps[(edge1 is not None) | (edge2 is not None) << 1]
     node._edges = (edge1, edge2)
-    node._ans = out if keep_ans else None
+    if keep_ans:
+        node._ans = out
+        node._ans_counter = [0]
+    else:
+        node._ans = node._ans_counter = None
     kept1 = kept2 = None
     if isinstance(x1, Tensor):
         a1 = x1._array
@@ -413,6 +455,26 @@ def _mixed_devices(
         f"{name_b} on {b._device.name!r}. plugrad never copies silently; move one explicitly, "
         f"e.g. {name_b}.to({a._device.name!r})."
     )
+
+
+_SHAPE_WORDS = ("shape", "broadcast", "dimension", "aligned", "size", "axis", "reshape")
+
+
+def _retell_shape_error(
+    op: OpDef, device: Device, error: ValueError, inputs: tuple[Any, ...]
+) -> None:
+    """Raise a backend's own shape error again as a ShapeError naming the op and the shapes.
+
+    Returns for other errors, which the caller raises again unchanged.
+    """
+    text = str(error)
+    if isinstance(error, PlugradError) or not any(w in text.lower() for w in _SHAPE_WORDS):
+        return
+    shapes = ", ".join(str(x.shape) if isinstance(x, Tensor) else type(x).__name__ for x in inputs)
+    raise ShapeError(
+        f"{op.name}(): the {device.backend.name} kernel cannot take inputs of shapes "
+        f"{shapes}: {text}"
+    ) from error
 
 
 def _no_kernel(op: OpDef, device: Device) -> LookupError:

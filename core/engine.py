@@ -17,13 +17,14 @@ they are Tensors and the backward rules are recorded like any other ops.
 
 from __future__ import annotations
 
+import threading
 import weakref
 from collections.abc import Sequence
 from typing import Any
 
 from . import anomaly as _anomaly
 from . import graph as _graph
-from .errors import BackwardError, DeviceMismatchError, ShapeError
+from .errors import BackwardError, DeviceMismatchError, DtypeError, ShapeError
 from .grad_mode import _state
 from .tensor import PostAccumulateGradHook, Tensor, _RetainGrad, _wrap
 
@@ -74,6 +75,11 @@ def watch_gradient_ready(leaf: Tensor, callback: Any) -> _ReadyHandle:
     entry = (weakref.ref(leaf, forget), callback)
     _ready_callbacks[key] = entry
     return _ReadyHandle(key, entry)
+
+
+#: Held while gradients are added into ``.grad``: concurrent backward passes into
+#: shared leaves then add up exactly (one acquisition per pass).
+_accumulation_lock = threading.Lock()
 
 
 def backward(
@@ -274,6 +280,12 @@ def _root_gradient(tensor: Tensor, gradient: Any, create_graph: bool) -> Any:
         raise DeviceMismatchError(
             f"the gradient passed to backward() is on {gradient._device.name!r} but the output is "
             f"on {tensor._device.name!r}; move it with .to({tensor._device.name!r})"
+        )
+    if gradient.dtype.kind == "complex floating" and tensor.dtype.kind != "complex floating":
+        raise DtypeError(
+            f"the gradient passed to backward() is {gradient.dtype.name}, but the output is "
+            f"{tensor.dtype.name}: a real output needs a real gradient (casting would drop the "
+            "imaginary part); pass plugrad.real(gradient) if that is what you mean"
         )
     if create_graph:
         return gradient
@@ -541,6 +553,18 @@ def _commit(
         updates.append((leaf, grad))
     if result.node_grads:
         updates.extend((t, g) for t, g in result.node_grads.values() if t is not None)
+    # NOTE: reading .grad, adding and storing back must be one step, or two threads
+    # running backward into a shared leaf lose each other's gradients.
+    with _accumulation_lock:
+        _store(updates, create_graph, stored)
+    for leaf in hooked:
+        for hook in leaf._hooks:
+            if isinstance(hook, PostAccumulateGradHook):
+                hook.function(leaf)
+
+
+def _store(updates: list[tuple[Tensor, Any]], create_graph: bool, stored: set[int]) -> None:
+    """Add each gradient to its tensor's ``.grad``; every ``.grad`` changes only if all succeed."""
     new_grads = []
     for tensor, grad in updates:
         old = tensor._grad
@@ -560,7 +584,3 @@ def _commit(
         new_grads.append((tensor, new))
     for tensor, new in new_grads:
         tensor._grad = new
-    for leaf in hooked:
-        for hook in leaf._hooks:
-            if isinstance(hook, PostAccumulateGradHook):
-                hook.function(leaf)

@@ -25,6 +25,7 @@ __all__ = [
     "GraphBreakError",
     "GraphFreedError",
     "InPlaceModificationError",
+    "IndexOutOfRangeError",
     "InvalidArgumentError",
     "MissingDependencyError",
     "MissingProgramError",
@@ -109,7 +110,14 @@ class PluginRegistrationError(PlugradError, ValueError):
 
 
 class PluginOutputError(PlugradError, RuntimeError):
-    """A plugin's kernel or backward rule returned something unusable (checking mode only)."""
+    """A plugin's kernel or backward rule returned something unusable.
+
+    Gradients are checked on every backward pass; kernel outputs in checking mode.
+    """
+
+
+class IndexOutOfRangeError(PlugradError, IndexError):
+    """An index or class target lies outside the range it indexes."""
 
 
 class UnknownOpError(PlugradError, LookupError):

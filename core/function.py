@@ -19,11 +19,13 @@ __all__ = ["Function", "FunctionCtx", "once_differentiable"]
 class _SavedOutput:
     """Stands in ``ctx`` for a saved output, so the graph holds no tensor -> node cycle."""
 
-    __slots__ = ("array", "index")
+    # _counter: the version counter shared with the output tensor, for the in-place check.
+    __slots__ = ("_counter", "array", "index")
 
-    def __init__(self, array: Any, index: int) -> None:
+    def __init__(self, array: Any, index: int, counter: list[int]) -> None:
         self.array = array
         self.index = index
+        self._counter = counter
 
 
 class FunctionCtx(Node):
@@ -338,9 +340,12 @@ def _record(
         results.append(_wrap(o._array, o._device, differentiable, edge))
         position[id(o)] = index
     # A saved output would make ctx -> output -> ctx a cycle: keep only its array.
-    ctx._saved = tuple(
-        _SavedOutput(s._array, position[id(s)]) if s is not None and id(s) in position else s
-        for s in ctx._saved
-    )
+    saved = []
+    for s in ctx._saved:
+        if s is not None and id(s) in position:
+            output = results[position[id(s)]]
+            s = _SavedOutput(s._array, position[id(s)], output._shared_counter())
+        saved.append(s)
+    ctx._saved = tuple(saved)
     ctx._versions = tuple(map(saved_version, ctx._saved))
     return tuple(results) if isinstance(output, tuple) else results[0]

@@ -18,9 +18,10 @@ at the tensors they produced, so a graph is freed by reference counting alone.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from .errors import GraphFreedError, InPlaceModificationError
+from .errors import GraphFreedError, InPlaceModificationError, PluginOutputError
 from .tensor import Tensor, _wrap
 
 if TYPE_CHECKING:
@@ -41,6 +42,15 @@ __all__ = [
 #: What backward rules receive under create_graph: plugrad plus every registered op.
 #: The registry sets it whenever it rebuilds its tables.
 tensor_namespace: Any = None
+
+
+def _unknown_owner(op_name: str) -> str:
+    return "an unregistered plugin"
+
+
+#: Names the plugin (and its distribution) that declared an op, for error messages.
+#: The registry sets it whenever it rebuilds its tables.
+op_owner: Callable[[str], str] = _unknown_owner
 
 
 class ArraySpec:
@@ -143,18 +153,37 @@ def output_edge(node: Node, index: int) -> Any:
 
 
 def check_versions(node: Node, saved: Any, versions: tuple[int, ...] | None) -> None:
-    """Raise if a tensor ``node`` saved was modified in place after it was saved."""
+    """Raise if a tensor ``node`` saved was modified in place after it was saved.
+
+    ``saved`` holds Tensors, or anything with a ``_counter`` (a saved output of a
+    :class:`~plugrad.Function`), or other values, which are not checked.
+    """
     for index, value in enumerate(saved):
-        if isinstance(value, Tensor) and value._counter is not None:
+        counter = getattr(value, "_counter", None)
+        if counter is not None:
             expected = 0 if versions is None else versions[index]
-            if value._counter[0] != expected:
+            if counter[0] != expected:
+                shape = tuple(getattr(value, "shape", None) or value.array.shape)
                 raise InPlaceModificationError(
-                    f"{node.name()} needs input {index} (a tensor of shape {value.shape}, "
-                    f"dtype {value.dtype.name}) as it was when the forward op ran, but it has "
-                    f"since been modified in place: it is at version {value._counter[0]}, "
-                    f"expected version {expected}. Compute the backward before modifying it, "
-                    "or use an out-of-place operation (x = x + y instead of x += y)."
+                    f"{node.name()} needs saved tensor {index} (of shape {shape}) as it was "
+                    "when the forward op ran, but it (or a view sharing its memory) has since "
+                    f"been modified in place: it is at version {counter[0]}, expected version "
+                    f"{expected}. Compute the backward before modifying it, or use an "
+                    "out-of-place operation (x = x + y instead of x += y)."
                 )
+
+
+def check_output_versions(node: Node, counters: Any) -> None:
+    """Raise if an output ``node`` saved (its ``ans``) was modified in place since."""
+    for index, counter in enumerate(counters if type(counters) is tuple else (counters,)):
+        if counter is not None and counter[0]:
+            raise InPlaceModificationError(
+                f"{node.name()} needs its output{f' {index}' if node.n_outputs > 1 else ''} as "
+                "it was computed, but that output (or a view sharing its memory) has since been "
+                f"modified in place (it is at version {counter[0]}, expected 0). Compute the "
+                "backward before modifying it, or use an out-of-place operation (y = y + 1 "
+                "instead of y += 1)."
+            )
 
 
 def _freed_error(node: Node) -> GraphFreedError:
@@ -175,10 +204,12 @@ class OpNode(Node):
     lists the Tensors whose arrays are kept (``None`` elsewhere, or ``None``
     altogether), for the in-place check and for ``create_graph``; ``_versions``
     their versions when saved (``None``: all unmodified). ``_ans`` is the raw
-    output array if a rule reads it.
+    output array if a rule reads it, and ``_ans_counter`` then the version counter
+    the output tensor shares with its views (a tuple of them for several outputs),
+    so that an in-place change of the output is caught like one of an input.
     """
 
-    __slots__ = ("_ans", "_params", "_saved", "_saved_tensors", "_versions")
+    __slots__ = ("_ans", "_ans_counter", "_params", "_saved", "_saved_tensors", "_versions")
     op: ClassVar[OpDef]
 
     def _backward(self, grad: Any, create_graph: bool) -> tuple[Any, ...]:
@@ -188,6 +219,8 @@ class OpNode(Node):
         tensors = self._saved_tensors
         if tensors is not None:
             check_versions(self, tensors, self._versions)
+        if self._ans_counter is not None:
+            check_output_versions(self, self._ans_counter)
         op = self.op
         params = self._params
         if create_graph:
@@ -198,16 +231,15 @@ class OpNode(Node):
         else:
             xp = self._device.rule_xp
             ans = self._ans
-        broadcasting = op.broadcasting
+        kind = type(grad)
         grads = []
-        for rule, edge, arg in zip(op.vjps, self._edges, args):
+        for index, (rule, edge, arg) in enumerate(zip(op.vjps, self._edges, args)):
             if edge is None:
                 grads.append(None)
                 continue
             g = rule(xp, grad, ans, *args, **params) if params else rule(xp, grad, ans, *args)
-            if broadcasting:
-                # Broadcasting ops also promote dtypes: hand each input its own shape and dtype.
-                g = _fit(xp, g, arg)
+            if create_graph or type(g) is not kind or g.shape != arg.shape or g.dtype != arg.dtype:
+                g = checked_gradient(self, index, g, arg, xp, create_graph)
             grads.append(g)
         return tuple(grads)
 
@@ -215,6 +247,7 @@ class OpNode(Node):
         self._saved = None
         self._saved_tensors = None
         self._ans = None
+        self._ans_counter = None
 
 
 class UnaryOpNode(OpNode):
@@ -228,12 +261,18 @@ class UnaryOpNode(OpNode):
             return OpNode._backward(self, grad, create_graph)
         if self._saved_tensors is not None:
             check_versions(self, self._saved_tensors, self._versions)
+        counter = self._ans_counter
+        if counter is not None and counter[0]:
+            check_output_versions(self, counter)
         params = self._params
         xp = self._device.rule_xp
         (rule,) = self.op.vjps
-        if params:
-            return (rule(xp, grad, self._ans, saved[0], **params),)
-        return (rule(xp, grad, self._ans, saved[0]),)
+        x = saved[0]
+        g = rule(xp, grad, self._ans, x, **params) if params else rule(xp, grad, self._ans, x)
+        # The engine trusts no rule: a gradient of another kind, shape or dtype is caught here.
+        if type(g) is not type(grad) or g.shape != x.shape or g.dtype != x.dtype:
+            g = checked_gradient(self, 0, g, x, xp, False)
+        return (g,)
 
 
 class BinaryOpNode(OpNode):
@@ -247,6 +286,9 @@ class BinaryOpNode(OpNode):
             return OpNode._backward(self, grad, create_graph)
         if self._saved_tensors is not None:
             check_versions(self, self._saved_tensors, self._versions)
+        counter = self._ans_counter
+        if counter is not None and counter[0]:
+            check_output_versions(self, counter)
         xp = self._device.rule_xp
         ans = self._ans
         params = self._params or _NO_PARAMS
@@ -254,27 +296,112 @@ class BinaryOpNode(OpNode):
         edge1, edge2 = self._edges
         op = self.op
         rule1, rule2 = op.vjps
-        g1 = None if edge1 is None else rule1(xp, grad, ans, x1, x2, **params)
-        g2 = None if edge2 is None else rule2(xp, grad, ans, x1, x2, **params)
-        if op.broadcasting:
-            # Broadcasting ops also promote dtypes: hand each input its own shape and dtype.
-            if g1 is not None:
-                g1 = _fit(xp, g1, x1)
-            if g2 is not None:
-                g2 = _fit(xp, g2, x2)
+        kind = type(grad)
+        g1 = g2 = None
+        if edge1 is not None:
+            g1 = rule1(xp, grad, ans, x1, x2, **params)
+            if type(g1) is not kind or g1.shape != x1.shape or g1.dtype != x1.dtype:
+                g1 = checked_gradient(self, 0, g1, x1, xp, False)
+        if edge2 is not None:
+            g2 = rule2(xp, grad, ans, x1, x2, **params)
+            if type(g2) is not kind or g2.shape != x2.shape or g2.dtype != x2.dtype:
+                g2 = checked_gradient(self, 1, g2, x2, xp, False)
         return (g1, g2)
 
 
 _NO_PARAMS: dict[str, Any] = {}
 
 
-def _fit(xp: Any, grad: Any, arg: Any) -> Any:
-    """``grad`` summed to ``arg``'s shape and cast to its dtype."""
-    if grad.shape != arg.shape:
-        grad = _unbroadcast(xp, grad, arg.shape)
-    if grad.dtype != arg.dtype:
-        grad = _restore_dtype(xp, grad, arg.dtype)
-    return grad
+def checked_gradient(
+    node: OpNode, index: int, g: Any, arg: Any, xp: Any, create_graph: bool
+) -> Any:
+    """Return the gradient a rule gave for input ``index``, made to fit it, or raise.
+
+    The per-node paths call this only when the gradient is not already an array
+    of the output gradient's kind with its input's shape and dtype (and always
+    under ``create_graph``). A broadcasting op's gradient is summed back to its
+    input's shape and cast to its dtype -- the contract of such ops; any other
+    mismatch is a bug of the rule (or kernel) and raises
+    :class:`~plugrad.errors.PluginOutputError` naming the op and its plugin.
+    """
+    op = node.op
+    names = op.input_names
+    if op.sequence_kind is not None:
+        name = f"{names[0]}[{index}]"
+    else:
+        name = names[index] if index < len(names) else f"input {index}"
+    where = f"{op_owner(op.name)}, op {op.name!r}: the backward rule for input {name!r}"
+    if g is None:
+        raise PluginOutputError(
+            f"{where} returned None; a rule must return a gradient (declare None in "
+            "op.vjp(...) for an input that gets none)"
+        )
+    device = node._device
+    if create_graph:
+        if not isinstance(g, Tensor):
+            raise PluginOutputError(
+                f"{where} returned a {_type_name(g)} under create_graph=True, where it must "
+                "return a Tensor: compute with xp.* functions and operators only"
+            )
+        if g._device is not device:
+            raise PluginOutputError(
+                f"{where} returned a gradient on {g._device.name!r}, but the op ran on "
+                f"{device.name!r}; compute the gradient with xp.* on the inputs' device"
+            )
+        got_dtype = g.dtype
+    else:
+        backend = device.backend
+        if not isinstance(g, backend.array_types()):
+            raise PluginOutputError(
+                f"{where} returned a {_type_name(g)}, not an array of backend "
+                f"{backend.name!r}; return one array of the input's shape"
+            )
+        native = backend.device_of(g) if hasattr(g, "device") else device.native
+        if native != device.native:
+            raise PluginOutputError(
+                f"{where} returned a gradient on {native!r}, but the op ran on "
+                f"{device.name!r}; compute the gradient with xp.* on the inputs' device"
+            )
+        got_dtype = g.dtype
+    shape, wanted = tuple(g.shape), tuple(arg.shape)
+    if shape != wanted:
+        if not (op.broadcasting and _sums_back_to(shape, wanted)):
+            allowed = " (or a shape it broadcasts to)" if op.broadcasting else ""
+            raise PluginOutputError(
+                f"{where} returned a gradient of shape {shape}, but the input has shape "
+                f"{wanted}; a rule must return a gradient of its input's shape{allowed}"
+            )
+        g = _unbroadcast(xp, g, wanted)
+    wanted_dtype = arg.dtype
+    if got_dtype != wanted_dtype:
+        if not op.broadcasting and _is_complex(xp, got_dtype) != _is_complex(xp, wanted_dtype):
+            raise PluginOutputError(
+                f"{where} returned a gradient of dtype {got_dtype}, but the input has dtype "
+                f"{wanted_dtype}; a real input needs a real gradient (and a complex input a "
+                "complex one)"
+            )
+        # Broadcasting ops also promote dtypes: hand each input its own dtype back.
+        g = _restore_dtype(xp, g, wanted_dtype)
+    return g
+
+
+def _is_complex(xp: Any, dtype: Any) -> bool:
+    return bool(xp.isdtype(dtype, "complex floating"))
+
+
+def _sums_back_to(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
+    """Whether ``target`` broadcasts to ``shape`` (so a gradient of ``shape`` sums back)."""
+    if len(shape) < len(target):
+        return False
+    tail = shape[len(shape) - len(target) :]
+    return all(t in (n, 1) for n, t in zip(tail, target))
+
+
+def _type_name(value: Any) -> str:
+    kind = type(value)
+    if kind.__module__ == "builtins":
+        return kind.__qualname__
+    return f"{kind.__module__}.{kind.__qualname__}"
 
 
 class GeneralOpNode(OpNode):
@@ -295,6 +422,8 @@ class GeneralOpNode(OpNode):
         tensors = self._saved_tensors
         if tensors is not None:
             check_versions(self, tensors, self._versions)
+        if self._ans_counter is not None:
+            check_output_versions(self, self._ans_counter)
         op = self.op
         params = self._params or {}
         device = self._device
@@ -320,14 +449,23 @@ class GeneralOpNode(OpNode):
             rules_and_results = [(None, r) for r in result]
         else:
             rules_and_results = [(rule, None) for rule in op.vjps]
+        reference = g[0] if op.multiple_outputs else g  # several outputs: a tuple of grads
+        kind = type(reference)
         grads = []
-        for (rule, result_g), edge, arg in zip(rules_and_results, self._edges, args):
+        for index, ((rule, result_g), edge, arg) in enumerate(
+            zip(rules_and_results, self._edges, args)
+        ):
             if edge is None:
                 grads.append(None)
                 continue
             g_in = result_g if rule is None else rule(xp, g, ans, *args, **params)
-            if g_in is not None and op.broadcasting:
-                g_in = _fit(xp, g_in, arg)
+            if (
+                create_graph
+                or type(g_in) is not kind
+                or g_in.shape != arg.shape
+                or g_in.dtype != arg.dtype
+            ):
+                g_in = checked_gradient(self, index, g_in, arg, xp, create_graph)
             grads.append(g_in)
         return tuple(grads)
 

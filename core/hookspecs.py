@@ -147,9 +147,10 @@ def plugrad_kernels() -> Iterable[KernelDef]:
     ``plugrad.plugins.kernel_source(op, backend)`` and ``plugrad info --ops``
     show which kernel won.
 
-    Inside the kernel, ``xp`` is the backend's own namespace (plus any
-    registered op it lacks), so ``xp.matmul`` in a ``matmul`` kernel is the
-    backend's function, never the kernel itself.
+    Inside the kernel, ``xp`` is the backend's own Array API namespace as it
+    is: ops that plugins register are not added to it, so a kernel is written
+    with the backend's functions only, and ``xp.matmul`` in a ``matmul``
+    kernel is the backend's function, never the kernel itself.
 
     Returns
     -------

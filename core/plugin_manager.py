@@ -9,8 +9,11 @@ Environment variables
 ---------------------
 ``PLUGRAD_DISABLE_PLUGIN_AUTOLOAD=1``
     Do not load the ``plugrad`` entry-point group (built-ins still load).
+    ``1``, ``true``, ``yes`` and ``on`` disable autoload; empty, ``0``,
+    ``false``, ``no`` and ``off`` leave it on.
 ``PLUGRAD_DISABLED_PLUGINS=a,b``
-    Do not load the named entry points (they are not even imported).
+    Do not load the named entry points (they are not even imported). A name
+    no installed entry point has is reported with a warning.
 """
 
 from __future__ import annotations
@@ -25,7 +28,13 @@ import pluggy
 from . import hookspecs
 from .errors import PluginLoadWarning
 
-__all__ = ["ENTRY_POINT_GROUP", "builtin_plugin_names", "create_plugin_manager"]
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "autoload_enabled",
+    "builtin_plugin_names",
+    "create_plugin_manager",
+    "disabled_plugin_names",
+]
 
 ENTRY_POINT_GROUP = "plugrad"
 
@@ -36,6 +45,32 @@ def builtin_plugin_names() -> tuple[str, ...]:
     from plugrad.plugins import BUILTIN_OP_PLUGINS
 
     return BUILTIN_BACKENDS + BUILTIN_COMMUNICATORS + BUILTIN_OP_PLUGINS
+
+
+_AUTOLOAD_OFF = ("1", "true", "yes", "on")
+_AUTOLOAD_ON = ("", "0", "false", "no", "off")
+
+
+def autoload_enabled() -> bool:
+    """Whether the ``plugrad`` entry-point group is loaded (``PLUGRAD_DISABLE_PLUGIN_AUTOLOAD``)."""
+    value = os.environ.get("PLUGRAD_DISABLE_PLUGIN_AUTOLOAD", "").strip().lower()
+    if value in _AUTOLOAD_ON:
+        return True
+    if value not in _AUTOLOAD_OFF:
+        warnings.warn(
+            f"PLUGRAD_DISABLE_PLUGIN_AUTOLOAD={value!r} is not understood and disables "
+            f"autoload; use one of {', '.join(_AUTOLOAD_OFF)} to disable it, or one of "
+            f"{', '.join(repr(v) for v in _AUTOLOAD_ON)} to keep it",
+            PluginLoadWarning,
+            stacklevel=2,
+        )
+    return False
+
+
+def disabled_plugin_names() -> list[str]:
+    """The entry-point names listed in ``PLUGRAD_DISABLED_PLUGINS``, in order."""
+    names = os.environ.get("PLUGRAD_DISABLED_PLUGINS", "").split(",")
+    return [n.strip() for n in names if n.strip()]
 
 
 def create_plugin_manager(
@@ -51,15 +86,15 @@ def create_plugin_manager(
     manager.add_hookspecs(hookspecs)
     for name in builtin_plugin_names():
         manager.register(importlib.import_module(name), name=name)
-    if os.environ.get("PLUGRAD_DISABLE_PLUGIN_AUTOLOAD", "").strip() not in ("", "0"):
+    if not autoload_enabled():
         return manager
-    disabled = {
-        n.strip() for n in os.environ.get("PLUGRAD_DISABLED_PLUGINS", "").split(",") if n.strip()
-    }
+    disabled = set(disabled_plugin_names())
+    found: set[str] = set()
     if distributions is None:
         distributions = {}
     sources: dict[str, str] = {}  # name -> "distribution version", of each entry point taken
     for entry_point in entry_points(group=ENTRY_POINT_GROUP):
+        found.add(entry_point.name)
         if entry_point.name in disabled:
             continue
         dist = entry_point.dist
@@ -84,6 +119,15 @@ def create_plugin_manager(
         warnings.warn(
             f"plugrad plugin {name!r} (from {source}, {entry_point.value}) failed to load and "
             f"is skipped: {reason}",
+            PluginLoadWarning,
+            stacklevel=2,
+        )
+    unknown = sorted(disabled - found)
+    if unknown:
+        warnings.warn(
+            f"PLUGRAD_DISABLED_PLUGINS names {', '.join(map(repr, unknown))}, which no installed "
+            f"plugin is called (installed: {', '.join(sorted(found)) or 'none'}); check the "
+            "spelling (the names are those of `plugrad info`)",
             PluginLoadWarning,
             stacklevel=2,
         )

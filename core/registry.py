@@ -248,6 +248,7 @@ def _rebuild(strict: set[str] | frozenset[str] = frozenset()) -> None:
             _state.kernel_sources.pop(name, None)
     _install_functions(set(builtin_plugin_names()), aliases)
     _install_methods(methods)
+    _graph.op_owner = _op_owner
     _checking.sync_rules(ops, _op_owner)
 
 
@@ -264,7 +265,8 @@ def _owner(plugin: str) -> str:
 
 
 def _op_owner(op: str) -> str:
-    return _owner(_state.op_owners[op])
+    plugin = _state.op_owners.get(op)
+    return "an unregistered plugin" if plugin is None else _owner(plugin)
 
 
 @functools.cache

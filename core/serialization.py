@@ -329,6 +329,11 @@ def _spec(safetensors: Any, tensor: Tensor, keep_alive: list[Any]) -> Any:
 def _write_atomically(path: str, write: Any) -> None:
     """Run ``write(temporary_path)``, then move the result to ``path``; clean up on error."""
     folder, base = os.path.split(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise FileNotFoundError(
+            f"cannot save to {path!r}: the folder {folder!r} does not exist; create it first "
+            "(os.makedirs(folder, exist_ok=True))"
+        )
     while True:
         temporary = os.path.join(folder, f".{base}.{secrets.token_hex(6)}.tmp")
         try:
@@ -358,6 +363,14 @@ def _header_metadata(data: bytes) -> dict[str, str]:
     return header.get("__metadata__") or {}
 
 
+def _too_deep(path: str) -> SerializationError:
+    return SerializationError(
+        f"the plugrad metadata of {path!r} nests containers deeper than Python can follow; "
+        "the file was not written by plugrad.save (its tensors can still be read with "
+        "another safetensors reader)"
+    )
+
+
 def _saved_structure(metadata: Mapping[str, str], path: str) -> Any:
     text = metadata.get(_STRUCTURE_KEY)
     if text is None:
@@ -365,6 +378,8 @@ def _saved_structure(metadata: Mapping[str, str], path: str) -> Any:
     try:
         saved = json.loads(text)
         version, structure = saved["version"], saved["structure"]
+    except RecursionError:
+        raise _too_deep(path) from None
     except (ValueError, TypeError, KeyError):
         raise SerializationError(
             f"the plugrad metadata of {path!r} is damaged; the tensors can still be read with "

@@ -20,6 +20,8 @@ if TYPE_CHECKING:
 __all__ = ["PostAccumulateGradHook", "RemovableHandle", "Size", "Tensor"]
 
 _object_new = object.__new__
+#: Key types of basic indexing, whose result shares memory with the indexed tensor.
+_BASIC_INDEX_TYPES = frozenset({int, slice, type(None), type(Ellipsis)})
 _PRINT_KINDS = {
     "bool": "bool",
     "signed integer": "int",
@@ -264,9 +266,10 @@ class Tensor:
         As in PyTorch, on the NumPy backend a change made through either one
         shows in the other. A write through NumPy is invisible to the version
         counter, so a backward pass that saved this tensor cannot detect it.
-        For a tensor that requires grad the array is read-only (PyTorch
-        refuses; use ``x.detach().numpy()`` for a writable one). Other
-        backends copy to the host.
+        Other backends copy to the host. A tensor that requires grad is
+        refused, as in PyTorch, and so is ``numpy.asarray`` of it: the array
+        would leave the graph without a word; ``x.detach().numpy()`` says that
+        this is meant.
 
         Examples
         --------
@@ -277,8 +280,16 @@ class Tensor:
         tensor([5., 0., 0.])
         """
         if self._requires_grad:
-            return self._device.backend.to_numpy(self._array)
+            raise BackwardError(
+                "numpy() of a tensor that requires grad would cut it off from the graph, and "
+                "whatever is computed from the array gets no gradient; call "
+                "x.detach().numpy() if that is meant"
+            )
         return self._device.backend.share_with_numpy(self._array)
+
+    def _host(self) -> Any:
+        """The values as a NumPy array, whether or not the tensor requires grad."""
+        return self._device.backend.to_numpy(self._array)
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> Any:
         host = self.numpy()
@@ -295,11 +306,11 @@ class Tensor:
                 f"item() needs a tensor with exactly one element, but this one has shape "
                 f"{self.shape}; index or reduce it first (e.g. x.sum().item())"
             )
-        return self.numpy().reshape(()).item()
+        return self._host().reshape(()).item()
 
     def tolist(self) -> Any:
         """Return the values as (nested) Python lists of Python scalars."""
-        return self.numpy().tolist()
+        return self._host().tolist()
 
     def __float__(self) -> float:
         return float(self.item())
@@ -378,7 +389,13 @@ class Tensor:
         >>> x.grad
         tensor([2., 0., 1.])
         """
-        return _ops.getitem(self, key=self._index_key(key))
+        key = self._index_key(key)
+        out = _ops.getitem(self, key=key)
+        if all(type(k) in _BASIC_INDEX_TYPES for k in key):
+            # Basic indexing gives a view: an in-place change through either one is
+            # seen by backward passes that saved the other.
+            out._counter = self._shared_counter()
+        return out
 
     def _index_key(self, key: Any) -> tuple[Any, ...]:
         """``key`` as a tuple, index tensors as raw arrays, basic keys completed with ``...``."""

@@ -158,7 +158,10 @@ atanh = op("atanh(x)", vjp=lambda xp, g, ans, x: g / conj(xp, 1 - x * x),
 
 
 def _atan2_grad(xp: Any, g: Any, numerator: Any, denominator: Any, sign: float) -> Any:
-    return sign * g * denominator / (numerator * numerator + denominator * denominator)
+    radius = numerator * numerator + denominator * denominator
+    # NOTE: at the origin the formula is 0/0; the gradient there is 0, as in PyTorch.
+    origin = radius == 0
+    return xp.where(origin, 0.0, sign * g * denominator / xp.where(origin, 1.0, radius))
 
 
 atan2 = op(

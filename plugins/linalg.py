@@ -735,6 +735,7 @@ diagonal = op(
     "diagonal",
     lambda xp, x, /, *, offset=0: xp.linalg.diagonal(x, offset=offset),
     namespace="linalg",
+    view=True,
     saves=(),
     doc="""The ``offset`` diagonal of the last two axes.
 

@@ -116,6 +116,7 @@ flip = op(
     "flip",
     lambda xp, x, /, *, axis=None: xp.flip(x, axis=axis),
     methods="flip",
+    view=True,
     saves=(),
     doc="""Reverse the order of elements along ``axis`` (all axes by default).
 
@@ -219,6 +220,7 @@ moveaxis = op(
     methods=("moveaxis", "movedim"),
     aliases="movedim",
     inputs=("x",),
+    view=True,
     saves=(),
     doc="""Move the axes ``source`` to positions ``destination`` (ints or tuples of ints).
 

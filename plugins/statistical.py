@@ -140,8 +140,11 @@ def _std_grad(xp: Any, g: Any, ans: Any, x: Any, *, axis: Any, correction: Any, 
     g = expand_reduced(xp, g, x.shape, axis, keepdims)
     std = expand_reduced(xp, ans, x.shape, axis, keepdims)
     centered = x - xp.mean(x, axis=axis, keepdims=True)
-    # NOTE: infinite (nan) where the standard deviation is 0, as in PyTorch.
-    return g * centered / ((count(x.shape, axis) - correction) * std)
+    # NOTE: where the standard deviation is 0 the formula is 0/0; the gradient there is
+    # 0, as in PyTorch (the subgradient of the minimum of a non-negative function).
+    constant = std == 0
+    scale = (count(x.shape, axis) - correction) * xp.where(constant, 1.0, std)
+    return xp.where(constant, 0.0, g * centered / scale)
 
 
 std = op(

@@ -53,7 +53,14 @@ def _diff_grad(which: str) -> Any:
         xp: Any, g: Any, ans: Any, x: Any, prepend: Any, append: Any, *, axis: int, n: int
     ) -> Any:
         axis = axis % x.ndim
-        grad = _diff_adjoint(xp, g, axis, n)
+        if g.shape[axis] == 0:
+            # n reached the joined length: the output is empty and every input gets zeros
+            # (the adjoint below would give n elements, not the joined length).
+            total = sum(p.shape[axis] for p in (prepend, x, append) if p is not None)
+            shape = tuple(total if i == axis else d for i, d in enumerate(g.shape))
+            grad = xp.zeros(shape, dtype=g.dtype, device=g.device)
+        else:
+            grad = _diff_adjoint(xp, g, axis, n)
         start = 0
         for name, piece in (("prepend", prepend), ("x", x), ("append", append)):
             if piece is None:

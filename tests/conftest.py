@@ -53,7 +53,7 @@ def check_gradients() -> Callable[..., None]:
 
     def check(f: Program, *inputs: np.ndarray, rtol: float = 1e-5, atol: float = 1e-6) -> None:
         leaves = [on_default(np.asarray(a, dtype=np.float64), requires_grad=True) for a in inputs]
-        for index, leaf in enumerate(first_gradients(f, [x.numpy() for x in leaves])):
+        for index, leaf in enumerate(first_gradients(f, [x.detach().numpy() for x in leaves])):
             assert leaf.grad is not None, f"no gradient reached input {index}"
             assert leaf.grad.dtype == plugrad.float64
         plugrad.autograd.gradcheck(f, leaves, atol=atol, rtol=rtol)

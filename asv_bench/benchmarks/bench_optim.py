@@ -60,7 +60,9 @@ class OptimizerStep:
             self._floor_step()
         to_numpy = device.backend.to_numpy
         for param, array in zip(self.params, self.arrays):
-            np.testing.assert_allclose(param.numpy(), to_numpy(array), rtol=1e-6, atol=1e-7)
+            np.testing.assert_allclose(
+                param.detach().numpy(), to_numpy(array), rtol=1e-6, atol=1e-7
+            )
 
     def _sync(self) -> None:
         self._sync_backend.synchronize(self._sync_native)

@@ -33,7 +33,7 @@ from typing import Any
 from .. import dtypes as _dtypes
 from .. import ops as _ops
 from ..creation import arange
-from ..errors import DtypeError, ShapeError
+from ..errors import DtypeError, IndexOutOfRangeError, ShapeError
 from ..grad_mode import no_grad
 from ..random import Generator, rand
 from ..tensor import Tensor
@@ -323,15 +323,36 @@ def _class_target_shape(function: str, input: Tensor, target: Tensor) -> None:
         )
 
 
+def _check_class_range(function: str, target: Tensor, classes: int, ignore_index: int) -> None:
+    """Refuse class targets outside ``[0, classes)`` other than ``ignore_index`` (one reduction)."""
+    with no_grad():
+        outside = (target < 0) | (target >= classes)
+        if ignore_index < 0 or ignore_index >= classes:
+            outside = outside & (target != ignore_index)
+        if not bool(_ops.any(outside)):
+            return
+        bad = _ops.reshape(target, (-1,))[_ops.reshape(outside, (-1,))]
+    raise IndexOutOfRangeError(
+        f"{function}(): class targets must lie in [0, {classes}) (there are {classes} classes) "
+        f"or equal ignore_index={ignore_index}, but {bad.size} of them do not, e.g. "
+        f"{bad[0].item()}; fix the labels, or pass the value that marks samples to skip as "
+        "ignore_index"
+    )
+
+
 def _weight_sum(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int) -> Any:
     """The denominator of a "mean" over class targets: the summed weights of the counted ones."""
     with no_grad():
         valid = target != ignore_index
         if weight is None:
-            return _ops.sum(_ops.astype(valid, input.dtype))
-        safe = _ops.reshape(_ops.where(valid, target, 0), (-1,))
-        picked = _ops.reshape(_ops.take(weight, safe, axis=0), target.shape)
-        return _ops.sum(_ops.where(valid, picked, 0.0))
+            total = _ops.sum(_ops.astype(valid, input.dtype))
+        else:
+            safe = _ops.reshape(_ops.where(valid, target, 0), (-1,))
+            picked = _ops.reshape(_ops.take(weight, safe, axis=0), target.shape)
+            total = _ops.sum(_ops.where(valid, picked, 0.0))
+        # Every target ignored: the mean is NaN and the gradient 0, as in PyTorch, without
+        # a division-by-zero warning (the backward rules zero the ignored samples).
+        return _ops.where(total == 0, float("nan"), total)
 
 
 def cross_entropy(
@@ -386,6 +407,7 @@ def cross_entropy(
     if target.dtype.kind == "real floating":
         return _soft_cross_entropy(input, target, weight, reduction, label_smoothing)
     _class_target_shape("cross_entropy", input, target)
+    _check_class_range("cross_entropy", target, classes, ignore_index)
     loss = _ops.cross_entropy(
         input, target, weight, ignore_index=ignore_index, label_smoothing=float(label_smoothing)
     )
@@ -456,6 +478,7 @@ def nll_loss(
     _class_target_shape("nll_loss", input, _check_tensor("target", "nll_loss", target))
     axis = 0 if input.ndim == 1 else 1
     classes = input.shape[axis]
+    _check_class_range("nll_loss", target, classes, ignore_index)
     class_shape = tuple(classes if i == axis else 1 for i in range(input.ndim))
     labels = _ops.reshape(arange(classes, device=input.device), class_shape)
     hit = _ops.expand_dims(target, axis=axis) == labels
@@ -582,7 +605,22 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None) -> 
                 f"embedding(): padding_idx must be within [-{rows}, {rows}), got {padding_idx}"
             )
         padding_idx %= rows
+    _check_indices(input, weight.shape[0])
     return _ops.embedding(weight, input, padding_idx=padding_idx)
+
+
+def _check_indices(indices: Tensor, rows: int) -> None:
+    """Refuse embedding indices outside ``[0, rows)`` (one reduction)."""
+    with no_grad():
+        outside = (indices < 0) | (indices >= rows)
+        if not bool(_ops.any(outside)):
+            return
+        bad = _ops.reshape(indices, (-1,))[_ops.reshape(outside, (-1,))]
+    raise IndexOutOfRangeError(
+        f"embedding(): indices must lie in [0, {rows}) (the weight has {rows} rows), but "
+        f"{bad.size} of them do not, e.g. {bad[0].item()}; negative indices do not count from "
+        "the end here"
+    )
 
 
 # -- convolution and pooling --------------------------------------------------------------

@@ -17,7 +17,7 @@ from typing import Any, NamedTuple, TypeVar
 from .. import dtypes as _dtypes
 from ..backend import Backend, Device
 from ..creation import asarray, target_device
-from ..errors import DtypeError, StateDictError
+from ..errors import DtypeError, ShapeError, StateDictError
 from ..grad_mode import no_grad
 from ..tensor import Tensor
 from .parameter import Parameter
@@ -97,7 +97,14 @@ class Module:
         )
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self.forward(*args, **kwargs)
+        try:
+            return self.forward(*args, **kwargs)
+        except ShapeError as exc:
+            if getattr(exc, "_layer_named", False):
+                raise
+            layered = ShapeError(f"in the layer {self!r}: {exc}")
+            layered._layer_named = True  # the innermost layer is the one to name
+            raise layered from exc
 
     # -- registration ---------------------------------------------------------------------
 

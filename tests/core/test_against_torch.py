@@ -27,7 +27,7 @@ PLUGRAD = types.SimpleNamespace(
     sum=lambda a, axis, keepdims: plugrad.sum(a, axis=axis, keepdims=keepdims),
     mean=plugrad.mean,
     asarray=lambda array: plugrad.asarray(array, requires_grad=True),
-    to_numpy=lambda t: t.numpy(),
+    to_numpy=lambda t: t.detach().numpy(),
 )
 TORCH = types.SimpleNamespace(
     exp=torch.exp,

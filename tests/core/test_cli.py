@@ -136,3 +136,27 @@ def test_python_dash_m_and_the_console_script(python) -> None:
     assert result.stdout.startswith(f"plugrad {plugrad.__version__}")
     version = python("", args=("-m", "plugrad", "--version"))
     assert version.stdout.strip() == f"plugrad {plugrad.__version__}"
+
+
+def test_text_says_whether_autoload_is_on_and_what_is_disabled(capsys, monkeypatch) -> None:
+    assert "plugin autoload: on" in run(capsys, "info")
+    monkeypatch.setenv("PLUGRAD_DISABLE_PLUGIN_AUTOLOAD", "yes")
+    monkeypatch.setenv("PLUGRAD_DISABLED_PLUGINS", "one, two")
+    text = run(capsys, "info")
+    assert "plugin autoload: off (PLUGRAD_DISABLE_PLUGIN_AUTOLOAD is set)" in text
+    assert "disabled by PLUGRAD_DISABLED_PLUGINS: one, two" in text
+    report = json.loads(run(capsys, "info", "--json"))
+    assert report["autoload"] is False and report["disabled"] == ["one", "two"]
+
+
+def test_a_reader_that_stops_early_is_no_error() -> None:
+    # What `plugrad info --ops | head -1` does: the reader is gone when the command writes
+    # (this one leaves before plugrad is even imported).
+    reader = "pass"
+    command = [sys.executable, "-m", "plugrad", "info", "--ops"]
+    first = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    head = subprocess.run([sys.executable, "-c", reader], stdin=first.stdout, timeout=120)
+    first.stdout.close()
+    stderr = first.communicate(timeout=120)[1].decode()
+    assert head.returncode == 0
+    assert "Traceback" not in stderr and first.returncode == 0, stderr

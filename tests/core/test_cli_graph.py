@@ -161,7 +161,7 @@ def test_bad_input_is_refused_with_exit_code_2(
 def test_failures_of_the_computation_exit_with_1(capsys, tmp_path, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
     _, err = graph(capsys, tmp_path, "x @ w", "--var", "x=1,2", "--var", "w=1,2,3", code=1)
-    assert err.startswith("plugrad graph: error: ValueError: matmul")
+    assert err.startswith("plugrad graph: error: ShapeError: matmul()")
 
 
 def test_missing_graphviz_is_explained(capsys, tmp_path, monkeypatch) -> None:

@@ -42,9 +42,42 @@ def test_asarray_of_a_tensor() -> None:
     x = plugrad.tensor([1.0, 2.0], requires_grad=True)
     y = x * 2
     assert plugrad.asarray(y) is y
-    with pytest.raises(BackwardError, match="detach"):
-        plugrad.asarray(y, dtype=plugrad.float64)
     assert plugrad.asarray(y.detach(), dtype=plugrad.float64).dtype == plugrad.float64
+    with pytest.raises(ValueError, match="copy=False"):
+        plugrad.asarray(y, dtype=plugrad.float64, copy=False)
+
+
+@pytest.mark.parametrize(
+    ("options", "dtype"),
+    [
+        ({"dtype": plugrad.float64}, plugrad.float64),
+        ({"copy": True}, plugrad.float32),
+        ({"device": "numpy", "copy": True}, plugrad.float32),
+        ({"dtype": plugrad.float64, "device": "numpy"}, plugrad.float64),
+    ],
+)
+def test_asarray_converts_a_tensor_that_requires_grad_in_the_graph(options, dtype) -> None:
+    # What Array API code calls on every input: it must not cut the graph.
+    x = plugrad.tensor([1.0, -2.0], requires_grad=True)
+    y = plugrad.asarray(x * 3, **options)
+    assert y.dtype == dtype and y.requires_grad
+    if options.get("copy"):
+        assert y is not x and not np.shares_memory(y.detach().numpy(), x.detach().numpy())
+    (y * y).sum().backward()
+    assert x.grad.tolist() == [18.0, -36.0]
+
+
+def test_numpy_of_a_tensor_that_requires_grad_is_refused() -> None:
+    x = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    for convert in (lambda t: t.numpy(), np.asarray, np.array):
+        with pytest.raises(BackwardError, match=r"x\.detach\(\)\.numpy\(\)"):
+            convert(x * 2)
+    # What needs no gradient keeps working.
+    assert (x * 2).detach().numpy().tolist() == [2.0, 4.0]
+    assert (x * 2).tolist() == [2.0, 4.0] and (x * 2)[0].item() == 2.0
+    assert "grad_fn" in repr(x * 2) and "2." in str(x * 2)
+    with plugrad.no_grad():
+        assert np.asarray(x * 2).tolist() == [2.0, 4.0]
     c = plugrad.tensor([1.0])
     with pytest.raises(BackwardError, match="requires_grad_"):
         plugrad.asarray(c, requires_grad=True)
@@ -122,3 +155,21 @@ def test_random_errors() -> None:
         plugrad.Generator(seed=-1)
     with pytest.raises(ValueError, match="seed"):
         plugrad.manual_seed(1.5)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        np.array([1, "a"], dtype=object),
+        np.array(["ab", "c"]),
+        np.array([b"x"]),
+        np.array([1.0], dtype=np.longdouble),
+        np.array([1], dtype="datetime64[s]"),
+        ["a", "b"],
+    ],
+    ids=["object", "str", "bytes", "longdouble", "datetime", "python-str"],
+)
+@pytest.mark.parametrize("make", [plugrad.asarray, plugrad.tensor], ids=["asarray", "tensor"])
+def test_data_of_an_unsupported_dtype_is_refused_at_creation(make, data) -> None:
+    with pytest.raises(DtypeError, match=r"cannot make a tensor of dtype .* float32.*int64"):
+        make(data)

@@ -11,7 +11,14 @@ import numpy as np
 import pytest
 
 import plugrad
-from plugrad.errors import BackwardError, GraphFreedError, InPlaceModificationError, ShapeError
+from plugrad.errors import (
+    BackwardError,
+    DtypeError,
+    GraphFreedError,
+    InPlaceModificationError,
+    PluginOutputError,
+    ShapeError,
+)
 
 
 def scalar(value: float) -> plugrad.Tensor:
@@ -80,7 +87,9 @@ def test_gradient_descent_update() -> None:
     with plugrad.no_grad():
         updated = w1 - lr * w1.grad
     assert not updated.requires_grad and updated.is_leaf
-    np.testing.assert_allclose(updated.numpy(), w1.numpy() - 0.1 * w1.grad.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(
+        updated.detach().numpy(), w1.detach().numpy() - 0.1 * w1.grad.numpy(), rtol=1e-6
+    )
 
 
 # -- leaves, grad_fn, requires_grad ------------------------------------------------------
@@ -105,8 +114,8 @@ def test_only_leaves_get_grad_unless_retained() -> None:
     assert y.retains_grad and not z.retains_grad
     z.sum().backward()
     assert z.grad is None
-    np.testing.assert_allclose(y.grad.numpy(), 2 * y.numpy())
-    np.testing.assert_allclose(x.grad.numpy(), 18 * x.numpy())
+    np.testing.assert_allclose(y.grad.numpy(), 2 * y.detach().numpy())
+    np.testing.assert_allclose(x.grad.numpy(), 18 * x.detach().numpy())
 
 
 def test_gradients_accumulate_across_backward_calls() -> None:
@@ -458,3 +467,117 @@ def test_independent_backward_passes_in_threads() -> None:
         t.join()
     assert not errors
     assert all(v == pytest.approx(1.001**200) for v in results.values()) and len(results) == 8
+
+
+def test_concurrent_backward_into_a_shared_leaf_adds_up_exactly() -> None:
+    import sys
+    import threading
+
+    # Large enough that the addition into .grad releases the interpreter lock mid-update.
+    w = plugrad.zeros(200_000, dtype=plugrad.float64, requires_grad=True)
+    passes, threads = 40, 4
+    start = threading.Barrier(threads)
+
+    def work() -> None:
+        start.wait()
+        for _ in range(passes):
+            (w * 1.0).sum().backward()
+
+    workers = [threading.Thread(target=work) for _ in range(threads)]
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads often, so a lost update would show
+    try:
+        for t in workers:
+            t.start()
+        for t in workers:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert bool(plugrad.all(w.grad == float(passes * threads)))
+
+
+# -- every rule's result is checked, checking mode or not ----------------------------------
+
+
+def _unary_op(name, rule, **options):
+    from plugrad.opdef import op
+
+    return op(name, lambda xp, x, /: x * 1, **options).vjp(rule)
+
+
+BAD_RULES = [
+    ("scalar", lambda xp, g, ans, x: xp.sum(g), r"shape \(\), but the input has shape \(3,\)"),
+    ("short", lambda xp, g, ans, x: g[:1], r"shape \(1,\), but the input has shape \(3,\)"),
+    ("broadcast", lambda xp, g, ans, x: g[None], r"shape \(1, 3\), but the input has shape"),
+    ("tuple", lambda xp, g, ans, x: (g, g), "returned a tuple, not an array of backend"),
+    ("none", lambda xp, g, ans, x: None, "returned None; a rule must return a gradient"),
+    ("complex", lambda xp, g, ans, x: g * 1j, "a real input needs a real gradient"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("create_graph", [False, True], ids=["raw", "create_graph"])
+@pytest.mark.parametrize(("case", "rule", "message"), BAD_RULES, ids=[r[0] for r in BAD_RULES])
+def test_a_bad_gradient_is_refused_naming_op_and_plugin(
+    plugin, registered, on_numpy, case, rule, message, create_graph
+) -> None:
+    if create_graph and case == "tuple":
+        message = "returned a tuple under create_graph=True"
+    registered(plugin(ops=[_unary_op("bad_rule_op", rule)]), "culprit")
+    x = plugrad.tensor([1.0, 2.0, 3.0], dtype=plugrad.float64, requires_grad=True)
+    y = plugrad.ops.bad_rule_op(x)
+    with pytest.raises(PluginOutputError, match=message) as info:
+        y.backward(plugrad.ones_like(y), create_graph=create_graph)
+    assert str(info.value).startswith(
+        "plugin 'culprit', op 'bad_rule_op': the backward rule for input 'x' returned"
+    )
+    assert x.grad is None
+
+
+def test_a_gradient_of_another_precision_is_cast_to_the_input_dtype(
+    plugin, registered, on_numpy
+) -> None:
+    rule = lambda xp, g, ans, x: xp.astype(g, xp.float32)
+    registered(plugin(ops=[_unary_op("lower_rule_op", rule)]), "lower")
+    x = plugrad.tensor([1.0, 2.0], dtype=plugrad.float64, requires_grad=True)
+    plugrad.ops.lower_rule_op(x).sum().backward()
+    assert x.grad.dtype == plugrad.float64 and x.grad.tolist() == [1.0, 1.0]
+
+
+def test_a_broadcasting_op_gets_its_gradient_summed_back(plugin, registered, on_numpy) -> None:
+    from plugrad.opdef import op
+
+    scale = op("scale_rule_op", lambda xp, x, s, /: x * s, broadcasting=True)
+    # The second rule returns the broadcast shape (2, 3); the engine sums it to (1,).
+    scale.vjp(lambda xp, g, ans, x, s: g * s, lambda xp, g, ans, x, s: g * x)
+    registered(plugin(ops=[scale]), "broadcasting")
+    x = plugrad.ones((2, 3), dtype=plugrad.float64, requires_grad=True)
+    s = plugrad.tensor([2.0], dtype=plugrad.float64, requires_grad=True)
+    plugrad.ops.scale_rule_op(x, s).sum().backward()
+    assert s.grad.tolist() == [6.0] and x.grad.shape == (2, 3)
+
+
+def test_a_broadcasting_op_whose_gradient_cannot_sum_back_is_refused(
+    plugin, registered, on_numpy
+) -> None:
+    from plugrad.opdef import op
+
+    scale = op("scale_bad_op", lambda xp, x, s, /: x * s, broadcasting=True)
+    scale.vjp(lambda xp, g, ans, x, s: g[:, :2] * s, lambda xp, g, ans, x, s: g * x)
+    registered(plugin(ops=[scale]), "broadcasting")
+    x = plugrad.ones((2, 3), dtype=plugrad.float64, requires_grad=True)
+    s = plugrad.tensor([2.0], dtype=plugrad.float64, requires_grad=True)
+    with pytest.raises(PluginOutputError, match=r"shape \(2, 2\), but the input has shape"):
+        plugrad.ops.scale_bad_op(x, s).sum().backward()
+    assert x.grad is None and s.grad is None
+
+
+def test_a_complex_gradient_for_a_real_output_is_refused() -> None:
+    x = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    with pytest.raises(DtypeError, match="a real output needs a real gradient"):
+        y.backward(plugrad.tensor([1 + 1j, 2 + 0j]))
+    with pytest.raises(DtypeError, match="a real output needs a real gradient"):
+        plugrad.autograd.grad(y, x, plugrad.tensor([1j, 0j]))
+    assert x.grad is None
+    y.backward(plugrad.tensor([1.0, 2.0]))  # the graph is intact
+    assert x.grad.tolist() == [2.0, 4.0]

@@ -20,7 +20,7 @@ def test_update_under_no_grad_keeps_the_memory() -> None:
     with plugrad.no_grad():
         w -= 0.1 * w.grad
     assert w.array is before or w.backend.name != "numpy"
-    np.testing.assert_allclose(w.numpy(), [0.95, 1.95])
+    np.testing.assert_allclose(w.detach().numpy(), [0.95, 1.95])
     assert w.is_leaf and w.requires_grad and w._version == 1
 
 
@@ -45,7 +45,7 @@ def test_update_without_recording_matches_the_out_of_place_op(apply, expected, o
         assert apply(w, o) is w
     assert w.dtype == plugrad.float32 and w._version == 1 and w.is_leaf and w.requires_grad
     assert w.array is before or w.backend.name != "numpy", "updated in place"
-    np.testing.assert_array_equal(w.numpy(), reference.numpy())
+    np.testing.assert_array_equal(w.detach().numpy(), reference.detach().numpy())
 
 
 def test_update_of_a_read_only_array_replaces_it() -> None:
@@ -91,7 +91,7 @@ def test_in_place_power_and_chains_match_out_of_place() -> None:
     h **= 3
     h *= x
     h.sum().backward()
-    np.testing.assert_allclose(x.grad.numpy(), 4 * x.numpy() ** 3)
+    np.testing.assert_allclose(x.grad.numpy(), 4 * x.detach().numpy() ** 3)
 
 
 def test_modifying_a_saved_tensor_makes_backward_raise() -> None:
@@ -214,3 +214,109 @@ def test_fill_and_copy_on_a_device_other_than_the_first() -> None:
     assert t.fill_(2.0).tolist() == [2.0, 2.0, 2.0]
     assert t.copy_(plugrad.ones(3, device="array_api_strict:1")).tolist() == [1.0, 1.0, 1.0]
     assert t.device.name == "array_api_strict:1"
+
+
+# -- saved outputs and views share the version check ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        pytest.param(plugrad.exp, id="exp"),
+        pytest.param(plugrad.tanh, id="tanh"),
+        pytest.param(lambda x: plugrad.sqrt(x * x + 1.0), id="sqrt"),
+    ],
+)
+def test_saved_output_changed_under_no_grad_raises(make) -> None:
+    x = leaf(0.5, 1.5)
+    z = make(x)
+    with plugrad.no_grad():
+        z += 1.0
+    with pytest.raises(InPlaceModificationError, match="output"):
+        z.sum().backward()
+    assert x.grad is None
+
+
+def test_saved_output_changed_through_a_view_raises() -> None:
+    x = leaf(0.5, 1.5)
+    z = plugrad.exp(x)
+    v = z[:]
+    with plugrad.no_grad():
+        v *= 2.0
+    with pytest.raises(InPlaceModificationError):
+        z.sum().backward()
+
+
+def test_unchanged_saved_output_still_differentiates() -> None:
+    x = leaf(0.5, 1.5)
+    z = plugrad.exp(x)
+    z.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.exp([0.5, 1.5]))
+
+
+def test_saved_output_of_a_function_changed_in_place_raises() -> None:
+    class Exp(plugrad.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            out = plugrad.exp(x)
+            ctx.save_for_backward(out)
+            return out
+
+        @staticmethod
+        def backward(ctx, g):
+            (out,) = ctx.saved_tensors
+            return g * out
+
+    x = leaf(0.5)
+    z = Exp.apply(x)
+    with plugrad.no_grad():
+        z += 1.0
+    with pytest.raises(InPlaceModificationError):
+        z.sum().backward()
+
+
+@pytest.mark.parametrize(
+    "view",
+    [
+        pytest.param(lambda w: w[:], id="slice"),
+        pytest.param(lambda w: w[0], id="integer"),
+        pytest.param(lambda w: w[None, ...], id="new-axis"),
+        pytest.param(lambda w: plugrad.flip(w), id="flip"),
+        pytest.param(lambda w: plugrad.moveaxis(w, 0, 1), id="moveaxis"),
+        pytest.param(lambda w: plugrad.linalg.diagonal(w), id="diagonal"),
+        pytest.param(lambda w: plugrad.reshape(w, (-1,)), id="reshape"),
+        pytest.param(lambda w: w.T, id="transpose"),
+    ],
+)
+def test_view_changed_under_no_grad_after_its_base_was_saved_raises(view) -> None:
+    x = leaf(1.0, 2.0)
+    w = plugrad.tensor([[3.0, 4.0], [5.0, 6.0]], dtype=plugrad.float64)
+    y = x * w
+    v = view(w)
+    with plugrad.no_grad():
+        v += 10.0
+    with pytest.raises(InPlaceModificationError):
+        y.sum().backward()
+    assert x.grad is None
+
+
+def test_base_changed_after_a_view_was_saved_raises() -> None:
+    x = leaf(1.0, 2.0)
+    w = plugrad.tensor([3.0, 4.0, 5.0], dtype=plugrad.float64)
+    v = w[1:]
+    y = x * v
+    with plugrad.no_grad():
+        w += 1.0
+    with pytest.raises(InPlaceModificationError):
+        y.sum().backward()
+
+
+def test_advanced_indexing_copies_and_does_not_share_the_version() -> None:
+    x = leaf(1.0, 2.0)
+    w = plugrad.tensor([3.0, 4.0, 5.0], dtype=plugrad.float64)
+    y = x * w[1:]
+    picked = w[plugrad.tensor([0, 1])]
+    with plugrad.no_grad():
+        picked += 1.0  # a copy: w is untouched
+    y.sum().backward()
+    assert x.grad.tolist() == [4.0, 5.0]

@@ -10,7 +10,7 @@ import pytest
 
 import plugrad
 from plugrad import registry
-from plugrad.errors import DeviceMismatchError, DtypeError
+from plugrad.errors import DeviceMismatchError, DtypeError, ShapeError
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import op
 
@@ -191,3 +191,17 @@ def test_rules_that_cannot_be_read_keep_everything_declared(plugin) -> None:
     assert all(
         entry == ((True, False), False) for entry in registry.find_op("opaque_as_test").keeps[1:]
     )
+
+
+def test_a_kernel_shape_error_names_the_op_the_shapes_and_the_layer() -> None:
+    with pytest.raises(ShapeError, match=r"add\(\): .* shapes \(2, 3\), \(4,\): .*broadcast"):
+        plugrad.ones((2, 3)) + plugrad.ones((4,))
+    with pytest.raises(ShapeError, match=r"matmul\(\): .* shapes \(2, 3\), \(4,\)"):
+        plugrad.matmul(plugrad.ones((2, 3)), plugrad.ones((4,)))
+    with pytest.raises(ShapeError, match=r"concat\(\): .*\(2, 3\), \(2, 4\)"):
+        plugrad.concat([plugrad.ones((2, 3)), plugrad.ones((2, 4))], axis=0)
+    model = plugrad.nn.Sequential(plugrad.nn.Linear(3, 2), plugrad.nn.ReLU())
+    with pytest.raises(ShapeError, match=r"^in the layer Linear\(in_features=3, .*linear\(\)"):
+        model(plugrad.ones((5, 4)))
+    with pytest.raises(ValueError):  # what code that caught the backend's error still catches
+        plugrad.ones((2, 3)) * plugrad.ones((3, 2))

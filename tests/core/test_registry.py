@@ -221,7 +221,7 @@ def test_entry_point_loading_can_be_disabled(monkeypatch) -> None:
     class Recorder(EntryPoint):
         def load(self):
             loaded.append(self.name)
-            return types.SimpleNamespace()
+            return types.ModuleType(self.name)  # distinct objects, as pluggy needs
 
     monkeypatch.setattr(
         plugin_manager,
@@ -231,9 +231,26 @@ def test_entry_point_loading_can_be_disabled(monkeypatch) -> None:
     monkeypatch.setenv("PLUGRAD_DISABLED_PLUGINS", "a")
     plugin_manager.create_plugin_manager({})
     assert loaded == ["b"]
-    monkeypatch.setenv("PLUGRAD_DISABLE_PLUGIN_AUTOLOAD", "1")
+    monkeypatch.setenv("PLUGRAD_DISABLED_PLUGINS", "a, typo")
     loaded.clear()
-    plugin_manager.create_plugin_manager({})
+    with pytest.warns(PluginLoadWarning, match=r"names 'typo', which no installed plugin"):
+        plugin_manager.create_plugin_manager({})
+    assert loaded == ["b"]
+    monkeypatch.delenv("PLUGRAD_DISABLED_PLUGINS")
+    for value in ("1", "true", "YES", "on"):
+        monkeypatch.setenv("PLUGRAD_DISABLE_PLUGIN_AUTOLOAD", value)
+        loaded.clear()
+        plugin_manager.create_plugin_manager({})
+        assert loaded == [], value
+    for value in ("", "0", "false", "No", "off"):
+        monkeypatch.setenv("PLUGRAD_DISABLE_PLUGIN_AUTOLOAD", value)
+        loaded.clear()
+        plugin_manager.create_plugin_manager({})
+        assert loaded == ["a", "b"], value
+    monkeypatch.setenv("PLUGRAD_DISABLE_PLUGIN_AUTOLOAD", "maybe")
+    loaded.clear()
+    with pytest.warns(PluginLoadWarning, match="'maybe' is not understood"):
+        plugin_manager.create_plugin_manager({})
     assert loaded == []
 
 

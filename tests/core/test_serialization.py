@@ -341,6 +341,10 @@ def rewrite_metadata(source: Path, target: Path, metadata: dict[str, str]) -> No
         ),
         ({"plugrad": '{"version": 1, "structure": {"dict": []}}'}, "does not mention"),
         ({"plugrad": '{"version": 1, "structure": {"odd": 1}}'}, "does not match its tensors"),
+        (
+            {"plugrad": '{"version": 1, "structure": ' + "[" * 100_000 + "]" * 100_000 + "}"},
+            "nests containers deeper",
+        ),
     ],
 )
 def test_damaged_metadata_is_reported(on_numpy, tmp_path, metadata, message) -> None:
@@ -372,3 +376,12 @@ def test_data_for_safetensors_without_tensor_spec_is_c_ordered_bytes(on_numpy) -
     pair = serialization._spec(older, plugrad.asarray(np.array([1 + 2j])), [])
     assert pair["dtype"] == "float64" and pair["shape"] == [1, 2]
     assert np.frombuffer(pair["data"]).tolist() == [1.0, 2.0]
+
+
+def test_saving_into_a_missing_folder_names_the_path_asked_for(on_numpy, tmp_path) -> None:
+    target = tmp_path / "missing" / "x.safetensors"
+    with pytest.raises(
+        FileNotFoundError, match=r"x\.safetensors.*folder .*missing.* does not exist"
+    ):
+        plugrad.save(plugrad.ones(2), target)
+    assert not (tmp_path / "missing").exists()

@@ -266,3 +266,16 @@ def test_complex_abs_real_imag_gradients_follow_pytorch() -> None:
     t = torch.tensor(z, requires_grad=True)
     (t.abs() * 2 + t.real * 3 - t.imag * 5).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-12)
+
+
+def test_atan2_at_the_origin_has_gradient_zero_like_pytorch() -> None:
+    y = plugrad.tensor([0.0, 1.0, 0.0], dtype=plugrad.float64, requires_grad=True)
+    x = plugrad.tensor([0.0, 0.0, -2.0], dtype=plugrad.float64, requires_grad=True)
+    plugrad.atan2(y, x).sum().backward()
+    assert y.grad.tolist()[0] == 0.0 and x.grad.tolist()[0] == 0.0
+    torch = pytest.importorskip("torch")
+    ty = torch.tensor([0.0, 1.0, 0.0], dtype=torch.float64, requires_grad=True)
+    tx = torch.tensor([0.0, 0.0, -2.0], dtype=torch.float64, requires_grad=True)
+    torch.atan2(ty, tx).sum().backward()
+    np.testing.assert_allclose(y.grad.numpy(), ty.grad.numpy())
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy())

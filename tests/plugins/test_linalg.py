@@ -453,7 +453,7 @@ def test_svd_of_a_rank_deficient_matrix_has_finite_singular_value_gradients() ->
     a.requires_grad_()
     L.svd(a, full_matrices=False).S.sum().backward()
     # The nuclear norm has a kink here; like PyTorch, plugrad returns the subgradient U @ Vh.
-    u, s, vh = np.linalg.svd(a.numpy(), full_matrices=False)
+    u, s, vh = np.linalg.svd(a.detach().numpy(), full_matrices=False)
     assert s[-1] < 1e-12
     np.testing.assert_allclose(a.grad.numpy(), u @ vh, atol=1e-12)
 

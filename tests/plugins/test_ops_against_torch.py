@@ -204,7 +204,7 @@ def check_program(program) -> bool:
 
     results = []
     for library, make, to_numpy in (
-        (0, lambda a: plugrad.asarray(a, requires_grad=True), lambda t: t.numpy()),
+        (0, lambda a: plugrad.asarray(a, requires_grad=True), lambda t: t.detach().numpy()),
         (1, lambda a: torch.tensor(a, requires_grad=True), lambda t: t.detach().numpy()),
     ):
         leaves = [make(a) for a in arrays]

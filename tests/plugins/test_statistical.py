@@ -176,3 +176,16 @@ def test_integer_reductions_do_not_require_grad() -> None:
     as_int = plugrad.astype(x, plugrad.int64)
     assert not as_int.requires_grad and as_int.grad_fn is None
     assert not plugrad.sum(x, dtype=plugrad.int64).requires_grad
+
+
+@pytest.mark.parametrize("correction", [0.0, 1.0])
+def test_std_of_a_constant_has_gradient_zero_like_pytorch(correction) -> None:
+    x = plugrad.tensor(
+        [[2.0, 2.0, 2.0], [1.0, 2.0, 4.0]], dtype=plugrad.float64, requires_grad=True
+    )
+    plugrad.std(x, axis=1, correction=correction).sum().backward()
+    assert x.grad[0].tolist() == [0.0, 0.0, 0.0]
+    torch = pytest.importorskip("torch")
+    t = torch.tensor([[2.0, 2.0, 2.0], [1.0, 2.0, 4.0]], dtype=torch.float64, requires_grad=True)
+    t.std(dim=1, correction=correction).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-12)

@@ -56,3 +56,24 @@ NO_GRAD = [
     test_float16_gradients_stay_float16,
     test_ops_without_gradient,
 ) = table_tests(CASES, NO_GRAD)
+
+
+def test_diff_with_an_empty_output_gives_zero_gradients_of_the_input_shape() -> None:
+    for shape, n, prepend in (
+        ((1,), 1, None),
+        ((2,), 3, None),
+        ((2, 1), 1, (2, 0)),
+        ((3,), 5, (1,)),
+    ):
+        x = plugrad.ones(shape, dtype=plugrad.float64, requires_grad=True)
+        p = (
+            None
+            if prepend is None
+            else plugrad.ones(prepend, dtype=plugrad.float64, requires_grad=True)
+        )
+        out = plugrad.diff(x, n=n, prepend=p)
+        assert out.size == 0
+        out.sum().backward()
+        assert x.grad.shape == shape and not bool(plugrad.any(x.grad != 0))
+        if p is not None:
+            assert p.grad.shape == prepend

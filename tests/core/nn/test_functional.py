@@ -15,6 +15,7 @@ import pytest
 
 import plugrad
 import plugrad.nn.functional as F
+from plugrad.errors import IndexOutOfRangeError
 
 torch = pytest.importorskip("torch")
 TF = torch.nn.functional
@@ -32,7 +33,9 @@ def compare(
     mine = [plugrad.asarray(a, requires_grad=d) for a, d in zip(arrays, differentiable)]
     reference = [torch.tensor(a, requires_grad=d) for a, d in zip(arrays, differentiable)]
     out, expected = ours(*mine), theirs(*reference)
-    np.testing.assert_allclose(out.numpy(), expected.detach().numpy(), rtol=rtol, atol=atol)
+    np.testing.assert_allclose(
+        out.detach().numpy(), expected.detach().numpy(), rtol=rtol, atol=atol
+    )
     weights = np.random.default_rng(0).uniform(0.5, 1.5, size=tuple(expected.shape))
     out.backward(plugrad.asarray(weights))
     expected.backward(torch.tensor(weights))
@@ -255,8 +258,8 @@ def test_dropout_scales_kept_elements_and_reproduces_with_the_seed(backend) -> N
     y = F.dropout(x, p=0.3)
     plugrad.manual_seed(7)
     again = F.dropout(x, p=0.3)
-    values = y.numpy()
-    np.testing.assert_array_equal(values, again.numpy())
+    values = y.detach().numpy()
+    np.testing.assert_array_equal(values, again.detach().numpy())
     assert set(np.unique(values)) == {0.0, 1.0 / 0.7}
     assert abs((values == 0).mean() - 0.3) < 0.02
     y.sum().backward()
@@ -267,7 +270,8 @@ def test_dropout_scales_kept_elements_and_reproduces_with_the_seed(backend) -> N
     generator = plugrad.Generator(seed=1, device=x.device)
     other = plugrad.Generator(seed=1, device=x.device)
     np.testing.assert_array_equal(
-        F.dropout(x, generator=generator).numpy(), F.dropout(x, generator=other).numpy()
+        F.dropout(x, generator=generator).detach().numpy(),
+        F.dropout(x, generator=other).detach().numpy(),
     )
 
 
@@ -428,3 +432,72 @@ def test_bad_arguments_raise_clear_errors() -> None:
         F.avg_pool2d(image, 0)
     with pytest.raises(TypeError, match="must be a Tensor"):
         F.mse_loss(normal(2), x)
+
+
+# -- class targets and embedding indices out of range ----------------------------------------
+
+
+@pytest.mark.parametrize("loss", [F.cross_entropy, F.nll_loss], ids=["cross_entropy", "nll_loss"])
+@pytest.mark.parametrize("bad", [10, -1, -2, 11])
+def test_class_targets_out_of_range_are_refused(loss, bad) -> None:
+    x = plugrad.zeros((2, 10), requires_grad=True)
+    with pytest.raises(IndexOutOfRangeError, match=r"must lie in \[0, 10\).*e\.g\. " + str(bad)):
+        loss(x, plugrad.tensor([bad, 0]))
+    with pytest.raises(IndexError):  # what code written for PyTorch catches
+        loss(x, plugrad.tensor([[0, bad]]).reshape(2))
+    assert x.grad is None
+
+
+@pytest.mark.parametrize("loss", [F.cross_entropy, F.nll_loss], ids=["cross_entropy", "nll_loss"])
+def test_ignore_index_may_lie_outside_the_classes(loss) -> None:
+    x = plugrad.zeros((3, 4), dtype=plugrad.float64, requires_grad=True)
+    scores = x if loss is F.cross_entropy else F.log_softmax(x, 1)
+    value = loss(scores, plugrad.tensor([-1, 2, -1]), ignore_index=-1)
+    assert value.item() == pytest.approx(np.log(4.0))
+    value.backward()
+    assert x.grad[0].tolist() == [0.0] * 4 and x.grad[2].tolist() == [0.0] * 4
+
+
+_IGNORE_INDEX_CASES = [
+    ([0, -1, 2], {"ignore_index": -1}),
+    ([2, 2, 2], {"ignore_index": 2}),  # every target ignored: NaN mean, zero gradient
+    ([2, 1, 2], {"ignore_index": 2, "reduction": "sum"}),
+    ([2, 1, 0], {"ignore_index": 2, "reduction": "none"}),
+    ([2, 1, 0], {"ignore_index": 0, "weight": [0.5, 1.0, 2.0, 1.5]}),
+]
+
+
+@pytest.mark.parametrize(
+    ("loss", "target", "options"),
+    [("nll_loss", *case) for case in _IGNORE_INDEX_CASES]
+    + [("cross_entropy", *case) for case in _IGNORE_INDEX_CASES]
+    + [("cross_entropy", [2, 1, 3], {"ignore_index": 3, "label_smoothing": 0.2})],
+)
+def test_ignore_index_matches_pytorch(loss, target, options) -> None:
+    logits = np.random.default_rng(0).normal(size=(3, 4))
+    ours_options = dict(options)
+    theirs_options = dict(options)
+    if "weight" in options:
+        ours_options["weight"] = plugrad.tensor(options["weight"], dtype=plugrad.float64)
+        theirs_options["weight"] = torch.tensor(options["weight"], dtype=torch.float64)
+    x = plugrad.asarray(logits, requires_grad=True)
+    t = torch.tensor(logits, requires_grad=True)
+    ours = getattr(F, loss)(x if loss == "cross_entropy" else F.log_softmax(x, 1),
+                            plugrad.tensor(target), **ours_options)  # fmt: skip
+    tf = torch.nn.functional
+    theirs = getattr(tf, loss)(t if loss == "cross_entropy" else tf.log_softmax(t, 1),
+                               torch.tensor(target), **theirs_options)  # fmt: skip
+    ours.sum().backward()
+    theirs.sum().backward()
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("bad", [-1, 3, 100])
+def test_embedding_indices_out_of_range_are_refused(bad) -> None:
+    weight = plugrad.ones((3, 2), requires_grad=True)
+    with pytest.raises(IndexOutOfRangeError, match=r"must lie in \[0, 3\)"):
+        F.embedding(plugrad.tensor([[0, bad]]), weight)
+    with pytest.raises(IndexError):
+        plugrad.nn.Embedding(3, 2)(plugrad.tensor([bad]))
+    assert F.embedding(plugrad.tensor([2, 0]), weight).shape == (2, 2)

@@ -25,7 +25,9 @@ def same_outputs_and_gradients(
     mine = [plugrad.asarray(a, requires_grad=a.dtype.kind == "f") for a in inputs]
     reference = [torch.tensor(a, requires_grad=a.dtype.kind == "f") for a in inputs]
     out, expected = ours(*mine), theirs(*reference)
-    np.testing.assert_allclose(out.numpy(), expected.detach().numpy(), rtol=rtol, atol=1e-6)
+    np.testing.assert_allclose(
+        out.detach().numpy(), expected.detach().numpy(), rtol=rtol, atol=1e-6
+    )
     weights = np.random.default_rng(1).uniform(0.5, 1.5, tuple(expected.shape)).astype(np.float32)
     out.backward(plugrad.asarray(weights))
     expected.backward(torch.tensor(weights))
@@ -142,7 +144,9 @@ def test_initialization_is_reproducible_with_the_seed() -> None:
     second = nn.Sequential(nn.Linear(4, 3), nn.Conv2d(2, 3, 3), nn.Embedding(5, 2)).state_dict()
     for name in first:
         np.testing.assert_array_equal(first[name].numpy(), second[name].numpy())
-    assert not np.array_equal(first["0.weight"].numpy(), nn.Linear(4, 3).weight.numpy())
+    assert not np.array_equal(
+        first["0.weight"].detach().numpy(), nn.Linear(4, 3).weight.detach().numpy()
+    )
 
 
 def test_initial_values_follow_pytorchs_bounds() -> None:
@@ -150,17 +154,17 @@ def test_initial_values_follow_pytorchs_bounds() -> None:
     layer = nn.Linear(400, 300)
     bound = 1 / math.sqrt(400)
     for p in (layer.weight, layer.bias):
-        values = p.numpy()
+        values = p.detach().numpy()
         assert values.min() >= -bound and values.max() <= bound
         assert values.max() > 0.9 * bound and values.min() < -0.9 * bound  # the whole range
     conv = nn.Conv2d(6, 4, (3, 2), groups=2)
     bound = 1 / math.sqrt(3 * 3 * 2)
-    assert np.abs(conv.weight.numpy()).max() <= bound
-    assert np.abs(conv.bias.numpy()).max() <= bound
+    assert np.abs(conv.weight.detach().numpy()).max() <= bound
+    assert np.abs(conv.bias.detach().numpy()).max() <= bound
     table = nn.Embedding(1000, 8, padding_idx=-1)
     assert table.padding_idx == 999
-    np.testing.assert_array_equal(table.weight.numpy()[999], 0.0)
-    assert abs(table.weight.numpy()[:999].std() - 1.0) < 0.05
+    np.testing.assert_array_equal(table.weight.detach().numpy()[999], 0.0)
+    assert abs(table.weight.detach().numpy()[:999].std() - 1.0) < 0.05
     norm = nn.LayerNorm(5)
     assert norm.weight.tolist() == [1.0] * 5 and norm.bias.tolist() == [0.0] * 5
 
@@ -183,13 +187,13 @@ def test_init_functions() -> None:
     assert init.constant_(w, 0.5) is w and float(w.sum()) == 300.0
     assert w.requires_grad and w.grad_fn is None  # filled without recording
     generator = plugrad.Generator(seed=4)
-    first = init.normal_(w, 1.0, 2.0, generator=generator).numpy().copy()
+    first = init.normal_(w, 1.0, 2.0, generator=generator).detach().numpy().copy()
     init.normal_(w, 1.0, 2.0, generator=plugrad.Generator(seed=4))
-    np.testing.assert_array_equal(w.numpy(), first)
+    np.testing.assert_array_equal(w.detach().numpy(), first)
     init.xavier_uniform_(w, gain=init.calculate_gain("tanh"))
-    assert np.abs(w.numpy()).max() <= 5 / 3 * math.sqrt(6 / 50)
+    assert np.abs(w.detach().numpy()).max() <= 5 / 3 * math.sqrt(6 / 50)
     init.kaiming_normal_(w, mode="fan_out", nonlinearity="relu")
-    assert abs(w.numpy().std() - math.sqrt(2 / 20)) < 0.05
+    assert abs(w.detach().numpy().std() - math.sqrt(2 / 20)) < 0.05
     assert init.calculate_gain("leaky_relu") == math.sqrt(2 / (1 + 0.01**2))
     with pytest.raises(ValueError, match="unknown nonlinearity"):
         init.calculate_gain("swish")

@@ -85,25 +85,25 @@ def test_parameters_to_vector_and_back_match_torch():
     ours, theirs = _pair(5)
     vector = parameters_to_vector(ours)
     expected = torch.nn.utils.parameters_to_vector(theirs)
-    np.testing.assert_array_equal(vector.numpy(), expected.detach().numpy())
+    np.testing.assert_array_equal(vector.detach().numpy(), expected.detach().numpy())
     # differentiable, as in torch
     (vector * vector).sum().backward()
     np.testing.assert_allclose(
-        ours[0].grad.numpy(), 2 * ours[0].numpy() + _pair(5)[0][0].grad.numpy()
+        ours[0].grad.numpy(), 2 * ours[0].detach().numpy() + _pair(5)[0][0].grad.numpy()
     )
 
     new = plugrad.arange(vector.shape[0], dtype=plugrad.float64)
     vector_to_parameters(new, ours)
     torch.nn.utils.vector_to_parameters(torch.arange(vector.shape[0], dtype=torch.float64), theirs)
     for p, t in zip(ours, theirs):
-        np.testing.assert_array_equal(p.numpy(), t.detach().numpy())
+        np.testing.assert_array_equal(p.detach().numpy(), t.detach().numpy())
         assert p.requires_grad
 
 
 def test_vector_to_parameters_checks_the_length():
     ours, _ = _pair(6)
-    before = [p.numpy().copy() for p in ours]
+    before = [p.detach().numpy().copy() for p in ours]
     with pytest.raises(ValueError, match="hold 24 elements"):
         vector_to_parameters(plugrad.zeros(5, dtype=plugrad.float64), ours)
     for p, b in zip(ours, before):
-        np.testing.assert_array_equal(p.numpy(), b)
+        np.testing.assert_array_equal(p.detach().numpy(), b)

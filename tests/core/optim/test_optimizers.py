@@ -99,7 +99,7 @@ def test_trajectory_matches_torch(backend, case, dtype) -> None:
         reference.step()
         for key in ours:
             np.testing.assert_allclose(
-                ours[key].numpy(), theirs[key].detach().numpy(), err_msg=key, **tolerance
+                ours[key].detach().numpy(), theirs[key].detach().numpy(), err_msg=key, **tolerance
             )
             state, expected = opt.state.get(ours[key], {}), reference.state[theirs[key]]
             for state_key in STATE_KEYS:
@@ -114,7 +114,7 @@ def test_trajectory_matches_torch(backend, case, dtype) -> None:
                 )
             if "step" in expected:
                 assert state["step"] == int(expected["step"])
-    assert ours["unused"].numpy().tolist() == values["unused"].tolist()
+    assert ours["unused"].detach().numpy().tolist() == values["unused"].tolist()
     assert ours["unused"] not in opt.state
 
 
@@ -132,7 +132,7 @@ def test_sgd_on_complex_parameters_matches_torch(on_numpy) -> None:
         reference.zero_grad()
         (reference_z * reference_z.conj() * reference_z).real.sum().backward()
         reference.step()
-    np.testing.assert_allclose(z.numpy(), reference_z.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(z.detach().numpy(), reference_z.detach().numpy(), rtol=1e-12)
 
 
 def test_adam_refuses_complex_parameters(on_numpy) -> None:
@@ -157,13 +157,13 @@ def test_step_updates_each_parameter_in_its_own_memory(backend, case) -> None:
     params.append(plugrad.asarray(np.array([0.5, 2.0]), requires_grad=True))
     opt = getattr(optim, name)(params, lr=0.1, **options)
     arrays = [p.array for p in params]
-    before = [p.numpy().copy() for p in params]
+    before = [p.detach().numpy().copy() for p in params]
     train_once(opt, params)
     state_tensors = tensor_ids(opt)
     train_once(opt, params)
     for param, array, old in zip(params, arrays, before):
         assert param.array is array, "the step replaced the parameter's array"
-        assert not np.allclose(param.numpy(), old)
+        assert not np.allclose(param.detach().numpy(), old)
     assert opt.param_groups[0]["params"][0] is params[0]
     # State tensors are updated, not replaced, between steps.
     assert state_tensors == tensor_ids(opt)
@@ -291,7 +291,7 @@ def test_state_dict_round_trip_continues_the_same_trajectory(backend, case, tmp_
             train_once(restored, copies)
             train_once(twin, twin_params)
         for a, b in zip(copies, twin_params):
-            np.testing.assert_array_equal(a.numpy(), b.numpy())
+            np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
 
 
 def test_load_state_dict_copies_state_to_the_parameters_device_and_dtype(on_numpy) -> None:
