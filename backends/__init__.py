@@ -1,8 +1,10 @@
 """Backends: where tensors live; each is a pluggy plugin returning a ``Backend``.
 
 plugrad ships ``numpy`` (the default), ``cupy`` (NVIDIA GPUs; ``pip install
-'plugrad[cuda]'``) and ``array_api_strict`` (the bare standard, for testing).
-Third-party packages add more through the ``plugrad`` entry-point group.
+'plugrad[cuda]'``), ``torch``, ``jax`` and ``dask`` (each active when its
+library is installed: ``pip install 'plugrad[torch]'`` and so on) and
+``array_api_strict`` (the bare standard, for testing). Third-party packages
+add more through the ``plugrad`` entry-point group.
 """
 
 from __future__ import annotations
@@ -15,6 +17,9 @@ __all__ = ["BUILTIN_BACKENDS", "available"]
 BUILTIN_BACKENDS: tuple[str, ...] = (
     "plugrad.backends.numpy_backend",
     "plugrad.backends.cupy_backend",
+    "plugrad.backends.torch_backend",
+    "plugrad.backends.jax_backend",
+    "plugrad.backends.dask_backend",
     "plugrad.backends.array_api_strict_backend",
 )
 

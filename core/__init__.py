@@ -71,6 +71,7 @@ from .dtypes import (
 from .function import Function, FunctionCtx
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .graph import Node
+from .lazy import compute
 from .random import Generator, manual_seed, rand, randn
 from .serialization import load, save
 from .tensor import Tensor
@@ -97,6 +98,7 @@ __all__ = [
     "pi",
     "result_type",
     "Function",
+    "compute",
     "FunctionCtx",
     "Generator",
     "Node",

@@ -4,8 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 
+import importlib.util
+
 import numpy as np
 import pytest
+
+if importlib.util.find_spec("jax") is not None:
+    # The suites check gradients in float64, which JAX has only with 64-bit types on;
+    # set before plugrad first uses the jax backend (its dtypes are read then).
+    import jax
+
+    jax.config.update("jax_enable_x64", True)
 
 import plugrad
 
