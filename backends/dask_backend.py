@@ -56,7 +56,10 @@ class DaskBackend(Backend):
     library = "dask"
 
     def unavailable_reason(self) -> str | None:
-        if importlib.util.find_spec("dask") is None or importlib.util.find_spec("dask.array") is None:
+        if (
+            importlib.util.find_spec("dask") is None
+            or importlib.util.find_spec("dask.array") is None
+        ):
             return "dask is not installed; pip install 'plugrad[dask]'"
         return None
 

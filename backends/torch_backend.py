@@ -100,7 +100,9 @@ class TorchBackend(Backend):
 
     def device_names(self, devices: Sequence[Any]) -> list[str]:
         return [
-            f"torch:{device.type}" if device.index is None else f"torch:{device.type}:{device.index}"
+            f"torch:{device.type}"
+            if device.index is None
+            else f"torch:{device.type}:{device.index}"
             for device in devices
         ]
 

@@ -42,7 +42,7 @@ class Backend:
 
     Examples
     --------
-    The shape of a backend for PyTorch CPU tensors (``examples/plugrad-torch-backend``
+    The shape of a backend for PyTorch tensors (``plugrad.backends.torch_backend``
     is the complete, tested one)::
 
         from plugrad.backend import Backend

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
-
 import importlib.util
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 import pytest

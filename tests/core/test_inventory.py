@@ -162,7 +162,10 @@ def test_a_library_that_fails_to_import_or_has_no_device_is_not_available(regist
     listed = {b.name: b for b in plugrad.plugins.list_backends()}
     broken = listed["brokenlib_inv"]
     assert not broken.available and broken.devices == ()
-    assert broken.reason == "namespace() raised ImportError: libbroken.so: cannot open shared object file"
+    assert (
+        broken.reason
+        == "namespace() raised ImportError: libbroken.so: cannot open shared object file"
+    )
     assert not listed["nodevice_list_inv"].available
     assert "no device" in listed["nodevice_list_inv"].reason
     assert "brokenlib_inv" not in plugrad.backends.available()
@@ -171,7 +174,9 @@ def test_a_library_that_fails_to_import_or_has_no_device_is_not_available(regist
         plugrad.zeros(2, backend="brokenlib_inv")
     message = str(info.value)
     assert "'brokenlib_inv'" in message and "'brokenlib'" in message and "libbroken.so" in message
-    with pytest.raises(BackendUnavailableError, match=r"'nodevice_list_inv'.*'emptylib'.*no device"):
+    with pytest.raises(
+        BackendUnavailableError, match=r"'nodevice_list_inv'.*'emptylib'.*no device"
+    ):
         plugrad.set_backend("nodevice_list_inv")
     assert plugrad.default_device().name == "numpy"
 
