@@ -12,7 +12,7 @@ default, a ``dask.distributed`` cluster once a ``Client`` exists. Install with
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -21,7 +21,7 @@ from plugrad.backend import Backend
 from plugrad.backends.numpy_backend import NumpyRandom
 from plugrad.hookspecs import hookimpl
 
-__all__ = ["DaskBackend", "DaskRandom", "plugrad_backends"]
+__all__ = ["DaskBackend", "DaskRandom", "plugrad_backends", "setitem"]
 
 
 def _dask_array() -> Any:
@@ -47,6 +47,18 @@ class DaskRandom:
 
     def uniform(self, shape: tuple[int, ...], dtype: Any) -> Any:
         return _dask_array().from_array(self._numpy.uniform(shape, dtype))
+
+
+def setitem(xp: Any, x: Any, value: Any, /, key: Any) -> Any:
+    """plugrad's ``setitem`` (``x[key] = value`` as an op) with Dask's own item assignment.
+
+    Dask arrays assign lazily into a new graph layer, so assigning into a copy
+    leaves ``x`` as it was; the generic kernel needs ``x.device``, which Dask
+    arrays lack.
+    """
+    out = xp.asarray(x, copy=True)
+    out[key] = value
+    return out
 
 
 class DaskBackend(Backend):
@@ -104,6 +116,9 @@ class DaskBackend(Backend):
 
     def random_source(self, seed: int | None, device: Any) -> DaskRandom:
         return DaskRandom(seed)
+
+    def kernels(self) -> Mapping[str, Callable[..., Any]]:
+        return {"setitem": setitem}
 
 
 @hookimpl

@@ -11,7 +11,7 @@ tensor to a new array through :meth:`JaxBackend.write`. Install with
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from types import ModuleType
 from typing import Any
 
@@ -20,7 +20,7 @@ import numpy as np
 from plugrad.backend import Backend
 from plugrad.hookspecs import hookimpl
 
-__all__ = ["JaxBackend", "JaxRandom", "plugrad_backends"]
+__all__ = ["JaxBackend", "JaxRandom", "plugrad_backends", "setitem"]
 
 _DLPACK_CPU = 1
 _DLPACK_CUDA = 2
@@ -56,6 +56,15 @@ class JaxRandom:
     def uniform(self, shape: tuple[int, ...], dtype: Any) -> Any:
         jax = _jax()
         return jax.device_put(jax.random.uniform(self._next_key(), shape, dtype), self._device)
+
+
+def setitem(xp: Any, x: Any, value: Any, /, key: Any) -> Any:
+    """plugrad's ``setitem`` (``x[key] = value`` as an op) with JAX's ``x.at[key].set(value)``.
+
+    JAX arrays cannot be written, so the generic kernel's item assignment on a
+    copy fails; ``.at[].set`` returns the updated copy directly.
+    """
+    return x.at[key].set(xp.astype(xp.asarray(value), x.dtype))
 
 
 class JaxBackend(Backend):
@@ -131,6 +140,9 @@ class JaxBackend(Backend):
 
     def random_source(self, seed: int | None, device: Any) -> JaxRandom:
         return JaxRandom(seed, device)
+
+    def kernels(self) -> Mapping[str, Callable[..., Any]]:
+        return {"setitem": setitem}
 
 
 @hookimpl
