@@ -5,13 +5,15 @@ plugrad ships ``numpy`` (the default), ``cupy`` (NVIDIA GPUs; ``pip install
 library is installed: ``pip install 'plugrad[torch]'`` and so on) and
 ``array_api_strict`` (the bare standard, for testing). Third-party packages
 add more through the ``plugrad`` entry-point group.
+The communication libraries of :mod:`plugrad.distributed` (``mpi`` through
+mpi4py, ``nccl`` through CuPy) are plugins of the same kind.
 """
 
 from __future__ import annotations
 
 from plugrad import registry
 
-__all__ = ["BUILTIN_BACKENDS", "available"]
+__all__ = ["BUILTIN_BACKENDS", "BUILTIN_COMMUNICATORS", "available"]
 
 #: Backend plugin modules registered at import, before any third-party plugin.
 BUILTIN_BACKENDS: tuple[str, ...] = (
@@ -21,6 +23,12 @@ BUILTIN_BACKENDS: tuple[str, ...] = (
     "plugrad.backends.jax_backend",
     "plugrad.backends.dask_backend",
     "plugrad.backends.array_api_strict_backend",
+)
+
+#: Communication libraries for plugrad.distributed (the plugrad_communicators hook).
+BUILTIN_COMMUNICATORS: tuple[str, ...] = (
+    "plugrad.backends.mpi_communicator",
+    "plugrad.backends.nccl_communicator",
 )
 
 

@@ -102,9 +102,6 @@ class DaskBackend(Backend):
     def to_numpy(self, array: Any) -> np.ndarray:
         return np.asarray(array.compute())  # computes the task graph
 
-    def format_array(self, array: Any) -> str:
-        return np.array2string(self.to_numpy(array), separator=", ")
-
     def compute(self, arrays: Sequence[Any]) -> list[Any]:
         import dask
 

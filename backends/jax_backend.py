@@ -131,9 +131,6 @@ class JaxBackend(Backend):
     def to_numpy(self, array: Any) -> np.ndarray:
         return np.asarray(array)  # read-only on the CPU, a copy from other devices
 
-    def format_array(self, array: Any) -> str:
-        return np.array2string(self.to_numpy(array), separator=", ")
-
     def synchronize(self, device: Any) -> None:
         # JAX runs a device's computations in order: waiting for a new one waits for all.
         (_jax().device_put(0, device) + 0).block_until_ready()

@@ -153,9 +153,6 @@ class TorchBackend(Backend):
         view.flags.writeable = False  # writing through it would bypass autograd
         return view
 
-    def format_array(self, array: Any) -> str:
-        return np.array2string(self.to_numpy(array), separator=", ")
-
     def synchronize(self, device: Any) -> None:
         torch = _torch()
         if device.type == "cuda":

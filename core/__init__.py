@@ -11,7 +11,7 @@ Examples
 >>> y = plugrad.sum(plugrad.exp(x) * 2)
 >>> y.backward()
 >>> x.grad  # doctest: +ELLIPSIS
-tensor([ 5.43656..., 14.7781...])
+tensor([ 5.4366, 14.7781])
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from __future__ import annotations
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as _version
 
-from . import autograd, errors, fft, func, linalg, nn, ops, optim, viz
+from . import autograd, distributed, errors, fft, func, linalg, nn, ops, optim, utils, viz
 from .backend_selection import default_device, set_backend, use_backend
 from .creation import (
     arange,
@@ -72,6 +72,7 @@ from .function import Function, FunctionCtx
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .graph import Node
 from .lazy import compute
+from .printing import get_printoptions, printoptions, set_printoptions
 from .random import Generator, manual_seed, rand, randn
 from .serialization import load, save
 from .tensor import Tensor
@@ -110,6 +111,7 @@ __all__ = [
     "complex64",
     "complex128",
     "default_device",
+    "distributed",
     "empty",
     "empty_like",
     "enable_grad",
@@ -123,6 +125,7 @@ __all__ = [
     "full",
     "full_like",
     "func",
+    "get_printoptions",
     "int8",
     "int16",
     "int32",
@@ -138,17 +141,20 @@ __all__ = [
     "ones_like",
     "ops",
     "optim",
+    "printoptions",
     "rand",
     "randn",
     "save",
     "set_backend",
     "set_grad_enabled",
+    "set_printoptions",
     "tensor",
     "uint8",
     "uint16",
     "uint32",
     "uint64",
     "use_backend",
+    "utils",
     "viz",
     "zeros",
     "zeros_like",

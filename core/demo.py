@@ -17,6 +17,7 @@ source is written without it). Each one missing only switches off what it draws.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import importlib
 import os
@@ -168,12 +169,19 @@ def train(
     output_dir: str | None = "plugrad-demo",
     progress: bool = True,
     log: Any = print,
+    distributed: bool = False,
 ) -> DemoResult:
     """Train the demo network and return what was measured; write files to ``output_dir``.
 
     ``seed`` goes to :func:`plugrad.manual_seed`, so the same arguments give the
     same run (and the default generators are reseeded). ``output_dir=None``
     writes nothing; ``log`` receives each line of the report (``None``: silent).
+
+    With ``distributed=True`` every process of an MPI job (``mpiexec -n N``)
+    trains a replica with :class:`~plugrad.nn.parallel.DistributedDataParallel`
+    on its share of each batch of ``batch_size`` images, so the run equals one
+    process's up to float rounding; rank 0 alone reports and writes the files,
+    and every rank then loads the saved weights back.
 
     Examples
     --------
@@ -187,35 +195,57 @@ def train(
 
     if epochs < 1 or batch_size < 1:
         raise ValueError(f"epochs and batch_size must be at least 1, got {epochs}, {batch_size}")
-    say = log or (lambda *args: None)
+    rank, size, joined = 0, 1, False
+    if distributed:
+        import plugrad.distributed as dist
+
+        joined = not dist.is_initialized()
+        if joined:
+            dist.init_process_group("mpi")
+        rank, size = dist.get_rank(), dist.get_world_size()
+    say = (log if rank == 0 else None) or (lambda *args: None)
     dataset = load_data(data, backend, seed)
     network = build_model(model, backend)
-    optimizer = optim.Adam(network.parameters(), lr=lr)
+    replica = nn.parallel.DistributedDataParallel(network) if distributed else network
+    optimizer = optim.Adam(replica.parameters(), lr=lr)
     loss_fn = nn.CrossEntropyLoss()
-    tqdm = _optional("tqdm.auto") if progress else None
+    # Each rank's share of a batch: its summed loss over the whole batch's size, times the
+    # number of ranks, so that the average DistributedDataParallel takes is the batch's mean.
+    share_loss = nn.CrossEntropyLoss(reduction="sum")
+    tqdm = _optional("tqdm.auto") if progress and rank == 0 else None
     result = DemoResult(dataset.name)
     n = dataset.x_train.shape[0]
     steps = -(-n // batch_size)
     say(f"data: {dataset.name}; train {n}, test {dataset.x_test.shape[0]}")
     say(f"model on {next(iter(network.parameters())).device}: {network}")
+    if distributed:
+        say(f"data-parallel over {size} processes, {batch_size} images per step in all")
     start = time.perf_counter()
     for epoch in range(1, epochs + 1):
         bar = tqdm.tqdm(total=steps, desc=f"epoch {epoch}/{epochs}", leave=False) if tqdm else None
         total = 0.0
         for index in _batches(n, batch_size, backend):
-            xb = plugrad.take(dataset.x_train, index, axis=0)
-            yb = plugrad.take(dataset.y_train, index, axis=0)
-            loss = loss_fn(network(xb), yb)
+            mine = index[rank::size]
+            xb = plugrad.take(dataset.x_train, mine, axis=0)
+            yb = plugrad.take(dataset.y_train, mine, axis=0)
+            if distributed:
+                loss = share_loss(replica(xb), yb) * (size / index.shape[0])
+            else:
+                loss = loss_fn(replica(xb), yb)
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
-            value = float(loss)
-            total += value * index.shape[0]
+            value = float(loss)  # with several ranks: this rank's part of the batch mean
+            total += value * index.shape[0] / size
             if bar is not None:
                 bar.set_postfix(loss=f"{value:.3f}")
                 bar.update()
         if bar is not None:
             bar.close()
+        if distributed:
+            summed = plugrad.tensor([total], dtype=plugrad.float64, backend=backend)
+            dist.all_reduce(summed)
+            total = float(summed[0])
         result.epoch_loss.append(total / n)
         result.train_accuracy.append(accuracy(network, dataset.x_train, dataset.y_train))
         result.test_accuracy.append(accuracy(network, dataset.x_test, dataset.y_test))
@@ -226,8 +256,10 @@ def train(
         )
     result.seconds = time.perf_counter() - start
     say(f"trained in {result.seconds:.1f} s; test accuracy {result.test_accuracy[-1]:.1%}")
-    if output_dir is not None:
-        result.files = _write_outputs(output_dir, result, network, loss_fn, dataset)
+    if output_dir is not None and rank == 0:
+        # The picture's backward pass is rank 0's alone: no averaging with the others.
+        with replica.no_sync() if distributed else _nothing():
+            result.files = _write_outputs(output_dir, result, network, loss_fn, dataset)
         for path in result.files:
             say(f"wrote {path}")
         if any(path.endswith(".dot") for path in result.files):
@@ -235,7 +267,29 @@ def train(
                 "the graph is DOT source because Graphviz's dot program is not installed "
                 "(apt-get install graphviz, brew install graphviz); then: dot -Tsvg -O FILE.dot"
             )
+    if distributed:
+        if output_dir is not None:
+            dist.barrier()  # rank 0 has written the weights
+            _check_saved_weights(os.path.join(output_dir, "model.safetensors"), network, rank)
+            dist.barrier()
+            say(f"every one of the {size} processes loaded the saved weights back")
+        if joined:
+            dist.destroy_process_group()
     return result
+
+
+@contextlib.contextmanager
+def _nothing() -> Iterator[None]:
+    yield
+
+
+def _check_saved_weights(path: str, network: Any, rank: int) -> None:
+    import plugrad
+
+    saved = plugrad.load(path)
+    for name, value in network.state_dict().items():
+        if not bool(plugrad.all(saved[name] == value)):
+            raise RuntimeError(f"rank {rank}: {name} in {path} differs from this rank's replica")
 
 
 def _write_outputs(
@@ -321,6 +375,12 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         "--output-dir", default="plugrad-demo", help="folder for the pictures and weights"
     )
     demo.add_argument("--no-progress", action="store_true", help="no progress bar")
+    demo.add_argument(
+        "--distributed",
+        action="store_true",
+        help="train data-parallel on the processes of an MPI job: "
+        "mpiexec -n 2 plugrad demo --distributed",
+    )
     return demo
 
 
@@ -336,5 +396,6 @@ def main(args: argparse.Namespace) -> int:
         seed=args.seed,
         output_dir=args.output_dir,
         progress=not args.no_progress and sys.stderr.isatty(),
+        distributed=args.distributed,
     )
     return 0

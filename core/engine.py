@@ -17,6 +17,7 @@ they are Tensors and the backward rules are recorded like any other ops.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -26,7 +27,53 @@ from .errors import BackwardError, DeviceMismatchError, ShapeError
 from .grad_mode import _state
 from .tensor import PostAccumulateGradHook, Tensor, _RetainGrad, _wrap
 
-__all__ = ["backward", "grad"]
+__all__ = ["backward", "grad", "watch_gradient_ready"]
+
+#: id(leaf) -> (weak reference to the leaf, callback); see watch_gradient_ready.
+_ready_callbacks: dict[int, tuple[weakref.ref[Tensor], Any]] = {}
+
+
+class _ReadyHandle:
+    """Stops a :func:`watch_gradient_ready` callback with ``remove()``."""
+
+    __slots__ = ("entry", "key")
+
+    def __init__(self, key: int, entry: tuple[weakref.ref[Tensor], Any]) -> None:
+        self.key = key
+        self.entry = entry
+
+    def remove(self) -> None:
+        # Only this registration: a later one for the same leaf replaced it and stays.
+        if _ready_callbacks.get(self.key) is self.entry:
+            del _ready_callbacks[self.key]
+
+
+def watch_gradient_ready(leaf: Tensor, callback: Any) -> _ReadyHandle:
+    """Call ``callback(leaf, gradient)`` during ``backward()`` once ``leaf``'s gradient is final.
+
+    It runs as soon as the last node that contributes to ``leaf`` has run its
+    backward, while the rest of the pass goes on, with the gradient this pass
+    adds (a raw array, or a Tensor with ``create_graph``). ``.grad`` itself is
+    only updated when the whole pass has succeeded, as always; the
+    post-accumulate-grad hooks run then. Passes restricted with ``inputs=``, and
+    :func:`plugrad.autograd.grad`, do not call it, nor is it called for a leaf
+    that is itself one of the tensors ``backward()`` starts from. A leaf has at
+    most one such callback: a new one replaces the previous. Only a weak
+    reference to ``leaf`` is kept (the callback goes when the leaf does); the
+    callback itself is kept until ``remove()``. Data-parallel training uses it
+    to start communicating gradients while backward still computes others.
+    """
+    if leaf._edge is not None or not leaf._requires_grad:
+        raise BackwardError("only leaves that require grad can be watched")
+    key = id(leaf)
+
+    def forget(_ref: Any) -> None:
+        if _ready_callbacks.get(key) is entry:
+            del _ready_callbacks[key]
+
+    entry = (weakref.ref(leaf, forget), callback)
+    _ready_callbacks[key] = entry
+    return _ReadyHandle(key, entry)
 
 
 def backward(
@@ -266,6 +313,7 @@ def _run(
     expand = None if targets is None else _nodes_leading_to(root_nodes, targets, Node)
     dependencies = _count_dependencies(root_nodes, Node, expand, targets)
     check_anomalies = _anomaly.enabled
+    watch = _watched_leaf_edges(dependencies) if _ready_callbacks and targets is None else None
     buffers: dict[Any, Any] = {}
     result = _Result()
     leaf_grads = result.leaf_grads
@@ -313,10 +361,37 @@ def _run(
                 dependencies[target] = remaining - 1
                 if remaining == 1:
                     push(target)
-            elif g is not None and (target_leaves is None or id(target) in target_leaves):
-                _accumulate_leaf(leaf_grads, target, g)
+            else:
+                if g is not None and (target_leaves is None or id(target) in target_leaves):
+                    _accumulate_leaf(leaf_grads, target, g)
+                if watch is not None and id(target) in watch:
+                    _leaf_edge_done(watch, leaf_grads, target)
         del grad, input_grads
     return result
+
+
+def _watched_leaf_edges(dependencies: dict[Any, int]) -> dict[int, int]:
+    """For each watched leaf this pass reaches: the number of edges into it."""
+    counts: dict[int, int] = {}
+    for node in dependencies:
+        for edge in node._edges:
+            if edge is None:
+                continue
+            target = edge[0] if type(edge) is tuple else edge
+            key = id(target)
+            if key in _ready_callbacks and _ready_callbacks[key][0]() is target:
+                counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+def _leaf_edge_done(watch: dict[int, int], leaf_grads: dict[int, list[Any]], leaf: Any) -> None:
+    key = id(leaf)
+    remaining = watch[key] - 1
+    watch[key] = remaining
+    watcher = _ready_callbacks.get(key) if remaining == 0 else None
+    if watcher is not None:
+        entry = leaf_grads.get(key)
+        watcher[1](leaf, None if entry is None else entry[1])
 
 
 def _nodes_leading_to(roots: list[Any], targets: _Targets, Node: type) -> dict[Any, bool]:

@@ -14,11 +14,14 @@ __all__ = [
     "BackendUnavailableError",
     "BackwardError",
     "DeviceMismatchError",
+    "DistributedError",
+    "DistributedTimeoutError",
     "DtypeError",
     "FunctionBackwardError",
     "GradcheckError",
     "GraphFreedError",
     "InPlaceModificationError",
+    "InvalidArgumentError",
     "MissingDependencyError",
     "MissingProgramError",
     "PluginLoadWarning",
@@ -63,6 +66,10 @@ class FunctionBackwardError(PlugradError, RuntimeError):
 
 class DtypeError(PlugradError, TypeError):
     """A dtype cannot be used where it was given."""
+
+
+class InvalidArgumentError(PlugradError, ValueError):
+    """An argument has a value the function does not accept; the message lists what it accepts."""
 
 
 class ShapeError(PlugradError, ValueError):
@@ -111,6 +118,14 @@ class MissingProgramError(PlugradError, RuntimeError):
 
 class SerializationError(PlugradError, ValueError):
     """A file given to :func:`plugrad.load` is not a readable safetensors file."""
+
+
+class DistributedError(PlugradError, RuntimeError):
+    """A collective or the process group of :mod:`plugrad.distributed` was misused or failed."""
+
+
+class DistributedTimeoutError(DistributedError, TimeoutError):
+    """A collective did not complete within its timeout (another rank did not take part)."""
 
 
 class PluginLoadWarning(UserWarning):

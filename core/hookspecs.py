@@ -33,10 +33,18 @@ import pluggy
 
 if TYPE_CHECKING:
     from .backend import Backend
+    from .distributed.communicator import CommunicatorBackend
     from .kerneldef import KernelDef
     from .opdef import OpDef
 
-__all__ = ["hookimpl", "hookspec", "plugrad_backends", "plugrad_kernels", "plugrad_ops"]
+__all__ = [
+    "hookimpl",
+    "hookspec",
+    "plugrad_backends",
+    "plugrad_communicators",
+    "plugrad_kernels",
+    "plugrad_ops",
+]
 
 PROJECT_NAME = "plugrad"
 
@@ -162,4 +170,37 @@ def plugrad_kernels() -> Iterable[KernelDef]:
         @hookimpl
         def plugrad_kernels():
             return [kernel("matmul", backend="numpy", fn=matmul_direct)]
+    """
+
+
+@hookspec
+def plugrad_communicators() -> Iterable[CommunicatorBackend]:
+    """Return the communication libraries this plugin provides to :mod:`plugrad.distributed`.
+
+    Called when :func:`plugrad.distributed.init_process_group` looks up its
+    ``backend=`` name (not on the per-op path). Each answer is an instance of a
+    :class:`plugrad.distributed.communicator.CommunicatorBackend` subclass: a
+    description with a ``name`` (``"mpi"``, ``"nccl"``, ...), an
+    ``unavailable_reason()`` that says what is missing without importing
+    anything heavy, and a ``connect(timeout)`` that joins the job and returns a
+    :class:`~plugrad.distributed.communicator.Communicator`. The communicator
+    moves raw backend arrays with non-blocking operations, each returning a
+    :class:`~plugrad.distributed.communicator.Work` handle; plugrad's front end
+    checks the tensors, their agreement across ranks, and puts the results back
+    into the tensors.
+
+    Returns
+    -------
+    iterable of CommunicatorBackend
+        The communication libraries. Two with one name are rejected, naming both plugins.
+
+    Examples
+    --------
+    ::
+
+        from plugrad.hookspecs import hookimpl
+
+        @hookimpl
+        def plugrad_communicators():
+            return [MyFabric()]  # a CommunicatorBackend subclass; backend="myfabric"
     """

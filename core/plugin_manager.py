@@ -32,10 +32,10 @@ ENTRY_POINT_GROUP = "plugrad"
 
 def builtin_plugin_names() -> tuple[str, ...]:
     """The modules registered before any third-party plugin, in this order."""
-    from plugrad.backends import BUILTIN_BACKENDS
+    from plugrad.backends import BUILTIN_BACKENDS, BUILTIN_COMMUNICATORS
     from plugrad.plugins import BUILTIN_OP_PLUGINS
 
-    return BUILTIN_BACKENDS + BUILTIN_OP_PLUGINS
+    return BUILTIN_BACKENDS + BUILTIN_COMMUNICATORS + BUILTIN_OP_PLUGINS
 
 
 def create_plugin_manager(

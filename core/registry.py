@@ -67,7 +67,7 @@ __all__ = [
 ]
 
 DEFAULT_BACKEND = "numpy"
-_HOOKS = ("plugrad_backends", "plugrad_ops", "plugrad_kernels")
+_HOOKS = ("plugrad_backends", "plugrad_ops", "plugrad_kernels", "plugrad_communicators")
 
 
 class _State:

@@ -23,7 +23,7 @@ Examples
 
 from __future__ import annotations
 
-from . import functional, init
+from . import functional, init, parallel, utils
 from .activation import GELU, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
 from .container import ModuleList, Sequential
 from .conv import Conv2d
@@ -38,6 +38,8 @@ from .pooling import AvgPool2d, MaxPool2d
 from .sparse import Embedding
 
 __all__ = [
+    "parallel",
+    "utils",
     "GELU",
     "AvgPool2d",
     "BCEWithLogitsLoss",

@@ -1,0 +1,264 @@
+"""The ``mpi`` communication library of plugrad.distributed: MPI through mpi4py.
+
+Every operation is one of MPI's non-blocking calls (``Iallreduce``, ``Ibcast``,
+...) on the arrays' own memory: NumPy arrays are sent as they are (a
+non-contiguous one through a contiguous copy), arrays of other backends
+through a host copy. Nothing is pickled. Works with any MPI that mpi4py was
+built for: the ``mpich`` wheel from PyPI, Open MPI, or a cluster's own MPI.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Callable
+from typing import Any, NoReturn
+
+import numpy as np
+
+from plugrad.distributed.communicator import Communicator, CommunicatorBackend, ReduceOp, Work
+from plugrad.hookspecs import hookimpl
+
+__all__ = ["MPIBackend", "MPICommunicator"]
+
+
+class _MPIWork(Work):
+    def __init__(
+        self,
+        description: str,
+        rank: int,
+        timeout: float | None,
+        requests: list[Any],
+        finish: Callable[[list[Any]], Any] | None,
+    ) -> None:
+        super().__init__(description, rank, timeout)
+        from mpi4py import MPI
+
+        self._mpi = MPI
+        self._requests = requests
+        self._statuses = [MPI.Status() for _ in requests]
+        if finish is not None:
+            self.add_done_callback(lambda: setattr(self, "result", finish(self._statuses)))
+
+    def _poll(self) -> bool:
+        return bool(self._mpi.Request.Testall(self._requests, self._statuses))
+
+    def _block(self) -> None:
+        self._mpi.Request.Waitall(self._requests, self._statuses)
+
+
+class MPICommunicator(Communicator):
+    """MPI's communicator for the whole job (a duplicate of ``COMM_WORLD``)."""
+
+    def __init__(self, comm: Any, timeout: float | None) -> None:
+        from mpi4py import MPI
+
+        self._MPI = MPI
+        self.comm = comm
+        self.rank = comm.Get_rank()
+        self.size = comm.Get_size()
+        self.timeout = timeout
+        self._ops = {
+            ReduceOp.SUM: MPI.SUM,
+            ReduceOp.AVG: MPI.SUM,
+            ReduceOp.MAX: MPI.MAX,
+            ReduceOp.MIN: MPI.MIN,
+            ReduceOp.PRODUCT: MPI.PROD,
+        }
+        self._bool_ops = {
+            ReduceOp.SUM: MPI.LOR,
+            ReduceOp.AVG: MPI.LOR,
+            ReduceOp.MAX: MPI.LOR,
+            ReduceOp.MIN: MPI.LAND,
+            ReduceOp.PRODUCT: MPI.LAND,
+        }
+
+    # -- arrays in and out --------------------------------------------------------------------
+
+    @staticmethod
+    def _host(array: Any) -> tuple[np.ndarray, bool]:
+        """A C-contiguous, writable NumPy array with the values; and whether it *is* ``array``."""
+        if isinstance(array, np.ndarray):
+            if array.flags.c_contiguous and array.flags.writeable:
+                return array, True
+            return np.ascontiguousarray(array).copy(), False
+        if hasattr(array, "get"):  # CuPy: a host copy (no CUDA-aware MPI assumed)
+            return np.ascontiguousarray(array.get()), False
+        return np.array(np.from_dlpack(array), copy=True, order="C"), False
+
+    @staticmethod
+    def _like(host: np.ndarray, original: Any) -> Any:
+        """``host`` as an array of ``original``'s backend (itself for NumPy)."""
+        if isinstance(original, np.ndarray):
+            return host
+        if hasattr(original, "get"):
+            import cupy
+
+            return cupy.asarray(host)
+        import array_api_compat
+
+        namespace = array_api_compat.array_namespace(original)
+        return namespace.asarray(host, device=array_api_compat.device(original))
+
+    def _op(self, op: ReduceOp, host: np.ndarray) -> Any:
+        return self._bool_ops[op] if host.dtype == np.bool_ else self._ops[op]
+
+    def _work(
+        self, what: str, requests: list[Any], finish: Callable[[list[Any]], Any] | None
+    ) -> Work:
+        return _MPIWork(what, self.rank, self.timeout, requests, finish)
+
+    def _in_place(self, host: np.ndarray, same: bool, original: Any) -> Callable[[Any], Any]:
+        if same:
+            return lambda statuses: original
+        if isinstance(original, np.ndarray) and original.flags.writeable:
+
+            def write_back(statuses: Any) -> Any:
+                original[...] = host
+                return original
+
+            return write_back
+        return lambda statuses: self._like(host, original)
+
+    # -- operations ------------------------------------------------------------------------------
+
+    def supports(self, array: Any) -> str | None:
+        if isinstance(array, np.ndarray) or hasattr(array, "__dlpack__") or hasattr(array, "get"):
+            return None
+        return f"{type(array).__name__} arrays speak neither NumPy's buffers nor DLPack"
+
+    def allreduce(self, array: Any, op: ReduceOp) -> Work:
+        host, same = self._host(array)
+        request = self.comm.Iallreduce(self._MPI.IN_PLACE, host, self._op(op, host))
+        store = self._in_place(host, same, array)
+        if op is ReduceOp.AVG:
+            size = self.size
+
+            def average(statuses: Any) -> Any:
+                host[...] /= size
+                return store(statuses)
+
+            return self._work(f"all_reduce(AVG) of {host.dtype} {host.shape}", [request], average)
+        return self._work(f"all_reduce({op.name}) of {host.dtype} {host.shape}", [request], store)
+
+    def broadcast(self, array: Any, root: int) -> Work:
+        host, same = self._host(array)
+        request = self.comm.Ibcast(host, root=root)
+        return self._work(
+            f"broadcast from rank {root} of {host.dtype} {host.shape}",
+            [request],
+            self._in_place(host, same, array),
+        )
+
+    def allgather(self, array: Any) -> Work:
+        host, _ = self._host(array)
+        out = np.empty((self.size, *host.shape), dtype=host.dtype)
+        request = self.comm.Iallgather(host, out)
+        return self._work(
+            f"all_gather of {host.dtype} {host.shape}",
+            [request],
+            lambda statuses: self._like(out, array),
+        )
+
+    def reduce_scatter(self, array: Any, op: ReduceOp) -> Work:
+        host, _ = self._host(array)
+        out = np.empty(host.shape[1:], dtype=host.dtype)
+        request = self.comm.Ireduce_scatter_block(host, out, self._op(op, host))
+        size = self.size
+
+        def finish(statuses: Any) -> Any:
+            if op is ReduceOp.AVG:
+                out[...] /= size
+            return self._like(out, array)
+
+        return self._work(
+            f"reduce_scatter({op.name}) of {out.dtype} {out.shape}", [request], finish
+        )
+
+    def gather(self, array: Any, root: int) -> Work:
+        host, _ = self._host(array)
+        out = np.empty((self.size, *host.shape), dtype=host.dtype) if self.rank == root else None
+        request = self.comm.Igather(host, out, root=root)
+        return self._work(
+            f"gather to rank {root} of {host.dtype} {host.shape}",
+            [request],
+            lambda statuses: None if out is None else self._like(out, array),
+        )
+
+    def scatter(self, out: Any, rows: Any | None, root: int) -> Work:
+        host, same = self._host(out)
+        send = self._host(rows)[0] if rows is not None else None
+        request = self.comm.Iscatter(send, host, root=root)
+        return self._work(
+            f"scatter from rank {root} of {host.dtype} {host.shape}",
+            [request],
+            self._in_place(host, same, out),
+        )
+
+    def send(self, array: Any, peer: int, tag: int) -> Work:
+        host, _ = self._host(array)
+        request = self.comm.Isend(host, dest=peer, tag=tag)
+        return self._work(f"send to rank {peer} of {host.dtype} {host.shape}", [request], None)
+
+    def recv(self, out: Any, peer: int | None, tag: int) -> Work:
+        host, same = self._host(out)
+        source = self._MPI.ANY_SOURCE if peer is None else peer
+        request = self.comm.Irecv(host, source=source, tag=tag)
+        store = self._in_place(host, same, out)
+        expected = host.nbytes
+
+        def finish(statuses: Any) -> Any:
+            status = statuses[0]
+            received = status.Get_count(self._MPI.BYTE)
+            if received != expected:
+                raise ValueError(
+                    f"rank {self.rank} expected {expected} bytes from rank {status.Get_source()} "
+                    f"and received {received}: the sent tensor has another shape or dtype"
+                )
+            return store(statuses), status.Get_source()
+
+        sender = "any rank" if peer is None else f"rank {peer}"
+        return self._work(f"recv from {sender} of {host.dtype} {host.shape}", [request], finish)
+
+    def barrier(self) -> Work:
+        return self._work("barrier", [self.comm.Ibarrier()], None)
+
+    def allgather_ints(self, values: tuple[int, ...]) -> Work:
+        mine = np.asarray(values, dtype=np.int64)
+        out = np.empty((self.size, mine.size), dtype=np.int64)
+        request = self.comm.Iallgather(mine, out)
+        return self._work(
+            "all_gather of call signatures",
+            [request],
+            lambda statuses: [tuple(int(v) for v in row) for row in out],
+        )
+
+    def abort(self, code: int) -> NoReturn:
+        self.comm.Abort(code)
+        raise SystemExit(code)  # not reached: MPI_Abort ends the process
+
+    def close(self) -> None:
+        self.comm.Free()
+
+
+class MPIBackend(CommunicatorBackend):
+    """MPI through mpi4py: ``init_process_group("mpi")``; launched by ``mpiexec`` or ``srun``."""
+
+    name = "mpi"
+
+    def unavailable_reason(self) -> str | None:
+        if importlib.util.find_spec("mpi4py") is None:
+            return (
+                "mpi4py is not installed; pip install 'plugrad[distributed]' (mpi4py and the "
+                "mpich wheel, which brings mpiexec), or build mpi4py against your cluster's MPI"
+            )
+        return None
+
+    def connect(self, timeout: float | None) -> MPICommunicator:
+        from mpi4py import MPI
+
+        return MPICommunicator(MPI.COMM_WORLD.Dup(), timeout)
+
+
+@hookimpl
+def plugrad_communicators() -> list[CommunicatorBackend]:
+    return [MPIBackend()]

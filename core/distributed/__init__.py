@@ -1,0 +1,78 @@
+"""Training on many processes and machines: PyTorch's ``torch.distributed`` API over MPI or NCCL.
+
+Launch one process per CPU socket, machine or GPU with ``mpiexec`` or ``srun``,
+join the job with :func:`init_process_group`, and move tensors of any backend
+with collectives. Communication libraries are plugins
+(:func:`plugrad.hookspecs.plugrad_communicators`): ``mpi`` through mpi4py
+(``pip install "plugrad[distributed]"``) and ``nccl`` through CuPy are built in.
+
+Examples
+--------
+::
+
+    # mpiexec -n 2 python script.py
+    import plugrad
+    import plugrad.distributed as dist
+
+    dist.init_process_group("mpi")
+    x = plugrad.ones(3) * (dist.get_rank() + 1)
+    dist.all_reduce(x)          # every rank: tensor([3., 3., 3.])
+    dist.destroy_process_group()
+"""
+
+from __future__ import annotations
+
+from .collectives import (
+    all_gather,
+    all_gather_into_tensor,
+    all_reduce,
+    broadcast,
+    gather,
+    irecv,
+    isend,
+    recv,
+    reduce_scatter,
+    reduce_scatter_tensor,
+    scatter,
+    send,
+)
+from .communicator import Communicator, CommunicatorBackend, ReduceOp, Work
+from .process_group import (
+    barrier,
+    communicator_backends,
+    destroy_process_group,
+    get_backend,
+    get_rank,
+    get_world_size,
+    init_process_group,
+    is_available,
+    is_initialized,
+)
+
+__all__ = [
+    "Communicator",
+    "CommunicatorBackend",
+    "ReduceOp",
+    "Work",
+    "all_gather",
+    "all_gather_into_tensor",
+    "all_reduce",
+    "barrier",
+    "broadcast",
+    "communicator_backends",
+    "destroy_process_group",
+    "gather",
+    "get_backend",
+    "get_rank",
+    "get_world_size",
+    "init_process_group",
+    "irecv",
+    "is_available",
+    "is_initialized",
+    "isend",
+    "recv",
+    "reduce_scatter",
+    "reduce_scatter_tensor",
+    "scatter",
+    "send",
+]

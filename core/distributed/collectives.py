@@ -1,0 +1,375 @@
+"""Collectives and point-to-point transfers on tensors, PyTorch's way.
+
+Each call checks its tensors here, optionally checks that every rank made the
+same call with the same shapes and dtypes, hands the raw arrays to the
+communicator, and stores the results back into the tensors when the transfer
+completes. With ``async_op=True`` a :class:`~plugrad.distributed.Work` is
+returned at once; otherwise the call returns when the results are in place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..errors import DistributedError, DtypeError, ShapeError
+from ..tensor import Tensor
+from .communicator import Communicator, ReduceOp, Work
+from .process_group import _check_group, _require
+
+__all__ = [
+    "all_gather",
+    "all_gather_into_tensor",
+    "all_reduce",
+    "broadcast",
+    "gather",
+    "irecv",
+    "isend",
+    "recv",
+    "reduce_scatter",
+    "reduce_scatter_tensor",
+    "scatter",
+    "send",
+]
+
+_KINDS = (
+    "all_reduce",
+    "broadcast",
+    "all_gather",
+    "reduce_scatter",
+    "gather",
+    "scatter",
+)
+_OPS = tuple(ReduceOp)
+_DTYPE_NAMES = (
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float16", "float32", "float64", "complex64", "complex128",
+)  # fmt: skip
+_MAX_DIMS = 16
+
+
+def _tensor(value: Any, what: str) -> Tensor:
+    if not isinstance(value, Tensor):
+        raise TypeError(f"{what} must be a plugrad Tensor, got {type(value).__name__}")
+    return value
+
+
+def _store(tensor: Tensor, array: Any) -> None:
+    """Put a transfer's output into ``tensor`` (unless it was written in place)."""
+    if array is not None and array is not tensor._array:
+        tensor._array = array
+    tensor._bump_version()
+
+
+def _communicator(group: Any, *tensors: Tensor) -> tuple[Communicator, bool]:
+    _check_group(group)
+    state = _require()
+    communicator = state.communicator
+    for tensor in tensors:
+        reason = communicator.supports(tensor._array)
+        if reason is not None:
+            raise DistributedError(
+                f"the {state.backend!r} communication library cannot send a tensor on "
+                f"{tensor.device}: {reason}"
+            )
+    return communicator, state.check_collectives
+
+
+def _describe(kind: str, tensor: Tensor) -> str:
+    return f"{kind} of {tensor.dtype.name} {tuple(tensor.shape)}"
+
+
+def _agree(
+    communicator: Communicator, kind: str, tensor: Tensor, op: ReduceOp | None, root: int
+) -> None:
+    """Raise on every rank, naming them, unless all ranks make this very call."""
+    shape = tuple(tensor.shape)
+    if len(shape) > _MAX_DIMS:
+        raise ShapeError(f"{kind}: tensors of more than {_MAX_DIMS} dimensions are not supported")
+    name = tensor.dtype.name
+    dtype_code = _DTYPE_NAMES.index(name) if name in _DTYPE_NAMES else len(_DTYPE_NAMES)
+    signature = (
+        _KINDS.index(kind),
+        -1 if op is None else _OPS.index(op),
+        root,
+        dtype_code,
+        len(shape),
+        *shape,
+        *([-1] * (_MAX_DIMS - len(shape))),
+    )
+    work = communicator.allgather_ints(signature)
+    work.description = f"the agreement check before {_describe(kind, tensor)}"
+    work.wait()
+    everyone = work.result
+    if all(s == signature for s in everyone):
+        return
+
+    def say(s: tuple[int, ...]) -> str:
+        dims = tuple(d for d in s[5 : 5 + s[4]])
+        dtype = _DTYPE_NAMES[s[3]] if s[3] < len(_DTYPE_NAMES) else "other"
+        text = f"{_KINDS[s[0]]} of {dtype} {dims}"
+        if s[1] >= 0:
+            text += f" op={_OPS[s[1]].name}"
+        if _KINDS[s[0]] in ("broadcast", "gather", "scatter"):
+            text += f" root={s[2]}"
+        return text
+
+    calls = "; ".join(f"rank {r}: {say(s)}" for r, s in enumerate(everyone))
+    raise ShapeError(
+        f"rank {communicator.rank}: the ranks made different collective calls: {calls}. "
+        "Every rank must call the same collective with tensors of the same shape and dtype"
+    )
+
+
+def _finish(work: Work, async_op: bool) -> Work | None:
+    if async_op:
+        return work
+    work.wait()
+    return None
+
+
+def _check_rank(value: Any, size: int, what: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < size:
+        raise ValueError(f"{what} must be a rank in [0, {size - 1}], got {value!r}")
+    return value
+
+
+def all_reduce(
+    tensor: Tensor, op: ReduceOp = ReduceOp.SUM, group: Any = None, async_op: bool = False
+) -> Work | None:
+    """Combine ``tensor`` across all ranks with ``op``; every rank gets the result in place.
+
+    Parameters
+    ----------
+    tensor : Tensor
+        The same shape and dtype on every rank.
+    op : ReduceOp
+        ``SUM``, ``AVG`` (floating point only), ``MAX``, ``MIN`` or ``PRODUCT``.
+    async_op : bool
+        Return a :class:`Work` at once instead of waiting.
+
+    Examples
+    --------
+    ::
+
+        x = plugrad.tensor([float(dist.get_rank())])
+        dist.all_reduce(x, op=dist.ReduceOp.SUM)   # on 2 ranks: tensor([1.])
+    """
+    tensor = _tensor(tensor, "tensor")
+    if not isinstance(op, ReduceOp):
+        raise TypeError(f"op must be a plugrad.distributed.ReduceOp, got {op!r}")
+    if op is ReduceOp.AVG and tensor.dtype.kind not in ("real floating", "complex floating"):
+        raise DtypeError(
+            f"ReduceOp.AVG needs a floating-point tensor, got {tensor.dtype.name}; use SUM and "
+            "divide, or convert the tensor first"
+        )
+    communicator, check = _communicator(group, tensor)
+    if check:
+        _agree(communicator, "all_reduce", tensor, op, 0)
+    work = communicator.allreduce(tensor._array, op)
+    work.add_done_callback(lambda: _store(tensor, work.result))
+    return _finish(work, async_op)
+
+
+def broadcast(tensor: Tensor, src: int, group: Any = None, async_op: bool = False) -> Work | None:
+    """Every rank's ``tensor`` gets rank ``src``'s values, in place."""
+    tensor = _tensor(tensor, "tensor")
+    communicator, check = _communicator(group, tensor)
+    _check_rank(src, communicator.size, "src")
+    if check:
+        _agree(communicator, "broadcast", tensor, None, src)
+    work = communicator.broadcast(tensor._array, src)
+    work.add_done_callback(lambda: _store(tensor, work.result))
+    return _finish(work, async_op)
+
+
+def _rows(work: Work, targets: Sequence[Tensor]) -> None:
+    for row, target in enumerate(targets):
+        _store(target, work.result[row])
+
+
+def _check_list(tensors: Any, like: Tensor, size: int, what: str) -> list[Tensor]:
+    if not isinstance(tensors, (list, tuple)) or len(tensors) != size:
+        raise ValueError(f"{what} must be a list of {size} tensors (one per rank), got {tensors!r}")
+    for i, t in enumerate(tensors):
+        _tensor(t, f"{what}[{i}]")
+        if tuple(t.shape) != tuple(like.shape) or t.dtype != like.dtype:
+            raise ShapeError(
+                f"{what}[{i}] is {t.dtype.name} {tuple(t.shape)}, but the tensor is "
+                f"{like.dtype.name} {tuple(like.shape)}; they must match"
+            )
+    return list(tensors)
+
+
+def all_gather(
+    tensor_list: list[Tensor], tensor: Tensor, group: Any = None, async_op: bool = False
+) -> Work | None:
+    """``tensor_list[r]`` gets rank ``r``'s ``tensor``, on every rank."""
+    tensor = _tensor(tensor, "tensor")
+    communicator, check = _communicator(group, tensor)
+    targets = _check_list(tensor_list, tensor, communicator.size, "tensor_list")
+    if check:
+        _agree(communicator, "all_gather", tensor, None, 0)
+    work = communicator.allgather(tensor._array)
+    work.add_done_callback(lambda: _rows(work, targets))
+    return _finish(work, async_op)
+
+
+def all_gather_into_tensor(
+    output_tensor: Tensor, input_tensor: Tensor, group: Any = None, async_op: bool = False
+) -> Work | None:
+    """``output_tensor`` (``world_size`` times longer in dimension 0) gets every rank's input."""
+    output_tensor = _tensor(output_tensor, "output_tensor")
+    input_tensor = _tensor(input_tensor, "input_tensor")
+    communicator, check = _communicator(group, input_tensor)
+    expected = (input_tensor.shape[0] * communicator.size, *input_tensor.shape[1:])
+    if input_tensor.ndim == 0 or tuple(output_tensor.shape) != expected:
+        raise ShapeError(
+            f"output_tensor must be {expected} for an input of {tuple(input_tensor.shape)} on "
+            f"{communicator.size} ranks, got {tuple(output_tensor.shape)}"
+        )
+    if check:
+        _agree(communicator, "all_gather", input_tensor, None, 0)
+    work = communicator.allgather(input_tensor._array)
+    xp = input_tensor._device.xp
+    work.add_done_callback(lambda: _store(output_tensor, xp.reshape(work.result, expected)))
+    return _finish(work, async_op)
+
+
+def reduce_scatter(
+    output: Tensor,
+    input_list: list[Tensor],
+    op: ReduceOp = ReduceOp.SUM,
+    group: Any = None,
+    async_op: bool = False,
+) -> Work | None:
+    """``output`` on rank ``r`` gets ``input_list[r]`` reduced across all ranks with ``op``."""
+    output = _tensor(output, "output")
+    communicator, check = _communicator(group, output)
+    inputs = _check_list(input_list, output, communicator.size, "input_list")
+    stacked = output._device.xp.stack([t._array for t in inputs])
+    return _reduce_scatter(communicator, check, output, stacked, op, async_op)
+
+
+def reduce_scatter_tensor(
+    output: Tensor,
+    input: Tensor,
+    op: ReduceOp = ReduceOp.SUM,
+    group: Any = None,
+    async_op: bool = False,
+) -> Work | None:
+    """Like :func:`reduce_scatter` with the inputs concatenated in dimension 0 of ``input``."""
+    output = _tensor(output, "output")
+    input = _tensor(input, "input")
+    communicator, check = _communicator(group, output, input)
+    expected = (output.shape[0] * communicator.size, *output.shape[1:]) if output.ndim else None
+    if expected is None or tuple(input.shape) != expected or input.dtype != output.dtype:
+        raise ShapeError(
+            f"input must be {output.dtype.name} {expected} for an output of "
+            f"{tuple(output.shape)} on {communicator.size} ranks, got {input.dtype.name} "
+            f"{tuple(input.shape)}"
+        )
+    stacked = input._device.xp.reshape(input._array, (communicator.size, *output.shape))
+    return _reduce_scatter(communicator, check, output, stacked, op, async_op)
+
+
+def _reduce_scatter(
+    communicator: Communicator,
+    check: bool,
+    output: Tensor,
+    stacked: Any,
+    op: ReduceOp,
+    async_op: bool,
+) -> Work | None:
+    if not isinstance(op, ReduceOp):
+        raise TypeError(f"op must be a plugrad.distributed.ReduceOp, got {op!r}")
+    if op is ReduceOp.AVG and output.dtype.kind not in ("real floating", "complex floating"):
+        raise DtypeError(f"ReduceOp.AVG needs a floating-point tensor, got {output.dtype.name}")
+    if check:
+        _agree(communicator, "reduce_scatter", output, op, 0)
+    work = communicator.reduce_scatter(stacked, op)
+    work.add_done_callback(lambda: _store(output, work.result))
+    return _finish(work, async_op)
+
+
+def gather(
+    tensor: Tensor,
+    gather_list: list[Tensor] | None = None,
+    dst: int = 0,
+    group: Any = None,
+    async_op: bool = False,
+) -> Work | None:
+    """Rank ``dst``'s ``gather_list[r]`` gets rank ``r``'s ``tensor`` (others pass no list)."""
+    tensor = _tensor(tensor, "tensor")
+    communicator, check = _communicator(group, tensor)
+    _check_rank(dst, communicator.size, "dst")
+    if communicator.rank == dst:
+        targets = _check_list(gather_list, tensor, communicator.size, "gather_list")
+    elif gather_list is not None:
+        raise ValueError(f"only rank dst={dst} passes a gather_list; rank {communicator.rank} did")
+    if check:
+        _agree(communicator, "gather", tensor, None, dst)
+    work = communicator.gather(tensor._array, dst)
+    if communicator.rank == dst:
+        work.add_done_callback(lambda: _rows(work, targets))
+    return _finish(work, async_op)
+
+
+def scatter(
+    tensor: Tensor,
+    scatter_list: list[Tensor] | None = None,
+    src: int = 0,
+    group: Any = None,
+    async_op: bool = False,
+) -> Work | None:
+    """``tensor`` on rank ``r`` gets rank ``src``'s ``scatter_list[r]`` (others pass no list)."""
+    tensor = _tensor(tensor, "tensor")
+    communicator, check = _communicator(group, tensor)
+    _check_rank(src, communicator.size, "src")
+    rows = None
+    if communicator.rank == src:
+        sources = _check_list(scatter_list, tensor, communicator.size, "scatter_list")
+        rows = tensor._device.xp.stack([t._array for t in sources])
+    elif scatter_list is not None:
+        raise ValueError(f"only rank src={src} passes a scatter_list; rank {communicator.rank} did")
+    if check:
+        _agree(communicator, "scatter", tensor, None, src)
+    work = communicator.scatter(tensor._array, rows, src)
+    work.add_done_callback(lambda: _store(tensor, work.result))
+    return _finish(work, async_op)
+
+
+def isend(tensor: Tensor, dst: int, group: Any = None, tag: int = 0) -> Work:
+    """Start sending ``tensor`` to rank ``dst``; returns its :class:`Work`."""
+    tensor = _tensor(tensor, "tensor")
+    communicator, _ = _communicator(group, tensor)
+    _check_rank(dst, communicator.size, "dst")
+    if dst == communicator.rank:
+        raise ValueError(f"rank {dst} cannot send to itself")
+    return communicator.send(tensor._array, dst, tag)
+
+
+def irecv(tensor: Tensor, src: int | None = None, group: Any = None, tag: int = 0) -> Work:
+    """Start receiving into ``tensor`` from rank ``src`` (``None``: any); returns its :class:`Work`.
+
+    The message must have ``tensor``'s shape and dtype.
+    """
+    tensor = _tensor(tensor, "tensor")
+    communicator, _ = _communicator(group, tensor)
+    if src is not None:
+        _check_rank(src, communicator.size, "src")
+    work = communicator.recv(tensor._array, src, tag)
+    work.add_done_callback(lambda: _store(tensor, work.result[0]))
+    return work
+
+
+def send(tensor: Tensor, dst: int, group: Any = None, tag: int = 0) -> None:
+    """Send ``tensor`` to rank ``dst`` and wait until it is on its way."""
+    isend(tensor, dst, group, tag).wait()
+
+
+def recv(tensor: Tensor, src: int | None = None, group: Any = None, tag: int = 0) -> int:
+    """Receive into ``tensor`` from rank ``src`` (``None``: any); returns the sender's rank."""
+    work = irecv(tensor, src, group, tag)
+    work.wait()
+    return int(work.result[1])

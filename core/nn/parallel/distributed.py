@@ -1,0 +1,326 @@
+"""DistributedDataParallel: one model replica per process, gradients averaged in buckets."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import weakref
+from collections.abc import Iterator
+from typing import Any
+
+from ... import distributed as dist
+from ... import dtypes as _dtypes
+from ... import engine as _engine
+from ...creation import asarray
+from ...distributed.communicator import Communicator, ReduceOp, Work
+from ...errors import DistributedError
+from ...tensor import PostAccumulateGradHook, Tensor
+from ..module import Module
+
+__all__ = ["DistributedDataParallel"]
+
+
+class _Bucket:
+    """Parameters whose gradients travel together in one flat buffer."""
+
+    __slots__ = ("buffer", "device", "members", "offsets", "pending", "ready", "work")
+
+    def __init__(self, members: list[Tensor]) -> None:
+        self.members = members
+        self.device = members[0]._device
+        self.offsets: dict[int, tuple[int, int]] = {}
+        start = 0
+        for p in members:
+            self.offsets[id(p)] = (start, start + p.size)
+            start += p.size
+        self.buffer = self.device.xp.zeros(start, dtype=members[0]._array.dtype)
+        self.pending = len(members)
+        #: ids of the members whose gradient is in the buffer for this pass
+        self.ready: set[int] = set()
+        self.work: Work | None = None
+
+
+class DistributedDataParallel(Module):
+    """Train one replica of ``module`` per process; gradients are averaged across processes.
+
+    At construction every rank checks that all ranks hold the same parameters
+    (names, shapes, dtypes; a mismatch names them), and rank 0's parameters and
+    buffers are copied to every rank. In each backward pass, as soon as a
+    parameter's gradient is final (while backward still computes the others),
+    it is copied into its bucket of about ``bucket_cap_mb`` megabytes
+    (parameters in reverse order of registration, roughly the order backward
+    produces them); each full bucket is averaged across ranks with a
+    non-blocking all-reduce at once, overlapping the rest of backward, and the
+    pass waits for all of them at its end. Every rank then holds the gradient
+    of the mean loss over all ranks' batches: training equals one process on the concatenated batch.
+
+    Parameters
+    ----------
+    module : Module
+        The model. Every parameter that requires grad must get a gradient in
+        every backward pass.
+    bucket_cap_mb : float
+        The size a bucket is filled to before it is sent.
+    broadcast_buffers : bool
+        Copy rank 0's buffers (running statistics) to every rank before each forward.
+    device_ids, output_device, static_graph
+        Accepted for PyTorch compatibility and ignored (one device per process).
+    dim, process_group, find_unused_parameters, gradient_as_bucket_view
+        Accepted for PyTorch compatibility; only their defaults are supported.
+
+    Examples
+    --------
+    ::
+
+        # mpiexec -n 2 python train.py
+        dist.init_process_group("mpi")
+        model = nn.parallel.DistributedDataParallel(make_model())
+        optimizer = optim.Adam(model.parameters())
+        for x, y in loader:                   # loader with a DistributedSampler
+            optimizer.zero_grad()
+            loss_fn(model(x), y).backward()   # gradients averaged across ranks here
+            optimizer.step()
+    """
+
+    def __init__(
+        self,
+        module: Module,
+        device_ids: Any = None,
+        output_device: Any = None,
+        dim: int = 0,
+        broadcast_buffers: bool = True,
+        process_group: Any = None,
+        bucket_cap_mb: float = 25,
+        find_unused_parameters: bool = False,
+        gradient_as_bucket_view: bool = False,
+        static_graph: bool = False,
+    ) -> None:
+        super().__init__()
+        if not isinstance(module, Module):
+            raise TypeError(f"module must be a plugrad.nn.Module, got {type(module).__name__}")
+        unsupported = {
+            "dim": (dim, 0),
+            "process_group": (process_group, None),
+            "find_unused_parameters": (find_unused_parameters, False),
+            "gradient_as_bucket_view": (gradient_as_bucket_view, False),
+        }
+        for name, (value, default) in unsupported.items():
+            if value != default:
+                raise ValueError(f"{name}={value!r} is not supported; leave it at {default!r}")
+        if not isinstance(bucket_cap_mb, (int, float)) or bucket_cap_mb <= 0:
+            raise ValueError(f"bucket_cap_mb must be a positive number, got {bucket_cap_mb!r}")
+        if not dist.is_initialized():
+            raise DistributedError(
+                "DistributedDataParallel needs an initialized process group; call "
+                "plugrad.distributed.init_process_group() first (and launch with mpiexec or srun)"
+            )
+        self.module = module
+        self.broadcast_buffers = broadcast_buffers
+        self.bucket_cap_mb = bucket_cap_mb
+        self.device_ids = device_ids
+        self.output_device = output_device
+        self.static_graph = static_graph
+        communicator = dist.process_group._require().communicator
+        object.__setattr__(self, "_communicator", communicator)
+        parameters = [p for _, p in module.named_parameters() if p.requires_grad]
+        self._check_same_model(communicator)
+        self._sync_from_rank0(communicator, [t for _, t in self._state_tensors()])
+        object.__setattr__(self, "_buckets", self._make_buckets(parameters, bucket_cap_mb))
+        object.__setattr__(self, "_bucket_of", {id(p): b for b in self._buckets for p in b.members})
+        object.__setattr__(self, "_sync", True)
+        object.__setattr__(self, "_committed", 0)
+        object.__setattr__(self, "_parameter_count", len(parameters))
+        handles = [p.register_post_accumulate_grad_hook(self._grad_accumulated) for p in parameters]
+        # The engine keeps its callbacks until removed: let it hold this model only weakly.
+        model = weakref.ref(self)
+
+        def grad_ready(param: Tensor, gradient: Any) -> None:
+            ddp = model()
+            if ddp is not None:
+                ddp._grad_ready(param, gradient)
+
+        handles += [_engine.watch_gradient_ready(p, grad_ready) for p in parameters]
+        object.__setattr__(self, "_handles", handles)
+
+    # -- construction ---------------------------------------------------------------------------
+
+    def _state_tensors(self) -> list[tuple[str, Tensor]]:
+        return [*self.module.named_parameters(), *self.module.named_buffers()]
+
+    def _check_same_model(self, communicator: Communicator) -> None:
+        lines = [
+            f"{kind} {name}: {t.dtype.name} {tuple(t.shape)}"
+            for kind, items in (("parameter", self.module.named_parameters()),
+                                ("buffer", self.module.named_buffers()))
+            for name, t in items
+        ]  # fmt: skip
+        digest = hashlib.sha256("\n".join(lines).encode()).digest()
+        mine = tuple(int.from_bytes(digest[i : i + 7], "little") for i in range(0, 28, 7))
+        work = communicator.allgather_ints(mine)
+        work.description = "the check that every rank has the same model"
+        work.wait()
+        if all(row == mine for row in work.result):
+            return
+        # They differ: exchange the descriptions themselves to say how.
+        text = "\n".join(lines).encode()
+        sizes = communicator.allgather_ints((len(text),))
+        sizes.wait()
+        longest = max(row[0] for row in sizes.result)
+        padded = asarray(list(text.ljust(longest, b"\0")) or [0], dtype=_dtypes.uint8)
+        gathered = communicator.allgather(padded._array)
+        gathered.wait()
+        rows = [
+            bytes(int(v) for v in row).rstrip(b"\0").decode() for row in gathered.result.tolist()
+        ]
+        reference = set(rows[0].splitlines())
+        problems = []
+        for rank, row in enumerate(rows[1:], start=1):
+            theirs = set(row.splitlines())
+            only0 = sorted(reference - theirs)
+            only_r = sorted(theirs - reference)
+            if only0 or only_r:
+                problems.append(
+                    f"rank {rank} differs from rank 0: rank 0 has [{'; '.join(only0)}], "
+                    f"rank {rank} has [{'; '.join(only_r)}]"
+                )
+        raise DistributedError(
+            f"rank {communicator.rank}: DistributedDataParallel needs the same model on every "
+            f"rank, but {' / '.join(problems)}"
+        )
+
+    @staticmethod
+    def _sync_from_rank0(communicator: Communicator, tensors: list[Tensor]) -> None:
+        works = []
+        for t in tensors:
+            work = communicator.broadcast(t._array, 0)
+            works.append((t, work))
+        for t, work in works:
+            work.wait()
+            if work.result is not None and work.result is not t._array:
+                t._array = work.result
+            t._bump_version()
+
+    @staticmethod
+    def _make_buckets(parameters: list[Tensor], cap_mb: float) -> list[_Bucket]:
+        cap = cap_mb * 1024 * 1024
+        buckets: list[_Bucket] = []
+        open_groups: dict[tuple[Any, str], list[Tensor]] = {}
+        sizes: dict[tuple[Any, str], int] = {}
+        for p in reversed(parameters):
+            key = (p._device, p.dtype.name)
+            group = open_groups.setdefault(key, [])
+            group.append(p)
+            sizes[key] = sizes.get(key, 0) + p.size * p._array.dtype.itemsize
+            if sizes[key] >= cap:
+                buckets.append(_Bucket(group))
+                open_groups[key] = []
+                sizes[key] = 0
+        buckets.extend(_Bucket(group) for group in open_groups.values() if group)
+        return buckets
+
+    # -- forward and backward -------------------------------------------------------------------
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        self._check_previous_backward()
+        if self.broadcast_buffers:
+            buffers = [b for _, b in self.module.named_buffers()]
+            if buffers:
+                self._sync_from_rank0(self._communicator, buffers)
+        return self.module(*args, **kwargs)
+
+    def _check_previous_backward(self) -> None:
+        partial = [b for b in self._buckets if b.ready or b.work is not None]
+        if partial:
+            names = {id(p): n for n, p in self.module.named_parameters()}
+            missing = [names[id(p)] for b in partial for p in b.members if id(p) not in b.ready]
+            self._reset()
+            raise DistributedError(
+                "the last backward pass did not average every gradient: it raised part-way, or "
+                f"gave no gradient to some parameters ({', '.join(missing) or 'unknown'}); "
+                "DistributedDataParallel needs every parameter that requires grad to take part "
+                "in the loss (freeze unused ones with requires_grad_(False) before wrapping)"
+            )
+
+    def _reset(self) -> None:
+        for bucket in self._buckets:
+            bucket.work = None
+            bucket.ready.clear()
+            bucket.pending = len(bucket.members)
+        object.__setattr__(self, "_committed", 0)
+
+    def _grad_ready(self, param: Tensor, gradient: Any) -> None:
+        """During backward: ``param``'s gradient for this pass is final; put it in its bucket."""
+        if not self._sync or gradient is None:
+            return
+        if any(not isinstance(h, PostAccumulateGradHook) for h in param._hooks or ()):
+            return  # a gradient hook may still change it; take it when .grad is updated
+        array = gradient._array if isinstance(gradient, Tensor) else gradient
+        if param.grad is not None:  # accumulated under no_sync, or not zeroed
+            array = param.grad._array + array
+        self._fill(param, array)
+
+    def _grad_accumulated(self, param: Tensor) -> None:
+        """After backward updated ``.grad``: bucket what was not bucketed yet; finish at the end."""
+        if not self._sync:
+            return
+        bucket = self._bucket_of[id(param)]
+        if id(param) not in bucket.ready and param.grad is not None:
+            self._fill(param, param.grad._array)
+        object.__setattr__(self, "_committed", self._committed + 1)
+        if self._committed == self._parameter_count:
+            self._finish_backward()
+
+    def _fill(self, param: Tensor, array: Any) -> None:
+        bucket = self._bucket_of[id(param)]
+        start, stop = bucket.offsets[id(param)]
+        bucket.buffer[start:stop] = bucket.device.xp.reshape(array, (-1,))
+        bucket.ready.add(id(param))
+        bucket.pending -= 1
+        if bucket.pending == 0:
+            bucket.work = self._communicator.allreduce(bucket.buffer, ReduceOp.AVG)
+        else:
+            # Let MPI progress the transfers already in flight.
+            for other in self._buckets:
+                if other.work is not None:
+                    other.work.is_completed()
+
+    def _finish_backward(self) -> None:
+        unfinished = [b for b in self._buckets if b.work is None]
+        if unfinished:
+            self._check_previous_backward()
+        for bucket in self._buckets:
+            work = bucket.work
+            assert work is not None
+            work.wait()
+            reduced = work.result if work.result is not None else bucket.buffer
+            xp = bucket.device.xp
+            for p in bucket.members:
+                start, stop = bucket.offsets[id(p)]
+                p.grad._array = xp.reshape(xp.asarray(reduced[start:stop], copy=True), p.shape)
+        self._reset()
+
+    @contextlib.contextmanager
+    def no_sync(self) -> Iterator[None]:
+        """Inside, backward passes only accumulate local gradients (no communication).
+
+        The first backward pass after the block averages the accumulated gradients.
+
+        Examples
+        --------
+        ::
+
+            with model.no_sync():
+                loss_fn(model(x1), y1).backward()   # local only
+            loss_fn(model(x2), y2).backward()       # averages the sum of both
+        """
+        previous = self._sync
+        object.__setattr__(self, "_sync", False)
+        try:
+            yield
+        finally:
+            object.__setattr__(self, "_sync", previous)
+
+    def _remove_hooks(self) -> None:
+        for handle in self._handles:
+            handle.remove()
+        self._handles.clear()

@@ -1,0 +1,111 @@
+"""Clipping gradients in place: by their total norm, or elementwise by value."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+from ... import ops
+from ...creation import asarray
+from ...grad_mode import no_grad
+from ...tensor import Tensor
+
+__all__ = ["clip_grad_norm_", "clip_grad_value_"]
+
+
+def _with_grads(parameters: Tensor | Iterable[Tensor]) -> list[Tensor]:
+    if isinstance(parameters, Tensor):
+        parameters = [parameters]
+    found = []
+    for position, p in enumerate(parameters):
+        if not isinstance(p, Tensor):
+            raise TypeError(f"parameters must be Tensors; item {position} is {type(p).__name__}")
+        if p.grad is not None:
+            found.append(p)
+    return found
+
+
+def clip_grad_norm_(
+    parameters: Tensor | Iterable[Tensor],
+    max_norm: float,
+    norm_type: float = 2.0,
+    error_if_nonfinite: bool = False,
+) -> Tensor:
+    """Scale the gradients in place so that their total norm is at most ``max_norm``.
+
+    The total norm is the ``norm_type``-norm of all gradients taken together, as
+    if they were concatenated into one vector (``inf`` for the largest absolute
+    value). Gradients are multiplied by ``min(1, max_norm / (total + 1e-6))``.
+
+    Parameters
+    ----------
+    parameters : Tensor or iterable of Tensor
+        Tensors whose ``.grad`` is clipped; those without a gradient are skipped.
+    max_norm : float
+        The largest allowed total norm.
+    norm_type : float
+        The order of the norm (``2.0``, ``1.0``, ``float("inf")``, ...).
+    error_if_nonfinite : bool
+        Raise when the total norm is NaN or infinite instead of scaling by it.
+
+    Returns
+    -------
+    Tensor
+        The total norm before clipping (a 0-d tensor).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> from plugrad.nn.utils import clip_grad_norm_
+    >>> w = plugrad.tensor([3.0, 4.0], requires_grad=True)
+    >>> (w * w).sum().backward()
+    >>> clip_grad_norm_([w], max_norm=1.0)
+    tensor(10.)
+    >>> [round(v, 4) for v in w.grad.tolist()]
+    [0.6, 0.8]
+    """
+    max_norm = float(max_norm)
+    norm_type = float(norm_type)
+    if norm_type <= 0 or math.isnan(norm_type):
+        raise ValueError(f"norm_type must be positive (or inf), got {norm_type}")
+    with_grads = _with_grads(parameters)
+    with no_grad():
+        if not with_grads:
+            return asarray(0.0)
+        grads = [p.grad for p in with_grads]
+        if norm_type == math.inf:
+            per_tensor = [ops.max(ops.abs(g)) for g in grads]
+            total = ops.max(ops.stack(per_tensor))
+        else:
+            per_tensor = [ops.sum(ops.abs(g) ** norm_type) for g in grads]
+            total = ops.sum(ops.stack(per_tensor)) ** (1.0 / norm_type)
+        if error_if_nonfinite and not bool(ops.isfinite(total)):
+            raise RuntimeError(
+                f"the total {norm_type}-norm of the gradients is {float(total)}, so they cannot be "
+                "clipped by it; pass error_if_nonfinite=False to scale by it anyway"
+            )
+        scale = ops.clip(max_norm / (total + 1e-6), max=1.0)
+        for g in grads:
+            g.copy_(g * ops.astype(scale, g.dtype))
+    return total
+
+
+def clip_grad_value_(parameters: Tensor | Iterable[Tensor], clip_value: float) -> None:
+    """Clip every gradient element into ``[-clip_value, clip_value]``, in place.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> from plugrad.nn.utils import clip_grad_value_
+    >>> w = plugrad.tensor([1.0, -3.0], requires_grad=True)
+    >>> (w * w).sum().backward()
+    >>> clip_grad_value_([w], 1.5)
+    >>> w.grad
+    tensor([ 1.5000, -1.5000])
+    """
+    clip_value = float(clip_value)
+    if clip_value < 0 or math.isnan(clip_value):
+        raise ValueError(f"clip_value must be a non-negative number, got {clip_value}")
+    with no_grad():
+        for p in _with_grads(parameters):
+            p.grad.copy_(ops.clip(p.grad, -clip_value, clip_value))

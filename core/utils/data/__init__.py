@@ -1,0 +1,37 @@
+"""Datasets, samplers and the loader that batches them, with PyTorch's names.
+
+Examples
+--------
+>>> import plugrad
+>>> from plugrad.utils.data import DataLoader, TensorDataset
+>>> data = TensorDataset(plugrad.arange(6.0), plugrad.arange(6))
+>>> [tuple(x.shape) for x, y in DataLoader(data, batch_size=4)]
+[(4,), (2,)]
+"""
+
+from __future__ import annotations
+
+from .dataloader import DataLoader, default_collate
+from .dataset import ConcatDataset, Dataset, Subset, TensorDataset, random_split
+from .sampler import (
+    BatchSampler,
+    DistributedSampler,
+    RandomSampler,
+    Sampler,
+    SequentialSampler,
+)
+
+__all__ = [
+    "BatchSampler",
+    "ConcatDataset",
+    "DataLoader",
+    "Dataset",
+    "DistributedSampler",
+    "RandomSampler",
+    "Sampler",
+    "SequentialSampler",
+    "Subset",
+    "TensorDataset",
+    "default_collate",
+    "random_split",
+]

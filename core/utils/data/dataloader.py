@@ -1,0 +1,176 @@
+"""The loader: samples fetched in a sampler's order and collated into batches."""
+
+from __future__ import annotations
+
+import collections.abc
+import numbers
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any
+
+from ... import dtypes as _dtypes
+from ...random import Generator
+from ...tensor import Tensor
+from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
+
+__all__ = ["DataLoader", "default_collate"]
+
+
+def default_collate(batch: Sequence[Any]) -> Any:
+    """Stack a list of samples into one batch, keeping the samples' structure.
+
+    Tensors are stacked along a new first dimension; Python numbers become a
+    tensor; arrays of any Array API library are converted and stacked; tuples,
+    lists, named tuples and dicts are collated field by field; strings stay a
+    list.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> from plugrad.utils.data import default_collate
+    >>> batch = default_collate([{"x": plugrad.zeros(2), "y": 1}, {"x": plugrad.ones(2), "y": 0}])
+    >>> batch["x"].shape, batch["y"]
+    ((2, 2), tensor([1, 0]))
+    """
+    from ... import creation, ops
+
+    if not batch:
+        raise ValueError("default_collate got an empty batch")
+    first = batch[0]
+    if isinstance(first, Tensor):
+        shapes = {tuple(sample.shape) for sample in batch}
+        if len(shapes) != 1:
+            raise ValueError(
+                f"cannot stack samples of different shapes {sorted(shapes)} into one batch; "
+                "pad them to one shape in the dataset or pass a collate_fn"
+            )
+        return ops.stack(list(batch))
+    if isinstance(first, (str, bytes)):
+        return list(batch)
+    if isinstance(first, bool):
+        return creation.asarray(list(batch), dtype=_dtypes.bool)
+    if isinstance(first, numbers.Integral):
+        return creation.asarray(list(batch), dtype=_dtypes.int64)
+    if isinstance(first, numbers.Real):
+        # Python floats are double precision; the batch keeps them so.
+        return creation.asarray(list(batch), dtype=_dtypes.float64)
+    if isinstance(first, numbers.Number):
+        return creation.asarray(list(batch))
+    if hasattr(first, "__array_namespace__") or hasattr(first, "__array_interface__"):
+        return default_collate([creation.asarray(sample) for sample in batch])
+    if isinstance(first, Mapping):
+        return type(first)(
+            {key: default_collate([sample[key] for sample in batch]) for key in first}
+        )  # type: ignore[call-arg]
+    if isinstance(first, tuple) and hasattr(first, "_fields"):  # a named tuple
+        return type(first)(*(default_collate(column) for column in zip(*batch)))
+    if isinstance(first, collections.abc.Sequence):
+        lengths = {len(sample) for sample in batch}
+        if len(lengths) != 1:
+            raise ValueError(
+                "every sample in a batch must have the same number of fields, got "
+                f"{sorted(lengths)}"
+            )
+        columns = [default_collate(list(column)) for column in zip(*batch)]
+        return tuple(columns) if isinstance(first, tuple) else columns
+    raise TypeError(
+        f"default_collate cannot batch samples of type {type(first).__name__}; it handles "
+        "tensors, arrays, numbers, strings, and tuples, lists and dicts of them "
+        "(pass collate_fn= for anything else)"
+    )
+
+
+class DataLoader:
+    """Iterate over a dataset in batches.
+
+    Parameters
+    ----------
+    dataset : Dataset
+        Anything with ``__len__`` and ``__getitem__``.
+    batch_size : int or None
+        Samples per batch (``None``: samples one by one, not collated).
+    shuffle : bool
+        A new random order every pass (drawn from ``generator``).
+    sampler : iterable of int, optional
+        The order of indices (excludes ``shuffle``).
+    batch_sampler : iterable of list of int, optional
+        Yields whole batches of indices (excludes ``batch_size``, ``shuffle``,
+        ``sampler`` and ``drop_last``).
+    num_workers : int
+        Only ``0`` (samples are loaded in this process).
+    collate_fn : callable, optional
+        Turns a list of samples into a batch (default: :func:`default_collate`).
+    drop_last : bool
+        Drop the last batch when it is smaller than ``batch_size``.
+    generator : Generator, optional
+        The random stream for ``shuffle``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> from plugrad.utils.data import DataLoader, TensorDataset
+    >>> data = TensorDataset(plugrad.arange(10.0).reshape(5, 2), plugrad.arange(5))
+    >>> loader = DataLoader(data, batch_size=2, shuffle=True, generator=plugrad.Generator(seed=0))
+    >>> len(loader), sorted(int(i) for _, y in loader for i in y.tolist())
+    (3, [0, 1, 2, 3, 4])
+    """
+
+    def __init__(
+        self,
+        dataset: Any,
+        batch_size: int | None = 1,
+        shuffle: bool = False,
+        sampler: Iterable[int] | None = None,
+        batch_sampler: Iterable[list[int]] | None = None,
+        num_workers: int = 0,
+        collate_fn: Callable[[list[Any]], Any] | None = None,
+        drop_last: bool = False,
+        generator: Generator | None = None,
+    ) -> None:
+        if num_workers != 0:
+            raise ValueError(
+                f"num_workers={num_workers!r}: this DataLoader loads samples in the calling "
+                "process only; pass num_workers=0"
+            )
+        if sampler is not None and shuffle:
+            raise ValueError("shuffle=True and sampler= exclude each other; shuffle in the sampler")
+        if batch_sampler is not None:
+            if batch_size != 1 or shuffle or sampler is not None or drop_last:
+                raise ValueError(
+                    "batch_sampler= excludes batch_size, shuffle, sampler and drop_last"
+                )
+            batch_size = None
+        elif batch_size is not None:
+            if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
+                raise ValueError(f"batch_size must be a positive int or None, got {batch_size!r}")
+        elif drop_last:
+            raise ValueError("drop_last=True needs a batch_size")
+        if sampler is None:
+            sampler = (
+                RandomSampler(dataset, generator=generator)
+                if shuffle
+                else SequentialSampler(dataset)
+            )
+        if batch_sampler is None and batch_size is not None:
+            batch_sampler = BatchSampler(sampler, batch_size, drop_last)
+        self.dataset = dataset
+        self.batch_size = batch_size
+        self.drop_last = drop_last
+        self.sampler: Iterable[int] | Sampler = sampler
+        self.batch_sampler = batch_sampler
+        self.num_workers = 0
+        self.generator = generator
+        self.collate_fn = collate_fn or default_collate
+
+    def __iter__(self) -> Iterator[Any]:
+        dataset = self.dataset
+        if self.batch_sampler is None:
+            for index in self.sampler:
+                yield dataset[index]
+            return
+        for indices in self.batch_sampler:
+            yield self.collate_fn([dataset[i] for i in indices])
+
+    def __len__(self) -> int:
+        if self.batch_sampler is not None:
+            return len(self.batch_sampler)  # type: ignore[arg-type]
+        return len(self.sampler)  # type: ignore[arg-type]

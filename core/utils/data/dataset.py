@@ -1,0 +1,195 @@
+"""Datasets: things with a length that return one sample per index."""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections.abc import Sequence
+from typing import Any, Generic, TypeVar
+
+from ...random import Generator
+from ...tensor import Tensor
+from .sampler import permutation
+
+__all__ = ["ConcatDataset", "Dataset", "Subset", "TensorDataset", "random_split"]
+
+T = TypeVar("T")
+
+
+class Dataset(Generic[T]):
+    """A map-style dataset: ``dataset[i]`` is the ``i``-th sample, ``len(dataset)`` their number.
+
+    Subclasses implement ``__getitem__`` and ``__len__``. ``a + b`` concatenates two datasets.
+
+    Examples
+    --------
+    >>> from plugrad.utils.data import Dataset
+    >>> class Squares(Dataset):
+    ...     def __len__(self):
+    ...         return 4
+    ...     def __getitem__(self, index):
+    ...         return index * index
+    >>> [Squares()[i] for i in range(len(Squares()))]
+    [0, 1, 4, 9]
+    """
+
+    def __getitem__(self, index: int) -> T:
+        raise NotImplementedError(
+            f"{type(self).__name__} must implement __getitem__(index) to return one sample"
+        )
+
+    def __add__(self, other: Dataset[T]) -> ConcatDataset[T]:
+        return ConcatDataset([self, other])
+
+
+class TensorDataset(Dataset[tuple[Tensor, ...]]):
+    """Samples are the rows of tensors that share their first dimension.
+
+    Parameters
+    ----------
+    *tensors : Tensor
+        One or more tensors, all with the same length along dimension 0.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> from plugrad.utils.data import TensorDataset
+    >>> data = TensorDataset(plugrad.zeros((3, 2)), plugrad.arange(3))
+    >>> len(data), data[1][1]
+    (3, tensor(1))
+    """
+
+    def __init__(self, *tensors: Tensor) -> None:
+        if not tensors:
+            raise ValueError("TensorDataset needs at least one tensor")
+        for position, tensor in enumerate(tensors):
+            if not isinstance(tensor, Tensor):
+                raise TypeError(
+                    f"TensorDataset takes Tensors; argument {position} is a "
+                    f"{type(tensor).__name__} (wrap it with plugrad.asarray(...))"
+                )
+            if tensor.ndim == 0:
+                raise ValueError(
+                    f"TensorDataset indexes dimension 0, but argument {position} is a 0-d tensor"
+                )
+        lengths = [t.shape[0] for t in tensors]
+        if len(set(lengths)) != 1:
+            raise ValueError(
+                f"every tensor of a TensorDataset needs the same size in dimension 0, got {lengths}"
+            )
+        self.tensors = tensors
+
+    def __getitem__(self, index: int) -> tuple[Tensor, ...]:
+        return tuple(tensor[index] for tensor in self.tensors)
+
+    def __len__(self) -> int:
+        return self.tensors[0].shape[0]
+
+
+class Subset(Dataset[T]):
+    """The samples of ``dataset`` at ``indices``, in that order.
+
+    Examples
+    --------
+    >>> from plugrad.utils.data import Subset
+    >>> part = Subset(["a", "b", "c", "d"], [3, 0])
+    >>> len(part), part[0]
+    (2, 'd')
+    """
+
+    def __init__(self, dataset: Any, indices: Sequence[int]) -> None:
+        self.dataset = dataset
+        self.indices = list(indices)
+
+    def __getitem__(self, index: int) -> T:
+        return self.dataset[self.indices[index]]
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+
+class ConcatDataset(Dataset[T]):
+    """Several datasets one after another.
+
+    Examples
+    --------
+    >>> from plugrad.utils.data import ConcatDataset
+    >>> both = ConcatDataset([[1, 2], [3]])
+    >>> len(both), both[2], both[-1]
+    (3, 3, 3)
+    """
+
+    def __init__(self, datasets: Sequence[Any]) -> None:
+        self.datasets = list(datasets)
+        if not self.datasets:
+            raise ValueError("ConcatDataset needs at least one dataset")
+        self.cumulative_sizes: list[int] = []
+        total = 0
+        for dataset in self.datasets:
+            total += len(dataset)
+            self.cumulative_sizes.append(total)
+
+    def __len__(self) -> int:
+        return self.cumulative_sizes[-1]
+
+    def __getitem__(self, index: int) -> T:
+        length = len(self)
+        if index < 0:
+            index += length
+        if not 0 <= index < length:
+            raise IndexError(f"index {index} is out of range for a dataset of length {length}")
+        which = bisect.bisect_right(self.cumulative_sizes, index)
+        start = self.cumulative_sizes[which - 1] if which else 0
+        return self.datasets[which][index - start]
+
+
+def random_split(
+    dataset: Any, lengths: Sequence[int | float], generator: Generator | None = None
+) -> list[Subset[Any]]:
+    """Split ``dataset`` at random into non-overlapping subsets of the given lengths.
+
+    Parameters
+    ----------
+    dataset : Dataset
+        Anything with ``__len__`` and ``__getitem__``.
+    lengths : sequence of int or float
+        Sizes that add up to ``len(dataset)``, or fractions that add up to 1 (each
+        ``floor(fraction * len)``, the remainder handed out one by one from the first).
+    generator : Generator, optional
+        The random stream (default: the default generator, seeded by ``manual_seed``).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> from plugrad.utils.data import random_split
+    >>> train, test = random_split(range(10), [0.8, 0.2], generator=plugrad.Generator(seed=0))
+    >>> len(train), len(test), sorted(list(train) + list(test)) == list(range(10))
+    (8, 2, True)
+    """
+    n = len(dataset)
+    lengths = list(lengths)
+    if lengths and all(isinstance(x, float) for x in lengths) and math.isclose(sum(lengths), 1.0):
+        if any(x < 0 for x in lengths):
+            raise ValueError(f"fractions must not be negative, got {lengths}")
+        sizes = [math.floor(n * fraction) for fraction in lengths]
+        for i in range(n - sum(sizes)):
+            sizes[i % len(sizes)] += 1
+    elif all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in lengths):
+        sizes = [int(x) for x in lengths]
+        if sum(sizes) != n:
+            raise ValueError(
+                f"the lengths {sizes} add up to {sum(sizes)}, but the dataset has {n} samples; "
+                "give sizes that add up to its length, or fractions that add up to 1"
+            )
+    else:
+        raise ValueError(
+            f"lengths must be non-negative ints adding up to {n} or floats adding up to 1, "
+            f"got {lengths}"
+        )
+    order = permutation(n, generator)
+    subsets = []
+    start = 0
+    for size in sizes:
+        subsets.append(Subset(dataset, order[start : start + size]))
+        start += size
+    return subsets

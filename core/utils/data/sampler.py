@@ -1,0 +1,235 @@
+"""Samplers: the order in which a loader visits a dataset's indices."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator, Sized
+from typing import Any
+
+from ... import dtypes as _dtypes
+from ...errors import DistributedError
+from ...random import Generator, rand
+
+__all__ = [
+    "BatchSampler",
+    "DistributedSampler",
+    "RandomSampler",
+    "Sampler",
+    "SequentialSampler",
+    "permutation",
+]
+
+
+def permutation(n: int, generator: Generator | None = None) -> list[int]:
+    """A random order of ``range(n)`` drawn from ``generator`` (default: the default generator)."""
+    if n == 0:
+        return []
+    from ... import ops
+
+    keys = rand(n, dtype=_dtypes.float64, generator=generator)
+    return [int(i) for i in ops.argsort(keys).tolist()]
+
+
+def _check_count(name: str, value: Any, *, at_least: int) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < at_least:
+        raise ValueError(f"{name} must be an int of at least {at_least}, got {value!r}")
+    return value
+
+
+class Sampler:
+    """Base class: an iterable of dataset indices (subclasses implement ``__iter__``)."""
+
+    def __iter__(self) -> Iterator[int]:
+        raise NotImplementedError(f"{type(self).__name__} must implement __iter__")
+
+
+class SequentialSampler(Sampler):
+    """``0, 1, ..., len(data_source) - 1``.
+
+    Examples
+    --------
+    >>> from plugrad.utils.data import SequentialSampler
+    >>> list(SequentialSampler("abc"))
+    [0, 1, 2]
+    """
+
+    def __init__(self, data_source: Sized) -> None:
+        self.data_source = data_source
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(range(len(self.data_source)))
+
+    def __len__(self) -> int:
+        return len(self.data_source)
+
+
+class RandomSampler(Sampler):
+    """The indices in a random order (a new one each pass), or drawn with replacement.
+
+    Parameters
+    ----------
+    data_source : sized
+        The dataset.
+    replacement : bool
+        Draw ``num_samples`` indices independently instead of permuting.
+    num_samples : int, optional
+        How many indices per pass (default: the dataset's length).
+    generator : Generator, optional
+        The random stream (default: the default generator).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> from plugrad.utils.data import RandomSampler
+    >>> sorted(RandomSampler(range(5), generator=plugrad.Generator(seed=1)))
+    [0, 1, 2, 3, 4]
+    """
+
+    def __init__(
+        self,
+        data_source: Sized,
+        replacement: bool = False,
+        num_samples: int | None = None,
+        generator: Generator | None = None,
+    ) -> None:
+        self.data_source = data_source
+        self.replacement = replacement
+        self.generator = generator
+        if num_samples is not None:
+            _check_count("num_samples", num_samples, at_least=1)
+            if not replacement and num_samples != len(data_source):
+                raise ValueError(
+                    "num_samples other than the dataset's length needs replacement=True"
+                )
+        self._num_samples = num_samples
+
+    @property
+    def num_samples(self) -> int:
+        return len(self.data_source) if self._num_samples is None else self._num_samples
+
+    def __iter__(self) -> Iterator[int]:
+        n = len(self.data_source)
+        if not self.replacement:
+            return iter(permutation(n, self.generator))
+        draws = rand(self.num_samples, dtype=_dtypes.float64, generator=self.generator)
+        return iter(min(int(u * n), n - 1) for u in draws.tolist())
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+
+class BatchSampler(Sampler):
+    """Groups the indices of ``sampler`` into lists of ``batch_size``.
+
+    Examples
+    --------
+    >>> from plugrad.utils.data import BatchSampler, SequentialSampler
+    >>> list(BatchSampler(SequentialSampler(range(5)), batch_size=2, drop_last=False))
+    [[0, 1], [2, 3], [4]]
+    """
+
+    def __init__(self, sampler: Iterable[int], batch_size: int, drop_last: bool) -> None:
+        self.sampler = sampler
+        self.batch_size = _check_count("batch_size", batch_size, at_least=1)
+        self.drop_last = bool(drop_last)
+
+    def __iter__(self) -> Iterator[list[int]]:
+        batch: list[int] = []
+        for index in self.sampler:
+            batch.append(index)
+            if len(batch) == self.batch_size:
+                yield batch
+                batch = []
+        if batch and not self.drop_last:
+            yield batch
+
+    def __len__(self) -> int:
+        n = len(self.sampler)  # type: ignore[arg-type]
+        return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+
+
+class DistributedSampler(Sampler):
+    """Each process of a distributed job reads its own share of the dataset.
+
+    Every pass the indices are shuffled the same way on every rank (seeded by
+    ``seed + epoch``: call :meth:`set_epoch` before each epoch to reshuffle), made
+    divisible by the number of processes (repeating the first indices, or dropping
+    the tail with ``drop_last=True``), and rank ``r`` takes every
+    ``num_replicas``-th index starting at ``r``.
+
+    Parameters
+    ----------
+    dataset : sized
+        The dataset.
+    num_replicas, rank : int, optional
+        The number of processes and this one's rank (default: from the initialized
+        process group of :mod:`plugrad.distributed`).
+    shuffle : bool
+        Shuffle every epoch (default) or keep the dataset's order.
+    seed : int
+        The seed shared by all ranks.
+    drop_last : bool
+        Drop the tail instead of padding.
+
+    Examples
+    --------
+    >>> from plugrad.utils.data import DistributedSampler
+    >>> list(DistributedSampler(range(5), num_replicas=2, rank=1, shuffle=False))
+    [1, 3, 0]
+    """
+
+    def __init__(
+        self,
+        dataset: Sized,
+        num_replicas: int | None = None,
+        rank: int | None = None,
+        shuffle: bool = True,
+        seed: int = 0,
+        drop_last: bool = False,
+    ) -> None:
+        if num_replicas is None or rank is None:
+            from ... import distributed
+
+            if not distributed.is_initialized():
+                raise DistributedError(
+                    "DistributedSampler needs num_replicas= and rank=, or an initialized "
+                    "process group (plugrad.distributed.init_process_group())"
+                )
+            num_replicas = distributed.get_world_size() if num_replicas is None else num_replicas
+            rank = distributed.get_rank() if rank is None else rank
+        _check_count("num_replicas", num_replicas, at_least=1)
+        if not isinstance(rank, int) or not 0 <= rank < num_replicas:
+            raise ValueError(f"rank must be in [0, {num_replicas - 1}], got {rank!r}")
+        self.dataset = dataset
+        self.num_replicas = num_replicas
+        self.rank = rank
+        self.shuffle = shuffle
+        self.seed = _check_count("seed", seed, at_least=0)
+        self.drop_last = drop_last
+        self.epoch = 0
+        n = len(dataset)
+        if drop_last and n % num_replicas:
+            self.num_samples = math.ceil((n - num_replicas) / num_replicas)
+        else:
+            self.num_samples = math.ceil(n / num_replicas)
+        self.total_size = self.num_samples * num_replicas
+
+    def set_epoch(self, epoch: int) -> None:
+        """Use ``epoch`` in the shuffle's seed, so each epoch visits the data in a new order."""
+        self.epoch = _check_count("epoch", epoch, at_least=0)
+
+    def __iter__(self) -> Iterator[int]:
+        n = len(self.dataset)
+        if self.shuffle:
+            indices = permutation(n, Generator(seed=self.seed + self.epoch))
+        else:
+            indices = list(range(n))
+        if self.drop_last:
+            indices = indices[: self.total_size]
+        elif indices:
+            padding = self.total_size - len(indices)
+            indices += (indices * math.ceil(padding / len(indices)))[:padding]
+        return iter(indices[self.rank : self.total_size : self.num_replicas])
+
+    def __len__(self) -> int:
+        return self.num_samples

@@ -1,0 +1,234 @@
+"""One rank of the jobs that test_mpi.py launches with mpiexec: ``python mpi_worker.py SCENARIO``.
+
+Each scenario checks its own results on its rank and ends by printing
+``PASS <scenario> rank <r>``; the test counts those lines.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+import plugrad
+import plugrad.distributed as dist
+from plugrad import nn, optim
+from plugrad.errors import DistributedError, ShapeError
+
+
+def close(actual, expected, what, rtol=1e-6):
+    np.testing.assert_allclose(np.asarray(actual), np.asarray(expected), rtol=rtol, err_msg=what)
+
+
+def data_of(rank, shape=(3, 4), dtype=np.float64):
+    return (np.arange(np.prod(shape)).reshape(shape) + 10 * rank + 1).astype(dtype)
+
+
+def collectives(rank, size):
+    everyone = [data_of(r) for r in range(size)]
+    expected = {
+        dist.ReduceOp.SUM: np.sum(everyone, axis=0),
+        dist.ReduceOp.AVG: np.mean(everyone, axis=0),
+        dist.ReduceOp.MAX: np.max(everyone, axis=0),
+        dist.ReduceOp.MIN: np.min(everyone, axis=0),
+        dist.ReduceOp.PRODUCT: np.prod(everyone, axis=0),
+    }
+    for op, want in expected.items():
+        x = plugrad.asarray(data_of(rank))
+        dist.all_reduce(x, op=op)
+        close(x.numpy(), want, f"all_reduce {op}")
+        y = plugrad.asarray(data_of(rank))
+        work = dist.all_reduce(y, op=op, async_op=True)
+        assert work is not None
+        assert work.wait() is True and work.is_completed()
+        close(y.numpy(), want, f"async all_reduce {op}")
+    # integers, and a non-contiguous view
+    ints = plugrad.asarray(data_of(rank, dtype=np.int64))
+    dist.all_reduce(ints, op=dist.ReduceOp.MAX)
+    assert ints.dtype == plugrad.int64
+    close(ints.numpy(), expected[dist.ReduceOp.MAX], "int all_reduce")
+    transposed = plugrad.asarray(data_of(rank)).T
+    dist.all_reduce(transposed)
+    close(transposed.numpy(), expected[dist.ReduceOp.SUM].T, "non-contiguous all_reduce")
+    # tensors of another backend go through a host copy
+    strict = plugrad.asarray(data_of(rank), backend="array_api_strict")
+    dist.all_reduce(strict)
+    assert strict.device.backend.name == "array_api_strict"
+    close(plugrad.asarray(strict.numpy()).numpy(), expected[dist.ReduceOp.SUM], "strict backend")
+
+    for src in range(size):
+        b = plugrad.asarray(data_of(rank))
+        dist.broadcast(b, src=src)
+        close(b.numpy(), data_of(src), f"broadcast from {src}")
+
+    gathered = [plugrad.zeros((3, 4), dtype=plugrad.float64) for _ in range(size)]
+    dist.all_gather(gathered, plugrad.asarray(data_of(rank)))
+    for r in range(size):
+        close(gathered[r].numpy(), data_of(r), f"all_gather row {r}")
+    flat = plugrad.zeros((3 * size, 4), dtype=plugrad.float64)
+    dist.all_gather_into_tensor(flat, plugrad.asarray(data_of(rank)))
+    close(flat.numpy(), np.concatenate(everyone), "all_gather_into_tensor")
+
+    inputs = [plugrad.asarray(data_of(rank) * (j + 1)) for j in range(size)]
+    out = plugrad.zeros((3, 4), dtype=plugrad.float64)
+    dist.reduce_scatter(out, inputs, op=dist.ReduceOp.SUM)
+    close(out.numpy(), np.sum(everyone, axis=0) * (rank + 1), "reduce_scatter")
+    big = plugrad.asarray(np.concatenate([data_of(rank) * (j + 1) for j in range(size)]))
+    out2 = plugrad.zeros((3, 4), dtype=plugrad.float64)
+    dist.reduce_scatter_tensor(out2, big, op=dist.ReduceOp.AVG)
+    close(out2.numpy(), np.mean(everyone, axis=0) * (rank + 1), "reduce_scatter_tensor AVG")
+
+    root = size - 1
+    targets = [plugrad.zeros((3, 4), dtype=plugrad.float64) for _ in range(size)]
+    dist.gather(plugrad.asarray(data_of(rank)), targets if rank == root else None, dst=root)
+    if rank == root:
+        for r in range(size):
+            close(targets[r].numpy(), data_of(r), f"gather row {r}")
+    received = plugrad.zeros((3, 4), dtype=plugrad.float64)
+    rows = [plugrad.asarray(data_of(r) * 2) for r in range(size)] if rank == 0 else None
+    dist.scatter(received, rows, src=0)
+    close(received.numpy(), data_of(rank) * 2, "scatter")
+
+    # a ring of sends: each rank sends to the next and receives from the previous
+    right, left = (rank + 1) % size, (rank - 1) % size
+    inbox = plugrad.zeros((3, 4), dtype=plugrad.float64)
+    pending = dist.irecv(inbox, src=left, tag=7)
+    dist.send(plugrad.asarray(data_of(rank)), dst=right, tag=7)
+    pending.wait()
+    close(inbox.numpy(), data_of(left), "send/recv ring")
+    if size == 2:
+        anyone = plugrad.zeros((3, 4), dtype=plugrad.float64)
+        if rank == 0:
+            sender = dist.recv(anyone)
+            assert sender == 1, sender
+            close(anyone.numpy(), data_of(1), "recv from any rank")
+        else:
+            dist.send(plugrad.asarray(data_of(1)), dst=0)
+    dist.barrier()
+    assert dist.barrier(async_op=True).wait()
+
+
+def make_model(seed, hidden=16):
+    plugrad.manual_seed(seed)
+    return nn.Sequential(nn.Linear(6, hidden), nn.Tanh(), nn.Linear(hidden, 8), nn.ReLU(),
+                         nn.Linear(8, 3))  # fmt: skip
+
+
+def batches(steps, per_rank, size):
+    rng = np.random.default_rng(42)
+    for _ in range(steps):
+        x = rng.normal(size=(per_rank * size, 6))
+        y = rng.integers(0, 3, size=per_rank * size)
+        yield plugrad.asarray(x, dtype=plugrad.float64), plugrad.asarray(y)
+
+
+def ddp(rank, size):
+    loss_fn = nn.CrossEntropyLoss()
+    per_rank = 5
+    for name, make_opt in [
+        ("sgd", lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9)),
+        ("adam", lambda ps: optim.Adam(ps, lr=0.05)),
+    ]:
+        # different initial values on every rank: DDP must start all from rank 0's
+        local = make_model(100 + rank).to(plugrad.float64)
+        model = nn.parallel.DistributedDataParallel(local, bucket_cap_mb=0.0002)
+        assert len(model._buckets) >= 3, len(model._buckets)
+        reference = make_model(100).to(plugrad.float64)
+        opt, ref_opt = make_opt(model.parameters()), make_opt(reference.parameters())
+        for x, y in batches(6, per_rank, size):
+            mine = slice(rank * per_rank, (rank + 1) * per_rank)
+            opt.zero_grad()
+            loss_fn(model(x[mine]), y[mine]).backward()
+            opt.step()
+            ref_opt.zero_grad()
+            loss_fn(reference(x), y).backward()
+            ref_opt.step()
+        for (n, p), q in zip(model.module.named_parameters(), reference.parameters()):
+            close(p.numpy(), q.numpy(), f"{name} {n}", rtol=1e-9)
+        assert next(iter(model.state_dict())).startswith("module.")
+
+    # no_sync: two local micro-batches, then a synchronised one
+    model = nn.parallel.DistributedDataParallel(make_model(7).to(plugrad.float64))
+    reference = make_model(7).to(plugrad.float64)
+    micro = list(batches(3, per_rank, size))
+    mine = slice(rank * per_rank, (rank + 1) * per_rank)
+    with model.no_sync():
+        for x, y in micro[:2]:
+            loss_fn(model(x[mine]), y[mine]).backward()
+    local_grad = model.module[0].weight.grad.numpy().copy()
+    everyone = np.empty((size, *local_grad.shape))
+    dist.all_gather_into_tensor(
+        plugrad.asarray(everyone.reshape(size * local_grad.shape[0], -1)),
+        plugrad.asarray(local_grad),
+    )
+    x, y = micro[2]
+    loss_fn(model(x[mine]), y[mine]).backward()
+    for x, y in micro:
+        loss_fn(reference(x), y).backward()
+    for (n, p), q in zip(model.module.named_parameters(), reference.parameters()):
+        close(p.grad.numpy(), q.grad.numpy(), f"no_sync grad {n}", rtol=1e-9)
+
+
+def mismatches(rank, size):
+    try:
+        nn.parallel.DistributedDataParallel(make_model(0, hidden=16 + (rank == 1)))
+    except DistributedError as error:
+        message = str(error)
+        assert "rank 1 differs from rank 0" in message, message
+        assert "parameter 0.weight: float32 (16, 6)" in message, message
+        assert "parameter 0.weight: float32 (17, 6)" in message, message
+    else:
+        raise AssertionError("different models were accepted")
+    try:
+        dist.all_reduce(plugrad.zeros(3 + rank))
+    except ShapeError as error:
+        message = str(error)
+        assert "rank 0: all_reduce of float32 (3,)" in message, message
+        assert "rank 1: all_reduce of float32 (4,)" in message, message
+    else:
+        raise AssertionError("tensors of different shapes were all-reduced")
+    try:
+        if rank == 0:
+            dist.broadcast(plugrad.zeros(2), src=0)
+        else:
+            dist.all_reduce(plugrad.zeros(2))
+    except ShapeError as error:
+        assert "broadcast of float32 (2,) root=0" in str(error), str(error)
+    else:
+        raise AssertionError("different collectives went through")
+    x = plugrad.ones(2)
+    dist.all_reduce(x)  # the group still works after the errors
+    close(x.numpy(), [size, size], "all_reduce after errors")
+
+
+def fault(rank, size):
+    if rank == 1:
+        raise ValueError("rank one fails on purpose")
+    dist.all_reduce(plugrad.ones(2))  # would wait forever for rank 1
+
+
+def timeout(rank, size):
+    if rank == 0:
+        dist.all_reduce(plugrad.ones(2))  # rank 1 never joins: times out after 2 s
+    else:
+        import time
+
+        time.sleep(60)  # never joins
+
+
+SCENARIOS = {
+    "collectives": collectives,
+    "ddp": ddp,
+    "mismatches": mismatches,
+    "fault": fault,
+    "timeout": timeout,
+}
+
+if __name__ == "__main__":
+    scenario = sys.argv[1]
+    dist.init_process_group("mpi", timeout=2 if scenario == "timeout" else 60)
+    rank, size = dist.get_rank(), dist.get_world_size()
+    SCENARIOS[scenario](rank, size)
+    dist.barrier()
+    print(f"PASS {scenario} rank {rank}", flush=True)
+    dist.destroy_process_group()

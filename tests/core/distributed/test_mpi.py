@@ -1,0 +1,128 @@
+"""plugrad.distributed over MPI: real jobs launched with mpiexec, every rank checked.
+
+Each test runs ``mpi_worker.py SCENARIO`` under ``mpiexec -n N`` with a time
+limit, so a hang fails the test instead of stalling the suite.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+# CI sets PLUGRAD_REQUIRE_MPI so that a broken MPI install fails instead of skipping.
+if os.environ.get("PLUGRAD_REQUIRE_MPI"):
+    import mpi4py  # noqa: F401
+else:
+    pytest.importorskip(
+        "mpi4py", reason="plugrad.distributed's MPI tests need mpi4py (extra 'distributed')"
+    )
+
+WORKER = Path(__file__).with_name("mpi_worker.py")
+MPIEXEC = shutil.which(
+    "mpiexec", path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+)
+if MPIEXEC is None and os.environ.get("PLUGRAD_REQUIRE_MPI"):
+    raise RuntimeError("PLUGRAD_REQUIRE_MPI is set but there is no mpiexec on PATH")
+if MPIEXEC is None:
+    pytest.skip("no mpiexec on PATH (pip install mpich, or load your MPI)", allow_module_level=True)
+
+
+def launch(scenario: str, ranks: int, limit: float = 150) -> subprocess.CompletedProcess[str]:
+    env = {
+        **os.environ,
+        "OMP_NUM_THREADS": "1",
+        "OPENBLAS_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+    }
+    try:
+        return subprocess.run(
+            [MPIEXEC, "-n", str(ranks), sys.executable, str(WORKER), scenario],
+            capture_output=True,
+            text=True,
+            timeout=limit,
+            env=env,
+        )
+    except subprocess.TimeoutExpired as expired:
+        pytest.fail(
+            f"mpiexec -n {ranks} {scenario} hung for {limit} s: {expired.stdout}{expired.stderr}"
+        )
+
+
+def assert_every_rank_passed(
+    result: subprocess.CompletedProcess[str], scenario: str, ranks: int
+) -> None:
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    # Ranks share one stdout, so their lines may interleave: find the marks anywhere.
+    passed = re.findall(rf"PASS {scenario} rank (\d+)", result.stdout)
+    assert sorted(map(int, passed)) == list(range(ranks)), output
+
+
+@pytest.mark.parametrize("ranks", [2, 3])
+def test_collectives_agree_with_numpy_on_every_rank(ranks):
+    assert_every_rank_passed(launch("collectives", ranks), "collectives", ranks)
+
+
+@pytest.mark.parametrize("ranks", [2, 3])
+def test_ddp_equals_one_process_on_the_concatenated_batch(ranks):
+    # SGD with momentum and Adam, several uneven buckets, and no_sync accumulation.
+    assert_every_rank_passed(launch("ddp", ranks), "ddp", ranks)
+
+
+def test_mismatched_models_and_collectives_are_errors_naming_the_ranks():
+    assert_every_rank_passed(launch("mismatches", 2), "mismatches", 2)
+
+
+def test_an_exception_on_one_rank_ends_the_whole_job():
+    result = launch("fault", 2, limit=60)
+    output = result.stdout + result.stderr
+    assert result.returncode != 0, output
+    assert (
+        "plugrad.distributed: rank 1 of 2 failed with ValueError: rank one fails on purpose"
+        in output
+    )
+    assert "aborting all 2 processes" in output
+    assert "PASS" not in result.stdout
+
+
+def test_a_collective_that_a_rank_skips_times_out_and_ends_the_job():
+    result = launch("timeout", 2, limit=60)
+    output = result.stdout + result.stderr
+    assert result.returncode != 0, output
+    assert "DistributedTimeoutError: rank 0:" in output
+    assert "all_reduce of float32 (2,) did not complete within 2 s" in output
+
+
+@pytest.mark.parametrize("ranks", [2, 3])
+def test_the_demo_trains_data_parallel_as_one_process_does(tmp_path, ranks):
+    from plugrad.demo import train
+
+    command = [MPIEXEC, "-n", str(ranks), sys.executable, "-m", "plugrad", "demo", "--distributed"]
+    options = ["--data", "generated", "--epochs", "3", "--no-progress"]
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+    result = subprocess.run(
+        [*command, *options, "--output-dir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=150,
+        env=env,
+        cwd=tmp_path,
+    )
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    alone = train(data="generated", epochs=3, output_dir=None, progress=False, log=None)
+    line = r"loss (\d\.\d+)  train accuracy +([\d.]+)%  test accuracy +([\d.]+)%"
+    epochs = re.findall(line, output)
+    assert len(epochs) == 3, output  # printed by rank 0 only
+    for i, (loss, train_accuracy, test_accuracy) in enumerate(epochs):
+        assert abs(float(loss) - alone.epoch_loss[i]) <= 1e-4, output
+        assert train_accuracy == f"{alone.train_accuracy[i] * 100:.1f}", output
+        assert test_accuracy == f"{alone.test_accuracy[i] * 100:.1f}", output
+    assert f"every one of the {ranks} processes loaded the saved weights back" in output
+    assert (tmp_path / "model.safetensors").is_file()

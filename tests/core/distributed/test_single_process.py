@@ -1,0 +1,186 @@
+"""plugrad.distributed without mpiexec: the API's checks, the plugin lookup, and a group of one."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import plugrad
+import plugrad.distributed as dist
+from plugrad import engine
+from plugrad.distributed.communicator import CompletedWork, Work
+from plugrad.errors import DistributedError, DistributedTimeoutError
+
+
+def test_nothing_works_before_init():
+    assert not dist.is_initialized()
+    with pytest.raises(DistributedError, match="init_process_group"):
+        dist.get_rank()
+    with pytest.raises(DistributedError, match="init_process_group"):
+        dist.all_reduce(plugrad.ones(2))
+
+
+def test_builtin_communication_libraries_are_plugins():
+    found = dist.communicator_backends()
+    assert found["mpi"][1] == "plugrad.backends.mpi_communicator"
+    assert found["nccl"][1] == "plugrad.backends.nccl_communicator"
+
+
+def test_unknown_backend_and_init_method_are_refused():
+    with pytest.raises(ValueError, match="registered: mpi, nccl"):
+        dist.init_process_group("gloo")
+    with pytest.raises(ValueError, match="init_method"):
+        dist.init_process_group("mpi", init_method="tcp://localhost:1234")
+    with pytest.raises(ValueError, match="timeout"):
+        dist.init_process_group("mpi", timeout=-1)
+    assert not dist.is_initialized()
+
+
+class _Never(Work):
+    def _poll(self):
+        return False
+
+
+def test_work_timeout_names_the_rank_and_the_transfer():
+    work = _Never("all_reduce of float32 (3,)", rank=4)
+    with pytest.raises(DistributedTimeoutError, match=r"rank 4: all_reduce of float32 \(3,\)"):
+        work.wait(timeout=0.01)
+    assert not work.is_completed()
+    done = CompletedWork("x", 0, result=5)
+    seen = []
+    done.add_done_callback(lambda: seen.append(1))
+    assert done.wait() and done.is_completed() and seen == [1]
+
+
+def test_a_group_of_one_process():
+    pytest.importorskip("mpi4py", reason="the mpi communication library needs mpi4py")
+    dist.init_process_group("mpi", world_size=1, rank=0)
+    try:
+        assert dist.is_initialized() and dist.get_rank() == 0 and dist.get_world_size() == 1
+        assert dist.get_backend() == "mpi"
+        x = plugrad.tensor([1.0, 2.0])
+        dist.all_reduce(x, op=dist.ReduceOp.AVG)
+        assert x.tolist() == [1.0, 2.0]
+        with pytest.raises(DistributedError, match="already initialized"):
+            dist.init_process_group("mpi")
+        with pytest.raises(plugrad.errors.DtypeError, match="AVG"):
+            dist.all_reduce(plugrad.tensor([1, 2]), op=dist.ReduceOp.AVG)
+        with pytest.raises(TypeError, match="ReduceOp"):
+            dist.all_reduce(x, op="sum")
+        with pytest.raises(ValueError, match="src"):
+            dist.broadcast(x, src=1)
+        with pytest.raises(ValueError, match="group=None"):
+            dist.all_reduce(x, group="subgroup")
+        model = plugrad.nn.Linear(3, 2)
+        ddp = plugrad.nn.parallel.DistributedDataParallel(model)
+        ddp(plugrad.ones((4, 3))).sum().backward()
+        assert model.weight.grad.shape == (2, 3)
+        with pytest.raises(ValueError, match="find_unused_parameters"):
+            plugrad.nn.parallel.DistributedDataParallel(model, find_unused_parameters=True)
+    finally:
+        dist.destroy_process_group()
+    assert not dist.is_initialized()
+
+
+class _FailInBackward(plugrad.Function):
+    fail = False
+
+    @staticmethod
+    def forward(ctx, x):
+        return x * 1.0
+
+    @staticmethod
+    def backward(ctx, g):
+        if _FailInBackward.fail:
+            raise RuntimeError("backward fails on purpose")
+        return g
+
+
+def test_ddp_in_a_group_of_one_buckets_during_backward_and_recovers_from_a_failed_pass():
+    pytest.importorskip("mpi4py", reason="the mpi communication library needs mpi4py")
+    import gc
+    import weakref
+
+    nn = plugrad.nn
+    dist.init_process_group("mpi", world_size=1, rank=0)
+    try:
+        plugrad.manual_seed(0)
+        first, second = nn.Linear(3, 4), nn.Linear(4, 2)
+        reference = nn.Sequential(nn.Linear(3, 4), nn.Linear(4, 2))
+        reference.load_state_dict(nn.Sequential(first, second).state_dict())
+
+        class Model(nn.Module):
+            def __init__(self, first, second):
+                super().__init__()
+                self.first, self.second = first, second
+
+            def forward(self, x):
+                return self.second(_FailInBackward.apply(self.first(x)))
+
+        # a tiny cap: one bucket per parameter, each sent as soon as its gradient is final
+        ddp = nn.parallel.DistributedDataParallel(Model(first, second), bucket_cap_mb=1e-6)
+        assert len(ddp._buckets) == 4
+        launched = []
+        probe = [first.weight]
+        original = ddp._communicator.allreduce
+
+        def allreduce(buffer, op):
+            launched.append(probe[0].grad is None)
+            return original(buffer, op)
+
+        ddp._communicator.allreduce = allreduce
+        x = plugrad.asarray(np.arange(15.0, dtype=np.float32).reshape(5, 3) / 10)
+        (ddp(x) ** 2).sum().backward()
+        (reference(x) ** 2).sum().backward()
+        # all four sent while .grad was still unwritten, i.e. during the pass
+        assert launched == [True] * 4
+        for p, q in zip(ddp.module.parameters(), reference.parameters()):
+            np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-6)
+
+        _FailInBackward.fail = True
+        ddp.zero_grad()
+        with pytest.raises(RuntimeError, match="on purpose"):
+            ddp(x).sum().backward()
+        _FailInBackward.fail = False
+        assert first.weight.grad is None  # the failed pass wrote no gradient
+        with pytest.raises(DistributedError, match="raised part-way"):
+            ddp(x)
+        (ddp(x) ** 2).sum().backward()  # the next pass works again
+        for p, q in zip(ddp.module.parameters(), reference.parameters()):
+            np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-6)
+        watched = [id(p) for p in ddp.parameters()]
+        assert all(key in engine._ready_callbacks for key in watched)
+        collected = weakref.ref(ddp)
+        probe.clear()
+        del ddp, first, second, p, q
+        gc.collect()
+        # the engine's callbacks do not keep the model alive, and go with it
+        assert collected() is None
+        assert not any(key in engine._ready_callbacks for key in watched)
+    finally:
+        _FailInBackward.fail = False
+        dist.destroy_process_group()
+
+
+def test_ddp_needs_a_group():
+    with pytest.raises(DistributedError, match="init_process_group"):
+        plugrad.nn.parallel.DistributedDataParallel(plugrad.nn.Linear(2, 2))
+
+
+@pytest.mark.skipif(
+    plugrad.backends.registry.backend_status("cupy") is not None,
+    reason="the nccl communication library needs CuPy and a GPU; without one only the "
+    "MPI library is exercised",
+)
+def test_nccl_group_of_one_on_a_gpu():
+    pytest.importorskip("mpi4py", reason="nccl starts up through MPI")
+    dist.init_process_group("nccl")
+    try:
+        x = plugrad.tensor([1.0, 2.0], backend="cupy")
+        dist.all_reduce(x)
+        assert x.tolist() == [1.0, 2.0]
+        gathered = [plugrad.zeros(2, backend="cupy")]
+        dist.all_gather(gathered, x)
+        assert gathered[0].tolist() == [1.0, 2.0]
+    finally:
+        dist.destroy_process_group()

@@ -1,0 +1,109 @@
+"""plugrad.nn.utils against torch.nn.utils."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import plugrad
+from plugrad.nn.utils import (
+    clip_grad_norm_,
+    clip_grad_value_,
+    parameters_to_vector,
+    vector_to_parameters,
+)
+
+torch = pytest.importorskip("torch", reason="torch (CPU) is the test oracle")
+
+
+def _pair(seed, scale=1.0):
+    rng = np.random.default_rng(seed)
+    arrays = [rng.normal(size=s).astype(np.float64) * scale for s in [(3, 4), (4,), (2, 2, 2)]]
+    grads = [rng.normal(size=a.shape) * scale for a in arrays]
+    ours = []
+    theirs = []
+    for a, g in zip(arrays, grads):
+        p = plugrad.asarray(a).detach()
+        p.requires_grad = True
+        p.grad = plugrad.asarray(g)
+        ours.append(p)
+        t = torch.tensor(a, requires_grad=True)
+        t.grad = torch.tensor(g)
+        theirs.append(t)
+    return ours, theirs
+
+
+@pytest.mark.parametrize("norm_type", [2.0, 1.0, 3.0, math.inf])
+@pytest.mark.parametrize("max_norm", [0.5, 1e6])
+def test_clip_grad_norm_matches_torch(norm_type, max_norm):
+    ours, theirs = _pair(0)
+    total = clip_grad_norm_(ours, max_norm, norm_type)
+    expected = torch.nn.utils.clip_grad_norm_(theirs, max_norm, norm_type)
+    np.testing.assert_allclose(float(total), float(expected), rtol=1e-12)
+    for p, t in zip(ours, theirs):
+        np.testing.assert_allclose(p.grad.numpy(), t.grad.numpy(), rtol=1e-12)
+
+
+def test_clip_grad_norm_keeps_grad_objects_and_skips_missing_grads():
+    ours, _ = _pair(1)
+    grads = [p.grad for p in ours]
+    extra = plugrad.zeros(2, requires_grad=True)
+    clip_grad_norm_([*ours, extra], 0.1)
+    assert all(p.grad is g for p, g in zip(ours, grads))
+    assert extra.grad is None
+
+
+def test_clip_grad_norm_nonfinite():
+    ours, _ = _pair(2)
+    ours[0].grad = plugrad.full((3, 4), math.inf, dtype=plugrad.float64)
+    before = [p.grad.numpy().copy() for p in ours]
+    with pytest.raises(RuntimeError, match="error_if_nonfinite"):
+        clip_grad_norm_(ours, 1.0, error_if_nonfinite=True)
+    for p, b in zip(ours, before):
+        np.testing.assert_array_equal(p.grad.numpy(), b)
+
+
+def test_clip_grad_norm_refuses_bad_norm_type():
+    ours, _ = _pair(3)
+    with pytest.raises(ValueError, match="norm_type"):
+        clip_grad_norm_(ours, 1.0, norm_type=0)
+
+
+def test_clip_grad_value_matches_torch():
+    ours, theirs = _pair(4, scale=3.0)
+    clip_grad_value_(ours, 1.25)
+    torch.nn.utils.clip_grad_value_(theirs, 1.25)
+    for p, t in zip(ours, theirs):
+        np.testing.assert_array_equal(p.grad.numpy(), t.grad.numpy())
+    with pytest.raises(ValueError, match="clip_value"):
+        clip_grad_value_(ours, -1.0)
+
+
+def test_parameters_to_vector_and_back_match_torch():
+    ours, theirs = _pair(5)
+    vector = parameters_to_vector(ours)
+    expected = torch.nn.utils.parameters_to_vector(theirs)
+    np.testing.assert_array_equal(vector.numpy(), expected.detach().numpy())
+    # differentiable, as in torch
+    (vector * vector).sum().backward()
+    np.testing.assert_allclose(
+        ours[0].grad.numpy(), 2 * ours[0].numpy() + _pair(5)[0][0].grad.numpy()
+    )
+
+    new = plugrad.arange(vector.shape[0], dtype=plugrad.float64)
+    vector_to_parameters(new, ours)
+    torch.nn.utils.vector_to_parameters(torch.arange(vector.shape[0], dtype=torch.float64), theirs)
+    for p, t in zip(ours, theirs):
+        np.testing.assert_array_equal(p.numpy(), t.detach().numpy())
+        assert p.requires_grad
+
+
+def test_vector_to_parameters_checks_the_length():
+    ours, _ = _pair(6)
+    before = [p.numpy().copy() for p in ours]
+    with pytest.raises(ValueError, match="hold 24 elements"):
+        vector_to_parameters(plugrad.zeros(5, dtype=plugrad.float64), ours)
+    for p, b in zip(ours, before):
+        np.testing.assert_array_equal(p.numpy(), b)

@@ -1,0 +1,245 @@
+"""plugrad.utils.data against torch.utils.data where their behaviour is defined to match."""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+import pytest
+
+import plugrad
+from plugrad.utils.data import (
+    BatchSampler,
+    ConcatDataset,
+    DataLoader,
+    Dataset,
+    DistributedSampler,
+    RandomSampler,
+    SequentialSampler,
+    Subset,
+    TensorDataset,
+    default_collate,
+    random_split,
+)
+
+torch = pytest.importorskip("torch", reason="torch (CPU) is the test oracle for the loader")
+torch_data = pytest.importorskip("torch.utils.data")
+
+
+def _as_numpy(batch):
+    if isinstance(batch, (plugrad.Tensor, torch.Tensor)):
+        return np.asarray(batch.numpy() if hasattr(batch, "numpy") else batch)
+    if isinstance(batch, dict):
+        return {k: _as_numpy(v) for k, v in batch.items()}
+    if isinstance(batch, (list, tuple)):
+        return [_as_numpy(v) for v in batch]
+    return batch
+
+
+def _assert_same(ours, theirs):
+    ours, theirs = _as_numpy(ours), _as_numpy(theirs)
+    if isinstance(theirs, dict):
+        assert ours.keys() == theirs.keys()
+        for key in theirs:
+            _assert_same(ours[key], theirs[key])
+    elif isinstance(theirs, list):
+        assert len(ours) == len(theirs)
+        for a, b in zip(ours, theirs):
+            _assert_same(a, b)
+    else:
+        np.testing.assert_array_equal(ours, theirs)
+        assert ours.shape == theirs.shape
+
+
+@pytest.mark.parametrize("batch_size", [1, 3, 4, 10, 11])
+@pytest.mark.parametrize("drop_last", [False, True])
+def test_sequential_batches_match_torch(batch_size, drop_last):
+    x = np.arange(20, dtype=np.float32).reshape(10, 2)
+    y = np.arange(10)
+    ours = DataLoader(
+        TensorDataset(plugrad.asarray(x), plugrad.asarray(y)),
+        batch_size=batch_size,
+        drop_last=drop_last,
+    )
+    theirs = torch_data.DataLoader(
+        torch_data.TensorDataset(torch.tensor(x), torch.tensor(y)),
+        batch_size=batch_size,
+        drop_last=drop_last,
+    )
+    assert len(ours) == len(theirs)
+    ours_batches, theirs_batches = list(ours), list(theirs)
+    assert len(ours_batches) == len(theirs_batches) == len(ours)
+    for a, b in zip(ours_batches, theirs_batches):
+        _assert_same(a, b)
+
+
+class _Samples(Dataset):
+    """Samples of mixed structure, the same for both libraries."""
+
+    def __init__(self, make_tensor):
+        self.make = make_tensor
+
+    def __len__(self):
+        return 5
+
+    def __getitem__(self, i):
+        return {
+            "image": self.make(np.full((2, 3), i, dtype=np.float32)),
+            "label": i,
+            "pair": (float(i) / 2, self.make(np.array([i, -i]))),
+            "name": f"s{i}",
+        }
+
+
+def test_collate_of_dicts_tuples_numbers_and_strings_matches_torch():
+    ours = list(DataLoader(_Samples(plugrad.asarray), batch_size=2))
+    theirs = list(torch_data.DataLoader(_Samples(torch.tensor), batch_size=2))
+    for a, b in zip(ours, theirs):
+        assert a["name"] == b["name"]
+        _assert_same(a["image"], b["image"])
+        _assert_same(a["label"], b["label"])
+        _assert_same(list(a["pair"]), list(b["pair"]))
+        assert a["label"].dtype == plugrad.int64
+        assert a["pair"][0].dtype == plugrad.float64  # Python floats, like torch
+
+
+def test_collate_keeps_named_tuples_and_lists():
+    Point = namedtuple("Point", "x y")
+    batch = default_collate([Point(1, 2.0), Point(3, 4.0)])
+    assert isinstance(batch, Point)
+    assert batch.x.tolist() == [1, 3]
+    batch = default_collate([[1, 2], [3, 4]])
+    assert isinstance(batch, list) and [c.tolist() for c in batch] == [[1, 3], [2, 4]]
+
+
+def test_collate_refuses_ragged_tensors_and_unknown_types():
+    with pytest.raises(ValueError, match="different shapes"):
+        default_collate([plugrad.zeros(2), plugrad.zeros(3)])
+    with pytest.raises(TypeError, match="collate_fn"):
+        default_collate([object(), object()])
+
+
+def test_shuffle_is_a_permutation_reproducible_from_the_generator():
+    data = TensorDataset(plugrad.arange(50))
+
+    def order(seed):
+        loader = DataLoader(data, batch_size=7, shuffle=True, generator=plugrad.Generator(seed))
+        return [int(v) for (b,) in loader for v in b.tolist()]
+
+    first = order(3)
+    assert sorted(first) == list(range(50))
+    assert first != list(range(50))
+    assert order(3) == first
+    assert order(4) != first
+
+
+def test_a_new_order_every_pass():
+    loader = DataLoader(range(30), batch_size=30, shuffle=True, generator=plugrad.Generator(1))
+    assert next(iter(loader)).tolist() != next(iter(loader)).tolist()
+
+
+def test_batch_size_none_yields_samples_uncollated():
+    assert list(DataLoader([10, 20], batch_size=None)) == [10, 20]
+
+
+def test_custom_collate_and_batch_sampler():
+    loader = DataLoader(range(6), batch_sampler=[[0, 5], [1]], collate_fn=list)
+    assert list(loader) == [[0, 5], [1]]
+    assert len(loader) == 2
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"num_workers": 2}, "num_workers"),
+        ({"batch_size": 0}, "batch_size"),
+        ({"shuffle": True, "sampler": [0]}, "exclude"),
+        ({"batch_sampler": [[0]], "batch_size": 4}, "batch_sampler"),
+        ({"batch_size": None, "drop_last": True}, "drop_last"),
+    ],
+)
+def test_bad_loader_arguments_are_refused(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        DataLoader(range(4), **kwargs)
+
+
+def test_tensor_dataset_checks_lengths():
+    with pytest.raises(ValueError, match=r"\[3, 2\]"):
+        TensorDataset(plugrad.zeros(3), plugrad.zeros(2))
+    with pytest.raises(TypeError, match="asarray"):
+        TensorDataset([1, 2])
+
+
+def test_subset_and_concat_match_torch():
+    ours = ConcatDataset([list("abc"), Subset(list("defg"), [3, 1])])
+    theirs = torch_data.ConcatDataset([list("abc"), torch_data.Subset(list("defg"), [3, 1])])
+    assert len(ours) == len(theirs) == 5
+    assert [ours[i] for i in range(-5, 5)] == [theirs[i] for i in range(-5, 5)]
+    with pytest.raises(IndexError):
+        ours[5]
+
+
+@pytest.mark.parametrize("lengths", [[3, 7], [0.3, 0.7], [0.33, 0.33, 0.34], [0.5, 0.5]])
+def test_random_split_sizes_match_torch(lengths):
+    for n in (10, 11):
+        if all(isinstance(x, int) for x in lengths) and sum(lengths) != n:
+            continue
+        ours = random_split(range(n), lengths, generator=plugrad.Generator(0))
+        theirs = torch_data.random_split(range(n), lengths, generator=torch.Generator())
+        assert [len(s) for s in ours] == [len(s) for s in theirs]
+        assert sorted(i for s in ours for i in s) == list(range(n))
+
+
+def test_random_split_refuses_bad_lengths():
+    with pytest.raises(ValueError, match="add up to 9"):
+        random_split(range(10), [4, 5])
+    with pytest.raises(ValueError, match="floats adding up to 1"):
+        random_split(range(10), [0.5, 0.2])
+
+
+def test_samplers_match_torch_where_deterministic():
+    assert list(SequentialSampler(range(4))) == list(torch_data.SequentialSampler(range(4)))
+    for drop_last in (False, True):
+        ours = BatchSampler(range(7), 3, drop_last)
+        theirs = torch_data.BatchSampler(range(7), 3, drop_last)
+        assert list(ours) == list(theirs) and len(ours) == len(theirs)
+    with_replacement = list(
+        RandomSampler(range(5), replacement=True, num_samples=40, generator=plugrad.Generator(2))
+    )
+    assert len(with_replacement) == 40 and set(with_replacement) <= set(range(5))
+
+
+@pytest.mark.parametrize("n", [10, 11, 3])
+@pytest.mark.parametrize("replicas", [1, 2, 3, 4])
+@pytest.mark.parametrize("drop_last", [False, True])
+def test_distributed_sampler_shards_like_torch_without_shuffle(n, replicas, drop_last):
+    for rank in range(replicas):
+        ours = DistributedSampler(range(n), replicas, rank, shuffle=False, drop_last=drop_last)
+        theirs = torch_data.DistributedSampler(
+            range(n), replicas, rank, shuffle=False, drop_last=drop_last
+        )
+        assert list(ours) == list(theirs)
+        assert len(ours) == len(theirs)
+
+
+def test_distributed_sampler_shards_cover_the_data_and_reshuffle_per_epoch():
+    n, replicas = 23, 3
+    samplers = [DistributedSampler(range(n), replicas, r, seed=5) for r in range(replicas)]
+    epoch0 = [list(s) for s in samplers]
+    assert len({len(s) for s in epoch0}) == 1
+    assert set().union(*map(set, epoch0)) == set(range(n))
+    for s in samplers:
+        s.set_epoch(1)
+    epoch1 = [list(s) for s in samplers]
+    assert epoch1 != epoch0
+    assert set().union(*map(set, epoch1)) == set(range(n))
+    again = DistributedSampler(range(n), replicas, 0, seed=5)
+    again.set_epoch(1)
+    assert list(again) == epoch1[0]
+
+
+def test_distributed_sampler_needs_a_group_or_explicit_ranks():
+    with pytest.raises(plugrad.errors.DistributedError, match="init_process_group"):
+        DistributedSampler(range(4))
+    with pytest.raises(ValueError, match="rank"):
+        DistributedSampler(range(4), num_replicas=2, rank=2)
