@@ -1,8 +1,9 @@
 """Backends: where tensors live; each is a pluggy plugin returning a ``Backend``.
 
 plugrad ships ``numpy`` (the default), ``cupy`` (NVIDIA GPUs; the ``cuda`` extra,
-``pip install '.[cuda]'`` from a checkout) and ``array_api_strict`` (the bare standard,
-for testing).
+``pip install '.[cuda]'`` from a checkout), ``torch``, ``jax`` and ``dask`` (each
+active when its library is installed: the ``torch``, ``jax`` and ``dask`` extras) and
+``array_api_strict`` (the bare standard, for testing).
 Third-party packages add more through the ``plugrad`` entry-point group.
 The communication libraries of :mod:`plugrad.distributed` (``mpi`` through
 mpi4py, ``nccl`` through CuPy) are plugins of the same kind.
@@ -18,6 +19,9 @@ __all__ = ["BUILTIN_BACKENDS", "BUILTIN_COMMUNICATORS", "available"]
 BUILTIN_BACKENDS: tuple[str, ...] = (
     "plugrad.backends.numpy_backend",
     "plugrad.backends.cupy_backend",
+    "plugrad.backends.torch_backend",
+    "plugrad.backends.jax_backend",
+    "plugrad.backends.dask_backend",
     "plugrad.backends.array_api_strict_backend",
 )
 

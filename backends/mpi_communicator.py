@@ -248,8 +248,9 @@ class MPIBackend(CommunicatorBackend):
     def unavailable_reason(self) -> str | None:
         if importlib.util.find_spec("mpi4py") is None:
             return (
-                "mpi4py is not installed; pip install 'plugrad[distributed]' (mpi4py and the "
-                "mpich wheel, which brings mpiexec), or build mpi4py against your cluster's MPI"
+                "mpi4py is not installed; from a plugrad checkout, pip install '.[distributed]' "
+                "(mpi4py and the mpich wheel, which brings mpiexec), or build mpi4py against "
+                "your cluster's MPI"
             )
         return None
 

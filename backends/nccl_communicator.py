@@ -207,8 +207,8 @@ class NCCLBackend(CommunicatorBackend):
         missing = [m for m in ("cupy", "mpi4py") if importlib.util.find_spec(m) is None]
         if missing:
             return (
-                f"{' and '.join(missing)} not installed; NCCL needs CuPy (pip install "
-                "'plugrad[cuda]') and mpi4py to start up (pip install 'plugrad[distributed]')"
+                f"{' and '.join(missing)} not installed; NCCL needs CuPy and mpi4py to start up "
+                "(from a plugrad checkout: pip install '.[cuda]' '.[distributed]')"
             )
         return None
 

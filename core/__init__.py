@@ -73,6 +73,7 @@ from .dtypes import (
 from .function import Function, FunctionCtx
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .graph import Node
+from .lazy import compute
 from .printing import get_printoptions, printoptions, set_printoptions
 from .pytorch_names import (
     as_tensor,
@@ -118,6 +119,7 @@ __all__ = [
     "pi",
     "result_type",
     "Function",
+    "compute",
     "FunctionCtx",
     "compile",
     "Generator",

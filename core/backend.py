@@ -11,7 +11,7 @@ kernel table, dtype map) so that dispatch is attribute reads and one dict lookup
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from contextlib import AbstractContextManager
 from types import ModuleType
 from typing import Any, Protocol
@@ -45,7 +45,7 @@ class Backend:
 
     Examples
     --------
-    The shape of a backend for PyTorch CPU tensors (``examples/plugrad-torch-backend``
+    The shape of a backend for PyTorch tensors (``plugrad.backends.torch_backend``
     is the complete, tested one)::
 
         from plugrad.backend import Backend
@@ -71,6 +71,8 @@ class Backend:
 
     #: The name users select it by, e.g. ``"numpy"``.
     name: str = ""
+    #: The library it wraps, as users install it (named in errors when it cannot start).
+    library: str = ""
     #: Whether its arrays are the host format (NumPy's): like Python data, they go to
     #: the default device when turned into tensors without ``device=``.
     holds_host_data: bool = False
@@ -92,8 +94,48 @@ class Backend:
         raise NotImplementedError(f"backend {self.name!r} does not define array_types()")
 
     def devices(self) -> Sequence[Any]:
-        """Return the library's own device objects usable here; the first is the default."""
-        return ("cpu",)
+        """Return the library's own device objects usable here; the first is the default.
+
+        Only devices that really exist: an empty answer, or an exception, makes
+        the backend unavailable with that reason. The default asks the
+        namespace's inspection API (``__array_namespace_info__().devices()``,
+        its default device first); a library without one must override this.
+        """
+        xp = self.namespace()
+        info = getattr(xp, "__array_namespace_info__", None)
+        if info is None:
+            raise NotImplementedError(
+                f"backend {self.name!r} does not define devices(), and its namespace has no "
+                "__array_namespace_info__() to ask; return the library's devices from devices()"
+            )
+        inspection = info()
+        found = list(inspection.devices())
+        default = inspection.default_device()
+        if default in found:
+            found.remove(default)
+            found.insert(0, default)
+        return tuple(found)
+
+    def device_names(self, devices: Sequence[Any]) -> list[str]:
+        """Return the plugrad name of each device in ``devices`` (the answer of :meth:`devices`).
+
+        Users select a device by its name (``plugrad.zeros(2, device="cupy:1")``).
+        The default is the backend's name alone for a single device, else
+        ``name:0``, ``name:1``, ...; a backend may name its devices after the
+        library's own (``torch:cuda:0``). ``name:index`` always selects by position too.
+        """
+        if len(devices) == 1:
+            return [self.name]
+        return [f"{self.name}:{index}" for index in range(len(devices))]
+
+    def dtype_names(self, xp: ModuleType) -> Collection[str] | None:
+        """Return the standard names of the dtypes the backend supports; ``None``: all it has.
+
+        Asked once, when the backend is first used. ``None`` (the default)
+        means every dtype name the namespace ``xp`` defines; a library whose
+        dtypes depend on its configuration (JAX's 64-bit types) answers here.
+        """
+        return None
 
     def device_of(self, array: Any) -> Any:
         """Return the library's device object on which ``array`` lives."""
@@ -115,6 +157,20 @@ class Backend:
         host memory.
         """
         return None
+
+    def write(self, array: Any, values: Any) -> Any:
+        """Return ``array`` holding ``values`` (same shape and dtype): the functional-update hook.
+
+        In-place operations (``x += y``, ``x[key] = v``, ``x.zero_()``) that
+        record nothing finish by calling this. A library whose arrays can be
+        written overwrites ``array`` and returns it, so memory is reused; one
+        whose arrays are immutable (JAX) returns ``values`` itself, and the
+        tensor is rebound to that new array. Either way the tensor's version
+        counter goes up, so a backward pass that saved the old value still
+        refuses to run.
+        """
+        array[...] = values
+        return array
 
     def from_dlpack(self, obj: Any, device: Any) -> Any:
         """Return an array of this library sharing the memory of ``obj`` (has ``__dlpack__``)."""
@@ -144,6 +200,14 @@ class Backend:
 
     def synchronize(self, device: Any) -> None:
         """Wait until all work queued on ``device`` has finished (for timing)."""
+
+    def compute(self, arrays: Sequence[Any]) -> list[Any]:
+        """Return ``arrays`` with their values computed, sharing work between them.
+
+        Only lazy libraries (Dask) have anything to do; an eager one returns
+        the arrays as they are (the default). :func:`plugrad.compute` calls it.
+        """
+        return list(arrays)
 
     def random_source(self, seed: int | None, device: Any) -> RandomSource:
         """Return a new :class:`RandomSource` seeded with ``seed`` (``None``: from entropy)."""

@@ -76,8 +76,8 @@ def apply_inplace(
             _state.enabled = previous
         array = _check_result(target, result, name, recording=False)
         try:
-            target._array[...] = array
-        except _IMMUTABLE:
+            target._array = target._device.backend.write(target._array, array)
+        except _IMMUTABLE:  # e.g. a read-only array, or a library that did not say so
             target._array = array
     target._bump_version()
     return target

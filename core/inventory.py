@@ -147,7 +147,10 @@ def _method_ops() -> dict[str, str]:
 def list_backends() -> tuple[BackendInfo, ...]:
     """Every registered backend, available or not, with its devices or the reason.
 
-    Unavailable backends are only asked why; nothing of theirs is imported.
+    Unavailable backends are only asked why; nothing of theirs is imported. An
+    available one that is not active yet has its namespace imported and its
+    devices listed (no kernel tables are built): a library that fails to
+    import or has no device is listed unavailable, with the reason.
 
     Returns
     -------
@@ -173,11 +176,21 @@ def list_backends() -> tuple[BackendInfo, ...]:
         if reason is None and active is not None:
             devices = tuple(d.name for d in active)
         elif reason is None:
-            try:  # named as activation would name them, without activating
-                count = len(tuple(backend.devices()))
-                devices = (name,) if count == 1 else tuple(f"{name}:{i}" for i in range(count))
+            # What activation would find, without building its tables: a namespace
+            # that fails to import, or no device, makes the backend unavailable.
+            try:
+                backend.namespace()
             except Exception as exc:
-                reason = f"devices() raised {type(exc).__name__}: {exc}"
+                reason = f"namespace() raised {type(exc).__name__}: {exc}"
+            else:
+                try:
+                    natives = tuple(backend.devices())
+                    devices = tuple(backend.device_names(natives))
+                except Exception as exc:
+                    reason = f"devices() raised {type(exc).__name__}: {exc}"
+                else:
+                    if not devices:
+                        reason = "its library reports no device it can run on here"
         owner = state.backend_owners[name]
         backends.append(BackendInfo(name, owner, reason is None, reason, devices, name == default))
     return tuple(backends)

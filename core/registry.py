@@ -602,33 +602,49 @@ def _activate(backend: Backend) -> tuple[Device, ...]:
     reason = backend.unavailable_reason()
     if reason is not None:
         raise BackendUnavailableError(f"backend {backend.name!r} is not available: {reason}")
-    xp = backend.namespace()
+    try:
+        xp = backend.namespace()
+    except Exception as exc:  # e.g. the library is installed but broken, or lacks a driver
+        raise BackendUnavailableError(_start_failure(backend, "imported", exc)) from exc
     to_native: dict[_dtypes.DType, Any] = {}
     from_native: dict[Any, _dtypes.DType] = {}
+    supported = backend.dtype_names(xp)
     for dtype in _dtypes.all_dtypes:
         native = getattr(xp, dtype.name, None)
-        if native is None:
+        if native is None or (supported is not None and dtype.name not in supported):
             continue
         to_native[dtype] = native
         # Arrays report canonical dtype objects, which need not be the namespace attribute.
         from_native[xp.empty((0,), dtype=native).dtype] = dtype
         from_native[native] = dtype
-    natives = tuple(backend.devices())
-    devices = tuple(
-        Device(
-            backend,
-            native,
-            backend.name if len(natives) == 1 else f"{backend.name}:{index}",
-            xp,
-            to_native,
-            from_native,
+    try:
+        natives = tuple(backend.devices())
+        names = list(backend.device_names(natives))
+    except Exception as exc:
+        raise BackendUnavailableError(_start_failure(backend, "asked for devices", exc)) from exc
+    if not natives:
+        raise BackendUnavailableError(
+            f"backend {backend.name!r} is not available: its library "
+            f"{backend.library or backend.name!r} reports no device it can run on here"
         )
-        for index, native in enumerate(natives)
+    devices = tuple(
+        Device(backend, native, name, xp, to_native, from_native)
+        for native, name in zip(natives, names, strict=True)
     )
     _install_kernels(backend, devices)
     _state.array_types[backend.name] = tuple(backend.array_types())
     _state.devices[backend.name] = devices
     return devices
+
+
+def _start_failure(backend: Backend, doing: str, exc: BaseException) -> str:
+    """The sentence saying that ``backend``'s library failed while being ``doing``."""
+    library = backend.library or backend.name
+    return (
+        f"backend {backend.name!r} is not available: its library {library!r} failed when "
+        f"{doing} ({type(exc).__name__}: {exc}); check that {library} works on its own "
+        f"(python -c 'import {library}')"
+    )
 
 
 def devices_of(backend: Backend) -> tuple[Device, ...]:
@@ -768,6 +784,9 @@ def resolve_device(spec: Device | Backend | str | None) -> Device:
         # this backend (e.g. inside use_backend("cupy:1")), else its first.
         current = scoped_default_device.get() or _state.default_device
         return current if current is not None and current in devices else devices[0]
+    named = next((d for d in devices if d.name == spec), None)
+    if named is not None:
+        return named
     if not index.isdigit() or int(index) >= len(devices):
         raise UnknownBackendError(
             f"backend {name!r} has no device {index!r}; its devices are "
@@ -799,6 +818,8 @@ def backend_status(name: str) -> str | None:
         return reason
     try:
         _activate(backend)
+    except BackendUnavailableError as exc:
+        return str(exc)
     except Exception as exc:  # a library that imports but cannot start (e.g. no driver)
         return f"{type(exc).__name__}: {exc}"
     return None

@@ -32,6 +32,28 @@ from plugrad.plugins._rules import axis_slice
 SegmentSum = Callable[[Any, Any, Any, int, int], Any]
 
 
+def put(out: Any, key: Any, value: Any) -> Any:
+    """``out`` with ``out[key] = value``, for a fresh array ``out`` that nothing else holds.
+
+    Writable arrays are written in place; immutable ones (JAX's) have no item
+    assignment but an ``.at[key].set(value)`` that returns the updated copy.
+    """
+    at = getattr(out, "at", None)
+    if at is not None:
+        return at[key].set(value)
+    out[key] = value
+    return out
+
+
+def put_added(out: Any, key: Any, value: Any) -> Any:
+    """``out`` with ``out[key] += value`` for a basic ``key``, like :func:`put`."""
+    at = getattr(out, "at", None)
+    if at is not None:
+        return at[key].add(value)
+    out[key] += value
+    return out
+
+
 def _is_array(k: Any) -> bool:
     return hasattr(k, "shape") and hasattr(k, "dtype")
 
@@ -123,8 +145,7 @@ class IndexPlan:
         if self.basic is not None:
             out = xp.zeros(self.shape, dtype=values.dtype, device=values.device)
             # An assignment key may not hold None: drop the size-1 axes None made.
-            out[self.target] = xp.reshape(g, out[self.target].shape)
-            g = out
+            g = put(out, self.target, xp.reshape(g, out[self.target].shape))
         if self.flips:
             g = xp.flip(g, axis=self.flips)
         return g
@@ -149,7 +170,7 @@ class IndexPlan:
                 inverse = sorted(range(len(self.permutation)), key=self.permutation.__getitem__)
                 v = xp.permute_dims(v, tuple(inverse))
         target = self.target if self.basic is not None else (Ellipsis,)
-        out[target] = xp.reshape(v, out[target].shape)
+        out = put(out, target, xp.reshape(v, out[target].shape))
         return xp.flip(out, axis=self.flips) if self.flips else out
 
 

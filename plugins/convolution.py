@@ -31,6 +31,7 @@ from typing import Any
 
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, op
+from plugrad.plugins._index_plan import put, put_added
 
 Pair = tuple[int, int]
 Quad = tuple[int, int, int, int]
@@ -61,8 +62,7 @@ def _padded(xp: Any, x: Any, padding: Quad, fill: float) -> Any:
     out = xp.full(
         (*lead, height + top + bottom, width + left + right), fill, dtype=x.dtype, device=x.device
     )
-    out[..., top : top + height, left : left + width] = x
-    return out
+    return put(out, (..., slice(top, top + height), slice(left, left + width)), x)
 
 
 def _window_slices(
@@ -115,7 +115,7 @@ def _fold(
         (*lead, height + top + bottom, width + left + right), dtype=cols.dtype, device=cols.device
     )
     for index, key in enumerate(_window_slices(kernel_size, stride, dilation, (oh, ow))):
-        out[key] += cols[..., index, :, :]
+        out = put_added(out, key, cols[..., index, :, :])
     if top or bottom or left or right:
         return out[..., top : top + height, left : left + width]
     return out

@@ -24,7 +24,7 @@ from typing import Any
 
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, op
-from plugrad.plugins._index_plan import plan, segment_sum, sole_mask
+from plugrad.plugins._index_plan import plan, put, segment_sum, sole_mask
 
 
 def _complete(key: Any) -> tuple[Any, ...]:
@@ -40,9 +40,7 @@ def _scatter_add_generic(xp: Any, values: Any, /, *, key: Any, shape: tuple[int,
     mask = sole_mask(xp, key, len(shape))
     if mask is not None:
         # Every position is selected once: assignment is addition.
-        out = xp.zeros(shape, dtype=values.dtype, device=values.device)
-        out[(mask,)] = values
-        return out
+        return put(xp.zeros(shape, dtype=values.dtype, device=values.device), (mask,), values)
     # NOTE: integer arrays may repeat positions, and `out[key] = values` would keep only
     # one of them: the plan adds them up with a segment sum.
     return plan(xp, tuple(shape), key, values.device).scatter_add(xp, values, segment_sum)
@@ -299,9 +297,7 @@ def _setitem_generic(xp: Any, x: Any, value: Any, /, key: Any) -> Any:
     key = key if type(key) is tuple else (key,)
     mask = sole_mask(xp, key, x.ndim)
     if mask is not None:
-        out = xp.asarray(x, copy=True)
-        out[(mask,)] = value
-        return out
+        return put(xp.asarray(x, copy=True), (mask,), value)
     return plan(xp, tuple(x.shape), key, x.device).assign(xp, x, value)
 
 

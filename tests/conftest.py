@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 import pytest
+
+if importlib.util.find_spec("jax") is not None:
+    # The suites check gradients in float64, which JAX has only with 64-bit types on;
+    # set before plugrad first uses the jax backend (its dtypes are read then).
+    import jax
+
+    jax.config.update("jax_enable_x64", True)
+
+from op_table import available_backends, skipped_backends
 
 import plugrad
 
@@ -24,7 +34,15 @@ def on_numpy() -> Iterator[plugrad.backend.Device]:
         yield device
 
 
-@pytest.fixture(params=plugrad.backends.available())
+def pytest_report_header() -> str:
+    line = f"op tables and backend fixtures run on: {', '.join(available_backends())}"
+    left_out = skipped_backends()
+    if left_out:
+        line += f" (also installed: {', '.join(left_out)}; PLUGRAD_TEST_BACKENDS=all runs them)"
+    return line
+
+
+@pytest.fixture(params=available_backends())
 def backend(request: pytest.FixtureRequest) -> Iterator[plugrad.backend.Device]:
     """Run a test once per available backend, with it as the default device."""
     with plugrad.use_backend(request.param) as device:

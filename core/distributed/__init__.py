@@ -4,7 +4,7 @@ Launch one process per CPU socket, machine or GPU with ``mpiexec`` or ``srun``,
 join the job with :func:`init_process_group`, and move tensors of any backend
 with collectives. Communication libraries are plugins
 (:func:`plugrad.hookspecs.plugrad_communicators`): ``mpi`` through mpi4py
-(``pip install "plugrad[distributed]"``) and ``nccl`` through CuPy are built in.
+(``pip install ".[distributed]"`` from a checkout) and ``nccl`` through CuPy are built in.
 
 Examples
 --------

@@ -10,6 +10,7 @@ import pytest
 import plugrad
 from plugrad import registry
 from plugrad.backend import Backend
+from plugrad.errors import BackendUnavailableError
 from plugrad.hookspecs import hookimpl
 from plugrad.kerneldef import kernel
 from plugrad.opdef import op
@@ -48,14 +49,39 @@ class NotYetUsed(Backend):
         return ("gpu0", "gpu1")
 
     def namespace(self):
-        raise AssertionError("listing must not activate a backend")
+        return types.SimpleNamespace()
+
+    def kernels(self):
+        raise AssertionError("listing must not build a backend's kernel table")
 
 
 class NoDevices(Backend):
     name = "nodevices_inv"
 
+    def namespace(self):
+        return types.SimpleNamespace()
+
     def devices(self):
         raise RuntimeError("no device found")
+
+
+class BrokenLibrary(Backend):
+    name = "brokenlib_inv"
+    library = "brokenlib"
+
+    def namespace(self):
+        raise ImportError("libbroken.so: cannot open shared object file")
+
+
+class EmptyDevices(Backend):
+    name = "nodevice_list_inv"
+    library = "emptylib"
+
+    def namespace(self):
+        return types.SimpleNamespace()
+
+    def devices(self):
+        return ()
 
 
 def backends_plugin(*backends):
@@ -129,6 +155,53 @@ def test_backends_available_or_why_not_without_activating_any(registered) -> Non
     lazy = listed["lazy_inv"]
     assert lazy.available and lazy.devices == ("lazy_inv:0", "lazy_inv:1")
     assert "lazy_inv" not in registry._state.devices
+
+
+def test_a_library_that_fails_to_import_or_has_no_device_is_not_available(registered) -> None:
+    registered(backends_plugin(BrokenLibrary(), EmptyDevices()), "broken_library_inv")
+    listed = {b.name: b for b in plugrad.plugins.list_backends()}
+    broken = listed["brokenlib_inv"]
+    assert not broken.available and broken.devices == ()
+    assert (
+        broken.reason
+        == "namespace() raised ImportError: libbroken.so: cannot open shared object file"
+    )
+    assert not listed["nodevice_list_inv"].available
+    assert "no device" in listed["nodevice_list_inv"].reason
+    assert "brokenlib_inv" not in plugrad.backends.available()
+    assert "nodevice_list_inv" not in plugrad.backends.available()
+    with pytest.raises(BackendUnavailableError) as info:
+        plugrad.zeros(2, backend="brokenlib_inv")
+    message = str(info.value)
+    assert "'brokenlib_inv'" in message and "'brokenlib'" in message and "libbroken.so" in message
+    with pytest.raises(
+        BackendUnavailableError, match=r"'nodevice_list_inv'.*'emptylib'.*no device"
+    ):
+        plugrad.set_backend("nodevice_list_inv")
+    assert plugrad.default_device().name == "numpy"
+
+
+def test_the_base_class_never_invents_a_device() -> None:
+    class NoInspection(Backend):
+        name = "noinspection_inv"
+
+        def namespace(self):
+            return types.SimpleNamespace()
+
+    with pytest.raises(NotImplementedError, match=r"'noinspection_inv'.*devices\(\)"):
+        NoInspection().devices()
+    # A namespace with the standard's inspection API answers for itself, default first.
+    import array_api_strict
+
+    class Strict(Backend):
+        name = "strict_inv"
+
+        def namespace(self):
+            return array_api_strict
+
+    info = array_api_strict.__array_namespace_info__()
+    found = Strict().devices()
+    assert found[0] == info.default_device() and set(found) == set(info.devices())
 
 
 @pytest.mark.parametrize("spec", ["numpy", "numpy:0", None])

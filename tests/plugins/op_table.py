@@ -17,6 +17,7 @@ and binds the checks with ``table_tests``:
 
 from __future__ import annotations
 
+import os
 import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -33,15 +34,32 @@ Maker = Callable[[np.random.Generator, type], list[np.ndarray]]
 DTYPES = pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["float32", "float64"])
 
 
+#: Backends whose op-table passes take minutes each: they run when they are the default
+#: backend (``PLUGRAD_BACKEND``) or named in ``PLUGRAD_TEST_BACKENDS`` (``all``: every one).
+ON_REQUEST = ("torch", "jax", "dask")
+
+
 def available_backends() -> list[str]:
+    """The backends the table tests and the ``backend`` fixture run on."""
+    requested = os.environ.get("PLUGRAD_TEST_BACKENDS", "")
+    chosen = {name.strip() for name in requested.split(",") if name.strip()}
+    chosen.add(os.environ.get("PLUGRAD_BACKEND", "numpy"))
     names = []
     for name in registry.backend_names():
+        if name in ON_REQUEST and name not in chosen and "all" not in chosen:
+            continue
         try:
             registry.resolve_device(name)
         except plugrad.errors.BackendError:
             continue
         names.append(name)
     return names
+
+
+def skipped_backends() -> list[str]:
+    """Available backends left out of the table tests (see :data:`ON_REQUEST`)."""
+    tested = available_backends()
+    return [name for name in plugrad.backends.available() if name not in tested]
 
 
 @dataclass(frozen=True)

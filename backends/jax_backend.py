@@ -1,0 +1,147 @@
+"""The JAX backend: plugrad's engine, eagerly, on JAX arrays (``jax:cpu:0``, ``jax:gpu:0``, ...).
+
+Every op is one call into ``jax.numpy``, dispatched eagerly; plugrad records
+the graph and runs the backward rules itself (``jax.grad`` is not involved).
+Its 64-bit dtypes follow JAX's own switch, ``jax_enable_x64``, read when the
+backend is first used. JAX arrays are immutable: in-place operations rebind a
+tensor to a new array through :meth:`JaxBackend.write`. Install with
+``pip install '.[jax]'`` from a checkout.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Callable, Collection, Mapping, Sequence
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from plugrad.backend import Backend
+from plugrad.hookspecs import hookimpl
+
+__all__ = ["JaxBackend", "JaxRandom", "plugrad_backends", "setitem"]
+
+_DLPACK_CPU = 1
+_DLPACK_CUDA = 2
+_DLPACK_ROCM = 10
+
+
+def _jax() -> Any:
+    import jax
+
+    return jax
+
+
+class JaxRandom:
+    """JAX's counter-based generator: a key, split once per draw, on one device."""
+
+    __slots__ = ("_device", "_key")
+
+    def __init__(self, seed: int | None, device: Any) -> None:
+        jax = _jax()
+        if seed is None:
+            seed = int(np.random.SeedSequence().generate_state(1)[0])
+        self._device = device
+        self._key = jax.random.key(seed)
+
+    def _next_key(self) -> Any:
+        self._key, key = _jax().random.split(self._key)
+        return key
+
+    def normal(self, shape: tuple[int, ...], dtype: Any) -> Any:
+        jax = _jax()
+        return jax.device_put(jax.random.normal(self._next_key(), shape, dtype), self._device)
+
+    def uniform(self, shape: tuple[int, ...], dtype: Any) -> Any:
+        jax = _jax()
+        return jax.device_put(jax.random.uniform(self._next_key(), shape, dtype), self._device)
+
+
+def setitem(xp: Any, x: Any, value: Any, /, key: Any) -> Any:
+    """plugrad's ``setitem`` (``x[key] = value`` as an op) with JAX's ``x.at[key].set(value)``.
+
+    JAX arrays cannot be written, so the generic kernel's item assignment on a
+    copy fails; ``.at[].set`` returns the updated copy directly.
+    """
+    return x.at[key].set(xp.astype(xp.asarray(value), x.dtype))
+
+
+class JaxBackend(Backend):
+    """JAX arrays on CPUs, GPUs and TPUs, through ``jax.numpy`` (an Array API namespace)."""
+
+    name = "jax"
+    library = "jax"
+
+    def unavailable_reason(self) -> str | None:
+        if importlib.util.find_spec("jax") is None:
+            return "jax is not installed; pip install '.[jax]' from a checkout"
+        return None
+
+    def namespace(self) -> Any:
+        import jax.numpy
+
+        return jax.numpy
+
+    def array_types(self) -> tuple[type, ...]:
+        return (_jax().Array,)
+
+    def dtype_names(self, xp: ModuleType) -> Collection[str]:
+        # JAX's inspection API leaves out 64-bit types unless jax_enable_x64 is on;
+        # float16 is outside the standard but JAX has it.
+        return {*xp.__array_namespace_info__().dtypes(), "float16"}
+
+    def devices(self) -> tuple[Any, ...]:
+        jax = _jax()
+        found = list(jax.devices())  # the default platform's devices, JAX's default first
+        if found[0].platform != "cpu":
+            found += jax.devices("cpu")
+        return tuple(found)
+
+    def device_names(self, devices: Sequence[Any]) -> list[str]:
+        return [f"jax:{device.platform}:{device.id}" for device in devices]
+
+    def device_of(self, array: Any) -> Any:
+        (device,) = array.devices()  # plugrad's arrays are never sharded over devices
+        return device
+
+    def device_context(self, device: Any) -> Any:
+        return _jax().default_device(device)
+
+    def dlpack_device(self, device: Any) -> tuple[int, int] | None:
+        if device.platform == "cpu":
+            return (_DLPACK_CPU, 0)
+        if device.platform == "gpu":
+            kind = _DLPACK_ROCM if "rocm" in device.client.platform_version else _DLPACK_CUDA
+            return (kind, device.local_hardware_id)
+        return None  # TPU memory is reached through the host
+
+    def from_dlpack(self, obj: Any, device: Any) -> Any:
+        return _jax().device_put(self.namespace().from_dlpack(obj), device)
+
+    def from_host(self, host: Any, device: Any) -> Any:
+        return _jax().device_put(np.array(host), device)
+
+    def copy_to_device(self, array: Any, device: Any) -> Any:
+        return _jax().device_put(array, device)
+
+    def write(self, array: Any, values: Any) -> Any:
+        return values  # immutable arrays: the tensor is rebound to the new one
+
+    def to_numpy(self, array: Any) -> np.ndarray:
+        return np.asarray(array)  # read-only on the CPU, a copy from other devices
+
+    def synchronize(self, device: Any) -> None:
+        # JAX runs a device's computations in order: waiting for a new one waits for all.
+        (_jax().device_put(0, device) + 0).block_until_ready()
+
+    def random_source(self, seed: int | None, device: Any) -> JaxRandom:
+        return JaxRandom(seed, device)
+
+    def kernels(self) -> Mapping[str, Callable[..., Any]]:
+        return {"setitem": setitem}
+
+
+@hookimpl
+def plugrad_backends() -> list[Backend]:
+    return [JaxBackend()]

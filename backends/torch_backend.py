@@ -1,0 +1,172 @@
+"""The PyTorch backend: plugrad's engine on ``torch.Tensor`` data (PyTorch's autograd stays off).
+
+Devices are the ones PyTorch really has here: ``torch:cpu`` always,
+``torch:cuda:0``, ``torch:cuda:1``, ... for each visible CUDA GPU, and
+``torch:mps`` on Apple silicon. Install with ``pip install '.[torch]'`` from a checkout;
+PyTorch is imported only when the backend is first used.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from plugrad.backend import Backend
+from plugrad.hookspecs import hookimpl
+
+__all__ = ["TorchBackend", "TorchRandom", "plugrad_backends", "scatter_add"]
+
+_DLPACK_CPU = (1, 0)
+_DLPACK_CUDA = 2
+
+
+def _torch() -> Any:
+    import torch
+
+    return torch
+
+
+class TorchRandom:
+    """A seeded ``torch.Generator`` on one device."""
+
+    __slots__ = ("_device", "_generator")
+
+    def __init__(self, seed: int | None, device: Any) -> None:
+        torch = _torch()
+        self._device = device
+        self._generator = torch.Generator(device=device)
+        if seed is None:
+            self._generator.seed()
+        else:
+            self._generator.manual_seed(seed)
+
+    def normal(self, shape: tuple[int, ...], dtype: Any) -> Any:
+        return _torch().randn(shape, generator=self._generator, dtype=dtype, device=self._device)
+
+    def uniform(self, shape: tuple[int, ...], dtype: Any) -> Any:
+        return _torch().rand(shape, generator=self._generator, dtype=dtype, device=self._device)
+
+
+def scatter_add(xp: Any, values: Any, /, *, key: Any, shape: tuple[int, ...]) -> Any:
+    """plugrad's ``scatter_add`` (the gradient of indexing) with ``Tensor.index_add_``.
+
+    The flat position of every element ``key`` selects comes from plugrad's
+    generic ``getitem`` kernel (any NumPy-style key, negative steps included,
+    which PyTorch's own indexing lacks); ``index_add_`` then adds the values in
+    one pass, accumulating repeated positions.
+    """
+    torch = _torch()
+    from plugrad.plugins.indexing import getitem
+
+    size = math.prod(shape)
+    positions = getitem.kernel(xp, torch.arange(size, device=values.device).reshape(shape), key=key)
+    flat_values = torch.broadcast_to(values, positions.shape).reshape(-1)
+    out = torch.zeros(size, dtype=values.dtype, device=values.device)
+    return out.index_add_(0, positions.reshape(-1), flat_values).reshape(shape)
+
+
+class TorchBackend(Backend):
+    """PyTorch tensors on the CPU, CUDA GPUs and Apple's MPS, through ``array_api_compat.torch``."""
+
+    name = "torch"
+    library = "torch"
+
+    def unavailable_reason(self) -> str | None:
+        if importlib.util.find_spec("torch") is None:
+            return "torch is not installed; pip install '.[torch]' from a checkout"
+        return None
+
+    def namespace(self) -> Any:
+        import array_api_compat.torch
+
+        return array_api_compat.torch
+
+    def array_types(self) -> tuple[type, ...]:
+        return (_torch().Tensor,)
+
+    def devices(self) -> tuple[Any, ...]:
+        torch = _torch()
+        found = [torch.device("cpu")]
+        if torch.cuda.is_available():
+            found += [torch.device("cuda", index) for index in range(torch.cuda.device_count())]
+        mps = getattr(torch.backends, "mps", None)
+        if mps is not None and mps.is_available():
+            found.append(torch.device("mps"))
+        return tuple(found)
+
+    def device_names(self, devices: Sequence[Any]) -> list[str]:
+        return [
+            f"torch:{device.type}"
+            if device.index is None
+            else f"torch:{device.type}:{device.index}"
+            for device in devices
+        ]
+
+    def device_of(self, array: Any) -> Any:
+        device = array.device
+        if device.type == "cuda" and device.index is None:
+            return _torch().device("cuda", _torch().cuda.current_device())
+        return device
+
+    def device_context(self, device: Any) -> Any:
+        if device.type == "cuda":
+            return _torch().cuda.device(device)
+        return super().device_context(device)
+
+    def dlpack_device(self, device: Any) -> tuple[int, int] | None:
+        if device.type == "cpu":
+            return _DLPACK_CPU
+        if device.type == "cuda":
+            return (_DLPACK_CUDA, device.index)
+        return None  # MPS memory is not exchanged through DLPack
+
+    def from_dlpack(self, obj: Any, device: Any) -> Any:
+        torch = _torch()
+        if device.type == "cpu":
+            host = np.from_dlpack(obj)
+            if any(stride < 0 for stride in host.strides):
+                # NOTE: torch cannot view memory with negative strides (x[::-1] in NumPy),
+                # and its from_dlpack aborts the process on it: copy instead.
+                return torch.from_numpy(np.ascontiguousarray(host))
+            if not host.flags.writeable:
+                # A read-only NumPy array (e.g. a plugrad tensor's .numpy() view) cannot be
+                # shared with torch, whose tensors are always writable: copy it.
+                return torch.from_numpy(host.copy())
+            return torch.from_dlpack(host)
+        return torch.from_dlpack(obj)
+
+    def from_host(self, host: Any, device: Any) -> Any:
+        return _torch().tensor(np.array(host), device=device)
+
+    def copy_to_device(self, array: Any, device: Any) -> Any:
+        return array.to(device, copy=True)
+
+    def to_numpy(self, array: Any) -> np.ndarray:
+        array = array.detach()
+        if array.device.type != "cpu":
+            return array.cpu().numpy()
+        view = array.resolve_conj().numpy().view()
+        view.flags.writeable = False  # writing through it would bypass autograd
+        return view
+
+    def synchronize(self, device: Any) -> None:
+        torch = _torch()
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+        elif device.type == "mps":
+            torch.mps.synchronize()
+
+    def random_source(self, seed: int | None, device: Any) -> TorchRandom:
+        return TorchRandom(seed, device)
+
+    def kernels(self) -> Mapping[str, Callable[..., Any]]:
+        return {"scatter_add": scatter_add}
+
+
+@hookimpl
+def plugrad_backends() -> list[Backend]:
+    return [TorchBackend()]

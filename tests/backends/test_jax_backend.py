@@ -1,0 +1,77 @@
+"""The jax backend: plugrad's engine, eagerly, on immutable JAX arrays."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import plugrad
+
+jax = pytest.importorskip("jax", reason="the jax backend needs jax (the jax extra)")
+
+
+def test_devices_are_named_after_jax_platforms() -> None:
+    info = {b.name: b for b in plugrad.plugins.list_backends()}["jax"]
+    assert "jax:cpu:0" in info.devices
+    x = plugrad.ones(2, device="jax:cpu:0")
+    assert isinstance(x.array, jax.Array) and x.device.name == "jax:cpu:0"
+
+
+def test_float64_follows_jax_enable_x64() -> None:
+    # tests/conftest.py turns x64 on before plugrad first uses jax
+    assert jax.config.jax_enable_x64
+    x = plugrad.tensor([1.0, 2.0], dtype=plugrad.float64, backend="jax", requires_grad=True)
+    (x * x).sum().backward()
+    assert x.grad.dtype == plugrad.float64 and x.grad.tolist() == [2.0, 4.0]
+
+
+def test_gradients_match_jax_grad() -> None:
+    rng = np.random.default_rng(0)
+    w_value, x_value = rng.normal(size=(5, 4)), rng.normal(size=(8, 5))
+    w = plugrad.asarray(w_value, device="jax", requires_grad=True)
+    plugrad.mean(plugrad.tanh(plugrad.asarray(x_value, device="jax") @ w) ** 2).backward()
+    jnp = jax.numpy
+    reference = jax.grad(lambda w: jnp.mean(jnp.tanh(x_value @ w) ** 2))(jnp.asarray(w_value))
+    np.testing.assert_allclose(w.grad.numpy(), np.asarray(reference), rtol=1e-12)
+
+
+def test_in_place_operators_rebind_to_a_new_array_and_bump_the_version() -> None:
+    x = plugrad.zeros(3, backend="jax")
+    before, version = x.array, x._version
+    x += 1.0
+    x[0] = 5.0
+    assert x.tolist() == [5.0, 1.0, 1.0]
+    assert x.array is not before and np.asarray(before).tolist() == [0.0, 0.0, 0.0]
+    assert x._version == version + 2
+
+
+def test_modifying_a_saved_jax_tensor_still_stops_backward() -> None:
+    x = plugrad.tensor([1.0, 2.0], backend="jax", requires_grad=True)
+    y = x * 1.0
+    z = y * y  # saves y
+    with plugrad.no_grad():
+        y += 1.0
+    with pytest.raises(plugrad.errors.InPlaceModificationError, match="modified"):
+        z.sum().backward()
+
+
+def test_optimizer_steps_update_jax_parameters() -> None:
+    p = plugrad.tensor([1.0, -2.0], backend="jax", requires_grad=True)
+    optimizer = plugrad.optim.SGD([p], lr=0.5)
+    (p * p).sum().backward()
+    optimizer.step()
+    assert p.tolist() == [0.0, 0.0] and isinstance(p.array, jax.Array)
+
+
+def test_transfers_to_and_from_numpy_carry_gradients() -> None:
+    x = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    (x.to("jax") ** 2).sum().backward()
+    assert x.grad.device.name == "numpy" and x.grad.tolist() == [2.0, 4.0]
+    with pytest.raises(plugrad.errors.DeviceMismatchError, match=r"numpy.*jax.*\.to\("):
+        plugrad.ones(2) * plugrad.ones(2, backend="jax")
+
+
+def test_seeded_random_numbers_repeat() -> None:
+    a = plugrad.randn(4, generator=plugrad.Generator(seed=1, backend="jax"))
+    b = plugrad.randn(4, generator=plugrad.Generator(seed=1, backend="jax"))
+    assert a.device.name.startswith("jax:") and a.tolist() == b.tolist()
