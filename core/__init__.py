@@ -18,8 +18,9 @@ from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as _version
+from typing import TYPE_CHECKING
 
-from . import autograd, errors, fft, func, linalg, nn, ops, optim, viz
+from . import autograd, errors, fft, func, linalg, nn, ops, optim, testing, viz
 from .backend_selection import default_device, set_backend, use_backend
 from .creation import (
     arange,
@@ -142,6 +143,7 @@ __all__ = [
     "set_backend",
     "set_grad_enabled",
     "tensor",
+    "testing",
     "uint8",
     "uint16",
     "uint32",
@@ -156,5 +158,7 @@ __all__ = [
 from . import registry as _registry
 
 _registry.load()
+if TYPE_CHECKING:  # the functions load() installs, as type checkers see them
+    from ._api_plugrad import *  # noqa: F403
 # The built-in op functions installed here; a name already public (the fft module) is listed once.
 __all__ += [name for name in _registry.op_names() if name in globals() and name not in __all__]
