@@ -6,3 +6,13 @@ namespace (or ``plugrad.linalg``, ``plugrad.fft``); the neural-network ops
 (:mod:`plugrad.plugins.nn`, wrapped by :mod:`plugrad.nn.functional`) and ops
 from third-party plugins live here only.
 """
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the built-in ops as type checkers see them; plugins' ops are untyped
+    from ._api_ops import *  # noqa: F403
+
+    def __getattr__(name: str) -> Callable[..., Any]: ...
