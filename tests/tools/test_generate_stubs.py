@@ -4,7 +4,6 @@ describe the functions plugrad really has."""
 from __future__ import annotations
 
 import ast
-import importlib.util
 import inspect
 import sys
 from pathlib import Path
@@ -14,14 +13,6 @@ import pytest
 import plugrad
 
 SCRIPT = Path(__file__).resolve().parents[2] / "tools" / "generate_stubs.py"
-
-
-@pytest.fixture(scope="module")
-def script():
-    spec = importlib.util.spec_from_file_location("generate_stubs", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_committed_stubs_match_the_registry(script) -> None:

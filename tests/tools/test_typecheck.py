@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import re
 from pathlib import Path
 
@@ -43,18 +42,10 @@ REVEALED = [
 ]
 
 
-@pytest.fixture(scope="module")
-def typecheck():
-    spec = importlib.util.spec_from_file_location("typecheck", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_public_api_types_as_written(typecheck, tmp_path: Path) -> None:
+def test_public_api_types_as_written(script, tmp_path: Path) -> None:
     snippet = tmp_path / "snippet.py"
     snippet.write_text(SNIPPET)
-    output = typecheck.run([str(snippet)], ["--strict"]).stdout
+    output = script.run([str(snippet)], ["--strict"]).stdout
     revealed = re.findall(r'Revealed type is "(.*)"', output)
     assert revealed == REVEALED, output
     errors = re.findall(r"snippet\.py:(\d+): error: (.*)", output)
