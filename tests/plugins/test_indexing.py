@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from op_cases import over_xp
 
 import plugrad
 from plugrad.plugins import indexing
@@ -79,19 +80,17 @@ CASES = [
         ((2, 3),),
     ),
     OpCase("take", "take-1d", lambda a: P.take(a, idx()), lambda a: np.take(a, IDX), ((3,),)),
-    OpCase(
-        "take_along_axis",
-        "take_along_axis",
-        lambda a: P.take_along_axis(a, P.asarray(ALONG), axis=1),
-        lambda a: np.take_along_axis(a, ALONG, axis=1),
-        ((2, 3),),
-    ),
-    OpCase(
-        "take_along_axis",
-        "take_along_axis-broadcast",
-        lambda a: P.take_along_axis(a, P.asarray(WIDE), axis=1),
-        lambda a: np.take_along_axis(a, WIDE, axis=1),
-        ((1, 4),),
+    *(
+        over_xp(
+            "take_along_axis",
+            id,
+            lambda xp, a, i=i: xp.take_along_axis(a, xp.asarray(i), axis=1),
+            shape,
+        )
+        for id, i, shape in [
+            ("take_along_axis", ALONG, (2, 3)),
+            ("take_along_axis-broadcast", WIDE, (1, 4)),
+        ]
     ),
     OpCase(
         "scatter_add",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+from op_cases import over_xp
 
 import plugrad
 from plugrad.testing import OpCase, OpTests
@@ -13,38 +14,19 @@ X = np.array([[0.0, 3.0, -1.0], [2.0, 0.0, 2.0]])
 SORTED = np.array([1.0, 2.0, 2.0, 5.0])
 
 CASES = [
-    OpCase(
-        "where",
-        "where",
-        lambda a, b: P.where(P.asarray(MASK), a, b),
-        lambda a, b: np.where(MASK, a, b),
-        ((3, 4), (4,)),
-    ),
-    OpCase(
-        "where",
-        "where-scalar",
-        lambda a: P.where(a > 0, a, 0.0),
-        lambda a: np.where(a > 0, a, 0.0),
-        ((3, 4),),
-    ),
+    over_xp("where", "where", lambda xp, a, b: xp.where(xp.asarray(MASK), a, b), (3, 4), (4,)),
+    over_xp("where", "where-scalar", lambda xp, a: xp.where(a > 0, a, 0.0), (3, 4)),
 ]
 
 NO_GRAD = [
     OpCase("argmax", "argmax", lambda a: P.argmax(a), lambda a: np.argmax(a), inputs=[X]),
-    OpCase(
+    over_xp(
         "argmax",
         "argmax-axis-keepdims",
-        lambda a: P.argmax(a, axis=1, keepdims=True),
-        lambda a: np.argmax(a, axis=1, keepdims=True),
+        lambda xp, a: xp.argmax(a, axis=1, keepdims=True),
         inputs=[X],
     ),
-    OpCase(
-        "argmin",
-        "argmin-axis",
-        lambda a: P.argmin(a, axis=0),
-        lambda a: np.argmin(a, axis=0),
-        inputs=[X],
-    ),
+    over_xp("argmin", "argmin-axis", lambda xp, a: xp.argmin(a, axis=0), inputs=[X]),
     OpCase("nonzero", "nonzero", P.nonzero, np.nonzero, inputs=[X]),
     OpCase(
         "count_nonzero",
@@ -53,11 +35,10 @@ NO_GRAD = [
         lambda a: np.asarray(np.count_nonzero(a)),
         inputs=[X],
     ),
-    OpCase(
+    over_xp(
         "count_nonzero",
         "count_nonzero-axis",
-        lambda a: P.count_nonzero(a, axis=1, keepdims=True),
-        lambda a: np.count_nonzero(a, axis=1, keepdims=True),
+        lambda xp, a: xp.count_nonzero(a, axis=1, keepdims=True),
         inputs=[X],
     ),
     OpCase(
