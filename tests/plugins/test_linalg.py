@@ -390,26 +390,19 @@ CASES = [
         lambda a: np_trace_offset(a, -1),
         ((3, 4),),
     ),
-    OpCase(
-        "diagonal",
-        "diagonal-offset",
-        lambda a: L.diagonal(a, offset=1),
-        lambda a: np.diagonal(a, offset=1, axis1=-2, axis2=-1),
-        ((2, 3, 4),),
-    ),
-    OpCase(
-        "diagonal",
-        "diagonal-below",
-        lambda a: L.diagonal(a, offset=-2),
-        lambda a: np.diagonal(a, offset=-2, axis1=-2, axis2=-1),
-        ((4, 3),),
-    ),
-    OpCase(
-        "diagonal",
-        "diagonal-past-the-corner",
-        lambda a: L.diagonal(a, offset=4),
-        lambda a: np.diagonal(a, offset=4, axis1=-2, axis2=-1),
-        ((3, 4),),
+    *(
+        OpCase(
+            "diagonal",
+            id,
+            lambda a, offset=offset: L.diagonal(a, offset=offset),
+            lambda a, offset=offset: np.diagonal(a, offset=offset, axis1=-2, axis2=-1),
+            (shape,),
+        )
+        for id, offset, shape in [
+            ("diagonal-offset", 1, (2, 3, 4)),
+            ("diagonal-below", -2, (4, 3)),
+            ("diagonal-past-the-corner", 4, (3, 4)),
+        ]
     ),
 ]
 

@@ -271,21 +271,19 @@ CASES = [
         lambda x: np.where(KEEP, x * 1.5, 0.0).astype(x.dtype),
         ((2, 3),),
     ),
-    OpCase(
-        "embedding",
-        "embedding",
-        lambda w: ops.embedding(w, const(INDICES)),
-        lambda w: w[INDICES],
-        ((5, 3),),
-    ),
-    OpCase(
+    *(
+        OpCase(
+            "embedding",
+            id,
+            lambda w, padding_idx=padding_idx: ops.embedding(
+                w, const(INDICES), padding_idx=padding_idx
+            ),
+            lambda w: w[INDICES],
+            ((5, 3),),
+        )
         # The padding row (2) is not among the indices: a used one has no gradient by
         # design, which finite differences cannot confirm (see the test below).
-        "embedding",
-        "embedding-padding",
-        lambda w: ops.embedding(w, const(INDICES), padding_idx=2),
-        lambda w: w[INDICES],
-        ((5, 3),),
+        for id, padding_idx in [("embedding", None), ("embedding-padding", 2)]
     ),
     OpCase(
         "embedding_backward",
