@@ -80,9 +80,6 @@ class ArrayApiStrictBackend(Backend):
         view.flags.writeable = False
         return view
 
-    def format_array(self, array: Any) -> str:
-        return np.array2string(self.to_numpy(array), separator=", ")
-
     def random_source(self, seed: int | None, device: Any) -> _StrictRandom:
         return _StrictRandom(self, seed, device)
 

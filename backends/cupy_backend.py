@@ -101,9 +101,6 @@ class CupyBackend(Backend):
     def to_numpy(self, array: Any) -> np.ndarray:
         return _cupy().asnumpy(array)
 
-    def format_array(self, array: Any) -> str:
-        return np.array2string(self.to_numpy(array), separator=", ")
-
     def synchronize(self, device: Any) -> None:
         device.synchronize()
 

@@ -67,9 +67,6 @@ class NumpyBackend(Backend):
         view.flags.writeable = False
         return view
 
-    def format_array(self, array: Any) -> str:
-        return np.array2string(np.asarray(array), separator=", ")
-
     def random_source(self, seed: int | None, device: Any) -> NumpyRandom:
         return NumpyRandom(seed)
 

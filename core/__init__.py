@@ -11,7 +11,7 @@ Examples
 >>> y = plugrad.sum(plugrad.exp(x) * 2)
 >>> y.backward()
 >>> x.grad  # doctest: +ELLIPSIS
-tensor([ 5.43656..., 14.7781...])
+tensor([ 5.4366, 14.7781])
 """
 
 from __future__ import annotations
@@ -72,6 +72,7 @@ from .dtypes import (
 from .function import Function, FunctionCtx
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .graph import Node
+from .printing import get_printoptions, printoptions, set_printoptions
 from .random import Generator, manual_seed, rand, randn
 from .serialization import load, save
 from .tensor import Tensor
@@ -122,6 +123,7 @@ __all__ = [
     "full",
     "full_like",
     "func",
+    "get_printoptions",
     "int8",
     "int16",
     "int32",
@@ -137,11 +139,13 @@ __all__ = [
     "ones_like",
     "ops",
     "optim",
+    "printoptions",
     "rand",
     "randn",
     "save",
     "set_backend",
     "set_grad_enabled",
+    "set_printoptions",
     "tensor",
     "testing",
     "uint8",

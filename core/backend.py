@@ -129,10 +129,6 @@ class Backend:
         """Return a NumPy array with the contents of ``array`` (a copy if it lives elsewhere)."""
         raise NotImplementedError(f"backend {self.name!r} does not define to_numpy()")
 
-    def format_array(self, array: Any) -> str:
-        """Return the values of ``array`` as text for ``repr(tensor)``."""
-        return str(self.to_numpy(array))
-
     def synchronize(self, device: Any) -> None:
         """Wait until all work queued on ``device`` has finished (for timing)."""
 

@@ -311,7 +311,7 @@ def full(
     --------
     >>> import plugrad
     >>> plugrad.full((2,), 0.5)
-    tensor([0.5, 0.5])
+    tensor([0.5000, 0.5000])
     """
     return _filled("full", shape, dtype, target_device(device, backend), requires_grad, fill_value)
 
@@ -413,7 +413,7 @@ def arange(
     >>> plugrad.arange(4)
     tensor([0, 1, 2, 3])
     >>> plugrad.arange(0.0, 1.0, 0.25)
-    tensor([0.  , 0.25, 0.5 , 0.75])
+    tensor([0.0000, 0.2500, 0.5000, 0.7500])
     """
     if stop is None:
         start, stop = 0, start
@@ -471,7 +471,7 @@ def linspace(
     --------
     >>> import plugrad
     >>> plugrad.linspace(0.0, 1.0, 5)
-    tensor([0.  , 0.25, 0.5 , 0.75, 1.  ])
+    tensor([0.0000, 0.2500, 0.5000, 0.7500, 1.0000])
     """
     if dtype is None:
         is_complex = isinstance(start, complex) or isinstance(stop, complex)

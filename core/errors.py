@@ -19,6 +19,7 @@ __all__ = [
     "GradcheckError",
     "GraphFreedError",
     "InPlaceModificationError",
+    "InvalidArgumentError",
     "MissingDependencyError",
     "MissingProgramError",
     "PluginLoadWarning",
@@ -63,6 +64,10 @@ class FunctionBackwardError(PlugradError, RuntimeError):
 
 class DtypeError(PlugradError, TypeError):
     """A dtype cannot be used where it was given."""
+
+
+class InvalidArgumentError(PlugradError, ValueError):
+    """An argument has a value the function does not accept; the message lists what it accepts."""
 
 
 class ShapeError(PlugradError, ValueError):

@@ -51,7 +51,7 @@ def fftfreq(
     --------
     >>> import plugrad
     >>> plugrad.fft.fftfreq(4)
-    tensor([ 0.  ,  0.25, -0.5 , -0.25])
+    tensor([ 0.0000,  0.2500, -0.5000, -0.2500])
     """
     return _frequencies("fftfreq", n, d, dtype, device, backend, requires_grad)
 
@@ -72,6 +72,6 @@ def rfftfreq(
     --------
     >>> import plugrad
     >>> plugrad.fft.rfftfreq(4)
-    tensor([0.  , 0.25, 0.5 ])
+    tensor([0.0000, 0.2500, 0.5000])
     """
     return _frequencies("rfftfreq", n, d, dtype, device, backend, requires_grad)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import dtypes as _dtypes
 from . import ops as _ops
+from . import printing as _printing
 from .errors import BackwardError, DeviceMismatchError, DtypeError, ShapeError
 
 if TYPE_CHECKING:
@@ -22,6 +23,20 @@ else:
 __all__ = ["PostAccumulateGradHook", "RemovableHandle", "Tensor"]
 
 _object_new = object.__new__
+_PRINT_KINDS = {
+    "bool": "bool",
+    "signed integer": "int",
+    "unsigned integer": "int",
+    "real floating": "float",
+    "complex floating": "complex",
+}
+# Dtypes a repr leaves out, as PyTorch's does: those a Python literal gets by default.
+_UNSHOWN_DTYPES = (
+    _dtypes.default_float_dtype,
+    _dtypes.default_int_dtype,
+    _dtypes.default_complex_dtype,
+    _dtypes.bool,
+)
 #: The Array API versions plugrad implements (the last is ``plugrad.__array_api_version__``).
 _SUPPORTED_API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12", "2025.12")
 
@@ -272,19 +287,18 @@ class Tensor(_InstalledMethods):
 
     def __repr__(self) -> str:
         device = self._device
-        text = device.backend.format_array(self._array)
-        extras = []
         dtype = self.dtype
-        if dtype not in (_dtypes.default_float_dtype, _dtypes.default_int_dtype, _dtypes.bool):
-            extras.append(f"dtype={dtype!r}")
+        suffixes = []
+        if dtype not in _UNSHOWN_DTYPES:
+            suffixes.append(f"dtype={dtype!r}")
         if device.name != "numpy":
-            extras.append(f"device={device.name!r}")
+            suffixes.append(f"device={device.name!r}")
         if self._edge is not None:
-            extras.append(f"grad_fn={self.grad_fn!r}")
+            suffixes.append(f"grad_fn={self.grad_fn!r}")
         elif self._requires_grad:
-            extras.append("requires_grad=True")
-        body = text.replace("\n", "\n       ")
-        return f"tensor({body}{''.join(', ' + e for e in extras)})"
+            suffixes.append("requires_grad=True")
+        host = device.backend.to_numpy(self._array)
+        return _printing.format_tensor(host, self.shape, _PRINT_KINDS[dtype.kind], suffixes)
 
     def __array_namespace__(self, /, *, api_version: str | None = None) -> Any:
         """Return ``plugrad``, the Array API namespace of tensors.
@@ -735,7 +749,7 @@ class Tensor(_InstalledMethods):
         >>> import plugrad
         >>> w = plugrad.ones(3)
         >>> w.fill_(0.5)
-        tensor([0.5, 0.5, 0.5])
+        tensor([0.5000, 0.5000, 0.5000])
         """
         return _inplace.apply_inplace(self, _filled_with, value, name="fill_()")
 

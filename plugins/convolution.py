@@ -689,8 +689,8 @@ avg_pool2d = op(
     >>> import plugrad
     >>> x = plugrad.reshape(plugrad.arange(16.0), (1, 1, 4, 4))
     >>> plugrad.ops.avg_pool2d(x, kernel_size=2)
-    tensor([[[[ 2.5,  4.5],
-              [10.5, 12.5]]]])
+    tensor([[[[ 2.5000,  4.5000],
+              [10.5000, 12.5000]]]])
     """,
 ).vjp(
     lambda xp, g, ans, x, **params: xp.avg_pool2d_backward(
@@ -711,8 +711,8 @@ avg_pool2d_backward = op(
     >>> import plugrad
     >>> g = plugrad.ones((1, 1, 1, 2))
     >>> plugrad.ops.avg_pool2d_backward(g, input_size=(2, 4), kernel_size=2)
-    tensor([[[[0.25, 0.25, 0.25, 0.25],
-              [0.25, 0.25, 0.25, 0.25]]]])
+    tensor([[[[0.2500, 0.2500, 0.2500, 0.2500],
+              [0.2500, 0.2500, 0.2500, 0.2500]]]])
     """,
 ).vjp(lambda xp, g, ans, grad, *, input_size, **params: xp.avg_pool2d(g, **params))
 

@@ -37,7 +37,7 @@ astype = op(
     >>> x = plugrad.tensor([1.5, -2.5], requires_grad=True)
     >>> y = plugrad.astype(x, plugrad.float64)
     >>> y
-    tensor([ 1.5, -2.5], dtype=plugrad.float64, grad_fn=<AstypeBackward>)
+    tensor([ 1.5000, -2.5000], dtype=plugrad.float64, grad_fn=<AstypeBackward>)
     >>> plugrad.astype(x, plugrad.int32)
     tensor([ 1, -2], dtype=plugrad.int32)
     """,

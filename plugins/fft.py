@@ -109,7 +109,7 @@ fft = op(
     --------
     >>> import plugrad
     >>> plugrad.fft.fft(plugrad.tensor([1.0, 0.0, 0.0, 0.0]))
-    tensor([1.+0.j, 1.+0.j, 1.+0.j, 1.+0.j], dtype=plugrad.complex64)
+    tensor([1.+0.j, 1.+0.j, 1.+0.j, 1.+0.j])
     """,
 ).vjp(_fft_grad("ifft"))
 
@@ -126,7 +126,7 @@ ifft = op(
     --------
     >>> import plugrad
     >>> plugrad.fft.ifft(plugrad.tensor([4.0, 0.0, 0.0, 0.0]))
-    tensor([1.+0.j, 1.+0.j, 1.+0.j, 1.+0.j], dtype=plugrad.complex64)
+    tensor([1.+0.j, 1.+0.j, 1.+0.j, 1.+0.j])
     """,
 ).vjp(_fft_grad("fft"))
 
@@ -144,7 +144,7 @@ fftn = op(
     >>> import plugrad
     >>> plugrad.fft.fftn(plugrad.ones((2, 2)))
     tensor([[4.+0.j, 0.+0.j],
-            [0.+0.j, 0.+0.j]], dtype=plugrad.complex64)
+            [0.+0.j, 0.+0.j]])
     """,
 ).vjp(_fftn_grad("ifftn"))
 
@@ -162,7 +162,7 @@ ifftn = op(
     >>> import plugrad
     >>> plugrad.fft.ifftn(plugrad.ones((2, 2)))
     tensor([[1.+0.j, 0.+0.j],
-            [0.+0.j, 0.+0.j]], dtype=plugrad.complex64)
+            [0.+0.j, 0.+0.j]])
     """,
 ).vjp(_fftn_grad("fftn"))
 
@@ -194,7 +194,7 @@ rfft = op(
     --------
     >>> import plugrad
     >>> plugrad.fft.rfft(plugrad.tensor([1.0, 2.0, 3.0, 4.0]))
-    tensor([10.+0.j, -2.+2.j, -2.+0.j], dtype=plugrad.complex64)
+    tensor([10.+0.j, -2.+2.j, -2.+0.j])
     """,
 ).vjp(lambda xp, g, ans, x, *, n, axis, norm: _rfft_vjp(xp, g, x, n, axis, norm))
 
@@ -301,7 +301,7 @@ ihfft = op(
     --------
     >>> import plugrad
     >>> plugrad.fft.ihfft(plugrad.tensor([1.0, 1.0, 1.0, 1.0]))
-    tensor([1.-0.j, 0.-0.j, 0.-0.j], dtype=plugrad.complex64)
+    tensor([1.-0.j, 0.-0.j, 0.-0.j])
     """,
 ).vjp(
     # ihfft(x) = conj(rfft(x)) with the dual norm.
@@ -319,7 +319,7 @@ fftshift = op(
     --------
     >>> import plugrad
     >>> plugrad.fft.fftshift(plugrad.fft.fftfreq(4))
-    tensor([-0.5 , -0.25,  0.  ,  0.25])
+    tensor([-0.5000, -0.2500,  0.0000,  0.2500])
     """,
 ).vjp(lambda xp, g, ans, x, *, axes: xp.fft.ifftshift(g, axes=axes))
 
@@ -334,7 +334,7 @@ ifftshift = op(
     --------
     >>> import plugrad
     >>> plugrad.fft.ifftshift(plugrad.fft.fftshift(plugrad.fft.fftfreq(5)))
-    tensor([ 0. ,  0.2,  0.4, -0.4, -0.2])
+    tensor([ 0.0000,  0.2000,  0.4000, -0.4000, -0.2000])
     """,
 ).vjp(lambda xp, g, ans, x, *, axes: xp.fft.fftshift(g, axes=axes))
 

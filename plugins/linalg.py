@@ -164,7 +164,7 @@ slogdet = op(
     --------
     >>> import plugrad
     >>> plugrad.linalg.slogdet(plugrad.tensor([[1.0, 2.0], [3.0, 4.0]]))
-    slogdet_result(sign=tensor(-1.), logabsdet=tensor(0.6931472))
+    slogdet_result(sign=tensor(-1.), logabsdet=tensor(0.6931))
     """,
 ).vjp(_slogdet_grad)
 
@@ -179,8 +179,8 @@ inv = op(
     --------
     >>> import plugrad
     >>> plugrad.linalg.inv(plugrad.tensor([[2.0, 0.0], [0.0, 4.0]]))
-    tensor([[0.5 , 0.  ],
-            [0.  , 0.25]])
+    tensor([[0.5000, 0.0000],
+            [0.0000, 0.2500]])
     """,
 ).vjp(lambda xp, g, ans, x: -xp.matmul(xp.matmul(_mH(xp, ans), g), _mH(xp, ans)))
 
@@ -214,7 +214,7 @@ solve = op(
     --------
     >>> import plugrad
     >>> plugrad.linalg.solve(plugrad.tensor([[2.0, 0.0], [0.0, 4.0]]), plugrad.tensor([1.0, 1.0]))
-    tensor([0.5 , 0.25])
+    tensor([0.5000, 0.2500])
     """,
 ).vjp(_solve_grad(0), _solve_grad(1))
 
@@ -267,8 +267,8 @@ qr = op(
     >>> import plugrad
     >>> Q, R = plugrad.linalg.qr(plugrad.tensor([[3.0, 1.0], [4.0, 2.0]]))
     >>> plugrad.abs(R)
-    tensor([[5. , 2.2],
-            [0. , 0.4]])
+    tensor([[5.0000, 2.2000],
+            [0.0000, 0.4000]])
     """,
 ).vjp(_qr_grad)
 
@@ -448,7 +448,7 @@ eig = op(
     --------
     >>> import plugrad
     >>> plugrad.linalg.eig(plugrad.tensor([[0.0, -1.0], [1.0, 0.0]])).eigenvalues
-    tensor([0.+1.j, 0.-1.j], dtype=plugrad.complex64)
+    tensor([0.+1.j, 0.-1.j])
     """,
 ).vjp(lambda xp, g, ans, x: cast(xp, _eig_grad_from(xp, g[0], g[1], ans[0], ans[1]), x.dtype))
 
@@ -469,7 +469,7 @@ eigvals = op(
     --------
     >>> import plugrad
     >>> plugrad.linalg.eigvals(plugrad.tensor([[2.0, 0.0], [0.0, 3.0]]))
-    tensor([2.+0.j, 3.+0.j], dtype=plugrad.complex64)
+    tensor([2.+0.j, 3.+0.j])
     """,
 ).vjp(_eigvals_grad)
 

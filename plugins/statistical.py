@@ -70,8 +70,8 @@ mean = op(
     --------
     >>> import plugrad
     >>> plugrad.mean(plugrad.tensor([[1.0, 2.0], [3.0, 4.0]]), axis=1, keepdims=True)
-    tensor([[1.5],
-            [3.5]])
+    tensor([[1.5000],
+            [3.5000]])
     """,
 ).vjp(
     lambda xp, g, ans, x, *, axis, keepdims: (
@@ -138,9 +138,9 @@ var = op(
     --------
     >>> import plugrad
     >>> plugrad.var(plugrad.tensor([1.0, 2.0, 3.0, 4.0]))
-    tensor(1.25)
+    tensor(1.2500)
     >>> plugrad.var(plugrad.tensor([1.0, 2.0, 3.0, 4.0]), correction=1)
-    tensor(1.6666666)
+    tensor(1.6667)
     """,
 ).vjp(_var_grad)
 
@@ -195,7 +195,7 @@ max = op(
     >>> x = plugrad.tensor([1.0, 3.0, 3.0], requires_grad=True)
     >>> plugrad.max(x).backward()
     >>> x.grad
-    tensor([0. , 0.5, 0.5])
+    tensor([0.0000, 0.5000, 0.5000])
     """,
 ).vjp(_extremum_grad)
 
@@ -211,7 +211,7 @@ min = op(
     --------
     >>> import plugrad
     >>> plugrad.min(plugrad.tensor([[1.0, -3.0], [0.5, 2.0]]), axis=0)
-    tensor([ 0.5, -3. ])
+    tensor([ 0.5000, -3.0000])
     """,
 ).vjp(_extremum_grad)
 

@@ -53,7 +53,7 @@ class Sigmoid(Module):
     --------
     >>> import plugrad
     >>> plugrad.nn.Sigmoid()(plugrad.tensor([0.0]))
-    tensor([0.5])
+    tensor([0.5000])
     """
 
     def forward(self, input: Tensor) -> Tensor:
@@ -81,7 +81,7 @@ class Softmax(Module):
     --------
     >>> import plugrad
     >>> plugrad.nn.Softmax(dim=0)(plugrad.tensor([0.0, 0.0]))
-    tensor([0.5, 0.5])
+    tensor([0.5000, 0.5000])
     """
 
     def __init__(self, dim: int) -> None:
@@ -102,7 +102,7 @@ class LogSoftmax(Module):
     --------
     >>> import plugrad
     >>> plugrad.nn.LogSoftmax(dim=0)(plugrad.tensor([0.0, 0.0]))
-    tensor([-0.6931472, -0.6931472])
+    tensor([-0.6931, -0.6931])
     """
 
     def __init__(self, dim: int) -> None:

@@ -22,7 +22,7 @@ Examples
 >>> loss = F.cross_entropy(logits, plugrad.tensor([0]))
 >>> loss.backward()
 >>> logits.grad
-tensor([[-0.21440291,  0.17529039,  0.03911258]])
+tensor([[-0.2144,  0.1753,  0.0391]])
 """
 
 from __future__ import annotations
@@ -153,7 +153,7 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     >>> import plugrad
     >>> import plugrad.nn.functional as F
     >>> F.gelu(plugrad.tensor([1.0]))
-    tensor([0.8413448])
+    tensor([0.8413])
     """
     if approximate not in ("none", "tanh"):
         raise ValueError(f"gelu(): approximate must be 'none' or 'tanh', got {approximate!r}")
@@ -168,7 +168,7 @@ def sigmoid(input: Tensor) -> Tensor:
     >>> import plugrad
     >>> import plugrad.nn.functional as F
     >>> F.sigmoid(plugrad.tensor([0.0]))
-    tensor([0.5])
+    tensor([0.5000])
     """
     return _ops.sigmoid(input)
 
@@ -207,7 +207,7 @@ def softmax(input: Tensor, dim: int, dtype: _dtypes.DType | None = None) -> Tens
     >>> import plugrad
     >>> import plugrad.nn.functional as F
     >>> F.softmax(plugrad.tensor([[0.0, 0.0, 0.0, 0.0]]), dim=1)
-    tensor([[0.25, 0.25, 0.25, 0.25]])
+    tensor([[0.2500, 0.2500, 0.2500, 0.2500]])
     """
     return _ops.softmax(_cast(input, dtype), axis=dim)
 
@@ -220,7 +220,7 @@ def log_softmax(input: Tensor, dim: int, dtype: _dtypes.DType | None = None) -> 
     >>> import plugrad
     >>> import plugrad.nn.functional as F
     >>> F.log_softmax(plugrad.tensor([0.0, 0.0]), dim=0)
-    tensor([-0.6931472, -0.6931472])
+    tensor([-0.6931, -0.6931])
     """
     return _ops.log_softmax(_cast(input, dtype), axis=dim)
 
@@ -366,9 +366,9 @@ def cross_entropy(
     >>> import plugrad.nn.functional as F
     >>> logits = plugrad.tensor([[1.0, 2.0, 0.5], [0.1, 0.2, 3.0]])
     >>> F.cross_entropy(logits, plugrad.tensor([1, 2]))
-    tensor(0.2869851)
+    tensor(0.2870)
     >>> F.cross_entropy(logits, plugrad.tensor([1, -100]), reduction="none")
-    tensor([0.46436873, 0.        ])
+    tensor([0.4644, 0.0000])
     """
     _check_reduction("cross_entropy", reduction)
     _check_tensor("input", "cross_entropy", input)
@@ -449,7 +449,7 @@ def nll_loss(
     >>> import plugrad
     >>> import plugrad.nn.functional as F
     >>> F.nll_loss(plugrad.tensor([[-0.5, -1.0], [-2.0, -0.1]]), plugrad.tensor([0, 1]))
-    tensor(0.3)
+    tensor(0.3000)
     """
     _check_reduction("nll_loss", reduction)
     _check_tensor("input", "nll_loss", input)
@@ -497,7 +497,7 @@ def binary_cross_entropy_with_logits(
     >>> import plugrad.nn.functional as F
     >>> x = plugrad.tensor([0.0, 2.0])
     >>> F.binary_cross_entropy_with_logits(x, plugrad.tensor([0.0, 1.0]))
-    tensor(0.41003758)
+    tensor(0.4100)
     """
     _check_reduction("binary_cross_entropy_with_logits", reduction)
     _check_tensor("input", "binary_cross_entropy_with_logits", input)
@@ -530,7 +530,7 @@ def layer_norm(
     >>> import plugrad
     >>> import plugrad.nn.functional as F
     >>> F.layer_norm(plugrad.tensor([[0.0, 2.0]]), (2,))
-    tensor([[-0.999995,  0.999995]])
+    tensor([[-1.0000,  1.0000]])
     """
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     if (
@@ -775,8 +775,8 @@ def avg_pool2d(
     >>> import plugrad
     >>> import plugrad.nn.functional as F
     >>> F.avg_pool2d(plugrad.ones((1, 1, 2, 2)), 2, padding=1)
-    tensor([[[[0.25, 0.25],
-              [0.25, 0.25]]]])
+    tensor([[[[0.2500, 0.2500],
+              [0.2500, 0.2500]]]])
     >>> F.avg_pool2d(plugrad.ones((1, 1, 2, 2)), 2, padding=1, count_include_pad=False)
     tensor([[[[1., 1.],
               [1., 1.]]]])

@@ -97,7 +97,7 @@ def constant_(tensor: Tensor, val: float) -> Tensor:
     --------
     >>> import plugrad
     >>> plugrad.nn.init.constant_(plugrad.empty(2), 0.5)
-    tensor([0.5, 0.5])
+    tensor([0.5000, 0.5000])
     """
     return _fill(tensor, val)
 

@@ -43,7 +43,7 @@ class CrossEntropyLoss(Module):
     >>> import plugrad
     >>> loss = plugrad.nn.CrossEntropyLoss(label_smoothing=0.1)
     >>> loss(plugrad.tensor([[3.0, 0.0]]), plugrad.tensor([0]))
-    tensor(0.19858733)
+    tensor(0.1986)
     """
 
     def __init__(
@@ -77,7 +77,7 @@ class NLLLoss(Module):
     --------
     >>> import plugrad
     >>> plugrad.nn.NLLLoss()(plugrad.tensor([[-0.1, -2.4]]), plugrad.tensor([1]))
-    tensor(2.4)
+    tensor(2.4000)
     """
 
     def __init__(
@@ -104,7 +104,7 @@ class BCEWithLogitsLoss(Module):
     >>> import plugrad
     >>> loss = plugrad.nn.BCEWithLogitsLoss(pos_weight=plugrad.tensor([2.0]))
     >>> loss(plugrad.tensor([[0.0]]), plugrad.tensor([[1.0]]))
-    tensor(1.3862944)
+    tensor(1.3863)
     """
 
     def __init__(

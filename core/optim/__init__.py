@@ -15,7 +15,7 @@ Examples
 ...     loss.backward()
 ...     opt.step()
 >>> w
-tensor([ 0.5 , -0.25], requires_grad=True)
+tensor([ 0.5000, -0.2500], requires_grad=True)
 """
 
 from __future__ import annotations

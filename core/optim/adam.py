@@ -236,7 +236,7 @@ class AdamW(Adam):
     >>> (w * w).sum().backward()
     >>> opt.step()
     >>> w  # shrunk by 1 - 0.1 * 0.5, then moved by lr against the gradient's sign
-    tensor([ 0.85, -1.8 ], requires_grad=True)
+    tensor([ 0.8500, -1.8000], requires_grad=True)
     """
 
     _decoupled_weight_decay = True

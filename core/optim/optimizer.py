@@ -74,7 +74,7 @@ class Optimizer:
     >>> (w.sum() + 2 * b).backward()
     >>> opt.step()
     >>> w, b
-    (tensor([0.9, 1.9], requires_grad=True), tensor(-0.5, requires_grad=True))
+    (tensor([0.9000, 1.9000], requires_grad=True), tensor(-0.5000, requires_grad=True))
     """
 
     def __init__(self, params: ParamsT, defaults: dict[str, Any]) -> None:
@@ -235,7 +235,7 @@ class Optimizer:
         >>> opt.step(closure)
         tensor(9., grad_fn=<SumBackward>)
         >>> w
-        tensor([1.5], requires_grad=True)
+        tensor([1.5000], requires_grad=True)
         """
         loss = None
         if closure is not None:

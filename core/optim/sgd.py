@@ -61,7 +61,7 @@ class SGD(Optimizer):
     ...     (w * w).sum().backward()
     ...     opt.step()
     >>> w
-    tensor([ 0.46, -0.92], requires_grad=True)
+    tensor([ 0.4600, -0.9200], requires_grad=True)
     """
 
     def __init__(

@@ -107,9 +107,6 @@ class TorchBackend(Backend):
         view.flags.writeable = False  # writing through it would bypass autograd
         return view
 
-    def format_array(self, array: Any) -> str:
-        return np.array2string(self.to_numpy(array), separator=", ")
-
     def random_source(self, seed: int | None, device: Any) -> TorchRandom:
         return TorchRandom(seed)
 

@@ -1,0 +1,99 @@
+"""Tensors print in PyTorch's layout, and the print options work as PyTorch's do."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import plugrad
+from plugrad.errors import InvalidArgumentError
+
+VALUES = [
+    pytest.param([0.0, 1.5430806], "float32", id="decimals"),
+    pytest.param([1.0, 2.0, -3.0], "float32", id="whole-numbers"),
+    pytest.param([1e-10, 1.718], "float64", id="small-scientific"),
+    pytest.param([1e9, 1.0], "float32", id="large-scientific"),
+    pytest.param([123456.0, 1.0], "float32", id="wide-range"),
+    pytest.param([0.0, math.nan, math.inf, -2.5], "float32", id="non-finite"),
+    pytest.param([0.0, math.nan, -math.inf, -2.0], "float32", id="non-finite-whole"),
+    pytest.param([1e-5, 1e-5], "float32", id="tiny"),
+    pytest.param([math.nan], "float32", id="nan-only"),
+    pytest.param(3.25, "float32", id="scalar"),
+    pytest.param(3.0, "float64", id="scalar-whole"),
+    pytest.param([-1, 20, 3], "int64", id="int"),
+    pytest.param([[7, -8]], "int32", id="int32"),
+    pytest.param([[True, False]], "bool", id="bool"),
+    pytest.param([1 + 2j, 3.5 - 1j], "complex64", id="complex"),
+    pytest.param(np.arange(12.0).reshape(2, 2, 3), "float32", id="3d"),
+    pytest.param((np.arange(40.0) * 1.5).reshape(2, 20), "float32", id="wrapped-rows"),
+    pytest.param(np.arange(2000.0), "float32", id="summarized"),
+    pytest.param(np.zeros((3, 400)), "float32", id="summarized-2d"),
+    pytest.param(np.linspace(-1, 1, 5000).reshape(50, 100), "float64", id="summarized-both"),
+    pytest.param(np.zeros((0, 3)), "float32", id="empty-shaped"),
+    pytest.param(np.zeros((0,)), "float32", id="empty"),
+]
+
+
+@pytest.mark.parametrize(("values", "dtype"), VALUES)
+def test_repr_matches_pytorch(values: object, dtype: str) -> None:
+    torch = pytest.importorskip("torch")
+    expected = repr(torch.tensor(np.asarray(values), dtype=getattr(torch, dtype)))
+    got = repr(plugrad.tensor(np.asarray(values), dtype=getattr(plugrad, dtype)))
+    assert got == expected.replace("torch.", "plugrad.")
+
+
+def test_repr_shows_grad_state_and_device_name() -> None:
+    x = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    assert repr(x) == "tensor([1., 2.], requires_grad=True)"
+    assert repr(x * 2) == "tensor([2., 4.], grad_fn=<MulBackward>)"
+
+
+def test_precision_and_profiles() -> None:
+    x = plugrad.tensor([3.14159, 2.71828])
+    try:
+        plugrad.set_printoptions(precision=2)
+        assert repr(x) == "tensor([3.14, 2.72])"
+        assert plugrad.get_printoptions()["precision"] == 2
+        plugrad.set_printoptions(sci_mode=True)
+        assert repr(x) == "tensor([3.14e+00, 2.72e+00])"
+        plugrad.set_printoptions(profile="full")
+        assert "..." not in repr(plugrad.zeros(2000))
+    finally:
+        plugrad.set_printoptions(profile="default")
+    assert repr(x) == "tensor([3.1416, 2.7183])"
+    assert plugrad.get_printoptions() == {
+        "precision": 4,
+        "threshold": 1000,
+        "edgeitems": 3,
+        "linewidth": 80,
+        "sci_mode": None,
+    }
+
+
+def test_printoptions_context_restores_even_on_error() -> None:
+    x = plugrad.tensor([0.25, 1.5])
+    with pytest.raises(RuntimeError, match="inside"):
+        with plugrad.printoptions(precision=1, threshold=10):
+            assert repr(x) == "tensor([0.2, 1.5])"
+            raise RuntimeError("inside")
+    assert plugrad.get_printoptions()["precision"] == 4
+    assert plugrad.get_printoptions()["threshold"] == 1000
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"precision": -1}, "precision must be a non-negative int"),
+        ({"threshold": 2.5}, "threshold must be a non-negative int"),
+        ({"linewidth": True}, "linewidth must be a non-negative int"),
+        ({"sci_mode": "yes"}, "sci_mode must be True, False or None"),
+        ({"profile": "long"}, "unknown print profile 'long'"),
+    ],
+)
+def test_bad_options_are_refused_and_change_nothing(kwargs: dict, message: str) -> None:
+    before = plugrad.get_printoptions()
+    with pytest.raises(InvalidArgumentError, match=message):
+        plugrad.set_printoptions(**kwargs)
+    assert plugrad.get_printoptions() == before
