@@ -7,12 +7,13 @@ namespace (or ``plugrad.linalg``, ``plugrad.fft``); the neural-network ops
 from third-party plugins live here only.
 """
 
-from __future__ import annotations
+import typing as _typing
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+# Only ops are public attributes here: what type checkers need is imported for them alone.
+if _typing.TYPE_CHECKING:  # the built-in ops as type checkers see them; plugins' ops are untyped
+    from collections.abc import Callable
+    from typing import Any
 
-if TYPE_CHECKING:  # the built-in ops as type checkers see them; plugins' ops are untyped
     from ._api_ops import *  # noqa: F403
 
     def __getattr__(name: str) -> Callable[..., Any]: ...
