@@ -16,9 +16,9 @@ tensor([ 5.4366, 14.7781])
 
 from __future__ import annotations
 
+import typing as _typing
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as _version
-from typing import TYPE_CHECKING
 
 from . import autograd, errors, fft, func, linalg, nn, ops, optim, testing, viz
 from .backend_selection import default_device, set_backend, use_backend
@@ -162,7 +162,7 @@ __all__ = [
 from . import registry as _registry
 
 _registry.load()
-if TYPE_CHECKING:  # the functions load() installs, as type checkers see them
+if _typing.TYPE_CHECKING:  # the functions load() installs, as type checkers see them
     from ._api_plugrad import *  # noqa: F403
 # The built-in op functions installed here; a name already public (the fft module) is listed once.
 __all__ += [name for name in _registry.op_names() if name in globals() and name not in __all__]

@@ -7,14 +7,14 @@ when plugrad loads its plugins, like every other op; :func:`fftfreq` and
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import typing as _typing
 
 from . import dtypes as _dtypes
 from .backend import Device
 from .creation import leaf, target_device
 from .tensor import Tensor
 
-if TYPE_CHECKING:  # the transforms plugin loading installs, as type checkers see them
+if _typing.TYPE_CHECKING:  # the transforms plugin loading installs, as type checkers see them
     from ._api_fft import *  # noqa: F403
 
 __all__ = ["fftfreq", "rfftfreq"]
