@@ -16,10 +16,25 @@ tensor([ 5.4366, 14.7781])
 
 from __future__ import annotations
 
+import typing as _typing
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as _version
 
-from . import autograd, cuda, distributed, errors, fft, func, linalg, nn, ops, optim, utils, viz
+from . import (
+    autograd,
+    cuda,
+    distributed,
+    errors,
+    fft,
+    func,
+    linalg,
+    nn,
+    ops,
+    optim,
+    testing,
+    utils,
+    viz,
+)
 from .backend_selection import default_device, set_backend, set_default_device, use_backend
 from .compiler import compile
 from .creation import (
@@ -170,6 +185,7 @@ __all__ = [
     "set_grad_enabled",
     "set_printoptions",
     "tensor",
+    "testing",
     "uint8",
     "uint16",
     "uint32",
@@ -200,6 +216,8 @@ __all__ = [
 from . import registry as _registry
 
 _registry.load()
+if _typing.TYPE_CHECKING:  # the functions load() installs, as type checkers see them
+    from ._api_plugrad import *  # noqa: F403
 # The built-in op functions installed here; a name already public (the fft module) is listed once.
 __all__ += [name for name in _registry.op_names() if name in globals() and name not in __all__]
 

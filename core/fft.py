@@ -7,10 +7,15 @@ when plugrad loads its plugins, like every other op; :func:`fftfreq` and
 
 from __future__ import annotations
 
+import typing as _typing
+
 from . import dtypes as _dtypes
 from .backend import Device
 from .creation import leaf, target_device
 from .tensor import Tensor
+
+if _typing.TYPE_CHECKING:  # the transforms plugin loading installs, as type checkers see them
+    from ._api_fft import *  # noqa: F403
 
 __all__ = ["fftfreq", "rfftfreq"]
 

@@ -43,6 +43,8 @@ class FunctionCtx(Node):
     # No __slots__: user code stores its own attributes on ctx.
     _function: ClassVar[type[Function]]
     _saved: tuple[Any, ...] | None
+    _input_meta: tuple[Any, ...]
+    _output_specs: tuple[Any, ...]
 
     def __init__(self) -> None:
         self._hooks = None
@@ -237,6 +239,7 @@ class OnceDifferentiableBackward(Node):
     """Where the result of a ``once_differentiable`` backward enters a second-order graph."""
 
     __slots__ = ("_function_name",)
+    _function_name: str
 
     def _backward(self, grad: Any, create_graph: bool) -> tuple[Any, ...]:
         raise BackwardError(

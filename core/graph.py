@@ -25,6 +25,7 @@ from .errors import GraphFreedError, InPlaceModificationError, PluginOutputError
 from .tensor import Tensor, _wrap
 
 if TYPE_CHECKING:
+    from .backend import Device
     from .opdef import OpDef
 
 __all__ = [
@@ -119,6 +120,10 @@ class Node:
     # Nodes define no __len__ or __bool__, so they are always true: the per-op path
     # writes an input's edge as ``x._edge or x``.
     __slots__ = ("__weakref__", "_device", "_edges", "_hooks", "_trace")
+    _device: Device
+    _edges: tuple[Any, ...]
+    _hooks: list[Any] | None
+    _trace: Any
     #: How many tensors the operation produced.
     n_outputs: ClassVar[int] = 1
 
@@ -210,6 +215,12 @@ class OpNode(Node):
     """
 
     __slots__ = ("_ans", "_ans_counter", "_params", "_saved", "_saved_tensors", "_versions")
+    _ans: Any
+    _ans_counter: Any
+    _params: dict[str, Any] | None
+    _saved: tuple[Any, ...] | None
+    _saved_tensors: tuple[Any, ...] | None
+    _versions: tuple[Any, ...] | None
     op: ClassVar[OpDef]
 
     def _backward(self, grad: Any, create_graph: bool) -> tuple[Any, ...]:
@@ -414,6 +425,7 @@ class GeneralOpNode(OpNode):
     """
 
     __slots__ = ("_out_specs", "n_outputs")
+    _out_specs: tuple[Any, ...]
 
     def _backward(self, grad: Any, create_graph: bool) -> tuple[Any, ...]:
         args = self._saved

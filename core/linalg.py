@@ -13,7 +13,11 @@ same thing with raw backend arrays and, under ``create_graph=True``, with Tensor
 from __future__ import annotations
 
 import sys
+import typing as _typing
 from typing import Any
+
+if _typing.TYPE_CHECKING:  # the functions plugin loading installs, as type checkers see them
+    from ._api_linalg import *  # noqa: F403
 
 _SHARED = ("matmul", "matrix_transpose", "tensordot", "vecdot")
 

@@ -14,8 +14,11 @@ from . import printing as _printing
 from .errors import BackwardError, DeviceMismatchError, DtypeError, ShapeError
 
 if TYPE_CHECKING:
+    from ._api_tensor import InstalledTensorMethods as _InstalledMethods
     from .backend import Backend, Device
     from .graph import Node
+else:
+    _InstalledMethods = object  # the methods are set on the class when plugins load
 
 __all__ = ["PostAccumulateGradHook", "RemovableHandle", "Size", "Tensor"]
 
@@ -40,7 +43,7 @@ _UNSHOWN_DTYPES = (
 _SUPPORTED_API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12", "2025.12")
 
 
-class Tensor:
+class Tensor(_InstalledMethods):
     """An array on some backend that can take part in automatic differentiation.
 
     Create tensors with :func:`plugrad.tensor`, :func:`plugrad.asarray` and the
@@ -73,6 +76,13 @@ class Tensor:
         "_hooks",
         "_requires_grad",
     )
+    _array: Any
+    _counter: list[int] | None
+    _device: Device
+    _edge: Any
+    _grad: Tensor | None
+    _hooks: Any
+    _requires_grad: bool
 
     # Let Tensor's reflected operators handle `ndarray + tensor`, instead of numpy.
     __array_ufunc__ = None
@@ -1064,7 +1074,7 @@ class Tensor:
         return _ops.greater_equal(self, other)
 
 
-def _wrap(array: Any, device: Device, requires_grad: bool, edge: tuple[Any, int] | None) -> Tensor:
+def _wrap(array: Any, device: Device, requires_grad: bool, edge: Any) -> Tensor:
     """Make a Tensor without running ``__init__`` (the per-op path uses this)."""
     t = _object_new(Tensor)
     t._array = array

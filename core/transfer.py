@@ -41,6 +41,7 @@ class ToDeviceBackward(Node):
     """Backward of :meth:`Tensor.to`: moves the gradient back to the source device."""
 
     __slots__ = ("_source",)
+    _source: Device
 
     def _backward(self, grad: Any, create_graph: bool) -> tuple[Any, ...]:
         if create_graph:

@@ -15,9 +15,9 @@ if importlib.util.find_spec("jax") is not None:
 
     jax.config.update("jax_enable_x64", True)
 
-from op_table import available_backends, skipped_backends
 
 import plugrad
+from plugrad.testing import backends_left_out, backends_under_test
 
 Program = Callable[..., plugrad.Tensor]
 
@@ -35,14 +35,14 @@ def on_numpy() -> Iterator[plugrad.backend.Device]:
 
 
 def pytest_report_header() -> str:
-    line = f"op tables and backend fixtures run on: {', '.join(available_backends())}"
-    left_out = skipped_backends()
+    line = f"op tables and backend fixtures run on: {', '.join(backends_under_test())}"
+    left_out = backends_left_out()
     if left_out:
         line += f" (also installed: {', '.join(left_out)}; PLUGRAD_TEST_BACKENDS=all runs them)"
     return line
 
 
-@pytest.fixture(params=available_backends())
+@pytest.fixture(params=backends_under_test())
 def backend(request: pytest.FixtureRequest) -> Iterator[plugrad.backend.Device]:
     """Run a test once per available backend, with it as the default device."""
     with plugrad.use_backend(request.param) as device:

@@ -23,20 +23,19 @@ from plugrad import cli
 DOCS_STATIC = Path(__file__).resolve().parent.parent / "docs" / "_static"
 
 
+def _classic_leaves() -> list[plugrad.Tensor]:
+    """a, b, c, d of the classic example e = a*b + log(d)*c."""
+    return [plugrad.tensor(value, requires_grad=True) for value in (2.0, 3.0, 4.0, 5.0)]
+
+
 def classic() -> plugrad.viz.Graph:
-    a = plugrad.tensor(2.0, requires_grad=True)
-    b = plugrad.tensor(3.0, requires_grad=True)
-    c = plugrad.tensor(4.0, requires_grad=True)
-    d = plugrad.tensor(5.0, requires_grad=True)
+    a, b, c, d = _classic_leaves()
     e = a * b + plugrad.log(d) * c
     return plugrad.viz.graph(e, names={"a": a, "b": b, "c": c, "d": d, "e": e})
 
 
 def classic_values_and_grads() -> plugrad.viz.Graph:
-    a = plugrad.tensor(2.0, requires_grad=True)
-    b = plugrad.tensor(3.0, requires_grad=True)
-    c = plugrad.tensor(4.0, requires_grad=True)
-    d = plugrad.tensor(5.0, requires_grad=True)
+    a, b, c, d = _classic_leaves()
     u = a * b
     t = plugrad.log(d)
     v = t * c
@@ -47,10 +46,7 @@ def classic_values_and_grads() -> plugrad.viz.Graph:
 
 
 def classic_backward() -> plugrad.viz.Graph:
-    a = plugrad.tensor(2.0, requires_grad=True)
-    b = plugrad.tensor(3.0, requires_grad=True)
-    c = plugrad.tensor(4.0, requires_grad=True)
-    d = plugrad.tensor(5.0, requires_grad=True)
+    a, b, c, d = _classic_leaves()
     e = a * b + plugrad.log(d) * c
     e.backward()
     names = {"a": a, "b": b, "c": c, "d": d, "e": e}

@@ -6,12 +6,11 @@ import math
 
 from .. import dtypes as _dtypes
 from ..backend import Device
-from ..creation import empty
 from ..tensor import Tensor
 from . import functional as F
 from . import init
 from .module import Module
-from .parameter import Parameter
+from .parameter import add_weight_and_bias
 
 __all__ = ["Conv2d"]
 
@@ -20,7 +19,7 @@ def _pair(name: str, value: int | tuple[int, int]) -> tuple[int, int]:
     pair = (value, value) if isinstance(value, int) else tuple(value)
     if len(pair) != 2 or not all(isinstance(v, int) for v in pair):
         raise ValueError(f"Conv2d: {name} must be an int or a pair of ints, got {value!r}")
-    return pair  # type: ignore[return-value]
+    return pair
 
 
 class Conv2d(Module):
@@ -90,13 +89,10 @@ class Conv2d(Module):
         self.padding = padding if isinstance(padding, str) else _pair("padding", padding)
         self.dilation = _pair("dilation", dilation)
         self.groups = groups
-        where = {"device": device, "dtype": dtype, "backend": backend}
-        shape = (out_channels, in_channels // groups, *self.kernel_size)
-        self.weight = Parameter(empty(shape, **where))
-        if bias:
-            self.bias = Parameter(empty((out_channels,), **where))
-        else:
-            self.register_parameter("bias", None)
+        add_weight_and_bias(
+            self, (out_channels, in_channels // groups, *self.kernel_size),
+            (out_channels,) if bias else None, device=device, dtype=dtype, backend=backend,
+        )  # fmt: skip
         self.reset_parameters()
 
     def reset_parameters(self) -> None:

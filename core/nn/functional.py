@@ -97,7 +97,7 @@ def _pair(function: str, name: str, value: Any, minimum: int) -> tuple[int, int]
         raise ValueError(
             f"{function}(): {name} must be an int or a pair of ints >= {minimum}, got {value!r}"
         )
-    return pair  # type: ignore[return-value]
+    return pair
 
 
 # -- linear and activations ---------------------------------------------------------------

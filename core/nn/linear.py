@@ -6,12 +6,11 @@ import math
 
 from .. import dtypes as _dtypes
 from ..backend import Device
-from ..creation import empty
 from ..tensor import Tensor
 from . import functional as F
 from . import init
 from .module import Module
-from .parameter import Parameter
+from .parameter import add_weight_and_bias
 
 __all__ = ["Linear"]
 
@@ -64,12 +63,10 @@ class Linear(Module):
                 raise ValueError(f"Linear: {name} must be a non-negative int, got {value!r}")
         self.in_features = in_features
         self.out_features = out_features
-        where = {"device": device, "dtype": dtype, "backend": backend}
-        self.weight = Parameter(empty((out_features, in_features), **where))
-        if bias:
-            self.bias = Parameter(empty((out_features,), **where))
-        else:
-            self.register_parameter("bias", None)
+        add_weight_and_bias(
+            self, (out_features, in_features), (out_features,) if bias else None,
+            device=device, dtype=dtype, backend=backend,
+        )  # fmt: skip
         self.reset_parameters()
 
     def reset_parameters(self) -> None:

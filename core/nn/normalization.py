@@ -6,12 +6,11 @@ from collections.abc import Sequence
 
 from .. import dtypes as _dtypes
 from ..backend import Device
-from ..creation import empty
 from ..tensor import Tensor
 from . import functional as F
 from . import init
 from .module import Module
-from .parameter import Parameter
+from .parameter import add_weight_and_bias
 
 __all__ = ["LayerNorm"]
 
@@ -51,13 +50,10 @@ class LayerNorm(Module):
         self.normalized_shape = shape
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        where = {"device": device, "dtype": dtype, "backend": backend}
         if elementwise_affine:
-            self.weight = Parameter(empty(shape, **where))
-            if bias:
-                self.bias = Parameter(empty(shape, **where))
-            else:
-                self.register_parameter("bias", None)
+            add_weight_and_bias(
+                self, shape, shape if bias else None, device=device, dtype=dtype, backend=backend
+            )
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)

@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+from functions import Exp, identity_with_backward
 
 import plugrad
 from plugrad.autograd import grad
@@ -41,15 +42,11 @@ def test_grad_of_intermediate_tensors() -> None:
 def test_grad_prunes_branches_that_do_not_lead_to_inputs() -> None:
     calls = []
 
-    class Spy(plugrad.Function):
-        @staticmethod
-        def forward(ctx, t):
-            return t * 1
+    def spy(ctx, g):
+        calls.append("spy")
+        return g
 
-        @staticmethod
-        def backward(ctx, g):
-            calls.append("spy")
-            return g
+    Spy = identity_with_backward("Spy", spy)
 
     x, w = f64(1.0), f64(2.0)
     loss = plugrad.sum(x * 2 + Spy.apply(w))
@@ -191,14 +188,7 @@ def test_anomaly_mode_names_op_plugin_backend_and_user_code() -> None:
 
 
 def test_anomaly_mode_reports_nan_and_custom_functions() -> None:
-    class NanGrad(plugrad.Function):
-        @staticmethod
-        def forward(ctx, t):
-            return t * 1
-
-        @staticmethod
-        def backward(ctx, g):
-            return g * math.nan
+    NanGrad = identity_with_backward("NanGrad", lambda ctx, g: g * math.nan)
 
     x = f64(1.0)
     with plugrad.autograd.detect_anomaly():
@@ -266,20 +256,7 @@ def c128(*values: complex) -> plugrad.Tensor:
     return plugrad.tensor(list(values), dtype=plugrad.complex128, requires_grad=True)
 
 
-class ExpWithoutConj(plugrad.Function):
-    """exp's backward as g * exp(z): right for real inputs, wrong for complex ones (the
-    convention needs g * conj(exp(z)))."""
-
-    @staticmethod
-    def forward(ctx, z):
-        result = plugrad.exp(z)
-        ctx.save_for_backward(result)
-        return result
-
-    @staticmethod
-    def backward(ctx, grad):
-        (result,) = ctx.saved_tensors
-        return grad * result
+ExpWithoutConj = Exp  # backward g * exp(z), without the conjugate complex inputs need
 
 
 class RealPartOnly(plugrad.Function):

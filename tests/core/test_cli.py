@@ -10,10 +10,10 @@ import types
 from pathlib import Path
 
 import pytest
+from doubles import UnavailableBackend
 
 import plugrad
 from plugrad import cli, registry
-from plugrad.backend import Backend
 from plugrad.hookspecs import hookimpl
 from plugrad.kerneldef import kernel
 
@@ -26,20 +26,12 @@ def run(capsys, *args: str) -> str:
     return capsys.readouterr().out
 
 
-class Missing(Backend):
-    name = "missing_cli"
-
-    def unavailable_reason(self):
-        return "missinglib is not installed; pip install missinglib"
-
-    def namespace(self):
-        raise AssertionError("plugrad info must not import an unavailable backend's library")
-
-
 @pytest.fixture
 def loaded(monkeypatch, plugin, registered):
     """An unavailable backend, a plugin overriding matmul on numpy, and a failed plugin."""
-    backends = types.SimpleNamespace(plugrad_backends=hookimpl(lambda: [Missing()]))
+    backends = types.SimpleNamespace(
+        plugrad_backends=hookimpl(lambda: [UnavailableBackend("missing_cli", "missinglib")])
+    )
     registered(backends, "missing_backend_plugin")
     direct = kernel("matmul", backend="numpy", fn=lambda xp, x1, x2, /: xp.matmul(x1, x2))
     monkeypatch.setitem(registry._state.distributions, "fast_cli", ("plugrad-fast", "0.2"))

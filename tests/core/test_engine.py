@@ -9,6 +9,7 @@ import weakref
 
 import numpy as np
 import pytest
+from functions import identity_with_backward
 
 import plugrad
 from plugrad.errors import (
@@ -237,14 +238,7 @@ def test_dynamic_graph_with_python_control_flow() -> None:
 
 
 def test_unreached_branch_does_not_block_other_paths() -> None:
-    class Blocked(plugrad.Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x * 1
-
-        @staticmethod
-        def backward(ctx, g):
-            return None
+    Blocked = identity_with_backward("Blocked", lambda ctx, g: None)
 
     x = plugrad.tensor(2.0, requires_grad=True)
     h = x * 3

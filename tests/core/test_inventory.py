@@ -6,6 +6,7 @@ import types
 
 import pluggy
 import pytest
+from doubles import UnavailableBackend
 
 import plugrad
 from plugrad import registry
@@ -17,22 +18,6 @@ from plugrad.opdef import op
 
 # These tests are about plugin machinery; they pin the default device to numpy.
 pytestmark = pytest.mark.usefixtures("on_numpy")
-
-
-class Unavailable(Backend):
-    name = "absent_inv"
-
-    def unavailable_reason(self):
-        return "absentlib is not installed; pip install absentlib"
-
-    def namespace(self):
-        raise AssertionError("an unavailable backend's library must not be imported")
-
-    def devices(self):
-        raise AssertionError("an unavailable backend must not be asked for devices")
-
-    def kernels(self):
-        raise AssertionError("an unavailable backend must not be asked for kernels")
 
 
 class Broken(Backend):
@@ -141,7 +126,12 @@ def test_failed_plugins_are_listed_last_with_the_reason(monkeypatch) -> None:
 
 
 def test_backends_available_or_why_not_without_activating_any(registered) -> None:
-    registered(backends_plugin(Unavailable(), Broken(), NotYetUsed(), NoDevices()), "backends_inv")
+    registered(
+        backends_plugin(
+            UnavailableBackend("absent_inv", "absentlib"), Broken(), NotYetUsed(), NoDevices()
+        ),
+        "backends_inv",
+    )
     listed = {b.name: b for b in plugrad.plugins.list_backends()}
     numpy = listed["numpy"]
     assert (numpy.available, numpy.default, numpy.devices) == (True, True, ("numpy",))

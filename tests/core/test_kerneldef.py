@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from doubles import UnavailableBackend
 
 import plugrad
 from plugrad import registry
@@ -188,19 +189,9 @@ def test_kernel_source_accepts_functions_and_devices() -> None:
 
 
 def test_kernel_source_on_an_unavailable_backend_says_why(monkeypatch) -> None:
-    class Missing(plugrad.backend.Backend):
-        name = "missing_kd"
-
-        def unavailable_reason(self):
-            return "the missing library is not installed; pip install missing"
-
-        def namespace(self):
-            raise AssertionError("an unavailable backend must not be imported")
-
-        def kernels(self):
-            raise AssertionError("an unavailable backend must not be asked for kernels")
-
-    monkeypatch.setitem(registry._state.backends, "missing_kd", Missing())
+    monkeypatch.setitem(
+        registry._state.backends, "missing_kd", UnavailableBackend("missing_kd", "missing")
+    )
     monkeypatch.setitem(registry._state.backend_owners, "missing_kd", "somewhere")
     with pytest.raises(BackendUnavailableError, match="pip install missing"):
         plugrad.plugins.kernel_source("add", "missing_kd")

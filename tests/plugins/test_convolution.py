@@ -1,4 +1,4 @@
-"""The op table of plugins/convolution.py (see op_table.py for what each row checks).
+"""The op table of plugins/convolution.py (OpTests runs every check on each row).
 
 The references follow the definitions window by window, in loops, independently
 of the im2col used by the kernels. Pooling geometry follows PyTorch's formulas.
@@ -7,9 +7,9 @@ of the im2col used by the kernels. Pooling geometry follows PyTorch's formulas.
 from __future__ import annotations
 
 import numpy as np
-from op_table import Case, table_tests
 
 import plugrad
+from plugrad.testing import OpCase, OpTests
 
 ops = plugrad.ops
 
@@ -209,28 +209,28 @@ def ceil_pool(x_shape, kernel, stride, padding):
 
 
 CASES = [
-    Case(
+    OpCase(
         "conv2d",
         "conv2d",
         lambda x, w: ops.conv2d(x, w),
         np_conv2d,
         ((2, 2, 4, 3), (2, 2, 3, 2)),
     ),
-    Case(
+    OpCase(
         "conv2d",
         "conv2d-stride-padding-dilation-groups",
         lambda x, w: ops.conv2d(x, w, **CONV),
         lambda x, w: np_conv2d(x, w, **CONV),
         ((1, 4, 5, 4), (4, 2, 3, 2)),
     ),
-    Case(
+    OpCase(
         "conv2d",
         "conv2d-1x1-depthwise",
         lambda x, w: ops.conv2d(x, w, padding=1, groups=3),
         lambda x, w: np_conv2d(x, w, padding=(1, 1, 1, 1), groups=3),
         ((2, 3, 2, 3), (3, 1, 1, 1)),
     ),
-    Case(
+    OpCase(
         "conv2d_input_grad",
         "conv2d_input_grad",
         lambda g, w: ops.conv2d_input_grad(g, w, input_size=(6, 5), stride=2, padding=1),
@@ -239,14 +239,14 @@ CASES = [
         ].astype(g.dtype),
         ((1, 2, 3, 3), (2, 2, 3, 3)),
     ),
-    Case(
+    OpCase(
         "conv2d_input_grad",
         "conv2d_input_grad-groups",
         lambda g, w: ops.conv2d_input_grad(g, w, input_size=(5, 4), **CONV),
         lambda g, w: np_conv2d_grads((1, 4, 5, 4), g, w, **CONV)[0].astype(g.dtype),
         ((1, 4, 2, 5), (4, 2, 3, 2)),
     ),
-    Case(
+    OpCase(
         "conv2d_weight_grad",
         "conv2d_weight_grad",
         lambda x, g: ops.conv2d_weight_grad(x, g, kernel_size=(3, 3), stride=2, padding=1),
@@ -255,7 +255,7 @@ CASES = [
         )[1].astype(x.dtype),
         ((1, 2, 6, 5), (1, 2, 3, 3)),
     ),
-    Case(
+    OpCase(
         "conv2d_weight_grad",
         "conv2d_weight_grad-groups",
         lambda x, g: ops.conv2d_weight_grad(x, g, kernel_size=(3, 2), **CONV),
@@ -264,28 +264,28 @@ CASES = [
         ),
         ((1, 4, 5, 4), (1, 4, 2, 5)),
     ),
-    Case(
+    OpCase(
         "max_pool2d",
         "max_pool2d",
         lambda x: ops.max_pool2d(x, kernel_size=2).values,
         lambda x: np_max_pool2d(x, (2, 2), (2, 2))[0],
         ((2, 1, 4, 5),),
     ),
-    Case(
+    OpCase(
         "max_pool2d",
         "max_pool2d-padding-dilation",
         lambda x: ops.max_pool2d(x, **MAX_POOL).values,
         lambda x: np_max_pool2d(x, (3, 2), (2, 1), (1, 1), (1, 2))[0],
         ((1, 2, 5, 4),),
     ),
-    Case(
+    OpCase(
         "max_pool2d",
         "max_pool2d-ceil-overlapping",
         lambda x: ops.max_pool2d(x, kernel_size=3, stride=2, padding=1, ceil_mode=True).values,
         lambda x: np_max_pool2d(x, (3, 3), (2, 2), (1, 1), ceil_mode=True)[0],
         ((1, 1, 6, 5),),
     ),
-    Case(
+    OpCase(
         "max_pool2d_scatter",
         "max_pool2d_scatter-overlapping",
         lambda g: ops.max_pool2d_scatter(
@@ -294,7 +294,7 @@ CASES = [
         lambda g: np_max_pool2d_scatter(g, SCATTER_INDICES, (4, 4), (2, 2), (1, 1)),
         ((2, 2, 3, 3),),
     ),
-    Case(
+    OpCase(
         "max_pool2d_gather",
         "max_pool2d_gather",
         lambda x: ops.max_pool2d_gather(
@@ -303,21 +303,21 @@ CASES = [
         lambda x: np_max_pool2d_gather(x, GATHER_INDICES, (2, 3), (2, 2), (1, 1)),
         ((1, 2, 5, 4),),
     ),
-    Case(
+    OpCase(
         "avg_pool2d",
         "avg_pool2d",
         lambda x: ops.avg_pool2d(x, kernel_size=2),
         lambda x: np_avg_pool2d(x, (2, 2), (2, 2)),
         ((2, 1, 4, 5),),
     ),
-    Case(
+    OpCase(
         "avg_pool2d",
         "avg_pool2d-ceil-padding",
         lambda x: ops.avg_pool2d(x, kernel_size=3, stride=2, padding=1, ceil_mode=True),
         lambda x: np_avg_pool2d(x, (3, 3), (2, 2), (1, 1), ceil_mode=True),
         ((1, 1, 6, 5),),
     ),
-    Case(
+    OpCase(
         "avg_pool2d",
         "avg_pool2d-exclude-padding",
         lambda x: ops.avg_pool2d(
@@ -326,14 +326,14 @@ CASES = [
         lambda x: np_avg_pool2d(x, (3, 2), (2, 1), (1, 1), count_include_pad=False),
         ((1, 2, 5, 4),),
     ),
-    Case(
+    OpCase(
         "avg_pool2d",
         "avg_pool2d-divisor",
         lambda x: ops.avg_pool2d(x, kernel_size=2, stride=1, divisor_override=3),
         lambda x: np_avg_pool2d(x, (2, 2), (1, 1), divisor=3),
         ((1, 2, 3, 3),),
     ),
-    Case(
+    OpCase(
         "avg_pool2d_backward",
         "avg_pool2d_backward",
         lambda g: ops.avg_pool2d_backward(
@@ -342,7 +342,7 @@ CASES = [
         lambda g: np_avg_pool2d_backward(g, (6, 5), (3, 3), (2, 2), (1, 1), ceil_mode=True),
         ((1, 1, 4, 3),),
     ),
-    Case(
+    OpCase(
         "avg_pool2d_backward",
         "avg_pool2d_backward-exclude-padding",
         lambda g: ops.avg_pool2d_backward(
@@ -355,14 +355,9 @@ CASES = [
     ),
 ]
 
-(
-    test_forward_matches_numpy,
-    test_backward_matches_finite_differences,
-    test_double_backward_matches_finite_differences,
-    test_float32_gradients_stay_float32,
-    test_float16_gradients_stay_float16,
-    _,
-) = table_tests(CASES)
+
+class TestConvolutionOps(OpTests):
+    cases = CASES
 
 
 def test_max_pool2d_indices_point_at_the_maxima(backend) -> None:

@@ -3,24 +3,26 @@
 from __future__ import annotations
 
 import numpy as np
-from op_table import Case, table_tests
 
 import plugrad
+from plugrad.testing import OpCase, OpTests
 
 P = plugrad
 
 CASES = [
-    Case("tril", "tril", P.tril, np.tril, ((3, 4),)),
-    Case("tril", "tril-k-batch", lambda a: P.tril(a, k=-1), lambda a: np.tril(a, -1), ((2, 3, 3),)),
-    Case("triu", "triu-k", lambda a: P.triu(a, k=1), lambda a: np.triu(a, 1), ((4, 3),)),
-    Case(
+    OpCase("tril", "tril", P.tril, np.tril, ((3, 4),)),
+    OpCase(
+        "tril", "tril-k-batch", lambda a: P.tril(a, k=-1), lambda a: np.tril(a, -1), ((2, 3, 3),)
+    ),
+    OpCase("triu", "triu-k", lambda a: P.triu(a, k=1), lambda a: np.triu(a, 1), ((4, 3),)),
+    OpCase(
         "meshgrid",
         "meshgrid-xy",
         lambda a, b, c: P.stack(P.meshgrid(a, b, c)),
         lambda a, b, c: np.stack(np.meshgrid(a, b, c)),
         ((2,), (3,), (4,)),
     ),
-    Case(
+    OpCase(
         "meshgrid",
         "meshgrid-ij",
         lambda a, b: P.meshgrid(a, b, indexing="ij")[0] * P.meshgrid(a, b, indexing="ij")[1],
@@ -29,14 +31,9 @@ CASES = [
     ),
 ]
 
-(
-    test_forward_matches_numpy,
-    test_backward_matches_finite_differences,
-    test_double_backward_matches_finite_differences,
-    test_float32_gradients_stay_float32,
-    test_float16_gradients_stay_float16,
-    _,
-) = table_tests(CASES)
+
+class TestCreationOps(OpTests):
+    cases = CASES
 
 
 def test_eye_and_linspace() -> None:

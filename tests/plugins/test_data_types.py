@@ -4,21 +4,21 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from op_table import Case, NoGrad, table_tests
 
 import plugrad
+from plugrad.testing import OpCase, OpTests
 
 P = plugrad
 
 CASES = [
-    Case(
+    OpCase(
         "astype",
         "astype-roundtrip",
         lambda a: P.astype(P.astype(a, P.float64) * 2.0, a.dtype),
         lambda a: (a.astype(np.float64) * 2.0).astype(a.dtype),
         ((2, 3),),
     ),
-    Case(
+    OpCase(
         "astype",
         "astype-complex-and-back",
         lambda a: P.astype(P.real(P.astype(a, P.complex128) * (1 + 2j)), a.dtype),
@@ -28,23 +28,19 @@ CASES = [
 ]
 
 NO_GRAD = [
-    NoGrad(
+    OpCase(
         "astype",
         "astype-to-int",
         lambda a: P.astype(a, P.int32),
         lambda a: a.astype(np.int32),
-        [np.array([1.5, -2.5])],
+        inputs=[np.array([1.5, -2.5])],
+        differentiable=False,
     ),
 ]
 
-(
-    test_forward_matches_numpy,
-    test_backward_matches_finite_differences,
-    test_double_backward_matches_finite_differences,
-    test_float32_gradients_stay_float32,
-    test_float16_gradients_stay_float16,
-    test_ops_without_gradient,
-) = table_tests(CASES, NO_GRAD)
+
+class TestDataTypesOps(OpTests):
+    cases = (*CASES, *NO_GRAD)
 
 
 def test_astype_checks_its_dtype() -> None:

@@ -1,4 +1,4 @@
-"""The op table of plugins/fft.py (see op_table.py for what each row checks).
+"""The op table of plugins/fft.py (OpTests runs every check on each row).
 
 Transforms with complex outputs are checked through real functions of them
 (``real(y) + 2 imag(y)``), and complex inputs are built from real ones.
@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from op_table import Case, table_tests
 
 import plugrad
+from plugrad.testing import OpCase, OpTests
 
 P = plugrad
 F = plugrad.fft
@@ -39,9 +39,12 @@ def c2c(name, n_kw, shapes):
 NORMS = ("backward", "ortho", "forward")
 
 CASES = [
-    *[Case("fft", f"fft-{norm}", *c2c("fft", {"norm": norm}, ((2, 5), (2, 5)))) for norm in NORMS],
-    Case("fft", "fft-pad", *c2c("fft", {"n": 7, "axis": 0}, ((4, 2), (4, 2)))),
-    Case(
+    *[
+        OpCase("fft", f"fft-{norm}", *c2c("fft", {"norm": norm}, ((2, 5), (2, 5))))
+        for norm in NORMS
+    ],
+    OpCase("fft", "fft-pad", *c2c("fft", {"n": 7, "axis": 0}, ((4, 2), (4, 2)))),
+    OpCase(
         "fft",
         "fft-cut-real-input",
         lambda a: real_view(P, F.fft(a, n=3)),
@@ -49,18 +52,18 @@ CASES = [
         ((5,),),
     ),
     *[
-        Case("ifft", f"ifft-{norm}", *c2c("ifft", {"norm": norm, "n": 4}, ((6,), (6,))))
+        OpCase("ifft", f"ifft-{norm}", *c2c("ifft", {"norm": norm, "n": 4}, ((6,), (6,))))
         for norm in NORMS
     ],
-    Case(
+    OpCase(
         "fftn",
         "fftn",
         *c2c("fftn", {"s": (3, 5), "axes": (0, 1), "norm": "ortho"}, ((2, 4), (2, 4))),
     ),
-    Case("fftn", "fftn-axes", *c2c("fftn", {"axes": (0, 2)}, ((2, 2, 3), (2, 2, 3)))),
-    Case("ifftn", "ifftn", *c2c("ifftn", {"s": (2, 3), "axes": (1, 0)}, ((3, 3), (3, 3)))),
+    OpCase("fftn", "fftn-axes", *c2c("fftn", {"axes": (0, 2)}, ((2, 2, 3), (2, 2, 3)))),
+    OpCase("ifftn", "ifftn", *c2c("ifftn", {"s": (2, 3), "axes": (1, 0)}, ((3, 3), (3, 3)))),
     *[
-        Case(
+        OpCase(
             "rfft",
             f"rfft-{norm}-{n}",
             lambda a, norm=norm, n=n: real_view(P, F.rfft(a, n=n, norm=norm)),
@@ -71,7 +74,7 @@ CASES = [
         for n in (None, 5, 8)
     ],
     *[
-        Case(
+        OpCase(
             "irfft",
             f"irfft-{norm}-{n}",
             lambda a, b, norm=norm, n=n: F.irfft(complex_from(P, a, b), n=n, norm=norm),
@@ -81,21 +84,21 @@ CASES = [
         for norm in NORMS
         for n in (None, 5, 7, 4)
     ],
-    Case(
+    OpCase(
         "rfftn",
         "rfftn",
         lambda a: real_view(P, F.rfftn(a, s=(3, 6))),
         lambda a: real_view(np, np.fft.rfftn(a, s=(3, 6), axes=(0, 1))),
         ((2, 5),),
     ),
-    Case(
+    OpCase(
         "irfftn",
         "irfftn",
         lambda a, b: F.irfftn(complex_from(P, a, b), axes=(0, 1), norm="ortho"),
         lambda a, b: np.fft.irfftn(complex_from(np, a, b), axes=(0, 1), norm="ortho"),
         ((3, 4), (3, 4)),
     ),
-    Case(
+    OpCase(
         "irfftn",
         "irfftn-s-odd",
         lambda a, b: F.irfftn(complex_from(P, a, b), s=(2, 5)),
@@ -103,7 +106,7 @@ CASES = [
         ((3, 3), (3, 3)),
     ),
     *[
-        Case(
+        OpCase(
             "hfft",
             f"hfft-{norm}",
             lambda a, b, norm=norm: F.hfft(complex_from(P, a, b), n=5, norm=norm),
@@ -113,7 +116,7 @@ CASES = [
         for norm in NORMS
     ],
     *[
-        Case(
+        OpCase(
             "ihfft",
             f"ihfft-{norm}",
             lambda a, norm=norm: real_view(P, F.ihfft(a, norm=norm)),
@@ -122,24 +125,19 @@ CASES = [
         )
         for norm in NORMS
     ],
-    Case(
+    OpCase(
         "fftshift",
         "fftshift",
         lambda a: F.fftshift(a, axes=1),
         lambda a: np.fft.fftshift(a, axes=1),
         ((2, 5),),
     ),
-    Case("ifftshift", "ifftshift", F.ifftshift, np.fft.ifftshift, ((3, 4),)),
+    OpCase("ifftshift", "ifftshift", F.ifftshift, np.fft.ifftshift, ((3, 4),)),
 ]
 
-(
-    test_forward_matches_numpy,
-    test_backward_matches_finite_differences,
-    test_double_backward_matches_finite_differences,
-    test_float32_gradients_stay_float32,
-    test_float16_gradients_stay_float16,
-    _,
-) = table_tests(CASES)
+
+class TestFftOps(OpTests):
+    cases = CASES
 
 
 @pytest.mark.parametrize("name", ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft"])

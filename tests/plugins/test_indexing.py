@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from op_table import Case, table_tests
+from op_cases import over_xp
 
 import plugrad
 from plugrad.plugins import indexing
+from plugrad.testing import OpCase, OpTests
 
 P = plugrad
 IDX = np.array([2, 0, 2, 2])
@@ -31,76 +32,74 @@ def _numpy_setitem(key):
 
 
 CASES = [
-    Case(
+    OpCase(
         "setitem",
         "setitem-slices",
         lambda x, v: P.setitem(x, v, key=(slice(1, None), slice(None, None, 2))),
         _numpy_setitem((slice(1, None), slice(None, None, 2))),
         ((3, 4), (2,)),
     ),
-    Case(
+    OpCase(
         "setitem",
         "setitem-array-and-slice",
         lambda x, v: P.setitem(x, v, key=(slice(None, None, -1), P.asarray(PAIR))),
         _numpy_setitem((slice(None, None, -1), PAIR)),
         ((2, 3), (2, 2)),
     ),
-    Case("getitem", "getitem-basic", lambda a: a[1, ::-2], lambda a: a[1, ::-2], ((3, 4),)),
-    Case(
+    OpCase("getitem", "getitem-basic", lambda a: a[1, ::-2], lambda a: a[1, ::-2], ((3, 4),)),
+    OpCase(
         "getitem",
         "getitem-newaxis-ellipsis",
         lambda a: a[None, ..., 1:3],
         lambda a: a[None, ..., 1:3],
         ((2, 3, 4),),
     ),
-    Case("getitem", "getitem-int", lambda a: a[-1], lambda a: a[-1], ((3, 2),)),
-    Case("getitem", "getitem-0d", lambda a: a[...] * 1.0, lambda a: a[...] * 1.0, ((),)),
-    Case("getitem", "getitem-repeated-indices", lambda a: a[idx()], lambda a: a[IDX], ((3, 2),)),
-    Case(
+    OpCase("getitem", "getitem-int", lambda a: a[-1], lambda a: a[-1], ((3, 2),)),
+    OpCase("getitem", "getitem-0d", lambda a: a[...] * 1.0, lambda a: a[...] * 1.0, ((),)),
+    OpCase("getitem", "getitem-repeated-indices", lambda a: a[idx()], lambda a: a[IDX], ((3, 2),)),
+    OpCase(
         "getitem",
         "getitem-mixed-arrays",
         lambda a: a[:, idx(), 1],
         lambda a: a[:, IDX, 1],
         ((2, 3, 2),),
     ),
-    Case(
+    OpCase(
         "getitem",
         "getitem-separated-arrays",
         lambda a: a[P.asarray(IDX[:3] - 1), ::-1, P.asarray(IDX[1:])],
         lambda a: a[IDX[:3] - 1, ::-1, IDX[1:]],
         ((2, 3, 3),),
     ),
-    Case("getitem", "getitem-mask", lambda a: a[P.asarray(MASK)], lambda a: a[MASK], ((2, 3),)),
-    Case(
+    OpCase("getitem", "getitem-mask", lambda a: a[P.asarray(MASK)], lambda a: a[MASK], ((2, 3),)),
+    OpCase(
         "take",
         "take-axis",
         lambda a: P.take(a, idx(), axis=1),
         lambda a: np.take(a, IDX, axis=1),
         ((2, 3),),
     ),
-    Case("take", "take-1d", lambda a: P.take(a, idx()), lambda a: np.take(a, IDX), ((3,),)),
-    Case(
-        "take_along_axis",
-        "take_along_axis",
-        lambda a: P.take_along_axis(a, P.asarray(ALONG), axis=1),
-        lambda a: np.take_along_axis(a, ALONG, axis=1),
-        ((2, 3),),
+    OpCase("take", "take-1d", lambda a: P.take(a, idx()), lambda a: np.take(a, IDX), ((3,),)),
+    *(
+        over_xp(
+            "take_along_axis",
+            id,
+            lambda xp, a, i=i: xp.take_along_axis(a, xp.asarray(i), axis=1),
+            shape,
+        )
+        for id, i, shape in [
+            ("take_along_axis", ALONG, (2, 3)),
+            ("take_along_axis-broadcast", WIDE, (1, 4)),
+        ]
     ),
-    Case(
-        "take_along_axis",
-        "take_along_axis-broadcast",
-        lambda a: P.take_along_axis(a, P.asarray(WIDE), axis=1),
-        lambda a: np.take_along_axis(a, WIDE, axis=1),
-        ((1, 4),),
-    ),
-    Case(
+    OpCase(
         "scatter_add",
         "scatter_add",
         lambda v: P.scatter_add(v, key=(slice(None), idx()), shape=(2, 3)),
         lambda v: _np_scatter(v, (slice(None), IDX), (2, 3)),
         ((2, 4),),
     ),
-    Case(
+    OpCase(
         "scatter_add",
         "scatter_add-broadcast-values",
         lambda v: P.scatter_add(v, key=(idx(),), shape=(3, 2)),
@@ -116,14 +115,8 @@ def _np_scatter(values, key, shape):
     return out
 
 
-(
-    test_forward_matches_numpy,
-    test_backward_matches_finite_differences,
-    test_double_backward_matches_finite_differences,
-    test_float32_gradients_stay_float32,
-    test_float16_gradients_stay_float16,
-    _,
-) = table_tests(CASES)
+class TestIndexingOps(OpTests):
+    cases = CASES
 
 
 def test_repeated_indices_accumulate() -> None:

@@ -1,4 +1,4 @@
-"""The op table of plugins/linalg.py (see op_table.py for what each row checks).
+"""The op table of plugins/linalg.py (OpTests runs every check on each row).
 
 Decompositions are checked through sign-invariant functions of their outputs
 (singular vectors and eigenvectors are unique only up to sign), and symmetric
@@ -12,9 +12,9 @@ import types
 
 import numpy as np
 import pytest
-from op_table import Case, NoGrad, table_tests
 
 import plugrad
+from plugrad.testing import OpCase, OpTests
 
 P = plugrad
 L = plugrad.linalg
@@ -22,7 +22,8 @@ LOOSE = {"rtol": 1e-4, "atol": 1e-5, "rtol32": 1e-4}
 
 
 def well_conditioned(*shapes):
-    def make(rng, dtype):
+    def make(seed):
+        rng = np.random.default_rng(seed)
         out = []
         for shape in shapes:
             a = rng.uniform(-1, 1, size=shape)
@@ -34,8 +35,9 @@ def well_conditioned(*shapes):
     return make
 
 
-def rotation_like(rng, dtype):
+def rotation_like(seed):
     """A matrix with a complex-conjugate pair of eigenvalues and a real one."""
+    rng = np.random.default_rng(seed)
     a = np.array([[0.5, -2.0, 0.1], [1.5, 0.3, 0.2], [0.0, 0.4, -1.0]])
     return [a + rng.uniform(-0.1, 0.1, size=(3, 3))]
 
@@ -91,7 +93,7 @@ def hermitian_pd(p, z):
 
 def complex_case(op, id, program, shapes, **kw):
     """A row whose program ``program(p, z)`` takes a complex input made of two real inputs."""
-    return Case(
+    return OpCase(
         op,
         id,
         lambda a, b: program(P, complex_from(a, b)),
@@ -198,7 +200,7 @@ def np_trace_offset(a, offset):
 
 
 CASES = [
-    Case(
+    OpCase(
         "cholesky",
         "cholesky",
         lambda a: L.cholesky(spd(P, a)),
@@ -206,7 +208,7 @@ CASES = [
         ((3, 3),),
         **LOOSE,
     ),
-    Case(
+    OpCase(
         "cholesky",
         "cholesky-upper-batch",
         lambda a: L.cholesky(spd(P, a), upper=True),
@@ -214,42 +216,42 @@ CASES = [
         ((2, 3, 3),),
         **LOOSE,
     ),
-    Case("det", "det", L.det, np.linalg.det, make=well_conditioned((3, 3)), **LOOSE),
-    Case("det", "det-batch", L.det, np.linalg.det, make=well_conditioned((2, 2, 2)), **LOOSE),
-    Case(
+    OpCase("det", "det", L.det, np.linalg.det, inputs=well_conditioned((3, 3)), **LOOSE),
+    OpCase("det", "det-batch", L.det, np.linalg.det, inputs=well_conditioned((2, 2, 2)), **LOOSE),
+    OpCase(
         "slogdet",
         "slogdet",
         lambda a: L.slogdet(a).logabsdet * L.slogdet(a).sign,
         lambda a: np.linalg.slogdet(a)[1] * np.linalg.slogdet(a)[0],
-        make=well_conditioned((3, 3)),
+        inputs=well_conditioned((3, 3)),
         **LOOSE,
     ),
-    Case("inv", "inv", L.inv, np.linalg.inv, make=well_conditioned((3, 3)), **LOOSE),
-    Case(
+    OpCase("inv", "inv", L.inv, np.linalg.inv, inputs=well_conditioned((3, 3)), **LOOSE),
+    OpCase(
         "solve",
         "solve-matrix",
         L.solve,
         np.linalg.solve,
-        make=well_conditioned((3, 3), (3, 2)),
+        inputs=well_conditioned((3, 3), (3, 2)),
         **LOOSE,
     ),
-    Case(
+    OpCase(
         "solve",
         "solve-vector",
         L.solve,
         lambda a, b: np.linalg.solve(a, b[:, None])[:, 0],
-        make=well_conditioned((3, 3), (3,)),
+        inputs=well_conditioned((3, 3), (3,)),
         **LOOSE,
     ),
-    Case(
+    OpCase(
         "solve",
         "solve-broadcast",
         L.solve,
         np.linalg.solve,
-        make=well_conditioned((2, 3, 3), (3, 1)),
+        inputs=well_conditioned((2, 3, 3), (3, 1)),
         **LOOSE,
     ),
-    Case(
+    OpCase(
         "qr",
         "qr-tall",
         lambda a: flat(P, *L.qr(a)),
@@ -257,7 +259,7 @@ CASES = [
         ((4, 3),),
         **LOOSE,
     ),
-    Case(
+    OpCase(
         "qr",
         "qr-wide",
         lambda a: flat(P, *L.qr(a)),
@@ -265,10 +267,10 @@ CASES = [
         ((2, 4),),
         **LOOSE,
     ),
-    Case("svd", "svd-square", *svd_program(True), ((3, 3),), **LOOSE),
-    Case("svd", "svd-tall", *svd_program(False), ((4, 3),), **LOOSE),
-    Case("svd", "svd-wide-full", *svd_program(True), ((2, 4),), **LOOSE),
-    Case(
+    OpCase("svd", "svd-square", *svd_program(True), ((3, 3),), **LOOSE),
+    OpCase("svd", "svd-tall", *svd_program(False), ((4, 3),), **LOOSE),
+    OpCase("svd", "svd-wide-full", *svd_program(True), ((2, 4),), **LOOSE),
+    OpCase(
         "svdvals",
         "svdvals",
         L.svdvals,
@@ -276,7 +278,7 @@ CASES = [
         ((3, 4),),
         **LOOSE,
     ),
-    Case(
+    OpCase(
         "eigh",
         "eigh",
         lambda a: flat(P, L.eigh(a + a.mT).eigenvalues, L.eigh(a + a.mT).eigenvectors ** 2),
@@ -284,7 +286,7 @@ CASES = [
         ((3, 3),),
         **LOOSE,
     ),
-    Case(
+    OpCase(
         "eigvalsh",
         "eigvalsh",
         lambda a: L.eigvalsh(a + a.mT),
@@ -292,25 +294,25 @@ CASES = [
         ((2, 3, 3),),
         **LOOSE,
     ),
-    Case(
+    OpCase(
         "eig",
         "eig",
         lambda a: flat(P, P.real(L.eig(a).eigenvalues), P.abs(L.eig(a).eigenvectors) ** 2),
         lambda a: flat(np, np.linalg.eig(a)[0].real, np.abs(np.linalg.eig(a)[1]) ** 2),
-        make=well_conditioned((3, 3)),
+        inputs=well_conditioned((3, 3)),
         **LOOSE,
     ),
-    Case(
+    OpCase(
         "eigvals",
         "eigvals-complex-pairs",
         lambda a: flat(P, P.real(L.eigvals(a)), P.imag(L.eigvals(a))),
         lambda a: flat(np, np.linalg.eigvals(a).real, np.linalg.eigvals(a).imag),
-        make=rotation_like,
+        inputs=rotation_like,
         **LOOSE,
     ),
-    Case("pinv", "pinv-tall", L.pinv, np.linalg.pinv, ((4, 2),), **LOOSE),
-    Case("pinv", "pinv-wide", L.pinv, np.linalg.pinv, ((2, 3),), **LOOSE),
-    Case(
+    OpCase("pinv", "pinv-tall", L.pinv, np.linalg.pinv, ((4, 2),), **LOOSE),
+    OpCase("pinv", "pinv-wide", L.pinv, np.linalg.pinv, ((2, 3),), **LOOSE),
+    OpCase(
         "matrix_power",
         "matrix_power-3",
         lambda a: L.matrix_power(a, 3),
@@ -318,24 +320,24 @@ CASES = [
         ((3, 3),),
         ((-1.0, 1.0),),
     ),
-    Case(
+    OpCase(
         "matrix_power",
         "matrix_power-negative",
         lambda a: L.matrix_power(a, -2),
         lambda a: np.linalg.matrix_power(a, -2),
-        make=well_conditioned((3, 3)),
+        inputs=well_conditioned((3, 3)),
         **LOOSE,
     ),
-    Case(
+    OpCase(
         "matrix_power",
         "matrix_power-0",
         lambda a: L.matrix_power(a, 0) * a,
         lambda a: np.linalg.matrix_power(a, 0) * a,
         ((2, 2),),
     ),
-    Case("matrix_norm", "matrix_norm-fro", L.matrix_norm, np_matrix_norm, ((2, 3, 4),)),
+    OpCase("matrix_norm", "matrix_norm-fro", L.matrix_norm, np_matrix_norm, ((2, 3, 4),)),
     *[
-        Case(
+        OpCase(
             "matrix_norm",
             f"matrix_norm-{order}",
             lambda a, order=order: L.matrix_norm(a, ord=order, keepdims=True),
@@ -345,9 +347,9 @@ CASES = [
         )
         for order in ("nuc", 2, -2, 1, -1, np.inf, -np.inf)
     ],
-    Case("vector_norm", "vector_norm", L.vector_norm, np_vector_norm, ((3, 4),)),
+    OpCase("vector_norm", "vector_norm", L.vector_norm, np_vector_norm, ((3, 4),)),
     *[
-        Case(
+        OpCase(
             "vector_norm",
             f"vector_norm-{order}",
             lambda a, order=order: L.vector_norm(a, axis=1, ord=order),
@@ -357,78 +359,66 @@ CASES = [
         )
         for order in (1, np.inf, -np.inf, 3, 1.5, 0.5)
     ],
-    Case(
+    OpCase(
         "vector_norm",
         "vector_norm-axes-keepdims",
         lambda a: L.vector_norm(a, axis=(0, 2), keepdims=True),
         lambda a: np.sqrt(np.sum(a * a, axis=(0, 2), keepdims=True)),
         ((2, 3, 2),),
     ),
-    Case("cross", "cross", L.cross, np.cross, ((4, 3), (3,))),
-    Case(
+    OpCase("cross", "cross", L.cross, np.cross, ((4, 3), (3,))),
+    OpCase(
         "cross",
         "cross-axis0",
         lambda a, b: L.cross(a, b, axis=0),
         lambda a, b: np.cross(a, b, axis=0),
         ((3, 2), (3, 2)),
     ),
-    Case(
+    OpCase(
         "cross",
         "cross-axis1-broadcast",
         lambda a, b: L.cross(a, b, axis=1),
         lambda a, b: np.cross(a, np.broadcast_to(b, a.shape), axis=1),
         ((2, 3, 2), (3, 2)),
     ),
-    Case("outer", "outer", L.outer, np.outer, ((3,), (4,))),
-    Case("trace", "trace", L.trace, lambda a: np_trace_offset(a, 0), ((2, 3, 3),)),
-    Case(
+    OpCase("outer", "outer", L.outer, np.outer, ((3,), (4,))),
+    OpCase("trace", "trace", L.trace, lambda a: np_trace_offset(a, 0), ((2, 3, 3),)),
+    OpCase(
         "trace",
         "trace-offset",
         lambda a: L.trace(a, offset=-1),
         lambda a: np_trace_offset(a, -1),
         ((3, 4),),
     ),
-    Case(
-        "diagonal",
-        "diagonal-offset",
-        lambda a: L.diagonal(a, offset=1),
-        lambda a: np.diagonal(a, offset=1, axis1=-2, axis2=-1),
-        ((2, 3, 4),),
-    ),
-    Case(
-        "diagonal",
-        "diagonal-below",
-        lambda a: L.diagonal(a, offset=-2),
-        lambda a: np.diagonal(a, offset=-2, axis1=-2, axis2=-1),
-        ((4, 3),),
-    ),
-    Case(
-        "diagonal",
-        "diagonal-past-the-corner",
-        lambda a: L.diagonal(a, offset=4),
-        lambda a: np.diagonal(a, offset=4, axis1=-2, axis2=-1),
-        ((3, 4),),
+    *(
+        OpCase(
+            "diagonal",
+            id,
+            lambda a, offset=offset: L.diagonal(a, offset=offset),
+            lambda a, offset=offset: np.diagonal(a, offset=offset, axis1=-2, axis2=-1),
+            (shape,),
+        )
+        for id, offset, shape in [
+            ("diagonal-offset", 1, (2, 3, 4)),
+            ("diagonal-below", -2, (4, 3)),
+            ("diagonal-past-the-corner", 4, (3, 4)),
+        ]
     ),
 ]
 
 NO_GRAD = [
-    NoGrad(
+    OpCase(
         "matrix_rank",
         "matrix_rank",
         L.matrix_rank,
         np.linalg.matrix_rank,
-        [np.array([[[1.0, 2.0], [2.0, 4.0]], [[1.0, 0.0], [0.0, 1.0]]])],
+        inputs=[np.array([[[1.0, 2.0], [2.0, 4.0]], [[1.0, 0.0], [0.0, 1.0]]])],
     ),
 ]
 
-(
-    test_forward_matches_numpy,
-    test_backward_matches_finite_differences,
-    test_double_backward_matches_finite_differences,
-    test_float32_gradients_stay_float32,
-    test_float16_gradients_stay_float16,
-    test_ops_without_gradient,
-) = table_tests([*CASES, *COMPLEX_CASES], NO_GRAD)
+
+class TestLinalgOps(OpTests):
+    cases = (*CASES, *COMPLEX_CASES, *NO_GRAD)
 
 
 def test_linalg_functions_live_in_the_linalg_namespace() -> None:

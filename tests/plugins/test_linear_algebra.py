@@ -1,12 +1,12 @@
-"""The op table of plugins/linear_algebra.py (see op_table.py for what each row checks)."""
+"""The op table of plugins/linear_algebra.py (OpTests runs every check on each row)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from op_table import Case, table_tests
 
 import plugrad
+from plugrad.testing import OpCase, OpTests
 
 P = plugrad
 
@@ -16,38 +16,40 @@ def np_vecdot(a, b, axis=-1):
 
 
 CASES = [
-    Case("matmul", "matmul-2d", lambda a, b: a @ b, np.matmul, ((3, 4), (4, 5))),
-    Case("matmul", "matmul-vec-mat", P.matmul, np.matmul, ((4,), (4, 5))),
-    Case("matmul", "matmul-mat-vec", P.matmul, np.matmul, ((3, 4), (4,))),
-    Case("matmul", "matmul-dot", P.matmul, np.matmul, ((4,), (4,))),
-    Case("matmul", "matmul-batch", P.matmul, np.matmul, ((2, 3, 4), (4, 5))),
-    Case("matmul", "matmul-broadcast", P.matmul, np.matmul, ((2, 1, 3, 4), (5, 4, 2))),
-    Case("matmul", "matmul-vec-batch", P.matmul, np.matmul, ((4,), (2, 4, 3))),
-    Case("matmul", "matmul-batch-vec", P.matmul, np.matmul, ((2, 3, 4), (4,))),
-    Case("matrix_transpose", "mT", lambda a: a.mT, lambda a: np.swapaxes(a, -1, -2), ((2, 3, 4),)),
-    Case(
+    OpCase("matmul", "matmul-2d", lambda a, b: a @ b, np.matmul, ((3, 4), (4, 5))),
+    OpCase("matmul", "matmul-vec-mat", P.matmul, np.matmul, ((4,), (4, 5))),
+    OpCase("matmul", "matmul-mat-vec", P.matmul, np.matmul, ((3, 4), (4,))),
+    OpCase("matmul", "matmul-dot", P.matmul, np.matmul, ((4,), (4,))),
+    OpCase("matmul", "matmul-batch", P.matmul, np.matmul, ((2, 3, 4), (4, 5))),
+    OpCase("matmul", "matmul-broadcast", P.matmul, np.matmul, ((2, 1, 3, 4), (5, 4, 2))),
+    OpCase("matmul", "matmul-vec-batch", P.matmul, np.matmul, ((4,), (2, 4, 3))),
+    OpCase("matmul", "matmul-batch-vec", P.matmul, np.matmul, ((2, 3, 4), (4,))),
+    OpCase(
+        "matrix_transpose", "mT", lambda a: a.mT, lambda a: np.swapaxes(a, -1, -2), ((2, 3, 4),)
+    ),
+    OpCase(
         "tensordot",
         "tensordot-int",
         lambda a, b: P.tensordot(a, b, axes=2),
         lambda a, b: np.tensordot(a, b, axes=2),
         ((2, 3, 4), (3, 4, 5)),
     ),
-    Case(
+    OpCase(
         "tensordot",
         "tensordot-pairs",
         lambda a, b: P.tensordot(a, b, axes=([2, 0], [0, 2])),
         lambda a, b: np.tensordot(a, b, axes=([2, 0], [0, 2])),
         ((2, 3, 4), (4, 5, 2)),
     ),
-    Case(
+    OpCase(
         "tensordot",
         "tensordot-outer",
         lambda a, b: P.tensordot(a, b, axes=0),
         lambda a, b: np.tensordot(a, b, axes=0),
         ((2,), (3,)),
     ),
-    Case("vecdot", "vecdot", P.vecdot, np_vecdot, ((3, 4), (4,))),
-    Case(
+    OpCase("vecdot", "vecdot", P.vecdot, np_vecdot, ((3, 4), (4,))),
+    OpCase(
         "vecdot",
         "vecdot-axis",
         lambda a, b: P.vecdot(a, b, axis=0),
@@ -56,14 +58,9 @@ CASES = [
     ),
 ]
 
-(
-    test_forward_matches_numpy,
-    test_backward_matches_finite_differences,
-    test_double_backward_matches_finite_differences,
-    test_float32_gradients_stay_float32,
-    test_float16_gradients_stay_float16,
-    _,
-) = table_tests(CASES)
+
+class TestLinearAlgebraOps(OpTests):
+    cases = CASES
 
 
 def test_matmul_and_vecdot_complex_gradients_follow_pytorch() -> None:

@@ -1,140 +1,140 @@
-"""The op table of plugins/manipulation.py (see op_table.py for what each row checks)."""
+"""The op table of plugins/manipulation.py (OpTests runs every check on each row)."""
 
 from __future__ import annotations
 
 import numpy as np
-from op_table import Case, table_tests
 
 import plugrad
+from plugrad.testing import OpCase, OpTests
 
 P = plugrad
 
 
 CASES = [
-    Case(
+    OpCase(
         "reshape", "reshape", lambda a: a.reshape(6, -1), lambda a: a.reshape(6, -1), ((2, 3, 4),)
     ),
-    Case(
+    OpCase(
         "permute_dims",
         "permute",
         lambda a: P.permute_dims(a, (2, 0, 1)),
         lambda a: np.transpose(a, (2, 0, 1)),
         ((2, 3, 4),),
     ),
-    Case(
+    OpCase(
         "permute_dims",
         "permute-negative",
         lambda a: P.permute_dims(a, (-1, 0, -2)),
         lambda a: np.transpose(a, (2, 0, 1)),
         ((2, 3, 4),),
     ),
-    Case("permute_dims", "T", lambda a: a.T, lambda a: a.T, ((3, 4),)),
-    Case(
+    OpCase("permute_dims", "T", lambda a: a.T, lambda a: a.T, ((3, 4),)),
+    OpCase(
         "expand_dims",
         "expand_dims",
         lambda a: P.expand_dims(a, axis=-1),
         lambda a: np.expand_dims(a, -1),
         ((2, 3),),
     ),
-    Case(
+    OpCase(
         "expand_dims",
         "expand_dims-tuple",
         lambda a: P.expand_dims(a, axis=(0, 2)),
         lambda a: np.expand_dims(a, (0, 2)),
         ((2, 3),),
     ),
-    Case(
+    OpCase(
         "squeeze",
         "squeeze",
         lambda a: P.squeeze(a, axis=1),
         lambda a: np.squeeze(a, axis=1),
         ((2, 1, 3),),
     ),
-    Case(
+    OpCase(
         "broadcast_to",
         "broadcast_to",
         lambda a: P.broadcast_to(a, (2, 3, 4)),
         lambda a: np.broadcast_to(a, (2, 3, 4)),
         ((3, 1),),
     ),
-    Case("flip", "flip-all", P.flip, np.flip, ((2, 3),)),
-    Case(
+    OpCase("flip", "flip-all", P.flip, np.flip, ((2, 3),)),
+    OpCase(
         "flip",
         "flip-axis",
         lambda a: P.flip(a, axis=(0, 2)),
         lambda a: np.flip(a, (0, 2)),
         ((2, 3, 2),),
     ),
-    Case("roll", "roll-flat", lambda a: P.roll(a, 4), lambda a: np.roll(a, 4), ((2, 3),)),
-    Case(
+    OpCase("roll", "roll-flat", lambda a: P.roll(a, 4), lambda a: np.roll(a, 4), ((2, 3),)),
+    OpCase(
         "roll",
         "roll-axes",
         lambda a: P.roll(a, (1, -2), axis=(0, 1)),
         lambda a: np.roll(a, (1, -2), axis=(0, 1)),
         ((3, 4),),
     ),
-    Case(
+    OpCase(
         "concat",
         "concat-axis1",
         lambda a, b, c: P.concat([a, b, c], axis=1),
         lambda a, b, c: np.concatenate([a, b, c], axis=1),
         ((2, 1), (2, 3), (2, 2)),
     ),
-    Case(
+    OpCase(
         "concat",
         "concat-flat",
         lambda a, b: P.concat((a, b), axis=None),
         lambda a, b: np.concatenate([a.ravel(), b.ravel()]),
         ((2, 2), (3,)),
     ),
-    Case(
+    OpCase(
         "concat",
         "concat-same-tensor-twice",
         lambda a: P.concat([a, a * 2.0]),
         lambda a: np.concatenate([a, a * 2.0]),
         ((3,),),
     ),
-    Case(
+    OpCase(
         "stack",
         "stack",
         lambda a, b: P.stack([a, b], axis=-1),
         lambda a, b: np.stack([a, b], axis=-1),
         ((2, 3), (2, 3)),
     ),
-    Case(
+    OpCase(
         "unstack",
         "unstack",
         lambda a: P.unstack(a, axis=1)[0] * 2.0 + P.unstack(a, axis=1)[2],
         lambda a: a[:, 0] * 2.0 + a[:, 2],
         ((2, 3),),
     ),
-    Case(
+    OpCase(
         "moveaxis",
         "moveaxis",
         lambda a: P.moveaxis(a, (0, 1), (-1, 0)),
         lambda a: np.moveaxis(a, (0, 1), (-1, 0)),
         ((2, 3, 4),),
     ),
-    Case("repeat", "repeat-flat", lambda a: P.repeat(a, 2), lambda a: np.repeat(a, 2), ((2, 3),)),
-    Case(
+    OpCase("repeat", "repeat-flat", lambda a: P.repeat(a, 2), lambda a: np.repeat(a, 2), ((2, 3),)),
+    OpCase(
         "repeat",
         "repeat-counts",
         lambda a: P.repeat(a, P.asarray(np.array([2, 0, 3])), axis=1),
         lambda a: np.repeat(a, [2, 0, 3], axis=1),
         ((2, 3),),
     ),
-    Case("tile", "tile", lambda a: P.tile(a, (2, 3)), lambda a: np.tile(a, (2, 3)), ((2, 2),)),
-    Case(
+    OpCase("tile", "tile", lambda a: P.tile(a, (2, 3)), lambda a: np.tile(a, (2, 3)), ((2, 2),)),
+    OpCase(
         "tile",
         "tile-more-reps",
         lambda a: P.tile(a, (2, 1, 2)),
         lambda a: np.tile(a, (2, 1, 2)),
         ((3,),),
     ),
-    Case(
+    OpCase(
         "tile", "tile-fewer-reps", lambda a: P.tile(a, (2,)), lambda a: np.tile(a, (2,)), ((2, 3),)
     ),
-    Case(
+    OpCase(
         "broadcast_arrays",
         "broadcast_arrays",
         lambda a, b: P.broadcast_arrays(a, b)[0] * P.broadcast_arrays(a, b)[1],
@@ -143,14 +143,9 @@ CASES = [
     ),
 ]
 
-(
-    test_forward_matches_numpy,
-    test_backward_matches_finite_differences,
-    test_double_backward_matches_finite_differences,
-    test_float32_gradients_stay_float32,
-    test_float16_gradients_stay_float16,
-    _,
-) = table_tests(CASES)
+
+class TestManipulationOps(OpTests):
+    cases = CASES
 
 
 def test_multi_output_results_are_separate_tensors_with_their_own_edges() -> None:

@@ -1,4 +1,4 @@
-"""The op table of plugins/nn.py (see op_table.py for what each row checks).
+"""The op table of plugins/nn.py (OpTests runs every check on each row).
 
 Integer inputs (class targets, embedding indices) and boolean masks are
 constants of a row; constants that meet the float inputs take their dtype.
@@ -10,9 +10,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from op_table import Case, table_tests
 
 import plugrad
+from plugrad.testing import OpCase, OpTests
 
 P = plugrad
 ops = plugrad.ops
@@ -104,33 +104,39 @@ def np_embedding_backward(g, indices, rows, padding_idx=None):
     return out
 
 
-def logits_and_probabilities(shape):
-    def make(rng, dtype):
-        return [rng.uniform(-2, 2, size=shape), rng.uniform(0.05, 0.95, size=shape)]
+def uniform(seed, *shapes_and_domains):
+    rng = np.random.default_rng(seed)
+    return [rng.uniform(low, high, size=shape) for shape, (low, high) in shapes_and_domains]
 
-    return make
+
+def away_from_zero(rng, shape):
+    return rng.uniform(0.1, 2, shape) * rng.choice([-1, 1], shape)
+
+
+def logits_and_probabilities(shape):
+    return lambda seed: uniform(seed, (shape, (-2, 2)), (shape, (0.05, 0.95)))
 
 
 CASES = [
-    Case("erfc", "erfc", ops.erfc, same_dtype(_erfc), ((3, 4),), domains=((-4.0, 4.0),)),
-    Case(
+    OpCase("erfc", "erfc", ops.erfc, same_dtype(_erfc), ((3, 4),), domains=((-4.0, 4.0),)),
+    OpCase(
         "erfc",
         "erfc-tails",
         ops.erfc,
         same_dtype(_erfc),
-        make=lambda rng, dtype: [np.array([-6.0, -3.0, -0.9, -0.2, 0.3, 1.2, 2.5, 5.0])],
+        inputs=[np.array([-6.0, -3.0, -0.9, -0.2, 0.3, 1.2, 2.5, 5.0])],
     ),
-    Case("linear", "linear", ops.linear, lambda x, w: x @ w.T, ((4, 3), (2, 3))),
-    Case("linear", "linear-batched", ops.linear, lambda x, w: x @ w.T, ((2, 4, 3), (5, 3))),
-    Case("linear", "linear-vector", ops.linear, lambda x, w: x @ w.T, ((3,), (2, 3))),
-    Case(
+    OpCase("linear", "linear", ops.linear, lambda x, w: x @ w.T, ((4, 3), (2, 3))),
+    OpCase("linear", "linear-batched", ops.linear, lambda x, w: x @ w.T, ((2, 4, 3), (5, 3))),
+    OpCase("linear", "linear-vector", ops.linear, lambda x, w: x @ w.T, ((3,), (2, 3))),
+    OpCase(
         "relu",
         "relu",
         ops.relu,
         lambda x: np.maximum(x, 0),
-        make=lambda rng, dtype: [rng.uniform(0.1, 2, (3, 4)) * rng.choice([-1, 1], (3, 4))],
+        inputs=lambda seed: [away_from_zero(np.random.default_rng(seed), (3, 4))],
     ),
-    Case(
+    OpCase(
         "sigmoid",
         "sigmoid",
         ops.sigmoid,
@@ -138,8 +144,8 @@ CASES = [
         ((3, 4),),
         domains=((-6.0, 6.0),),
     ),
-    Case("gelu", "gelu", ops.gelu, same_dtype(np_gelu), ((3, 4),), domains=((-4.0, 4.0),)),
-    Case(
+    OpCase("gelu", "gelu", ops.gelu, same_dtype(np_gelu), ((3, 4),), domains=((-4.0, 4.0),)),
+    OpCase(
         "gelu",
         "gelu-tanh",
         lambda x: ops.gelu(x, approximate="tanh"),
@@ -147,50 +153,50 @@ CASES = [
         ((3, 4),),
         domains=((-4.0, 4.0),),
     ),
-    Case(
+    OpCase(
         "softmax",
         "softmax",
         lambda x: ops.softmax(x, axis=-1),
         lambda x: np.exp(np_log_softmax(x, -1)),
         ((3, 4),),
     ),
-    Case(
+    OpCase(
         "softmax",
         "softmax-axis0",
         lambda x: ops.softmax(x, axis=0),
         lambda x: np.exp(np_log_softmax(x, 0)),
         ((3, 2, 2),),
     ),
-    Case(
+    OpCase(
         "log_softmax",
         "log_softmax",
         lambda x: ops.log_softmax(x, axis=1),
         lambda x: np_log_softmax(x, 1),
         ((2, 4, 2),),
     ),
-    Case("logsumexp", "logsumexp-all", ops.logsumexp, np_logsumexp, ((3, 4),)),
-    Case(
+    OpCase("logsumexp", "logsumexp-all", ops.logsumexp, np_logsumexp, ((3, 4),)),
+    OpCase(
         "logsumexp",
         "logsumexp-axes-keepdims",
         lambda x: ops.logsumexp(x, axis=(0, 2), keepdims=True),
         lambda x: np_logsumexp(x, axis=(0, 2), keepdims=True),
         ((2, 3, 2),),
     ),
-    Case(
+    OpCase(
         "logsumexp",
         "logsumexp-axis",
         lambda x: ops.logsumexp(x, axis=-1),
         lambda x: np_logsumexp(x, axis=-1),
         ((3, 4),),
     ),
-    Case(
+    OpCase(
         "cross_entropy",
         "cross_entropy",
         lambda x: ops.cross_entropy(x, const(TARGET), None),
         lambda x: np_cross_entropy(x, TARGET),
         ((5, 4),),
     ),
-    Case(
+    OpCase(
         "cross_entropy",
         "cross_entropy-weight-ignore-smoothing",
         lambda x: ops.cross_entropy(
@@ -203,91 +209,90 @@ CASES = [
         lambda x: np_cross_entropy(x, TARGET_IGNORED, CLASS_WEIGHT, -100, 0.2),
         ((5, 4),),
     ),
-    Case(
+    OpCase(
         "cross_entropy",
         "cross_entropy-spatial-smoothing",
         lambda x: ops.cross_entropy(x, const(TARGET_SPATIAL), None, label_smoothing=0.1),
         lambda x: np_cross_entropy(x, TARGET_SPATIAL, smoothing=0.1),
         ((2, 3, 3, 2),),
     ),
-    Case(
+    OpCase(
         "cross_entropy",
         "cross_entropy-single-sample",
         lambda x: ops.cross_entropy(x, const(np.array(1)), None, ignore_index=0),
         lambda x: np_cross_entropy(x, np.array(1), ignore_index=0),
         ((4,),),
     ),
-    Case(
+    OpCase(
         "binary_cross_entropy_with_logits",
         "bce_with_logits",
         lambda x, y: ops.binary_cross_entropy_with_logits(x, y),
         np_bce,
-        make=logits_and_probabilities((3, 4)),
+        inputs=logits_and_probabilities((3, 4)),
     ),
-    Case(
+    OpCase(
         "binary_cross_entropy_with_logits",
         "bce_with_logits-weights",
         lambda x, y, w, pw: ops.binary_cross_entropy_with_logits(x, y, w, pw),
         np_bce,
-        make=lambda rng, dtype: [
-            rng.uniform(-3, 3, size=(3, 4)),
-            rng.uniform(0.05, 0.95, size=(3, 4)),
-            rng.uniform(0.5, 1.5, size=(3, 1)),
-            rng.uniform(0.5, 3.0, size=(4,)),
-        ],
+        inputs=lambda seed: uniform(
+            seed,
+            ((3, 4), (-3, 3)),
+            ((3, 4), (0.05, 0.95)),
+            ((3, 1), (0.5, 1.5)),
+            ((4,), (0.5, 3.0)),
+        ),
     ),
-    Case(
+    OpCase(
         "layer_norm",
         "layer_norm",
         lambda x, w, b: ops.layer_norm(x, w, b, ndim=1),
         lambda x, w, b: np_layer_norm(x, w, b, 1),
         ((3, 5), (5,), (5,)),
     ),
-    Case(
+    OpCase(
         "layer_norm",
         "layer_norm-2d-no-affine",
         lambda x: ops.layer_norm(x, None, None, ndim=2, eps=1e-3),
         lambda x: np_layer_norm(x, ndim=2, eps=1e-3),
         ((2, 3, 4),),
     ),
-    Case(
+    OpCase(
         "layer_norm",
         "layer_norm-weight-only",
         lambda x, w: ops.layer_norm(x, w, None, ndim=1),
         lambda x, w: np_layer_norm(x, w, None, 1),
         ((2, 2, 3), (3,)),
     ),
-    Case(
+    OpCase(
         "dropout",
         "dropout",
         lambda x: ops.dropout(x, const(KEEP), scale=1.5),
         lambda x: np.where(KEEP, x * 1.5, 0.0).astype(x.dtype),
         ((2, 3),),
     ),
-    Case(
-        "embedding",
-        "embedding",
-        lambda w: ops.embedding(w, const(INDICES)),
-        lambda w: w[INDICES],
-        ((5, 3),),
-    ),
-    Case(
+    *(
+        OpCase(
+            "embedding",
+            id,
+            lambda w, padding_idx=padding_idx: ops.embedding(
+                w, const(INDICES), padding_idx=padding_idx
+            ),
+            lambda w: w[INDICES],
+            ((5, 3),),
+        )
         # The padding row (2) is not among the indices: a used one has no gradient by
         # design, which finite differences cannot confirm (see the test below).
-        "embedding",
-        "embedding-padding",
-        lambda w: ops.embedding(w, const(INDICES), padding_idx=2),
-        lambda w: w[INDICES],
-        ((5, 3),),
+        for id, padding_idx in [("embedding", None), ("embedding-padding", 2)]
     ),
-    Case(
+    OpCase(
         "embedding_backward",
         "embedding_backward",
         lambda g: ops.embedding_backward(g, const(INDICES), num_embeddings=6),
         lambda g: np_embedding_backward(g, INDICES, 6),
         ((2, 3, 2),),
     ),
-    Case(
+    OpCase(
         "embedding_backward",
         "embedding_backward-padding",
         lambda g: ops.embedding_backward(g, const(INDICES), num_embeddings=5, padding_idx=3),
@@ -296,14 +301,9 @@ CASES = [
     ),
 ]
 
-(
-    test_forward_matches_numpy,
-    test_backward_matches_finite_differences,
-    test_double_backward_matches_finite_differences,
-    test_float32_gradients_stay_float32,
-    test_float16_gradients_stay_float16,
-    _,
-) = table_tests(CASES)
+
+class TestNnOps(OpTests):
+    cases = CASES
 
 
 def test_embedding_padding_row_gets_no_gradient(backend) -> None:

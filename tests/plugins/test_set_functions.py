@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from op_table import NoGrad, table_tests
 
 import plugrad
+from plugrad.testing import OpCase, OpTests
 
 P = plugrad
 X = np.array([[2.0, 1.0, 2.0], [3.0, 1.0, 0.0]])
@@ -20,33 +20,35 @@ def np_unique_all(a):
 
 
 NO_GRAD = [
-    NoGrad("unique_all", "unique_all", lambda a: tuple(P.unique_all(a)), np_unique_all, [X]),
-    NoGrad(
+    OpCase("unique_all", "unique_all", lambda a: tuple(P.unique_all(a)), np_unique_all, inputs=[X]),
+    OpCase(
         "unique_counts",
         "unique_counts",
         lambda a: tuple(P.unique_counts(a)),
         lambda a: np.unique(a, return_counts=True),
-        [X],
+        inputs=[X],
     ),
-    NoGrad(
+    OpCase(
         "unique_inverse",
         "unique_inverse",
         lambda a: tuple(P.unique_inverse(a)),
         lambda a: (np.unique(a), np.unique(a, return_inverse=True)[1].reshape(a.shape)),
-        [X],
+        inputs=[X],
     ),
-    NoGrad("unique_values", "unique_values", P.unique_values, np.unique, [X]),
-    NoGrad("isin", "isin", P.isin, np.isin, [X, np.array([1.0, 3.0])]),
-    NoGrad(
+    OpCase("unique_values", "unique_values", P.unique_values, np.unique, inputs=[X]),
+    OpCase("isin", "isin", P.isin, np.isin, inputs=[X, np.array([1.0, 3.0])]),
+    OpCase(
         "isin",
         "isin-invert",
         lambda a, b: P.isin(a, b, invert=True),
         lambda a, b: np.isin(a, b, invert=True),
-        [X, np.array([2.0])],
+        inputs=[X, np.array([2.0])],
     ),
 ]
 
-*_, test_ops_without_gradient = table_tests([], NO_GRAD)
+
+class TestSetFunctionsOps(OpTests):
+    cases = NO_GRAD
 
 
 def test_unique_returns_named_tuples() -> None:

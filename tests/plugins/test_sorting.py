@@ -1,18 +1,18 @@
-"""The op table of plugins/sorting.py (see op_table.py for what each row checks)."""
+"""The op table of plugins/sorting.py (OpTests runs every check on each row)."""
 
 from __future__ import annotations
 
 import numpy as np
-from op_table import Case, NoGrad, table_tests
 
 import plugrad
+from plugrad.testing import OpCase, OpTests
 
 P = plugrad
 X = np.array([[3.0, 1.0, 2.0, 1.0], [0.5, -1.0, 7.0, 0.0]])
 
 CASES = [
-    Case("sort", "sort", P.sort, np.sort, ((3, 5),)),
-    Case(
+    OpCase("sort", "sort", P.sort, np.sort, ((3, 5),)),
+    OpCase(
         "sort",
         "sort-axis0-descending",
         lambda a: P.sort(a, axis=0, descending=True),
@@ -22,24 +22,19 @@ CASES = [
 ]
 
 NO_GRAD = [
-    NoGrad("argsort", "argsort", P.argsort, lambda a: np.argsort(a, kind="stable"), [X]),
-    NoGrad(
+    OpCase("argsort", "argsort", P.argsort, lambda a: np.argsort(a, kind="stable"), inputs=[X]),
+    OpCase(
         "argsort",
         "argsort-descending",
         lambda a: P.argsort(a, axis=0, descending=True),
         lambda a: np.argsort(-a, axis=0, kind="stable"),
-        [X],
+        inputs=[X],
     ),
 ]
 
-(
-    test_forward_matches_numpy,
-    test_backward_matches_finite_differences,
-    test_double_backward_matches_finite_differences,
-    test_float32_gradients_stay_float32,
-    test_float16_gradients_stay_float16,
-    test_ops_without_gradient,
-) = table_tests(CASES, NO_GRAD)
+
+class TestSortingOps(OpTests):
+    cases = (*CASES, *NO_GRAD)
 
 
 def test_sort_with_ties_gives_each_element_one_gradient() -> None:

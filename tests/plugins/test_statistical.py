@@ -1,24 +1,26 @@
-"""The op table of plugins/statistical.py (see op_table.py for what each row checks)."""
+"""The op table of plugins/statistical.py (OpTests runs every check on each row)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from op_table import Case, table_tests
 
 import plugrad
+from plugrad.testing import OpCase, OpTests
 
 P = plugrad
 
 
-def with_zeros(rng, dtype):
+def with_zeros(seed):
+    rng = np.random.default_rng(seed)
     x = rng.uniform(0.5, 2.0, size=(3, 4)) * rng.choice([-1, 1], size=(3, 4))
     x[0, 1] = 0.0  # one zero in row 0
     x[2, 0] = x[2, 3] = 0.0  # two zeros in row 2
     return [x]
 
 
-def cumulative_with_zero(rng, dtype):
+def cumulative_with_zero(seed):
+    rng = np.random.default_rng(seed)
     x = rng.uniform(0.5, 2.0, size=(2, 5))
     x[0, 2] = 0.0
     x[1, 1] = x[1, 3] = 0.0
@@ -43,114 +45,111 @@ def np_cumprod(x, axis=None, include_initial=False):
 
 
 CASES = [
-    Case("sum", "sum-all", P.sum, np.sum, ((3, 4),)),
-    Case("sum", "sum-axis", lambda a: P.sum(a, axis=1), lambda a: np.sum(a, axis=1), ((3, 4),)),
-    Case(
+    OpCase("sum", "sum-all", P.sum, np.sum, ((3, 4),)),
+    OpCase("sum", "sum-axis", lambda a: P.sum(a, axis=1), lambda a: np.sum(a, axis=1), ((3, 4),)),
+    OpCase(
         "sum",
         "sum-axes-keepdims",
         lambda a: a.sum(axis=(0, -1), keepdims=True),
         lambda a: np.sum(a, axis=(0, -1), keepdims=True),
         ((2, 3, 4),),
     ),
-    Case("sum", "sum-0d", P.sum, np.sum, ((),)),
-    Case(
+    OpCase("sum", "sum-0d", P.sum, np.sum, ((),)),
+    OpCase(
         "sum",
         "sum-dtype",
         lambda a: P.astype(P.sum(a, axis=0, dtype=P.float64), a.dtype),
         lambda a: np.sum(a, axis=0, dtype=np.float64).astype(a.dtype),
         ((3, 4),),
     ),
-    Case("mean", "mean-all", P.mean, np.mean, ((3, 4),)),
-    Case(
+    OpCase("mean", "mean-all", P.mean, np.mean, ((3, 4),)),
+    OpCase(
         "mean",
         "mean-axis-keepdims",
         lambda a: a.mean(axis=-1, keepdims=True),
         lambda a: np.mean(a, axis=-1, keepdims=True),
         ((2, 3, 4),),
     ),
-    Case("prod", "prod-axis", lambda a: P.prod(a, axis=1), lambda a: np.prod(a, axis=1), ((3, 4),)),
-    Case("prod", "prod-all", P.prod, np.prod, ((2, 3),), ((0.5, 1.5),)),
-    Case(
+    OpCase(
+        "prod", "prod-axis", lambda a: P.prod(a, axis=1), lambda a: np.prod(a, axis=1), ((3, 4),)
+    ),
+    OpCase("prod", "prod-all", P.prod, np.prod, ((2, 3),), ((0.5, 1.5),)),
+    OpCase(
         "prod",
         "prod-zeros",
         lambda a: P.prod(a, axis=1, keepdims=True),
         lambda a: np.prod(a, axis=1, keepdims=True),
-        make=with_zeros,
+        inputs=with_zeros,
         no_double="second derivatives are not exact at a slice with two zeros (documented)",
     ),
-    Case(
+    OpCase(
         "prod",
         "prod-one-zero-double",
         lambda a: P.prod(a[:2], axis=1),
         lambda a: np.prod(a[:2], axis=1),
-        make=with_zeros,
+        inputs=with_zeros,
     ),
-    Case("var", "var", lambda a: P.var(a, axis=0), lambda a: np.var(a, axis=0), ((4, 3),)),
-    Case(
+    OpCase("var", "var", lambda a: P.var(a, axis=0), lambda a: np.var(a, axis=0), ((4, 3),)),
+    OpCase(
         "var",
         "var-corrected",
         lambda a: P.var(a, correction=1, keepdims=True),
         lambda a: np.var(a, ddof=1, keepdims=True),
         ((3, 4),),
     ),
-    Case("std", "std", lambda a: P.std(a, axis=1), lambda a: np.std(a, axis=1), ((3, 4),)),
-    Case(
+    OpCase("std", "std", lambda a: P.std(a, axis=1), lambda a: np.std(a, axis=1), ((3, 4),)),
+    OpCase(
         "std",
         "std-corrected",
         lambda a: P.std(a, axis=(0, 1), correction=1),
         lambda a: np.std(a, axis=(0, 1), ddof=1),
         ((3, 4),),
     ),
-    Case("max", "max-all", P.max, np.max, ((3, 4),)),
-    Case("max", "max-axis", lambda a: P.max(a, axis=0), lambda a: np.max(a, axis=0), ((3, 4),)),
-    Case(
+    OpCase("max", "max-all", P.max, np.max, ((3, 4),)),
+    OpCase("max", "max-axis", lambda a: P.max(a, axis=0), lambda a: np.max(a, axis=0), ((3, 4),)),
+    OpCase(
         "min",
         "min-keepdims",
         lambda a: P.min(a, axis=-1, keepdims=True),
         lambda a: np.min(a, axis=-1, keepdims=True),
         ((2, 3, 4),),
     ),
-    Case("cumulative_sum", "cumsum-1d", P.cumulative_sum, np_cumsum, ((5,),)),
-    Case(
+    OpCase("cumulative_sum", "cumsum-1d", P.cumulative_sum, np_cumsum, ((5,),)),
+    OpCase(
         "cumulative_sum",
         "cumsum-axis-initial",
         lambda a: P.cumulative_sum(a, axis=0, include_initial=True),
         lambda a: np_cumsum(a, axis=0, include_initial=True),
         ((3, 4),),
     ),
-    Case(
+    OpCase(
         "cumulative_sum",
         "cumsum-dtype",
         lambda a: P.astype(P.cumulative_sum(a, axis=1, dtype=P.float64), a.dtype),
         lambda a: np_cumsum(a, axis=1, dtype=np.float64).astype(a.dtype),
         ((3, 4),),
     ),
-    Case("cumulative_prod", "cumprod-1d", P.cumulative_prod, np_cumprod, ((5,),)),
-    Case(
+    OpCase("cumulative_prod", "cumprod-1d", P.cumulative_prod, np_cumprod, ((5,),)),
+    OpCase(
         "cumulative_prod",
         "cumprod-axis-initial",
         lambda a: P.cumulative_prod(a, axis=-1, include_initial=True),
         lambda a: np_cumprod(a, axis=-1, include_initial=True),
         ((3, 4),),
     ),
-    Case(
+    OpCase(
         "cumulative_prod",
         "cumprod-zeros",
         lambda a: P.cumulative_prod(a, axis=1),
         lambda a: np_cumprod(a, axis=1),
-        make=cumulative_with_zero,
+        inputs=cumulative_with_zero,
         no_double="second derivatives are not exact at zero inputs (documented)",
     ),
 ]
 
-(
-    test_forward_matches_numpy,
-    test_backward_matches_finite_differences,
-    test_double_backward_matches_finite_differences,
-    test_float32_gradients_stay_float32,
-    test_float16_gradients_stay_float16,
-    _,
-) = table_tests(CASES)
+
+class TestStatisticalOps(OpTests):
+    cases = CASES
 
 
 @pytest.mark.parametrize("name", ["max", "min"])

@@ -1,32 +1,33 @@
-"""The op table of plugins/utility.py (see op_table.py for what each row checks)."""
+"""The op table of plugins/utility.py (OpTests runs every check on each row)."""
 
 from __future__ import annotations
 
 import numpy as np
-from op_table import Case, NoGrad, table_tests
+from op_cases import over_xp
 
 import plugrad
+from plugrad.testing import OpCase, OpTests
 
 P = plugrad
 B = np.array([[1.0, 0.0], [2.0, 3.0]])
 
 CASES = [
-    Case("diff", "diff", P.diff, np.diff, ((3, 5),)),
-    Case(
+    OpCase("diff", "diff", P.diff, np.diff, ((3, 5),)),
+    OpCase(
         "diff",
         "diff-n2-axis0",
         lambda a: P.diff(a, axis=0, n=2),
         lambda a: np.diff(a, 2, 0),
         ((5, 3),),
     ),
-    Case(
+    OpCase(
         "diff",
         "diff-prepend-append",
         lambda a, p, q: P.diff(a, prepend=p, append=q),
         lambda a, p, q: np.diff(a, prepend=p, append=q),
         ((3, 4), (3, 1), (3, 2)),
     ),
-    Case(
+    OpCase(
         "diff",
         "diff-append-n3",
         lambda a, q: P.diff(a, n=3, append=q),
@@ -36,26 +37,15 @@ CASES = [
 ]
 
 NO_GRAD = [
-    NoGrad("all", "all", lambda a: P.all(a), lambda a: np.all(a), [B]),
-    NoGrad("all", "all-axis", lambda a: P.all(a, axis=1), lambda a: np.all(a, axis=1), [B]),
-    NoGrad("any", "any", lambda a: P.any(a), lambda a: np.any(a), [B]),
-    NoGrad(
-        "any",
-        "any-keepdims",
-        lambda a: P.any(a, axis=0, keepdims=True),
-        lambda a: np.any(a, axis=0, keepdims=True),
-        [B],
-    ),
+    OpCase("all", "all", lambda a: P.all(a), lambda a: np.all(a), inputs=[B]),
+    OpCase("all", "all-axis", lambda a: P.all(a, axis=1), lambda a: np.all(a, axis=1), inputs=[B]),
+    OpCase("any", "any", lambda a: P.any(a), lambda a: np.any(a), inputs=[B]),
+    over_xp("any", "any-keepdims", lambda xp, a: xp.any(a, axis=0, keepdims=True), inputs=[B]),
 ]
 
-(
-    test_forward_matches_numpy,
-    test_backward_matches_finite_differences,
-    test_double_backward_matches_finite_differences,
-    test_float32_gradients_stay_float32,
-    test_float16_gradients_stay_float16,
-    test_ops_without_gradient,
-) = table_tests(CASES, NO_GRAD)
+
+class TestUtilityOps(OpTests):
+    cases = (*CASES, *NO_GRAD)
 
 
 def test_diff_with_an_empty_output_gives_zero_gradients_of_the_input_shape() -> None:

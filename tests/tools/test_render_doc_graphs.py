@@ -2,21 +2,10 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
-
-import pytest
 
 SCRIPT = Path(__file__).resolve().parents[2] / "tools" / "render_doc_graphs.py"
 DOCS = SCRIPT.parents[1] / "docs"
-
-
-@pytest.fixture(scope="module")
-def script():
-    spec = importlib.util.spec_from_file_location("render_doc_graphs", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_every_picture_is_drawn_and_committed(script, tmp_path, capsys) -> None:

@@ -1,0 +1,580 @@
+"""Testing tools for op authors: :func:`assert_close` and the op-test harness.
+
+An op is tested by declaring cases, each some inputs and a reference
+computation, in a subclass of :class:`OpTests`. pytest collects the subclass
+and runs, for every case on every available backend:
+
+- the forward result against the reference (values, shape and dtype), in
+  float32 and float64, for ops with and without gradients;
+- :func:`plugrad.autograd.gradcheck` (backward against finite differences);
+- :func:`plugrad.autograd.gradgradcheck` (double backward);
+- float32 and float16 inputs getting gradients of their own dtype.
+
+Everything here is written against plugrad's public API; pytest is needed only
+to run :class:`OpTests` and is imported when the tests are collected.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+import os
+import zlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from . import dtypes as _dtypes
+from . import registry
+from .autograd import gradcheck, gradgradcheck
+from .creation import asarray, ones_like
+from .errors import BackendError
+from .grad_mode import no_grad
+from .random import Generator, rand
+from .tensor import Tensor
+
+__all__ = [
+    "ON_REQUEST",
+    "OpCase",
+    "OpTests",
+    "assert_close",
+    "backends_left_out",
+    "backends_under_test",
+    "default_tolerances",
+]
+
+_SCALARS = (bool, int, float, complex)
+
+# (rtol, atol) for values computed two ways in a dtype: a few units in the last
+# place relative to the values, and an absolute floor for values near zero.
+_TOLERANCES = {
+    "float16": (1e-3, 1e-5),
+    "float32": (1e-5, 1e-6),
+    "float64": (1e-7, 1e-9),
+    "complex64": (1e-5, 1e-6),
+    "complex128": (1e-7, 1e-9),
+}
+
+
+def default_tolerances(*dtypes: _dtypes.DType) -> tuple[float, float]:
+    """Return the ``(rtol, atol)`` :func:`assert_close` uses for values of ``dtypes``.
+
+    Floating-point dtypes get tolerances a little above their precision (the
+    loosest of those given); integers and booleans must match exactly.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.testing.default_tolerances(plugrad.float32)
+    (1e-05, 1e-06)
+    >>> plugrad.testing.default_tolerances(plugrad.int64)
+    (0.0, 0.0)
+    """
+    chosen = [_TOLERANCES.get(d.name, (0.0, 0.0)) for d in dtypes]
+    return max(r for r, _ in chosen), max(a for _, a in chosen)
+
+
+def _as_tensor(value: Any, like: Tensor | None) -> Tensor:
+    if isinstance(value, Tensor):
+        return value.detach()
+    if like is not None and type(value) in _SCALARS:
+        return asarray(value, dtype=like.dtype, device=like.device)
+    return asarray(value, device=None if like is None else like.device)
+
+
+def _unravel(flat: int, shape: tuple[int, ...]) -> tuple[int, ...]:
+    index = []
+    for size in reversed(shape):
+        flat, rest = divmod(flat, size)
+        index.append(rest)
+    return tuple(reversed(index))
+
+
+def assert_close(
+    actual: Any,
+    expected: Any,
+    *,
+    rtol: float | None = None,
+    atol: float | None = None,
+    equal_nan: bool = False,
+    check_dtype: bool = True,
+    msg: str | None = None,
+) -> None:
+    """Assert that ``actual`` and ``expected`` are equal within tolerances.
+
+    Elements agree when ``|actual - expected| <= atol + rtol * |expected|``
+    (or when they are equal, such as infinities of the same sign). Shapes must
+    be the same, and dtypes too unless ``check_dtype=False``. Tuples and lists
+    are compared element by element.
+
+    Parameters
+    ----------
+    actual : Tensor, array, Python scalar, or tuple/list of them
+        The values under test.
+    expected : Tensor, array, Python scalar, or tuple/list of them
+        The values they should have. Arrays of any backend plugrad can read
+        are accepted; a Python scalar takes the dtype of ``actual``.
+    rtol, atol : float, optional
+        Relative and absolute tolerances. Both default to
+        :func:`default_tolerances` of the dtypes compared; give both or neither.
+    equal_nan : bool
+        Whether NaN in both places counts as equal.
+    check_dtype : bool
+        Whether the dtypes must be the same.
+    msg : str, optional
+        Put at the start of the error message.
+
+    Raises
+    ------
+    AssertionError
+        Saying how many elements differ, the greatest absolute and relative
+        differences and the index of each, and the tolerances used.
+    TypeError
+        If only one of ``rtol`` and ``atol`` is given.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> x = plugrad.tensor([1.0, 2.0, 3.0])
+    >>> plugrad.testing.assert_close(x * 3, plugrad.tensor([3.0, 6.0, 9.0]))
+    >>> plugrad.testing.assert_close(x + 1e-3, x)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    AssertionError: 3 of 3 elements differ. Greatest absolute difference: 0.00100004... (0,) ...
+    """
+    if (rtol is None) != (atol is None):
+        raise TypeError("assert_close: give both rtol and atol, or neither for the defaults")
+    prefix = f"{msg}: " if msg else ""
+    if isinstance(actual, (tuple, list)) or isinstance(expected, (tuple, list)):
+        if not (isinstance(actual, (tuple, list)) and isinstance(expected, (tuple, list))):
+            raise AssertionError(
+                f"{prefix}one side is a sequence and the other is not: "
+                f"{type(actual).__name__} and {type(expected).__name__}"
+            )
+        if len(actual) != len(expected):
+            raise AssertionError(
+                f"{prefix}sequences of different lengths: {len(actual)} and {len(expected)}"
+            )
+        for position, (a, e) in enumerate(zip(actual, expected)):
+            assert_close(
+                a, e, rtol=rtol, atol=atol, equal_nan=equal_nan, check_dtype=check_dtype,
+                msg=f"{prefix}item {position}",
+            )  # fmt: skip
+        return
+    with no_grad():
+        a = _as_tensor(actual, None)
+        e = _as_tensor(expected, a)
+        if e.device is not a.device:
+            e = e.to(a.device)
+        if a.shape != e.shape:
+            raise AssertionError(f"{prefix}shapes differ: {a.shape} and {e.shape} expected")
+        if check_dtype and type(expected) not in _SCALARS and a.dtype != e.dtype:
+            raise AssertionError(
+                f"{prefix}dtypes differ: {a.dtype} and {e.dtype} expected "
+                "(pass check_dtype=False to compare values only)"
+            )
+        if rtol is None or atol is None:
+            rtol, atol = default_tolerances(a.dtype, e.dtype)
+        _check_values(a, e, rtol, atol, equal_nan, prefix)
+
+
+def _check_values(
+    a: Tensor, e: Tensor, rtol: float, atol: float, equal_nan: bool, prefix: str
+) -> None:
+    import plugrad as p  # the namespace of ops, filled once plugins are loaded
+
+    floating = ("real floating", "complex floating")
+    if p.isdtype(a.dtype, "bool") or p.isdtype(e.dtype, "bool"):
+        a, e = p.astype(a, p.int64), p.astype(e, p.int64)
+    exact = not (p.isdtype(a.dtype, floating) or p.isdtype(e.dtype, floating))
+    if exact:
+        close = a == e  # integers compare exactly, before any conversion to float
+    for_difference = p.float64 if exact else p.result_type(a.dtype, e.dtype)
+    a, e = p.astype(a, for_difference), p.astype(e, for_difference)
+    # Differences of finite values only: inf - inf would be NaN (and a warning).
+    finite = p.isfinite(a) & p.isfinite(e)
+    a_finite, e_finite = p.where(finite, a, 0), p.where(finite, e, 0)
+    difference = p.where(finite, p.abs(a_finite - e_finite), p.inf)
+    if not exact:
+        close = (difference <= atol + rtol * p.abs(e_finite)) | (a == e)
+        if equal_nan:
+            close = close | (p.isnan(a) & p.isnan(e))
+    if bool(p.all(close)):
+        return
+    bad = p.logical_not(close)
+    magnitude = p.abs(e_finite)
+    relative = p.where(magnitude > 0, difference / p.where(magnitude > 0, magnitude, 1), p.inf)
+    flat_diff = p.reshape(p.where(bad, difference, 0), (-1,))
+    flat_rel = p.reshape(p.where(bad, relative, 0), (-1,))
+    worst_abs, worst_rel = int(p.argmax(flat_diff)), int(p.argmax(flat_rel))
+    shape = tuple(a.shape)
+    count = int(p.sum(p.astype(bad, p.int64)))
+    raise AssertionError(
+        f"{prefix}{count} of {math.prod(shape)} elements differ. "
+        f"Greatest absolute difference: {float(flat_diff[worst_abs]):.10g} at index "
+        f"{_unravel(worst_abs, shape)} (atol={atol:g}); "
+        f"greatest relative difference: {float(flat_rel[worst_rel]):.10g} at index "
+        f"{_unravel(worst_rel, shape)} (rtol={rtol:g})"
+    )
+
+
+# -- the op-test harness ----------------------------------------------------------------
+
+
+def _pytest() -> Any:
+    try:
+        return importlib.import_module("pytest")
+    except ImportError:
+        raise ImportError(
+            "plugrad.testing.OpTests runs under pytest, which is not installed: "
+            "pip install pytest (assert_close works without it)"
+        ) from None
+
+
+#: Backends whose op tests take minutes each (eager JAX and lazy Dask above all): they run
+#: when they are the default backend (``PLUGRAD_BACKEND``) or named in ``PLUGRAD_TEST_BACKENDS``.
+ON_REQUEST = ("torch", "jax", "dask")
+
+
+def backends_under_test() -> tuple[str, ...]:
+    """Names of the backends the op tests run on.
+
+    Every backend that can run here, except those of :data:`ON_REQUEST`, which
+    run when they are the default backend (``PLUGRAD_BACKEND``) or are named in
+    the comma-separated ``PLUGRAD_TEST_BACKENDS`` (``all`` names every one).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> "numpy" in plugrad.testing.backends_under_test()
+    True
+    """
+    requested = os.environ.get("PLUGRAD_TEST_BACKENDS", "")
+    chosen = {name.strip() for name in requested.split(",") if name.strip()}
+    chosen.add(os.environ.get("PLUGRAD_BACKEND", "numpy"))
+    names = []
+    for name in registry.backend_names():
+        if name in ON_REQUEST and name not in chosen and "all" not in chosen:
+            continue
+        try:
+            registry.resolve_device(name)
+        except BackendError:
+            continue
+        names.append(name)
+    return tuple(names)
+
+
+def backends_left_out() -> tuple[str, ...]:
+    """Backends that could run here but that :func:`backends_under_test` leaves out."""
+    tested = backends_under_test()
+    left: list[str] = []
+    for name in registry.backend_names():
+        if name in tested:
+            continue
+        try:
+            registry.resolve_device(name)
+        except BackendError:
+            continue
+        left.append(name)
+    return tuple(left)
+
+
+@dataclass(frozen=True)
+class OpCase:
+    """One case of an op test: a program, its inputs, and the values it should give.
+
+    Parameters
+    ----------
+    op : str
+        The registered op the case tests; whether it is differentiable decides
+        which checks run.
+    id : str, optional
+        The case's name in test ids (default: ``op``); also seeds its random inputs.
+    program : callable, optional
+        Takes Tensors, returns a Tensor (or a tuple of them). Default: the
+        op's function, ``plugrad.ops.<op>``.
+    reference : callable
+        Takes NumPy arrays (the inputs, as ``Tensor.numpy()`` gives them) and
+        returns the expected result: an array or a tuple of them.
+    shapes : sequence of tuple of int
+        Shapes of random inputs, drawn uniformly from ``domains``.
+    domains : sequence of (low, high)
+        One per input, or one for all (default ``(-2, 2)``).
+    inputs : sequence or callable, optional
+        Instead of ``shapes``: fixed inputs (arrays or nested lists), or a
+        function ``inputs(seed)`` returning them. For differentiable ops they
+        are cast to each dtype under test; for others they are used as given.
+    rtol32 : float
+        Relative tolerance of the float32 forward check (``atol`` is a tenth of it).
+    rtol, atol : float
+        Tolerances of the gradient checks, in float64 (ten times as much for
+        double backward).
+    no_double : str
+        Why double backward is not checked for this case; empty: it is checked.
+    differentiable : bool, optional
+        Whether the program has gradients (default: whether the op has). A
+        case of a differentiable op whose result has none, such as a cast to
+        an integer dtype, says ``False``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from plugrad.testing import OpCase
+    >>> case = OpCase("exp", reference=np.exp, shapes=[(2, 3)])
+    >>> [a.shape for a in case.host_inputs()]
+    [(2, 3)]
+    """
+
+    op: str
+    id: str = ""
+    program: Callable[..., Any] | None = None
+    reference: Callable[..., Any] | None = None
+    shapes: Sequence[tuple[int, ...]] = ()
+    domains: Sequence[tuple[float, float]] = ((-2.0, 2.0),)
+    inputs: Sequence[Any] | Callable[[int], Sequence[Any]] | None = None
+    rtol32: float = 1e-5
+    rtol: float = 1e-5
+    atol: float = 1e-6
+    no_double: str = ""
+    differentiable: bool | None = None
+
+    def __post_init__(self) -> None:
+        if self.reference is None:
+            raise TypeError(f"OpCase {self.op!r}: give a reference=... to compare the op with")
+        if not self.id:
+            object.__setattr__(self, "id", self.op)
+        if len(self.domains) not in (1, len(self.shapes)):
+            raise ValueError(
+                f"OpCase {self.id!r}: {len(self.domains)} domains for {len(self.shapes)} "
+                "shapes; give one domain per shape, or one for all"
+            )
+
+    @property
+    def function(self) -> Callable[..., Any]:
+        """The program under test: ``program``, or the op's public function."""
+        if self.program is not None:
+            return self.program
+        return getattr(importlib.import_module("plugrad.ops"), self.op)
+
+    @property
+    def seed(self) -> int:
+        """The seed of the case's random inputs, fixed by its id."""
+        return zlib.crc32(self.id.encode())
+
+    def host_inputs(self, dtype: _dtypes.DType | None = _dtypes.float64) -> list[Any]:
+        """The inputs as NumPy arrays, in ``dtype`` (``None``: as given or drawn).
+
+        Random inputs are drawn on the numpy backend from a generator seeded
+        by the case id, so every backend and every run sees the same values.
+        """
+        host = registry.resolve_device("numpy")
+        if self.inputs is not None:
+            given = self.inputs(self.seed) if callable(self.inputs) else self.inputs
+            return [asarray(a, dtype=dtype, device=host).numpy() for a in given]
+        generator = Generator(seed=self.seed, device=host)
+        domains = list(self.domains) * len(self.shapes) if len(self.domains) == 1 else self.domains
+        arrays = []
+        for shape, (low, high) in zip(self.shapes, domains):
+            draw = rand(*shape, dtype=_dtypes.float64, generator=generator)
+            arrays.append(asarray(low + (high - low) * draw, dtype=dtype).numpy())
+        return arrays
+
+
+def _is_differentiable(case: OpCase) -> bool:
+    if case.differentiable is not None:
+        return case.differentiable
+    op = registry.find_op(case.op)
+    if op is None:
+        raise LookupError(
+            f"OpCase {case.id!r} tests the op {case.op!r}, which is not registered; "
+            "register its plugin first (plugrad.plugins.register) or fix the name"
+        )
+    return bool(op.differentiable)
+
+
+def _flatten(result: Any) -> list[Any]:
+    if isinstance(result, (tuple, list)):
+        return [leaf for item in result for leaf in _flatten(item)]
+    return [result]
+
+
+def _leaves(arrays: Sequence[Any], dtype: _dtypes.DType | None = None) -> list[Tensor]:
+    return [asarray(a, dtype=dtype, requires_grad=True) for a in arrays]
+
+
+#: The checks of ops with gradients, and of ops without.
+_DIFFERENTIABLE_TESTS = (
+    "test_forward_matches_reference",
+    "test_backward_matches_finite_differences",
+    "test_double_backward_matches_finite_differences",
+    "test_float32_gradients_stay_float32",
+    "test_float16_gradients_stay_float16",
+)
+_NO_GRAD_TESTS = ("test_ops_without_gradient",)
+
+
+class OpTests:
+    """Subclass in a test module, list the cases, and pytest runs every check on them.
+
+    Each test method is parametrized over the cases it applies to and over
+    :func:`backends_under_test` (the float16 check runs on the default device).
+    Ops with gradients get the forward, gradient, double-backward and dtype
+    checks; ops without get :meth:`test_ops_without_gradient`. Subclasses may
+    add tests of their own beside them.
+
+    Examples
+    --------
+    In a test module (``numpy`` for the reference only)::
+
+        import numpy as np
+        from plugrad.testing import OpCase, OpTests
+
+        class TestSoftplus(OpTests):
+            cases = [OpCase("softplus", reference=lambda x: np.logaddexp(x, 0), shapes=[(3, 4)])]
+    """
+
+    #: The cases under test.
+    cases: ClassVar[Sequence[OpCase]] = ()
+    #: The dtypes of the forward checks of differentiable ops.
+    forward_dtypes: ClassVar[tuple[_dtypes.DType, ...]] = (_dtypes.float32, _dtypes.float64)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        kinds = {_is_differentiable(case) for case in cls.cases}
+        # Checks without cases are not collected, rather than reported as skipped.
+        for name in (*_DIFFERENTIABLE_TESTS, *_NO_GRAD_TESTS):
+            if (name in _NO_GRAD_TESTS) not in {not kind for kind in kinds}:
+                setattr(cls, name, None)
+
+    def program_variants(self, case: OpCase) -> dict[str, Callable[..., Any]]:
+        """The ways the case's program is run, by name; each must pass every check.
+
+        The extension point for transformations of programs: a subclass, or a
+        later ``plugrad.compile``, adds a compiled or otherwise transformed
+        version beside ``"eager"``, and the forward and gradient checks then
+        hold it to the same reference.
+        """
+        return {"eager": case.function}
+
+    def pytest_generate_tests(self, metafunc: Any) -> None:
+        """Parametrize the harness's tests over cases, dtypes and backends."""
+        name = metafunc.function.__name__
+        if name not in (*_DIFFERENTIABLE_TESTS, *_NO_GRAD_TESTS):
+            return
+        wanted = name in _DIFFERENTIABLE_TESTS
+        cases = [c for c in self.cases if _is_differentiable(c) == wanted]
+        metafunc.parametrize("case", cases, ids=[c.id for c in cases])
+        if "dtype" in metafunc.fixturenames:
+            names = [d.name for d in self.forward_dtypes]
+            metafunc.parametrize("dtype", self.forward_dtypes, ids=names)
+        if "backend" in metafunc.fixturenames:
+            metafunc.parametrize("backend", backends_under_test())
+
+    def test_forward_matches_reference(
+        self, case: OpCase, dtype: _dtypes.DType, backend: str
+    ) -> None:
+        """Values, shape and dtype against the reference, on ``backend``."""
+        import plugrad
+
+        arrays = case.host_inputs(dtype)
+        expected = case.reference(*arrays)  # type: ignore[misc]
+        rtol, atol = (case.rtol32, case.rtol32 / 10) if dtype == plugrad.float32 else (1e-10, 1e-12)
+        for variant, program in self.program_variants(case).items():
+            with plugrad.use_backend(backend) as device:  # constants in programs follow it too
+                result = program(*(asarray(a) for a in arrays))
+            for position, out in enumerate(_flatten(result)):
+                assert out.device is device, f"{variant}: output {position} left {device}"
+            assert_close(result, expected, rtol=rtol, atol=atol, msg=f"{case.id} ({variant})")
+
+    def test_backward_matches_finite_differences(self, case: OpCase, backend: str) -> None:
+        """:func:`plugrad.autograd.gradcheck` in float64; a gradient reaches every input."""
+        import plugrad
+
+        for variant, program in self.program_variants(case).items():
+            with plugrad.use_backend(backend):
+                leaves = _leaves(case.host_inputs())
+                out = program(*leaves)
+                out.backward(_weights(out))
+                for index, leaf in enumerate(leaves):
+                    assert leaf.grad is not None, f"{variant}: no gradient reached input {index}"
+                    assert leaf.grad.dtype == plugrad.float64, f"{variant}: input {index}"
+                leaves = _leaves(case.host_inputs())
+                gradcheck(program, leaves, atol=case.atol, rtol=case.rtol)
+
+    def test_double_backward_matches_finite_differences(self, case: OpCase, backend: str) -> None:
+        """:func:`plugrad.autograd.gradgradcheck` in float64."""
+        import plugrad
+
+        if case.no_double:
+            _pytest().skip(f"{case.op}: {case.no_double}")
+        for program in self.program_variants(case).values():
+            with plugrad.use_backend(backend):
+                leaves = _leaves(case.host_inputs())
+                gradgradcheck(program, leaves, atol=case.atol * 10, rtol=case.rtol * 10, eps=1e-5)
+
+    def test_float32_gradients_stay_float32(self, case: OpCase, backend: str) -> None:
+        """float32 inputs get float32 gradients that agree with the float64 ones."""
+        import plugrad
+
+        program = case.function
+        with plugrad.use_backend(backend):
+            leaves = _leaves(case.host_inputs(plugrad.float32))
+            out = program(*leaves)
+            out.backward(ones_like(out))
+            reference = _leaves(case.host_inputs())
+            out64 = program(*reference)
+            out64.backward(ones_like(out64))
+        for index, (leaf, ref) in enumerate(zip(leaves, reference)):
+            assert leaf.grad is not None and ref.grad is not None, f"no gradient of input {index}"
+            assert leaf.grad.dtype == plugrad.float32, f"input {index}: {leaf.grad.dtype}"
+            scale = (
+                max(1.0, float(plugrad.max(plugrad.abs(ref.grad))))
+                if math.prod(ref.grad.shape)
+                else 1.0
+            )
+            assert_close(
+                leaf.grad, ref.grad, rtol=case.rtol32 * 100, atol=1e-4 * scale,
+                check_dtype=False, msg=f"float32 gradient of input {index}",
+            )  # fmt: skip
+
+    def test_float16_gradients_stay_float16(self, case: OpCase) -> None:
+        """float16 inputs get float16 gradients, where the default backend has float16."""
+        import plugrad
+
+        device = plugrad.default_device()
+        if plugrad.float16 not in device.dtypes:
+            _pytest().skip(f"{device.backend.name} has no float16")
+        leaves = _leaves(case.host_inputs(), plugrad.float16)
+        try:
+            out = case.function(*leaves)
+        except TypeError as exc:
+            _pytest().skip(f"{case.op}: the backend has no float16 version ({exc})")
+        out.backward(ones_like(out))
+        for index, leaf in enumerate(leaves):
+            assert leaf.grad is not None, f"no gradient reached input {index}"
+            assert leaf.grad.dtype == plugrad.float16, f"input {index}: {leaf.grad.dtype}"
+
+    def test_ops_without_gradient(self, case: OpCase, backend: str) -> None:
+        """Exact values against the reference; results never require grad."""
+        import plugrad
+
+        arrays = case.host_inputs(None)
+        expected = case.reference(*arrays)  # type: ignore[misc]
+        with plugrad.use_backend(backend):
+            tensors = [asarray(a) for a in arrays]
+            for t in tensors:
+                if plugrad.isdtype(t.dtype, ("real floating", "complex floating")):
+                    t.requires_grad_()
+            result = case.function(*tensors)
+        results, expecteds = _flatten(result), _flatten(expected)
+        assert len(results) == len(expecteds), f"{len(results)} results, {len(expecteds)} expected"
+        for position, r in enumerate(results):
+            assert isinstance(r, Tensor), f"result {position} is a {type(r).__name__}"
+            assert not r.requires_grad and r.grad_fn is None, f"result {position} requires grad"
+        assert_close(results, expecteds, rtol=0.0, atol=0.0, equal_nan=True, msg=case.id)
+
+
+def _weights(out: Tensor) -> Tensor:
+    # Fixed, distinct weights: every output element contributes differently.
+    generator = Generator(seed=7, device=out.device)
+    return 0.5 + rand(*out.shape, dtype=_dtypes.float64, generator=generator)

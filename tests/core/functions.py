@@ -1,0 +1,35 @@
+"""Custom Functions that several test modules use."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import plugrad
+
+
+class Exp(plugrad.Function):
+    """exp, with backward ``g * exp(z)``: right for real inputs; for complex ones the
+    convention needs ``g * conj(exp(z))``."""
+
+    @staticmethod
+    def forward(ctx, x):
+        result = plugrad.exp(x)
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        (result,) = ctx.saved_tensors
+        return grad * result
+
+
+def identity_with_backward(name: str, backward: Callable[[Any, Any], Any]) -> type:
+    """A Function named ``name`` whose forward copies its input and whose backward is
+    ``backward(ctx, g)``."""
+
+    def forward(ctx, t):
+        return t * 1
+
+    namespace = {"forward": staticmethod(forward), "backward": staticmethod(backward)}
+    return type(name, (plugrad.Function,), namespace)

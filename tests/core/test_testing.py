@@ -1,0 +1,96 @@
+"""plugrad.testing: assert_close, and an op-test harness that fails on wrong ops."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import plugrad
+from plugrad.errors import GradcheckError
+from plugrad.hookspecs import hookimpl
+from plugrad.opdef import op
+from plugrad.testing import OpCase, OpTests, assert_close
+
+pytestmark = pytest.mark.usefixtures("on_numpy")
+
+
+def test_assert_close_accepts_values_within_the_dtype_tolerance() -> None:
+    x = plugrad.tensor([1.0, 2.0, 3.0], dtype=plugrad.float64)
+    assert_close(x * 3, np.array([3.0, 6.0, 9.0]))
+    assert_close(x + 1e-12, x)
+    assert_close((x, [x]), (x, [x]))
+    assert_close(plugrad.tensor([1, 2]), np.array([1, 2]))
+
+
+def test_assert_close_says_where_values_differ_most() -> None:
+    x = plugrad.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=plugrad.float64)
+    with pytest.raises(AssertionError, match=r"1 of 4 elements differ.* 0\.5 at index \(1, 0\)"):
+        assert_close(x + plugrad.tensor([[0.0, 0.0], [0.5, 0.0]], dtype=plugrad.float64), x)
+
+
+@pytest.mark.parametrize(
+    ("actual", "expected", "message"),
+    [
+        (plugrad.zeros(3), plugrad.zeros(2), "shapes differ"),
+        (plugrad.zeros(2), np.zeros(2), "dtypes differ"),
+        (plugrad.tensor([1, 2]), np.array([1, 3]), "1 of 2 elements differ"),
+        (plugrad.tensor([np.nan]), np.array([np.nan], dtype=np.float32), "1 of 1"),
+        ((plugrad.zeros(2),), plugrad.zeros(2), "one side is a sequence"),
+    ],
+)
+def test_assert_close_refuses(actual, expected, message) -> None:
+    with pytest.raises(AssertionError, match=message):
+        assert_close(actual, expected)
+
+
+def test_assert_close_nan_equal_only_when_asked_and_tolerances_in_pairs() -> None:
+    nan = plugrad.tensor([np.nan, 1.0])
+    assert_close(nan, np.array([np.nan, 1.0], dtype=np.float32), equal_nan=True)
+    with pytest.raises(TypeError, match="give both rtol and atol"):
+        assert_close(nan, nan, rtol=1e-3)
+
+
+# An op whose backward rule is wrong (the derivative of x**3 is 3x**2, not 2x**2).
+cube_wrong_rule = op("testing_cube", lambda xp, x, /: x * x * x, saves=("x",)).vjp(
+    lambda xp, g, ans, x: 2 * x * x * g
+)
+
+
+class WrongRule:
+    @hookimpl
+    def plugrad_ops(self):
+        return [cube_wrong_rule]
+
+
+@pytest.fixture
+def registered_wrong_rule():
+    name = plugrad.plugins.register(WrongRule(), name="testing_wrong_rule")
+    yield
+    plugrad.plugins.unregister(name)
+
+
+def test_the_harness_catches_a_wrong_backward_rule(registered_wrong_rule) -> None:
+    class TestCube(OpTests):
+        cases = (OpCase("testing_cube", reference=lambda x: x**3, shapes=[(3,)]),)
+
+    case, harness = TestCube.cases[0], TestCube()
+    harness.test_forward_matches_reference(case, plugrad.float64, "numpy")
+    with pytest.raises(GradcheckError):
+        harness.test_backward_matches_finite_differences(case, "numpy")
+
+
+def test_the_harness_catches_a_wrong_reference_and_dtype(registered_wrong_rule) -> None:
+    wrong = OpCase("testing_cube", reference=lambda x: x**3 + 1e-3, shapes=[(3,)])
+    with pytest.raises(AssertionError, match="testing_cube"):
+        OpTests().test_forward_matches_reference(wrong, plugrad.float64, "numpy")
+    as_float64 = OpCase("testing_cube", reference=lambda x: (x**3).astype(np.float64),
+                        shapes=[(3,)])  # fmt: skip
+    with pytest.raises(AssertionError, match="dtypes differ"):
+        OpTests().test_forward_matches_reference(as_float64, plugrad.float32, "numpy")
+
+
+def test_a_case_of_an_unregistered_op_says_how_to_fix_it() -> None:
+    with pytest.raises(LookupError, match="not registered; register its plugin"):
+
+        class TestMissing(OpTests):
+            cases = (OpCase("no_such_op", reference=np.exp, shapes=[(2,)]),)

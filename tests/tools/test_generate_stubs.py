@@ -1,0 +1,102 @@
+"""tools/generate_stubs.py: the committed stubs are what the registry generates, and they
+describe the functions plugrad really has."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import sys
+from pathlib import Path
+
+import pytest
+
+import plugrad
+
+SCRIPT = Path(__file__).resolve().parents[2] / "tools" / "generate_stubs.py"
+
+
+def test_committed_stubs_match_the_registry(script) -> None:
+    out_of_date = script.stale()
+    assert not out_of_date, (
+        f"the stubs {out_of_date} in core/ differ from what the op registry generates; "
+        f"regenerate them with: {script.COMMAND}"
+    )
+
+
+def test_a_changed_stub_is_reported(script, tmp_path) -> None:
+    for name, text in script.stubs().items():
+        (tmp_path / name).write_text(text)
+    assert script.stale(tmp_path) == []
+    (tmp_path / "_api_plugrad.pyi").write_text(text.replace("-> Tensor", "-> int", 1))
+    (tmp_path / "_api_fft.pyi").unlink()
+    assert sorted(script.stale(tmp_path)) == ["_api_fft.pyi", "_api_plugrad.pyi"]
+
+
+def _stub_functions(text: str) -> dict[str, ast.FunctionDef]:
+    tree = ast.parse(text)
+    return {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
+
+
+def _kinds(node: ast.FunctionDef) -> list[tuple[str, str, bool]]:
+    a = node.args
+    defaults = [None] * (len(a.posonlyargs) + len(a.args) - len(a.defaults)) + a.defaults
+    positional = [
+        (arg.arg, kind, default is not None)
+        for (arg, kind), default in zip(
+            [(x, "POSITIONAL_ONLY") for x in a.posonlyargs]
+            + [(x, "POSITIONAL_OR_KEYWORD") for x in a.args],
+            defaults,
+        )
+    ]
+    rest = [(a.vararg.arg, "VAR_POSITIONAL", False)] if a.vararg else []
+    rest += [(x.arg, "KEYWORD_ONLY", d is not None) for x, d in zip(a.kwonlyargs, a.kw_defaults)]
+    return positional + rest
+
+
+@pytest.mark.parametrize("module", ["plugrad", "plugrad.linalg", "plugrad.fft", "plugrad.ops"])
+def test_every_builtin_op_function_has_its_exact_parameters(script, module) -> None:
+    builtin = script.builtin_ops()
+    stub = script.MODULES[module]
+    defined = _stub_functions(script.module_stub(module, builtin))
+    exported = set(ast.literal_eval(script.module_stub(module, builtin).split("__all__ = ")[1]
+                                    .split("\n\n")[0]))  # fmt: skip
+    namespace = sys.modules[module]
+    functions = {
+        name: f
+        for name in dir(namespace)
+        if getattr((f := getattr(namespace, name)), "__op__", None) is not None
+        and f.__op__.name in builtin
+    }
+    assert functions, f"no op functions found in {module}"
+    assert set(functions) == exported, f"{stub}: exports differ from {module}'s op functions"
+    for name, node in defined.items():
+        runtime = [
+            (p.name, p.kind.name, p.default is not p.empty)
+            for p in inspect.signature(functions[name]).parameters.values()
+        ]
+        assert _kinds(node) == runtime, f"{module}.{name}: stub parameters differ"
+        docstring = ast.get_docstring(node)
+        assert docstring, f"{module}.{name} has no one-line doc in {stub}"
+
+
+def test_tensor_methods_installed_from_ops_are_in_the_stub(script) -> None:
+    builtin = script.builtin_ops()
+    methods = script.installed_tensor_methods(builtin)
+    tree = ast.parse(script.tensor_stub(builtin))
+    (cls,) = [n for n in tree.body if isinstance(n, ast.ClassDef)]
+    declared = {n.name for n in cls.body if isinstance(n, ast.FunctionDef)}
+    assert declared == set(methods)
+    assert plugrad.Tensor.__mro__[1] is object, (
+        "the stub's base class exists for type checkers only"
+    )
+
+
+def test_a_method_installed_by_a_builtin_op_gets_a_stub(script, monkeypatch) -> None:
+    # What the registry does for an op declared with method=True (none of the built-in
+    # ops is one today): the stub then declares it, with self in place of the first input.
+    monkeypatch.setattr(plugrad.Tensor, "logaddexp", plugrad.logaddexp, raising=False)
+    stub = script.tensor_stub(script.builtin_ops())
+    assert "    def logaddexp(self, x2: TensorLike, /) -> Tensor:\n" in stub
+    monkeypatch.setattr(plugrad.Tensor, "not_an_op", lambda self: None, raising=False)
+    with pytest.raises(SystemExit, match="not_an_op"):
+        script.tensor_stub(script.builtin_ops())
