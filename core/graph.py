@@ -362,7 +362,7 @@ def checked_gradient(
         got_dtype = g.dtype
     else:
         backend = device.backend
-        if not isinstance(g, backend.array_types()):
+        if not isinstance(g, backend_array_types(backend)):
             raise PluginOutputError(
                 f"{where} returned a {_type_name(g)}, not an array of backend "
                 f"{backend.name!r}; return one array of the input's shape"
@@ -394,6 +394,11 @@ def checked_gradient(
         # Broadcasting ops also promote dtypes: hand each input its own dtype back.
         g = _restore_dtype(xp, g, wanted_dtype)
     return g
+
+
+def backend_array_types(backend: Any) -> tuple[type, ...]:
+    """The array types a rule of ``backend`` may return (a capture adds its traced arrays)."""
+    return backend.array_types()
 
 
 def _is_complex(xp: Any, dtype: Any) -> bool:

@@ -409,8 +409,9 @@ _DIFFERENTIABLE_TESTS = (
     "test_double_backward_matches_finite_differences",
     "test_float32_gradients_stay_float32",
     "test_float16_gradients_stay_float16",
+    "test_compiled_matches_eager",
 )
-_NO_GRAD_TESTS = ("test_ops_without_gradient",)
+_NO_GRAD_TESTS = ("test_ops_without_gradient", "test_compiled_without_gradient_matches_eager")
 
 
 class OpTests:
@@ -554,6 +555,54 @@ class OpTests:
             assert leaf.grad is not None, f"no gradient reached input {index}"
             assert leaf.grad.dtype == plugrad.float16, f"input {index}: {leaf.grad.dtype}"
 
+    def test_compiled_matches_eager(self, case: OpCase) -> None:
+        """Under :func:`plugrad.compile`, capture and replay give eager's values and gradients.
+
+        On the default device, in float64; the same kernels run in the same
+        order, so they agree bit for bit.
+        """
+        import plugrad
+
+        program = case.function
+
+        def step(*inputs: Tensor) -> Any:
+            for leaf in inputs:
+                leaf.grad = None
+            out = program(*inputs)
+            for part in _flatten(out):
+                if part.requires_grad:
+                    part.backward(plugrad.ones_like(part), retain_graph=True)
+            return tuple(part.detach() for part in _flatten(out))
+
+        arrays = case.host_inputs()
+        eager_leaves, leaves = _leaves(arrays), _leaves(arrays)
+        expected = step(*eager_leaves)
+        compiled = plugrad.compile(step, fullgraph=True)
+        for attempt in ("capture", "replay"):
+            got = compiled(*leaves)
+            for index, (g, e) in enumerate(zip(got, expected, strict=True)):
+                _same_array(g, e, f"{case.id}, {attempt}, output {index}")
+            for index, (leaf, reference) in enumerate(zip(leaves, eager_leaves)):
+                if reference.grad is None:
+                    assert leaf.grad is None, f"{case.id}, {attempt}: input {index} got a .grad"
+                else:
+                    _same_array(leaf.grad, reference.grad, f"{case.id}, {attempt}, grad {index}")
+        assert compiled.captures == 1, f"{case.id}: captured again on an unchanged call"
+
+    def test_compiled_without_gradient_matches_eager(self, case: OpCase) -> None:
+        """Under :func:`plugrad.compile`, an op without gradient gives eager's values."""
+        import plugrad
+
+        program = case.function
+        tensors = [asarray(a) for a in case.host_inputs(None)]
+        expected = _flatten(program(*tensors))
+        compiled = plugrad.compile(program, fullgraph=True)
+        for attempt in ("capture", "replay"):
+            got = _flatten(compiled(*tensors))
+            assert len(got) == len(expected), f"{case.id}, {attempt}: number of outputs"
+            for index, (g, e) in enumerate(zip(got, expected)):
+                _same_array(g, e, f"{case.id}, {attempt}, output {index}")
+
     def test_ops_without_gradient(self, case: OpCase, backend: str) -> None:
         """Exact values against the reference; results never require grad."""
         import plugrad
@@ -572,6 +621,15 @@ class OpTests:
             assert isinstance(r, Tensor), f"result {position} is a {type(r).__name__}"
             assert not r.requires_grad and r.grad_fn is None, f"result {position} requires grad"
         assert_close(results, expecteds, rtol=0.0, atol=0.0, equal_nan=True, msg=case.id)
+
+
+def _same_array(got: Tensor, expected: Tensor, what: str) -> None:
+    """Bit-identical values (NaNs equal), shape and dtype."""
+    assert got.shape == expected.shape, f"{what}: shape {got.shape} != {expected.shape}"
+    assert got.dtype == expected.dtype, f"{what}: dtype {got.dtype} != {expected.dtype}"
+    a, b = got.detach()._host(), expected.detach()._host()
+    same = (a == b) | ((a != a) & (b != b))
+    assert bool(same.all()), f"{what}: the compiled values differ from the eager ones"
 
 
 def _weights(out: Tensor) -> Tensor:

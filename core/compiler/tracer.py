@@ -22,6 +22,7 @@ does, and puts them back afterwards, so eager execution pays nothing for it:
 
 from __future__ import annotations
 
+import functools
 import operator
 import os
 import re
@@ -32,8 +33,11 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import engine as _engine
+from .. import graph as _graph
+from .. import ops as _ops
 from .. import registry as _registry
-from ..errors import GraphBreakError
+from ..errors import GraphBreakError, IndexOutOfRangeError
+from ..nn import functional as _functional
 from ..random import Generator
 from ..tensor import PostAccumulateGradHook, Tensor
 from .plan import Plan, Ref, Step, refs_in
@@ -497,6 +501,32 @@ def _breaking(original: Callable[..., Any], what: str) -> Callable[..., Any]:
     return method
 
 
+def _replayed_range_check(original: Callable[..., Any]) -> Callable[..., Any]:
+    """``nn.functional.any_outside`` made a check that every replay repeats (no graph break)."""
+
+    def any_outside(outside: Tensor, what: str) -> bool:
+        tracer = _active
+        if tracer is None or not tracer.recording:
+            return original(outside, what)
+        found = _ops.any(outside)._array
+        if not isinstance(found, TracedArray):
+            return bool(found)
+        if bool(found._real):
+            return True  # the caller raises now, during the capture
+        error = functools.partial(
+            IndexOutOfRangeError,
+            f"{what} in a call of a compiled function; call the function eagerly to see "
+            "which values",
+        )
+        raise_it = tracer.constant(error, "range_error_")
+        tracer.steps.append(
+            Step("text", None, f"if {{0}}: raise {raise_it}()", (found._ref,), effect=True)
+        )
+        return False
+
+    return any_outside
+
+
 def _host_call(original: Callable[..., Any], what: str) -> Callable[..., Any]:
     """``original`` (a method of a stateful object) made a call the plan repeats at every replay."""
 
@@ -914,6 +944,16 @@ class Tracer:
                 _breaking(_engine._call_hook, "a tensor hook runs Python code"),
             ),
             (Tensor, "_bump_version", _bumping(Tensor.__dict__["_bump_version"], self)),
+            (
+                _functional,
+                "any_outside",
+                _replayed_range_check(_functional.__dict__["any_outside"]),
+            ),
+            (
+                _graph,
+                "backend_array_types",
+                lambda backend: (*backend.array_types(), TracedArray),
+            ),
             (
                 _engine,
                 "_watched_leaf_edges",

@@ -323,13 +323,23 @@ def _class_target_shape(function: str, input: Tensor, target: Tensor) -> None:
         )
 
 
+def any_outside(outside: Tensor, what: str) -> bool:
+    """Whether any element of the boolean ``outside`` is true: some index is out of range.
+
+    Under :func:`plugrad.compile` the check is part of the plan: every replay
+    makes it again and raises :class:`~plugrad.errors.IndexOutOfRangeError`
+    saying ``what`` was found.
+    """
+    return bool(_ops.any(outside))
+
+
 def _check_class_range(function: str, target: Tensor, classes: int, ignore_index: int) -> None:
     """Refuse class targets outside ``[0, classes)`` other than ``ignore_index`` (one reduction)."""
     with no_grad():
         outside = (target < 0) | (target >= classes)
         if ignore_index < 0 or ignore_index >= classes:
             outside = outside & (target != ignore_index)
-        if not bool(_ops.any(outside)):
+        if not any_outside(outside, f"{function}(): class targets outside [0, {classes})"):
             return
         bad = _ops.reshape(target, (-1,))[_ops.reshape(outside, (-1,))]
     raise IndexOutOfRangeError(
@@ -613,7 +623,7 @@ def _check_indices(indices: Tensor, rows: int) -> None:
     """Refuse embedding indices outside ``[0, rows)`` (one reduction)."""
     with no_grad():
         outside = (indices < 0) | (indices >= rows)
-        if not bool(_ops.any(outside)):
+        if not any_outside(outside, f"embedding(): indices outside [0, {rows})"):
             return
         bad = _ops.reshape(indices, (-1,))[_ops.reshape(outside, (-1,))]
     raise IndexOutOfRangeError(

@@ -542,7 +542,7 @@ def test_a_broadcasting_op_gets_its_gradient_summed_back(plugin, registered, on_
 
     scale = op("scale_rule_op", lambda xp, x, s, /: x * s, broadcasting=True)
     # The second rule returns the broadcast shape (2, 3); the engine sums it to (1,).
-    scale.vjp(lambda xp, g, ans, x, s: g * s, lambda xp, g, ans, x, s: g * x)
+    scale = scale.vjp(lambda xp, g, ans, x, s: g * s, lambda xp, g, ans, x, s: g * x)
     registered(plugin(ops=[scale]), "broadcasting")
     x = plugrad.ones((2, 3), dtype=plugrad.float64, requires_grad=True)
     s = plugrad.tensor([2.0], dtype=plugrad.float64, requires_grad=True)
@@ -556,7 +556,7 @@ def test_a_broadcasting_op_whose_gradient_cannot_sum_back_is_refused(
     from plugrad.opdef import op
 
     scale = op("scale_bad_op", lambda xp, x, s, /: x * s, broadcasting=True)
-    scale.vjp(lambda xp, g, ans, x, s: g[:, :2] * s, lambda xp, g, ans, x, s: g * x)
+    scale = scale.vjp(lambda xp, g, ans, x, s: g[:, :2] * s, lambda xp, g, ans, x, s: g * x)
     registered(plugin(ops=[scale]), "broadcasting")
     x = plugrad.ones((2, 3), dtype=plugrad.float64, requires_grad=True)
     s = plugrad.tensor([2.0], dtype=plugrad.float64, requires_grad=True)

@@ -100,7 +100,7 @@ def test_parameters_modules_and_optimizers_round_trip_together(on_numpy) -> None
         (m(x) ** 2).mean().backward()
         o.step()
     for p, q in zip(model.parameters(), model2.parameters()):
-        np.testing.assert_array_equal(np.asarray(p), np.asarray(q))
+        np.testing.assert_array_equal(p.detach().numpy(), q.detach().numpy())
 
 
 WORKER = """
@@ -131,7 +131,7 @@ def test_spawned_processes_receive_and_return_models_and_optimizers(
         model2, opt2, loss = pool.submit(train_elsewhere, model, opt, x).result(timeout=300)
     assert float(loss) == float(expected[2])
     for p, q in zip(expected[0].parameters(), model2.parameters()):
-        np.testing.assert_array_equal(np.asarray(p), np.asarray(q))
+        np.testing.assert_array_equal(p.detach().numpy(), q.detach().numpy())
     assert opt2.param_groups[0]["params"][0] is next(model2.parameters())
     assert set(map(id, opt2.state)) == set(map(id, model2.parameters()))
     assert len(opt2.state) == 4  # momentum buffers came back

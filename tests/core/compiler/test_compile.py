@@ -11,8 +11,8 @@ from plugrad.errors import CompileError, CompileWarning, GraphBreakError
 
 def _same(a, b) -> None:
     """Bit-identical values (NaNs equal), same shape and dtype."""
-    a = np.asarray(a.numpy() if isinstance(a, plugrad.Tensor) else a)
-    b = np.asarray(b.numpy() if isinstance(b, plugrad.Tensor) else b)
+    a = np.asarray(a.detach().numpy() if isinstance(a, plugrad.Tensor) else a)
+    b = np.asarray(b.detach().numpy() if isinstance(b, plugrad.Tensor) else b)
     assert a.shape == b.shape and a.dtype == b.dtype
     np.testing.assert_array_equal(a, b)
 
@@ -248,7 +248,7 @@ def test_not_callable_is_a_type_error():
         (lambda y: y.sum().item(), r"\.item\(\)"),
         (lambda y: bool(y.sum() > 0), r"bool\(\)"),
         (lambda y: float(y.sum()), r"float\(\)"),
-        (lambda y: y.numpy(), r"\.numpy\(\)"),
+        (lambda y: y.detach().numpy(), r"\.numpy\(\)"),
         (lambda y: y.array, r"\.array"),
     ],
     ids=["item", "bool", "float", "numpy", "array"],
@@ -329,12 +329,12 @@ def test_graph_break_leaves_no_traced_arrays_behind():
 def test_random_ops_draw_fresh_numbers_at_every_replay():
     compiled = plugrad.compile(lambda x: x + plugrad.randn(3))
     x = plugrad.zeros(3)
-    draws = [compiled(x).numpy().copy() for _ in range(3)]
+    draws = [compiled(x).detach().numpy().copy() for _ in range(3)]
     assert compiled.captures == 1
     assert not np.array_equal(draws[1], draws[2])
     # The same stream as eager: seeded, compiled draws repeat eager draws.
     plugrad.manual_seed(7)
-    eager = [(x + plugrad.randn(3)).numpy().copy() for _ in range(3)]
+    eager = [(x + plugrad.randn(3)).detach().numpy().copy() for _ in range(3)]
     plugrad.manual_seed(7)
     compiled = plugrad.compile(lambda x: x + plugrad.randn(3))
     for expected in eager:
@@ -345,7 +345,7 @@ def test_dropout_mask_changes_between_replays():
     drop = plugrad.nn.Dropout(0.5)
     compiled = plugrad.compile(lambda x: drop(x))
     x = plugrad.ones(64)
-    masks = {tuple(compiled(x).numpy() > 0) for _ in range(4)}
+    masks = {tuple(compiled(x).detach().numpy() > 0) for _ in range(4)}
     assert len(masks) > 1
 
 
@@ -384,8 +384,8 @@ def test_training_trajectory_compiled_equals_eager_over_50_steps(make_optimizer)
             return loss
 
         step = plugrad.compile(train) if compiled else train
-        losses = [step(x, labels).numpy().copy() for _ in range(50)]
-        trajectories.append((losses, [p.numpy().copy() for p in model.parameters()]))
+        losses = [step(x, labels).detach().numpy().copy() for _ in range(50)]
+        trajectories.append((losses, [p.detach().numpy().copy() for p in model.parameters()]))
         if compiled:
             assert step.captures <= 2  # .grad None on the first call only
     (eager_losses, eager_params), (losses, params) = trajectories
@@ -505,3 +505,18 @@ def test_replay_on_the_array_api_strict_backend_matches_eager():
         _same(w2.grad, w.grad)
     assert compiled.captures == 1
     assert x2.grad.device == x.grad.device and "strict" in str(x2.grad.device)
+
+
+def test_class_targets_are_range_checked_at_every_replay():
+    from plugrad.errors import IndexOutOfRangeError
+
+    logits = plugrad.tensor(np.random.default_rng(0).normal(size=(4, 3)))
+    compiled = plugrad.compile(lambda x, t: plugrad.nn.functional.cross_entropy(x, t))
+    good = plugrad.tensor([0, 2, 1, 2])
+    _same(compiled(logits, good), plugrad.nn.functional.cross_entropy(logits, good))
+    _same(compiled(logits, good), plugrad.nn.functional.cross_entropy(logits, good))
+    assert compiled.captures == 1  # the check did not break the graph
+    for bad in ([0, 3, 1, 2], [0, -1, 1, 2]):  # past the end, and one NumPy would wrap
+        with pytest.raises(IndexOutOfRangeError, match=r"class targets outside \[0, 3\)"):
+            compiled(logits, plugrad.tensor(bad))
+    _same(compiled(logits, good), plugrad.nn.functional.cross_entropy(logits, good))
