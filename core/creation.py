@@ -297,7 +297,8 @@ def _filled(
 
 
 def zeros(
-    *shape: int | tuple[int, ...],
+    shape: int | tuple[int, ...],
+    *sizes: int,
     dtype: _dtypes.DType | None = None,
     device: DeviceLike = None,
     backend: str | None = None,
@@ -314,12 +315,13 @@ def zeros(
     tensor([[0., 0., 0.],
             [0., 0., 0.]])
     """
-    size = _varargs_shape("zeros", shape)
+    size = _varargs_shape("zeros", (shape, *sizes))
     return _filled("zeros", size, dtype, target_device(device, backend), requires_grad)
 
 
 def ones(
-    *shape: int | tuple[int, ...],
+    shape: int | tuple[int, ...],
+    *sizes: int,
     dtype: _dtypes.DType | None = None,
     device: DeviceLike = None,
     backend: str | None = None,
@@ -335,12 +337,13 @@ def ones(
     >>> plugrad.ones(3, dtype=plugrad.int64)
     tensor([1, 1, 1])
     """
-    size = _varargs_shape("ones", shape)
+    size = _varargs_shape("ones", (shape, *sizes))
     return _filled("ones", size, dtype, target_device(device, backend), requires_grad)
 
 
 def empty(
-    *shape: int | tuple[int, ...],
+    shape: int | tuple[int, ...],
+    *sizes: int,
     dtype: _dtypes.DType | None = None,
     device: DeviceLike = None,
     backend: str | None = None,
@@ -350,7 +353,7 @@ def empty(
 
     The shape is one tuple or several ints: ``empty((2, 3))`` or ``empty(2, 3)``.
     """
-    size = _varargs_shape("empty", shape)
+    size = _varargs_shape("empty", (shape, *sizes))
     return _filled("empty", size, dtype, target_device(device, backend), requires_grad)
 
 

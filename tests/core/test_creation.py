@@ -173,3 +173,13 @@ def test_random_errors() -> None:
 def test_data_of_an_unsupported_dtype_is_refused_at_creation(make, data) -> None:
     with pytest.raises(DtypeError, match=r"cannot make a tensor of dtype .* float32.*int64"):
         make(data)
+
+
+@pytest.mark.parametrize("name", ["zeros", "ones", "empty"])
+def test_factories_keep_the_standard_signature_beside_pytorch_varargs(name) -> None:
+    import inspect
+
+    function = getattr(plugrad, name)
+    first = next(iter(inspect.signature(function).parameters.values()))
+    assert first.name == "shape" and first.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
+    assert function(2, 3).shape == function((2, 3)).shape == function(shape=(2, 3)).shape == (2, 3)
