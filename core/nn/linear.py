@@ -9,8 +9,7 @@ from ..backend import Device
 from ..tensor import Tensor
 from . import functional as F
 from . import init
-from .module import Module
-from .parameter import add_weight_and_bias
+from .module import Module, add_weight_and_bias
 
 __all__ = ["Linear"]
 

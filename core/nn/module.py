@@ -16,7 +16,7 @@ from typing import Any, NamedTuple, TypeVar
 
 from .. import dtypes as _dtypes
 from ..backend import Backend, Device
-from ..creation import asarray, target_device
+from ..creation import asarray, empty, target_device
 from ..errors import DtypeError, ShapeError, StateDictError
 from ..grad_mode import no_grad
 from ..tensor import Tensor
@@ -562,3 +562,21 @@ class Module:
             return f"{type(self).__name__}(\n  " + extra.replace("\n", "\n  ") + "\n)"
         lines = ([extra] if extra else []) + children
         return f"{type(self).__name__}(\n  " + "\n  ".join(lines) + "\n)"
+
+
+def add_weight_and_bias(
+    module: Module,
+    weight_shape: tuple[int, ...],
+    bias_shape: tuple[int, ...] | None,
+    *,
+    device: Device | str | None,
+    dtype: _dtypes.DType | None,
+    backend: str | None,
+) -> None:
+    """Give ``module`` a ``weight`` and a ``bias`` (``bias_shape=None``: none), not yet
+    initialised, on the device and with the dtype a layer's constructor was given."""
+    module.weight = Parameter(empty(weight_shape, device=device, dtype=dtype, backend=backend))
+    if bias_shape is None:
+        module.register_parameter("bias", None)
+    else:
+        module.bias = Parameter(empty(bias_shape, device=device, dtype=dtype, backend=backend))

@@ -2,15 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from .. import dtypes as _dtypes
-from ..backend import Device
 from ..creation import empty
 from ..tensor import Tensor
-
-if TYPE_CHECKING:
-    from .module import Module
 
 __all__ = ["Parameter"]
 
@@ -70,21 +63,3 @@ class Parameter(Tensor):
 
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()
-
-
-def add_weight_and_bias(
-    module: Module,
-    weight_shape: tuple[int, ...],
-    bias_shape: tuple[int, ...] | None,
-    *,
-    device: Device | str | None,
-    dtype: _dtypes.DType | None,
-    backend: str | None,
-) -> None:
-    """Give ``module`` a ``weight`` and a ``bias`` (``bias_shape=None``: none), not yet
-    initialised, on the device and with the dtype a layer's constructor was given."""
-    module.weight = Parameter(empty(weight_shape, device=device, dtype=dtype, backend=backend))
-    if bias_shape is None:
-        module.register_parameter("bias", None)
-    else:
-        module.bias = Parameter(empty(bias_shape, device=device, dtype=dtype, backend=backend))
