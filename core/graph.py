@@ -147,6 +147,10 @@ class Node:
         return f"<{type(self).__name__}>"
 
 
+#: What a node may keep after backward: not values, only what describes them.
+_METADATA_TYPES = frozenset({ArraySpec, int, float, complex, bool, type(None)})
+
+
 def split_edge(edge: Any) -> tuple[Any, int]:
     """``(node or leaf tensor, output index)`` of an edge (not ``None``)."""
     return edge if type(edge) is tuple else (edge, 0)
@@ -255,10 +259,16 @@ class OpNode(Node):
         return tuple(grads)
 
     def _release(self) -> None:
-        self._saved = None
-        self._saved_tensors = None
-        self._ans = None
-        self._ans_counter = None
+        saved = self._saved
+        # A node whose rules read no values (only shapes, dtypes and scalars) keeps what it
+        # has, so a second backward through it works, as in PyTorch.
+        if self._ans is not None or (
+            saved is not None and not _METADATA_TYPES.issuperset(map(type, saved))
+        ):
+            self._saved = None
+            self._saved_tensors = None
+            self._ans = None
+            self._ans_counter = None
 
 
 class UnaryOpNode(OpNode):

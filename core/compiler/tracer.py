@@ -1084,9 +1084,25 @@ def _bumping(original: Callable[[Tensor], None], tracer: Tracer) -> Callable[[Te
 
 
 def _graph_consumed(edge: Any) -> bool:
-    """Whether a backward pass without ``retain_graph`` has freed the node of ``edge``."""
-    node = edge[0] if type(edge) is tuple else edge
-    return getattr(node, "_saved", True) is None
+    """Whether a backward pass without ``retain_graph`` freed a node of ``edge``'s graph.
+
+    Nodes that saved no values keep what they have (a second backward through
+    them alone works, as in PyTorch), so the whole graph is searched.
+    """
+    from ..graph import Node
+
+    seen: set[int] = set()
+    stack = [edge]
+    while stack:
+        node = stack.pop()
+        node = node[0] if type(node) is tuple else node
+        if not isinstance(node, Node) or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if getattr(node, "_saved", True) is None:
+            return True
+        stack.extend(e for e in node._edges if e is not None)
+    return False
 
 
 def _with_subclasses(cls: type) -> list[type]:

@@ -141,6 +141,21 @@ def test_second_backward_needs_retain_graph() -> None:
     assert x.grad.item() == pytest.approx(12.0), "a failed backward must not touch .grad"
 
 
+def test_a_graph_that_saved_no_values_can_be_backpropagated_again() -> None:
+    # As in PyTorch: add, sum, reshape and scaling by a Python number read only shapes and
+    # scalars, so nothing is freed; a graph through multiply keeps x and frees it.
+    x = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    s = plugrad.reshape(x + 1.0, (2, 1)).sum() * 3.0
+    s.backward()
+    s.backward()
+    assert x.grad.tolist() == [6.0, 6.0]
+    y = (x * x).sum() + s
+    y.backward()
+    with pytest.raises(GraphFreedError, match="retain_graph=True"):
+        y.backward()
+    assert x.grad.tolist() == [11.0, 13.0], "a failed backward must not touch .grad"
+
+
 def test_backward_on_tensor_without_grad_is_an_error() -> None:
     with pytest.raises(BackwardError, match="does not require grad"):
         plugrad.tensor(1.0).backward()
