@@ -150,13 +150,18 @@ def _convert(
     else:
         target = target_device(device, backend)
     native_dtype = None if dtype is None else target.native_dtype(dtype)
-    if source is not None and source is not target:
-        array = move_array(array, source, target)
     xp = target.xp
-    if copy is None:
-        result = xp.asarray(array, dtype=native_dtype, device=target.native)
-    else:
-        result = xp.asarray(array, dtype=native_dtype, device=target.native, copy=copy)
+    try:
+        if source is not None and source is not target:
+            array = move_array(array, source, target)
+        if copy is None:
+            result = xp.asarray(array, dtype=native_dtype, device=target.native)
+        else:
+            result = xp.asarray(array, dtype=native_dtype, device=target.native, copy=copy)
+    except (BufferError, TypeError, ValueError):
+        if not isinstance(data, Tensor):
+            _check_host_dtype(data, target)  # a library may fail on strings or objects its own way
+        raise
     if not isinstance(data, Tensor):
         _check_supported_dtype(result, target)
     if dtype is None and source is None and not hasattr(data, "dtype"):
@@ -164,17 +169,33 @@ def _convert(
     return result, target
 
 
+def _check_host_dtype(data: Any, target: Device) -> None:
+    """Raise the dtype error for host data whose dtype no op can handle, read on the host."""
+    try:
+        host = registry.resolve_device("numpy")
+        array = host.xp.asarray(data)
+        host.dtype_of(array)
+    except (KeyError, TypeError):
+        _refuse_dtype(array.dtype, target)
+    except Exception:  # the data cannot be read on the host either: the caller's error stands
+        return
+
+
 def _check_supported_dtype(array: Any, target: Device) -> None:
     """Refuse data whose dtype no op can handle (object, strings, long double, dates)."""
     try:
         target.dtype_of(array)
     except (KeyError, TypeError):
-        supported = ", ".join(sorted({d.name for d in target._dtype_from_native.values()}))
-        raise DtypeError(
-            f"cannot make a tensor of dtype {array.dtype} on {target}: tensors hold numbers "
-            f"of one of the dtypes {supported}; convert the data first (e.g. with "
-            "numpy.asarray(data, dtype=numpy.float64))"
-        ) from None
+        _refuse_dtype(array.dtype, target)
+
+
+def _refuse_dtype(dtype: Any, target: Device) -> None:
+    supported = ", ".join(sorted({d.name for d in target._dtype_from_native.values()}))
+    raise DtypeError(
+        f"cannot make a tensor of dtype {dtype} on {target}: tensors hold numbers "
+        f"of one of the dtypes {supported}; convert the data first (e.g. with "
+        "numpy.asarray(data, dtype=numpy.float64))"
+    ) from None
 
 
 def tensor(

@@ -914,6 +914,9 @@ class Tracer:
         global _active
         saved = self._saved
         devices = [d for group in _registry._state.devices.values() for d in group]
+        # The default device's namespace is the one the replayed code calls plain ``xp``.
+        default = _registry.resolve_device(None)
+        devices.sort(key=lambda d: d is not default)
         labels: dict[int, str] = {}
         for device in devices:
             label = labels.get(id(device.xp))

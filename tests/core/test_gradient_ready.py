@@ -10,6 +10,10 @@ import plugrad
 from plugrad import engine
 from plugrad.errors import BackwardError
 
+# Capture and the engine's callbacks are machinery: tested on NumPy (the strict backend
+# is covered by its own test where it matters).
+pytestmark = pytest.mark.usefixtures("on_numpy")
+
 
 class _Record(plugrad.Function):
     """Identity whose backward notes when it runs."""

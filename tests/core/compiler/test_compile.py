@@ -8,6 +8,10 @@ import pytest
 import plugrad
 from plugrad.errors import CompileError, CompileWarning, GraphBreakError
 
+# Capture and the engine's callbacks are machinery: tested on NumPy (the strict backend
+# is covered by its own test where it matters).
+pytestmark = pytest.mark.usefixtures("on_numpy")
+
 
 def _same(a, b) -> None:
     """Bit-identical values (NaNs equal), same shape and dtype."""

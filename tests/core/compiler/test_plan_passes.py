@@ -13,6 +13,10 @@ from plugrad.compiler.plan import Plan, Step
 from plugrad.errors import CompileWarning, PluginRegistrationError
 from plugrad.hookspecs import hookimpl
 
+# Capture and the engine's callbacks are machinery: tested on NumPy (the strict backend
+# is covered by its own test where it matters).
+pytestmark = pytest.mark.usefixtures("on_numpy")
+
 
 def _pass_plugin(*rewrites):
     namespace = types.SimpleNamespace()
