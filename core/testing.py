@@ -27,6 +27,7 @@ from typing import Any, ClassVar
 from . import dtypes as _dtypes
 from . import registry
 from .autograd import gradcheck, gradgradcheck
+from .checking import checks_enabled
 from .creation import asarray, ones_like
 from .errors import BackendError
 from .grad_mode import no_grad
@@ -561,6 +562,8 @@ class OpTests:
         On the default device, in float64; the same kernels run in the same
         order, so they agree bit for bit.
         """
+        if checks_enabled():
+            _pytest().skip("plugrad.compile runs calls eagerly in checking mode")
         import plugrad
 
         program = case.function
@@ -591,6 +594,8 @@ class OpTests:
 
     def test_compiled_without_gradient_matches_eager(self, case: OpCase) -> None:
         """Under :func:`plugrad.compile`, an op without gradient gives eager's values."""
+        if checks_enabled():
+            _pytest().skip("plugrad.compile runs calls eagerly in checking mode")
         import plugrad
 
         program = case.function

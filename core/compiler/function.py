@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import checking as _checking
-from ..errors import CompileError, CompileWarning
+from ..errors import CompileError, CompileWarning, GraphBreakError
 from ..grad_mode import _state
 from ..tensor import Tensor
 from . import codegen, passes
@@ -83,6 +83,8 @@ class CompiledFunction:
     def _capture(
         self, key: Any, entry: _Entry | None, args: Any, kwargs: Any, leaves: list[Tensor]
     ) -> Any:
+        if _checking._enabled:
+            return self._eager_in_checking_mode(key, args, kwargs)
         with capture_lock:
             tracer = Tracer(leaves, self.fullgraph)
             tracer.install()
@@ -120,6 +122,27 @@ class CompiledFunction:
         if len(entry.plans) > self.cache_size:
             del entry.plans[0]
         return result
+
+    def _eager_in_checking_mode(self, key: Any, args: Any, kwargs: Any) -> Any:
+        """Checking mode checks each kernel and rule as it runs: such calls run eagerly.
+
+        The signature includes the mode, so turning it off compiles again.
+        """
+        reason = "plugrad's checking mode is on, and it checks every kernel and rule as it runs"
+        if self.fullgraph:
+            raise GraphBreakError(
+                f"plugrad.compile(fullgraph=True) cannot capture {self._name()}: {reason}; "
+                "turn checking mode off (plugrad.plugins.checking(False)) to compile"
+            )
+        entry = _Entry()
+        entry.reason = reason
+        self._cache[key] = entry
+        warnings.warn(
+            f"plugrad.compile: {self._name()} runs eagerly while {reason}",
+            CompileWarning,
+            stacklevel=3,
+        )
+        return self.fn(*args, **kwargs)
 
     def _name(self) -> str:
         return getattr(self.fn, "__qualname__", type(self.fn).__name__)

@@ -524,3 +524,15 @@ def test_class_targets_are_range_checked_at_every_replay():
         with pytest.raises(IndexOutOfRangeError, match=r"class targets outside \[0, 3\)"):
             compiled(logits, plugrad.tensor(bad))
     _same(compiled(logits, good), plugrad.nn.functional.cross_entropy(logits, good))
+
+
+def test_checking_mode_runs_calls_eagerly_and_compiles_again_when_off():
+    x = plugrad.tensor([1.0, 2.0])
+    compiled = plugrad.compile(lambda t: t * 2.0 + 1.0)
+    with plugrad.plugins.checking(True):
+        with pytest.warns(CompileWarning, match="checking mode is on"):
+            _same(compiled(x), x * 2.0 + 1.0)
+        with pytest.raises(GraphBreakError, match="checking mode"):
+            plugrad.compile(lambda t: t * 2.0, fullgraph=True)(x)
+    _same(compiled(x), x * 2.0 + 1.0)
+    assert compiled.captures == 1
