@@ -144,7 +144,7 @@ def ddp(rank, size):
             loss_fn(reference(x), y).backward()
             ref_opt.step()
         for (n, p), q in zip(model.module.named_parameters(), reference.parameters()):
-            close(p.numpy(), q.numpy(), f"{name} {n}", rtol=1e-9)
+            close(p.detach().numpy(), q.detach().numpy(), f"{name} {n}", rtol=1e-9)
         assert next(iter(model.state_dict())).startswith("module.")
 
     # no_sync: two local micro-batches, then a synchronised one
