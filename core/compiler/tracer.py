@@ -37,6 +37,7 @@ from .. import graph as _graph
 from .. import ops as _ops
 from .. import registry as _registry
 from ..errors import GraphBreakError, IndexOutOfRangeError
+from ..graph import Node
 from ..nn import functional as _functional
 from ..random import Generator
 from ..tensor import PostAccumulateGradHook, Tensor
@@ -501,6 +502,16 @@ def _breaking(original: Callable[..., Any], what: str) -> Callable[..., Any]:
     return method
 
 
+def _noting_release(original: Callable[..., Any], tracer: Tracer) -> Callable[..., Any]:
+    """``Node._release`` that also notes the node: backward ran through it in this call."""
+
+    def release(node: Any) -> None:
+        tracer.released[id(node)] = node  # kept, so the id stays the node's
+        original(node)
+
+    return release
+
+
 def _replayed_range_check(original: Callable[..., Any]) -> Callable[..., Any]:
     """``nn.functional.any_outside`` made a check that every replay repeats (no graph break)."""
 
@@ -566,6 +577,8 @@ class Tracer:
         #: (reason, where) of the first graph break.
         self.broken: tuple[str, str] | None = None
         self.host_calls = 0
+        #: Nodes a backward pass without retain_graph ran through during the capture.
+        self.released: dict[int, Any] = {}
         self._counter = 0
         self.constants: dict[str, Any] = {}
         self._constant_names: dict[int, str] = {}
@@ -809,7 +822,7 @@ class Tracer:
         name = self._materialized.get(key)
         if name is None:
             requires_grad = tensor._requires_grad
-            if tensor._edge is not None and _graph_consumed(tensor._edge):
+            if tensor._edge is not None and self._graph_consumed(tensor._edge):
                 # A backward pass in the function used (and freed) this graph: nothing can
                 # differentiate through it again, so the replay returns the value alone.
                 requires_grad = False
@@ -981,6 +994,10 @@ class Tracer:
         ):  # fmt: skip
             patches.append((Tensor, name, _breaking(Tensor.__dict__[name], what)))
         patches.append((Tensor, "array", property(_breaking(Tensor.array.fget, ".array"))))
+        for owner in _with_subclasses(Node):
+            if "_release" in owner.__dict__:
+                noting = _noting_release(owner.__dict__["_release"], self)
+                patches.append((owner, "_release", noting))
         for owner in _with_subclasses(Optimizer) + _with_subclasses(LRScheduler):
             if "step" in owner.__dict__:
                 patches.append(
@@ -990,6 +1007,16 @@ class Tracer:
             saved.append((owner, name, owner.__dict__[name]))
             setattr(owner, name, replacement)
         _active = self
+
+    def _graph_consumed(self, edge: Any) -> bool:
+        """Whether a backward pass without ``retain_graph`` used ``edge``'s node in this call.
+
+        Such a result leaves the call without its graph, as nothing is meant to
+        differentiate through it again (a node that saved no values keeps what it
+        has, so whether it was freed does not tell).
+        """
+        node = edge[0] if type(edge) is tuple else edge
+        return id(node) in self.released or getattr(node, "_saved", True) is None
 
     def namespace_label(self, xp: Any) -> str:
         """The name of the backend namespace ``xp`` in the replayed code."""
@@ -1084,28 +1111,6 @@ def _bumping(original: Callable[[Tensor], None], tracer: Tracer) -> Callable[[Te
         original(tensor)
 
     return bump
-
-
-def _graph_consumed(edge: Any) -> bool:
-    """Whether a backward pass without ``retain_graph`` freed a node of ``edge``'s graph.
-
-    Nodes that saved no values keep what they have (a second backward through
-    them alone works, as in PyTorch), so the whole graph is searched.
-    """
-    from ..graph import Node
-
-    seen: set[int] = set()
-    stack = [edge]
-    while stack:
-        node = stack.pop()
-        node = node[0] if type(node) is tuple else node
-        if not isinstance(node, Node) or id(node) in seen:
-            continue
-        seen.add(id(node))
-        if getattr(node, "_saved", True) is None:
-            return True
-        stack.extend(e for e in node._edges if e is not None)
-    return False
 
 
 def _with_subclasses(cls: type) -> list[type]:
