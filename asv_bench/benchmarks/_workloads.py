@@ -635,9 +635,9 @@ class MLPStep(Workload):
              list(self.model.parameters())),
         ):  # fmt: skip
             for _ in range(2):  # capture, then replay
-                start = [p.numpy().copy() for p in params]
+                start = [p.detach().numpy().copy() for p in params]
                 expected = eager()
-                after = [p.numpy().copy() for p in params]
+                after = [p.detach().numpy().copy() for p in params]
                 for p, value in zip(params, start):
                     p.array[...] = self.raw(value)
                 self.assert_close(compiled(), expected, rtol=0, atol=0)
