@@ -33,7 +33,12 @@ def move_array(array: Any, source: Device, target: Device) -> Any:
         and hasattr(array, "__dlpack__")  # NumPy scalars, for one, have none
         and shared == target.backend.dlpack_device(target.native)
     ):
-        return target.backend.from_dlpack(array, target.native)
+        try:
+            return target.backend.from_dlpack(array, target.native)
+        except BufferError:
+            # The exporter refused this array (e.g. NumPy's read-only views of JAX
+            # buffers, which DLPack before 1.0 cannot flag): copy through the host.
+            pass
     return target.backend.from_host(source.backend.to_numpy(array), target.native)
 
 

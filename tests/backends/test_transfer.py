@@ -122,3 +122,66 @@ def test_to_device_is_the_standards_name_for_to() -> None:
     assert x.grad.tolist() == [1.0, 1.0]
     with pytest.raises(ValueError, match="stream"):
         x.to_device("numpy", stream=1)
+
+
+_LIBRARIES = ("numpy", "array_api_strict", "torch", "jax", "dask")
+
+
+_PAIRS = [
+    pytest.param(source, target, id=f"{source}-to-{target}")
+    for source in _LIBRARIES
+    for target in _LIBRARIES
+    if source != target
+]
+
+
+@pytest.mark.parametrize(("source", "target"), _PAIRS)
+def test_to_between_every_pair_of_backends_moves_values_and_gradients(
+    source: str, target: str
+) -> None:
+    missing = [n for n in (source, target) if n not in plugrad.backends.available()]
+    if missing:
+        pytest.skip(f"backend {' and '.join(missing)} not available here")
+    values = np.array([[1.5, -2.0, 0.25], [3.0, 4.0, -0.5]])
+    x = plugrad.asarray(values, dtype=plugrad.float64, device=source, requires_grad=True)
+    y = x.to(target)
+    assert y.backend.name == target and y.dtype == plugrad.float64 and y.shape == (2, 3)
+    assert repr(y.grad_fn) == "<ToDeviceBackward>"
+    np.testing.assert_array_equal(y.detach().numpy(), values)
+    weights = plugrad.asarray(np.arange(6.0).reshape(2, 3), device=y.device)
+    (y * y * weights).sum().backward()
+    assert x.grad.backend.name == source and x.grad.dtype == plugrad.float64
+    np.testing.assert_allclose(x.grad.numpy(), 2 * values * np.arange(6.0).reshape(2, 3))
+    back = y.detach().to(source)
+    assert back.backend.name == source
+    np.testing.assert_array_equal(back.numpy(), values)
+
+
+@pytest.mark.parametrize(
+    ("device", "message"),
+    [
+        ("torch:cuda:7", r"backend 'torch' has no device 'cuda:7'; its devices are"),
+        ("jax:tpu:3", r"backend 'jax' has no device 'tpu:3'; its devices are"),
+        ("dask:1", r"backend 'dask' has no device '1'; its devices are dask"),
+        ("nosuch", r"no backend named 'nosuch' is registered; registered backends:"),
+    ],
+)
+def test_to_a_device_that_cannot_be_reached_names_it_and_what_exists(
+    device: str, message: str
+) -> None:
+    name = device.split(":")[0]
+    if name != "nosuch" and name not in plugrad.backends.available():
+        pytest.skip(f"backend {name!r} not available here")
+    x = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(plugrad.errors.UnknownBackendError, match=message):
+        x.to(device)
+    assert x.grad is None and x.device.name == "numpy" and x.tolist() == [1.0, 2.0]
+
+
+def test_to_an_unavailable_backend_says_why() -> None:
+    if "cupy" in plugrad.backends.available():
+        pytest.skip("cupy is available here")
+    with pytest.raises(
+        plugrad.errors.BackendUnavailableError, match="backend 'cupy' is not available: "
+    ):
+        plugrad.tensor([1.0]).to("cupy")
