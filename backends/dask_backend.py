@@ -62,7 +62,10 @@ def setitem(xp: Any, x: Any, value: Any, /, key: Any) -> Any:
 
 
 class DaskBackend(Backend):
-    """Dask arrays (lazy, chunked NumPy), through ``array_api_compat.dask.array``."""
+    """Dask arrays (lazy, chunked NumPy), through array-api-compat's Dask namespace.
+
+    See ``plugrad.backends.dask_namespace``.
+    """
 
     name = "dask"
     library = "dask"
@@ -76,9 +79,9 @@ class DaskBackend(Backend):
         return None
 
     def namespace(self) -> Any:
-        import array_api_compat.dask.array
+        from . import dask_namespace
 
-        return array_api_compat.dask.array
+        return dask_namespace
 
     def array_types(self) -> tuple[type, ...]:
         return (_dask_array().Array,)

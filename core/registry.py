@@ -653,14 +653,35 @@ def devices_of(backend: Backend) -> tuple[Device, ...]:
 
 
 def device_of_array(obj: Any) -> Device | None:
-    """Return the Device holding ``obj`` if it is an array of an active backend, else ``None``."""
+    """Return the Device holding ``obj`` if it is an array of a registered backend, else ``None``.
+
+    A backend not used yet is started here when ``obj`` may be one of its arrays
+    (it has a ``shape`` and the backend's library is imported): a Dask array
+    made before anything else touched the ``dask`` backend is still a Dask array,
+    not host data to compute and copy.
+    """
     for name, devices in _state.devices.items():
         if isinstance(obj, _state.array_types[name]):
-            if len(devices) == 1:
-                return devices[0]
-            native = devices[0].backend.device_of(obj)
-            return next((d for d in devices if d.native == native), devices[0])
+            return _device_holding(obj, devices)
+    if not hasattr(obj, "shape"):
+        return None
+    for name, backend in _state.backends.items():
+        if (
+            name not in _state.devices
+            and backend.library in sys.modules
+            and backend.unavailable_reason() is None
+        ):
+            devices = _activate(backend)
+            if isinstance(obj, _state.array_types[name]):
+                return _device_holding(obj, devices)
     return None
+
+
+def _device_holding(obj: Any, devices: tuple[Device, ...]) -> Device:
+    if len(devices) == 1:
+        return devices[0]
+    native = devices[0].backend.device_of(obj)
+    return next((d for d in devices if d.native == native), devices[0])
 
 
 def _install_kernels(backend: Backend, devices: tuple[Device, ...]) -> None:

@@ -26,7 +26,7 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
-from plugrad.plugins._rules import axis_slice
+from plugrad.plugins._rules import axis_slice, device_of
 
 #: ``segment_sum(xp, values, index, size, axis)``; see :func:`segment_sum`.
 SegmentSum = Callable[[Any, Any, Any, int, int], Any]
@@ -143,7 +143,7 @@ class IndexPlan:
                 inverse = sorted(range(len(self.permutation)), key=self.permutation.__getitem__)
                 g = xp.permute_dims(g, tuple(inverse))
         if self.basic is not None:
-            out = xp.zeros(self.shape, dtype=values.dtype, device=values.device)
+            out = xp.zeros(self.shape, dtype=values.dtype, device=device_of(values))
             # An assignment key may not hold None: drop the size-1 axes None made.
             g = put(out, self.target, xp.reshape(g, out[self.target].shape))
         if self.flips:
@@ -153,7 +153,7 @@ class IndexPlan:
     def assign(self, xp: Any, x: Any, value: Any) -> Any:
         """A copy of ``x`` with ``x[key] = value``; of repeated indices the last write wins."""
         if not _is_array(value):
-            value = xp.asarray(value, dtype=x.dtype, device=x.device)
+            value = xp.asarray(value, dtype=x.dtype, device=device_of(x))
         elif value.dtype != x.dtype:
             value = xp.astype(value, x.dtype)
         out = xp.asarray(xp.flip(x, axis=self.flips) if self.flips else x, copy=True)
@@ -189,7 +189,7 @@ def _last_writes(xp: Any, current: Any, values: Any, index: Any, axis: int) -> A
         return current
     order = xp.argsort(index, stable=True)  # stable: equal indices keep their order
     grouped = xp.take(index, order)
-    slots = xp.arange(current.shape[axis], dtype=index.dtype, device=index.device)
+    slots = xp.arange(current.shape[axis], dtype=index.dtype, device=device_of(index))
     last = xp.clip(xp.searchsorted(grouped, slots, side="right") - 1, min=0)
     along = (1,) * axis + (-1,) + (1,) * (current.ndim - axis - 1)
     present = xp.reshape(xp.take(grouped, last) == slots, along)
@@ -339,7 +339,7 @@ def segment_sum(xp: Any, values: Any, index: Any, size: int, axis: int) -> Any:
     n, ndim = index.shape[0], values.ndim
     out_shape = (*values.shape[:axis], size, *values.shape[axis + 1 :])
     if n == 0 or size == 0:
-        return xp.zeros(out_shape, dtype=values.dtype, device=values.device)
+        return xp.zeros(out_shape, dtype=values.dtype, device=device_of(values))
     order = xp.argsort(index, stable=True)
     index = xp.take(index, order)
     values = xp.take(values, order, axis=axis)
@@ -354,7 +354,7 @@ def segment_sum(xp: Any, values: Any, index: Any, size: int, axis: int) -> Any:
         summed = xp.where(xp.reshape(same, along), tail + back, tail)
         values = xp.concat([values[axis_slice(ndim, axis, None, step)], summed], axis=axis)
         step *= 2
-    slots = xp.arange(size, dtype=index.dtype, device=values.device)
+    slots = xp.arange(size, dtype=index.dtype, device=device_of(values))
     last = xp.clip(xp.searchsorted(index, slots, side="right") - 1, min=0)
     present = xp.reshape(xp.take(index, last) == slots, along)
     totals = xp.take(values, last, axis=axis)

@@ -11,6 +11,15 @@ from typing import Any
 _SCALARS = (bool, int, float, complex)
 
 
+def device_of(array: Any) -> Any:
+    """``array.device``, or None (the library's default device) for arrays that have none.
+
+    Dask arrays carry no ``device``: every chunk lives wherever the scheduler
+    puts it, so the default device is the right one for arrays made beside them.
+    """
+    return getattr(array, "device", None)
+
+
 def is_scalar(value: Any) -> bool:
     return isinstance(value, _SCALARS)
 

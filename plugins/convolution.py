@@ -32,6 +32,7 @@ from typing import Any
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, op
 from plugrad.plugins._index_plan import put, put_added
+from plugrad.plugins._rules import device_of
 
 Pair = tuple[int, int]
 Quad = tuple[int, int, int, int]
@@ -60,7 +61,10 @@ def _padded(xp: Any, x: Any, padding: Quad, fill: float) -> Any:
         return x
     *lead, height, width = x.shape
     out = xp.full(
-        (*lead, height + top + bottom, width + left + right), fill, dtype=x.dtype, device=x.device
+        (*lead, height + top + bottom, width + left + right),
+        fill,
+        dtype=x.dtype,
+        device=device_of(x),
     )
     return put(out, (..., slice(top, top + height), slice(left, left + width)), x)
 
@@ -112,7 +116,9 @@ def _fold(
     height, width = input_size
     *lead, _, oh, ow = cols.shape
     out = xp.zeros(
-        (*lead, height + top + bottom, width + left + right), dtype=cols.dtype, device=cols.device
+        (*lead, height + top + bottom, width + left + right),
+        dtype=cols.dtype,
+        device=device_of(cols),
     )
     for index, key in enumerate(_window_slices(kernel_size, stride, dilation, (oh, ow))):
         out = put_added(out, key, cols[..., index, :, :])
@@ -481,7 +487,7 @@ def _max_pool2d_scatter_kernel(
         input_size, kernel_size, stride, padding, dilation, ceil_mode
     )
     offsets = kernel[0] * kernel[1]
-    labels = xp.reshape(xp.arange(offsets, device=indices.device), (offsets, 1, 1))
+    labels = xp.reshape(xp.arange(offsets, device=device_of(indices)), (offsets, 1, 1))
     hit = xp.expand_dims(indices, axis=-3) == labels
     cols = xp.where(hit, xp.expand_dims(grad, axis=-3), 0.0)
     return _fold(xp, cols, _pair(tuple(input_size)), kernel, step, quad, dil)
@@ -619,10 +625,12 @@ def _avg_divisor(
     ph, pw = padding
     if count_include_pad:
         # The declared padding counts; what ceil_mode adds beyond it does not.
-        counted = xp.ones((height + 2 * ph, width + 2 * pw), dtype=like.dtype, device=like.device)
+        counted = xp.ones(
+            (height + 2 * ph, width + 2 * pw), dtype=like.dtype, device=device_of(like)
+        )
         extra = (0, quad[1] - ph, 0, quad[3] - pw)
     else:
-        counted = xp.ones((height, width), dtype=like.dtype, device=like.device)
+        counted = xp.ones((height, width), dtype=like.dtype, device=device_of(like))
         extra = quad
     return xp.sum(_windows(xp, counted, kernel, step, extra, (1, 1), 0.0), axis=-3)
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
-from plugrad.plugins._rules import cast, conj, is_scalar, safe_where_zero
+from plugrad.plugins._rules import cast, conj, device_of, is_scalar, safe_where_zero
 
 # The rows are aligned by hand, one op per statement.
 # fmt: off
@@ -282,8 +282,8 @@ def _floor_divide(xp: Any, x1: Any, x2: Any, /) -> Any:
         return out
     # NOTE: NumPy gives nan for inf // finite and -1.0 for -1.0 // inf, where the
     # standard asks for floor(x1 / x2): +-inf and -0.0.
-    a = x1 if hasattr(x1, "shape") else xp.asarray(x1, dtype=out.dtype, device=out.device)
-    b = x2 if hasattr(x2, "shape") else xp.asarray(x2, dtype=out.dtype, device=out.device)
+    a = x1 if hasattr(x1, "shape") else xp.asarray(x1, dtype=out.dtype, device=device_of(out))
+    b = x2 if hasattr(x2, "shape") else xp.asarray(x2, dtype=out.dtype, device=device_of(out))
     infinite = xp.logical_or(xp.isinf(a), xp.isinf(b))
     return xp.where(infinite, xp.floor(a / b), out)
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, op
-from plugrad.plugins._rules import axis_slice, cast
+from plugrad.plugins._rules import axis_slice, cast, device_of
 
 _DUAL = {"backward": "forward", "ortho": "ortho", "forward": "backward"}
 
@@ -29,7 +29,7 @@ def _resize(xp: Any, a: Any, axis: int, length: int) -> Any:
     if current < length:
         shape = list(a.shape)
         shape[axis] = length - current
-        pad = xp.zeros(tuple(shape), dtype=a.dtype, device=a.device)
+        pad = xp.zeros(tuple(shape), dtype=a.dtype, device=device_of(a))
         return xp.concat([a, pad], axis=axis % a.ndim)
     return a
 
@@ -70,7 +70,7 @@ def _pair_weights(xp: Any, like: Any, axis: int, full: int) -> Any:
     half = like.shape[axis]
     shape = [1] * like.ndim
     shape[axis] = half
-    k = xp.reshape(xp.arange(half, device=like.device), tuple(shape))
+    k = xp.reshape(xp.arange(half, device=device_of(like)), tuple(shape))
     doubled = xp.logical_and(k >= 1, k <= full - (full // 2 + 1))
     # NOTE: not where(doubled, 2.0, 1.0): the standard needs an array among where's values.
     return xp.astype(doubled, like.dtype) + 1.0

@@ -25,6 +25,7 @@ from typing import Any
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, op
 from plugrad.plugins._index_plan import plan, put, segment_sum, sole_mask
+from plugrad.plugins._rules import device_of
 
 
 def _complete(key: Any) -> tuple[Any, ...]:
@@ -40,10 +41,10 @@ def _scatter_add_generic(xp: Any, values: Any, /, *, key: Any, shape: tuple[int,
     mask = sole_mask(xp, key, len(shape))
     if mask is not None:
         # Every position is selected once: assignment is addition.
-        return put(xp.zeros(shape, dtype=values.dtype, device=values.device), (mask,), values)
+        return put(xp.zeros(shape, dtype=values.dtype, device=device_of(values)), (mask,), values)
     # NOTE: integer arrays may repeat positions, and `out[key] = values` would keep only
     # one of them: the plan adds them up with a segment sum.
-    return plan(xp, tuple(shape), key, values.device).scatter_add(xp, values, segment_sum)
+    return plan(xp, tuple(shape), key, device_of(values)).scatter_add(xp, values, segment_sum)
 
 
 #: From this many values on, a row scatter-add goes through flat positions (see below).
@@ -179,7 +180,7 @@ def _getitem_generic(xp: Any, x: Any, /, key: Any) -> Any:
     mask = sole_mask(xp, key, x.ndim)
     if mask is not None:
         return x[(mask,)]
-    return plan(xp, tuple(x.shape), key, x.device).gather(xp, x)
+    return plan(xp, tuple(x.shape), key, device_of(x)).gather(xp, x)
 
 
 def _getitem_numpy_style(xp: Any, x: Any, /, key: Any) -> Any:
@@ -261,7 +262,7 @@ def along_axis_key(
             continue
         shape = [1] * ndim
         shape[d] = out_shape[d]
-        positions = xp.arange(out_shape[d], device=indices.device)
+        positions = xp.arange(out_shape[d], device=device_of(indices))
         if in_shape[d] != out_shape[d]:
             positions = positions * 0
         key.append(xp.reshape(positions, tuple(shape)))
@@ -298,7 +299,7 @@ def _setitem_generic(xp: Any, x: Any, value: Any, /, key: Any) -> Any:
     mask = sole_mask(xp, key, x.ndim)
     if mask is not None:
         return put(xp.asarray(x, copy=True), (mask,), value)
-    return plan(xp, tuple(x.shape), key, x.device).assign(xp, x, value)
+    return plan(xp, tuple(x.shape), key, device_of(x)).assign(xp, x, value)
 
 
 def _setitem_numpy_style(xp: Any, x: Any, value: Any, /, key: Any) -> Any:

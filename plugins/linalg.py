@@ -36,6 +36,7 @@ from plugrad.opdef import OpDef, op
 from plugrad.plugins._rules import (
     cast,
     conj,
+    device_of,
     expand_reduced,
     is_complex,
     negative_axis,
@@ -51,7 +52,7 @@ def _mH(xp: Any, a: Any) -> Any:
 def _diag_embed(xp: Any, v: Any) -> Any:
     """(..., n) -> (..., n, n) with ``v`` on the diagonal."""
     n = v.shape[-1]
-    return xp.expand_dims(v, axis=-1) * xp.eye(n, dtype=v.dtype, device=v.device)
+    return xp.expand_dims(v, axis=-1) * xp.eye(n, dtype=v.dtype, device=device_of(v))
 
 
 def _embed_diagonal(xp: Any, g: Any, shape: tuple[int, ...], offset: int) -> Any:
@@ -65,15 +66,15 @@ def _embed_diagonal(xp: Any, g: Any, shape: tuple[int, ...], offset: int) -> Any
     after = (cols if offset >= 0 else rows) - before - length
     batch = tuple(g.shape[:-1])
     if length == 0:
-        return xp.zeros((*batch, rows, cols), dtype=g.dtype, device=g.device)
+        return xp.zeros((*batch, rows, cols), dtype=g.dtype, device=device_of(g))
     parts = [g]
     if before:
-        parts.insert(0, xp.zeros((*batch, before), dtype=g.dtype, device=g.device))
+        parts.insert(0, xp.zeros((*batch, before), dtype=g.dtype, device=device_of(g)))
     if after:
-        parts.append(xp.zeros((*batch, after), dtype=g.dtype, device=g.device))
+        parts.append(xp.zeros((*batch, after), dtype=g.dtype, device=device_of(g)))
     spread = xp.concat(parts, axis=-1) if len(parts) > 1 else g
     spread = xp.expand_dims(spread, axis=-2 if offset >= 0 else -1)
-    return spread * xp.eye(rows, cols, k=offset, dtype=g.dtype, device=g.device)
+    return spread * xp.eye(rows, cols, k=offset, dtype=g.dtype, device=device_of(g))
 
 
 def _matrix_grad(xp: Any, g: Any) -> Any:
@@ -711,7 +712,7 @@ outer = op(
 
 def _trace_grad(xp: Any, g: Any, ans: Any, x: Any, *, offset: int, dtype: Any) -> Any:
     rows, cols = x.shape[-2], x.shape[-1]
-    eye = xp.eye(rows, cols, k=offset, dtype=g.dtype, device=g.device)
+    eye = xp.eye(rows, cols, k=offset, dtype=g.dtype, device=device_of(g))
     grad = xp.broadcast_to(_matrix_grad(xp, g) * eye, tuple(x.shape))
     return grad if dtype is None else cast(xp, grad, x.dtype)
 

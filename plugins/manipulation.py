@@ -6,7 +6,7 @@ from typing import Any
 
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, op
-from plugrad.plugins._rules import axis_slice
+from plugrad.plugins._rules import axis_slice, device_of
 
 
 def _back_to_input_shape(xp: Any, g: Any, ans: Any, x: Any, *args: Any, **params: Any) -> Any:
@@ -245,7 +245,7 @@ def _repeat_grad(xp: Any, g: Any, ans: Any, x: Any, *, repeats: Any, axis: int |
         length, target = shape[axis], shape
     # Which input position each output position along the axis copies; the copies'
     # gradients add up there.
-    source = xp.repeat(xp.arange(length, device=g.device), repeats)
+    source = xp.repeat(xp.arange(length, device=device_of(g)), repeats)
     key = (slice(None),) * axis + (source,)
     return xp.reshape(xp.scatter_add(g, key=key, shape=target), shape)
 

@@ -29,6 +29,7 @@ from typing import Any
 
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, op
+from plugrad.plugins._rules import device_of
 from plugrad.plugins.indexing import _scatter_add_generic, _scatter_add_numpy
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
@@ -362,7 +363,7 @@ def _targets_hit(xp: Any, logits: Any, target: Any, axis: int) -> Any:
     """Boolean, logits-shaped: True at each element's target class."""
     classes = logits.shape[axis]
     labels = xp.reshape(
-        xp.arange(classes, device=target.device), _class_shape(logits.ndim, axis, classes)
+        xp.arange(classes, device=device_of(target)), _class_shape(logits.ndim, axis, classes)
     )
     return xp.expand_dims(target, axis=axis) == labels
 

@@ -6,6 +6,7 @@ from typing import Any
 
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, op
+from plugrad.plugins._rules import device_of
 
 where = op(
     "where",
@@ -94,7 +95,7 @@ count_nonzero = op(
 
 def _searchsorted(xp: Any, x1: Any, x2: Any, /, *, side: str = "left", sorter: Any = None) -> Any:
     if not hasattr(x2, "shape"):
-        x2 = xp.asarray(x2, dtype=x1.dtype, device=x1.device)
+        x2 = xp.asarray(x2, dtype=x1.dtype, device=device_of(x1))
     return xp.searchsorted(x1, x2, side=side, sorter=sorter)
 
 

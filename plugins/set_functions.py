@@ -6,6 +6,7 @@ from typing import Any
 
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, op
+from plugrad.plugins._rules import device_of
 
 
 def _unique_all(xp: Any, x: Any, /) -> tuple[Any, ...]:
@@ -16,7 +17,7 @@ def _unique_all(xp: Any, x: Any, /) -> tuple[Any, ...]:
     groups = xp.reshape(inverse, (-1,))
     order = xp.argsort(groups, stable=True)
     grouped = xp.take(groups, order)
-    slots = xp.arange(values.shape[0], dtype=groups.dtype, device=x.device)
+    slots = xp.arange(values.shape[0], dtype=groups.dtype, device=device_of(x))
     start = xp.searchsorted(grouped, slots, side="left")
     stop = xp.searchsorted(grouped, slots, side="right")
     return values, xp.take(order, start), inverse, stop - start

@@ -6,7 +6,7 @@ from typing import Any
 
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, op
-from plugrad.plugins._rules import axis_slice
+from plugrad.plugins._rules import axis_slice, device_of
 
 all = op(
     "all",
@@ -58,7 +58,7 @@ def _diff_grad(which: str) -> Any:
             # (the adjoint below would give n elements, not the joined length).
             total = sum(p.shape[axis] for p in (prepend, x, append) if p is not None)
             shape = tuple(total if i == axis else d for i, d in enumerate(g.shape))
-            grad = xp.zeros(shape, dtype=g.dtype, device=g.device)
+            grad = xp.zeros(shape, dtype=g.dtype, device=device_of(g))
         else:
             grad = _diff_adjoint(xp, g, axis, n)
         start = 0

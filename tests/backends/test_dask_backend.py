@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -64,3 +67,16 @@ def test_in_place_updates_and_printing() -> None:
     x[0] = 5.0
     assert x.tolist() == [5.0, 1.0, 1.0]
     assert "5." in repr(x)
+
+
+def test_a_dask_array_stays_lazy_on_dask_before_the_backend_was_first_used() -> None:
+    # A fresh process: nothing has touched the dask backend when asarray meets the array.
+    program = (
+        "import dask.array as da, plugrad\n"
+        "x = plugrad.asarray(da.ones((4, 2), chunks=(2, 2)))\n"
+        "print(x.device.name, type(x.array).__module__.split('.')[0], x.array.chunks)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert result.stdout.split("\n")[0] == "dask dask ((2, 2), (2,))"
