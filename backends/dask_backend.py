@@ -69,6 +69,7 @@ class DaskBackend(Backend):
 
     name = "dask"
     library = "dask"
+    lazy = True
 
     def unavailable_reason(self) -> str | None:
         if (

@@ -76,6 +76,9 @@ class Backend:
     #: Whether its arrays are the host format (NumPy's): like Python data, they go to
     #: the default device when turned into tensors without ``device=``.
     holds_host_data: bool = False
+    #: Whether operations only build a graph that is computed later (Dask): a loop
+    #: that updates tensors in place should :func:`plugrad.compute` them now and then.
+    lazy: bool = False
 
     def unavailable_reason(self) -> str | None:
         """Return ``None`` if the backend can run here, otherwise a sentence saying why not.

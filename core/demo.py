@@ -157,6 +157,17 @@ def accuracy(model: Any, x: Any, y: Any) -> float:
     return float(plugrad.mean(plugrad.astype(predicted == y, plugrad.float32)))
 
 
+def _state_tensors(optimizer: Any) -> list[Any]:
+    import plugrad
+
+    return [
+        value
+        for entry in optimizer.state.values()
+        for value in entry.values()
+        if isinstance(value, plugrad.Tensor)
+    ]
+
+
 def train(
     *,
     data: str = "auto",
@@ -240,6 +251,7 @@ def train(
 
     if compile:
         step = plugrad.compile(step)
+    lazy = next(iter(network.parameters())).device.backend.lazy
     start = time.perf_counter()
     for epoch in range(1, epochs + 1):
         bar = tqdm.tqdm(total=steps, desc=f"epoch {epoch}/{epochs}", leave=False) if tqdm else None
@@ -249,6 +261,10 @@ def train(
             xb = plugrad.take(dataset.x_train, mine, axis=0)
             yb = plugrad.take(dataset.y_train, mine, axis=0)
             loss = step(xb, yb, index.shape[0])
+            if lazy:
+                # Parameters and optimizer state would otherwise carry every earlier
+                # step's task graph; computing them keeps each step's graph one step deep.
+                plugrad.compute(loss, *network.parameters(), *_state_tensors(optimizer))
             value = float(loss)  # with several ranks: this rank's part of the batch mean
             total += value * index.shape[0] / size
             if bar is not None:

@@ -42,12 +42,17 @@ class OptimizerStep:
         self.params = [plugrad.asarray(v.copy(), device=device, requires_grad=True) for v in starts]
         for param, grad in zip(self.params, grads):
             param.grad = plugrad.asarray(grad, device=device)
+        # Immutable (JAX) and lazy (Dask) arrays have no in-place operators: ``a -= b``
+        # makes a new array, so their floor stores each new array back instead.
+        probe = alias = self.xp.zeros(1)
+        alias += 1
+        in_place = alias is probe
         if optimizer == "adam":
             self.optimizer = plugrad.optim.Adam(self.params, lr=_LR, betas=_BETAS, eps=_EPS)
-            self._floor_step = self._floor_adam
+            self._floor_step = self._floor_adam if in_place else self._floor_adam_rebinding
         else:
             self.optimizer = plugrad.optim.SGD(self.params, lr=_LR, momentum=_MOMENTUM)
-            self._floor_step = self._floor_sgd
+            self._floor_step = self._floor_sgd if in_place else self._floor_sgd_rebinding
         # The floor's own copies of parameters, gradients and state.
         self.arrays = [plugrad.asarray(v.copy(), device=device).array for v in starts]
         self.grads = [p.grad.array for p in self.params]
@@ -98,6 +103,24 @@ class OptimizerStep:
             work = m / work
             work *= step_size
             array -= work
+
+    def _floor_sgd_rebinding(self) -> None:
+        for i, (array, grad, buffer) in enumerate(zip(self.arrays, self.grads, self.first)):
+            buffer = buffer * _MOMENTUM + grad if self.step else grad
+            self.first[i] = buffer
+            self.arrays[i] = array - _LR * buffer
+        self.step += 1
+
+    def _floor_adam_rebinding(self) -> None:
+        self.step += 1
+        beta1, beta2 = _BETAS
+        correction2 = math.sqrt(1 - beta2**self.step)
+        step_size = _LR / (1 - beta1**self.step)
+        xp = self.xp
+        for i, (array, grad) in enumerate(zip(self.arrays, self.grads)):
+            m = self.first[i] = self.first[i] * beta1 + grad * (1 - beta1)
+            v = self.second[i] = self.second[i] * beta2 + grad * grad * (1 - beta2)
+            self.arrays[i] = array - step_size * (m / (xp.sqrt(v) / correction2 + _EPS))
 
     def time_plugrad_step(self, backend: str, optimizer: str) -> None:
         self.optimizer.step()

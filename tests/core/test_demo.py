@@ -188,3 +188,22 @@ def test_command_accepts_compile(tmp_path, capsys):
     compiled = capsys.readouterr().out.splitlines()
     epoch = next(line for line in eager if line.startswith("epoch"))
     assert epoch in compiled
+
+
+@pytest.mark.parametrize("backend", ["torch", "jax", "dask"])
+def test_demo_command_trains_on_the_torch_jax_and_dask_backends(tmp_path, backend, capsys):
+    if backend not in plugrad.backends.available():
+        pytest.skip(f"backend {backend!r} not available here")
+    code = main(
+        ["demo", "--backend", backend, "--data", "generated", "--epochs", "2",
+         "--batch-size", "256", "--lr", "0.01", "--output-dir", str(tmp_path), "--no-progress"]
+    )  # fmt: skip
+    out = capsys.readouterr().out
+    assert code in (0, None)
+    assert f"model on {backend}" in out
+    losses = [float(line.split("loss")[1].split()[0]) for line in out.splitlines()
+              if line.startswith("epoch")]  # fmt: skip
+    assert len(losses) == 2 and losses[1] < losses[0]
+    accuracy = float(out.split("test accuracy")[-1].strip().rstrip("%").split("%")[0])
+    assert accuracy > 60.0
+    assert (tmp_path / "model.safetensors").is_file()
