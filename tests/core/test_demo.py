@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 import plugrad
-from plugrad import demo
+from plugrad.cli import demo
 from plugrad.cli import main
 
 
