@@ -291,8 +291,8 @@ def demo_command(args: argparse.Namespace) -> int:
 def graph_command(args: argparse.Namespace) -> int:
     """Run ``plugrad graph``; return the exit code (2: bad input, 1: could not draw)."""
     from .. import creation, viz
-    from .expression import ExpressionError, evaluate
     from ..tensor import Tensor
+    from .expression import ExpressionError, evaluate
 
     try:
         given = _parse_variables(args.var)
