@@ -1039,7 +1039,7 @@ class Tracer:
             if not found or name not in table:
                 continue
             if found[0].kind == "generic":
-                table[name] = _registry._bind(found[0].function, plain, name, backend)
+                table[name] = bind_kernel(found[0].function, plain, name, backend)
             else:
                 table[name] = _opaque_kernel(self, table[name], name)
         return table
