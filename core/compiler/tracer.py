@@ -36,6 +36,7 @@ from .. import engine as _engine
 from .. import graph as _graph
 from .. import ops as _ops
 from .. import registry as _registry
+from ..backend_activation import bind_kernel
 from ..errors import GraphBreakError, IndexOutOfRangeError
 from ..graph import Node
 from ..nn import functional as _functional
