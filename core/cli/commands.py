@@ -310,7 +310,7 @@ def graph_command(args: argparse.Namespace) -> int:
             text = args.expression
             values = given
             result_name, title = None, text
-        viz._format_of(Path(args.output))  # a bad suffix fails before any work
+        viz.rendering.format_of(Path(args.output))  # a bad suffix fails before any work
         variables = {
             name: creation.tensor(value, requires_grad=True, backend=args.backend)
             for name, value in values.items()
