@@ -993,7 +993,9 @@ class Tracer:
             ("__int__", "int() of a tensor"), ("__index__", "using a tensor as an index"),
             ("__repr__", "printing a tensor"), ("register_hook", "registering a tensor hook"),
         ):  # fmt: skip
-            patches.append((Tensor, name, _breaking(Tensor.__dict__[name], what)))
+            # Patched where it is defined (a base of Tensor's, for the interop methods).
+            owner = next(c for c in Tensor.__mro__ if name in c.__dict__)
+            patches.append((owner, name, _breaking(owner.__dict__[name], what)))
         patches.append((Tensor, "array", property(_breaking(Tensor.array.fget, ".array"))))
         for owner in _with_subclasses(Node):
             if "_release" in owner.__dict__:
