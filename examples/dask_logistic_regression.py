@@ -124,7 +124,7 @@ def main() -> None:
 def check_first_gradient(
     x_data: da.Array, y_data: da.Array, w_grad: plugrad.Tensor, b_grad: plugrad.Tensor
 ) -> None:
-    """At w = 0, b = 0 the gradient is X.T @ (1/2 - y) / rows and mean(1/2 - y); Dask computes it."""
+    """At w = b = 0 the gradients are X.T @ (1/2 - y) / rows and mean(1/2 - y), by Dask alone."""
     residual = 0.5 - y_data
     expected_w, expected_b = da.compute(x_data.T @ residual / len(y_data), residual.mean())
     np.testing.assert_allclose(w_grad.numpy(), expected_w, rtol=1e-10, atol=1e-12)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 import subprocess
 import sys
@@ -28,7 +29,7 @@ def test_small_run_checks_its_gradient_and_reports_its_figures() -> None:
     assert "first gradient matches its closed form" in out
     losses = [float(v) for v in re.findall(r"loss (\d+\.\d+)", out)]
     assert len(losses) == 5 and losses[0] == pytest.approx(0.693147, abs=1e-5)
-    assert all(later < earlier for earlier, later in zip(losses, losses[1:])), losses
+    assert all(later < earlier for earlier, later in itertools.pairwise(losses)), losses
     assert re.search(r"time per iteration \(median after the first\): \d+\.\d+ s", out)
     accuracy = float(re.search(r"accuracy on the 40,000 rows: (\d\.\d+)", out).group(1))
     assert accuracy > 0.8
