@@ -117,7 +117,12 @@ class JaxBackend(Backend):
         return None  # TPU memory is reached through the host
 
     def from_dlpack(self, obj: Any, device: Any) -> Any:
-        return _jax().device_put(self.namespace().from_dlpack(obj), device)
+        jax = _jax()
+        try:
+            return jax.device_put(self.namespace().from_dlpack(obj), device)
+        except jax.errors.JaxRuntimeError:
+            # JAX takes only compact strides (no NumPy view with a step, say): copy it.
+            return self.from_host(np.from_dlpack(obj), device)
 
     def from_host(self, host: Any, device: Any) -> Any:
         return _jax().device_put(np.array(host), device)

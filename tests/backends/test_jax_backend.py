@@ -75,3 +75,11 @@ def test_seeded_random_numbers_repeat() -> None:
     a = plugrad.randn(4, generator=plugrad.Generator(seed=1, backend="jax"))
     b = plugrad.randn(4, generator=plugrad.Generator(seed=1, backend="jax"))
     assert a.device.name.startswith("jax:") and a.tolist() == b.tolist()
+
+
+def test_a_strided_numpy_view_moves_to_jax_by_copy() -> None:
+    strided = np.arange(8.0)[::2]
+    x = plugrad.asarray(strided, device="jax")
+    assert x.device.name == "jax:cpu:0" and x.tolist() == [0.0, 2.0, 4.0, 6.0]
+    moved = plugrad.asarray(strided).to("jax")
+    assert moved.tolist() == [0.0, 2.0, 4.0, 6.0]
