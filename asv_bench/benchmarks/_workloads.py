@@ -583,9 +583,11 @@ class MLPStep(Workload):
         grads[2], grads[3] = transpose(a1) @ dh2, xp.sum(dh2, axis=0)
         dh1 = xp.where(m1, dh2 @ transpose(w2), 0.0)
         grads[0], grads[1] = transpose(x) @ dh1, xp.sum(dh1, axis=0)
-        # update in place
-        for p, g in zip(self.params_r, grads):
+        # update in place; immutable (JAX) and lazy (Dask) arrays make a new array for
+        # ``p -= ...``, which is stored back
+        for i, (p, g) in enumerate(zip(self.params_r, grads)):
             p -= LEARNING_RATE * g
+            self.params_r[i] = p
         return loss
 
     def use_torch(self, torch: Any) -> None:
