@@ -296,7 +296,7 @@ def asinh(x: TensorLike, /) -> Tensor:
 
 
 def astype(x: TensorLike, dtype: DType | None, /, *, copy: bool = ..., device: Any = ...) -> Tensor:
-    """Convert ``x`` to ``dtype`` (a plugrad dtype such as ``plugrad.float64``)."""
+    """Convert ``x`` to ``dtype`` (e.g. ``plugrad.float64``); its gradient to x's."""
 
 
 def atan(x: TensorLike, /) -> Tensor:
@@ -613,7 +613,7 @@ def mean(
 
 
 def meshgrid(*arrays: TensorLike, indexing: Any = ...) -> tuple[Tensor, ...]:
-    """Coordinate grids from 1-D tensors: ``indexing="xy"`` (Cartesian) or ``"ij"`` (matrix)."""
+    """Coordinate grids from 1-D tensors, indexed 'xy' (Cartesian) or 'ij'."""
 
 
 def min(
@@ -862,11 +862,11 @@ def tile(x: TensorLike, /, repetitions: Any) -> Tensor:
 
 
 def tril(x: TensorLike, /, *, k: Any = ...) -> Tensor:
-    """The lower triangle of the last two axes (on and below diagonal ``k``), zeros elsewhere."""
+    """The lower triangle (on and below diagonal ``k``) of the last two axes; 0 above."""
 
 
 def triu(x: TensorLike, /, *, k: Any = ...) -> Tensor:
-    """The upper triangle of the last two axes (on and above diagonal ``k``), zeros elsewhere."""
+    """The upper triangle (on and above diagonal ``k``) of the last two axes; 0 below."""
 
 
 def true_divide(x1: TensorLike, x2: TensorLike, /) -> Tensor:
@@ -882,15 +882,15 @@ def unbind(x: TensorLike, /, *, axis: Any = ..., dim: Any = ...) -> tuple[Tensor
 
 
 def unique_all(x: TensorLike, /) -> _unique_all_result:
-    """The unique elements of ``x``, with first indices, inverse indices and counts."""
+    """Unique values, first and inverse indices, counts."""
 
 
 def unique_counts(x: TensorLike, /) -> _unique_counts_result:
-    """The unique elements of ``x`` and how often each occurs: ``(values, counts)``."""
+    """The unique elements of ``x`` and how often each occurs."""
 
 
 def unique_inverse(x: TensorLike, /) -> _unique_inverse_result:
-    """The unique elements of ``x`` and, for each element, its index among them."""
+    """Unique values and each element's index among them."""
 
 
 def unique_values(x: TensorLike, /) -> Tensor:

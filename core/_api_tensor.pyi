@@ -250,7 +250,7 @@ class InstalledTensorMethods:
         """Compare ``x1 == x2`` element-wise, broadcasting; a bool tensor."""
 
     def erfc(self, /) -> Tensor:
-        """Complementary error function ``1 - erf(x)``, element-wise, accurate in both tails."""
+        """Complementary error function ``1 - erf(x)``, accurate in both tails."""
 
     def exp(self, /) -> Tensor:
         """Exponential ``e ** x`` element-wise."""
@@ -316,7 +316,7 @@ class InstalledTensorMethods:
         """Base-2 logarithm element-wise."""
 
     def log_softmax(self, dim: Any = ..., *, axis: int = ...) -> Tensor:
-        """Logarithm of the softmax along ``axis``, computed stably: ``x - logsumexp(x)``."""
+        """Log of the softmax along ``axis``, stably."""
 
     def logaddexp(self, x2: TensorLike, /) -> Tensor:
         """``log(exp(x1) + exp(x2))`` element-wise, without overflow."""
@@ -341,7 +341,7 @@ class InstalledTensorMethods:
         axis: int | tuple[int, ...] | None = ...,
         keepdims: bool = ...,
     ) -> Tensor:
-        """``log(sum(exp(x)))`` over ``axis`` (all axes by default), without overflow."""
+        """``log(sum(exp(x)))`` over ``axis`` (default all), without overflow."""
 
     def lt(self, x2: TensorLike, /) -> Tensor:
         """Compare ``x1 < x2`` element-wise, broadcasting; a bool tensor."""
@@ -416,7 +416,7 @@ class InstalledTensorMethods:
         """Reciprocal ``1 / x`` element-wise."""
 
     def relu(self, /) -> Tensor:
-        """Rectified linear unit ``max(x, 0)``, element-wise; NaN stays NaN."""
+        """Rectified linear unit ``max(x, 0)``; NaN stays NaN; the gradient at 0 is 0."""
 
     def remainder(self, x2: TensorLike, /) -> Tensor:
         """Remainder of ``x1 / x2`` with the sign of ``x2`` (Python's ``%``), element-wise."""
@@ -435,7 +435,7 @@ class InstalledTensorMethods:
         """Round to the nearest integer element-wise, halves to even."""
 
     def sigmoid(self, /) -> Tensor:
-        """Logistic sigmoid ``1 / (1 + exp(-x))``, element-wise, without overflow."""
+        """Logistic sigmoid ``1 / (1 + exp(-x))``, without overflow."""
 
     def sign(self, /) -> Tensor:
         """Sign of ``x`` element-wise: -1, 0 or 1 (``x / |x|`` for complex)."""
@@ -450,7 +450,7 @@ class InstalledTensorMethods:
         """Hyperbolic sine element-wise."""
 
     def softmax(self, dim: Any = ..., *, axis: int = ...) -> Tensor:
-        """Softmax along ``axis``: ``exp(x) / sum(exp(x))``, computed after subtracting the max."""
+        """Softmax along ``axis``: ``exp(x) / sum(exp(x))``, after subtracting the max."""
 
     def sqrt(self, /) -> Tensor:
         """Square root element-wise (``nan`` below 0 for real inputs; infinite gradient at 0)."""
@@ -488,14 +488,10 @@ class InstalledTensorMethods:
         """Repeat the whole tensor ``repetitions[i]`` times along each axis ``i``."""
 
     def tril(self, *, k: Any = ...) -> Tensor:
-        """The lower triangle of the last two axes (on and below diagonal ``k``), zeros
-        elsewhere.
-        """
+        """The lower triangle (on and below diagonal ``k``) of the last two axes; 0 above."""
 
     def triu(self, *, k: Any = ...) -> Tensor:
-        """The upper triangle of the last two axes (on and above diagonal ``k``), zeros
-        elsewhere.
-        """
+        """The upper triangle (on and above diagonal ``k``) of the last two axes; 0 below."""
 
     def true_divide(self, x2: TensorLike, /) -> Tensor:
         """Divide ``x1 / x2`` element-wise (true division)."""

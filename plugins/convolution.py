@@ -262,7 +262,7 @@ def _conv2d_input_grad_numpy(
     kh, kw = weight.shape[-2:]
     per_group = out_channels // groups
     # (C, kh, kw, N, OH, OW) per group, stacked along C.
-    cols = [
+    parts = [
         np.tensordot(
             weight[g * per_group : (g + 1) * per_group],
             grad[:, g * per_group : (g + 1) * per_group],
@@ -270,7 +270,7 @@ def _conv2d_input_grad_numpy(
         )
         for g in range(groups)
     ]
-    cols = cols[0] if groups == 1 else np.concatenate(cols, axis=0)
+    cols = parts[0] if groups == 1 else np.concatenate(parts, axis=0)
     top, bottom, left, right = _quad(padding)
     height, width = _pair(input_size)
     out = np.zeros((n, cols.shape[0], height + top + bottom, width + left + right), grad.dtype)

@@ -359,7 +359,7 @@ def _direction(xp: Any, x: Any) -> Any:
     return x / safe_where_zero(xp, xp.abs(x))
 
 
-def _split_ties(xp: Any, hit: Any, axis: int) -> Any:
+def _split_ties(xp: Any, hit: Any, axis: int | tuple[int, ...]) -> Any:
     return hit / xp.sum(hit, axis=axis, keepdims=True)
 
 

@@ -433,7 +433,7 @@ def _embedding_grad(
 
 
 embedding = nn_op("embedding", _embedding_kernel, vjp=(_embedding_grad, None), saves=("indices",),
-                  doc="Rows of ``weight`` (V, D) at integer ``indices``: (*indices.shape, D).")
+                  doc="Rows of ``weight`` (V, D) at integer ``indices``: ``(*indices.shape, D)``.")
 
 
 def _embedding_backward_with(scatter_add: Any) -> Any:
