@@ -597,7 +597,7 @@ def max(
 
 
 def maximum(x1: TensorLike, x2: TensorLike, /) -> Tensor:
-    """Element-wise maximum, broadcasting; at ties the gradient is split evenly."""
+    """Element-wise maximum, broadcasting; ties split the gradient."""
 
 
 def mean(
@@ -629,7 +629,7 @@ def min(
 
 
 def minimum(x1: TensorLike, x2: TensorLike, /) -> Tensor:
-    """Element-wise minimum, broadcasting; at ties the gradient is split evenly."""
+    """Element-wise minimum, broadcasting; ties split the gradient."""
 
 
 def mm(x1: TensorLike, x2: TensorLike, /) -> Tensor:

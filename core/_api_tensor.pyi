@@ -350,7 +350,7 @@ class InstalledTensorMethods:
         """Matrix product ``x1 @ x2``, with NumPy's rules for 1-D and batched inputs."""
 
     def maximum(self, x2: TensorLike, /) -> Tensor:
-        """Element-wise maximum, broadcasting; at ties the gradient is split evenly."""
+        """Element-wise maximum, broadcasting; ties split the gradient."""
 
     def mean(
         self,
@@ -363,7 +363,7 @@ class InstalledTensorMethods:
         """Arithmetic mean over ``axis`` (all axes by default)."""
 
     def minimum(self, x2: TensorLike, /) -> Tensor:
-        """Element-wise minimum, broadcasting; at ties the gradient is split evenly."""
+        """Element-wise minimum, broadcasting; ties split the gradient."""
 
     def mm(self, x2: TensorLike, /) -> Tensor:
         """Matrix product ``x1 @ x2``, with NumPy's rules for 1-D and batched inputs."""

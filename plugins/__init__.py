@@ -14,36 +14,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from plugrad.plugin_control import (
-        BackendInfo,
-        KernelSource,
-        PluginInfo,
-        checking,
-        checks_enabled,
-        kernel_source,
-        kernel_sources,
-        list_backends,
-        list_plugins,
-        register,
-        set_checks,
-        unregister,
-    )
+    from plugrad.plugin_control import *  # noqa: F403
 
-__all__ = [
-    "BUILTIN_OP_PLUGINS",
-    "BackendInfo",
-    "KernelSource",
-    "PluginInfo",
-    "checking",
-    "checks_enabled",
-    "kernel_source",
-    "kernel_sources",
-    "list_backends",
-    "list_plugins",
-    "register",
-    "set_checks",
-    "unregister",
-]
+# The plugin-management API of plugrad.plugin_control, also reachable from here.
+_MANAGEMENT = frozenset({
+    "BackendInfo", "KernelSource", "PluginInfo", "checking", "checks_enabled", "kernel_source",
+    "kernel_sources", "list_backends", "list_plugins", "register", "set_checks", "unregister",
+})  # fmt: skip
+
+__all__ = ["BUILTIN_OP_PLUGINS", *sorted(_MANAGEMENT)]
 
 #: Op plugin modules registered at import, after the built-in backends.
 BUILTIN_OP_PLUGINS: tuple[str, ...] = (
@@ -68,7 +47,7 @@ BUILTIN_OP_PLUGINS: tuple[str, ...] = (
 def __getattr__(name: str) -> Any:
     # The plugin-management API, imported on first use: the op modules of this package
     # import only the declaration modules, never the registry.
-    if name in __all__:
+    if name in _MANAGEMENT:
         from plugrad import plugin_control
 
         return getattr(plugin_control, name)

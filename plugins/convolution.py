@@ -132,17 +132,8 @@ nn_op = functools.partial(op, standard=False, namespace="nn")
 # -- convolution --------------------------------------------------------------------------
 
 
-def _conv2d(
-    xp: Any,
-    x: Any,
-    weight: Any,
-    /,
-    *,
-    stride: int | Pair = 1,
-    padding: int | tuple[int, ...] = 0,
-    dilation: int | Pair = 1,
-    groups: int = 1,
-) -> Any:
+def _conv2d(xp: Any, x: Any, weight: Any, /, *, stride: int | Pair = 1,
+            padding: int | tuple[int, ...] = 0, dilation: int | Pair = 1, groups: int = 1) -> Any:
     n = x.shape[0]
     out_channels, group_channels, kh, kw = weight.shape
     cols = _windows(xp, x, (kh, kw), _pair(stride), _quad(padding), _pair(dilation), 0.0)
@@ -152,18 +143,9 @@ def _conv2d(
     return xp.reshape(xp.matmul(kernels, cols), (n, out_channels, oh, ow))
 
 
-def _conv2d_input_grad(
-    xp: Any,
-    grad: Any,
-    weight: Any,
-    /,
-    *,
-    input_size: Pair,
-    stride: int | Pair = 1,
-    padding: int | tuple[int, ...] = 0,
-    dilation: int | Pair = 1,
-    groups: int = 1,
-) -> Any:
+def _conv2d_input_grad(xp: Any, grad: Any, weight: Any, /, *, input_size: Pair,
+                       stride: int | Pair = 1, padding: int | tuple[int, ...] = 0,
+                       dilation: int | Pair = 1, groups: int = 1) -> Any:
     n, out_channels, oh, ow = grad.shape
     _, group_channels, kh, kw = weight.shape
     grad = xp.reshape(grad, (n, groups, out_channels // groups, oh * ow))
@@ -175,18 +157,9 @@ def _conv2d_input_grad(
     )
 
 
-def _conv2d_weight_grad(
-    xp: Any,
-    x: Any,
-    grad: Any,
-    /,
-    *,
-    kernel_size: Pair,
-    stride: int | Pair = 1,
-    padding: int | tuple[int, ...] = 0,
-    dilation: int | Pair = 1,
-    groups: int = 1,
-) -> Any:
+def _conv2d_weight_grad(xp: Any, x: Any, grad: Any, /, *, kernel_size: Pair, stride: int | Pair = 1,
+                        padding: int | tuple[int, ...] = 0, dilation: int | Pair = 1,
+                        groups: int = 1) -> Any:
     n, channels = x.shape[:2]
     _, out_channels, oh, ow = grad.shape
     kh, kw = _pair(kernel_size)
@@ -216,17 +189,9 @@ def _numpy_windows(x: Any, kernel: Pair, stride: Pair, padding: Quad, dilation: 
     return view[:, :, :: stride[0], :: stride[1], :: dilation[0], :: dilation[1]]
 
 
-def _conv2d_numpy(
-    xp: Any,
-    x: Any,
-    weight: Any,
-    /,
-    *,
-    stride: int | Pair = 1,
-    padding: int | tuple[int, ...] = 0,
-    dilation: int | Pair = 1,
-    groups: int = 1,
-) -> Any:
+def _conv2d_numpy(xp: Any, x: Any, weight: Any, /, *, stride: int | Pair = 1,
+                  padding: int | tuple[int, ...] = 0, dilation: int | Pair = 1,
+                  groups: int = 1) -> Any:
     import numpy as np
 
     out_channels, group_channels, kh, kw = weight.shape
@@ -244,18 +209,9 @@ def _conv2d_numpy(
     return np.ascontiguousarray(np.moveaxis(out, 0, 1))
 
 
-def _conv2d_input_grad_numpy(
-    xp: Any,
-    grad: Any,
-    weight: Any,
-    /,
-    *,
-    input_size: Pair,
-    stride: int | Pair = 1,
-    padding: int | tuple[int, ...] = 0,
-    dilation: int | Pair = 1,
-    groups: int = 1,
-) -> Any:
+def _conv2d_input_grad_numpy(xp: Any, grad: Any, weight: Any, /, *, input_size: Pair,
+                             stride: int | Pair = 1, padding: int | tuple[int, ...] = 0,
+                             dilation: int | Pair = 1, groups: int = 1) -> Any:
     import numpy as np
 
     n, out_channels, oh, ow = grad.shape
@@ -280,18 +236,9 @@ def _conv2d_input_grad_numpy(
     return np.ascontiguousarray(out[..., top : top + height, left : left + width])
 
 
-def _conv2d_weight_grad_numpy(
-    xp: Any,
-    x: Any,
-    grad: Any,
-    /,
-    *,
-    kernel_size: Pair,
-    stride: int | Pair = 1,
-    padding: int | tuple[int, ...] = 0,
-    dilation: int | Pair = 1,
-    groups: int = 1,
-) -> Any:
+def _conv2d_weight_grad_numpy(xp: Any, x: Any, grad: Any, /, *, kernel_size: Pair,
+                              stride: int | Pair = 1, padding: int | tuple[int, ...] = 0,
+                              dilation: int | Pair = 1, groups: int = 1) -> Any:
     import numpy as np
 
     kernel = _pair(kernel_size)
@@ -322,15 +269,13 @@ conv2d = nn_op("conv2d", _conv2d, kernels={"numpy": _conv2d_numpy}, saves=("x", 
                doc="2-D cross-correlation of ``x`` (N, C, H, W) with ``weight`` (O, C/g, kh, kw).")
 
 
-def _conv2d_input_grad_grad_output(
-    xp: Any, g: Any, ans: Any, grad: Any, weight: Any, *, input_size: Pair, **params: Any
-) -> Any:
+def _conv2d_input_grad_grad_output(xp: Any, g: Any, ans: Any, grad: Any, weight: Any, *,
+                                   input_size: Pair, **params: Any) -> Any:
     return xp.conv2d(g, weight, **params)
 
 
-def _conv2d_input_grad_grad_weight(
-    xp: Any, g: Any, ans: Any, grad: Any, weight: Any, *, input_size: Pair, **params: Any
-) -> Any:
+def _conv2d_input_grad_grad_weight(xp: Any, g: Any, ans: Any, grad: Any, weight: Any, *,
+                                   input_size: Pair, **params: Any) -> Any:
     return xp.conv2d_weight_grad(g, grad, kernel_size=tuple(weight.shape[-2:]), **params)
 
 
@@ -340,15 +285,13 @@ conv2d_input_grad = nn_op(
     doc="The gradient of :func:`conv2d` for its input: the transposed convolution.")
 
 
-def _conv2d_weight_grad_grad_x(
-    xp: Any, g: Any, ans: Any, x: Any, grad: Any, *, kernel_size: Pair, **params: Any
-) -> Any:
+def _conv2d_weight_grad_grad_x(xp: Any, g: Any, ans: Any, x: Any, grad: Any, *, kernel_size: Pair,
+                               **params: Any) -> Any:
     return xp.conv2d_input_grad(grad, g, input_size=tuple(x.shape[-2:]), **params)
 
 
-def _conv2d_weight_grad_grad_output(
-    xp: Any, g: Any, ans: Any, x: Any, grad: Any, *, kernel_size: Pair, **params: Any
-) -> Any:
+def _conv2d_weight_grad_grad_output(xp: Any, g: Any, ans: Any, x: Any, grad: Any, *,
+                                    kernel_size: Pair, **params: Any) -> Any:
     return xp.conv2d(x, g, **params)
 
 
@@ -360,14 +303,8 @@ conv2d_weight_grad = nn_op(
 # -- pooling ------------------------------------------------------------------------------
 
 
-def _pool_padding(
-    input_size: Pair,
-    kernel_size: Pair,
-    stride: Pair,
-    padding: Pair,
-    dilation: Pair,
-    ceil_mode: bool,
-) -> Quad:
+def _pool_padding(input_size: Pair, kernel_size: Pair, stride: Pair, padding: Pair, dilation: Pair,
+                  ceil_mode: bool) -> Quad:
     """PyTorch's pooling geometry as explicit padding: ``ceil_mode`` pads the bottom and right.
 
     In ceil mode the last window may hang over the padded input, but it must
@@ -387,9 +324,8 @@ def _pool_padding(
     return (ph, ph + eh, pw, pw + ew)
 
 
-def _pool_args(
-    input_size: Any, kernel_size: Any, stride: Any, padding: Any, dilation: Any, ceil_mode: bool
-) -> tuple[Pair, Pair, Quad, Pair]:
+def _pool_args(input_size: Any, kernel_size: Any, stride: Any, padding: Any, dilation: Any,
+               ceil_mode: bool) -> tuple[Pair, Pair, Quad, Pair]:
     kernel = _pair(kernel_size)
     step = kernel if stride is None else _pair(stride)
     dil = _pair(dilation)
@@ -397,17 +333,9 @@ def _pool_args(
     return kernel, step, quad, dil
 
 
-def _max_pool2d(
-    xp: Any,
-    x: Any,
-    /,
-    *,
-    kernel_size: int | Pair,
-    stride: int | Pair | None = None,
-    padding: int | Pair = 0,
-    dilation: int | Pair = 1,
-    ceil_mode: bool = False,
-) -> tuple[Any, Any]:
+def _max_pool2d(xp: Any, x: Any, /, *, kernel_size: int | Pair, stride: int | Pair | None = None,
+                padding: int | Pair = 0, dilation: int | Pair = 1,
+                ceil_mode: bool = False) -> tuple[Any, Any]:
     kernel, step, quad, dil = _pool_args(
         x.shape[-2:], kernel_size, stride, padding, dilation, ceil_mode
     )
@@ -415,19 +343,10 @@ def _max_pool2d(
     return xp.max(cols, axis=-3), xp.argmax(cols, axis=-3)
 
 
-def _max_pool2d_scatter(
-    xp: Any,
-    grad: Any,
-    indices: Any,
-    /,
-    *,
-    input_size: Pair,
-    kernel_size: int | Pair,
-    stride: int | Pair | None = None,
-    padding: int | Pair = 0,
-    dilation: int | Pair = 1,
-    ceil_mode: bool = False,
-) -> Any:
+def _max_pool2d_scatter(xp: Any, grad: Any, indices: Any, /, *, input_size: Pair,
+                        kernel_size: int | Pair, stride: int | Pair | None = None,
+                        padding: int | Pair = 0, dilation: int | Pair = 1,
+                        ceil_mode: bool = False) -> Any:
     kernel, step, quad, dil = _pool_args(
         input_size, kernel_size, stride, padding, dilation, ceil_mode
     )
@@ -438,18 +357,9 @@ def _max_pool2d_scatter(
     return _fold(xp, cols, _pair(tuple(input_size)), kernel, step, quad, dil)
 
 
-def _max_pool2d_gather(
-    xp: Any,
-    x: Any,
-    indices: Any,
-    /,
-    *,
-    kernel_size: int | Pair,
-    stride: int | Pair | None = None,
-    padding: int | Pair = 0,
-    dilation: int | Pair = 1,
-    ceil_mode: bool = False,
-) -> Any:
+def _max_pool2d_gather(xp: Any, x: Any, indices: Any, /, *, kernel_size: int | Pair,
+                       stride: int | Pair | None = None, padding: int | Pair = 0,
+                       dilation: int | Pair = 1, ceil_mode: bool = False) -> Any:
     kernel, step, quad, dil = _pool_args(
         x.shape[-2:], kernel_size, stride, padding, dilation, ceil_mode
     )
@@ -467,9 +377,8 @@ max_pool2d = nn_op("max_pool2d", _max_pool2d, vjp=_max_pool2d_grad, saves=("ans"
                    doc="Maximum of each window of the last two axes, and its position in it.")
 
 
-def _max_pool2d_scatter_grad(
-    xp: Any, g: Any, ans: Any, grad: Any, indices: Any, *, input_size: Pair, **params: Any
-) -> Any:
+def _max_pool2d_scatter_grad(xp: Any, g: Any, ans: Any, grad: Any, indices: Any, *,
+                             input_size: Pair, **params: Any) -> Any:
     return xp.max_pool2d_gather(g, indices, **params)
 
 
@@ -487,17 +396,8 @@ max_pool2d_gather = nn_op("max_pool2d_gather", _max_pool2d_gather, saves=("indic
                           doc="The element at a given position of each window (scatter's adjoint).")
 
 
-def _avg_divisor(
-    xp: Any,
-    like: Any,
-    input_size: Pair,
-    kernel: Pair,
-    step: Pair,
-    padding: Pair,
-    quad: Quad,
-    count_include_pad: bool,
-    divisor_override: int | None,
-) -> Any:
+def _avg_divisor(xp: Any, like: Any, input_size: Pair, kernel: Pair, step: Pair, padding: Pair,
+                 quad: Quad, count_include_pad: bool, divisor_override: int | None) -> Any:
     """How many elements each window averages, ``(OH, OW)`` (or the override)."""
     if divisor_override is not None:
         return float(divisor_override)
@@ -513,18 +413,9 @@ def _avg_divisor(
     return xp.sum(_windows(xp, counted, kernel, step, extra, (1, 1), 0.0), axis=-3)
 
 
-def _avg_pool2d(
-    xp: Any,
-    x: Any,
-    /,
-    *,
-    kernel_size: int | Pair,
-    stride: int | Pair | None = None,
-    padding: int | Pair = 0,
-    ceil_mode: bool = False,
-    count_include_pad: bool = True,
-    divisor_override: int | None = None,
-) -> Any:
+def _avg_pool2d(xp: Any, x: Any, /, *, kernel_size: int | Pair, stride: int | Pair | None = None,
+                padding: int | Pair = 0, ceil_mode: bool = False, count_include_pad: bool = True,
+                divisor_override: int | None = None) -> Any:
     size = _pair(tuple(x.shape[-2:]))
     kernel, step, quad, _ = _pool_args(size, kernel_size, stride, padding, 1, ceil_mode)
     cols = _windows(xp, x, kernel, step, quad, (1, 1), 0.0)
@@ -534,19 +425,10 @@ def _avg_pool2d(
     return xp.sum(cols, axis=-3) / divisor
 
 
-def _avg_pool2d_backward(
-    xp: Any,
-    grad: Any,
-    /,
-    *,
-    input_size: Pair,
-    kernel_size: int | Pair,
-    stride: int | Pair | None = None,
-    padding: int | Pair = 0,
-    ceil_mode: bool = False,
-    count_include_pad: bool = True,
-    divisor_override: int | None = None,
-) -> Any:
+def _avg_pool2d_backward(xp: Any, grad: Any, /, *, input_size: Pair, kernel_size: int | Pair,
+                         stride: int | Pair | None = None, padding: int | Pair = 0,
+                         ceil_mode: bool = False, count_include_pad: bool = True,
+                         divisor_override: int | None = None) -> Any:
     size = _pair(tuple(input_size))
     kernel, step, quad, _ = _pool_args(size, kernel_size, stride, padding, 1, ceil_mode)
     divisor = _avg_divisor(
