@@ -29,7 +29,8 @@ from typing import Any
 
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, op
-from plugrad.plugins.indexing import _scatter_add_generic, _scatter_add_numpy
+from plugrad.plugins._scatter import scatter_add_generic as _scatter_add_generic
+from plugrad.plugins._scatter import scatter_add_numpy as _scatter_add_numpy
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 _SQRT_HALF = math.sqrt(0.5)
