@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from plugrad.errors import ShapeError
+from plugrad.errors import PlugradError, ShapeError
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
 from plugrad.plugins._rules import axis_slice, sizes, torch_axis
@@ -40,7 +40,17 @@ def _inverse_permutation(axes: tuple[int, ...]) -> tuple[int, ...]:
 
 def _view(xp: Any, x: Any, *shape: int) -> Any:
     """PyTorch's ``x.view(*shape)``: ``reshape`` that raises where it would have to copy."""
-    return xp.reshape(x, sizes(shape), copy=False)
+    shape = sizes(shape)
+    try:
+        return xp.reshape(x, shape, copy=False)
+    except PlugradError:
+        raise
+    except Exception as exc:  # each library refuses in its own words, with its own type
+        raise ShapeError(
+            f"view{shape}: a tensor of shape {tuple(x.shape)} cannot be seen in that shape "
+            f"without a copy ({type(exc).__name__}: {exc}); use x.reshape(...), which copies "
+            "when it must"
+        ) from None
 
 
 def _flatten(xp: Any, x: Any, start_dim: int = 0, end_dim: int = -1) -> Any:
