@@ -30,7 +30,7 @@ from typing import Any
 
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
-from plugrad.plugins.indexing import _scatter_add_generic, _scatter_add_numpy
+from plugrad.plugins._scatter import scatter_add_generic, scatter_add_numpy
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 _SQRT_HALF = math.sqrt(0.5)
@@ -464,8 +464,8 @@ def _embedding_backward_with(scatter_add: Any) -> Any:
 
 # The standard has no scatter-add: the generic indexing gradient sums the rows sent to
 # each index with a sort and a segment sum; NumPy has a kernel of its own.
-_embedding_backward_kernel = _embedding_backward_with(_scatter_add_generic)
-_embedding_backward_numpy = _embedding_backward_with(_scatter_add_numpy)
+_embedding_backward_kernel = _embedding_backward_with(scatter_add_generic)
+_embedding_backward_numpy = _embedding_backward_with(scatter_add_numpy)
 
 
 def _embedding_backward_grad(
