@@ -9,12 +9,19 @@ from __future__ import annotations
 import dataclasses
 import warnings
 from collections.abc import Callable
+from typing import Any
 
 from .. import registry as _registry
 from ..errors import CompileWarning
-from .plan import Plan, Step
+from .plan import Plan, Ref, Step
 
-__all__ = ["eliminate_dead_code", "fold_constants", "run_passes"]
+__all__ = [
+    "drop_multiplications_by_one",
+    "drop_overwritten_grads",
+    "eliminate_dead_code",
+    "fold_constants",
+    "run_passes",
+]
 
 PlanPass = Callable[[Plan], Plan]
 
@@ -88,13 +95,152 @@ def _only_reads(step: Step, folded: dict) -> bool:
     )
 
 
+#: Names of a multiplication, as a step spells it.
+_MULTIPLY = ("*", "xp.multiply", "rxp.multiply")
+
+
+def drop_multiplications_by_one(plan: Plan) -> Plan:
+    """Read ``x`` where the plan computes ``1 * x`` (the backward seed times a first rule).
+
+    The engine starts a backward pass from ``ones_like(loss)`` and the first
+    rule multiplies by it. For real numbers ``1 * x`` is ``x`` bit for bit, so
+    the product is dropped when it has the shape and dtype of ``x`` and nothing
+    could tell the two apart: every step that reads it makes a new array from
+    it, it is not returned, and nothing writes into ``x`` before those reads.
+    """
+    readers: dict[str, list[int]] = {}
+    for index, step in enumerate(plan.steps):
+        for name in step.uses():
+            readers.setdefault(name, []).append(index)
+    escaping = set(plan.output_refs)
+    steps: list[Step | None] = list(plan.steps)
+    renamed: dict[str, str] = {}
+    for index, step in enumerate(plan.steps):
+        other = _times_one(step, plan)
+        if other is None or step.out is None or step.out in escaping:
+            continue
+        reads = readers.get(step.out, [])
+        if not reads or not all(_only_reads(plan.steps[i], {}) for i in reads):
+            continue
+        if any(_writes(plan.steps[i]) for i in range(index + 1, max(reads) + 1)):
+            continue
+        renamed[step.out] = renamed.get(other, other)
+        steps[index] = None
+    if not renamed:
+        return plan
+    kept = [
+        dataclasses.replace(
+            s, args=_renamed(s.args, renamed), kwargs=_renamed(s.kwargs, renamed)
+        )
+        for s in steps
+        if s is not None
+    ]
+    return dataclasses.replace(plan, steps=kept)
+
+
+def _renamed(value: Any, names: dict[str, str]) -> Any:
+    """``value`` with every Ref whose name is in ``names`` made a Ref to the new name."""
+    kind = type(value)
+    if kind is Ref:
+        return Ref(names[value.name]) if value.name in names else value
+    if kind is tuple:
+        return tuple(_renamed(v, names) for v in value)
+    if kind is list:
+        return [_renamed(v, names) for v in value]
+    if kind is dict:
+        return {k: _renamed(v, names) for k, v in value.items()}
+    if kind is slice:
+        return slice(*(_renamed(v, names) for v in (value.start, value.stop, value.step)))
+    return value
+
+
+def _times_one(step: Step, plan: Plan) -> str | None:
+    """The plan value ``x`` if ``step`` computes ``1 * x`` (or ``x * 1``) with ``x``'s type."""
+    if not (
+        (step.kind == "binop" and step.target == "*")
+        or (step.kind == "call" and step.target in _MULTIPLY and not step.kwargs)
+    ) or len(step.args) != 2:
+        return None
+    for one, other in (step.args, reversed(step.args)):
+        if type(other) is not Ref or not _is_one(one, plan):
+            continue
+        shape_dtype = plan.meta.get(other.name)
+        if shape_dtype is None or plan.meta.get(step.out) != shape_dtype:
+            continue
+        # Not for complex numbers: 1 * (inf + 0j) has a NaN imaginary part.
+        if getattr(shape_dtype[1], "kind", None) in ("f", "i", "u"):
+            return other.name
+    return None
+
+
+def _is_one(value: object, plan: Plan) -> bool:
+    if type(value) in (int, float):
+        return value == 1
+    if type(value) is not Ref or value.name not in plan.folded:
+        return False
+    array = plan.folded[value.name]
+    try:
+        xp = array.__array_namespace__()
+        return bool(xp.all(array == 1))
+    except Exception:  # an array whose library cannot answer: keep the product
+        return False
+
+
+def _writes(step: Step) -> bool:
+    """Whether ``step`` may write into an array (an effect other than setting a ``.grad``)."""
+    if not step.effect:
+        return False
+    return not (step.kind == "text" and _grad_write(step) is not None)
+
+
+def _grad_write(step: Step) -> str | None:
+    """``F[0]`` if ``step`` is ``F[0]._grad = ...``; otherwise None."""
+    target = step.target
+    if step.kind != "text" or type(target) is not str or step.out is not None:
+        return None
+    source, found, _ = target.partition("._grad = ")
+    if not found or not source.replace("[", "").replace("]", "").replace("_", "").isalnum():
+        return None
+    return source
+
+
+def drop_overwritten_grads(plan: Plan) -> Plan:
+    """Drop ``p._grad = None`` where a later step sets ``p._grad`` and nothing between reads it.
+
+    ``optimizer.zero_grad()`` followed by a backward pass sets each ``.grad``
+    twice; only the second is seen. Steps between may compute (no effects) or
+    set other ``.grad`` attributes; anything else (a call the plan repeats, a
+    check that may raise) keeps the first write.
+    """
+    steps = plan.steps
+    dropped = set()
+    for index, step in enumerate(steps):
+        source = _grad_write(step)
+        if source is None or step.args:  # only ``= None``
+            continue
+        mention = source + "._grad"
+        for later in steps[index + 1 :]:
+            if _grad_write(later) == source:
+                dropped.add(index)
+                break
+            if _writes(later) or (
+                later.kind == "text" and type(later.target) is str and mention in later.target
+            ):
+                break
+    if not dropped:
+        return plan
+    return dataclasses.replace(plan, steps=[s for i, s in enumerate(steps) if i not in dropped])
+
+
 def run_passes(plan: Plan) -> Plan:
     """Run the built-in passes, then those plugins registered, in order.
 
     A plugin's rewrite that raises or returns something else than a plan is
     skipped with a :class:`~plugrad.errors.CompileWarning` naming the plugin.
     """
-    plan = eliminate_dead_code(fold_constants(plan))
+    plan = drop_overwritten_grads(
+        eliminate_dead_code(drop_multiplications_by_one(fold_constants(plan)))
+    )
     for plugin, rewrite in _registry._state.plan_passes:
         try:
             rewritten = rewrite(plan)

@@ -99,6 +99,9 @@ class Plan:
     folded : dict
         Plan value -> the array it held at capture, for values that are the same at
         every replay (functions of constants and of guarded shapes only).
+    meta : dict
+        Plan value -> ``(shape, dtype)`` of the array it held at capture (the
+        guards fix them for every replay).
     """
 
     steps: list[Step]
@@ -109,3 +112,4 @@ class Plan:
     free: list[Any]
     namespaces: dict[str, Any]
     folded: dict[str, Any] = field(default_factory=dict)
+    meta: dict[str, tuple[tuple[int, ...], Any]] = field(default_factory=dict)

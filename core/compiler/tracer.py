@@ -585,6 +585,8 @@ class Tracer:
         self.namespaces: dict[str, Any] = {}
         #: Plan value -> its array, for values the same at every replay.
         self.folded: dict[str, Any] = {}
+        #: Plan value -> (shape, dtype) at capture.
+        self.meta: dict[str, tuple[tuple[int, ...], Any]] = {}
         #: id(tensor) -> its expression in the replayed code, for tensors made before the call.
         self.sources: dict[int, str] = {}
         self.free: list[Tensor] = []
@@ -659,6 +661,7 @@ class Tracer:
             return result
         out = self.new_name()
         self.steps.append(Step(kind, out, target, step_args, step_kwargs, effect=effect))
+        self.meta[out] = (tuple(result.shape), result.dtype)
         if not effect and self._is_constant(kind, target, step_args, step_kwargs):
             self.folded[out] = result
         traced = TracedArray(result, Ref(out), self)
@@ -701,12 +704,19 @@ class Tracer:
         if kind == "call" and type(target) is str and target.rpartition(".")[2] in _SHAPE_ONLY:
             return all(name in folded for name in refs_in((args[1:], kwargs)))
         names = list(refs_in((args, kwargs)))
-        return bool(names) and all(name in folded for name in names)
+        if not names:
+            # A namespace function of literals alone (``arange(10)``); random draws are
+            # calls of their source, not of the namespace, and are never folded.
+            return kind == "call" and type(target) is str and target.partition(".")[0] in (
+                self.namespaces
+            )
+        return all(name in folded for name in names)
 
     def traced_constant(self, real: Any) -> TracedArray:
         """An array that came from outside the namespace (host data): a constant of the plan."""
         out = self.new_name()
         self.steps.append(Step("text", out, self.constant(real)))
+        self.meta[out] = (tuple(real.shape), real.dtype)
         return TracedArray(real, Ref(out), self)
 
     # -- graph breaks ------------------------------------------------------------------------
@@ -762,6 +772,7 @@ class Tracer:
             self._snapshots.setdefault(key, (tensor._requires_grad, tensor._edge))
             out = self.new_name()
             self.steps.append(Step("text", out, f"{source}._array"))
+            self.meta[out] = (tuple(real.shape), real.dtype)
             traced = TracedArray(real, Ref(out), self)
         _set_array(tensor, traced)
         self._traced_tensors[key] = tensor
@@ -919,6 +930,7 @@ class Tracer:
             free=self.free,
             namespaces=self.namespaces,
             folded=self.folded,
+            meta=self.meta,
         )
 
     # -- swapping the tables -----------------------------------------------------------------
