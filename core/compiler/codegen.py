@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import math
-import re
 import operator
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -179,7 +179,7 @@ def _inline_wraps(
             and index + 1 < len(steps)
             and name in steps[index + 1].uses()
         ):
-            lines[index + 1] = pattern.sub(lambda _: expression, lines[index + 1], count=1)
+            lines[index + 1] = pattern.sub(expression.replace("\\", "\\\\"), lines[index + 1], count=1)
             lines[index] = ""
             inlined.add(name)
             moved[index] = index + 1
