@@ -141,9 +141,7 @@ def _with_releases(
     return result
 
 
-def _inline_wraps(
-    plan: Plan, lines: list[str]
-) -> tuple[list[str], str, set[str], dict[int, int]]:
+def _inline_wraps(plan: Plan, lines: list[str]) -> tuple[list[str], str, set[str], dict[int, int]]:
     """Lines where a Tensor made for one use is made in that use (``p._grad = _wrap(...)``).
 
     Returns the lines (a merged one left empty), the output expression, the
@@ -179,7 +177,7 @@ def _inline_wraps(
             and index + 1 < len(steps)
             and name in steps[index + 1].uses()
         ):
-            lines[index + 1] = pattern.sub(expression.replace("\\", "\\\\"), lines[index + 1], count=1)
+            lines[index + 1] = pattern.sub(lambda _, e=expression: e, lines[index + 1], count=1)
             lines[index] = ""
             inlined.add(name)
             moved[index] = index + 1

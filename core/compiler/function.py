@@ -237,9 +237,7 @@ def _checks_arguments(plan: Any, args: tuple[Any, ...]) -> bool:
     has a graph, which of them are the same tensor, grad mode and checking mode.
     With these guards the plan may run before the signature is computed.
     """
-    if not 0 < len(args) <= _MOST_CHECKED_ARGUMENTS or not all(
-        isinstance(a, Tensor) for a in args
-    ):
+    if not 0 < len(args) <= _MOST_CHECKED_ARGUMENTS or not all(isinstance(a, Tensor) for a in args):
         return False
     constants = plan.constants
     guards = [f"len(L) == {len(args)}", "_grad_state.enabled is " + str(_state.enabled)]

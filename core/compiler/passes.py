@@ -129,9 +129,7 @@ def drop_multiplications_by_one(plan: Plan) -> Plan:
     if not renamed:
         return plan
     kept = [
-        dataclasses.replace(
-            s, args=_renamed(s.args, renamed), kwargs=_renamed(s.kwargs, renamed)
-        )
+        dataclasses.replace(s, args=_renamed(s.args, renamed), kwargs=_renamed(s.kwargs, renamed))
         for s in steps
         if s is not None
     ]
@@ -156,10 +154,13 @@ def _renamed(value: Any, names: dict[str, str]) -> Any:
 
 def _times_one(step: Step, plan: Plan) -> str | None:
     """The plan value ``x`` if ``step`` computes ``1 * x`` (or ``x * 1``) with ``x``'s type."""
-    if not (
-        (step.kind == "binop" and step.target == "*")
-        or (step.kind == "call" and step.target in _MULTIPLY and not step.kwargs)
-    ) or len(step.args) != 2:
+    if (
+        not (
+            (step.kind == "binop" and step.target == "*")
+            or (step.kind == "call" and step.target in _MULTIPLY and not step.kwargs)
+        )
+        or len(step.args) != 2
+    ):
         return None
     for one, other in (step.args, reversed(step.args)):
         if type(other) is not Ref or not _is_one(one, plan):

@@ -707,8 +707,10 @@ class Tracer:
         if not names:
             # A namespace function of literals alone (``arange(10)``); random draws are
             # calls of their source, not of the namespace, and are never folded.
-            return kind == "call" and type(target) is str and target.partition(".")[0] in (
-                self.namespaces
+            return (
+                kind == "call"
+                and type(target) is str
+                and target.partition(".")[0] in (self.namespaces)
             )
         return all(name in folded for name in names)
 
