@@ -17,7 +17,6 @@ from .plan import Plan, Ref, Step
 
 __all__ = [
     "drop_multiplications_by_one",
-    "drop_overwritten_grads",
     "eliminate_dead_code",
     "fold_constants",
     "run_passes",
@@ -205,43 +204,13 @@ def _grad_write(step: Step) -> str | None:
     return source
 
 
-def drop_overwritten_grads(plan: Plan) -> Plan:
-    """Drop ``p._grad = None`` where a later step sets ``p._grad`` and nothing between reads it.
-
-    ``optimizer.zero_grad()`` followed by a backward pass sets each ``.grad``
-    twice; only the second is seen. Steps between may compute (no effects) or
-    set other ``.grad`` attributes; anything else (a call the plan repeats, a
-    check that may raise) keeps the first write.
-    """
-    steps = plan.steps
-    dropped = set()
-    for index, step in enumerate(steps):
-        source = _grad_write(step)
-        if source is None or step.args:  # only ``= None``
-            continue
-        mention = source + "._grad"
-        for later in steps[index + 1 :]:
-            if _grad_write(later) == source:
-                dropped.add(index)
-                break
-            if _writes(later) or (
-                later.kind == "text" and type(later.target) is str and mention in later.target
-            ):
-                break
-    if not dropped:
-        return plan
-    return dataclasses.replace(plan, steps=[s for i, s in enumerate(steps) if i not in dropped])
-
-
 def run_passes(plan: Plan) -> Plan:
     """Run the built-in passes, then those plugins registered, in order.
 
     A plugin's rewrite that raises or returns something else than a plan is
     skipped with a :class:`~plugrad.errors.CompileWarning` naming the plugin.
     """
-    plan = drop_overwritten_grads(
-        eliminate_dead_code(drop_multiplications_by_one(fold_constants(plan)))
-    )
+    plan = eliminate_dead_code(drop_multiplications_by_one(fold_constants(plan)))
     for plugin, rewrite in _registry._state.plan_passes:
         try:
             rewritten = rewrite(plan)
