@@ -129,6 +129,8 @@ class CompiledFunction:
                 stacklevel=3,
             )
             return result
+        if tracer.discard is not None:
+            return result
         plan = tracer.plan(output)
         checks_arguments = not kwargs and _checks_arguments(plan, args)
         if self.optimize:

@@ -16,8 +16,12 @@ does, and puts them back afterwards, so eager execution pays nothing for it:
   a tensor (an effect the plan must repeat);
 - value reads (``item()``, ``bool()``, ``.numpy()``, ...) and tensor hooks
   are *graph breaks*: the call goes on eagerly and the plan is dropped;
-- stateful code (``Optimizer.step``, ``LRScheduler.step``) and random
-  sources become calls the plan makes again at every replay.
+- an optimizer step runs its Python part (step counts, the learning rate)
+  as a call the plan makes again at every replay, whose numbers are plan
+  values (:class:`TracedScalar`), and its array part is recorded like any
+  other array code; other stateful code (``LRScheduler.step``, an optimizer
+  that does not split its step) and random sources become calls the plan
+  makes again at every replay.
 """
 
 from __future__ import annotations
@@ -43,7 +47,7 @@ from ..random import Generator
 from ..tensor import PostAccumulateGradHook, Tensor
 from .plan import Plan, Ref, Step, refs_in
 
-__all__ = ["GraphBreak", "RecordingNamespace", "TracedArray", "Tracer"]
+__all__ = ["GraphBreak", "RecordingNamespace", "TracedArray", "TracedScalar", "Tracer"]
 
 _ARRAY_SLOT = Tensor.__dict__["_array"]
 _GRAD_SLOT = Tensor.__dict__["_grad"]
@@ -84,6 +88,8 @@ def _unwrap(value: Any) -> Any:
     kind = type(value)
     if kind is TracedArray:
         return value._real
+    if kind is TracedScalar:
+        return value._value
     if kind is tuple:
         return tuple(_unwrap(v) for v in value)
     if kind is list:
@@ -95,7 +101,7 @@ def _unwrap(value: Any) -> Any:
 
 def _has_traced(value: Any) -> bool:
     kind = type(value)
-    if kind is TracedArray:
+    if kind is TracedArray or kind is TracedScalar:
         return True
     if kind in (tuple, list):
         return any(_has_traced(v) for v in value)
@@ -107,7 +113,7 @@ def _has_traced(value: Any) -> bool:
 def _as_step_arg(value: Any) -> Any:
     """``value`` as a step keeps it: TracedArrays become Refs (containers searched)."""
     kind = type(value)
-    if kind is TracedArray:
+    if kind is TracedArray or kind is TracedScalar:
         return value._ref
     if kind is tuple:
         return tuple(_as_step_arg(v) for v in value)
@@ -248,6 +254,51 @@ class TracedArray:
         return format(self._host_value("formatting"), spec)
 
     __hash__ = object.__hash__
+
+
+class TracedScalar:
+    """A number a replay computes afresh (a learning rate, a bias correction), during a capture.
+
+    It may only be an operand of an array operation, which records it by
+    name. Arithmetic with another number would make a constant of the result,
+    wrong at the next replay, so it raises; an optimizer computes such
+    numbers in ``_prepare_group`` instead.
+    """
+
+    __slots__ = ("_ref", "_value")
+    # ndarray op TracedScalar: refused by NumPy, so that our operator below decides.
+    __array_ufunc__ = None
+
+    def __init__(self, value: float, ref: Ref) -> None:
+        self._value = value
+        self._ref = ref
+
+    def _refuse(self, *args: Any) -> Any:
+        if args and type(args[0]) is TracedArray:
+            return NotImplemented  # the array's reflected operator records the operation
+        raise TypeError(
+            "a number that a compiled step recomputes at every replay (from _prepare_group) "
+            "may only be an operand of an array operation; compute any arithmetic on it in "
+            "_prepare_group"
+        )
+
+    def __float__(self) -> float:
+        tracer = _active
+        if tracer is not None:
+            tracer.graph_break("float() of a number the plan recomputes at every replay")
+        return float(self._value)
+
+    def __repr__(self) -> str:
+        return f"TracedScalar({self._value!r}, {self._ref})"
+
+
+for _name in (
+    "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "lt", "le", "gt", "ge",
+):  # fmt: skip
+    setattr(TracedScalar, f"__{_name}__", TracedScalar._refuse)
+    setattr(TracedScalar, f"__r{_name}__", TracedScalar._refuse)
+for _name in ("neg", "pos", "abs", "bool", "int", "index"):
+    setattr(TracedScalar, f"__{_name}__", TracedScalar._refuse)
 
 
 class _RecordingMethod:
@@ -495,7 +546,7 @@ def _breaking(original: Callable[..., Any], what: str) -> Callable[..., Any]:
 
     def method(*args: Any, **kwargs: Any) -> Any:
         tracer = _active
-        if tracer is not None:
+        if tracer is not None and tracer.recording:  # a call the plan repeats may do anything
             tracer.graph_break(what)
         return original(*args, **kwargs)
 
@@ -567,6 +618,59 @@ def _host_call(original: Callable[..., Any], what: str) -> Callable[..., Any]:
     return method
 
 
+def _optimizer_step(host_step: Callable[..., Any], tracer: Tracer) -> Callable[..., Any]:
+    """``Optimizer.step`` during a capture: Python part repeated, array part recorded.
+
+    An optimizer that splits its step (``_prepare_group``/``_update_group``)
+    runs its Python part as a call the plan repeats, whose numbers are plan
+    values, then its array part, recorded. The replay checks the optimizer's
+    key (parameters, state tensors, options); a step that made state (the
+    first one) gives a plan that is not kept: the next call captures again.
+    """
+    from ..optim.optimizer import Optimizer
+
+    def step(self: Any, closure: Any = None) -> Any:
+        if (
+            tracer is not _active
+            or not tracer.recording
+            or closure is not None
+            or type(self)._step_group is not Optimizer._step_group
+        ):
+            return host_step(self, closure)
+        before = self._compile_key()
+        tracer.recording = False
+        try:
+            numbers = self._advance()
+        finally:
+            tracer.recording = tracer.broken is None
+        if not tracer.recording:
+            for group, group_numbers in zip(self.param_groups, numbers):
+                self._update_group(group, group_numbers)
+            return None
+        advance = tracer.constant(self._advance, "advance_")
+        values = tracer.new_name("h")
+        tracer.steps.append(Step("text", values, advance + "()", effect=True))
+        traced = []
+        for g, group_numbers in enumerate(numbers):
+            row = []
+            for k, number in enumerate(group_numbers):
+                name = tracer.new_name("s")
+                tracer.steps.append(Step("text", name, f"{{0}}[{g}][{k}]", (Ref(values),)))
+                row.append(TracedScalar(number, Ref(name)))
+            traced.append(row)
+        for group, group_numbers in zip(self.param_groups, traced):
+            self._update_group(group, group_numbers)
+        after = self._compile_key()
+        if after != before:
+            tracer.discard = f"{type(self).__name__}.step() made its state in this call"
+        else:
+            key = tracer.constant(after, "optimizer_key_")
+            tracer.guards.append(f"{tracer.constant(self, 'optimizer_')}._compile_key() == {key}")
+        return None
+
+    return step
+
+
 class Tracer:
     """The state of one capture: the steps so far and what the plan reads and writes."""
 
@@ -576,6 +680,8 @@ class Tracer:
         self.recording = True
         #: (reason, where) of the first graph break.
         self.broken: tuple[str, str] | None = None
+        #: Why the plan of this capture must not be kept (the next call captures again).
+        self.discard: str | None = None
         self.host_calls = 0
         #: Nodes a backward pass without retain_graph ran through during the capture.
         self.released: dict[int, Any] = {}
@@ -1014,9 +1120,10 @@ class Tracer:
                 patches.append((owner, "_release", noting))
         for owner in _with_subclasses(Optimizer) + _with_subclasses(LRScheduler):
             if "step" in owner.__dict__:
-                patches.append(
-                    (owner, "step", _host_call(owner.__dict__["step"], f"{owner.__name__}.step()"))
-                )
+                host = _host_call(owner.__dict__["step"], f"{owner.__name__}.step()")
+                if owner is Optimizer:
+                    host = _optimizer_step(host, self)
+                patches.append((owner, "step", host))
         for owner, name, replacement in patches:
             saved.append((owner, name, owner.__dict__[name]))
             setattr(owner, name, replacement)
