@@ -391,10 +391,13 @@ TracedArray.__hash__ = object.__hash__  # __eq__ above would otherwise remove it
 
 
 class RecordingNamespace:
-    """A backend namespace whose functions record their calls during a capture."""
+    """A backend namespace whose functions record their calls into the capture under way.
 
-    def __init__(self, tracer: Tracer, real: Any, label: str, plain: Any = None) -> None:
-        self.__dict__["_tracer"] = tracer
+    Outside a capture its functions only call the real ones, so one namespace
+    (and the kernel table bound to it) serves every capture on its device.
+    """
+
+    def __init__(self, real: Any, label: str, plain: Any = None) -> None:
         self.__dict__["_real"] = real
         self.__dict__["_label"] = label
         # For a rule namespace: the plain namespace, so standard names print as `xp.name`.
@@ -403,14 +406,14 @@ class RecordingNamespace:
     def __getattr__(self, name: str) -> Any:
         value = getattr(self._real, name)
         if isinstance(value, (types.ModuleType, types.SimpleNamespace)):
-            wrapped: Any = RecordingNamespace(self._tracer, value, f"{self._label}.{name}")
+            wrapped: Any = RecordingNamespace(value, f"{self._label}.{name}")
         elif callable(value) and not isinstance(value, type):
             plain = self._plain
             if plain is not None and getattr(plain._real, name, None) is value:
                 label = f"{plain._label}.{name}"
             else:
                 label = f"{self._label}.{name}"
-            wrapped = _recording_function(self._tracer, value, label)
+            wrapped = _recording_function(value, label)
         else:
             wrapped = value
         self.__dict__[name] = wrapped
@@ -420,12 +423,13 @@ class RecordingNamespace:
         return dir(self._real)
 
 
-def _opaque_kernel(tracer: Tracer, kernel: Callable[..., Any], op: str) -> Any:
+def _opaque_kernel(kernel: Callable[..., Any], op: str) -> Any:
     """A backend's own kernel (bound), recorded as one call: it may use more than ``xp``."""
 
     def recording(*args: Any, **kwargs: Any) -> Any:
         result = kernel(*_unwrap(args), **_unwrap(kwargs))
-        if not tracer.recording:
+        tracer = _active
+        if tracer is None or not tracer.recording:
             return result
         label = tracer.constant(kernel, f"kernel_{op}_")
         return tracer.record("call", label, args, kwargs, result)
@@ -433,10 +437,11 @@ def _opaque_kernel(tracer: Tracer, kernel: Callable[..., Any], op: str) -> Any:
     return recording
 
 
-def _recording_function(tracer: Tracer, function: Callable[..., Any], label: str) -> Any:
+def _recording_function(function: Callable[..., Any], label: str) -> Any:
     def recording(*args: Any, **kwargs: Any) -> Any:
         result = function(*_unwrap(args), **_unwrap(kwargs))
-        if not tracer.recording:
+        tracer = _active
+        if tracer is None or not tracer.recording:
             return result
         traced = _has_traced(args) or _has_traced(kwargs)
         if not traced and not _is_array(result) and not isinstance(result, (tuple, list)):
@@ -616,6 +621,43 @@ def _host_call(original: Callable[..., Any], what: str) -> Callable[..., Any]:
             tracer.after_host_call()
 
     return method
+
+
+#: id(device) -> (its xp, rule_xp and kernels, then the recording namespaces and kernel table
+#: made for them), reused by every capture while the device's tables stay the same.
+_RECORDING_TABLES: dict[int, tuple[Any, ...]] = {}
+
+
+def _recording_tables(device: Any, label: str) -> tuple[Any, Any, dict[str, Any]]:
+    """The recording namespaces of ``device`` (plain and for rules) and its kernel table.
+
+    Generic kernels are written against ``xp`` alone, so their namespace calls are
+    recorded one by one; a backend's own kernel may call its library directly
+    (NumPy's ``add.at``, stride tricks), so the plan calls it whole.
+    """
+    cached = _RECORDING_TABLES.get(id(device))
+    if (
+        cached is not None
+        and cached[0] is device.xp
+        and cached[1] is device.rule_xp
+        and cached[2] is device.kernels
+        and cached[3]._label == label
+    ):
+        return cached[3], cached[4], cached[5]
+    plain = RecordingNamespace(device.xp, label)
+    rule = RecordingNamespace(device.rule_xp, "r" + label, plain)
+    backend = device.backend.name
+    sources = _registry._state.kernel_sources.get(backend, {})
+    table = dict(device.kernels)
+    for name, found in sources.items():
+        if not found or name not in table:
+            continue
+        if found[0].kind == "generic":
+            table[name] = _registry._bind(found[0].function, plain, name, backend)
+        else:
+            table[name] = _opaque_kernel(table[name], name)
+    _RECORDING_TABLES[id(device)] = (device.xp, device.rule_xp, device.kernels, plain, rule, table)
+    return plain, rule, table
 
 
 def _optimizer_step(host_step: Callable[..., Any], tracer: Tracer) -> Callable[..., Any]:
@@ -1056,14 +1098,13 @@ class Tracer:
             if label is None:
                 label = "xp" if not labels else f"xp{len(labels)}"
                 labels[id(device.xp)] = label
-            plain = RecordingNamespace(self, device.xp, label)
-            rule = RecordingNamespace(self, device.rule_xp, "r" + label, plain)
+            plain, rule, table = _recording_tables(device, label)
             self.namespaces[label] = device.xp
             self.namespaces["r" + label] = device.rule_xp
             saved.append((device, "xp", device.xp))
             saved.append((device, "rule_xp", device.rule_xp))
             saved.append((device, "kernels", device.kernels))
-            device.kernels = self._kernel_table(device, plain)
+            device.kernels = table
             device.xp = plain
             device.rule_xp = rule
         from ..optim.lr_scheduler import LRScheduler
@@ -1145,25 +1186,6 @@ class Tracer:
             if namespace is xp:
                 return label
         return self.constant(xp, "namespace")
-
-    def _kernel_table(self, device: Any, plain: Any) -> dict[str, Any]:
-        """``device.kernels`` with generic kernels bound to the recording namespace ``plain``.
-
-        Generic kernels are written against ``xp`` alone, so their namespace calls are
-        recorded one by one; a backend's own kernel may call its library directly
-        (NumPy's ``add.at``, stride tricks), so the plan calls it whole.
-        """
-        backend = device.backend.name
-        sources = _registry._state.kernel_sources.get(backend, {})
-        table = dict(device.kernels)
-        for name, found in sources.items():
-            if not found or name not in table:
-                continue
-            if found[0].kind == "generic":
-                table[name] = _registry._bind(found[0].function, plain, name, backend)
-            else:
-                table[name] = _opaque_kernel(self, table[name], name)
-        return table
 
     def uninstall(self) -> None:
         global _active
