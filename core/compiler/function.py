@@ -12,7 +12,8 @@ from .. import checking as _checking
 from ..errors import CompileError, CompileWarning, GraphBreakError
 from ..grad_mode import _state
 from ..tensor import Tensor
-from . import codegen, passes
+from .. import registry as _registry
+from . import checks, codegen, passes
 from .tracer import Tracer, capture_lock
 
 __all__ = ["CompiledFunction", "compile"]
@@ -97,8 +98,14 @@ class CompiledFunction:
     def _capture(
         self, key: Any, entry: _Entry | None, args: Any, kwargs: Any, leaves: list[Tensor]
     ) -> Any:
-        if _checking._enabled:
+        checking = _checking._enabled
+        if checking and not (self.optimize and _registry._state.plan_passes):
             return self._eager_in_checking_mode(key, args, kwargs)
+        if checking:
+            # Plan passes are plugins, checked on the first replay of each plan: capture
+            # (the checks of kernels and rules read values, which a capture cannot).
+            with capture_lock, _checking.checking(False):
+                return self._capture(key, entry, args, kwargs, leaves)
         with capture_lock:
             tracer = Tracer(leaves, self.fullgraph)
             tracer.install()
@@ -132,10 +139,16 @@ class CompiledFunction:
         if tracer.discard is not None:
             return result
         plan = tracer.plan(output)
-        checks_arguments = not kwargs and _checks_arguments(plan, args)
+        checks_arguments = not kwargs and _checks_arguments(plan, args, key[-1])
+        rewrites: list[tuple[str, Any]] | None = [] if key[-1] else None  # checking mode
         if self.optimize:
-            plan = passes.run_passes(plan)
+            plan = passes.run_passes(plan, rewrites)
         replay, source = codegen.build(plan, f"<plugrad compiled {self._name()}>")
+        if rewrites is not None and len(rewrites) > 1:
+            replay = checks.first_replay_checked(
+                rewrites, tracer.host_calls, f"<plugrad compiled {self._name()}>"
+            )
+            checks_arguments = False
         entry.plans.append((replay, tuple(plan.free), source, plan, checks_arguments))
         if len(entry.plans) > self.cache_size:
             del entry.plans[0]
@@ -230,7 +243,7 @@ def _signature(args: tuple[Any, ...], kwargs: dict[str, Any], leaves: list[Tenso
     return (tuple(parts), _state.enabled, _checking._enabled)
 
 
-def _checks_arguments(plan: Any, args: tuple[Any, ...]) -> bool:
+def _checks_arguments(plan: Any, args: tuple[Any, ...], checking: bool) -> bool:
     """Add to ``plan`` the guards that make its signature check redundant, if it can have them.
 
     When every argument is a tensor (the common case: ``step(x, y)``), the
@@ -243,7 +256,7 @@ def _checks_arguments(plan: Any, args: tuple[Any, ...]) -> bool:
         return False
     constants = plan.constants
     guards = [f"len(L) == {len(args)}", "_grad_state.enabled is " + str(_state.enabled)]
-    guards.append("_checking._enabled is " + str(_checking._enabled))
+    guards.append(f"_checking._enabled is {checking}")
     for index, tensor in enumerate(args):
         array = tensor._array
         dtype, device = f"arg_dtype_{index}", f"arg_device_{index}"

@@ -204,13 +204,18 @@ def _grad_write(step: Step) -> str | None:
     return source
 
 
-def run_passes(plan: Plan) -> Plan:
+def run_passes(plan: Plan, rewrites: list[tuple[str, Plan]] | None = None) -> Plan:
     """Run the built-in passes, then those plugins registered, in order.
 
     A plugin's rewrite that raises or returns something else than a plan is
     skipped with a :class:`~plugrad.errors.CompileWarning` naming the plugin.
+    With ``rewrites`` (a list), the plan before the plugins' passes and each
+    plan a plugin's pass returned are appended to it, each with a label naming
+    the pass (the first labelled ``""``), so that checking mode can compare them.
     """
     plan = eliminate_dead_code(drop_multiplications_by_one(fold_constants(plan)))
+    if rewrites is not None:
+        rewrites.append(("", plan))
     for plugin, rewrite in _registry._state.plan_passes:
         try:
             rewritten = rewrite(plan)
@@ -219,6 +224,9 @@ def run_passes(plan: Plan) -> Plan:
         else:
             if isinstance(rewritten, Plan):
                 plan = rewritten
+                if rewrites is not None:
+                    label = f"the plan pass {getattr(rewrite, '__qualname__', rewrite)!r} of "
+                    rewrites.append((label + _registry._owner(plugin), plan))
                 continue
             problem = f"returned a {type(rewritten).__name__}, not a Plan"
         warnings.warn(
