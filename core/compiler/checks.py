@@ -59,9 +59,7 @@ def first_replay_checked(
         state["checked"] = True
         _, expected, expected_state = runs[0]
         for label, result, after in runs[1:]:
-            problem = _disagreement(expected, result) or _state_disagreement(
-                expected_state, after
-            )
+            problem = _disagreement(expected, result) or _state_disagreement(expected_state, after)
             if problem is not None:
                 for saved in before:
                     _restore(saved)

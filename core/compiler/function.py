@@ -9,10 +9,10 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import checking as _checking
+from .. import registry as _registry
 from ..errors import CompileError, CompileWarning, GraphBreakError
 from ..grad_mode import _state
 from ..tensor import Tensor
-from .. import registry as _registry
 from . import checks, codegen, passes
 from .tracer import Tracer, capture_lock
 
