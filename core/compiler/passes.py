@@ -16,6 +16,7 @@ from ..errors import CompileWarning
 from .plan import Plan, Ref, Step
 
 __all__ = [
+    "compute_in_place",
     "drop_multiplications_by_one",
     "eliminate_dead_code",
     "fold_constants",
@@ -204,6 +205,106 @@ def _grad_write(step: Step) -> str | None:
     return source
 
 
+#: Python operators and the namespace functions that compute them.
+_OPERATOR_FUNCTIONS = {
+    "+": "add", "-": "subtract", "*": "multiply", "/": "divide", "**": "pow",
+}  # fmt: skip
+_UNARY_FUNCTIONS = {"-": "negative", "abs": "abs"}
+#: Functions that make a new array (never a view) that nothing else holds.
+_OWNED_RESULT = frozenset(
+    {"matmul", "exp", "log", "add", "subtract", "multiply", "divide", "negative", "where",
+     "maximum", "minimum", "sqrt", "tanh", "abs", "pow", "square", "greater", "less",
+     "equal", "not_equal", "greater_equal", "less_equal", "logical_and", "logical_or",
+     "sin", "cos", "sigmoid", "log1p", "expm1"}
+)  # fmt: skip
+
+
+def compute_in_place(plan: Plan) -> Plan:
+    """Write an elementwise result into an operand that dies there (``out=``), where it fits.
+
+    Hand-written NumPy gets this from NumPy itself: in ``a * b + c`` the sum
+    is computed into the product's memory, which nothing else holds. Named
+    plan values are always held, so the plan says it: an operand is reused
+    when it is a new array the plan made (not an input, a view or a constant),
+    every step that reads it only computes from it, this step reads it last,
+    it has the result's shape and dtype, and the function is one that takes
+    ``out=`` (a NumPy or CuPy ufunc). Values are the same bit for bit.
+    """
+    namespaces = plan.namespaces
+    last_use: dict[str, int] = {}
+    readers: dict[str, list[Step]] = {}
+    for index, step in enumerate(plan.steps):
+        for name in step.uses():
+            last_use[name] = index
+            readers.setdefault(name, []).append(step)
+    escaping = set(plan.output_refs)
+    owned: set[str] = set()
+    steps = list(plan.steps)
+    changed = False
+    # An operator runs on its operands' library, which is plain ``xp`` when the plan uses one.
+    one_library = set(namespaces) <= {"xp", "rxp"}
+    for index, step in enumerate(plan.steps):
+        if step.kind in ("binop", "unary") and not one_library:
+            continue
+        function = _elementwise_function(step)
+        if function is None:
+            continue
+        label, name = function
+        callee = getattr(namespaces.get(label), name, None)
+        if step.out is None or step.kwargs or not _takes_out(callee):
+            if step.out is not None and name in _OWNED_RESULT and not step.kwargs:
+                owned.add(step.out)
+            continue
+        owned.add(step.out)
+        result = plan.meta.get(step.out)
+        for operand in step.args:
+            if (
+                type(operand) is Ref
+                and operand.name in owned
+                and operand.name not in escaping
+                and last_use.get(operand.name) == index
+                and plan.meta.get(operand.name) == result
+                and result[0] != ()  # NumPy gives scalars, not arrays, for 0-d results
+                and all(_only_computes(r) for r in readers[operand.name])
+            ):
+                steps[index] = Step(
+                    "call", step.out, f"{label}.{name}", step.args, {"out": operand}
+                )
+                changed = True
+                break
+    return dataclasses.replace(plan, steps=steps) if changed else plan
+
+
+def _elementwise_function(step: Step) -> tuple[str, str] | None:
+    """(namespace label, function name) that ``step`` calls or an operator stands for."""
+    if step.kind == "binop" and step.target in _OPERATOR_FUNCTIONS:
+        return "xp", _OPERATOR_FUNCTIONS[step.target]
+    if step.kind == "unary" and step.target in _UNARY_FUNCTIONS:
+        return "xp", _UNARY_FUNCTIONS[step.target]
+    if step.kind == "call" and type(step.target) is str and step.target.count(".") == 1:
+        label, _, name = step.target.partition(".")
+        return label, name
+    return None
+
+
+def _takes_out(function: Any) -> bool:
+    """Whether ``function`` is an elementwise ufunc of one output (which takes ``out=``)."""
+    return type(function).__name__ == "ufunc" and getattr(function, "nout", 0) == 1
+
+
+def _only_computes(step: Step) -> bool:
+    """Whether ``step`` only computes a new value from what it reads (no view, no effect)."""
+    if step.effect or step.kwargs.get("out") is not None:
+        return step.kind == "call" and not step.effect  # reads it as an operand only
+    if step.kind in ("binop", "unary"):
+        return True
+    function = _elementwise_function(step)
+    return function is not None and function[1] in _OWNED_RESULT | _REDUCTIONS
+
+
+_REDUCTIONS = frozenset({"sum", "max", "min", "mean", "prod", "any", "all"})
+
+
 def run_passes(plan: Plan, rewrites: list[tuple[str, Plan]] | None = None) -> Plan:
     """Run the built-in passes, then those plugins registered, in order.
 
@@ -215,7 +316,7 @@ def run_passes(plan: Plan, rewrites: list[tuple[str, Plan]] | None = None) -> Pl
     """
     plan = eliminate_dead_code(drop_multiplications_by_one(fold_constants(plan)))
     if rewrites is not None:
-        rewrites.append(("", plan))
+        rewrites.append(("", compute_in_place(plan)))
     for plugin, rewrite in _registry._state.plan_passes:
         try:
             rewritten = rewrite(plan)
@@ -226,7 +327,7 @@ def run_passes(plan: Plan, rewrites: list[tuple[str, Plan]] | None = None) -> Pl
                 plan = rewritten
                 if rewrites is not None:
                     label = f"the plan pass {getattr(rewrite, '__qualname__', rewrite)!r} of "
-                    rewrites.append((label + _registry._owner(plugin), plan))
+                    rewrites.append((label + _registry._owner(plugin), compute_in_place(plan)))
                 continue
             problem = f"returned a {type(rewritten).__name__}, not a Plan"
         warnings.warn(
@@ -235,4 +336,5 @@ def run_passes(plan: Plan, rewrites: list[tuple[str, Plan]] | None = None) -> Pl
             CompileWarning,
             stacklevel=2,
         )
-    return plan
+    # Last, so that the passes of plugins see plans without out= arguments.
+    return compute_in_place(plan)

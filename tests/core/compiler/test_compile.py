@@ -610,3 +610,31 @@ def test_checking_mode_runs_calls_eagerly_and_compiles_again_when_off():
             plugrad.compile(lambda t: t * 2.0, fullgraph=True)(x)
     _same(compiled(x), x * 2.0 + 1.0)
     assert compiled.captures == 1
+
+
+def test_elementwise_results_reuse_an_operand_that_dies_never_an_input_or_a_grad():
+    def step(x, w, b):
+        w.grad = None
+        h = plugrad.exp(x @ w + b) * 2.0  # the sum into the product's memory, and so on
+        loss = (h * x.sum()).sum()
+        loss.backward()
+        return h
+
+    rng = np.random.default_rng(5)
+    x = plugrad.tensor(rng.standard_normal((4, 3)).astype(np.float32))
+    b = plugrad.tensor(rng.standard_normal(2).astype(np.float32))
+    w, w_eager = (plugrad.tensor(np.ones((3, 2), np.float32), requires_grad=True) for _ in "ab")
+    compiled = plugrad.compile(step)
+    source = compiled.code(x, w, b)
+    in_place = [line for line in source.splitlines() if "out=" in line]
+    assert any("xp.add(" in line for line in in_place), source
+    inputs = {line.split(" = ")[0].strip() for line in source.splitlines() if "._array" in line}
+    for line in in_place:  # never written: an input, or a value a .grad holds
+        target = line.split("out=")[1].rstrip(")")
+        assert target not in inputs
+    x_before, b_before = x.numpy().copy(), b.numpy().copy()
+    for _ in range(3):
+        _same(compiled(x, w, b), step(x, w_eager, b))
+        _same(w.grad, w_eager.grad)
+    np.testing.assert_array_equal(x.numpy(), x_before)
+    np.testing.assert_array_equal(b.numpy(), b_before)
