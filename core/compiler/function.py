@@ -261,17 +261,17 @@ def _checks_arguments(plan: Any, args: tuple[Any, ...], checking: bool) -> bool:
         array = tensor._array
         dtype, device = f"arg_dtype_{index}", f"arg_device_{index}"
         constants[dtype], constants[device] = array.dtype, tensor._device
+        aliases = "".join(
+            f" and a{index} {'is' if tensor is args[other] else 'is not'} a{other}"
+            for other in range(index)
+        )
         guards.append(
             f"isinstance(a{index} := L[{index}], Tensor) and "
             f"(r{index} := a{index}._array).shape == {tuple(array.shape)!r} and "
             f"r{index}.dtype == {dtype} and a{index}._device is {device} and "
             f"a{index}._requires_grad is {tensor._requires_grad} and "
-            f"a{index}._edge is {'' if tensor._edge is None else 'not '}None"
+            f"a{index}._edge is {'' if tensor._edge is None else 'not '}None{aliases}"
         )
-    for first in range(len(args)):
-        for second in range(first + 1, len(args)):
-            same = "is" if args[first] is args[second] else "is not"
-            guards.append(f"a{first} {same} a{second}")
     plan.guards[:0] = guards
     return True
 
