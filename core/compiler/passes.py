@@ -11,6 +11,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+from .. import plugin_tables as _plugin_tables
 from .. import registry as _registry
 from ..errors import CompileWarning
 from .plan import Plan, Ref, Step
@@ -326,13 +327,16 @@ def run_passes(plan: Plan, rewrites: list[tuple[str, Plan]] | None = None) -> Pl
             if isinstance(rewritten, Plan):
                 plan = rewritten
                 if rewrites is not None:
-                    label = f"the plan pass {getattr(rewrite, '__qualname__', rewrite)!r} of "
-                    rewrites.append((label + _registry._owner(plugin), compute_in_place(plan)))
+                    label = (
+                        f"the plan pass {getattr(rewrite, '__qualname__', rewrite)!r} of "
+                        + _plugin_tables.describe_owner(plugin)
+                    )
+                    rewrites.append((label, compute_in_place(plan)))
                 continue
             problem = f"returned a {type(rewritten).__name__}, not a Plan"
         warnings.warn(
             f"plugrad.compile: the plan pass {getattr(rewrite, '__qualname__', rewrite)!r} of "
-            f"{_registry._owner(plugin)} {problem}; the plan is used without it",
+            f"{_plugin_tables.describe_owner(plugin)} {problem}; the plan is used without it",
             CompileWarning,
             stacklevel=2,
         )

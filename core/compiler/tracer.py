@@ -40,6 +40,7 @@ from .. import engine as _engine
 from .. import graph as _graph
 from .. import ops as _ops
 from .. import registry as _registry
+from ..backend_activation import bind_kernel
 from ..errors import GraphBreakError, IndexOutOfRangeError
 from ..graph import Node
 from ..nn import functional as _functional
@@ -653,7 +654,7 @@ def _recording_tables(device: Any, label: str) -> tuple[Any, Any, dict[str, Any]
         if not found or name not in table:
             continue
         if found[0].kind == "generic":
-            table[name] = _registry._bind(found[0].function, plain, name, backend)
+            table[name] = bind_kernel(found[0].function, plain, name, backend)
         else:
             table[name] = _opaque_kernel(table[name], name)
     _RECORDING_TABLES[id(device)] = (device.xp, device.rule_xp, device.kernels, plain, rule, table)
@@ -1153,7 +1154,9 @@ class Tracer:
             ("__int__", "int() of a tensor"), ("__index__", "using a tensor as an index"),
             ("__repr__", "printing a tensor"), ("register_hook", "registering a tensor hook"),
         ):  # fmt: skip
-            patches.append((Tensor, name, _breaking(Tensor.__dict__[name], what)))
+            # Patched where it is defined (a base of Tensor's, for the interop methods).
+            owner = next(c for c in Tensor.__mro__ if name in c.__dict__)
+            patches.append((owner, name, _breaking(owner.__dict__[name], what)))
         patches.append((Tensor, "array", property(_breaking(Tensor.array.fget, ".array"))))
         for owner in _with_subclasses(Node):
             if "_release" in owner.__dict__:
