@@ -200,6 +200,7 @@ unstack = op(
     methods=("unstack", "unbind"),
     aliases="unbind",
     multiple_outputs=True,
+    view=True,
     saves=(),
     doc="""Split ``x`` along ``axis`` into a tuple of tensors with that axis removed.
 
@@ -304,6 +305,7 @@ broadcast_arrays = op(
     "broadcast_arrays",
     lambda xp, *arrays: tuple(xp.broadcast_arrays(*arrays)),
     multiple_outputs=True,
+    view=True,
     broadcasting=True,
     saves=(),
     doc="""Broadcast tensors against each other; returns a tuple of tensors of one shape.
