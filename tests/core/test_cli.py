@@ -14,6 +14,7 @@ from doubles import UnavailableBackend
 
 import plugrad
 from plugrad import cli, registry
+from plugrad.cli import commands
 from plugrad.hookspecs import hookimpl
 from plugrad.kerneldef import kernel
 
@@ -61,7 +62,7 @@ def test_text(capsys, loaded) -> None:
 
 def test_text_ops_table(capsys, loaded) -> None:
     text = run(capsys, "info", "--ops")
-    assert max(len(line) for line in text.splitlines()) <= cli.WIDTH
+    assert max(len(line) for line in text.splitlines()) <= commands.WIDTH
     table = text[text.index("Kernels (") :].split("\n\n")[0].splitlines()
     header = table[3].split()
     available = [b.name for b in plugrad.plugins.list_backends() if b.available]
@@ -91,8 +92,8 @@ def test_a_wide_ops_table_is_split_to_fit(capsys) -> None:
         "failed": [],
         "ops": {"an_op_with_a_long_name": {n: {"kind": "generic"} for n in names}},
     }
-    lines = cli.format_report(report).splitlines()
-    assert max(len(line) for line in lines) <= cli.WIDTH
+    lines = commands.format_report(report).splitlines()
+    assert max(len(line) for line in lines) <= commands.WIDTH
     headers = [line.split() for line in lines if line.startswith("  op  ")]
     assert len(headers) > 1 and [n for h in headers for n in h[1:]] == names
     rows = [line.split() for line in lines if line.startswith("  an_op_with_a_long_name")]
