@@ -242,6 +242,8 @@ def op(
         Whether the result may share memory with the (single) input, as
         ``reshape`` may. Such results share the input's version counter, so an
         in-place change to either is caught by backward passes that saved the other.
+        With several outputs, each output shares the counter of the single input
+        (``unstack``), or of the input in its position (``broadcast_arrays``).
     method : bool or str
         The older spelling of ``methods``: ``True`` for a method of the op's name.
     standard : bool, optional
@@ -440,8 +442,11 @@ def register_op(declaration: OpDef, owner: str) -> RegisteredOp:
         raise fail(f"the kernel must be callable, got {type(self.kernel).__name__}")
     declared = self.inputs
     inputs, params, signature, variadic = _split_kernel_signature(self.kernel, declared, fail)
-    if self.view and len(inputs) != 1:
-        raise fail(f"view=True needs exactly one array input, but it has {inputs}")
+    if self.view and len(inputs) != 1 and not (self.multiple_outputs and variadic):
+        raise fail(
+            f"view=True needs exactly one array input, or variadic inputs and several "
+            f"outputs, but it has {inputs}"
+        )
     for backend, kernel in self.kernels.items():
         if not callable(kernel):
             raise fail(f"the kernel for backend {backend!r} must be callable")

@@ -184,9 +184,10 @@ hypot = op(
 conj_ = op("conj(x)", vjp=lambda xp, g, ans, x: xp.conj(g), methods="conj",
            doc="Complex conjugate element-wise (real inputs are returned unchanged).")
 # The rules read only x.dtype: x itself need not be kept.
-real = op("real(x)", vjp=lambda xp, g, ans, x: cast(xp, g, x.dtype), saves=(),
+# NOTE: the backend may return a view of x (NumPy does), so the result shares x's counter.
+real = op("real(x)", vjp=lambda xp, g, ans, x: cast(xp, g, x.dtype), saves=(), view=True,
           doc="Real part element-wise.")
-imag = op("imag(x)", vjp=lambda xp, g, ans, x: cast(xp, g, x.dtype) * 1j, saves=(),
+imag = op("imag(x)", vjp=lambda xp, g, ans, x: cast(xp, g, x.dtype) * 1j, saves=(), view=True,
           doc="Imaginary part element-wise (of a complex tensor).")
 
 # -- piecewise ------------------------------------------------------------------------

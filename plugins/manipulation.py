@@ -226,7 +226,7 @@ stack = op("stack(arrays, /, *, axis=0)", sequence=True, saves=(),
            doc="Join tensors of one shape along a new ``axis``.")
 unstack = op("unstack", lambda xp, x, /, *, axis=0: tuple(xp.unstack(x, axis=axis)),
              vjp=lambda xp, g, ans, x, *, axis: xp.stack(g, axis=axis),
-             multiple_outputs=True, saves=(), aliases="unbind",
+             multiple_outputs=True, view=True, saves=(), aliases="unbind",
              methods={"unstack": None, "unbind": None, "split": _split, "chunk": _chunk},
              doc="Split ``x`` along ``axis`` into a tuple of tensors without that axis.")
 moveaxis = op("moveaxis", lambda xp, x, source, destination, /: xp.moveaxis(x, source, destination),
@@ -243,8 +243,9 @@ tile = op("tile", lambda xp, x, /, repetitions: xp.tile(x, repetitions), vjp=_ti
           saves=(), methods={"tile": None, "repeat": _tile_method},
           doc="Repeat the whole tensor ``repetitions[i]`` times along each axis ``i``.")
 broadcast_arrays = op("broadcast_arrays", lambda xp, *arrays: tuple(xp.broadcast_arrays(*arrays)),
-                      vjp=lambda xp, g, ans, arrays: g, multiple_outputs=True, broadcasting=True,
-                      saves=(), doc="Broadcast tensors against each other; a tuple of tensors.")
+                      vjp=lambda xp, g, ans, arrays: g, multiple_outputs=True, view=True,
+                      broadcasting=True, saves=(),
+                      doc="Broadcast tensors against each other; a tuple of tensors.")
 
 # fmt: on
 
