@@ -33,21 +33,23 @@ def _zero(xp: Any, g: Any, ans: Any, x: Any) -> Any:
 
 add = op(
     "add(x1, x2)", vjp=(lambda xp, g, ans, x1, x2: g, lambda xp, g, ans, x1, x2: g),
+    promotion="mixed",
     broadcasting=True, methods="add", doc="Add ``x1 + x2`` element-wise, broadcasting.",
 )
 subtract = op(
     "subtract(x1, x2)", vjp=(lambda xp, g, ans, x1, x2: g, lambda xp, g, ans, x1, x2: -g),
+    promotion="mixed",
     broadcasting=True, grad_fn_name="Sub", methods=("sub", "subtract"), aliases="sub",
     doc="Subtract ``x1 - x2`` element-wise, broadcasting.",
 )
 multiply = op(
-    "multiply(x1, x2)",
+    "multiply(x1, x2)", promotion="mixed",
     vjp=(lambda xp, g, ans, x1, x2: g * conj(xp, x2), lambda xp, g, ans, x1, x2: g * conj(xp, x1)),
     broadcasting=True, grad_fn_name="Mul", methods=("mul", "multiply"), aliases="mul",
     doc="Multiply ``x1 * x2`` element-wise, broadcasting.",
 )
 divide = op(
-    "divide(x1, x2)",
+    "divide(x1, x2)", promotion="float",
     # d(x1/x2)/dx2 = -x1/x2**2 = -ans/x2: reuses the output instead of saving x1.
     vjp=(lambda xp, g, ans, x1, x2: g / conj(xp, x2),
          lambda xp, g, ans, x1, x2: -g * conj(xp, ans / x2)),
@@ -75,6 +77,7 @@ def _pow_grad_exponent(xp: Any, g: Any, ans: Any, x1: Any, x2: Any) -> Any:
 
 pow = op(
     "pow(x1, x2)", vjp=(_pow_grad_base, _pow_grad_exponent), broadcasting=True, methods="pow",
+    promotion="mixed",
     doc="Raise ``x1 ** x2`` element-wise (the exponent's gradient is 0 where the base is 0).",
 )
 negative = op(
@@ -117,7 +120,7 @@ log2 = op("log2(x)", vjp=lambda xp, g, ans, x: g / (conj(xp, x) * math.log(2.0))
 log10 = op("log10(x)", vjp=lambda xp, g, ans, x: g / (conj(xp, x) * math.log(10.0)),
            methods="log10", doc="Base-10 logarithm element-wise.")
 logaddexp = op(
-    "logaddexp(x1, x2)",
+    "logaddexp(x1, x2)", promotion="mixed",
     vjp=(lambda xp, g, ans, x1, x2: g * xp.exp(x1 - ans),
          lambda xp, g, ans, x1, x2: g * xp.exp(x2 - ans)),
     broadcasting=True, methods="logaddexp",
@@ -165,14 +168,14 @@ def _atan2_grad(xp: Any, g: Any, numerator: Any, denominator: Any, sign: float) 
 
 
 atan2 = op(
-    "atan2(x1, x2)",
+    "atan2(x1, x2)", promotion="mixed",
     vjp=(lambda xp, g, ans, x1, x2: _atan2_grad(xp, g, x1, x2, 1.0),
          lambda xp, g, ans, x1, x2: _atan2_grad(xp, g, x2, x1, -1.0)),
     broadcasting=True, methods=("atan2", "arctan2"), aliases="arctan2",
     doc="Angle of the point ``(x2, x1)`` in radians, element-wise (``atan(x1 / x2)`` by quadrant).",
 )
 hypot = op(
-    "hypot(x1, x2)",
+    "hypot(x1, x2)", promotion="mixed",
     vjp=(lambda xp, g, ans, x1, x2: g * x1 / safe_where_zero(xp, ans),
          lambda xp, g, ans, x1, x2: g * x2 / safe_where_zero(xp, ans)),
     broadcasting=True, methods="hypot",
@@ -204,21 +207,21 @@ def _minimum_grad(xp: Any, g: Any, mine: Any, other: Any) -> Any:
 
 
 maximum = op(
-    "maximum(x1, x2)",
+    "maximum(x1, x2)", promotion="mixed",
     vjp=(lambda xp, g, ans, x1, x2: _maximum_grad(xp, g, x1, x2),
          lambda xp, g, ans, x1, x2: _maximum_grad(xp, g, x2, x1)),
     broadcasting=True, methods="maximum",
     doc="Element-wise maximum, broadcasting; at ties the gradient is split evenly.",
 )
 minimum = op(
-    "minimum(x1, x2)",
+    "minimum(x1, x2)", promotion="mixed",
     vjp=(lambda xp, g, ans, x1, x2: _minimum_grad(xp, g, x1, x2),
          lambda xp, g, ans, x1, x2: _minimum_grad(xp, g, x2, x1)),
     broadcasting=True, methods="minimum",
     doc="Element-wise minimum, broadcasting; at ties the gradient is split evenly.",
 )
 copysign = op(
-    "copysign(x1, x2)",
+    "copysign(x1, x2)", promotion="mixed",
     vjp=(lambda xp, g, ans, x1, x2: xp.where(
             x1 == 0, 0.0, xp.where(xp.signbit(x1) == xp.signbit(x2), g, -g)),
          lambda xp, g, ans, x1, x2: xp.zeros_like(g)),
@@ -226,7 +229,7 @@ copysign = op(
     doc="The magnitude of ``x1`` with the sign of ``x2``, element-wise (no gradient for ``x2``).",
 )
 remainder = op(
-    "remainder(x1, x2)",
+    "remainder(x1, x2)", promotion="mixed",
     vjp=(lambda xp, g, ans, x1, x2: g, lambda xp, g, ans, x1, x2: -g * xp.floor_divide(x1, x2)),
     broadcasting=True, methods="remainder",
     doc="Remainder of ``x1 / x2`` with the sign of ``x2`` (Python's ``%``), element-wise.",
@@ -289,53 +292,59 @@ def _floor_divide(xp: Any, x1: Any, x2: Any, /) -> Any:
 
 
 floor_divide = op("floor_divide", _floor_divide, differentiable=False, methods="floor_divide",
+                  promotion="mixed",
                   doc="``floor(x1 / x2)`` element-wise, broadcasting (Python's ``//``).")
 
 # -- no gradient ----------------------------------------------------------------------
 
 signbit = op("signbit(x)", differentiable=False, methods="signbit",
              doc="Whether the sign bit is set, element-wise (true for ``-0.0``).")
-nextafter = op("nextafter(x1, x2)", differentiable=False, methods="nextafter",
+nextafter = op("nextafter(x1, x2)", promotion="mixed", differentiable=False, methods="nextafter",
                doc="The next representable value after ``x1`` towards ``x2``, element-wise.")
 isnan = op("isnan(x)", differentiable=False, methods="isnan", doc="Whether each element is NaN.")
 isinf = op("isinf(x)", differentiable=False, methods="isinf",
            doc="Whether each element is infinite.")
 isfinite = op("isfinite(x)", differentiable=False, methods="isfinite",
               doc="Whether each element is finite (neither infinite nor NaN).")
-equal = op("equal(x1, x2)", differentiable=False, methods="eq", aliases="eq",
+equal = op("equal(x1, x2)", promotion="mixed", differentiable=False, methods="eq", aliases="eq",
            doc="Compare ``x1 == x2`` element-wise, broadcasting; a bool tensor.")
 not_equal = op("not_equal(x1, x2)", differentiable=False, methods=("ne", "not_equal"),
+               promotion="mixed",
                aliases="ne", doc="Compare ``x1 != x2`` element-wise, broadcasting; a bool tensor.")
 less = op("less(x1, x2)", differentiable=False, methods=("lt", "less"), aliases="lt",
-          doc="Compare ``x1 < x2`` element-wise, broadcasting; a bool tensor.")
+          promotion="mixed", doc="Compare ``x1 < x2`` element-wise, broadcasting; a bool tensor.")
 less_equal = op("less_equal(x1, x2)", differentiable=False, methods=("le", "less_equal"),
+                promotion="mixed",
                 aliases="le", doc="Compare ``x1 <= x2`` element-wise, broadcasting; a bool tensor.")
 greater = op("greater(x1, x2)", differentiable=False, methods=("gt", "greater"), aliases="gt",
+             promotion="mixed",
              doc="Compare ``x1 > x2`` element-wise, broadcasting; a bool tensor.")
-greater_equal = op("greater_equal(x1, x2)", differentiable=False,
+greater_equal = op("greater_equal(x1, x2)", promotion="mixed", differentiable=False,
                    methods=("ge", "greater_equal"), aliases="ge",
                    doc="Compare ``x1 >= x2`` element-wise, broadcasting; a bool tensor.")
 logical_and = op("logical_and(x1, x2)", differentiable=False, methods="logical_and",
-                 doc="Logical AND element-wise, broadcasting; a bool tensor.")
-logical_or = op("logical_or(x1, x2)", differentiable=False, methods="logical_or",
+                 promotion="mixed", doc="Logical AND element-wise, broadcasting; a bool tensor.")
+logical_or = op("logical_or(x1, x2)", promotion="mixed", differentiable=False, methods="logical_or",
                 doc="Logical OR element-wise, broadcasting; a bool tensor.")
 logical_xor = op("logical_xor(x1, x2)", differentiable=False, methods="logical_xor",
-                 doc="Logical XOR element-wise, broadcasting; a bool tensor.")
+                 promotion="mixed", doc="Logical XOR element-wise, broadcasting; a bool tensor.")
 logical_not = op("logical_not(x)", differentiable=False, methods="logical_not",
                  doc="Logical NOT element-wise; a bool tensor.")
 bitwise_and = op("bitwise_and(x1, x2)", differentiable=False, methods="bitwise_and",
+                 promotion="mixed",
                  doc="Bitwise AND of integer or bool tensors, broadcasting (``x1 & x2``).")
-bitwise_or = op("bitwise_or(x1, x2)", differentiable=False, methods="bitwise_or",
+bitwise_or = op("bitwise_or(x1, x2)", promotion="mixed", differentiable=False, methods="bitwise_or",
                 doc="Bitwise OR of integer or bool tensors, broadcasting (``x1 | x2``).")
 bitwise_xor = op("bitwise_xor(x1, x2)", differentiable=False, methods="bitwise_xor",
+                 promotion="mixed",
                  doc="Bitwise XOR of integer or bool tensors, broadcasting (``x1 ^ x2``).")
 bitwise_invert = op("bitwise_invert(x)", differentiable=False,
                     methods=("bitwise_invert", "bitwise_not"), aliases="bitwise_not",
                     doc="Bitwise NOT of an integer or bool tensor (``~x``).")
-bitwise_left_shift = op("bitwise_left_shift(x1, x2)", differentiable=False,
+bitwise_left_shift = op("bitwise_left_shift(x1, x2)", promotion="mixed", differentiable=False,
                         methods="bitwise_left_shift",
                         doc="Shift the bits of ``x1`` left by ``x2`` (``x1 << x2``).")
-bitwise_right_shift = op("bitwise_right_shift(x1, x2)", differentiable=False,
+bitwise_right_shift = op("bitwise_right_shift(x1, x2)", promotion="mixed", differentiable=False,
                          methods="bitwise_right_shift",
                          doc="Shift the bits of ``x1`` right by ``x2`` (``x1 >> x2``).")
 
