@@ -20,17 +20,32 @@ class InstalledTensorMethods:
     def abs(self, /) -> Tensor:
         """Absolute value ``|x|`` element-wise (complex: the modulus); gradient 0 at 0."""
 
+    def abs_(self, /) -> Tensor:
+        """In-place :meth:`abs`: ``x.abs_(...)`` makes ``x`` hold it."""
+
     def absolute(self, /) -> Tensor:
         """Absolute value ``|x|`` element-wise (complex: the modulus); gradient 0 at 0."""
+
+    def absolute_(self, /) -> Tensor:
+        """In-place :meth:`absolute`: ``x.absolute_(...)`` makes ``x`` hold it."""
 
     def acos(self, /) -> Tensor:
         """Inverse cosine element-wise; the gradient is infinite at ``x = ±1``."""
 
+    def acos_(self, /) -> Tensor:
+        """In-place :meth:`acos`: ``x.acos_(...)`` makes ``x`` hold it."""
+
     def acosh(self, /) -> Tensor:
         """Inverse hyperbolic cosine element-wise (``x >= 1``; gradient infinite at 1)."""
 
-    def add(self, x2: TensorLike, /) -> Tensor:
+    def acosh_(self, /) -> Tensor:
+        """In-place :meth:`acosh`: ``x.acosh_(...)`` makes ``x`` hold it."""
+
+    def add(self, x2: TensorLike, /, *, alpha: Any = ...) -> Tensor:
         """Add ``x1 + x2`` element-wise, broadcasting."""
+
+    def add_(self, x2: TensorLike, /, *, alpha: Any = ...) -> Tensor:
+        """In-place :meth:`add`: ``x.add_(...)`` makes ``x`` hold it."""
 
     def all(
         self,
@@ -75,14 +90,26 @@ class InstalledTensorMethods:
     def arccos(self, /) -> Tensor:
         """Inverse cosine element-wise; the gradient is infinite at ``x = ±1``."""
 
+    def arccos_(self, /) -> Tensor:
+        """In-place :meth:`arccos`: ``x.arccos_(...)`` makes ``x`` hold it."""
+
     def arccosh(self, /) -> Tensor:
         """Inverse hyperbolic cosine element-wise (``x >= 1``; gradient infinite at 1)."""
+
+    def arccosh_(self, /) -> Tensor:
+        """In-place :meth:`arccosh`: ``x.arccosh_(...)`` makes ``x`` hold it."""
 
     def arcsin(self, /) -> Tensor:
         """Inverse sine element-wise; the gradient is infinite at ``x = ±1``."""
 
+    def arcsin_(self, /) -> Tensor:
+        """In-place :meth:`arcsin`: ``x.arcsin_(...)`` makes ``x`` hold it."""
+
     def arcsinh(self, /) -> Tensor:
         """Inverse hyperbolic sine element-wise."""
+
+    def arcsinh_(self, /) -> Tensor:
+        """In-place :meth:`arcsinh`: ``x.arcsinh_(...)`` makes ``x`` hold it."""
 
     def arctan(self, /) -> Tensor:
         """Inverse tangent element-wise."""
@@ -92,8 +119,17 @@ class InstalledTensorMethods:
         quadrant).
         """
 
+    def arctan2_(self, x2: TensorLike, /) -> Tensor:
+        """In-place :meth:`arctan2`: ``x.arctan2_(...)`` makes ``x`` hold it."""
+
+    def arctan_(self, /) -> Tensor:
+        """In-place :meth:`arctan`: ``x.arctan_(...)`` makes ``x`` hold it."""
+
     def arctanh(self, /) -> Tensor:
         """Inverse hyperbolic tangent element-wise (``-1 < x < 1``)."""
+
+    def arctanh_(self, /) -> Tensor:
+        """In-place :meth:`arctanh`: ``x.arctanh_(...)`` makes ``x`` hold it."""
 
     def argmax(
         self,
@@ -128,8 +164,14 @@ class InstalledTensorMethods:
     def asin(self, /) -> Tensor:
         """Inverse sine element-wise; the gradient is infinite at ``x = ±1``."""
 
+    def asin_(self, /) -> Tensor:
+        """In-place :meth:`asin`: ``x.asin_(...)`` makes ``x`` hold it."""
+
     def asinh(self, /) -> Tensor:
         """Inverse hyperbolic sine element-wise."""
+
+    def asinh_(self, /) -> Tensor:
+        """In-place :meth:`asinh`: ``x.asinh_(...)`` makes ``x`` hold it."""
 
     def atan(self, /) -> Tensor:
         """Inverse tangent element-wise."""
@@ -139,8 +181,17 @@ class InstalledTensorMethods:
         quadrant).
         """
 
+    def atan2_(self, x2: TensorLike, /) -> Tensor:
+        """In-place :meth:`atan2`: ``x.atan2_(...)`` makes ``x`` hold it."""
+
+    def atan_(self, /) -> Tensor:
+        """In-place :meth:`atan`: ``x.atan_(...)`` makes ``x`` hold it."""
+
     def atanh(self, /) -> Tensor:
         """Inverse hyperbolic tangent element-wise (``-1 < x < 1``)."""
+
+    def atanh_(self, /) -> Tensor:
+        """In-place :meth:`atanh`: ``x.atanh_(...)`` makes ``x`` hold it."""
 
     def bitwise_and(self, x2: TensorLike, /) -> Tensor:
         """Bitwise AND of integer or bool tensors, broadcasting (``x1 & x2``)."""
@@ -172,15 +223,24 @@ class InstalledTensorMethods:
     def ceil(self, /) -> Tensor:
         """Round up element-wise."""
 
+    def ceil_(self, /) -> Tensor:
+        """In-place :meth:`ceil`: ``x.ceil_(...)`` makes ``x`` hold it."""
+
     def clamp(self, min: TensorLike | None = ..., max: TensorLike | None = ...) -> Tensor:
         """Clamp ``x`` to ``[min, max]`` element-wise; ``min``/``max`` are scalars, tensors or
         None.
         """
 
+    def clamp_(self, min: TensorLike | None = ..., max: TensorLike | None = ...) -> Tensor:
+        """In-place :meth:`clamp`: ``x.clamp_(...)`` makes ``x`` hold it."""
+
     def clip(self, min: TensorLike | None = ..., max: TensorLike | None = ...) -> Tensor:
         """Clamp ``x`` to ``[min, max]`` element-wise; ``min``/``max`` are scalars, tensors or
         None.
         """
+
+    def clip_(self, min: TensorLike | None = ..., max: TensorLike | None = ...) -> Tensor:
+        """In-place :meth:`clip`: ``x.clip_(...)`` makes ``x`` hold it."""
 
     def conj(self, /) -> Tensor:
         """Complex conjugate element-wise (real inputs are returned unchanged)."""
@@ -190,11 +250,20 @@ class InstalledTensorMethods:
         ``x2``).
         """
 
+    def copysign_(self, x2: TensorLike, /) -> Tensor:
+        """In-place :meth:`copysign`: ``x.copysign_(...)`` makes ``x`` hold it."""
+
     def cos(self, /) -> Tensor:
         """Cosine element-wise (radians)."""
 
+    def cos_(self, /) -> Tensor:
+        """In-place :meth:`cos`: ``x.cos_(...)`` makes ``x`` hold it."""
+
     def cosh(self, /) -> Tensor:
         """Hyperbolic cosine element-wise."""
+
+    def cosh_(self, /) -> Tensor:
+        """In-place :meth:`cosh`: ``x.cosh_(...)`` makes ``x`` hold it."""
 
     def cumprod(
         self,
@@ -243,8 +312,14 @@ class InstalledTensorMethods:
     def div(self, x2: TensorLike, /) -> Tensor:
         """Divide ``x1 / x2`` element-wise (true division)."""
 
+    def div_(self, x2: TensorLike, /) -> Tensor:
+        """In-place :meth:`div`: ``x.div_(...)`` makes ``x`` hold it."""
+
     def divide(self, x2: TensorLike, /) -> Tensor:
         """Divide ``x1 / x2`` element-wise (true division)."""
+
+    def divide_(self, x2: TensorLike, /) -> Tensor:
+        """In-place :meth:`divide`: ``x.divide_(...)`` makes ``x`` hold it."""
 
     def eq(self, x2: TensorLike, /) -> Tensor:
         """Compare ``x1 == x2`` element-wise, broadcasting; a bool tensor."""
@@ -255,11 +330,17 @@ class InstalledTensorMethods:
     def exp(self, /) -> Tensor:
         """Exponential ``e ** x`` element-wise."""
 
+    def exp_(self, /) -> Tensor:
+        """In-place :meth:`exp`: ``x.exp_(...)`` makes ``x`` hold it."""
+
     def expand_dims(self, axis: Any = ..., *, dim: Any = ...) -> Tensor:
         """Insert a size-1 axis at position ``axis`` (an int, or a tuple of positions)."""
 
     def expm1(self, /) -> Tensor:
         """``exp(x) - 1`` element-wise, accurate for small ``x``."""
+
+    def expm1_(self, /) -> Tensor:
+        """In-place :meth:`expm1`: ``x.expm1_(...)`` makes ``x`` hold it."""
 
     def flip(self, dim: Any = ..., *, axis: Any = ...) -> Tensor:
         """Reverse the order of elements along ``axis`` (all axes by default)."""
@@ -267,8 +348,14 @@ class InstalledTensorMethods:
     def floor(self, /) -> Tensor:
         """Round down element-wise."""
 
+    def floor_(self, /) -> Tensor:
+        """In-place :meth:`floor`: ``x.floor_(...)`` makes ``x`` hold it."""
+
     def floor_divide(self, x2: TensorLike, /) -> Tensor:
         """``floor(x1 / x2)`` element-wise, broadcasting (Python's ``//``)."""
+
+    def floor_divide_(self, x2: TensorLike, /) -> Tensor:
+        """In-place :meth:`floor_divide`: ``x.floor_divide_(...)`` makes ``x`` hold it."""
 
     def ge(self, x2: TensorLike, /) -> Tensor:
         """Compare ``x1 >= x2`` element-wise, broadcasting; a bool tensor."""
@@ -284,6 +371,9 @@ class InstalledTensorMethods:
 
     def hypot(self, x2: TensorLike, /) -> Tensor:
         """``sqrt(x1**2 + x2**2)`` element-wise, without overflow; the gradient at (0, 0) is 0."""
+
+    def hypot_(self, x2: TensorLike, /) -> Tensor:
+        """In-place :meth:`hypot`: ``x.hypot_(...)`` makes ``x`` hold it."""
 
     def isfinite(self, /) -> Tensor:
         """Whether each element is finite (neither infinite nor NaN)."""
@@ -309,11 +399,23 @@ class InstalledTensorMethods:
     def log10(self, /) -> Tensor:
         """Base-10 logarithm element-wise."""
 
+    def log10_(self, /) -> Tensor:
+        """In-place :meth:`log10`: ``x.log10_(...)`` makes ``x`` hold it."""
+
     def log1p(self, /) -> Tensor:
         """``log(1 + x)`` element-wise, accurate for small ``x``."""
 
+    def log1p_(self, /) -> Tensor:
+        """In-place :meth:`log1p`: ``x.log1p_(...)`` makes ``x`` hold it."""
+
     def log2(self, /) -> Tensor:
         """Base-2 logarithm element-wise."""
+
+    def log2_(self, /) -> Tensor:
+        """In-place :meth:`log2`: ``x.log2_(...)`` makes ``x`` hold it."""
+
+    def log_(self, /) -> Tensor:
+        """In-place :meth:`log`: ``x.log_(...)`` makes ``x`` hold it."""
 
     def log_softmax(self, dim: Any = ..., *, axis: int = ...) -> Tensor:
         """Logarithm of the softmax along ``axis``, computed stably: ``x - logsumexp(x)``."""
@@ -377,8 +479,14 @@ class InstalledTensorMethods:
     def mul(self, x2: TensorLike, /) -> Tensor:
         """Multiply ``x1 * x2`` element-wise, broadcasting."""
 
+    def mul_(self, x2: TensorLike, /) -> Tensor:
+        """In-place :meth:`mul`: ``x.mul_(...)`` makes ``x`` hold it."""
+
     def multiply(self, x2: TensorLike, /) -> Tensor:
         """Multiply ``x1 * x2`` element-wise, broadcasting."""
+
+    def multiply_(self, x2: TensorLike, /) -> Tensor:
+        """In-place :meth:`multiply`: ``x.multiply_(...)`` makes ``x`` hold it."""
 
     def ne(self, x2: TensorLike, /) -> Tensor:
         """Compare ``x1 != x2`` element-wise, broadcasting; a bool tensor."""
@@ -386,8 +494,14 @@ class InstalledTensorMethods:
     def neg(self, /) -> Tensor:
         """Negate ``-x`` element-wise."""
 
+    def neg_(self, /) -> Tensor:
+        """In-place :meth:`neg`: ``x.neg_(...)`` makes ``x`` hold it."""
+
     def negative(self, /) -> Tensor:
         """Negate ``-x`` element-wise."""
+
+    def negative_(self, /) -> Tensor:
+        """In-place :meth:`negative`: ``x.negative_(...)`` makes ``x`` hold it."""
 
     def nextafter(self, x2: TensorLike, /) -> Tensor:
         """The next representable value after ``x1`` towards ``x2``, element-wise."""
@@ -400,6 +514,9 @@ class InstalledTensorMethods:
 
     def pow(self, x2: TensorLike, /) -> Tensor:
         """Raise ``x1 ** x2`` element-wise (the exponent's gradient is 0 where the base is 0)."""
+
+    def pow_(self, x2: TensorLike, /) -> Tensor:
+        """In-place :meth:`pow`: ``x.pow_(...)`` makes ``x`` hold it."""
 
     def prod(
         self,
@@ -415,11 +532,20 @@ class InstalledTensorMethods:
     def reciprocal(self, /) -> Tensor:
         """Reciprocal ``1 / x`` element-wise."""
 
+    def reciprocal_(self, /) -> Tensor:
+        """In-place :meth:`reciprocal`: ``x.reciprocal_(...)`` makes ``x`` hold it."""
+
     def relu(self, /) -> Tensor:
         """Rectified linear unit ``max(x, 0)``, element-wise; NaN stays NaN."""
 
+    def relu_(self, /) -> Tensor:
+        """In-place :meth:`relu`: ``x.relu_(...)`` makes ``x`` hold it."""
+
     def remainder(self, x2: TensorLike, /) -> Tensor:
         """Remainder of ``x1 / x2`` with the sign of ``x2`` (Python's ``%``), element-wise."""
+
+    def remainder_(self, x2: TensorLike, /) -> Tensor:
+        """In-place :meth:`remainder`: ``x.remainder_(...)`` makes ``x`` hold it."""
 
     def repeat_interleave(self, repeats: Any, dim: Any = ..., *, axis: Any = ...) -> Tensor:
         """Repeat each element ``repeats`` times (an int, or a tensor with one count per
@@ -434,11 +560,20 @@ class InstalledTensorMethods:
     def round(self, /) -> Tensor:
         """Round to the nearest integer element-wise, halves to even."""
 
+    def round_(self, /) -> Tensor:
+        """In-place :meth:`round`: ``x.round_(...)`` makes ``x`` hold it."""
+
     def sigmoid(self, /) -> Tensor:
         """Logistic sigmoid ``1 / (1 + exp(-x))``, element-wise, without overflow."""
 
+    def sigmoid_(self, /) -> Tensor:
+        """In-place :meth:`sigmoid`: ``x.sigmoid_(...)`` makes ``x`` hold it."""
+
     def sign(self, /) -> Tensor:
         """Sign of ``x`` element-wise: -1, 0 or 1 (``x / |x|`` for complex)."""
+
+    def sign_(self, /) -> Tensor:
+        """In-place :meth:`sign`: ``x.sign_(...)`` makes ``x`` hold it."""
 
     def signbit(self, /) -> Tensor:
         """Whether the sign bit is set, element-wise (true for ``-0.0``)."""
@@ -446,8 +581,14 @@ class InstalledTensorMethods:
     def sin(self, /) -> Tensor:
         """Sine element-wise (radians)."""
 
+    def sin_(self, /) -> Tensor:
+        """In-place :meth:`sin`: ``x.sin_(...)`` makes ``x`` hold it."""
+
     def sinh(self, /) -> Tensor:
         """Hyperbolic sine element-wise."""
+
+    def sinh_(self, /) -> Tensor:
+        """In-place :meth:`sinh`: ``x.sinh_(...)`` makes ``x`` hold it."""
 
     def softmax(self, dim: Any = ..., *, axis: int = ...) -> Tensor:
         """Softmax along ``axis``: ``exp(x) / sum(exp(x))``, computed after subtracting the max."""
@@ -455,17 +596,29 @@ class InstalledTensorMethods:
     def sqrt(self, /) -> Tensor:
         """Square root element-wise (``nan`` below 0 for real inputs; infinite gradient at 0)."""
 
+    def sqrt_(self, /) -> Tensor:
+        """In-place :meth:`sqrt`: ``x.sqrt_(...)`` makes ``x`` hold it."""
+
     def square(self, /) -> Tensor:
         """Square ``x * x`` element-wise."""
+
+    def square_(self, /) -> Tensor:
+        """In-place :meth:`square`: ``x.square_(...)`` makes ``x`` hold it."""
 
     def squeeze(self, axis: Any) -> Tensor:
         """Remove the size-1 axes named by ``axis``."""
 
-    def sub(self, x2: TensorLike, /) -> Tensor:
+    def sub(self, x2: TensorLike, /, *, alpha: Any = ...) -> Tensor:
         """Subtract ``x1 - x2`` element-wise, broadcasting."""
 
-    def subtract(self, x2: TensorLike, /) -> Tensor:
+    def sub_(self, x2: TensorLike, /, *, alpha: Any = ...) -> Tensor:
+        """In-place :meth:`sub`: ``x.sub_(...)`` makes ``x`` hold it."""
+
+    def subtract(self, x2: TensorLike, /, *, alpha: Any = ...) -> Tensor:
         """Subtract ``x1 - x2`` element-wise, broadcasting."""
+
+    def subtract_(self, x2: TensorLike, /, *, alpha: Any = ...) -> Tensor:
+        """In-place :meth:`subtract`: ``x.subtract_(...)`` makes ``x`` hold it."""
 
     def sum(
         self,
@@ -481,8 +634,14 @@ class InstalledTensorMethods:
     def tan(self, /) -> Tensor:
         """Tangent element-wise (radians)."""
 
+    def tan_(self, /) -> Tensor:
+        """In-place :meth:`tan`: ``x.tan_(...)`` makes ``x`` hold it."""
+
     def tanh(self, /) -> Tensor:
         """Hyperbolic tangent element-wise."""
+
+    def tanh_(self, /) -> Tensor:
+        """In-place :meth:`tanh`: ``x.tanh_(...)`` makes ``x`` hold it."""
 
     def tile(self, repetitions: Any) -> Tensor:
         """Repeat the whole tensor ``repetitions[i]`` times along each axis ``i``."""
@@ -500,8 +659,14 @@ class InstalledTensorMethods:
     def true_divide(self, x2: TensorLike, /) -> Tensor:
         """Divide ``x1 / x2`` element-wise (true division)."""
 
+    def true_divide_(self, x2: TensorLike, /) -> Tensor:
+        """In-place :meth:`true_divide`: ``x.true_divide_(...)`` makes ``x`` hold it."""
+
     def trunc(self, /) -> Tensor:
         """Round towards zero element-wise."""
+
+    def trunc_(self, /) -> Tensor:
+        """In-place :meth:`trunc`: ``x.trunc_(...)`` makes ``x`` hold it."""
 
     def unbind(self, dim: Any = ..., *, axis: Any = ...) -> tuple[Tensor, ...]:
         """Split ``x`` along ``axis`` into a tuple of tensors with that axis removed."""

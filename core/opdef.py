@@ -140,7 +140,8 @@ class OpDef:
     sequence: bool = False
     namespace: str | None = None
     promotion: str | None = None
-    inplace: bool = False
+    inplace: bool | Callable[[Any, Any], Any] = False
+    alpha: bool = False
     module: str | None = None
 
     def vjp(self, *rules: Rule | None) -> OpDef:
@@ -189,7 +190,8 @@ def op(
     sequence: bool = False,
     namespace: str | None = None,
     promotion: str | None = None,
-    inplace: bool = False,
+    inplace: bool | Callable[[Any, Any], Any] = False,
+    alpha: bool = False,
 ) -> OpDef:
     """Declare an op: one row that says everything about it.
 
@@ -274,10 +276,17 @@ def op(
         while within a kind the Array API's rules hold. ``"float"``: that, and
         integer or bool inputs compute in the default float dtype (true
         division: ``int / int`` gives ``float32``).
-    inplace : bool
+    inplace : bool or callable
         Whether each Tensor method ``m`` in ``methods`` also has the in-place
         form ``m_`` (``x.add_(y)`` makes ``x`` hold ``add(x, y)``), with the
-        version-counter checks of the in-place operators.
+        version-counter checks of the in-place operators. A callable says so
+        too, and is the raw arrays' in-place operator computing the same
+        (``operator.iadd`` for ``add``): used when nothing is recorded and the
+        operand has the tensor's dtype and shape, one pass over memory.
+    alpha : bool
+        Whether the Tensor methods take PyTorch's keyword ``alpha``, a factor
+        for the second input: ``x.add(y, alpha=2)`` (and ``x.add_(y, alpha=2)``)
+        computes ``x + 2 * y``.
 
     Returns
     -------
@@ -339,6 +348,7 @@ def op(
         namespace=namespace,
         promotion=promotion,
         inplace=inplace,
+        alpha=alpha,
         module=frame.f_globals.get("__name__"),
     )
 
@@ -479,6 +489,8 @@ def register_op(declaration: OpDef, owner: str) -> RegisteredOp:
         raise fail(f"output_names must be identifiers, got {names}")
     if self.promotion not in (None, "mixed", "float"):
         raise fail(f"promotion must be None, 'mixed' or 'float', got {self.promotion!r}")
+    if self.alpha and (not self.methods or len(inputs) != 2):
+        raise fail("alpha=True scales the second of two array inputs in the Tensor methods")
     if self.inplace and not self.methods:
         raise fail("inplace=True makes in-place forms of the op's Tensor methods; declare methods=")
     if self.namespace not in (None, "linalg", "fft", "nn"):

@@ -46,6 +46,7 @@ from .errors import (
     PluginRegistrationError,
     UnknownBackendError,
 )
+from .inplace import apply_inplace
 from .kerneldef import KernelDef, KernelSource, describe_plugin
 from .opdef import NamespaceKernel, OpDef, RegisteredOp, _adapt_kernel, register_op
 from .plugin_manager import builtin_plugin_names, create_plugin_manager
@@ -553,7 +554,8 @@ def _collect_methods(
     """Return Tensor method name -> op name for the methods ops declare."""
     methods: dict[str, str] = {}
     for name, op in ops.items():
-        for method in op.method_names:
+        in_place = tuple(f"{method}_" for method in op.method_names) if op.inplace else ()
+        for method in (*op.method_names, *in_place):
             plugin = owners[name]
             if method in methods:
                 other = methods[method]
@@ -894,9 +896,40 @@ def _install_methods(methods: dict[str, str]) -> None:
     for name, function in _state.methods.items():
         if Tensor.__dict__.get(name) is function:
             delattr(Tensor, name)
-    _state.methods = {method: _method_function(op) for method, op in methods.items()}
+    _state.methods = {
+        method: _method_function(op)
+        if method in _state.ops[op].method_names
+        else _in_place_method(op, method)
+        for method, op in methods.items()
+    }
     for name, function in _state.methods.items():
         setattr(Tensor, name, function)
+
+
+def _in_place_method(name: str, method: str) -> Callable[..., Any]:
+    """``x.<method>(...)`` (``add_``): make ``x`` hold the op's result, like ``x += y``.
+
+    The version-counter checks of :func:`plugrad.inplace.apply_inplace` apply:
+    a backward pass that saved the old value raises, and a leaf that requires
+    grad may change only under ``no_grad``.
+    """
+    op = _state.ops[name]
+    function = _method_function(name)
+    array_operator = op.inplace if callable(op.inplace) else None
+    label = f"{method}()"
+
+    def in_place(self: Tensor, *args: Any, **params: Any) -> Tensor:
+        if params:
+            return apply_inplace(self, functools.partial(function, **params), *args, name=label)
+        return apply_inplace(self, function, *args, name=label, array_operator=array_operator)
+
+    in_place.__name__ = method
+    in_place.__qualname__ = f"Tensor.{method}"
+    in_place.__module__ = "plugrad.Tensor"
+    in_place.__doc__ = f"In-place :meth:`{method[:-1]}`: ``x.{method}(...)`` makes ``x`` hold it."
+    in_place.__signature__ = inspect.signature(function)  # type: ignore[attr-defined]
+    in_place.__op__ = op  # type: ignore[attr-defined]
+    return in_place
 
 
 def _method_function(name: str) -> Callable[..., Any]:
@@ -904,7 +937,7 @@ def _method_function(name: str) -> Callable[..., Any]:
     function = _state.method_functions.get(name)
     if function is None:
         op = _state.ops[name]
-        if _torch_names(op):
+        if _torch_names(op) or op.alpha:
             function = _make_function(op, "plugrad.Tensor", method=True)
         else:
             function = _state.functions[name]
@@ -996,6 +1029,18 @@ def _make_function(op: RegisteredOp, module: str, method: bool = False) -> Calla
             parameters[at:at] = extra
         else:
             parameters.extend(extra)
+    prelude = "".join(
+        f"    if {torch} is not _unset:\n"
+        f"        if {standard} is not _default_{standard}:\n"
+        f"            raise _both_given({op.name!r}, {standard!r}, {torch!r})\n"
+        f"        {standard} = {torch}\n"
+        for standard, torch in torch_names.items()
+    )
+    if method and op.alpha:
+        # PyTorch's factor for the second input: x.add(y, alpha=2) is x + 2 * y.
+        parameters.append(kinds("alpha", kinds.KEYWORD_ONLY, default=1))
+        second = op.input_names[1]
+        prelude += f"    if alpha != 1:\n        {second} = {second} * alpha\n"
     signature = op.signature.replace(
         parameters=parameters, return_annotation=inspect.Signature.empty
     )
@@ -1021,13 +1066,6 @@ def _make_function(op: RegisteredOp, module: str, method: bool = False) -> Calla
         call = f"{apply}(_op, {inputs[0]}, {inputs[1]}, {params})"
     else:
         call = f"_apply_n(_op, ({', '.join(inputs)},), {params})"
-    prelude = "".join(
-        f"    if {torch} is not _unset:\n"
-        f"        if {standard} is not _default_{standard}:\n"
-        f"            raise _both_given({op.name!r}, {standard!r}, {torch!r})\n"
-        f"        {standard} = {torch}\n"
-        for standard, torch in torch_names.items()
-    )
     if op.dtype_params and not op.general:
         # Converting a dtype takes the general path; calls without one stay on the fast path.
         fast = " and ".join(f"{p} is None" for p in op.dtype_params)

@@ -14,6 +14,7 @@ as in PyTorch; comparison, logical and bitwise functions have none.
 from __future__ import annotations
 
 import math
+import operator
 from typing import Any
 
 from plugrad.hookspecs import hookimpl
@@ -34,18 +35,21 @@ def _zero(xp: Any, g: Any, ans: Any, x: Any) -> Any:
 add = op(
     "add(x1, x2)", vjp=(lambda xp, g, ans, x1, x2: g, lambda xp, g, ans, x1, x2: g),
     promotion="mixed",
-    broadcasting=True, methods="add", doc="Add ``x1 + x2`` element-wise, broadcasting.",
+    broadcasting=True, methods="add", alpha=True,
+    inplace=operator.iadd, doc="Add ``x1 + x2`` element-wise, broadcasting.",
 )
 subtract = op(
     "subtract(x1, x2)", vjp=(lambda xp, g, ans, x1, x2: g, lambda xp, g, ans, x1, x2: -g),
     promotion="mixed",
-    broadcasting=True, grad_fn_name="Sub", methods=("sub", "subtract"), aliases="sub",
+    broadcasting=True, grad_fn_name="Sub", methods=("sub", "subtract"), alpha=True,
+    inplace=operator.isub, aliases="sub",
     doc="Subtract ``x1 - x2`` element-wise, broadcasting.",
 )
 multiply = op(
     "multiply(x1, x2)", promotion="mixed",
     vjp=(lambda xp, g, ans, x1, x2: g * conj(xp, x2), lambda xp, g, ans, x1, x2: g * conj(xp, x1)),
-    broadcasting=True, grad_fn_name="Mul", methods=("mul", "multiply"), aliases="mul",
+    broadcasting=True, grad_fn_name="Mul", methods=("mul", "multiply"),
+    inplace=operator.imul, aliases="mul",
     doc="Multiply ``x1 * x2`` element-wise, broadcasting.",
 )
 divide = op(
@@ -54,6 +58,7 @@ divide = op(
     vjp=(lambda xp, g, ans, x1, x2: g / conj(xp, x2),
          lambda xp, g, ans, x1, x2: -g * conj(xp, ans / x2)),
     broadcasting=True, grad_fn_name="Div", methods=("div", "divide", "true_divide"),
+    inplace=operator.itruediv,
     aliases=("div", "true_divide"), doc="Divide ``x1 / x2`` element-wise (true division).",
 )
 
@@ -77,21 +82,24 @@ def _pow_grad_exponent(xp: Any, g: Any, ans: Any, x1: Any, x2: Any) -> Any:
 
 pow = op(
     "pow(x1, x2)", vjp=(_pow_grad_base, _pow_grad_exponent), broadcasting=True, methods="pow",
+    inplace=operator.ipow,
     promotion="mixed",
     doc="Raise ``x1 ** x2`` element-wise (the exponent's gradient is 0 where the base is 0).",
 )
 negative = op(
     "negative(x)", vjp=lambda xp, g, ans, x: -g, grad_fn_name="Neg",
-    methods=("neg", "negative"), aliases="neg", doc="Negate ``-x`` element-wise.",
+    methods=("neg", "negative"), inplace=True, aliases="neg", doc="Negate ``-x`` element-wise.",
 )
 positive = op("positive(x)", vjp=lambda xp, g, ans, x: g, methods="positive",
               doc="Return ``+x`` element-wise (a new tensor with the same values).")
 square = op("square(x)", vjp=lambda xp, g, ans, x: 2 * g * conj(xp, x), methods="square",
+            inplace=True,
             doc="Square ``x * x`` element-wise.")
 sqrt = op("sqrt(x)", vjp=lambda xp, g, ans, x: g / (2 * conj(xp, ans)), methods="sqrt",
+          inplace=True,
           doc="Square root element-wise (``nan`` below 0 for real inputs; infinite gradient at 0).")
 reciprocal = op("reciprocal(x)", vjp=lambda xp, g, ans, x: -g * conj(xp, ans * ans),
-                methods="reciprocal", doc="Reciprocal ``1 / x`` element-wise.")
+                methods="reciprocal", inplace=True, doc="Reciprocal ``1 / x`` element-wise.")
 
 
 def _abs_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
@@ -102,23 +110,25 @@ def _abs_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
     return g * xp.sign(x)
 
 
-abs = op("abs(x)", vjp=_abs_grad, methods=("abs", "absolute"), aliases="absolute",
+abs = op("abs(x)", vjp=_abs_grad, methods=("abs", "absolute"), inplace=True, aliases="absolute",
          doc="Absolute value ``|x|`` element-wise (complex: the modulus); gradient 0 at 0.")
 
 # -- exponentials and logarithms ------------------------------------------------------
 
-exp = op("exp(x)", vjp=lambda xp, g, ans, x: g * conj(xp, ans), methods="exp",
+exp = op("exp(x)", vjp=lambda xp, g, ans, x: g * conj(xp, ans), methods="exp", inplace=True,
          doc="Exponential ``e ** x`` element-wise.")
 expm1 = op("expm1(x)", vjp=lambda xp, g, ans, x: g * conj(xp, ans + 1), methods="expm1",
+           inplace=True,
            doc="``exp(x) - 1`` element-wise, accurate for small ``x``.")
-log = op("log(x)", vjp=lambda xp, g, ans, x: g / conj(xp, x), methods="log",
+log = op("log(x)", vjp=lambda xp, g, ans, x: g / conj(xp, x), methods="log", inplace=True,
          doc="Natural logarithm element-wise (``nan`` for negative inputs, ``-inf`` at 0).")
-log1p = op("log1p(x)", vjp=lambda xp, g, ans, x: g / conj(xp, 1 + x), methods="log1p",
+log1p = op("log1p(x)", vjp=lambda xp, g, ans, x: g / conj(xp, 1 + x), methods="log1p", inplace=True,
            doc="``log(1 + x)`` element-wise, accurate for small ``x``.")
 log2 = op("log2(x)", vjp=lambda xp, g, ans, x: g / (conj(xp, x) * math.log(2.0)), methods="log2",
+          inplace=True,
           doc="Base-2 logarithm element-wise.")
 log10 = op("log10(x)", vjp=lambda xp, g, ans, x: g / (conj(xp, x) * math.log(10.0)),
-           methods="log10", doc="Base-10 logarithm element-wise.")
+           methods="log10", inplace=True, doc="Base-10 logarithm element-wise.")
 logaddexp = op(
     "logaddexp(x1, x2)", promotion="mixed",
     vjp=(lambda xp, g, ans, x1, x2: g * xp.exp(x1 - ans),
@@ -129,34 +139,39 @@ logaddexp = op(
 
 # -- trigonometric and hyperbolic -----------------------------------------------------
 
-sin = op("sin(x)", vjp=lambda xp, g, ans, x: g * conj(xp, xp.cos(x)), methods="sin",
+sin = op("sin(x)", vjp=lambda xp, g, ans, x: g * conj(xp, xp.cos(x)), methods="sin", inplace=True,
          doc="Sine element-wise (radians).")
-cos = op("cos(x)", vjp=lambda xp, g, ans, x: -g * conj(xp, xp.sin(x)), methods="cos",
+cos = op("cos(x)", vjp=lambda xp, g, ans, x: -g * conj(xp, xp.sin(x)), methods="cos", inplace=True,
          doc="Cosine element-wise (radians).")
 tan = op("tan(x)", vjp=lambda xp, g, ans, x: g * conj(xp, 1 + ans * ans), methods="tan",
+         inplace=True,
          doc="Tangent element-wise (radians).")
 sinh = op("sinh(x)", vjp=lambda xp, g, ans, x: g * conj(xp, xp.cosh(x)), methods="sinh",
+          inplace=True,
           doc="Hyperbolic sine element-wise.")
 cosh = op("cosh(x)", vjp=lambda xp, g, ans, x: g * conj(xp, xp.sinh(x)), methods="cosh",
+          inplace=True,
           doc="Hyperbolic cosine element-wise.")
 tanh = op("tanh(x)", vjp=lambda xp, g, ans, x: g * conj(xp, 1 - ans * ans), methods="tanh",
+          inplace=True,
           doc="Hyperbolic tangent element-wise.")
 asin = op("asin(x)", vjp=lambda xp, g, ans, x: g / conj(xp, xp.sqrt(1 - x * x)),
-          methods=("asin", "arcsin"), aliases="arcsin",
+          methods=("asin", "arcsin"), inplace=True, aliases="arcsin",
           doc="Inverse sine element-wise; the gradient is infinite at ``x = ±1``.")
 acos = op("acos(x)", vjp=lambda xp, g, ans, x: -g / conj(xp, xp.sqrt(1 - x * x)),
-          methods=("acos", "arccos"), aliases="arccos",
+          methods=("acos", "arccos"), inplace=True, aliases="arccos",
           doc="Inverse cosine element-wise; the gradient is infinite at ``x = ±1``.")
 atan = op("atan(x)", vjp=lambda xp, g, ans, x: g / conj(xp, 1 + x * x),
-          methods=("atan", "arctan"), aliases="arctan", doc="Inverse tangent element-wise.")
+          methods=("atan", "arctan"),
+          inplace=True, aliases="arctan", doc="Inverse tangent element-wise.")
 asinh = op("asinh(x)", vjp=lambda xp, g, ans, x: g / conj(xp, xp.sqrt(x * x + 1)),
-           methods=("asinh", "arcsinh"), aliases="arcsinh",
+           methods=("asinh", "arcsinh"), inplace=True, aliases="arcsinh",
            doc="Inverse hyperbolic sine element-wise.")
 acosh = op("acosh(x)", vjp=lambda xp, g, ans, x: g / conj(xp, xp.sqrt(x * x - 1)),
-           methods=("acosh", "arccosh"), aliases="arccosh",
+           methods=("acosh", "arccosh"), inplace=True, aliases="arccosh",
            doc="Inverse hyperbolic cosine element-wise (``x >= 1``; gradient infinite at 1).")
 atanh = op("atanh(x)", vjp=lambda xp, g, ans, x: g / conj(xp, 1 - x * x),
-           methods=("atanh", "arctanh"), aliases="arctanh",
+           methods=("atanh", "arctanh"), inplace=True, aliases="arctanh",
            doc="Inverse hyperbolic tangent element-wise (``-1 < x < 1``).")
 
 
@@ -171,14 +186,14 @@ atan2 = op(
     "atan2(x1, x2)", promotion="mixed",
     vjp=(lambda xp, g, ans, x1, x2: _atan2_grad(xp, g, x1, x2, 1.0),
          lambda xp, g, ans, x1, x2: _atan2_grad(xp, g, x2, x1, -1.0)),
-    broadcasting=True, methods=("atan2", "arctan2"), aliases="arctan2",
+    broadcasting=True, methods=("atan2", "arctan2"), inplace=True, aliases="arctan2",
     doc="Angle of the point ``(x2, x1)`` in radians, element-wise (``atan(x1 / x2)`` by quadrant).",
 )
 hypot = op(
     "hypot(x1, x2)", promotion="mixed",
     vjp=(lambda xp, g, ans, x1, x2: g * x1 / safe_where_zero(xp, ans),
          lambda xp, g, ans, x1, x2: g * x2 / safe_where_zero(xp, ans)),
-    broadcasting=True, methods="hypot",
+    broadcasting=True, methods="hypot", inplace=True,
     doc="``sqrt(x1**2 + x2**2)`` element-wise, without overflow; the gradient at (0, 0) is 0.",
 )
 
@@ -225,13 +240,13 @@ copysign = op(
     vjp=(lambda xp, g, ans, x1, x2: xp.where(
             x1 == 0, 0.0, xp.where(xp.signbit(x1) == xp.signbit(x2), g, -g)),
          lambda xp, g, ans, x1, x2: xp.zeros_like(g)),
-    broadcasting=True, methods="copysign",
+    broadcasting=True, methods="copysign", inplace=True,
     doc="The magnitude of ``x1`` with the sign of ``x2``, element-wise (no gradient for ``x2``).",
 )
 remainder = op(
     "remainder(x1, x2)", promotion="mixed",
     vjp=(lambda xp, g, ans, x1, x2: g, lambda xp, g, ans, x1, x2: -g * xp.floor_divide(x1, x2)),
-    broadcasting=True, methods="remainder",
+    broadcasting=True, methods="remainder", inplace=True,
     doc="Remainder of ``x1 / x2`` with the sign of ``x2`` (Python's ``%``), element-wise.",
 )
 
@@ -264,18 +279,19 @@ def _clip_grad_max(xp: Any, g: Any, ans: Any, x: Any, min: Any, max: Any) -> Any
 clip = op(
     "clip", lambda xp, x, /, min=None, max=None: xp.clip(x, min, max), inputs=("x", "min", "max"),
     vjp=(_clip_grad_x, _clip_grad_min, _clip_grad_max), broadcasting=True,
-    methods=("clip", "clamp"), aliases="clamp",
+    methods=("clip", "clamp"), inplace=True, aliases="clamp",
     doc="Clamp ``x`` to ``[min, max]`` element-wise; ``min``/``max`` are scalars, tensors or None.",
 )
 
 # -- rounding: a zero gradient, as in PyTorch -----------------------------------------
 
-floor = op("floor(x)", vjp=_zero, methods="floor", doc="Round down element-wise.")
-ceil = op("ceil(x)", vjp=_zero, methods="ceil", doc="Round up element-wise.")
-round = op("round(x)", vjp=_zero, methods="round",
+floor = op("floor(x)", vjp=_zero, methods="floor", inplace=True, doc="Round down element-wise.")
+ceil = op("ceil(x)", vjp=_zero, methods="ceil", inplace=True, doc="Round up element-wise.")
+round = op("round(x)", vjp=_zero, methods="round", inplace=True,
            doc="Round to the nearest integer element-wise, halves to even.")
-trunc = op("trunc(x)", vjp=_zero, methods="trunc", doc="Round towards zero element-wise.")
-sign = op("sign(x)", vjp=_zero, methods="sign",
+trunc = op("trunc(x)", vjp=_zero, methods="trunc",
+           inplace=True, doc="Round towards zero element-wise.")
+sign = op("sign(x)", vjp=_zero, methods="sign", inplace=True,
           doc="Sign of ``x`` element-wise: -1, 0 or 1 (``x / |x|`` for complex).")
 
 
@@ -292,6 +308,7 @@ def _floor_divide(xp: Any, x1: Any, x2: Any, /) -> Any:
 
 
 floor_divide = op("floor_divide", _floor_divide, differentiable=False, methods="floor_divide",
+                  inplace=True,
                   promotion="mixed",
                   doc="``floor(x1 / x2)`` element-wise, broadcasting (Python's ``//``).")
 
