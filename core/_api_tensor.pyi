@@ -17,28 +17,28 @@ TensorLike: TypeAlias = Tensor | bool | int | float | complex
 class InstalledTensorMethods:
     """Tensor methods installed from op declarations when plugins load."""
 
-    def abs(self, /) -> Tensor:
+    def abs(self, *, out: Any = ...) -> Tensor:
         """Absolute value ``|x|`` element-wise (complex: the modulus); gradient 0 at 0."""
 
-    def abs_(self, /) -> Tensor:
+    def abs_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`abs`: ``x.abs_(...)`` makes ``x`` hold it."""
 
-    def absolute(self, /) -> Tensor:
+    def absolute(self, *, out: Any = ...) -> Tensor:
         """Absolute value ``|x|`` element-wise (complex: the modulus); gradient 0 at 0."""
 
-    def absolute_(self, /) -> Tensor:
+    def absolute_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`absolute`: ``x.absolute_(...)`` makes ``x`` hold it."""
 
-    def acos(self, /) -> Tensor:
+    def acos(self, *, out: Any = ...) -> Tensor:
         """Inverse cosine element-wise; the gradient is infinite at ``x = ±1``."""
 
-    def acos_(self, /) -> Tensor:
+    def acos_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`acos`: ``x.acos_(...)`` makes ``x`` hold it."""
 
-    def acosh(self, /) -> Tensor:
+    def acosh(self, *, out: Any = ...) -> Tensor:
         """Inverse hyperbolic cosine element-wise (``x >= 1``; gradient infinite at 1)."""
 
-    def acosh_(self, /) -> Tensor:
+    def acosh_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`acosh`: ``x.acosh_(...)`` makes ``x`` hold it."""
 
     def add(self, x2: TensorLike, /, *, alpha: Any = ...) -> Tensor:
@@ -87,48 +87,48 @@ class InstalledTensorMethods:
     ) -> Tensor:
         """Test whether any element along ``axis`` is true (non-zero)."""
 
-    def arccos(self, /) -> Tensor:
+    def arccos(self, *, out: Any = ...) -> Tensor:
         """Inverse cosine element-wise; the gradient is infinite at ``x = ±1``."""
 
-    def arccos_(self, /) -> Tensor:
+    def arccos_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`arccos`: ``x.arccos_(...)`` makes ``x`` hold it."""
 
-    def arccosh(self, /) -> Tensor:
+    def arccosh(self, *, out: Any = ...) -> Tensor:
         """Inverse hyperbolic cosine element-wise (``x >= 1``; gradient infinite at 1)."""
 
-    def arccosh_(self, /) -> Tensor:
+    def arccosh_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`arccosh`: ``x.arccosh_(...)`` makes ``x`` hold it."""
 
-    def arcsin(self, /) -> Tensor:
+    def arcsin(self, *, out: Any = ...) -> Tensor:
         """Inverse sine element-wise; the gradient is infinite at ``x = ±1``."""
 
-    def arcsin_(self, /) -> Tensor:
+    def arcsin_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`arcsin`: ``x.arcsin_(...)`` makes ``x`` hold it."""
 
-    def arcsinh(self, /) -> Tensor:
+    def arcsinh(self, *, out: Any = ...) -> Tensor:
         """Inverse hyperbolic sine element-wise."""
 
-    def arcsinh_(self, /) -> Tensor:
+    def arcsinh_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`arcsinh`: ``x.arcsinh_(...)`` makes ``x`` hold it."""
 
-    def arctan(self, /) -> Tensor:
+    def arctan(self, *, out: Any = ...) -> Tensor:
         """Inverse tangent element-wise."""
 
-    def arctan2(self, x2: TensorLike, /) -> Tensor:
+    def arctan2(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Angle of the point ``(x2, x1)`` in radians, element-wise (``atan(x1 / x2)`` by
         quadrant).
         """
 
-    def arctan2_(self, x2: TensorLike, /) -> Tensor:
+    def arctan2_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """In-place :meth:`arctan2`: ``x.arctan2_(...)`` makes ``x`` hold it."""
 
-    def arctan_(self, /) -> Tensor:
+    def arctan_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`arctan`: ``x.arctan_(...)`` makes ``x`` hold it."""
 
-    def arctanh(self, /) -> Tensor:
+    def arctanh(self, *, out: Any = ...) -> Tensor:
         """Inverse hyperbolic tangent element-wise (``-1 < x < 1``)."""
 
-    def arctanh_(self, /) -> Tensor:
+    def arctanh_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`arctanh`: ``x.arctanh_(...)`` makes ``x`` hold it."""
 
     def argmax(
@@ -161,108 +161,132 @@ class InstalledTensorMethods:
     ) -> Tensor:
         """Indices that sort ``x`` along ``axis`` (stable by default). No gradient."""
 
-    def asin(self, /) -> Tensor:
+    def asin(self, *, out: Any = ...) -> Tensor:
         """Inverse sine element-wise; the gradient is infinite at ``x = ±1``."""
 
-    def asin_(self, /) -> Tensor:
+    def asin_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`asin`: ``x.asin_(...)`` makes ``x`` hold it."""
 
-    def asinh(self, /) -> Tensor:
+    def asinh(self, *, out: Any = ...) -> Tensor:
         """Inverse hyperbolic sine element-wise."""
 
-    def asinh_(self, /) -> Tensor:
+    def asinh_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`asinh`: ``x.asinh_(...)`` makes ``x`` hold it."""
 
-    def atan(self, /) -> Tensor:
+    def atan(self, *, out: Any = ...) -> Tensor:
         """Inverse tangent element-wise."""
 
-    def atan2(self, x2: TensorLike, /) -> Tensor:
+    def atan2(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Angle of the point ``(x2, x1)`` in radians, element-wise (``atan(x1 / x2)`` by
         quadrant).
         """
 
-    def atan2_(self, x2: TensorLike, /) -> Tensor:
+    def atan2_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """In-place :meth:`atan2`: ``x.atan2_(...)`` makes ``x`` hold it."""
 
-    def atan_(self, /) -> Tensor:
+    def atan_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`atan`: ``x.atan_(...)`` makes ``x`` hold it."""
 
-    def atanh(self, /) -> Tensor:
+    def atanh(self, *, out: Any = ...) -> Tensor:
         """Inverse hyperbolic tangent element-wise (``-1 < x < 1``)."""
 
-    def atanh_(self, /) -> Tensor:
+    def atanh_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`atanh`: ``x.atanh_(...)`` makes ``x`` hold it."""
 
-    def bitwise_and(self, x2: TensorLike, /) -> Tensor:
+    def bitwise_and(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Bitwise AND of integer or bool tensors, broadcasting (``x1 & x2``)."""
 
-    def bitwise_invert(self, /) -> Tensor:
+    def bitwise_invert(self, *, out: Any = ...) -> Tensor:
         """Bitwise NOT of an integer or bool tensor (``~x``)."""
 
-    def bitwise_left_shift(self, x2: TensorLike, /) -> Tensor:
+    def bitwise_left_shift(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Shift the bits of ``x1`` left by ``x2`` (``x1 << x2``)."""
 
-    def bitwise_not(self, /) -> Tensor:
+    def bitwise_not(self, *, out: Any = ...) -> Tensor:
         """Bitwise NOT of an integer or bool tensor (``~x``)."""
 
-    def bitwise_or(self, x2: TensorLike, /) -> Tensor:
+    def bitwise_or(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Bitwise OR of integer or bool tensors, broadcasting (``x1 | x2``)."""
 
-    def bitwise_right_shift(self, x2: TensorLike, /) -> Tensor:
+    def bitwise_right_shift(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Shift the bits of ``x1`` right by ``x2`` (``x1 >> x2``)."""
 
-    def bitwise_xor(self, x2: TensorLike, /) -> Tensor:
+    def bitwise_xor(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Bitwise XOR of integer or bool tensors, broadcasting (``x1 ^ x2``)."""
 
-    def bmm(self, x2: TensorLike, /) -> Tensor:
+    def bmm(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Matrix product ``x1 @ x2``, with NumPy's rules for 1-D and batched inputs."""
 
     def broadcast_to(self, shape: Any) -> Tensor:
         """Broadcast ``x`` to ``shape``; the gradient is summed back over the broadcast axes."""
 
-    def ceil(self, /) -> Tensor:
+    def ceil(self, *, out: Any = ...) -> Tensor:
         """Round up element-wise."""
 
-    def ceil_(self, /) -> Tensor:
+    def ceil_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`ceil`: ``x.ceil_(...)`` makes ``x`` hold it."""
 
-    def clamp(self, min: TensorLike | None = ..., max: TensorLike | None = ...) -> Tensor:
+    def clamp(
+        self,
+        min: TensorLike | None = ...,
+        max: TensorLike | None = ...,
+        *,
+        out: Any = ...,
+    ) -> Tensor:
         """Clamp ``x`` to ``[min, max]`` element-wise; ``min``/``max`` are scalars, tensors or
         None.
         """
 
-    def clamp_(self, min: TensorLike | None = ..., max: TensorLike | None = ...) -> Tensor:
+    def clamp_(
+        self,
+        min: TensorLike | None = ...,
+        max: TensorLike | None = ...,
+        *,
+        out: Any = ...,
+    ) -> Tensor:
         """In-place :meth:`clamp`: ``x.clamp_(...)`` makes ``x`` hold it."""
 
-    def clip(self, min: TensorLike | None = ..., max: TensorLike | None = ...) -> Tensor:
+    def clip(
+        self,
+        min: TensorLike | None = ...,
+        max: TensorLike | None = ...,
+        *,
+        out: Any = ...,
+    ) -> Tensor:
         """Clamp ``x`` to ``[min, max]`` element-wise; ``min``/``max`` are scalars, tensors or
         None.
         """
 
-    def clip_(self, min: TensorLike | None = ..., max: TensorLike | None = ...) -> Tensor:
+    def clip_(
+        self,
+        min: TensorLike | None = ...,
+        max: TensorLike | None = ...,
+        *,
+        out: Any = ...,
+    ) -> Tensor:
         """In-place :meth:`clip`: ``x.clip_(...)`` makes ``x`` hold it."""
 
-    def conj(self, /) -> Tensor:
+    def conj(self, *, out: Any = ...) -> Tensor:
         """Complex conjugate element-wise (real inputs are returned unchanged)."""
 
-    def copysign(self, x2: TensorLike, /) -> Tensor:
+    def copysign(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """The magnitude of ``x1`` with the sign of ``x2``, element-wise (no gradient for
         ``x2``).
         """
 
-    def copysign_(self, x2: TensorLike, /) -> Tensor:
+    def copysign_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """In-place :meth:`copysign`: ``x.copysign_(...)`` makes ``x`` hold it."""
 
-    def cos(self, /) -> Tensor:
+    def cos(self, *, out: Any = ...) -> Tensor:
         """Cosine element-wise (radians)."""
 
-    def cos_(self, /) -> Tensor:
+    def cos_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`cos`: ``x.cos_(...)`` makes ``x`` hold it."""
 
-    def cosh(self, /) -> Tensor:
+    def cosh(self, *, out: Any = ...) -> Tensor:
         """Hyperbolic cosine element-wise."""
 
-    def cosh_(self, /) -> Tensor:
+    def cosh_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`cosh`: ``x.cosh_(...)`` makes ``x`` hold it."""
 
     def cumprod(
@@ -309,130 +333,130 @@ class InstalledTensorMethods:
     ) -> Tensor:
         """Cumulative sum along ``axis`` (optional for 1-D); ``include_initial`` prepends a 0."""
 
-    def div(self, x2: TensorLike, /) -> Tensor:
+    def div(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Divide ``x1 / x2`` element-wise (true division)."""
 
-    def div_(self, x2: TensorLike, /) -> Tensor:
+    def div_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """In-place :meth:`div`: ``x.div_(...)`` makes ``x`` hold it."""
 
-    def divide(self, x2: TensorLike, /) -> Tensor:
+    def divide(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Divide ``x1 / x2`` element-wise (true division)."""
 
-    def divide_(self, x2: TensorLike, /) -> Tensor:
+    def divide_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """In-place :meth:`divide`: ``x.divide_(...)`` makes ``x`` hold it."""
 
-    def eq(self, x2: TensorLike, /) -> Tensor:
+    def eq(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Compare ``x1 == x2`` element-wise, broadcasting; a bool tensor."""
 
-    def erfc(self, /) -> Tensor:
+    def erfc(self, *, out: Any = ...) -> Tensor:
         """Complementary error function ``1 - erf(x)``, element-wise, accurate in both tails."""
 
-    def exp(self, /) -> Tensor:
+    def exp(self, *, out: Any = ...) -> Tensor:
         """Exponential ``e ** x`` element-wise."""
 
-    def exp_(self, /) -> Tensor:
+    def exp_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`exp`: ``x.exp_(...)`` makes ``x`` hold it."""
 
     def expand_dims(self, axis: Any = ..., *, dim: Any = ...) -> Tensor:
         """Insert a size-1 axis at position ``axis`` (an int, or a tuple of positions)."""
 
-    def expm1(self, /) -> Tensor:
+    def expm1(self, *, out: Any = ...) -> Tensor:
         """``exp(x) - 1`` element-wise, accurate for small ``x``."""
 
-    def expm1_(self, /) -> Tensor:
+    def expm1_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`expm1`: ``x.expm1_(...)`` makes ``x`` hold it."""
 
     def flip(self, dim: Any = ..., *, axis: Any = ...) -> Tensor:
         """Reverse the order of elements along ``axis`` (all axes by default)."""
 
-    def floor(self, /) -> Tensor:
+    def floor(self, *, out: Any = ...) -> Tensor:
         """Round down element-wise."""
 
-    def floor_(self, /) -> Tensor:
+    def floor_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`floor`: ``x.floor_(...)`` makes ``x`` hold it."""
 
-    def floor_divide(self, x2: TensorLike, /) -> Tensor:
+    def floor_divide(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """``floor(x1 / x2)`` element-wise, broadcasting (Python's ``//``)."""
 
-    def floor_divide_(self, x2: TensorLike, /) -> Tensor:
+    def floor_divide_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """In-place :meth:`floor_divide`: ``x.floor_divide_(...)`` makes ``x`` hold it."""
 
-    def ge(self, x2: TensorLike, /) -> Tensor:
+    def ge(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Compare ``x1 >= x2`` element-wise, broadcasting; a bool tensor."""
 
-    def greater(self, x2: TensorLike, /) -> Tensor:
+    def greater(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Compare ``x1 > x2`` element-wise, broadcasting; a bool tensor."""
 
-    def greater_equal(self, x2: TensorLike, /) -> Tensor:
+    def greater_equal(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Compare ``x1 >= x2`` element-wise, broadcasting; a bool tensor."""
 
-    def gt(self, x2: TensorLike, /) -> Tensor:
+    def gt(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Compare ``x1 > x2`` element-wise, broadcasting; a bool tensor."""
 
-    def hypot(self, x2: TensorLike, /) -> Tensor:
+    def hypot(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """``sqrt(x1**2 + x2**2)`` element-wise, without overflow; the gradient at (0, 0) is 0."""
 
-    def hypot_(self, x2: TensorLike, /) -> Tensor:
+    def hypot_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """In-place :meth:`hypot`: ``x.hypot_(...)`` makes ``x`` hold it."""
 
-    def isfinite(self, /) -> Tensor:
+    def isfinite(self, *, out: Any = ...) -> Tensor:
         """Whether each element is finite (neither infinite nor NaN)."""
 
-    def isinf(self, /) -> Tensor:
+    def isinf(self, *, out: Any = ...) -> Tensor:
         """Whether each element is infinite."""
 
-    def isnan(self, /) -> Tensor:
+    def isnan(self, *, out: Any = ...) -> Tensor:
         """Whether each element is NaN."""
 
-    def le(self, x2: TensorLike, /) -> Tensor:
+    def le(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Compare ``x1 <= x2`` element-wise, broadcasting; a bool tensor."""
 
-    def less(self, x2: TensorLike, /) -> Tensor:
+    def less(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Compare ``x1 < x2`` element-wise, broadcasting; a bool tensor."""
 
-    def less_equal(self, x2: TensorLike, /) -> Tensor:
+    def less_equal(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Compare ``x1 <= x2`` element-wise, broadcasting; a bool tensor."""
 
-    def log(self, /) -> Tensor:
+    def log(self, *, out: Any = ...) -> Tensor:
         """Natural logarithm element-wise (``nan`` for negative inputs, ``-inf`` at 0)."""
 
-    def log10(self, /) -> Tensor:
+    def log10(self, *, out: Any = ...) -> Tensor:
         """Base-10 logarithm element-wise."""
 
-    def log10_(self, /) -> Tensor:
+    def log10_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`log10`: ``x.log10_(...)`` makes ``x`` hold it."""
 
-    def log1p(self, /) -> Tensor:
+    def log1p(self, *, out: Any = ...) -> Tensor:
         """``log(1 + x)`` element-wise, accurate for small ``x``."""
 
-    def log1p_(self, /) -> Tensor:
+    def log1p_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`log1p`: ``x.log1p_(...)`` makes ``x`` hold it."""
 
-    def log2(self, /) -> Tensor:
+    def log2(self, *, out: Any = ...) -> Tensor:
         """Base-2 logarithm element-wise."""
 
-    def log2_(self, /) -> Tensor:
+    def log2_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`log2`: ``x.log2_(...)`` makes ``x`` hold it."""
 
-    def log_(self, /) -> Tensor:
+    def log_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`log`: ``x.log_(...)`` makes ``x`` hold it."""
 
     def log_softmax(self, dim: Any = ..., *, axis: int = ...) -> Tensor:
         """Logarithm of the softmax along ``axis``, computed stably: ``x - logsumexp(x)``."""
 
-    def logaddexp(self, x2: TensorLike, /) -> Tensor:
+    def logaddexp(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """``log(exp(x1) + exp(x2))`` element-wise, without overflow."""
 
-    def logical_and(self, x2: TensorLike, /) -> Tensor:
+    def logical_and(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Logical AND element-wise, broadcasting; a bool tensor."""
 
-    def logical_not(self, /) -> Tensor:
+    def logical_not(self, *, out: Any = ...) -> Tensor:
         """Logical NOT element-wise; a bool tensor."""
 
-    def logical_or(self, x2: TensorLike, /) -> Tensor:
+    def logical_or(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Logical OR element-wise, broadcasting; a bool tensor."""
 
-    def logical_xor(self, x2: TensorLike, /) -> Tensor:
+    def logical_xor(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Logical XOR element-wise, broadcasting; a bool tensor."""
 
     def logsumexp(
@@ -445,13 +469,13 @@ class InstalledTensorMethods:
     ) -> Tensor:
         """``log(sum(exp(x)))`` over ``axis`` (all axes by default), without overflow."""
 
-    def lt(self, x2: TensorLike, /) -> Tensor:
+    def lt(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Compare ``x1 < x2`` element-wise, broadcasting; a bool tensor."""
 
-    def matmul(self, x2: TensorLike, /) -> Tensor:
+    def matmul(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Matrix product ``x1 @ x2``, with NumPy's rules for 1-D and batched inputs."""
 
-    def maximum(self, x2: TensorLike, /) -> Tensor:
+    def maximum(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Element-wise maximum, broadcasting; at ties the gradient is split evenly."""
 
     def mean(
@@ -464,10 +488,10 @@ class InstalledTensorMethods:
     ) -> Tensor:
         """Arithmetic mean over ``axis`` (all axes by default)."""
 
-    def minimum(self, x2: TensorLike, /) -> Tensor:
+    def minimum(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Element-wise minimum, broadcasting; at ties the gradient is split evenly."""
 
-    def mm(self, x2: TensorLike, /) -> Tensor:
+    def mm(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Matrix product ``x1 @ x2``, with NumPy's rules for 1-D and batched inputs."""
 
     def moveaxis(self, source: Any, destination: Any, /) -> Tensor:
@@ -476,46 +500,46 @@ class InstalledTensorMethods:
     def movedim(self, source: Any, destination: Any, /) -> Tensor:
         """Move the axes ``source`` to positions ``destination`` (ints or tuples of ints)."""
 
-    def mul(self, x2: TensorLike, /) -> Tensor:
+    def mul(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Multiply ``x1 * x2`` element-wise, broadcasting."""
 
-    def mul_(self, x2: TensorLike, /) -> Tensor:
+    def mul_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """In-place :meth:`mul`: ``x.mul_(...)`` makes ``x`` hold it."""
 
-    def multiply(self, x2: TensorLike, /) -> Tensor:
+    def multiply(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Multiply ``x1 * x2`` element-wise, broadcasting."""
 
-    def multiply_(self, x2: TensorLike, /) -> Tensor:
+    def multiply_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """In-place :meth:`multiply`: ``x.multiply_(...)`` makes ``x`` hold it."""
 
-    def ne(self, x2: TensorLike, /) -> Tensor:
+    def ne(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Compare ``x1 != x2`` element-wise, broadcasting; a bool tensor."""
 
-    def neg(self, /) -> Tensor:
+    def neg(self, *, out: Any = ...) -> Tensor:
         """Negate ``-x`` element-wise."""
 
-    def neg_(self, /) -> Tensor:
+    def neg_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`neg`: ``x.neg_(...)`` makes ``x`` hold it."""
 
-    def negative(self, /) -> Tensor:
+    def negative(self, *, out: Any = ...) -> Tensor:
         """Negate ``-x`` element-wise."""
 
-    def negative_(self, /) -> Tensor:
+    def negative_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`negative`: ``x.negative_(...)`` makes ``x`` hold it."""
 
-    def nextafter(self, x2: TensorLike, /) -> Tensor:
+    def nextafter(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """The next representable value after ``x1`` towards ``x2``, element-wise."""
 
-    def not_equal(self, x2: TensorLike, /) -> Tensor:
+    def not_equal(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Compare ``x1 != x2`` element-wise, broadcasting; a bool tensor."""
 
-    def positive(self, /) -> Tensor:
+    def positive(self, *, out: Any = ...) -> Tensor:
         """Return ``+x`` element-wise (a new tensor with the same values)."""
 
-    def pow(self, x2: TensorLike, /) -> Tensor:
+    def pow(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Raise ``x1 ** x2`` element-wise (the exponent's gradient is 0 where the base is 0)."""
 
-    def pow_(self, x2: TensorLike, /) -> Tensor:
+    def pow_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """In-place :meth:`pow`: ``x.pow_(...)`` makes ``x`` hold it."""
 
     def prod(
@@ -529,22 +553,22 @@ class InstalledTensorMethods:
     ) -> Tensor:
         """Product of the elements over ``axis`` (all axes by default)."""
 
-    def reciprocal(self, /) -> Tensor:
+    def reciprocal(self, *, out: Any = ...) -> Tensor:
         """Reciprocal ``1 / x`` element-wise."""
 
-    def reciprocal_(self, /) -> Tensor:
+    def reciprocal_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`reciprocal`: ``x.reciprocal_(...)`` makes ``x`` hold it."""
 
-    def relu(self, /) -> Tensor:
+    def relu(self, *, out: Any = ...) -> Tensor:
         """Rectified linear unit ``max(x, 0)``, element-wise; NaN stays NaN."""
 
-    def relu_(self, /) -> Tensor:
+    def relu_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`relu`: ``x.relu_(...)`` makes ``x`` hold it."""
 
-    def remainder(self, x2: TensorLike, /) -> Tensor:
+    def remainder(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Remainder of ``x1 / x2`` with the sign of ``x2`` (Python's ``%``), element-wise."""
 
-    def remainder_(self, x2: TensorLike, /) -> Tensor:
+    def remainder_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """In-place :meth:`remainder`: ``x.remainder_(...)`` makes ``x`` hold it."""
 
     def repeat_interleave(self, repeats: Any, dim: Any = ..., *, axis: Any = ...) -> Tensor:
@@ -557,52 +581,52 @@ class InstalledTensorMethods:
         default).
         """
 
-    def round(self, /) -> Tensor:
+    def round(self, *, out: Any = ...) -> Tensor:
         """Round to the nearest integer element-wise, halves to even."""
 
-    def round_(self, /) -> Tensor:
+    def round_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`round`: ``x.round_(...)`` makes ``x`` hold it."""
 
-    def sigmoid(self, /) -> Tensor:
+    def sigmoid(self, *, out: Any = ...) -> Tensor:
         """Logistic sigmoid ``1 / (1 + exp(-x))``, element-wise, without overflow."""
 
-    def sigmoid_(self, /) -> Tensor:
+    def sigmoid_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`sigmoid`: ``x.sigmoid_(...)`` makes ``x`` hold it."""
 
-    def sign(self, /) -> Tensor:
+    def sign(self, *, out: Any = ...) -> Tensor:
         """Sign of ``x`` element-wise: -1, 0 or 1 (``x / |x|`` for complex)."""
 
-    def sign_(self, /) -> Tensor:
+    def sign_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`sign`: ``x.sign_(...)`` makes ``x`` hold it."""
 
-    def signbit(self, /) -> Tensor:
+    def signbit(self, *, out: Any = ...) -> Tensor:
         """Whether the sign bit is set, element-wise (true for ``-0.0``)."""
 
-    def sin(self, /) -> Tensor:
+    def sin(self, *, out: Any = ...) -> Tensor:
         """Sine element-wise (radians)."""
 
-    def sin_(self, /) -> Tensor:
+    def sin_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`sin`: ``x.sin_(...)`` makes ``x`` hold it."""
 
-    def sinh(self, /) -> Tensor:
+    def sinh(self, *, out: Any = ...) -> Tensor:
         """Hyperbolic sine element-wise."""
 
-    def sinh_(self, /) -> Tensor:
+    def sinh_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`sinh`: ``x.sinh_(...)`` makes ``x`` hold it."""
 
     def softmax(self, dim: Any = ..., *, axis: int = ...) -> Tensor:
         """Softmax along ``axis``: ``exp(x) / sum(exp(x))``, computed after subtracting the max."""
 
-    def sqrt(self, /) -> Tensor:
+    def sqrt(self, *, out: Any = ...) -> Tensor:
         """Square root element-wise (``nan`` below 0 for real inputs; infinite gradient at 0)."""
 
-    def sqrt_(self, /) -> Tensor:
+    def sqrt_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`sqrt`: ``x.sqrt_(...)`` makes ``x`` hold it."""
 
-    def square(self, /) -> Tensor:
+    def square(self, *, out: Any = ...) -> Tensor:
         """Square ``x * x`` element-wise."""
 
-    def square_(self, /) -> Tensor:
+    def square_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`square`: ``x.square_(...)`` makes ``x`` hold it."""
 
     def squeeze(self, axis: Any) -> Tensor:
@@ -631,41 +655,41 @@ class InstalledTensorMethods:
     ) -> Tensor:
         """Sum of the elements over ``axis`` (all axes by default)."""
 
-    def tan(self, /) -> Tensor:
+    def tan(self, *, out: Any = ...) -> Tensor:
         """Tangent element-wise (radians)."""
 
-    def tan_(self, /) -> Tensor:
+    def tan_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`tan`: ``x.tan_(...)`` makes ``x`` hold it."""
 
-    def tanh(self, /) -> Tensor:
+    def tanh(self, *, out: Any = ...) -> Tensor:
         """Hyperbolic tangent element-wise."""
 
-    def tanh_(self, /) -> Tensor:
+    def tanh_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`tanh`: ``x.tanh_(...)`` makes ``x`` hold it."""
 
-    def tile(self, repetitions: Any) -> Tensor:
+    def tile(self, repetitions: Any, *, out: Any = ...) -> Tensor:
         """Repeat the whole tensor ``repetitions[i]`` times along each axis ``i``."""
 
-    def tril(self, *, k: Any = ...) -> Tensor:
+    def tril(self, *, k: Any = ..., out: Any = ...) -> Tensor:
         """The lower triangle of the last two axes (on and below diagonal ``k``), zeros
         elsewhere.
         """
 
-    def triu(self, *, k: Any = ...) -> Tensor:
+    def triu(self, *, k: Any = ..., out: Any = ...) -> Tensor:
         """The upper triangle of the last two axes (on and above diagonal ``k``), zeros
         elsewhere.
         """
 
-    def true_divide(self, x2: TensorLike, /) -> Tensor:
+    def true_divide(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Divide ``x1 / x2`` element-wise (true division)."""
 
-    def true_divide_(self, x2: TensorLike, /) -> Tensor:
+    def true_divide_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """In-place :meth:`true_divide`: ``x.true_divide_(...)`` makes ``x`` hold it."""
 
-    def trunc(self, /) -> Tensor:
+    def trunc(self, *, out: Any = ...) -> Tensor:
         """Round towards zero element-wise."""
 
-    def trunc_(self, /) -> Tensor:
+    def trunc_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`trunc`: ``x.trunc_(...)`` makes ``x`` hold it."""
 
     def unbind(self, dim: Any = ..., *, axis: Any = ...) -> tuple[Tensor, ...]:

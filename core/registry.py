@@ -46,7 +46,8 @@ from .errors import (
     PluginRegistrationError,
     UnknownBackendError,
 )
-from .inplace import apply_inplace
+from .grad_mode import no_grad
+from .inplace import apply_inplace, check_out, write_out
 from .kerneldef import KernelDef, KernelSource, describe_plugin
 from .opdef import NamespaceKernel, OpDef, RegisteredOp, _adapt_kernel, register_op
 from .plugin_manager import builtin_plugin_names, create_plugin_manager
@@ -989,6 +990,12 @@ def _torch_names(op: RegisteredOp) -> dict[str, str]:
     }
 
 
+def _takes_out(op: RegisteredOp, method: bool) -> bool:
+    """Whether the op's public function takes PyTorch's ``out=`` (one output, not a view)."""
+    assert op.signature is not None
+    return not (method or op.general or op.view or "out" in op.signature.parameters)
+
+
 def _make_function(op: RegisteredOp, module: str, method: bool = False) -> Callable[..., Any]:
     """Generate ``def name(<kernel signature without xp>): return apply(op, ...)``.
 
@@ -1041,6 +1048,8 @@ def _make_function(op: RegisteredOp, module: str, method: bool = False) -> Calla
         parameters.append(kinds("alpha", kinds.KEYWORD_ONLY, default=1))
         second = op.input_names[1]
         prelude += f"    if alpha != 1:\n        {second} = {second} * alpha\n"
+    if _takes_out(op, method):
+        parameters.append(kinds("out", kinds.KEYWORD_ONLY, default=None))
     signature = op.signature.replace(
         parameters=parameters, return_annotation=inspect.Signature.empty
     )
@@ -1070,13 +1079,24 @@ def _make_function(op: RegisteredOp, module: str, method: bool = False) -> Calla
         # Converting a dtype takes the general path; calls without one stay on the fast path.
         fast = " and ".join(f"{p} is None" for p in op.dtype_params)
         body = f"    if {fast}:\n        return {call}\n    return {general}\n"
+        computed = f"({call}) if {fast} else ({general})"
     else:
         body = f"    return {call}\n"
+        computed = call
+    if _takes_out(op, method):
+        # PyTorch's out=: refused while autograd records, else the result is written into out.
+        body = (
+            f"    if out is not None:\n"
+            f"        _check_out({op.name!r}, out, ({''.join(f'{i}, ' for i in inputs)}))\n"
+            f"        with _no_grad():\n"
+            f"            return _write_out({op.name!r}, out, {computed})\n"
+        ) + body
     source = f"def {op.name}{signature}:\n{prelude}{body}"
     scope: dict[str, Any] = {
         "_op": op, "_apply1": apply1, "_apply2": apply2, "_apply_n": apply_n,
         "_apply1_float": apply1_float, "_apply2_float": apply2_float,
         "_apply_general": apply_general, "_apply_view": apply_view, "_both_given": _both_given,
+        "_check_out": check_out, "_write_out": write_out, "_no_grad": no_grad,
         **defaults,
     }  # fmt: skip
     exec(compile(source, f"<plugrad op {op.name}>", "exec"), scope)
