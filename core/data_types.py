@@ -18,7 +18,8 @@ from . import dtypes as _dtypes
 from . import registry
 from .backend import Device
 from .errors import DtypeError, ShapeError
-from .tensor import _SUPPORTED_API_VERSIONS, Tensor
+from .tensor import Tensor
+from .tensor_interop import SUPPORTED_API_VERSIONS as _SUPPORTED_API_VERSIONS
 
 __all__ = [
     "__array_api_version__",

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from . import backend_activation as _backend_activation
 from . import registry as _registry
 from .backend import Backend, Device
 from .errors import BackendUnavailableError, UnknownOpError
@@ -250,7 +251,7 @@ def kernel_sources(
             f"backend {backend.name!r} is not available ({reason}), so no kernel serves "
             f"{name!r} on it here"
         )
-    return _registry._kernel_candidates(definition, backend.name, dict(backend.kernels()))
+    return _backend_activation.kernel_candidates(definition, backend.name, dict(backend.kernels()))
 
 
 def kernel_source(

@@ -10,6 +10,7 @@ import dataclasses
 import warnings
 from collections.abc import Callable
 
+from .. import plugin_tables as _plugin_tables
 from .. import registry as _registry
 from ..errors import CompileWarning
 from .plan import Plan, Step
@@ -107,7 +108,7 @@ def run_passes(plan: Plan) -> Plan:
             problem = f"returned a {type(rewritten).__name__}, not a Plan"
         warnings.warn(
             f"plugrad.compile: the plan pass {getattr(rewrite, '__qualname__', rewrite)!r} of "
-            f"{_registry._owner(plugin)} {problem}; the plan is used without it",
+            f"{_plugin_tables.describe_owner(plugin)} {problem}; the plan is used without it",
             CompileWarning,
             stacklevel=2,
         )

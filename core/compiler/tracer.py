@@ -36,6 +36,7 @@ from .. import engine as _engine
 from .. import graph as _graph
 from .. import ops as _ops
 from .. import registry as _registry
+from ..backend_activation import bind_kernel
 from ..errors import GraphBreakError, IndexOutOfRangeError
 from ..graph import Node
 from ..nn import functional as _functional
@@ -992,7 +993,9 @@ class Tracer:
             ("__int__", "int() of a tensor"), ("__index__", "using a tensor as an index"),
             ("__repr__", "printing a tensor"), ("register_hook", "registering a tensor hook"),
         ):  # fmt: skip
-            patches.append((Tensor, name, _breaking(Tensor.__dict__[name], what)))
+            # Patched where it is defined (a base of Tensor's, for the interop methods).
+            owner = next(c for c in Tensor.__mro__ if name in c.__dict__)
+            patches.append((owner, name, _breaking(owner.__dict__[name], what)))
         patches.append((Tensor, "array", property(_breaking(Tensor.array.fget, ".array"))))
         for owner in _with_subclasses(Node):
             if "_release" in owner.__dict__:
@@ -1039,7 +1042,7 @@ class Tracer:
             if not found or name not in table:
                 continue
             if found[0].kind == "generic":
-                table[name] = _registry._bind(found[0].function, plain, name, backend)
+                table[name] = bind_kernel(found[0].function, plain, name, backend)
             else:
                 table[name] = _opaque_kernel(self, table[name], name)
         return table

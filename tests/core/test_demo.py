@@ -8,8 +8,7 @@ import shutil
 import pytest
 
 import plugrad
-from plugrad import demo
-from plugrad.cli import main
+from plugrad.cli import demo, main
 
 
 def _rows(path):

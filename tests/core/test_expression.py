@@ -1,4 +1,4 @@
-"""plugrad.expression: arithmetic over tensors from text, evaluated without eval."""
+"""plugrad.cli.expression: arithmetic over tensors from text, evaluated without eval."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import plugrad
-from plugrad.expression import ExpressionError, evaluate
+from plugrad.cli.expression import ExpressionError, evaluate
 
 
 @pytest.fixture

@@ -101,7 +101,7 @@ def test_a_collective_that_a_rank_skips_times_out_and_ends_the_job():
 
 @pytest.mark.parametrize("ranks", [2, 3])
 def test_the_demo_trains_data_parallel_as_one_process_does(tmp_path, ranks):
-    from plugrad.demo import train
+    from plugrad.cli.demo import train
 
     command = [MPIEXEC, "-n", str(ranks), sys.executable, "-m", "plugrad", "demo", "--distributed"]
     options = ["--data", "generated", "--epochs", "3", "--no-progress"]

@@ -68,7 +68,7 @@ def load_data(source: str, backend: str | None, seed: int, test_fraction: float 
 
     Examples
     --------
-    >>> from plugrad.demo import load_data
+    >>> from plugrad.cli.demo import load_data
     >>> data = load_data("generated", backend=None, seed=0)
     >>> data.x_train.shape, data.y_train.shape, data.x_test.shape
     ((1438, 1, 8, 8), (1438,), (359, 1, 8, 8))
@@ -187,7 +187,7 @@ def train(
 
     Examples
     --------
-    >>> from plugrad.demo import train
+    >>> from plugrad.cli.demo import train
     >>> result = train(data="generated", epochs=2, output_dir=None, progress=False, log=None)
     >>> len(result.test_accuracy)
     2

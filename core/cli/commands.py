@@ -8,11 +8,11 @@ prints the same as one JSON object for tools.
 
 ``plugrad demo`` trains a small network on handwritten digits, on the chosen
 backend, and writes its loss curve, graph picture and weights (see
-:mod:`plugrad.demo`).
+:mod:`plugrad.cli.demo`).
 
 ``plugrad graph`` draws the autograd graph of an expression (see
 :mod:`plugrad.viz`): with none, the classic ``e = a*b + log(d)*c``. The
-expression is never given to ``eval``; :mod:`plugrad.expression` evaluates
+expression is never given to ``eval``; :mod:`plugrad.cli.expression` evaluates
 only arithmetic, plugrad functions, numbers and the ``--var`` variables.
 """
 
@@ -29,12 +29,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from . import checking as _checking
+from .. import checking as _checking
+from .. import inventory as _inventory
+from .. import plugin_manager as _plugin_manager
+from .. import registry as _registry
+from ..errors import PlugradError
 from . import demo as _demo
-from . import inventory as _inventory
-from . import plugin_manager as _plugin_manager
-from . import registry as _registry
-from .errors import PlugradError
 
 __all__ = ["main"]
 
@@ -290,9 +290,9 @@ def demo_command(args: argparse.Namespace) -> int:
 
 def graph_command(args: argparse.Namespace) -> int:
     """Run ``plugrad graph``; return the exit code (2: bad input, 1: could not draw)."""
-    from . import creation, viz
+    from .. import creation, viz
+    from ..tensor import Tensor
     from .expression import ExpressionError, evaluate
-    from .tensor import Tensor
 
     try:
         given = _parse_variables(args.var)
@@ -310,7 +310,7 @@ def graph_command(args: argparse.Namespace) -> int:
             text = args.expression
             values = given
             result_name, title = None, text
-        viz._format_of(Path(args.output))  # a bad suffix fails before any work
+        viz.rendering.format_of(Path(args.output))  # a bad suffix fails before any work
         variables = {
             name: creation.tensor(value, requires_grad=True, backend=args.backend)
             for name, value in values.items()

@@ -17,12 +17,12 @@ import operator
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from . import dtypes as _dtypes
-from . import fft as _fft
-from . import linalg as _linalg
-from . import ops as _ops
-from . import registry as _registry
-from .errors import PlugradError
+from .. import dtypes as _dtypes
+from .. import fft as _fft
+from .. import linalg as _linalg
+from .. import ops as _ops
+from .. import registry as _registry
+from ..errors import PlugradError
 
 __all__ = ["ExpressionError", "evaluate"]
 
@@ -79,14 +79,14 @@ def evaluate(text: str, variables: Mapping[str, Any]) -> Any:
     Examples
     --------
     >>> import plugrad
-    >>> from plugrad.expression import evaluate
+    >>> from plugrad.cli.expression import evaluate
     >>> x = plugrad.tensor([1.0, 2.0])
     >>> evaluate("sum(x * 2) + 1", {"x": x})
     tensor(7.)
     >>> evaluate("__import__('os')", {"x": x})  # doctest: +ELLIPSIS
     Traceback (most recent call last):
       ...
-    plugrad.expression.ExpressionError: ...__import__ is not a plugrad function...
+    plugrad.cli.expression.ExpressionError: ...__import__ is not a plugrad function...
     """
     try:
         tree = ast.parse(text.strip(), mode="eval")

@@ -1,0 +1,287 @@
+"""Generates each op's public function and installs them with the Tensor methods ops declare.
+
+Each function is compiled from text with the kernel's exact signature (so
+Python itself rejects bad arguments) and calls dispatch directly: one call
+per op, no wrapper.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import sys
+import types
+from collections.abc import Callable
+from typing import Any
+
+from . import graph as _graph
+from . import ops as _ops_module
+from .dispatch import apply1, apply1_float, apply2, apply2_float, apply_general, apply_n, apply_view
+from .errors import ArgumentError
+from .grad_mode import no_grad
+from .inplace import apply_inplace, check_out, write_out
+from .opdef import RegisteredOp
+from .plugin_tables import state as _state
+from .tensor import Tensor
+
+
+def install_functions(builtin: set[str], aliases: dict[str, str]) -> None:
+    namespace = sys.modules["plugrad"]
+    # Functions of the Array API extensions live in their own modules.
+    extensions = {f"plugrad.{name}": sys.modules[f"plugrad.{name}"] for name in ("linalg", "fft")}
+    modules = (_ops_module, namespace, *extensions.values())
+    for alias in _state.aliases:
+        for module in modules:
+            if getattr(module.__dict__.get(alias), "__op__", None) is not None:
+                delattr(module, alias)
+    for name in list(_state.functions):
+        if name not in _state.ops or _state.functions[name].__op__ is not _state.ops[name]:
+            del _state.functions[name]
+            _state.method_functions.pop(name, None)
+            for module in modules:
+                if getattr(module.__dict__.get(name), "__op__", None) is not None:
+                    delattr(module, name)
+    for name, op in _state.ops.items():
+        function = _state.functions.get(name)
+        if function is None:
+            is_builtin = _state.op_owners[name] in builtin
+            module = "plugrad.ops"
+            if is_builtin and op.namespace != "nn":  # nn ops stay out of the array namespace
+                module = f"plugrad.{op.namespace}" if op.namespace else "plugrad"
+            function = _make_function(op, module)
+            _state.functions[name] = function
+        setattr(_ops_module, name, function)
+        if function.__module__ == "plugrad":
+            setattr(namespace, name, function)
+        elif function.__module__ in extensions:
+            setattr(extensions[function.__module__], name, function)
+    for alias, name in aliases.items():
+        function = _state.functions[name]
+        setattr(_ops_module, alias, function)
+        if function.__module__ == "plugrad":
+            setattr(namespace, alias, function)
+        elif function.__module__ in extensions:
+            setattr(extensions[function.__module__], alias, function)
+    _state.aliases = dict(aliases)
+    public = {k: v for k, v in vars(namespace).items() if not k.startswith("_")}
+    # Extension functions are reached as xp.linalg.<name> / xp.fft.<name>, as in the
+    # backends' namespaces (plugrad.fft.fft must not hide the module plugrad.fft).
+    top_level = {k: f for k, f in _state.functions.items() if f.__module__ not in extensions}
+    _graph.tensor_namespace = types.SimpleNamespace(**{**public, **top_level})
+
+
+def install_methods(methods: dict[str, str]) -> None:
+    """Install the Tensor methods ops declare; remove methods of ops that are gone."""
+    for name, function in _state.methods.items():
+        if Tensor.__dict__.get(name) is function:
+            delattr(Tensor, name)
+    _state.methods = {
+        method: _method_function(op)
+        if method in _state.ops[op].method_names
+        else _in_place_method(op, method)
+        for method, op in methods.items()
+    }
+    for name, function in _state.methods.items():
+        setattr(Tensor, name, function)
+
+
+def _in_place_method(name: str, method: str) -> Callable[..., Any]:
+    """``x.<method>(...)`` (``add_``): make ``x`` hold the op's result, like ``x += y``.
+
+    The version-counter checks of :func:`plugrad.inplace.apply_inplace` apply:
+    a backward pass that saved the old value raises, and a leaf that requires
+    grad may change only under ``no_grad``.
+    """
+    op = _state.ops[name]
+    function = _method_function(name)
+    array_operator = op.inplace if callable(op.inplace) else None
+    label = f"{method}()"
+
+    def in_place(self: Tensor, *args: Any, **params: Any) -> Tensor:
+        if params:
+            return apply_inplace(self, functools.partial(function, **params), *args, name=label)
+        return apply_inplace(self, function, *args, name=label, array_operator=array_operator)
+
+    in_place.__name__ = method
+    in_place.__qualname__ = f"Tensor.{method}"
+    in_place.__module__ = "plugrad.Tensor"
+    in_place.__doc__ = f"In-place :meth:`{method[:-1]}`: ``x.{method}(...)`` makes ``x`` hold it."
+    in_place.__signature__ = inspect.signature(function)  # type: ignore[attr-defined]
+    in_place.__op__ = op  # type: ignore[attr-defined]
+    return in_place
+
+
+def _method_function(name: str) -> Callable[..., Any]:
+    """The function installed as the op's Tensor method(s), made once per op."""
+    function = _state.method_functions.get(name)
+    if function is None:
+        op = _state.ops[name]
+        if _torch_names(op) or op.alpha:
+            function = _make_function(op, "plugrad.Tensor", method=True)
+        else:
+            function = _state.functions[name]
+        _state.method_functions[name] = function
+    return function
+
+
+class _DefaultName:
+    """Prints as a variable name, so a signature's text can refer to its defaults."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+#: PyTorch's names of the reduction params, accepted beside the standard's.
+_TORCH_NAMES = {"axis": "dim", "keepdims": "keepdim"}
+
+
+class _Unset:
+    """The default of ``dim``/``keepdim``: tells "not given" from every value."""
+
+    def __repr__(self) -> str:
+        return "<unset>"
+
+
+_UNSET = _Unset()
+
+
+def _both_given(op: str, standard: str, torch: str) -> ArgumentError:
+    return ArgumentError(
+        f"{op}() got both {standard}= and {torch}=, which name the same argument "
+        f"({torch} is PyTorch's name for {standard}); pass only one"
+    )
+
+
+def _torch_names(op: RegisteredOp) -> dict[str, str]:
+    """The op's params (with defaults) that PyTorch names otherwise: ``{"axis": "dim"}``."""
+    assert op.signature is not None
+    parameters = op.signature.parameters
+    return {
+        standard: torch
+        for standard, torch in _TORCH_NAMES.items()
+        if standard in op.param_names
+        and parameters[standard].default is not inspect.Parameter.empty
+        and torch not in parameters
+    }
+
+
+def _takes_out(op: RegisteredOp, method: bool) -> bool:
+    """Whether the op's public function takes PyTorch's ``out=`` (one output, not a view)."""
+    assert op.signature is not None
+    return not (method or op.general or op.view or "out" in op.signature.parameters)
+
+
+def _make_function(op: RegisteredOp, module: str, method: bool = False) -> Callable[..., Any]:
+    """Generate ``def name(<kernel signature without xp>): return apply(op, ...)``.
+
+    Generated rather than wrapped so the function has the kernel's exact
+    signature (Python itself rejects bad arguments) and costs one call.
+    Params named ``axis``/``keepdims`` (with a default) may also be given as
+    PyTorch's ``dim``/``keepdim``; for a Tensor method (``method=True``) these
+    come right after the op's positional params, so ``x.sum(1, True)`` works
+    as in PyTorch.
+    """
+    assert op.signature is not None
+    kinds = inspect.Parameter
+    defaults: dict[str, Any] = {"_unset": _UNSET}
+    parameters = []
+    for p in op.signature.parameters.values():
+        if p.default is not kinds.empty:
+            defaults[f"_default_{p.name}"] = p.default
+            p = p.replace(default=_DefaultName(f"_default_{p.name}"))
+        parameters.append(p.replace(annotation=kinds.empty))
+    torch_names = _torch_names(op)
+    if torch_names:
+        positional = method and all(
+            op.signature.parameters[n].kind is kinds.KEYWORD_ONLY for n in torch_names
+        )
+        extra = [
+            kinds(torch, kinds.POSITIONAL_OR_KEYWORD if positional else kinds.KEYWORD_ONLY,
+                  default=_DefaultName("_unset"))
+            for torch in torch_names.values()
+        ]  # fmt: skip
+        if positional:
+            at = next(
+                (i for i, p in enumerate(parameters) if p.kind is kinds.KEYWORD_ONLY),
+                len(parameters),
+            )
+            if any(p.kind is kinds.VAR_POSITIONAL for p in parameters):
+                positional = False
+        if positional:
+            parameters[at:at] = extra
+        else:
+            parameters.extend(extra)
+    prelude = "".join(
+        f"    if {torch} is not _unset:\n"
+        f"        if {standard} is not _default_{standard}:\n"
+        f"            raise _both_given({op.name!r}, {standard!r}, {torch!r})\n"
+        f"        {standard} = {torch}\n"
+        for standard, torch in torch_names.items()
+    )
+    if method and op.alpha:
+        # PyTorch's factor for the second input: x.add(y, alpha=2) is x + 2 * y.
+        parameters.append(kinds("alpha", kinds.KEYWORD_ONLY, default=1))
+        second = op.input_names[1]
+        prelude += f"    if alpha != 1:\n        {second} = {second} * alpha\n"
+    if _takes_out(op, method):
+        parameters.append(kinds("out", kinds.KEYWORD_ONLY, default=None))
+    signature = op.signature.replace(
+        parameters=parameters, return_annotation=inspect.Signature.empty
+    )
+    inputs = op.input_names
+    params = (
+        "None"
+        if not op.param_names
+        else ("{" + ", ".join(f"{p!r}: {p}" for p in op.param_names) + "}")
+    )
+    general = f"_apply_general(_op, ({''.join(f'{i}, ' for i in inputs)}), {params})"
+    if op.general:
+        call = general
+    elif op.view:
+        call = f"_apply_view(_op, {inputs[0]}, {params})"
+    elif op.declared_inputs is not None:
+        # Declared inputs may be left out (None), which only apply_n accepts.
+        call = f"_apply_n(_op, ({', '.join(inputs)},), {params})"
+    elif len(inputs) == 1:
+        apply = "_apply1_float" if op.promotion == "float" else "_apply1"
+        call = f"{apply}(_op, {inputs[0]}, {params})"
+    elif len(inputs) == 2:
+        apply = "_apply2_float" if op.promotion == "float" else "_apply2"
+        call = f"{apply}(_op, {inputs[0]}, {inputs[1]}, {params})"
+    else:
+        call = f"_apply_n(_op, ({', '.join(inputs)},), {params})"
+    if op.dtype_params and not op.general:
+        # Converting a dtype takes the general path; calls without one stay on the fast path.
+        fast = " and ".join(f"{p} is None" for p in op.dtype_params)
+        body = f"    if {fast}:\n        return {call}\n    return {general}\n"
+        computed = f"({call}) if {fast} else ({general})"
+    else:
+        body = f"    return {call}\n"
+        computed = call
+    if _takes_out(op, method):
+        # PyTorch's out=: refused while autograd records, else the result is written into out.
+        body = (
+            f"    if out is not None:\n"
+            f"        _check_out({op.name!r}, out, ({''.join(f'{i}, ' for i in inputs)}))\n"
+            f"        with _no_grad():\n"
+            f"            return _write_out({op.name!r}, out, {computed})\n"
+        ) + body
+    source = f"def {op.name}{signature}:\n{prelude}{body}"
+    scope: dict[str, Any] = {
+        "_op": op, "_apply1": apply1, "_apply2": apply2, "_apply_n": apply_n,
+        "_apply1_float": apply1_float, "_apply2_float": apply2_float,
+        "_apply_general": apply_general, "_apply_view": apply_view, "_both_given": _both_given,
+        "_check_out": check_out, "_write_out": write_out, "_no_grad": no_grad,
+        **defaults,
+    }  # fmt: skip
+    exec(compile(source, f"<plugrad op {op.name}>", "exec"), scope)
+    function = scope[op.name]
+    function.__module__ = module
+    function.__doc__ = op.doc
+    function.__op__ = op
+    if op.namespace or method:
+        function.__qualname__ = f"Tensor.{op.name}" if method else op.name
+    return function

@@ -1,0 +1,79 @@
+"""The tables loaded from plugins, read by the rest of plugrad, and who owns each entry.
+
+:mod:`plugrad.registry` fills them (loading and rebuilding);
+:mod:`plugrad.plugin_validation` checks what plugins answer before it goes in,
+:mod:`plugrad.backend_activation` adds devices and kernel tables as backends
+are used, and :mod:`plugrad.function_generation` the public functions.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from collections.abc import Callable
+from typing import Any
+
+import pluggy
+
+from .backend import Backend, Device
+from .kerneldef import KernelSource, describe_plugin
+from .opdef import RegisteredOp
+
+DEFAULT_BACKEND = "numpy"
+#: The hooks a plugin may implement.
+HOOKS = (
+    "plugrad_backends",
+    "plugrad_ops",
+    "plugrad_kernels",
+    "plugrad_communicators",
+    "plugrad_plan_passes",
+)
+
+
+class PluginTables:
+    """Everything loaded from plugins; replaced piecewise by a rebuild."""
+
+    def __init__(self) -> None:
+        self.manager: pluggy.PluginManager | None = None
+        self.failures: dict[str, str] = {}
+        #: plugin name -> (distribution, version), where known.
+        self.distributions: dict[str, tuple[str, str | None]] = {}
+        self.backends: dict[str, Backend] = {}
+        self.backend_owners: dict[str, str] = {}
+        self.ops: dict[str, RegisteredOp] = {}
+        self.op_owners: dict[str, str] = {}
+        #: (op, backend) -> kernels from plugrad_kernels hooks, best first.
+        self.overrides: dict[tuple[str, str], tuple[KernelSource, ...]] = {}
+        self.devices: dict[str, tuple[Device, ...]] = {}
+        self.array_types: dict[str, tuple[type, ...]] = {}
+        #: backend -> op -> every kernel that could serve it, best (the one used) first.
+        self.kernel_sources: dict[str, dict[str, tuple[KernelSource, ...]]] = {}
+        self.functions: dict[str, Callable[..., Any]] = {}
+        #: Tensor method name -> the op function installed on Tensor under it.
+        self.methods: dict[str, Callable[..., Any]] = {}
+        #: op name -> the function its Tensor methods are (PyTorch's positional ``dim``).
+        self.method_functions: dict[str, Callable[..., Any]] = {}
+        #: backend -> kernel -> that kernel with the backend's namespace bound.
+        self.bound_kernels: dict[str, dict[Any, Callable[..., Any]]] = {}
+        #: Further public function name -> op name.
+        self.aliases: dict[str, str] = {}
+        self.default_device: Device | None = None
+        #: (plugin, rewrite) from plugrad_plan_passes hooks, in registration order.
+        self.plan_passes: tuple[tuple[str, Callable[[Any], Any]], ...] = ()
+
+
+state = PluginTables()
+#: The default device inside ``use_backend(...)``: per thread and per asyncio task.
+scoped_default_device: contextvars.ContextVar[Device | None] = contextvars.ContextVar(
+    "plugrad_default_device", default=None
+)
+
+
+def describe_owner(plugin: str) -> str:
+    """``"plugin 'myops' (plugrad-myops 0.1.0)"``, for error messages."""
+    return describe_plugin(plugin, *state.distributions.get(plugin, (None, None)))
+
+
+def op_owner(op: str) -> str:
+    """The plugin that declared ``op``, described for error messages."""
+    plugin = state.op_owners.get(op)
+    return "an unregistered plugin" if plugin is None else describe_owner(plugin)

@@ -1,0 +1,341 @@
+"""Asks every plugin's hooks and checks each answer before it goes into the tables.
+
+A third-party plugin with an invalid answer is reported with a
+:class:`~plugrad.errors.PluginLoadWarning` and recorded as failed; a built-in
+plugin's, or one registered at run time, raises
+:class:`~plugrad.errors.PluginRegistrationError`.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.metadata
+import inspect
+import sys
+import types
+import warnings
+import weakref
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import pluggy
+
+from .backend import Backend
+from .errors import PluginLoadWarning, PluginRegistrationError
+from .kerneldef import KernelDef, KernelSource
+from .opdef import OpDef, RegisteredOp, _adapt_kernel, register_op
+from .plugin_manager import builtin_plugin_names
+from .plugin_tables import HOOKS, describe_owner
+from .plugin_tables import state as _state
+from .tensor import Tensor
+
+
+@functools.cache
+def _packages_distributions() -> dict[str, list[str]]:
+    return dict(importlib.metadata.packages_distributions())
+
+
+def distribution_of(plugin: object) -> tuple[str, str | None] | None:
+    """The installed distribution a run-time plugin's module belongs to, if any."""
+    module = plugin.__name__ if isinstance(plugin, types.ModuleType) else None
+    module = module or getattr(plugin, "__module__", None) or type(plugin).__module__
+    names = _packages_distributions().get(str(module).partition(".")[0])
+    if not names:
+        return None
+    try:
+        return names[0], importlib.metadata.version(names[0])
+    except importlib.metadata.PackageNotFoundError:
+        return names[0], None
+
+
+def _hook_answers(
+    manager: pluggy.PluginManager, hook_name: str, builtin: set[str]
+) -> Iterable[tuple[pluggy.HookImpl, list[Any]]]:
+    """Yield (hookimpl, list of answers) per plugin, in registration order.
+
+    A third-party plugin whose hook raises is reported and skipped; a built-in
+    one raising is a bug in plugrad and propagates; a ``strict`` one raising
+    is a :class:`PluginRegistrationError` for the caller of ``register``.
+    """
+    for impl in getattr(manager.hook, hook_name).get_hookimpls():
+        name = impl.plugin_name
+        try:
+            yield impl, list(impl.function() or ())
+        except Exception as exc:
+            message = f"{describe_owner(name)}: {hook_name}() raised {type(exc).__name__}: {exc}"
+            if name in builtin_plugin_names():
+                raise
+            if name in builtin:
+                raise PluginRegistrationError(message) from exc
+            _state.failures[name] = message
+            warnings.warn(f"{message} (plugin skipped)", PluginLoadWarning, stacklevel=5)
+
+
+def _plugin_contributions(
+    manager: pluggy.PluginManager, hook_name: str, builtin: set[str]
+) -> Iterable[tuple[str, list[Any]]]:
+    """Yield (plugin name, list of answers) per plugin, in registration order."""
+    for impl, answers in _hook_answers(manager, hook_name, builtin):
+        yield impl.plugin_name, answers
+
+
+def _reject(plugin: str, builtin: set[str], error: PluginRegistrationError) -> None:
+    if plugin in builtin:
+        raise error
+    _state.failures[plugin] = str(error)
+    warnings.warn(f"{error} (plugin skipped)", PluginLoadWarning, stacklevel=4)
+
+
+def check_hooks(manager: pluggy.PluginManager, builtin: set[str]) -> None:
+    """Reject plugins that implement no plugrad hook, or a hook plugrad does not have."""
+    for name, plugin in manager.list_name_plugin():
+        if plugin is None or name in builtin_plugin_names():
+            continue
+        callers = manager.get_hookcallers(plugin) or []
+        unknown = sorted(c.name for c in callers if c.spec is None)
+        if unknown:
+            message = (
+                f"implements {', '.join(h + '()' for h in unknown)}, which plugrad does not "
+                f"have; its hooks are {', '.join(h + '()' for h in HOOKS)} (check the spelling)"
+            )
+        elif not callers:
+            message = (
+                "has no function marked with @plugrad.hookspecs.hookimpl, so it contributes "
+                "nothing; mark its plugrad_ops()/plugrad_kernels()/plugrad_backends() with it"
+            )
+        else:
+            continue
+        _reject(name, builtin, PluginRegistrationError(f"{describe_owner(name)} {message}"))
+
+
+def collect_backends(
+    manager: pluggy.PluginManager, builtin: set[str]
+) -> tuple[dict[str, Backend], dict[str, str]]:
+    backends: dict[str, Backend] = {}
+    owners: dict[str, str] = {}
+    for plugin, answers in _plugin_contributions(manager, "plugrad_backends", builtin):
+        try:
+            seen: set[str] = set()
+            for backend in answers:
+                if not isinstance(backend, Backend):
+                    raise PluginRegistrationError(
+                        f"plugin {plugin!r}: plugrad_backends() returned a "
+                        f"{type(backend).__name__}; return instances of plugrad.backend.Backend"
+                    )
+                if not isinstance(backend.name, str) or not backend.name.isidentifier():
+                    raise PluginRegistrationError(
+                        f"plugin {plugin!r}: backend name {backend.name!r} must be an identifier"
+                    )
+                if backend.name in backends or backend.name in seen:
+                    owner = owners.get(backend.name, plugin)
+                    raise PluginRegistrationError(
+                        f"plugin {plugin!r}: backend {backend.name!r} is already registered by "
+                        f"plugin {owner!r}; choose another name"
+                    )
+                seen.add(backend.name)
+        except PluginRegistrationError as error:
+            _reject(plugin, builtin, error)
+            continue
+        for backend in answers:
+            backends[backend.name] = backend
+            owners[backend.name] = plugin
+    return backends, owners
+
+
+def collect_ops(
+    manager: pluggy.PluginManager, builtin: set[str]
+) -> tuple[dict[str, RegisteredOp], dict[str, str]]:
+    ops: dict[str, RegisteredOp] = {}
+    owners: dict[str, str] = {}
+    for plugin, answers in _plugin_contributions(manager, "plugrad_ops", builtin):
+        try:
+            seen: set[str] = set()
+            for op in answers:
+                if not isinstance(op, OpDef):
+                    raise PluginRegistrationError(
+                        f"{describe_owner(plugin)}: plugrad_ops() returned a {type(op).__name__}; "
+                        "return ops made with plugrad.opdef.op(...)"
+                    )
+                if op.name in ops or op.name in seen:
+                    raise _name_clash(plugin, op.name, owners.get(op.name, plugin))
+                if plugin not in builtin_plugin_names() and _is_plugrad_function(op.name):
+                    raise PluginRegistrationError(
+                        f"{describe_owner(plugin)}, op {op.name!r}: the name is taken by "
+                        f"plugrad.{op.name}, which backward rules reach as xp.{op.name}; "
+                        "choose another name"
+                    )
+                seen.add(op.name)
+            derived = [_registered(op, describe_owner(plugin)) for op in answers]
+        except PluginRegistrationError as error:
+            _reject(plugin, builtin, error)
+            continue
+        for registered in derived:
+            ops[registered.name] = registered
+            owners[registered.name] = plugin
+    return ops, owners
+
+
+def collect_aliases(
+    ops: dict[str, RegisteredOp], owners: dict[str, str], builtin: set[str]
+) -> dict[str, str]:
+    """Return alias -> op name for the further function names ops declare."""
+    aliases: dict[str, str] = {}
+    for name, op in ops.items():
+        for alias in op.aliases:
+            if alias in ops:
+                problem = f"it is the name of op {alias!r} of {describe_owner(owners[alias])}"
+            elif alias in aliases:
+                other = aliases[alias]
+                problem = f"op {other!r} of {describe_owner(owners[other])} already declared it"
+            elif _is_plugrad_function(alias):
+                problem = f"plugrad.{alias} is one of plugrad's own functions"
+            else:
+                aliases[alias] = name
+                continue
+            _reject(
+                owners[name],
+                builtin,
+                PluginRegistrationError(
+                    f"{describe_owner(owners[name])}, op {name!r}: it declares the alias "
+                    f"{alias!r}, but "
+                    f"{problem}; remove the alias or choose another name"
+                ),
+            )
+    return aliases
+
+
+#: Each declaration's registered form, made once: rebuilding the tables reuses it.
+_registered_forms: weakref.WeakKeyDictionary[OpDef, RegisteredOp] = weakref.WeakKeyDictionary()
+
+
+def _registered(declaration: OpDef, owner: str) -> RegisteredOp:
+    registered = _registered_forms.get(declaration)
+    if registered is None:
+        registered = _registered_forms[declaration] = register_op(declaration, owner)
+    return registered
+
+
+def _is_plugrad_function(name: str) -> bool:
+    """Whether ``name`` is one of plugrad's own public names that is not an op."""
+    value = vars(sys.modules["plugrad"]).get(name)
+    return value is not None and not name.startswith("_") and not hasattr(value, "__op__")
+
+
+def _name_clash(plugin: str, name: str, owner: str) -> PluginRegistrationError:
+    if owner in builtin_plugin_names():
+        return PluginRegistrationError(
+            f"{describe_owner(plugin)}, op {name!r}: {name!r} is a built-in op of plugrad (from "
+            f"{owner!r}) and cannot be declared again. Give the new op another name, or, to "
+            f"compute {name!r} with your own kernel on a backend, return "
+            f"plugrad.kerneldef.kernel({name!r}, backend=..., fn=...) from plugrad_kernels()"
+        )
+    return PluginRegistrationError(
+        f"{describe_owner(plugin)}, op {name!r}: the name is already registered by "
+        f"{describe_owner(owner)}; "
+        "choose another name (or uninstall one of the two)"
+    )
+
+
+def collect_kernels(
+    manager: pluggy.PluginManager, builtin: set[str], ops: dict[str, RegisteredOp]
+) -> dict[tuple[str, str], tuple[KernelSource, ...]]:
+    """Validate every plugrad_kernels answer; order each (op, backend)'s kernels best first."""
+    order = {name: index for index, (name, _) in enumerate(manager.list_name_plugin())}
+    ranked: dict[tuple[str, str], list[tuple[tuple[int, int], KernelSource]]] = {}
+    for impl, answers in _hook_answers(manager, "plugrad_kernels", builtin):
+        plugin = impl.plugin_name
+        mark = "tryfirst" if impl.tryfirst else "trylast" if impl.trylast else None
+        rank = (2 if impl.tryfirst else 0 if impl.trylast else 1, order[plugin])
+        dist, version = _state.distributions.get(plugin, (None, None))
+        accepted: dict[tuple[str, str], KernelSource] = {}
+        try:
+            for declared in answers:
+                if not isinstance(declared, KernelDef):
+                    raise PluginRegistrationError(
+                        f"{describe_owner(plugin)}: plugrad_kernels() returned a "
+                        f"{type(declared).__name__}; return plugrad.kerneldef.kernel(...) "
+                        "declarations"
+                    )
+                target = declared._validate(describe_owner(plugin), ops)
+                key = (target.name, declared.backend)
+                if key in accepted:
+                    raise PluginRegistrationError(
+                        f"{describe_owner(plugin)}: two kernels for op {key[0]!r} on backend "
+                        f"{key[1]!r}; return one"
+                    )
+                # Called like every kernel: kernel(xp, *arrays, **params).
+                function = _adapt_kernel(declared.fn, target.input_names, target.param_names)
+                accepted[key] = KernelSource(
+                    *key, "override", plugin, function, dist, version, mark
+                )
+        except PluginRegistrationError as error:
+            _reject(plugin, builtin, error)
+            continue
+        for key, source in accepted.items():
+            ranked.setdefault(key, []).append((rank, source))
+    return {
+        key: tuple(source for _, source in sorted(entries, key=lambda e: e[0], reverse=True))
+        for key, entries in ranked.items()
+    }
+
+
+def collect_plan_passes(
+    manager: pluggy.PluginManager, builtin: set[str]
+) -> tuple[tuple[str, Callable[[Any], Any]], ...]:
+    """Validate every plugrad_plan_passes answer: callables of one argument."""
+    found = []
+    for impl, answers in _hook_answers(manager, "plugrad_plan_passes", builtin):
+        plugin = impl.plugin_name
+        try:
+            for rewrite in answers:
+                if not callable(rewrite) or not _takes_one_argument(rewrite):
+                    raise PluginRegistrationError(
+                        f"{describe_owner(plugin)}: plugrad_plan_passes() returned {rewrite!r}; "
+                        "return "
+                        "functions rewrite(plan) -> plan of one argument"
+                    )
+        except PluginRegistrationError as error:
+            _reject(plugin, builtin, error)
+            continue
+        found.extend((plugin, rewrite) for rewrite in answers)
+    return tuple(found)
+
+
+def _takes_one_argument(function: Callable[..., Any]) -> bool:
+    try:
+        inspect.signature(function).bind(None)
+    except TypeError:
+        return False
+    except ValueError:  # no signature to read (some builtins): trust it
+        return True
+    return True
+
+
+def collect_methods(
+    ops: dict[str, RegisteredOp], owners: dict[str, str], builtin: set[str]
+) -> dict[str, str]:
+    """Return Tensor method name -> op name for the methods ops declare."""
+    methods: dict[str, str] = {}
+    for name, op in ops.items():
+        in_place = tuple(f"{method}_" for method in op.method_names) if op.inplace else ()
+        for method in (*op.method_names, *in_place):
+            plugin = owners[name]
+            if method in methods:
+                other = methods[method]
+                problem = f"op {other!r} of {describe_owner(owners[other])} already claimed it"
+            elif method not in _state.methods and hasattr(Tensor, method):
+                problem = f"Tensor already has an attribute {method!r}"
+            else:
+                methods[method] = name
+                continue
+            _reject(
+                plugin,
+                builtin,
+                PluginRegistrationError(
+                    f"{describe_owner(plugin)}, op {name!r}: it asks to be the Tensor method "
+                    f"{method!r}, "
+                    f"but {problem}. Declare another method name, or leave the method out: "
+                    f"plugrad.ops.{name}(x) always works"
+                ),
+            )
+    return methods
