@@ -11,6 +11,7 @@ import functools
 import inspect
 import sys
 import types
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -94,6 +95,10 @@ def _in_place_method(name: str, method: str) -> Callable[..., Any]:
     """
     op = _state.ops[name]
     function = _method_function(name)
+    made = _in_place_forms.setdefault(op, {})
+    known = made.get(method)
+    if known is not None and known.__wrapped__ is function:  # type: ignore[attr-defined]
+        return known  # a rebuild that changes nothing installs the same methods
     array_operator = op.inplace if callable(op.inplace) else None
     label = f"{method}()"
 
@@ -108,7 +113,15 @@ def _in_place_method(name: str, method: str) -> Callable[..., Any]:
     in_place.__doc__ = f"In-place :meth:`{method[:-1]}`: ``x.{method}(...)`` makes ``x`` hold it."
     in_place.__signature__ = inspect.signature(function)  # type: ignore[attr-defined]
     in_place.__op__ = op  # type: ignore[attr-defined]
+    in_place.__wrapped__ = function  # type: ignore[attr-defined]
+    made[method] = in_place
     return in_place
+
+
+#: The in-place methods made for each op, by method name (see :func:`_in_place_method`).
+_in_place_forms: weakref.WeakKeyDictionary[RegisteredOp, dict[str, Callable[..., Any]]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def _method_function(name: str) -> Callable[..., Any]:
