@@ -29,12 +29,12 @@ def fft(
     /,
     *,
     n: Any = ...,
-    axis: Any = ...,
-    norm: Any = ...,
+    axis: int = ...,
+    norm: str = ...,
     dim: Any = ...,
     out: Any = ...,
 ) -> Tensor:
-    """One-dimensional discrete Fourier transform along ``axis`` (zero-padded or cut to ``n``)."""
+    """One-dimensional discrete Fourier transform along ``axis`` (padded or cut to ``n``)."""
 
 
 def fftn(
@@ -43,7 +43,7 @@ def fftn(
     *,
     s: Any = ...,
     axes: Any = ...,
-    norm: Any = ...,
+    norm: str = ...,
     out: Any = ...,
 ) -> Tensor:
     """N-dimensional discrete Fourier transform over ``axes`` (sizes ``s``)."""
@@ -63,7 +63,7 @@ def hfft(
     dim: Any = ...,
     out: Any = ...,
 ) -> Tensor:
-    """Discrete Fourier transform of a Hermitian-symmetric signal given by its first half."""
+    """Discrete Fourier transform (real) of a Hermitian signal given by its first half."""
 
 
 def ifft(
@@ -71,8 +71,8 @@ def ifft(
     /,
     *,
     n: Any = ...,
-    axis: Any = ...,
-    norm: Any = ...,
+    axis: int = ...,
+    norm: str = ...,
     dim: Any = ...,
     out: Any = ...,
 ) -> Tensor:
@@ -85,7 +85,7 @@ def ifftn(
     *,
     s: Any = ...,
     axes: Any = ...,
-    norm: Any = ...,
+    norm: str = ...,
     out: Any = ...,
 ) -> Tensor:
     """N-dimensional inverse discrete Fourier transform over ``axes`` (sizes ``s``)."""
@@ -105,7 +105,7 @@ def ihfft(
     dim: Any = ...,
     out: Any = ...,
 ) -> Tensor:
-    """Inverse of :func:`hfft`: the first half of the spectrum of a real signal, conjugated."""
+    """Inverse of :func:`hfft`: the conjugated first half of a real signal's spectrum."""
 
 
 def irfft(
@@ -118,7 +118,7 @@ def irfft(
     dim: Any = ...,
     out: Any = ...,
 ) -> Tensor:
-    """Inverse of :func:`rfft`: ``n`` real values from ``m`` frequencies."""
+    """Inverse of :func:`rfft`: ``n`` real values (``2 * (m - 1)`` from ``m`` terms)."""
 
 
 def irfftn(
@@ -127,7 +127,7 @@ def irfftn(
     *,
     s: Any = ...,
     axes: Any = ...,
-    norm: Any = ...,
+    norm: str = ...,
     out: Any = ...,
 ) -> Tensor:
     """Inverse of :func:`rfftn`: real output of sizes ``s``."""
@@ -143,7 +143,7 @@ def rfft(
     dim: Any = ...,
     out: Any = ...,
 ) -> Tensor:
-    """Discrete Fourier transform of real input: the ``n // 2 + 1`` non-negative frequencies."""
+    """Discrete Fourier transform of real input: the ``n // 2 + 1`` non-negative terms."""
 
 
 def rfftn(
@@ -152,7 +152,7 @@ def rfftn(
     *,
     s: Any = ...,
     axes: Any = ...,
-    norm: Any = ...,
+    norm: str = ...,
     out: Any = ...,
 ) -> Tensor:
     """N-dimensional discrete Fourier transform of real input (the last axis halved)."""

@@ -439,7 +439,7 @@ def binary_cross_entropy_with_logits(
     *,
     out: Any = ...,
 ) -> Tensor:
-    """Binary cross-entropy of ``sigmoid(input)`` against ``target``, element-wise, stably."""
+    """Binary cross-entropy of ``sigmoid(input)`` against ``target``, stably."""
 
 
 def conv2d(
@@ -453,7 +453,7 @@ def conv2d(
     groups: int = ...,
     out: Any = ...,
 ) -> Tensor:
-    """2-D cross-correlation of ``x`` ``(N, C, H, W)`` with ``weight`` ``(O, C/g, kh, kw)``."""
+    """2-D cross-correlation of ``x`` (N, C, H, W) with ``weight`` (O, C/g, kh, kw)."""
 
 
 def conv2d_input_grad(
@@ -468,7 +468,7 @@ def conv2d_input_grad(
     groups: int = ...,
     out: Any = ...,
 ) -> Tensor:
-    """The gradient of :func:`conv2d` with respect to its input, of spatial size ``input_size``."""
+    """The gradient of :func:`conv2d` for its input: the transposed convolution."""
 
 
 def conv2d_weight_grad(
@@ -483,7 +483,7 @@ def conv2d_weight_grad(
     groups: int = ...,
     out: Any = ...,
 ) -> Tensor:
-    """The gradient of :func:`conv2d` with respect to its weight (``kernel_size`` wide)."""
+    """The gradient of :func:`conv2d` for its weight (``kernel_size`` wide)."""
 
 
 def cross_entropy(
@@ -495,7 +495,7 @@ def cross_entropy(
     label_smoothing: float = ...,
     out: Any = ...,
 ) -> Tensor:
-    """Cross-entropy of ``logits`` against integer class ``target``, one loss per sample."""
+    """Cross-entropy of ``logits`` against integer classes ``target``."""
 
 
 def dropout(x: TensorLike, keep: TensorLike, /, *, scale: Any, out: Any = ...) -> Tensor:
@@ -510,7 +510,7 @@ def embedding(
     padding_idx: int | None = ...,
     out: Any = ...,
 ) -> Tensor:
-    """Rows of ``weight`` ``(V, D)`` at integer ``indices``: shape ``(*indices.shape, D)``."""
+    """Rows of ``weight`` (V, D) at integer ``indices``: ``(*indices.shape, D)``."""
 
 
 def embedding_backward(
@@ -522,15 +522,15 @@ def embedding_backward(
     padding_idx: int | None = ...,
     out: Any = ...,
 ) -> Tensor:
-    """The gradient of :func:`embedding` with respect to its weight (``(V, D)``)."""
+    """The gradient of :func:`embedding` with respect to its weight."""
 
 
 def erfc(x: TensorLike, /, *, out: Any = ...) -> Tensor:
-    """Complementary error function ``1 - erf(x)``, element-wise, accurate in both tails."""
+    """Complementary error function ``1 - erf(x)``, accurate in both tails."""
 
 
 def gelu(x: TensorLike, /, *, approximate: str = ..., out: Any = ...) -> Tensor:
-    """Gaussian error linear unit ``x * Phi(x)``, element-wise."""
+    """Gaussian error linear unit ``x * Phi(x)``, exact or by tanh (``approximate``)."""
 
 
 def layer_norm(
@@ -542,15 +542,15 @@ def layer_norm(
     eps: float = ...,
     out: Any = ...,
 ) -> Tensor:
-    """Normalize over the last ``ndim`` axes, then scale by ``weight`` and shift by ``bias``."""
+    """Normalize the last ``ndim`` axes, then scale by ``weight``, add ``bias``."""
 
 
 def linear(x: TensorLike, weight: TensorLike, /, *, out: Any = ...) -> Tensor:
-    """``x @ weight.T`` for ``x`` ``(..., in)`` and ``weight`` ``(out, in)``: ``(..., out)``."""
+    """``x @ weight.T``: (..., in) by (out, in)."""
 
 
 def log_softmax(x: TensorLike, /, *, axis: int = ..., dim: Any = ..., out: Any = ...) -> Tensor:
-    """Logarithm of the softmax along ``axis``, computed stably: ``x - logsumexp(x)``."""
+    """Log of the softmax along ``axis``, stably."""
 
 
 def logsumexp(
@@ -563,7 +563,7 @@ def logsumexp(
     keepdim: Any = ...,
     out: Any = ...,
 ) -> Tensor:
-    """``log(sum(exp(x)))`` over ``axis`` (all axes by default), without overflow."""
+    """``log(sum(exp(x)))`` over ``axis`` (default all), without overflow."""
 
 
 def max_pool2d(
@@ -576,7 +576,7 @@ def max_pool2d(
     dilation: Any = ...,
     ceil_mode: bool = ...,
 ) -> _max_pool2d_result:
-    """Maximum over each window of the last two axes, and where in its window it is."""
+    """Maximum of each window of the last two axes, and its position in it."""
 
 
 def max_pool2d_gather(
@@ -591,7 +591,7 @@ def max_pool2d_gather(
     ceil_mode: bool = ...,
     out: Any = ...,
 ) -> Tensor:
-    """The element of each window of ``x`` at the given position: the adjoint of the scatter."""
+    """The element at a given position of each window (scatter's adjoint)."""
 
 
 def max_pool2d_scatter(
@@ -607,16 +607,16 @@ def max_pool2d_scatter(
     ceil_mode: bool = ...,
     out: Any = ...,
 ) -> Tensor:
-    """The gradient of :func:`max_pool2d`: ``grad`` sent to each window's maximum."""
+    """The gradient of :func:`max_pool2d`: ``grad`` sent to each maximum."""
 
 
 def relu(x: TensorLike, /, *, out: Any = ...) -> Tensor:
-    """Rectified linear unit ``max(x, 0)``, element-wise; NaN stays NaN."""
+    """Rectified linear unit ``max(x, 0)``; NaN stays NaN; the gradient at 0 is 0."""
 
 
 def sigmoid(x: TensorLike, /, *, out: Any = ...) -> Tensor:
-    """Logistic sigmoid ``1 / (1 + exp(-x))``, element-wise, without overflow."""
+    """Logistic sigmoid ``1 / (1 + exp(-x))``, without overflow."""
 
 
 def softmax(x: TensorLike, /, *, axis: int = ..., dim: Any = ..., out: Any = ...) -> Tensor:
-    """Softmax along ``axis``: ``exp(x) / sum(exp(x))``, computed after subtracting the max."""
+    """Softmax along ``axis``: ``exp(x) / sum(exp(x))``, after subtracting the max."""

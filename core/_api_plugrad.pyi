@@ -289,7 +289,7 @@ def argsort(
     dim: Any = ...,
     out: Any = ...,
 ) -> Tensor:
-    """Indices that sort ``x`` along ``axis`` (stable by default). No gradient."""
+    """Indices that sort ``x`` along ``axis`` (stable by default)."""
 
 
 def asin(x: TensorLike, /, *, out: Any = ...) -> Tensor:
@@ -309,7 +309,7 @@ def astype(
     device: Any = ...,
     out: Any = ...,
 ) -> Tensor:
-    """Convert ``x`` to ``dtype`` (a plugrad dtype such as ``plugrad.float64``)."""
+    """Convert ``x`` to ``dtype`` (e.g. ``plugrad.float64``); its gradient to x's."""
 
 
 def atan(x: TensorLike, /, *, out: Any = ...) -> Tensor:
@@ -357,15 +357,15 @@ def bmm(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
 
 
 def broadcast_arrays(*arrays: TensorLike) -> tuple[Tensor, ...]:
-    """Broadcast tensors against each other; returns a tuple of tensors of one shape."""
+    """Broadcast tensors against each other; a tuple of tensors."""
 
 
 def broadcast_to(x: TensorLike, /, shape: Any) -> Tensor:
-    """Broadcast ``x`` to ``shape``; the gradient is summed back over the broadcast axes."""
+    """Broadcast ``x`` to ``shape``; the gradient is summed back over new axes."""
 
 
 def cat(arrays: Sequence[TensorLike], /, *, axis: Any = ..., dim: Any = ...) -> Tensor:
-    """Join a list of tensors along an existing ``axis`` (flattened first if ``axis=None``)."""
+    """Join tensors along an existing ``axis`` (flattened first if ``axis=None``)."""
 
 
 def ceil(x: TensorLike, /, *, out: Any = ...) -> Tensor:
@@ -395,11 +395,11 @@ def clip(
 
 
 def concat(arrays: Sequence[TensorLike], /, *, axis: Any = ..., dim: Any = ...) -> Tensor:
-    """Join a list of tensors along an existing ``axis`` (flattened first if ``axis=None``)."""
+    """Join tensors along an existing ``axis`` (flattened first if ``axis=None``)."""
 
 
 def concatenate(arrays: Sequence[TensorLike], /, *, axis: Any = ..., dim: Any = ...) -> Tensor:
-    """Join a list of tensors along an existing ``axis`` (flattened first if ``axis=None``)."""
+    """Join tensors along an existing ``axis`` (flattened first if ``axis=None``)."""
 
 
 def conj(x: TensorLike, /, *, out: Any = ...) -> Tensor:
@@ -441,7 +441,7 @@ def cumulative_prod(
     dim: Any = ...,
     out: Any = ...,
 ) -> Tensor:
-    """Cumulative product along ``axis`` (optional for 1-D); ``include_initial`` prepends a 1."""
+    """Cumulative product along ``axis``; ``include_initial`` prepends a 1."""
 
 
 def cumulative_sum(
@@ -454,7 +454,7 @@ def cumulative_sum(
     dim: Any = ...,
     out: Any = ...,
 ) -> Tensor:
-    """Cumulative sum along ``axis`` (optional for 1-D); ``include_initial`` prepends a 0."""
+    """Cumulative sum along ``axis``; ``include_initial`` prepends a 0."""
 
 
 def diff(
@@ -468,7 +468,7 @@ def diff(
     dim: Any = ...,
     out: Any = ...,
 ) -> Tensor:
-    """The ``n``-th discrete difference ``x[i + 1] - x[i]`` along ``axis``."""
+    """The ``n``-th difference ``x[i + 1] - x[i]`` along ``axis``, after joining the ends."""
 
 
 def div(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
@@ -492,7 +492,7 @@ def exp(x: TensorLike, /, *, out: Any = ...) -> Tensor:
 
 
 def expand_dims(x: TensorLike, /, axis: Any = ..., *, dim: Any = ...) -> Tensor:
-    """Insert a size-1 axis at position ``axis`` (an int, or a tuple of positions)."""
+    """Insert a size-1 axis at position ``axis`` (an int, or a tuple of them)."""
 
 
 def expm1(x: TensorLike, /, *, out: Any = ...) -> Tensor:
@@ -612,7 +612,7 @@ def matmul(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
 
 
 def matrix_transpose(x: TensorLike, /) -> Tensor:
-    """Transpose the last two axes (a stack of matrices); ``x.mT``."""
+    """Transpose the last two axes (``x.mT``)."""
 
 
 def max(
@@ -625,11 +625,11 @@ def max(
     keepdim: Any = ...,
     out: Any = ...,
 ) -> Tensor:
-    """Maximum over ``axis`` (all axes by default)."""
+    """Maximum over ``axis`` (all axes by default); tied maxima share the gradient."""
 
 
 def maximum(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
-    """Element-wise maximum, broadcasting; at ties the gradient is split evenly."""
+    """Element-wise maximum, broadcasting; ties split the gradient."""
 
 
 def mean(
@@ -646,7 +646,7 @@ def mean(
 
 
 def meshgrid(*arrays: TensorLike, indexing: Any = ...) -> tuple[Tensor, ...]:
-    """Coordinate grids from 1-D tensors: ``indexing="xy"`` (Cartesian) or ``"ij"`` (matrix)."""
+    """Coordinate grids from 1-D tensors, indexed 'xy' (Cartesian) or 'ij'."""
 
 
 def min(
@@ -659,11 +659,11 @@ def min(
     keepdim: Any = ...,
     out: Any = ...,
 ) -> Tensor:
-    """Minimum over ``axis`` (all axes by default)."""
+    """Minimum over ``axis`` (all axes by default); tied minima share the gradient."""
 
 
 def minimum(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
-    """Element-wise minimum, broadcasting; at ties the gradient is split evenly."""
+    """Element-wise minimum, broadcasting; ties split the gradient."""
 
 
 def mm(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
@@ -671,11 +671,11 @@ def mm(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
 
 
 def moveaxis(x: TensorLike, source: Any, destination: Any, /) -> Tensor:
-    """Move the axes ``source`` to positions ``destination`` (ints or tuples of ints)."""
+    """Move the axes ``source`` to positions ``destination``."""
 
 
 def movedim(x: TensorLike, source: Any, destination: Any, /) -> Tensor:
-    """Move the axes ``source`` to positions ``destination`` (ints or tuples of ints)."""
+    """Move the axes ``source`` to positions ``destination``."""
 
 
 def mul(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
@@ -711,7 +711,7 @@ def not_equal(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
 
 
 def permute_dims(x: TensorLike, /, axes: Any) -> Tensor:
-    """Reorder the axes of ``x``: axis ``i`` of the result is axis ``axes[i]`` of ``x``."""
+    """Reorder the axes of ``x``: axis ``i`` of the result is axis ``axes[i]``."""
 
 
 def positive(x: TensorLike, /, *, out: Any = ...) -> Tensor:
@@ -733,7 +733,7 @@ def prod(
     keepdim: Any = ...,
     out: Any = ...,
 ) -> Tensor:
-    """Product of the elements over ``axis`` (all axes by default)."""
+    """Product of the elements over ``axis``; the gradient is exact where elements are 0."""
 
 
 def real(x: TensorLike, /, *, out: Any = ...) -> Tensor:
@@ -749,11 +749,11 @@ def remainder(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
 
 
 def repeat(x: TensorLike, /, repeats: Any, *, axis: Any = ..., dim: Any = ...) -> Tensor:
-    """Repeat each element ``repeats`` times (an int, or a tensor with one count per element)."""
+    """Repeat each element ``repeats`` times (an int, or one count per element)."""
 
 
 def repeat_interleave(x: TensorLike, /, repeats: Any, *, axis: Any = ..., dim: Any = ...) -> Tensor:
-    """Repeat each element ``repeats`` times (an int, or a tensor with one count per element)."""
+    """Repeat each element ``repeats`` times (an int, or one count per element)."""
 
 
 def reshape(x: TensorLike, /, shape: Any, *, copy: Any = ...) -> Tensor:
@@ -769,7 +769,7 @@ def roll(
     dim: Any = ...,
     out: Any = ...,
 ) -> Tensor:
-    """Shift elements cyclically by ``shift`` along ``axis`` (the flattened tensor by default)."""
+    """Shift elements cyclically by ``shift`` along ``axis`` (flattened by default)."""
 
 
 def round(x: TensorLike, /, *, out: Any = ...) -> Tensor:
@@ -777,7 +777,7 @@ def round(x: TensorLike, /, *, out: Any = ...) -> Tensor:
 
 
 def scatter_add(values: TensorLike, /, *, key: Any, shape: tuple[int, ...]) -> Tensor:
-    """Return zeros of ``shape`` with ``values`` added at ``[key]``, accumulating repeats."""
+    """Zeros of ``shape`` with ``values`` added at ``[key]``; repeats add up."""
 
 
 def searchsorted(
@@ -788,11 +788,11 @@ def searchsorted(
     side: str = ...,
     sorter: Any = ...,
 ) -> Tensor:
-    """Indices at which to insert ``x2`` into the sorted 1-D ``x1`` to keep it sorted."""
+    """Where to insert ``x2`` into the sorted 1-D ``x1`` to keep it sorted."""
 
 
 def setitem(x: TensorLike, value: TensorLike, /, key: Any) -> Tensor:
-    """Return a copy of ``x`` with ``x[key] = value``; what ``x[key] = value`` records."""
+    """A copy of ``x`` with ``x[key] = value``; what ``x[key] = value`` records."""
 
 
 def sign(x: TensorLike, /, *, out: Any = ...) -> Tensor:
@@ -821,7 +821,7 @@ def sort(
     dim: Any = ...,
     out: Any = ...,
 ) -> Tensor:
-    """Sort along ``axis``, ascending unless ``descending=True``."""
+    """Sort along ``axis``; each sorted position's gradient goes back to its element."""
 
 
 def sqrt(x: TensorLike, /, *, out: Any = ...) -> Tensor:
@@ -837,7 +837,7 @@ def squeeze(x: TensorLike, /, axis: Any) -> Tensor:
 
 
 def stack(arrays: Sequence[TensorLike], /, *, axis: Any = ..., dim: Any = ...) -> Tensor:
-    """Join a list of tensors of one shape along a new ``axis``."""
+    """Join tensors of one shape along a new ``axis``."""
 
 
 def std(
@@ -851,7 +851,7 @@ def std(
     keepdim: Any = ...,
     out: Any = ...,
 ) -> Tensor:
-    """Standard deviation over ``axis``; ``correction=1`` for the sample standard deviation."""
+    """Standard deviation over ``axis``; ``correction=1`` for the sample one."""
 
 
 def sub(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
@@ -885,7 +885,7 @@ def take(
     dim: Any = ...,
     out: Any = ...,
 ) -> Tensor:
-    """Take elements of ``x`` along ``axis`` at integer ``indices`` (``axis`` optional for 1-D)."""
+    """Take elements of ``x`` along ``axis`` at integer ``indices``; repeats add up."""
 
 
 def take_along_axis(
@@ -897,7 +897,7 @@ def take_along_axis(
     dim: Any = ...,
     out: Any = ...,
 ) -> Tensor:
-    """Pick from ``x`` along ``axis`` with ``indices`` of the same number of dimensions."""
+    """Pick from ``x`` along ``axis`` with ``indices`` of as many dimensions."""
 
 
 def tan(x: TensorLike, /, *, out: Any = ...) -> Tensor:
@@ -917,11 +917,11 @@ def tile(x: TensorLike, /, repetitions: Any, *, out: Any = ...) -> Tensor:
 
 
 def tril(x: TensorLike, /, *, k: Any = ..., out: Any = ...) -> Tensor:
-    """The lower triangle of the last two axes (on and below diagonal ``k``), zeros elsewhere."""
+    """The lower triangle (on and below diagonal ``k``) of the last two axes; 0 above."""
 
 
 def triu(x: TensorLike, /, *, k: Any = ..., out: Any = ...) -> Tensor:
-    """The upper triangle of the last two axes (on and above diagonal ``k``), zeros elsewhere."""
+    """The upper triangle (on and above diagonal ``k``) of the last two axes; 0 below."""
 
 
 def true_divide(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
@@ -933,19 +933,19 @@ def trunc(x: TensorLike, /, *, out: Any = ...) -> Tensor:
 
 
 def unbind(x: TensorLike, /, *, axis: Any = ..., dim: Any = ...) -> tuple[Tensor, ...]:
-    """Split ``x`` along ``axis`` into a tuple of tensors with that axis removed."""
+    """Split ``x`` along ``axis`` into a tuple of tensors without that axis."""
 
 
 def unique_all(x: TensorLike, /) -> _unique_all_result:
-    """The unique elements of ``x``, with first indices, inverse indices and counts."""
+    """Unique values, first and inverse indices, counts."""
 
 
 def unique_counts(x: TensorLike, /) -> _unique_counts_result:
-    """The unique elements of ``x`` and how often each occurs: ``(values, counts)``."""
+    """The unique elements of ``x`` and how often each occurs."""
 
 
 def unique_inverse(x: TensorLike, /) -> _unique_inverse_result:
-    """The unique elements of ``x`` and, for each element, its index among them."""
+    """Unique values and each element's index among them."""
 
 
 def unique_values(x: TensorLike, /, *, out: Any = ...) -> Tensor:
@@ -953,7 +953,7 @@ def unique_values(x: TensorLike, /, *, out: Any = ...) -> Tensor:
 
 
 def unstack(x: TensorLike, /, *, axis: Any = ..., dim: Any = ...) -> tuple[Tensor, ...]:
-    """Split ``x`` along ``axis`` into a tuple of tensors with that axis removed."""
+    """Split ``x`` along ``axis`` into a tuple of tensors without that axis."""
 
 
 def var(
@@ -983,4 +983,4 @@ def vecdot(
 
 
 def where(condition: TensorLike, x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
-    """Choose element-wise from ``x1`` where ``condition`` is true, else from ``x2``."""
+    """Choose ``x1`` where ``condition`` is true, else ``x2``, element-wise."""

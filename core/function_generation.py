@@ -38,7 +38,8 @@ def install_functions(builtin: set[str], aliases: dict[str, str]) -> None:
     for name in list(_state.functions):
         if name not in _state.ops or _state.functions[name].__op__ is not _state.ops[name]:
             del _state.functions[name]
-            _state.method_functions.pop(name, None)
+            for key in [k for k in _state.method_functions if k[0] == name]:
+                del _state.method_functions[key]
             for module in modules:
                 if getattr(module.__dict__.get(name), "__op__", None) is not None:
                     delattr(module, name)
@@ -77,7 +78,7 @@ def install_methods(methods: dict[str, str]) -> None:
         if Tensor.__dict__.get(name) is function:
             delattr(Tensor, name)
     _state.methods = {
-        method: _method_function(op)
+        method: _method_function(op, method)
         if method in _state.ops[op].method_names
         else _in_place_method(op, method)
         for method, op in methods.items()
@@ -94,7 +95,7 @@ def _in_place_method(name: str, method: str) -> Callable[..., Any]:
     grad may change only under ``no_grad``.
     """
     op = _state.ops[name]
-    function = _method_function(name)
+    function = _method_function(name, method[:-1])
     made = _in_place_forms.setdefault(op, {})
     known = made.get(method)
     if known is not None and known.__wrapped__ is function:  # type: ignore[attr-defined]
@@ -124,17 +125,38 @@ _in_place_forms: weakref.WeakKeyDictionary[RegisteredOp, dict[str, Callable[...,
 )
 
 
-def _method_function(name: str) -> Callable[..., Any]:
-    """The function installed as the op's Tensor method(s), made once per op."""
-    function = _state.method_functions.get(name)
+def _method_function(name: str, method: str) -> Callable[..., Any]:
+    """The function installed as the op's Tensor method ``method``, made once."""
+    function = _state.method_functions.get((name, method))
     if function is None:
         op = _state.ops[name]
-        if _torch_names(op) or op.alpha:
+        adapter = op.method_adapters.get(method)
+        if adapter is not None:
+            function = _adapted_method(op, method, adapter)
+        elif _torch_names(op) or op.alpha:
             function = _make_function(op, "plugrad.Tensor", method=True)
         else:
             function = _state.functions[name]
-        _state.method_functions[name] = function
+        _state.method_functions[name, method] = function
     return function
+
+
+def _adapted_method(op: RegisteredOp, method: str, adapter: Callable[..., Any]) -> Any:
+    """The Tensor method ``adapter(xp, self, ...)`` with ``xp`` the plugrad namespace."""
+
+    def call(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+        return adapter(_graph.tensor_namespace, self, *args, **kwargs)
+
+    signature = inspect.signature(adapter)
+    call.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=list(signature.parameters.values())[1:]
+    )
+    call.__name__ = method
+    call.__qualname__ = f"Tensor.{method}"
+    call.__module__ = "plugrad.Tensor"
+    call.__doc__ = adapter.__doc__ or op.doc
+    call.__op__ = op  # type: ignore[attr-defined]
+    return call
 
 
 class _DefaultName:

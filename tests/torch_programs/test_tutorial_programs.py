@@ -27,10 +27,8 @@ PROGRAMS = sorted(p.stem for p in HERE.glob("*.py") if not p.name.startswith("te
 
 #: Programs that need Tensor methods or functions plugrad does not have yet, and why.
 NOT_YET = {
-    "autograd_basics": "needs Tensor.t()",
     "cnn_random_data": "needs torch.flatten and torch.max(x, 1) giving (values, indices)",
     "nn_module_training": "needs Tensor.type(dtype)",
-    "tensors_basics": "needs Tensor.max()",
 }
 
 
@@ -105,7 +103,7 @@ def starting_values() -> dict:
         pytest.param(
             name,
             # Only a missing name may fail it; wrong numbers fail the test. Once the name
-            # exists the test runs and passes (XPASS): take the program off NOT_YET then.
+            # exists the test passes, which strict xfail reports: take it off NOT_YET then.
             marks=[pytest.mark.xfail(reason=NOT_YET[name], raises=AttributeError)]
             if name in NOT_YET
             else [],
