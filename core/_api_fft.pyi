@@ -32,15 +32,24 @@ def fft(
     axis: int = ...,
     norm: str = ...,
     dim: Any = ...,
+    out: Any = ...,
 ) -> Tensor:
     """One-dimensional discrete Fourier transform along ``axis`` (padded or cut to ``n``)."""
 
 
-def fftn(x: TensorLike, /, *, s: Any = ..., axes: Any = ..., norm: str = ...) -> Tensor:
+def fftn(
+    x: TensorLike,
+    /,
+    *,
+    s: Any = ...,
+    axes: Any = ...,
+    norm: str = ...,
+    out: Any = ...,
+) -> Tensor:
     """N-dimensional discrete Fourier transform over ``axes`` (sizes ``s``)."""
 
 
-def fftshift(x: TensorLike, /, *, axes: Any = ...) -> Tensor:
+def fftshift(x: TensorLike, /, *, axes: Any = ..., out: Any = ...) -> Tensor:
     """Move the zero frequency to the middle of ``axes`` (all axes by default)."""
 
 
@@ -52,6 +61,7 @@ def hfft(
     axis: Any = ...,
     norm: Any = ...,
     dim: Any = ...,
+    out: Any = ...,
 ) -> Tensor:
     """Discrete Fourier transform (real) of a Hermitian signal given by its first half."""
 
@@ -64,15 +74,24 @@ def ifft(
     axis: int = ...,
     norm: str = ...,
     dim: Any = ...,
+    out: Any = ...,
 ) -> Tensor:
     """One-dimensional inverse discrete Fourier transform along ``axis``."""
 
 
-def ifftn(x: TensorLike, /, *, s: Any = ..., axes: Any = ..., norm: str = ...) -> Tensor:
+def ifftn(
+    x: TensorLike,
+    /,
+    *,
+    s: Any = ...,
+    axes: Any = ...,
+    norm: str = ...,
+    out: Any = ...,
+) -> Tensor:
     """N-dimensional inverse discrete Fourier transform over ``axes`` (sizes ``s``)."""
 
 
-def ifftshift(x: TensorLike, /, *, axes: Any = ...) -> Tensor:
+def ifftshift(x: TensorLike, /, *, axes: Any = ..., out: Any = ...) -> Tensor:
     """Inverse of :func:`fftshift`."""
 
 
@@ -84,6 +103,7 @@ def ihfft(
     axis: Any = ...,
     norm: Any = ...,
     dim: Any = ...,
+    out: Any = ...,
 ) -> Tensor:
     """Inverse of :func:`hfft`: the conjugated first half of a real signal's spectrum."""
 
@@ -96,11 +116,20 @@ def irfft(
     axis: Any = ...,
     norm: Any = ...,
     dim: Any = ...,
+    out: Any = ...,
 ) -> Tensor:
     """Inverse of :func:`rfft`: ``n`` real values (``2 * (m - 1)`` from ``m`` terms)."""
 
 
-def irfftn(x: TensorLike, /, *, s: Any = ..., axes: Any = ..., norm: str = ...) -> Tensor:
+def irfftn(
+    x: TensorLike,
+    /,
+    *,
+    s: Any = ...,
+    axes: Any = ...,
+    norm: str = ...,
+    out: Any = ...,
+) -> Tensor:
     """Inverse of :func:`rfftn`: real output of sizes ``s``."""
 
 
@@ -112,9 +141,18 @@ def rfft(
     axis: Any = ...,
     norm: Any = ...,
     dim: Any = ...,
+    out: Any = ...,
 ) -> Tensor:
     """Discrete Fourier transform of real input: the ``n // 2 + 1`` non-negative terms."""
 
 
-def rfftn(x: TensorLike, /, *, s: Any = ..., axes: Any = ..., norm: str = ...) -> Tensor:
+def rfftn(
+    x: TensorLike,
+    /,
+    *,
+    s: Any = ...,
+    axes: Any = ...,
+    norm: str = ...,
+    out: Any = ...,
+) -> Tensor:
     """N-dimensional discrete Fourier transform of real input (the last axis halved)."""

@@ -69,15 +69,23 @@ class _svd_result(NamedTuple):
     Vh: Tensor
 
 
-def cholesky(x: TensorLike, /, *, upper: bool = ...) -> Tensor:
+def cholesky(x: TensorLike, /, *, upper: bool = ..., out: Any = ...) -> Tensor:
     """Cholesky factor of a symmetric positive-definite matrix (lower, or upper)."""
 
 
-def cross(x1: TensorLike, x2: TensorLike, /, *, axis: int = ..., dim: Any = ...) -> Tensor:
+def cross(
+    x1: TensorLike,
+    x2: TensorLike,
+    /,
+    *,
+    axis: int = ...,
+    dim: Any = ...,
+    out: Any = ...,
+) -> Tensor:
     """Cross product of 3-vectors along ``axis``, broadcasting."""
 
 
-def det(x: TensorLike, /) -> Tensor:
+def det(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Determinant of a square matrix (or a stack); the gradient needs it invertible."""
 
 
@@ -93,15 +101,15 @@ def eigh(x: TensorLike, /) -> _eigh_result:
     """Eigenvalues (ascending) and eigenvectors of a symmetric (Hermitian) matrix."""
 
 
-def eigvals(x: TensorLike, /) -> Tensor:
+def eigvals(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Eigenvalues of a general square matrix, as a complex tensor."""
 
 
-def eigvalsh(x: TensorLike, /) -> Tensor:
+def eigvalsh(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Eigenvalues of a symmetric (Hermitian) matrix, ascending."""
 
 
-def inv(x: TensorLike, /) -> Tensor:
+def inv(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Inverse of a square matrix (or a stack of them)."""
 
 
@@ -112,25 +120,26 @@ def matrix_norm(
     keepdims: bool = ...,
     ord: Any = ...,
     keepdim: Any = ...,
+    out: Any = ...,
 ) -> Tensor:
     """Matrix norm of the last two axes (``ord``: ``'fro'``, ``'nuc'``, 1, -1, 2, -2, inf or
     -inf).
     """
 
 
-def matrix_power(x: TensorLike, n: Any, /) -> Tensor:
+def matrix_power(x: TensorLike, n: Any, /, *, out: Any = ...) -> Tensor:
     """A square matrix to the integer power ``n`` (its inverse's for ``n < 0``)."""
 
 
-def matrix_rank(x: TensorLike, /, *, rtol: Any = ...) -> Tensor:
+def matrix_rank(x: TensorLike, /, *, rtol: Any = ..., out: Any = ...) -> Tensor:
     """Rank: the number of singular values above ``rtol * largest``."""
 
 
-def outer(x1: TensorLike, x2: TensorLike, /) -> Tensor:
+def outer(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Outer product: ``x1[i] * x2[j]``."""
 
 
-def pinv(x: TensorLike, /, *, rtol: Any = ...) -> Tensor:
+def pinv(x: TensorLike, /, *, rtol: Any = ..., out: Any = ...) -> Tensor:
     """Moore-Penrose pseudo-inverse; singular values below ``rtol * largest`` count as 0."""
 
 
@@ -142,7 +151,7 @@ def slogdet(x: TensorLike, /) -> _slogdet_result:
     """Sign and log of the absolute value of the determinant: ``(sign, logabsdet)``."""
 
 
-def solve(x1: TensorLike, x2: TensorLike, /) -> Tensor:
+def solve(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Solve ``x1 @ X = x2`` for ``X`` (a vector if ``x2`` is 1-D, else matrices)."""
 
 
@@ -150,11 +159,18 @@ def svd(x: TensorLike, /, *, full_matrices: bool = ...) -> _svd_result:
     """Singular value decomposition ``x = U @ diag(S) @ Vh``: a named tuple ``(U, S, Vh)``."""
 
 
-def svdvals(x: TensorLike, /) -> Tensor:
+def svdvals(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Singular values, in descending order."""
 
 
-def trace(x: TensorLike, /, *, offset: Any = ..., dtype: DType | None = ...) -> Tensor:
+def trace(
+    x: TensorLike,
+    /,
+    *,
+    offset: Any = ...,
+    dtype: DType | None = ...,
+    out: Any = ...,
+) -> Tensor:
     """Sum of the ``offset`` diagonal of the last two axes."""
 
 
@@ -167,5 +183,6 @@ def vector_norm(
     ord: Any = ...,
     dim: Any = ...,
     keepdim: Any = ...,
+    out: Any = ...,
 ) -> Tensor:
     """Vector ``ord``-norm over ``axis`` (all axes by default)."""

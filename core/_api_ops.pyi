@@ -410,6 +410,7 @@ def avg_pool2d(
     ceil_mode: bool = ...,
     count_include_pad: bool = ...,
     divisor_override: int | None = ...,
+    out: Any = ...,
 ) -> Tensor:
     """Mean over each window of the last two axes, with PyTorch's padding rules."""
 
@@ -425,6 +426,7 @@ def avg_pool2d_backward(
     ceil_mode: bool = ...,
     count_include_pad: bool = ...,
     divisor_override: int | None = ...,
+    out: Any = ...,
 ) -> Tensor:
     """The gradient of :func:`avg_pool2d`: each window's gradient shared among its elements."""
 
@@ -434,6 +436,8 @@ def binary_cross_entropy_with_logits(
     target: TensorLike,
     weight: TensorLike | None = ...,
     pos_weight: TensorLike | None = ...,
+    *,
+    out: Any = ...,
 ) -> Tensor:
     """Binary cross-entropy of ``sigmoid(input)`` against ``target``, stably."""
 
@@ -447,6 +451,7 @@ def conv2d(
     padding: int | tuple[int, ...] = ...,
     dilation: Any = ...,
     groups: int = ...,
+    out: Any = ...,
 ) -> Tensor:
     """2-D cross-correlation of ``x`` (N, C, H, W) with ``weight`` (O, C/g, kh, kw)."""
 
@@ -461,6 +466,7 @@ def conv2d_input_grad(
     padding: int | tuple[int, ...] = ...,
     dilation: Any = ...,
     groups: int = ...,
+    out: Any = ...,
 ) -> Tensor:
     """The gradient of :func:`conv2d` for its input: the transposed convolution."""
 
@@ -475,6 +481,7 @@ def conv2d_weight_grad(
     padding: int | tuple[int, ...] = ...,
     dilation: Any = ...,
     groups: int = ...,
+    out: Any = ...,
 ) -> Tensor:
     """The gradient of :func:`conv2d` for its weight (``kernel_size`` wide)."""
 
@@ -486,11 +493,12 @@ def cross_entropy(
     *,
     ignore_index: int = ...,
     label_smoothing: float = ...,
+    out: Any = ...,
 ) -> Tensor:
     """Cross-entropy of ``logits`` against integer classes ``target``."""
 
 
-def dropout(x: TensorLike, keep: TensorLike, /, *, scale: Any) -> Tensor:
+def dropout(x: TensorLike, keep: TensorLike, /, *, scale: Any, out: Any = ...) -> Tensor:
     """``x * scale`` where the boolean ``keep`` is true, 0 elsewhere."""
 
 
@@ -500,6 +508,7 @@ def embedding(
     /,
     *,
     padding_idx: int | None = ...,
+    out: Any = ...,
 ) -> Tensor:
     """Rows of ``weight`` (V, D) at integer ``indices``: ``(*indices.shape, D)``."""
 
@@ -511,15 +520,16 @@ def embedding_backward(
     *,
     num_embeddings: int,
     padding_idx: int | None = ...,
+    out: Any = ...,
 ) -> Tensor:
     """The gradient of :func:`embedding` with respect to its weight."""
 
 
-def erfc(x: TensorLike, /) -> Tensor:
+def erfc(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Complementary error function ``1 - erf(x)``, accurate in both tails."""
 
 
-def gelu(x: TensorLike, /, *, approximate: str = ...) -> Tensor:
+def gelu(x: TensorLike, /, *, approximate: str = ..., out: Any = ...) -> Tensor:
     """Gaussian error linear unit ``x * Phi(x)``, exact or by tanh (``approximate``)."""
 
 
@@ -530,15 +540,16 @@ def layer_norm(
     *,
     ndim: int,
     eps: float = ...,
+    out: Any = ...,
 ) -> Tensor:
     """Normalize the last ``ndim`` axes, then scale by ``weight``, add ``bias``."""
 
 
-def linear(x: TensorLike, weight: TensorLike, /) -> Tensor:
+def linear(x: TensorLike, weight: TensorLike, /, *, out: Any = ...) -> Tensor:
     """``x @ weight.T``: (..., in) by (out, in)."""
 
 
-def log_softmax(x: TensorLike, /, *, axis: int = ..., dim: Any = ...) -> Tensor:
+def log_softmax(x: TensorLike, /, *, axis: int = ..., dim: Any = ..., out: Any = ...) -> Tensor:
     """Log of the softmax along ``axis``, stably."""
 
 
@@ -550,6 +561,7 @@ def logsumexp(
     keepdims: bool = ...,
     dim: Any = ...,
     keepdim: Any = ...,
+    out: Any = ...,
 ) -> Tensor:
     """``log(sum(exp(x)))`` over ``axis`` (default all), without overflow."""
 
@@ -577,6 +589,7 @@ def max_pool2d_gather(
     padding: Any = ...,
     dilation: Any = ...,
     ceil_mode: bool = ...,
+    out: Any = ...,
 ) -> Tensor:
     """The element at a given position of each window (scatter's adjoint)."""
 
@@ -592,17 +605,18 @@ def max_pool2d_scatter(
     padding: Any = ...,
     dilation: Any = ...,
     ceil_mode: bool = ...,
+    out: Any = ...,
 ) -> Tensor:
     """The gradient of :func:`max_pool2d`: ``grad`` sent to each maximum."""
 
 
-def relu(x: TensorLike, /) -> Tensor:
+def relu(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Rectified linear unit ``max(x, 0)``; NaN stays NaN; the gradient at 0 is 0."""
 
 
-def sigmoid(x: TensorLike, /) -> Tensor:
+def sigmoid(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Logistic sigmoid ``1 / (1 + exp(-x))``, without overflow."""
 
 
-def softmax(x: TensorLike, /, *, axis: int = ..., dim: Any = ...) -> Tensor:
+def softmax(x: TensorLike, /, *, axis: int = ..., dim: Any = ..., out: Any = ...) -> Tensor:
     """Softmax along ``axis``: ``exp(x) / sum(exp(x))``, after subtracting the max."""

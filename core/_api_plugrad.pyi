@@ -179,23 +179,23 @@ class _unique_inverse_result(NamedTuple):
     inverse_indices: Tensor
 
 
-def abs(x: TensorLike, /) -> Tensor:
+def abs(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Absolute value ``|x|`` element-wise (complex: the modulus); gradient 0 at 0."""
 
 
-def absolute(x: TensorLike, /) -> Tensor:
+def absolute(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Absolute value ``|x|`` element-wise (complex: the modulus); gradient 0 at 0."""
 
 
-def acos(x: TensorLike, /) -> Tensor:
+def acos(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Inverse cosine element-wise; the gradient is infinite at ``x = ±1``."""
 
 
-def acosh(x: TensorLike, /) -> Tensor:
+def acosh(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Inverse hyperbolic cosine element-wise (``x >= 1``; gradient infinite at 1)."""
 
 
-def add(x1: TensorLike, x2: TensorLike, /) -> Tensor:
+def add(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Add ``x1 + x2`` element-wise, broadcasting."""
 
 
@@ -207,6 +207,7 @@ def all(
     keepdims: bool = ...,
     dim: Any = ...,
     keepdim: Any = ...,
+    out: Any = ...,
 ) -> Tensor:
     """Test whether all elements along ``axis`` are true (non-zero)."""
 
@@ -219,35 +220,36 @@ def any(
     keepdims: bool = ...,
     dim: Any = ...,
     keepdim: Any = ...,
+    out: Any = ...,
 ) -> Tensor:
     """Test whether any element along ``axis`` is true (non-zero)."""
 
 
-def arccos(x: TensorLike, /) -> Tensor:
+def arccos(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Inverse cosine element-wise; the gradient is infinite at ``x = ±1``."""
 
 
-def arccosh(x: TensorLike, /) -> Tensor:
+def arccosh(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Inverse hyperbolic cosine element-wise (``x >= 1``; gradient infinite at 1)."""
 
 
-def arcsin(x: TensorLike, /) -> Tensor:
+def arcsin(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Inverse sine element-wise; the gradient is infinite at ``x = ±1``."""
 
 
-def arcsinh(x: TensorLike, /) -> Tensor:
+def arcsinh(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Inverse hyperbolic sine element-wise."""
 
 
-def arctan(x: TensorLike, /) -> Tensor:
+def arctan(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Inverse tangent element-wise."""
 
 
-def arctan2(x1: TensorLike, x2: TensorLike, /) -> Tensor:
+def arctan2(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Angle of the point ``(x2, x1)`` in radians, element-wise (``atan(x1 / x2)`` by quadrant)."""
 
 
-def arctanh(x: TensorLike, /) -> Tensor:
+def arctanh(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Inverse hyperbolic tangent element-wise (``-1 < x < 1``)."""
 
 
@@ -259,6 +261,7 @@ def argmax(
     keepdims: bool = ...,
     dim: Any = ...,
     keepdim: Any = ...,
+    out: Any = ...,
 ) -> Tensor:
     """Index of the (first) maximum along ``axis`` (of the flattened tensor by default)."""
 
@@ -271,6 +274,7 @@ def argmin(
     keepdims: bool = ...,
     dim: Any = ...,
     keepdim: Any = ...,
+    out: Any = ...,
 ) -> Tensor:
     """Index of the (first) minimum along ``axis`` (of the flattened tensor by default)."""
 
@@ -283,63 +287,72 @@ def argsort(
     descending: bool = ...,
     stable: bool = ...,
     dim: Any = ...,
+    out: Any = ...,
 ) -> Tensor:
     """Indices that sort ``x`` along ``axis`` (stable by default)."""
 
 
-def asin(x: TensorLike, /) -> Tensor:
+def asin(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Inverse sine element-wise; the gradient is infinite at ``x = ±1``."""
 
 
-def asinh(x: TensorLike, /) -> Tensor:
+def asinh(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Inverse hyperbolic sine element-wise."""
 
 
-def astype(x: TensorLike, dtype: DType | None, /, *, copy: bool = ..., device: Any = ...) -> Tensor:
+def astype(
+    x: TensorLike,
+    dtype: DType | None,
+    /,
+    *,
+    copy: bool = ...,
+    device: Any = ...,
+    out: Any = ...,
+) -> Tensor:
     """Convert ``x`` to ``dtype`` (e.g. ``plugrad.float64``); its gradient to x's."""
 
 
-def atan(x: TensorLike, /) -> Tensor:
+def atan(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Inverse tangent element-wise."""
 
 
-def atan2(x1: TensorLike, x2: TensorLike, /) -> Tensor:
+def atan2(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Angle of the point ``(x2, x1)`` in radians, element-wise (``atan(x1 / x2)`` by quadrant)."""
 
 
-def atanh(x: TensorLike, /) -> Tensor:
+def atanh(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Inverse hyperbolic tangent element-wise (``-1 < x < 1``)."""
 
 
-def bitwise_and(x1: TensorLike, x2: TensorLike, /) -> Tensor:
+def bitwise_and(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Bitwise AND of integer or bool tensors, broadcasting (``x1 & x2``)."""
 
 
-def bitwise_invert(x: TensorLike, /) -> Tensor:
+def bitwise_invert(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Bitwise NOT of an integer or bool tensor (``~x``)."""
 
 
-def bitwise_left_shift(x1: TensorLike, x2: TensorLike, /) -> Tensor:
+def bitwise_left_shift(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Shift the bits of ``x1`` left by ``x2`` (``x1 << x2``)."""
 
 
-def bitwise_not(x: TensorLike, /) -> Tensor:
+def bitwise_not(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Bitwise NOT of an integer or bool tensor (``~x``)."""
 
 
-def bitwise_or(x1: TensorLike, x2: TensorLike, /) -> Tensor:
+def bitwise_or(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Bitwise OR of integer or bool tensors, broadcasting (``x1 | x2``)."""
 
 
-def bitwise_right_shift(x1: TensorLike, x2: TensorLike, /) -> Tensor:
+def bitwise_right_shift(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Shift the bits of ``x1`` right by ``x2`` (``x1 >> x2``)."""
 
 
-def bitwise_xor(x1: TensorLike, x2: TensorLike, /) -> Tensor:
+def bitwise_xor(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Bitwise XOR of integer or bool tensors, broadcasting (``x1 ^ x2``)."""
 
 
-def bmm(x1: TensorLike, x2: TensorLike, /) -> Tensor:
+def bmm(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Matrix product ``x1 @ x2``, with NumPy's rules for 1-D and batched inputs."""
 
 
@@ -355,15 +368,29 @@ def cat(arrays: Sequence[TensorLike], /, *, axis: Any = ..., dim: Any = ...) -> 
     """Join tensors along an existing ``axis`` (flattened first if ``axis=None``)."""
 
 
-def ceil(x: TensorLike, /) -> Tensor:
+def ceil(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Round up element-wise."""
 
 
-def clamp(x: TensorLike, /, min: TensorLike | None = ..., max: TensorLike | None = ...) -> Tensor:
+def clamp(
+    x: TensorLike,
+    /,
+    min: TensorLike | None = ...,
+    max: TensorLike | None = ...,
+    *,
+    out: Any = ...,
+) -> Tensor:
     """Clamp ``x`` to ``[min, max]`` element-wise; ``min``/``max`` are scalars, tensors or None."""
 
 
-def clip(x: TensorLike, /, min: TensorLike | None = ..., max: TensorLike | None = ...) -> Tensor:
+def clip(
+    x: TensorLike,
+    /,
+    min: TensorLike | None = ...,
+    max: TensorLike | None = ...,
+    *,
+    out: Any = ...,
+) -> Tensor:
     """Clamp ``x`` to ``[min, max]`` element-wise; ``min``/``max`` are scalars, tensors or None."""
 
 
@@ -375,19 +402,19 @@ def concatenate(arrays: Sequence[TensorLike], /, *, axis: Any = ..., dim: Any = 
     """Join tensors along an existing ``axis`` (flattened first if ``axis=None``)."""
 
 
-def conj(x: TensorLike, /) -> Tensor:
+def conj(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Complex conjugate element-wise (real inputs are returned unchanged)."""
 
 
-def copysign(x1: TensorLike, x2: TensorLike, /) -> Tensor:
+def copysign(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """The magnitude of ``x1`` with the sign of ``x2``, element-wise (no gradient for ``x2``)."""
 
 
-def cos(x: TensorLike, /) -> Tensor:
+def cos(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Cosine element-wise (radians)."""
 
 
-def cosh(x: TensorLike, /) -> Tensor:
+def cosh(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Hyperbolic cosine element-wise."""
 
 
@@ -399,6 +426,7 @@ def count_nonzero(
     keepdims: bool = ...,
     dim: Any = ...,
     keepdim: Any = ...,
+    out: Any = ...,
 ) -> Tensor:
     """Number of non-zero elements along ``axis`` (all axes by default)."""
 
@@ -411,6 +439,7 @@ def cumulative_prod(
     dtype: DType | None = ...,
     include_initial: bool = ...,
     dim: Any = ...,
+    out: Any = ...,
 ) -> Tensor:
     """Cumulative product along ``axis``; ``include_initial`` prepends a 1."""
 
@@ -423,6 +452,7 @@ def cumulative_sum(
     dtype: DType | None = ...,
     include_initial: bool = ...,
     dim: Any = ...,
+    out: Any = ...,
 ) -> Tensor:
     """Cumulative sum along ``axis``; ``include_initial`` prepends a 0."""
 
@@ -436,27 +466,28 @@ def diff(
     prepend: TensorLike | None = ...,
     append: TensorLike | None = ...,
     dim: Any = ...,
+    out: Any = ...,
 ) -> Tensor:
     """The ``n``-th difference ``x[i + 1] - x[i]`` along ``axis``, after joining the ends."""
 
 
-def div(x1: TensorLike, x2: TensorLike, /) -> Tensor:
+def div(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Divide ``x1 / x2`` element-wise (true division)."""
 
 
-def divide(x1: TensorLike, x2: TensorLike, /) -> Tensor:
+def divide(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Divide ``x1 / x2`` element-wise (true division)."""
 
 
-def eq(x1: TensorLike, x2: TensorLike, /) -> Tensor:
+def eq(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Compare ``x1 == x2`` element-wise, broadcasting; a bool tensor."""
 
 
-def equal(x1: TensorLike, x2: TensorLike, /) -> Tensor:
+def equal(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Compare ``x1 == x2`` element-wise, broadcasting; a bool tensor."""
 
 
-def exp(x: TensorLike, /) -> Tensor:
+def exp(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Exponential ``e ** x`` element-wise."""
 
 
@@ -464,7 +495,7 @@ def expand_dims(x: TensorLike, /, axis: Any = ..., *, dim: Any = ...) -> Tensor:
     """Insert a size-1 axis at position ``axis`` (an int, or a tuple of them)."""
 
 
-def expm1(x: TensorLike, /) -> Tensor:
+def expm1(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """``exp(x) - 1`` element-wise, accurate for small ``x``."""
 
 
@@ -472,111 +503,111 @@ def flip(x: TensorLike, /, *, axis: Any = ..., dim: Any = ...) -> Tensor:
     """Reverse the order of elements along ``axis`` (all axes by default)."""
 
 
-def floor(x: TensorLike, /) -> Tensor:
+def floor(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Round down element-wise."""
 
 
-def floor_divide(x1: TensorLike, x2: TensorLike, /) -> Tensor:
+def floor_divide(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """``floor(x1 / x2)`` element-wise, broadcasting (Python's ``//``)."""
 
 
-def ge(x1: TensorLike, x2: TensorLike, /) -> Tensor:
+def ge(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Compare ``x1 >= x2`` element-wise, broadcasting; a bool tensor."""
 
 
-def getitem(x: TensorLike, /, key: Any) -> Tensor:
+def getitem(x: TensorLike, /, key: Any, *, out: Any = ...) -> Tensor:
     """Index ``x[key]``; what ``Tensor.__getitem__`` calls (use ``x[key]`` instead)."""
 
 
-def greater(x1: TensorLike, x2: TensorLike, /) -> Tensor:
+def greater(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Compare ``x1 > x2`` element-wise, broadcasting; a bool tensor."""
 
 
-def greater_equal(x1: TensorLike, x2: TensorLike, /) -> Tensor:
+def greater_equal(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Compare ``x1 >= x2`` element-wise, broadcasting; a bool tensor."""
 
 
-def gt(x1: TensorLike, x2: TensorLike, /) -> Tensor:
+def gt(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Compare ``x1 > x2`` element-wise, broadcasting; a bool tensor."""
 
 
-def hypot(x1: TensorLike, x2: TensorLike, /) -> Tensor:
+def hypot(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """``sqrt(x1**2 + x2**2)`` element-wise, without overflow; the gradient at (0, 0) is 0."""
 
 
-def imag(x: TensorLike, /) -> Tensor:
+def imag(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Imaginary part element-wise (of a complex tensor)."""
 
 
-def isfinite(x: TensorLike, /) -> Tensor:
+def isfinite(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Whether each element is finite (neither infinite nor NaN)."""
 
 
-def isin(x1: TensorLike, x2: TensorLike, /, *, invert: bool = ...) -> Tensor:
+def isin(x1: TensorLike, x2: TensorLike, /, *, invert: bool = ..., out: Any = ...) -> Tensor:
     """Whether each element of ``x1`` occurs in ``x2`` (or not, with ``invert=True``)."""
 
 
-def isinf(x: TensorLike, /) -> Tensor:
+def isinf(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Whether each element is infinite."""
 
 
-def isnan(x: TensorLike, /) -> Tensor:
+def isnan(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Whether each element is NaN."""
 
 
-def le(x1: TensorLike, x2: TensorLike, /) -> Tensor:
+def le(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Compare ``x1 <= x2`` element-wise, broadcasting; a bool tensor."""
 
 
-def less(x1: TensorLike, x2: TensorLike, /) -> Tensor:
+def less(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Compare ``x1 < x2`` element-wise, broadcasting; a bool tensor."""
 
 
-def less_equal(x1: TensorLike, x2: TensorLike, /) -> Tensor:
+def less_equal(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Compare ``x1 <= x2`` element-wise, broadcasting; a bool tensor."""
 
 
-def log(x: TensorLike, /) -> Tensor:
+def log(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Natural logarithm element-wise (``nan`` for negative inputs, ``-inf`` at 0)."""
 
 
-def log10(x: TensorLike, /) -> Tensor:
+def log10(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Base-10 logarithm element-wise."""
 
 
-def log1p(x: TensorLike, /) -> Tensor:
+def log1p(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """``log(1 + x)`` element-wise, accurate for small ``x``."""
 
 
-def log2(x: TensorLike, /) -> Tensor:
+def log2(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Base-2 logarithm element-wise."""
 
 
-def logaddexp(x1: TensorLike, x2: TensorLike, /) -> Tensor:
+def logaddexp(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """``log(exp(x1) + exp(x2))`` element-wise, without overflow."""
 
 
-def logical_and(x1: TensorLike, x2: TensorLike, /) -> Tensor:
+def logical_and(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Logical AND element-wise, broadcasting; a bool tensor."""
 
 
-def logical_not(x: TensorLike, /) -> Tensor:
+def logical_not(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Logical NOT element-wise; a bool tensor."""
 
 
-def logical_or(x1: TensorLike, x2: TensorLike, /) -> Tensor:
+def logical_or(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Logical OR element-wise, broadcasting; a bool tensor."""
 
 
-def logical_xor(x1: TensorLike, x2: TensorLike, /) -> Tensor:
+def logical_xor(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Logical XOR element-wise, broadcasting; a bool tensor."""
 
 
-def lt(x1: TensorLike, x2: TensorLike, /) -> Tensor:
+def lt(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Compare ``x1 < x2`` element-wise, broadcasting; a bool tensor."""
 
 
-def matmul(x1: TensorLike, x2: TensorLike, /) -> Tensor:
+def matmul(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Matrix product ``x1 @ x2``, with NumPy's rules for 1-D and batched inputs."""
 
 
@@ -592,11 +623,12 @@ def max(
     keepdims: bool = ...,
     dim: Any = ...,
     keepdim: Any = ...,
+    out: Any = ...,
 ) -> Tensor:
     """Maximum over ``axis`` (all axes by default); tied maxima share the gradient."""
 
 
-def maximum(x1: TensorLike, x2: TensorLike, /) -> Tensor:
+def maximum(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Element-wise maximum, broadcasting; ties split the gradient."""
 
 
@@ -608,6 +640,7 @@ def mean(
     keepdims: bool = ...,
     dim: Any = ...,
     keepdim: Any = ...,
+    out: Any = ...,
 ) -> Tensor:
     """Arithmetic mean over ``axis`` (all axes by default)."""
 
@@ -624,15 +657,16 @@ def min(
     keepdims: bool = ...,
     dim: Any = ...,
     keepdim: Any = ...,
+    out: Any = ...,
 ) -> Tensor:
     """Minimum over ``axis`` (all axes by default); tied minima share the gradient."""
 
 
-def minimum(x1: TensorLike, x2: TensorLike, /) -> Tensor:
+def minimum(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Element-wise minimum, broadcasting; ties split the gradient."""
 
 
-def mm(x1: TensorLike, x2: TensorLike, /) -> Tensor:
+def mm(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Matrix product ``x1 @ x2``, with NumPy's rules for 1-D and batched inputs."""
 
 
@@ -644,27 +678,27 @@ def movedim(x: TensorLike, source: Any, destination: Any, /) -> Tensor:
     """Move the axes ``source`` to positions ``destination``."""
 
 
-def mul(x1: TensorLike, x2: TensorLike, /) -> Tensor:
+def mul(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Multiply ``x1 * x2`` element-wise, broadcasting."""
 
 
-def multiply(x1: TensorLike, x2: TensorLike, /) -> Tensor:
+def multiply(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Multiply ``x1 * x2`` element-wise, broadcasting."""
 
 
-def ne(x1: TensorLike, x2: TensorLike, /) -> Tensor:
+def ne(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Compare ``x1 != x2`` element-wise, broadcasting; a bool tensor."""
 
 
-def neg(x: TensorLike, /) -> Tensor:
+def neg(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Negate ``-x`` element-wise."""
 
 
-def negative(x: TensorLike, /) -> Tensor:
+def negative(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Negate ``-x`` element-wise."""
 
 
-def nextafter(x1: TensorLike, x2: TensorLike, /) -> Tensor:
+def nextafter(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """The next representable value after ``x1`` towards ``x2``, element-wise."""
 
 
@@ -672,7 +706,7 @@ def nonzero(x: TensorLike, /) -> tuple[Tensor, ...]:
     """Indices of the non-zero elements: a tuple with one index tensor per axis."""
 
 
-def not_equal(x1: TensorLike, x2: TensorLike, /) -> Tensor:
+def not_equal(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Compare ``x1 != x2`` element-wise, broadcasting; a bool tensor."""
 
 
@@ -680,11 +714,11 @@ def permute_dims(x: TensorLike, /, axes: Any) -> Tensor:
     """Reorder the axes of ``x``: axis ``i`` of the result is axis ``axes[i]``."""
 
 
-def positive(x: TensorLike, /) -> Tensor:
+def positive(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Return ``+x`` element-wise (a new tensor with the same values)."""
 
 
-def pow(x1: TensorLike, x2: TensorLike, /) -> Tensor:
+def pow(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Raise ``x1 ** x2`` element-wise (the exponent's gradient is 0 where the base is 0)."""
 
 
@@ -697,19 +731,20 @@ def prod(
     keepdims: bool = ...,
     dim: Any = ...,
     keepdim: Any = ...,
+    out: Any = ...,
 ) -> Tensor:
     """Product of the elements over ``axis``; the gradient is exact where elements are 0."""
 
 
-def real(x: TensorLike, /) -> Tensor:
+def real(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Real part element-wise."""
 
 
-def reciprocal(x: TensorLike, /) -> Tensor:
+def reciprocal(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Reciprocal ``1 / x`` element-wise."""
 
 
-def remainder(x1: TensorLike, x2: TensorLike, /) -> Tensor:
+def remainder(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Remainder of ``x1 / x2`` with the sign of ``x2`` (Python's ``%``), element-wise."""
 
 
@@ -725,11 +760,19 @@ def reshape(x: TensorLike, /, shape: Any, *, copy: Any = ...) -> Tensor:
     """Give the elements of ``x`` a new ``shape`` (one entry may be -1)."""
 
 
-def roll(x: TensorLike, /, shift: Any, *, axis: Any = ..., dim: Any = ...) -> Tensor:
+def roll(
+    x: TensorLike,
+    /,
+    shift: Any,
+    *,
+    axis: Any = ...,
+    dim: Any = ...,
+    out: Any = ...,
+) -> Tensor:
     """Shift elements cyclically by ``shift`` along ``axis`` (flattened by default)."""
 
 
-def round(x: TensorLike, /) -> Tensor:
+def round(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Round to the nearest integer element-wise, halves to even."""
 
 
@@ -752,19 +795,19 @@ def setitem(x: TensorLike, value: TensorLike, /, key: Any) -> Tensor:
     """A copy of ``x`` with ``x[key] = value``; what ``x[key] = value`` records."""
 
 
-def sign(x: TensorLike, /) -> Tensor:
+def sign(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Sign of ``x`` element-wise: -1, 0 or 1 (``x / |x|`` for complex)."""
 
 
-def signbit(x: TensorLike, /) -> Tensor:
+def signbit(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Whether the sign bit is set, element-wise (true for ``-0.0``)."""
 
 
-def sin(x: TensorLike, /) -> Tensor:
+def sin(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Sine element-wise (radians)."""
 
 
-def sinh(x: TensorLike, /) -> Tensor:
+def sinh(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Hyperbolic sine element-wise."""
 
 
@@ -776,15 +819,16 @@ def sort(
     descending: bool = ...,
     stable: bool = ...,
     dim: Any = ...,
+    out: Any = ...,
 ) -> Tensor:
     """Sort along ``axis``; each sorted position's gradient goes back to its element."""
 
 
-def sqrt(x: TensorLike, /) -> Tensor:
+def sqrt(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Square root element-wise (``nan`` below 0 for real inputs; infinite gradient at 0)."""
 
 
-def square(x: TensorLike, /) -> Tensor:
+def square(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Square ``x * x`` element-wise."""
 
 
@@ -805,15 +849,16 @@ def std(
     keepdims: bool = ...,
     dim: Any = ...,
     keepdim: Any = ...,
+    out: Any = ...,
 ) -> Tensor:
     """Standard deviation over ``axis``; ``correction=1`` for the sample one."""
 
 
-def sub(x1: TensorLike, x2: TensorLike, /) -> Tensor:
+def sub(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Subtract ``x1 - x2`` element-wise, broadcasting."""
 
 
-def subtract(x1: TensorLike, x2: TensorLike, /) -> Tensor:
+def subtract(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Subtract ``x1 - x2`` element-wise, broadcasting."""
 
 
@@ -826,11 +871,20 @@ def sum(
     keepdims: bool = ...,
     dim: Any = ...,
     keepdim: Any = ...,
+    out: Any = ...,
 ) -> Tensor:
     """Sum of the elements over ``axis`` (all axes by default)."""
 
 
-def take(x: TensorLike, indices: TensorLike, /, *, axis: Any = ..., dim: Any = ...) -> Tensor:
+def take(
+    x: TensorLike,
+    indices: TensorLike,
+    /,
+    *,
+    axis: Any = ...,
+    dim: Any = ...,
+    out: Any = ...,
+) -> Tensor:
     """Take elements of ``x`` along ``axis`` at integer ``indices``; repeats add up."""
 
 
@@ -841,39 +895,40 @@ def take_along_axis(
     *,
     axis: Any = ...,
     dim: Any = ...,
+    out: Any = ...,
 ) -> Tensor:
     """Pick from ``x`` along ``axis`` with ``indices`` of as many dimensions."""
 
 
-def tan(x: TensorLike, /) -> Tensor:
+def tan(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Tangent element-wise (radians)."""
 
 
-def tanh(x: TensorLike, /) -> Tensor:
+def tanh(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Hyperbolic tangent element-wise."""
 
 
-def tensordot(x1: TensorLike, x2: TensorLike, /, *, axes: Any = ...) -> Tensor:
+def tensordot(x1: TensorLike, x2: TensorLike, /, *, axes: Any = ..., out: Any = ...) -> Tensor:
     """Sum products over axes: the last ``axes`` of ``x1`` with the first of ``x2``."""
 
 
-def tile(x: TensorLike, /, repetitions: Any) -> Tensor:
+def tile(x: TensorLike, /, repetitions: Any, *, out: Any = ...) -> Tensor:
     """Repeat the whole tensor ``repetitions[i]`` times along each axis ``i``."""
 
 
-def tril(x: TensorLike, /, *, k: Any = ...) -> Tensor:
+def tril(x: TensorLike, /, *, k: Any = ..., out: Any = ...) -> Tensor:
     """The lower triangle (on and below diagonal ``k``) of the last two axes; 0 above."""
 
 
-def triu(x: TensorLike, /, *, k: Any = ...) -> Tensor:
+def triu(x: TensorLike, /, *, k: Any = ..., out: Any = ...) -> Tensor:
     """The upper triangle (on and above diagonal ``k``) of the last two axes; 0 below."""
 
 
-def true_divide(x1: TensorLike, x2: TensorLike, /) -> Tensor:
+def true_divide(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Divide ``x1 / x2`` element-wise (true division)."""
 
 
-def trunc(x: TensorLike, /) -> Tensor:
+def trunc(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Round towards zero element-wise."""
 
 
@@ -893,7 +948,7 @@ def unique_inverse(x: TensorLike, /) -> _unique_inverse_result:
     """Unique values and each element's index among them."""
 
 
-def unique_values(x: TensorLike, /) -> Tensor:
+def unique_values(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """The unique elements of ``x``, sorted."""
 
 
@@ -910,13 +965,22 @@ def var(
     keepdims: bool = ...,
     dim: Any = ...,
     keepdim: Any = ...,
+    out: Any = ...,
 ) -> Tensor:
     """Variance over ``axis``; ``correction=1`` gives the unbiased (sample) variance."""
 
 
-def vecdot(x1: TensorLike, x2: TensorLike, /, *, axis: Any = ..., dim: Any = ...) -> Tensor:
+def vecdot(
+    x1: TensorLike,
+    x2: TensorLike,
+    /,
+    *,
+    axis: Any = ...,
+    dim: Any = ...,
+    out: Any = ...,
+) -> Tensor:
     """Dot product along ``axis``, broadcasting the other axes (``x1`` is conjugated)."""
 
 
-def where(condition: TensorLike, x1: TensorLike, x2: TensorLike, /) -> Tensor:
+def where(condition: TensorLike, x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Choose ``x1`` where ``condition`` is true, else ``x2``, element-wise."""

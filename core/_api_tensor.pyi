@@ -17,20 +17,35 @@ TensorLike: TypeAlias = Tensor | bool | int | float | complex
 class InstalledTensorMethods:
     """Tensor methods installed from op declarations when plugins load."""
 
-    def abs(self, /) -> Tensor:
+    def abs(self, *, out: Any = ...) -> Tensor:
         """Absolute value ``|x|`` element-wise (complex: the modulus); gradient 0 at 0."""
 
-    def absolute(self, /) -> Tensor:
+    def abs_(self, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`abs`: ``x.abs_(...)`` makes ``x`` hold it."""
+
+    def absolute(self, *, out: Any = ...) -> Tensor:
         """Absolute value ``|x|`` element-wise (complex: the modulus); gradient 0 at 0."""
 
-    def acos(self, /) -> Tensor:
+    def absolute_(self, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`absolute`: ``x.absolute_(...)`` makes ``x`` hold it."""
+
+    def acos(self, *, out: Any = ...) -> Tensor:
         """Inverse cosine element-wise; the gradient is infinite at ``x = ±1``."""
 
-    def acosh(self, /) -> Tensor:
+    def acos_(self, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`acos`: ``x.acos_(...)`` makes ``x`` hold it."""
+
+    def acosh(self, *, out: Any = ...) -> Tensor:
         """Inverse hyperbolic cosine element-wise (``x >= 1``; gradient infinite at 1)."""
 
-    def add(self, x2: TensorLike, /) -> Tensor:
+    def acosh_(self, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`acosh`: ``x.acosh_(...)`` makes ``x`` hold it."""
+
+    def add(self, x2: TensorLike, /, *, alpha: Any = ...) -> Tensor:
         """Add ``x1 + x2`` element-wise, broadcasting."""
+
+    def add_(self, x2: TensorLike, /, *, alpha: Any = ...) -> Tensor:
+        """In-place :meth:`add`: ``x.add_(...)`` makes ``x`` hold it."""
 
     def all(
         self,
@@ -72,28 +87,49 @@ class InstalledTensorMethods:
     ) -> Tensor:
         """Test whether any element along ``axis`` is true (non-zero)."""
 
-    def arccos(self, /) -> Tensor:
+    def arccos(self, *, out: Any = ...) -> Tensor:
         """Inverse cosine element-wise; the gradient is infinite at ``x = ±1``."""
 
-    def arccosh(self, /) -> Tensor:
+    def arccos_(self, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`arccos`: ``x.arccos_(...)`` makes ``x`` hold it."""
+
+    def arccosh(self, *, out: Any = ...) -> Tensor:
         """Inverse hyperbolic cosine element-wise (``x >= 1``; gradient infinite at 1)."""
 
-    def arcsin(self, /) -> Tensor:
+    def arccosh_(self, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`arccosh`: ``x.arccosh_(...)`` makes ``x`` hold it."""
+
+    def arcsin(self, *, out: Any = ...) -> Tensor:
         """Inverse sine element-wise; the gradient is infinite at ``x = ±1``."""
 
-    def arcsinh(self, /) -> Tensor:
+    def arcsin_(self, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`arcsin`: ``x.arcsin_(...)`` makes ``x`` hold it."""
+
+    def arcsinh(self, *, out: Any = ...) -> Tensor:
         """Inverse hyperbolic sine element-wise."""
 
-    def arctan(self, /) -> Tensor:
+    def arcsinh_(self, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`arcsinh`: ``x.arcsinh_(...)`` makes ``x`` hold it."""
+
+    def arctan(self, *, out: Any = ...) -> Tensor:
         """Inverse tangent element-wise."""
 
-    def arctan2(self, x2: TensorLike, /) -> Tensor:
+    def arctan2(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Angle of the point ``(x2, x1)`` in radians, element-wise (``atan(x1 / x2)`` by
         quadrant).
         """
 
-    def arctanh(self, /) -> Tensor:
+    def arctan2_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`arctan2`: ``x.arctan2_(...)`` makes ``x`` hold it."""
+
+    def arctan_(self, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`arctan`: ``x.arctan_(...)`` makes ``x`` hold it."""
+
+    def arctanh(self, *, out: Any = ...) -> Tensor:
         """Inverse hyperbolic tangent element-wise (``-1 < x < 1``)."""
+
+    def arctanh_(self, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`arctanh`: ``x.arctanh_(...)`` makes ``x`` hold it."""
 
     def argmax(
         self,
@@ -125,81 +161,138 @@ class InstalledTensorMethods:
     ) -> Tensor:
         """Indices that sort ``x`` along ``axis`` (stable by default)."""
 
-    def asin(self, /) -> Tensor:
+    def asin(self, *, out: Any = ...) -> Tensor:
         """Inverse sine element-wise; the gradient is infinite at ``x = ±1``."""
 
-    def asinh(self, /) -> Tensor:
+    def asin_(self, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`asin`: ``x.asin_(...)`` makes ``x`` hold it."""
+
+    def asinh(self, *, out: Any = ...) -> Tensor:
         """Inverse hyperbolic sine element-wise."""
 
-    def atan(self, /) -> Tensor:
+    def asinh_(self, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`asinh`: ``x.asinh_(...)`` makes ``x`` hold it."""
+
+    def atan(self, *, out: Any = ...) -> Tensor:
         """Inverse tangent element-wise."""
 
-    def atan2(self, x2: TensorLike, /) -> Tensor:
+    def atan2(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Angle of the point ``(x2, x1)`` in radians, element-wise (``atan(x1 / x2)`` by
         quadrant).
         """
 
-    def atanh(self, /) -> Tensor:
+    def atan2_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`atan2`: ``x.atan2_(...)`` makes ``x`` hold it."""
+
+    def atan_(self, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`atan`: ``x.atan_(...)`` makes ``x`` hold it."""
+
+    def atanh(self, *, out: Any = ...) -> Tensor:
         """Inverse hyperbolic tangent element-wise (``-1 < x < 1``)."""
 
-    def bitwise_and(self, x2: TensorLike, /) -> Tensor:
+    def atanh_(self, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`atanh`: ``x.atanh_(...)`` makes ``x`` hold it."""
+
+    def bitwise_and(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Bitwise AND of integer or bool tensors, broadcasting (``x1 & x2``)."""
 
-    def bitwise_invert(self, /) -> Tensor:
+    def bitwise_invert(self, *, out: Any = ...) -> Tensor:
         """Bitwise NOT of an integer or bool tensor (``~x``)."""
 
-    def bitwise_left_shift(self, x2: TensorLike, /) -> Tensor:
+    def bitwise_left_shift(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Shift the bits of ``x1`` left by ``x2`` (``x1 << x2``)."""
 
-    def bitwise_not(self, /) -> Tensor:
+    def bitwise_not(self, *, out: Any = ...) -> Tensor:
         """Bitwise NOT of an integer or bool tensor (``~x``)."""
 
-    def bitwise_or(self, x2: TensorLike, /) -> Tensor:
+    def bitwise_or(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Bitwise OR of integer or bool tensors, broadcasting (``x1 | x2``)."""
 
-    def bitwise_right_shift(self, x2: TensorLike, /) -> Tensor:
+    def bitwise_right_shift(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Shift the bits of ``x1`` right by ``x2`` (``x1 >> x2``)."""
 
-    def bitwise_xor(self, x2: TensorLike, /) -> Tensor:
+    def bitwise_xor(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Bitwise XOR of integer or bool tensors, broadcasting (``x1 ^ x2``)."""
 
-    def bmm(self, x2: TensorLike, /) -> Tensor:
+    def bmm(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Matrix product ``x1 @ x2``, with NumPy's rules for 1-D and batched inputs."""
 
     def broadcast_to(self, shape: Any) -> Tensor:
         """Broadcast ``x`` to ``shape``; the gradient is summed back over new axes."""
 
-    def ceil(self, /) -> Tensor:
+    def ceil(self, *, out: Any = ...) -> Tensor:
         """Round up element-wise."""
+
+    def ceil_(self, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`ceil`: ``x.ceil_(...)`` makes ``x`` hold it."""
 
     def chunk(self, chunks: int, dim: int = ...) -> tuple[Any, ...]:
         """PyTorch's ``x.chunk(chunks, dim=0)``: at most ``chunks`` pieces of ``ceil(n /
         chunks)``.
         """
 
-    def clamp(self, min: TensorLike | None = ..., max: TensorLike | None = ...) -> Tensor:
+    def clamp(
+        self,
+        min: TensorLike | None = ...,
+        max: TensorLike | None = ...,
+        *,
+        out: Any = ...,
+    ) -> Tensor:
         """Clamp ``x`` to ``[min, max]`` element-wise; ``min``/``max`` are scalars, tensors or
         None.
         """
 
-    def clip(self, min: TensorLike | None = ..., max: TensorLike | None = ...) -> Tensor:
+    def clamp_(
+        self,
+        min: TensorLike | None = ...,
+        max: TensorLike | None = ...,
+        *,
+        out: Any = ...,
+    ) -> Tensor:
+        """In-place :meth:`clamp`: ``x.clamp_(...)`` makes ``x`` hold it."""
+
+    def clip(
+        self,
+        min: TensorLike | None = ...,
+        max: TensorLike | None = ...,
+        *,
+        out: Any = ...,
+    ) -> Tensor:
         """Clamp ``x`` to ``[min, max]`` element-wise; ``min``/``max`` are scalars, tensors or
         None.
         """
 
-    def conj(self, /) -> Tensor:
+    def clip_(
+        self,
+        min: TensorLike | None = ...,
+        max: TensorLike | None = ...,
+        *,
+        out: Any = ...,
+    ) -> Tensor:
+        """In-place :meth:`clip`: ``x.clip_(...)`` makes ``x`` hold it."""
+
+    def conj(self, *, out: Any = ...) -> Tensor:
         """Complex conjugate element-wise (real inputs are returned unchanged)."""
 
-    def copysign(self, x2: TensorLike, /) -> Tensor:
+    def copysign(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """The magnitude of ``x1`` with the sign of ``x2``, element-wise (no gradient for
         ``x2``).
         """
 
-    def cos(self, /) -> Tensor:
+    def copysign_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`copysign`: ``x.copysign_(...)`` makes ``x`` hold it."""
+
+    def cos(self, *, out: Any = ...) -> Tensor:
         """Cosine element-wise (radians)."""
 
-    def cosh(self, /) -> Tensor:
+    def cos_(self, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`cos`: ``x.cos_(...)`` makes ``x`` hold it."""
+
+    def cosh(self, *, out: Any = ...) -> Tensor:
         """Hyperbolic cosine element-wise."""
+
+    def cosh_(self, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`cosh`: ``x.cosh_(...)`` makes ``x`` hold it."""
 
     def cumprod(
         self,
@@ -241,23 +334,32 @@ class InstalledTensorMethods:
     ) -> Tensor:
         """Cumulative sum along ``axis``; ``include_initial`` prepends a 0."""
 
-    def div(self, x2: TensorLike, /) -> Tensor:
+    def div(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Divide ``x1 / x2`` element-wise (true division)."""
 
-    def divide(self, x2: TensorLike, /) -> Tensor:
+    def div_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`div`: ``x.div_(...)`` makes ``x`` hold it."""
+
+    def divide(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Divide ``x1 / x2`` element-wise (true division)."""
+
+    def divide_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`divide`: ``x.divide_(...)`` makes ``x`` hold it."""
 
     def dot(self, other: Any) -> Any:
         """PyTorch's ``x.dot(other)``: the inner product of two 1-D tensors (no conjugation)."""
 
-    def eq(self, x2: TensorLike, /) -> Tensor:
+    def eq(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Compare ``x1 == x2`` element-wise, broadcasting; a bool tensor."""
 
-    def erfc(self, /) -> Tensor:
+    def erfc(self, *, out: Any = ...) -> Tensor:
         """Complementary error function ``1 - erf(x)``, accurate in both tails."""
 
-    def exp(self, /) -> Tensor:
+    def exp(self, *, out: Any = ...) -> Tensor:
         """Exponential ``e ** x`` element-wise."""
+
+    def exp_(self, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`exp`: ``x.exp_(...)`` makes ``x`` hold it."""
 
     def expand(self, *size: int) -> Any:
         """PyTorch's ``x.expand(*sizes)``: broadcast to ``sizes``, where -1 keeps that axis."""
@@ -268,8 +370,11 @@ class InstalledTensorMethods:
     def expand_dims(self, axis: Any = ..., *, dim: Any = ...) -> Tensor:
         """Insert a size-1 axis at position ``axis`` (an int, or a tuple of them)."""
 
-    def expm1(self, /) -> Tensor:
+    def expm1(self, *, out: Any = ...) -> Tensor:
         """``exp(x) - 1`` element-wise, accurate for small ``x``."""
+
+    def expm1_(self, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`expm1`: ``x.expm1_(...)`` makes ``x`` hold it."""
 
     def flatten(self, start_dim: int = ..., end_dim: int = ...) -> Any:
         """PyTorch's ``x.flatten(start_dim=0, end_dim=-1)``: join the axes
@@ -279,81 +384,102 @@ class InstalledTensorMethods:
     def flip(self, dim: Any = ..., *, axis: Any = ...) -> Tensor:
         """Reverse the order of elements along ``axis`` (all axes by default)."""
 
-    def floor(self, /) -> Tensor:
+    def floor(self, *, out: Any = ...) -> Tensor:
         """Round down element-wise."""
 
-    def floor_divide(self, x2: TensorLike, /) -> Tensor:
+    def floor_(self, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`floor`: ``x.floor_(...)`` makes ``x`` hold it."""
+
+    def floor_divide(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """``floor(x1 / x2)`` element-wise, broadcasting (Python's ``//``)."""
+
+    def floor_divide_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`floor_divide`: ``x.floor_divide_(...)`` makes ``x`` hold it."""
 
     def gather(self, dim: int, index: Any) -> Any:
         """PyTorch's ``x.gather(dim, index)``: ``out[..., i, ...] = x[..., index[..., i, ...],
         ...]``.
         """
 
-    def ge(self, x2: TensorLike, /) -> Tensor:
+    def ge(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Compare ``x1 >= x2`` element-wise, broadcasting; a bool tensor."""
 
-    def greater(self, x2: TensorLike, /) -> Tensor:
+    def greater(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Compare ``x1 > x2`` element-wise, broadcasting; a bool tensor."""
 
-    def greater_equal(self, x2: TensorLike, /) -> Tensor:
+    def greater_equal(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Compare ``x1 >= x2`` element-wise, broadcasting; a bool tensor."""
 
-    def gt(self, x2: TensorLike, /) -> Tensor:
+    def gt(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Compare ``x1 > x2`` element-wise, broadcasting; a bool tensor."""
 
-    def hypot(self, x2: TensorLike, /) -> Tensor:
+    def hypot(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """``sqrt(x1**2 + x2**2)`` element-wise, without overflow; the gradient at (0, 0) is 0."""
+
+    def hypot_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`hypot`: ``x.hypot_(...)`` makes ``x`` hold it."""
 
     def index_select(self, dim: int, index: Any) -> Any:
         """PyTorch's ``x.index_select(dim, index)``: the slices at ``index`` (1-D) along ``dim``."""
 
-    def isfinite(self, /) -> Tensor:
+    def isfinite(self, *, out: Any = ...) -> Tensor:
         """Whether each element is finite (neither infinite nor NaN)."""
 
-    def isinf(self, /) -> Tensor:
+    def isinf(self, *, out: Any = ...) -> Tensor:
         """Whether each element is infinite."""
 
-    def isnan(self, /) -> Tensor:
+    def isnan(self, *, out: Any = ...) -> Tensor:
         """Whether each element is NaN."""
 
-    def le(self, x2: TensorLike, /) -> Tensor:
+    def le(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Compare ``x1 <= x2`` element-wise, broadcasting; a bool tensor."""
 
-    def less(self, x2: TensorLike, /) -> Tensor:
+    def less(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Compare ``x1 < x2`` element-wise, broadcasting; a bool tensor."""
 
-    def less_equal(self, x2: TensorLike, /) -> Tensor:
+    def less_equal(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Compare ``x1 <= x2`` element-wise, broadcasting; a bool tensor."""
 
-    def log(self, /) -> Tensor:
+    def log(self, *, out: Any = ...) -> Tensor:
         """Natural logarithm element-wise (``nan`` for negative inputs, ``-inf`` at 0)."""
 
-    def log10(self, /) -> Tensor:
+    def log10(self, *, out: Any = ...) -> Tensor:
         """Base-10 logarithm element-wise."""
 
-    def log1p(self, /) -> Tensor:
+    def log10_(self, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`log10`: ``x.log10_(...)`` makes ``x`` hold it."""
+
+    def log1p(self, *, out: Any = ...) -> Tensor:
         """``log(1 + x)`` element-wise, accurate for small ``x``."""
 
-    def log2(self, /) -> Tensor:
+    def log1p_(self, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`log1p`: ``x.log1p_(...)`` makes ``x`` hold it."""
+
+    def log2(self, *, out: Any = ...) -> Tensor:
         """Base-2 logarithm element-wise."""
+
+    def log2_(self, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`log2`: ``x.log2_(...)`` makes ``x`` hold it."""
+
+    def log_(self, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`log`: ``x.log_(...)`` makes ``x`` hold it."""
 
     def log_softmax(self, dim: Any = ..., *, axis: int = ...) -> Tensor:
         """Log of the softmax along ``axis``, stably."""
 
-    def logaddexp(self, x2: TensorLike, /) -> Tensor:
+    def logaddexp(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """``log(exp(x1) + exp(x2))`` element-wise, without overflow."""
 
-    def logical_and(self, x2: TensorLike, /) -> Tensor:
+    def logical_and(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Logical AND element-wise, broadcasting; a bool tensor."""
 
-    def logical_not(self, /) -> Tensor:
+    def logical_not(self, *, out: Any = ...) -> Tensor:
         """Logical NOT element-wise; a bool tensor."""
 
-    def logical_or(self, x2: TensorLike, /) -> Tensor:
+    def logical_or(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Logical OR element-wise, broadcasting; a bool tensor."""
 
-    def logical_xor(self, x2: TensorLike, /) -> Tensor:
+    def logical_xor(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Logical XOR element-wise, broadcasting; a bool tensor."""
 
     def logsumexp(
@@ -366,13 +492,13 @@ class InstalledTensorMethods:
     ) -> Tensor:
         """``log(sum(exp(x)))`` over ``axis`` (default all), without overflow."""
 
-    def lt(self, x2: TensorLike, /) -> Tensor:
+    def lt(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Compare ``x1 < x2`` element-wise, broadcasting; a bool tensor."""
 
     def masked_fill(self, mask: Any, value: Any) -> Any:
         """PyTorch's ``x.masked_fill(mask, value)``: ``value`` where ``mask`` holds, else ``x``."""
 
-    def matmul(self, x2: TensorLike, /) -> Tensor:
+    def matmul(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Matrix product ``x1 @ x2``, with NumPy's rules for 1-D and batched inputs."""
 
     def max(self, dim: Any = ..., keepdim: bool = ..., *, axis: Any = ...) -> Any:
@@ -380,7 +506,7 @@ class InstalledTensorMethods:
         ``dim`` the named tuple ``(values, indices)`` (the gradient goes to the index).
         """
 
-    def maximum(self, x2: TensorLike, /) -> Tensor:
+    def maximum(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Element-wise maximum, broadcasting; ties split the gradient."""
 
     def mean(
@@ -398,10 +524,10 @@ class InstalledTensorMethods:
         ``dim`` the named tuple ``(values, indices)`` (the gradient goes to the index).
         """
 
-    def minimum(self, x2: TensorLike, /) -> Tensor:
+    def minimum(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Element-wise minimum, broadcasting; ties split the gradient."""
 
-    def mm(self, x2: TensorLike, /) -> Tensor:
+    def mm(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Matrix product ``x1 @ x2``, with NumPy's rules for 1-D and batched inputs."""
 
     def moveaxis(self, source: Any, destination: Any, /) -> Tensor:
@@ -410,38 +536,53 @@ class InstalledTensorMethods:
     def movedim(self, source: Any, destination: Any, /) -> Tensor:
         """Move the axes ``source`` to positions ``destination``."""
 
-    def mul(self, x2: TensorLike, /) -> Tensor:
+    def mul(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Multiply ``x1 * x2`` element-wise, broadcasting."""
 
-    def multiply(self, x2: TensorLike, /) -> Tensor:
+    def mul_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`mul`: ``x.mul_(...)`` makes ``x`` hold it."""
+
+    def multiply(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Multiply ``x1 * x2`` element-wise, broadcasting."""
 
-    def ne(self, x2: TensorLike, /) -> Tensor:
+    def multiply_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`multiply`: ``x.multiply_(...)`` makes ``x`` hold it."""
+
+    def ne(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Compare ``x1 != x2`` element-wise, broadcasting; a bool tensor."""
 
-    def neg(self, /) -> Tensor:
+    def neg(self, *, out: Any = ...) -> Tensor:
         """Negate ``-x`` element-wise."""
 
-    def negative(self, /) -> Tensor:
+    def neg_(self, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`neg`: ``x.neg_(...)`` makes ``x`` hold it."""
+
+    def negative(self, *, out: Any = ...) -> Tensor:
         """Negate ``-x`` element-wise."""
 
-    def nextafter(self, x2: TensorLike, /) -> Tensor:
+    def negative_(self, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`negative`: ``x.negative_(...)`` makes ``x`` hold it."""
+
+    def nextafter(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """The next representable value after ``x1`` towards ``x2``, element-wise."""
 
     def norm(self, p: Any = ..., dim: Any = ..., keepdim: bool = ..., *, axis: Any = ...) -> Any:
         """PyTorch's ``x.norm(p="fro", dim=None, keepdim=False)``: a vector norm, or ``"nuc"``."""
 
-    def not_equal(self, x2: TensorLike, /) -> Tensor:
+    def not_equal(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Compare ``x1 != x2`` element-wise, broadcasting; a bool tensor."""
 
     def outer(self, other: Any) -> Any:
         """PyTorch's ``x.outer(other)``: the outer product of two 1-D tensors."""
 
-    def positive(self, /) -> Tensor:
+    def positive(self, *, out: Any = ...) -> Tensor:
         """Return ``+x`` element-wise (a new tensor with the same values)."""
 
-    def pow(self, x2: TensorLike, /) -> Tensor:
+    def pow(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Raise ``x1 ** x2`` element-wise (the exponent's gradient is 0 where the base is 0)."""
+
+    def pow_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`pow`: ``x.pow_(...)`` makes ``x`` hold it."""
 
     def prod(
         self,
@@ -454,14 +595,23 @@ class InstalledTensorMethods:
     ) -> Tensor:
         """Product of the elements over ``axis``; the gradient is exact where elements are 0."""
 
-    def reciprocal(self, /) -> Tensor:
+    def reciprocal(self, *, out: Any = ...) -> Tensor:
         """Reciprocal ``1 / x`` element-wise."""
 
-    def relu(self, /) -> Tensor:
+    def reciprocal_(self, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`reciprocal`: ``x.reciprocal_(...)`` makes ``x`` hold it."""
+
+    def relu(self, *, out: Any = ...) -> Tensor:
         """Rectified linear unit ``max(x, 0)``; NaN stays NaN; the gradient at 0 is 0."""
 
-    def remainder(self, x2: TensorLike, /) -> Tensor:
+    def relu_(self, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`relu`: ``x.relu_(...)`` makes ``x`` hold it."""
+
+    def remainder(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Remainder of ``x1 / x2`` with the sign of ``x2`` (Python's ``%``), element-wise."""
+
+    def remainder_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`remainder`: ``x.remainder_(...)`` makes ``x`` hold it."""
 
     def repeat(self, *repeats: int) -> Any:
         """PyTorch's ``x.repeat(*sizes)``: tile the whole tensor ``sizes[i]`` times along axis
@@ -474,23 +624,38 @@ class InstalledTensorMethods:
     def roll(self, shift: Any, dim: Any = ..., *, axis: Any = ...) -> Tensor:
         """Shift elements cyclically by ``shift`` along ``axis`` (flattened by default)."""
 
-    def round(self, /) -> Tensor:
+    def round(self, *, out: Any = ...) -> Tensor:
         """Round to the nearest integer element-wise, halves to even."""
 
-    def sigmoid(self, /) -> Tensor:
+    def round_(self, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`round`: ``x.round_(...)`` makes ``x`` hold it."""
+
+    def sigmoid(self, *, out: Any = ...) -> Tensor:
         """Logistic sigmoid ``1 / (1 + exp(-x))``, without overflow."""
 
-    def sign(self, /) -> Tensor:
+    def sigmoid_(self, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`sigmoid`: ``x.sigmoid_(...)`` makes ``x`` hold it."""
+
+    def sign(self, *, out: Any = ...) -> Tensor:
         """Sign of ``x`` element-wise: -1, 0 or 1 (``x / |x|`` for complex)."""
 
-    def signbit(self, /) -> Tensor:
+    def sign_(self, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`sign`: ``x.sign_(...)`` makes ``x`` hold it."""
+
+    def signbit(self, *, out: Any = ...) -> Tensor:
         """Whether the sign bit is set, element-wise (true for ``-0.0``)."""
 
-    def sin(self, /) -> Tensor:
+    def sin(self, *, out: Any = ...) -> Tensor:
         """Sine element-wise (radians)."""
 
-    def sinh(self, /) -> Tensor:
+    def sin_(self, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`sin`: ``x.sin_(...)`` makes ``x`` hold it."""
+
+    def sinh(self, *, out: Any = ...) -> Tensor:
         """Hyperbolic sine element-wise."""
+
+    def sinh_(self, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`sinh`: ``x.sinh_(...)`` makes ``x`` hold it."""
 
     def softmax(self, dim: Any = ..., *, axis: int = ...) -> Tensor:
         """Softmax along ``axis``: ``exp(x) / sum(exp(x))``, after subtracting the max."""
@@ -510,11 +675,17 @@ class InstalledTensorMethods:
         listed.
         """
 
-    def sqrt(self, /) -> Tensor:
+    def sqrt(self, *, out: Any = ...) -> Tensor:
         """Square root element-wise (``nan`` below 0 for real inputs; infinite gradient at 0)."""
 
-    def square(self, /) -> Tensor:
+    def sqrt_(self, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`sqrt`: ``x.sqrt_(...)`` makes ``x`` hold it."""
+
+    def square(self, *, out: Any = ...) -> Tensor:
         """Square ``x * x`` element-wise."""
+
+    def square_(self, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`square`: ``x.square_(...)`` makes ``x`` hold it."""
 
     def squeeze(self, dim: Any = ..., *, axis: Any = ...) -> Any:
         """PyTorch's ``x.squeeze(dim=None)``: drop size-1 axes (all, or those of ``dim`` of size
@@ -534,11 +705,17 @@ class InstalledTensorMethods:
         default the sample standard deviation.
         """
 
-    def sub(self, x2: TensorLike, /) -> Tensor:
+    def sub(self, x2: TensorLike, /, *, alpha: Any = ...) -> Tensor:
         """Subtract ``x1 - x2`` element-wise, broadcasting."""
 
-    def subtract(self, x2: TensorLike, /) -> Tensor:
+    def sub_(self, x2: TensorLike, /, *, alpha: Any = ...) -> Tensor:
+        """In-place :meth:`sub`: ``x.sub_(...)`` makes ``x`` hold it."""
+
+    def subtract(self, x2: TensorLike, /, *, alpha: Any = ...) -> Tensor:
         """Subtract ``x1 - x2`` element-wise, broadcasting."""
+
+    def subtract_(self, x2: TensorLike, /, *, alpha: Any = ...) -> Tensor:
+        """In-place :meth:`subtract`: ``x.subtract_(...)`` makes ``x`` hold it."""
 
     def sum(
         self,
@@ -554,13 +731,19 @@ class InstalledTensorMethods:
     def t(self, /) -> Any:
         """PyTorch's ``x.t()``: transpose a matrix; 0-D and 1-D tensors are returned as they are."""
 
-    def tan(self, /) -> Tensor:
+    def tan(self, *, out: Any = ...) -> Tensor:
         """Tangent element-wise (radians)."""
 
-    def tanh(self, /) -> Tensor:
+    def tan_(self, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`tan`: ``x.tan_(...)`` makes ``x`` hold it."""
+
+    def tanh(self, *, out: Any = ...) -> Tensor:
         """Hyperbolic tangent element-wise."""
 
-    def tile(self, repetitions: Any) -> Tensor:
+    def tanh_(self, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`tanh`: ``x.tanh_(...)`` makes ``x`` hold it."""
+
+    def tile(self, repetitions: Any, *, out: Any = ...) -> Tensor:
         """Repeat the whole tensor ``repetitions[i]`` times along each axis ``i``."""
 
     def topk(
@@ -574,17 +757,23 @@ class InstalledTensorMethods:
         elements.
         """
 
-    def tril(self, *, k: Any = ...) -> Tensor:
+    def tril(self, *, k: Any = ..., out: Any = ...) -> Tensor:
         """The lower triangle (on and below diagonal ``k``) of the last two axes; 0 above."""
 
-    def triu(self, *, k: Any = ...) -> Tensor:
+    def triu(self, *, k: Any = ..., out: Any = ...) -> Tensor:
         """The upper triangle (on and above diagonal ``k``) of the last two axes; 0 below."""
 
-    def true_divide(self, x2: TensorLike, /) -> Tensor:
+    def true_divide(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Divide ``x1 / x2`` element-wise (true division)."""
 
-    def trunc(self, /) -> Tensor:
+    def true_divide_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`true_divide`: ``x.true_divide_(...)`` makes ``x`` hold it."""
+
+    def trunc(self, *, out: Any = ...) -> Tensor:
         """Round towards zero element-wise."""
+
+    def trunc_(self, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`trunc`: ``x.trunc_(...)`` makes ``x`` hold it."""
 
     def unbind(self, dim: Any = ..., *, axis: Any = ...) -> tuple[Tensor, ...]:
         """Split ``x`` along ``axis`` into a tuple of tensors without that axis."""

@@ -258,6 +258,7 @@ class Device:
         "name",
         "native",
         "rule_xp",
+        "scalar_promotions",
         "xp",
     )
 
@@ -281,6 +282,17 @@ class Device:
         #: op name -> kernel with ``xp`` bound, called as ``kernel(*arrays, **params)``;
         #: replaced wholesale (never mutated) when the op tables are rebuilt.
         self.kernels: Mapping[str, Callable[..., Any]] = {}
+        #: Python scalar type -> the native dtypes of another kind that meeting such a scalar
+        #: in an element-wise op converts (int tensor + 0.5 -> float32, as in PyTorch): those
+        #: of a lower kind, and for a bool every number dtype.
+        self.scalar_promotions: dict[type, frozenset[Any]] = {
+            scalar: frozenset(
+                native
+                for native, dtype in dtype_from_native.items()
+                if _dtypes.kind_rank(dtype) < rank or (rank == 0 and _dtypes.kind_rank(dtype) > 0)
+            )
+            for scalar, rank in _dtypes.SCALAR_RANKS.items()
+        }
 
     @property
     def dtypes(self) -> tuple[_dtypes.DType, ...]:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from . import dtypes as _dtypes
+from . import ops as _ops
 from .dtypes import DType, is_differentiable
 from .errors import DeviceMismatchError, DtypeError, PlugradError, ShapeError
 from .grad_mode import _state
@@ -20,7 +22,16 @@ if TYPE_CHECKING:
     from .backend import Device
     from .opdef import OpDef
 
-__all__ = ["apply1", "apply2", "apply_general", "apply_n", "apply_view", "saved_version"]
+__all__ = [
+    "apply1",
+    "apply1_float",
+    "apply2",
+    "apply2_float",
+    "apply_general",
+    "apply_n",
+    "apply_view",
+    "saved_version",
+]
 
 # Python scalars adapt to the tensor they meet (the Array API's scalar rules).
 _SCALARS = frozenset({int, float, bool, complex})
@@ -57,8 +68,15 @@ def apply2(op: OpDef, x1: Any, x2: Any, params: dict[str, Any] | None) -> Tensor
             if x2._device is not device:
                 raise _mixed_devices(op, (x1, x2))
             a2 = x2._array
+            if a1.dtype is not a2.dtype and op.promotes:
+                promoted = _promote_mixed_kinds(device, x1, x2)
+                if promoted is not None:
+                    return apply2(op, *promoted, params)
             requires_grad = x1._requires_grad or x2._requires_grad
         elif type(x2) in _SCALARS:
+            if a1.dtype in device.scalar_promotions[type(x2)] and op.promotes:
+                x1, x2 = _promote_with_scalar(device, x1, x2)
+                return apply2(op, x1, x2, params)
             a2 = x2
             requires_grad = x1._requires_grad
         elif _is_numpy_scalar(x2):
@@ -73,6 +91,9 @@ def apply2(op: OpDef, x1: Any, x2: Any, params: dict[str, Any] | None) -> Tensor
         device = x2._device
         a1 = x1
         a2 = x2._array
+        if a2.dtype in device.scalar_promotions[type(x1)] and op.promotes:
+            x2, x1 = _promote_with_scalar(device, x2, x1)
+            return apply2(op, x1, x2, params)
         requires_grad = x2._requires_grad
     else:
         raise _not_a_tensor(
@@ -93,6 +114,57 @@ def apply2(op: OpDef, x1: Any, x2: Any, params: dict[str, Any] | None) -> Tensor
         result._counter = node._ans_counter
         return result
     return _wrap(out, device, False, None)
+
+
+def apply1_float(op: OpDef, x: Any, params: dict[str, Any] | None) -> Tensor:
+    """Run a one-input op that computes integer and bool inputs in the default float dtype."""
+    if isinstance(x, Tensor) and x._array.dtype in x._device.scalar_promotions[float]:
+        x = _ops.astype(x, _dtypes.default_float_dtype)
+    return apply1(op, x, params)
+
+
+def apply2_float(op: OpDef, x1: Any, x2: Any, params: dict[str, Any] | None) -> Tensor:
+    """Run a two-input op that computes integer and bool inputs in the default float dtype.
+
+    ``int / int`` is true division, so it gives the default float dtype, as in PyTorch.
+    """
+    if isinstance(x1, Tensor) and x1._array.dtype in x1._device.scalar_promotions[float]:
+        x1 = _ops.astype(x1, _dtypes.default_float_dtype)
+    if isinstance(x2, Tensor) and x2._array.dtype in x2._device.scalar_promotions[float]:
+        x2 = _ops.astype(x2, _dtypes.default_float_dtype)
+    return apply2(op, x1, x2, params)
+
+
+def _promote_mixed_kinds(device: Device, x1: Tensor, x2: Tensor) -> tuple[Tensor, Tensor] | None:
+    """The two tensors in the dtype they compute in, if their kinds differ; else ``None``.
+
+    The standard leaves promotion across kinds to the library: plugrad follows
+    PyTorch (:func:`plugrad.dtypes.mixed_kind_result`) on every backend, casting
+    the lower-kind operand with ``astype`` -- an op, so gradients keep each
+    input's dtype -- before the kernel sees it (array-api-strict refuses mixed
+    kinds, NumPy would widen ``float32`` with ``int64`` to ``float64``).
+    """
+    from_native = device._dtype_from_native
+    dtype1 = from_native[x1._array.dtype]
+    dtype2 = from_native[x2._array.dtype]
+    target = _dtypes.mixed_kind_result(dtype1, dtype2)
+    if target is None:
+        return None
+    if target is dtype1:
+        return x1, _ops.astype(x2, target)
+    return _ops.astype(x1, target), x2
+
+
+def _promote_with_scalar(device: Device, x: Tensor, scalar: Any) -> tuple[Tensor, Any]:
+    """``x`` and a Python scalar of another kind, as they compute together (PyTorch's rule).
+
+    A scalar of a higher kind converts ``x`` (``int tensor + 0.5`` is ``float32``);
+    a bool meeting a number tensor is that number (array-api-strict refuses it).
+    """
+    if type(scalar) is bool:
+        return x, int(scalar)
+    dtype = device._dtype_from_native[x._array.dtype]
+    return _ops.astype(x, _dtypes.scalar_result(dtype, scalar)), scalar
 
 
 def apply_n(op: OpDef, inputs: tuple[Any, ...], params: dict[str, Any] | None) -> Tensor:

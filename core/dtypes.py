@@ -103,3 +103,53 @@ _DIFFERENTIABLE_KINDS = frozenset({"real floating", "complex floating"})
 def is_differentiable(dtype: DType) -> _builtin_bool:
     """Return whether tensors of ``dtype`` may require grad (floating and complex only)."""
     return dtype.kind in _DIFFERENTIABLE_KINDS
+
+
+#: PyTorch's order of kinds for mixed-kind promotion: bool < integer < real < complex.
+_KIND_RANKS = {
+    "bool": 0,
+    "signed integer": 1,
+    "unsigned integer": 1,
+    "real floating": 2,
+    "complex floating": 3,
+}
+#: The kind rank of each Python scalar type (``bool`` is checked before ``int``).
+SCALAR_RANKS: dict[type, int] = {_builtin_bool: 0, int: 1, float: 2, complex: 3}
+_COMPLEX_OF_REAL = {float64: complex128}
+
+
+def kind_rank(dtype: DType) -> int:
+    """The rank of ``dtype``'s kind: 0 bool, 1 integer, 2 real floating, 3 complex floating."""
+    return _KIND_RANKS[dtype.kind]
+
+
+def mixed_kind_result(first: DType, second: DType) -> DType | None:
+    """The dtype two tensors of different kinds compute in, as in PyTorch; ``None`` otherwise.
+
+    The Array API standard promotes only within a kind (and real with complex
+    floating); across kinds, the operand of the higher kind decides: ``int64``
+    with ``float32`` gives ``float32``, ``bool`` with ``int8`` gives ``int8``.
+    Integers with a complex dtype give that complex dtype.
+    """
+    rank1, rank2 = _KIND_RANKS[first.kind], _KIND_RANKS[second.kind]
+    if rank1 == rank2 or min(rank1, rank2) >= 2:  # one kind, or real and complex: the standard's
+        return None
+    return first if rank1 > rank2 else second
+
+
+def scalar_result(dtype: DType, scalar: object) -> DType:
+    """The dtype a tensor of ``dtype`` computes in with a Python scalar of a higher kind.
+
+    As in PyTorch: an integer or bool tensor with a float gives the default
+    float dtype; a bool tensor with an int the default integer dtype; a real
+    tensor with a complex number the complex dtype of its precision (the default
+    complex dtype for integers and bools).
+    """
+    kind = type(scalar)
+    if kind is float:
+        return default_float_dtype
+    if kind is int:
+        return default_int_dtype
+    if dtype.kind == "real floating":
+        return _COMPLEX_OF_REAL.get(dtype, complex64)
+    return default_complex_dtype

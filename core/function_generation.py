@@ -7,16 +7,20 @@ per op, no wrapper.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import sys
 import types
+import weakref
 from collections.abc import Callable
 from typing import Any
 
 from . import graph as _graph
 from . import ops as _ops_module
-from .dispatch import apply1, apply2, apply_general, apply_n, apply_view
+from .dispatch import apply1, apply1_float, apply2, apply2_float, apply_general, apply_n, apply_view
 from .errors import ArgumentError
+from .grad_mode import no_grad
+from .inplace import apply_inplace, check_out, write_out
 from .opdef import RegisteredOp
 from .plugin_tables import state as _state
 from .tensor import Tensor
@@ -73,9 +77,52 @@ def install_methods(methods: dict[str, str]) -> None:
     for name, function in _state.methods.items():
         if Tensor.__dict__.get(name) is function:
             delattr(Tensor, name)
-    _state.methods = {method: _method_function(op, method) for method, op in methods.items()}
+    _state.methods = {
+        method: _method_function(op, method)
+        if method in _state.ops[op].method_names
+        else _in_place_method(op, method)
+        for method, op in methods.items()
+    }
     for name, function in _state.methods.items():
         setattr(Tensor, name, function)
+
+
+def _in_place_method(name: str, method: str) -> Callable[..., Any]:
+    """``x.<method>(...)`` (``add_``): make ``x`` hold the op's result, like ``x += y``.
+
+    The version-counter checks of :func:`plugrad.inplace.apply_inplace` apply:
+    a backward pass that saved the old value raises, and a leaf that requires
+    grad may change only under ``no_grad``.
+    """
+    op = _state.ops[name]
+    function = _method_function(name, method[:-1])
+    made = _in_place_forms.setdefault(op, {})
+    known = made.get(method)
+    if known is not None and known.__wrapped__ is function:  # type: ignore[attr-defined]
+        return known  # a rebuild that changes nothing installs the same methods
+    array_operator = op.inplace if callable(op.inplace) else None
+    label = f"{method}()"
+
+    def in_place(self: Tensor, *args: Any, **params: Any) -> Tensor:
+        if params:
+            return apply_inplace(self, functools.partial(function, **params), *args, name=label)
+        return apply_inplace(self, function, *args, name=label, array_operator=array_operator)
+
+    in_place.__name__ = method
+    in_place.__qualname__ = f"Tensor.{method}"
+    in_place.__module__ = "plugrad.Tensor"
+    in_place.__doc__ = f"In-place :meth:`{method[:-1]}`: ``x.{method}(...)`` makes ``x`` hold it."
+    in_place.__signature__ = inspect.signature(function)  # type: ignore[attr-defined]
+    in_place.__op__ = op  # type: ignore[attr-defined]
+    in_place.__wrapped__ = function  # type: ignore[attr-defined]
+    made[method] = in_place
+    return in_place
+
+
+#: The in-place methods made for each op, by method name (see :func:`_in_place_method`).
+_in_place_forms: weakref.WeakKeyDictionary[RegisteredOp, dict[str, Callable[..., Any]]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def _method_function(name: str, method: str) -> Callable[..., Any]:
@@ -86,7 +133,7 @@ def _method_function(name: str, method: str) -> Callable[..., Any]:
         adapter = op.method_adapters.get(method)
         if adapter is not None:
             function = _adapted_method(op, method, adapter)
-        elif _torch_names(op):
+        elif _torch_names(op) or op.alpha:
             function = _make_function(op, "plugrad.Tensor", method=True)
         else:
             function = _state.functions[name]
@@ -156,6 +203,12 @@ def _torch_names(op: RegisteredOp) -> dict[str, str]:
     }
 
 
+def _takes_out(op: RegisteredOp, method: bool) -> bool:
+    """Whether the op's public function takes PyTorch's ``out=`` (one output, not a view)."""
+    assert op.signature is not None
+    return not (method or op.general or op.view or "out" in op.signature.parameters)
+
+
 def _make_function(op: RegisteredOp, module: str, method: bool = False) -> Callable[..., Any]:
     """Generate ``def name(<kernel signature without xp>): return apply(op, ...)``.
 
@@ -196,6 +249,20 @@ def _make_function(op: RegisteredOp, module: str, method: bool = False) -> Calla
             parameters[at:at] = extra
         else:
             parameters.extend(extra)
+    prelude = "".join(
+        f"    if {torch} is not _unset:\n"
+        f"        if {standard} is not _default_{standard}:\n"
+        f"            raise _both_given({op.name!r}, {standard!r}, {torch!r})\n"
+        f"        {standard} = {torch}\n"
+        for standard, torch in torch_names.items()
+    )
+    if method and op.alpha:
+        # PyTorch's factor for the second input: x.add(y, alpha=2) is x + 2 * y.
+        parameters.append(kinds("alpha", kinds.KEYWORD_ONLY, default=1))
+        second = op.input_names[1]
+        prelude += f"    if alpha != 1:\n        {second} = {second} * alpha\n"
+    if _takes_out(op, method):
+        parameters.append(kinds("out", kinds.KEYWORD_ONLY, default=None))
     signature = op.signature.replace(
         parameters=parameters, return_annotation=inspect.Signature.empty
     )
@@ -214,28 +281,35 @@ def _make_function(op: RegisteredOp, module: str, method: bool = False) -> Calla
         # Declared inputs may be left out (None), which only apply_n accepts.
         call = f"_apply_n(_op, ({', '.join(inputs)},), {params})"
     elif len(inputs) == 1:
-        call = f"_apply1(_op, {inputs[0]}, {params})"
+        apply = "_apply1_float" if op.promotion == "float" else "_apply1"
+        call = f"{apply}(_op, {inputs[0]}, {params})"
     elif len(inputs) == 2:
-        call = f"_apply2(_op, {inputs[0]}, {inputs[1]}, {params})"
+        apply = "_apply2_float" if op.promotion == "float" else "_apply2"
+        call = f"{apply}(_op, {inputs[0]}, {inputs[1]}, {params})"
     else:
         call = f"_apply_n(_op, ({', '.join(inputs)},), {params})"
-    prelude = "".join(
-        f"    if {torch} is not _unset:\n"
-        f"        if {standard} is not _default_{standard}:\n"
-        f"            raise _both_given({op.name!r}, {standard!r}, {torch!r})\n"
-        f"        {standard} = {torch}\n"
-        for standard, torch in torch_names.items()
-    )
     if op.dtype_params and not op.general:
         # Converting a dtype takes the general path; calls without one stay on the fast path.
         fast = " and ".join(f"{p} is None" for p in op.dtype_params)
         body = f"    if {fast}:\n        return {call}\n    return {general}\n"
+        computed = f"({call}) if {fast} else ({general})"
     else:
         body = f"    return {call}\n"
+        computed = call
+    if _takes_out(op, method):
+        # PyTorch's out=: refused while autograd records, else the result is written into out.
+        body = (
+            f"    if out is not None:\n"
+            f"        _check_out({op.name!r}, out, ({''.join(f'{i}, ' for i in inputs)}))\n"
+            f"        with _no_grad():\n"
+            f"            return _write_out({op.name!r}, out, {computed})\n"
+        ) + body
     source = f"def {op.name}{signature}:\n{prelude}{body}"
     scope: dict[str, Any] = {
         "_op": op, "_apply1": apply1, "_apply2": apply2, "_apply_n": apply_n,
+        "_apply1_float": apply1_float, "_apply2_float": apply2_float,
         "_apply_general": apply_general, "_apply_view": apply_view, "_both_given": _both_given,
+        "_check_out": check_out, "_write_out": write_out, "_no_grad": no_grad,
         **defaults,
     }  # fmt: skip
     exec(compile(source, f"<plugrad op {op.name}>", "exec"), scope)

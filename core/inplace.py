@@ -17,11 +17,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .errors import BackwardError, DtypeError, ShapeError
+from . import dtypes as _dtypes
+from . import ops as _ops
+from .errors import ArgumentError, BackwardError, DeviceMismatchError, DtypeError, ShapeError
 from .grad_mode import _state
 from .tensor import Tensor, _wrap
 
-__all__ = ["apply_inplace"]
+__all__ = ["apply_inplace", "check_out", "write_out"]
 
 # Backends whose arrays are immutable (e.g. JAX) refuse item assignment with one of these.
 _IMMUTABLE = (TypeError, ValueError, AttributeError, NotImplementedError, RuntimeError)
@@ -135,3 +137,52 @@ def _check_result(target: Tensor, result: Tensor, name: str, *, recording: bool)
         )
     device = target._device
     return device.xp.astype(array, device.native_dtype(target.dtype))
+
+
+def check_out(op: str, out: Any, inputs: tuple[Any, ...]) -> None:
+    """Refuse ``out=`` where it cannot be honoured, before anything is computed.
+
+    As in PyTorch, a result written into ``out`` takes no part in autograd, so
+    ``out=`` is refused while gradients are recorded for any input (or ``out``).
+    """
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{op}(): out= takes a Tensor to write the result into, got {out!r}")
+    if _state.enabled and (
+        out._requires_grad or any(isinstance(x, Tensor) and x._requires_grad for x in inputs)
+    ):
+        raise ArgumentError(
+            f"{op}(): out= writes the result into an existing tensor, which autograd cannot "
+            "record, and an input (or out) requires grad; leave out= out (y = "
+            f"{op}(...)), or compute under plugrad.no_grad()"
+        )
+
+
+def write_out(op: str, out: Tensor, result: Tensor) -> Tensor:
+    """Write ``result`` into ``out`` in place (same shape, a dtype that holds it); return ``out``.
+
+    The cast follows PyTorch's rule: never to a lower kind (float into an int
+    tensor, complex into a real one).
+    """
+    if result._device is not out._device:
+        raise DeviceMismatchError(
+            f"{op}(): out= is on {out._device.name!r} but the result is on "
+            f"{result._device.name!r}; give an out tensor on {result._device.name!r}"
+        )
+    if result.shape != out.shape:
+        raise ShapeError(
+            f"{op}(): the result has shape {result.shape} but out= has shape {out.shape}; "
+            "give an out tensor of the result's shape"
+        )
+    if result.dtype is not out.dtype:
+        if _dtypes.kind_rank(out.dtype) < _dtypes.kind_rank(result.dtype):
+            raise DtypeError(
+                f"{op}(): the result is {result.dtype.name}, which out= of dtype "
+                f"{out.dtype.name} cannot hold; give an out tensor of dtype {result.dtype.name}"
+            )
+        result = _ops.astype(result, out.dtype)
+    try:
+        out._array = out._device.backend.write(out._array, result._array)
+    except _IMMUTABLE:  # e.g. a read-only array, or a library that did not say so
+        out._array = result._array
+    out._bump_version()
+    return out

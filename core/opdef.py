@@ -141,6 +141,9 @@ class OpDef:
     nondifferentiable_outputs: frozenset[int] = frozenset()
     sequence: bool = False
     namespace: str | None = None
+    promotion: str | None = None
+    inplace: bool | Callable[[Any, Any], Any] = False
+    alpha: bool = False
     module: str | None = None
 
     def vjp(self, *rules: Rule | None) -> OpDef:
@@ -188,6 +191,9 @@ def op(
     nondifferentiable_outputs: Iterable[int] = (),
     sequence: bool = False,
     namespace: str | None = None,
+    promotion: str | None = None,
+    inplace: bool | Callable[[Any, Any], Any] = False,
+    alpha: bool = False,
 ) -> OpDef:
     """Declare an op: one row that says everything about it.
 
@@ -271,6 +277,25 @@ def op(
         ``"linalg"`` or ``"fft"`` for ops of those extensions (``plugrad.linalg.<name>``);
         ``"nn"`` for the neural-network ops, reached as ``plugrad.ops.<name>`` and
         wrapped by :mod:`plugrad.nn.functional`.
+    promotion : {None, "mixed", "float"}, optional
+        How inputs of different kinds are combined. ``None``: as the backend
+        does. ``"mixed"`` (element-wise ops): PyTorch's promotion across kinds
+        on every backend -- ``float32`` with ``int64`` computes in ``float32``,
+        an integer tensor with a Python float in the default float dtype --
+        while within a kind the Array API's rules hold. ``"float"``: that, and
+        integer or bool inputs compute in the default float dtype (true
+        division: ``int / int`` gives ``float32``).
+    inplace : bool or callable
+        Whether each Tensor method ``m`` in ``methods`` also has the in-place
+        form ``m_`` (``x.add_(y)`` makes ``x`` hold ``add(x, y)``), with the
+        version-counter checks of the in-place operators. A callable says so
+        too, and is the raw arrays' in-place operator computing the same
+        (``operator.iadd`` for ``add``): used when nothing is recorded and the
+        operand has the tensor's dtype and shape, one pass over memory.
+    alpha : bool
+        Whether the Tensor methods take PyTorch's keyword ``alpha``, a factor
+        for the second input: ``x.add(y, alpha=2)`` (and ``x.add_(y, alpha=2)``)
+        computes ``x + 2 * y``.
 
     Returns
     -------
@@ -338,6 +363,9 @@ def op(
         nondifferentiable_outputs=frozenset(nondifferentiable_outputs),
         sequence=sequence,
         namespace=namespace,
+        promotion=promotion,
+        inplace=inplace,
+        alpha=alpha,
         module=frame.f_globals.get("__name__"),
     )
 
@@ -401,6 +429,7 @@ class RegisteredOp:
         "nondifferentiable_outputs",
         "output_type",
         "param_names",
+        "promotes",
         "saved_inputs",
         "saves_ans",
         "sequence_kind",
@@ -478,6 +507,12 @@ def register_op(declaration: OpDef, owner: str) -> RegisteredOp:
         not names or not all(isinstance(n, str) and n.isidentifier() for n in names)
     ):
         raise fail(f"output_names must be identifiers, got {names}")
+    if self.promotion not in (None, "mixed", "float"):
+        raise fail(f"promotion must be None, 'mixed' or 'float', got {self.promotion!r}")
+    if self.alpha and (not self.methods or len(inputs) != 2):
+        raise fail("alpha=True scales the second of two array inputs in the Tensor methods")
+    if self.inplace and not self.methods:
+        raise fail("inplace=True makes in-place forms of the op's Tensor methods; declare methods=")
     if self.namespace not in (None, "linalg", "fft", "nn"):
         raise fail(f"namespace must be None, 'linalg', 'fft' or 'nn', got {self.namespace!r}")
     if self.differentiable:
@@ -512,6 +547,8 @@ def register_op(declaration: OpDef, owner: str) -> RegisteredOp:
     derived.view = self.view
     derived.broadcasting = self.broadcasting
     derived.differentiable = self.differentiable
+    #: Whether inputs of different kinds are promoted as PyTorch does (see ``promotion``).
+    derived.promotes = self.promotion is not None
     derived.vjps = self.vjps
     derived.array_params = self.array_params
     derived.multiple_outputs = self.multiple_outputs

@@ -150,6 +150,7 @@ def load(
     *,
     backend: str | None = None,
     device: Device | str | None = None,
+    weights_only: bool = True,
 ) -> Any:
     """Load what :func:`save` wrote, or any safetensors file, as plugrad tensors.
 
@@ -162,6 +163,9 @@ def load(
     device : str or Device, optional
         Device to put the tensors on (``"cupy:1"``). Without ``backend`` and
         ``device`` tensors go to the default device.
+    weights_only : bool
+        Accepted for PyTorch's ``torch.load(..., weights_only=True)``; the file
+        holds data only whatever its value, since nothing is ever unpickled.
 
     Returns
     -------

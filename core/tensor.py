@@ -717,6 +717,34 @@ class Tensor(TensorOperators, TensorInterop, _InstalledMethods):
             raise TypeError(f"copy_() takes a Tensor, got {type(source).__name__}")
         return _inplace.apply_inplace(self, _filled_with, source, name="copy_()")
 
+    def uniform_(self, from_: float = 0.0, to: float = 1.0, *, generator: Any = None) -> Tensor:
+        """Fill with samples of the uniform distribution on ``[from_, to)``, in place.
+
+        Examples
+        --------
+        >>> import plugrad
+        >>> w = plugrad.empty(1000).uniform_(-2.0, 2.0)
+        >>> bool(plugrad.all(w >= -2.0)) and bool(plugrad.all(w < 2.0))
+        True
+        """
+        from .random import rand
+
+        if not from_ <= to:
+            raise ValueError(f"uniform_(): the lower bound {from_} is above the upper bound {to}")
+        sample = rand(*self.shape, dtype=self.dtype, device=self._device, generator=generator)
+        return _inplace.apply_inplace(
+            self, _filled_with, sample * (to - from_) + from_, name="uniform_()"
+        )
+
+    def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> Tensor:
+        """Fill with samples of the normal distribution with ``mean`` and ``std``, in place."""
+        from .random import randn
+
+        if std < 0:
+            raise ValueError(f"normal_(): std must be non-negative, got {std}")
+        sample = randn(*self.shape, dtype=self.dtype, device=self._device, generator=generator)
+        return _inplace.apply_inplace(self, _filled_with, sample * std + mean, name="normal_()")
+
 
 def _wrap(array: Any, device: Device, requires_grad: bool, edge: Any) -> Tensor:
     """Make a Tensor without running ``__init__`` (the per-op path uses this)."""

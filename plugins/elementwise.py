@@ -14,6 +14,7 @@ as in PyTorch; comparison, logical and bitwise functions have none.
 from __future__ import annotations
 
 import math
+import operator
 from typing import Any
 
 from plugrad.hookspecs import hookimpl
@@ -33,25 +34,31 @@ def _zero(xp: Any, g: Any, ans: Any, x: Any) -> Any:
 
 add = op(
     "add(x1, x2)", vjp=(lambda xp, g, ans, x1, x2: g, lambda xp, g, ans, x1, x2: g),
-    broadcasting=True, methods="add", doc="Add ``x1 + x2`` element-wise, broadcasting.",
+    promotion="mixed",
+    broadcasting=True, methods="add", alpha=True,
+    inplace=operator.iadd, doc="Add ``x1 + x2`` element-wise, broadcasting.",
 )
 subtract = op(
     "subtract(x1, x2)", vjp=(lambda xp, g, ans, x1, x2: g, lambda xp, g, ans, x1, x2: -g),
-    broadcasting=True, grad_fn_name="Sub", methods=("sub", "subtract"), aliases="sub",
+    promotion="mixed",
+    broadcasting=True, grad_fn_name="Sub", methods=("sub", "subtract"), alpha=True,
+    inplace=operator.isub, aliases="sub",
     doc="Subtract ``x1 - x2`` element-wise, broadcasting.",
 )
 multiply = op(
-    "multiply(x1, x2)",
+    "multiply(x1, x2)", promotion="mixed",
     vjp=(lambda xp, g, ans, x1, x2: g * conj(xp, x2), lambda xp, g, ans, x1, x2: g * conj(xp, x1)),
-    broadcasting=True, grad_fn_name="Mul", methods=("mul", "multiply"), aliases="mul",
+    broadcasting=True, grad_fn_name="Mul", methods=("mul", "multiply"),
+    inplace=operator.imul, aliases="mul",
     doc="Multiply ``x1 * x2`` element-wise, broadcasting.",
 )
 divide = op(
-    "divide(x1, x2)",
+    "divide(x1, x2)", promotion="float",
     # d(x1/x2)/dx2 = -x1/x2**2 = -ans/x2: reuses the output instead of saving x1.
     vjp=(lambda xp, g, ans, x1, x2: g / conj(xp, x2),
          lambda xp, g, ans, x1, x2: -g * conj(xp, ans / x2)),
     broadcasting=True, grad_fn_name="Div", methods=("div", "divide", "true_divide"),
+    inplace=operator.itruediv,
     aliases=("div", "true_divide"), doc="Divide ``x1 / x2`` element-wise (true division).",
 )
 
@@ -75,20 +82,24 @@ def _pow_grad_exponent(xp: Any, g: Any, ans: Any, x1: Any, x2: Any) -> Any:
 
 pow = op(
     "pow(x1, x2)", vjp=(_pow_grad_base, _pow_grad_exponent), broadcasting=True, methods="pow",
+    inplace=operator.ipow,
+    promotion="mixed",
     doc="Raise ``x1 ** x2`` element-wise (the exponent's gradient is 0 where the base is 0).",
 )
 negative = op(
     "negative(x)", vjp=lambda xp, g, ans, x: -g, grad_fn_name="Neg",
-    methods=("neg", "negative"), aliases="neg", doc="Negate ``-x`` element-wise.",
+    methods=("neg", "negative"), inplace=True, aliases="neg", doc="Negate ``-x`` element-wise.",
 )
 positive = op("positive(x)", vjp=lambda xp, g, ans, x: g, methods="positive",
               doc="Return ``+x`` element-wise (a new tensor with the same values).")
 square = op("square(x)", vjp=lambda xp, g, ans, x: 2 * g * conj(xp, x), methods="square",
+            inplace=True,
             doc="Square ``x * x`` element-wise.")
 sqrt = op("sqrt(x)", vjp=lambda xp, g, ans, x: g / (2 * conj(xp, ans)), methods="sqrt",
+          inplace=True,
           doc="Square root element-wise (``nan`` below 0 for real inputs; infinite gradient at 0).")
 reciprocal = op("reciprocal(x)", vjp=lambda xp, g, ans, x: -g * conj(xp, ans * ans),
-                methods="reciprocal", doc="Reciprocal ``1 / x`` element-wise.")
+                methods="reciprocal", inplace=True, doc="Reciprocal ``1 / x`` element-wise.")
 
 
 def _abs_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
@@ -99,25 +110,27 @@ def _abs_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
     return g * xp.sign(x)
 
 
-abs = op("abs(x)", vjp=_abs_grad, methods=("abs", "absolute"), aliases="absolute",
+abs = op("abs(x)", vjp=_abs_grad, methods=("abs", "absolute"), inplace=True, aliases="absolute",
          doc="Absolute value ``|x|`` element-wise (complex: the modulus); gradient 0 at 0.")
 
 # -- exponentials and logarithms ------------------------------------------------------
 
-exp = op("exp(x)", vjp=lambda xp, g, ans, x: g * conj(xp, ans), methods="exp",
+exp = op("exp(x)", vjp=lambda xp, g, ans, x: g * conj(xp, ans), methods="exp", inplace=True,
          doc="Exponential ``e ** x`` element-wise.")
 expm1 = op("expm1(x)", vjp=lambda xp, g, ans, x: g * conj(xp, ans + 1), methods="expm1",
+           inplace=True,
            doc="``exp(x) - 1`` element-wise, accurate for small ``x``.")
-log = op("log(x)", vjp=lambda xp, g, ans, x: g / conj(xp, x), methods="log",
+log = op("log(x)", vjp=lambda xp, g, ans, x: g / conj(xp, x), methods="log", inplace=True,
          doc="Natural logarithm element-wise (``nan`` for negative inputs, ``-inf`` at 0).")
-log1p = op("log1p(x)", vjp=lambda xp, g, ans, x: g / conj(xp, 1 + x), methods="log1p",
+log1p = op("log1p(x)", vjp=lambda xp, g, ans, x: g / conj(xp, 1 + x), methods="log1p", inplace=True,
            doc="``log(1 + x)`` element-wise, accurate for small ``x``.")
 log2 = op("log2(x)", vjp=lambda xp, g, ans, x: g / (conj(xp, x) * math.log(2.0)), methods="log2",
+          inplace=True,
           doc="Base-2 logarithm element-wise.")
 log10 = op("log10(x)", vjp=lambda xp, g, ans, x: g / (conj(xp, x) * math.log(10.0)),
-           methods="log10", doc="Base-10 logarithm element-wise.")
+           methods="log10", inplace=True, doc="Base-10 logarithm element-wise.")
 logaddexp = op(
-    "logaddexp(x1, x2)",
+    "logaddexp(x1, x2)", promotion="mixed",
     vjp=(lambda xp, g, ans, x1, x2: g * xp.exp(x1 - ans),
          lambda xp, g, ans, x1, x2: g * xp.exp(x2 - ans)),
     broadcasting=True, methods="logaddexp",
@@ -126,34 +139,39 @@ logaddexp = op(
 
 # -- trigonometric and hyperbolic -----------------------------------------------------
 
-sin = op("sin(x)", vjp=lambda xp, g, ans, x: g * conj(xp, xp.cos(x)), methods="sin",
+sin = op("sin(x)", vjp=lambda xp, g, ans, x: g * conj(xp, xp.cos(x)), methods="sin", inplace=True,
          doc="Sine element-wise (radians).")
-cos = op("cos(x)", vjp=lambda xp, g, ans, x: -g * conj(xp, xp.sin(x)), methods="cos",
+cos = op("cos(x)", vjp=lambda xp, g, ans, x: -g * conj(xp, xp.sin(x)), methods="cos", inplace=True,
          doc="Cosine element-wise (radians).")
 tan = op("tan(x)", vjp=lambda xp, g, ans, x: g * conj(xp, 1 + ans * ans), methods="tan",
+         inplace=True,
          doc="Tangent element-wise (radians).")
 sinh = op("sinh(x)", vjp=lambda xp, g, ans, x: g * conj(xp, xp.cosh(x)), methods="sinh",
+          inplace=True,
           doc="Hyperbolic sine element-wise.")
 cosh = op("cosh(x)", vjp=lambda xp, g, ans, x: g * conj(xp, xp.sinh(x)), methods="cosh",
+          inplace=True,
           doc="Hyperbolic cosine element-wise.")
 tanh = op("tanh(x)", vjp=lambda xp, g, ans, x: g * conj(xp, 1 - ans * ans), methods="tanh",
+          inplace=True,
           doc="Hyperbolic tangent element-wise.")
 asin = op("asin(x)", vjp=lambda xp, g, ans, x: g / conj(xp, xp.sqrt(1 - x * x)),
-          methods=("asin", "arcsin"), aliases="arcsin",
+          methods=("asin", "arcsin"), inplace=True, aliases="arcsin",
           doc="Inverse sine element-wise; the gradient is infinite at ``x = ±1``.")
 acos = op("acos(x)", vjp=lambda xp, g, ans, x: -g / conj(xp, xp.sqrt(1 - x * x)),
-          methods=("acos", "arccos"), aliases="arccos",
+          methods=("acos", "arccos"), inplace=True, aliases="arccos",
           doc="Inverse cosine element-wise; the gradient is infinite at ``x = ±1``.")
 atan = op("atan(x)", vjp=lambda xp, g, ans, x: g / conj(xp, 1 + x * x),
-          methods=("atan", "arctan"), aliases="arctan", doc="Inverse tangent element-wise.")
+          methods=("atan", "arctan"),
+          inplace=True, aliases="arctan", doc="Inverse tangent element-wise.")
 asinh = op("asinh(x)", vjp=lambda xp, g, ans, x: g / conj(xp, xp.sqrt(x * x + 1)),
-           methods=("asinh", "arcsinh"), aliases="arcsinh",
+           methods=("asinh", "arcsinh"), inplace=True, aliases="arcsinh",
            doc="Inverse hyperbolic sine element-wise.")
 acosh = op("acosh(x)", vjp=lambda xp, g, ans, x: g / conj(xp, xp.sqrt(x * x - 1)),
-           methods=("acosh", "arccosh"), aliases="arccosh",
+           methods=("acosh", "arccosh"), inplace=True, aliases="arccosh",
            doc="Inverse hyperbolic cosine element-wise (``x >= 1``; gradient infinite at 1).")
 atanh = op("atanh(x)", vjp=lambda xp, g, ans, x: g / conj(xp, 1 - x * x),
-           methods=("atanh", "arctanh"), aliases="arctanh",
+           methods=("atanh", "arctanh"), inplace=True, aliases="arctanh",
            doc="Inverse hyperbolic tangent element-wise (``-1 < x < 1``).")
 
 
@@ -165,17 +183,17 @@ def _atan2_grad(xp: Any, g: Any, numerator: Any, denominator: Any, sign: float) 
 
 
 atan2 = op(
-    "atan2(x1, x2)",
+    "atan2(x1, x2)", promotion="mixed",
     vjp=(lambda xp, g, ans, x1, x2: _atan2_grad(xp, g, x1, x2, 1.0),
          lambda xp, g, ans, x1, x2: _atan2_grad(xp, g, x2, x1, -1.0)),
-    broadcasting=True, methods=("atan2", "arctan2"), aliases="arctan2",
+    broadcasting=True, methods=("atan2", "arctan2"), inplace=True, aliases="arctan2",
     doc="Angle of the point ``(x2, x1)`` in radians, element-wise (``atan(x1 / x2)`` by quadrant).",
 )
 hypot = op(
-    "hypot(x1, x2)",
+    "hypot(x1, x2)", promotion="mixed",
     vjp=(lambda xp, g, ans, x1, x2: g * x1 / safe_where_zero(xp, ans),
          lambda xp, g, ans, x1, x2: g * x2 / safe_where_zero(xp, ans)),
-    broadcasting=True, methods="hypot",
+    broadcasting=True, methods="hypot", inplace=True,
     doc="``sqrt(x1**2 + x2**2)`` element-wise, without overflow; the gradient at (0, 0) is 0.",
 )
 
@@ -206,21 +224,23 @@ def _extremum_rules(wins: Any) -> tuple[Any, Any]:
 
 
 maximum = op("maximum(x1, x2)", vjp=_extremum_rules(lambda a, b: a > b), broadcasting=True,
-             methods="maximum", doc="Element-wise maximum, broadcasting; ties split the gradient.")
+             promotion="mixed", methods="maximum",
+             doc="Element-wise maximum, broadcasting; ties split the gradient.")
 minimum = op("minimum(x1, x2)", vjp=_extremum_rules(lambda a, b: a < b), broadcasting=True,
-             methods="minimum", doc="Element-wise minimum, broadcasting; ties split the gradient.")
+             promotion="mixed", methods="minimum",
+             doc="Element-wise minimum, broadcasting; ties split the gradient.")
 copysign = op(
-    "copysign(x1, x2)",
+    "copysign(x1, x2)", promotion="mixed",
     vjp=(lambda xp, g, ans, x1, x2: xp.where(
             x1 == 0, 0.0, xp.where(xp.signbit(x1) == xp.signbit(x2), g, -g)),
          lambda xp, g, ans, x1, x2: xp.zeros_like(g)),
-    broadcasting=True, methods="copysign",
+    broadcasting=True, methods="copysign", inplace=True,
     doc="The magnitude of ``x1`` with the sign of ``x2``, element-wise (no gradient for ``x2``).",
 )
 remainder = op(
-    "remainder(x1, x2)",
+    "remainder(x1, x2)", promotion="mixed",
     vjp=(lambda xp, g, ans, x1, x2: g, lambda xp, g, ans, x1, x2: -g * xp.floor_divide(x1, x2)),
-    broadcasting=True, methods="remainder",
+    broadcasting=True, methods="remainder", inplace=True,
     doc="Remainder of ``x1 / x2`` with the sign of ``x2`` (Python's ``%``), element-wise.",
 )
 
@@ -253,18 +273,19 @@ def _clip_grad_max(xp: Any, g: Any, ans: Any, x: Any, min: Any, max: Any) -> Any
 clip = op(
     "clip", lambda xp, x, /, min=None, max=None: xp.clip(x, min, max), inputs=("x", "min", "max"),
     vjp=(_clip_grad_x, _clip_grad_min, _clip_grad_max), broadcasting=True,
-    methods=("clip", "clamp"), aliases="clamp",
+    methods=("clip", "clamp"), inplace=True, aliases="clamp",
     doc="Clamp ``x`` to ``[min, max]`` element-wise; ``min``/``max`` are scalars, tensors or None.",
 )
 
 # -- rounding: a zero gradient, as in PyTorch -----------------------------------------
 
-floor = op("floor(x)", vjp=_zero, methods="floor", doc="Round down element-wise.")
-ceil = op("ceil(x)", vjp=_zero, methods="ceil", doc="Round up element-wise.")
-round = op("round(x)", vjp=_zero, methods="round",
+floor = op("floor(x)", vjp=_zero, methods="floor", inplace=True, doc="Round down element-wise.")
+ceil = op("ceil(x)", vjp=_zero, methods="ceil", inplace=True, doc="Round up element-wise.")
+round = op("round(x)", vjp=_zero, methods="round", inplace=True,
            doc="Round to the nearest integer element-wise, halves to even.")
-trunc = op("trunc(x)", vjp=_zero, methods="trunc", doc="Round towards zero element-wise.")
-sign = op("sign(x)", vjp=_zero, methods="sign",
+trunc = op("trunc(x)", vjp=_zero, methods="trunc",
+           inplace=True, doc="Round towards zero element-wise.")
+sign = op("sign(x)", vjp=_zero, methods="sign", inplace=True,
           doc="Sign of ``x`` element-wise: -1, 0 or 1 (``x / |x|`` for complex).")
 
 
@@ -281,53 +302,60 @@ def _floor_divide(xp: Any, x1: Any, x2: Any, /) -> Any:
 
 
 floor_divide = op("floor_divide", _floor_divide, differentiable=False, methods="floor_divide",
+                  inplace=True,
+                  promotion="mixed",
                   doc="``floor(x1 / x2)`` element-wise, broadcasting (Python's ``//``).")
 
 # -- no gradient ----------------------------------------------------------------------
 
 signbit = op("signbit(x)", differentiable=False, methods="signbit",
              doc="Whether the sign bit is set, element-wise (true for ``-0.0``).")
-nextafter = op("nextafter(x1, x2)", differentiable=False, methods="nextafter",
+nextafter = op("nextafter(x1, x2)", promotion="mixed", differentiable=False, methods="nextafter",
                doc="The next representable value after ``x1`` towards ``x2``, element-wise.")
 isnan = op("isnan(x)", differentiable=False, methods="isnan", doc="Whether each element is NaN.")
 isinf = op("isinf(x)", differentiable=False, methods="isinf",
            doc="Whether each element is infinite.")
 isfinite = op("isfinite(x)", differentiable=False, methods="isfinite",
               doc="Whether each element is finite (neither infinite nor NaN).")
-equal = op("equal(x1, x2)", differentiable=False, methods="eq", aliases="eq",
+equal = op("equal(x1, x2)", promotion="mixed", differentiable=False, methods="eq", aliases="eq",
            doc="Compare ``x1 == x2`` element-wise, broadcasting; a bool tensor.")
 not_equal = op("not_equal(x1, x2)", differentiable=False, methods=("ne", "not_equal"),
+               promotion="mixed",
                aliases="ne", doc="Compare ``x1 != x2`` element-wise, broadcasting; a bool tensor.")
 less = op("less(x1, x2)", differentiable=False, methods=("lt", "less"), aliases="lt",
-          doc="Compare ``x1 < x2`` element-wise, broadcasting; a bool tensor.")
+          promotion="mixed", doc="Compare ``x1 < x2`` element-wise, broadcasting; a bool tensor.")
 less_equal = op("less_equal(x1, x2)", differentiable=False, methods=("le", "less_equal"),
+                promotion="mixed",
                 aliases="le", doc="Compare ``x1 <= x2`` element-wise, broadcasting; a bool tensor.")
 greater = op("greater(x1, x2)", differentiable=False, methods=("gt", "greater"), aliases="gt",
+             promotion="mixed",
              doc="Compare ``x1 > x2`` element-wise, broadcasting; a bool tensor.")
-greater_equal = op("greater_equal(x1, x2)", differentiable=False,
+greater_equal = op("greater_equal(x1, x2)", promotion="mixed", differentiable=False,
                    methods=("ge", "greater_equal"), aliases="ge",
                    doc="Compare ``x1 >= x2`` element-wise, broadcasting; a bool tensor.")
 logical_and = op("logical_and(x1, x2)", differentiable=False, methods="logical_and",
-                 doc="Logical AND element-wise, broadcasting; a bool tensor.")
-logical_or = op("logical_or(x1, x2)", differentiable=False, methods="logical_or",
+                 promotion="mixed", doc="Logical AND element-wise, broadcasting; a bool tensor.")
+logical_or = op("logical_or(x1, x2)", promotion="mixed", differentiable=False, methods="logical_or",
                 doc="Logical OR element-wise, broadcasting; a bool tensor.")
 logical_xor = op("logical_xor(x1, x2)", differentiable=False, methods="logical_xor",
-                 doc="Logical XOR element-wise, broadcasting; a bool tensor.")
+                 promotion="mixed", doc="Logical XOR element-wise, broadcasting; a bool tensor.")
 logical_not = op("logical_not(x)", differentiable=False, methods="logical_not",
                  doc="Logical NOT element-wise; a bool tensor.")
 bitwise_and = op("bitwise_and(x1, x2)", differentiable=False, methods="bitwise_and",
+                 promotion="mixed",
                  doc="Bitwise AND of integer or bool tensors, broadcasting (``x1 & x2``).")
-bitwise_or = op("bitwise_or(x1, x2)", differentiable=False, methods="bitwise_or",
+bitwise_or = op("bitwise_or(x1, x2)", promotion="mixed", differentiable=False, methods="bitwise_or",
                 doc="Bitwise OR of integer or bool tensors, broadcasting (``x1 | x2``).")
 bitwise_xor = op("bitwise_xor(x1, x2)", differentiable=False, methods="bitwise_xor",
+                 promotion="mixed",
                  doc="Bitwise XOR of integer or bool tensors, broadcasting (``x1 ^ x2``).")
 bitwise_invert = op("bitwise_invert(x)", differentiable=False,
                     methods=("bitwise_invert", "bitwise_not"), aliases="bitwise_not",
                     doc="Bitwise NOT of an integer or bool tensor (``~x``).")
-bitwise_left_shift = op("bitwise_left_shift(x1, x2)", differentiable=False,
+bitwise_left_shift = op("bitwise_left_shift(x1, x2)", promotion="mixed", differentiable=False,
                         methods="bitwise_left_shift",
                         doc="Shift the bits of ``x1`` left by ``x2`` (``x1 << x2``).")
-bitwise_right_shift = op("bitwise_right_shift(x1, x2)", differentiable=False,
+bitwise_right_shift = op("bitwise_right_shift(x1, x2)", promotion="mixed", differentiable=False,
                          methods="bitwise_right_shift",
                          doc="Shift the bits of ``x1`` right by ``x2`` (``x1 >> x2``).")
 

@@ -113,7 +113,7 @@ linear = nn_op("linear", lambda xp, x, weight, /: xp.matmul(x, xp.matrix_transpo
 
 # -- activations --------------------------------------------------------------------------
 
-relu = nn_op("relu", lambda xp, x, /: xp.maximum(x, 0.0), methods="relu",
+relu = nn_op("relu", lambda xp, x, /: xp.maximum(x, 0.0), methods="relu", inplace=True,
              vjp=lambda xp, g, ans, x: xp.where(ans > 0, g, 0.0),
              doc="Rectified linear unit ``max(x, 0)``; NaN stays NaN; the gradient at 0 is 0.")
 
@@ -125,7 +125,8 @@ def _sigmoid_kernel(xp: Any, x: Any, /) -> Any:
 
 
 sigmoid = nn_op("sigmoid", _sigmoid_kernel, vjp=lambda xp, g, ans, x: g * ans * (1.0 - ans),
-                methods="sigmoid", doc="Logistic sigmoid ``1 / (1 + exp(-x))``, without overflow.")
+                methods="sigmoid", inplace=True,
+                doc="Logistic sigmoid ``1 / (1 + exp(-x))``, without overflow.")
 
 
 def _check_approximate(approximate: str) -> None:

@@ -8,9 +8,9 @@ reachable as ``plugrad.ops.<name>`` too; the rest (``linear``, ``mse_loss``,
 
 The arguments are PyTorch's, in PyTorch's order and with its defaults, so code
 written for ``torch.nn.functional`` reads the same. In particular an axis is
-``dim=`` here, as in PyTorch, while plugrad's array namespace and the ops in
-``plugrad.ops`` say ``axis=``, as the Array API standard does:
-``F.softmax(x, dim=1)`` is ``plugrad.ops.softmax(x, axis=1)``. What PyTorch
+``dim=`` here, as in PyTorch (``axis=``, the Array API's name, is accepted
+too; giving both is an error): ``F.softmax(x, dim=1)`` is
+``plugrad.ops.softmax(x, axis=1)``. What PyTorch
 deprecated (``size_average``, ``reduce``, an implicit softmax ``dim``) or does
 in place (``inplace=True``) is left out.
 
@@ -33,7 +33,7 @@ from typing import Any
 from .. import dtypes as _dtypes
 from .. import ops as _ops
 from ..creation import arange
-from ..errors import DtypeError, IndexOutOfRangeError, ShapeError
+from ..errors import ArgumentError, DtypeError, IndexOutOfRangeError, ShapeError
 from ..grad_mode import no_grad
 from ..random import Generator, rand
 from ..tensor import Tensor
@@ -70,6 +70,23 @@ def _check_tensor(name: str, function: str, value: Any) -> Tensor:
             "convert it with plugrad.asarray(...)"
         )
     return value
+
+
+def _check_same_dtype(function: str, input: Tensor, weight: Tensor, bias: Tensor | None) -> None:
+    """Refuse an input whose dtype is not the parameters', as PyTorch does.
+
+    ``float64`` data into a ``float32`` layer would otherwise widen the whole
+    computation silently (the Array API's promotion), or, cast, lose precision:
+    the caller chooses.
+    """
+    for name, parameter in (("weight", weight), ("bias", bias)):
+        if isinstance(parameter, Tensor) and input.dtype is not parameter.dtype:
+            raise DtypeError(
+                f"{function}(): the input is {input.dtype.name} but the {name} is "
+                f"{parameter.dtype.name}; expected the same dtype. Convert the input "
+                f"(x.to(plugrad.{parameter.dtype.name})) or the module "
+                f"(module.to(plugrad.{input.dtype.name}), module.double(), module.float())"
+            )
 
 
 def _check_reduction(function: str, reduction: str) -> None:
@@ -128,6 +145,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     tensor([[3., 3., 3., 3.],
             [3., 3., 3., 3.]])
     """
+    _check_same_dtype("linear", input, weight, bias)
     out = _ops.linear(input, weight)
     return out if bias is None else out + bias
 
@@ -190,15 +208,35 @@ def _cast(input: Tensor, dtype: _dtypes.DType | None) -> Tensor:
     return input if dtype is None or input.dtype is dtype else _ops.astype(input, dtype)
 
 
-def softmax(input: Tensor, dim: int, dtype: _dtypes.DType | None = None) -> Tensor:
+def _dim(function: str, dim: Any, axis: Any) -> Any:
+    """``dim``, or the Array API's ``axis`` given in its place; both is an error."""
+    if axis is None:
+        if dim is None:
+            raise ArgumentError(f"{function}() needs dim= (the axis to reduce over)")
+        return dim
+    if dim is not None:
+        raise ArgumentError(
+            f"{function}() got both dim= and axis=, which name the same argument (axis is "
+            "the Array API's name for dim); pass only one"
+        )
+    return axis
+
+
+def softmax(
+    input: Tensor,
+    dim: int | None = None,
+    dtype: _dtypes.DType | None = None,
+    *,
+    axis: int | None = None,
+) -> Tensor:
     """Softmax along ``dim``, computed stably; backward keeps only the output.
 
     Parameters
     ----------
     input : Tensor
     dim : int
-        The axis to normalize (plugrad's ops call it ``axis``). Unlike PyTorch,
-        there is no implicit default.
+        The axis to normalize (``axis=`` is accepted too, the Array API's name).
+        Unlike PyTorch, there is no implicit default.
     dtype : plugrad dtype, optional
         Cast the input to it first.
 
@@ -209,10 +247,16 @@ def softmax(input: Tensor, dim: int, dtype: _dtypes.DType | None = None) -> Tens
     >>> F.softmax(plugrad.tensor([[0.0, 0.0, 0.0, 0.0]]), dim=1)
     tensor([[0.2500, 0.2500, 0.2500, 0.2500]])
     """
-    return _ops.softmax(_cast(input, dtype), axis=dim)
+    return _ops.softmax(_cast(input, dtype), axis=_dim("softmax", dim, axis))
 
 
-def log_softmax(input: Tensor, dim: int, dtype: _dtypes.DType | None = None) -> Tensor:
+def log_softmax(
+    input: Tensor,
+    dim: int | None = None,
+    dtype: _dtypes.DType | None = None,
+    *,
+    axis: int | None = None,
+) -> Tensor:
     """Logarithm of the softmax along ``dim``, computed stably (``x - logsumexp(x)``).
 
     Examples
@@ -222,10 +266,16 @@ def log_softmax(input: Tensor, dim: int, dtype: _dtypes.DType | None = None) -> 
     >>> F.log_softmax(plugrad.tensor([0.0, 0.0]), dim=0)
     tensor([-0.6931, -0.6931])
     """
-    return _ops.log_softmax(_cast(input, dtype), axis=dim)
+    return _ops.log_softmax(_cast(input, dtype), axis=_dim("log_softmax", dim, axis))
 
 
-def logsumexp(input: Tensor, dim: int | Sequence[int], keepdim: bool = False) -> Tensor:
+def logsumexp(
+    input: Tensor,
+    dim: int | Sequence[int] | None = None,
+    keepdim: bool = False,
+    *,
+    axis: int | Sequence[int] | None = None,
+) -> Tensor:
     """``log(sum(exp(input)))`` over ``dim`` without overflow (``torch.logsumexp``).
 
     Examples
@@ -235,8 +285,8 @@ def logsumexp(input: Tensor, dim: int | Sequence[int], keepdim: bool = False) ->
     >>> F.logsumexp(plugrad.tensor([[1000.0, 1000.0]]), dim=1)
     tensor([1000.6932])
     """
-    axis = dim if isinstance(dim, int) else tuple(dim)
-    return _ops.logsumexp(input, axis=axis, keepdims=keepdim)
+    dim = _dim("logsumexp", dim, axis)
+    return _ops.logsumexp(input, axis=dim if isinstance(dim, int) else tuple(dim), keepdims=keepdim)
 
 
 def dropout(
@@ -574,6 +624,8 @@ def layer_norm(
             f"layer_norm(): normalized_shape {shape} must be the trailing axes of the input, "
             f"whose shape is {input.shape}"
         )
+    if weight is not None:
+        _check_same_dtype("layer_norm", input, weight, bias)
     for name, value in (("weight", weight), ("bias", bias)):
         if value is not None and value.shape != shape:
             raise ShapeError(
@@ -680,6 +732,7 @@ def conv2d(
     """
     _check_tensor("input", "conv2d", input)
     _check_tensor("weight", "conv2d", weight)
+    _check_same_dtype("conv2d", input, weight, bias)
     stride = _pair("conv2d", "stride", stride, 1)
     dilation = _pair("conv2d", "dilation", dilation, 1)
     if weight.ndim != 4:

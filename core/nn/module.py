@@ -447,6 +447,25 @@ class Module:
 
     # -- saving and loading ---------------------------------------------------------------
 
+    def double(self: ModuleT) -> ModuleT:
+        """Cast the floating-point parameters and buffers to ``float64`` (``to(plugrad.float64)``).
+
+        Examples
+        --------
+        >>> import plugrad
+        >>> plugrad.nn.Linear(2, 1).double().weight.dtype
+        plugrad.float64
+        """
+        return self.to(_dtypes.float64)
+
+    def float(self: ModuleT) -> ModuleT:
+        """Cast the floating-point parameters and buffers to ``float32``."""
+        return self.to(_dtypes.float32)
+
+    def half(self: ModuleT) -> ModuleT:
+        """Cast the floating-point parameters and buffers to ``float16``."""
+        return self.to(_dtypes.float16)
+
     def state_dict(self, *, prefix: str = "", keep_vars: bool = False) -> dict[str, Tensor]:
         """Return the parameters and persistent buffers by dotted name.
 

@@ -74,9 +74,9 @@ def test_kernel_tables_are_plain_dicts_of_every_op() -> None:
 
 def test_generated_functions_have_the_kernel_signature() -> None:
     assert str(inspect.signature(plugrad.sum)) == (
-        "(x, /, *, axis=None, dtype=None, keepdims=False, dim=<unset>, keepdim=<unset>)"
+        "(x, /, *, axis=None, dtype=None, keepdims=False, dim=<unset>, keepdim=<unset>, out=None)"
     )
-    assert str(inspect.signature(plugrad.add)) == "(x1, x2, /)"
+    assert str(inspect.signature(plugrad.add)) == "(x1, x2, /, *, out=None)"
     assert str(inspect.signature(plugrad.reshape)) == "(x, /, shape, *, copy=None)"
     assert plugrad.ops.add is plugrad.add and plugrad.add.__module__ == "plugrad"
     assert plugrad.add.__doc__ == "Add ``x1 + x2`` element-wise, broadcasting."

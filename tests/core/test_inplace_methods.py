@@ -1,0 +1,181 @@
+"""In-place Tensor methods (``x.add_(y)``, ``x.exp_()``, ...) come from the op rows.
+
+Each computes what PyTorch's does, keeps the tensor's dtype, and has the
+in-place operators' safety: a backward pass that saved the old value raises,
+and a leaf that requires grad changes only under ``no_grad``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import plugrad
+from plugrad.errors import BackwardError, DtypeError, InPlaceModificationError
+
+torch = pytest.importorskip("torch")
+
+VALUES = np.array([0.25, 0.5, 0.75, 0.9], dtype=np.float32)
+OTHER = np.array([1.0, -2.0, 0.5, 3.0], dtype=np.float32)
+
+# method name -> arguments, where a Tensor argument is written as "other"
+CALLS = {
+    "add_": ("other",),
+    "sub_": ("other",),
+    "subtract_": (2.0,),
+    "mul_": ("other",),
+    "multiply_": (3,),
+    "div_": ("other",),
+    "divide_": (2,),
+    "true_divide_": (4.0,),
+    "pow_": (2,),
+    "neg_": (),
+    "negative_": (),
+    "abs_": (),
+    "absolute_": (),
+    "exp_": (),
+    "expm1_": (),
+    "log_": (),
+    "log1p_": (),
+    "log2_": (),
+    "log10_": (),
+    "sqrt_": (),
+    "square_": (),
+    "reciprocal_": (),
+    "sin_": (),
+    "cos_": (),
+    "tan_": (),
+    "sinh_": (),
+    "cosh_": (),
+    "tanh_": (),
+    "asin_": (),
+    "arcsin_": (),
+    "atan_": (),
+    "asinh_": (),
+    "atan2_": ("other",),
+    "hypot_": ("other",),
+    "copysign_": ("other",),
+    "remainder_": ("other",),
+    "sigmoid_": (),
+    "relu_": (),
+    "floor_": (),
+    "ceil_": (),
+    "round_": (),
+    "trunc_": (),
+    "sign_": (),
+    "floor_divide_": ("other",),
+}
+
+
+def _arguments(arguments, make):
+    return [make(OTHER) if a == "other" else a for a in arguments]
+
+
+@pytest.mark.parametrize("method", sorted(CALLS))
+def test_an_in_place_method_computes_what_pytorchs_does(backend, method) -> None:
+    arguments = CALLS[method]
+    ours = plugrad.asarray(VALUES.copy(), device=backend)
+    result = getattr(ours, method)(
+        *_arguments(arguments, lambda a: plugrad.asarray(a, device=backend))
+    )
+    theirs = torch.tensor(VALUES.copy())
+    getattr(theirs, method)(*_arguments(arguments, torch.tensor))
+    assert result is ours
+    assert ours.dtype is plugrad.float32
+    assert ours._version == 1
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("method", "arguments", "keywords"),
+    [
+        ("add_", ("other",), {"alpha": 2.0}),
+        ("sub_", (1.5,), {"alpha": -3}),
+        ("clamp_", (), {"min": 0.4, "max": 1.7}),
+        ("clip_", (0.3,), {}),
+        ("clamp_", (), {"max": 1.0}),
+    ],
+)
+def test_keywords_of_in_place_methods_are_pytorchs(method, arguments, keywords) -> None:
+    ours = plugrad.tensor(VALUES.copy())
+    getattr(ours, method)(*_arguments(arguments, plugrad.tensor), **keywords)
+    theirs = torch.tensor(VALUES.copy())
+    getattr(theirs, method)(*_arguments(arguments, torch.tensor), **keywords)
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6)
+
+
+def test_a_saved_value_modified_in_place_is_caught_at_backward() -> None:
+    w = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    y = w * 2
+    z = y * y  # saves y
+    y.exp_()
+    with pytest.raises(InPlaceModificationError):
+        z.sum().backward()
+
+
+def test_an_in_place_method_records_its_gradient() -> None:
+    w = plugrad.tensor([0.5, 2.0], requires_grad=True)
+    y = w * 1.0
+    y.mul_(3).add_(w, alpha=2).exp_()
+    y.sum().backward()
+    tw = torch.tensor([0.5, 2.0], requires_grad=True)
+    ty = tw * 1.0
+    ty.mul_(3).add_(tw, alpha=2).exp_()
+    ty.sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), tw.grad.numpy(), rtol=1e-6)
+    assert y.grad_fn is not None
+
+
+def test_a_leaf_that_requires_grad_changes_only_under_no_grad() -> None:
+    w = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(BackwardError, match="add_\\(\\) on a leaf tensor that requires grad"):
+        w.add_(1.0)
+    assert w.tolist() == [1.0, 2.0] and w._version == 0
+    with plugrad.no_grad():
+        w.sub_(plugrad.tensor([0.5, 0.5]), alpha=2)
+        w.clamp_(min=0.5)
+    assert w.tolist() == [0.5, 1.0] and w.is_leaf and w.requires_grad
+
+
+def test_an_in_place_method_keeps_the_tensors_dtype_or_refuses() -> None:
+    counts = plugrad.tensor([1, 2, 3])
+    counts.mul_(2)
+    assert counts.dtype is plugrad.int64 and counts.tolist() == [2, 4, 6]
+    with pytest.raises(DtypeError, match="int64 tensor cannot hold"):
+        counts.div_(2)
+    with pytest.raises(DtypeError):
+        counts.exp_()
+    assert counts.tolist() == [2, 4, 6]
+    halves = plugrad.tensor([1.0, 2.0], dtype=plugrad.float64)
+    halves.add_(plugrad.tensor([1, 1]))
+    assert halves.dtype is plugrad.float64
+
+
+def test_zero_fill_and_copy_are_in_place_too() -> None:
+    x = plugrad.tensor([1.0, 2.0])
+    assert x.zero_() is x and x.tolist() == [0.0, 0.0]
+    assert x.fill_(3).tolist() == [3.0, 3.0]
+    assert x.copy_(plugrad.tensor([4.0, 5.0])).tolist() == [4.0, 5.0]
+    assert x._version == 3
+
+
+def test_uniform_and_normal_fill_in_place_from_plugrads_generators() -> None:
+    plugrad.manual_seed(0)
+    x = plugrad.empty(4000)
+    assert x.uniform_(-2.0, 2.0) is x
+    assert -2.0 <= float(plugrad.min(x)) and float(plugrad.max(x)) < 2.0
+    x.normal_(3.0, 0.5)
+    assert abs(float(plugrad.mean(x)) - 3.0) < 0.05
+    assert abs(float(plugrad.std(x)) - 0.5) < 0.05
+    w = plugrad.zeros(3, requires_grad=True)
+    with pytest.raises(BackwardError):
+        w.uniform_()
+    with pytest.raises(ValueError, match="lower bound"):
+        x.uniform_(1.0, 0.0)
+
+
+def test_the_in_place_methods_are_listed_with_their_ops() -> None:
+    assert plugrad.Tensor.add_.__op__ is plugrad.add.__op__
+    from plugrad import inventory
+
+    assert inventory._method_ops()["add_"] == "add"
