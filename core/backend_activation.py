@@ -17,8 +17,8 @@ from . import dtypes as _dtypes
 from .backend import Backend, Device
 from .errors import BackendError, BackendUnavailableError, UnknownBackendError
 from .kerneldef import KernelSource
-from .opdef import NamespaceKernel, OpDef
-from .plugin_tables import scoped_default_device
+from .opdef import NamespaceKernel, RegisteredOp
+from .plugin_tables import device_of_array, scoped_default_device
 from .plugin_tables import state as _state
 from .rule_namespace import rule_namespace
 
@@ -109,17 +109,6 @@ def devices_of(backend: Backend) -> tuple[Device, ...]:
     return activate(backend)
 
 
-def device_of_array(obj: Any) -> Device | None:
-    """Return the Device holding ``obj`` if it is an array of an active backend, else ``None``."""
-    for name, devices in _state.devices.items():
-        if isinstance(obj, _state.array_types[name]):
-            if len(devices) == 1:
-                return devices[0]
-            native = devices[0].backend.device_of(obj)
-            return next((d for d in devices if d.native == native), devices[0])
-    return None
-
-
 def install_kernels(backend: Backend, devices: tuple[Device, ...]) -> None:
     backend_kernels = dict(backend.kernels())
     sources = {
@@ -127,6 +116,7 @@ def install_kernels(backend: Backend, devices: tuple[Device, ...]) -> None:
         for name, op in _state.ops.items()
     }
     xp = devices[0].xp
+    table: dict[str, Callable[..., Any]]
     if _checking._enabled:
         table = {
             name: functools.partial(_checking.checked_kernel(_state.ops[name], s[0]), xp)
@@ -171,7 +161,7 @@ def bind_kernel(kernel: Callable[..., Any], xp: Any, op: str, backend: str) -> C
 
 
 def kernel_candidates(
-    op: OpDef, backend: str, backend_kernels: dict[str, Callable[..., Any]]
+    op: RegisteredOp, backend: str, backend_kernels: dict[str, Callable[..., Any]]
 ) -> tuple[KernelSource, ...]:
     """Every kernel that could compute ``op`` on ``backend``, best (the one used) first."""
     owner = _state.op_owners[op.name]

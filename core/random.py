@@ -7,7 +7,7 @@ from typing import Any
 from . import dtypes as _dtypes
 from .backend import Device
 from .creation import _shape, leaf, target_device
-from .data_types import broadcast_shapes
+from .dtype_functions import broadcast_shapes
 from .errors import DtypeError
 from .grad_mode import no_grad as _no_grad
 from .tensor import Tensor

@@ -23,6 +23,7 @@ from plugrad.inventory import (
     list_plugins,
 )
 from plugrad.kerneldef import KernelSource
+from plugrad.plugin_manager import BUILTIN_OP_PLUGINS
 
 __all__ = [
     "BUILTIN_OP_PLUGINS",
@@ -39,25 +40,6 @@ __all__ = [
     "set_checks",
     "unregister",
 ]
-
-#: Op plugin modules registered at import, after the built-in backends.
-BUILTIN_OP_PLUGINS: tuple[str, ...] = (
-    "plugrad.plugins.elementwise",
-    "plugrad.plugins.statistical",
-    "plugrad.plugins.utility",
-    "plugrad.plugins.searching",
-    "plugrad.plugins.sorting",
-    "plugrad.plugins.set_functions",
-    "plugrad.plugins.linear_algebra",
-    "plugrad.plugins.linalg",
-    "plugrad.plugins.fft",
-    "plugrad.plugins.nn",
-    "plugrad.plugins.convolution",
-    "plugrad.plugins.manipulation",
-    "plugrad.plugins.indexing",
-    "plugrad.plugins.creation",
-    "plugrad.plugins.data_types",
-)
 
 
 def register(plugin: object, name: str | None = None) -> str:
