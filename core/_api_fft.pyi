@@ -29,14 +29,14 @@ def fft(
     /,
     *,
     n: Any = ...,
-    axis: Any = ...,
-    norm: Any = ...,
+    axis: int = ...,
+    norm: str = ...,
     dim: Any = ...,
 ) -> Tensor:
-    """One-dimensional discrete Fourier transform along ``axis`` (zero-padded or cut to ``n``)."""
+    """One-dimensional discrete Fourier transform along ``axis`` (padded or cut to ``n``)."""
 
 
-def fftn(x: TensorLike, /, *, s: Any = ..., axes: Any = ..., norm: Any = ...) -> Tensor:
+def fftn(x: TensorLike, /, *, s: Any = ..., axes: Any = ..., norm: str = ...) -> Tensor:
     """N-dimensional discrete Fourier transform over ``axes`` (sizes ``s``)."""
 
 
@@ -53,7 +53,7 @@ def hfft(
     norm: Any = ...,
     dim: Any = ...,
 ) -> Tensor:
-    """Discrete Fourier transform of a Hermitian-symmetric signal given by its first half."""
+    """Discrete Fourier transform (real) of a Hermitian signal given by its first half."""
 
 
 def ifft(
@@ -61,14 +61,14 @@ def ifft(
     /,
     *,
     n: Any = ...,
-    axis: Any = ...,
-    norm: Any = ...,
+    axis: int = ...,
+    norm: str = ...,
     dim: Any = ...,
 ) -> Tensor:
     """One-dimensional inverse discrete Fourier transform along ``axis``."""
 
 
-def ifftn(x: TensorLike, /, *, s: Any = ..., axes: Any = ..., norm: Any = ...) -> Tensor:
+def ifftn(x: TensorLike, /, *, s: Any = ..., axes: Any = ..., norm: str = ...) -> Tensor:
     """N-dimensional inverse discrete Fourier transform over ``axes`` (sizes ``s``)."""
 
 
@@ -85,7 +85,7 @@ def ihfft(
     norm: Any = ...,
     dim: Any = ...,
 ) -> Tensor:
-    """Inverse of :func:`hfft`: the first half of the spectrum of a real signal, conjugated."""
+    """Inverse of :func:`hfft`: the conjugated first half of a real signal's spectrum."""
 
 
 def irfft(
@@ -97,10 +97,10 @@ def irfft(
     norm: Any = ...,
     dim: Any = ...,
 ) -> Tensor:
-    """Inverse of :func:`rfft`: ``n`` real values from ``m`` frequencies."""
+    """Inverse of :func:`rfft`: ``n`` real values (``2 * (m - 1)`` from ``m`` terms)."""
 
 
-def irfftn(x: TensorLike, /, *, s: Any = ..., axes: Any = ..., norm: Any = ...) -> Tensor:
+def irfftn(x: TensorLike, /, *, s: Any = ..., axes: Any = ..., norm: str = ...) -> Tensor:
     """Inverse of :func:`rfftn`: real output of sizes ``s``."""
 
 
@@ -113,8 +113,8 @@ def rfft(
     norm: Any = ...,
     dim: Any = ...,
 ) -> Tensor:
-    """Discrete Fourier transform of real input: the ``n // 2 + 1`` non-negative frequencies."""
+    """Discrete Fourier transform of real input: the ``n // 2 + 1`` non-negative terms."""
 
 
-def rfftn(x: TensorLike, /, *, s: Any = ..., axes: Any = ..., norm: Any = ...) -> Tensor:
+def rfftn(x: TensorLike, /, *, s: Any = ..., axes: Any = ..., norm: str = ...) -> Tensor:
     """N-dimensional discrete Fourier transform of real input (the last axis halved)."""

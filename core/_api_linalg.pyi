@@ -70,15 +70,15 @@ class _svd_result(NamedTuple):
 
 
 def cholesky(x: TensorLike, /, *, upper: bool = ...) -> Tensor:
-    """Cholesky factor of a symmetric positive-definite matrix (lower, or upper if asked)."""
+    """Cholesky factor of a symmetric positive-definite matrix (lower, or upper)."""
 
 
-def cross(x1: TensorLike, x2: TensorLike, /, *, axis: Any = ..., dim: Any = ...) -> Tensor:
-    """Cross product of 3-vectors along ``axis``, broadcasting the other axes."""
+def cross(x1: TensorLike, x2: TensorLike, /, *, axis: int = ..., dim: Any = ...) -> Tensor:
+    """Cross product of 3-vectors along ``axis``, broadcasting."""
 
 
 def det(x: TensorLike, /) -> Tensor:
-    """Determinant of a square matrix (or a stack of them)."""
+    """Determinant of a square matrix (or a stack); the gradient needs it invertible."""
 
 
 def diagonal(x: TensorLike, /, *, offset: Any = ...) -> Tensor:
@@ -90,7 +90,7 @@ def eig(x: TensorLike, /) -> _eig_result:
 
 
 def eigh(x: TensorLike, /) -> _eigh_result:
-    """Eigenvalues (ascending) and eigenvectors of a symmetric matrix."""
+    """Eigenvalues (ascending) and eigenvectors of a symmetric (Hermitian) matrix."""
 
 
 def eigvals(x: TensorLike, /) -> Tensor:
@@ -98,7 +98,7 @@ def eigvals(x: TensorLike, /) -> Tensor:
 
 
 def eigvalsh(x: TensorLike, /) -> Tensor:
-    """Eigenvalues of a symmetric matrix, ascending."""
+    """Eigenvalues of a symmetric (Hermitian) matrix, ascending."""
 
 
 def inv(x: TensorLike, /) -> Tensor:
@@ -113,23 +113,25 @@ def matrix_norm(
     ord: Any = ...,
     keepdim: Any = ...,
 ) -> Tensor:
-    """Matrix norm of the last two axes."""
+    """Matrix norm of the last two axes (``ord``: ``'fro'``, ``'nuc'``, 1, -1, 2, -2, inf or
+    -inf).
+    """
 
 
 def matrix_power(x: TensorLike, n: Any, /) -> Tensor:
-    """Raise a square matrix to the integer power ``n`` (negative: of the inverse)."""
+    """A square matrix to the integer power ``n`` (its inverse's for ``n < 0``)."""
 
 
 def matrix_rank(x: TensorLike, /, *, rtol: Any = ...) -> Tensor:
-    """Rank: the number of singular values above ``rtol * largest``. No gradient."""
+    """Rank: the number of singular values above ``rtol * largest``."""
 
 
 def outer(x1: TensorLike, x2: TensorLike, /) -> Tensor:
-    """Outer product of two vectors: ``out[i, j] = x1[i] * x2[j]``."""
+    """Outer product: ``x1[i] * x2[j]``."""
 
 
 def pinv(x: TensorLike, /, *, rtol: Any = ...) -> Tensor:
-    """Moore-Penrose pseudo-inverse; singular values below ``rtol * largest`` count as zero."""
+    """Moore-Penrose pseudo-inverse; singular values below ``rtol * largest`` count as 0."""
 
 
 def qr(x: TensorLike, /, *, mode: Any = ...) -> _qr_result:
@@ -137,11 +139,11 @@ def qr(x: TensorLike, /, *, mode: Any = ...) -> _qr_result:
 
 
 def slogdet(x: TensorLike, /) -> _slogdet_result:
-    """Sign and natural log of the absolute value of the determinant: ``(sign, logabsdet)``."""
+    """Sign and log of the absolute value of the determinant: ``(sign, logabsdet)``."""
 
 
 def solve(x1: TensorLike, x2: TensorLike, /) -> Tensor:
-    """Solve ``x1 @ X = x2`` for ``X``; ``x2`` is a vector if it is 1-D, else matrices."""
+    """Solve ``x1 @ X = x2`` for ``X`` (a vector if ``x2`` is 1-D, else matrices)."""
 
 
 def svd(x: TensorLike, /, *, full_matrices: bool = ...) -> _svd_result:
@@ -166,4 +168,4 @@ def vector_norm(
     dim: Any = ...,
     keepdim: Any = ...,
 ) -> Tensor:
-    """Vector ``ord``-norm over ``axis`` (all axes by default); ``ord`` is any real or ``±inf``."""
+    """Vector ``ord``-norm over ``axis`` (all axes by default)."""

@@ -435,7 +435,7 @@ def binary_cross_entropy_with_logits(
     weight: TensorLike | None = ...,
     pos_weight: TensorLike | None = ...,
 ) -> Tensor:
-    """Binary cross-entropy of ``sigmoid(input)`` against ``target``, element-wise, stably."""
+    """Binary cross-entropy of ``sigmoid(input)`` against ``target``, stably."""
 
 
 def conv2d(
@@ -448,7 +448,7 @@ def conv2d(
     dilation: Any = ...,
     groups: int = ...,
 ) -> Tensor:
-    """2-D cross-correlation of ``x`` ``(N, C, H, W)`` with ``weight`` ``(O, C/g, kh, kw)``."""
+    """2-D cross-correlation of ``x`` (N, C, H, W) with ``weight`` (O, C/g, kh, kw)."""
 
 
 def conv2d_input_grad(
@@ -462,7 +462,7 @@ def conv2d_input_grad(
     dilation: Any = ...,
     groups: int = ...,
 ) -> Tensor:
-    """The gradient of :func:`conv2d` with respect to its input, of spatial size ``input_size``."""
+    """The gradient of :func:`conv2d` for its input: the transposed convolution."""
 
 
 def conv2d_weight_grad(
@@ -476,7 +476,7 @@ def conv2d_weight_grad(
     dilation: Any = ...,
     groups: int = ...,
 ) -> Tensor:
-    """The gradient of :func:`conv2d` with respect to its weight (``kernel_size`` wide)."""
+    """The gradient of :func:`conv2d` for its weight (``kernel_size`` wide)."""
 
 
 def cross_entropy(
@@ -487,7 +487,7 @@ def cross_entropy(
     ignore_index: int = ...,
     label_smoothing: float = ...,
 ) -> Tensor:
-    """Cross-entropy of ``logits`` against integer class ``target``, one loss per sample."""
+    """Cross-entropy of ``logits`` against integer classes ``target``."""
 
 
 def dropout(x: TensorLike, keep: TensorLike, /, *, scale: Any) -> Tensor:
@@ -501,7 +501,7 @@ def embedding(
     *,
     padding_idx: int | None = ...,
 ) -> Tensor:
-    """Rows of ``weight`` ``(V, D)`` at integer ``indices``: shape ``(*indices.shape, D)``."""
+    """Rows of ``weight`` (V, D) at integer ``indices``: ``(*indices.shape, D)``."""
 
 
 def embedding_backward(
@@ -512,15 +512,15 @@ def embedding_backward(
     num_embeddings: int,
     padding_idx: int | None = ...,
 ) -> Tensor:
-    """The gradient of :func:`embedding` with respect to its weight (``(V, D)``)."""
+    """The gradient of :func:`embedding` with respect to its weight."""
 
 
 def erfc(x: TensorLike, /) -> Tensor:
-    """Complementary error function ``1 - erf(x)``, element-wise, accurate in both tails."""
+    """Complementary error function ``1 - erf(x)``, accurate in both tails."""
 
 
 def gelu(x: TensorLike, /, *, approximate: str = ...) -> Tensor:
-    """Gaussian error linear unit ``x * Phi(x)``, element-wise."""
+    """Gaussian error linear unit ``x * Phi(x)``, exact or by tanh (``approximate``)."""
 
 
 def layer_norm(
@@ -531,15 +531,15 @@ def layer_norm(
     ndim: int,
     eps: float = ...,
 ) -> Tensor:
-    """Normalize over the last ``ndim`` axes, then scale by ``weight`` and shift by ``bias``."""
+    """Normalize the last ``ndim`` axes, then scale by ``weight``, add ``bias``."""
 
 
 def linear(x: TensorLike, weight: TensorLike, /) -> Tensor:
-    """``x @ weight.T`` for ``x`` ``(..., in)`` and ``weight`` ``(out, in)``: ``(..., out)``."""
+    """``x @ weight.T``: (..., in) by (out, in)."""
 
 
 def log_softmax(x: TensorLike, /, *, axis: int = ..., dim: Any = ...) -> Tensor:
-    """Logarithm of the softmax along ``axis``, computed stably: ``x - logsumexp(x)``."""
+    """Log of the softmax along ``axis``, stably."""
 
 
 def logsumexp(
@@ -551,7 +551,7 @@ def logsumexp(
     dim: Any = ...,
     keepdim: Any = ...,
 ) -> Tensor:
-    """``log(sum(exp(x)))`` over ``axis`` (all axes by default), without overflow."""
+    """``log(sum(exp(x)))`` over ``axis`` (default all), without overflow."""
 
 
 def max_pool2d(
@@ -564,7 +564,7 @@ def max_pool2d(
     dilation: Any = ...,
     ceil_mode: bool = ...,
 ) -> _max_pool2d_result:
-    """Maximum over each window of the last two axes, and where in its window it is."""
+    """Maximum of each window of the last two axes, and its position in it."""
 
 
 def max_pool2d_gather(
@@ -578,7 +578,7 @@ def max_pool2d_gather(
     dilation: Any = ...,
     ceil_mode: bool = ...,
 ) -> Tensor:
-    """The element of each window of ``x`` at the given position: the adjoint of the scatter."""
+    """The element at a given position of each window (scatter's adjoint)."""
 
 
 def max_pool2d_scatter(
@@ -593,16 +593,16 @@ def max_pool2d_scatter(
     dilation: Any = ...,
     ceil_mode: bool = ...,
 ) -> Tensor:
-    """The gradient of :func:`max_pool2d`: ``grad`` sent to each window's maximum."""
+    """The gradient of :func:`max_pool2d`: ``grad`` sent to each maximum."""
 
 
 def relu(x: TensorLike, /) -> Tensor:
-    """Rectified linear unit ``max(x, 0)``, element-wise; NaN stays NaN."""
+    """Rectified linear unit ``max(x, 0)``; NaN stays NaN; the gradient at 0 is 0."""
 
 
 def sigmoid(x: TensorLike, /) -> Tensor:
-    """Logistic sigmoid ``1 / (1 + exp(-x))``, element-wise, without overflow."""
+    """Logistic sigmoid ``1 / (1 + exp(-x))``, without overflow."""
 
 
 def softmax(x: TensorLike, /, *, axis: int = ..., dim: Any = ...) -> Tensor:
-    """Softmax along ``axis``: ``exp(x) / sum(exp(x))``, computed after subtracting the max."""
+    """Softmax along ``axis``: ``exp(x) / sum(exp(x))``, after subtracting the max."""

@@ -284,7 +284,7 @@ def argsort(
     stable: bool = ...,
     dim: Any = ...,
 ) -> Tensor:
-    """Indices that sort ``x`` along ``axis`` (stable by default). No gradient."""
+    """Indices that sort ``x`` along ``axis`` (stable by default)."""
 
 
 def asin(x: TensorLike, /) -> Tensor:
@@ -296,7 +296,7 @@ def asinh(x: TensorLike, /) -> Tensor:
 
 
 def astype(x: TensorLike, dtype: DType | None, /, *, copy: bool = ..., device: Any = ...) -> Tensor:
-    """Convert ``x`` to ``dtype`` (a plugrad dtype such as ``plugrad.float64``)."""
+    """Convert ``x`` to ``dtype`` (e.g. ``plugrad.float64``); its gradient to x's."""
 
 
 def atan(x: TensorLike, /) -> Tensor:
@@ -344,15 +344,15 @@ def bmm(x1: TensorLike, x2: TensorLike, /) -> Tensor:
 
 
 def broadcast_arrays(*arrays: TensorLike) -> tuple[Tensor, ...]:
-    """Broadcast tensors against each other; returns a tuple of tensors of one shape."""
+    """Broadcast tensors against each other; a tuple of tensors."""
 
 
 def broadcast_to(x: TensorLike, /, shape: Any) -> Tensor:
-    """Broadcast ``x`` to ``shape``; the gradient is summed back over the broadcast axes."""
+    """Broadcast ``x`` to ``shape``; the gradient is summed back over new axes."""
 
 
 def cat(arrays: Sequence[TensorLike], /, *, axis: Any = ..., dim: Any = ...) -> Tensor:
-    """Join a list of tensors along an existing ``axis`` (flattened first if ``axis=None``)."""
+    """Join tensors along an existing ``axis`` (flattened first if ``axis=None``)."""
 
 
 def ceil(x: TensorLike, /) -> Tensor:
@@ -368,11 +368,11 @@ def clip(x: TensorLike, /, min: TensorLike | None = ..., max: TensorLike | None 
 
 
 def concat(arrays: Sequence[TensorLike], /, *, axis: Any = ..., dim: Any = ...) -> Tensor:
-    """Join a list of tensors along an existing ``axis`` (flattened first if ``axis=None``)."""
+    """Join tensors along an existing ``axis`` (flattened first if ``axis=None``)."""
 
 
 def concatenate(arrays: Sequence[TensorLike], /, *, axis: Any = ..., dim: Any = ...) -> Tensor:
-    """Join a list of tensors along an existing ``axis`` (flattened first if ``axis=None``)."""
+    """Join tensors along an existing ``axis`` (flattened first if ``axis=None``)."""
 
 
 def conj(x: TensorLike, /) -> Tensor:
@@ -412,7 +412,7 @@ def cumulative_prod(
     include_initial: bool = ...,
     dim: Any = ...,
 ) -> Tensor:
-    """Cumulative product along ``axis`` (optional for 1-D); ``include_initial`` prepends a 1."""
+    """Cumulative product along ``axis``; ``include_initial`` prepends a 1."""
 
 
 def cumulative_sum(
@@ -424,7 +424,7 @@ def cumulative_sum(
     include_initial: bool = ...,
     dim: Any = ...,
 ) -> Tensor:
-    """Cumulative sum along ``axis`` (optional for 1-D); ``include_initial`` prepends a 0."""
+    """Cumulative sum along ``axis``; ``include_initial`` prepends a 0."""
 
 
 def diff(
@@ -437,7 +437,7 @@ def diff(
     append: TensorLike | None = ...,
     dim: Any = ...,
 ) -> Tensor:
-    """The ``n``-th discrete difference ``x[i + 1] - x[i]`` along ``axis``."""
+    """The ``n``-th difference ``x[i + 1] - x[i]`` along ``axis``, after joining the ends."""
 
 
 def div(x1: TensorLike, x2: TensorLike, /) -> Tensor:
@@ -461,7 +461,7 @@ def exp(x: TensorLike, /) -> Tensor:
 
 
 def expand_dims(x: TensorLike, /, axis: Any = ..., *, dim: Any = ...) -> Tensor:
-    """Insert a size-1 axis at position ``axis`` (an int, or a tuple of positions)."""
+    """Insert a size-1 axis at position ``axis`` (an int, or a tuple of them)."""
 
 
 def expm1(x: TensorLike, /) -> Tensor:
@@ -581,7 +581,7 @@ def matmul(x1: TensorLike, x2: TensorLike, /) -> Tensor:
 
 
 def matrix_transpose(x: TensorLike, /) -> Tensor:
-    """Transpose the last two axes (a stack of matrices); ``x.mT``."""
+    """Transpose the last two axes (``x.mT``)."""
 
 
 def max(
@@ -593,11 +593,11 @@ def max(
     dim: Any = ...,
     keepdim: Any = ...,
 ) -> Tensor:
-    """Maximum over ``axis`` (all axes by default)."""
+    """Maximum over ``axis`` (all axes by default); tied maxima share the gradient."""
 
 
 def maximum(x1: TensorLike, x2: TensorLike, /) -> Tensor:
-    """Element-wise maximum, broadcasting; at ties the gradient is split evenly."""
+    """Element-wise maximum, broadcasting; ties split the gradient."""
 
 
 def mean(
@@ -613,7 +613,7 @@ def mean(
 
 
 def meshgrid(*arrays: TensorLike, indexing: Any = ...) -> tuple[Tensor, ...]:
-    """Coordinate grids from 1-D tensors: ``indexing="xy"`` (Cartesian) or ``"ij"`` (matrix)."""
+    """Coordinate grids from 1-D tensors, indexed 'xy' (Cartesian) or 'ij'."""
 
 
 def min(
@@ -625,11 +625,11 @@ def min(
     dim: Any = ...,
     keepdim: Any = ...,
 ) -> Tensor:
-    """Minimum over ``axis`` (all axes by default)."""
+    """Minimum over ``axis`` (all axes by default); tied minima share the gradient."""
 
 
 def minimum(x1: TensorLike, x2: TensorLike, /) -> Tensor:
-    """Element-wise minimum, broadcasting; at ties the gradient is split evenly."""
+    """Element-wise minimum, broadcasting; ties split the gradient."""
 
 
 def mm(x1: TensorLike, x2: TensorLike, /) -> Tensor:
@@ -637,11 +637,11 @@ def mm(x1: TensorLike, x2: TensorLike, /) -> Tensor:
 
 
 def moveaxis(x: TensorLike, source: Any, destination: Any, /) -> Tensor:
-    """Move the axes ``source`` to positions ``destination`` (ints or tuples of ints)."""
+    """Move the axes ``source`` to positions ``destination``."""
 
 
 def movedim(x: TensorLike, source: Any, destination: Any, /) -> Tensor:
-    """Move the axes ``source`` to positions ``destination`` (ints or tuples of ints)."""
+    """Move the axes ``source`` to positions ``destination``."""
 
 
 def mul(x1: TensorLike, x2: TensorLike, /) -> Tensor:
@@ -677,7 +677,7 @@ def not_equal(x1: TensorLike, x2: TensorLike, /) -> Tensor:
 
 
 def permute_dims(x: TensorLike, /, axes: Any) -> Tensor:
-    """Reorder the axes of ``x``: axis ``i`` of the result is axis ``axes[i]`` of ``x``."""
+    """Reorder the axes of ``x``: axis ``i`` of the result is axis ``axes[i]``."""
 
 
 def positive(x: TensorLike, /) -> Tensor:
@@ -698,7 +698,7 @@ def prod(
     dim: Any = ...,
     keepdim: Any = ...,
 ) -> Tensor:
-    """Product of the elements over ``axis`` (all axes by default)."""
+    """Product of the elements over ``axis``; the gradient is exact where elements are 0."""
 
 
 def real(x: TensorLike, /) -> Tensor:
@@ -714,11 +714,11 @@ def remainder(x1: TensorLike, x2: TensorLike, /) -> Tensor:
 
 
 def repeat(x: TensorLike, /, repeats: Any, *, axis: Any = ..., dim: Any = ...) -> Tensor:
-    """Repeat each element ``repeats`` times (an int, or a tensor with one count per element)."""
+    """Repeat each element ``repeats`` times (an int, or one count per element)."""
 
 
 def repeat_interleave(x: TensorLike, /, repeats: Any, *, axis: Any = ..., dim: Any = ...) -> Tensor:
-    """Repeat each element ``repeats`` times (an int, or a tensor with one count per element)."""
+    """Repeat each element ``repeats`` times (an int, or one count per element)."""
 
 
 def reshape(x: TensorLike, /, shape: Any, *, copy: Any = ...) -> Tensor:
@@ -726,7 +726,7 @@ def reshape(x: TensorLike, /, shape: Any, *, copy: Any = ...) -> Tensor:
 
 
 def roll(x: TensorLike, /, shift: Any, *, axis: Any = ..., dim: Any = ...) -> Tensor:
-    """Shift elements cyclically by ``shift`` along ``axis`` (the flattened tensor by default)."""
+    """Shift elements cyclically by ``shift`` along ``axis`` (flattened by default)."""
 
 
 def round(x: TensorLike, /) -> Tensor:
@@ -734,7 +734,7 @@ def round(x: TensorLike, /) -> Tensor:
 
 
 def scatter_add(values: TensorLike, /, *, key: Any, shape: tuple[int, ...]) -> Tensor:
-    """Return zeros of ``shape`` with ``values`` added at ``[key]``, accumulating repeats."""
+    """Zeros of ``shape`` with ``values`` added at ``[key]``; repeats add up."""
 
 
 def searchsorted(
@@ -745,11 +745,11 @@ def searchsorted(
     side: str = ...,
     sorter: Any = ...,
 ) -> Tensor:
-    """Indices at which to insert ``x2`` into the sorted 1-D ``x1`` to keep it sorted."""
+    """Where to insert ``x2`` into the sorted 1-D ``x1`` to keep it sorted."""
 
 
 def setitem(x: TensorLike, value: TensorLike, /, key: Any) -> Tensor:
-    """Return a copy of ``x`` with ``x[key] = value``; what ``x[key] = value`` records."""
+    """A copy of ``x`` with ``x[key] = value``; what ``x[key] = value`` records."""
 
 
 def sign(x: TensorLike, /) -> Tensor:
@@ -777,7 +777,7 @@ def sort(
     stable: bool = ...,
     dim: Any = ...,
 ) -> Tensor:
-    """Sort along ``axis``, ascending unless ``descending=True``."""
+    """Sort along ``axis``; each sorted position's gradient goes back to its element."""
 
 
 def sqrt(x: TensorLike, /) -> Tensor:
@@ -793,7 +793,7 @@ def squeeze(x: TensorLike, /, axis: Any) -> Tensor:
 
 
 def stack(arrays: Sequence[TensorLike], /, *, axis: Any = ..., dim: Any = ...) -> Tensor:
-    """Join a list of tensors of one shape along a new ``axis``."""
+    """Join tensors of one shape along a new ``axis``."""
 
 
 def std(
@@ -806,7 +806,7 @@ def std(
     dim: Any = ...,
     keepdim: Any = ...,
 ) -> Tensor:
-    """Standard deviation over ``axis``; ``correction=1`` for the sample standard deviation."""
+    """Standard deviation over ``axis``; ``correction=1`` for the sample one."""
 
 
 def sub(x1: TensorLike, x2: TensorLike, /) -> Tensor:
@@ -831,7 +831,7 @@ def sum(
 
 
 def take(x: TensorLike, indices: TensorLike, /, *, axis: Any = ..., dim: Any = ...) -> Tensor:
-    """Take elements of ``x`` along ``axis`` at integer ``indices`` (``axis`` optional for 1-D)."""
+    """Take elements of ``x`` along ``axis`` at integer ``indices``; repeats add up."""
 
 
 def take_along_axis(
@@ -842,7 +842,7 @@ def take_along_axis(
     axis: Any = ...,
     dim: Any = ...,
 ) -> Tensor:
-    """Pick from ``x`` along ``axis`` with ``indices`` of the same number of dimensions."""
+    """Pick from ``x`` along ``axis`` with ``indices`` of as many dimensions."""
 
 
 def tan(x: TensorLike, /) -> Tensor:
@@ -862,11 +862,11 @@ def tile(x: TensorLike, /, repetitions: Any) -> Tensor:
 
 
 def tril(x: TensorLike, /, *, k: Any = ...) -> Tensor:
-    """The lower triangle of the last two axes (on and below diagonal ``k``), zeros elsewhere."""
+    """The lower triangle (on and below diagonal ``k``) of the last two axes; 0 above."""
 
 
 def triu(x: TensorLike, /, *, k: Any = ...) -> Tensor:
-    """The upper triangle of the last two axes (on and above diagonal ``k``), zeros elsewhere."""
+    """The upper triangle (on and above diagonal ``k``) of the last two axes; 0 below."""
 
 
 def true_divide(x1: TensorLike, x2: TensorLike, /) -> Tensor:
@@ -878,19 +878,19 @@ def trunc(x: TensorLike, /) -> Tensor:
 
 
 def unbind(x: TensorLike, /, *, axis: Any = ..., dim: Any = ...) -> tuple[Tensor, ...]:
-    """Split ``x`` along ``axis`` into a tuple of tensors with that axis removed."""
+    """Split ``x`` along ``axis`` into a tuple of tensors without that axis."""
 
 
 def unique_all(x: TensorLike, /) -> _unique_all_result:
-    """The unique elements of ``x``, with first indices, inverse indices and counts."""
+    """Unique values, first and inverse indices, counts."""
 
 
 def unique_counts(x: TensorLike, /) -> _unique_counts_result:
-    """The unique elements of ``x`` and how often each occurs: ``(values, counts)``."""
+    """The unique elements of ``x`` and how often each occurs."""
 
 
 def unique_inverse(x: TensorLike, /) -> _unique_inverse_result:
-    """The unique elements of ``x`` and, for each element, its index among them."""
+    """Unique values and each element's index among them."""
 
 
 def unique_values(x: TensorLike, /) -> Tensor:
@@ -898,7 +898,7 @@ def unique_values(x: TensorLike, /) -> Tensor:
 
 
 def unstack(x: TensorLike, /, *, axis: Any = ..., dim: Any = ...) -> tuple[Tensor, ...]:
-    """Split ``x`` along ``axis`` into a tuple of tensors with that axis removed."""
+    """Split ``x`` along ``axis`` into a tuple of tensors without that axis."""
 
 
 def var(
@@ -919,4 +919,4 @@ def vecdot(x1: TensorLike, x2: TensorLike, /, *, axis: Any = ..., dim: Any = ...
 
 
 def where(condition: TensorLike, x1: TensorLike, x2: TensorLike, /) -> Tensor:
-    """Choose element-wise from ``x1`` where ``condition`` is true, else from ``x2``."""
+    """Choose ``x1`` where ``condition`` is true, else ``x2``, element-wise."""

@@ -50,7 +50,7 @@ class InstalledTensorMethods:
         axis: Any = ...,
         keepdims: bool = ...,
     ) -> Tensor:
-        """Maximum over ``axis`` (all axes by default)."""
+        """Maximum over ``axis`` (all axes by default); tied maxima share the gradient."""
 
     def amin(
         self,
@@ -60,7 +60,7 @@ class InstalledTensorMethods:
         axis: Any = ...,
         keepdims: bool = ...,
     ) -> Tensor:
-        """Minimum over ``axis`` (all axes by default)."""
+        """Minimum over ``axis`` (all axes by default); tied minima share the gradient."""
 
     def any(
         self,
@@ -123,7 +123,7 @@ class InstalledTensorMethods:
         descending: bool = ...,
         stable: bool = ...,
     ) -> Tensor:
-        """Indices that sort ``x`` along ``axis`` (stable by default). No gradient."""
+        """Indices that sort ``x`` along ``axis`` (stable by default)."""
 
     def asin(self, /) -> Tensor:
         """Inverse sine element-wise; the gradient is infinite at ``x = ±1``."""
@@ -167,10 +167,15 @@ class InstalledTensorMethods:
         """Matrix product ``x1 @ x2``, with NumPy's rules for 1-D and batched inputs."""
 
     def broadcast_to(self, shape: Any) -> Tensor:
-        """Broadcast ``x`` to ``shape``; the gradient is summed back over the broadcast axes."""
+        """Broadcast ``x`` to ``shape``; the gradient is summed back over new axes."""
 
     def ceil(self, /) -> Tensor:
         """Round up element-wise."""
+
+    def chunk(self, chunks: int, dim: int = ...) -> tuple[Any, ...]:
+        """PyTorch's ``x.chunk(chunks, dim=0)``: at most ``chunks`` pieces of ``ceil(n /
+        chunks)``.
+        """
 
     def clamp(self, min: TensorLike | None = ..., max: TensorLike | None = ...) -> Tensor:
         """Clamp ``x`` to ``[min, max]`` element-wise; ``min``/``max`` are scalars, tensors or
@@ -204,9 +209,7 @@ class InstalledTensorMethods:
         dtype: DType | None = ...,
         include_initial: bool = ...,
     ) -> Tensor:
-        """Cumulative product along ``axis`` (optional for 1-D); ``include_initial`` prepends a
-        1.
-        """
+        """Cumulative product along ``axis``; ``include_initial`` prepends a 1."""
 
     def cumsum(
         self,
@@ -216,7 +219,7 @@ class InstalledTensorMethods:
         dtype: DType | None = ...,
         include_initial: bool = ...,
     ) -> Tensor:
-        """Cumulative sum along ``axis`` (optional for 1-D); ``include_initial`` prepends a 0."""
+        """Cumulative sum along ``axis``; ``include_initial`` prepends a 0."""
 
     def cumulative_prod(
         self,
@@ -226,9 +229,7 @@ class InstalledTensorMethods:
         dtype: DType | None = ...,
         include_initial: bool = ...,
     ) -> Tensor:
-        """Cumulative product along ``axis`` (optional for 1-D); ``include_initial`` prepends a
-        1.
-        """
+        """Cumulative product along ``axis``; ``include_initial`` prepends a 1."""
 
     def cumulative_sum(
         self,
@@ -238,7 +239,7 @@ class InstalledTensorMethods:
         dtype: DType | None = ...,
         include_initial: bool = ...,
     ) -> Tensor:
-        """Cumulative sum along ``axis`` (optional for 1-D); ``include_initial`` prepends a 0."""
+        """Cumulative sum along ``axis``; ``include_initial`` prepends a 0."""
 
     def div(self, x2: TensorLike, /) -> Tensor:
         """Divide ``x1 / x2`` element-wise (true division)."""
@@ -246,20 +247,34 @@ class InstalledTensorMethods:
     def divide(self, x2: TensorLike, /) -> Tensor:
         """Divide ``x1 / x2`` element-wise (true division)."""
 
+    def dot(self, other: Any) -> Any:
+        """PyTorch's ``x.dot(other)``: the inner product of two 1-D tensors (no conjugation)."""
+
     def eq(self, x2: TensorLike, /) -> Tensor:
         """Compare ``x1 == x2`` element-wise, broadcasting; a bool tensor."""
 
     def erfc(self, /) -> Tensor:
-        """Complementary error function ``1 - erf(x)``, element-wise, accurate in both tails."""
+        """Complementary error function ``1 - erf(x)``, accurate in both tails."""
 
     def exp(self, /) -> Tensor:
         """Exponential ``e ** x`` element-wise."""
 
+    def expand(self, *size: int) -> Any:
+        """PyTorch's ``x.expand(*sizes)``: broadcast to ``sizes``, where -1 keeps that axis."""
+
+    def expand_as(self, other: Any) -> Any:
+        """PyTorch's ``x.expand_as(other)``: broadcast ``x`` to ``other``'s shape."""
+
     def expand_dims(self, axis: Any = ..., *, dim: Any = ...) -> Tensor:
-        """Insert a size-1 axis at position ``axis`` (an int, or a tuple of positions)."""
+        """Insert a size-1 axis at position ``axis`` (an int, or a tuple of them)."""
 
     def expm1(self, /) -> Tensor:
         """``exp(x) - 1`` element-wise, accurate for small ``x``."""
+
+    def flatten(self, start_dim: int = ..., end_dim: int = ...) -> Any:
+        """PyTorch's ``x.flatten(start_dim=0, end_dim=-1)``: join the axes
+        ``start_dim..end_dim``.
+        """
 
     def flip(self, dim: Any = ..., *, axis: Any = ...) -> Tensor:
         """Reverse the order of elements along ``axis`` (all axes by default)."""
@@ -269,6 +284,11 @@ class InstalledTensorMethods:
 
     def floor_divide(self, x2: TensorLike, /) -> Tensor:
         """``floor(x1 / x2)`` element-wise, broadcasting (Python's ``//``)."""
+
+    def gather(self, dim: int, index: Any) -> Any:
+        """PyTorch's ``x.gather(dim, index)``: ``out[..., i, ...] = x[..., index[..., i, ...],
+        ...]``.
+        """
 
     def ge(self, x2: TensorLike, /) -> Tensor:
         """Compare ``x1 >= x2`` element-wise, broadcasting; a bool tensor."""
@@ -284,6 +304,9 @@ class InstalledTensorMethods:
 
     def hypot(self, x2: TensorLike, /) -> Tensor:
         """``sqrt(x1**2 + x2**2)`` element-wise, without overflow; the gradient at (0, 0) is 0."""
+
+    def index_select(self, dim: int, index: Any) -> Any:
+        """PyTorch's ``x.index_select(dim, index)``: the slices at ``index`` (1-D) along ``dim``."""
 
     def isfinite(self, /) -> Tensor:
         """Whether each element is finite (neither infinite nor NaN)."""
@@ -316,7 +339,7 @@ class InstalledTensorMethods:
         """Base-2 logarithm element-wise."""
 
     def log_softmax(self, dim: Any = ..., *, axis: int = ...) -> Tensor:
-        """Logarithm of the softmax along ``axis``, computed stably: ``x - logsumexp(x)``."""
+        """Log of the softmax along ``axis``, stably."""
 
     def logaddexp(self, x2: TensorLike, /) -> Tensor:
         """``log(exp(x1) + exp(x2))`` element-wise, without overflow."""
@@ -341,16 +364,24 @@ class InstalledTensorMethods:
         axis: int | tuple[int, ...] | None = ...,
         keepdims: bool = ...,
     ) -> Tensor:
-        """``log(sum(exp(x)))`` over ``axis`` (all axes by default), without overflow."""
+        """``log(sum(exp(x)))`` over ``axis`` (default all), without overflow."""
 
     def lt(self, x2: TensorLike, /) -> Tensor:
         """Compare ``x1 < x2`` element-wise, broadcasting; a bool tensor."""
 
+    def masked_fill(self, mask: Any, value: Any) -> Any:
+        """PyTorch's ``x.masked_fill(mask, value)``: ``value`` where ``mask`` holds, else ``x``."""
+
     def matmul(self, x2: TensorLike, /) -> Tensor:
         """Matrix product ``x1 @ x2``, with NumPy's rules for 1-D and batched inputs."""
 
+    def max(self, dim: Any = ..., keepdim: bool = ..., *, axis: Any = ...) -> Any:
+        """PyTorch's ``x.max(dim=None, keepdim=False)``: the maximum of all elements, or with
+        ``dim`` the named tuple ``(values, indices)`` (the gradient goes to the index).
+        """
+
     def maximum(self, x2: TensorLike, /) -> Tensor:
-        """Element-wise maximum, broadcasting; at ties the gradient is split evenly."""
+        """Element-wise maximum, broadcasting; ties split the gradient."""
 
     def mean(
         self,
@@ -362,17 +393,22 @@ class InstalledTensorMethods:
     ) -> Tensor:
         """Arithmetic mean over ``axis`` (all axes by default)."""
 
+    def min(self, dim: Any = ..., keepdim: bool = ..., *, axis: Any = ...) -> Any:
+        """PyTorch's ``x.min(dim=None, keepdim=False)``: the minimum of all elements, or with
+        ``dim`` the named tuple ``(values, indices)`` (the gradient goes to the index).
+        """
+
     def minimum(self, x2: TensorLike, /) -> Tensor:
-        """Element-wise minimum, broadcasting; at ties the gradient is split evenly."""
+        """Element-wise minimum, broadcasting; ties split the gradient."""
 
     def mm(self, x2: TensorLike, /) -> Tensor:
         """Matrix product ``x1 @ x2``, with NumPy's rules for 1-D and batched inputs."""
 
     def moveaxis(self, source: Any, destination: Any, /) -> Tensor:
-        """Move the axes ``source`` to positions ``destination`` (ints or tuples of ints)."""
+        """Move the axes ``source`` to positions ``destination``."""
 
     def movedim(self, source: Any, destination: Any, /) -> Tensor:
-        """Move the axes ``source`` to positions ``destination`` (ints or tuples of ints)."""
+        """Move the axes ``source`` to positions ``destination``."""
 
     def mul(self, x2: TensorLike, /) -> Tensor:
         """Multiply ``x1 * x2`` element-wise, broadcasting."""
@@ -392,8 +428,14 @@ class InstalledTensorMethods:
     def nextafter(self, x2: TensorLike, /) -> Tensor:
         """The next representable value after ``x1`` towards ``x2``, element-wise."""
 
+    def norm(self, p: Any = ..., dim: Any = ..., keepdim: bool = ..., *, axis: Any = ...) -> Any:
+        """PyTorch's ``x.norm(p="fro", dim=None, keepdim=False)``: a vector norm, or ``"nuc"``."""
+
     def not_equal(self, x2: TensorLike, /) -> Tensor:
         """Compare ``x1 != x2`` element-wise, broadcasting; a bool tensor."""
+
+    def outer(self, other: Any) -> Any:
+        """PyTorch's ``x.outer(other)``: the outer product of two 1-D tensors."""
 
     def positive(self, /) -> Tensor:
         """Return ``+x`` element-wise (a new tensor with the same values)."""
@@ -410,32 +452,33 @@ class InstalledTensorMethods:
         dtype: DType | None = ...,
         keepdims: bool = ...,
     ) -> Tensor:
-        """Product of the elements over ``axis`` (all axes by default)."""
+        """Product of the elements over ``axis``; the gradient is exact where elements are 0."""
 
     def reciprocal(self, /) -> Tensor:
         """Reciprocal ``1 / x`` element-wise."""
 
     def relu(self, /) -> Tensor:
-        """Rectified linear unit ``max(x, 0)``, element-wise; NaN stays NaN."""
+        """Rectified linear unit ``max(x, 0)``; NaN stays NaN; the gradient at 0 is 0."""
 
     def remainder(self, x2: TensorLike, /) -> Tensor:
         """Remainder of ``x1 / x2`` with the sign of ``x2`` (Python's ``%``), element-wise."""
 
-    def repeat_interleave(self, repeats: Any, dim: Any = ..., *, axis: Any = ...) -> Tensor:
-        """Repeat each element ``repeats`` times (an int, or a tensor with one count per
-        element).
+    def repeat(self, *repeats: int) -> Any:
+        """PyTorch's ``x.repeat(*sizes)``: tile the whole tensor ``sizes[i]`` times along axis
+        ``i``.
         """
 
+    def repeat_interleave(self, repeats: Any, dim: Any = ..., *, axis: Any = ...) -> Tensor:
+        """Repeat each element ``repeats`` times (an int, or one count per element)."""
+
     def roll(self, shift: Any, dim: Any = ..., *, axis: Any = ...) -> Tensor:
-        """Shift elements cyclically by ``shift`` along ``axis`` (the flattened tensor by
-        default).
-        """
+        """Shift elements cyclically by ``shift`` along ``axis`` (flattened by default)."""
 
     def round(self, /) -> Tensor:
         """Round to the nearest integer element-wise, halves to even."""
 
     def sigmoid(self, /) -> Tensor:
-        """Logistic sigmoid ``1 / (1 + exp(-x))``, element-wise, without overflow."""
+        """Logistic sigmoid ``1 / (1 + exp(-x))``, without overflow."""
 
     def sign(self, /) -> Tensor:
         """Sign of ``x`` element-wise: -1, 0 or 1 (``x / |x|`` for complex)."""
@@ -450,7 +493,22 @@ class InstalledTensorMethods:
         """Hyperbolic sine element-wise."""
 
     def softmax(self, dim: Any = ..., *, axis: int = ...) -> Tensor:
-        """Softmax along ``axis``: ``exp(x) / sum(exp(x))``, computed after subtracting the max."""
+        """Softmax along ``axis``: ``exp(x) / sum(exp(x))``, after subtracting the max."""
+
+    def sort(
+        self,
+        dim: int | None = ...,
+        descending: bool = ...,
+        *,
+        stable: bool = ...,
+        axis: Any = ...,
+    ) -> tuple[Any, Any]:
+        """PyTorch's ``x.sort(dim=-1, descending=False)``: the named tuple ``(values, indices)``."""
+
+    def split(self, split_size_or_sections: Any, dim: int = ...) -> tuple[Any, ...]:
+        """PyTorch's ``x.split(size_or_sizes, dim=0)``: pieces of one size, or of the sizes
+        listed.
+        """
 
     def sqrt(self, /) -> Tensor:
         """Square root element-wise (``nan`` below 0 for real inputs; infinite gradient at 0)."""
@@ -458,8 +516,23 @@ class InstalledTensorMethods:
     def square(self, /) -> Tensor:
         """Square ``x * x`` element-wise."""
 
-    def squeeze(self, axis: Any) -> Tensor:
-        """Remove the size-1 axes named by ``axis``."""
+    def squeeze(self, dim: Any = ..., *, axis: Any = ...) -> Any:
+        """PyTorch's ``x.squeeze(dim=None)``: drop size-1 axes (all, or those of ``dim`` of size
+        1).
+        """
+
+    def std(
+        self,
+        dim: Any = ...,
+        unbiased: bool | None = ...,
+        keepdim: bool = ...,
+        *,
+        correction: Any = ...,
+        axis: Any = ...,
+    ) -> Any:
+        """PyTorch's ``x.std(dim=None, unbiased=True, keepdim=False, *, correction=1)``: by
+        default the sample standard deviation.
+        """
 
     def sub(self, x2: TensorLike, /) -> Tensor:
         """Subtract ``x1 - x2`` element-wise, broadcasting."""
@@ -478,6 +551,9 @@ class InstalledTensorMethods:
     ) -> Tensor:
         """Sum of the elements over ``axis`` (all axes by default)."""
 
+    def t(self, /) -> Any:
+        """PyTorch's ``x.t()``: transpose a matrix; 0-D and 1-D tensors are returned as they are."""
+
     def tan(self, /) -> Tensor:
         """Tangent element-wise (radians)."""
 
@@ -487,15 +563,22 @@ class InstalledTensorMethods:
     def tile(self, repetitions: Any) -> Tensor:
         """Repeat the whole tensor ``repetitions[i]`` times along each axis ``i``."""
 
-    def tril(self, *, k: Any = ...) -> Tensor:
-        """The lower triangle of the last two axes (on and below diagonal ``k``), zeros
-        elsewhere.
+    def topk(
+        self,
+        k: int,
+        dim: int = ...,
+        largest: bool = ...,
+        sorted: bool = ...,
+    ) -> tuple[Any, Any]:
+        """PyTorch's ``x.topk(k, dim=-1, largest=True)``: the ``k`` largest (or smallest)
+        elements.
         """
 
+    def tril(self, *, k: Any = ...) -> Tensor:
+        """The lower triangle (on and below diagonal ``k``) of the last two axes; 0 above."""
+
     def triu(self, *, k: Any = ...) -> Tensor:
-        """The upper triangle of the last two axes (on and above diagonal ``k``), zeros
-        elsewhere.
-        """
+        """The upper triangle (on and above diagonal ``k``) of the last two axes; 0 below."""
 
     def true_divide(self, x2: TensorLike, /) -> Tensor:
         """Divide ``x1 / x2`` element-wise (true division)."""
@@ -504,10 +587,29 @@ class InstalledTensorMethods:
         """Round towards zero element-wise."""
 
     def unbind(self, dim: Any = ..., *, axis: Any = ...) -> tuple[Tensor, ...]:
-        """Split ``x`` along ``axis`` into a tuple of tensors with that axis removed."""
+        """Split ``x`` along ``axis`` into a tuple of tensors without that axis."""
 
     def unsqueeze(self, axis: Any = ..., *, dim: Any = ...) -> Tensor:
-        """Insert a size-1 axis at position ``axis`` (an int, or a tuple of positions)."""
+        """Insert a size-1 axis at position ``axis`` (an int, or a tuple of them)."""
 
     def unstack(self, dim: Any = ..., *, axis: Any = ...) -> tuple[Tensor, ...]:
-        """Split ``x`` along ``axis`` into a tuple of tensors with that axis removed."""
+        """Split ``x`` along ``axis`` into a tuple of tensors without that axis."""
+
+    def var(
+        self,
+        dim: Any = ...,
+        unbiased: bool | None = ...,
+        keepdim: bool = ...,
+        *,
+        correction: Any = ...,
+        axis: Any = ...,
+    ) -> Any:
+        """PyTorch's ``x.var(dim=None, unbiased=True, keepdim=False, *, correction=1)``: by
+        default the sample variance.
+        """
+
+    def view(self, *shape: Any) -> Any:
+        """PyTorch's ``x.view(*shape)``: ``reshape`` that raises where it would have to copy."""
+
+    def where(self, condition: TensorLike, y: Any) -> Any:
+        """PyTorch's ``x.where(condition, y)``: ``x`` where ``condition`` holds, else ``y``."""

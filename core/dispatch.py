@@ -216,7 +216,10 @@ def apply_general(op: OpDef, inputs: tuple[Any, ...], params: dict[str, Any] | N
         for i, o in enumerate(outs)
     ]
     if not any(differentiable):
-        return op.output_type(tuple(_wrap(o, device, False, None) for o in outs))
+        results = tuple(_wrap(o, device, False, None) for o in outs)
+        if op.view:
+            _share_counters(items, results)
+        return op.output_type(results)
     node = _record(op, device, items, params, outs)
     node.n_outputs = len(outs)
     node._out_specs = tuple((o.shape, o.dtype, d) for o, d in zip(outs, differentiable))
@@ -224,11 +227,29 @@ def apply_general(op: OpDef, inputs: tuple[Any, ...], params: dict[str, Any] | N
         _wrap(o, device, d, output_edge(node, i) if d else None)
         for i, (o, d) in enumerate(zip(outs, differentiable))
     )
-    if node._ans_counter is not None:
+    if op.view:
+        _share_counters(items, results)
+        if node._ans_counter is not None:
+            node._ans_counter = tuple(result._counter for result in results)
+    elif node._ans_counter is not None:
         node._ans_counter = counters = tuple([0] for _ in outs)
         for result, counter in zip(results, counters):
             result._counter = counter
     return op.output_type(results)
+
+
+def _share_counters(inputs: tuple[Any, ...], results: tuple[Tensor, ...]) -> None:
+    """Give each output of a view op with several outputs its input's version counter:
+    the one input's (``unstack``), or that of the input in its position (``broadcast_arrays``).
+    """
+    if len(inputs) == 1:
+        counter = inputs[0]._shared_counter()
+        for result in results:
+            result._counter = counter
+        return
+    for x, result in zip(inputs, results):
+        if isinstance(x, Tensor):
+            result._counter = x._shared_counter()
 
 
 def _native_dtype(op: OpDef, device: Device, name: str, value: Any) -> Any:

@@ -37,7 +37,8 @@ def install_functions(builtin: set[str], aliases: dict[str, str]) -> None:
             or getattr(_state.functions[name], "__op__", None) is not _state.ops[name]
         ):
             del _state.functions[name]
-            _state.method_functions.pop(name, None)
+            for key in [k for k in _state.method_functions if k[0] == name]:
+                del _state.method_functions[key]
             for module in modules:
                 if getattr(module.__dict__.get(name), "__op__", None) is not None:
                     delattr(module, name)
@@ -75,22 +76,43 @@ def install_methods(methods: dict[str, str]) -> None:
     for name, function in _state.methods.items():
         if Tensor.__dict__.get(name) is function:
             delattr(Tensor, name)
-    _state.methods = {method: _method_function(op) for method, op in methods.items()}
+    _state.methods = {method: _method_function(op, method) for method, op in methods.items()}
     for name, function in _state.methods.items():
         setattr(Tensor, name, function)
 
 
-def _method_function(name: str) -> Callable[..., Any]:
-    """The function installed as the op's Tensor method(s), made once per op."""
-    function = _state.method_functions.get(name)
+def _method_function(name: str, method: str) -> Callable[..., Any]:
+    """The function installed as the op's Tensor method ``method``, made once."""
+    function = _state.method_functions.get((name, method))
     if function is None:
         op = _state.ops[name]
-        if _torch_names(op):
+        adapter = op.method_adapters.get(method)
+        if adapter is not None:
+            function = _adapted_method(op, method, adapter)
+        elif _torch_names(op):
             function = _make_function(op, "plugrad.Tensor", method=True)
         else:
             function = _state.functions[name]
-        _state.method_functions[name] = function
+        _state.method_functions[name, method] = function
     return function
+
+
+def _adapted_method(op: RegisteredOp, method: str, adapter: Callable[..., Any]) -> Any:
+    """The Tensor method ``adapter(xp, self, ...)`` with ``xp`` the plugrad namespace."""
+
+    def call(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+        return adapter(_graph.tensor_namespace, self, *args, **kwargs)
+
+    signature = inspect.signature(adapter)
+    call.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=list(signature.parameters.values())[1:]
+    )
+    call.__name__ = method
+    call.__qualname__ = f"Tensor.{method}"
+    call.__module__ = "plugrad.Tensor"
+    call.__doc__ = adapter.__doc__ or op.doc
+    call.__op__ = op  # type: ignore[attr-defined]
+    return call
 
 
 class _DefaultName:

@@ -337,27 +337,25 @@ def checked_gradient(
     :class:`~plugrad.errors.PluginOutputError` naming the op and its plugin.
     """
     op = node.op
-    names = op.input_names
-    if op.sequence_kind is not None:
-        name = f"{names[0]}[{index}]"
-    else:
-        name = names[index] if index < len(names) else f"input {index}"
-    where = f"{op_owner(op.name)}, op {op.name!r}: the backward rule for input {name!r}"
+
+    def at() -> str:  # named only when there is an error to report
+        return _where(node, index)
+
     if g is None:
         raise PluginOutputError(
-            f"{where} returned None; a rule must return a gradient (declare None in "
+            f"{at()} returned None; a rule must return a gradient (declare None in "
             "op.vjp(...) for an input that gets none)"
         )
     device = node._device
     if create_graph:
         if not isinstance(g, Tensor):
             raise PluginOutputError(
-                f"{where} returned a {_type_name(g)} under create_graph=True, where it must "
+                f"{at()} returned a {_type_name(g)} under create_graph=True, where it must "
                 "return a Tensor: compute with xp.* functions and operators only"
             )
         if g._device is not device:
             raise PluginOutputError(
-                f"{where} returned a gradient on {g._device.name!r}, but the op ran on "
+                f"{at()} returned a gradient on {g._device.name!r}, but the op ran on "
                 f"{device.name!r}; compute the gradient with xp.* on the inputs' device"
             )
         got_dtype = g.dtype
@@ -365,13 +363,13 @@ def checked_gradient(
         backend = device.backend
         if not isinstance(g, backend_array_types(backend)):
             raise PluginOutputError(
-                f"{where} returned a {_type_name(g)}, not an array of backend "
+                f"{at()} returned a {_type_name(g)}, not an array of backend "
                 f"{backend.name!r}; return one array of the input's shape"
             )
         native = backend.device_of(g) if hasattr(g, "device") else device.native
         if native != device.native:
             raise PluginOutputError(
-                f"{where} returned a gradient on {native!r}, but the op ran on "
+                f"{at()} returned a gradient on {native!r}, but the op ran on "
                 f"{device.name!r}; compute the gradient with xp.* on the inputs' device"
             )
         got_dtype = g.dtype
@@ -380,7 +378,7 @@ def checked_gradient(
         if not (op.broadcasting and _sums_back_to(shape, wanted)):
             allowed = " (or a shape it broadcasts to)" if op.broadcasting else ""
             raise PluginOutputError(
-                f"{where} returned a gradient of shape {shape}, but the input has shape "
+                f"{at()} returned a gradient of shape {shape}, but the input has shape "
                 f"{wanted}; a rule must return a gradient of its input's shape{allowed}"
             )
         g = _unbroadcast(xp, g, wanted)
@@ -388,13 +386,27 @@ def checked_gradient(
     if got_dtype != wanted_dtype:
         if not op.broadcasting and _is_complex(xp, got_dtype) != _is_complex(xp, wanted_dtype):
             raise PluginOutputError(
-                f"{where} returned a gradient of dtype {got_dtype}, but the input has dtype "
+                f"{at()} returned a gradient of dtype {got_dtype}, but the input has dtype "
                 f"{wanted_dtype}; a real input needs a real gradient (and a complex input a "
                 "complex one)"
             )
         # Broadcasting ops also promote dtypes: hand each input its own dtype back.
         g = _restore_dtype(xp, g, wanted_dtype)
     return g
+
+
+def _where(node: OpNode, index: int) -> str:
+    """``"plugin 'p' (dist 1.0), op 'f': the backward rule for input 'x'"``, for errors.
+
+    Built only when there is an error to report: naming the plugin looks it up.
+    """
+    op = node.op
+    names = op.input_names
+    if op.sequence_kind is not None:
+        name = f"{names[0]}[{index}]"
+    else:
+        name = names[index] if index < len(names) else f"input {index}"
+    return f"{op_owner(op.name)}, op {op.name!r}: the backward rule for input {name!r}"
 
 
 def backend_array_types(backend: Any) -> tuple[type, ...]:

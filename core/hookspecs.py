@@ -100,6 +100,12 @@ def plugrad_ops() -> Iterable[OpDef]:
     of a built-in op. To serve a built-in op with a faster kernel, use
     :func:`plugrad_kernels` instead.
 
+    A kernel gets the backend's own namespace as ``xp``, as in
+    :func:`plugrad_kernels`. A backward rule gets a namespace with more in it:
+    the backend's functions plus every registered op that the standard does not
+    define (``xp.scatter_add``, this plugin's own ops), so a rule may be written
+    with other ops; with ``create_graph=True`` it gets ``plugrad`` itself.
+
     Returns
     -------
     iterable of OpDef

@@ -115,7 +115,8 @@ class OpDef:
 
     The fields are :func:`op`'s arguments, normalised (``vjps`` a tuple of
     rules, ``kernels`` a read-only mapping, ``methods``/``aliases`` tuples of
-    names). ``module`` is the module that declared it, for :func:`collect_ops`.
+    names, ``method_adapters`` the methods given a meaning of their own, by
+    name). ``module`` is the module that declared it, for :func:`collect_ops`.
     """
 
     name: str
@@ -129,6 +130,7 @@ class OpDef:
     doc: str | None = None
     view: bool = False
     methods: tuple[str, ...] = ()
+    method_adapters: Mapping[str, Callable[..., Any]] = dataclasses.field(default_factory=dict)
     aliases: tuple[str, ...] = ()
     standard: bool | None = None
     inputs: tuple[str, ...] | None = None
@@ -171,7 +173,7 @@ def op(
     broadcasting: bool = False,
     differentiable: bool = True,
     saves: Iterable[str] | None = None,
-    methods: str | Iterable[str] = (),
+    methods: str | Iterable[str] | Mapping[str, Callable[..., Any] | None] = (),
     aliases: str | Iterable[str] = (),
     grad_fn_name: str | None = None,
     kernels: Mapping[str, Kernel] | None = None,
@@ -219,10 +221,15 @@ def op(
         of them for a rule that cannot be read). Give it where a rule names a
         value but only reads its ``shape``/``dtype``/``ndim``: the others reach
         the rules as an object with only those attributes.
-    methods : str or iterable of str
+    methods : str, iterable of str, or mapping of str to callable or None
         Tensor methods the op provides: ``x.<method>(...)`` calls the op with
-        ``x`` as its first input. Refused at registration if the Tensor class
-        has an attribute of that name or another op claims it.
+        ``x`` as its first input. In a mapping, a method whose value is a
+        callable ``adapter(xp, x, ...)`` calls that instead, with ``xp`` the
+        ``plugrad`` namespace: a method whose meaning on the Tensor differs
+        from the function's (PyTorch's ``x.max(dim)`` returns values and
+        indices, ``x.repeat(*sizes)`` tiles); ``None`` means the op itself.
+        Refused at registration if the Tensor class has an attribute of that
+        name or another op claims it.
     aliases : str or iterable of str
         Further names of the public function (``plugrad.<alias>``), e.g.
         PyTorch's names; refused on a clash like the op name itself.
@@ -235,6 +242,8 @@ def op(
         Whether the result may share memory with the (single) input, as
         ``reshape`` may. Such results share the input's version counter, so an
         in-place change to either is caught by backward passes that saved the other.
+        With several outputs, each output shares the counter of the single input
+        (``unstack``), or of the input in its position (``broadcast_arrays``).
     method : bool or str
         The older spelling of ``methods``: ``True`` for a method of the op's name.
     standard : bool, optional
@@ -293,7 +302,14 @@ def op(
         rules = (vjp,)
     else:
         rules = tuple(vjp)
-    method_names = (methods,) if isinstance(methods, str) else tuple(methods)
+    adapters: dict[str, Callable[..., Any]] = {}
+    if isinstance(methods, str):
+        method_names: tuple[str, ...] = (methods,)
+    elif isinstance(methods, Mapping):
+        method_names = tuple(methods)
+        adapters = {name: adapter for name, adapter in methods.items() if adapter is not None}
+    else:
+        method_names = tuple(methods)
     if method is True:
         method_names = (name, *method_names)
     elif method:
@@ -311,6 +327,7 @@ def op(
         doc=doc,
         view=view,
         methods=method_names,
+        method_adapters=types.MappingProxyType(adapters),
         aliases=(aliases,) if isinstance(aliases, str) else tuple(aliases),
         standard=standard,
         inputs=None if inputs is None else tuple(inputs),
@@ -425,8 +442,11 @@ def register_op(declaration: OpDef, owner: str) -> RegisteredOp:
         raise fail(f"the kernel must be callable, got {type(self.kernel).__name__}")
     declared = self.inputs
     inputs, params, signature, variadic = _split_kernel_signature(self.kernel, declared, fail)
-    if self.view and len(inputs) != 1:
-        raise fail(f"view=True needs exactly one array input, but it has {inputs}")
+    if self.view and len(inputs) != 1 and not (self.multiple_outputs and variadic):
+        raise fail(
+            f"view=True needs exactly one array input, or variadic inputs and several "
+            f"outputs, but it has {inputs}"
+        )
     for backend, kernel in self.kernels.items():
         if not callable(kernel):
             raise fail(f"the kernel for backend {backend!r} must be callable")
@@ -483,6 +503,9 @@ def register_op(declaration: OpDef, owner: str) -> RegisteredOp:
         for value in values:
             if not isinstance(value, str) or not value.isidentifier() or value[0] == "_":
                 raise fail(f"{kind}={value!r}: a Tensor method or alias is a public identifier")
+    for method, adapter in self.method_adapters.items():
+        if not callable(adapter):
+            raise fail(f"the method {method!r} maps to {adapter!r}, which is not callable")
     derived = RegisteredOp()
     derived.declaration = self
     derived.name = name

@@ -19,9 +19,14 @@ Environment variables
 from __future__ import annotations
 
 import importlib
+import inspect
 import os
+import sys
+import traceback
+import types
 import warnings
 from importlib.metadata import entry_points
+from typing import Any
 
 import pluggy
 
@@ -37,6 +42,7 @@ __all__ = [
     "builtin_plugin_names",
     "create_plugin_manager",
     "disabled_plugin_names",
+    "warn_about_plugin",
 ]
 
 ENTRY_POINT_GROUP = "plugrad"
@@ -95,12 +101,10 @@ def autoload_enabled() -> bool:
     if value in _AUTOLOAD_ON:
         return True
     if value not in _AUTOLOAD_OFF:
-        warnings.warn(
+        warn_about_plugin(
             f"PLUGRAD_DISABLE_PLUGIN_AUTOLOAD={value!r} is not understood and disables "
             f"autoload; use one of {', '.join(_AUTOLOAD_OFF)} to disable it, or one of "
-            f"{', '.join(repr(v) for v in _AUTOLOAD_ON)} to keep it",
-            PluginLoadWarning,
-            stacklevel=2,
+            f"{', '.join(repr(v) for v in _AUTOLOAD_ON)} to keep it"
         )
     return False
 
@@ -139,6 +143,7 @@ def create_plugin_manager(
         dist_name = getattr(dist, "name", None)
         source = f"{dist_name} {dist.version}" if dist_name else "an unknown distribution"
         name = entry_point.name
+        error: BaseException | None = None
         if manager.has_plugin(name) or name in sources:
             # Two distributions claim one name: the first keeps it, the second is reported.
             owner = sources.get(name, "plugrad")
@@ -153,20 +158,102 @@ def create_plugin_manager(
                 continue
             except Exception as exc:
                 reason = f"{type(exc).__name__}: {exc}"
+                error = exc
         failures[name] = reason
-        warnings.warn(
+        warn_about_plugin(
             f"plugrad plugin {name!r} (from {source}, {entry_point.value}) failed to load and "
             f"is skipped: {reason}",
-            PluginLoadWarning,
-            stacklevel=2,
+            error=error,
+            package=entry_point.module,
         )
     unknown = sorted(disabled - found)
     if unknown:
-        warnings.warn(
+        warn_about_plugin(
             f"PLUGRAD_DISABLED_PLUGINS names {', '.join(map(repr, unknown))}, which no installed "
             f"plugin is called (installed: {', '.join(sorted(found)) or 'none'}); check the "
-            "spelling (the names are those of `plugrad info`)",
-            PluginLoadWarning,
-            stacklevel=2,
+            "spelling (the names are those of `plugrad info`)"
         )
     return manager
+
+
+def warn_about_plugin(
+    message: str,
+    *,
+    error: BaseException | None = None,
+    package: str | None = None,
+    plugin: object = None,
+) -> None:
+    """Issue a :class:`~plugrad.errors.PluginLoadWarning` pointing at the line to fix.
+
+    The warning's file and line are, in this order of preference: the line in
+    ``package`` (a module name; its top-level package counts) where ``error``
+    was raised; the first hook function of ``plugin``; otherwise the line of the
+    program outside plugrad that started plugin loading (its ``import plugrad``,
+    say). Never a line inside plugrad, which the reader cannot change.
+    """
+    where = _raised_at(error, package) if error is not None else None
+    if where is None and plugin is not None:
+        where = _hook_definition(plugin)
+    if where is None:
+        where = _caller_outside_plugrad()
+    filename, lineno, module_globals = where
+    registry = module_globals.setdefault("__warningregistry__", {})
+    warnings.warn_explicit(
+        message,
+        PluginLoadWarning,
+        filename,
+        lineno,
+        module=str(module_globals.get("__name__", filename)),
+        registry=registry,
+        # Lets the warning show the line's source; only files have one to read.
+        module_globals=module_globals if os.path.isfile(filename) else None,
+    )
+
+
+_Location = tuple[str, int, dict[str, Any]]
+
+
+def _is_internal(frame: types.FrameType) -> bool:
+    """Whether ``frame`` runs plugrad's own code or Python's import machinery."""
+    module = str(frame.f_globals.get("__name__", ""))
+    return (
+        module == "plugrad"
+        or module.startswith(("plugrad.", "importlib", "pluggy"))
+        or frame.f_code.co_filename.startswith("<frozen ")
+    )
+
+
+def _raised_at(error: BaseException, package: str | None) -> _Location | None:
+    """The innermost line of ``package`` (else of any non-plugrad code) ``error`` came through."""
+    frames = [frame for frame, _ in traceback.walk_tb(error.__traceback__)]
+    lines = {id(frame): line for frame, line in traceback.walk_tb(error.__traceback__)}
+    outside = [f for f in frames if not _is_internal(f)]
+    top = (package or "").partition(".")[0]
+    own = [f for f in outside if str(f.f_globals.get("__name__", "")).partition(".")[0] == top]
+    for candidates in (own, outside):
+        if candidates:
+            frame = candidates[-1]
+            return frame.f_code.co_filename, lines[id(frame)], frame.f_globals
+    return None
+
+
+def _hook_definition(plugin: object) -> _Location | None:
+    """Where the first of ``plugin``'s plugrad hook functions is defined."""
+    for name in sorted(dir(plugin)):
+        function = getattr(getattr(plugin, name, None), "__func__", None) or getattr(
+            plugin, name, None
+        )
+        if not name.startswith("plugrad_") or not inspect.isfunction(function):
+            continue
+        code = function.__code__
+        module = sys.modules.get(function.__module__)
+        module_globals = vars(module) if module is not None else function.__globals__
+        return code.co_filename, code.co_firstlineno, module_globals
+    return None
+
+
+def _caller_outside_plugrad() -> _Location:
+    frame = sys._getframe(1)
+    while frame.f_back is not None and _is_internal(frame):
+        frame = frame.f_back
+    return frame.f_code.co_filename, frame.f_lineno, frame.f_globals

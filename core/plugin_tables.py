@@ -53,8 +53,8 @@ class PluginTables:
         self.functions: dict[str, Callable[..., Any]] = {}
         #: Tensor method name -> the op function installed on Tensor under it.
         self.methods: dict[str, Callable[..., Any]] = {}
-        #: op name -> the function its Tensor methods are (PyTorch's positional ``dim``).
-        self.method_functions: dict[str, Callable[..., Any]] = {}
+        #: (op name, method) -> the function installed as that Tensor method.
+        self.method_functions: dict[tuple[str, str], Callable[..., Any]] = {}
         #: backend -> kernel -> that kernel with the backend's namespace bound.
         self.bound_kernels: dict[str, dict[Any, Callable[..., Any]]] = {}
         #: Further public function name -> op name.

@@ -13,7 +13,6 @@ import importlib.metadata
 import inspect
 import sys
 import types
-import warnings
 import weakref
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -21,10 +20,10 @@ from typing import Any
 import pluggy
 
 from .backend import Backend
-from .errors import PluginLoadWarning, PluginRegistrationError
+from .errors import PluginRegistrationError
 from .kerneldef import KernelDef, KernelSource
 from .opdef import OpDef, RegisteredOp, _adapt_kernel, register_op
-from .plugin_manager import builtin_plugin_names
+from .plugin_manager import builtin_plugin_names, warn_about_plugin
 from .plugin_tables import HOOKS, describe_owner
 from .plugin_tables import state as _state
 from .tensor import Tensor
@@ -68,7 +67,8 @@ def _hook_answers(
             if name in builtin:
                 raise PluginRegistrationError(message) from exc
             _state.failures[name] = message
-            warnings.warn(f"{message} (plugin skipped)", PluginLoadWarning, stacklevel=5)
+            module = getattr(impl.function, "__module__", None)
+            warn_about_plugin(f"{message} (plugin skipped)", error=exc, package=module)
 
 
 def _plugin_contributions(
@@ -83,7 +83,9 @@ def _reject(plugin: str, builtin: set[str], error: PluginRegistrationError) -> N
     if plugin in builtin:
         raise error
     _state.failures[plugin] = str(error)
-    warnings.warn(f"{error} (plugin skipped)", PluginLoadWarning, stacklevel=4)
+    manager = _state.manager
+    plugin_object = manager.get_plugin(plugin) if manager is not None else None
+    warn_about_plugin(f"{error} (plugin skipped)", plugin=plugin_object)
 
 
 def check_hooks(manager: pluggy.PluginManager, builtin: set[str]) -> None:
@@ -119,18 +121,20 @@ def collect_backends(
             for backend in answers:
                 if not isinstance(backend, Backend):
                     raise PluginRegistrationError(
-                        f"plugin {plugin!r}: plugrad_backends() returned a "
+                        f"{describe_owner(plugin)}: plugrad_backends() returned a "
                         f"{type(backend).__name__}; return instances of plugrad.backend.Backend"
                     )
                 if not isinstance(backend.name, str) or not backend.name.isidentifier():
                     raise PluginRegistrationError(
-                        f"plugin {plugin!r}: backend name {backend.name!r} must be an identifier"
+                        f"{describe_owner(plugin)}: backend name {backend.name!r} must be an "
+                        "identifier"
                     )
                 if backend.name in backends or backend.name in seen:
                     owner = owners.get(backend.name, plugin)
                     raise PluginRegistrationError(
-                        f"plugin {plugin!r}: backend {backend.name!r} is already registered by "
-                        f"plugin {owner!r}; choose another name"
+                        f"{describe_owner(plugin)}: backend {backend.name!r} is already "
+                        f"registered by {describe_owner(owner)}; choose another name (or "
+                        "uninstall one of the two)"
                     )
                 seen.add(backend.name)
         except PluginRegistrationError as error:

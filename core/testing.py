@@ -237,6 +237,37 @@ def _pytest() -> Any:
 ON_REQUEST = ("torch", "jax", "dask")
 
 
+def _compiled_or_fallback(
+    function: Callable[..., Any], inputs: Sequence[Tensor], trial: Sequence[Tensor]
+) -> Any:
+    """``function`` compiled with ``fullgraph=True``, or, if a kernel reads values, without.
+
+    A generic kernel that reads its inputs' values (the bounds of an index
+    array, repeated positions) cannot be captured: such a call runs eagerly
+    (one :class:`~plugrad.errors.CompileWarning`), and the caller still checks
+    that the compiled function gives eager's results. ``trial`` are inputs the
+    first attempt may change.
+    """
+    import warnings
+
+    import plugrad
+
+    from .errors import CompileWarning, GraphBreakError
+
+    try:
+        plugrad.compile(function, fullgraph=True)(*trial)
+    except GraphBreakError:
+        compiled = plugrad.compile(function)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            compiled(*inputs)
+        assert any(issubclass(w.category, CompileWarning) for w in caught), "no warning"
+        for tensor in inputs:
+            tensor.grad = None
+        return compiled
+    return plugrad.compile(function, fullgraph=True)
+
+
 def backends_under_test() -> tuple[str, ...]:
     """Names of the backends the op tests run on.
 
@@ -555,14 +586,20 @@ class OpTests:
             assert leaf.grad is not None, f"no gradient reached input {index}"
             assert leaf.grad.dtype == plugrad.float16, f"input {index}: {leaf.grad.dtype}"
 
-    def test_compiled_matches_eager(self, case: OpCase) -> None:
+    def test_compiled_matches_eager(self, case: OpCase, backend: str) -> None:
         """Under :func:`plugrad.compile`, capture and replay give eager's values and gradients.
 
-        On the default device, in float64; the same kernels run in the same
-        order, so they agree bit for bit.
+        On each backend under test, in float64; the same kernels run in the
+        same order, so they agree bit for bit.
         """
         if checks_enabled():
             _pytest().skip("plugrad.compile runs calls eagerly in checking mode")
+        import plugrad
+
+        with plugrad.use_backend(backend):
+            self._check_compiled(case)
+
+    def _check_compiled(self, case: OpCase) -> None:
         import plugrad
 
         program = case.function
@@ -579,7 +616,7 @@ class OpTests:
         arrays = case.host_inputs()
         eager_leaves, leaves = _leaves(arrays), _leaves(arrays)
         expected = step(*eager_leaves)
-        compiled = plugrad.compile(step, fullgraph=True)
+        compiled = _compiled_or_fallback(step, leaves, _leaves(arrays))
         for attempt in ("capture", "replay"):
             got = compiled(*leaves)
             for index, (g, e) in enumerate(zip(got, expected, strict=True)):
@@ -591,21 +628,22 @@ class OpTests:
                     _same_array(leaf.grad, reference.grad, f"{case.id}, {attempt}, grad {index}")
         assert compiled.captures == 1, f"{case.id}: captured again on an unchanged call"
 
-    def test_compiled_without_gradient_matches_eager(self, case: OpCase) -> None:
+    def test_compiled_without_gradient_matches_eager(self, case: OpCase, backend: str) -> None:
         """Under :func:`plugrad.compile`, an op without gradient gives eager's values."""
         if checks_enabled():
             _pytest().skip("plugrad.compile runs calls eagerly in checking mode")
         import plugrad
 
         program = case.function
-        tensors = [asarray(a) for a in case.host_inputs(None)]
-        expected = _flatten(program(*tensors))
-        compiled = plugrad.compile(program, fullgraph=True)
-        for attempt in ("capture", "replay"):
-            got = _flatten(compiled(*tensors))
-            assert len(got) == len(expected), f"{case.id}, {attempt}: number of outputs"
-            for index, (g, e) in enumerate(zip(got, expected)):
-                _same_array(g, e, f"{case.id}, {attempt}, output {index}")
+        with plugrad.use_backend(backend):
+            tensors = [asarray(a) for a in case.host_inputs(None)]
+            expected = _flatten(program(*tensors))
+            compiled = _compiled_or_fallback(program, tensors, tensors)
+            for attempt in ("capture", "replay"):
+                got = _flatten(compiled(*tensors))
+                assert len(got) == len(expected), f"{case.id}, {attempt}: number of outputs"
+                for index, (g, e) in enumerate(zip(got, expected)):
+                    _same_array(g, e, f"{case.id}, {attempt}, output {index}")
 
     def test_ops_without_gradient(self, case: OpCase, backend: str) -> None:
         """Exact values against the reference; results never require grad."""

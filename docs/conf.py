@@ -8,7 +8,13 @@ Build from the repository root:
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import plugrad
+
+# Local extensions: op_reference (the plugrad-ops directive).
+sys.path.insert(0, str(Path(__file__).parent / "_ext"))
 
 # -- Project ------------------------------------------------------------------------------
 
@@ -26,6 +32,7 @@ extensions = [
     "sphinx.ext.viewcode",
     "numpydoc",
     "myst_parser",
+    "op_reference",
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}

@@ -1,122 +1,41 @@
-"""Op plugins: plugrad's built-in ones, and the API for managing plugins at run time.
+"""plugrad's built-in op plugins, one module per section of the Array API standard.
 
-The modules of this package are plugrad's built-in ops, written exactly as a
-third-party plugin would write them. They follow the sections of the Array API
-standard; each op's kernel, backward rules and docstring sit together in one
-row of its module.
+Each module is written exactly as a third-party plugin would write it: one row
+per op holding its kernel, backward rules and one-line doc (see
+:mod:`plugrad.opdef`), collected by the module's ``plugrad_ops`` hook.
 
-The functions here manage plugins while plugrad runs: register and unregister
-one (for notebooks and tests), list what is loaded, see which kernel serves an
-op on a backend, and switch on checking mode while developing a plugin.
+The functions that manage plugins while plugrad runs live in
+:mod:`plugrad.plugin_control`; they are reachable here too, as
+``plugrad.plugins.register``, ``plugrad.plugins.list_plugins``, ...
 """
 
 from __future__ import annotations
 
-from plugrad import registry as _registry
-from plugrad.checking import checking, checks_enabled, set_checks
-from plugrad.inventory import (
-    BackendInfo,
-    PluginInfo,
-    kernel_source,
-    kernel_sources,
-    list_backends,
-    list_plugins,
-)
-from plugrad.kerneldef import KernelSource
+from typing import TYPE_CHECKING, Any
+
 from plugrad.plugin_manager import BUILTIN_OP_PLUGINS
 
-__all__ = [
-    "BUILTIN_OP_PLUGINS",
-    "BackendInfo",
-    "KernelSource",
-    "PluginInfo",
-    "checking",
-    "checks_enabled",
-    "kernel_source",
-    "kernel_sources",
-    "list_backends",
-    "list_plugins",
-    "register",
-    "set_checks",
-    "unregister",
-]
+if TYPE_CHECKING:
+    from plugrad.plugin_control import *  # noqa: F403
+
+# The plugin-management API of plugrad.plugin_control, also reachable from here.
+_MANAGEMENT = frozenset({
+    "BackendInfo", "KernelSource", "PluginInfo", "checking", "checks_enabled", "kernel_source",
+    "kernel_sources", "list_backends", "list_plugins", "register", "set_checks", "unregister",
+})  # fmt: skip
+
+__all__ = ["BUILTIN_OP_PLUGINS", *sorted(_MANAGEMENT)]
 
 
-def register(plugin: object, name: str | None = None) -> str:
-    """Register a plugin now, as if it had been installed, and rebuild the dispatch tables.
+def __getattr__(name: str) -> Any:
+    # The plugin-management API, imported on first use: the op modules of this package
+    # import only the declaration modules, never the registry.
+    if name in _MANAGEMENT:
+        from plugrad import plugin_control
 
-    For notebooks and tests; an installed package announces its plugin in the
-    ``plugrad`` entry-point group instead. The plugin is validated exactly like
-    one found at import, but a problem raises instead of warning, and leaves
-    plugrad as it was.
-
-    Parameters
-    ----------
-    plugin : module or object
-        Anything with functions (or methods) marked
-        :data:`plugrad.hookspecs.hookimpl`.
-    name : str, optional
-        The name to register it under (for :func:`unregister`, error messages
-        and ``plugrad info``). Default: the module's ``__name__``, or the
-        object's class.
-
-    Returns
-    -------
-    str
-        The name it was registered under.
-
-    Raises
-    ------
-    PluginRegistrationError
-        The plugin is malformed (an op, a rule's arity, a kernel's signature),
-        clashes with what is registered (naming both plugins), implements no
-        plugrad hook, or one of its hooks raised.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> from plugrad.hookspecs import hookimpl
-    >>> from plugrad.opdef import op
-    >>> cube = op("cube", lambda xp, x, /: x * x * x, saves=("x",))
-    >>> cube = cube.vjp(lambda xp, g, ans, x: 3 * x * x * g)
-    >>> class Cubes:
-    ...     @hookimpl
-    ...     def plugrad_ops(self):
-    ...         return [cube]
-    >>> plugrad.plugins.register(Cubes(), name="cubes")
-    'cubes'
-    >>> x = plugrad.tensor([2.0], requires_grad=True)
-    >>> plugrad.ops.cube(x).sum().backward()
-    >>> x.grad
-    tensor([12.])
-    >>> plugrad.plugins.unregister("cubes")
-    """
-    return _registry.register_plugin(plugin, name)
+        return getattr(plugin_control, name)
+    raise AttributeError(f"module 'plugrad.plugins' has no attribute {name!r}")
 
 
-def unregister(name: str) -> None:
-    """Remove a plugin and everything it contributed, and rebuild the dispatch tables.
-
-    Its ops disappear from ``plugrad.ops`` (and from Tensor), and kernels it
-    declared stop serving; functions of its ops that were kept raise a
-    ``LookupError`` saying so.
-
-    Parameters
-    ----------
-    name : str
-        The name it is registered under (see ``plugrad info``).
-
-    Raises
-    ------
-    PluginRegistrationError
-        No plugin of that name is registered, or it is built into plugrad.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.plugins.unregister("no_such_plugin")  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    plugrad.errors.PluginRegistrationError: no plugin named 'no_such_plugin' is registered; ...
-    """
-    _registry.unregister_plugin(name)
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -6,7 +6,10 @@ modes: raw backend arrays, and Tensors under ``create_graph=True``.
 
 from __future__ import annotations
 
+import collections
 from typing import Any
+
+from plugrad.errors import ArgumentError
 
 _SCALARS = (bool, int, float, complex)
 
@@ -124,3 +127,52 @@ def safe_where_zero(xp: Any, x: Any, fill: float = 1.0) -> Any:
 def negative_axis(axis: int, x1: Any, x2: Any) -> int:
     """``axis`` counted from the end of the broadcast shape, as vecdot and cross require."""
     return axis - max(x1.ndim, x2.ndim) if axis >= 0 else axis
+
+
+def along_axis_key(
+    xp: Any, indices: Any, axis: int, out_shape: tuple[int, ...], in_shape: tuple[int, ...]
+) -> tuple[Any, ...]:
+    """The key that indexes like ``take_along_axis(x, indices, axis)`` (for a scatter).
+
+    Axes of ``x`` of length 1 that the indices broadcast over map to index 0.
+    """
+    ndim = len(out_shape)
+    axis = axis % ndim
+    key: list[Any] = []
+    for d in range(ndim):
+        if d == axis:
+            key.append(indices)
+            continue
+        shape = [1] * ndim
+        shape[d] = out_shape[d]
+        positions = xp.arange(out_shape[d], device=indices.device)
+        if in_shape[d] != out_shape[d]:
+            positions = positions * 0
+        key.append(xp.reshape(positions, tuple(shape)))
+    return tuple(key)
+
+
+# -- PyTorch's meaning of Tensor methods ------------------------------------------------
+
+#: What PyTorch's ``x.max(dim)``, ``x.min(dim)``, ``x.sort()`` and ``x.topk(k)`` return.
+values_indices = {
+    name: collections.namedtuple(name, ("values", "indices"))
+    for name in ("max", "min", "sort", "topk")
+}
+
+
+def sizes(values: tuple[Any, ...]) -> tuple[int, ...]:
+    """PyTorch's sizes given as varargs or as one sequence: ``view(2, 3)``, ``view((2, 3))``."""
+    if len(values) == 1 and isinstance(values[0], (tuple, list)):
+        return tuple(values[0])
+    return tuple(values)
+
+
+def torch_axis(dim: Any, axis: Any, default: Any = None) -> Any:
+    """The axis a method got as PyTorch's ``dim=`` or the standard's ``axis=`` (not both)."""
+    if dim is not None and axis is not None:
+        raise ArgumentError(
+            "got both dim= and axis=, which name the same argument (dim is PyTorch's name for "
+            "axis); pass only one"
+        )
+    return dim if dim is not None else axis if axis is not None else default

@@ -27,10 +27,11 @@ kernel is expressible. Pooling takes PyTorch's symmetric padding and
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from plugrad.hookspecs import hookimpl
-from plugrad.opdef import OpDef, op
+from plugrad.opdef import OpDef, collect_ops, op
 from plugrad.plugins._index_plan import put, put_added
 
 Pair = tuple[int, int]
@@ -121,20 +122,18 @@ def _fold(
     return out
 
 
+# Not functions of the standard: plugrad.ops.<name>, and xp.<name> in rules through plugrad's
+# own kernel table.
+nn_op = functools.partial(op, standard=False, namespace="nn")
+
+# Rows are aligned by hand, one op per statement.
+# fmt: off
+
 # -- convolution --------------------------------------------------------------------------
 
 
-def _conv2d_kernel(
-    xp: Any,
-    x: Any,
-    weight: Any,
-    /,
-    *,
-    stride: int | Pair = 1,
-    padding: int | tuple[int, ...] = 0,
-    dilation: int | Pair = 1,
-    groups: int = 1,
-) -> Any:
+def _conv2d(xp: Any, x: Any, weight: Any, /, *, stride: int | Pair = 1,
+            padding: int | tuple[int, ...] = 0, dilation: int | Pair = 1, groups: int = 1) -> Any:
     n = x.shape[0]
     out_channels, group_channels, kh, kw = weight.shape
     cols = _windows(xp, x, (kh, kw), _pair(stride), _quad(padding), _pair(dilation), 0.0)
@@ -144,18 +143,9 @@ def _conv2d_kernel(
     return xp.reshape(xp.matmul(kernels, cols), (n, out_channels, oh, ow))
 
 
-def _conv2d_input_grad_kernel(
-    xp: Any,
-    grad: Any,
-    weight: Any,
-    /,
-    *,
-    input_size: Pair,
-    stride: int | Pair = 1,
-    padding: int | tuple[int, ...] = 0,
-    dilation: int | Pair = 1,
-    groups: int = 1,
-) -> Any:
+def _conv2d_input_grad(xp: Any, grad: Any, weight: Any, /, *, input_size: Pair,
+                       stride: int | Pair = 1, padding: int | tuple[int, ...] = 0,
+                       dilation: int | Pair = 1, groups: int = 1) -> Any:
     n, out_channels, oh, ow = grad.shape
     _, group_channels, kh, kw = weight.shape
     grad = xp.reshape(grad, (n, groups, out_channels // groups, oh * ow))
@@ -167,18 +157,9 @@ def _conv2d_input_grad_kernel(
     )
 
 
-def _conv2d_weight_grad_kernel(
-    xp: Any,
-    x: Any,
-    grad: Any,
-    /,
-    *,
-    kernel_size: Pair,
-    stride: int | Pair = 1,
-    padding: int | tuple[int, ...] = 0,
-    dilation: int | Pair = 1,
-    groups: int = 1,
-) -> Any:
+def _conv2d_weight_grad(xp: Any, x: Any, grad: Any, /, *, kernel_size: Pair, stride: int | Pair = 1,
+                        padding: int | tuple[int, ...] = 0, dilation: int | Pair = 1,
+                        groups: int = 1) -> Any:
     n, channels = x.shape[:2]
     _, out_channels, oh, ow = grad.shape
     kh, kw = _pair(kernel_size)
@@ -208,17 +189,9 @@ def _numpy_windows(x: Any, kernel: Pair, stride: Pair, padding: Quad, dilation: 
     return view[:, :, :: stride[0], :: stride[1], :: dilation[0], :: dilation[1]]
 
 
-def _conv2d_numpy(
-    xp: Any,
-    x: Any,
-    weight: Any,
-    /,
-    *,
-    stride: int | Pair = 1,
-    padding: int | tuple[int, ...] = 0,
-    dilation: int | Pair = 1,
-    groups: int = 1,
-) -> Any:
+def _conv2d_numpy(xp: Any, x: Any, weight: Any, /, *, stride: int | Pair = 1,
+                  padding: int | tuple[int, ...] = 0, dilation: int | Pair = 1,
+                  groups: int = 1) -> Any:
     import numpy as np
 
     out_channels, group_channels, kh, kw = weight.shape
@@ -236,25 +209,16 @@ def _conv2d_numpy(
     return np.ascontiguousarray(np.moveaxis(out, 0, 1))
 
 
-def _conv2d_input_grad_numpy(
-    xp: Any,
-    grad: Any,
-    weight: Any,
-    /,
-    *,
-    input_size: Pair,
-    stride: int | Pair = 1,
-    padding: int | tuple[int, ...] = 0,
-    dilation: int | Pair = 1,
-    groups: int = 1,
-) -> Any:
+def _conv2d_input_grad_numpy(xp: Any, grad: Any, weight: Any, /, *, input_size: Pair,
+                             stride: int | Pair = 1, padding: int | tuple[int, ...] = 0,
+                             dilation: int | Pair = 1, groups: int = 1) -> Any:
     import numpy as np
 
     n, out_channels, oh, ow = grad.shape
     kh, kw = weight.shape[-2:]
     per_group = out_channels // groups
     # (C, kh, kw, N, OH, OW) per group, stacked along C.
-    cols = [
+    parts = [
         np.tensordot(
             weight[g * per_group : (g + 1) * per_group],
             grad[:, g * per_group : (g + 1) * per_group],
@@ -262,7 +226,7 @@ def _conv2d_input_grad_numpy(
         )
         for g in range(groups)
     ]
-    cols = cols[0] if groups == 1 else np.concatenate(cols, axis=0)
+    cols = parts[0] if groups == 1 else np.concatenate(parts, axis=0)
     top, bottom, left, right = _quad(padding)
     height, width = _pair(input_size)
     out = np.zeros((n, cols.shape[0], height + top + bottom, width + left + right), grad.dtype)
@@ -272,18 +236,9 @@ def _conv2d_input_grad_numpy(
     return np.ascontiguousarray(out[..., top : top + height, left : left + width])
 
 
-def _conv2d_weight_grad_numpy(
-    xp: Any,
-    x: Any,
-    grad: Any,
-    /,
-    *,
-    kernel_size: Pair,
-    stride: int | Pair = 1,
-    padding: int | tuple[int, ...] = 0,
-    dilation: int | Pair = 1,
-    groups: int = 1,
-) -> Any:
+def _conv2d_weight_grad_numpy(xp: Any, x: Any, grad: Any, /, *, kernel_size: Pair,
+                              stride: int | Pair = 1, padding: int | tuple[int, ...] = 0,
+                              dilation: int | Pair = 1, groups: int = 1) -> Any:
     import numpy as np
 
     kernel = _pair(kernel_size)
@@ -309,114 +264,47 @@ def _conv2d_grad_weight(xp: Any, g: Any, ans: Any, x: Any, weight: Any, **params
     return xp.conv2d_weight_grad(x, g, kernel_size=tuple(weight.shape[-2:]), **params)
 
 
-conv2d = op(
-    "conv2d",
-    _conv2d_kernel,
-    kernels={"numpy": _conv2d_numpy},
-    saves=("x", "weight"),
-    standard=False,
-    namespace="nn",
-    doc="""2-D cross-correlation of ``x`` ``(N, C, H, W)`` with ``weight`` ``(O, C/g, kh, kw)``.
-
-    ``g`` is ``groups``: the channels split into that many independent
-    convolutions, each of ``C/g`` inputs and ``O/g`` outputs. ``padding`` is an
-    int, ``(h, w)`` or ``(top, bottom, left, right)``; ``stride`` and
-    ``dilation`` an int or ``(h, w)``. No bias (add it with broadcasting).
-    Computed as a matrix product with the windows of the input (im2col); the
-    gradients are :func:`conv2d_input_grad` and :func:`conv2d_weight_grad`.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> x = plugrad.reshape(plugrad.arange(16.0), (1, 1, 4, 4))
-    >>> plugrad.ops.conv2d(x, plugrad.ones((1, 1, 2, 2)), stride=2)
-    tensor([[[[10., 18.],
-              [42., 50.]]]])
-    """,
-).vjp(_conv2d_grad_x, _conv2d_grad_weight)
+conv2d = nn_op("conv2d", _conv2d, kernels={"numpy": _conv2d_numpy}, saves=("x", "weight"),
+               vjp=(_conv2d_grad_x, _conv2d_grad_weight),
+               doc="2-D cross-correlation of ``x`` (N, C, H, W) with ``weight`` (O, C/g, kh, kw).")
 
 
-def _conv2d_input_grad_grad_output(
-    xp: Any, g: Any, ans: Any, grad: Any, weight: Any, *, input_size: Pair, **params: Any
-) -> Any:
+def _conv2d_input_grad_grad_output(xp: Any, g: Any, ans: Any, grad: Any, weight: Any, *,
+                                   input_size: Pair, **params: Any) -> Any:
     return xp.conv2d(g, weight, **params)
 
 
-def _conv2d_input_grad_grad_weight(
-    xp: Any, g: Any, ans: Any, grad: Any, weight: Any, *, input_size: Pair, **params: Any
-) -> Any:
+def _conv2d_input_grad_grad_weight(xp: Any, g: Any, ans: Any, grad: Any, weight: Any, *,
+                                   input_size: Pair, **params: Any) -> Any:
     return xp.conv2d_weight_grad(g, grad, kernel_size=tuple(weight.shape[-2:]), **params)
 
 
-conv2d_input_grad = op(
-    "conv2d_input_grad",
-    _conv2d_input_grad_kernel,
-    kernels={"numpy": _conv2d_input_grad_numpy},
-    saves=("grad", "weight"),
-    standard=False,
-    namespace="nn",
-    doc="""The gradient of :func:`conv2d` with respect to its input, of spatial size ``input_size``.
-
-    ``grad`` is the gradient of the convolution's output; the other params are
-    the convolution's. This is the transposed convolution.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> g = plugrad.ones((1, 1, 2, 2))
-    >>> plugrad.ops.conv2d_input_grad(g, plugrad.ones((1, 1, 2, 2)), input_size=(3, 3))
-    tensor([[[[1., 2., 1.],
-              [2., 4., 2.],
-              [1., 2., 1.]]]])
-    """,
-).vjp(_conv2d_input_grad_grad_output, _conv2d_input_grad_grad_weight)
+conv2d_input_grad = nn_op(
+    "conv2d_input_grad", _conv2d_input_grad, kernels={"numpy": _conv2d_input_grad_numpy},
+    vjp=(_conv2d_input_grad_grad_output, _conv2d_input_grad_grad_weight), saves=("grad", "weight"),
+    doc="The gradient of :func:`conv2d` for its input: the transposed convolution.")
 
 
-def _conv2d_weight_grad_grad_x(
-    xp: Any, g: Any, ans: Any, x: Any, grad: Any, *, kernel_size: Pair, **params: Any
-) -> Any:
+def _conv2d_weight_grad_grad_x(xp: Any, g: Any, ans: Any, x: Any, grad: Any, *, kernel_size: Pair,
+                               **params: Any) -> Any:
     return xp.conv2d_input_grad(grad, g, input_size=tuple(x.shape[-2:]), **params)
 
 
-def _conv2d_weight_grad_grad_output(
-    xp: Any, g: Any, ans: Any, x: Any, grad: Any, *, kernel_size: Pair, **params: Any
-) -> Any:
+def _conv2d_weight_grad_grad_output(xp: Any, g: Any, ans: Any, x: Any, grad: Any, *,
+                                    kernel_size: Pair, **params: Any) -> Any:
     return xp.conv2d(x, g, **params)
 
 
-conv2d_weight_grad = op(
-    "conv2d_weight_grad",
-    _conv2d_weight_grad_kernel,
-    kernels={"numpy": _conv2d_weight_grad_numpy},
-    saves=("x", "grad"),
-    standard=False,
-    namespace="nn",
-    doc="""The gradient of :func:`conv2d` with respect to its weight (``kernel_size`` wide).
-
-    ``x`` is the convolution's input and ``grad`` the gradient of its output;
-    the other params are the convolution's.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> x = plugrad.ones((1, 1, 3, 3))
-    >>> plugrad.ops.conv2d_weight_grad(x, plugrad.ones((1, 1, 2, 2)), kernel_size=(2, 2))
-    tensor([[[[4., 4.],
-              [4., 4.]]]])
-    """,
-).vjp(_conv2d_weight_grad_grad_x, _conv2d_weight_grad_grad_output)
+conv2d_weight_grad = nn_op(
+    "conv2d_weight_grad", _conv2d_weight_grad, kernels={"numpy": _conv2d_weight_grad_numpy},
+    vjp=(_conv2d_weight_grad_grad_x, _conv2d_weight_grad_grad_output), saves=("x", "grad"),
+    doc="The gradient of :func:`conv2d` for its weight (``kernel_size`` wide).")
 
 # -- pooling ------------------------------------------------------------------------------
 
 
-def _pool_padding(
-    input_size: Pair,
-    kernel_size: Pair,
-    stride: Pair,
-    padding: Pair,
-    dilation: Pair,
-    ceil_mode: bool,
-) -> Quad:
+def _pool_padding(input_size: Pair, kernel_size: Pair, stride: Pair, padding: Pair, dilation: Pair,
+                  ceil_mode: bool) -> Quad:
     """PyTorch's pooling geometry as explicit padding: ``ceil_mode`` pads the bottom and right.
 
     In ceil mode the last window may hang over the padded input, but it must
@@ -436,9 +324,8 @@ def _pool_padding(
     return (ph, ph + eh, pw, pw + ew)
 
 
-def _pool_args(
-    input_size: Any, kernel_size: Any, stride: Any, padding: Any, dilation: Any, ceil_mode: bool
-) -> tuple[Pair, Pair, Quad, Pair]:
+def _pool_args(input_size: Any, kernel_size: Any, stride: Any, padding: Any, dilation: Any,
+               ceil_mode: bool) -> tuple[Pair, Pair, Quad, Pair]:
     kernel = _pair(kernel_size)
     step = kernel if stride is None else _pair(stride)
     dil = _pair(dilation)
@@ -446,17 +333,9 @@ def _pool_args(
     return kernel, step, quad, dil
 
 
-def _max_pool2d_kernel(
-    xp: Any,
-    x: Any,
-    /,
-    *,
-    kernel_size: int | Pair,
-    stride: int | Pair | None = None,
-    padding: int | Pair = 0,
-    dilation: int | Pair = 1,
-    ceil_mode: bool = False,
-) -> tuple[Any, Any]:
+def _max_pool2d(xp: Any, x: Any, /, *, kernel_size: int | Pair, stride: int | Pair | None = None,
+                padding: int | Pair = 0, dilation: int | Pair = 1,
+                ceil_mode: bool = False) -> tuple[Any, Any]:
     kernel, step, quad, dil = _pool_args(
         x.shape[-2:], kernel_size, stride, padding, dilation, ceil_mode
     )
@@ -464,19 +343,10 @@ def _max_pool2d_kernel(
     return xp.max(cols, axis=-3), xp.argmax(cols, axis=-3)
 
 
-def _max_pool2d_scatter_kernel(
-    xp: Any,
-    grad: Any,
-    indices: Any,
-    /,
-    *,
-    input_size: Pair,
-    kernel_size: int | Pair,
-    stride: int | Pair | None = None,
-    padding: int | Pair = 0,
-    dilation: int | Pair = 1,
-    ceil_mode: bool = False,
-) -> Any:
+def _max_pool2d_scatter(xp: Any, grad: Any, indices: Any, /, *, input_size: Pair,
+                        kernel_size: int | Pair, stride: int | Pair | None = None,
+                        padding: int | Pair = 0, dilation: int | Pair = 1,
+                        ceil_mode: bool = False) -> Any:
     kernel, step, quad, dil = _pool_args(
         input_size, kernel_size, stride, padding, dilation, ceil_mode
     )
@@ -487,18 +357,9 @@ def _max_pool2d_scatter_kernel(
     return _fold(xp, cols, _pair(tuple(input_size)), kernel, step, quad, dil)
 
 
-def _max_pool2d_gather_kernel(
-    xp: Any,
-    x: Any,
-    indices: Any,
-    /,
-    *,
-    kernel_size: int | Pair,
-    stride: int | Pair | None = None,
-    padding: int | Pair = 0,
-    dilation: int | Pair = 1,
-    ceil_mode: bool = False,
-) -> Any:
+def _max_pool2d_gather(xp: Any, x: Any, indices: Any, /, *, kernel_size: int | Pair,
+                       stride: int | Pair | None = None, padding: int | Pair = 0,
+                       dilation: int | Pair = 1, ceil_mode: bool = False) -> Any:
     kernel, step, quad, dil = _pool_args(
         x.shape[-2:], kernel_size, stride, padding, dilation, ceil_mode
     )
@@ -511,107 +372,32 @@ def _max_pool2d_grad(xp: Any, g: Any, ans: Any, x: Any, **params: Any) -> Any:
     return xp.max_pool2d_scatter(g[0], ans[1], input_size=tuple(x.shape[-2:]), **params)
 
 
-max_pool2d = op(
-    "max_pool2d",
-    _max_pool2d_kernel,
-    output_names=("values", "indices"),
-    nondifferentiable_outputs=(1,),
-    saves=("ans",),
-    standard=False,
-    namespace="nn",
-    doc="""Maximum over each window of the last two axes, and where in its window it is.
-
-    Returns ``(values, indices)``; ``indices`` numbers the positions of a window
-    row-major from 0 to ``kh * kw - 1`` (the first maximum on ties; NaN wins).
-    ``stride`` defaults to the kernel size; ``padding`` (at most half the
-    kernel) pads both sides with ``-inf``; ``ceil_mode`` keeps a last, partial
-    window, as in PyTorch. The gradient flows to the maximum of each window
-    only (:func:`max_pool2d_scatter`), and the op keeps only its outputs.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> x = plugrad.reshape(plugrad.arange(16.0), (1, 1, 4, 4))
-    >>> values, indices = plugrad.ops.max_pool2d(x, kernel_size=2)
-    >>> values
-    tensor([[[[ 5.,  7.],
-              [13., 15.]]]])
-    >>> indices
-    tensor([[[[3, 3],
-              [3, 3]]]])
-    """,
-).vjp(_max_pool2d_grad)
+max_pool2d = nn_op("max_pool2d", _max_pool2d, vjp=_max_pool2d_grad, saves=("ans",),
+                   output_names=("values", "indices"), nondifferentiable_outputs=(1,),
+                   doc="Maximum of each window of the last two axes, and its position in it.")
 
 
-def _max_pool2d_scatter_grad(
-    xp: Any, g: Any, ans: Any, grad: Any, indices: Any, *, input_size: Pair, **params: Any
-) -> Any:
+def _max_pool2d_scatter_grad(xp: Any, g: Any, ans: Any, grad: Any, indices: Any, *,
+                             input_size: Pair, **params: Any) -> Any:
     return xp.max_pool2d_gather(g, indices, **params)
 
 
-max_pool2d_scatter = op(
-    "max_pool2d_scatter",
-    _max_pool2d_scatter_kernel,
-    saves=("indices",),
-    standard=False,
-    namespace="nn",
-    doc="""The gradient of :func:`max_pool2d`: ``grad`` sent to each window's maximum.
-
-    ``indices`` are the positions :func:`max_pool2d` returned; an element that
-    is the maximum of several windows receives the sum of their gradients.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> g = plugrad.ones((1, 1, 2, 2))
-    >>> indices = plugrad.tensor([[[[3, 0], [1, 2]]]])
-    >>> plugrad.ops.max_pool2d_scatter(g, indices, input_size=(4, 4), kernel_size=2)
-    tensor([[[[0., 0., 1., 0.],
-              [0., 1., 0., 0.],
-              [0., 1., 0., 0.],
-              [0., 0., 1., 0.]]]])
-    """,
-).vjp(_max_pool2d_scatter_grad, None)
+max_pool2d_scatter = nn_op("max_pool2d_scatter", _max_pool2d_scatter, saves=("indices",),
+                           vjp=(_max_pool2d_scatter_grad, None),
+                           doc="The gradient of :func:`max_pool2d`: ``grad`` sent to each maximum.")
 
 
 def _max_pool2d_gather_grad(xp: Any, g: Any, ans: Any, x: Any, indices: Any, **params: Any) -> Any:
     return xp.max_pool2d_scatter(g, indices, input_size=tuple(x.shape[-2:]), **params)
 
 
-max_pool2d_gather = op(
-    "max_pool2d_gather",
-    _max_pool2d_gather_kernel,
-    saves=("indices",),
-    standard=False,
-    namespace="nn",
-    doc="""The element of each window of ``x`` at the given position: the adjoint of the scatter.
-
-    With the ``indices`` :func:`max_pool2d` returned for ``x``, this gives its
-    values; it is the gradient of :func:`max_pool2d_scatter`.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> x = plugrad.reshape(plugrad.arange(16.0), (1, 1, 4, 4))
-    >>> indices = plugrad.tensor([[[[0, 1], [2, 3]]]])
-    >>> plugrad.ops.max_pool2d_gather(x, indices, kernel_size=2)
-    tensor([[[[ 0.,  3.],
-              [12., 15.]]]])
-    """,
-).vjp(_max_pool2d_gather_grad, None)
+max_pool2d_gather = nn_op("max_pool2d_gather", _max_pool2d_gather, saves=("indices",),
+                          vjp=(_max_pool2d_gather_grad, None),
+                          doc="The element at a given position of each window (scatter's adjoint).")
 
 
-def _avg_divisor(
-    xp: Any,
-    like: Any,
-    input_size: Pair,
-    kernel: Pair,
-    step: Pair,
-    padding: Pair,
-    quad: Quad,
-    count_include_pad: bool,
-    divisor_override: int | None,
-) -> Any:
+def _avg_divisor(xp: Any, like: Any, input_size: Pair, kernel: Pair, step: Pair, padding: Pair,
+                 quad: Quad, count_include_pad: bool, divisor_override: int | None) -> Any:
     """How many elements each window averages, ``(OH, OW)`` (or the override)."""
     if divisor_override is not None:
         return float(divisor_override)
@@ -627,18 +413,9 @@ def _avg_divisor(
     return xp.sum(_windows(xp, counted, kernel, step, extra, (1, 1), 0.0), axis=-3)
 
 
-def _avg_pool2d_kernel(
-    xp: Any,
-    x: Any,
-    /,
-    *,
-    kernel_size: int | Pair,
-    stride: int | Pair | None = None,
-    padding: int | Pair = 0,
-    ceil_mode: bool = False,
-    count_include_pad: bool = True,
-    divisor_override: int | None = None,
-) -> Any:
+def _avg_pool2d(xp: Any, x: Any, /, *, kernel_size: int | Pair, stride: int | Pair | None = None,
+                padding: int | Pair = 0, ceil_mode: bool = False, count_include_pad: bool = True,
+                divisor_override: int | None = None) -> Any:
     size = _pair(tuple(x.shape[-2:]))
     kernel, step, quad, _ = _pool_args(size, kernel_size, stride, padding, 1, ceil_mode)
     cols = _windows(xp, x, kernel, step, quad, (1, 1), 0.0)
@@ -648,19 +425,10 @@ def _avg_pool2d_kernel(
     return xp.sum(cols, axis=-3) / divisor
 
 
-def _avg_pool2d_backward_kernel(
-    xp: Any,
-    grad: Any,
-    /,
-    *,
-    input_size: Pair,
-    kernel_size: int | Pair,
-    stride: int | Pair | None = None,
-    padding: int | Pair = 0,
-    ceil_mode: bool = False,
-    count_include_pad: bool = True,
-    divisor_override: int | None = None,
-) -> Any:
+def _avg_pool2d_backward(xp: Any, grad: Any, /, *, input_size: Pair, kernel_size: int | Pair,
+                         stride: int | Pair | None = None, padding: int | Pair = 0,
+                         ceil_mode: bool = False, count_include_pad: bool = True,
+                         divisor_override: int | None = None) -> Any:
     size = _pair(tuple(input_size))
     kernel, step, quad, _ = _pool_args(size, kernel_size, stride, padding, 1, ceil_mode)
     divisor = _avg_divisor(
@@ -671,61 +439,22 @@ def _avg_pool2d_backward_kernel(
     return _fold(xp, cols, size, kernel, step, quad, (1, 1))
 
 
-avg_pool2d = op(
-    "avg_pool2d",
-    _avg_pool2d_kernel,
-    saves=(),
-    standard=False,
-    namespace="nn",
-    doc="""Mean over each window of the last two axes, with PyTorch's padding rules.
+def _avg_pool2d_grad(xp: Any, g: Any, ans: Any, x: Any, **params: Any) -> Any:
+    return xp.avg_pool2d_backward(g, input_size=tuple(x.shape[-2:]), **params)
 
-    ``stride`` defaults to the kernel size. With ``count_include_pad`` (the
-    default) the zeros of ``padding`` count in the mean, but not what
-    ``ceil_mode`` adds; ``divisor_override`` replaces the count. The op keeps
-    nothing for backward (:func:`avg_pool2d_backward`).
 
-    Examples
-    --------
-    >>> import plugrad
-    >>> x = plugrad.reshape(plugrad.arange(16.0), (1, 1, 4, 4))
-    >>> plugrad.ops.avg_pool2d(x, kernel_size=2)
-    tensor([[[[ 2.5000,  4.5000],
-              [10.5000, 12.5000]]]])
-    """,
-).vjp(
-    lambda xp, g, ans, x, **params: xp.avg_pool2d_backward(
-        g, input_size=tuple(x.shape[-2:]), **params
-    )
-)
+avg_pool2d = nn_op("avg_pool2d", _avg_pool2d, vjp=_avg_pool2d_grad, saves=(),
+                   doc="Mean over each window of the last two axes, with PyTorch's padding rules.")
 
-avg_pool2d_backward = op(
-    "avg_pool2d_backward",
-    _avg_pool2d_backward_kernel,
-    saves=(),
-    standard=False,
-    namespace="nn",
-    doc="""The gradient of :func:`avg_pool2d`: each window's gradient shared among its elements.
+avg_pool2d_backward = nn_op(
+    "avg_pool2d_backward", _avg_pool2d_backward, saves=(),
+    vjp=lambda xp, g, ans, grad, *, input_size, **params: xp.avg_pool2d(g, **params),
+    doc="The gradient of :func:`avg_pool2d`: each window's gradient shared among its elements.")
 
-    Examples
-    --------
-    >>> import plugrad
-    >>> g = plugrad.ones((1, 1, 1, 2))
-    >>> plugrad.ops.avg_pool2d_backward(g, input_size=(2, 4), kernel_size=2)
-    tensor([[[[0.2500, 0.2500, 0.2500, 0.2500],
-              [0.2500, 0.2500, 0.2500, 0.2500]]]])
-    """,
-).vjp(lambda xp, g, ans, grad, *, input_size, **params: xp.avg_pool2d(g, **params))
+
+# fmt: on
 
 
 @hookimpl
 def plugrad_ops() -> list[OpDef]:
-    return [
-        conv2d,
-        conv2d_input_grad,
-        conv2d_weight_grad,
-        max_pool2d,
-        max_pool2d_scatter,
-        max_pool2d_gather,
-        avg_pool2d,
-        avg_pool2d_backward,
-    ]
+    return collect_ops(globals())

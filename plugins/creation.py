@@ -9,77 +9,30 @@ from __future__ import annotations
 from typing import Any
 
 from plugrad.hookspecs import hookimpl
-from plugrad.opdef import OpDef, op
-
-tril = op(
-    "tril",
-    lambda xp, x, /, *, k=0: xp.tril(x, k=k),
-    methods="tril",
-    saves=(),
-    doc="""The lower triangle of the last two axes (on and below diagonal ``k``), zeros elsewhere.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.tril(plugrad.ones((2, 2)))
-    tensor([[1., 0.],
-            [1., 1.]])
-    """,
-).vjp(lambda xp, g, ans, x, *, k: xp.tril(g, k=k))
-
-triu = op(
-    "triu",
-    lambda xp, x, /, *, k=0: xp.triu(x, k=k),
-    methods="triu",
-    saves=(),
-    doc="""The upper triangle of the last two axes (on and above diagonal ``k``), zeros elsewhere.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.triu(plugrad.ones((2, 2)), k=1)
-    tensor([[0., 1.],
-            [0., 0.]])
-    """,
-).vjp(lambda xp, g, ans, x, *, k: xp.triu(g, k=k))
+from plugrad.opdef import OpDef, collect_ops, op
 
 
-def _meshgrid_axis(i: int, count: int, indexing: str) -> int:
-    if indexing == "xy" and count >= 2 and i < 2:
-        return 1 - i
-    return i
-
-
-def _meshgrid_grad(xp: Any, g: Any, ans: Any, arrays: tuple[Any, ...], *, indexing: str):
-    count = len(arrays)
+def _meshgrid_grad(xp: Any, g: Any, ans: Any, arrays: tuple[Any, ...], *, indexing: str) -> Any:
+    # Each grid repeats its array along every axis but one: sum the others away.
     grads = []
     for i, gi in enumerate(g):
-        keep = _meshgrid_axis(i, count, indexing)
+        keep = 1 - i if indexing == "xy" and len(arrays) >= 2 and i < 2 else i
         others = tuple(d for d in range(gi.ndim) if d != keep)
         grads.append(xp.sum(gi, axis=others) if others else gi)
     return grads
 
 
-meshgrid = op(
-    "meshgrid",
-    lambda xp, *arrays, indexing="xy": tuple(xp.meshgrid(*arrays, indexing=indexing)),
-    multiple_outputs=True,
-    saves=(),
-    doc="""Coordinate grids from 1-D tensors: ``indexing="xy"`` (Cartesian) or ``"ij"`` (matrix).
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> X, Y = plugrad.meshgrid(plugrad.tensor([1.0, 2.0, 3.0]), plugrad.tensor([4.0, 5.0]))
-    >>> X
-    tensor([[1., 2., 3.],
-            [1., 2., 3.]])
-    >>> Y.shape
-    (2, 3)
-    """,
-).vjp(_meshgrid_grad)
+# fmt: off
+tril = op("tril(x, /, *, k=0)", vjp=lambda xp, g, ans, x, *, k: xp.tril(g, k=k), methods="tril",
+          doc="The lower triangle (on and below diagonal ``k``) of the last two axes; 0 above.")
+triu = op("triu(x, /, *, k=0)", vjp=lambda xp, g, ans, x, *, k: xp.triu(g, k=k), methods="triu",
+          doc="The upper triangle (on and above diagonal ``k``) of the last two axes; 0 below.")
+# The rule reads only how many arrays there are.
+meshgrid = op("meshgrid(*arrays, indexing='xy')", vjp=_meshgrid_grad, multiple_outputs=True,
+              saves=(), doc="Coordinate grids from 1-D tensors, indexed 'xy' (Cartesian) or 'ij'.")
+# fmt: on
 
 
 @hookimpl
 def plugrad_ops() -> list[OpDef]:
-    return [tril, triu, meshgrid]
+    return collect_ops(globals())

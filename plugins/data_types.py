@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from plugrad.hookspecs import hookimpl
-from plugrad.opdef import OpDef, op
+from plugrad.opdef import OpDef, collect_ops, op
 from plugrad.plugins._rules import cast
 
 
@@ -21,29 +21,14 @@ def _astype(xp: Any, x: Any, dtype: Any, /, *, copy: bool = True, device: Any = 
     return xp.astype(x, dtype, copy=copy)
 
 
-astype = op(
-    "astype",
-    _astype,
-    inputs=("x",),
-    saves=(),
-    doc="""Convert ``x`` to ``dtype`` (a plugrad dtype such as ``plugrad.float64``).
-
-    The gradient is converted back to ``x``'s dtype (its real part, for a real
-    ``x`` cast to complex). Converting to an integer or bool dtype ends the graph.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> x = plugrad.tensor([1.5, -2.5], requires_grad=True)
-    >>> y = plugrad.astype(x, plugrad.float64)
-    >>> y
-    tensor([ 1.5000, -2.5000], dtype=plugrad.float64, grad_fn=<AstypeBackward>)
-    >>> plugrad.astype(x, plugrad.int32)
-    tensor([ 1, -2], dtype=plugrad.int32)
-    """,
-).vjp(lambda xp, g, ans, x, *, dtype, copy, device: cast(xp, g, x.dtype))
+# fmt: off
+# The rule reads only x's dtype; an integer or bool result ends the graph.
+astype = op("astype", _astype, inputs=("x",), saves=(),
+            vjp=lambda xp, g, ans, x, *, dtype, copy, device: cast(xp, g, x.dtype),
+            doc="Convert ``x`` to ``dtype`` (e.g. ``plugrad.float64``); its gradient to x's.")
+# fmt: on
 
 
 @hookimpl
 def plugrad_ops() -> list[OpDef]:
-    return [astype]
+    return collect_ops(globals())

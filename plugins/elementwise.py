@@ -184,39 +184,31 @@ hypot = op(
 conj_ = op("conj(x)", vjp=lambda xp, g, ans, x: xp.conj(g), methods="conj",
            doc="Complex conjugate element-wise (real inputs are returned unchanged).")
 # The rules read only x.dtype: x itself need not be kept.
-real = op("real(x)", vjp=lambda xp, g, ans, x: cast(xp, g, x.dtype), saves=(),
+# NOTE: the backend may return a view of x (NumPy does), so the result shares x's counter.
+real = op("real(x)", vjp=lambda xp, g, ans, x: cast(xp, g, x.dtype), saves=(), view=True,
           doc="Real part element-wise.")
-imag = op("imag(x)", vjp=lambda xp, g, ans, x: cast(xp, g, x.dtype) * 1j, saves=(),
+imag = op("imag(x)", vjp=lambda xp, g, ans, x: cast(xp, g, x.dtype) * 1j, saves=(), view=True,
           doc="Imaginary part element-wise (of a complex tensor).")
 
 # -- piecewise ------------------------------------------------------------------------
 
 
-def _maximum_grad(xp: Any, g: Any, mine: Any, other: Any) -> Any:
-    # NOTE: at ties the gradient is split evenly between the inputs (PyTorch's
-    # convention), so maximum(x, x) has gradient 1 with respect to x, not 2.
-    return xp.where(mine > other, g, xp.where(mine == other, g / 2, 0.0))
+def _extremum_rules(wins: Any) -> tuple[Any, Any]:
+    """The rules of maximum and minimum: the gradient goes to the input that ``wins``."""
+
+    def grad(xp: Any, g: Any, mine: Any, other: Any) -> Any:
+        # NOTE: at ties the gradient is split evenly between the inputs (PyTorch's
+        # convention), so maximum(x, x) has gradient 1 with respect to x, not 2.
+        return xp.where(wins(mine, other), g, xp.where(mine == other, g / 2, 0.0))
+
+    return (lambda xp, g, ans, x1, x2: grad(xp, g, x1, x2),
+            lambda xp, g, ans, x1, x2: grad(xp, g, x2, x1))
 
 
-def _minimum_grad(xp: Any, g: Any, mine: Any, other: Any) -> Any:
-    # NOTE: ties split the gradient evenly, as for maximum.
-    return xp.where(mine < other, g, xp.where(mine == other, g / 2, 0.0))
-
-
-maximum = op(
-    "maximum(x1, x2)",
-    vjp=(lambda xp, g, ans, x1, x2: _maximum_grad(xp, g, x1, x2),
-         lambda xp, g, ans, x1, x2: _maximum_grad(xp, g, x2, x1)),
-    broadcasting=True, methods="maximum",
-    doc="Element-wise maximum, broadcasting; at ties the gradient is split evenly.",
-)
-minimum = op(
-    "minimum(x1, x2)",
-    vjp=(lambda xp, g, ans, x1, x2: _minimum_grad(xp, g, x1, x2),
-         lambda xp, g, ans, x1, x2: _minimum_grad(xp, g, x2, x1)),
-    broadcasting=True, methods="minimum",
-    doc="Element-wise minimum, broadcasting; at ties the gradient is split evenly.",
-)
+maximum = op("maximum(x1, x2)", vjp=_extremum_rules(lambda a, b: a > b), broadcasting=True,
+             methods="maximum", doc="Element-wise maximum, broadcasting; ties split the gradient.")
+minimum = op("minimum(x1, x2)", vjp=_extremum_rules(lambda a, b: a < b), broadcasting=True,
+             methods="minimum", doc="Element-wise minimum, broadcasting; ties split the gradient.")
 copysign = op(
     "copysign(x1, x2)",
     vjp=(lambda xp, g, ans, x1, x2: xp.where(

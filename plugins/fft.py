@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from plugrad.hookspecs import hookimpl
-from plugrad.opdef import OpDef, op
+from plugrad.opdef import OpDef, collect_ops, op
 from plugrad.plugins._rules import axis_slice, cast
 
 _DUAL = {"backward": "forward", "ortho": "ortho", "forward": "backward"}
@@ -76,7 +76,27 @@ def _pair_weights(xp: Any, like: Any, axis: int, full: int) -> Any:
     return xp.astype(doubled, like.dtype) + 1.0
 
 
-# -- complex-to-complex ------------------------------------------------------------------
+# -- kernels and rules ---------------------------------------------------------------------
+
+
+def _complex_input(name: str) -> Any:
+    """The kernel of a 1-D complex-to-complex transform, which converts real input first."""
+
+    def kernel(xp: Any, x: Any, /, *, n: Any = None, axis: int = -1, norm: str = "backward") -> Any:
+        return getattr(xp.fft, name)(_as_complex(xp, x), n=n, axis=axis, norm=norm)
+
+    return kernel
+
+
+def _over_axes(name: str) -> Any:
+    """The kernel of an n-dimensional transform: ``s`` alone means the last ``len(s)`` axes."""
+
+    def kernel(
+        xp: Any, x: Any, /, *, s: Any = None, axes: Any = None, norm: str = "backward"
+    ) -> Any:
+        return getattr(xp.fft, name)(x, s=s, axes=_default_axes(s, axes), norm=norm)
+
+    return kernel
 
 
 def _fft_grad(inverse_name: str) -> Any:
@@ -96,126 +116,27 @@ def _fftn_grad(inverse_name: str) -> Any:
     return rule
 
 
-fft = op(
-    "fft",
-    lambda xp, x, /, *, n=None, axis=-1, norm="backward": xp.fft.fft(
-        _as_complex(xp, x), n=n, axis=axis, norm=norm
-    ),
-    namespace="fft",
-    saves=(),
-    doc="""One-dimensional discrete Fourier transform along ``axis`` (zero-padded or cut to ``n``).
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.fft.fft(plugrad.tensor([1.0, 0.0, 0.0, 0.0]))
-    tensor([1.+0.j, 1.+0.j, 1.+0.j, 1.+0.j])
-    """,
-).vjp(_fft_grad("ifft"))
-
-ifft = op(
-    "ifft",
-    lambda xp, x, /, *, n=None, axis=-1, norm="backward": xp.fft.ifft(
-        _as_complex(xp, x), n=n, axis=axis, norm=norm
-    ),
-    namespace="fft",
-    saves=(),
-    doc="""One-dimensional inverse discrete Fourier transform along ``axis``.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.fft.ifft(plugrad.tensor([4.0, 0.0, 0.0, 0.0]))
-    tensor([1.+0.j, 1.+0.j, 1.+0.j, 1.+0.j])
-    """,
-).vjp(_fft_grad("fft"))
-
-fftn = op(
-    "fftn",
-    lambda xp, x, /, *, s=None, axes=None, norm="backward": xp.fft.fftn(
-        x, s=s, axes=_default_axes(s, axes), norm=norm
-    ),
-    namespace="fft",
-    saves=(),
-    doc="""N-dimensional discrete Fourier transform over ``axes`` (sizes ``s``).
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.fft.fftn(plugrad.ones((2, 2)))
-    tensor([[4.+0.j, 0.+0.j],
-            [0.+0.j, 0.+0.j]])
-    """,
-).vjp(_fftn_grad("ifftn"))
-
-ifftn = op(
-    "ifftn",
-    lambda xp, x, /, *, s=None, axes=None, norm="backward": xp.fft.ifftn(
-        x, s=s, axes=_default_axes(s, axes), norm=norm
-    ),
-    namespace="fft",
-    saves=(),
-    doc="""N-dimensional inverse discrete Fourier transform over ``axes`` (sizes ``s``).
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.fft.ifftn(plugrad.ones((2, 2)))
-    tensor([[1.+0.j, 0.+0.j],
-            [0.+0.j, 0.+0.j]])
-    """,
-).vjp(_fftn_grad("fftn"))
-
-
-# -- real input, Hermitian output ------------------------------------------------------------
-
-
-def _rfft_vjp(xp: Any, g: Any, x: Any, n: Any, axis: int, norm: str) -> Any:
+def _rfft_grad(xp: Any, g: Any, ans: Any, x: Any, *, n: Any, axis: int, norm: str) -> Any:
     full = x.shape[axis] if n is None else n
     padded = _resize(xp, g, axis, full)
     grad = xp.real(xp.fft.ifft(padded, axis=axis, norm=_DUAL[norm]))
     return cast(xp, _resize(xp, grad, axis, x.shape[axis]), x.dtype)
 
 
-def _irfft_vjp(xp: Any, g: Any, x: Any, n: Any, axis: int, norm: str) -> Any:
+def _irfft_grad(xp: Any, g: Any, ans: Any, x: Any, *, n: Any, axis: int, norm: str) -> Any:
     grad = xp.fft.rfft(g, axis=axis, norm=_DUAL[norm])
     grad = grad * _pair_weights(xp, grad, axis % grad.ndim, g.shape[axis])
     return cast(xp, _resize(xp, grad, axis, x.shape[axis]), x.dtype)
 
 
-rfft = op(
-    "rfft",
-    lambda xp, x, /, *, n=None, axis=-1, norm="backward": xp.fft.rfft(x, n=n, axis=axis, norm=norm),
-    namespace="fft",
-    saves=(),
-    doc="""Discrete Fourier transform of real input: the ``n // 2 + 1`` non-negative frequencies.
+def _hfft_grad(xp: Any, g: Any, ans: Any, x: Any, *, n: Any, axis: int, norm: str) -> Any:
+    # hfft(x) = irfft(conj(x)) with the dual norm; conj passes conj(g) back.
+    return xp.conj(_irfft_grad(xp, g, ans, x, n=n, axis=axis, norm=_DUAL[norm]))
 
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.fft.rfft(plugrad.tensor([1.0, 2.0, 3.0, 4.0]))
-    tensor([10.+0.j, -2.+2.j, -2.+0.j])
-    """,
-).vjp(lambda xp, g, ans, x, *, n, axis, norm: _rfft_vjp(xp, g, x, n, axis, norm))
 
-irfft = op(
-    "irfft",
-    lambda xp, x, /, *, n=None, axis=-1, norm="backward": xp.fft.irfft(
-        x, n=n, axis=axis, norm=norm
-    ),
-    namespace="fft",
-    saves=(),
-    doc="""Inverse of :func:`rfft`: ``n`` real values from ``m`` frequencies.
-
-    ``n`` is ``2 * (m - 1)`` by default.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.fft.irfft(plugrad.fft.rfft(plugrad.tensor([1.0, 2.0, 3.0, 4.0])))
-    tensor([1., 2., 3., 4.])
-    """,
-).vjp(lambda xp, g, ans, x, *, n, axis, norm: _irfft_vjp(xp, g, x, n, axis, norm))
+def _ihfft_grad(xp: Any, g: Any, ans: Any, x: Any, *, n: Any, axis: int, norm: str) -> Any:
+    # ihfft(x) = conj(rfft(x)) with the dual norm.
+    return _rfft_grad(xp, xp.conj(g), ans, x, n=n, axis=axis, norm=_DUAL[norm])
 
 
 def _rfftn_grad(xp: Any, g: Any, ans: Any, x: Any, *, s: Any, axes: Any, norm: str) -> Any:
@@ -234,111 +155,39 @@ def _irfftn_grad(xp: Any, g: Any, ans: Any, x: Any, *, s: Any, axes: Any, norm: 
     return cast(xp, _resize_axes(xp, grad, axes_, shape), x.dtype)
 
 
-rfftn = op(
-    "rfftn",
-    lambda xp, x, /, *, s=None, axes=None, norm="backward": xp.fft.rfftn(
-        x, s=s, axes=_default_axes(s, axes), norm=norm
-    ),
-    namespace="fft",
-    saves=(),
-    doc="""N-dimensional discrete Fourier transform of real input (the last axis halved).
+# -- the transforms: every rule reads only the input's shape and dtype (saves=()) -----------
 
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.fft.rfftn(plugrad.ones((2, 4))).shape
-    (2, 3)
-    """,
-).vjp(_rfftn_grad)
+_ONE_AXIS = "(x, /, *, n=None, axis=-1, norm='backward')"
 
-irfftn = op(
-    "irfftn",
-    lambda xp, x, /, *, s=None, axes=None, norm="backward": xp.fft.irfftn(
-        x, s=s, axes=_default_axes(s, axes), norm=norm
-    ),
-    namespace="fft",
-    saves=(),
-    doc="""Inverse of :func:`rfftn`: real output of sizes ``s``.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.fft.irfftn(plugrad.fft.rfftn(plugrad.ones((2, 4)))).shape
-    (2, 4)
-    """,
-).vjp(_irfftn_grad)
-
-hfft = op(
-    "hfft",
-    lambda xp, x, /, *, n=None, axis=-1, norm="backward": xp.fft.hfft(x, n=n, axis=axis, norm=norm),
-    namespace="fft",
-    saves=(),
-    doc="""Discrete Fourier transform of a Hermitian-symmetric signal given by its first half.
-
-    The output is real.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.fft.hfft(plugrad.tensor([1.0, 0.0, 0.0]))
-    tensor([1., 1., 1., 1.])
-    """,
-).vjp(
-    # hfft(x) = irfft(conj(x)) with the dual norm; conj passes conj(g) back.
-    lambda xp, g, ans, x, *, n, axis, norm: xp.conj(_irfft_vjp(xp, g, x, n, axis, _DUAL[norm]))
-)
-
-ihfft = op(
-    "ihfft",
-    lambda xp, x, /, *, n=None, axis=-1, norm="backward": xp.fft.ihfft(
-        x, n=n, axis=axis, norm=norm
-    ),
-    namespace="fft",
-    saves=(),
-    doc="""Inverse of :func:`hfft`: the first half of the spectrum of a real signal, conjugated.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.fft.ihfft(plugrad.tensor([1.0, 1.0, 1.0, 1.0]))
-    tensor([1.-0.j, 0.-0.j, 0.-0.j])
-    """,
-).vjp(
-    # ihfft(x) = conj(rfft(x)) with the dual norm.
-    lambda xp, g, ans, x, *, n, axis, norm: _rfft_vjp(xp, xp.conj(g), x, n, axis, _DUAL[norm])
-)
-
-fftshift = op(
-    "fftshift",
-    lambda xp, x, /, *, axes=None: xp.fft.fftshift(x, axes=axes),
-    namespace="fft",
-    saves=(),
-    doc="""Move the zero frequency to the middle of ``axes`` (all axes by default).
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.fft.fftshift(plugrad.fft.fftfreq(4))
-    tensor([-0.5000, -0.2500,  0.0000,  0.2500])
-    """,
-).vjp(lambda xp, g, ans, x, *, axes: xp.fft.ifftshift(g, axes=axes))
-
-ifftshift = op(
-    "ifftshift",
-    lambda xp, x, /, *, axes=None: xp.fft.ifftshift(x, axes=axes),
-    namespace="fft",
-    saves=(),
-    doc="""Inverse of :func:`fftshift`.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.fft.ifftshift(plugrad.fft.fftshift(plugrad.fft.fftfreq(5)))
-    tensor([ 0.0000,  0.2000,  0.4000, -0.4000, -0.2000])
-    """,
-).vjp(lambda xp, g, ans, x, *, axes: xp.fft.fftshift(g, axes=axes))
+# fmt: off
+fft = op("fft", _complex_input("fft"), vjp=_fft_grad("ifft"), namespace="fft", saves=(),
+         doc="One-dimensional discrete Fourier transform along ``axis`` (padded or cut to ``n``).")
+ifft = op("ifft", _complex_input("ifft"), vjp=_fft_grad("fft"), namespace="fft", saves=(),
+          doc="One-dimensional inverse discrete Fourier transform along ``axis``.")
+fftn = op("fftn", _over_axes("fftn"), vjp=_fftn_grad("ifftn"), namespace="fft", saves=(),
+          doc="N-dimensional discrete Fourier transform over ``axes`` (sizes ``s``).")
+ifftn = op("ifftn", _over_axes("ifftn"), vjp=_fftn_grad("fftn"), namespace="fft", saves=(),
+           doc="N-dimensional inverse discrete Fourier transform over ``axes`` (sizes ``s``).")
+rfft = op("rfft" + _ONE_AXIS, vjp=_rfft_grad, namespace="fft", saves=(),
+          doc="Discrete Fourier transform of real input: the ``n // 2 + 1`` non-negative terms.")
+irfft = op("irfft" + _ONE_AXIS, vjp=_irfft_grad, namespace="fft", saves=(),
+           doc="Inverse of :func:`rfft`: ``n`` real values (``2 * (m - 1)`` from ``m`` terms).")
+rfftn = op("rfftn", _over_axes("rfftn"), vjp=_rfftn_grad, namespace="fft", saves=(),
+           doc="N-dimensional discrete Fourier transform of real input (the last axis halved).")
+irfftn = op("irfftn", _over_axes("irfftn"), vjp=_irfftn_grad, namespace="fft", saves=(),
+            doc="Inverse of :func:`rfftn`: real output of sizes ``s``.")
+hfft = op("hfft" + _ONE_AXIS, vjp=_hfft_grad, namespace="fft", saves=(),
+          doc="Discrete Fourier transform (real) of a Hermitian signal given by its first half.")
+ihfft = op("ihfft" + _ONE_AXIS, vjp=_ihfft_grad, namespace="fft", saves=(),
+           doc="Inverse of :func:`hfft`: the conjugated first half of a real signal's spectrum.")
+fftshift = op("fftshift(x, /, *, axes=None)", namespace="fft",
+              vjp=lambda xp, g, ans, x, *, axes: xp.fft.ifftshift(g, axes=axes),
+              doc="Move the zero frequency to the middle of ``axes`` (all axes by default).")
+ifftshift = op("ifftshift(x, /, *, axes=None)", namespace="fft", doc="Inverse of :func:`fftshift`.",
+               vjp=lambda xp, g, ans, x, *, axes: xp.fft.fftshift(g, axes=axes))
+# fmt: on
 
 
 @hookimpl
 def plugrad_ops() -> list[OpDef]:
-    return [fft, ifft, fftn, ifftn, rfft, irfft, rfftn, irfftn, hfft, ihfft, fftshift, ifftshift]
+    return collect_ops(globals())

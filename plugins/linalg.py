@@ -32,7 +32,7 @@ from __future__ import annotations
 from typing import Any
 
 from plugrad.hookspecs import hookimpl
-from plugrad.opdef import OpDef, op
+from plugrad.opdef import OpDef, collect_ops, op
 from plugrad.plugins._rules import (
     cast,
     conj,
@@ -81,6 +81,9 @@ def _matrix_grad(xp: Any, g: Any) -> Any:
     return xp.expand_dims(xp.expand_dims(g, axis=-1), axis=-1)
 
 
+# Rows are aligned by hand, one op per statement.
+# fmt: off
+
 # -- factorizations --------------------------------------------------------------------
 
 
@@ -95,45 +98,12 @@ def _cholesky_grad(xp: Any, g: Any, ans: Any, x: Any, *, upper: bool) -> Any:
     return (grad_a + _mH(xp, grad_a)) / 2
 
 
-cholesky = op(
-    "cholesky",
-    lambda xp, x, /, *, upper=False: xp.linalg.cholesky(x, upper=upper),
-    namespace="linalg",
-    saves=("ans",),
-    doc="""Cholesky factor of a symmetric positive-definite matrix (lower, or upper if asked).
+cholesky = op("cholesky(x, /, *, upper=False)", vjp=_cholesky_grad, namespace="linalg",
+              doc="Cholesky factor of a symmetric positive-definite matrix (lower, or upper).")
 
-    Only the lower triangle of ``x`` is read; its gradient is symmetric.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.linalg.cholesky(plugrad.tensor([[4.0, 2.0], [2.0, 5.0]]))
-    tensor([[2., 0.],
-            [1., 2.]])
-    """,
-).vjp(_cholesky_grad)
-
-det = op(
-    "det",
-    lambda xp, x, /: xp.linalg.det(x),
-    namespace="linalg",
-    saves=("x", "ans"),
-    doc="""Determinant of a square matrix (or a stack of them).
-
-    The gradient ``det(x) * inv(x).T`` needs ``x`` invertible.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.linalg.det(plugrad.tensor([[1.0, 2.0], [3.0, 4.0]]))
-    tensor(-2.)
-    """,
-).vjp(
-    lambda xp, g, ans, x: (
-        _matrix_grad(xp, g)
-        * conj(xp, _matrix_grad(xp, ans) * xp.matrix_transpose(xp.linalg.inv(x)))
-    )
-)
+det = op("det(x, /)", namespace="linalg",
+         doc="Determinant of a square matrix (or a stack); the gradient needs it invertible.",
+         vjp=lambda xp, g, ans, x: _matrix_grad(xp, g * conj(xp, ans)) * _mH(xp, xp.linalg.inv(x)))
 
 
 def _slogdet_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
@@ -148,41 +118,12 @@ def _slogdet_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
     return _matrix_grad(xp, weight) * inverse_h
 
 
-slogdet = op(
-    "slogdet",
-    lambda xp, x, /: tuple(xp.linalg.slogdet(x)),
-    namespace="linalg",
-    output_names=("sign", "logabsdet"),
-    saves=("x", "ans"),
-    doc="""Sign and natural log of the absolute value of the determinant: ``(sign, logabsdet)``.
+slogdet = op("slogdet(x, /)", vjp=_slogdet_grad, namespace="linalg",
+             output_names=("sign", "logabsdet"),
+             doc="Sign and log of the absolute value of the determinant: ``(sign, logabsdet)``.")
 
-    The gradient of ``logabsdet`` is ``inv(x).mH``; ``x`` must be invertible.
-    For real ``x`` the sign is piecewise constant (its gradient is zero); for
-    complex ``x`` it is ``det / |det|`` and has a gradient too, as in PyTorch.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.linalg.slogdet(plugrad.tensor([[1.0, 2.0], [3.0, 4.0]]))
-    slogdet_result(sign=tensor(-1.), logabsdet=tensor(0.6931))
-    """,
-).vjp(_slogdet_grad)
-
-inv = op(
-    "inv",
-    lambda xp, x, /: xp.linalg.inv(x),
-    namespace="linalg",
-    saves=("ans",),
-    doc="""Inverse of a square matrix (or a stack of them).
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.linalg.inv(plugrad.tensor([[2.0, 0.0], [0.0, 4.0]]))
-    tensor([[0.5000, 0.0000],
-            [0.0000, 0.2500]])
-    """,
-).vjp(lambda xp, g, ans, x: -xp.matmul(xp.matmul(_mH(xp, ans), g), _mH(xp, ans)))
+inv = op("inv(x, /)", namespace="linalg", doc="Inverse of a square matrix (or a stack of them).",
+         vjp=lambda xp, g, ans, x: -xp.matmul(xp.matmul(_mH(xp, ans), g), _mH(xp, ans)))
 
 
 def _solve_grad(which: int) -> Any:
@@ -200,23 +141,9 @@ def _solve_grad(which: int) -> Any:
     return rule
 
 
-solve = op(
-    "solve",
-    lambda xp, x1, x2, /: xp.linalg.solve(x1, x2),
-    namespace="linalg",
-    broadcasting=True,
-    saves=("x1", "ans"),
-    doc="""Solve ``x1 @ X = x2`` for ``X``; ``x2`` is a vector if it is 1-D, else matrices.
-
-    Batch axes broadcast. ``x1`` must be invertible.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.linalg.solve(plugrad.tensor([[2.0, 0.0], [0.0, 4.0]]), plugrad.tensor([1.0, 1.0]))
-    tensor([0.5000, 0.2500])
-    """,
-).vjp(_solve_grad(0), _solve_grad(1))
+solve = op("solve(x1, x2, /)", vjp=(_solve_grad(0), _solve_grad(1)), namespace="linalg",
+           broadcasting=True, saves=("x1", "ans"),
+           doc="Solve ``x1 @ X = x2`` for ``X`` (a vector if ``x2`` is 1-D, else matrices).")
 
 
 def _qr_square_grad(xp: Any, grad_q: Any, grad_r: Any, q: Any, r: Any) -> Any:
@@ -252,25 +179,9 @@ def _qr_grad(xp: Any, g: Any, ans: Any, x: Any, *, mode: str) -> Any:
     return xp.concat([grad_first, xp.matmul(q, grad_rest)], axis=-1)
 
 
-qr = op(
-    "qr",
-    lambda xp, x, /, *, mode="reduced": tuple(xp.linalg.qr(x, mode=mode)),
-    namespace="linalg",
-    output_names=("Q", "R"),
-    saves=("ans",),
-    doc="""QR factorization ``x = Q @ R``: a named tuple ``(Q, R)``.
-
-    Differentiable with ``mode="reduced"`` (and ``"complete"`` for wide matrices).
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> Q, R = plugrad.linalg.qr(plugrad.tensor([[3.0, 1.0], [4.0, 2.0]]))
-    >>> plugrad.abs(R)
-    tensor([[5.0000, 2.2000],
-            [0.0000, 0.4000]])
-    """,
-).vjp(_qr_grad)
+qr = op("qr(x, /, *, mode='reduced')", vjp=_qr_grad, namespace="linalg", output_names=("Q", "R"),
+        saves=("ans",),
+        doc="QR factorization ``x = Q @ R``: a named tuple ``(Q, R)``.")
 
 
 def _svd_grad(xp: Any, g: Any, ans: Any, x: Any, *, full_matrices: bool) -> Any:
@@ -313,25 +224,9 @@ def _svd_grad(xp: Any, g: Any, ans: Any, x: Any, *, full_matrices: bool) -> Any:
     return xp.matmul(xp.matmul(u, grad_a), vh)
 
 
-svd = op(
-    "svd",
-    lambda xp, x, /, *, full_matrices=True: tuple(xp.linalg.svd(x, full_matrices=full_matrices)),
-    namespace="linalg",
-    output_names=("U", "S", "Vh"),
-    saves=("ans",),
-    doc="""Singular value decomposition ``x = U @ diag(S) @ Vh``: a named tuple ``(U, S, Vh)``.
-
-    Singular vectors are unique only up to sign (a common phase of ``U[:, i]``
-    and ``Vh[i]`` for complex ``x``), so a loss should not depend on it. See
-    the module notes for repeated or zero singular values.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.linalg.svd(plugrad.tensor([[3.0, 0.0], [0.0, -2.0]])).S
-    tensor([3., 2.])
-    """,
-).vjp(_svd_grad)
+svd = op("svd(x, /, *, full_matrices=True)", vjp=_svd_grad, namespace="linalg",
+         output_names=("U", "S", "Vh"), saves=("ans",),
+         doc="Singular value decomposition ``x = U @ diag(S) @ Vh``: a named tuple ``(U, S, Vh)``.")
 
 
 def _svdvals_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
@@ -339,20 +234,8 @@ def _svdvals_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
     return xp.matmul(u * xp.expand_dims(g, axis=-2), vh)
 
 
-svdvals = op(
-    "svdvals",
-    lambda xp, x, /: xp.linalg.svdvals(x),
-    namespace="linalg",
-    saves=("x",),
-    doc="""Singular values, in descending order.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.linalg.svdvals(plugrad.tensor([[3.0, 0.0], [0.0, -2.0]]))
-    tensor([3., 2.])
-    """,
-).vjp(_svdvals_grad)
+svdvals = op("svdvals(x, /)", vjp=_svdvals_grad, namespace="linalg",
+             doc="Singular values, in descending order.")
 
 
 def _eigh_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
@@ -368,27 +251,9 @@ def _eigh_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
     return xp.matmul(xp.matmul(vectors, grad_a), _mH(xp, vectors))
 
 
-eigh = op(
-    "eigh",
-    lambda xp, x, /: tuple(xp.linalg.eigh(x)),
-    namespace="linalg",
-    output_names=("eigenvalues", "eigenvectors"),
-    saves=("ans",),
-    doc="""Eigenvalues (ascending) and eigenvectors of a symmetric matrix.
-
-    Returns a named tuple ``(eigenvalues, eigenvectors)``.
-
-    Only the lower triangle is read; the gradient is symmetric (Hermitian).
-    Eigenvectors are unique only up to sign (phase, for complex ``x``); see the
-    module notes for repeated eigenvalues.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.linalg.eigh(plugrad.tensor([[2.0, 1.0], [1.0, 2.0]])).eigenvalues
-    tensor([1., 3.])
-    """,
-).vjp(_eigh_grad)
+eigh = op("eigh(x, /)", vjp=_eigh_grad, namespace="linalg",
+          output_names=("eigenvalues", "eigenvectors"),
+          doc="Eigenvalues (ascending) and eigenvectors of a symmetric (Hermitian) matrix.")
 
 
 def _eigvalsh_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
@@ -396,22 +261,8 @@ def _eigvalsh_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
     return xp.matmul(vectors * xp.expand_dims(g, axis=-2), _mH(xp, vectors))
 
 
-eigvalsh = op(
-    "eigvalsh",
-    lambda xp, x, /: xp.linalg.eigvalsh(x),
-    namespace="linalg",
-    saves=("x",),
-    doc="""Eigenvalues of a symmetric matrix, ascending.
-
-    The gradient ``V diag(g) V.T`` is exact also for repeated eigenvalues.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.linalg.eigvalsh(plugrad.tensor([[2.0, 1.0], [1.0, 2.0]]))
-    tensor([1., 3.])
-    """,
-).vjp(_eigvalsh_grad)
+eigvalsh = op("eigvalsh(x, /)", vjp=_eigvalsh_grad, namespace="linalg",
+              doc="Eigenvalues of a symmetric (Hermitian) matrix, ascending.")
 
 
 def _eig_grad_from(xp: Any, grad_values: Any, grad_vectors: Any, values: Any, vectors: Any):
@@ -431,26 +282,13 @@ def _eig_grad_from(xp: Any, grad_values: Any, grad_vectors: Any, values: Any, ve
     return xp.linalg.solve(vh, xp.matmul(grad_a, vh))
 
 
-eig = op(
-    "eig",
-    lambda xp, x, /: tuple(xp.linalg.eig(x)),
-    namespace="linalg",
-    output_names=("eigenvalues", "eigenvectors"),
-    saves=("ans",),
-    doc="""Eigenvalues and unit eigenvectors of a general square matrix, as complex tensors.
+def _eig_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
+    return cast(xp, _eig_grad_from(xp, *g, *ans), x.dtype)
 
-    Returns a named tuple ``(eigenvalues, eigenvectors)``. Eigenvectors are
-    unique only up to a complex phase, so a loss should depend on them only
-    through phase-invariant quantities (such as ``abs(v)``). For a real input
-    the gradient is the real part. See the module notes for repeated eigenvalues.
 
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.linalg.eig(plugrad.tensor([[0.0, -1.0], [1.0, 0.0]])).eigenvalues
-    tensor([0.+1.j, 0.-1.j])
-    """,
-).vjp(lambda xp, g, ans, x: cast(xp, _eig_grad_from(xp, g[0], g[1], ans[0], ans[1]), x.dtype))
+eig = op("eig(x, /)", vjp=_eig_grad, namespace="linalg", saves=("ans",),
+         output_names=("eigenvalues", "eigenvectors"),
+         doc="Eigenvalues and unit eigenvectors of a general square matrix, as complex tensors.")
 
 
 def _eigvals_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
@@ -458,20 +296,8 @@ def _eigvals_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
     return cast(xp, _eig_grad_from(xp, g, None, values, vectors), x.dtype)
 
 
-eigvals = op(
-    "eigvals",
-    lambda xp, x, /: xp.linalg.eigvals(x),
-    namespace="linalg",
-    saves=("x",),
-    doc="""Eigenvalues of a general square matrix, as a complex tensor.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.linalg.eigvals(plugrad.tensor([[2.0, 0.0], [0.0, 3.0]]))
-    tensor([2.+0.j, 3.+0.j])
-    """,
-).vjp(_eigvals_grad)
+eigvals = op("eigvals(x, /)", vjp=_eigvals_grad, namespace="linalg",
+             doc="Eigenvalues of a general square matrix, as a complex tensor.")
 
 
 def _pinv_grad(xp: Any, g: Any, ans: Any, x: Any, *, rtol: Any) -> Any:
@@ -488,23 +314,8 @@ def _pinv_grad(xp: Any, g: Any, ans: Any, x: Any, *, rtol: Any) -> Any:
     return -_mH(xp, mm(k, p)) + mm(mm(gh - mm(x, k), p), ph) + phk - mm(mm(phk, p), x)
 
 
-pinv = op(
-    "pinv",
-    lambda xp, x, /, *, rtol=None: xp.linalg.pinv(x, rtol=rtol),
-    namespace="linalg",
-    saves=("x", "ans"),
-    doc="""Moore-Penrose pseudo-inverse; singular values below ``rtol * largest`` count as zero.
-
-    The gradient assumes the rank does not change near ``x``.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.linalg.pinv(plugrad.tensor([[1.0, 0.0], [0.0, 0.0]]))
-    tensor([[1., 0.],
-            [0., 0.]])
-    """,
-).vjp(_pinv_grad)
+pinv = op("pinv(x, /, *, rtol=None)", vjp=_pinv_grad, namespace="linalg",
+          doc="Moore-Penrose pseudo-inverse; singular values below ``rtol * largest`` count as 0.")
 
 
 def _matrix_power_grad(xp: Any, g: Any, ans: Any, x: Any, *, n: int) -> Any:
@@ -529,37 +340,13 @@ def _matrix_power_grad(xp: Any, g: Any, ans: Any, x: Any, *, n: int) -> Any:
     return total
 
 
-matrix_power = op(
-    "matrix_power",
-    lambda xp, x, n, /: xp.linalg.matrix_power(x, n),
-    namespace="linalg",
-    inputs=("x",),
-    saves=("x",),
-    doc="""Raise a square matrix to the integer power ``n`` (negative: of the inverse).
+# NOTE: a kernel of its own: the standard's matrix_power takes n positionally only.
+matrix_power = op("matrix_power", lambda xp, x, n, /: xp.linalg.matrix_power(x, n),
+                  inputs=("x",), vjp=_matrix_power_grad, namespace="linalg",
+                  doc="A square matrix to the integer power ``n`` (its inverse's for ``n < 0``).")
 
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.linalg.matrix_power(plugrad.tensor([[1.0, 1.0], [0.0, 1.0]]), 3)
-    tensor([[1., 3.],
-            [0., 1.]])
-    """,
-).vjp(_matrix_power_grad)
-
-matrix_rank = op(
-    "matrix_rank",
-    lambda xp, x, /, *, rtol=None: xp.linalg.matrix_rank(x, rtol=rtol),
-    namespace="linalg",
-    differentiable=False,
-    doc="""Rank: the number of singular values above ``rtol * largest``. No gradient.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.linalg.matrix_rank(plugrad.tensor([[1.0, 2.0], [2.0, 4.0]]))
-    tensor(1)
-    """,
-)
+matrix_rank = op("matrix_rank(x, /, *, rtol=None)", differentiable=False, namespace="linalg",
+                 doc="Rank: the number of singular values above ``rtol * largest``.")
 
 
 # -- norms -----------------------------------------------------------------------------
@@ -572,7 +359,7 @@ def _direction(xp: Any, x: Any) -> Any:
     return x / safe_where_zero(xp, xp.abs(x))
 
 
-def _split_ties(xp: Any, hit: Any, axis: int) -> Any:
+def _split_ties(xp: Any, hit: Any, axis: int | tuple[int, ...]) -> Any:
     return hit / xp.sum(hit, axis=axis, keepdims=True)
 
 
@@ -594,26 +381,9 @@ def _matrix_norm_grad(xp: Any, g: Any, ans: Any, x: Any, *, keepdims: bool, ord:
     return g * _direction(xp, x) * hit
 
 
-matrix_norm = op(
-    "matrix_norm",
-    lambda xp, x, /, *, keepdims=False, ord="fro": xp.linalg.matrix_norm(
-        x, keepdims=keepdims, ord=ord
-    ),
-    namespace="linalg",
-    saves=("x", "ans"),
-    doc="""Matrix norm of the last two axes.
-
-    ``ord`` is ``"fro"``, ``"nuc"``, ``1``, ``-1``, ``2``, ``-2``, ``inf`` or ``-inf``.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.linalg.matrix_norm(plugrad.tensor([[3.0, 0.0], [0.0, 4.0]]))
-    tensor(5.)
-    >>> plugrad.linalg.matrix_norm(plugrad.tensor([[3.0, 0.0], [0.0, 4.0]]), ord=1)
-    tensor(4.)
-    """,
-).vjp(_matrix_norm_grad)
+matrix_norm = op("matrix_norm(x, /, *, keepdims=False, ord='fro')", vjp=_matrix_norm_grad,
+                 namespace="linalg", doc="Matrix norm of the last two axes (``ord``: ``'fro'``, "
+                 "``'nuc'``, 1, -1, 2, -2, inf or -inf).")
 
 
 def _vector_norm_grad(
@@ -642,71 +412,31 @@ def _vector_norm_grad(
     return xp.where(norm == 0, 0.0, scaled * g / safe_where_zero(xp, norm) ** (ord - 1))
 
 
-vector_norm = op(
-    "vector_norm",
-    lambda xp, x, /, *, axis=None, keepdims=False, ord=2: xp.linalg.vector_norm(
-        x, axis=axis, keepdims=keepdims, ord=ord
-    ),
-    namespace="linalg",
-    saves=("x", "ans"),
-    doc="""Vector ``ord``-norm over ``axis`` (all axes by default); ``ord`` is any real or ``±inf``.
-
-    At a zero vector the 2-norm's gradient is 0; tied maxima of the inf-norm share it.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.linalg.vector_norm(plugrad.tensor([3.0, -4.0]))
-    tensor(5.)
-    >>> plugrad.linalg.vector_norm(plugrad.tensor([3.0, -4.0]), ord=1)
-    tensor(7.)
-    """,
-).vjp(_vector_norm_grad)
+vector_norm = op("vector_norm(x, /, *, axis=None, keepdims=False, ord=2)", vjp=_vector_norm_grad,
+                 namespace="linalg", doc="Vector ``ord``-norm over ``axis`` (all axes by default).")
 
 
 # -- products and parts of matrices ------------------------------------------------------
 
-cross = op(
-    "cross",
-    lambda xp, x1, x2, /, *, axis=-1: xp.linalg.cross(x1, x2, axis=negative_axis(axis, x1, x2)),
-    namespace="linalg",
-    broadcasting=True,
-    saves=("x1", "x2"),
-    doc="""Cross product of 3-vectors along ``axis``, broadcasting the other axes.
 
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.linalg.cross(plugrad.tensor([1.0, 0.0, 0.0]), plugrad.tensor([0.0, 1.0, 0.0]))
-    tensor([0., 0., 1.])
-    """,
-).vjp(
-    lambda xp, g, ans, x1, x2, *, axis: xp.linalg.cross(
-        conj(xp, x2), g, axis=negative_axis(axis, x1, x2)
-    ),
-    lambda xp, g, ans, x1, x2, *, axis: xp.linalg.cross(
-        g, conj(xp, x1), axis=negative_axis(axis, x1, x2)
-    ),
-)
+def _cross(xp: Any, x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
+    return xp.linalg.cross(x1, x2, axis=negative_axis(axis, x1, x2))
 
-outer = op(
-    "outer",
-    lambda xp, x1, x2, /: xp.linalg.outer(x1, x2),
-    namespace="linalg",
-    saves=("x1", "x2"),
-    doc="""Outer product of two vectors: ``out[i, j] = x1[i] * x2[j]``.
 
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.linalg.outer(plugrad.tensor([1.0, 2.0]), plugrad.tensor([1.0, 10.0]))
-    tensor([[ 1., 10.],
-            [ 2., 20.]])
-    """,
-).vjp(
-    lambda xp, g, ans, x1, x2: xp.matmul(g, conj(xp, x2)),
-    lambda xp, g, ans, x1, x2: xp.matmul(xp.matrix_transpose(g), conj(xp, x1)),
-)
+def _cross_grad_x1(xp: Any, g: Any, ans: Any, x1: Any, x2: Any, *, axis: int) -> Any:
+    return xp.linalg.cross(conj(xp, x2), g, axis=negative_axis(axis, x1, x2))
+
+
+def _cross_grad_x2(xp: Any, g: Any, ans: Any, x1: Any, x2: Any, *, axis: int) -> Any:
+    return xp.linalg.cross(g, conj(xp, x1), axis=negative_axis(axis, x1, x2))
+
+
+cross = op("cross", _cross, vjp=(_cross_grad_x1, _cross_grad_x2), namespace="linalg",
+           broadcasting=True, doc="Cross product of 3-vectors along ``axis``, broadcasting.")
+
+outer = op("outer(x1, x2, /)", namespace="linalg", doc="Outer product: ``x1[i] * x2[j]``.",
+           vjp=(lambda xp, g, ans, x1, x2: xp.matmul(g, conj(xp, x2)),
+                lambda xp, g, ans, x1, x2: xp.matmul(xp.matrix_transpose(g), conj(xp, x1))))
 
 
 def _trace_grad(xp: Any, g: Any, ans: Any, x: Any, *, offset: int, dtype: Any) -> Any:
@@ -716,41 +446,17 @@ def _trace_grad(xp: Any, g: Any, ans: Any, x: Any, *, offset: int, dtype: Any) -
     return grad if dtype is None else cast(xp, grad, x.dtype)
 
 
-trace = op(
-    "trace",
-    lambda xp, x, /, *, offset=0, dtype=None: xp.linalg.trace(x, offset=offset, dtype=dtype),
-    namespace="linalg",
-    saves=(),
-    doc="""Sum of the ``offset`` diagonal of the last two axes.
+trace = op("trace(x, /, *, offset=0, dtype=None)", vjp=_trace_grad, namespace="linalg", saves=(),
+           doc="Sum of the ``offset`` diagonal of the last two axes.")
 
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.linalg.trace(plugrad.tensor([[1.0, 2.0], [3.0, 4.0]]))
-    tensor(5.)
-    """,
-).vjp(_trace_grad)
+diagonal = op("diagonal(x, /, *, offset=0)", namespace="linalg", view=True, saves=(),
+              doc="The ``offset`` diagonal of the last two axes.",
+              vjp=lambda xp, g, ans, x, *, offset: _embed_diagonal(xp, g, tuple(x.shape), offset))
 
-diagonal = op(
-    "diagonal",
-    lambda xp, x, /, *, offset=0: xp.linalg.diagonal(x, offset=offset),
-    namespace="linalg",
-    view=True,
-    saves=(),
-    doc="""The ``offset`` diagonal of the last two axes.
 
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.linalg.diagonal(plugrad.tensor([[1.0, 2.0], [3.0, 4.0]]), offset=1)
-    tensor([2.])
-    """,
-).vjp(lambda xp, g, ans, x, *, offset: _embed_diagonal(xp, g, tuple(x.shape), offset))
+# fmt: on
 
 
 @hookimpl
 def plugrad_ops() -> list[OpDef]:
-    return [
-        cholesky, det, slogdet, inv, solve, qr, svd, svdvals, eigh, eigvalsh, eig, eigvals, pinv,
-        matrix_power, matrix_rank, matrix_norm, vector_norm, cross, outer, trace, diagonal,
-    ]  # fmt: skip
+    return collect_ops(globals())

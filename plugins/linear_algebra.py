@@ -1,16 +1,59 @@
 """Linear-algebra functions of the Array API main namespace: ``matmul``, ``matrix_transpose``,
 ``tensordot`` and ``vecdot`` (also reachable as ``plugrad.linalg.<name>``).
 
-Complex inputs get PyTorch's conjugate gradients (``g @ conj(x2).T``).
+One row per op (examples: the "Linear algebra" section of the API reference).
+Complex inputs get PyTorch's conjugate gradients (``g @ conj(x2).T``). The
+Tensor methods ``x.dot(y)``, ``x.outer(y)`` and ``x.norm(p, dim, keepdim)`` are
+PyTorch's (``dot`` and ``outer`` of 1-D tensors only, as there).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from plugrad.errors import ShapeError
 from plugrad.hookspecs import hookimpl
-from plugrad.opdef import OpDef, op
-from plugrad.plugins._rules import conj, negative_axis
+from plugrad.opdef import OpDef, collect_ops, op
+from plugrad.plugins._rules import conj, negative_axis, torch_axis
+
+# The rows are aligned by hand, one op per statement.
+# fmt: off
+
+
+def _vectors(name: str, x1: Any, x2: Any) -> None:
+    if x1.ndim != 1 or x2.ndim != 1:
+        raise ShapeError(
+            f"{name}() takes two 1-D tensors, got {x1.ndim}-D and {x2.ndim}-D; use "
+            "plugrad.matmul, plugrad.vecdot or plugrad.linalg.outer for other shapes"
+        )
+
+
+def _dot(xp: Any, x: Any, other: Any) -> Any:
+    """PyTorch's ``x.dot(other)``: the inner product of two 1-D tensors (no conjugation)."""
+    _vectors("dot", x, other)
+    return xp.matmul(x, other)
+
+
+def _outer(xp: Any, x: Any, other: Any) -> Any:
+    """PyTorch's ``x.outer(other)``: the outer product of two 1-D tensors."""
+    _vectors("outer", x, other)
+    return xp.expand_dims(x, axis=-1) * other
+
+
+def _norm(
+    xp: Any, x: Any, p: Any = "fro", dim: Any = None, keepdim: bool = False, *, axis: Any = None
+) -> Any:
+    """PyTorch's ``x.norm(p="fro", dim=None, keepdim=False)``: a vector norm, or ``"nuc"``."""
+    axes = torch_axis(dim, axis)
+    axes = tuple(axes) if isinstance(axes, list) else axes
+    if p == "nuc":
+        if axes is not None:
+            x = xp.moveaxis(x, axes, (-2, -1))
+        return xp.linalg.matrix_norm(x, ord="nuc", keepdims=keepdim)
+    # NOTE: the Frobenius norm over any axes is the 2-norm of their elements.
+    order = 2 if p in ("fro", None) else p
+    return xp.linalg.vector_norm(x, axis=axes, keepdims=keepdim, ord=order)
+
 
 
 # The engine sums batch dimensions that broadcasting added, so these rules may
@@ -37,40 +80,12 @@ def _matmul_grad_x2(xp: Any, g: Any, ans: Any, x1: Any, x2: Any) -> Any:
     return xp.matmul(xp.matrix_transpose(x1), g)
 
 
-matmul = op(
-    "matmul",
-    lambda xp, x1, x2, /: xp.matmul(x1, x2),
-    methods=("matmul", "mm", "bmm"),
-    aliases=("mm", "bmm"),
-    broadcasting=True,
-    saves=("x1", "x2"),
-    grad_fn_name="MatMul",
-    doc="""Matrix product ``x1 @ x2``, with NumPy's rules for 1-D and batched inputs.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> a = plugrad.tensor([[1.0, 2.0], [3.0, 4.0]])
-    >>> plugrad.matmul(a, plugrad.tensor([1.0, 1.0]))
-    tensor([3., 7.])
-    """,
-).vjp(_matmul_grad_x1, _matmul_grad_x2)
-
-matrix_transpose = op(
-    "matrix_transpose",
-    lambda xp, x, /: xp.matrix_transpose(x),
-    saves=(),
-    view=True,
-    doc="""Transpose the last two axes (a stack of matrices); ``x.mT``.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.matrix_transpose(plugrad.tensor([[1.0, 2.0]]))
-    tensor([[1.],
-            [2.]])
-    """,
-).vjp(lambda xp, g, ans, x: xp.matrix_transpose(g))
+matmul = op("matmul(x1, x2, /)", vjp=(_matmul_grad_x1, _matmul_grad_x2), broadcasting=True,
+            grad_fn_name="MatMul", aliases=("mm", "bmm"),
+            methods={"matmul": None, "mm": None, "bmm": None, "dot": _dot, "outer": _outer},
+            doc="Matrix product ``x1 @ x2``, with NumPy's rules for 1-D and batched inputs.")
+matrix_transpose = op("matrix_transpose(x, /)", vjp=lambda xp, g, ans, x: xp.matrix_transpose(g),
+                      saves=(), view=True, doc="Transpose the last two axes (``x.mT``).")
 
 
 def _tensordot_axes(axes: Any, ndim1: int, ndim2: int) -> tuple[list[int], list[int]]:
@@ -103,25 +118,8 @@ def _tensordot_grad(which: int) -> Any:
     return rule
 
 
-tensordot = op(
-    "tensordot",
-    lambda xp, x1, x2, /, *, axes=2: xp.tensordot(x1, x2, axes=axes),
-    saves=("x1", "x2"),
-    doc="""Sum products over axes: the last ``axes`` of ``x1`` with the first of ``x2``.
-
-    ``axes`` may also be a pair of sequences naming the contracted axes of each.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> a = plugrad.reshape(plugrad.arange(6.0), (2, 3))
-    >>> plugrad.tensordot(a, plugrad.ones((3, 2)), axes=1)
-    tensor([[ 3.,  3.],
-            [12., 12.]])
-    >>> plugrad.tensordot(a, a, axes=([0, 1], [0, 1]))
-    tensor(55.)
-    """,
-).vjp(_tensordot_grad(0), _tensordot_grad(1))
+tensordot = op("tensordot(x1, x2, /, *, axes=2)", vjp=(_tensordot_grad(0), _tensordot_grad(1)),
+               doc="Sum products over axes: the last ``axes`` of ``x1`` with the first of ``x2``.")
 
 
 def _vecdot_grad(which: int) -> Any:
@@ -135,22 +133,15 @@ def _vecdot_grad(which: int) -> Any:
     return rule
 
 
-vecdot = op(
-    "vecdot",
-    lambda xp, x1, x2, /, *, axis=-1: xp.vecdot(x1, x2, axis=negative_axis(axis, x1, x2)),
-    broadcasting=True,
-    saves=("x1", "x2"),
-    doc="""Dot product along ``axis``, broadcasting the other axes (``x1`` is conjugated).
+# NOTE: x.norm() is a vector norm, so it rides on the main namespace's vector product.
+vecdot = op("vecdot", lambda xp, x1, x2, /, *, axis=-1: xp.vecdot(
+                x1, x2, axis=negative_axis(axis, x1, x2)),
+            vjp=(_vecdot_grad(0), _vecdot_grad(1)), broadcasting=True, methods={"norm": _norm},
+            doc="Dot product along ``axis``, broadcasting the other axes (``x1`` is conjugated).")
 
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.vecdot(plugrad.tensor([[1.0, 2.0], [3.0, 4.0]]), plugrad.tensor([1.0, 1.0]))
-    tensor([3., 7.])
-    """,
-).vjp(_vecdot_grad(0), _vecdot_grad(1))
+# fmt: on
 
 
 @hookimpl
 def plugrad_ops() -> list[OpDef]:
-    return [matmul, matrix_transpose, tensordot, vecdot]
+    return collect_ops(globals())

@@ -1,12 +1,25 @@
-"""Manipulation functions of the Array API: shapes and axes."""
+"""Manipulation functions of the Array API: shapes and axes.
+
+One row per op (examples: the "Manipulation" section of the API reference).
+Rules that only reshape the gradient keep nothing but the input's shape.
+Tensor methods follow PyTorch where PyTorch's meaning differs from the
+function's: ``x.repeat(*sizes)`` tiles (``plugrad.repeat`` is PyTorch's
+``repeat_interleave``), ``x.squeeze(dim)`` leaves axes that are not of size 1,
+``x.view(*shape)`` never copies, ``x.expand(*sizes)`` takes ``-1`` for "keep".
+"""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
+from plugrad.errors import PlugradError, ShapeError
 from plugrad.hookspecs import hookimpl
-from plugrad.opdef import OpDef, op
-from plugrad.plugins._rules import axis_slice
+from plugrad.opdef import OpDef, collect_ops, op
+from plugrad.plugins._rules import axis_slice, sizes, torch_axis
+
+# The rows are aligned by hand, one op per statement.
+# fmt: off
 
 
 def _back_to_input_shape(xp: Any, g: Any, ans: Any, x: Any, *args: Any, **params: Any) -> Any:
@@ -22,89 +35,119 @@ def _inverse_permutation(axes: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(inverse)
 
 
-reshape = op(
-    "reshape",
-    lambda xp, x, /, shape, *, copy=None: xp.reshape(x, shape, copy=copy),
-    saves=(),
-    view=True,
-    doc="""Give the elements of ``x`` a new ``shape`` (one entry may be -1).
+# -- PyTorch's Tensor methods of these ops ---------------------------------------------
 
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.reshape(plugrad.arange(6), (2, 3))
-    tensor([[0, 1, 2],
-            [3, 4, 5]])
-    """,
-).vjp(_back_to_input_shape)
 
-permute_dims = op(
-    "permute_dims",
-    lambda xp, x, /, axes: xp.permute_dims(x, axes),
-    saves=(),
-    view=True,
-    grad_fn_name="Permute",
-    doc="""Reorder the axes of ``x``: axis ``i`` of the result is axis ``axes[i]`` of ``x``.
+def _view(xp: Any, x: Any, *shape: int) -> Any:
+    """PyTorch's ``x.view(*shape)``: ``reshape`` that raises where it would have to copy."""
+    shape = sizes(shape)
+    try:
+        return xp.reshape(x, shape, copy=False)
+    except PlugradError:
+        raise
+    except Exception as exc:  # each library refuses in its own words, with its own type
+        raise ShapeError(
+            f"view{shape}: a tensor of shape {tuple(x.shape)} cannot be seen in that shape "
+            f"without a copy ({type(exc).__name__}: {exc}); use x.reshape(...), which copies "
+            "when it must"
+        ) from None
 
-    Negative entries count from the end.
 
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.permute_dims(plugrad.zeros((2, 3, 4)), (2, 0, 1)).shape
-    (4, 2, 3)
-    """,
-).vjp(lambda xp, g, ans, x, axes: xp.permute_dims(g, _inverse_permutation(axes)))
+def _flatten(xp: Any, x: Any, start_dim: int = 0, end_dim: int = -1) -> Any:
+    """PyTorch's ``x.flatten(start_dim=0, end_dim=-1)``: join the axes ``start_dim..end_dim``."""
+    shape = tuple(x.shape)
+    if not shape:
+        return xp.reshape(x, (1,))
+    start, end = start_dim % len(shape), end_dim % len(shape)
+    if start > end:
+        raise ShapeError(
+            f"flatten(start_dim={start_dim}, end_dim={end_dim}): start_dim comes after end_dim "
+            f"for a tensor of {len(shape)} dimensions"
+        )
+    joined = math.prod(shape[start : end + 1])
+    return xp.reshape(x, (*shape[:start], joined, *shape[end + 1 :]))
 
-expand_dims = op(
-    "expand_dims",
-    lambda xp, x, /, axis=0: xp.expand_dims(x, axis=axis),
-    methods=("expand_dims", "unsqueeze"),
-    saves=(),
-    view=True,
-    doc="""Insert a size-1 axis at position ``axis`` (an int, or a tuple of positions).
 
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.expand_dims(plugrad.zeros((2, 3)), axis=1).shape
-    (2, 1, 3)
-    """,
-).vjp(_back_to_input_shape)
+def _t(xp: Any, x: Any) -> Any:
+    """PyTorch's ``x.t()``: transpose a matrix; 0-D and 1-D tensors are returned as they are."""
+    if x.ndim > 2:
+        raise ShapeError(
+            f"t() takes a tensor of at most 2 dimensions, got {x.ndim}; use x.mT to transpose "
+            "the last two axes or x.transpose(a, b) for any two"
+        )
+    return xp.permute_dims(x, tuple(reversed(range(x.ndim))))
 
-squeeze = op(
-    "squeeze",
-    lambda xp, x, /, axis: xp.squeeze(x, axis=axis),
-    methods="squeeze",
-    saves=(),
-    view=True,
-    doc="""Remove the size-1 axes named by ``axis``.
 
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.squeeze(plugrad.zeros((2, 1, 3)), axis=1).shape
-    (2, 3)
-    """,
-).vjp(_back_to_input_shape)
+def _squeeze(xp: Any, x: Any, dim: Any = None, *, axis: Any = None) -> Any:
+    """PyTorch's ``x.squeeze(dim=None)``: drop size-1 axes (all, or those of ``dim`` of size 1)."""
+    chosen = torch_axis(dim, axis)
+    shape = tuple(x.shape)
+    if chosen is None:
+        axes = tuple(i for i, n in enumerate(shape) if n == 1)
+    else:
+        chosen = (chosen,) if isinstance(chosen, int) else tuple(chosen)
+        axes = tuple(a % len(shape) for a in chosen if shape and shape[a] == 1)
+    return xp.squeeze(x, axis=axes)
 
-broadcast_to = op(
-    "broadcast_to",
-    lambda xp, x, /, shape: xp.broadcast_to(x, shape),
-    methods="broadcast_to",
-    broadcasting=True,
-    saves=(),
-    view=True,
-    doc="""Broadcast ``x`` to ``shape``; the gradient is summed back over the broadcast axes.
 
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.broadcast_to(plugrad.tensor([1.0, 2.0]), (2, 2))
-    tensor([[1., 2.],
-            [1., 2.]])
-    """,
-).vjp(lambda xp, g, ans, x, shape: g)
+def _expand(xp: Any, x: Any, *size: int) -> Any:
+    """PyTorch's ``x.expand(*sizes)``: broadcast to ``sizes``, where -1 keeps that axis."""
+    target = sizes(size)
+    new = len(target) - x.ndim
+    if new < 0:
+        raise ShapeError(
+            f"expand{target}: {len(target)} sizes for a tensor of {x.ndim} dimensions; "
+            "give at least one size per dimension"
+        )
+    if -1 in target[:new]:
+        raise ShapeError(f"expand{target}: -1 cannot be the size of a new leading dimension")
+    shape = tuple(x.shape[i - new] if n == -1 else n for i, n in enumerate(target))
+    return xp.broadcast_to(x, shape)
+
+
+def _expand_as(xp: Any, x: Any, other: Any) -> Any:
+    """PyTorch's ``x.expand_as(other)``: broadcast ``x`` to ``other``'s shape."""
+    return xp.broadcast_to(x, tuple(other.shape))
+
+
+def _tile_method(xp: Any, x: Any, *repeats: int) -> Any:
+    """PyTorch's ``x.repeat(*sizes)``: tile the whole tensor ``sizes[i]`` times along axis ``i``."""
+    counts = sizes(repeats)
+    if len(counts) < x.ndim:
+        raise ShapeError(
+            f"repeat{counts}: {len(counts)} counts for a tensor of {x.ndim} dimensions; give "
+            "one count per dimension (plugrad.repeat is PyTorch's repeat_interleave)"
+        )
+    return xp.tile(x, counts)
+
+
+def _split(xp: Any, x: Any, split_size_or_sections: Any, dim: int = 0) -> tuple[Any, ...]:
+    """PyTorch's ``x.split(size_or_sizes, dim=0)``: pieces of one size, or of the sizes listed."""
+    length = x.shape[dim]
+    if isinstance(split_size_or_sections, int):
+        step = split_size_or_sections
+        if step <= 0:
+            raise ShapeError(f"split(): the piece size must be positive, got {step}")
+        lengths = [min(step, length - start) for start in range(0, length, step)] or [0]
+    else:
+        lengths = list(split_size_or_sections)
+        if sum(lengths) != length:
+            raise ShapeError(
+                f"split(): the sizes {lengths} add up to {sum(lengths)}, but dimension {dim} "
+                f"has length {length}"
+            )
+    pieces, start = [], 0
+    for n in lengths:
+        pieces.append(x[axis_slice(x.ndim, dim, start, start + n)])
+        start += n
+    return tuple(pieces)
+
+
+def _chunk(xp: Any, x: Any, chunks: int, dim: int = 0) -> tuple[Any, ...]:
+    """PyTorch's ``x.chunk(chunks, dim=0)``: at most ``chunks`` pieces of ``ceil(n / chunks)``."""
+    if chunks <= 0:
+        raise ShapeError(f"chunk(): the number of chunks must be positive, got {chunks}")
+    return _split(xp, x, max(1, -(-x.shape[dim] // chunks)), dim)
 
 
 def _roll_grad(xp: Any, g: Any, ans: Any, x: Any, *, shift: Any, axis: Any) -> Any:
@@ -112,47 +155,12 @@ def _roll_grad(xp: Any, g: Any, ans: Any, x: Any, *, shift: Any, axis: Any) -> A
     return xp.roll(g, shift=back, axis=axis)
 
 
-flip = op(
-    "flip",
-    lambda xp, x, /, *, axis=None: xp.flip(x, axis=axis),
-    methods="flip",
-    view=True,
-    saves=(),
-    doc="""Reverse the order of elements along ``axis`` (all axes by default).
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.flip(plugrad.tensor([[1.0, 2.0], [3.0, 4.0]]), axis=1)
-    tensor([[2., 1.],
-            [4., 3.]])
-    """,
-).vjp(lambda xp, g, ans, x, *, axis: xp.flip(g, axis=axis))
-
-roll = op(
-    "roll",
-    lambda xp, x, /, shift, *, axis=None: xp.roll(x, shift=shift, axis=axis),
-    methods="roll",
-    saves=(),
-    doc="""Shift elements cyclically by ``shift`` along ``axis`` (the flattened tensor by default).
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.roll(plugrad.tensor([1.0, 2.0, 3.0]), 1)
-    tensor([3., 1., 2.])
-    """,
-).vjp(_roll_grad)
-
-
 def _concat_grad(xp: Any, g: Any, ans: Any, arrays: tuple[Any, ...], *, axis: int | None):
     grads = []
     start = 0
     for a in arrays:
         if axis is None:
-            size = 1
-            for n in a.shape:
-                size *= n
+            size = math.prod(a.shape)
             grads.append(xp.reshape(g[start : start + size], a.shape))
             start += size
         else:
@@ -162,83 +170,10 @@ def _concat_grad(xp: Any, g: Any, ans: Any, arrays: tuple[Any, ...], *, axis: in
     return grads
 
 
-concat = op(
-    "concat",
-    lambda xp, arrays, /, *, axis=0: xp.concat(arrays, axis=axis),
-    aliases=("cat", "concatenate"),
-    sequence=True,
-    saves=(),
-    doc="""Join a list of tensors along an existing ``axis`` (flattened first if ``axis=None``).
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.concat([plugrad.tensor([1.0]), plugrad.tensor([2.0, 3.0])])
-    tensor([1., 2., 3.])
-    """,
-).vjp(_concat_grad)
-
-stack = op(
-    "stack",
-    lambda xp, arrays, /, *, axis=0: xp.stack(arrays, axis=axis),
-    sequence=True,
-    saves=(),
-    doc="""Join a list of tensors of one shape along a new ``axis``.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.stack([plugrad.tensor([1.0, 2.0]), plugrad.tensor([3.0, 4.0])], axis=1)
-    tensor([[1., 3.],
-            [2., 4.]])
-    """,
-).vjp(lambda xp, g, ans, arrays, *, axis: xp.unstack(g, axis=axis))
-
-unstack = op(
-    "unstack",
-    lambda xp, x, /, *, axis=0: tuple(xp.unstack(x, axis=axis)),
-    methods=("unstack", "unbind"),
-    aliases="unbind",
-    multiple_outputs=True,
-    saves=(),
-    doc="""Split ``x`` along ``axis`` into a tuple of tensors with that axis removed.
-
-    Outputs left out of the loss contribute zero gradient.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> a, b = plugrad.unstack(plugrad.tensor([[1.0, 2.0], [3.0, 4.0]]))
-    >>> b
-    tensor([3., 4.])
-    """,
-).vjp(lambda xp, g, ans, x, *, axis: xp.stack(g, axis=axis))
-
-moveaxis = op(
-    "moveaxis",
-    lambda xp, x, source, destination, /: xp.moveaxis(x, source, destination),
-    methods=("moveaxis", "movedim"),
-    aliases="movedim",
-    inputs=("x",),
-    view=True,
-    saves=(),
-    doc="""Move the axes ``source`` to positions ``destination`` (ints or tuples of ints).
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.moveaxis(plugrad.zeros((2, 3, 4)), 0, -1).shape
-    (3, 4, 2)
-    """,
-).vjp(lambda xp, g, ans, x, source, destination: xp.moveaxis(g, destination, source))
-
-
 def _repeat_grad(xp: Any, g: Any, ans: Any, x: Any, *, repeats: Any, axis: int | None) -> Any:
     shape = tuple(x.shape)
     if axis is None:
-        size = 1
-        for n in shape:
-            size *= n
+        size = math.prod(shape)
         length, axis, target = size, 0, (size,)
     else:
         axis = axis % len(shape)
@@ -248,28 +183,6 @@ def _repeat_grad(xp: Any, g: Any, ans: Any, x: Any, *, repeats: Any, axis: int |
     source = xp.repeat(xp.arange(length, device=g.device), repeats)
     key = (slice(None),) * axis + (source,)
     return xp.reshape(xp.scatter_add(g, key=key, shape=target), shape)
-
-
-repeat = op(
-    "repeat",
-    lambda xp, x, /, repeats, *, axis=None: xp.repeat(x, repeats, axis=axis),
-    methods="repeat_interleave",
-    aliases="repeat_interleave",
-    array_params=("repeats",),
-    saves=(),
-    doc="""Repeat each element ``repeats`` times (an int, or a tensor with one count per element).
-
-    Along ``axis``, or over the flattened tensor by default.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.repeat(plugrad.tensor([1.0, 2.0]), 2)
-    tensor([1., 1., 2., 2.])
-    >>> plugrad.repeat(plugrad.tensor([[1.0, 2.0]]), plugrad.tensor([1, 3]), axis=1)
-    tensor([[1., 2., 2., 2.]])
-    """,
-).vjp(_repeat_grad)
 
 
 def _tile_grad(xp: Any, g: Any, ans: Any, x: Any, *, repetitions: tuple[int, ...]) -> Any:
@@ -284,44 +197,59 @@ def _tile_grad(xp: Any, g: Any, ans: Any, x: Any, *, repetitions: tuple[int, ...
     return xp.reshape(summed, shape)
 
 
-tile = op(
-    "tile",
-    lambda xp, x, /, repetitions: xp.tile(x, repetitions),
-    methods="tile",
-    saves=(),
-    doc="""Repeat the whole tensor ``repetitions[i]`` times along each axis ``i``.
+reshape = op("reshape(x, /, shape, *, copy=None)", vjp=_back_to_input_shape, saves=(), view=True,
+             methods={"view": _view, "flatten": _flatten},
+             doc="Give the elements of ``x`` a new ``shape`` (one entry may be -1).")
+permute_dims = op("permute_dims(x, /, axes)", saves=(), view=True, grad_fn_name="Permute",
+                  vjp=lambda xp, g, ans, x, axes: xp.permute_dims(g, _inverse_permutation(axes)),
+                  methods={"t": _t},
+                  doc="Reorder the axes of ``x``: axis ``i`` of the result is axis ``axes[i]``.")
+expand_dims = op("expand_dims(x, /, axis=0)", vjp=_back_to_input_shape, saves=(), view=True,
+                 methods=("expand_dims", "unsqueeze"),
+                 doc="Insert a size-1 axis at position ``axis`` (an int, or a tuple of them).")
+squeeze = op("squeeze(x, /, axis)", vjp=_back_to_input_shape, saves=(), view=True,
+             methods={"squeeze": _squeeze}, doc="Remove the size-1 axes named by ``axis``.")
+broadcast_to = op("broadcast_to(x, /, shape)", vjp=lambda xp, g, ans, x, shape: g,
+                  broadcasting=True, saves=(), view=True,
+                  methods={"broadcast_to": None, "expand": _expand, "expand_as": _expand_as},
+                  doc="Broadcast ``x`` to ``shape``; the gradient is summed back over new axes.")
+flip = op("flip(x, /, *, axis=None)", vjp=lambda xp, g, ans, x, *, axis: xp.flip(g, axis=axis),
+          saves=(), view=True, methods="flip",
+          doc="Reverse the order of elements along ``axis`` (all axes by default).")
+roll = op("roll(x, /, shift, *, axis=None)", vjp=_roll_grad, saves=(), methods="roll",
+          doc="Shift elements cyclically by ``shift`` along ``axis`` (flattened by default).")
+concat = op("concat(arrays, /, *, axis=0)", vjp=_concat_grad, sequence=True, saves=(),
+            aliases=("cat", "concatenate"),
+            doc="Join tensors along an existing ``axis`` (flattened first if ``axis=None``).")
+stack = op("stack(arrays, /, *, axis=0)", sequence=True, saves=(),
+           vjp=lambda xp, g, ans, arrays, *, axis: xp.unstack(g, axis=axis),
+           doc="Join tensors of one shape along a new ``axis``.")
+unstack = op("unstack", lambda xp, x, /, *, axis=0: tuple(xp.unstack(x, axis=axis)),
+             vjp=lambda xp, g, ans, x, *, axis: xp.stack(g, axis=axis),
+             multiple_outputs=True, view=True, saves=(), aliases="unbind",
+             methods={"unstack": None, "unbind": None, "split": _split, "chunk": _chunk},
+             doc="Split ``x`` along ``axis`` into a tuple of tensors without that axis.")
+moveaxis = op("moveaxis", lambda xp, x, source, destination, /: xp.moveaxis(x, source, destination),
+              vjp=lambda xp, g, ans, x, source, destination: xp.moveaxis(g, destination, source),
+              inputs=("x",), view=True, saves=(), methods=("moveaxis", "movedim"),
+              aliases="movedim", doc="Move the axes ``source`` to positions ``destination``.")
+# NOTE: a kernel of its own: the standard takes `repeats` by position only.
+repeat = op("repeat", lambda xp, x, /, repeats, *, axis=None: xp.repeat(x, repeats, axis=axis),
+            vjp=_repeat_grad, array_params=("repeats",), saves=(),
+            methods="repeat_interleave", aliases="repeat_interleave",
+            doc="Repeat each element ``repeats`` times (an int, or one count per element).")
+# NOTE: a kernel of its own: NumPy names the parameter `reps`, the standard `repetitions`.
+tile = op("tile", lambda xp, x, /, repetitions: xp.tile(x, repetitions), vjp=_tile_grad,
+          saves=(), methods={"tile": None, "repeat": _tile_method},
+          doc="Repeat the whole tensor ``repetitions[i]`` times along each axis ``i``.")
+broadcast_arrays = op("broadcast_arrays", lambda xp, *arrays: tuple(xp.broadcast_arrays(*arrays)),
+                      vjp=lambda xp, g, ans, arrays: g, multiple_outputs=True, view=True,
+                      broadcasting=True, saves=(),
+                      doc="Broadcast tensors against each other; a tuple of tensors.")
 
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.tile(plugrad.tensor([1.0, 2.0]), (2, 2))
-    tensor([[1., 2., 1., 2.],
-            [1., 2., 1., 2.]])
-    """,
-).vjp(_tile_grad)
-
-broadcast_arrays = op(
-    "broadcast_arrays",
-    lambda xp, *arrays: tuple(xp.broadcast_arrays(*arrays)),
-    multiple_outputs=True,
-    broadcasting=True,
-    saves=(),
-    doc="""Broadcast tensors against each other; returns a tuple of tensors of one shape.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> a, b = plugrad.broadcast_arrays(plugrad.tensor([1.0, 2.0]), plugrad.tensor([[3.0], [4.0]]))
-    >>> a
-    tensor([[1., 2.],
-            [1., 2.]])
-    """,
-).vjp(lambda xp, g, ans, arrays: g)
+# fmt: on
 
 
 @hookimpl
 def plugrad_ops() -> list[OpDef]:
-    return [
-        reshape, permute_dims, expand_dims, squeeze, broadcast_to, flip, roll, concat, stack,
-        unstack, moveaxis, repeat, tile, broadcast_arrays,
-    ]  # fmt: skip
+    return collect_ops(globals())

@@ -24,18 +24,26 @@ in the last place of float64.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
 from plugrad.hookspecs import hookimpl
-from plugrad.opdef import OpDef, op
-from plugrad.plugins.indexing import _scatter_add_generic, _scatter_add_numpy
+from plugrad.opdef import OpDef, collect_ops, op
+from plugrad.plugins._scatter import scatter_add_generic, scatter_add_numpy
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 _SQRT_HALF = math.sqrt(0.5)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _TANH_CUBIC = 0.044715
+
+# Not functions of the standard: plugrad.ops.<name>, and xp.<name> in rules through plugrad's
+# own kernel table.
+nn_op = functools.partial(op, standard=False, namespace="nn")
+
+# Rows are aligned by hand, one op per statement.
+# fmt: off
 
 # -- erfc ---------------------------------------------------------------------------------
 
@@ -84,26 +92,8 @@ def _erfc_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
     return g * (-_TWO_OVER_SQRT_PI * xp.exp(-(clamped * clamped)))
 
 
-erfc = op(
-    "erfc",
-    _erfc_kernel,
-    methods="erfc",
-    saves=("x",),
-    standard=False,
-    namespace="nn",
-    doc="""Complementary error function ``1 - erf(x)``, element-wise, accurate in both tails.
-
-    Relative error below ``1e-13`` in float64 wherever the result is a normal
-    number: ``erfc`` of large positive ``x`` is tiny but keeps its relative
-    precision, so ``1 - erf`` never loses it. Not an Array API function.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.ops.erfc(plugrad.tensor([0.0, 1.0, -1.0], dtype=plugrad.float64))
-    tensor([1.0000, 0.1573, 1.8427], dtype=plugrad.float64)
-    """,
-).vjp(_erfc_grad)
+erfc = nn_op("erfc", _erfc_kernel, vjp=_erfc_grad, methods="erfc",
+             doc="Complementary error function ``1 - erf(x)``, accurate in both tails.")
 
 # -- linear -------------------------------------------------------------------------------
 
@@ -115,57 +105,16 @@ def _linear_weight_grad(xp: Any, g: Any, ans: Any, x: Any, weight: Any) -> Any:
     return xp.matmul(xp.matrix_transpose(rows), xp.reshape(x, (-1, x.shape[-1])))
 
 
-linear = op(
-    "linear",
-    lambda xp, x, weight, /: xp.matmul(x, xp.matrix_transpose(weight)),
-    # Shapes never broadcast here; the flag makes each gradient keep its input's dtype.
-    broadcasting=True,
-    saves=("x", "weight"),
-    standard=False,
-    namespace="nn",
-    doc="""``x @ weight.T`` for ``x`` ``(..., in)`` and ``weight`` ``(out, in)``: ``(..., out)``.
-
-    The weight's gradient is formed as ``(out, in)`` from the start (no
-    transposed copy), summed over every leading axis of ``x``.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> w = plugrad.ones((2, 3), requires_grad=True)
-    >>> y = plugrad.ops.linear(plugrad.tensor([[1.0, 2.0, 3.0]]), w)
-    >>> y
-    tensor([[6., 6.]], grad_fn=<LinearBackward>)
-    >>> y.sum().backward()
-    >>> w.grad
-    tensor([[1., 2., 3.],
-            [1., 2., 3.]])
-    """,
-).vjp(
-    lambda xp, g, ans, x, weight: xp.matmul(g, weight),
-    _linear_weight_grad,
-)
+# Shapes never broadcast here; broadcasting=True makes each gradient keep its input's dtype.
+linear = nn_op("linear", lambda xp, x, weight, /: xp.matmul(x, xp.matrix_transpose(weight)),
+               vjp=(lambda xp, g, ans, x, weight: xp.matmul(g, weight), _linear_weight_grad),
+               broadcasting=True, doc="``x @ weight.T``: (..., in) by (out, in).")
 
 # -- activations --------------------------------------------------------------------------
 
-relu = op(
-    "relu",
-    lambda xp, x, /: xp.maximum(x, 0.0),
-    methods="relu",
-    saves=("ans",),
-    standard=False,
-    namespace="nn",
-    doc="""Rectified linear unit ``max(x, 0)``, element-wise; NaN stays NaN.
-
-    Backward reads only the output (``g`` where it is positive), so the op
-    keeps nothing the next layer does not keep anyway. The gradient at 0 is 0.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.ops.relu(plugrad.tensor([-1.0, 0.0, 2.0]))
-    tensor([0., 0., 2.])
-    """,
-).vjp(lambda xp, g, ans, x: xp.where(ans > 0, g, 0.0))
+relu = nn_op("relu", lambda xp, x, /: xp.maximum(x, 0.0), methods="relu",
+             vjp=lambda xp, g, ans, x: xp.where(ans > 0, g, 0.0),
+             doc="Rectified linear unit ``max(x, 0)``; NaN stays NaN; the gradient at 0 is 0.")
 
 
 def _sigmoid_kernel(xp: Any, x: Any, /) -> Any:
@@ -174,24 +123,8 @@ def _sigmoid_kernel(xp: Any, x: Any, /) -> Any:
     return xp.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
 
 
-sigmoid = op(
-    "sigmoid",
-    _sigmoid_kernel,
-    methods="sigmoid",
-    saves=("ans",),
-    standard=False,
-    namespace="nn",
-    doc="""Logistic sigmoid ``1 / (1 + exp(-x))``, element-wise, without overflow.
-
-    Backward reads only the output: ``g * y * (1 - y)``.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.ops.sigmoid(plugrad.tensor([-1000.0, 0.0, 1000.0]))
-    tensor([0.0000, 0.5000, 1.0000])
-    """,
-).vjp(lambda xp, g, ans, x: g * ans * (1.0 - ans))
+sigmoid = nn_op("sigmoid", _sigmoid_kernel, vjp=lambda xp, g, ans, x: g * ans * (1.0 - ans),
+                methods="sigmoid", doc="Logistic sigmoid ``1 / (1 + exp(-x))``, without overflow.")
 
 
 def _check_approximate(approximate: str) -> None:
@@ -220,28 +153,8 @@ def _gelu_grad(xp: Any, g: Any, ans: Any, x: Any, *, approximate: str) -> Any:
     return g * (0.5 * xp.erfc(-_SQRT_HALF * x) + x * density)
 
 
-gelu = op(
-    "gelu",
-    _gelu_kernel,
-    saves=("x",),
-    standard=False,
-    namespace="nn",
-    doc="""Gaussian error linear unit ``x * Phi(x)``, element-wise.
-
-    ``approximate="none"`` uses the normal distribution function ``Phi`` exactly
-    (through :func:`erfc`); ``approximate="tanh"`` uses
-    ``0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x**3)))``.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> x = plugrad.tensor([-1.0, 0.0, 1.0])
-    >>> plugrad.ops.gelu(x)
-    tensor([-0.1587,  0.0000,  0.8413])
-    >>> plugrad.ops.gelu(x, approximate="tanh")
-    tensor([-0.1588,  0.0000,  0.8412])
-    """,
-).vjp(_gelu_grad)
+gelu = nn_op("gelu", _gelu_kernel, vjp=_gelu_grad,
+             doc="Gaussian error linear unit ``x * Phi(x)``, exact or by tanh (``approximate``).")
 
 # -- softmax and its relatives -------------------------------------------------------------
 
@@ -256,44 +169,19 @@ def _softmax_kernel(xp: Any, x: Any, /, *, axis: int = -1) -> Any:
     return e / xp.sum(e, axis=axis, keepdims=True)
 
 
-softmax = op(
-    "softmax",
-    _softmax_kernel,
-    methods="softmax",
-    saves=("ans",),
-    standard=False,
-    namespace="nn",
-    doc="""Softmax along ``axis``: ``exp(x) / sum(exp(x))``, computed after subtracting the max.
+def _softmax_grad(xp: Any, g: Any, ans: Any, x: Any, *, axis: int) -> Any:
+    return ans * (g - xp.sum(g * ans, axis=axis, keepdims=True))
 
-    Backward reads only the output: ``y * (g - sum(g * y))``.
 
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.ops.softmax(plugrad.tensor([[1.0, 1.0], [0.0, 1000.0]]), axis=-1)
-    tensor([[0.5000, 0.5000],
-            [0.0000, 1.0000]])
-    """,
-).vjp(lambda xp, g, ans, x, *, axis: ans * (g - xp.sum(g * ans, axis=axis, keepdims=True)))
+def _log_softmax_grad(xp: Any, g: Any, ans: Any, x: Any, *, axis: int) -> Any:
+    return g - xp.exp(ans) * xp.sum(g, axis=axis, keepdims=True)
 
-log_softmax = op(
-    "log_softmax",
-    _log_softmax_kernel,
-    methods="log_softmax",
-    saves=("ans",),
-    standard=False,
-    namespace="nn",
-    doc="""Logarithm of the softmax along ``axis``, computed stably: ``x - logsumexp(x)``.
 
-    Backward reads only the output: ``g - exp(y) * sum(g)``.
+softmax = nn_op("softmax", _softmax_kernel, vjp=_softmax_grad, methods="softmax",
+                doc="Softmax along ``axis``: ``exp(x) / sum(exp(x))``, after subtracting the max.")
 
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.ops.log_softmax(plugrad.tensor([0.0, 1000.0]), axis=0)
-    tensor([-1000.,     0.])
-    """,
-).vjp(lambda xp, g, ans, x, *, axis: g - xp.exp(ans) * xp.sum(g, axis=axis, keepdims=True))
+log_softmax = nn_op("log_softmax", _log_softmax_kernel, vjp=_log_softmax_grad,
+                    methods="log_softmax", doc="Log of the softmax along ``axis``, stably.")
 
 
 def _normalized_axes(axis: int | tuple[int, ...] | None, ndim: int) -> tuple[int, ...]:
@@ -329,22 +217,8 @@ def _logsumexp_grad(xp: Any, g: Any, ans: Any, x: Any, *, axis: Any, keepdims: b
     return g * xp.exp(x - ans)
 
 
-logsumexp = op(
-    "logsumexp",
-    _logsumexp_kernel,
-    methods="logsumexp",
-    saves=("x", "ans"),
-    standard=False,
-    namespace="nn",
-    doc="""``log(sum(exp(x)))`` over ``axis`` (all axes by default), without overflow.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.ops.logsumexp(plugrad.tensor([[0.0, 0.0], [100.0, 100.0]]), axis=1)
-    tensor([  0.6931, 100.6931])
-    """,
-).vjp(_logsumexp_grad)
+logsumexp = nn_op("logsumexp", _logsumexp_kernel, vjp=_logsumexp_grad, methods="logsumexp",
+                  doc="``log(sum(exp(x)))`` over ``axis`` (default all), without overflow.")
 
 # -- losses ------------------------------------------------------------------------------
 
@@ -422,38 +296,9 @@ def _cross_entropy_grad(
     return scale * grad
 
 
-cross_entropy = op(
-    "cross_entropy",
-    _cross_entropy_kernel,
-    inputs=("logits", "target", "weight"),
-    saves=("logits", "target", "weight"),
-    standard=False,
-    namespace="nn",
-    doc="""Cross-entropy of ``logits`` against integer class ``target``, one loss per sample.
-
-    ``logits`` has PyTorch's layout, ``(N, C)`` or ``(N, C, d1, ...)`` (or ``(C,)``
-    with a 0-d target); the result has the target's shape. ``weight`` (``(C,)``,
-    optional, no gradient) weighs each class; samples whose target is
-    ``ignore_index`` get loss 0. With ``label_smoothing`` ``e`` the loss is
-    ``(1 - e) * nll + e * mean over classes of (-weight * log p)``.
-    :func:`plugrad.nn.functional.cross_entropy` adds the reductions.
-
-    The gradient is computed in one step from the logits (``softmax - onehot``,
-    scaled), never from the log-probabilities, which are not kept.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> logits = plugrad.tensor([[2.0, 0.0], [0.0, 0.0]], requires_grad=True)
-    >>> loss = plugrad.ops.cross_entropy(logits, plugrad.tensor([0, 1]))
-    >>> loss
-    tensor([0.1269, 0.6931], grad_fn=<CrossEntropyBackward>)
-    >>> loss.sum().backward()
-    >>> logits.grad
-    tensor([[-0.1192,  0.1192],
-            [ 0.5000, -0.5000]])
-    """,
-).vjp(_cross_entropy_grad, None, None)
+cross_entropy = nn_op("cross_entropy", _cross_entropy_kernel, vjp=(_cross_entropy_grad, None, None),
+                      inputs=("logits", "target", "weight"),
+                      doc="Cross-entropy of ``logits`` against integer classes ``target``.")
 
 
 def _softplus_of_negative(xp: Any, x: Any) -> Any:
@@ -461,7 +306,7 @@ def _softplus_of_negative(xp: Any, x: Any) -> Any:
     return xp.log1p(xp.exp(-xp.abs(x))) + xp.maximum(-x, 0.0)
 
 
-def _bce_kernel(
+def _bce(
     xp: Any, input: Any, target: Any, weight: Any = None, pos_weight: Any = None
 ) -> Any:
     # loss = -[pos_weight * y * log(sigmoid(x)) + (1 - y) * log(1 - sigmoid(x))]
@@ -498,7 +343,7 @@ def _bce_grad_target(
 def _bce_grad_weight(
     xp: Any, g: Any, ans: Any, input: Any, target: Any, weight: Any, pos_weight: Any
 ) -> Any:
-    return g * _bce_kernel(xp, input, target, None, pos_weight)
+    return g * _bce(xp, input, target, None, pos_weight)
 
 
 def _bce_grad_pos_weight(
@@ -508,31 +353,10 @@ def _bce_grad_pos_weight(
     return g * grad if weight is None else g * weight * grad
 
 
-binary_cross_entropy_with_logits = op(
-    "binary_cross_entropy_with_logits",
-    _bce_kernel,
-    inputs=("input", "target", "weight", "pos_weight"),
-    broadcasting=True,
-    saves=("input", "target", "weight", "pos_weight"),
-    grad_fn_name="BinaryCrossEntropyWithLogits",
-    standard=False,
-    namespace="nn",
-    doc="""Binary cross-entropy of ``sigmoid(input)`` against ``target``, element-wise, stably.
-
-    ``-w * [pos_weight * y * log(sigmoid(x)) + (1 - y) * log(1 - sigmoid(x))]``,
-    computed as ``(1 - y) * x + (1 + (pos_weight - 1) * y) * log(1 + exp(-x))``
-    with the softplus evaluated without overflow. ``weight`` and ``pos_weight``
-    are optional and broadcast against ``input``; every input has a gradient.
-    :func:`plugrad.nn.functional.binary_cross_entropy_with_logits` adds the reductions.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> x = plugrad.tensor([0.0, -100.0])
-    >>> plugrad.ops.binary_cross_entropy_with_logits(x, plugrad.tensor([1.0, 1.0]))
-    tensor([  0.6931, 100.0000])
-    """,
-).vjp(_bce_grad_input, _bce_grad_target, _bce_grad_weight, _bce_grad_pos_weight)
+binary_cross_entropy_with_logits = nn_op(
+    "binary_cross_entropy_with_logits", _bce, inputs=("input", "target", "weight", "pos_weight"),
+    vjp=(_bce_grad_input, _bce_grad_target, _bce_grad_weight, _bce_grad_pos_weight),
+    broadcasting=True, doc="Binary cross-entropy of ``sigmoid(input)`` against ``target``, stably.")
 
 # -- layer norm ---------------------------------------------------------------------------
 
@@ -580,52 +404,15 @@ def _layer_norm_grad_bias(
     return xp.sum(g, axis=tuple(range(x.ndim - ndim)))
 
 
-layer_norm = op(
-    "layer_norm",
-    _layer_norm_kernel,
-    inputs=("x", "weight", "bias"),
-    saves=("x", "weight"),
-    standard=False,
-    namespace="nn",
-    doc="""Normalize over the last ``ndim`` axes, then scale by ``weight`` and shift by ``bias``.
-
-    ``(x - mean) / sqrt(var + eps) * weight + bias``, with the biased variance;
-    ``weight`` and ``bias`` (optional) have the shape of those axes. Backward
-    uses the fused formula ``rstd * (gw - mean(gw) - xhat * mean(gw * xhat))``
-    (``gw = g * weight``) and recomputes ``xhat`` from the saved input rather
-    than keeping it.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.ops.layer_norm(plugrad.tensor([[1.0, 3.0], [2.0, 2.0]]), ndim=1)
-    tensor([[-1.0000,  1.0000],
-            [ 0.0000,  0.0000]])
-    """,
-).vjp(_layer_norm_grad_x, _layer_norm_grad_weight, _layer_norm_grad_bias)
+layer_norm = nn_op("layer_norm", _layer_norm_kernel, inputs=("x", "weight", "bias"),
+                   vjp=(_layer_norm_grad_x, _layer_norm_grad_weight, _layer_norm_grad_bias),
+                   doc="Normalize the last ``ndim`` axes, then scale by ``weight``, add ``bias``.")
 
 # -- dropout ------------------------------------------------------------------------------
 
-dropout = op(
-    "dropout",
-    lambda xp, x, keep, /, *, scale: xp.where(keep, x * scale, 0.0),
-    saves=("keep",),
-    standard=False,
-    namespace="nn",
-    doc="""``x * scale`` where the boolean ``keep`` is true, 0 elsewhere.
-
-    The mask is an input so that it comes from plugrad's random generators
-    (:func:`plugrad.nn.functional.dropout` draws it); backward keeps only the
-    mask, not ``x``.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> keep = plugrad.tensor([True, False, True])
-    >>> plugrad.ops.dropout(plugrad.tensor([1.0, 2.0, 3.0]), keep, scale=2.0)
-    tensor([2., 0., 6.])
-    """,
-).vjp(lambda xp, g, ans, x, keep, *, scale: xp.where(keep, g * scale, 0.0), None)
+dropout = nn_op("dropout", lambda xp, x, keep, /, *, scale: xp.where(keep, x * scale, 0.0),
+                vjp=(lambda xp, g, ans, x, keep, *, scale: xp.where(keep, g * scale, 0.0), None),
+                doc="``x * scale`` where the boolean ``keep`` is true, 0 elsewhere.")
 
 # -- embedding ----------------------------------------------------------------------------
 
@@ -645,31 +432,8 @@ def _embedding_grad(
     )
 
 
-embedding = op(
-    "embedding",
-    _embedding_kernel,
-    saves=("indices",),
-    standard=False,
-    namespace="nn",
-    doc="""Rows of ``weight`` ``(V, D)`` at integer ``indices``: shape ``(*indices.shape, D)``.
-
-    The gradient of a row picked several times is the sum of its contributions
-    (:func:`embedding_backward`); the row ``padding_idx`` gets none.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> weight = plugrad.tensor([[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]], requires_grad=True)
-    >>> rows = plugrad.ops.embedding(weight, plugrad.tensor([[2, 0], [2, 2]]))
-    >>> rows.shape
-    (2, 2, 2)
-    >>> rows.sum().backward()
-    >>> weight.grad
-    tensor([[1., 1.],
-            [0., 0.],
-            [3., 3.]])
-    """,
-).vjp(_embedding_grad, None)
+embedding = nn_op("embedding", _embedding_kernel, vjp=(_embedding_grad, None), saves=("indices",),
+                  doc="Rows of ``weight`` (V, D) at integer ``indices``: ``(*indices.shape, D)``.")
 
 
 def _embedding_backward_with(scatter_add: Any) -> Any:
@@ -700,8 +464,8 @@ def _embedding_backward_with(scatter_add: Any) -> Any:
 
 # The standard has no scatter-add: the generic indexing gradient sums the rows sent to
 # each index with a sort and a segment sum; NumPy has a kernel of its own.
-_embedding_backward_kernel = _embedding_backward_with(_scatter_add_generic)
-_embedding_backward_numpy = _embedding_backward_with(_scatter_add_numpy)
+_embedding_backward_kernel = _embedding_backward_with(scatter_add_generic)
+_embedding_backward_numpy = _embedding_backward_with(scatter_add_numpy)
 
 
 def _embedding_backward_grad(
@@ -713,45 +477,15 @@ def _embedding_backward_grad(
     return xp.where(xp.expand_dims(indices == padding_idx, axis=-1), 0.0, picked)
 
 
-embedding_backward = op(
-    "embedding_backward",
-    _embedding_backward_kernel,
-    kernels={"numpy": _embedding_backward_numpy},
-    saves=("indices",),
-    standard=False,
-    namespace="nn",
-    doc="""The gradient of :func:`embedding` with respect to its weight (``(V, D)``).
+embedding_backward = nn_op("embedding_backward", _embedding_backward_kernel,
+                           kernels={"numpy": _embedding_backward_numpy},
+                           vjp=(_embedding_backward_grad, None),
+                           doc="The gradient of :func:`embedding` with respect to its weight.")
 
-    Row ``v`` is the sum of the rows of ``g`` (``(*indices.shape, D)``) whose
-    index is ``v``: repeated indices accumulate. Row ``padding_idx`` is 0.
 
-    Examples
-    --------
-    >>> import plugrad
-    >>> g = plugrad.tensor([[1.0, 1.0], [2.0, 2.0], [4.0, 4.0]])
-    >>> plugrad.ops.embedding_backward(g, plugrad.tensor([1, 0, 1]), num_embeddings=3)
-    tensor([[2., 2.],
-            [5., 5.],
-            [0., 0.]])
-    """,
-).vjp(_embedding_backward_grad, None)
+# fmt: on
 
 
 @hookimpl
 def plugrad_ops() -> list[OpDef]:
-    return [
-        erfc,
-        linear,
-        relu,
-        sigmoid,
-        gelu,
-        softmax,
-        log_softmax,
-        logsumexp,
-        cross_entropy,
-        binary_cross_entropy_with_logits,
-        layer_norm,
-        dropout,
-        embedding,
-        embedding_backward,
-    ]
+    return collect_ops(globals())

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from plugrad.hookspecs import hookimpl
-from plugrad.opdef import OpDef, op
+from plugrad.opdef import OpDef, collect_ops, op
 
 
 def _unique_all(xp: Any, x: Any, /) -> tuple[Any, ...]:
@@ -22,76 +22,6 @@ def _unique_all(xp: Any, x: Any, /) -> tuple[Any, ...]:
     return values, xp.take(order, start), inverse, stop - start
 
 
-def _unique_all_native(xp: Any, x: Any, /) -> tuple[Any, ...]:
-    return tuple(xp.unique_all(x))
-
-
-unique_all = op(
-    "unique_all",
-    _unique_all,
-    kernels={"numpy": _unique_all_native},
-    output_names=("values", "indices", "inverse_indices", "counts"),
-    differentiable=False,
-    doc="""The unique elements of ``x``, with first indices, inverse indices and counts.
-
-    Returns a named tuple ``(values, indices, inverse_indices, counts)``.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> result = plugrad.unique_all(plugrad.tensor([2.0, 1.0, 2.0]))
-    >>> result.values
-    tensor([1., 2.])
-    >>> result.inverse_indices
-    tensor([1, 0, 1])
-    """,
-)
-
-unique_counts = op(
-    "unique_counts",
-    lambda xp, x, /: tuple(xp.unique_counts(x)),
-    output_names=("values", "counts"),
-    differentiable=False,
-    doc="""The unique elements of ``x`` and how often each occurs: ``(values, counts)``.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.unique_counts(plugrad.tensor([2.0, 1.0, 2.0])).counts
-    tensor([1, 2])
-    """,
-)
-
-unique_inverse = op(
-    "unique_inverse",
-    lambda xp, x, /: tuple(xp.unique_inverse(x)),
-    output_names=("values", "inverse_indices"),
-    differentiable=False,
-    doc="""The unique elements of ``x`` and, for each element, its index among them.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.unique_inverse(plugrad.tensor([2.0, 1.0, 2.0])).inverse_indices
-    tensor([1, 0, 1])
-    """,
-)
-
-unique_values = op(
-    "unique_values",
-    lambda xp, x, /: xp.unique_values(x),
-    differentiable=False,
-    doc="""The unique elements of ``x``, sorted.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.unique_values(plugrad.tensor([2.0, 1.0, 2.0]))
-    tensor([1., 2.])
-    """,
-)
-
-
 def _isin(xp: Any, x1: Any, x2: Any, /, *, invert: bool = False) -> Any:
     # Compare every element with every test element: O(x1.size * x2.size) memory.
     flat = xp.reshape(xp.asarray(x2), (-1,))
@@ -99,26 +29,30 @@ def _isin(xp: Any, x1: Any, x2: Any, /, *, invert: bool = False) -> Any:
     return xp.logical_not(found) if invert else found
 
 
-def _isin_numpy(xp: Any, x1: Any, x2: Any, /, *, invert: bool = False) -> Any:
+# NumPy has both functions itself (faster); the standard has neither.
+def _unique_all_native(xp: Any, x: Any, /) -> tuple[Any, ...]:
+    return tuple(xp.unique_all(x))
+
+
+def _isin_native(xp: Any, x1: Any, x2: Any, /, *, invert: bool = False) -> Any:
     return xp.isin(x1, x2, invert=invert)
 
 
-isin = op(
-    "isin",
-    _isin,
-    kernels={"numpy": _isin_numpy},
-    differentiable=False,
-    doc="""Whether each element of ``x1`` occurs in ``x2`` (or not, with ``invert=True``).
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.isin(plugrad.tensor([1.0, 2.0, 3.0]), plugrad.tensor([3.0, 1.0]))
-    tensor([ True, False,  True])
-    """,
-)
+# fmt: off
+unique_all = op("unique_all", _unique_all, kernels={"numpy": _unique_all_native},
+                output_names=("values", "indices", "inverse_indices", "counts"),
+                differentiable=False, doc="Unique values, first and inverse indices, counts.")
+unique_counts = op("unique_counts(x, /)", output_names=("values", "counts"), differentiable=False,
+                   doc="The unique elements of ``x`` and how often each occurs.")
+unique_inverse = op("unique_inverse(x, /)", output_names=("values", "inverse_indices"),
+                    differentiable=False, doc="Unique values and each element's index among them.")
+unique_values = op("unique_values(x, /)", differentiable=False,
+                   doc="The unique elements of ``x``, sorted.")
+isin = op("isin", _isin, kernels={"numpy": _isin_native}, differentiable=False,
+          doc="Whether each element of ``x1`` occurs in ``x2`` (or not, with ``invert=True``).")
+# fmt: on
 
 
 @hookimpl
 def plugrad_ops() -> list[OpDef]:
-    return [unique_all, unique_counts, unique_inverse, unique_values, isin]
+    return collect_ops(globals())

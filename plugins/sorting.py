@@ -1,12 +1,21 @@
-"""Sorting functions of the Array API: ``sort`` has gradients, ``argsort`` does not."""
+"""Sorting functions of the Array API: ``sort`` has gradients, ``argsort`` does not.
+
+One row per op (examples: the "Sorting" section of the API reference). The
+Tensor methods ``x.sort()`` and ``x.topk(k)`` are PyTorch's: they return a
+named tuple ``(values, indices)``, where ``plugrad.sort`` returns the values.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from plugrad.errors import ShapeError
 from plugrad.hookspecs import hookimpl
-from plugrad.opdef import OpDef, op
-from plugrad.plugins.indexing import along_axis_key
+from plugrad.opdef import OpDef, collect_ops, op
+from plugrad.plugins._rules import along_axis_key, axis_slice, torch_axis, values_indices
+
+# The rows are aligned by hand, one op per statement.
+# fmt: off
 
 
 def _sort_grad(
@@ -20,47 +29,46 @@ def _sort_grad(
     return xp.scatter_add(g, key=key, shape=x.shape)
 
 
-sort = op(
-    "sort",
-    lambda xp, x, /, *, axis=-1, descending=False, stable=True: xp.sort(
-        x, axis=axis, descending=descending, stable=stable
-    ),
-    saves=("x",),
-    doc="""Sort along ``axis``, ascending unless ``descending=True``.
+def _sort_method(
+    xp: Any, x: Any, dim: int | None = None, descending: bool = False, *,
+    stable: bool = False, axis: int | None = None,
+) -> tuple[Any, Any]:
+    """PyTorch's ``x.sort(dim=-1, descending=False)``: the named tuple ``(values, indices)``."""
+    axis = torch_axis(dim, axis, -1)
+    if x.ndim == 0:
+        return values_indices["sort"](x * 1, xp.zeros((), dtype=xp.int64, device=x.device))
+    # NOTE: always stable: PyTorch's unstable order is one of the stable ones.
+    indices = xp.argsort(x, axis=axis, descending=descending, stable=True)
+    return values_indices["sort"](xp.take_along_axis(x, indices, axis=axis), indices)
 
-    The gradient of each sorted position flows back to the element that landed there.
 
-    Examples
-    --------
-    >>> import plugrad
-    >>> x = plugrad.tensor([3.0, 1.0, 2.0], requires_grad=True)
-    >>> y = plugrad.sort(x)
-    >>> y
-    tensor([1., 2., 3.], grad_fn=<SortBackward>)
-    >>> (y * plugrad.tensor([1.0, 10.0, 100.0])).sum().backward()
-    >>> x.grad
-    tensor([100.,   1.,  10.])
-    """,
-).vjp(_sort_grad)
+def _topk(
+    xp: Any, x: Any, k: int, dim: int = -1, largest: bool = True, sorted: bool = True
+) -> tuple[Any, Any]:
+    """PyTorch's ``x.topk(k, dim=-1, largest=True)``: the ``k`` largest (or smallest) elements.
 
-argsort = op(
-    "argsort",
-    lambda xp, x, /, *, axis=-1, descending=False, stable=True: xp.argsort(
-        x, axis=axis, descending=descending, stable=stable
-    ),
-    methods="argsort",
-    differentiable=False,
-    doc="""Indices that sort ``x`` along ``axis`` (stable by default). No gradient.
+    A named tuple ``(values, indices)``, in sorted order (also for ``sorted=False``).
+    """
+    if x.ndim == 0:
+        return _sort_method(xp, x)
+    order = xp.argsort(x, axis=dim, descending=largest, stable=True)
+    indices = order[axis_slice(x.ndim, dim, 0, k)]
+    if indices.shape[dim % x.ndim] != k:
+        raise ShapeError(
+            f"topk(): k={k} is out of range for dimension {dim} of length {x.shape[dim]}"
+        )
+    return values_indices["topk"](xp.take_along_axis(x, indices, axis=dim), indices)
 
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.argsort(plugrad.tensor([3.0, 1.0, 2.0]), descending=True)
-    tensor([0, 2, 1])
-    """,
-)
+
+sort = op("sort(x, /, *, axis=-1, descending=False, stable=True)", vjp=_sort_grad, saves=("x",),
+          methods={"sort": _sort_method, "topk": _topk},
+          doc="Sort along ``axis``; each sorted position's gradient goes back to its element.")
+argsort = op("argsort(x, /, *, axis=-1, descending=False, stable=True)", differentiable=False,
+             methods="argsort", doc="Indices that sort ``x`` along ``axis`` (stable by default).")
+
+# fmt: on
 
 
 @hookimpl
 def plugrad_ops() -> list[OpDef]:
-    return [sort, argsort]
+    return collect_ops(globals())

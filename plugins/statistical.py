@@ -1,17 +1,23 @@
 """Statistical functions of the Array API: reductions and cumulative reductions with gradients.
 
-Conventions (also in each docstring): ``max``/``min`` split the gradient
-evenly between tied extrema (PyTorch's ``amax``); ``prod`` and
-``cumulative_prod`` are exact where inputs are zero (no division by zero);
-``std`` has an infinite gradient where the standard deviation is 0. A
-``dtype=`` argument computes in that dtype; the gradient comes back in the
-input's dtype.
+One row per op (examples: the "Statistical" section of the API reference).
+Conventions: ``max``/``min`` split the gradient evenly between tied extrema
+(PyTorch's ``amax``); ``prod`` and ``cumulative_prod`` are exact where inputs
+are zero (no division by zero); ``std``'s gradient is 0 where the standard
+deviation is 0. A ``dtype=`` argument computes in that dtype; the gradient
+comes back in the input's dtype.
+
+The Tensor methods ``x.max(dim)``/``x.min(dim)`` and ``x.var()``/``x.std()``
+are PyTorch's: with ``dim``, the named tuple ``(values, indices)`` whose
+gradient goes to the index picked; the sample variance (``correction=1``) by
+default, where the functions follow the standard (``correction=0``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from plugrad.errors import ArgumentError
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
 from plugrad.plugins._rules import (
@@ -22,7 +28,55 @@ from plugrad.plugins._rules import (
     expand_reduced,
     normalize_axes,
     reverse_cumulative_sum,
+    torch_axis,
+    values_indices,
 )
+
+# The rows are aligned by hand, one op per statement.
+# fmt: off
+
+
+def _spread_method(name: str) -> Any:
+    def method(
+        xp: Any, x: Any, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False,
+        *, correction: float | None = None, axis: Any = None,
+    ) -> Any:
+        if isinstance(dim, bool):  # PyTorch's older x.std(unbiased)
+            dim, unbiased = None, dim
+        if unbiased is not None and correction is not None:
+            raise ArgumentError(f"{name}() got both unbiased= and correction=; pass only one")
+        if correction is None:
+            correction = 0 if unbiased is False else 1
+        function = xp.var if name == "var" else xp.std
+        return function(x, axis=torch_axis(dim, axis), correction=correction, keepdims=keepdim)
+
+    method.__doc__ = (
+        f"PyTorch's ``x.{name}(dim=None, unbiased=True, keepdim=False, *, correction=1)``: "
+        f"by default the sample {'variance' if name == 'var' else 'standard deviation'}."
+    )
+    return method
+
+
+def _extremum_method(name: str) -> Any:
+    def method(xp: Any, x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None) -> Any:
+        if hasattr(dim, "shape"):  # PyTorch's x.max(other): element-wise
+            return xp.maximum(x, dim) if name == "max" else xp.minimum(x, dim)
+        axis = torch_axis(dim, axis)
+        reduce = xp.max if name == "max" else xp.min
+        if axis is None:
+            return reduce(x)
+        pick = xp.argmax if name == "max" else xp.argmin
+        indices = pick(x, axis=axis, keepdims=True)
+        values = xp.take_along_axis(x, indices, axis=axis)
+        if not keepdim:
+            values, indices = xp.squeeze(values, axis=axis), xp.squeeze(indices, axis=axis)
+        return values_indices[name](values, indices)
+
+    method.__doc__ = (
+        f"PyTorch's ``x.{name}(dim=None, keepdim=False)``: the {name}imum of all elements, or "
+        f"with ``dim`` the named tuple ``(values, indices)`` (the gradient goes to the index)."
+    )
+    return method
 
 
 def _sum_grad(xp: Any, g: Any, ans: Any, x: Any, *, axis: Any, dtype: Any, keepdims: bool) -> Any:
@@ -30,52 +84,13 @@ def _sum_grad(xp: Any, g: Any, ans: Any, x: Any, *, axis: Any, dtype: Any, keepd
     return g if dtype is None else cast(xp, g, x.dtype)
 
 
-sum = op(
-    "sum(x, /, *, axis=None, dtype=None, keepdims=False)",
-    saves=(),
-    methods="sum",
-    doc="""Sum of the elements over ``axis`` (all axes by default).
+sum = op("sum(x, /, *, axis=None, dtype=None, keepdims=False)", vjp=_sum_grad, saves=(),
+         methods="sum", doc="Sum of the elements over ``axis`` (all axes by default).")
 
-    Parameters
-    ----------
-    x : Tensor
-    axis : int or tuple of int, optional
-    dtype : DType, optional
-        Accumulate and return in this dtype; the gradient keeps ``x``'s dtype.
-    keepdims : bool
-        Keep reduced axes as size-1 dimensions.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> x = plugrad.tensor([[1.0, 2.0], [3.0, 4.0]])
-    >>> plugrad.sum(x)
-    tensor(10.)
-    >>> plugrad.sum(x, axis=0)
-    tensor([4., 6.])
-    >>> plugrad.sum(x, dtype=plugrad.float64)
-    tensor(10., dtype=plugrad.float64)
-    """,
-).vjp(_sum_grad)
-
-mean = op(
-    "mean(x, /, *, axis=None, keepdims=False)",
-    saves=(),
-    methods="mean",
-    doc="""Arithmetic mean over ``axis`` (all axes by default).
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.mean(plugrad.tensor([[1.0, 2.0], [3.0, 4.0]]), axis=1, keepdims=True)
-    tensor([[1.5000],
-            [3.5000]])
-    """,
-).vjp(
-    lambda xp, g, ans, x, *, axis, keepdims: (
-        expand_reduced(xp, g, x.shape, axis, keepdims) / count(x.shape, axis)
-    ),
-)
+mean = op("mean(x, /, *, axis=None, keepdims=False)", saves=(), methods="mean",
+          vjp=lambda xp, g, ans, x, *, axis, keepdims: (
+              expand_reduced(xp, g, x.shape, axis, keepdims) / count(x.shape, axis)),
+          doc="Arithmetic mean over ``axis`` (all axes by default).")
 
 
 def _prod_grad(xp: Any, g: Any, ans: Any, x: Any, *, axis: Any, dtype: Any, keepdims: bool) -> Any:
@@ -95,24 +110,8 @@ def _prod_grad(xp: Any, g: Any, ans: Any, x: Any, *, axis: Any, dtype: Any, keep
     return grad if dtype is None else cast(xp, grad, x.dtype)
 
 
-prod = op(
-    "prod(x, /, *, axis=None, dtype=None, keepdims=False)",
-    methods="prod",
-    doc="""Product of the elements over ``axis`` (all axes by default).
-
-    The gradient is exact where elements are zero: with one zero, it is the
-    product of the others there and 0 elsewhere; with two or more, 0. (Second
-    derivatives are exact unless a reduced slice holds two or more zeros.)
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> x = plugrad.tensor([2.0, 0.0, 3.0], requires_grad=True)
-    >>> plugrad.prod(x).backward()
-    >>> x.grad
-    tensor([0., 6., 0.])
-    """,
-).vjp(_prod_grad)
+prod = op("prod(x, /, *, axis=None, dtype=None, keepdims=False)", vjp=_prod_grad, methods="prod",
+          doc="Product of the elements over ``axis``; the gradient is exact where elements are 0.")
 
 
 def _var_grad(xp: Any, g: Any, ans: Any, x: Any, *, axis: Any, correction: Any, keepdims: bool):
@@ -121,19 +120,9 @@ def _var_grad(xp: Any, g: Any, ans: Any, x: Any, *, axis: Any, correction: Any, 
     return g * (x - xp.mean(x, axis=axis, keepdims=True))
 
 
-var = op(
-    "var(x, /, *, axis=None, correction=0.0, keepdims=False)",
-    doc="""Variance over ``axis``; ``correction=1`` gives the unbiased (sample) variance.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.var(plugrad.tensor([1.0, 2.0, 3.0, 4.0]))
-    tensor(1.2500)
-    >>> plugrad.var(plugrad.tensor([1.0, 2.0, 3.0, 4.0]), correction=1)
-    tensor(1.6667)
-    """,
-).vjp(_var_grad)
+var = op("var(x, /, *, axis=None, correction=0.0, keepdims=False)", vjp=_var_grad,
+         methods={"var": _spread_method("var")},
+         doc="Variance over ``axis``; ``correction=1`` gives the unbiased (sample) variance.")
 
 
 def _std_grad(xp: Any, g: Any, ans: Any, x: Any, *, axis: Any, correction: Any, keepdims: bool):
@@ -147,19 +136,9 @@ def _std_grad(xp: Any, g: Any, ans: Any, x: Any, *, axis: Any, correction: Any, 
     return xp.where(constant, 0.0, g * centered / scale)
 
 
-std = op(
-    "std(x, /, *, axis=None, correction=0.0, keepdims=False)",
-    doc="""Standard deviation over ``axis``; ``correction=1`` for the sample standard deviation.
-
-    The gradient is not finite where the standard deviation is 0.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.std(plugrad.tensor([1.0, 3.0]))
-    tensor(1.)
-    """,
-).vjp(_std_grad)
+std = op("std(x, /, *, axis=None, correction=0.0, keepdims=False)", vjp=_std_grad,
+         methods={"std": _spread_method("std")},
+         doc="Standard deviation over ``axis``; ``correction=1`` for the sample one.")
 
 
 def _extremum_grad(xp: Any, g: Any, ans: Any, x: Any, *, axis: Any, keepdims: bool) -> Any:
@@ -171,37 +150,13 @@ def _extremum_grad(xp: Any, g: Any, ans: Any, x: Any, *, axis: Any, keepdims: bo
     return g * hit / xp.sum(hit, axis=axes, keepdims=True)
 
 
-max = op(
-    "max(x, /, *, axis=None, keepdims=False)",
-    methods="amax",
-    doc="""Maximum over ``axis`` (all axes by default).
+max = op("max(x, /, *, axis=None, keepdims=False)", vjp=_extremum_grad,
+         methods={"amax": None, "max": _extremum_method("max")},
+         doc="Maximum over ``axis`` (all axes by default); tied maxima share the gradient.")
 
-    Tied maxima share the gradient equally.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> x = plugrad.tensor([1.0, 3.0, 3.0], requires_grad=True)
-    >>> plugrad.max(x).backward()
-    >>> x.grad
-    tensor([0.0000, 0.5000, 0.5000])
-    """,
-).vjp(_extremum_grad)
-
-min = op(
-    "min(x, /, *, axis=None, keepdims=False)",
-    methods="amin",
-    doc="""Minimum over ``axis`` (all axes by default).
-
-    Tied minima share the gradient equally.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.min(plugrad.tensor([[1.0, -3.0], [0.5, 2.0]]), axis=0)
-    tensor([ 0.5000, -3.0000])
-    """,
-).vjp(_extremum_grad)
+min = op("min(x, /, *, axis=None, keepdims=False)", vjp=_extremum_grad,
+         methods={"amin": None, "min": _extremum_method("min")},
+         doc="Minimum over ``axis`` (all axes by default); tied minima share the gradient.")
 
 
 def _cumulative_axis(x: Any, axis: int | None) -> int:
@@ -219,21 +174,9 @@ def _cumulative_sum_grad(
     return grad if dtype is None else cast(xp, grad, x.dtype)
 
 
-cumulative_sum = op(
-    "cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False)",
-    methods=("cumulative_sum", "cumsum"),
-    saves=(),
-    doc="""Cumulative sum along ``axis`` (optional for 1-D); ``include_initial`` prepends a 0.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.cumulative_sum(plugrad.tensor([1.0, 2.0, 3.0]))
-    tensor([1., 3., 6.])
-    >>> plugrad.cumulative_sum(plugrad.tensor([1.0, 2.0, 3.0]), include_initial=True)
-    tensor([0., 1., 3., 6.])
-    """,
-).vjp(_cumulative_sum_grad)
+cumulative_sum = op("cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False)",
+                    vjp=_cumulative_sum_grad, saves=(), methods=("cumulative_sum", "cumsum"),
+                    doc="Cumulative sum along ``axis``; ``include_initial`` prepends a 0.")
 
 
 def _cumulative_prod_grad(
@@ -259,26 +202,11 @@ def _cumulative_prod_grad(
     return grad if dtype is None else cast(xp, grad, x.dtype)
 
 
-cumulative_prod = op(
-    "cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False)",
-    methods=("cumulative_prod", "cumprod"),
-    doc="""Cumulative product along ``axis`` (optional for 1-D); ``include_initial`` prepends a 1.
+cumulative_prod = op("cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False)",
+                     vjp=_cumulative_prod_grad, methods=("cumulative_prod", "cumprod"),
+                     doc="Cumulative product along ``axis``; ``include_initial`` prepends a 1.")
 
-    The gradient is exact where elements are zero (its derivative, the second
-    derivative, is not where the input has zeros).
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> x = plugrad.tensor([2.0, 0.0, 3.0], requires_grad=True)
-    >>> y = plugrad.cumulative_prod(x)
-    >>> y
-    tensor([2., 0., 0.], grad_fn=<CumulativeProdBackward>)
-    >>> y.sum().backward()
-    >>> x.grad
-    tensor([1., 8., 0.])
-    """,
-).vjp(_cumulative_prod_grad)
+# fmt: on
 
 
 @hookimpl

@@ -1,42 +1,24 @@
-"""Utility functions of the Array API: truth tests (no gradients) and ``diff``."""
+"""Utility functions of the Array API: truth tests (no gradients) and ``diff``.
+
+One row per op (examples: the "Utility" section of the API reference). ``diff``'s
+``prepend`` and ``append`` tensors receive gradients too.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from plugrad.hookspecs import hookimpl
-from plugrad.opdef import OpDef, op
+from plugrad.opdef import OpDef, collect_ops, op
 from plugrad.plugins._rules import axis_slice
 
-all = op(
-    "all",
-    lambda xp, x, /, *, axis=None, keepdims=False: xp.all(x, axis=axis, keepdims=keepdims),
-    methods="all",
-    differentiable=False,
-    doc="""Test whether all elements along ``axis`` are true (non-zero).
+# The rows are aligned by hand, one op per statement.
+# fmt: off
 
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.all(plugrad.tensor([1.0, 2.0]) > 0)
-    tensor(True)
-    """,
-)
-
-any = op(
-    "any",
-    lambda xp, x, /, *, axis=None, keepdims=False: xp.any(x, axis=axis, keepdims=keepdims),
-    methods="any",
-    differentiable=False,
-    doc="""Test whether any element along ``axis`` is true (non-zero).
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.any(plugrad.tensor([1.0, 2.0]) > 1.5)
-    tensor(True)
-    """,
-)
+all = op("all(x, /, *, axis=None, keepdims=False)", differentiable=False, methods="all",
+         doc="Test whether all elements along ``axis`` are true (non-zero).")
+any = op("any(x, /, *, axis=None, keepdims=False)", differentiable=False, methods="any",
+         doc="Test whether any element along ``axis`` is true (non-zero).")
 
 
 def _diff_adjoint(xp: Any, g: Any, axis: int, n: int) -> Any:
@@ -80,27 +62,13 @@ def _diff(xp: Any, x: Any, /, *, axis: int = -1, n: int = 1, prepend=None, appen
     return xp.diff(x, axis=axis, n=n, **ends)
 
 
-diff = op(
-    "diff",
-    _diff,
-    inputs=("x", "prepend", "append"),
-    saves=(),
-    doc="""The ``n``-th discrete difference ``x[i + 1] - x[i]`` along ``axis``.
+diff = op("diff", _diff, inputs=("x", "prepend", "append"), saves=(),
+          vjp=(_diff_grad("x"), _diff_grad("prepend"), _diff_grad("append")),
+          doc="The ``n``-th difference ``x[i + 1] - x[i]`` along ``axis``, after joining the ends.")
 
-    ``prepend`` and ``append`` (tensors) are joined to ``x`` along ``axis``
-    first; they receive gradients too.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.diff(plugrad.tensor([1.0, 4.0, 9.0, 16.0]))
-    tensor([3., 5., 7.])
-    >>> plugrad.diff(plugrad.tensor([1.0, 4.0, 9.0, 16.0]), n=2)
-    tensor([2., 2.])
-    """,
-).vjp(_diff_grad("x"), _diff_grad("prepend"), _diff_grad("append"))
+# fmt: on
 
 
 @hookimpl
 def plugrad_ops() -> list[OpDef]:
-    return [all, any, diff]
+    return collect_ops(globals())

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, settings
 
 if importlib.util.find_spec("jax") is not None:
     # The suites check gradients in float64, which JAX has only with 64-bit types on;
@@ -18,6 +20,20 @@ if importlib.util.find_spec("jax") is not None:
 
 import plugrad
 from plugrad.testing import backends_left_out, backends_under_test
+
+# Random-program tests without their own ``@settings(max_examples=...)`` run this many
+# programs: bounded, the same ones each run, so CI stays fast and reproducible. The
+# "thorough" profile (PLUGRAD_HYPOTHESIS_PROFILE=thorough, or pytest's
+# --hypothesis-profile=thorough) runs many more, freshly drawn each time.
+settings.register_profile(
+    "ci",
+    max_examples=40,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile("thorough", max_examples=2000, deadline=None)
+settings.load_profile(os.environ.get("PLUGRAD_HYPOTHESIS_PROFILE", "ci"))
 
 Program = Callable[..., plugrad.Tensor]
 

@@ -101,7 +101,8 @@ def _returns(op: Any, result_types: dict[str, str]) -> str:
 
 def _parameter(op: Any, p: inspect.Parameter) -> str:
     kernel = op.signature.parameters.get(p.name) if op.signature is not None else None
-    declared = None if kernel is None else kernel.annotation
+    # A method with a meaning of its own (an adapter) has parameters the kernel lacks.
+    declared = p.annotation if kernel is None else kernel.annotation
     if p.name in op.input_names:
         sequence = getattr(op, "sequence_kind", None) == "sequence"
         kind = "Sequence[TensorLike]" if sequence else "TensorLike"
@@ -161,7 +162,8 @@ def _define(
     op = function.__op__  # type: ignore[attr-defined]
     indent = "    " if method else ""
     params = _parameters(function, op, method)
-    returns = _returns(op, result_types)
+    annotation = inspect.signature(function).return_annotation
+    returns = _annotation(annotation, "") or _returns(op, result_types)
     one_line = f"{indent}def {name}({', '.join(params)}) -> {returns}:"
     if len(one_line) <= LINE:
         head = one_line + "\n"

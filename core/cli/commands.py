@@ -146,12 +146,61 @@ def _kernel_entry(op: str, backend: _inventory.BackendInfo) -> dict[str, Any]:
     }
 
 
+#: The widest line ``plugrad info`` prints (tables are split and text wrapped to fit).
+WIDTH = 100
+
+
 def _kernel_cell(entry: dict[str, Any]) -> str:
-    if entry["kind"] is None:
-        return "(backend unavailable)"
-    if entry["kind"] == "generic":
-        return "generic"
-    return f"{entry['kind']}: {entry['function']} ({entry['plugin']})"
+    """The table's short word for the kernel that serves an op on a backend."""
+    return "generic" if entry["kind"] == "generic" else str(entry["kind"])
+
+
+def _kernels_table(report: dict[str, Any]) -> list[str]:
+    """The ``--ops`` table, its columns split into blocks that fit :data:`WIDTH`.
+
+    Unavailable backends get no column (the Backends list says why), and a kernel
+    other than the generic one is a short word in the table, named in full below it.
+    """
+    backends = [b["name"] for b in report["backends"] if b["available"]]
+    unavailable = [b["name"] for b in report["backends"] if not b["available"]]
+    lines = [
+        "",
+        "Kernels (which kernel computes each op on each available backend; generic: the op's",
+        "generic kernel, op: the op's own kernel for that backend, backend: the backend's",
+        "kernel, override: a plugin's kernel from plugrad_kernels()):",
+    ]
+    names = list(report["ops"])
+    first = max(len(n) for n in ["op", *names])
+    width = {b: max(len(b), 8) for b in backends}
+    blocks: list[list[str]] = [[]]
+    used = 2 + first
+    for b in backends:
+        if blocks[-1] and used + 2 + width[b] > WIDTH:
+            blocks.append([])
+            used = 2 + first
+        blocks[-1].append(b)
+        used += 2 + width[b]
+    for index, block in enumerate(blocks):
+        if index:
+            lines.append("")
+        rows = [["op", *block]]
+        rows += [[n, *(_kernel_cell(report["ops"][n][b]) for b in block)] for n in names]
+        for row in rows:
+            cells = [row[0].ljust(first), *(c.ljust(width[b]) for c, b in zip(row[1:], block))]
+            lines.append("  " + "  ".join(cells).rstrip())
+    special = [
+        f"{n} on {b}: {entry['kind']} kernel {entry['function']} ({entry['plugin']})"
+        for n in names
+        for b in backends
+        if (entry := report["ops"][n][b])["kind"] != "generic"
+    ]
+    if special:
+        lines += ["", "Kernels other than the generic one:"]
+        for text in special:
+            lines += textwrap.wrap(text, WIDTH, initial_indent="  ", subsequent_indent="      ")
+    if unavailable:
+        lines += ["", f"Not in the table (unavailable): {', '.join(unavailable)}"]
+    return lines
 
 
 def format_report(report: dict[str, Any]) -> str:
@@ -174,7 +223,8 @@ def format_report(report: dict[str, Any]) -> str:
             detail = f"devices: {', '.join(b['devices'])}"
         else:
             state, detail = "unavailable", b["reason"]
-        lines.append(f"  {b['name']}  [{state}]  {detail}  (plugin {b['plugin']})")
+        text = f"{b['name']}  [{state}]  {detail}  (plugin {b['plugin']})"
+        lines += textwrap.wrap(text, WIDTH, initial_indent="  ", subsequent_indent="      ")
     lines += ["", "Plugins:"]
     for p in report["plugins"]:
         origin = " ".join(filter(None, (p["distribution"], p["version"]))) or "unknown distribution"
@@ -193,23 +243,16 @@ def format_report(report: dict[str, Any]) -> str:
         if p["methods"]:
             parts.append(f"Tensor methods: {', '.join(p['methods'])}")
         for part in parts or ["contributes nothing"]:
-            lines += textwrap.wrap(part, 96, initial_indent="    ", subsequent_indent="      ")
+            lines += textwrap.wrap(part, WIDTH, initial_indent="    ", subsequent_indent="      ")
     lines += ["", "Failed plugins:"]
     for p in report["failed"]:
         origin = " ".join(filter(None, (p["distribution"], p["version"]))) or "unknown distribution"
         lines.append(f"  {p['name']}  ({origin})")
-        lines += textwrap.wrap(p["reason"], 96, initial_indent="    ", subsequent_indent="    ")
+        lines += textwrap.wrap(p["reason"], WIDTH, initial_indent="    ", subsequent_indent="    ")
     if not report["failed"]:
         lines.append("  none")
     if "ops" in report:
-        backends = [b["name"] for b in report["backends"]]
-        rows = [["op", *backends]]
-        for op, per_backend in report["ops"].items():
-            rows.append([op, *(_kernel_cell(per_backend[b]) for b in backends)])
-        widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-        lines += ["", "Kernels (which kernel computes each op on each backend):"]
-        for row in rows:
-            lines.append("  " + "  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
+        lines += _kernels_table(report)
     return "\n".join(lines)
 
 

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import math
 import operator
+import re
 from collections.abc import Callable
 from typing import Any
 
+from .. import checking as _checking
 from ..errors import CompileError
-from ..tensor import _wrap
+from ..grad_mode import _state as _grad_state
+from ..tensor import Tensor, _wrap
 from .plan import Plan, Ref, Step
 
 __all__ = ["MISS", "build", "source_of"]
@@ -104,7 +107,12 @@ def render(step: Step, literal: _Literal) -> str:
     raise ValueError(f"unknown step kind {kind!r}")
 
 
-def _with_releases(plan: Plan, lines: list[str]) -> list[str]:
+def _with_releases(
+    plan: Plan,
+    lines: list[str],
+    inlined: set[str] | frozenset[str] = frozenset(),
+    moved: dict[int, int] | None = None,
+) -> list[str]:
     """``lines`` with each value deleted after the statement that uses it last.
 
     Straight-line code would otherwise keep every intermediate array until it
@@ -112,12 +120,14 @@ def _with_releases(plan: Plan, lines: list[str]) -> list[str]:
     engine (and hand-written code) frees them.
     """
     last_use: dict[str, int] = {}
+    moved = moved or {}
     for index, step in enumerate(plan.steps):
         if step.out is not None:
             last_use.setdefault(step.out, index)
+        at = moved.get(index, index)
         for name in step.uses():
-            last_use[name] = index
-    kept = set(plan.output_refs)
+            last_use[name] = max(at, last_use.get(name, at))
+    kept = set(plan.output_refs) | inlined
     released: dict[int, list[str]] = {}
     for name, index in last_use.items():
         if name not in kept:
@@ -131,11 +141,57 @@ def _with_releases(plan: Plan, lines: list[str]) -> list[str]:
     return result
 
 
+def _inline_wraps(plan: Plan, lines: list[str]) -> tuple[list[str], str, set[str], dict[int, int]]:
+    """Lines where a Tensor made for one use is made in that use (``p._grad = _wrap(...)``).
+
+    Returns the lines (a merged one left empty), the output expression, the
+    names that are no longer assigned, and where each merged line went.
+    """
+    inlined: set[str] = set()
+    moved: dict[int, int] = {}
+    uses: dict[str, int] = {}
+    for step in plan.steps:
+        for name in step.uses():
+            uses[name] = uses.get(name, 0) + 1
+    output = plan.output
+    lines = list(lines)
+    steps = plan.steps
+    for index, step in enumerate(steps):
+        name = step.out
+        if not (
+            step.kind == "text"
+            and name is not None
+            and type(step.target) is str
+            and step.target.startswith("_wrap(")
+        ):
+            continue
+        expression = lines[index].partition(" = ")[2]
+        pattern = re.compile(rf"\b{name}\b")
+        if uses.get(name, 0) == 0 and output == name:
+            output, lines[index] = expression, ""
+            inlined.add(name)
+            moved[index] = len(steps)
+        elif (
+            uses.get(name, 0) == 1
+            and name not in plan.output_refs
+            and index + 1 < len(steps)
+            and name in steps[index + 1].uses()
+        ):
+            lines[index + 1] = pattern.sub(lambda _, e=expression: e, lines[index + 1], count=1)
+            lines[index] = ""
+            inlined.add(name)
+            moved[index] = index + 1
+    return lines, output, inlined, moved
+
+
 def source_of(plan: Plan, name: str = "replay") -> tuple[str, dict[str, Any]]:
     """The source of ``plan`` as a function ``name(L, F)`` and the globals it needs."""
     constants = dict(plan.constants)
     literal = _Literal(constants)
-    body = _with_releases(plan, [render(step, literal) for step in plan.steps])
+    lines, output, inlined, moved = _inline_wraps(
+        plan, [render(step, literal) for step in plan.steps]
+    )
+    body = [line for line in _with_releases(plan, lines, inlined, moved) if line]
     lines = [f"def {name}(L, F):"]
     if plan.guards:
         lines.append("    if not (")
@@ -144,12 +200,15 @@ def source_of(plan: Plan, name: str = "replay") -> tuple[str, dict[str, Any]]:
         lines.append("    ):")
         lines.append("        return MISS")
     lines += ["    " + line for line in body]
-    lines.append(f"    return {plan.output}")
+    lines.append(f"    return {output}")
     scope: dict[str, Any] = {
         "MISS": MISS,
         "_wrap": _wrap,
         "_op": operator,
         "CompileError": CompileError,
+        "Tensor": Tensor,
+        "_grad_state": _grad_state,
+        "_checking": _checking,
     }
     scope.update(plan.namespaces)
     scope.update(constants)

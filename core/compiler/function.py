@@ -9,10 +9,11 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import checking as _checking
+from .. import registry as _registry
 from ..errors import CompileError, CompileWarning, GraphBreakError
 from ..grad_mode import _state
 from ..tensor import Tensor
-from . import codegen, passes
+from . import checks, codegen, passes
 from .tracer import Tracer, capture_lock
 
 __all__ = ["CompiledFunction", "compile"]
@@ -21,13 +22,18 @@ _TENSOR = object()
 _EAGER = "eager"
 
 
+#: Most tensor arguments a plan checks itself, so that a call can skip the signature.
+_MOST_CHECKED_ARGUMENTS = 8
+
+
 class _Entry:
     """The plans of one signature (several when free tensors differ), or the eager fallback."""
 
     __slots__ = ("plans", "reason")
 
     def __init__(self) -> None:
-        self.plans: list[tuple[Callable[..., Any], tuple[Any, ...], str, Any]] = []
+        #: (replay, free tensors, source, plan, whether replay checks the arguments itself)
+        self.plans: list[tuple[Callable[..., Any], tuple[Any, ...], str, Any, bool]] = []
         self.reason: str | None = None
 
 
@@ -59,6 +65,9 @@ class CompiledFunction:
         self.cache_size = cache_size
         self.optimize = bool(optimize)
         self._cache: OrderedDict[Any, _Entry] = OrderedDict()
+        # The plan that ran last, when it checks its arguments itself: tried before the
+        # signature is computed (it is the most recently used, so the LRU order holds).
+        self._last: tuple[Callable[..., Any], tuple[Any, ...]] | None = None
         #: How many captures ran (a test and a user can see re-captures).
         self.captures = 0
         functools.update_wrapper(self, fn)  # type: ignore[arg-type]
@@ -66,6 +75,11 @@ class CompiledFunction:
     # -- calling ---------------------------------------------------------------------------
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        last = self._last
+        if last is not None and not kwargs:
+            result = last[0](args, last[1])
+            if result is not codegen.MISS:
+                return result
         leaves: list[Tensor] = []
         key = _signature(args, kwargs, leaves)
         cache = self._cache
@@ -74,17 +88,24 @@ class CompiledFunction:
             cache.move_to_end(key)
             if entry.reason is not None:
                 return self.fn(*args, **kwargs)
-            for replay, free, _, _ in entry.plans:
+            for replay, free, _, _, checks_arguments in entry.plans:
                 result = replay(leaves, free)
                 if result is not codegen.MISS:
+                    self._last = (replay, free) if checks_arguments else None
                     return result
         return self._capture(key, entry, args, kwargs, leaves)
 
     def _capture(
         self, key: Any, entry: _Entry | None, args: Any, kwargs: Any, leaves: list[Tensor]
     ) -> Any:
-        if _checking._enabled:
+        checking = _checking._enabled
+        if checking and not (self.optimize and _registry._state.plan_passes):
             return self._eager_in_checking_mode(key, args, kwargs)
+        if checking:
+            # Plan passes are plugins, checked on the first replay of each plan: capture
+            # (the checks of kernels and rules read values, which a capture cannot).
+            with capture_lock, _checking.checking(False):
+                return self._capture(key, entry, args, kwargs, leaves)
         with capture_lock:
             tracer = Tracer(leaves, self.fullgraph)
             tracer.install()
@@ -96,6 +117,7 @@ class CompiledFunction:
                 tracer.uninstall()
                 tracer.restore_arrays(locals().get("result"))
         self.captures += 1
+        self._last = None
         if entry is None:
             entry = _Entry()
             self._cache[key] = entry
@@ -114,11 +136,20 @@ class CompiledFunction:
                 stacklevel=3,
             )
             return result
+        if tracer.discard is not None:
+            return result
         plan = tracer.plan(output)
+        checks_arguments = not kwargs and _checks_arguments(plan, args, key[-1])
+        rewrites: list[tuple[str, Any]] | None = [] if key[-1] else None  # checking mode
         if self.optimize:
-            plan = passes.run_passes(plan)
+            plan = passes.run_passes(plan, rewrites)
         replay, source = codegen.build(plan, f"<plugrad compiled {self._name()}>")
-        entry.plans.append((replay, tuple(plan.free), source, plan))
+        if rewrites is not None and len(rewrites) > 1:
+            replay = checks.first_replay_checked(
+                rewrites, tracer.host_calls, f"<plugrad compiled {self._name()}>"
+            )
+            checks_arguments = False
+        entry.plans.append((replay, tuple(plan.free), source, plan, checks_arguments))
         if len(entry.plans) > self.cache_size:
             del entry.plans[0]
         return result
@@ -174,6 +205,7 @@ class CompiledFunction:
     def cache_clear(self) -> None:
         """Forget every plan; the next call captures again."""
         self._cache.clear()
+        self._last = None
 
     @property
     def cache_len(self) -> int:
@@ -209,6 +241,39 @@ def _signature(args: tuple[Any, ...], kwargs: dict[str, Any], leaves: list[Tenso
         if len(set(ids)) != len(ids):
             parts.append(("aliases", tuple(ids.index(i) for i in ids)))
     return (tuple(parts), _state.enabled, _checking._enabled)
+
+
+def _checks_arguments(plan: Any, args: tuple[Any, ...], checking: bool) -> bool:
+    """Add to ``plan`` the guards that make its signature check redundant, if it can have them.
+
+    When every argument is a tensor (the common case: ``step(x, y)``), the
+    signature is what the replayed code can check at less cost: the number of
+    arguments, each one's shape, dtype, device, ``requires_grad`` and whether it
+    has a graph, which of them are the same tensor, grad mode and checking mode.
+    With these guards the plan may run before the signature is computed.
+    """
+    if not 0 < len(args) <= _MOST_CHECKED_ARGUMENTS or not all(isinstance(a, Tensor) for a in args):
+        return False
+    constants = plan.constants
+    guards = [f"len(L) == {len(args)}", "_grad_state.enabled is " + str(_state.enabled)]
+    guards.append(f"_checking._enabled is {checking}")
+    for index, tensor in enumerate(args):
+        array = tensor._array
+        dtype, device = f"arg_dtype_{index}", f"arg_device_{index}"
+        constants[dtype], constants[device] = array.dtype, tensor._device
+        aliases = "".join(
+            f" and a{index} {'is' if tensor is args[other] else 'is not'} a{other}"
+            for other in range(index)
+        )
+        guards.append(
+            f"isinstance(a{index} := L[{index}], Tensor) and "
+            f"(r{index} := a{index}._array).shape == {tuple(array.shape)!r} and "
+            f"r{index}.dtype == {dtype} and a{index}._device is {device} and "
+            f"a{index}._requires_grad is {tensor._requires_grad} and "
+            f"a{index}._edge is {'' if tensor._edge is None else 'not '}None{aliases}"
+        )
+    plan.guards[:0] = guards
+    return True
 
 
 def _describe(value: Any, leaves: list[Tensor], where: Any) -> Any:

@@ -9,13 +9,20 @@ from __future__ import annotations
 import dataclasses
 import warnings
 from collections.abc import Callable
+from typing import Any
 
 from .. import plugin_tables as _plugin_tables
 from .. import registry as _registry
 from ..errors import CompileWarning
-from .plan import Plan, Step
+from .plan import Plan, Ref, Step
 
-__all__ = ["eliminate_dead_code", "fold_constants", "run_passes"]
+__all__ = [
+    "compute_in_place",
+    "drop_multiplications_by_one",
+    "eliminate_dead_code",
+    "fold_constants",
+    "run_passes",
+]
 
 PlanPass = Callable[[Plan], Plan]
 
@@ -89,13 +96,228 @@ def _only_reads(step: Step, folded: dict) -> bool:
     )
 
 
-def run_passes(plan: Plan) -> Plan:
+#: Names of a multiplication, as a step spells it.
+_MULTIPLY = ("*", "xp.multiply", "rxp.multiply")
+
+
+def drop_multiplications_by_one(plan: Plan) -> Plan:
+    """Read ``x`` where the plan computes ``1 * x`` (the backward seed times a first rule).
+
+    The engine starts a backward pass from ``ones_like(loss)`` and the first
+    rule multiplies by it. For real numbers ``1 * x`` is ``x`` bit for bit, so
+    the product is dropped when it has the shape and dtype of ``x`` and nothing
+    could tell the two apart: every step that reads it makes a new array from
+    it, it is not returned, and nothing writes into ``x`` before those reads.
+    """
+    readers: dict[str, list[int]] = {}
+    for index, step in enumerate(plan.steps):
+        for name in step.uses():
+            readers.setdefault(name, []).append(index)
+    escaping = set(plan.output_refs)
+    steps: list[Step | None] = list(plan.steps)
+    renamed: dict[str, str] = {}
+    for index, step in enumerate(plan.steps):
+        other = _times_one(step, plan)
+        if other is None or step.out is None or step.out in escaping:
+            continue
+        reads = readers.get(step.out, [])
+        if not reads or not all(_only_reads(plan.steps[i], {}) for i in reads):
+            continue
+        if any(_writes(plan.steps[i]) for i in range(index + 1, max(reads) + 1)):
+            continue
+        renamed[step.out] = renamed.get(other, other)
+        steps[index] = None
+    if not renamed:
+        return plan
+    kept = [
+        dataclasses.replace(s, args=_renamed(s.args, renamed), kwargs=_renamed(s.kwargs, renamed))
+        for s in steps
+        if s is not None
+    ]
+    return dataclasses.replace(plan, steps=kept)
+
+
+def _renamed(value: Any, names: dict[str, str]) -> Any:
+    """``value`` with every Ref whose name is in ``names`` made a Ref to the new name."""
+    kind = type(value)
+    if kind is Ref:
+        return Ref(names[value.name]) if value.name in names else value
+    if kind is tuple:
+        return tuple(_renamed(v, names) for v in value)
+    if kind is list:
+        return [_renamed(v, names) for v in value]
+    if kind is dict:
+        return {k: _renamed(v, names) for k, v in value.items()}
+    if kind is slice:
+        return slice(*(_renamed(v, names) for v in (value.start, value.stop, value.step)))
+    return value
+
+
+def _times_one(step: Step, plan: Plan) -> str | None:
+    """The plan value ``x`` if ``step`` computes ``1 * x`` (or ``x * 1``) with ``x``'s type."""
+    if (
+        not (
+            (step.kind == "binop" and step.target == "*")
+            or (step.kind == "call" and step.target in _MULTIPLY and not step.kwargs)
+        )
+        or len(step.args) != 2
+    ):
+        return None
+    for one, other in (step.args, reversed(step.args)):
+        if type(other) is not Ref or not _is_one(one, plan):
+            continue
+        shape_dtype = plan.meta.get(other.name)
+        if shape_dtype is None or plan.meta.get(step.out) != shape_dtype:
+            continue
+        # Not for complex numbers: 1 * (inf + 0j) has a NaN imaginary part.
+        if getattr(shape_dtype[1], "kind", None) in ("f", "i", "u"):
+            return other.name
+    return None
+
+
+def _is_one(value: object, plan: Plan) -> bool:
+    if type(value) in (int, float):
+        return value == 1
+    if type(value) is not Ref or value.name not in plan.folded:
+        return False
+    array = plan.folded[value.name]
+    try:
+        xp = array.__array_namespace__()
+        return bool(xp.all(array == 1))
+    except Exception:  # an array whose library cannot answer: keep the product
+        return False
+
+
+def _writes(step: Step) -> bool:
+    """Whether ``step`` may write into an array (an effect other than setting a ``.grad``)."""
+    if not step.effect:
+        return False
+    return not (step.kind == "text" and _grad_write(step) is not None)
+
+
+def _grad_write(step: Step) -> str | None:
+    """``F[0]`` if ``step`` is ``F[0]._grad = ...``; otherwise None."""
+    target = step.target
+    if step.kind != "text" or type(target) is not str or step.out is not None:
+        return None
+    source, found, _ = target.partition("._grad = ")
+    if not found or not source.replace("[", "").replace("]", "").replace("_", "").isalnum():
+        return None
+    return source
+
+
+#: Python operators and the namespace functions that compute them.
+_OPERATOR_FUNCTIONS = {
+    "+": "add", "-": "subtract", "*": "multiply", "/": "divide", "**": "pow",
+}  # fmt: skip
+_UNARY_FUNCTIONS = {"-": "negative", "abs": "abs"}
+#: Functions that make a new array (never a view) that nothing else holds.
+_OWNED_RESULT = frozenset(
+    {"matmul", "exp", "log", "add", "subtract", "multiply", "divide", "negative", "where",
+     "maximum", "minimum", "sqrt", "tanh", "abs", "pow", "square", "greater", "less",
+     "equal", "not_equal", "greater_equal", "less_equal", "logical_and", "logical_or",
+     "sin", "cos", "sigmoid", "log1p", "expm1"}
+)  # fmt: skip
+
+
+def compute_in_place(plan: Plan) -> Plan:
+    """Write an elementwise result into an operand that dies there (``out=``), where it fits.
+
+    Hand-written NumPy gets this from NumPy itself: in ``a * b + c`` the sum
+    is computed into the product's memory, which nothing else holds. Named
+    plan values are always held, so the plan says it: an operand is reused
+    when it is a new array the plan made (not an input, a view or a constant),
+    every step that reads it only computes from it, this step reads it last,
+    it has the result's shape and dtype, and the function is one that takes
+    ``out=`` (a NumPy or CuPy ufunc). Values are the same bit for bit.
+    """
+    namespaces = plan.namespaces
+    last_use: dict[str, int] = {}
+    readers: dict[str, list[Step]] = {}
+    for index, step in enumerate(plan.steps):
+        for name in step.uses():
+            last_use[name] = index
+            readers.setdefault(name, []).append(step)
+    escaping = set(plan.output_refs)
+    owned: set[str] = set()
+    steps = list(plan.steps)
+    changed = False
+    # An operator runs on its operands' library, which is plain ``xp`` when the plan uses one.
+    one_library = set(namespaces) <= {"xp", "rxp"}
+    for index, step in enumerate(plan.steps):
+        if step.kind in ("binop", "unary") and not one_library:
+            continue
+        function = _elementwise_function(step)
+        if function is None:
+            continue
+        label, name = function
+        callee = getattr(namespaces.get(label), name, None)
+        if step.out is None or step.kwargs or not _takes_out(callee):
+            if step.out is not None and name in _OWNED_RESULT and not step.kwargs:
+                owned.add(step.out)
+            continue
+        owned.add(step.out)
+        result = plan.meta.get(step.out)
+        for operand in step.args:
+            if (
+                type(operand) is Ref
+                and operand.name in owned
+                and operand.name not in escaping
+                and last_use.get(operand.name) == index
+                and plan.meta.get(operand.name) == result
+                and result[0] != ()  # NumPy gives scalars, not arrays, for 0-d results
+                and all(_only_computes(r) for r in readers[operand.name])
+            ):
+                steps[index] = Step(
+                    "call", step.out, f"{label}.{name}", step.args, {"out": operand}
+                )
+                changed = True
+                break
+    return dataclasses.replace(plan, steps=steps) if changed else plan
+
+
+def _elementwise_function(step: Step) -> tuple[str, str] | None:
+    """(namespace label, function name) that ``step`` calls or an operator stands for."""
+    if step.kind == "binop" and step.target in _OPERATOR_FUNCTIONS:
+        return "xp", _OPERATOR_FUNCTIONS[step.target]
+    if step.kind == "unary" and step.target in _UNARY_FUNCTIONS:
+        return "xp", _UNARY_FUNCTIONS[step.target]
+    if step.kind == "call" and type(step.target) is str and step.target.count(".") == 1:
+        label, _, name = step.target.partition(".")
+        return label, name
+    return None
+
+
+def _takes_out(function: Any) -> bool:
+    """Whether ``function`` is an elementwise ufunc of one output (which takes ``out=``)."""
+    return type(function).__name__ == "ufunc" and getattr(function, "nout", 0) == 1
+
+
+def _only_computes(step: Step) -> bool:
+    """Whether ``step`` only computes a new value from what it reads (no view, no effect)."""
+    if step.effect or step.kwargs.get("out") is not None:
+        return step.kind == "call" and not step.effect  # reads it as an operand only
+    if step.kind in ("binop", "unary"):
+        return True
+    function = _elementwise_function(step)
+    return function is not None and function[1] in _OWNED_RESULT | _REDUCTIONS
+
+
+_REDUCTIONS = frozenset({"sum", "max", "min", "mean", "prod", "any", "all"})
+
+
+def run_passes(plan: Plan, rewrites: list[tuple[str, Plan]] | None = None) -> Plan:
     """Run the built-in passes, then those plugins registered, in order.
 
     A plugin's rewrite that raises or returns something else than a plan is
     skipped with a :class:`~plugrad.errors.CompileWarning` naming the plugin.
+    With ``rewrites`` (a list), the plan before the plugins' passes and each
+    plan a plugin's pass returned are appended to it, each with a label naming
+    the pass (the first labelled ``""``), so that checking mode can compare them.
     """
-    plan = eliminate_dead_code(fold_constants(plan))
+    plan = eliminate_dead_code(drop_multiplications_by_one(fold_constants(plan)))
+    if rewrites is not None:
+        rewrites.append(("", compute_in_place(plan)))
     for plugin, rewrite in _registry._state.plan_passes:
         try:
             rewritten = rewrite(plan)
@@ -104,6 +326,12 @@ def run_passes(plan: Plan) -> Plan:
         else:
             if isinstance(rewritten, Plan):
                 plan = rewritten
+                if rewrites is not None:
+                    label = (
+                        f"the plan pass {getattr(rewrite, '__qualname__', rewrite)!r} of "
+                        + _plugin_tables.describe_owner(plugin)
+                    )
+                    rewrites.append((label, compute_in_place(plan)))
                 continue
             problem = f"returned a {type(rewritten).__name__}, not a Plan"
         warnings.warn(
@@ -112,4 +340,5 @@ def run_passes(plan: Plan) -> Plan:
             CompileWarning,
             stacklevel=2,
         )
-    return plan
+    # Last, so that the passes of plugins see plans without out= arguments.
+    return compute_in_place(plan)

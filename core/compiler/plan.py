@@ -58,21 +58,28 @@ class Step:
     def uses(self) -> Iterator[str]:
         """The names of the plan values this step reads."""
         yield from refs_in(self.args)
-        yield from refs_in(tuple(self.kwargs.values()))
+        if self.kwargs:
+            yield from refs_in(tuple(self.kwargs.values()))
 
 
 def refs_in(value: Any) -> Iterator[str]:
     """Every :class:`Ref` name inside ``value`` (tuples, lists, dicts and slices searched)."""
-    if type(value) is Ref:
+    kind = type(value)
+    if kind is Ref:
         yield value.name
-    elif type(value) in (tuple, list):
+    elif kind is tuple or kind is list:
         for item in value:
-            yield from refs_in(item)
-    elif type(value) is dict:
-        for item in value.values():
-            yield from refs_in(item)
-    elif type(value) is slice:
+            if type(item) is Ref:  # the common case, without a nested generator
+                yield item.name
+            elif type(item) in _CONTAINERS:
+                yield from refs_in(item)
+    elif kind is dict:
+        yield from refs_in(tuple(value.values()))
+    elif kind is slice:
         yield from refs_in((value.start, value.stop, value.step))
+
+
+_CONTAINERS = (tuple, list, dict, slice)
 
 
 @dataclass
@@ -99,6 +106,9 @@ class Plan:
     folded : dict
         Plan value -> the array it held at capture, for values that are the same at
         every replay (functions of constants and of guarded shapes only).
+    meta : dict
+        Plan value -> ``(shape, dtype)`` of the array it held at capture (the
+        guards fix them for every replay).
     """
 
     steps: list[Step]
@@ -109,3 +119,4 @@ class Plan:
     free: list[Any]
     namespaces: dict[str, Any]
     folded: dict[str, Any] = field(default_factory=dict)
+    meta: dict[str, tuple[tuple[int, ...], Any]] = field(default_factory=dict)

@@ -16,8 +16,12 @@ does, and puts them back afterwards, so eager execution pays nothing for it:
   a tensor (an effect the plan must repeat);
 - value reads (``item()``, ``bool()``, ``.numpy()``, ...) and tensor hooks
   are *graph breaks*: the call goes on eagerly and the plan is dropped;
-- stateful code (``Optimizer.step``, ``LRScheduler.step``) and random
-  sources become calls the plan makes again at every replay.
+- an optimizer step runs its Python part (step counts, the learning rate)
+  as a call the plan makes again at every replay, whose numbers are plan
+  values (:class:`TracedScalar`), and its array part is recorded like any
+  other array code; other stateful code (``LRScheduler.step``, an optimizer
+  that does not split its step) and random sources become calls the plan
+  makes again at every replay.
 """
 
 from __future__ import annotations
@@ -44,7 +48,7 @@ from ..random import Generator
 from ..tensor import PostAccumulateGradHook, Tensor
 from .plan import Plan, Ref, Step, refs_in
 
-__all__ = ["GraphBreak", "RecordingNamespace", "TracedArray", "Tracer"]
+__all__ = ["GraphBreak", "RecordingNamespace", "TracedArray", "TracedScalar", "Tracer"]
 
 _ARRAY_SLOT = Tensor.__dict__["_array"]
 _GRAD_SLOT = Tensor.__dict__["_grad"]
@@ -85,6 +89,8 @@ def _unwrap(value: Any) -> Any:
     kind = type(value)
     if kind is TracedArray:
         return value._real
+    if kind is TracedScalar:
+        return value._value
     if kind is tuple:
         return tuple(_unwrap(v) for v in value)
     if kind is list:
@@ -96,7 +102,7 @@ def _unwrap(value: Any) -> Any:
 
 def _has_traced(value: Any) -> bool:
     kind = type(value)
-    if kind is TracedArray:
+    if kind is TracedArray or kind is TracedScalar:
         return True
     if kind in (tuple, list):
         return any(_has_traced(v) for v in value)
@@ -108,7 +114,7 @@ def _has_traced(value: Any) -> bool:
 def _as_step_arg(value: Any) -> Any:
     """``value`` as a step keeps it: TracedArrays become Refs (containers searched)."""
     kind = type(value)
-    if kind is TracedArray:
+    if kind is TracedArray or kind is TracedScalar:
         return value._ref
     if kind is tuple:
         return tuple(_as_step_arg(v) for v in value)
@@ -251,6 +257,51 @@ class TracedArray:
     __hash__ = object.__hash__
 
 
+class TracedScalar:
+    """A number a replay computes afresh (a learning rate, a bias correction), during a capture.
+
+    It may only be an operand of an array operation, which records it by
+    name. Arithmetic with another number would make a constant of the result,
+    wrong at the next replay, so it raises; an optimizer computes such
+    numbers in ``_prepare_group`` instead.
+    """
+
+    __slots__ = ("_ref", "_value")
+    # ndarray op TracedScalar: refused by NumPy, so that our operator below decides.
+    __array_ufunc__ = None
+
+    def __init__(self, value: float, ref: Ref) -> None:
+        self._value = value
+        self._ref = ref
+
+    def _refuse(self, *args: Any) -> Any:
+        if args and type(args[0]) is TracedArray:
+            return NotImplemented  # the array's reflected operator records the operation
+        raise TypeError(
+            "a number that a compiled step recomputes at every replay (from _prepare_group) "
+            "may only be an operand of an array operation; compute any arithmetic on it in "
+            "_prepare_group"
+        )
+
+    def __float__(self) -> float:
+        tracer = _active
+        if tracer is not None:
+            tracer.graph_break("float() of a number the plan recomputes at every replay")
+        return float(self._value)
+
+    def __repr__(self) -> str:
+        return f"TracedScalar({self._value!r}, {self._ref})"
+
+
+for _name in (
+    "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "lt", "le", "gt", "ge",
+):  # fmt: skip
+    setattr(TracedScalar, f"__{_name}__", TracedScalar._refuse)
+    setattr(TracedScalar, f"__r{_name}__", TracedScalar._refuse)
+for _name in ("neg", "pos", "abs", "bool", "int", "index"):
+    setattr(TracedScalar, f"__{_name}__", TracedScalar._refuse)
+
+
 class _RecordingMethod:
     """A method of a traced array (``x.astype(...)``, ``x.reshape(...)``), recorded when called."""
 
@@ -341,10 +392,13 @@ TracedArray.__hash__ = object.__hash__  # __eq__ above would otherwise remove it
 
 
 class RecordingNamespace:
-    """A backend namespace whose functions record their calls during a capture."""
+    """A backend namespace whose functions record their calls into the capture under way.
 
-    def __init__(self, tracer: Tracer, real: Any, label: str, plain: Any = None) -> None:
-        self.__dict__["_tracer"] = tracer
+    Outside a capture its functions only call the real ones, so one namespace
+    (and the kernel table bound to it) serves every capture on its device.
+    """
+
+    def __init__(self, real: Any, label: str, plain: Any = None) -> None:
         self.__dict__["_real"] = real
         self.__dict__["_label"] = label
         # For a rule namespace: the plain namespace, so standard names print as `xp.name`.
@@ -353,14 +407,14 @@ class RecordingNamespace:
     def __getattr__(self, name: str) -> Any:
         value = getattr(self._real, name)
         if isinstance(value, (types.ModuleType, types.SimpleNamespace)):
-            wrapped: Any = RecordingNamespace(self._tracer, value, f"{self._label}.{name}")
+            wrapped: Any = RecordingNamespace(value, f"{self._label}.{name}")
         elif callable(value) and not isinstance(value, type):
             plain = self._plain
             if plain is not None and getattr(plain._real, name, None) is value:
                 label = f"{plain._label}.{name}"
             else:
                 label = f"{self._label}.{name}"
-            wrapped = _recording_function(self._tracer, value, label)
+            wrapped = _recording_function(value, label)
         else:
             wrapped = value
         self.__dict__[name] = wrapped
@@ -370,12 +424,13 @@ class RecordingNamespace:
         return dir(self._real)
 
 
-def _opaque_kernel(tracer: Tracer, kernel: Callable[..., Any], op: str) -> Any:
+def _opaque_kernel(kernel: Callable[..., Any], op: str) -> Any:
     """A backend's own kernel (bound), recorded as one call: it may use more than ``xp``."""
 
     def recording(*args: Any, **kwargs: Any) -> Any:
         result = kernel(*_unwrap(args), **_unwrap(kwargs))
-        if not tracer.recording:
+        tracer = _active
+        if tracer is None or not tracer.recording:
             return result
         label = tracer.constant(kernel, f"kernel_{op}_")
         return tracer.record("call", label, args, kwargs, result)
@@ -383,10 +438,11 @@ def _opaque_kernel(tracer: Tracer, kernel: Callable[..., Any], op: str) -> Any:
     return recording
 
 
-def _recording_function(tracer: Tracer, function: Callable[..., Any], label: str) -> Any:
+def _recording_function(function: Callable[..., Any], label: str) -> Any:
     def recording(*args: Any, **kwargs: Any) -> Any:
         result = function(*_unwrap(args), **_unwrap(kwargs))
-        if not tracer.recording:
+        tracer = _active
+        if tracer is None or not tracer.recording:
             return result
         traced = _has_traced(args) or _has_traced(kwargs)
         if not traced and not _is_array(result) and not isinstance(result, (tuple, list)):
@@ -496,7 +552,7 @@ def _breaking(original: Callable[..., Any], what: str) -> Callable[..., Any]:
 
     def method(*args: Any, **kwargs: Any) -> Any:
         tracer = _active
-        if tracer is not None:
+        if tracer is not None and tracer.recording:  # a call the plan repeats may do anything
             tracer.graph_break(what)
         return original(*args, **kwargs)
 
@@ -568,6 +624,96 @@ def _host_call(original: Callable[..., Any], what: str) -> Callable[..., Any]:
     return method
 
 
+#: id(device) -> (its xp, rule_xp and kernels, then the recording namespaces and kernel table
+#: made for them), reused by every capture while the device's tables stay the same.
+_RECORDING_TABLES: dict[int, tuple[Any, ...]] = {}
+
+
+def _recording_tables(device: Any, label: str) -> tuple[Any, Any, dict[str, Any]]:
+    """The recording namespaces of ``device`` (plain and for rules) and its kernel table.
+
+    Generic kernels are written against ``xp`` alone, so their namespace calls are
+    recorded one by one; a backend's own kernel may call its library directly
+    (NumPy's ``add.at``, stride tricks), so the plan calls it whole.
+    """
+    cached = _RECORDING_TABLES.get(id(device))
+    if (
+        cached is not None
+        and cached[0] is device.xp
+        and cached[1] is device.rule_xp
+        and cached[2] is device.kernels
+        and cached[3]._label == label
+    ):
+        return cached[3], cached[4], cached[5]
+    plain = RecordingNamespace(device.xp, label)
+    rule = RecordingNamespace(device.rule_xp, "r" + label, plain)
+    backend = device.backend.name
+    sources = _registry._state.kernel_sources.get(backend, {})
+    table = dict(device.kernels)
+    for name, found in sources.items():
+        if not found or name not in table:
+            continue
+        if found[0].kind == "generic":
+            table[name] = bind_kernel(found[0].function, plain, name, backend)
+        else:
+            table[name] = _opaque_kernel(table[name], name)
+    _RECORDING_TABLES[id(device)] = (device.xp, device.rule_xp, device.kernels, plain, rule, table)
+    return plain, rule, table
+
+
+def _optimizer_step(host_step: Callable[..., Any], tracer: Tracer) -> Callable[..., Any]:
+    """``Optimizer.step`` during a capture: Python part repeated, array part recorded.
+
+    An optimizer that splits its step (``_prepare_group``/``_update_group``)
+    runs its Python part as a call the plan repeats, whose numbers are plan
+    values, then its array part, recorded. The replay checks the optimizer's
+    key (parameters, state tensors, options); a step that made state (the
+    first one) gives a plan that is not kept: the next call captures again.
+    """
+    from ..optim.optimizer import Optimizer
+
+    def step(self: Any, closure: Any = None) -> Any:
+        if (
+            tracer is not _active
+            or not tracer.recording
+            or closure is not None
+            or type(self)._step_group is not Optimizer._step_group
+        ):
+            return host_step(self, closure)
+        before = self._compile_key()
+        tracer.recording = False
+        try:
+            numbers = self._advance()
+        finally:
+            tracer.recording = tracer.broken is None
+        if not tracer.recording:
+            for group, group_numbers in zip(self.param_groups, numbers):
+                self._update_group(group, group_numbers)
+            return None
+        advance = tracer.constant(self._advance, "advance_")
+        values = tracer.new_name("h")
+        tracer.steps.append(Step("text", values, advance + "()", effect=True))
+        traced = []
+        for g, group_numbers in enumerate(numbers):
+            row = []
+            for k, number in enumerate(group_numbers):
+                name = tracer.new_name("s")
+                tracer.steps.append(Step("text", name, f"{{0}}[{g}][{k}]", (Ref(values),)))
+                row.append(TracedScalar(number, Ref(name)))
+            traced.append(row)
+        for group, group_numbers in zip(self.param_groups, traced):
+            self._update_group(group, group_numbers)
+        after = self._compile_key()
+        if after != before:
+            tracer.discard = f"{type(self).__name__}.step() made its state in this call"
+        else:
+            key = tracer.constant(after, "optimizer_key_")
+            tracer.guards.append(f"{tracer.constant(self, 'optimizer_')}._compile_key() == {key}")
+        return None
+
+    return step
+
+
 class Tracer:
     """The state of one capture: the steps so far and what the plan reads and writes."""
 
@@ -577,6 +723,8 @@ class Tracer:
         self.recording = True
         #: (reason, where) of the first graph break.
         self.broken: tuple[str, str] | None = None
+        #: Why the plan of this capture must not be kept (the next call captures again).
+        self.discard: str | None = None
         self.host_calls = 0
         #: Nodes a backward pass without retain_graph ran through during the capture.
         self.released: dict[int, Any] = {}
@@ -586,6 +734,8 @@ class Tracer:
         self.namespaces: dict[str, Any] = {}
         #: Plan value -> its array, for values the same at every replay.
         self.folded: dict[str, Any] = {}
+        #: Plan value -> (shape, dtype) at capture.
+        self.meta: dict[str, tuple[tuple[int, ...], Any]] = {}
         #: id(tensor) -> its expression in the replayed code, for tensors made before the call.
         self.sources: dict[int, str] = {}
         self.free: list[Tensor] = []
@@ -660,6 +810,7 @@ class Tracer:
             return result
         out = self.new_name()
         self.steps.append(Step(kind, out, target, step_args, step_kwargs, effect=effect))
+        self.meta[out] = (tuple(result.shape), result.dtype)
         if not effect and self._is_constant(kind, target, step_args, step_kwargs):
             self.folded[out] = result
         traced = TracedArray(result, Ref(out), self)
@@ -702,12 +853,21 @@ class Tracer:
         if kind == "call" and type(target) is str and target.rpartition(".")[2] in _SHAPE_ONLY:
             return all(name in folded for name in refs_in((args[1:], kwargs)))
         names = list(refs_in((args, kwargs)))
-        return bool(names) and all(name in folded for name in names)
+        if not names:
+            # A namespace function of literals alone (``arange(10)``); random draws are
+            # calls of their source, not of the namespace, and are never folded.
+            return (
+                kind == "call"
+                and type(target) is str
+                and target.partition(".")[0] in (self.namespaces)
+            )
+        return all(name in folded for name in names)
 
     def traced_constant(self, real: Any) -> TracedArray:
         """An array that came from outside the namespace (host data): a constant of the plan."""
         out = self.new_name()
         self.steps.append(Step("text", out, self.constant(real)))
+        self.meta[out] = (tuple(real.shape), real.dtype)
         return TracedArray(real, Ref(out), self)
 
     # -- graph breaks ------------------------------------------------------------------------
@@ -763,6 +923,7 @@ class Tracer:
             self._snapshots.setdefault(key, (tensor._requires_grad, tensor._edge))
             out = self.new_name()
             self.steps.append(Step("text", out, f"{source}._array"))
+            self.meta[out] = (tuple(real.shape), real.dtype)
             traced = TracedArray(real, Ref(out), self)
         _set_array(tensor, traced)
         self._traced_tensors[key] = tensor
@@ -920,6 +1081,7 @@ class Tracer:
             free=self.free,
             namespaces=self.namespaces,
             folded=self.folded,
+            meta=self.meta,
         )
 
     # -- swapping the tables -----------------------------------------------------------------
@@ -937,14 +1099,13 @@ class Tracer:
             if label is None:
                 label = "xp" if not labels else f"xp{len(labels)}"
                 labels[id(device.xp)] = label
-            plain = RecordingNamespace(self, device.xp, label)
-            rule = RecordingNamespace(self, device.rule_xp, "r" + label, plain)
+            plain, rule, table = _recording_tables(device, label)
             self.namespaces[label] = device.xp
             self.namespaces["r" + label] = device.rule_xp
             saved.append((device, "xp", device.xp))
             saved.append((device, "rule_xp", device.rule_xp))
             saved.append((device, "kernels", device.kernels))
-            device.kernels = self._kernel_table(device, plain)
+            device.kernels = table
             device.xp = plain
             device.rule_xp = rule
         from ..optim.lr_scheduler import LRScheduler
@@ -1003,9 +1164,10 @@ class Tracer:
                 patches.append((owner, "_release", noting))
         for owner in _with_subclasses(Optimizer) + _with_subclasses(LRScheduler):
             if "step" in owner.__dict__:
-                patches.append(
-                    (owner, "step", _host_call(owner.__dict__["step"], f"{owner.__name__}.step()"))
-                )
+                host = _host_call(owner.__dict__["step"], f"{owner.__name__}.step()")
+                if owner is Optimizer:
+                    host = _optimizer_step(host, self)
+                patches.append((owner, "step", host))
         for owner, name, replacement in patches:
             saved.append((owner, name, owner.__dict__[name]))
             setattr(owner, name, replacement)
@@ -1027,25 +1189,6 @@ class Tracer:
             if namespace is xp:
                 return label
         return self.constant(xp, "namespace")
-
-    def _kernel_table(self, device: Any, plain: Any) -> dict[str, Any]:
-        """``device.kernels`` with generic kernels bound to the recording namespace ``plain``.
-
-        Generic kernels are written against ``xp`` alone, so their namespace calls are
-        recorded one by one; a backend's own kernel may call its library directly
-        (NumPy's ``add.at``, stride tricks), so the plan calls it whole.
-        """
-        backend = device.backend.name
-        sources = _registry._state.kernel_sources.get(backend, {})
-        table = dict(device.kernels)
-        for name, found in sources.items():
-            if not found or name not in table:
-                continue
-            if found[0].kind == "generic":
-                table[name] = bind_kernel(found[0].function, plain, name, backend)
-            else:
-                table[name] = _opaque_kernel(self, table[name], name)
-        return table
 
     def uninstall(self) -> None:
         global _active

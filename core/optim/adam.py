@@ -135,8 +135,41 @@ class Adam(Optimizer):
             check_buffer(param, key, state[key])
         check_buffer(param, "max_exp_avg_sq", state.get("max_exp_avg_sq"), optional=True)
 
-    def _step_group(self, group: dict[str, Any]) -> None:
+    def _prepare_group(self, group: dict[str, Any]) -> list[float]:
+        # Per parameter that has a gradient: the factor of decoupled weight decay, the
+        # root of the second moment's bias correction, and the step size.
         lr = group["lr"]
+        beta1, beta2 = group["betas"]
+        state = self.state
+        numbers = []
+        for param in group["params"]:
+            if param._grad is None:
+                continue
+            entry = state.get(param)
+            if entry is None:
+                device = param._device
+                xp = device.xp
+                array = param._array
+                entry = state[param] = {
+                    "step": 0,
+                    "exp_avg": _wrap(xp.zeros_like(array), device, False, None),
+                    "exp_avg_sq": _wrap(xp.zeros_like(array), device, False, None),
+                }
+            if group["amsgrad"] and entry.get("max_exp_avg_sq") is None:
+                # amsgrad switched on after earlier steps
+                xp = param._device.xp
+                entry["max_exp_avg_sq"] = _wrap(
+                    xp.zeros_like(entry["exp_avg_sq"]._array), param._device, False, None
+                )
+            step = entry["step"] = entry["step"] + 1
+            numbers += [
+                1 - lr * group["weight_decay"],
+                math.sqrt(1 - beta2**step),
+                lr / (1 - beta1**step),
+            ]
+        return numbers
+
+    def _update_group(self, group: dict[str, Any], numbers: list[float]) -> None:
         beta1, beta2 = group["betas"]
         eps = group["eps"]
         weight_decay = group["weight_decay"]
@@ -144,20 +177,16 @@ class Adam(Optimizer):
         maximize = group["maximize"]
         decoupled = self._decoupled_weight_decay
         state = self.state
+        index = 0
         for param in group["params"]:
             grad = param._grad
             if grad is None:
                 continue
-            device = param._device
-            xp = device.xp
+            decay, bias_root, step_size = numbers[index : index + 3]
+            index += 3
+            xp = param._device.xp
             array = param._array
-            entry = state.get(param)
-            if entry is None:
-                entry = state[param] = {
-                    "step": 0,
-                    "exp_avg": _wrap(xp.zeros_like(array), device, False, None),
-                    "exp_avg_sq": _wrap(xp.zeros_like(array), device, False, None),
-                }
+            entry = state[param]
             g = grad._array
             first = 1 - beta1  # weight of g in the first moment; negated to maximize
             if weight_decay and not decoupled:
@@ -165,10 +194,9 @@ class Adam(Optimizer):
                 g = decayed - g if maximize else decayed + g
             else:
                 if weight_decay:
-                    array *= 1 - lr * weight_decay
+                    array *= decay
                 if maximize:
                     first = -first
-            step = entry["step"] = entry["step"] + 1
 
             # One work array per parameter and step, reused for each intermediate value.
             work = g * first
@@ -188,17 +216,15 @@ class Adam(Optimizer):
             exp_avg_sq._array = v
 
             if amsgrad:
-                peak = entry.get("max_exp_avg_sq")
-                if peak is None:  # amsgrad switched on after earlier steps
-                    peak = entry["max_exp_avg_sq"] = _wrap(xp.zeros_like(v), device, False, None)
+                peak = entry["max_exp_avg_sq"]
                 v = peak._array = xp.asarray(xp.maximum(peak._array, v))
 
             work = overwrite(xp, work, v)
             work **= 0.5
-            work /= math.sqrt(1 - beta2**step)
+            work /= bias_root
             work += eps
             work = m / work
-            work *= lr / (1 - beta1**step)
+            work *= step_size
             array -= work
             param._array = array  # the same object, unless the backend's arrays are immutable
             param._bump_version()

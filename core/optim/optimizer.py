@@ -57,9 +57,17 @@ class Optimizer:
     -----
     A subclass sets :attr:`defaults` through ``super().__init__(params,
     defaults)`` and implements ``_check_options(group)`` (raise for a bad
-    option value), ``_step_group(group)`` (update the group's parameters) and
-    ``_check_state(param, state, group)`` (raise for a per-parameter state
-    :meth:`load_state_dict` cannot use).
+    option value), ``_check_state(param, state, group)`` (raise for a
+    per-parameter state :meth:`load_state_dict` cannot use), and the update,
+    either as ``_step_group(group)`` (update the group's parameters) or in two
+    parts: ``_prepare_group(group)``, the Python part of a step (make missing
+    state, count steps) returning the numbers the update multiplies arrays by
+    (a list of floats: the learning rate, bias corrections), and
+    ``_update_group(group, numbers)``, the array part, which uses each of those
+    numbers only as an operand of an array operation. Split so, a step runs
+    under :func:`plugrad.compile` as array code, with the numbers recomputed at
+    every replay (a learning-rate schedule, a step count); a step written as
+    ``_step_group`` runs as one call the plan repeats.
 
     Examples
     --------
@@ -241,14 +249,61 @@ class Optimizer:
         if closure is not None:
             with enable_grad():
                 loss = closure()
-        for group in self.param_groups:
-            self._step_group(group)
-        self._step_count += 1
+        if type(self)._step_group is Optimizer._step_group:
+            for group, numbers in zip(self.param_groups, self._advance()):
+                self._update_group(group, numbers)
+        else:
+            for group in self.param_groups:
+                self._step_group(group)
+            self._step_count += 1
         return loss
+
+    def _advance(self) -> list[list[float]]:
+        """The Python part of a step for every group: its numbers, one list per group."""
+        numbers = [self._prepare_group(group) for group in self.param_groups]
+        self._step_count += 1
+        return numbers
 
     def _step_group(self, group: dict[str, Any]) -> None:
         """Update the parameters of one group from their gradients."""
-        raise NotImplementedError(f"{type(self).__name__} does not implement _step_group()")
+        self._update_group(group, self._prepare_group(group))
+
+    def _prepare_group(self, group: dict[str, Any]) -> list[float]:
+        """The Python part of one group's step; return the numbers the update uses."""
+        raise NotImplementedError(
+            f"{type(self).__name__} implements neither _step_group() nor _prepare_group()"
+        )
+
+    def _update_group(self, group: dict[str, Any], numbers: list[float]) -> None:
+        """The array part of one group's step, with the numbers of :meth:`_prepare_group`."""
+        raise NotImplementedError(
+            f"{type(self).__name__} implements neither _step_group() nor _update_group()"
+        )
+
+    def _compile_key(self) -> tuple[Any, ...]:
+        """What a step captured by :func:`plugrad.compile` depends on besides array values.
+
+        The parameters and state tensors (by identity), the kinds of the other
+        state entries, and every option but the learning rate (which the step
+        reads afresh at every replay). A replayed step whose key differs from
+        the captured one does not apply.
+        """
+        state = self.state
+        groups = []
+        for group in self.param_groups:
+            params = group["params"]
+            options = tuple(sorted((k, v) for k, v in group.items() if k not in ("params", "lr")))
+            entries = []
+            for param in params:
+                entry = state.get(param)
+                if entry is not None:
+                    entry = tuple(
+                        (k, id(v) if isinstance(v, Tensor) else type(v))
+                        for k, v in sorted(entry.items())
+                    )
+                entries.append(entry)
+            groups.append((tuple(map(id, params)), options, tuple(entries)))
+        return tuple(groups)
 
     # -- state dicts -------------------------------------------------------------------
 

@@ -107,8 +107,11 @@ class SGD(Optimizer):
             )
         check_buffer(param, "momentum_buffer", state.get("momentum_buffer"), optional=True)
 
-    def _step_group(self, group: dict[str, Any]) -> None:
-        lr = group["lr"]
+    def _prepare_group(self, group: dict[str, Any]) -> list[float]:
+        return [group["lr"]]
+
+    def _update_group(self, group: dict[str, Any], numbers: list[float]) -> None:
+        (lr,) = numbers
         momentum = group["momentum"]
         dampening = group["dampening"]
         weight_decay = group["weight_decay"]

@@ -286,6 +286,9 @@ def test_saved_output_of_a_function_changed_in_place_raises() -> None:
         pytest.param(lambda w: plugrad.linalg.diagonal(w), id="diagonal"),
         pytest.param(lambda w: plugrad.reshape(w, (-1,)), id="reshape"),
         pytest.param(lambda w: w.T, id="transpose"),
+        pytest.param(lambda w: plugrad.real(w), id="real"),
+        pytest.param(lambda w: plugrad.unstack(w)[1], id="unstack"),
+        pytest.param(lambda w: plugrad.unstack(w, axis=1)[0], id="unstack-axis-1"),
     ],
 )
 def test_view_changed_under_no_grad_after_its_base_was_saved_raises(view) -> None:
@@ -298,6 +301,27 @@ def test_view_changed_under_no_grad_after_its_base_was_saved_raises(view) -> Non
     with pytest.raises(InPlaceModificationError):
         y.sum().backward()
     assert x.grad is None
+
+
+def test_each_output_of_broadcast_arrays_shares_its_own_inputs_counter() -> None:
+    x = leaf(1.0, 2.0)
+    w = plugrad.tensor([3.0, 4.0], dtype=plugrad.float64)
+    other = plugrad.tensor([[1.0], [2.0]], dtype=plugrad.float64)
+    y = x * w
+    _, wide_other = plugrad.broadcast_arrays(w, other)
+    with plugrad.no_grad():
+        other += 1.0  # not saved by y: nothing to refuse
+    y.sum().backward()
+    assert x.grad.tolist() == [3.0, 4.0]
+    assert wide_other._counter is other._counter and wide_other._counter is not w._counter
+    x.grad = None
+    y = x * w
+    wide_w, _ = plugrad.broadcast_arrays(w, other)
+    with plugrad.no_grad():
+        w += 1.0  # changes what wide_w shows, and what y saved
+    assert wide_w._counter is w._counter
+    with pytest.raises(InPlaceModificationError):
+        y.sum().backward()
 
 
 def test_base_changed_after_a_view_was_saved_raises() -> None:

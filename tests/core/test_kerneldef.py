@@ -129,6 +129,36 @@ def test_rules_see_the_backends_own_function_not_the_override(plugin, registered
     assert (plugrad.ones((2, 2)) @ plugrad.ones((2, 2))).tolist() == [[2.0, 2.0], [2.0, 2.0]]
 
 
+def test_a_kernel_gets_the_backends_plain_namespace_and_a_rule_the_extended_one(
+    plugin, registered
+) -> None:
+    # As the plugrad_kernels docstring says: ops that plugins register are not in a
+    # kernel's xp (a kernel never finds itself), while rules may call them as xp.NAME.
+    seen: dict[str, object] = {}
+
+    def twice_kernel(xp, x, /):
+        seen["kernel"] = xp
+        return xp.multiply(x, 2)
+
+    def twice_rule(xp, g, ans, x):
+        seen["rule"] = xp
+        return g * 2
+
+    twice = op("twice_ns", lambda xp, x, /: x * 2, saves=()).vjp(twice_rule)
+    registered(plugin(ops=[twice]), "twice_ns_owner")
+    registered(
+        plugin(kernels=[kernel("twice_ns", backend="numpy", fn=twice_kernel)]), "twice_ns_fast"
+    )
+    x = plugrad.tensor([1.5], requires_grad=True)
+    plugrad.ops.twice_ns(x).sum().backward()
+    assert x.grad.tolist() == [2.0]
+    backend = registry._state.backends["numpy"]
+    assert seen["kernel"] is backend.namespace()
+    assert not hasattr(seen["kernel"], "twice_ns") and not hasattr(seen["kernel"], "scatter_add")
+    assert hasattr(seen["rule"], "twice_ns") and hasattr(seen["rule"], "scatter_add")
+    assert seen["rule"].multiply is seen["kernel"].multiply
+
+
 @pytest.mark.parametrize(
     ("declared", "message"),
     [

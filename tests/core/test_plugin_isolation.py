@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import types
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -165,6 +166,76 @@ def test_two_distributions_claiming_one_plugin_name(python, fake_distribution) -
     assert failed["name"] == "same (plugrad-two 1.0)"
     assert "'same' is already taken by plugrad-one 1.0" in failed["reason"]
     assert "halve_ep" in out["ops"]
+
+
+BACKEND = """
+from plugrad.backend import Backend
+from plugrad.hookspecs import hookimpl
+
+class Twin(Backend):
+    name = "twin"
+
+    def unavailable_reason(self):
+        return "twinlib is not installed"
+
+@hookimpl
+def plugrad_backends():
+    return [Twin()]
+"""
+
+WARNINGS = """
+import json, warnings
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    import plugrad
+from plugrad.cli import info_report
+print(json.dumps({
+    "warnings": [
+        [str(w.message), w.filename, w.lineno]
+        for w in caught if w.category.__name__ == "PluginLoadWarning"
+    ],
+    "failed": info_report()["failed"],
+}))
+"""
+
+
+def test_load_warnings_point_at_the_line_to_fix(python, fake_distribution) -> None:
+    modules = {
+        "broken": "import os\nraise ImportError('needs libfoo')\n",
+        "raises": PLUGINS["raises"][0],
+        "arity": PLUGINS["arity"][0],
+    }
+    site = None
+    for name, source in modules.items():
+        site = fake_distribution(
+            f"plugrad-{name}", "0.1", {name: f"{name}plug"}, {f"{name}plug.py": source}
+        )
+    result = python(WARNINGS, site, PLUGRAD_DISABLED_PLUGINS="typo")
+    assert result.returncode == 0, result.stderr
+    places = {
+        next(n for n in (*modules, "typo") if f"'{n}'" in message): (Path(file).name, line)
+        for message, file, line in json.loads(result.stdout)["warnings"]
+    }
+    assert places == {
+        "broken": ("brokenplug.py", 2),  # the line that raised
+        "raises": ("raisesplug.py", 4),  # the line in the hook that raised
+        "arity": ("arityplug.py", 3),  # the hook that returned the malformed op
+        "typo": ("<string>", 5),  # the program's `import plugrad`
+    }
+
+
+def test_two_distributions_registering_one_backend_name(python, fake_distribution) -> None:
+    first = fake_distribution("plugrad-twin", "1.0", {"twin": "twinplug"}, {"twinplug.py": BACKEND})
+    second = fake_distribution(
+        "plugrad-other", "2.0", {"other": "otherplug"}, {"otherplug.py": BACKEND}, root="b"
+    )
+    result = python(WARNINGS, first, second)
+    assert result.returncode == 0, result.stderr
+    (failed,) = json.loads(result.stdout)["failed"]
+    assert failed["reason"] == (
+        "plugin 'other' (plugrad-other 2.0): backend 'twin' is already registered by "
+        "plugin 'twin' (plugrad-twin 1.0); choose another name (or uninstall one of the two)"
+    )
 
 
 # -- run-time registration, in this process -----------------------------------------------

@@ -88,3 +88,31 @@ def test_a_plugin_method_survives_unrelated_rebuilds(plugin, registered) -> None
     registered(plugin(ops=[other]), "other")
     plugrad.plugins.unregister("other")
     assert plugrad.ones(1).softish_tm().item() == pytest.approx(1.3132616)
+
+
+def test_a_method_may_have_a_meaning_of_its_own(plugin, registered) -> None:
+    def twice_then(xp, x, times=2):
+        """Apply the op ``times`` times."""
+        for _ in range(times):
+            x = xp.ops.softish_am(x)
+        return x
+
+    registered(plugin(ops=[softplus_like("softish_am", methods={"softish_am": None,
+                                                                "softish_twice": twice_then})]),
+               "adapted")  # fmt: skip
+    x = plugrad.tensor([0.0], requires_grad=True)
+    assert x.softish_twice().item() == pytest.approx(x.softish_am().softish_am().item())
+    x.softish_twice(times=3).sum().backward()
+    assert x.grad is not None and x.grad.item() > 0
+    assert plugrad.Tensor.softish_twice.__doc__ == "Apply the op ``times`` times."
+    assert plugrad.Tensor.softish_am is plugrad.ops.softish_am
+    plugrad.plugins.unregister("adapted")
+    assert not hasattr(plugrad.Tensor, "softish_twice")
+
+
+def test_a_method_that_is_not_callable_is_refused(plugin, snapshot) -> None:
+    before = snapshot()
+    with pytest.raises(PluginRegistrationError, match="'nothing' maps to 3, which is not callable"):
+        plugrad.plugins.register(plugin(ops=[softplus_like(methods={"nothing": 3})]), name="bad")
+    assert not hasattr(plugrad.Tensor, "nothing")
+    assert snapshot() == before

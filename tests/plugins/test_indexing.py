@@ -7,7 +7,7 @@ import pytest
 from op_cases import over_xp
 
 import plugrad
-from plugrad.plugins import indexing
+from plugrad.plugins import _scatter, indexing
 from plugrad.testing import OpCase, OpTests
 
 P = plugrad
@@ -179,7 +179,7 @@ def test_generic_indexing_kernels_match_numpy(key, namespace) -> None:
     got = indexing._getitem_generic(xp, xp.asarray(x), key=key_xp)
     np.testing.assert_array_equal(np.asarray(got), x[key])
     values = np.random.default_rng(0).normal(size=x[key].shape)
-    got = indexing._scatter_add_generic(xp, xp.asarray(values), key=key_xp, shape=shape)
+    got = _scatter.scatter_add_generic(xp, xp.asarray(values), key=key_xp, shape=shape)
     np.testing.assert_allclose(np.asarray(got), _np_scatter(values, key, shape), rtol=1e-12)
     # Assignment: of repeated indices the last write wins, as in NumPy.
     x_xp = xp.asarray(x)
@@ -196,14 +196,14 @@ def test_generic_scatter_add_accumulates_keeps_dtype_and_broadcasts() -> None:
     index = rng.integers(0, 50, size=3000)
     for dtype in (np.float32, np.float64, np.complex128, np.int64):
         values = (rng.normal(size=(3000, 3)) * 10).astype(dtype)
-        got = indexing._scatter_add_generic(
+        got = _scatter.scatter_add_generic(
             xp, xp.asarray(values), key=(xp.asarray(index), Ellipsis), shape=(50, 3)
         )
         assert np.asarray(got).dtype == dtype
         expected = _np_scatter(values.astype(np.complex128), (index,), (50, 3))
         atol = 1e-3 if dtype == np.float32 else 1e-9
         np.testing.assert_allclose(np.asarray(got), expected, rtol=1e-6, atol=atol)
-    got = indexing._scatter_add_generic(
+    got = _scatter.scatter_add_generic(
         xp, xp.asarray(np.ones(3)), key=(xp.asarray(index),), shape=(50, 3)
     )
     np.testing.assert_array_equal(np.asarray(got), _np_scatter(np.ones(3), (index,), (50, 3)))
@@ -230,10 +230,10 @@ def _row_keys(rng, shape):
     ]
 
 
-@pytest.mark.parametrize("block", [indexing.FLAT_SCATTER_BLOCK, 30])
+@pytest.mark.parametrize("block", [_scatter.FLAT_SCATTER_BLOCK, 30])
 def test_numpy_scatter_add_of_row_keys_adds_as_np_add_at_bit_for_bit(monkeypatch, block) -> None:
     # A block of 30 positions makes every key take many blocks.
-    monkeypatch.setattr(indexing, "FLAT_SCATTER_BLOCK", block)
+    monkeypatch.setattr(_scatter, "FLAT_SCATTER_BLOCK", block)
     rng = np.random.default_rng(4)
     shape = (60, 7, 5)
     keys = _row_keys(rng, shape)
@@ -241,29 +241,29 @@ def test_numpy_scatter_add_of_row_keys_adds_as_np_add_at_bit_for_bit(monkeypatch
         for key in keys:
             picked_shape = np.zeros(shape)[key].shape
             values = (rng.normal(size=picked_shape) * 100).astype(dtype)
-            if values.size >= indexing.FLAT_SCATTER_MIN_SIZE:
-                assert indexing._picked_rows(np, key, shape, values.shape) is not None, key
-            got = indexing._scatter_add_numpy(np, values, key=key, shape=shape)
+            if values.size >= _scatter.FLAT_SCATTER_MIN_SIZE:
+                assert _scatter.picked_rows(np, key, shape, values.shape) is not None, key
+            got = _scatter.scatter_add_numpy(np, values, key=key, shape=shape)
             expected = _add_at(values, key, shape)
             assert got.dtype == expected.dtype and got.shape == shape
             np.testing.assert_array_equal(got.view(np.uint8), expected.view(np.uint8))
     # Every key on the flat path, small values and the 0-d index included: each value
     # lands where the key puts it.
-    monkeypatch.setattr(indexing, "FLAT_SCATTER_MIN_SIZE", 1)
+    monkeypatch.setattr(_scatter, "FLAT_SCATTER_MIN_SIZE", 1)
     numbered = np.arange(np.prod(shape), dtype=np.float64).reshape(shape)
     for key in keys:
         values = numbered[key] + 1.0
-        assert indexing._picked_rows(np, key, shape, values.shape) is not None, key
-        got = indexing._scatter_add_numpy(np, values, key=key, shape=shape)
+        assert _scatter.picked_rows(np, key, shape, values.shape) is not None, key
+        got = _scatter.scatter_add_numpy(np, values, key=key, shape=shape)
         np.testing.assert_array_equal(got, _add_at(values, key, shape))
     # Non-contiguous values go to np.add.at; an empty index array adds nothing.
     values = rng.normal(size=(700, 7, 10))[:, :, ::2]
     np.testing.assert_array_equal(
-        indexing._scatter_add_numpy(np, values, key=keys[1], shape=shape),
+        _scatter.scatter_add_numpy(np, values, key=keys[1], shape=shape),
         _add_at(values, keys[1], shape),
     )
     empty = (np.zeros(0, dtype=np.int64),)
-    got = indexing._scatter_add_numpy(np, np.ones((0, 7, 5)), key=empty, shape=shape)
+    got = _scatter.scatter_add_numpy(np, np.ones((0, 7, 5)), key=empty, shape=shape)
     np.testing.assert_array_equal(got, np.zeros(shape))
 
 
@@ -280,21 +280,21 @@ def test_numpy_scatter_add_leaves_other_keys_and_bad_indices_to_np_add_at() -> N
     ]
     for key in others:
         values = rng.normal(size=np.zeros(shape)[key].shape)
-        assert indexing._picked_rows(np, key, shape, values.shape) is None, key
+        assert _scatter.picked_rows(np, key, shape, values.shape) is None, key
         np.testing.assert_array_equal(
-            indexing._scatter_add_numpy(np, values, key=key, shape=shape),
+            _scatter.scatter_add_numpy(np, values, key=key, shape=shape),
             _add_at(values, key, shape),
         )
     broadcast = rng.normal(size=(7, 5))  # values that broadcast over the index array
-    assert indexing._picked_rows(np, (index,), shape, broadcast.shape) is None
+    assert _scatter.picked_rows(np, (index,), shape, broadcast.shape) is None
     np.testing.assert_array_equal(
-        indexing._scatter_add_numpy(np, broadcast, key=(index,), shape=shape),
+        _scatter.scatter_add_numpy(np, broadcast, key=(index,), shape=shape),
         _add_at(broadcast, (index,), shape),
     )
     big = np.ones((700, 7, 5))
     for bad in (np.array([0, 60] * 350), np.array([-61] * 700)):
         with pytest.raises(IndexError, match="out of bounds"):
-            indexing._scatter_add_numpy(np, big, key=(bad,), shape=shape)
+            _scatter.scatter_add_numpy(np, big, key=(bad,), shape=shape)
 
 
 @pytest.mark.parametrize(
@@ -315,7 +315,7 @@ def test_generic_indexing_kernels_refuse_bad_keys(key, error) -> None:
     with pytest.raises(IndexError, match=error):
         indexing._getitem_generic(xp, xp.zeros((3, 4)), key=key)
     with pytest.raises(IndexError, match=error):
-        indexing._scatter_add_generic(xp, xp.zeros(()), key=key, shape=(3, 4))
+        _scatter.scatter_add_generic(xp, xp.zeros(()), key=key, shape=(3, 4))
 
 
 def test_index_tensors_must_be_integers_or_bools_on_the_same_device() -> None:

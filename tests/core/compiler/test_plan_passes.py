@@ -10,7 +10,7 @@ import pytest
 
 import plugrad
 from plugrad.compiler.plan import Plan, Step
-from plugrad.errors import CompileWarning, PluginRegistrationError
+from plugrad.errors import CompileWarning, PluginOutputError, PluginRegistrationError
 from plugrad.hookspecs import hookimpl
 
 # Capture and the engine's callbacks are machinery: tested on NumPy (the strict backend
@@ -80,3 +80,85 @@ def test_a_pass_that_is_not_a_function_of_one_plan_is_rejected(answer):
     compiled = plugrad.compile(_program)
     a = plugrad.tensor([0.5])
     np.testing.assert_array_equal(compiled(a).numpy(), _program(a).numpy())
+
+
+# -- checking mode: a rewritten plan must agree with the plan it rewrote ----------------
+
+
+def _exp_replaced_by(function):
+    def rewrite(plan: Plan) -> Plan:
+        steps = [
+            Step("call", s.out, function, s.args, s.kwargs, s.effect)
+            if s.kind == "call" and s.target == "xp.exp"
+            else s
+            for s in plan.steps
+        ]
+        return dataclasses.replace(plan, steps=steps)
+
+    return rewrite
+
+
+def _training_step(x, w):
+    w.grad = None
+    loss = (plugrad.exp(x * w) * 2.0).sum()
+    loss.backward()
+    with plugrad.no_grad():
+        w -= 0.1 * w.grad
+    return loss
+
+
+def test_checking_mode_finds_a_pass_whose_plan_disagrees_on_its_first_replay(registered):
+    registered(_pass_plugin(_exp_replaced_by(lambda a: np.exp(a) * 1.01)), "wrong_pass")
+    x = plugrad.tensor([0.5, -1.0, 2.0])
+    w = plugrad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    compiled = plugrad.compile(_training_step)
+    with plugrad.plugins.checking(True):
+        compiled(x, w)  # captured
+        before = w.detach().numpy().copy()
+        grad = w.grad
+        with pytest.raises(PluginOutputError, match=r"plan pass .*'wrong_pass'.*first replay"):
+            compiled(x, w)
+    # Left as it was: the values, and the .grad object with its values.
+    np.testing.assert_array_equal(w.detach().numpy(), before)
+    assert w.grad is grad
+
+
+def test_checking_mode_accepts_a_pass_that_agrees_and_then_replays_its_plan(registered):
+    calls = []
+
+    def counted_exp(a):
+        calls.append(1)
+        return np.exp(a)
+
+    registered(_pass_plugin(_exp_replaced_by(counted_exp)), "right_pass")
+    x = plugrad.tensor([0.5, -1.0, 2.0])
+    w, w_eager = (plugrad.tensor([1.0, 2.0, 3.0], requires_grad=True) for _ in range(2))
+    compiled = plugrad.compile(_training_step)
+    with plugrad.plugins.checking(True):
+        for _ in range(4):
+            loss = compiled(x, w)
+            expected = _training_step(x, w_eager)
+            np.testing.assert_array_equal(loss.detach().numpy(), expected.detach().numpy())
+            np.testing.assert_array_equal(w.detach().numpy(), w_eager.detach().numpy())
+            np.testing.assert_array_equal(w.grad.numpy(), w_eager.grad.numpy())
+    assert compiled.captures == 1
+    assert len(calls) == 3  # the rewritten plan's replays (the check ran it once)
+
+
+def test_checking_mode_says_when_it_cannot_check_a_plans_passes(registered):
+    registered(_pass_plugin(_exp_replaced_by(np.exp)), "harmless_pass")
+    w = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    optimizer = plugrad.optim.Adam([w], lr=0.1)
+
+    def step(x):
+        optimizer.zero_grad()
+        plugrad.exp(x * w).sum().backward()
+        optimizer.step()
+
+    compiled = plugrad.compile(step)
+    x = plugrad.tensor([0.5, 1.0])
+    with plugrad.plugins.checking(True):
+        compiled(x)
+        compiled(x)  # the optimizer made its state: captured again
+        with pytest.warns(CompileWarning, match="cannot check the plan passes.*step counts"):
+            compiled(x)

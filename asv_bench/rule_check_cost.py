@@ -1,0 +1,112 @@
+"""What the engine's check of every backward rule's result costs, per node.
+
+The engine trusts no rule: after each rule it checks that the gradient is an
+array of the output gradient's kind with its input's shape and dtype (and goes
+to the full check, naming the op and its plugin, only when not). The budget is
+0.2 µs per node. This script measures it two ways, in one process::
+
+    python asv_bench/rule_check_cost.py
+
+1. the check itself, on the arrays a rule returns (``timeit``, best of runs);
+2. backward over a chain of ``--ops`` ops, with the engine's node classes as
+   they are and with the check cut out of their source (A/B interleaved, best
+   of runs). On a busy machine the second is noisy; the first is not.
+
+Times are CPU time of this process (``time.process_time``), so time during
+which other programs hold the processor is not counted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import os
+import textwrap
+import time
+import timeit
+from collections.abc import Callable
+from typing import Any
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np
+
+import plugrad
+from plugrad import graph
+
+CHECK = "type(g) is not type(grad) or g.shape != x.shape or g.dtype != x.dtype"
+
+
+def check_cost(number: int = 1_000_000, repeat: int = 7) -> float:
+    """µs per evaluation of the engine's fast check, less an empty statement's cost."""
+    grad = np.ones(4, np.float32)
+    names = {"g": grad * 2, "grad": grad, "x": np.ones(4, np.float32)}
+    kwargs = {"globals": names, "number": number, "repeat": repeat, "timer": time.process_time}
+    checked = min(timeit.repeat(CHECK, **kwargs))
+    empty = min(timeit.repeat("pass", **kwargs))
+    return (checked - empty) / number * 1e6
+
+
+def _without_check(cls: type) -> Callable[..., Any]:
+    """``cls._backward`` compiled again from its source with the result check left out."""
+    lines = textwrap.dedent(inspect.getsource(cls._backward)).splitlines()
+    kept, removed, skip_next = [], 0, False
+    for line in lines:
+        if skip_next:  # the checked_gradient(...) call under the condition
+            skip_next = False
+            continue
+        if line.strip().startswith("if type(g") and "is not" in line:
+            skip_next, removed = True, removed + 1
+            continue
+        kept.append(line)
+    if not removed:
+        raise SystemExit(f"{cls.__name__}._backward has no check to cut out: update this script")
+    namespace: dict[str, Any] = {}
+    exec("\n".join(kept), vars(graph), namespace)
+    return namespace["_backward"]
+
+
+def chain_cost(ops: int, rounds: int) -> tuple[float, float]:
+    """Best µs per node of backward over ``ops`` ops, with and without the check."""
+    classes = (graph.UnaryOpNode, graph.BinaryOpNode)
+    variants = {
+        "checked": {cls: cls._backward for cls in classes},
+        "unchecked": {cls: _without_check(cls) for cls in classes},
+    }
+    x = plugrad.tensor(np.ones(4, np.float32), requires_grad=True)
+    best = dict.fromkeys(variants, float("inf"))
+    try:
+        for _ in range(rounds):
+            for name, methods in variants.items():
+                for cls, method in methods.items():
+                    cls._backward = method
+                y = x
+                for _ in range(ops // 2):
+                    y = plugrad.sin(y * 0.999)  # a binary node, then a unary one
+                loss = y.sum()
+                x.grad = None
+                start = time.process_time()
+                loss.backward()
+                best[name] = min(best[name], (time.process_time() - start) / (ops + 1) * 1e6)
+    finally:
+        for cls, method in variants["checked"].items():
+            cls._backward = method
+    return best["checked"], best["unchecked"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ops", type=int, default=2000, help="length of the chain")
+    parser.add_argument("--rounds", type=int, default=30, help="A/B rounds of the chain")
+    args = parser.parse_args()
+    per_check = check_cost()
+    print(f"the check alone: {per_check:.3f} µs per gradient (budget 0.2 µs per node)")
+    checked, unchecked = chain_cost(args.ops, args.rounds)
+    print(
+        f"backward over a {args.ops}-op chain: {checked:.3f} µs per node with the check, "
+        f"{unchecked:.3f} µs without: {checked - unchecked:+.3f} µs per node"
+    )
+
+
+if __name__ == "__main__":
+    main()
