@@ -12,24 +12,9 @@ mpi4py, ``nccl`` through CuPy) are plugins of the same kind.
 from __future__ import annotations
 
 from plugrad import registry
+from plugrad.plugin_manager import BUILTIN_BACKENDS, BUILTIN_COMMUNICATORS
 
 __all__ = ["BUILTIN_BACKENDS", "BUILTIN_COMMUNICATORS", "available"]
-
-#: Backend plugin modules registered at import, before any third-party plugin.
-BUILTIN_BACKENDS: tuple[str, ...] = (
-    "plugrad.backends.numpy_backend",
-    "plugrad.backends.cupy_backend",
-    "plugrad.backends.torch_backend",
-    "plugrad.backends.jax_backend",
-    "plugrad.backends.dask_backend",
-    "plugrad.backends.array_api_strict_backend",
-)
-
-#: Communication libraries for plugrad.distributed (the plugrad_communicators hook).
-BUILTIN_COMMUNICATORS: tuple[str, ...] = (
-    "plugrad.backends.mpi_communicator",
-    "plugrad.backends.nccl_communicator",
-)
 
 
 def available() -> tuple[str, ...]:

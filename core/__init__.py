@@ -16,26 +16,30 @@ tensor([ 5.4366, 14.7781])
 
 from __future__ import annotations
 
+import importlib as _importlib
 import typing as _typing
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as _version
 
-from . import (
+# Of these, engine, inplace and pickling also install Tensor methods (backward, the
+# in-place updates, pickling) that the tensor layer leaves to them.
+from . import (  # noqa: F401
     autograd,
     cuda,
     distributed,
+    engine,
     errors,
     fft,
     func,
+    inplace,
     linalg,
     nn,
     ops,
     optim,
-    testing,
+    pickling,
     utils,
     viz,
 )
-from .backend_selection import default_device, set_backend, set_default_device, use_backend
 from .compiler import compile
 from .creation import (
     arange,
@@ -52,7 +56,8 @@ from .creation import (
     zeros,
     zeros_like,
 )
-from .data_types import (
+from .devices import device
+from .dtype_functions import (
     __array_api_version__,
     __array_namespace_info__,
     broadcast_shapes,
@@ -67,7 +72,6 @@ from .data_types import (
     pi,
     result_type,
 )
-from .devices import device
 from .dtypes import (
     DType,
     bool,
@@ -89,6 +93,7 @@ from .function import Function, FunctionCtx
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .graph import Node
 from .lazy import compute
+from .placement import default_device, set_backend, set_default_device, use_backend
 from .printing import get_printoptions, printoptions, set_printoptions
 from .pytorch_names import (
     as_tensor,
@@ -217,6 +222,7 @@ from . import registry as _registry
 
 _registry.load()
 if _typing.TYPE_CHECKING:  # the functions load() installs, as type checkers see them
+    from . import testing
     from ._api_plugrad import *  # noqa: F403
 # The built-in op functions installed here; a name already public (the fft module) is listed once.
 __all__ += [name for name in _registry.op_names() if name in globals() and name not in __all__]
@@ -234,6 +240,8 @@ cdouble = complex128
 
 
 def __getattr__(name: str) -> object:
+    if name == "testing":  # test helpers, imported when first used
+        return _importlib.import_module("plugrad.testing")
     from .pytorch_names import MISSING_DTYPES
 
     if name in MISSING_DTYPES:

@@ -535,7 +535,7 @@ def hypot(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """``sqrt(x1**2 + x2**2)`` element-wise, without overflow; the gradient at (0, 0) is 0."""
 
 
-def imag(x: TensorLike, /, *, out: Any = ...) -> Tensor:
+def imag(x: TensorLike, /) -> Tensor:
     """Imaginary part element-wise (of a complex tensor)."""
 
 
@@ -736,7 +736,7 @@ def prod(
     """Product of the elements over ``axis``; the gradient is exact where elements are 0."""
 
 
-def real(x: TensorLike, /, *, out: Any = ...) -> Tensor:
+def real(x: TensorLike, /) -> Tensor:
     """Real part element-wise."""
 
 

@@ -5,7 +5,11 @@ it was created, and the backward pass checks each gradient as it is computed.
 The first NaN or infinity raises :class:`~plugrad.errors.AnomalyError` naming
 the op, the plugin that provides it, its backend, and the user code that ran
 the forward op. Outside anomaly mode none of this costs anything: the
-recording function of the per-op path is swapped only while the mode is on.
+recording functions of the per-op path are swapped only while the mode is on.
+
+This module sits below the per-op path and does not import it: the per-op
+path subscribes with :func:`on_switch` and swaps its own recorders (see
+:func:`plugrad.dispatch.use_recorders`), wrapping them with :func:`with_stack`.
 """
 
 from __future__ import annotations
@@ -27,10 +31,10 @@ F = TypeVar("F", bound=Callable[..., Any])
 enabled = False
 _depth = 0
 _lock = threading.Lock()
-#: The per-op path's recording functions (in :mod:`plugrad.dispatch`), and the plain
-#: ones while anomaly mode has swapped in its own.
-_RECORDERS = ("_record", "_record1", "_record2")
-_plain_recorders: dict[str, Callable[..., Any]] = {}
+#: Called with True when anomaly mode turns on and False when it turns off.
+_listeners: list[Callable[[bool], None]] = []
+#: How the name of an op's plugin is found; plugin loading installs the real one.
+op_plugin: Callable[[str], str | None] = lambda op: None
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -48,7 +52,7 @@ def user_stack() -> list[traceback.FrameSummary]:
     ]
 
 
-def _with_stack(record: Callable[..., Any]) -> Callable[..., Any]:
+def with_stack(record: Callable[..., Any]) -> Callable[..., Any]:
     """``record``, also noting on the node where in user code the op was called."""
 
     def record_with_stack(*args: Any) -> Any:
@@ -80,26 +84,21 @@ class detect_anomaly:
 
     def __enter__(self) -> None:
         global enabled, _depth
-        from . import dispatch  # the engine imports this module early; dispatch comes later
-
         with _lock:
             if not _depth:
-                for name in _RECORDERS:
-                    _plain_recorders[name] = getattr(dispatch, name)
-                    setattr(dispatch, name, _with_stack(_plain_recorders[name]))
+                for listener in _listeners:
+                    listener(True)
             _depth += 1
             enabled = True
 
     def __exit__(self, *exc_info: object) -> None:
         global enabled, _depth
-        from . import dispatch
-
         with _lock:
             _depth -= 1
             if not _depth:
                 enabled = False
-                for name, record in _plain_recorders.items():
-                    setattr(dispatch, name, record)
+                for listener in _listeners:
+                    listener(False)
 
     def __call__(self, func: F) -> F:
         @functools.wraps(func)
@@ -110,15 +109,24 @@ class detect_anomaly:
         return wrapper  # type: ignore[return-value]
 
 
+def on_switch(listener: Callable[[bool], None]) -> None:
+    """Call ``listener(True)`` when anomaly mode turns on, ``listener(False)`` when it turns off.
+
+    How layers above this one (the per-op path) take part in the mode without
+    this module importing them.
+    """
+    _listeners.append(listener)
+    if enabled:
+        listener(True)
+
+
 def anomaly_error(node: Any, index: int, array: Any) -> AnomalyError:
     """Build the error for a non-finite gradient of input ``index`` computed by ``node``."""
-    from . import registry
-
     xp = node._device.xp
     kind = "NaN" if bool(xp.any(xp.isnan(array))) else "inf"
     op = getattr(node, "op", None)
     if op is not None:
-        owner = registry._state.op_owners.get(op.name, "an unregistered plugin")
+        owner = op_plugin(op.name) or "an unregistered plugin"
         what = f"op {op.name!r} from plugin {owner!r}"
     else:
         function = getattr(node, "_function", None)

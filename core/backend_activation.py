@@ -18,7 +18,7 @@ from . import dtypes as _dtypes
 from .backend import Backend, Device
 from .errors import BackendError, BackendUnavailableError, UnknownBackendError
 from .kerneldef import KernelSource
-from .opdef import NamespaceKernel, OpDef
+from .opdef import NamespaceKernel, RegisteredOp
 from .plugin_tables import scoped_default_device
 from .plugin_tables import state as _state
 from .rule_namespace import rule_namespace
@@ -149,6 +149,7 @@ def install_kernels(backend: Backend, devices: tuple[Device, ...]) -> None:
         for name, op in _state.ops.items()
     }
     xp = devices[0].xp
+    table: dict[str, Callable[..., Any]]
     if _checking._enabled:
         table = {
             name: functools.partial(_checking.checked_kernel(_state.ops[name], s[0]), xp)
@@ -193,7 +194,7 @@ def bind_kernel(kernel: Callable[..., Any], xp: Any, op: str, backend: str) -> C
 
 
 def kernel_candidates(
-    op: OpDef, backend: str, backend_kernels: dict[str, Callable[..., Any]]
+    op: RegisteredOp, backend: str, backend_kernels: dict[str, Callable[..., Any]]
 ) -> tuple[KernelSource, ...]:
     """Every kernel that could compute ``op`` on ``backend``, best (the one used) first."""
     owner = _state.op_owners[op.name]

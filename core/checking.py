@@ -36,19 +36,21 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from . import dtypes as _dtypes
-from . import registry as _registry
 from .errors import PluginOutputError
 from .graph import ArraySpec
+from .plugin_tables import device_of_array
 from .tensor import Tensor
 
 if TYPE_CHECKING:
     from .backend import Device
     from .kerneldef import KernelSource
-    from .opdef import OpDef
+    from .opdef import OpDef, RegisteredOp
 
 __all__ = ["checking", "checks_enabled", "set_checks"]
 
 _enabled = False
+#: Called after the mode is switched (plugin loading reinstalls the kernel tables and rules).
+_listeners: list[Callable[[], None]] = []
 #: op -> its declared rules, for every op whose rules are currently wrapped.
 _declared_rules: dict[OpDef, tuple[Any, ...]] = {}
 
@@ -97,7 +99,17 @@ def set_checks(enabled: bool) -> None:
     if enabled == _enabled:
         return
     _enabled = enabled
-    _registry._refresh_checks()
+    for listener in _listeners:
+        listener()
+
+
+def on_switch(listener: Callable[[], None]) -> None:
+    """Call ``listener()`` whenever checking mode is switched on or off.
+
+    How the layer that builds the kernel tables, which imports this module,
+    rebuilds them with or without the checks.
+    """
+    _listeners.append(listener)
 
 
 @contextlib.contextmanager
@@ -131,7 +143,7 @@ def checking(enabled: bool = True) -> Iterator[None]:
 # -- what the registry installs ---------------------------------------------------------
 
 
-def checked_kernel(op: OpDef, source: KernelSource) -> Callable[..., Any]:
+def checked_kernel(op: RegisteredOp, source: KernelSource) -> Callable[..., Any]:
     """Wrap the kernel ``source`` names so that its output is checked (and compared)."""
     kernel = source.function
     reference = None if source.kind == "generic" else op.kernel
@@ -179,7 +191,7 @@ def _type_name(value: Any) -> str:
 
 
 def _device_of(value: Any) -> Device | None:
-    return _registry.device_of_array(value)
+    return device_of_array(value)
 
 
 def _check_output(

@@ -19,7 +19,7 @@ from . import registry
 from .backend import Device
 from .devices import resolve
 from .errors import BackwardError, DtypeError
-from .tensor import Tensor, _wrap
+from .tensor import Tensor, _wrap, install_methods
 from .transfer import move_array
 
 __all__ = [
@@ -563,3 +563,76 @@ def linspace(
         start, stop, num, dtype=target.native_dtype(dtype), device=target.native, endpoint=endpoint
     )
     return leaf(array, target, requires_grad)
+
+
+# -- the new_* methods of Tensor ---------------------------------------------------------
+
+
+def _new_zeros(
+    self: Tensor,
+    *size: int | tuple[int, ...],
+    dtype: _dtypes.DType | None = None,
+    device: Device | str | None = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """Return zeros of shape ``size`` with this tensor's dtype and device (unless given).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.ones(2, dtype=plugrad.float64).new_zeros(2, 2)
+    tensor([[0., 0.],
+            [0., 0.]], dtype=plugrad.float64)
+    """
+    return zeros(*size, **_new_options(self, dtype, device, requires_grad))
+
+
+def _new_ones(
+    self: Tensor,
+    *size: int | tuple[int, ...],
+    dtype: _dtypes.DType | None = None,
+    device: Device | str | None = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """Return ones of shape ``size`` with this tensor's dtype and device (unless given)."""
+    return ones(*size, **_new_options(self, dtype, device, requires_grad))
+
+
+def _new_full(
+    self: Tensor,
+    size: int | tuple[int, ...],
+    fill_value: bool | int | float | complex,
+    *,
+    dtype: _dtypes.DType | None = None,
+    device: Device | str | None = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """Return ``fill_value`` in shape ``size`` with this tensor's dtype and device."""
+    return full(size, fill_value, **_new_options(self, dtype, device, requires_grad))
+
+
+def _new_tensor(
+    self: Tensor,
+    data: Any,
+    *,
+    dtype: _dtypes.DType | None = None,
+    device: Device | str | None = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """Return a new leaf holding a copy of ``data``, with this tensor's dtype and device."""
+    return tensor(data, **_new_options(self, dtype, device, requires_grad))
+
+
+def _new_options(
+    self: Tensor, dtype: _dtypes.DType | None, device: Device | str | None, requires_grad: bool
+) -> dict[str, Any]:
+    return {
+        "dtype": self.dtype if dtype is None else dtype,
+        "device": self._device if device is None else device,
+        "requires_grad": requires_grad,
+    }
+
+
+install_methods(
+    new_zeros=_new_zeros, new_ones=_new_ones, new_full=_new_full, new_tensor=_new_tensor
+)

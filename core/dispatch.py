@@ -8,14 +8,17 @@ they are almost every call.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, NamedTuple
 
+from . import anomaly as _anomaly
 from . import dtypes as _dtypes
 from . import ops as _ops
 from .dtypes import DType, is_differentiable
 from .errors import DeviceMismatchError, DtypeError, PlugradError, ShapeError
 from .grad_mode import _state
 from .graph import array_spec, output_edge
+from .plugin_tables import state as _tables
 from .tensor import Tensor, _object_new, _wrap
 
 if TYPE_CHECKING:
@@ -23,6 +26,8 @@ if TYPE_CHECKING:
     from .opdef import OpDef
 
 __all__ = [
+    "PLAIN_RECORDERS",
+    "Recorders",
     "apply1",
     "apply1_float",
     "apply2",
@@ -31,6 +36,7 @@ __all__ = [
     "apply_n",
     "apply_view",
     "saved_version",
+    "use_recorders",
 ]
 
 # Python scalars adapt to the tensor they meet (the Array API's scalar rules).
@@ -487,6 +493,39 @@ def _record2(
     return node
 
 
+class Recorders(NamedTuple):
+    """The functions the per-op path records a node with: any op, one input, two inputs."""
+
+    record: Callable[..., Any]
+    record1: Callable[..., Any]
+    record2: Callable[..., Any]
+
+
+#: The recorders defined here, in use unless a mode has swapped in its own.
+PLAIN_RECORDERS = Recorders(_record, _record1, _record2)
+
+
+def use_recorders(recorders: Recorders) -> Recorders:
+    """Record nodes with ``recorders`` from now on; return the recorders used until now.
+
+    The per-op path reads ``_record``, ``_record1`` and ``_record2`` as module
+    globals, so the swap costs nothing per op. Modes that note more about each
+    op wrap :data:`PLAIN_RECORDERS` (anomaly mode notes the user's call stack).
+    """
+    global _record, _record1, _record2
+    previous = Recorders(_record, _record1, _record2)
+    _record, _record1, _record2 = recorders
+    return previous
+
+
+def _anomaly_switched(on: bool) -> None:
+    with_stack = _anomaly.with_stack
+    use_recorders(Recorders(*map(with_stack, PLAIN_RECORDERS)) if on else PLAIN_RECORDERS)
+
+
+_anomaly.on_switch(_anomaly_switched)
+
+
 def saved_version(value: Any) -> int:
     """The version of a saved value (0 for anything that is not a modified tensor)."""
     counter = getattr(value, "_counter", None)
@@ -571,9 +610,7 @@ def _retell_shape_error(
 
 
 def _no_kernel(op: OpDef, device: Device) -> LookupError:
-    from . import registry
-
-    if registry.find_op(op.name) is not op:
+    if _tables.ops.get(op.name) is not op:
         return LookupError(
             f"op {op.name!r} is no longer registered (its plugin was unregistered); "
             "re-register the plugin or stop using the old function object"

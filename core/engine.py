@@ -26,7 +26,7 @@ from . import anomaly as _anomaly
 from . import graph as _graph
 from .errors import BackwardError, DeviceMismatchError, DtypeError, ShapeError
 from .grad_mode import _state
-from .tensor import PostAccumulateGradHook, Tensor, _RetainGrad, _wrap
+from .tensor import PostAccumulateGradHook, Tensor, _RetainGrad, _wrap, install_methods
 
 __all__ = ["backward", "grad", "watch_gradient_ready"]
 
@@ -584,3 +584,44 @@ def _store(updates: list[tuple[Tensor, Any]], create_graph: bool, stored: set[in
         new_grads.append((tensor, new))
     for tensor, new in new_grads:
         tensor._grad = new
+
+
+def _tensor_backward(
+    self: Tensor,
+    gradient: Tensor | None = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    inputs: Sequence[Tensor] | None = None,
+) -> None:
+    """Compute the gradient of this tensor with respect to the graph leaves.
+
+    Gradients are *accumulated* into the ``.grad`` of every leaf that
+    requires grad (and of non-leaves that called :meth:`retain_grad`).
+
+    Parameters
+    ----------
+    gradient : Tensor, optional
+        The gradient with respect to this tensor, of its shape. May be
+        omitted only for a tensor with one element (it is then 1).
+    retain_graph : bool, optional
+        Keep the values saved for backward so that the graph can be
+        backpropagated again. Defaults to ``create_graph``.
+    create_graph : bool
+        Record the backward pass itself, so that gradients can be
+        differentiated again (higher-order derivatives).
+    inputs : sequence of Tensor, optional
+        Accumulate only into these tensors' ``.grad`` (leaves or not).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> x = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    >>> y = 3 * x
+    >>> y.backward(plugrad.ones_like(y))
+    >>> x.grad
+    tensor([3., 3.])
+    """
+    backward((self,), None if gradient is None else (gradient,), retain_graph, create_graph, inputs)
+
+
+install_methods(backward=_tensor_backward)

@@ -36,7 +36,10 @@ def install_functions(builtin: set[str], aliases: dict[str, str]) -> None:
             if getattr(module.__dict__.get(alias), "__op__", None) is not None:
                 delattr(module, alias)
     for name in list(_state.functions):
-        if name not in _state.ops or _state.functions[name].__op__ is not _state.ops[name]:
+        if (
+            name not in _state.ops
+            or getattr(_state.functions[name], "__op__", None) is not _state.ops[name]
+        ):
             del _state.functions[name]
             for key in [k for k in _state.method_functions if k[0] == name]:
                 del _state.method_functions[key]
@@ -47,10 +50,10 @@ def install_functions(builtin: set[str], aliases: dict[str, str]) -> None:
         function = _state.functions.get(name)
         if function is None:
             is_builtin = _state.op_owners[name] in builtin
-            module = "plugrad.ops"
+            home = "plugrad.ops"
             if is_builtin and op.namespace != "nn":  # nn ops stay out of the array namespace
-                module = f"plugrad.{op.namespace}" if op.namespace else "plugrad"
-            function = _make_function(op, module)
+                home = f"plugrad.{op.namespace}" if op.namespace else "plugrad"
+            function = _make_function(op, home)
             _state.functions[name] = function
         setattr(_ops_module, name, function)
         if function.__module__ == "plugrad":

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from .edges import output_edge, split_edge
 from .errors import GraphFreedError, InPlaceModificationError, PluginOutputError
 from .tensor import Tensor, _wrap
 
@@ -149,16 +150,6 @@ class Node:
 
 #: What a node may keep after backward: not values, only what describes them.
 _METADATA_TYPES = frozenset({ArraySpec, int, float, complex, bool, type(None)})
-
-
-def split_edge(edge: Any) -> tuple[Any, int]:
-    """``(node or leaf tensor, output index)`` of an edge (not ``None``)."""
-    return edge if type(edge) is tuple else (edge, 0)
-
-
-def output_edge(node: Node, index: int) -> Any:
-    """The edge to output ``index`` of ``node``: the node itself if it has only one."""
-    return node if node.n_outputs == 1 else (node, index)
 
 
 def check_versions(node: Node, saved: Any, versions: tuple[int, ...] | None) -> None:

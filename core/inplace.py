@@ -14,6 +14,7 @@ pass that saved the old value raises
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -21,9 +22,9 @@ from . import dtypes as _dtypes
 from . import ops as _ops
 from .errors import ArgumentError, BackwardError, DeviceMismatchError, DtypeError, ShapeError
 from .grad_mode import _state
-from .tensor import Tensor, _wrap
+from .tensor import Tensor, _wrap, install_methods
 
-__all__ = ["apply_inplace", "check_out", "write_out"]
+__all__ = ["apply_inplace", "check_out", "filled_with", "write_out"]
 
 # Backends whose arrays are immutable (e.g. JAX) refuse item assignment with one of these.
 _IMMUTABLE = (TypeError, ValueError, AttributeError, NotImplementedError, RuntimeError)
@@ -186,3 +187,86 @@ def write_out(op: str, out: Tensor, result: Tensor) -> Tensor:
         out._array = result._array
     out._bump_version()
     return out
+
+
+# -- the in-place methods of Tensor ------------------------------------------------------
+
+
+def _setitem(self: Tensor, key: Any, value: Any) -> None:
+    """``x[key] = value``: an in-place op, safe for autograd (see ``plugrad.inplace``)."""
+    apply_inplace(self, _assign, value, self._index_key(key), name="x[key] = value")
+
+
+def _iadd(self: Tensor, other: Any) -> Tensor:
+    return apply_inplace(self, _ops.add, other, name="x += y", array_operator=operator.iadd)
+
+
+def _isub(self: Tensor, other: Any) -> Tensor:
+    return apply_inplace(self, _ops.subtract, other, name="x -= y", array_operator=operator.isub)
+
+
+def _imul(self: Tensor, other: Any) -> Tensor:
+    return apply_inplace(self, _ops.multiply, other, name="x *= y", array_operator=operator.imul)
+
+
+def _itruediv(self: Tensor, other: Any) -> Tensor:
+    return apply_inplace(self, _ops.divide, other, name="x /= y", array_operator=operator.itruediv)
+
+
+def _ipow(self: Tensor, other: Any) -> Tensor:
+    return apply_inplace(self, _ops.pow, other, name="x **= y", array_operator=operator.ipow)
+
+
+def _fill(self: Tensor, value: bool | int | float | complex) -> Tensor:
+    """Set every element to ``value``, in place; returns the tensor.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> w = plugrad.ones(3)
+    >>> w.fill_(0.5)
+    tensor([0.5000, 0.5000, 0.5000])
+    """
+    return apply_inplace(self, filled_with, value, name="fill_()")
+
+
+def _zero(self: Tensor) -> Tensor:
+    """Set every element to zero, in place; returns the tensor."""
+    return apply_inplace(self, filled_with, 0, name="zero_()")
+
+
+def _copy(self: Tensor, source: Tensor) -> Tensor:
+    """Copy ``source`` (broadcast to this shape) into this tensor, in place.
+
+    The gradient flows to ``source``; the old values get none.
+    """
+    if not isinstance(source, Tensor):
+        raise TypeError(f"copy_() takes a Tensor, got {type(source).__name__}")
+    return apply_inplace(self, filled_with, source, name="copy_()")
+
+
+def _assign(target: Tensor, value: Any, key: Any) -> Tensor:
+    return _ops.setitem(target, value, key=key)
+
+
+def filled_with(target: Tensor, value: Any) -> Tensor:
+    """``value`` (a scalar or a tensor) broadcast to ``target``: gradient 0 for ``target``."""
+    device = target._device
+    mask = device.xp.ones(
+        target._array.shape, dtype=device.native_dtype(_dtypes.bool), device=device.native
+    )
+    everywhere = _wrap(mask, device, False, None)
+    return _ops.where(everywhere, value, target)
+
+
+install_methods(
+    __setitem__=_setitem,
+    __iadd__=_iadd,
+    __isub__=_isub,
+    __imul__=_imul,
+    __itruediv__=_itruediv,
+    __ipow__=_ipow,
+    fill_=_fill,
+    zero_=_zero,
+    copy_=_copy,
+)

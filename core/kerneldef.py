@@ -39,7 +39,7 @@ from .errors import PluginRegistrationError
 from .opdef import _split_kernel_signature
 
 if TYPE_CHECKING:
-    from .opdef import OpDef
+    from .opdef import OpDef, RegisteredOp
 
 __all__ = ["KernelDef", "KernelSource", "kernel"]
 
@@ -71,7 +71,7 @@ class KernelDef:
     def __repr__(self) -> str:
         return f"KernelDef({self.op!r}, backend={self.backend!r})"
 
-    def _validate(self, owner: str, ops: Mapping[str, OpDef]) -> OpDef:
+    def _validate(self, owner: str, ops: Mapping[str, RegisteredOp]) -> RegisteredOp:
         """Check the declaration against the registered ``ops``; return the op it serves.
 
         Raises :class:`PluginRegistrationError` naming ``owner`` (the plugin), the op and

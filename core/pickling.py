@@ -18,7 +18,7 @@ from typing import Any
 
 from . import registry
 from .errors import BackendError, SerializationError
-from .tensor import Tensor, _object_new
+from .tensor import Tensor, _object_new, install_methods
 
 __all__: list[str] = []
 
@@ -82,3 +82,19 @@ def _rebuild_tensor(
     tensor._hooks = None
     tensor._counter = None
     return tensor
+
+
+def _reduce_ex(self: Tensor, protocol: Any) -> tuple[Any, ...]:
+    """``pickle``: the values, dtype, device and ``requires_grad`` of a leaf, as plain bytes.
+
+    Examples
+    --------
+    >>> import pickle, plugrad
+    >>> w = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    >>> pickle.loads(pickle.dumps(w))
+    tensor([1., 2.], requires_grad=True)
+    """
+    return reduce_tensor(self)
+
+
+install_methods(__reduce_ex__=_reduce_ex)

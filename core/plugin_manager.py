@@ -34,6 +34,9 @@ from . import hookspecs
 from .errors import PluginLoadWarning
 
 __all__ = [
+    "BUILTIN_BACKENDS",
+    "BUILTIN_COMMUNICATORS",
+    "BUILTIN_OP_PLUGINS",
     "ENTRY_POINT_GROUP",
     "autoload_enabled",
     "builtin_plugin_names",
@@ -44,12 +47,47 @@ __all__ = [
 
 ENTRY_POINT_GROUP = "plugrad"
 
+# plugrad's own plugins, registered by module name before any third-party one (and
+# re-exported by plugrad.backends and plugrad.plugins, which hold them): the core
+# finds them here by name and never imports those packages itself.
+#: Backend plugin modules registered at import, before any third-party plugin.
+BUILTIN_BACKENDS: tuple[str, ...] = (
+    "plugrad.backends.numpy_backend",
+    "plugrad.backends.cupy_backend",
+    "plugrad.backends.torch_backend",
+    "plugrad.backends.jax_backend",
+    "plugrad.backends.dask_backend",
+    "plugrad.backends.array_api_strict_backend",
+)
+
+#: Communication libraries for plugrad.distributed (the plugrad_communicators hook).
+BUILTIN_COMMUNICATORS: tuple[str, ...] = (
+    "plugrad.backends.mpi_communicator",
+    "plugrad.backends.nccl_communicator",
+)
+
+#: Op plugin modules registered at import, after the built-in backends.
+BUILTIN_OP_PLUGINS: tuple[str, ...] = (
+    "plugrad.plugins.elementwise",
+    "plugrad.plugins.statistical",
+    "plugrad.plugins.utility",
+    "plugrad.plugins.searching",
+    "plugrad.plugins.sorting",
+    "plugrad.plugins.set_functions",
+    "plugrad.plugins.linear_algebra",
+    "plugrad.plugins.linalg",
+    "plugrad.plugins.fft",
+    "plugrad.plugins.nn",
+    "plugrad.plugins.convolution",
+    "plugrad.plugins.manipulation",
+    "plugrad.plugins.indexing",
+    "plugrad.plugins.creation",
+    "plugrad.plugins.data_types",
+)
+
 
 def builtin_plugin_names() -> tuple[str, ...]:
     """The modules registered before any third-party plugin, in this order."""
-    from plugrad.backends import BUILTIN_BACKENDS, BUILTIN_COMMUNICATORS
-    from plugrad.plugins import BUILTIN_OP_PLUGINS
-
     return BUILTIN_BACKENDS + BUILTIN_COMMUNICATORS + BUILTIN_OP_PLUGINS
 
 

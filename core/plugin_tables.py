@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import contextvars
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
 from .backend import Backend, Device
-from .kerneldef import KernelSource, describe_plugin
-from .opdef import RegisteredOp
+from .kerneldef import describe_plugin
+
+if TYPE_CHECKING:
+    from .kerneldef import KernelSource
+    from .opdef import RegisteredOp
 
 DEFAULT_BACKEND = "numpy"
 #: The hooks a plugin may implement.
@@ -77,3 +80,14 @@ def op_owner(op: str) -> str:
     """The plugin that declared ``op``, described for error messages."""
     plugin = state.op_owners.get(op)
     return "an unregistered plugin" if plugin is None else describe_owner(plugin)
+
+
+def device_of_array(obj: Any) -> Device | None:
+    """Return the Device holding ``obj`` if it is an array of an active backend, else ``None``."""
+    for name, devices in state.devices.items():
+        if isinstance(obj, state.array_types[name]):
+            if len(devices) == 1:
+                return devices[0]
+            native = devices[0].backend.device_of(obj)
+            return next((d for d in devices if d.native == native), devices[0])
+    return None

@@ -287,7 +287,7 @@ def collect_plan_passes(
     manager: pluggy.PluginManager, builtin: set[str]
 ) -> tuple[tuple[str, Callable[[Any], Any]], ...]:
     """Validate every plugrad_plan_passes answer: callables of one argument."""
-    found = []
+    found: list[tuple[str, Callable[[Any], Any]]] = []
     for impl, answers in _hook_answers(manager, "plugrad_plan_passes", builtin):
         plugin = impl.plugin_name
         try:

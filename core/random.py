@@ -7,10 +7,11 @@ from typing import Any
 from . import dtypes as _dtypes
 from .backend import Device
 from .creation import _shape, leaf, target_device
-from .data_types import broadcast_shapes
+from .dtype_functions import broadcast_shapes
 from .errors import DtypeError
 from .grad_mode import no_grad as _no_grad
-from .tensor import Tensor
+from .inplace import apply_inplace, filled_with
+from .tensor import Tensor, install_methods
 
 __all__ = [
     "Generator",
@@ -323,3 +324,33 @@ def normal(
         result = noise * std + mean
     target = result._device
     return leaf(result._array, target, requires_grad)
+
+
+# -- the in-place sampling methods of Tensor ----------------------------------------------
+
+
+def _uniform(self: Tensor, from_: float = 0.0, to: float = 1.0, *, generator: Any = None) -> Tensor:
+    """Fill with samples of the uniform distribution on ``[from_, to)``, in place.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> w = plugrad.empty(1000).uniform_(-2.0, 2.0)
+    >>> bool(plugrad.all(w >= -2.0)) and bool(plugrad.all(w < 2.0))
+    True
+    """
+    if not from_ <= to:
+        raise ValueError(f"uniform_(): the lower bound {from_} is above the upper bound {to}")
+    sample = rand(*self.shape, dtype=self.dtype, device=self._device, generator=generator)
+    return apply_inplace(self, filled_with, sample * (to - from_) + from_, name="uniform_()")
+
+
+def _normal(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> Tensor:
+    """Fill with samples of the normal distribution with ``mean`` and ``std``, in place."""
+    if std < 0:
+        raise ValueError(f"normal_(): std must be non-negative, got {std}")
+    sample = randn(*self.shape, dtype=self.dtype, device=self._device, generator=generator)
+    return apply_inplace(self, filled_with, sample * std + mean, name="normal_()")
+
+
+install_methods(uniform_=_uniform, normal_=_normal)

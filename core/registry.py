@@ -29,6 +29,7 @@ import sys
 
 import pluggy
 
+from . import anomaly as _anomaly
 from . import checking as _checking
 from . import graph as _graph
 from .backend_activation import (
@@ -91,7 +92,7 @@ def load() -> None:
     _state.distributions = dict.fromkeys(builtin_plugin_names(), ("plugrad", version))
     _state.manager = create_plugin_manager(_state.failures, _state.distributions)
     if os.environ.get("PLUGRAD_CHECK_PLUGINS", "").strip() not in ("", "0"):
-        _checking._enabled = True
+        _checking.set_checks(True)
     _rebuild()
     requested = os.environ.get("PLUGRAD_BACKEND", "").strip()
     try:
@@ -211,6 +212,7 @@ def _rebuild(strict: set[str] | frozenset[str] = frozenset()) -> None:
     install_functions(set(builtin_plugin_names()), aliases)
     install_methods(methods)
     _graph.op_owner = op_owner
+    _anomaly.op_plugin = _state.op_owners.get
     _checking.sync_rules(ops, op_owner)
 
 
@@ -219,6 +221,9 @@ def _refresh_checks() -> None:
     for name, devices in _state.devices.items():
         install_kernels(_state.backends[name], devices)
     _checking.sync_rules(_state.ops, op_owner)
+
+
+_checking.on_switch(_refresh_checks)
 
 
 # -- ops ----------------------------------------------------------------------------------

@@ -7,13 +7,13 @@ the conversions to and from the outside world (:mod:`plugrad.tensor_interop`).
 
 from __future__ import annotations
 
-import operator
 import weakref
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from . import dtypes as _dtypes
 from . import ops as _ops
+from .edges import split_edge
 from .errors import BackwardError, DeviceMismatchError, DtypeError, ShapeError
 from .tensor_interop import TensorInterop
 from .tensor_operators import TensorOperators
@@ -235,10 +235,6 @@ class Tensor(TensorOperators, TensorInterop, _InstalledMethods):
             )
         return index._array
 
-    def __setitem__(self, key: Any, value: Any) -> None:
-        """``x[key] = value``: an in-place op, safe for autograd (see ``plugrad.inplace``)."""
-        _inplace.apply_inplace(self, _assign, value, self._index_key(key), name="x[key] = value")
-
     # -- autograd -----------------------------------------------------------------------
 
     @property
@@ -391,52 +387,13 @@ class Tensor(TensorOperators, TensorInterop, _InstalledMethods):
         return RemovableHandle(self._hooks, entry)
 
     def _add_node_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
-        node, index = _graph.split_edge(self._edge)
+        node, index = split_edge(self._edge)
         hooks = node._hooks
         if hooks is None:
             hooks = node._hooks = []
         entry = (index, hook)
         hooks.append(entry)
         return RemovableHandle(hooks, entry)
-
-    def backward(
-        self,
-        gradient: Tensor | None = None,
-        retain_graph: bool | None = None,
-        create_graph: bool = False,
-        inputs: Sequence[Tensor] | None = None,
-    ) -> None:
-        """Compute the gradient of this tensor with respect to the graph leaves.
-
-        Gradients are *accumulated* into the ``.grad`` of every leaf that
-        requires grad (and of non-leaves that called :meth:`retain_grad`).
-
-        Parameters
-        ----------
-        gradient : Tensor, optional
-            The gradient with respect to this tensor, of its shape. May be
-            omitted only for a tensor with one element (it is then 1).
-        retain_graph : bool, optional
-            Keep the values saved for backward so that the graph can be
-            backpropagated again. Defaults to ``create_graph``.
-        create_graph : bool
-            Record the backward pass itself, so that gradients can be
-            differentiated again (higher-order derivatives).
-        inputs : sequence of Tensor, optional
-            Accumulate only into these tensors' ``.grad`` (leaves or not).
-
-        Examples
-        --------
-        >>> import plugrad
-        >>> x = plugrad.tensor([1.0, 2.0], requires_grad=True)
-        >>> y = 3 * x
-        >>> y.backward(plugrad.ones_like(y))
-        >>> x.grad
-        tensor([3., 3.])
-        """
-        _engine.backward(
-            (self,), None if gradient is None else (gradient,), retain_graph, create_graph, inputs
-        )
 
     def detach(self) -> Tensor:
         """Return a new leaf sharing the data, cut off from the graph (``requires_grad=False``).
@@ -478,20 +435,6 @@ class Tensor(TensorOperators, TensorInterop, _InstalledMethods):
         copied._counter = None
         copied._grad = None if self._grad is None else self._grad.__deepcopy__(memo)
         return copied
-
-    def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
-        """``pickle``: the values, dtype, device and ``requires_grad`` of a leaf, as plain bytes.
-
-        Examples
-        --------
-        >>> import pickle, plugrad
-        >>> w = plugrad.tensor([1.0, 2.0], requires_grad=True)
-        >>> pickle.loads(pickle.dumps(w))
-        tensor([1., 2.], requires_grad=True)
-        """
-        from .pickling import reduce_tensor
-
-        return reduce_tensor(self)
 
     @property
     def _version(self) -> int:
@@ -580,74 +523,6 @@ class Tensor(TensorOperators, TensorInterop, _InstalledMethods):
             raise TypeError(f"type_as() takes a Tensor, got {type(other).__name__}")
         return self._cast(other.dtype)
 
-    def new_zeros(
-        self,
-        *size: int | tuple[int, ...],
-        dtype: _dtypes.DType | None = None,
-        device: Device | str | None = None,
-        requires_grad: bool = False,
-    ) -> Tensor:
-        """Return zeros of shape ``size`` with this tensor's dtype and device (unless given).
-
-        Examples
-        --------
-        >>> import plugrad
-        >>> plugrad.ones(2, dtype=plugrad.float64).new_zeros(2, 2)
-        tensor([[0., 0.],
-                [0., 0.]], dtype=plugrad.float64)
-        """
-        from .creation import zeros
-
-        return zeros(*size, **self._new_options(dtype, device, requires_grad))
-
-    def new_ones(
-        self,
-        *size: int | tuple[int, ...],
-        dtype: _dtypes.DType | None = None,
-        device: Device | str | None = None,
-        requires_grad: bool = False,
-    ) -> Tensor:
-        """Return ones of shape ``size`` with this tensor's dtype and device (unless given)."""
-        from .creation import ones
-
-        return ones(*size, **self._new_options(dtype, device, requires_grad))
-
-    def new_full(
-        self,
-        size: int | tuple[int, ...],
-        fill_value: bool | int | float | complex,
-        *,
-        dtype: _dtypes.DType | None = None,
-        device: Device | str | None = None,
-        requires_grad: bool = False,
-    ) -> Tensor:
-        """Return ``fill_value`` in shape ``size`` with this tensor's dtype and device."""
-        from .creation import full
-
-        return full(size, fill_value, **self._new_options(dtype, device, requires_grad))
-
-    def new_tensor(
-        self,
-        data: Any,
-        *,
-        dtype: _dtypes.DType | None = None,
-        device: Device | str | None = None,
-        requires_grad: bool = False,
-    ) -> Tensor:
-        """Return a new leaf holding a copy of ``data``, with this tensor's dtype and device."""
-        from .creation import tensor
-
-        return tensor(data, **self._new_options(dtype, device, requires_grad))
-
-    def _new_options(
-        self, dtype: _dtypes.DType | None, device: Device | str | None, requires_grad: bool
-    ) -> dict[str, Any]:
-        return {
-            "dtype": self.dtype if dtype is None else dtype,
-            "device": self._device if device is None else device,
-            "requires_grad": requires_grad,
-        }
-
     def contiguous(self) -> Tensor:
         """Return the tensor itself: plugrad's values have no memory layout to change."""
         return self
@@ -665,85 +540,79 @@ class Tensor(TensorOperators, TensorInterop, _InstalledMethods):
         """
         return _ops.positive(self)
 
-    # -- in-place operators (see plugrad.inplace: safe for autograd) ----------------------
+    if TYPE_CHECKING:
+        # Installed by the layers that implement them (see install_methods).
+        def backward(
+            self,
+            gradient: Tensor | None = None,
+            retain_graph: bool | None = None,
+            create_graph: bool = False,
+            inputs: Sequence[Tensor] | None = None,
+        ) -> None: ...
+        def __setitem__(self, key: Any, value: Any) -> None: ...
+        def __iadd__(self, other: Any) -> Tensor: ...
+        def __isub__(self, other: Any) -> Tensor: ...
+        def __imul__(self, other: Any) -> Tensor: ...
+        def __itruediv__(self, other: Any) -> Tensor: ...
+        def __ipow__(self, other: Any) -> Tensor: ...
+        def fill_(self, value: bool | int | float | complex) -> Tensor: ...
+        def zero_(self) -> Tensor: ...
+        def copy_(self, source: Tensor) -> Tensor: ...
+        def uniform_(
+            self, from_: float = 0.0, to: float = 1.0, *, generator: Any = None
+        ) -> Tensor: ...
+        def normal_(
+            self, mean: float = 0.0, std: float = 1.0, *, generator: Any = None
+        ) -> Tensor: ...
+        def new_zeros(
+            self,
+            *size: int | tuple[int, ...],
+            dtype: _dtypes.DType | None = None,
+            device: Device | str | None = None,
+            requires_grad: bool = False,
+        ) -> Tensor: ...
+        def new_ones(
+            self,
+            *size: int | tuple[int, ...],
+            dtype: _dtypes.DType | None = None,
+            device: Device | str | None = None,
+            requires_grad: bool = False,
+        ) -> Tensor: ...
+        def new_full(
+            self,
+            size: int | tuple[int, ...],
+            fill_value: bool | int | float | complex,
+            *,
+            dtype: _dtypes.DType | None = None,
+            device: Device | str | None = None,
+            requires_grad: bool = False,
+        ) -> Tensor: ...
+        def new_tensor(
+            self,
+            data: Any,
+            *,
+            dtype: _dtypes.DType | None = None,
+            device: Device | str | None = None,
+            requires_grad: bool = False,
+        ) -> Tensor: ...
+        def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]: ...
 
-    def __iadd__(self, other: Any) -> Tensor:
-        return _inplace.apply_inplace(
-            self, _ops.add, other, name="x += y", array_operator=operator.iadd
-        )
 
-    def __isub__(self, other: Any) -> Tensor:
-        return _inplace.apply_inplace(
-            self, _ops.subtract, other, name="x -= y", array_operator=operator.isub
-        )
+def install_methods(**methods: Callable[..., Any]) -> None:
+    """Make each function a method of :class:`Tensor`, under its keyword's name.
 
-    def __imul__(self, other: Any) -> Tensor:
-        return _inplace.apply_inplace(
-            self, _ops.multiply, other, name="x *= y", array_operator=operator.imul
-        )
-
-    def __itruediv__(self, other: Any) -> Tensor:
-        return _inplace.apply_inplace(
-            self, _ops.divide, other, name="x /= y", array_operator=operator.itruediv
-        )
-
-    def __ipow__(self, other: Any) -> Tensor:
-        return _inplace.apply_inplace(
-            self, _ops.pow, other, name="x **= y", array_operator=operator.ipow
-        )
-
-    def fill_(self, value: bool | int | float | complex) -> Tensor:
-        """Set every element to ``value``, in place; returns the tensor.
-
-        Examples
-        --------
-        >>> import plugrad
-        >>> w = plugrad.ones(3)
-        >>> w.fill_(0.5)
-        tensor([0.5000, 0.5000, 0.5000])
-        """
-        return _inplace.apply_inplace(self, _filled_with, value, name="fill_()")
-
-    def zero_(self) -> Tensor:
-        """Set every element to zero, in place; returns the tensor."""
-        return _inplace.apply_inplace(self, _filled_with, 0, name="zero_()")
-
-    def copy_(self, source: Tensor) -> Tensor:
-        """Copy ``source`` (broadcast to this shape) into this tensor, in place.
-
-        The gradient flows to ``source``; the old values get none.
-        """
-        if not isinstance(source, Tensor):
-            raise TypeError(f"copy_() takes a Tensor, got {type(source).__name__}")
-        return _inplace.apply_inplace(self, _filled_with, source, name="copy_()")
-
-    def uniform_(self, from_: float = 0.0, to: float = 1.0, *, generator: Any = None) -> Tensor:
-        """Fill with samples of the uniform distribution on ``[from_, to)``, in place.
-
-        Examples
-        --------
-        >>> import plugrad
-        >>> w = plugrad.empty(1000).uniform_(-2.0, 2.0)
-        >>> bool(plugrad.all(w >= -2.0)) and bool(plugrad.all(w < 2.0))
-        True
-        """
-        from .random import rand
-
-        if not from_ <= to:
-            raise ValueError(f"uniform_(): the lower bound {from_} is above the upper bound {to}")
-        sample = rand(*self.shape, dtype=self.dtype, device=self._device, generator=generator)
-        return _inplace.apply_inplace(
-            self, _filled_with, sample * (to - from_) + from_, name="uniform_()"
-        )
-
-    def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> Tensor:
-        """Fill with samples of the normal distribution with ``mean`` and ``std``, in place."""
-        from .random import randn
-
-        if std < 0:
-            raise ValueError(f"normal_(): std must be non-negative, got {std}")
-        sample = randn(*self.shape, dtype=self.dtype, device=self._device, generator=generator)
-        return _inplace.apply_inplace(self, _filled_with, sample * std + mean, name="normal_()")
+    The layers above this module add the methods that need them this way:
+    ``backward`` (:mod:`plugrad.engine`), ``x[key] = v``, ``x += y`` and the
+    other in-place methods (:mod:`plugrad.inplace`), ``new_zeros`` and the like
+    (:mod:`plugrad.creation`), ``to`` and ``to_device`` (:mod:`plugrad.transfer`)
+    and pickling (:mod:`plugrad.pickling`); this module imports none of them.
+    An installed method is a class attribute like any other: calling it costs
+    what a method written in the class costs.
+    """
+    for name, function in methods.items():
+        function.__name__ = name
+        function.__qualname__ = f"Tensor.{name}"
+        setattr(Tensor, name, function)
 
 
 def _wrap(array: Any, device: Device, requires_grad: bool, edge: Any) -> Tensor:
@@ -805,20 +674,6 @@ class _ElementCount(int):
         return (int, (int(self),))
 
 
-def _assign(target: Tensor, value: Any, key: Any) -> Tensor:
-    return _ops.setitem(target, value, key=key)
-
-
-def _filled_with(target: Tensor, value: Any) -> Tensor:
-    """``value`` (a scalar or a tensor) broadcast to ``target``: gradient 0 for ``target``."""
-    device = target._device
-    mask = device.xp.ones(
-        target._array.shape, dtype=device.native_dtype(_dtypes.bool), device=device.native
-    )
-    everywhere = _wrap(mask, device, False, None)
-    return _ops.where(everywhere, value, target)
-
-
 class _RetainGrad:
     """The node hook behind :meth:`Tensor.retain_grad`; the engine runs it after user hooks."""
 
@@ -852,9 +707,3 @@ class RemovableHandle:
             self._hooks.remove(self._entry)
         except ValueError:
             pass
-
-
-# These modules import this one, so they are bound last.
-from . import engine as _engine  # noqa: E402
-from . import graph as _graph  # noqa: E402
-from . import inplace as _inplace  # noqa: E402

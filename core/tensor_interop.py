@@ -10,7 +10,6 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from . import dtypes as _dtypes
-from . import ops as _ops
 from . import printing as _printing
 from .errors import BackwardError, DtypeError, ShapeError
 
@@ -45,65 +44,10 @@ class TensorInterop:
     _array: Any
     _device: Device
 
-    def to(self, *args: Any, **kwargs: Any) -> Tensor:
-        """Return the tensor on another device and/or with another dtype; differentiable.
-
-        Called as in PyTorch: ``x.to(dtype)``, ``x.to(device)``,
-        ``x.to(device, dtype)``, ``x.to(other)`` (``other``'s device and
-        dtype), or with the keywords ``device=``, ``dtype=``, ``copy=`` (and
-        ``non_blocking=``, accepted and ignored). A device is ``"cpu"``,
-        ``"cuda"``, ``"cuda:1"``, a backend name (``"numpy"``, ``"cupy:1"``) or
-        a :class:`~plugrad.backend.Device`. The tensor itself is returned when
-        nothing changes and ``copy`` is false. Gradients flow back to the
-        source device and dtype.
-
-        Examples
-        --------
-        >>> import plugrad
-        >>> x = plugrad.tensor([1.0, 2.0], requires_grad=True)
-        >>> x.to("cpu") is x
-        True
-        >>> x.to(plugrad.float64)
-        tensor([1., 2.], dtype=plugrad.float64, grad_fn=<AstypeBackward>)
-        >>> x.to(plugrad.zeros(1, dtype=plugrad.float16)).dtype
-        plugrad.float16
-        """
-        device, dtype, copy = _to_arguments(args, kwargs)
-        result = self
-        if device is not None:
-            from .devices import resolve  # devices.py builds on this module
-            from .transfer import to_device
-
-            target = resolve(device)
-            if target is not self._device:
-                result = to_device(self, target)
-                copy = False
-        if dtype is not None and dtype is not result.dtype:
-            result = _ops.astype(result, dtype)
-            copy = False
-        if copy:
-            result = self.clone()
-        return result
-
-    def to_device(self, device: Device | Backend | str, /, *, stream: Any = None) -> Tensor:
-        """The Array API's name for :meth:`to`: the tensor on ``device``; differentiable.
-
-        ``stream`` is accepted for the standard's signature; plugrad orders its
-        transfers on the device's current stream, so only ``None`` is supported.
-
-        Examples
-        --------
-        >>> import plugrad
-        >>> x = plugrad.tensor([1.0, 2.0])
-        >>> x.to_device(x.device) is x
-        True
-        """
-        if stream is not None:
-            raise ValueError(
-                "to_device(stream=...) is not supported: transfers run on the device's "
-                "current stream; make that stream current (e.g. with cupy's stream context) instead"
-            )
-        return self.to(device)
+    if TYPE_CHECKING:
+        # Installed by plugrad.transfer, which moves data between devices.
+        def to(self, *args: Any, **kwargs: Any) -> Tensor: ...
+        def to_device(self, device: Device | Backend | str, /, *, stream: Any = None) -> Tensor: ...
 
     def __dlpack__(
         self,
@@ -245,37 +189,3 @@ class TensorInterop:
         elif isinstance(device, int) and not isinstance(device, bool):
             device = f"cuda:{device}"
         return self.to(device)
-
-
-def _to_arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any, bool]:
-    """(device, dtype, copy) from the ways ``Tensor.to`` may be called."""
-    unknown = set(kwargs) - {"device", "dtype", "copy", "non_blocking", "memory_format"}
-    if unknown:
-        raise TypeError(f"to() got unexpected keyword arguments {sorted(unknown)}")
-    device = kwargs.get("device")
-    dtype = kwargs.get("dtype")
-    copy = kwargs.get("copy", False)
-    from .tensor import Tensor  # the class this module is a base of
-
-    positional = list(args)
-    if positional and isinstance(positional[0], Tensor):
-        other = positional.pop(0)
-        device, dtype = other._device, other.dtype
-    elif positional and not isinstance(positional[0], _dtypes.DType):
-        device = positional.pop(0)
-    if positional and isinstance(positional[0], _dtypes.DType):
-        dtype = positional.pop(0)
-    if positional and type(positional[0]) is bool:
-        positional.pop(0)  # non_blocking, as PyTorch's to(device, dtype, non_blocking)
-        if positional and type(positional[0]) is bool:
-            copy = positional.pop(0)
-    if positional:
-        raise TypeError(
-            f"to() takes a device, a dtype, both (device first) or another tensor; "
-            f"could not use {positional!r}"
-        )
-    if dtype is not None and not isinstance(dtype, _dtypes.DType):
-        raise DtypeError(
-            f"to(): dtype must be a plugrad dtype such as plugrad.float32, got {dtype!r}"
-        )
-    return device, dtype, copy

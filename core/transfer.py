@@ -11,12 +11,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import dtypes as _dtypes
+from . import ops as _ops
 from . import registry
 from .backend import Backend, Device
-from .errors import BackendUnavailableError
+from .devices import resolve
+from .errors import BackendUnavailableError, DtypeError
 from .grad_mode import _state
 from .graph import Node
-from .tensor import Tensor, _object_new, _wrap
+from .tensor import Tensor, _object_new, _wrap, install_methods
 
 __all__ = ["from_dlpack", "move_array", "to_device"]
 
@@ -131,3 +134,100 @@ def _dlpack_target(x: Any) -> Device:
         f"no available backend can hold memory on DLPack device {where}; install the "
         "library for that hardware (e.g. pip install '.[cuda]' from a checkout, for CUDA memory)"
     )
+
+
+# -- the to() and to_device() methods of Tensor --------------------------------------------
+
+
+def _to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """Return the tensor on another device and/or with another dtype; differentiable.
+
+    Called as in PyTorch: ``x.to(dtype)``, ``x.to(device)``,
+    ``x.to(device, dtype)``, ``x.to(other)`` (``other``'s device and
+    dtype), or with the keywords ``device=``, ``dtype=``, ``copy=`` (and
+    ``non_blocking=``, accepted and ignored). A device is ``"cpu"``,
+    ``"cuda"``, ``"cuda:1"``, a backend name (``"numpy"``, ``"cupy:1"``) or
+    a :class:`~plugrad.backend.Device`. The tensor itself is returned when
+    nothing changes and ``copy`` is false. Gradients flow back to the
+    source device and dtype.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> x = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    >>> x.to("cpu") is x
+    True
+    >>> x.to(plugrad.float64)
+    tensor([1., 2.], dtype=plugrad.float64, grad_fn=<AstypeBackward>)
+    >>> x.to(plugrad.zeros(1, dtype=plugrad.float16)).dtype
+    plugrad.float16
+    """
+    device, dtype, copy = _to_arguments(args, kwargs)
+    result = self
+    if device is not None:
+        target = resolve(device)
+        if target is not self._device:
+            result = to_device(self, target)
+            copy = False
+    if dtype is not None and dtype is not result.dtype:
+        result = _ops.astype(result, dtype)
+        copy = False
+    if copy:
+        result = self.clone()
+    return result
+
+
+def _to_device(self: Tensor, device: Device | Backend | str, /, *, stream: Any = None) -> Tensor:
+    """The Array API's name for :meth:`to`: the tensor on ``device``; differentiable.
+
+    ``stream`` is accepted for the standard's signature; plugrad orders its
+    transfers on the device's current stream, so only ``None`` is supported.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> x = plugrad.tensor([1.0, 2.0])
+    >>> x.to_device(x.device) is x
+    True
+    """
+    if stream is not None:
+        raise ValueError(
+            "to_device(stream=...) is not supported: transfers run on the device's "
+            "current stream; make that stream current (e.g. with cupy's stream context) instead"
+        )
+    return self.to(device)
+
+
+def _to_arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any, bool]:
+    """(device, dtype, copy) from the ways ``Tensor.to`` may be called."""
+    unknown = set(kwargs) - {"device", "dtype", "copy", "non_blocking", "memory_format"}
+    if unknown:
+        raise TypeError(f"to() got unexpected keyword arguments {sorted(unknown)}")
+    device = kwargs.get("device")
+    dtype = kwargs.get("dtype")
+    copy = kwargs.get("copy", False)
+    positional = list(args)
+    if positional and isinstance(positional[0], Tensor):
+        other = positional.pop(0)
+        device, dtype = other._device, other.dtype
+    elif positional and not isinstance(positional[0], _dtypes.DType):
+        device = positional.pop(0)
+    if positional and isinstance(positional[0], _dtypes.DType):
+        dtype = positional.pop(0)
+    if positional and type(positional[0]) is bool:
+        positional.pop(0)  # non_blocking, as PyTorch's to(device, dtype, non_blocking)
+        if positional and type(positional[0]) is bool:
+            copy = positional.pop(0)
+    if positional:
+        raise TypeError(
+            f"to() takes a device, a dtype, both (device first) or another tensor; "
+            f"could not use {positional!r}"
+        )
+    if dtype is not None and not isinstance(dtype, _dtypes.DType):
+        raise DtypeError(
+            f"to(): dtype must be a plugrad dtype such as plugrad.float32, got {dtype!r}"
+        )
+    return device, dtype, copy
+
+
+install_methods(to=_to, to_device=_to_device)

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from plugrad.plugin_manager import BUILTIN_OP_PLUGINS
+
 if TYPE_CHECKING:
     from plugrad.plugin_control import *  # noqa: F403
 
@@ -23,25 +25,6 @@ _MANAGEMENT = frozenset({
 })  # fmt: skip
 
 __all__ = ["BUILTIN_OP_PLUGINS", *sorted(_MANAGEMENT)]
-
-#: Op plugin modules registered at import, after the built-in backends.
-BUILTIN_OP_PLUGINS: tuple[str, ...] = (
-    "plugrad.plugins.elementwise",
-    "plugrad.plugins.statistical",
-    "plugrad.plugins.utility",
-    "plugrad.plugins.searching",
-    "plugrad.plugins.sorting",
-    "plugrad.plugins.set_functions",
-    "plugrad.plugins.linear_algebra",
-    "plugrad.plugins.linalg",
-    "plugrad.plugins.fft",
-    "plugrad.plugins.nn",
-    "plugrad.plugins.convolution",
-    "plugrad.plugins.manipulation",
-    "plugrad.plugins.indexing",
-    "plugrad.plugins.creation",
-    "plugrad.plugins.data_types",
-)
 
 
 def __getattr__(name: str) -> Any:

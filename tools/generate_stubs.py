@@ -222,16 +222,25 @@ def module_stub(module_name: str, builtin: set[str]) -> str:
 
 
 def _static_tensor_attributes() -> set[str]:
-    """Names the class body of Tensor defines, which type checkers read from the source."""
-    tree = ast.parse(textwrap.dedent(inspect.getsource(Tensor)))
+    """Names the class bodies of Tensor and its bases define, which type checkers read.
+
+    Declarations under ``if TYPE_CHECKING:`` count: they are how the class tells type
+    checkers of the methods higher layers install (``backward``, ``to``, ...).
+    """
     names: set[str] = set()
-    for node in tree.body[0].body:  # type: ignore[attr-defined]
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(node.name)
-        elif isinstance(node, ast.Assign):
-            names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
-        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-            names.add(node.target.id)
+    for cls in Tensor.__mro__[:-1]:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
+        body = list(tree.body[0].body)  # type: ignore[attr-defined]
+        while body:
+            node = body.pop()
+            if isinstance(node, ast.If):
+                body.extend(node.body)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(node.name)
+            elif isinstance(node, ast.Assign):
+                names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                names.add(node.target.id)
     return names
 
 
