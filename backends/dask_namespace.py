@@ -11,11 +11,14 @@ Every other name is array-api-compat's own.
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
-import array_api_compat.dask.array as _compat
 from array_api_compat.dask.array import *  # noqa: F403
 from array_api_compat.dask.array import __array_api_version__, __array_namespace_info__  # noqa: F401
+
+# Typed Any: the module's functions are made at run time, beyond a type checker's sight.
+_compat: Any = importlib.import_module("array_api_compat.dask.array")
 
 
 def __getattr__(name: str) -> Any:

@@ -164,7 +164,7 @@ def along_axis_key(
 # -- PyTorch's meaning of Tensor methods ------------------------------------------------
 
 #: What PyTorch's ``x.max(dim)``, ``x.min(dim)``, ``x.sort()`` and ``x.topk(k)`` return.
-values_indices = {
+values_indices: dict[str, Any] = {
     name: collections.namedtuple(name, ("values", "indices"))
     for name in ("max", "min", "sort", "topk")
 }

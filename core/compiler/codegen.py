@@ -151,8 +151,8 @@ def _inline_wraps(plan: Plan, lines: list[str]) -> tuple[list[str], str, set[str
     moved: dict[int, int] = {}
     uses: dict[str, int] = {}
     for step in plan.steps:
-        for name in step.uses():
-            uses[name] = uses.get(name, 0) + 1
+        for used in step.uses():
+            uses[used] = uses.get(used, 0) + 1
     output = plan.output
     lines = list(lines)
     steps = plan.steps
@@ -177,7 +177,7 @@ def _inline_wraps(plan: Plan, lines: list[str]) -> tuple[list[str], str, set[str
             and index + 1 < len(steps)
             and name in steps[index + 1].uses()
         ):
-            lines[index + 1] = pattern.sub(lambda _, e=expression: e, lines[index + 1], count=1)
+            lines[index + 1] = pattern.sub(_literal(expression), lines[index + 1], count=1)
             lines[index] = ""
             inlined.add(name)
             moved[index] = index + 1
@@ -220,3 +220,8 @@ def build(plan: Plan, filename: str) -> tuple[Callable[..., Any], str]:
     source, scope = source_of(plan)
     exec(compile(source, filename, "exec"), scope)
     return scope["replay"], source
+
+
+def _literal(text: str) -> Callable[[re.Match[str]], str]:
+    """A replacement for ``re.sub`` that inserts ``text`` as it is (no backslash escapes)."""
+    return lambda match: text
