@@ -57,6 +57,9 @@ def apply1(op: OpDef, x: Any, params: dict[str, Any] | None) -> Tensor:
     except ValueError as exc:
         _retell_shape_error(op, device, exc, (x,))
         raise
+    except TypeError as exc:
+        _retell_dtype_error(op, device, exc, (x,))
+        raise
     if x._requires_grad and _state.enabled and op.differentiable:
         node = _record1(op, device, x, params, out)
         result = _wrap(out, device, True, node)
@@ -606,6 +609,23 @@ def _retell_shape_error(
     raise ShapeError(
         f"{op.name}(): the {device.backend.name} kernel cannot take inputs of shapes "
         f"{shapes}: {text}"
+    ) from error
+
+
+def _retell_dtype_error(
+    op: OpDef, device: Device, error: TypeError, inputs: tuple[Any, ...]
+) -> None:
+    """Raise a backend's refusal of an input dtype again as a DtypeError naming the op.
+
+    Returns for other errors, which the caller raises again unchanged.
+    """
+    text = str(error)
+    if isinstance(error, PlugradError) or "dtype" not in text.lower():
+        return
+    dtypes = ", ".join(x.dtype.name if isinstance(x, Tensor) else type(x).__name__ for x in inputs)
+    raise DtypeError(
+        f"{op.name}(): the {device.backend.name} kernel does not take inputs of dtype "
+        f"{dtypes} ({text}); cast first, e.g. x.to(plugrad.float32)"
     ) from error
 
 

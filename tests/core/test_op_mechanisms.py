@@ -205,3 +205,14 @@ def test_a_kernel_shape_error_names_the_op_the_shapes_and_the_layer() -> None:
         model(plugrad.ones((5, 4)))
     with pytest.raises(ValueError):  # what code that caught the backend's error still catches
         plugrad.ones((2, 3)) * plugrad.ones((3, 2))
+
+
+def test_a_kernel_refusing_a_dtype_names_the_op_and_the_dtypes() -> None:
+    if "array_api_strict" not in plugrad.backends.available():
+        pytest.skip("array-api-strict is not installed (it refuses integer inputs of exp)")
+    counts = plugrad.asarray([1, 2], device="array_api_strict")
+    with pytest.raises(DtypeError, match=r"^exp\(\): .* dtype int64 .*cast first"):
+        plugrad.exp(counts)
+    with pytest.raises(TypeError):  # what code that caught the backend's error still catches
+        plugrad.exp(counts)
+    assert counts.tolist() == [1, 2]

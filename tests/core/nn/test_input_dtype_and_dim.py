@@ -26,7 +26,8 @@ def test_a_layer_refuses_an_input_of_another_float_dtype(layer, shape) -> None:
         module(batch)
     assert module.double()(batch).dtype is plugrad.float64
     assert module.float()(batch.float()).dtype is plugrad.float32
-    assert module.half().weight.dtype is plugrad.float16
+    if plugrad.float16 in plugrad.default_device().dtypes:  # array-api-strict has none
+        assert module.half().weight.dtype is plugrad.float16
 
 
 def test_functional_linear_refuses_mixed_dtypes_as_pytorch_does() -> None:
