@@ -91,6 +91,7 @@ from ._api_plugrad import equal as equal
 from ._api_plugrad import exp as exp
 from ._api_plugrad import expand_dims as expand_dims
 from ._api_plugrad import expm1 as expm1
+from ._api_plugrad import flatten as flatten
 from ._api_plugrad import flip as flip
 from ._api_plugrad import floor as floor
 from ._api_plugrad import floor_divide as floor_divide
@@ -263,6 +264,7 @@ __all__ = [
     "fft",
     "fftn",
     "fftshift",
+    "flatten",
     "flip",
     "floor",
     "floor_divide",

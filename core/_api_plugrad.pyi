@@ -63,6 +63,7 @@ __all__ = [
     "exp",
     "expand_dims",
     "expm1",
+    "flatten",
     "flip",
     "floor",
     "floor_divide",
@@ -499,6 +500,10 @@ def expm1(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """``exp(x) - 1`` element-wise, accurate for small ``x``."""
 
 
+def flatten(x: TensorLike, start_dim: int = ..., end_dim: int = ...) -> Any:
+    """PyTorch's ``x.flatten(start_dim=0, end_dim=-1)``: join the axes ``start_dim..end_dim``."""
+
+
 def flip(x: TensorLike, /, *, axis: Any = ..., dim: Any = ...) -> Tensor:
     """Reverse the order of elements along ``axis`` (all axes by default)."""
 
@@ -618,13 +623,13 @@ def matrix_transpose(x: TensorLike, /) -> Tensor:
 def max(
     x: TensorLike,
     /,
+    dim: Any = ...,
+    keepdim: Any = ...,
     *,
     axis: Any = ...,
     keepdims: bool = ...,
-    dim: Any = ...,
-    keepdim: Any = ...,
     out: Any = ...,
-) -> Tensor:
+) -> Any:
     """Maximum over ``axis`` (all axes by default); tied maxima share the gradient."""
 
 
@@ -652,13 +657,13 @@ def meshgrid(*arrays: TensorLike, indexing: Any = ...) -> tuple[Tensor, ...]:
 def min(
     x: TensorLike,
     /,
+    dim: Any = ...,
+    keepdim: Any = ...,
     *,
     axis: Any = ...,
     keepdims: bool = ...,
-    dim: Any = ...,
-    keepdim: Any = ...,
     out: Any = ...,
-) -> Tensor:
+) -> Any:
     """Minimum over ``axis`` (all axes by default); tied minima share the gradient."""
 
 
@@ -814,13 +819,13 @@ def sinh(x: TensorLike, /, *, out: Any = ...) -> Tensor:
 def sort(
     x: TensorLike,
     /,
+    dim: Any = ...,
     *,
     axis: Any = ...,
     descending: bool = ...,
     stable: bool = ...,
-    dim: Any = ...,
     out: Any = ...,
-) -> Tensor:
+) -> Any:
     """Sort along ``axis``; each sorted position's gradient goes back to its element."""
 
 
@@ -832,7 +837,7 @@ def square(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Square ``x * x`` element-wise."""
 
 
-def squeeze(x: TensorLike, /, axis: Any) -> Tensor:
+def squeeze(x: TensorLike, /, axis: Any = ..., *, dim: Any = ...) -> Any:
     """Remove the size-1 axes named by ``axis``."""
 
 
@@ -843,14 +848,15 @@ def stack(arrays: Sequence[TensorLike], /, *, axis: Any = ..., dim: Any = ...) -
 def std(
     x: TensorLike,
     /,
+    dim: Any = ...,
+    unbiased: Any = ...,
+    keepdim: Any = ...,
     *,
     axis: Any = ...,
     correction: Any = ...,
     keepdims: bool = ...,
-    dim: Any = ...,
-    keepdim: Any = ...,
     out: Any = ...,
-) -> Tensor:
+) -> Any:
     """Standard deviation over ``axis``; ``correction=1`` for the sample one."""
 
 
@@ -916,11 +922,11 @@ def tile(x: TensorLike, /, repetitions: Any, *, out: Any = ...) -> Tensor:
     """Repeat the whole tensor ``repetitions[i]`` times along each axis ``i``."""
 
 
-def tril(x: TensorLike, /, *, k: Any = ..., out: Any = ...) -> Tensor:
+def tril(x: TensorLike, /, diagonal: Any = ..., *, k: Any = ..., out: Any = ...) -> Any:
     """The lower triangle (on and below diagonal ``k``) of the last two axes; 0 above."""
 
 
-def triu(x: TensorLike, /, *, k: Any = ..., out: Any = ...) -> Tensor:
+def triu(x: TensorLike, /, diagonal: Any = ..., *, k: Any = ..., out: Any = ...) -> Any:
     """The upper triangle (on and above diagonal ``k``) of the last two axes; 0 below."""
 
 
@@ -959,14 +965,15 @@ def unstack(x: TensorLike, /, *, axis: Any = ..., dim: Any = ...) -> tuple[Tenso
 def var(
     x: TensorLike,
     /,
+    dim: Any = ...,
+    unbiased: Any = ...,
+    keepdim: Any = ...,
     *,
     axis: Any = ...,
     correction: Any = ...,
     keepdims: bool = ...,
-    dim: Any = ...,
-    keepdim: Any = ...,
     out: Any = ...,
-) -> Tensor:
+) -> Any:
     """Variance over ``axis``; ``correction=1`` gives the unbiased (sample) variance."""
 
 

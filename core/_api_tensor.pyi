@@ -64,7 +64,7 @@ class InstalledTensorMethods:
         *,
         axis: Any = ...,
         keepdims: bool = ...,
-    ) -> Tensor:
+    ) -> Any:
         """Maximum over ``axis`` (all axes by default); tied maxima share the gradient."""
 
     def amin(
@@ -74,7 +74,7 @@ class InstalledTensorMethods:
         *,
         axis: Any = ...,
         keepdims: bool = ...,
-    ) -> Tensor:
+    ) -> Any:
         """Minimum over ``axis`` (all axes by default); tied minima share the gradient."""
 
     def any(
@@ -196,23 +196,45 @@ class InstalledTensorMethods:
     def bitwise_and(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Bitwise AND of integer or bool tensors, broadcasting (``x1 & x2``)."""
 
+    def bitwise_and_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`bitwise_and`: ``x.bitwise_and_(...)`` makes ``x`` hold it."""
+
     def bitwise_invert(self, *, out: Any = ...) -> Tensor:
         """Bitwise NOT of an integer or bool tensor (``~x``)."""
 
     def bitwise_left_shift(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Shift the bits of ``x1`` left by ``x2`` (``x1 << x2``)."""
 
+    def bitwise_left_shift_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`bitwise_left_shift`: ``x.bitwise_left_shift_(...)`` makes ``x`` hold
+        it.
+        """
+
     def bitwise_not(self, *, out: Any = ...) -> Tensor:
         """Bitwise NOT of an integer or bool tensor (``~x``)."""
+
+    def bitwise_not_(self, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`bitwise_not`: ``x.bitwise_not_(...)`` makes ``x`` hold it."""
 
     def bitwise_or(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Bitwise OR of integer or bool tensors, broadcasting (``x1 | x2``)."""
 
+    def bitwise_or_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`bitwise_or`: ``x.bitwise_or_(...)`` makes ``x`` hold it."""
+
     def bitwise_right_shift(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Shift the bits of ``x1`` right by ``x2`` (``x1 >> x2``)."""
 
+    def bitwise_right_shift_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`bitwise_right_shift`: ``x.bitwise_right_shift_(...)`` makes ``x`` hold
+        it.
+        """
+
     def bitwise_xor(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Bitwise XOR of integer or bool tensors, broadcasting (``x1 ^ x2``)."""
+
+    def bitwise_xor_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`bitwise_xor`: ``x.bitwise_xor_(...)`` makes ``x`` hold it."""
 
     def bmm(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Matrix product ``x1 @ x2``, with NumPy's rules for 1-D and batched inputs."""
@@ -304,6 +326,16 @@ class InstalledTensorMethods:
     ) -> Tensor:
         """Cumulative product along ``axis``; ``include_initial`` prepends a 1."""
 
+    def cumprod_(
+        self,
+        dim: Any = ...,
+        *,
+        axis: Any = ...,
+        dtype: DType | None = ...,
+        include_initial: bool = ...,
+    ) -> Tensor:
+        """In-place :meth:`cumprod`: ``x.cumprod_(...)`` makes ``x`` hold it."""
+
     def cumsum(
         self,
         dim: Any = ...,
@@ -313,6 +345,16 @@ class InstalledTensorMethods:
         include_initial: bool = ...,
     ) -> Tensor:
         """Cumulative sum along ``axis``; ``include_initial`` prepends a 0."""
+
+    def cumsum_(
+        self,
+        dim: Any = ...,
+        *,
+        axis: Any = ...,
+        dtype: DType | None = ...,
+        include_initial: bool = ...,
+    ) -> Tensor:
+        """In-place :meth:`cumsum`: ``x.cumsum_(...)`` makes ``x`` hold it."""
 
     def cumulative_prod(
         self,
@@ -354,6 +396,9 @@ class InstalledTensorMethods:
 
     def erfc(self, *, out: Any = ...) -> Tensor:
         """Complementary error function ``1 - erf(x)``, accurate in both tails."""
+
+    def erfc_(self, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`erfc`: ``x.erfc_(...)`` makes ``x`` hold it."""
 
     def exp(self, *, out: Any = ...) -> Tensor:
         """Exponential ``e ** x`` element-wise."""
@@ -473,14 +518,26 @@ class InstalledTensorMethods:
     def logical_and(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Logical AND element-wise, broadcasting; a bool tensor."""
 
+    def logical_and_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`logical_and`: ``x.logical_and_(...)`` makes ``x`` hold it."""
+
     def logical_not(self, *, out: Any = ...) -> Tensor:
         """Logical NOT element-wise; a bool tensor."""
+
+    def logical_not_(self, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`logical_not`: ``x.logical_not_(...)`` makes ``x`` hold it."""
 
     def logical_or(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Logical OR element-wise, broadcasting; a bool tensor."""
 
+    def logical_or_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`logical_or`: ``x.logical_or_(...)`` makes ``x`` hold it."""
+
     def logical_xor(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Logical XOR element-wise, broadcasting; a bool tensor."""
+
+    def logical_xor_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`logical_xor`: ``x.logical_xor_(...)`` makes ``x`` hold it."""
 
     def logsumexp(
         self,
@@ -497,6 +554,9 @@ class InstalledTensorMethods:
 
     def masked_fill(self, mask: Any, value: Any) -> Any:
         """PyTorch's ``x.masked_fill(mask, value)``: ``value`` where ``mask`` holds, else ``x``."""
+
+    def masked_fill_(self, mask: Any, value: Any) -> Any:
+        """In-place :meth:`masked_fill`: ``x.masked_fill_(...)`` makes ``x`` hold it."""
 
     def matmul(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Matrix product ``x1 @ x2``, with NumPy's rules for 1-D and batched inputs."""
@@ -565,6 +625,9 @@ class InstalledTensorMethods:
 
     def nextafter(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """The next representable value after ``x1`` towards ``x2``, element-wise."""
+
+    def nextafter_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`nextafter`: ``x.nextafter_(...)`` makes ``x`` hold it."""
 
     def norm(self, p: Any = ..., dim: Any = ..., keepdim: bool = ..., *, axis: Any = ...) -> Any:
         """PyTorch's ``x.norm(p="fro", dim=None, keepdim=False)``: a vector norm, or ``"nuc"``."""
@@ -757,11 +820,21 @@ class InstalledTensorMethods:
         elements.
         """
 
-    def tril(self, *, k: Any = ..., out: Any = ...) -> Tensor:
-        """The lower triangle (on and below diagonal ``k``) of the last two axes; 0 above."""
+    def tril(self, diagonal: int = ..., *, k: Any = ...) -> Any:
+        """PyTorch's ``tril(x, diagonal=0)``: ``tril(x, k=diagonal)``, the diagonal also given by
+        position.
+        """
 
-    def triu(self, *, k: Any = ..., out: Any = ...) -> Tensor:
-        """The upper triangle (on and above diagonal ``k``) of the last two axes; 0 below."""
+    def tril_(self, diagonal: int = ..., *, k: Any = ...) -> Any:
+        """In-place :meth:`tril`: ``x.tril_(...)`` makes ``x`` hold it."""
+
+    def triu(self, diagonal: int = ..., *, k: Any = ...) -> Any:
+        """PyTorch's ``triu(x, diagonal=0)``: ``triu(x, k=diagonal)``, the diagonal also given by
+        position.
+        """
+
+    def triu_(self, diagonal: int = ..., *, k: Any = ...) -> Any:
+        """In-place :meth:`triu`: ``x.triu_(...)`` makes ``x`` hold it."""
 
     def true_divide(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Divide ``x1 / x2`` element-wise (true division)."""

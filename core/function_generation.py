@@ -61,7 +61,7 @@ def install_functions(builtin: set[str], aliases: dict[str, str]) -> None:
         elif function.__module__ in extensions:
             setattr(extensions[function.__module__], name, function)
     for alias, name in aliases.items():
-        function = _state.functions[name]
+        function = _alias_function(name, alias)
         setattr(_ops_module, alias, function)
         if function.__module__ == "plugrad":
             setattr(namespace, alias, function)
@@ -144,6 +144,39 @@ def _method_function(name: str, method: str) -> Callable[..., Any]:
     return function
 
 
+def _alias_function(name: str, alias: str) -> Callable[..., Any]:
+    """The public function ``alias`` of the op ``name``: the op's own, or its adapter's."""
+    function = _state.functions[name]
+    adapter = _state.ops[name].alias_adapters.get(alias)
+    if adapter is None:
+        return function
+    made = _state.method_functions.get((name, f"plugrad.{alias}"))
+    if made is None or made.__wrapped__ is not adapter:  # type: ignore[attr-defined]
+        made = _adapted_function(_state.ops[name], alias, adapter, function.__module__)
+        _state.method_functions[name, f"plugrad.{alias}"] = made
+    return made
+
+
+def _adapted_function(
+    op: RegisteredOp, alias: str, adapter: Callable[..., Any], module: str
+) -> Callable[..., Any]:
+    """The public function ``adapter(xp, x, ...)`` with ``xp`` the plugrad namespace."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return adapter(_graph.tensor_namespace, *args, **kwargs)
+
+    signature = inspect.signature(adapter)
+    call.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=list(signature.parameters.values())[1:]
+    )
+    call.__name__ = call.__qualname__ = alias
+    call.__module__ = module
+    call.__doc__ = adapter.__doc__ or op.doc
+    call.__op__ = op  # type: ignore[attr-defined]
+    call.__wrapped__ = adapter  # type: ignore[attr-defined]
+    return call
+
+
 def _adapted_method(op: RegisteredOp, method: str, adapter: Callable[..., Any]) -> Any:
     """The Tensor method ``adapter(xp, self, ...)`` with ``xp`` the plugrad namespace."""
 
@@ -212,6 +245,46 @@ def _takes_out(op: RegisteredOp, method: bool) -> bool:
     return not (method or op.general or op.view or "out" in op.signature.parameters)
 
 
+def _torch_form_prelude(
+    op: RegisteredOp, torch_params: list[inspect.Parameter], form: inspect.Signature
+) -> str:
+    """Source that hands a call in PyTorch's form (see ``torch_function``) to the adapter."""
+    assert op.signature is not None
+    own = op.signature.parameters
+    required = [n for n in op.param_names if own[n].default is inspect.Parameter.empty]
+    tests = [f"{p.name} is not _unset" for p in torch_params] + [f"{n} is _unset" for n in required]
+    lines = [f"    if {' or '.join(tests)}:\n", "        _given = {}\n"]
+    for p in torch_params:
+        lines.append(f"        if {p.name} is not _unset:\n")
+        lines.append(f"            _given[{p.name!r}] = {p.name}\n")
+    for name in op.param_names:
+        unset = "_unset" if name in required else f"_default_{name}"
+        if name in form.parameters:  # shared: passed on when given
+            lines.append(f"        if {name} is not {unset}:\n")
+            lines.append(f"            _given[{name!r}] = {name}\n")
+        else:  # the op's own only: it has no meaning in PyTorch's form
+            lines.append(
+                f"        if {name} is not {unset}:\n"
+                f"            raise _torch_form_mixed({op.name!r}, {name!r})\n"
+            )
+    if _takes_out(op, False):
+        lines.append(
+            "        if out is not None:\n"
+            f"            raise _torch_form_mixed({op.name!r}, 'out')\n"
+        )
+    x = op.input_names[0]
+    lines.append(f"        return _torch_form(_graph.tensor_namespace, {x}, **_given)\n")
+    return "".join(lines)
+
+
+def _torch_form_mixed(op: str, name: str) -> ArgumentError:
+    return ArgumentError(
+        f"{op}(): {name}= belongs to the Array API form of {op}(), but the call uses PyTorch's "
+        f"(dim given by position, or one of PyTorch's own argument names); write the call "
+        f"wholly in one form, e.g. {op}(x, axis=..., {name}=...) or PyTorch's {op}(x, dim, ...)"
+    )
+
+
 def _make_function(op: RegisteredOp, module: str, method: bool = False) -> Callable[..., Any]:
     """Generate ``def name(<kernel signature without xp>): return apply(op, ...)``.
 
@@ -231,7 +304,42 @@ def _make_function(op: RegisteredOp, module: str, method: bool = False) -> Calla
             defaults[f"_default_{p.name}"] = p.default
             p = p.replace(default=_DefaultName(f"_default_{p.name}"))
         parameters.append(p.replace(annotation=kinds.empty))
-    torch_names = _torch_names(op)
+    torch_form = None if method else op.torch_function
+    torch_params: list[inspect.Parameter] = []
+    if torch_form is not None:
+        # Params of PyTorch's form that the op lacks; they reach only the adapter.
+        torch_params = [
+            p for p in list(inspect.signature(torch_form).parameters.values())[2:]
+            if p.name not in op.signature.parameters
+            and p.kind not in (kinds.VAR_POSITIONAL, kinds.VAR_KEYWORD)
+        ]  # fmt: skip
+    taken = {p.name for p in torch_params}
+    torch_names = {k: v for k, v in _torch_names(op).items() if v not in taken}
+    if torch_params:
+        assert torch_form is not None
+        required = [n for n in op.param_names if op.signature.parameters[n].default is kinds.empty]
+        parameters = [
+            p.replace(default=_DefaultName("_unset")) if p.name in required else p
+            for p in parameters
+        ]
+        at = next(
+            (i for i, p in enumerate(parameters) if p.kind is kinds.KEYWORD_ONLY), len(parameters)
+        )
+        # PyTorch's params come by position only where the op's own params are keyword-only.
+        by_position = all(op.signature.parameters[n].kind is kinds.KEYWORD_ONLY
+                          for n in op.param_names)  # fmt: skip
+        positional = [
+            kinds(p.name, kinds.POSITIONAL_OR_KEYWORD, default=_DefaultName("_unset"))
+            for p in torch_params
+            if by_position and p.kind in (kinds.POSITIONAL_OR_KEYWORD, kinds.POSITIONAL_ONLY)
+        ]
+        keyword = [
+            kinds(p.name, kinds.KEYWORD_ONLY, default=_DefaultName("_unset"))
+            for p in torch_params
+            if p.name not in {q.name for q in positional}
+        ]
+        parameters[at:at] = positional
+        parameters.extend(keyword)
     if torch_names:
         positional = method and all(
             op.signature.parameters[n].kind is kinds.KEYWORD_ONLY for n in torch_names
@@ -259,6 +367,8 @@ def _make_function(op: RegisteredOp, module: str, method: bool = False) -> Calla
         f"        {standard} = {torch}\n"
         for standard, torch in torch_names.items()
     )
+    if torch_params:
+        prelude += _torch_form_prelude(op, torch_params, inspect.signature(torch_form))
     if method and op.alpha:
         # PyTorch's factor for the second input: x.add(y, alpha=2) is x + 2 * y.
         parameters.append(kinds("alpha", kinds.KEYWORD_ONLY, default=1))
@@ -313,6 +423,7 @@ def _make_function(op: RegisteredOp, module: str, method: bool = False) -> Calla
         "_apply1_float": apply1_float, "_apply2_float": apply2_float,
         "_apply_general": apply_general, "_apply_view": apply_view, "_both_given": _both_given,
         "_check_out": check_out, "_write_out": write_out, "_no_grad": no_grad,
+        "_torch_form": torch_form, "_graph": _graph, "_torch_form_mixed": _torch_form_mixed,
         **defaults,
     }  # fmt: skip
     exec(compile(source, f"<plugrad op {op.name}>", "exec"), scope)

@@ -115,8 +115,9 @@ class OpDef:
 
     The fields are :func:`op`'s arguments, normalised (``vjps`` a tuple of
     rules, ``kernels`` a read-only mapping, ``methods``/``aliases`` tuples of
-    names, ``method_adapters`` the methods given a meaning of their own, by
-    name). ``module`` is the module that declared it, for :func:`collect_ops`.
+    names, ``method_adapters`` and ``alias_adapters`` the methods and aliases
+    given a meaning of their own, by name). ``module`` is the module that
+    declared it, for :func:`collect_ops`.
     """
 
     name: str
@@ -132,6 +133,8 @@ class OpDef:
     methods: tuple[str, ...] = ()
     method_adapters: Mapping[str, Callable[..., Any]] = dataclasses.field(default_factory=dict)
     aliases: tuple[str, ...] = ()
+    alias_adapters: Mapping[str, Callable[..., Any]] = dataclasses.field(default_factory=dict)
+    torch_function: Callable[..., Any] | None = None
     standard: bool | None = None
     inputs: tuple[str, ...] | None = None
     dtype_params: tuple[str, ...] | None = None
@@ -142,9 +145,16 @@ class OpDef:
     sequence: bool = False
     namespace: str | None = None
     promotion: str | None = None
-    inplace: bool | Callable[[Any, Any], Any] = False
+    inplace: bool | Callable[[Any, Any], Any] | tuple[str, ...] = False
     alpha: bool = False
     module: str | None = None
+
+    @property
+    def in_place_methods(self) -> tuple[str, ...]:
+        """The Tensor methods with an in-place form (``add`` for ``add_``), by ``inplace=``."""
+        if isinstance(self.inplace, tuple):
+            return self.inplace
+        return self.methods if self.inplace else ()
 
     def vjp(self, *rules: Rule | None) -> OpDef:
         """A copy of this declaration with backward ``rules``, one per array input.
@@ -177,7 +187,8 @@ def op(
     differentiable: bool = True,
     saves: Iterable[str] | None = None,
     methods: str | Iterable[str] | Mapping[str, Callable[..., Any] | None] = (),
-    aliases: str | Iterable[str] = (),
+    aliases: str | Iterable[str] | Mapping[str, Callable[..., Any] | None] = (),
+    torch_function: Callable[..., Any] | None = None,
     grad_fn_name: str | None = None,
     kernels: Mapping[str, Kernel] | None = None,
     view: bool = False,
@@ -192,7 +203,7 @@ def op(
     sequence: bool = False,
     namespace: str | None = None,
     promotion: str | None = None,
-    inplace: bool | Callable[[Any, Any], Any] = False,
+    inplace: bool | Callable[[Any, Any], Any] | Iterable[str] = False,
     alpha: bool = False,
 ) -> OpDef:
     """Declare an op: one row that says everything about it.
@@ -236,9 +247,21 @@ def op(
         indices, ``x.repeat(*sizes)`` tiles); ``None`` means the op itself.
         Refused at registration if the Tensor class has an attribute of that
         name or another op claims it.
-    aliases : str or iterable of str
+    aliases : str, iterable of str, or mapping of str to callable or None
         Further names of the public function (``plugrad.<alias>``), e.g.
-        PyTorch's names; refused on a clash like the op name itself.
+        PyTorch's names; refused on a clash like the op name itself. In a
+        mapping, an alias whose value is a callable ``adapter(xp, x, ...)`` is
+        a function of its own computed by it, as for ``methods`` (PyTorch's
+        ``flatten(x, start_dim)`` beside ``reshape``).
+    torch_function : callable, optional
+        PyTorch's meaning of the public function, ``adapter(xp, x, ...)``, for
+        the calls the standard's signature has no place for: a parameter of
+        the adapter that the op lacks (PyTorch's ``dim``/``keepdim``, taken by
+        position where the op's own parameters are keyword-only), or a
+        required parameter of the op left out. Such calls run the adapter;
+        every other call is the op's. ``max(x, 1)`` and ``max(x, dim=1)``
+        give PyTorch's ``(values, indices)`` while ``max(x, axis=1)`` stays
+        the standard's.
     grad_fn_name : str, optional
         Prefix of the ``grad_fn`` name, e.g. ``"Mul"`` gives ``<MulBackward>``.
         Default: the op name in CamelCase.
@@ -285,13 +308,14 @@ def op(
         while within a kind the Array API's rules hold. ``"float"``: that, and
         integer or bool inputs compute in the default float dtype (true
         division: ``int / int`` gives ``float32``).
-    inplace : bool or callable
+    inplace : bool, callable or iterable of str
         Whether each Tensor method ``m`` in ``methods`` also has the in-place
         form ``m_`` (``x.add_(y)`` makes ``x`` hold ``add(x, y)``), with the
         version-counter checks of the in-place operators. A callable says so
         too, and is the raw arrays' in-place operator computing the same
         (``operator.iadd`` for ``add``): used when nothing is recorded and the
-        operand has the tensor's dtype and shape, one pass over memory.
+        operand has the tensor's dtype and shape, one pass over memory. An
+        iterable of method names gives in-place forms to those methods only.
     alpha : bool
         Whether the Tensor methods take PyTorch's keyword ``alpha``, a factor
         for the second input: ``x.add(y, alpha=2)`` (and ``x.add_(y, alpha=2)``)
@@ -328,6 +352,10 @@ def op(
     else:
         rules = tuple(vjp)
     adapters: dict[str, Callable[..., Any]] = {}
+    alias_adapters: dict[str, Callable[..., Any]] = {}
+    if isinstance(aliases, Mapping):
+        alias_adapters = {a: adapter for a, adapter in aliases.items() if adapter is not None}
+        aliases = tuple(aliases)
     if isinstance(methods, str):
         method_names: tuple[str, ...] = (methods,)
     elif isinstance(methods, Mapping):
@@ -339,6 +367,9 @@ def op(
         method_names = (name, *method_names)
     elif method:
         method_names = (method, *method_names)  # type: ignore[assignment]
+    in_place: bool | Callable[[Any, Any], Any] | tuple[str, ...] = (
+        inplace if isinstance(inplace, bool) or callable(inplace) else tuple(inplace)
+    )
     frame = sys._getframe(1)
     return OpDef(
         name=name,
@@ -354,6 +385,8 @@ def op(
         methods=method_names,
         method_adapters=types.MappingProxyType(adapters),
         aliases=(aliases,) if isinstance(aliases, str) else tuple(aliases),
+        alias_adapters=types.MappingProxyType(alias_adapters),
+        torch_function=torch_function,
         standard=standard,
         inputs=None if inputs is None else tuple(inputs),
         dtype_params=None if dtype_params is None else tuple(dtype_params),
@@ -364,7 +397,7 @@ def op(
         sequence=sequence,
         namespace=namespace,
         promotion=promotion,
-        inplace=inplace,
+        inplace=in_place,
         alpha=alpha,
         module=frame.f_globals.get("__name__"),
     )
@@ -513,6 +546,8 @@ def register_op(declaration: OpDef, owner: str) -> RegisteredOp:
         raise fail("alpha=True scales the second of two array inputs in the Tensor methods")
     if self.inplace and not self.methods:
         raise fail("inplace=True makes in-place forms of the op's Tensor methods; declare methods=")
+    if isinstance(self.inplace, tuple) and not set(self.inplace) <= set(self.methods):
+        raise fail(f"inplace={self.inplace} names methods the op does not declare {self.methods}")
     if self.namespace not in (None, "linalg", "fft", "nn"):
         raise fail(f"namespace must be None, 'linalg', 'fft' or 'nn', got {self.namespace!r}")
     if self.differentiable:
@@ -538,9 +573,15 @@ def register_op(declaration: OpDef, owner: str) -> RegisteredOp:
         for value in values:
             if not isinstance(value, str) or not value.isidentifier() or value[0] == "_":
                 raise fail(f"{kind}={value!r}: a Tensor method or alias is a public identifier")
-    for method, adapter in self.method_adapters.items():
-        if not callable(adapter):
-            raise fail(f"the method {method!r} maps to {adapter!r}, which is not callable")
+    for kind, adapters in (("method", self.method_adapters), ("alias", self.alias_adapters)):
+        for adapted, adapter in adapters.items():
+            if not callable(adapter):
+                raise fail(f"the {kind} {adapted!r} maps to {adapter!r}, which is not callable")
+    if self.torch_function is not None and (not callable(self.torch_function) or len(inputs) != 1):
+        raise fail(
+            "torch_function= is a callable adapter(xp, x, ...) giving PyTorch's meaning of a "
+            "one-input op's function"
+        )
     derived = RegisteredOp()
     derived.declaration = self
     derived.name = name

@@ -321,7 +321,7 @@ def collect_methods(
     """Return Tensor method name -> op name for the methods ops declare."""
     methods: dict[str, str] = {}
     for name, op in ops.items():
-        in_place = tuple(f"{method}_" for method in op.method_names) if op.inplace else ()
+        in_place = tuple(f"{method}_" for method in op.in_place_methods)
         for method in (*op.method_names, *in_place):
             plugin = owners[name]
             if method in methods:

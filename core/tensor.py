@@ -517,6 +517,39 @@ class Tensor(TensorOperators, TensorInterop, _InstalledMethods):
         """Return the tensor as ``bool`` (itself if it is already)."""
         return self._cast(_dtypes.bool)
 
+    def type(self, dtype: _dtypes.DType | str | None = None) -> Tensor | str:
+        """PyTorch's ``x.type(dtype)``: the tensor as ``dtype``; without it, the type's name.
+
+        ``dtype`` is a dtype or a PyTorch tensor type name (``"torch.FloatTensor"``,
+        also spelled ``"plugrad.FloatTensor"``). Differentiable, like :meth:`to`.
+
+        Examples
+        --------
+        >>> import plugrad
+        >>> x = plugrad.tensor([True, False])
+        >>> x.type(plugrad.float)
+        tensor([1., 0.])
+        >>> x.type()
+        'plugrad.BoolTensor'
+        """
+        if dtype is None:
+            return f"plugrad.{_TENSOR_TYPE_NAMES[self.dtype.name]}"
+        if isinstance(dtype, str):
+            prefix, _, type_name = dtype.rpartition(".")
+            by_type_name = {v: k for k, v in _TENSOR_TYPE_NAMES.items()}
+            if prefix not in ("torch", "plugrad") or type_name not in by_type_name:
+                raise TypeError(
+                    f"type() got {dtype!r}; give a dtype (x.type(plugrad.float32)) or a "
+                    f"tensor type name such as 'torch.FloatTensor' (one of "
+                    f"{', '.join(sorted(by_type_name))})"
+                )
+            dtype = getattr(_dtypes, by_type_name[type_name])
+        if not isinstance(dtype, _dtypes.DType):
+            raise TypeError(
+                f"type() takes a dtype such as plugrad.float32, got {type(dtype).__name__}"
+            )
+        return self._cast(dtype)
+
     def type_as(self, other: Tensor) -> Tensor:
         """Return the tensor with ``other``'s dtype (itself if it has it already)."""
         if not isinstance(other, Tensor):
@@ -707,3 +740,13 @@ class RemovableHandle:
             self._hooks.remove(self._entry)
         except ValueError:
             pass
+
+
+#: PyTorch's tensor type names (``x.type()``), by dtype name.
+_TENSOR_TYPE_NAMES = {
+    "bool": "BoolTensor", "uint8": "ByteTensor", "int8": "CharTensor", "int16": "ShortTensor",
+    "int32": "IntTensor", "int64": "LongTensor", "float16": "HalfTensor",
+    "float32": "FloatTensor", "float64": "DoubleTensor", "complex64": "ComplexFloatTensor",
+    "complex128": "ComplexDoubleTensor", "uint16": "UInt16Tensor", "uint32": "UInt32Tensor",
+    "uint64": "UInt64Tensor",
+}  # fmt: skip

@@ -8,8 +8,25 @@ from __future__ import annotations
 
 from typing import Any
 
+from plugrad.errors import ArgumentError
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
+
+
+def _triangle(name: str) -> Any:
+    def triangle(xp: Any, x: Any, diagonal: int = 0, *, k: int | None = None) -> Any:
+        if k is not None and diagonal != 0:
+            raise ArgumentError(
+                f"{name}() got both diagonal= and k=, which name the same argument (diagonal is "
+                "PyTorch's name for k); pass only one"
+            )
+        return getattr(xp, name)(x, k=diagonal if k is None else k)
+
+    triangle.__doc__ = (
+        f"PyTorch's ``{name}(x, diagonal=0)``: ``{name}(x, k=diagonal)``, the diagonal also "
+        "given by position."
+    )
+    return triangle
 
 
 def _meshgrid_grad(xp: Any, g: Any, ans: Any, arrays: tuple[Any, ...], *, indexing: str) -> Any:
@@ -23,9 +40,11 @@ def _meshgrid_grad(xp: Any, g: Any, ans: Any, arrays: tuple[Any, ...], *, indexi
 
 
 # fmt: off
-tril = op("tril(x, /, *, k=0)", vjp=lambda xp, g, ans, x, *, k: xp.tril(g, k=k), methods="tril",
+tril = op("tril(x, /, *, k=0)", vjp=lambda xp, g, ans, x, *, k: xp.tril(g, k=k),
+          methods={"tril": _triangle("tril")}, torch_function=_triangle("tril"), inplace=True,
           doc="The lower triangle (on and below diagonal ``k``) of the last two axes; 0 above.")
-triu = op("triu(x, /, *, k=0)", vjp=lambda xp, g, ans, x, *, k: xp.triu(g, k=k), methods="triu",
+triu = op("triu(x, /, *, k=0)", vjp=lambda xp, g, ans, x, *, k: xp.triu(g, k=k),
+          methods={"triu": _triangle("triu")}, torch_function=_triangle("triu"), inplace=True,
           doc="The upper triangle (on and above diagonal ``k``) of the last two axes; 0 below.")
 # The rule reads only how many arrays there are.
 meshgrid = op("meshgrid(*arrays, indexing='xy')", vjp=_meshgrid_grad, multiple_outputs=True,

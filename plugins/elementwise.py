@@ -311,6 +311,7 @@ floor_divide = op("floor_divide", _floor_divide, differentiable=False, methods="
 signbit = op("signbit(x)", differentiable=False, methods="signbit",
              doc="Whether the sign bit is set, element-wise (true for ``-0.0``).")
 nextafter = op("nextafter(x1, x2)", promotion="mixed", differentiable=False, methods="nextafter",
+               inplace=True,
                doc="The next representable value after ``x1`` towards ``x2``, element-wise.")
 isnan = op("isnan(x)", differentiable=False, methods="isnan", doc="Whether each element is NaN.")
 isinf = op("isinf(x)", differentiable=False, methods="isinf",
@@ -333,30 +334,33 @@ greater = op("greater(x1, x2)", differentiable=False, methods=("gt", "greater"),
 greater_equal = op("greater_equal(x1, x2)", promotion="mixed", differentiable=False,
                    methods=("ge", "greater_equal"), aliases="ge",
                    doc="Compare ``x1 >= x2`` element-wise, broadcasting; a bool tensor.")
-logical_and = op("logical_and(x1, x2)", differentiable=False, methods="logical_and",
+logical_and = op("logical_and(x1, x2)", differentiable=False, methods="logical_and", inplace=True,
                  promotion="mixed", doc="Logical AND element-wise, broadcasting; a bool tensor.")
 logical_or = op("logical_or(x1, x2)", promotion="mixed", differentiable=False, methods="logical_or",
+                inplace=True,
                 doc="Logical OR element-wise, broadcasting; a bool tensor.")
-logical_xor = op("logical_xor(x1, x2)", differentiable=False, methods="logical_xor",
+logical_xor = op("logical_xor(x1, x2)", differentiable=False, methods="logical_xor", inplace=True,
                  promotion="mixed", doc="Logical XOR element-wise, broadcasting; a bool tensor.")
-logical_not = op("logical_not(x)", differentiable=False, methods="logical_not",
+logical_not = op("logical_not(x)", differentiable=False, methods="logical_not", inplace=True,
                  doc="Logical NOT element-wise; a bool tensor.")
-bitwise_and = op("bitwise_and(x1, x2)", differentiable=False, methods="bitwise_and",
+bitwise_and = op("bitwise_and(x1, x2)", differentiable=False, methods="bitwise_and", inplace=True,
                  promotion="mixed",
                  doc="Bitwise AND of integer or bool tensors, broadcasting (``x1 & x2``).")
 bitwise_or = op("bitwise_or(x1, x2)", promotion="mixed", differentiable=False, methods="bitwise_or",
+                inplace=True,
                 doc="Bitwise OR of integer or bool tensors, broadcasting (``x1 | x2``).")
-bitwise_xor = op("bitwise_xor(x1, x2)", differentiable=False, methods="bitwise_xor",
+bitwise_xor = op("bitwise_xor(x1, x2)", differentiable=False, methods="bitwise_xor", inplace=True,
                  promotion="mixed",
                  doc="Bitwise XOR of integer or bool tensors, broadcasting (``x1 ^ x2``).")
 bitwise_invert = op("bitwise_invert(x)", differentiable=False,
                     methods=("bitwise_invert", "bitwise_not"), aliases="bitwise_not",
+                    inplace=("bitwise_not",),
                     doc="Bitwise NOT of an integer or bool tensor (``~x``).")
 bitwise_left_shift = op("bitwise_left_shift(x1, x2)", promotion="mixed", differentiable=False,
-                        methods="bitwise_left_shift",
+                        methods="bitwise_left_shift", inplace=True,
                         doc="Shift the bits of ``x1`` left by ``x2`` (``x1 << x2``).")
 bitwise_right_shift = op("bitwise_right_shift(x1, x2)", promotion="mixed", differentiable=False,
-                         methods="bitwise_right_shift",
+                         methods="bitwise_right_shift", inplace=True,
                          doc="Shift the bits of ``x1`` right by ``x2`` (``x1 >> x2``).")
 
 # fmt: on

@@ -198,7 +198,7 @@ def _tile_grad(xp: Any, g: Any, ans: Any, x: Any, *, repetitions: tuple[int, ...
 
 
 reshape = op("reshape(x, /, shape, *, copy=None)", vjp=_back_to_input_shape, saves=(), view=True,
-             methods={"view": _view, "flatten": _flatten},
+             methods={"view": _view, "flatten": _flatten}, aliases={"flatten": _flatten},
              doc="Give the elements of ``x`` a new ``shape`` (one entry may be -1).")
 permute_dims = op("permute_dims(x, /, axes)", saves=(), view=True, grad_fn_name="Permute",
                   vjp=lambda xp, g, ans, x, axes: xp.permute_dims(g, _inverse_permutation(axes)),
@@ -208,7 +208,8 @@ expand_dims = op("expand_dims(x, /, axis=0)", vjp=_back_to_input_shape, saves=()
                  methods=("expand_dims", "unsqueeze"),
                  doc="Insert a size-1 axis at position ``axis`` (an int, or a tuple of them).")
 squeeze = op("squeeze(x, /, axis)", vjp=_back_to_input_shape, saves=(), view=True,
-             methods={"squeeze": _squeeze}, doc="Remove the size-1 axes named by ``axis``.")
+             methods={"squeeze": _squeeze}, torch_function=_squeeze,
+             doc="Remove the size-1 axes named by ``axis``.")
 broadcast_to = op("broadcast_to(x, /, shape)", vjp=lambda xp, g, ans, x, shape: g,
                   broadcasting=True, saves=(), view=True,
                   methods={"broadcast_to": None, "expand": _expand, "expand_as": _expand_as},

@@ -93,7 +93,7 @@ def _erfc_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
     return g * (-_TWO_OVER_SQRT_PI * xp.exp(-(clamped * clamped)))
 
 
-erfc = nn_op("erfc", _erfc_kernel, vjp=_erfc_grad, methods="erfc",
+erfc = nn_op("erfc", _erfc_kernel, vjp=_erfc_grad, methods="erfc", inplace=True,
              doc="Complementary error function ``1 - erf(x)``, accurate in both tails.")
 
 # -- linear -------------------------------------------------------------------------------

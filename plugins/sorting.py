@@ -61,7 +61,7 @@ def _topk(
 
 
 sort = op("sort(x, /, *, axis=-1, descending=False, stable=True)", vjp=_sort_grad, saves=("x",),
-          methods={"sort": _sort_method, "topk": _topk},
+          methods={"sort": _sort_method, "topk": _topk}, torch_function=_sort_method,
           doc="Sort along ``axis``; each sorted position's gradient goes back to its element.")
 argsort = op("argsort(x, /, *, axis=-1, descending=False, stable=True)", differentiable=False,
              methods="argsort", doc="Indices that sort ``x`` along ``axis`` (stable by default).")

@@ -121,7 +121,7 @@ def _var_grad(xp: Any, g: Any, ans: Any, x: Any, *, axis: Any, correction: Any, 
 
 
 var = op("var(x, /, *, axis=None, correction=0.0, keepdims=False)", vjp=_var_grad,
-         methods={"var": _spread_method("var")},
+         methods={"var": _spread_method("var")}, torch_function=_spread_method("var"),
          doc="Variance over ``axis``; ``correction=1`` gives the unbiased (sample) variance.")
 
 
@@ -137,7 +137,7 @@ def _std_grad(xp: Any, g: Any, ans: Any, x: Any, *, axis: Any, correction: Any, 
 
 
 std = op("std(x, /, *, axis=None, correction=0.0, keepdims=False)", vjp=_std_grad,
-         methods={"std": _spread_method("std")},
+         methods={"std": _spread_method("std")}, torch_function=_spread_method("std"),
          doc="Standard deviation over ``axis``; ``correction=1`` for the sample one.")
 
 
@@ -152,10 +152,12 @@ def _extremum_grad(xp: Any, g: Any, ans: Any, x: Any, *, axis: Any, keepdims: bo
 
 max = op("max(x, /, *, axis=None, keepdims=False)", vjp=_extremum_grad,
          methods={"amax": None, "max": _extremum_method("max")},
+         torch_function=_extremum_method("max"),
          doc="Maximum over ``axis`` (all axes by default); tied maxima share the gradient.")
 
 min = op("min(x, /, *, axis=None, keepdims=False)", vjp=_extremum_grad,
          methods={"amin": None, "min": _extremum_method("min")},
+         torch_function=_extremum_method("min"),
          doc="Minimum over ``axis`` (all axes by default); tied minima share the gradient.")
 
 
@@ -176,6 +178,7 @@ def _cumulative_sum_grad(
 
 cumulative_sum = op("cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False)",
                     vjp=_cumulative_sum_grad, saves=(), methods=("cumulative_sum", "cumsum"),
+                    inplace=("cumsum",),
                     doc="Cumulative sum along ``axis``; ``include_initial`` prepends a 0.")
 
 
@@ -204,6 +207,7 @@ def _cumulative_prod_grad(
 
 cumulative_prod = op("cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False)",
                      vjp=_cumulative_prod_grad, methods=("cumulative_prod", "cumprod"),
+                     inplace=("cumprod",),
                      doc="Cumulative product along ``axis``; ``include_initial`` prepends a 1.")
 
 # fmt: on

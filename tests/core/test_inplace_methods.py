@@ -86,6 +86,73 @@ def test_an_in_place_method_computes_what_pytorchs_does(backend, method) -> None
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6)
 
 
+MATRIX = np.array([[0.25, -1.5, 2.0], [3.0, 0.5, -0.75], [1.25, -2.0, 0.125]], dtype=np.float32)
+FLAGS = np.array([True, False, True, False])
+BITS = np.array([3, 12, -7, 1], dtype=np.int64)
+
+# method -> (the tensor's values, arguments, keywords): in-place forms of other kinds of ops.
+TYPED_CALLS = {
+    "masked_fill_": (MATRIX, (MATRIX > 0.4, 0.0), {}),
+    "masked_fill_ (-inf)": (MATRIX, (MATRIX < 0, float("-inf")), {}),
+    "tril_": (MATRIX, (), {}),
+    "tril_ (diagonal=1)": (MATRIX, (), {"diagonal": 1}),
+    "triu_": (MATRIX, (-1,), {}),
+    "cumsum_": (MATRIX, (0,), {}),
+    "cumsum_ (dim=1)": (MATRIX, (), {"dim": 1}),
+    "cumprod_": (MATRIX, (1,), {}),
+    "erfc_": (MATRIX, (), {}),
+    "nextafter_": (VALUES, (OTHER,), {}),
+    "logical_and_": (FLAGS, (FLAGS[::-1].copy(),), {}),
+    "logical_or_": (FLAGS, (FLAGS[::-1].copy(),), {}),
+    "logical_xor_": (FLAGS, (FLAGS[::-1].copy(),), {}),
+    "logical_not_": (FLAGS, (), {}),
+    "bitwise_and_": (BITS, (BITS[::-1].copy(),), {}),
+    "bitwise_or_": (BITS, (5,), {}),
+    "bitwise_xor_": (BITS, (BITS[::-1].copy(),), {}),
+    "bitwise_not_": (BITS, (), {}),
+    "bitwise_left_shift_": (BITS, (2,), {}),
+    "bitwise_right_shift_": (BITS, (np.array([1, 2, 0, 3]),), {}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(TYPED_CALLS))
+def test_in_place_forms_of_masking_triangle_cumulative_and_bit_ops_are_pytorchs(
+    backend, case
+) -> None:
+    values, arguments, keywords = TYPED_CALLS[case]
+    method = case.split()[0]
+    ours = plugrad.asarray(values.copy(), device=backend)
+    ours_args = [plugrad.asarray(a, device=backend) if isinstance(a, np.ndarray) else a
+                 for a in arguments]  # fmt: skip
+    result = getattr(ours, method)(*ours_args, **keywords)
+    theirs = torch.from_numpy(values.copy())
+    their_args = [torch.from_numpy(a) if isinstance(a, np.ndarray) else a for a in arguments]
+    getattr(theirs, method)(*their_args, **keywords)
+    assert result is ours and ours._version == 1
+    assert str(ours.numpy().dtype) == str(theirs.numpy().dtype)
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6)
+
+
+def test_masked_fill_in_place_keeps_autograds_safety() -> None:
+    w = plugrad.tensor([1.0, -2.0, 3.0], requires_grad=True)
+    y = w * 1.0
+    y.masked_fill_(y < 0, 0.0)
+    (y * y).sum().backward()
+    tw = torch.tensor([1.0, -2.0, 3.0], requires_grad=True)
+    ty = tw * 1.0
+    ty.masked_fill_(ty < 0, 0.0)
+    (ty * ty).sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), tw.grad.numpy())
+    with pytest.raises(BackwardError, match="masked_fill_"):
+        w.masked_fill_(w > 0, 0.0)
+    assert w.tolist() == [1.0, -2.0, 3.0] and w._version == 0
+    x = w.exp()
+    z = x.sin()  # saves x
+    x.masked_fill_(x > 2.0, 0.0)
+    with pytest.raises(InPlaceModificationError):
+        z.sum().backward()
+
+
 @pytest.mark.parametrize(
     ("method", "arguments", "keywords"),
     [

@@ -111,6 +111,32 @@ PROGRAMS: dict[str, Callable[[Any, Any], Any]] = {
     "var(1, keepdim=True)": lambda lib, x: x.var(1, keepdim=True),
     "var(correction=2)": lambda lib, x: x.var(correction=2),
     "var(dim=(0, 1), unbiased=False)": lambda lib, x: x.var(dim=(0, 1), unbiased=False),
+    "type(float32)": lambda lib, x: x.type(lib.float32),
+    # Functions called as PyTorch calls them, where the standard has no such call.
+    "torch.flatten(x, 1)": lambda lib, x: lib.flatten(x.reshape(3, 2, 2), 1),
+    "torch.flatten(x)": lambda lib, x: lib.flatten(x),
+    "torch.flatten(x, start_dim=0, end_dim=1)": lambda lib, x: lib.flatten(
+        x.reshape(3, 2, 2), start_dim=0, end_dim=1
+    ),
+    "torch.max(x, 1)": lambda lib, x: tuple(lib.max(x, 1)),
+    "torch.max(x, dim=0, keepdim=True)": lambda lib, x: tuple(lib.max(x, dim=0, keepdim=True)),
+    "torch.max(x, 1, True)": lambda lib, x: tuple(lib.max(x, 1, True)),
+    "torch.max(x)": lambda lib, x: lib.max(x),
+    "torch.max(x, other)": lambda lib, x: lib.max(x, x.flip(1)),
+    "torch.min(x, -1)": lambda lib, x: tuple(lib.min(x, -1)),
+    "torch.min(x, other)": lambda lib, x: lib.min(x, x.flip(0)),
+    "torch.sort(x, 1)": lambda lib, x: tuple(lib.sort(x, 1)),
+    "torch.sort(x, dim=0, descending=True)": lambda lib, x: tuple(
+        lib.sort(x, dim=0, descending=True)
+    ),
+    "torch.std(x, 1)": lambda lib, x: lib.std(x, 1),
+    "torch.std(x, dim=0, keepdim=True)": lambda lib, x: lib.std(x, dim=0, keepdim=True),
+    "torch.var(x, 1, unbiased=False)": lambda lib, x: lib.var(x, 1, unbiased=False),
+    "torch.var(x, dim=1, correction=2)": lambda lib, x: lib.var(x, dim=1, correction=2),
+    "torch.squeeze(x)": lambda lib, x: lib.squeeze(x[:1, None]),
+    "torch.squeeze(x, dim=1) of size 4 keeps it": lambda lib, x: lib.squeeze(x, dim=1),
+    "torch.squeeze(x, dim=0)": lambda lib, x: lib.squeeze(x[:1], dim=0),
+    "torch.squeeze(x, 0)": lambda lib, x: lib.squeeze(x[:1], 0),
 }
 
 
@@ -149,6 +175,29 @@ def test_a_method_gives_pytorchs_values_and_gradients(name: str, backend: str) -
         np.testing.assert_allclose(our_grad, their_grad, rtol=1e-12, atol=1e-12)
 
 
+def test_type_names_the_tensor_type_or_converts() -> None:
+    x = plugrad.asarray(X)
+    assert x.type() == "plugrad.DoubleTensor"
+    assert x.type("torch.DoubleTensor") is x
+    assert x.type("torch.LongTensor").dtype is plugrad.int64
+    assert x.type(plugrad.float64) is x
+    for dtype in (
+        torch.bool,
+        torch.uint8,
+        torch.int8,
+        torch.int16,
+        torch.int32,
+        torch.int64,
+        torch.float16,
+        torch.float32,
+        torch.float64,
+        torch.complex64,
+        torch.complex128,
+    ):
+        ours = x.type(getattr(plugrad, str(dtype).split(".")[1]))
+        assert ours.type().split(".")[1] == torch.zeros(1, dtype=dtype).type().split(".")[1]
+
+
 def test_the_named_tuples_have_pytorchs_fields() -> None:
     x = plugrad.asarray(X)
     for result in (x.max(1), x.min(0), x.sort(), x.topk(2)):
@@ -174,6 +223,13 @@ def test_the_named_tuples_have_pytorchs_fields() -> None:
         (lambda x: x.std(unbiased=True, correction=1), ArgumentError, "pass only one"),
         (lambda x: x.max(dim=1, axis=1), ArgumentError, "pass only one"),
         (lambda x: x.squeeze(dim=0, axis=0), ArgumentError, "pass only one"),
+        (lambda x: plugrad.max(x, 1, keepdims=True), ArgumentError, "wholly in one form"),
+        (lambda x: plugrad.max(x, dim=1, axis=1), ArgumentError, "pass only one"),
+        (lambda x: plugrad.std(x, 1, out=plugrad.empty(3)), ArgumentError, "wholly in one form"),
+        (lambda x: plugrad.squeeze(x, dim=0, axis=0), ArgumentError, "pass only one"),
+        (lambda x: plugrad.flatten(x, 1, 0), ShapeError, "start_dim comes after end_dim"),
+        (lambda x: x.type("torch.NoSuchTensor"), TypeError, "tensor type name"),
+        (lambda x: x.type(3), TypeError, "takes a dtype"),
     ],
 )
 @pytest.mark.parametrize("backend", backends_under_test())
@@ -195,6 +251,14 @@ def test_the_namespace_keeps_the_standards_meaning() -> None:
     assert plugrad.max(x, axis=1).shape == (3,)
     assert isinstance(x.max(1), tuple)
     assert plugrad.sort(x).shape == (3, 4)
+    # Calls the standard also has keep its meaning; PyTorch's own forms give PyTorch's.
+    np.testing.assert_allclose(plugrad.std(x, axis=1).numpy(), X.std(axis=1))
+    np.testing.assert_allclose(plugrad.std(x, 1).numpy(), X.std(axis=1, ddof=1))
+    assert not isinstance(plugrad.max(x, axis=1, keepdims=True), tuple)
+    assert isinstance(plugrad.max(x, dim=1), tuple)
+    assert plugrad.sort(x, axis=0, descending=True).shape == (3, 4)
+    with pytest.raises(ShapeError):
+        plugrad.squeeze(x, 1)  # the standard: axis must name size-1 axes
     np.testing.assert_array_equal(plugrad.repeat(x, 2, axis=0).numpy(), np.repeat(X, 2, axis=0))
     np.testing.assert_array_equal(x.repeat(2, 1).numpy(), np.tile(X, (2, 1)))
     np.testing.assert_array_equal(plugrad.where(plugrad.asarray(MASK), x, 0.0).numpy(),
