@@ -164,6 +164,45 @@ def _promote_mixed_kinds(device: Device, x1: Tensor, x2: Tensor) -> tuple[Tensor
     return _ops.astype(x1, target), x2
 
 
+def _promote_inputs(op: OpDef, device: Device, inputs: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """The inputs of a many-input op in the dtype they compute in, if their kinds differ.
+
+    PyTorch's rules, as for two inputs: lower-kind tensors are converted (with
+    ``astype``, so gradients keep each input's dtype) to the highest kind among
+    the tensors, or to a Python scalar's default dtype where the scalar's kind
+    is higher. An input named ``condition`` (``where``'s) is a mask: never converted.
+    """
+    from_native = device._dtype_from_native
+    ranks = _dtypes.SCALAR_RANKS
+    tensors = []
+    scalar_rank, scalar = -1, None
+    for name, x in zip(op.input_names, inputs):
+        if name == "condition":
+            continue
+        if isinstance(x, Tensor):
+            tensors.append(from_native[x._array.dtype])
+        elif type(x) in ranks and ranks[type(x)] > scalar_rank:
+            scalar_rank, scalar = ranks[type(x)], x
+    if not tensors:
+        return None
+    top = max(tensors, key=_dtypes.kind_rank)
+    top_rank = _dtypes.kind_rank(top)
+    if scalar_rank > top_rank:
+        target = _dtypes.scalar_result(top, scalar)
+    elif all(_dtypes.kind_rank(d) == top_rank for d in tensors):
+        return None
+    else:
+        target = top
+    return tuple(
+        _ops.astype(x, target)
+        if isinstance(x, Tensor)
+        and name != "condition"
+        and _dtypes.kind_rank(from_native[x._array.dtype]) < _dtypes.kind_rank(target)
+        else x
+        for name, x in zip(op.input_names, inputs)
+    )
+
+
 def _promote_with_scalar(device: Device, x: Tensor, scalar: Any) -> tuple[Tensor, Any]:
     """``x`` and a Python scalar of another kind, as they compute together (PyTorch's rule).
 
@@ -197,6 +236,10 @@ def apply_n(op: OpDef, inputs: tuple[Any, ...], params: dict[str, Any] | None) -
             raise _not_a_tensor(op, index, x)
     if device is None:
         raise _not_a_tensor(op, 0, inputs[0] if inputs else None)
+    if op.promotes:
+        promoted = _promote_inputs(op, device, inputs)
+        if promoted is not None:
+            return apply_n(op, promoted, params)
     try:
         kernel = device.kernels[op.name]
     except KeyError:

@@ -112,7 +112,12 @@ def isdtype(dtype: _dtypes.DType, kind: Any) -> bool:
 def result_type(*arrays_and_dtypes: Any) -> _dtypes.DType:
     """Return the dtype that results from combining the given tensors, dtypes and Python scalars.
 
-    Follows the Array API type-promotion rules (as implemented by the backend).
+    Within a kind, the Array API type-promotion rules (as implemented by the
+    backend); across kinds, which the standard leaves to the library, the same
+    rules as plugrad's element-wise ops, PyTorch's: the operand of the higher
+    kind decides (``int64`` with ``float32`` gives ``float32``), and a Python
+    scalar of a higher kind than every tensor gives the default dtype of its
+    kind (``int64`` with ``1.0`` gives the default float dtype).
 
     Examples
     --------
@@ -121,30 +126,49 @@ def result_type(*arrays_and_dtypes: Any) -> _dtypes.DType:
     plugrad.float64
     >>> plugrad.result_type(plugrad.tensor([1, 2], dtype=plugrad.int8), plugrad.uint8)
     plugrad.int16
+    >>> plugrad.result_type(plugrad.int64, plugrad.float32), plugrad.result_type(plugrad.int64, 1.0)
+    (plugrad.float32, plugrad.float32)
     """
     if not arrays_and_dtypes:
         raise ValueError("result_type() needs at least one tensor or dtype")
     device = _device_of(arrays_and_dtypes)
-    natives = []
+    dtypes: list[_dtypes.DType] = []
+    scalars = []
     for value in arrays_and_dtypes:
         if isinstance(value, Tensor):
-            natives.append(value._array.dtype)
+            dtypes.append(value.dtype)
         elif isinstance(value, _dtypes.DType):
-            natives.append(device.native_dtype(value))
+            dtypes.append(value)
         elif isinstance(value, (bool, int, float, complex)):
-            natives.append(value)
+            scalars.append(value)
         else:
             raise DtypeError(
                 f"result_type() takes Tensors, plugrad dtypes and Python scalars, got {value!r}"
             )
-    if all(isinstance(v, (bool, int, float, complex)) for v in natives):
+    if not dtypes:
         raise ValueError("result_type() needs at least one tensor or dtype besides Python scalars")
+    result = dtypes[0]
+    for dtype in dtypes[1:]:
+        mixed = _dtypes.mixed_kind_result(result, dtype)
+        if mixed is not None:
+            result = mixed
+        elif dtype is not result:
+            result = _standard_result(device, arrays_and_dtypes, result, dtype)
+    for scalar in scalars:
+        if _dtypes.SCALAR_RANKS[type(scalar)] > _dtypes.kind_rank(result):
+            result = _dtypes.scalar_result(result, scalar)
+    return result
+
+
+def _standard_result(
+    device: Any, values: tuple[Any, ...], first: _dtypes.DType, second: _dtypes.DType
+) -> _dtypes.DType:
+    """The Array API's promotion of two dtypes of one kind (or real with complex)."""
     try:
-        native = device.xp.result_type(*natives)
+        native = device.xp.result_type(device.native_dtype(first), device.native_dtype(second))
     except TypeError as exc:
         names = ", ".join(
-            v.dtype.name if isinstance(v, Tensor) else getattr(v, "name", repr(v))
-            for v in arrays_and_dtypes
+            v.dtype.name if isinstance(v, Tensor) else getattr(v, "name", repr(v)) for v in values
         )
         raise DtypeError(
             f"result_type(): {names} have no common dtype ({exc}); cast explicitly with astype"

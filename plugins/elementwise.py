@@ -96,9 +96,10 @@ square = op("square(x)", vjp=lambda xp, g, ans, x: 2 * g * conj(xp, x), methods=
             inplace=True,
             doc="Square ``x * x`` element-wise.")
 sqrt = op("sqrt(x)", vjp=lambda xp, g, ans, x: g / (2 * conj(xp, ans)), methods="sqrt",
-          inplace=True,
+          promotion="float", inplace=True,
           doc="Square root element-wise (``nan`` below 0 for real inputs; infinite gradient at 0).")
 reciprocal = op("reciprocal(x)", vjp=lambda xp, g, ans, x: -g * conj(xp, ans * ans),
+                promotion="float",
                 methods="reciprocal", inplace=True, doc="Reciprocal ``1 / x`` element-wise.")
 
 
@@ -116,21 +117,22 @@ abs = op("abs(x)", vjp=_abs_grad, methods=("abs", "absolute"), inplace=True, ali
 # -- exponentials and logarithms ------------------------------------------------------
 
 exp = op("exp(x)", vjp=lambda xp, g, ans, x: g * conj(xp, ans), methods="exp", inplace=True,
-         doc="Exponential ``e ** x`` element-wise.")
+         promotion="float", doc="Exponential ``e ** x`` element-wise.")
 expm1 = op("expm1(x)", vjp=lambda xp, g, ans, x: g * conj(xp, ans + 1), methods="expm1",
-           inplace=True,
+           promotion="float", inplace=True,
            doc="``exp(x) - 1`` element-wise, accurate for small ``x``.")
 log = op("log(x)", vjp=lambda xp, g, ans, x: g / conj(xp, x), methods="log", inplace=True,
+         promotion="float",
          doc="Natural logarithm element-wise (``nan`` for negative inputs, ``-inf`` at 0).")
 log1p = op("log1p(x)", vjp=lambda xp, g, ans, x: g / conj(xp, 1 + x), methods="log1p", inplace=True,
-           doc="``log(1 + x)`` element-wise, accurate for small ``x``.")
+           promotion="float", doc="``log(1 + x)`` element-wise, accurate for small ``x``.")
 log2 = op("log2(x)", vjp=lambda xp, g, ans, x: g / (conj(xp, x) * math.log(2.0)), methods="log2",
-          inplace=True,
+          promotion="float", inplace=True,
           doc="Base-2 logarithm element-wise.")
 log10 = op("log10(x)", vjp=lambda xp, g, ans, x: g / (conj(xp, x) * math.log(10.0)),
-           methods="log10", inplace=True, doc="Base-10 logarithm element-wise.")
+           promotion="float", methods="log10", inplace=True, doc="Base-10 logarithm element-wise.")
 logaddexp = op(
-    "logaddexp(x1, x2)", promotion="mixed",
+    "logaddexp(x1, x2)", promotion="float",
     vjp=(lambda xp, g, ans, x1, x2: g * xp.exp(x1 - ans),
          lambda xp, g, ans, x1, x2: g * xp.exp(x2 - ans)),
     broadcasting=True, methods="logaddexp",
@@ -140,38 +142,38 @@ logaddexp = op(
 # -- trigonometric and hyperbolic -----------------------------------------------------
 
 sin = op("sin(x)", vjp=lambda xp, g, ans, x: g * conj(xp, xp.cos(x)), methods="sin", inplace=True,
-         doc="Sine element-wise (radians).")
+         promotion="float", doc="Sine element-wise (radians).")
 cos = op("cos(x)", vjp=lambda xp, g, ans, x: -g * conj(xp, xp.sin(x)), methods="cos", inplace=True,
-         doc="Cosine element-wise (radians).")
+         promotion="float", doc="Cosine element-wise (radians).")
 tan = op("tan(x)", vjp=lambda xp, g, ans, x: g * conj(xp, 1 + ans * ans), methods="tan",
-         inplace=True,
+         promotion="float", inplace=True,
          doc="Tangent element-wise (radians).")
 sinh = op("sinh(x)", vjp=lambda xp, g, ans, x: g * conj(xp, xp.cosh(x)), methods="sinh",
-          inplace=True,
+          promotion="float", inplace=True,
           doc="Hyperbolic sine element-wise.")
 cosh = op("cosh(x)", vjp=lambda xp, g, ans, x: g * conj(xp, xp.sinh(x)), methods="cosh",
-          inplace=True,
+          promotion="float", inplace=True,
           doc="Hyperbolic cosine element-wise.")
 tanh = op("tanh(x)", vjp=lambda xp, g, ans, x: g * conj(xp, 1 - ans * ans), methods="tanh",
-          inplace=True,
+          promotion="float", inplace=True,
           doc="Hyperbolic tangent element-wise.")
 asin = op("asin(x)", vjp=lambda xp, g, ans, x: g / conj(xp, xp.sqrt(1 - x * x)),
-          methods=("asin", "arcsin"), inplace=True, aliases="arcsin",
+          promotion="float", methods=("asin", "arcsin"), inplace=True, aliases="arcsin",
           doc="Inverse sine element-wise; the gradient is infinite at ``x = ±1``.")
 acos = op("acos(x)", vjp=lambda xp, g, ans, x: -g / conj(xp, xp.sqrt(1 - x * x)),
-          methods=("acos", "arccos"), inplace=True, aliases="arccos",
+          promotion="float", methods=("acos", "arccos"), inplace=True, aliases="arccos",
           doc="Inverse cosine element-wise; the gradient is infinite at ``x = ±1``.")
 atan = op("atan(x)", vjp=lambda xp, g, ans, x: g / conj(xp, 1 + x * x),
-          methods=("atan", "arctan"),
+          promotion="float", methods=("atan", "arctan"),
           inplace=True, aliases="arctan", doc="Inverse tangent element-wise.")
 asinh = op("asinh(x)", vjp=lambda xp, g, ans, x: g / conj(xp, xp.sqrt(x * x + 1)),
-           methods=("asinh", "arcsinh"), inplace=True, aliases="arcsinh",
+           promotion="float", methods=("asinh", "arcsinh"), inplace=True, aliases="arcsinh",
            doc="Inverse hyperbolic sine element-wise.")
 acosh = op("acosh(x)", vjp=lambda xp, g, ans, x: g / conj(xp, xp.sqrt(x * x - 1)),
-           methods=("acosh", "arccosh"), inplace=True, aliases="arccosh",
+           promotion="float", methods=("acosh", "arccosh"), inplace=True, aliases="arccosh",
            doc="Inverse hyperbolic cosine element-wise (``x >= 1``; gradient infinite at 1).")
 atanh = op("atanh(x)", vjp=lambda xp, g, ans, x: g / conj(xp, 1 - x * x),
-           methods=("atanh", "arctanh"), inplace=True, aliases="arctanh",
+           promotion="float", methods=("atanh", "arctanh"), inplace=True, aliases="arctanh",
            doc="Inverse hyperbolic tangent element-wise (``-1 < x < 1``).")
 
 
@@ -183,14 +185,14 @@ def _atan2_grad(xp: Any, g: Any, numerator: Any, denominator: Any, sign: float) 
 
 
 atan2 = op(
-    "atan2(x1, x2)", promotion="mixed",
+    "atan2(x1, x2)", promotion="float",
     vjp=(lambda xp, g, ans, x1, x2: _atan2_grad(xp, g, x1, x2, 1.0),
          lambda xp, g, ans, x1, x2: _atan2_grad(xp, g, x2, x1, -1.0)),
     broadcasting=True, methods=("atan2", "arctan2"), inplace=True, aliases="arctan2",
     doc="Angle of the point ``(x2, x1)`` in radians, element-wise (``atan(x1 / x2)`` by quadrant).",
 )
 hypot = op(
-    "hypot(x1, x2)", promotion="mixed",
+    "hypot(x1, x2)", promotion="float",
     vjp=(lambda xp, g, ans, x1, x2: g * x1 / safe_where_zero(xp, ans),
          lambda xp, g, ans, x1, x2: g * x2 / safe_where_zero(xp, ans)),
     broadcasting=True, methods="hypot", inplace=True,
@@ -230,7 +232,7 @@ minimum = op("minimum(x1, x2)", vjp=_extremum_rules(lambda a, b: a < b), broadca
              promotion="mixed", methods="minimum",
              doc="Element-wise minimum, broadcasting; ties split the gradient.")
 copysign = op(
-    "copysign(x1, x2)", promotion="mixed",
+    "copysign(x1, x2)", promotion="float",
     vjp=(lambda xp, g, ans, x1, x2: xp.where(
             x1 == 0, 0.0, xp.where(xp.signbit(x1) == xp.signbit(x2), g, -g)),
          lambda xp, g, ans, x1, x2: xp.zeros_like(g)),
@@ -273,7 +275,7 @@ def _clip_grad_max(xp: Any, g: Any, ans: Any, x: Any, min: Any, max: Any) -> Any
 clip = op(
     "clip", lambda xp, x, /, min=None, max=None: xp.clip(x, min, max), inputs=("x", "min", "max"),
     vjp=(_clip_grad_x, _clip_grad_min, _clip_grad_max), broadcasting=True,
-    methods=("clip", "clamp"), inplace=True, aliases="clamp",
+    methods=("clip", "clamp"), inplace=True, aliases="clamp", promotion="mixed",
     doc="Clamp ``x`` to ``[min, max]`` element-wise; ``min``/``max`` are scalars, tensors or None.",
 )
 

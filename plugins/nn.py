@@ -93,7 +93,7 @@ def _erfc_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
     return g * (-_TWO_OVER_SQRT_PI * xp.exp(-(clamped * clamped)))
 
 
-erfc = nn_op("erfc", _erfc_kernel, vjp=_erfc_grad, methods="erfc", inplace=True,
+erfc = nn_op("erfc", _erfc_kernel, vjp=_erfc_grad, methods="erfc", inplace=True, promotion="float",
              doc="Complementary error function ``1 - erf(x)``, accurate in both tails.")
 
 # -- linear -------------------------------------------------------------------------------
@@ -113,7 +113,7 @@ linear = nn_op("linear", lambda xp, x, weight, /: xp.matmul(x, xp.matrix_transpo
 
 # -- activations --------------------------------------------------------------------------
 
-relu = nn_op("relu", lambda xp, x, /: xp.maximum(x, 0.0), methods="relu", inplace=True,
+relu = nn_op("relu", lambda xp, x, /: xp.maximum(x, 0), methods="relu", inplace=True,
              vjp=lambda xp, g, ans, x: xp.where(ans > 0, g, 0.0),
              doc="Rectified linear unit ``max(x, 0)``; NaN stays NaN; the gradient at 0 is 0.")
 
@@ -125,7 +125,7 @@ def _sigmoid_kernel(xp: Any, x: Any, /) -> Any:
 
 
 sigmoid = nn_op("sigmoid", _sigmoid_kernel, vjp=lambda xp, g, ans, x: g * ans * (1.0 - ans),
-                methods="sigmoid", inplace=True,
+                methods="sigmoid", inplace=True, promotion="float",
                 doc="Logistic sigmoid ``1 / (1 + exp(-x))``, without overflow.")
 
 

@@ -40,7 +40,7 @@ where = op("where(condition, x1, x2, /)", broadcasting=True, saves=("condition",
            vjp=(None, lambda xp, g, ans, condition, x1, x2: xp.where(condition, g, 0.0),
                 lambda xp, g, ans, condition, x1, x2: xp.where(condition, 0.0, g)),
            methods={"where": _where_method, "masked_fill": _masked_fill},
-           inplace=("masked_fill",),
+           inplace=("masked_fill",), promotion="mixed",
            doc="Choose ``x1`` where ``condition`` is true, else ``x2``, element-wise.")
 argmax = op("argmax(x, /, *, axis=None, keepdims=False)", differentiable=False, methods="argmax",
             doc="Index of the (first) maximum along ``axis`` (of the flattened tensor by default).")

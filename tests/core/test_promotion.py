@@ -156,3 +156,99 @@ def test_an_in_place_op_that_would_change_the_kind_is_refused() -> None:
     floats = plugrad.tensor([1.0, 2.0])
     floats += plugrad.tensor([1, 1])
     assert floats.dtype is plugrad.float32 and floats.tolist() == [2.0, 3.0]
+
+
+FLOAT_FUNCTIONS = [
+    "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "reciprocal", "sin", "cos",
+    "tan", "sinh", "cosh", "tanh", "asin", "acos", "atan", "asinh", "atanh", "sigmoid",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int32", "int64"])
+@pytest.mark.parametrize("name", FLOAT_FUNCTIONS)
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_float_function_of_integers_gives_the_default_float_dtype(backend, name, dtype) -> None:
+    # In every function's domain, without infinities (atanh(1), log(0)).
+    values = np.array([0, 0, 0] if name == "atanh" else [1, 2, 3]).astype(dtype)
+    if name in ("asin", "acos"):
+        values = np.array([0, 1, 1]).astype(dtype)
+    with plugrad.use_backend(backend):
+        ours = getattr(plugrad.asarray(values), name)()
+    theirs = getattr(torch.from_numpy(values), name)()
+    assert ours.dtype.name == _torch_dtype_name(theirs)
+    np.testing.assert_allclose(np.asarray(ours.numpy()), theirs.numpy(), rtol=1e-6)
+
+
+def _mask(lib):
+    return (
+        lib.asarray(np.array([True, False, True]))
+        if lib is plugrad
+        else torch.tensor([True, False, True])
+    )
+
+
+def _ints(lib):
+    return lib.asarray(np.array([1, -2, 3])) if lib is plugrad else torch.tensor([1, -2, 3])
+
+
+def _floats(lib, dtype="float32"):
+    values = np.array([0.5, 1.5, -2.5], dtype=dtype)
+    return lib.asarray(values) if lib is plugrad else torch.from_numpy(values)
+
+
+# Ops of more than two inputs, and result_type, across kinds.
+MANY_INPUTS = {
+    "where(c, int, float32)": lambda lib: lib.where(_mask(lib), _ints(lib), _floats(lib)),
+    "where(c, float64, int)": lambda lib: lib.where(
+        _mask(lib), _floats(lib, "float64"), _ints(lib)
+    ),
+    "where(c, int, 0.5)": lambda lib: lib.where(_mask(lib), _ints(lib), 0.5),
+    "where(c, bool, int)": lambda lib: lib.where(_mask(lib), _mask(lib), _ints(lib)),
+    "where(c, float32, 2)": lambda lib: lib.where(_mask(lib), _floats(lib), 2),
+    "clamp(int, min=0.5)": lambda lib: lib.clamp(_ints(lib), min=0.5),
+    "clamp(int, -1, 2)": lambda lib: lib.clamp(_ints(lib), -1, 2),
+    "clamp(int, min=float32)": lambda lib: lib.clamp(_ints(lib), min=_floats(lib)),
+    "clamp(float32, max=int)": lambda lib: lib.clamp(_floats(lib), max=_ints(lib)),
+    "x.clip(0.25, 2.5) of int": lambda lib: _ints(lib).clip(0.25, 2.5),
+}
+
+
+@pytest.mark.parametrize("name", list(MANY_INPUTS))
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_where_and_clamp_promote_across_kinds_as_pytorch(backend, name) -> None:
+    with plugrad.use_backend(backend):
+        ours = MANY_INPUTS[name](plugrad)
+    theirs = MANY_INPUTS[name](torch)
+    assert ours.dtype.name == _torch_dtype_name(theirs)
+    np.testing.assert_array_equal(np.asarray(ours.numpy()), theirs.numpy())
+
+
+def test_where_with_an_integer_branch_keeps_the_float_branchs_gradient() -> None:
+    w = plugrad.tensor([0.5, 1.5, 2.5], requires_grad=True)
+    plugrad.where(_mask(plugrad), _ints(plugrad), w * 2).sum().backward()
+    assert w.grad.dtype is plugrad.float32 and w.grad.tolist() == [0.0, 2.0, 0.0]
+
+
+RESULT_TYPES = [
+    ("int64", "float32"), ("float32", "int64"), ("bool", "int8"), ("uint8", "float64"),
+    ("int32", "complex64"), ("float64", "complex64"), ("int8", "uint8"), ("float32", "float64"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("first", "second"), RESULT_TYPES)
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_result_type_agrees_with_what_the_ops_compute(backend, first, second) -> None:
+    with plugrad.use_backend(backend):
+        a = plugrad.asarray(_values(first))
+        b = plugrad.asarray(_values(second))
+        assert plugrad.result_type(a, b) is (a + b).dtype
+        assert (
+            plugrad.result_type(getattr(plugrad, first), getattr(plugrad, second)) is (a + b).dtype
+        )
+        for scalar in SCALARS:
+            if not (first == "bool" and scalar is True):  # the standard adds no bools
+                assert plugrad.result_type(a, scalar) is (a + scalar).dtype
+    expected = torch.promote_types(getattr(torch, first), getattr(torch, second))
+    assert plugrad.result_type(getattr(plugrad, first), getattr(plugrad, second)).name == str(
+        expected
+    ).removeprefix("torch.")
