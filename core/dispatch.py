@@ -15,7 +15,7 @@ from . import anomaly as _anomaly
 from . import dtypes as _dtypes
 from . import ops as _ops
 from .dtypes import DType, is_differentiable
-from .errors import DeviceMismatchError, DtypeError, PlugradError, ShapeError
+from .errors import AxisError, DeviceMismatchError, DtypeError, PlugradError, ShapeError
 from .grad_mode import _state
 from .graph import array_spec, output_edge
 from .plugin_tables import state as _tables
@@ -649,7 +649,11 @@ def _retell_shape_error(
     if isinstance(error, PlugradError) or not any(w in text.lower() for w in _SHAPE_WORDS):
         return
     shapes = ", ".join(str(x.shape) if isinstance(x, Tensor) else type(x).__name__ for x in inputs)
-    raise ShapeError(
+    # An axis out of range (NumPy's AxisError is also an IndexError): the standard's IndexError.
+    axis_error = isinstance(error, IndexError) or (
+        "axis" in text.lower() and "out of bounds" in text.lower()
+    )
+    raise (AxisError if axis_error else ShapeError)(
         f"{op.name}(): the {device.backend.name} kernel cannot take inputs of shapes "
         f"{shapes}: {text}"
     ) from error

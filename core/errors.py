@@ -11,6 +11,7 @@ from __future__ import annotations
 __all__ = [
     "AnomalyError",
     "ArgumentError",
+    "AxisError",
     "BackendError",
     "BackendUnavailableError",
     "BackwardError",
@@ -83,6 +84,15 @@ class InvalidArgumentError(PlugradError, ValueError):
 
 class ShapeError(PlugradError, ValueError):
     """A shape does not match what the operation requires."""
+
+
+class AxisError(ShapeError, IndexError):
+    """An axis (``dim``) lies outside the dimensions of the tensor.
+
+    Both a :class:`ShapeError` and an ``IndexError``, as NumPy's ``AxisError``
+    is both a ``ValueError`` and an ``IndexError`` (the Array API asks for an
+    ``IndexError``), so code catching either keeps working.
+    """
 
 
 class StateDictError(PlugradError, RuntimeError):

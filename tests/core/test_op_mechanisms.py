@@ -10,7 +10,7 @@ import pytest
 
 import plugrad
 from plugrad import registry
-from plugrad.errors import DeviceMismatchError, DtypeError, ShapeError
+from plugrad.errors import AxisError, DeviceMismatchError, DtypeError, ShapeError
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import op
 
@@ -209,10 +209,27 @@ def test_a_kernel_shape_error_names_the_op_the_shapes_and_the_layer() -> None:
 
 def test_a_kernel_refusing_a_dtype_names_the_op_and_the_dtypes() -> None:
     if "array_api_strict" not in plugrad.backends.available():
-        pytest.skip("array-api-strict is not installed (it refuses integer inputs of exp)")
-    counts = plugrad.asarray([1, 2], device="array_api_strict")
-    with pytest.raises(DtypeError, match=r"^exp\(\): .* dtype int64 .*cast first"):
-        plugrad.exp(counts)
+        pytest.skip("array-api-strict is not installed (it refuses float inputs of bitwise_invert)")
+    values = plugrad.asarray([1.5, 2.0], device="array_api_strict")
+    with pytest.raises(DtypeError, match=r"^bitwise_invert\(\): .* dtype float32 .*cast first"):
+        plugrad.bitwise_invert(values)
     with pytest.raises(TypeError):  # what code that caught the backend's error still catches
-        plugrad.exp(counts)
-    assert counts.tolist() == [1, 2]
+        plugrad.bitwise_invert(values)
+    assert values.tolist() == [1.5, 2.0]
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda x: plugrad.expand_dims(x, axis=3),
+        lambda x: plugrad.expand_dims(x, axis=-4),
+        lambda x: plugrad.sum(x, axis=2),
+        lambda x: plugrad.flip(x, axis=-3),
+    ],
+)
+def test_an_axis_out_of_range_is_an_axis_error_both_index_and_shape_error(backend, call) -> None:
+    x = plugrad.zeros((2, 3))
+    with pytest.raises(AxisError, match="out of bounds") as caught:
+        call(x)
+    # The Array API asks for an IndexError; plugrad's shape errors are ValueErrors.
+    assert isinstance(caught.value, IndexError) and isinstance(caught.value, ShapeError)
