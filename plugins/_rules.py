@@ -6,9 +6,9 @@ modes: raw backend arrays, and Tensors under ``create_graph=True``.
 
 from __future__ import annotations
 
-import collections
 from typing import Any
 
+from plugrad import return_types
 from plugrad.errors import ArgumentError
 
 _SCALARS = (bool, int, float, complex)
@@ -165,8 +165,7 @@ def along_axis_key(
 
 #: What PyTorch's ``x.max(dim)``, ``x.min(dim)``, ``x.sort()`` and ``x.topk(k)`` return.
 values_indices: dict[str, Any] = {
-    name: collections.namedtuple(name, ("values", "indices"))
-    for name in ("max", "min", "sort", "topk")
+    name: getattr(return_types, name) for name in ("max", "min", "sort", "topk")
 }
 
 

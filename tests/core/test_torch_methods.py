@@ -9,6 +9,7 @@ test; PyTorch is the oracle only.
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Callable
 from typing import Any
 
@@ -200,10 +201,16 @@ def test_type_names_the_tensor_type_or_converts() -> None:
 
 def test_the_named_tuples_have_pytorchs_fields() -> None:
     x = plugrad.asarray(X)
-    for result in (x.max(1), x.min(0), x.sort(), x.topk(2)):
+    for result in (x.max(1), x.min(0), x.sort(), x.topk(2), plugrad.max(x, 1), plugrad.sort(x, 0)):
         values, indices = result
         assert result.values is values and result.indices is indices
         assert indices.dtype is plugrad.int64
+        # As torch.return_types: picklable, so results can cross process boundaries.
+        copy = pickle.loads(pickle.dumps(result))
+        assert type(copy) is type(result) and type(copy).__module__ == "plugrad.return_types"
+        np.testing.assert_array_equal(copy.indices.numpy(), indices.numpy())
+        np.testing.assert_array_equal(copy.values.numpy(), values.numpy())
+        assert type(result).__name__ in ("max", "min", "sort", "topk")  # torch.return_types'
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,50 @@
+"""The named tuples that PyTorch's forms of ``max``, ``min``, ``sort`` and ``topk`` return.
+
+``x.max(dim)`` returns ``max(values=..., indices=...)``: a tuple whose fields
+have names, as PyTorch's ``torch.return_types.max``. The classes live here, at
+a name ``pickle`` can find, so results can cross process boundaries.
+
+Examples
+--------
+>>> import pickle
+>>> import plugrad
+>>> result = plugrad.tensor([[1.0, 3.0], [4.0, 2.0]]).max(1)
+>>> result.indices
+tensor([1, 0])
+>>> pickle.loads(pickle.dumps(result)).values
+tensor([3., 4.])
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+__all__ = ["max", "min", "sort", "topk"]
+
+
+class max(NamedTuple):  # PyTorch's names, in a namespace of their own
+    """The maxima along an axis and the index of each."""
+
+    values: Any
+    indices: Any
+
+
+class min(NamedTuple):
+    """The minima along an axis and the index of each."""
+
+    values: Any
+    indices: Any
+
+
+class sort(NamedTuple):
+    """Sorted values and the index each came from."""
+
+    values: Any
+    indices: Any
+
+
+class topk(NamedTuple):
+    """The ``k`` largest (or smallest) values and the index each came from."""
+
+    values: Any
+    indices: Any
