@@ -150,6 +150,7 @@ from ._api_plugrad import repeat_interleave as repeat_interleave
 from ._api_plugrad import reshape as reshape
 from ._api_plugrad import roll as roll
 from ._api_plugrad import round as round
+from ._api_plugrad import rsqrt as rsqrt
 from ._api_plugrad import scatter_add as scatter_add
 from ._api_plugrad import searchsorted as searchsorted
 from ._api_plugrad import setitem as setitem
@@ -348,6 +349,7 @@ __all__ = [
     "rfftn",
     "roll",
     "round",
+    "rsqrt",
     "scatter_add",
     "searchsorted",
     "setitem",

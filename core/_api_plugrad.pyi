@@ -122,6 +122,7 @@ __all__ = [
     "reshape",
     "roll",
     "round",
+    "rsqrt",
     "scatter_add",
     "searchsorted",
     "setitem",
@@ -779,6 +780,10 @@ def roll(
 
 def round(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Round to the nearest integer element-wise, halves to even."""
+
+
+def rsqrt(x: TensorLike, /, *, out: Any = ...) -> Tensor:
+    """Reciprocal square root ``1 / sqrt(x)`` element-wise (PyTorch's)."""
 
 
 def scatter_add(values: TensorLike, /, *, key: Any, shape: tuple[int, ...]) -> Tensor:

@@ -693,6 +693,12 @@ class InstalledTensorMethods:
     def round_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`round`: ``x.round_(...)`` makes ``x`` hold it."""
 
+    def rsqrt(self, *, out: Any = ...) -> Tensor:
+        """Reciprocal square root ``1 / sqrt(x)`` element-wise (PyTorch's)."""
+
+    def rsqrt_(self, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`rsqrt`: ``x.rsqrt_(...)`` makes ``x`` hold it."""
+
     def sigmoid(self, *, out: Any = ...) -> Tensor:
         """Logistic sigmoid ``1 / (1 + exp(-x))``, without overflow."""
 

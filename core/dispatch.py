@@ -29,9 +29,7 @@ __all__ = [
     "PLAIN_RECORDERS",
     "Recorders",
     "apply1",
-    "apply1_float",
     "apply2",
-    "apply2_float",
     "apply_general",
     "apply_n",
     "apply_view",
@@ -48,6 +46,8 @@ def apply1(op: OpDef, x: Any, params: dict[str, Any] | None) -> Tensor:
     if not isinstance(x, Tensor):
         raise _not_a_tensor(op, 0, x)
     device = x._device
+    if op.to_float and x._array.dtype in device.scalar_promotions[float]:
+        return apply1(op, _ops.astype(x, _dtypes.default_float_dtype), params)
     try:
         kernel = device.kernels[op.name]
     except KeyError:
@@ -77,14 +77,20 @@ def apply2(op: OpDef, x1: Any, x2: Any, params: dict[str, Any] | None) -> Tensor
             if x2._device is not device:
                 raise _mixed_devices(op, (x1, x2))
             a2 = x2._array
-            if a1.dtype is not a2.dtype and op.promotes:
-                promoted = _promote_mixed_kinds(device, x1, x2)
+            if op.promotes and (
+                a1.dtype is not a2.dtype
+                or (op.to_float and a1.dtype in device.scalar_promotions[float])
+            ):
+                promoted = _promote_pair(op, device, x1, x2)
                 if promoted is not None:
                     return apply2(op, *promoted, params)
             requires_grad = x1._requires_grad or x2._requires_grad
         elif type(x2) in _SCALARS:
-            if a1.dtype in device.scalar_promotions[type(x2)] and op.promotes:
-                x1, x2 = _promote_with_scalar(device, x1, x2)
+            if op.promotes and (
+                a1.dtype in device.scalar_promotions[type(x2)]
+                or (op.to_float and a1.dtype in device.scalar_promotions[float])
+            ):
+                x1, x2 = _promote_with_scalar(op, device, x1, x2)
                 return apply2(op, x1, x2, params)
             a2 = x2
             requires_grad = x1._requires_grad
@@ -100,8 +106,11 @@ def apply2(op: OpDef, x1: Any, x2: Any, params: dict[str, Any] | None) -> Tensor
         device = x2._device
         a1 = x1
         a2 = x2._array
-        if a2.dtype in device.scalar_promotions[type(x1)] and op.promotes:
-            x2, x1 = _promote_with_scalar(device, x2, x1)
+        if op.promotes and (
+            a2.dtype in device.scalar_promotions[type(x1)]
+            or (op.to_float and a2.dtype in device.scalar_promotions[float])
+        ):
+            x2, x1 = _promote_with_scalar(op, device, x2, x1)
             return apply2(op, x1, x2, params)
         requires_grad = x2._requires_grad
     else:
@@ -125,23 +134,23 @@ def apply2(op: OpDef, x1: Any, x2: Any, params: dict[str, Any] | None) -> Tensor
     return _wrap(out, device, False, None)
 
 
-def apply1_float(op: OpDef, x: Any, params: dict[str, Any] | None) -> Tensor:
-    """Run a one-input op that computes integer and bool inputs in the default float dtype."""
-    if isinstance(x, Tensor) and x._array.dtype in x._device.scalar_promotions[float]:
-        x = _ops.astype(x, _dtypes.default_float_dtype)
-    return apply1(op, x, params)
+def _promote_pair(
+    op: OpDef, device: Device, x1: Tensor, x2: Tensor
+) -> tuple[Tensor, Tensor] | None:
+    """The two tensors in the dtype they compute in, if that is not their own; else ``None``.
 
-
-def apply2_float(op: OpDef, x1: Any, x2: Any, params: dict[str, Any] | None) -> Tensor:
-    """Run a two-input op that computes integer and bool inputs in the default float dtype.
-
-    ``int / int`` is true division, so it gives the default float dtype, as in PyTorch.
+    For an op that computes in floating point (``promotion="float"``: true
+    division, ``atan2``) integer and bool tensors become the default float
+    dtype (``int / int`` is ``float32``, as in PyTorch); otherwise kinds mix
+    as :func:`_promote_mixed_kinds` says.
     """
-    if isinstance(x1, Tensor) and x1._array.dtype in x1._device.scalar_promotions[float]:
-        x1 = _ops.astype(x1, _dtypes.default_float_dtype)
-    if isinstance(x2, Tensor) and x2._array.dtype in x2._device.scalar_promotions[float]:
-        x2 = _ops.astype(x2, _dtypes.default_float_dtype)
-    return apply2(op, x1, x2, params)
+    if op.to_float:
+        integral = device.scalar_promotions[float]
+        first, second = x1._array.dtype in integral, x2._array.dtype in integral
+        if first or second:
+            to = _dtypes.default_float_dtype
+            return (_ops.astype(x1, to) if first else x1, _ops.astype(x2, to) if second else x2)
+    return _promote_mixed_kinds(device, x1, x2)
 
 
 def _promote_mixed_kinds(device: Device, x1: Tensor, x2: Tensor) -> tuple[Tensor, Tensor] | None:
@@ -203,14 +212,18 @@ def _promote_inputs(op: OpDef, device: Device, inputs: tuple[Any, ...]) -> tuple
     )
 
 
-def _promote_with_scalar(device: Device, x: Tensor, scalar: Any) -> tuple[Tensor, Any]:
+def _promote_with_scalar(op: OpDef, device: Device, x: Tensor, scalar: Any) -> tuple[Tensor, Any]:
     """``x`` and a Python scalar of another kind, as they compute together (PyTorch's rule).
 
     A scalar of a higher kind converts ``x`` (``int tensor + 0.5`` is ``float32``);
     a bool meeting a number tensor is that number (array-api-strict refuses it).
+    An op computing in floating point converts an integer or bool ``x`` to the
+    default float dtype whatever the scalar (``int tensor / 2`` is ``float32``).
     """
     if type(scalar) is bool:
         return x, int(scalar)
+    if op.to_float and x._array.dtype in device.scalar_promotions[float]:
+        return _ops.astype(x, _dtypes.default_float_dtype), scalar
     dtype = device._dtype_from_native[x._array.dtype]
     return _ops.astype(x, _dtypes.scalar_result(dtype, scalar)), scalar
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from . import graph as _graph
 from . import ops as _ops_module
-from .dispatch import apply1, apply1_float, apply2, apply2_float, apply_general, apply_n, apply_view
+from .dispatch import apply1, apply2, apply_general, apply_n, apply_view
 from .errors import ArgumentError
 from .grad_mode import no_grad
 from .inplace import apply_inplace, check_out, write_out
@@ -394,11 +394,9 @@ def _make_function(op: RegisteredOp, module: str, method: bool = False) -> Calla
         # Declared inputs may be left out (None), which only apply_n accepts.
         call = f"_apply_n(_op, ({', '.join(inputs)},), {params})"
     elif len(inputs) == 1:
-        apply = "_apply1_float" if op.promotion == "float" else "_apply1"
-        call = f"{apply}(_op, {inputs[0]}, {params})"
+        call = f"_apply1(_op, {inputs[0]}, {params})"
     elif len(inputs) == 2:
-        apply = "_apply2_float" if op.promotion == "float" else "_apply2"
-        call = f"{apply}(_op, {inputs[0]}, {inputs[1]}, {params})"
+        call = f"_apply2(_op, {inputs[0]}, {inputs[1]}, {params})"
     else:
         call = f"_apply_n(_op, ({', '.join(inputs)},), {params})"
     if op.dtype_params and not op.general:
@@ -420,7 +418,6 @@ def _make_function(op: RegisteredOp, module: str, method: bool = False) -> Calla
     source = f"def {op.name}{signature}:\n{prelude}{body}"
     scope: dict[str, Any] = {
         "_op": op, "_apply1": apply1, "_apply2": apply2, "_apply_n": apply_n,
-        "_apply1_float": apply1_float, "_apply2_float": apply2_float,
         "_apply_general": apply_general, "_apply_view": apply_view, "_both_given": _both_given,
         "_check_out": check_out, "_write_out": write_out, "_no_grad": no_grad,
         "_torch_form": torch_form, "_graph": _graph, "_torch_form_mixed": _torch_form_mixed,

@@ -467,6 +467,7 @@ class RegisteredOp:
         "saves_ans",
         "sequence_kind",
         "signature",
+        "to_float",
         "view",
         "vjps",
     )  # fmt: skip
@@ -590,6 +591,8 @@ def register_op(declaration: OpDef, owner: str) -> RegisteredOp:
     derived.differentiable = self.differentiable
     #: Whether inputs of different kinds are promoted as PyTorch does (see ``promotion``).
     derived.promotes = self.promotion is not None
+    #: Whether integer and bool inputs compute in the default float dtype (``promotion="float"``).
+    derived.to_float = self.promotion == "float"
     derived.vjps = self.vjps
     derived.array_params = self.array_params
     derived.multiple_outputs = self.multiple_outputs

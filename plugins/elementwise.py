@@ -101,6 +101,9 @@ sqrt = op("sqrt(x)", vjp=lambda xp, g, ans, x: g / (2 * conj(xp, ans)), methods=
 reciprocal = op("reciprocal(x)", vjp=lambda xp, g, ans, x: -g * conj(xp, ans * ans),
                 promotion="float",
                 methods="reciprocal", inplace=True, doc="Reciprocal ``1 / x`` element-wise.")
+rsqrt = op("rsqrt", lambda xp, x, /: 1.0 / xp.sqrt(x), standard=False, promotion="float",
+           vjp=lambda xp, g, ans, x: -0.5 * g * conj(xp, ans * ans * ans), methods="rsqrt",
+           inplace=True, doc="Reciprocal square root ``1 / sqrt(x)`` element-wise (PyTorch's).")
 
 
 def _abs_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:

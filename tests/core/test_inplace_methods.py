@@ -42,6 +42,7 @@ CALLS = {
     "sqrt_": (),
     "square_": (),
     "reciprocal_": (),
+    "rsqrt_": (),
     "sin_": (),
     "cos_": (),
     "tan_": (),

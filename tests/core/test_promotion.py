@@ -159,7 +159,7 @@ def test_an_in_place_op_that_would_change_the_kind_is_refused() -> None:
 
 
 FLOAT_FUNCTIONS = [
-    "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "reciprocal", "sin", "cos",
+    "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "reciprocal", "rsqrt", "sin", "cos",
     "tan", "sinh", "cosh", "tanh", "asin", "acos", "atan", "asinh", "atanh", "sigmoid",
 ]  # fmt: skip
 

@@ -56,6 +56,7 @@ CASES = [
     unary("sqrt", np.sqrt, POSITIVE),
     unary("square", np.square),
     unary("reciprocal", np.reciprocal, POSITIVE),
+    unary("rsqrt", lambda a: 1 / np.sqrt(a), POSITIVE),
     unary("abs", np.abs),
     OpCase("abs", "abs-operator", lambda a: abs(a), np.abs, ((4,),)),
     unary("sin", np.sin),

@@ -51,6 +51,7 @@ UNARY = {
     "log1p_sq": (lambda a: P.log1p(P.square(a)), lambda a: T.log1p(T.square(a))),
     "sqrt": (lambda a: P.sqrt(a * a + 1.0), lambda a: T.sqrt(a * a + 1.0)),
     "reciprocal": (lambda a: P.reciprocal(a * a + 1.0), lambda a: T.reciprocal(a * a + 1.0)),
+    "rsqrt": (lambda a: P.rsqrt(a * a + 1.0), lambda a: T.rsqrt(a * a + 1.0)),
     "abs": (P.abs, T.abs),
     "clip": (lambda a: P.clip(a, -0.5, 0.7), lambda a: T.clip(a, -0.5, 0.7)),
     "minimum": (lambda a: P.minimum(a, 0.2), lambda a: T.minimum(a, T.tensor(0.2, dtype=a.dtype))),
