@@ -61,6 +61,23 @@ class Generator:
         self.seed = seed
         self._source = self.device.backend.random_source(seed, self.device.native)
 
+    def manual_seed(self, seed: int) -> Generator:
+        """Restart the stream from ``seed`` and return the generator, as PyTorch's does.
+
+        Examples
+        --------
+        >>> import plugrad
+        >>> g = plugrad.Generator().manual_seed(7)
+        >>> a = plugrad.rand(2, generator=g)
+        >>> bool(plugrad.all(a == plugrad.rand(2, generator=g.manual_seed(7))))
+        True
+        """
+        if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+            raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+        self._source = self.device.backend.random_source(seed, self.device.native)
+        self.seed = seed
+        return self
+
     def __repr__(self) -> str:
         return f"Generator(seed={self.seed}, device={self.device.name!r})"
 

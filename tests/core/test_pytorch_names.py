@@ -156,3 +156,23 @@ def test_the_default_dtype_setter_changes_float_creation_as_in_pytorch() -> None
         finally:
             lib.set_default_dtype(previous)
         assert lib.zeros(2).dtype is lib.float32
+
+
+def test_a_generator_is_seeded_as_in_pytorch_and_shuffles_a_loader_reproducibly() -> None:
+    from plugrad.utils.data import DataLoader, TensorDataset
+
+    data = TensorDataset(plugrad.arange(10))
+    first = [
+        int(b[0][0])
+        for b in DataLoader(data, shuffle=True, generator=plugrad.Generator().manual_seed(3))
+    ]
+    again = [
+        int(b[0][0])
+        for b in DataLoader(data, shuffle=True, generator=plugrad.Generator().manual_seed(3))
+    ]
+    assert first == again and sorted(first) == list(range(10))
+    generator = plugrad.Generator()
+    assert generator.manual_seed(5) is generator and generator.seed == 5
+    with pytest.raises(ValueError, match="non-negative int"):
+        generator.manual_seed(-1)
+    assert generator.seed == 5
