@@ -193,7 +193,16 @@ def _promote_inputs(op: OpDef, device: Device, inputs: tuple[Any, ...]) -> tuple
         elif type(x) in ranks and ranks[type(x)] > scalar_rank:
             scalar_rank, scalar = ranks[type(x)], x
     if not tensors:
-        return None
+        if scalar_rank < 1:
+            return None
+        # Only scalars beside the mask (where(c, 1.0, 2.0)), which the standard does not
+        # define: the default dtype of their kind, as in PyTorch.
+        target = _dtypes.scalar_result(_dtypes.bool, scalar)
+        native = device.xp.asarray(scalar, dtype=device.native_dtype(target))
+        return tuple(
+            _wrap(native, device, False, None) if x is scalar and name != "condition" else x
+            for name, x in zip(op.input_names, inputs)
+        )
     top = max(tensors, key=_dtypes.kind_rank)
     top_rank = _dtypes.kind_rank(top)
     if scalar_rank > top_rank:

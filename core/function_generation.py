@@ -328,18 +328,18 @@ def _make_function(op: RegisteredOp, module: str, method: bool = False) -> Calla
         # PyTorch's params come by position only where the op's own params are keyword-only.
         by_position = all(op.signature.parameters[n].kind is kinds.KEYWORD_ONLY
                           for n in op.param_names)  # fmt: skip
-        positional = [
+        torch_positional = [
             kinds(p.name, kinds.POSITIONAL_OR_KEYWORD, default=_DefaultName("_unset"))
             for p in torch_params
             if by_position and p.kind in (kinds.POSITIONAL_OR_KEYWORD, kinds.POSITIONAL_ONLY)
         ]
-        keyword = [
+        torch_keyword = [
             kinds(p.name, kinds.KEYWORD_ONLY, default=_DefaultName("_unset"))
             for p in torch_params
-            if p.name not in {q.name for q in positional}
+            if p.name not in {q.name for q in torch_positional}
         ]
-        parameters[at:at] = positional
-        parameters.extend(keyword)
+        parameters[at:at] = torch_positional
+        parameters.extend(torch_keyword)
     if torch_names:
         positional = method and all(
             op.signature.parameters[n].kind is kinds.KEYWORD_ONLY for n in torch_names
@@ -368,6 +368,7 @@ def _make_function(op: RegisteredOp, module: str, method: bool = False) -> Calla
         for standard, torch in torch_names.items()
     )
     if torch_params:
+        assert torch_form is not None
         prelude += _torch_form_prelude(op, torch_params, inspect.signature(torch_form))
     if method and op.alpha:
         # PyTorch's factor for the second input: x.add(y, alpha=2) is x + 2 * y.

@@ -205,6 +205,8 @@ MANY_INPUTS = {
     "where(c, int, 0.5)": lambda lib: lib.where(_mask(lib), _ints(lib), 0.5),
     "where(c, bool, int)": lambda lib: lib.where(_mask(lib), _mask(lib), _ints(lib)),
     "where(c, float32, 2)": lambda lib: lib.where(_mask(lib), _floats(lib), 2),
+    "where(c, 1.0, 2)": lambda lib: lib.where(_mask(lib), 1.0, 2),
+    "where(c, 3, 2)": lambda lib: lib.where(_mask(lib), 3, 2),
     "clamp(int, min=0.5)": lambda lib: lib.clamp(_ints(lib), min=0.5),
     "clamp(int, -1, 2)": lambda lib: lib.clamp(_ints(lib), -1, 2),
     "clamp(int, min=float32)": lambda lib: lib.clamp(_ints(lib), min=_floats(lib)),
