@@ -254,6 +254,7 @@ class Device:
         "_dtype_from_native",
         "_dtype_to_native",
         "backend",
+        "integral_natives",
         "kernels",
         "name",
         "native",
@@ -293,6 +294,8 @@ class Device:
             )
             for scalar, rank in _dtypes.SCALAR_RANKS.items()
         }
+        #: The native integer and bool dtypes: what ops computing in floating point convert.
+        self.integral_natives = self.scalar_promotions[float]
 
     @property
     def dtypes(self) -> tuple[_dtypes.DType, ...]:

@@ -46,7 +46,7 @@ def apply1(op: OpDef, x: Any, params: dict[str, Any] | None) -> Tensor:
     if not isinstance(x, Tensor):
         raise _not_a_tensor(op, 0, x)
     device = x._device
-    if op.to_float and x._array.dtype in device.scalar_promotions[float]:
+    if op.to_float and x._array.dtype in device.integral_natives:
         return apply1(op, _ops.astype(x, _dtypes.default_float_dtype), params)
     try:
         kernel = device.kernels[op.name]
@@ -77,18 +77,17 @@ def apply2(op: OpDef, x1: Any, x2: Any, params: dict[str, Any] | None) -> Tensor
             if x2._device is not device:
                 raise _mixed_devices(op, (x1, x2))
             a2 = x2._array
-            if op.promotes and (
-                a1.dtype is not a2.dtype
-                or (op.to_float and a1.dtype in device.scalar_promotions[float])
+            # Ordered so that the common case (one dtype, an op of any kind) tests least.
+            if (a1.dtype is not a2.dtype and op.promotes) or (
+                op.to_float and a1.dtype in device.integral_natives
             ):
                 promoted = _promote_pair(op, device, x1, x2)
                 if promoted is not None:
                     return apply2(op, *promoted, params)
             requires_grad = x1._requires_grad or x2._requires_grad
         elif type(x2) in _SCALARS:
-            if op.promotes and (
-                a1.dtype in device.scalar_promotions[type(x2)]
-                or (op.to_float and a1.dtype in device.scalar_promotions[float])
+            if (a1.dtype in device.scalar_promotions[type(x2)] and op.promotes) or (
+                op.to_float and a1.dtype in device.integral_natives
             ):
                 x1, x2 = _promote_with_scalar(op, device, x1, x2)
                 return apply2(op, x1, x2, params)
@@ -106,9 +105,8 @@ def apply2(op: OpDef, x1: Any, x2: Any, params: dict[str, Any] | None) -> Tensor
         device = x2._device
         a1 = x1
         a2 = x2._array
-        if op.promotes and (
-            a2.dtype in device.scalar_promotions[type(x1)]
-            or (op.to_float and a2.dtype in device.scalar_promotions[float])
+        if (a2.dtype in device.scalar_promotions[type(x1)] and op.promotes) or (
+            op.to_float and a2.dtype in device.integral_natives
         ):
             x2, x1 = _promote_with_scalar(op, device, x2, x1)
             return apply2(op, x1, x2, params)
@@ -145,7 +143,7 @@ def _promote_pair(
     as :func:`_promote_mixed_kinds` says.
     """
     if op.to_float:
-        integral = device.scalar_promotions[float]
+        integral = device.integral_natives
         first, second = x1._array.dtype in integral, x2._array.dtype in integral
         if first or second:
             to = _dtypes.default_float_dtype
@@ -231,7 +229,7 @@ def _promote_with_scalar(op: OpDef, device: Device, x: Tensor, scalar: Any) -> t
     """
     if type(scalar) is bool:
         return x, int(scalar)
-    if op.to_float and x._array.dtype in device.scalar_promotions[float]:
+    if op.to_float and x._array.dtype in device.integral_natives:
         return _ops.astype(x, _dtypes.default_float_dtype), scalar
     dtype = device._dtype_from_native[x._array.dtype]
     return _ops.astype(x, _dtypes.scalar_result(dtype, scalar)), scalar
