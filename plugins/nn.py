@@ -438,6 +438,34 @@ embedding = nn_op("embedding", _embedding_kernel, vjp=(_embedding_grad, None), s
                   doc="Rows of ``weight`` (V, D) at integer ``indices``: ``(*indices.shape, D)``.")
 
 
+def _out_of_range_kernel(
+    xp: Any, indices: Any, /, *, low: int, high: int, allowed: int | None = None
+) -> Any:
+    # One reduction whatever the arguments: an allowed value next to the range widens it,
+    # one inside it changes nothing, and bounds the dtype cannot cross are not compared.
+    if allowed is not None:
+        if low <= allowed < high:
+            allowed = None
+        elif allowed == low - 1:
+            low, allowed = allowed, None
+        elif allowed == high:
+            high, allowed = high + 1, None
+    info = xp.iinfo(indices.dtype)
+    outside = indices >= high if high <= info.max else None
+    if low > info.min:
+        outside = indices < low if outside is None else outside | (indices < low)
+    if outside is None:  # every value of the dtype lies in the range
+        return xp.zeros((), dtype=xp.bool, device=device_of(indices))
+    if allowed is not None and info.min <= allowed <= info.max:
+        outside = outside & (indices != allowed)
+    return xp.any(outside)
+
+
+out_of_range = nn_op("out_of_range", _out_of_range_kernel, differentiable=False,
+                     doc="Whether some integer in ``indices`` lies outside ``[low, high)`` "
+                         "(other than ``allowed``), in one reduction: a 0-d boolean.")
+
+
 def _embedding_backward_with(scatter_add: Any) -> Any:
     """The ``embedding_backward`` kernel that sums the rows with ``scatter_add``."""
 
