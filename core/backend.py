@@ -258,6 +258,7 @@ class Device:
         "kernels",
         "name",
         "native",
+        "only_device",
         "output_types",
         "rule_xp",
         "scalar_promotions",
@@ -290,6 +291,9 @@ class Device:
         #: Every exact type found to be an array of this backend (kernels may return several,
         #: NumPy's scalars beside its arrays): see plugrad.dispatch.
         self.output_types: set[type] = set()
+        #: Whether this is its backend's only device (set when the backend is activated):
+        #: every array of the backend is then on it, so results need no device check.
+        self.only_device = False
         #: Python scalar type -> the native dtypes of another kind that meeting such a scalar
         #: in an element-wise op converts (int tensor + 0.5 -> float32, as in PyTorch): those
         #: of a lower kind, and for a bool every number dtype.

@@ -438,6 +438,10 @@ embedding = nn_op("embedding", _embedding_kernel, vjp=(_embedding_grad, None), s
                   doc="Rows of ``weight`` (V, D) at integer ``indices``: ``(*indices.shape, D)``.")
 
 
+#: (dtype type, integer dtype) -> its (smallest, largest) value, for the range check.
+_INT_BOUNDS: dict[tuple[type, Any], tuple[int, int]] = {}
+
+
 def _out_of_range_kernel(
     xp: Any, indices: Any, /, *, low: int, high: int, allowed: int | None = None
 ) -> Any:
@@ -450,13 +454,19 @@ def _out_of_range_kernel(
             low, allowed = allowed, None
         elif allowed == high:
             high, allowed = high + 1, None
-    info = xp.iinfo(indices.dtype)
-    outside = indices >= high if high <= info.max else None
-    if low > info.min:
+    dtype = indices.dtype
+    key = (type(dtype), dtype)  # never compare dtypes of two libraries
+    bounds = _INT_BOUNDS.get(key)
+    if bounds is None:
+        info = xp.iinfo(dtype)
+        bounds = _INT_BOUNDS[key] = (int(info.min), int(info.max))
+    smallest, largest = bounds
+    outside = indices >= high if high <= largest else None
+    if low > smallest:
         outside = indices < low if outside is None else outside | (indices < low)
     if outside is None:  # every value of the dtype lies in the range
         return xp.zeros((), dtype=xp.bool, device=device_of(indices))
-    if allowed is not None and info.min <= allowed <= info.max:
+    if allowed is not None and smallest <= allowed <= largest:
         outside = outside & (indices != allowed)
     return xp.any(outside)
 
