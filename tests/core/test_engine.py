@@ -619,6 +619,33 @@ def test_a_gradient_of_another_precision_is_cast_to_the_input_dtype(
     assert x.grad.dtype == plugrad.float64 and x.grad.tolist() == [1.0, 1.0]
 
 
+def test_a_gradient_with_an_equal_dtype_object_is_accepted(plugin, registered, on_numpy) -> None:
+    # The engine's fast check compares dtypes by identity; an equal dtype that is another
+    # object must still pass (through the full check), unchanged.
+    def rule(xp, g, ans, x):
+        return g.view(g.dtype.newbyteorder("="))
+
+    registered(plugin(ops=[_unary_op("dtype_copy_op", rule)]), "copies")
+    x = plugrad.tensor([1.0, 2.0], dtype=plugrad.float64, requires_grad=True)
+    y = plugrad.ops.dtype_copy_op(x) * 3.0
+    y.sum().backward()
+    assert x.grad.tolist() == [3.0, 3.0] and x.grad.dtype == plugrad.float64
+
+
+@pytest.mark.parametrize(
+    ("x_shape", "s_shape"),
+    [((2, 3), (3,)), ((2, 3), (1, 3)), ((2, 3), (2, 1)), ((4, 1, 3), (2, 1)), ((2, 3), ())],
+)
+def test_broadcast_gradients_sum_back_to_every_input_shape(x_shape, s_shape) -> None:
+    x = plugrad.ones(x_shape, dtype=plugrad.float64, requires_grad=True)
+    s = plugrad.ones(s_shape, dtype=plugrad.float64, requires_grad=True)
+    (x * s * 2.0).sum().backward()
+    expected = np.broadcast_to(np.ones(s_shape), np.broadcast_shapes(x_shape, s_shape))
+    expected = 2.0 * expected.sum() / np.prod(s_shape, dtype=int)
+    assert s.grad.shape == s_shape and x.grad.shape == x_shape
+    np.testing.assert_allclose(s.grad.numpy(), np.full(s_shape, expected))
+
+
 def test_a_broadcasting_op_gets_its_gradient_summed_back(plugin, registered, on_numpy) -> None:
     from plugrad.opdef import op
 
