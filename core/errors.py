@@ -112,7 +112,8 @@ class PluginRegistrationError(PlugradError, ValueError):
 class PluginOutputError(PlugradError, RuntimeError):
     """A plugin's kernel or backward rule returned something unusable.
 
-    Gradients are checked on every backward pass; kernel outputs in checking mode.
+    Always checked: that a kernel returns arrays of its backend, and that a
+    gradient fits its input. Checking mode checks kernel outputs further.
     """
 
 
