@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from functions import Cube
 
 import plugrad
 from plugrad.errors import CompileError, CompileWarning, GraphBreakError
@@ -514,17 +515,6 @@ def test_module_forward_under_no_grad_and_create_graph():
 
 
 def test_func_grad_and_custom_function_are_captured():
-    class Cube(plugrad.Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            return x * x * x
-
-        @staticmethod
-        def backward(ctx, grad):
-            (x,) = ctx.saved_tensors
-            return 3.0 * x * x * grad
-
     def f(x):
         value, pullback = plugrad.func.vjp(lambda t: Cube.apply(t).sum(), x)
         (gradient,) = pullback(plugrad.ones_like(value))
