@@ -22,20 +22,8 @@ Examples
 
 from __future__ import annotations
 
-from .collectives import (
-    all_gather,
-    all_gather_into_tensor,
-    all_reduce,
-    broadcast,
-    gather,
-    irecv,
-    isend,
-    recv,
-    reduce_scatter,
-    reduce_scatter_tensor,
-    scatter,
-    send,
-)
+from . import collectives
+from .collectives import *  # noqa: F403  (its __all__ is part of ours)
 from .communicator import Communicator, CommunicatorBackend, ReduceOp, Work
 from .process_group import (
     barrier,
@@ -54,25 +42,14 @@ __all__ = [
     "CommunicatorBackend",
     "ReduceOp",
     "Work",
-    "all_gather",
-    "all_gather_into_tensor",
-    "all_reduce",
     "barrier",
-    "broadcast",
     "communicator_backends",
     "destroy_process_group",
-    "gather",
     "get_backend",
     "get_rank",
     "get_world_size",
     "init_process_group",
-    "irecv",
     "is_available",
     "is_initialized",
-    "isend",
-    "recv",
-    "reduce_scatter",
-    "reduce_scatter_tensor",
-    "scatter",
-    "send",
 ]
+__all__ += collectives.__all__
