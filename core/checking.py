@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import dtypes as _dtypes
 from .errors import PluginOutputError
+from .errors import type_name as _type_name
 from .graph import ArraySpec
 from .plugin_tables import device_of_array
 from .tensor import Tensor
@@ -179,15 +180,6 @@ def sync_rules(ops: Mapping[str, OpDef], owner: Callable[[str], str]) -> None:
 
 def _fail(where: str, message: str) -> PluginOutputError:
     return PluginOutputError(f"{where} {message} (found by plugrad's checking mode)")
-
-
-def _type_name(value: Any) -> str:
-    kind = type(value)
-    return (
-        kind.__qualname__
-        if kind.__module__ == "builtins"
-        else f"{kind.__module__}.{kind.__qualname__}"
-    )
 
 
 def _device_of(value: Any) -> Device | None:
