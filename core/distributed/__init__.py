@@ -22,34 +22,16 @@ Examples
 
 from __future__ import annotations
 
-from . import collectives
+from . import collectives, process_group
 from .collectives import *  # noqa: F403  (its __all__ is part of ours)
 from .communicator import Communicator, CommunicatorBackend, ReduceOp, Work
-from .process_group import (
-    barrier,
-    communicator_backends,
-    destroy_process_group,
-    get_backend,
-    get_rank,
-    get_world_size,
-    init_process_group,
-    is_available,
-    is_initialized,
-)
+from .process_group import *  # noqa: F403  (its __all__ is part of ours)
 
 __all__ = [
     "Communicator",
     "CommunicatorBackend",
     "ReduceOp",
     "Work",
-    "barrier",
-    "communicator_backends",
-    "destroy_process_group",
-    "get_backend",
-    "get_rank",
-    "get_world_size",
-    "init_process_group",
-    "is_available",
-    "is_initialized",
 ]
 __all__ += collectives.__all__
+__all__ += process_group.__all__
