@@ -37,7 +37,7 @@ from .backend_activation import *  # noqa: F403  (re-exported: its __all__ is pa
 from .backend_activation import backend_names, install_kernels, resolve_device
 from .errors import BackendUnavailableError, PluginRegistrationError, UnknownBackendError
 from .function_generation import install_functions, install_methods
-from .opdef import OpDef
+from .opdef import RegisteredOp
 from .plugin_manager import builtin_plugin_names, create_plugin_manager
 from .plugin_tables import DEFAULT_BACKEND, describe_owner, op_owner, scoped_default_device
 from .plugin_tables import state as _state
@@ -212,7 +212,7 @@ _checking.on_switch(_refresh_checks)
 # -- ops ----------------------------------------------------------------------------------
 
 
-def find_op(name: str) -> OpDef | None:
+def find_op(name: str) -> RegisteredOp | None:
     """Return the registered op called ``name``, or ``None``."""
     return _state.ops.get(name)
 
