@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import dtypes as _dtypes
 from .errors import PluginOutputError
+from .errors import type_name as _type_name
 from .graph import ArraySpec
 from .plugin_tables import device_of_array
 from .tensor import Tensor
@@ -48,7 +49,7 @@ from .tensor import Tensor
 if TYPE_CHECKING:
     from .backend import Device
     from .kerneldef import KernelSource
-    from .opdef import OpDef, RegisteredOp
+    from .opdef import RegisteredOp
 
 __all__ = ["checking", "checks_enabled", "set_checks"]
 
@@ -56,7 +57,7 @@ _enabled = False
 #: Called after the mode is switched (plugin loading reinstalls the kernel tables and rules).
 _listeners: list[Callable[[], None]] = []
 #: op -> its declared rules, for every op whose rules are currently wrapped.
-_declared_rules: dict[OpDef, tuple[Any, ...]] = {}
+_declared_rules: dict[RegisteredOp, tuple[Any, ...]] = {}
 
 
 def checks_enabled() -> bool:
@@ -161,7 +162,7 @@ def checked_kernel(op: RegisteredOp, source: KernelSource) -> Callable[..., Any]
     return checked
 
 
-def sync_rules(ops: Mapping[str, OpDef], owner: Callable[[str], str]) -> None:
+def sync_rules(ops: Mapping[str, RegisteredOp], owner: Callable[[str], str]) -> None:
     """Wrap the rules of every registered op if checking is on; restore all others."""
     registered = set(ops.values())
     for op in list(_declared_rules):
@@ -185,21 +186,12 @@ def _fail(where: str, message: str) -> PluginOutputError:
     return PluginOutputError(f"{where} {message} (found by plugrad's checking mode)")
 
 
-def _type_name(value: Any) -> str:
-    kind = type(value)
-    return (
-        kind.__qualname__
-        if kind.__module__ == "builtins"
-        else f"{kind.__module__}.{kind.__qualname__}"
-    )
-
-
 def _device_of(value: Any) -> Device | None:
     return device_of_array(value)
 
 
 def _check_output(
-    op: OpDef,
+    op: RegisteredOp,
     source: KernelSource,
     xp: Any,
     args: tuple[Any, ...],
@@ -295,7 +287,7 @@ def _mismatch(xp: Any, out: Any, expected: Any, dtype: _dtypes.DType) -> str | N
 
 
 def _checked_rule(
-    op: OpDef, index: int, rule: Callable[..., Any], where: str
+    op: RegisteredOp, index: int, rule: Callable[..., Any], where: str
 ) -> Callable[..., Any]:
     name = op.input_names[index]
     where = f"{where}: backward rule {index} (for input {name!r})"
@@ -321,7 +313,9 @@ def _checked_rule(
     return checked
 
 
-def _check_gradient(op: OpDef, name: str, where: str, g: Any, expected: Any, grad: Any) -> None:
+def _check_gradient(
+    op: RegisteredOp, name: str, where: str, g: Any, expected: Any, grad: Any
+) -> None:
     if grad is None:
         raise _fail(
             where,

@@ -24,6 +24,7 @@ from .errors import (
     PlugradError,
     ShapeError,
 )
+from .errors import type_name as _type_name
 from .grad_mode import _state
 from .graph import array_spec, output_edge
 from .plugin_tables import state as _tables
@@ -624,15 +625,6 @@ def apply_view(op: OpDef, x: Any, params: dict[str, Any] | None) -> Tensor:
     out = apply1(op, x, params)
     out._counter = x._shared_counter()
     return out
-
-
-def _type_name(value: Any) -> str:
-    kind = type(value)
-    return (
-        kind.__qualname__
-        if kind.__module__ == "builtins"
-        else f"{kind.__module__}.{kind.__qualname__}"
-    )
 
 
 def _is_numpy_scalar(value: Any) -> bool:

@@ -183,3 +183,18 @@ class CompileWarning(UserWarning):
 
 class PluginLoadWarning(UserWarning):
     """A plugin failed to import or register; plugrad carries on without it."""
+
+
+def type_name(value: object) -> str:
+    """The name of ``value``'s type for an error message, with its module unless builtin.
+
+    Examples
+    --------
+    >>> from plugrad.errors import type_name
+    >>> type_name(1.5), type_name(ValueError())
+    ('float', 'ValueError')
+    """
+    kind = type(value)
+    if kind.__module__ == "builtins":
+        return kind.__qualname__
+    return f"{kind.__module__}.{kind.__qualname__}"

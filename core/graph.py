@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from .edges import output_edge, split_edge
 from .errors import GraphFreedError, InPlaceModificationError, PluginOutputError
+from .errors import type_name as _type_name
 from .tensor import Tensor, _wrap
 
 if TYPE_CHECKING:
@@ -453,13 +454,6 @@ def _broadcast_axes(shape: tuple[int, ...], target: tuple[int, ...]) -> tuple[in
                 return None
             axes.append(i)
     return tuple(axes)
-
-
-def _type_name(value: Any) -> str:
-    kind = type(value)
-    if kind.__module__ == "builtins":
-        return kind.__qualname__
-    return f"{kind.__module__}.{kind.__qualname__}"
 
 
 class GeneralOpNode(OpNode):

@@ -779,7 +779,7 @@ def _pool_arguments(
     function: str,
     input: Tensor,
     kernel_size: IntPair,
-    stride: IntPair | None,
+    stride: IntPair | tuple[()] | None,
     padding: IntPair,
     dilation: IntPair,
 ) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int], tuple[int, int]]:
