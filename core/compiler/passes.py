@@ -161,9 +161,7 @@ def _pure_target(step: Step, namespaces: dict[str, Any]) -> bool:
         return step.kind != "attr" or step.target in ("T", "mT")
     target = step.target
     return (
-        type(target) is str
-        and target.partition(".")[0] in namespaces
-        and "out" not in step.kwargs
+        type(target) is str and target.partition(".")[0] in namespaces and "out" not in step.kwargs
     )
 
 
