@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import gc
 import warnings
 from collections import OrderedDict
 from collections.abc import Callable
@@ -98,6 +99,19 @@ class CompiledFunction:
     def _capture(
         self, key: Any, entry: _Entry | None, args: Any, kwargs: Any, leaves: list[Tensor]
     ) -> Any:
+        # A capture makes many small objects that all live until it ends: the collector's
+        # passes over them (and over everything else) would find nothing to free.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            return self._capture_plan(key, entry, args, kwargs, leaves)
+        finally:
+            if collecting:
+                gc.enable()
+
+    def _capture_plan(
+        self, key: Any, entry: _Entry | None, args: Any, kwargs: Any, leaves: list[Tensor]
+    ) -> Any:
         checking = _checking._enabled
         if checking and not (self.optimize and _registry._state.plan_passes):
             return self._eager_in_checking_mode(key, args, kwargs)
@@ -105,7 +119,7 @@ class CompiledFunction:
             # Plan passes are plugins, checked on the first replay of each plan: capture
             # (the checks of kernels and rules read values, which a capture cannot).
             with capture_lock, _checking.checking(False):
-                return self._capture(key, entry, args, kwargs, leaves)
+                return self._capture_plan(key, entry, args, kwargs, leaves)
         with capture_lock:
             tracer = Tracer(leaves, self.fullgraph)
             tracer.install()

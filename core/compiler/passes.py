@@ -121,9 +121,7 @@ def eliminate_common_subexpressions(plan: Plan) -> Plan:
     steps: list[Step] = []
     for step in plan.steps:
         if renamed:
-            step = dataclasses.replace(
-                step, args=_renamed(step.args, renamed), kwargs=_renamed(step.kwargs, renamed)
-            )
+            step = _with_renames(step, renamed)
         if _writes(step) and not _only_checks(step):
             seen.clear()  # what was computed before may differ from what is computed after
         name = step.out
@@ -263,11 +261,7 @@ def read_broadcasts_as_they_are(plan: Plan) -> Plan:
             renamed[name] = renamed.get(source, source)
     if not renamed:
         return plan
-    steps = [
-        dataclasses.replace(s, args=_renamed(s.args, renamed), kwargs=_renamed(s.kwargs, renamed))
-        for s in plan.steps
-        if s.out not in renamed
-    ]
+    steps = [_with_renames(s, renamed) for s in plan.steps if s.out not in renamed]
     return dataclasses.replace(plan, steps=steps)
 
 
@@ -342,12 +336,17 @@ def drop_multiplications_by_one(plan: Plan) -> Plan:
         steps[index] = None
     if not renamed:
         return plan
-    kept = [
-        dataclasses.replace(s, args=_renamed(s.args, renamed), kwargs=_renamed(s.kwargs, renamed))
-        for s in steps
-        if s is not None
-    ]
+    kept = [_with_renames(s, renamed) for s in steps if s is not None]
     return dataclasses.replace(plan, steps=kept)
+
+
+def _with_renames(step: Step, names: dict[str, str]) -> Step:
+    """``step``, or a copy of it that reads the new names of the values it reads."""
+    if names.keys().isdisjoint(step.uses()):
+        return step
+    return dataclasses.replace(
+        step, args=_renamed(step.args, names), kwargs=_renamed(step.kwargs, names)
+    )
 
 
 def _renamed(value: Any, names: dict[str, str]) -> Any:
