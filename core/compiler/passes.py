@@ -500,9 +500,18 @@ def _elementwise_function(step: Step) -> tuple[str, str] | None:
     return None
 
 
+#: Libraries whose ufuncs write into ``out=`` (JAX's have the same type name and refuse it).
+_OUT_LIBRARIES = frozenset({"numpy", "cupy"})
+
+
 def _takes_out(function: Any) -> bool:
     """Whether ``function`` is an elementwise ufunc of one output (which takes ``out=``)."""
-    return type(function).__name__ == "ufunc" and getattr(function, "nout", 0) == 1
+    kind = type(function)
+    return (
+        kind.__name__ == "ufunc"
+        and kind.__module__.partition(".")[0] in _OUT_LIBRARIES
+        and getattr(function, "nout", 0) == 1
+    )
 
 
 def _only_computes(step: Step) -> bool:
