@@ -5,7 +5,11 @@ signatures, arities). What a kernel or rule *returns* can only be checked when
 it runs, and that costs every op: even the cheapest always-on check (array type
 and dtype of each output, shape and dtype of each gradient) made the asv
 overhead chain about 10% slower (no-grad forward) and 6% slower (forward plus
-backward). So the checks run only in checking mode, which is off by default.
+backward). So the full checks run only in checking mode, which is off by
+default. Two are always on, made cheap on the success path: the per-op path
+refuses a kernel output that is not an array of its backend (one identity
+comparison of its type, :mod:`plugrad.dispatch`), and the engine a gradient
+of the wrong kind, dtype or shape (:mod:`plugrad.graph`).
 
 Switching the mode swaps the tables: on, every kernel in the per-device
 kernel tables is replaced by a checking wrapper and every backward rule by a
