@@ -92,7 +92,8 @@ def graphed(
     """
     guards_only = dataclasses.replace(plan, steps=[], output="None", output_refs=())
     check, _ = codegen.build(guards_only, "<plugrad graph guards>")
-    bumps, grads = [], {}
+    bumps: list[tuple[str, int]] = []
+    grads: dict[tuple[str, int], None] = {}  # in order, without repeats
     for step in plan.steps:
         if step.kind != "text" or type(step.target) is not str:
             continue
