@@ -5,7 +5,10 @@
   backward derived by hand and nothing kept that the backward does not need:
   the floor a framework on that backend can reach;
 - ``torch``: the same ops in PyTorch (CPU, eager), for ``compare.py`` only;
-  the asv suite never imports torch.
+  the asv suite never imports torch;
+- ``jax`` and ``jax_jit``: the same loss written with ``jax.numpy``, its gradient
+  by ``jax.grad`` run eagerly and under ``jax.jit``, for ``compare.py --backend jax``
+  (JAX's own autograd on the same arrays).
 
 A workload builds its data in ``__init__`` (``NotImplementedError``, asv's
 "skipped", if the backend cannot run here) and ``check()`` fails loudly if the
@@ -41,6 +44,7 @@ class Workload:
         #: What the ratios are timed with (CPU time on the CPU, see ``clock_for``).
         self.clock = clock_for(device)
         self.torch: Any = None
+        self.jax: Any = None
 
     def sync(self) -> None:
         """Wait for the device to finish (a no-op on the CPU): GPU timings must include the work."""
@@ -66,6 +70,42 @@ class Workload:
     def check(self) -> None:
         """Raise ``AssertionError`` unless plugrad and the floor (and PyTorch) agree."""
         raise NotImplementedError
+
+    # JAX's own autograd: a workload that has it defines ``_jax_loss(*arrays)`` (a pure
+    # function of ``jax.numpy`` arrays) and ``_jax_arguments()`` (the raw arrays, those
+    # differentiated first), and ``_jax_differentiated`` (how many of them).
+    _jax_differentiated = 0
+
+    def _jax_loss(self, *arrays: Any) -> Any:
+        raise NotImplementedError
+
+    def _jax_arguments(self) -> list[Any]:
+        raise NotImplementedError
+
+    def use_jax(self, jax: Any) -> None:
+        """Prepare ``jax.grad`` of the loss, eager and jitted, on JAX copies of the data."""
+        self.jax = jax
+        arguments = [jax.numpy.asarray(self.to_numpy(a)) for a in self._jax_arguments()]
+        self._jax_data = arguments
+        argnums = tuple(range(self._jax_differentiated))
+        self._jax_grad = jax.value_and_grad(self._jax_loss, argnums=argnums)
+        self._jax_jit_grad = jax.jit(self._jax_grad)
+
+    def jax_forward_backward(self) -> Any:
+        """The loss and its gradients by ``jax.grad``, each primitive dispatched eagerly."""
+        return self.jax.block_until_ready(self._jax_grad(*self._jax_data))
+
+    def jax_jit_forward_backward(self) -> Any:
+        """The same under ``jax.jit`` (compiled by XLA on the first call)."""
+        return self.jax.block_until_ready(self._jax_jit_grad(*self._jax_data))
+
+    def check_jax(self, loss: Any, *grads: Any, rtol: float = 1e-5, atol: float = 1e-6) -> None:
+        """``jax.grad``, eager and jitted, gives ``loss`` and ``grads``."""
+        for way in (self.jax_forward_backward, self.jax_jit_forward_backward):
+            jax_loss, jax_grads = way()
+            self.assert_close(np.asarray(jax_loss), loss, rtol=rtol, atol=atol)
+            for got, expected in zip(jax_grads, grads, strict=True):
+                self.assert_close(np.asarray(got), expected, rtol=rtol, atol=atol)
 
     def assert_close(
         self, actual: Any, expected: Any, rtol: float = 1e-4, atol: float = 1e-6
@@ -186,6 +226,16 @@ class ElementwiseChain(Workload):
             self.assert_close(self.torch_forward_backward(), loss, rtol=rtol)
             self.assert_close(self.tx.grad, self.x.grad, rtol=1e-6)
             self.assert_close(self.torch_forward_no_grad(), self.floor_forward(), rtol=1e-6)
+        if self.jax is not None:
+            self.check_jax(loss_r, dx_r, dw_r, rtol=rtol)
+
+    _jax_differentiated = 2
+
+    def _jax_loss(self, x: Any, w: Any) -> Any:
+        return self.jax.numpy.sum(self.jax.numpy.exp((x * w + 1.0) * x))
+
+    def _jax_arguments(self) -> list[Any]:
+        return [self.xr, self.wr]
 
 
 class LongChain(Workload):
@@ -304,6 +354,16 @@ class Reduction(Workload):
         if self.torch is not None:
             self.assert_close(self.torch_forward_backward(), loss_r)
             self.assert_close(self.tx.grad, grad_r)
+        if self.jax is not None:
+            self.check_jax(loss_r, grad_r, rtol=1e-4)
+
+    _jax_differentiated = 1
+
+    def _jax_loss(self, x: Any) -> Any:
+        return self.jax.numpy.sum(self.jax.numpy.var(x, axis=1))
+
+    def _jax_arguments(self) -> list[Any]:
+        return [self.xr]
 
 
 class MatMul(Workload):
@@ -351,6 +411,16 @@ class MatMul(Workload):
         if self.torch is not None:
             self.assert_close(self.torch_forward_backward(), loss_r, atol=1e-2)
             self.assert_close(self.ta.grad, grad_a, atol=1e-4)
+        if self.jax is not None:
+            self.check_jax(loss_r, grad_a, grad_b, rtol=1e-4, atol=1e-2)
+
+    _jax_differentiated = 2
+
+    def _jax_loss(self, a: Any, b: Any) -> Any:
+        return self.jax.numpy.sum(a @ b)
+
+    def _jax_arguments(self) -> list[Any]:
+        return [self.ar, self.br]
 
 
 class Indexing(Workload):
@@ -413,6 +483,16 @@ class Indexing(Workload):
         if self.torch is not None:
             self.assert_close(self.torch_forward_backward(), loss_r, atol=1e-2)
             self.assert_close(self.tx.grad, expected, atol=1e-5)
+        if self.jax is not None:
+            self.check_jax(loss_r, expected, rtol=1e-4, atol=1e-3)
+
+    _jax_differentiated = 1
+
+    def _jax_loss(self, x: Any, index: Any, w: Any) -> Any:
+        return self.jax.numpy.sum(self.jax.numpy.take(x, index, axis=0) * w)
+
+    def _jax_arguments(self) -> list[Any]:
+        return [self.xr, self.ir, self.wr]
 
 
 # -- a training step ------------------------------------------------------------------------
@@ -650,6 +730,49 @@ class MLPStep(Workload):
             self.assert_close(self.torch_step(), loss_r, rtol=1e-5)
             for p, p_r in zip(self.tparams, self.params_r):
                 self.assert_close(p, p_r, rtol=1e-5, atol=1e-6)
+        if self.jax is not None:
+            for way in (self.jax_step, self.jax_jit_step):
+                self.use_jax(self.jax)  # the same starting parameters again
+                self.assert_close(np.asarray(way()), loss_r, rtol=1e-5)
+                for p, p_r in zip(self._jax_params, self.params_r):
+                    self.assert_close(np.asarray(p), p_r, rtol=1e-5, atol=1e-6)
+
+    def use_jax(self, jax: Any) -> None:
+        """The step with ``jax.value_and_grad``, eager and jitted, from the starting parameters."""
+        self.jax = jax
+        jnp = jax.numpy
+        params, x, onehot = self.host
+        self._jax_params = [jnp.asarray(p) for p in params]
+        self._jax_x, self._jax_onehot = jnp.asarray(x), jnp.asarray(onehot)
+
+        def loss_of(params: list[Any], x: Any, onehot: Any) -> Any:
+            w1, b1, w2, b2, w3, b3 = params
+            h = jnp.where(x @ w1 + b1 > 0, x @ w1 + b1, 0.0)
+            h = jnp.where(h @ w2 + b2 > 0, h @ w2 + b2, 0.0)
+            z = h @ w3 + b3
+            shifted = z - jax.lax.stop_gradient(jnp.max(z, axis=1, keepdims=True))
+            log_probs = shifted - jnp.log(jnp.sum(jnp.exp(shifted), axis=1, keepdims=True))
+            return jnp.sum(onehot * log_probs) * (-1.0 / z.shape[0])
+
+        def step(params: list[Any], x: Any, onehot: Any) -> tuple[Any, list[Any]]:
+            loss, grads = jax.value_and_grad(loss_of)(params, x, onehot)
+            return loss, [p - LEARNING_RATE * g for p, g in zip(params, grads)]
+
+        self._jax_eager_step, self._jax_compiled_step = step, jax.jit(step)
+
+    def jax_step(self) -> Any:
+        """One step by ``jax.value_and_grad``, each primitive dispatched eagerly."""
+        loss, self._jax_params = self._jax_eager_step(
+            self._jax_params, self._jax_x, self._jax_onehot
+        )
+        return self.jax.block_until_ready((loss, self._jax_params))[0]
+
+    def jax_jit_step(self) -> Any:
+        """The same step under ``jax.jit``."""
+        loss, self._jax_params = self._jax_compiled_step(
+            self._jax_params, self._jax_x, self._jax_onehot
+        )
+        return self.jax.block_until_ready((loss, self._jax_params))[0]
 
 
 # -- peak memory ----------------------------------------------------------------------------
