@@ -235,6 +235,8 @@ def measure(
                 except NotImplementedError:  # no JAX version of this workload
                     jax_methods = []
             work.check()
+            if work.compile_gap and ("compiled" in row.plugrad or "capture" in row.plugrad):
+                raise NotImplementedError(work.compile_gap)
         except NotImplementedError as exc:
             print(f"skipped {row.title}: {exc}", file=sys.stderr)
             continue
