@@ -16,6 +16,13 @@
   tensors have known shapes, so these compute it (the only ops that compute
   part of the graph when called, as a size that depends on the data must).
 
+- ``take`` of a 1-D array without ``axis`` (the standard allows it; Dask needs one).
+- ``linalg.cholesky``: array-api-compat's returns the upper factor where the lower
+  is asked for on Dask (Dask's own ``cholesky`` defaults to upper); this one asks
+  Dask for the factor wanted. ``linalg.inv`` keeps a float32 matrix float32.
+- ``fft``: Dask transforms only along axes of one chunk; each function here first
+  gathers the transformed axes into one chunk.
+
 Every other name is array-api-compat's own.
 """
 
@@ -23,6 +30,7 @@ from __future__ import annotations
 
 import builtins
 import importlib
+import types
 from typing import Any
 
 from array_api_compat.dask.array import *  # noqa: F403
@@ -109,3 +117,77 @@ def unique_inverse(x: Any, /) -> Any:
 def unique_all(x: Any, /) -> Any:
     result = _compat.unique_all(x)
     return type(result)(*(_sized(part) for part in result))
+
+
+def take(x: Any, indices: Any, /, *, axis: int | None = None) -> Any:
+    if axis is None and x.ndim == 1:
+        axis = 0
+    return _compat.take(x, indices, axis=axis)
+
+
+class _Extension(types.ModuleType):
+    """An extension (``linalg``, ``fft``): a few functions of its own, the rest the base's."""
+
+    def __init__(self, name: str, base: Any, functions: dict[str, Any]) -> None:
+        super().__init__(name)
+        self._base = base
+        self.__dict__.update(functions)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._base, name)
+
+    def __dir__(self) -> list[str]:
+        return sorted(set(dir(self._base)) | set(self.__dict__))
+
+
+def _cholesky(x: Any, /, *, upper: bool = False) -> Any:
+    import dask.array
+
+    if x.ndim != 2:  # Dask factors one matrix at a time
+        return _compat.linalg.cholesky(x, upper=upper)
+    lower = dask.array.linalg.cholesky(x, lower=True)
+    if not upper:
+        return lower
+    return _compat.conj(_compat.matrix_transpose(lower))
+
+
+def _inv(x: Any, /) -> Any:
+    inverse = _compat.linalg.inv(x)
+    return inverse if inverse.dtype == x.dtype else _compat.astype(inverse, x.dtype)
+
+
+def _one_chunk_along(function: Any, *, several: bool) -> Any:
+    def transform(x: Any, /, *args: Any, **kwargs: Any) -> Any:
+        if several:
+            axes = kwargs.get("axes")
+            axes = range(x.ndim) if axes is None else axes
+        else:
+            axes = (kwargs.get("axis", -1),)
+        x = x.rechunk({axis % x.ndim: -1 for axis in axes})
+        return function(x, *args, **kwargs)
+
+    transform.__name__ = transform.__qualname__ = function.__name__
+    return transform
+
+
+linalg = _Extension(f"{__name__}.linalg", _compat.linalg, {"cholesky": _cholesky, "inv": _inv})
+_FFT_FUNCTIONS = (
+    "fft",
+    "ifft",
+    "rfft",
+    "irfft",
+    "hfft",
+    "ihfft",
+    "fftn",
+    "ifftn",
+    "rfftn",
+    "irfftn",
+)
+fft = _Extension(
+    f"{__name__}.fft",
+    _compat.fft,
+    {
+        name: _one_chunk_along(getattr(_compat.fft, name), several=name.endswith("n"))
+        for name in _FFT_FUNCTIONS
+    },
+)
