@@ -29,7 +29,7 @@ import numpy as np
 
 import plugrad
 
-from ._common import clock_for, device_or_skip
+from ._common import Skipped, clock_for, device_or_skip
 
 
 class Workload:
@@ -49,6 +49,11 @@ class Workload:
         self.jax: Any = None
         #: Why :func:`plugrad.compile` cannot run this workload here, if it cannot.
         self.compile_gap: str | None = None
+
+    def skip_if_compile_gap(self) -> None:
+        """Skip a compiled version's timing (asv's "skipped") where plugrad.compile cannot run."""
+        if self.compile_gap:
+            raise Skipped(self.compile_gap)
 
     @contextlib.contextmanager
     def compiled_checks(self) -> Iterator[None]:
@@ -175,6 +180,7 @@ class ElementwiseChain(Workload):
 
     def plugrad_compiled_forward_backward(self) -> plugrad.Tensor:
         """The same step through :func:`plugrad.compile` (captured by :meth:`check`)."""
+        self.skip_if_compile_gap()
         return self._compiled(self.x, self.w)
 
     @functools.cached_property
@@ -286,6 +292,7 @@ class LongChain(Workload):
 
     def plugrad_compiled_forward_backward(self) -> plugrad.Tensor:
         """The chain through :func:`plugrad.compile` (captured by :meth:`check`)."""
+        self.skip_if_compile_gap()
         return self._compiled(self.x)
 
     @functools.cached_property
@@ -615,14 +622,17 @@ class MLPStep(Workload):
 
     def plugrad_compiled_step(self) -> plugrad.Tensor:
         """:meth:`plugrad_step` through :func:`plugrad.compile` (captured by :meth:`check`)."""
+        self.skip_if_compile_gap()
         return self._compiled_step(self.x, self.onehot)
 
     def plugrad_compiled_module_step(self) -> plugrad.Tensor:
         """:meth:`plugrad_module_step` through :func:`plugrad.compile`."""
+        self.skip_if_compile_gap()
         return self._compiled_module_step(self.x, self.labels)
 
     def plugrad_capture_step(self) -> plugrad.Tensor:
         """:meth:`plugrad_compiled_step` with its plans forgotten: capture time, not replay."""
+        self.skip_if_compile_gap()
         self._compiled_step.cache_clear()
         return self._compiled_step(self.x, self.onehot)
 
@@ -874,6 +884,7 @@ class MLPMemory(Workload):
 
     def plugrad_compiled_step(self) -> plugrad.Tensor:
         """:meth:`plugrad_step` through :func:`plugrad.compile` (the first call captures)."""
+        self.skip_if_compile_gap()
         return self._compiled(self.x, self.y)
 
     @functools.cached_property
