@@ -40,6 +40,7 @@ from . import (  # noqa: F401
     utils,
     viz,
 )
+from . import dtype_functions as _dtype_functions
 from .compiler import compile
 from .creation import (
     arange,
@@ -57,21 +58,7 @@ from .creation import (
     zeros_like,
 )
 from .devices import device
-from .dtype_functions import (
-    __array_api_version__,
-    __array_namespace_info__,
-    broadcast_shapes,
-    can_cast,
-    e,
-    finfo,
-    iinfo,
-    inf,
-    isdtype,
-    nan,
-    newaxis,
-    pi,
-    result_type,
-)
+from .dtype_functions import *  # noqa: F403  (its __all__ is part of ours)
 from .dtypes import (
     DType,
     bool,
@@ -125,19 +112,6 @@ except PackageNotFoundError:  # running from a source tree that is not installed
 
 __all__ = [
     "DType",
-    "__array_api_version__",
-    "__array_namespace_info__",
-    "broadcast_shapes",
-    "can_cast",
-    "e",
-    "finfo",
-    "iinfo",
-    "inf",
-    "isdtype",
-    "nan",
-    "newaxis",
-    "pi",
-    "result_type",
     "Function",
     "compute",
     "FunctionCtx",
@@ -224,6 +198,7 @@ _registry.load()
 if _typing.TYPE_CHECKING:  # the functions load() installs, as type checkers see them
     from . import testing
     from ._api_plugrad import *  # noqa: F403
+__all__ += _dtype_functions.__all__
 # The built-in op functions installed here; a name already public (the fft module) is listed once.
 __all__ += [name for name in _registry.op_names() if name in globals() and name not in __all__]
 

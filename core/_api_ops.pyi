@@ -328,6 +328,7 @@ __all__ = [
     "nextafter",
     "nonzero",
     "not_equal",
+    "out_of_range",
     "outer",
     "permute_dims",
     "pinv",
@@ -608,6 +609,20 @@ def max_pool2d_scatter(
     out: Any = ...,
 ) -> Tensor:
     """The gradient of :func:`max_pool2d`: ``grad`` sent to each maximum."""
+
+
+def out_of_range(
+    indices: TensorLike,
+    /,
+    *,
+    low: int,
+    high: int,
+    allowed: int | None = ...,
+    out: Any = ...,
+) -> Tensor:
+    """Whether some integer in ``indices`` lies outside ``[low, high)`` (other than ``allowed``),
+    in one reduction: a 0-d boolean.
+    """
 
 
 def relu(x: TensorLike, /, *, out: Any = ...) -> Tensor:

@@ -253,10 +253,13 @@ class Device:
     __slots__ = (
         "_dtype_from_native",
         "_dtype_to_native",
+        "array_type",
         "backend",
         "kernels",
         "name",
         "native",
+        "only_device",
+        "output_types",
         "rule_xp",
         "scalar_promotions",
         "xp",
@@ -282,6 +285,15 @@ class Device:
         #: op name -> kernel with ``xp`` bound, called as ``kernel(*arrays, **params)``;
         #: replaced wholesale (never mutated) when the op tables are rebuilt.
         self.kernels: Mapping[str, Callable[..., Any]] = {}
+        #: The exact type of the arrays kernels return on this device (set by the first one):
+        #: the per-op path accepts an output of this type with one identity comparison.
+        self.array_type: type | None = None
+        #: Every exact type found to be an array of this backend (kernels may return several,
+        #: NumPy's scalars beside its arrays): see plugrad.dispatch.
+        self.output_types: set[type] = set()
+        #: Whether this is its backend's only device (set when the backend is activated):
+        #: every array of the backend is then on it, so results need no device check.
+        self.only_device = False
         #: Python scalar type -> the native dtypes of another kind that meeting such a scalar
         #: in an element-wise op converts (int tensor + 0.5 -> float32, as in PyTorch): those
         #: of a lower kind, and for a bool every number dtype.

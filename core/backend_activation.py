@@ -89,6 +89,8 @@ def activate(backend: Backend) -> tuple[Device, ...]:
         Device(backend, native, name, xp, to_native, from_native)
         for native, name in zip(natives, names, strict=True)
     )
+    for device in devices:
+        device.only_device = len(devices) == 1
     install_kernels(backend, devices)
     _state.array_types[backend.name] = tuple(backend.array_types())
     _state.devices[backend.name] = devices

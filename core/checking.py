@@ -5,7 +5,11 @@ signatures, arities). What a kernel or rule *returns* can only be checked when
 it runs, and that costs every op: even the cheapest always-on check (array type
 and dtype of each output, shape and dtype of each gradient) made the asv
 overhead chain about 10% slower (no-grad forward) and 6% slower (forward plus
-backward). So the checks run only in checking mode, which is off by default.
+backward). So the full checks run only in checking mode, which is off by
+default. Two are always on, made cheap on the success path: the per-op path
+refuses a kernel output that is not an array of its backend (one identity
+comparison of its type, :mod:`plugrad.dispatch`), and the engine a gradient
+of the wrong kind, dtype or shape (:mod:`plugrad.graph`).
 
 Switching the mode swaps the tables: on, every kernel in the per-device
 kernel tables is replaced by a checking wrapper and every backward rule by a
@@ -37,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import dtypes as _dtypes
 from .errors import PluginOutputError
+from .errors import type_name as _type_name
 from .graph import ArraySpec
 from .plugin_tables import device_of_array
 from .tensor import Tensor
@@ -44,7 +49,7 @@ from .tensor import Tensor
 if TYPE_CHECKING:
     from .backend import Device
     from .kerneldef import KernelSource
-    from .opdef import OpDef, RegisteredOp
+    from .opdef import RegisteredOp
 
 __all__ = ["checking", "checks_enabled", "set_checks"]
 
@@ -52,7 +57,7 @@ _enabled = False
 #: Called after the mode is switched (plugin loading reinstalls the kernel tables and rules).
 _listeners: list[Callable[[], None]] = []
 #: op -> its declared rules, for every op whose rules are currently wrapped.
-_declared_rules: dict[OpDef, tuple[Any, ...]] = {}
+_declared_rules: dict[RegisteredOp, tuple[Any, ...]] = {}
 
 
 def checks_enabled() -> bool:
@@ -157,7 +162,7 @@ def checked_kernel(op: RegisteredOp, source: KernelSource) -> Callable[..., Any]
     return checked
 
 
-def sync_rules(ops: Mapping[str, OpDef], owner: Callable[[str], str]) -> None:
+def sync_rules(ops: Mapping[str, RegisteredOp], owner: Callable[[str], str]) -> None:
     """Wrap the rules of every registered op if checking is on; restore all others."""
     registered = set(ops.values())
     for op in list(_declared_rules):
@@ -181,21 +186,12 @@ def _fail(where: str, message: str) -> PluginOutputError:
     return PluginOutputError(f"{where} {message} (found by plugrad's checking mode)")
 
 
-def _type_name(value: Any) -> str:
-    kind = type(value)
-    return (
-        kind.__qualname__
-        if kind.__module__ == "builtins"
-        else f"{kind.__module__}.{kind.__qualname__}"
-    )
-
-
 def _device_of(value: Any) -> Device | None:
     return device_of_array(value)
 
 
 def _check_output(
-    op: OpDef,
+    op: RegisteredOp,
     source: KernelSource,
     xp: Any,
     args: tuple[Any, ...],
@@ -291,7 +287,7 @@ def _mismatch(xp: Any, out: Any, expected: Any, dtype: _dtypes.DType) -> str | N
 
 
 def _checked_rule(
-    op: OpDef, index: int, rule: Callable[..., Any], where: str
+    op: RegisteredOp, index: int, rule: Callable[..., Any], where: str
 ) -> Callable[..., Any]:
     name = op.input_names[index]
     where = f"{where}: backward rule {index} (for input {name!r})"
@@ -317,7 +313,9 @@ def _checked_rule(
     return checked
 
 
-def _check_gradient(op: OpDef, name: str, where: str, g: Any, expected: Any, grad: Any) -> None:
+def _check_gradient(
+    op: RegisteredOp, name: str, where: str, g: Any, expected: Any, grad: Any
+) -> None:
     if grad is None:
         raise _fail(
             where,

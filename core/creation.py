@@ -16,7 +16,7 @@ from typing import Any
 
 from . import dtypes as _dtypes
 from . import registry
-from .backend import Device
+from .backend import Backend, Device
 from .devices import resolve
 from .errors import BackwardError, DtypeError
 from .tensor import Tensor, _wrap, install_methods
@@ -57,7 +57,7 @@ def leaf(array: Any, device: Device, requires_grad: bool) -> Tensor:
     return _wrap(array, device, requires_grad, None)
 
 
-def target_device(device: DeviceLike, backend: str | None) -> Device:
+def target_device(device: DeviceLike | Backend, backend: str | None) -> Device:
     """Resolve the ``device=``/``backend=`` pair of a creation function (both optional)."""
     if backend is None:
         return resolve(device)
@@ -136,6 +136,7 @@ def _convert(
     copy: bool | None,
 ) -> tuple[Any, Device]:
     """Return (backend array, Device) for ``data``, a Tensor, a backend array or Python data."""
+    source: Device | None
     if isinstance(data, Tensor):
         source = data._device
         array = data._array
@@ -145,8 +146,10 @@ def _convert(
     if device is None and backend is None:
         # Host data (Python or NumPy) goes to the default device; arrays of other
         # libraries stay where they are: plugrad never copies between devices silently.
-        host = source is None or source.backend.holds_host_data
-        target = registry.default_device() if host else source
+        if source is None or source.backend.holds_host_data:
+            target = registry.default_device()
+        else:
+            target = source
     else:
         target = target_device(device, backend)
     native_dtype = None if dtype is None else target.native_dtype(dtype)
@@ -601,7 +604,9 @@ def _new_zeros(
     tensor([[0., 0.],
             [0., 0.]], dtype=plugrad.float64)
     """
-    return zeros(*size, **_new_options(self, dtype, device, requires_grad))
+    return zeros(
+        _varargs_shape("new_zeros", size), **_new_options(self, dtype, device, requires_grad)
+    )
 
 
 def _new_ones(
@@ -612,7 +617,9 @@ def _new_ones(
     requires_grad: bool = False,
 ) -> Tensor:
     """Return ones of shape ``size`` with this tensor's dtype and device (unless given)."""
-    return ones(*size, **_new_options(self, dtype, device, requires_grad))
+    return ones(
+        _varargs_shape("new_ones", size), **_new_options(self, dtype, device, requires_grad)
+    )
 
 
 def _new_full(

@@ -13,9 +13,11 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from . import anomaly as _anomaly
 from . import dtypes as _dtypes
+from . import graph as _graph
 from . import ops as _ops
 from .dtypes import DType, is_differentiable
-from .errors import DeviceMismatchError, DtypeError, PlugradError, ShapeError
+from .errors import DeviceMismatchError, DtypeError, PluginOutputError, PlugradError, ShapeError
+from .errors import type_name as _type_name
 from .grad_mode import _state
 from .graph import array_spec, output_edge
 from .plugin_tables import state as _tables
@@ -60,6 +62,8 @@ def apply1(op: OpDef, x: Any, params: dict[str, Any] | None) -> Tensor:
     except TypeError as exc:
         _retell_dtype_error(op, device, exc, (x,))
         raise
+    if type(out) is not device.array_type and type(out) not in device.output_types:
+        _check_kernel_output(op, device, out)
     if x._requires_grad and _state.enabled and op.differentiable:
         node = _record1(op, device, x, params, out)
         result = _wrap(out, device, True, node)
@@ -117,6 +121,8 @@ def apply2(op: OpDef, x1: Any, x2: Any, params: dict[str, Any] | None) -> Tensor
     except ValueError as exc:
         _retell_shape_error(op, device, exc, (x1, x2))
         raise
+    if type(out) is not device.array_type and type(out) not in device.output_types:
+        _check_kernel_output(op, device, out)
     if requires_grad and _state.enabled and op.differentiable:
         node = _record2(op, device, x1, x2, params, out)
         result = _wrap(out, device, True, node)
@@ -206,6 +212,8 @@ def apply_n(op: OpDef, inputs: tuple[Any, ...], params: dict[str, Any] | None) -
     except ValueError as exc:
         _retell_shape_error(op, device, exc, inputs)
         raise
+    if type(out) is not device.array_type and type(out) not in device.output_types:
+        _check_kernel_output(op, device, out)
     if requires_grad and _state.enabled and op.differentiable:
         node = _record(op, device, inputs, params, out)
         result = _wrap(out, device, True, node)
@@ -268,6 +276,8 @@ def apply_general(op: OpDef, inputs: tuple[Any, ...], params: dict[str, Any] | N
         raise
     record = requires_grad and _state.enabled and op.differentiable
     if not op.multiple_outputs:
+        if type(out) is not device.array_type and type(out) not in device.output_types:
+            _check_kernel_output(op, device, out)
         # The output dtype is checked here: astype(x, int32) must not require grad.
         if record and is_differentiable(device.dtype_of(out)):
             node = _record(op, device, items, params, out)
@@ -278,6 +288,7 @@ def apply_general(op: OpDef, inputs: tuple[Any, ...], params: dict[str, Any] | N
             result._counter = node._ans_counter
             return result
         return _wrap(out, device, False, None)
+    _check_kernel_output(op, device, out)
     outs = tuple(out)
     differentiable = [
         record and i not in op.nondifferentiable_outputs and is_differentiable(device.dtype_of(o))
@@ -546,15 +557,6 @@ def apply_view(op: OpDef, x: Any, params: dict[str, Any] | None) -> Tensor:
     return out
 
 
-def _type_name(value: Any) -> str:
-    kind = type(value)
-    return (
-        kind.__qualname__
-        if kind.__module__ == "builtins"
-        else f"{kind.__module__}.{kind.__qualname__}"
-    )
-
-
 def _is_numpy_scalar(value: Any) -> bool:
     """Whether ``value`` is a NumPy scalar (``np.float32(2)``): it then acts as a Python scalar.
 
@@ -627,6 +629,65 @@ def _retell_dtype_error(
         f"{op.name}(): the {device.backend.name} kernel does not take inputs of dtype "
         f"{dtypes} ({text}); cast first, e.g. x.to(plugrad.float32)"
     ) from error
+
+
+def _check_kernel_output(op: OpDef, device: Device, out: Any) -> None:
+    """Raise unless ``out`` is what ``op``'s kernel must return on ``device``.
+
+    The per-op path calls this only for an output of a type not yet seen on the
+    device, so that almost every op pays one identity comparison (the device's
+    usual array type) and the rest one set lookup: an array of the device's
+    backend, or for an op declaring several outputs a tuple or list of them.
+    Anything else raises :class:`~plugrad.errors.PluginOutputError` naming the
+    op, the plugin that declared it and the kernel that ran, at once rather
+    than wherever the wrapped value would fail later.
+    """
+    if not op.multiple_outputs:
+        if not _is_backend_array(device, out):
+            wanted = "one array"
+            if isinstance(out, (tuple, list)):
+                wanted += " (an op with several outputs declares multiple_outputs=True)"
+            raise _bad_kernel_output(op, device, out, wanted)
+        return
+    if not isinstance(out, (tuple, list)):
+        raise _bad_kernel_output(op, device, out, "a tuple of arrays, one per output")
+    for element in out:
+        if type(element) not in device.output_types and not _is_backend_array(device, element):
+            raise _bad_kernel_output(
+                op, device, element, "a tuple of arrays, one per output", " as one output"
+            )
+
+
+def _is_backend_array(device: Device, value: Any) -> bool:
+    """Whether ``value`` is an array of ``device``'s backend; remember its type if so."""
+    backend = device.backend
+    types = backend.array_types()
+    if isinstance(value, types):
+        device.output_types.add(type(value))
+        if device.array_type is None and isinstance(value, types[0]):  # not a NumPy scalar
+            device.array_type = type(value)
+        return True
+    # During a capture kernels return traced arrays: accepted, never remembered.
+    return isinstance(value, _graph.backend_array_types(backend))
+
+
+def _bad_kernel_output(
+    op: OpDef, device: Device, value: Any, wanted: str, where: str = ""
+) -> PluginOutputError:
+    backend = device.backend.name
+    owner = _graph.op_owner(op.name)
+    kernel = f"its {backend} kernel"
+    sources = _tables.kernel_sources.get(backend, {}).get(op.name)
+    if sources:
+        source = sources[0]
+        kernel = f"its {source.kind} kernel {source.function_name} for {backend}"
+        if source.owner() != owner:
+            kernel += f" (from {source.owner()})"
+    return PluginOutputError(
+        f"{owner}, op {op.name!r}: {kernel} returned a "
+        f"{_type_name(value)}{where}, not an array of backend {backend!r}; a kernel must "
+        f"return {wanted}"
+    )
 
 
 def _no_kernel(op: OpDef, device: Device) -> LookupError:

@@ -193,6 +193,19 @@ class iinfo_object(NamedTuple):
 _REAL_OF_COMPLEX = {"complex64": "float32", "complex128": "float64"}
 
 
+def _backend_info(
+    type: _dtypes.DType | Tensor, function: str, kinds: tuple[str, str], wanted: str
+) -> tuple[_dtypes.DType, Any]:
+    """The dtype of ``type`` and the backend's ``xp.finfo``/``xp.iinfo`` of it."""
+    device = _device_of((type,))
+    dtype = device.dtype_of(type._array) if isinstance(type, Tensor) else type
+    _check_dtype(dtype, function)
+    if dtype.kind not in kinds:
+        other = "iinfo" if function == "finfo" else "finfo"
+        raise DtypeError(f"{function}() needs {wanted}, got {dtype.name}; see {other}()")
+    return dtype, getattr(device.xp, function)(device.native_dtype(dtype))
+
+
 def finfo(type: _dtypes.DType | Tensor, /) -> finfo_object:
     """Return the machine limits of a floating-point dtype (for a complex one, of its parts).
 
@@ -204,12 +217,8 @@ def finfo(type: _dtypes.DType | Tensor, /) -> finfo_object:
     >>> plugrad.finfo(plugrad.complex128).dtype
     plugrad.float64
     """
-    device = _device_of((type,))
-    dtype = device.dtype_of(type._array) if isinstance(type, Tensor) else type
-    _check_dtype(dtype, "finfo")
-    if dtype.kind not in ("real floating", "complex floating"):
-        raise DtypeError(f"finfo() needs a floating-point dtype, got {dtype.name}; see iinfo()")
-    info = device.xp.finfo(device.native_dtype(dtype))
+    kinds = ("real floating", "complex floating")
+    dtype, info = _backend_info(type, "finfo", kinds, "a floating-point dtype")
     real = getattr(_dtypes, _REAL_OF_COMPLEX.get(dtype.name, dtype.name))
     return finfo_object(
         int(info.bits),
@@ -230,12 +239,8 @@ def iinfo(type: _dtypes.DType | Tensor, /) -> iinfo_object:
     >>> plugrad.iinfo(plugrad.int8)
     iinfo_object(bits=8, max=127, min=-128, dtype=plugrad.int8)
     """
-    device = _device_of((type,))
-    dtype = device.dtype_of(type._array) if isinstance(type, Tensor) else type
-    _check_dtype(dtype, "iinfo")
-    if dtype.kind not in ("signed integer", "unsigned integer"):
-        raise DtypeError(f"iinfo() needs an integer dtype, got {dtype.name}; see finfo()")
-    info = device.xp.iinfo(device.native_dtype(dtype))
+    kinds = ("signed integer", "unsigned integer")
+    dtype, info = _backend_info(type, "iinfo", kinds, "an integer dtype")
     return iinfo_object(int(info.bits), int(info.max), int(info.min), dtype)
 
 

@@ -96,8 +96,9 @@ def backward(
     tensors : sequence of Tensor
         The outputs to differentiate.
     grad_tensors : sequence of Tensor or None, optional
-        The gradient with respect to each output; ``None`` (or omitted) only
-        for one-element outputs, where it is 1.
+        The gradient with respect to each output, of its shape (real for a
+        real output); ``None`` (or omitted) only for one-element outputs,
+        where it is 1.
     retain_graph : bool, optional
         Keep saved values for another backward pass. Defaults to ``create_graph``.
     create_graph : bool
@@ -602,7 +603,9 @@ def _tensor_backward(
     ----------
     gradient : Tensor, optional
         The gradient with respect to this tensor, of its shape. May be
-        omitted only for a tensor with one element (it is then 1).
+        omitted only for a tensor with one element (it is then 1). A real
+        tensor needs a real gradient: a complex one raises
+        :class:`~plugrad.errors.DtypeError` rather than losing its imaginary part.
     retain_graph : bool, optional
         Keep the values saved for backward so that the graph can be
         backpropagated again. Defaults to ``create_graph``.

@@ -74,7 +74,13 @@ class ArgumentError(PlugradError, TypeError):
 
 
 class DtypeError(PlugradError, TypeError):
-    """A dtype cannot be used where it was given."""
+    """A dtype cannot be used where it was given.
+
+    Among others: data of a dtype plugrad has none for (object, strings,
+    ``longdouble``), refused when the tensor is created with the supported
+    dtypes listed; a kernel refusing an input's dtype; a complex gradient
+    passed to ``backward()`` for a real output.
+    """
 
 
 class InvalidArgumentError(PlugradError, ValueError):
@@ -82,7 +88,11 @@ class InvalidArgumentError(PlugradError, ValueError):
 
 
 class ShapeError(PlugradError, ValueError):
-    """A shape does not match what the operation requires."""
+    """A shape does not match what the operation requires.
+
+    A backend's own shape error from a kernel arrives as one, naming the op,
+    the input shapes and, inside a module, the layer.
+    """
 
 
 class StateDictError(PlugradError, RuntimeError):
@@ -112,7 +122,8 @@ class PluginRegistrationError(PlugradError, ValueError):
 class PluginOutputError(PlugradError, RuntimeError):
     """A plugin's kernel or backward rule returned something unusable.
 
-    Gradients are checked on every backward pass; kernel outputs in checking mode.
+    Always checked: that a kernel returns arrays of its backend, and that a
+    gradient fits its input. Checking mode checks kernel outputs further.
     """
 
 
@@ -133,7 +144,11 @@ class MissingProgramError(PlugradError, RuntimeError):
 
 
 class SerializationError(PlugradError, ValueError):
-    """Saved data cannot be written or read: a file for :func:`plugrad.load`, or a pickle."""
+    """Saved data cannot be written or read: a file for :func:`plugrad.load`, or a pickle.
+
+    Also a malformed or too deeply nested header, and a path in a folder that
+    does not exist (the message names the path asked for).
+    """
 
 
 class DistributedError(PlugradError, RuntimeError):
@@ -158,3 +173,18 @@ class CompileWarning(UserWarning):
 
 class PluginLoadWarning(UserWarning):
     """A plugin failed to import or register; plugrad carries on without it."""
+
+
+def type_name(value: object) -> str:
+    """The name of ``value``'s type for an error message, with its module unless builtin.
+
+    Examples
+    --------
+    >>> from plugrad.errors import type_name
+    >>> type_name(1.5), type_name(ValueError())
+    ('float', 'ValueError')
+    """
+    kind = type(value)
+    if kind.__module__ == "builtins":
+        return kind.__qualname__
+    return f"{kind.__module__}.{kind.__qualname__}"

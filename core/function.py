@@ -111,7 +111,7 @@ class FunctionCtx(Node):
                 f"received {n_inputs} argument(s); return one gradient per argument of forward "
                 "(None for arguments that need none)"
             )
-        out = []
+        out: list[Any] = []
         for index, (g, edge, meta) in enumerate(zip(result, self._edges, self._input_meta)):
             if edge is None or g is None:
                 out.append(None)
@@ -344,7 +344,7 @@ def _record(
         position[id(o)] = index
     # A saved output would make ctx -> output -> ctx a cycle: keep only its array.
     saved = []
-    for s in ctx._saved:
+    for s in ctx._saved or ():  # () only after the graph is freed, never here
         if s is not None and id(s) in position:
             output = results[position[id(s)]]
             s = _SavedOutput(s._array, position[id(s)], output._shared_counter())

@@ -6,13 +6,17 @@ Written against the Array API only, so it checks ops on any backend.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .dtypes import complex64, float32, float64, is_differentiable
 from .engine import grad
 from .errors import GradcheckError
 from .grad_mode import enable_grad, no_grad
 from .tensor import Tensor, _wrap
+
+if TYPE_CHECKING:
+    from .backend import Device
+    from .random import Generator
 
 __all__ = ["gradcheck", "gradgradcheck"]
 
@@ -97,7 +101,7 @@ def _analytical_jacobian(
     for out in outputs:
         out_rows = []
         for i in range(_size(out)):
-            probes = []
+            probes: list[list[Tensor | None]] = []
             for c in _directions(out):
                 if not out.requires_grad:
                     probes.append([None] * len(wanted))
@@ -240,7 +244,7 @@ def gradgradcheck(
     differentiable = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
     outputs = _outputs(func(*inputs))
     if grad_outputs is None:
-        generator = {}
+        generator: dict[Device, Generator] = {}
         grad_outputs = []
         for out in outputs:
             g = generator.setdefault(out._device, Generator(seed=0, device=out._device))

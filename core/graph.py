@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from .edges import output_edge, split_edge
 from .errors import GraphFreedError, InPlaceModificationError, PluginOutputError
+from .errors import type_name as _type_name
 from .tensor import Tensor, _wrap
 
 if TYPE_CHECKING:
@@ -244,7 +245,12 @@ class OpNode(Node):
                 grads.append(None)
                 continue
             g = rule(xp, grad, ans, *args, **params) if params else rule(xp, grad, ans, *args)
-            if create_graph or type(g) is not kind or g.shape != arg.shape or g.dtype != arg.dtype:
+            if (
+                create_graph
+                or type(g) is not kind
+                or g.dtype is not arg.dtype
+                or g.shape != arg.shape
+            ):
                 g = checked_gradient(self, index, g, arg, xp, create_graph)
             grads.append(g)
         return tuple(grads)
@@ -281,8 +287,10 @@ class UnaryOpNode(OpNode):
         (rule,) = self.op.vjps
         x = saved[0]
         g = rule(xp, grad, self._ans, x, **params) if params else rule(xp, grad, self._ans, x)
-        # The engine trusts no rule: a gradient of another kind, shape or dtype is caught here.
-        if type(g) is not type(grad) or g.shape != x.shape or g.dtype != x.dtype:
+        # The engine trusts no rule: a gradient of another kind, dtype or shape is caught here.
+        # Dtypes are compared by identity (an equal dtype that is another object takes the
+        # full check, which accepts it): cheaper than equality, which NumPy computes.
+        if type(g) is not type(grad) or g.dtype is not x.dtype or g.shape != x.shape:
             g = checked_gradient(self, 0, g, x, xp, False)
         return (g,)
 
@@ -312,11 +320,11 @@ class BinaryOpNode(OpNode):
         g1 = g2 = None
         if edge1 is not None:
             g1 = rule1(xp, grad, ans, x1, x2, **params)
-            if type(g1) is not kind or g1.shape != x1.shape or g1.dtype != x1.dtype:
+            if type(g1) is not kind or g1.dtype is not x1.dtype or g1.shape != x1.shape:
                 g1 = checked_gradient(self, 0, g1, x1, xp, False)
         if edge2 is not None:
             g2 = rule2(xp, grad, ans, x1, x2, **params)
-            if type(g2) is not kind or g2.shape != x2.shape or g2.dtype != x2.dtype:
+            if type(g2) is not kind or g2.dtype is not x2.dtype or g2.shape != x2.shape:
                 g2 = checked_gradient(self, 1, g2, x2, xp, False)
         return (g1, g2)
 
@@ -361,27 +369,38 @@ def checked_gradient(
         got_dtype = g.dtype
     else:
         backend = device.backend
-        if not isinstance(g, backend_array_types(backend)):
+        kind = type(g)
+        # A type the device's kernels were seen to return is an array of the backend.
+        if (
+            kind is not device.array_type
+            and kind not in device.output_types
+            and not isinstance(g, backend_array_types(backend))
+        ):
             raise PluginOutputError(
                 f"{at()} returned a {_type_name(g)}, not an array of backend "
                 f"{backend.name!r}; return one array of the input's shape"
             )
-        native = backend.device_of(g) if hasattr(g, "device") else device.native
-        if native != device.native:
-            raise PluginOutputError(
-                f"{at()} returned a gradient on {native!r}, but the op ran on "
-                f"{device.name!r}; compute the gradient with xp.* on the inputs' device"
-            )
+        if not device.only_device:  # else every array of the backend is on it
+            native = backend.device_of(g) if hasattr(g, "device") else device.native
+            if native != device.native:
+                raise PluginOutputError(
+                    f"{at()} returned a gradient on {native!r}, but the op ran on "
+                    f"{device.name!r}; compute the gradient with xp.* on the inputs' device"
+                )
         got_dtype = g.dtype
     shape, wanted = tuple(g.shape), tuple(arg.shape)
     if shape != wanted:
-        if not (op.broadcasting and _sums_back_to(shape, wanted)):
+        axes = _broadcast_axes(shape, wanted) if op.broadcasting else None
+        if not axes:
             allowed = " (or a shape it broadcasts to)" if op.broadcasting else ""
             raise PluginOutputError(
                 f"{at()} returned a gradient of shape {shape}, but the input has shape "
                 f"{wanted}; a rule must return a gradient of its input's shape{allowed}"
             )
-        g = _unbroadcast(xp, g, wanted)
+        # Sum over the axes broadcasting added or stretched, then drop the added ones.
+        g = xp.sum(g, axis=axes, keepdims=True)
+        if axes[0] < len(shape) - len(wanted):
+            g = xp.reshape(g, wanted)
     wanted_dtype = arg.dtype
     if got_dtype != wanted_dtype:
         if not op.broadcasting and _is_complex(xp, got_dtype) != _is_complex(xp, wanted_dtype):
@@ -418,19 +437,23 @@ def _is_complex(xp: Any, dtype: Any) -> bool:
     return bool(xp.isdtype(dtype, "complex floating"))
 
 
-def _sums_back_to(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
-    """Whether ``target`` broadcasts to ``shape`` (so a gradient of ``shape`` sums back)."""
-    if len(shape) < len(target):
-        return False
-    tail = shape[len(shape) - len(target) :]
-    return all(t in (n, 1) for n, t in zip(tail, target))
+def _broadcast_axes(shape: tuple[int, ...], target: tuple[int, ...]) -> tuple[int, ...] | None:
+    """The axes of ``shape`` to sum over to get back ``target``, which broadcasts to it.
 
-
-def _type_name(value: Any) -> str:
-    kind = type(value)
-    if kind.__module__ == "builtins":
-        return kind.__qualname__
-    return f"{kind.__module__}.{kind.__qualname__}"
+    ``None`` if ``target`` does not broadcast to ``shape``; never empty for two
+    different shapes.
+    """
+    lead = len(shape) - len(target)
+    if lead < 0:
+        return None
+    axes = [*range(lead)]
+    for i, t in enumerate(target, lead):
+        n = shape[i]
+        if t != n:
+            if t != 1:
+                return None
+            axes.append(i)
+    return tuple(axes)
 
 
 class GeneralOpNode(OpNode):
@@ -540,16 +563,3 @@ def _restore_dtype(xp: Any, grad: Any, dtype: Any) -> Any:
     if xp.isdtype(grad.dtype, "complex floating") and not xp.isdtype(dtype, "complex floating"):
         grad = xp.real(grad)
     return xp.astype(grad, dtype)
-
-
-def _unbroadcast(xp: Any, grad: Any, shape: tuple[int, ...]) -> Any:
-    """Sum ``grad`` over the axes that broadcasting added or stretched, giving ``shape``."""
-    lead = grad.ndim - len(shape)
-    axes = tuple(range(lead)) + tuple(
-        lead + i for i, n in enumerate(shape) if n == 1 and grad.shape[lead + i] != 1
-    )
-    if axes:
-        grad = xp.sum(grad, axis=axes, keepdims=True)
-    if lead or grad.shape != shape:
-        grad = xp.reshape(grad, shape)
-    return grad

@@ -142,7 +142,8 @@ def list_plugins() -> tuple[PluginInfo, ...]:
 
 
 def _method_ops() -> dict[str, str]:
-    return {method: function.__op__.name for method, function in _registry._state.methods.items()}
+    methods: dict[str, Any] = _registry._state.methods  # op functions: they carry __op__
+    return {method: function.__op__.name for method, function in methods.items()}
 
 
 def list_backends() -> tuple[BackendInfo, ...]:
@@ -244,7 +245,7 @@ def kernel_sources(
     state = _registry._state
     active = state.kernel_sources.get(backend.name)
     if active is not None:
-        return active[name]
+        return active[definition.name]
     reason = backend.unavailable_reason()
     if reason is not None:
         raise BackendUnavailableError(

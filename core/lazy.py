@@ -9,7 +9,12 @@ backend it changes nothing.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .tensor import Tensor
+
+if TYPE_CHECKING:
+    from .backend import Backend
 
 __all__ = ["compute"]
 
@@ -41,7 +46,7 @@ def compute(*tensors: Tensor) -> tuple[Tensor, ...]:
     >>> grad
     tensor([2., 4.])
     """
-    groups: dict[object, list[Tensor]] = {}
+    groups: dict[Backend, list[Tensor]] = {}
     for tensor in tensors:
         if not isinstance(tensor, Tensor):
             raise TypeError(

@@ -437,6 +437,8 @@ class RegisteredOp:
         "view",
         "vjps",
     )  # fmt: skip
+    #: The backward rules the per-op path runs (checking mode swaps in checked ones).
+    vjps: tuple[Rule | None, ...]
 
     def __getattr__(self, name: str) -> Any:
         # Only reached for what is not derived: the declaration's own fields.

@@ -19,22 +19,9 @@ from typing import Any
 from . import registry
 from .errors import BackendError, SerializationError
 from .tensor import Tensor, _object_new, install_methods
+from .transfer import HostBytes
 
 __all__: list[str] = []
-
-
-class _HostBytes:
-    """C-order bytes described with NumPy's array interface, so no array library is imported."""
-
-    __slots__ = ("__array_interface__",)
-
-    def __init__(self, buffer: bytes, typestr: str, shape: tuple[int, ...]) -> None:
-        self.__array_interface__ = {
-            "version": 3,
-            "shape": shape,
-            "typestr": typestr,
-            "data": buffer,
-        }
 
 
 def reduce_tensor(tensor: Tensor) -> tuple[Any, ...]:
@@ -72,7 +59,7 @@ def _rebuild_tensor(
         ) from error
     # The host format of Backend.from_host is NumPy's; the numpy backend's namespace makes
     # a host array of the bytes, and the target backend copies it into memory of its own.
-    host = registry.resolve_device("numpy").xp.asarray(_HostBytes(data, typestr, shape))
+    host = registry.resolve_device("numpy").xp.asarray(HostBytes(data, typestr, shape))
     tensor = _object_new(cls)
     tensor._array = device.backend.from_host(host, device.native)
     tensor._device = device

@@ -141,7 +141,8 @@ def create_plugin_manager(
             continue
         dist = entry_point.dist
         dist_name = getattr(dist, "name", None)
-        source = f"{dist_name} {dist.version}" if dist_name else "an unknown distribution"
+        dist_version = getattr(dist, "version", None)
+        source = f"{dist_name} {dist_version}" if dist_name else "an unknown distribution"
         name = entry_point.name
         error: BaseException | None = None
         if manager.has_plugin(name) or name in sources:
@@ -152,7 +153,7 @@ def create_plugin_manager(
         else:
             sources[name] = source
             if dist_name:
-                distributions[name] = (dist_name, dist.version)
+                distributions[name] = (dist_name, dist_version)
             try:
                 manager.register(entry_point.load(), name=name)
                 continue

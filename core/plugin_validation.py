@@ -14,8 +14,8 @@ import inspect
 import sys
 import types
 import weakref
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeVar
 
 import pluggy
 
@@ -110,73 +110,104 @@ def check_hooks(manager: pluggy.PluginManager, builtin: set[str]) -> None:
         _reject(name, builtin, PluginRegistrationError(f"{describe_owner(name)} {message}"))
 
 
-def collect_backends(
-    manager: pluggy.PluginManager, builtin: set[str]
-) -> tuple[dict[str, Backend], dict[str, str]]:
-    backends: dict[str, Backend] = {}
+_Collected = TypeVar("_Collected", Backend, RegisteredOp)
+
+
+def _collect(
+    manager: pluggy.PluginManager,
+    builtin: set[str],
+    hook: str,
+    check: Callable[[str, Any, Callable[[str], str | None]], str],
+    derive: Callable[[Any, str], _Collected],
+) -> tuple[dict[str, _Collected], dict[str, str]]:
+    """What every plugin's ``hook`` returns, by name, and the plugin of each name.
+
+    ``check(plugin, item, owner_of)`` returns the item's name or raises
+    PluginRegistrationError (``owner_of(name)``: the plugin that has the name
+    already, if any); ``derive(item, plugin)`` makes what is kept. A plugin with
+    one bad item contributes nothing.
+    """
+    found: dict[str, _Collected] = {}
     owners: dict[str, str] = {}
-    for plugin, answers in _plugin_contributions(manager, "plugrad_backends", builtin):
+    for plugin, answers in _plugin_contributions(manager, hook, builtin):
         try:
             seen: set[str] = set()
-            for backend in answers:
-                if not isinstance(backend, Backend):
-                    raise PluginRegistrationError(
-                        f"{describe_owner(plugin)}: plugrad_backends() returned a "
-                        f"{type(backend).__name__}; return instances of plugrad.backend.Backend"
-                    )
-                if not isinstance(backend.name, str) or not backend.name.isidentifier():
-                    raise PluginRegistrationError(
-                        f"{describe_owner(plugin)}: backend name {backend.name!r} must be an "
-                        "identifier"
-                    )
-                if backend.name in backends or backend.name in seen:
-                    owner = owners.get(backend.name, plugin)
-                    raise PluginRegistrationError(
-                        f"{describe_owner(plugin)}: backend {backend.name!r} is already "
-                        f"registered by {describe_owner(owner)}; choose another name (or "
-                        "uninstall one of the two)"
-                    )
-                seen.add(backend.name)
+            owner_of = functools.partial(_owner_of, found, owners, seen, plugin)
+            for item in answers:
+                seen.add(check(plugin, item, owner_of))
+            derived = [derive(item, plugin) for item in answers]
         except PluginRegistrationError as error:
             _reject(plugin, builtin, error)
             continue
-        for backend in answers:
-            backends[backend.name] = backend
-            owners[backend.name] = plugin
-    return backends, owners
+        for item in derived:
+            found[item.name] = item
+            owners[item.name] = plugin
+    return found, owners
+
+
+def _owner_of(
+    found: Mapping[str, Any], owners: Mapping[str, str], seen: set[str], plugin: str, name: str
+) -> str | None:
+    """The plugin that has ``name`` already: another one, or ``plugin`` itself twice."""
+    return owners.get(name, plugin) if name in found or name in seen else None
+
+
+def _check_backend(plugin: str, backend: Any, owner_of: Callable[[str], str | None]) -> str:
+    if not isinstance(backend, Backend):
+        raise PluginRegistrationError(
+            f"{describe_owner(plugin)}: plugrad_backends() returned a "
+            f"{type(backend).__name__}; return instances of plugrad.backend.Backend"
+        )
+    if not isinstance(backend.name, str) or not backend.name.isidentifier():
+        raise PluginRegistrationError(
+            f"{describe_owner(plugin)}: backend name {backend.name!r} must be an identifier"
+        )
+    owner = owner_of(backend.name)
+    if owner is not None:
+        raise PluginRegistrationError(
+            f"{describe_owner(plugin)}: backend {backend.name!r} is already "
+            f"registered by {describe_owner(owner)}; choose another name (or "
+            "uninstall one of the two)"
+        )
+    return backend.name
+
+
+def collect_backends(
+    manager: pluggy.PluginManager, builtin: set[str]
+) -> tuple[dict[str, Backend], dict[str, str]]:
+    return _collect(
+        manager, builtin, "plugrad_backends", _check_backend, lambda backend, plugin: backend
+    )
+
+
+def _check_op(plugin: str, op: Any, owner_of: Callable[[str], str | None]) -> str:
+    if not isinstance(op, OpDef):
+        raise PluginRegistrationError(
+            f"{describe_owner(plugin)}: plugrad_ops() returned a {type(op).__name__}; "
+            "return ops made with plugrad.opdef.op(...)"
+        )
+    owner = owner_of(op.name)
+    if owner is not None:
+        raise _name_clash(plugin, op.name, owner)
+    if plugin not in builtin_plugin_names() and _is_plugrad_function(op.name):
+        raise PluginRegistrationError(
+            f"{describe_owner(plugin)}, op {op.name!r}: the name is taken by "
+            f"plugrad.{op.name}, which backward rules reach as xp.{op.name}; "
+            "choose another name"
+        )
+    return op.name
 
 
 def collect_ops(
     manager: pluggy.PluginManager, builtin: set[str]
 ) -> tuple[dict[str, RegisteredOp], dict[str, str]]:
-    ops: dict[str, RegisteredOp] = {}
-    owners: dict[str, str] = {}
-    for plugin, answers in _plugin_contributions(manager, "plugrad_ops", builtin):
-        try:
-            seen: set[str] = set()
-            for op in answers:
-                if not isinstance(op, OpDef):
-                    raise PluginRegistrationError(
-                        f"{describe_owner(plugin)}: plugrad_ops() returned a {type(op).__name__}; "
-                        "return ops made with plugrad.opdef.op(...)"
-                    )
-                if op.name in ops or op.name in seen:
-                    raise _name_clash(plugin, op.name, owners.get(op.name, plugin))
-                if plugin not in builtin_plugin_names() and _is_plugrad_function(op.name):
-                    raise PluginRegistrationError(
-                        f"{describe_owner(plugin)}, op {op.name!r}: the name is taken by "
-                        f"plugrad.{op.name}, which backward rules reach as xp.{op.name}; "
-                        "choose another name"
-                    )
-                seen.add(op.name)
-            derived = [_registered(op, describe_owner(plugin)) for op in answers]
-        except PluginRegistrationError as error:
-            _reject(plugin, builtin, error)
-            continue
-        for registered in derived:
-            ops[registered.name] = registered
-            owners[registered.name] = plugin
-    return ops, owners
+    return _collect(
+        manager,
+        builtin,
+        "plugrad_ops",
+        _check_op,
+        lambda op, plugin: _registered(op, describe_owner(plugin)),
+    )
 
 
 def collect_aliases(

@@ -30,23 +30,14 @@ import sys
 import pluggy
 
 from . import anomaly as _anomaly
+from . import backend_activation as _activation
 from . import checking as _checking
 from . import graph as _graph
-from .backend_activation import (
-    backend_names,
-    backend_owner,
-    backend_status,
-    default_device,
-    device_of_array,
-    devices_of,
-    get_backend,
-    install_kernels,
-    resolve_device,
-    set_default_device,
-)
+from .backend_activation import *  # noqa: F403  (re-exported: its __all__ is part of ours)
+from .backend_activation import backend_names, install_kernels, resolve_device
 from .errors import BackendUnavailableError, PluginRegistrationError, UnknownBackendError
 from .function_generation import install_functions, install_methods
-from .opdef import OpDef
+from .opdef import RegisteredOp
 from .plugin_manager import builtin_plugin_names, create_plugin_manager
 from .plugin_tables import DEFAULT_BACKEND, describe_owner, op_owner, scoped_default_device
 from .plugin_tables import state as _state
@@ -62,22 +53,14 @@ from .plugin_validation import (
 )
 
 __all__ = [
-    "backend_names",
-    "backend_owner",
-    "backend_status",
-    "default_device",
-    "device_of_array",
-    "devices_of",
     "find_op",
-    "get_backend",
     "load",
     "op_names",
     "register_plugin",
-    "resolve_device",
     "scoped_default_device",
-    "set_default_device",
     "unregister_plugin",
 ]
+__all__ += _activation.__all__
 
 
 # -- loading ----------------------------------------------------------------------------
@@ -229,7 +212,7 @@ _checking.on_switch(_refresh_checks)
 # -- ops ----------------------------------------------------------------------------------
 
 
-def find_op(name: str) -> OpDef | None:
+def find_op(name: str) -> RegisteredOp | None:
     """Return the registered op called ``name``, or ``None``."""
     return _state.ops.get(name)
 

@@ -28,6 +28,7 @@ from .backend import Device
 from .creation import target_device
 from .errors import DtypeError, SerializationError
 from .tensor import Tensor, _wrap
+from .transfer import HostBytes
 
 __all__ = ["load", "save"]
 
@@ -431,27 +432,13 @@ def _plugrad_dtype(
     return dtype, shape
 
 
-class _HostBytes:
-    """Raw little-endian bytes described with NumPy's array interface (no copy, no import)."""
-
-    __slots__ = ("__array_interface__",)
-
-    def __init__(self, buffer: Any, typestr: str, shape: tuple[int, ...]) -> None:
-        self.__array_interface__ = {
-            "version": 3,
-            "shape": shape,
-            "typestr": typestr,
-            "data": buffer,
-        }
-
-
 def _tensor_from_bytes(
     buffer: Any, dtype: _dtypes.DType, shape: tuple[int, ...], target: Device
 ) -> Tensor:
     # The host format of Backend.from_host is NumPy's; the numpy backend's namespace makes
     # a host array of the bytes, and the target backend copies it into memory of its own.
     host_xp = registry.resolve_device("numpy").xp
-    host = host_xp.asarray(_HostBytes(buffer, _TYPESTR[dtype.name], shape))
+    host = host_xp.asarray(HostBytes(buffer, _TYPESTR[dtype.name], shape))
     array = target.backend.from_host(host, target.native)
     return _wrap(array, target, False, None)
 

@@ -625,6 +625,9 @@ class OpTests:
                 if reference.grad is None:
                     assert leaf.grad is None, f"{case.id}, {attempt}: input {index} got a .grad"
                 else:
+                    assert leaf.grad is not None, (
+                        f"{case.id}, {attempt}: input {index} got no .grad"
+                    )
                     _same_array(leaf.grad, reference.grad, f"{case.id}, {attempt}, grad {index}")
         assert compiled.captures == 1, f"{case.id}: captured again on an unchanged call"
 

@@ -24,6 +24,25 @@ from .tensor import Tensor, _object_new, _wrap, install_methods
 __all__ = ["from_dlpack", "move_array", "to_device"]
 
 
+class HostBytes:
+    """Bytes in host memory described with NumPy's array interface: the host backend's
+    ``xp.asarray`` reads them without a copy, and no array library is imported here.
+
+    ``buffer`` holds the C-order elements of ``shape`` in the layout ``typestr`` names
+    (``"<f4"``: little-endian float32).
+    """
+
+    __slots__ = ("__array_interface__",)
+
+    def __init__(self, buffer: Any, typestr: str, shape: tuple[int, ...]) -> None:
+        self.__array_interface__ = {
+            "version": 3,
+            "shape": shape,
+            "typestr": typestr,
+            "data": buffer,
+        }
+
+
 def move_array(array: Any, source: Device, target: Device) -> Any:
     """Return ``array`` (living on ``source``) as an array on ``target``."""
     if source is target:

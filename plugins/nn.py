@@ -439,6 +439,44 @@ embedding = nn_op("embedding", _embedding_kernel, vjp=(_embedding_grad, None), s
                   doc="Rows of ``weight`` (V, D) at integer ``indices``: ``(*indices.shape, D)``.")
 
 
+#: (dtype type, integer dtype) -> its (smallest, largest) value, for the range check.
+_INT_BOUNDS: dict[tuple[type, Any], tuple[int, int]] = {}
+
+
+def _out_of_range_kernel(
+    xp: Any, indices: Any, /, *, low: int, high: int, allowed: int | None = None
+) -> Any:
+    # One reduction whatever the arguments: an allowed value next to the range widens it,
+    # one inside it changes nothing, and bounds the dtype cannot cross are not compared.
+    if allowed is not None:
+        if low <= allowed < high:
+            allowed = None
+        elif allowed == low - 1:
+            low, allowed = allowed, None
+        elif allowed == high:
+            high, allowed = high + 1, None
+    dtype = indices.dtype
+    key = (type(dtype), dtype)  # never compare dtypes of two libraries
+    bounds = _INT_BOUNDS.get(key)
+    if bounds is None:
+        info = xp.iinfo(dtype)
+        bounds = _INT_BOUNDS[key] = (int(info.min), int(info.max))
+    smallest, largest = bounds
+    outside = indices >= high if high <= largest else None
+    if low > smallest:
+        outside = indices < low if outside is None else outside | (indices < low)
+    if outside is None:  # every value of the dtype lies in the range
+        return xp.zeros((), dtype=xp.bool, device=device_of(indices))
+    if allowed is not None and smallest <= allowed <= largest:
+        outside = outside & (indices != allowed)
+    return xp.any(outside)
+
+
+out_of_range = nn_op("out_of_range", _out_of_range_kernel, differentiable=False,
+                     doc="Whether some integer in ``indices`` lies outside ``[low, high)`` "
+                         "(other than ``allowed``), in one reduction: a 0-d boolean.")
+
+
 def _embedding_backward_with(scatter_add: Any) -> Any:
     """The ``embedding_backward`` kernel that sums the rows with ``scatter_add``."""
 

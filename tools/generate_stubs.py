@@ -58,10 +58,8 @@ KNOWN_NAMES = {
 }  # fmt: skip
 #: Module-level attributes of a generated function's namespace -> its stub file.
 MODULES = {
-    "plugrad": "_api_plugrad.pyi",
-    "plugrad.linalg": "_api_linalg.pyi",
-    "plugrad.fft": "_api_fft.pyi",
-    "plugrad.ops": "_api_ops.pyi",
+    name: f"_api_{name.rpartition('.')[2]}.pyi"
+    for name in ("plugrad", "plugrad.linalg", "plugrad.fft", "plugrad.ops")
 }
 TENSOR_STUB = "_api_tensor.pyi"
 #: What Python itself puts in a class's namespace.

@@ -25,6 +25,7 @@ import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 __all__ = ["DemoResult", "add_parser", "load_data", "main", "train"]
@@ -373,11 +374,16 @@ def _draw_step(stem: str, network: Any, loss_fn: Any, dataset: Dataset) -> str:
     loss.backward(retain_graph=True)  # the picture reads shapes the graph would free
     names = {"images": images, "labels": labels, "loss": loss, **dict(network.named_parameters())}
     title = "one training step (4 images)"
-    options = {"names": names, "show_grads": True, "max_elements": 4, "title": title}
+
+    def render(suffix: str) -> Path:
+        return viz.render(
+            loss, stem + suffix, names=names, show_grads=True, max_elements=4, title=title
+        )
+
     try:
-        path = viz.render(loss, stem + ".svg", **options)
+        path = render(".svg")
     except (ImportError, RuntimeError):  # no graphviz package or no dot program
-        path = viz.render(loss, stem + ".dot", **options)
+        path = render(".dot")
     network.zero_grad()
     return str(path)
 

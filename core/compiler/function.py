@@ -43,6 +43,8 @@ class CompiledFunction:
     Made by :func:`plugrad.compile`; call it as you would call the function.
     """
 
+    fn: Callable[..., Any]
+
     def __init__(
         self,
         fn: Callable[..., Any],
@@ -70,7 +72,7 @@ class CompiledFunction:
         self._last: tuple[Callable[..., Any], tuple[Any, ...]] | None = None
         #: How many captures ran (a test and a user can see re-captures).
         self.captures = 0
-        functools.update_wrapper(self, fn)  # type: ignore[arg-type]
+        functools.update_wrapper(self, fn)
 
     # -- calling ---------------------------------------------------------------------------
 

@@ -38,7 +38,6 @@ from typing import Any
 
 from .. import engine as _engine
 from .. import graph as _graph
-from .. import ops as _ops
 from .. import registry as _registry
 from ..backend_activation import bind_kernel
 from ..errors import GraphBreakError, IndexOutOfRangeError
@@ -572,11 +571,11 @@ def _noting_release(original: Callable[..., Any], tracer: Tracer) -> Callable[..
 def _replayed_range_check(original: Callable[..., Any]) -> Callable[..., Any]:
     """``nn.functional.any_outside`` made a check that every replay repeats (no graph break)."""
 
-    def any_outside(outside: Tensor, what: str) -> bool:
+    def any_outside(flag: Tensor, what: str) -> bool:
         tracer = _active
         if tracer is None or not tracer.recording:
-            return original(outside, what)
-        found = _ops.any(outside)._array
+            return original(flag, what)
+        found = flag._array
         if not isinstance(found, TracedArray):
             return bool(found)
         if bool(found._real):

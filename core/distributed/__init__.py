@@ -22,57 +22,16 @@ Examples
 
 from __future__ import annotations
 
-from .collectives import (
-    all_gather,
-    all_gather_into_tensor,
-    all_reduce,
-    broadcast,
-    gather,
-    irecv,
-    isend,
-    recv,
-    reduce_scatter,
-    reduce_scatter_tensor,
-    scatter,
-    send,
-)
+from . import collectives, process_group
+from .collectives import *  # noqa: F403  (its __all__ is part of ours)
 from .communicator import Communicator, CommunicatorBackend, ReduceOp, Work
-from .process_group import (
-    barrier,
-    communicator_backends,
-    destroy_process_group,
-    get_backend,
-    get_rank,
-    get_world_size,
-    init_process_group,
-    is_available,
-    is_initialized,
-)
+from .process_group import *  # noqa: F403  (its __all__ is part of ours)
 
 __all__ = [
     "Communicator",
     "CommunicatorBackend",
     "ReduceOp",
     "Work",
-    "all_gather",
-    "all_gather_into_tensor",
-    "all_reduce",
-    "barrier",
-    "broadcast",
-    "communicator_backends",
-    "destroy_process_group",
-    "gather",
-    "get_backend",
-    "get_rank",
-    "get_world_size",
-    "init_process_group",
-    "irecv",
-    "is_available",
-    "is_initialized",
-    "isend",
-    "recv",
-    "reduce_scatter",
-    "reduce_scatter_tensor",
-    "scatter",
-    "send",
 ]
+__all__ += collectives.__all__
+__all__ += process_group.__all__

@@ -5,9 +5,10 @@ from __future__ import annotations
 import datetime
 import sys
 import traceback
+from collections.abc import Iterable
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any
+from typing import Any, cast
 
 from ..errors import DistributedError
 from .communicator import Communicator, CommunicatorBackend
@@ -51,7 +52,8 @@ def communicator_backends() -> dict[str, tuple[CommunicatorBackend, str]]:
     assert manager is not None, "plugrad has not finished loading"
     found: dict[str, tuple[CommunicatorBackend, str]] = {}
     for impl in manager.hook.plugrad_communicators.get_hookimpls():
-        for backend in impl.function() or ():
+        # pluggy types what an implementation returns as object: the loop checks each item.
+        for backend in cast("Iterable[object]", impl.function() or ()):
             if not isinstance(backend, CommunicatorBackend) or not backend.name:
                 raise DistributedError(
                     f"plugin {impl.plugin_name!r}: plugrad_communicators() returned "

@@ -131,14 +131,14 @@ class Sequential(ModuleList):
     (Linear(in_features=8, out_features=1, bias=True), 2)
     """
 
-    def __init__(self, *modules: Module | Mapping[str, Module]) -> None:
+    def __init__(self, *modules: Module | Mapping[str, Module | None]) -> None:
         Module.__init__(self)
         if len(modules) == 1 and isinstance(modules[0], Mapping):
             for name, module in modules[0].items():
                 self.add_module(name, module)
         else:
-            for module in modules:
-                self.append(module)  # type: ignore[arg-type]
+            for layer in modules:
+                self.append(layer)  # type: ignore[arg-type]  # append rejects a mapping here
 
     def __getitem__(self, index: int | slice) -> Any:
         if isinstance(index, slice):

@@ -373,25 +373,23 @@ def _class_target_shape(function: str, input: Tensor, target: Tensor) -> None:
         )
 
 
-def any_outside(outside: Tensor, what: str) -> bool:
-    """Whether any element of the boolean ``outside`` is true: some index is out of range.
+def any_outside(found: Tensor, what: str) -> bool:
+    """Whether ``found``, the 0-d result of ``plugrad.ops.out_of_range``, is true.
 
     Under :func:`plugrad.compile` the check is part of the plan: every replay
     makes it again and raises :class:`~plugrad.errors.IndexOutOfRangeError`
     saying ``what`` was found.
     """
-    return bool(_ops.any(outside))
+    return bool(found._array)
 
 
 def _check_class_range(function: str, target: Tensor, classes: int, ignore_index: int) -> None:
     """Refuse class targets outside ``[0, classes)`` other than ``ignore_index`` (one reduction)."""
-    with no_grad():
-        outside = (target < 0) | (target >= classes)
-        if ignore_index < 0 or ignore_index >= classes:
-            outside = outside & (target != ignore_index)
-        if not any_outside(outside, f"{function}(): class targets outside [0, {classes})"):
-            return
-        bad = _ops.reshape(target, (-1,))[_ops.reshape(outside, (-1,))]
+    found = _ops.out_of_range(target, low=0, high=classes, allowed=ignore_index)
+    if not any_outside(found, f"{function}(): class targets outside [0, {classes})"):
+        return
+    outside = ((target < 0) | (target >= classes)) & (target != ignore_index)
+    bad = _ops.reshape(target, (-1,))[_ops.reshape(outside, (-1,))]
     raise IndexOutOfRangeError(
         f"{function}(): class targets must lie in [0, {classes}) (there are {classes} classes) "
         f"or equal ignore_index={ignore_index}, but {bad.size} of them do not, e.g. "
@@ -673,11 +671,10 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None) -> 
 
 def _check_indices(indices: Tensor, rows: int) -> None:
     """Refuse embedding indices outside ``[0, rows)`` (one reduction)."""
-    with no_grad():
-        outside = (indices < 0) | (indices >= rows)
-        if not any_outside(outside, f"embedding(): indices outside [0, {rows})"):
-            return
-        bad = _ops.reshape(indices, (-1,))[_ops.reshape(outside, (-1,))]
+    found = _ops.out_of_range(indices, low=0, high=rows)
+    if not any_outside(found, f"embedding(): indices outside [0, {rows})"):
+        return
+    bad = _ops.reshape(indices, (-1,))[_ops.reshape((indices < 0) | (indices >= rows), (-1,))]
     raise IndexOutOfRangeError(
         f"embedding(): indices must lie in [0, {rows}) (the weight has {rows} rows), but "
         f"{bad.size} of them do not, e.g. {bad[0].item()}; negative indices do not count from "
@@ -782,7 +779,7 @@ def _pool_arguments(
     function: str,
     input: Tensor,
     kernel_size: IntPair,
-    stride: IntPair | None,
+    stride: IntPair | tuple[()] | None,
     padding: IntPair,
     dilation: IntPair,
 ) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int], tuple[int, int]]:

@@ -103,7 +103,7 @@ class Module:
             if getattr(exc, "_layer_named", False):
                 raise
             layered = ShapeError(f"in the layer {self!r}: {exc}")
-            layered._layer_named = True  # the innermost layer is the one to name
+            vars(layered)["_layer_named"] = True  # the innermost layer is the one to name
             raise layered from exc
 
     # -- registration ---------------------------------------------------------------------
@@ -486,10 +486,10 @@ class Module:
                 if value is not None:
                     key = f"{module_prefix}.{name}" if module_prefix else name
                     out[key] = value if keep_vars else value.detach()
-            for name, value in module._buffers.items():
-                if value is not None and name not in module._non_persistent_buffers:
+            for name, buffer in module._buffers.items():
+                if buffer is not None and name not in module._non_persistent_buffers:
                     key = f"{module_prefix}.{name}" if module_prefix else name
-                    out[key] = value if keep_vars else value.detach()
+                    out[key] = buffer if keep_vars else buffer.detach()
         return out
 
     def load_state_dict(

@@ -97,7 +97,7 @@ class Optimizer:
                 "dicts) as params, not a single Tensor; pass [tensor]"
             )
         _refuse_unordered(params, type(self).__name__)
-        groups = list(params)
+        groups: list[Any] = list(params)
         if not groups:
             raise ValueError(
                 f"{type(self).__name__} got an empty parameter list; pass the tensors to optimize"
@@ -296,12 +296,14 @@ class Optimizer:
             entries = []
             for param in params:
                 entry = state.get(param)
-                if entry is not None:
-                    entry = tuple(
+                entries.append(
+                    None
+                    if entry is None
+                    else tuple(
                         (k, id(v) if isinstance(v, Tensor) else type(v))
                         for k, v in sorted(entry.items())
                     )
-                entries.append(entry)
+                )
             groups.append((tuple(map(id, params)), options, tuple(entries)))
         return tuple(groups)
 

@@ -272,9 +272,9 @@ class _Drawing:
                 continue
             for index, hook in getattr(item, "_hooks", None) or ():
                 if isinstance(hook, _RetainGrad):
-                    tensor = hook.tensor()
-                    if tensor is not None:
-                        self.slot_tensors.setdefault((id(item), index), tensor)
+                    retained = hook.tensor()
+                    if retained is not None:
+                        self.slot_tensors.setdefault((id(item), index), retained)
             for index, edge in enumerate(item.next_functions):
                 if edge is not None and isinstance(edge[0], Node):
                     slot = (id(edge[0]), edge[1])

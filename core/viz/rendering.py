@@ -206,17 +206,8 @@ def render(
     PosixPath('.../exp.svg')
     """
     format_of(Path(path))  # a bad suffix fails before any work
-    picture = graph(
-        outputs,
-        names=names,
-        show_values=show_values,
-        show_grads=show_grads,
-        backward=backward,
-        rankdir=rankdir,
-        max_elements=max_elements,
-        title=title,
-    )
-    return picture.render(path)
+    drawing = draw(outputs, names, show_values, show_grads, backward, rankdir, max_elements, title)
+    return Graph(drawing.source, drawing.node_count, drawing.edge_count).render(path)
 
 
 def format_of(path: Path) -> str:

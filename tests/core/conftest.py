@@ -66,7 +66,10 @@ def registry_snapshot() -> dict[str, Any]:
         "xp": sorted(vars(device.xp)),
         "sources": {b: dict(s) for b, s in state.kernel_sources.items()},
         "plugrad.ops": sorted(vars(plugrad.ops)),
-        "plugrad": sorted(vars(plugrad)),
+        # Submodules imported on first use (plugrad.plugin_control, ...) are not registry state.
+        "plugrad": sorted(
+            k for k, v in vars(plugrad).items() if not isinstance(v, types.ModuleType)
+        ),
         "tensor": sorted(vars(plugrad.Tensor)),
         "methods": dict(state.methods),
         "rules": {name: op.vjps for name, op in state.ops.items()},

@@ -8,6 +8,34 @@ from typing import Any
 import plugrad
 
 
+class Square(plugrad.Function):
+    """``x * x``, saving ``x``; backward ``2 * x * g``."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return 2 * x * g
+
+
+class Cube(plugrad.Function):
+    """``x * x * x``, saving ``x``; backward ``3 * x * x * g``."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x * x
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return 3.0 * x * x * g
+
+
 class Exp(plugrad.Function):
     """exp, with backward ``g * exp(z)``: right for real inputs; for complex ones the
     convention needs ``g * conj(exp(z))``."""

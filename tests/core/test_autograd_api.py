@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 import pytest
-from functions import Exp, identity_with_backward
+from functions import Cube, Exp, Square, identity_with_backward
 
 import plugrad
 from plugrad.autograd import grad
@@ -138,12 +138,7 @@ def test_detach_in_place() -> None:
 # -- higher order must never be silently wrong -------------------------------------------------
 
 
-class RawSquare(plugrad.Function):
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return x * x
-
+class RawSquare(Square):
     @staticmethod
     @plugrad.autograd.once_differentiable
     def backward(ctx, g):
@@ -213,24 +208,14 @@ def test_gradcheck_accepts_correct_gradients() -> None:
     assert plugrad.autograd.gradgradcheck(lambda a, b: plugrad.exp(a * b) / (b * b), (x, w))
 
 
-class WrongGradient(plugrad.Function):
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return x * x
-
+class WrongGradient(Square):
     @staticmethod
     def backward(ctx, g):
         (x,) = ctx.saved_tensors
         return g * x * 3  # should be 2
 
 
-class NotTwiceDifferentiable(plugrad.Function):
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return x * x * x
-
+class NotTwiceDifferentiable(Cube):
     @staticmethod
     def backward(ctx, g):
         (x,) = ctx.saved_tensors

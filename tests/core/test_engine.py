@@ -7,6 +7,7 @@ import math
 import threading
 import weakref
 
+import array_api_strict
 import numpy as np
 import pytest
 from functions import identity_with_backward
@@ -543,6 +544,69 @@ def test_a_bad_gradient_is_refused_naming_op_and_plugin(
     assert x.grad is None
 
 
+BAD_KERNELS = [
+    ("tuple", lambda xp, x: (x, x), "returned a tuple, not an array of backend 'numpy'",
+     "declares multiple_outputs=True"),
+    ("list", lambda xp, x: [1.0], "returned a list, not an array of backend 'numpy'", None),
+    ("float", lambda xp, x: 1.0, "returned a float, not an array of backend 'numpy'", None),
+    ("strict array", lambda xp, x: array_api_strict.asarray([1.0]),
+     "returned a array_api_strict._array_object.Array, not an array of backend 'numpy'", None),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("requires_grad", [False, True], ids=["no_grad", "grad"])
+@pytest.mark.parametrize(
+    ("case", "forward", "message", "hint"), BAD_KERNELS, ids=[k[0] for k in BAD_KERNELS]
+)
+def test_a_kernel_returning_no_array_is_refused_naming_op_and_plugin(
+    plugin, registered, on_numpy, still_works, case, forward, message, hint, requires_grad
+) -> None:
+    from plugrad.opdef import op
+
+    bad = op("bad_kernel_op", lambda xp, x, /: forward(xp, x)).vjp(lambda xp, g, ans, x: g)
+    registered(plugin(ops=[bad]), "culprit")
+    x = plugrad.tensor([1.0, 2.0, 3.0], requires_grad=requires_grad)
+    with plugrad.plugins.checking(False), pytest.raises(PluginOutputError, match=message) as info:
+        plugrad.ops.bad_kernel_op(x)
+    text = str(info.value)
+    assert text.startswith("plugin 'culprit', op 'bad_kernel_op': its generic kernel ")
+    assert hint is None or hint in text
+    with pytest.raises(PluginOutputError, match=message):  # every call, not only the first
+        plugrad.ops.bad_kernel_op(x)
+    still_works()
+
+
+def test_an_override_kernel_returning_no_array_names_its_own_plugin(
+    plugin, registered, on_numpy
+) -> None:
+    from plugrad.kerneldef import kernel
+    from plugrad.opdef import op
+
+    good = op("overridden_op", lambda xp, x, y, /: x + y)
+    registered(plugin(ops=[good.vjp(lambda xp, g, ans, x, y: g, None)]), "owner")
+    registered(plugin(kernels=[kernel("overridden_op", backend="numpy",
+                                      fn=lambda xp, x, y, /: (x, y))]), "override")  # fmt: skip
+    x = plugrad.tensor([1.0, 2.0])
+    with pytest.raises(PluginOutputError, match="returned a tuple") as info:
+        plugrad.ops.overridden_op(x, x)
+    assert str(info.value).startswith("plugin 'owner', op 'overridden_op': its override kernel")
+    assert "(from plugin 'override')" in str(info.value)
+
+
+def test_an_op_with_several_outputs_must_return_arrays(plugin, registered, on_numpy) -> None:
+    from plugrad.opdef import op
+
+    halves = op("halves_op", lambda xp, x, /: (x[:1], "not an array"), multiple_outputs=True,
+                differentiable=False)  # fmt: skip
+    single = op("single_op", lambda xp, x, /: x[:1], multiple_outputs=True, differentiable=False)
+    registered(plugin(ops=[halves, single]), "culprit")
+    x = plugrad.tensor([1.0, 2.0])
+    with pytest.raises(PluginOutputError, match="returned a str as one output, not an array"):
+        plugrad.ops.halves_op(x)
+    with pytest.raises(PluginOutputError, match="must return a tuple of arrays, one per output"):
+        plugrad.ops.single_op(x)
+
+
 def test_a_gradient_of_another_precision_is_cast_to_the_input_dtype(
     plugin, registered, on_numpy
 ) -> None:
@@ -553,6 +617,33 @@ def test_a_gradient_of_another_precision_is_cast_to_the_input_dtype(
     with plugrad.plugins.checking(False):
         plugrad.ops.lower_rule_op(x).sum().backward()
     assert x.grad.dtype == plugrad.float64 and x.grad.tolist() == [1.0, 1.0]
+
+
+def test_a_gradient_with_an_equal_dtype_object_is_accepted(plugin, registered, on_numpy) -> None:
+    # The engine's fast check compares dtypes by identity; an equal dtype that is another
+    # object must still pass (through the full check), unchanged.
+    def rule(xp, g, ans, x):
+        return g.view(g.dtype.newbyteorder("="))
+
+    registered(plugin(ops=[_unary_op("dtype_copy_op", rule)]), "copies")
+    x = plugrad.tensor([1.0, 2.0], dtype=plugrad.float64, requires_grad=True)
+    y = plugrad.ops.dtype_copy_op(x) * 3.0
+    y.sum().backward()
+    assert x.grad.tolist() == [3.0, 3.0] and x.grad.dtype == plugrad.float64
+
+
+@pytest.mark.parametrize(
+    ("x_shape", "s_shape"),
+    [((2, 3), (3,)), ((2, 3), (1, 3)), ((2, 3), (2, 1)), ((4, 1, 3), (2, 1)), ((2, 3), ())],
+)
+def test_broadcast_gradients_sum_back_to_every_input_shape(x_shape, s_shape) -> None:
+    x = plugrad.ones(x_shape, dtype=plugrad.float64, requires_grad=True)
+    s = plugrad.ones(s_shape, dtype=plugrad.float64, requires_grad=True)
+    (x * s * 2.0).sum().backward()
+    expected = np.broadcast_to(np.ones(s_shape), np.broadcast_shapes(x_shape, s_shape))
+    expected = 2.0 * expected.sum() / np.prod(s_shape, dtype=int)
+    assert s.grad.shape == s_shape and x.grad.shape == x_shape
+    np.testing.assert_allclose(s.grad.numpy(), np.full(s_shape, expected))
 
 
 def test_a_broadcasting_op_gets_its_gradient_summed_back(plugin, registered, on_numpy) -> None:

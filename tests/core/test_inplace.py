@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from functions import Exp, Square
 
 import plugrad
 from plugrad.errors import BackwardError, DtypeError, InPlaceModificationError, ShapeError
@@ -138,17 +139,6 @@ def test_detach_shares_the_version_counter() -> None:
 
 
 def test_function_saved_tensors_are_version_checked() -> None:
-    class Square(plugrad.Function):
-        @staticmethod
-        def forward(ctx, t):
-            ctx.save_for_backward(t)
-            return t * t
-
-        @staticmethod
-        def backward(ctx, g):
-            (t,) = ctx.saved_tensors
-            return 2 * t * g
-
     x = leaf(3.0)
     y = x * 1
     out = Square.apply(y)
@@ -255,18 +245,6 @@ def test_unchanged_saved_output_still_differentiates() -> None:
 
 
 def test_saved_output_of_a_function_changed_in_place_raises() -> None:
-    class Exp(plugrad.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            out = plugrad.exp(x)
-            ctx.save_for_backward(out)
-            return out
-
-        @staticmethod
-        def backward(ctx, g):
-            (out,) = ctx.saved_tensors
-            return g * out
-
     x = leaf(0.5)
     z = Exp.apply(x)
     with plugrad.no_grad():

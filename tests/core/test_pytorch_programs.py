@@ -7,11 +7,7 @@ module of the same dotted name, and the losses must agree.
 
 from __future__ import annotations
 
-import contextlib
-import sys
-import types
-from collections.abc import Iterator
-
+import as_torch
 import numpy as np
 import pytest
 
@@ -124,36 +120,8 @@ def run(data):
 """
 
 
-@contextlib.contextmanager
-def plugrad_as_torch() -> Iterator[None]:
-    """Make ``import torch...`` give the plugrad modules of the same dotted names."""
-    __import__("plugrad.nn.functional")
-    __import__("plugrad.optim")
-    saved = {name: module for name, module in sys.modules.items() if name.split(".")[0] == "torch"}
-    aliases = {
-        "torch" + name[len("plugrad") :]: module
-        for name, module in list(sys.modules.items())
-        if name == "plugrad" or name.startswith("plugrad.")
-    }
-    for name in saved:
-        del sys.modules[name]
-    sys.modules.update(aliases)
-    try:
-        yield
-    finally:
-        for name in aliases:
-            sys.modules.pop(name, None)
-        sys.modules.update(saved)
-
-
 def run_program(source: str, data: dict, *, as_plugrad: bool) -> list[float]:
-    module = types.ModuleType("pytorch_program")
-    if as_plugrad:
-        with plugrad_as_torch():
-            exec(compile(source, "pytorch_program", "exec"), module.__dict__)
-            return module.run(data)
-    exec(compile(source, "pytorch_program", "exec"), module.__dict__)
-    return module.run(data)
+    return as_torch.run_program(source, "pytorch_program", data, as_plugrad=as_plugrad)
 
 
 def starting_values() -> dict:
@@ -203,7 +171,7 @@ def test_a_pytorch_program_gives_pytorchs_losses_with_plugrad_as_torch(name) -> 
 def test_the_alias_is_undone() -> None:
     import torch
 
-    with plugrad_as_torch():
+    with as_torch.plugrad_as_torch():
         import torch as inside
     import torch as after
 

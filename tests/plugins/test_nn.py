@@ -51,6 +51,13 @@ def np_gelu(x, approximate="none"):
     return 0.5 * x * (1 + _erf(x / math.sqrt(2)))
 
 
+def np_out_of_range(t, low, high, allowed=None):
+    outside = (t.astype(np.int64) < low) | (t.astype(np.int64) >= high)
+    if allowed is not None:
+        outside &= t.astype(np.int64) != allowed
+    return np.array(outside.any())
+
+
 def np_log_softmax(x, axis):
     shifted = x - np.max(x, axis=axis, keepdims=True)
     return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
@@ -284,6 +291,26 @@ CASES = [
         # The padding row (2) is not among the indices: a used one has no gradient by
         # design, which finite differences cannot confirm (see the test below).
         for id, padding_idx in [("embedding", None), ("embedding-padding", 2)]
+    ),
+    *(
+        OpCase(
+            "out_of_range",
+            f"out_of_range-{id}",
+            lambda t, options=options: ops.out_of_range(t, **options),
+            lambda t, options=options: np_out_of_range(t, **options),
+            inputs=[values],
+        )
+        for id, values, options in [
+            ("inside", TARGET, {"low": 0, "high": 4}),
+            ("past-the-end", TARGET, {"low": 0, "high": 3}),
+            ("allowed-far", TARGET_IGNORED, {"low": 0, "high": 4, "allowed": -100}),
+            ("allowed-below", np.array([-1, 0, 3]), {"low": 0, "high": 4, "allowed": -1}),
+            ("allowed-above", np.array([4, 0, 3]), {"low": 0, "high": 4, "allowed": 4}),
+            ("allowed-inside", np.array([-1, 0]), {"low": 0, "high": 4, "allowed": 2}),
+            ("uint8-wide", np.array([0, 255], np.uint8), {"low": 0, "high": 300, "allowed": -1}),
+            ("uint8-top", np.array([0, 255], np.uint8), {"low": 0, "high": 255}),
+            ("empty", np.zeros(0, np.int64), {"low": 0, "high": 1}),
+        ]
     ),
     OpCase(
         "embedding_backward",

@@ -9,12 +9,9 @@ module of the same dotted name (``torch.nn``, ``torch.optim.lr_scheduler``,
 
 from __future__ import annotations
 
-import contextlib
-import sys
-import types
-from collections.abc import Iterator
 from pathlib import Path
 
+import as_torch
 import numpy as np
 import pytest
 
@@ -32,35 +29,10 @@ NOT_YET = {
 }
 
 
-@contextlib.contextmanager
-def plugrad_as_torch() -> Iterator[None]:
-    """Make ``import torch...`` give the plugrad modules of the same dotted names."""
-    for name in ("nn.functional", "optim", "optim.lr_scheduler", "utils.data"):
-        __import__(f"plugrad.{name}")
-    saved = {name: module for name, module in sys.modules.items() if name.split(".")[0] == "torch"}
-    aliases = {
-        "torch" + name[len("plugrad") :]: module
-        for name, module in list(sys.modules.items())
-        if name == "plugrad" or name.startswith("plugrad.")
-    }
-    for name in saved:
-        del sys.modules[name]
-    sys.modules.update(aliases)
-    try:
-        yield
-    finally:
-        for name in aliases:
-            sys.modules.pop(name, None)
-        sys.modules.update(saved)
-
-
 def run_program(name: str, data: dict, *, as_plugrad: bool) -> list[float]:
     source = (HERE / f"{name}.py").read_text()
-    module = types.ModuleType(f"tutorial_{name}")
-    context = plugrad_as_torch() if as_plugrad else contextlib.nullcontext()
-    with context:
-        exec(compile(source, str(HERE / f"{name}.py"), "exec"), module.__dict__)
-        return [float(v) for v in module.run(data)]
+    path = str(HERE / f"{name}.py")
+    return [float(v) for v in as_torch.run_program(source, path, data, as_plugrad=as_plugrad)]
 
 
 def starting_values() -> dict:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import weakref
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ... import distributed as dist
@@ -130,7 +130,9 @@ class DistributedDataParallel(Module):
         object.__setattr__(self, "_sync", True)
         object.__setattr__(self, "_committed", 0)
         object.__setattr__(self, "_parameter_count", len(parameters))
-        handles = [p.register_post_accumulate_grad_hook(self._grad_accumulated) for p in parameters]
+        handles: list[Any] = [
+            p.register_post_accumulate_grad_hook(self._grad_accumulated) for p in parameters
+        ]
         # The engine keeps its callbacks until removed: let it hold this model only weakly.
         model = weakref.ref(self)
 
@@ -201,7 +203,7 @@ class DistributedDataParallel(Module):
             t._bump_version()
 
     @staticmethod
-    def _make_buckets(parameters: list[Tensor], cap_mb: float) -> list[_Bucket]:
+    def _make_buckets(parameters: Sequence[Tensor], cap_mb: float) -> list[_Bucket]:
         cap = cap_mb * 1024 * 1024
         buckets: list[_Bucket] = []
         open_groups: dict[tuple[Any, str], list[Tensor]] = {}

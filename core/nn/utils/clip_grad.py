@@ -13,7 +13,8 @@ from ...tensor import Tensor
 __all__ = ["clip_grad_norm_", "clip_grad_value_"]
 
 
-def _with_grads(parameters: Tensor | Iterable[Tensor]) -> list[Tensor]:
+def _grads(parameters: Tensor | Iterable[Tensor]) -> list[Tensor]:
+    """The gradients of the parameters that have one."""
     if isinstance(parameters, Tensor):
         parameters = [parameters]
     found = []
@@ -21,7 +22,7 @@ def _with_grads(parameters: Tensor | Iterable[Tensor]) -> list[Tensor]:
         if not isinstance(p, Tensor):
             raise TypeError(f"parameters must be Tensors; item {position} is {type(p).__name__}")
         if p.grad is not None:
-            found.append(p)
+            found.append(p.grad)
     return found
 
 
@@ -68,11 +69,10 @@ def clip_grad_norm_(
     norm_type = float(norm_type)
     if norm_type <= 0 or math.isnan(norm_type):
         raise ValueError(f"norm_type must be positive (or inf), got {norm_type}")
-    with_grads = _with_grads(parameters)
+    grads = _grads(parameters)
     with no_grad():
-        if not with_grads:
+        if not grads:
             return asarray(0.0)
-        grads = [p.grad for p in with_grads]
         if norm_type == math.inf:
             per_tensor = [ops.max(ops.abs(g)) for g in grads]
             total = ops.max(ops.stack(per_tensor))
@@ -107,5 +107,5 @@ def clip_grad_value_(parameters: Tensor | Iterable[Tensor], clip_value: float) -
     if clip_value < 0 or math.isnan(clip_value):
         raise ValueError(f"clip_value must be a non-negative number, got {clip_value}")
     with no_grad():
-        for p in _with_grads(parameters):
-            p.grad.copy_(ops.clip(p.grad, -clip_value, clip_value))
+        for g in _grads(parameters):
+            g.copy_(ops.clip(g, -clip_value, clip_value))

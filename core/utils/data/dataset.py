@@ -187,7 +187,7 @@ def random_split(
             f"got {lengths}"
         )
     order = permutation(n, generator)
-    subsets = []
+    subsets: list[Subset[Any]] = []
     start = 0
     for size in sizes:
         subsets.append(Subset(dataset, order[start : start + size]))

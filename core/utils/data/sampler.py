@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Iterator, Sized
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from ... import dtypes as _dtypes
 from ...errors import DistributedError
@@ -36,14 +36,17 @@ def _check_count(name: str, value: Any, *, at_least: int) -> int:
     return value
 
 
-class Sampler:
+_Index = TypeVar("_Index", covariant=True)
+
+
+class Sampler(Generic[_Index]):
     """Base class: an iterable of dataset indices (subclasses implement ``__iter__``)."""
 
-    def __iter__(self) -> Iterator[int]:
+    def __iter__(self) -> Iterator[_Index]:
         raise NotImplementedError(f"{type(self).__name__} must implement __iter__")
 
 
-class SequentialSampler(Sampler):
+class SequentialSampler(Sampler[int]):
     """``0, 1, ..., len(data_source) - 1``.
 
     Examples
@@ -63,7 +66,7 @@ class SequentialSampler(Sampler):
         return len(self.data_source)
 
 
-class RandomSampler(Sampler):
+class RandomSampler(Sampler[int]):
     """The indices in a random order (a new one each pass), or drawn with replacement.
 
     Parameters
@@ -118,7 +121,7 @@ class RandomSampler(Sampler):
         return self.num_samples
 
 
-class BatchSampler(Sampler):
+class BatchSampler(Sampler[list[int]]):
     """Groups the indices of ``sampler`` into lists of ``batch_size``.
 
     Examples
@@ -148,7 +151,7 @@ class BatchSampler(Sampler):
         return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
 
 
-class DistributedSampler(Sampler):
+class DistributedSampler(Sampler[int]):
     """Each process of a distributed job reads its own share of the dataset.
 
     Every pass the indices are shuffled the same way on every rank (seeded by

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from functions import Cube
 
 import plugrad
 from plugrad.errors import CompileError, CompileWarning, GraphBreakError
@@ -428,6 +429,12 @@ def test_training_trajectory_compiled_equals_eager_over_50_steps(make_optimizer)
         _same(a, b)
 
 
+def _train_step(x, model, optimizer):
+    optimizer.zero_grad()
+    model(x).sum().backward()
+    optimizer.step()
+
+
 def test_optimizer_numbers_are_operands_only_in_a_compiled_step():
     class Careless(plugrad.optim.SGD):
         def _update_group(self, group, numbers):
@@ -435,14 +442,8 @@ def test_optimizer_numbers_are_operands_only_in_a_compiled_step():
             super()._update_group(group, [lr * 0.5])  # arithmetic on a replayed number
 
     model, optimizer = _model_and_optimizer(lambda p: Careless(p, lr=0.1))
+    train = plugrad.compile(lambda x: _train_step(x, model, optimizer))
     x = plugrad.ones((2, 4))
-
-    @plugrad.compile
-    def train(x):
-        optimizer.zero_grad()
-        model(x).sum().backward()
-        optimizer.step()
-
     with pytest.raises(TypeError, match="only be an operand of an array operation"):
         train(x)
 
@@ -451,23 +452,17 @@ def test_an_optimizer_whose_state_is_replaced_is_captured_again():
     model, optimizer = _model_and_optimizer(lambda p: plugrad.optim.Adam(p, lr=0.01))
     reference, eager_optimizer = _model_and_optimizer(lambda p: plugrad.optim.Adam(p, lr=0.01))
     x = plugrad.ones((2, 4))
-
-    def train(x, model, optimizer):
-        optimizer.zero_grad()
-        model(x).sum().backward()
-        optimizer.step()
-
-    compiled = plugrad.compile(lambda x: train(x, model, optimizer))
+    compiled = plugrad.compile(lambda x: _train_step(x, model, optimizer))
     for _ in range(3):
         compiled(x)
-        train(x, reference, eager_optimizer)
+        _train_step(x, reference, eager_optimizer)
     captures = compiled.captures
     saved = eager_optimizer.state_dict()
     eager_optimizer.load_state_dict(saved)  # the same values in new state tensors
     optimizer.load_state_dict(optimizer.state_dict())
     for _ in range(2):
         compiled(x)
-        train(x, reference, eager_optimizer)
+        _train_step(x, reference, eager_optimizer)
     assert compiled.captures == captures + 1
     for a, b in zip(model.parameters(), reference.parameters()):
         _same(a, b)
@@ -480,9 +475,7 @@ def test_learning_rate_scheduler_steps_are_replayed():
 
     @plugrad.compile
     def train(x):
-        optimizer.zero_grad()
-        model(x).sum().backward()
-        optimizer.step()
+        _train_step(x, model, optimizer)
         scheduler.step()
 
     for _ in range(4):
@@ -514,17 +507,6 @@ def test_module_forward_under_no_grad_and_create_graph():
 
 
 def test_func_grad_and_custom_function_are_captured():
-    class Cube(plugrad.Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            return x * x * x
-
-        @staticmethod
-        def backward(ctx, grad):
-            (x,) = ctx.saved_tensors
-            return 3.0 * x * x * grad
-
     def f(x):
         value, pullback = plugrad.func.vjp(lambda t: Cube.apply(t).sum(), x)
         (gradient,) = pullback(plugrad.ones_like(value))

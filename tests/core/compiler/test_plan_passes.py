@@ -28,6 +28,19 @@ def _program(a):
     return plugrad.exp(a) * 2.0
 
 
+def _exp_replaced_by(function):
+    def rewrite(plan: Plan) -> Plan:
+        steps = [
+            Step("call", s.out, function, s.args, s.kwargs, s.effect)
+            if s.kind == "call" and s.target == "xp.exp"
+            else s
+            for s in plan.steps
+        ]
+        return dataclasses.replace(plan, steps=steps)
+
+    return rewrite
+
+
 def test_a_plugin_pass_rewrites_the_replayed_code(registered):
     calls = []
 
@@ -35,16 +48,7 @@ def test_a_plugin_pass_rewrites_the_replayed_code(registered):
         calls.append(x.shape)
         return np.exp(x)
 
-    def exp_through_counter(plan: Plan) -> Plan:
-        steps = [
-            Step("call", s.out, counted_exp, s.args, s.kwargs, s.effect)
-            if s.kind == "call" and s.target == "xp.exp"
-            else s
-            for s in plan.steps
-        ]
-        return dataclasses.replace(plan, steps=steps)
-
-    registered(_pass_plugin(exp_through_counter), "counting_pass")
+    registered(_pass_plugin(_exp_replaced_by(counted_exp)), "counting_pass")
     compiled = plugrad.compile(_program)
     a = plugrad.tensor([0.0, 1.0])
     source = compiled.code(a)
@@ -83,19 +87,6 @@ def test_a_pass_that_is_not_a_function_of_one_plan_is_rejected(answer):
 
 
 # -- checking mode: a rewritten plan must agree with the plan it rewrote ----------------
-
-
-def _exp_replaced_by(function):
-    def rewrite(plan: Plan) -> Plan:
-        steps = [
-            Step("call", s.out, function, s.args, s.kwargs, s.effect)
-            if s.kind == "call" and s.target == "xp.exp"
-            else s
-            for s in plan.steps
-        ]
-        return dataclasses.replace(plan, steps=steps)
-
-    return rewrite
 
 
 def _training_step(x, w):

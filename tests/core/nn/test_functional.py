@@ -464,6 +464,10 @@ _IGNORE_INDEX_CASES = [
     ([2, 1, 2], {"ignore_index": 2, "reduction": "sum"}),
     ([2, 1, 0], {"ignore_index": 2, "reduction": "none"}),
     ([2, 1, 0], {"ignore_index": 0, "weight": [0.5, 1.0, 2.0, 1.5]}),
+    ([4, 1, 4], {"ignore_index": 4}),  # one past the last class
+    ([255, 1, 0], {"ignore_index": 255, "reduction": "sum"}),  # far past it
+    ([-100, 3, -100], {}),  # the default
+    ([0, 3, 3], {}),  # the edges of the range
 ]
 
 
@@ -491,6 +495,54 @@ def test_ignore_index_matches_pytorch(loss, target, options) -> None:
     theirs.sum().backward()
     np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-12)
     np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("loss", ["cross_entropy", "nll_loss"])
+@pytest.mark.parametrize(
+    ("target", "ignore_index"),
+    [([4, 0], 3), ([5, 4], 4), ([-2, -1], -1), ([-1, 0], 255), ([0, -100], -101)],
+)
+def test_targets_pytorch_refuses_are_refused(loss, target, ignore_index) -> None:
+    logits = np.zeros((2, 4))
+    tf = torch.nn.functional
+    scores = (lambda x: x) if loss == "cross_entropy" else (lambda x: tf.log_softmax(x, 1))
+    with pytest.raises((IndexError, RuntimeError)):
+        getattr(tf, loss)(scores(torch.tensor(logits)), torch.tensor(target),
+                          ignore_index=ignore_index)  # fmt: skip
+    x = plugrad.asarray(logits)
+    ours = (lambda x: x) if loss == "cross_entropy" else (lambda x: F.log_softmax(x, 1))
+    with pytest.raises(IndexOutOfRangeError, match=r"must lie in \[0, 4\)"):
+        getattr(F, loss)(ours(x), plugrad.tensor(target), ignore_index=ignore_index)
+
+
+def _ops_run(function):
+    """The ops whose kernels ``function()`` runs, in order."""
+    device = plugrad.ones(1).device
+    names = []
+
+    class Counting(dict):
+        def __getitem__(self, name):
+            names.append(name)
+            return super().__getitem__(name)
+
+    kernels = device.kernels
+    device.kernels = Counting(kernels)
+    try:
+        function()
+    finally:
+        device.kernels = kernels
+    return names
+
+
+def test_range_checks_cost_one_op_each() -> None:
+    logits, target = plugrad.zeros((3, 4)), plugrad.tensor([0, 3, -100])
+    assert _ops_run(lambda: F.cross_entropy(logits, target, reduction="none")) == [
+        "out_of_range", "cross_entropy"
+    ]  # fmt: skip
+    weight = plugrad.ones((3, 2))
+    assert _ops_run(lambda: F.embedding(plugrad.tensor([2, 0]), weight)) == [
+        "out_of_range", "embedding"
+    ]  # fmt: skip
 
 
 @pytest.mark.parametrize("bad", [-1, 3, 100])

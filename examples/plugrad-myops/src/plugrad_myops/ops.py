@@ -47,9 +47,9 @@ def _softplus_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
 softplus = op(
     "softplus",
     _softplus,
+    vjp=_softplus_grad,
     kernels={"numpy": _softplus_numpy, "cupy": _cupy.softplus},
-    saves=("x",),
-    method=True,
+    methods="softplus",
     doc="""Softplus, ``log(1 + exp(x))`` element-wise, computed without overflow.
 
     A smooth ReLU: about ``x`` for large ``x``, about ``exp(x)`` for very negative
@@ -68,7 +68,7 @@ softplus = op(
     >>> plugrad.ops.softplus(plugrad.tensor([-1000.0, 1000.0]))
     tensor([   0., 1000.])
     """,
-).vjp(_softplus_grad)
+)
 
 
 # -- smooth_max ------------------------------------------------------------------------
@@ -88,9 +88,13 @@ def _logaddexp_numpy(xp: Any, x1: Any, x2: Any, /) -> Any:
 smooth_max = op(
     "smooth_max",
     _smooth_max,
+    vjp=(
+        # d/dx1 = exp(x1) / (exp(x1) + exp(x2)) = exp(x1 - ans); x1 - ans <= 0, so no overflow.
+        lambda xp, g, ans, x1, x2: g * xp.exp(x1 - ans),
+        lambda xp, g, ans, x1, x2: g * xp.exp(x2 - ans),
+    ),
     kernels={"numpy": _logaddexp_numpy, "cupy": _cupy.smooth_max},
     broadcasting=True,
-    saves=("x1", "x2", "ans"),
     doc="""A smooth maximum, ``log(exp(x1) + exp(x2))``, element-wise and without overflow.
 
     Examples
@@ -100,8 +104,4 @@ smooth_max = op(
     >>> plugrad.ops.smooth_max(a, 1000.0)
     tensor([1000.6932, 1000.0000], grad_fn=<SmoothMaxBackward>)
     """,
-).vjp(
-    # d/dx1 = exp(x1) / (exp(x1) + exp(x2)) = exp(x1 - ans); x1 - ans <= 0, so no overflow.
-    lambda xp, g, ans, x1, x2: g * xp.exp(x1 - ans),
-    lambda xp, g, ans, x1, x2: g * xp.exp(x2 - ans),
 )
