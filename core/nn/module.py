@@ -126,38 +126,27 @@ class Module:
         self._non_persistent_buffers.discard(name)
 
     def __setattr__(self, name: str, value: Any) -> None:
-        registries = self.__dict__.get("_parameters")
-        if isinstance(value, Parameter):
-            parameters = self._registries(name)[0]
-            self._forget(name, keep=parameters)
-            parameters[name] = value
-        elif isinstance(value, Module):
-            modules = self._registries(name)[2]
-            self._forget(name, keep=modules)
-            modules[name] = value
-        elif registries is not None and name in self._parameters:
-            if value is not None:
-                raise TypeError(
-                    f"cannot assign a {type(value).__name__} to parameter {name!r}: give a "
-                    "plugrad.nn.Parameter (or None)"
-                )
-            self._parameters[name] = None
-        elif registries is not None and name in self._modules:
-            if value is not None:
-                raise TypeError(
-                    f"cannot assign a {type(value).__name__} to submodule {name!r}: give a "
-                    "Module (or None)"
-                )
-            self._modules[name] = None
-        elif registries is not None and name in self._buffers:
-            if value is not None and not isinstance(value, Tensor):
-                raise TypeError(
-                    f"cannot assign a {type(value).__name__} to buffer {name!r}: give a Tensor "
-                    "(or None)"
-                )
-            self._buffers[name] = value
-        else:
-            object.__setattr__(self, name, value)
+        if isinstance(value, (Parameter, Module)):
+            registry = self._registries(name)[0 if isinstance(value, Parameter) else 2]
+            self._forget(name, keep=registry)
+            registry[name] = value
+            return
+        if "_parameters" in self.__dict__:
+            # A registered name keeps its registry: it takes None or what that registry holds.
+            for registry, kind, accepted, wanted in (
+                (self._parameters, "parameter", (), "plugrad.nn.Parameter"),
+                (self._modules, "submodule", (), "Module"),
+                (self._buffers, "buffer", (Tensor,), "Tensor"),
+            ):
+                if name in registry:
+                    if value is not None and not isinstance(value, accepted):
+                        raise TypeError(
+                            f"cannot assign a {type(value).__name__} to {kind} {name!r}: "
+                            f"give a {wanted} (or None)"
+                        )
+                    registry[name] = value
+                    return
+        object.__setattr__(self, name, value)
 
     def __getattr__(self, name: str) -> Any:
         # Only called when normal lookup fails: parameters, buffers and submodules live here.
