@@ -133,11 +133,12 @@ class Module:
             return
         if "_parameters" in self.__dict__:
             # A registered name keeps its registry: it takes None or what that registry holds.
-            for registry, kind, accepted, wanted in (
+            registries: tuple[tuple[dict[str, Any], str, tuple[type, ...], str], ...] = (
                 (self._parameters, "parameter", (), "plugrad.nn.Parameter"),
                 (self._modules, "submodule", (), "Module"),
                 (self._buffers, "buffer", (Tensor,), "Tensor"),
-            ):
+            )
+            for registry, kind, accepted, wanted in registries:
                 if name in registry:
                     if value is not None and not isinstance(value, accepted):
                         raise TypeError(
