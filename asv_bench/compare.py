@@ -164,6 +164,12 @@ TARGETS = [
            lambda r: _ratio(r, "MLP training step, batch 128, compiled", "floor")),
     Target("compiled MLP training step, batch 1024: plugrad / floor", 1.02,
            lambda r: _ratio(r, "MLP training step, batch 1024, compiled", "floor")),
+    *(
+        Target(f"compiled MLP step with nn + optim.SGD, batch {batch}: plugrad / floor", limit,
+               lambda r, b=batch: _ratio(r, f"MLP step with nn + optim.SGD, batch {b}, compiled",
+                                         "floor"))
+        for batch, limit in ((8, 1.05), (128, 1.03), (1024, 1.02))
+    ),
     Target("capture of the MLP step, batch 8: capture / one eager step", 3.0,
            lambda r: _over(r, "MLP training step, batch 8, capture (first call of a new plan)",
                            "MLP training step, batch 8")),

@@ -26,6 +26,8 @@ _add_reduce = _np.add.reduce
 _multiply_reduce = _np.multiply.reduce
 _maximum_reduce = _np.maximum.reduce
 _minimum_reduce = _np.minimum.reduce
+_logical_or_reduce = _np.logical_or.reduce
+_logical_and_reduce = _np.logical_and.reduce
 _bool = _np.dtype(_np.bool_)
 # The star import shadows ``bool`` and friends with NumPy's dtypes.
 _python_scalars = (_builtins.bool, _builtins.int, _builtins.float, _builtins.complex)
@@ -58,6 +60,14 @@ def max(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Any:
 
 def min(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Any:
     return _minimum_reduce(x, axis=axis, keepdims=keepdims)
+
+
+def any(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Any:
+    return _logical_or_reduce(x, axis=axis, dtype=_bool, keepdims=keepdims)
+
+
+def all(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Any:
+    return _logical_and_reduce(x, axis=axis, dtype=_bool, keepdims=keepdims)
 
 
 def reshape(x: Any, /, shape: tuple[int, ...], *, copy: bool | None = None) -> Any:

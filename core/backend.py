@@ -212,6 +212,20 @@ class Backend:
         """
         return list(arrays)
 
+    def graph_recorder(
+        self, device: Any
+    ) -> Callable[[Callable[[], list[Any]]], Callable[[], None]] | None:
+        """Return how to record kernel launches on ``device`` as one graph, or None.
+
+        ``record(work)`` runs ``work()`` while recording the kernels it launches
+        (into memory of the graph's own, which nothing else reuses), runs them
+        once, and returns ``launch``, which runs the same kernels again on the
+        same memory; ``work`` returns the arrays each launch rewrites. Used by
+        ``plugrad.compile(fn, device_graph=True)``. The default, for backends
+        without device graphs, is None.
+        """
+        return None
+
     def random_source(self, seed: int | None, device: Any) -> RandomSource:
         """Return a new :class:`RandomSource` seeded with ``seed`` (``None``: from entropy)."""
         raise NotImplementedError(f"backend {self.name!r} does not define random_source()")

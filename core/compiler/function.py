@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import gc
 import warnings
 from collections import OrderedDict
 from collections.abc import Callable
@@ -13,7 +14,7 @@ from .. import registry as _registry
 from ..errors import CompileError, CompileWarning, GraphBreakError
 from ..grad_mode import _state
 from ..tensor import Tensor
-from . import checks, codegen, passes
+from . import checks, codegen, graphs, passes
 from .tracer import Tracer, capture_lock
 
 __all__ = ["CompiledFunction", "compile"]
@@ -52,6 +53,7 @@ class CompiledFunction:
         fullgraph: bool = False,
         cache_size: int = 8,
         optimize: bool = True,
+        device_graph: bool = False,
     ) -> None:
         if not callable(fn):
             raise TypeError(
@@ -66,6 +68,7 @@ class CompiledFunction:
         self.fullgraph = bool(fullgraph)
         self.cache_size = cache_size
         self.optimize = bool(optimize)
+        self.device_graph = bool(device_graph)
         self._cache: OrderedDict[Any, _Entry] = OrderedDict()
         # The plan that ran last, when it checks its arguments itself: tried before the
         # signature is computed (it is the most recently used, so the LRU order holds).
@@ -100,6 +103,19 @@ class CompiledFunction:
     def _capture(
         self, key: Any, entry: _Entry | None, args: Any, kwargs: Any, leaves: list[Tensor]
     ) -> Any:
+        # A capture makes many small objects that all live until it ends: the collector's
+        # passes over them (and over everything else) would find nothing to free.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            return self._capture_plan(key, entry, args, kwargs, leaves)
+        finally:
+            if collecting:
+                gc.enable()
+
+    def _capture_plan(
+        self, key: Any, entry: _Entry | None, args: Any, kwargs: Any, leaves: list[Tensor]
+    ) -> Any:
         checking = _checking._enabled
         if checking and not (self.optimize and _registry._state.plan_passes):
             return self._eager_in_checking_mode(key, args, kwargs)
@@ -107,7 +123,7 @@ class CompiledFunction:
             # Plan passes are plugins, checked on the first replay of each plan: capture
             # (the checks of kernels and rules read values, which a capture cannot).
             with capture_lock, _checking.checking(False):
-                return self._capture(key, entry, args, kwargs, leaves)
+                return self._capture_plan(key, entry, args, kwargs, leaves)
         with capture_lock:
             tracer = Tracer(leaves, self.fullgraph)
             tracer.install()
@@ -151,10 +167,35 @@ class CompiledFunction:
                 rewrites, tracer.host_calls, f"<plugrad compiled {self._name()}>"
             )
             checks_arguments = False
+        if self.device_graph:
+            replay = self._graphed(plan, replay, tracer.host_calls, leaves)
         entry.plans.append((replay, tuple(plan.free), source, plan, checks_arguments))
         if len(entry.plans) > self.cache_size:
             del entry.plans[0]
         return result
+
+    def _graphed(
+        self, plan: Any, replay: Callable[..., Any], host_calls: int, leaves: list[Tensor]
+    ) -> Callable[..., Any]:
+        """``replay`` as a device graph's launch, or as it is with a warning saying why not."""
+        devices = {id(t._device): t._device for t in (*leaves, *plan.free)}
+        reason = graphs.why_not_graphed(plan, host_calls)
+        record = None
+        if reason is None and len(devices) != 1:
+            reason = "its tensors are not all on one device"
+        if reason is None:
+            (device,) = devices.values()
+            record = device.backend.graph_recorder(device.native)
+            if record is None:
+                reason = f"the {device.backend.name} backend has no device graphs"
+        if reason is not None or record is None:
+            warnings.warn(
+                f"plugrad.compile: {self._name()} replays without a device graph: {reason}",
+                CompileWarning,
+                stacklevel=4,
+            )
+            return replay
+        return graphs.graphed(plan, replay, record)
 
     def _eager_in_checking_mode(self, key: Any, args: Any, kwargs: Any) -> Any:
         """Checking mode checks each kernel and rule as it runs: such calls run eagerly.
@@ -321,6 +362,7 @@ def compile(
     fullgraph: bool = False,
     cache_size: int = 8,
     optimize: bool = True,
+    device_graph: bool = False,
 ) -> Any:
     """Capture ``fn`` once per input signature and replay it as straight-line array code.
 
@@ -347,6 +389,12 @@ def compile(
         How many input signatures keep a plan (least recently used dropped first).
     optimize : bool, default True
         Run the plan passes (dead-code elimination and those of plugins).
+    device_graph : bool, default False
+        Replay each plan as one device graph (CUDA graphs, on the CuPy
+        backend): its kernels launched with one call, on memory of its own.
+        A plan a graph cannot repeat (it reads values on the host, calls
+        Python code such as an optimizer's step counts, draws random numbers)
+        replays as usual, with a :class:`~plugrad.errors.CompileWarning`.
 
     Returns
     -------
@@ -368,6 +416,16 @@ def compile(
     """
     if fn is None:
         return lambda function: CompiledFunction(
-            function, fullgraph=fullgraph, cache_size=cache_size, optimize=optimize
+            function,
+            fullgraph=fullgraph,
+            cache_size=cache_size,
+            optimize=optimize,
+            device_graph=device_graph,
         )
-    return CompiledFunction(fn, fullgraph=fullgraph, cache_size=cache_size, optimize=optimize)
+    return CompiledFunction(
+        fn,
+        fullgraph=fullgraph,
+        cache_size=cache_size,
+        optimize=optimize,
+        device_graph=device_graph,
+    )

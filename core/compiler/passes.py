@@ -19,8 +19,10 @@ from .plan import Plan, Ref, Step
 __all__ = [
     "compute_in_place",
     "drop_multiplications_by_one",
+    "eliminate_common_subexpressions",
     "eliminate_dead_code",
     "fold_constants",
+    "read_broadcasts_as_they_are",
     "run_passes",
 ]
 
@@ -96,6 +98,211 @@ def _only_reads(step: Step, folded: dict) -> bool:
     )
 
 
+#: Step kinds whose value depends on nothing but what they read (calls checked apart).
+_PURE_KINDS = frozenset({"call", "binop", "unary", "getitem", "attr"})
+
+
+def eliminate_common_subexpressions(plan: Plan) -> Plan:
+    """Compute once what the plan computes twice from the same values.
+
+    Separate parts of a program often ask the same question (a loss masks the
+    ignored targets in its value, in its mean and in its gradient): each asks
+    the backend again. A step is read from an earlier one when both compute the
+    same function (of the backend namespace: no random draw, no kernel with its
+    own state) of the same plan values and literals, and nothing may have
+    written into an array between them. Folded constants holding equal arrays
+    are merged too. The values are the same bit for bit.
+    """
+    namespaces = plan.namespaces
+    seen: dict[Any, str] = {}
+    folded_seen: list[tuple[str, Any]] = []
+    renamed: dict[str, str] = {}
+    escaping = set(plan.output_refs)
+    steps: list[Step] = []
+    for step in plan.steps:
+        if renamed:
+            step = _with_renames(step, renamed)
+        if _writes(step) and not _only_checks(step):
+            seen.clear()  # what was computed before may differ from what is computed after
+        name = step.out
+        if name is None or name in escaping or step.effect:
+            steps.append(step)
+            continue
+        same = None
+        if step.kind == "text" and name in plan.folded and step.target == f"folded_{name}":
+            same = _equal_folded(plan.folded[name], folded_seen, plan.folded)
+            if same is None:
+                folded_seen.append((name, plan.folded[name]))
+        elif step.kind in _PURE_KINDS and _pure_target(step, namespaces):
+            key = _key(step)
+            if key is not None:
+                same = seen.get(key)
+                if same is None:
+                    seen[key] = name
+        if same is None:
+            steps.append(step)
+        else:
+            renamed[name] = same
+    if not renamed:
+        return plan
+    return dataclasses.replace(plan, steps=steps)
+
+
+def _only_checks(step: Step) -> bool:
+    """Whether ``step`` is a check that raises (``if v: raise ...``) and writes nothing."""
+    return step.kind == "text" and type(step.target) is str and step.target.startswith("if ")
+
+
+def _pure_target(step: Step, namespaces: dict[str, Any]) -> bool:
+    """Whether the function a ``call`` step makes is one of a backend namespace, with no out=."""
+    if step.kind != "call":
+        return step.kind != "attr" or step.target in ("T", "mT")
+    target = step.target
+    return (
+        type(target) is str and target.partition(".")[0] in namespaces and "out" not in step.kwargs
+    )
+
+
+def _key(step: Step) -> Any:
+    """A hashable description of what ``step`` computes, or None where there is none."""
+    try:
+        key = (step.kind, step.target, _value_key(step.args), _value_key(step.kwargs))
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def _value_key(value: Any) -> Any:
+    """``value`` as a key: plan values by name, literals by type and value, others by identity."""
+    kind = type(value)
+    if kind is Ref:
+        return (Ref, value.name)
+    if kind is tuple or kind is list:
+        return (kind, tuple(_value_key(v) for v in value))
+    if kind is dict:
+        return (dict, tuple((k, _value_key(v)) for k, v in value.items()))
+    if kind is slice:
+        return (slice, _value_key((value.start, value.stop, value.step)))
+    if value is None or value is Ellipsis or kind in (bool, int, float, str, complex):
+        # 1, 1.0 and True are equal keys to Python, not to a namespace function.
+        return (kind, value) if value == value else (kind, repr(value))
+    return (id, id(value), value)  # the object itself keeps its id taken
+
+
+def _equal_folded(array: Any, seen: list[tuple[str, Any]], folded: dict[str, Any]) -> str | None:
+    """The name of an earlier folded constant with the same shape, dtype and values."""
+    for name, other in seen:
+        if other.shape != array.shape or other.dtype != array.dtype:
+            continue
+        try:
+            xp = array.__array_namespace__()
+            if bool(xp.all(xp.equal(array, other))) and _same_kind(other, array):
+                return name
+        except Exception:  # a library that cannot answer: keep both
+            continue
+    return None
+
+
+def _same_kind(a: Any, b: Any) -> bool:
+    # NaNs never compare equal, so equal arrays of floats hold no NaN; the sign of a zero
+    # still differs between equal values, and a folded value may be divided by.
+    try:
+        xp = a.__array_namespace__()
+        if getattr(a.dtype, "kind", "f") not in ("f", "c"):
+            return True
+        return bool(xp.all(xp.equal(xp.signbit(a), xp.signbit(b))))
+    except Exception:
+        return False
+
+
+#: Functions of arrays that broadcast their operands against one another, element by element.
+_BROADCASTING = frozenset(
+    {"add", "subtract", "multiply", "divide", "where", "maximum", "minimum", "pow", "greater",
+     "less", "equal", "not_equal", "greater_equal", "less_equal", "logical_and", "logical_or"}
+)  # fmt: skip
+_BROADCASTING_OPERATORS = frozenset({"+", "-", "*", "/", "**", "<", "<=", ">", ">=", "==", "!="})
+
+
+def read_broadcasts_as_they_are(plan: Plan) -> Plan:
+    """Read ``x`` where the plan broadcasts it only to combine it element by element.
+
+    The gradient of a sum is its incoming gradient broadcast to the input's
+    shape; the next rule multiplies it (or selects from it) with arrays of that
+    shape, which broadcast it anyway. The explicit view costs a call (on NumPy,
+    more than the product itself for small arrays). It is dropped when every
+    step that reads it is such an operation whose result keeps its shape
+    without it; the values are the same.
+    """
+    readers: dict[str, list[Step]] = {}
+    for step in plan.steps:
+        for name in step.uses():
+            readers.setdefault(name, []).append(step)
+    escaping = set(plan.output_refs)
+    meta = plan.meta
+    renamed: dict[str, str] = {}
+    for step in plan.steps:
+        if (
+            step.kind != "call"
+            or type(step.target) is not str
+            or step.target.partition(".")[2] != "broadcast_to"
+            or step.target.partition(".")[0] not in plan.namespaces
+            or step.out is None
+            or step.out in escaping
+            or step.kwargs
+            or len(step.args) != 2
+            or type(step.args[0]) is not Ref
+            or step.args[0].name not in meta
+        ):
+            continue
+        source, name = step.args[0].name, step.out
+        reads = readers.get(name, [])
+        if reads and all(_broadcasts_anyway(r, name, meta[source][0], meta) for r in reads):
+            renamed[name] = renamed.get(source, source)
+    if not renamed:
+        return plan
+    steps = [_with_renames(s, renamed) for s in plan.steps if s.out not in renamed]
+    return dataclasses.replace(plan, steps=steps)
+
+
+def _broadcasts_anyway(step: Step, name: str, shape: tuple[int, ...], meta: dict) -> bool:
+    """Whether ``step`` combines ``name`` element by element into a result of the same shape
+    when ``name`` has ``shape`` instead."""
+    if step.effect or step.kwargs or step.out not in meta:
+        return False
+    if step.kind == "binop":
+        if step.target not in _BROADCASTING_OPERATORS:
+            return False
+    else:
+        function = _elementwise_function(step)
+        if step.kind != "call" or function is None or function[1] not in _BROADCASTING:
+            return False
+    shapes = []
+    for operand in step.args:
+        if type(operand) is Ref:
+            if operand.name == name:
+                shapes.append(shape)
+            elif operand.name in meta:
+                shapes.append(meta[operand.name][0])
+            else:
+                return False
+        elif type(operand) not in (bool, int, float):
+            return False
+    return _broadcast_shape(shapes) == meta[step.out][0]
+
+
+def _broadcast_shape(shapes: list[tuple[int, ...]]) -> tuple[int, ...] | None:
+    """The shape arrays of ``shapes`` broadcast to, or None if they do not."""
+    ndim = max((len(s) for s in shapes), default=0)
+    result = []
+    for axis in range(ndim):
+        sizes = {s[axis - ndim + len(s)] for s in shapes if axis - ndim + len(s) >= 0} - {1}
+        if len(sizes) > 1:
+            return None
+        result.append(sizes.pop() if sizes else 1)
+    return tuple(result)
+
+
 #: Names of a multiplication, as a step spells it.
 _MULTIPLY = ("*", "xp.multiply", "rxp.multiply")
 
@@ -129,12 +336,17 @@ def drop_multiplications_by_one(plan: Plan) -> Plan:
         steps[index] = None
     if not renamed:
         return plan
-    kept = [
-        dataclasses.replace(s, args=_renamed(s.args, renamed), kwargs=_renamed(s.kwargs, renamed))
-        for s in steps
-        if s is not None
-    ]
+    kept = [_with_renames(s, renamed) for s in steps if s is not None]
     return dataclasses.replace(plan, steps=kept)
+
+
+def _with_renames(step: Step, names: dict[str, str]) -> Step:
+    """``step``, or a copy of it that reads the new names of the values it reads."""
+    if names.keys().isdisjoint(step.uses()):
+        return step
+    return dataclasses.replace(
+        step, args=_renamed(step.args, names), kwargs=_renamed(step.kwargs, names)
+    )
 
 
 def _renamed(value: Any, names: dict[str, str]) -> Any:
@@ -288,9 +500,18 @@ def _elementwise_function(step: Step) -> tuple[str, str] | None:
     return None
 
 
+#: Libraries whose ufuncs write into ``out=`` (JAX's have the same type name and refuse it).
+_OUT_LIBRARIES = frozenset({"numpy", "cupy"})
+
+
 def _takes_out(function: Any) -> bool:
     """Whether ``function`` is an elementwise ufunc of one output (which takes ``out=``)."""
-    return type(function).__name__ == "ufunc" and getattr(function, "nout", 0) == 1
+    kind = type(function)
+    return (
+        kind.__name__ == "ufunc"
+        and kind.__module__.partition(".")[0] in _OUT_LIBRARIES
+        and getattr(function, "nout", 0) == 1
+    )
 
 
 def _only_computes(step: Step) -> bool:
@@ -315,7 +536,9 @@ def run_passes(plan: Plan, rewrites: list[tuple[str, Plan]] | None = None) -> Pl
     plan a plugin's pass returned are appended to it, each with a label naming
     the pass (the first labelled ``""``), so that checking mode can compare them.
     """
-    plan = eliminate_dead_code(drop_multiplications_by_one(fold_constants(plan)))
+    plan = eliminate_common_subexpressions(fold_constants(plan))
+    plan = read_broadcasts_as_they_are(drop_multiplications_by_one(plan))
+    plan = eliminate_dead_code(plan)
     if rewrites is not None:
         rewrites.append(("", compute_in_place(plan)))
     for plugin, rewrite in _registry._state.plan_passes:

@@ -55,11 +55,18 @@ class Step:
     kwargs: dict[str, Any] = field(default_factory=dict)
     effect: bool = False
 
-    def uses(self) -> Iterator[str]:
+    def uses(self) -> list[str]:
         """The names of the plan values this step reads."""
-        yield from refs_in(self.args)
+        names: list[str] = []
+        for value in self.args:
+            kind = type(value)
+            if kind is Ref:  # the common case, without a generator
+                names.append(value.name)
+            elif kind in _CONTAINERS:
+                names.extend(refs_in(value))
         if self.kwargs:
-            yield from refs_in(tuple(self.kwargs.values()))
+            names.extend(refs_in(tuple(self.kwargs.values())))
+        return names
 
 
 def refs_in(value: Any) -> Iterator[str]:

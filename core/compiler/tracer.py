@@ -164,6 +164,9 @@ class TracedArray:
     def device(self) -> Any:
         return self._real.device
 
+    def devices(self) -> Any:  # JAX's arrays say where they live through a method
+        return self._real.devices()
+
     def __len__(self) -> int:
         return len(self._real)
 

@@ -292,19 +292,20 @@ class Optimizer:
         groups = []
         for group in self.param_groups:
             params = group["params"]
-            options = tuple(sorted((k, v) for k, v in group.items() if k not in ("params", "lr")))
-            entries = []
-            for param in params:
-                entry = state.get(param)
-                entries.append(
+            # In the group's own order: an option added or removed changes the key anyway.
+            options = [item for item in group.items() if item[0] != "params" and item[0] != "lr"]
+            entries = None
+            if state:
+                entries = tuple(
                     None
-                    if entry is None
+                    if (entry := state.get(param)) is None
                     else tuple(
                         (k, id(v) if isinstance(v, Tensor) else type(v))
                         for k, v in sorted(entry.items())
                     )
+                    for param in params
                 )
-            groups.append((tuple(map(id, params)), options, tuple(entries)))
+            groups.append((tuple(map(id, params)), tuple(options), entries))
         return tuple(groups)
 
     # -- state dicts -------------------------------------------------------------------

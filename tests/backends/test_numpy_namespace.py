@@ -67,6 +67,14 @@ def test_sum_and_prod(name: str) -> None:
             _compare(name, x, dtype=dtype)
 
 
+@pytest.mark.parametrize("name", ["any", "all"])
+def test_any_and_all(name: str) -> None:
+    for x in _arrays():
+        for axis, keepdims in itertools.product(_axes(x.ndim), (False, True)):
+            _compare(name, x, axis=axis, keepdims=keepdims)
+    _compare(name, np.array([0.0, np.nan, -0.0]))
+
+
 @pytest.mark.parametrize("name", ["max", "min"])
 def test_max_and_min(name: str) -> None:
     for x in _arrays():

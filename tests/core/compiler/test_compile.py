@@ -620,3 +620,55 @@ def test_elementwise_results_reuse_an_operand_that_dies_never_an_input_or_a_grad
         _same(w.grad, w_eager.grad)
     np.testing.assert_array_equal(x.numpy(), x_before)
     np.testing.assert_array_equal(b.numpy(), b_before)
+
+
+def test_a_value_computed_twice_is_computed_once_but_never_across_a_write():
+    def twice(x, w):
+        w.grad = None
+        loss = (plugrad.exp(x) * w + plugrad.exp(x) * 2.0 + (x + plugrad.arange(5.0))).sum()
+        loss = loss + (x * plugrad.arange(5.0)).sum()
+        loss.backward()
+        return loss
+
+    def around_a_write(x, w):
+        before = plugrad.exp(w)
+        with plugrad.no_grad():
+            w.mul_(2.0)
+        return before + plugrad.exp(w)
+
+    x, w = _leaves(3)
+    x = x.detach()
+    compiled = plugrad.compile(twice)
+    source = compiled.code(x, w)
+    assert source.count("xp.exp(") == 1, source
+    # The two aranges are one constant; the other is the backward seed's product with 2.0.
+    assert source.count("= folded_") == 2, source
+    w_eager = w.detach().clone().requires_grad_()
+    for _ in range(2):
+        _same(compiled(x, w), twice(x, w_eager))
+        _same(w.grad, w_eager.grad)
+    v = plugrad.tensor([0.5, 1.0])
+    v_eager = v.clone()
+    compiled = plugrad.compile(around_a_write)
+    assert compiled.code(plugrad.tensor([0.0]), plugrad.tensor([0.0])).count("xp.exp(") == 2
+    for _ in range(2):
+        _same(compiled(x, v), around_a_write(x, v_eager))
+        _same(v, v_eager)
+
+
+def test_a_broadcast_that_only_feeds_elementwise_arithmetic_is_read_as_it_is():
+    def step(x, w):
+        x.grad = None
+        loss = plugrad.exp(x).sum() * w
+        loss.backward()
+        return loss
+
+    x, _ = _leaves(4)
+    w = plugrad.tensor(1.5)
+    compiled = plugrad.compile(step)
+    assert "broadcast_to" in plugrad.compile(step, optimize=False).code(x, w)
+    assert "broadcast_to" not in compiled.code(x, w)
+    x_eager = x.detach().clone().requires_grad_()
+    for _ in range(2):
+        _same(compiled(x, w), step(x_eager, w))
+        _same(x.grad, x_eager.grad)

@@ -1,0 +1,150 @@
+"""compile(fn, device_graph=True): a plan replayed as one device graph.
+
+CUDA graphs need a GPU; the bookkeeping around a launch (argument copies into
+the graph's buffers, results and gradients copied out, effects done again) is
+tested on NumPy with a recorder that stands in for one.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import plugrad
+from plugrad.backends.numpy_backend import NumpyBackend
+from plugrad.errors import CompileWarning
+
+pytestmark = pytest.mark.usefixtures("on_numpy")
+
+
+class _Recorder:
+    """Stands in for a device graph: a launch runs the work again and writes its arrays
+    into those of the recorded run, as kernels replayed on the same memory would."""
+
+    def __init__(self) -> None:
+        self.recorded = 0
+        self.launches = 0
+
+    def __call__(self, work):
+        self.recorded += 1
+        arrays = work()
+
+        def launch() -> None:
+            self.launches += 1
+            for old, new in zip(arrays, work(), strict=True):
+                old[...] = new
+
+        return launch
+
+
+@pytest.fixture
+def recorder(monkeypatch):
+    made = _Recorder()
+    monkeypatch.setattr(NumpyBackend, "graph_recorder", lambda self, device: made)
+    return made
+
+
+def _params(seed: int):
+    rng = np.random.default_rng(seed)
+    return [
+        plugrad.tensor(rng.standard_normal((3, 4)), requires_grad=True),
+        plugrad.tensor(rng.standard_normal(4), requires_grad=True),
+    ]
+
+
+def _step(params):
+    def step(x, y):
+        w, b = params
+        w.grad = b.grad = None
+        loss = (((x @ w + b).tanh() - y) ** 2).mean()
+        loss.backward()
+        with plugrad.no_grad():
+            for p in params:
+                p -= 0.1 * p.grad
+        # As an array of one (NumPy makes 0-d results scalars, which no launch could rewrite).
+        return loss.detach().reshape((1,))
+
+    return step
+
+
+def test_graph_replays_training_steps_bit_identical_to_eager(recorder):
+    params, eager_params = _params(0), _params(0)
+    compiled = plugrad.compile(_step(params), device_graph=True)
+    eager = _step(eager_params)
+    rng = np.random.default_rng(1)
+    losses = []
+    for _ in range(4):
+        x, y = plugrad.tensor(rng.standard_normal((5, 3))), plugrad.tensor(rng.random((5, 4)))
+        loss = compiled(x, y)
+        expected = eager(x, y)
+        np.testing.assert_array_equal(loss.detach().numpy(), expected.detach().numpy())
+        for p, e in zip(params, eager_params):
+            np.testing.assert_array_equal(p.detach().numpy(), e.detach().numpy())
+            np.testing.assert_array_equal(p.grad.numpy(), e.grad.numpy())
+        losses.append((loss, loss.detach().numpy().copy()))
+    # The first call captures, the second records the graph (and runs it), the rest launch.
+    assert (compiled.captures, recorder.recorded, recorder.launches) == (1, 1, 2)
+    for loss, value in losses:  # no call's result shares memory with a later one's
+        np.testing.assert_array_equal(loss.detach().numpy(), value)
+
+
+def test_a_parameter_given_a_new_array_records_the_graph_again(recorder):
+    params, eager_params = _params(2), _params(2)
+    compiled = plugrad.compile(_step(params), device_graph=True)
+    x, y = plugrad.tensor(np.ones((5, 3))), plugrad.tensor(np.zeros((5, 4)))
+    for _ in range(2):
+        compiled(x, y)
+        _step(eager_params)(x, y)
+    params[0].data = params[0].detach().clone()  # same values, new memory
+    np.testing.assert_array_equal(
+        compiled(x, y).detach().numpy(), _step(eager_params)(x, y).detach().numpy()
+    )
+    np.testing.assert_array_equal(params[0].detach().numpy(), eager_params[0].detach().numpy())
+    assert recorder.recorded == 2
+
+
+@pytest.mark.parametrize(
+    ("program", "reason"),
+    [
+        (lambda x, y: plugrad.nn.functional.cross_entropy(x, y), "host"),
+        (lambda x, y: x + plugrad.rand(*x.shape), "random"),
+        (lambda x, y: x.add_(1.0) * 2.0, "writes into an argument"),
+    ],
+)
+def test_a_plan_a_graph_cannot_repeat_replays_as_usual_with_a_warning(recorder, program, reason):
+    x, x_eager = plugrad.tensor(np.ones((2, 3))), plugrad.tensor(np.ones((2, 3)))
+    y = plugrad.tensor([0, 2])
+    compiled = plugrad.compile(program, device_graph=True)
+    with pytest.warns(CompileWarning, match=reason):
+        compiled(x, y)
+    program(x_eager, y)
+    if reason != "random":
+        np.testing.assert_array_equal(compiled(x, y).numpy(), program(x_eager, y).numpy())
+        np.testing.assert_array_equal(x.numpy(), x_eager.numpy())
+    assert recorder.recorded == 0
+
+
+def test_a_backend_without_graphs_replays_as_usual_with_a_warning():
+    compiled = plugrad.compile(lambda x: x * 2.0, device_graph=True)
+    x = plugrad.tensor([1.0, 2.0])
+    with pytest.warns(CompileWarning, match="has no device graphs"):
+        compiled(x)
+    np.testing.assert_array_equal(compiled(x).numpy(), [2.0, 4.0])
+
+
+def test_cuda_graph_replay_matches_eager_on_a_gpu():
+    pytest.importorskip("cupy", reason="CUDA graphs need CuPy")
+    try:
+        device = plugrad.registry.resolve_device("cupy")
+    except plugrad.errors.BackendError as exc:
+        pytest.skip(f"CUDA graphs need a GPU: {exc}")
+    with plugrad.use_backend("cupy"):
+        params, eager_params = _params(3), _params(3)
+        params = [p.to(device) for p in params]
+        compiled = plugrad.compile(_step(params), device_graph=True)
+        eager = _step(eager_params)
+        x, y = plugrad.tensor(np.ones((5, 3))), plugrad.tensor(np.zeros((5, 4)))
+        for _ in range(3):
+            loss = compiled(x.to(device), y.to(device))
+            expected = eager(x, y)
+            np.testing.assert_allclose(loss.detach().numpy(), expected.detach().numpy(), rtol=1e-12)
