@@ -22,6 +22,16 @@ comparison is fair and steady: NumPy's BLAS (through ``OPENBLAS_NUM_THREADS``,
 PyTorch (``torch.set_num_threads``) both use ``--threads`` threads, 1 by
 default. PyTorch is optional: without it, or for a backend that does not hold
 its data on the CPU, its column shows n/a.
+
+``--backend NAME`` runs plugrad and the floor on that backend; the other
+columns are the library's own autograd where it has one. On ``torch`` the
+PyTorch column is exactly that (PyTorch's autograd, eager, on the CPU). On
+``jax`` two more columns time ``jax.value_and_grad`` of the same loss written
+with ``jax.numpy``: run eagerly (each primitive dispatched on its own, as
+plugrad's ops are) and under ``jax.jit`` (one XLA program)::
+
+    python asv_bench/compare.py --backend torch --quick
+    python asv_bench/compare.py --backend jax --quick --only "tiny|MLP training step, batch"
 """
 
 from __future__ import annotations
@@ -118,8 +128,24 @@ def _rows(workloads: Any, quick: bool) -> list[Row]:
     ]  # fmt: skip
 
 
+#: The columns beside plugrad's: key in the results, heading, prefix of the method names.
+OTHERS = (
+    ("floor", "floor", None),
+    ("torch", "PyTorch", None),
+    ("jax_grad", "jax.grad", "jax_"),
+    ("jax_jit", "jax.jit(jax.grad)", "jax_jit_"),
+)
+
+
+def _jax_method(row: Row, prefix: str) -> str | None:
+    """The workload method timing ``row`` with JAX's autograd, named after its PyTorch one."""
+    if row.torch is None or not row.torch.startswith("torch_"):
+        return None
+    return prefix + row.torch.removeprefix("torch_")
+
+
 def _ratio(results: dict[str, Any], title: str, other: str) -> float | None:
-    """plugrad over ``other`` ("floor" or "torch"): the median of the ratios of the rounds."""
+    """plugrad over ``other`` (a key of :data:`OTHERS`): the median of the rounds' ratios."""
     entry = results.get(title)
     if entry is None or entry.get(other) is None:
         return None
@@ -194,27 +220,43 @@ def measure(
     from benchmarks._common import interleaved_runs, median_ratio, medians
 
     torch = _import_torch() if use_torch else None
+    jax = _import_jax() if backend == "jax" else None
     results: dict[str, Any] = {}
     for row in _rows(workloads, quick):
         if only and not re.search(only, row.title):
             continue
+        jax_methods = [
+            (key, method)
+            for key, _, prefix in OTHERS
+            if prefix and jax is not None and (method := _jax_method(row, prefix))
+        ]
         try:
             work = row.make(backend)
             if torch is not None and row.torch is not None:
                 work.use_torch(torch)
+            jax_methods = [(k, m) for k, m in jax_methods if hasattr(work, m)]
+            if jax_methods:
+                try:
+                    work.use_jax(jax)
+                except NotImplementedError:  # no JAX version of this workload
+                    jax_methods = []
             work.check()
+            if work.compile_gap and ("compiled" in row.plugrad or "capture" in row.plugrad):
+                raise NotImplementedError(work.compile_gap)
         except NotImplementedError as exc:
             print(f"skipped {row.title}: {exc}", file=sys.stderr)
             continue
         sides = [("plugrad", row.plugrad), ("floor", row.floor)]
         if work.torch is not None:
             sides.append(("torch", row.torch))
+        sides += jax_methods
         fns = [_synchronised(getattr(work, method), work.sync) for _, method in sides]
         rounds = repeat if not row.seconds else max(3, repeat // 3)
         runs = interleaved_runs(
             fns, repeat=rounds, seconds=max(seconds, row.seconds), clock=work.clock
         )
-        entry = {"plugrad": None, "floor": None, "torch": None, "ratios": {}}
+        entry: dict[str, Any] = {key: None for key in ("plugrad", *(k for k, _, _ in OTHERS))}
+        entry["ratios"] = {}
         for index, ((name, _), median) in enumerate(zip(sides, medians(runs))):
             entry[name] = median
             if index:
@@ -258,6 +300,12 @@ def _import_torch() -> Any:
     return torch
 
 
+def _import_jax() -> Any:
+    import jax  # the jax backend resolved, so JAX is installed
+
+    return jax
+
+
 # -- output ---------------------------------------------------------------------------------
 
 
@@ -282,15 +330,24 @@ def _fmt_ratio(value: float | None) -> str:
 
 def tables(results: dict[str, Any]) -> tuple[list[list[str]], list[list[str]]]:
     """The timing table and the target table, as rows of strings (header first)."""
-    timing = [["workload", "plugrad", "floor", "PyTorch", "plugrad / floor", "plugrad / PyTorch"]]
+    # floor and PyTorch always; JAX's columns when some workload was timed with them
+    others = [
+        (key, heading)
+        for key, heading, prefix in OTHERS
+        if not prefix or any(entry.get(key) is not None for entry in results.values())
+    ]
+    timing = [
+        ["workload", "plugrad", *(heading for _, heading in others)]
+        + [f"plugrad / {heading}" for _, heading in others]
+    ]
     for title, entry in results.items():
         unit = entry.get("unit", "seconds")
         timing.append(
             [
                 title,
-                *(_amount(entry[side], unit) for side in ("plugrad", "floor", "torch")),
-                _fmt_ratio(_ratio(results, title, "floor")),
-                _fmt_ratio(_ratio(results, title, "torch")),
+                _amount(entry["plugrad"], unit),
+                *(_amount(entry.get(key), unit) for key, _ in others),
+                *(_fmt_ratio(_ratio(results, title, key)) for key, _ in others),
             ]
         )
     targets = [["target", "limit", "measured", "met"]]
@@ -331,7 +388,8 @@ def machine_description(threads: int, torch_version: str | None) -> str:
         f"{cpu}, {os.cpu_count()} logical cores, {platform.system()} {platform.release()}",
         f"Python {platform.python_version()}, plugrad {plugrad.__version__}, "
         f"NumPy {numpy.__version__}"
-        + (f", PyTorch {torch_version}" if torch_version else ", PyTorch not installed"),
+        + (f", PyTorch {torch_version}" if torch_version else ", PyTorch not installed")
+        + (f", JAX {sys.modules['jax'].__version__}" if "jax" in sys.modules else ""),
         f"BLAS and PyTorch threads: {threads}",
     ]
     return "; ".join(parts)

@@ -102,8 +102,9 @@ class JaxBackend(Backend):
         return [f"jax:{device.platform}:{device.id}" for device in devices]
 
     def device_of(self, array: Any) -> Any:
-        (device,) = array.devices()  # plugrad's arrays are never sharded over devices
-        return device
+        # plugrad's arrays are never sharded, so ``.device`` is one device; an attribute,
+        # where ``devices()`` would be a call that plugrad.compile cannot record.
+        return array.device
 
     def device_context(self, device: Any) -> Any:
         return _jax().default_device(device)

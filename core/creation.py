@@ -168,8 +168,25 @@ def _convert(
     if not isinstance(data, Tensor):
         _check_supported_dtype(result, target)
     if dtype is None and source is None and not hasattr(data, "dtype"):
+        result = _reread_in_double(data, result, target)
         result = _apply_default_dtype(result, target)
     return result, target
+
+
+def _reread_in_double(data: Any, array: Any, target: Device) -> Any:
+    """Python data read in single precision, read again in double where that is the default.
+
+    PyTorch reads Python floats at its own default, float32; with
+    ``set_default_dtype(float64)`` the digits beyond float32 would be lost.
+    """
+    read = target.dtype_of(array)
+    for single, double, default in (
+        (_dtypes.float32, _dtypes.float64, _dtypes.default_float_dtype),
+        (_dtypes.complex64, _dtypes.complex128, _dtypes.default_complex_dtype),
+    ):
+        if read is single and default is double:
+            return target.xp.asarray(data, dtype=target.native_dtype(double), device=target.native)
+    return array
 
 
 def _check_host_dtype(data: Any, target: Device) -> None:

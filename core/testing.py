@@ -237,6 +237,10 @@ def _pytest() -> Any:
 ON_REQUEST = ("torch", "jax", "dask")
 
 
+#: Graph-break reasons of a kernel that reads its inputs' values (see plugrad.compile's docs).
+_VALUE_READS = ("reads the values of a traced array", "a Python value computed from traced arrays")
+
+
 def _compiled_or_fallback(
     function: Callable[..., Any], inputs: Sequence[Tensor], trial: Sequence[Tensor]
 ) -> Any:
@@ -256,7 +260,10 @@ def _compiled_or_fallback(
 
     try:
         plugrad.compile(function, fullgraph=True)(*trial)
-    except GraphBreakError:
+    except GraphBreakError as error:
+        # Any other break (a hook, a call the tracer does not know) is a fault of the plan.
+        if not any(reason in str(error) for reason in _VALUE_READS):
+            raise
         compiled = plugrad.compile(function)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")

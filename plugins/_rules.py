@@ -154,7 +154,7 @@ def along_axis_key(
             continue
         shape = [1] * ndim
         shape[d] = out_shape[d]
-        positions = xp.arange(out_shape[d], device=indices.device)
+        positions = xp.arange(out_shape[d], device=device_of(indices))
         if in_shape[d] != out_shape[d]:
             positions = positions * 0
         key.append(xp.reshape(positions, tuple(shape)))

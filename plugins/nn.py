@@ -30,6 +30,7 @@ from typing import Any
 
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
+from plugrad.plugins._index_plan import put
 from plugrad.plugins._rules import device_of
 from plugrad.plugins._scatter import scatter_add_generic, scatter_add_numpy
 
@@ -496,7 +497,7 @@ def _embedding_backward_with(scatter_add: Any) -> Any:
             shape=(num_embeddings, width),
         )
         if padding_idx is not None:
-            out[padding_idx, :] = 0.0
+            out = put(out, (padding_idx, slice(None)), 0.0)  # JAX's arrays are immutable
         return out
 
     return kernel

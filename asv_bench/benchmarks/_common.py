@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import statistics
 import time
 from collections.abc import Callable
@@ -10,6 +11,31 @@ from typing import Any, ClassVar
 from plugrad.backend import Device
 from plugrad.errors import BackendError
 from plugrad.registry import backend_names, resolve_device
+
+try:  # raised inside a timed benchmark, asv reports it as skipped rather than failed
+    from asv_runner.benchmarks.mark import SkipNotImplemented as Skipped
+except ImportError:  # compare.py without asv
+    Skipped = NotImplementedError  # type: ignore[misc,assignment]
+
+
+def benchmarked_backends() -> list[str]:
+    """The backends benchmarks are parametrized over: every registered one, or a chosen few.
+
+    ``PLUGRAD_BENCH_BACKENDS=numpy,torch`` limits a run to those (CI does, to stay
+    bounded); a name that is not registered is an error rather than a silent omission.
+    """
+    chosen = os.environ.get("PLUGRAD_BENCH_BACKENDS", "").strip()
+    if not chosen:
+        return list(backend_names())
+    names = [name.strip() for name in chosen.split(",") if name.strip()]
+    unknown = sorted(set(names) - set(backend_names()))
+    if unknown:
+        raise ValueError(
+            f"PLUGRAD_BENCH_BACKENDS names {unknown}, which are not registered backends; "
+            f"registered: {', '.join(backend_names())}"
+        )
+    return names
+
 
 #: Rounds of timed runs behind each ratio (the median is taken).
 REPEAT = 11
@@ -109,7 +135,7 @@ class _ForwardBackward:
     keeps asv from collecting this base class itself.
     """
 
-    params: ClassVar[list[str]] = list(backend_names())
+    params: ClassVar[list[str]] = benchmarked_backends()
     param_names: ClassVar[list[str]] = ["backend"]
     ratio_repeat: ClassVar[int] = REPEAT
     ratio_seconds: ClassVar[float] = 0.01

@@ -5,7 +5,10 @@
   backward derived by hand and nothing kept that the backward does not need:
   the floor a framework on that backend can reach;
 - ``torch``: the same ops in PyTorch (CPU, eager), for ``compare.py`` only;
-  the asv suite never imports torch.
+  the asv suite never imports torch;
+- ``jax`` and ``jax_jit``: the same loss written with ``jax.numpy``, its gradient
+  by ``jax.grad`` run eagerly and under ``jax.jit``, for ``compare.py --backend jax``
+  (JAX's own autograd on the same arrays).
 
 A workload builds its data in ``__init__`` (``NotImplementedError``, asv's
 "skipped", if the backend cannot run here) and ``check()`` fails loudly if the
@@ -15,16 +18,18 @@ three ways disagree, so a wrong floor cannot skew a ratio. The asv classes
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import itertools
 import tracemalloc
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
 import plugrad
 
-from ._common import clock_for, device_or_skip
+from ._common import Skipped, clock_for, device_or_skip
 
 
 class Workload:
@@ -41,6 +46,22 @@ class Workload:
         #: What the ratios are timed with (CPU time on the CPU, see ``clock_for``).
         self.clock = clock_for(device)
         self.torch: Any = None
+        self.jax: Any = None
+        #: Why :func:`plugrad.compile` cannot run this workload here, if it cannot.
+        self.compile_gap: str | None = None
+
+    def skip_if_compile_gap(self) -> None:
+        """Skip a compiled version's timing (asv's "skipped") where plugrad.compile cannot run."""
+        if self.compile_gap:
+            raise Skipped(self.compile_gap)
+
+    @contextlib.contextmanager
+    def compiled_checks(self) -> Iterator[None]:
+        """Around the checks of the compiled versions: note why they cannot run here."""
+        try:
+            yield
+        except NotImplementedError as exc:
+            self.compile_gap = f"plugrad.compile on {self.backend!r}: {exc}"
 
     def sync(self) -> None:
         """Wait for the device to finish (a no-op on the CPU): GPU timings must include the work."""
@@ -66,6 +87,42 @@ class Workload:
     def check(self) -> None:
         """Raise ``AssertionError`` unless plugrad and the floor (and PyTorch) agree."""
         raise NotImplementedError
+
+    # JAX's own autograd: a workload that has it defines ``_jax_loss(*arrays)`` (a pure
+    # function of ``jax.numpy`` arrays) and ``_jax_arguments()`` (the raw arrays, those
+    # differentiated first), and ``_jax_differentiated`` (how many of them).
+    _jax_differentiated = 0
+
+    def _jax_loss(self, *arrays: Any) -> Any:
+        raise NotImplementedError
+
+    def _jax_arguments(self) -> list[Any]:
+        raise NotImplementedError
+
+    def use_jax(self, jax: Any) -> None:
+        """Prepare ``jax.grad`` of the loss, eager and jitted, on JAX copies of the data."""
+        self.jax = jax
+        arguments = [jax.numpy.asarray(self.to_numpy(a)) for a in self._jax_arguments()]
+        self._jax_data = arguments
+        argnums = tuple(range(self._jax_differentiated))
+        self._jax_grad = jax.value_and_grad(self._jax_loss, argnums=argnums)
+        self._jax_jit_grad = jax.jit(self._jax_grad)
+
+    def jax_forward_backward(self) -> Any:
+        """The loss and its gradients by ``jax.grad``, each primitive dispatched eagerly."""
+        return self.jax.block_until_ready(self._jax_grad(*self._jax_data))
+
+    def jax_jit_forward_backward(self) -> Any:
+        """The same under ``jax.jit`` (compiled by XLA on the first call)."""
+        return self.jax.block_until_ready(self._jax_jit_grad(*self._jax_data))
+
+    def check_jax(self, loss: Any, *grads: Any, rtol: float = 1e-5, atol: float = 1e-6) -> None:
+        """``jax.grad``, eager and jitted, gives ``loss`` and ``grads``."""
+        for way in (self.jax_forward_backward, self.jax_jit_forward_backward):
+            jax_loss, jax_grads = way()
+            self.assert_close(np.asarray(jax_loss), loss, rtol=rtol, atol=atol)
+            for got, expected in zip(jax_grads, grads, strict=True):
+                self.assert_close(np.asarray(got), expected, rtol=rtol, atol=atol)
 
     def assert_close(
         self, actual: Any, expected: Any, rtol: float = 1e-4, atol: float = 1e-6
@@ -123,6 +180,7 @@ class ElementwiseChain(Workload):
 
     def plugrad_compiled_forward_backward(self) -> plugrad.Tensor:
         """The same step through :func:`plugrad.compile` (captured by :meth:`check`)."""
+        self.skip_if_compile_gap()
         return self._compiled(self.x, self.w)
 
     @functools.cached_property
@@ -174,18 +232,30 @@ class ElementwiseChain(Workload):
         self.assert_close(self.x.grad, dx_r, rtol=1e-6)
         self.assert_close(self.w.grad, dw_r, rtol=1e-6)
         self.assert_close(self.plugrad_forward_no_grad(), self.floor_forward(), rtol=1e-6)
-        for _ in range(2):  # capture, then replay
-            self.assert_close(self.plugrad_compiled_forward_backward(), loss_r, rtol=rtol)
-            self.assert_close(self.x.grad, dx_r, rtol=1e-6)
-            self.assert_close(self.w.grad, dw_r, rtol=1e-6)
         x64, w64 = self._x64, self._w64
         y64 = np.exp((x64 * w64 + 1.0) * x64)
         self.assert_close(self.x.grad, y64 * (2 * x64 * w64 + 1.0), rtol=1e-5, atol=1e-6)
         self.assert_close(self.w.grad, y64 * x64 * x64, rtol=1e-5, atol=1e-6)
+        with self.compiled_checks():
+            for _ in range(2):  # capture, then replay
+                self.assert_close(self.plugrad_compiled_forward_backward(), loss_r, rtol=rtol)
+                self.assert_close(self.x.grad, dx_r, rtol=1e-6)
+                self.assert_close(self.w.grad, dw_r, rtol=1e-6)
+        self.plugrad_forward_backward()  # the gradients of an eager step, for PyTorch's check
         if self.torch is not None:
             self.assert_close(self.torch_forward_backward(), loss, rtol=rtol)
             self.assert_close(self.tx.grad, self.x.grad, rtol=1e-6)
             self.assert_close(self.torch_forward_no_grad(), self.floor_forward(), rtol=1e-6)
+        if self.jax is not None:
+            self.check_jax(loss_r, dx_r, dw_r, rtol=rtol)
+
+    _jax_differentiated = 2
+
+    def _jax_loss(self, x: Any, w: Any) -> Any:
+        return self.jax.numpy.sum(self.jax.numpy.exp((x * w + 1.0) * x))
+
+    def _jax_arguments(self) -> list[Any]:
+        return [self.xr, self.wr]
 
 
 class LongChain(Workload):
@@ -222,6 +292,7 @@ class LongChain(Workload):
 
     def plugrad_compiled_forward_backward(self) -> plugrad.Tensor:
         """The chain through :func:`plugrad.compile` (captured by :meth:`check`)."""
+        self.skip_if_compile_gap()
         return self._compiled(self.x)
 
     @functools.cached_property
@@ -254,9 +325,10 @@ class LongChain(Workload):
         self.assert_close(self.x.grad, grad_r, rtol=1e-6)
         # float32 rounding grows with the length of the chain
         self.assert_close(self.x.grad, np.full(4, self.FACTOR**self.pairs), rtol=1e-3)
-        for _ in range(2):  # capture, then replay
-            self.assert_close(self.plugrad_compiled_forward_backward(), loss_r, rtol=1e-6)
-            self.assert_close(self.x.grad, grad_r, rtol=1e-6)
+        with self.compiled_checks():
+            for _ in range(2):  # capture, then replay
+                self.assert_close(self.plugrad_compiled_forward_backward(), loss_r, rtol=1e-6)
+                self.assert_close(self.x.grad, grad_r, rtol=1e-6)
         if self.torch is not None:
             self.assert_close(self.torch_forward_backward(), loss, rtol=1e-5)
             self.assert_close(self.tx.grad, self.x.grad, rtol=1e-5)
@@ -304,6 +376,16 @@ class Reduction(Workload):
         if self.torch is not None:
             self.assert_close(self.torch_forward_backward(), loss_r)
             self.assert_close(self.tx.grad, grad_r)
+        if self.jax is not None:
+            self.check_jax(loss_r, grad_r, rtol=1e-4)
+
+    _jax_differentiated = 1
+
+    def _jax_loss(self, x: Any) -> Any:
+        return self.jax.numpy.sum(self.jax.numpy.var(x, axis=1))
+
+    def _jax_arguments(self) -> list[Any]:
+        return [self.xr]
 
 
 class MatMul(Workload):
@@ -351,6 +433,16 @@ class MatMul(Workload):
         if self.torch is not None:
             self.assert_close(self.torch_forward_backward(), loss_r, atol=1e-2)
             self.assert_close(self.ta.grad, grad_a, atol=1e-4)
+        if self.jax is not None:
+            self.check_jax(loss_r, grad_a, grad_b, rtol=1e-4, atol=1e-2)
+
+    _jax_differentiated = 2
+
+    def _jax_loss(self, a: Any, b: Any) -> Any:
+        return self.jax.numpy.sum(a @ b)
+
+    def _jax_arguments(self) -> list[Any]:
+        return [self.ar, self.br]
 
 
 class Indexing(Workload):
@@ -413,6 +505,16 @@ class Indexing(Workload):
         if self.torch is not None:
             self.assert_close(self.torch_forward_backward(), loss_r, atol=1e-2)
             self.assert_close(self.tx.grad, expected, atol=1e-5)
+        if self.jax is not None:
+            self.check_jax(loss_r, expected, rtol=1e-4, atol=1e-3)
+
+    _jax_differentiated = 1
+
+    def _jax_loss(self, x: Any, index: Any, w: Any) -> Any:
+        return self.jax.numpy.sum(self.jax.numpy.take(x, index, axis=0) * w)
+
+    def _jax_arguments(self) -> list[Any]:
+        return [self.xr, self.ir, self.wr]
 
 
 # -- a training step ------------------------------------------------------------------------
@@ -520,14 +622,17 @@ class MLPStep(Workload):
 
     def plugrad_compiled_step(self) -> plugrad.Tensor:
         """:meth:`plugrad_step` through :func:`plugrad.compile` (captured by :meth:`check`)."""
+        self.skip_if_compile_gap()
         return self._compiled_step(self.x, self.onehot)
 
     def plugrad_compiled_module_step(self) -> plugrad.Tensor:
         """:meth:`plugrad_module_step` through :func:`plugrad.compile`."""
+        self.skip_if_compile_gap()
         return self._compiled_module_step(self.x, self.labels)
 
     def plugrad_capture_step(self) -> plugrad.Tensor:
         """:meth:`plugrad_compiled_step` with its plans forgotten: capture time, not replay."""
+        self.skip_if_compile_gap()
         self._compiled_step.cache_clear()
         return self._compiled_step(self.x, self.onehot)
 
@@ -631,25 +736,70 @@ class MLPStep(Workload):
         for p, p_r in zip(updated, self.params_r):
             self.assert_close(p, p_r, rtol=1e-5, atol=1e-6)
         # The compiled steps, from the parameters as they are now, against eager steps.
-        for compiled, eager, params in (
-            (self.plugrad_compiled_step, self.plugrad_step, self.params),
-            (self.plugrad_compiled_module_step, self.plugrad_module_step,
-             list(self.model.parameters())),
-        ):  # fmt: skip
-            for _ in range(2):  # capture, then replay
-                start = [p.detach().numpy().copy() for p in params]
-                expected = eager()
-                after = [p.detach().numpy().copy() for p in params]
-                for p, value in zip(params, start):
-                    p.array[...] = self.raw(value)
-                self.assert_close(compiled(), expected, rtol=0, atol=0)
-                for p, value in zip(params, after):
-                    self.assert_close(p, value, rtol=0, atol=0)
+        with self.compiled_checks():
+            for compiled, eager, params in (
+                (self.plugrad_compiled_step, self.plugrad_step, self.params),
+                (self.plugrad_compiled_module_step, self.plugrad_module_step,
+                 list(self.model.parameters())),
+            ):  # fmt: skip
+                for _ in range(2):  # capture, then replay
+                    start = [p.detach().numpy().copy() for p in params]
+                    expected = eager()
+                    after = [p.detach().numpy().copy() for p in params]
+                    with plugrad.no_grad():  # through the backend's write hook (JAX: immutable)
+                        for p, value in zip(params, start):
+                            p[...] = self.tensor(value)
+                    self.assert_close(compiled(), expected, rtol=0, atol=0)
+                    for p, value in zip(params, after):
+                        self.assert_close(p, value, rtol=0, atol=0)
         if self.torch is not None:
             self.use_torch(self.torch)  # the same starting parameters again
             self.assert_close(self.torch_step(), loss_r, rtol=1e-5)
             for p, p_r in zip(self.tparams, self.params_r):
                 self.assert_close(p, p_r, rtol=1e-5, atol=1e-6)
+        if self.jax is not None:
+            for way in (self.jax_step, self.jax_jit_step):
+                self.use_jax(self.jax)  # the same starting parameters again
+                self.assert_close(np.asarray(way()), loss_r, rtol=1e-5)
+                for p, p_r in zip(self._jax_params, self.params_r):
+                    self.assert_close(np.asarray(p), p_r, rtol=1e-5, atol=1e-6)
+
+    def use_jax(self, jax: Any) -> None:
+        """The step with ``jax.value_and_grad``, eager and jitted, from the starting parameters."""
+        self.jax = jax
+        jnp = jax.numpy
+        params, x, onehot = self.host
+        self._jax_params = [jnp.asarray(p) for p in params]
+        self._jax_x, self._jax_onehot = jnp.asarray(x), jnp.asarray(onehot)
+
+        def loss_of(params: list[Any], x: Any, onehot: Any) -> Any:
+            w1, b1, w2, b2, w3, b3 = params
+            h = jnp.where(x @ w1 + b1 > 0, x @ w1 + b1, 0.0)
+            h = jnp.where(h @ w2 + b2 > 0, h @ w2 + b2, 0.0)
+            z = h @ w3 + b3
+            shifted = z - jax.lax.stop_gradient(jnp.max(z, axis=1, keepdims=True))
+            log_probs = shifted - jnp.log(jnp.sum(jnp.exp(shifted), axis=1, keepdims=True))
+            return jnp.sum(onehot * log_probs) * (-1.0 / z.shape[0])
+
+        def step(params: list[Any], x: Any, onehot: Any) -> tuple[Any, list[Any]]:
+            loss, grads = jax.value_and_grad(loss_of)(params, x, onehot)
+            return loss, [p - LEARNING_RATE * g for p, g in zip(params, grads)]
+
+        self._jax_eager_step, self._jax_compiled_step = step, jax.jit(step)
+
+    def jax_step(self) -> Any:
+        """One step by ``jax.value_and_grad``, each primitive dispatched eagerly."""
+        loss, self._jax_params = self._jax_eager_step(
+            self._jax_params, self._jax_x, self._jax_onehot
+        )
+        return self.jax.block_until_ready((loss, self._jax_params))[0]
+
+    def jax_jit_step(self) -> Any:
+        """The same step under ``jax.jit``."""
+        loss, self._jax_params = self._jax_compiled_step(
+            self._jax_params, self._jax_x, self._jax_onehot
+        )
+        return self.jax.block_until_ready((loss, self._jax_params))[0]
 
 
 # -- peak memory ----------------------------------------------------------------------------
@@ -726,13 +876,15 @@ class MLPMemory(Workload):
         self.assert_close(loss, floor_loss)
         for w, g in zip(self.weights, floor_grads):
             self.assert_close(w.grad, g, rtol=1e-3)
-        for _ in range(2):  # capture, then replay
-            self.assert_close(self.plugrad_compiled_step(), floor_loss)
-            for w, g in zip(self.weights, floor_grads):
-                self.assert_close(w.grad, g, rtol=1e-3)
+        with self.compiled_checks():
+            for _ in range(2):  # capture, then replay
+                self.assert_close(self.plugrad_compiled_step(), floor_loss)
+                for w, g in zip(self.weights, floor_grads):
+                    self.assert_close(w.grad, g, rtol=1e-3)
 
     def plugrad_compiled_step(self) -> plugrad.Tensor:
         """:meth:`plugrad_step` through :func:`plugrad.compile` (the first call captures)."""
+        self.skip_if_compile_gap()
         return self._compiled(self.x, self.y)
 
     @functools.cached_property

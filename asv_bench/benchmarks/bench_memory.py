@@ -19,13 +19,13 @@ from __future__ import annotations
 from typing import ClassVar
 
 import plugrad
-from plugrad.registry import backend_names
 
+from ._common import benchmarked_backends
 from ._workloads import MLPMemory, traced_peak
 
 
 class _MLP:
-    params: ClassVar[list[str]] = list(backend_names())
+    params: ClassVar[list[str]] = benchmarked_backends()
     param_names: ClassVar[list[str]] = ["backend"]
 
     def setup(self, backend: str) -> None:

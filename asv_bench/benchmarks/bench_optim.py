@@ -17,9 +17,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 import plugrad
-from plugrad.registry import backend_names
 
-from ._common import clock_for, device_or_skip, ratio
+from ._common import benchmarked_backends, clock_for, device_or_skip, ratio
 
 _SHAPES = [(784, 256), (256,), (256, 256), (256,), (256, 10), (10,)]
 _LR, _MOMENTUM, _BETAS, _EPS = 1e-3, 0.9, (0.9, 0.999), 1e-8
@@ -28,7 +27,7 @@ _LR, _MOMENTUM, _BETAS, _EPS = 1e-3, 0.9, (0.9, 0.999), 1e-8
 class OptimizerStep:
     """``optimizer.step()`` vs the raw-array floor, MLP-sized float32 parameters."""
 
-    params: ClassVar[list[Any]] = [list(backend_names()), ["sgd_momentum", "adam"]]
+    params: ClassVar[list[Any]] = [benchmarked_backends(), ["sgd_momentum", "adam"]]
     param_names: ClassVar[list[str]] = ["backend", "optimizer"]
 
     def setup(self, backend: str, optimizer: str) -> None:

@@ -21,9 +21,15 @@ from typing import ClassVar
 import plugrad
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import op
-from plugrad.registry import backend_names
 
-from ._common import clock_for, device_or_skip, interleaved_runs, medians, ratio
+from ._common import (
+    benchmarked_backends,
+    clock_for,
+    device_or_skip,
+    interleaved_runs,
+    medians,
+    ratio,
+)
 
 _X = [0.1, -0.2, 0.3, 0.4]
 _PLUGIN = "asv_times_plugin"
@@ -43,7 +49,7 @@ def _tensor(backend: str):
 class PluginOpOverhead:
     """A third-party op (``plugrad.ops.times_bench``) vs the built-in ``multiply``."""
 
-    params: ClassVar[list[str]] = list(backend_names())
+    params: ClassVar[list[str]] = benchmarked_backends()
     param_names: ClassVar[list[str]] = ["backend"]
 
     def setup(self, backend: str) -> None:
@@ -75,7 +81,7 @@ class PluginOpOverhead:
 class CheckingModeOverhead:
     """The built-in ``multiply`` with checking mode on, and its ratio to checking off."""
 
-    params: ClassVar[list[str]] = list(backend_names())
+    params: ClassVar[list[str]] = benchmarked_backends()
     param_names: ClassVar[list[str]] = ["backend"]
 
     def setup(self, backend: str) -> None:

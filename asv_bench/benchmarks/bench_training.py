@@ -19,16 +19,14 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from plugrad.registry import backend_names
-
-from ._common import ratio
+from ._common import benchmarked_backends, ratio
 from ._workloads import MLPStep
 
 
 class MLPTrainingStep:
     """One SGD step (forward, backward, update) of a 784-512-256-10 MLP."""
 
-    params: ClassVar[list[list[object]]] = [list(backend_names()), [8, 128, 1024]]
+    params: ClassVar[list[list[object]]] = [benchmarked_backends(), [8, 128, 1024]]
     param_names: ClassVar[list[str]] = ["backend", "batch"]
 
     def setup(self, backend: str, batch: int) -> None:
