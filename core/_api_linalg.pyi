@@ -2,45 +2,14 @@
 
 from typing import Any
 from typing import NamedTuple
-from typing import TypeAlias
 
 from ._api_plugrad import matmul as matmul
 from ._api_plugrad import matrix_transpose as matrix_transpose
 from ._api_plugrad import tensordot as tensordot
 from ._api_plugrad import vecdot as vecdot
+from ._api_types import TensorLike
 from .dtypes import DType
 from .tensor import Tensor
-
-__all__ = [
-    "cholesky",
-    "cross",
-    "det",
-    "diagonal",
-    "eig",
-    "eigh",
-    "eigvals",
-    "eigvalsh",
-    "inv",
-    "matmul",
-    "matrix_norm",
-    "matrix_power",
-    "matrix_rank",
-    "matrix_transpose",
-    "outer",
-    "pinv",
-    "qr",
-    "slogdet",
-    "solve",
-    "svd",
-    "svdvals",
-    "tensordot",
-    "trace",
-    "vecdot",
-    "vector_norm",
-]
-
-
-TensorLike: TypeAlias = Tensor | bool | int | float | complex
 
 
 class _eig_result(NamedTuple):

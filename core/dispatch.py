@@ -250,6 +250,8 @@ def _promote_with_scalar(op: OpDef, device: Device, x: Tensor, scalar: Any) -> t
 
 def apply_n(op: OpDef, inputs: tuple[Any, ...], params: dict[str, Any] | None) -> Tensor:
     """Run an op with any number of inputs; Python scalars allowed if one input is a Tensor."""
+    # This input scan is repeated in apply_general on purpose: a shared helper would add
+    # a Python call to every op.
     device = None
     requires_grad = False
     arrays = []
@@ -309,6 +311,7 @@ def apply_general(op: OpDef, inputs: tuple[Any, ...], params: dict[str, Any] | N
         items = tuple(items)
     else:
         items = inputs
+    # The input scan of apply_n, copied on purpose (no extra call per op).
     device = None
     requires_grad = False
     arrays = []

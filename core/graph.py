@@ -219,6 +219,8 @@ class OpNode(Node):
     _versions: tuple[Any, ...] | None
     op: ClassVar[OpDef]
 
+    # The checks opening this method and GeneralOpNode._backward are copies on purpose:
+    # a shared helper would add a Python call to every node's backward.
     def _backward(self, grad: Any, create_graph: bool) -> tuple[Any, ...]:
         args = self._saved
         if args is None:
@@ -468,6 +470,7 @@ class GeneralOpNode(OpNode):
     __slots__ = ("_out_specs", "n_outputs")
     _out_specs: tuple[Any, ...]
 
+    # Same opening checks as OpNode._backward, copied on purpose (no extra call per node).
     def _backward(self, grad: Any, create_graph: bool) -> tuple[Any, ...]:
         args = self._saved
         if args is None:

@@ -10,7 +10,13 @@ module per namespace into ``core/``:
   the functions of ``plugrad``, ``plugrad.linalg``, ``plugrad.fft`` and
   ``plugrad.ops``, star-imported by those modules under ``TYPE_CHECKING``;
 - ``_api_tensor.pyi``: the class ``InstalledTensorMethods``, the methods set on
-  ``Tensor`` at run time, which ``Tensor`` derives from under ``TYPE_CHECKING``.
+  ``Tensor`` at run time, which ``Tensor`` derives from under ``TYPE_CHECKING``;
+- ``_api_types.pyi``: ``TensorLike``, the type of an op's tensor inputs, which the
+  other stubs import.
+
+Each function is declared once, in the stub of the module that is its home; a
+module that also offers it re-exports it (``from ._api_plugrad import matmul as
+matmul``). A stub exports what it defines or re-exports, so it needs no ``__all__``.
 
 Every stub has the function's exact parameters (names, kinds, which have
 defaults), types where the declaration tells them, and the first line of its
@@ -49,7 +55,9 @@ IMPORTS = {
     "TypeAlias": "from typing import TypeAlias",
     "DType": "from .dtypes import DType",
     "Tensor": "from .tensor import Tensor",
+    "TensorLike": "from ._api_types import TensorLike",
 }
+TYPES_STUB = "_api_types.pyi"
 TENSOR_LIKE = "TensorLike: TypeAlias = Tensor | bool | int | float | complex\n"
 #: Names an annotation written in a kernel may use and keep in a stub.
 KNOWN_NAMES = {
@@ -194,19 +202,19 @@ def _reexports(module: Any, stub: str, builtin: set[str]) -> list[str]:
     return lines
 
 
-def _render(
-    definitions: list[str], result_types: dict[str, str], imports: list[str], public: list[str]
-) -> str:
-    exported = "".join(f'    "{name}",\n' for name in sorted(public))
+def _render(definitions: list[str], result_types: dict[str, str], imports: list[str]) -> str:
+    """A stub's text; its plain imports are private to it, ``x as x`` ones re-export."""
     body = [result_types[name] for name in sorted(result_types)] + definitions
     text = "\n\n".join(part.rstrip("\n") + "\n" for part in body)
-    if "TensorLike" in text:
-        text = f"{TENSOR_LIKE}\n\n{text}"
-    used = [line for name, line in IMPORTS.items() if re.search(rf"\b{name}\b", text)]
+    used = [
+        line
+        for name, line in IMPORTS.items()
+        if re.search(rf"\b{name}\b", text) and not re.search(rf"^{name}\b", text, re.MULTILINE)
+    ]
     third_party = sorted(line for line in used if not line.startswith("from ."))
     local = sorted([*(line for line in used if line.startswith("from .")), *imports])
     head = "\n".join(third_party) + "\n\n" * bool(third_party) + "\n".join(local) + "\n"
-    return f"{DOC}\n\n{head}\n__all__ = [\n{exported}]\n\n\n{text}"
+    return f"{DOC}\n\n{head}\n\n{text}"
 
 
 def module_stub(module_name: str, builtin: set[str]) -> str:
@@ -216,9 +224,7 @@ def module_stub(module_name: str, builtin: set[str]) -> str:
     result_types: dict[str, str] = {}
     functions = dict(_op_functions(module, builtin))
     definitions = [_define(n, f, result_types) for n, f in functions.items()]
-    reexports = _reexports(module, stub, builtin)
-    public = [*functions, *(line.rsplit(" ", 1)[1] for line in reexports)]
-    return _render(definitions, result_types, reexports, public)
+    return _render(definitions, result_types, _reexports(module, stub, builtin))
 
 
 def _static_tensor_attributes() -> set[str]:
@@ -279,7 +285,7 @@ def tensor_stub(builtin: set[str]) -> str:
     body = [_define(n, f, result_types, method=True) for n, f in methods.items()]
     doc = '    """Tensor methods installed from op declarations when plugins load."""\n'
     definition = "class InstalledTensorMethods:\n" + doc + "".join(f"\n{m}" for m in body)
-    return _render([definition], result_types, [], ["InstalledTensorMethods"])
+    return _render([definition], result_types, [])
 
 
 def stubs() -> dict[str, str]:
@@ -287,6 +293,7 @@ def stubs() -> dict[str, str]:
     builtin = builtin_ops()
     generated = {stub: module_stub(module, builtin) for module, stub in MODULES.items()}
     generated[TENSOR_STUB] = tensor_stub(builtin)
+    generated[TYPES_STUB] = _render([TENSOR_LIKE], {}, [])
     return generated
 
 

@@ -134,6 +134,14 @@ def _check_rank(value: Any, size: int, what: str) -> int:
     return value
 
 
+def _rooted(tensor: Any, group: Any, root: Any, what: str) -> tuple[Tensor, Communicator, bool]:
+    """Check a call with one tensor and one rank (``src`` or ``dst``) it sends to or from."""
+    tensor = _tensor(tensor, "tensor")
+    communicator, check = _communicator(group, tensor)
+    _check_rank(root, communicator.size, what)
+    return tensor, communicator, check
+
+
 def all_reduce(
     tensor: Tensor, op: ReduceOp = ReduceOp.SUM, group: Any = None, async_op: bool = False
 ) -> Work | None:
@@ -173,9 +181,7 @@ def all_reduce(
 
 def broadcast(tensor: Tensor, src: int, group: Any = None, async_op: bool = False) -> Work | None:
     """Every rank's ``tensor`` gets rank ``src``'s values, in place."""
-    tensor = _tensor(tensor, "tensor")
-    communicator, check = _communicator(group, tensor)
-    _check_rank(src, communicator.size, "src")
+    tensor, communicator, check = _rooted(tensor, group, src, "src")
     if check:
         _agree(communicator, "broadcast", tensor, None, src)
     work = communicator.broadcast(tensor._array, src)
@@ -300,9 +306,7 @@ def gather(
     async_op: bool = False,
 ) -> Work | None:
     """Rank ``dst``'s ``gather_list[r]`` gets rank ``r``'s ``tensor`` (others pass no list)."""
-    tensor = _tensor(tensor, "tensor")
-    communicator, check = _communicator(group, tensor)
-    _check_rank(dst, communicator.size, "dst")
+    tensor, communicator, check = _rooted(tensor, group, dst, "dst")
     if communicator.rank == dst:
         targets = _check_list(gather_list, tensor, communicator.size, "gather_list")
     elif gather_list is not None:
@@ -323,9 +327,7 @@ def scatter(
     async_op: bool = False,
 ) -> Work | None:
     """``tensor`` on rank ``r`` gets rank ``src``'s ``scatter_list[r]`` (others pass no list)."""
-    tensor = _tensor(tensor, "tensor")
-    communicator, check = _communicator(group, tensor)
-    _check_rank(src, communicator.size, "src")
+    tensor, communicator, check = _rooted(tensor, group, src, "src")
     rows = None
     if communicator.rank == src:
         sources = _check_list(scatter_list, tensor, communicator.size, "scatter_list")
@@ -341,9 +343,7 @@ def scatter(
 
 def isend(tensor: Tensor, dst: int, group: Any = None, tag: int = 0) -> Work:
     """Start sending ``tensor`` to rank ``dst``; returns its :class:`Work`."""
-    tensor = _tensor(tensor, "tensor")
-    communicator, _ = _communicator(group, tensor)
-    _check_rank(dst, communicator.size, "dst")
+    tensor, communicator, _ = _rooted(tensor, group, dst, "dst")
     if dst == communicator.rank:
         raise ValueError(f"rank {dst} cannot send to itself")
     return communicator.send(tensor._array, dst, tag)

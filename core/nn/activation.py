@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import ClassVar
+
 from ..tensor import Tensor
 from . import functional as F
 from .module import Module
@@ -9,7 +12,32 @@ from .module import Module
 __all__ = ["GELU", "LogSoftmax", "ReLU", "Sigmoid", "Softmax", "Tanh"]
 
 
-class ReLU(Module):
+class _Elementwise(Module):
+    """A layer without settings that applies ``_function`` of :mod:`plugrad.nn.functional`."""
+
+    _function: ClassVar[Callable[[Tensor], Tensor]]
+
+    def forward(self, input: Tensor) -> Tensor:
+        return type(self)._function(input)
+
+
+class _AlongDim(Module):
+    """A layer that applies ``_function`` of :mod:`plugrad.nn.functional` along ``dim``."""
+
+    _function: ClassVar[Callable[[Tensor, int], Tensor]]
+
+    def __init__(self, dim: int) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input: Tensor) -> Tensor:
+        return type(self)._function(input, self.dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class ReLU(_Elementwise):
     """Apply :func:`plugrad.nn.functional.relu`.
 
     Examples
@@ -19,8 +47,7 @@ class ReLU(Module):
     tensor([0., 1.])
     """
 
-    def forward(self, input: Tensor) -> Tensor:
-        return F.relu(input)
+    _function = F.relu
 
 
 class GELU(Module):
@@ -46,7 +73,7 @@ class GELU(Module):
         return f"approximate={self.approximate!r}"
 
 
-class Sigmoid(Module):
+class Sigmoid(_Elementwise):
     """Apply :func:`plugrad.nn.functional.sigmoid`.
 
     Examples
@@ -56,11 +83,10 @@ class Sigmoid(Module):
     tensor([0.5000])
     """
 
-    def forward(self, input: Tensor) -> Tensor:
-        return F.sigmoid(input)
+    _function = F.sigmoid
 
 
-class Tanh(Module):
+class Tanh(_Elementwise):
     """Apply :func:`plugrad.nn.functional.tanh`.
 
     Examples
@@ -70,11 +96,10 @@ class Tanh(Module):
     tensor([0.])
     """
 
-    def forward(self, input: Tensor) -> Tensor:
-        return F.tanh(input)
+    _function = F.tanh
 
 
-class Softmax(Module):
+class Softmax(_AlongDim):
     """Apply :func:`plugrad.nn.functional.softmax` along ``dim``.
 
     Examples
@@ -84,18 +109,10 @@ class Softmax(Module):
     tensor([0.5000, 0.5000])
     """
 
-    def __init__(self, dim: int) -> None:
-        super().__init__()
-        self.dim = dim
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.softmax(input, self.dim)
-
-    def extra_repr(self) -> str:
-        return f"dim={self.dim}"
+    _function = F.softmax
 
 
-class LogSoftmax(Module):
+class LogSoftmax(_AlongDim):
     """Apply :func:`plugrad.nn.functional.log_softmax` along ``dim``.
 
     Examples
@@ -105,12 +122,4 @@ class LogSoftmax(Module):
     tensor([-0.6931, -0.6931])
     """
 
-    def __init__(self, dim: int) -> None:
-        super().__init__()
-        self.dim = dim
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.log_softmax(input, self.dim)
-
-    def extra_repr(self) -> str:
-        return f"dim={self.dim}"
+    _function = F.log_softmax

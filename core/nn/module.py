@@ -125,39 +125,43 @@ class Module:
         self.__dict__.pop(name, None)
         self._non_persistent_buffers.discard(name)
 
+    def _register(self, kind: str, name: str, value: Any, expected: type, error: str) -> None:
+        """Put ``value`` under ``name`` in the registry of ``kind``, dropping it from the others.
+
+        A ``value`` neither None nor an ``expected`` raises TypeError(``error``), formatted
+        with ``name`` and ``got`` (the value's type name), once ``name`` is known to be valid.
+        """
+        registry = self._registries(name)[("parameter", "buffer", "module").index(kind)]
+        if name not in registry:
+            _check_name(kind, self, name)
+        if value is not None and not isinstance(value, expected):
+            raise TypeError(error.format(name=name, got=type(value).__name__))
+        self._forget(name, keep=registry)
+        registry[name] = value
+
     def __setattr__(self, name: str, value: Any) -> None:
-        registries = self.__dict__.get("_parameters")
-        if isinstance(value, Parameter):
-            parameters = self._registries(name)[0]
-            self._forget(name, keep=parameters)
-            parameters[name] = value
-        elif isinstance(value, Module):
-            modules = self._registries(name)[2]
-            self._forget(name, keep=modules)
-            modules[name] = value
-        elif registries is not None and name in self._parameters:
-            if value is not None:
-                raise TypeError(
-                    f"cannot assign a {type(value).__name__} to parameter {name!r}: give a "
-                    "plugrad.nn.Parameter (or None)"
-                )
-            self._parameters[name] = None
-        elif registries is not None and name in self._modules:
-            if value is not None:
-                raise TypeError(
-                    f"cannot assign a {type(value).__name__} to submodule {name!r}: give a "
-                    "Module (or None)"
-                )
-            self._modules[name] = None
-        elif registries is not None and name in self._buffers:
-            if value is not None and not isinstance(value, Tensor):
-                raise TypeError(
-                    f"cannot assign a {type(value).__name__} to buffer {name!r}: give a Tensor "
-                    "(or None)"
-                )
-            self._buffers[name] = value
-        else:
-            object.__setattr__(self, name, value)
+        if isinstance(value, (Parameter, Module)):
+            registry = self._registries(name)[0 if isinstance(value, Parameter) else 2]
+            self._forget(name, keep=registry)
+            registry[name] = value
+            return
+        if "_parameters" in self.__dict__:
+            # A registered name keeps its registry: it takes None or what that registry holds.
+            registries: tuple[tuple[dict[str, Any], str, tuple[type, ...], str], ...] = (
+                (self._parameters, "parameter", (), "plugrad.nn.Parameter"),
+                (self._modules, "submodule", (), "Module"),
+                (self._buffers, "buffer", (Tensor,), "Tensor"),
+            )
+            for registry, kind, accepted, wanted in registries:
+                if name in registry:
+                    if value is not None and not isinstance(value, accepted):
+                        raise TypeError(
+                            f"cannot assign a {type(value).__name__} to {kind} {name!r}: "
+                            f"give a {wanted} (or None)"
+                        )
+                    registry[name] = value
+                    return
+        object.__setattr__(self, name, value)
 
     def __getattr__(self, name: str) -> Any:
         # Only called when normal lookup fails: parameters, buffers and submodules live here.
@@ -189,16 +193,13 @@ class Module:
         >>> [name for name, _ in m.named_parameters()]
         ['scale']
         """
-        self._registries(name)
-        if name not in self._parameters:
-            _check_name("parameter", self, name)
-        if param is not None and not isinstance(param, Parameter):
-            raise TypeError(
-                f"cannot register a {type(param).__name__} as parameter {name!r}; wrap it: "
-                "plugrad.nn.Parameter(tensor)"
-            )
-        self._forget(name, keep=self._parameters)
-        self._parameters[name] = param
+        self._register(
+            "parameter",
+            name,
+            param,
+            Parameter,
+            "cannot register a {got} as parameter {name!r}; wrap it: plugrad.nn.Parameter(tensor)",
+        )
 
     def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
         """Add a buffer: a tensor that belongs to the module's state but is not learned.
@@ -214,27 +215,25 @@ class Module:
         >>> list(m.state_dict())
         ['steps']
         """
-        self._registries(name)
-        if name not in self._buffers:
-            _check_name("buffer", self, name)
-        if tensor is not None and not isinstance(tensor, Tensor):
-            raise TypeError(
-                f"buffer {name!r} must be a Tensor or None, got {type(tensor).__name__}"
-            )
-        self._forget(name, keep=self._buffers)
-        self._buffers[name] = tensor
+        self._register(
+            "buffer",
+            name,
+            tensor,
+            Tensor,
+            "buffer {name!r} must be a Tensor or None, got {got}",
+        )
         if not persistent:
             self._non_persistent_buffers.add(name)
 
     def add_module(self, name: str, module: Module | None) -> None:
         """Add a submodule under ``name`` (what assigning ``self.name = module`` does)."""
-        self._registries(name)
-        if name not in self._modules:
-            _check_name("module", self, name)
-        if module is not None and not isinstance(module, Module):
-            raise TypeError(f"{type(module).__name__} is not a Module; cannot add it as {name!r}")
-        self._forget(name, keep=self._modules)
-        self._modules[name] = module
+        self._register(
+            "module",
+            name,
+            module,
+            Module,
+            "{got} is not a Module; cannot add it as {name!r}",
+        )
 
     register_module = add_module
 

@@ -13,7 +13,20 @@ __all__ = ["AvgPool2d", "MaxPool2d"]
 IntPair = int | tuple[int, int]
 
 
-class MaxPool2d(Module):
+class _Pool2d(Module):
+    """What every pooling layer keeps: its window's size, stride and padding."""
+
+    def __init__(self, kernel_size: IntPair, stride: IntPair | None, padding: IntPair) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = kernel_size if stride is None else stride
+        self.padding = padding
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxPool2d(_Pool2d):
     """Apply :func:`plugrad.nn.functional.max_pool2d` with the given geometry.
 
     Examples
@@ -35,10 +48,7 @@ class MaxPool2d(Module):
         return_indices: bool = False,
         ceil_mode: bool = False,
     ) -> None:
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = kernel_size if stride is None else stride
-        self.padding = padding
+        super().__init__(kernel_size, stride, padding)
         self.dilation = dilation
         self.return_indices = return_indices
         self.ceil_mode = ceil_mode
@@ -55,13 +65,10 @@ class MaxPool2d(Module):
         )
 
     def extra_repr(self) -> str:
-        return (
-            f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
-            f"dilation={self.dilation}, ceil_mode={self.ceil_mode}"
-        )
+        return f"{super().extra_repr()}, dilation={self.dilation}, ceil_mode={self.ceil_mode}"
 
 
-class AvgPool2d(Module):
+class AvgPool2d(_Pool2d):
     """Apply :func:`plugrad.nn.functional.avg_pool2d` with the given geometry.
 
     Examples
@@ -83,10 +90,7 @@ class AvgPool2d(Module):
         count_include_pad: bool = True,
         divisor_override: int | None = None,
     ) -> None:
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = kernel_size if stride is None else stride
-        self.padding = padding
+        super().__init__(kernel_size, stride, padding)
         self.ceil_mode = ceil_mode
         self.count_include_pad = count_include_pad
         self.divisor_override = divisor_override
@@ -101,6 +105,3 @@ class AvgPool2d(Module):
             self.count_include_pad,
             self.divisor_override,
         )
-
-    def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
