@@ -50,6 +50,10 @@ def __dir__() -> list[str]:
 
 
 def reshape(x: Any, /, shape: tuple[int, ...], *, copy: bool | None = None) -> Any:
+    # Dask arrays are immutable task graphs: no reshape shares or copies memory a caller
+    # can see, so ``copy=False`` always holds (array-api-compat would set ``x.shape``).
+    if copy is False:
+        copy = None
     try:
         return _compat.reshape(x, shape, copy=copy)
     except NotImplementedError:
