@@ -200,7 +200,13 @@ def _tile_grad(xp: Any, g: Any, ans: Any, x: Any, *, repetitions: tuple[int, ...
 reshape = op("reshape(x, /, shape, *, copy=None)", vjp=_back_to_input_shape, saves=(), view=True,
              methods={"view": _view, "flatten": _flatten}, aliases={"flatten": _flatten},
              doc="Give the elements of ``x`` a new ``shape`` (one entry may be -1).")
+def _permute_dims_nonnegative(xp: Any, x: Any, /, axes: tuple[int, ...]) -> Any:
+    # jax.numpy refuses negative axes, which NumPy, PyTorch and plugrad accept.
+    return xp.permute_dims(x, tuple(axis % x.ndim for axis in axes) if x.ndim else axes)
+
+
 permute_dims = op("permute_dims(x, /, axes)", saves=(), view=True, grad_fn_name="Permute",
+                  kernels={"jax": _permute_dims_nonnegative},
                   vjp=lambda xp, g, ans, x, axes: xp.permute_dims(g, _inverse_permutation(axes)),
                   methods={"t": _t},
                   doc="Reorder the axes of ``x``: axis ``i`` of the result is axis ``axes[i]``.")
