@@ -102,6 +102,10 @@ def _only_reads(step: Step, folded: dict) -> bool:
 _PURE_KINDS = frozenset({"call", "binop", "unary", "getitem", "attr"})
 
 
+#: How many earlier folded constants of the same shape and dtype a new one is compared with.
+_FOLDED_COMPARED = 16
+
+
 def eliminate_common_subexpressions(plan: Plan) -> Plan:
     """Compute once what the plan computes twice from the same values.
 
@@ -115,7 +119,9 @@ def eliminate_common_subexpressions(plan: Plan) -> Plan:
     """
     namespaces = plan.namespaces
     seen: dict[Any, str] = {}
-    folded_seen: list[tuple[str, Any]] = []
+    # Folded constants by shape and dtype; each new one is compared with the latest few
+    # of its kind only, so the pass stays linear in a long plan (a merge is an option).
+    folded_seen: dict[Any, list[tuple[str, Any]]] = {}
     renamed: dict[str, str] = {}
     escaping = set(plan.output_refs)
     steps: list[Step] = []
@@ -130,9 +136,11 @@ def eliminate_common_subexpressions(plan: Plan) -> Plan:
             continue
         same = None
         if step.kind == "text" and name in plan.folded and step.target == f"folded_{name}":
-            same = _equal_folded(plan.folded[name], folded_seen, plan.folded)
+            array = plan.folded[name]
+            kind = folded_seen.setdefault((tuple(array.shape), str(array.dtype)), [])
+            same = _equal_folded(array, kind[-_FOLDED_COMPARED:], plan.folded)
             if same is None:
-                folded_seen.append((name, plan.folded[name]))
+                kind.append((name, array))
         elif step.kind in _PURE_KINDS and _pure_target(step, namespaces):
             key = _key(step)
             if key is not None:
