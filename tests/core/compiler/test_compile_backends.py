@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from sgd_regression import regression_params, sgd_step
 
 import plugrad
 from plugrad.errors import BackendError
@@ -18,34 +19,12 @@ def _backend(name: str) -> str:
     return name
 
 
-def _params(seed: int) -> list[plugrad.Tensor]:
-    rng = np.random.default_rng(seed)
-    return [
-        plugrad.tensor(rng.standard_normal((3, 4)), requires_grad=True),
-        plugrad.tensor(rng.standard_normal(4), requires_grad=True),
-    ]
-
-
-def _step(params):
-    def step(x, y):
-        w, b = params
-        w.grad = b.grad = None
-        loss = (((x @ w + b).tanh() - y) ** 2).mean()
-        loss.backward()
-        with plugrad.no_grad():
-            for p in params:
-                p -= 0.1 * p.grad  # a new array on JAX, a new graph on Dask: rebound
-        return loss
-
-    return step
-
-
 @pytest.mark.parametrize("name", ["jax", "dask"])
 def test_compiled_training_step_equals_eager_bit_for_bit(name):
     with plugrad.use_backend(_backend(name)):
-        params, eager_params = _params(0), _params(0)
-        compiled = plugrad.compile(_step(params), fullgraph=True)
-        eager = _step(eager_params)
+        params, eager_params = regression_params(0), regression_params(0)
+        compiled = plugrad.compile(sgd_step(params), fullgraph=True)
+        eager = sgd_step(eager_params)
         rng = np.random.default_rng(1)
         for _ in range(3):
             x = plugrad.tensor(rng.standard_normal((5, 3)))

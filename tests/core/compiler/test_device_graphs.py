@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from sgd_regression import regression_params, sgd_step
 
 import plugrad
 from plugrad.backends.numpy_backend import NumpyBackend
@@ -44,31 +45,18 @@ def recorder(monkeypatch):
     return made
 
 
-def _params(seed: int):
-    rng = np.random.default_rng(seed)
-    return [
-        plugrad.tensor(rng.standard_normal((3, 4)), requires_grad=True),
-        plugrad.tensor(rng.standard_normal(4), requires_grad=True),
-    ]
-
-
 def _step(params):
-    def step(x, y):
-        w, b = params
-        w.grad = b.grad = None
-        loss = (((x @ w + b).tanh() - y) ** 2).mean()
-        loss.backward()
-        with plugrad.no_grad():
-            for p in params:
-                p -= 0.1 * p.grad
-        # As an array of one (NumPy makes 0-d results scalars, which no launch could rewrite).
-        return loss.detach().reshape((1,))
+    step = sgd_step(params)
 
-    return step
+    def step_with_array_loss(x, y):
+        # As an array of one (NumPy makes 0-d results scalars, which no launch could rewrite).
+        return step(x, y).detach().reshape((1,))
+
+    return step_with_array_loss
 
 
 def test_graph_replays_training_steps_bit_identical_to_eager(recorder):
-    params, eager_params = _params(0), _params(0)
+    params, eager_params = regression_params(0), regression_params(0)
     compiled = plugrad.compile(_step(params), device_graph=True)
     eager = _step(eager_params)
     rng = np.random.default_rng(1)
@@ -89,7 +77,7 @@ def test_graph_replays_training_steps_bit_identical_to_eager(recorder):
 
 
 def test_a_parameter_given_a_new_array_records_the_graph_again(recorder):
-    params, eager_params = _params(2), _params(2)
+    params, eager_params = regression_params(2), regression_params(2)
     compiled = plugrad.compile(_step(params), device_graph=True)
     x, y = plugrad.tensor(np.ones((5, 3))), plugrad.tensor(np.zeros((5, 4)))
     for _ in range(2):
@@ -139,7 +127,7 @@ def test_cuda_graph_replay_matches_eager_on_a_gpu():
     except plugrad.errors.BackendError as exc:
         pytest.skip(f"CUDA graphs need a GPU: {exc}")
     with plugrad.use_backend("cupy"):
-        params, eager_params = _params(3), _params(3)
+        params, eager_params = regression_params(3), regression_params(3)
         params = [p.to(device) for p in params]
         compiled = plugrad.compile(_step(params), device_graph=True)
         eager = _step(eager_params)
