@@ -10,6 +10,10 @@ built for: the ``mpich`` wheel from PyPI, Open MPI, or a cluster's own MPI.
 from __future__ import annotations
 
 import importlib.util
+import os
+import threading
+import time
+import weakref
 from collections.abc import Callable
 from typing import Any, NoReturn
 
@@ -21,6 +25,61 @@ from plugrad.hookspecs import hookimpl
 __all__ = ["MPIBackend", "MPICommunicator"]
 
 
+#: Seconds between two pokes of MPI's progress engine while transfers are in flight;
+#: ``PLUGRAD_MPI_PROGRESS_INTERVAL=0`` turns the progress thread off.
+DEFAULT_PROGRESS_INTERVAL = 1e-4
+
+
+class _ProgressThread:
+    """Moves transfers along while the program computes outside MPI.
+
+    MPI libraries such as MPICH advance a non-blocking collective only while
+    the process is inside an MPI call; a long matrix product is not. While at
+    least one transfer is in flight, this thread calls ``Iprobe`` on a private
+    communicator (nothing is ever sent on it, so it matches nothing and only
+    drives the progress engine) every ``interval`` seconds, sleeping in
+    between; with nothing in flight it sleeps on a condition and costs nothing.
+    It never touches the transfers' requests: their owner completes them.
+    """
+
+    def __init__(self, comm: Any, interval: float) -> None:
+        self._comm = comm.Dup()
+        self.interval = interval
+        self._in_flight = 0
+        self._closed = False
+        self._wake = threading.Condition()
+        self._thread = threading.Thread(target=self._run, name="plugrad-mpi-progress", daemon=True)
+        self._thread.start()
+
+    def started(self) -> None:
+        with self._wake:
+            self._in_flight += 1
+            if self._in_flight == 1:
+                self._wake.notify()
+
+    def finished(self) -> None:
+        with self._wake:
+            self._in_flight -= 1
+
+    def _run(self) -> None:
+        probe, pause, wake = self._comm.Iprobe, time.sleep, self._wake
+        while True:
+            with wake:
+                while not self._in_flight and not self._closed:
+                    wake.wait()
+                if self._closed:
+                    return
+            probe()
+            pause(self.interval)
+
+    def close(self) -> None:
+        with self._wake:
+            self._closed = True
+            self._wake.notify()
+        self._thread.join()
+        self._comm.Free()
+
+
 class _MPIWork(Work):
     def __init__(
         self,
@@ -29,6 +88,7 @@ class _MPIWork(Work):
         timeout: float | None,
         requests: list[Any],
         finish: Callable[[list[Any]], Any] | None,
+        progress: _ProgressThread | None = None,
     ) -> None:
         super().__init__(description, rank, timeout)
         from mpi4py import MPI
@@ -36,6 +96,11 @@ class _MPIWork(Work):
         self._mpi = MPI
         self._requests = requests
         self._statuses = [MPI.Status() for _ in requests]
+        if progress is not None:
+            progress.started()
+            # Once done, or once dropped unfinished (weakref.finalize runs at most once).
+            done = weakref.finalize(self, progress.finished)
+            self.add_done_callback(done)
         if finish is not None:
             self.add_done_callback(lambda: setattr(self, "result", finish(self._statuses)))
 
@@ -49,7 +114,9 @@ class _MPIWork(Work):
 class MPICommunicator(Communicator):
     """MPI's communicator for the whole job (a duplicate of ``COMM_WORLD``)."""
 
-    def __init__(self, comm: Any, timeout: float | None) -> None:
+    def __init__(
+        self, comm: Any, timeout: float | None, progress_interval: float | None = None
+    ) -> None:
         from mpi4py import MPI
 
         self._MPI = MPI
@@ -57,6 +124,12 @@ class MPICommunicator(Communicator):
         self.rank = comm.Get_rank()
         self.size = comm.Get_size()
         self.timeout = timeout
+        threaded = MPI.Query_thread() == MPI.THREAD_MULTIPLE
+        self._progress = (
+            _ProgressThread(comm, progress_interval)
+            if progress_interval and self.size > 1 and threaded
+            else None
+        )
         self._ops = {
             ReduceOp.SUM: MPI.SUM,
             ReduceOp.AVG: MPI.SUM,
@@ -105,7 +178,7 @@ class MPICommunicator(Communicator):
     def _work(
         self, what: str, requests: list[Any], finish: Callable[[list[Any]], Any] | None
     ) -> Work:
-        return _MPIWork(what, self.rank, self.timeout, requests, finish)
+        return _MPIWork(what, self.rank, self.timeout, requests, finish, self._progress)
 
     def _in_place(self, host: np.ndarray, same: bool, original: Any) -> Callable[[Any], Any]:
         if same:
@@ -237,6 +310,8 @@ class MPICommunicator(Communicator):
         raise SystemExit(code)  # not reached: MPI_Abort ends the process
 
     def close(self) -> None:
+        if self._progress is not None:
+            self._progress.close()
         self.comm.Free()
 
 
@@ -257,7 +332,23 @@ class MPIBackend(CommunicatorBackend):
     def connect(self, timeout: float | None) -> MPICommunicator:
         from mpi4py import MPI
 
-        return MPICommunicator(MPI.COMM_WORLD.Dup(), timeout)
+        return MPICommunicator(MPI.COMM_WORLD.Dup(), timeout, _progress_interval())
+
+
+def _progress_interval() -> float | None:
+    text = os.environ.get("PLUGRAD_MPI_PROGRESS_INTERVAL", "").strip()
+    if not text:
+        return DEFAULT_PROGRESS_INTERVAL
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value >= 0:
+        raise ValueError(
+            f"PLUGRAD_MPI_PROGRESS_INTERVAL={text!r}: give the seconds between two progress "
+            "pokes (a number >= 0; 0 turns the progress thread off)"
+        )
+    return value or None
 
 
 @hookimpl
