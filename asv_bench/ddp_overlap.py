@@ -36,9 +36,9 @@ process's; rank 0 prints every rank's.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
-import statistics
 import time
 from typing import Any
 
@@ -55,7 +55,7 @@ MODELS = {"mlp": (784, 512, 256, 10), "wide-last": (784, 128, 1024, 512, 10)}
 def make_model(widths: tuple[int, ...]) -> nn.Module:
     plugrad.manual_seed(0)
     layers: list[nn.Module] = []
-    for i, (fan_in, fan_out) in enumerate(zip(widths, widths[1:])):
+    for i, (fan_in, fan_out) in enumerate(itertools.pairwise(widths)):
         if i:
             layers.append(nn.ReLU())
         layers.append(nn.Linear(fan_in, fan_out))
@@ -78,7 +78,7 @@ class _Recorder:
 
 
 def measure(name: str, args: argparse.Namespace) -> dict[str, Any]:
-    rank = dist.get_rank()
+    rank, size = dist.get_rank(), dist.get_world_size()
     widths = MODELS[name]
     rng = np.random.default_rng(rank)
     x = plugrad.asarray(rng.normal(size=(args.batch, widths[0])).astype(np.float32))
@@ -87,6 +87,7 @@ def measure(name: str, args: argparse.Namespace) -> dict[str, Any]:
     model = nn.parallel.DistributedDataParallel(
         make_model(widths), bucket_cap_mb=args.bucket_cap_mb
     )
+    n_buckets = len(model._buckets)
     communicator = model._communicator
     progress = communicator._progress  # the MPI plugin's progress thread, or None
     recorder = _Recorder(communicator)
@@ -96,26 +97,24 @@ def measure(name: str, args: argparse.Namespace) -> dict[str, Any]:
 
     def timed_finish() -> None:
         marks["compute end"] = time.perf_counter()
-        marks["done at end"] = [b.work.is_completed() for b in model._buckets]
+        marks["done"] = [float(b.work.is_completed()) for b in model._buckets]
         finish_backward()
 
     object.__setattr__(model, "_finish_backward", timed_finish)
 
-    def ddp_kind(interval: float | None) -> str:
-        return "ddp, no thread" if interval is None else f"ddp, poke every {interval * 1e3:g} ms"
-
-    def backward(interval: float | None | str) -> float:
+    def local_backward() -> list[float]:
         model.zero_grad()
-        if interval == "local":
-            with model.no_sync():
-                loss = loss_fn(model(x), y)
-                dist.barrier()
-                start = time.perf_counter()
-                loss.backward()
-                return time.perf_counter() - start
-        assert not isinstance(interval, str)
+        with model.no_sync():
+            loss = loss_fn(model(x), y)
+            dist.barrier()
+            start = time.perf_counter()
+            loss.backward()
+            return [start, time.perf_counter()]
+
+    def ddp_backward(interval: float | None) -> list[float]:
+        model.zero_grad()
         if interval is not None:
-            assert progress is not None, "the progress thread is off (PLUGRAD_MPI_PROGRESS_INTERVAL)"
+            assert progress is not None, "PLUGRAD_MPI_PROGRESS_INTERVAL=0 turned the thread off"
             progress.interval = interval
         communicator._progress = None if interval is None else progress
         try:
@@ -127,60 +126,76 @@ def measure(name: str, args: argparse.Namespace) -> dict[str, Any]:
             end = time.perf_counter()
         finally:
             communicator._progress = progress
-        timelines[ddp_kind(interval)].append(
-            {
-                "launch ms": [(t - start) * 1e3 for t in recorder.launches],
-                "compute end ms": (marks["compute end"] - start) * 1e3,
-                "done at compute end": marks["done at end"],
-                "exposed ms": (end - marks["compute end"]) * 1e3,
-            }
-        )
-        return end - start
+        return [start, end, marks["compute end"], *recorder.launches, *marks["done"]]
 
-    def all_reduce_alone() -> float:
+    # As DDP sends them: gradients divided by the number of ranks, then summed.
+    alone_buffers = [np.zeros_like(b.buffer) for b in model._buckets]
+
+    def all_reduce_alone() -> list[float]:
         dist.barrier()
         start = time.perf_counter()
-        works = [communicator.allreduce(b.buffer, ReduceOp.AVG) for b in model._buckets]
+        works = [communicator.allreduce(b, ReduceOp.SUM) for b in alone_buffers]
         for work in works:
             work.wait()
-        return time.perf_counter() - start
+        return [start, time.perf_counter()]
 
-    settings: list[Any] = ["local", *args.intervals, None, "alone"]
-    kinds = {
-        "local": "local",
-        "alone": "all-reduce alone",
-        **{i: ddp_kind(i) for i in (*args.intervals, None)},
+    def ddp_kind(interval: float | None) -> str:
+        return "ddp, no thread" if interval is None else f"ddp, poke every {interval * 1e3:g} ms"
+
+    runs: dict[str, Any] = {
+        "local": local_backward,
+        "all-reduce alone": all_reduce_alone,
+        **{ddp_kind(i): (lambda i=i: ddp_backward(i)) for i in (*args.intervals, None)},
     }
-    times: dict[str, list[float]] = {kinds[s]: [] for s in settings}
-    timelines: dict[str, list[dict[str, Any]]] = {kinds[s]: [] for s in (*args.intervals, None)}
+    rows: dict[str, list[list[float]]] = {kind: [] for kind in runs}
+    kinds = list(runs)
     for step in range(args.warmup + args.steps):
-        if step == args.warmup:
-            for timeline in timelines.values():
-                timeline.clear()
-        order = settings if step % 2 else settings[::-1]  # interleaved, alternating order
-        for setting in order:
-            t = all_reduce_alone() if setting == "alone" else backward(setting)
+        for kind in kinds if step % 2 else kinds[::-1]:  # interleaved, alternating order
+            row = runs[kind]()
             if step >= args.warmup:
-                times[kinds[setting]].append(t)
-    medians = {k: statistics.median(v) * 1e3 for k, v in times.items()}
-    alone = medians["all-reduce alone"]
+                rows[kind].append(row)
+
+    # Every rank's timestamps: the ranks share one machine's monotonic clock, so
+    # "the last rank's" moments can be compared across ranks.
+    every: dict[str, np.ndarray] = {}
+    for kind, table in rows.items():
+        mine = plugrad.asarray(np.array(table, dtype=np.float64))
+        gathered = [plugrad.zeros_like(mine) for _ in range(size)]
+        dist.all_gather(gathered, mine)
+        every[kind] = np.stack([np.asarray(g.tolist()) for g in gathered])  # rank, pass, field
+
+    def slowest(kind: str) -> np.ndarray:
+        """Per pass: from the last rank's start to the last rank's end, in ms."""
+        t = every[kind]
+        return (t[:, :, 1].max(axis=0) - t[:, :, 0].max(axis=0)) * 1e3
+
+    alone = float(np.median(slowest("all-reduce alone")))
+    local = float(np.median(slowest("local")))
     summary: dict[str, Any] = {
         "model": "-".join(map(str, widths)),
         "bucket MB": [round(b.buffer.nbytes / 2**20, 3) for b in model._buckets],
-        "backward ms": {k: round(v, 2) for k, v in medians.items()},
+        "local backward ms": round(local, 2),
+        "all-reduce alone ms": round(alone, 2),
     }
-    for kind, timeline in timelines.items():
-        exposed = statistics.median(t["exposed ms"] for t in timeline)
+    for interval in (*args.intervals, None):
+        kind = ddp_kind(interval)
+        t = every[kind]
+        start = t[:, :, 0].max(axis=0)
+        end = t[:, :, 1].max(axis=0)
+        compute_end = t[:, :, 2].max(axis=0)
+        launches = t[:, :, 3 : 3 + n_buckets].max(axis=0)
+        done = t[:, :, 3 + n_buckets :].min(axis=0)  # done on every rank
+        backward = float(np.median((end - start) * 1e3))
+        exposed = float(np.median((end - compute_end) * 1e3))
         summary[kind] = {
-            "hidden share": round(1 - (medians[kind] - medians["local"]) / alone, 3),
+            "backward ms": round(backward, 2),
+            "hidden share": round(1 - (backward - local) / alone, 3),
             "bucket launch ms": [
-                round(statistics.median(t["launch ms"][i] for t in timeline), 2)
-                for i in range(len(model._buckets))
+                round(float(v), 2) for v in np.median((launches - start[:, None]) * 1e3, axis=0)
             ],
-            "compute end ms": round(statistics.median(t["compute end ms"] for t in timeline), 2),
+            "compute end ms": round(float(np.median((compute_end - start) * 1e3)), 2),
             "share of passes each bucket was done at compute end": [
-                round(statistics.mean(t["done at compute end"][i] for t in timeline), 2)
-                for i in range(len(model._buckets))
+                round(float(v), 2) for v in done.mean(axis=0)
             ],
             "exposed ms": round(exposed, 2),
             "hidden by timeline": round(1 - exposed / alone, 3),
@@ -207,11 +222,10 @@ def main() -> None:
     dist.init_process_group("mpi")
     results = [measure(name, args) for name in args.models]
 
-
     if dist.get_rank() == 0:
         load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-        print(json.dumps({"ranks": dist.get_world_size(), "load": load, "rank 0": results},
-                         indent=1))  # fmt: skip
+        report = {"ranks": dist.get_world_size(), "load": round(load, 1), "models": results}
+        print(json.dumps(report, indent=1))
     dist.destroy_process_group()
 
 

@@ -79,6 +79,25 @@ def test_mismatched_models_and_collectives_are_errors_naming_the_ranks():
     assert_every_rank_passed(launch("mismatches", 2), "mismatches", 2)
 
 
+def test_a_progress_thread_moves_transfers_along_while_the_program_computes():
+    assert_every_rank_passed(launch("progress", 2), "progress", 2)
+
+
+def test_the_progress_thread_can_be_turned_off_and_refuses_a_bad_interval(monkeypatch):
+    from plugrad.backends import mpi_communicator
+
+    monkeypatch.setenv("PLUGRAD_MPI_PROGRESS_INTERVAL", "0")
+    assert mpi_communicator._progress_interval() is None
+    monkeypatch.setenv("PLUGRAD_MPI_PROGRESS_INTERVAL", "0.002")
+    assert mpi_communicator._progress_interval() == 0.002
+    monkeypatch.delenv("PLUGRAD_MPI_PROGRESS_INTERVAL")
+    assert mpi_communicator._progress_interval() == mpi_communicator.DEFAULT_PROGRESS_INTERVAL
+    for bad in ("fast", "-1", "nan"):
+        monkeypatch.setenv("PLUGRAD_MPI_PROGRESS_INTERVAL", bad)
+        with pytest.raises(ValueError, match="PLUGRAD_MPI_PROGRESS_INTERVAL"):
+            mpi_communicator._progress_interval()
+
+
 def test_an_exception_on_one_rank_ends_the_whole_job():
     result = launch("fault", 2, limit=60)
     output = result.stdout + result.stderr
