@@ -25,9 +25,9 @@ from plugrad.hookspecs import hookimpl
 __all__ = ["MPIBackend", "MPICommunicator"]
 
 
-#: Seconds between two pokes of MPI's progress engine while transfers are in flight
-#: (about 4% of a core meanwhile); ``PLUGRAD_MPI_PROGRESS_INTERVAL=0`` turns the thread off.
-DEFAULT_PROGRESS_INTERVAL = 5e-4
+#: Seconds between two pokes of MPI's progress engine while transfers are in flight;
+#: ``PLUGRAD_MPI_PROGRESS_INTERVAL=0`` turns the thread off (see docs/distributed.rst).
+DEFAULT_PROGRESS_INTERVAL = 1e-3
 
 
 class _ProgressThread:
