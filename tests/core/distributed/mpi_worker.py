@@ -168,6 +168,16 @@ def ddp(rank, size):
     for (n, p), q in zip(model.module.named_parameters(), reference.parameters()):
         close(p.grad.numpy(), q.grad.numpy(), f"no_sync grad {n}", rtol=1e-9)
 
+    # The averaged gradients share one buffer per bucket: the next pass must not write into
+    # the gradients of this one that someone kept.
+    kept = [(p.grad, p.grad.numpy().copy()) for p in model.parameters()]
+    model.zero_grad()
+    x, y = micro[0]
+    loss_fn(model(x[mine]), y[mine]).backward()
+    for grad, values in kept:
+        close(grad.numpy(), values, "a gradient kept from the previous pass", rtol=0)
+    assert not np.array_equal(model.module[0].weight.grad.numpy(), kept[0][1])
+
 
 def mismatches(rank, size):
     try:
