@@ -39,7 +39,10 @@ class _ProgressThread:
     communicator (nothing is ever sent on it, so it matches nothing and only
     drives the progress engine) every ``interval`` seconds, sleeping in
     between; with nothing in flight it sleeps on a condition and costs nothing.
-    It never touches the transfers' requests: their owner completes them.
+    It also asks, without completing them, whether the transfers' requests have
+    finished (``MPI_Request_get_status``, under each transfer's lock), so that
+    it stops as soon as they have, not when their owner next looks; their owner
+    completes them.
     """
 
     def __init__(self, comm: Any, interval: float) -> None:
@@ -48,6 +51,7 @@ class _ProgressThread:
         #: how many times it has poked MPI so far
         self.pokes = 0
         self._in_flight = 0
+        self._transfers: list[weakref.ref[_MPIWork]] = []
         self._closed = False
         self._wake = threading.Condition()
         self._thread = threading.Thread(target=self._run, name="plugrad-mpi-progress", daemon=True)
@@ -58,9 +62,10 @@ class _ProgressThread:
         """The number of transfers started and not yet seen completed (nor dropped)."""
         return self._in_flight
 
-    def started(self) -> None:
+    def started(self, work: _MPIWork) -> None:
         with self._wake:
             self._in_flight += 1
+            self._transfers.append(weakref.ref(work))
             if self._in_flight == 1:
                 self._wake.notify()
 
@@ -76,8 +81,17 @@ class _ProgressThread:
                     wake.wait()
                 if self._closed:
                     return
+                transfers = self._transfers
             probe()
             self.pokes += 1
+            pending, work = [], None
+            for ref in transfers:
+                work = ref()
+                if work is not None and not work._finished_in_background():
+                    pending.append(ref)
+            work = None  # no reference kept while sleeping
+            with wake:  # keep the ones started meanwhile
+                self._transfers = pending + self._transfers[len(transfers) :]
             pause(self.interval)
 
     def close(self) -> None:
@@ -104,19 +118,38 @@ class _MPIWork(Work):
         self._mpi = MPI
         self._requests = requests
         self._statuses = [MPI.Status() for _ in requests]
+        #: held while a thread uses the requests: MPI forbids two at once on one request
+        self._lock = threading.Lock()
+        # Runs once: when the progress thread sees it finished, when it completes, or
+        # when it is dropped unfinished.
+        self._stop_progress = (
+            weakref.finalize(self, progress.finished) if progress is not None else None
+        )
         if progress is not None:
-            progress.started()
-            # Once done, or once dropped unfinished (weakref.finalize runs at most once).
-            done = weakref.finalize(self, progress.finished)
-            self.add_done_callback(done)
+            progress.started(self)
+            self.add_done_callback(self._stop_progress)
         if finish is not None:
             self.add_done_callback(lambda: setattr(self, "result", finish(self._statuses)))
 
+    def _finished_in_background(self) -> bool:
+        """From the progress thread: whether every request has finished (none is completed)."""
+        if not self._lock.acquire(blocking=False):
+            return False  # its owner is testing or waiting for it right now
+        try:
+            finished = all(request.Get_status() for request in self._requests)
+        finally:
+            self._lock.release()
+        if finished and self._stop_progress is not None:
+            self._stop_progress()
+        return finished
+
     def _poll(self) -> bool:
-        return bool(self._mpi.Request.Testall(self._requests, self._statuses))
+        with self._lock:
+            return bool(self._mpi.Request.Testall(self._requests, self._statuses))
 
     def _block(self) -> None:
-        self._mpi.Request.Waitall(self._requests, self._statuses)
+        with self._lock:
+            self._mpi.Request.Waitall(self._requests, self._statuses)
 
 
 class MPICommunicator(Communicator):
