@@ -122,12 +122,16 @@ class _MPIWork(Work):
         self._lock = threading.Lock()
         # Runs once: when the progress thread sees it finished, when it completes, or
         # when it is dropped unfinished.
-        self._stop_progress = (
-            weakref.finalize(self, progress.finished) if progress is not None else None
-        )
+        self._stop_progress: weakref.finalize[[], Any] | None = None
         if progress is not None:
+            stop = weakref.finalize(self, progress.finished)
+            self._stop_progress = stop
             progress.started(self)
-            self.add_done_callback(self._stop_progress)
+
+            def stop_progress() -> None:
+                stop()
+
+            self.add_done_callback(stop_progress)
         if finish is not None:
             self.add_done_callback(lambda: setattr(self, "result", finish(self._statuses)))
 
