@@ -232,6 +232,8 @@ def main() -> None:
         help="progress thread intervals (seconds) to compare; ddp without thread always runs",
     )
     args = parser.parse_args()
+    if args.intervals:  # the thread must exist to compare intervals, spare core or not
+        os.environ.setdefault("PLUGRAD_MPI_PROGRESS_INTERVAL", str(args.intervals[0]))
     dist.init_process_group("mpi")
     results = [measure(name, args) for name in args.models]
 

@@ -25,8 +25,9 @@ from plugrad.hookspecs import hookimpl
 __all__ = ["MPIBackend", "MPICommunicator"]
 
 
-#: Seconds between two pokes of MPI's progress engine while transfers are in flight;
-#: ``PLUGRAD_MPI_PROGRESS_INTERVAL=0`` turns the thread off (see docs/distributed.rst).
+#: Seconds between two pokes of MPI's progress engine while transfers are in flight, when
+#: the machine has a core to spare; ``PLUGRAD_MPI_PROGRESS_INTERVAL`` overrides it, and
+#: ``0`` turns the thread off (see docs/distributed.rst).
 DEFAULT_PROGRESS_INTERVAL = 1e-3
 
 
@@ -377,13 +378,31 @@ class MPIBackend(CommunicatorBackend):
     def connect(self, timeout: float | None) -> MPICommunicator:
         from mpi4py import MPI
 
-        return MPICommunicator(MPI.COMM_WORLD.Dup(), timeout, _progress_interval())
+        world = MPI.COMM_WORLD.Dup()
+        node = world.Split_type(MPI.COMM_TYPE_SHARED)
+        processes_on_node = node.Get_size()
+        node.Free()
+        return MPICommunicator(world, timeout, _progress_interval(processes_on_node))
 
 
-def _progress_interval() -> float | None:
+def _usable_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _progress_interval(processes_on_node: int) -> float | None:
+    """The progress thread's interval, or ``None`` for no thread.
+
+    Unset, the thread runs only when this machine has more cores than plugrad
+    processes: where processes fill every core, the thread's wake-ups take
+    time from computing and measured slower than none (docs/distributed.rst).
+    """
     text = os.environ.get("PLUGRAD_MPI_PROGRESS_INTERVAL", "").strip()
     if not text:
-        return DEFAULT_PROGRESS_INTERVAL
+        spare_core = _usable_cores() > processes_on_node
+        return DEFAULT_PROGRESS_INTERVAL if spare_core else None
     try:
         value = float(text)
     except ValueError:
