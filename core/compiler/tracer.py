@@ -659,6 +659,12 @@ def _recording_tables(device: Any, label: str) -> tuple[Any, Any, dict[str, Any]
             table[name] = bind_kernel(found[0].function, plain, name, backend)
         else:
             table[name] = _opaque_kernel(table[name], name)
+    real_rule = device.rule_xp.__dict__ if hasattr(device.rule_xp, "__dict__") else {}
+    for name, kernel in device.kernels.items():
+        # A rule calling plugrad's own op (``xp.softmax`` in cross_entropy's rule) records
+        # the op's namespace calls, so the plan can share them with the forward's.
+        if real_rule.get(name) is kernel and name in table:
+            rule.__dict__[name] = table[name]
     _RECORDING_TABLES[id(device)] = (device.xp, device.rule_xp, device.kernels, plain, rule, table)
     return plain, rule, table
 

@@ -672,3 +672,25 @@ def test_a_broadcast_that_only_feeds_elementwise_arithmetic_is_read_as_it_is():
     for _ in range(2):
         _same(compiled(x, w), step(x_eager, w))
         _same(x.grad, x_eager.grad)
+
+
+def test_cross_entropys_gradient_reads_the_softmax_parts_its_forward_computed():
+    def step(logits, labels):
+        logits.grad = None
+        loss = plugrad.nn.functional.cross_entropy(logits, labels)
+        loss.backward()
+        return loss
+
+    rng = np.random.default_rng(5)
+    logits = plugrad.tensor(rng.normal(size=(6, 4)).astype(np.float32), requires_grad=True)
+    labels = plugrad.tensor([0, 3, -100, 1, 2, 3])
+    compiled = plugrad.compile(step)
+    source = compiled.code(logits, labels)
+    # The rule's softmax is one division of the forward's exponentials by their sum;
+    # ``labels != -100`` (the loss's mask) and not_equal (the mean's count) are one value.
+    assert "softmax" not in source and source.count("xp.exp(") == 1, source
+    assert source.count("-100") == 1, source
+    eager = logits.detach().clone().requires_grad_()
+    for _ in range(2):
+        _same(compiled(logits, labels), step(eager, labels))
+        _same(logits.grad, eager.grad)
