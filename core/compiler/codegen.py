@@ -184,6 +184,62 @@ def _inline_wraps(plan: Plan, lines: list[str]) -> tuple[list[str], str, set[str
     return lines, output, inlined, moved
 
 
+#: Steps whose line is one expression with no effect, which may move into the next line.
+_EXPRESSION_KINDS = frozenset({"call", "method", "binop", "unary", "getitem", "attr"})
+#: Inlining stops where a line would grow longer than this.
+_LONGEST_LINE = 100
+
+
+def _inline_single_uses(
+    plan: Plan, lines: list[str], inlined: set[str], moved: dict[int, int]
+) -> list[str]:
+    """Lines where a value that only the next statement reads is computed inside it.
+
+    ``b = f(a); c = g(b); del b`` becomes ``c = g(f(a))``: the same calls in the
+    same order, one statement and one name fewer (the temporary is freed as the
+    call returns), so the source compiles faster and the replay stores less.
+    """
+    uses: dict[str, int] = {}
+    for step in plan.steps:
+        for used in step.uses():
+            uses[used] = uses.get(used, 0) + 1
+    kept = set(plan.output_refs)
+    steps = plan.steps
+    for index, step in enumerate(steps[:-1]):
+        name = step.out
+        line = lines[index]
+        if (
+            step.kind not in _EXPRESSION_KINDS
+            or step.effect
+            or name is None
+            or name in kept
+            or uses.get(name, 0) != 1
+            or name not in steps[index + 1].uses()
+            or not line.startswith(f"{name} = ")
+        ):
+            continue
+        pattern = re.compile(rf"\b{name}\b")
+        following = lines[index + 1]
+        if len(pattern.findall(following)) != 1:
+            continue
+        expression = line[len(name) + 3 :]
+        if step.kind in ("binop", "unary"):
+            expression = f"({expression})"
+        if len(following) + len(expression) > _LONGEST_LINE:
+            continue  # kept readable: ``compiled.code()`` is for people too
+        lines[index + 1] = pattern.sub(_literal(expression), following, count=1)
+        lines[index] = ""
+        inlined.add(name)
+        moved[index] = index + 1
+    # A chain (a inside b inside c) is used where its last line is.
+    for index in list(moved):
+        at = moved[index]
+        while at in moved and at != moved[at]:
+            at = moved[at]
+        moved[index] = at
+    return lines
+
+
 def source_of(plan: Plan, name: str = "replay") -> tuple[str, dict[str, Any]]:
     """The source of ``plan`` as a function ``name(L, F)`` and the globals it needs."""
     constants = dict(plan.constants)
@@ -191,6 +247,7 @@ def source_of(plan: Plan, name: str = "replay") -> tuple[str, dict[str, Any]]:
     lines, output, inlined, moved = _inline_wraps(
         plan, [render(step, literal) for step in plan.steps]
     )
+    lines = _inline_single_uses(plan, lines, inlined, moved)
     body = [line for line in _with_releases(plan, lines, inlined, moved) if line]
     lines = [f"def {name}(L, F):"]
     if plan.guards:
