@@ -181,6 +181,18 @@ def test_each_value_is_released_after_its_last_use():
     assert released and released[0] == add_line + 1  # dropped right after its last reader
 
 
+def test_a_value_only_the_next_statement_reads_is_computed_inside_it():
+    def f(a, w):
+        return plugrad.sum(plugrad.exp(a) * w, axis=0)
+
+    a, w = plugrad.ones((3, 2)), plugrad.tensor([2.0, 3.0])
+    source = plugrad.compile(f, optimize=False).code(a, w)
+    # The product is computed inside the sum's call: no name, no ``del`` for it.
+    assert "= xp.sum(xp.multiply(" in source, source
+    assert source.count(" = xp.") == 2 and source.count("del ") == 2, source
+    _same(plugrad.compile(f)(a, w), f(a, w))
+
+
 # -- guards and re-capture ----------------------------------------------------------------
 
 
