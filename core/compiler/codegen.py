@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 import operator
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -272,11 +274,35 @@ def source_of(plan: Plan, name: str = "replay") -> tuple[str, dict[str, Any]]:
     return "\n".join(lines) + "\n", scope
 
 
+#: Code objects of recent sources, by text: a plan captured again (after ``cache_clear``,
+#: an eviction, or in a new compiled function of the same code) skips Python's compiler.
+_CODE: OrderedDict[tuple[str, str], Any] = OrderedDict()
+_CODE_KEPT = 64
+_CODE_LOCK = threading.Lock()
+
+
 def build(plan: Plan, filename: str) -> tuple[Callable[..., Any], str]:
     """Compile ``plan`` into a Python function; return it and its source."""
     source, scope = source_of(plan)
-    exec(compile(source, filename, "exec"), scope)
+    key = (source, filename)
+    with _CODE_LOCK:
+        code = _CODE.get(key)
+        if code is not None:
+            _CODE.move_to_end(key)
+    if code is None:
+        code = compile(source, filename, "exec")
+        with _CODE_LOCK:
+            _CODE[key] = code
+            while len(_CODE) > _CODE_KEPT:
+                _CODE.popitem(last=False)
+    exec(code, scope)
     return scope["replay"], source
+
+
+def forget_code() -> None:
+    """Empty the cache of compiled sources (so that the next capture compiles its own)."""
+    with _CODE_LOCK:
+        _CODE.clear()
 
 
 def _literal(text: str) -> Callable[[re.Match[str]], str]:

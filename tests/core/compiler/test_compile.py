@@ -706,3 +706,24 @@ def test_cross_entropys_gradient_reads_the_softmax_parts_its_forward_computed():
     for _ in range(2):
         _same(compiled(logits, labels), step(eager, labels))
         _same(logits.grad, eager.grad)
+
+
+def test_a_plan_captured_again_reuses_the_code_its_source_compiled_to():
+    from plugrad.compiler import codegen
+
+    x, w = _leaves(6)
+    compiled = plugrad.compile(_step)
+    compiled(x, w)
+    first = compiled._cache[next(iter(compiled._cache))].plans[0][0]
+    compiled.cache_clear()
+    compiled(x, w)
+    again = compiled._cache[next(iter(compiled._cache))].plans[0][0]
+    assert again is not first and again.__code__ is first.__code__
+    codegen.forget_code()
+    compiled.cache_clear()
+    compiled(x, w)
+    fresh = compiled._cache[next(iter(compiled._cache))].plans[0][0]
+    assert fresh.__code__ is not first.__code__ and fresh.__code__.co_code == first.__code__.co_code
+    x_eager, w_eager = _leaves(6)
+    _same(compiled(x, w), _step(x_eager, w_eager))
+    _same(w.grad, w_eager.grad)
