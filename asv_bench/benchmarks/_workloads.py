@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 import plugrad
+from plugrad.compiler import codegen as _codegen
 
 from ._common import Skipped, clock_for, device_or_skip
 
@@ -631,7 +632,18 @@ class MLPStep(Workload):
         return self._compiled_module_step(self.x, self.labels)
 
     def plugrad_capture_step(self) -> plugrad.Tensor:
-        """:meth:`plugrad_compiled_step` with its plans forgotten: capture time, not replay."""
+        """:meth:`plugrad_compiled_step` with its plans forgotten: capture time, not replay.
+
+        Python's compiled code of earlier captures is forgotten too, so each call
+        pays for the whole capture, compiling its source included.
+        """
+        self.skip_if_compile_gap()
+        self._compiled_step.cache_clear()
+        _codegen.forget_code()
+        return self._compiled_step(self.x, self.onehot)
+
+    def plugrad_recapture_step(self) -> plugrad.Tensor:
+        """A capture whose source was compiled before (same text): Python's compiler is skipped."""
         self.skip_if_compile_gap()
         self._compiled_step.cache_clear()
         return self._compiled_step(self.x, self.onehot)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 import operator
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -184,6 +186,62 @@ def _inline_wraps(plan: Plan, lines: list[str]) -> tuple[list[str], str, set[str
     return lines, output, inlined, moved
 
 
+#: Steps whose line is one expression with no effect, which may move into the next line.
+_EXPRESSION_KINDS = frozenset({"call", "method", "binop", "unary", "getitem", "attr"})
+#: Inlining stops where a line would grow longer than this.
+_LONGEST_LINE = 100
+
+
+def _inline_single_uses(
+    plan: Plan, lines: list[str], inlined: set[str], moved: dict[int, int]
+) -> list[str]:
+    """Lines where a value that only the next statement reads is computed inside it.
+
+    ``b = f(a); c = g(b); del b`` becomes ``c = g(f(a))``: the same calls in the
+    same order, one statement and one name fewer (the temporary is freed as the
+    call returns), so the source compiles faster and the replay stores less.
+    """
+    uses: dict[str, int] = {}
+    for step in plan.steps:
+        for used in step.uses():
+            uses[used] = uses.get(used, 0) + 1
+    kept = set(plan.output_refs)
+    steps = plan.steps
+    for index, step in enumerate(steps[:-1]):
+        name = step.out
+        line = lines[index]
+        if (
+            step.kind not in _EXPRESSION_KINDS
+            or step.effect
+            or name is None
+            or name in kept
+            or uses.get(name, 0) != 1
+            or name not in steps[index + 1].uses()
+            or not line.startswith(f"{name} = ")
+        ):
+            continue
+        pattern = re.compile(rf"\b{name}\b")
+        following = lines[index + 1]
+        if len(pattern.findall(following)) != 1:
+            continue
+        expression = line[len(name) + 3 :]
+        if step.kind in ("binop", "unary"):
+            expression = f"({expression})"
+        if len(following) + len(expression) > _LONGEST_LINE:
+            continue  # kept readable: ``compiled.code()`` is for people too
+        lines[index + 1] = pattern.sub(_literal(expression), following, count=1)
+        lines[index] = ""
+        inlined.add(name)
+        moved[index] = index + 1
+    # A chain (a inside b inside c) is used where its last line is.
+    for index in list(moved):
+        at = moved[index]
+        while at in moved and at != moved[at]:
+            at = moved[at]
+        moved[index] = at
+    return lines
+
+
 def source_of(plan: Plan, name: str = "replay") -> tuple[str, dict[str, Any]]:
     """The source of ``plan`` as a function ``name(L, F)`` and the globals it needs."""
     constants = dict(plan.constants)
@@ -191,6 +249,7 @@ def source_of(plan: Plan, name: str = "replay") -> tuple[str, dict[str, Any]]:
     lines, output, inlined, moved = _inline_wraps(
         plan, [render(step, literal) for step in plan.steps]
     )
+    lines = _inline_single_uses(plan, lines, inlined, moved)
     body = [line for line in _with_releases(plan, lines, inlined, moved) if line]
     lines = [f"def {name}(L, F):"]
     if plan.guards:
@@ -215,11 +274,35 @@ def source_of(plan: Plan, name: str = "replay") -> tuple[str, dict[str, Any]]:
     return "\n".join(lines) + "\n", scope
 
 
+#: Code objects of recent sources, by text: a plan captured again (after ``cache_clear``,
+#: an eviction, or in a new compiled function of the same code) skips Python's compiler.
+_CODE: OrderedDict[tuple[str, str], Any] = OrderedDict()
+_CODE_KEPT = 64
+_CODE_LOCK = threading.Lock()
+
+
 def build(plan: Plan, filename: str) -> tuple[Callable[..., Any], str]:
     """Compile ``plan`` into a Python function; return it and its source."""
     source, scope = source_of(plan)
-    exec(compile(source, filename, "exec"), scope)
+    key = (source, filename)
+    with _CODE_LOCK:
+        code = _CODE.get(key)
+        if code is not None:
+            _CODE.move_to_end(key)
+    if code is None:
+        code = compile(source, filename, "exec")
+        with _CODE_LOCK:
+            _CODE[key] = code
+            while len(_CODE) > _CODE_KEPT:
+                _CODE.popitem(last=False)
+    exec(code, scope)
     return scope["replay"], source
+
+
+def forget_code() -> None:
+    """Empty the cache of compiled sources (so that the next capture compiles its own)."""
+    with _CODE_LOCK:
+        _CODE.clear()
 
 
 def _literal(text: str) -> Callable[[re.Match[str]], str]:

@@ -171,10 +171,29 @@ def _pure_target(step: Step, namespaces: dict[str, Any]) -> bool:
     )
 
 
+#: Comparison functions of the standard and the operators it defines as the same function.
+_COMPARISON_OPERATORS = {
+    "equal": "==", "not_equal": "!=", "less": "<", "less_equal": "<=", "greater": ">",
+    "greater_equal": ">=",
+}  # fmt: skip
+
+
 def _key(step: Step) -> Any:
     """A hashable description of what ``step`` computes, or None where there is none."""
+    kind, target = step.kind, step.target
+    if (
+        kind == "call"
+        and type(target) is str
+        and len(step.args) == 2
+        and not step.kwargs
+        and type(step.args[0]) is Ref
+    ):
+        # ``a != b`` and ``xp.not_equal(a, b)`` (a an array) give the same booleans.
+        symbol = _COMPARISON_OPERATORS.get(target.rpartition(".")[2])
+        if symbol is not None:
+            kind, target = "binop", symbol
     try:
-        key = (step.kind, step.target, _value_key(step.args), _value_key(step.kwargs))
+        key = (kind, target, _value_key(step.args), _value_key(step.kwargs))
         hash(key)
     except TypeError:
         return None

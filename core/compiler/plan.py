@@ -56,7 +56,17 @@ class Step:
     effect: bool = False
 
     def uses(self) -> list[str]:
-        """The names of the plan values this step reads."""
+        """The names of the plan values this step reads (do not change the list)."""
+        # Every pass asks each step, and steps are replaced, not edited: kept, with what it
+        # was computed from, so a step whose arguments were reassigned is asked again.
+        cached = self.__dict__.get("_uses")
+        if cached is not None and cached[0] is self.args and cached[1] is self.kwargs:
+            return cached[2]
+        names = self._find_uses()
+        self.__dict__["_uses"] = (self.args, self.kwargs, names)
+        return names
+
+    def _find_uses(self) -> list[str]:
         names: list[str] = []
         for value in self.args:
             kind = type(value)

@@ -659,8 +659,41 @@ def _recording_tables(device: Any, label: str) -> tuple[Any, Any, dict[str, Any]
             table[name] = bind_kernel(found[0].function, plain, name, backend)
         else:
             table[name] = _opaque_kernel(table[name], name)
+    real_rule = device.rule_xp.__dict__ if hasattr(device.rule_xp, "__dict__") else {}
+    for name, kernel in device.kernels.items():
+        # A rule calling plugrad's own op (``xp.softmax`` in cross_entropy's rule) records
+        # the op's namespace calls, so the plan can share them with the forward's.
+        if real_rule.get(name) is kernel and name in table:
+            whole = _recording_function(kernel, f"r{label}.{name}")
+            rule.__dict__[name] = _kernel_in_a_rule(table[name], whole)
     _RECORDING_TABLES[id(device)] = (device.xp, device.rule_xp, device.kernels, plain, rule, table)
     return plain, rule, table
+
+
+def _kernel_in_a_rule(recorded: Callable[..., Any], whole: Callable[..., Any]) -> Any:
+    """An op's kernel as a rule calls it: its namespace calls recorded one by one, or,
+    for a kernel that reaches past the namespace (JAX's ``.at[]`` in ``scatter_add``),
+    the kernel recorded as one call."""
+
+    def kernel(*args: Any, **kwargs: Any) -> Any:
+        tracer = _active
+        if tracer is None or not tracer.recording:
+            return whole(*args, **kwargs)
+        mark, broken = len(tracer.steps), tracer.broken
+        try:
+            result = recorded(*args, **kwargs)
+        except Exception:
+            if tracer.broken is broken:
+                raise
+        else:
+            if tracer.broken is broken:
+                return result
+        # The kernel read values of traced arrays: forget what it recorded, call it whole.
+        del tracer.steps[mark:]
+        tracer.broken, tracer.recording = broken, True
+        return whole(*args, **kwargs)
+
+    return kernel
 
 
 def _optimizer_step(host_step: Callable[..., Any], tracer: Tracer) -> Callable[..., Any]:

@@ -181,6 +181,18 @@ def test_each_value_is_released_after_its_last_use():
     assert released and released[0] == add_line + 1  # dropped right after its last reader
 
 
+def test_a_value_only_the_next_statement_reads_is_computed_inside_it():
+    def f(a, w):
+        return plugrad.sum(plugrad.exp(a) * w, axis=0)
+
+    a, w = plugrad.ones((3, 2)), plugrad.tensor([2.0, 3.0])
+    source = plugrad.compile(f, optimize=False).code(a, w)
+    # The product is computed inside the sum's call: no name, no ``del`` for it.
+    assert "= xp.sum(xp.multiply(" in source, source
+    assert source.count(" = xp.") == 2 and source.count("del ") == 2, source
+    _same(plugrad.compile(f)(a, w), f(a, w))
+
+
 # -- guards and re-capture ----------------------------------------------------------------
 
 
@@ -672,3 +684,46 @@ def test_a_broadcast_that_only_feeds_elementwise_arithmetic_is_read_as_it_is():
     for _ in range(2):
         _same(compiled(x, w), step(x_eager, w))
         _same(x.grad, x_eager.grad)
+
+
+def test_cross_entropys_gradient_reads_the_softmax_parts_its_forward_computed():
+    def step(logits, labels):
+        logits.grad = None
+        loss = plugrad.nn.functional.cross_entropy(logits, labels)
+        loss.backward()
+        return loss
+
+    rng = np.random.default_rng(5)
+    logits = plugrad.tensor(rng.normal(size=(6, 4)).astype(np.float32), requires_grad=True)
+    labels = plugrad.tensor([0, 3, -100, 1, 2, 3])
+    compiled = plugrad.compile(step)
+    source = compiled.code(logits, labels)
+    # The rule's softmax is one division of the forward's exponentials by their sum;
+    # ``labels != -100`` (the loss's mask) and not_equal (the mean's count) are one value.
+    assert "softmax" not in source and source.count("xp.exp(") == 1, source
+    assert source.count("-100") == 1, source
+    eager = logits.detach().clone().requires_grad_()
+    for _ in range(2):
+        _same(compiled(logits, labels), step(eager, labels))
+        _same(logits.grad, eager.grad)
+
+
+def test_a_plan_captured_again_reuses_the_code_its_source_compiled_to():
+    from plugrad.compiler import codegen
+
+    x, w = _leaves(6)
+    compiled = plugrad.compile(_step)
+    compiled(x, w)
+    first = compiled._cache[next(iter(compiled._cache))].plans[0][0]
+    compiled.cache_clear()
+    compiled(x, w)
+    again = compiled._cache[next(iter(compiled._cache))].plans[0][0]
+    assert again is not first and again.__code__ is first.__code__
+    codegen.forget_code()
+    compiled.cache_clear()
+    compiled(x, w)
+    fresh = compiled._cache[next(iter(compiled._cache))].plans[0][0]
+    assert fresh.__code__ is not first.__code__ and fresh.__code__.co_code == first.__code__.co_code
+    x_eager, w_eager = _leaves(6)
+    _same(compiled(x, w), _step(x_eager, w_eager))
+    _same(w.grad, w_eager.grad)
