@@ -19,6 +19,7 @@ from .backend import Backend, Device
 from .errors import BackendError, BackendUnavailableError, UnknownBackendError
 from .kerneldef import KernelSource
 from .opdef import NamespaceKernel, RegisteredOp
+from .plugin_manager import builtin_plugin_names
 from .plugin_tables import scoped_default_device
 from .plugin_tables import state as _state
 from .rule_namespace import rule_namespace
@@ -164,12 +165,34 @@ def install_kernels(backend: Backend, devices: tuple[Device, ...]) -> None:
             name: known.get(s[0].function) or bind_kernel(s[0].function, xp, name, backend.name)
             for name, s in sources.items()
         }
-        _state.bound_kernels[backend.name] = {s[0].function: table[n] for n, s in sources.items()}
+        bound = {s[0].function: table[n] for n, s in sources.items()}
+        # Kernels from third-party plugins are checked against the op's contract, always.
+        trusted = builtin_plugin_names()
+        for name, (source, *_) in sources.items():
+            if source.plugin not in trusted:
+                contract = known.get((source.function, "contract"))
+                if getattr(contract, "__wrapped__", None) is not table[name]:
+                    contract = _contract_kernel(_state.ops[name], source, table[name], xp, trusted)
+                table[name] = bound[(source.function, "contract")] = contract
+        _state.bound_kernels[backend.name] = bound
     rule_xp = rule_namespace(xp, table)
     for device in devices:
         device.kernels = table
         device.rule_xp = rule_xp
     _state.kernel_sources[backend.name] = sources
+
+
+def _contract_kernel(
+    op: RegisteredOp, source: KernelSource, kernel: Callable[..., Any], xp: Any, trusted: Any
+) -> Callable[..., Any]:
+    """A third-party kernel checked against the op's contract (:func:`checking.contract_kernel`).
+
+    The reference is the op's generic kernel when a built-in plugin declared the op.
+    """
+    reference = None
+    if _state.op_owners.get(op.name) in trusted and source.function is not op.kernel:
+        reference = bind_kernel(op.kernel, xp, op.name, source.backend)
+    return _checking.contract_kernel(op, source, kernel, reference)
 
 
 def bind_kernel(kernel: Callable[..., Any], xp: Any, op: str, backend: str) -> Callable[..., Any]:

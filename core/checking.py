@@ -162,6 +162,117 @@ def checked_kernel(op: RegisteredOp, source: KernelSource) -> Callable[..., Any]
     return checked
 
 
+def contract_kernel(
+    op: RegisteredOp,
+    source: KernelSource,
+    kernel: Callable[..., Any],
+    reference: Callable[..., Any] | None,
+) -> Callable[..., Any]:
+    """``kernel`` (bound) with the shape and dtype of every output it returns checked.
+
+    Kernels of built-in plugins are trusted (the op tables test them); a kernel
+    that a third-party plugin supplies or overrides is wrapped in this, outside
+    checking mode too. Its outputs must have the shape and dtype that the op
+    gives: for a built-in op, those of its generic kernel (``reference``, bound)
+    on the same inputs; for a broadcasting op without a trusted reference, the
+    broadcast shape of the array inputs. The reference runs once per signature
+    (input shapes and dtypes, params) and again whenever an output differs from
+    what it gave, so a value-dependent size (``nonzero``) is compared with the
+    reference on those very inputs rather than refused. A mismatch raises
+    :class:`~plugrad.errors.PluginOutputError` naming the plugin, the op and the
+    kernel, where the wrong result would otherwise flow on silently.
+    """
+    expected: dict[Any, Any] = {}
+    several = op.multiple_outputs
+    where = f"{source.owner()}, op {op.name!r}: its {source.kind} kernel {source.function_name}"
+
+    def contract(args: tuple[Any, ...], params: dict[str, Any], out: Any) -> Any:
+        """What the op's outputs must be for these inputs: shapes and dtypes (or shapes)."""
+        if reference is not None:
+            try:
+                correct = reference(*args, **params)
+            except Exception:
+                return None  # the reference cannot run here; nothing to compare against
+            return _metadata(correct, several)
+        if op.broadcasting and not op.multiple_outputs:
+            shapes = [tuple(a.shape) for a in args if hasattr(a, "shape")]
+            return (_broadcast_shape(shapes), None)
+        return None
+
+    def checked(*args: Any, **params: Any) -> Any:
+        out = kernel(*args, **params)
+        try:
+            key: Any = (
+                tuple((a.shape, a.dtype) if hasattr(a, "shape") else a for a in args),
+                tuple(params.items()),
+            )
+            wanted = expected.get(key)
+        except TypeError:  # unhashable params or sequences: no cache
+            key = wanted = None
+        got = _metadata(out, several)
+        if got is None or (several and None in got):
+            return out  # not arrays: the per-op path's type check names the kernel
+        if wanted is not None and _fits(got, wanted, several):
+            return out
+        wanted = contract(args, params, out)
+        if wanted is None or _fits(got, wanted, several):
+            if key is not None and wanted is not None:
+                expected[key] = wanted
+            return out
+        shapes = ", ".join(
+            str(tuple(a.shape)) if hasattr(a, "shape") else _type_name(a) for a in args
+        )
+        raise PluginOutputError(
+            f"{where} returned {_describe(got, several)} for inputs of shapes {shapes}, but the "
+            f"op gives {_describe(wanted, several)}; a kernel must return what the op's contract "
+            "says"
+        )
+
+    checked.__wrapped__ = kernel  # type: ignore[attr-defined]
+    return checked
+
+
+def _metadata(out: Any, several: bool) -> Any:
+    """``(shape, dtype)`` of a kernel output, or a tuple of them for an op with several."""
+    if several:
+        if not isinstance(out, (tuple, list)):
+            return None
+        return tuple(_metadata(o, False) for o in out)
+    if not hasattr(out, "shape"):
+        return None
+    return (tuple(out.shape), getattr(out, "dtype", None))
+
+
+def _fits(got: Any, wanted: Any, several: bool) -> bool:
+    """Whether output metadata ``got`` is ``wanted`` (a dtype of ``None`` matches any)."""
+    if got is None:
+        return False  # not an array: the per-op path's type check names it
+    if several:
+        return len(got) == len(wanted) and all(_fits(g, w, False) for g, w in zip(got, wanted))
+    shape, dtype = wanted
+    return got[0] == shape and (dtype is None or got[1] == dtype)
+
+
+def _describe(metadata: Any, several: bool) -> str:
+    if metadata is None:
+        return "no array"
+    if several:
+        return "(" + ", ".join(_describe(m, False) for m in metadata) + ")"
+    shape, dtype = metadata
+    return f"shape {shape}" + ("" if dtype is None else f" and dtype {dtype}")
+
+
+def _broadcast_shape(shapes: list[tuple[int, ...]]) -> tuple[int, ...]:
+    """The shape the array inputs of a broadcasting op broadcast to."""
+    ndim = max(map(len, shapes), default=0)
+    result = [1] * ndim
+    for shape in shapes:
+        for i, n in enumerate(shape, ndim - len(shape)):
+            if n != 1:
+                result[i] = n
+    return tuple(result)
+
+
 def sync_rules(ops: Mapping[str, RegisteredOp], owner: Callable[[str], str]) -> None:
     """Wrap the rules of every registered op if checking is on; restore all others."""
     registered = set(ops.values())
