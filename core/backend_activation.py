@@ -166,33 +166,24 @@ def install_kernels(backend: Backend, devices: tuple[Device, ...]) -> None:
             for name, s in sources.items()
         }
         bound = {s[0].function: table[n] for n, s in sources.items()}
-        # Kernels from third-party plugins are checked against the op's contract, always.
+        # A kernel a third-party plugin puts in place of an op's generic kernel is checked
+        # against that kernel's shapes and dtypes, always; built-in plugins' kernels are not.
         trusted = builtin_plugin_names()
         for name, (source, *_) in sources.items():
-            if source.plugin not in trusted:
-                contract = known.get((source.function, "contract"))
-                if getattr(contract, "__wrapped__", None) is not table[name]:
-                    contract = _contract_kernel(_state.ops[name], source, table[name], xp, trusted)
-                table[name] = bound[(source.function, "contract")] = contract
+            op = _state.ops[name]
+            if source.plugin in trusted or source.function is op.kernel:
+                continue
+            contract = known.get((source.function, "contract"))
+            if getattr(contract, "__wrapped__", None) is not table[name]:
+                reference = bind_kernel(op.kernel, xp, name, backend.name)
+                contract = _checking.contract_kernel(op, source, table[name], reference)
+            table[name] = bound[(source.function, "contract")] = contract
         _state.bound_kernels[backend.name] = bound
     rule_xp = rule_namespace(xp, table)
     for device in devices:
         device.kernels = table
         device.rule_xp = rule_xp
     _state.kernel_sources[backend.name] = sources
-
-
-def _contract_kernel(
-    op: RegisteredOp, source: KernelSource, kernel: Callable[..., Any], xp: Any, trusted: Any
-) -> Callable[..., Any]:
-    """A third-party kernel checked against the op's contract (:func:`checking.contract_kernel`).
-
-    The reference is the op's generic kernel when a built-in plugin declared the op.
-    """
-    reference = None
-    if _state.op_owners.get(op.name) in trusted and source.function is not op.kernel:
-        reference = bind_kernel(op.kernel, xp, op.name, source.backend)
-    return _checking.contract_kernel(op, source, kernel, reference)
 
 
 def bind_kernel(kernel: Callable[..., Any], xp: Any, op: str, backend: str) -> Callable[..., Any]:

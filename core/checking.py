@@ -166,19 +166,20 @@ def contract_kernel(
     op: RegisteredOp,
     source: KernelSource,
     kernel: Callable[..., Any],
-    reference: Callable[..., Any] | None,
+    reference: Callable[..., Any],
 ) -> Callable[..., Any]:
     """``kernel`` (bound) with the shape and dtype of every output it returns checked.
 
-    Kernels of built-in plugins are trusted (the op tables test them); a kernel
-    that a third-party plugin supplies or overrides is wrapped in this, outside
-    checking mode too. Its outputs must have the shape and dtype that the op
-    gives: for a built-in op, those of its generic kernel (``reference``, bound)
-    on the same inputs; for a broadcasting op without a trusted reference, the
-    broadcast shape of the array inputs. The reference runs once per signature
-    (input shapes and dtypes, params) and again whenever an output differs from
-    what it gave, so a value-dependent size (``nonzero``) is compared with the
-    reference on those very inputs rather than refused. A mismatch raises
+    Kernels of built-in plugins are trusted (the op tables test them), and so is
+    an op's own generic kernel, which defines the op. A kernel that a
+    third-party plugin puts in its place (an override from ``plugrad_kernels``,
+    a backend-specific kernel of the op, a backend's own kernel) is wrapped in
+    this, outside checking mode too: its outputs must have the shapes and dtypes
+    that the op's generic kernel (``reference``, bound) gives for the same
+    inputs. The reference runs once per signature (input shapes and dtypes,
+    Python scalars, params) and again whenever an output differs from what it
+    gave, so a size that depends on the values (``nonzero``) is compared with
+    the reference on those very inputs rather than refused. A mismatch raises
     :class:`~plugrad.errors.PluginOutputError` naming the plugin, the op and the
     kernel, where the wrong result would otherwise flow on silently.
     """
@@ -186,35 +187,25 @@ def contract_kernel(
     several = op.multiple_outputs
     where = f"{source.owner()}, op {op.name!r}: its {source.kind} kernel {source.function_name}"
 
-    def contract(args: tuple[Any, ...], params: dict[str, Any], out: Any) -> Any:
-        """What the op's outputs must be for these inputs: shapes and dtypes (or shapes)."""
-        if reference is not None:
-            try:
-                correct = reference(*args, **params)
-            except Exception:
-                return None  # the reference cannot run here; nothing to compare against
-            return _metadata(correct, several)
-        if op.broadcasting and not op.multiple_outputs:
-            shapes = [tuple(a.shape) for a in args if hasattr(a, "shape")]
-            return (_broadcast_shape(shapes), None)
-        return None
-
     def checked(*args: Any, **params: Any) -> Any:
         out = kernel(*args, **params)
+        got = _metadata(out, several)
+        if got is None or (several and None in got):
+            return out  # not arrays: the per-op path's type check names the kernel
         try:
             key: Any = (
                 tuple((a.shape, a.dtype) if hasattr(a, "shape") else a for a in args),
                 tuple(params.items()),
             )
             wanted = expected.get(key)
-        except TypeError:  # unhashable params or sequences: no cache
+        except TypeError:  # unhashable params or a sequence input: nothing remembered
             key = wanted = None
-        got = _metadata(out, several)
-        if got is None or (several and None in got):
-            return out  # not arrays: the per-op path's type check names the kernel
         if wanted is not None and _fits(got, wanted, several):
             return out
-        wanted = contract(args, params, out)
+        try:
+            wanted = _metadata(reference(*args, **params), several)
+        except Exception:
+            return out  # the generic kernel cannot run here; nothing to compare against
         if wanted is None or _fits(got, wanted, several):
             if key is not None and wanted is not None:
                 expected[key] = wanted
@@ -224,8 +215,8 @@ def contract_kernel(
         )
         raise PluginOutputError(
             f"{where} returned {_describe(got, several)} for inputs of shapes {shapes}, but the "
-            f"op gives {_describe(wanted, several)}; a kernel must return what the op's contract "
-            "says"
+            f"op's generic kernel gives {_describe(wanted, several)}; a kernel must return what "
+            "the op gives"
         )
 
     checked.__wrapped__ = kernel  # type: ignore[attr-defined]
@@ -244,13 +235,12 @@ def _metadata(out: Any, several: bool) -> Any:
 
 
 def _fits(got: Any, wanted: Any, several: bool) -> bool:
-    """Whether output metadata ``got`` is ``wanted`` (a dtype of ``None`` matches any)."""
+    """Whether output metadata ``got`` is ``wanted``."""
     if got is None:
         return False  # not an array: the per-op path's type check names it
     if several:
         return len(got) == len(wanted) and all(_fits(g, w, False) for g, w in zip(got, wanted))
-    shape, dtype = wanted
-    return got[0] == shape and (dtype is None or got[1] == dtype)
+    return got == wanted
 
 
 def _describe(metadata: Any, several: bool) -> str:
@@ -259,18 +249,7 @@ def _describe(metadata: Any, several: bool) -> str:
     if several:
         return "(" + ", ".join(_describe(m, False) for m in metadata) + ")"
     shape, dtype = metadata
-    return f"shape {shape}" + ("" if dtype is None else f" and dtype {dtype}")
-
-
-def _broadcast_shape(shapes: list[tuple[int, ...]]) -> tuple[int, ...]:
-    """The shape the array inputs of a broadcasting op broadcast to."""
-    ndim = max(map(len, shapes), default=0)
-    result = [1] * ndim
-    for shape in shapes:
-        for i, n in enumerate(shape, ndim - len(shape)):
-            if n != 1:
-                result[i] = n
-    return tuple(result)
+    return f"shape {shape} and dtype {dtype}"
 
 
 def sync_rules(ops: Mapping[str, RegisteredOp], owner: Callable[[str], str]) -> None:

@@ -174,7 +174,7 @@ def test_a_third_party_kernel_of_the_wrong_shape_is_refused_outside_checking_mod
         getattr(plugrad, name)(*args)
     text = str(info.value)
     assert text.startswith(f"plugin 'culprit' (plugrad-culprit 0.3), op {name!r}: its override")
-    assert "but the op gives shape" in text
+    assert "but the op's generic kernel gives shape" in text
 
 
 def test_a_third_party_kernel_with_the_right_shape_passes_and_keeps_value_dependent_sizes(
@@ -191,14 +191,25 @@ def test_a_third_party_kernel_with_the_right_shape_passes_and_keeps_value_depend
     assert plugrad.nonzero(plugrad.asarray([1.0, 0.0, 0.0]))[0].tolist() == [0]
 
 
-def test_a_broadcasting_third_party_op_is_held_to_the_broadcast_shape(
+def test_a_third_party_ops_own_kernels_are_held_to_its_generic_kernel(
     plugin, registered, checks_off
 ) -> None:
-    wrong = op("first_chk", lambda xp, x1, x2, /: x1 * 1, broadcasting=True).vjp(None, None)
-    registered(plugin(ops=[wrong]), "culprit")
-    assert plugrad.ops.first_chk(plugrad.ones(3), plugrad.ones(3)).shape == (3,)
-    with pytest.raises(PluginOutputError, match=r"op 'first_chk'.*shape \(2, 3\)"):
-        plugrad.ops.first_chk(plugrad.ones(3), plugrad.ones(2, 3))
+    times = op(
+        "times_chk",
+        lambda xp, x1, x2, /: x1 * x2,
+        broadcasting=True,
+        kernels={"numpy": lambda xp, x1, x2, /: x1},  # forgets to broadcast
+    ).vjp(None, None)
+    registered(plugin(ops=[times]), "culprit")
+    assert plugrad.ops.times_chk(plugrad.ones(3), plugrad.ones(3)).shape == (3,)
+    with pytest.raises(PluginOutputError, match=r"op 'times_chk': its op kernel .* \(3,\)"):
+        plugrad.ops.times_chk(plugrad.ones(3), plugrad.ones(2, 3))
+
+
+def test_an_ops_generic_kernel_defines_it_and_is_not_wrapped(plugin, registered) -> None:
+    registered(plugin(ops=[unary("double_chk", lambda xp, x: x * 2)]), "owner")
+    function = plugrad.plugins.kernel_source("double_chk").function
+    assert plugrad.ones(1).device.kernels["double_chk"].func is function
 
 
 def test_builtin_kernels_are_not_wrapped() -> None:
