@@ -206,13 +206,15 @@ def test_a_third_party_ops_own_kernels_are_held_to_its_generic_kernel(
         plugrad.ops.times_chk(plugrad.ones(3), plugrad.ones(2, 3))
 
 
-def test_an_ops_generic_kernel_defines_it_and_is_not_wrapped(plugin, registered) -> None:
+def test_an_ops_generic_kernel_defines_it_and_is_not_wrapped(
+    plugin, registered, checks_off
+) -> None:
     registered(plugin(ops=[unary("double_chk", lambda xp, x: x * 2)]), "owner")
     function = plugrad.plugins.kernel_source("double_chk").function
     assert plugrad.ones(1).device.kernels["double_chk"].func is function
 
 
-def test_builtin_kernels_are_not_wrapped() -> None:
+def test_builtin_kernels_are_not_wrapped(checks_off) -> None:
     device = plugrad.ones(1).device
     assert is_plain(device)
 
