@@ -165,7 +165,7 @@ def install_kernels(backend: Backend, devices: tuple[Device, ...]) -> None:
             name: known.get(s[0].function) or bind_kernel(s[0].function, xp, name, backend.name)
             for name, s in sources.items()
         }
-        bound = {s[0].function: table[n] for n, s in sources.items()}
+        bound: dict[Any, Callable[..., Any]] = {s[0].function: table[n] for n, s in sources.items()}
         # A kernel a third-party plugin puts in place of an op's generic kernel is checked
         # against that kernel's shapes and dtypes, always; built-in plugins' kernels are not.
         trusted = builtin_plugin_names()
@@ -174,7 +174,7 @@ def install_kernels(backend: Backend, devices: tuple[Device, ...]) -> None:
             if source.plugin in trusted or source.function is op.kernel:
                 continue
             contract = known.get((source.function, "contract"))
-            if getattr(contract, "__wrapped__", None) is not table[name]:
+            if contract is None or getattr(contract, "__wrapped__", None) is not table[name]:
                 reference = bind_kernel(op.kernel, xp, name, backend.name)
                 contract = _checking.contract_kernel(op, source, table[name], reference)
             table[name] = bound[(source.function, "contract")] = contract
