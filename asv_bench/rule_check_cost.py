@@ -9,8 +9,9 @@ to the full check, naming the op and its plugin, only when not). The budget is
 
 1. the check itself, on the arrays a rule returns (``timeit``, best of runs);
 2. backward over a chain of ``--ops`` ops, with the engine's node classes as
-   they are and with the check cut out of their source (A/B interleaved, best
-   of runs). On a busy machine the second is noisy; the first is not.
+   they are and with the check cut out of their source (A/B interleaved, each
+   first in every other round; best of runs and median of the in-round
+   differences). On a busy machine the second is noisy; the first is not.
 
 Times are CPU time of this process (``time.process_time``), so time during
 which other programs hold the processor is not counted.
@@ -88,20 +89,25 @@ def chain_cost(ops: int, rounds: int) -> tuple[float, float, float]:
     x = plugrad.tensor(np.ones(4, np.float32), requires_grad=True)
     best = dict.fromkeys(variants, float("inf"))
     differences = []
+    names = list(variants)
     try:
-        for _ in range(rounds):
+        for round_index in range(rounds):
             times = {}
-            for name, methods in variants.items():
+            # Each variant goes first in every other round, so neither gains from its place.
+            for name in names if round_index % 2 == 0 else names[::-1]:
+                methods = variants[name]
                 for cls, method in methods.items():
                     cls._backward = method
                 y = x
                 for _ in range(ops // 2):
                     y = plugrad.sin(y * 0.999)  # a binary node, then a unary one
                 loss = y.sum()
+                del y  # only the graph of this round is alive while it runs
                 x.grad = None
                 start = time.process_time()
                 loss.backward()
                 times[name] = (time.process_time() - start) / (ops + 1) * 1e6
+                del loss
                 best[name] = min(best[name], times[name])
             differences.append(times["checked"] - times["unchecked"])
     finally:

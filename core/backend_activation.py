@@ -19,6 +19,7 @@ from .backend import Backend, Device
 from .errors import BackendError, BackendUnavailableError, UnknownBackendError
 from .kerneldef import KernelSource
 from .opdef import NamespaceKernel, RegisteredOp
+from .plugin_manager import builtin_plugin_names
 from .plugin_tables import scoped_default_device
 from .plugin_tables import state as _state
 from .rule_namespace import rule_namespace
@@ -164,7 +165,20 @@ def install_kernels(backend: Backend, devices: tuple[Device, ...]) -> None:
             name: known.get(s[0].function) or bind_kernel(s[0].function, xp, name, backend.name)
             for name, s in sources.items()
         }
-        _state.bound_kernels[backend.name] = {s[0].function: table[n] for n, s in sources.items()}
+        bound: dict[Any, Callable[..., Any]] = {s[0].function: table[n] for n, s in sources.items()}
+        # A kernel a third-party plugin puts in place of an op's generic kernel is checked
+        # against that kernel's shapes and dtypes, always; built-in plugins' kernels are not.
+        trusted = builtin_plugin_names()
+        for name, (source, *_) in sources.items():
+            op = _state.ops[name]
+            if source.plugin in trusted or source.function is op.kernel:
+                continue
+            contract = known.get((source.function, "contract"))
+            if contract is None or getattr(contract, "__wrapped__", None) is not table[name]:
+                reference = bind_kernel(op.kernel, xp, name, backend.name)
+                contract = _checking.contract_kernel(op, source, table[name], reference)
+            table[name] = bound[(source.function, "contract")] = contract
+        _state.bound_kernels[backend.name] = bound
     rule_xp = rule_namespace(xp, table)
     for device in devices:
         device.kernels = table

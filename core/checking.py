@@ -162,6 +162,96 @@ def checked_kernel(op: RegisteredOp, source: KernelSource) -> Callable[..., Any]
     return checked
 
 
+def contract_kernel(
+    op: RegisteredOp,
+    source: KernelSource,
+    kernel: Callable[..., Any],
+    reference: Callable[..., Any],
+) -> Callable[..., Any]:
+    """``kernel`` (bound) with the shape and dtype of every output it returns checked.
+
+    Kernels of built-in plugins are trusted (the op tables test them), and so is
+    an op's own generic kernel, which defines the op. A kernel that a
+    third-party plugin puts in its place (an override from ``plugrad_kernels``,
+    a backend-specific kernel of the op, a backend's own kernel) is wrapped in
+    this, outside checking mode too: its outputs must have the shapes and dtypes
+    that the op's generic kernel (``reference``, bound) gives for the same
+    inputs. The reference runs once per signature (input shapes and dtypes,
+    Python scalars, params) and again whenever an output differs from what it
+    gave, so a size that depends on the values (``nonzero``) is compared with
+    the reference on those very inputs rather than refused. A mismatch raises
+    :class:`~plugrad.errors.PluginOutputError` naming the plugin, the op and the
+    kernel, where the wrong result would otherwise flow on silently.
+    """
+    expected: dict[Any, Any] = {}
+    several = op.multiple_outputs
+    where = f"{source.owner()}, op {op.name!r}: its {source.kind} kernel {source.function_name}"
+
+    def checked(*args: Any, **params: Any) -> Any:
+        out = kernel(*args, **params)
+        got = _metadata(out, several)
+        if got is None or (several and None in got):
+            return out  # not arrays: the per-op path's type check names the kernel
+        try:
+            key: Any = (
+                tuple((a.shape, a.dtype) if hasattr(a, "shape") else a for a in args),
+                tuple(params.items()),
+            )
+            wanted = expected.get(key)
+        except TypeError:  # unhashable params or a sequence input: nothing remembered
+            key = wanted = None
+        if wanted is not None and _fits(got, wanted, several):
+            return out
+        try:
+            wanted = _metadata(reference(*args, **params), several)
+        except Exception:
+            return out  # the generic kernel cannot run here; nothing to compare against
+        if wanted is None or _fits(got, wanted, several):
+            if key is not None and wanted is not None:
+                expected[key] = wanted
+            return out
+        shapes = ", ".join(
+            str(tuple(a.shape)) if hasattr(a, "shape") else _type_name(a) for a in args
+        )
+        raise PluginOutputError(
+            f"{where} returned {_describe(got, several)} for inputs of shapes {shapes}, but the "
+            f"op's generic kernel gives {_describe(wanted, several)}; a kernel must return what "
+            "the op gives"
+        )
+
+    checked.__wrapped__ = kernel  # type: ignore[attr-defined]
+    return checked
+
+
+def _metadata(out: Any, several: bool) -> Any:
+    """``(shape, dtype)`` of a kernel output, or a tuple of them for an op with several."""
+    if several:
+        if not isinstance(out, (tuple, list)):
+            return None
+        return tuple(_metadata(o, False) for o in out)
+    if not hasattr(out, "shape"):
+        return None
+    return (tuple(out.shape), getattr(out, "dtype", None))
+
+
+def _fits(got: Any, wanted: Any, several: bool) -> bool:
+    """Whether output metadata ``got`` is ``wanted``."""
+    if got is None:
+        return False  # not an array: the per-op path's type check names it
+    if several:
+        return len(got) == len(wanted) and all(_fits(g, w, False) for g, w in zip(got, wanted))
+    return got == wanted
+
+
+def _describe(metadata: Any, several: bool) -> str:
+    if metadata is None:
+        return "no array"
+    if several:
+        return "(" + ", ".join(_describe(m, False) for m in metadata) + ")"
+    shape, dtype = metadata
+    return f"shape {shape} and dtype {dtype}"
+
+
 def sync_rules(ops: Mapping[str, RegisteredOp], owner: Callable[[str], str]) -> None:
     """Wrap the rules of every registered op if checking is on; restore all others."""
     registered = set(ops.values())

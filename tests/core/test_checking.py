@@ -143,6 +143,82 @@ def test_an_override_whose_generic_kernel_cannot_run_is_not_compared(plugin, reg
     assert plugrad.ops.special_chk(plugrad.ones(2)).tolist() == [2.0, 2.0]
 
 
+@pytest.fixture
+def checks_off():
+    """Checking mode off, also in CI's checking-mode pass: these checks hold without it."""
+    with plugrad.plugins.checking(False):
+        yield
+
+
+WRONG_KERNELS = [
+    # A third-party kernel for a built-in op: compared with the op's generic kernel.
+    ("exp", lambda xp, x, /: xp.sum(xp.exp(x)), (3,), r"shape \(\) and dtype float32"),
+    ("exp", lambda xp, x, /: xp.exp(x)[None], (3,), r"shape \(1, 3\) and dtype float32"),
+    ("exp", lambda xp, x, /: xp.astype(xp.exp(x), xp.float64), (3,), "dtype float64"),
+    ("sum", lambda xp, x, /, *, axis=None, dtype=None, keepdims=False: x, (2, 3), r"\(2, 3\)"),
+    ("multiply", lambda xp, x1, x2, /: x1, (1, 3), r"shape \(1, 3\)"),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "fn", "shape", "message"), WRONG_KERNELS, ids=lambda v: getattr(v, "__name__", v)
+)
+def test_a_third_party_kernel_of_the_wrong_shape_is_refused_outside_checking_mode(
+    monkeypatch, plugin, registered, checks_off, name, fn, shape, message
+) -> None:
+    monkeypatch.setitem(registry._state.distributions, "culprit", ("plugrad-culprit", "0.3"))
+    registered(plugin(kernels=[kernel(name, backend="numpy", fn=fn)]), "culprit")
+    x = plugrad.ones(shape)
+    args = (x, plugrad.ones(2, 3)) if name == "multiply" else (x,)
+    with pytest.raises(PluginOutputError, match=message) as info:
+        getattr(plugrad, name)(*args)
+    text = str(info.value)
+    assert text.startswith(f"plugin 'culprit' (plugrad-culprit 0.3), op {name!r}: its override")
+    assert "but the op's generic kernel gives shape" in text
+
+
+def test_a_third_party_kernel_with_the_right_shape_passes_and_keeps_value_dependent_sizes(
+    plugin, registered, checks_off
+) -> None:
+    fast = kernel("exp", backend="numpy", fn=lambda xp, x, /: xp.exp(x))
+    registered(plugin(kernels=[fast]), "fast")
+    nonzero = kernel("nonzero", backend="numpy", fn=lambda xp, x, /: xp.nonzero(x))
+    registered(plugin(kernels=[nonzero]), "fast_nonzero")
+    for _ in range(2):  # the second call takes the remembered contract
+        assert plugrad.exp(plugrad.zeros(3)).tolist() == [1.0, 1.0, 1.0]
+    # A size that depends on the values is compared with the reference on those inputs.
+    assert plugrad.nonzero(plugrad.asarray([0.0, 1.0, 2.0]))[0].tolist() == [1, 2]
+    assert plugrad.nonzero(plugrad.asarray([1.0, 0.0, 0.0]))[0].tolist() == [0]
+
+
+def test_a_third_party_ops_own_kernels_are_held_to_its_generic_kernel(
+    plugin, registered, checks_off
+) -> None:
+    times = op(
+        "times_chk",
+        lambda xp, x1, x2, /: x1 * x2,
+        broadcasting=True,
+        kernels={"numpy": lambda xp, x1, x2, /: x1},  # forgets to broadcast
+    ).vjp(None, None)
+    registered(plugin(ops=[times]), "culprit")
+    assert plugrad.ops.times_chk(plugrad.ones(3), plugrad.ones(3)).shape == (3,)
+    with pytest.raises(PluginOutputError, match=r"op 'times_chk': its op kernel .* \(3,\)"):
+        plugrad.ops.times_chk(plugrad.ones(3), plugrad.ones(2, 3))
+
+
+def test_an_ops_generic_kernel_defines_it_and_is_not_wrapped(
+    plugin, registered, checks_off
+) -> None:
+    registered(plugin(ops=[unary("double_chk", lambda xp, x: x * 2)]), "owner")
+    function = plugrad.plugins.kernel_source("double_chk").function
+    assert plugrad.ones(1).device.kernels["double_chk"].func is function
+
+
+def test_builtin_kernels_are_not_wrapped(checks_off) -> None:
+    device = plugrad.ones(1).device
+    assert is_plain(device)
+
+
 RULES = [
     ("shape", lambda xp, g, ans, x: g[:1], r"shape \(1,\), but input 'x' has shape \(3,\)"),
     ("dtype", lambda xp, g, ans, x: xp.astype(g, xp.float64), "float64, but input 'x' has dtype"),
