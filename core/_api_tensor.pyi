@@ -3,12 +3,165 @@
 from typing import Any
 
 from ._api_types import TensorLike
+from .backend import Backend
+from .backend import Device
 from .dtypes import DType
 from .tensor import Tensor
 
 
 class InstalledTensorMethods:
-    """Tensor methods installed from op declarations when plugins load."""
+    """Tensor methods installed when plugrad is imported and its plugins load."""
+
+    def __abs__(self) -> Tensor:
+        """``abs(x)``: ``plugrad.abs(x)``."""
+
+    def __add__(self, other: Any) -> Tensor:
+        """``x + y``: ``plugrad.add(x, y)``."""
+
+    def __and__(self, other: Any) -> Tensor:
+        """``x & y``: ``plugrad.bitwise_and(x, y)``."""
+
+    def __array__(self, dtype: Any = ..., copy: bool | None = ...) -> Any:
+        ...
+
+    def __array_namespace__(self, /, *, api_version: str | None = ...) -> Any:
+        """Return ``plugrad``, the Array API namespace of tensors."""
+
+    def __bool__(self) -> bool:
+        ...
+
+    def __complex__(self) -> complex:
+        ...
+
+    def __dlpack__(
+        self,
+        *,
+        stream: Any = ...,
+        max_version: tuple[int, int] | None = ...,
+        dl_device: tuple[int, int] | None = ...,
+        copy: bool | None = ...,
+    ) -> Any:
+        """Export the data through DLPack (zero-copy for the consumer)."""
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        ...
+
+    def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
+        """``x == y``: ``plugrad.equal(x, y)``."""
+
+    def __float__(self) -> float:
+        ...
+
+    def __floordiv__(self, other: Any) -> Tensor:
+        """``x // y``: ``plugrad.floor_divide(x, y)``."""
+
+    def __ge__(self, other: Any) -> Tensor:
+        """``x >= y``: ``plugrad.greater_equal(x, y)``."""
+
+    def __gt__(self, other: Any) -> Tensor:
+        """``x > y``: ``plugrad.greater(x, y)``."""
+
+    def __index__(self) -> int:
+        ...
+
+    def __int__(self) -> int:
+        ...
+
+    def __invert__(self) -> Tensor:
+        """``~x``: ``plugrad.bitwise_invert(x)``."""
+
+    def __le__(self, other: Any) -> Tensor:
+        """``x <= y``: ``plugrad.less_equal(x, y)``."""
+
+    def __len__(self) -> int:
+        ...
+
+    def __lshift__(self, other: Any) -> Tensor:
+        """``x << y``: ``plugrad.bitwise_left_shift(x, y)``."""
+
+    def __lt__(self, other: Any) -> Tensor:
+        """``x < y``: ``plugrad.less(x, y)``."""
+
+    def __matmul__(self, other: Any) -> Tensor:
+        """``x @ y``: ``plugrad.matmul(x, y)``."""
+
+    def __mod__(self, other: Any) -> Tensor:
+        """``x % y``: ``plugrad.remainder(x, y)``."""
+
+    def __mul__(self, other: Any) -> Tensor:
+        """``x * y``: ``plugrad.multiply(x, y)``."""
+
+    def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]
+        """``x != y``: ``plugrad.not_equal(x, y)``."""
+
+    def __neg__(self) -> Tensor:
+        """``-x``: ``plugrad.negative(x)``."""
+
+    def __or__(self, other: Any) -> Tensor:
+        """``x | y``: ``plugrad.bitwise_or(x, y)``."""
+
+    def __pos__(self) -> Tensor:
+        """``+x``: ``x`` itself."""
+
+    def __pow__(self, other: Any) -> Tensor:
+        """``x ** y``: ``plugrad.pow(x, y)``."""
+
+    def __radd__(self, other: Any) -> Tensor:
+        """``y + x``: ``plugrad.add(y, x)``."""
+
+    def __rand__(self, other: Any) -> Tensor:
+        """``y & x``: ``plugrad.bitwise_and(y, x)``."""
+
+    def __repr__(self) -> str:
+        ...
+
+    def __rfloordiv__(self, other: Any) -> Tensor:
+        """``y // x``: ``plugrad.floor_divide(y, x)``."""
+
+    def __rlshift__(self, other: Any) -> Tensor:
+        """``y << x``: ``plugrad.bitwise_left_shift(y, x)``."""
+
+    def __rmatmul__(self, other: Any) -> Tensor:
+        """``y @ x``: ``plugrad.matmul(y, x)``."""
+
+    def __rmod__(self, other: Any) -> Tensor:
+        """``y % x``: ``plugrad.remainder(y, x)``."""
+
+    def __rmul__(self, other: Any) -> Tensor:
+        """``y * x``: ``plugrad.multiply(y, x)``."""
+
+    def __ror__(self, other: Any) -> Tensor:
+        """``y | x``: ``plugrad.bitwise_or(y, x)``."""
+
+    def __rpow__(self, other: Any) -> Tensor:
+        """``y ** x``: ``plugrad.pow(y, x)``."""
+
+    def __rrshift__(self, other: Any) -> Tensor:
+        """``y >> x``: ``plugrad.bitwise_right_shift(y, x)``."""
+
+    def __rshift__(self, other: Any) -> Tensor:
+        """``x >> y``: ``plugrad.bitwise_right_shift(x, y)``."""
+
+    def __rsub__(self, other: Any) -> Tensor:
+        """``y - x``: ``plugrad.subtract(y, x)``."""
+
+    def __rtruediv__(self, other: Any) -> Tensor:
+        """``y / x``: ``plugrad.divide(y, x)``."""
+
+    def __rxor__(self, other: Any) -> Tensor:
+        """``y ^ x``: ``plugrad.bitwise_xor(y, x)``."""
+
+    def __sub__(self, other: Any) -> Tensor:
+        """``x - y``: ``plugrad.subtract(x, y)``."""
+
+    def __truediv__(self, other: Any) -> Tensor:
+        """``x / y``: ``plugrad.divide(x, y)``."""
+
+    def __xor__(self, other: Any) -> Tensor:
+        """``x ^ y``: ``plugrad.bitwise_xor(x, y)``."""
+
+    def _host(self) -> Any:
+        """The values as a NumPy array, whether or not the tensor requires grad."""
 
     def abs(self, *, out: Any = ...) -> Tensor:
         """Absolute value ``|x|`` element-wise (complex: the modulus); gradient 0 at 0."""
@@ -309,6 +462,12 @@ class InstalledTensorMethods:
     def cosh_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`cosh`: ``x.cosh_(...)`` makes ``x`` hold it."""
 
+    def cpu(self) -> Tensor:
+        """Return the tensor on the CPU (the NumPy backend); itself if it is there."""
+
+    def cuda(self, device: Device | int | str | None = ...) -> Tensor:
+        """Return the tensor on a GPU (``"cuda"``, or ``"cuda:N"`` for ``device=N``)."""
+
     def cumprod(
         self,
         dim: Any = ...,
@@ -469,6 +628,9 @@ class InstalledTensorMethods:
     def isnan(self, *, out: Any = ...) -> Tensor:
         """Whether each element is NaN."""
 
+    def item(self) -> bool | int | float | complex:
+        """Return the value of a one-element tensor as a Python scalar."""
+
     def le(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Compare ``x1 <= x2`` element-wise, broadcasting; a bool tensor."""
 
@@ -628,8 +790,14 @@ class InstalledTensorMethods:
     def not_equal(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Compare ``x1 != x2`` element-wise, broadcasting; a bool tensor."""
 
+    def numpy(self) -> Any:
+        """Return the values as a NumPy array; on the CPU it shares the tensor's memory."""
+
     def outer(self, other: Any) -> Any:
         """PyTorch's ``x.outer(other)``: the outer product of two 1-D tensors."""
+
+    def permute(self, *axes: int | tuple[int, ...]) -> Tensor:
+        """Return a view with axes reordered: ``x.permute(1, 0, 2)`` (see ``permute_dims``)."""
 
     def positive(self, *, out: Any = ...) -> Tensor:
         """Return ``+x`` element-wise (a new tensor with the same values)."""
@@ -676,6 +844,9 @@ class InstalledTensorMethods:
 
     def repeat_interleave(self, repeats: Any, dim: Any = ..., *, axis: Any = ...) -> Tensor:
         """Repeat each element ``repeats`` times (an int, or one count per element)."""
+
+    def reshape(self, *shape: int | tuple[int, ...]) -> Tensor:
+        """Return the same data with a new shape: ``x.reshape(2, 3)`` or ``x.reshape((2, 3))``."""
 
     def roll(self, shift: Any, dim: Any = ..., *, axis: Any = ...) -> Tensor:
         """Shift elements cyclically by ``shift`` along ``axis`` (flattened by default)."""
@@ -808,6 +979,15 @@ class InstalledTensorMethods:
     def tile(self, repetitions: Any, *, out: Any = ...) -> Tensor:
         """Repeat the whole tensor ``repetitions[i]`` times along each axis ``i``."""
 
+    def to(self, *args: Any, **kwargs: Any) -> Tensor:
+        """Return the tensor on another device and/or with another dtype; differentiable."""
+
+    def to_device(self, device: Device | Backend | str, /, *, stream: Any = ...) -> Tensor:
+        """The Array API's name for :meth:`to`: the tensor on ``device``; differentiable."""
+
+    def tolist(self) -> Any:
+        """Return the values as (nested) Python lists of Python scalars."""
+
     def topk(
         self,
         k: int,
@@ -818,6 +998,9 @@ class InstalledTensorMethods:
         """PyTorch's ``x.topk(k, dim=-1, largest=True)``: the ``k`` largest (or smallest)
         elements.
         """
+
+    def transpose(self, axis0: int, axis1: int) -> Tensor:
+        """Return a view with two axes swapped (PyTorch's ``transpose``)."""
 
     def tril(self, diagonal: int = ..., *, k: Any = ...) -> Any:
         """PyTorch's ``tril(x, diagonal=0)``: ``tril(x, k=diagonal)``, the diagonal also given by

@@ -19,16 +19,12 @@ at the tensors they produced, so a graph is freed by reference counting alone.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
-from .edges import output_edge, split_edge
 from .errors import GraphFreedError, InPlaceModificationError, PluginOutputError
 from .errors import type_name as _type_name
+from .node import Node, output_edge, split_edge
 from .tensor import Tensor, _wrap
-
-if TYPE_CHECKING:
-    from .backend import Device
-    from .opdef import OpDef
 
 __all__ = [
     "ArraySpec",
@@ -36,6 +32,7 @@ __all__ = [
     "GeneralOpNode",
     "Node",
     "OpNode",
+    "RegisteredRules",
     "UnaryOpNode",
     "array_spec",
     "output_edge",
@@ -105,50 +102,6 @@ def array_spec(array: Any) -> ArraySpec:
     return spec
 
 
-class Node:
-    """Base class of every ``grad_fn``: one recorded operation in the backward graph.
-
-    Subclasses exist per op (``MulBackward``, ``ExpBackward``, ...) and per
-    user :class:`~plugrad.Function`, so ``type(t.grad_fn).__name__`` names the op.
-
-    Attributes
-    ----------
-    next_functions : tuple
-        For each input of the operation, ``(node, index)`` where its gradient
-        flows, or ``None`` if it needs none. Leaves appear as the tensor itself.
-    """
-
-    # _trace (where the forward op was created) is set only in anomaly mode.
-    # Nodes define no __len__ or __bool__, so they are always true: the per-op path
-    # writes an input's edge as ``x._edge or x``.
-    __slots__ = ("__weakref__", "_device", "_edges", "_hooks", "_trace")
-    _device: Device
-    _edges: tuple[Any, ...]
-    _hooks: list[Any] | None
-    _trace: Any
-    #: How many tensors the operation produced.
-    n_outputs: ClassVar[int] = 1
-
-    def name(self) -> str:
-        """Return the node's name, e.g. ``"MulBackward"``."""
-        return type(self).__name__
-
-    @property
-    def next_functions(self) -> tuple[tuple[Any, int] | None, ...]:
-        return tuple(None if edge is None else split_edge(edge) for edge in self._edges)
-
-    def _backward(self, grad: Any, create_graph: bool) -> tuple[Any, ...]:
-        """Return one gradient (or ``None``) per input, given the output gradient(s)."""
-        raise NotImplementedError
-
-    def _release(self) -> None:
-        """Drop everything saved for backward (after a backward without ``retain_graph``)."""
-        raise NotImplementedError
-
-    def __repr__(self) -> str:
-        return f"<{type(self).__name__}>"
-
-
 #: What a node may keep after backward: not values, only what describes them.
 _METADATA_TYPES = frozenset({ArraySpec, int, float, complex, bool, type(None)})
 
@@ -196,6 +149,19 @@ def _freed_error(node: Node) -> GraphFreedError:
     )
 
 
+class RegisteredRules(Protocol):
+    """What a node reads of its op (a :class:`plugrad.opdef.RegisteredOp` has it all)."""
+
+    name: str
+    #: One backward rule per input, ``None`` for an input that gets no gradient.
+    vjps: tuple[Callable[..., Any] | None, ...]
+    broadcasting: bool
+    input_names: tuple[str, ...]
+    multiple_outputs: bool
+    #: ``"sequence"`` or ``"variadic"`` for an op whose inputs are one sequence, else None.
+    sequence_kind: str | None
+
+
 class OpNode(Node):
     """The node of a built-in or plugin op: calls the op's backward rules.
 
@@ -217,7 +183,7 @@ class OpNode(Node):
     _saved: tuple[Any, ...] | None
     _saved_tensors: tuple[Any, ...] | None
     _versions: tuple[Any, ...] | None
-    op: ClassVar[OpDef]
+    op: ClassVar[RegisteredRules]
 
     # The checks opening this method and GeneralOpNode._backward are copies on purpose:
     # a shared helper would add a Python call to every node's backward.

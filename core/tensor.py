@@ -1,8 +1,9 @@
 """The Tensor: one backend array plus its place in the autograd graph.
 
 This module holds the data, indexing, autograd state, hooks and version
-counters; its bases add the operators (:mod:`plugrad.tensor_operators`) and
-the conversions to and from the outside world (:mod:`plugrad.tensor_interop`).
+counters. The modules above it add methods with :func:`install_methods`: the
+operators (:mod:`plugrad.tensor_operators`), the conversions to and from the
+outside world (:mod:`plugrad.tensor_interop`), backward, in-place methods, ...
 """
 
 from __future__ import annotations
@@ -13,15 +14,13 @@ from typing import TYPE_CHECKING, Any
 
 from . import dtypes as _dtypes
 from . import ops as _ops
-from .edges import split_edge
 from .errors import BackwardError, DeviceMismatchError, DtypeError, ShapeError
-from .tensor_interop import TensorInterop
-from .tensor_operators import TensorOperators
+from .node import split_edge
 
 if TYPE_CHECKING:
     from ._api_tensor import InstalledTensorMethods as _InstalledMethods
     from .backend import Backend, Device
-    from .graph import Node
+    from .node import Node
 else:
     _InstalledMethods = object  # the methods are set on the class when plugins load
 
@@ -32,7 +31,7 @@ _object_new = object.__new__
 _BASIC_INDEX_TYPES = frozenset({int, slice, type(None), type(Ellipsis)})
 
 
-class Tensor(TensorOperators, TensorInterop, _InstalledMethods):
+class Tensor(_InstalledMethods):
     """An array on some backend that can take part in automatic differentiation.
 
     Create tensors with :func:`plugrad.tensor`, :func:`plugrad.asarray` and the
@@ -173,6 +172,16 @@ class Tensor(TensorOperators, TensorInterop, _InstalledMethods):
     @property
     def dtype(self) -> _dtypes.DType:
         return self._device.dtype_of(self._array)
+
+    @property
+    def T(self) -> Tensor:
+        """The tensor with all axes reversed; for 2-D tensors the matrix transpose."""
+        return _ops.permute_dims(self, tuple(range(self._array.ndim - 1, -1, -1)))
+
+    @property
+    def mT(self) -> Tensor:
+        """Transpose of the last two axes (a stack of matrices)."""
+        return _ops.matrix_transpose(self)
 
     @property
     def device(self) -> Device:
