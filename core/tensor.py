@@ -9,7 +9,7 @@ outside world (:mod:`plugrad.tensor_interop`), backward, in-place methods, ...
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from . import dtypes as _dtypes
@@ -395,7 +395,7 @@ class Tensor(_InstalledMethods):
         self._hooks.append(entry)
         return RemovableHandle(self._hooks, entry)
 
-    def _add_node_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+    def _add_node_hook(self, hook: Callable[..., Any] | _RetainGrad) -> RemovableHandle:
         node, index = split_edge(self._edge)
         hooks = node._hooks
         if hooks is None:
@@ -582,63 +582,6 @@ class Tensor(_InstalledMethods):
         """
         return _ops.positive(self)
 
-    if TYPE_CHECKING:
-        # Installed by the layers that implement them (see install_methods).
-        def backward(
-            self,
-            gradient: Tensor | None = None,
-            retain_graph: bool | None = None,
-            create_graph: bool = False,
-            inputs: Sequence[Tensor] | None = None,
-        ) -> None: ...
-        def __setitem__(self, key: Any, value: Any) -> None: ...
-        def __iadd__(self, other: Any) -> Tensor: ...
-        def __isub__(self, other: Any) -> Tensor: ...
-        def __imul__(self, other: Any) -> Tensor: ...
-        def __itruediv__(self, other: Any) -> Tensor: ...
-        def __ipow__(self, other: Any) -> Tensor: ...
-        def fill_(self, value: bool | int | float | complex) -> Tensor: ...
-        def zero_(self) -> Tensor: ...
-        def copy_(self, source: Tensor) -> Tensor: ...
-        def uniform_(
-            self, from_: float = 0.0, to: float = 1.0, *, generator: Any = None
-        ) -> Tensor: ...
-        def normal_(
-            self, mean: float = 0.0, std: float = 1.0, *, generator: Any = None
-        ) -> Tensor: ...
-        def new_zeros(
-            self,
-            *size: int | tuple[int, ...],
-            dtype: _dtypes.DType | None = None,
-            device: Device | str | None = None,
-            requires_grad: bool = False,
-        ) -> Tensor: ...
-        def new_ones(
-            self,
-            *size: int | tuple[int, ...],
-            dtype: _dtypes.DType | None = None,
-            device: Device | str | None = None,
-            requires_grad: bool = False,
-        ) -> Tensor: ...
-        def new_full(
-            self,
-            size: int | tuple[int, ...],
-            fill_value: bool | int | float | complex,
-            *,
-            dtype: _dtypes.DType | None = None,
-            device: Device | str | None = None,
-            requires_grad: bool = False,
-        ) -> Tensor: ...
-        def new_tensor(
-            self,
-            data: Any,
-            *,
-            dtype: _dtypes.DType | None = None,
-            device: Device | str | None = None,
-            requires_grad: bool = False,
-        ) -> Tensor: ...
-        def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]: ...
-
 
 def install_methods(**methods: Callable[..., Any]) -> None:
     """Make each function a method of :class:`Tensor`, under its keyword's name.
@@ -670,7 +613,7 @@ def _wrap(array: Any, device: Device, requires_grad: bool, edge: Any) -> Tensor:
     return t
 
 
-class Size(tuple):  # type: ignore[type-arg]
+class Size(tuple):
     """A shape, as ``x.size()`` returns it: a tuple of ints that prints as PyTorch's does.
 
     Examples

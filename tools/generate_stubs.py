@@ -91,6 +91,7 @@ def _annotation(text: Any, fallback: str = "Any") -> str:
     """A kernel's annotation if every name in it is known here, else ``fallback``."""
     if not isinstance(text, str):
         return fallback
+    text = re.sub(r"\b_?dtypes\.DType\b", "DType", text)  # as modules of plugrad import it
     try:
         tree = ast.parse(text, mode="eval")
     except SyntaxError:
