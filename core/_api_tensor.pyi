@@ -59,6 +59,9 @@ class InstalledTensorMethods:
     def __ge__(self, other: Any) -> Tensor:
         """``x >= y``: ``plugrad.greater_equal(x, y)``."""
 
+    def __getitem__(self, key: Any) -> Tensor:
+        """Index like NumPy: ints, slices, ``None``, ``...``, integer and boolean tensors."""
+
     def __gt__(self, other: Any) -> Tensor:
         """``x > y``: ``plugrad.greater(x, y)``."""
 

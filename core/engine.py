@@ -408,9 +408,7 @@ def _leaf_edge_done(watch: dict[int, int], leaf_grads: dict[int, list[Any]], lea
         watcher[1](leaf, None if entry is None else entry[1])
 
 
-def _nodes_leading_to(
-    roots: list[Any], targets: _Targets, Node: type[_Node]
-) -> dict[Any, bool]:
+def _nodes_leading_to(roots: list[Any], targets: _Targets, Node: type[_Node]) -> dict[Any, bool]:
     """For every node reachable from ``roots``: whether some edge below it reaches a target."""
     below: dict[Any, bool] = {}
     stack = [(node, False) for node in roots if isinstance(node, Node)]

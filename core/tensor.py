@@ -1,9 +1,10 @@
 """The Tensor: one backend array plus its place in the autograd graph.
 
-This module holds the data, indexing, autograd state, hooks and version
-counters. The modules above it add methods with :func:`install_methods`: the
-operators (:mod:`plugrad.tensor_operators`), the conversions to and from the
-outside world (:mod:`plugrad.tensor_interop`), backward, in-place methods, ...
+This module holds the data, autograd state, hooks and version counters. The
+modules above it add methods with :func:`install_methods`: the operators
+(:mod:`plugrad.tensor_operators`), indexing (:mod:`plugrad.tensor_indexing`),
+the conversions to and from the outside world (:mod:`plugrad.tensor_interop`),
+backward, the in-place methods, ...
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import dtypes as _dtypes
 from . import ops as _ops
-from .errors import BackwardError, DeviceMismatchError, DtypeError, ShapeError
+from .errors import BackwardError, DtypeError, ShapeError
 from .node import split_edge
 
 if TYPE_CHECKING:
@@ -27,8 +28,6 @@ else:
 __all__ = ["PostAccumulateGradHook", "RemovableHandle", "Size", "Tensor"]
 
 _object_new = object.__new__
-#: Key types of basic indexing, whose result shares memory with the indexed tensor.
-_BASIC_INDEX_TYPES = frozenset({int, slice, type(None), type(Ellipsis)})
 
 
 class Tensor(_InstalledMethods):
@@ -193,56 +192,6 @@ class Tensor(_InstalledMethods):
         return self._device.backend
 
     __hash__ = object.__hash__
-
-    # -- indexing -----------------------------------------------------------------------
-
-    def __getitem__(self, key: Any) -> Tensor:
-        """Index like NumPy: ints, slices, ``None``, ``...``, integer and boolean tensors.
-
-        Gradients flow back to the indexed elements; an element selected several
-        times (repeated integer indices) accumulates every contribution.
-
-        Examples
-        --------
-        >>> import plugrad
-        >>> x = plugrad.tensor([1.0, 2.0, 3.0], requires_grad=True)
-        >>> y = x[plugrad.tensor([0, 0, 2])]
-        >>> y.sum().backward()
-        >>> x.grad
-        tensor([2., 0., 1.])
-        """
-        key = self._index_key(key)
-        out = _ops.getitem(self, key=key)
-        if all(type(k) in _BASIC_INDEX_TYPES for k in key):
-            # Basic indexing gives a view: an in-place change through either one is
-            # seen by backward passes that saved the other.
-            out._counter = self._shared_counter()
-        return out
-
-    def _index_key(self, key: Any) -> tuple[Any, ...]:
-        """``key`` as a tuple, index tensors as raw arrays, basic keys completed with ``...``."""
-        if type(key) is not tuple:
-            key = (key,)
-        if any(isinstance(k, Tensor) for k in key):
-            return tuple(self._index_array(k) if isinstance(k, Tensor) else k for k in key)
-        # NOTE: the standard wants `...` in a tuple that indexes fewer axes than there
-        # are (array-api-strict insists); appending it changes nothing in any library.
-        if not any(k is Ellipsis for k in key):
-            key = (*key, Ellipsis)
-        return key
-
-    def _index_array(self, index: Tensor) -> Any:
-        if index._device is not self._device:
-            raise DeviceMismatchError(
-                f"an index tensor on {index._device.name!r} cannot index a tensor on "
-                f"{self._device.name!r}; move it with .to({self._device.name!r})"
-            )
-        if index.dtype.kind not in ("signed integer", "unsigned integer", "bool"):
-            raise DtypeError(
-                f"index tensors must have an integer or bool dtype, not {index.dtype.name}; "
-                "convert with plugrad.astype(index, plugrad.int64)"
-            )
-        return index._array
 
     # -- autograd -----------------------------------------------------------------------
 
