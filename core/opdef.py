@@ -366,7 +366,7 @@ def op(
     if method is True:
         method_names = (name, *method_names)
     elif method:
-        method_names = (method, *method_names)  # type: ignore[assignment]
+        method_names = (method, *method_names)
     in_place: bool | Callable[[Any, Any], Any] | tuple[str, ...] = (
         inplace if isinstance(inplace, bool) or callable(inplace) else tuple(inplace)
     )
