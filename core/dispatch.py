@@ -32,7 +32,7 @@ from .tensor import Tensor, _object_new, _wrap
 
 if TYPE_CHECKING:
     from .backend import Device
-    from .opdef import OpDef
+    from .opdef import RegisteredOp
 
 __all__ = [
     "PLAIN_RECORDERS",
@@ -50,7 +50,7 @@ __all__ = [
 _SCALARS = frozenset({int, float, bool, complex})
 
 
-def apply1(op: OpDef, x: Any, params: dict[str, Any] | None) -> Tensor:
+def apply1(op: RegisteredOp, x: Any, params: dict[str, Any] | None) -> Tensor:
     """Run a one-input op."""
     if not isinstance(x, Tensor):
         raise _not_a_tensor(op, 0, x)
@@ -79,7 +79,7 @@ def apply1(op: OpDef, x: Any, params: dict[str, Any] | None) -> Tensor:
     return _wrap(out, device, False, None)
 
 
-def apply2(op: OpDef, x1: Any, x2: Any, params: dict[str, Any] | None) -> Tensor:
+def apply2(op: RegisteredOp, x1: Any, x2: Any, params: dict[str, Any] | None) -> Tensor:
     """Run a two-input op; either input may be a Python scalar."""
     if isinstance(x1, Tensor):
         device = x1._device
@@ -146,7 +146,7 @@ def apply2(op: OpDef, x1: Any, x2: Any, params: dict[str, Any] | None) -> Tensor
 
 
 def _promote_pair(
-    op: OpDef, device: Device, x1: Tensor, x2: Tensor
+    op: RegisteredOp, device: Device, x1: Tensor, x2: Tensor
 ) -> tuple[Tensor, Tensor] | None:
     """The two tensors in the dtype they compute in, if that is not their own; else ``None``.
 
@@ -184,7 +184,9 @@ def _promote_mixed_kinds(device: Device, x1: Tensor, x2: Tensor) -> tuple[Tensor
     return _ops.astype(x1, target), x2
 
 
-def _promote_inputs(op: OpDef, device: Device, inputs: tuple[Any, ...]) -> tuple[Any, ...] | None:
+def _promote_inputs(
+    op: RegisteredOp, device: Device, inputs: tuple[Any, ...]
+) -> tuple[Any, ...] | None:
     """The inputs of a many-input op in the dtype they compute in, if their kinds differ.
 
     PyTorch's rules, as for two inputs: lower-kind tensors are converted (with
@@ -232,7 +234,9 @@ def _promote_inputs(op: OpDef, device: Device, inputs: tuple[Any, ...]) -> tuple
     )
 
 
-def _promote_with_scalar(op: OpDef, device: Device, x: Tensor, scalar: Any) -> tuple[Tensor, Any]:
+def _promote_with_scalar(
+    op: RegisteredOp, device: Device, x: Tensor, scalar: Any
+) -> tuple[Tensor, Any]:
     """``x`` and a Python scalar of another kind, as they compute together (PyTorch's rule).
 
     A scalar of a higher kind converts ``x`` (``int tensor + 0.5`` is ``float32``);
@@ -248,7 +252,7 @@ def _promote_with_scalar(op: OpDef, device: Device, x: Tensor, scalar: Any) -> t
     return _ops.astype(x, _dtypes.scalar_result(dtype, scalar)), scalar
 
 
-def apply_n(op: OpDef, inputs: tuple[Any, ...], params: dict[str, Any] | None) -> Tensor:
+def apply_n(op: RegisteredOp, inputs: tuple[Any, ...], params: dict[str, Any] | None) -> Tensor:
     """Run an op with any number of inputs; Python scalars allowed if one input is a Tensor."""
     # This input scan is repeated in apply_general on purpose: a shared helper would add
     # a Python call to every op.
@@ -294,7 +298,7 @@ def apply_n(op: OpDef, inputs: tuple[Any, ...], params: dict[str, Any] | None) -
     return _wrap(out, device, False, None)
 
 
-def apply_general(op: OpDef, inputs: tuple[Any, ...], params: dict[str, Any] | None) -> Any:
+def apply_general(op: RegisteredOp, inputs: tuple[Any, ...], params: dict[str, Any] | None) -> Any:
     """Run an op that converts params, returns several outputs or takes a sequence input.
 
     Only ops declaring one of those come here (see :mod:`plugrad.opdef`), and ops
@@ -404,7 +408,7 @@ def _share_counters(inputs: tuple[Any, ...], results: tuple[Tensor, ...]) -> Non
             result._counter = x._shared_counter()
 
 
-def _native_dtype(op: OpDef, device: Device, name: str, value: Any) -> Any:
+def _native_dtype(op: RegisteredOp, device: Device, name: str, value: Any) -> Any:
     """The backend's dtype for a dtype param (None stays None; native dtypes pass)."""
     if value is None:
         return None
@@ -422,7 +426,7 @@ def _native_dtype(op: OpDef, device: Device, name: str, value: Any) -> Any:
     )
 
 
-def _raw_arrays(op: OpDef, device: Device, name: str, value: Any) -> Any:
+def _raw_arrays(op: RegisteredOp, device: Device, name: str, value: Any) -> Any:
     """Replace every Tensor in an array param (also inside tuples) by its raw array."""
     if isinstance(value, Tensor):
         if value._device is not device:
@@ -437,7 +441,11 @@ def _raw_arrays(op: OpDef, device: Device, name: str, value: Any) -> Any:
 
 
 def _record(
-    op: OpDef, device: Device, inputs: tuple[Any, ...], params: dict[str, Any] | None, out: Any
+    op: RegisteredOp,
+    device: Device,
+    inputs: tuple[Any, ...],
+    params: dict[str, Any] | None,
+    out: Any,
 ) -> Any:
     """Create the backward node of one op application (any number of inputs).
 
@@ -471,7 +479,7 @@ def _record(
     else:
         keeps, keep_ans = op.keeps[mask]
     saved = []
-    tensors = None  # made when the first tensor is kept
+    tensors: list[Tensor | None] | None = None  # made when the first tensor is kept
     modified = False
     for index, (x, keep) in enumerate(zip(inputs, keeps)):
         if not isinstance(x, Tensor):
@@ -501,7 +509,9 @@ def _record(
     return node
 
 
-def _record1(op: OpDef, device: Device, x: Tensor, params: dict[str, Any] | None, out: Any) -> Any:
+def _record1(
+    op: RegisteredOp, device: Device, x: Tensor, params: dict[str, Any] | None, out: Any
+) -> Any:
     """:func:`_record` for a one-input op whose input requires grad, spelled out."""
     if op.vjps[0] is None:
         return _record(op, device, (x,), params, out)
@@ -530,7 +540,7 @@ def _record1(op: OpDef, device: Device, x: Tensor, params: dict[str, Any] | None
 
 
 def _record2(
-    op: OpDef, device: Device, x1: Any, x2: Any, params: dict[str, Any] | None, out: Any
+    op: RegisteredOp, device: Device, x1: Any, x2: Any, params: dict[str, Any] | None, out: Any
 ) -> Any:
     """:func:`_record` for a two-input op (either may be a Python scalar), spelled out."""
     node = _object_new(op.node_type)
@@ -619,7 +629,7 @@ def saved_version(value: Any) -> int:
     return 0 if counter is None else counter[0]
 
 
-def apply_view(op: OpDef, x: Any, params: dict[str, Any] | None) -> Tensor:
+def apply_view(op: RegisteredOp, x: Any, params: dict[str, Any] | None) -> Tensor:
     """Run a one-input op whose result may share memory with its input (reshape, ...).
 
     The result shares the input's version counter, so modifying either in place
@@ -640,7 +650,9 @@ def _is_numpy_scalar(value: Any) -> bool:
     )
 
 
-def _not_a_tensor(op: OpDef, index: int, value: Any, element: int | None = None) -> TypeError:
+def _not_a_tensor(
+    op: RegisteredOp, index: int, value: Any, element: int | None = None
+) -> TypeError:
     name = op.input_names[index] if index < len(op.input_names) else f"input {index}"
     if element is not None:
         name = f"{name}[{element}]"
@@ -652,7 +664,7 @@ def _not_a_tensor(op: OpDef, index: int, value: Any, element: int | None = None)
 
 
 def _mixed_devices(
-    op: OpDef, inputs: tuple[Any, ...], sequence: bool = False
+    op: RegisteredOp, inputs: tuple[Any, ...], sequence: bool = False
 ) -> DeviceMismatchError:
     names = (
         [f"{op.input_names[0]}[{i}]" for i in range(len(inputs))] if sequence else op.input_names
@@ -671,7 +683,7 @@ _SHAPE_WORDS = ("shape", "broadcast", "dimension", "aligned", "size", "axis", "r
 
 
 def _retell_shape_error(
-    op: OpDef, device: Device, error: ValueError, inputs: tuple[Any, ...]
+    op: RegisteredOp, device: Device, error: ValueError, inputs: tuple[Any, ...]
 ) -> None:
     """Raise a backend's own shape error again as a ShapeError naming the op and the shapes.
 
@@ -692,7 +704,7 @@ def _retell_shape_error(
 
 
 def _retell_dtype_error(
-    op: OpDef, device: Device, error: TypeError, inputs: tuple[Any, ...]
+    op: RegisteredOp, device: Device, error: TypeError, inputs: tuple[Any, ...]
 ) -> None:
     """Raise a backend's refusal of an input dtype again as a DtypeError naming the op.
 
@@ -708,7 +720,7 @@ def _retell_dtype_error(
     ) from error
 
 
-def _check_kernel_output(op: OpDef, device: Device, out: Any) -> None:
+def _check_kernel_output(op: RegisteredOp, device: Device, out: Any) -> None:
     """Raise unless ``out`` is what ``op``'s kernel must return on ``device``.
 
     The per-op path calls this only for an output of a type not yet seen on the
@@ -749,7 +761,7 @@ def _is_backend_array(device: Device, value: Any) -> bool:
 
 
 def _bad_kernel_output(
-    op: OpDef, device: Device, value: Any, wanted: str, where: str = ""
+    op: RegisteredOp, device: Device, value: Any, wanted: str, where: str = ""
 ) -> PluginOutputError:
     backend = device.backend.name
     owner = _graph.op_owner(op.name)
@@ -767,7 +779,7 @@ def _bad_kernel_output(
     )
 
 
-def _no_kernel(op: OpDef, device: Device) -> LookupError:
+def _no_kernel(op: RegisteredOp, device: Device) -> LookupError:
     if _tables.ops.get(op.name) is not op:
         return LookupError(
             f"op {op.name!r} is no longer registered (its plugin was unregistered); "

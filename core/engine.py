@@ -26,6 +26,7 @@ from . import anomaly as _anomaly
 from . import graph as _graph
 from .errors import BackwardError, DeviceMismatchError, DtypeError, ShapeError
 from .grad_mode import _state
+from .node import Node as _Node
 from .tensor import PostAccumulateGradHook, Tensor, _RetainGrad, _wrap, install_methods
 
 __all__ = ["backward", "grad", "watch_gradient_ready"]
@@ -161,7 +162,7 @@ def grad(
     roots = _roots(outputs, grad_outputs, create_graph, "grad()")
     targets = _Targets(inputs, "grad()")
     result = _execute(roots, retain_graph, create_graph, targets)
-    gradients = []
+    gradients: list[Tensor | None] = []
     for index, tensor in enumerate(inputs):
         g = result.captured(tensor)
         if g is None:
@@ -407,7 +408,7 @@ def _leaf_edge_done(watch: dict[int, int], leaf_grads: dict[int, list[Any]], lea
         watcher[1](leaf, None if entry is None else entry[1])
 
 
-def _nodes_leading_to(roots: list[Any], targets: _Targets, Node: type) -> dict[Any, bool]:
+def _nodes_leading_to(roots: list[Any], targets: _Targets, Node: type[_Node]) -> dict[Any, bool]:
     """For every node reachable from ``roots``: whether some edge below it reaches a target."""
     below: dict[Any, bool] = {}
     stack = [(node, False) for node in roots if isinstance(node, Node)]
@@ -437,12 +438,13 @@ def _nodes_leading_to(roots: list[Any], targets: _Targets, Node: type) -> dict[A
 
 
 def _count_dependencies(
-    roots: list[Any], Node: type, expand: dict[Any, bool] | None, targets: _Targets | None
+    roots: list[Any], Node: type[_Node], expand: dict[Any, bool] | None, targets: _Targets | None
 ) -> dict[Any, int]:
     """Return, for each node the pass visits, the number of edges into it."""
     stack = [node for node in roots if isinstance(node, Node)]
     dependencies: dict[Any, int] = dict.fromkeys(stack, 0)
     push = stack.append
+    target_nodes = targets.nodes if targets is not None else frozenset()
     while stack:
         node = stack.pop()
         if expand is not None and not expand[node]:
@@ -451,7 +453,7 @@ def _count_dependencies(
             if edge is not None:
                 target = edge[0] if type(edge) is tuple else edge
                 if isinstance(target, Node):
-                    if expand is not None and not (expand[target] or target in targets.nodes):
+                    if expand is not None and not (expand[target] or target in target_nodes):
                         continue
                     count = dependencies.get(target)
                     if count is None:

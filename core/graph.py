@@ -18,17 +18,13 @@ at the tensors they produced, so a graph is freed by reference counting alone.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, ClassVar
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar, Protocol
 
-from .edges import output_edge, split_edge
 from .errors import GraphFreedError, InPlaceModificationError, PluginOutputError
 from .errors import type_name as _type_name
+from .node import Node, output_edge, split_edge
 from .tensor import Tensor, _wrap
-
-if TYPE_CHECKING:
-    from .backend import Device
-    from .opdef import OpDef
 
 __all__ = [
     "ArraySpec",
@@ -36,6 +32,7 @@ __all__ = [
     "GeneralOpNode",
     "Node",
     "OpNode",
+    "RegisteredRules",
     "UnaryOpNode",
     "array_spec",
     "output_edge",
@@ -105,50 +102,6 @@ def array_spec(array: Any) -> ArraySpec:
     return spec
 
 
-class Node:
-    """Base class of every ``grad_fn``: one recorded operation in the backward graph.
-
-    Subclasses exist per op (``MulBackward``, ``ExpBackward``, ...) and per
-    user :class:`~plugrad.Function`, so ``type(t.grad_fn).__name__`` names the op.
-
-    Attributes
-    ----------
-    next_functions : tuple
-        For each input of the operation, ``(node, index)`` where its gradient
-        flows, or ``None`` if it needs none. Leaves appear as the tensor itself.
-    """
-
-    # _trace (where the forward op was created) is set only in anomaly mode.
-    # Nodes define no __len__ or __bool__, so they are always true: the per-op path
-    # writes an input's edge as ``x._edge or x``.
-    __slots__ = ("__weakref__", "_device", "_edges", "_hooks", "_trace")
-    _device: Device
-    _edges: tuple[Any, ...]
-    _hooks: list[Any] | None
-    _trace: Any
-    #: How many tensors the operation produced.
-    n_outputs: ClassVar[int] = 1
-
-    def name(self) -> str:
-        """Return the node's name, e.g. ``"MulBackward"``."""
-        return type(self).__name__
-
-    @property
-    def next_functions(self) -> tuple[tuple[Any, int] | None, ...]:
-        return tuple(None if edge is None else split_edge(edge) for edge in self._edges)
-
-    def _backward(self, grad: Any, create_graph: bool) -> tuple[Any, ...]:
-        """Return one gradient (or ``None``) per input, given the output gradient(s)."""
-        raise NotImplementedError
-
-    def _release(self) -> None:
-        """Drop everything saved for backward (after a backward without ``retain_graph``)."""
-        raise NotImplementedError
-
-    def __repr__(self) -> str:
-        return f"<{type(self).__name__}>"
-
-
 #: What a node may keep after backward: not values, only what describes them.
 _METADATA_TYPES = frozenset({ArraySpec, int, float, complex, bool, type(None)})
 
@@ -196,6 +149,19 @@ def _freed_error(node: Node) -> GraphFreedError:
     )
 
 
+class RegisteredRules(Protocol):
+    """What a node reads of its op (a :class:`plugrad.opdef.RegisteredOp` has it all)."""
+
+    name: str
+    #: One backward rule per input, ``None`` for an input that gets no gradient.
+    vjps: tuple[Callable[..., Any] | None, ...]
+    broadcasting: bool
+    input_names: tuple[str, ...]
+    multiple_outputs: bool
+    #: ``"sequence"`` or ``"variadic"`` for an op whose inputs are one sequence, else None.
+    sequence_kind: str | None
+
+
 class OpNode(Node):
     """The node of a built-in or plugin op: calls the op's backward rules.
 
@@ -217,12 +183,12 @@ class OpNode(Node):
     _saved: tuple[Any, ...] | None
     _saved_tensors: tuple[Any, ...] | None
     _versions: tuple[Any, ...] | None
-    op: ClassVar[OpDef]
+    op: ClassVar[RegisteredRules]
 
     # The checks opening this method and GeneralOpNode._backward are copies on purpose:
     # a shared helper would add a Python call to every node's backward.
     def _backward(self, grad: Any, create_graph: bool) -> tuple[Any, ...]:
-        args = self._saved
+        args: Sequence[Any] | None = self._saved
         if args is None:
             raise _freed_error(self)
         tensors = self._saved_tensors
@@ -241,12 +207,16 @@ class OpNode(Node):
             xp = self._device.rule_xp
             ans = self._ans
         kind = type(grad)
-        grads = []
+        grads: list[Any] = []
         for index, (rule, edge, arg) in enumerate(zip(op.vjps, self._edges, args)):
             if edge is None:
                 grads.append(None)
                 continue
-            g = rule(xp, grad, ans, *args, **params) if params else rule(xp, grad, ans, *args)
+            # An input with an edge has a rule (registration checks it); mypy cannot see it.
+            if params:
+                g = rule(xp, grad, ans, *args, **params)  # type: ignore[misc]
+            else:
+                g = rule(xp, grad, ans, *args)  # type: ignore[misc]
             if (
                 create_graph
                 or type(g) is not kind
@@ -288,7 +258,11 @@ class UnaryOpNode(OpNode):
         xp = self._device.rule_xp
         (rule,) = self.op.vjps
         x = saved[0]
-        g = rule(xp, grad, self._ans, x, **params) if params else rule(xp, grad, self._ans, x)
+        # A unary node exists only for an op with a rule for its input; mypy cannot see it.
+        if params:
+            g = rule(xp, grad, self._ans, x, **params)  # type: ignore[misc]
+        else:
+            g = rule(xp, grad, self._ans, x)  # type: ignore[misc]
         # The engine trusts no rule: a gradient of another kind, dtype or shape is caught here.
         # Dtypes are compared by identity (an equal dtype that is another object takes the
         # full check, which accepts it): cheaper than equality, which NumPy computes.
@@ -320,12 +294,13 @@ class BinaryOpNode(OpNode):
         rule1, rule2 = op.vjps
         kind = type(grad)
         g1 = g2 = None
+        # An input with an edge has a rule (registration checks it); mypy cannot see it.
         if edge1 is not None:
-            g1 = rule1(xp, grad, ans, x1, x2, **params)
+            g1 = rule1(xp, grad, ans, x1, x2, **params)  # type: ignore[misc]
             if type(g1) is not kind or g1.dtype is not x1.dtype or g1.shape != x1.shape:
                 g1 = checked_gradient(self, 0, g1, x1, xp, False)
         if edge2 is not None:
-            g2 = rule2(xp, grad, ans, x1, x2, **params)
+            g2 = rule2(xp, grad, ans, x1, x2, **params)  # type: ignore[misc]
             if type(g2) is not kind or g2.dtype is not x2.dtype or g2.shape != x2.shape:
                 g2 = checked_gradient(self, 1, g2, x2, xp, False)
         return (g1, g2)
@@ -472,7 +447,7 @@ class GeneralOpNode(OpNode):
 
     # Same opening checks as OpNode._backward, copied on purpose (no extra call per node).
     def _backward(self, grad: Any, create_graph: bool) -> tuple[Any, ...]:
-        args = self._saved
+        args: Sequence[Any] | None = self._saved
         if args is None:
             raise _freed_error(self)
         tensors = self._saved_tensors
@@ -496,18 +471,20 @@ class GeneralOpNode(OpNode):
             if create_graph and ans is not None:
                 ans = _wrap(ans, device, True, self)
         if op.sequence_kind is not None:
-            result = tuple(op.vjps[0](xp, g, ans, tuple(args), **params))
+            sequence_rule = op.vjps[0]  # one rule, for the whole sequence
+            result = tuple(sequence_rule(xp, g, ans, tuple(args), **params))  # type: ignore[misc]
             if len(result) != len(args):
                 raise TypeError(
                     f"the backward rule of {op.name!r} returned {len(result)} gradients for a "
                     f"sequence of {len(args)} arrays; it must return one per array"
                 )
+            rules_and_results: list[tuple[Callable[..., Any] | None, Any]]
             rules_and_results = [(None, r) for r in result]
         else:
             rules_and_results = [(rule, None) for rule in op.vjps]
-        reference = g[0] if op.multiple_outputs else g  # several outputs: a tuple of grads
+        reference: Any = g[0] if op.multiple_outputs else g  # several outputs: a tuple of grads
         kind = type(reference)
-        grads = []
+        grads: list[Any] = []
         for index, ((rule, result_g), edge, arg) in enumerate(
             zip(rules_and_results, self._edges, args)
         ):
@@ -529,7 +506,7 @@ class GeneralOpNode(OpNode):
         """The output gradients (zeros where none arrived) and outputs, as the rules see them."""
         device = self._device
         raw = device.xp
-        grads = []
+        grads: list[Any] = []
         for g, (shape, dtype, _) in zip(grad, self._out_specs):
             if g is None:
                 g = raw.zeros(shape, dtype=dtype, device=device.native)
@@ -546,7 +523,7 @@ class GeneralOpNode(OpNode):
 
 
 def _tensor_mode_args(
-    saved: tuple[Any, ...], tensors: tuple[Any, ...] | None, device: Any
+    saved: Sequence[Any], tensors: tuple[Any, ...] | None, device: Any
 ) -> list[Any]:
     """Saved inputs as rules see them under ``create_graph``: Tensors, specs of plugrad dtypes."""
     args = []

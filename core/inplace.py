@@ -23,6 +23,7 @@ from . import ops as _ops
 from .errors import ArgumentError, BackwardError, DeviceMismatchError, DtypeError, ShapeError
 from .grad_mode import _state
 from .tensor import Tensor, _wrap, install_methods
+from .tensor_indexing import index_key
 
 __all__ = ["apply_inplace", "check_out", "filled_with", "write_out"]
 
@@ -194,7 +195,7 @@ def write_out(op: str, out: Tensor, result: Tensor) -> Tensor:
 
 def _setitem(self: Tensor, key: Any, value: Any) -> None:
     """``x[key] = value``: an in-place op, safe for autograd (see ``plugrad.inplace``)."""
-    apply_inplace(self, _assign, value, self._index_key(key), name="x[key] = value")
+    apply_inplace(self, _assign, value, index_key(self, key), name="x[key] = value")
 
 
 def _iadd(self: Tensor, other: Any) -> Tensor:

@@ -106,8 +106,8 @@ def list_plugins() -> tuple[PluginInfo, ...]:
     --------
     >>> import plugrad
     >>> info = {p.name: p for p in plugrad.plugins.list_plugins()}
-    >>> linear_algebra = info["plugrad.plugins.linear_algebra"]
-    >>> "matmul" in linear_algebra.ops, linear_algebra.distribution, linear_algebra.builtin
+    >>> products = info["plugrad.plugins.matrix_products"]
+    >>> "matmul" in products.ops, products.distribution, products.builtin
     (True, 'plugrad', True)
     """
     state = _registry._state
@@ -282,6 +282,6 @@ def kernel_source(
     >>> import plugrad
     >>> source = plugrad.plugins.kernel_source("matmul", "numpy")
     >>> source.kind, source.plugin, source.distribution
-    ('generic', 'plugrad.plugins.linear_algebra', 'plugrad')
+    ('generic', 'plugrad.plugins.matrix_products', 'plugrad')
     """
     return kernel_sources(op, backend)[0]

@@ -1,7 +1,7 @@
 """The Array API ``linalg`` extension: ``plugrad.linalg.det``, ``plugrad.linalg.svd``, ...
 
 The functions of this module are generated from the built-in op plugin
-:mod:`plugrad.plugins.linalg` when plugrad loads its plugins, like every other
+:mod:`plugrad.plugins.linalg_extension` when plugrad loads its plugins, like every other
 op function; the four functions the standard also places in the main namespace
 (``matmul``, ``matrix_transpose``, ``tensordot``, ``vecdot``) are the same
 objects as ``plugrad.matmul`` and so on.

@@ -366,7 +366,7 @@ def op(
     if method is True:
         method_names = (name, *method_names)
     elif method:
-        method_names = (method, *method_names)  # type: ignore[assignment]
+        method_names = (method, *method_names)
     in_place: bool | Callable[[Any, Any], Any] | tuple[str, ...] = (
         inplace if isinstance(inplace, bool) or callable(inplace) else tuple(inplace)
     )
@@ -471,8 +471,32 @@ class RegisteredOp:
         "view",
         "vjps",
     )  # fmt: skip
+    declaration: OpDef
+    name: str
+    view: bool
+    broadcasting: bool
+    differentiable: bool
+    promotes: bool
+    to_float: bool
     #: The backward rules the per-op path runs (checking mode swaps in checked ones).
     vjps: tuple[Rule | None, ...]
+    array_params: tuple[str, ...]
+    multiple_outputs: bool
+    nondifferentiable_outputs: frozenset[int]
+    kernel: Kernel
+    backend_kernels: dict[str, Kernel]
+    input_names: tuple[str, ...]
+    param_names: tuple[str, ...]
+    method_names: tuple[str, ...]
+    signature: inspect.Signature
+    saved_inputs: tuple[bool, ...]
+    saves_ans: bool
+    keeps: tuple[tuple[tuple[bool, ...], bool], ...]
+    dtype_params: tuple[str, ...]
+    sequence_kind: str | None
+    general: bool
+    output_type: Callable[[Any], Any]
+    node_type: type[OpNode]
 
     def __getattr__(self, name: str) -> Any:
         # Only reached for what is not derived: the declaration's own fields.
@@ -538,11 +562,11 @@ def register_op(declaration: OpDef, owner: str) -> RegisteredOp:
         raise fail("nondifferentiable_outputs must hold output indices (ints)")
     if self.nondifferentiable_outputs and not self.multiple_outputs:
         raise fail("nondifferentiable_outputs needs multiple_outputs=True")
-    names = self.output_names
-    if names is not None and (
-        not names or not all(isinstance(n, str) and n.isidentifier() for n in names)
+    output_names = self.output_names
+    if output_names is not None and (
+        not output_names or not all(isinstance(n, str) and n.isidentifier() for n in output_names)
     ):
-        raise fail(f"output_names must be identifiers, got {names}")
+        raise fail(f"output_names must be identifiers, got {output_names}")
     if self.promotion not in (None, "mixed", "float"):
         raise fail(f"promotion must be None, 'mixed' or 'float', got {self.promotion!r}")
     if self.alpha and (not self.methods or len(inputs) != 2):
@@ -623,8 +647,8 @@ def register_op(declaration: OpDef, owner: str) -> RegisteredOp:
     #: Whether calls take the general dispatch path (see the module docstring).
     derived.general = bool(self.array_params or self.multiple_outputs or derived.sequence_kind)
     derived.output_type = tuple
-    if names is not None:
-        result = collections.namedtuple(f"{name}_result", names)  # type: ignore[misc]
+    if output_names is not None:
+        result = collections.namedtuple(f"{name}_result", output_names)  # type: ignore[misc]
         derived.output_type = lambda values: result(*values)
     grad_fn_name = self.grad_fn_name or "".join(p.title() for p in name.split("_"))
     # Most ops take one or two arrays: their nodes have a backward without loops.
@@ -669,7 +693,7 @@ def _split_kernel_signature(
     if variadic:
         if any(p.kind in (kinds.POSITIONAL_ONLY, kinds.POSITIONAL_OR_KEYWORD) for p in rest):
             raise fail("a kernel taking *arrays takes no other positional parameters")
-        inputs = (var_positional[0].name,)
+        inputs: tuple[str, ...] = (var_positional[0].name,)
     elif declared is not None:
         names = [p.name for p in rest]
         unknown = [name for name in declared if name not in names]

@@ -1,38 +1,36 @@
 """The Tensor: one backend array plus its place in the autograd graph.
 
-This module holds the data, indexing, autograd state, hooks and version
-counters; its bases add the operators (:mod:`plugrad.tensor_operators`) and
-the conversions to and from the outside world (:mod:`plugrad.tensor_interop`).
+This module holds the data, autograd state, hooks and version counters. The
+modules above it add methods with :func:`install_methods`: the operators
+(:mod:`plugrad.tensor_operators`), indexing (:mod:`plugrad.tensor_indexing`),
+the conversions to and from the outside world (:mod:`plugrad.tensor_interop`),
+backward, the in-place methods, ...
 """
 
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from . import dtypes as _dtypes
 from . import ops as _ops
-from .edges import split_edge
-from .errors import BackwardError, DeviceMismatchError, DtypeError, ShapeError
-from .tensor_interop import TensorInterop
-from .tensor_operators import TensorOperators
+from .errors import BackwardError, DtypeError, ShapeError
+from .node import split_edge
 
 if TYPE_CHECKING:
     from ._api_tensor import InstalledTensorMethods as _InstalledMethods
     from .backend import Backend, Device
-    from .graph import Node
+    from .node import Node
 else:
     _InstalledMethods = object  # the methods are set on the class when plugins load
 
 __all__ = ["PostAccumulateGradHook", "RemovableHandle", "Size", "Tensor"]
 
 _object_new = object.__new__
-#: Key types of basic indexing, whose result shares memory with the indexed tensor.
-_BASIC_INDEX_TYPES = frozenset({int, slice, type(None), type(Ellipsis)})
 
 
-class Tensor(TensorOperators, TensorInterop, _InstalledMethods):
+class Tensor(_InstalledMethods):
     """An array on some backend that can take part in automatic differentiation.
 
     Create tensors with :func:`plugrad.tensor`, :func:`plugrad.asarray` and the
@@ -175,6 +173,16 @@ class Tensor(TensorOperators, TensorInterop, _InstalledMethods):
         return self._device.dtype_of(self._array)
 
     @property
+    def T(self) -> Tensor:
+        """The tensor with all axes reversed; for 2-D tensors the matrix transpose."""
+        return _ops.permute_dims(self, tuple(range(self._array.ndim - 1, -1, -1)))
+
+    @property
+    def mT(self) -> Tensor:
+        """Transpose of the last two axes (a stack of matrices)."""
+        return _ops.matrix_transpose(self)
+
+    @property
     def device(self) -> Device:
         """The device the data lives on (also names the backend)."""
         return self._device
@@ -184,56 +192,6 @@ class Tensor(TensorOperators, TensorInterop, _InstalledMethods):
         return self._device.backend
 
     __hash__ = object.__hash__
-
-    # -- indexing -----------------------------------------------------------------------
-
-    def __getitem__(self, key: Any) -> Tensor:
-        """Index like NumPy: ints, slices, ``None``, ``...``, integer and boolean tensors.
-
-        Gradients flow back to the indexed elements; an element selected several
-        times (repeated integer indices) accumulates every contribution.
-
-        Examples
-        --------
-        >>> import plugrad
-        >>> x = plugrad.tensor([1.0, 2.0, 3.0], requires_grad=True)
-        >>> y = x[plugrad.tensor([0, 0, 2])]
-        >>> y.sum().backward()
-        >>> x.grad
-        tensor([2., 0., 1.])
-        """
-        key = self._index_key(key)
-        out = _ops.getitem(self, key=key)
-        if all(type(k) in _BASIC_INDEX_TYPES for k in key):
-            # Basic indexing gives a view: an in-place change through either one is
-            # seen by backward passes that saved the other.
-            out._counter = self._shared_counter()
-        return out
-
-    def _index_key(self, key: Any) -> tuple[Any, ...]:
-        """``key`` as a tuple, index tensors as raw arrays, basic keys completed with ``...``."""
-        if type(key) is not tuple:
-            key = (key,)
-        if any(isinstance(k, Tensor) for k in key):
-            return tuple(self._index_array(k) if isinstance(k, Tensor) else k for k in key)
-        # NOTE: the standard wants `...` in a tuple that indexes fewer axes than there
-        # are (array-api-strict insists); appending it changes nothing in any library.
-        if not any(k is Ellipsis for k in key):
-            key = (*key, Ellipsis)
-        return key
-
-    def _index_array(self, index: Tensor) -> Any:
-        if index._device is not self._device:
-            raise DeviceMismatchError(
-                f"an index tensor on {index._device.name!r} cannot index a tensor on "
-                f"{self._device.name!r}; move it with .to({self._device.name!r})"
-            )
-        if index.dtype.kind not in ("signed integer", "unsigned integer", "bool"):
-            raise DtypeError(
-                f"index tensors must have an integer or bool dtype, not {index.dtype.name}; "
-                "convert with plugrad.astype(index, plugrad.int64)"
-            )
-        return index._array
 
     # -- autograd -----------------------------------------------------------------------
 
@@ -386,7 +344,7 @@ class Tensor(TensorOperators, TensorInterop, _InstalledMethods):
         self._hooks.append(entry)
         return RemovableHandle(self._hooks, entry)
 
-    def _add_node_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+    def _add_node_hook(self, hook: Callable[..., Any] | _RetainGrad) -> RemovableHandle:
         node, index = split_edge(self._edge)
         hooks = node._hooks
         if hooks is None:
@@ -573,63 +531,6 @@ class Tensor(TensorOperators, TensorInterop, _InstalledMethods):
         """
         return _ops.positive(self)
 
-    if TYPE_CHECKING:
-        # Installed by the layers that implement them (see install_methods).
-        def backward(
-            self,
-            gradient: Tensor | None = None,
-            retain_graph: bool | None = None,
-            create_graph: bool = False,
-            inputs: Sequence[Tensor] | None = None,
-        ) -> None: ...
-        def __setitem__(self, key: Any, value: Any) -> None: ...
-        def __iadd__(self, other: Any) -> Tensor: ...
-        def __isub__(self, other: Any) -> Tensor: ...
-        def __imul__(self, other: Any) -> Tensor: ...
-        def __itruediv__(self, other: Any) -> Tensor: ...
-        def __ipow__(self, other: Any) -> Tensor: ...
-        def fill_(self, value: bool | int | float | complex) -> Tensor: ...
-        def zero_(self) -> Tensor: ...
-        def copy_(self, source: Tensor) -> Tensor: ...
-        def uniform_(
-            self, from_: float = 0.0, to: float = 1.0, *, generator: Any = None
-        ) -> Tensor: ...
-        def normal_(
-            self, mean: float = 0.0, std: float = 1.0, *, generator: Any = None
-        ) -> Tensor: ...
-        def new_zeros(
-            self,
-            *size: int | tuple[int, ...],
-            dtype: _dtypes.DType | None = None,
-            device: Device | str | None = None,
-            requires_grad: bool = False,
-        ) -> Tensor: ...
-        def new_ones(
-            self,
-            *size: int | tuple[int, ...],
-            dtype: _dtypes.DType | None = None,
-            device: Device | str | None = None,
-            requires_grad: bool = False,
-        ) -> Tensor: ...
-        def new_full(
-            self,
-            size: int | tuple[int, ...],
-            fill_value: bool | int | float | complex,
-            *,
-            dtype: _dtypes.DType | None = None,
-            device: Device | str | None = None,
-            requires_grad: bool = False,
-        ) -> Tensor: ...
-        def new_tensor(
-            self,
-            data: Any,
-            *,
-            dtype: _dtypes.DType | None = None,
-            device: Device | str | None = None,
-            requires_grad: bool = False,
-        ) -> Tensor: ...
-        def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]: ...
-
 
 def install_methods(**methods: Callable[..., Any]) -> None:
     """Make each function a method of :class:`Tensor`, under its keyword's name.
@@ -661,7 +562,7 @@ def _wrap(array: Any, device: Device, requires_grad: bool, edge: Any) -> Tensor:
     return t
 
 
-class Size(tuple):  # type: ignore[type-arg]
+class Size(tuple):
     """A shape, as ``x.size()`` returns it: a tuple of ints that prints as PyTorch's does.
 
     Examples

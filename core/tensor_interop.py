@@ -1,7 +1,7 @@
 """How a Tensor meets the world outside autograd: devices, host values, DLPack, printing.
 
-:class:`TensorInterop` is a base of :class:`~plugrad.Tensor`; its methods never
-record on the graph (except ``to``, whose dtype change is the ``astype`` op).
+Importing this module makes its functions methods of :class:`~plugrad.Tensor`;
+none of them records on the graph.
 """
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING, Any
 from . import dtypes as _dtypes
 from . import printing as _printing
 from .errors import BackwardError, DtypeError, ShapeError
+from .tensor import Tensor, install_methods
 
 if TYPE_CHECKING:
-    from .backend import Backend, Device
-    from .tensor import Tensor
+    from .backend import Device
 
-__all__ = ["SUPPORTED_API_VERSIONS", "TensorInterop"]
+__all__ = ["SUPPORTED_API_VERSIONS"]
 
 _PRINT_KINDS = {
     "bool": "bool",
@@ -37,155 +37,190 @@ _UNSHOWN_DTYPES = (
 SUPPORTED_API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12", "2025.12")
 
 
-class TensorInterop:
-    """Moving, converting and printing tensors (a base of :class:`~plugrad.Tensor`)."""
+def _dlpack(
+    self: Tensor,
+    *,
+    stream: Any = None,
+    max_version: tuple[int, int] | None = None,
+    dl_device: tuple[int, int] | None = None,
+    copy: bool | None = None,
+) -> Any:
+    """Export the data through DLPack (zero-copy for the consumer)."""
+    # Pass on only what was given, so libraries with an older __dlpack__ still work.
+    given = {"stream": stream, "max_version": max_version, "dl_device": dl_device, "copy": copy}
+    return self._array.__dlpack__(**{k: v for k, v in given.items() if v is not None})
 
-    __slots__ = ()
-    _array: Any
-    _device: Device
 
-    if TYPE_CHECKING:
-        # Installed by plugrad.transfer, which moves data between devices.
-        def to(self, *args: Any, **kwargs: Any) -> Tensor: ...
-        def to_device(self, device: Device | Backend | str, /, *, stream: Any = None) -> Tensor: ...
+def _dlpack_device(self: Tensor) -> tuple[int, int]:
+    return self._array.__dlpack_device__()
 
-    def __dlpack__(
-        self,
-        *,
-        stream: Any = None,
-        max_version: tuple[int, int] | None = None,
-        dl_device: tuple[int, int] | None = None,
-        copy: bool | None = None,
-    ) -> Any:
-        """Export the data through DLPack (zero-copy for the consumer)."""
-        # Pass on only what was given, so libraries with an older __dlpack__ still work.
-        given = {"stream": stream, "max_version": max_version, "dl_device": dl_device, "copy": copy}
-        return self._array.__dlpack__(**{k: v for k, v in given.items() if v is not None})
 
-    def __dlpack_device__(self) -> tuple[int, int]:
-        return self._array.__dlpack_device__()
+def _numpy(self: Tensor) -> Any:
+    """Return the values as a NumPy array; on the CPU it shares the tensor's memory.
 
-    def numpy(self) -> Any:
-        """Return the values as a NumPy array; on the CPU it shares the tensor's memory.
+    As in PyTorch, on the NumPy backend a change made through either one
+    shows in the other. A write through NumPy is invisible to the version
+    counter, so a backward pass that saved this tensor cannot detect it.
+    Other backends copy to the host. A tensor that requires grad is
+    refused, as in PyTorch, and so is ``numpy.asarray`` of it: the array
+    would leave the graph without a word; ``x.detach().numpy()`` says that
+    this is meant.
 
-        As in PyTorch, on the NumPy backend a change made through either one
-        shows in the other. A write through NumPy is invisible to the version
-        counter, so a backward pass that saved this tensor cannot detect it.
-        Other backends copy to the host. A tensor that requires grad is
-        refused, as in PyTorch, and so is ``numpy.asarray`` of it: the array
-        would leave the graph without a word; ``x.detach().numpy()`` says that
-        this is meant.
+    Examples
+    --------
+    >>> import plugrad
+    >>> x = plugrad.zeros(3)
+    >>> x.numpy()[0] = 5.0
+    >>> x
+    tensor([5., 0., 0.])
+    """
+    if self._requires_grad:
+        raise BackwardError(
+            "numpy() of a tensor that requires grad would cut it off from the graph, and "
+            "whatever is computed from the array gets no gradient; call "
+            "x.detach().numpy() if that is meant"
+        )
+    return self._device.backend.share_with_numpy(self._array)
 
-        Examples
-        --------
-        >>> import plugrad
-        >>> x = plugrad.zeros(3)
-        >>> x.numpy()[0] = 5.0
-        >>> x
-        tensor([5., 0., 0.])
-        """
-        if self._requires_grad:
-            raise BackwardError(
-                "numpy() of a tensor that requires grad would cut it off from the graph, and "
-                "whatever is computed from the array gets no gradient; call "
-                "x.detach().numpy() if that is meant"
-            )
-        return self._device.backend.share_with_numpy(self._array)
 
-    def _host(self) -> Any:
-        """The values as a NumPy array, whether or not the tensor requires grad."""
-        return self._device.backend.to_numpy(self._array)
+def _host(self: Tensor) -> Any:
+    """The values as a NumPy array, whether or not the tensor requires grad."""
+    return self._device.backend.to_numpy(self._array)
 
-    def __array__(self, dtype: Any = None, copy: bool | None = None) -> Any:
-        host = self.numpy()
-        if dtype is not None:
-            host = host.astype(dtype)
-        elif copy:
-            host = host.copy()
-        return host
 
-    def item(self) -> bool | int | float | complex:
-        """Return the value of a one-element tensor as a Python scalar."""
-        if self.size != 1:
-            raise ShapeError(
-                f"item() needs a tensor with exactly one element, but this one has shape "
-                f"{self.shape}; index or reduce it first (e.g. x.sum().item())"
-            )
-        return self._host().reshape(()).item()
+def _numpy_array(self: Tensor, dtype: Any = None, copy: bool | None = None) -> Any:
+    host = _numpy(self)
+    if dtype is not None:
+        host = host.astype(dtype)
+    elif copy:
+        host = host.copy()
+    return host
 
-    def tolist(self) -> Any:
-        """Return the values as (nested) Python lists of Python scalars."""
-        return self._host().tolist()
 
-    def __float__(self) -> float:
-        return float(self.item())
+def _item(self: Tensor) -> bool | int | float | complex:
+    """Return the value of a one-element tensor as a Python scalar."""
+    if self.size != 1:
+        raise ShapeError(
+            f"item() needs a tensor with exactly one element, but this one has shape "
+            f"{self.shape}; index or reduce it first (e.g. x.sum().item())"
+        )
+    return _host(self).reshape(()).item()
 
-    def __int__(self) -> int:
-        return int(self.item())
 
-    def __complex__(self) -> complex:
-        return complex(self.item())
+def _tolist(self: Tensor) -> Any:
+    """Return the values as (nested) Python lists of Python scalars."""
+    return _host(self).tolist()
 
-    def __bool__(self) -> bool:
-        if self.size != 1:
-            raise ShapeError(
-                f"the truth value of a tensor with shape {self.shape} is ambiguous; "
-                "use plugrad.all(x) or plugrad.any(x), or compare one element"
-            )
-        return bool(self.item())
 
-    def __index__(self) -> int:
-        if self.dtype.kind not in ("signed integer", "unsigned integer", "bool"):
-            raise DtypeError(f"only integer tensors can be used as an index, not {self.dtype.name}")
-        return int(self.item())
+def _real_item(self: Tensor, conversion: str) -> bool | int | float:
+    value = _item(self)
+    if isinstance(value, complex):
+        raise DtypeError(
+            f"{conversion}() of a complex tensor would drop its imaginary part; take "
+            f"plugrad.real(x) or plugrad.abs(x) first"
+        )
+    return value
 
-    def __len__(self) -> int:
-        if not self._array.ndim:
-            raise TypeError("len() of a 0-d tensor")
-        return self._array.shape[0]
 
-    def __repr__(self) -> str:
-        device = self._device
-        dtype = self.dtype
-        suffixes = []
-        if dtype not in _UNSHOWN_DTYPES:
-            suffixes.append(f"dtype={dtype!r}")
-        if device.name != "numpy":
-            suffixes.append(f"device={device.name!r}")
-        if self._edge is not None:
-            suffixes.append(f"grad_fn={self.grad_fn!r}")
-        elif self._requires_grad:
-            suffixes.append("requires_grad=True")
-        host = device.backend.to_numpy(self._array)
-        return _printing.format_tensor(host, self.shape, _PRINT_KINDS[dtype.kind], suffixes)
+def _float(self: Tensor) -> float:
+    return float(_real_item(self, "float"))
 
-    def __array_namespace__(self, /, *, api_version: str | None = None) -> Any:
-        """Return ``plugrad``, the Array API namespace of tensors.
 
-        Examples
-        --------
-        >>> import plugrad
-        >>> plugrad.ones(2).__array_namespace__() is plugrad
-        True
-        """
-        if api_version is not None and api_version not in SUPPORTED_API_VERSIONS:
-            raise ValueError(
-                f"plugrad implements Array API versions {', '.join(SUPPORTED_API_VERSIONS)}; "
-                f"got api_version={api_version!r}"
-            )
-        return sys.modules["plugrad"]
+def _int(self: Tensor) -> int:
+    return int(_real_item(self, "int"))
 
-    def cpu(self) -> Tensor:
-        """Return the tensor on the CPU (the NumPy backend); itself if it is there."""
-        return self.to("cpu")
 
-    def cuda(self, device: Device | int | str | None = None) -> Tensor:
-        """Return the tensor on a GPU (``"cuda"``, or ``"cuda:N"`` for ``device=N``).
+def _complex(self: Tensor) -> complex:
+    return complex(_item(self))
 
-        Raises :class:`~plugrad.errors.BackendUnavailableError` where no GPU backend can run.
-        """
-        if device is None:
-            device = "cuda"
-        elif isinstance(device, int) and not isinstance(device, bool):
-            device = f"cuda:{device}"
-        return self.to(device)
+
+def _bool(self: Tensor) -> bool:
+    if self.size != 1:
+        raise ShapeError(
+            f"the truth value of a tensor with shape {self.shape} is ambiguous; "
+            "use plugrad.all(x) or plugrad.any(x), or compare one element"
+        )
+    return bool(_item(self))
+
+
+def _index(self: Tensor) -> int:
+    if self.dtype.kind not in ("signed integer", "unsigned integer", "bool"):
+        raise DtypeError(f"only integer tensors can be used as an index, not {self.dtype.name}")
+    return int(_real_item(self, "int"))
+
+
+def _len(self: Tensor) -> int:
+    if not self._array.ndim:
+        raise TypeError("len() of a 0-d tensor")
+    return self._array.shape[0]
+
+
+def _repr(self: Tensor) -> str:
+    device = self._device
+    dtype = self.dtype
+    suffixes = []
+    if dtype not in _UNSHOWN_DTYPES:
+        suffixes.append(f"dtype={dtype!r}")
+    if device.name != "numpy":
+        suffixes.append(f"device={device.name!r}")
+    if self._edge is not None:
+        suffixes.append(f"grad_fn={self.grad_fn!r}")
+    elif self._requires_grad:
+        suffixes.append("requires_grad=True")
+    host = device.backend.to_numpy(self._array)
+    return _printing.format_tensor(host, self.shape, _PRINT_KINDS[dtype.kind], suffixes)
+
+
+def _array_namespace(self: Tensor, /, *, api_version: str | None = None) -> Any:
+    """Return ``plugrad``, the Array API namespace of tensors.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.ones(2).__array_namespace__() is plugrad
+    True
+    """
+    if api_version is not None and api_version not in SUPPORTED_API_VERSIONS:
+        raise ValueError(
+            f"plugrad implements Array API versions {', '.join(SUPPORTED_API_VERSIONS)}; "
+            f"got api_version={api_version!r}"
+        )
+    return sys.modules["plugrad"]
+
+
+def _cpu(self: Tensor) -> Tensor:
+    """Return the tensor on the CPU (the NumPy backend); itself if it is there."""
+    return self.to("cpu")
+
+
+def _cuda(self: Tensor, device: Device | int | str | None = None) -> Tensor:
+    """Return the tensor on a GPU (``"cuda"``, or ``"cuda:N"`` for ``device=N``).
+
+    Raises :class:`~plugrad.errors.BackendUnavailableError` where no GPU backend can run.
+    """
+    if device is None:
+        device = "cuda"
+    elif isinstance(device, int) and not isinstance(device, bool):
+        device = f"cuda:{device}"
+    return self.to(device)
+
+
+install_methods(
+    __dlpack__=_dlpack,
+    __dlpack_device__=_dlpack_device,
+    numpy=_numpy,
+    _host=_host,
+    __array__=_numpy_array,
+    item=_item,
+    tolist=_tolist,
+    __float__=_float,
+    __int__=_int,
+    __complex__=_complex,
+    __bool__=_bool,
+    __index__=_index,
+    __len__=_len,
+    __repr__=_repr,
+    __array_namespace__=_array_namespace,
+    cpu=_cpu,
+    cuda=_cuda,
+)

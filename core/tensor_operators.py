@@ -1,168 +1,115 @@
 """Tensor's Python operators and the methods that forward to one op.
 
-:class:`TensorOperators` is a base of :class:`~plugrad.Tensor`. Each operator
-is one call of the op's public function (``x * y`` is ``plugrad.ops.multiply(x, y)``),
-looked up in :mod:`plugrad.ops` when called, where plugin loading installs it.
+Importing this module makes its functions methods of :class:`~plugrad.Tensor`.
+Each operator is one call of an op's public function (``x * y`` is
+``plugrad.ops.multiply(x, y)``), looked up in :mod:`plugrad.ops` when called,
+where plugin loading installs it.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 
 from . import ops as _ops
+from .tensor import Tensor, install_methods
 
-if TYPE_CHECKING:
-    from .tensor import Tensor
+__all__ = ["BINARY_OPERATORS", "COMPARISONS", "UNARY_OPERATORS"]
 
-__all__ = ["TensorOperators"]
+#: Python's binary operators (``__add__``, and ``__radd__`` reflected) -> (symbol, the op called).
+BINARY_OPERATORS = {
+    "add": ("+", "add"),
+    "sub": ("-", "subtract"),
+    "mul": ("*", "multiply"),
+    "truediv": ("/", "divide"),
+    "pow": ("**", "pow"),
+    "matmul": ("@", "matmul"),
+    "floordiv": ("//", "floor_divide"),
+    "mod": ("%", "remainder"),
+    "and": ("&", "bitwise_and"),
+    "or": ("|", "bitwise_or"),
+    "xor": ("^", "bitwise_xor"),
+    "lshift": ("<<", "bitwise_left_shift"),
+    "rshift": (">>", "bitwise_right_shift"),
+}
+#: Comparisons (no reflected forms: Python swaps ``<`` and ``>`` itself) -> (symbol, op).
+COMPARISONS = {
+    "eq": ("==", "equal"),
+    "ne": ("!=", "not_equal"),
+    "lt": ("<", "less"),
+    "le": ("<=", "less_equal"),
+    "gt": (">", "greater"),
+    "ge": (">=", "greater_equal"),
+}
+#: Python's unary operators -> (how one is written, the op called).
+UNARY_OPERATORS = {
+    "invert": ("~x", "bitwise_invert"),
+    "abs": ("abs(x)", "abs"),
+    "neg": ("-x", "negative"),
+}
+
+# The op functions by name: a dict lookup per call, as ``_ops.<name>`` would be, that
+# sees the functions plugin loading installs after this module is imported.
+_OPS = vars(_ops)
 
 
-class TensorOperators:
-    """Arithmetic, comparison and bitwise operators (a base of :class:`~plugrad.Tensor`)."""
+def _binary(symbol: str, op: str) -> Callable[[Tensor, Any], Tensor]:
+    def operator(self: Tensor, other: Any) -> Tensor:
+        return _OPS[op](self, other)
 
-    __slots__ = ()
-    _array: Any
+    operator.__doc__ = f"``x {symbol} y``: ``plugrad.{op}(x, y)``."
+    return operator
 
-    # -- methods that forward to ops ----------------------------------------------------
 
-    def reshape(self, *shape: int | tuple[int, ...]) -> Tensor:
-        """Return the same data with a new shape: ``x.reshape(2, 3)`` or ``x.reshape((2, 3))``."""
-        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-            shape = tuple(shape[0])
-        return _ops.reshape(self, shape)
+def _reflected(symbol: str, op: str) -> Callable[[Tensor, Any], Tensor]:
+    def operator(self: Tensor, other: Any) -> Tensor:
+        return _OPS[op](other, self)
 
-    def permute(self, *axes: int | tuple[int, ...]) -> Tensor:
-        """Return a view with axes reordered: ``x.permute(1, 0, 2)`` (see ``permute_dims``)."""
-        if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
-            axes = tuple(axes[0])
-        return _ops.permute_dims(self, axes)
+    operator.__doc__ = f"``y {symbol} x``: ``plugrad.{op}(y, x)``."
+    return operator
 
-    def transpose(self, axis0: int, axis1: int) -> Tensor:
-        """Return a view with two axes swapped (PyTorch's ``transpose``)."""
-        ndim = self._array.ndim
-        axes = list(range(ndim))
-        axes[axis0], axes[axis1] = axes[axis1], axes[axis0]
-        return _ops.permute_dims(self, tuple(axes))
 
-    @property
-    def T(self) -> Tensor:
-        """The tensor with all axes reversed; for 2-D tensors the matrix transpose."""
-        return _ops.permute_dims(self, tuple(range(self._array.ndim - 1, -1, -1)))
+def _unary(form: str, op: str) -> Callable[[Tensor], Tensor]:
+    def operator(self: Tensor) -> Tensor:
+        return _OPS[op](self)
 
-    @property
-    def mT(self) -> Tensor:
-        """Transpose of the last two axes (a stack of matrices)."""
-        return _ops.matrix_transpose(self)
+    operator.__doc__ = f"``{form}``: ``plugrad.{op}(x)``."
+    return operator
 
-    # -- operators ----------------------------------------------------------------------
 
-    def __add__(self, other: Any) -> Tensor:
-        return _ops.add(self, other)
+def _positive(self: Tensor) -> Tensor:
+    """``+x``: ``x`` itself."""
+    return self
 
-    def __radd__(self, other: Any) -> Tensor:
-        return _ops.add(other, self)
 
-    def __sub__(self, other: Any) -> Tensor:
-        return _ops.subtract(self, other)
+# In-place operators (``x += y``) are the in-place ops of plugrad.inplace.
+install_methods(
+    **{f"__{name}__": _binary(*row) for name, row in {**BINARY_OPERATORS, **COMPARISONS}.items()},
+    **{f"__r{name}__": _reflected(*row) for name, row in BINARY_OPERATORS.items()},
+    **{f"__{name}__": _unary(*row) for name, row in UNARY_OPERATORS.items()},
+    __pos__=_positive,
+)
 
-    def __rsub__(self, other: Any) -> Tensor:
-        return _ops.subtract(other, self)
 
-    def __mul__(self, other: Any) -> Tensor:
-        return _ops.multiply(self, other)
+def _reshape(self: Tensor, *shape: int | tuple[int, ...]) -> Tensor:
+    """Return the same data with a new shape: ``x.reshape(2, 3)`` or ``x.reshape((2, 3))``."""
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    return _ops.reshape(self, shape)
 
-    def __rmul__(self, other: Any) -> Tensor:
-        return _ops.multiply(other, self)
 
-    def __truediv__(self, other: Any) -> Tensor:
-        return _ops.divide(self, other)
+def _permute(self: Tensor, *axes: int | tuple[int, ...]) -> Tensor:
+    """Return a view with axes reordered: ``x.permute(1, 0, 2)`` (see ``permute_dims``)."""
+    if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
+        axes = tuple(axes[0])
+    return _ops.permute_dims(self, axes)
 
-    def __rtruediv__(self, other: Any) -> Tensor:
-        return _ops.divide(other, self)
 
-    def __pow__(self, other: Any) -> Tensor:
-        return _ops.pow(self, other)
+def _transpose(self: Tensor, axis0: int, axis1: int) -> Tensor:
+    """Return a view with two axes swapped (PyTorch's ``transpose``)."""
+    axes = list(range(self._array.ndim))
+    axes[axis0], axes[axis1] = axes[axis1], axes[axis0]
+    return _ops.permute_dims(self, tuple(axes))
 
-    def __rpow__(self, other: Any) -> Tensor:
-        return _ops.pow(other, self)
 
-    def __matmul__(self, other: Any) -> Tensor:
-        return _ops.matmul(self, other)
-
-    def __rmatmul__(self, other: Any) -> Tensor:
-        return _ops.matmul(other, self)
-
-    def __floordiv__(self, other: Any) -> Tensor:
-        return _ops.floor_divide(self, other)
-
-    def __rfloordiv__(self, other: Any) -> Tensor:
-        return _ops.floor_divide(other, self)
-
-    def __mod__(self, other: Any) -> Tensor:
-        return _ops.remainder(self, other)
-
-    def __rmod__(self, other: Any) -> Tensor:
-        return _ops.remainder(other, self)
-
-    def __and__(self, other: Any) -> Tensor:
-        return _ops.bitwise_and(self, other)
-
-    def __rand__(self, other: Any) -> Tensor:
-        return _ops.bitwise_and(other, self)
-
-    def __or__(self, other: Any) -> Tensor:
-        return _ops.bitwise_or(self, other)
-
-    def __ror__(self, other: Any) -> Tensor:
-        return _ops.bitwise_or(other, self)
-
-    def __xor__(self, other: Any) -> Tensor:
-        return _ops.bitwise_xor(self, other)
-
-    def __rxor__(self, other: Any) -> Tensor:
-        return _ops.bitwise_xor(other, self)
-
-    def __lshift__(self, other: Any) -> Tensor:
-        return _ops.bitwise_left_shift(self, other)
-
-    def __rlshift__(self, other: Any) -> Tensor:
-        return _ops.bitwise_left_shift(other, self)
-
-    def __rshift__(self, other: Any) -> Tensor:
-        return _ops.bitwise_right_shift(self, other)
-
-    def __rrshift__(self, other: Any) -> Tensor:
-        return _ops.bitwise_right_shift(other, self)
-
-    def __invert__(self) -> Tensor:
-        return _ops.bitwise_invert(self)
-
-    def __abs__(self) -> Tensor:
-        return _ops.abs(self)
-
-    def __neg__(self) -> Tensor:
-        return _ops.negative(self)
-
-    def __pos__(self) -> Tensor:
-        return self
-
-    # In-place operators (``x += y``) are deliberately not defined: Python then
-    # evaluates ``x = x + y``, a new tensor, which can never corrupt a saved value.
-
-    def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
-        return _ops.equal(self, other)
-
-    def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]
-        return _ops.not_equal(self, other)
-
-    def __lt__(self, other: Any) -> Tensor:
-        return _ops.less(self, other)
-
-    def __le__(self, other: Any) -> Tensor:
-        return _ops.less_equal(self, other)
-
-    def __gt__(self, other: Any) -> Tensor:
-        return _ops.greater(self, other)
-
-    def __ge__(self, other: Any) -> Tensor:
-        return _ops.greater_equal(self, other)
+install_methods(reshape=_reshape, permute=_permute, transpose=_transpose)

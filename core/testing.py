@@ -29,7 +29,7 @@ from . import registry
 from .autograd import gradcheck, gradgradcheck
 from .checking import checks_enabled
 from .creation import asarray, ones_like
-from .errors import BackendError
+from .errors import BackendError, DeviceMismatchError
 from .grad_mode import no_grad
 from .random import Generator, rand
 from .tensor import Tensor
@@ -41,6 +41,7 @@ __all__ = [
     "assert_close",
     "backends_left_out",
     "backends_under_test",
+    "check_transfers",
     "default_tolerances",
 ]
 
@@ -301,6 +302,35 @@ def backends_under_test() -> tuple[str, ...]:
             continue
         names.append(name)
     return tuple(names)
+
+
+def check_transfers(device: str) -> None:
+    """Check that tensors move between NumPy and ``device`` with their gradients.
+
+    For backend authors: a leaf on NumPy moved to ``device`` gets its gradient
+    back on NumPy, and an op mixing tensors of the two is refused with a
+    :class:`~plugrad.errors.DeviceMismatchError` that shows ``.to(...)``.
+
+    Raises
+    ------
+    AssertionError
+        If a gradient is wrong or lands elsewhere, or mixing is not refused.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.testing.check_transfers("array_api_strict")
+    """
+    x = asarray([1.0, 2.0], device="numpy", requires_grad=True)
+    (x.to(device) ** 2).sum().backward()
+    assert x.grad is not None and x.grad.device.name == "numpy", f"gradient on {x.grad!r}"
+    assert x.grad.tolist() == [2.0, 4.0], f"gradient {x.grad.tolist()}, expected [2.0, 4.0]"
+    try:
+        ones_like(x) * ones_like(x.detach().to(device))
+    except DeviceMismatchError as error:
+        assert ".to(" in str(error), f"the error does not show .to(...): {error}"
+    else:
+        raise AssertionError(f"an op mixed tensors on numpy and {device!r} without an error")
 
 
 def backends_left_out() -> tuple[str, ...]:

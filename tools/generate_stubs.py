@@ -56,14 +56,18 @@ IMPORTS = {
     "DType": "from .dtypes import DType",
     "Tensor": "from .tensor import Tensor",
     "TensorLike": "from ._api_types import TensorLike",
+    "Backend": "from .backend import Backend",
+    "Device": "from .backend import Device",
 }
 TYPES_STUB = "_api_types.pyi"
 TENSOR_LIKE = "TensorLike: TypeAlias = Tensor | bool | int | float | complex\n"
 #: Names an annotation written in a kernel may use and keep in a stub.
 KNOWN_NAMES = {
     *(name for name in dir(builtins) if isinstance(getattr(builtins, name), type)),
-    "None", "Any", "Sequence", "Tensor", "DType", "TensorLike",
+    "None", "Any", "Sequence", "Tensor", "DType", "TensorLike", "Backend", "Device",
 }  # fmt: skip
+#: Tensor methods that compare element-wise where ``object``'s return a bool.
+ELEMENTWISE_COMPARISONS = {"__eq__", "__ne__"}
 #: Module-level attributes of a generated function's namespace -> its stub file.
 MODULES = {
     name: f"_api_{name.rpartition('.')[2]}.pyi"
@@ -87,6 +91,7 @@ def _annotation(text: Any, fallback: str = "Any") -> str:
     """A kernel's annotation if every name in it is known here, else ``fallback``."""
     if not isinstance(text, str):
         return fallback
+    text = re.sub(r"\b_?dtypes\.DType\b", "DType", text)  # as modules of plugrad import it
     try:
         tree = ast.parse(text, mode="eval")
     except SyntaxError:
@@ -151,8 +156,27 @@ def _parameters(function: Callable[..., Any], op: Any, method: bool) -> list[str
     return texts
 
 
+def _plain_parameters(method: Callable[..., Any]) -> list[str]:
+    """The parameters of a Tensor method that is no op's function, as text (``self`` first)."""
+    texts = ["self"]
+    self_parameter, *params = inspect.signature(method).parameters.values()
+    previous = self_parameter.kind
+    for p in params:
+        if previous is p.POSITIONAL_ONLY and p.kind is not p.POSITIONAL_ONLY:
+            texts.append("/")
+        if p.kind is p.KEYWORD_ONLY and previous not in (p.KEYWORD_ONLY, p.VAR_POSITIONAL):
+            texts.append("*")
+        prefix = {p.VAR_POSITIONAL: "*", p.VAR_KEYWORD: "**"}.get(p.kind, "")
+        default = "" if p.default is p.empty else " = ..."
+        texts.append(f"{prefix}{p.name}: {_annotation(p.annotation)}{default}")
+        previous = p.kind
+    if previous is inspect.Parameter.POSITIONAL_ONLY:
+        texts.append("/")
+    return texts
+
+
 def _summary(function: Callable[..., Any], indent: str) -> str:
-    doc = inspect.getdoc(function) or ""
+    doc = inspect.cleandoc(function.__doc__ or "")  # its own, never one it inherits
     first = doc.strip().split("\n\n")[0].replace("\n", " ").strip()
     if not first:
         return f"{indent}...\n"
@@ -167,17 +191,23 @@ def _summary(function: Callable[..., Any], indent: str) -> str:
 def _define(
     name: str, function: Callable[..., Any], result_types: dict[str, str], method: bool = False
 ) -> str:
-    op = function.__op__  # type: ignore[attr-defined]
+    op = getattr(function, "__op__", None)
     indent = "    " if method else ""
-    params = _parameters(function, op, method)
     annotation = inspect.signature(function).return_annotation
-    returns = _annotation(annotation, "") or _returns(op, result_types)
-    one_line = f"{indent}def {name}({', '.join(params)}) -> {returns}:"
+    if op is None:  # a method written as a function, with its own annotations
+        params = _plain_parameters(function)
+        returns = _annotation(annotation)
+    else:
+        params = _parameters(function, op, method)
+        returns = _annotation(annotation, "") or _returns(op, result_types)
+    # NOTE: comparisons of tensors are element-wise, so they return a Tensor, not a bool.
+    ignore = "  # type: ignore[override]" if name in ELEMENTWISE_COMPARISONS else ""
+    one_line = f"{indent}def {name}({', '.join(params)}) -> {returns}:{ignore}"
     if len(one_line) <= LINE:
         head = one_line + "\n"
     else:
         inner = "".join(f"{indent}    {p},\n" for p in params)
-        head = f"{indent}def {name}(\n{inner}{indent}) -> {returns}:\n"
+        head = f"{indent}def {name}(\n{inner}{indent}) -> {returns}:{ignore}\n"
     return head + _summary(function, indent + "    ")
 
 
@@ -263,16 +293,20 @@ def installed_tensor_methods(builtin: set[str]) -> dict[str, Callable[..., Any]]
     methods = {}
     unknown = []
     for name, value in vars(Tensor).items():
-        if name in static or name in vars(object) or name in CLASS_MACHINERY:
+        if name in static or vars(object).get(name) is value or name in CLASS_MACHINERY:
             continue
         op = getattr(value, "__op__", None)
-        if op is None:
+        if op is not None:
+            if op.name in builtin:
+                methods[name] = value
+        elif inspect.isfunction(value) and value.__module__.startswith("plugrad."):
+            methods[name] = value  # installed by a module of plugrad (see install_methods)
+        else:
             unknown.append(name)
-        elif op.name in builtin:
-            methods[name] = value
     if unknown:
         raise SystemExit(
-            f"Tensor attributes set at run time that are not op functions: {sorted(unknown)}. "
+            f"Tensor attributes set at run time that are neither op functions nor functions "
+            f"of plugrad: {sorted(unknown)}. "
             f"Declare them in the class body, or teach {COMMAND} to describe them"
         )
     return dict(sorted(methods.items()))
@@ -283,7 +317,7 @@ def tensor_stub(builtin: set[str]) -> str:
     result_types: dict[str, str] = {}
     methods = installed_tensor_methods(builtin)
     body = [_define(n, f, result_types, method=True) for n, f in methods.items()]
-    doc = '    """Tensor methods installed from op declarations when plugins load."""\n'
+    doc = '    """Tensor methods installed when plugrad is imported and its plugins load."""\n'
     definition = "class InstalledTensorMethods:\n" + doc + "".join(f"\n{m}" for m in body)
     return _render([definition], result_types, [])
 

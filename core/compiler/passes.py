@@ -71,15 +71,16 @@ def fold_constants(plan: Plan) -> Plan:
     constants = dict(plan.constants)
     steps = []
     for step in plan.steps:
-        name = step.out
+        out = step.out
         if (
-            name in folded
-            and name not in escaping
-            and all(_only_reads(reader, folded) for reader in readers.get(name, ()))
+            out is not None
+            and out in folded
+            and out not in escaping
+            and all(_only_reads(reader, folded) for reader in readers.get(out, ()))
         ):
-            constant = f"folded_{name}"
-            constants[constant] = folded[name]
-            step = Step("text", name, constant)
+            constant = f"folded_{out}"
+            constants[constant] = folded[out]
+            step = Step("text", out, constant)
         steps.append(step)
     return dataclasses.replace(plan, steps=steps, constants=constants)
 
@@ -406,7 +407,7 @@ def _times_one(step: Step, plan: Plan) -> str | None:
         if type(other) is not Ref or not _is_one(one, plan):
             continue
         shape_dtype = plan.meta.get(other.name)
-        if shape_dtype is None or plan.meta.get(step.out) != shape_dtype:
+        if shape_dtype is None or step.out is None or plan.meta.get(step.out) != shape_dtype:
             continue
         # Not for complex numbers: 1 * (inf + 0j) has a NaN imaginary part.
         if getattr(shape_dtype[1], "kind", None) in ("f", "i", "u"):
@@ -497,6 +498,8 @@ def compute_in_place(plan: Plan) -> Plan:
             continue
         owned.add(step.out)
         result = plan.meta.get(step.out)
+        if result is None:  # no shape recorded: nothing to compare an operand's with
+            continue
         for operand in step.args:
             if (
                 type(operand) is Ref

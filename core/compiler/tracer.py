@@ -385,12 +385,13 @@ for _name, _symbol, _function in (
     ("ge", ">=", operator.ge), ("eq", "==", operator.eq), ("ne", "!=", operator.ne),
 ):  # fmt: skip
     setattr(TracedArray, f"__{_name}__", _binary(_symbol, _function, False))
-for _name, _symbol, _function in (
+for _name, _symbol, _unary_function in (
     ("neg", "-", operator.neg), ("pos", "+", operator.pos), ("invert", "~", operator.invert),
     ("abs", "abs", operator.abs),
 ):  # fmt: skip
-    setattr(TracedArray, f"__{_name}__", _unary(_symbol, _function))
-TracedArray.__hash__ = object.__hash__  # __eq__ above would otherwise remove it
+    setattr(TracedArray, f"__{_name}__", _unary(_symbol, _unary_function))
+# __eq__ above would otherwise remove it; mypy sees a method, Python an attribute.
+TracedArray.__hash__ = object.__hash__  # type: ignore[method-assign, assignment]
 
 
 class RecordingNamespace:
@@ -1189,10 +1190,10 @@ class Tracer:
             ("__int__", "int() of a tensor"), ("__index__", "using a tensor as an index"),
             ("__repr__", "printing a tensor"), ("register_hook", "registering a tensor hook"),
         ):  # fmt: skip
-            # Patched where it is defined (a base of Tensor's, for the interop methods).
-            owner = next(c for c in Tensor.__mro__ if name in c.__dict__)
-            patches.append((owner, name, _breaking(owner.__dict__[name], what)))
-        patches.append((Tensor, "array", property(_breaking(Tensor.array.fget, ".array"))))
+            patches.append((Tensor, name, _breaking(vars(Tensor)[name], what)))
+        array: property = vars(Tensor)["array"]
+        assert array.fget is not None
+        patches.append((Tensor, "array", property(_breaking(array.fget, ".array"))))
         for owner in _with_subclasses(Node):
             if "_release" in owner.__dict__:
                 noting = _noting_release(owner.__dict__["_release"], self)
@@ -1295,8 +1296,9 @@ def _bumping(original: Callable[[Tensor], None], tracer: Tracer) -> Callable[[Te
 
 
 def _with_subclasses(cls: type) -> list[type]:
-    found = [cls]
-    for sub in cls.__subclasses__():
+    found: list[type] = [cls]
+    subclasses: list[type] = type.__subclasses__(cls)
+    for sub in subclasses:
         found.extend(_with_subclasses(sub))
     return found
 
@@ -1352,13 +1354,12 @@ def _names_in_expression(expression: str, steps: list[Step]) -> list[str]:
 
 def _user_location() -> str:
     """``file:line`` of the innermost frame outside plugrad (the user's line)."""
-    roots = tuple(
-        os.path.dirname(os.path.abspath(module.__file__)) + os.sep
-        for module in (sys.modules.get("plugrad"), sys.modules.get("plugrad.backends"),
-                       sys.modules.get("plugrad.plugins"))
-        if module is not None and getattr(module, "__file__", None)
-    )  # fmt: skip
-    frame = sys._getframe(1)
+    files = (
+        getattr(sys.modules.get(name), "__file__", None)
+        for name in ("plugrad", "plugrad.backends", "plugrad.plugins")
+    )
+    roots = tuple(os.path.dirname(os.path.abspath(file)) + os.sep for file in files if file)
+    frame: types.FrameType | None = sys._getframe(1)
     while frame is not None:
         filename = os.path.abspath(frame.f_code.co_filename)
         if not filename.startswith(roots) and not filename.startswith("<plugrad"):

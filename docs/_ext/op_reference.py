@@ -2,7 +2,7 @@
 
 ::
 
-    .. plugrad-ops:: plugrad.plugins.linalg
+    .. plugrad-ops:: plugrad.plugins.linalg_extension
        :require-examples:
 
 documents every op the module declares, in declaration order: the public

@@ -54,11 +54,7 @@ def test_mlp_gradients_match_numpy() -> None:
 
 
 def test_transfers_and_mixing() -> None:
-    x = plugrad.tensor([1.0, 2.0], requires_grad=True)
-    (x.to("dask") ** 2).sum().backward()
-    assert x.grad.device.name == "numpy" and x.grad.tolist() == [2.0, 4.0]
-    with pytest.raises(plugrad.errors.DeviceMismatchError, match=r"numpy.*dask.*\.to\("):
-        plugrad.ones(2) * plugrad.ones(2, backend="dask")
+    plugrad.testing.check_transfers("dask")
 
 
 def test_in_place_updates_and_printing() -> None:

@@ -64,11 +64,7 @@ def test_optimizer_steps_update_jax_parameters() -> None:
 
 
 def test_transfers_to_and_from_numpy_carry_gradients() -> None:
-    x = plugrad.tensor([1.0, 2.0], requires_grad=True)
-    (x.to("jax") ** 2).sum().backward()
-    assert x.grad.device.name == "numpy" and x.grad.tolist() == [2.0, 4.0]
-    with pytest.raises(plugrad.errors.DeviceMismatchError, match=r"numpy.*jax.*\.to\("):
-        plugrad.ones(2) * plugrad.ones(2, backend="jax")
+    plugrad.testing.check_transfers("jax")
 
 
 def test_seeded_random_numbers_repeat() -> None:

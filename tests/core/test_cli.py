@@ -51,7 +51,7 @@ def test_text(capsys, loaded) -> None:
     assert (
         "  missing_cli  [unavailable]  missinglib is not installed; pip install missinglib"
     ) in text
-    assert f"  plugrad.plugins.linear_algebra  (plugrad {plugrad.__version__}, built-in)" in text
+    assert f"  plugrad.plugins.matrix_products  (plugrad {plugrad.__version__}, built-in)" in text
     assert "    ops: matmul, matrix_transpose" in text
     assert "  fast_cli  (plugrad-fast 0.2)\n    kernels: matmul[numpy] (tryfirst)" in text
     assert (
@@ -127,7 +127,7 @@ def test_json(capsys, loaded) -> None:
     ]
     matmul = report["ops"]["matmul"]
     assert matmul["numpy"]["kind"] == "override" and matmul["numpy"]["plugin"] == "fast_cli"
-    assert matmul["numpy"]["shadows"] == ["generic: xp.matmul (plugrad.plugins.linear_algebra)"]
+    assert matmul["numpy"]["shadows"] == ["generic: xp.matmul (plugrad.plugins.matrix_products)"]
     assert matmul["missing_cli"] == {
         "kind": None,
         "unavailable": "missinglib is not installed; pip install missinglib",

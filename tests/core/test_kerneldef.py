@@ -73,7 +73,7 @@ def test_precedence_is_the_mark_then_registration_order(
     assert calls == [winner]
     sources = plugrad.plugins.kernel_sources("matmul", "numpy")
     loser = "first" if winner == "second" else "second"
-    assert [s.plugin for s in sources] == [winner, loser, "plugrad.plugins.linear_algebra"]
+    assert [s.plugin for s in sources] == [winner, loser, "plugrad.plugins.matrix_products"]
     assert sources[0].mark == next(iter(first if winner == "first" else second), None)
 
 

@@ -43,7 +43,7 @@ def test_builtins_arrive_through_pluggy_hooks() -> None:
     backend_plugins = [i.plugin_name for i in manager.hook.plugrad_backends.get_hookimpls()]
     op_plugins = [i.plugin_name for i in manager.hook.plugrad_ops.get_hookimpls()]
     assert "plugrad.backends.numpy_backend" in backend_plugins
-    assert {"plugrad.plugins.elementwise", "plugrad.plugins.linear_algebra"} <= set(op_plugins)
+    assert {"plugrad.plugins.elementwise", "plugrad.plugins.matrix_products"} <= set(op_plugins)
     assert registry._state.op_owners["multiply"] == "plugrad.plugins.elementwise"
     builtin = ("numpy", "cupy", "torch", "jax", "dask", "array_api_strict")
     assert registry.backend_names()[: len(builtin)] == builtin

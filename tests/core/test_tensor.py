@@ -149,6 +149,10 @@ def test_conversions() -> None:
         [1, 2][plugrad.tensor(1.0)]
     with pytest.raises(TypeError, match="0-d"):
         len(plugrad.tensor(1.0))
+    assert complex(plugrad.tensor(1 + 2j)) == 1 + 2j
+    for conversion in (float, int):
+        with pytest.raises(DtypeError, match="imaginary part"):
+            conversion(plugrad.tensor(1 + 2j))
 
 
 def test_numpy_and_from_numpy_share_memory_both_ways_on_the_cpu() -> None:

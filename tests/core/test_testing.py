@@ -94,3 +94,13 @@ def test_a_case_of_an_unregistered_op_says_how_to_fix_it() -> None:
 
         class TestMissing(OpTests):
             cases = (OpCase("no_such_op", reference=np.exp, shapes=[(2,)]),)
+
+
+def test_check_transfers_passes_for_a_backend_apart_from_numpy() -> None:
+    plugrad.testing.check_transfers("array_api_strict")
+
+
+def test_check_transfers_fails_where_mixing_is_not_refused() -> None:
+    # Tensors "moved" to numpy itself mix freely with numpy tensors: not a backend apart.
+    with pytest.raises(AssertionError, match="without an error"):
+        plugrad.testing.check_transfers("numpy")

@@ -18,12 +18,12 @@ def test_every_module_imports_only_its_layer_and_those_below(script) -> None:
 
 
 def test_an_import_of_a_higher_layer_is_reported(script) -> None:
-    def import_registry_from_edges(package: Path) -> None:
-        edges = package / "edges.py"
-        text = edges.read_text()
-        edges.unlink()  # a link into the source tree: replace it, leave the tree alone
-        edges.write_text(text + "\nfrom . import registry  # noqa\n")
+    def import_registry_from_node(package: Path) -> None:
+        node = package / "node.py"
+        text = node.read_text()
+        node.unlink()  # a link into the source tree: replace it, leave the tree alone
+        node.write_text(text + "\nfrom . import registry  # noqa\n")
 
-    result = script.run(import_registry_from_edges)
+    result = script.run(import_registry_from_node)
     assert result.returncode != 0
-    assert "plugrad.edges -> plugrad.registry" in result.stdout
+    assert "plugrad.node -> plugrad.registry" in result.stdout

@@ -1,5 +1,5 @@
-"""Linear-algebra functions of the Array API main namespace: ``matmul``, ``matrix_transpose``,
-``tensordot`` and ``vecdot`` (also reachable as ``plugrad.linalg.<name>``).
+"""Matrix and vector products of the Array API main namespace: ``matmul``, ``tensordot`` and
+``vecdot``, with ``matrix_transpose`` (all four also reachable as ``plugrad.linalg.<name>``).
 
 One row per op (examples: the "Linear algebra" section of the API reference).
 Complex inputs get PyTorch's conjugate gradients (``g @ conj(x2).T``). The

@@ -1,4 +1,4 @@
-"""The op table of plugins/linalg.py (OpTests runs every check on each row).
+"""The op table of plugins/linalg_extension.py (OpTests runs every check on each row).
 
 Decompositions are checked through sign-invariant functions of their outputs
 (singular vectors and eigenvectors are unique only up to sign), and symmetric

@@ -1,4 +1,4 @@
-"""The op table of plugins/linear_algebra.py (OpTests runs every check on each row)."""
+"""The op table of plugins/matrix_products.py (OpTests runs every check on each row)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,70 @@
+"""A node of the backward graph, and the edges that point at nodes.
+
+A tensor's ``_edge`` is ``None`` (no graph), a node (output 0 of a node with one
+output, or a leaf's accumulation point) or ``(node, index)`` for output
+``index`` of a node with several. :class:`Node` is the base of every
+``grad_fn``; :mod:`plugrad.graph` defines the nodes of ops.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar
+
+if TYPE_CHECKING:
+    from .backend import Device
+
+__all__ = ["Node", "output_edge", "split_edge"]
+
+
+def split_edge(edge: Any) -> tuple[Any, int]:
+    """``(node or leaf tensor, output index)`` of an edge (not ``None``)."""
+    return edge if type(edge) is tuple else (edge, 0)
+
+
+def output_edge(node: Node, index: int) -> Any:
+    """The edge to output ``index`` of ``node``: the node itself if it has only one."""
+    return node if node.n_outputs == 1 else (node, index)
+
+
+class Node:
+    """Base class of every ``grad_fn``: one recorded operation in the backward graph.
+
+    Subclasses exist per op (``MulBackward``, ``ExpBackward``, ...) and per
+    user :class:`~plugrad.Function`, so ``type(t.grad_fn).__name__`` names the op.
+
+    Attributes
+    ----------
+    next_functions : tuple
+        For each input of the operation, ``(node, index)`` where its gradient
+        flows, or ``None`` if it needs none. Leaves appear as the tensor itself.
+    """
+
+    # _trace (where the forward op was created) is set only in anomaly mode.
+    # Nodes define no __len__ or __bool__, so they are always true: the per-op path
+    # writes an input's edge as ``x._edge or x``.
+    __slots__ = ("__weakref__", "_device", "_edges", "_hooks", "_trace")
+    _device: Device
+    _edges: tuple[Any, ...]
+    _hooks: list[Any] | None
+    _trace: Any
+    #: How many tensors the operation produced.
+    n_outputs: ClassVar[int] = 1
+
+    def name(self) -> str:
+        """Return the node's name, e.g. ``"MulBackward"``."""
+        return type(self).__name__
+
+    @property
+    def next_functions(self) -> tuple[tuple[Any, int] | None, ...]:
+        return tuple(None if edge is None else split_edge(edge) for edge in self._edges)
+
+    def _backward(self, grad: Any, create_graph: bool) -> tuple[Any, ...]:
+        """Return one gradient (or ``None``) per input, given the output gradient(s)."""
+        raise NotImplementedError
+
+    def _release(self) -> None:
+        """Drop everything saved for backward (after a backward without ``retain_graph``)."""
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}>"
