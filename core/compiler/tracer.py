@@ -664,7 +664,7 @@ def _recording_tables(device: Any, label: str) -> tuple[Any, Any, dict[str, Any]
     for name, kernel in device.kernels.items():
         # A rule calling plugrad's own op (``xp.softmax`` in cross_entropy's rule) records
         # the op's namespace calls, so the plan can share them with the forward's.
-        if kernel is not None and real_rule.get(name) is kernel and name in table:
+        if real_rule.get(name) is kernel and kernel is not None and name in table:
             whole = _recording_function(kernel, f"r{label}.{name}")
             rule.__dict__[name] = _kernel_in_a_rule(table[name], whole)
     _RECORDING_TABLES[id(device)] = (device.xp, device.rule_xp, device.kernels, plain, rule, table)
