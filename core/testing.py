@@ -749,7 +749,9 @@ def _weighted_gradients(
             seconds: Sequence[Tensor | None] = [None] * len(leaves)
             if terms:
                 seconds = grad(sum(terms[1:], terms[0]), leaves, allow_unused=True)
-            found += [(f"second-order gradient of input {i}", g, 10.0) for i, g in enumerate(seconds)]
+            found += [
+                (f"second-order gradient of input {i}", g, 10.0) for i, g in enumerate(seconds)
+            ]
     host = registry.resolve_device("numpy")
     return [
         (what, None if g is None else asarray(g.detach().numpy(), device=host), scale)

@@ -104,9 +104,9 @@ def _cube_rule_wrong_on_strict(xp, g, ans, x):
     return factor * x * x * g
 
 
-cube_wrong_on_strict = op(
-    "testing_cube_strict", lambda xp, x, /: x * x * x, saves=("x",)
-).vjp(_cube_rule_wrong_on_strict)
+cube_wrong_on_strict = op("testing_cube_strict", lambda xp, x, /: x * x * x, saves=("x",)).vjp(
+    _cube_rule_wrong_on_strict
+)
 
 
 class WrongOnStrict:
