@@ -158,7 +158,9 @@ def plot(results: Measurements, output: Path) -> None:
     left.set_title("5-op chain on 4 elements, per op")
     left.legend()
 
-    group = len(sizes) * len(SIDES)
+    if not sizes:
+        right.text(0.5, 0.5, "no MLP step results", ha="center", transform=right.transAxes)
+    group = max(1, len(sizes) * len(SIDES))
     width = 0.8 / group
     for k, (b, side) in enumerate(itertools.product(sizes, SIDES)):
         step = [results.time(MLP.format(side), backend, b) * 1e3 for backend in backends]
@@ -166,11 +168,16 @@ def plot(results: Measurements, output: Path) -> None:
         hatch = "" if side == "plugrad" else "//"
         colour = f"C{sizes.index(b)}"
         right.bar(positions, step, width, label=f"{side}, batch {b}", color=colour, hatch=hatch)
+        for position, value in zip(positions, step):
+            if math.isnan(value):  # skipped, timed out or not run: say so rather than draw nothing
+                right.text(position, 0.02, "not run", rotation=90, ha="center", va="bottom",
+                           fontsize="x-small", transform=right.get_xaxis_transform())  # fmt: skip
     right.set_xticks(range(len(backends)), backends)
     right.set_yscale("log")
     right.set_ylabel("ms per SGD step")
     right.set_title("784-512-256-10 MLP, one training step")
-    right.legend(fontsize="small", ncols=2)
+    if sizes:
+        right.legend(fontsize="small", ncols=2)
     fig.suptitle(results.source(), fontsize="small")
     fig.savefig(output, metadata={"Date": None} if output.suffix == ".svg" else None)
     plt.close(fig)
