@@ -10,6 +10,10 @@ built for: the ``mpich`` wheel from PyPI, Open MPI, or a cluster's own MPI.
 from __future__ import annotations
 
 import importlib.util
+import os
+import threading
+import time
+import weakref
 from collections.abc import Callable
 from typing import Any, NoReturn
 
@@ -21,6 +25,84 @@ from plugrad.hookspecs import hookimpl
 __all__ = ["MPIBackend", "MPICommunicator"]
 
 
+#: Seconds between two pokes of MPI's progress engine while transfers are in flight, when
+#: the machine has a core to spare; ``PLUGRAD_MPI_PROGRESS_INTERVAL`` overrides it, and
+#: ``0`` turns the thread off (see docs/distributed.rst).
+DEFAULT_PROGRESS_INTERVAL = 1e-3
+
+
+class _ProgressThread:
+    """Moves transfers along while the program computes outside MPI.
+
+    MPI libraries such as MPICH advance a non-blocking collective only while
+    the process is inside an MPI call; a long matrix product is not. While at
+    least one transfer is in flight, this thread calls ``Iprobe`` on a private
+    communicator (nothing is ever sent on it, so it matches nothing and only
+    drives the progress engine) every ``interval`` seconds, sleeping in
+    between; with nothing in flight it sleeps on a condition and costs nothing.
+    It also asks, without completing them, whether the transfers' requests have
+    finished (``MPI_Request_get_status``, under each transfer's lock), so that
+    it stops as soon as they have, not when their owner next looks; their owner
+    completes them.
+    """
+
+    def __init__(self, comm: Any, interval: float) -> None:
+        self._comm = comm.Dup()
+        self.interval = interval
+        #: how many times it has poked MPI so far
+        self.pokes = 0
+        self._in_flight = 0
+        self._transfers: list[weakref.ref[_MPIWork]] = []
+        self._closed = False
+        self._wake = threading.Condition()
+        self._thread = threading.Thread(target=self._run, name="plugrad-mpi-progress", daemon=True)
+        self._thread.start()
+
+    @property
+    def in_flight(self) -> int:
+        """The number of transfers started and not yet seen completed (nor dropped)."""
+        return self._in_flight
+
+    def started(self, work: _MPIWork) -> None:
+        with self._wake:
+            self._in_flight += 1
+            self._transfers.append(weakref.ref(work))
+            if self._in_flight == 1:
+                self._wake.notify()
+
+    def finished(self) -> None:
+        with self._wake:
+            self._in_flight -= 1
+
+    def _run(self) -> None:
+        probe, pause, wake = self._comm.Iprobe, time.sleep, self._wake
+        while True:
+            with wake:
+                while not self._in_flight and not self._closed:
+                    wake.wait()
+                if self._closed:
+                    return
+                transfers = self._transfers
+            probe()
+            self.pokes += 1
+            pending, work = [], None
+            for ref in transfers:
+                work = ref()
+                if work is not None and not work._finished_in_background():
+                    pending.append(ref)
+            work = None  # no reference kept while sleeping
+            with wake:  # keep the ones started meanwhile
+                self._transfers = pending + self._transfers[len(transfers) :]
+            pause(self.interval)
+
+    def close(self) -> None:
+        with self._wake:
+            self._closed = True
+            self._wake.notify()
+        self._thread.join()
+        self._comm.Free()
+
+
 class _MPIWork(Work):
     def __init__(
         self,
@@ -29,6 +111,7 @@ class _MPIWork(Work):
         timeout: float | None,
         requests: list[Any],
         finish: Callable[[list[Any]], Any] | None,
+        progress: _ProgressThread | None = None,
     ) -> None:
         super().__init__(description, rank, timeout)
         from mpi4py import MPI
@@ -36,20 +119,50 @@ class _MPIWork(Work):
         self._mpi = MPI
         self._requests = requests
         self._statuses = [MPI.Status() for _ in requests]
+        #: held while a thread uses the requests: MPI forbids two at once on one request
+        self._lock = threading.Lock()
+        # Runs once: when the progress thread sees it finished, when it completes, or
+        # when it is dropped unfinished.
+        self._stop_progress: weakref.finalize[[], Any] | None = None
+        if progress is not None:
+            stop = weakref.finalize(self, progress.finished)
+            self._stop_progress = stop
+            progress.started(self)
+
+            def stop_progress() -> None:
+                stop()
+
+            self.add_done_callback(stop_progress)
         if finish is not None:
             self.add_done_callback(lambda: setattr(self, "result", finish(self._statuses)))
 
+    def _finished_in_background(self) -> bool:
+        """From the progress thread: whether every request has finished (none is completed)."""
+        if not self._lock.acquire(blocking=False):
+            return False  # its owner is testing or waiting for it right now
+        try:
+            finished = all(request.Get_status() for request in self._requests)
+        finally:
+            self._lock.release()
+        if finished and self._stop_progress is not None:
+            self._stop_progress()
+        return finished
+
     def _poll(self) -> bool:
-        return bool(self._mpi.Request.Testall(self._requests, self._statuses))
+        with self._lock:
+            return bool(self._mpi.Request.Testall(self._requests, self._statuses))
 
     def _block(self) -> None:
-        self._mpi.Request.Waitall(self._requests, self._statuses)
+        with self._lock:
+            self._mpi.Request.Waitall(self._requests, self._statuses)
 
 
 class MPICommunicator(Communicator):
     """MPI's communicator for the whole job (a duplicate of ``COMM_WORLD``)."""
 
-    def __init__(self, comm: Any, timeout: float | None) -> None:
+    def __init__(
+        self, comm: Any, timeout: float | None, progress_interval: float | None = None
+    ) -> None:
         from mpi4py import MPI
 
         self._MPI = MPI
@@ -57,6 +170,12 @@ class MPICommunicator(Communicator):
         self.rank = comm.Get_rank()
         self.size = comm.Get_size()
         self.timeout = timeout
+        threaded = MPI.Query_thread() == MPI.THREAD_MULTIPLE
+        self._progress = (
+            _ProgressThread(comm, progress_interval)
+            if progress_interval and self.size > 1 and threaded
+            else None
+        )
         self._ops = {
             ReduceOp.SUM: MPI.SUM,
             ReduceOp.AVG: MPI.SUM,
@@ -105,7 +224,7 @@ class MPICommunicator(Communicator):
     def _work(
         self, what: str, requests: list[Any], finish: Callable[[list[Any]], Any] | None
     ) -> Work:
-        return _MPIWork(what, self.rank, self.timeout, requests, finish)
+        return _MPIWork(what, self.rank, self.timeout, requests, finish, self._progress)
 
     def _in_place(self, host: np.ndarray, same: bool, original: Any) -> Callable[[Any], Any]:
         if same:
@@ -237,6 +356,8 @@ class MPICommunicator(Communicator):
         raise SystemExit(code)  # not reached: MPI_Abort ends the process
 
     def close(self) -> None:
+        if self._progress is not None:
+            self._progress.close()
         self.comm.Free()
 
 
@@ -257,7 +378,41 @@ class MPIBackend(CommunicatorBackend):
     def connect(self, timeout: float | None) -> MPICommunicator:
         from mpi4py import MPI
 
-        return MPICommunicator(MPI.COMM_WORLD.Dup(), timeout)
+        world = MPI.COMM_WORLD.Dup()
+        node = world.Split_type(MPI.COMM_TYPE_SHARED)
+        processes_on_node = node.Get_size()
+        node.Free()
+        return MPICommunicator(world, timeout, _progress_interval(processes_on_node))
+
+
+def _usable_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _progress_interval(processes_on_node: int) -> float | None:
+    """The progress thread's interval, or ``None`` for no thread.
+
+    Unset, the thread runs only when this machine has more cores than plugrad
+    processes: where processes fill every core, the thread's wake-ups take
+    time from computing and measured slower than none (docs/distributed.rst).
+    """
+    text = os.environ.get("PLUGRAD_MPI_PROGRESS_INTERVAL", "").strip()
+    if not text:
+        spare_core = _usable_cores() > processes_on_node
+        return DEFAULT_PROGRESS_INTERVAL if spare_core else None
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value >= 0:
+        raise ValueError(
+            f"PLUGRAD_MPI_PROGRESS_INTERVAL={text!r}: give the seconds between two progress "
+            "pokes (a number >= 0; 0 turns the progress thread off)"
+        )
+    return value or None
 
 
 @hookimpl

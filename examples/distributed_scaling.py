@@ -91,8 +91,11 @@ def main() -> None:
         loss_fn(model(x), y).backward()
         opt.step()
 
+    # As DDP sends them: gradients divided by the number of processes, then summed.
+    buffers = [np.zeros_like(b.buffer) for b in model._buckets]
+
     def comm_alone() -> None:
-        works = [communicator.allreduce(b.buffer, ReduceOp.AVG) for b in model._buckets]
+        works = [communicator.allreduce(b, ReduceOp.SUM) for b in buffers]
         for work in works:
             work.wait()
 

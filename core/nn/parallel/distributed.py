@@ -23,21 +23,26 @@ __all__ = ["DistributedDataParallel"]
 class _Bucket:
     """Parameters whose gradients travel together in one flat buffer."""
 
-    __slots__ = ("buffer", "device", "members", "offsets", "pending", "ready", "work")
+    __slots__ = ("buffer", "device", "dtype", "members", "offsets", "pending", "ready", "work")
 
     def __init__(self, members: list[Tensor]) -> None:
         self.members = members
         self.device = members[0]._device
+        self.dtype = members[0]._array.dtype
         self.offsets: dict[int, tuple[int, int]] = {}
         start = 0
         for p in members:
             self.offsets[id(p)] = (start, start + p.size)
             start += p.size
-        self.buffer = self.device.xp.zeros(start, dtype=members[0]._array.dtype)
+        self.buffer = self.device.xp.zeros(start, dtype=self.dtype)
         self.pending = len(members)
         #: ids of the members whose gradient is in the buffer for this pass
         self.ready: set[int] = set()
         self.work: Work | None = None
+
+    def renew(self) -> None:
+        """A new buffer for the next pass: the reduced gradients keep the old one."""
+        self.buffer = self.device.xp.empty(self.buffer.shape[0], dtype=self.dtype)
 
 
 class DistributedDataParallel(Module):
@@ -275,11 +280,15 @@ class DistributedDataParallel(Module):
     def _fill(self, param: Tensor, array: Any) -> None:
         bucket = self._bucket_of[id(param)]
         start, stop = bucket.offsets[id(param)]
-        bucket.buffer[start:stop] = bucket.device.xp.reshape(array, (-1,))
+        # Divided by the number of ranks here, while backward goes on, rather than after the
+        # all-reduce, where nothing is left to overlap with: the all-reduce then sums.
+        size = self._communicator.size
+        flat = bucket.device.xp.reshape(array, (-1,))
+        bucket.buffer[start:stop] = flat / size if size > 1 else flat
         bucket.ready.add(id(param))
         bucket.pending -= 1
         if bucket.pending == 0:
-            bucket.work = self._communicator.allreduce(bucket.buffer, ReduceOp.AVG)
+            bucket.work = self._communicator.allreduce(bucket.buffer, ReduceOp.SUM)
         else:
             # Let MPI progress the transfers already in flight.
             for other in self._buckets:
@@ -296,9 +305,11 @@ class DistributedDataParallel(Module):
             work.wait()
             reduced = work.result if work.result is not None else bucket.buffer
             xp = bucket.device.xp
+            # Views of the reduced buffer, which the next pass no longer writes (renew).
             for p in bucket.members:
                 start, stop = bucket.offsets[id(p)]
-                p.grad._array = xp.reshape(xp.asarray(reduced[start:stop], copy=True), p.shape)
+                p.grad._array = xp.reshape(reduced[start:stop], p.shape)
+            bucket.renew()
         self._reset()
 
     @contextlib.contextmanager

@@ -168,6 +168,16 @@ def ddp(rank, size):
     for (n, p), q in zip(model.module.named_parameters(), reference.parameters()):
         close(p.grad.numpy(), q.grad.numpy(), f"no_sync grad {n}", rtol=1e-9)
 
+    # The averaged gradients share one buffer per bucket: the next pass must not write into
+    # the gradients of this one that someone kept.
+    kept = [(p.grad, p.grad.numpy().copy()) for p in model.parameters()]
+    model.zero_grad()
+    x, y = micro[0]
+    loss_fn(model(x[mine]), y[mine]).backward()
+    for grad, values in kept:
+        close(grad.numpy(), values, "a gradient kept from the previous pass", rtol=0)
+    assert not np.array_equal(model.module[0].weight.grad.numpy(), kept[0][1])
+
 
 def mismatches(rank, size):
     try:
@@ -201,6 +211,33 @@ def mismatches(rank, size):
     close(x.numpy(), [size, size], "all_reduce after errors")
 
 
+def progress(rank, size):
+    import gc
+    import time
+
+    progress = dist.process_group._require().communicator._progress
+    assert progress is not None, "no progress thread in a job of several processes"
+    big = plugrad.ones(1 << 20)  # 4 MB: several rounds of MPI's protocol
+    pokes = progress.pokes
+    work = dist.all_reduce(big, async_op=True)
+    time.sleep(1.0)  # no MPI call on this thread: only the progress thread moves it along
+    assert progress.pokes > pokes, (pokes, progress.pokes)
+    # it saw the transfer finish without completing it, and stopped poking
+    assert progress.in_flight == 0, progress.in_flight
+    pokes = progress.pokes
+    time.sleep(0.05)
+    assert progress.pokes <= pokes + 1, "the thread kept poking with nothing in flight"
+    assert not work._done and work._requests[0].Get_status()
+    assert work.wait()
+    close(big.numpy()[:3], [size] * 3, "all_reduce moved by the progress thread")
+    assert progress.in_flight == 0, progress.in_flight
+    dropped = dist.all_reduce(plugrad.ones(3), async_op=True)
+    del dropped  # never waited for: the thread still stops once the transfer is over
+    gc.collect()
+    time.sleep(0.2)
+    assert progress.in_flight == 0, progress.in_flight
+
+
 def fault(rank, size):
     if rank == 1:
         raise ValueError("rank one fails on purpose")
@@ -220,6 +257,7 @@ SCENARIOS = {
     "collectives": collectives,
     "ddp": ddp,
     "mismatches": mismatches,
+    "progress": progress,
     "fault": fault,
     "timeout": timeout,
 }

@@ -33,12 +33,15 @@ if MPIEXEC is None:
     pytest.skip("no mpiexec on PATH (pip install mpich, or load your MPI)", allow_module_level=True)
 
 
-def launch(scenario: str, ranks: int, limit: float = 150) -> subprocess.CompletedProcess[str]:
+def launch(
+    scenario: str, ranks: int, limit: float = 150, **environment: str
+) -> subprocess.CompletedProcess[str]:
     env = {
         **os.environ,
         "OMP_NUM_THREADS": "1",
         "OPENBLAS_NUM_THREADS": "1",
         "MKL_NUM_THREADS": "1",
+        **environment,
     }
     try:
         return subprocess.run(
@@ -77,6 +80,30 @@ def test_ddp_equals_one_process_on_the_concatenated_batch(ranks):
 
 def test_mismatched_models_and_collectives_are_errors_naming_the_ranks():
     assert_every_rank_passed(launch("mismatches", 2), "mismatches", 2)
+
+
+def test_a_progress_thread_moves_transfers_along_while_the_program_computes():
+    # Asked for explicitly: by default the thread runs only with a core to spare.
+    result = launch("progress", 2, PLUGRAD_MPI_PROGRESS_INTERVAL="0.001")
+    assert_every_rank_passed(result, "progress", 2)
+
+
+def test_the_progress_thread_needs_a_spare_core_or_a_request(monkeypatch):
+    from plugrad.backends import mpi_communicator
+
+    monkeypatch.setattr(mpi_communicator, "_usable_cores", lambda: 4)
+    monkeypatch.setenv("PLUGRAD_MPI_PROGRESS_INTERVAL", "0")
+    assert mpi_communicator._progress_interval(2) is None
+    monkeypatch.setenv("PLUGRAD_MPI_PROGRESS_INTERVAL", "0.002")
+    assert mpi_communicator._progress_interval(4) == 0.002  # asked for: even without a spare core
+    monkeypatch.delenv("PLUGRAD_MPI_PROGRESS_INTERVAL")
+    default = mpi_communicator.DEFAULT_PROGRESS_INTERVAL
+    assert mpi_communicator._progress_interval(3) == default  # a core to spare
+    assert mpi_communicator._progress_interval(4) is None  # processes fill every core
+    for bad in ("fast", "-1", "nan"):
+        monkeypatch.setenv("PLUGRAD_MPI_PROGRESS_INTERVAL", bad)
+        with pytest.raises(ValueError, match="PLUGRAD_MPI_PROGRESS_INTERVAL"):
+            mpi_communicator._progress_interval(2)
 
 
 def test_an_exception_on_one_rank_ends_the_whole_job():
