@@ -69,7 +69,7 @@ class Measurements:
     def source(self) -> str:
         return (
             f"asv results of commit {self.commit[:8]}, {self.date}, on '{self.machine}' "
-            f"({self.cpu}, {self.num_cpu} cores), Python {self.python}"
+            f"({self.cpu}, {self.num_cpu} cores)"
         )
 
 
