@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 
 from . import dtypes as _dtypes
 from . import registry
-from .autograd import gradcheck, gradgradcheck
+from .autograd import grad, gradcheck, gradgradcheck
 from .checking import checks_enabled
 from .creation import asarray, ones_like
 from .errors import BackendError, DeviceMismatchError
@@ -479,6 +479,7 @@ _DIFFERENTIABLE_TESTS = (
     "test_float32_gradients_stay_float32",
     "test_float16_gradients_stay_float16",
     "test_compiled_matches_eager",
+    "test_gradients_match_numpy",
 )
 _NO_GRAD_TESTS = ("test_ops_without_gradient", "test_compiled_without_gradient_matches_eager")
 
@@ -489,7 +490,9 @@ class OpTests:
     Each test method is parametrized over the cases it applies to and over
     :func:`backends_under_test` (the float16 check runs on the default device).
     Ops with gradients get the forward, gradient, double-backward and dtype
-    checks; ops without get :meth:`test_ops_without_gradient`. Subclasses may
+    checks, and on every backend but numpy their first- and second-order
+    gradients against numpy's (:meth:`test_gradients_match_numpy`); ops
+    without get :meth:`test_ops_without_gradient`. Subclasses may
     add tests of their own beside them.
 
     Examples
@@ -537,7 +540,10 @@ class OpTests:
             names = [d.name for d in self.forward_dtypes]
             metafunc.parametrize("dtype", self.forward_dtypes, ids=names)
         if "backend" in metafunc.fixturenames:
-            metafunc.parametrize("backend", backends_under_test())
+            backends = backends_under_test()
+            if name == "test_gradients_match_numpy":  # numpy is the reference there
+                backends = tuple(b for b in backends if b != "numpy")
+            metafunc.parametrize("backend", backends)
 
     def test_forward_matches_reference(
         self, case: OpCase, dtype: _dtypes.DType, backend: str
@@ -580,6 +586,27 @@ class OpTests:
             with plugrad.use_backend(backend):
                 leaves = _leaves(case.host_inputs())
                 gradgradcheck(program, leaves, atol=case.atol * 10, rtol=case.rtol * 10, eps=1e-5)
+
+    def test_gradients_match_numpy(self, case: OpCase, backend: str) -> None:
+        """First- and second-order gradients on ``backend`` equal those on numpy, in float64.
+
+        The same fixed weighted sums of the outputs are differentiated on both
+        backends: once, and again through the first gradients (``create_graph``;
+        not when the case says ``no_double``). The finite-difference checks
+        establish numpy's gradients; this check carries them to backends where
+        finite differences, one forward pass per input element, take minutes
+        per case (eager JAX, Dask's task graphs). It runs on every backend under
+        test but numpy.
+        """
+        second = not case.no_double
+        expected = _weighted_gradients(case, "numpy", second)
+        got = _weighted_gradients(case, backend, second)
+        for (what, g, scale), (_, e, _) in zip(got, expected, strict=True):
+            what = f"{case.id} on {backend}: {what}"
+            if e is None or g is None:
+                assert g is None and e is None, f"{what}: present on one backend only"
+                continue
+            assert_close(g, e, rtol=case.rtol * scale, atol=case.atol * scale, msg=what)
 
     def test_float32_gradients_stay_float32(self, case: OpCase, backend: str) -> None:
         """float32 inputs get float32 gradients that agree with the float64 ones."""
@@ -712,6 +739,54 @@ def _same_array(got: Tensor, expected: Tensor, what: str) -> None:
     a, b = got.detach()._host(), expected.detach()._host()
     same = (a == b) | ((a != a) & (b != b))
     assert bool(same.all()), f"{what}: the compiled values differ from the eager ones"
+
+
+def _fixed_weights(like: Tensor, seed: int) -> Tensor:
+    """Weights in [0.5, 1.5) (complex where ``like`` is), drawn on numpy: alike on every backend."""
+    host = registry.resolve_device("numpy")
+    generator = Generator(seed=seed, device=host)
+    weights = 0.5 + rand(*like.shape, dtype=_dtypes.float64, generator=generator)
+    if like.dtype.kind == "complex floating":
+        weights = weights + 1j * rand(*like.shape, dtype=_dtypes.float64, generator=generator)
+    return asarray(weights.numpy(), dtype=like.dtype, device=like.device)
+
+
+def _weighted_gradients(
+    case: OpCase, backend: str, second: bool
+) -> list[tuple[str, Tensor | None, float]]:
+    """Gradients of fixed weighted sums of the case's outputs on ``backend``, on the host.
+
+    Each entry: what it is, the gradient (``None`` where an input gets none),
+    and the factor on the case's tolerances (10 for second order, as in
+    :func:`gradgradcheck`).
+    """
+    import plugrad
+
+    with plugrad.use_backend(backend):
+        leaves = _leaves(case.host_inputs())
+        outs = [o for o in _flatten(case.function(*leaves)) if o.requires_grad]
+        weights = [_fixed_weights(o, seed=7 + k) for k, o in enumerate(outs)]
+        firsts = grad(outs, leaves, weights, create_graph=second, allow_unused=True)
+        found: list[tuple[str, Tensor | None, float]] = [
+            (f"gradient of input {i}", g, 1.0) for i, g in enumerate(firsts)
+        ]
+        if second:
+            terms = [
+                (g * _fixed_weights(g, seed=11 + i)).sum()
+                for i, g in enumerate(firsts)
+                if g is not None and g.requires_grad
+            ]
+            seconds: Sequence[Tensor | None] = [None] * len(leaves)
+            if terms:
+                seconds = grad(sum(terms[1:], terms[0]), leaves, allow_unused=True)
+            found += [
+                (f"second-order gradient of input {i}", g, 10.0) for i, g in enumerate(seconds)
+            ]
+    host = registry.resolve_device("numpy")
+    return [
+        (what, None if g is None else asarray(g.detach().numpy(), device=host), scale)
+        for what, g, scale in found
+    ]
 
 
 def _weights(out: Tensor) -> Tensor:

@@ -388,14 +388,23 @@ def _check_class_range(function: str, target: Tensor, classes: int, ignore_index
     found = _ops.out_of_range(target, low=0, high=classes, allowed=ignore_index)
     if not any_outside(found, f"{function}(): class targets outside [0, {classes})"):
         return
-    outside = ((target < 0) | (target >= classes)) & (target != ignore_index)
-    bad = _ops.reshape(target, (-1,))[_ops.reshape(outside, (-1,))]
+    bad = _values_outside(target, classes, allowed=ignore_index)
     raise IndexOutOfRangeError(
         f"{function}(): class targets must lie in [0, {classes}) (there are {classes} classes) "
-        f"or equal ignore_index={ignore_index}, but {bad.size} of them do not, e.g. "
-        f"{bad[0].item()}; fix the labels, or pass the value that marks samples to skip as "
+        f"or equal ignore_index={ignore_index}, but {len(bad)} of them do not, e.g. "
+        f"{bad[0]}; fix the labels, or pass the value that marks samples to skip as "
         "ignore_index"
     )
+
+
+def _values_outside(indices: Tensor, high: int, allowed: int | None = None) -> list[int]:
+    """The values of ``indices`` outside ``[0, high)`` other than ``allowed``, for a message.
+
+    Read on the host: a boolean mask would give a lazy backend (Dask) a result of
+    unknown size.
+    """
+    flat = _ops.reshape(indices, (-1,)).tolist()
+    return [v for v in flat if (v < 0 or v >= high) and v != allowed]
 
 
 def _weight_sum(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int) -> Any:
@@ -674,10 +683,10 @@ def _check_indices(indices: Tensor, rows: int) -> None:
     found = _ops.out_of_range(indices, low=0, high=rows)
     if not any_outside(found, f"embedding(): indices outside [0, {rows})"):
         return
-    bad = _ops.reshape(indices, (-1,))[_ops.reshape((indices < 0) | (indices >= rows), (-1,))]
+    bad = _values_outside(indices, rows)
     raise IndexOutOfRangeError(
         f"embedding(): indices must lie in [0, {rows}) (the weight has {rows} rows), but "
-        f"{bad.size} of them do not, e.g. {bad[0].item()}; negative indices do not count from "
+        f"{len(bad)} of them do not, e.g. {bad[0]}; negative indices do not count from "
         "the end here"
     )
 

@@ -76,3 +76,23 @@ def test_a_dask_array_stays_lazy_on_dask_before_the_backend_was_first_used() -> 
         [sys.executable, "-c", program], capture_output=True, text=True, timeout=120, check=True
     )
     assert result.stdout.split("\n")[0] == "dask dask ((2, 2), (2,))"
+
+
+def test_bool_computes_the_graph_each_time_it_is_asked() -> None:
+    # The backends page says so: an `if` on a lazy tensor runs its whole graph.
+    calls = []
+
+    def counted(block: np.ndarray) -> np.ndarray:
+        calls.append(block.shape)
+        return block
+
+    data = da.ones((4,), chunks=2).map_blocks(counted, meta=np.empty((0,)))
+    positive = plugrad.sum(plugrad.asarray(data)) > 0
+    assert calls == [] and isinstance(positive.array, da.Array)
+    assert bool(positive) and len(calls) == 2
+    if positive:
+        assert len(calls) == 4, "each bool() computes the graph again"
+    (computed,) = plugrad.compute(positive)
+    bool(computed)
+    assert len(calls) == 6, "compute() ran it once more; its result is kept"
+    assert bool(computed) and len(calls) == 6

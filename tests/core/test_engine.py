@@ -185,10 +185,15 @@ def test_explicit_gradient_is_not_aliased_into_grad() -> None:
     w = plugrad.tensor([1.0, 2.0], requires_grad=True)
     gradient = plugrad.tensor([1.0, 1.0])
     (x + w).backward(gradient)
-    shares = np.shares_memory
-    assert not shares(x.grad.array, gradient.array)
-    assert not shares(w.grad.array, gradient.array)
-    assert not shares(x.grad.array, w.grad.array)
+    if not x.device.backend.lazy:  # a lazy array (Dask's) is a task graph, not memory
+        shares = np.shares_memory
+        assert not shares(x.grad.array, gradient.array)
+        assert not shares(w.grad.array, gradient.array)
+        assert not shares(x.grad.array, w.grad.array)
+    x.grad.add_(1.0)
+    w.grad.mul_(3.0)
+    assert gradient.tolist() == [1.0, 1.0]
+    assert x.grad.tolist() == [2.0, 2.0] and w.grad.tolist() == [3.0, 3.0]
 
 
 # -- graph shapes ------------------------------------------------------------------------
@@ -420,21 +425,29 @@ def test_graph_has_no_reference_cycles() -> None:
         gc.enable()
 
 
-def test_a_recorded_op_keeps_three_objects_for_the_collector() -> None:
-    # The node and two tuples (edges, saved inputs): an edge is the node itself, so deep
-    # graphs give the garbage collector as little to traverse as possible.
-    x = plugrad.tensor([1.0, 2.0], requires_grad=True)
+def _tracked_objects_per_step(step, start, steps=500):
+    """Objects the garbage collector gains per call of ``step`` in a chain, and the chain's end."""
+    step(step(start))  # first-call caches (JAX compiles each op once) are not per op
     gc.collect()
     gc.disable()
     try:
         before = len(gc.get_objects())
-        y = x
-        for _ in range(500):
-            y = y * 1.0001
-        per_op = (len(gc.get_objects()) - before) / 500
+        end = start
+        for _ in range(steps):
+            end = step(end)
+        return (len(gc.get_objects()) - before) / steps, end
     finally:
         gc.enable()
-    assert per_op <= 3.05, f"{per_op:.2f} objects tracked per recorded op"
+
+
+def test_a_recorded_op_keeps_three_objects_for_the_collector() -> None:
+    # The node and two tuples (edges, saved inputs): an edge is the node itself, so deep
+    # graphs give the garbage collector as little to traverse as possible. Arrays that
+    # the collector tracks (Dask's task graphs; NumPy's it does not) are counted apart.
+    x = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    per_op, y = _tracked_objects_per_step(lambda t: t * 1.0001, x)
+    per_array, _ = _tracked_objects_per_step(lambda a: a * 1.0001, x.detach().array)
+    assert per_op - per_array <= 3.05, f"{per_op - per_array:.2f} objects tracked per recorded op"
     y.sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), 1.0001**500, rtol=1e-4)
 

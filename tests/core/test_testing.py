@@ -104,3 +104,39 @@ def test_check_transfers_fails_where_mixing_is_not_refused() -> None:
     # Tensors "moved" to numpy itself mix freely with numpy tensors: not a backend apart.
     with pytest.raises(AssertionError, match="without an error"):
         plugrad.testing.check_transfers("numpy")
+
+
+# The derivative of x**3, right on every backend but array-api-strict, where its second
+# derivative is wrong too: what a backend-specific fault in a rule looks like.
+def _cube_rule_wrong_on_strict(xp, g, ans, x):
+    raw = x.detach().array if isinstance(x, plugrad.Tensor) else x  # a Tensor in double backward
+    factor = 2.5 if type(raw).__module__.startswith("array_api_strict") else 3
+    return factor * x * x * g
+
+
+cube_wrong_on_strict = op("testing_cube_strict", lambda xp, x, /: x * x * x, saves=("x",)).vjp(
+    _cube_rule_wrong_on_strict
+)
+
+
+class WrongOnStrict:
+    @hookimpl
+    def plugrad_ops(self):
+        return [cube_wrong_on_strict]
+
+
+def test_the_harness_catches_a_rule_wrong_on_one_backend_only() -> None:
+    name = plugrad.plugins.register(WrongOnStrict(), name="testing_wrong_on_strict")
+    try:
+        case = OpCase("testing_cube_strict", reference=lambda x: x**3, shapes=[(3,)])
+        harness = OpTests()
+        harness.test_backward_matches_finite_differences(case, "numpy")
+        with pytest.raises(AssertionError, match="on array_api_strict: gradient of input 0"):
+            harness.test_gradients_match_numpy(case, "array_api_strict")
+        first_order_only = OpCase(
+            "testing_cube_strict", reference=lambda x: x**3, shapes=[(3,)], no_double="skip it"
+        )
+        with pytest.raises(AssertionError, match="gradient of input 0"):
+            harness.test_gradients_match_numpy(first_order_only, "array_api_strict")
+    finally:
+        plugrad.plugins.unregister(name)
