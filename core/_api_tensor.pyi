@@ -387,6 +387,9 @@ class InstalledTensorMethods:
     def eq(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Compare ``x1 == x2`` element-wise, broadcasting; a bool tensor."""
 
+    def eq_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`eq`: ``x.eq_(...)`` makes ``x`` hold it."""
+
     def erfc(self, *, out: Any = ...) -> Tensor:
         """Complementary error function ``1 - erf(x)``, accurate in both tails."""
 
@@ -442,14 +445,26 @@ class InstalledTensorMethods:
     def ge(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Compare ``x1 >= x2`` element-wise, broadcasting; a bool tensor."""
 
+    def ge_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`ge`: ``x.ge_(...)`` makes ``x`` hold it."""
+
     def greater(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Compare ``x1 > x2`` element-wise, broadcasting; a bool tensor."""
+
+    def greater_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`greater`: ``x.greater_(...)`` makes ``x`` hold it."""
 
     def greater_equal(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Compare ``x1 >= x2`` element-wise, broadcasting; a bool tensor."""
 
+    def greater_equal_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`greater_equal`: ``x.greater_equal_(...)`` makes ``x`` hold it."""
+
     def gt(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Compare ``x1 > x2`` element-wise, broadcasting; a bool tensor."""
+
+    def gt_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`gt`: ``x.gt_(...)`` makes ``x`` hold it."""
 
     def hypot(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """``sqrt(x1**2 + x2**2)`` element-wise, without overflow; the gradient at (0, 0) is 0."""
@@ -472,11 +487,20 @@ class InstalledTensorMethods:
     def le(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Compare ``x1 <= x2`` element-wise, broadcasting; a bool tensor."""
 
+    def le_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`le`: ``x.le_(...)`` makes ``x`` hold it."""
+
     def less(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Compare ``x1 < x2`` element-wise, broadcasting; a bool tensor."""
 
+    def less_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`less`: ``x.less_(...)`` makes ``x`` hold it."""
+
     def less_equal(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Compare ``x1 <= x2`` element-wise, broadcasting; a bool tensor."""
+
+    def less_equal_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`less_equal`: ``x.less_equal_(...)`` makes ``x`` hold it."""
 
     def log(self, *, out: Any = ...) -> Tensor:
         """Natural logarithm element-wise (``nan`` for negative inputs, ``-inf`` at 0)."""
@@ -545,6 +569,9 @@ class InstalledTensorMethods:
     def lt(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Compare ``x1 < x2`` element-wise, broadcasting; a bool tensor."""
 
+    def lt_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`lt`: ``x.lt_(...)`` makes ``x`` hold it."""
+
     def masked_fill(self, mask: Any, value: Any) -> Any:
         """PyTorch's ``x.masked_fill(mask, value)``: ``value`` where ``mask`` holds, else ``x``."""
 
@@ -604,6 +631,9 @@ class InstalledTensorMethods:
     def ne(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Compare ``x1 != x2`` element-wise, broadcasting; a bool tensor."""
 
+    def ne_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`ne`: ``x.ne_(...)`` makes ``x`` hold it."""
+
     def neg(self, *, out: Any = ...) -> Tensor:
         """Negate ``-x`` element-wise."""
 
@@ -627,6 +657,9 @@ class InstalledTensorMethods:
 
     def not_equal(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Compare ``x1 != x2`` element-wise, broadcasting; a bool tensor."""
+
+    def not_equal_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`not_equal`: ``x.not_equal_(...)`` makes ``x`` hold it."""
 
     def outer(self, other: Any) -> Any:
         """PyTorch's ``x.outer(other)``: the outer product of two 1-D tensors."""

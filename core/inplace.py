@@ -66,6 +66,8 @@ def apply_inplace(
         # The recorded op saves this stand-in for the old value, not the tensor we rebase.
         before = _wrap(target._array, target._device, target._requires_grad, target._edge)
         result = function(before, *args)
+        if result.dtype is _dtypes.bool and target.dtype is not _dtypes.bool:
+            result = _truth_values(before, result, args)
         _check_result(target, result, name, recording=True)
         target._array = result._array
         target._edge = result._edge
@@ -75,6 +77,8 @@ def apply_inplace(
         _state.enabled = False
         try:
             result = function(target, *args)
+            if result.dtype is _dtypes.bool and target.dtype is not _dtypes.bool:
+                result = _truth_values(target, result, args)
         finally:
             _state.enabled = previous
         array = _check_result(target, result, name, recording=False)
@@ -84,6 +88,34 @@ def apply_inplace(
             target._array = array
     target._bump_version()
     return target
+
+
+def _truth_values(before: Tensor, result: Tensor, args: tuple[Any, ...]) -> Tensor:
+    """A comparison's bool ``result`` as ``before``'s dtype: 1 where true, 0 where false.
+
+    PyTorch's ``x.lt_(y)`` writes that into ``x``. A comparison has no
+    gradient, but as in PyTorch the tensor stays in the graph while gradients
+    are recorded: linked to each floating input that requires grad with a zero
+    gradient (``where`` that never takes the input's values), so a later
+    ``backward()`` gives those inputs zeros for this path.
+    """
+    value = _ops.astype(result, before.dtype)
+    if not (_state.enabled and _dtypes.is_differentiable(before.dtype)):
+        return value
+    if result.shape != before.shape:
+        return value  # the shape check that follows says what is wrong
+    everywhere = _everywhere(before)
+    rank = _dtypes.kind_rank(before.dtype)
+    for operand in (before, *args):
+        if (
+            isinstance(operand, Tensor)
+            and operand._requires_grad
+            and _dtypes.kind_rank(operand.dtype) <= rank
+        ):
+            if operand.dtype is not before.dtype:
+                operand = _ops.astype(operand, before.dtype)
+            value = _ops.where(everywhere, value, operand)
+    return value
 
 
 def _apply_array_operator(
@@ -251,12 +283,16 @@ def _assign(target: Tensor, value: Any, key: Any) -> Tensor:
 
 def filled_with(target: Tensor, value: Any) -> Tensor:
     """``value`` (a scalar or a tensor) broadcast to ``target``: gradient 0 for ``target``."""
+    return _ops.where(_everywhere(target), value, target)
+
+
+def _everywhere(target: Tensor) -> Tensor:
+    """A bool tensor of ``target``'s shape and device, true everywhere."""
     device = target._device
     mask = device.xp.ones(
         target._array.shape, dtype=device.native_dtype(_dtypes.bool), device=device.native
     )
-    everywhere = _wrap(mask, device, False, None)
-    return _ops.where(everywhere, value, target)
+    return _wrap(mask, device, False, None)
 
 
 install_methods(

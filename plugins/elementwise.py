@@ -324,20 +324,23 @@ isinf = op("isinf(x)", differentiable=False, methods="isinf",
 isfinite = op("isfinite(x)", differentiable=False, methods="isfinite",
               doc="Whether each element is finite (neither infinite nor NaN).")
 equal = op("equal(x1, x2)", promotion="mixed", differentiable=False, methods="eq", aliases="eq",
+           inplace=True,
            doc="Compare ``x1 == x2`` element-wise, broadcasting; a bool tensor.")
-not_equal = op("not_equal(x1, x2)", differentiable=False, methods=("ne", "not_equal"),
+not_equal = op("not_equal(x1, x2)", differentiable=False, methods=("ne", "not_equal"), inplace=True,
                promotion="mixed",
                aliases="ne", doc="Compare ``x1 != x2`` element-wise, broadcasting; a bool tensor.")
-less = op("less(x1, x2)", differentiable=False, methods=("lt", "less"), aliases="lt",
+less = op("less(x1, x2)", differentiable=False, methods=("lt", "less"), aliases="lt", inplace=True,
           promotion="mixed", doc="Compare ``x1 < x2`` element-wise, broadcasting; a bool tensor.")
 less_equal = op("less_equal(x1, x2)", differentiable=False, methods=("le", "less_equal"),
+                inplace=True,
                 promotion="mixed",
                 aliases="le", doc="Compare ``x1 <= x2`` element-wise, broadcasting; a bool tensor.")
 greater = op("greater(x1, x2)", differentiable=False, methods=("gt", "greater"), aliases="gt",
+             inplace=True,
              promotion="mixed",
              doc="Compare ``x1 > x2`` element-wise, broadcasting; a bool tensor.")
 greater_equal = op("greater_equal(x1, x2)", promotion="mixed", differentiable=False,
-                   methods=("ge", "greater_equal"), aliases="ge",
+                   methods=("ge", "greater_equal"), aliases="ge", inplace=True,
                    doc="Compare ``x1 >= x2`` element-wise, broadcasting; a bool tensor.")
 logical_and = op("logical_and(x1, x2)", differentiable=False, methods="logical_and", inplace=True,
                  promotion="mixed", doc="Logical AND element-wise, broadcasting; a bool tensor.")

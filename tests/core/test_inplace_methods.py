@@ -247,3 +247,105 @@ def test_the_in_place_methods_are_listed_with_their_ops() -> None:
     from plugrad import inventory
 
     assert inventory._method_ops()["add_"] == "add"
+
+
+COMPARISONS_IN_PLACE = (
+    "eq_", "ne_", "not_equal_", "lt_", "less_", "le_", "less_equal_", "gt_", "greater_",
+    "ge_", "greater_equal_", "logical_and_", "logical_or_", "logical_xor_",
+)  # fmt: skip
+TARGETS = {
+    "float32": np.array([0.5, 2.0, -1.0, 3.0], dtype=np.float32),
+    "float64": np.array([0.5, 2.0, -1.0, 3.0]),
+    "int64": np.array([0, 2, -1, 3], dtype=np.int64),
+    "int8": np.array([0, 2, -1, 3], dtype=np.int8),
+    "bool": np.array([False, True, True, False]),
+}
+
+
+@pytest.mark.parametrize("target", sorted(TARGETS))
+@pytest.mark.parametrize("method", COMPARISONS_IN_PLACE)
+@pytest.mark.parametrize("other", ["tensor", "number"])
+def test_in_place_comparisons_write_ones_and_zeros_of_the_tensors_dtype(
+    backend, method, target, other
+) -> None:
+    ordering = method[:2] in ("lt", "le", "gt", "ge") or method.startswith(("less", "greater"))
+    if backend.backend.name == "array_api_strict":
+        if target == "bool" and ordering:
+            pytest.skip("the standard orders real numbers only: array-api-strict refuses bools")
+        if target != "bool" and method.startswith("logical"):
+            pytest.skip("the standard's logical ops take bools only: array-api-strict refuses more")
+    values = TARGETS[target]
+    operand = np.array([0.5, 1.0, -1.0, 4.0], dtype=values.dtype) if other == "tensor" else 2
+    if other == "number" and method.startswith("logical"):
+        operand = True
+    ours = plugrad.asarray(values.copy(), device=backend)
+    result = getattr(ours, method)(
+        plugrad.asarray(operand, device=backend) if other == "tensor" else operand
+    )
+    theirs = torch.from_numpy(values.copy())
+    if other == "tensor":
+        operand = torch.from_numpy(operand)
+    elif method.startswith("logical"):  # PyTorch's logical methods take tensors only
+        operand = torch.tensor(operand)
+    getattr(theirs, method)(operand)
+    assert result is ours and ours._version == 1
+    assert str(ours.numpy().dtype) == str(theirs.numpy().dtype) == target
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+def test_logical_not_in_place_writes_ones_and_zeros_of_the_tensors_dtype(backend) -> None:
+    for values in TARGETS.values():
+        if backend.backend.name == "array_api_strict" and values.dtype != bool:
+            continue  # the standard's logical_not takes bools only: array-api-strict refuses more
+        ours = plugrad.asarray(values.copy(), device=backend)
+        theirs = torch.from_numpy(values.copy())
+        ours.logical_not_()
+        theirs.logical_not_()
+        assert str(ours.numpy().dtype) == str(theirs.numpy().dtype)
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+def test_an_in_place_comparison_gives_a_zero_gradient_as_in_pytorch() -> None:
+    def run(lib):
+        w = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        limit = lib.tensor([2.5, 2.5, 2.5], requires_grad=True)
+        y = w * 2
+        y.lt_(limit)  # y is 1.0 where 2w < 2.5: no gradient flows through it
+        assert y.requires_grad and y.grad_fn is not None
+        (y * w).sum().backward()
+        return y, w.grad, limit.grad
+
+    ours, theirs = run(plugrad), run(torch)
+    for mine, torchs in zip(ours, theirs, strict=True):
+        np.testing.assert_array_equal(mine.detach().numpy(), torchs.detach().numpy())
+
+
+def test_an_in_place_comparison_links_a_tensor_that_needs_no_grad_to_one_that_does() -> None:
+    limit = plugrad.tensor([2.5, 2.5], requires_grad=True)
+    x = plugrad.tensor([1.0, 3.0])
+    x.ge_(limit)
+    assert x.requires_grad and x.tolist() == [0.0, 1.0]
+    x.sum().backward()
+    assert limit.grad.tolist() == [0.0, 0.0]
+    counts = plugrad.tensor([1, 3])
+    counts.ge_(limit)  # an integer tensor never requires grad
+    assert counts.tolist() == [0, 1] and not counts.requires_grad
+
+
+def test_an_in_place_comparison_keeps_autograds_safety() -> None:
+    w = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(BackwardError, match="gt_\\(\\) on a leaf tensor that requires grad"):
+        w.gt_(1.5)
+    assert w.tolist() == [1.0, 2.0] and w._version == 0
+    with plugrad.no_grad():
+        flags = w.clone()
+        flags.gt_(1.5)
+    assert flags.tolist() == [0.0, 1.0] and not flags.requires_grad
+    y = w.exp()  # saves its output y
+    y.gt_(3.0)
+    with pytest.raises(InPlaceModificationError):
+        y.sum().backward()
+    z = w * 1.0
+    with pytest.raises(Exception, match="shape"):
+        z.lt_(plugrad.ones((2, 2)))
+    assert z.tolist() == [1.0, 2.0] and z._version == 0
