@@ -166,12 +166,16 @@ from ._api_plugrad import std as std
 from ._api_plugrad import sub as sub
 from ._api_plugrad import subtract as subtract
 from ._api_plugrad import sum as sum
+from ._api_plugrad import swapaxes as swapaxes
+from ._api_plugrad import swapdims as swapdims
+from ._api_plugrad import t as t
 from ._api_plugrad import take as take
 from ._api_plugrad import take_along_axis as take_along_axis
 from ._api_plugrad import tan as tan
 from ._api_plugrad import tanh as tanh
 from ._api_plugrad import tensordot as tensordot
 from ._api_plugrad import tile as tile
+from ._api_plugrad import transpose as transpose
 from ._api_plugrad import tril as tril
 from ._api_plugrad import triu as triu
 from ._api_plugrad import true_divide as true_divide
@@ -181,6 +185,7 @@ from ._api_plugrad import unique_all as unique_all
 from ._api_plugrad import unique_counts as unique_counts
 from ._api_plugrad import unique_inverse as unique_inverse
 from ._api_plugrad import unique_values as unique_values
+from ._api_plugrad import unsqueeze as unsqueeze
 from ._api_plugrad import unstack as unstack
 from ._api_plugrad import var as var
 from ._api_plugrad import vecdot as vecdot

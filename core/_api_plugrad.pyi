@@ -732,6 +732,18 @@ def sum(
     """Sum of the elements over ``axis`` (all axes by default)."""
 
 
+def swapaxes(x: TensorLike, dim0: int, dim1: int) -> Any:
+    """PyTorch's ``x.transpose(dim0, dim1)``: swap two axes (also ``swapaxes``, ``swapdims``)."""
+
+
+def swapdims(x: TensorLike, dim0: int, dim1: int) -> Any:
+    """PyTorch's ``x.transpose(dim0, dim1)``: swap two axes (also ``swapaxes``, ``swapdims``)."""
+
+
+def t(x: TensorLike) -> Any:
+    """PyTorch's ``x.t()``: transpose a matrix; 0-D and 1-D tensors are returned as they are."""
+
+
 def take(
     x: TensorLike,
     indices: TensorLike,
@@ -772,6 +784,10 @@ def tile(x: TensorLike, /, repetitions: Any, *, out: Any = ...) -> Tensor:
     """Repeat the whole tensor ``repetitions[i]`` times along each axis ``i``."""
 
 
+def transpose(x: TensorLike, dim0: int, dim1: int) -> Any:
+    """PyTorch's ``x.transpose(dim0, dim1)``: swap two axes (also ``swapaxes``, ``swapdims``)."""
+
+
 def tril(x: TensorLike, /, diagonal: Any = ..., *, k: Any = ..., out: Any = ...) -> Any:
     """The lower triangle (on and below diagonal ``k``) of the last two axes; 0 above."""
 
@@ -806,6 +822,10 @@ def unique_inverse(x: TensorLike, /) -> _unique_inverse_result:
 
 def unique_values(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """The unique elements of ``x``, sorted."""
+
+
+def unsqueeze(x: TensorLike, /, axis: Any = ..., *, dim: Any = ...) -> Tensor:
+    """Insert a size-1 axis at position ``axis`` (an int, or a tuple of them)."""
 
 
 def unstack(x: TensorLike, /, *, axis: Any = ..., dim: Any = ...) -> tuple[Tensor, ...]:

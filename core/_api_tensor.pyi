@@ -787,6 +787,9 @@ class InstalledTensorMethods:
         1).
         """
 
+    def squeeze_(self, dim: Any = ..., *, axis: Any = ...) -> Any:
+        """In-place :meth:`squeeze`: ``x.squeeze_(...)`` makes ``x`` hold it."""
+
     def std(
         self,
         dim: Any = ...,
@@ -823,8 +826,27 @@ class InstalledTensorMethods:
     ) -> Tensor:
         """Sum of the elements over ``axis`` (all axes by default)."""
 
+    def swapaxes(self, dim0: int, dim1: int) -> Any:
+        """PyTorch's ``x.transpose(dim0, dim1)``: swap two axes (also ``swapaxes``,
+        ``swapdims``).
+        """
+
+    def swapaxes_(self, dim0: int, dim1: int) -> Any:
+        """In-place :meth:`swapaxes`: ``x.swapaxes_(...)`` makes ``x`` hold it."""
+
+    def swapdims(self, dim0: int, dim1: int) -> Any:
+        """PyTorch's ``x.transpose(dim0, dim1)``: swap two axes (also ``swapaxes``,
+        ``swapdims``).
+        """
+
+    def swapdims_(self, dim0: int, dim1: int) -> Any:
+        """In-place :meth:`swapdims`: ``x.swapdims_(...)`` makes ``x`` hold it."""
+
     def t(self, /) -> Any:
         """PyTorch's ``x.t()``: transpose a matrix; 0-D and 1-D tensors are returned as they are."""
+
+    def t_(self, /) -> Any:
+        """In-place :meth:`t`: ``x.t_(...)`` makes ``x`` hold it."""
 
     def tan(self, *, out: Any = ...) -> Tensor:
         """Tangent element-wise (radians)."""
@@ -851,6 +873,14 @@ class InstalledTensorMethods:
         """PyTorch's ``x.topk(k, dim=-1, largest=True)``: the ``k`` largest (or smallest)
         elements.
         """
+
+    def transpose(self, dim0: int, dim1: int) -> Any:
+        """PyTorch's ``x.transpose(dim0, dim1)``: swap two axes (also ``swapaxes``,
+        ``swapdims``).
+        """
+
+    def transpose_(self, dim0: int, dim1: int) -> Any:
+        """In-place :meth:`transpose`: ``x.transpose_(...)`` makes ``x`` hold it."""
 
     def tril(self, diagonal: int = ..., *, k: Any = ...) -> Any:
         """PyTorch's ``tril(x, diagonal=0)``: ``tril(x, k=diagonal)``, the diagonal also given by
@@ -885,6 +915,9 @@ class InstalledTensorMethods:
 
     def unsqueeze(self, axis: Any = ..., *, dim: Any = ...) -> Tensor:
         """Insert a size-1 axis at position ``axis`` (an int, or a tuple of them)."""
+
+    def unsqueeze_(self, axis: Any = ..., *, dim: Any = ...) -> Tensor:
+        """In-place :meth:`unsqueeze`: ``x.unsqueeze_(...)`` makes ``x`` hold it."""
 
     def unstack(self, dim: Any = ..., *, axis: Any = ...) -> tuple[Tensor, ...]:
         """Split ``x`` along ``axis`` into a tuple of tensors without that axis."""

@@ -37,13 +37,6 @@ class TensorOperators:
             axes = tuple(axes[0])
         return _ops.permute_dims(self, axes)
 
-    def transpose(self, axis0: int, axis1: int) -> Tensor:
-        """Return a view with two axes swapped (PyTorch's ``transpose``)."""
-        ndim = self._array.ndim
-        axes = list(range(ndim))
-        axes[axis0], axes[axis1] = axes[axis1], axes[axis0]
-        return _ops.permute_dims(self, tuple(axes))
-
     @property
     def T(self) -> Tensor:
         """The tensor with all axes reversed; for 2-D tensors the matrix transpose."""

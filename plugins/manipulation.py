@@ -78,6 +78,21 @@ def _t(xp: Any, x: Any) -> Any:
     return xp.permute_dims(x, tuple(reversed(range(x.ndim))))
 
 
+def _transpose(xp: Any, x: Any, dim0: int, dim1: int) -> Any:
+    """PyTorch's ``x.transpose(dim0, dim1)``: swap two axes (also ``swapaxes``, ``swapdims``)."""
+    ndim = max(x.ndim, 1)  # a 0-D tensor takes the axes 0 and -1, as in PyTorch
+    for dim in (dim0, dim1):
+        if not -ndim <= dim < ndim:
+            raise ShapeError(
+                f"transpose({dim0}, {dim1}): axis {dim} is out of range for a tensor of "
+                f"{x.ndim} dimensions (valid: {-ndim} to {ndim - 1})"
+            )
+    axes = list(range(x.ndim))
+    if axes:
+        axes[dim0], axes[dim1] = axes[dim1], axes[dim0]
+    return xp.permute_dims(x, tuple(axes))
+
+
 def _squeeze(xp: Any, x: Any, dim: Any = None, *, axis: Any = None) -> Any:
     """PyTorch's ``x.squeeze(dim=None)``: drop size-1 axes (all, or those of ``dim`` of size 1)."""
     chosen = torch_axis(dim, axis)
@@ -208,13 +223,17 @@ def _permute_dims_nonnegative(xp: Any, x: Any, /, axes: tuple[int, ...]) -> Any:
 permute_dims = op("permute_dims(x, /, axes)", saves=(), view=True, grad_fn_name="Permute",
                   kernels={"jax": _permute_dims_nonnegative},
                   vjp=lambda xp, g, ans, x, axes: xp.permute_dims(g, _inverse_permutation(axes)),
-                  methods={"t": _t},
+                  methods={"t": _t, "transpose": _transpose, "swapaxes": _transpose,
+                           "swapdims": _transpose},
+                  aliases={"t": _t, "transpose": _transpose, "swapaxes": _transpose,
+                           "swapdims": _transpose},
+                  inplace=("t", "transpose", "swapaxes", "swapdims"),
                   doc="Reorder the axes of ``x``: axis ``i`` of the result is axis ``axes[i]``.")
 expand_dims = op("expand_dims(x, /, axis=0)", vjp=_back_to_input_shape, saves=(), view=True,
-                 methods=("expand_dims", "unsqueeze"),
+                 methods=("expand_dims", "unsqueeze"), aliases="unsqueeze", inplace=("unsqueeze",),
                  doc="Insert a size-1 axis at position ``axis`` (an int, or a tuple of them).")
 squeeze = op("squeeze(x, /, axis)", vjp=_back_to_input_shape, saves=(), view=True,
-             methods={"squeeze": _squeeze}, torch_function=_squeeze,
+             methods={"squeeze": _squeeze}, torch_function=_squeeze, inplace=("squeeze",),
              doc="Remove the size-1 axes named by ``axis``.")
 broadcast_to = op("broadcast_to(x, /, shape)", vjp=lambda xp, g, ans, x, shape: g,
                   broadcasting=True, saves=(), view=True,

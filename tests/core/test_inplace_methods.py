@@ -349,3 +349,114 @@ def test_an_in_place_comparison_keeps_autograds_safety() -> None:
     with pytest.raises(Exception, match="shape"):
         z.lt_(plugrad.ones((2, 2)))
     assert z.tolist() == [1.0, 2.0] and z._version == 0
+
+
+CUBE = np.arange(6, dtype=np.float32).reshape(2, 1, 3)
+PLANE = np.arange(6, dtype=np.float32).reshape(2, 3)
+# case -> (the tensor's values, method, arguments, keywords): PyTorch's in-place shape changes.
+SHAPE_CHANGES = {
+    "squeeze_": (CUBE, "squeeze_", (), {}),
+    "squeeze_ (1)": (CUBE, "squeeze_", (1,), {}),
+    "squeeze_ (dim=-2)": (CUBE, "squeeze_", (), {"dim": -2}),
+    "squeeze_ ((0, 1))": (CUBE, "squeeze_", ((0, 1),), {}),
+    "squeeze_ (an axis of size 2)": (CUBE, "squeeze_", (0,), {}),
+    "unsqueeze_ (0)": (PLANE, "unsqueeze_", (0,), {}),
+    "unsqueeze_ (-1)": (PLANE, "unsqueeze_", (-1,), {}),
+    "t_": (PLANE, "t_", (), {}),
+    "t_ (1-D)": (PLANE[0], "t_", (), {}),
+    "transpose_": (CUBE, "transpose_", (0, 2), {}),
+    "transpose_ (negative)": (CUBE, "transpose_", (-1, 0), {}),
+    "swapaxes_": (CUBE, "swapaxes_", (1, 2), {}),
+    "swapdims_": (PLANE, "swapdims_", (0, 1), {}),
+    "resize_ (as many)": (PLANE, "resize_", (3, 2), {}),
+    "resize_ (fewer)": (PLANE, "resize_", ((2, 2),), {}),
+    "resize_as_": (PLANE, "resize_as_", ("like (3, 2)",), {}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SHAPE_CHANGES))
+def test_in_place_shape_changes_are_pytorchs(backend, case) -> None:
+    values, method, arguments, keywords = SHAPE_CHANGES[case]
+    ours = plugrad.asarray(values.copy(), device=backend)
+    theirs = torch.from_numpy(values.copy())
+    like = {"ours": plugrad.ones((3, 2), device=backend), "theirs": torch.ones(3, 2)}
+    result = getattr(ours, method)(
+        *(like["ours"] if a == "like (3, 2)" else a for a in arguments), **keywords
+    )
+    getattr(theirs, method)(
+        *(like["theirs"] if a == "like (3, 2)" else a for a in arguments), **keywords
+    )
+    assert result is ours and ours._version == theirs._version == 1
+    assert ours.shape == tuple(theirs.shape)
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+def test_resize_to_more_elements_keeps_the_old_ones_first_and_adds_zeros() -> None:
+    x = plugrad.arange(4.0)
+    x.resize_(2, 3)
+    assert x.tolist() == [[0.0, 1.0, 2.0], [3.0, 0.0, 0.0]]  # PyTorch: the last two unset
+    assert x.resize_(0).shape == (0,)
+    with pytest.raises(plugrad.errors.ShapeError, match="non-negative"):
+        x.resize_(-1)
+
+
+def test_in_place_shape_changes_refuse_what_pytorchs_refuse() -> None:
+    with pytest.raises(plugrad.errors.ShapeError, match="at most 2 dimensions"):
+        plugrad.ones((2, 3, 4)).t_()
+    with pytest.raises(plugrad.errors.ShapeError, match="out of range"):
+        plugrad.ones((2, 3)).transpose_(0, 2)
+    w = plugrad.ones((2, 1), requires_grad=True)
+    for method, arguments in (("squeeze_", ()), ("unsqueeze_", (0,)), ("t_", ())):
+        with pytest.raises(BackwardError, match=f"{method}\\(\\) on a leaf tensor"):
+            getattr(w, method)(*arguments)
+    y = w * 1.0
+    with pytest.raises(BackwardError, match="resize_\\(\\) on a tensor that requires grad"):
+        y.resize_(2)
+    assert w.shape == y.shape == (2, 1) and w._version == y._version == 0
+    with plugrad.no_grad():  # as in PyTorch, a leaf may change shape under no_grad
+        w.squeeze_()
+    assert w.shape == (2,) and w.is_leaf and w.requires_grad
+
+
+def test_an_in_place_shape_change_is_recorded_as_pytorchs_is() -> None:
+    def run(lib):
+        w = lib.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+        y = w * w
+        y.t_().unsqueeze_(0)
+        y.squeeze_(0)
+        y.transpose_(0, 1)
+        (y * lib.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])).sum().backward()
+        return y, w.grad
+
+    (ours, our_grad), (theirs, their_grad) = run(plugrad), run(torch)
+    assert ours.shape == tuple(theirs.shape) and ours._version == theirs._version == 4
+    np.testing.assert_array_equal(ours.detach().numpy(), theirs.detach().numpy())
+    np.testing.assert_array_equal(our_grad.numpy(), their_grad.numpy())
+
+
+def test_an_in_place_shape_change_is_seen_by_a_backward_pass_that_saved_the_tensor() -> None:
+    w = plugrad.tensor([[1.0, 2.0]], requires_grad=True)
+    y = w * 2
+    z = y * y  # saves y
+    y.squeeze_()
+    with pytest.raises(InPlaceModificationError):
+        z.sum().backward()
+    y = w * 2
+    z = y.exp()  # saves its own output, not y
+    y.squeeze_()
+    z.sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), 2 * np.exp([[2.0, 4.0]]), rtol=1e-6)
+
+
+def test_an_in_place_shape_change_leaves_the_memory_and_other_views_alone() -> None:
+    base = plugrad.asarray(np.arange(6.0).reshape(2, 3))
+    row = base[0]
+    row.unsqueeze_(0)
+    assert row.shape == (1, 3) and base.shape == (2, 3)
+    base[0, 1] = -1.0  # the row still looks at the base's memory
+    assert row.tolist() == [[0.0, -1.0, 2.0]]
+    shared = np.arange(4.0)
+    x = plugrad.from_numpy(shared)
+    x.resize_(2, 2)
+    shared[0] = 9.0
+    assert x.tolist() == [[9.0, 1.0], [2.0, 3.0]]
