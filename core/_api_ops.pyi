@@ -82,18 +82,22 @@ from ._api_plugrad import cosh as cosh
 from ._api_plugrad import count_nonzero as count_nonzero
 from ._api_plugrad import cumulative_prod as cumulative_prod
 from ._api_plugrad import cumulative_sum as cumulative_sum
+from ._api_plugrad import deg2rad as deg2rad
 from ._api_plugrad import diff as diff
 from ._api_plugrad import div as div
 from ._api_plugrad import divide as divide
 from ._api_plugrad import eq as eq
 from ._api_plugrad import equal as equal
 from ._api_plugrad import exp as exp
+from ._api_plugrad import exp2 as exp2
 from ._api_plugrad import expand_dims as expand_dims
 from ._api_plugrad import expm1 as expm1
+from ._api_plugrad import fix as fix
 from ._api_plugrad import flatten as flatten
 from ._api_plugrad import flip as flip
 from ._api_plugrad import floor as floor
 from ._api_plugrad import floor_divide as floor_divide
+from ._api_plugrad import frac as frac
 from ._api_plugrad import ge as ge
 from ._api_plugrad import getitem as getitem
 from ._api_plugrad import greater as greater
@@ -141,6 +145,8 @@ from ._api_plugrad import permute_dims as permute_dims
 from ._api_plugrad import positive as positive
 from ._api_plugrad import pow as pow
 from ._api_plugrad import prod as prod
+from ._api_plugrad import rad2deg as rad2deg
+from ._api_plugrad import ravel as ravel
 from ._api_plugrad import real as real
 from ._api_plugrad import reciprocal as reciprocal
 from ._api_plugrad import remainder as remainder
@@ -153,6 +159,7 @@ from ._api_plugrad import rsqrt as rsqrt
 from ._api_plugrad import scatter_add as scatter_add
 from ._api_plugrad import searchsorted as searchsorted
 from ._api_plugrad import setitem as setitem
+from ._api_plugrad import sgn as sgn
 from ._api_plugrad import sign as sign
 from ._api_plugrad import signbit as signbit
 from ._api_plugrad import sin as sin
@@ -322,6 +329,10 @@ def embedding_backward(
     out: Any = ...,
 ) -> Tensor:
     """The gradient of :func:`embedding` with respect to its weight."""
+
+
+def erf(x: TensorLike, /, *, out: Any = ...) -> Tensor:
+    """The error function ``erf(x)`` element-wise, accurate near 0."""
 
 
 def erfc(x: TensorLike, /, *, out: Any = ...) -> Tensor:

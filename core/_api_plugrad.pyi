@@ -304,6 +304,10 @@ def cumulative_sum(
     """Cumulative sum along ``axis``; ``include_initial`` prepends a 0."""
 
 
+def deg2rad(x: TensorLike, /, *, out: Any = ...) -> Tensor:
+    """Degrees to radians element-wise (PyTorch's)."""
+
+
 def diff(
     x: TensorLike,
     /,
@@ -338,12 +342,20 @@ def exp(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Exponential ``e ** x`` element-wise."""
 
 
+def exp2(x: TensorLike, /, *, out: Any = ...) -> Tensor:
+    """``2 ** x`` element-wise (PyTorch's)."""
+
+
 def expand_dims(x: TensorLike, /, axis: Any = ..., *, dim: Any = ...) -> Tensor:
     """Insert a size-1 axis at position ``axis`` (an int, or a tuple of them)."""
 
 
 def expm1(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """``exp(x) - 1`` element-wise, accurate for small ``x``."""
+
+
+def fix(x: TensorLike, /, *, out: Any = ...) -> Tensor:
+    """Round towards zero element-wise."""
 
 
 def flatten(x: TensorLike, start_dim: int = ..., end_dim: int = ...) -> Any:
@@ -360,6 +372,10 @@ def floor(x: TensorLike, /, *, out: Any = ...) -> Tensor:
 
 def floor_divide(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """``floor(x1 / x2)`` element-wise, broadcasting (Python's ``//``)."""
+
+
+def frac(x: TensorLike, /, *, out: Any = ...) -> Tensor:
+    """The fractional part ``x - trunc(x)`` element-wise, with the sign of ``x`` (PyTorch's)."""
 
 
 def ge(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
@@ -587,6 +603,14 @@ def prod(
     """Product of the elements over ``axis``; the gradient is exact where elements are 0."""
 
 
+def rad2deg(x: TensorLike, /, *, out: Any = ...) -> Tensor:
+    """Radians to degrees element-wise (PyTorch's)."""
+
+
+def ravel(x: TensorLike, start_dim: int = ..., end_dim: int = ...) -> Any:
+    """PyTorch's ``x.flatten(start_dim=0, end_dim=-1)``: join the axes ``start_dim..end_dim``."""
+
+
 def real(x: TensorLike, /) -> Tensor:
     """Real part element-wise."""
 
@@ -648,6 +672,10 @@ def searchsorted(
 
 def setitem(x: TensorLike, value: TensorLike, /, key: Any) -> Tensor:
     """A copy of ``x`` with ``x[key] = value``; what ``x[key] = value`` records."""
+
+
+def sgn(x: TensorLike, /, *, out: Any = ...) -> Tensor:
+    """Sign of ``x`` element-wise: -1, 0 or 1 (``x / |x|`` for complex)."""
 
 
 def sign(x: TensorLike, /, *, out: Any = ...) -> Tensor:

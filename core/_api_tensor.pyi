@@ -369,6 +369,12 @@ class InstalledTensorMethods:
     ) -> Tensor:
         """Cumulative sum along ``axis``; ``include_initial`` prepends a 0."""
 
+    def deg2rad(self, *, out: Any = ...) -> Tensor:
+        """Degrees to radians element-wise (PyTorch's)."""
+
+    def deg2rad_(self, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`deg2rad`: ``x.deg2rad_(...)`` makes ``x`` hold it."""
+
     def div(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Divide ``x1 / x2`` element-wise (true division)."""
 
@@ -390,6 +396,12 @@ class InstalledTensorMethods:
     def eq_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """In-place :meth:`eq`: ``x.eq_(...)`` makes ``x`` hold it."""
 
+    def erf(self, *, out: Any = ...) -> Tensor:
+        """The error function ``erf(x)`` element-wise, accurate near 0."""
+
+    def erf_(self, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`erf`: ``x.erf_(...)`` makes ``x`` hold it."""
+
     def erfc(self, *, out: Any = ...) -> Tensor:
         """Complementary error function ``1 - erf(x)``, accurate in both tails."""
 
@@ -398,6 +410,12 @@ class InstalledTensorMethods:
 
     def exp(self, *, out: Any = ...) -> Tensor:
         """Exponential ``e ** x`` element-wise."""
+
+    def exp2(self, *, out: Any = ...) -> Tensor:
+        """``2 ** x`` element-wise (PyTorch's)."""
+
+    def exp2_(self, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`exp2`: ``x.exp2_(...)`` makes ``x`` hold it."""
 
     def exp_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`exp`: ``x.exp_(...)`` makes ``x`` hold it."""
@@ -416,6 +434,12 @@ class InstalledTensorMethods:
 
     def expm1_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`expm1`: ``x.expm1_(...)`` makes ``x`` hold it."""
+
+    def fix(self, *, out: Any = ...) -> Tensor:
+        """Round towards zero element-wise."""
+
+    def fix_(self, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`fix`: ``x.fix_(...)`` makes ``x`` hold it."""
 
     def flatten(self, start_dim: int = ..., end_dim: int = ...) -> Any:
         """PyTorch's ``x.flatten(start_dim=0, end_dim=-1)``: join the axes
@@ -436,6 +460,12 @@ class InstalledTensorMethods:
 
     def floor_divide_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """In-place :meth:`floor_divide`: ``x.floor_divide_(...)`` makes ``x`` hold it."""
+
+    def frac(self, *, out: Any = ...) -> Tensor:
+        """The fractional part ``x - trunc(x)`` element-wise, with the sign of ``x`` (PyTorch's)."""
+
+    def frac_(self, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`frac`: ``x.frac_(...)`` makes ``x`` hold it."""
 
     def gather(self, dim: int, index: Any) -> Any:
         """PyTorch's ``x.gather(dim, index)``: ``out[..., i, ...] = x[..., index[..., i, ...],
@@ -684,6 +714,17 @@ class InstalledTensorMethods:
     ) -> Tensor:
         """Product of the elements over ``axis``; the gradient is exact where elements are 0."""
 
+    def rad2deg(self, *, out: Any = ...) -> Tensor:
+        """Radians to degrees element-wise (PyTorch's)."""
+
+    def rad2deg_(self, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`rad2deg`: ``x.rad2deg_(...)`` makes ``x`` hold it."""
+
+    def ravel(self, start_dim: int = ..., end_dim: int = ...) -> Any:
+        """PyTorch's ``x.flatten(start_dim=0, end_dim=-1)``: join the axes
+        ``start_dim..end_dim``.
+        """
+
     def reciprocal(self, *, out: Any = ...) -> Tensor:
         """Reciprocal ``1 / x`` element-wise."""
 
@@ -724,6 +765,12 @@ class InstalledTensorMethods:
 
     def rsqrt_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`rsqrt`: ``x.rsqrt_(...)`` makes ``x`` hold it."""
+
+    def sgn(self, *, out: Any = ...) -> Tensor:
+        """Sign of ``x`` element-wise: -1, 0 or 1 (``x / |x|`` for complex)."""
+
+    def sgn_(self, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`sgn`: ``x.sgn_(...)`` makes ``x`` hold it."""
 
     def sigmoid(self, *, out: Any = ...) -> Tensor:
         """Logistic sigmoid ``1 / (1 + exp(-x))``, without overflow."""

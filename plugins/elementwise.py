@@ -124,6 +124,10 @@ exp = op("exp(x)", vjp=lambda xp, g, ans, x: g * conj(xp, ans), methods="exp", i
 expm1 = op("expm1(x)", vjp=lambda xp, g, ans, x: g * conj(xp, ans + 1), methods="expm1",
            promotion="float", inplace=True,
            doc="``exp(x) - 1`` element-wise, accurate for small ``x``.")
+exp2 = op("exp2", lambda xp, x, /: xp.pow(xp.asarray(2.0, dtype=x.dtype, device=device_of(x)), x),
+          standard=False, promotion="float",
+          vjp=lambda xp, g, ans, x: g * conj(xp, ans) * math.log(2.0), methods="exp2",
+          inplace=True, doc="``2 ** x`` element-wise (PyTorch's).")
 log = op("log(x)", vjp=lambda xp, g, ans, x: g / conj(xp, x), methods="log", inplace=True,
          promotion="float",
          doc="Natural logarithm element-wise (``nan`` for negative inputs, ``-inf`` at 0).")
@@ -288,10 +292,20 @@ floor = op("floor(x)", vjp=_zero, methods="floor", inplace=True, doc="Round down
 ceil = op("ceil(x)", vjp=_zero, methods="ceil", inplace=True, doc="Round up element-wise.")
 round = op("round(x)", vjp=_zero, methods="round", inplace=True,
            doc="Round to the nearest integer element-wise, halves to even.")
-trunc = op("trunc(x)", vjp=_zero, methods="trunc",
+trunc = op("trunc(x)", vjp=_zero, methods=("trunc", "fix"), aliases="fix",
            inplace=True, doc="Round towards zero element-wise.")
-sign = op("sign(x)", vjp=_zero, methods="sign", inplace=True,
+sign = op("sign(x)", vjp=_zero, methods=("sign", "sgn"), aliases="sgn", inplace=True,
           doc="Sign of ``x`` element-wise: -1, 0 or 1 (``x / |x|`` for complex).")
+
+frac = op("frac", lambda xp, x, /: x - xp.trunc(x), standard=False,
+          vjp=lambda xp, g, ans, x: g, methods="frac", inplace=True,
+          doc="The fractional part ``x - trunc(x)`` element-wise, with the sign of ``x`` (PyTorch's).")
+deg2rad = op("deg2rad", lambda xp, x, /: x * (math.pi / 180.0), standard=False, promotion="float",
+             vjp=lambda xp, g, ans, x: g * (math.pi / 180.0), methods="deg2rad", inplace=True,
+             doc="Degrees to radians element-wise (PyTorch's).")
+rad2deg = op("rad2deg", lambda xp, x, /: x * (180.0 / math.pi), standard=False, promotion="float",
+             vjp=lambda xp, g, ans, x: g * (180.0 / math.pi), methods="rad2deg", inplace=True,
+             doc="Radians to degrees element-wise (PyTorch's).")
 
 
 def _floor_divide(xp: Any, x1: Any, x2: Any, /) -> Any:

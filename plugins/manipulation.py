@@ -213,7 +213,8 @@ def _tile_grad(xp: Any, g: Any, ans: Any, x: Any, *, repetitions: tuple[int, ...
 
 
 reshape = op("reshape(x, /, shape, *, copy=None)", vjp=_back_to_input_shape, saves=(), view=True,
-             methods={"view": _view, "flatten": _flatten}, aliases={"flatten": _flatten},
+             methods={"view": _view, "flatten": _flatten, "ravel": _flatten},
+             aliases={"flatten": _flatten, "ravel": _flatten},
              doc="Give the elements of ``x`` a new ``shape`` (one entry may be -1).")
 def _permute_dims_nonnegative(xp: Any, x: Any, /, axes: tuple[int, ...]) -> Any:
     # jax.numpy refuses negative axes, which NumPy, PyTorch and plugrad accept.

@@ -65,6 +65,13 @@ CALLS = {
     "trunc_": (),
     "sign_": (),
     "floor_divide_": ("other",),
+    "erf_": (),
+    "exp2_": (),
+    "frac_": (),
+    "deg2rad_": (),
+    "rad2deg_": (),
+    "sgn_": (),
+    "fix_": (),
 }
 
 

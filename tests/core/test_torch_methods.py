@@ -113,6 +113,16 @@ PROGRAMS: dict[str, Callable[[Any, Any], Any]] = {
     "var(correction=2)": lambda lib, x: x.var(correction=2),
     "var(dim=(0, 1), unbiased=False)": lambda lib, x: x.var(dim=(0, 1), unbiased=False),
     "type(float32)": lambda lib, x: x.type(lib.float32),
+    "erf()": lambda lib, x: x.erf(),
+    "exp2()": lambda lib, x: x.exp2(),
+    "frac()": lambda lib, x: x.frac(),
+    "deg2rad()": lambda lib, x: x.deg2rad(),
+    "rad2deg()": lambda lib, x: x.rad2deg(),
+    "sgn() + x": lambda lib, x: x.sgn() + x,  # PyTorch gives sgn alone a ZeroTensor gradient
+    "fix()": lambda lib, x: x.fix(),
+    "ravel()": lambda lib, x: x.t().ravel(),
+    "torch.exp2(x)": lambda lib, x: lib.exp2(x),
+    "torch.ravel(x)": lambda lib, x: lib.ravel(x),
     # Functions called as PyTorch calls them, where the standard has no such call.
     "torch.flatten(x, 1)": lambda lib, x: lib.flatten(x.reshape(3, 2, 2), 1),
     "torch.flatten(x)": lambda lib, x: lib.flatten(x),

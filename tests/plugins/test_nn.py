@@ -127,6 +127,9 @@ def logits_and_probabilities(shape):
 CASES = [
     OpCase("erfc", "erfc", ops.erfc, same_dtype(_erfc), ((3, 4),), domains=((-4.0, 4.0),)),
     OpCase(
+        "erf", "erf", ops.erf, same_dtype(np.vectorize(math.erf)), ((3, 4),), domains=((-3.0, 3.0),)
+    ),  # fmt: skip
+    OpCase(
         "erfc",
         "erfc-tails",
         ops.erfc,
