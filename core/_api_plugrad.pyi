@@ -375,7 +375,7 @@ def floor_divide(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor
 
 
 def frac(x: TensorLike, /, *, out: Any = ...) -> Tensor:
-    """The fractional part ``x - trunc(x)`` element-wise, with the sign of ``x`` (PyTorch's)."""
+    """The fractional part ``x - trunc(x)`` element-wise, signed like ``x`` (PyTorch's)."""
 
 
 def ge(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:

@@ -462,7 +462,7 @@ class InstalledTensorMethods:
         """In-place :meth:`floor_divide`: ``x.floor_divide_(...)`` makes ``x`` hold it."""
 
     def frac(self, *, out: Any = ...) -> Tensor:
-        """The fractional part ``x - trunc(x)`` element-wise, with the sign of ``x`` (PyTorch's)."""
+        """The fractional part ``x - trunc(x)`` element-wise, signed like ``x`` (PyTorch's)."""
 
     def frac_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`frac`: ``x.frac_(...)`` makes ``x`` hold it."""

@@ -299,7 +299,7 @@ sign = op("sign(x)", vjp=_zero, methods=("sign", "sgn"), aliases="sgn", inplace=
 
 frac = op("frac", lambda xp, x, /: x - xp.trunc(x), standard=False,
           vjp=lambda xp, g, ans, x: g, methods="frac", inplace=True,
-          doc="The fractional part ``x - trunc(x)`` element-wise, with the sign of ``x`` (PyTorch's).")
+          doc="The fractional part ``x - trunc(x)`` element-wise, signed like ``x`` (PyTorch's).")
 deg2rad = op("deg2rad", lambda xp, x, /: x * (math.pi / 180.0), standard=False, promotion="float",
              vjp=lambda xp, g, ans, x: g * (math.pi / 180.0), methods="deg2rad", inplace=True,
              doc="Degrees to radians element-wise (PyTorch's).")
