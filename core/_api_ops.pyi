@@ -80,6 +80,8 @@ from ._api_plugrad import copysign as copysign
 from ._api_plugrad import cos as cos
 from ._api_plugrad import cosh as cosh
 from ._api_plugrad import count_nonzero as count_nonzero
+from ._api_plugrad import cumprod as cumprod
+from ._api_plugrad import cumsum as cumsum
 from ._api_plugrad import cumulative_prod as cumulative_prod
 from ._api_plugrad import cumulative_sum as cumulative_sum
 from ._api_plugrad import deg2rad as deg2rad

@@ -49,26 +49,26 @@ def add(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
 def all(
     x: TensorLike,
     /,
+    dim: Any = ...,
+    keepdim: Any = ...,
     *,
     axis: Any = ...,
     keepdims: bool = ...,
-    dim: Any = ...,
-    keepdim: Any = ...,
     out: Any = ...,
-) -> Tensor:
+) -> Any:
     """Test whether all elements along ``axis`` are true (non-zero)."""
 
 
 def any(
     x: TensorLike,
     /,
+    dim: Any = ...,
+    keepdim: Any = ...,
     *,
     axis: Any = ...,
     keepdims: bool = ...,
-    dim: Any = ...,
-    keepdim: Any = ...,
     out: Any = ...,
-) -> Tensor:
+) -> Any:
     """Test whether any element along ``axis`` is true (non-zero)."""
 
 
@@ -103,39 +103,39 @@ def arctanh(x: TensorLike, /, *, out: Any = ...) -> Tensor:
 def argmax(
     x: TensorLike,
     /,
+    dim: Any = ...,
+    keepdim: Any = ...,
     *,
     axis: Any = ...,
     keepdims: bool = ...,
-    dim: Any = ...,
-    keepdim: Any = ...,
     out: Any = ...,
-) -> Tensor:
+) -> Any:
     """Index of the (first) maximum along ``axis`` (of the flattened tensor by default)."""
 
 
 def argmin(
     x: TensorLike,
     /,
+    dim: Any = ...,
+    keepdim: Any = ...,
     *,
     axis: Any = ...,
     keepdims: bool = ...,
-    dim: Any = ...,
-    keepdim: Any = ...,
     out: Any = ...,
-) -> Tensor:
+) -> Any:
     """Index of the (first) minimum along ``axis`` (of the flattened tensor by default)."""
 
 
 def argsort(
     x: TensorLike,
     /,
+    dim: Any = ...,
     *,
     axis: Any = ...,
     descending: bool = ...,
     stable: bool = ...,
-    dim: Any = ...,
     out: Any = ...,
-) -> Tensor:
+) -> Any:
     """Indices that sort ``x`` along ``axis`` (stable by default)."""
 
 
@@ -211,7 +211,7 @@ def broadcast_to(x: TensorLike, /, shape: Any) -> Tensor:
     """Broadcast ``x`` to ``shape``; the gradient is summed back over new axes."""
 
 
-def cat(arrays: Sequence[TensorLike], /, *, axis: Any = ..., dim: Any = ...) -> Tensor:
+def cat(arrays: Sequence[TensorLike], /, dim: Any = ..., *, axis: Any = ...) -> Any:
     """Join tensors along an existing ``axis`` (flattened first if ``axis=None``)."""
 
 
@@ -241,11 +241,11 @@ def clip(
     """Clamp ``x`` to ``[min, max]`` element-wise; ``min``/``max`` are scalars, tensors or None."""
 
 
-def concat(arrays: Sequence[TensorLike], /, *, axis: Any = ..., dim: Any = ...) -> Tensor:
+def concat(arrays: Sequence[TensorLike], /, dim: Any = ..., *, axis: Any = ...) -> Any:
     """Join tensors along an existing ``axis`` (flattened first if ``axis=None``)."""
 
 
-def concatenate(arrays: Sequence[TensorLike], /, *, axis: Any = ..., dim: Any = ...) -> Tensor:
+def concatenate(arrays: Sequence[TensorLike], /, dim: Any = ..., *, axis: Any = ...) -> Any:
     """Join tensors along an existing ``axis`` (flattened first if ``axis=None``)."""
 
 
@@ -276,6 +276,14 @@ def count_nonzero(
     out: Any = ...,
 ) -> Tensor:
     """Number of non-zero elements along ``axis`` (all axes by default)."""
+
+
+def cumprod(x: TensorLike, dim: int, *, dtype: DType | None = ...) -> Any:
+    """Cumulative product along ``axis``; ``include_initial`` prepends a 1."""
+
+
+def cumsum(x: TensorLike, dim: int, *, dtype: DType | None = ...) -> Any:
+    """Cumulative sum along ``axis``; ``include_initial`` prepends a 0."""
 
 
 def cumulative_prod(
@@ -502,13 +510,13 @@ def maximum(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
 def mean(
     x: TensorLike,
     /,
+    dim: Any = ...,
+    keepdim: Any = ...,
     *,
     axis: Any = ...,
     keepdims: bool = ...,
-    dim: Any = ...,
-    keepdim: Any = ...,
     out: Any = ...,
-) -> Tensor:
+) -> Any:
     """Arithmetic mean over ``axis`` (all axes by default)."""
 
 
@@ -592,14 +600,14 @@ def pow(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
 def prod(
     x: TensorLike,
     /,
+    dim: Any = ...,
+    keepdim: Any = ...,
     *,
     axis: Any = ...,
     dtype: DType | None = ...,
     keepdims: bool = ...,
-    dim: Any = ...,
-    keepdim: Any = ...,
     out: Any = ...,
-) -> Tensor:
+) -> Any:
     """Product of the elements over ``axis``; the gradient is exact where elements are 0."""
 
 
@@ -719,7 +727,7 @@ def squeeze(x: TensorLike, /, axis: Any = ..., *, dim: Any = ...) -> Any:
     """Remove the size-1 axes named by ``axis``."""
 
 
-def stack(arrays: Sequence[TensorLike], /, *, axis: Any = ..., dim: Any = ...) -> Tensor:
+def stack(arrays: Sequence[TensorLike], /, dim: Any = ..., *, axis: Any = ...) -> Any:
     """Join tensors of one shape along a new ``axis``."""
 
 
@@ -749,14 +757,14 @@ def subtract(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
 def sum(
     x: TensorLike,
     /,
+    dim: Any = ...,
+    keepdim: Any = ...,
     *,
     axis: Any = ...,
     dtype: DType | None = ...,
     keepdims: bool = ...,
-    dim: Any = ...,
-    keepdim: Any = ...,
     out: Any = ...,
-) -> Tensor:
+) -> Any:
     """Sum of the elements over ``axis`` (all axes by default)."""
 
 

@@ -47,7 +47,7 @@ class InstalledTensorMethods:
         *,
         axis: Any = ...,
         keepdims: bool = ...,
-    ) -> Tensor:
+    ) -> Any:
         """Test whether all elements along ``axis`` are true (non-zero)."""
 
     def amax(
@@ -77,7 +77,7 @@ class InstalledTensorMethods:
         *,
         axis: Any = ...,
         keepdims: bool = ...,
-    ) -> Tensor:
+    ) -> Any:
         """Test whether any element along ``axis`` is true (non-zero)."""
 
     def arccos(self, *, out: Any = ...) -> Tensor:
@@ -131,7 +131,7 @@ class InstalledTensorMethods:
         *,
         axis: Any = ...,
         keepdims: bool = ...,
-    ) -> Tensor:
+    ) -> Any:
         """Index of the (first) maximum along ``axis`` (of the flattened tensor by default)."""
 
     def argmin(
@@ -141,7 +141,7 @@ class InstalledTensorMethods:
         *,
         axis: Any = ...,
         keepdims: bool = ...,
-    ) -> Tensor:
+    ) -> Any:
         """Index of the (first) minimum along ``axis`` (of the flattened tensor by default)."""
 
     def argsort(
@@ -151,7 +151,7 @@ class InstalledTensorMethods:
         axis: Any = ...,
         descending: bool = ...,
         stable: bool = ...,
-    ) -> Tensor:
+    ) -> Any:
         """Indices that sort ``x`` along ``axis`` (stable by default)."""
 
     def asin(self, *, out: Any = ...) -> Tensor:
@@ -626,7 +626,7 @@ class InstalledTensorMethods:
         *,
         axis: Any = ...,
         keepdims: bool = ...,
-    ) -> Tensor:
+    ) -> Any:
         """Arithmetic mean over ``axis`` (all axes by default)."""
 
     def min(self, dim: Any = ..., keepdim: bool = ..., *, axis: Any = ...) -> Any:
@@ -711,7 +711,7 @@ class InstalledTensorMethods:
         axis: Any = ...,
         dtype: DType | None = ...,
         keepdims: bool = ...,
-    ) -> Tensor:
+    ) -> Any:
         """Product of the elements over ``axis``; the gradient is exact where elements are 0."""
 
     def rad2deg(self, *, out: Any = ...) -> Tensor:
@@ -870,7 +870,7 @@ class InstalledTensorMethods:
         axis: Any = ...,
         dtype: DType | None = ...,
         keepdims: bool = ...,
-    ) -> Tensor:
+    ) -> Any:
         """Sum of the elements over ``axis`` (all axes by default)."""
 
     def swapaxes(self, dim0: int, dim1: int) -> Any:

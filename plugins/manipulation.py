@@ -16,7 +16,7 @@ from typing import Any
 from plugrad.errors import PlugradError, ShapeError
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
-from plugrad.plugins._rules import axis_slice, device_of, sizes, torch_axis
+from plugrad.plugins._rules import axis_slice, device_of, sizes, torch_axis, torch_join
 
 # The rows are aligned by hand, one op per statement.
 # fmt: off
@@ -246,9 +246,11 @@ flip = op("flip(x, /, *, axis=None)", vjp=lambda xp, g, ans, x, *, axis: xp.flip
 roll = op("roll(x, /, shift, *, axis=None)", vjp=_roll_grad, saves=(), methods="roll",
           doc="Shift elements cyclically by ``shift`` along ``axis`` (flattened by default).")
 concat = op("concat(arrays, /, *, axis=0)", vjp=_concat_grad, sequence=True, saves=(),
+            torch_function=torch_join("concat"),
             aliases=("cat", "concatenate"),
             doc="Join tensors along an existing ``axis`` (flattened first if ``axis=None``).")
 stack = op("stack(arrays, /, *, axis=0)", sequence=True, saves=(),
+           torch_function=torch_join("stack"),
            vjp=lambda xp, g, ans, arrays, *, axis: xp.unstack(g, axis=axis),
            doc="Join tensors of one shape along a new ``axis``.")
 unstack = op("unstack", lambda xp, x, /, *, axis=0: tuple(xp.unstack(x, axis=axis)),
