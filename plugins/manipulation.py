@@ -101,6 +101,13 @@ def _squeeze(xp: Any, x: Any, dim: Any = None, *, axis: Any = None) -> Any:
         axes = tuple(i for i, n in enumerate(shape) if n == 1)
     else:
         chosen = (chosen,) if isinstance(chosen, int) else tuple(chosen)
+        ndim = max(len(shape), 1)  # a 0-D tensor takes the axes 0 and -1, as in PyTorch
+        for a in chosen:
+            if not -ndim <= a < ndim:
+                raise ShapeError(
+                    f"squeeze({dim if dim is not None else axis}): axis {a} is out of range for "
+                    f"a tensor of {len(shape)} dimensions (valid: {-ndim} to {ndim - 1})"
+                )
         axes = tuple(a % len(shape) for a in chosen if shape and shape[a] == 1)
     return xp.squeeze(x, axis=axes)
 

@@ -251,6 +251,8 @@ def test_the_named_tuples_have_pytorchs_fields() -> None:
         (lambda x: x.view(5), ShapeError, "cannot reshape|invalid for input of size|new array"),
         (lambda x: x.reshape(3, 2, 2).t(), ShapeError, "at most 2 dimensions"),
         (lambda x: x.expand(4), ShapeError, "at least one size per dimension"),
+        (lambda x: x.squeeze(5), ShapeError, "out of range"),
+        (lambda x: x.transpose(0, -3), ShapeError, "out of range"),
         (lambda x: x.expand(-1, 3, 4), ShapeError, "new leading dimension"),
         (lambda x: x.repeat(2), ShapeError, "one count per dimension"),
         (lambda x: x.flatten(1, 0), ShapeError, "start_dim comes after end_dim"),
