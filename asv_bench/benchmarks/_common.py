@@ -37,8 +37,18 @@ def benchmarked_backends() -> list[str]:
     return names
 
 
+def _rounds_from_environment(default: int = 11) -> int:
+    """Rounds behind each ratio: ``PLUGRAD_BENCH_REPEAT`` (CI uses fewer), else ``default``."""
+    chosen = os.environ.get("PLUGRAD_BENCH_REPEAT", "").strip()
+    if not chosen:
+        return default
+    if not chosen.isdigit() or int(chosen) < 1:
+        raise ValueError(f"PLUGRAD_BENCH_REPEAT must be a positive integer, got {chosen!r}")
+    return int(chosen)
+
+
 #: Rounds of timed runs behind each ratio (the median is taken).
-REPEAT = 11
+REPEAT = _rounds_from_environment()
 
 
 def device_or_skip(backend: str) -> Device:

@@ -26,7 +26,7 @@ themselves are in ``_workloads.py``.
 
 from __future__ import annotations
 
-from ._common import _ForwardBackward, ratio
+from ._common import REPEAT, _ForwardBackward, ratio
 from ._workloads import ElementwiseChain, LongChain
 
 
@@ -86,7 +86,7 @@ class LongChainOverhead(_CompiledForwardBackward):
 
     # A deep graph is many Python objects, and the garbage collector's full
     # collections come every few chains: runs of several chains include them.
-    ratio_repeat = 5
+    ratio_repeat = min(5, REPEAT)
     ratio_seconds = 0.2
 
     def _workload(self, backend: str) -> LongChain:
