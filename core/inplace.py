@@ -325,7 +325,9 @@ def _resize(self: Tensor, *size: int | tuple[int, ...]) -> Tensor:
     tensor([[0., 1., 2.],
             [3., 0., 0.]])
     """
-    shape = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
+    shape: tuple[Any, ...] = size
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        shape = tuple(size[0])
     if not all(type(n) is int and n >= 0 for n in shape):
         raise ShapeError(f"resize_{shape}: give sizes as non-negative ints")
     if self._requires_grad:

@@ -414,7 +414,8 @@ class Module:
         if isinstance(device, Tensor):  # PyTorch's to(other): other's device and dtype
             if dtype is not None:
                 raise TypeError("to(tensor) takes the tensor's dtype; give no dtype beside it")
-            device, dtype = device.device, device.dtype
+            other = device
+            device, dtype = other.device, other.dtype
         if isinstance(device, _dtypes.DType):
             if dtype is not None:
                 raise TypeError("to() got two dtypes; give a device and a dtype, or one of them")

@@ -576,3 +576,14 @@ def test_relu_and_dropout_in_place_are_pytorchs() -> None:
     np.testing.assert_allclose(w.grad.numpy(), np.where(nonzero, 32.0 * x, 0.0))
     with pytest.raises(plugrad.errors.BackwardError, match="leaf"):
         F.relu(w, inplace=True)
+
+
+def test_functional_takes_the_standards_axis_names_beside_pytorchs() -> None:
+    x = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]])
+    for ours, theirs in (
+        (lambda a: F.softmax(a, axis=1), lambda a: TF.softmax(a, dim=1)),
+        (lambda a: F.log_softmax(a, axis=0), lambda a: TF.log_softmax(a, dim=0)),
+    ):
+        compare(ours, theirs, x)
+    with pytest.raises(plugrad.errors.ArgumentError, match="pass only one"):
+        F.softmax(plugrad.asarray(x), dim=1, axis=1)
