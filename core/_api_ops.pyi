@@ -80,20 +80,26 @@ from ._api_plugrad import copysign as copysign
 from ._api_plugrad import cos as cos
 from ._api_plugrad import cosh as cosh
 from ._api_plugrad import count_nonzero as count_nonzero
+from ._api_plugrad import cumprod as cumprod
+from ._api_plugrad import cumsum as cumsum
 from ._api_plugrad import cumulative_prod as cumulative_prod
 from ._api_plugrad import cumulative_sum as cumulative_sum
+from ._api_plugrad import deg2rad as deg2rad
 from ._api_plugrad import diff as diff
 from ._api_plugrad import div as div
 from ._api_plugrad import divide as divide
 from ._api_plugrad import eq as eq
 from ._api_plugrad import equal as equal
 from ._api_plugrad import exp as exp
+from ._api_plugrad import exp2 as exp2
 from ._api_plugrad import expand_dims as expand_dims
 from ._api_plugrad import expm1 as expm1
+from ._api_plugrad import fix as fix
 from ._api_plugrad import flatten as flatten
 from ._api_plugrad import flip as flip
 from ._api_plugrad import floor as floor
 from ._api_plugrad import floor_divide as floor_divide
+from ._api_plugrad import frac as frac
 from ._api_plugrad import ge as ge
 from ._api_plugrad import getitem as getitem
 from ._api_plugrad import greater as greater
@@ -141,6 +147,8 @@ from ._api_plugrad import permute_dims as permute_dims
 from ._api_plugrad import positive as positive
 from ._api_plugrad import pow as pow
 from ._api_plugrad import prod as prod
+from ._api_plugrad import rad2deg as rad2deg
+from ._api_plugrad import ravel as ravel
 from ._api_plugrad import real as real
 from ._api_plugrad import reciprocal as reciprocal
 from ._api_plugrad import remainder as remainder
@@ -153,6 +161,7 @@ from ._api_plugrad import rsqrt as rsqrt
 from ._api_plugrad import scatter_add as scatter_add
 from ._api_plugrad import searchsorted as searchsorted
 from ._api_plugrad import setitem as setitem
+from ._api_plugrad import sgn as sgn
 from ._api_plugrad import sign as sign
 from ._api_plugrad import signbit as signbit
 from ._api_plugrad import sin as sin
@@ -166,12 +175,16 @@ from ._api_plugrad import std as std
 from ._api_plugrad import sub as sub
 from ._api_plugrad import subtract as subtract
 from ._api_plugrad import sum as sum
+from ._api_plugrad import swapaxes as swapaxes
+from ._api_plugrad import swapdims as swapdims
+from ._api_plugrad import t as t
 from ._api_plugrad import take as take
 from ._api_plugrad import take_along_axis as take_along_axis
 from ._api_plugrad import tan as tan
 from ._api_plugrad import tanh as tanh
 from ._api_plugrad import tensordot as tensordot
 from ._api_plugrad import tile as tile
+from ._api_plugrad import transpose as transpose
 from ._api_plugrad import tril as tril
 from ._api_plugrad import triu as triu
 from ._api_plugrad import true_divide as true_divide
@@ -181,6 +194,7 @@ from ._api_plugrad import unique_all as unique_all
 from ._api_plugrad import unique_counts as unique_counts
 from ._api_plugrad import unique_inverse as unique_inverse
 from ._api_plugrad import unique_values as unique_values
+from ._api_plugrad import unsqueeze as unsqueeze
 from ._api_plugrad import unstack as unstack
 from ._api_plugrad import var as var
 from ._api_plugrad import vecdot as vecdot
@@ -317,6 +331,10 @@ def embedding_backward(
     out: Any = ...,
 ) -> Tensor:
     """The gradient of :func:`embedding` with respect to its weight."""
+
+
+def erf(x: TensorLike, /, *, out: Any = ...) -> Tensor:
+    """The error function ``erf(x)`` element-wise, accurate near 0."""
 
 
 def erfc(x: TensorLike, /, *, out: Any = ...) -> Tensor:

@@ -49,26 +49,26 @@ def add(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
 def all(
     x: TensorLike,
     /,
+    dim: Any = ...,
+    keepdim: Any = ...,
     *,
     axis: Any = ...,
     keepdims: bool = ...,
-    dim: Any = ...,
-    keepdim: Any = ...,
     out: Any = ...,
-) -> Tensor:
+) -> Any:
     """Test whether all elements along ``axis`` are true (non-zero)."""
 
 
 def any(
     x: TensorLike,
     /,
+    dim: Any = ...,
+    keepdim: Any = ...,
     *,
     axis: Any = ...,
     keepdims: bool = ...,
-    dim: Any = ...,
-    keepdim: Any = ...,
     out: Any = ...,
-) -> Tensor:
+) -> Any:
     """Test whether any element along ``axis`` is true (non-zero)."""
 
 
@@ -103,39 +103,39 @@ def arctanh(x: TensorLike, /, *, out: Any = ...) -> Tensor:
 def argmax(
     x: TensorLike,
     /,
+    dim: Any = ...,
+    keepdim: Any = ...,
     *,
     axis: Any = ...,
     keepdims: bool = ...,
-    dim: Any = ...,
-    keepdim: Any = ...,
     out: Any = ...,
-) -> Tensor:
+) -> Any:
     """Index of the (first) maximum along ``axis`` (of the flattened tensor by default)."""
 
 
 def argmin(
     x: TensorLike,
     /,
+    dim: Any = ...,
+    keepdim: Any = ...,
     *,
     axis: Any = ...,
     keepdims: bool = ...,
-    dim: Any = ...,
-    keepdim: Any = ...,
     out: Any = ...,
-) -> Tensor:
+) -> Any:
     """Index of the (first) minimum along ``axis`` (of the flattened tensor by default)."""
 
 
 def argsort(
     x: TensorLike,
     /,
+    dim: Any = ...,
     *,
     axis: Any = ...,
     descending: bool = ...,
     stable: bool = ...,
-    dim: Any = ...,
     out: Any = ...,
-) -> Tensor:
+) -> Any:
     """Indices that sort ``x`` along ``axis`` (stable by default)."""
 
 
@@ -211,7 +211,7 @@ def broadcast_to(x: TensorLike, /, shape: Any) -> Tensor:
     """Broadcast ``x`` to ``shape``; the gradient is summed back over new axes."""
 
 
-def cat(arrays: Sequence[TensorLike], /, *, axis: Any = ..., dim: Any = ...) -> Tensor:
+def cat(arrays: Sequence[TensorLike], /, dim: Any = ..., *, axis: Any = ...) -> Any:
     """Join tensors along an existing ``axis`` (flattened first if ``axis=None``)."""
 
 
@@ -241,11 +241,11 @@ def clip(
     """Clamp ``x`` to ``[min, max]`` element-wise; ``min``/``max`` are scalars, tensors or None."""
 
 
-def concat(arrays: Sequence[TensorLike], /, *, axis: Any = ..., dim: Any = ...) -> Tensor:
+def concat(arrays: Sequence[TensorLike], /, dim: Any = ..., *, axis: Any = ...) -> Any:
     """Join tensors along an existing ``axis`` (flattened first if ``axis=None``)."""
 
 
-def concatenate(arrays: Sequence[TensorLike], /, *, axis: Any = ..., dim: Any = ...) -> Tensor:
+def concatenate(arrays: Sequence[TensorLike], /, dim: Any = ..., *, axis: Any = ...) -> Any:
     """Join tensors along an existing ``axis`` (flattened first if ``axis=None``)."""
 
 
@@ -278,6 +278,14 @@ def count_nonzero(
     """Number of non-zero elements along ``axis`` (all axes by default)."""
 
 
+def cumprod(x: TensorLike, dim: int, *, dtype: DType | None = ...) -> Any:
+    """Cumulative product along ``axis``; ``include_initial`` prepends a 1."""
+
+
+def cumsum(x: TensorLike, dim: int, *, dtype: DType | None = ...) -> Any:
+    """Cumulative sum along ``axis``; ``include_initial`` prepends a 0."""
+
+
 def cumulative_prod(
     x: TensorLike,
     /,
@@ -302,6 +310,10 @@ def cumulative_sum(
     out: Any = ...,
 ) -> Tensor:
     """Cumulative sum along ``axis``; ``include_initial`` prepends a 0."""
+
+
+def deg2rad(x: TensorLike, /, *, out: Any = ...) -> Tensor:
+    """Degrees to radians element-wise (PyTorch's)."""
 
 
 def diff(
@@ -338,12 +350,20 @@ def exp(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Exponential ``e ** x`` element-wise."""
 
 
+def exp2(x: TensorLike, /, *, out: Any = ...) -> Tensor:
+    """``2 ** x`` element-wise (PyTorch's)."""
+
+
 def expand_dims(x: TensorLike, /, axis: Any = ..., *, dim: Any = ...) -> Tensor:
     """Insert a size-1 axis at position ``axis`` (an int, or a tuple of them)."""
 
 
 def expm1(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """``exp(x) - 1`` element-wise, accurate for small ``x``."""
+
+
+def fix(x: TensorLike, /, *, out: Any = ...) -> Tensor:
+    """Round towards zero element-wise."""
 
 
 def flatten(x: TensorLike, start_dim: int = ..., end_dim: int = ...) -> Any:
@@ -360,6 +380,10 @@ def floor(x: TensorLike, /, *, out: Any = ...) -> Tensor:
 
 def floor_divide(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """``floor(x1 / x2)`` element-wise, broadcasting (Python's ``//``)."""
+
+
+def frac(x: TensorLike, /, *, out: Any = ...) -> Tensor:
+    """The fractional part ``x - trunc(x)`` element-wise, signed like ``x`` (PyTorch's)."""
 
 
 def ge(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
@@ -486,13 +510,13 @@ def maximum(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
 def mean(
     x: TensorLike,
     /,
+    dim: Any = ...,
+    keepdim: Any = ...,
     *,
     axis: Any = ...,
     keepdims: bool = ...,
-    dim: Any = ...,
-    keepdim: Any = ...,
     out: Any = ...,
-) -> Tensor:
+) -> Any:
     """Arithmetic mean over ``axis`` (all axes by default)."""
 
 
@@ -576,15 +600,23 @@ def pow(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
 def prod(
     x: TensorLike,
     /,
+    dim: Any = ...,
+    keepdim: Any = ...,
     *,
     axis: Any = ...,
     dtype: DType | None = ...,
     keepdims: bool = ...,
-    dim: Any = ...,
-    keepdim: Any = ...,
     out: Any = ...,
-) -> Tensor:
+) -> Any:
     """Product of the elements over ``axis``; the gradient is exact where elements are 0."""
+
+
+def rad2deg(x: TensorLike, /, *, out: Any = ...) -> Tensor:
+    """Radians to degrees element-wise (PyTorch's)."""
+
+
+def ravel(x: TensorLike, start_dim: int = ..., end_dim: int = ...) -> Any:
+    """PyTorch's ``x.flatten(start_dim=0, end_dim=-1)``: join the axes ``start_dim..end_dim``."""
 
 
 def real(x: TensorLike, /) -> Tensor:
@@ -650,6 +682,10 @@ def setitem(x: TensorLike, value: TensorLike, /, key: Any) -> Tensor:
     """A copy of ``x`` with ``x[key] = value``; what ``x[key] = value`` records."""
 
 
+def sgn(x: TensorLike, /, *, out: Any = ...) -> Tensor:
+    """Sign of ``x`` element-wise: -1, 0 or 1 (``x / |x|`` for complex)."""
+
+
 def sign(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Sign of ``x`` element-wise: -1, 0 or 1 (``x / |x|`` for complex)."""
 
@@ -691,7 +727,7 @@ def squeeze(x: TensorLike, /, axis: Any = ..., *, dim: Any = ...) -> Any:
     """Remove the size-1 axes named by ``axis``."""
 
 
-def stack(arrays: Sequence[TensorLike], /, *, axis: Any = ..., dim: Any = ...) -> Tensor:
+def stack(arrays: Sequence[TensorLike], /, dim: Any = ..., *, axis: Any = ...) -> Any:
     """Join tensors of one shape along a new ``axis``."""
 
 
@@ -721,15 +757,27 @@ def subtract(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
 def sum(
     x: TensorLike,
     /,
+    dim: Any = ...,
+    keepdim: Any = ...,
     *,
     axis: Any = ...,
     dtype: DType | None = ...,
     keepdims: bool = ...,
-    dim: Any = ...,
-    keepdim: Any = ...,
     out: Any = ...,
-) -> Tensor:
+) -> Any:
     """Sum of the elements over ``axis`` (all axes by default)."""
+
+
+def swapaxes(x: TensorLike, dim0: int, dim1: int) -> Any:
+    """PyTorch's ``x.transpose(dim0, dim1)``: swap two axes (also ``swapaxes``, ``swapdims``)."""
+
+
+def swapdims(x: TensorLike, dim0: int, dim1: int) -> Any:
+    """PyTorch's ``x.transpose(dim0, dim1)``: swap two axes (also ``swapaxes``, ``swapdims``)."""
+
+
+def t(x: TensorLike) -> Any:
+    """PyTorch's ``x.t()``: transpose a matrix; 0-D and 1-D tensors are returned as they are."""
 
 
 def take(
@@ -772,6 +820,10 @@ def tile(x: TensorLike, /, repetitions: Any, *, out: Any = ...) -> Tensor:
     """Repeat the whole tensor ``repetitions[i]`` times along each axis ``i``."""
 
 
+def transpose(x: TensorLike, dim0: int, dim1: int) -> Any:
+    """PyTorch's ``x.transpose(dim0, dim1)``: swap two axes (also ``swapaxes``, ``swapdims``)."""
+
+
 def tril(x: TensorLike, /, diagonal: Any = ..., *, k: Any = ..., out: Any = ...) -> Any:
     """The lower triangle (on and below diagonal ``k``) of the last two axes; 0 above."""
 
@@ -806,6 +858,10 @@ def unique_inverse(x: TensorLike, /) -> _unique_inverse_result:
 
 def unique_values(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """The unique elements of ``x``, sorted."""
+
+
+def unsqueeze(x: TensorLike, /, axis: Any = ..., *, dim: Any = ...) -> Tensor:
+    """Insert a size-1 axis at position ``axis`` (an int, or a tuple of them)."""
 
 
 def unstack(x: TensorLike, /, *, axis: Any = ..., dim: Any = ...) -> tuple[Tensor, ...]:

@@ -225,7 +225,7 @@ class InstalledTensorMethods:
         *,
         axis: Any = ...,
         keepdims: bool = ...,
-    ) -> Tensor:
+    ) -> Any:
         """Test whether all elements along ``axis`` are true (non-zero)."""
 
     def amax(
@@ -255,7 +255,7 @@ class InstalledTensorMethods:
         *,
         axis: Any = ...,
         keepdims: bool = ...,
-    ) -> Tensor:
+    ) -> Any:
         """Test whether any element along ``axis`` is true (non-zero)."""
 
     def arccos(self, *, out: Any = ...) -> Tensor:
@@ -309,7 +309,7 @@ class InstalledTensorMethods:
         *,
         axis: Any = ...,
         keepdims: bool = ...,
-    ) -> Tensor:
+    ) -> Any:
         """Index of the (first) maximum along ``axis`` (of the flattened tensor by default)."""
 
     def argmin(
@@ -319,7 +319,7 @@ class InstalledTensorMethods:
         *,
         axis: Any = ...,
         keepdims: bool = ...,
-    ) -> Tensor:
+    ) -> Any:
         """Index of the (first) minimum along ``axis`` (of the flattened tensor by default)."""
 
     def argsort(
@@ -329,7 +329,7 @@ class InstalledTensorMethods:
         axis: Any = ...,
         descending: bool = ...,
         stable: bool = ...,
-    ) -> Tensor:
+    ) -> Any:
         """Indices that sort ``x`` along ``axis`` (stable by default)."""
 
     def asin(self, *, out: Any = ...) -> Tensor:
@@ -565,6 +565,12 @@ class InstalledTensorMethods:
     ) -> Tensor:
         """Cumulative sum along ``axis``; ``include_initial`` prepends a 0."""
 
+    def deg2rad(self, *, out: Any = ...) -> Tensor:
+        """Degrees to radians element-wise (PyTorch's)."""
+
+    def deg2rad_(self, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`deg2rad`: ``x.deg2rad_(...)`` makes ``x`` hold it."""
+
     def div(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Divide ``x1 / x2`` element-wise (true division)."""
 
@@ -583,6 +589,15 @@ class InstalledTensorMethods:
     def eq(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Compare ``x1 == x2`` element-wise, broadcasting; a bool tensor."""
 
+    def eq_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`eq`: ``x.eq_(...)`` makes ``x`` hold it."""
+
+    def erf(self, *, out: Any = ...) -> Tensor:
+        """The error function ``erf(x)`` element-wise, accurate near 0."""
+
+    def erf_(self, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`erf`: ``x.erf_(...)`` makes ``x`` hold it."""
+
     def erfc(self, *, out: Any = ...) -> Tensor:
         """Complementary error function ``1 - erf(x)``, accurate in both tails."""
 
@@ -591,6 +606,12 @@ class InstalledTensorMethods:
 
     def exp(self, *, out: Any = ...) -> Tensor:
         """Exponential ``e ** x`` element-wise."""
+
+    def exp2(self, *, out: Any = ...) -> Tensor:
+        """``2 ** x`` element-wise (PyTorch's)."""
+
+    def exp2_(self, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`exp2`: ``x.exp2_(...)`` makes ``x`` hold it."""
 
     def exp_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`exp`: ``x.exp_(...)`` makes ``x`` hold it."""
@@ -613,6 +634,12 @@ class InstalledTensorMethods:
     def fill_(self, value: bool | int | float | complex) -> Tensor:
         """Set every element to ``value``, in place; returns the tensor."""
 
+    def fix(self, *, out: Any = ...) -> Tensor:
+        """Round towards zero element-wise."""
+
+    def fix_(self, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`fix`: ``x.fix_(...)`` makes ``x`` hold it."""
+
     def flatten(self, start_dim: int = ..., end_dim: int = ...) -> Any:
         """PyTorch's ``x.flatten(start_dim=0, end_dim=-1)``: join the axes
         ``start_dim..end_dim``.
@@ -633,6 +660,12 @@ class InstalledTensorMethods:
     def floor_divide_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """In-place :meth:`floor_divide`: ``x.floor_divide_(...)`` makes ``x`` hold it."""
 
+    def frac(self, *, out: Any = ...) -> Tensor:
+        """The fractional part ``x - trunc(x)`` element-wise, signed like ``x`` (PyTorch's)."""
+
+    def frac_(self, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`frac`: ``x.frac_(...)`` makes ``x`` hold it."""
+
     def gather(self, dim: int, index: Any) -> Any:
         """PyTorch's ``x.gather(dim, index)``: ``out[..., i, ...] = x[..., index[..., i, ...],
         ...]``.
@@ -641,14 +674,26 @@ class InstalledTensorMethods:
     def ge(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Compare ``x1 >= x2`` element-wise, broadcasting; a bool tensor."""
 
+    def ge_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`ge`: ``x.ge_(...)`` makes ``x`` hold it."""
+
     def greater(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Compare ``x1 > x2`` element-wise, broadcasting; a bool tensor."""
+
+    def greater_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`greater`: ``x.greater_(...)`` makes ``x`` hold it."""
 
     def greater_equal(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Compare ``x1 >= x2`` element-wise, broadcasting; a bool tensor."""
 
+    def greater_equal_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`greater_equal`: ``x.greater_equal_(...)`` makes ``x`` hold it."""
+
     def gt(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Compare ``x1 > x2`` element-wise, broadcasting; a bool tensor."""
+
+    def gt_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`gt`: ``x.gt_(...)`` makes ``x`` hold it."""
 
     def hypot(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """``sqrt(x1**2 + x2**2)`` element-wise, without overflow; the gradient at (0, 0) is 0."""
@@ -674,11 +719,20 @@ class InstalledTensorMethods:
     def le(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Compare ``x1 <= x2`` element-wise, broadcasting; a bool tensor."""
 
+    def le_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`le`: ``x.le_(...)`` makes ``x`` hold it."""
+
     def less(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Compare ``x1 < x2`` element-wise, broadcasting; a bool tensor."""
 
+    def less_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`less`: ``x.less_(...)`` makes ``x`` hold it."""
+
     def less_equal(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Compare ``x1 <= x2`` element-wise, broadcasting; a bool tensor."""
+
+    def less_equal_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`less_equal`: ``x.less_equal_(...)`` makes ``x`` hold it."""
 
     def log(self, *, out: Any = ...) -> Tensor:
         """Natural logarithm element-wise (``nan`` for negative inputs, ``-inf`` at 0)."""
@@ -747,6 +801,9 @@ class InstalledTensorMethods:
     def lt(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Compare ``x1 < x2`` element-wise, broadcasting; a bool tensor."""
 
+    def lt_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`lt`: ``x.lt_(...)`` makes ``x`` hold it."""
+
     def masked_fill(self, mask: Any, value: Any) -> Any:
         """PyTorch's ``x.masked_fill(mask, value)``: ``value`` where ``mask`` holds, else ``x``."""
 
@@ -771,7 +828,7 @@ class InstalledTensorMethods:
         *,
         axis: Any = ...,
         keepdims: bool = ...,
-    ) -> Tensor:
+    ) -> Any:
         """Arithmetic mean over ``axis`` (all axes by default)."""
 
     def min(self, dim: Any = ..., keepdim: bool = ..., *, axis: Any = ...) -> Any:
@@ -805,6 +862,9 @@ class InstalledTensorMethods:
 
     def ne(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Compare ``x1 != x2`` element-wise, broadcasting; a bool tensor."""
+
+    def ne_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`ne`: ``x.ne_(...)`` makes ``x`` hold it."""
 
     def neg(self, *, out: Any = ...) -> Tensor:
         """Negate ``-x`` element-wise."""
@@ -872,6 +932,9 @@ class InstalledTensorMethods:
     def not_equal(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Compare ``x1 != x2`` element-wise, broadcasting; a bool tensor."""
 
+    def not_equal_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`not_equal`: ``x.not_equal_(...)`` makes ``x`` hold it."""
+
     def numpy(self) -> Any:
         """Return the values as a NumPy array; on the CPU it shares the tensor's memory."""
 
@@ -898,8 +961,19 @@ class InstalledTensorMethods:
         axis: Any = ...,
         dtype: DType | None = ...,
         keepdims: bool = ...,
-    ) -> Tensor:
+    ) -> Any:
         """Product of the elements over ``axis``; the gradient is exact where elements are 0."""
+
+    def rad2deg(self, *, out: Any = ...) -> Tensor:
+        """Radians to degrees element-wise (PyTorch's)."""
+
+    def rad2deg_(self, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`rad2deg`: ``x.rad2deg_(...)`` makes ``x`` hold it."""
+
+    def ravel(self, start_dim: int = ..., end_dim: int = ...) -> Any:
+        """PyTorch's ``x.flatten(start_dim=0, end_dim=-1)``: join the axes
+        ``start_dim..end_dim``.
+        """
 
     def reciprocal(self, *, out: Any = ...) -> Tensor:
         """Reciprocal ``1 / x`` element-wise."""
@@ -930,6 +1004,14 @@ class InstalledTensorMethods:
     def reshape(self, *shape: int | tuple[int, ...]) -> Tensor:
         """Return the same data with a new shape: ``x.reshape(2, 3)`` or ``x.reshape((2, 3))``."""
 
+    def resize_(self, *size: int | tuple[int, ...]) -> Tensor:
+        """Give the tensor the shape ``size``, in place, keeping its elements in order; returns
+        it.
+        """
+
+    def resize_as_(self, other: Tensor) -> Tensor:
+        """``x.resize_(other.shape)``: see :meth:`resize_`."""
+
     def roll(self, shift: Any, dim: Any = ..., *, axis: Any = ...) -> Tensor:
         """Shift elements cyclically by ``shift`` along ``axis`` (flattened by default)."""
 
@@ -944,6 +1026,12 @@ class InstalledTensorMethods:
 
     def rsqrt_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`rsqrt`: ``x.rsqrt_(...)`` makes ``x`` hold it."""
+
+    def sgn(self, *, out: Any = ...) -> Tensor:
+        """Sign of ``x`` element-wise: -1, 0 or 1 (``x / |x|`` for complex)."""
+
+    def sgn_(self, *, out: Any = ...) -> Tensor:
+        """In-place :meth:`sgn`: ``x.sgn_(...)`` makes ``x`` hold it."""
 
     def sigmoid(self, *, out: Any = ...) -> Tensor:
         """Logistic sigmoid ``1 / (1 + exp(-x))``, without overflow."""
@@ -1007,6 +1095,9 @@ class InstalledTensorMethods:
         1).
         """
 
+    def squeeze_(self, dim: Any = ..., *, axis: Any = ...) -> Any:
+        """In-place :meth:`squeeze`: ``x.squeeze_(...)`` makes ``x`` hold it."""
+
     def std(
         self,
         dim: Any = ...,
@@ -1040,11 +1131,30 @@ class InstalledTensorMethods:
         axis: Any = ...,
         dtype: DType | None = ...,
         keepdims: bool = ...,
-    ) -> Tensor:
+    ) -> Any:
         """Sum of the elements over ``axis`` (all axes by default)."""
+
+    def swapaxes(self, dim0: int, dim1: int) -> Any:
+        """PyTorch's ``x.transpose(dim0, dim1)``: swap two axes (also ``swapaxes``,
+        ``swapdims``).
+        """
+
+    def swapaxes_(self, dim0: int, dim1: int) -> Any:
+        """In-place :meth:`swapaxes`: ``x.swapaxes_(...)`` makes ``x`` hold it."""
+
+    def swapdims(self, dim0: int, dim1: int) -> Any:
+        """PyTorch's ``x.transpose(dim0, dim1)``: swap two axes (also ``swapaxes``,
+        ``swapdims``).
+        """
+
+    def swapdims_(self, dim0: int, dim1: int) -> Any:
+        """In-place :meth:`swapdims`: ``x.swapdims_(...)`` makes ``x`` hold it."""
 
     def t(self, /) -> Any:
         """PyTorch's ``x.t()``: transpose a matrix; 0-D and 1-D tensors are returned as they are."""
+
+    def t_(self, /) -> Any:
+        """In-place :meth:`t`: ``x.t_(...)`` makes ``x`` hold it."""
 
     def tan(self, *, out: Any = ...) -> Tensor:
         """Tangent element-wise (radians)."""
@@ -1081,8 +1191,13 @@ class InstalledTensorMethods:
         elements.
         """
 
-    def transpose(self, axis0: int, axis1: int) -> Tensor:
-        """Return a view with two axes swapped (PyTorch's ``transpose``)."""
+    def transpose(self, dim0: int, dim1: int) -> Any:
+        """PyTorch's ``x.transpose(dim0, dim1)``: swap two axes (also ``swapaxes``,
+        ``swapdims``).
+        """
+
+    def transpose_(self, dim0: int, dim1: int) -> Any:
+        """In-place :meth:`transpose`: ``x.transpose_(...)`` makes ``x`` hold it."""
 
     def tril(self, diagonal: int = ..., *, k: Any = ...) -> Any:
         """PyTorch's ``tril(x, diagonal=0)``: ``tril(x, k=diagonal)``, the diagonal also given by
@@ -1120,6 +1235,9 @@ class InstalledTensorMethods:
 
     def unsqueeze(self, axis: Any = ..., *, dim: Any = ...) -> Tensor:
         """Insert a size-1 axis at position ``axis`` (an int, or a tuple of them)."""
+
+    def unsqueeze_(self, axis: Any = ..., *, dim: Any = ...) -> Tensor:
+        """In-place :meth:`unsqueeze`: ``x.unsqueeze_(...)`` makes ``x`` hold it."""
 
     def unstack(self, dim: Any = ..., *, axis: Any = ...) -> tuple[Tensor, ...]:
         """Split ``x`` along ``axis`` into a tuple of tensors without that axis."""

@@ -20,7 +20,7 @@ from . import ops as _ops_module
 from .dispatch import apply1, apply2, apply_general, apply_n, apply_view
 from .errors import ArgumentError
 from .grad_mode import no_grad
-from .inplace import apply_inplace, check_out, write_out
+from .inplace import apply_inplace, change_shape, check_out, write_out
 from .opdef import RegisteredOp
 from .plugin_tables import state as _state
 from .tensor import Tensor
@@ -106,10 +106,17 @@ def _in_place_method(name: str, method: str) -> Callable[..., Any]:
     array_operator = op.inplace if callable(op.inplace) else None
     label = f"{method}()"
 
-    def in_place(self: Tensor, *args: Any, **params: Any) -> Tensor:
-        if params:
-            return apply_inplace(self, functools.partial(function, **params), *args, name=label)
-        return apply_inplace(self, function, *args, name=label, array_operator=array_operator)
+    if op.view:  # the in-place form of a view changes the tensor's shape (squeeze_, t_)
+
+        def in_place(self: Tensor, *args: Any, **params: Any) -> Tensor:
+            return change_shape(self, functools.partial(function, **params), *args, name=label)
+
+    else:
+
+        def in_place(self: Tensor, *args: Any, **params: Any) -> Tensor:
+            if params:
+                return apply_inplace(self, functools.partial(function, **params), *args, name=label)
+            return apply_inplace(self, function, *args, name=label, array_operator=array_operator)
 
     in_place.__name__ = method
     in_place.__qualname__ = f"Tensor.{method}"

@@ -25,7 +25,7 @@ from .grad_mode import _state
 from .tensor import Tensor, _wrap, install_methods
 from .tensor_indexing import index_key
 
-__all__ = ["apply_inplace", "check_out", "filled_with", "write_out"]
+__all__ = ["apply_inplace", "change_shape", "check_out", "filled_with", "write_out"]
 
 # Backends whose arrays are immutable (e.g. JAX) refuse item assignment with one of these.
 _IMMUTABLE = (TypeError, ValueError, AttributeError, NotImplementedError, RuntimeError)
@@ -58,15 +58,12 @@ def apply_inplace(
         return target
     if recording:
         if target._edge is None and target._requires_grad:
-            raise BackwardError(
-                f"{name} on a leaf tensor that requires grad (shape {target.shape}) would change "
-                "the very value gradients are taken with respect to. Do it inside "
-                "plugrad.no_grad() (e.g. for a parameter update), or write x = x + y to make "
-                "a new tensor."
-            )
+            raise _changed_leaf(target, name, "x = x + y")
         # The recorded op saves this stand-in for the old value, not the tensor we rebase.
         before = _wrap(target._array, target._device, target._requires_grad, target._edge)
         result = function(before, *args)
+        if result.dtype is _dtypes.bool and target.dtype is not _dtypes.bool:
+            result = _truth_values(before, result, args)
         _check_result(target, result, name, recording=True)
         target._array = result._array
         target._edge = result._edge
@@ -76,6 +73,8 @@ def apply_inplace(
         _state.enabled = False
         try:
             result = function(target, *args)
+            if result.dtype is _dtypes.bool and target.dtype is not _dtypes.bool:
+                result = _truth_values(target, result, args)
         finally:
             _state.enabled = previous
         array = _check_result(target, result, name, recording=False)
@@ -85,6 +84,71 @@ def apply_inplace(
             target._array = array
     target._bump_version()
     return target
+
+
+def change_shape(target: Tensor, function: Callable[..., Tensor], *args: Any, name: str) -> Tensor:
+    """Make ``target`` look at its data as the view ``function(target, *args)``; return it.
+
+    PyTorch's in-place shape changes (``x.squeeze_()``, ``x.t_()``) change what
+    the tensor looks at, not the data: its memory and the other views of it stay
+    as they were. While gradients are recorded the tensor takes the view's place
+    in the graph; a leaf that requires grad changes shape only under ``no_grad``.
+    The version goes up, as in PyTorch.
+    """
+    if _state.enabled and target._requires_grad:
+        if target._edge is None:
+            raise _changed_leaf(target, name, f"y = x.{name.removesuffix('_()')}(...)")
+        # The view op records this stand-in; the tensor then takes the view's place.
+        before = _wrap(target._array, target._device, True, target._edge)
+        result = function(before, *args)
+        target._edge = result._edge
+    else:
+        previous = _state.enabled
+        _state.enabled = False
+        try:
+            result = function(target, *args)
+        finally:
+            _state.enabled = previous
+    target._array = result._array
+    target._bump_version()
+    return target
+
+
+def _changed_leaf(target: Tensor, name: str, instead: str) -> BackwardError:
+    return BackwardError(
+        f"{name} on a leaf tensor that requires grad (shape {target.shape}) would change "
+        "the very value gradients are taken with respect to. Do it inside "
+        f"plugrad.no_grad() (e.g. for a parameter update), or write {instead} to make "
+        "a new tensor."
+    )
+
+
+def _truth_values(before: Tensor, result: Tensor, args: tuple[Any, ...]) -> Tensor:
+    """A comparison's bool ``result`` as ``before``'s dtype: 1 where true, 0 where false.
+
+    PyTorch's ``x.lt_(y)`` writes that into ``x``. A comparison has no
+    gradient, but as in PyTorch the tensor stays in the graph while gradients
+    are recorded: linked to each floating input that requires grad with a zero
+    gradient (``where`` that never takes the input's values), so a later
+    ``backward()`` gives those inputs zeros for this path.
+    """
+    value = _ops.astype(result, before.dtype)
+    if not (_state.enabled and _dtypes.is_differentiable(before.dtype)):
+        return value
+    if result.shape != before.shape:
+        return value  # the shape check that follows says what is wrong
+    everywhere = _everywhere(before)
+    rank = _dtypes.kind_rank(before.dtype)
+    for operand in (before, *args):
+        if (
+            isinstance(operand, Tensor)
+            and operand._requires_grad
+            and _dtypes.kind_rank(operand.dtype) <= rank
+        ):
+            if operand.dtype is not before.dtype:
+                operand = _ops.astype(operand, before.dtype)
+            value = _ops.where(everywhere, value, operand)
+    return value
 
 
 def _apply_array_operator(
@@ -246,18 +310,73 @@ def _copy(self: Tensor, source: Tensor) -> Tensor:
     return apply_inplace(self, filled_with, source, name="copy_()")
 
 
+def _resize(self: Tensor, *size: int | tuple[int, ...]) -> Tensor:
+    """Give the tensor the shape ``size``, in place, keeping its elements in order; returns it.
+
+    As PyTorch's ``resize_``: with as many elements as before the data stays
+    where it is (``reshape``); with fewer, the tensor keeps its first elements;
+    with more, the old elements come first and the new ones are zeros (PyTorch
+    leaves them uninitialised). A tensor that requires grad cannot be resized.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> x = plugrad.arange(4.0)
+    >>> x.resize_(2, 3)
+    tensor([[0., 1., 2.],
+            [3., 0., 0.]])
+    """
+    shape: tuple[Any, ...] = size
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        shape = tuple(size[0])
+    if not all(type(n) is int and n >= 0 for n in shape):
+        raise ShapeError(f"resize_{shape}: give sizes as non-negative ints")
+    if self._requires_grad:
+        raise BackwardError(
+            f"resize_() on a tensor that requires grad (shape {self.shape}): autograd cannot "
+            "follow a change in the number of elements; use y = x.reshape(...) for the same "
+            "number, or resize y = x.detach(), a tensor outside the graph"
+        )
+    device, array = self._device, self._array
+    xp = device.xp
+    count = 1
+    for n in shape:
+        count *= n
+    if count == self.numel():
+        self._array = xp.reshape(array, shape)
+    else:
+        flat = xp.reshape(array, (-1,))
+        if count < flat.shape[0]:
+            flat = flat[:count]
+        else:
+            zeros = xp.zeros(count - flat.shape[0], dtype=array.dtype, device=device.native)
+            flat = xp.concat((flat, zeros))
+        self._array = xp.reshape(flat, shape)
+    self._bump_version()
+    return self
+
+
+def _resize_as(self: Tensor, other: Tensor) -> Tensor:
+    """``x.resize_(other.shape)``: see :meth:`resize_`."""
+    return _resize(self, tuple(other.shape))
+
+
 def _assign(target: Tensor, value: Any, key: Any) -> Tensor:
     return _ops.setitem(target, value, key=key)
 
 
 def filled_with(target: Tensor, value: Any) -> Tensor:
     """``value`` (a scalar or a tensor) broadcast to ``target``: gradient 0 for ``target``."""
+    return _ops.where(_everywhere(target), value, target)
+
+
+def _everywhere(target: Tensor) -> Tensor:
+    """A bool tensor of ``target``'s shape and device, true everywhere."""
     device = target._device
     mask = device.xp.ones(
         target._array.shape, dtype=device.native_dtype(_dtypes.bool), device=device.native
     )
-    everywhere = _wrap(mask, device, False, None)
-    return _ops.where(everywhere, value, target)
+    return _wrap(mask, device, False, None)
 
 
 install_methods(
@@ -270,4 +389,6 @@ install_methods(
     fill_=_fill,
     zero_=_zero,
     copy_=_copy,
+    resize_=_resize,
+    resize_as_=_resize_as,
 )

@@ -316,6 +316,10 @@ def op(
         (``operator.iadd`` for ``add``): used when nothing is recorded and the
         operand has the tensor's dtype and shape, one pass over memory. An
         iterable of method names gives in-place forms to those methods only.
+        A bool result (a comparison's) is written as 1 and 0 of the tensor's
+        dtype, as PyTorch's ``x.lt_(y)`` does. The in-place form of a view op
+        (``view=True``) changes the tensor's shape instead of its data, as
+        PyTorch's ``x.squeeze_()`` and ``x.t_()`` do.
     alpha : bool
         Whether the Tensor methods take PyTorch's keyword ``alpha``, a factor
         for the second input: ``x.add(y, alpha=2)`` (and ``x.add_(y, alpha=2)``)

@@ -105,11 +105,4 @@ def _permute(self: Tensor, *axes: int | tuple[int, ...]) -> Tensor:
     return _ops.permute_dims(self, axes)
 
 
-def _transpose(self: Tensor, axis0: int, axis1: int) -> Tensor:
-    """Return a view with two axes swapped (PyTorch's ``transpose``)."""
-    axes = list(range(self._array.ndim))
-    axes[axis0], axes[axis1] = axes[axis1], axes[axis0]
-    return _ops.permute_dims(self, tuple(axes))
-
-
-install_methods(reshape=_reshape, permute=_permute, transpose=_transpose)
+install_methods(reshape=_reshape, permute=_permute)

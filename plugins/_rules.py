@@ -184,3 +184,58 @@ def torch_axis(dim: Any, axis: Any, default: Any = None) -> Any:
             "axis); pass only one"
         )
     return dim if dim is not None else axis if axis is not None else default
+
+
+def _dims(dim: Any) -> Any:
+    """PyTorch's axes: an int, or a list or tuple of them (the standard takes tuples)."""
+    return tuple(dim) if isinstance(dim, list) else dim
+
+
+def torch_reduction(name: str, *, with_dtype: bool = False) -> Any:
+    """PyTorch's ``torch.<name>(x, dim=None, keepdim=False)``: the axis may come by position.
+
+    The standard's ``axis=``/``keepdims=`` are taken too, so that a call giving
+    both names of one argument is refused as everywhere else.
+    """
+
+    def arguments(dim: Any, keepdim: Any, axis: Any, keepdims: Any) -> dict[str, Any]:
+        return {
+            "axis": _dims(torch_axis(dim, axis)),
+            "keepdims": bool(torch_axis(keepdim, keepdims, default=False)),
+        }
+
+    if with_dtype:
+
+        def reduce_with_dtype(
+            xp: Any, x: Any, dim: Any = None, keepdim: Any = None, *,
+            axis: Any = None, keepdims: Any = None, dtype: Any = None,
+        ) -> Any:  # fmt: skip
+            return getattr(xp, name)(x, dtype=dtype, **arguments(dim, keepdim, axis, keepdims))
+
+        return reduce_with_dtype
+
+    def reduce(
+        xp: Any, x: Any, dim: Any = None, keepdim: Any = None, *,
+        axis: Any = None, keepdims: Any = None,
+    ) -> Any:  # fmt: skip
+        return getattr(xp, name)(x, **arguments(dim, keepdim, axis, keepdims))
+
+    return reduce
+
+
+def torch_join(name: str) -> Any:
+    """PyTorch's ``torch.cat``/``torch.stack(tensors, dim=0)``: the axis may come by position."""
+
+    def join(xp: Any, tensors: Any, dim: int = 0) -> Any:
+        return getattr(xp, name)(tensors, axis=dim)
+
+    return join
+
+
+def torch_cumulative(name: str) -> Any:
+    """PyTorch's ``torch.cumsum``/``torch.cumprod(x, dim, *, dtype=None)``."""
+
+    def accumulate(xp: Any, x: Any, dim: int, *, dtype: Any = None) -> Any:
+        return getattr(xp, name)(x, axis=dim, dtype=dtype)
+
+    return accumulate

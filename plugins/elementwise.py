@@ -124,6 +124,10 @@ exp = op("exp(x)", vjp=lambda xp, g, ans, x: g * conj(xp, ans), methods="exp", i
 expm1 = op("expm1(x)", vjp=lambda xp, g, ans, x: g * conj(xp, ans + 1), methods="expm1",
            promotion="float", inplace=True,
            doc="``exp(x) - 1`` element-wise, accurate for small ``x``.")
+exp2 = op("exp2", lambda xp, x, /: xp.pow(xp.asarray(2.0, dtype=x.dtype, device=device_of(x)), x),
+          standard=False, promotion="float",
+          vjp=lambda xp, g, ans, x: g * conj(xp, ans) * math.log(2.0), methods="exp2",
+          inplace=True, doc="``2 ** x`` element-wise (PyTorch's).")
 log = op("log(x)", vjp=lambda xp, g, ans, x: g / conj(xp, x), methods="log", inplace=True,
          promotion="float",
          doc="Natural logarithm element-wise (``nan`` for negative inputs, ``-inf`` at 0).")
@@ -288,10 +292,20 @@ floor = op("floor(x)", vjp=_zero, methods="floor", inplace=True, doc="Round down
 ceil = op("ceil(x)", vjp=_zero, methods="ceil", inplace=True, doc="Round up element-wise.")
 round = op("round(x)", vjp=_zero, methods="round", inplace=True,
            doc="Round to the nearest integer element-wise, halves to even.")
-trunc = op("trunc(x)", vjp=_zero, methods="trunc",
+trunc = op("trunc(x)", vjp=_zero, methods=("trunc", "fix"), aliases="fix",
            inplace=True, doc="Round towards zero element-wise.")
-sign = op("sign(x)", vjp=_zero, methods="sign", inplace=True,
+sign = op("sign(x)", vjp=_zero, methods=("sign", "sgn"), aliases="sgn", inplace=True,
           doc="Sign of ``x`` element-wise: -1, 0 or 1 (``x / |x|`` for complex).")
+
+frac = op("frac", lambda xp, x, /: x - xp.trunc(x), standard=False,
+          vjp=lambda xp, g, ans, x: g, methods="frac", inplace=True,
+          doc="The fractional part ``x - trunc(x)`` element-wise, signed like ``x`` (PyTorch's).")
+deg2rad = op("deg2rad", lambda xp, x, /: x * (math.pi / 180.0), standard=False, promotion="float",
+             vjp=lambda xp, g, ans, x: g * (math.pi / 180.0), methods="deg2rad", inplace=True,
+             doc="Degrees to radians element-wise (PyTorch's).")
+rad2deg = op("rad2deg", lambda xp, x, /: x * (180.0 / math.pi), standard=False, promotion="float",
+             vjp=lambda xp, g, ans, x: g * (180.0 / math.pi), methods="rad2deg", inplace=True,
+             doc="Radians to degrees element-wise (PyTorch's).")
 
 
 def _floor_divide(xp: Any, x1: Any, x2: Any, /) -> Any:
@@ -324,20 +338,23 @@ isinf = op("isinf(x)", differentiable=False, methods="isinf",
 isfinite = op("isfinite(x)", differentiable=False, methods="isfinite",
               doc="Whether each element is finite (neither infinite nor NaN).")
 equal = op("equal(x1, x2)", promotion="mixed", differentiable=False, methods="eq", aliases="eq",
+           inplace=True,
            doc="Compare ``x1 == x2`` element-wise, broadcasting; a bool tensor.")
-not_equal = op("not_equal(x1, x2)", differentiable=False, methods=("ne", "not_equal"),
+not_equal = op("not_equal(x1, x2)", differentiable=False, methods=("ne", "not_equal"), inplace=True,
                promotion="mixed",
                aliases="ne", doc="Compare ``x1 != x2`` element-wise, broadcasting; a bool tensor.")
-less = op("less(x1, x2)", differentiable=False, methods=("lt", "less"), aliases="lt",
+less = op("less(x1, x2)", differentiable=False, methods=("lt", "less"), aliases="lt", inplace=True,
           promotion="mixed", doc="Compare ``x1 < x2`` element-wise, broadcasting; a bool tensor.")
 less_equal = op("less_equal(x1, x2)", differentiable=False, methods=("le", "less_equal"),
+                inplace=True,
                 promotion="mixed",
                 aliases="le", doc="Compare ``x1 <= x2`` element-wise, broadcasting; a bool tensor.")
 greater = op("greater(x1, x2)", differentiable=False, methods=("gt", "greater"), aliases="gt",
+             inplace=True,
              promotion="mixed",
              doc="Compare ``x1 > x2`` element-wise, broadcasting; a bool tensor.")
 greater_equal = op("greater_equal(x1, x2)", promotion="mixed", differentiable=False,
-                   methods=("ge", "greater_equal"), aliases="ge",
+                   methods=("ge", "greater_equal"), aliases="ge", inplace=True,
                    doc="Compare ``x1 >= x2`` element-wise, broadcasting; a bool tensor.")
 logical_and = op("logical_and(x1, x2)", differentiable=False, methods="logical_and", inplace=True,
                  promotion="mixed", doc="Logical AND element-wise, broadcasting; a bool tensor.")

@@ -16,7 +16,7 @@ from typing import Any
 from plugrad.errors import PlugradError, ShapeError
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
-from plugrad.plugins._rules import axis_slice, device_of, sizes, torch_axis
+from plugrad.plugins._rules import axis_slice, device_of, sizes, torch_axis, torch_join
 
 # The rows are aligned by hand, one op per statement.
 # fmt: off
@@ -78,6 +78,21 @@ def _t(xp: Any, x: Any) -> Any:
     return xp.permute_dims(x, tuple(reversed(range(x.ndim))))
 
 
+def _transpose(xp: Any, x: Any, dim0: int, dim1: int) -> Any:
+    """PyTorch's ``x.transpose(dim0, dim1)``: swap two axes (also ``swapaxes``, ``swapdims``)."""
+    ndim = max(x.ndim, 1)  # a 0-D tensor takes the axes 0 and -1, as in PyTorch
+    for dim in (dim0, dim1):
+        if not -ndim <= dim < ndim:
+            raise ShapeError(
+                f"transpose({dim0}, {dim1}): axis {dim} is out of range for a tensor of "
+                f"{x.ndim} dimensions (valid: {-ndim} to {ndim - 1})"
+            )
+    axes = list(range(x.ndim))
+    if axes:
+        axes[dim0], axes[dim1] = axes[dim1], axes[dim0]
+    return xp.permute_dims(x, tuple(axes))
+
+
 def _squeeze(xp: Any, x: Any, dim: Any = None, *, axis: Any = None) -> Any:
     """PyTorch's ``x.squeeze(dim=None)``: drop size-1 axes (all, or those of ``dim`` of size 1)."""
     chosen = torch_axis(dim, axis)
@@ -86,6 +101,13 @@ def _squeeze(xp: Any, x: Any, dim: Any = None, *, axis: Any = None) -> Any:
         axes = tuple(i for i, n in enumerate(shape) if n == 1)
     else:
         chosen = (chosen,) if isinstance(chosen, int) else tuple(chosen)
+        ndim = max(len(shape), 1)  # a 0-D tensor takes the axes 0 and -1, as in PyTorch
+        for a in chosen:
+            if not -ndim <= a < ndim:
+                raise ShapeError(
+                    f"squeeze({dim if dim is not None else axis}): axis {a} is out of range for "
+                    f"a tensor of {len(shape)} dimensions (valid: {-ndim} to {ndim - 1})"
+                )
         axes = tuple(a % len(shape) for a in chosen if shape and shape[a] == 1)
     return xp.squeeze(x, axis=axes)
 
@@ -198,7 +220,8 @@ def _tile_grad(xp: Any, g: Any, ans: Any, x: Any, *, repetitions: tuple[int, ...
 
 
 reshape = op("reshape(x, /, shape, *, copy=None)", vjp=_back_to_input_shape, saves=(), view=True,
-             methods={"view": _view, "flatten": _flatten}, aliases={"flatten": _flatten},
+             methods={"view": _view, "flatten": _flatten, "ravel": _flatten},
+             aliases={"flatten": _flatten, "ravel": _flatten},
              doc="Give the elements of ``x`` a new ``shape`` (one entry may be -1).")
 def _permute_dims_nonnegative(xp: Any, x: Any, /, axes: tuple[int, ...]) -> Any:
     # jax.numpy refuses negative axes, which NumPy, PyTorch and plugrad accept.
@@ -208,13 +231,17 @@ def _permute_dims_nonnegative(xp: Any, x: Any, /, axes: tuple[int, ...]) -> Any:
 permute_dims = op("permute_dims(x, /, axes)", saves=(), view=True, grad_fn_name="Permute",
                   kernels={"jax": _permute_dims_nonnegative},
                   vjp=lambda xp, g, ans, x, axes: xp.permute_dims(g, _inverse_permutation(axes)),
-                  methods={"t": _t},
+                  methods={"t": _t, "transpose": _transpose, "swapaxes": _transpose,
+                           "swapdims": _transpose},
+                  aliases={"t": _t, "transpose": _transpose, "swapaxes": _transpose,
+                           "swapdims": _transpose},
+                  inplace=("t", "transpose", "swapaxes", "swapdims"),
                   doc="Reorder the axes of ``x``: axis ``i`` of the result is axis ``axes[i]``.")
 expand_dims = op("expand_dims(x, /, axis=0)", vjp=_back_to_input_shape, saves=(), view=True,
-                 methods=("expand_dims", "unsqueeze"),
+                 methods=("expand_dims", "unsqueeze"), aliases="unsqueeze", inplace=("unsqueeze",),
                  doc="Insert a size-1 axis at position ``axis`` (an int, or a tuple of them).")
 squeeze = op("squeeze(x, /, axis)", vjp=_back_to_input_shape, saves=(), view=True,
-             methods={"squeeze": _squeeze}, torch_function=_squeeze,
+             methods={"squeeze": _squeeze}, torch_function=_squeeze, inplace=("squeeze",),
              doc="Remove the size-1 axes named by ``axis``.")
 broadcast_to = op("broadcast_to(x, /, shape)", vjp=lambda xp, g, ans, x, shape: g,
                   broadcasting=True, saves=(), view=True,
@@ -226,9 +253,11 @@ flip = op("flip(x, /, *, axis=None)", vjp=lambda xp, g, ans, x, *, axis: xp.flip
 roll = op("roll(x, /, shift, *, axis=None)", vjp=_roll_grad, saves=(), methods="roll",
           doc="Shift elements cyclically by ``shift`` along ``axis`` (flattened by default).")
 concat = op("concat(arrays, /, *, axis=0)", vjp=_concat_grad, sequence=True, saves=(),
+            torch_function=torch_join("concat"),
             aliases=("cat", "concatenate"),
             doc="Join tensors along an existing ``axis`` (flattened first if ``axis=None``).")
 stack = op("stack(arrays, /, *, axis=0)", sequence=True, saves=(),
+           torch_function=torch_join("stack"),
            vjp=lambda xp, g, ans, arrays, *, axis: xp.unstack(g, axis=axis),
            doc="Join tensors of one shape along a new ``axis``.")
 unstack = op("unstack", lambda xp, x, /, *, axis=0: tuple(xp.unstack(x, axis=axis)),

@@ -97,6 +97,23 @@ def _erfc_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
 erfc = nn_op("erfc", _erfc_kernel, vjp=_erfc_grad, methods="erfc", inplace=True, promotion="float",
              doc="Complementary error function ``1 - erf(x)``, accurate in both tails.")
 
+def _erf_kernel(xp: Any, x: Any, /) -> Any:
+    a = xp.minimum(xp.abs(x), _ERFC_ZERO_BEYOND)
+    s = xp.minimum(a * a, 1.0)
+    near_zero = x * _horner(_ERF_SMALL, s)  # exact relative accuracy near 0
+    t = 2.0 / (2.0 + a)
+    beyond_one = 1.0 - t * xp.exp(-(a * a)) * _horner(_ERFC_LARGE, t)
+    return xp.where(a < 1.0, near_zero, xp.where(x < 0, -beyond_one, beyond_one))
+
+
+def _erf_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
+    clamped = xp.clip(x, min=-_ERFC_ZERO_BEYOND, max=_ERFC_ZERO_BEYOND)
+    return g * (_TWO_OVER_SQRT_PI * xp.exp(-(clamped * clamped)))
+
+
+erf = nn_op("erf", _erf_kernel, vjp=_erf_grad, methods="erf", inplace=True, promotion="float",
+            doc="The error function ``erf(x)`` element-wise, accurate near 0.")
+
 # -- linear -------------------------------------------------------------------------------
 
 

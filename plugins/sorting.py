@@ -60,11 +60,19 @@ def _topk(
     return values_indices["topk"](xp.take_along_axis(x, indices, axis=dim), indices)
 
 
+def _torch_argsort(
+    xp: Any, x: Any, dim: int = -1, descending: bool = False, stable: bool = True
+) -> Any:
+    """PyTorch's ``torch.argsort(x, dim=-1, descending=False)``: the axis may come by position."""
+    return xp.argsort(x, axis=dim, descending=descending, stable=stable)
+
+
 sort = op("sort(x, /, *, axis=-1, descending=False, stable=True)", vjp=_sort_grad, saves=("x",),
           methods={"sort": _sort_method, "topk": _topk}, torch_function=_sort_method,
           doc="Sort along ``axis``; each sorted position's gradient goes back to its element.")
 argsort = op("argsort(x, /, *, axis=-1, descending=False, stable=True)", differentiable=False,
-             methods="argsort", doc="Indices that sort ``x`` along ``axis`` (stable by default).")
+             methods="argsort", torch_function=_torch_argsort,
+             doc="Indices that sort ``x`` along ``axis`` (stable by default).")
 
 # fmt: on
 

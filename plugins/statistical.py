@@ -29,6 +29,8 @@ from plugrad.plugins._rules import (
     normalize_axes,
     reverse_cumulative_sum,
     torch_axis,
+    torch_cumulative,
+    torch_reduction,
     values_indices,
 )
 
@@ -85,9 +87,11 @@ def _sum_grad(xp: Any, g: Any, ans: Any, x: Any, *, axis: Any, dtype: Any, keepd
 
 
 sum = op("sum(x, /, *, axis=None, dtype=None, keepdims=False)", vjp=_sum_grad, saves=(),
-         methods="sum", doc="Sum of the elements over ``axis`` (all axes by default).")
+         methods="sum", torch_function=torch_reduction("sum", with_dtype=True),
+         doc="Sum of the elements over ``axis`` (all axes by default).")
 
 mean = op("mean(x, /, *, axis=None, keepdims=False)", saves=(), methods="mean",
+          torch_function=torch_reduction("mean"),
           vjp=lambda xp, g, ans, x, *, axis, keepdims: (
               expand_reduced(xp, g, x.shape, axis, keepdims) / count(x.shape, axis)),
           doc="Arithmetic mean over ``axis`` (all axes by default).")
@@ -111,6 +115,7 @@ def _prod_grad(xp: Any, g: Any, ans: Any, x: Any, *, axis: Any, dtype: Any, keep
 
 
 prod = op("prod(x, /, *, axis=None, dtype=None, keepdims=False)", vjp=_prod_grad, methods="prod",
+          torch_function=torch_reduction("prod", with_dtype=True),
           doc="Product of the elements over ``axis``; the gradient is exact where elements are 0.")
 
 
@@ -178,7 +183,7 @@ def _cumulative_sum_grad(
 
 cumulative_sum = op("cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False)",
                     vjp=_cumulative_sum_grad, saves=(), methods=("cumulative_sum", "cumsum"),
-                    inplace=("cumsum",),
+                    inplace=("cumsum",), aliases={"cumsum": torch_cumulative("cumulative_sum")},
                     doc="Cumulative sum along ``axis``; ``include_initial`` prepends a 0.")
 
 
@@ -208,6 +213,7 @@ def _cumulative_prod_grad(
 cumulative_prod = op("cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False)",
                      vjp=_cumulative_prod_grad, methods=("cumulative_prod", "cumprod"),
                      inplace=("cumprod",),
+                     aliases={"cumprod": torch_cumulative("cumulative_prod")},
                      doc="Cumulative product along ``axis``; ``include_initial`` prepends a 1.")
 
 # fmt: on

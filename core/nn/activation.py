@@ -37,17 +37,27 @@ class _AlongDim(Module):
         return f"dim={self.dim}"
 
 
-class ReLU(_Elementwise):
-    """Apply :func:`plugrad.nn.functional.relu`.
+class ReLU(Module):
+    """Apply :func:`plugrad.nn.functional.relu` (in place with ``inplace=True``).
 
     Examples
     --------
     >>> import plugrad
     >>> plugrad.nn.ReLU()(plugrad.tensor([-1.0, 1.0]))
     tensor([0., 1.])
+    >>> plugrad.nn.ReLU(inplace=True)
+    ReLU(inplace=True)
     """
 
-    _function = F.relu
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.relu(input, inplace=self.inplace)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
 
 
 class GELU(Module):

@@ -35,6 +35,7 @@ from .. import ops as _ops
 from ..creation import arange
 from ..errors import ArgumentError, DtypeError, IndexOutOfRangeError, ShapeError
 from ..grad_mode import no_grad
+from ..inplace import apply_inplace
 from ..random import Generator, rand
 from ..tensor import Tensor
 
@@ -150,8 +151,10 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     return out if bias is None else out + bias
 
 
-def relu(input: Tensor) -> Tensor:
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
     """Rectified linear unit ``max(input, 0)``; backward keeps only the output.
+
+    With ``inplace=True`` the input holds the result (``input.relu_()``).
 
     Examples
     --------
@@ -160,6 +163,9 @@ def relu(input: Tensor) -> Tensor:
     >>> F.relu(plugrad.tensor([-1.0, 2.0]))
     tensor([0., 2.])
     """
+    if inplace:
+        _check_tensor("input", "relu", input)
+        return input.relu_()
     return _ops.relu(input)
 
 
@@ -293,6 +299,7 @@ def dropout(
     input: Tensor,
     p: float = 0.5,
     training: bool = True,
+    inplace: bool = False,
     *,
     generator: Generator | None = None,
 ) -> Tensor:
@@ -301,7 +308,8 @@ def dropout(
     The mask comes from plugrad's random generators, so :func:`plugrad.manual_seed`
     (or ``generator=``, a plugrad extension) makes it reproducible. Without
     ``training``, or with ``p == 0``, the input is returned as it is. Backward
-    keeps only a boolean mask.
+    keeps only a boolean mask. With ``inplace=True`` the input holds the
+    result, with the checks of the in-place methods.
 
     Examples
     --------
@@ -323,7 +331,12 @@ def dropout(
         noise = rand(*input.shape, dtype=dtype, device=input.device, generator=generator)
         keep = noise >= p
     # p == 1 drops everything; a zero scale avoids 1 / 0.
-    return _ops.dropout(input, keep, scale=0.0 if p == 1 else 1.0 / (1.0 - p))
+    scale = 0.0 if p == 1 else 1.0 / (1.0 - p)
+    if inplace:
+        return apply_inplace(
+            input, lambda x: _ops.dropout(x, keep, scale=scale), name="dropout(inplace=True)"
+        )
+    return _ops.dropout(input, keep, scale=scale)
 
 
 # -- losses ------------------------------------------------------------------------------

@@ -379,7 +379,7 @@ class Module:
 
     def to(
         self: ModuleT,
-        device: Device | Backend | str | _dtypes.DType | None = None,
+        device: Device | Backend | str | _dtypes.DType | Tensor | None = None,
         dtype: _dtypes.DType | None = None,
         *,
         backend: str | None = None,
@@ -393,8 +393,9 @@ class Module:
 
         Parameters
         ----------
-        device : str, Device or plugrad dtype, optional
-            A backend name (``"numpy"``, ``"torch"``), a device (``"cupy:1"``), or a dtype.
+        device : str, Device, plugrad dtype or Tensor, optional
+            A backend name (``"numpy"``, ``"torch"``), a device (``"cupy:1"``), a
+            dtype, or a tensor whose device and dtype to take.
         dtype : plugrad dtype, optional
             A floating-point or complex dtype for the floating-point tensors.
         backend : str, optional
@@ -410,6 +411,11 @@ class Module:
         >>> layer.weight is weight, weight.dtype
         (True, plugrad.float64)
         """
+        if isinstance(device, Tensor):  # PyTorch's to(other): other's device and dtype
+            if dtype is not None:
+                raise TypeError("to(tensor) takes the tensor's dtype; give no dtype beside it")
+            other = device
+            device, dtype = other.device, other.dtype
         if isinstance(device, _dtypes.DType):
             if dtype is not None:
                 raise TypeError("to() got two dtypes; give a device and a dtype, or one of them")

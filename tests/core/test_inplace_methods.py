@@ -65,6 +65,13 @@ CALLS = {
     "trunc_": (),
     "sign_": (),
     "floor_divide_": ("other",),
+    "erf_": (),
+    "exp2_": (),
+    "frac_": (),
+    "deg2rad_": (),
+    "rad2deg_": (),
+    "sgn_": (),
+    "fix_": (),
 }
 
 
@@ -247,3 +254,216 @@ def test_the_in_place_methods_are_listed_with_their_ops() -> None:
     from plugrad import inventory
 
     assert inventory._method_ops()["add_"] == "add"
+
+
+COMPARISONS_IN_PLACE = (
+    "eq_", "ne_", "not_equal_", "lt_", "less_", "le_", "less_equal_", "gt_", "greater_",
+    "ge_", "greater_equal_", "logical_and_", "logical_or_", "logical_xor_",
+)  # fmt: skip
+TARGETS = {
+    "float32": np.array([0.5, 2.0, -1.0, 3.0], dtype=np.float32),
+    "float64": np.array([0.5, 2.0, -1.0, 3.0]),
+    "int64": np.array([0, 2, -1, 3], dtype=np.int64),
+    "int8": np.array([0, 2, -1, 3], dtype=np.int8),
+    "bool": np.array([False, True, True, False]),
+}
+
+
+@pytest.mark.parametrize("target", sorted(TARGETS))
+@pytest.mark.parametrize("method", COMPARISONS_IN_PLACE)
+@pytest.mark.parametrize("other", ["tensor", "number"])
+def test_in_place_comparisons_write_ones_and_zeros_of_the_tensors_dtype(
+    backend, method, target, other
+) -> None:
+    ordering = method[:2] in ("lt", "le", "gt", "ge") or method.startswith(("less", "greater"))
+    if backend.backend.name == "array_api_strict":
+        if target == "bool" and ordering:
+            pytest.skip("the standard orders real numbers only: array-api-strict refuses bools")
+        if target != "bool" and method.startswith("logical"):
+            pytest.skip("the standard's logical ops take bools only: array-api-strict refuses more")
+    values = TARGETS[target]
+    operand = np.array([0.5, 1.0, -1.0, 4.0], dtype=values.dtype) if other == "tensor" else 2
+    if other == "number" and method.startswith("logical"):
+        operand = True
+    ours = plugrad.asarray(values.copy(), device=backend)
+    result = getattr(ours, method)(
+        plugrad.asarray(operand, device=backend) if other == "tensor" else operand
+    )
+    theirs = torch.from_numpy(values.copy())
+    if other == "tensor":
+        operand = torch.from_numpy(operand)
+    elif method.startswith("logical"):  # PyTorch's logical methods take tensors only
+        operand = torch.tensor(operand)
+    getattr(theirs, method)(operand)
+    assert result is ours and ours._version == 1
+    assert str(ours.numpy().dtype) == str(theirs.numpy().dtype) == target
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+def test_logical_not_in_place_writes_ones_and_zeros_of_the_tensors_dtype(backend) -> None:
+    for values in TARGETS.values():
+        if backend.backend.name == "array_api_strict" and values.dtype != bool:
+            continue  # the standard's logical_not takes bools only: array-api-strict refuses more
+        ours = plugrad.asarray(values.copy(), device=backend)
+        theirs = torch.from_numpy(values.copy())
+        ours.logical_not_()
+        theirs.logical_not_()
+        assert str(ours.numpy().dtype) == str(theirs.numpy().dtype)
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+def test_an_in_place_comparison_gives_a_zero_gradient_as_in_pytorch() -> None:
+    def run(lib):
+        w = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        limit = lib.tensor([2.5, 2.5, 2.5], requires_grad=True)
+        y = w * 2
+        y.lt_(limit)  # y is 1.0 where 2w < 2.5: no gradient flows through it
+        assert y.requires_grad and y.grad_fn is not None
+        (y * w).sum().backward()
+        return y, w.grad, limit.grad
+
+    ours, theirs = run(plugrad), run(torch)
+    for mine, torchs in zip(ours, theirs, strict=True):
+        np.testing.assert_array_equal(mine.detach().numpy(), torchs.detach().numpy())
+
+
+def test_an_in_place_comparison_links_a_tensor_that_needs_no_grad_to_one_that_does() -> None:
+    limit = plugrad.tensor([2.5, 2.5], requires_grad=True)
+    x = plugrad.tensor([1.0, 3.0])
+    x.ge_(limit)
+    assert x.requires_grad and x.tolist() == [0.0, 1.0]
+    x.sum().backward()
+    assert limit.grad.tolist() == [0.0, 0.0]
+    counts = plugrad.tensor([1, 3])
+    counts.ge_(limit)  # an integer tensor never requires grad
+    assert counts.tolist() == [0, 1] and not counts.requires_grad
+
+
+def test_an_in_place_comparison_keeps_autograds_safety() -> None:
+    w = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(BackwardError, match="gt_\\(\\) on a leaf tensor that requires grad"):
+        w.gt_(1.5)
+    assert w.tolist() == [1.0, 2.0] and w._version == 0
+    with plugrad.no_grad():
+        flags = w.clone()
+        flags.gt_(1.5)
+    assert flags.tolist() == [0.0, 1.0] and not flags.requires_grad
+    y = w.exp()  # saves its output y
+    y.gt_(3.0)
+    with pytest.raises(InPlaceModificationError):
+        y.sum().backward()
+    z = w * 1.0
+    with pytest.raises(Exception, match="shape"):
+        z.lt_(plugrad.ones((2, 2)))
+    assert z.tolist() == [1.0, 2.0] and z._version == 0
+
+
+CUBE = np.arange(6, dtype=np.float32).reshape(2, 1, 3)
+PLANE = np.arange(6, dtype=np.float32).reshape(2, 3)
+# case -> (the tensor's values, method, arguments, keywords): PyTorch's in-place shape changes.
+SHAPE_CHANGES = {
+    "squeeze_": (CUBE, "squeeze_", (), {}),
+    "squeeze_ (1)": (CUBE, "squeeze_", (1,), {}),
+    "squeeze_ (dim=-2)": (CUBE, "squeeze_", (), {"dim": -2}),
+    "squeeze_ ((0, 1))": (CUBE, "squeeze_", ((0, 1),), {}),
+    "squeeze_ (an axis of size 2)": (CUBE, "squeeze_", (0,), {}),
+    "unsqueeze_ (0)": (PLANE, "unsqueeze_", (0,), {}),
+    "unsqueeze_ (-1)": (PLANE, "unsqueeze_", (-1,), {}),
+    "t_": (PLANE, "t_", (), {}),
+    "t_ (1-D)": (PLANE[0], "t_", (), {}),
+    "transpose_": (CUBE, "transpose_", (0, 2), {}),
+    "transpose_ (negative)": (CUBE, "transpose_", (-1, 0), {}),
+    "swapaxes_": (CUBE, "swapaxes_", (1, 2), {}),
+    "swapdims_": (PLANE, "swapdims_", (0, 1), {}),
+    "resize_ (as many)": (PLANE, "resize_", (3, 2), {}),
+    "resize_ (fewer)": (PLANE, "resize_", ((2, 2),), {}),
+    "resize_as_": (PLANE, "resize_as_", ("like (3, 2)",), {}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SHAPE_CHANGES))
+def test_in_place_shape_changes_are_pytorchs(backend, case) -> None:
+    values, method, arguments, keywords = SHAPE_CHANGES[case]
+    ours = plugrad.asarray(values.copy(), device=backend)
+    theirs = torch.from_numpy(values.copy())
+    like = {"ours": plugrad.ones((3, 2), device=backend), "theirs": torch.ones(3, 2)}
+    result = getattr(ours, method)(
+        *(like["ours"] if a == "like (3, 2)" else a for a in arguments), **keywords
+    )
+    getattr(theirs, method)(
+        *(like["theirs"] if a == "like (3, 2)" else a for a in arguments), **keywords
+    )
+    assert result is ours and ours._version == theirs._version == 1
+    assert ours.shape == tuple(theirs.shape)
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+def test_resize_to_more_elements_keeps_the_old_ones_first_and_adds_zeros() -> None:
+    x = plugrad.arange(4.0)
+    x.resize_(2, 3)
+    assert x.tolist() == [[0.0, 1.0, 2.0], [3.0, 0.0, 0.0]]  # PyTorch: the last two unset
+    assert x.resize_(0).shape == (0,)
+    with pytest.raises(plugrad.errors.ShapeError, match="non-negative"):
+        x.resize_(-1)
+
+
+def test_in_place_shape_changes_refuse_what_pytorchs_refuse() -> None:
+    with pytest.raises(plugrad.errors.ShapeError, match="at most 2 dimensions"):
+        plugrad.ones((2, 3, 4)).t_()
+    with pytest.raises(plugrad.errors.ShapeError, match="out of range"):
+        plugrad.ones((2, 3)).transpose_(0, 2)
+    w = plugrad.ones((2, 1), requires_grad=True)
+    for method, arguments in (("squeeze_", ()), ("unsqueeze_", (0,)), ("t_", ())):
+        with pytest.raises(BackwardError, match=f"{method}\\(\\) on a leaf tensor"):
+            getattr(w, method)(*arguments)
+    y = w * 1.0
+    with pytest.raises(BackwardError, match="resize_\\(\\) on a tensor that requires grad"):
+        y.resize_(2)
+    assert w.shape == y.shape == (2, 1) and w._version == y._version == 0
+    with plugrad.no_grad():  # as in PyTorch, a leaf may change shape under no_grad
+        w.squeeze_()
+    assert w.shape == (2,) and w.is_leaf and w.requires_grad
+
+
+def test_an_in_place_shape_change_is_recorded_as_pytorchs_is() -> None:
+    def run(lib):
+        w = lib.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+        y = w * w
+        y.t_().unsqueeze_(0)
+        y.squeeze_(0)
+        y.transpose_(0, 1)
+        (y * lib.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])).sum().backward()
+        return y, w.grad
+
+    (ours, our_grad), (theirs, their_grad) = run(plugrad), run(torch)
+    assert ours.shape == tuple(theirs.shape) and ours._version == theirs._version == 4
+    np.testing.assert_array_equal(ours.detach().numpy(), theirs.detach().numpy())
+    np.testing.assert_array_equal(our_grad.numpy(), their_grad.numpy())
+
+
+def test_an_in_place_shape_change_is_seen_by_a_backward_pass_that_saved_the_tensor() -> None:
+    w = plugrad.tensor([[1.0, 2.0]], requires_grad=True)
+    y = w * 2
+    z = y * y  # saves y
+    y.squeeze_()
+    with pytest.raises(InPlaceModificationError):
+        z.sum().backward()
+    y = w * 2
+    z = y.exp()  # saves its own output, not y
+    y.squeeze_()
+    z.sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), 2 * np.exp([[2.0, 4.0]]), rtol=1e-6)
+
+
+def test_an_in_place_shape_change_leaves_the_memory_and_other_views_alone() -> None:
+    base = plugrad.asarray(np.arange(6.0).reshape(2, 3))
+    row = base[0]
+    row.unsqueeze_(0)
+    assert row.shape == (1, 3) and base.shape == (2, 3)
+    base[0, 1] = -1.0  # the row still looks at the base's memory
+    assert row.tolist() == [[0.0, -1.0, 2.0]]
+    shared = np.arange(4.0)
+    x = plugrad.from_numpy(shared)
+    x.resize_(2, 2)
+    shared[0] = 9.0
+    assert x.tolist() == [[9.0, 1.0], [2.0, 3.0]]

@@ -70,6 +70,11 @@ SAME: dict[str, Callable[[Any], Any]] = {
     "x.new_full((2,), 3)": lambda lib: t(lib).new_full((2,), 3.0),
     "x.new_tensor([1, 2])": lambda lib: t(lib).new_tensor([1.0, 2.0]),
     "x.contiguous()": lambda lib: t(lib).contiguous(),
+    "transpose(x, 0, 1)": lambda lib: lib.transpose(t(lib), 0, 1),
+    "swapaxes(x, -1, 0)": lambda lib: lib.swapaxes(t(lib), -1, 0),
+    "swapdims(x, 1, 0)": lambda lib: lib.swapdims(t(lib), 1, 0),
+    "t(x)": lambda lib: lib.t(t(lib)),
+    "unsqueeze(x, 1)": lambda lib: lib.unsqueeze(t(lib), 1),
     "x.clone() keeps the graph": lambda lib: _clone_grad(lib),
     "bare @no_grad": lambda lib: lib.no_grad(lambda x: (x * 2).requires_grad)(
         t(lib, requires_grad=True)

@@ -43,6 +43,7 @@ def same_dtype(function):
 
 _erf = np.vectorize(math.erf)
 _erfc = np.vectorize(math.erfc)
+_erf = np.vectorize(math.erf)
 
 
 def np_gelu(x, approximate="none"):
@@ -126,6 +127,7 @@ def logits_and_probabilities(shape):
 
 CASES = [
     OpCase("erfc", "erfc", ops.erfc, same_dtype(_erfc), ((3, 4),), domains=((-4.0, 4.0),)),
+    OpCase("erf", "erf", ops.erf, same_dtype(_erf), ((3, 4),), domains=((-3.0, 3.0),)),
     OpCase(
         "erfc",
         "erfc-tails",

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import collections
 import collections.abc
+import concurrent.futures
+import multiprocessing
 import numbers
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from ... import dtypes as _dtypes
-from ...random import Generator
+from ...random import Generator, manual_seed, randint
 from ...tensor import Tensor
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
@@ -96,13 +99,28 @@ class DataLoader:
         Yields whole batches of indices (excludes ``batch_size``, ``shuffle``,
         ``sampler`` and ``drop_last``).
     num_workers : int
-        Only ``0`` (samples are loaded in this process).
+        ``0``: samples are loaded in this process. More: that many worker
+        processes load and collate whole batches, which arrive in order
+        (tensors travel through plugrad's pickling). The dataset, ``collate_fn``
+        and ``worker_init_fn`` are sent to each worker, so they must be
+        picklable (defined at a module's top level); with the ``"spawn"`` start
+        method the main script needs an ``if __name__ == "__main__":`` guard.
     collate_fn : callable, optional
         Turns a list of samples into a batch (default: :func:`default_collate`).
     drop_last : bool
         Drop the last batch when it is smaller than ``batch_size``.
     generator : Generator, optional
-        The random stream for ``shuffle``.
+        The random stream for ``shuffle``, and for the workers' seeds.
+    worker_init_fn : callable, optional
+        Called as ``worker_init_fn(worker_id)`` in each worker process when it
+        starts, after plugrad's default generator there is seeded with
+        ``base_seed + worker_id`` (a new ``base_seed`` every pass, drawn from
+        ``generator``), as in PyTorch.
+    multiprocessing_context : str or context, optional
+        How workers start (``"spawn"``, ``"fork"``, ``"forkserver"``, or a
+        :mod:`multiprocessing` context); default: the platform's.
+    prefetch_factor : int
+        Batches each worker has in hand ahead of the one being used.
 
     Examples
     --------
@@ -125,12 +143,18 @@ class DataLoader:
         collate_fn: Callable[[list[Any]], Any] | None = None,
         drop_last: bool = False,
         generator: Generator | None = None,
+        worker_init_fn: Callable[[int], None] | None = None,
+        multiprocessing_context: str | Any = None,
+        prefetch_factor: int = 2,
     ) -> None:
-        if num_workers != 0:
-            raise ValueError(
-                f"num_workers={num_workers!r}: this DataLoader loads samples in the calling "
-                "process only; pass num_workers=0"
-            )
+        for name, value, least in (
+            ("num_workers", num_workers, 0),
+            ("prefetch_factor", prefetch_factor, 1),
+        ):
+            if not isinstance(value, int) or isinstance(value, bool) or value < least:
+                raise ValueError(f"{name} must be an int of at least {least}, got {value!r}")
+        if isinstance(multiprocessing_context, str):
+            multiprocessing_context = multiprocessing.get_context(multiprocessing_context)
         if sampler is not None and shuffle:
             raise ValueError("shuffle=True and sampler= exclude each other; shuffle in the sampler")
         if batch_sampler is not None:
@@ -157,11 +181,19 @@ class DataLoader:
         self.drop_last = drop_last
         self.sampler: Iterable[int] | Sampler = sampler
         self.batch_sampler = batch_sampler
-        self.num_workers = 0
+        self.num_workers = num_workers
         self.generator = generator
         self.collate_fn = collate_fn or default_collate
+        self.worker_init_fn = worker_init_fn
+        self.multiprocessing_context = multiprocessing_context
+        self.prefetch_factor = prefetch_factor
 
     def __iter__(self) -> Iterator[Any]:
+        if self.num_workers:
+            return self._from_workers()
+        return self._here()
+
+    def _here(self) -> Iterator[Any]:
         dataset = self.dataset
         if self.batch_sampler is None:
             for index in self.sampler:
@@ -170,7 +202,65 @@ class DataLoader:
         for indices in self.batch_sampler:
             yield self.collate_fn([dataset[i] for i in indices])
 
+    def _from_workers(self) -> Iterator[Any]:
+        """Batches loaded by ``num_workers`` processes, in the sampler's order."""
+        base_seed = int(randint(0, 2**52, (), generator=self.generator))
+        ids: Any = (self.multiprocessing_context or multiprocessing).Queue()
+        for worker_id in range(self.num_workers):
+            ids.put(worker_id)
+        batched = self.batch_sampler is not None
+        jobs = iter(self.batch_sampler if batched else self.sampler)  # type: ignore[arg-type]
+        pool = concurrent.futures.ProcessPoolExecutor(
+            self.num_workers,
+            mp_context=self.multiprocessing_context,
+            initializer=_start_worker,
+            initargs=(
+                self.dataset,
+                self.collate_fn if batched else None,
+                self.worker_init_fn,
+                base_seed,
+                ids,
+            ),
+        )
+        pending: collections.deque[concurrent.futures.Future[Any]] = collections.deque()
+        try:
+            for job in jobs:
+                pending.append(pool.submit(_load, job))
+                if len(pending) >= self.num_workers * self.prefetch_factor:
+                    yield pending.popleft().result()
+            while pending:
+                yield pending.popleft().result()
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+
     def __len__(self) -> int:
         if self.batch_sampler is not None:
             return len(self.batch_sampler)  # type: ignore[arg-type]
         return len(self.sampler)  # type: ignore[arg-type]
+
+
+# -- in a worker process --------------------------------------------------------------------
+
+_worker: dict[str, Any] = {}
+
+
+def _start_worker(
+    dataset: Any,
+    collate_fn: Callable[[list[Any]], Any] | None,
+    worker_init_fn: Callable[[int], None] | None,
+    base_seed: int,
+    ids: Any,
+) -> None:
+    worker_id = ids.get()
+    manual_seed(base_seed + worker_id)
+    _worker.update(dataset=dataset, collate_fn=collate_fn)
+    if worker_init_fn is not None:
+        worker_init_fn(worker_id)
+
+
+def _load(job: Any) -> Any:
+    """One batch (a list of indices, collated) or one sample (an index)."""
+    dataset, collate_fn = _worker["dataset"], _worker["collate_fn"]
+    if collate_fn is None:
+        return dataset[job]
+    return collate_fn([dataset[i] for i in job])

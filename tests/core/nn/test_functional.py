@@ -553,3 +553,37 @@ def test_embedding_indices_out_of_range_are_refused(bad) -> None:
     with pytest.raises(IndexError):
         plugrad.nn.Embedding(3, 2)(plugrad.tensor([bad]))
     assert F.embedding(plugrad.tensor([2, 0]), weight).shape == (2, 2)
+
+
+def test_relu_and_dropout_in_place_are_pytorchs() -> None:
+    x = np.array([-1.0, 2.0, 3.0, -0.5])
+    compare(lambda a: F.relu(a * 1.0, inplace=True), lambda a: TF.relu(a * 1.0, inplace=True), x)
+    compare(
+        lambda a: F.dropout(a * 1.0, 0.0, inplace=True),
+        lambda a: TF.dropout(a * 1.0, 0.0, inplace=True),
+        x,
+    )
+    x = np.linspace(-1.0, 2.0, 16)
+    w = plugrad.asarray(x, requires_grad=True)
+    y = w * 2.0
+    assert plugrad.nn.ReLU(inplace=True)(y) is y and y._version == 1
+    plugrad.manual_seed(0)
+    kept = plugrad.nn.Dropout(0.5, inplace=True)(y)
+    assert kept is y and y._version == 2
+    (y * y).sum().backward()  # y = 2 * relu(2w) where kept: the gradient is 32w there
+    nonzero = y.detach().numpy() != 0
+    assert 0 < nonzero.sum() < (x > 0).sum()
+    np.testing.assert_allclose(w.grad.numpy(), np.where(nonzero, 32.0 * x, 0.0))
+    with pytest.raises(plugrad.errors.BackwardError, match="leaf"):
+        F.relu(w, inplace=True)
+
+
+def test_functional_takes_the_standards_axis_names_beside_pytorchs() -> None:
+    x = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]])
+    for ours, theirs in (
+        (lambda a: F.softmax(a, axis=1), lambda a: TF.softmax(a, dim=1)),
+        (lambda a: F.log_softmax(a, axis=0), lambda a: TF.log_softmax(a, dim=0)),
+    ):
+        compare(ours, theirs, x)
+    with pytest.raises(plugrad.errors.ArgumentError, match="pass only one"):
+        F.softmax(plugrad.asarray(x), dim=1, axis=1)

@@ -208,6 +208,10 @@ def test_to_casts_floating_tensors_only() -> None:
     assert block.count.dtype == plugrad.int64
     block.to("numpy", plugrad.float32)
     assert block.scale.dtype == plugrad.float32
+    block.to(plugrad.zeros(1, dtype=plugrad.float64))  # PyTorch's to(other)
+    assert block.scale.dtype == plugrad.float64 and block.count.dtype == plugrad.int64
+    with pytest.raises(plugrad.errors.DtypeError, match="floating-point"):
+        block.to(plugrad.zeros(1, dtype=plugrad.int64))
     with pytest.raises(plugrad.errors.DtypeError, match="floating-point"):
         block.to(plugrad.int32)
 
@@ -315,7 +319,7 @@ def test_repr_nests_like_pytorch() -> None:
         "  (0): Linear(in_features=2, out_features=3, bias=False)\n"
         "  (1): Sequential(\n"
         "    (0): GELU(approximate='none')\n"
-        "    (1): Dropout(p=0.1)\n"
+        "    (1): Dropout(p=0.1, inplace=False)\n"
         "  )\n"
         ")"
     )

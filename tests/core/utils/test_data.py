@@ -151,7 +151,9 @@ def test_custom_collate_and_batch_sampler():
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
-        ({"num_workers": 2}, "num_workers"),
+        ({"num_workers": -1}, "num_workers"),
+        ({"num_workers": 1.5}, "num_workers"),
+        ({"num_workers": 2, "prefetch_factor": 0}, "prefetch_factor"),
         ({"batch_size": 0}, "batch_size"),
         ({"shuffle": True, "sampler": [0]}, "exclude"),
         ({"batch_sampler": [[0]], "batch_size": 4}, "batch_sampler"),
@@ -243,3 +245,48 @@ def test_distributed_sampler_needs_a_group_or_explicit_ranks():
         DistributedSampler(range(4))
     with pytest.raises(ValueError, match="rank"):
         DistributedSampler(range(4), num_replicas=2, rank=2)
+
+
+WORKER_MODULE = """
+import os
+
+import plugrad
+
+
+class Squares:
+    def __len__(self):
+        return 7
+
+    def __getitem__(self, index):
+        if index == 99:
+            raise KeyError("no sample 99")
+        return plugrad.tensor(float(index * index)), int(os.environ["LOADER_WORKER"])
+
+
+def note_worker(worker_id):
+    os.environ["LOADER_WORKER"] = str(worker_id)
+"""
+
+
+def test_worker_processes_load_batches_in_order_and_pass_on_errors(tmp_path, monkeypatch):
+    # A spawned worker imports the dataset's class by module name: give it a module.
+    (tmp_path / "plugrad_loader_worker.py").write_text(WORKER_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    from plugrad_loader_worker import Squares, note_worker
+
+    loader = DataLoader(
+        Squares(),
+        batch_size=3,
+        sampler=[0, 1, 2, 3, 4, 5, 6, 99],
+        num_workers=2,
+        worker_init_fn=note_worker,
+        multiprocessing_context="spawn",
+    )
+    batches = iter(loader)
+    first, second = next(batches), next(batches)
+    assert first[0].tolist() == [0.0, 1.0, 4.0] and second[0].tolist() == [9.0, 16.0, 25.0]
+    assert first[0].dtype is plugrad.float32 and first[1].dtype is plugrad.int64
+    assert {int(i) for i in (*first[1].tolist(), *second[1].tolist())} <= {0, 1}
+    with pytest.raises(KeyError, match="no sample 99"):
+        next(batches)

@@ -1,0 +1,316 @@
+"""Every Tensor method and name of the PyTorch surface, run in plugrad and in ``torch``.
+
+One row per name the surface promises (the Tensor methods PyTorch users type
+daily, their in-place forms, the namespace names and factories). Both
+libraries run the row's program from the same values; every returned tensor
+must agree in dtype, shape and values, and the gradient of a weighted sum of
+its float outputs with respect to the leaf must agree too. Runs on every
+backend under test. Other tables test more calling forms of many of these
+names (``test_torch_methods.py``, ``test_pytorch_names.py``,
+``test_inplace_methods.py``); this one is the checklist.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import plugrad
+from plugrad.testing import backends_under_test
+
+torch = pytest.importorskip("torch")
+
+# Positive and distinct: in the domain of log and sqrt, and without ties.
+X = np.array([[0.5, 0.25, 2.0, 0.75], [3.0, 1.25, 0.125, 1.5], [0.375, 1.75, 1.0, 2.5]])
+
+
+def _tensor(lib: Any, value: Any) -> Any:
+    value = np.asarray(value)
+    return lib.asarray(value) if lib is plugrad else torch.from_numpy(value.copy())
+
+
+def _index(lib: Any) -> Any:
+    return _tensor(lib, np.array([[2, 0], [1, 3], [0, 0]]))
+
+
+def _in_place(method: str, *args: Any) -> Callable[[Any, Any], Any]:
+    """``y = x * 1; y.<method>(*args)``: recorded on a tensor that is not a leaf."""
+
+    def program(lib: Any, x: Any) -> Any:
+        y = x * 1.0
+        result = getattr(y, method)(*(a(lib, x) if callable(a) else a for a in args))
+        assert result is y
+        return y
+
+    return program
+
+
+# name -> program(lib, x); x is a float64 (3, 4) leaf that requires grad.
+METHODS: dict[str, Callable[[Any, Any], Any]] = {
+    "view": lambda lib, x: x.view(4, 3),
+    "reshape": lambda lib, x: x.reshape(2, 6),
+    "flatten": lambda lib, x: x.flatten(),
+    "unsqueeze": lambda lib, x: x.unsqueeze(1),
+    "squeeze": lambda lib, x: x[:, :1].squeeze(),
+    "permute": lambda lib, x: x.permute(1, 0),
+    "transpose": lambda lib, x: x.transpose(0, 1),
+    "t": lambda lib, x: x.t(),
+    "expand": lambda lib, x: x[:1].expand(3, 4),
+    "expand_as": lambda lib, x: x[:, :1].expand_as(x),
+    "repeat": lambda lib, x: x.repeat(2, 1),
+    "contiguous": lambda lib, x: x.contiguous(),
+    "clone": lambda lib, x: x.clone(),
+    "numel": lambda lib, x: x.numel(),
+    "dim": lambda lib, x: x.dim(),
+    "float": lambda lib, x: x.float(),
+    "double": lambda lib, x: x.float().double(),
+    "half": lambda lib, x: x.half(),
+    "long": lambda lib, x: x.long(),
+    "int": lambda lib, x: x.int(),
+    "bool": lambda lib, x: (x - 1.0).bool(),
+    "to": lambda lib, x: x.to(lib.float32),
+    "cpu": lambda lib, x: x.cpu(),
+    "type_as": lambda lib, x: x.type_as(_tensor(lib, np.zeros(1, dtype=np.float32))),
+    "new_zeros": lambda lib, x: x.new_zeros(2, 3),
+    "new_ones": lambda lib, x: x.new_ones((2,)),
+    "new_full": lambda lib, x: x.new_full((2,), 3.5),
+    "new_tensor": lambda lib, x: x.new_tensor([1.0, 2.0]),
+    **{
+        name: (lambda method: lambda lib, x: getattr(x, method)())(name)
+        for name in (
+            "abs",
+            "neg",
+            "exp",
+            "log",
+            "log1p",
+            "expm1",
+            "sqrt",
+            "rsqrt",
+            "square",
+            "sin",
+            "cos",
+            "tan",
+            "sinh",
+            "cosh",
+            "tanh",
+            "asinh",
+            "atan",
+            "sigmoid",
+            "relu",
+            "floor",
+            "ceil",
+            "round",
+            "trunc",
+            "sign",
+            "reciprocal",
+            "log2",
+            "log10",
+            "erf",
+            "exp2",
+            "frac",
+        )
+    },
+    "pow": lambda lib, x: x.pow(3),
+    "clamp": lambda lib, x: x.clamp(min=0.4, max=2.2),
+    "clip": lambda lib, x: x.clip(0.4, 2.2),
+    "maximum": lambda lib, x: x.maximum(x.flip(1)),
+    "minimum": lambda lib, x: x.minimum(x.flip(0)),
+    "mm": lambda lib, x: x.mm(x.t()),
+    "bmm": lambda lib, x: x[None].bmm(x.t()[None]),
+    "matmul": lambda lib, x: x.matmul(x.t()),
+    "dot": lambda lib, x: x[0].dot(x[1]),
+    "outer": lambda lib, x: x[0].outer(x[1]),
+    "sum": lambda lib, x: x.sum(dim=1, keepdim=True),
+    "mean": lambda lib, x: x.mean(dim=0),
+    "prod": lambda lib, x: x.prod(1),
+    "std": lambda lib, x: x.std(dim=1),
+    "var": lambda lib, x: x.var(0, keepdim=True),
+    "norm": lambda lib, x: x.norm(dim=1, keepdim=True),
+    "max": lambda lib, x: tuple(x.max(dim=1)),
+    "min": lambda lib, x: tuple(x.min(0, keepdim=True)),
+    "max()": lambda lib, x: x.max(),
+    "argmax": lambda lib, x: x.argmax(dim=1),
+    "argmin": lambda lib, x: x.argmin(0, keepdim=True),
+    "softmax": lambda lib, x: x.softmax(dim=1),
+    "log_softmax": lambda lib, x: x.log_softmax(0),
+    "cumsum": lambda lib, x: x.cumsum(dim=1),
+    "topk": lambda lib, x: tuple(x.topk(2)),
+    "sort": lambda lib, x: tuple(x.sort(dim=0, descending=True)),
+    "argsort": lambda lib, x: x.argsort(dim=1),
+    "gather": lambda lib, x: x.gather(1, _index(lib)),
+    "index_select": lambda lib, x: x.index_select(0, _tensor(lib, np.array([2, 0]))),
+    "masked_fill": lambda lib, x: x.masked_fill(x > 1.0, 0.0),
+    "where": lambda lib, x: x.where(x > 1.0, x * x),
+    "chunk": lambda lib, x: x.chunk(2, dim=1),
+    "split": lambda lib, x: x.split([1, 3], dim=1),
+    "unbind": lambda lib, x: x.unbind(1),
+    "flip": lambda lib, x: x.flip(0),
+    "roll": lambda lib, x: x.roll(1, 1),
+    "tril": lambda lib, x: x.tril(),
+    "triu": lambda lib, x: x.triu(1),
+    "all": lambda lib, x: (x > 0.2).all(dim=1),
+    "any": lambda lib, x: (x > 2.0).any(0),
+    **{
+        name: (lambda method: lambda lib, x: getattr(x, method)(1.0))(name)
+        for name in ("eq", "ne", "gt", "ge", "lt", "le")
+    },
+    "add_": _in_place(
+        "add_",
+        lambda lib, x: x.flip(0),
+    ),
+    "sub_": _in_place("sub_", 0.5),
+    "mul_": _in_place("mul_", lambda lib, x: x.flip(1)),
+    "div_": _in_place("div_", 4.0),
+    "clamp_": _in_place("clamp_", 0.4, 2.2),
+    "exp_": _in_place("exp_"),
+    "zero_": _in_place("zero_"),
+    "fill_": _in_place("fill_", 2.5),
+    "copy_": _in_place("copy_", lambda lib, x: x.flip(0) * 2),
+    "lt_": _in_place("lt_", 1.0),
+    "eq_": _in_place("eq_", lambda lib, x: x.flip(0).flip(0)),
+    "squeeze_": lambda lib, x: (x[:, :1] * 1.0).squeeze_(1),
+    "unsqueeze_": _in_place("unsqueeze_", 0),
+    "t_": _in_place("t_"),
+    "transpose_": _in_place("transpose_", 1, 0),
+}
+
+NAMES: dict[str, Callable[[Any, Any], Any]] = {
+    "float, double, half, long, int, short, cfloat, cdouble": lambda lib, x: tuple(
+        getattr(lib, n) is getattr(lib, m)
+        for n, m in (
+            ("float", "float32"),
+            ("double", "float64"),
+            ("half", "float16"),
+            ("long", "int64"),
+            ("int", "int32"),
+            ("short", "int16"),
+            ("cfloat", "complex64"),
+            ("cdouble", "complex128"),
+        )
+    ),
+    "cat": lambda lib, x: lib.cat([x, x], dim=1),
+    "clamp": lambda lib, x: lib.clamp(x, min=0.5),
+    "mm": lambda lib, x: lib.mm(x, x.t()),
+    "bmm": lambda lib, x: lib.bmm(x[None], x.t()[None]),
+    "numel": lambda lib, x: lib.numel(x),
+    "from_numpy": lambda lib, x: lib.from_numpy(X.astype(np.float32)),
+    "as_tensor": lambda lib, x: lib.as_tensor([1, 2], dtype=lib.float64),
+    "is_tensor": lambda lib, x: (lib.is_tensor(x), lib.is_tensor(X)),
+    "get_default_dtype": lambda lib, x: str(lib.get_default_dtype()).split(".")[-1],
+    "device": lambda lib, x: (lib.device("cpu").type, lib.device("cpu").index),
+    "zeros(2, 3)": lambda lib, x: lib.zeros(2, 3),
+    "ones(2, 3)": lambda lib, x: lib.ones(2, 3, dtype=lib.float64),
+    "empty(2, 3)": lambda lib, x: tuple(lib.empty(2, 3).shape),
+    "full((2, 3), v)": lambda lib, x: lib.full((2, 3), 1.5),
+    "bare @no_grad": lambda lib, x: lib.no_grad(lambda: (x * 2).requires_grad)(),
+    "x.size()": lambda lib, x: tuple(x.size()),
+    "x.size(dim)": lambda lib, x: x.size(-1),
+}
+RANDOM: dict[str, Callable[[Any, Any], Any]] = {
+    "randint": lambda lib, x: lib.randint(0, 5, (3, 2)),
+    "randn_like": lambda lib, x: lib.randn_like(x),
+    "rand_like": lambda lib, x: lib.rand_like(x),
+    "randint_like": lambda lib, x: lib.randint_like(x, 4),
+    "normal": lambda lib, x: lib.normal(0.0, 1.0, (2, 3)),
+}
+
+
+def _comparable(value: Any) -> Any:
+    if isinstance(value, plugrad.Tensor | torch.Tensor):
+        array = np.asarray(value.detach().numpy())
+        return ("tensor", str(array.dtype), array.shape, array)
+    if isinstance(value, tuple | list):
+        return tuple(_comparable(v) for v in value)
+    return value
+
+
+def _run(lib: Any, program: Callable[[Any, Any], Any]) -> tuple[Any, Any]:
+    x = _tensor(lib, X)
+    x.requires_grad_(True)
+    out = program(lib, x)
+    outs = list(out) if isinstance(out, tuple | list) else [out]
+    loss = None
+    for i, o in enumerate(outs):
+        if isinstance(o, plugrad.Tensor | torch.Tensor) and o.requires_grad:
+            weights = np.linspace(0.5, 1.5, int(np.prod(o.shape))).reshape(tuple(o.shape))
+            weight = _tensor(lib, weights * (i + 1))
+            if lib is plugrad:  # on the output's device (x.cpu() moves off the default one)
+                weight = plugrad.asarray(weights * (i + 1), device=o.device)
+            term = (o * weight.to(o.dtype)).sum()
+            loss = term if loss is None else loss + term
+    if loss is not None:
+        loss.backward()
+    grad = None if x.grad is None else np.asarray(x.grad.detach().numpy())
+    return _comparable(out), grad
+
+
+def _assert_same(ours: Any, theirs: Any) -> None:
+    if isinstance(theirs, tuple) and theirs and theirs[0] == "tensor":
+        assert ours[:3] == theirs[:3]
+        rtol = 1e-3 if theirs[1] == "float16" else 1e-12
+        np.testing.assert_allclose(ours[3], theirs[3], rtol=rtol, atol=1e-12)
+    elif isinstance(theirs, tuple):
+        assert isinstance(ours, tuple) and len(ours) == len(theirs)
+        for a, b in zip(ours, theirs, strict=True):
+            _assert_same(a, b)
+    else:
+        assert ours == theirs
+
+
+@pytest.mark.parametrize("backend", backends_under_test())
+@pytest.mark.parametrize("name", [*METHODS, *NAMES])
+def test_a_name_of_the_pytorch_surface_gives_pytorchs_values_and_gradients(name, backend) -> None:
+    program = METHODS.get(name) or NAMES[name]
+    if name == "half":
+        try:
+            plugrad.zeros(1, dtype=plugrad.float16, device=backend)
+        except plugrad.errors.DtypeError:
+            pytest.skip(f"{backend} has no float16")
+    with plugrad.use_backend(backend):
+        ours, our_grad = _run(plugrad, program)
+    theirs, their_grad = _run(torch, program)
+    _assert_same(ours, theirs)
+    if their_grad is None:
+        assert our_grad is None
+    else:
+        np.testing.assert_allclose(our_grad, their_grad, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", list(RANDOM))
+def test_a_random_name_gives_pytorchs_dtype_and_shape(name) -> None:
+    ours = RANDOM[name](plugrad, plugrad.asarray(X))
+    theirs = RANDOM[name](torch, torch.from_numpy(X))
+    assert (str(np.asarray(ours).dtype), ours.shape) == (
+        str(theirs.numpy().dtype),
+        tuple(theirs.shape),
+    )
+
+
+def test_the_default_dtype_and_device_setters_are_pytorchs() -> None:
+    for lib in (plugrad, torch):
+        lib.set_default_dtype(lib.float64)
+        try:
+            assert lib.zeros(2).dtype is lib.float64
+        finally:
+            lib.set_default_dtype(lib.float32)
+        lib.set_default_device("cpu")
+        assert lib.zeros(2).device.type == "cpu"
+
+
+def test_the_cuda_questions_never_import_a_gpu_library_that_is_absent() -> None:
+    code = (
+        "import importlib.util, sys, plugrad\n"
+        "answers = plugrad.cuda.is_available(), plugrad.cuda.device_count()\n"
+        "print(*answers, 'cupy' in sys.modules, importlib.util.find_spec('cupy') is not None)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    available, count, imported, installed = done.stdout.split()
+    if installed == "False":
+        assert (available, count, imported) == ("False", "0", "False")
+    else:
+        assert (available == "True") == (int(count) > 0)
