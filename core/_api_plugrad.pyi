@@ -55,7 +55,7 @@ def all(
     axis: Any = ...,
     keepdims: bool = ...,
     out: Any = ...,
-) -> Any:
+) -> Tensor:
     """Test whether all elements along ``axis`` are true (non-zero)."""
 
 
@@ -68,7 +68,7 @@ def any(
     axis: Any = ...,
     keepdims: bool = ...,
     out: Any = ...,
-) -> Any:
+) -> Tensor:
     """Test whether any element along ``axis`` is true (non-zero)."""
 
 
@@ -109,7 +109,7 @@ def argmax(
     axis: Any = ...,
     keepdims: bool = ...,
     out: Any = ...,
-) -> Any:
+) -> Tensor:
     """Index of the (first) maximum along ``axis`` (of the flattened tensor by default)."""
 
 
@@ -122,7 +122,7 @@ def argmin(
     axis: Any = ...,
     keepdims: bool = ...,
     out: Any = ...,
-) -> Any:
+) -> Tensor:
     """Index of the (first) minimum along ``axis`` (of the flattened tensor by default)."""
 
 
@@ -211,7 +211,7 @@ def broadcast_to(x: TensorLike, /, shape: Any) -> Tensor:
     """Broadcast ``x`` to ``shape``; the gradient is summed back over new axes."""
 
 
-def cat(arrays: Sequence[TensorLike], /, dim: Any = ..., *, axis: Any = ...) -> Any:
+def cat(arrays: Sequence[TensorLike], /, dim: Any = ..., *, axis: Any = ...) -> Tensor:
     """Join tensors along an existing ``axis`` (flattened first if ``axis=None``)."""
 
 
@@ -241,11 +241,11 @@ def clip(
     """Clamp ``x`` to ``[min, max]`` element-wise; ``min``/``max`` are scalars, tensors or None."""
 
 
-def concat(arrays: Sequence[TensorLike], /, dim: Any = ..., *, axis: Any = ...) -> Any:
+def concat(arrays: Sequence[TensorLike], /, dim: Any = ..., *, axis: Any = ...) -> Tensor:
     """Join tensors along an existing ``axis`` (flattened first if ``axis=None``)."""
 
 
-def concatenate(arrays: Sequence[TensorLike], /, dim: Any = ..., *, axis: Any = ...) -> Any:
+def concatenate(arrays: Sequence[TensorLike], /, dim: Any = ..., *, axis: Any = ...) -> Tensor:
     """Join tensors along an existing ``axis`` (flattened first if ``axis=None``)."""
 
 
@@ -516,7 +516,7 @@ def mean(
     axis: Any = ...,
     keepdims: bool = ...,
     out: Any = ...,
-) -> Any:
+) -> Tensor:
     """Arithmetic mean over ``axis`` (all axes by default)."""
 
 
@@ -607,7 +607,7 @@ def prod(
     dtype: DType | None = ...,
     keepdims: bool = ...,
     out: Any = ...,
-) -> Any:
+) -> Tensor:
     """Product of the elements over ``axis``; the gradient is exact where elements are 0."""
 
 
@@ -727,7 +727,7 @@ def squeeze(x: TensorLike, /, axis: Any = ..., *, dim: Any = ...) -> Any:
     """Remove the size-1 axes named by ``axis``."""
 
 
-def stack(arrays: Sequence[TensorLike], /, dim: Any = ..., *, axis: Any = ...) -> Any:
+def stack(arrays: Sequence[TensorLike], /, dim: Any = ..., *, axis: Any = ...) -> Tensor:
     """Join tensors of one shape along a new ``axis``."""
 
 
@@ -764,7 +764,7 @@ def sum(
     dtype: DType | None = ...,
     keepdims: bool = ...,
     out: Any = ...,
-) -> Any:
+) -> Tensor:
     """Sum of the elements over ``axis`` (all axes by default)."""
 
 

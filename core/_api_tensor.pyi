@@ -225,7 +225,7 @@ class InstalledTensorMethods:
         *,
         axis: Any = ...,
         keepdims: bool = ...,
-    ) -> Any:
+    ) -> Tensor:
         """Test whether all elements along ``axis`` are true (non-zero)."""
 
     def amax(
@@ -255,7 +255,7 @@ class InstalledTensorMethods:
         *,
         axis: Any = ...,
         keepdims: bool = ...,
-    ) -> Any:
+    ) -> Tensor:
         """Test whether any element along ``axis`` is true (non-zero)."""
 
     def arccos(self, *, out: Any = ...) -> Tensor:
@@ -309,7 +309,7 @@ class InstalledTensorMethods:
         *,
         axis: Any = ...,
         keepdims: bool = ...,
-    ) -> Any:
+    ) -> Tensor:
         """Index of the (first) maximum along ``axis`` (of the flattened tensor by default)."""
 
     def argmin(
@@ -319,7 +319,7 @@ class InstalledTensorMethods:
         *,
         axis: Any = ...,
         keepdims: bool = ...,
-    ) -> Any:
+    ) -> Tensor:
         """Index of the (first) minimum along ``axis`` (of the flattened tensor by default)."""
 
     def argsort(
@@ -828,7 +828,7 @@ class InstalledTensorMethods:
         *,
         axis: Any = ...,
         keepdims: bool = ...,
-    ) -> Any:
+    ) -> Tensor:
         """Arithmetic mean over ``axis`` (all axes by default)."""
 
     def min(self, dim: Any = ..., keepdim: bool = ..., *, axis: Any = ...) -> Any:
@@ -961,7 +961,7 @@ class InstalledTensorMethods:
         axis: Any = ...,
         dtype: DType | None = ...,
         keepdims: bool = ...,
-    ) -> Any:
+    ) -> Tensor:
         """Product of the elements over ``axis``; the gradient is exact where elements are 0."""
 
     def rad2deg(self, *, out: Any = ...) -> Tensor:
@@ -1131,7 +1131,7 @@ class InstalledTensorMethods:
         axis: Any = ...,
         dtype: DType | None = ...,
         keepdims: bool = ...,
-    ) -> Any:
+    ) -> Tensor:
         """Sum of the elements over ``axis`` (all axes by default)."""
 
     def swapaxes(self, dim0: int, dim1: int) -> Any:

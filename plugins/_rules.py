@@ -191,6 +191,17 @@ def _dims(dim: Any) -> Any:
     return tuple(dim) if isinstance(dim, list) else dim
 
 
+def one_array(adapter: Any) -> Any:
+    """Mark a ``torch_function`` adapter that gives one array, as its op does.
+
+    The generated stubs then type PyTorch's form of the call as a ``Tensor``,
+    as the op's own; an unmarked adapter may give something else (PyTorch's
+    ``max(x, dim)`` gives values and indices) and is typed ``Any``.
+    """
+    adapter.returns_one_array = True
+    return adapter
+
+
 def torch_reduction(name: str, *, with_dtype: bool = False) -> Any:
     """PyTorch's ``torch.<name>(x, dim=None, keepdim=False)``: the axis may come by position.
 
@@ -212,7 +223,7 @@ def torch_reduction(name: str, *, with_dtype: bool = False) -> Any:
         ) -> Any:  # fmt: skip
             return getattr(xp, name)(x, dtype=dtype, **arguments(dim, keepdim, axis, keepdims))
 
-        return reduce_with_dtype
+        return one_array(reduce_with_dtype)
 
     def reduce(
         xp: Any, x: Any, dim: Any = None, keepdim: Any = None, *,
@@ -220,7 +231,7 @@ def torch_reduction(name: str, *, with_dtype: bool = False) -> Any:
     ) -> Any:  # fmt: skip
         return getattr(xp, name)(x, **arguments(dim, keepdim, axis, keepdims))
 
-    return reduce
+    return one_array(reduce)
 
 
 def torch_join(name: str) -> Any:
@@ -229,7 +240,7 @@ def torch_join(name: str) -> Any:
     def join(xp: Any, tensors: Any, dim: int = 0) -> Any:
         return getattr(xp, name)(tensors, axis=dim)
 
-    return join
+    return one_array(join)
 
 
 def torch_cumulative(name: str) -> Any:
@@ -238,4 +249,4 @@ def torch_cumulative(name: str) -> Any:
     def accumulate(xp: Any, x: Any, dim: int, *, dtype: Any = None) -> Any:
         return getattr(xp, name)(x, axis=dim, dtype=dtype)
 
-    return accumulate
+    return one_array(accumulate)

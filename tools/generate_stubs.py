@@ -107,7 +107,8 @@ def _returns(op: Any, result_types: dict[str, str]) -> str:
         fields = "".join(f"    {name}: Tensor\n" for name in names)
         result_types[type_name] = f"class {type_name}(NamedTuple):\n{fields}"
         return type_name
-    if getattr(op, "torch_function", None) is not None:
+    adapter = getattr(op, "torch_function", None)
+    if adapter is not None and not getattr(adapter, "returns_one_array", False):
         return "Any"  # PyTorch's form of the call may return what the op does not
     return "tuple[Tensor, ...]" if getattr(op, "multiple_outputs", False) else "Tensor"
 
