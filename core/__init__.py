@@ -81,16 +81,21 @@ from .dtypes import (
     uint64,
 )
 from .function import Function, FunctionCtx
-from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .graph import Node
 from .lazy import compute
+
+# PyTorch's torch.softmax, torch.relu, ...: the nn functions (the ops are plugrad.ops.<name>).
+from .nn.functional import log_softmax, relu, sigmoid, softmax
 from .placement import default_device, set_backend, set_default_device, use_backend
 from .printing import get_printoptions, printoptions, set_printoptions
 from .pytorch_names import (
+    allclose,
     as_tensor,
     from_numpy,
     get_default_dtype,
     is_tensor,
+    isclose,
     numel,
     set_default_dtype,
 )
@@ -179,6 +184,13 @@ __all__ = [
     "zeros",
     "zeros_like",
     "Size",
+    "allclose",
+    "inference_mode",
+    "isclose",
+    "log_softmax",
+    "relu",
+    "sigmoid",
+    "softmax",
     "as_tensor",
     "cuda",
     "device",

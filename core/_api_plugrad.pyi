@@ -386,6 +386,12 @@ def frac(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """The fractional part ``x - trunc(x)`` element-wise, signed like ``x`` (PyTorch's)."""
 
 
+def gather(x: TensorLike, dim: int, index: Any) -> Any:
+    """PyTorch's ``x.gather(dim, index)``: ``out[..., i, ...] = x[..., index[..., i, ...],
+    ...]``.
+    """
+
+
 def ge(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Compare ``x1 >= x2`` element-wise, broadcasting; a bool tensor."""
 
@@ -579,6 +585,10 @@ def nextafter(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
 
 def nonzero(x: TensorLike, /) -> tuple[Tensor, ...]:
     """Indices of the non-zero elements: a tuple with one index tensor per axis."""
+
+
+def norm(x: Any, p: Any = ..., dim: Any = ..., keepdim: bool = ..., *, axis: Any = ...) -> Any:
+    """PyTorch's ``x.norm(p="fro", dim=None, keepdim=False)``: a vector norm, or ``"nuc"``."""
 
 
 def not_equal(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
@@ -818,6 +828,16 @@ def tensordot(x1: TensorLike, x2: TensorLike, /, *, axes: Any = ..., out: Any = 
 
 def tile(x: TensorLike, /, repetitions: Any, *, out: Any = ...) -> Tensor:
     """Repeat the whole tensor ``repetitions[i]`` times along each axis ``i``."""
+
+
+def topk(
+    x: TensorLike,
+    k: int,
+    dim: int = ...,
+    largest: bool = ...,
+    sorted: bool = ...,
+) -> tuple[Any, Any]:
+    """PyTorch's ``x.topk(k, dim=-1, largest=True)``: the ``k`` largest (or smallest) elements."""
 
 
 def transpose(x: TensorLike, dim0: int, dim1: int) -> Any:

@@ -228,6 +228,15 @@ class InstalledTensorMethods:
     ) -> Any:
         """Test whether all elements along ``axis`` are true (non-zero)."""
 
+    def allclose(
+        self,
+        other: Any,
+        rtol: float = ...,
+        atol: float = ...,
+        equal_nan: bool = ...,
+    ) -> bool:
+        """:func:`plugrad.allclose` of this tensor and ``other``."""
+
     def amax(
         self,
         dim: Any = ...,
@@ -704,6 +713,15 @@ class InstalledTensorMethods:
     def index_select(self, dim: int, index: Any) -> Any:
         """PyTorch's ``x.index_select(dim, index)``: the slices at ``index`` (1-D) along ``dim``."""
 
+    def isclose(
+        self,
+        other: Any,
+        rtol: float = ...,
+        atol: float = ...,
+        equal_nan: bool = ...,
+    ) -> Tensor:
+        """:func:`plugrad.isclose` of this tensor and ``other``."""
+
     def isfinite(self, *, out: Any = ...) -> Tensor:
         """Whether each element is finite (neither infinite nor NaN)."""
 
@@ -810,6 +828,11 @@ class InstalledTensorMethods:
     def masked_fill_(self, mask: Any, value: Any) -> Any:
         """In-place :meth:`masked_fill`: ``x.masked_fill_(...)`` makes ``x`` hold it."""
 
+    def masked_select(self, mask: Any) -> Any:
+        """PyTorch's ``x.masked_select(mask)``: the 1-D tensor of the elements where ``mask``
+        holds.
+        """
+
     def matmul(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Matrix product ``x1 @ x2``, with NumPy's rules for 1-D and batched inputs."""
 
@@ -859,6 +882,11 @@ class InstalledTensorMethods:
 
     def multiply_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """In-place :meth:`multiply`: ``x.multiply_(...)`` makes ``x`` hold it."""
+
+    def narrow(self, dim: int, start: Any, length: int) -> Any:
+        """PyTorch's ``x.narrow(dim, start, length)``: ``length`` elements from ``start`` along
+        ``dim``.
+        """
 
     def ne(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Compare ``x1 != x2`` element-wise, broadcasting; a bool tensor."""
@@ -922,6 +950,9 @@ class InstalledTensorMethods:
 
     def nextafter_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """In-place :meth:`nextafter`: ``x.nextafter_(...)`` makes ``x`` hold it."""
+
+    def nonzero(self, *, as_tuple: bool = ...) -> Any:
+        """PyTorch's ``x.nonzero()``: one row of indices per non-zero element (``(n, x.ndim)``)."""
 
     def norm(self, p: Any = ..., dim: Any = ..., keepdim: bool = ..., *, axis: Any = ...) -> Any:
         """PyTorch's ``x.norm(p="fro", dim=None, keepdim=False)``: a vector norm, or ``"nuc"``."""
@@ -1026,6 +1057,36 @@ class InstalledTensorMethods:
 
     def rsqrt_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`rsqrt`: ``x.rsqrt_(...)`` makes ``x`` hold it."""
+
+    def scatter(
+        self,
+        dim: int,
+        index: Any,
+        src: Any = ...,
+        *,
+        value: TensorLike | None = ...,
+    ) -> Any:
+        """PyTorch's ``x.scatter(dim, index, src)``: ``out[..., index[i], ...] = src[i]`` along
+        ``dim``.
+        """
+
+    def scatter_(
+        self,
+        dim: int,
+        index: Any,
+        src: Any = ...,
+        *,
+        value: TensorLike | None = ...,
+    ) -> Any:
+        """In-place :meth:`scatter`: ``x.scatter_(...)`` makes ``x`` hold it."""
+
+    def scatter_add(self, dim: int, index: Any, src: Any) -> Any:
+        """PyTorch's ``x.scatter_add(dim, index, src)``: ``src`` added at ``index`` along
+        ``dim``.
+        """
+
+    def scatter_add_(self, dim: int, index: Any, src: Any) -> Any:
+        """In-place :meth:`scatter_add`: ``x.scatter_add_(...)`` makes ``x`` hold it."""
 
     def sgn(self, *, out: Any = ...) -> Tensor:
         """Sign of ``x`` element-wise: -1, 0 or 1 (``x / |x|`` for complex)."""

@@ -2,6 +2,7 @@
 
 Small functions PyTorch code calls every day:
 :func:`from_numpy`, :func:`as_tensor`, :func:`is_tensor`, :func:`numel`,
+:func:`isclose`, :func:`allclose` (also Tensor methods),
 :func:`get_default_dtype` and :func:`set_default_dtype`. (PyTorch's short dtype
 names, ``plugrad.float`` for ``plugrad.float32`` and so on, are set in the package itself.)
 """
@@ -11,18 +12,21 @@ from __future__ import annotations
 from typing import Any
 
 from . import dtypes as _dtypes
+from . import ops as _ops
 from . import registry
 from .backend import Device
 from .creation import asarray
 from .errors import DtypeError
-from .tensor import Tensor
+from .tensor import Tensor, install_methods
 
 __all__ = [
     "MISSING_DTYPES",
+    "allclose",
     "as_tensor",
     "from_numpy",
     "get_default_dtype",
     "is_tensor",
+    "isclose",
     "numel",
     "set_default_dtype",
 ]
@@ -141,3 +145,69 @@ def set_default_dtype(dtype: _dtypes.DType) -> None:
     _dtypes.default_complex_dtype = (
         _dtypes.complex128 if dtype is _dtypes.float64 else _dtypes.complex64
     )
+
+
+def isclose(
+    input: Tensor, other: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
+) -> Tensor:
+    """Return where ``|input - other| <= atol + rtol * |other|``, element-wise (a bool tensor).
+
+    Equal infinities are close; NaN is close to NaN only with ``equal_nan``.
+    The two broadcast against each other. Not differentiable.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.isclose(plugrad.tensor([1.0, 2.0]), plugrad.tensor([1.0 + 1e-9, 2.1]))
+    tensor([ True, False])
+    """
+    if not isinstance(input, Tensor):
+        raise TypeError(f"isclose() takes a Tensor, got {type(input).__name__}")
+    if rtol < 0 or atol < 0:
+        raise ValueError(f"isclose(): rtol and atol must be >= 0, got rtol={rtol}, atol={atol}")
+    input = input.detach()
+    other = other.detach() if isinstance(other, Tensor) else asarray(other, device=input.device)
+    close = _ops.equal(input, other)
+    if {input.dtype.kind, other.dtype.kind} & {"real floating", "complex floating"}:
+        # NOTE: equal infinities are close through equal() only; the distance is taken
+        # between finite values (0 elsewhere), as inf - inf would warn and give nan.
+        finite = _ops.logical_and(_ops.isfinite(input), _ops.isfinite(other))
+        distance = _ops.abs(_ops.where(finite, input, 0) - _ops.where(finite, other, 0))
+        within = _ops.logical_and(finite, distance <= atol + rtol * _ops.abs(other))
+        if equal_nan:
+            close = _ops.logical_or(close, _ops.logical_and(_ops.isnan(input), _ops.isnan(other)))
+    else:
+        within = _ops.abs(input - other) <= atol + rtol * _ops.abs(other)
+    close = _ops.logical_or(close, within)
+    return close
+
+
+def allclose(
+    input: Tensor, other: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
+) -> bool:
+    """Return whether every element of ``input`` is close to ``other`` (see :func:`isclose`).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.allclose(plugrad.tensor([1.0, 2.0]), plugrad.tensor([1.0, 2.0 + 1e-7]))
+    True
+    """
+    return bool(_ops.all(isclose(input, other, rtol, atol, equal_nan)))
+
+
+def _isclose_method(
+    self: Tensor, other: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
+) -> Tensor:
+    """:func:`plugrad.isclose` of this tensor and ``other``."""
+    return isclose(self, other, rtol, atol, equal_nan)
+
+
+def _allclose_method(
+    self: Tensor, other: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
+) -> bool:
+    """:func:`plugrad.allclose` of this tensor and ``other``."""
+    return allclose(self, other, rtol, atol, equal_nan)
+
+
+install_methods(isclose=_isclose_method, allclose=_allclose_method)

@@ -137,6 +137,7 @@ def _vecdot_grad(which: int) -> Any:
 vecdot = op("vecdot", lambda xp, x1, x2, /, *, axis=-1: xp.vecdot(
                 x1, x2, axis=negative_axis(axis, x1, x2)),
             vjp=(_vecdot_grad(0), _vecdot_grad(1)), broadcasting=True, methods={"norm": _norm},
+            aliases={"norm": _norm},
             doc="Dot product along ``axis``, broadcasting the other axes (``x1`` is conjugated).")
 
 # fmt: on

@@ -48,8 +48,21 @@ argmax = op("argmax(x, /, *, axis=None, keepdims=False)", differentiable=False, 
 argmin = op("argmin(x, /, *, axis=None, keepdims=False)", differentiable=False, methods="argmin",
             torch_function=torch_reduction("argmin"),
             doc="Index of the (first) minimum along ``axis`` (of the flattened tensor by default).")
+def _nonzero_method(xp: Any, x: Any, *, as_tuple: bool = False) -> Any:
+    """PyTorch's ``x.nonzero()``: one row of indices per non-zero element (``(n, x.ndim)``).
+
+    With ``as_tuple=True``, the standard's form: one index tensor per axis.
+    """
+    indices = xp.nonzero(x)
+    if as_tuple:
+        return indices
+    if not indices:  # a 0-d tensor: one row of no indices, or none
+        return xp.reshape(xp.astype(xp.asarray(x != 0), xp.int64), (-1, 0))[:, :0]
+    return xp.stack(indices, axis=1)
+
+
 nonzero = op("nonzero", lambda xp, x, /: tuple(xp.nonzero(x)), multiple_outputs=True,
-             differentiable=False,
+             differentiable=False, methods={"nonzero": _nonzero_method},
              doc="Indices of the non-zero elements: a tuple with one index tensor per axis.")
 count_nonzero = op("count_nonzero(x, /, *, axis=None, keepdims=False)", differentiable=False,
                    doc="Number of non-zero elements along ``axis`` (all axes by default).")

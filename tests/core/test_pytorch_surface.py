@@ -38,6 +38,11 @@ def _index(lib: Any) -> Any:
     return _tensor(lib, np.array([[2, 0], [1, 3], [0, 0]]))
 
 
+def _distinct_index(lib: Any) -> Any:
+    """Indices along axis 1 without repeats in a row: scatter's result is then unique."""
+    return _tensor(lib, np.array([[2, 0], [1, 3], [0, 3]]))
+
+
 def _in_place(method: str, *args: Any) -> Callable[[Any, Any], Any]:
     """``y = x * 1; y.<method>(*args)``: recorded on a tensor that is not a leaf."""
 
@@ -159,6 +164,21 @@ METHODS: dict[str, Callable[[Any, Any], Any]] = {
         name: (lambda method: lambda lib, x: getattr(x, method)(1.0))(name)
         for name in ("eq", "ne", "gt", "ge", "lt", "le")
     },
+    "nonzero": lambda lib, x: (x > 1.0).nonzero(),
+    "nonzero(as_tuple=True)": lambda lib, x: (x > 1.0).nonzero(as_tuple=True),
+    "is_floating_point": lambda lib, x: (x.is_floating_point(), x.long().is_floating_point()),
+    "is_complex": lambda lib, x: (x.is_complex(), (x * 1j).is_complex()),
+    "is_contiguous": lambda lib, x: x.is_contiguous(),
+    "nelement": lambda lib, x: x.nelement(),
+    "narrow": lambda lib, x: x.narrow(1, 1, 2),
+    "narrow(negative start)": lambda lib, x: x.narrow(0, -2, 2),
+    "scatter": lambda lib, x: x.scatter(1, _distinct_index(lib), x[:, 1:3] * 2),
+    "scatter(value)": lambda lib, x: x.scatter(1, _distinct_index(lib), 0.5),
+    "scatter_add": lambda lib, x: x.scatter_add(1, _index(lib), x[:, :2] * 3),
+    "masked_select": lambda lib, x: x.masked_select(x > 1.0),
+    "masked_select(broadcast)": lambda lib, x: x.masked_select(x[0] > 0.6),
+    "allclose": lambda lib, x: (x.allclose(x + 1e-9), x.allclose(x * 1.001)),
+    "isclose": lambda lib, x: x.isclose(x * (1 + 1e-6 * (x - 1.0)), rtol=1e-6),
     "add_": _in_place(
         "add_",
         lambda lib, x: x.flip(0),
@@ -173,11 +193,24 @@ METHODS: dict[str, Callable[[Any, Any], Any]] = {
     "copy_": _in_place("copy_", lambda lib, x: x.flip(0) * 2),
     "lt_": _in_place("lt_", 1.0),
     "eq_": _in_place("eq_", lambda lib, x: x.flip(0).flip(0)),
+    "scatter_": _in_place(
+        "scatter_", 1, lambda lib, x: _distinct_index(lib), lambda lib, x: x[:, 1:3] * 2
+    ),
+    "scatter_add_": _in_place(
+        "scatter_add_", 1, lambda lib, x: _index(lib), lambda lib, x: x[:, :2] * 3
+    ),
     "squeeze_": lambda lib, x: (x[:, :1] * 1.0).squeeze_(1),
     "unsqueeze_": _in_place("unsqueeze_", 0),
     "t_": _in_place("t_"),
     "transpose_": _in_place("transpose_", 1, 0),
 }
+
+
+def _inference(lib: Any, x: Any) -> tuple[bool, bool, bool]:
+    with lib.inference_mode():
+        inside = (x * 2).requires_grad, lib.is_grad_enabled()
+    return (*inside, lib.is_grad_enabled())
+
 
 NAMES: dict[str, Callable[[Any, Any], Any]] = {
     "float, double, half, long, int, short, cfloat, cdouble": lambda lib, x: tuple(
@@ -208,6 +241,29 @@ NAMES: dict[str, Callable[[Any, Any], Any]] = {
     "empty(2, 3)": lambda lib, x: tuple(lib.empty(2, 3).shape),
     "full((2, 3), v)": lambda lib, x: lib.full((2, 3), 1.5),
     "bare @no_grad": lambda lib, x: lib.no_grad(lambda: (x * 2).requires_grad)(),
+    "softmax": lambda lib, x: lib.softmax(x, 1),
+    "softmax(dim=)": lambda lib, x: lib.softmax(x, dim=0),
+    "log_softmax": lambda lib, x: lib.log_softmax(x, dim=1),
+    "sigmoid": lambda lib, x: lib.sigmoid(x - 1.0),
+    "relu": lambda lib, x: lib.relu(x - 1.0),
+    "gather": lambda lib, x: lib.gather(x, 1, _index(lib)),
+    "topk": lambda lib, x: tuple(lib.topk(x, 2, dim=0)),
+    "topk(largest=False)": lambda lib, x: tuple(lib.topk(x, 3, largest=False)),
+    "norm": lambda lib, x: lib.norm(x),
+    "norm(dim)": lambda lib, x: lib.norm(x, dim=1, keepdim=True),
+    "norm(p=1)": lambda lib, x: lib.norm(x, 1, 0),
+    "isclose": lambda lib, x: lib.isclose(x, x + 2e-5, atol=1e-5),
+    "isclose(inf, nan)": lambda lib, x: lib.isclose(
+        _tensor(lib, [np.inf, -np.inf, np.nan, 1.0]),
+        _tensor(lib, [np.inf, np.inf, np.nan, np.nan]),
+        equal_nan=True,
+    ),
+    "allclose": lambda lib, x: (lib.allclose(x, x * (1 + 1e-7)), lib.allclose(x, x + 1e-4)),
+    "with inference_mode()": lambda lib, x: _inference(lib, x),
+    "@inference_mode": lambda lib, x: lib.inference_mode(lambda: (x * 2).requires_grad)(),
+    "@inference_mode(False)": lambda lib, x: lib.inference_mode(False)(
+        lambda: (x * 2).requires_grad
+    )(),
     "x.size()": lambda lib, x: tuple(x.size()),
     "x.size(dim)": lambda lib, x: x.size(-1),
 }
