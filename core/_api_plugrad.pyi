@@ -42,7 +42,7 @@ def acosh(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Inverse hyperbolic cosine element-wise (``x >= 1``; gradient infinite at 1)."""
 
 
-def add(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+def add(x1: TensorLike, x2: TensorLike, /, *, alpha: Any = ..., out: Any = ...) -> Tensor:
     """Add ``x1 + x2`` element-wise, broadcasting."""
 
 
@@ -330,8 +330,8 @@ def diff(
     """The ``n``-th difference ``x[i + 1] - x[i]`` along ``axis``, after joining the ends."""
 
 
-def div(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
-    """Divide ``x1 / x2`` element-wise (true division)."""
+def div(x1: TensorLike, x2: TensorLike, *, rounding_mode: str | None = ...) -> Any:
+    """PyTorch's ``div(x1, x2, rounding_mode=None)``: true division, or rounded."""
 
 
 def divide(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
@@ -756,11 +756,11 @@ def std(
     """Standard deviation over ``axis``; ``correction=1`` for the sample one."""
 
 
-def sub(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+def sub(x1: TensorLike, x2: TensorLike, /, *, alpha: Any = ..., out: Any = ...) -> Tensor:
     """Subtract ``x1 - x2`` element-wise, broadcasting."""
 
 
-def subtract(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+def subtract(x1: TensorLike, x2: TensorLike, /, *, alpha: Any = ..., out: Any = ...) -> Tensor:
     """Subtract ``x1 - x2`` element-wise, broadcasting."""
 
 

@@ -580,16 +580,16 @@ class InstalledTensorMethods:
     def deg2rad_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`deg2rad`: ``x.deg2rad_(...)`` makes ``x`` hold it."""
 
-    def div(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
-        """Divide ``x1 / x2`` element-wise (true division)."""
+    def div(self, x2: TensorLike, *, rounding_mode: str | None = ...) -> Any:
+        """PyTorch's ``div(x1, x2, rounding_mode=None)``: true division, or rounded."""
 
-    def div_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+    def div_(self, x2: TensorLike, *, rounding_mode: str | None = ...) -> Any:
         """In-place :meth:`div`: ``x.div_(...)`` makes ``x`` hold it."""
 
-    def divide(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
-        """Divide ``x1 / x2`` element-wise (true division)."""
+    def divide(self, x2: TensorLike, *, rounding_mode: str | None = ...) -> Any:
+        """PyTorch's ``div(x1, x2, rounding_mode=None)``: true division, or rounded."""
 
-    def divide_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+    def divide_(self, x2: TensorLike, *, rounding_mode: str | None = ...) -> Any:
         """In-place :meth:`divide`: ``x.divide_(...)`` makes ``x`` hold it."""
 
     def dot(self, other: Any) -> Any:
@@ -884,9 +884,7 @@ class InstalledTensorMethods:
         """In-place :meth:`multiply`: ``x.multiply_(...)`` makes ``x`` hold it."""
 
     def narrow(self, dim: int, start: Any, length: int) -> Any:
-        """PyTorch's ``x.narrow(dim, start, length)``: ``length`` elements from ``start`` along
-        ``dim``.
-        """
+        """PyTorch's ``x.narrow(dim, start, length)``: ``length`` elements along ``dim``."""
 
     def ne(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Compare ``x1 != x2`` element-wise, broadcasting; a bool tensor."""

@@ -184,6 +184,7 @@ METHODS: dict[str, Callable[[Any, Any], Any]] = {
         lambda lib, x: x.flip(0),
     ),
     "sub_": _in_place("sub_", 0.5),
+    "div_(rounding_mode=)": lambda lib, x: (x * 1.0).div_(0.3, rounding_mode="trunc"),
     "mul_": _in_place("mul_", lambda lib, x: x.flip(1)),
     "div_": _in_place("div_", 4.0),
     "clamp_": _in_place("clamp_", 0.4, 2.2),
@@ -241,6 +242,16 @@ NAMES: dict[str, Callable[[Any, Any], Any]] = {
     "empty(2, 3)": lambda lib, x: tuple(lib.empty(2, 3).shape),
     "full((2, 3), v)": lambda lib, x: lib.full((2, 3), 1.5),
     "bare @no_grad": lambda lib, x: lib.no_grad(lambda: (x * 2).requires_grad)(),
+    "add(alpha=)": lambda lib, x: lib.add(x, x.flip(0), alpha=2),
+    "sub(alpha=)": lambda lib, x: lib.sub(x, x.flip(1), alpha=0.5),
+    "div(rounding_mode=)": lambda lib, x: tuple(
+        lib.div(x * 3, x.flip(0) - 0.9, rounding_mode=mode) for mode in (None, "trunc", "floor")
+    ),
+    "div(int, rounding_mode=)": lambda lib, x: tuple(
+        lib.div(_tensor(lib, [7, -7, 7, -7, 6]), _tensor(lib, [2, 2, -2, -2, 3]), rounding_mode=m)
+        for m in ("trunc", "floor")
+    ),
+    "x.div(rounding_mode=)": lambda lib, x: x.div(0.3, rounding_mode="floor"),
     "softmax": lambda lib, x: lib.softmax(x, 1),
     "softmax(dim=)": lambda lib, x: lib.softmax(x, dim=0),
     "log_softmax": lambda lib, x: lib.log_softmax(x, dim=1),
