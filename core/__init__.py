@@ -101,6 +101,7 @@ from .pytorch_names import (
 )
 from .random import (
     Generator,
+    bernoulli,
     manual_seed,
     normal,
     rand,
@@ -109,6 +110,7 @@ from .random import (
     randint_like,
     randn,
     randn_like,
+    randperm,
 )
 from .serialization import load, save
 from .tensor import Size, Tensor
@@ -185,6 +187,7 @@ __all__ = [
     "zeros_like",
     "Size",
     "allclose",
+    "bernoulli",
     "inference_mode",
     "isclose",
     "log_softmax",
@@ -203,6 +206,7 @@ __all__ = [
     "randint",
     "randint_like",
     "randn_like",
+    "randperm",
     "set_default_device",
     "set_default_dtype",
 ]

@@ -241,6 +241,8 @@ NAMES: dict[str, Callable[[Any, Any], Any]] = {
     "ones(2, 3)": lambda lib, x: lib.ones(2, 3, dtype=lib.float64),
     "empty(2, 3)": lambda lib, x: tuple(lib.empty(2, 3).shape),
     "full((2, 3), v)": lambda lib, x: lib.full((2, 3), 1.5),
+    "linspace(steps=)": lambda lib, x: lib.linspace(0, 1, steps=5),
+    "linspace(dtype)": lambda lib, x: lib.linspace(-1.0, 2.0, 4, dtype=lib.float64),
     "bare @no_grad": lambda lib, x: lib.no_grad(lambda: (x * 2).requires_grad)(),
     "add(alpha=)": lambda lib, x: lib.add(x, x.flip(0), alpha=2),
     "sub(alpha=)": lambda lib, x: lib.sub(x, x.flip(1), alpha=0.5),
@@ -284,6 +286,10 @@ RANDOM: dict[str, Callable[[Any, Any], Any]] = {
     "rand_like": lambda lib, x: lib.rand_like(x),
     "randint_like": lambda lib, x: lib.randint_like(x, 4),
     "normal": lambda lib, x: lib.normal(0.0, 1.0, (2, 3)),
+    "randperm": lambda lib, x: lib.randperm(7),
+    "randperm(dtype)": lambda lib, x: lib.randperm(4, dtype=lib.int32),
+    "bernoulli": lambda lib, x: lib.bernoulli(x / 4),
+    "bernoulli(p)": lambda lib, x: lib.bernoulli(x.float(), 0.3),
 }
 
 
@@ -356,6 +362,33 @@ def test_a_random_name_gives_pytorchs_dtype_and_shape(name) -> None:
         str(theirs.numpy().dtype),
         tuple(theirs.shape),
     )
+
+
+def test_randperm_and_bernoulli_draw_what_they_promise() -> None:
+    plugrad.manual_seed(3)
+    permutations = {tuple(plugrad.randperm(4).tolist()) for _ in range(200)}
+    assert all(sorted(p) == [0, 1, 2, 3] for p in permutations) and len(permutations) == 24
+    assert plugrad.randperm(0).shape == (0,)
+    probabilities = plugrad.asarray(np.array([0.0, 0.25, 1.0]))
+    drawn = np.stack([plugrad.bernoulli(probabilities).numpy() for _ in range(2000)])
+    assert set(np.unique(drawn)) <= {0.0, 1.0}
+    assert drawn[:, 0].sum() == 0 and drawn[:, 2].sum() == 2000
+    assert abs(drawn[:, 1].mean() - 0.25) < 0.05
+    x = plugrad.asarray(X / 4, requires_grad=True)
+    assert not plugrad.bernoulli(x).requires_grad
+    generator = plugrad.Generator(7)
+    first = plugrad.randperm(9, generator=generator).tolist()
+    assert first == plugrad.randperm(9, generator=plugrad.Generator(7)).tolist()
+    with pytest.raises(ValueError, match="non-negative"):
+        plugrad.randperm(-1)
+    with pytest.raises(plugrad.errors.DtypeError, match="real floating"):
+        plugrad.bernoulli(plugrad.asarray([0, 1]))
+
+
+def test_linspace_takes_the_count_once() -> None:
+    for bad in ({}, {"num": 3, "steps": 3}):
+        with pytest.raises(plugrad.errors.ArgumentError, match="steps="):
+            plugrad.linspace(0.0, 1.0, **bad)
 
 
 def test_the_default_dtype_and_device_setters_are_pytorchs() -> None:
