@@ -319,9 +319,9 @@ def deg2rad(x: TensorLike, /, *, out: Any = ...) -> Tensor:
 def diff(
     x: TensorLike,
     /,
-    *,
-    axis: int = ...,
     n: int = ...,
+    axis: int = ...,
+    *,
     prepend: TensorLike | None = ...,
     append: TensorLike | None = ...,
     dim: Any = ...,
@@ -370,7 +370,7 @@ def flatten(x: TensorLike, start_dim: int = ..., end_dim: int = ...) -> Any:
     """PyTorch's ``x.flatten(start_dim=0, end_dim=-1)``: join the axes ``start_dim..end_dim``."""
 
 
-def flip(x: TensorLike, /, *, axis: Any = ..., dim: Any = ...) -> Tensor:
+def flip(x: TensorLike, /, axis: Any = ..., *, dims: Any = ..., dim: Any = ...) -> Any:
     """Reverse the order of elements along ``axis`` (all axes by default)."""
 
 
@@ -656,12 +656,14 @@ def reshape(x: TensorLike, /, shape: Any, *, copy: Any = ...) -> Tensor:
 def roll(
     x: TensorLike,
     /,
-    shift: Any,
-    *,
+    shift: Any = ...,
     axis: Any = ...,
+    *,
+    shifts: Any = ...,
+    dims: Any = ...,
     dim: Any = ...,
     out: Any = ...,
-) -> Tensor:
+) -> Any:
     """Shift elements cyclically by ``shift`` along ``axis`` (flattened by default)."""
 
 

@@ -654,8 +654,8 @@ class InstalledTensorMethods:
         ``start_dim..end_dim``.
         """
 
-    def flip(self, dim: Any = ..., *, axis: Any = ...) -> Tensor:
-        """Reverse the order of elements along ``axis`` (all axes by default)."""
+    def flip(self, *dim: Any, dims: Any = ..., axis: Any = ...) -> Any:
+        """PyTorch's ``x.flip(0, 1)``, ``x.flip((0, 1))`` or ``x.flip(dims=...)``; or ``axis=``."""
 
     def floor(self, *, out: Any = ...) -> Tensor:
         """Round down element-wise."""
@@ -1041,7 +1041,7 @@ class InstalledTensorMethods:
     def resize_as_(self, other: Tensor) -> Tensor:
         """``x.resize_(other.shape)``: see :meth:`resize_`."""
 
-    def roll(self, shift: Any, dim: Any = ..., *, axis: Any = ...) -> Tensor:
+    def roll(self, shift: Any, axis: Any = ..., *, dim: Any = ...) -> Any:
         """Shift elements cyclically by ``shift`` along ``axis`` (flattened by default)."""
 
     def round(self, *, out: Any = ...) -> Tensor:

@@ -58,7 +58,9 @@ def _diff_grad(which: str) -> Any:
     return rule
 
 
-def _diff(xp: Any, x: Any, /, *, axis: int = -1, n: int = 1, prepend=None, append=None) -> Any:
+# NOTE: n and axis may come by position, in PyTorch's order (diff(x, 1, 0)); the standard
+# has them keyword-only.
+def _diff(xp: Any, x: Any, /, n: int = 1, axis: int = -1, *, prepend=None, append=None) -> Any:
     # Leave out absent ends: some libraries (numpy) would join a None.
     ends = {k: v for k, v in (("prepend", prepend), ("append", append)) if v is not None}
     return xp.diff(x, axis=axis, n=n, **ends)
