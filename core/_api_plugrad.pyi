@@ -917,5 +917,12 @@ def vecdot(
     """Dot product along ``axis``, broadcasting the other axes (``x1`` is conjugated)."""
 
 
-def where(condition: TensorLike, x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+def where(
+    condition: TensorLike,
+    x1: TensorLike | None = ...,
+    x2: TensorLike | None = ...,
+    /,
+    *,
+    out: Any = ...,
+) -> Any:
     """Choose ``x1`` where ``condition`` is true, else ``x2``, element-wise."""

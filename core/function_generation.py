@@ -377,6 +377,13 @@ def _make_function(op: RegisteredOp, module: str, method: bool = False) -> Calla
     if torch_params:
         assert torch_form is not None
         prelude += _torch_form_prelude(op, torch_params, inspect.signature(torch_form))
+    if torch_form is not None and len(op.input_names) > 1:
+        # Inputs after the first that default to None: a call leaving one out is PyTorch's.
+        first, *rest = op.input_names
+        prelude += (
+            f"    if {' or '.join(f'{i} is None' for i in rest)}:\n"
+            f"        return _torch_form(_graph.tensor_namespace, {first}, {', '.join(rest)})\n"
+        )
     if op.alpha:
         # PyTorch's factor for the second input: x.add(y, alpha=2) is x + 2 * y. The
         # function tests identity with the default: the cheapest test, as x + y calls it.

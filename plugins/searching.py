@@ -36,7 +36,19 @@ def _searchsorted(xp: Any, x1: Any, x2: Any, /, *, side: str = "left", sorter: A
     return xp.searchsorted(x1, x2, side=side, sorter=sorter)
 
 
-where = op("where(condition, x1, x2, /)", broadcasting=True, saves=("condition",),
+def _torch_where(xp: Any, condition: Any, x1: Any = None, x2: Any = None) -> Any:
+    """PyTorch's ``where(condition)``: the indices where it holds, one tensor per axis."""
+    if x1 is not None or x2 is not None:
+        raise TypeError(
+            "where() takes a condition and two values (where(condition, x1, x2)), or only "
+            "the condition (PyTorch's where(condition), the same as nonzero(condition))"
+        )
+    return xp.nonzero(condition)
+
+
+# NOTE: x1 and x2 default to None only so that where(condition) reaches _torch_where.
+where = op("where(condition, x1=None, x2=None, /)", broadcasting=True, saves=("condition",),
+           torch_function=_torch_where,
            vjp=(None, lambda xp, g, ans, condition, x1, x2: xp.where(condition, g, 0.0),
                 lambda xp, g, ans, condition, x1, x2: xp.where(condition, 0.0, g)),
            methods={"where": _where_method, "masked_fill": _masked_fill},

@@ -263,6 +263,7 @@ NAMES: dict[str, Callable[[Any, Any], Any]] = {
     "roll(x, shifts)": lambda lib, x: lib.roll(x, 5),
     "diff(x, n, dim)": lambda lib, x: lib.diff(x, 1, 0),
     "diff(x, n=, dim=)": lambda lib, x: lib.diff(x, n=2, dim=1),
+    "where(condition)": lambda lib, x: lib.where(x > 1.0),
     "softmax": lambda lib, x: lib.softmax(x, 1),
     "softmax(dim=)": lambda lib, x: lib.softmax(x, dim=0),
     "log_softmax": lambda lib, x: lib.log_softmax(x, dim=1),
@@ -392,6 +393,12 @@ def test_randperm_and_bernoulli_draw_what_they_promise() -> None:
         plugrad.randperm(-1)
     with pytest.raises(plugrad.errors.DtypeError, match="real floating"):
         plugrad.bernoulli(plugrad.asarray([0, 1]))
+
+
+def test_where_takes_one_or_three_arguments() -> None:
+    x = plugrad.asarray(X)
+    with pytest.raises(TypeError, match="two values"):
+        plugrad.where(x > 1.0, x)
 
 
 def test_linspace_takes_the_count_once() -> None:
