@@ -92,6 +92,7 @@ from .printing import get_printoptions, printoptions, set_printoptions
 from .pytorch_names import (
     allclose,
     as_tensor,
+    einsum,
     from_numpy,
     get_default_dtype,
     is_tensor,
@@ -188,6 +189,7 @@ __all__ = [
     "Size",
     "allclose",
     "bernoulli",
+    "einsum",
     "inference_mode",
     "isclose",
     "log_softmax",

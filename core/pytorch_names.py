@@ -2,7 +2,7 @@
 
 Small functions PyTorch code calls every day:
 :func:`from_numpy`, :func:`as_tensor`, :func:`is_tensor`, :func:`numel`,
-:func:`isclose`, :func:`allclose` (also Tensor methods),
+:func:`isclose`, :func:`allclose` (also Tensor methods), :func:`einsum`,
 :func:`get_default_dtype` and :func:`set_default_dtype`. (PyTorch's short dtype
 names, ``plugrad.float`` for ``plugrad.float32`` and so on, are set in the package itself.)
 """
@@ -16,13 +16,14 @@ from . import ops as _ops
 from . import registry
 from .backend import Device
 from .creation import asarray
-from .errors import DtypeError
+from .errors import ArgumentError, DtypeError, ShapeError
 from .tensor import Tensor, install_methods
 
 __all__ = [
     "MISSING_DTYPES",
     "allclose",
     "as_tensor",
+    "einsum",
     "from_numpy",
     "get_default_dtype",
     "is_tensor",
@@ -211,3 +212,107 @@ def _allclose_method(
 
 
 install_methods(isclose=_isclose_method, allclose=_allclose_method)
+
+
+def _einsum_terms(equation: str, count: int) -> tuple[list[str], str]:
+    """The letters of each operand and of the output of an einsum ``equation``."""
+    text = equation.replace(" ", "")
+    inputs, arrow, output = text.partition("->")
+    terms = inputs.split(",")
+    if "." in text:
+        raise ArgumentError(
+            f"einsum({equation!r}): an ellipsis (...) is not supported; name every axis"
+        )
+    if len(terms) != count:
+        raise ArgumentError(
+            f"einsum({equation!r}): the equation names {len(terms)} operand(s) but "
+            f"{count} were given"
+        )
+    letters = "".join(terms)
+    if not all(c.isalpha() for c in letters + output):
+        raise ArgumentError(f"einsum({equation!r}): axes are named by letters only")
+    if not arrow:  # implicit output: the letters seen once, in alphabetical order
+        output = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    if len(set(output)) != len(output) or not set(output) <= set(letters):
+        raise ArgumentError(
+            f"einsum({equation!r}): each output letter must appear once, and in an operand"
+        )
+    return terms, output
+
+
+def einsum(equation: str, *operands: Tensor) -> Tensor:
+    """Sum products of ``operands`` over the axes an Einstein-summation ``equation`` names.
+
+    ``"ij,jk->ik"`` is a matrix product, ``"ii->i"`` a diagonal, ``"bij->bji"``
+    a transpose; without ``->`` the output has the letters seen once, in
+    alphabetical order. Computed from differentiable ops (diagonals, products
+    that broadcast, sums), so it has gradients of every order. The operands
+    may also come as one list, as in PyTorch. An ellipsis is not supported.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> a = plugrad.tensor([[1.0, 2.0], [3.0, 4.0]])
+    >>> plugrad.einsum("ij,jk->ik", a, a)
+    tensor([[ 7., 10.],
+            [15., 22.]])
+    >>> plugrad.einsum("ii", a)
+    tensor(5.)
+    """
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    if not isinstance(equation, str) or not operands:
+        raise ArgumentError("einsum() takes an equation string and at least one tensor")
+    for operand in operands:
+        if not isinstance(operand, Tensor):
+            raise TypeError(f"einsum() takes Tensors, got {type(operand).__name__}")
+    terms, output = _einsum_terms(equation, len(operands))
+    sizes: dict[str, int] = {}
+    prepared: list[tuple[Tensor, str]] = []
+    for operand, term in zip(operands, terms, strict=True):
+        if len(term) != operand.ndim:
+            raise ShapeError(
+                f"einsum({equation!r}): the term {term!r} names {len(term)} axes but the "
+                f"operand has shape {operand.shape}"
+            )
+        for letter, size in zip(term, operand.shape, strict=True):
+            if sizes.setdefault(letter, size) != size and 1 not in (size, sizes[letter]):
+                raise ShapeError(
+                    f"einsum({equation!r}): axis {letter!r} has sizes {sizes[letter]} and "
+                    f"{size} in different places"
+                )
+            sizes[letter] = max(sizes[letter], size)
+        # A letter repeated within one operand takes its diagonal.
+        while len(set(term)) != len(term):
+            letter = next(c for c in term if term.count(c) > 1)
+            first = term.index(letter)
+            second = term.index(letter, first + 1)
+            rest = [i for i in range(len(term)) if i not in (first, second)]
+            operand = _ops.diagonal(_ops.permute_dims(operand, (*rest, first, second)))
+            term = "".join(term[i] for i in rest) + letter
+        prepared.append((operand, term))
+    everything = "".join(dict.fromkeys("".join(t for _, t in prepared)))
+
+    def aligned(operand: Tensor, term: str, order: str) -> Tensor:
+        """``operand`` with its axes in ``order``, size 1 where it lacks a letter."""
+        present = [c for c in order if c in term]
+        operand = _ops.permute_dims(operand, tuple(term.index(c) for c in present))
+        shape = tuple(operand.shape[present.index(c)] if c in term else 1 for c in order)
+        return _ops.reshape(operand, shape)
+
+    result, letters = prepared[0]
+    for index, (operand, term) in enumerate(prepared[1:], start=1):
+        order = "".join(c for c in everything if c in letters or c in term)
+        result = _ops.multiply(aligned(result, letters, order), aligned(operand, term, order))
+        letters = order
+        # Contract now the letters no later operand and not the output needs.
+        later = output + "".join(t for _, t in prepared[index + 1 :])
+        done = tuple(i for i, c in enumerate(letters) if c not in later)
+        if done:
+            result = _ops.sum(result, axis=done)
+            letters = "".join(c for c in letters if c in later)
+    done = tuple(i for i, c in enumerate(letters) if c not in output)
+    if done:
+        result = _ops.sum(result, axis=done)
+        letters = "".join(c for c in letters if c in output)
+    return _ops.permute_dims(result, tuple(letters.index(c) for c in output))

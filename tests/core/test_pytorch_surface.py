@@ -264,6 +264,18 @@ NAMES: dict[str, Callable[[Any, Any], Any]] = {
     "diff(x, n, dim)": lambda lib, x: lib.diff(x, 1, 0),
     "diff(x, n=, dim=)": lambda lib, x: lib.diff(x, n=2, dim=1),
     "where(condition)": lambda lib, x: lib.where(x > 1.0),
+    "einsum(matmul)": lambda lib, x: lib.einsum("ij,jk->ik", x, x.t()),
+    "einsum(implicit)": lambda lib, x: lib.einsum("ij,kj", x, x * 2),
+    "einsum(transpose)": lambda lib, x: lib.einsum("ij->ji", x),
+    "einsum(sum)": lambda lib, x: lib.einsum("ij->", x),
+    "einsum(three)": lambda lib, x: lib.einsum("ij,jk,ij->k", x, x.t(), x * 2),
+    "einsum(vector)": lambda lib, x: lib.einsum("ij,j->i", x, x[0]),
+    "einsum(diagonal)": lambda lib, x: lib.einsum("ii->i", x[:, :3]),
+    "einsum(trace)": lambda lib, x: lib.einsum("ii", x[:, :3]),
+    "einsum(batched)": lambda lib, x: lib.einsum(
+        "bij,bjk->bik", x.reshape(2, 2, 3), x.reshape(2, 3, 2)
+    ),
+    "einsum(list)": lambda lib, x: lib.einsum("i,j->ij", [x[0], x[1]]),
     "softmax": lambda lib, x: lib.softmax(x, 1),
     "softmax(dim=)": lambda lib, x: lib.softmax(x, dim=0),
     "log_softmax": lambda lib, x: lib.log_softmax(x, dim=1),
@@ -399,6 +411,20 @@ def test_where_takes_one_or_three_arguments() -> None:
     x = plugrad.asarray(X)
     with pytest.raises(TypeError, match="two values"):
         plugrad.where(x > 1.0, x)
+
+
+def test_einsum_refuses_what_it_cannot_read() -> None:
+    x = plugrad.asarray(X)
+    for equation, operands, error in (
+        ("ij,jk->ik", (x,), plugrad.errors.ArgumentError),
+        ("...j->j", (x,), plugrad.errors.ArgumentError),
+        ("ij->ii", (x,), plugrad.errors.ArgumentError),
+        ("ijk->i", (x,), plugrad.errors.ShapeError),
+        ("ij,ij->i", (x, x.t()), plugrad.errors.ShapeError),
+        ("i1->i", (x,), plugrad.errors.ArgumentError),
+    ):
+        with pytest.raises(error, match="einsum"):
+            plugrad.einsum(equation, *operands)
 
 
 def test_linspace_takes_the_count_once() -> None:
