@@ -65,12 +65,11 @@ def _nonzero_method(xp: Any, x: Any, *, as_tuple: bool = False) -> Any:
 
     With ``as_tuple=True``, the standard's form: one index tensor per axis.
     """
+    if x.ndim == 0:  # as PyTorch treats a 0-d tensor: like a 1-element 1-d one, then squeezed
+        rows = xp.nonzero(xp.reshape(x, (1,)))[0]
+        return (rows,) if as_tuple else xp.expand_dims(rows, axis=1)[:, :0]
     indices = xp.nonzero(x)
-    if as_tuple:
-        return indices
-    if not indices:  # a 0-d tensor: one row of no indices, or none
-        return xp.reshape(xp.astype(xp.asarray(x != 0), xp.int64), (-1, 0))[:, :0]
-    return xp.stack(indices, axis=1)
+    return indices if as_tuple else xp.stack(indices, axis=1)
 
 
 nonzero = op("nonzero", lambda xp, x, /: tuple(xp.nonzero(x)), multiple_outputs=True,

@@ -30,7 +30,15 @@ from .conv import Conv2d
 from .dropout import Dropout
 from .flatten import Flatten
 from .linear import Linear
-from .loss import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
+from .loss import (
+    BCELoss,
+    BCEWithLogitsLoss,
+    CrossEntropyLoss,
+    L1Loss,
+    MSELoss,
+    NLLLoss,
+    SmoothL1Loss,
+)
 from .module import IncompatibleKeys, Module
 from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 from .parameter import Parameter
@@ -45,7 +53,10 @@ __all__ = [
     "LeakyReLU",
     "SiLU",
     "AvgPool2d",
+    "BCELoss",
     "BCEWithLogitsLoss",
+    "L1Loss",
+    "SmoothL1Loss",
     "BatchNorm1d",
     "BatchNorm2d",
     "Conv2d",

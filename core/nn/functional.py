@@ -498,6 +498,12 @@ def binary_cross_entropy(
     """
     _check_reduction("binary_cross_entropy", reduction)
     _same_shape("binary_cross_entropy", input, target)
+    for name, value in (("input", input), ("target", target)):
+        if bool(_ops.any(_ops.logical_or(value < 0, value > 1))):
+            raise ValueError(
+                f"binary_cross_entropy(): every element of the {name} must lie in [0, 1]"
+                + (" (for logits, use binary_cross_entropy_with_logits)" if name == "input" else "")
+            )
     # NOTE: log(0) is taken of 1 instead (and masked): it would warn, and its gradient
     # would be inf * 0 = nan.
     positive, below_one = input > 0, input < 1

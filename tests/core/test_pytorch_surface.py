@@ -168,6 +168,8 @@ METHODS: dict[str, Callable[[Any, Any], Any]] = {
     },
     "nonzero": lambda lib, x: (x > 1.0).nonzero(),
     "nonzero(as_tuple=True)": lambda lib, x: (x > 1.0).nonzero(as_tuple=True),
+    "nonzero(0-d)": lambda lib, x: (x[0, 0].nonzero(), (x[0, 0] * 0).nonzero()),
+    "nonzero(0-d, as_tuple=True)": lambda lib, x: x[0, 0].nonzero(as_tuple=True),
     "is_floating_point": lambda lib, x: (x.is_floating_point(), x.long().is_floating_point()),
     "is_complex": lambda lib, x: (x.is_complex(), (x * 1j).is_complex()),
     "is_contiguous": lambda lib, x: x.is_contiguous(),

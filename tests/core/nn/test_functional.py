@@ -316,6 +316,10 @@ def test_new_functions_refuse_bad_arguments() -> None:
         F.l1_loss(x, plugrad.ones(3))
     with pytest.raises(ValueError, match="beta"):
         F.smooth_l1_loss(x, x, beta=-1.0)
+    with pytest.raises(ValueError, match="input must lie in"):
+        F.binary_cross_entropy(x * 2, x)
+    with pytest.raises(ValueError, match="target must lie in"):
+        F.binary_cross_entropy(x, -x)
 
 
 # -- normalization, dropout, embedding -----------------------------------------------------

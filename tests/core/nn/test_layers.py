@@ -117,6 +117,20 @@ def test_losses_match_pytorch(backend, reduction) -> None:
         ),
         (nn.NLLLoss(reduction=reduction), torch.nn.NLLLoss(reduction=reduction), (logits, target)),
         (nn.MSELoss(reduction), torch.nn.MSELoss(reduction=reduction), (logits, images(6, 4))),
+        (nn.L1Loss(reduction), torch.nn.L1Loss(reduction=reduction), (logits, images(6, 4))),
+        (
+            nn.SmoothL1Loss(reduction, beta=0.5),
+            torch.nn.SmoothL1Loss(reduction=reduction, beta=0.5),
+            (logits, images(6, 4)),
+        ),
+        (
+            nn.BCELoss(plugrad.asarray(weight), reduction),
+            torch.nn.BCELoss(torch.tensor(weight), reduction=reduction),
+            (
+                RNG.uniform(0.05, 0.95, (6, 4)).astype(np.float32),
+                RNG.uniform(0, 1, (6, 4)).astype(np.float32),
+            ),
+        ),
         (
             nn.BCEWithLogitsLoss(reduction=reduction, pos_weight=plugrad.asarray(weight)),
             torch.nn.BCEWithLogitsLoss(reduction=reduction, pos_weight=torch.tensor(weight)),
