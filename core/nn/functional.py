@@ -32,7 +32,7 @@ from typing import Any
 
 from .. import dtypes as _dtypes
 from .. import ops as _ops
-from ..creation import arange, full
+from ..creation import arange, asarray, full
 from ..errors import ArgumentError, DtypeError, IndexOutOfRangeError, ShapeError
 from ..grad_mode import no_grad
 from ..inplace import apply_inplace
@@ -1139,10 +1139,24 @@ def avg_pool2d(
 # -- padding, one-hot ---------------------------------------------------------------------
 
 
+def _source_positions(mode: str, length: int, before: int, after: int) -> list[int]:
+    """Which input position each output position along a padded axis copies."""
+    positions = range(-before, length + after)
+    if mode == "replicate":
+        return [min(max(i, 0), length - 1) for i in positions]
+    if mode == "circular":
+        return [i % length for i in positions]
+    # reflect: mirrored about the edge elements, which are not repeated
+    return [-i if i < 0 else 2 * (length - 1) - i if i >= length else i for i in positions]
+
+
 def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float = 0.0) -> Tensor:
     """Pad the last ``len(pad) // 2`` axes: ``pad = (last_before, last_after, ...)``.
 
-    Only ``mode="constant"`` (filled with ``value``); a negative amount crops.
+    ``mode="constant"`` fills with ``value`` (a negative amount crops);
+    ``"reflect"`` mirrors the tensor about its edge elements, ``"replicate"``
+    repeats the edge elements and ``"circular"`` wraps around. The padded
+    values of the last three copy input elements, so their gradients add up there.
 
     Examples
     --------
@@ -1150,13 +1164,13 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
     >>> import plugrad.nn.functional as F
     >>> F.pad(plugrad.tensor([[1.0, 2.0]]), (1, 2), value=9.0)
     tensor([[9., 1., 2., 9., 9.]])
+    >>> F.pad(plugrad.tensor([[1.0, 2.0, 3.0]]), (2, 1), mode="reflect")
+    tensor([[3., 2., 1., 2., 3., 2.]])
     """
     _check_tensor("input", "pad", input)
-    if mode != "constant":
-        raise ArgumentError(
-            f"pad(): mode={mode!r} is not supported; only mode='constant' is. "
-            "Build other paddings from indexing and plugrad.concat"
-        )
+    modes = ("constant", "reflect", "replicate", "circular")
+    if mode not in modes:
+        raise ArgumentError(f"pad(): mode must be one of {modes}, got {mode!r}")
     amounts = tuple(pad)
     if (
         len(amounts) % 2
@@ -1172,6 +1186,18 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
         axis = input.ndim - 1 - i
         before, after = amounts[2 * i], amounts[2 * i + 1]
         length = out.shape[axis]
+        if mode != "constant":
+            limit = length - 1 if mode == "reflect" else length
+            if min(before, after) < 0 or max(before, after) > limit or length == 0:
+                raise ArgumentError(
+                    f"pad(): mode={mode!r} pads axis {axis} of length {length} by at most "
+                    f"{limit} on each side, and not by a negative amount; got {before} and {after}"
+                )
+            if before or after:
+                positions = _source_positions(mode, length, before, after)
+                index = asarray(positions, dtype=_dtypes.int64, device=out.device)
+                out = _ops.take(out, index, axis=axis)
+            continue
         start, stop = max(-before, 0), length - max(-after, 0)
         if start or stop != length:
             if stop < start:

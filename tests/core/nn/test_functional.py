@@ -291,6 +291,16 @@ def test_pad(backend, amounts) -> None:
     )
 
 
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
+@pytest.mark.parametrize(("shape", "amounts"), [((2, 3, 4), (1, 2)), ((2, 3, 4, 5), (2, 0, 1, 2))])
+def test_pad_modes(backend, mode, shape, amounts) -> None:
+    compare(
+        lambda x: F.pad(x, amounts, mode=mode),
+        lambda x: TF.pad(x, amounts, mode=mode),
+        normal(*shape),
+    )
+
+
 def test_one_hot_is_pytorchs() -> None:
     indices = np.array([[0, 3], [2, 1]])
     for classes in (-1, 5):
@@ -302,8 +312,12 @@ def test_one_hot_is_pytorchs() -> None:
 
 def test_new_functions_refuse_bad_arguments() -> None:
     x = plugrad.ones(2, 3)
-    with pytest.raises(plugrad.errors.ArgumentError, match="mode='reflect'"):
-        F.pad(x, (1, 1), mode="reflect")
+    with pytest.raises(plugrad.errors.ArgumentError, match="mode must be one of"):
+        F.pad(x, (1, 1), mode="wrap")
+    with pytest.raises(plugrad.errors.ArgumentError, match="at most 2"):
+        F.pad(x, (3, 0), mode="reflect")
+    with pytest.raises(plugrad.errors.ArgumentError, match="negative"):
+        F.pad(x, (-1, 0), mode="replicate")
     with pytest.raises(plugrad.errors.ArgumentError, match="even number"):
         F.pad(x, (1,))
     with pytest.raises(plugrad.errors.ArgumentError, match="leaves nothing"):
