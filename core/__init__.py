@@ -86,7 +86,7 @@ from .graph import Node
 from .lazy import compute
 
 # PyTorch's torch.softmax, torch.relu, ...: the nn functions (the ops are plugrad.ops.<name>).
-from .nn.functional import log_softmax, relu, sigmoid, softmax
+from .nn.functional import log_softmax, logsumexp, relu, sigmoid, softmax
 from .placement import default_device, set_backend, set_default_device, use_backend
 from .printing import get_printoptions, printoptions, set_printoptions
 from .pytorch_names import (
@@ -193,6 +193,7 @@ __all__ = [
     "inference_mode",
     "isclose",
     "log_softmax",
+    "logsumexp",
     "relu",
     "sigmoid",
     "softmax",

@@ -88,6 +88,7 @@ from ._api_plugrad import deg2rad as deg2rad
 from ._api_plugrad import diff as diff
 from ._api_plugrad import div as div
 from ._api_plugrad import divide as divide
+from ._api_plugrad import dot as dot
 from ._api_plugrad import eq as eq
 from ._api_plugrad import equal as equal
 from ._api_plugrad import exp as exp

@@ -338,6 +338,10 @@ def divide(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Divide ``x1 / x2`` element-wise (true division)."""
 
 
+def dot(x: Any, other: Any) -> Any:
+    """PyTorch's ``x.dot(other)``: the inner product of two 1-D tensors (no conjugation)."""
+
+
 def eq(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Compare ``x1 == x2`` element-wise, broadcasting; a bool tensor."""
 

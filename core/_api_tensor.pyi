@@ -382,6 +382,9 @@ class InstalledTensorMethods:
     ) -> None:
         """Compute the gradient of this tensor with respect to the graph leaves."""
 
+    def bernoulli(self, p: float | None = ..., *, generator: Any = ...) -> Tensor:
+        """:func:`plugrad.bernoulli` of this tensor's probabilities (or of ``p``)."""
+
     def bitwise_and(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Bitwise AND of integer or bool tensors, broadcasting (``x1 & x2``)."""
 
@@ -579,6 +582,17 @@ class InstalledTensorMethods:
 
     def deg2rad_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`deg2rad`: ``x.deg2rad_(...)`` makes ``x`` hold it."""
+
+    def diff(
+        self,
+        n: int = ...,
+        axis: int = ...,
+        *,
+        prepend: TensorLike | None = ...,
+        append: TensorLike | None = ...,
+        dim: Any = ...,
+    ) -> Tensor:
+        """The ``n``-th difference ``x[i + 1] - x[i]`` along ``axis``, after joining the ends."""
 
     def div(self, x2: TensorLike, *, rounding_mode: str | None = ...) -> Any:
         """PyTorch's ``div(x1, x2, rounding_mode=None)``: true division, or rounded."""
@@ -1041,8 +1055,8 @@ class InstalledTensorMethods:
     def resize_as_(self, other: Tensor) -> Tensor:
         """``x.resize_(other.shape)``: see :meth:`resize_`."""
 
-    def roll(self, shift: Any, axis: Any = ..., *, dim: Any = ...) -> Any:
-        """Shift elements cyclically by ``shift`` along ``axis`` (flattened by default)."""
+    def roll(self, shifts: Any, dims: Any = ...) -> Any:
+        """PyTorch's ``roll(x, shifts, dims)`` and ``x.roll(shifts, dims)``."""
 
     def round(self, *, out: Any = ...) -> Tensor:
         """Round to the nearest integer element-wise, halves to even."""

@@ -431,4 +431,9 @@ def _normal(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator: Any
     return apply_inplace(self, filled_with, sample * std + mean, name="normal_()")
 
 
-install_methods(uniform_=_uniform, normal_=_normal)
+def _bernoulli(self: Tensor, p: float | None = None, *, generator: Any = None) -> Tensor:
+    """:func:`plugrad.bernoulli` of this tensor's probabilities (or of ``p``)."""
+    return bernoulli(self, p, generator=generator)
+
+
+install_methods(uniform_=_uniform, normal_=_normal, bernoulli=_bernoulli)

@@ -267,7 +267,7 @@ def _flip_method(xp: Any, x: Any, *dim: Any, dims: Any = None, axis: Any = None)
 
 
 def _torch_roll(xp: Any, x: Any, shifts: Any, dims: Any = None) -> Any:
-    """PyTorch's ``roll(x, shifts=..., dims=...)``."""
+    """PyTorch's ``roll(x, shifts, dims)`` and ``x.roll(shifts, dims)``."""
     return xp.roll(x, _axes(shifts), axis=_axes(dims))
 
 
@@ -276,7 +276,7 @@ def _torch_roll(xp: Any, x: Any, shifts: Any, dims: Any = None) -> Any:
 flip = op("flip(x, /, axis=None)", vjp=lambda xp, g, ans, x, *, axis: xp.flip(g, axis=axis),
           saves=(), view=True, methods={"flip": _flip_method}, torch_function=_torch_flip,
           doc="Reverse the order of elements along ``axis`` (all axes by default).")
-roll = op("roll(x, /, shift, axis=None)", vjp=_roll_grad, saves=(), methods="roll",
+roll = op("roll(x, /, shift, axis=None)", vjp=_roll_grad, saves=(), methods={"roll": _torch_roll},
           torch_function=_torch_roll,
           doc="Shift elements cyclically by ``shift`` along ``axis`` (flattened by default).")
 concat = op("concat(arrays, /, *, axis=0)", vjp=_concat_grad, sequence=True, saves=(),

@@ -81,7 +81,7 @@ def _matmul_grad_x2(xp: Any, g: Any, ans: Any, x1: Any, x2: Any) -> Any:
 
 
 matmul = op("matmul(x1, x2, /)", vjp=(_matmul_grad_x1, _matmul_grad_x2), broadcasting=True,
-            grad_fn_name="MatMul", aliases=("mm", "bmm"),
+            grad_fn_name="MatMul", aliases={"mm": None, "bmm": None, "dot": _dot},
             methods={"matmul": None, "mm": None, "bmm": None, "dot": _dot, "outer": _outer},
             doc="Matrix product ``x1 @ x2``, with NumPy's rules for 1-D and batched inputs.")
 matrix_transpose = op("matrix_transpose(x, /)", vjp=lambda xp, g, ans, x: xp.matrix_transpose(g),

@@ -193,7 +193,7 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     return _ops.gelu(input, approximate=approximate)
 
 
-def silu(input: Tensor) -> Tensor:
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """Sigmoid linear unit ``input * sigmoid(input)`` (also called swish).
 
     Examples
@@ -203,10 +203,13 @@ def silu(input: Tensor) -> Tensor:
     >>> F.silu(plugrad.tensor([0.0, 1.0]))
     tensor([0.0000, 0.7311])
     """
-    return input * _ops.sigmoid(_check_tensor("input", "silu", input))
+    _check_tensor("input", "silu", input)
+    if inplace:
+        return apply_inplace(input, silu, name="silu(inplace=True)")
+    return input * _ops.sigmoid(input)
 
 
-def leaky_relu(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """``input`` where it is positive, else ``negative_slope * input``.
 
     As in PyTorch, the gradient at 0 is ``negative_slope``.
@@ -219,10 +222,12 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01) -> Tensor:
     tensor([-0.2000,  3.0000])
     """
     _check_tensor("input", "leaky_relu", input)
+    if inplace:
+        return apply_inplace(input, leaky_relu, negative_slope, name="leaky_relu(inplace=True)")
     return _ops.where(input > 0, input, input * negative_slope)
 
 
-def elu(input: Tensor, alpha: float = 1.0) -> Tensor:
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """Exponential linear unit: ``input`` where positive, else ``alpha * (exp(input) - 1)``.
 
     Examples
@@ -233,6 +238,8 @@ def elu(input: Tensor, alpha: float = 1.0) -> Tensor:
     tensor([-0.6321,  2.0000])
     """
     _check_tensor("input", "elu", input)
+    if inplace:
+        return apply_inplace(input, elu, alpha, name="elu(inplace=True)")
     # NOTE: expm1 of the non-positive part only: a large positive input would overflow
     # exp in the branch where() discards, and its gradient would be 0 * inf = nan. Not
     # minimum(input, 0), whose gradient at the tie 0 is halved.

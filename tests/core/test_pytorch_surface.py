@@ -158,6 +158,9 @@ METHODS: dict[str, Callable[[Any, Any], Any]] = {
     "flip(dims=)": lambda lib, x: x.flip(dims=(1,)),
     "flip(*dims)": lambda lib, x: x.flip(0, 1),
     "roll": lambda lib, x: x.roll(1, 1),
+    "roll(shifts=, dims=)": lambda lib, x: x.roll(shifts=(1, 2), dims=(0, 1)),
+    "diff": lambda lib, x: x.diff(),
+    "diff(n, dim)": lambda lib, x: x.diff(2, 0),
     "tril": lambda lib, x: x.tril(),
     "triu": lambda lib, x: x.triu(1),
     "all": lambda lib, x: (x > 0.2).all(dim=1),
@@ -278,6 +281,8 @@ NAMES: dict[str, Callable[[Any, Any], Any]] = {
         "bij,bjk->bik", x.reshape(2, 2, 3), x.reshape(2, 3, 2)
     ),
     "einsum(list)": lambda lib, x: lib.einsum("i,j->ij", [x[0], x[1]]),
+    "dot": lambda lib, x: lib.dot(x[0], x[1]),
+    "logsumexp": lambda lib, x: lib.logsumexp(x, 1),
     "softmax": lambda lib, x: lib.softmax(x, 1),
     "softmax(dim=)": lambda lib, x: lib.softmax(x, dim=0),
     "log_softmax": lambda lib, x: lib.log_softmax(x, dim=1),
@@ -314,6 +319,7 @@ RANDOM: dict[str, Callable[[Any, Any], Any]] = {
     "randperm(dtype)": lambda lib, x: lib.randperm(4, dtype=lib.int32),
     "bernoulli": lambda lib, x: lib.bernoulli(x / 4),
     "bernoulli(p)": lambda lib, x: lib.bernoulli(x.float(), 0.3),
+    "x.bernoulli()": lambda lib, x: (x / 4).bernoulli(),
 }
 
 

@@ -73,6 +73,12 @@ def normal(*shape: int) -> np.ndarray:
         (F.leaky_relu, TF.leaky_relu),
         (F.elu, TF.elu),
         (lambda x: F.elu(x, alpha=0.5), lambda x: TF.elu(x, alpha=0.5)),
+        (lambda x: F.silu(x * 1.0, inplace=True), lambda x: TF.silu(x * 1.0, inplace=True)),
+        (
+            lambda x: F.leaky_relu(x * 1.0, 0.2, inplace=True),
+            lambda x: TF.leaky_relu(x * 1.0, 0.2, inplace=True),
+        ),
+        (lambda x: F.elu(x * 1.0, 0.5, True), lambda x: TF.elu(x * 1.0, 0.5, True)),
         (lambda x: F.logsumexp(x, dim=1), lambda x: torch.logsumexp(x, dim=1)),
         (
             lambda x: F.logsumexp(x, dim=(0, 2), keepdim=True),
@@ -93,6 +99,9 @@ def normal(*shape: int) -> np.ndarray:
         "leaky_relu",
         "elu",
         "elu-alpha",
+        "silu-inplace",
+        "leaky_relu-inplace",
+        "elu-inplace",
         "logsumexp",
         "logsumexp-keepdim",
     ],
@@ -308,6 +317,16 @@ def test_one_hot_is_pytorchs() -> None:
         theirs = TF.one_hot(torch.tensor(indices), classes)
         assert ours.dtype is plugrad.int64
         np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+def test_in_place_activations_change_their_input() -> None:
+    for function in (F.silu, F.leaky_relu, F.elu):
+        x = plugrad.tensor([-1.0, 2.0])
+        expected = function(x)
+        assert function(x, inplace=True) is x
+        np.testing.assert_array_equal(x.numpy(), expected.numpy())
+    with pytest.raises(plugrad.errors.BackwardError, match="leaf"):
+        F.elu(plugrad.tensor([1.0], requires_grad=True), inplace=True)
 
 
 def test_new_functions_refuse_bad_arguments() -> None:
