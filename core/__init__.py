@@ -81,21 +81,28 @@ from .dtypes import (
     uint64,
 )
 from .function import Function, FunctionCtx
-from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .graph import Node
 from .lazy import compute
+
+# PyTorch's torch.softmax, torch.relu, ...: the nn functions (the ops are plugrad.ops.<name>).
+from .nn.functional import log_softmax, logsumexp, relu, sigmoid, softmax
 from .placement import default_device, set_backend, set_default_device, use_backend
 from .printing import get_printoptions, printoptions, set_printoptions
 from .pytorch_names import (
+    allclose,
     as_tensor,
+    einsum,
     from_numpy,
     get_default_dtype,
     is_tensor,
+    isclose,
     numel,
     set_default_dtype,
 )
 from .random import (
     Generator,
+    bernoulli,
     manual_seed,
     normal,
     rand,
@@ -104,6 +111,7 @@ from .random import (
     randint_like,
     randn,
     randn_like,
+    randperm,
 )
 from .serialization import load, save
 from .tensor import Size, Tensor
@@ -179,6 +187,16 @@ __all__ = [
     "zeros",
     "zeros_like",
     "Size",
+    "allclose",
+    "bernoulli",
+    "einsum",
+    "inference_mode",
+    "isclose",
+    "log_softmax",
+    "logsumexp",
+    "relu",
+    "sigmoid",
+    "softmax",
     "as_tensor",
     "cuda",
     "device",
@@ -191,6 +209,7 @@ __all__ = [
     "randint",
     "randint_like",
     "randn_like",
+    "randperm",
     "set_default_device",
     "set_default_dtype",
 ]

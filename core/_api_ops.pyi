@@ -88,6 +88,7 @@ from ._api_plugrad import deg2rad as deg2rad
 from ._api_plugrad import diff as diff
 from ._api_plugrad import div as div
 from ._api_plugrad import divide as divide
+from ._api_plugrad import dot as dot
 from ._api_plugrad import eq as eq
 from ._api_plugrad import equal as equal
 from ._api_plugrad import exp as exp
@@ -100,6 +101,7 @@ from ._api_plugrad import flip as flip
 from ._api_plugrad import floor as floor
 from ._api_plugrad import floor_divide as floor_divide
 from ._api_plugrad import frac as frac
+from ._api_plugrad import gather as gather
 from ._api_plugrad import ge as ge
 from ._api_plugrad import getitem as getitem
 from ._api_plugrad import greater as greater
@@ -142,6 +144,7 @@ from ._api_plugrad import neg as neg
 from ._api_plugrad import negative as negative
 from ._api_plugrad import nextafter as nextafter
 from ._api_plugrad import nonzero as nonzero
+from ._api_plugrad import norm as norm
 from ._api_plugrad import not_equal as not_equal
 from ._api_plugrad import permute_dims as permute_dims
 from ._api_plugrad import positive as positive
@@ -184,6 +187,7 @@ from ._api_plugrad import tan as tan
 from ._api_plugrad import tanh as tanh
 from ._api_plugrad import tensordot as tensordot
 from ._api_plugrad import tile as tile
+from ._api_plugrad import topk as topk
 from ._api_plugrad import transpose as transpose
 from ._api_plugrad import tril as tril
 from ._api_plugrad import triu as triu

@@ -42,7 +42,7 @@ def acosh(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Inverse hyperbolic cosine element-wise (``x >= 1``; gradient infinite at 1)."""
 
 
-def add(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+def add(x1: TensorLike, x2: TensorLike, /, *, alpha: Any = ..., out: Any = ...) -> Tensor:
     """Add ``x1 + x2`` element-wise, broadcasting."""
 
 
@@ -319,9 +319,9 @@ def deg2rad(x: TensorLike, /, *, out: Any = ...) -> Tensor:
 def diff(
     x: TensorLike,
     /,
-    *,
-    axis: int = ...,
     n: int = ...,
+    axis: int = ...,
+    *,
     prepend: TensorLike | None = ...,
     append: TensorLike | None = ...,
     dim: Any = ...,
@@ -330,12 +330,16 @@ def diff(
     """The ``n``-th difference ``x[i + 1] - x[i]`` along ``axis``, after joining the ends."""
 
 
-def div(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
-    """Divide ``x1 / x2`` element-wise (true division)."""
+def div(x1: TensorLike, x2: TensorLike, *, rounding_mode: str | None = ...) -> Any:
+    """PyTorch's ``div(x1, x2, rounding_mode=None)``: true division, or rounded."""
 
 
 def divide(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Divide ``x1 / x2`` element-wise (true division)."""
+
+
+def dot(x: Any, other: Any) -> Any:
+    """PyTorch's ``x.dot(other)``: the inner product of two 1-D tensors (no conjugation)."""
 
 
 def eq(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
@@ -370,7 +374,7 @@ def flatten(x: TensorLike, start_dim: int = ..., end_dim: int = ...) -> Any:
     """PyTorch's ``x.flatten(start_dim=0, end_dim=-1)``: join the axes ``start_dim..end_dim``."""
 
 
-def flip(x: TensorLike, /, *, axis: Any = ..., dim: Any = ...) -> Tensor:
+def flip(x: TensorLike, /, axis: Any = ..., *, dims: Any = ..., dim: Any = ...) -> Any:
     """Reverse the order of elements along ``axis`` (all axes by default)."""
 
 
@@ -384,6 +388,12 @@ def floor_divide(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor
 
 def frac(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """The fractional part ``x - trunc(x)`` element-wise, signed like ``x`` (PyTorch's)."""
+
+
+def gather(x: TensorLike, dim: int, index: Any) -> Any:
+    """PyTorch's ``x.gather(dim, index)``: ``out[..., i, ...] = x[..., index[..., i, ...],
+    ...]``.
+    """
 
 
 def ge(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
@@ -581,6 +591,10 @@ def nonzero(x: TensorLike, /) -> tuple[Tensor, ...]:
     """Indices of the non-zero elements: a tuple with one index tensor per axis."""
 
 
+def norm(x: Any, p: Any = ..., dim: Any = ..., keepdim: bool = ..., *, axis: Any = ...) -> Any:
+    """PyTorch's ``x.norm(p="fro", dim=None, keepdim=False)``: a vector norm, or ``"nuc"``."""
+
+
 def not_equal(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Compare ``x1 != x2`` element-wise, broadcasting; a bool tensor."""
 
@@ -646,12 +660,14 @@ def reshape(x: TensorLike, /, shape: Any, *, copy: Any = ...) -> Tensor:
 def roll(
     x: TensorLike,
     /,
-    shift: Any,
-    *,
+    shift: Any = ...,
     axis: Any = ...,
+    *,
+    shifts: Any = ...,
+    dims: Any = ...,
     dim: Any = ...,
     out: Any = ...,
-) -> Tensor:
+) -> Any:
     """Shift elements cyclically by ``shift`` along ``axis`` (flattened by default)."""
 
 
@@ -746,11 +762,11 @@ def std(
     """Standard deviation over ``axis``; ``correction=1`` for the sample one."""
 
 
-def sub(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+def sub(x1: TensorLike, x2: TensorLike, /, *, alpha: Any = ..., out: Any = ...) -> Tensor:
     """Subtract ``x1 - x2`` element-wise, broadcasting."""
 
 
-def subtract(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+def subtract(x1: TensorLike, x2: TensorLike, /, *, alpha: Any = ..., out: Any = ...) -> Tensor:
     """Subtract ``x1 - x2`` element-wise, broadcasting."""
 
 
@@ -818,6 +834,16 @@ def tensordot(x1: TensorLike, x2: TensorLike, /, *, axes: Any = ..., out: Any = 
 
 def tile(x: TensorLike, /, repetitions: Any, *, out: Any = ...) -> Tensor:
     """Repeat the whole tensor ``repetitions[i]`` times along each axis ``i``."""
+
+
+def topk(
+    x: TensorLike,
+    k: int,
+    dim: int = ...,
+    largest: bool = ...,
+    sorted: bool = ...,
+) -> tuple[Any, Any]:
+    """PyTorch's ``x.topk(k, dim=-1, largest=True)``: the ``k`` largest (or smallest) elements."""
 
 
 def transpose(x: TensorLike, dim0: int, dim1: int) -> Any:
@@ -895,5 +921,12 @@ def vecdot(
     """Dot product along ``axis``, broadcasting the other axes (``x1`` is conjugated)."""
 
 
-def where(condition: TensorLike, x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+def where(
+    condition: TensorLike,
+    x1: TensorLike | None = ...,
+    x2: TensorLike | None = ...,
+    /,
+    *,
+    out: Any = ...,
+) -> Any:
     """Choose ``x1`` where ``condition`` is true, else ``x2``, element-wise."""

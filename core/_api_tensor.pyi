@@ -228,6 +228,15 @@ class InstalledTensorMethods:
     ) -> Tensor:
         """Test whether all elements along ``axis`` are true (non-zero)."""
 
+    def allclose(
+        self,
+        other: Any,
+        rtol: float = ...,
+        atol: float = ...,
+        equal_nan: bool = ...,
+    ) -> bool:
+        """:func:`plugrad.allclose` of this tensor and ``other``."""
+
     def amax(
         self,
         dim: Any = ...,
@@ -372,6 +381,9 @@ class InstalledTensorMethods:
         inputs: Sequence[Tensor] | None = ...,
     ) -> None:
         """Compute the gradient of this tensor with respect to the graph leaves."""
+
+    def bernoulli(self, p: float | None = ..., *, generator: Any = ...) -> Tensor:
+        """:func:`plugrad.bernoulli` of this tensor's probabilities (or of ``p``)."""
 
     def bitwise_and(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Bitwise AND of integer or bool tensors, broadcasting (``x1 & x2``)."""
@@ -571,16 +583,27 @@ class InstalledTensorMethods:
     def deg2rad_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`deg2rad`: ``x.deg2rad_(...)`` makes ``x`` hold it."""
 
-    def div(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
-        """Divide ``x1 / x2`` element-wise (true division)."""
+    def diff(
+        self,
+        n: int = ...,
+        axis: int = ...,
+        *,
+        prepend: TensorLike | None = ...,
+        append: TensorLike | None = ...,
+        dim: Any = ...,
+    ) -> Tensor:
+        """The ``n``-th difference ``x[i + 1] - x[i]`` along ``axis``, after joining the ends."""
 
-    def div_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+    def div(self, x2: TensorLike, *, rounding_mode: str | None = ...) -> Any:
+        """PyTorch's ``div(x1, x2, rounding_mode=None)``: true division, or rounded."""
+
+    def div_(self, x2: TensorLike, *, rounding_mode: str | None = ...) -> Any:
         """In-place :meth:`div`: ``x.div_(...)`` makes ``x`` hold it."""
 
-    def divide(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
-        """Divide ``x1 / x2`` element-wise (true division)."""
+    def divide(self, x2: TensorLike, *, rounding_mode: str | None = ...) -> Any:
+        """PyTorch's ``div(x1, x2, rounding_mode=None)``: true division, or rounded."""
 
-    def divide_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+    def divide_(self, x2: TensorLike, *, rounding_mode: str | None = ...) -> Any:
         """In-place :meth:`divide`: ``x.divide_(...)`` makes ``x`` hold it."""
 
     def dot(self, other: Any) -> Any:
@@ -645,8 +668,8 @@ class InstalledTensorMethods:
         ``start_dim..end_dim``.
         """
 
-    def flip(self, dim: Any = ..., *, axis: Any = ...) -> Tensor:
-        """Reverse the order of elements along ``axis`` (all axes by default)."""
+    def flip(self, *dim: Any, dims: Any = ..., axis: Any = ...) -> Any:
+        """PyTorch's ``x.flip(0, 1)``, ``x.flip((0, 1))`` or ``x.flip(dims=...)``; or ``axis=``."""
 
     def floor(self, *, out: Any = ...) -> Tensor:
         """Round down element-wise."""
@@ -703,6 +726,15 @@ class InstalledTensorMethods:
 
     def index_select(self, dim: int, index: Any) -> Any:
         """PyTorch's ``x.index_select(dim, index)``: the slices at ``index`` (1-D) along ``dim``."""
+
+    def isclose(
+        self,
+        other: Any,
+        rtol: float = ...,
+        atol: float = ...,
+        equal_nan: bool = ...,
+    ) -> Tensor:
+        """:func:`plugrad.isclose` of this tensor and ``other``."""
 
     def isfinite(self, *, out: Any = ...) -> Tensor:
         """Whether each element is finite (neither infinite nor NaN)."""
@@ -810,6 +842,11 @@ class InstalledTensorMethods:
     def masked_fill_(self, mask: Any, value: Any) -> Any:
         """In-place :meth:`masked_fill`: ``x.masked_fill_(...)`` makes ``x`` hold it."""
 
+    def masked_select(self, mask: Any) -> Any:
+        """PyTorch's ``x.masked_select(mask)``: the 1-D tensor of the elements where ``mask``
+        holds.
+        """
+
     def matmul(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Matrix product ``x1 @ x2``, with NumPy's rules for 1-D and batched inputs."""
 
@@ -859,6 +896,9 @@ class InstalledTensorMethods:
 
     def multiply_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """In-place :meth:`multiply`: ``x.multiply_(...)`` makes ``x`` hold it."""
+
+    def narrow(self, dim: int, start: Any, length: int) -> Any:
+        """PyTorch's ``x.narrow(dim, start, length)``: ``length`` elements along ``dim``."""
 
     def ne(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Compare ``x1 != x2`` element-wise, broadcasting; a bool tensor."""
@@ -922,6 +962,9 @@ class InstalledTensorMethods:
 
     def nextafter_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """In-place :meth:`nextafter`: ``x.nextafter_(...)`` makes ``x`` hold it."""
+
+    def nonzero(self, *, as_tuple: bool = ...) -> Any:
+        """PyTorch's ``x.nonzero()``: one row of indices per non-zero element (``(n, x.ndim)``)."""
 
     def norm(self, p: Any = ..., dim: Any = ..., keepdim: bool = ..., *, axis: Any = ...) -> Any:
         """PyTorch's ``x.norm(p="fro", dim=None, keepdim=False)``: a vector norm, or ``"nuc"``."""
@@ -1012,8 +1055,8 @@ class InstalledTensorMethods:
     def resize_as_(self, other: Tensor) -> Tensor:
         """``x.resize_(other.shape)``: see :meth:`resize_`."""
 
-    def roll(self, shift: Any, dim: Any = ..., *, axis: Any = ...) -> Tensor:
-        """Shift elements cyclically by ``shift`` along ``axis`` (flattened by default)."""
+    def roll(self, shifts: Any, dims: Any = ...) -> Any:
+        """PyTorch's ``roll(x, shifts, dims)`` and ``x.roll(shifts, dims)``."""
 
     def round(self, *, out: Any = ...) -> Tensor:
         """Round to the nearest integer element-wise, halves to even."""
@@ -1026,6 +1069,36 @@ class InstalledTensorMethods:
 
     def rsqrt_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`rsqrt`: ``x.rsqrt_(...)`` makes ``x`` hold it."""
+
+    def scatter(
+        self,
+        dim: int,
+        index: Any,
+        src: Any = ...,
+        *,
+        value: TensorLike | None = ...,
+    ) -> Any:
+        """PyTorch's ``x.scatter(dim, index, src)``: ``out[..., index[i], ...] = src[i]`` along
+        ``dim``.
+        """
+
+    def scatter_(
+        self,
+        dim: int,
+        index: Any,
+        src: Any = ...,
+        *,
+        value: TensorLike | None = ...,
+    ) -> Any:
+        """In-place :meth:`scatter`: ``x.scatter_(...)`` makes ``x`` hold it."""
+
+    def scatter_add(self, dim: int, index: Any, src: Any) -> Any:
+        """PyTorch's ``x.scatter_add(dim, index, src)``: ``src`` added at ``index`` along
+        ``dim``.
+        """
+
+    def scatter_add_(self, dim: int, index: Any, src: Any) -> Any:
+        """In-place :meth:`scatter_add`: ``x.scatter_add_(...)`` makes ``x`` hold it."""
 
     def sgn(self, *, out: Any = ...) -> Tensor:
         """Sign of ``x`` element-wise: -1, 0 or 1 (``x / |x|`` for complex)."""

@@ -18,7 +18,7 @@ from . import dtypes as _dtypes
 from . import registry
 from .backend import Backend, Device
 from .devices import resolve
-from .errors import BackwardError, DtypeError
+from .errors import ArgumentError, BackwardError, DtypeError
 from .tensor import Tensor, _wrap, install_methods
 from .transfer import move_array
 
@@ -559,22 +559,33 @@ def linspace(
     start: int | float | complex,
     stop: int | float | complex,
     /,
-    num: int,
+    num: int | None = None,
     *,
     dtype: _dtypes.DType | None = None,
     device: DeviceLike = None,
     backend: str | None = None,
     endpoint: bool = True,
     requires_grad: bool = False,
+    steps: int | None = None,
 ) -> Tensor:
     """Return ``num`` evenly spaced values from ``start`` to ``stop`` (included if ``endpoint``).
+
+    ``steps=`` is PyTorch's name for ``num``.
 
     Examples
     --------
     >>> import plugrad
     >>> plugrad.linspace(0.0, 1.0, 5)
     tensor([0.0000, 0.2500, 0.5000, 0.7500, 1.0000])
+    >>> plugrad.linspace(0, 1, steps=3)
+    tensor([0.0000, 0.5000, 1.0000])
     """
+    if (num is None) == (steps is None):
+        raise ArgumentError(
+            "linspace() takes the number of values once: as num (the Array API's name) or "
+            "steps= (PyTorch's)"
+        )
+    num = steps if num is None else num
     if dtype is None:
         is_complex = isinstance(start, complex) or isinstance(stop, complex)
         dtype = _dtypes.default_complex_dtype if is_complex else _dtypes.default_float_dtype

@@ -377,11 +377,22 @@ def _make_function(op: RegisteredOp, module: str, method: bool = False) -> Calla
     if torch_params:
         assert torch_form is not None
         prelude += _torch_form_prelude(op, torch_params, inspect.signature(torch_form))
-    if method and op.alpha:
-        # PyTorch's factor for the second input: x.add(y, alpha=2) is x + 2 * y.
-        parameters.append(kinds("alpha", kinds.KEYWORD_ONLY, default=1))
+    if torch_form is not None and len(op.input_names) > 1:
+        # Inputs after the first that default to None: a call leaving one out is PyTorch's.
+        first, *rest = op.input_names
+        prelude += (
+            f"    if {' or '.join(f'{i} is None' for i in rest)}:\n"
+            f"        return _torch_form(_graph.tensor_namespace, {first}, {', '.join(rest)})\n"
+        )
+    if op.alpha:
+        # PyTorch's factor for the second input: x.add(y, alpha=2) is x + 2 * y. The
+        # function tests identity with the default: the cheapest test, as x + y calls it.
+        defaults["_default_alpha"] = 1
+        alpha = kinds("alpha", kinds.KEYWORD_ONLY, default=_DefaultName("_default_alpha"))
+        parameters.append(alpha)
         second = op.input_names[1]
-        prelude += f"    if alpha != 1:\n        {second} = {second} * alpha\n"
+        test = "alpha != 1" if method else "alpha is not _default_alpha"
+        prelude += f"    if {test}:\n        {second} = {second} * alpha\n"
     if _takes_out(op, method):
         parameters.append(kinds("out", kinds.KEYWORD_ONLY, default=None))
     signature = op.signature.replace(

@@ -7,7 +7,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-__all__ = ["enable_grad", "is_grad_enabled", "no_grad", "set_grad_enabled"]
+__all__ = ["enable_grad", "inference_mode", "is_grad_enabled", "no_grad", "set_grad_enabled"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -172,3 +172,53 @@ class enable_grad(_GradModeContext):
 
     __slots__ = ()
     _mode = True
+
+
+class inference_mode:
+    """PyTorch's ``inference_mode``: here the same as :class:`no_grad` (``mode=False``: no change).
+
+    A context manager and a decorator, also bare (``@plugrad.inference_mode``).
+    Tensors made inside are ordinary tensors that do not require grad: plugrad
+    has no separate kind of inference tensor, so none of PyTorch's restrictions
+    on using them later applies.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> w = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    >>> with plugrad.inference_mode():
+    ...     v = w * 2
+    >>> v.requires_grad
+    False
+    >>> @plugrad.inference_mode
+    ... def predict(w):
+    ...     return w * 3
+    >>> predict(w).requires_grad
+    False
+    """
+
+    __slots__ = ("_on", "_previous")
+
+    def __new__(cls, mode: Any = True) -> Any:
+        if callable(mode):  # used bare as a decorator: it gets the function
+            return _run_in_mode(mode, False)
+        return super().__new__(cls)
+
+    def __init__(self, mode: Any = True) -> None:
+        if not isinstance(mode, bool):
+            raise TypeError(
+                f"inference_mode() takes a bool, or a function when used as "
+                f"@inference_mode; got {type(mode).__name__}"
+            )
+        self._on = mode
+
+    def __enter__(self) -> None:
+        self._previous = _state.enabled
+        if self._on:
+            _state.enabled = False
+
+    def __exit__(self, *exc_info: object) -> None:
+        _state.enabled = self._previous
+
+    def __call__(self, func: F) -> F:
+        return _run_in_mode(func, False) if self._on else func

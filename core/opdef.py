@@ -261,7 +261,9 @@ def op(
         required parameter of the op left out. Such calls run the adapter;
         every other call is the op's. ``max(x, 1)`` and ``max(x, dim=1)``
         give PyTorch's ``(values, indices)`` while ``max(x, axis=1)`` stays
-        the standard's.
+        the standard's. For an op of several inputs whose inputs after the
+        first default to None, a call leaving any of them out runs
+        ``adapter(xp, x, *others)`` (PyTorch's ``where(condition)``).
     grad_fn_name : str, optional
         Prefix of the ``grad_fn`` name, e.g. ``"Mul"`` gives ``<MulBackward>``.
         Default: the op name in CamelCase.
@@ -608,10 +610,15 @@ def register_op(declaration: OpDef, owner: str) -> RegisteredOp:
         for adapted, adapter in adapters.items():
             if not callable(adapter):
                 raise fail(f"the {kind} {adapted!r} maps to {adapter!r}, which is not callable")
-    if self.torch_function is not None and (not callable(self.torch_function) or len(inputs) != 1):
+    # Inputs after the first that may be left out (default None): torch_function then
+    # gives the call without them PyTorch's meaning (where(condition)).
+    optional_rest = all(signature.parameters[i].default is None for i in inputs[1:])
+    if self.torch_function is not None and (
+        not callable(self.torch_function) or (len(inputs) != 1 and not optional_rest)
+    ):
         raise fail(
             "torch_function= is a callable adapter(xp, x, ...) giving PyTorch's meaning of a "
-            "one-input op's function"
+            "one-input op's function, or of an op whose other inputs default to None"
         )
     derived = RegisteredOp()
     derived.declaration = self

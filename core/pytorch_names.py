@@ -2,6 +2,7 @@
 
 Small functions PyTorch code calls every day:
 :func:`from_numpy`, :func:`as_tensor`, :func:`is_tensor`, :func:`numel`,
+:func:`isclose`, :func:`allclose` (also Tensor methods), :func:`einsum`,
 :func:`get_default_dtype` and :func:`set_default_dtype`. (PyTorch's short dtype
 names, ``plugrad.float`` for ``plugrad.float32`` and so on, are set in the package itself.)
 """
@@ -11,18 +12,22 @@ from __future__ import annotations
 from typing import Any
 
 from . import dtypes as _dtypes
+from . import ops as _ops
 from . import registry
 from .backend import Device
 from .creation import asarray
-from .errors import DtypeError
-from .tensor import Tensor
+from .errors import ArgumentError, DtypeError, ShapeError
+from .tensor import Tensor, install_methods
 
 __all__ = [
     "MISSING_DTYPES",
+    "allclose",
     "as_tensor",
+    "einsum",
     "from_numpy",
     "get_default_dtype",
     "is_tensor",
+    "isclose",
     "numel",
     "set_default_dtype",
 ]
@@ -141,3 +146,173 @@ def set_default_dtype(dtype: _dtypes.DType) -> None:
     _dtypes.default_complex_dtype = (
         _dtypes.complex128 if dtype is _dtypes.float64 else _dtypes.complex64
     )
+
+
+def isclose(
+    input: Tensor, other: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
+) -> Tensor:
+    """Return where ``|input - other| <= atol + rtol * |other|``, element-wise (a bool tensor).
+
+    Equal infinities are close; NaN is close to NaN only with ``equal_nan``.
+    The two broadcast against each other. Not differentiable.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.isclose(plugrad.tensor([1.0, 2.0]), plugrad.tensor([1.0 + 1e-9, 2.1]))
+    tensor([ True, False])
+    """
+    if not isinstance(input, Tensor):
+        raise TypeError(f"isclose() takes a Tensor, got {type(input).__name__}")
+    if rtol < 0 or atol < 0:
+        raise ValueError(f"isclose(): rtol and atol must be >= 0, got rtol={rtol}, atol={atol}")
+    input = input.detach()
+    other = other.detach() if isinstance(other, Tensor) else asarray(other, device=input.device)
+    close = _ops.equal(input, other)
+    if {input.dtype.kind, other.dtype.kind} & {"real floating", "complex floating"}:
+        # NOTE: equal infinities are close through equal() only; the distance is taken
+        # between finite values (0 elsewhere), as inf - inf would warn and give nan.
+        finite = _ops.logical_and(_ops.isfinite(input), _ops.isfinite(other))
+        distance = _ops.abs(_ops.where(finite, input, 0) - _ops.where(finite, other, 0))
+        within = _ops.logical_and(finite, distance <= atol + rtol * _ops.abs(other))
+        if equal_nan:
+            close = _ops.logical_or(close, _ops.logical_and(_ops.isnan(input), _ops.isnan(other)))
+    else:
+        within = _ops.abs(input - other) <= atol + rtol * _ops.abs(other)
+    close = _ops.logical_or(close, within)
+    return close
+
+
+def allclose(
+    input: Tensor, other: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
+) -> bool:
+    """Return whether every element of ``input`` is close to ``other`` (see :func:`isclose`).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.allclose(plugrad.tensor([1.0, 2.0]), plugrad.tensor([1.0, 2.0 + 1e-7]))
+    True
+    """
+    return bool(_ops.all(isclose(input, other, rtol, atol, equal_nan)))
+
+
+def _isclose_method(
+    self: Tensor, other: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
+) -> Tensor:
+    """:func:`plugrad.isclose` of this tensor and ``other``."""
+    return isclose(self, other, rtol, atol, equal_nan)
+
+
+def _allclose_method(
+    self: Tensor, other: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
+) -> bool:
+    """:func:`plugrad.allclose` of this tensor and ``other``."""
+    return allclose(self, other, rtol, atol, equal_nan)
+
+
+install_methods(isclose=_isclose_method, allclose=_allclose_method)
+
+
+def _einsum_terms(equation: str, count: int) -> tuple[list[str], str]:
+    """The letters of each operand and of the output of an einsum ``equation``."""
+    text = equation.replace(" ", "")
+    inputs, arrow, output = text.partition("->")
+    terms = inputs.split(",")
+    if "." in text:
+        raise ArgumentError(
+            f"einsum({equation!r}): an ellipsis (...) is not supported; name every axis"
+        )
+    if len(terms) != count:
+        raise ArgumentError(
+            f"einsum({equation!r}): the equation names {len(terms)} operand(s) but "
+            f"{count} were given"
+        )
+    letters = "".join(terms)
+    if not all(c.isalpha() for c in letters + output):
+        raise ArgumentError(f"einsum({equation!r}): axes are named by letters only")
+    if not arrow:  # implicit output: the letters seen once, in alphabetical order
+        output = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    if len(set(output)) != len(output) or not set(output) <= set(letters):
+        raise ArgumentError(
+            f"einsum({equation!r}): each output letter must appear once, and in an operand"
+        )
+    return terms, output
+
+
+def einsum(equation: str, *operands: Tensor) -> Tensor:
+    """Sum products of ``operands`` over the axes an Einstein-summation ``equation`` names.
+
+    ``"ij,jk->ik"`` is a matrix product, ``"ii->i"`` a diagonal, ``"bij->bji"``
+    a transpose; without ``->`` the output has the letters seen once, in
+    alphabetical order. Computed from differentiable ops (diagonals, products
+    that broadcast, sums), so it has gradients of every order. The operands
+    may also come as one list, as in PyTorch. An ellipsis is not supported.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> a = plugrad.tensor([[1.0, 2.0], [3.0, 4.0]])
+    >>> plugrad.einsum("ij,jk->ik", a, a)
+    tensor([[ 7., 10.],
+            [15., 22.]])
+    >>> plugrad.einsum("ii", a)
+    tensor(5.)
+    """
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    if not isinstance(equation, str) or not operands:
+        raise ArgumentError("einsum() takes an equation string and at least one tensor")
+    for operand in operands:
+        if not isinstance(operand, Tensor):
+            raise TypeError(f"einsum() takes Tensors, got {type(operand).__name__}")
+    terms, output = _einsum_terms(equation, len(operands))
+    sizes: dict[str, int] = {}
+    prepared: list[tuple[Tensor, str]] = []
+    for operand, term in zip(operands, terms, strict=True):
+        if len(term) != operand.ndim:
+            raise ShapeError(
+                f"einsum({equation!r}): the term {term!r} names {len(term)} axes but the "
+                f"operand has shape {operand.shape}"
+            )
+        for letter, size in zip(term, operand.shape, strict=True):
+            if sizes.setdefault(letter, size) != size and 1 not in (size, sizes[letter]):
+                raise ShapeError(
+                    f"einsum({equation!r}): axis {letter!r} has sizes {sizes[letter]} and "
+                    f"{size} in different places"
+                )
+            sizes[letter] = max(sizes[letter], size)
+        # A letter repeated within one operand takes its diagonal.
+        while len(set(term)) != len(term):
+            letter = next(c for c in term if term.count(c) > 1)
+            first = term.index(letter)
+            second = term.index(letter, first + 1)
+            rest = [i for i in range(len(term)) if i not in (first, second)]
+            operand = _ops.diagonal(_ops.permute_dims(operand, (*rest, first, second)))
+            term = "".join(term[i] for i in rest) + letter
+        prepared.append((operand, term))
+    everything = "".join(dict.fromkeys("".join(t for _, t in prepared)))
+
+    def aligned(operand: Tensor, term: str, order: str) -> Tensor:
+        """``operand`` with its axes in ``order``, size 1 where it lacks a letter."""
+        present = [c for c in order if c in term]
+        operand = _ops.permute_dims(operand, tuple(term.index(c) for c in present))
+        shape = tuple(operand.shape[present.index(c)] if c in term else 1 for c in order)
+        return _ops.reshape(operand, shape)
+
+    result, letters = prepared[0]
+    for index, (operand, term) in enumerate(prepared[1:], start=1):
+        order = "".join(c for c in everything if c in letters or c in term)
+        result = _ops.multiply(aligned(result, letters, order), aligned(operand, term, order))
+        letters = order
+        # Contract now the letters no later operand and not the output needs.
+        later = output + "".join(t for _, t in prepared[index + 1 :])
+        done = tuple(i for i, c in enumerate(letters) if c not in later)
+        if done:
+            result = _ops.sum(result, axis=done)
+            letters = "".join(c for c in letters if c in later)
+    done = tuple(i for i, c in enumerate(letters) if c not in output)
+    if done:
+        result = _ops.sum(result, axis=done)
+        letters = "".join(c for c in letters if c in output)
+    return _ops.permute_dims(result, tuple(letters.index(c) for c in output))

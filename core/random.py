@@ -15,6 +15,7 @@ from .tensor import Tensor, install_methods
 
 __all__ = [
     "Generator",
+    "bernoulli",
     "manual_seed",
     "normal",
     "rand",
@@ -23,6 +24,7 @@ __all__ = [
     "randint_like",
     "randn",
     "randn_like",
+    "randperm",
 ]
 
 
@@ -234,6 +236,65 @@ def randint(
     return leaf(xp.astype(scaled, target.native_dtype(dtype)), target, False)
 
 
+def randperm(
+    n: int,
+    *,
+    dtype: _dtypes.DType | None = None,
+    device: Device | str | None = None,
+    backend: str | None = None,
+    generator: Generator | None = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """Return a random permutation of ``0, ..., n - 1`` (``int64`` unless ``dtype`` is given).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> p = plugrad.randperm(5)
+    >>> p.dtype, sorted(p.tolist())
+    (plugrad.int64, [0, 1, 2, 3, 4])
+    """
+    if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+        raise ValueError(f"randperm(): n must be a non-negative int, got {n!r}")
+    if n > 2**53:
+        raise ValueError(f"randperm(): n ({n}) is larger than 2**53")
+    dtype = dtype or _dtypes.int64
+    if dtype.kind not in ("signed integer", "unsigned integer", "real floating"):
+        raise DtypeError(f"randperm() gives integers or reals; dtype {dtype.name} is neither")
+    # The order that sorts independent uniform keys is a uniformly random permutation
+    # (float64 keys tie with negligible probability; a stable sort breaks ties anyway).
+    keys = _sample("uniform", (n,), _dtypes.float64, device, backend, generator, False)
+    target = keys._device
+    order = target.xp.argsort(keys._array, stable=True)
+    return leaf(target.xp.astype(order, target.native_dtype(dtype)), target, requires_grad)
+
+
+def bernoulli(
+    input: Tensor, p: float | None = None, *, generator: Generator | None = None
+) -> Tensor:
+    """Return 1 with probability ``input`` (or ``p``), else 0, element-wise, in ``input``'s dtype.
+
+    Not differentiable: the result never requires grad.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.bernoulli(plugrad.tensor([0.0, 1.0]))
+    tensor([0., 1.])
+    """
+    shape, source = _like_shape(input, "bernoulli")
+    if input.dtype.kind != "real floating":
+        raise DtypeError(
+            f"bernoulli() takes probabilities of a real floating dtype, got {input.dtype.name}"
+        )
+    probability = input.detach()._array if p is None else p
+    place = None if generator else source
+    uniform = _sample("uniform", shape, input.dtype, place, None, generator, False)
+    xp = uniform._device.xp
+    drawn = xp.astype(uniform._array < probability, uniform._array.dtype)
+    return leaf(drawn, uniform._device, False)
+
+
 def _like_shape(x: Tensor, function: str) -> tuple[tuple[int, ...], Device]:
     if not isinstance(x, Tensor):
         raise TypeError(f"{function}() needs a Tensor, got {type(x).__name__}")
@@ -370,4 +431,9 @@ def _normal(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator: Any
     return apply_inplace(self, filled_with, sample * std + mean, name="normal_()")
 
 
-install_methods(uniform_=_uniform, normal_=_normal)
+def _bernoulli(self: Tensor, p: float | None = None, *, generator: Any = None) -> Tensor:
+    """:func:`plugrad.bernoulli` of this tensor's probabilities (or of ``p``)."""
+    return bernoulli(self, p, generator=generator)
+
+
+install_methods(uniform_=_uniform, normal_=_normal, bernoulli=_bernoulli)

@@ -432,9 +432,32 @@ class Tensor(_InstalledMethods):
         """
         return int(self.size)
 
+    def nelement(self) -> int:
+        """Return the number of elements: :meth:`numel`, by PyTorch's other name."""
+        return int(self.size)
+
     def dim(self) -> int:
         """Return the number of dimensions (``x.ndim``)."""
         return self._array.ndim
+
+    def is_floating_point(self) -> bool:
+        """Return whether the dtype is a real floating one (``float16``, ``float32``, ``float64``).
+
+        Examples
+        --------
+        >>> import plugrad
+        >>> plugrad.ones(2).is_floating_point(), plugrad.tensor([1]).is_floating_point()
+        (True, False)
+        """
+        return self.dtype.kind == "real floating"
+
+    def is_complex(self) -> bool:
+        """Return whether the dtype is a complex one (``complex64``, ``complex128``)."""
+        return self.dtype.kind == "complex floating"
+
+    def is_contiguous(self) -> bool:
+        """Return ``True``: plugrad's values have no memory layout (see :meth:`contiguous`)."""
+        return True
 
     def _cast(self, dtype: _dtypes.DType) -> Tensor:
         """``self`` converted to ``dtype`` (itself if it has it already); differentiable."""

@@ -52,14 +52,43 @@ multiply = op(
     inplace=operator.imul, aliases="mul",
     doc="Multiply ``x1 * x2`` element-wise, broadcasting.",
 )
+def _is_integer(xp: Any, value: Any) -> bool:
+    dtype = getattr(value, "dtype", None)
+    return isinstance(value, int) if dtype is None else xp.isdtype(dtype, "integral")
+
+
+def _div(xp: Any, x1: Any, x2: Any, *, rounding_mode: str | None = None) -> Any:
+    """PyTorch's ``div(x1, x2, rounding_mode=None)``: true division, or rounded.
+
+    ``"trunc"`` rounds toward zero, ``"floor"`` toward minus infinity; integer
+    inputs then give an integer result. A rounded quotient has a zero gradient.
+    """
+    if rounding_mode is None:
+        return xp.divide(x1, x2)
+    if rounding_mode not in ("trunc", "floor"):
+        raise ValueError(
+            f"div(): rounding_mode must be None, 'trunc' or 'floor', got {rounding_mode!r}"
+        )
+    if not (_is_integer(xp, x1) and _is_integer(xp, x2)):
+        rounding = xp.trunc if rounding_mode == "trunc" else xp.floor
+        return rounding(xp.divide(x1, x2))
+    quotient = xp.floor_divide(x1, x2)
+    if rounding_mode == "floor":
+        return quotient
+    # Floor and truncation differ by one where the division is inexact and the signs differ.
+    inexact = xp.logical_and(quotient * x2 != x1, (x1 < 0) != (x2 < 0))
+    return xp.where(inexact, quotient + 1, quotient)
+
+
 divide = op(
     "divide(x1, x2)", promotion="float",
     # d(x1/x2)/dx2 = -x1/x2**2 = -ans/x2: reuses the output instead of saving x1.
     vjp=(lambda xp, g, ans, x1, x2: g / conj(xp, x2),
          lambda xp, g, ans, x1, x2: -g * conj(xp, ans / x2)),
-    broadcasting=True, grad_fn_name="Div", methods=("div", "divide", "true_divide"),
-    inplace=operator.itruediv,
-    aliases=("div", "true_divide"), doc="Divide ``x1 / x2`` element-wise (true division).",
+    broadcasting=True, grad_fn_name="Div",
+    methods={"div": _div, "divide": _div, "true_divide": None}, inplace=operator.itruediv,
+    aliases={"div": _div, "true_divide": None},
+    doc="Divide ``x1 / x2`` element-wise (true division).",
 )
 
 

@@ -11,8 +11,9 @@ Keys are NumPy's on every backend. The standard's own indexing is narrower
 the generic kernels rewrite each key into standard steps (``_index_plan``);
 NumPy and CuPy index natively. The scatter-add kernels are in ``_scatter``.
 One row per op (examples: the "Indexing" section of the API reference). The
-Tensor methods ``x.gather(dim, index)`` and ``x.index_select(dim, index)`` are
-PyTorch's.
+Tensor methods ``x.gather(dim, index)``, ``x.index_select(dim, index)``,
+``x.scatter(dim, index, src)``, ``x.scatter_add(dim, index, src)``,
+``x.narrow(dim, start, length)`` and ``x.masked_select(mask)`` are PyTorch's.
 """
 
 from __future__ import annotations
@@ -112,7 +113,7 @@ take_along_axis = op("take_along_axis(x, indices, /, *, axis=-1)", saves=("indic
                      vjp=(lambda xp, g, ans, x, indices, *, axis: xp.scatter_add(
                               g, key=along_axis_key(xp, indices, axis, tuple(g.shape),
                                                     tuple(x.shape)), shape=x.shape), None),
-                     methods={"gather": _gather},
+                     methods={"gather": _gather}, aliases={"gather": _gather},
                      doc="Pick from ``x`` along ``axis`` with ``indices`` of as many dimensions.")
 
 
@@ -130,11 +131,67 @@ def _setitem_numpy_style(xp: Any, x: Any, value: Any, /, key: Any) -> Any:
     return out
 
 
+def _scattered(xp: Any, dim: int, index: Any, src: Any) -> tuple[tuple[Any, ...], Any]:
+    """The key of PyTorch's ``scatter`` along ``dim`` at ``index``, and the values it writes."""
+    key = along_axis_key(xp, index, dim, tuple(index.shape), tuple(index.shape))
+    if hasattr(src, "shape") and src.ndim:
+        # As in PyTorch, only the leading part of src that index covers is written.
+        src = src[tuple(slice(0, n) for n in index.shape)]
+    return key, src
+
+
+def _scatter(xp: Any, x: Any, dim: int, index: Any, src: Any = None, *, value: Any = None) -> Any:
+    """PyTorch's ``x.scatter(dim, index, src)``: ``out[..., index[i], ...] = src[i]`` along ``dim``.
+
+    ``src`` is a tensor (its leading part of ``index``'s shape is written) or a
+    number (also given as ``value=``). Where ``index`` repeats a position, one
+    of the values written there is kept.
+    """
+    if (src is None) == (value is None):
+        raise TypeError("scatter() takes src (a tensor or a number) or value=, exactly one")
+    key, values = _scattered(xp, dim, index, value if src is None else src)
+    return xp.setitem(x, values, key=key)
+
+
+def _scatter_add(xp: Any, x: Any, dim: int, index: Any, src: Any) -> Any:
+    """PyTorch's ``x.scatter_add(dim, index, src)``: ``src`` added at ``index`` along ``dim``.
+
+    Values sent to one position add up.
+    """
+    key, values = _scattered(xp, dim, index, src)
+    return x + xp.scatter_add(values, key=key, shape=tuple(x.shape))
+
+
+def _narrow(xp: Any, x: Any, dim: int, start: Any, length: int) -> Any:
+    """PyTorch's ``x.narrow(dim, start, length)``: ``length`` elements along ``dim``."""
+    size = x.shape[dim]
+    start = int(start)
+    first = start + size if start < 0 else start
+    if not 0 <= first <= size or length < 0 or first + length > size:
+        raise IndexError(
+            f"narrow(): start {start} and length {length} do not fit in dimension {dim} "
+            f"of length {size}"
+        )
+    return x[(slice(None),) * (dim % x.ndim) + (slice(first, first + length),)]
+
+
+def _masked_select(xp: Any, x: Any, mask: Any) -> Any:
+    """PyTorch's ``x.masked_select(mask)``: the 1-D tensor of the elements where ``mask`` holds.
+
+    ``x`` and ``mask`` broadcast against each other.
+    """
+    x, mask = xp.broadcast_arrays(x, mask)
+    return x[mask]
+
+
 setitem = op("setitem", _setitem_generic,
              kernels={"numpy": _setitem_numpy_style, "cupy": _setitem_numpy_style},
              vjp=(lambda xp, g, ans, x, value, *, key: xp.setitem(g, 0.0, key=key),
                   lambda xp, g, ans, x, value, *, key: xp.getitem(g, key=key)),
              broadcasting=True, saves=(), array_params=("key",), standard=False,
+             methods={"scatter": _scatter, "scatter_add": _scatter_add, "narrow": _narrow,
+                      "masked_select": _masked_select},
+             inplace=("scatter", "scatter_add"),
              doc="A copy of ``x`` with ``x[key] = value``; what ``x[key] = value`` records.")
 
 

@@ -247,10 +247,37 @@ broadcast_to = op("broadcast_to(x, /, shape)", vjp=lambda xp, g, ans, x, shape: 
                   broadcasting=True, saves=(), view=True,
                   methods={"broadcast_to": None, "expand": _expand, "expand_as": _expand_as},
                   doc="Broadcast ``x`` to ``shape``; the gradient is summed back over new axes.")
-flip = op("flip(x, /, *, axis=None)", vjp=lambda xp, g, ans, x, *, axis: xp.flip(g, axis=axis),
-          saves=(), view=True, methods="flip",
+def _axes(value: Any) -> Any:
+    return tuple(value) if isinstance(value, list) else value
+
+
+def _torch_flip(xp: Any, x: Any, dims: Any) -> Any:
+    """PyTorch's ``flip(x, dims=...)``."""
+    return xp.flip(x, axis=_axes(dims))
+
+
+def _flip_method(xp: Any, x: Any, *dim: Any, dims: Any = None, axis: Any = None) -> Any:
+    """PyTorch's ``x.flip(0, 1)``, ``x.flip((0, 1))`` or ``x.flip(dims=...)``; or ``axis=``."""
+    given = [v for v in (dim or None, dims, axis) if v is not None]
+    if len(given) > 1:
+        raise TypeError("flip() takes the axes once: by position, as dims= or as axis=")
+    if dim:
+        return xp.flip(x, axis=_axes(dim[0]) if len(dim) == 1 else dim)
+    return xp.flip(x, axis=_axes(given[0]) if given else None)
+
+
+def _torch_roll(xp: Any, x: Any, shifts: Any, dims: Any = None) -> Any:
+    """PyTorch's ``roll(x, shifts, dims)`` and ``x.roll(shifts, dims)``."""
+    return xp.roll(x, _axes(shifts), axis=_axes(dims))
+
+
+# NOTE: axis may come by position here (the standard has it keyword-only), as PyTorch's
+# flip(x, dims) and roll(x, shifts, dims) give it.
+flip = op("flip(x, /, axis=None)", vjp=lambda xp, g, ans, x, *, axis: xp.flip(g, axis=axis),
+          saves=(), view=True, methods={"flip": _flip_method}, torch_function=_torch_flip,
           doc="Reverse the order of elements along ``axis`` (all axes by default).")
-roll = op("roll(x, /, shift, *, axis=None)", vjp=_roll_grad, saves=(), methods="roll",
+roll = op("roll(x, /, shift, axis=None)", vjp=_roll_grad, saves=(), methods={"roll": _torch_roll},
+          torch_function=_torch_roll,
           doc="Shift elements cyclically by ``shift`` along ``axis`` (flattened by default).")
 concat = op("concat(arrays, /, *, axis=0)", vjp=_concat_grad, sequence=True, saves=(),
             torch_function=torch_join("concat"),

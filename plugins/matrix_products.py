@@ -81,7 +81,7 @@ def _matmul_grad_x2(xp: Any, g: Any, ans: Any, x1: Any, x2: Any) -> Any:
 
 
 matmul = op("matmul(x1, x2, /)", vjp=(_matmul_grad_x1, _matmul_grad_x2), broadcasting=True,
-            grad_fn_name="MatMul", aliases=("mm", "bmm"),
+            grad_fn_name="MatMul", aliases={"mm": None, "bmm": None, "dot": _dot},
             methods={"matmul": None, "mm": None, "bmm": None, "dot": _dot, "outer": _outer},
             doc="Matrix product ``x1 @ x2``, with NumPy's rules for 1-D and batched inputs.")
 matrix_transpose = op("matrix_transpose(x, /)", vjp=lambda xp, g, ans, x: xp.matrix_transpose(g),
@@ -137,6 +137,7 @@ def _vecdot_grad(which: int) -> Any:
 vecdot = op("vecdot", lambda xp, x1, x2, /, *, axis=-1: xp.vecdot(
                 x1, x2, axis=negative_axis(axis, x1, x2)),
             vjp=(_vecdot_grad(0), _vecdot_grad(1)), broadcasting=True, methods={"norm": _norm},
+            aliases={"norm": _norm},
             doc="Dot product along ``axis``, broadcasting the other axes (``x1`` is conjugated).")
 
 # fmt: on

@@ -36,7 +36,19 @@ def _searchsorted(xp: Any, x1: Any, x2: Any, /, *, side: str = "left", sorter: A
     return xp.searchsorted(x1, x2, side=side, sorter=sorter)
 
 
-where = op("where(condition, x1, x2, /)", broadcasting=True, saves=("condition",),
+def _torch_where(xp: Any, condition: Any, x1: Any = None, x2: Any = None) -> Any:
+    """PyTorch's ``where(condition)``: the indices where it holds, one tensor per axis."""
+    if x1 is not None or x2 is not None:
+        raise TypeError(
+            "where() takes a condition and two values (where(condition, x1, x2)), or only "
+            "the condition (PyTorch's where(condition), the same as nonzero(condition))"
+        )
+    return xp.nonzero(condition)
+
+
+# NOTE: x1 and x2 default to None only so that where(condition) reaches _torch_where.
+where = op("where(condition, x1=None, x2=None, /)", broadcasting=True, saves=("condition",),
+           torch_function=_torch_where,
            vjp=(None, lambda xp, g, ans, condition, x1, x2: xp.where(condition, g, 0.0),
                 lambda xp, g, ans, condition, x1, x2: xp.where(condition, 0.0, g)),
            methods={"where": _where_method, "masked_fill": _masked_fill},
@@ -48,8 +60,20 @@ argmax = op("argmax(x, /, *, axis=None, keepdims=False)", differentiable=False, 
 argmin = op("argmin(x, /, *, axis=None, keepdims=False)", differentiable=False, methods="argmin",
             torch_function=torch_reduction("argmin"),
             doc="Index of the (first) minimum along ``axis`` (of the flattened tensor by default).")
+def _nonzero_method(xp: Any, x: Any, *, as_tuple: bool = False) -> Any:
+    """PyTorch's ``x.nonzero()``: one row of indices per non-zero element (``(n, x.ndim)``).
+
+    With ``as_tuple=True``, the standard's form: one index tensor per axis.
+    """
+    if x.ndim == 0:  # as PyTorch treats a 0-d tensor: like a 1-element 1-d one, then squeezed
+        rows = xp.nonzero(xp.reshape(x, (1,)))[0]
+        return (rows,) if as_tuple else xp.expand_dims(rows, axis=1)[:, :0]
+    indices = xp.nonzero(x)
+    return indices if as_tuple else xp.stack(indices, axis=1)
+
+
 nonzero = op("nonzero", lambda xp, x, /: tuple(xp.nonzero(x)), multiple_outputs=True,
-             differentiable=False,
+             differentiable=False, methods={"nonzero": _nonzero_method},
              doc="Indices of the non-zero elements: a tuple with one index tensor per axis.")
 count_nonzero = op("count_nonzero(x, /, *, axis=None, keepdims=False)", differentiable=False,
                    doc="Number of non-zero elements along ``axis`` (all axes by default).")

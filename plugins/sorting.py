@@ -69,6 +69,7 @@ def _torch_argsort(
 
 sort = op("sort(x, /, *, axis=-1, descending=False, stable=True)", vjp=_sort_grad, saves=("x",),
           methods={"sort": _sort_method, "topk": _topk}, torch_function=_sort_method,
+          aliases={"topk": _topk},
           doc="Sort along ``axis``; each sorted position's gradient goes back to its element.")
 argsort = op("argsort(x, /, *, axis=-1, descending=False, stable=True)", differentiable=False,
              methods="argsort", torch_function=_torch_argsort,

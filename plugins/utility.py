@@ -58,13 +58,15 @@ def _diff_grad(which: str) -> Any:
     return rule
 
 
-def _diff(xp: Any, x: Any, /, *, axis: int = -1, n: int = 1, prepend=None, append=None) -> Any:
+# NOTE: n and axis may come by position, in PyTorch's order (diff(x, 1, 0)); the standard
+# has them keyword-only.
+def _diff(xp: Any, x: Any, /, n: int = 1, axis: int = -1, *, prepend=None, append=None) -> Any:
     # Leave out absent ends: some libraries (numpy) would join a None.
     ends = {k: v for k, v in (("prepend", prepend), ("append", append)) if v is not None}
     return xp.diff(x, axis=axis, n=n, **ends)
 
 
-diff = op("diff", _diff, inputs=("x", "prepend", "append"), saves=(),
+diff = op("diff", _diff, inputs=("x", "prepend", "append"), saves=(), methods="diff",
           vjp=(_diff_grad("x"), _diff_grad("prepend"), _diff_grad("append")),
           doc="The ``n``-th difference ``x[i + 1] - x[i]`` along ``axis``, after joining the ends.")
 

@@ -24,15 +24,23 @@ Examples
 from __future__ import annotations
 
 from . import functional, init, parallel, utils
-from .activation import GELU, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
+from .activation import ELU, GELU, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Tanh
 from .container import ModuleList, Sequential
 from .conv import Conv2d
 from .dropout import Dropout
 from .flatten import Flatten
 from .linear import Linear
-from .loss import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
+from .loss import (
+    BCELoss,
+    BCEWithLogitsLoss,
+    CrossEntropyLoss,
+    L1Loss,
+    MSELoss,
+    NLLLoss,
+    SmoothL1Loss,
+)
 from .module import IncompatibleKeys, Module
-from .normalization import LayerNorm
+from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 from .parameter import Parameter
 from .pooling import AvgPool2d, MaxPool2d
 from .sparse import Embedding
@@ -40,9 +48,17 @@ from .sparse import Embedding
 __all__ = [
     "parallel",
     "utils",
+    "ELU",
     "GELU",
+    "LeakyReLU",
+    "SiLU",
     "AvgPool2d",
+    "BCELoss",
     "BCEWithLogitsLoss",
+    "L1Loss",
+    "SmoothL1Loss",
+    "BatchNorm1d",
+    "BatchNorm2d",
     "Conv2d",
     "CrossEntropyLoss",
     "Dropout",

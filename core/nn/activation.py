@@ -1,4 +1,4 @@
-"""Activation layers: ``ReLU``, ``GELU``, ``Sigmoid``, ``Tanh``, ``Softmax``, ``LogSoftmax``."""
+"""Activation layers: ``ReLU``, ``GELU``, ``SiLU``, ``LeakyReLU``, ``ELU``, ``Softmax``, ..."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from ..tensor import Tensor
 from . import functional as F
 from .module import Module
 
-__all__ = ["GELU", "LogSoftmax", "ReLU", "Sigmoid", "Softmax", "Tanh"]
+__all__ = ["ELU", "GELU", "LeakyReLU", "LogSoftmax", "ReLU", "SiLU", "Sigmoid", "Softmax", "Tanh"]
 
 
 class _Elementwise(Module):
@@ -81,6 +81,61 @@ class GELU(Module):
 
     def extra_repr(self) -> str:
         return f"approximate={self.approximate!r}"
+
+
+class SiLU(_Elementwise):
+    """Apply :func:`plugrad.nn.functional.silu`.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.nn.SiLU()(plugrad.tensor([0.0]))
+    tensor([0.])
+    """
+
+    _function = F.silu
+
+
+class LeakyReLU(Module):
+    """Apply :func:`plugrad.nn.functional.leaky_relu` with ``negative_slope``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.nn.LeakyReLU(0.1)(plugrad.tensor([-1.0, 1.0]))
+    tensor([-0.1000,  1.0000])
+    """
+
+    def __init__(self, negative_slope: float = 0.01) -> None:
+        super().__init__()
+        self.negative_slope = negative_slope
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.leaky_relu(input, self.negative_slope)
+
+    def extra_repr(self) -> str:
+        return f"negative_slope={self.negative_slope}"
+
+
+class ELU(Module):
+    """Apply :func:`plugrad.nn.functional.elu` with ``alpha``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.nn.ELU()
+    ELU(alpha=1.0)
+    """
+
+    def __init__(self, alpha: float = 1.0) -> None:
+        super().__init__()
+        self.alpha = alpha
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.elu(input, self.alpha)
+
+    def extra_repr(self) -> str:
+        return f"alpha={self.alpha}"
 
 
 class Sigmoid(_Elementwise):

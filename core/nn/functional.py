@@ -32,7 +32,7 @@ from typing import Any
 
 from .. import dtypes as _dtypes
 from .. import ops as _ops
-from ..creation import arange
+from ..creation import arange, asarray, full
 from ..errors import ArgumentError, DtypeError, IndexOutOfRangeError, ShapeError
 from ..grad_mode import no_grad
 from ..inplace import apply_inplace
@@ -41,21 +41,30 @@ from ..tensor import Tensor
 
 __all__ = [
     "avg_pool2d",
+    "batch_norm",
+    "binary_cross_entropy",
     "binary_cross_entropy_with_logits",
     "conv2d",
     "cross_entropy",
     "dropout",
+    "elu",
     "embedding",
     "gelu",
+    "l1_loss",
     "layer_norm",
+    "leaky_relu",
     "linear",
     "log_softmax",
     "logsumexp",
     "max_pool2d",
     "mse_loss",
     "nll_loss",
+    "one_hot",
+    "pad",
     "relu",
     "sigmoid",
+    "silu",
+    "smooth_l1_loss",
     "softmax",
     "tanh",
 ]
@@ -182,6 +191,60 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     if approximate not in ("none", "tanh"):
         raise ValueError(f"gelu(): approximate must be 'none' or 'tanh', got {approximate!r}")
     return _ops.gelu(input, approximate=approximate)
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    """Sigmoid linear unit ``input * sigmoid(input)`` (also called swish).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.silu(plugrad.tensor([0.0, 1.0]))
+    tensor([0.0000, 0.7311])
+    """
+    _check_tensor("input", "silu", input)
+    if inplace:
+        return apply_inplace(input, silu, name="silu(inplace=True)")
+    return input * _ops.sigmoid(input)
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    """``input`` where it is positive, else ``negative_slope * input``.
+
+    As in PyTorch, the gradient at 0 is ``negative_slope``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.leaky_relu(plugrad.tensor([-2.0, 3.0]), 0.1)
+    tensor([-0.2000,  3.0000])
+    """
+    _check_tensor("input", "leaky_relu", input)
+    if inplace:
+        return apply_inplace(input, leaky_relu, negative_slope, name="leaky_relu(inplace=True)")
+    return _ops.where(input > 0, input, input * negative_slope)
+
+
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """Exponential linear unit: ``input`` where positive, else ``alpha * (exp(input) - 1)``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.elu(plugrad.tensor([-1.0, 2.0]))
+    tensor([-0.6321,  2.0000])
+    """
+    _check_tensor("input", "elu", input)
+    if inplace:
+        return apply_inplace(input, elu, alpha, name="elu(inplace=True)")
+    # NOTE: expm1 of the non-positive part only: a large positive input would overflow
+    # exp in the branch where() discards, and its gradient would be 0 * inf = nan. Not
+    # minimum(input, 0), whose gradient at the tie 0 is halved.
+    negative = _ops.where(input > 0, 0.0, input)
+    return _ops.where(input > 0, input, alpha * _ops.expm1(negative))
 
 
 def sigmoid(input: Tensor) -> Tensor:
@@ -366,6 +429,98 @@ def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
         )
     diff = input - target
     return _reduce(diff * diff, reduction)
+
+
+def _same_shape(function: str, input: Tensor, target: Tensor) -> None:
+    if (
+        _check_tensor("input", function, input).shape
+        != _check_tensor("target", function, target).shape
+    ):
+        raise ShapeError(
+            f"{function}(): input has shape {input.shape} but target has shape "
+            f"{target.shape}; they must match"
+        )
+
+
+def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
+    """Mean absolute error ``|input - target|``, reduced by ``reduction``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.l1_loss(plugrad.tensor([1.0, 2.0]), plugrad.tensor([1.5, 4.0]))
+    tensor(1.2500)
+    """
+    _check_reduction("l1_loss", reduction)
+    _same_shape("l1_loss", input, target)
+    return _reduce(_ops.abs(input - target), reduction)
+
+
+def smooth_l1_loss(
+    input: Tensor, target: Tensor, reduction: str = "mean", beta: float = 1.0
+) -> Tensor:
+    """Huber-like loss: ``0.5 * d**2 / beta`` where ``|d| < beta``, else ``|d| - 0.5 * beta``.
+
+    ``d = input - target``; ``beta=0`` gives :func:`l1_loss`.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.smooth_l1_loss(plugrad.tensor([0.5, 3.0]), plugrad.tensor([0.0, 0.0]), "none")
+    tensor([0.1250, 2.5000])
+    """
+    _check_reduction("smooth_l1_loss", reduction)
+    _same_shape("smooth_l1_loss", input, target)
+    if beta < 0:
+        raise ValueError(f"smooth_l1_loss(): beta must be >= 0, got {beta!r}")
+    distance = _ops.abs(input - target)
+    if beta == 0:
+        return _reduce(distance, reduction)
+    # NOTE: the square is of the masked distance, so its gradient is 0 where |d| >= beta.
+    near = _ops.where(distance < beta, distance, 0.0)
+    loss = _ops.where(distance < beta, (0.5 / beta) * (near * near), distance - 0.5 * beta)
+    return _reduce(loss, reduction)
+
+
+def binary_cross_entropy(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """Binary cross-entropy of probabilities ``input`` against ``target``.
+
+    ``-(target * log(input) + (1 - target) * log(1 - input))``, each log
+    clamped at -100 as in PyTorch. Prefer :func:`binary_cross_entropy_with_logits`
+    on logits: it is stable where the probabilities round to 0 or 1.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.binary_cross_entropy(plugrad.tensor([0.5, 0.9]), plugrad.tensor([0.0, 1.0]))
+    tensor(0.3993)
+    """
+    _check_reduction("binary_cross_entropy", reduction)
+    _same_shape("binary_cross_entropy", input, target)
+    for name, value in (("input", input), ("target", target)):
+        if bool(_ops.any(_ops.logical_or(value < 0, value > 1))):
+            raise ValueError(
+                f"binary_cross_entropy(): every element of the {name} must lie in [0, 1]"
+                + (" (for logits, use binary_cross_entropy_with_logits)" if name == "input" else "")
+            )
+    # NOTE: log(0) is taken of 1 instead (and masked): it would warn, and its gradient
+    # would be inf * 0 = nan.
+    positive, below_one = input > 0, input < 1
+    log_p = _ops.where(positive, _ops.log(_ops.where(positive, input, 1.0)), -100.0)
+    log_not_p = _ops.where(below_one, _ops.log1p(-_ops.where(below_one, input, 0.0)), -100.0)
+    log_p, log_not_p = _ops.maximum(log_p, -100.0), _ops.maximum(log_not_p, -100.0)
+    loss = -(target * log_p + (1.0 - target) * log_not_p)
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
 
 
 def _class_target_shape(function: str, input: Tensor, target: Tensor) -> None:
@@ -614,6 +769,75 @@ def binary_cross_entropy_with_logits(
 
 
 # -- normalization, embedding -------------------------------------------------------------
+
+
+def batch_norm(
+    input: Tensor,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    training: bool = False,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Normalize each channel (axis 1) over the batch and the other axes, then scale and shift.
+
+    With ``training=True`` the statistics are the batch's, and the running
+    statistics (when given) move toward them in place by ``momentum``: the
+    mean, and the unbiased variance, as in PyTorch. Otherwise the running
+    statistics normalize.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> mean, var = plugrad.zeros(1), plugrad.ones(1)
+    >>> F.batch_norm(plugrad.tensor([[1.0], [3.0]]), mean, var, training=True)
+    tensor([[-1.0000],
+            [ 1.0000]])
+    >>> mean, var
+    (tensor([0.2000]), tensor([1.1000]))
+    """
+    _check_tensor("input", "batch_norm", input)
+    if input.ndim < 2:
+        raise ShapeError(
+            f"batch_norm(): expected an input of shape (N, C, ...), got shape {input.shape}"
+        )
+    _check_same_dtype("batch_norm", input, weight, bias)
+    channels = input.shape[1]
+    axes = (0, *range(2, input.ndim))
+    kept = (1, channels) + (1,) * (input.ndim - 2)
+    if training:
+        count = input.size // channels
+        if count <= 1:
+            raise ShapeError(
+                f"batch_norm(): training needs more than one value per channel, got input "
+                f"of shape {input.shape}"
+            )
+        mean = _ops.mean(input, axis=axes, keepdims=True)
+        centered = input - mean
+        var = _ops.mean(centered * centered, axis=axes, keepdims=True)
+        if running_mean is not None and running_var is not None:
+            with no_grad():
+                batch_mean = _ops.reshape(mean, (channels,))
+                batch_var = _ops.reshape(var, (channels,)) * (count / (count - 1))
+                running_mean.copy_((1.0 - momentum) * running_mean + momentum * batch_mean)
+                running_var.copy_((1.0 - momentum) * running_var + momentum * batch_var)
+    else:
+        if running_mean is None or running_var is None:
+            raise ArgumentError(
+                "batch_norm(): training=False normalizes with running_mean and running_var; "
+                "give both, or pass training=True to use the batch's statistics"
+            )
+        centered = input - _ops.reshape(running_mean, kept)
+        var = _ops.reshape(running_var, kept)
+    out = centered / _ops.sqrt(var + eps)
+    if weight is not None:
+        out = out * _ops.reshape(weight, kept)
+    if bias is not None:
+        out = out + _ops.reshape(bias, kept)
+    return out
 
 
 def layer_norm(
@@ -917,3 +1141,112 @@ def avg_pool2d(
         count_include_pad=count_include_pad,
         divisor_override=divisor_override,
     )
+
+
+# -- padding, one-hot ---------------------------------------------------------------------
+
+
+def _source_positions(mode: str, length: int, before: int, after: int) -> list[int]:
+    """Which input position each output position along a padded axis copies."""
+    positions = range(-before, length + after)
+    if mode == "replicate":
+        return [min(max(i, 0), length - 1) for i in positions]
+    if mode == "circular":
+        return [i % length for i in positions]
+    # reflect: mirrored about the edge elements, which are not repeated
+    return [-i if i < 0 else 2 * (length - 1) - i if i >= length else i for i in positions]
+
+
+def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float = 0.0) -> Tensor:
+    """Pad the last ``len(pad) // 2`` axes: ``pad = (last_before, last_after, ...)``.
+
+    ``mode="constant"`` fills with ``value`` (a negative amount crops);
+    ``"reflect"`` mirrors the tensor about its edge elements, ``"replicate"``
+    repeats the edge elements and ``"circular"`` wraps around. The padded
+    values of the last three copy input elements, so their gradients add up there.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.pad(plugrad.tensor([[1.0, 2.0]]), (1, 2), value=9.0)
+    tensor([[9., 1., 2., 9., 9.]])
+    >>> F.pad(plugrad.tensor([[1.0, 2.0, 3.0]]), (2, 1), mode="reflect")
+    tensor([[3., 2., 1., 2., 3., 2.]])
+    """
+    _check_tensor("input", "pad", input)
+    modes = ("constant", "reflect", "replicate", "circular")
+    if mode not in modes:
+        raise ArgumentError(f"pad(): mode must be one of {modes}, got {mode!r}")
+    amounts = tuple(pad)
+    if (
+        len(amounts) % 2
+        or len(amounts) // 2 > input.ndim
+        or not all(isinstance(a, int) and not isinstance(a, bool) for a in amounts)
+    ):
+        raise ArgumentError(
+            f"pad(): pad must hold an even number of ints, two per padded axis and at most "
+            f"{2 * input.ndim} for a {input.ndim}-d input, got {pad!r}"
+        )
+    out = input
+    for i in range(len(amounts) // 2):
+        axis = input.ndim - 1 - i
+        before, after = amounts[2 * i], amounts[2 * i + 1]
+        length = out.shape[axis]
+        if mode != "constant":
+            limit = length - 1 if mode == "reflect" else length
+            if min(before, after) < 0 or max(before, after) > limit or length == 0:
+                raise ArgumentError(
+                    f"pad(): mode={mode!r} pads axis {axis} of length {length} by at most "
+                    f"{limit} on each side, and not by a negative amount; got {before} and {after}"
+                )
+            if before or after:
+                positions = _source_positions(mode, length, before, after)
+                index = asarray(positions, dtype=_dtypes.int64, device=out.device)
+                out = _ops.take(out, index, axis=axis)
+            continue
+        start, stop = max(-before, 0), length - max(-after, 0)
+        if start or stop != length:
+            if stop < start:
+                raise ArgumentError(
+                    f"pad(): cropping {-before} and {-after} from axis {axis} of length "
+                    f"{length} leaves nothing"
+                )
+            out = out[(slice(None),) * axis + (slice(start, stop),)]
+        pieces = []
+        for amount in (before, after):
+            shape = tuple(amount if d == axis else n for d, n in enumerate(out.shape))
+            pieces.append(
+                full(shape, value, dtype=out.dtype, device=out.device) if amount > 0 else None
+            )
+        joined = [p for p in (pieces[0], out, pieces[1]) if p is not None]
+        if len(joined) > 1:
+            out = _ops.concat(joined, axis=axis)
+    return out
+
+
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+    """An ``int64`` tensor with a trailing axis of ``num_classes``: 1 at each index, else 0.
+
+    ``num_classes=-1`` takes one more than the largest index.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.one_hot(plugrad.tensor([0, 2]), 3)
+    tensor([[1, 0, 0],
+            [0, 0, 1]])
+    """
+    _check_tensor("tensor", "one_hot", tensor)
+    if tensor.dtype.kind not in ("signed integer", "unsigned integer"):
+        raise DtypeError(f"one_hot(): takes an integer tensor of class indices, got {tensor.dtype}")
+    if num_classes == -1:
+        num_classes = int(_ops.max(tensor)) + 1 if tensor.size else 0
+    bad = _values_outside(tensor, num_classes) if tensor.size else []
+    if bad:
+        raise IndexOutOfRangeError(
+            f"one_hot(): class indices must lie in [0, {num_classes}), got {bad}"
+        )
+    classes = arange(num_classes, dtype=tensor.dtype, device=tensor.device)
+    return _ops.astype(_ops.expand_dims(tensor, axis=-1) == classes, _dtypes.int64)

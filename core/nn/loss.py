@@ -1,4 +1,4 @@
-"""Loss layers: ``CrossEntropyLoss``, ``NLLLoss``, ``MSELoss``, ``BCEWithLogitsLoss``."""
+"""Loss layers: ``CrossEntropyLoss``, ``NLLLoss``, ``MSELoss``, ``L1Loss``, ``BCELoss``, ..."""
 
 from __future__ import annotations
 
@@ -6,7 +6,15 @@ from ..tensor import Tensor
 from . import functional as F
 from .module import Module
 
-__all__ = ["BCEWithLogitsLoss", "CrossEntropyLoss", "MSELoss", "NLLLoss"]
+__all__ = [
+    "BCELoss",
+    "BCEWithLogitsLoss",
+    "CrossEntropyLoss",
+    "L1Loss",
+    "MSELoss",
+    "NLLLoss",
+    "SmoothL1Loss",
+]
 
 
 def _check_reduction(layer: str, reduction: str) -> str:
@@ -31,6 +39,64 @@ class MSELoss(Module):
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.mse_loss(input, target, reduction=self.reduction)
+
+
+class L1Loss(Module):
+    """Mean absolute error (:func:`~plugrad.nn.functional.l1_loss`).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.nn.L1Loss()(plugrad.tensor([1.0, 3.0]), plugrad.tensor([1.0, 1.0]))
+    tensor(1.)
+    """
+
+    def __init__(self, reduction: str = "mean") -> None:
+        super().__init__()
+        self.reduction = _check_reduction("L1Loss", reduction)
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.l1_loss(input, target, reduction=self.reduction)
+
+
+class SmoothL1Loss(Module):
+    """Squared below ``beta``, absolute above (:func:`~plugrad.nn.functional.smooth_l1_loss`).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.nn.SmoothL1Loss()(plugrad.tensor([0.5, 3.0]), plugrad.tensor([0.0, 0.0]))
+    tensor(1.3125)
+    """
+
+    def __init__(self, reduction: str = "mean", beta: float = 1.0) -> None:
+        super().__init__()
+        self.reduction = _check_reduction("SmoothL1Loss", reduction)
+        self.beta = beta
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
+
+
+class BCELoss(Module):
+    """Binary cross-entropy of probabilities (:func:`~plugrad.nn.functional.binary_cross_entropy`).
+
+    ``weight`` (broadcast against the input) is kept as a buffer.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.nn.BCELoss()(plugrad.tensor([0.5, 0.9]), plugrad.tensor([0.0, 1.0]))
+    tensor(0.3993)
+    """
+
+    def __init__(self, weight: Tensor | None = None, reduction: str = "mean") -> None:
+        super().__init__()
+        self.register_buffer("weight", weight)
+        self.reduction = _check_reduction("BCELoss", reduction)
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.binary_cross_entropy(input, target, self.weight, reduction=self.reduction)
 
 
 class CrossEntropyLoss(Module):

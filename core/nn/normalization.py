@@ -1,4 +1,4 @@
-"""``LayerNorm``: normalization over the trailing axes, with a learned scale and shift."""
+"""``LayerNorm`` and ``BatchNorm1d``/``BatchNorm2d``: normalization, scaled and shifted."""
 
 from __future__ import annotations
 
@@ -6,12 +6,15 @@ from collections.abc import Sequence
 
 from .. import dtypes as _dtypes
 from ..backend import Device
+from ..creation import ones, zeros
+from ..errors import ShapeError
+from ..grad_mode import no_grad
 from ..tensor import Tensor
 from . import functional as F
 from . import init
 from .module import Module, add_weight_and_bias
 
-__all__ = ["LayerNorm"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "LayerNorm"]
 
 
 class LayerNorm(Module):
@@ -73,3 +76,133 @@ class LayerNorm(Module):
             f"{self.normalized_shape}, eps={self.eps}, "
             f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}"
         )
+
+
+class _BatchNorm(Module):
+    """Batch normalization over axis 1 (see ``functional.batch_norm``), with running statistics.
+
+    In training mode each batch is normalized with its own statistics and
+    ``running_mean``/``running_var`` move toward them by ``momentum``
+    (``None``: their plain average over every batch so far); in evaluation
+    mode (``module.eval()``) the running statistics normalize. Without
+    ``track_running_stats`` the batch's statistics are used in both modes.
+    ``bias=False`` learns the scale only.
+    """
+
+    _input_ndims: tuple[int, ...]
+
+    def __init__(
+        self,
+        num_features: int,
+        eps: float = 1e-5,
+        momentum: float | None = 0.1,
+        affine: bool = True,
+        track_running_stats: bool = True,
+        *,
+        device: Device | str | None = None,
+        dtype: _dtypes.DType | None = None,
+        backend: str | None = None,
+        bias: bool = True,
+    ) -> None:
+        super().__init__()
+        self.num_features = num_features
+        self.eps = eps
+        self.momentum = momentum
+        self.affine = affine
+        self.track_running_stats = track_running_stats
+        shape = (num_features,)
+        if affine:
+            add_weight_and_bias(
+                self, shape, shape if bias else None, device=device, dtype=dtype, backend=backend
+            )
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        if track_running_stats:
+            place = {"device": device, "backend": backend}
+            self.register_buffer("running_mean", zeros(shape, dtype=dtype, **place))
+            self.register_buffer("running_var", ones(shape, dtype=dtype, **place))
+            self.register_buffer("num_batches_tracked", zeros((), dtype=_dtypes.int64, **place))
+        else:
+            self.register_buffer("running_mean", None)
+            self.register_buffer("running_var", None)
+            self.register_buffer("num_batches_tracked", None)
+        self.reset_parameters()
+
+    def reset_running_stats(self) -> None:
+        """Set the running mean to zeros, the running variance to ones, the count to 0."""
+        if self.track_running_stats:
+            with no_grad():
+                self.running_mean.zero_()
+                self.running_var.fill_(1.0)
+                self.num_batches_tracked.zero_()
+
+    def reset_parameters(self) -> None:
+        """Reset the running statistics; set the weight to ones and the bias to zeros."""
+        self.reset_running_stats()
+        if self.weight is not None:
+            init.ones_(self.weight)
+        if self.bias is not None:
+            init.zeros_(self.bias)
+
+    def forward(self, input: Tensor) -> Tensor:
+        if input.ndim not in self._input_ndims:
+            expected = " or ".join(f"{n}-d" for n in self._input_ndims)
+            raise ShapeError(
+                f"{type(self).__name__}: expected a {expected} input, got shape {input.shape}"
+            )
+        momentum = 0.0 if self.momentum is None else self.momentum
+        if self.training and self.track_running_stats:
+            with no_grad():
+                self.num_batches_tracked.add_(1)
+            if self.momentum is None:  # the plain average of every batch so far
+                momentum = 1.0 / int(self.num_batches_tracked)
+        use_batch = self.training or not self.track_running_stats
+        return F.batch_norm(
+            input,
+            self.running_mean,
+            self.running_var,
+            self.weight,
+            self.bias,
+            use_batch,
+            momentum,
+            self.eps,
+        )
+
+    def extra_repr(self) -> str:
+        return (
+            f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+            f"affine={self.affine}, bias={self.bias is not None}, "
+            f"track_running_stats={self.track_running_stats}"
+        )
+
+
+class BatchNorm1d(_BatchNorm):
+    """Batch normalization of ``(N, C)`` or ``(N, C, L)`` inputs over each channel ``C``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> norm = plugrad.nn.BatchNorm1d(2)
+    >>> norm
+    BatchNorm1d(2, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)
+    >>> y = norm(plugrad.tensor([[1.0, 2.0], [3.0, 6.0]]))
+    >>> norm.running_mean
+    tensor([0.2000, 0.4000])
+    """
+
+    _input_ndims = (2, 3)
+
+
+class BatchNorm2d(_BatchNorm):
+    """Batch normalization of ``(N, C, H, W)`` inputs over each channel ``C``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> norm = plugrad.nn.BatchNorm2d(3).eval()
+    >>> norm(plugrad.ones(1, 3, 2, 2)).shape
+    (1, 3, 2, 2)
+    """
+
+    _input_ndims = (4,)

@@ -38,6 +38,11 @@ def _index(lib: Any) -> Any:
     return _tensor(lib, np.array([[2, 0], [1, 3], [0, 0]]))
 
 
+def _distinct_index(lib: Any) -> Any:
+    """Indices along axis 1 without repeats in a row: scatter's result is then unique."""
+    return _tensor(lib, np.array([[2, 0], [1, 3], [0, 3]]))
+
+
 def _in_place(method: str, *args: Any) -> Callable[[Any, Any], Any]:
     """``y = x * 1; y.<method>(*args)``: recorded on a tensor that is not a leaf."""
 
@@ -150,7 +155,12 @@ METHODS: dict[str, Callable[[Any, Any], Any]] = {
     "split": lambda lib, x: x.split([1, 3], dim=1),
     "unbind": lambda lib, x: x.unbind(1),
     "flip": lambda lib, x: x.flip(0),
+    "flip(dims=)": lambda lib, x: x.flip(dims=(1,)),
+    "flip(*dims)": lambda lib, x: x.flip(0, 1),
     "roll": lambda lib, x: x.roll(1, 1),
+    "roll(shifts=, dims=)": lambda lib, x: x.roll(shifts=(1, 2), dims=(0, 1)),
+    "diff": lambda lib, x: x.diff(),
+    "diff(n, dim)": lambda lib, x: x.diff(2, 0),
     "tril": lambda lib, x: x.tril(),
     "triu": lambda lib, x: x.triu(1),
     "all": lambda lib, x: (x > 0.2).all(dim=1),
@@ -159,11 +169,29 @@ METHODS: dict[str, Callable[[Any, Any], Any]] = {
         name: (lambda method: lambda lib, x: getattr(x, method)(1.0))(name)
         for name in ("eq", "ne", "gt", "ge", "lt", "le")
     },
+    "nonzero": lambda lib, x: (x > 1.0).nonzero(),
+    "nonzero(as_tuple=True)": lambda lib, x: (x > 1.0).nonzero(as_tuple=True),
+    "nonzero(0-d)": lambda lib, x: (x[0, 0].nonzero(), (x[0, 0] * 0).nonzero()),
+    "nonzero(0-d, as_tuple=True)": lambda lib, x: x[0, 0].nonzero(as_tuple=True),
+    "is_floating_point": lambda lib, x: (x.is_floating_point(), x.long().is_floating_point()),
+    "is_complex": lambda lib, x: (x.is_complex(), (x * 1j).is_complex()),
+    "is_contiguous": lambda lib, x: x.is_contiguous(),
+    "nelement": lambda lib, x: x.nelement(),
+    "narrow": lambda lib, x: x.narrow(1, 1, 2),
+    "narrow(negative start)": lambda lib, x: x.narrow(0, -2, 2),
+    "scatter": lambda lib, x: x.scatter(1, _distinct_index(lib), x[:, 1:3] * 2),
+    "scatter(value)": lambda lib, x: x.scatter(1, _distinct_index(lib), 0.5),
+    "scatter_add": lambda lib, x: x.scatter_add(1, _index(lib), x[:, :2] * 3),
+    "masked_select": lambda lib, x: x.masked_select(x > 1.0),
+    "masked_select(broadcast)": lambda lib, x: x.masked_select(x[0] > 0.6),
+    "allclose": lambda lib, x: (x.allclose(x + 1e-9), x.allclose(x * 1.001)),
+    "isclose": lambda lib, x: x.isclose(x * (1 + 1e-6 * (x - 1.0)), rtol=1e-6),
     "add_": _in_place(
         "add_",
         lambda lib, x: x.flip(0),
     ),
     "sub_": _in_place("sub_", 0.5),
+    "div_(rounding_mode=)": lambda lib, x: (x * 1.0).div_(0.3, rounding_mode="trunc"),
     "mul_": _in_place("mul_", lambda lib, x: x.flip(1)),
     "div_": _in_place("div_", 4.0),
     "clamp_": _in_place("clamp_", 0.4, 2.2),
@@ -173,11 +201,24 @@ METHODS: dict[str, Callable[[Any, Any], Any]] = {
     "copy_": _in_place("copy_", lambda lib, x: x.flip(0) * 2),
     "lt_": _in_place("lt_", 1.0),
     "eq_": _in_place("eq_", lambda lib, x: x.flip(0).flip(0)),
+    "scatter_": _in_place(
+        "scatter_", 1, lambda lib, x: _distinct_index(lib), lambda lib, x: x[:, 1:3] * 2
+    ),
+    "scatter_add_": _in_place(
+        "scatter_add_", 1, lambda lib, x: _index(lib), lambda lib, x: x[:, :2] * 3
+    ),
     "squeeze_": lambda lib, x: (x[:, :1] * 1.0).squeeze_(1),
     "unsqueeze_": _in_place("unsqueeze_", 0),
     "t_": _in_place("t_"),
     "transpose_": _in_place("transpose_", 1, 0),
 }
+
+
+def _inference(lib: Any, x: Any) -> tuple[bool, bool, bool]:
+    with lib.inference_mode():
+        inside = (x * 2).requires_grad, lib.is_grad_enabled()
+    return (*inside, lib.is_grad_enabled())
+
 
 NAMES: dict[str, Callable[[Any, Any], Any]] = {
     "float, double, half, long, int, short, cfloat, cdouble": lambda lib, x: tuple(
@@ -207,7 +248,64 @@ NAMES: dict[str, Callable[[Any, Any], Any]] = {
     "ones(2, 3)": lambda lib, x: lib.ones(2, 3, dtype=lib.float64),
     "empty(2, 3)": lambda lib, x: tuple(lib.empty(2, 3).shape),
     "full((2, 3), v)": lambda lib, x: lib.full((2, 3), 1.5),
+    "linspace(steps=)": lambda lib, x: lib.linspace(0, 1, steps=5),
+    "linspace(dtype)": lambda lib, x: lib.linspace(-1.0, 2.0, 4, dtype=lib.float64),
     "bare @no_grad": lambda lib, x: lib.no_grad(lambda: (x * 2).requires_grad)(),
+    "add(alpha=)": lambda lib, x: lib.add(x, x.flip(0), alpha=2),
+    "sub(alpha=)": lambda lib, x: lib.sub(x, x.flip(1), alpha=0.5),
+    "div(rounding_mode=)": lambda lib, x: tuple(
+        lib.div(x * 3, x.flip(0) - 0.9, rounding_mode=mode) for mode in (None, "trunc", "floor")
+    ),
+    "div(int, rounding_mode=)": lambda lib, x: tuple(
+        lib.div(_tensor(lib, [7, -7, 7, -7, 6]), _tensor(lib, [2, 2, -2, -2, 3]), rounding_mode=m)
+        for m in ("trunc", "floor")
+    ),
+    "x.div(rounding_mode=)": lambda lib, x: x.div(0.3, rounding_mode="floor"),
+    "flip(x, dims)": lambda lib, x: lib.flip(x, (0,)),
+    "flip(x, dims=)": lambda lib, x: lib.flip(x, dims=[0, 1]),
+    "roll(x, shifts, dims)": lambda lib, x: lib.roll(x, 1, 0),
+    "roll(x, shifts=, dims=)": lambda lib, x: lib.roll(x, shifts=(1, -1), dims=(0, 1)),
+    "roll(x, shifts)": lambda lib, x: lib.roll(x, 5),
+    "diff(x, n, dim)": lambda lib, x: lib.diff(x, 1, 0),
+    "diff(x, n=, dim=)": lambda lib, x: lib.diff(x, n=2, dim=1),
+    "where(condition)": lambda lib, x: lib.where(x > 1.0),
+    "einsum(matmul)": lambda lib, x: lib.einsum("ij,jk->ik", x, x.t()),
+    "einsum(implicit)": lambda lib, x: lib.einsum("ij,kj", x, x * 2),
+    "einsum(transpose)": lambda lib, x: lib.einsum("ij->ji", x),
+    "einsum(sum)": lambda lib, x: lib.einsum("ij->", x),
+    "einsum(three)": lambda lib, x: lib.einsum("ij,jk,ij->k", x, x.t(), x * 2),
+    "einsum(vector)": lambda lib, x: lib.einsum("ij,j->i", x, x[0]),
+    "einsum(diagonal)": lambda lib, x: lib.einsum("ii->i", x[:, :3]),
+    "einsum(trace)": lambda lib, x: lib.einsum("ii", x[:, :3]),
+    "einsum(batched)": lambda lib, x: lib.einsum(
+        "bij,bjk->bik", x.reshape(2, 2, 3), x.reshape(2, 3, 2)
+    ),
+    "einsum(list)": lambda lib, x: lib.einsum("i,j->ij", [x[0], x[1]]),
+    "dot": lambda lib, x: lib.dot(x[0], x[1]),
+    "logsumexp": lambda lib, x: lib.logsumexp(x, 1),
+    "softmax": lambda lib, x: lib.softmax(x, 1),
+    "softmax(dim=)": lambda lib, x: lib.softmax(x, dim=0),
+    "log_softmax": lambda lib, x: lib.log_softmax(x, dim=1),
+    "sigmoid": lambda lib, x: lib.sigmoid(x - 1.0),
+    "relu": lambda lib, x: lib.relu(x - 1.0),
+    "gather": lambda lib, x: lib.gather(x, 1, _index(lib)),
+    "topk": lambda lib, x: tuple(lib.topk(x, 2, dim=0)),
+    "topk(largest=False)": lambda lib, x: tuple(lib.topk(x, 3, largest=False)),
+    "norm": lambda lib, x: lib.norm(x),
+    "norm(dim)": lambda lib, x: lib.norm(x, dim=1, keepdim=True),
+    "norm(p=1)": lambda lib, x: lib.norm(x, 1, 0),
+    "isclose": lambda lib, x: lib.isclose(x, x + 2e-5, atol=1e-5),
+    "isclose(inf, nan)": lambda lib, x: lib.isclose(
+        _tensor(lib, [np.inf, -np.inf, np.nan, 1.0]),
+        _tensor(lib, [np.inf, np.inf, np.nan, np.nan]),
+        equal_nan=True,
+    ),
+    "allclose": lambda lib, x: (lib.allclose(x, x * (1 + 1e-7)), lib.allclose(x, x + 1e-4)),
+    "with inference_mode()": lambda lib, x: _inference(lib, x),
+    "@inference_mode": lambda lib, x: lib.inference_mode(lambda: (x * 2).requires_grad)(),
+    "@inference_mode(False)": lambda lib, x: lib.inference_mode(False)(
+        lambda: (x * 2).requires_grad
+    )(),
     "x.size()": lambda lib, x: tuple(x.size()),
     "x.size(dim)": lambda lib, x: x.size(-1),
 }
@@ -217,6 +315,11 @@ RANDOM: dict[str, Callable[[Any, Any], Any]] = {
     "rand_like": lambda lib, x: lib.rand_like(x),
     "randint_like": lambda lib, x: lib.randint_like(x, 4),
     "normal": lambda lib, x: lib.normal(0.0, 1.0, (2, 3)),
+    "randperm": lambda lib, x: lib.randperm(7),
+    "randperm(dtype)": lambda lib, x: lib.randperm(4, dtype=lib.int32),
+    "bernoulli": lambda lib, x: lib.bernoulli(x / 4),
+    "bernoulli(p)": lambda lib, x: lib.bernoulli(x.float(), 0.3),
+    "x.bernoulli()": lambda lib, x: (x / 4).bernoulli(),
 }
 
 
@@ -289,6 +392,53 @@ def test_a_random_name_gives_pytorchs_dtype_and_shape(name) -> None:
         str(theirs.numpy().dtype),
         tuple(theirs.shape),
     )
+
+
+def test_randperm_and_bernoulli_draw_what_they_promise() -> None:
+    plugrad.manual_seed(3)
+    permutations = {tuple(plugrad.randperm(4).tolist()) for _ in range(200)}
+    assert all(sorted(p) == [0, 1, 2, 3] for p in permutations) and len(permutations) == 24
+    assert plugrad.randperm(0).shape == (0,)
+    probabilities = plugrad.asarray(np.array([0.0, 0.25, 1.0]))
+    drawn = np.stack([plugrad.bernoulli(probabilities).numpy() for _ in range(2000)])
+    assert set(np.unique(drawn)) <= {0.0, 1.0}
+    assert drawn[:, 0].sum() == 0 and drawn[:, 2].sum() == 2000
+    assert abs(drawn[:, 1].mean() - 0.25) < 0.05
+    x = plugrad.asarray(X / 4, requires_grad=True)
+    assert not plugrad.bernoulli(x).requires_grad
+    generator = plugrad.Generator(7)
+    first = plugrad.randperm(9, generator=generator).tolist()
+    assert first == plugrad.randperm(9, generator=plugrad.Generator(7)).tolist()
+    with pytest.raises(ValueError, match="non-negative"):
+        plugrad.randperm(-1)
+    with pytest.raises(plugrad.errors.DtypeError, match="real floating"):
+        plugrad.bernoulli(plugrad.asarray([0, 1]))
+
+
+def test_where_takes_one_or_three_arguments() -> None:
+    x = plugrad.asarray(X)
+    with pytest.raises(TypeError, match="two values"):
+        plugrad.where(x > 1.0, x)
+
+
+def test_einsum_refuses_what_it_cannot_read() -> None:
+    x = plugrad.asarray(X)
+    for equation, operands, error in (
+        ("ij,jk->ik", (x,), plugrad.errors.ArgumentError),
+        ("...j->j", (x,), plugrad.errors.ArgumentError),
+        ("ij->ii", (x,), plugrad.errors.ArgumentError),
+        ("ijk->i", (x,), plugrad.errors.ShapeError),
+        ("ij,ij->i", (x, x.t()), plugrad.errors.ShapeError),
+        ("i1->i", (x,), plugrad.errors.ArgumentError),
+    ):
+        with pytest.raises(error, match="einsum"):
+            plugrad.einsum(equation, *operands)
+
+
+def test_linspace_takes_the_count_once() -> None:
+    for bad in ({}, {"num": 3, "steps": 3}):
+        with pytest.raises(plugrad.errors.ArgumentError, match="steps="):
+            plugrad.linspace(0.0, 1.0, **bad)
 
 
 def test_the_default_dtype_and_device_setters_are_pytorchs() -> None:

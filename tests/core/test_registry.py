@@ -78,7 +78,7 @@ def test_generated_functions_have_the_kernel_signature() -> None:
     assert str(inspect.signature(plugrad.sum)) == (
         "(x, /, dim=<unset>, keepdim=<unset>, *, axis=None, dtype=None, keepdims=False, out=None)"
     )
-    assert str(inspect.signature(plugrad.add)) == "(x1, x2, /, *, out=None)"
+    assert str(inspect.signature(plugrad.add)) == "(x1, x2, /, *, alpha=1, out=None)"
     assert str(inspect.signature(plugrad.reshape)) == "(x, /, shape, *, copy=None)"
     assert plugrad.ops.add is plugrad.add and plugrad.add.__module__ == "plugrad"
     assert plugrad.add.__doc__ == "Add ``x1 + x2`` element-wise, broadcasting."

@@ -68,6 +68,17 @@ def normal(*shape: int) -> np.ndarray:
         (lambda x: F.softmax(x, dim=1), lambda x: TF.softmax(x, dim=1)),
         (lambda x: F.softmax(x, -1), lambda x: TF.softmax(x, -1)),
         (lambda x: F.log_softmax(x, dim=0), lambda x: TF.log_softmax(x, dim=0)),
+        (F.silu, TF.silu),
+        (lambda x: F.leaky_relu(x, 0.2), lambda x: TF.leaky_relu(x, 0.2)),
+        (F.leaky_relu, TF.leaky_relu),
+        (F.elu, TF.elu),
+        (lambda x: F.elu(x, alpha=0.5), lambda x: TF.elu(x, alpha=0.5)),
+        (lambda x: F.silu(x * 1.0, inplace=True), lambda x: TF.silu(x * 1.0, inplace=True)),
+        (
+            lambda x: F.leaky_relu(x * 1.0, 0.2, inplace=True),
+            lambda x: TF.leaky_relu(x * 1.0, 0.2, inplace=True),
+        ),
+        (lambda x: F.elu(x * 1.0, 0.5, True), lambda x: TF.elu(x * 1.0, 0.5, True)),
         (lambda x: F.logsumexp(x, dim=1), lambda x: torch.logsumexp(x, dim=1)),
         (
             lambda x: F.logsumexp(x, dim=(0, 2), keepdim=True),
@@ -83,12 +94,26 @@ def normal(*shape: int) -> np.ndarray:
         "softmax",
         "softmax-last",
         "log_softmax",
+        "silu",
+        "leaky_relu-0.2",
+        "leaky_relu",
+        "elu",
+        "elu-alpha",
+        "silu-inplace",
+        "leaky_relu-inplace",
+        "elu-inplace",
         "logsumexp",
         "logsumexp-keepdim",
     ],
 )
 def test_activations(backend, ours, theirs) -> None:
     compare(ours, theirs, normal(3, 4, 5) * 3)
+
+
+def test_activations_at_their_kinks_and_far_out(backend) -> None:
+    x = np.array([-800.0, -30.0, -1.0, 0.0, 1.0, 30.0, 800.0])
+    for ours, theirs in [(F.silu, TF.silu), (F.leaky_relu, TF.leaky_relu), (F.elu, TF.elu)]:
+        compare(ours, theirs, x, atol=1e-15)
 
 
 def test_gelu_far_into_both_tails(backend) -> None:
@@ -223,6 +248,111 @@ def test_mse_loss(backend, reduction) -> None:
         normal(3, 5),
         normal(3, 5),
     )
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize(
+    "loss",
+    ["l1_loss", "smooth_l1_loss", "smooth_l1_loss-beta", "smooth_l1_loss-beta0", "bce", "bce-w"],
+)
+def test_more_losses(backend, loss, reduction) -> None:
+    name, _, variant = loss.partition("-")
+    options: dict[str, Any] = {"reduction": reduction}
+    if variant:
+        options["beta"] = {"beta": 0.5, "beta0": 0.0}[variant] if name != "bce" else None
+    x, y = normal(3, 5), normal(3, 5)
+    if name == "bce":
+        x, y = RNG.uniform(0.05, 0.95, size=(3, 5)), RNG.uniform(0, 1, size=(3, 5))
+        name = "binary_cross_entropy"
+        if variant:
+            weight = RNG.uniform(0.5, 1.5, size=(1, 5))
+            del options["beta"]
+            compare(
+                lambda a, b: F.binary_cross_entropy(a, b, plugrad.asarray(weight), **options),
+                lambda a, b: TF.binary_cross_entropy(a, b, torch.tensor(weight), **options),
+                x,
+                y,
+            )
+            return
+    compare(
+        lambda a, b: getattr(F, name)(a, b, **options),
+        lambda a, b: getattr(TF, name)(a, b, **options),
+        x,
+        y,
+    )
+
+
+def test_binary_cross_entropy_clamps_its_logs_like_pytorch() -> None:
+    x, y = np.array([0.0, 1.0, 0.5]), np.array([1.0, 0.0, 1.0])
+    ours = F.binary_cross_entropy(plugrad.asarray(x), plugrad.asarray(y), reduction="none")
+    theirs = TF.binary_cross_entropy(torch.tensor(x), torch.tensor(y), reduction="none")
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy())
+
+
+@pytest.mark.parametrize(
+    "amounts", [(1, 2), (0, 1, 2, 0), (-1, 2), (1, -2, 3, 1), (1, 1, 1, 1, 1, 1)]
+)
+def test_pad(backend, amounts) -> None:
+    compare(
+        lambda x: F.pad(x, amounts, value=1.5),
+        lambda x: TF.pad(x, amounts, value=1.5),
+        normal(2, 3, 4),
+    )
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
+@pytest.mark.parametrize(("shape", "amounts"), [((2, 3, 4), (1, 2)), ((2, 3, 4, 5), (2, 0, 1, 2))])
+def test_pad_modes(backend, mode, shape, amounts) -> None:
+    compare(
+        lambda x: F.pad(x, amounts, mode=mode),
+        lambda x: TF.pad(x, amounts, mode=mode),
+        normal(*shape),
+    )
+
+
+def test_one_hot_is_pytorchs() -> None:
+    indices = np.array([[0, 3], [2, 1]])
+    for classes in (-1, 5):
+        ours = F.one_hot(plugrad.asarray(indices), classes)
+        theirs = TF.one_hot(torch.tensor(indices), classes)
+        assert ours.dtype is plugrad.int64
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+def test_in_place_activations_change_their_input() -> None:
+    for function in (F.silu, F.leaky_relu, F.elu):
+        x = plugrad.tensor([-1.0, 2.0])
+        expected = function(x)
+        assert function(x, inplace=True) is x
+        np.testing.assert_array_equal(x.numpy(), expected.numpy())
+    with pytest.raises(plugrad.errors.BackwardError, match="leaf"):
+        F.elu(plugrad.tensor([1.0], requires_grad=True), inplace=True)
+
+
+def test_new_functions_refuse_bad_arguments() -> None:
+    x = plugrad.ones(2, 3)
+    with pytest.raises(plugrad.errors.ArgumentError, match="mode must be one of"):
+        F.pad(x, (1, 1), mode="wrap")
+    with pytest.raises(plugrad.errors.ArgumentError, match="at most 2"):
+        F.pad(x, (3, 0), mode="reflect")
+    with pytest.raises(plugrad.errors.ArgumentError, match="negative"):
+        F.pad(x, (-1, 0), mode="replicate")
+    with pytest.raises(plugrad.errors.ArgumentError, match="even number"):
+        F.pad(x, (1,))
+    with pytest.raises(plugrad.errors.ArgumentError, match="leaves nothing"):
+        F.pad(x, (-2, -2))
+    with pytest.raises(IndexOutOfRangeError, match=r"\[3\]"):
+        F.one_hot(plugrad.asarray([0, 3]), 3)
+    with pytest.raises(plugrad.errors.DtypeError, match="integer"):
+        F.one_hot(x, 3)
+    with pytest.raises(plugrad.errors.ShapeError, match="must match"):
+        F.l1_loss(x, plugrad.ones(3))
+    with pytest.raises(ValueError, match="beta"):
+        F.smooth_l1_loss(x, x, beta=-1.0)
+    with pytest.raises(ValueError, match="input must lie in"):
+        F.binary_cross_entropy(x * 2, x)
+    with pytest.raises(ValueError, match="target must lie in"):
+        F.binary_cross_entropy(x, -x)
 
 
 # -- normalization, dropout, embedding -----------------------------------------------------

@@ -66,6 +66,15 @@ LAYERS = [
     ("tanh", lambda m: m.Tanh(), (3, 4)),
     ("sigmoid", lambda m: m.Sigmoid(), (3, 4)),
     ("softmax", lambda m: m.Softmax(dim=1), (3, 4)),
+    ("silu", lambda m: m.SiLU(), (3, 4)),
+    ("leaky-relu", lambda m: m.LeakyReLU(0.2), (3, 4)),
+    ("elu", lambda m: m.ELU(0.7), (3, 4)),
+    ("batch-norm-1d", lambda m: m.BatchNorm1d(4), (5, 4)),
+    ("batch-norm-1d-3d", lambda m: m.BatchNorm1d(3, momentum=None), (2, 3, 5)),
+    ("batch-norm-2d", lambda m: m.BatchNorm2d(3, eps=1e-3), (2, 3, 4, 5)),
+    ("batch-norm-2d-no-affine", lambda m: m.BatchNorm2d(3, affine=False), (2, 3, 4, 5)),
+    ("batch-norm-2d-no-bias", lambda m: m.BatchNorm2d(3, bias=False), (2, 3, 4, 5)),
+    ("batch-norm-untracked", lambda m: m.BatchNorm1d(4, track_running_stats=False), (5, 4)),
     ("log-softmax", lambda m: m.LogSoftmax(dim=0), (3, 4)),
     (
         "cnn",
@@ -108,6 +117,20 @@ def test_losses_match_pytorch(backend, reduction) -> None:
         ),
         (nn.NLLLoss(reduction=reduction), torch.nn.NLLLoss(reduction=reduction), (logits, target)),
         (nn.MSELoss(reduction), torch.nn.MSELoss(reduction=reduction), (logits, images(6, 4))),
+        (nn.L1Loss(reduction), torch.nn.L1Loss(reduction=reduction), (logits, images(6, 4))),
+        (
+            nn.SmoothL1Loss(reduction, beta=0.5),
+            torch.nn.SmoothL1Loss(reduction=reduction, beta=0.5),
+            (logits, images(6, 4)),
+        ),
+        (
+            nn.BCELoss(plugrad.asarray(weight), reduction),
+            torch.nn.BCELoss(torch.tensor(weight), reduction=reduction),
+            (
+                RNG.uniform(0.05, 0.95, (6, 4)).astype(np.float32),
+                RNG.uniform(0, 1, (6, 4)).astype(np.float32),
+            ),
+        ),
         (
             nn.BCEWithLogitsLoss(reduction=reduction, pos_weight=plugrad.asarray(weight)),
             torch.nn.BCEWithLogitsLoss(reduction=reduction, pos_weight=torch.tensor(weight)),
@@ -116,6 +139,38 @@ def test_losses_match_pytorch(backend, reduction) -> None:
     ]
     for ours, theirs, inputs in pairs:
         same_outputs_and_gradients(ours, theirs, *inputs)
+
+
+@pytest.mark.parametrize("momentum", [0.1, 0.3, None])
+@pytest.mark.parametrize("track", [True, False])
+def test_batch_norm_running_statistics_in_train_and_eval_are_pytorchs(momentum, track) -> None:
+    ours = nn.BatchNorm2d(3, momentum=momentum, track_running_stats=track)
+    theirs = torch.nn.BatchNorm2d(3, momentum=momentum, track_running_stats=track)
+    with torch.no_grad():
+        theirs.weight.uniform_(0.5, 1.5)
+        theirs.bias.uniform_(-0.5, 0.5)
+    copy_from(ours, theirs)
+    for _ in range(3):
+        batch = images(4, 3, 2, 2) * 2 + 1
+        ours(plugrad.asarray(batch))
+        theirs(torch.tensor(batch))
+    assert set(ours.state_dict()) == set(theirs.state_dict())
+    for key, value in theirs.state_dict().items():
+        mine = ours.state_dict()[key]
+        assert str(mine.dtype).split(".")[-1] == str(value.dtype).split(".")[-1], key
+        np.testing.assert_allclose(mine.numpy(), value.numpy(), rtol=1e-5, err_msg=key)
+    ours.eval()
+    theirs.eval()
+    same_outputs_and_gradients(ours, theirs, images(2, 3, 2, 2))
+
+
+def test_batch_norm_refuses_what_pytorch_refuses() -> None:
+    with pytest.raises(plugrad.errors.ShapeError, match="4-d input"):
+        nn.BatchNorm2d(3)(plugrad.ones(2, 3))
+    with pytest.raises(plugrad.errors.ShapeError, match="more than one value"):
+        nn.BatchNorm1d(3)(plugrad.ones(1, 3))
+    with pytest.raises(plugrad.errors.ArgumentError, match="running_mean"):
+        nn.functional.batch_norm(plugrad.ones(2, 3), None, None)
 
 
 def test_reprs_match_pytorch() -> None:
@@ -128,6 +183,12 @@ def test_reprs_match_pytorch() -> None:
         lambda m: m.LayerNorm((4, 5), eps=1e-6),
         lambda m: m.Embedding(10, 3, padding_idx=0),
         lambda m: m.GELU(approximate="tanh"),
+        lambda m: m.SiLU(),
+        lambda m: m.LeakyReLU(0.2),
+        lambda m: m.ELU(),
+        lambda m: m.BatchNorm1d(4),
+        lambda m: m.BatchNorm1d(4, bias=False),
+        lambda m: m.BatchNorm2d(3, eps=1e-3, momentum=None, affine=False),
         lambda m: m.Flatten(),
         lambda m: m.Sequential(m.Linear(2, 2), m.Sequential(m.ReLU(), m.Tanh())),
     ):
