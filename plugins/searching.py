@@ -12,7 +12,7 @@ from typing import Any
 
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
-from plugrad.plugins._rules import device_of, torch_reduction
+from plugrad.plugins._rules import axis_query, device_of
 
 # The rows are aligned by hand, one op per statement.
 # fmt: off
@@ -42,12 +42,10 @@ where = op("where(condition, x1, x2, /)", broadcasting=True, saves=("condition",
            methods={"where": _where_method, "masked_fill": _masked_fill},
            inplace=("masked_fill",), promotion="mixed",
            doc="Choose ``x1`` where ``condition`` is true, else ``x2``, element-wise.")
-argmax = op("argmax(x, /, *, axis=None, keepdims=False)", differentiable=False, methods="argmax",
-            torch_function=torch_reduction("argmax"),
-            doc="Index of the (first) maximum along ``axis`` (of the flattened tensor by default).")
-argmin = op("argmin(x, /, *, axis=None, keepdims=False)", differentiable=False, methods="argmin",
-            torch_function=torch_reduction("argmin"),
-            doc="Index of the (first) minimum along ``axis`` (of the flattened tensor by default).")
+argmax = axis_query(
+    "argmax", "Index of the (first) maximum along ``axis`` (of the flattened tensor by default).")
+argmin = axis_query(
+    "argmin", "Index of the (first) minimum along ``axis`` (of the flattened tensor by default).")
 nonzero = op("nonzero", lambda xp, x, /: tuple(xp.nonzero(x)), multiple_outputs=True,
              differentiable=False,
              doc="Indices of the non-zero elements: a tuple with one index tensor per axis.")
