@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from ..function import FunctionCtx
 from ..graph import ArraySpec, GeneralOpNode, Node, OpNode, split_edge
@@ -28,22 +28,27 @@ from .style import (
     STYLES,
 )
 
-__all__ = ["draw", "to_dot"]
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+__all__ = ["DrawingOptions", "draw", "to_dot"]
 
 RANKDIRS = ("LR", "RL", "TB", "BT")
 
 
-def to_dot(
-    outputs: Tensor | Sequence[Tensor],
-    *,
-    names: Mapping[str, Tensor] | Iterable[tuple[str, Tensor]] | None = None,
-    show_values: bool = False,
-    show_grads: bool = False,
-    backward: bool = False,
-    rankdir: str | None = None,
-    max_elements: int = 8,
-    title: str | None = None,
-) -> str:
+class DrawingOptions(TypedDict, total=False):
+    """The keyword arguments of :func:`to_dot`, :func:`graph` and :func:`render`."""
+
+    names: Mapping[str, Tensor] | Iterable[tuple[str, Tensor]] | None
+    show_values: bool
+    show_grads: bool
+    backward: bool
+    rankdir: str | None
+    max_elements: int
+    title: str | None
+
+
+def to_dot(outputs: Tensor | Sequence[Tensor], **options: Unpack[DrawingOptions]) -> str:
     """Return Graphviz DOT source of the autograd graph behind ``outputs``.
 
     Needs no Graphviz: paste the text into any DOT viewer, or render it with
@@ -111,22 +116,21 @@ def to_dot(
     }
     <BLANKLINE>
     """
-    return draw(
-        outputs, names, show_values, show_grads, backward, rankdir, max_elements, title
-    ).source
+    return draw(outputs, **options).source
 
 
 def draw(
     outputs: Any,
-    names: Any,
-    show_values: bool,
-    show_grads: bool,
-    backward: bool,
-    rankdir: str | None,
-    max_elements: int,
-    title: str | None,
+    *,
+    names: Any = None,
+    show_values: bool = False,
+    show_grads: bool = False,
+    backward: bool = False,
+    rankdir: str | None = None,
+    max_elements: int = 8,
+    title: str | None = None,
 ) -> _Drawing:
-    """Check the arguments of :func:`to_dot` and draw the graph."""
+    """Check the arguments of :func:`to_dot` and draw the graph (the defaults are theirs)."""
     for flag, value in (
         ("show_values", show_values),
         ("show_grads", show_grads),
