@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from .. import dtypes as _dtypes
-from ..backend import Device
 from ..tensor import Tensor
 from . import functional as F
 from . import init
-from .module import Module, add_weight_and_bias
+from .module import Module, ParameterPlacement, add_weight_and_bias, check_placement
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ["LayerNorm"]
 
@@ -37,10 +39,7 @@ class LayerNorm(Module):
         eps: float = 1e-5,
         elementwise_affine: bool = True,
         bias: bool = True,
-        *,
-        device: Device | str | None = None,
-        dtype: _dtypes.DType | None = None,
-        backend: str | None = None,
+        **placement: Unpack[ParameterPlacement],
     ) -> None:
         super().__init__()
         shape = (
@@ -50,10 +49,9 @@ class LayerNorm(Module):
         self.eps = eps
         self.elementwise_affine = elementwise_affine
         if elementwise_affine:
-            add_weight_and_bias(
-                self, shape, shape if bias else None, device=device, dtype=dtype, backend=backend
-            )
+            add_weight_and_bias(self, shape, shape if bias else None, **placement)
         else:
+            check_placement(self, placement)
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
         self.reset_parameters()
