@@ -12,7 +12,8 @@ given, as in PyTorch; arrays keep their dtype.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from . import dtypes as _dtypes
 from . import registry
@@ -22,7 +23,11 @@ from .errors import BackwardError, DtypeError
 from .tensor import Tensor, _wrap, install_methods
 from .transfer import move_array
 
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
 __all__ = [
+    "CreationOptions",
     "arange",
     "asarray",
     "empty",
@@ -40,6 +45,33 @@ __all__ = [
 
 Shape = int | tuple[int, ...]
 DeviceLike = Device | str | None
+
+
+class CreationOptions(TypedDict, total=False):
+    """The keyword arguments every creation function takes (see the module docstring)."""
+
+    dtype: _dtypes.DType | None
+    device: DeviceLike
+    backend: str | None
+    requires_grad: bool
+
+
+def creation_options(
+    function: str, options: Mapping[str, Any]
+) -> tuple[_dtypes.DType | None, DeviceLike, str | None, bool]:
+    """``dtype, device, backend, requires_grad`` from a creation function's ``**options``."""
+    for name in options:
+        if name not in CreationOptions.__annotations__:
+            raise TypeError(
+                f"{function}() got an unexpected keyword argument {name!r}; creation functions "
+                "take dtype=, device=, backend= and requires_grad="
+            )
+    return (
+        options.get("dtype"),
+        options.get("device"),
+        options.get("backend"),
+        options.get("requires_grad", False),
+    )
 
 
 def leaf(array: Any, device: Device, requires_grad: bool) -> Tensor:
@@ -218,14 +250,7 @@ def _refuse_dtype(dtype: Any, target: Device) -> None:
     ) from None
 
 
-def tensor(
-    data: Any,
-    *,
-    dtype: _dtypes.DType | None = None,
-    device: DeviceLike = None,
-    backend: str | None = None,
-    requires_grad: bool = False,
-) -> Tensor:
+def tensor(data: Any, **options: Unpack[CreationOptions]) -> Tensor:
     """Create a leaf tensor holding a copy of ``data``.
 
     Parameters
@@ -248,20 +273,12 @@ def tensor(
     >>> plugrad.tensor(3)
     tensor(3)
     """
+    dtype, device, backend, requires_grad = creation_options("tensor", options)
     array, target = _convert(data, dtype, device, backend, copy=True)
     return leaf(array, target, requires_grad)
 
 
-def asarray(
-    obj: Any,
-    /,
-    *,
-    dtype: _dtypes.DType | None = None,
-    device: DeviceLike = None,
-    backend: str | None = None,
-    copy: bool | None = None,
-    requires_grad: bool = False,
-) -> Tensor:
+def asarray(obj: Any, /, *, copy: bool | None = None, **options: Unpack[CreationOptions]) -> Tensor:
     """Convert ``obj`` to a tensor, sharing memory where possible (the Array API ``asarray``).
 
     A Tensor that needs no conversion is returned as it is, graph included.
@@ -278,6 +295,7 @@ def asarray(
     >>> t.dtype
     plugrad.float64
     """
+    dtype, device, backend, requires_grad = creation_options("asarray", options)
     if isinstance(obj, Tensor):
         unchanged = (dtype is None or dtype == obj.dtype) and (
             (device is None and backend is None) or target_device(device, backend) is obj._device
@@ -320,11 +338,20 @@ def _converted_in_graph(
 def _filled(
     kind: str,
     shape: Shape,
-    dtype: _dtypes.DType | None,
-    target: Device,
-    requires_grad: bool,
+    options: Mapping[str, Any],
     fill_value: Any = None,
+    like: Tensor | None = None,
 ) -> Tensor:
+    """A tensor of ``kind`` (zeros, ones, empty, full), with the dtype and device of ``like``
+    (when given) unless ``options`` say otherwise."""
+    function = kind if like is None else f"{kind}_like"
+    dtype, device, backend, requires_grad = creation_options(function, options)
+    if like is None or device is not None or backend is not None:
+        target = target_device(device, backend)
+    else:
+        target = like._device
+    if like is not None:
+        dtype = dtype or like.dtype
     if dtype is None:
         dtype = _dtypes.default_float_dtype if fill_value is None else _scalar_dtype(fill_value)
     native = target.native_dtype(dtype)
@@ -337,14 +364,7 @@ def _filled(
     return leaf(array, target, requires_grad)
 
 
-def zeros(
-    shape: int | tuple[int, ...],
-    *sizes: int,
-    dtype: _dtypes.DType | None = None,
-    device: DeviceLike = None,
-    backend: str | None = None,
-    requires_grad: bool = False,
-) -> Tensor:
+def zeros(shape: int | tuple[int, ...], *sizes: int, **options: Unpack[CreationOptions]) -> Tensor:
     """Return a tensor of zeros (``float32`` unless ``dtype`` is given).
 
     The shape is one tuple or several ints: ``zeros((2, 3))`` or ``zeros(2, 3)``.
@@ -356,18 +376,10 @@ def zeros(
     tensor([[0., 0., 0.],
             [0., 0., 0.]])
     """
-    size = _varargs_shape("zeros", (shape, *sizes))
-    return _filled("zeros", size, dtype, target_device(device, backend), requires_grad)
+    return _filled("zeros", _varargs_shape("zeros", (shape, *sizes)), options)
 
 
-def ones(
-    shape: int | tuple[int, ...],
-    *sizes: int,
-    dtype: _dtypes.DType | None = None,
-    device: DeviceLike = None,
-    backend: str | None = None,
-    requires_grad: bool = False,
-) -> Tensor:
+def ones(shape: int | tuple[int, ...], *sizes: int, **options: Unpack[CreationOptions]) -> Tensor:
     """Return a tensor of ones (``float32`` unless ``dtype`` is given).
 
     The shape is one tuple or several ints: ``ones((2, 3))`` or ``ones(2, 3)``.
@@ -378,34 +390,19 @@ def ones(
     >>> plugrad.ones(3, dtype=plugrad.int64)
     tensor([1, 1, 1])
     """
-    size = _varargs_shape("ones", (shape, *sizes))
-    return _filled("ones", size, dtype, target_device(device, backend), requires_grad)
+    return _filled("ones", _varargs_shape("ones", (shape, *sizes)), options)
 
 
-def empty(
-    shape: int | tuple[int, ...],
-    *sizes: int,
-    dtype: _dtypes.DType | None = None,
-    device: DeviceLike = None,
-    backend: str | None = None,
-    requires_grad: bool = False,
-) -> Tensor:
+def empty(shape: int | tuple[int, ...], *sizes: int, **options: Unpack[CreationOptions]) -> Tensor:
     """Return a tensor whose values are whatever the memory held (fast; fill it before use).
 
     The shape is one tuple or several ints: ``empty((2, 3))`` or ``empty(2, 3)``.
     """
-    size = _varargs_shape("empty", (shape, *sizes))
-    return _filled("empty", size, dtype, target_device(device, backend), requires_grad)
+    return _filled("empty", _varargs_shape("empty", (shape, *sizes)), options)
 
 
 def full(
-    shape: Shape,
-    fill_value: bool | int | float | complex,
-    *,
-    dtype: _dtypes.DType | None = None,
-    device: DeviceLike = None,
-    backend: str | None = None,
-    requires_grad: bool = False,
+    shape: Shape, fill_value: bool | int | float | complex, **options: Unpack[CreationOptions]
 ) -> Tensor:
     """Return a tensor filled with ``fill_value``; the dtype follows the value's Python type.
 
@@ -415,49 +412,21 @@ def full(
     >>> plugrad.full((2,), 0.5)
     tensor([0.5000, 0.5000])
     """
-    return _filled("full", shape, dtype, target_device(device, backend), requires_grad, fill_value)
+    return _filled("full", shape, options, fill_value)
 
 
-def _like(
-    kind: str,
-    x: Tensor,
-    dtype: _dtypes.DType | None,
-    device: DeviceLike,
-    backend: str | None,
-    requires_grad: bool,
-    fill_value: Any = None,
-) -> Tensor:
+def _like(kind: str, x: Tensor, options: Mapping[str, Any], fill_value: Any = None) -> Tensor:
     if not isinstance(x, Tensor):
         raise TypeError(f"{kind}_like() needs a Tensor, got {type(x).__name__}")
-    if device is None and backend is None:
-        target = x._device
-    else:
-        target = target_device(device, backend)
-    return _filled(kind, x.shape, dtype or x.dtype, target, requires_grad, fill_value)
+    return _filled(kind, x.shape, options, fill_value, like=x)
 
 
-def zeros_like(
-    x: Tensor,
-    /,
-    *,
-    dtype: _dtypes.DType | None = None,
-    device: DeviceLike = None,
-    backend: str | None = None,
-    requires_grad: bool = False,
-) -> Tensor:
+def zeros_like(x: Tensor, /, **options: Unpack[CreationOptions]) -> Tensor:
     """Return zeros with the shape of ``x`` (and its dtype and device unless given)."""
-    return _like("zeros", x, dtype, device, backend, requires_grad)
+    return _like("zeros", x, options)
 
 
-def ones_like(
-    x: Tensor,
-    /,
-    *,
-    dtype: _dtypes.DType | None = None,
-    device: DeviceLike = None,
-    backend: str | None = None,
-    requires_grad: bool = False,
-) -> Tensor:
+def ones_like(x: Tensor, /, **options: Unpack[CreationOptions]) -> Tensor:
     """Return ones with the shape of ``x`` (and its dtype and device unless given).
 
     Examples
@@ -466,34 +435,19 @@ def ones_like(
     >>> plugrad.ones_like(plugrad.zeros((2,)))
     tensor([1., 1.])
     """
-    return _like("ones", x, dtype, device, backend, requires_grad)
+    return _like("ones", x, options)
 
 
-def empty_like(
-    x: Tensor,
-    /,
-    *,
-    dtype: _dtypes.DType | None = None,
-    device: DeviceLike = None,
-    backend: str | None = None,
-    requires_grad: bool = False,
-) -> Tensor:
+def empty_like(x: Tensor, /, **options: Unpack[CreationOptions]) -> Tensor:
     """Return an uninitialised tensor with the shape of ``x`` (and its dtype and device)."""
-    return _like("empty", x, dtype, device, backend, requires_grad)
+    return _like("empty", x, options)
 
 
 def full_like(
-    x: Tensor,
-    /,
-    fill_value: bool | int | float | complex,
-    *,
-    dtype: _dtypes.DType | None = None,
-    device: DeviceLike = None,
-    backend: str | None = None,
-    requires_grad: bool = False,
+    x: Tensor, /, fill_value: bool | int | float | complex, **options: Unpack[CreationOptions]
 ) -> Tensor:
     """Return a tensor with the shape of ``x`` filled with ``fill_value``."""
-    return _like("full", x, dtype, device, backend, requires_grad, fill_value)
+    return _like("full", x, options, fill_value)
 
 
 def arange(
@@ -501,11 +455,7 @@ def arange(
     /,
     stop: int | float | None = None,
     step: int | float = 1,
-    *,
-    dtype: _dtypes.DType | None = None,
-    device: DeviceLike = None,
-    backend: str | None = None,
-    requires_grad: bool = False,
+    **options: Unpack[CreationOptions],
 ) -> Tensor:
     """Return evenly spaced values in ``[start, stop)``; ``arange(n)`` is ``0, 1, ..., n-1``.
 
@@ -517,6 +467,7 @@ def arange(
     >>> plugrad.arange(0.0, 1.0, 0.25)
     tensor([0.0000, 0.2500, 0.5000, 0.7500])
     """
+    dtype, device, backend, requires_grad = creation_options("arange", options)
     if stop is None:
         start, stop = 0, start
     if dtype is None:
@@ -535,10 +486,7 @@ def eye(
     /,
     *,
     k: int = 0,
-    dtype: _dtypes.DType | None = None,
-    device: DeviceLike = None,
-    backend: str | None = None,
-    requires_grad: bool = False,
+    **options: Unpack[CreationOptions],
 ) -> Tensor:
     """Return a 2-D tensor with ones on diagonal ``k`` and zeros elsewhere (``float32`` default).
 
@@ -549,6 +497,7 @@ def eye(
     tensor([[0., 1., 0.],
             [0., 0., 1.]])
     """
+    dtype, device, backend, requires_grad = creation_options("eye", options)
     target = target_device(device, backend)
     native = target.native_dtype(dtype or _dtypes.default_float_dtype)
     array = target.xp.eye(n_rows, n_cols, k=k, dtype=native, device=target.native)
@@ -561,11 +510,8 @@ def linspace(
     /,
     num: int,
     *,
-    dtype: _dtypes.DType | None = None,
-    device: DeviceLike = None,
-    backend: str | None = None,
     endpoint: bool = True,
-    requires_grad: bool = False,
+    **options: Unpack[CreationOptions],
 ) -> Tensor:
     """Return ``num`` evenly spaced values from ``start`` to ``stop`` (included if ``endpoint``).
 
@@ -575,6 +521,7 @@ def linspace(
     >>> plugrad.linspace(0.0, 1.0, 5)
     tensor([0.0000, 0.2500, 0.5000, 0.7500, 1.0000])
     """
+    dtype, device, backend, requires_grad = creation_options("linspace", options)
     if dtype is None:
         is_complex = isinstance(start, complex) or isinstance(stop, complex)
         dtype = _dtypes.default_complex_dtype if is_complex else _dtypes.default_float_dtype

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import dtypes as _dtypes
 from .backend import Device
-from .creation import _shape, leaf, target_device
+from .creation import CreationOptions, _shape, creation_options, leaf, target_device
 from .dtype_functions import broadcast_shapes
 from .errors import DtypeError
 from .grad_mode import no_grad as _no_grad
 from .inplace import apply_inplace, filled_with
 from .tensor import Tensor, install_methods
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = [
     "Generator",
@@ -145,11 +148,8 @@ def _sample(
 
 def randn(
     *shape: int | tuple[int, ...],
-    dtype: _dtypes.DType | None = None,
-    device: Device | str | None = None,
-    backend: str | None = None,
     generator: Generator | None = None,
-    requires_grad: bool = False,
+    **options: Unpack[CreationOptions],
 ) -> Tensor:
     """Return samples of the standard normal distribution: ``randn(2, 3)`` or ``randn((2, 3))``.
 
@@ -159,16 +159,14 @@ def randn(
     >>> plugrad.randn(2, 3).shape
     (2, 3)
     """
+    dtype, device, backend, requires_grad = creation_options("randn", options)
     return _sample("normal", shape, dtype, device, backend, generator, requires_grad)
 
 
 def rand(
     *shape: int | tuple[int, ...],
-    dtype: _dtypes.DType | None = None,
-    device: Device | str | None = None,
-    backend: str | None = None,
     generator: Generator | None = None,
-    requires_grad: bool = False,
+    **options: Unpack[CreationOptions],
 ) -> Tensor:
     """Return samples drawn uniformly from ``[0, 1)``: ``rand(2, 3)`` or ``rand((2, 3))``.
 
@@ -179,6 +177,7 @@ def rand(
     >>> bool(plugrad.all(x >= 0.0)) and bool(plugrad.all(x < 1.0))
     True
     """
+    dtype, device, backend, requires_grad = creation_options("rand", options)
     return _sample("uniform", shape, dtype, device, backend, generator, requires_grad)
 
 
