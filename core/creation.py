@@ -12,7 +12,7 @@ given, as in PyTorch; arrays keep their dtype.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from . import dtypes as _dtypes
@@ -57,14 +57,15 @@ class CreationOptions(TypedDict, total=False):
 
 
 def creation_options(
-    function: str, options: Mapping[str, Any]
+    function: str, options: Mapping[str, Any], accepted: type = CreationOptions
 ) -> tuple[_dtypes.DType | None, DeviceLike, str | None, bool]:
-    """``dtype, device, backend, requires_grad`` from a creation function's ``**options``."""
+    """``dtype, device, backend, requires_grad`` from a creation function's ``**options``,
+    which may hold only the keys of ``accepted`` (a TypedDict)."""
     for name in options:
-        if name not in CreationOptions.__annotations__:
+        if name not in accepted.__annotations__:
+            names = ", ".join(f"{key}=" for key in accepted.__annotations__)
             raise TypeError(
-                f"{function}() got an unexpected keyword argument {name!r}; creation functions "
-                "take dtype=, device=, backend= and requires_grad="
+                f"{function}() got an unexpected keyword argument {name!r}; it takes {names}"
             )
     return (
         options.get("dtype"),
@@ -535,13 +536,25 @@ def linspace(
 # -- the new_* methods of Tensor ---------------------------------------------------------
 
 
-def _new_zeros(
-    self: Tensor,
-    *size: int | tuple[int, ...],
-    dtype: _dtypes.DType | None = None,
-    device: Device | str | None = None,
-    requires_grad: bool = False,
-) -> Tensor:
+def _new_filled(kind: str, doc: str) -> Callable[..., Tensor]:
+    """The method ``new_<kind>`` (``new_zeros``, ``new_ones``), documented by ``doc``."""
+
+    def method(
+        self: Tensor,
+        *size: int | tuple[int, ...],
+        dtype: _dtypes.DType | None = None,
+        device: Device | str | None = None,
+        requires_grad: bool = False,
+    ) -> Tensor:
+        shape = _varargs_shape(f"new_{kind}", size)
+        return _filled(kind, shape, _new_options(self, dtype, device, requires_grad))
+
+    method.__doc__ = doc
+    return method
+
+
+_new_zeros = _new_filled(
+    "zeros",
     """Return zeros of shape ``size`` with this tensor's dtype and device (unless given).
 
     Examples
@@ -550,23 +563,11 @@ def _new_zeros(
     >>> plugrad.ones(2, dtype=plugrad.float64).new_zeros(2, 2)
     tensor([[0., 0.],
             [0., 0.]], dtype=plugrad.float64)
-    """
-    return zeros(
-        _varargs_shape("new_zeros", size), **_new_options(self, dtype, device, requires_grad)
-    )
-
-
-def _new_ones(
-    self: Tensor,
-    *size: int | tuple[int, ...],
-    dtype: _dtypes.DType | None = None,
-    device: Device | str | None = None,
-    requires_grad: bool = False,
-) -> Tensor:
-    """Return ones of shape ``size`` with this tensor's dtype and device (unless given)."""
-    return ones(
-        _varargs_shape("new_ones", size), **_new_options(self, dtype, device, requires_grad)
-    )
+    """,
+)
+_new_ones = _new_filled(
+    "ones", """Return ones of shape ``size`` with this tensor's dtype and device (unless given)."""
+)
 
 
 def _new_full(

@@ -198,5 +198,5 @@ def test_factories_keep_the_standard_signature_beside_pytorch_varargs(name) -> N
     ids=["zeros", "ones_like", "tensor", "arange", "randn", "fftfreq"],
 )
 def test_a_misspelt_creation_keyword_is_refused(make) -> None:
-    with pytest.raises(TypeError, match=r"unexpected keyword argument .*take dtype=, device="):
+    with pytest.raises(TypeError, match=r"unexpected keyword argument .*takes dtype=, device="):
         make()
