@@ -435,6 +435,24 @@ def _weight_sum(input: Tensor, target: Tensor, weight: Tensor | None, ignore_ind
         return _ops.where(total == 0, float("nan"), total)
 
 
+def _reduce_over_classes(
+    loss: Tensor,
+    reduction: str,
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None,
+    ignore_index: int,
+) -> Tensor:
+    """``reduction`` of a per-sample loss over class targets; its "mean" divides by
+    the summed weights of the counted targets, as PyTorch's does."""
+    if reduction == "none":
+        return loss
+    total = _ops.sum(loss)
+    if reduction == "sum":
+        return total
+    return total / _weight_sum(input, target, weight, ignore_index)
+
+
 def cross_entropy(
     input: Tensor,
     target: Tensor,
@@ -491,12 +509,7 @@ def cross_entropy(
     loss = _ops.cross_entropy(
         input, target, weight, ignore_index=ignore_index, label_smoothing=float(label_smoothing)
     )
-    if reduction == "none":
-        return loss
-    total = _ops.sum(loss)
-    if reduction == "sum":
-        return total
-    return total / _weight_sum(input, target, weight, ignore_index)
+    return _reduce_over_classes(loss, reduction, input, target, weight, ignore_index)
 
 
 def _soft_cross_entropy(
@@ -565,12 +578,7 @@ def nll_loss(
     picked = input if weight is None else input * _ops.reshape(weight, class_shape)
     loss = -_ops.sum(_ops.where(hit, picked, 0.0), axis=axis)
     loss = _ops.where(target != ignore_index, loss, 0.0)
-    if reduction == "none":
-        return loss
-    total = _ops.sum(loss)
-    if reduction == "sum":
-        return total
-    return total / _weight_sum(input, target, weight, ignore_index)
+    return _reduce_over_classes(loss, reduction, input, target, weight, ignore_index)
 
 
 def binary_cross_entropy_with_logits(
