@@ -61,12 +61,15 @@ def creation_options(
 ) -> tuple[_dtypes.DType | None, DeviceLike, str | None, bool]:
     """``dtype, device, backend, requires_grad`` from a creation function's ``**options``,
     which may hold only the keys of ``accepted`` (a TypedDict)."""
-    for name in options:
-        if name not in accepted.__annotations__:
-            names = ", ".join(f"{key}=" for key in accepted.__annotations__)
-            raise TypeError(
-                f"{function}() got an unexpected keyword argument {name!r}; it takes {names}"
-            )
+    if not options:  # the common call, which checks nothing
+        return None, None, None, False
+    keys = accepted.__annotations__.keys()
+    if not options.keys() <= keys:
+        name = next(name for name in options if name not in keys)
+        raise TypeError(
+            f"{function}() got an unexpected keyword argument {name!r}; it takes "
+            + ", ".join(f"{key}=" for key in keys)
+        )
     return (
         options.get("dtype"),
         options.get("device"),
