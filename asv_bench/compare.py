@@ -163,11 +163,13 @@ def _per_op_growth(results: dict[str, Any]) -> float | None:
     return (long["plugrad"] / 100_000) / (short["plugrad"] / 10_000)
 
 
-def _ratio_target(workload: str, other: str, limit: float) -> Target:
+def _ratio_target(workload: str, other: str, limit: float, *, compiled: bool = False) -> Target:
     """The target that plugrad's time (or memory) on ``workload`` over ``other``'s is at
-    most ``limit``."""
+    most ``limit``; ``compiled``: on the row timing ``workload`` compiled."""
     versus = "PyTorch" if other == "torch" else other
-    return Target(f"{workload}: plugrad / {versus}", limit, lambda r: _ratio(r, workload, other))
+    title = f"{'compiled ' if compiled else ''}{workload}: plugrad / {versus}"
+    row = f"{workload}, compiled" if compiled else workload
+    return Target(title, limit, lambda r: _ratio(r, row, other))
 
 
 TARGETS = [
@@ -180,29 +182,18 @@ TARGETS = [
     Target("100,000-op chain: time per op / that of the 10,000-op chain (linear: 1)", 1.2,
            _per_op_growth),
     _ratio_target("peak memory, wide MLP forward + backward", "floor", 1.05),
-    Target("compiled tiny 5-op chain, forward + backward: plugrad / PyTorch", 0.3,
-           lambda r: _ratio(r, "tiny 5-op chain, forward + backward, compiled", "torch")),
-    Target("compiled tiny 5-op chain, forward + backward: plugrad / floor", 1.5,
-           lambda r: _ratio(r, "tiny 5-op chain, forward + backward, compiled", "floor")),
-    Target("compiled 10,000-op chain, forward + backward: plugrad / PyTorch", 0.3,
-           lambda r: _ratio(r, "10,000-op chain, forward + backward, compiled", "torch")),
-    Target("compiled MLP training step, batch 8: plugrad / floor", 1.05,
-           lambda r: _ratio(r, "MLP training step, batch 8, compiled", "floor")),
-    Target("compiled MLP training step, batch 128: plugrad / floor", 1.03,
-           lambda r: _ratio(r, "MLP training step, batch 128, compiled", "floor")),
-    Target("compiled MLP training step, batch 1024: plugrad / floor", 1.02,
-           lambda r: _ratio(r, "MLP training step, batch 1024, compiled", "floor")),
+    _ratio_target("tiny 5-op chain, forward + backward", "torch", 0.3, compiled=True),
+    _ratio_target("tiny 5-op chain, forward + backward", "floor", 1.5, compiled=True),
+    _ratio_target("10,000-op chain, forward + backward", "torch", 0.3, compiled=True),
     *(
-        Target(f"compiled MLP step with nn + optim.SGD, batch {batch}: plugrad / floor", limit,
-               lambda r, b=batch: _ratio(r, f"MLP step with nn + optim.SGD, batch {b}, compiled",
-                                         "floor"))
+        _ratio_target(f"{workload}, batch {batch}", "floor", limit, compiled=True)
+        for workload in ("MLP training step", "MLP step with nn + optim.SGD")
         for batch, limit in ((8, 1.05), (128, 1.03), (1024, 1.02))
     ),
     Target("capture of the MLP step, batch 8: capture / one eager step", 3.0,
            lambda r: _over(r, "MLP training step, batch 8, capture (first call of a new plan)",
                            "MLP training step, batch 8")),
-    Target("peak memory, wide MLP forward + backward, compiled: plugrad / floor", 1.0,
-           lambda r: _ratio(r, "peak memory, wide MLP forward + backward, compiled", "floor")),
+    _ratio_target("peak memory, wide MLP forward + backward, compiled", "floor", 1.0),
 ]  # fmt: skip
 
 

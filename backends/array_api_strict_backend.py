@@ -8,12 +8,11 @@ handling testable without a GPU.
 
 from __future__ import annotations
 
-import importlib.util
 from typing import Any
 
 import numpy as np
 
-from plugrad.backend import Backend
+from plugrad.backend import Backend, missing_library
 from plugrad.backends.numpy_backend import NumpyRandom
 from plugrad.hookspecs import hookimpl
 
@@ -52,9 +51,7 @@ class ArrayApiStrictBackend(Backend):
     name = "array_api_strict"
 
     def unavailable_reason(self) -> str | None:
-        if importlib.util.find_spec("array_api_strict") is None:
-            return "array-api-strict is not installed; pip install array-api-strict"
-        return None
+        return missing_library("array_api_strict", install="pip install array-api-strict")
 
     def namespace(self) -> Any:
         import array_api_strict

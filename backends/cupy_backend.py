@@ -7,12 +7,11 @@ never initialises CUDA. Install it with ``pip install '.[cuda]'`` from a checkou
 from __future__ import annotations
 
 import functools
-import importlib.util
 from typing import Any
 
 import numpy as np
 
-from plugrad.backend import Backend
+from plugrad.backend import Backend, missing_library
 from plugrad.hookspecs import hookimpl
 
 __all__ = ["CupyBackend", "plugrad_backends"]
@@ -58,10 +57,11 @@ class CupyBackend(Backend):
     name = "cupy"
 
     def unavailable_reason(self) -> str | None:
-        if importlib.util.find_spec("cupy") is None:
-            return (
-                "cupy is not installed; pip install '.[cuda]' from a checkout; needs an NVIDIA GPU"
-            )
+        missing = missing_library(
+            "cupy", install="pip install '.[cuda]' from a checkout; needs an NVIDIA GPU"
+        )
+        if missing is not None:
+            return missing
         try:
             count = _cupy().cuda.runtime.getDeviceCount()
         except Exception as exc:  # CUDA driver or runtime missing

@@ -11,13 +11,12 @@ default, a ``dask.distributed`` cluster once a ``Client`` exists. Install with
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from plugrad.backend import Backend
+from plugrad.backend import Backend, missing_library
 from plugrad.backends.numpy_backend import NumpyRandom
 from plugrad.hookspecs import hookimpl
 
@@ -72,12 +71,9 @@ class DaskBackend(Backend):
     lazy = True
 
     def unavailable_reason(self) -> str | None:
-        if (
-            importlib.util.find_spec("dask") is None
-            or importlib.util.find_spec("dask.array") is None
-        ):
-            return "dask is not installed; pip install '.[dask]' from a checkout"
-        return None
+        return missing_library(
+            "dask", "dask.array", install="pip install '.[dask]' from a checkout"
+        )
 
     def namespace(self) -> Any:
         from . import dask_namespace

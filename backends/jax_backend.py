@@ -10,14 +10,13 @@ tensor to a new array through :meth:`JaxBackend.write`. Install with
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Callable, Collection, Mapping, Sequence
 from types import ModuleType
 from typing import Any
 
 import numpy as np
 
-from plugrad.backend import Backend
+from plugrad.backend import Backend, missing_library
 from plugrad.hookspecs import hookimpl
 
 __all__ = ["JaxBackend", "JaxRandom", "plugrad_backends", "setitem"]
@@ -74,9 +73,7 @@ class JaxBackend(Backend):
     library = "jax"
 
     def unavailable_reason(self) -> str | None:
-        if importlib.util.find_spec("jax") is None:
-            return "jax is not installed; pip install '.[jax]' from a checkout"
-        return None
+        return missing_library("jax", install="pip install '.[jax]' from a checkout")
 
     def namespace(self) -> Any:
         import jax.numpy

@@ -8,14 +8,13 @@ PyTorch is imported only when the backend is first used.
 
 from __future__ import annotations
 
-import importlib.util
 import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from plugrad.backend import Backend
+from plugrad.backend import Backend, missing_library
 from plugrad.hookspecs import hookimpl
 
 __all__ = ["TorchBackend", "TorchRandom", "plugrad_backends", "scatter_add"]
@@ -76,9 +75,7 @@ class TorchBackend(Backend):
     library = "torch"
 
     def unavailable_reason(self) -> str | None:
-        if importlib.util.find_spec("torch") is None:
-            return "torch is not installed; pip install '.[torch]' from a checkout"
-        return None
+        return missing_library("torch", install="pip install '.[torch]' from a checkout")
 
     def namespace(self) -> Any:
         import array_api_compat.torch

@@ -11,6 +11,7 @@ kernel table, dtype map) so that dispatch is attribute reads and one dict lookup
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 from collections.abc import Callable, Collection, Mapping, Sequence
 from contextlib import AbstractContextManager
 from types import ModuleType
@@ -18,7 +19,7 @@ from typing import Any, Protocol
 
 from . import dtypes as _dtypes
 
-__all__ = ["Backend", "Device", "RandomSource"]
+__all__ = ["Backend", "Device", "RandomSource", "missing_library"]
 
 #: The device type PyTorch gives the hardware of these backends (``torch.device(...).type``).
 _TORCH_DEVICE_TYPES = {"numpy": "cpu", "cupy": "cuda"}
@@ -32,6 +33,26 @@ class RandomSource(Protocol):
 
     def uniform(self, shape: tuple[int, ...], dtype: Any) -> Any:
         """Return an array of samples from ``[0, 1)`` with the backend's ``dtype``."""
+
+
+def missing_library(*modules: str, install: str) -> str | None:
+    """The reason a backend cannot run when one of ``modules`` cannot be found, else ``None``.
+
+    A backend's :meth:`Backend.unavailable_reason` starts with it: the reason
+    names the first missing module and how to install it (``install``).
+
+    Examples
+    --------
+    >>> from plugrad.backend import missing_library
+    >>> missing_library("json", install="pip install json") is None
+    True
+    >>> missing_library("no_such_library", install="pip install no-such-library")
+    'no_such_library is not installed; pip install no-such-library'
+    """
+    for module in modules:
+        if importlib.util.find_spec(module) is None:
+            return f"{module} is not installed; {install}"
+    return None
 
 
 class Backend:

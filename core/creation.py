@@ -12,17 +12,23 @@ given, as in PyTorch; arrays keep their dtype.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from . import dtypes as _dtypes
 from . import registry
 from .backend import Backend, Device
 from .devices import resolve
 from .errors import ArgumentError, BackwardError, DtypeError
+from .keyword_options import spell_out
 from .tensor import Tensor, _wrap, install_methods
 from .transfer import move_array
 
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
 __all__ = [
+    "CreationOptions",
     "arange",
     "asarray",
     "empty",
@@ -40,6 +46,40 @@ __all__ = [
 
 Shape = int | tuple[int, ...]
 DeviceLike = Device | str | None
+
+
+class CreationOptions(TypedDict, total=False):
+    """The keyword arguments every creation function takes (see the module docstring)."""
+
+    dtype: _dtypes.DType | None
+    device: DeviceLike
+    backend: str | None
+    requires_grad: bool
+
+
+with_creation_options = spell_out(CreationOptions, requires_grad=False)
+
+
+def creation_options(
+    function: str, options: Mapping[str, Any], accepted: type = CreationOptions
+) -> tuple[_dtypes.DType | None, DeviceLike, str | None, bool]:
+    """``dtype, device, backend, requires_grad`` from a creation function's ``**options``,
+    which may hold only the keys of ``accepted`` (a TypedDict)."""
+    if not options:  # the common call, which checks nothing
+        return None, None, None, False
+    keys = accepted.__annotations__.keys()
+    if not options.keys() <= keys:
+        name = next(name for name in options if name not in keys)
+        raise TypeError(
+            f"{function}() got an unexpected keyword argument {name!r}; it takes "
+            + ", ".join(f"{key}=" for key in keys)
+        )
+    return (
+        options.get("dtype"),
+        options.get("device"),
+        options.get("backend"),
+        options.get("requires_grad", False),
+    )
 
 
 def leaf(array: Any, device: Device, requires_grad: bool) -> Tensor:
@@ -218,14 +258,8 @@ def _refuse_dtype(dtype: Any, target: Device) -> None:
     ) from None
 
 
-def tensor(
-    data: Any,
-    *,
-    dtype: _dtypes.DType | None = None,
-    device: DeviceLike = None,
-    backend: str | None = None,
-    requires_grad: bool = False,
-) -> Tensor:
+@with_creation_options
+def tensor(data: Any, **options: Unpack[CreationOptions]) -> Tensor:
     """Create a leaf tensor holding a copy of ``data``.
 
     Parameters
@@ -248,20 +282,13 @@ def tensor(
     >>> plugrad.tensor(3)
     tensor(3)
     """
+    dtype, device, backend, requires_grad = creation_options("tensor", options)
     array, target = _convert(data, dtype, device, backend, copy=True)
     return leaf(array, target, requires_grad)
 
 
-def asarray(
-    obj: Any,
-    /,
-    *,
-    dtype: _dtypes.DType | None = None,
-    device: DeviceLike = None,
-    backend: str | None = None,
-    copy: bool | None = None,
-    requires_grad: bool = False,
-) -> Tensor:
+@with_creation_options
+def asarray(obj: Any, /, *, copy: bool | None = None, **options: Unpack[CreationOptions]) -> Tensor:
     """Convert ``obj`` to a tensor, sharing memory where possible (the Array API ``asarray``).
 
     A Tensor that needs no conversion is returned as it is, graph included.
@@ -278,6 +305,7 @@ def asarray(
     >>> t.dtype
     plugrad.float64
     """
+    dtype, device, backend, requires_grad = creation_options("asarray", options)
     if isinstance(obj, Tensor):
         unchanged = (dtype is None or dtype == obj.dtype) and (
             (device is None and backend is None) or target_device(device, backend) is obj._device
@@ -320,11 +348,20 @@ def _converted_in_graph(
 def _filled(
     kind: str,
     shape: Shape,
-    dtype: _dtypes.DType | None,
-    target: Device,
-    requires_grad: bool,
+    options: Mapping[str, Any],
     fill_value: Any = None,
+    like: Tensor | None = None,
 ) -> Tensor:
+    """A tensor of ``kind`` (zeros, ones, empty, full), with the dtype and device of ``like``
+    (when given) unless ``options`` say otherwise."""
+    function = kind if like is None else f"{kind}_like"
+    dtype, device, backend, requires_grad = creation_options(function, options)
+    if like is None or device is not None or backend is not None:
+        target = target_device(device, backend)
+    else:
+        target = like._device
+    if like is not None:
+        dtype = dtype or like.dtype
     if dtype is None:
         dtype = _dtypes.default_float_dtype if fill_value is None else _scalar_dtype(fill_value)
     native = target.native_dtype(dtype)
@@ -337,14 +374,8 @@ def _filled(
     return leaf(array, target, requires_grad)
 
 
-def zeros(
-    shape: int | tuple[int, ...],
-    *sizes: int,
-    dtype: _dtypes.DType | None = None,
-    device: DeviceLike = None,
-    backend: str | None = None,
-    requires_grad: bool = False,
-) -> Tensor:
+@with_creation_options
+def zeros(shape: int | tuple[int, ...], *sizes: int, **options: Unpack[CreationOptions]) -> Tensor:
     """Return a tensor of zeros (``float32`` unless ``dtype`` is given).
 
     The shape is one tuple or several ints: ``zeros((2, 3))`` or ``zeros(2, 3)``.
@@ -356,18 +387,11 @@ def zeros(
     tensor([[0., 0., 0.],
             [0., 0., 0.]])
     """
-    size = _varargs_shape("zeros", (shape, *sizes))
-    return _filled("zeros", size, dtype, target_device(device, backend), requires_grad)
+    return _filled("zeros", _varargs_shape("zeros", (shape, *sizes)), options)
 
 
-def ones(
-    shape: int | tuple[int, ...],
-    *sizes: int,
-    dtype: _dtypes.DType | None = None,
-    device: DeviceLike = None,
-    backend: str | None = None,
-    requires_grad: bool = False,
-) -> Tensor:
+@with_creation_options
+def ones(shape: int | tuple[int, ...], *sizes: int, **options: Unpack[CreationOptions]) -> Tensor:
     """Return a tensor of ones (``float32`` unless ``dtype`` is given).
 
     The shape is one tuple or several ints: ``ones((2, 3))`` or ``ones(2, 3)``.
@@ -378,34 +402,21 @@ def ones(
     >>> plugrad.ones(3, dtype=plugrad.int64)
     tensor([1, 1, 1])
     """
-    size = _varargs_shape("ones", (shape, *sizes))
-    return _filled("ones", size, dtype, target_device(device, backend), requires_grad)
+    return _filled("ones", _varargs_shape("ones", (shape, *sizes)), options)
 
 
-def empty(
-    shape: int | tuple[int, ...],
-    *sizes: int,
-    dtype: _dtypes.DType | None = None,
-    device: DeviceLike = None,
-    backend: str | None = None,
-    requires_grad: bool = False,
-) -> Tensor:
+@with_creation_options
+def empty(shape: int | tuple[int, ...], *sizes: int, **options: Unpack[CreationOptions]) -> Tensor:
     """Return a tensor whose values are whatever the memory held (fast; fill it before use).
 
     The shape is one tuple or several ints: ``empty((2, 3))`` or ``empty(2, 3)``.
     """
-    size = _varargs_shape("empty", (shape, *sizes))
-    return _filled("empty", size, dtype, target_device(device, backend), requires_grad)
+    return _filled("empty", _varargs_shape("empty", (shape, *sizes)), options)
 
 
+@with_creation_options
 def full(
-    shape: Shape,
-    fill_value: bool | int | float | complex,
-    *,
-    dtype: _dtypes.DType | None = None,
-    device: DeviceLike = None,
-    backend: str | None = None,
-    requires_grad: bool = False,
+    shape: Shape, fill_value: bool | int | float | complex, **options: Unpack[CreationOptions]
 ) -> Tensor:
     """Return a tensor filled with ``fill_value``; the dtype follows the value's Python type.
 
@@ -415,49 +426,23 @@ def full(
     >>> plugrad.full((2,), 0.5)
     tensor([0.5000, 0.5000])
     """
-    return _filled("full", shape, dtype, target_device(device, backend), requires_grad, fill_value)
+    return _filled("full", shape, options, fill_value)
 
 
-def _like(
-    kind: str,
-    x: Tensor,
-    dtype: _dtypes.DType | None,
-    device: DeviceLike,
-    backend: str | None,
-    requires_grad: bool,
-    fill_value: Any = None,
-) -> Tensor:
+def _like(kind: str, x: Tensor, options: Mapping[str, Any], fill_value: Any = None) -> Tensor:
     if not isinstance(x, Tensor):
         raise TypeError(f"{kind}_like() needs a Tensor, got {type(x).__name__}")
-    if device is None and backend is None:
-        target = x._device
-    else:
-        target = target_device(device, backend)
-    return _filled(kind, x.shape, dtype or x.dtype, target, requires_grad, fill_value)
+    return _filled(kind, x.shape, options, fill_value, like=x)
 
 
-def zeros_like(
-    x: Tensor,
-    /,
-    *,
-    dtype: _dtypes.DType | None = None,
-    device: DeviceLike = None,
-    backend: str | None = None,
-    requires_grad: bool = False,
-) -> Tensor:
+@with_creation_options
+def zeros_like(x: Tensor, /, **options: Unpack[CreationOptions]) -> Tensor:
     """Return zeros with the shape of ``x`` (and its dtype and device unless given)."""
-    return _like("zeros", x, dtype, device, backend, requires_grad)
+    return _like("zeros", x, options)
 
 
-def ones_like(
-    x: Tensor,
-    /,
-    *,
-    dtype: _dtypes.DType | None = None,
-    device: DeviceLike = None,
-    backend: str | None = None,
-    requires_grad: bool = False,
-) -> Tensor:
+@with_creation_options
+def ones_like(x: Tensor, /, **options: Unpack[CreationOptions]) -> Tensor:
     """Return ones with the shape of ``x`` (and its dtype and device unless given).
 
     Examples
@@ -466,46 +451,30 @@ def ones_like(
     >>> plugrad.ones_like(plugrad.zeros((2,)))
     tensor([1., 1.])
     """
-    return _like("ones", x, dtype, device, backend, requires_grad)
+    return _like("ones", x, options)
 
 
-def empty_like(
-    x: Tensor,
-    /,
-    *,
-    dtype: _dtypes.DType | None = None,
-    device: DeviceLike = None,
-    backend: str | None = None,
-    requires_grad: bool = False,
-) -> Tensor:
+@with_creation_options
+def empty_like(x: Tensor, /, **options: Unpack[CreationOptions]) -> Tensor:
     """Return an uninitialised tensor with the shape of ``x`` (and its dtype and device)."""
-    return _like("empty", x, dtype, device, backend, requires_grad)
+    return _like("empty", x, options)
 
 
+@with_creation_options
 def full_like(
-    x: Tensor,
-    /,
-    fill_value: bool | int | float | complex,
-    *,
-    dtype: _dtypes.DType | None = None,
-    device: DeviceLike = None,
-    backend: str | None = None,
-    requires_grad: bool = False,
+    x: Tensor, /, fill_value: bool | int | float | complex, **options: Unpack[CreationOptions]
 ) -> Tensor:
     """Return a tensor with the shape of ``x`` filled with ``fill_value``."""
-    return _like("full", x, dtype, device, backend, requires_grad, fill_value)
+    return _like("full", x, options, fill_value)
 
 
+@with_creation_options
 def arange(
     start: int | float,
     /,
     stop: int | float | None = None,
     step: int | float = 1,
-    *,
-    dtype: _dtypes.DType | None = None,
-    device: DeviceLike = None,
-    backend: str | None = None,
-    requires_grad: bool = False,
+    **options: Unpack[CreationOptions],
 ) -> Tensor:
     """Return evenly spaced values in ``[start, stop)``; ``arange(n)`` is ``0, 1, ..., n-1``.
 
@@ -517,6 +486,7 @@ def arange(
     >>> plugrad.arange(0.0, 1.0, 0.25)
     tensor([0.0000, 0.2500, 0.5000, 0.7500])
     """
+    dtype, device, backend, requires_grad = creation_options("arange", options)
     if stop is None:
         start, stop = 0, start
     if dtype is None:
@@ -529,16 +499,14 @@ def arange(
     return leaf(array, target, requires_grad)
 
 
+@with_creation_options
 def eye(
     n_rows: int,
     n_cols: int | None = None,
     /,
     *,
     k: int = 0,
-    dtype: _dtypes.DType | None = None,
-    device: DeviceLike = None,
-    backend: str | None = None,
-    requires_grad: bool = False,
+    **options: Unpack[CreationOptions],
 ) -> Tensor:
     """Return a 2-D tensor with ones on diagonal ``k`` and zeros elsewhere (``float32`` default).
 
@@ -549,24 +517,23 @@ def eye(
     tensor([[0., 1., 0.],
             [0., 0., 1.]])
     """
+    dtype, device, backend, requires_grad = creation_options("eye", options)
     target = target_device(device, backend)
     native = target.native_dtype(dtype or _dtypes.default_float_dtype)
     array = target.xp.eye(n_rows, n_cols, k=k, dtype=native, device=target.native)
     return leaf(array, target, requires_grad)
 
 
+@with_creation_options
 def linspace(
     start: int | float | complex,
     stop: int | float | complex,
     /,
     num: int | None = None,
     *,
-    dtype: _dtypes.DType | None = None,
-    device: DeviceLike = None,
-    backend: str | None = None,
     endpoint: bool = True,
-    requires_grad: bool = False,
     steps: int | None = None,
+    **options: Unpack[CreationOptions],
 ) -> Tensor:
     """Return ``num`` evenly spaced values from ``start`` to ``stop`` (included if ``endpoint``).
 
@@ -586,6 +553,7 @@ def linspace(
             "steps= (PyTorch's)"
         )
     num = steps if num is None else num
+    dtype, device, backend, requires_grad = creation_options("linspace", options)
     if dtype is None:
         is_complex = isinstance(start, complex) or isinstance(stop, complex)
         dtype = _dtypes.default_complex_dtype if is_complex else _dtypes.default_float_dtype
@@ -599,13 +567,25 @@ def linspace(
 # -- the new_* methods of Tensor ---------------------------------------------------------
 
 
-def _new_zeros(
-    self: Tensor,
-    *size: int | tuple[int, ...],
-    dtype: _dtypes.DType | None = None,
-    device: Device | str | None = None,
-    requires_grad: bool = False,
-) -> Tensor:
+def _new_filled(kind: str, doc: str) -> Callable[..., Tensor]:
+    """The method ``new_<kind>`` (``new_zeros``, ``new_ones``), documented by ``doc``."""
+
+    def method(
+        self: Tensor,
+        *size: int | tuple[int, ...],
+        dtype: _dtypes.DType | None = None,
+        device: Device | str | None = None,
+        requires_grad: bool = False,
+    ) -> Tensor:
+        shape = _varargs_shape(f"new_{kind}", size)
+        return _filled(kind, shape, _new_options(self, dtype, device, requires_grad))
+
+    method.__doc__ = doc
+    return method
+
+
+_new_zeros = _new_filled(
+    "zeros",
     """Return zeros of shape ``size`` with this tensor's dtype and device (unless given).
 
     Examples
@@ -614,23 +594,11 @@ def _new_zeros(
     >>> plugrad.ones(2, dtype=plugrad.float64).new_zeros(2, 2)
     tensor([[0., 0.],
             [0., 0.]], dtype=plugrad.float64)
-    """
-    return zeros(
-        _varargs_shape("new_zeros", size), **_new_options(self, dtype, device, requires_grad)
-    )
-
-
-def _new_ones(
-    self: Tensor,
-    *size: int | tuple[int, ...],
-    dtype: _dtypes.DType | None = None,
-    device: Device | str | None = None,
-    requires_grad: bool = False,
-) -> Tensor:
-    """Return ones of shape ``size`` with this tensor's dtype and device (unless given)."""
-    return ones(
-        _varargs_shape("new_ones", size), **_new_options(self, dtype, device, requires_grad)
-    )
+    """,
+)
+_new_ones = _new_filled(
+    "ones", """Return ones of shape ``size`` with this tensor's dtype and device (unless given)."""
+)
 
 
 def _new_full(

@@ -8,43 +8,37 @@ when plugrad loads its plugins, like every other op; :func:`fftfreq` and
 from __future__ import annotations
 
 import typing as _typing
+from collections.abc import Mapping
+from typing import Any
 
 from . import dtypes as _dtypes
-from .backend import Device
-from .creation import leaf, target_device
+from .creation import (
+    CreationOptions,
+    creation_options,
+    leaf,
+    target_device,
+    with_creation_options,
+)
 from .tensor import Tensor
 
 if _typing.TYPE_CHECKING:  # the transforms plugin loading installs, as type checkers see them
+    from typing_extensions import Unpack
+
     from ._api_fft import *  # noqa: F403
 
 __all__ = ["fftfreq", "rfftfreq"]
 
 
-def _frequencies(
-    kind: str,
-    n: int,
-    d: float,
-    dtype: _dtypes.DType | None,
-    device: Device | str | None,
-    backend: str | None,
-    requires_grad: bool,
-) -> Tensor:
+def _frequencies(kind: str, n: int, d: float, options: Mapping[str, Any]) -> Tensor:
+    dtype, device, backend, requires_grad = creation_options(kind, options)
     target = target_device(device, backend)
     native = target.native_dtype(dtype or _dtypes.default_float_dtype)
     array = getattr(target.xp.fft, kind)(n, d=d, dtype=native, device=target.native)
     return leaf(array, target, requires_grad)
 
 
-def fftfreq(
-    n: int,
-    /,
-    *,
-    d: float = 1.0,
-    dtype: _dtypes.DType | None = None,
-    device: Device | str | None = None,
-    backend: str | None = None,
-    requires_grad: bool = False,
-) -> Tensor:
+@with_creation_options
+def fftfreq(n: int, /, *, d: float = 1.0, **options: Unpack[CreationOptions]) -> Tensor:
     """Return the sample frequencies of an ``n``-point transform with sample spacing ``d``.
 
     Examples
@@ -53,19 +47,11 @@ def fftfreq(
     >>> plugrad.fft.fftfreq(4)
     tensor([ 0.0000,  0.2500, -0.5000, -0.2500])
     """
-    return _frequencies("fftfreq", n, d, dtype, device, backend, requires_grad)
+    return _frequencies("fftfreq", n, d, options)
 
 
-def rfftfreq(
-    n: int,
-    /,
-    *,
-    d: float = 1.0,
-    dtype: _dtypes.DType | None = None,
-    device: Device | str | None = None,
-    backend: str | None = None,
-    requires_grad: bool = False,
-) -> Tensor:
+@with_creation_options
+def rfftfreq(n: int, /, *, d: float = 1.0, **options: Unpack[CreationOptions]) -> Tensor:
     """Return the non-negative sample frequencies of an ``n``-point real transform.
 
     Examples
@@ -74,4 +60,4 @@ def rfftfreq(
     >>> plugrad.fft.rfftfreq(4)
     tensor([0.0000, 0.2500, 0.5000])
     """
-    return _frequencies("rfftfreq", n, d, dtype, device, backend, requires_grad)
+    return _frequencies("rfftfreq", n, d, options)

@@ -152,12 +152,19 @@ def _owner_of(
     return owners.get(name, plugin) if name in found or name in seen else None
 
 
-def _check_backend(plugin: str, backend: Any, owner_of: Callable[[str], str | None]) -> str:
-    if not isinstance(backend, Backend):
+def _check_answer(plugin: str, hook: str, answer: Any, kind: type, expected: str) -> None:
+    """Refuse an ``answer`` of ``hook`` that is not a ``kind``; ``expected`` says what is."""
+    if not isinstance(answer, kind):
         raise PluginRegistrationError(
-            f"{describe_owner(plugin)}: plugrad_backends() returned a "
-            f"{type(backend).__name__}; return instances of plugrad.backend.Backend"
+            f"{describe_owner(plugin)}: {hook}() returned a {type(answer).__name__}; "
+            f"return {expected}"
         )
+
+
+def _check_backend(plugin: str, backend: Any, owner_of: Callable[[str], str | None]) -> str:
+    _check_answer(
+        plugin, "plugrad_backends", backend, Backend, "instances of plugrad.backend.Backend"
+    )
     if not isinstance(backend.name, str) or not backend.name.isidentifier():
         raise PluginRegistrationError(
             f"{describe_owner(plugin)}: backend name {backend.name!r} must be an identifier"
@@ -181,11 +188,7 @@ def collect_backends(
 
 
 def _check_op(plugin: str, op: Any, owner_of: Callable[[str], str | None]) -> str:
-    if not isinstance(op, OpDef):
-        raise PluginRegistrationError(
-            f"{describe_owner(plugin)}: plugrad_ops() returned a {type(op).__name__}; "
-            "return ops made with plugrad.opdef.op(...)"
-        )
+    _check_answer(plugin, "plugrad_ops", op, OpDef, "ops made with plugrad.opdef.op(...)")
     owner = owner_of(op.name)
     if owner is not None:
         raise _name_clash(plugin, op.name, owner)
@@ -285,12 +288,13 @@ def collect_kernels(
         accepted: dict[tuple[str, str], KernelSource] = {}
         try:
             for declared in answers:
-                if not isinstance(declared, KernelDef):
-                    raise PluginRegistrationError(
-                        f"{describe_owner(plugin)}: plugrad_kernels() returned a "
-                        f"{type(declared).__name__}; return plugrad.kerneldef.kernel(...) "
-                        "declarations"
-                    )
+                _check_answer(
+                    plugin,
+                    "plugrad_kernels",
+                    declared,
+                    KernelDef,
+                    "plugrad.kerneldef.kernel(...) declarations",
+                )
                 target = declared._validate(describe_owner(plugin), ops)
                 key = (target.name, declared.backend)
                 if key in accepted:

@@ -2,16 +2,28 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from . import dtypes as _dtypes
 from .backend import Device
-from .creation import _shape, leaf, target_device
+from .creation import (
+    CreationOptions,
+    _shape,
+    creation_options,
+    leaf,
+    target_device,
+    with_creation_options,
+)
 from .dtype_functions import broadcast_shapes
 from .errors import DtypeError
 from .grad_mode import no_grad as _no_grad
 from .inplace import apply_inplace, filled_with
+from .keyword_options import spell_out
 from .tensor import Tensor, install_methods
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = [
     "Generator",
@@ -145,14 +157,24 @@ def _sample(
     return leaf(array, target, requires_grad)
 
 
-def randn(
-    *shape: int | tuple[int, ...],
-    dtype: _dtypes.DType | None = None,
-    device: Device | str | None = None,
-    backend: str | None = None,
-    generator: Generator | None = None,
-    requires_grad: bool = False,
-) -> Tensor:
+class SamplingOptions(CreationOptions, total=False):
+    """The keyword arguments of :func:`randn` and :func:`rand`: those of every creation
+    function, and the ``generator`` to draw from (by default the device's)."""
+
+    generator: Generator | None
+
+
+with_sampling_options = spell_out(SamplingOptions, requires_grad=False)
+
+
+def _sample_new(kind: str, function: str, shape: Any, options: Mapping[str, Any]) -> Tensor:
+    dtype, device, backend, requires_grad = creation_options(function, options, SamplingOptions)
+    generator = options.get("generator")
+    return _sample(kind, shape, dtype, device, backend, generator, requires_grad)
+
+
+@with_sampling_options
+def randn(*shape: int | tuple[int, ...], **options: Unpack[SamplingOptions]) -> Tensor:
     """Return samples of the standard normal distribution: ``randn(2, 3)`` or ``randn((2, 3))``.
 
     Examples
@@ -161,17 +183,11 @@ def randn(
     >>> plugrad.randn(2, 3).shape
     (2, 3)
     """
-    return _sample("normal", shape, dtype, device, backend, generator, requires_grad)
+    return _sample_new("normal", "randn", shape, options)
 
 
-def rand(
-    *shape: int | tuple[int, ...],
-    dtype: _dtypes.DType | None = None,
-    device: Device | str | None = None,
-    backend: str | None = None,
-    generator: Generator | None = None,
-    requires_grad: bool = False,
-) -> Tensor:
+@with_sampling_options
+def rand(*shape: int | tuple[int, ...], **options: Unpack[SamplingOptions]) -> Tensor:
     """Return samples drawn uniformly from ``[0, 1)``: ``rand(2, 3)`` or ``rand((2, 3))``.
 
     Examples
@@ -181,7 +197,7 @@ def rand(
     >>> bool(plugrad.all(x >= 0.0)) and bool(plugrad.all(x < 1.0))
     True
     """
-    return _sample("uniform", shape, dtype, device, backend, generator, requires_grad)
+    return _sample_new("uniform", "rand", shape, options)
 
 
 def randint(
@@ -301,13 +317,16 @@ def _like_shape(x: Tensor, function: str) -> tuple[tuple[int, ...], Device]:
     return x.shape, x._device
 
 
-def randn_like(
-    x: Tensor,
-    *,
-    dtype: _dtypes.DType | None = None,
-    device: Device | str | None = None,
-    requires_grad: bool = False,
-) -> Tensor:
+def _sample_like(kind: str, function: str, x: Tensor, options: Mapping[str, Any]) -> Tensor:
+    shape, source = _like_shape(x, function)
+    dtype, device, backend, requires_grad = creation_options(function, options)
+    if device is None and backend is None:
+        device = source
+    return _sample(kind, shape, dtype or x.dtype, device, backend, None, requires_grad)
+
+
+@with_creation_options
+def randn_like(x: Tensor, **options: Unpack[CreationOptions]) -> Tensor:
     """Return standard normal samples with the shape of ``x`` (and its dtype and device).
 
     Examples
@@ -316,17 +335,11 @@ def randn_like(
     >>> plugrad.randn_like(plugrad.zeros(2, 3, dtype=plugrad.float64)).dtype
     plugrad.float64
     """
-    shape, source = _like_shape(x, "randn_like")
-    return _sample("normal", shape, dtype or x.dtype, device or source, None, None, requires_grad)
+    return _sample_like("normal", "randn_like", x, options)
 
 
-def rand_like(
-    x: Tensor,
-    *,
-    dtype: _dtypes.DType | None = None,
-    device: Device | str | None = None,
-    requires_grad: bool = False,
-) -> Tensor:
+@with_creation_options
+def rand_like(x: Tensor, **options: Unpack[CreationOptions]) -> Tensor:
     """Return samples from ``[0, 1)`` with the shape of ``x`` (and its dtype and device).
 
     Examples
@@ -335,8 +348,7 @@ def rand_like(
     >>> plugrad.rand_like(plugrad.zeros(4)).shape
     (4,)
     """
-    shape, source = _like_shape(x, "rand_like")
-    return _sample("uniform", shape, dtype or x.dtype, device or source, None, None, requires_grad)
+    return _sample_like("uniform", "rand_like", x, options)
 
 
 def randint_like(

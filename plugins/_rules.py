@@ -6,10 +6,13 @@ modes: raw backend arrays, and Tensors under ``create_graph=True``.
 
 from __future__ import annotations
 
+import dataclasses
+import sys
 from typing import Any
 
 from plugrad import return_types
 from plugrad.errors import ArgumentError
+from plugrad.opdef import OpDef, op
 
 _SCALARS = (bool, int, float, complex)
 
@@ -200,6 +203,19 @@ def one_array(adapter: Any) -> Any:
     """
     adapter.returns_one_array = True
     return adapter
+
+
+def axis_query(name: str, doc: str) -> OpDef:
+    """The row of a reduction with no gradient: ``name(x, /, *, axis=None, keepdims=False)``.
+
+    ``all``, ``any``, ``argmax`` and ``argmin`` share it: the kernel is the
+    backend's function of that name, ``x.name(...)`` is its Tensor method and
+    PyTorch's ``dim``/``keepdim`` form is accepted. The row belongs to the
+    module that calls this, which collects it with its other ops.
+    """
+    row = op(f"{name}(x, /, *, axis=None, keepdims=False)", differentiable=False, methods=name,
+             torch_function=torch_reduction(name), doc=doc)  # fmt: skip
+    return dataclasses.replace(row, module=sys._getframe(1).f_globals.get("__name__"))
 
 
 def torch_reduction(name: str, *, with_dtype: bool = False) -> Any:

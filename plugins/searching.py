@@ -12,7 +12,7 @@ from typing import Any
 
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
-from plugrad.plugins._rules import device_of, torch_reduction
+from plugrad.plugins._rules import axis_query, device_of
 
 # The rows are aligned by hand, one op per statement.
 # fmt: off
@@ -54,12 +54,10 @@ where = op("where(condition, x1=None, x2=None, /)", broadcasting=True, saves=("c
            methods={"where": _where_method, "masked_fill": _masked_fill},
            inplace=("masked_fill",), promotion="mixed",
            doc="Choose ``x1`` where ``condition`` is true, else ``x2``, element-wise.")
-argmax = op("argmax(x, /, *, axis=None, keepdims=False)", differentiable=False, methods="argmax",
-            torch_function=torch_reduction("argmax"),
-            doc="Index of the (first) maximum along ``axis`` (of the flattened tensor by default).")
-argmin = op("argmin(x, /, *, axis=None, keepdims=False)", differentiable=False, methods="argmin",
-            torch_function=torch_reduction("argmin"),
-            doc="Index of the (first) minimum along ``axis`` (of the flattened tensor by default).")
+argmax = axis_query(
+    "argmax", "Index of the (first) maximum along ``axis`` (of the flattened tensor by default).")
+argmin = axis_query(
+    "argmin", "Index of the (first) minimum along ``axis`` (of the flattened tensor by default).")
 def _nonzero_method(xp: Any, x: Any, *, as_tuple: bool = False) -> Any:
     """PyTorch's ``x.nonzero()``: one row of indices per non-zero element (``(n, x.ndim)``).
 

@@ -10,17 +10,13 @@ from typing import Any
 
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
-from plugrad.plugins._rules import axis_slice, device_of, torch_reduction
+from plugrad.plugins._rules import axis_query, axis_slice, device_of
 
 # The rows are aligned by hand, one op per statement.
 # fmt: off
 
-all = op("all(x, /, *, axis=None, keepdims=False)", differentiable=False, methods="all",
-         torch_function=torch_reduction("all"),
-         doc="Test whether all elements along ``axis`` are true (non-zero).")
-any = op("any(x, /, *, axis=None, keepdims=False)", differentiable=False, methods="any",
-         torch_function=torch_reduction("any"),
-         doc="Test whether any element along ``axis`` is true (non-zero).")
+all = axis_query("all", "Test whether all elements along ``axis`` are true (non-zero).")
+any = axis_query("any", "Test whether any element along ``axis`` is true (non-zero).")
 
 
 def _diff_adjoint(xp: Any, g: Any, axis: int, n: int) -> Any:

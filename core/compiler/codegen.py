@@ -14,7 +14,7 @@ from .. import checking as _checking
 from ..errors import CompileError
 from ..grad_mode import _state as _grad_state
 from ..tensor import Tensor, _wrap
-from .plan import Plan, Ref, Step
+from .plan import Name, Plan, Ref, Step
 
 __all__ = ["MISS", "build", "source_of"]
 
@@ -48,7 +48,7 @@ class _Literal:
 
     def __call__(self, value: Any) -> str:
         kind = type(value)
-        if kind is Ref or type(value).__name__ == "_Name":
+        if kind is Ref or kind is Name:
             return value.name
         if value is None or kind is bool or kind is int or kind is str:
             return repr(value)

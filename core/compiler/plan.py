@@ -17,8 +17,8 @@ from typing import Any
 __all__ = ["Plan", "Ref", "Step", "refs_in"]
 
 
-class Ref:
-    """A value of the plan, by name (``v12``): what a step computed or read."""
+class Name:
+    """A name the replayed code holds as written: a tensor's source, a tuple, ..."""
 
     __slots__ = ("name",)
 
@@ -27,6 +27,15 @@ class Ref:
 
     def __repr__(self) -> str:
         return self.name
+
+
+class Ref(Name):
+    """A value of the plan, by name (``v12``): what a step computed or read.
+
+    The passes test ``type(value) is Ref``, so a plain :class:`Name` is never taken for one.
+    """
+
+    __slots__ = ()
 
 
 @dataclass

@@ -45,7 +45,7 @@ from ..graph import Node
 from ..nn import functional as _functional
 from ..random import Generator
 from ..tensor import PostAccumulateGradHook, Tensor
-from .plan import Plan, Ref, Step, refs_in
+from .plan import Name, Plan, Ref, Step, refs_in
 
 __all__ = ["GraphBreak", "RecordingNamespace", "TracedArray", "TracedScalar", "Tracer"]
 
@@ -1016,7 +1016,7 @@ class Tracer:
         """What stands for ``tensor`` in a step: its source, or a Tensor the replay makes."""
         key = id(tensor)
         if key not in self._created:
-            return _Name(self.source_of(tensor))
+            return Name(self.source_of(tensor))
         name = self._materialized.get(key)
         if name is None:
             requires_grad = tensor._requires_grad
@@ -1232,18 +1232,6 @@ class Tracer:
         for owner, name, original in reversed(self._saved):
             setattr(owner, name, original)
         self._saved.clear()
-
-
-class _Name:
-    """A name in the replayed code that is not a plan value (a tensor's source, a tuple)."""
-
-    __slots__ = ("name",)
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def __repr__(self) -> str:
-        return self.name
 
 
 #: Ops whose output shape depends on the values of their inputs.

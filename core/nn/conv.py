@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
-from .. import dtypes as _dtypes
-from ..backend import Device
 from ..tensor import Tensor
 from . import functional as F
 from . import init
-from .module import Module, add_weight_and_bias
+from .module import Module, ParameterPlacement, add_weight_and_bias, with_placement
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ["Conv2d"]
 
@@ -51,6 +53,7 @@ class Conv2d(Module):
     (2, 8, 16, 16)
     """
 
+    @with_placement
     def __init__(
         self,
         in_channels: int,
@@ -61,10 +64,7 @@ class Conv2d(Module):
         dilation: int | tuple[int, int] = 1,
         groups: int = 1,
         bias: bool = True,
-        *,
-        device: Device | str | None = None,
-        dtype: _dtypes.DType | None = None,
-        backend: str | None = None,
+        **placement: Unpack[ParameterPlacement],
     ) -> None:
         super().__init__()
         if not isinstance(groups, int) or groups < 1:
@@ -90,7 +90,7 @@ class Conv2d(Module):
         self.groups = groups
         add_weight_and_bias(
             self, (out_channels, in_channels // groups, *self.kernel_size),
-            (out_channels,) if bias else None, device=device, dtype=dtype, backend=backend,
+            (out_channels,) if bias else None, **placement,
         )  # fmt: skip
         self.reset_parameters()
 

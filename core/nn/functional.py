@@ -82,7 +82,9 @@ def _check_tensor(name: str, function: str, value: Any) -> Tensor:
     return value
 
 
-def _check_same_dtype(function: str, input: Tensor, weight: Tensor, bias: Tensor | None) -> None:
+def _check_same_dtype(
+    function: str, input: Tensor, weight: Tensor | None, bias: Tensor | None
+) -> None:
     """Refuse an input whose dtype is not the parameters', as PyTorch does.
 
     ``float64`` data into a ``float32`` layer would otherwise widen the whole
@@ -590,6 +592,24 @@ def _weight_sum(input: Tensor, target: Tensor, weight: Tensor | None, ignore_ind
         return _ops.where(total == 0, float("nan"), total)
 
 
+def _reduce_over_classes(
+    loss: Tensor,
+    reduction: str,
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None,
+    ignore_index: int,
+) -> Tensor:
+    """``reduction`` of a per-sample loss over class targets; its "mean" divides by
+    the summed weights of the counted targets, as PyTorch's does."""
+    if reduction == "none":
+        return loss
+    total = _ops.sum(loss)
+    if reduction == "sum":
+        return total
+    return total / _weight_sum(input, target, weight, ignore_index)
+
+
 def cross_entropy(
     input: Tensor,
     target: Tensor,
@@ -646,12 +666,7 @@ def cross_entropy(
     loss = _ops.cross_entropy(
         input, target, weight, ignore_index=ignore_index, label_smoothing=float(label_smoothing)
     )
-    if reduction == "none":
-        return loss
-    total = _ops.sum(loss)
-    if reduction == "sum":
-        return total
-    return total / _weight_sum(input, target, weight, ignore_index)
+    return _reduce_over_classes(loss, reduction, input, target, weight, ignore_index)
 
 
 def _soft_cross_entropy(
@@ -720,12 +735,7 @@ def nll_loss(
     picked = input if weight is None else input * _ops.reshape(weight, class_shape)
     loss = -_ops.sum(_ops.where(hit, picked, 0.0), axis=axis)
     loss = _ops.where(target != ignore_index, loss, 0.0)
-    if reduction == "none":
-        return loss
-    total = _ops.sum(loss)
-    if reduction == "sum":
-        return total
-    return total / _weight_sum(input, target, weight, ignore_index)
+    return _reduce_over_classes(loss, reduction, input, target, weight, ignore_index)
 
 
 def binary_cross_entropy_with_logits(

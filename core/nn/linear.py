@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
-from .. import dtypes as _dtypes
-from ..backend import Device
 from ..tensor import Tensor
 from . import functional as F
 from . import init
-from .module import Module, add_weight_and_bias
+from .module import Module, ParameterPlacement, add_weight_and_bias, with_placement
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ["Linear"]
 
@@ -46,15 +48,13 @@ class Linear(Module):
     (4, 2)
     """
 
+    @with_placement
     def __init__(
         self,
         in_features: int,
         out_features: int,
         bias: bool = True,
-        *,
-        device: Device | str | None = None,
-        dtype: _dtypes.DType | None = None,
-        backend: str | None = None,
+        **placement: Unpack[ParameterPlacement],
     ) -> None:
         super().__init__()
         for name, value in (("in_features", in_features), ("out_features", out_features)):
@@ -64,7 +64,7 @@ class Linear(Module):
         self.out_features = out_features
         add_weight_and_bias(
             self, (out_features, in_features), (out_features,) if bias else None,
-            device=device, dtype=dtype, backend=backend,
+            **placement,
         )  # fmt: skip
         self.reset_parameters()
 

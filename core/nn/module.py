@@ -12,15 +12,19 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypedDict, TypeVar
 
 from .. import dtypes as _dtypes
 from ..backend import Backend, Device
 from ..creation import asarray, empty, target_device
 from ..errors import DtypeError, ShapeError, StateDictError
 from ..grad_mode import no_grad
+from ..keyword_options import spell_out
 from ..tensor import Tensor
 from .parameter import Parameter
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ["IncompatibleKeys", "Module"]
 
@@ -588,19 +592,43 @@ class Module:
         return f"{type(self).__name__}(\n  " + "\n  ".join(lines) + "\n)"
 
 
+class ParameterPlacement(TypedDict, total=False):
+    """The keyword arguments that place a layer's parameters (``Linear``, ``Conv2d``, ...).
+
+    ``device`` (a Device or its name), ``dtype`` (float32 by default) and
+    ``backend`` (a backend name: its current device), as for :func:`plugrad.empty`.
+    """
+
+    device: Device | str | None
+    dtype: _dtypes.DType | None
+    backend: str | None
+
+
+with_placement = spell_out(ParameterPlacement)
+
+
+def check_placement(module: Module, placement: Mapping[str, Any]) -> None:
+    """Refuse a keyword argument of a layer's constructor that is not one of
+    :class:`ParameterPlacement`'s (a misspelt ``device=``, say)."""
+    for name in placement:
+        if name not in ParameterPlacement.__annotations__:
+            raise TypeError(
+                f"{type(module).__name__}() got an unexpected keyword argument {name!r}; "
+                "its parameters are placed with device=, dtype= and backend="
+            )
+
+
 def add_weight_and_bias(
     module: Module,
     weight_shape: tuple[int, ...],
     bias_shape: tuple[int, ...] | None,
-    *,
-    device: Device | str | None,
-    dtype: _dtypes.DType | None,
-    backend: str | None,
+    **placement: Unpack[ParameterPlacement],
 ) -> None:
     """Give ``module`` a ``weight`` and a ``bias`` (``bias_shape=None``: none), not yet
-    initialised, on the device and with the dtype a layer's constructor was given."""
-    module.weight = Parameter(empty(weight_shape, device=device, dtype=dtype, backend=backend))
+    initialised, where and with the dtype a layer's constructor was given."""
+    check_placement(module, placement)
+    module.weight = Parameter(empty(weight_shape, **placement))
     if bias_shape is None:
         module.register_parameter("bias", None)
     else:
-        module.bias = Parameter(empty(bias_shape, device=device, dtype=dtype, backend=backend))
+        module.bias = Parameter(empty(bias_shape, **placement))

@@ -3,16 +3,25 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from .. import dtypes as _dtypes
-from ..backend import Device
 from ..creation import ones, zeros
 from ..errors import ShapeError
 from ..grad_mode import no_grad
 from ..tensor import Tensor
 from . import functional as F
 from . import init
-from .module import Module, add_weight_and_bias
+from .module import (
+    Module,
+    ParameterPlacement,
+    add_weight_and_bias,
+    check_placement,
+    with_placement,
+)
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "LayerNorm"]
 
@@ -34,16 +43,14 @@ class LayerNorm(Module):
     (0.0, 1.0)
     """
 
+    @with_placement
     def __init__(
         self,
         normalized_shape: int | Sequence[int],
         eps: float = 1e-5,
         elementwise_affine: bool = True,
         bias: bool = True,
-        *,
-        device: Device | str | None = None,
-        dtype: _dtypes.DType | None = None,
-        backend: str | None = None,
+        **placement: Unpack[ParameterPlacement],
     ) -> None:
         super().__init__()
         shape = (
@@ -53,10 +60,9 @@ class LayerNorm(Module):
         self.eps = eps
         self.elementwise_affine = elementwise_affine
         if elementwise_affine:
-            add_weight_and_bias(
-                self, shape, shape if bias else None, device=device, dtype=dtype, backend=backend
-            )
+            add_weight_and_bias(self, shape, shape if bias else None, **placement)
         else:
+            check_placement(self, placement)
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
         self.reset_parameters()
@@ -91,6 +97,7 @@ class _BatchNorm(Module):
 
     _input_ndims: tuple[int, ...]
 
+    @with_placement
     def __init__(
         self,
         num_features: int,
@@ -99,10 +106,8 @@ class _BatchNorm(Module):
         affine: bool = True,
         track_running_stats: bool = True,
         *,
-        device: Device | str | None = None,
-        dtype: _dtypes.DType | None = None,
-        backend: str | None = None,
         bias: bool = True,
+        **placement: Unpack[ParameterPlacement],
     ) -> None:
         super().__init__()
         self.num_features = num_features
@@ -112,17 +117,19 @@ class _BatchNorm(Module):
         self.track_running_stats = track_running_stats
         shape = (num_features,)
         if affine:
-            add_weight_and_bias(
-                self, shape, shape if bias else None, device=device, dtype=dtype, backend=backend
-            )
+            add_weight_and_bias(self, shape, shape if bias else None, **placement)
         else:
+            check_placement(self, placement)
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
         if track_running_stats:
-            place = {"device": device, "backend": backend}
-            self.register_buffer("running_mean", zeros(shape, dtype=dtype, **place))
-            self.register_buffer("running_var", ones(shape, dtype=dtype, **place))
-            self.register_buffer("num_batches_tracked", zeros((), dtype=_dtypes.int64, **place))
+            device, backend = placement.get("device"), placement.get("backend")
+            dtype = placement.get("dtype")
+            for name, fill in (("running_mean", zeros), ("running_var", ones)):
+                buffer = fill(shape, dtype=dtype, device=device, backend=backend)
+                self.register_buffer(name, buffer)
+            count = zeros((), dtype=_dtypes.int64, device=device, backend=backend)
+            self.register_buffer("num_batches_tracked", count)
         else:
             self.register_buffer("running_mean", None)
             self.register_buffer("running_var", None)

@@ -49,8 +49,9 @@ class Adam(Optimizer):
         Decay rates :math:`\beta_1, \beta_2` of the moment estimates, each in ``[0, 1)``.
     eps : float, default 1e-8
         Added to the denominator for numerical stability.
-    weight_decay : float, default 0
-        L2 penalty added to the gradient (see :class:`AdamW` for the decoupled form).
+    weight_decay : float, optional
+        L2 penalty added to the gradient, 0 by default (see :class:`AdamW` for the
+        decoupled form).
     amsgrad : bool, default False
         Use the AMSGrad variant (Reddi et al., 2018).
     maximize : bool, default False
@@ -77,6 +78,8 @@ class Adam(Optimizer):
     """
 
     _decoupled_weight_decay = False
+    #: What ``weight_decay=None`` (the default) stands for.
+    _default_weight_decay: float = 0
 
     def __init__(
         self,
@@ -84,7 +87,7 @@ class Adam(Optimizer):
         lr: float = 1e-3,
         betas: tuple[float, float] = (0.9, 0.999),
         eps: float = 1e-8,
-        weight_decay: float = 0,
+        weight_decay: float | None = None,
         amsgrad: bool = False,
         *,
         maximize: bool = False,
@@ -93,7 +96,7 @@ class Adam(Optimizer):
             "lr": lr,
             "betas": betas,
             "eps": eps,
-            "weight_decay": weight_decay,
+            "weight_decay": self._default_weight_decay if weight_decay is None else weight_decay,
             "amsgrad": amsgrad,
             "maximize": maximize,
         }
@@ -247,8 +250,8 @@ class AdamW(Adam):
         Decay rates of the moment estimates, each in ``[0, 1)``.
     eps : float, default 1e-8
         Added to the denominator for numerical stability.
-    weight_decay : float, default 1e-2
-        Decoupled weight decay coefficient.
+    weight_decay : float, optional
+        Decoupled weight decay coefficient, 1e-2 by default.
     amsgrad : bool, default False
         Use the AMSGrad variant.
     maximize : bool, default False
@@ -266,16 +269,4 @@ class AdamW(Adam):
     """
 
     _decoupled_weight_decay = True
-
-    def __init__(
-        self,
-        params: ParamsT,
-        lr: float = 1e-3,
-        betas: tuple[float, float] = (0.9, 0.999),
-        eps: float = 1e-8,
-        weight_decay: float = 1e-2,
-        amsgrad: bool = False,
-        *,
-        maximize: bool = False,
-    ) -> None:
-        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize)
+    _default_weight_decay = 1e-2

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from ..function import FunctionCtx
 from ..graph import ArraySpec, GeneralOpNode, Node, OpNode, split_edge
+from ..keyword_options import keyword_defaults, spell_out
 from ..tensor import Tensor, _RetainGrad
 from .labels import (
     dtype_name,
@@ -28,22 +29,65 @@ from .style import (
     STYLES,
 )
 
-__all__ = ["draw", "to_dot"]
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+__all__ = ["DrawingOptions", "draw", "to_dot"]
 
 RANKDIRS = ("LR", "RL", "TB", "BT")
 
 
-def to_dot(
-    outputs: Tensor | Sequence[Tensor],
+class DrawingOptions(TypedDict, total=False):
+    """The keyword arguments of :func:`to_dot`, :func:`graph` and :func:`render`."""
+
+    names: Mapping[str, Tensor] | Iterable[tuple[str, Tensor]] | None
+    show_values: bool
+    show_grads: bool
+    backward: bool
+    rankdir: str | None
+    max_elements: int
+    title: str | None
+
+
+def draw(
+    outputs: Any,
     *,
-    names: Mapping[str, Tensor] | Iterable[tuple[str, Tensor]] | None = None,
+    names: Any = None,
     show_values: bool = False,
     show_grads: bool = False,
     backward: bool = False,
     rankdir: str | None = None,
     max_elements: int = 8,
     title: str | None = None,
-) -> str:
+) -> _Drawing:
+    """Check the arguments of :func:`to_dot` and draw the graph (the defaults are theirs)."""
+    for flag, value in (
+        ("show_values", show_values),
+        ("show_grads", show_grads),
+        ("backward", backward),
+    ):
+        if not isinstance(value, bool):
+            raise TypeError(f"{flag} must be True or False, got {value!r}")
+    if rankdir is None:
+        rankdir = "RL" if backward else "LR"
+    elif rankdir not in RANKDIRS:
+        raise ValueError(f"rankdir must be one of {', '.join(RANKDIRS)}, got {rankdir!r}")
+    if type(max_elements) is not int or max_elements < 1:
+        raise ValueError(f"max_elements must be a positive int, got {max_elements!r}")
+    if title is not None and not isinstance(title, str):
+        raise TypeError(f"title must be a str or None, got {type(title).__name__}")
+    drawing = _Drawing(
+        _as_tensors(outputs), _named(names), show_values, show_grads, backward, max_elements
+    )
+    drawing.draw(rankdir, title)
+    return drawing
+
+
+with_drawing_options = spell_out(DrawingOptions, **keyword_defaults(draw))
+
+
+@with_drawing_options
+def to_dot(outputs: Tensor | Sequence[Tensor], **options: Unpack[DrawingOptions]) -> str:
     """Return Graphviz DOT source of the autograd graph behind ``outputs``.
 
     Needs no Graphviz: paste the text into any DOT viewer, or render it with
@@ -111,42 +155,7 @@ def to_dot(
     }
     <BLANKLINE>
     """
-    return draw(
-        outputs, names, show_values, show_grads, backward, rankdir, max_elements, title
-    ).source
-
-
-def draw(
-    outputs: Any,
-    names: Any,
-    show_values: bool,
-    show_grads: bool,
-    backward: bool,
-    rankdir: str | None,
-    max_elements: int,
-    title: str | None,
-) -> _Drawing:
-    """Check the arguments of :func:`to_dot` and draw the graph."""
-    for flag, value in (
-        ("show_values", show_values),
-        ("show_grads", show_grads),
-        ("backward", backward),
-    ):
-        if not isinstance(value, bool):
-            raise TypeError(f"{flag} must be True or False, got {value!r}")
-    if rankdir is None:
-        rankdir = "RL" if backward else "LR"
-    elif rankdir not in RANKDIRS:
-        raise ValueError(f"rankdir must be one of {', '.join(RANKDIRS)}, got {rankdir!r}")
-    if type(max_elements) is not int or max_elements < 1:
-        raise ValueError(f"max_elements must be a positive int, got {max_elements!r}")
-    if title is not None and not isinstance(title, str):
-        raise TypeError(f"title must be a str or None, got {type(title).__name__}")
-    drawing = _Drawing(
-        _as_tensors(outputs), _named(names), show_values, show_grads, backward, max_elements
-    )
-    drawing.draw(rankdir, title)
-    return drawing
+    return draw(outputs, **options).source
 
 
 def _as_tensors(outputs: Any) -> list[Tensor]:

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import MissingDependencyError, MissingProgramError
 from ..tensor import Tensor
-from .dot import draw
+from .dot import DrawingOptions, draw, with_drawing_options
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ["FORMATS", "Graph", "graph", "render"]
 
@@ -135,17 +138,8 @@ class Graph:
         return f"<plugrad.viz.Graph: {self.node_count} nodes, {self.edge_count} edges>"
 
 
-def graph(
-    outputs: Tensor | Sequence[Tensor],
-    *,
-    names: Mapping[str, Tensor] | Iterable[tuple[str, Tensor]] | None = None,
-    show_values: bool = False,
-    show_grads: bool = False,
-    backward: bool = False,
-    rankdir: str | None = None,
-    max_elements: int = 8,
-    title: str | None = None,
-) -> Graph:
+@with_drawing_options
+def graph(outputs: Tensor | Sequence[Tensor], **options: Unpack[DrawingOptions]) -> Graph:
     """Return a :class:`Graph`: the picture of the graph behind ``outputs``.
 
     Takes the arguments of :func:`to_dot`. In a notebook the result displays
@@ -164,21 +158,15 @@ def graph(
     <plugrad.viz.Graph: 9 nodes, 8 edges>
     >>> picture  # in Jupyter: the SVG picture  # doctest: +SKIP
     """
-    drawing = draw(outputs, names, show_values, show_grads, backward, rankdir, max_elements, title)
+    drawing = draw(outputs, **options)
     return Graph(drawing.source, drawing.node_count, drawing.edge_count)
 
 
+@with_drawing_options
 def render(
     outputs: Tensor | Sequence[Tensor],
     path: str | os.PathLike[str],
-    *,
-    names: Mapping[str, Tensor] | Iterable[tuple[str, Tensor]] | None = None,
-    show_values: bool = False,
-    show_grads: bool = False,
-    backward: bool = False,
-    rankdir: str | None = None,
-    max_elements: int = 8,
-    title: str | None = None,
+    **options: Unpack[DrawingOptions],
 ) -> Path:
     """Draw the graph behind ``outputs`` into the file ``path``; return the path.
 
@@ -206,7 +194,7 @@ def render(
     PosixPath('.../exp.svg')
     """
     format_of(Path(path))  # a bad suffix fails before any work
-    drawing = draw(outputs, names, show_values, show_grads, backward, rankdir, max_elements, title)
+    drawing = draw(outputs, **options)
     return Graph(drawing.source, drawing.node_count, drawing.edge_count).render(path)
 
 

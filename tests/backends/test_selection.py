@@ -171,3 +171,11 @@ def test_environment_variable_chooses_the_default_at_import() -> None:
     assert out.returncode != 0
     assert "PLUGRAD_BACKEND='nope' cannot be used" in out.stderr
     assert "Unset PLUGRAD_BACKEND" in out.stderr
+
+
+def test_missing_library_names_the_first_module_not_found() -> None:
+    from plugrad.backend import missing_library
+
+    assert missing_library("numpy", "numpy.linalg", install="pip install numpy") is None
+    reason = missing_library("numpy", "no_such_module_x", install="pip install x")
+    assert reason == "no_such_module_x is not installed; pip install x"

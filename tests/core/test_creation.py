@@ -183,3 +183,20 @@ def test_factories_keep_the_standard_signature_beside_pytorch_varargs(name) -> N
     first = next(iter(inspect.signature(function).parameters.values()))
     assert first.name == "shape" and first.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
     assert function(2, 3).shape == function((2, 3)).shape == function(shape=(2, 3)).shape == (2, 3)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: plugrad.zeros(2, dtpye=plugrad.float64),
+        lambda: plugrad.ones_like(plugrad.zeros(2), devcie="numpy"),
+        lambda: plugrad.tensor([1.0], requires_gard=True),
+        lambda: plugrad.arange(3, backnd="numpy"),
+        lambda: plugrad.randn(2, dvice="numpy"),
+        lambda: plugrad.fft.fftfreq(4, dtyp=plugrad.float64),
+    ],
+    ids=["zeros", "ones_like", "tensor", "arange", "randn", "fftfreq"],
+)
+def test_a_misspelt_creation_keyword_is_refused(make) -> None:
+    with pytest.raises(TypeError, match=r"unexpected keyword argument .*takes dtype=, device="):
+        make()

@@ -242,6 +242,20 @@ def test_layers_are_made_where_and_as_asked() -> None:
         nn.Linear(2, 2, dtype=plugrad.int32)
 
 
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: nn.Linear(3, 2, devcie="cpu"),
+        lambda: nn.Conv2d(1, 2, 3, dtpye=plugrad.float64),
+        lambda: nn.LayerNorm(4, elementwise_affine=False, backnd="numpy"),
+    ],
+    ids=["Linear", "Conv2d", "LayerNorm-without-parameters"],
+)
+def test_a_misspelt_placement_keyword_is_refused(make) -> None:
+    with pytest.raises(TypeError, match=r"unexpected keyword argument .*device=, dtype="):
+        make()
+
+
 def test_init_functions() -> None:
     init = nn.init
     w = plugrad.empty((20, 30), requires_grad=True)

@@ -467,3 +467,10 @@ def test_repr_lists_each_group_and_its_options(on_numpy) -> None:
     text = repr(opt)
     assert text.startswith("Adam(\n  group 0: 2 params, lr=0.001, betas=(0.9, 0.999), eps=1e-08")
     assert "group 1: 1 param, lr=0.5" in text
+
+
+def test_adam_and_adamw_default_weight_decay() -> None:
+    w = plugrad.tensor([1.0], requires_grad=True)
+    assert plugrad.optim.Adam([w]).defaults["weight_decay"] == 0
+    assert plugrad.optim.AdamW([w]).defaults["weight_decay"] == 1e-2
+    assert plugrad.optim.AdamW([w], weight_decay=0.5).defaults["weight_decay"] == 0.5
