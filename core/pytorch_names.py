@@ -214,25 +214,48 @@ def _allclose_method(
 install_methods(isclose=_isclose_method, allclose=_allclose_method)
 
 
-def _einsum_terms(equation: str, count: int) -> tuple[list[str], str]:
-    """The letters of each operand and of the output of an einsum ``equation``."""
+def _einsum_terms(equation: str, operands: tuple[Tensor, ...]) -> tuple[list[str], str]:
+    """The letters of each operand and of the output of an einsum ``equation``.
+
+    Each ``...`` becomes letters of its own (Greek ones, which no equation may
+    use), one per axis it covers; the ellipses of the operands are aligned at
+    their last axes and broadcast against each other, as PyTorch's are.
+    """
     text = equation.replace(" ", "")
     inputs, arrow, output = text.partition("->")
     terms = inputs.split(",")
-    if "." in text:
-        raise ArgumentError(
-            f"einsum({equation!r}): an ellipsis (...) is not supported; name every axis"
-        )
-    if len(terms) != count:
+    if len(terms) != len(operands):
         raise ArgumentError(
             f"einsum({equation!r}): the equation names {len(terms)} operand(s) but "
-            f"{count} were given"
+            f"{len(operands)} were given"
         )
+    for term in (*terms, output):
+        named = term.replace("...", "", 1)
+        if not all("a" <= c <= "z" or "A" <= c <= "Z" for c in named):
+            raise ArgumentError(
+                f"einsum({equation!r}): axes are named by the letters a-z and A-Z, and one "
+                "'...' per term may stand for the axes not named"
+            )
+    spans = []
+    for term, operand in zip(terms, operands, strict=True):
+        span = operand.ndim - (len(term) - 3) if "..." in term else 0
+        if span < 0:
+            raise ShapeError(
+                f"einsum({equation!r}): the term {term!r} names {len(term) - 3} axes but the "
+                f"operand has shape {operand.shape}"
+            )
+        spans.append(span)
+    ellipsis = "".join(chr(0x3B1 + k) for k in range(max(spans)))
+    terms = [
+        term.replace("...", ellipsis[len(ellipsis) - span :])
+        for term, span in zip(terms, spans, strict=True)
+    ]
     letters = "".join(terms)
-    if not all(c.isalpha() for c in letters + output):
-        raise ArgumentError(f"einsum({equation!r}): axes are named by letters only")
-    if not arrow:  # implicit output: the letters seen once, in alphabetical order
-        output = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    if not arrow:  # implicit output: the ellipsis, then the letters seen once, sorted
+        once = sorted(c for c in set(letters) if letters.count(c) == 1 and c not in ellipsis)
+        output = ellipsis + "".join(once)
+    else:
+        output = output.replace("...", ellipsis)
     if len(set(output)) != len(output) or not set(output) <= set(letters):
         raise ArgumentError(
             f"einsum({equation!r}): each output letter must appear once, and in an operand"
@@ -247,7 +270,10 @@ def einsum(equation: str, *operands: Tensor) -> Tensor:
     a transpose; without ``->`` the output has the letters seen once, in
     alphabetical order. Computed from differentiable ops (diagonals, products
     that broadcast, sums), so it has gradients of every order. The operands
-    may also come as one list, as in PyTorch. An ellipsis is not supported.
+    may also come as one list, as in PyTorch. ``...`` stands for the axes a
+    term does not name (``"...ij,...jk->...ik"`` is a batched matrix product):
+    the ellipses of all operands broadcast against each other, and without
+    ``->`` they lead the output; an output that leaves ``...`` out sums them.
 
     Examples
     --------
@@ -258,6 +284,8 @@ def einsum(equation: str, *operands: Tensor) -> Tensor:
             [15., 22.]])
     >>> plugrad.einsum("ii", a)
     tensor(5.)
+    >>> plugrad.einsum("...j,j->...", a, plugrad.tensor([1.0, -1.0]))
+    tensor([-1., -1.])
     """
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
@@ -266,7 +294,7 @@ def einsum(equation: str, *operands: Tensor) -> Tensor:
     for operand in operands:
         if not isinstance(operand, Tensor):
             raise TypeError(f"einsum() takes Tensors, got {type(operand).__name__}")
-    terms, output = _einsum_terms(equation, len(operands))
+    terms, output = _einsum_terms(equation, operands)
     sizes: dict[str, int] = {}
     prepared: list[tuple[Tensor, str]] = []
     for operand, term in zip(operands, terms, strict=True):

@@ -281,6 +281,14 @@ NAMES: dict[str, Callable[[Any, Any], Any]] = {
         "bij,bjk->bik", x.reshape(2, 2, 3), x.reshape(2, 3, 2)
     ),
     "einsum(list)": lambda lib, x: lib.einsum("i,j->ij", [x[0], x[1]]),
+    "einsum(...ij,...jk->...ik)": lambda lib, x: lib.einsum(
+        "...ij,...jk->...ik", x.reshape(2, 2, 3), x.reshape(2, 1, 3, 2)
+    ),
+    "einsum(implicit ...)": lambda lib, x: lib.einsum("...j,j", x, x[1]),
+    "einsum(... summed)": lambda lib, x: lib.einsum("...ij->j", x.reshape(3, 2, 2)),
+    "einsum(... broadcast)": lambda lib, x: lib.einsum("...,...->...", x[:, :1], x[0]),
+    "einsum(... diagonal)": lambda lib, x: lib.einsum("...ii->...i", x[:2, :2][None]),
+    "einsum(i...j)": lambda lib, x: lib.einsum("i...j,j...k->ik", x.reshape(3, 2, 2), x[:2]),
     "dot": lambda lib, x: lib.dot(x[0], x[1]),
     "logsumexp": lambda lib, x: lib.logsumexp(x, 1),
     "softmax": lambda lib, x: lib.softmax(x, 1),
@@ -425,7 +433,11 @@ def test_einsum_refuses_what_it_cannot_read() -> None:
     x = plugrad.asarray(X)
     for equation, operands, error in (
         ("ij,jk->ik", (x,), plugrad.errors.ArgumentError),
-        ("...j->j", (x,), plugrad.errors.ArgumentError),
+        ("....j->j", (x,), plugrad.errors.ArgumentError),
+        ("i...j...", (x,), plugrad.errors.ArgumentError),
+        ("ij->...k", (x,), plugrad.errors.ArgumentError),
+        ("...ijk", (x,), plugrad.errors.ShapeError),
+        ("...,...", (x, x[:, :3]), plugrad.errors.ShapeError),
         ("ij->ii", (x,), plugrad.errors.ArgumentError),
         ("ijk->i", (x,), plugrad.errors.ShapeError),
         ("ij,ij->i", (x, x.t()), plugrad.errors.ShapeError),
