@@ -105,7 +105,7 @@ def matrix_rank(x: TensorLike, /, *, rtol: Any = ..., out: Any = ...) -> Tensor:
 
 
 def outer(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
-    """Outer product: ``x1[i] * x2[j]``."""
+    """Outer product of two vectors: ``x1[i] * x2[j]``."""
 
 
 def pinv(x: TensorLike, /, *, rtol: Any = ..., out: Any = ...) -> Tensor:

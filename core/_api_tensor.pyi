@@ -981,8 +981,8 @@ class InstalledTensorMethods:
     def numpy(self) -> Any:
         """Return the values as a NumPy array; on the CPU it shares the tensor's memory."""
 
-    def outer(self, other: Any) -> Any:
-        """PyTorch's ``x.outer(other)``: the outer product of two 1-D tensors."""
+    def outer(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+        """Outer product of two vectors: ``x1[i] * x2[j]``."""
 
     def permute(self, *axes: int | tuple[int, ...]) -> Tensor:
         """Return a view with axes reordered: ``x.permute(1, 0, 2)`` (see ``permute_dims``)."""

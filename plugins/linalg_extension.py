@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from plugrad.errors import ShapeError
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
 from plugrad.plugins._rules import (
@@ -435,7 +436,20 @@ def _cross_grad_x2(xp: Any, g: Any, ans: Any, x1: Any, x2: Any, *, axis: int) ->
 cross = op("cross", _cross, vjp=(_cross_grad_x1, _cross_grad_x2), namespace="linalg",
            broadcasting=True, doc="Cross product of 3-vectors along ``axis``, broadcasting.")
 
-outer = op("outer(x1, x2, /)", namespace="linalg", doc="Outer product: ``x1[i] * x2[j]``.",
+def _outer(xp: Any, x1: Any, x2: Any, /) -> Any:
+    # NOTE: NumPy's outer flattens inputs of more dimensions; the standard and PyTorch
+    # define it for vectors only, so anything else is refused rather than flattened.
+    if x1.ndim != 1 or x2.ndim != 1:
+        raise ShapeError(
+            f"outer() takes two 1-D tensors, got {x1.ndim}-D and {x2.ndim}-D; flatten them "
+            "first, or use plugrad.einsum or broadcasting (x1[..., None] * x2) for other shapes"
+        )
+    return xp.linalg.outer(x1, x2)
+
+
+# PyTorch's torch.outer and x.outer(y) are this function (plugrad.outer is the same object).
+outer = op("outer", _outer, namespace="linalg", methods="outer",
+           doc="Outer product of two vectors: ``x1[i] * x2[j]``.",
            vjp=(lambda xp, g, ans, x1, x2: xp.matmul(g, conj(xp, x2)),
                 lambda xp, g, ans, x1, x2: xp.matmul(xp.matrix_transpose(g), conj(xp, x1))))
 

@@ -3,8 +3,8 @@
 
 One row per op (examples: the "Linear algebra" section of the API reference).
 Complex inputs get PyTorch's conjugate gradients (``g @ conj(x2).T``). The
-Tensor methods ``x.dot(y)``, ``x.outer(y)`` and ``x.norm(p, dim, keepdim)`` are
-PyTorch's (``dot`` and ``outer`` of 1-D tensors only, as there).
+Tensor methods ``x.dot(y)`` and ``x.norm(p, dim, keepdim)`` are PyTorch's
+(``dot`` of 1-D tensors only, as there; ``x.outer(y)`` is ``linalg.outer``'s).
 """
 
 from __future__ import annotations
@@ -32,12 +32,6 @@ def _dot(xp: Any, x: Any, other: Any) -> Any:
     """PyTorch's ``x.dot(other)``: the inner product of two 1-D tensors (no conjugation)."""
     _vectors("dot", x, other)
     return xp.matmul(x, other)
-
-
-def _outer(xp: Any, x: Any, other: Any) -> Any:
-    """PyTorch's ``x.outer(other)``: the outer product of two 1-D tensors."""
-    _vectors("outer", x, other)
-    return xp.expand_dims(x, axis=-1) * other
 
 
 def _norm(
@@ -82,7 +76,7 @@ def _matmul_grad_x2(xp: Any, g: Any, ans: Any, x1: Any, x2: Any) -> Any:
 
 matmul = op("matmul(x1, x2, /)", vjp=(_matmul_grad_x1, _matmul_grad_x2), broadcasting=True,
             grad_fn_name="MatMul", aliases={"mm": None, "bmm": None, "dot": _dot},
-            methods={"matmul": None, "mm": None, "bmm": None, "dot": _dot, "outer": _outer},
+            methods={"matmul": None, "mm": None, "bmm": None, "dot": _dot},
             doc="Matrix product ``x1 @ x2``, with NumPy's rules for 1-D and batched inputs.")
 matrix_transpose = op("matrix_transpose(x, /)", vjp=lambda xp, g, ans, x: xp.matrix_transpose(g),
                       saves=(), view=True, doc="Transpose the last two axes (``x.mT``).")

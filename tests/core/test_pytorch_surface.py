@@ -290,6 +290,8 @@ NAMES: dict[str, Callable[[Any, Any], Any]] = {
     "einsum(... diagonal)": lambda lib, x: lib.einsum("...ii->...i", x[:2, :2][None]),
     "einsum(i...j)": lambda lib, x: lib.einsum("i...j,j...k->ik", x.reshape(3, 2, 2), x[:2]),
     "dot": lambda lib, x: lib.dot(x[0], x[1]),
+    "outer(x, y)": lambda lib, x: lib.outer(x[0], x[1, :3]),
+    "outer of ints": lambda lib, x: lib.outer(_tensor(lib, [1, 2]), _tensor(lib, [3, -4, 5])),
     "logsumexp": lambda lib, x: lib.logsumexp(x, 1),
     "softmax": lambda lib, x: lib.softmax(x, 1),
     "softmax(dim=)": lambda lib, x: lib.softmax(x, dim=0),
@@ -445,6 +447,16 @@ def test_einsum_refuses_what_it_cannot_read() -> None:
     ):
         with pytest.raises(error, match="einsum"):
             plugrad.einsum(equation, *operands)
+
+
+def test_outer_takes_vectors_only_as_in_pytorch() -> None:
+    assert plugrad.outer is plugrad.linalg.outer
+    x = plugrad.asarray(X)
+    for first, second in ((x, x[0]), (x[0], x), (x[0, 0], x[0])):
+        with pytest.raises(plugrad.errors.ShapeError, match="1-D"):
+            plugrad.outer(first, second)
+        with pytest.raises(plugrad.errors.ShapeError, match="1-D"):
+            first.outer(second)
 
 
 def test_linspace_takes_the_count_once() -> None:
