@@ -7,6 +7,7 @@ import collections.abc
 import concurrent.futures
 import multiprocessing
 import numbers
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -119,8 +120,23 @@ class DataLoader:
     multiprocessing_context : str or context, optional
         How workers start (``"spawn"``, ``"fork"``, ``"forkserver"``, or a
         :mod:`multiprocessing` context); default: the platform's.
-    prefetch_factor : int
-        Batches each worker has in hand ahead of the one being used.
+    prefetch_factor : int, optional
+        Batches each worker has in hand ahead of the one being used (default
+        2); only with ``num_workers > 0``, as in PyTorch.
+    persistent_workers : bool
+        Keep the worker processes (and the datasets they hold) from one pass
+        over the data to the next instead of starting them anew every pass;
+        only with ``num_workers > 0``. They are seeded once, when they start,
+        and stop when the loader is garbage-collected.
+    pin_memory : bool
+        Accepted for PyTorch code and does nothing: page-locked host memory
+        speeds copies to a CUDA device, and plugrad's CPU backends have no such
+        memory (move a batch with ``batch.to("cuda")`` when it is needed there).
+    timeout : float
+        With ``num_workers > 0``, how many seconds to wait for a batch before
+        raising ``RuntimeError`` (``0``: wait as long as it takes).
+    pin_memory_device : str
+        Accepted with ``pin_memory`` for PyTorch code; does nothing either.
 
     Examples
     --------
@@ -145,14 +161,32 @@ class DataLoader:
         generator: Generator | None = None,
         worker_init_fn: Callable[[int], None] | None = None,
         multiprocessing_context: str | Any = None,
-        prefetch_factor: int = 2,
+        prefetch_factor: int | None = None,
+        persistent_workers: bool = False,
+        pin_memory: bool = False,
+        timeout: float = 0,
+        pin_memory_device: str = "",
     ) -> None:
-        for name, value, least in (
-            ("num_workers", num_workers, 0),
-            ("prefetch_factor", prefetch_factor, 1),
+        if not isinstance(num_workers, int) or isinstance(num_workers, bool) or num_workers < 0:
+            raise ValueError(f"num_workers must be an int of at least 0, got {num_workers!r}")
+        if num_workers == 0 and (prefetch_factor is not None or persistent_workers):
+            option = "prefetch_factor" if prefetch_factor is not None else "persistent_workers"
+            raise ValueError(
+                f"{option} applies to worker processes only, and num_workers is 0; give "
+                f"num_workers > 0, or leave {option} out"
+            )
+        if prefetch_factor is None:
+            prefetch_factor = 2
+        if (
+            not isinstance(prefetch_factor, int)
+            or isinstance(prefetch_factor, bool)
+            or prefetch_factor < 1
         ):
-            if not isinstance(value, int) or isinstance(value, bool) or value < least:
-                raise ValueError(f"{name} must be an int of at least {least}, got {value!r}")
+            raise ValueError(
+                f"prefetch_factor must be an int of at least 1, got {prefetch_factor!r}"
+            )
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout >= 0:
+            raise ValueError(f"timeout must be a non-negative number of seconds, got {timeout!r}")
         if isinstance(multiprocessing_context, str):
             multiprocessing_context = multiprocessing.get_context(multiprocessing_context)
         if sampler is not None and shuffle:
@@ -187,6 +221,11 @@ class DataLoader:
         self.worker_init_fn = worker_init_fn
         self.multiprocessing_context = multiprocessing_context
         self.prefetch_factor = prefetch_factor
+        self.persistent_workers = persistent_workers
+        self.pin_memory = pin_memory
+        self.pin_memory_device = pin_memory_device
+        self.timeout = timeout
+        self._pool: concurrent.futures.ProcessPoolExecutor | None = None
 
     def __iter__(self) -> Iterator[Any]:
         if self.num_workers:
@@ -202,15 +241,14 @@ class DataLoader:
         for indices in self.batch_sampler:
             yield self.collate_fn([dataset[i] for i in indices])
 
-    def _from_workers(self) -> Iterator[Any]:
-        """Batches loaded by ``num_workers`` processes, in the sampler's order."""
+    def _start_pool(self) -> concurrent.futures.ProcessPoolExecutor:
+        """``num_workers`` processes, each seeded and holding the dataset."""
         base_seed = int(randint(0, 2**52, (), generator=self.generator))
         ids: Any = (self.multiprocessing_context or multiprocessing).Queue()
         for worker_id in range(self.num_workers):
             ids.put(worker_id)
         batched = self.batch_sampler is not None
-        jobs = iter(self.batch_sampler if batched else self.sampler)  # type: ignore[arg-type]
-        pool = concurrent.futures.ProcessPoolExecutor(
+        return concurrent.futures.ProcessPoolExecutor(
             self.num_workers,
             mp_context=self.multiprocessing_context,
             initializer=_start_worker,
@@ -222,16 +260,40 @@ class DataLoader:
                 ids,
             ),
         )
+
+    def _from_workers(self) -> Iterator[Any]:
+        """Batches loaded by ``num_workers`` processes, in the sampler's order."""
+        pool = self._pool
+        if pool is None:
+            pool = self._start_pool()
+            if self.persistent_workers:
+                self._pool = pool
+                weakref.finalize(self, pool.shutdown, wait=True, cancel_futures=True)
+        batched = self.batch_sampler is not None
+        jobs = iter(self.batch_sampler if batched else self.sampler)  # type: ignore[arg-type]
         pending: collections.deque[concurrent.futures.Future[Any]] = collections.deque()
         try:
             for job in jobs:
                 pending.append(pool.submit(_load, job))
                 if len(pending) >= self.num_workers * self.prefetch_factor:
-                    yield pending.popleft().result()
+                    yield self._next_result(pending)
             while pending:
-                yield pending.popleft().result()
+                yield self._next_result(pending)
         finally:
-            pool.shutdown(wait=True, cancel_futures=True)
+            if self.persistent_workers:
+                for future in pending:  # a pass left early: the next one starts afresh
+                    future.cancel()
+            else:
+                pool.shutdown(wait=True, cancel_futures=True)
+
+    def _next_result(self, pending: collections.deque[concurrent.futures.Future[Any]]) -> Any:
+        try:
+            return pending.popleft().result(timeout=self.timeout or None)
+        except concurrent.futures.TimeoutError:
+            raise RuntimeError(
+                f"DataLoader timed out after {self.timeout} seconds waiting for a batch from "
+                "its workers; raise timeout= (or give 0 to wait as long as it takes)"
+            ) from None
 
     def __len__(self) -> int:
         if self.batch_sampler is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections import namedtuple
 
 import numpy as np
@@ -154,6 +155,9 @@ def test_custom_collate_and_batch_sampler():
         ({"num_workers": -1}, "num_workers"),
         ({"num_workers": 1.5}, "num_workers"),
         ({"num_workers": 2, "prefetch_factor": 0}, "prefetch_factor"),
+        ({"prefetch_factor": 2}, "num_workers > 0"),
+        ({"persistent_workers": True}, "num_workers > 0"),
+        ({"num_workers": 2, "timeout": -1}, "timeout"),
         ({"batch_size": 0}, "batch_size"),
         ({"shuffle": True, "sampler": [0]}, "exclude"),
         ({"batch_sampler": [[0]], "batch_size": 4}, "batch_sampler"),
@@ -249,6 +253,7 @@ def test_distributed_sampler_needs_a_group_or_explicit_ranks():
 
 WORKER_MODULE = """
 import os
+import time
 
 import plugrad
 
@@ -265,6 +270,16 @@ class Squares:
 
 def note_worker(worker_id):
     os.environ["LOADER_WORKER"] = str(worker_id)
+
+
+class Pids:
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, index):
+        if index == 3:
+            time.sleep(2)  # longer than the timeout a test gives
+        return os.getpid()
 """
 
 
@@ -290,3 +305,28 @@ def test_worker_processes_load_batches_in_order_and_pass_on_errors(tmp_path, mon
     assert {int(i) for i in (*first[1].tolist(), *second[1].tolist())} <= {0, 1}
     with pytest.raises(KeyError, match="no sample 99"):
         next(batches)
+
+
+def test_persistent_workers_serve_every_pass_and_a_slow_batch_times_out(tmp_path, monkeypatch):
+    (tmp_path / "plugrad_loader_worker.py").write_text(WORKER_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    from plugrad_loader_worker import Pids
+
+    def options(**extra):
+        return dict(
+            batch_size=None,
+            num_workers=2,
+            pin_memory=True,
+            multiprocessing_context="spawn",
+            **extra,
+        )
+
+    loader = DataLoader(Pids(), sampler=[0, 1, 2], **options(persistent_workers=True))
+    first, second = set(loader), set(loader)
+    assert first == second and len(first) <= 2 and os.getpid() not in first
+    fresh = DataLoader(Pids(), sampler=[0, 1, 2], **options())
+    assert set(fresh).isdisjoint(set(fresh))  # without persistent_workers, new processes
+    slow = DataLoader(Pids(), sampler=[0, 3], **options(timeout=0.5))
+    with pytest.raises(RuntimeError, match=r"timed out after 0\.5 seconds"):
+        list(slow)
