@@ -303,10 +303,20 @@ def _zero(self: Tensor) -> Tensor:
 def _copy(self: Tensor, source: Tensor) -> Tensor:
     """Copy ``source`` (broadcast to this shape) into this tensor, in place.
 
-    The gradient flows to ``source``; the old values get none.
+    The gradient flows to ``source``; the old values get none. As in PyTorch,
+    ``source`` is converted to this tensor's dtype (a float copied into an
+    integer tensor is truncated, and takes no part in autograd).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.zeros(3, dtype=plugrad.int64).copy_(plugrad.tensor([1.5, -2.5, 3.0]))
+    tensor([ 1, -2,  3])
     """
     if not isinstance(source, Tensor):
         raise TypeError(f"copy_() takes a Tensor, got {type(source).__name__}")
+    if source.dtype is not self.dtype:
+        source = _ops.astype(source, self.dtype)
     return apply_inplace(self, filled_with, source, name="copy_()")
 
 

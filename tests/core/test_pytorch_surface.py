@@ -290,6 +290,9 @@ NAMES: dict[str, Callable[[Any, Any], Any]] = {
     "einsum(... diagonal)": lambda lib, x: lib.einsum("...ii->...i", x[:2, :2][None]),
     "einsum(i...j)": lambda lib, x: lib.einsum("i...j,j...k->ik", x.reshape(3, 2, 2), x[:2]),
     "dot": lambda lib, x: lib.dot(x[0], x[1]),
+    "copy_ into int64": lambda lib, x: lib.zeros(3, 4, dtype=lib.int64).copy_(x * 3 - 4),
+    "copy_ into bool": lambda lib, x: lib.zeros(4, dtype=lib.bool).copy_(x[0] - 0.5),
+    "copy_ into float32": lambda lib, x: (x.float() * 0).copy_(x * 2),
     "outer(x, y)": lambda lib, x: lib.outer(x[0], x[1, :3]),
     "outer of ints": lambda lib, x: lib.outer(_tensor(lib, [1, 2]), _tensor(lib, [3, -4, 5])),
     "logsumexp": lambda lib, x: lib.logsumexp(x, 1),
@@ -447,6 +450,14 @@ def test_einsum_refuses_what_it_cannot_read() -> None:
     ):
         with pytest.raises(error, match="einsum"):
             plugrad.einsum(equation, *operands)
+
+
+def test_an_integer_tensor_compared_in_place_stays_out_of_the_graph() -> None:
+    # PyTorch gives it a grad_fn through which no gradient can flow; the values agree.
+    ours = plugrad.ones(3, 4, dtype=plugrad.int64).lt_(plugrad.asarray(X, requires_grad=True))
+    theirs = torch.ones(3, 4, dtype=torch.int64).lt_(torch.tensor(X, requires_grad=True))
+    assert not ours.requires_grad and ours.grad_fn is None
+    np.testing.assert_array_equal(ours.numpy(), theirs.detach().numpy())
 
 
 def test_outer_takes_vectors_only_as_in_pytorch() -> None:
