@@ -162,6 +162,8 @@ from ._api_plugrad import roll as roll
 from ._api_plugrad import round as round
 from ._api_plugrad import rsqrt as rsqrt
 from ._api_plugrad import scatter_add as scatter_add
+from ._api_plugrad import scatter_along_axis as scatter_along_axis
+from ._api_plugrad import scatter_reduce as scatter_reduce
 from ._api_plugrad import searchsorted as searchsorted
 from ._api_plugrad import setitem as setitem
 from ._api_plugrad import sgn as sgn

@@ -683,6 +683,34 @@ def scatter_add(values: TensorLike, /, *, key: Any, shape: tuple[int, ...]) -> T
     """Zeros of ``shape`` with ``values`` added at ``[key]``; repeats add up."""
 
 
+def scatter_along_axis(
+    x: TensorLike,
+    indices: TensorLike,
+    src: TensorLike,
+    /,
+    *,
+    axis: int,
+    reduce: str,
+    include_self: bool = ...,
+    out: Any = ...,
+) -> Tensor:
+    """Combine ``src`` into ``x`` at ``indices`` along ``axis`` by ``reduce`` (sum, prod, mean,
+    amax, amin); the reverse of ``take_along_axis``.
+    """
+
+
+def scatter_reduce(
+    x: TensorLike,
+    dim: int,
+    index: Any,
+    src: TensorLike,
+    reduce: str,
+    *,
+    include_self: bool = ...,
+) -> Any:
+    """PyTorch's ``scatter_reduce(dim, index, src, reduce, *, include_self=True)``."""
+
+
 def searchsorted(
     x1: TensorLike,
     x2: TensorLike,

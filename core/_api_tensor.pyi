@@ -1077,6 +1077,7 @@ class InstalledTensorMethods:
         src: Any = ...,
         *,
         value: TensorLike | None = ...,
+        reduce: str | None = ...,
     ) -> Any:
         """PyTorch's ``x.scatter(dim, index, src)``: ``out[..., index[i], ...] = src[i]`` along
         ``dim``.
@@ -1089,6 +1090,7 @@ class InstalledTensorMethods:
         src: Any = ...,
         *,
         value: TensorLike | None = ...,
+        reduce: str | None = ...,
     ) -> Any:
         """In-place :meth:`scatter`: ``x.scatter_(...)`` makes ``x`` hold it."""
 
@@ -1099,6 +1101,28 @@ class InstalledTensorMethods:
 
     def scatter_add_(self, dim: int, index: Any, src: Any) -> Any:
         """In-place :meth:`scatter_add`: ``x.scatter_add_(...)`` makes ``x`` hold it."""
+
+    def scatter_reduce(
+        self,
+        dim: int,
+        index: Any,
+        src: TensorLike,
+        reduce: str,
+        *,
+        include_self: bool = ...,
+    ) -> Any:
+        """PyTorch's ``scatter_reduce(dim, index, src, reduce, *, include_self=True)``."""
+
+    def scatter_reduce_(
+        self,
+        dim: int,
+        index: Any,
+        src: TensorLike,
+        reduce: str,
+        *,
+        include_self: bool = ...,
+    ) -> Any:
+        """In-place :meth:`scatter_reduce`: ``x.scatter_reduce_(...)`` makes ``x`` hold it."""
 
     def sgn(self, *, out: Any = ...) -> Tensor:
         """Sign of ``x`` element-wise: -1, 0 or 1 (``x / |x|`` for complex)."""

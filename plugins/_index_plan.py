@@ -324,7 +324,9 @@ def plan(xp: Any, shape: tuple[int, ...], key: Any, device: Any) -> IndexPlan:
     return result
 
 
-def segment_sum(xp: Any, values: Any, index: Any, size: int, axis: int) -> Any:
+def segment_sum(
+    xp: Any, values: Any, index: Any, size: int, axis: int, combine: Any = operator.add
+) -> Any:
     """Sum the slices of ``values`` along ``axis`` into ``size`` slots by a 1-D ``index``.
 
     ``out[..., j, ...]`` is the sum of every ``values[..., i, ...]`` with
@@ -334,7 +336,9 @@ def segment_sum(xp: Any, values: Any, index: Any, size: int, axis: int) -> Any:
     index's total on its last element, in ``ceil(log2(most repeats))`` steps; a
     binary search finds that element for each slot. O(n log n), and each total
     is summed only from its own terms (no cancellation, unlike differences of
-    one cumulative sum).
+    one cumulative sum). ``combine`` (an associative ``combine(a, b)`` of two
+    arrays: ``xp.multiply``, ``xp.maximum``, ...) reduces with another
+    operation than the sum.
     """
     n, ndim = index.shape[0], values.ndim
     out_shape = (*values.shape[:axis], size, *values.shape[axis + 1 :])
@@ -351,7 +355,7 @@ def segment_sum(xp: Any, values: Any, index: Any, size: int, axis: int) -> Any:
             break  # sorted: no repeat `step` apart means none further apart either
         tail = values[axis_slice(ndim, axis, step, None)]
         back = values[axis_slice(ndim, axis, None, n - step)]
-        summed = xp.where(xp.reshape(same, along), tail + back, tail)
+        summed = xp.where(xp.reshape(same, along), combine(tail, back), tail)
         values = xp.concat([values[axis_slice(ndim, axis, None, step)], summed], axis=axis)
         step *= 2
     slots = xp.arange(size, dtype=index.dtype, device=device_of(values))

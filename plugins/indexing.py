@@ -13,16 +13,22 @@ NumPy and CuPy index natively. The scatter-add kernels are in ``_scatter``.
 One row per op (examples: the "Indexing" section of the API reference). The
 Tensor methods ``x.gather(dim, index)``, ``x.index_select(dim, index)``,
 ``x.scatter(dim, index, src)``, ``x.scatter_add(dim, index, src)``,
-``x.narrow(dim, start, length)`` and ``x.masked_select(mask)`` are PyTorch's.
+``x.narrow(dim, start, length)`` and ``x.masked_select(mask)`` are PyTorch's;
+so is ``x.scatter_reduce(dim, index, src, reduce)``, the method of
+``scatter_along_axis``, which combines values sent to one position by a
+segment reduction (a sort, then ``ceil(log2(most repeats))`` combining steps).
 """
 
 from __future__ import annotations
 
+import functools
+import operator
 from typing import Any
 
+from plugrad.errors import ArgumentError, DtypeError, ShapeError
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
-from plugrad.plugins._index_plan import plan, put, sole_mask
+from plugrad.plugins._index_plan import plan, put, segment_sum, sole_mask
 from plugrad.plugins._rules import along_axis_key, device_of
 from plugrad.plugins._scatter import scatter_add_generic, scatter_add_numpy
 
@@ -140,15 +146,34 @@ def _scattered(xp: Any, dim: int, index: Any, src: Any) -> tuple[tuple[Any, ...]
     return key, src
 
 
-def _scatter(xp: Any, x: Any, dim: int, index: Any, src: Any = None, *, value: Any = None) -> Any:
+#: PyTorch's ``scatter(..., reduce=)`` names for two of ``scatter_reduce``'s reductions.
+_SCATTER_REDUCE = {"add": "sum", "multiply": "prod"}
+
+
+def _scatter(
+    xp: Any, x: Any, dim: int, index: Any, src: Any = None, *, value: Any = None,
+    reduce: str | None = None,
+) -> Any:  # fmt: skip
     """PyTorch's ``x.scatter(dim, index, src)``: ``out[..., index[i], ...] = src[i]`` along ``dim``.
 
     ``src`` is a tensor (its leading part of ``index``'s shape is written) or a
     number (also given as ``value=``). Where ``index`` repeats a position, one
-    of the values written there is kept.
+    of the values written there is kept. ``reduce="add"`` or ``"multiply"``
+    combines the values with the tensor's instead (``scatter_reduce`` with
+    ``"sum"`` or ``"prod"``).
     """
     if (src is None) == (value is None):
         raise TypeError("scatter() takes src (a tensor or a number) or value=, exactly one")
+    if reduce is not None:
+        if reduce not in _SCATTER_REDUCE:
+            raise ArgumentError(
+                f"scatter(): reduce={reduce!r} is not one of 'add', 'multiply'; "
+                "x.scatter_reduce(dim, index, src, reduce) also takes 'mean', 'amax' and 'amin'"
+            )
+        if src is None or not hasattr(src, "shape"):
+            src = xp.full(tuple(index.shape), value if src is None else src, dtype=x.dtype,
+                          device=x.device)  # fmt: skip
+        return xp.scatter_along_axis(x, index, src, axis=dim, reduce=_SCATTER_REDUCE[reduce])
     key, values = _scattered(xp, dim, index, value if src is None else src)
     return xp.setitem(x, values, key=key)
 
@@ -160,6 +185,177 @@ def _scatter_add(xp: Any, x: Any, dim: int, index: Any, src: Any) -> Any:
     """
     key, values = _scattered(xp, dim, index, src)
     return x + xp.scatter_add(values, key=key, shape=tuple(x.shape))
+
+
+# -- scatter_reduce ------------------------------------------------------------------------
+# Each reduction is a segment reduction over the positions the indices name
+# (segment_sum with another combine); a position no index names keeps x.
+
+_REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
+
+
+def _combine(xp: Any, reduce: str) -> Any:
+    """The associative operation of ``reduce``: ``combine(a, b)`` of two arrays."""
+    if reduce in ("sum", "mean"):
+        return operator.add
+    if reduce == "prod":
+        return operator.mul
+    return xp.maximum if reduce == "amax" else xp.minimum
+
+
+def _reduced(xp: Any, values: Any, key: Any, shape: tuple[int, ...], combine: Any) -> Any:
+    """``values`` combined at ``[key]`` into an array of ``shape`` (0 where no index points)."""
+    reduce_segments = functools.partial(segment_sum, combine=combine)
+    return plan(xp, shape, key, device_of(values)).scatter_add(xp, values, reduce_segments)
+
+
+def _spread(
+    xp: Any, x: Any, indices: Any, src: Any, axis: int
+) -> tuple[tuple[Any, ...], Any, Any]:
+    """The key along ``axis``, the values of ``src`` it sends, and how many reach each position."""
+    key, values = _scattered(xp, axis, indices, src)
+    count = _reduced(xp, xp.ones_like(values), key, tuple(x.shape), operator.add)
+    return key, values, count
+
+
+def _check_scatter(x: Any, indices: Any, src: Any, axis: int, reduce: str) -> None:
+    if reduce not in _REDUCTIONS:
+        raise ArgumentError(
+            f"scatter_reduce(): reduce={reduce!r} is not one of 'sum', 'prod', 'mean', 'amax', "
+            "'amin'"
+        )
+    if src.dtype != x.dtype:
+        raise DtypeError(
+            f"scatter_reduce(): src has dtype {src.dtype} and the tensor {x.dtype}; they must "
+            "be the same (convert src with src.to(x.dtype))"
+        )
+    axis = axis % max(x.ndim, 1)
+    if not (indices.ndim == x.ndim == src.ndim) or any(
+        n > m or (d != axis and n > k)
+        for d, (n, m, k) in enumerate(zip(indices.shape, src.shape, x.shape))
+    ):
+        raise ShapeError(
+            f"scatter_reduce(): index of shape {tuple(indices.shape)} must have the dimensions "
+            f"of src {tuple(src.shape)} and of the tensor {tuple(x.shape)}, and be no larger "
+            f"than src anywhere, nor than the tensor off dim {axis}"
+        )
+
+
+def _scatter_along_axis(
+    xp: Any, x: Any, indices: Any, src: Any, /, *, axis: int, reduce: str,
+    include_self: bool = True,
+) -> Any:  # fmt: skip
+    _check_scatter(x, indices, src, axis, reduce)
+    key, values, count = _spread(xp, x, indices, src, axis)
+    touched = count > 0
+    if reduce == "mean":
+        total = _reduced(xp, values, key, tuple(x.shape), operator.add)
+        if include_self:
+            total, count = x + total, count + 1
+        count = xp.where(touched, count, xp.ones_like(count))
+        if xp.isdtype(x.dtype, ("real floating", "complex floating")):
+            return xp.where(touched, total / count, x)
+        return xp.where(touched, total // count, x)
+    combine = _combine(xp, reduce)
+    result = _reduced(xp, values, key, tuple(x.shape), combine)
+    return xp.where(touched, combine(x, result) if include_self else result, x)
+
+
+def _nonzero_product(xp: Any, values: Any, key: Any, x: Any, touched: Any, with_x: bool) -> Any:
+    """At each position, the product of the non-zero values sent there (and x's if ``with_x``)."""
+    one = xp.ones_like(values)
+    product = _reduced(xp, xp.where(values == 0, one, values), key, tuple(x.shape), operator.mul)
+    product = xp.where(touched, product, xp.ones_like(product))
+    return product * xp.where(x == 0, xp.ones_like(x), x) if with_x else product
+
+
+def _zeros_at(xp: Any, values: Any, key: Any, x: Any, with_x: bool) -> Any:
+    zeros = _reduced(xp, xp.astype(values == 0, x.dtype), key, tuple(x.shape), operator.add)
+    return zeros + xp.astype(x == 0, x.dtype) if with_x else zeros
+
+
+def _ties(xp: Any, values: Any, key: Any, x: Any, ans: Any, with_x: bool) -> Any:
+    """How many of the values at each position equal the result there (amax and amin)."""
+    ties = _reduced(xp, xp.astype(values == ans[key], x.dtype), key, tuple(x.shape), operator.add)
+    return ties + xp.astype(x == ans, x.dtype) if with_x else ties
+
+
+def _scatter_grad_x(
+    xp: Any, g: Any, ans: Any, x: Any, indices: Any, src: Any, *, axis: int, reduce: str,
+    include_self: bool,
+) -> Any:  # fmt: skip
+    key, values, count = _spread(xp, x, indices, src, axis)
+    touched = count > 0
+    zero = xp.zeros_like(g)
+    if not include_self:
+        return xp.where(touched, zero, g)
+    if reduce == "sum":
+        return g
+    if reduce == "mean":
+        return g / (count + 1)
+    if reduce == "prod":
+        # NOTE: ans / x is the product of the others only where x is not 0; where it is,
+        # the others' product is that of the non-zero values, if x is the only zero.
+        lone_zero = _zeros_at(xp, values, key, x, True) == 1
+        others = g * _nonzero_product(xp, values, key, x, touched, True)
+        return xp.where(x == 0, xp.where(lone_zero, others, zero), g * ans / xp.where(
+            x == 0, xp.ones_like(x), x))  # fmt: skip
+    # amax, amin: the gradient is shared evenly by every value equal to the result.
+    picked = x == ans
+    ties = _ties(xp, values, key, x, ans, True)
+    return xp.where(picked, g / xp.where(picked, ties, xp.ones_like(ties)), zero)
+
+
+def _scatter_grad_src(
+    xp: Any, g: Any, ans: Any, x: Any, indices: Any, src: Any, *, axis: int, reduce: str,
+    include_self: bool,
+) -> Any:  # fmt: skip
+    key, values, count = _spread(xp, x, indices, src, axis)
+    g_at = g[key]
+    if reduce == "sum":
+        grad = g_at
+    elif reduce == "mean":
+        grad = g_at / (count + 1 if include_self else count)[key]
+    elif reduce == "prod":
+        touched = count > 0
+        lone_zero = (_zeros_at(xp, values, key, x, include_self) == 1)[key]
+        others = (g * _nonzero_product(xp, values, key, x, touched, include_self))[key]
+        safe = xp.where(values == 0, xp.ones_like(values), values)
+        grad = xp.where(values == 0, xp.where(lone_zero, others, xp.zeros_like(others)),
+                        g_at * ans[key] / safe)  # fmt: skip
+    else:
+        picked = values == ans[key]
+        ties = _ties(xp, values, key, x, ans, include_self)[key]
+        grad = xp.where(picked, g_at / xp.where(picked, ties, xp.ones_like(ties)),
+                        xp.zeros_like(g_at))  # fmt: skip
+    if tuple(grad.shape) == tuple(src.shape):
+        return grad
+    # Only the leading part of src that the indices cover was read.
+    part = tuple(slice(0, n) for n in grad.shape)
+    return xp.scatter_add(grad, key=part, shape=tuple(src.shape))
+
+
+def _scatter_reduce(
+    xp: Any, x: Any, dim: int, index: Any, src: Any, reduce: str, *, include_self: bool = True
+) -> Any:
+    """PyTorch's ``scatter_reduce(dim, index, src, reduce, *, include_self=True)``.
+
+    Each value of ``src`` goes to position ``index[i]`` along ``dim`` and is
+    combined there by ``reduce`` (``"sum"``, ``"prod"``, ``"mean"``,
+    ``"amax"``, ``"amin"``) with the others sent there and, with
+    ``include_self``, with the tensor's own value. Positions no index names
+    keep their value.
+    """
+    return xp.scatter_along_axis(x, index, src, axis=dim, reduce=reduce,
+                                 include_self=include_self)  # fmt: skip
+
+
+scatter_along_axis = op(
+    "scatter_along_axis", _scatter_along_axis, vjp=(_scatter_grad_x, None, _scatter_grad_src),
+    standard=False, methods={"scatter_reduce": _scatter_reduce},
+    aliases={"scatter_reduce": _scatter_reduce}, inplace=("scatter_reduce",),
+    doc="Combine ``src`` into ``x`` at ``indices`` along ``axis`` by ``reduce`` (sum, prod, "
+        "mean, amax, amin); the reverse of ``take_along_axis``.")  # fmt: skip
 
 
 def _narrow(xp: Any, x: Any, dim: int, start: Any, length: int) -> Any:

@@ -92,6 +92,21 @@ CASES = [
             ("take_along_axis-broadcast", WIDE, (1, 4)),
         ]
     ),
+    *(
+        OpCase(
+            "scatter_along_axis",
+            f"scatter_along_axis-{reduce}{'' if include else '-without-self'}",
+            lambda x, src, reduce=reduce, include=include: P.scatter_along_axis(
+                x, P.asarray(ALONG), src, axis=1, reduce=reduce, include_self=include
+            ),
+            lambda x, src, reduce=reduce, include=include: _np_scatter_reduce(
+                x, ALONG, src, reduce, include
+            ),
+            ((3, 3), (2, 3)),
+        )
+        for reduce in ("sum", "prod", "mean", "amax", "amin")
+        for include in (True, False)
+    ),
     OpCase(
         "scatter_add",
         "scatter_add",
@@ -107,6 +122,18 @@ CASES = [
         ((1, 2),),
     ),
 ]
+
+
+def _np_scatter_reduce(x, index, src, reduce, include_self):
+    """PyTorch's ``scatter_reduce`` along axis 1, one element at a time."""
+    sent = {}
+    for (i, j), position in np.ndenumerate(index):
+        sent.setdefault((i, position), []).append(src[i, j])
+    out = x.copy()
+    combine = {"sum": np.sum, "prod": np.prod, "mean": np.mean, "amax": np.max, "amin": np.min}
+    for place, values in sent.items():
+        out[place] = combine[reduce]([x[place], *values] if include_self else values)
+    return out
 
 
 def _np_scatter(values, key, shape):
