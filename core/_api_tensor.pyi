@@ -891,6 +891,15 @@ class InstalledTensorMethods:
     def mul_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """In-place :meth:`mul`: ``x.mul_(...)`` makes ``x`` hold it."""
 
+    def multinomial(
+        self,
+        num_samples: int,
+        replacement: bool = ...,
+        *,
+        generator: Any = ...,
+    ) -> Tensor:
+        """:func:`plugrad.multinomial` of this tensor's weights."""
+
     def multiply(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """Multiply ``x1 * x2`` element-wise, broadcasting."""
 

@@ -29,6 +29,7 @@ __all__ = [
     "Generator",
     "bernoulli",
     "manual_seed",
+    "multinomial",
     "normal",
     "rand",
     "rand_like",
@@ -311,6 +312,80 @@ def bernoulli(
     return leaf(drawn, uniform._device, False)
 
 
+def multinomial(
+    input: Tensor,
+    num_samples: int,
+    replacement: bool = False,
+    *,
+    generator: Generator | None = None,
+) -> Tensor:
+    """Draw ``num_samples`` category indices from each row of the weights ``input``.
+
+    ``input`` is a vector of non-negative weights, or a matrix with one row of
+    weights per draw (they need not sum to 1). Without ``replacement`` a row
+    gives each category at most once, so it needs at least ``num_samples``
+    categories of non-zero weight. The result is ``int64``, of shape
+    ``(num_samples,)`` or ``(rows, num_samples)``, and never requires grad.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> weights = plugrad.tensor([0.0, 1.0, 3.0])
+    >>> sorted(plugrad.multinomial(weights, 2).tolist())
+    [1, 2]
+    >>> plugrad.multinomial(weights, 4, replacement=True, generator=plugrad.Generator(0)).shape
+    (4,)
+    """
+    shape, source = _like_shape(input, "multinomial")
+    if input.dtype.kind != "real floating":
+        raise DtypeError(
+            f"multinomial() takes weights of a real floating dtype, got {input.dtype.name}"
+        )
+    if len(shape) not in (1, 2) or shape[-1] == 0:
+        raise ValueError(
+            f"multinomial() takes a vector or a matrix of weights with at least one category, "
+            f"got shape {shape}"
+        )
+    if not isinstance(num_samples, int) or isinstance(num_samples, bool) or num_samples < 1:
+        raise ValueError(f"multinomial(): num_samples must be a positive int, got {num_samples!r}")
+    xp, int64 = source.xp, source.native_dtype(_dtypes.int64)
+    weights = input.detach()._array
+    rows = weights if len(shape) == 2 else xp.reshape(weights, (1, shape[0]))
+    if not bool(xp.all(xp.isfinite(rows))) or bool(xp.any(rows < 0)):
+        raise ValueError("multinomial(): the weights must be finite and non-negative")
+    nonzero = xp.sum(xp.astype(rows > 0, int64), axis=-1)
+    if bool(xp.any(nonzero == 0)):
+        raise ValueError("multinomial(): a row of weights sums to 0; give it a positive weight")
+    if not replacement and bool(xp.any(nonzero < num_samples)):
+        raise ValueError(
+            f"multinomial(): cannot draw {num_samples} samples without replacement from a row "
+            f"with {int(xp.min(nonzero))} categories of non-zero weight; pass "
+            "replacement=True or draw fewer"
+        )
+    place = None if generator else source
+    count = (rows.shape[0], num_samples if replacement else rows.shape[1])
+    sample = _sample("uniform", count, _dtypes.float64, place, None, generator, False)
+    uniform = sample._array
+    rows = xp.astype(rows, uniform.dtype)
+    if replacement:
+        # Inverse-CDF sampling: how many cumulative weights lie at or below u * total.
+        cumulative = xp.cumulative_sum(rows, axis=-1)
+        target = uniform * cumulative[:, -1:]
+        below = xp.expand_dims(cumulative, axis=1) <= xp.expand_dims(target, axis=-1)
+        drawn = xp.sum(xp.astype(below, int64), axis=-1)
+        drawn = xp.minimum(drawn, rows.shape[1] - 1)  # u * total rounding up to the total
+    else:
+        # NOTE: the categories in decreasing order of u ** (1 / w) are a draw without
+        # replacement with probabilities proportional to w (weighted reservoir keys);
+        # log(u) / w orders the same way without underflow. Zero weights come last.
+        keys = xp.where(rows > 0, xp.log(uniform) / xp.where(rows > 0, rows, 1.0), -xp.inf)
+        drawn = xp.argsort(-keys, axis=-1, stable=True)[:, :num_samples]
+    drawn = xp.astype(drawn, int64)
+    if len(shape) == 1:
+        drawn = xp.reshape(drawn, (num_samples,))
+    return leaf(drawn, sample._device, False)
+
+
 def _like_shape(x: Tensor, function: str) -> tuple[tuple[int, ...], Device]:
     if not isinstance(x, Tensor):
         raise TypeError(f"{function}() needs a Tensor, got {type(x).__name__}")
@@ -448,4 +523,11 @@ def _bernoulli(self: Tensor, p: float | None = None, *, generator: Any = None) -
     return bernoulli(self, p, generator=generator)
 
 
-install_methods(uniform_=_uniform, normal_=_normal, bernoulli=_bernoulli)
+def _multinomial(
+    self: Tensor, num_samples: int, replacement: bool = False, *, generator: Generator | None = None
+) -> Tensor:
+    """:func:`plugrad.multinomial` of this tensor's weights."""
+    return multinomial(self, num_samples, replacement, generator=generator)
+
+
+install_methods(uniform_=_uniform, normal_=_normal, bernoulli=_bernoulli, multinomial=_multinomial)

@@ -378,6 +378,8 @@ RANDOM: dict[str, Callable[[Any, Any], Any]] = {
     "bernoulli": lambda lib, x: lib.bernoulli(x / 4),
     "bernoulli(p)": lambda lib, x: lib.bernoulli(x.float(), 0.3),
     "x.bernoulli()": lambda lib, x: (x / 4).bernoulli(),
+    "multinomial": lambda lib, x: lib.multinomial(x[0], 3),
+    "x.multinomial(replacement=True)": lambda lib, x: x.multinomial(6, replacement=True),
 }
 
 
@@ -471,6 +473,38 @@ def test_randperm_and_bernoulli_draw_what_they_promise() -> None:
         plugrad.randperm(-1)
     with pytest.raises(plugrad.errors.DtypeError, match="real floating"):
         plugrad.bernoulli(plugrad.asarray([0, 1]))
+
+
+@pytest.mark.parametrize("backend", backends_under_test())
+def test_multinomial_draws_with_the_weights_probabilities(backend) -> None:
+    with plugrad.use_backend(backend):
+        plugrad.manual_seed(5)
+        weights = plugrad.asarray(np.array([[1.0, 2.0, 7.0], [5.0, 0.0, 5.0]]))
+        drawn = plugrad.multinomial(weights, 4000, replacement=True).numpy()
+        first = np.stack([plugrad.multinomial(weights[0], 2).numpy() for _ in range(1500)])
+        generator = plugrad.Generator(11)
+        again = plugrad.multinomial(weights, 2, generator=generator).tolist()
+        assert again == plugrad.multinomial(weights, 2, generator=plugrad.Generator(11)).tolist()
+    frequencies = [np.bincount(row, minlength=3) / 4000 for row in drawn]
+    np.testing.assert_allclose(frequencies[0], [0.1, 0.2, 0.7], atol=0.03)
+    np.testing.assert_allclose(frequencies[1], [0.5, 0.0, 0.5], atol=0.03)
+    # Without replacement the second draw is the first of what is left: P(second = 0)
+    # = 0.2 * 1/8 + 0.7 * 1/3 = 0.2583..., as PyTorch draws.
+    assert all(len(set(pair)) == 2 for pair in first.tolist())
+    np.testing.assert_allclose(np.bincount(first[:, 1], minlength=3)[0] / 1500, 0.2583, atol=0.04)
+    assert sorted(again[1]) == [0, 2]  # a weight of 0 is never drawn
+    for weights, count, kwargs, error in (
+        (np.array([0.0, 1.0, 3.0]), 3, {}, "without replacement"),
+        (np.array([-1.0, 2.0]), 1, {}, "non-negative"),
+        (np.array([np.nan, 2.0]), 1, {}, "finite"),
+        (np.array([0.0, 0.0]), 1, {"replacement": True}, "sums to 0"),
+        (np.array([1.0, 2.0]), 0, {}, "positive int"),
+        (np.ones((2, 2, 2)), 1, {}, "vector or a matrix"),
+    ):
+        with pytest.raises(ValueError, match=error):
+            plugrad.multinomial(plugrad.asarray(weights), count, **kwargs)
+    with pytest.raises(plugrad.errors.DtypeError, match="real floating"):
+        plugrad.multinomial(plugrad.asarray([1, 2]), 1)
 
 
 def test_where_takes_one_or_three_arguments() -> None:
