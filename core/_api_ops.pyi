@@ -41,6 +41,8 @@ from ._api_plugrad import absolute as absolute
 from ._api_plugrad import acos as acos
 from ._api_plugrad import acosh as acosh
 from ._api_plugrad import add as add
+from ._api_plugrad import addmm as addmm
+from ._api_plugrad import addmv as addmv
 from ._api_plugrad import all as all
 from ._api_plugrad import any as any
 from ._api_plugrad import arccos as arccos
@@ -59,6 +61,7 @@ from ._api_plugrad import astype as astype
 from ._api_plugrad import atan as atan
 from ._api_plugrad import atan2 as atan2
 from ._api_plugrad import atanh as atanh
+from ._api_plugrad import baddbmm as baddbmm
 from ._api_plugrad import bitwise_and as bitwise_and
 from ._api_plugrad import bitwise_invert as bitwise_invert
 from ._api_plugrad import bitwise_left_shift as bitwise_left_shift
@@ -70,6 +73,7 @@ from ._api_plugrad import bmm as bmm
 from ._api_plugrad import broadcast_arrays as broadcast_arrays
 from ._api_plugrad import broadcast_to as broadcast_to
 from ._api_plugrad import cat as cat
+from ._api_plugrad import cdist as cdist
 from ._api_plugrad import ceil as ceil
 from ._api_plugrad import clamp as clamp
 from ._api_plugrad import clip as clip
@@ -86,6 +90,7 @@ from ._api_plugrad import cumulative_prod as cumulative_prod
 from ._api_plugrad import cumulative_sum as cumulative_sum
 from ._api_plugrad import deg2rad as deg2rad
 from ._api_plugrad import diff as diff
+from ._api_plugrad import dist as dist
 from ._api_plugrad import div as div
 from ._api_plugrad import divide as divide
 from ._api_plugrad import dot as dot
@@ -196,6 +201,7 @@ from ._api_plugrad import triu as triu
 from ._api_plugrad import true_divide as true_divide
 from ._api_plugrad import trunc as trunc
 from ._api_plugrad import unbind as unbind
+from ._api_plugrad import unique as unique
 from ._api_plugrad import unique_all as unique_all
 from ._api_plugrad import unique_counts as unique_counts
 from ._api_plugrad import unique_inverse as unique_inverse

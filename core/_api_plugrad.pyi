@@ -46,6 +46,14 @@ def add(x1: TensorLike, x2: TensorLike, /, *, alpha: Any = ..., out: Any = ...) 
     """Add ``x1 + x2`` element-wise, broadcasting."""
 
 
+def addmm(input: Any, mat1: Any, mat2: Any, *, beta: Any = ..., alpha: Any = ...) -> Any:
+    """PyTorch's ``addmm(input, mat1, mat2, *, beta=1, alpha=1)``."""
+
+
+def addmv(input: Any, mat: Any, vec: Any, *, beta: Any = ..., alpha: Any = ...) -> Any:
+    """PyTorch's ``addmv(input, mat, vec, *, beta=1, alpha=1)``."""
+
+
 def all(
     x: TensorLike,
     /,
@@ -171,6 +179,10 @@ def atanh(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Inverse hyperbolic tangent element-wise (``-1 < x < 1``)."""
 
 
+def baddbmm(input: Any, batch1: Any, batch2: Any, *, beta: Any = ..., alpha: Any = ...) -> Any:
+    """PyTorch's ``baddbmm(input, batch1, batch2, *, beta=1, alpha=1)``: batched ``addmm``."""
+
+
 def bitwise_and(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Bitwise AND of integer or bool tensors, broadcasting (``x1 & x2``)."""
 
@@ -213,6 +225,10 @@ def broadcast_to(x: TensorLike, /, shape: Any) -> Tensor:
 
 def cat(arrays: Sequence[TensorLike], /, dim: Any = ..., *, axis: Any = ...) -> Tensor:
     """Join tensors along an existing ``axis`` (flattened first if ``axis=None``)."""
+
+
+def cdist(x1: TensorLike, x2: TensorLike, p: Any = ..., compute_mode: Any = ...) -> Any:
+    """PyTorch's ``cdist(x1, x2, p=2)``: the ``p``-norm distance of every row pair."""
 
 
 def ceil(x: TensorLike, /, *, out: Any = ...) -> Tensor:
@@ -328,6 +344,10 @@ def diff(
     out: Any = ...,
 ) -> Tensor:
     """The ``n``-th difference ``x[i + 1] - x[i]`` along ``axis``, after joining the ends."""
+
+
+def dist(x: Any, other: Any, p: Any = ...) -> Any:
+    """PyTorch's ``dist(x, other, p=2)``: the ``p``-norm of ``x - other`` (broadcast), 0-d."""
 
 
 def div(x1: TensorLike, x2: TensorLike, *, rounding_mode: str | None = ...) -> Any:
@@ -896,6 +916,16 @@ def trunc(x: TensorLike, /, *, out: Any = ...) -> Tensor:
 
 def unbind(x: TensorLike, /, *, axis: Any = ..., dim: Any = ...) -> tuple[Tensor, ...]:
     """Split ``x`` along ``axis`` into a tuple of tensors without that axis."""
+
+
+def unique(
+    x: TensorLike,
+    sorted: bool = ...,
+    return_inverse: bool = ...,
+    return_counts: bool = ...,
+    dim: int | None = ...,
+) -> Any:
+    """PyTorch's ``unique(x, sorted=True, return_inverse=False, return_counts=False)``."""
 
 
 def unique_all(x: TensorLike, /) -> _unique_all_result:

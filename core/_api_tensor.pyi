@@ -218,6 +218,12 @@ class InstalledTensorMethods:
     def add_(self, x2: TensorLike, /, *, alpha: Any = ...) -> Tensor:
         """In-place :meth:`add`: ``x.add_(...)`` makes ``x`` hold it."""
 
+    def addmm(self, mat1: Any, mat2: Any, *, beta: Any = ..., alpha: Any = ...) -> Any:
+        """PyTorch's ``addmm(input, mat1, mat2, *, beta=1, alpha=1)``."""
+
+    def addmv(self, mat: Any, vec: Any, *, beta: Any = ..., alpha: Any = ...) -> Any:
+        """PyTorch's ``addmv(input, mat, vec, *, beta=1, alpha=1)``."""
+
     def all(
         self,
         dim: Any = ...,
@@ -381,6 +387,9 @@ class InstalledTensorMethods:
         inputs: Sequence[Tensor] | None = ...,
     ) -> None:
         """Compute the gradient of this tensor with respect to the graph leaves."""
+
+    def baddbmm(self, batch1: Any, batch2: Any, *, beta: Any = ..., alpha: Any = ...) -> Any:
+        """PyTorch's ``baddbmm(input, batch1, batch2, *, beta=1, alpha=1)``: batched ``addmm``."""
 
     def bernoulli(self, p: float | None = ..., *, generator: Any = ...) -> Tensor:
         """:func:`plugrad.bernoulli` of this tensor's probabilities (or of ``p``)."""
@@ -593,6 +602,9 @@ class InstalledTensorMethods:
         dim: Any = ...,
     ) -> Tensor:
         """The ``n``-th difference ``x[i + 1] - x[i]`` along ``axis``, after joining the ends."""
+
+    def dist(self, other: Any, p: Any = ...) -> Any:
+        """PyTorch's ``dist(x, other, p=2)``: the ``p``-norm of ``x - other`` (broadcast), 0-d."""
 
     def div(self, x2: TensorLike, *, rounding_mode: str | None = ...) -> Any:
         """PyTorch's ``div(x1, x2, rounding_mode=None)``: true division, or rounded."""
@@ -1338,6 +1350,15 @@ class InstalledTensorMethods:
 
     def uniform_(self, from_: float = ..., to: float = ..., *, generator: Any = ...) -> Tensor:
         """Fill with samples of the uniform distribution on ``[from_, to)``, in place."""
+
+    def unique(
+        self,
+        sorted: bool = ...,
+        return_inverse: bool = ...,
+        return_counts: bool = ...,
+        dim: int | None = ...,
+    ) -> Any:
+        """PyTorch's ``unique(x, sorted=True, return_inverse=False, return_counts=False)``."""
 
     def unsqueeze(self, axis: Any = ..., *, dim: Any = ...) -> Tensor:
         """Insert a size-1 axis at position ``axis`` (an int, or a tuple of them)."""

@@ -3,15 +3,18 @@
 
 One row per op (examples: the "Linear algebra" section of the API reference).
 Complex inputs get PyTorch's conjugate gradients (``g @ conj(x2).T``). The
-Tensor methods ``x.dot(y)`` and ``x.norm(p, dim, keepdim)`` are PyTorch's
-(``dot`` of 1-D tensors only, as there; ``x.outer(y)`` is ``linalg.outer``'s).
+Tensor methods ``x.dot(y)``, ``x.norm(p, dim, keepdim)``, ``x.dist(y, p)``,
+``x.addmm(m1, m2)``, ``x.addmv(m, v)`` and ``x.baddbmm(b1, b2)`` (with
+``beta=``/``alpha=``), and the functions of those names and ``cdist``, are
+PyTorch's (``dot`` of 1-D tensors only, as there; ``x.outer(y)`` is
+``linalg.outer``'s).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from plugrad.errors import ShapeError
+from plugrad.errors import ArgumentError, ShapeError
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
 from plugrad.plugins._rules import conj, negative_axis, torch_axis
@@ -32,6 +35,74 @@ def _dot(xp: Any, x: Any, other: Any) -> Any:
     """PyTorch's ``x.dot(other)``: the inner product of two 1-D tensors (no conjugation)."""
     _vectors("dot", x, other)
     return xp.matmul(x, other)
+
+
+def _scaled_sum(xp: Any, input: Any, product: Any, beta: Any, alpha: Any) -> Any:
+    """``beta * input + alpha * product``; with ``beta == 0`` the input (and its nans) is unread."""
+    if alpha != 1:
+        product = alpha * product
+    if beta == 0:
+        return product
+    return (input if beta == 1 else beta * input) + product
+
+
+def _addmm(xp: Any, input: Any, mat1: Any, mat2: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:
+    """PyTorch's ``addmm(input, mat1, mat2, *, beta=1, alpha=1)``.
+
+    ``beta * input + alpha * mat1 @ mat2`` of two matrices; ``input`` broadcasts
+    to their product.
+    """
+    if mat1.ndim != 2 or mat2.ndim != 2:
+        raise ShapeError(f"addmm() takes two matrices, got {mat1.ndim}-D and {mat2.ndim}-D")
+    return _scaled_sum(xp, input, xp.matmul(mat1, mat2), beta, alpha)
+
+
+def _addmv(xp: Any, input: Any, mat: Any, vec: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:
+    """PyTorch's ``addmv(input, mat, vec, *, beta=1, alpha=1)``.
+
+    ``beta * input + alpha * mat @ vec`` of a matrix and a vector.
+    """
+    if mat.ndim != 2 or vec.ndim != 1:
+        raise ShapeError(
+            f"addmv() takes a matrix and a vector, got {mat.ndim}-D and {vec.ndim}-D"
+        )
+    return _scaled_sum(xp, input, xp.matmul(mat, vec), beta, alpha)
+
+
+def _baddbmm(
+    xp: Any, input: Any, batch1: Any, batch2: Any, *, beta: Any = 1, alpha: Any = 1
+) -> Any:
+    """PyTorch's ``baddbmm(input, batch1, batch2, *, beta=1, alpha=1)``: batched ``addmm``."""
+    if batch1.ndim != 3 or batch2.ndim != 3:
+        raise ShapeError(
+            f"baddbmm() takes two 3-D batches of matrices, got {batch1.ndim}-D and "
+            f"{batch2.ndim}-D"
+        )
+    return _scaled_sum(xp, input, xp.matmul(batch1, batch2), beta, alpha)
+
+
+def _dist(xp: Any, x: Any, other: Any, p: Any = 2) -> Any:
+    """PyTorch's ``dist(x, other, p=2)``: the ``p``-norm of ``x - other`` (broadcast), 0-d."""
+    return xp.linalg.vector_norm(x - other, ord=p)
+
+
+def _cdist(xp: Any, x1: Any, x2: Any, p: Any = 2.0, compute_mode: Any = None) -> Any:
+    """PyTorch's ``cdist(x1, x2, p=2)``: the ``p``-norm distance of every row pair.
+
+    ``x1`` is ``(..., P, M)`` and ``x2`` ``(..., R, M)``; the result is
+    ``(..., P, R)``. Computed from the differences of every pair (``P * R * M``
+    values), so the gradient is exact also where two rows coincide (zero there,
+    as in PyTorch).
+    """
+    if x1.ndim < 2 or x2.ndim < 2 or x1.shape[-1] != x2.shape[-1]:
+        raise ShapeError(
+            f"cdist() takes (..., P, M) and (..., R, M) tensors, got shapes {tuple(x1.shape)} "
+            f"and {tuple(x2.shape)}"
+        )
+    if p < 0:
+        raise ArgumentError(f"cdist() takes p >= 0, got {p}")
+    differences = xp.expand_dims(x1, axis=-2) - xp.expand_dims(x2, axis=-3)
+    return xp.linalg.vector_norm(differences, ord=p, axis=-1)
 
 
 def _norm(
@@ -75,8 +146,11 @@ def _matmul_grad_x2(xp: Any, g: Any, ans: Any, x1: Any, x2: Any) -> Any:
 
 
 matmul = op("matmul(x1, x2, /)", vjp=(_matmul_grad_x1, _matmul_grad_x2), broadcasting=True,
-            grad_fn_name="MatMul", aliases={"mm": None, "bmm": None, "dot": _dot},
-            methods={"matmul": None, "mm": None, "bmm": None, "dot": _dot},
+            grad_fn_name="MatMul",
+            aliases={"mm": None, "bmm": None, "dot": _dot, "addmm": _addmm, "addmv": _addmv,
+                     "baddbmm": _baddbmm},
+            methods={"matmul": None, "mm": None, "bmm": None, "dot": _dot, "addmm": _addmm,
+                     "addmv": _addmv, "baddbmm": _baddbmm},
             doc="Matrix product ``x1 @ x2``, with NumPy's rules for 1-D and batched inputs.")
 matrix_transpose = op("matrix_transpose(x, /)", vjp=lambda xp, g, ans, x: xp.matrix_transpose(g),
                       saves=(), view=True, doc="Transpose the last two axes (``x.mT``).")
@@ -130,8 +204,9 @@ def _vecdot_grad(which: int) -> Any:
 # NOTE: x.norm() is a vector norm, so it rides on the main namespace's vector product.
 vecdot = op("vecdot", lambda xp, x1, x2, /, *, axis=-1: xp.vecdot(
                 x1, x2, axis=negative_axis(axis, x1, x2)),
-            vjp=(_vecdot_grad(0), _vecdot_grad(1)), broadcasting=True, methods={"norm": _norm},
-            aliases={"norm": _norm},
+            vjp=(_vecdot_grad(0), _vecdot_grad(1)), broadcasting=True,
+            methods={"norm": _norm, "dist": _dist}, aliases={"norm": _norm, "dist": _dist,
+                                                             "cdist": _cdist},
             doc="Dot product along ``axis``, broadcasting the other axes (``x1`` is conjugated).")
 
 # fmt: on

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from plugrad.errors import ArgumentError
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
 from plugrad.plugins._rules import device_of
@@ -39,8 +40,38 @@ def _isin_native(xp: Any, x1: Any, x2: Any, /, *, invert: bool = False) -> Any:
     return xp.isin(x1, x2, invert=invert)
 
 
+def _unique(
+    xp: Any, x: Any, sorted: bool = True, return_inverse: bool = False,
+    return_counts: bool = False, dim: int | None = None,
+) -> Any:  # fmt: skip
+    """PyTorch's ``unique(x, sorted=True, return_inverse=False, return_counts=False)``.
+
+    The sorted unique elements, with (as asked) each element's index among them
+    (of ``x``'s shape) and how often each occurs. ``sorted=False`` gives the
+    sorted order too, one of the orders PyTorch may give.
+    """
+    if dim is not None:
+        raise ArgumentError(
+            f"unique(dim={dim}) (unique slices along an axis) is not supported; unique() "
+            "takes the elements of the whole tensor (dim=None)"
+        )
+    values, _, inverse, counts = xp.unique_all(x)
+    # NOTE: the standard leaves the order of unique_all's values open; sort them.
+    order = xp.argsort(values)
+    rank = xp.argsort(order)
+    values, counts = xp.take(values, order), xp.take(counts, order)
+    inverse = xp.reshape(xp.take(rank, xp.reshape(inverse, (-1,))), tuple(x.shape))
+    asked = [values]
+    if return_inverse:
+        asked.append(xp.astype(inverse, xp.int64))
+    if return_counts:
+        asked.append(xp.astype(counts, xp.int64))
+    return asked[0] if len(asked) == 1 else tuple(asked)
+
+
 # fmt: off
 unique_all = op("unique_all", _unique_all, kernels={"numpy": _unique_all_native},
+                methods={"unique": _unique}, aliases={"unique": _unique},
                 output_names=("values", "indices", "inverse_indices", "counts"),
                 differentiable=False, doc="Unique values, first and inverse indices, counts.")
 unique_counts = op("unique_counts(x, /)", output_names=("values", "counts"), differentiable=False,

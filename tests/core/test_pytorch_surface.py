@@ -338,6 +338,38 @@ NAMES: dict[str, Callable[[Any, Any], Any]] = {
     "scatter_reduce(x, dim, index, src, reduce)": lambda lib, x: lib.scatter_reduce(
         x, 0, _tensor(lib, [[1, 0, 2, 1]]), x[1:2] * 2, "mean", include_self=False
     ),
+    "addmm": lambda lib, x: lib.addmm(x[:, :3], x, x.t()[:, :3], beta=0.5, alpha=2),
+    "x.addmm": lambda lib, x: x[:, :3].addmm(x, x.t()[:, :3]),
+    "addmm(beta=0) ignores nan": lambda lib, x: lib.addmm(
+        _tensor(lib, np.full((3, 3), np.nan)), x, x.t()[:, :3], beta=0
+    ),
+    "addmv": lambda lib, x: lib.addmv(x[:, 0], x, x[0], alpha=0.5),
+    "x.addmv": lambda lib, x: x[:, 1].addmv(x, x[1], beta=2),
+    "baddbmm": lambda lib, x: lib.baddbmm(
+        x[:2, :2], x.reshape(2, 2, 3), x.reshape(2, 3, 2), beta=-1, alpha=0.25
+    ),
+    "x.baddbmm": lambda lib, x: (
+        x[:2, :2].expand(2, 2, 2).baddbmm(x.reshape(2, 2, 3), x.reshape(2, 3, 2))
+    ),
+    "dist": lambda lib, x: lib.dist(x, x.flip(0), 3),
+    "x.dist": lambda lib, x: x.dist(x[0]),
+    "x.dist(p=inf)": lambda lib, x: x.dist(x.flip(1), float("inf")),
+    "cdist": lambda lib, x: lib.cdist(x, x[:2] * 1.5),
+    "cdist(p=1)": lambda lib, x: lib.cdist(x, x[:2].flip(1), p=1.0),
+    "cdist(p=3) batched": lambda lib, x: lib.cdist(
+        x.reshape(2, 2, 3), x.reshape(2, 2, 3).flip(1) * 2, p=3
+    ),
+    "cdist with a coincident row": lambda lib, x: lib.cdist(x, x[1:3]),
+    "unique": lambda lib, x: lib.unique(_tensor(lib, [[3, 1, 2], [1, 3, 3]])),
+    "unique(return_inverse, return_counts)": lambda lib, x: lib.unique(
+        _tensor(lib, [[3, 1, 2], [1, 3, 3]]), return_inverse=True, return_counts=True
+    ),
+    "x.unique(return_counts=True)": lambda lib, x: (
+        (x * 4).detach().round().unique(return_counts=True)
+    ),
+    "x.unique(sorted=False, return_inverse=True)": lambda lib, x: _tensor(
+        lib, [2.5, 1.0, 2.5]
+    ).unique(sorted=False, return_inverse=True),
     "outer(x, y)": lambda lib, x: lib.outer(x[0], x[1, :3]),
     "outer of ints": lambda lib, x: lib.outer(_tensor(lib, [1, 2]), _tensor(lib, [3, -4, 5])),
     "logsumexp": lambda lib, x: lib.logsumexp(x, 1),
@@ -609,3 +641,18 @@ def test_the_cuda_questions_never_import_a_gpu_library_that_is_absent() -> None:
         assert (available, count, imported) == ("False", "0", "False")
     else:
         assert (available == "True") == (int(count) > 0)
+
+
+def test_the_matrix_and_distance_forms_refuse_other_shapes() -> None:
+    x = plugrad.asarray(X)
+    for call, error in (
+        (lambda: plugrad.addmm(x, x, x[0]), plugrad.errors.ShapeError),
+        (lambda: plugrad.addmv(x[:, 0], x, x), plugrad.errors.ShapeError),
+        (lambda: plugrad.baddbmm(x, x, x.t()), plugrad.errors.ShapeError),
+        (lambda: plugrad.cdist(x[0], x), plugrad.errors.ShapeError),
+        (lambda: plugrad.cdist(x, x[:, :3]), plugrad.errors.ShapeError),
+        (lambda: plugrad.cdist(x, x, p=-1), plugrad.errors.ArgumentError),
+        (lambda: plugrad.unique(x, dim=0), plugrad.errors.ArgumentError),
+    ):
+        with pytest.raises(error):
+            call()
