@@ -24,7 +24,26 @@ Examples
 from __future__ import annotations
 
 from . import functional, init, parallel, utils
-from .activation import ELU, GELU, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Tanh
+from .activation import (
+    CELU,
+    ELU,
+    GELU,
+    SELU,
+    Hardsigmoid,
+    Hardswish,
+    Hardtanh,
+    LeakyReLU,
+    LogSoftmax,
+    Mish,
+    ReLU,
+    ReLU6,
+    Sigmoid,
+    SiLU,
+    Softmax,
+    Softplus,
+    Tanh,
+    Threshold,
+)
 from .container import ModuleList, Sequential
 from .conv import Conv2d
 from .dropout import Dropout
@@ -48,10 +67,19 @@ from .sparse import Embedding
 __all__ = [
     "parallel",
     "utils",
+    "CELU",
     "ELU",
     "GELU",
+    "Hardsigmoid",
+    "Hardswish",
+    "Hardtanh",
     "LeakyReLU",
+    "Mish",
+    "ReLU6",
+    "SELU",
     "SiLU",
+    "Softplus",
+    "Threshold",
     "AvgPool2d",
     "BCELoss",
     "BCEWithLogitsLoss",

@@ -1,4 +1,8 @@
-"""Activation layers: ``ReLU``, ``GELU``, ``SiLU``, ``LeakyReLU``, ``ELU``, ``Softmax``, ..."""
+"""Activation layers: ``ReLU``, ``GELU``, ``SiLU``, ``LeakyReLU``, ``ELU``, ``Softmax``, ...
+
+A layer given ``inplace=True`` makes its input hold the result, as PyTorch's
+do, with the version-counter checks of every in-place op.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +13,26 @@ from ..tensor import Tensor
 from . import functional as F
 from .module import Module
 
-__all__ = ["ELU", "GELU", "LeakyReLU", "LogSoftmax", "ReLU", "SiLU", "Sigmoid", "Softmax", "Tanh"]
+__all__ = [
+    "CELU",
+    "ELU",
+    "GELU",
+    "Hardsigmoid",
+    "Hardswish",
+    "Hardtanh",
+    "LeakyReLU",
+    "LogSoftmax",
+    "Mish",
+    "ReLU",
+    "ReLU6",
+    "SELU",
+    "SiLU",
+    "Sigmoid",
+    "Softmax",
+    "Softplus",
+    "Tanh",
+    "Threshold",
+]
 
 
 class _Elementwise(Module):
@@ -83,7 +106,23 @@ class GELU(Module):
         return f"approximate={self.approximate!r}"
 
 
-class SiLU(_Elementwise):
+class _InPlaceElementwise(Module):
+    """A layer applying ``_function(input, inplace=...)`` of :mod:`plugrad.nn.functional`."""
+
+    _function: ClassVar[Callable[..., Tensor]]
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return type(self)._function(input, inplace=self.inplace)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
+
+
+class SiLU(_InPlaceElementwise):
     """Apply :func:`plugrad.nn.functional.silu`.
 
     Examples
@@ -96,6 +135,159 @@ class SiLU(_Elementwise):
     _function = F.silu
 
 
+class ReLU6(_InPlaceElementwise):
+    """Apply :func:`plugrad.nn.functional.relu6`.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.nn.ReLU6()(plugrad.tensor([-1.0, 7.0]))
+    tensor([0., 6.])
+    """
+
+    _function = F.relu6
+
+
+class Hardsigmoid(_InPlaceElementwise):
+    """Apply :func:`plugrad.nn.functional.hardsigmoid`.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.nn.Hardsigmoid()(plugrad.tensor([0.0]))
+    tensor([0.5000])
+    """
+
+    _function = F.hardsigmoid
+
+
+class Hardswish(_InPlaceElementwise):
+    """Apply :func:`plugrad.nn.functional.hardswish`.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.nn.Hardswish()(plugrad.tensor([4.0]))
+    tensor([4.])
+    """
+
+    _function = F.hardswish
+
+
+class Mish(_InPlaceElementwise):
+    """Apply :func:`plugrad.nn.functional.mish`.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.nn.Mish()(plugrad.tensor([0.0]))
+    tensor([0.])
+    """
+
+    _function = F.mish
+
+
+class SELU(_InPlaceElementwise):
+    """Apply :func:`plugrad.nn.functional.selu`.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.nn.SELU()(plugrad.tensor([1.0]))
+    tensor([1.0507])
+    """
+
+    _function = F.selu
+
+
+class Hardtanh(Module):
+    """Apply :func:`plugrad.nn.functional.hardtanh` between ``min_val`` and ``max_val``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.nn.Hardtanh(-2.0, 2.0)
+    Hardtanh(min_val=-2.0, max_val=2.0)
+    """
+
+    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> None:
+        super().__init__()
+        if min_val > max_val:
+            raise ValueError(f"Hardtanh: min_val ({min_val}) must not exceed max_val ({max_val})")
+        self.min_val, self.max_val, self.inplace = min_val, max_val, inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.hardtanh(input, self.min_val, self.max_val, self.inplace)
+
+    def extra_repr(self) -> str:
+        inplace = ", inplace=True" if self.inplace else ""
+        return f"min_val={self.min_val}, max_val={self.max_val}{inplace}"
+
+
+class Threshold(Module):
+    """Apply :func:`plugrad.nn.functional.threshold`: ``value`` at or below ``threshold``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.nn.Threshold(0.1, 20.0)(plugrad.tensor([0.0, 1.0]))
+    tensor([20.,  1.])
+    """
+
+    def __init__(self, threshold: float, value: float, inplace: bool = False) -> None:
+        super().__init__()
+        self.threshold, self.value, self.inplace = threshold, value, inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.threshold(input, self.threshold, self.value, self.inplace)
+
+    def extra_repr(self) -> str:
+        inplace = ", inplace=True" if self.inplace else ""
+        return f"threshold={self.threshold}, value={self.value}{inplace}"
+
+
+class Softplus(Module):
+    """Apply :func:`plugrad.nn.functional.softplus` with ``beta`` and ``threshold``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.nn.Softplus()
+    Softplus(beta=1.0, threshold=20.0)
+    """
+
+    def __init__(self, beta: float = 1.0, threshold: float = 20.0) -> None:
+        super().__init__()
+        self.beta, self.threshold = beta, threshold
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.softplus(input, self.beta, self.threshold)
+
+    def extra_repr(self) -> str:
+        return f"beta={self.beta}, threshold={self.threshold}"
+
+
+class CELU(Module):
+    """Apply :func:`plugrad.nn.functional.celu` with ``alpha``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.nn.CELU(2.0)
+    CELU(alpha=2.0)
+    """
+
+    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
+        super().__init__()
+        self.alpha, self.inplace = alpha, inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.celu(input, self.alpha, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
+
+
 class LeakyReLU(Module):
     """Apply :func:`plugrad.nn.functional.leaky_relu` with ``negative_slope``.
 
@@ -106,15 +298,16 @@ class LeakyReLU(Module):
     tensor([-0.1000,  1.0000])
     """
 
-    def __init__(self, negative_slope: float = 0.01) -> None:
+    def __init__(self, negative_slope: float = 0.01, inplace: bool = False) -> None:
         super().__init__()
         self.negative_slope = negative_slope
+        self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.leaky_relu(input, self.negative_slope)
+        return F.leaky_relu(input, self.negative_slope, self.inplace)
 
     def extra_repr(self) -> str:
-        return f"negative_slope={self.negative_slope}"
+        return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace else "")
 
 
 class ELU(Module):
@@ -127,15 +320,16 @@ class ELU(Module):
     ELU(alpha=1.0)
     """
 
-    def __init__(self, alpha: float = 1.0) -> None:
+    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
         super().__init__()
         self.alpha = alpha
+        self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.elu(input, self.alpha)
+        return F.elu(input, self.alpha, self.inplace)
 
     def extra_repr(self) -> str:
-        return f"alpha={self.alpha}"
+        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
 
 
 class Sigmoid(_Elementwise):

@@ -41,6 +41,20 @@ from ..tensor import Tensor
 
 __all__ = [
     "avg_pool2d",
+    "celu",
+    "elu_",
+    "hardsigmoid",
+    "hardswish",
+    "hardtanh",
+    "hardtanh_",
+    "leaky_relu_",
+    "mish",
+    "relu6",
+    "relu_",
+    "selu",
+    "softplus",
+    "threshold",
+    "threshold_",
     "batch_norm",
     "binary_cross_entropy",
     "binary_cross_entropy_with_logits",
@@ -247,6 +261,202 @@ def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     # minimum(input, 0), whose gradient at the tie 0 is halved.
     negative = _ops.where(input > 0, 0.0, input)
     return _ops.where(input > 0, input, alpha * _ops.expm1(negative))
+
+
+def relu_(input: Tensor) -> Tensor:
+    """:func:`relu` in place: ``input`` holds the result (``F.relu(input, inplace=True)``).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> x = plugrad.tensor([-1.0, 2.0])
+    >>> F.relu_(x) is x, x
+    (True, tensor([0., 2.]))
+    """
+    return relu(input, inplace=True)
+
+
+def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    """:func:`leaky_relu` in place: ``input`` holds the result."""
+    return leaky_relu(input, negative_slope, inplace=True)
+
+
+def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """:func:`elu` in place: ``input`` holds the result."""
+    return elu(input, alpha, inplace=True)
+
+
+def hardtanh(
+    input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False
+) -> Tensor:
+    """``input`` clamped to ``[min_val, max_val]``; the gradient is 1 strictly inside, else 0.
+
+    With ``inplace=True`` the input holds the result.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.hardtanh(plugrad.tensor([-2.0, 0.5, 3.0]))
+    tensor([-1.0000,  0.5000,  1.0000])
+    """
+    _check_tensor("input", "hardtanh", input)
+    if min_val > max_val:
+        raise ValueError(f"hardtanh(): min_val ({min_val}) must not exceed max_val ({max_val})")
+    if inplace:
+        return apply_inplace(input, hardtanh, min_val, max_val, name="hardtanh(inplace=True)")
+    # NOTE: where(), not clip(): as in PyTorch, no gradient reaches an input on a bound.
+    inside = _ops.logical_and(input > min_val, input < max_val)
+    return _ops.where(inside, input, _ops.clip(input.detach(), min_val, max_val))
+
+
+def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    """:func:`hardtanh` in place: ``input`` holds the result."""
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:
+    """``min(max(input, 0), 6)``: :func:`hardtanh` between 0 and 6.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.relu6(plugrad.tensor([-1.0, 3.0, 8.0]))
+    tensor([0., 3., 6.])
+    """
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    """``input`` where it is greater than ``threshold``, else ``value``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.threshold(plugrad.tensor([0.5, 2.0]), 1.0, -1.0)
+    tensor([-1.,  2.])
+    """
+    _check_tensor("input", "threshold", input)
+    if inplace:
+        return apply_inplace(
+            input, globals()["threshold"], threshold, value, name="threshold(inplace=True)"
+        )
+    return _ops.where(input > threshold, input, value)
+
+
+def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
+    """:func:`threshold` in place: ``input`` holds the result."""
+    return globals()["threshold"](input, threshold, value, inplace=True)
+
+
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """``log(1 + exp(beta * input)) / beta``; ``input`` itself where ``beta * input > threshold``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.softplus(plugrad.tensor([0.0, 30.0]))
+    tensor([ 0.6931, 30.0000])
+    """
+    _check_tensor("input", "softplus", input)
+    scaled = input * beta
+    linear = scaled > threshold
+    # NOTE: exp() of the part where() keeps only: exp of a large input would overflow in
+    # the discarded branch, and its gradient there would be 0 * inf = nan.
+    smooth = _ops.log1p(_ops.exp(_ops.where(linear, 0.0, scaled))) / beta
+    return _ops.where(linear, input, smooth)
+
+
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
+    """``relu6(input + 3) / 6``: 0 below -3, 1 above 3, linear between.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.hardsigmoid(plugrad.tensor([-4.0, 0.0, 4.0]))
+    tensor([0.0000, 0.5000, 1.0000])
+    """
+    _check_tensor("input", "hardsigmoid", input)
+    if inplace:
+        return apply_inplace(input, hardsigmoid, name="hardsigmoid(inplace=True)")
+    return relu6(input + 3.0) / 6.0
+
+
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
+    """``input * hardsigmoid(input)``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.hardswish(plugrad.tensor([-4.0, 1.0, 4.0]))
+    tensor([-0.0000, 0.6667, 4.0000])
+    """
+    _check_tensor("input", "hardswish", input)
+    if inplace:
+        return apply_inplace(input, hardswish, name="hardswish(inplace=True)")
+    return input * hardsigmoid(input)
+
+
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
+    """``input * tanh(softplus(input))``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.mish(plugrad.tensor([0.0, 1.0]))
+    tensor([0.0000, 0.8651])
+    """
+    _check_tensor("input", "mish", input)
+    if inplace:
+        return apply_inplace(input, mish, name="mish(inplace=True)")
+    return input * _ops.tanh(softplus(input))
+
+
+#: The constants of SELU (self-normalizing networks): ``scale * elu(x, alpha)``.
+SELU_ALPHA = 1.6732632423543772848170429916717
+SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
+    """Scaled exponential linear unit: ``SELU_SCALE * elu(input, SELU_ALPHA)``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.selu(plugrad.tensor([-1.0, 1.0]))
+    tensor([-1.1113,  1.0507])
+    """
+    _check_tensor("input", "selu", input)
+    if inplace:
+        return apply_inplace(input, selu, name="selu(inplace=True)")
+    return elu(input, SELU_ALPHA) * SELU_SCALE
+
+
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """``input`` where positive, else ``alpha * (exp(input / alpha) - 1)``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.celu(plugrad.tensor([-1.0, 2.0]), alpha=2.0)
+    tensor([-0.7869,  2.0000])
+    """
+    _check_tensor("input", "celu", input)
+    if alpha == 0:
+        raise ValueError("celu(): alpha must not be 0 (it divides the input)")
+    if inplace:
+        return apply_inplace(input, celu, alpha, name="celu(inplace=True)")
+    negative = _ops.where(input > 0, 0.0, input)
+    return _ops.where(input > 0, input, alpha * _ops.expm1(negative / alpha))
 
 
 def sigmoid(input: Tensor) -> Tensor:

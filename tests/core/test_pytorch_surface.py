@@ -370,6 +370,63 @@ NAMES: dict[str, Callable[[Any, Any], Any]] = {
     "x.unique(sorted=False, return_inverse=True)": lambda lib, x: _tensor(
         lib, [2.5, 1.0, 2.5]
     ).unique(sorted=False, return_inverse=True),
+    **{
+        f"F.{name}": lambda lib, x, name=name, kwargs=kwargs: getattr(lib.nn.functional, name)(
+            (x - 1.4) * 3, **kwargs
+        )
+        for name, kwargs in (
+            ("hardtanh", {}),
+            ("hardtanh", {"min_val": -2.7, "max_val": 1.0}),
+            ("relu6", {}),
+            ("threshold", {"threshold": -1.2, "value": 7.0}),
+            ("softplus", {}),
+            ("softplus", {"beta": 2.0, "threshold": 3.0}),
+            ("hardswish", {}),
+            ("mish", {}),
+            ("selu", {}),
+            ("celu", {"alpha": 2.0}),
+        )
+    },
+    **{
+        f"F.{name} on its kinks": lambda lib, x, name=name: getattr(lib.nn.functional, name)(
+            lib.stack([x[0, 0] * 6, -x[0, 0] * 6, x[0, 2] * -1.5, x[0, 1] * 4, x[1, 0]])
+        )
+        for name in ("hardswish", "relu6", "hardtanh", "selu", "celu", "mish")
+    },
+    **{
+        f"F.{name}_ and F.{name}(inplace=True)": lambda lib, x, name=name, args=args: tuple(
+            (
+                getattr(lib.nn.functional, name + "_")((x - 1.4) * 3, *args),
+                getattr(lib.nn.functional, name)((x - 1.4) * 2, *args, inplace=True),
+            )
+        )
+        for name, args in (
+            ("relu", ()),
+            ("leaky_relu", (0.2,)),
+            ("elu", (0.5,)),
+            ("hardtanh", (-2.0, 2.0)),
+            ("threshold", (0.5, -1.0)),
+        )
+    },
+    **{
+        f"nn.{layer}(inplace=True)": lambda lib, x, layer=layer, args=args: getattr(lib.nn, layer)(
+            *args, inplace=True
+        )((x - 1.4) * 3)
+        for layer, args in (
+            ("ReLU", ()),
+            ("ReLU6", ()),
+            ("LeakyReLU", (0.2,)),
+            ("ELU", ()),
+            ("CELU", (0.5,)),
+            ("SELU", ()),
+            ("Hardtanh", ()),
+            ("Hardswish", ()),
+            ("Mish", ()),
+            ("SiLU", ()),
+            ("Threshold", (0.1, 5.0)),
+        )
+    },
+    "nn.Softplus": lambda lib, x: lib.nn.Softplus(0.5)((x - 1.4) * 3),
     "outer(x, y)": lambda lib, x: lib.outer(x[0], x[1, :3]),
     "outer of ints": lambda lib, x: lib.outer(_tensor(lib, [1, 2]), _tensor(lib, [3, -4, 5])),
     "logsumexp": lambda lib, x: lib.logsumexp(x, 1),
@@ -602,6 +659,20 @@ def test_scatter_reduce_refuses_what_pytorch_refuses() -> None:
     assert x.tolist() == [[1.0] * 3] * 2
 
 
+def test_hardsigmoid_is_pytorchs_up_to_its_single_precision_slope() -> None:
+    # PyTorch's backward multiplies by a single-precision 1/6 in every dtype.
+    values = (X - 1.4) * 3
+    results = []
+    for lib in (plugrad, torch):
+        x = _tensor(lib, values).requires_grad_(True)
+        y = lib.nn.Hardsigmoid(inplace=True)(x * 1.0)
+        (lib.nn.functional.hardsigmoid(x) * 2 + y).sum().backward()
+        results.append((np.asarray(y.detach().numpy()), np.asarray(x.grad.numpy())))
+    (ours, our_grad), (theirs, their_grad) = results
+    np.testing.assert_allclose(ours, theirs, rtol=1e-12)
+    np.testing.assert_allclose(our_grad, their_grad, rtol=1e-7)
+
+
 def test_outer_takes_vectors_only_as_in_pytorch() -> None:
     assert plugrad.outer is plugrad.linalg.outer
     x = plugrad.asarray(X)
@@ -656,3 +727,25 @@ def test_the_matrix_and_distance_forms_refuse_other_shapes() -> None:
     ):
         with pytest.raises(error):
             call()
+
+
+@pytest.mark.parametrize(
+    "in_place",
+    [
+        lambda y: plugrad.nn.functional.relu_(y),
+        lambda y: plugrad.nn.functional.hardtanh_(y),
+        lambda y: plugrad.nn.functional.threshold_(y, 0.5, 0.0),
+        lambda y: plugrad.nn.ReLU6(inplace=True)(y),
+        lambda y: plugrad.nn.Mish(inplace=True)(y),
+        lambda y: plugrad.nn.Hardswish(inplace=True)(y),
+    ],
+)
+def test_in_place_activations_keep_the_version_counter_safety(in_place) -> None:
+    x = plugrad.asarray(X, requires_grad=True)
+    y = x * 1.0
+    z = plugrad.sin(y)  # sin keeps its input for backward
+    assert in_place(y) is y
+    with pytest.raises(plugrad.errors.BackwardError, match=r"in place|in-place|version"):
+        z.sum().backward()
+    with pytest.raises(plugrad.errors.PlugradError):
+        in_place(x)  # a leaf that requires grad
