@@ -497,6 +497,9 @@ class InstalledTensorMethods:
     def conj(self, *, out: Any = ...) -> Tensor:
         """Complex conjugate element-wise (real inputs are returned unchanged)."""
 
+    def contiguous(self, memory_format: Any = ...) -> Any:
+        """PyTorch's ``x.contiguous()``: ``x`` itself if it is contiguous, else a row-major copy."""
+
     def copy_(self, source: Tensor) -> Tensor:
         """Copy ``source`` (broadcast to this shape) into this tensor, in place."""
 
@@ -627,6 +630,9 @@ class InstalledTensorMethods:
     def eq_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """In-place :meth:`eq`: ``x.eq_(...)`` makes ``x`` hold it."""
 
+    def equal(self, other: Tensor) -> bool:
+        """PyTorch's ``x.equal(other)``: whether both have the same shape and the same elements."""
+
     def erf(self, *, out: Any = ...) -> Tensor:
         """The error function ``erf(x)`` element-wise, accurate near 0."""
 
@@ -738,6 +744,11 @@ class InstalledTensorMethods:
 
     def index_select(self, dim: int, index: Any) -> Any:
         """PyTorch's ``x.index_select(dim, index)``: the slices at ``index`` (1-D) along ``dim``."""
+
+    def is_contiguous(self, memory_format: Any = ...) -> bool:
+        """PyTorch's ``x.is_contiguous()``: whether the elements lie in row-major order in
+        memory.
+        """
 
     def isclose(
         self,

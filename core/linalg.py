@@ -22,6 +22,51 @@ if _typing.TYPE_CHECKING:  # the functions plugin loading installs, as type chec
 _SHARED = ("matmul", "matrix_transpose", "tensordot", "vecdot")
 
 
+def norm(
+    A: Any,
+    ord: Any = None,
+    dim: int | tuple[int, ...] | list[int] | None = None,
+    keepdim: bool = False,
+    *,
+    dtype: Any = None,
+) -> Any:
+    """PyTorch's ``linalg.norm``: a vector or a matrix norm, as ``dim`` and ``ord`` say.
+
+    A vector norm over one axis (``dim`` an int) or over every element (no
+    ``dim`` and no ``ord``); a matrix norm over two axes (``dim`` a pair, or
+    no ``dim`` and an ``ord`` for a 2-D ``A``). ``ord=None`` is the 2-norm of a
+    vector and the Frobenius norm of a matrix. (The standard has
+    :func:`vector_norm` and :func:`matrix_norm`; this combines them.)
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.linalg.norm(plugrad.tensor([3.0, 4.0]))
+    tensor(5.)
+    >>> plugrad.linalg.norm(plugrad.eye(2), ord="nuc")
+    tensor(2.)
+    """
+    namespace = sys.modules["plugrad"]
+    if dtype is not None:
+        A = namespace.astype(A, dtype)
+    axes = tuple(dim) if isinstance(dim, (list, tuple)) else dim
+    if axes is None and ord is not None:
+        if A.ndim not in (1, 2):
+            from .errors import ShapeError
+
+            raise ShapeError(
+                f"linalg.norm(ord={ord!r}) without dim takes a 1-D or 2-D tensor, got "
+                f"{A.ndim}-D; give dim"
+            )
+        axes = (0, 1) if A.ndim == 2 else 0
+    if isinstance(axes, tuple) and len(axes) == 2:
+        matrix_axes = tuple(a % A.ndim for a in axes)
+        moved = namespace.moveaxis(A, matrix_axes, (-2, -1))
+        result = matrix_norm(moved, ord="fro" if ord is None else ord, keepdims=keepdim)  # noqa: F405
+        return namespace.moveaxis(result, (-2, -1), matrix_axes) if keepdim else result
+    return vector_norm(A, axis=axes, keepdims=keepdim, ord=2 if ord is None else ord)  # noqa: F405
+
+
 def __getattr__(name: str) -> Any:
     if name in _SHARED:
         return getattr(sys.modules["plugrad"], name)

@@ -211,7 +211,28 @@ def _allclose_method(
     return allclose(self, other, rtol, atol, equal_nan)
 
 
-install_methods(isclose=_isclose_method, allclose=_allclose_method)
+def _equal_method(self: Tensor, other: Tensor) -> bool:
+    """PyTorch's ``x.equal(other)``: whether both have the same shape and the same elements.
+
+    A ``bool``, never a tensor; ``nan`` equals nothing, as in ``==``. (The
+    function ``plugrad.equal`` is the standard's element-wise comparison.)
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.tensor([1.0, 2.0]).equal(plugrad.tensor([1.0, 2.0]))
+    True
+    >>> plugrad.ones(2).equal(plugrad.ones(3))
+    False
+    """
+    if not isinstance(other, Tensor):
+        raise TypeError(f"equal() takes a Tensor, got {type(other).__name__}")
+    if self.shape != other.shape:
+        return False
+    return bool(_ops.all(_ops.equal(self.detach(), other.detach())))
+
+
+install_methods(isclose=_isclose_method, allclose=_allclose_method, equal=_equal_method)
 
 
 def _einsum_terms(equation: str, operands: tuple[Tensor, ...]) -> tuple[list[str], str]:

@@ -455,10 +455,6 @@ class Tensor(_InstalledMethods):
         """Return whether the dtype is a complex one (``complex64``, ``complex128``)."""
         return self.dtype.kind == "complex floating"
 
-    def is_contiguous(self) -> bool:
-        """Return ``True``: plugrad's values have no memory layout (see :meth:`contiguous`)."""
-        return True
-
     def _cast(self, dtype: _dtypes.DType) -> Tensor:
         """``self`` converted to ``dtype`` (itself if it has it already); differentiable."""
         return self if self.dtype is dtype else _ops.astype(self, dtype)
@@ -536,10 +532,6 @@ class Tensor(_InstalledMethods):
         if not isinstance(other, Tensor):
             raise TypeError(f"type_as() takes a Tensor, got {type(other).__name__}")
         return self._cast(other.dtype)
-
-    def contiguous(self) -> Tensor:
-        """Return the tensor itself: plugrad's values have no memory layout to change."""
-        return self
 
     def clone(self) -> Tensor:
         """Return a copy of the data; differentiable (the gradient flows back unchanged).

@@ -53,6 +53,32 @@ def _view(xp: Any, x: Any, *shape: int) -> Any:
         ) from None
 
 
+def _is_contiguous(xp: Any, x: Any, memory_format: Any = None) -> bool:
+    """PyTorch's ``x.is_contiguous()``: whether the elements lie in row-major order in memory.
+
+    Asked of the backend as "can the tensor be seen flat without a copy"; a
+    backend whose arrays have no layout to ask about answers ``True``.
+    """
+    try:
+        xp.reshape(x.detach(), (-1,), copy=False)
+    except PlugradError:
+        raise
+    except Exception:  # each library refuses in its own words, with its own type
+        return False
+    return True
+
+
+def _contiguous(xp: Any, x: Any, memory_format: Any = None) -> Any:
+    """PyTorch's ``x.contiguous()``: ``x`` itself if it is contiguous, else a row-major copy.
+
+    After it, ``view`` can give any shape of the same size, as in PyTorch.
+    """
+    if _is_contiguous(xp, x):
+        return x
+    # A flat copy is made in row-major order; seen in x's shape again, it is contiguous.
+    return xp.reshape(xp.reshape(x, (-1,), copy=True), tuple(x.shape))
+
+
 def _flatten(xp: Any, x: Any, start_dim: int = 0, end_dim: int = -1) -> Any:
     """PyTorch's ``x.flatten(start_dim=0, end_dim=-1)``: join the axes ``start_dim..end_dim``."""
     shape = tuple(x.shape)
@@ -220,7 +246,8 @@ def _tile_grad(xp: Any, g: Any, ans: Any, x: Any, *, repetitions: tuple[int, ...
 
 
 reshape = op("reshape(x, /, shape, *, copy=None)", vjp=_back_to_input_shape, saves=(), view=True,
-             methods={"view": _view, "flatten": _flatten, "ravel": _flatten},
+             methods={"view": _view, "flatten": _flatten, "ravel": _flatten,
+                      "contiguous": _contiguous, "is_contiguous": _is_contiguous},
              aliases={"flatten": _flatten, "ravel": _flatten},
              doc="Give the elements of ``x`` a new ``shape`` (one entry may be -1).")
 def _permute_dims_nonnegative(xp: Any, x: Any, /, axes: tuple[int, ...]) -> Any:

@@ -427,6 +427,25 @@ NAMES: dict[str, Callable[[Any, Any], Any]] = {
         )
     },
     "nn.Softplus": lambda lib, x: lib.nn.Softplus(0.5)((x - 1.4) * 3),
+    "t().contiguous().view(-1)": lambda lib, x: x.t().contiguous().view(-1),
+    "is_contiguous": lambda lib, x: (
+        x.is_contiguous(),
+        x.t().is_contiguous(),
+        x.t().contiguous().is_contiguous(),
+    ),
+    "x.equal": lambda lib, x: (x.equal(x * 1), x.equal(x + 1), x.equal(x[:2])),
+    **{
+        f"linalg.norm({kwargs})": lambda lib, x, kwargs=kwargs: lib.linalg.norm(x, **kwargs)
+        for kwargs in (
+            {},
+            {"ord": 1},
+            {"ord": "nuc"},
+            {"ord": -2},
+            {"dim": 1},
+            {"dim": (1, 0), "keepdim": True, "ord": float("inf")},
+            {"ord": 3, "dim": 0, "keepdim": True},
+        )
+    },
     "outer(x, y)": lambda lib, x: lib.outer(x[0], x[1, :3]),
     "outer of ints": lambda lib, x: lib.outer(_tensor(lib, [1, 2]), _tensor(lib, [3, -4, 5])),
     "logsumexp": lambda lib, x: lib.logsumexp(x, 1),
