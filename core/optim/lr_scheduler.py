@@ -24,6 +24,8 @@ __all__ = [
     "LRScheduler",
     "LambdaLR",
     "LinearLR",
+    "MultiStepLR",
+    "ReduceLROnPlateau",
     "StepLR",
 ]
 
@@ -240,6 +242,53 @@ class StepLR(LRScheduler):
         return [lr * self.gamma for lr in self._group_lrs()]
 
 
+class MultiStepLR(LRScheduler):
+    """Multiply the learning rate by ``gamma`` at each epoch listed in ``milestones``.
+
+    Parameters
+    ----------
+    optimizer : Optimizer
+    milestones : sequence of int
+        The epochs of the decays (a milestone listed twice decays twice).
+    gamma : float, default 0.1
+        Decay factor.
+    last_epoch : int, default -1
+        See :class:`LRScheduler`.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> w = plugrad.tensor([1.0], requires_grad=True)
+    >>> opt = plugrad.optim.SGD([w], lr=1.0)
+    >>> schedule = plugrad.optim.lr_scheduler.MultiStepLR(opt, milestones=[1, 3], gamma=0.5)
+    >>> lrs = []
+    >>> for epoch in range(4):
+    ...     opt.step()
+    ...     schedule.step()
+    ...     lrs.append(schedule.get_last_lr()[0])
+    >>> lrs
+    [0.5, 0.5, 0.25, 0.25]
+    """
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        milestones: Sequence[int],
+        gamma: float = 0.1,
+        last_epoch: int = -1,
+    ) -> None:
+        for milestone in milestones:
+            check_int("each milestone", milestone, at_least=0)
+        check_number("gamma", gamma)
+        self.milestones = sorted(milestones)
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def _compute_lr(self) -> list[float]:
+        decays = self.milestones.count(self.last_epoch)
+        return [lr * self.gamma**decays for lr in self._group_lrs()]
+
+
 class ExponentialLR(LRScheduler):
     """Multiply the learning rate by ``gamma`` every epoch.
 
@@ -454,3 +503,145 @@ class LinearLR(LRScheduler):
         # The factor for this epoch divided by the one for the previous epoch.
         ratio = 1.0 + (end - start) / (self.total_iters * start + (epoch - 1) * (end - start))
         return [lr * ratio for lr in self._group_lrs()]
+
+
+class ReduceLROnPlateau:
+    """Multiply the learning rate by ``factor`` when a metric stops improving.
+
+    Call ``scheduler.step(metric)`` once per epoch with the value watched (a
+    validation loss, say). When it has not improved for more than ``patience``
+    epochs in a row, each group's learning rate is multiplied by ``factor``
+    (never below ``min_lr``), then ``cooldown`` epochs pass before the count
+    starts again. As PyTorch's, it is not an :class:`LRScheduler`: it follows
+    the metric, not the epoch count.
+
+    Parameters
+    ----------
+    optimizer : Optimizer
+    mode : {"min", "max"}
+        Whether the metric improves by going down or up.
+    factor : float, default 0.1
+        The decay factor, below 1.
+    patience : int, default 10
+        Epochs without improvement tolerated before a decay.
+    threshold : float, default 1e-4
+        How much better a value must be to count as an improvement.
+    threshold_mode : {"rel", "abs"}
+        ``"rel"``: better than ``best * (1 - threshold)`` (``1 + threshold``
+        in ``"max"`` mode); ``"abs"``: than ``best - threshold`` (``+``).
+    cooldown : int, default 0
+        Epochs after a decay during which bad epochs are not counted.
+    min_lr : float or list of float, default 0
+        The lowest learning rate, for all groups or one per group.
+    eps : float, default 1e-8
+        A decay smaller than this is not applied.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> w = plugrad.tensor([1.0], requires_grad=True)
+    >>> opt = plugrad.optim.SGD([w], lr=1.0)
+    >>> schedule = plugrad.optim.lr_scheduler.ReduceLROnPlateau(opt, patience=1, factor=0.5)
+    >>> for loss in [3.0, 2.0, 2.0, 2.0, 2.0, 1.0]:
+    ...     schedule.step(loss)
+    >>> schedule.get_last_lr()
+    [0.5]
+    """
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        mode: str = "min",
+        factor: float = 0.1,
+        patience: int = 10,
+        threshold: float = 1e-4,
+        threshold_mode: str = "rel",
+        cooldown: int = 0,
+        min_lr: float | Sequence[float] = 0.0,
+        eps: float = 1e-8,
+    ) -> None:
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(
+                f"ReduceLROnPlateau schedules a plugrad.optim.Optimizer, got a "
+                f"{type(optimizer).__name__}"
+            )
+        if mode not in ("min", "max"):
+            raise ValueError(f"mode must be 'min' or 'max', got {mode!r}")
+        if threshold_mode not in ("rel", "abs"):
+            raise ValueError(f"threshold_mode must be 'rel' or 'abs', got {threshold_mode!r}")
+        check_number("factor", factor, below=1.0)
+        check_int("patience", patience, at_least=0)
+        check_number("threshold", threshold)
+        check_int("cooldown", cooldown, at_least=0)
+        check_number("eps", eps)
+        groups = len(optimizer.param_groups)
+        if isinstance(min_lr, Sequence):
+            if len(min_lr) != groups:
+                raise ValueError(
+                    f"min_lr lists {len(min_lr)} values but the optimizer has {groups} "
+                    "parameter groups"
+                )
+            min_lrs = list(min_lr)
+        else:
+            min_lrs = [min_lr] * groups
+        for value in min_lrs:
+            check_number("min_lr", value)
+        self.optimizer = optimizer
+        self.mode, self.factor, self.patience = mode, factor, patience
+        self.threshold, self.threshold_mode = threshold, threshold_mode
+        self.cooldown, self.min_lrs, self.eps = cooldown, min_lrs, eps
+        self.best = math.inf if mode == "min" else -math.inf
+        self.num_bad_epochs = 0
+        self.cooldown_counter = 0
+        self.last_epoch = 0
+        self._last_lr = [group["lr"] for group in optimizer.param_groups]
+
+    def _better(self, value: float) -> bool:
+        relative = self.threshold_mode == "rel"
+        if self.mode == "min":
+            return value < (
+                self.best * (1 - self.threshold) if relative else self.best - self.threshold
+            )
+        return value > (
+            self.best * (1 + self.threshold) if relative else self.best + self.threshold
+        )
+
+    def step(self, metrics: Any) -> None:
+        """Take the epoch's value of the watched metric (a number or a one-element tensor)."""
+        value = float(metrics)
+        self.last_epoch += 1
+        if self._better(value):
+            self.best = value
+            self.num_bad_epochs = 0
+        else:
+            self.num_bad_epochs += 1
+        if self.cooldown_counter > 0:
+            self.cooldown_counter -= 1
+            self.num_bad_epochs = 0
+        if self.num_bad_epochs > self.patience:
+            for group, floor in zip(self.optimizer.param_groups, self.min_lrs):
+                new_lr = max(group["lr"] * self.factor, floor)
+                if group["lr"] - new_lr > self.eps:
+                    group["lr"] = new_lr
+            self.cooldown_counter = self.cooldown
+            self.num_bad_epochs = 0
+        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+
+    def get_last_lr(self) -> list[float]:
+        """Return the learning rate of each group after the last :meth:`step`."""
+        return list(self._last_lr)
+
+    def state_dict(self) -> dict[str, Any]:
+        """Return the scheduler's state (no reference to the optimizer) as a dict."""
+        return {key: value for key, value in vars(self).items() if key != "optimizer"}
+
+    def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
+        """Restore a state saved by :meth:`state_dict`."""
+        expected = set(self.state_dict())
+        if not isinstance(state_dict, Mapping) or set(state_dict) != expected:
+            raise ValueError(
+                f"ReduceLROnPlateau.load_state_dict() needs the keys {sorted(expected)}; was "
+                "the dict saved from another kind of scheduler?"
+            )
+        for key, value in state_dict.items():
+            setattr(self, key, value)

@@ -19,6 +19,7 @@ SCHEDULES = {
     "LambdaLR": {"lr_lambda": lambda epoch: 1.0 / (1 + epoch) ** 0.5},
     "LinearLR": {"start_factor": 0.2, "end_factor": 0.9, "total_iters": 4},
     "LinearLR-defaults": {},
+    "MultiStepLR": {"milestones": [2, 5, 5, 9], "gamma": 0.5},
 }
 
 
@@ -200,3 +201,56 @@ def test_argument_errors_leave_the_optimizer_alone(bad) -> None:
 def test_repr() -> None:
     _, schedule = plugrad_setup("StepLR")
     assert repr(schedule) == "StepLR(last_epoch=0, last_lr=[0.1, 0.3])"
+
+
+PLATEAU = {
+    "defaults": {},
+    "patience-1": {"patience": 1, "factor": 0.5},
+    "max-abs-cooldown": {
+        "mode": "max", "patience": 0, "cooldown": 2, "threshold": 0.1, "threshold_mode": "abs"
+    },
+    "min_lr-per-group": {"patience": 2, "min_lr": [0.02, 0.2], "factor": 0.5},
+    "large-threshold": {"patience": 0, "factor": 0.9, "threshold": 0.6},
+}  # fmt: skip
+METRICS = [3.0, 2.0, 2.0, 2.0, 2.0, 1.0, 1.0, 1.0, 1.0, 0.99995, 1.0, 1.0, 1.0] + [5.0] * 12
+
+
+@pytest.mark.parametrize("key", sorted(PLATEAU))
+def test_reduce_lr_on_plateau_matches_torch(key) -> None:
+    torch = pytest.importorskip("torch")
+    sequences = []
+    for lib, make in (
+        (plugrad, lambda: plugrad.tensor([1.0], requires_grad=True)),
+        (torch, lambda: torch.ones(1, requires_grad=True)),
+    ):
+        opt = lib.optim.SGD(two_groups(make), lr=0.1)
+        schedule = lib.optim.lr_scheduler.ReduceLROnPlateau(opt, **PLATEAU[key])
+        lrs = []
+        for metric in METRICS:
+            opt.step()
+            schedule.step(metric)
+            lrs.append([group["lr"] for group in opt.param_groups])
+        sequences.append(flat(lrs))
+    assert sequences[0] == pytest.approx(sequences[1], rel=1e-12)
+
+
+def test_reduce_lr_on_plateau_state_and_arguments() -> None:
+    opt = optim.SGD(two_groups(lambda: plugrad.tensor([1.0], requires_grad=True)), lr=0.1)
+    schedule = lr_scheduler.ReduceLROnPlateau(opt, patience=0)
+    saved = schedule.state_dict()
+    schedule.step(plugrad.tensor(1.0))
+    schedule.step(2.0)
+    assert schedule.get_last_lr() == pytest.approx([0.01, 0.03])
+    schedule.load_state_dict(saved)
+    assert schedule.num_bad_epochs == 0 and schedule.best == math.inf
+    for bad in (
+        {"mode": "up"},
+        {"threshold_mode": "ratio"},
+        {"factor": 1.0},
+        {"patience": -1},
+        {"min_lr": [0.1]},
+    ):
+        with pytest.raises(ValueError):
+            lr_scheduler.ReduceLROnPlateau(opt, **bad)
+    with pytest.raises(ValueError, match="another kind"):
+        schedule.load_state_dict({"best": 1.0})
