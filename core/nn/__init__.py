@@ -61,7 +61,7 @@ from .loss import (
 from .module import IncompatibleKeys, Module
 from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 from .parameter import Parameter
-from .pooling import AvgPool2d, MaxPool2d
+from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
 from .sparse import Embedding
 
 __all__ = [
@@ -80,6 +80,7 @@ __all__ = [
     "SiLU",
     "Softplus",
     "Threshold",
+    "AdaptiveAvgPool2d",
     "AvgPool2d",
     "BCELoss",
     "BCEWithLogitsLoss",

@@ -40,6 +40,7 @@ from ..random import Generator, rand
 from ..tensor import Tensor
 
 __all__ = [
+    "adaptive_avg_pool2d",
     "avg_pool2d",
     "celu",
     "elu_",
@@ -1318,6 +1319,57 @@ def max_pool2d(
         cols = cols + (offsets % kernel[1]) * dil[1]
         flat = rows * input.shape[-1] + cols
     return values, flat
+
+
+def adaptive_avg_pool2d(input: Tensor, output_size: int | tuple[int | None, int | None]) -> Tensor:
+    """Mean over windows of the last two axes chosen to give ``output_size``.
+
+    Output row ``i`` of ``n`` averages the input rows from ``floor(i * H / n)``
+    to ``ceil((i + 1) * H / n)`` (windows may overlap when ``H`` is not a
+    multiple of ``n``), and likewise for columns, as in PyTorch. An
+    ``output_size`` of ``None`` keeps that axis's size.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.adaptive_avg_pool2d(plugrad.arange(16.0).reshape(1, 4, 4), 2)
+    tensor([[[ 2.5000,  4.5000],
+             [10.5000, 12.5000]]])
+    """
+    _check_tensor("input", "adaptive_avg_pool2d", input)
+    if input.ndim not in (3, 4):
+        raise ShapeError(
+            f"adaptive_avg_pool2d() takes a (C, H, W) or (N, C, H, W) tensor, got shape "
+            f"{input.shape}"
+        )
+    sizes = (output_size, output_size) if isinstance(output_size, int) else tuple(output_size)
+    height, width = input.shape[-2:]
+    rows, columns = (
+        size if size is not None else full for size, full in zip(sizes, (height, width))
+    )
+    if not all(isinstance(n, int) and n >= 1 for n in (rows, columns)):
+        raise ValueError(
+            f"adaptive_avg_pool2d(): output_size must be positive ints (or None), got "
+            f"{output_size!r}"
+        )
+    if height % rows == 0 and width % columns == 0:  # equal windows side by side: one mean
+        shape = (*input.shape[:-2], rows, height // rows, columns, width // columns)
+        return _ops.mean(_ops.reshape(input, shape), axis=(-3, -1))
+
+    def bounds(i: int, n: int, length: int) -> tuple[int, int]:
+        return (i * length) // n, -((-(i + 1) * length) // n)
+
+    pooled_rows = []
+    for i in range(rows):
+        top, bottom = bounds(i, rows, height)
+        band = input[..., top:bottom, :]
+        cells = []
+        for j in range(columns):
+            left, right = bounds(j, columns, width)
+            cells.append(_ops.mean(band[..., left:right], axis=(-2, -1)))
+        pooled_rows.append(_ops.stack(cells, axis=-1))
+    return _ops.stack(pooled_rows, axis=-2)
 
 
 def avg_pool2d(

@@ -1,4 +1,4 @@
-"""Pooling layers: ``MaxPool2d`` and ``AvgPool2d``."""
+"""Pooling layers: ``MaxPool2d``, ``AvgPool2d`` and ``AdaptiveAvgPool2d``."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from ..tensor import Tensor
 from . import functional as F
 from .module import Module
 
-__all__ = ["AvgPool2d", "MaxPool2d"]
+__all__ = ["AdaptiveAvgPool2d", "AvgPool2d", "MaxPool2d"]
 
 IntPair = int | tuple[int, int]
 
@@ -105,3 +105,27 @@ class AvgPool2d(_Pool2d):
             self.count_include_pad,
             self.divisor_override,
         )
+
+
+class AdaptiveAvgPool2d(Module):
+    """Apply :func:`plugrad.nn.functional.adaptive_avg_pool2d` to give ``output_size``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> pool = plugrad.nn.AdaptiveAvgPool2d((1, 1))
+    >>> pool
+    AdaptiveAvgPool2d(output_size=(1, 1))
+    >>> pool(plugrad.ones((2, 3, 5, 7))).shape
+    (2, 3, 1, 1)
+    """
+
+    def __init__(self, output_size: int | tuple[int | None, int | None]) -> None:
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.adaptive_avg_pool2d(input, self.output_size)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"

@@ -426,6 +426,15 @@ NAMES: dict[str, Callable[[Any, Any], Any]] = {
             ("Threshold", (0.1, 5.0)),
         )
     },
+    **{
+        f"F.adaptive_avg_pool2d({size})": lambda lib, x, size=size: (
+            lib.nn.functional.adaptive_avg_pool2d(x.reshape(1, 1, 3, 4) * x[:1, :1], size)
+        )
+        for size in (1, (1, 1), 2, (2, 3), (3, None), (2, 4), (3, 4))
+    },
+    "nn.AdaptiveAvgPool2d((1, 1)) of (C, H, W)": lambda lib, x: lib.nn.AdaptiveAvgPool2d((1, 1))(
+        x.reshape(1, 3, 4).expand(2, 3, 4) * x[:2, :1, None]
+    ),
     "nn.Softplus": lambda lib, x: lib.nn.Softplus(0.5)((x - 1.4) * 3),
     "t().contiguous().view(-1)": lambda lib, x: x.t().contiguous().view(-1),
     "is_contiguous": lambda lib, x: (
