@@ -223,6 +223,7 @@ _registry.load()
 if _typing.TYPE_CHECKING:  # the functions load() installs, as type checkers see them
     from . import testing
     from ._api_linalg import outer as outer
+    from ._api_linalg import trace as trace
     from ._api_plugrad import *  # noqa: F403
 __all__ += _dtype_functions.__all__
 # The built-in op functions installed here; a name already public (the fft module) is listed once.
@@ -243,10 +244,10 @@ cdouble = complex128
 def __getattr__(name: str) -> object:
     if name == "testing":  # test helpers, imported when first used
         return _importlib.import_module("plugrad.testing")
-    if name == "outer":
-        # PyTorch's torch.outer is the standard's linalg.outer (vectors only); the
-        # standard has no outer in the main namespace, so the name is free for it.
-        return linalg.outer
+    if name in ("outer", "trace"):
+        # PyTorch's torch.outer and torch.trace are the standard's linalg functions (of
+        # vectors, of matrices); its main namespace has neither, so the names are free.
+        return getattr(linalg, name)
     from .pytorch_names import MISSING_DTYPES
 
     if name in MISSING_DTYPES:

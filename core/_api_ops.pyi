@@ -89,6 +89,7 @@ from ._api_plugrad import cumsum as cumsum
 from ._api_plugrad import cumulative_prod as cumulative_prod
 from ._api_plugrad import cumulative_sum as cumulative_sum
 from ._api_plugrad import deg2rad as deg2rad
+from ._api_plugrad import diag as diag
 from ._api_plugrad import diff as diff
 from ._api_plugrad import dist as dist
 from ._api_plugrad import div as div

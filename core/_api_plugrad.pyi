@@ -332,6 +332,10 @@ def deg2rad(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Degrees to radians element-wise (PyTorch's)."""
 
 
+def diag(x: TensorLike, diagonal: int = ...) -> Any:
+    """PyTorch's ``diag(x, diagonal=0)``: a vector's diagonal matrix, or a matrix's diagonal."""
+
+
 def diff(
     x: TensorLike,
     /,

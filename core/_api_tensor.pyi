@@ -595,6 +595,9 @@ class InstalledTensorMethods:
     def deg2rad_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`deg2rad`: ``x.deg2rad_(...)`` makes ``x`` hold it."""
 
+    def diag(self, diagonal: int = ...) -> Any:
+        """PyTorch's ``diag(x, diagonal=0)``: a vector's diagonal matrix, or a matrix's diagonal."""
+
     def diff(
         self,
         n: int = ...,
@@ -1319,6 +1322,9 @@ class InstalledTensorMethods:
         """PyTorch's ``x.topk(k, dim=-1, largest=True)``: the ``k`` largest (or smallest)
         elements.
         """
+
+    def trace(self, *, offset: Any = ..., dtype: DType | None = ..., out: Any = ...) -> Tensor:
+        """Sum of the ``offset`` diagonal of the last two axes."""
 
     def transpose(self, dim0: int, dim1: int) -> Any:
         """PyTorch's ``x.transpose(dim0, dim1)``: swap two axes (also ``swapaxes``,

@@ -1,5 +1,8 @@
 """Creation functions of the Array API that take tensors: ``tril``, ``triu``, ``meshgrid``.
 
+PyTorch's ``diag`` (a vector's diagonal matrix, or a matrix's diagonal) rides
+on ``tril``'s row.
+
 The functions that make tensors from nothing (``zeros``, ``eye``, ``linspace``,
 ...) are not ops; they live in :mod:`plugrad.creation`.
 """
@@ -8,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from plugrad.errors import ArgumentError
+from plugrad.errors import ArgumentError, ShapeError
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
 
@@ -29,6 +32,25 @@ def _triangle(name: str) -> Any:
     return triangle
 
 
+def _diag(xp: Any, x: Any, diagonal: int = 0) -> Any:
+    """PyTorch's ``diag(x, diagonal=0)``: a vector's diagonal matrix, or a matrix's diagonal.
+
+    A 1-D ``x`` becomes the square matrix with ``x`` on diagonal ``diagonal``
+    (above the main one if positive) and zeros elsewhere; a 2-D ``x`` gives
+    its diagonal ``diagonal`` as a vector.
+    """
+    if x.ndim == 2:
+        return xp.linalg.diagonal(x, offset=diagonal)
+    if x.ndim != 1:
+        raise ShapeError(f"diag() takes a 1-D or 2-D tensor, got shape {tuple(x.shape)}")
+    offset = abs(diagonal)
+    size = x.shape[0] + offset
+    padded = xp.concat([x, xp.zeros(offset, dtype=x.dtype, device=x.device)]) if offset else x
+    # Above the main diagonal, row i holds x[i]; below it, column j holds x[j].
+    along = xp.expand_dims(padded, axis=1 if diagonal >= 0 else 0)
+    return xp.eye(size, k=diagonal, dtype=x.dtype, device=x.device) * along
+
+
 def _meshgrid_grad(xp: Any, g: Any, ans: Any, arrays: tuple[Any, ...], *, indexing: str) -> Any:
     # Each grid repeats its array along every axis but one: sum the others away.
     grads = []
@@ -41,7 +63,8 @@ def _meshgrid_grad(xp: Any, g: Any, ans: Any, arrays: tuple[Any, ...], *, indexi
 
 # fmt: off
 tril = op("tril(x, /, *, k=0)", vjp=lambda xp, g, ans, x, *, k: xp.tril(g, k=k),
-          methods={"tril": _triangle("tril")}, torch_function=_triangle("tril"), inplace=True,
+          methods={"tril": _triangle("tril"), "diag": _diag}, aliases={"diag": _diag},
+          torch_function=_triangle("tril"), inplace=("tril",),
           doc="The lower triangle (on and below diagonal ``k``) of the last two axes; 0 above.")
 triu = op("triu(x, /, *, k=0)", vjp=lambda xp, g, ans, x, *, k: xp.triu(g, k=k),
           methods={"triu": _triangle("triu")}, torch_function=_triangle("triu"), inplace=True,

@@ -462,6 +462,7 @@ def _trace_grad(xp: Any, g: Any, ans: Any, x: Any, *, offset: int, dtype: Any) -
 
 
 trace = op("trace(x, /, *, offset=0, dtype=None)", vjp=_trace_grad, namespace="linalg", saves=(),
+           methods="trace",
            doc="Sum of the ``offset`` diagonal of the last two axes.")
 
 diagonal = op("diagonal(x, /, *, offset=0)", namespace="linalg", view=True, saves=(),

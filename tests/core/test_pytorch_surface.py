@@ -455,6 +455,10 @@ NAMES: dict[str, Callable[[Any, Any], Any]] = {
             {"ord": 3, "dim": 0, "keepdim": True},
         )
     },
+    "diag of a vector": lambda lib, x: (lib.diag(x[0]), lib.diag(x[1], 2), lib.diag(x[2], -1)),
+    "diag of a matrix": lambda lib, x: (lib.diag(x), lib.diag(x, 1), lib.diag(x, diagonal=-2)),
+    "x.diag()": lambda lib, x: (x[0].diag(), x.diag(-1)),
+    "trace": lambda lib, x: (lib.trace(x), x[:, :3].trace()),
     "outer(x, y)": lambda lib, x: lib.outer(x[0], x[1, :3]),
     "outer of ints": lambda lib, x: lib.outer(_tensor(lib, [1, 2]), _tensor(lib, [3, -4, 5])),
     "logsumexp": lambda lib, x: lib.logsumexp(x, 1),
