@@ -1,0 +1,138 @@
+"""Adagrad: each coordinate's step divided by the root of its summed squared gradients."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..tensor import Tensor, _wrap
+from .optimizer import Optimizer, ParamsT, check_buffer, check_flag, check_number, check_real_param
+
+__all__ = ["Adagrad"]
+
+
+class Adagrad(Optimizer):
+    r"""Adagrad (Duchi et al., 2011), with PyTorch's options and update order.
+
+    With gradient :math:`g` at step :math:`t` (negated for ``maximize``, plus
+    :math:`\lambda p` for ``weight_decay``), each step computes
+
+    .. math::
+
+        \tilde\eta &= \eta / (1 + (t - 1)\,\delta) \\
+        s &\leftarrow s + g^2 \\
+        p &\leftarrow p - \tilde\eta\,g / (\sqrt{s} + \epsilon)
+
+    where :math:`\delta` is ``lr_decay`` and :math:`s` starts at
+    ``initial_accumulator_value``.
+
+    Parameters
+    ----------
+    params : iterable of Tensor, or iterable of dict
+        Leaf tensors that require grad, or parameter groups.
+    lr : float, default 1e-2
+        Learning rate :math:`\eta`.
+    lr_decay : float, default 0
+        Decay :math:`\delta` of the learning rate with the step count.
+    weight_decay : float, default 0
+        L2 penalty added to the gradient.
+    initial_accumulator_value : float, default 0
+        The sum of squares :math:`s` before the first step.
+    eps : float, default 1e-10
+        Added to the denominator.
+    maximize : bool, default False
+        Ascend the objective instead of descending.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> w = plugrad.tensor([1.0, -2.0], requires_grad=True)
+    >>> opt = plugrad.optim.Adagrad([w], lr=0.5)
+    >>> (w * w).sum().backward()
+    >>> opt.step()
+    >>> w
+    tensor([ 0.5000, -1.5000], requires_grad=True)
+    """
+
+    def __init__(
+        self,
+        params: ParamsT,
+        lr: float = 1e-2,
+        lr_decay: float = 0,
+        weight_decay: float = 0,
+        initial_accumulator_value: float = 0,
+        eps: float = 1e-10,
+        *,
+        maximize: bool = False,
+    ) -> None:
+        defaults = {
+            "lr": lr,
+            "lr_decay": lr_decay,
+            "weight_decay": weight_decay,
+            "initial_accumulator_value": initial_accumulator_value,
+            "eps": eps,
+            "maximize": maximize,
+        }
+        self._check_options(defaults)
+        super().__init__(params, defaults)
+        # As PyTorch's, the sums start at construction, for parameters that never get a
+        # gradient too (so a state dict saved before the first step has them).
+        for group in self.param_groups:
+            for param in group["params"]:
+                self._start(param, group)
+
+    def _start(self, param: Tensor, group: dict[str, Any]) -> dict[str, Any]:
+        start = param._device.xp.full_like(param._array, group["initial_accumulator_value"])
+        entry = self.state[param] = {"step": 0, "sum": _wrap(start, param._device, False, None)}
+        return entry
+
+    def _check_options(self, group: dict[str, Any]) -> None:
+        for key in ("lr", "lr_decay", "weight_decay", "initial_accumulator_value", "eps"):
+            check_number(key, group[key])
+        check_flag("maximize", group["maximize"])
+
+    def _check_param_dtype(self, param: Tensor) -> None:
+        check_real_param(param, "Adagrad")
+
+    def _check_state(self, param: Tensor, state: Mapping[str, Any], group: dict[str, Any]) -> None:
+        unknown = set(state) - {"step", "sum"}
+        if unknown:
+            raise ValueError(f"Adagrad keeps 'step' and 'sum' per parameter, not {sorted(unknown)}")
+        if not state:
+            return
+        step = state.get("step")
+        if isinstance(step, bool) or not isinstance(step, int) or step < 0:
+            raise TypeError(f"Adagrad state 'step' must be an int >= 0, got {step!r}")
+        check_buffer(param, "sum", state.get("sum"))
+
+    def _prepare_group(self, group: dict[str, Any]) -> list[float]:
+        numbers = []
+        for param in group["params"]:
+            if param._grad is None:
+                continue
+            entry = self.state.get(param) or self._start(param, group)
+            step = entry["step"] = entry["step"] + 1
+            numbers.append(group["lr"] / (1 + (step - 1) * group["lr_decay"]))
+        return numbers
+
+    def _update_group(self, group: dict[str, Any], numbers: list[float]) -> None:
+        eps, weight_decay, maximize = group["eps"], group["weight_decay"], group["maximize"]
+        index = 0
+        for param in group["params"]:
+            grad = param._grad
+            if grad is None:
+                continue
+            step_size = numbers[index]
+            index += 1
+            xp = param._device.xp
+            array = param._array
+            g = -grad._array if maximize else grad._array
+            if weight_decay:
+                g = g + weight_decay * array
+            total = self.state[param]["sum"]
+            s = total._array
+            s += g * g
+            total._array = s
+            array -= step_size * (g / (xp.sqrt(s) + eps))
+            param._array = array  # the same object, unless the backend's arrays are immutable
+            param._bump_version()

@@ -1,0 +1,177 @@
+"""RMSprop: each step divided by a running root mean square of the gradients."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..tensor import Tensor, _wrap
+from .optimizer import (
+    Optimizer,
+    ParamsT,
+    check_buffer,
+    check_flag,
+    check_number,
+    check_real_param,
+)
+
+__all__ = ["RMSprop"]
+
+
+class RMSprop(Optimizer):
+    r"""RMSprop (Hinton's lecture notes), with PyTorch's options and update order.
+
+    With gradient :math:`g` (negated for ``maximize``, plus
+    :math:`\lambda p` for ``weight_decay``), each step computes
+
+    .. math::
+
+        v &\leftarrow \alpha\,v + (1 - \alpha)\,g^2 \\
+        a &= \sqrt{v - \bar g^2} + \epsilon \text{ (centered, with }
+             \bar g \leftarrow \alpha\,\bar g + (1 - \alpha)\,g\text{) or } \sqrt{v} + \epsilon \\
+        b &\leftarrow \mu\,b + g / a \text{ (with momentum } \mu > 0\text{)} \\
+        p &\leftarrow p - \eta\,b \text{ (or } p - \eta\,g / a \text{ without momentum)}
+
+    Parameters
+    ----------
+    params : iterable of Tensor, or iterable of dict
+        Leaf tensors that require grad, or parameter groups.
+    lr : float, default 1e-2
+        Learning rate :math:`\eta`.
+    alpha : float, default 0.99
+        Smoothing constant :math:`\alpha` of the mean square.
+    eps : float, default 1e-8
+        Added to the denominator.
+    weight_decay : float, default 0
+        L2 penalty added to the gradient.
+    momentum : float, default 0
+        Momentum factor :math:`\mu`.
+    centered : bool, default False
+        Divide by the estimated standard deviation of the gradient instead.
+    maximize : bool, default False
+        Ascend the objective instead of descending.
+
+    Notes
+    -----
+    The state of a parameter is ``step``, ``square_avg``, and
+    ``momentum_buffer`` and ``grad_avg`` when momentum and ``centered`` use them.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> w = plugrad.tensor([1.0, -2.0], requires_grad=True)
+    >>> opt = plugrad.optim.RMSprop([w], lr=0.01)
+    >>> (w * w).sum().backward()
+    >>> opt.step()
+    >>> w
+    tensor([ 0.9000, -1.9000], requires_grad=True)
+    """
+
+    _BUFFERS = ("square_avg", "momentum_buffer", "grad_avg")
+
+    def __init__(
+        self,
+        params: ParamsT,
+        lr: float = 1e-2,
+        alpha: float = 0.99,
+        eps: float = 1e-8,
+        weight_decay: float = 0,
+        momentum: float = 0,
+        centered: bool = False,
+        *,
+        maximize: bool = False,
+    ) -> None:
+        defaults = {
+            "lr": lr,
+            "alpha": alpha,
+            "eps": eps,
+            "weight_decay": weight_decay,
+            "momentum": momentum,
+            "centered": centered,
+            "maximize": maximize,
+        }
+        self._check_options(defaults)
+        super().__init__(params, defaults)
+
+    def _check_options(self, group: dict[str, Any]) -> None:
+        check_number("lr", group["lr"])
+        check_number("alpha", group["alpha"])
+        check_number("eps", group["eps"])
+        check_number("weight_decay", group["weight_decay"])
+        check_number("momentum", group["momentum"])
+        check_flag("centered", group["centered"])
+        check_flag("maximize", group["maximize"])
+
+    def _check_param_dtype(self, param: Tensor) -> None:
+        check_real_param(param, "RMSprop")
+
+    def _check_state(self, param: Tensor, state: Mapping[str, Any], group: dict[str, Any]) -> None:
+        known = {"step", *self._BUFFERS}
+        unknown = set(state) - known
+        if unknown:
+            raise ValueError(f"RMSprop keeps {sorted(known)} per parameter, not {sorted(unknown)}")
+        if not state:
+            return
+        step = state.get("step")
+        if isinstance(step, bool) or not isinstance(step, int) or step < 0:
+            raise TypeError(f"RMSprop state 'step' must be an int >= 0, got {step!r}")
+        check_buffer(param, "square_avg", state.get("square_avg"))
+        for key in ("momentum_buffer", "grad_avg"):
+            check_buffer(param, key, state.get(key), optional=True)
+
+    def _prepare_group(self, group: dict[str, Any]) -> list[float]:
+        for param in group["params"]:
+            if param._grad is None:
+                continue
+            entry = self.state.setdefault(param, {"step": 0})
+            device, zeros = param._device, param._device.xp.zeros_like
+            needed = ["square_avg"]
+            if group["momentum"] > 0:
+                needed.append("momentum_buffer")
+            if group["centered"]:
+                needed.append("grad_avg")
+            for key in needed:
+                if entry.get(key) is None:
+                    entry[key] = _wrap(zeros(param._array), device, False, None)
+            entry["step"] += 1
+        return [group["lr"]]
+
+    def _update_group(self, group: dict[str, Any], numbers: list[float]) -> None:
+        (lr,) = numbers
+        alpha, eps, momentum = group["alpha"], group["eps"], group["momentum"]
+        weight_decay, maximize = group["weight_decay"], group["maximize"]
+        for param in group["params"]:
+            grad = param._grad
+            if grad is None:
+                continue
+            xp = param._device.xp
+            entry = self.state[param]
+            array = param._array
+            g = -grad._array if maximize else grad._array
+            if weight_decay:
+                g = g + weight_decay * array
+            square_avg = entry["square_avg"]
+            v = square_avg._array
+            v *= alpha
+            v += (1 - alpha) * (g * g)
+            square_avg._array = v
+            if group["centered"]:
+                grad_avg = entry["grad_avg"]
+                m = grad_avg._array
+                m *= alpha
+                m += (1 - alpha) * g
+                grad_avg._array = m
+                denominator = xp.sqrt(v - m * m) + eps
+            else:
+                denominator = xp.sqrt(v) + eps
+            if momentum > 0:
+                buffer = entry["momentum_buffer"]
+                b = buffer._array
+                b *= momentum
+                b += g / denominator
+                buffer._array = b
+                array -= lr * b
+            else:
+                array -= lr * (g / denominator)
+            param._array = array  # the same object, unless the backend's arrays are immutable
+            param._bump_version()
