@@ -183,6 +183,7 @@ from ._api_plugrad import square as square
 from ._api_plugrad import squeeze as squeeze
 from ._api_plugrad import stack as stack
 from ._api_plugrad import std as std
+from ._api_plugrad import std_mean as std_mean
 from ._api_plugrad import sub as sub
 from ._api_plugrad import subtract as subtract
 from ._api_plugrad import sum as sum
@@ -210,6 +211,7 @@ from ._api_plugrad import unique_values as unique_values
 from ._api_plugrad import unsqueeze as unsqueeze
 from ._api_plugrad import unstack as unstack
 from ._api_plugrad import var as var
+from ._api_plugrad import var_mean as var_mean
 from ._api_plugrad import vecdot as vecdot
 from ._api_plugrad import where as where
 from ._api_types import TensorLike

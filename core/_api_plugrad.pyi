@@ -814,6 +814,20 @@ def std(
     """Standard deviation over ``axis``; ``correction=1`` for the sample one."""
 
 
+def std_mean(
+    x: TensorLike,
+    dim: Any = ...,
+    unbiased: bool | None = ...,
+    keepdim: bool = ...,
+    *,
+    correction: Any = ...,
+    axis: Any = ...,
+) -> Any:
+    """PyTorch's ``std_mean(x, dim=None, unbiased=True, keepdim=False, *, correction=1)``: the
+    pair ``(std, mean)``.
+    """
+
+
 def sub(x1: TensorLike, x2: TensorLike, /, *, alpha: Any = ..., out: Any = ...) -> Tensor:
     """Subtract ``x1 - x2`` element-wise, broadcasting."""
 
@@ -969,6 +983,20 @@ def var(
     out: Any = ...,
 ) -> Any:
     """Variance over ``axis``; ``correction=1`` gives the unbiased (sample) variance."""
+
+
+def var_mean(
+    x: TensorLike,
+    dim: Any = ...,
+    unbiased: bool | None = ...,
+    keepdim: bool = ...,
+    *,
+    correction: Any = ...,
+    axis: Any = ...,
+) -> Any:
+    """PyTorch's ``var_mean(x, dim=None, unbiased=True, keepdim=False, *, correction=1)``: the
+    pair ``(var, mean)``.
+    """
 
 
 def vecdot(

@@ -59,6 +59,25 @@ def _spread_method(name: str) -> Any:
     return method
 
 
+def _spread_and_mean(name: str) -> Any:
+    spread = _spread_method(name)
+
+    def spread_and_mean(
+        xp: Any, x: Any, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False,
+        *, correction: float | None = None, axis: Any = None,
+    ) -> Any:  # fmt: skip
+        value = spread(xp, x, dim, unbiased, keepdim, correction=correction, axis=axis)
+        if isinstance(dim, bool):
+            dim = None
+        return value, xp.mean(x, axis=torch_axis(dim, axis), keepdims=keepdim)
+
+    spread_and_mean.__doc__ = (
+        f"PyTorch's ``{name}_mean(x, dim=None, unbiased=True, keepdim=False, *, correction=1)``: "
+        f"the pair ``({name}, mean)``."
+    )
+    return spread_and_mean
+
+
 def _extremum_method(name: str) -> Any:
     def method(xp: Any, x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None) -> Any:
         if hasattr(dim, "shape"):  # PyTorch's x.max(other): element-wise
@@ -127,6 +146,7 @@ def _var_grad(xp: Any, g: Any, ans: Any, x: Any, *, axis: Any, correction: Any, 
 
 var = op("var(x, /, *, axis=None, correction=0.0, keepdims=False)", vjp=_var_grad,
          methods={"var": _spread_method("var")}, torch_function=_spread_method("var"),
+         aliases={"var_mean": _spread_and_mean("var")},
          doc="Variance over ``axis``; ``correction=1`` gives the unbiased (sample) variance.")
 
 
@@ -143,6 +163,7 @@ def _std_grad(xp: Any, g: Any, ans: Any, x: Any, *, axis: Any, correction: Any, 
 
 std = op("std(x, /, *, axis=None, correction=0.0, keepdims=False)", vjp=_std_grad,
          methods={"std": _spread_method("std")}, torch_function=_spread_method("std"),
+         aliases={"std_mean": _spread_and_mean("std")},
          doc="Standard deviation over ``axis``; ``correction=1`` for the sample one.")
 
 
