@@ -24,7 +24,6 @@ PROGRAMS = sorted(p.stem for p in HERE.glob("*.py") if not p.name.startswith("te
 
 #: Programs that need Tensor methods or functions plugrad does not have yet, and why.
 NOT_YET: dict[str, str] = {
-    "autograd_tour": "torch.autograd.functional (jacobian, hessian, vjp) is not there yet",
     "optimizers_and_schedulers": "lr_scheduler.OneCycleLR is not there yet",
 }
 
