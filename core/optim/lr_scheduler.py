@@ -25,6 +25,7 @@ __all__ = [
     "LambdaLR",
     "LinearLR",
     "MultiStepLR",
+    "OneCycleLR",
     "ReduceLROnPlateau",
     "StepLR",
 ]
@@ -503,6 +504,145 @@ class LinearLR(LRScheduler):
         # The factor for this epoch divided by the one for the previous epoch.
         ratio = 1.0 + (end - start) / (self.total_iters * start + (epoch - 1) * (end - start))
         return [lr * ratio for lr in self._group_lrs()]
+
+
+class OneCycleLR(LRScheduler):
+    """The one-cycle policy: the learning rate rises to ``max_lr`` and falls far below it.
+
+    Stepped once per batch, for ``total_steps`` steps (or ``epochs *
+    steps_per_epoch``). The learning rate starts at ``max_lr / div_factor``,
+    reaches ``max_lr`` after ``pct_start`` of the steps, then anneals to
+    ``max_lr / div_factor / final_div_factor``; with ``three_phase`` it first
+    comes back down to the start before the final annealing. Annealing is by
+    cosine (``"cos"``) or linear (``"linear"``). With ``cycle_momentum`` the
+    momentum (SGD's ``momentum``, Adam's first beta) moves the opposite way,
+    between ``max_momentum`` and ``base_momentum``. As PyTorch's, it computes
+    each step's value from the step number, not from the current one.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> w = plugrad.tensor([1.0], requires_grad=True)
+    >>> opt = plugrad.optim.SGD([w], lr=0.1, momentum=0.9)
+    >>> schedule = plugrad.optim.lr_scheduler.OneCycleLR(opt, max_lr=1.0, total_steps=4)
+    >>> lrs = [schedule.get_last_lr()[0]]
+    >>> for _ in range(3):
+    ...     opt.step()
+    ...     schedule.step()
+    ...     lrs.append(schedule.get_last_lr()[0])
+    >>> [round(lr, 6) for lr in lrs]
+    [0.04, 0.811746, 0.283061, 4e-06]
+    """
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        max_lr: float | Sequence[float],
+        total_steps: int | None = None,
+        epochs: int | None = None,
+        steps_per_epoch: int | None = None,
+        pct_start: float = 0.3,
+        anneal_strategy: str = "cos",
+        cycle_momentum: bool = True,
+        base_momentum: float | Sequence[float] = 0.85,
+        max_momentum: float | Sequence[float] = 0.95,
+        div_factor: float = 25.0,
+        final_div_factor: float = 1e4,
+        three_phase: bool = False,
+        last_epoch: int = -1,
+    ) -> None:
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"OneCycleLR schedules a plugrad.optim.Optimizer, got {optimizer!r}")
+        if total_steps is None:
+            if epochs is None or steps_per_epoch is None:
+                raise ValueError("OneCycleLR needs total_steps, or epochs and steps_per_epoch")
+            check_int("epochs", epochs, at_least=1)
+            check_int("steps_per_epoch", steps_per_epoch, at_least=1)
+            total_steps = epochs * steps_per_epoch
+        check_int("total_steps", total_steps, at_least=1)
+        check_number("pct_start", pct_start)
+        if pct_start > 1:
+            raise ValueError(f"pct_start must be between 0 and 1, got {pct_start!r}")
+        if anneal_strategy not in ("cos", "linear"):
+            raise ValueError(f"anneal_strategy must be 'cos' or 'linear', got {anneal_strategy!r}")
+        groups = optimizer.param_groups
+
+        def per_group(name: str, value: Any) -> list[float]:
+            values = list(value) if isinstance(value, Sequence) else [value] * len(groups)
+            if len(values) != len(groups):
+                raise ValueError(
+                    f"{name} lists {len(values)} values for {len(groups)} parameter groups"
+                )
+            for v in values:
+                check_number(name, v)
+            return values
+
+        max_lrs = per_group("max_lr", max_lr)
+        self.total_steps = total_steps
+        self.anneal_strategy = anneal_strategy
+        self.cycle_momentum = cycle_momentum
+        self._uses_betas = "betas" in optimizer.defaults
+        if cycle_momentum:
+            if "momentum" not in optimizer.defaults and not self._uses_betas:
+                raise ValueError(
+                    "cycle_momentum=True needs an optimizer with momentum or betas; pass "
+                    "cycle_momentum=False"
+                )
+            base = per_group("base_momentum", base_momentum)
+            peak = per_group("max_momentum", max_momentum)
+        if last_epoch == -1:
+            for number, group in enumerate(groups):
+                group["initial_lr"] = max_lrs[number] / div_factor
+                group["max_lr"] = max_lrs[number]
+                group["min_lr"] = group["initial_lr"] / final_div_factor
+                if cycle_momentum:
+                    group["base_momentum"], group["max_momentum"] = base[number], peak[number]
+                    self._set_momentum(group, peak[number])
+        rise_end = float(pct_start * total_steps) - 1
+        if three_phase:
+            self._phases = [
+                (rise_end, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
+                (2 * rise_end, "max_lr", "initial_lr", "base_momentum", "max_momentum"),
+                (total_steps - 1, "initial_lr", "min_lr", "max_momentum", "max_momentum"),
+            ]
+        else:
+            self._phases = [
+                (rise_end, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
+                (total_steps - 1, "max_lr", "min_lr", "base_momentum", "max_momentum"),
+            ]
+        super().__init__(optimizer, last_epoch)
+
+    def _set_momentum(self, group: dict[str, Any], momentum: float) -> None:
+        if self._uses_betas:
+            group["betas"] = (momentum, *group["betas"][1:])
+        else:
+            group["momentum"] = momentum
+
+    def _anneal(self, start: float, end: float, fraction: float) -> float:
+        if self.anneal_strategy == "cos":
+            return end + (start - end) / 2.0 * (math.cos(math.pi * fraction) + 1)
+        return (end - start) * fraction + start
+
+    def _compute_lr(self) -> list[float]:
+        step = self.last_epoch
+        if step > self.total_steps:
+            raise ValueError(
+                f"OneCycleLR was stepped {step} times, past its total_steps={self.total_steps}; "
+                "give total_steps (or epochs and steps_per_epoch) for the whole run"
+            )
+        lrs = []
+        for group in self.optimizer.param_groups:
+            start_step = 0.0
+            for index, (end_step, lr_from, lr_to, m_from, m_to) in enumerate(self._phases):
+                if step <= end_step or index == len(self._phases) - 1:
+                    fraction = (step - start_step) / (end_step - start_step)
+                    lrs.append(self._anneal(group[lr_from], group[lr_to], fraction))
+                    if self.cycle_momentum:
+                        momentum = self._anneal(group[m_from], group[m_to], fraction)
+                        self._set_momentum(group, momentum)
+                    break
+                start_step = end_step
+        return lrs
 
 
 class ReduceLROnPlateau:

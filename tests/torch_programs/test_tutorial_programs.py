@@ -23,9 +23,7 @@ HERE = Path(__file__).resolve().parent
 PROGRAMS = sorted(p.stem for p in HERE.glob("*.py") if not p.name.startswith("test_"))
 
 #: Programs that need Tensor methods or functions plugrad does not have yet, and why.
-NOT_YET: dict[str, str] = {
-    "optimizers_and_schedulers": "lr_scheduler.OneCycleLR is not there yet",
-}
+NOT_YET: dict[str, str] = {}
 
 
 def run_program(name: str, data: dict, *, as_plugrad: bool) -> list[float]:

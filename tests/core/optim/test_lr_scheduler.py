@@ -254,3 +254,53 @@ def test_reduce_lr_on_plateau_state_and_arguments() -> None:
             lr_scheduler.ReduceLROnPlateau(opt, **bad)
     with pytest.raises(ValueError, match="another kind"):
         schedule.load_state_dict({"best": 1.0})
+
+
+ONE_CYCLE = {
+    "cos": {"max_lr": 1.0, "total_steps": 10},
+    "linear-per-group": {
+        "max_lr": [0.5, 2.0], "epochs": 3, "steps_per_epoch": 4, "anneal_strategy": "linear"
+    },
+    "three-phase": {"max_lr": 1.0, "total_steps": 12, "three_phase": True, "pct_start": 0.25},
+    "no-momentum": {
+        "max_lr": 0.3, "total_steps": 7, "cycle_momentum": False, "div_factor": 5,
+        "final_div_factor": 100,
+    },
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("optimizer", ["SGD", "Adam"])
+@pytest.mark.parametrize("key", sorted(ONE_CYCLE))
+def test_one_cycle_matches_torch_in_learning_rate_and_momentum(key, optimizer) -> None:
+    torch = pytest.importorskip("torch")
+    sequences = []
+    for lib, make in (
+        (plugrad, lambda: plugrad.tensor([1.0], requires_grad=True)),
+        (torch, lambda: torch.ones(1, requires_grad=True)),
+    ):
+        options = {"momentum": 0.9} if optimizer == "SGD" else {}
+        opt = getattr(lib.optim, optimizer)(two_groups(make), lr=0.1, **options)
+        schedule = lib.optim.lr_scheduler.OneCycleLR(opt, **ONE_CYCLE[key])
+        values = []
+        for _ in range(schedule.total_steps - 1):
+            opt.step()
+            schedule.step()
+            for group in opt.param_groups:
+                momentum = group["momentum"] if optimizer == "SGD" else group["betas"][0]
+                values += [group["lr"], momentum]
+        sequences.append(values)
+    assert sequences[0] == pytest.approx(sequences[1], rel=1e-12)
+
+
+def test_one_cycle_refuses_what_it_cannot_schedule() -> None:
+    opt = optim.Adagrad([plugrad.tensor([1.0], requires_grad=True)], lr=0.1)
+    with pytest.raises(ValueError, match="momentum or betas"):
+        lr_scheduler.OneCycleLR(opt, max_lr=1.0, total_steps=3)
+    with pytest.raises(ValueError, match="total_steps"):
+        lr_scheduler.OneCycleLR(opt, max_lr=1.0, cycle_momentum=False)
+    schedule = lr_scheduler.OneCycleLR(opt, max_lr=1.0, total_steps=2, cycle_momentum=False)
+    opt.step()
+    schedule.step()
+    schedule.step()
+    with pytest.raises(ValueError, match="past its total_steps"):
+        schedule.step()
