@@ -3,6 +3,8 @@
 from collections.abc import Sequence
 from typing import Any
 
+from . import _api_ops
+from . import _api_plugrad
 from ._api_types import TensorLike
 from .backend import Backend
 from .backend import Device
@@ -188,26 +190,14 @@ class InstalledTensorMethods:
     def _host(self) -> Any:
         """The values as a NumPy array, whether or not the tensor requires grad."""
 
-    def abs(self, *, out: Any = ...) -> Tensor:
-        """Absolute value ``|x|`` element-wise (complex: the modulus); gradient 0 at 0."""
-
     def abs_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`abs`: ``x.abs_(...)`` makes ``x`` hold it."""
-
-    def absolute(self, *, out: Any = ...) -> Tensor:
-        """Absolute value ``|x|`` element-wise (complex: the modulus); gradient 0 at 0."""
 
     def absolute_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`absolute`: ``x.absolute_(...)`` makes ``x`` hold it."""
 
-    def acos(self, *, out: Any = ...) -> Tensor:
-        """Inverse cosine element-wise; the gradient is infinite at ``x = ±1``."""
-
     def acos_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`acos`: ``x.acos_(...)`` makes ``x`` hold it."""
-
-    def acosh(self, *, out: Any = ...) -> Tensor:
-        """Inverse hyperbolic cosine element-wise (``x >= 1``; gradient infinite at 1)."""
 
     def acosh_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`acosh`: ``x.acosh_(...)`` makes ``x`` hold it."""
@@ -267,46 +257,23 @@ class InstalledTensorMethods:
     ) -> Tensor:
         """Test whether any element along ``axis`` is true (non-zero)."""
 
-    def arccos(self, *, out: Any = ...) -> Tensor:
-        """Inverse cosine element-wise; the gradient is infinite at ``x = ±1``."""
-
     def arccos_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`arccos`: ``x.arccos_(...)`` makes ``x`` hold it."""
-
-    def arccosh(self, *, out: Any = ...) -> Tensor:
-        """Inverse hyperbolic cosine element-wise (``x >= 1``; gradient infinite at 1)."""
 
     def arccosh_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`arccosh`: ``x.arccosh_(...)`` makes ``x`` hold it."""
 
-    def arcsin(self, *, out: Any = ...) -> Tensor:
-        """Inverse sine element-wise; the gradient is infinite at ``x = ±1``."""
-
     def arcsin_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`arcsin`: ``x.arcsin_(...)`` makes ``x`` hold it."""
 
-    def arcsinh(self, *, out: Any = ...) -> Tensor:
-        """Inverse hyperbolic sine element-wise."""
-
     def arcsinh_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`arcsinh`: ``x.arcsinh_(...)`` makes ``x`` hold it."""
-
-    def arctan(self, *, out: Any = ...) -> Tensor:
-        """Inverse tangent element-wise."""
-
-    def arctan2(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
-        """Angle of the point ``(x2, x1)`` in radians, element-wise (``atan(x1 / x2)`` by
-        quadrant).
-        """
 
     def arctan2_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """In-place :meth:`arctan2`: ``x.arctan2_(...)`` makes ``x`` hold it."""
 
     def arctan_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`arctan`: ``x.arctan_(...)`` makes ``x`` hold it."""
-
-    def arctanh(self, *, out: Any = ...) -> Tensor:
-        """Inverse hyperbolic tangent element-wise (``-1 < x < 1``)."""
 
     def arctanh_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`arctanh`: ``x.arctanh_(...)`` makes ``x`` hold it."""
@@ -341,34 +308,17 @@ class InstalledTensorMethods:
     ) -> Any:
         """Indices that sort ``x`` along ``axis`` (stable by default)."""
 
-    def asin(self, *, out: Any = ...) -> Tensor:
-        """Inverse sine element-wise; the gradient is infinite at ``x = ±1``."""
-
     def asin_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`asin`: ``x.asin_(...)`` makes ``x`` hold it."""
 
-    def asinh(self, *, out: Any = ...) -> Tensor:
-        """Inverse hyperbolic sine element-wise."""
-
     def asinh_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`asinh`: ``x.asinh_(...)`` makes ``x`` hold it."""
-
-    def atan(self, *, out: Any = ...) -> Tensor:
-        """Inverse tangent element-wise."""
-
-    def atan2(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
-        """Angle of the point ``(x2, x1)`` in radians, element-wise (``atan(x1 / x2)`` by
-        quadrant).
-        """
 
     def atan2_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """In-place :meth:`atan2`: ``x.atan2_(...)`` makes ``x`` hold it."""
 
     def atan_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`atan`: ``x.atan_(...)`` makes ``x`` hold it."""
-
-    def atanh(self, *, out: Any = ...) -> Tensor:
-        """Inverse hyperbolic tangent element-wise (``-1 < x < 1``)."""
 
     def atanh_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`atanh`: ``x.atanh_(...)`` makes ``x`` hold it."""
@@ -385,57 +335,27 @@ class InstalledTensorMethods:
     def bernoulli(self, p: float | None = ..., *, generator: Any = ...) -> Tensor:
         """:func:`plugrad.bernoulli` of this tensor's probabilities (or of ``p``)."""
 
-    def bitwise_and(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
-        """Bitwise AND of integer or bool tensors, broadcasting (``x1 & x2``)."""
-
     def bitwise_and_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """In-place :meth:`bitwise_and`: ``x.bitwise_and_(...)`` makes ``x`` hold it."""
-
-    def bitwise_invert(self, *, out: Any = ...) -> Tensor:
-        """Bitwise NOT of an integer or bool tensor (``~x``)."""
-
-    def bitwise_left_shift(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
-        """Shift the bits of ``x1`` left by ``x2`` (``x1 << x2``)."""
 
     def bitwise_left_shift_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """In-place :meth:`bitwise_left_shift`: ``x.bitwise_left_shift_(...)`` makes ``x`` hold
         it.
         """
 
-    def bitwise_not(self, *, out: Any = ...) -> Tensor:
-        """Bitwise NOT of an integer or bool tensor (``~x``)."""
-
     def bitwise_not_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`bitwise_not`: ``x.bitwise_not_(...)`` makes ``x`` hold it."""
 
-    def bitwise_or(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
-        """Bitwise OR of integer or bool tensors, broadcasting (``x1 | x2``)."""
-
     def bitwise_or_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """In-place :meth:`bitwise_or`: ``x.bitwise_or_(...)`` makes ``x`` hold it."""
-
-    def bitwise_right_shift(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
-        """Shift the bits of ``x1`` right by ``x2`` (``x1 >> x2``)."""
 
     def bitwise_right_shift_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """In-place :meth:`bitwise_right_shift`: ``x.bitwise_right_shift_(...)`` makes ``x`` hold
         it.
         """
 
-    def bitwise_xor(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
-        """Bitwise XOR of integer or bool tensors, broadcasting (``x1 ^ x2``)."""
-
     def bitwise_xor_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """In-place :meth:`bitwise_xor`: ``x.bitwise_xor_(...)`` makes ``x`` hold it."""
-
-    def bmm(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
-        """Matrix product ``x1 @ x2``, with NumPy's rules for 1-D and batched inputs."""
-
-    def broadcast_to(self, shape: Any) -> Tensor:
-        """Broadcast ``x`` to ``shape``; the gradient is summed back over new axes."""
-
-    def ceil(self, *, out: Any = ...) -> Tensor:
-        """Round up element-wise."""
 
     def ceil_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`ceil`: ``x.ceil_(...)`` makes ``x`` hold it."""
@@ -443,17 +363,6 @@ class InstalledTensorMethods:
     def chunk(self, chunks: int, dim: int = ...) -> tuple[Any, ...]:
         """PyTorch's ``x.chunk(chunks, dim=0)``: at most ``chunks`` pieces of ``ceil(n /
         chunks)``.
-        """
-
-    def clamp(
-        self,
-        min: TensorLike | None = ...,
-        max: TensorLike | None = ...,
-        *,
-        out: Any = ...,
-    ) -> Tensor:
-        """Clamp ``x`` to ``[min, max]`` element-wise; ``min``/``max`` are scalars, tensors or
-        None.
         """
 
     def clamp_(
@@ -465,17 +374,6 @@ class InstalledTensorMethods:
     ) -> Tensor:
         """In-place :meth:`clamp`: ``x.clamp_(...)`` makes ``x`` hold it."""
 
-    def clip(
-        self,
-        min: TensorLike | None = ...,
-        max: TensorLike | None = ...,
-        *,
-        out: Any = ...,
-    ) -> Tensor:
-        """Clamp ``x`` to ``[min, max]`` element-wise; ``min``/``max`` are scalars, tensors or
-        None.
-        """
-
     def clip_(
         self,
         min: TensorLike | None = ...,
@@ -485,28 +383,14 @@ class InstalledTensorMethods:
     ) -> Tensor:
         """In-place :meth:`clip`: ``x.clip_(...)`` makes ``x`` hold it."""
 
-    def conj(self, *, out: Any = ...) -> Tensor:
-        """Complex conjugate element-wise (real inputs are returned unchanged)."""
-
     def copy_(self, source: Tensor) -> Tensor:
         """Copy ``source`` (broadcast to this shape) into this tensor, in place."""
-
-    def copysign(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
-        """The magnitude of ``x1`` with the sign of ``x2``, element-wise (no gradient for
-        ``x2``).
-        """
 
     def copysign_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """In-place :meth:`copysign`: ``x.copysign_(...)`` makes ``x`` hold it."""
 
-    def cos(self, *, out: Any = ...) -> Tensor:
-        """Cosine element-wise (radians)."""
-
     def cos_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`cos`: ``x.cos_(...)`` makes ``x`` hold it."""
-
-    def cosh(self, *, out: Any = ...) -> Tensor:
-        """Hyperbolic cosine element-wise."""
 
     def cosh_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`cosh`: ``x.cosh_(...)`` makes ``x`` hold it."""
@@ -577,9 +461,6 @@ class InstalledTensorMethods:
     ) -> Tensor:
         """Cumulative sum along ``axis``; ``include_initial`` prepends a 0."""
 
-    def deg2rad(self, *, out: Any = ...) -> Tensor:
-        """Degrees to radians element-wise (PyTorch's)."""
-
     def deg2rad_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`deg2rad`: ``x.deg2rad_(...)`` makes ``x`` hold it."""
 
@@ -609,29 +490,14 @@ class InstalledTensorMethods:
     def dot(self, other: Any) -> Any:
         """PyTorch's ``x.dot(other)``: the inner product of two 1-D tensors (no conjugation)."""
 
-    def eq(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
-        """Compare ``x1 == x2`` element-wise, broadcasting; a bool tensor."""
-
     def eq_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """In-place :meth:`eq`: ``x.eq_(...)`` makes ``x`` hold it."""
-
-    def erf(self, *, out: Any = ...) -> Tensor:
-        """The error function ``erf(x)`` element-wise, accurate near 0."""
 
     def erf_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`erf`: ``x.erf_(...)`` makes ``x`` hold it."""
 
-    def erfc(self, *, out: Any = ...) -> Tensor:
-        """Complementary error function ``1 - erf(x)``, accurate in both tails."""
-
     def erfc_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`erfc`: ``x.erfc_(...)`` makes ``x`` hold it."""
-
-    def exp(self, *, out: Any = ...) -> Tensor:
-        """Exponential ``e ** x`` element-wise."""
-
-    def exp2(self, *, out: Any = ...) -> Tensor:
-        """``2 ** x`` element-wise (PyTorch's)."""
 
     def exp2_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`exp2`: ``x.exp2_(...)`` makes ``x`` hold it."""
@@ -648,17 +514,11 @@ class InstalledTensorMethods:
     def expand_dims(self, axis: Any = ..., *, dim: Any = ...) -> Tensor:
         """Insert a size-1 axis at position ``axis`` (an int, or a tuple of them)."""
 
-    def expm1(self, *, out: Any = ...) -> Tensor:
-        """``exp(x) - 1`` element-wise, accurate for small ``x``."""
-
     def expm1_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`expm1`: ``x.expm1_(...)`` makes ``x`` hold it."""
 
     def fill_(self, value: bool | int | float | complex) -> Tensor:
         """Set every element to ``value``, in place; returns the tensor."""
-
-    def fix(self, *, out: Any = ...) -> Tensor:
-        """Round towards zero element-wise."""
 
     def fix_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`fix`: ``x.fix_(...)`` makes ``x`` hold it."""
@@ -671,20 +531,11 @@ class InstalledTensorMethods:
     def flip(self, *dim: Any, dims: Any = ..., axis: Any = ...) -> Any:
         """PyTorch's ``x.flip(0, 1)``, ``x.flip((0, 1))`` or ``x.flip(dims=...)``; or ``axis=``."""
 
-    def floor(self, *, out: Any = ...) -> Tensor:
-        """Round down element-wise."""
-
     def floor_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`floor`: ``x.floor_(...)`` makes ``x`` hold it."""
 
-    def floor_divide(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
-        """``floor(x1 / x2)`` element-wise, broadcasting (Python's ``//``)."""
-
     def floor_divide_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """In-place :meth:`floor_divide`: ``x.floor_divide_(...)`` makes ``x`` hold it."""
-
-    def frac(self, *, out: Any = ...) -> Tensor:
-        """The fractional part ``x - trunc(x)`` element-wise, signed like ``x`` (PyTorch's)."""
 
     def frac_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`frac`: ``x.frac_(...)`` makes ``x`` hold it."""
@@ -694,32 +545,17 @@ class InstalledTensorMethods:
         ...]``.
         """
 
-    def ge(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
-        """Compare ``x1 >= x2`` element-wise, broadcasting; a bool tensor."""
-
     def ge_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """In-place :meth:`ge`: ``x.ge_(...)`` makes ``x`` hold it."""
-
-    def greater(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
-        """Compare ``x1 > x2`` element-wise, broadcasting; a bool tensor."""
 
     def greater_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """In-place :meth:`greater`: ``x.greater_(...)`` makes ``x`` hold it."""
 
-    def greater_equal(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
-        """Compare ``x1 >= x2`` element-wise, broadcasting; a bool tensor."""
-
     def greater_equal_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """In-place :meth:`greater_equal`: ``x.greater_equal_(...)`` makes ``x`` hold it."""
 
-    def gt(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
-        """Compare ``x1 > x2`` element-wise, broadcasting; a bool tensor."""
-
     def gt_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """In-place :meth:`gt`: ``x.gt_(...)`` makes ``x`` hold it."""
-
-    def hypot(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
-        """``sqrt(x1**2 + x2**2)`` element-wise, without overflow; the gradient at (0, 0) is 0."""
 
     def hypot_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """In-place :meth:`hypot`: ``x.hypot_(...)`` makes ``x`` hold it."""
@@ -736,53 +572,23 @@ class InstalledTensorMethods:
     ) -> Tensor:
         """:func:`plugrad.isclose` of this tensor and ``other``."""
 
-    def isfinite(self, *, out: Any = ...) -> Tensor:
-        """Whether each element is finite (neither infinite nor NaN)."""
-
-    def isinf(self, *, out: Any = ...) -> Tensor:
-        """Whether each element is infinite."""
-
-    def isnan(self, *, out: Any = ...) -> Tensor:
-        """Whether each element is NaN."""
-
     def item(self) -> bool | int | float | complex:
         """Return the value of a one-element tensor as a Python scalar."""
-
-    def le(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
-        """Compare ``x1 <= x2`` element-wise, broadcasting; a bool tensor."""
 
     def le_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """In-place :meth:`le`: ``x.le_(...)`` makes ``x`` hold it."""
 
-    def less(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
-        """Compare ``x1 < x2`` element-wise, broadcasting; a bool tensor."""
-
     def less_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """In-place :meth:`less`: ``x.less_(...)`` makes ``x`` hold it."""
-
-    def less_equal(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
-        """Compare ``x1 <= x2`` element-wise, broadcasting; a bool tensor."""
 
     def less_equal_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """In-place :meth:`less_equal`: ``x.less_equal_(...)`` makes ``x`` hold it."""
 
-    def log(self, *, out: Any = ...) -> Tensor:
-        """Natural logarithm element-wise (``nan`` for negative inputs, ``-inf`` at 0)."""
-
-    def log10(self, *, out: Any = ...) -> Tensor:
-        """Base-10 logarithm element-wise."""
-
     def log10_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`log10`: ``x.log10_(...)`` makes ``x`` hold it."""
 
-    def log1p(self, *, out: Any = ...) -> Tensor:
-        """``log(1 + x)`` element-wise, accurate for small ``x``."""
-
     def log1p_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`log1p`: ``x.log1p_(...)`` makes ``x`` hold it."""
-
-    def log2(self, *, out: Any = ...) -> Tensor:
-        """Base-2 logarithm element-wise."""
 
     def log2_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`log2`: ``x.log2_(...)`` makes ``x`` hold it."""
@@ -793,29 +599,14 @@ class InstalledTensorMethods:
     def log_softmax(self, dim: Any = ..., *, axis: int = ...) -> Tensor:
         """Log of the softmax along ``axis``, stably."""
 
-    def logaddexp(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
-        """``log(exp(x1) + exp(x2))`` element-wise, without overflow."""
-
-    def logical_and(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
-        """Logical AND element-wise, broadcasting; a bool tensor."""
-
     def logical_and_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """In-place :meth:`logical_and`: ``x.logical_and_(...)`` makes ``x`` hold it."""
-
-    def logical_not(self, *, out: Any = ...) -> Tensor:
-        """Logical NOT element-wise; a bool tensor."""
 
     def logical_not_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`logical_not`: ``x.logical_not_(...)`` makes ``x`` hold it."""
 
-    def logical_or(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
-        """Logical OR element-wise, broadcasting; a bool tensor."""
-
     def logical_or_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """In-place :meth:`logical_or`: ``x.logical_or_(...)`` makes ``x`` hold it."""
-
-    def logical_xor(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
-        """Logical XOR element-wise, broadcasting; a bool tensor."""
 
     def logical_xor_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """In-place :meth:`logical_xor`: ``x.logical_xor_(...)`` makes ``x`` hold it."""
@@ -829,9 +620,6 @@ class InstalledTensorMethods:
         keepdims: bool = ...,
     ) -> Tensor:
         """``log(sum(exp(x)))`` over ``axis`` (default all), without overflow."""
-
-    def lt(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
-        """Compare ``x1 < x2`` element-wise, broadcasting; a bool tensor."""
 
     def lt_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """In-place :meth:`lt`: ``x.lt_(...)`` makes ``x`` hold it."""
@@ -847,16 +635,10 @@ class InstalledTensorMethods:
         holds.
         """
 
-    def matmul(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
-        """Matrix product ``x1 @ x2``, with NumPy's rules for 1-D and batched inputs."""
-
     def max(self, dim: Any = ..., keepdim: bool = ..., *, axis: Any = ...) -> Any:
         """PyTorch's ``x.max(dim=None, keepdim=False)``: the maximum of all elements, or with
         ``dim`` the named tuple ``(values, indices)`` (the gradient goes to the index).
         """
-
-    def maximum(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
-        """Element-wise maximum, broadcasting; ties split the gradient."""
 
     def mean(
         self,
@@ -873,26 +655,8 @@ class InstalledTensorMethods:
         ``dim`` the named tuple ``(values, indices)`` (the gradient goes to the index).
         """
 
-    def minimum(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
-        """Element-wise minimum, broadcasting; ties split the gradient."""
-
-    def mm(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
-        """Matrix product ``x1 @ x2``, with NumPy's rules for 1-D and batched inputs."""
-
-    def moveaxis(self, source: Any, destination: Any, /) -> Tensor:
-        """Move the axes ``source`` to positions ``destination``."""
-
-    def movedim(self, source: Any, destination: Any, /) -> Tensor:
-        """Move the axes ``source`` to positions ``destination``."""
-
-    def mul(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
-        """Multiply ``x1 * x2`` element-wise, broadcasting."""
-
     def mul_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """In-place :meth:`mul`: ``x.mul_(...)`` makes ``x`` hold it."""
-
-    def multiply(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
-        """Multiply ``x1 * x2`` element-wise, broadcasting."""
 
     def multiply_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """In-place :meth:`multiply`: ``x.multiply_(...)`` makes ``x`` hold it."""
@@ -900,20 +664,11 @@ class InstalledTensorMethods:
     def narrow(self, dim: int, start: Any, length: int) -> Any:
         """PyTorch's ``x.narrow(dim, start, length)``: ``length`` elements along ``dim``."""
 
-    def ne(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
-        """Compare ``x1 != x2`` element-wise, broadcasting; a bool tensor."""
-
     def ne_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """In-place :meth:`ne`: ``x.ne_(...)`` makes ``x`` hold it."""
 
-    def neg(self, *, out: Any = ...) -> Tensor:
-        """Negate ``-x`` element-wise."""
-
     def neg_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`neg`: ``x.neg_(...)`` makes ``x`` hold it."""
-
-    def negative(self, *, out: Any = ...) -> Tensor:
-        """Negate ``-x`` element-wise."""
 
     def negative_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`negative`: ``x.negative_(...)`` makes ``x`` hold it."""
@@ -957,9 +712,6 @@ class InstalledTensorMethods:
     ) -> Tensor:
         """Return zeros of shape ``size`` with this tensor's dtype and device (unless given)."""
 
-    def nextafter(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
-        """The next representable value after ``x1`` towards ``x2``, element-wise."""
-
     def nextafter_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """In-place :meth:`nextafter`: ``x.nextafter_(...)`` makes ``x`` hold it."""
 
@@ -972,9 +724,6 @@ class InstalledTensorMethods:
     def normal_(self, mean: float = ..., std: float = ..., *, generator: Any = ...) -> Tensor:
         """Fill with samples of the normal distribution with ``mean`` and ``std``, in place."""
 
-    def not_equal(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
-        """Compare ``x1 != x2`` element-wise, broadcasting; a bool tensor."""
-
     def not_equal_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """In-place :meth:`not_equal`: ``x.not_equal_(...)`` makes ``x`` hold it."""
 
@@ -986,12 +735,6 @@ class InstalledTensorMethods:
 
     def permute(self, *axes: int | tuple[int, ...]) -> Tensor:
         """Return a view with axes reordered: ``x.permute(1, 0, 2)`` (see ``permute_dims``)."""
-
-    def positive(self, *, out: Any = ...) -> Tensor:
-        """Return ``+x`` element-wise (a new tensor with the same values)."""
-
-    def pow(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
-        """Raise ``x1 ** x2`` element-wise (the exponent's gradient is 0 where the base is 0)."""
 
     def pow_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """In-place :meth:`pow`: ``x.pow_(...)`` makes ``x`` hold it."""
@@ -1007,9 +750,6 @@ class InstalledTensorMethods:
     ) -> Tensor:
         """Product of the elements over ``axis``; the gradient is exact where elements are 0."""
 
-    def rad2deg(self, *, out: Any = ...) -> Tensor:
-        """Radians to degrees element-wise (PyTorch's)."""
-
     def rad2deg_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`rad2deg`: ``x.rad2deg_(...)`` makes ``x`` hold it."""
 
@@ -1018,20 +758,11 @@ class InstalledTensorMethods:
         ``start_dim..end_dim``.
         """
 
-    def reciprocal(self, *, out: Any = ...) -> Tensor:
-        """Reciprocal ``1 / x`` element-wise."""
-
     def reciprocal_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`reciprocal`: ``x.reciprocal_(...)`` makes ``x`` hold it."""
 
-    def relu(self, *, out: Any = ...) -> Tensor:
-        """Rectified linear unit ``max(x, 0)``; NaN stays NaN; the gradient at 0 is 0."""
-
     def relu_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`relu`: ``x.relu_(...)`` makes ``x`` hold it."""
-
-    def remainder(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
-        """Remainder of ``x1 / x2`` with the sign of ``x2`` (Python's ``%``), element-wise."""
 
     def remainder_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """In-place :meth:`remainder`: ``x.remainder_(...)`` makes ``x`` hold it."""
@@ -1058,14 +789,8 @@ class InstalledTensorMethods:
     def roll(self, shifts: Any, dims: Any = ...) -> Any:
         """PyTorch's ``roll(x, shifts, dims)`` and ``x.roll(shifts, dims)``."""
 
-    def round(self, *, out: Any = ...) -> Tensor:
-        """Round to the nearest integer element-wise, halves to even."""
-
     def round_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`round`: ``x.round_(...)`` makes ``x`` hold it."""
-
-    def rsqrt(self, *, out: Any = ...) -> Tensor:
-        """Reciprocal square root ``1 / sqrt(x)`` element-wise (PyTorch's)."""
 
     def rsqrt_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`rsqrt`: ``x.rsqrt_(...)`` makes ``x`` hold it."""
@@ -1100,35 +825,17 @@ class InstalledTensorMethods:
     def scatter_add_(self, dim: int, index: Any, src: Any) -> Any:
         """In-place :meth:`scatter_add`: ``x.scatter_add_(...)`` makes ``x`` hold it."""
 
-    def sgn(self, *, out: Any = ...) -> Tensor:
-        """Sign of ``x`` element-wise: -1, 0 or 1 (``x / |x|`` for complex)."""
-
     def sgn_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`sgn`: ``x.sgn_(...)`` makes ``x`` hold it."""
-
-    def sigmoid(self, *, out: Any = ...) -> Tensor:
-        """Logistic sigmoid ``1 / (1 + exp(-x))``, without overflow."""
 
     def sigmoid_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`sigmoid`: ``x.sigmoid_(...)`` makes ``x`` hold it."""
 
-    def sign(self, *, out: Any = ...) -> Tensor:
-        """Sign of ``x`` element-wise: -1, 0 or 1 (``x / |x|`` for complex)."""
-
     def sign_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`sign`: ``x.sign_(...)`` makes ``x`` hold it."""
 
-    def signbit(self, *, out: Any = ...) -> Tensor:
-        """Whether the sign bit is set, element-wise (true for ``-0.0``)."""
-
-    def sin(self, *, out: Any = ...) -> Tensor:
-        """Sine element-wise (radians)."""
-
     def sin_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`sin`: ``x.sin_(...)`` makes ``x`` hold it."""
-
-    def sinh(self, *, out: Any = ...) -> Tensor:
-        """Hyperbolic sine element-wise."""
 
     def sinh_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`sinh`: ``x.sinh_(...)`` makes ``x`` hold it."""
@@ -1151,14 +858,8 @@ class InstalledTensorMethods:
         listed.
         """
 
-    def sqrt(self, *, out: Any = ...) -> Tensor:
-        """Square root element-wise (``nan`` below 0 for real inputs; infinite gradient at 0)."""
-
     def sqrt_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`sqrt`: ``x.sqrt_(...)`` makes ``x`` hold it."""
-
-    def square(self, *, out: Any = ...) -> Tensor:
-        """Square ``x * x`` element-wise."""
 
     def square_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`square`: ``x.square_(...)`` makes ``x`` hold it."""
@@ -1229,20 +930,11 @@ class InstalledTensorMethods:
     def t_(self, /) -> Any:
         """In-place :meth:`t`: ``x.t_(...)`` makes ``x`` hold it."""
 
-    def tan(self, *, out: Any = ...) -> Tensor:
-        """Tangent element-wise (radians)."""
-
     def tan_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`tan`: ``x.tan_(...)`` makes ``x`` hold it."""
 
-    def tanh(self, *, out: Any = ...) -> Tensor:
-        """Hyperbolic tangent element-wise."""
-
     def tanh_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`tanh`: ``x.tanh_(...)`` makes ``x`` hold it."""
-
-    def tile(self, repetitions: Any, *, out: Any = ...) -> Tensor:
-        """Repeat the whole tensor ``repetitions[i]`` times along each axis ``i``."""
 
     def to(self, *args: Any, **kwargs: Any) -> Tensor:
         """Return the tensor on another device and/or with another dtype; differentiable."""
@@ -1288,14 +980,8 @@ class InstalledTensorMethods:
     def triu_(self, diagonal: int = ..., *, k: Any = ...) -> Any:
         """In-place :meth:`triu`: ``x.triu_(...)`` makes ``x`` hold it."""
 
-    def true_divide(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
-        """Divide ``x1 / x2`` element-wise (true division)."""
-
     def true_divide_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
         """In-place :meth:`true_divide`: ``x.true_divide_(...)`` makes ``x`` hold it."""
-
-    def trunc(self, *, out: Any = ...) -> Tensor:
-        """Round towards zero element-wise."""
 
     def trunc_(self, *, out: Any = ...) -> Tensor:
         """In-place :meth:`trunc`: ``x.trunc_(...)`` makes ``x`` hold it."""
@@ -1336,3 +1022,103 @@ class InstalledTensorMethods:
 
     def zero_(self) -> Tensor:
         """Set every element to zero, in place; returns the tensor."""
+
+    # Functions of plugrad that are methods too: x.abs() is plugrad.abs(x).
+    abs = _api_plugrad.abs
+    absolute = _api_plugrad.abs
+    acos = _api_plugrad.acos
+    acosh = _api_plugrad.acosh
+    arccos = _api_plugrad.acos
+    arccosh = _api_plugrad.acosh
+    arcsin = _api_plugrad.asin
+    arcsinh = _api_plugrad.asinh
+    arctan = _api_plugrad.atan
+    arctan2 = _api_plugrad.atan2
+    arctanh = _api_plugrad.atanh
+    asin = _api_plugrad.asin
+    asinh = _api_plugrad.asinh
+    atan = _api_plugrad.atan
+    atan2 = _api_plugrad.atan2
+    atanh = _api_plugrad.atanh
+    bitwise_and = _api_plugrad.bitwise_and
+    bitwise_invert = _api_plugrad.bitwise_invert
+    bitwise_left_shift = _api_plugrad.bitwise_left_shift
+    bitwise_not = _api_plugrad.bitwise_invert
+    bitwise_or = _api_plugrad.bitwise_or
+    bitwise_right_shift = _api_plugrad.bitwise_right_shift
+    bitwise_xor = _api_plugrad.bitwise_xor
+    bmm = _api_plugrad.matmul
+    broadcast_to = _api_plugrad.broadcast_to
+    ceil = _api_plugrad.ceil
+    clamp = _api_plugrad.clip
+    clip = _api_plugrad.clip
+    conj = _api_plugrad.conj
+    copysign = _api_plugrad.copysign
+    cos = _api_plugrad.cos
+    cosh = _api_plugrad.cosh
+    deg2rad = _api_plugrad.deg2rad
+    eq = _api_plugrad.equal
+    erf = _api_ops.erf
+    erfc = _api_ops.erfc
+    exp = _api_plugrad.exp
+    exp2 = _api_plugrad.exp2
+    expm1 = _api_plugrad.expm1
+    fix = _api_plugrad.trunc
+    floor = _api_plugrad.floor
+    floor_divide = _api_plugrad.floor_divide
+    frac = _api_plugrad.frac
+    ge = _api_plugrad.greater_equal
+    greater = _api_plugrad.greater
+    greater_equal = _api_plugrad.greater_equal
+    gt = _api_plugrad.greater
+    hypot = _api_plugrad.hypot
+    isfinite = _api_plugrad.isfinite
+    isinf = _api_plugrad.isinf
+    isnan = _api_plugrad.isnan
+    le = _api_plugrad.less_equal
+    less = _api_plugrad.less
+    less_equal = _api_plugrad.less_equal
+    log = _api_plugrad.log
+    log10 = _api_plugrad.log10
+    log1p = _api_plugrad.log1p
+    log2 = _api_plugrad.log2
+    logaddexp = _api_plugrad.logaddexp
+    logical_and = _api_plugrad.logical_and
+    logical_not = _api_plugrad.logical_not
+    logical_or = _api_plugrad.logical_or
+    logical_xor = _api_plugrad.logical_xor
+    lt = _api_plugrad.less
+    matmul = _api_plugrad.matmul
+    maximum = _api_plugrad.maximum
+    minimum = _api_plugrad.minimum
+    mm = _api_plugrad.matmul
+    moveaxis = _api_plugrad.moveaxis
+    movedim = _api_plugrad.moveaxis
+    mul = _api_plugrad.multiply
+    multiply = _api_plugrad.multiply
+    ne = _api_plugrad.not_equal
+    neg = _api_plugrad.negative
+    negative = _api_plugrad.negative
+    nextafter = _api_plugrad.nextafter
+    not_equal = _api_plugrad.not_equal
+    positive = _api_plugrad.positive
+    pow = _api_plugrad.pow
+    rad2deg = _api_plugrad.rad2deg
+    reciprocal = _api_plugrad.reciprocal
+    relu = _api_ops.relu
+    remainder = _api_plugrad.remainder
+    round = _api_plugrad.round
+    rsqrt = _api_plugrad.rsqrt
+    sgn = _api_plugrad.sign
+    sigmoid = _api_ops.sigmoid
+    sign = _api_plugrad.sign
+    signbit = _api_plugrad.signbit
+    sin = _api_plugrad.sin
+    sinh = _api_plugrad.sinh
+    sqrt = _api_plugrad.sqrt
+    square = _api_plugrad.square
+    tan = _api_plugrad.tan
+    tanh = _api_plugrad.tanh
+    tile = _api_plugrad.tile
+    true_divide = _api_plugrad.divide
+    trunc = _api_plugrad.trunc

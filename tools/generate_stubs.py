@@ -16,7 +16,10 @@ module per namespace into ``core/``:
 
 Each function is declared once, in the stub of the module that is its home; a
 module that also offers it re-exports it (``from ._api_plugrad import matmul as
-matmul``). A stub exports what it defines or re-exports, so it needs no ``__all__``.
+matmul``). A function offered under several names is defined under its own and
+assigned to the others (``sub = subtract``), and a Tensor method that is a function
+of plugrad is that function (``abs = _api_plugrad.abs``). A stub exports what it
+defines, assigns or re-exports, so it needs no ``__all__``.
 
 Every stub has the function's exact parameters (names, kinds, which have
 defaults), types where the declaration tells them, and the first line of its
@@ -221,6 +224,24 @@ def _op_functions(module: Any, builtin: set[str]) -> Iterator[tuple[str, Callabl
             yield name, function
 
 
+def _first_names(functions: dict[str, Callable[..., Any]]) -> dict[str, str]:
+    """Each name of ``functions`` -> the name the stub defines that function under.
+
+    A function offered under several names (``subtract`` and ``sub``) is defined once,
+    under its own ``__name__`` where it has it, and the other names are assignments.
+    """
+    first: dict[int, str] = {}
+    for name, function in functions.items():
+        if name == function.__name__ or id(function) not in first:
+            first[id(function)] = name
+    return {name: first[id(function)] for name, function in functions.items()}
+
+
+def _aliases(first: dict[str, str], indent: str = "") -> str:
+    lines = "".join(f"{indent}{name} = {f}\n" for name, f in first.items() if name != f)
+    return lines and f"{indent}# Other names of the functions above.\n{lines}"
+
+
 def _reexports(module: Any, stub: str, builtin: set[str]) -> list[str]:
     """Op functions a module also offers though another module is their home."""
     lines = []
@@ -254,7 +275,11 @@ def module_stub(module_name: str, builtin: set[str]) -> str:
     stub = MODULES[module_name]
     result_types: dict[str, str] = {}
     functions = dict(_op_functions(module, builtin))
-    definitions = [_define(n, f, result_types) for n, f in functions.items()]
+    first = _first_names(functions)
+    definitions = [_define(n, f, result_types) for n, f in functions.items() if first[n] == n]
+    aliases = _aliases(first)
+    if aliases:
+        definitions.append(aliases)
     return _render(definitions, result_types, _reexports(module, stub, builtin))
 
 
@@ -317,10 +342,36 @@ def tensor_stub(builtin: set[str]) -> str:
     """The stub of ``InstalledTensorMethods``, the base Tensor has for type checkers."""
     result_types: dict[str, str] = {}
     methods = installed_tensor_methods(builtin)
-    body = [_define(n, f, result_types, method=True) for n, f in methods.items()]
+    functions = _module_functions(builtin)
+    first = _first_names({n: f for n, f in methods.items() if id(f) not in functions})
+    body = [
+        _define(n, f, result_types, method=True) for n, f in methods.items() if first.get(n) == n
+    ]
+    shared = "".join(
+        f"    {n} = {functions[id(f)]}\n" for n, f in methods.items() if id(f) in functions
+    )
+    if shared:
+        body.append(
+            f"    # Functions of plugrad that are methods too: x.abs() is plugrad.abs(x).\n{shared}"
+        )
+    aliases = _aliases(first, "    ")
+    if aliases:
+        body.append(aliases)
     doc = '    """Tensor methods installed when plugrad is imported and its plugins load."""\n'
     definition = "class InstalledTensorMethods:\n" + doc + "".join(f"\n{m}" for m in body)
-    return _render([definition], result_types, [])
+    homes = {functions[id(f)].partition(".")[0] for f in methods.values() if id(f) in functions}
+    imports = [f"from . import {home}" for home in sorted(homes)]
+    return _render([definition], result_types, imports)
+
+
+def _module_functions(builtin: set[str]) -> dict[int, str]:
+    """``id`` of each op function of plugrad's modules -> where its stub defines it."""
+    where = {}
+    for module_name, stub in MODULES.items():
+        functions = dict(_op_functions(sys.modules[module_name], builtin))
+        for name, first in _first_names(functions).items():
+            where.setdefault(id(functions[name]), f"{stub[:-4]}.{first}")
+    return where
 
 
 def stubs() -> dict[str, str]:
