@@ -44,7 +44,8 @@ from ..errors import GraphBreakError, IndexOutOfRangeError
 from ..graph import Node
 from ..nn import functional as _functional
 from ..random import Generator
-from ..tensor import PostAccumulateGradHook, Tensor
+from ..tensor import Tensor
+from ..tensor_hooks import PostAccumulateGradHook
 from .plan import Name, Plan, Ref, Step, refs_in
 
 __all__ = ["GraphBreak", "RecordingNamespace", "TracedArray", "TracedScalar", "Tracer"]
