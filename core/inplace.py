@@ -21,7 +21,7 @@ from typing import Any
 from . import dtypes as _dtypes
 from . import ops as _ops
 from .errors import ArgumentError, BackwardError, DeviceMismatchError, DtypeError, ShapeError
-from .grad_mode import _state
+from .grad_mode import _state, no_grad
 from .tensor import Tensor, _wrap, install_methods
 from .tensor_indexing import index_key
 
@@ -69,6 +69,7 @@ def apply_inplace(
         target._edge = result._edge
         target._requires_grad = result._requires_grad
     else:
+        # no_grad() written out: its context manager costs a few times these lines, per op.
         previous = _state.enabled
         _state.enabled = False
         try:
@@ -103,12 +104,8 @@ def change_shape(target: Tensor, function: Callable[..., Tensor], *args: Any, na
         result = function(before, *args)
         target._edge = result._edge
     else:
-        previous = _state.enabled
-        _state.enabled = False
-        try:
+        with no_grad():
             result = function(target, *args)
-        finally:
-            _state.enabled = previous
     target._array = result._array
     target._bump_version()
     return target
