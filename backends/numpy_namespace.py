@@ -21,12 +21,6 @@ import numpy as _np
 from array_api_compat.numpy import *  # noqa: F403
 from array_api_compat.numpy import __array_api_version__, __array_namespace_info__  # noqa: F401
 
-# Defined there, and re-exported by array-api-compat's NumPy namespace in a way type
-# checkers cannot follow.
-from array_api_compat.numpy._aliases import ones_like as _compat_ones_like
-from array_api_compat.numpy._aliases import reshape as _compat_reshape
-from array_api_compat.numpy._aliases import zeros_like as _compat_zeros_like
-
 
 class _Reduction(Protocol):
     """A ufunc's ``reduce`` as this module calls it."""
@@ -42,6 +36,11 @@ def _reduction(ufunc: _np.ufunc) -> _Reduction:
     return cast(_Reduction, ufunc.reduce)
 
 
+# array-api-compat's NumPy namespace re-exports these in a way type checkers cannot
+# follow; its public namespace is used, not the private module that defines them.
+_compat_reshape = cast(Any, _compat).reshape
+_compat_ones_like = cast(Any, _compat).ones_like
+_compat_zeros_like = cast(Any, _compat).zeros_like
 _ndarray = _np.ndarray
 _add_reduce = _reduction(_np.add)
 _multiply_reduce = _reduction(_np.multiply)
