@@ -192,16 +192,16 @@ class InstalledTensorMethods:
     def _host(self) -> Any:
         """The values as a NumPy array, whether or not the tensor requires grad."""
 
-    def abs_(self, *, out: Any = ...) -> Tensor:
+    def abs_(self, /) -> Tensor:
         """In-place :meth:`abs`: ``x.abs_(...)`` makes ``x`` hold it."""
 
-    def absolute_(self, *, out: Any = ...) -> Tensor:
+    def absolute_(self, /) -> Tensor:
         """In-place :meth:`absolute`: ``x.absolute_(...)`` makes ``x`` hold it."""
 
-    def acos_(self, *, out: Any = ...) -> Tensor:
+    def acos_(self, /) -> Tensor:
         """In-place :meth:`acos`: ``x.acos_(...)`` makes ``x`` hold it."""
 
-    def acosh_(self, *, out: Any = ...) -> Tensor:
+    def acosh_(self, /) -> Tensor:
         """In-place :meth:`acosh`: ``x.acosh_(...)`` makes ``x`` hold it."""
 
     def add(self, x2: TensorLike, /, *, alpha: Any = ...) -> Tensor:
@@ -259,25 +259,25 @@ class InstalledTensorMethods:
     ) -> Tensor:
         """Test whether any element along ``axis`` is true (non-zero)."""
 
-    def arccos_(self, *, out: Any = ...) -> Tensor:
+    def arccos_(self, /) -> Tensor:
         """In-place :meth:`arccos`: ``x.arccos_(...)`` makes ``x`` hold it."""
 
-    def arccosh_(self, *, out: Any = ...) -> Tensor:
+    def arccosh_(self, /) -> Tensor:
         """In-place :meth:`arccosh`: ``x.arccosh_(...)`` makes ``x`` hold it."""
 
-    def arcsin_(self, *, out: Any = ...) -> Tensor:
+    def arcsin_(self, /) -> Tensor:
         """In-place :meth:`arcsin`: ``x.arcsin_(...)`` makes ``x`` hold it."""
 
-    def arcsinh_(self, *, out: Any = ...) -> Tensor:
+    def arcsinh_(self, /) -> Tensor:
         """In-place :meth:`arcsinh`: ``x.arcsinh_(...)`` makes ``x`` hold it."""
 
-    def arctan2_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+    def arctan2_(self, x2: TensorLike, /) -> Tensor:
         """In-place :meth:`arctan2`: ``x.arctan2_(...)`` makes ``x`` hold it."""
 
-    def arctan_(self, *, out: Any = ...) -> Tensor:
+    def arctan_(self, /) -> Tensor:
         """In-place :meth:`arctan`: ``x.arctan_(...)`` makes ``x`` hold it."""
 
-    def arctanh_(self, *, out: Any = ...) -> Tensor:
+    def arctanh_(self, /) -> Tensor:
         """In-place :meth:`arctanh`: ``x.arctanh_(...)`` makes ``x`` hold it."""
 
     def argmax(
@@ -310,19 +310,19 @@ class InstalledTensorMethods:
     ) -> Any:
         """Indices that sort ``x`` along ``axis`` (stable by default)."""
 
-    def asin_(self, *, out: Any = ...) -> Tensor:
+    def asin_(self, /) -> Tensor:
         """In-place :meth:`asin`: ``x.asin_(...)`` makes ``x`` hold it."""
 
-    def asinh_(self, *, out: Any = ...) -> Tensor:
+    def asinh_(self, /) -> Tensor:
         """In-place :meth:`asinh`: ``x.asinh_(...)`` makes ``x`` hold it."""
 
-    def atan2_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+    def atan2_(self, x2: TensorLike, /) -> Tensor:
         """In-place :meth:`atan2`: ``x.atan2_(...)`` makes ``x`` hold it."""
 
-    def atan_(self, *, out: Any = ...) -> Tensor:
+    def atan_(self, /) -> Tensor:
         """In-place :meth:`atan`: ``x.atan_(...)`` makes ``x`` hold it."""
 
-    def atanh_(self, *, out: Any = ...) -> Tensor:
+    def atanh_(self, /) -> Tensor:
         """In-place :meth:`atanh`: ``x.atanh_(...)`` makes ``x`` hold it."""
 
     def backward(
@@ -337,29 +337,29 @@ class InstalledTensorMethods:
     def bernoulli(self, p: float | None = ..., *, generator: Any = ...) -> Tensor:
         """:func:`plugrad.bernoulli` of this tensor's probabilities (or of ``p``)."""
 
-    def bitwise_and_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+    def bitwise_and_(self, x2: TensorLike, /) -> Tensor:
         """In-place :meth:`bitwise_and`: ``x.bitwise_and_(...)`` makes ``x`` hold it."""
 
-    def bitwise_left_shift_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+    def bitwise_left_shift_(self, x2: TensorLike, /) -> Tensor:
         """In-place :meth:`bitwise_left_shift`: ``x.bitwise_left_shift_(...)`` makes ``x`` hold
         it.
         """
 
-    def bitwise_not_(self, *, out: Any = ...) -> Tensor:
+    def bitwise_not_(self, /) -> Tensor:
         """In-place :meth:`bitwise_not`: ``x.bitwise_not_(...)`` makes ``x`` hold it."""
 
-    def bitwise_or_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+    def bitwise_or_(self, x2: TensorLike, /) -> Tensor:
         """In-place :meth:`bitwise_or`: ``x.bitwise_or_(...)`` makes ``x`` hold it."""
 
-    def bitwise_right_shift_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+    def bitwise_right_shift_(self, x2: TensorLike, /) -> Tensor:
         """In-place :meth:`bitwise_right_shift`: ``x.bitwise_right_shift_(...)`` makes ``x`` hold
         it.
         """
 
-    def bitwise_xor_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+    def bitwise_xor_(self, x2: TensorLike, /) -> Tensor:
         """In-place :meth:`bitwise_xor`: ``x.bitwise_xor_(...)`` makes ``x`` hold it."""
 
-    def ceil_(self, *, out: Any = ...) -> Tensor:
+    def ceil_(self, /) -> Tensor:
         """In-place :meth:`ceil`: ``x.ceil_(...)`` makes ``x`` hold it."""
 
     def chunk(self, chunks: int, dim: int = ...) -> tuple[Any, ...]:
@@ -367,34 +367,22 @@ class InstalledTensorMethods:
         chunks)``.
         """
 
-    def clamp_(
-        self,
-        min: TensorLike | None = ...,
-        max: TensorLike | None = ...,
-        *,
-        out: Any = ...,
-    ) -> Tensor:
+    def clamp_(self, min: TensorLike | None = ..., max: TensorLike | None = ...) -> Tensor:
         """In-place :meth:`clamp`: ``x.clamp_(...)`` makes ``x`` hold it."""
 
-    def clip_(
-        self,
-        min: TensorLike | None = ...,
-        max: TensorLike | None = ...,
-        *,
-        out: Any = ...,
-    ) -> Tensor:
+    def clip_(self, min: TensorLike | None = ..., max: TensorLike | None = ...) -> Tensor:
         """In-place :meth:`clip`: ``x.clip_(...)`` makes ``x`` hold it."""
 
     def copy_(self, source: Tensor) -> Tensor:
         """Copy ``source`` (broadcast to this shape) into this tensor, in place."""
 
-    def copysign_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+    def copysign_(self, x2: TensorLike, /) -> Tensor:
         """In-place :meth:`copysign`: ``x.copysign_(...)`` makes ``x`` hold it."""
 
-    def cos_(self, *, out: Any = ...) -> Tensor:
+    def cos_(self, /) -> Tensor:
         """In-place :meth:`cos`: ``x.cos_(...)`` makes ``x`` hold it."""
 
-    def cosh_(self, *, out: Any = ...) -> Tensor:
+    def cosh_(self, /) -> Tensor:
         """In-place :meth:`cosh`: ``x.cosh_(...)`` makes ``x`` hold it."""
 
     def cpu(self) -> Tensor:
@@ -463,7 +451,7 @@ class InstalledTensorMethods:
     ) -> Tensor:
         """Cumulative sum along ``axis``; ``include_initial`` prepends a 0."""
 
-    def deg2rad_(self, *, out: Any = ...) -> Tensor:
+    def deg2rad_(self, /) -> Tensor:
         """In-place :meth:`deg2rad`: ``x.deg2rad_(...)`` makes ``x`` hold it."""
 
     def diff(
@@ -492,19 +480,19 @@ class InstalledTensorMethods:
     def dot(self, other: Any) -> Any:
         """PyTorch's ``x.dot(other)``: the inner product of two 1-D tensors (no conjugation)."""
 
-    def eq_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+    def eq_(self, x2: TensorLike, /) -> Tensor:
         """In-place :meth:`eq`: ``x.eq_(...)`` makes ``x`` hold it."""
 
-    def erf_(self, *, out: Any = ...) -> Tensor:
+    def erf_(self, /) -> Tensor:
         """In-place :meth:`erf`: ``x.erf_(...)`` makes ``x`` hold it."""
 
-    def erfc_(self, *, out: Any = ...) -> Tensor:
+    def erfc_(self, /) -> Tensor:
         """In-place :meth:`erfc`: ``x.erfc_(...)`` makes ``x`` hold it."""
 
-    def exp2_(self, *, out: Any = ...) -> Tensor:
+    def exp2_(self, /) -> Tensor:
         """In-place :meth:`exp2`: ``x.exp2_(...)`` makes ``x`` hold it."""
 
-    def exp_(self, *, out: Any = ...) -> Tensor:
+    def exp_(self, /) -> Tensor:
         """In-place :meth:`exp`: ``x.exp_(...)`` makes ``x`` hold it."""
 
     def expand(self, *size: int) -> Any:
@@ -516,13 +504,13 @@ class InstalledTensorMethods:
     def expand_dims(self, axis: Any = ..., *, dim: Any = ...) -> Tensor:
         """Insert a size-1 axis at position ``axis`` (an int, or a tuple of them)."""
 
-    def expm1_(self, *, out: Any = ...) -> Tensor:
+    def expm1_(self, /) -> Tensor:
         """In-place :meth:`expm1`: ``x.expm1_(...)`` makes ``x`` hold it."""
 
     def fill_(self, value: bool | int | float | complex) -> Tensor:
         """Set every element to ``value``, in place; returns the tensor."""
 
-    def fix_(self, *, out: Any = ...) -> Tensor:
+    def fix_(self, /) -> Tensor:
         """In-place :meth:`fix`: ``x.fix_(...)`` makes ``x`` hold it."""
 
     def flatten(self, start_dim: int = ..., end_dim: int = ...) -> Any:
@@ -533,13 +521,13 @@ class InstalledTensorMethods:
     def flip(self, *dim: Any, dims: Any = ..., axis: Any = ...) -> Any:
         """PyTorch's ``x.flip(0, 1)``, ``x.flip((0, 1))`` or ``x.flip(dims=...)``; or ``axis=``."""
 
-    def floor_(self, *, out: Any = ...) -> Tensor:
+    def floor_(self, /) -> Tensor:
         """In-place :meth:`floor`: ``x.floor_(...)`` makes ``x`` hold it."""
 
-    def floor_divide_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+    def floor_divide_(self, x2: TensorLike, /) -> Tensor:
         """In-place :meth:`floor_divide`: ``x.floor_divide_(...)`` makes ``x`` hold it."""
 
-    def frac_(self, *, out: Any = ...) -> Tensor:
+    def frac_(self, /) -> Tensor:
         """In-place :meth:`frac`: ``x.frac_(...)`` makes ``x`` hold it."""
 
     def gather(self, dim: int, index: Any) -> Any:
@@ -547,19 +535,19 @@ class InstalledTensorMethods:
         ...]``.
         """
 
-    def ge_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+    def ge_(self, x2: TensorLike, /) -> Tensor:
         """In-place :meth:`ge`: ``x.ge_(...)`` makes ``x`` hold it."""
 
-    def greater_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+    def greater_(self, x2: TensorLike, /) -> Tensor:
         """In-place :meth:`greater`: ``x.greater_(...)`` makes ``x`` hold it."""
 
-    def greater_equal_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+    def greater_equal_(self, x2: TensorLike, /) -> Tensor:
         """In-place :meth:`greater_equal`: ``x.greater_equal_(...)`` makes ``x`` hold it."""
 
-    def gt_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+    def gt_(self, x2: TensorLike, /) -> Tensor:
         """In-place :meth:`gt`: ``x.gt_(...)`` makes ``x`` hold it."""
 
-    def hypot_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+    def hypot_(self, x2: TensorLike, /) -> Tensor:
         """In-place :meth:`hypot`: ``x.hypot_(...)`` makes ``x`` hold it."""
 
     def index_select(self, dim: int, index: Any) -> Any:
@@ -577,40 +565,40 @@ class InstalledTensorMethods:
     def item(self) -> bool | int | float | complex:
         """Return the value of a one-element tensor as a Python scalar."""
 
-    def le_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+    def le_(self, x2: TensorLike, /) -> Tensor:
         """In-place :meth:`le`: ``x.le_(...)`` makes ``x`` hold it."""
 
-    def less_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+    def less_(self, x2: TensorLike, /) -> Tensor:
         """In-place :meth:`less`: ``x.less_(...)`` makes ``x`` hold it."""
 
-    def less_equal_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+    def less_equal_(self, x2: TensorLike, /) -> Tensor:
         """In-place :meth:`less_equal`: ``x.less_equal_(...)`` makes ``x`` hold it."""
 
-    def log10_(self, *, out: Any = ...) -> Tensor:
+    def log10_(self, /) -> Tensor:
         """In-place :meth:`log10`: ``x.log10_(...)`` makes ``x`` hold it."""
 
-    def log1p_(self, *, out: Any = ...) -> Tensor:
+    def log1p_(self, /) -> Tensor:
         """In-place :meth:`log1p`: ``x.log1p_(...)`` makes ``x`` hold it."""
 
-    def log2_(self, *, out: Any = ...) -> Tensor:
+    def log2_(self, /) -> Tensor:
         """In-place :meth:`log2`: ``x.log2_(...)`` makes ``x`` hold it."""
 
-    def log_(self, *, out: Any = ...) -> Tensor:
+    def log_(self, /) -> Tensor:
         """In-place :meth:`log`: ``x.log_(...)`` makes ``x`` hold it."""
 
     def log_softmax(self, dim: Any = ..., *, axis: int = ...) -> Tensor:
         """Log of the softmax along ``axis``, stably."""
 
-    def logical_and_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+    def logical_and_(self, x2: TensorLike, /) -> Tensor:
         """In-place :meth:`logical_and`: ``x.logical_and_(...)`` makes ``x`` hold it."""
 
-    def logical_not_(self, *, out: Any = ...) -> Tensor:
+    def logical_not_(self, /) -> Tensor:
         """In-place :meth:`logical_not`: ``x.logical_not_(...)`` makes ``x`` hold it."""
 
-    def logical_or_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+    def logical_or_(self, x2: TensorLike, /) -> Tensor:
         """In-place :meth:`logical_or`: ``x.logical_or_(...)`` makes ``x`` hold it."""
 
-    def logical_xor_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+    def logical_xor_(self, x2: TensorLike, /) -> Tensor:
         """In-place :meth:`logical_xor`: ``x.logical_xor_(...)`` makes ``x`` hold it."""
 
     def logsumexp(
@@ -623,7 +611,7 @@ class InstalledTensorMethods:
     ) -> Tensor:
         """``log(sum(exp(x)))`` over ``axis`` (default all), without overflow."""
 
-    def lt_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+    def lt_(self, x2: TensorLike, /) -> Tensor:
         """In-place :meth:`lt`: ``x.lt_(...)`` makes ``x`` hold it."""
 
     def masked_fill(self, mask: Any, value: Any) -> Any:
@@ -657,22 +645,22 @@ class InstalledTensorMethods:
         ``dim`` the named tuple ``(values, indices)`` (the gradient goes to the index).
         """
 
-    def mul_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+    def mul_(self, x2: TensorLike, /) -> Tensor:
         """In-place :meth:`mul`: ``x.mul_(...)`` makes ``x`` hold it."""
 
-    def multiply_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+    def multiply_(self, x2: TensorLike, /) -> Tensor:
         """In-place :meth:`multiply`: ``x.multiply_(...)`` makes ``x`` hold it."""
 
     def narrow(self, dim: int, start: Any, length: int) -> Any:
         """PyTorch's ``x.narrow(dim, start, length)``: ``length`` elements along ``dim``."""
 
-    def ne_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+    def ne_(self, x2: TensorLike, /) -> Tensor:
         """In-place :meth:`ne`: ``x.ne_(...)`` makes ``x`` hold it."""
 
-    def neg_(self, *, out: Any = ...) -> Tensor:
+    def neg_(self, /) -> Tensor:
         """In-place :meth:`neg`: ``x.neg_(...)`` makes ``x`` hold it."""
 
-    def negative_(self, *, out: Any = ...) -> Tensor:
+    def negative_(self, /) -> Tensor:
         """In-place :meth:`negative`: ``x.negative_(...)`` makes ``x`` hold it."""
 
     def new_full(
@@ -714,7 +702,7 @@ class InstalledTensorMethods:
     ) -> Tensor:
         """Return zeros of shape ``size`` with this tensor's dtype and device (unless given)."""
 
-    def nextafter_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+    def nextafter_(self, x2: TensorLike, /) -> Tensor:
         """In-place :meth:`nextafter`: ``x.nextafter_(...)`` makes ``x`` hold it."""
 
     def nonzero(self, *, as_tuple: bool = ...) -> Any:
@@ -726,7 +714,7 @@ class InstalledTensorMethods:
     def normal_(self, mean: float = ..., std: float = ..., *, generator: Any = ...) -> Tensor:
         """Fill with samples of the normal distribution with ``mean`` and ``std``, in place."""
 
-    def not_equal_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+    def not_equal_(self, x2: TensorLike, /) -> Tensor:
         """In-place :meth:`not_equal`: ``x.not_equal_(...)`` makes ``x`` hold it."""
 
     def numpy(self) -> Any:
@@ -738,7 +726,7 @@ class InstalledTensorMethods:
     def permute(self, *axes: int | tuple[int, ...]) -> Tensor:
         """Return a view with axes reordered: ``x.permute(1, 0, 2)`` (see ``permute_dims``)."""
 
-    def pow_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+    def pow_(self, x2: TensorLike, /) -> Tensor:
         """In-place :meth:`pow`: ``x.pow_(...)`` makes ``x`` hold it."""
 
     def prod(
@@ -752,7 +740,7 @@ class InstalledTensorMethods:
     ) -> Tensor:
         """Product of the elements over ``axis``; the gradient is exact where elements are 0."""
 
-    def rad2deg_(self, *, out: Any = ...) -> Tensor:
+    def rad2deg_(self, /) -> Tensor:
         """In-place :meth:`rad2deg`: ``x.rad2deg_(...)`` makes ``x`` hold it."""
 
     def ravel(self, start_dim: int = ..., end_dim: int = ...) -> Any:
@@ -760,7 +748,7 @@ class InstalledTensorMethods:
         ``start_dim..end_dim``.
         """
 
-    def reciprocal_(self, *, out: Any = ...) -> Tensor:
+    def reciprocal_(self, /) -> Tensor:
         """In-place :meth:`reciprocal`: ``x.reciprocal_(...)`` makes ``x`` hold it."""
 
     def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> RemovableHandle:
@@ -769,10 +757,10 @@ class InstalledTensorMethods:
     def register_post_accumulate_grad_hook(self, hook: Callable[[Tensor], None]) -> RemovableHandle:
         """Call ``hook(tensor)`` on this leaf after backward has accumulated into its ``.grad``."""
 
-    def relu_(self, *, out: Any = ...) -> Tensor:
+    def relu_(self, /) -> Tensor:
         """In-place :meth:`relu`: ``x.relu_(...)`` makes ``x`` hold it."""
 
-    def remainder_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+    def remainder_(self, x2: TensorLike, /) -> Tensor:
         """In-place :meth:`remainder`: ``x.remainder_(...)`` makes ``x`` hold it."""
 
     def repeat(self, *repeats: int) -> Any:
@@ -804,10 +792,10 @@ class InstalledTensorMethods:
     def roll(self, shifts: Any, dims: Any = ...) -> Any:
         """PyTorch's ``roll(x, shifts, dims)`` and ``x.roll(shifts, dims)``."""
 
-    def round_(self, *, out: Any = ...) -> Tensor:
+    def round_(self, /) -> Tensor:
         """In-place :meth:`round`: ``x.round_(...)`` makes ``x`` hold it."""
 
-    def rsqrt_(self, *, out: Any = ...) -> Tensor:
+    def rsqrt_(self, /) -> Tensor:
         """In-place :meth:`rsqrt`: ``x.rsqrt_(...)`` makes ``x`` hold it."""
 
     def scatter(
@@ -840,19 +828,19 @@ class InstalledTensorMethods:
     def scatter_add_(self, dim: int, index: Any, src: Any) -> Any:
         """In-place :meth:`scatter_add`: ``x.scatter_add_(...)`` makes ``x`` hold it."""
 
-    def sgn_(self, *, out: Any = ...) -> Tensor:
+    def sgn_(self, /) -> Tensor:
         """In-place :meth:`sgn`: ``x.sgn_(...)`` makes ``x`` hold it."""
 
-    def sigmoid_(self, *, out: Any = ...) -> Tensor:
+    def sigmoid_(self, /) -> Tensor:
         """In-place :meth:`sigmoid`: ``x.sigmoid_(...)`` makes ``x`` hold it."""
 
-    def sign_(self, *, out: Any = ...) -> Tensor:
+    def sign_(self, /) -> Tensor:
         """In-place :meth:`sign`: ``x.sign_(...)`` makes ``x`` hold it."""
 
-    def sin_(self, *, out: Any = ...) -> Tensor:
+    def sin_(self, /) -> Tensor:
         """In-place :meth:`sin`: ``x.sin_(...)`` makes ``x`` hold it."""
 
-    def sinh_(self, *, out: Any = ...) -> Tensor:
+    def sinh_(self, /) -> Tensor:
         """In-place :meth:`sinh`: ``x.sinh_(...)`` makes ``x`` hold it."""
 
     def softmax(self, dim: Any = ..., *, axis: int = ...) -> Tensor:
@@ -873,10 +861,10 @@ class InstalledTensorMethods:
         listed.
         """
 
-    def sqrt_(self, *, out: Any = ...) -> Tensor:
+    def sqrt_(self, /) -> Tensor:
         """In-place :meth:`sqrt`: ``x.sqrt_(...)`` makes ``x`` hold it."""
 
-    def square_(self, *, out: Any = ...) -> Tensor:
+    def square_(self, /) -> Tensor:
         """In-place :meth:`square`: ``x.square_(...)`` makes ``x`` hold it."""
 
     def squeeze(self, dim: Any = ..., *, axis: Any = ...) -> Any:
@@ -945,10 +933,10 @@ class InstalledTensorMethods:
     def t_(self, /) -> Any:
         """In-place :meth:`t`: ``x.t_(...)`` makes ``x`` hold it."""
 
-    def tan_(self, *, out: Any = ...) -> Tensor:
+    def tan_(self, /) -> Tensor:
         """In-place :meth:`tan`: ``x.tan_(...)`` makes ``x`` hold it."""
 
-    def tanh_(self, *, out: Any = ...) -> Tensor:
+    def tanh_(self, /) -> Tensor:
         """In-place :meth:`tanh`: ``x.tanh_(...)`` makes ``x`` hold it."""
 
     def to(self, *args: Any, **kwargs: Any) -> Tensor:
@@ -995,10 +983,10 @@ class InstalledTensorMethods:
     def triu_(self, diagonal: int = ..., *, k: Any = ...) -> Any:
         """In-place :meth:`triu`: ``x.triu_(...)`` makes ``x`` hold it."""
 
-    def true_divide_(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+    def true_divide_(self, x2: TensorLike, /) -> Tensor:
         """In-place :meth:`true_divide`: ``x.true_divide_(...)`` makes ``x`` hold it."""
 
-    def trunc_(self, *, out: Any = ...) -> Tensor:
+    def trunc_(self, /) -> Tensor:
         """In-place :meth:`trunc`: ``x.trunc_(...)`` makes ``x`` hold it."""
 
     def unbind(self, dim: Any = ..., *, axis: Any = ...) -> tuple[Tensor, ...]:

@@ -7,6 +7,8 @@ and a leaf that requires grad changes only under ``no_grad``.
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 import pytest
 
@@ -470,3 +472,14 @@ def test_an_in_place_shape_change_leaves_the_memory_and_other_views_alone() -> N
     x.resize_(2, 2)
     shared[0] = 9.0
     assert x.tolist() == [[9.0, 1.0], [2.0, 3.0]]
+
+
+@pytest.mark.parametrize("method", ["arccos_", "exp_", "neg_", "clamp_"])
+def test_an_in_place_method_refuses_out_and_leaves_both_tensors_alone(method) -> None:
+    x = plugrad.tensor([0.5, 0.25])
+    target = plugrad.zeros(2)
+    with pytest.raises(plugrad.errors.ArgumentError, match=f"{method}\\(\\) takes no out="):
+        getattr(x, method)(out=target)
+    assert x.tolist() == [0.5, 0.25] and target.tolist() == [0.0, 0.0]
+    assert x._version == 0 and target._version == 0
+    assert "out" not in inspect.signature(getattr(plugrad.Tensor, method)).parameters
