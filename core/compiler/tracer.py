@@ -744,7 +744,11 @@ def _optimizer_step(host_step: Callable[..., Any], tracer: Tracer) -> Callable[.
             tracer.discard = f"{type(self).__name__}.step() made its state in this call"
         else:
             key = tracer.constant(after, "optimizer_key_")
-            tracer.guards.append(f"{tracer.constant(self, 'optimizer_')}._compile_key() == {key}")
+            me = tracer.constant(self, "optimizer_")
+            full = f"{me}._compile_key() == {key}"
+            # The key costs more to build than its parts cost to check: checked whole on a miss.
+            quick = self._compile_key_check(me, tracer.constant)
+            tracer.guards.append(full if quick is None else f"({quick} or {full})")
         return None
 
     return step
@@ -949,10 +953,10 @@ class Tracer:
             source = self.source_of(tensor)
             if self.host_calls == 0:
                 guard = (
-                    f"{source}._array.shape == {tuple(real.shape)!r} and "
-                    f"{source}._array.dtype == {self.constant(real.dtype)} and "
-                    f"{source}._device is {self.constant(tensor._device)} and "
-                    f"{source}._requires_grad is {tensor._requires_grad}"
+                    f"(_a := (_t := {source})._array).shape == {tuple(real.shape)!r} and "
+                    f"_a.dtype == {self.constant(real.dtype)} and "
+                    f"_t._device is {self.constant(tensor._device)} and "
+                    f"_t._requires_grad is {tensor._requires_grad}"
                 )
                 if not source.startswith("L["):
                     self.guards.append(guard)
