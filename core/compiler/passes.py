@@ -262,6 +262,11 @@ def read_broadcasts_as_they_are(plan: Plan) -> Plan:
     step that reads it is such an operation whose result keeps its shape
     without it; the values are the same.
     """
+    if not any(
+        step.kind == "call" and type(step.target) is str and step.target.endswith(".broadcast_to")
+        for step in plan.steps
+    ):
+        return plan  # the common case, decided without the map of readers
     readers: dict[str, list[Step]] = {}
     for step in plan.steps:
         for name in step.uses():
@@ -344,6 +349,13 @@ def drop_multiplications_by_one(plan: Plan) -> Plan:
     could tell the two apart: every step that reads it makes a new array from
     it, it is not returned, and nothing writes into ``x`` before those reads.
     """
+    products = [
+        (index, other)
+        for index, step in enumerate(plan.steps)
+        if (other := _times_one(step, plan)) is not None
+    ]
+    if not products:
+        return plan
     readers: dict[str, list[int]] = {}
     for index, step in enumerate(plan.steps):
         for name in step.uses():
@@ -351,9 +363,9 @@ def drop_multiplications_by_one(plan: Plan) -> Plan:
     escaping = set(plan.output_refs)
     steps: list[Step | None] = list(plan.steps)
     renamed: dict[str, str] = {}
-    for index, step in enumerate(plan.steps):
-        other = _times_one(step, plan)
-        if other is None or step.out is None or step.out in escaping:
+    for index, other in products:
+        step = plan.steps[index]
+        if step.out is None or step.out in escaping:
             continue
         reads = readers.get(step.out, [])
         if not reads or not all(_only_reads(plan.steps[i], {}) for i in reads):
