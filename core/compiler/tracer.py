@@ -75,12 +75,23 @@ class GraphBreak(Exception):
 
 
 def _is_array(value: Any) -> bool:
-    return (
-        type(value) not in _PY_SCALARS
-        and hasattr(value, "shape")
-        and hasattr(value, "dtype")
-        and hasattr(value, "ndim")
-    )
+    kind = type(value)
+    if kind in _ARRAY_TYPES:  # every kernel's result is asked: the answer is kept by type
+        return True
+    if kind in _PY_SCALARS or not (
+        hasattr(value, "shape") and hasattr(value, "dtype") and hasattr(value, "ndim")
+    ):
+        return False
+    if all(isinstance(getattr(kind, a, None), _CLASS_ATTRIBUTES) for a in _ARRAY_ATTRIBUTES):
+        _ARRAY_TYPES.add(kind)  # attributes every instance has, whatever its value
+    return True
+
+
+_ARRAY_ATTRIBUTES = ("shape", "dtype", "ndim")
+#: What an extension type defines for an attribute that all its instances then have.
+_CLASS_ATTRIBUTES = (types.GetSetDescriptorType, types.MemberDescriptorType)
+#: Types whose instances are arrays (found by :func:`_is_array`).
+_ARRAY_TYPES: set[type] = set()
 
 
 def _unwrap(value: Any) -> Any:
