@@ -776,3 +776,46 @@ def test_a_reshape_whose_value_is_kept_or_read_across_a_write_stays():
     for _ in range(2):
         _same(compiled(x, v), across_a_write(x, v_eager))
         _same(v, v_eager)
+
+
+def _more_decay(optimizer):
+    optimizer.param_groups[0]["weight_decay"] = 0.25
+
+
+def _fewer_params(optimizer):
+    optimizer.param_groups[0]["params"].pop()
+
+
+def _fresh_state(optimizer):
+    for entry in optimizer.state.values():
+        for name, value in entry.items():
+            if isinstance(value, plugrad.Tensor):
+                entry[name] = value.clone()
+
+
+@pytest.mark.parametrize("change", [_more_decay, _fewer_params, _fresh_state])
+@pytest.mark.parametrize(
+    "make_optimizer",
+    [
+        lambda p: plugrad.optim.SGD(p, lr=0.1, momentum=0.9),
+        lambda p: plugrad.optim.Adam(p, lr=0.01),
+    ],
+    ids=["SGD-momentum", "Adam"],
+)
+def test_changing_what_an_optimizer_step_depends_on_captures_again(make_optimizer, change):
+    x = plugrad.tensor(np.linspace(-1.0, 1.0, 8, dtype=np.float32).reshape(2, 4))
+    model, optimizer = _model_and_optimizer(make_optimizer)
+    reference, eager_optimizer = _model_and_optimizer(make_optimizer)
+    compiled = plugrad.compile(lambda x: _train_step(x, model, optimizer))
+    for _ in range(3):
+        compiled(x)
+        _train_step(x, reference, eager_optimizer)
+    captures = compiled.captures
+    change(optimizer)
+    change(eager_optimizer)
+    for _ in range(3):
+        compiled(x)
+        _train_step(x, reference, eager_optimizer)
+    assert compiled.captures > captures
+    for a, b in zip(model.parameters(), reference.parameters()):
+        _same(a, b)
