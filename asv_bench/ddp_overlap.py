@@ -248,7 +248,9 @@ def measure(name: str, args: argparse.Namespace) -> dict[str, Any]:
         summary[kind] = {
             "backward ms": round(backward, 2),
             "hidden share": round(1 - (backward - local) / alone, 3),
-            "saved share": round((serial - backward) / (serial - local), 3),
+            "saved share": round((serial - backward) / (serial - local), 3)
+            if serial != local
+            else float("nan"),
             "bucket launch ms": [
                 round(float(v), 2) for v in np.median((launches - start[:, None]) * 1e3, axis=0)
             ],
