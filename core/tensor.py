@@ -28,6 +28,7 @@ else:
 __all__ = ["PostAccumulateGradHook", "RemovableHandle", "Size", "Tensor"]
 
 _object_new = object.__new__
+_weak = weakref.ref
 
 
 class Tensor(_InstalledMethods):
@@ -52,7 +53,8 @@ class Tensor(_InstalledMethods):
     """
 
     # _counter: None until the tensor is modified in place or a view of it is taken; then
-    # a one-element list shared with its views (and detach()ed copies) holding the version.
+    # a list shared with its views (and detach()ed copies): the version, then weak
+    # references to the tensors that share the memory (see _add_alias).
     __slots__ = (
         "__weakref__",
         "_array",
@@ -360,7 +362,7 @@ class Tensor(_InstalledMethods):
         backward passes that saved the other.
         """
         detached = _wrap(self._array, self._device, False, None)
-        detached._counter = self._shared_counter()
+        self._add_alias(detached, DETACHED)
         return detached
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Tensor:
@@ -400,11 +402,37 @@ class Tensor(_InstalledMethods):
         counter = self._counter
         return 0 if counter is None else counter[0]
 
-    def _shared_counter(self) -> list[int]:
+    def _shared_counter(self) -> list[Any]:
         counter = self._counter
         if counter is None:
             counter = self._counter = [0]
         return counter
+
+    def _add_alias(self, alias: Tensor, key: Any = None) -> None:
+        """Record that ``alias`` shares this tensor's memory, and how.
+
+        ``key``: the index that made ``alias`` as ``self[key]``, :data:`DETACHED` for
+        ``detach()``, ``None`` for any other view. The two share the version counter,
+        which also lists, after the version, an entry per tensor sharing the memory
+        (a weak reference, or ``(alias, base, key)`` of weak references and the key),
+        so that an in-place op recorded on one of them can bring the others' graph
+        history up to date (see :mod:`plugrad.inplace`).
+        """
+        counter = self._counter
+        if counter is None:
+            counter = self._counter = [0, _weak(self)]
+        elif len(counter) == 1:
+            counter.append(_weak(self))
+        alias._counter = counter
+        if key is None:
+            counter.append(_weak(alias))
+        else:
+            counter.append((_weak(alias), None if key is DETACHED else _weak(self), key))
+        size = len(counter)
+        if size >= 16 and not size & (size - 1):  # at each power of two: forget the dead
+            counter[1:] = [
+                e for e in counter[1:] if (e[0] if type(e) is tuple else e)() is not None
+            ]
 
     def _bump_version(self) -> None:
         counter = self._counter
@@ -570,6 +598,35 @@ def install_methods(**methods: Callable[..., Any]) -> None:
         function.__name__ = name
         function.__qualname__ = f"Tensor.{name}"
         setattr(Tensor, name, function)
+
+
+#: The key of :meth:`Tensor._add_alias` for a ``detach()``-ed alias.
+DETACHED = object()
+
+
+def memory_family(tensor: Tensor) -> list[tuple[Tensor, Any, Any]]:
+    """Every live tensor sharing ``tensor``'s memory (``tensor`` too), in the order made.
+
+    Each as ``(member, base, key)``: ``member`` is ``base[key]``; ``base`` is
+    :data:`DETACHED` for a ``detach()``-ed member, ``None`` when not known (the
+    first tensor, other views, or a base that is gone).
+    """
+    counter = tensor._counter
+    if counter is None or len(counter) < 2:
+        return []
+    found = []
+    seen = set()
+    for entry in counter[1:]:
+        if type(entry) is tuple:
+            member = entry[0]()
+            base = DETACHED if entry[1] is None else entry[1]()
+            key = entry[2]
+        else:
+            member, base, key = entry(), None, None
+        if member is not None and id(member) not in seen:
+            seen.add(id(member))
+            found.append((member, base, key))
+    return found
 
 
 def _wrap(array: Any, device: Device, requires_grad: bool, edge: Any) -> Tensor:
