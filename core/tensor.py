@@ -66,7 +66,7 @@ class Tensor(_InstalledMethods):
         "_requires_grad",
     )
     _array: Any
-    _counter: list[int] | None
+    _counter: list[Any] | None
     _device: Device
     _edge: Any
     _grad: Tensor | None
