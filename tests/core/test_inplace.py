@@ -467,3 +467,68 @@ def test_a_detached_alias_sees_the_new_values_and_stays_a_constant() -> None:
     assert not d.requires_grad and d.grad_fn is None
     (y * d).sum().backward()
     assert x.grad.tolist() == [36.0, 72.0]
+
+
+def _rows_scaled(m, x):
+    y = x * 1
+    for i in range(2):
+        y[i] *= i + 2
+    return y
+
+
+def _recurrence(m, x):
+    out = m.zeros(3, dtype=x.dtype)
+    for i in range(3):
+        out[i] = x[i] * 2 + out[i - 1] if i else x[i]
+    return out
+
+
+def _rows_feeding_each_other(m, x):
+    y = x * 1
+    a, b = y[0], y[1]
+    a += b
+    b -= a * 3
+    return y
+
+
+def _column_from_column(m, x):
+    y = x * 1
+    y[:, 0] += 5 * y[:, 1]
+    y[:, 1:].mul_(3.0)
+    return y
+
+
+def _view_of_a_view(m, x):
+    y = x.exp()
+    z = y * 1
+    row = z[1]
+    row[0:1].sub_(row[1:2] * 2)
+    return z * y
+
+
+@pytest.mark.parametrize(
+    "program", [_rows_scaled, _recurrence, _rows_feeding_each_other, _column_from_column,
+                _view_of_a_view],
+)  # fmt: skip
+def test_recorded_in_place_ops_through_index_views_match_pytorch(program) -> None:
+    torch = pytest.importorskip("torch")
+    values = [[0.3, -1.2], [2.0, 0.7]] if program is not _recurrence else [0.3, -1.2, 2.0]
+    x = plugrad.tensor(values, dtype=plugrad.float64, requires_grad=True)
+    t = torch.tensor(values, dtype=torch.float64, requires_grad=True)
+    y, ty = program(plugrad, x), program(torch, t)
+    np.testing.assert_allclose(y.detach().numpy(), ty.detach().numpy())
+    (y * y).sum().backward()
+    (ty * ty).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy())
+
+
+def test_a_view_saved_then_changed_through_another_view_is_refused_as_in_pytorch() -> None:
+    torch = pytest.importorskip("torch")
+    for m, error in ((torch, RuntimeError), (plugrad, InPlaceModificationError)):
+        x = m.tensor([[0.3, -1.2], [2.0, 0.7]], dtype=m.float64, requires_grad=True)
+        y = x * 1
+        a, b = y[0], y[1]
+        b *= a  # saves a
+        a += 1.0
+        with pytest.raises(error, match="modified by an inplace operation|modified in place"):
+            y.sum().backward()
