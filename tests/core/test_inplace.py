@@ -530,5 +530,5 @@ def test_a_view_saved_then_changed_through_another_view_is_refused_as_in_pytorch
         a, b = y[0], y[1]
         b *= a  # saves a
         a += 1.0
-        with pytest.raises(error, match="modified by an inplace operation|modified in place"):
+        with pytest.raises(error, match=r"modified by an inplace operation|modified in place"):
             y.sum().backward()
