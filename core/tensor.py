@@ -413,26 +413,24 @@ class Tensor(_InstalledMethods):
 
         ``key``: the index that made ``alias`` as ``self[key]``, :data:`DETACHED` for
         ``detach()``, ``None`` for any other view. The two share the version counter,
-        which also lists, after the version, an entry per tensor sharing the memory
-        (a weak reference, or ``(alias, base, key)`` of weak references and the key),
-        so that an in-place op recorded on one of them can bring the others' graph
-        history up to date (see :mod:`plugrad.inplace`).
+        which also lists, after the version, ``(member, base, key)`` for each tensor
+        sharing the memory (``member`` and ``base`` weak references, ``base`` only for
+        an index), so that an in-place op recorded on one of them can bring the
+        others' graph history up to date (see :mod:`plugrad.inplace`).
         """
         counter = self._counter
         if counter is None:
-            counter = self._counter = [0, _weak(self)]
+            counter = self._counter = [0, (_weak(self), None, None)]
         elif len(counter) == 1:
-            counter.append(_weak(self))
+            counter.append((_weak(self), None, None))
         alias._counter = counter
-        if key is None:
-            counter.append(_weak(alias))
+        if key is None or key is DETACHED:
+            counter.append((_weak(alias), None, key))
         else:
-            counter.append((_weak(alias), None if key is DETACHED else _weak(self), key))
+            counter.append((_weak(alias), _weak(self), key))
         size = len(counter)
-        if size >= 16 and not size & (size - 1):  # at each power of two: forget the dead
-            counter[1:] = [
-                e for e in counter[1:] if (e[0] if type(e) is tuple else e)() is not None
-            ]
+        if size >= 32 and not size & (size - 1):  # at each power of two: forget the dead
+            counter[1:] = [entry for entry in counter[1:] if entry[0]() is not None]
 
     def _bump_version(self) -> None:
         counter = self._counter
@@ -616,15 +614,11 @@ def memory_family(tensor: Tensor) -> list[tuple[Tensor, Any, Any]]:
         return []
     found = []
     seen = set()
-    for entry in counter[1:]:
-        if type(entry) is tuple:
-            member = entry[0]()
-            base = DETACHED if entry[1] is None else entry[1]()
-            key = entry[2]
-        else:
-            member, base, key = entry(), None, None
+    for member_ref, base_ref, key in counter[1:]:
+        member = member_ref()
         if member is not None and id(member) not in seen:
             seen.add(id(member))
+            base = DETACHED if key is DETACHED else None if base_ref is None else base_ref()
             found.append((member, base, key))
     return found
 

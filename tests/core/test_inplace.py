@@ -455,7 +455,7 @@ def test_the_list_of_aliases_does_not_grow_without_bound() -> None:
     y = plugrad.zeros(10)
     for i in range(1000):
         y[i % 10]
-    assert len(y._counter) < 40
+    assert len(y._counter) < 80
 
 
 def test_a_detached_alias_sees_the_new_values_and_stays_a_constant() -> None:
