@@ -7,7 +7,11 @@ to the full check, naming the op and its plugin, only when not). The budget is
 
     python asv_bench/rule_check_cost.py
 
-1. the check itself, on the arrays a rule returns (``timeit``, best of runs);
+1. the check itself, on the arrays a rule returns (``timeit``, best of runs),
+   and on a stream of fresh gradients, each made by a NumPy op just before it
+   is checked, as in backward (A/B interleaved, median of the in-round
+   differences): the first figure reuses one array in a tight loop, the
+   second is what a node pays;
 2. backward over a chain of ``--ops`` ops, with the engine's node classes as
    they are and with the check cut out of their source (A/B interleaved, each
    first in every other round; best of runs and median of the in-round
@@ -56,6 +60,33 @@ def check_cost(number: int = 1_000_000, repeat: int = 7) -> float:
     checked = min(timeit.repeat("checked(g, grad, x)", **kwargs))
     empty = min(timeit.repeat("unchecked(g, grad, x)", **kwargs))
     return (checked - empty) / number * 1e6
+
+
+def fresh_check_cost(gradients: int = 2000, rounds: int = 100) -> float:
+    """µs per check of gradients that a NumPy op has just made, less the same loop unchecked.
+
+    Each gradient is new and each check follows a kernel call, as in a backward
+    pass; the median of the in-round differences is returned.
+    """
+    namespace: dict[str, Any] = {}
+    exec(
+        "def checked(grads, x, kind):\n    for grad in grads:\n        g = grad * 0.5\n"
+        f"        if {CHECK}:\n            raise AssertionError\n"
+        "def unchecked(grads, x, kind):\n    for grad in grads:\n        g = grad * 0.5\n",
+        namespace,
+    )
+    grads = [np.ones(4, np.float32) for _ in range(gradients)]
+    x = np.ones(4, np.float32)
+    differences = []
+    for round_index in range(rounds):
+        times = {}
+        names = ("checked", "unchecked") if round_index % 2 == 0 else ("unchecked", "checked")
+        for name in names:
+            start = time.process_time()
+            namespace[name](grads, x, np.ndarray)
+            times[name] = time.process_time() - start
+        differences.append((times["checked"] - times["unchecked"]) / gradients * 1e6)
+    return statistics.median(differences)
 
 
 def _without_check(cls: type) -> Callable[..., Any]:
@@ -123,6 +154,7 @@ def main() -> None:
     args = parser.parse_args()
     per_check = check_cost()
     print(f"the check alone: {per_check:.3f} µs per gradient (budget 0.2 µs per node)")
+    print(f"the check of fresh gradients: {fresh_check_cost():.3f} µs per gradient")
     checked, unchecked, median = chain_cost(args.ops, args.rounds)
     print(
         f"backward over a {args.ops}-op chain: {checked:.3f} µs per node with the check, "

@@ -399,13 +399,12 @@ def _share_counters(inputs: tuple[Any, ...], results: tuple[Tensor, ...]) -> Non
     the one input's (``unstack``), or that of the input in its position (``broadcast_arrays``).
     """
     if len(inputs) == 1:
-        counter = inputs[0]._shared_counter()
         for result in results:
-            result._counter = counter
+            inputs[0]._add_alias(result)
         return
     for x, result in zip(inputs, results):
         if isinstance(x, Tensor):
-            result._counter = x._shared_counter()
+            x._add_alias(result)
 
 
 def _native_dtype(op: RegisteredOp, device: Device, name: str, value: Any) -> Any:
@@ -636,7 +635,7 @@ def apply_view(op: RegisteredOp, x: Any, params: dict[str, Any] | None) -> Tenso
     is seen by backward passes that saved the other.
     """
     out = apply1(op, x, params)
-    out._counter = x._shared_counter()
+    x._add_alias(out)
     return out
 
 

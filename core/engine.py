@@ -500,6 +500,18 @@ def _call_hook(hook: Any, grad: Any, device: Any, create_graph: bool, where: str
             f"hook {hook!r} on {where} returned a gradient of shape {result.shape} instead of "
             f"{tuple(grad.shape)}"
         )
+    if result._device is not device:
+        raise DeviceMismatchError(
+            f"hook {hook!r} on {where} returned a gradient on {result._device.name!r} instead "
+            f"of {device.name!r}; a hook must keep the gradient where it is"
+        )
+    wanted = grad.dtype if create_graph else device.dtype_of(grad)
+    if result.dtype is not wanted:
+        raise DtypeError(
+            f"hook {hook!r} on {where} returned a gradient of dtype {result.dtype.name} instead "
+            f"of {wanted.name}; a hook must keep the gradient's dtype (cast with "
+            f".to(plugrad.{wanted.name}))"
+        )
     return result if create_graph else result._array
 
 

@@ -20,9 +20,17 @@ from typing import Any
 
 from . import dtypes as _dtypes
 from . import ops as _ops
-from .errors import ArgumentError, BackwardError, DeviceMismatchError, DtypeError, ShapeError
+from .errors import (
+    ArgumentError,
+    BackwardError,
+    DeviceMismatchError,
+    DtypeError,
+    InPlaceModificationError,
+    ShapeError,
+)
 from .grad_mode import _state
-from .tensor import Tensor, _wrap, install_methods
+from .node import Node
+from .tensor import DETACHED, Tensor, _wrap, install_methods, memory_family
 from .tensor_indexing import index_key
 
 __all__ = ["apply_inplace", "change_shape", "check_out", "filled_with", "write_out"]
@@ -59,15 +67,29 @@ def apply_inplace(
     if recording:
         if target._edge is None and target._requires_grad:
             raise _changed_leaf(target, name, "x = x + y")
+        family = memory_family(target)
+        if family:
+            _check_family(target, family, name)
         # The recorded op saves this stand-in for the old value, not the tensor we rebase.
-        before = _wrap(target._array, target._device, target._requires_grad, target._edge)
+        array = target._array
+        if family:  # the memory is written below, so what the op saves must be a copy
+            array = target._device.xp.asarray(array, copy=True)
+        before = _wrap(array, target._device, target._requires_grad, target._edge)
         result = function(before, *args)
         if result.dtype is _dtypes.bool and target.dtype is not _dtypes.bool:
             result = _truth_values(before, result, args)
         _check_result(target, result, name, recording=True)
-        target._array = result._array
+        if family:
+            try:
+                target._array = target._device.backend.write(target._array, result._array)
+            except _IMMUTABLE:  # a read-only array, or an immutable library: not shared
+                target._array = result._array
+        else:
+            target._array = result._array
         target._edge = result._edge
         target._requires_grad = result._requires_grad
+        if family:
+            _relink_family(target, family, name)
     else:
         # no_grad() written out: its context manager costs a few times these lines, per op.
         previous = _state.enabled
@@ -114,6 +136,91 @@ def change_shape(target: Tensor, function: Callable[..., Tensor], *args: Any, na
     target._array = result._array
     target._bump_version()
     return target
+
+
+def _check_family(target: Tensor, family: list[tuple[Tensor, Any, Any]], name: str) -> None:
+    """Refuse a recorded in-place op on memory that a leaf requiring grad also looks at."""
+    for other, base, _ in family:
+        if other is not target and base is not DETACHED and other._edge is None:
+            if other._requires_grad:
+                raise BackwardError(
+                    f"{name} would change, through a tensor of shape {target.shape} that "
+                    "shares its memory (a view of it, or one it is a view of), a leaf tensor "
+                    f"that requires grad (shape {other.shape}): the very value gradients are "
+                    "taken with respect to. Do it inside plugrad.no_grad(), or compute on a "
+                    "copy (x.clone())."
+                )
+
+
+def _relink_family(target: Tensor, family: list[tuple[Tensor, Any, Any]], name: str) -> None:
+    """Bring the graph history of the tensors sharing ``target``'s memory up to date.
+
+    A recorded in-place op has just written into the memory and rebased ``target``
+    onto its result. As in PyTorch, a base that ``target`` was indexed from (and its
+    base, ...) becomes "the old base with ``target`` written at the key", and each
+    tensor indexed from an updated one becomes that index of it again. A tensor
+    sharing the memory otherwise (a reshaped or transposed view, say) now holds
+    values that its history does not describe: backward through it raises instead of
+    giving a wrong gradient. A ``detach()``-ed one has no history: it just sees the
+    new values.
+    """
+    made = {id(member): (base, key) for member, base, key in family}
+    updated = {id(target)}
+    member = target
+    while True:  # up: the bases target was indexed from
+        base, key = made.get(id(member), (None, None))
+        if base is None or base is DETACHED or id(base) in updated or id(base) not in made:
+            break
+        stand_in = _wrap(base._array, base._device, base._requires_grad, base._edge)
+        _rebase(base, _ops.setitem(stand_in, member, key=key))
+        updated.add(id(base))
+        member = base
+    for member, base, key in family:  # down: what was indexed from an updated tensor
+        if id(member) not in updated and base is not None and id(base) in updated:
+            _rebase(member, _ops.getitem(base, key=key))
+            updated.add(id(member))
+    stale = [m for m, base, _ in family if id(m) not in updated and base is not DETACHED]
+    if stale and (target._requires_grad or any(m._requires_grad for m in stale)):
+        node = AliasChangedNode(target, name)
+        for other in stale:
+            other._edge = node
+            other._requires_grad = True
+
+
+def _rebase(tensor: Tensor, value: Tensor) -> None:
+    """Give ``tensor`` the graph history of ``value``, which holds the same values."""
+    tensor._edge = value._edge
+    tensor._requires_grad = value._requires_grad
+
+
+class AliasChangedNode(Node):
+    """The ``grad_fn`` of a tensor whose memory an in-place op changed through another tensor.
+
+    The op was recorded on the tensor it was applied to; tensors sharing its memory
+    (its base, its other views) hold the new values with a history that no longer
+    describes them, so backward through them raises.
+    """
+
+    __slots__ = ("_message",)
+
+    def __init__(self, target: Tensor, name: str) -> None:
+        self._device = target._device
+        self._edges = ()
+        self._hooks = None
+        self._message = (
+            f"{name} was applied, while gradients were recorded, to a tensor of shape "
+            f"{target.shape} sharing memory with this one (a view of it, or one it is a view "
+            "of), so this tensor's values changed but its graph history did not. Backward "
+            "through it cannot be computed; apply the in-place op to this tensor itself, "
+            "or use out-of-place ops (plugrad.concat(...), plugrad.where(...), x.clone()) "
+            "instead of writing into a view."
+        )
+
+    def _backward(self, grad: Any, create_graph: bool) -> tuple[Any, ...]:
+        raise InPlaceModificationError(self._message)
+
+    def _release(self) -> None:
+        pass
 
 
 def _changed_leaf(target: Tensor, name: str, instead: str) -> BackwardError:

@@ -26,6 +26,7 @@ else:
 __all__ = ["Size", "Tensor"]
 
 _object_new = object.__new__
+_weak = weakref.ref
 
 
 class Tensor(_InstalledMethods):
@@ -50,7 +51,8 @@ class Tensor(_InstalledMethods):
     """
 
     # _counter: None until the tensor is modified in place or a view of it is taken; then
-    # a one-element list shared with its views (and detach()ed copies) holding the version.
+    # a list shared with its views (and detach()ed copies): the version, then weak
+    # references to the tensors that share the memory (see _add_alias).
     __slots__ = (
         "__weakref__",
         "_array",
@@ -62,7 +64,7 @@ class Tensor(_InstalledMethods):
         "_requires_grad",
     )
     _array: Any
-    _counter: list[int] | None
+    _counter: list[Any] | None
     _device: Device
     _edge: Any
     _grad: Tensor | None
@@ -264,7 +266,7 @@ class Tensor(_InstalledMethods):
         backward passes that saved the other.
         """
         detached = _wrap(self._array, self._device, False, None)
-        detached._counter = self._shared_counter()
+        self._add_alias(detached, DETACHED)
         return detached
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Tensor:
@@ -304,11 +306,35 @@ class Tensor(_InstalledMethods):
         counter = self._counter
         return 0 if counter is None else counter[0]
 
-    def _shared_counter(self) -> list[int]:
+    def _shared_counter(self) -> list[Any]:
         counter = self._counter
         if counter is None:
             counter = self._counter = [0]
         return counter
+
+    def _add_alias(self, alias: Tensor, key: Any = None) -> None:
+        """Record that ``alias`` shares this tensor's memory, and how.
+
+        ``key``: the index that made ``alias`` as ``self[key]``, :data:`DETACHED` for
+        ``detach()``, ``None`` for any other view. The two share the version counter,
+        which also lists, after the version, ``(member, base, key)`` for each tensor
+        sharing the memory (``member`` and ``base`` weak references, ``base`` only for
+        an index), so that an in-place op recorded on one of them can bring the
+        others' graph history up to date (see :mod:`plugrad.inplace`).
+        """
+        counter = self._counter
+        if counter is None:
+            counter = self._counter = [0, (_weak(self), None, None)]
+        elif len(counter) == 1:
+            counter.append((_weak(self), None, None))
+        alias._counter = counter
+        if key is None or key is DETACHED:
+            counter.append((_weak(alias), None, key))
+        else:
+            counter.append((_weak(alias), _weak(self), key))
+        size = len(counter)
+        if size >= 32 and not size & (size - 1):  # at each power of two: forget the dead
+            counter[1:] = [entry for entry in counter[1:] if entry[0]() is not None]
 
     def _bump_version(self) -> None:
         counter = self._counter
@@ -469,6 +495,31 @@ def install_methods(**methods: Callable[..., Any] | property) -> None:
             function.__name__ = name
             function.__qualname__ = f"Tensor.{name}"
         setattr(Tensor, name, function)
+
+
+#: The key of :meth:`Tensor._add_alias` for a ``detach()``-ed alias.
+DETACHED = object()
+
+
+def memory_family(tensor: Tensor) -> list[tuple[Tensor, Any, Any]]:
+    """Every live tensor sharing ``tensor``'s memory (``tensor`` too), in the order made.
+
+    Each as ``(member, base, key)``: ``member`` is ``base[key]``; ``base`` is
+    :data:`DETACHED` for a ``detach()``-ed member, ``None`` when not known (the
+    first tensor, other views, or a base that is gone).
+    """
+    counter = tensor._counter
+    if counter is None or len(counter) < 2:
+        return []
+    found = []
+    seen = set()
+    for member_ref, base_ref, key in counter[1:]:
+        member = member_ref()
+        if member is not None and id(member) not in seen:
+            seen.add(id(member))
+            base = DETACHED if key is DETACHED else None if base_ref is None else base_ref()
+            found.append((member, base, key))
+    return found
 
 
 def _wrap(array: Any, device: Device, requires_grad: bool, edge: Any) -> Tensor:

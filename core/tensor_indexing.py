@@ -38,7 +38,7 @@ def _getitem(self: Tensor, key: Any) -> Tensor:
     if all(type(k) in _BASIC_INDEX_TYPES for k in key):
         # Basic indexing gives a view: an in-place change through either one is
         # seen by backward passes that saved the other.
-        out._counter = self._shared_counter()
+        self._add_alias(out, key)
     return out
 
 

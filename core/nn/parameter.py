@@ -54,7 +54,7 @@ class Parameter(Tensor):
         parameter._grad = None
         parameter._hooks = None
         # Shares the memory, so it shares the version counter.
-        parameter._counter = data._shared_counter()
+        data._add_alias(parameter)
         parameter.requires_grad = requires_grad
         return parameter
 

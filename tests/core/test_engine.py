@@ -353,6 +353,18 @@ def test_hook_returning_wrong_shape_is_an_error() -> None:
     assert x.grad is None
 
 
+@pytest.mark.parametrize("create_graph", [False, True])
+@pytest.mark.parametrize("on_leaf", [True, False])
+def test_hook_changing_the_dtype_is_an_error(on_leaf: bool, create_graph: bool) -> None:
+    """As in PyTorch: else a float64 leaf would silently get a float32 .grad."""
+    x = plugrad.tensor([1.0, 2.0], dtype=plugrad.float64, requires_grad=True)
+    y = x if on_leaf else x * 1.0
+    y.register_hook(lambda g: g.to(plugrad.float32))
+    with pytest.raises(DtypeError, match="returned a gradient of dtype float32 instead of float64"):
+        (y * 2).sum().backward(create_graph=create_graph)
+    assert x.grad is None
+
+
 # -- memory ---------------------------------------------------------------------------------
 
 

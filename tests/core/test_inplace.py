@@ -315,3 +315,213 @@ def test_advanced_indexing_copies_and_does_not_share_the_version() -> None:
         picked += 1.0  # a copy: w is untouched
     y.sum().backward()
     assert x.grad.tolist() == [4.0, 5.0]
+
+
+VIEWS = [
+    pytest.param(lambda y: y[1:3], id="slice"),
+    pytest.param(lambda y: plugrad.reshape(y, (2, 2)), id="reshape"),
+    pytest.param(lambda y: y.detach(), id="detach"),
+    pytest.param(lambda y: plugrad.unstack(plugrad.reshape(y, (2, 2)))[1], id="unstack"),
+]
+
+
+@pytest.mark.parametrize("view", VIEWS)
+def test_recorded_in_place_op_on_a_view_changes_its_base(view) -> None:
+    """Values stay those of PyTorch (and of the same program under no_grad)."""
+    x = leaf(1.0, 2.0, 3.0, 4.0)
+    y = x * 2.0
+    v = view(y)
+    v.mul_(leaf(3.0))  # recorded: the operand requires grad
+    with plugrad.no_grad():
+        z = x * 2.0
+        view(z).mul_(3.0)
+        expected = z.tolist()
+    assert y.tolist() == expected
+    assert v.tolist() == view(y).tolist()
+
+
+def test_recorded_in_place_op_on_a_base_changes_its_views() -> None:
+    x = leaf(1.0, 2.0, 3.0, 4.0)
+    y = x * 2.0
+    v = y[1:3]
+    y.mul_(leaf(2.0))
+    assert v.tolist() == [8.0, 12.0]
+
+
+def test_a_base_changed_through_its_view_differentiates_as_in_pytorch() -> None:
+    x = leaf(1.0, 2.0, 3.0, 4.0)
+    y = x * 2.0
+    v = y[1:3]
+    v.mul_(3.0)
+    y.sum().backward()
+    assert x.grad.tolist() == [2.0, 6.0, 6.0, 2.0]
+
+
+def test_augmented_assignment_to_an_index_differentiates_as_in_pytorch() -> None:
+    x = plugrad.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=plugrad.float64, requires_grad=True)
+    y = x * 1.0
+    y[:, 0] += 5.0 * y[:, 1]  # an in-place op on the view y[:, 0], then y[:, 0] = it
+    (y * y).sum().backward()
+    assert x.grad.tolist() == [[22.0, 114.0], [46.0, 238.0]]
+
+
+def test_views_of_a_base_changed_in_place_follow_it() -> None:
+    x = leaf(1.0, 2.0, 3.0, 4.0)
+    y = x * 2.0
+    v = y[1:3]
+    inner = v[0]  # a view of a view
+    y.mul_(leaf(3.0))
+    assert v.tolist() == [12.0, 18.0] and inner.item() == 12.0
+    (v.sum() + inner).backward()
+    assert x.grad.tolist() == [0.0, 12.0, 6.0, 0.0]
+
+
+def test_sibling_views_see_a_change_through_one_of_them() -> None:
+    x = leaf(1.0, 2.0, 3.0, 4.0)
+    y = x * 1.0
+    left, right = y[0:3], y[1:4]
+    right.mul_(leaf(2.0))
+    assert left.tolist() == [1.0, 4.0, 6.0]
+    left.sum().backward()
+    assert x.grad.tolist() == [1.0, 2.0, 2.0, 0.0]
+
+
+def test_backward_through_another_kind_of_view_of_a_changed_base_raises() -> None:
+    x = leaf(1.0, 2.0, 3.0, 4.0)
+    y = x * 2.0
+    v = plugrad.reshape(y, (2, 2))
+    y.add_(leaf(1.0))
+    y.sum().backward()  # y itself holds the op
+    assert x.grad.tolist() == [2.0, 2.0, 2.0, 2.0]
+    assert v.tolist() == [[3.0, 5.0], [7.0, 9.0]]
+    with pytest.raises(InPlaceModificationError, match=r"add_\(\) was applied"):
+        (v * 1.0).sum().backward()
+    with pytest.raises(InPlaceModificationError, match=r"mul_\(\) was applied"):
+        z = x * 2.0
+        plugrad.reshape(z, (2, 2)).mul_(3.0)
+        z.sum().backward()
+
+
+def test_a_constant_base_changed_through_its_view_joins_the_graph() -> None:
+    w = leaf(5.0)
+    base = plugrad.zeros(4, dtype=plugrad.float64)
+    v = base[1:3]
+    v.add_(w)
+    assert base.tolist() == [0.0, 5.0, 5.0, 0.0]
+    assert base.requires_grad
+    (base * base).sum().backward()
+    assert w.grad.tolist() == [20.0]
+
+
+def test_recorded_in_place_op_on_a_view_of_a_leaf_that_requires_grad_is_an_error() -> None:
+    w = leaf(1.0, 2.0, 3.0)
+    v = w[1:]
+    with pytest.raises(BackwardError, match="a leaf tensor that requires grad"):
+        v.mul_(2.0)
+    assert w.tolist() == [1.0, 2.0, 3.0] and v.grad_fn is not None and w.grad_fn is None
+    with plugrad.no_grad():
+        v.mul_(2.0)  # allowed, as for the leaf itself
+    assert w.tolist() == [1.0, 4.0, 6.0]
+
+
+def test_what_a_recorded_in_place_op_saves_is_not_overwritten() -> None:
+    x = leaf(1.0, 2.0, 3.0, 4.0)
+    w = leaf(3.0, 3.0)
+    y = x * 1.0
+    v = y[1:3]
+    v.mul_(w)  # saves v's old values for w's gradient, then writes into y's memory
+    v.sum().backward()
+    assert w.grad.tolist() == [2.0, 3.0]
+    assert x.grad.tolist() == [0.0, 3.0, 3.0, 0.0]
+
+
+def test_a_dead_view_does_not_count() -> None:
+    x = leaf(1.0, 2.0, 3.0)
+    y = x * 2.0
+    total = y[0] + y[1]  # views that are gone once the sum is made
+    y.mul_(leaf(2.0))
+    (y.sum() + total).backward()
+    assert x.grad.tolist() == [6.0, 6.0, 4.0]
+
+
+def test_the_list_of_aliases_does_not_grow_without_bound() -> None:
+    y = plugrad.zeros(10)
+    for i in range(1000):
+        y[i % 10]
+    assert len(y._counter) < 80
+
+
+def test_a_detached_alias_sees_the_new_values_and_stays_a_constant() -> None:
+    x = leaf(1.0, 2.0)
+    y = x * 2.0
+    d = y.detach()
+    y.mul_(leaf(3.0))
+    assert d.tolist() == [6.0, 12.0]
+    assert not d.requires_grad and d.grad_fn is None
+    (y * d).sum().backward()
+    assert x.grad.tolist() == [36.0, 72.0]
+
+
+def _rows_scaled(m, x):
+    y = x * 1
+    for i in range(2):
+        y[i] *= i + 2
+    return y
+
+
+def _recurrence(m, x):
+    out = m.zeros(3, dtype=x.dtype)
+    for i in range(3):
+        out[i] = x[i] * 2 + out[i - 1] if i else x[i]
+    return out
+
+
+def _rows_feeding_each_other(m, x):
+    y = x * 1
+    a, b = y[0], y[1]
+    a += b
+    b -= a * 3
+    return y
+
+
+def _column_from_column(m, x):
+    y = x * 1
+    y[:, 0] += 5 * y[:, 1]
+    y[:, 1:].mul_(3.0)
+    return y
+
+
+def _view_of_a_view(m, x):
+    y = x.exp()
+    z = y * 1
+    row = z[1]
+    row[0:1].sub_(row[1:2] * 2)
+    return z * y
+
+
+@pytest.mark.parametrize(
+    "program", [_rows_scaled, _recurrence, _rows_feeding_each_other, _column_from_column,
+                _view_of_a_view],
+)  # fmt: skip
+def test_recorded_in_place_ops_through_index_views_match_pytorch(program) -> None:
+    torch = pytest.importorskip("torch")
+    values = [[0.3, -1.2], [2.0, 0.7]] if program is not _recurrence else [0.3, -1.2, 2.0]
+    x = plugrad.tensor(values, dtype=plugrad.float64, requires_grad=True)
+    t = torch.tensor(values, dtype=torch.float64, requires_grad=True)
+    y, ty = program(plugrad, x), program(torch, t)
+    np.testing.assert_allclose(y.detach().numpy(), ty.detach().numpy())
+    (y * y).sum().backward()
+    (ty * ty).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy())
+
+
+def test_a_view_saved_then_changed_through_another_view_is_refused_as_in_pytorch() -> None:
+    torch = pytest.importorskip("torch")
+    for m, error in ((torch, RuntimeError), (plugrad, InPlaceModificationError)):
+        x = m.tensor([[0.3, -1.2], [2.0, 0.7]], dtype=m.float64, requires_grad=True)
+        y = x * 1
+        a, b = y[0], y[1]
+        b *= a  # saves a
+        a += 1.0
+        with pytest.raises(error, match=r"modified by an inplace operation|modified in place"):
+            y.sum().backward()
