@@ -233,6 +233,19 @@ class Backend:
         """
         return list(arrays)
 
+    def settle(self, array: Any) -> None:
+        """Keep the pending work behind ``array`` bounded; only lazy backends have any.
+
+        plugrad calls it, on backends with :attr:`lazy` set only, for the inputs
+        and outputs of every kernel, every gradient of a backward pass, and the
+        parameters and state after an optimizer step (see :mod:`plugrad.lazy`).
+        A lazy library whose graphs cost more to extend or compute the larger
+        they are computes ``array``'s graph now when it has grown past a limit,
+        and makes ``array`` hold the results *in place* (the same object, the
+        same values), so that everything holding it continues from there. The
+        default does nothing.
+        """
+
     def graph_recorder(
         self, device: Any
     ) -> Callable[[Callable[[], list[Any]]], Callable[[], None]] | None:
