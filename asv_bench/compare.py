@@ -215,7 +215,7 @@ def measure(
 ) -> dict[str, Any]:
     """Run every workload; return ``{title: {"plugrad": s, "floor": s, "torch": s | None}}``."""
     from benchmarks import _workloads as workloads
-    from benchmarks._common import interleaved_runs, median_ratio, medians
+    from benchmarks._common import interleaved_runs, median_ratio, medians, synchronised
 
     torch = _import_torch() if use_torch else None
     jax = _import_jax() if backend == "jax" else None
@@ -248,7 +248,7 @@ def measure(
         if work.torch is not None:
             sides.append(("torch", row.torch))
         sides += jax_methods
-        fns = [_synchronised(getattr(work, method), work.sync) for _, method in sides]
+        fns = [synchronised(getattr(work, method), work.sync) for _, method in sides]
         rounds = repeat if not row.seconds else max(3, repeat // 3)
         runs = interleaved_runs(
             fns, repeat=rounds, seconds=max(seconds, row.seconds), clock=work.clock
@@ -280,14 +280,6 @@ def measure(
             "unit": "bytes",
         }
     return results
-
-
-def _synchronised(fn: Callable[[], Any], sync: Callable[[], None]) -> Callable[[], None]:
-    def run() -> None:
-        fn()
-        sync()
-
-    return run
 
 
 def _import_torch() -> Any:

@@ -14,20 +14,40 @@ here for another reason: NumPy's branches on every element (see its comment).
 from __future__ import annotations
 
 import builtins as _builtins
-from typing import Any
+from typing import Any, Protocol, cast
 
 import array_api_compat.numpy as _compat
 import numpy as _np
 from array_api_compat.numpy import *  # noqa: F403
 from array_api_compat.numpy import __array_api_version__, __array_namespace_info__  # noqa: F401
 
+
+class _Reduction(Protocol):
+    """A ufunc's ``reduce`` as this module calls it."""
+
+    def __call__(
+        self, array: Any, /, *, axis: Any = ..., dtype: Any = ..., keepdims: bool = ...
+    ) -> Any: ...
+
+
+def _reduction(ufunc: _np.ufunc) -> _Reduction:
+    # NumPy's overloads of ``reduce`` take ``keepdims`` as a literal True or False
+    # (their result types differ); here it is a bool known only at run time.
+    return cast(_Reduction, ufunc.reduce)
+
+
+# array-api-compat's NumPy namespace re-exports these in a way type checkers cannot
+# follow; its public namespace is used, not the private module that defines them.
+_compat_reshape = cast(Any, _compat).reshape
+_compat_ones_like = cast(Any, _compat).ones_like
+_compat_zeros_like = cast(Any, _compat).zeros_like
 _ndarray = _np.ndarray
-_add_reduce = _np.add.reduce
-_multiply_reduce = _np.multiply.reduce
-_maximum_reduce = _np.maximum.reduce
-_minimum_reduce = _np.minimum.reduce
-_logical_or_reduce = _np.logical_or.reduce
-_logical_and_reduce = _np.logical_and.reduce
+_add_reduce = _reduction(_np.add)
+_multiply_reduce = _reduction(_np.multiply)
+_maximum_reduce = _reduction(_np.maximum)
+_minimum_reduce = _reduction(_np.minimum)
+_logical_or_reduce = _reduction(_np.logical_or)
+_logical_and_reduce = _reduction(_np.logical_and)
 _bool = _np.dtype(_np.bool_)
 # The star import shadows ``bool`` and friends with NumPy's dtypes.
 _python_scalars = (_builtins.bool, _builtins.int, _builtins.float, _builtins.complex)
@@ -73,7 +93,7 @@ def all(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Any:
 def reshape(x: Any, /, shape: tuple[int, ...], *, copy: bool | None = None) -> Any:
     if copy is None:
         return x.reshape(shape)
-    return _compat.reshape(x, shape, copy=copy)
+    return _compat_reshape(x, shape, copy=copy)
 
 
 def expand_dims(x: Any, /, *, axis: int = 0) -> Any:
@@ -167,11 +187,11 @@ def _select_bits(condition: Any, x1: Any, x2: Any) -> Any:
 
 def ones_like(x: Any, /, *, dtype: Any = None, device: Any = None) -> Any:
     if device is not None:
-        return _compat.ones_like(x, dtype=dtype, device=device)  # checks the device
+        return _compat_ones_like(x, dtype=dtype, device=device)  # checks the device
     return _np.ones(x.shape, dtype=x.dtype if dtype is None else dtype)
 
 
 def zeros_like(x: Any, /, *, dtype: Any = None, device: Any = None) -> Any:
     if device is not None:
-        return _compat.zeros_like(x, dtype=dtype, device=device)
+        return _compat_zeros_like(x, dtype=dtype, device=device)
     return _np.zeros(x.shape, dtype=x.dtype if dtype is None else dtype)

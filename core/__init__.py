@@ -21,9 +21,9 @@ import typing as _typing
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as _version
 
-# Of these, tensor_operators, tensor_indexing, tensor_interop, engine, inplace and pickling
-# also install Tensor methods (the operators, x[key], conversions, backward, the in-place
-# updates, pickling) that the tensor layer leaves to them.
+# Of these, tensor_operators, tensor_indexing, tensor_interop, tensor_hooks, engine, inplace
+# and pickling also install Tensor methods (the operators, x[key], conversions, hooks,
+# backward, the in-place updates, pickling) that the tensor layer leaves to them.
 from . import (  # noqa: F401
     autograd,
     cuda,
@@ -38,6 +38,7 @@ from . import (  # noqa: F401
     ops,
     optim,
     pickling,
+    tensor_hooks,
     tensor_indexing,
     tensor_interop,
     tensor_operators,

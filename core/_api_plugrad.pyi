@@ -30,10 +30,6 @@ def abs(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Absolute value ``|x|`` element-wise (complex: the modulus); gradient 0 at 0."""
 
 
-def absolute(x: TensorLike, /, *, out: Any = ...) -> Tensor:
-    """Absolute value ``|x|`` element-wise (complex: the modulus); gradient 0 at 0."""
-
-
 def acos(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Inverse cosine element-wise; the gradient is infinite at ``x = ±1``."""
 
@@ -70,34 +66,6 @@ def any(
     out: Any = ...,
 ) -> Tensor:
     """Test whether any element along ``axis`` is true (non-zero)."""
-
-
-def arccos(x: TensorLike, /, *, out: Any = ...) -> Tensor:
-    """Inverse cosine element-wise; the gradient is infinite at ``x = ±1``."""
-
-
-def arccosh(x: TensorLike, /, *, out: Any = ...) -> Tensor:
-    """Inverse hyperbolic cosine element-wise (``x >= 1``; gradient infinite at 1)."""
-
-
-def arcsin(x: TensorLike, /, *, out: Any = ...) -> Tensor:
-    """Inverse sine element-wise; the gradient is infinite at ``x = ±1``."""
-
-
-def arcsinh(x: TensorLike, /, *, out: Any = ...) -> Tensor:
-    """Inverse hyperbolic sine element-wise."""
-
-
-def arctan(x: TensorLike, /, *, out: Any = ...) -> Tensor:
-    """Inverse tangent element-wise."""
-
-
-def arctan2(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
-    """Angle of the point ``(x2, x1)`` in radians, element-wise (``atan(x1 / x2)`` by quadrant)."""
-
-
-def arctanh(x: TensorLike, /, *, out: Any = ...) -> Tensor:
-    """Inverse hyperbolic tangent element-wise (``-1 < x < 1``)."""
 
 
 def argmax(
@@ -183,10 +151,6 @@ def bitwise_left_shift(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> 
     """Shift the bits of ``x1`` left by ``x2`` (``x1 << x2``)."""
 
 
-def bitwise_not(x: TensorLike, /, *, out: Any = ...) -> Tensor:
-    """Bitwise NOT of an integer or bool tensor (``~x``)."""
-
-
 def bitwise_or(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Bitwise OR of integer or bool tensors, broadcasting (``x1 | x2``)."""
 
@@ -199,10 +163,6 @@ def bitwise_xor(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Bitwise XOR of integer or bool tensors, broadcasting (``x1 ^ x2``)."""
 
 
-def bmm(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
-    """Matrix product ``x1 @ x2``, with NumPy's rules for 1-D and batched inputs."""
-
-
 def broadcast_arrays(*arrays: TensorLike) -> tuple[Tensor, ...]:
     """Broadcast tensors against each other; a tuple of tensors."""
 
@@ -211,23 +171,8 @@ def broadcast_to(x: TensorLike, /, shape: Any) -> Tensor:
     """Broadcast ``x`` to ``shape``; the gradient is summed back over new axes."""
 
 
-def cat(arrays: Sequence[TensorLike], /, dim: Any = ..., *, axis: Any = ...) -> Tensor:
-    """Join tensors along an existing ``axis`` (flattened first if ``axis=None``)."""
-
-
 def ceil(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Round up element-wise."""
-
-
-def clamp(
-    x: TensorLike,
-    /,
-    min: TensorLike | None = ...,
-    max: TensorLike | None = ...,
-    *,
-    out: Any = ...,
-) -> Tensor:
-    """Clamp ``x`` to ``[min, max]`` element-wise; ``min``/``max`` are scalars, tensors or None."""
 
 
 def clip(
@@ -242,10 +187,6 @@ def clip(
 
 
 def concat(arrays: Sequence[TensorLike], /, dim: Any = ..., *, axis: Any = ...) -> Tensor:
-    """Join tensors along an existing ``axis`` (flattened first if ``axis=None``)."""
-
-
-def concatenate(arrays: Sequence[TensorLike], /, dim: Any = ..., *, axis: Any = ...) -> Tensor:
     """Join tensors along an existing ``axis`` (flattened first if ``axis=None``)."""
 
 
@@ -342,10 +283,6 @@ def dot(x: Any, other: Any) -> Any:
     """PyTorch's ``x.dot(other)``: the inner product of two 1-D tensors (no conjugation)."""
 
 
-def eq(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
-    """Compare ``x1 == x2`` element-wise, broadcasting; a bool tensor."""
-
-
 def equal(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Compare ``x1 == x2`` element-wise, broadcasting; a bool tensor."""
 
@@ -364,10 +301,6 @@ def expand_dims(x: TensorLike, /, axis: Any = ..., *, dim: Any = ...) -> Tensor:
 
 def expm1(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """``exp(x) - 1`` element-wise, accurate for small ``x``."""
-
-
-def fix(x: TensorLike, /, *, out: Any = ...) -> Tensor:
-    """Round towards zero element-wise."""
 
 
 def flatten(x: TensorLike, start_dim: int = ..., end_dim: int = ...) -> Any:
@@ -396,10 +329,6 @@ def gather(x: TensorLike, dim: int, index: Any) -> Any:
     """
 
 
-def ge(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
-    """Compare ``x1 >= x2`` element-wise, broadcasting; a bool tensor."""
-
-
 def getitem(x: TensorLike, /, key: Any, *, out: Any = ...) -> Tensor:
     """Index ``x[key]``; what ``Tensor.__getitem__`` calls (use ``x[key]`` instead)."""
 
@@ -410,10 +339,6 @@ def greater(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
 
 def greater_equal(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Compare ``x1 >= x2`` element-wise, broadcasting; a bool tensor."""
-
-
-def gt(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
-    """Compare ``x1 > x2`` element-wise, broadcasting; a bool tensor."""
 
 
 def hypot(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
@@ -438,10 +363,6 @@ def isinf(x: TensorLike, /, *, out: Any = ...) -> Tensor:
 
 def isnan(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Whether each element is NaN."""
-
-
-def le(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
-    """Compare ``x1 <= x2`` element-wise, broadcasting; a bool tensor."""
 
 
 def less(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
@@ -486,10 +407,6 @@ def logical_or(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
 
 def logical_xor(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Logical XOR element-wise, broadcasting; a bool tensor."""
-
-
-def lt(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
-    """Compare ``x1 < x2`` element-wise, broadcasting; a bool tensor."""
 
 
 def matmul(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
@@ -551,32 +468,12 @@ def minimum(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Element-wise minimum, broadcasting; ties split the gradient."""
 
 
-def mm(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
-    """Matrix product ``x1 @ x2``, with NumPy's rules for 1-D and batched inputs."""
-
-
 def moveaxis(x: TensorLike, source: Any, destination: Any, /) -> Tensor:
     """Move the axes ``source`` to positions ``destination``."""
 
 
-def movedim(x: TensorLike, source: Any, destination: Any, /) -> Tensor:
-    """Move the axes ``source`` to positions ``destination``."""
-
-
-def mul(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
-    """Multiply ``x1 * x2`` element-wise, broadcasting."""
-
-
 def multiply(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Multiply ``x1 * x2`` element-wise, broadcasting."""
-
-
-def ne(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
-    """Compare ``x1 != x2`` element-wise, broadcasting; a bool tensor."""
-
-
-def neg(x: TensorLike, /, *, out: Any = ...) -> Tensor:
-    """Negate ``-x`` element-wise."""
 
 
 def negative(x: TensorLike, /, *, out: Any = ...) -> Tensor:
@@ -649,10 +546,6 @@ def repeat(x: TensorLike, /, repeats: Any, *, axis: Any = ..., dim: Any = ...) -
     """Repeat each element ``repeats`` times (an int, or one count per element)."""
 
 
-def repeat_interleave(x: TensorLike, /, repeats: Any, *, axis: Any = ..., dim: Any = ...) -> Tensor:
-    """Repeat each element ``repeats`` times (an int, or one count per element)."""
-
-
 def reshape(x: TensorLike, /, shape: Any, *, copy: Any = ...) -> Tensor:
     """Give the elements of ``x`` a new ``shape`` (one entry may be -1)."""
 
@@ -696,10 +589,6 @@ def searchsorted(
 
 def setitem(x: TensorLike, value: TensorLike, /, key: Any) -> Tensor:
     """A copy of ``x`` with ``x[key] = value``; what ``x[key] = value`` records."""
-
-
-def sgn(x: TensorLike, /, *, out: Any = ...) -> Tensor:
-    """Sign of ``x`` element-wise: -1, 0 or 1 (``x / |x|`` for complex)."""
 
 
 def sign(x: TensorLike, /, *, out: Any = ...) -> Tensor:
@@ -760,10 +649,6 @@ def std(
     out: Any = ...,
 ) -> Any:
     """Standard deviation over ``axis``; ``correction=1`` for the sample one."""
-
-
-def sub(x1: TensorLike, x2: TensorLike, /, *, alpha: Any = ..., out: Any = ...) -> Tensor:
-    """Subtract ``x1 - x2`` element-wise, broadcasting."""
 
 
 def subtract(x1: TensorLike, x2: TensorLike, /, *, alpha: Any = ..., out: Any = ...) -> Tensor:
@@ -858,16 +743,8 @@ def triu(x: TensorLike, /, diagonal: Any = ..., *, k: Any = ..., out: Any = ...)
     """The upper triangle (on and above diagonal ``k``) of the last two axes; 0 below."""
 
 
-def true_divide(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
-    """Divide ``x1 / x2`` element-wise (true division)."""
-
-
 def trunc(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Round towards zero element-wise."""
-
-
-def unbind(x: TensorLike, /, *, axis: Any = ..., dim: Any = ...) -> tuple[Tensor, ...]:
-    """Split ``x`` along ``axis`` into a tuple of tensors without that axis."""
 
 
 def unique_all(x: TensorLike, /) -> _unique_all_result:
@@ -884,10 +761,6 @@ def unique_inverse(x: TensorLike, /) -> _unique_inverse_result:
 
 def unique_values(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """The unique elements of ``x``, sorted."""
-
-
-def unsqueeze(x: TensorLike, /, axis: Any = ..., *, dim: Any = ...) -> Tensor:
-    """Insert a size-1 axis at position ``axis`` (an int, or a tuple of them)."""
 
 
 def unstack(x: TensorLike, /, *, axis: Any = ..., dim: Any = ...) -> tuple[Tensor, ...]:
@@ -930,3 +803,36 @@ def where(
     out: Any = ...,
 ) -> Any:
     """Choose ``x1`` where ``condition`` is true, else ``x2``, element-wise."""
+
+
+# Other names of the functions above.
+absolute = abs
+arccos = acos
+arccosh = acosh
+arcsin = asin
+arcsinh = asinh
+arctan = atan
+arctan2 = atan2
+arctanh = atanh
+bitwise_not = bitwise_invert
+bmm = matmul
+cat = concat
+clamp = clip
+concatenate = concat
+eq = equal
+fix = trunc
+ge = greater_equal
+gt = greater
+le = less_equal
+lt = less
+mm = matmul
+movedim = moveaxis
+mul = multiply
+ne = not_equal
+neg = negative
+repeat_interleave = repeat
+sgn = sign
+sub = subtract
+true_divide = divide
+unbind = unstack
+unsqueeze = expand_dims

@@ -28,7 +28,8 @@ from . import lazy as _lazy
 from .errors import BackwardError, DeviceMismatchError, DtypeError, ShapeError
 from .grad_mode import _state
 from .node import Node as _Node
-from .tensor import PostAccumulateGradHook, Tensor, _RetainGrad, _wrap, install_methods
+from .tensor import Tensor, _wrap, install_methods
+from .tensor_hooks import PostAccumulateGradHook, RetainGrad
 
 __all__ = ["backward", "grad", "watch_gradient_ready"]
 
@@ -525,11 +526,11 @@ def _node_grad_arrived(
     hooks = node._hooks or ()
     # Tensor hooks first, in registration order; retain_grad() sees their result.
     for index, hook in hooks:
-        if not isinstance(hook, _RetainGrad) and grads[index] is not None:
+        if not isinstance(hook, RetainGrad) and grads[index] is not None:
             grads[index] = _call_hook(hook, grads[index], node._device, create_graph, repr(node))
     if targets is None:
         for index, hook in hooks:
-            if isinstance(hook, _RetainGrad) and grads[index] is not None:
+            if isinstance(hook, RetainGrad) and grads[index] is not None:
                 tensor = hook.tensor()
                 if tensor is not None:
                     result.node_grads[(node, index)] = [tensor, grads[index]]

@@ -115,6 +115,11 @@ def _in_place_method(name: str, method: str) -> Callable[..., Any]:
 
         def in_place(self: Tensor, *args: Any, **params: Any) -> Tensor:
             if params:
+                if "out" in params:
+                    raise ArgumentError(
+                        f"{label} takes no out=: it writes its result into the tensor itself; "
+                        f"for a result in another tensor, call x.{method[:-1]}(..., out=that)"
+                    )
                 return apply_inplace(self, functools.partial(function, **params), *args, name=label)
             return apply_inplace(self, function, *args, name=label, array_operator=array_operator)
 
@@ -122,7 +127,10 @@ def _in_place_method(name: str, method: str) -> Callable[..., Any]:
     in_place.__qualname__ = f"Tensor.{method}"
     in_place.__module__ = "plugrad.Tensor"
     in_place.__doc__ = f"In-place :meth:`{method[:-1]}`: ``x.{method}(...)`` makes ``x`` hold it."
-    in_place.__signature__ = inspect.signature(function)  # type: ignore[attr-defined]
+    signature = inspect.signature(function)
+    in_place.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=[p for p in signature.parameters.values() if p.name != "out"]
+    )
     in_place.__op__ = op  # type: ignore[attr-defined]
     in_place.__wrapped__ = function  # type: ignore[attr-defined]
     made[method] = in_place

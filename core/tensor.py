@@ -1,22 +1,20 @@
 """The Tensor: one backend array plus its place in the autograd graph.
 
-This module holds the data, autograd state, hooks and version counters. The
+This module holds the data, the autograd state and the version counter. The
 modules above it add methods with :func:`install_methods`: the operators
 (:mod:`plugrad.tensor_operators`), indexing (:mod:`plugrad.tensor_indexing`),
 the conversions to and from the outside world (:mod:`plugrad.tensor_interop`),
-backward, the in-place methods, ...
+hooks (:mod:`plugrad.tensor_hooks`), backward, the in-place methods, ...
 """
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from . import dtypes as _dtypes
 from . import ops as _ops
 from .errors import BackwardError, DtypeError, ShapeError
-from .node import split_edge
 
 if TYPE_CHECKING:
     from ._api_tensor import InstalledTensorMethods as _InstalledMethods
@@ -25,7 +23,7 @@ if TYPE_CHECKING:
 else:
     _InstalledMethods = object  # the methods are set on the class when plugins load
 
-__all__ = ["PostAccumulateGradHook", "RemovableHandle", "Size", "Tensor"]
+__all__ = ["Size", "Tensor"]
 
 _object_new = object.__new__
 
@@ -259,100 +257,6 @@ class Tensor(_InstalledMethods):
         """``True`` if the tensor was not computed by a recorded operation."""
         return self._edge is None
 
-    @property
-    def retains_grad(self) -> bool:
-        """Whether this non-leaf keeps its ``.grad`` after backward (see :meth:`retain_grad`)."""
-        node = self.grad_fn
-        if node is None:
-            return False
-        hooks = node._hooks or ()
-        return any(isinstance(h, _RetainGrad) and h.tensor() is self for _, h in hooks)
-
-    def retain_grad(self) -> None:
-        """Keep ``.grad`` on this non-leaf after backward (leaves keep theirs anyway).
-
-        Examples
-        --------
-        >>> import plugrad
-        >>> x = plugrad.tensor(2.0, requires_grad=True)
-        >>> y = x * x
-        >>> y.retain_grad()
-        >>> (3 * y).backward()
-        >>> y.grad
-        tensor(3.)
-        """
-        if self._edge is None:
-            if not self._requires_grad:
-                raise BackwardError(
-                    "retain_grad() was called on a tensor that does not require grad; "
-                    "set requires_grad=True on the leaves it is computed from first"
-                )
-            return
-        if not self.retains_grad:
-            self._add_node_hook(_RetainGrad(self))
-
-    def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> RemovableHandle:
-        """Call ``hook(grad)`` whenever the gradient with respect to this tensor is computed.
-
-        The hook may return a Tensor to use instead of ``grad``. On a leaf it
-        runs before the gradient is accumulated into ``.grad``.
-
-        Returns
-        -------
-        RemovableHandle
-            ``handle.remove()`` unregisters the hook.
-        """
-        if not self._requires_grad:
-            raise BackwardError("cannot register a hook on a tensor that does not require grad")
-        if not callable(hook):
-            raise TypeError(f"hook must be callable, got {type(hook).__name__}")
-        if self._edge is None:
-            hooks = self._hooks
-            if hooks is None:
-                hooks = self._hooks = []
-            hooks.append(hook)
-            return RemovableHandle(hooks, hook)
-        return self._add_node_hook(hook)
-
-    def register_post_accumulate_grad_hook(self, hook: Callable[[Tensor], None]) -> RemovableHandle:
-        """Call ``hook(tensor)`` on this leaf after backward has accumulated into its ``.grad``.
-
-        Useful to act on a parameter as soon as its gradient is ready (e.g. an
-        optimizer step per parameter). The hook's return value is ignored.
-
-        Examples
-        --------
-        >>> import plugrad
-        >>> w = plugrad.tensor([1.0, 2.0], requires_grad=True)
-        >>> seen = []
-        >>> handle = w.register_post_accumulate_grad_hook(lambda t: seen.append(t.grad.tolist()))
-        >>> (w * 3).sum().backward()
-        >>> seen
-        [[3.0, 3.0]]
-        >>> handle.remove()
-        """
-        if self._edge is not None or not self._requires_grad:
-            raise BackwardError(
-                "post-accumulate-grad hooks run when .grad of a leaf is updated, so they can only "
-                "be registered on leaves that require grad; use register_hook() on this tensor"
-            )
-        if not callable(hook):
-            raise TypeError(f"hook must be callable, got {type(hook).__name__}")
-        entry = PostAccumulateGradHook(hook)
-        if self._hooks is None:
-            self._hooks = []
-        self._hooks.append(entry)
-        return RemovableHandle(self._hooks, entry)
-
-    def _add_node_hook(self, hook: Callable[..., Any] | _RetainGrad) -> RemovableHandle:
-        node, index = split_edge(self._edge)
-        hooks = node._hooks
-        if hooks is None:
-            hooks = node._hooks = []
-        entry = (index, hook)
-        hooks.append(entry)
-        return RemovableHandle(hooks, entry)
-
     def detach(self) -> Tensor:
         """Return a new leaf sharing the data, cut off from the graph (``requires_grad=False``).
 
@@ -555,20 +459,23 @@ class Tensor(_InstalledMethods):
         return _ops.positive(self)
 
 
-def install_methods(**methods: Callable[..., Any]) -> None:
-    """Make each function a method of :class:`Tensor`, under its keyword's name.
+def install_methods(**methods: Callable[..., Any] | property) -> None:
+    """Make each function a method of :class:`Tensor` (each property a property of it),
+    under its keyword's name.
 
     The layers above this module add the methods that need them this way:
-    ``backward`` (:mod:`plugrad.engine`), ``x[key] = v``, ``x += y`` and the
-    other in-place methods (:mod:`plugrad.inplace`), ``new_zeros`` and the like
-    (:mod:`plugrad.creation`), ``to`` and ``to_device`` (:mod:`plugrad.transfer`)
-    and pickling (:mod:`plugrad.pickling`); this module imports none of them.
-    An installed method is a class attribute like any other: calling it costs
-    what a method written in the class costs.
+    hooks (:mod:`plugrad.tensor_hooks`), ``backward`` (:mod:`plugrad.engine`),
+    ``x[key] = v``, ``x += y`` and the other in-place methods
+    (:mod:`plugrad.inplace`), ``new_zeros`` and the like (:mod:`plugrad.creation`),
+    ``to`` and ``to_device`` (:mod:`plugrad.transfer`) and pickling
+    (:mod:`plugrad.pickling`); this module imports none of them. An installed
+    method is a class attribute like any other: calling it costs what a method
+    written in the class costs.
     """
     for name, function in methods.items():
-        function.__name__ = name
-        function.__qualname__ = f"Tensor.{name}"
+        if not isinstance(function, property):
+            function.__name__ = name
+            function.__qualname__ = f"Tensor.{name}"
         setattr(Tensor, name, function)
 
 
@@ -629,41 +536,6 @@ class _ElementCount(int):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (int, (int(self),))
-
-
-class _RetainGrad:
-    """The node hook behind :meth:`Tensor.retain_grad`; the engine runs it after user hooks."""
-
-    __slots__ = ("tensor",)
-
-    def __init__(self, tensor: Tensor) -> None:
-        self.tensor = weakref.ref(tensor)
-
-
-class PostAccumulateGradHook:
-    """A leaf hook that runs after ``.grad`` is updated (kept in the leaf's hook list)."""
-
-    __slots__ = ("function",)
-
-    def __init__(self, function: Callable[[Tensor], None]) -> None:
-        self.function = function
-
-
-class RemovableHandle:
-    """Returned by hook registration; :meth:`remove` unregisters the hook."""
-
-    __slots__ = ("_entry", "_hooks")
-
-    def __init__(self, hooks: list[Any], entry: Any) -> None:
-        self._hooks = hooks
-        self._entry = entry
-
-    def remove(self) -> None:
-        """Unregister the hook; removing twice is harmless."""
-        try:
-            self._hooks.remove(self._entry)
-        except ValueError:
-            pass
 
 
 #: PyTorch's tensor type names (``x.type()``), by dtype name.

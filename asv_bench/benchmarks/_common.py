@@ -137,6 +137,50 @@ def ratio(
     return median_ratio(runs, 0, 1)
 
 
+def synchronised(fn: Callable[[], object], sync: Callable[[], object]) -> Callable[[], None]:
+    """``fn()``, then ``sync()``: a call timed to the end of the work it queued on a device."""
+
+    def run() -> None:
+        fn()
+        sync()
+
+    return run
+
+
+def timed(method: str) -> Callable[..., None]:
+    """An asv ``time_*`` benchmark: the workload's ``method``, synchronised."""
+
+    def time_method(self: Any, *params: object) -> None:
+        work = self.work
+        getattr(work, method)()
+        work.sync()
+
+    time_method.__doc__ = f"``{method}`` of the workload, synchronised."
+    return time_method
+
+
+def tracked_ratio(method: str, floor: str, doc: str = "") -> Callable[..., float]:
+    """An asv ``track_*`` benchmark: the workload's ``method`` time / its ``floor`` time.
+
+    Both are synchronised and timed by :func:`ratio` in one process, with the
+    class's ``ratio_repeat`` and ``ratio_seconds`` where it sets them.
+    """
+
+    def track(self: Any, *params: object) -> float:
+        work = self.work
+        return ratio(
+            synchronised(getattr(work, method), work.sync),
+            synchronised(getattr(work, floor), work.sync),
+            work.clock,
+            repeat=getattr(self, "ratio_repeat", REPEAT),
+            seconds=getattr(self, "ratio_seconds", 0.01),
+        )
+
+    track.__doc__ = doc or f"``{method}`` time / ``{floor}`` time, measured in one process."
+    track.unit = "ratio"  # type: ignore[attr-defined]
+    return track
+
+
 class _ForwardBackward:
     """A workload's forward + backward, timed beside its floor, over every backend.
 
@@ -157,21 +201,8 @@ class _ForwardBackward:
         self.work = self._workload(backend)
         self.work.check()
 
-    def time_plugrad_forward_backward(self, backend: str) -> None:
-        self.work.plugrad_forward_backward()
-        self.work.sync()
-
-    def time_floor_forward_backward(self, backend: str) -> None:
-        self.work.floor_forward_backward()
-        self.work.sync()
-
-    def track_ratio_forward_backward(self, backend: str) -> float:
-        return ratio(
-            lambda: self.time_plugrad_forward_backward(backend),
-            lambda: self.time_floor_forward_backward(backend),
-            self.work.clock,
-            repeat=self.ratio_repeat,
-            seconds=self.ratio_seconds,
-        )
-
-    track_ratio_forward_backward.unit = "ratio"
+    time_plugrad_forward_backward = timed("plugrad_forward_backward")
+    time_floor_forward_backward = timed("floor_forward_backward")
+    track_ratio_forward_backward = tracked_ratio(
+        "plugrad_forward_backward", "floor_forward_backward"
+    )

@@ -81,11 +81,15 @@ class OptimizerStep:
             array -= _LR * buffer
         self.step += 1
 
-    def _floor_adam(self) -> None:
+    def _adam_step_scales(self) -> tuple[float, float]:
+        """Count the step; Adam's bias corrections for it: ``sqrt(1 - b2**t)`` and the step size."""
         self.step += 1
         beta1, beta2 = _BETAS
-        correction2 = math.sqrt(1 - beta2**self.step)
-        step_size = _LR / (1 - beta1**self.step)
+        return math.sqrt(1 - beta2**self.step), _LR / (1 - beta1**self.step)
+
+    def _floor_adam(self) -> None:
+        correction2, step_size = self._adam_step_scales()
+        beta1, beta2 = _BETAS
         for array, grad, m, v in zip(self.arrays, self.grads, self.first, self.second):
             work = grad * (1 - beta1)
             m *= beta1
@@ -111,10 +115,8 @@ class OptimizerStep:
         self.step += 1
 
     def _floor_adam_rebinding(self) -> None:
-        self.step += 1
+        correction2, step_size = self._adam_step_scales()
         beta1, beta2 = _BETAS
-        correction2 = math.sqrt(1 - beta2**self.step)
-        step_size = _LR / (1 - beta1**self.step)
         xp = self.xp
         for i, (array, grad) in enumerate(zip(self.arrays, self.grads)):
             m = self.first[i] = self.first[i] * beta1 + grad * (1 - beta1)

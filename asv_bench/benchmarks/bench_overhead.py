@@ -26,59 +26,34 @@ themselves are in ``_workloads.py``.
 
 from __future__ import annotations
 
-from ._common import REPEAT, _ForwardBackward, ratio
+from ._common import REPEAT, _ForwardBackward, timed, tracked_ratio
 from ._workloads import ElementwiseChain, LongChain
 
 
 class _CompiledForwardBackward(_ForwardBackward):
     """Also the forward + backward through :func:`plugrad.compile`, replayed (captured in setup)."""
 
-    def time_plugrad_compiled_forward_backward(self, backend: str) -> None:
-        self.work.plugrad_compiled_forward_backward()
-        self.work.sync()
-
-    def track_ratio_compiled_forward_backward(self, backend: str) -> float:
-        """Replayed plan / floor, measured in one process."""
-        return ratio(
-            lambda: self.time_plugrad_compiled_forward_backward(backend),
-            lambda: self.time_floor_forward_backward(backend),
-            self.work.clock,
-            repeat=self.ratio_repeat,
-            seconds=self.ratio_seconds,
-        )
-
-    track_ratio_compiled_forward_backward.unit = "ratio"
+    time_plugrad_compiled_forward_backward = timed("plugrad_compiled_forward_backward")
+    track_ratio_compiled_forward_backward = tracked_ratio(
+        "plugrad_compiled_forward_backward",
+        "floor_forward_backward",
+        "Replayed plan / floor, measured in one process.",
+    )
 
 
 class ElementwiseChainOverhead(_CompiledForwardBackward):
     """plugrad vs the hand-written raw-backend floor, 5-op chain on shape (4,) float32.
 
-    Forward + backward as in every :class:`_ForwardBackward`, and forward alone.
+    Forward + backward as in every :class:`_ForwardBackward`, and forward alone
+    (plugrad under ``no_grad``).
     """
 
     def _workload(self, backend: str) -> ElementwiseChain:
         return ElementwiseChain(backend, size=4)
 
-    # -- timed: forward only (plugrad under no_grad) -------------------------------------
-
-    def time_plugrad_forward_no_grad(self, backend: str) -> None:
-        self.work.plugrad_forward_no_grad()
-        self.work.sync()
-
-    def time_floor_forward(self, backend: str) -> None:
-        self.work.floor_forward()
-        self.work.sync()
-
-    # -- tracked: plugrad time / floor time, measured in one process -------------------
-
-    def track_ratio_forward_no_grad(self, backend: str) -> float:
-        return ratio(
-            lambda: self.time_plugrad_forward_no_grad(backend),
-            lambda: self.time_floor_forward(backend),
-            self.work.clock,
-        )
-
-    track_ratio_forward_no_grad.unit = "ratio"
+    time_plugrad_forward_no_grad = timed("plugrad_forward_no_grad")
+    time_floor_forward = timed("floor_forward")
+    track_ratio_forward_no_grad = tracked_ratio("plugrad_forward_no_grad", "floor_forward")
 
 
 class LongChainOverhead(_CompiledForwardBackward):

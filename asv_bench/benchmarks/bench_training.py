@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from ._common import benchmarked_backends, ratio
+from ._common import benchmarked_backends, timed, tracked_ratio
 from ._workloads import MLPStep
 
 
@@ -39,65 +39,26 @@ class MLPTrainingStep:
         self.work = MLPStep(backend, batch)
         self.work.check()
 
-    def time_plugrad_step(self, backend: str, batch: int) -> None:
-        self.work.plugrad_step()
-        self.work.sync()
+    time_plugrad_step = timed("plugrad_step")
+    time_plugrad_module_step = timed("plugrad_module_step")
+    time_plugrad_compiled_step = timed("plugrad_compiled_step")
+    time_plugrad_compiled_module_step = timed("plugrad_compiled_module_step")
+    time_plugrad_capture_step = timed("plugrad_capture_step")
+    time_floor_step = timed("floor_step")
 
-    def time_plugrad_module_step(self, backend: str, batch: int) -> None:
-        self.work.plugrad_module_step()
-        self.work.sync()
-
-    def time_plugrad_compiled_step(self, backend: str, batch: int) -> None:
-        self.work.plugrad_compiled_step()
-        self.work.sync()
-
-    def time_plugrad_compiled_module_step(self, backend: str, batch: int) -> None:
-        self.work.plugrad_compiled_module_step()
-        self.work.sync()
-
-    def time_plugrad_capture_step(self, backend: str, batch: int) -> None:
-        self.work.plugrad_capture_step()
-        self.work.sync()
-
-    def time_floor_step(self, backend: str, batch: int) -> None:
-        self.work.floor_step()
-        self.work.sync()
-
-    def track_ratio_step(self, backend: str, batch: int) -> float:
-        return ratio(
-            lambda: self.time_plugrad_step(backend, batch),
-            lambda: self.time_floor_step(backend, batch),
-            self.work.clock,
-        )
-
-    track_ratio_step.unit = "ratio"
-
-    def track_ratio_module_step(self, backend: str, batch: int) -> float:
-        """The same step through plugrad.nn, cross_entropy and optim.SGD, against the floor."""
-        return ratio(
-            lambda: self.time_plugrad_module_step(backend, batch),
-            lambda: self.time_floor_step(backend, batch),
-            self.work.clock,
-        )
-
-    track_ratio_module_step.unit = "ratio"
-
-    def track_ratio_compiled_step(self, backend: str, batch: int) -> float:
-        """The step through plugrad.compile (captured in setup, replayed), against the floor."""
-        return ratio(
-            lambda: self.time_plugrad_compiled_step(backend, batch),
-            lambda: self.time_floor_step(backend, batch),
-            self.work.clock,
-        )
-
-    track_ratio_compiled_step.unit = "ratio"
-
-    def track_ratio_compiled_module_step(self, backend: str, batch: int) -> float:
-        """nn + optim.SGD through plugrad.compile, against the floor."""
-        return ratio(
-            lambda: self.time_plugrad_compiled_module_step(backend, batch),
-            lambda: self.time_floor_step(backend, batch),
-            self.work.clock,
-        )
-
-    track_ratio_compiled_module_step.unit = "ratio"
+    track_ratio_step = tracked_ratio("plugrad_step", "floor_step")
+    track_ratio_module_step = tracked_ratio(
+        "plugrad_module_step",
+        "floor_step",
+        "The same step through plugrad.nn, cross_entropy and optim.SGD, against the floor.",
+    )
+    track_ratio_compiled_step = tracked_ratio(
+        "plugrad_compiled_step",
+        "floor_step",
+        "The step through plugrad.compile (captured in setup, replayed), against the floor.",
+    )
+    track_ratio_compiled_module_step = tracked_ratio(
+        "plugrad_compiled_module_step",
+        "floor_step",
+        "nn + optim.SGD through plugrad.compile, against the floor.",
+    )

@@ -44,7 +44,8 @@ from ..errors import GraphBreakError, IndexOutOfRangeError
 from ..graph import Node
 from ..nn import functional as _functional
 from ..random import Generator
-from ..tensor import PostAccumulateGradHook, Tensor
+from ..tensor import Tensor
+from ..tensor_hooks import PostAccumulateGradHook
 from .plan import Name, Plan, Ref, Step, refs_in
 
 __all__ = ["GraphBreak", "RecordingNamespace", "TracedArray", "TracedScalar", "Tracer"]
@@ -126,6 +127,11 @@ def _as_step_arg(value: Any) -> Any:
     return value
 
 
+def _metadata(name: str) -> property:
+    """A property of :class:`TracedArray`: the real array's ``name``, not recorded."""
+    return property(lambda self: getattr(self._real, name), doc=f"The real array's ``{name}``.")
+
+
 class TracedArray:
     """A real backend array that records what is done with it during a capture.
 
@@ -144,25 +150,11 @@ class TracedArray:
 
     # -- static metadata: guarded by the plan's signature, so read freely -----------------
 
-    @property
-    def shape(self) -> Any:
-        return self._real.shape
-
-    @property
-    def dtype(self) -> Any:
-        return self._real.dtype
-
-    @property
-    def ndim(self) -> int:
-        return self._real.ndim
-
-    @property
-    def size(self) -> Any:
-        return self._real.size
-
-    @property
-    def device(self) -> Any:
-        return self._real.device
+    shape = _metadata("shape")
+    dtype = _metadata("dtype")
+    ndim = _metadata("ndim")
+    size = _metadata("size")
+    device = _metadata("device")
 
     def devices(self) -> Any:  # JAX's arrays say where they live through a method
         return self._real.devices()

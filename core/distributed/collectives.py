@@ -207,6 +207,25 @@ def _check_list(tensors: Any, like: Tensor, size: int, what: str) -> list[Tensor
     return list(tensors)
 
 
+def _list_at_root(
+    tensors: Any,
+    what: str,
+    like: Tensor,
+    communicator: Communicator,
+    root: int,
+    root_name: str,
+) -> list[Tensor] | None:
+    """``tensors`` checked against ``like`` on rank ``root``, which alone passes a list;
+    ``None`` on the other ranks."""
+    if communicator.rank == root:
+        return _check_list(tensors, like, communicator.size, what)
+    if tensors is not None:
+        raise ValueError(
+            f"only rank {root_name}={root} passes a {what}; rank {communicator.rank} did"
+        )
+    return None
+
+
 def all_gather(
     tensor_list: list[Tensor], tensor: Tensor, group: Any = None, async_op: bool = False
 ) -> Work | None:
@@ -307,14 +326,11 @@ def gather(
 ) -> Work | None:
     """Rank ``dst``'s ``gather_list[r]`` gets rank ``r``'s ``tensor`` (others pass no list)."""
     tensor, communicator, check = _rooted(tensor, group, dst, "dst")
-    if communicator.rank == dst:
-        targets = _check_list(gather_list, tensor, communicator.size, "gather_list")
-    elif gather_list is not None:
-        raise ValueError(f"only rank dst={dst} passes a gather_list; rank {communicator.rank} did")
+    targets = _list_at_root(gather_list, "gather_list", tensor, communicator, dst, "dst")
     if check:
         _agree(communicator, "gather", tensor, None, dst)
     work = communicator.gather(tensor._array, dst)
-    if communicator.rank == dst:
+    if targets is not None:
         work.add_done_callback(lambda: _rows(work, targets))
     return _finish(work, async_op)
 
@@ -328,12 +344,8 @@ def scatter(
 ) -> Work | None:
     """``tensor`` on rank ``r`` gets rank ``src``'s ``scatter_list[r]`` (others pass no list)."""
     tensor, communicator, check = _rooted(tensor, group, src, "src")
-    rows = None
-    if communicator.rank == src:
-        sources = _check_list(scatter_list, tensor, communicator.size, "scatter_list")
-        rows = tensor._device.xp.stack([t._array for t in sources])
-    elif scatter_list is not None:
-        raise ValueError(f"only rank src={src} passes a scatter_list; rank {communicator.rank} did")
+    sources = _list_at_root(scatter_list, "scatter_list", tensor, communicator, src, "src")
+    rows = None if sources is None else tensor._device.xp.stack([t._array for t in sources])
     if check:
         _agree(communicator, "scatter", tensor, None, src)
     work = communicator.scatter(tensor._array, rows, src)

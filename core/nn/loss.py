@@ -17,13 +17,20 @@ __all__ = [
 ]
 
 
-def _check_reduction(layer: str, reduction: str) -> str:
-    if reduction not in ("mean", "sum", "none"):
-        raise ValueError(f"{layer}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
-    return reduction
+class _Loss(Module):
+    """A loss layer: ``reduction`` (``"mean"``, ``"sum"`` or ``"none"``) is checked and kept."""
+
+    def __init__(self, reduction: str = "mean") -> None:
+        super().__init__()
+        if reduction not in ("mean", "sum", "none"):
+            raise ValueError(
+                f"{type(self).__name__}: reduction must be 'mean', 'sum' or 'none', "
+                f"got {reduction!r}"
+            )
+        self.reduction = reduction
 
 
-class MSELoss(Module):
+class MSELoss(_Loss):
     """Mean squared error (:func:`~plugrad.nn.functional.mse_loss`).
 
     Examples
@@ -33,15 +40,11 @@ class MSELoss(Module):
     tensor(2.)
     """
 
-    def __init__(self, reduction: str = "mean") -> None:
-        super().__init__()
-        self.reduction = _check_reduction("MSELoss", reduction)
-
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.mse_loss(input, target, reduction=self.reduction)
 
 
-class L1Loss(Module):
+class L1Loss(_Loss):
     """Mean absolute error (:func:`~plugrad.nn.functional.l1_loss`).
 
     Examples
@@ -51,15 +54,11 @@ class L1Loss(Module):
     tensor(1.)
     """
 
-    def __init__(self, reduction: str = "mean") -> None:
-        super().__init__()
-        self.reduction = _check_reduction("L1Loss", reduction)
-
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.l1_loss(input, target, reduction=self.reduction)
 
 
-class SmoothL1Loss(Module):
+class SmoothL1Loss(_Loss):
     """Squared below ``beta``, absolute above (:func:`~plugrad.nn.functional.smooth_l1_loss`).
 
     Examples
@@ -70,15 +69,14 @@ class SmoothL1Loss(Module):
     """
 
     def __init__(self, reduction: str = "mean", beta: float = 1.0) -> None:
-        super().__init__()
-        self.reduction = _check_reduction("SmoothL1Loss", reduction)
+        super().__init__(reduction)
         self.beta = beta
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
 
 
-class BCELoss(Module):
+class BCELoss(_Loss):
     """Binary cross-entropy of probabilities (:func:`~plugrad.nn.functional.binary_cross_entropy`).
 
     ``weight`` (broadcast against the input) is kept as a buffer.
@@ -91,15 +89,14 @@ class BCELoss(Module):
     """
 
     def __init__(self, weight: Tensor | None = None, reduction: str = "mean") -> None:
-        super().__init__()
+        super().__init__(reduction)
         self.register_buffer("weight", weight)
-        self.reduction = _check_reduction("BCELoss", reduction)
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.binary_cross_entropy(input, target, self.weight, reduction=self.reduction)
 
 
-class CrossEntropyLoss(Module):
+class CrossEntropyLoss(_Loss):
     """Cross-entropy from logits (:func:`~plugrad.nn.functional.cross_entropy`).
 
     ``weight`` (one per class) is kept as a buffer, so it moves with :meth:`to`.
@@ -119,10 +116,9 @@ class CrossEntropyLoss(Module):
         reduction: str = "mean",
         label_smoothing: float = 0.0,
     ) -> None:
-        super().__init__()
+        super().__init__(reduction)
         self.register_buffer("weight", weight)
         self.ignore_index = ignore_index
-        self.reduction = _check_reduction("CrossEntropyLoss", reduction)
         self.label_smoothing = label_smoothing
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
@@ -136,7 +132,7 @@ class CrossEntropyLoss(Module):
         )
 
 
-class NLLLoss(Module):
+class NLLLoss(_Loss):
     """Negative log-likelihood of log-probabilities (:func:`~plugrad.nn.functional.nll_loss`).
 
     Examples
@@ -149,10 +145,9 @@ class NLLLoss(Module):
     def __init__(
         self, weight: Tensor | None = None, ignore_index: int = -100, reduction: str = "mean"
     ) -> None:
-        super().__init__()
+        super().__init__(reduction)
         self.register_buffer("weight", weight)
         self.ignore_index = ignore_index
-        self.reduction = _check_reduction("NLLLoss", reduction)
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.nll_loss(
@@ -160,7 +155,7 @@ class NLLLoss(Module):
         )
 
 
-class BCEWithLogitsLoss(Module):
+class BCEWithLogitsLoss(_Loss):
     """Binary cross-entropy from logits (``binary_cross_entropy_with_logits`` in functional).
 
     ``weight`` and ``pos_weight`` are kept as buffers.
@@ -179,10 +174,9 @@ class BCEWithLogitsLoss(Module):
         reduction: str = "mean",
         pos_weight: Tensor | None = None,
     ) -> None:
-        super().__init__()
+        super().__init__(reduction)
         self.register_buffer("weight", weight)
         self.register_buffer("pos_weight", pos_weight)
-        self.reduction = _check_reduction("BCEWithLogitsLoss", reduction)
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.binary_cross_entropy_with_logits(

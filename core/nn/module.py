@@ -620,15 +620,15 @@ def check_placement(module: Module, placement: Mapping[str, Any]) -> None:
 
 def add_weight_and_bias(
     module: Module,
-    weight_shape: tuple[int, ...],
+    weight_shape: tuple[int, ...] | None,
     bias_shape: tuple[int, ...] | None,
     **placement: Unpack[ParameterPlacement],
 ) -> None:
-    """Give ``module`` a ``weight`` and a ``bias`` (``bias_shape=None``: none), not yet
-    initialised, where and with the dtype a layer's constructor was given."""
+    """Give ``module`` a ``weight`` and a ``bias`` (a shape of ``None``: that one is
+    ``None``), not yet initialised, where and with the dtype a layer's constructor was given."""
     check_placement(module, placement)
-    module.weight = Parameter(empty(weight_shape, **placement))
-    if bias_shape is None:
-        module.register_parameter("bias", None)
-    else:
-        module.bias = Parameter(empty(bias_shape, **placement))
+    for name, shape in (("weight", weight_shape), ("bias", bias_shape)):
+        if shape is None:
+            module.register_parameter(name, None)
+        else:
+            setattr(module, name, Parameter(empty(shape, **placement)))

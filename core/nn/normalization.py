@@ -16,7 +16,6 @@ from .module import (
     Module,
     ParameterPlacement,
     add_weight_and_bias,
-    check_placement,
     with_placement,
 )
 
@@ -59,12 +58,8 @@ class LayerNorm(Module):
         self.normalized_shape = shape
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            add_weight_and_bias(self, shape, shape if bias else None, **placement)
-        else:
-            check_placement(self, placement)
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        affine_shape = shape if elementwise_affine else None
+        add_weight_and_bias(self, affine_shape, affine_shape if bias else None, **placement)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -116,12 +111,8 @@ class _BatchNorm(Module):
         self.affine = affine
         self.track_running_stats = track_running_stats
         shape = (num_features,)
-        if affine:
-            add_weight_and_bias(self, shape, shape if bias else None, **placement)
-        else:
-            check_placement(self, placement)
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        affine_shape = shape if affine else None
+        add_weight_and_bias(self, affine_shape, affine_shape if bias else None, **placement)
         if track_running_stats:
             device, backend = placement.get("device"), placement.get("backend")
             dtype = placement.get("dtype")

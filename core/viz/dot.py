@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any, TypedDict
 from ..function import FunctionCtx
 from ..graph import ArraySpec, GeneralOpNode, Node, OpNode, split_edge
 from ..keyword_options import keyword_defaults, spell_out
-from ..tensor import Tensor, _RetainGrad
+from ..tensor import Tensor
+from ..tensor_hooks import RetainGrad
 from .labels import (
     dtype_name,
     format_constant,
@@ -280,7 +281,7 @@ class _Drawing:
             if not isinstance(item, Node):
                 continue
             for index, hook in getattr(item, "_hooks", None) or ():
-                if isinstance(hook, _RetainGrad):
+                if isinstance(hook, RetainGrad):
                     retained = hook.tensor()
                     if retained is not None:
                         self.slot_tensors.setdefault((id(item), index), retained)

@@ -7,6 +7,8 @@ and a leaf that requires grad changes only under ``no_grad``.
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 import pytest
 
@@ -201,11 +203,17 @@ def test_an_in_place_method_records_its_gradient() -> None:
     assert y.grad_fn is not None
 
 
-def test_a_leaf_that_requires_grad_changes_only_under_no_grad() -> None:
+def refused_on_a_leaf(method: str, *args: object) -> plugrad.Tensor:
+    """A leaf that requires grad, which ``method`` refuses to change while recording."""
     w = plugrad.tensor([1.0, 2.0], requires_grad=True)
-    with pytest.raises(BackwardError, match="add_\\(\\) on a leaf tensor that requires grad"):
-        w.add_(1.0)
+    with pytest.raises(BackwardError, match=rf"{method}\(\) on a leaf tensor that requires grad"):
+        getattr(w, method)(*args)
     assert w.tolist() == [1.0, 2.0] and w._version == 0
+    return w
+
+
+def test_a_leaf_that_requires_grad_changes_only_under_no_grad() -> None:
+    w = refused_on_a_leaf("add_", 1.0)
     with plugrad.no_grad():
         w.sub_(plugrad.tensor([0.5, 0.5]), alpha=2)
         w.clamp_(min=0.5)
@@ -340,10 +348,7 @@ def test_an_in_place_comparison_links_a_tensor_that_needs_no_grad_to_one_that_do
 
 
 def test_an_in_place_comparison_keeps_autograds_safety() -> None:
-    w = plugrad.tensor([1.0, 2.0], requires_grad=True)
-    with pytest.raises(BackwardError, match="gt_\\(\\) on a leaf tensor that requires grad"):
-        w.gt_(1.5)
-    assert w.tolist() == [1.0, 2.0] and w._version == 0
+    w = refused_on_a_leaf("gt_", 1.5)
     with plugrad.no_grad():
         flags = w.clone()
         flags.gt_(1.5)
@@ -467,3 +472,14 @@ def test_an_in_place_shape_change_leaves_the_memory_and_other_views_alone() -> N
     x.resize_(2, 2)
     shared[0] = 9.0
     assert x.tolist() == [[9.0, 1.0], [2.0, 3.0]]
+
+
+@pytest.mark.parametrize("method", ["arccos_", "exp_", "neg_", "clamp_"])
+def test_an_in_place_method_refuses_out_and_leaves_both_tensors_alone(method) -> None:
+    x = plugrad.tensor([0.5, 0.25])
+    target = plugrad.zeros(2)
+    with pytest.raises(plugrad.errors.ArgumentError, match=f"{method}\\(\\) takes no out="):
+        getattr(x, method)(out=target)
+    assert x.tolist() == [0.5, 0.25] and target.tolist() == [0.0, 0.0]
+    assert x._version == 0 and target._version == 0
+    assert "out" not in inspect.signature(getattr(plugrad.Tensor, method)).parameters

@@ -48,6 +48,17 @@ def _reexported(text: str) -> set[str]:
     }
 
 
+def _assignments(body: list[ast.stmt]) -> dict[str, ast.expr]:
+    """``name = value`` statements of a stub's body (or a class's), by name."""
+    return {
+        target.id: node.value
+        for node in body
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None
+        for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+        if isinstance(target, ast.Name)
+    }
+
+
 def _kinds(node: ast.FunctionDef) -> list[tuple[str, str, bool]]:
     a = node.args
     defaults = [None] * (len(a.posonlyargs) + len(a.args) - len(a.defaults)) + a.defaults
@@ -71,15 +82,13 @@ def test_every_builtin_op_function_has_its_exact_parameters(script, module) -> N
     text = script.module_stub(module, builtin)
     defined = _stub_functions(text)
     exported = set(defined) | _reexported(text)
-    assigned = {
-        target.id
-        for node in ast.parse(text).body
-        if isinstance(node, (ast.Assign, ast.AnnAssign))
-        for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
-        if isinstance(target, ast.Name) and not target.id.startswith("_")
-    }
-    assert not assigned, f"{stub} would export {sorted(assigned)}, which {module} lacks"
     namespace = sys.modules[module]
+    aliases = _assignments(ast.parse(text).body)
+    for name, value in aliases.items():
+        # Another name of a function the stub defines: the same object at run time.
+        assert isinstance(value, ast.Name) and value.id in defined, f"{stub}: {name} = ?"
+        assert getattr(namespace, name) is getattr(namespace, value.id), f"{module}.{name}"
+    exported |= set(aliases)
     functions = {
         name: f
         for name in dir(namespace)
@@ -104,6 +113,15 @@ def test_tensor_methods_installed_from_ops_are_in_the_stub(script) -> None:
     tree = ast.parse(script.tensor_stub(builtin))
     (cls,) = [n for n in tree.body if isinstance(n, ast.ClassDef)]
     declared = {n.name for n in cls.body if isinstance(n, ast.FunctionDef)}
+    for name, value in _assignments(cls.body).items():
+        if isinstance(value, ast.Name):  # another name of a method the class defines
+            assert value.id in declared and methods[name] is methods[value.id], name
+        else:  # a function of plugrad, ``_api_plugrad.abs``, which is the method itself
+            assert isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name)
+            home = {stub[:-4]: module for module, stub in script.MODULES.items()}
+            function = getattr(sys.modules[home[value.value.id]], value.attr)
+            assert methods[name] is function, name
+        declared.add(name)
     assert declared == set(methods)
     bases = {c.__name__ for c in plugrad.Tensor.__mro__}
     assert "InstalledTensorMethods" not in bases, (
@@ -113,10 +131,11 @@ def test_tensor_methods_installed_from_ops_are_in_the_stub(script) -> None:
 
 def test_a_method_installed_by_a_builtin_op_gets_a_stub(script, monkeypatch) -> None:
     # What the registry does for an op declared with method=True (none of the built-in
-    # ops is one today): the stub then declares it, with self in place of the first input.
+    # ops is one today): the method is the function itself, so the stub says so.
     monkeypatch.setattr(plugrad.Tensor, "logaddexp", plugrad.logaddexp, raising=False)
     stub = script.tensor_stub(script.builtin_ops())
-    assert "    def logaddexp(self, x2: TensorLike, /, *, out: Any = ...) -> Tensor:\n" in stub
+    assert "    logaddexp = _api_plugrad.logaddexp\n" in stub
+    assert "from . import _api_plugrad\n" in stub
     monkeypatch.setattr(plugrad.Tensor, "not_an_op", lambda self: None, raising=False)
     with pytest.raises(SystemExit, match="not_an_op"):
         script.tensor_stub(script.builtin_ops())

@@ -14,7 +14,8 @@ from ... import engine as _engine
 from ...creation import asarray
 from ...distributed.communicator import Communicator, ReduceOp, Work
 from ...errors import DistributedError
-from ...tensor import PostAccumulateGradHook, Tensor
+from ...tensor import Tensor
+from ...tensor_hooks import PostAccumulateGradHook
 from ..module import Module
 
 __all__ = ["DistributedDataParallel"]
