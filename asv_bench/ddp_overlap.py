@@ -15,7 +15,10 @@ alternating order, these runs, each started after a barrier:
 - ``ddp, no thread``: the same with the progress thread off, so the
   all-reduces advance only inside MPI calls (DDP's polls as gradients arrive);
 - ``all-reduce alone``: DDP's buckets all-reduced with nothing to overlap;
-  ``last bucket alone``: the last of them only.
+  ``last bucket alone``: the last of them only;
+- ``ddp, all-reduces after backward``: DistributedDataParallel without
+  overlap, every bucket's all-reduce started only when backward's end waits
+  for them (no thread).
 
 The ranks share this machine's monotonic clock, so every figure is taken
 from the last rank to get there (the slowest rank sets the pace): a pass
@@ -25,6 +28,11 @@ ms:
 - ``hidden share``: ``1 - (ddp - local) / all-reduce alone``; everything DDP
   adds to backward (dividing and copying into the buckets, the progress
   thread's processor time, waiting) counts as not hidden;
+- ``saved share``: ``(no overlap - ddp) / (no overlap - local)``, where ``no
+  overlap`` is ``ddp, all-reduces after backward``: the share of what
+  communicating adds to backward that the overlap saves, both measured after
+  a backward pass (an all-reduce started right after a barrier, when both
+  processes are running, can cost less than one started as backward ends);
 - the timeline: when each bucket's all-reduce started (after the start of
   backward), when backward's own work ended (its last gradient bucketed and
   ``.grad`` updated: ``compute end``), the share of passes in which each
@@ -70,18 +78,50 @@ def make_model(widths: tuple[int, ...]) -> nn.Module:
     return nn.Sequential(*layers)
 
 
+class _Deferred:
+    """An all-reduce that starts, with every other deferred one, when the first is waited for."""
+
+    def __init__(self, recorder: _Recorder, array: Any, op: ReduceOp) -> None:
+        self.recorder = recorder
+        self.array = array
+        self.op = op
+        self.work: Any = None
+
+    def is_completed(self) -> bool:
+        return self.work is not None and self.work.is_completed()
+
+    def wait(self) -> bool:
+        for deferred in self.recorder.deferred:
+            deferred.work = self.recorder.communicator.allreduce(deferred.array, deferred.op)
+        self.recorder.deferred.clear()
+        return self.work.wait()
+
+    @property
+    def result(self) -> Any:
+        return self.work.result
+
+
 class _Recorder:
-    """Stands in for DDP's communicator: notes when each bucket's all-reduce starts."""
+    """Stands in for DDP's communicator: notes when each bucket's all-reduce starts.
+
+    With ``defer``, the all-reduces start only when backward's end waits for
+    them: DistributedDataParallel without any overlap.
+    """
 
     def __init__(self, communicator: Any) -> None:
         self.communicator = communicator
         self.launches: list[float] = []
+        self.defer = False
+        self.deferred: list[_Deferred] = []
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.communicator, name)
 
     def allreduce(self, array: Any, op: ReduceOp) -> Any:
         self.launches.append(time.perf_counter())
+        if self.defer:
+            self.deferred.append(_Deferred(self, array, op))
+            return self.deferred[-1]
         return self.communicator.allreduce(array, op)
 
 
@@ -119,12 +159,13 @@ def measure(name: str, args: argparse.Namespace) -> dict[str, Any]:
             loss.backward()
             return [start, time.perf_counter()]
 
-    def ddp_backward(interval: float | None) -> list[float]:
+    def ddp_backward(interval: float | None, overlap: bool = True) -> list[float]:
         model.zero_grad()
         if interval is not None:
             assert progress is not None, "PLUGRAD_MPI_PROGRESS_INTERVAL=0 turned the thread off"
             progress.interval = interval
         communicator._progress = None if interval is None else progress
+        recorder.defer = not overlap
         try:
             loss = loss_fn(model(x), y)
             recorder.launches.clear()
@@ -134,6 +175,7 @@ def measure(name: str, args: argparse.Namespace) -> dict[str, Any]:
             end = time.perf_counter()
         finally:
             communicator._progress = progress
+            recorder.defer = False
         return [start, end, marks["compute end"], *recorder.launches, *marks["done"]]
 
     # As DDP sends them: gradients divided by the number of ranks, then summed.
@@ -154,6 +196,7 @@ def measure(name: str, args: argparse.Namespace) -> dict[str, Any]:
         "local": local_backward,
         "all-reduce alone": lambda: all_reduce_alone(alone_buffers),
         "last bucket alone": lambda: all_reduce_alone(alone_buffers[-1:]),
+        "ddp, all-reduces after backward": lambda: ddp_backward(None, overlap=False),
         **{ddp_kind(i): (lambda i=i: ddp_backward(i)) for i in (*args.intervals, None)},
     }
     rows: dict[str, list[list[float]]] = {kind: [] for kind in runs}
@@ -179,6 +222,7 @@ def measure(name: str, args: argparse.Namespace) -> dict[str, Any]:
         return (t[:, :, 1].max(axis=0) - t[:, :, 0].max(axis=0)) * 1e3
 
     alone = float(np.median(slowest("all-reduce alone")))
+    serial = float(np.median(slowest("ddp, all-reduces after backward")))
     last = float(np.median(slowest("last bucket alone")))
     local = float(np.median(slowest("local")))
     summary: dict[str, Any] = {
@@ -189,6 +233,7 @@ def measure(name: str, args: argparse.Namespace) -> dict[str, Any]:
         "last bucket alone ms": round(last, 2),
         # Backward's last gradient starts the last bucket: nothing is left to hide it behind.
         "ceiling of the hidden share": round(1 - last / alone, 3),
+        "ddp, all-reduces after backward, ms": round(serial, 2),
     }
     for interval in (*args.intervals, None):
         kind = ddp_kind(interval)
@@ -203,6 +248,9 @@ def measure(name: str, args: argparse.Namespace) -> dict[str, Any]:
         summary[kind] = {
             "backward ms": round(backward, 2),
             "hidden share": round(1 - (backward - local) / alone, 3),
+            "saved share": round((serial - backward) / (serial - local), 3)
+            if serial != local
+            else float("nan"),
             "bucket launch ms": [
                 round(float(v), 2) for v in np.median((launches - start[:, None]) * 1e3, axis=0)
             ],

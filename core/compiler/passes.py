@@ -19,10 +19,12 @@ from .plan import Plan, Ref, Step
 __all__ = [
     "compute_in_place",
     "drop_multiplications_by_one",
+    "drop_reshapes_to_the_same_shape",
     "eliminate_common_subexpressions",
     "eliminate_dead_code",
     "fold_constants",
     "read_broadcasts_as_they_are",
+    "reduce_without_kept_axes",
     "run_passes",
 ]
 
@@ -262,6 +264,11 @@ def read_broadcasts_as_they_are(plan: Plan) -> Plan:
     step that reads it is such an operation whose result keeps its shape
     without it; the values are the same.
     """
+    if not any(
+        step.kind == "call" and type(step.target) is str and step.target.endswith(".broadcast_to")
+        for step in plan.steps
+    ):
+        return plan  # the common case, decided without the map of readers
     readers: dict[str, list[Step]] = {}
     for step in plan.steps:
         for name in step.uses():
@@ -344,6 +351,13 @@ def drop_multiplications_by_one(plan: Plan) -> Plan:
     could tell the two apart: every step that reads it makes a new array from
     it, it is not returned, and nothing writes into ``x`` before those reads.
     """
+    products = [
+        (index, other)
+        for index, step in enumerate(plan.steps)
+        if (other := _times_one(step, plan)) is not None
+    ]
+    if not products:
+        return plan
     readers: dict[str, list[int]] = {}
     for index, step in enumerate(plan.steps):
         for name in step.uses():
@@ -351,9 +365,9 @@ def drop_multiplications_by_one(plan: Plan) -> Plan:
     escaping = set(plan.output_refs)
     steps: list[Step | None] = list(plan.steps)
     renamed: dict[str, str] = {}
-    for index, step in enumerate(plan.steps):
-        other = _times_one(step, plan)
-        if other is None or step.out is None or step.out in escaping:
+    for index, other in products:
+        step = plan.steps[index]
+        if step.out is None or step.out in escaping:
             continue
         reads = readers.get(step.out, [])
         if not reads or not all(_only_reads(plan.steps[i], {}) for i in reads):
@@ -366,6 +380,175 @@ def drop_multiplications_by_one(plan: Plan) -> Plan:
         return plan
     kept = [_with_renames(s, renamed) for s in steps if s is not None]
     return dataclasses.replace(plan, steps=kept)
+
+
+#: Functions that make a view of their one array argument, reordering its axes.
+_TRANSPOSES = frozenset({"matrix_transpose", "permute_dims"})
+
+
+def drop_reshapes_to_the_same_shape(plan: Plan) -> Plan:
+    """Read ``x`` where the plan reshapes ``x`` to the shape it has.
+
+    A matrix product's gradient rule flattens the leading axes of its operands
+    (``reshape(g, (-1, n))``), which for a matrix changes nothing but costs a
+    call. The reshape is dropped when its value is not returned or stored,
+    every step that reads it computes a new array from it (directly, or through
+    a transpose whose readers do), and nothing writes into an array between the
+    reshape and those reads: where a backend's ``reshape`` copies, nothing could
+    tell the copy from ``x``. The values are the same bit for bit.
+    """
+    meta, namespaces = plan.meta, plan.namespaces
+    candidates = []
+    for index, step in enumerate(plan.steps):
+        label, _, function = (
+            step.target.partition(".") if type(step.target) is str else ("", "", "")
+        )
+        if (
+            step.kind == "call"
+            and function == "reshape"
+            and label in namespaces
+            and not step.kwargs
+            and len(step.args) == 2
+            and type(step.args[0]) is Ref
+            and step.out is not None
+            and meta.get(step.out) is not None
+            and meta.get(step.out) == meta.get(step.args[0].name)
+        ):
+            candidates.append(index)
+    if not candidates:
+        return plan
+    readers: dict[str, list[int]] = {}
+    for index, step in enumerate(plan.steps):
+        for name in step.uses():
+            readers.setdefault(name, []).append(index)
+    escaping = set(plan.output_refs)
+    steps: list[Step | None] = list(plan.steps)
+    renamed: dict[str, str] = {}
+    for index in candidates:
+        step = plan.steps[index]
+        out = step.out
+        last = _last_computing_read(plan, out, readers, escaping)
+        if (
+            out is None
+            or last is None
+            or any(_writes(plan.steps[i]) for i in range(index + 1, last + 1))
+        ):
+            continue
+        source = step.args[0].name
+        renamed[out] = renamed.get(source, source)
+        steps[index] = None
+    if not renamed:
+        return plan
+    kept = [_with_renames(s, renamed) for s in steps if s is not None]
+    return dataclasses.replace(plan, steps=kept)
+
+
+def reduce_without_kept_axes(plan: Plan) -> Plan:
+    """Sum without ``keepdims`` where the plan reshapes a sum with kept axes to drop them.
+
+    ``reshape(sum(x, axis=a, keepdims=True), s)``, ``s`` the shape without the
+    kept axes, becomes ``sum(x, axis=a)``.
+
+    The engine undoes broadcasting by summing with ``keepdims=True`` and
+    reshaping to the input's shape (a bias's gradient): the reduction can drop
+    the axes itself, one call instead of two, with the same values bit for bit.
+    Only where nothing else reads the kept-axes sum and the result is not 0-d
+    (NumPy gives a scalar, not an array, for that).
+    """
+    meta = plan.meta
+    steps: list[Step | None] = list(plan.steps)
+    producers = {s.out: index for index, s in enumerate(plan.steps) if s.out is not None}
+    uses: dict[str, int] = {}
+    for step in plan.steps:
+        for name in step.uses():
+            uses[name] = uses.get(name, 0) + 1
+    escaping = set(plan.output_refs)
+    changed = False
+    for index, step in enumerate(plan.steps):
+        if not (
+            step.kind == "call"
+            and type(step.target) is str
+            and step.target.partition(".")[2] == "reshape"
+            and not step.kwargs
+            and len(step.args) == 2
+            and type(step.args[0]) is Ref
+            and step.out is not None
+            and step.out in meta
+        ):
+            continue
+        kept = step.args[0].name
+        at = producers.get(kept)
+        if at is None or kept in escaping or uses.get(kept) != 1 or kept not in meta:
+            continue
+        reduction = plan.steps[at]
+        axes = _kept_axes(reduction, plan)
+        shape = meta[step.out][0]
+        if axes is None or shape == ():
+            continue
+        kept_shape = meta[kept][0]
+        if shape != tuple(n for i, n in enumerate(kept_shape) if i not in axes):
+            continue
+        kwargs = dict(reduction.kwargs)
+        kwargs["keepdims"] = False
+        steps[index] = Step("call", step.out, reduction.target, reduction.args, kwargs)
+        steps[at] = None
+        changed = True
+    if not changed:
+        return plan
+    return dataclasses.replace(plan, steps=[s for s in steps if s is not None])
+
+
+def _kept_axes(step: Step, plan: Plan) -> set[int] | None:
+    """The axes ``step`` reduces, if it is a namespace's ``sum`` with ``keepdims=True``."""
+    label, _, function = step.target.partition(".") if type(step.target) is str else ("", "", "")
+    if (
+        step.kind != "call"
+        or function != "sum"
+        or label not in plan.namespaces
+        or step.effect
+        or len(step.args) != 1
+        or type(step.args[0]) is not Ref
+        or step.kwargs.get("keepdims") is not True
+        or set(step.kwargs) - {"axis", "keepdims", "dtype"}
+        or step.out not in plan.meta
+    ):
+        return None
+    ndim = len(plan.meta[step.out][0])
+    axis = step.kwargs.get("axis")
+    if axis is None:
+        return set(range(ndim))
+    axes = (axis,) if type(axis) is int else axis
+    if type(axes) is not tuple or not all(type(a) is int and -ndim <= a < ndim for a in axes):
+        return None
+    return {a % ndim for a in axes}
+
+
+def _last_computing_read(
+    plan: Plan, name: str | None, readers: dict[str, list[int]], escaping: set[str]
+) -> int | None:
+    """The index of the last step that reads ``name`` if every read makes a new array
+    from it, directly or through a transpose whose reads do; otherwise None."""
+    if name is None or name in escaping or not readers.get(name):
+        return None
+    last = -1
+    for index in readers[name]:
+        step = plan.steps[index]
+        if not _only_reads(step, {}):
+            function = _elementwise_function(step)
+            if (
+                step.effect
+                or function is None
+                or function[1] not in _TRANSPOSES
+                or len(step.uses()) != 1
+                or step.out is None
+                or step.out in escaping
+                or not readers.get(step.out)
+                or not all(_only_reads(plan.steps[i], {}) for i in readers[step.out])
+            ):
+                return None
+            index = max(readers[step.out])
+        last = max(last, index)
+    return last
 
 
 def _with_renames(step: Step, names: dict[str, str]) -> Step:
@@ -567,7 +750,9 @@ def run_passes(plan: Plan, rewrites: list[tuple[str, Plan]] | None = None) -> Pl
     the pass (the first labelled ``""``), so that checking mode can compare them.
     """
     plan = eliminate_common_subexpressions(fold_constants(plan))
-    plan = read_broadcasts_as_they_are(drop_multiplications_by_one(plan))
+    plan = drop_reshapes_to_the_same_shape(drop_multiplications_by_one(plan))
+    plan = reduce_without_kept_axes(plan)
+    plan = read_broadcasts_as_they_are(plan)
     plan = eliminate_dead_code(plan)
     if rewrites is not None:
         rewrites.append(("", compute_in_place(plan)))

@@ -76,12 +76,23 @@ class GraphBreak(Exception):
 
 
 def _is_array(value: Any) -> bool:
-    return (
-        type(value) not in _PY_SCALARS
-        and hasattr(value, "shape")
-        and hasattr(value, "dtype")
-        and hasattr(value, "ndim")
-    )
+    kind = type(value)
+    if kind in _ARRAY_TYPES:  # every kernel's result is asked: the answer is kept by type
+        return True
+    if kind in _PY_SCALARS or not (
+        hasattr(value, "shape") and hasattr(value, "dtype") and hasattr(value, "ndim")
+    ):
+        return False
+    if all(isinstance(getattr(kind, a, None), _CLASS_ATTRIBUTES) for a in _ARRAY_ATTRIBUTES):
+        _ARRAY_TYPES.add(kind)  # attributes every instance has, whatever its value
+    return True
+
+
+_ARRAY_ATTRIBUTES = ("shape", "dtype", "ndim")
+#: What an extension type defines for an attribute that all its instances then have.
+_CLASS_ATTRIBUTES = (types.GetSetDescriptorType, types.MemberDescriptorType)
+#: Types whose instances are arrays (found by :func:`_is_array`).
+_ARRAY_TYPES: set[type] = set()
 
 
 def _unwrap(value: Any) -> Any:
@@ -92,7 +103,14 @@ def _unwrap(value: Any) -> Any:
     if kind is TracedScalar:
         return value._value
     if kind is tuple:
-        return tuple(_unwrap(v) for v in value)
+        # Every kernel call passes its arguments through here: arrays and literals are
+        # handled in the comprehension, only what holds more is searched.
+        return tuple(
+            [
+                v._real if type(v) is TracedArray else _unwrap(v) if type(v) in _HOLDERS else v
+                for v in value
+            ]
+        )
     if kind is list:
         return [_unwrap(v) for v in value]
     if kind is dict:
@@ -105,7 +123,10 @@ def _has_traced(value: Any) -> bool:
     if kind is TracedArray or kind is TracedScalar:
         return True
     if kind in (tuple, list):
-        return any(_has_traced(v) for v in value)
+        for v in value:
+            if type(v) is TracedArray or (type(v) in _HOLDERS and _has_traced(v)):
+                return True
+        return False
     if kind is dict:
         return any(_has_traced(v) for v in value.values())
     return False
@@ -117,7 +138,12 @@ def _as_step_arg(value: Any) -> Any:
     if kind is TracedArray or kind is TracedScalar:
         return value._ref
     if kind is tuple:
-        return tuple(_as_step_arg(v) for v in value)
+        return tuple(
+            [
+                v._ref if type(v) is TracedArray else _as_step_arg(v) if type(v) in _HOLDERS else v
+                for v in value
+            ]
+        )
     if kind is list:
         return [_as_step_arg(v) for v in value]
     if kind is dict:
@@ -384,6 +410,10 @@ for _name, _symbol, _unary_function in (
     setattr(TracedArray, f"__{_name}__", _unary(_symbol, _unary_function))
 # __eq__ above would otherwise remove it; mypy sees a method, Python an attribute.
 TracedArray.__hash__ = object.__hash__  # type: ignore[method-assign, assignment]
+
+
+#: Types of argument whose parts may be traced (a TracedScalar stands for a number).
+_HOLDERS = frozenset({TracedScalar, tuple, list, dict, slice})
 
 
 class RecordingNamespace:
@@ -736,7 +766,11 @@ def _optimizer_step(host_step: Callable[..., Any], tracer: Tracer) -> Callable[.
             tracer.discard = f"{type(self).__name__}.step() made its state in this call"
         else:
             key = tracer.constant(after, "optimizer_key_")
-            tracer.guards.append(f"{tracer.constant(self, 'optimizer_')}._compile_key() == {key}")
+            me = tracer.constant(self, "optimizer_")
+            full = f"{me}._compile_key() == {key}"
+            # The key costs more to build than its parts cost to check: checked whole on a miss.
+            quick = self._compile_key_check(me, tracer.constant)
+            tracer.guards.append(full if quick is None else f"({quick} or {full})")
         return None
 
     return step
@@ -837,9 +871,10 @@ class Tracer:
             self.graph_break(f"{target}() returned a Python value computed from traced arrays")
             return result
         out = self.new_name()
-        self.steps.append(Step(kind, out, target, step_args, step_kwargs, effect=effect))
+        step = Step(kind, out, target, step_args, step_kwargs, effect=effect)
+        self.steps.append(step)
         self.meta[out] = (tuple(result.shape), result.dtype)
-        if not effect and self._is_constant(kind, target, step_args, step_kwargs):
+        if not effect and self._is_constant(step):
             self.folded[out] = result
         traced = TracedArray(result, Ref(out), self)
         if dynamic:
@@ -868,19 +903,20 @@ class Tracer:
                  effect=True)
         )  # fmt: skip
 
-    def _is_constant(self, kind: str, target: Any, args: tuple[Any, ...], kwargs: dict) -> bool:
+    def _is_constant(self, step: Step) -> bool:
         """Whether a step's value is the same at every replay (a candidate for folding).
 
         So it is when every plan value it reads is itself constant, or when it
         reads only the shape and dtype of its first argument (``ones_like``),
         which the guards fix.
         """
+        kind, target = step.kind, step.target
         if kind not in _FOLDABLE_KINDS:
             return False
         folded = self.folded
         if kind == "call" and type(target) is str and target.rpartition(".")[2] in _SHAPE_ONLY:
-            return all(name in folded for name in refs_in((args[1:], kwargs)))
-        names = list(refs_in((args, kwargs)))
+            return all(name in folded for name in refs_in((step.args[1:], step.kwargs)))
+        names = step.uses()  # kept by the step: the passes ask again
         if not names:
             # A namespace function of literals alone (``arange(10)``); random draws are
             # calls of their source, not of the namespace, and are never folded.
@@ -941,10 +977,10 @@ class Tracer:
             source = self.source_of(tensor)
             if self.host_calls == 0:
                 guard = (
-                    f"{source}._array.shape == {tuple(real.shape)!r} and "
-                    f"{source}._array.dtype == {self.constant(real.dtype)} and "
-                    f"{source}._device is {self.constant(tensor._device)} and "
-                    f"{source}._requires_grad is {tensor._requires_grad}"
+                    f"(_a := (_t := {source})._array).shape == {tuple(real.shape)!r} and "
+                    f"_a.dtype == {self.constant(real.dtype)} and "
+                    f"_t._device is {self.constant(tensor._device)} and "
+                    f"_t._requires_grad is {tensor._requires_grad}"
                 )
                 if not source.startswith("L["):
                     self.guards.append(guard)

@@ -325,6 +325,60 @@ class Optimizer:
             groups.append((tuple(map(id, params)), tuple(options), entries))
         return tuple(groups)
 
+    def _compile_key_check(self, me: str, constant: Callable[[Any], str]) -> str | None:
+        """A Python expression true only where :meth:`_compile_key` equals its value now.
+
+        A replayed step evaluates it at every call, where building the key
+        itself would cost more than many small kernels (it sorts each state
+        entry). The expression checks the same things one by one, with
+        identity (``is``) where the key holds ids: the number of groups, each
+        group's option names and values but the learning rate, its parameters,
+        and each parameter's state entry (its names, its tensors, the types of
+        its other values). Where it is false the key may still be equal (a
+        group's options in another order, an option that is NaN): the caller
+        falls back to comparing keys. ``me`` is the optimizer's name in that
+        code, ``constant`` names an object for it. None where no cheaper check
+        can be written (a subclass with its own key, an option of another type).
+        """
+        if type(self)._compile_key is not Optimizer._compile_key:
+            return None
+        state = self.state
+        groups, entries = f"{me}_groups", f"{me}_state"
+        parts = [f"len({groups} := {me}.param_groups) == {len(self.param_groups)}"]
+        parts.append(f"({entries} := {me}.state)" if state else f"not {me}.state")
+        for index, group in enumerate(self.param_groups):
+            name = f"{me}_group{index}"
+            parts.append(f"({name} := {groups}[{index}]).keys() == {constant(frozenset(group))}")
+            for option, value in group.items():
+                if option == "params" or option == "lr":
+                    continue
+                if not _plain_option(value):
+                    return None
+                written = repr(value) if _finite(value) else constant(value)
+                parts.append(f"{name}[{option!r}] == {written}")
+            params = group["params"]
+            members = f"{me}_params{index}"
+            parts.append(f"len({members} := {name}['params']) == {len(params)}")
+            parts += [f"{members}[{i}] is {constant(p)}" for i, p in enumerate(params)]
+            if not state:
+                continue
+            for param in params:
+                entry = state.get(param)
+                if entry is None:
+                    parts.append(f"{entries}.get({constant(param)}) is None")
+                    continue
+                found = f"{me}_entry"
+                parts.append(
+                    f"({found} := {entries}.get({constant(param)})) is not None and "
+                    f"{found}.keys() == {constant(frozenset(entry))}"
+                )
+                for key, value in entry.items():
+                    if isinstance(value, Tensor):
+                        parts.append(f"{found}[{key!r}] is {constant(value)}")
+                    else:
+                        parts.append(f"type({found}[{key!r}]) is {constant(type(value))}")
+        return "(" + " and ".join(parts) + ")"
+
     # -- state dicts -------------------------------------------------------------------
 
     def state_dict(self) -> dict[str, Any]:
@@ -587,3 +641,17 @@ def check_buffer(param: Tensor, key: str, value: Any, *, optional: bool = False)
             f"state {key!r} has shape {value.shape} but its parameter has shape {param.shape}; "
             "the state dict belongs to other parameters"
         )
+
+
+def _plain_option(value: Any) -> bool:
+    """Whether ``==`` on ``value`` gives a plain bool (numbers, strings, tuples of them)."""
+    if value is None or type(value) in (bool, int, float, str):
+        return True
+    return type(value) is tuple and all(_plain_option(v) for v in value)
+
+
+def _finite(value: Any) -> bool:
+    """Whether ``repr(value)`` of a plain option is Python source for an equal value."""
+    if type(value) is float:
+        return math.isfinite(value)
+    return type(value) is not tuple or all(_finite(v) for v in value)

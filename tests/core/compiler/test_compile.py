@@ -727,3 +727,95 @@ def test_a_plan_captured_again_reuses_the_code_its_source_compiled_to():
     x_eager, w_eager = _leaves(6)
     _same(compiled(x, w), _step(x_eager, w_eager))
     _same(w.grad, w_eager.grad)
+
+
+def _linear_step(x, w, b):
+    w.grad = None
+    b.grad = None
+    loss = plugrad.exp(x @ w.T + b).sum()
+    loss.backward()
+    return loss
+
+
+def test_a_matrix_products_gradient_reads_matrices_without_reshaping_them():
+    rng = np.random.default_rng(6)
+    x = plugrad.tensor(rng.standard_normal((4, 3)).astype(np.float32))
+    w = plugrad.tensor(rng.standard_normal((2, 3)).astype(np.float32), requires_grad=True)
+    b = plugrad.tensor(rng.standard_normal(2).astype(np.float32), requires_grad=True)
+    unoptimized = plugrad.compile(_linear_step, optimize=False).code(x, w, b)
+    assert "xp.reshape(" in unoptimized and "keepdims=True" in unoptimized
+    compiled = plugrad.compile(_linear_step)
+    source = compiled.code(x, w, b)
+    # The rule's flattening of matrices and the bias gradient's kept axes are gone.
+    assert "xp.reshape(" not in source, source
+    assert "keepdims=False" in source and "keepdims=True" not in source, source
+    w_eager = w.detach().clone().requires_grad_()
+    b_eager = b.detach().clone().requires_grad_()
+    for _ in range(3):
+        _same(compiled(x, w, b), _linear_step(x, w_eager, b_eager))
+        _same(w.grad, w_eager.grad)
+        _same(b.grad, b_eager.grad)
+
+
+def test_a_reshape_whose_value_is_kept_or_read_across_a_write_stays():
+    def returned(x):
+        return plugrad.reshape(x * 2.0, (2, 3))  # the reshape is the result
+
+    def across_a_write(x, v):
+        flat = plugrad.reshape(v, (3,))  # a copy, on a backend whose reshape copies
+        with plugrad.no_grad():
+            v.mul_(2.0)
+        return flat * 2.0 + v
+
+    x = plugrad.tensor(np.arange(6.0).reshape(2, 3))
+    assert "reshape(" in plugrad.compile(returned).code(x)
+    v = plugrad.tensor([1.0, 2.0, 3.0])
+    v_eager = v.clone()
+    compiled = plugrad.compile(across_a_write)
+    assert "reshape(" in compiled.code(x, v.clone())
+    for _ in range(2):
+        _same(compiled(x, v), across_a_write(x, v_eager))
+        _same(v, v_eager)
+
+
+def _more_decay(optimizer):
+    optimizer.param_groups[0]["weight_decay"] = 0.25
+
+
+def _fewer_params(optimizer):
+    optimizer.param_groups[0]["params"].pop()
+
+
+def _fresh_state(optimizer):
+    for entry in optimizer.state.values():
+        for name, value in entry.items():
+            if isinstance(value, plugrad.Tensor):
+                entry[name] = value.clone()
+
+
+@pytest.mark.parametrize("change", [_more_decay, _fewer_params, _fresh_state])
+@pytest.mark.parametrize(
+    "make_optimizer",
+    [
+        lambda p: plugrad.optim.SGD(p, lr=0.1, momentum=0.9),
+        lambda p: plugrad.optim.Adam(p, lr=0.01),
+    ],
+    ids=["SGD-momentum", "Adam"],
+)
+def test_changing_what_an_optimizer_step_depends_on_captures_again(make_optimizer, change):
+    x = plugrad.tensor(np.linspace(-1.0, 1.0, 8, dtype=np.float32).reshape(2, 4))
+    model, optimizer = _model_and_optimizer(make_optimizer)
+    reference, eager_optimizer = _model_and_optimizer(make_optimizer)
+    compiled = plugrad.compile(lambda x: _train_step(x, model, optimizer))
+    for _ in range(3):
+        compiled(x)
+        _train_step(x, reference, eager_optimizer)
+    captures = compiled.captures
+    change(optimizer)
+    change(eager_optimizer)
+    for _ in range(3):
+        compiled(x)
+        _train_step(x, reference, eager_optimizer)
+    assert compiled.captures > captures
+    for a, b in zip(model.parameters(), reference.parameters()):
+        _same(a, b)

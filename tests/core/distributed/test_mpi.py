@@ -6,6 +6,7 @@ limit, so a hang fails the test instead of stalling the suite.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -153,3 +154,46 @@ def test_the_demo_trains_data_parallel_as_one_process_does(tmp_path, ranks):
         assert test_accuracy == f"{alone.test_accuracy[i] * 100:.1f}", output
     assert f"every one of the {ranks} processes loaded the saved weights back" in output
     assert (tmp_path / "model.safetensors").is_file()
+
+
+def test_the_overlap_options_benchmark_reports_every_variant():
+    script = Path(__file__).parents[3] / "asv_bench" / "ddp_overlap_options.py"
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+    options = ["--batch", "64", "--steps", "1", "--warmup", "0", "--blocks", "1", "3"]
+    result = subprocess.run(
+        [MPIEXEC, "-n", "2", sys.executable, str(script), *options],
+        capture_output=True,
+        text=True,
+        timeout=150,
+        env=env,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    report = json.loads(result.stdout)
+    assert report["ranks"] == 2
+    assert report["all-reduce alone ms"] > 0
+    assert report["row blocks, largest difference from one block, relative"] < 1e-5
+    variants = ["row blocks 1", "row blocks 3", "update after", "update overlap"]
+    for variant in variants:
+        for progress in ("thread", "no thread"):
+            assert report[f"{variant}, {progress}"]["ms"] > 0, report
+
+
+def test_the_overlap_benchmark_times_ddp_with_and_without_overlap():
+    script = Path(__file__).parents[3] / "asv_bench" / "ddp_overlap.py"
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+    options = ["--models", "mlp", "--batch", "64", "--steps", "1", "--warmup", "0"]
+    result = subprocess.run(
+        [MPIEXEC, "-n", "2", sys.executable, str(script), *options, "--intervals", "0.001"],
+        capture_output=True,
+        text=True,
+        timeout=150,
+        env=env,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    (model,) = json.loads(result.stdout)["models"]
+    assert model["bucket MB"] == [0.511, 1.533]
+    assert model["ddp, all-reduces after backward, ms"] > 0
+    for kind in ("ddp, poke every 1 ms", "ddp, no thread"):
+        assert model[kind]["backward ms"] > 0, model
+        assert len(model[kind]["bucket launch ms"]) == 2, model
+        assert isinstance(model[kind]["saved share"], float), model

@@ -474,3 +474,91 @@ def test_adam_and_adamw_default_weight_decay() -> None:
     assert plugrad.optim.Adam([w]).defaults["weight_decay"] == 0
     assert plugrad.optim.AdamW([w]).defaults["weight_decay"] == 1e-2
     assert plugrad.optim.AdamW([w], weight_decay=0.5).defaults["weight_decay"] == 0.5
+
+
+# -- the check a compiled step makes of its optimizer ----------------------------------------
+
+
+def _stepped(make):
+    params = [plugrad.ones((2, 3), requires_grad=True), plugrad.zeros(3, requires_grad=True)]
+    optimizer = make(params)
+    for p in params:
+        p.grad = plugrad.full(p.shape, 0.5)
+    optimizer.step()  # makes the state of those that keep one
+    return optimizer, params
+
+
+def _key_check(optimizer):
+    """The optimizer's quick check as a function of it (None where it writes none)."""
+    constants = {}
+
+    def constant(value):
+        name = f"c{len(constants)}"
+        constants[name] = value
+        return name
+
+    check = optimizer._compile_key_check("opt", constant)
+    if check is None:
+        return None
+    code = compile(f"def check(opt):\n    return bool({check})\n", "<check>", "exec")
+    exec(code, constants)
+    return constants["check"]
+
+
+def _replace_state_tensor(optimizer, params):
+    entry = optimizer.state[params[0]]
+    name = next(k for k, v in entry.items() if isinstance(v, plugrad.Tensor))
+    entry[name] = entry[name].clone()
+
+
+def _make_state(optimizer, params):
+    optimizer.state[params[0]] = {"momentum_buffer": plugrad.zeros(params[0].shape)}
+
+
+_KEY_CHANGES = {
+    "an option": lambda o, p: o.param_groups[0].__setitem__("weight_decay", 0.25),
+    "an option added": lambda o, p: o.param_groups[0].__setitem__("extra", 1),
+    "an option removed": lambda o, p: o.param_groups[0].pop("maximize"),
+    "a group added": lambda o, p: o.add_param_group({"params": [plugrad.ones(1).requires_grad_()]}),
+    "the parameter list replaced": lambda o, p: o.param_groups[0].__setitem__("params", p[::-1]),
+    "a parameter removed in place": lambda o, p: o.param_groups[0]["params"].pop(),
+    "a state tensor replaced": _replace_state_tensor,
+    "a state entry removed": lambda o, p: o.state.pop(p[1]),
+    "a state value of another type": lambda o, p: o.state[p[0]].__setitem__(
+        next(iter(o.state[p[0]])), "other"
+    ),
+}  # fmt: skip
+_STATE_CHANGES = [change for name, change in _KEY_CHANGES.items() if "state" in name]
+
+
+@pytest.mark.parametrize("change", list(_KEY_CHANGES.values()), ids=list(_KEY_CHANGES))
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda p: plugrad.optim.SGD(p, lr=0.1),
+        lambda p: plugrad.optim.SGD(p, lr=0.1, momentum=0.9),
+        lambda p: plugrad.optim.Adam(p, lr=0.01, amsgrad=True),
+    ],
+    ids=["SGD", "SGD-momentum", "Adam"],
+)
+def test_compile_key_check_holds_only_while_the_key_is_the_same(make, change):
+    optimizer, params = _stepped(make)
+    check = _key_check(optimizer)
+    assert check is not None and check(optimizer)
+    key = optimizer._compile_key()
+    optimizer.param_groups[0]["lr"] = 123.0  # read afresh at every step: not in the key
+    assert check(optimizer) and optimizer._compile_key() == key
+    if change in _STATE_CHANGES and not optimizer.state:
+        change = _make_state  # this optimizer keeps none: making some changes the key
+    change(optimizer, params)
+    assert optimizer._compile_key() != key  # the change is one the key sees
+    assert not check(optimizer)
+
+
+def test_compile_key_check_of_an_optimizer_with_its_own_key_is_none():
+    class Keyed(plugrad.optim.SGD):
+        def _compile_key(self):
+            return (super()._compile_key(), "more")
+
+    optimizer, _ = _stepped(lambda p: Keyed(p, lr=0.1))
+    assert _key_check(optimizer) is None
