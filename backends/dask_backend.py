@@ -64,11 +64,25 @@ class DaskBackend(Backend):
     """Dask arrays (lazy, chunked NumPy), through array-api-compat's Dask namespace.
 
     See ``plugrad.backends.dask_namespace``.
+
+    Attributes
+    ----------
+    max_graph_layers : int
+        How many layers (one per Dask operation) an array's task graph may
+        hold before :meth:`settle` persists it. Building a Dask array copies
+        its inputs' layer tables, and computing one fuses its chains of
+        elementwise layers, each at a cost growing with the graph's size; a
+        limit keeps a long chain of ops (or a training loop that never
+        computes) linear in time. Set it on the backend object
+        (``x.device.backend.max_graph_layers = 400`` for a tensor ``x`` on
+        Dask) to trade
+        laziness against that cost.
     """
 
     name = "dask"
     library = "dask"
     lazy = True
+    max_graph_layers: int = 100
 
     def unavailable_reason(self) -> str | None:
         return missing_library(
@@ -110,6 +124,27 @@ class DaskBackend(Backend):
             _dask_array().from_array(np.asarray(value), chunks=array.chunks)
             for value, array in zip(values, arrays)
         ]
+
+    def settle(self, array: Any) -> None:
+        """Persist ``array`` in place when its graph holds more than ``max_graph_layers`` layers.
+
+        ``dask.persist`` computes the chunks (on a ``dask.distributed`` cluster
+        they stay on its workers), and ``array`` then holds a graph of those
+        chunks alone, under the same name: every tensor, view or saved value
+        holding this array object continues from the computed chunks.
+        """
+        graph = getattr(array, "dask", None)
+        if graph is None or len(graph.layers) <= self.max_graph_layers:
+            return
+        import dask
+
+        (persisted,) = dask.persist(array)
+        array.dask = persisted.dask
+
+    def write(self, array: Any, values: Any) -> Any:
+        array[...] = values  # a lazy assignment: a layer on top of both graphs
+        self.settle(array)
+        return array
 
     def random_source(self, seed: int | None, device: Any) -> DaskRandom:
         return DaskRandom(seed)

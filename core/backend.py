@@ -97,8 +97,8 @@ class Backend:
     #: Whether its arrays are the host format (NumPy's): like Python data, they go to
     #: the default device when turned into tensors without ``device=``.
     holds_host_data: bool = False
-    #: Whether operations only build a graph that is computed later (Dask): a loop
-    #: that updates tensors in place should :func:`plugrad.compute` them now and then.
+    #: Whether operations only build a graph that is computed later (Dask): plugrad
+    #: then calls :meth:`settle` wherever graphs grow, to keep them bounded.
     lazy: bool = False
 
     def unavailable_reason(self) -> str | None:
@@ -232,6 +232,19 @@ class Backend:
         the arrays as they are (the default). :func:`plugrad.compute` calls it.
         """
         return list(arrays)
+
+    def settle(self, array: Any) -> None:
+        """Keep the pending work behind ``array`` bounded; only lazy backends have any.
+
+        plugrad calls it, on backends with :attr:`lazy` set only, for the inputs
+        and outputs of every kernel, every gradient of a backward pass, and the
+        parameters and state after an optimizer step (see ``plugrad.lazy``).
+        A lazy library whose graphs cost more to extend or compute the larger
+        they are computes ``array``'s graph now when it has grown past a limit,
+        and makes ``array`` hold the results *in place* (the same object, the
+        same values), so that everything holding it continues from there. The
+        default does nothing.
+        """
 
     def graph_recorder(
         self, device: Any

@@ -15,6 +15,7 @@ from typing import Any
 
 from . import checking as _checking
 from . import dtypes as _dtypes
+from . import lazy as _lazy
 from .backend import Backend, Device
 from .errors import BackendError, BackendUnavailableError, UnknownBackendError
 from .kerneldef import KernelSource
@@ -179,6 +180,10 @@ def install_kernels(backend: Backend, devices: tuple[Device, ...]) -> None:
                 contract = _checking.contract_kernel(op, source, table[name], reference)
             table[name] = bound[(source.function, "contract")] = contract
         _state.bound_kernels[backend.name] = bound
+    if backend.lazy:
+        # Graphs are kept bounded where they grow (plugrad.lazy); eager backends pay nothing.
+        table = {name: _lazy.settling_kernel(kernel, backend) for name, kernel in table.items()}
+        _lazy.in_use = True
     rule_xp = rule_namespace(xp, table)
     for device in devices:
         device.kernels = table

@@ -24,6 +24,7 @@ from typing import Any
 
 from . import anomaly as _anomaly
 from . import graph as _graph
+from . import lazy as _lazy
 from .errors import BackwardError, DeviceMismatchError, DtypeError, ShapeError
 from .grad_mode import _state
 from .node import Node as _Node
@@ -334,6 +335,8 @@ def _run(
     leaf_grads = result.leaf_grads
     target_leaves = None if targets is None else targets.leaves
     ready: list[Any] = []
+    # Gradients are arrays here only without create_graph (else ops made them, settled there).
+    lazy = _lazy.in_use and not create_graph
     for (target, index), grad in roots:
         if isinstance(target, Node):
             _accumulate(buffers, target, index, grad)
@@ -373,12 +376,16 @@ def _run(
                         buffers[target] = g if previous is None else previous + g
                     else:
                         _accumulate(buffers, target, edge[1], g)
+                    if lazy and target._device.backend.lazy:
+                        _lazy.settle(target._device.backend, buffers[target])
                 dependencies[target] = remaining - 1
                 if remaining == 1:
                     push(target)
             else:
                 if g is not None and (target_leaves is None or id(target) in target_leaves):
                     _accumulate_leaf(leaf_grads, target, g)
+                    if lazy:
+                        _settle_leaf_gradient(leaf_grads, target)
                 if watch is not None and id(target) in watch:
                     _leaf_edge_done(watch, leaf_grads, target)
         del grad, input_grads
@@ -485,6 +492,13 @@ def _accumulate_leaf(leaf_grads: dict[int, list[Any]], leaf: Tensor, grad: Any) 
         entry[1] = entry[1] + grad
 
 
+def _settle_leaf_gradient(leaf_grads: dict[int, list[Any]], leaf: Tensor) -> None:
+    """Settle the gradient summed so far for ``leaf`` (a leaf used many times sums a chain)."""
+    backend = leaf._device.backend
+    if backend.lazy:
+        backend.settle(leaf_grads[id(leaf)][1])
+
+
 def _call_hook(hook: Any, grad: Any, device: Any, create_graph: bool, where: str) -> Any:
     """Call a user hook with the gradient as a Tensor; return its replacement (or ``grad``)."""
     result = hook(grad if create_graph else _wrap(grad, device, False, None))
@@ -589,6 +603,8 @@ def _store(updates: list[tuple[Tensor, Any]], create_graph: bool, stored: set[in
         else:
             if old is not None:
                 array = old._array + grad
+                if _lazy.in_use and tensor._device.backend.lazy:
+                    tensor._device.backend.settle(array)  # .grad summed over many passes
             elif id(grad) in stored:
                 # Rules may pass one array to several inputs (add does); never let two
                 # .grad tensors share memory.

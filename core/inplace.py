@@ -290,6 +290,8 @@ def _apply_array_operator(
         return False  # e.g. a read-only array: the general path copes, or says why not
     if result is not array:  # an immutable backend returned a new array
         target._array = result
+        if target._device.backend.lazy:
+            target._device.backend.settle(result)  # a loop of x += y grows a chain
     return True
 
 

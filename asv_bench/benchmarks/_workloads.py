@@ -44,6 +44,8 @@ class Workload:
         self.to_numpy = device.backend.to_numpy
         self._sync_backend = device.backend
         self._sync_native = device.native
+        #: Whether the backend only builds task graphs (Dask): see MLPStep._computed.
+        self.lazy = device.backend.lazy
         #: What the ratios are timed with (CPU time on the CPU, see ``clock_for``).
         self.clock = clock_for(device)
         self.torch: Any = None
@@ -604,13 +606,23 @@ class MLPStep(Workload):
         model.load_state_dict(state)
         return model, plugrad.optim.SGD(model.parameters(), lr=LEARNING_RATE)
 
+    def _computed(self, loss: plugrad.Tensor, params: Any) -> plugrad.Tensor:
+        """On a lazy backend (Dask), the step computed: its loss and updated parameters.
+
+        A step there only builds a task graph; timing that alone would leave out the
+        work, and parameters never computed would carry every earlier step's graph.
+        """
+        if self.lazy:
+            plugrad.compute(loss, *params)
+        return loss
+
     def plugrad_module_step(self) -> plugrad.Tensor:
         """The step as users write it: nn.Linear, ReLU, cross_entropy, optim.SGD."""
         self.optimizer.zero_grad()
         loss = plugrad.nn.functional.cross_entropy(self.model(self.x), self.labels)
         loss.backward()
         self.optimizer.step()
-        return loss
+        return self._computed(loss, self.model.parameters())
 
     def plugrad_step(self) -> plugrad.Tensor:
         params = self.params
@@ -619,17 +631,18 @@ class MLPStep(Workload):
         loss = _cross_entropy(_mlp(self.x, params), self.onehot)
         loss.backward()
         _sgd(params, LEARNING_RATE)
-        return loss
+        return self._computed(loss, params)
 
     def plugrad_compiled_step(self) -> plugrad.Tensor:
         """:meth:`plugrad_step` through :func:`plugrad.compile` (captured by :meth:`check`)."""
         self.skip_if_compile_gap()
-        return self._compiled_step(self.x, self.onehot)
+        return self._computed(self._compiled_step(self.x, self.onehot), self.params)
 
     def plugrad_compiled_module_step(self) -> plugrad.Tensor:
         """:meth:`plugrad_module_step` through :func:`plugrad.compile`."""
         self.skip_if_compile_gap()
-        return self._compiled_module_step(self.x, self.labels)
+        loss = self._compiled_module_step(self.x, self.labels)
+        return self._computed(loss, self.model.parameters())
 
     def plugrad_capture_step(self) -> plugrad.Tensor:
         """:meth:`plugrad_compiled_step` with its plans forgotten: capture time, not replay.
@@ -640,13 +653,13 @@ class MLPStep(Workload):
         self.skip_if_compile_gap()
         self._compiled_step.cache_clear()
         _codegen.forget_code()
-        return self._compiled_step(self.x, self.onehot)
+        return self._computed(self._compiled_step(self.x, self.onehot), self.params)
 
     def plugrad_recapture_step(self) -> plugrad.Tensor:
         """A capture whose source was compiled before (same text): Python's compiler is skipped."""
         self.skip_if_compile_gap()
         self._compiled_step.cache_clear()
-        return self._compiled_step(self.x, self.onehot)
+        return self._computed(self._compiled_step(self.x, self.onehot), self.params)
 
     @functools.cached_property
     def _compiled_step(self) -> Any:
@@ -705,6 +718,8 @@ class MLPStep(Workload):
         for i, (p, g) in enumerate(zip(self.params_r, grads)):
             p -= LEARNING_RATE * g
             self.params_r[i] = p
+        if self.lazy:  # computed, as plugrad's steps are (see _computed)
+            loss, *self.params_r = self.device.backend.compute([loss, *self.params_r])
         return loss
 
     def use_torch(self, torch: Any) -> None:

@@ -17,6 +17,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from .. import lazy as _lazy
 from ..errors import DtypeError
 from ..grad_mode import enable_grad
 from ..tensor import Tensor, _wrap
@@ -256,7 +257,23 @@ class Optimizer:
             for group in self.param_groups:
                 self._step_group(group)
             self._step_count += 1
+        if _lazy.in_use:
+            self._settle()
         return loss
+
+    def _settle(self) -> None:
+        """Keep the graphs of parameters and state bounded on lazy backends (plugrad.lazy).
+
+        Each step extends them, and nothing else would cut them: state is read
+        only here, by raw array arithmetic.
+        """
+        _lazy.settle_tensors(p for group in self.param_groups for p in group["params"])
+        _lazy.settle_tensors(
+            value
+            for entry in self.state.values()
+            for value in entry.values()
+            if isinstance(value, Tensor)
+        )
 
     def _advance(self) -> list[list[float]]:
         """The Python part of a step for every group: its numbers, one list per group."""

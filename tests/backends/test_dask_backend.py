@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -96,3 +97,132 @@ def test_bool_computes_the_graph_each_time_it_is_asked() -> None:
     bool(computed)
     assert len(calls) == 6, "compute() ran it once more; its result is kept"
     assert bool(computed) and len(calls) == 6
+
+
+@pytest.fixture
+def small_graph_limit() -> Iterator[int]:
+    """The dask backend settling graphs past 20 layers (100 by default), for short tests."""
+    backend = plugrad.zeros(1, backend="dask").device.backend
+    before = backend.max_graph_layers
+    backend.max_graph_layers = 20
+    try:
+        yield 20
+    finally:
+        backend.max_graph_layers = before
+
+
+def layers(tensor: plugrad.Tensor) -> int:
+    return len(tensor.array.dask.layers)
+
+
+def test_a_long_chain_and_its_backward_keep_bounded_graphs(small_graph_limit: int) -> None:
+    # Unbounded, each Dask op copies its input's layer table and computing fuses the whole
+    # chain (quadratic in its length): a 100,000-op chain did not finish in 10 minutes.
+    x = plugrad.tensor([1.0, 2.0], dtype=plugrad.float64, backend="dask", requires_grad=True)
+    y = x
+    for _ in range(300):
+        y = y * 1.001
+        assert layers(y) <= small_graph_limit + 1
+    y.sum().backward()
+    assert layers(x.grad) <= small_graph_limit + 1
+    np.testing.assert_allclose(y.detach().numpy(), np.array([1.0, 2.0]) * 1.001**300)
+    np.testing.assert_allclose(x.grad.numpy(), np.full(2, 1.001**300))
+
+
+def test_settling_persists_in_place_and_computes_each_chunk_once(small_graph_limit: int) -> None:
+    calls = []
+
+    def counted(block: np.ndarray) -> np.ndarray:
+        calls.append(block.shape)
+        return block
+
+    data = da.ones((4,), chunks=2).map_blocks(counted, meta=np.empty((0,)))
+    x = plugrad.asarray(data)
+    y = x + 0.0
+    first = y.array
+    for _ in range(small_graph_limit * 3):
+        y = y + 1.0
+    assert len(calls) == 2, "settling computed each chunk of the data once"
+    assert y.tolist() == [61.0] * 4 and len(calls) == 2, "and kept the results"
+    # The hook itself: the same array object, name and chunks, now holding computed chunks.
+    deep = first
+    for _ in range(small_graph_limit):
+        deep = deep * 1.0
+    name, chunks, held = deep.name, deep.chunks, deep
+    y.device.backend.settle(deep)
+    assert deep is held and deep.name == name and deep.chunks == chunks
+    assert len(deep.dask.layers) == 1 and deep.compute().tolist() == [1.0] * 4
+
+
+def test_a_leaf_used_many_times_sums_its_gradient_in_a_bounded_graph(
+    small_graph_limit: int,
+) -> None:
+    x = plugrad.tensor(2.0, dtype=plugrad.float64, backend="dask", requires_grad=True)
+    total = x * 0.0
+    for i in range(100):
+        total = total + x * float(i)
+    total.backward()
+    assert layers(x.grad) <= small_graph_limit + 1
+    assert x.grad.item() == pytest.approx(sum(range(100)))
+    for _ in range(60):  # .grad summed over many backward passes
+        (x * 1.0).backward()
+    assert layers(x.grad) <= small_graph_limit + 1
+    assert x.grad.item() == pytest.approx(sum(range(100)) + 60)
+
+
+def test_in_place_updates_in_a_loop_keep_bounded_graphs(small_graph_limit: int) -> None:
+    x = plugrad.zeros(3, dtype=plugrad.float64, backend="dask")
+    for _ in range(100):
+        x += 1.0
+    assert layers(x) <= small_graph_limit + 1
+    for _ in range(100):
+        x.mul_(plugrad.ones(3, dtype=plugrad.float64, backend="dask"))
+        x[0] = x[0] + 1.0
+    assert layers(x) <= small_graph_limit + 2
+    assert x.tolist() == [200.0, 100.0, 100.0]
+
+
+@pytest.mark.parametrize(
+    "make", [lambda p: plugrad.optim.SGD(p, lr=0.1, momentum=0.9), plugrad.optim.Adam]
+)
+def test_training_loops_that_never_compute_keep_bounded_graphs(small_graph_limit, make) -> None:
+    # Parameters and optimizer state grow by a step's graph each step; nothing else cuts them.
+    rng = np.random.default_rng(0)
+    x = plugrad.asarray(rng.normal(size=(16, 3)), device="dask")
+    target = plugrad.asarray(rng.normal(size=(16,)), device="dask")
+    w = plugrad.zeros(3, dtype=plugrad.float64, backend="dask", requires_grad=True)
+    w_manual = plugrad.zeros(3, dtype=plugrad.float64, backend="dask", requires_grad=True)
+    optimizer = make([w])
+    reference = plugrad.zeros(3, dtype=plugrad.float64, backend="numpy", requires_grad=True)
+    reference_optimizer = make([reference])
+    for _ in range(25):
+        for weights, opt in ((w, optimizer), (reference, reference_optimizer)):
+            data = x if weights is w else x.to("numpy")
+            goal = target if weights is w else target.to("numpy")
+            opt.zero_grad()
+            plugrad.mean((data @ weights - goal) ** 2).backward()
+            opt.step()
+        w_manual.grad = None
+        plugrad.mean((x @ w_manual - target) ** 2).backward()
+        with plugrad.no_grad():
+            w_manual -= 0.1 * w_manual.grad
+    state = [v for entry in optimizer.state.values() for v in entry.values()]
+    for tensor in [w, w_manual, *(v for v in state if isinstance(v, plugrad.Tensor))]:
+        assert layers(tensor) <= small_graph_limit + 1
+    np.testing.assert_allclose(w.detach().numpy(), reference.detach().numpy(), rtol=1e-10)
+
+
+def test_settled_chunks_stay_on_a_distributed_cluster(small_graph_limit: int) -> None:
+    distributed = pytest.importorskip("distributed", reason="needs dask.distributed")
+    with distributed.Client(processes=False, n_workers=1, dashboard_address=None) as client:
+        x = plugrad.asarray(da.ones((4,), chunks=2), requires_grad=True)
+        y = x
+        for _ in range(small_graph_limit * 2):
+            y = y * 2.0
+        held = distributed.futures_of(y.array)
+        assert held, "the settled chunks are futures: held by the workers, not the client"
+        distributed.wait(held)
+        assert any(client.has_what().values())
+        y.sum().backward()
+        assert y.tolist() == [2.0**40] * 4
+        assert x.grad.tolist() == [2.0**40] * 4
