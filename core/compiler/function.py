@@ -268,9 +268,7 @@ class CompiledFunction:
         return f"<compiled {self._name()}>"
 
 
-def _settling(
-    replay: Callable[..., Any], plan: Any, leaves: list[Tensor]
-) -> Callable[..., Any]:
+def _settling(replay: Callable[..., Any], plan: Any, leaves: list[Tensor]) -> Callable[..., Any]:
     """``replay`` settling what it leaves behind on lazy backends; as it is on eager ones.
 
     Eager code settles the arrays of every kernel (``plugrad.lazy``); a replay
