@@ -22,9 +22,12 @@ from typing import Any
 from . import func as _func
 from .dtypes import is_differentiable
 from .errors import IndependentInputError, InvalidArgumentError
+from .func import Function
 from .tensor import Tensor
 
 __all__ = ["hessian", "hvp", "jacobian", "jvp", "vhp", "vjp"]
+
+Inputs = Tensor | tuple[Tensor, ...]
 
 _MODES = {"reverse-mode": "reverse", "forward-mode": "forward"}
 
@@ -98,8 +101,8 @@ def _check_differentiable(result: Any, what: str, strict: bool, create_graph: bo
 
 
 def jacobian(
-    func: Callable[..., Any],
-    inputs: Tensor | tuple[Tensor, ...],
+    func: Function,
+    inputs: Inputs,
     create_graph: bool = False,
     strict: bool = False,
     vectorize: bool = False,
@@ -118,16 +121,12 @@ def jacobian(
             [0., 6.]])
     """
     mode = _mode("strategy", strategy)
-    several, values = _inputs(inputs, create_graph)
-    argnums: int | tuple[int, ...] = tuple(range(len(values))) if several else 0
-    result = _func.jacobian(func, argnums, mode=mode, strict=strict)(*values)
-    _check_differentiable(result, "Jacobian block", strict, create_graph)
-    return _done(result, create_graph)
+    return _matrix(_func.jacobian, "Jacobian", func, inputs, mode, create_graph, strict)
 
 
 def hessian(
-    func: Callable[..., Any],
-    inputs: Tensor | tuple[Tensor, ...],
+    func: Function,
+    inputs: Inputs,
     create_graph: bool = False,
     strict: bool = False,
     vectorize: bool = False,
@@ -147,10 +146,23 @@ def hessian(
             [ 0., 12.]])
     """
     mode = _mode("outer_jacobian_strategy", outer_jacobian_strategy)
+    return _matrix(_func.hessian, "Hessian", func, inputs, mode, create_graph, strict)
+
+
+def _matrix(
+    transform: Callable[..., Function],
+    name: str,
+    func: Function,
+    inputs: Inputs,
+    mode: str,
+    create_graph: bool,
+    strict: bool,
+) -> Any:
+    """:func:`jacobian` and :func:`hessian`: ``transform`` of ``func`` at ``inputs``."""
     several, values = _inputs(inputs, create_graph)
     argnums: int | tuple[int, ...] = tuple(range(len(values))) if several else 0
-    result = _func.hessian(func, argnums, mode=mode, strict=strict)(*values)
-    _check_differentiable(result, "Hessian block", strict, create_graph)
+    result = transform(func, argnums, mode=mode, strict=strict)(*values)
+    _check_differentiable(result, f"{name} block", strict, create_graph)
     return _done(result, create_graph)
 
 
@@ -170,8 +182,8 @@ def _ones_like_single(name: str, values: Any, what: str, shaped: str) -> Tensor:
 
 def _vector_product(
     name: str,
-    func: Callable[..., Any],
-    inputs: Tensor | tuple[Tensor, ...],
+    func: Function,
+    inputs: Inputs,
     v: Any,
     create_graph: bool,
     strict: bool,
@@ -200,16 +212,12 @@ def _vector_product(
 
 
 def vjp(
-    func: Callable[..., Any],
-    inputs: Tensor | tuple[Tensor, ...],
-    v: Any = None,
-    create_graph: bool = False,
-    strict: bool = False,
+    func: Function, inputs: Inputs, v: Any = None, create_graph: bool = False, strict: bool = False
 ) -> tuple[Any, Any]:
     """``func(*inputs)`` and ``v`` times its Jacobian (``v`` may be left out for a scalar output).
 
-    With ``strict=True``, an input no output depends on, or an output computed
-    from no input, raises :class:`~plugrad.errors.IndependentInputError`.
+    ``strict=True`` refuses an input no output depends on, or an output computed
+    from no input (see the module's introduction).
 
     Examples
     --------
@@ -222,33 +230,24 @@ def vjp(
 
 
 def jvp(
-    func: Callable[..., Any],
-    inputs: Tensor | tuple[Tensor, ...],
-    v: Any = None,
-    create_graph: bool = False,
-    strict: bool = False,
+    func: Function, inputs: Inputs, v: Any = None, create_graph: bool = False, strict: bool = False
 ) -> tuple[Any, Any]:
     """``func(*inputs)`` and its Jacobian times ``v`` (left out: a one-element input's 1).
 
-    With ``strict=True``, an input no output depends on, or an output computed
-    from no input, raises :class:`~plugrad.errors.IndependentInputError`.
+    ``strict=True`` refuses the same as :func:`vjp`'s.
 
     Examples
     --------
     >>> import plugrad
-    >>> from plugrad.autograd.functional import jvp
-    >>> jvp(lambda t: t * t, plugrad.tensor([1.0, 2.0]), plugrad.ones(2))
-    (tensor([1., 4.]), tensor([2., 4.]))
+    >>> x = plugrad.tensor([1.0, 2.0])
+    >>> plugrad.autograd.functional.jvp(lambda t: t**3, x, plugrad.tensor([1.0, 0.0]))
+    (tensor([1., 8.]), tensor([3., 0.]))
     """
     return _vector_product("jvp", func, inputs, v, create_graph, strict)
 
 
 def hvp(
-    func: Callable[..., Any],
-    inputs: Tensor | tuple[Tensor, ...],
-    v: Any = None,
-    create_graph: bool = False,
-    strict: bool = False,
+    func: Function, inputs: Inputs, v: Any = None, create_graph: bool = False, strict: bool = False
 ) -> tuple[Any, Any]:
     """Scalar-valued ``func(*inputs)`` and its Hessian times ``v``.
 
@@ -266,11 +265,7 @@ def hvp(
 
 
 def vhp(
-    func: Callable[..., Any],
-    inputs: Tensor | tuple[Tensor, ...],
-    v: Any = None,
-    create_graph: bool = False,
-    strict: bool = False,
+    func: Function, inputs: Inputs, v: Any = None, create_graph: bool = False, strict: bool = False
 ) -> tuple[Any, Any]:
     """``v`` times the Hessian of scalar-valued ``func``: :func:`hvp` (the Hessian is symmetric)."""
     return _vector_product("vhp", func, inputs, v, create_graph, strict)

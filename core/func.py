@@ -34,6 +34,7 @@ from .tensor import Tensor
 __all__ = ["hessian", "hvp", "jacfwd", "jacobian", "jacrev", "jvp", "vjp"]
 
 Function = Callable[..., Any]
+Argnums = int | tuple[int, ...]
 
 
 def _tuple(value: Any, what: str) -> tuple[Tensor, ...]:
@@ -202,13 +203,8 @@ def jvp(
     >>> plugrad.func.jvp(lambda t: t**3, (x,), (plugrad.ones(2),))
     (tensor([1., 8.]), tensor([ 3., 12.]))
     """
-    primals = _tuple(tuple(primals), "primal")
-    tangents = _tuple(tuple(tangents), "tangent")
-    _check_tangents(primals, tangents, "jvp")
-    keep = any(v.requires_grad for v in (*primals, *tangents))
-    inputs = _tracked(primals)
+    tangents, keep, inputs, output = _evaluate(func, primals, tangents, "jvp")
     with enable_grad():
-        output = func(*inputs)
         outputs = _tuple(output, "output")
         _check_outputs_depend(outputs, strict, _output_name)
         dummies = [zeros_like(o).requires_grad_() for o in outputs]
@@ -224,7 +220,16 @@ def jvp(
     return _finish(output, keep), products[0]
 
 
-def _check_tangents(primals: tuple[Tensor, ...], tangents: tuple[Tensor, ...], name: str) -> None:
+def _evaluate(
+    func: Function, primals: Sequence[Tensor], tangents: Sequence[Tensor], name: str
+) -> tuple[tuple[Tensor, ...], bool, list[Tensor], Any]:
+    """Check the tangents, then run ``func`` on tracked primals.
+
+    Returns the tangents as a tuple, whether the results keep their graph, the
+    tracked inputs and ``func``'s output.
+    """
+    primals = _tuple(tuple(primals), "primal")
+    tangents = _tuple(tuple(tangents), "tangent")
     if len(primals) != len(tangents):
         raise InvalidArgumentError(
             f"{name} needs one tangent per primal: {len(primals)}, got {len(tangents)}; "
@@ -236,6 +241,11 @@ def _check_tangents(primals: tuple[Tensor, ...], tangents: tuple[Tensor, ...], n
                 f"{name}: tangent {index} has shape {t.shape} but its primal has shape "
                 f"{p.shape}; pass a tangent shaped like its primal"
             )
+    keep = any(v.requires_grad for v in (*primals, *tangents))
+    inputs = _tracked(primals)
+    with enable_grad():
+        output = func(*inputs)
+    return tangents, keep, inputs, output
 
 
 def _argnums(argnums: int | tuple[int, ...], n: int) -> tuple[int, ...]:
@@ -249,11 +259,7 @@ def _argnums(argnums: int | tuple[int, ...], n: int) -> tuple[int, ...]:
 
 
 def jacobian(
-    func: Function,
-    argnums: int | tuple[int, ...] = 0,
-    *,
-    mode: str = "reverse",
-    strict: bool = False,
+    func: Function, argnums: Argnums = 0, *, mode: str = "reverse", strict: bool = False
 ) -> Function:
     """Return a function computing the Jacobian of ``func`` with respect to argument(s) ``argnums``.
 
@@ -360,11 +366,7 @@ def jacfwd(func: Function, argnums: int | tuple[int, ...] = 0) -> Function:
 
 
 def hessian(
-    func: Function,
-    argnums: int | tuple[int, ...] = 0,
-    *,
-    mode: str = "reverse",
-    strict: bool = False,
+    func: Function, argnums: Argnums = 0, *, mode: str = "reverse", strict: bool = False
 ) -> Function:
     """Return a function computing the Hessian of scalar-valued ``func``.
 
@@ -402,13 +404,8 @@ def hvp(
     >>> plugrad.func.hvp(lambda t: plugrad.sum(t**3), (x,), (plugrad.ones(2),))
     (tensor(9.), (tensor([ 6., 12.]),))
     """
-    primals = _tuple(tuple(primals), "primal")
-    tangents = _tuple(tuple(tangents), "tangent")
-    _check_tangents(primals, tangents, "hvp")
-    keep = any(v.requires_grad for v in (*primals, *tangents))
-    inputs = _tracked(primals)
+    tangents, keep, inputs, output = _evaluate(func, primals, tangents, "hvp")
     with enable_grad():
-        output = func(*inputs)
         if not isinstance(output, Tensor) or output.size != 1:
             raise InvalidArgumentError(
                 "hvp needs a function that returns a single one-element tensor; reduce what "
