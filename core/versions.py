@@ -11,6 +11,7 @@ Tensor's methods of the same names (``_bump_version``, ``_add_alias``, ...).
 
 from __future__ import annotations
 
+import threading
 import weakref
 from typing import TYPE_CHECKING, Any
 
@@ -57,7 +58,21 @@ def add_alias(tensor: Tensor, alias: Tensor, key: Any = None) -> None:
         counter.append((_weak(alias), _weak(tensor), key))
     size = len(counter)
     if size >= 32 and not size & (size - 1):  # at each power of two: forget the dead
-        counter[1:] = [entry for entry in counter[1:] if entry[0]() is not None]
+        _forget_dead_aliases(counter)
+
+
+_pruning = threading.Lock()
+
+
+def _forget_dead_aliases(counter: list[Any]) -> None:
+    """Drop the entries of tensors that no longer exist from a shared version counter.
+
+    Other threads may add aliases meanwhile: only the entries seen here are
+    replaced (appends land past them), and prunes of one counter take turns.
+    """
+    with _pruning:
+        seen = len(counter)
+        counter[1:seen] = [entry for entry in counter[1:seen] if entry[0]() is not None]
 
 
 def bump_version(tensor: Tensor) -> None:
