@@ -42,6 +42,7 @@ ADAGRAD_OPTIONS = [
     {"lr_decay": 0.05, "initial_accumulator_value": 0.2},
     {"weight_decay": 0.1, "eps": 1e-6},
     {"maximize": True},
+    {"weight_decay": 0.1, "maximize": True},
 ]
 CASES = (
     [("SGD", options) for options in SGD_OPTIONS]
