@@ -9,6 +9,7 @@ hooks (:mod:`plugrad.tensor_hooks`), backward, the in-place methods, ...
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
