@@ -534,11 +534,9 @@ def _last_computing_read(
     for index in readers[name]:
         step = plan.steps[index]
         if not _only_reads(step, {}):
-            function = _elementwise_function(step)
             if (
                 step.effect
-                or function is None
-                or function[1] not in _TRANSPOSES
+                or not _is_transpose(step)
                 or len(step.uses()) != 1
                 or step.out is None
                 or step.out in escaping
@@ -549,6 +547,14 @@ def _last_computing_read(
             index = max(readers[step.out])
         last = max(last, index)
     return last
+
+
+def _is_transpose(step: Step) -> bool:
+    """Whether ``step`` makes a view of one array with its axes reordered."""
+    if step.kind == "attr":
+        return step.target in ("T", "mT")
+    function = _elementwise_function(step)
+    return function is not None and function[1] in _TRANSPOSES
 
 
 def _with_renames(step: Step, names: dict[str, str]) -> Step:
@@ -668,6 +674,18 @@ def compute_in_place(plan: Plan) -> Plan:
     # An operator runs on its operands' library, which is plain ``xp`` when the plan uses one.
     one_library = set(namespaces) <= {"xp", "rxp"}
     for index, step in enumerate(plan.steps):
+        if step.kind == "attr" and step.target in ("T", "mT") and step.out is not None:
+            # The transpose of a new array that dies there is a new array too (``linear``
+            # computes ``(weight @ x.T).T`` for few rows): a result may go into it.
+            operand = step.args[0]
+            if (
+                type(operand) is Ref
+                and operand.name in owned
+                and operand.name not in escaping
+                and len(readers[operand.name]) == 1
+            ):
+                owned.add(step.out)
+            continue
         if step.kind in ("binop", "unary") and not one_library:
             continue
         function = _elementwise_function(step)

@@ -440,6 +440,8 @@ class RecordingNamespace:
             else:
                 label = f"{self._label}.{name}"
             wrapped = _recording_function(value, label)
+            if name == "matrix_transpose":
+                wrapped = _transposing(value, wrapped)
         else:
             wrapped = value
         self.__dict__[name] = wrapped
@@ -475,6 +477,24 @@ def _recording_function(function: Callable[..., Any], label: str) -> Any:
         return tracer.record("call", label, args, kwargs, result, effect="out" in kwargs)
 
     recording.__name__ = getattr(function, "__name__", "function")
+    return recording
+
+
+def _transposing(function: Callable[..., Any], recorded: Callable[..., Any]) -> Any:
+    """``matrix_transpose`` recorded as the array's ``.mT`` where its type has one.
+
+    The standard defines ``x.mT`` as ``matrix_transpose(x)``; the attribute skips a
+    Python call at every replay (on NumPy it costs a tenth as much).
+    """
+
+    def recording(x: Any) -> Any:
+        if type(x) is TracedArray and isinstance(
+            getattr(type(x._real), "mT", None), _CLASS_ATTRIBUTES
+        ):
+            return x._attr("mT")
+        return recorded(x)
+
+    recording.__name__ = getattr(function, "__name__", "matrix_transpose")
     return recording
 
 
