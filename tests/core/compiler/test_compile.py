@@ -634,6 +634,40 @@ def test_elementwise_results_reuse_an_operand_that_dies_never_an_input_or_a_grad
     np.testing.assert_array_equal(b.numpy(), b_before)
 
 
+def test_a_linear_layer_of_few_rows_adds_its_bias_into_the_transposed_product():
+    def make():
+        plugrad.manual_seed(3)
+        model = plugrad.nn.Sequential(plugrad.nn.Linear(6, 16), plugrad.nn.ReLU())
+        return model, plugrad.optim.SGD(model.parameters(), lr=0.1)
+
+    def stepper(model, optimizer):
+        def step(x):
+            optimizer.zero_grad()
+            loss = model(x).sum()
+            loss.backward()
+            optimizer.step()
+            return loss
+
+        return step
+
+    (model, optimizer), (eager_model, eager_optimizer) = make(), make()
+    compiled = plugrad.compile(stepper(model, optimizer), fullgraph=True)
+    eager = stepper(eager_model, eager_optimizer)
+    rng = np.random.default_rng(2)
+    x = plugrad.tensor(rng.standard_normal((3, 6)).astype(np.float32))
+    source = compiled.code(x)
+    eager(x)
+    assert "matrix_transpose" not in source and ".mT" in source, source
+    assert any("xp.add(" in line and "out=" in line for line in source.splitlines()), source
+    for _ in range(3):
+        x = plugrad.tensor(rng.standard_normal((3, 6)).astype(np.float32))
+        _same(compiled(x), eager(x))
+        for p, e in zip(model.parameters(), eager_model.parameters(), strict=True):
+            _same(p, e)
+            _same(p.grad, e.grad)
+    assert compiled.captures == 2  # the first call finds no .grad to zero, the others do
+
+
 def test_a_value_computed_twice_is_computed_once_but_never_across_a_write():
     def twice(x, w):
         w.grad = None
