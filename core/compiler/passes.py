@@ -131,10 +131,13 @@ def eliminate_common_subexpressions(plan: Plan) -> Plan:
     for step in plan.steps:
         if renamed:
             step = _with_renames(step, renamed)
-        if _writes(step) and not _only_checks(step):
-            seen.clear()  # what was computed before may differ from what is computed after
+        if step.effect:
+            if _writes(step) and not _only_checks(step):
+                seen.clear()  # what was computed before may differ from what is computed after
+            steps.append(step)
+            continue
         name = step.out
-        if name is None or name in escaping or step.effect:
+        if name is None or name in escaping:
             steps.append(step)
             continue
         same = None
@@ -208,16 +211,22 @@ def _value_key(value: Any) -> Any:
     kind = type(value)
     if kind is Ref:
         return (Ref, value.name)
-    if kind is tuple or kind is list:
-        return (kind, tuple(_value_key(v) for v in value))
-    if kind is dict:
-        return (dict, tuple((k, _value_key(v)) for k, v in value.items()))
-    if kind is slice:
-        return (slice, _value_key((value.start, value.stop, value.step)))
-    if value is None or value is Ellipsis or kind in (bool, int, float, str, complex):
+    if kind in _LITERALS:
         # 1, 1.0 and True are equal keys to Python, not to a namespace function.
         return (kind, value) if value == value else (kind, repr(value))
+    if kind is tuple or kind is list:
+        # Plan values are the common items: their keys made here, without a call.
+        return (kind, tuple([(Ref, v.name) if type(v) is Ref else _value_key(v) for v in value]))
+    if kind is dict:
+        return (dict, tuple([(k, _value_key(v)) for k, v in value.items()]))
+    if kind is slice:
+        return (slice, _value_key((value.start, value.stop, value.step)))
+    if value is None or value is Ellipsis:
+        return (kind, value)
     return (id, id(value), value)  # the object itself keeps its id taken
+
+
+_LITERALS = frozenset({bool, int, float, str, complex})
 
 
 def _equal_folded(array: Any, seen: list[tuple[str, Any]], folded: dict[str, Any]) -> str | None:
