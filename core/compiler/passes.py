@@ -682,8 +682,11 @@ def compute_in_place(plan: Plan) -> Plan:
     changed = False
     # An operator runs on its operands' library, which is plain ``xp`` when the plan uses one.
     one_library = set(namespaces) <= {"xp", "rxp"}
+    takes_out: dict[tuple[str, str], bool] = {}
     for index, step in enumerate(plan.steps):
-        if step.kind == "attr" and step.target in ("T", "mT") and step.out is not None:
+        if step.out is None or step.kind not in _COMPUTING_KINDS:
+            continue  # reads, writes, methods: neither a new array nor one that takes out=
+        if step.kind == "attr" and step.target in ("T", "mT"):
             # The transpose of a new array that dies there is a new array too (``linear``
             # computes ``(weight @ x.T).T`` for few rows): a result may go into it.
             operand = step.args[0]
@@ -701,9 +704,11 @@ def compute_in_place(plan: Plan) -> Plan:
         if function is None:
             continue
         label, name = function
-        callee = getattr(namespaces.get(label), name, None)
-        if step.out is None or step.kwargs or not _takes_out(callee):
-            if step.out is not None and name in _OWNED_RESULT and not step.kwargs:
+        fits = takes_out.get(function)
+        if fits is None:
+            fits = takes_out[function] = _takes_out(getattr(namespaces.get(label), name, None))
+        if step.kwargs or not fits:
+            if name in _OWNED_RESULT and not step.kwargs:
                 owned.add(step.out)
             continue
         owned.add(step.out)
@@ -726,6 +731,10 @@ def compute_in_place(plan: Plan) -> Plan:
                 changed = True
                 break
     return dataclasses.replace(plan, steps=steps) if changed else plan
+
+
+#: Step kinds that may compute a new array (the others read, write or call methods).
+_COMPUTING_KINDS = frozenset({"call", "binop", "unary", "attr"})
 
 
 def _elementwise_function(step: Step) -> tuple[str, str] | None:

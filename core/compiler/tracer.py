@@ -1333,9 +1333,8 @@ def _bumping(original: Callable[[Tensor], None], tracer: Tracer) -> Callable[[Te
 
 def _with_subclasses(cls: type) -> list[type]:
     found: list[type] = [cls]
-    subclasses: list[type] = type.__subclasses__(cls)
-    for sub in subclasses:
-        found.extend(_with_subclasses(sub))
+    for owner in found:  # the list grows as it is read: breadth first, without recursion
+        found.extend(type.__subclasses__(owner))
     return found
 
 
