@@ -1292,14 +1292,23 @@ _DYNAMIC_SHAPE = frozenset(
 def _has_dynamic_shape(
     kind: str, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any] | None
 ) -> bool:
-    name = target.rpartition(".")[2] if kind == "call" and type(target) is str else ""
-    if name.startswith("kernel_"):
-        name = name[len("kernel_") :].rstrip("0123456789").rstrip("_")
-    if name in _DYNAMIC_SHAPE:
-        return True
+    name = ""
+    if kind == "call" and type(target) is str:
+        name = _CALLED.get(target)
+        if name is None:
+            name = target.rpartition(".")[2]
+            if name.startswith("kernel_"):
+                name = name[len("kernel_") :].rstrip("0123456789").rstrip("_")
+            _CALLED[target] = name
+        if name in _DYNAMIC_SHAPE:
+            return True
     if kind == "getitem" or name == "getitem":  # a boolean mask that is a plan value
         return any("bool" in str(array.dtype) for array in _traced_in((args[1:], kwargs or {})))
     return False
+
+
+#: A call's target (``xp.nonzero``, ``kernel_take_3``) -> the function it names.
+_CALLED: dict[str, str] = {}
 
 
 def _traced_in(value: Any) -> list[TracedArray]:
