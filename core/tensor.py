@@ -9,6 +9,7 @@ hooks (:mod:`plugrad.tensor_hooks`), backward, the in-place methods, ...
 
 from __future__ import annotations
 
+import threading
 import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -28,6 +29,20 @@ __all__ = ["Size", "Tensor"]
 
 _object_new = object.__new__
 _weak = weakref.ref
+
+
+_pruning = threading.Lock()
+
+
+def _forget_dead_aliases(counter: list[Any]) -> None:
+    """Drop the entries of tensors that no longer exist from a shared version counter.
+
+    Other threads may add aliases meanwhile: only the entries seen here are
+    replaced (appends land past them), and prunes of one counter take turns.
+    """
+    with _pruning:
+        seen = len(counter)
+        counter[1:seen] = [entry for entry in counter[1:seen] if entry[0]() is not None]
 
 
 class Tensor(_InstalledMethods):
@@ -335,7 +350,7 @@ class Tensor(_InstalledMethods):
             counter.append((_weak(alias), _weak(self), key))
         size = len(counter)
         if size >= 32 and not size & (size - 1):  # at each power of two: forget the dead
-            counter[1:] = [entry for entry in counter[1:] if entry[0]() is not None]
+            _forget_dead_aliases(counter)
 
     def _bump_version(self) -> None:
         counter = self._counter

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import sys
+import threading
+
 import numpy as np
 import pytest
 from functions import Exp, Square
@@ -525,3 +528,29 @@ def test_a_view_saved_then_changed_through_another_view_is_refused_as_in_pytorch
         a += 1.0
         with pytest.raises(error, match=r"modified by an inplace operation|modified in place"):
             y.sum().backward()
+
+
+def test_views_made_in_threads_are_all_listed_while_the_dead_are_forgotten() -> None:
+    y = plugrad.zeros(10)
+    kept: list[list[plugrad.Tensor]] = [[] for _ in range(4)]
+
+    def make_views(mine: list[plugrad.Tensor]) -> None:
+        for i in range(3000):
+            view = y[i % 10]
+            if i % 7 == 0:
+                mine.append(view)  # the others die at once and are pruned meanwhile
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads often, inside the prune too
+    try:
+        threads = [threading.Thread(target=make_views, args=(mine,)) for mine in kept]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    listed = {id(entry[0]()) for entry in y._counter[1:]}
+    missing = [view for mine in kept for view in mine if id(view) not in listed]
+    assert not missing, f"{len(missing)} live views lost from the shared version counter"
+    assert len(y._counter) < 4 * 2 * len(kept[0])
