@@ -129,7 +129,7 @@ def _linear_numpy(xp: Any, x: Any, weight: Any, /) -> Any:
     # rows a quarter faster than the rows by the transposed weight (8 rows, 512 outputs).
     # The product comes out transposed; a copy (cheap at so few rows) keeps the result in
     # C order, whose reductions over the rows (a bias's gradient) are four times faster.
-    if x.ndim == 2 and 2 * x.shape[0] <= weight.shape[0]:
+    if x.ndim == 2 and weight.ndim == 2 and 2 * x.shape[0] <= weight.shape[0]:
         return xp.matmul(weight, x.T).T.copy()
     return xp.matmul(x, xp.matrix_transpose(weight))
 
