@@ -273,10 +273,14 @@ def read_broadcasts_as_they_are(plan: Plan) -> Plan:
     step that reads it is such an operation whose result keeps its shape
     without it; the values are the same.
     """
-    if not any(
-        step.kind == "call" and type(step.target) is str and step.target.endswith(".broadcast_to")
+    broadcasts = [
+        step
         for step in plan.steps
-    ):
+        if step.kind == "call"
+        and type(step.target) is str
+        and step.target.endswith(".broadcast_to")
+    ]
+    if not broadcasts:
         return plan  # the common case, decided without the map of readers
     readers: dict[str, list[Step]] = {}
     for step in plan.steps:
@@ -285,11 +289,9 @@ def read_broadcasts_as_they_are(plan: Plan) -> Plan:
     escaping = set(plan.output_refs)
     meta = plan.meta
     renamed: dict[str, str] = {}
-    for step in plan.steps:
+    for step in broadcasts:  # in order: a broadcast of a dropped one reads its source
         if (
-            step.kind != "call"
-            or type(step.target) is not str
-            or step.target.partition(".")[2] != "broadcast_to"
+            step.target.partition(".")[2] != "broadcast_to"
             or step.target.partition(".")[0] not in plan.namespaces
             or step.out is None
             or step.out in escaping
