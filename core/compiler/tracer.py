@@ -1294,12 +1294,13 @@ def _has_dynamic_shape(
 ) -> bool:
     name = ""
     if kind == "call" and type(target) is str:
-        name = _CALLED.get(target)
-        if name is None:
-            name = target.rpartition(".")[2]
-            if name.startswith("kernel_"):
-                name = name[len("kernel_") :].rstrip("0123456789").rstrip("_")
-            _CALLED[target] = name
+        called = _CALLED.get(target)
+        if called is None:
+            called = target.rpartition(".")[2]
+            if called.startswith("kernel_"):
+                called = called[len("kernel_") :].rstrip("0123456789").rstrip("_")
+            _CALLED[target] = called
+        name = called
         if name in _DYNAMIC_SHAPE:
             return True
     if kind == "getitem" or name == "getitem":  # a boolean mask that is a plan value
