@@ -500,7 +500,21 @@ def _out_of_range_kernel(
     return xp.any(outside)
 
 
+def _out_of_range_numpy(
+    xp: Any, indices: Any, /, *, low: int, high: int, allowed: int | None = None
+) -> Any:
+    # The common case, every value inside the range, decided by the smallest and the
+    # largest value (two reductions instead of five operations); the comparisons over
+    # every value only where one lies outside (an error, or the allowed value).
+    if indices.size and indices.dtype.kind in "iu":
+        outside = (xp.min(indices) < low) | (xp.max(indices) >= high)
+        if not outside:
+            return outside
+    return _out_of_range_kernel(xp, indices, low=low, high=high, allowed=allowed)
+
+
 out_of_range = nn_op("out_of_range", _out_of_range_kernel, differentiable=False,
+                     kernels={"numpy": _out_of_range_numpy},
                      doc="Whether some integer in ``indices`` lies outside ``[low, high)`` "
                          "(other than ``allowed``), in one reduction: a 0-d boolean.")
 
