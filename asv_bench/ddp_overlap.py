@@ -56,6 +56,7 @@ import itertools
 import json
 import os
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -125,8 +126,37 @@ class _Recorder:
         return self.communicator.allreduce(array, op)
 
 
+def run_interleaved(
+    runs: dict[str, Callable[[], list[float]]], warmup: int, steps: int
+) -> dict[str, list[list[float]]]:
+    """Each run's rows (its timestamps), the runs taking turns, in alternating order."""
+    rows: dict[str, list[list[float]]] = {kind: [] for kind in runs}
+    kinds = list(runs)
+    for step in range(warmup + steps):
+        for kind in kinds if step % 2 else kinds[::-1]:
+            row = runs[kind]()
+            if step >= warmup:
+                rows[kind].append(row)
+    return rows
+
+
+def every_rank(rows: dict[str, list[list[float]]]) -> dict[str, np.ndarray]:
+    """Every rank's rows, per run: an array indexed by rank, pass and field.
+
+    The ranks share one machine's monotonic clock, so "the last rank's" moments
+    can be compared across ranks.
+    """
+    every: dict[str, np.ndarray] = {}
+    for kind, table in rows.items():
+        mine = plugrad.asarray(np.array(table, dtype=np.float64))
+        gathered = [plugrad.zeros_like(mine) for _ in range(dist.get_world_size())]
+        dist.all_gather(gathered, mine)
+        every[kind] = np.stack([np.asarray(g.tolist()) for g in gathered])
+    return every
+
+
 def measure(name: str, args: argparse.Namespace) -> dict[str, Any]:
-    rank, size = dist.get_rank(), dist.get_world_size()
+    rank = dist.get_rank()
     widths = MODELS[name]
     rng = np.random.default_rng(rank)
     x = plugrad.asarray(rng.normal(size=(args.batch, widths[0])).astype(np.float32))
@@ -199,22 +229,7 @@ def measure(name: str, args: argparse.Namespace) -> dict[str, Any]:
         "ddp, all-reduces after backward": lambda: ddp_backward(None, overlap=False),
         **{ddp_kind(i): (lambda i=i: ddp_backward(i)) for i in (*args.intervals, None)},
     }
-    rows: dict[str, list[list[float]]] = {kind: [] for kind in runs}
-    kinds = list(runs)
-    for step in range(args.warmup + args.steps):
-        for kind in kinds if step % 2 else kinds[::-1]:  # interleaved, alternating order
-            row = runs[kind]()
-            if step >= args.warmup:
-                rows[kind].append(row)
-
-    # Every rank's timestamps: the ranks share one machine's monotonic clock, so
-    # "the last rank's" moments can be compared across ranks.
-    every: dict[str, np.ndarray] = {}
-    for kind, table in rows.items():
-        mine = plugrad.asarray(np.array(table, dtype=np.float64))
-        gathered = [plugrad.zeros_like(mine) for _ in range(size)]
-        dist.all_gather(gathered, mine)
-        every[kind] = np.stack([np.asarray(g.tolist()) for g in gathered])  # rank, pass, field
+    every = every_rank(run_interleaved(runs, args.warmup, args.steps))
 
     def slowest(kind: str) -> np.ndarray:
         """Per pass: from the last rank's start to the last rank's end, in ms."""

@@ -45,8 +45,8 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from ddp_overlap import every_rank, run_interleaved  # the script's folder is on sys.path
 
-import plugrad
 import plugrad.distributed as dist
 from plugrad.distributed import ReduceOp
 
@@ -143,20 +143,9 @@ def main() -> None:
         runs[f"update after{suffix}"] = with_thread(lambda: tail(1, True, "after"), on)
         runs[f"update overlap{suffix}"] = with_thread(lambda: tail(1, True, "overlap"), on)
 
-    rows: dict[str, list[list[float]]] = {kind: [] for kind in runs}
-    kinds = list(runs)
-    for step in range(args.warmup + args.steps):
-        for kind in kinds if step % 2 else kinds[::-1]:  # interleaved, alternating order
-            row = runs[kind]()
-            if step >= args.warmup:
-                rows[kind].append(row)
-
     medians: dict[str, float] = {}
-    for kind, table in rows.items():
-        mine = plugrad.asarray(np.array(table, dtype=np.float64))
-        gathered = [plugrad.zeros_like(mine) for _ in range(size)]
-        dist.all_gather(gathered, mine)
-        every = np.stack([np.asarray(g.tolist()) for g in gathered])  # rank, pass, (start, end)
+    for kind, every in every_rank(run_interleaved(runs, args.warmup, args.steps)).items():
+        # every: rank, pass, (start, end)
         medians[kind] = float(np.median(every[:, :, 1].max(axis=0) - every[:, :, 0].max(axis=0)))
 
     # Row blocks give the gradient of one product, summed across ranks, up to rounding.

@@ -26,6 +26,7 @@ __all__ = [
     "GraphBreakError",
     "GraphFreedError",
     "InPlaceModificationError",
+    "IndependentInputError",
     "IndexOutOfRangeError",
     "InvalidArgumentError",
     "MissingDependencyError",
@@ -56,6 +57,16 @@ class InPlaceModificationError(BackwardError):
 
 class GraphFreedError(BackwardError):
     """A backward pass reached a node whose saved values were already freed."""
+
+
+class IndependentInputError(BackwardError):
+    """``strict=True`` found a result that would be zeros only because of independence.
+
+    Raised by the transforms of :mod:`plugrad.func` and
+    :mod:`plugrad.autograd.functional` when an output does not depend on an
+    input (or, for second derivatives, a gradient on an input), instead of
+    returning zeros for it.
+    """
 
 
 class AnomalyError(PlugradError, RuntimeError):

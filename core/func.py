@@ -10,6 +10,11 @@ backward supports it.
 The transforms compose (``hessian`` is ``jacobian`` of ``jacobian``), and
 their results stay differentiable with respect to arguments that require
 grad; for arguments that do not, results come back detached.
+
+A result that no output depends on is zeros (its mathematical value); with
+``strict=True`` it is an :class:`~plugrad.errors.IndependentInputError`
+instead, so that a ``.detach()`` or a ``no_grad`` block inside the function
+cannot pass for a zero derivative.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from . import ops as _ops
 from .creation import zeros_like
 from .dtypes import is_differentiable
 from .engine import grad
-from .errors import DtypeError
+from .errors import DtypeError, IndependentInputError, InvalidArgumentError, ShapeError
 from .grad_mode import enable_grad
 from .gradcheck import basis
 from .tensor import Tensor
@@ -29,6 +34,7 @@ from .tensor import Tensor
 __all__ = ["hessian", "hvp", "jacfwd", "jacobian", "jacrev", "jvp", "vjp"]
 
 Function = Callable[..., Any]
+Argnums = int | tuple[int, ...]
 
 
 def _tuple(value: Any, what: str) -> tuple[Tensor, ...]:
@@ -56,8 +62,102 @@ def _finish(value: Tensor, keep_graph: bool) -> Tensor:
     return value if keep_graph else value.detach()
 
 
-def vjp(func: Function, *primals: Tensor) -> tuple[Any, Callable[..., tuple[Tensor, ...]]]:
+def _independent(what: str) -> IndependentInputError:
+    return IndependentInputError(
+        f"{what}, so its part of the result would be zeros only because of that, which "
+        "strict=True refuses; pass strict=False to get the zeros, or check that the function "
+        "does not cut the dependence (.detach(), a no_grad block, a non-differentiable op)"
+    )
+
+
+def _check_outputs_depend(
+    outputs: tuple[Tensor, ...], strict: bool, what: Callable[[int], str]
+) -> None:
+    """Under ``strict``, refuse an output that was not computed from any input."""
+    if strict:
+        for index, output in enumerate(outputs):
+            if not output.requires_grad:
+                raise _independent(f"{what(index)} depends on no input")
+
+
+def _zeros_where_unused(
+    grads: Sequence[Tensor | None],
+    like: Sequence[Tensor],
+    keep_graph: bool,
+    strict: bool,
+    unused: Callable[[int], str],
+) -> tuple[Tensor, ...]:
+    """``grads`` with zeros for each ``None`` (refused under ``strict``, ``unused(i)`` says why)."""
+    filled = []
+    for index, (g, ref) in enumerate(zip(grads, like)):
+        if g is None:
+            if strict:
+                raise _independent(unused(index))
+            g = zeros_like(ref)
+        filled.append(_finish(g, keep_graph))
+    return tuple(filled)
+
+
+def _gradients(
+    outputs: Sequence[Tensor], inputs: Sequence[Tensor], cotangents: Sequence[Tensor | None]
+) -> tuple[Tensor | None, ...]:
+    """Differentiable gradients of ``outputs``, ``None`` for an input none of them depends on.
+
+    Outputs computed from nothing that requires grad contribute nothing (the
+    engine would refuse them as roots).
+    """
+    pairs = [(o, c) for o, c in zip(outputs, cotangents) if o.requires_grad]
+    if not pairs:
+        return (None,) * len(inputs)
+    roots, seeds = zip(*pairs)
+    return grad(roots, inputs, seeds, True, True, allow_unused=True)
+
+
+def _no_output_uses(index: int) -> str:
+    return f"no output of the function depends on input {index}"
+
+
+def _output_name(index: int) -> str:
+    return f"output {index} of the function"
+
+
+def _uses_no_input(index: int) -> str:
+    return f"{_output_name(index)} depends on no input"
+
+
+def _vjp(
+    func: Function, primals: Sequence[Tensor], strict: bool
+) -> tuple[Any, tuple[Tensor, ...], list[Tensor], bool, Callable[..., tuple[Tensor, ...]]]:
+    """:func:`vjp`'s work: the raw output and its tuple, the tracked inputs, keep the graph?"""
+    keep = any(p.requires_grad for p in _tuple(tuple(primals), "primal"))
+    inputs = _tracked(primals)
+    with enable_grad():
+        output = func(*inputs)
+    outputs = _tuple(output, "output")
+    _check_outputs_depend(outputs, strict, _output_name)
+
+    def vjp_fn(*cotangents: Tensor) -> tuple[Tensor, ...]:
+        if len(cotangents) != len(outputs):
+            raise InvalidArgumentError(
+                f"vjp_fn takes one cotangent per output of the function: {len(outputs)}, "
+                f"got {len(cotangents)}; pass one tensor shaped like each output"
+            )
+        keep_result = keep or any(c.requires_grad for c in _tuple(cotangents, "cotangent"))
+        with enable_grad():
+            grads = _gradients(outputs, inputs, cotangents)
+        return _zeros_where_unused(grads, inputs, keep_result, strict, _no_output_uses)
+
+    return output, outputs, inputs, keep, vjp_fn
+
+
+def vjp(
+    func: Function, *primals: Tensor, strict: bool = False
+) -> tuple[Any, Callable[..., tuple[Tensor, ...]]]:
     """Evaluate ``func(*primals)`` and return it with its vector-Jacobian product function.
+
+    With ``strict=True``, an output computed from no primal, or a primal no
+    output depends on, raises :class:`~plugrad.errors.IndependentInputError`
+    (when ``func`` or ``vjp_fn`` runs) instead of giving zeros.
 
     Returns
     -------
@@ -75,35 +175,21 @@ def vjp(func: Function, *primals: Tensor) -> tuple[Any, Callable[..., tuple[Tens
     >>> vjp_fn(plugrad.ones(2))
     (tensor([2., 4.]),)
     """
-    keep = any(p.requires_grad for p in _tuple(primals, "primal"))
-    inputs = _tracked(primals)
-    with enable_grad():
-        output = func(*inputs)
-    outputs = _tuple(output, "output")
-
-    def vjp_fn(*cotangents: Tensor) -> tuple[Tensor, ...]:
-        if len(cotangents) != len(outputs):
-            raise ValueError(
-                f"vjp_fn takes one cotangent per output of the function: {len(outputs)}, "
-                f"got {len(cotangents)}"
-            )
-        keep_result = keep or any(c.requires_grad for c in _tuple(cotangents, "cotangent"))
-        with enable_grad():
-            grads = grad(outputs, inputs, cotangents, True, True, allow_unused=True)
-        return tuple(
-            _finish(zeros_like(p) if g is None else g, keep_result) for g, p in zip(grads, inputs)
-        )
-
+    output, _, _, keep, vjp_fn = _vjp(func, primals, strict)
     if isinstance(output, tuple):
         return tuple(_finish(o, keep) for o in output), vjp_fn
     return _finish(output, keep), vjp_fn
 
 
-def jvp(func: Function, primals: Sequence[Tensor], tangents: Sequence[Tensor]) -> tuple[Any, Any]:
+def jvp(
+    func: Function, primals: Sequence[Tensor], tangents: Sequence[Tensor], *, strict: bool = False
+) -> tuple[Any, Any]:
     """Evaluate ``func(*primals)`` and its Jacobian-vector product with ``tangents``.
 
     Computed as the derivative, with respect to a dummy cotangent ``u``, of
-    ``<u, J>`` contracted with the tangents: two reverse passes.
+    ``<u, J>`` contracted with the tangents: two reverse passes. With
+    ``strict=True``, an output computed from no primal, or a primal no output
+    depends on, raises :class:`~plugrad.errors.IndependentInputError`.
 
     Returns
     -------
@@ -117,51 +203,72 @@ def jvp(func: Function, primals: Sequence[Tensor], tangents: Sequence[Tensor]) -
     >>> plugrad.func.jvp(lambda t: t**3, (x,), (plugrad.ones(2),))
     (tensor([1., 8.]), tensor([ 3., 12.]))
     """
-    primals = _tuple(tuple(primals), "primal")
-    tangents = _tuple(tuple(tangents), "tangent")
-    if len(primals) != len(tangents):
-        raise ValueError(f"jvp needs one tangent per primal: {len(primals)}, got {len(tangents)}")
-    for index, (p, t) in enumerate(zip(primals, tangents)):
-        if t.shape != p.shape:
-            raise ValueError(f"tangent {index} has shape {t.shape}, its primal {p.shape}")
-    keep = any(v.requires_grad for v in (*primals, *tangents))
-    inputs = _tracked(primals)
+    tangents, keep, inputs, output = _evaluate(func, primals, tangents, "jvp")
     with enable_grad():
-        output = func(*inputs)
         outputs = _tuple(output, "output")
+        _check_outputs_depend(outputs, strict, _output_name)
         dummies = [zeros_like(o).requires_grad_() for o in outputs]
-        transposed = grad(outputs, inputs, dummies, True, True, allow_unused=True)
-        pairs = [(g, t) for g, t in zip(transposed, tangents) if g is not None and g.requires_grad]
-        if pairs:
-            columns = grad(
-                [g for g, _ in pairs], dummies, [t for _, t in pairs], True, True, allow_unused=True
-            )
-        else:
-            columns = (None,) * len(outputs)
-    products = tuple(
-        _finish(zeros_like(o) if c is None else c, keep) for c, o in zip(columns, outputs)
-    )
+        transposed = _gradients(outputs, inputs, dummies)
+        unused = [index for index, g in enumerate(transposed) if g is None]
+        if strict and unused:
+            raise _independent(_no_output_uses(unused[0]))
+        used = [(g, t) for g, t in zip(transposed, tangents) if g is not None]
+        columns = _gradients([g for g, _ in used], dummies, [t for _, t in used])
+    products = _zeros_where_unused(columns, outputs, keep, strict, _uses_no_input)
     if isinstance(output, tuple):
         return tuple(_finish(o, keep) for o in output), products
     return _finish(output, keep), products[0]
 
 
+def _evaluate(
+    func: Function, primals: Sequence[Tensor], tangents: Sequence[Tensor], name: str
+) -> tuple[tuple[Tensor, ...], bool, list[Tensor], Any]:
+    """Check the tangents, then run ``func`` on tracked primals.
+
+    Returns the tangents as a tuple, whether the results keep their graph, the
+    tracked inputs and ``func``'s output.
+    """
+    primals = _tuple(tuple(primals), "primal")
+    tangents = _tuple(tuple(tangents), "tangent")
+    if len(primals) != len(tangents):
+        raise InvalidArgumentError(
+            f"{name} needs one tangent per primal: {len(primals)}, got {len(tangents)}; "
+            "pass one tensor shaped like each primal"
+        )
+    for index, (p, t) in enumerate(zip(primals, tangents)):
+        if t.shape != p.shape:
+            raise ShapeError(
+                f"{name}: tangent {index} has shape {t.shape} but its primal has shape "
+                f"{p.shape}; pass a tangent shaped like its primal"
+            )
+    keep = any(v.requires_grad for v in (*primals, *tangents))
+    inputs = _tracked(primals)
+    with enable_grad():
+        output = func(*inputs)
+    return tangents, keep, inputs, output
+
+
 def _argnums(argnums: int | tuple[int, ...], n: int) -> tuple[int, ...]:
     chosen = (argnums,) if isinstance(argnums, int) else tuple(argnums)
     if not chosen or any(not -n <= a < n for a in chosen):
-        raise ValueError(f"argnums {argnums!r} does not name arguments of a call with {n}")
+        raise InvalidArgumentError(
+            f"argnums {argnums!r} does not name arguments of a call with {n}; "
+            f"give indices from {-n} to {n - 1}"
+        )
     return tuple(a % n for a in chosen)
 
 
 def jacobian(
-    func: Function, argnums: int | tuple[int, ...] = 0, *, mode: str = "reverse"
+    func: Function, argnums: Argnums = 0, *, mode: str = "reverse", strict: bool = False
 ) -> Function:
     """Return a function computing the Jacobian of ``func`` with respect to argument(s) ``argnums``.
 
     The Jacobian of an output of shape ``O`` with respect to an input of shape
     ``I`` has shape ``O + I``. ``mode="reverse"`` builds it one output element
     at a time (cheap for few outputs), ``mode="forward"`` one input element at
-    a time (cheap for few inputs).
+    a time (cheap for few inputs). With ``strict=True``, a block whose output
+    does not depend on its input raises
+    :class:`~plugrad.errors.IndependentInputError` instead of being zeros.
 
     Examples
     --------
@@ -171,8 +278,15 @@ def jacobian(
     tensor([[2., 0.],
             [0., 6.]])
     """
+    return _jacobian(func, argnums, mode, strict, of_gradients=False)
+
+
+def _jacobian(
+    func: Function, argnums: int | tuple[int, ...], mode: str, strict: bool, of_gradients: bool
+) -> Function:
+    """:func:`jacobian`; ``of_gradients``: ``func`` returns the gradients (for :func:`hessian`)."""
     if mode not in ("reverse", "forward"):
-        raise ValueError(f"mode must be 'reverse' or 'forward', got {mode!r}")
+        raise InvalidArgumentError(f"mode must be 'reverse' or 'forward', got {mode!r}")
 
     def jacobian_of(*args: Any) -> Any:
         chosen = _argnums(argnums, len(args))
@@ -184,20 +298,39 @@ def jacobian(
             return func(*full)
 
         primals = [args[a] for a in chosen]
-        if mode == "reverse":
-            output, vjp_fn = vjp(partial, *primals)
-            outputs = _tuple(output, "output")
-            blocks = [[_rows(vjp_fn, outputs, k, i) for i in range(len(primals))]
-                      for k in range(len(outputs))]  # fmt: skip
+        if mode == "reverse" or strict:
+            output, outputs, inputs, _, vjp_fn = _vjp(partial, primals, strict=False)
+            if strict:
+                _check_blocks(outputs, inputs, chosen, of_gradients)
         else:
             output = partial(*primals)
             outputs = _tuple(output, "output")
+        if mode == "reverse":
+            blocks = [[_rows(vjp_fn, outputs, k, i) for i in range(len(primals))]
+                      for k in range(len(outputs))]  # fmt: skip
+        else:
             blocks = [[_columns(partial, primals, outputs, k, i) for i in range(len(primals))]
                       for k in range(len(outputs))]  # fmt: skip
         result = [b[0] if isinstance(argnums, int) else tuple(b) for b in blocks]
         return tuple(result) if isinstance(output, tuple) else result[0]
 
     return jacobian_of
+
+
+def _check_blocks(
+    outputs: tuple[Tensor, ...], inputs: list[Tensor], chosen: tuple[int, ...], of_gradients: bool
+) -> None:
+    """Refuse a Jacobian block that is zeros because its output does not depend on its input."""
+    for k, out in enumerate(outputs):
+        name = (
+            f"the gradient with respect to input {chosen[k]}" if of_gradients else _output_name(k)
+        )
+        if not out.requires_grad:
+            raise _independent(f"{name} depends on no input")
+        reached = grad(out, inputs, zeros_like(out), True, False, allow_unused=True)
+        for i, g in zip(chosen, reached):
+            if g is None:
+                raise _independent(f"{name} does not depend on input {i}")
 
 
 def _rows(vjp_fn: Any, outputs: tuple[Tensor, ...], k: int, i: int) -> Tensor:
@@ -232,8 +365,15 @@ def jacfwd(func: Function, argnums: int | tuple[int, ...] = 0) -> Function:
     return jacobian(func, argnums, mode="forward")
 
 
-def hessian(func: Function, argnums: int | tuple[int, ...] = 0) -> Function:
+def hessian(
+    func: Function, argnums: Argnums = 0, *, mode: str = "reverse", strict: bool = False
+) -> Function:
     """Return a function computing the Hessian of scalar-valued ``func``.
+
+    It is the Jacobian (built in ``mode``) of the gradient. With
+    ``strict=True``, a block that would be zeros because ``func`` does not
+    depend on an input, or the gradient with respect to one input does not
+    depend on another, raises :class:`~plugrad.errors.IndependentInputError`.
 
     Examples
     --------
@@ -243,15 +383,19 @@ def hessian(func: Function, argnums: int | tuple[int, ...] = 0) -> Function:
     tensor([[ 6.,  0.],
             [ 0., 12.]])
     """
-    return jacobian(jacobian(func, argnums), argnums)
+    gradient = _jacobian(func, argnums, "reverse", strict, of_gradients=False)
+    return _jacobian(gradient, argnums, mode, strict, of_gradients=True)
 
 
 def hvp(
-    func: Function, primals: Sequence[Tensor], tangents: Sequence[Tensor]
+    func: Function, primals: Sequence[Tensor], tangents: Sequence[Tensor], *, strict: bool = False
 ) -> tuple[Tensor, Any]:
     """Evaluate scalar-valued ``func(*primals)`` and its Hessian times ``tangents``.
 
-    Uses two reverse passes and the symmetry of the Hessian, without forming it.
+    Uses two reverse passes and the symmetry of the Hessian, without forming
+    it. With ``strict=True``, an input ``func`` does not depend on, a gradient
+    that depends on no input, or an input no gradient depends on raises
+    :class:`~plugrad.errors.IndependentInputError` instead of giving zeros.
 
     Examples
     --------
@@ -260,21 +404,26 @@ def hvp(
     >>> plugrad.func.hvp(lambda t: plugrad.sum(t**3), (x,), (plugrad.ones(2),))
     (tensor(9.), (tensor([ 6., 12.]),))
     """
-    primals = _tuple(tuple(primals), "primal")
-    tangents = _tuple(tuple(tangents), "tangent")
-    keep = any(v.requires_grad for v in (*primals, *tangents))
-    inputs = _tracked(primals)
+    tangents, keep, inputs, output = _evaluate(func, primals, tangents, "hvp")
     with enable_grad():
-        output = func(*inputs)
         if not isinstance(output, Tensor) or output.size != 1:
-            raise ValueError("hvp needs a function that returns a single one-element tensor")
-        gradients = grad(output, inputs, None, True, True, allow_unused=True)
-        pairs = [(g, t) for g, t in zip(gradients, tangents) if g is not None and g.requires_grad]
-        products = (
-            grad([g for g, _ in pairs], inputs, [t for _, t in pairs], True, True, True)
-            if pairs
-            else (None,) * len(inputs)
-        )
-    return _finish(output, keep), tuple(
-        _finish(zeros_like(p) if h is None else h, keep) for h, p in zip(products, inputs)
+            raise InvalidArgumentError(
+                "hvp needs a function that returns a single one-element tensor; reduce what "
+                "it returns to one (for example return its .sum())"
+            )
+        gradients = _gradients((output,), inputs, (None,))
+        if strict:
+            _check_gradients(gradients)
+        used = [(g, t) for g, t in zip(gradients, tangents) if g is not None]
+        products = _gradients([g for g, _ in used], inputs, [t for _, t in used])
+    return _finish(output, keep), _zeros_where_unused(
+        products, inputs, keep, strict, lambda j: f"no gradient depends on input {j}"
     )
+
+
+def _check_gradients(gradients: tuple[Tensor | None, ...]) -> None:
+    for index, g in enumerate(gradients):
+        if g is None:
+            raise _independent(f"the function does not depend on input {index}")
+        if not g.requires_grad:
+            raise _independent(f"the gradient with respect to input {index} depends on no input")

@@ -506,6 +506,8 @@ class GeneralOpNode(OpNode):
         """The output gradients (zeros where none arrived) and outputs, as the rules see them."""
         device = self._device
         raw = device.xp
+        if self.n_outputs == 1:  # the engine hands a one-output node its gradient bare
+            grad = (grad,)
         grads: list[Any] = []
         for g, (shape, dtype, _) in zip(grad, self._out_specs):
             if g is None:

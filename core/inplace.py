@@ -30,8 +30,9 @@ from .errors import (
 )
 from .grad_mode import _state
 from .node import Node
-from .tensor import DETACHED, Tensor, _wrap, install_methods, memory_family
+from .tensor import Tensor, _wrap, install_methods
 from .tensor_indexing import index_key
+from .versions import DETACHED, memory_family
 
 __all__ = ["apply_inplace", "change_shape", "check_out", "filled_with", "write_out"]
 

@@ -1,7 +1,8 @@
 """The Tensor: one backend array plus its place in the autograd graph.
 
-This module holds the data, the autograd state and the version counter. The
-modules above it add methods with :func:`install_methods`: the operators
+This module holds the data and the autograd state; the version counter's
+methods come from :mod:`plugrad.versions`. The modules above it add methods
+with :func:`install_methods`: the operators
 (:mod:`plugrad.tensor_operators`), indexing (:mod:`plugrad.tensor_indexing`),
 the conversions to and from the outside world (:mod:`plugrad.tensor_interop`),
 hooks (:mod:`plugrad.tensor_hooks`), backward, the in-place methods, ...
@@ -9,14 +10,14 @@ hooks (:mod:`plugrad.tensor_hooks`), backward, the in-place methods, ...
 
 from __future__ import annotations
 
-import threading
-import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from . import dtypes as _dtypes
 from . import ops as _ops
+from . import versions as _versions
 from .errors import BackwardError, DtypeError, ShapeError
+from .versions import DETACHED
 
 if TYPE_CHECKING:
     from ._api_tensor import InstalledTensorMethods as _InstalledMethods
@@ -28,21 +29,6 @@ else:
 __all__ = ["Size", "Tensor"]
 
 _object_new = object.__new__
-_weak = weakref.ref
-
-
-_pruning = threading.Lock()
-
-
-def _forget_dead_aliases(counter: list[Any]) -> None:
-    """Drop the entries of tensors that no longer exist from a shared version counter.
-
-    Other threads may add aliases meanwhile: only the entries seen here are
-    replaced (appends land past them), and prunes of one counter take turns.
-    """
-    with _pruning:
-        seen = len(counter)
-        counter[1:seen] = [entry for entry in counter[1:seen] if entry[0]() is not None]
 
 
 class Tensor(_InstalledMethods):
@@ -67,8 +53,7 @@ class Tensor(_InstalledMethods):
     """
 
     # _counter: None until the tensor is modified in place or a view of it is taken; then
-    # a list shared with its views (and detach()ed copies): the version, then weak
-    # references to the tensors that share the memory (see _add_alias).
+    # the version counter shared with its views (see plugrad.versions).
     __slots__ = (
         "__weakref__",
         "_array",
@@ -316,48 +301,12 @@ class Tensor(_InstalledMethods):
         copied._grad = None if self._grad is None else self._grad.__deepcopy__(memo)
         return copied
 
-    @property
-    def _version(self) -> int:
-        """How many in-place modifications this tensor's data has seen."""
-        counter = self._counter
-        return 0 if counter is None else counter[0]
-
-    def _shared_counter(self) -> list[Any]:
-        counter = self._counter
-        if counter is None:
-            counter = self._counter = [0]
-        return counter
-
-    def _add_alias(self, alias: Tensor, key: Any = None) -> None:
-        """Record that ``alias`` shares this tensor's memory, and how.
-
-        ``key``: the index that made ``alias`` as ``self[key]``, :data:`DETACHED` for
-        ``detach()``, ``None`` for any other view. The two share the version counter,
-        which also lists, after the version, ``(member, base, key)`` for each tensor
-        sharing the memory (``member`` and ``base`` weak references, ``base`` only for
-        an index), so that an in-place op recorded on one of them can bring the
-        others' graph history up to date (see :mod:`plugrad.inplace`).
-        """
-        counter = self._counter
-        if counter is None:
-            counter = self._counter = [0, (_weak(self), None, None)]
-        elif len(counter) == 1:
-            counter.append((_weak(self), None, None))
-        alias._counter = counter
-        if key is None or key is DETACHED:
-            counter.append((_weak(alias), None, key))
-        else:
-            counter.append((_weak(alias), _weak(self), key))
-        size = len(counter)
-        if size >= 32 and not size & (size - 1):  # at each power of two: forget the dead
-            _forget_dead_aliases(counter)
-
-    def _bump_version(self) -> None:
-        counter = self._counter
-        if counter is None:
-            self._counter = [1]
-        else:
-            counter[0] += 1
+    # The version counter (see plugrad.versions). NOTE: the compile tracer swaps
+    # _bump_version in the class's namespace while it captures.
+    _version = property(_versions.version)
+    _shared_counter = _versions.shared_counter
+    _add_alias = _versions.add_alias
+    _bump_version = _versions.bump_version
 
     def detach_(self) -> Tensor:
         """Cut this tensor off from the graph in place: it becomes a leaf without grad."""
@@ -511,31 +460,6 @@ def install_methods(**methods: Callable[..., Any] | property) -> None:
             function.__name__ = name
             function.__qualname__ = f"Tensor.{name}"
         setattr(Tensor, name, function)
-
-
-#: The key of :meth:`Tensor._add_alias` for a ``detach()``-ed alias.
-DETACHED = object()
-
-
-def memory_family(tensor: Tensor) -> list[tuple[Tensor, Any, Any]]:
-    """Every live tensor sharing ``tensor``'s memory (``tensor`` too), in the order made.
-
-    Each as ``(member, base, key)``: ``member`` is ``base[key]``; ``base`` is
-    :data:`DETACHED` for a ``detach()``-ed member, ``None`` when not known (the
-    first tensor, other views, or a base that is gone).
-    """
-    counter = tensor._counter
-    if counter is None or len(counter) < 2:
-        return []
-    found = []
-    seen = set()
-    for member_ref, base_ref, key in counter[1:]:
-        member = member_ref()
-        if member is not None and id(member) not in seen:
-            seen.add(id(member))
-            base = DETACHED if key is DETACHED else None if base_ref is None else base_ref()
-            found.append((member, base, key))
-    return found
 
 
 def _wrap(array: Any, device: Device, requires_grad: bool, edge: Any) -> Tensor:

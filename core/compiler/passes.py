@@ -65,10 +65,7 @@ def fold_constants(plan: Plan) -> Plan:
     folded = plan.folded
     if not folded:
         return plan
-    readers: dict[str, list[Step]] = {}
-    for step in plan.steps:
-        for name in step.uses():
-            readers.setdefault(name, []).append(step)
+    readers = _readers(plan)
     escaping = set(plan.output_refs)
     constants = dict(plan.constants)
     steps = []
@@ -85,6 +82,24 @@ def fold_constants(plan: Plan) -> Plan:
             step = Step("text", out, constant)
         steps.append(step)
     return dataclasses.replace(plan, steps=steps, constants=constants)
+
+
+def _readers(plan: Plan) -> dict[str, list[Step]]:
+    """For each name the plan reads, the steps that read it, in order."""
+    readers: dict[str, list[Step]] = {}
+    for step in plan.steps:
+        for name in step.uses():
+            readers.setdefault(name, []).append(step)
+    return readers
+
+
+def _reader_indices(plan: Plan) -> dict[str, list[int]]:
+    """For each name the plan reads, the positions of the steps that read it, in order."""
+    readers: dict[str, list[int]] = {}
+    for index, step in enumerate(plan.steps):
+        for name in step.uses():
+            readers.setdefault(name, []).append(index)
+    return readers
 
 
 def _only_reads(step: Step, folded: dict) -> bool:
@@ -282,10 +297,7 @@ def read_broadcasts_as_they_are(plan: Plan) -> Plan:
     ]
     if not broadcasts:
         return plan  # the common case, decided without the map of readers
-    readers: dict[str, list[Step]] = {}
-    for step in plan.steps:
-        for name in step.uses():
-            readers.setdefault(name, []).append(step)
+    readers = _readers(plan)
     escaping = set(plan.output_refs)
     meta = plan.meta
     renamed: dict[str, str] = {}
@@ -369,13 +381,9 @@ def drop_multiplications_by_one(plan: Plan) -> Plan:
     ]
     if not products:
         return plan
-    readers: dict[str, list[int]] = {}
-    for index, step in enumerate(plan.steps):
-        for name in step.uses():
-            readers.setdefault(name, []).append(index)
+    readers = _reader_indices(plan)
     escaping = set(plan.output_refs)
-    steps: list[Step | None] = list(plan.steps)
-    renamed: dict[str, str] = {}
+    drops: dict[int, tuple[str, str]] = {}
     for index, other in products:
         step = plan.steps[index]
         if step.out is None or step.out in escaping:
@@ -385,12 +393,8 @@ def drop_multiplications_by_one(plan: Plan) -> Plan:
             continue
         if any(_writes(plan.steps[i]) for i in range(index + 1, max(reads) + 1)):
             continue
-        renamed[step.out] = renamed.get(other, other)
-        steps[index] = None
-    if not renamed:
-        return plan
-    kept = [_with_renames(s, renamed) for s in steps if s is not None]
-    return dataclasses.replace(plan, steps=kept)
+        drops[index] = (step.out, other)
+    return _drop_renamed(plan, drops)
 
 
 #: Functions that make a view of their one array argument, reordering its axes.
@@ -428,13 +432,9 @@ def drop_reshapes_to_the_same_shape(plan: Plan) -> Plan:
             candidates.append(index)
     if not candidates:
         return plan
-    readers: dict[str, list[int]] = {}
-    for index, step in enumerate(plan.steps):
-        for name in step.uses():
-            readers.setdefault(name, []).append(index)
+    readers = _reader_indices(plan)
     escaping = set(plan.output_refs)
-    steps: list[Step | None] = list(plan.steps)
-    renamed: dict[str, str] = {}
+    drops: dict[int, tuple[str, str]] = {}
     for index in candidates:
         step = plan.steps[index]
         out = step.out
@@ -445,12 +445,22 @@ def drop_reshapes_to_the_same_shape(plan: Plan) -> Plan:
             or any(_writes(plan.steps[i]) for i in range(index + 1, last + 1))
         ):
             continue
-        source = step.args[0].name
-        renamed[out] = renamed.get(source, source)
-        steps[index] = None
-    if not renamed:
+        drops[index] = (out, step.args[0].name)
+    return _drop_renamed(plan, drops)
+
+
+def _drop_renamed(plan: Plan, drops: dict[int, tuple[str, str]]) -> Plan:
+    """The plan without the steps at the indices of ``drops``.
+
+    ``drops`` maps a step's index to its value's name and the name of the value
+    it only passed on, which the step's readers then read instead.
+    """
+    if not drops:
         return plan
-    kept = [_with_renames(s, renamed) for s in steps if s is not None]
+    renamed: dict[str, str] = {}
+    for _, (out, source) in sorted(drops.items()):
+        renamed[out] = renamed.get(source, source)
+    kept = [_with_renames(s, renamed) for i, s in enumerate(plan.steps) if i not in drops]
     return dataclasses.replace(plan, steps=kept)
 
 

@@ -6,7 +6,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..tensor import Tensor, _wrap
-from .optimizer import Optimizer, ParamsT, check_buffer, check_flag, check_number, check_real_param
+from .optimizer import (
+    Optimizer,
+    ParamsT,
+    check_buffer,
+    check_flag,
+    check_number,
+    check_real_param,
+    gradients_to_descend,
+)
 
 __all__ = ["Adagrad"]
 
@@ -116,23 +124,12 @@ class Adagrad(Optimizer):
         return numbers
 
     def _update_group(self, group: dict[str, Any], numbers: list[float]) -> None:
-        eps, weight_decay, maximize = group["eps"], group["weight_decay"], group["maximize"]
-        index = 0
-        for param in group["params"]:
-            grad = param._grad
-            if grad is None:
-                continue
-            step_size = numbers[index]
-            index += 1
-            xp = param._device.xp
-            array = param._array
-            g = -grad._array if maximize else grad._array
-            if weight_decay:
-                g = g + weight_decay * array
-            total = self.state[param]["sum"]
+        eps, state = group["eps"], self.state
+        for (param, array, g), step_size in zip(gradients_to_descend(group), numbers):
+            total = state[param]["sum"]
             s = total._array
             s += g * g
             total._array = s
-            array -= step_size * (g / (xp.sqrt(s) + eps))
+            array -= step_size * (g / (param._device.xp.sqrt(s) + eps))
             param._array = array  # the same object, unless the backend's arrays are immutable
             param._bump_version()

@@ -575,6 +575,27 @@ def _state_value_for(param: Tensor, value: Any) -> Any:
 _IMMUTABLE = (TypeError, ValueError, AttributeError, NotImplementedError, RuntimeError)
 
 
+def gradients_to_descend(group: dict[str, Any]) -> list[tuple[Tensor, Any, Any]]:
+    """For each parameter of ``group`` that has a gradient: it, its array, and what it descends.
+
+    That is the gradient, negated for ``maximize``, plus ``weight_decay`` times
+    the parameter: the gradient's own array when neither applies (read it, do
+    not change it). The adaptive optimizers start their step from it.
+    """
+    weight_decay, maximize = group["weight_decay"], group["maximize"]
+    steps = []
+    for param in group["params"]:
+        grad = param._grad
+        if grad is None:
+            continue
+        array = param._array
+        g = -grad._array if maximize else grad._array
+        if weight_decay:
+            g = g + weight_decay * array
+        steps.append((param, array, g))
+    return steps
+
+
 def overwrite(xp: Any, buffer: Any, values: Any) -> Any:
     """Write ``values`` into ``buffer`` and return it; a copy of ``values`` if it cannot be written.
 

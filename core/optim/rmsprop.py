@@ -13,6 +13,7 @@ from .optimizer import (
     check_flag,
     check_number,
     check_real_param,
+    gradients_to_descend,
 )
 
 __all__ = ["RMSprop"]
@@ -139,17 +140,9 @@ class RMSprop(Optimizer):
     def _update_group(self, group: dict[str, Any], numbers: list[float]) -> None:
         (lr,) = numbers
         alpha, eps, momentum = group["alpha"], group["eps"], group["momentum"]
-        weight_decay, maximize = group["weight_decay"], group["maximize"]
-        for param in group["params"]:
-            grad = param._grad
-            if grad is None:
-                continue
+        for param, array, g in gradients_to_descend(group):
             xp = param._device.xp
             entry = self.state[param]
-            array = param._array
-            g = -grad._array if maximize else grad._array
-            if weight_decay:
-                g = g + weight_decay * array
             square_avg = entry["square_avg"]
             v = square_avg._array
             v *= alpha

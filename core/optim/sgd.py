@@ -118,6 +118,8 @@ class SGD(Optimizer):
         nesterov = group["nesterov"]
         maximize = group["maximize"]
         state = self.state
+        # NOTE: not built on gradients_to_descend: a tuple per parameter costs this cheap
+        # step about 4% on a small MLP, and the loop tracks which arrays it may scale in place.
         for param in group["params"]:
             grad = param._grad
             if grad is None:

@@ -505,8 +505,9 @@ def test_independent_backward_passes_in_threads() -> None:
 
 
 def test_concurrent_backward_into_a_shared_leaf_adds_up_exactly() -> None:
-    import sys
     import threading
+
+    from threads import run_in_threads
 
     # Large enough that the addition into .grad releases the interpreter lock mid-update.
     w = plugrad.zeros(200_000, dtype=plugrad.float64, requires_grad=True)
@@ -518,16 +519,7 @@ def test_concurrent_backward_into_a_shared_leaf_adds_up_exactly() -> None:
         for _ in range(passes):
             (w * 1.0).sum().backward()
 
-    workers = [threading.Thread(target=work) for _ in range(threads)]
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)  # switch threads often, so a lost update would show
-    try:
-        for t in workers:
-            t.start()
-        for t in workers:
-            t.join()
-    finally:
-        sys.setswitchinterval(interval)
+    run_in_threads(work, [()] * threads)
     assert bool(plugrad.all(w.grad == float(passes * threads)))
 
 

@@ -107,3 +107,31 @@ def test_input_errors() -> None:
         func.jacobian(lambda v: v, argnums=3)(p(X))
     with pytest.raises(ValueError, match="one-element"):
         func.hvp(lambda v: v * 2, (p(X),), (p(X),))
+    with pytest.raises(plugrad.errors.InvalidArgumentError, match="give indices from -1 to 0"):
+        func.jacobian(lambda v: v, argnums=3)(p(X))
+    _, vjp_fn = func.vjp(lambda v: v * 2, p(X))
+    with pytest.raises(plugrad.errors.InvalidArgumentError, match="one cotangent per output"):
+        vjp_fn(p(X), p(X))
+
+
+def test_strict_refuses_zeros_that_come_from_independence_only() -> None:
+    x, w = p(X), p(W)
+    # Not strict: the unused argument's part is zeros, its mathematical value.
+    assert func.vjp(lambda a, b: a * 2, x, w)[1](p(X))[1].tolist() == [[0.0] * 3] * 2
+    _, vjp_fn = func.vjp(lambda a, b: a * 2, x, w, strict=True)
+    with pytest.raises(plugrad.errors.IndependentInputError, match="depends on input 1"):
+        vjp_fn(p(X))
+    with pytest.raises(
+        plugrad.errors.IndependentInputError,
+        match="output 1 of the function does not depend on input 1",
+    ):
+        func.jacobian(lambda a, b: (a * b.sum(), a * 2), argnums=(0, 1), strict=True)(x, x)
+    # argnums names the arguments in the message, in both modes.
+    for mode in ("reverse", "forward"):
+        with pytest.raises(plugrad.errors.IndependentInputError, match="on input 2"):
+            func.jacobian(lambda a, b, c: a * b, argnums=(0, 2), mode=mode, strict=True)(x, x, x)
+    both = func.jacobian(lambda a, b: a * b, argnums=(0, 1), mode="forward", strict=True)(x, x)
+    np.testing.assert_allclose(both[0].numpy(), np.diag(X))
+    with pytest.raises(plugrad.errors.IndependentInputError, match="input 0 depends on no input"):
+        func.hessian(lambda a: plugrad.sum(a) * 2, strict=True)(x)
+    assert func.hessian(lambda a: plugrad.sum(a) * 2)(x).tolist() == [[0.0] * 3] * 3

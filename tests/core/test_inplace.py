@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import sys
-import threading
-
 import numpy as np
 import pytest
 from functions import Exp, Square
+from threads import run_in_threads
 
 import plugrad
 from plugrad.errors import BackwardError, DtypeError, InPlaceModificationError, ShapeError
@@ -540,16 +538,7 @@ def test_views_made_in_threads_are_all_listed_while_the_dead_are_forgotten() -> 
             if i % 7 == 0:
                 mine.append(view)  # the others die at once and are pruned meanwhile
 
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)  # switch threads often, inside the prune too
-    try:
-        threads = [threading.Thread(target=make_views, args=(mine,)) for mine in kept]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-    finally:
-        sys.setswitchinterval(interval)
+    run_in_threads(make_views, [(mine,) for mine in kept])  # switching inside the prune too
     listed = {id(entry[0]()) for entry in y._counter[1:]}
     missing = [view for mine in kept for view in mine if id(view) not in listed]
     assert not missing, f"{len(missing)} live views lost from the shared version counter"

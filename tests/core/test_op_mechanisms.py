@@ -158,6 +158,14 @@ def test_hooks_and_retain_grad_on_one_output_of_several() -> None:
     assert x.grad.tolist() == [[1.0, 1.0], [10.0, 10.0]]
 
 
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_an_op_of_several_outputs_that_gives_one_backpropagates(create_graph) -> None:
+    x = plugrad.tensor([[1.0, 2.0]], requires_grad=True)
+    (row,) = plugrad.unstack(x)
+    (g,) = plugrad.autograd.grad((row * row).sum(), x, create_graph=create_graph)
+    assert g.tolist() == [[2.0, 4.0]] and g.requires_grad is create_graph
+
+
 def test_a_node_keeps_the_inputs_the_running_rules_read(plugin) -> None:
     def first_rule(xp, g, ans, x1, x2):
         return g / x2

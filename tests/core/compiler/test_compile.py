@@ -403,6 +403,12 @@ _OPTIMIZERS = {
     "Adam-maximize": lambda p: plugrad.optim.Adam(p, lr=0.01, maximize=True),
     "AdamW": lambda p: plugrad.optim.AdamW(p, lr=0.01, weight_decay=0.1),
     "AdamW-amsgrad": lambda p: plugrad.optim.AdamW(p, lr=0.01, amsgrad=True),
+    "Adagrad-decay-maximize": lambda p: plugrad.optim.Adagrad(
+        p, lr=0.01, lr_decay=0.1, weight_decay=0.05, maximize=True
+    ),
+    "RMSprop-centered-momentum-decay": lambda p: plugrad.optim.RMSprop(
+        p, lr=0.01, momentum=0.9, centered=True, weight_decay=0.05
+    ),
     "one-step-group": lambda p: _PlainSGD(p, lr=0.1),
 }
 

@@ -42,6 +42,7 @@ ADAGRAD_OPTIONS = [
     {"lr_decay": 0.05, "initial_accumulator_value": 0.2},
     {"weight_decay": 0.1, "eps": 1e-6},
     {"maximize": True},
+    {"weight_decay": 0.1, "maximize": True},
 ]
 CASES = (
     [("SGD", options) for options in SGD_OPTIONS]
@@ -53,6 +54,18 @@ CASES = (
 # NOTE: float32 state entries that cancel to near zero (a momentum buffer of -0.048 from terms
 # of ~1) differ from PyTorch by a few ulps of those terms, so atol follows their scale.
 TOLERANCES = {"float32": {"rtol": 2e-5, "atol": 1e-5}, "float64": {"rtol": 1e-11, "atol": 1e-13}}
+# JAX's own matmul and reductions sum in another order than NumPy's and PyTorch's, so its float32
+# gradients differ by rounding, which centered RMSprop's sqrt(E[g^2] - E[g]^2) amplifies over
+# the steps (up to 2.5e-5 on values of ~0.5 beside values of ~17); float64 stays as tight.
+JAX_FLOAT32_TOLERANCE = {"rtol": 2e-5, "atol": 5e-5}
+# One case per optimizer for the in-place checks, the fullest of each.
+IN_PLACE_CASES = [
+    ("SGD", SGD_OPTIONS[1]),
+    ("SGD", SGD_OPTIONS[-2]),
+    ("AdamW", ADAM_OPTIONS[-1]),
+    ("RMSprop", RMSPROP_OPTIONS[-1]),
+    ("Adagrad", ADAGRAD_OPTIONS[-1]),
+]
 STATE_KEYS = (
     "momentum_buffer",
     "exp_avg",
@@ -110,6 +123,8 @@ def test_trajectory_matches_torch(backend, case, dtype) -> None:
     opt = getattr(optim, name)(groups_of(ours), lr=0.05, **options)
     reference = getattr(torch.optim, name)(groups_of(theirs), lr=0.05, **options)
     tolerance = TOLERANCES[dtype]
+    if dtype == "float32" and backend.backend.name == "jax":
+        tolerance = JAX_FLOAT32_TOLERANCE
     for _ in range(6):
         opt.zero_grad()
         plugrad_loss(ours, inputs).backward()
@@ -174,7 +189,7 @@ def train_once(opt: optim.Optimizer, params: list[plugrad.Tensor]) -> None:
     opt.step()
 
 
-@pytest.mark.parametrize("case", [CASES[1], CASES[6], CASES[-1]], ids=case_id)
+@pytest.mark.parametrize("case", IN_PLACE_CASES, ids=case_id)
 def test_step_updates_each_parameter_in_its_own_memory(backend, case) -> None:
     name, options = case
     params = [plugrad.asarray(np.linspace(-1, 1, 6).reshape(2, 3), requires_grad=True)]
