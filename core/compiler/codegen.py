@@ -143,7 +143,18 @@ def _with_releases(
     return result
 
 
-def _inline_wraps(plan: Plan, lines: list[str]) -> tuple[list[str], str, set[str], dict[int, int]]:
+def _use_counts(plan: Plan) -> dict[str, int]:
+    """How many steps read each plan value."""
+    uses: dict[str, int] = {}
+    for step in plan.steps:
+        for used in step.uses():
+            uses[used] = uses.get(used, 0) + 1
+    return uses
+
+
+def _inline_wraps(
+    plan: Plan, lines: list[str], uses: dict[str, int] | None = None
+) -> tuple[list[str], str, set[str], dict[int, int]]:
     """Lines where a Tensor made for one use is made in that use (``p._grad = _wrap(...)``).
 
     Returns the lines (a merged one left empty), the output expression, the
@@ -151,10 +162,8 @@ def _inline_wraps(plan: Plan, lines: list[str]) -> tuple[list[str], str, set[str
     """
     inlined: set[str] = set()
     moved: dict[int, int] = {}
-    uses: dict[str, int] = {}
-    for step in plan.steps:
-        for used in step.uses():
-            uses[used] = uses.get(used, 0) + 1
+    if uses is None:
+        uses = _use_counts(plan)
     output = plan.output
     lines = list(lines)
     steps = plan.steps
@@ -193,7 +202,11 @@ _LONGEST_LINE = 100
 
 
 def _inline_single_uses(
-    plan: Plan, lines: list[str], inlined: set[str], moved: dict[int, int]
+    plan: Plan,
+    lines: list[str],
+    inlined: set[str],
+    moved: dict[int, int],
+    uses: dict[str, int] | None = None,
 ) -> list[str]:
     """Lines where a value that only the next statement reads is computed inside it.
 
@@ -201,10 +214,8 @@ def _inline_single_uses(
     same order, one statement and one name fewer (the temporary is freed as the
     call returns), so the source compiles faster and the replay stores less.
     """
-    uses: dict[str, int] = {}
-    for step in plan.steps:
-        for used in step.uses():
-            uses[used] = uses.get(used, 0) + 1
+    if uses is None:
+        uses = _use_counts(plan)
     kept = set(plan.output_refs)
     steps = plan.steps
     for index, step in enumerate(steps[:-1]):
@@ -246,10 +257,11 @@ def source_of(plan: Plan, name: str = "replay") -> tuple[str, dict[str, Any]]:
     """The source of ``plan`` as a function ``name(L, F)`` and the globals it needs."""
     constants = dict(plan.constants)
     literal = _Literal(constants)
+    uses = _use_counts(plan)  # neither inlining changes what the steps read
     lines, output, inlined, moved = _inline_wraps(
-        plan, [render(step, literal) for step in plan.steps]
+        plan, [render(step, literal) for step in plan.steps], uses
     )
-    lines = _inline_single_uses(plan, lines, inlined, moved)
+    lines = _inline_single_uses(plan, lines, inlined, moved, uses)
     body = [line for line in _with_releases(plan, lines, inlined, moved) if line]
     lines = [f"def {name}(L, F):"]
     if plan.guards:

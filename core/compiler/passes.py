@@ -146,10 +146,13 @@ def eliminate_common_subexpressions(plan: Plan) -> Plan:
     for step in plan.steps:
         if renamed:
             step = _with_renames(step, renamed)
-        if _writes(step) and not _only_checks(step):
-            seen.clear()  # what was computed before may differ from what is computed after
+        if step.effect:
+            if _writes(step) and not _only_checks(step):
+                seen.clear()  # what was computed before may differ from what is computed after
+            steps.append(step)
+            continue
         name = step.out
-        if name is None or name in escaping or step.effect:
+        if name is None or name in escaping:
             steps.append(step)
             continue
         same = None
@@ -223,16 +226,22 @@ def _value_key(value: Any) -> Any:
     kind = type(value)
     if kind is Ref:
         return (Ref, value.name)
-    if kind is tuple or kind is list:
-        return (kind, tuple(_value_key(v) for v in value))
-    if kind is dict:
-        return (dict, tuple((k, _value_key(v)) for k, v in value.items()))
-    if kind is slice:
-        return (slice, _value_key((value.start, value.stop, value.step)))
-    if value is None or value is Ellipsis or kind in (bool, int, float, str, complex):
+    if kind in _LITERALS:
         # 1, 1.0 and True are equal keys to Python, not to a namespace function.
         return (kind, value) if value == value else (kind, repr(value))
+    if kind is tuple or kind is list:
+        # Plan values are the common items: their keys made here, without a call.
+        return (kind, tuple([(Ref, v.name) if type(v) is Ref else _value_key(v) for v in value]))
+    if kind is dict:
+        return (dict, tuple([(k, _value_key(v)) for k, v in value.items()]))
+    if kind is slice:
+        return (slice, _value_key((value.start, value.stop, value.step)))
+    if value is None or value is Ellipsis:
+        return (kind, value)
     return (id, id(value), value)  # the object itself keeps its id taken
+
+
+_LITERALS = frozenset({bool, int, float, str, complex})
 
 
 def _equal_folded(array: Any, seen: list[tuple[str, Any]], folded: dict[str, Any]) -> str | None:
@@ -279,20 +288,22 @@ def read_broadcasts_as_they_are(plan: Plan) -> Plan:
     step that reads it is such an operation whose result keeps its shape
     without it; the values are the same.
     """
-    if not any(
-        step.kind == "call" and type(step.target) is str and step.target.endswith(".broadcast_to")
+    broadcasts = [
+        step
         for step in plan.steps
-    ):
+        if step.kind == "call"
+        and type(step.target) is str
+        and step.target.endswith(".broadcast_to")
+    ]
+    if not broadcasts:
         return plan  # the common case, decided without the map of readers
     readers = _readers(plan)
     escaping = set(plan.output_refs)
     meta = plan.meta
     renamed: dict[str, str] = {}
-    for step in plan.steps:
+    for step in broadcasts:  # in order: a broadcast of a dropped one reads its source
         if (
-            step.kind != "call"
-            or type(step.target) is not str
-            or step.target.partition(".")[2] != "broadcast_to"
+            step.target.partition(".")[2] != "broadcast_to"
             or step.target.partition(".")[0] not in plan.namespaces
             or step.out is None
             or step.out in escaping
@@ -544,11 +555,9 @@ def _last_computing_read(
     for index in readers[name]:
         step = plan.steps[index]
         if not _only_reads(step, {}):
-            function = _elementwise_function(step)
             if (
                 step.effect
-                or function is None
-                or function[1] not in _TRANSPOSES
+                or not _is_transpose(step)
                 or len(step.uses()) != 1
                 or step.out is None
                 or step.out in escaping
@@ -559,6 +568,14 @@ def _last_computing_read(
             index = max(readers[step.out])
         last = max(last, index)
     return last
+
+
+def _is_transpose(step: Step) -> bool:
+    """Whether ``step`` makes a view of one array with its axes reordered."""
+    if step.kind == "attr":
+        return step.target in ("T", "mT")
+    function = _elementwise_function(step)
+    return function is not None and function[1] in _TRANSPOSES
 
 
 def _with_renames(step: Step, names: dict[str, str]) -> Step:
@@ -677,16 +694,33 @@ def compute_in_place(plan: Plan) -> Plan:
     changed = False
     # An operator runs on its operands' library, which is plain ``xp`` when the plan uses one.
     one_library = set(namespaces) <= {"xp", "rxp"}
+    takes_out: dict[tuple[str, str], bool] = {}
     for index, step in enumerate(plan.steps):
+        if step.out is None or step.kind not in _COMPUTING_KINDS:
+            continue  # reads, writes, methods: neither a new array nor one that takes out=
+        if step.kind == "attr" and step.target in ("T", "mT"):
+            # The transpose of a new array that dies there is a new array too (``linear``
+            # computes ``(weight @ x.T).T`` for few rows): a result may go into it.
+            operand = step.args[0]
+            if (
+                type(operand) is Ref
+                and operand.name in owned
+                and operand.name not in escaping
+                and len(readers[operand.name]) == 1
+            ):
+                owned.add(step.out)
+            continue
         if step.kind in ("binop", "unary") and not one_library:
             continue
         function = _elementwise_function(step)
         if function is None:
             continue
         label, name = function
-        callee = getattr(namespaces.get(label), name, None)
-        if step.out is None or step.kwargs or not _takes_out(callee):
-            if step.out is not None and name in _OWNED_RESULT and not step.kwargs:
+        fits = takes_out.get(function)
+        if fits is None:
+            fits = takes_out[function] = _takes_out(getattr(namespaces.get(label), name, None))
+        if step.kwargs or not fits:
+            if name in _OWNED_RESULT and not step.kwargs:
                 owned.add(step.out)
             continue
         owned.add(step.out)
@@ -709,6 +743,10 @@ def compute_in_place(plan: Plan) -> Plan:
                 changed = True
                 break
     return dataclasses.replace(plan, steps=steps) if changed else plan
+
+
+#: Step kinds that may compute a new array (the others read, write or call methods).
+_COMPUTING_KINDS = frozenset({"call", "binop", "unary", "attr"})
 
 
 def _elementwise_function(step: Step) -> tuple[str, str] | None:

@@ -137,6 +137,8 @@ CASES = [
     ),
     OpCase("linear", "linear", ops.linear, lambda x, w: x @ w.T, ((4, 3), (2, 3))),
     OpCase("linear", "linear-batched", ops.linear, lambda x, w: x @ w.T, ((2, 4, 3), (5, 3))),
+    # few rows, many outputs: the kernel multiplies the weight by the transposed rows
+    OpCase("linear", "linear-few-rows", ops.linear, lambda x, w: x @ w.T, ((2, 3), (5, 3))),
     OpCase("linear", "linear-vector", ops.linear, lambda x, w: x @ w.T, ((3,), (2, 3))),
     OpCase(
         "relu",

@@ -322,7 +322,7 @@ def test_persistent_workers_serve_every_pass_and_a_slow_batch_times_out(tmp_path
             **extra,
         )
 
-    loader = DataLoader(Pids(), sampler=[0, 1, 2], **options(persistent_workers=False))
+    loader = DataLoader(Pids(), sampler=[0, 1, 2], **options(persistent_workers=True))
     # Which worker takes which batch is up to the pool; over three passes, new processes per
     # pass would show at least three pids.
     served = set(loader) | set(loader) | set(loader)
