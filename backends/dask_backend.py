@@ -108,7 +108,10 @@ class DaskBackend(Backend):
         return _dask_array().from_array(np.from_dlpack(obj))
 
     def from_host(self, host: Any, device: Any) -> Any:
-        return _dask_array().from_array(np.array(host))
+        host = np.array(host)
+        # Dask cannot size the automatic chunks of object data; one chunk lets plugrad's
+        # dtype check refuse it with its own error.
+        return _dask_array().from_array(host, chunks=-1 if host.dtype == object else "auto")
 
     def copy_to_device(self, array: Any, device: Any) -> Any:
         return array
@@ -133,8 +136,10 @@ class DaskBackend(Backend):
         chunks alone, under the same name: every tensor, view or saved value
         holding this array object continues from the computed chunks.
         """
-        graph = getattr(array, "dask", None)
-        if graph is None or len(graph.layers) <= self.max_graph_layers:
+        if not isinstance(array, _dask_array().Array):
+            return  # a stand-in for one (plugrad.compile's capture records, settles nothing)
+        graph = array.dask
+        if len(graph.layers) <= self.max_graph_layers:
             return
         import dask
 

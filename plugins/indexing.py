@@ -274,9 +274,20 @@ def _zeros_at(xp: Any, values: Any, key: Any, x: Any, with_x: bool) -> Any:
     return zeros + xp.astype(x == 0, x.dtype) if with_x else zeros
 
 
+def _gathered(xp: Any, key: Any, values: Any, x: Any) -> Any:
+    """``at(a)``: ``a[key]`` for arrays ``a`` of ``x``'s shape, as standard steps.
+
+    NOTE: ``a[key]`` with one integer array per axis is NumPy's indexing, which
+    Dask lacks (it takes one integer array at a time); the plan takes from the
+    flattened axes with one index, on every backend and in every order.
+    """
+    return functools.partial(plan(xp, tuple(x.shape), key, device_of(values)).gather, xp)
+
+
 def _ties(xp: Any, values: Any, key: Any, x: Any, ans: Any, with_x: bool) -> Any:
     """How many of the values at each position equal the result there (amax and amin)."""
-    ties = _reduced(xp, xp.astype(values == ans[key], x.dtype), key, tuple(x.shape), operator.add)
+    at = _gathered(xp, key, values, x)
+    ties = _reduced(xp, xp.astype(values == at(ans), x.dtype), key, tuple(x.shape), operator.add)
     return ties + xp.astype(x == ans, x.dtype) if with_x else ties
 
 
@@ -311,21 +322,22 @@ def _scatter_grad_src(
     include_self: bool,
 ) -> Any:  # fmt: skip
     key, values, count = _spread(xp, x, indices, src, axis)
-    g_at = g[key]
+    at = _gathered(xp, key, values, x)
+    g_at = at(g)
     if reduce == "sum":
         grad = g_at
     elif reduce == "mean":
-        grad = g_at / (count + 1 if include_self else count)[key]
+        grad = g_at / at(count + 1 if include_self else count)
     elif reduce == "prod":
         touched = count > 0
-        lone_zero = (_zeros_at(xp, values, key, x, include_self) == 1)[key]
-        others = (g * _nonzero_product(xp, values, key, x, touched, include_self))[key]
+        lone_zero = at(_zeros_at(xp, values, key, x, include_self) == 1)
+        others = at(g * _nonzero_product(xp, values, key, x, touched, include_self))
         safe = xp.where(values == 0, xp.ones_like(values), values)
         grad = xp.where(values == 0, xp.where(lone_zero, others, xp.zeros_like(others)),
-                        g_at * ans[key] / safe)  # fmt: skip
+                        g_at * at(ans) / safe)  # fmt: skip
     else:
-        picked = values == ans[key]
-        ties = _ties(xp, values, key, x, ans, include_self)[key]
+        picked = values == at(ans)
+        ties = at(_ties(xp, values, key, x, ans, include_self))
         grad = xp.where(picked, g_at / xp.where(picked, ties, xp.ones_like(ties)),
                         xp.zeros_like(g_at))  # fmt: skip
     if tuple(grad.shape) == tuple(src.shape):

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import checking as _checking
+from .. import lazy as _lazy
 from .. import registry as _registry
 from ..errors import CompileError, CompileWarning, GraphBreakError
 from ..grad_mode import _state
@@ -169,6 +170,8 @@ class CompiledFunction:
             checks_arguments = False
         if self.device_graph:
             replay = self._graphed(plan, replay, tracer.host_calls, leaves)
+        if _lazy.in_use:
+            replay = _settling(replay, plan, leaves)
         entry.plans.append((replay, tuple(plan.free), source, plan, checks_arguments))
         if len(entry.plans) > self.cache_size:
             del entry.plans[0]
@@ -263,6 +266,42 @@ class CompiledFunction:
 
     def __repr__(self) -> str:
         return f"<compiled {self._name()}>"
+
+
+def _settling(replay: Callable[..., Any], plan: Any, leaves: list[Tensor]) -> Callable[..., Any]:
+    """``replay`` settling what it leaves behind on lazy backends; as it is on eager ones.
+
+    Eager code settles the arrays of every kernel (``plugrad.lazy``); a replay
+    calls the namespace directly, so without this a training loop replayed on
+    Dask would extend the same task graphs call after call. After each replay,
+    the arrays and gradients of the tensors the plan reads (arguments,
+    parameters, optimizer state) and of its result are settled: one replay's
+    graph is bounded by the plan, and nothing carries over to the next.
+    """
+    if not any(t._device.backend.lazy for t in (*leaves, *plan.free)):
+        return replay
+    free = tuple(plan.free)
+
+    def settled(L: Any, F: Any) -> Any:
+        result = replay(L, F)
+        if result is not codegen.MISS:
+            held = [*_tensors_in(L), *free, *_tensors_in(result)]
+            _lazy.settle_tensors(held)
+            _lazy.settle_tensors([t._grad for t in held if t._grad is not None])
+        return result
+
+    return settled
+
+
+def _tensors_in(value: Any) -> list[Tensor]:
+    """The tensors in ``value``, inside tuples, lists and dicts too."""
+    if isinstance(value, Tensor):
+        return [value]
+    if isinstance(value, (tuple, list)):
+        return [t for item in value for t in _tensors_in(item)]
+    if isinstance(value, dict):
+        return [t for item in value.values() for t in _tensors_in(item)]
+    return []
 
 
 def _signature(args: tuple[Any, ...], kwargs: dict[str, Any], leaves: list[Tensor]) -> Any:
