@@ -19,6 +19,8 @@ if importlib.util.find_spec("jax") is not None:
     jax.config.update("jax_enable_x64", True)
 
 
+from parts import in_part, parse_part
+
 import plugrad
 from plugrad.testing import backends_left_out, backends_under_test
 
@@ -66,7 +68,23 @@ def _suite_gaps() -> dict[str, str]:
     return gaps
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def _part() -> tuple[int, int] | None:
+    return parse_part(os.environ.get("PLUGRAD_TEST_PART"))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    _part()  # a malformed PLUGRAD_TEST_PART stops the run before collection
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    part = _part()
+    if part is not None:
+        # By a hash of the test's id: the same parts on every run, each test in one of them.
+        left_out = [item for item in items if not in_part(item.nodeid, part)]
+        if left_out:
+            config.hook.pytest_deselected(items=left_out)
+            dropped = {id(item) for item in left_out}
+            items[:] = [item for item in items if id(item) not in dropped]
     gaps = _suite_gaps()
     root = Path(__file__).parent
     for item in items:
@@ -84,6 +102,9 @@ def pytest_report_header() -> str:
     left_out = backends_left_out()
     if left_out:
         line += f" (also installed: {', '.join(left_out)}; PLUGRAD_TEST_BACKENDS=all runs them)"
+    part = _part()
+    if part is not None:
+        line += f"\nPLUGRAD_TEST_PART: part {part[0]} of {part[1]} of the selected tests"
     return line
 
 
