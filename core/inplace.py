@@ -125,8 +125,18 @@ def change_shape(target: Tensor, function: Callable[..., Tensor], *args: Any, na
     the tensor looks at, not the data: its memory and the other views of it stay
     as they were. While gradients are recorded the tensor takes the view's place
     in the graph; a leaf that requires grad changes shape only under ``no_grad``.
-    The version goes up, as in PyTorch.
+    The version goes up, as in PyTorch. Where views are copies, a tensor sharing
+    memory with others cannot change shape: how they follow each other is known
+    for the shapes they were made with.
     """
+    if target._device.views_are_copies and len(memory_links(target)) > 1:
+        raise ViewCopyError(
+            f"{name} on a tensor of shape {target.shape} that shares its memory with other "
+            f"tensors (its views, or one it is a view of): on the "
+            f"{target._device.backend.name!r} backend views are copies, brought up to date "
+            "by how they were made, which a shape change in place would falsify. Make a new "
+            f"view instead (y = x.{name.removesuffix('_()')}(...)). Nothing was changed."
+        )
     if _state.enabled and target._requires_grad:
         if target._edge is None:
             raise _changed_leaf(target, name, f"y = x.{name.removesuffix('_()')}(...)")
@@ -283,6 +293,9 @@ def _written_back(source: Tensor, member: Tensor, key: Any) -> Any:
         key = key.index
     stand_in = _wrap(source._array, source._device, False, None)
     changed = _wrap(member._array, member._device, False, None)
+    if None in key:  # new axes hold no elements of the base: write without them
+        key = tuple(k for k in key if k is not None)
+        changed = _ops.reshape(changed, _ops.getitem(stand_in, key=key).shape)
     return _ops.setitem(stand_in, changed, key=key)._array
 
 
