@@ -39,6 +39,8 @@ DETACHED = object()
 #: The key of :func:`add_alias` for an alias holding all of the tensor's values with a
 #: graph history of its own (``nn.Parameter(x)``): to autograd, like any other view.
 ALIAS = object()
+
+
 class ViewOf:
     """The key of :func:`add_alias` for a view made by a view op, where views are copies.
 
