@@ -211,12 +211,12 @@ def _copies_to_refresh(target: Tensor, name: str) -> list[tuple[Tensor, Any, Any
 
     For backends whose views are copies: the links of :func:`memory_links`
     (empty when nothing shares the memory). Every member must be derivable from
-    one other (an index of it, or a ``detach()``-ed alias), except the one at the
-    top; a member that is not (a reshaped or transposed view, say) could not see
-    the change, so the change is refused before anything is modified.
-    Views made by a view op (``reshape``, ``transpose``, ``diagonal``, ...) or
-    ``unstack`` are derivable; an in-place change *of* one is refused when its
-    base cannot be derived back from it (``diagonal``, ``broadcast_to``, ``real``).
+    one other live member (an index, a view op, ``unstack`` or ``detach()`` of
+    it), except the one at the top; one that is not (a view of a tensor that is
+    gone) could not see the change. And each step up from ``target`` must be
+    one whose base can be computed back from the view (not ``diagonal``,
+    ``broadcast_to``, ``real``). Otherwise the change is refused here, before
+    anything is modified.
     """
     links = memory_links(target)
     if len(links) < 2:
