@@ -15,10 +15,16 @@ from __future__ import annotations
 
 import threading
 import weakref
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, TypeVar
 
-if TYPE_CHECKING:
-    from .tensor import Tensor
+
+class Versioned(Protocol):
+    """What these functions need of a tensor (the Tensor, which imports this module)."""
+
+    _counter: list[Any] | None
+
+
+Member = TypeVar("Member", bound=Versioned)
 
 __all__ = [
     "ALIAS",
@@ -70,13 +76,13 @@ class Unstacked:
         self.index = index
 
 
-def version(tensor: Tensor) -> int:
+def version(tensor: Versioned) -> int:
     """How many in-place modifications this tensor's data has seen."""
     counter = tensor._counter
     return 0 if counter is None else counter[0]
 
 
-def shared_counter(tensor: Tensor) -> list[Any]:
+def shared_counter(tensor: Versioned) -> list[Any]:
     """The tensor's counter, made if it has none yet (to share it)."""
     counter = tensor._counter
     if counter is None:
@@ -84,7 +90,7 @@ def shared_counter(tensor: Tensor) -> list[Any]:
     return counter
 
 
-def add_alias(tensor: Tensor, alias: Tensor, key: Any = None) -> None:
+def add_alias(tensor: Versioned, alias: Versioned, key: Any = None) -> None:
     """Record that ``alias`` shares ``tensor``'s memory, and how.
 
     ``key``: the index that made ``alias`` as ``tensor[key]``, :data:`DETACHED`
@@ -120,7 +126,7 @@ def _forget_dead_aliases(counter: list[Any]) -> None:
         counter[1:seen] = [entry for entry in counter[1:seen] if entry[0]() is not None]
 
 
-def bump_version(tensor: Tensor) -> None:
+def bump_version(tensor: Versioned) -> None:
     """Count one in-place modification of the tensor's memory."""
     counter = tensor._counter
     if counter is None:
@@ -129,7 +135,7 @@ def bump_version(tensor: Tensor) -> None:
         counter[0] += 1
 
 
-def memory_family(tensor: Tensor) -> list[tuple[Tensor, Any, Any]]:
+def memory_family(tensor: Member) -> list[tuple[Member, Any, Any]]:
     """Every live tensor sharing ``tensor``'s memory (``tensor`` too), in the order made.
 
     Each as ``(member, base, key)``: ``member`` is ``base[key]``; ``base`` is
@@ -139,7 +145,7 @@ def memory_family(tensor: Tensor) -> list[tuple[Tensor, Any, Any]]:
     counter = tensor._counter
     if counter is None or len(counter) < 2:
         return []
-    found = []
+    found: list[tuple[Member, Any, Any]] = []
     seen = set()
     for member_ref, base_ref, key in counter[1:]:
         member = member_ref()
