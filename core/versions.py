@@ -160,7 +160,7 @@ def memory_family(tensor: Member) -> list[tuple[Member, Any, Any]]:
     return found
 
 
-def memory_links(tensor: Tensor) -> list[tuple[Tensor, Any, Any]]:
+def memory_links(tensor: Member) -> list[tuple[Member, Any, Any]]:
     """Every live tensor sharing ``tensor``'s memory, with what its values are made from.
 
     Each as ``(member, source, key)`` in the order made: ``member`` holds the
@@ -174,7 +174,7 @@ def memory_links(tensor: Tensor) -> list[tuple[Tensor, Any, Any]]:
     counter = tensor._counter
     if counter is None or len(counter) < 2:
         return []
-    found = []
+    found: list[tuple[Member, Any, Any]] = []
     seen = set()
     for member_ref, source_ref, key in counter[1:]:
         member = member_ref()
