@@ -107,8 +107,10 @@ def add_alias(tensor: Versioned, alias: Versioned, key: Any = None) -> None:
         counter.append((_weak(alias), None, None))
     else:
         counter.append((_weak(alias), _weak(tensor), key))
-    size = len(counter)
-    if size >= 32 and not size & (size - 1):  # at each power of two: forget the dead
+    # Forget the dead when the size reaches a power of two, or passes it by at most
+    # three: other threads may append between our append and this read.
+    quarter = len(counter) >> 2
+    if quarter >= 8 and not quarter & (quarter - 1):
         _forget_dead_aliases(counter)
 
 
