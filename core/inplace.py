@@ -15,7 +15,7 @@ pass that saved the old value raises
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from . import dtypes as _dtypes
@@ -35,7 +35,20 @@ from .tensor import Tensor, _wrap, install_methods
 from .tensor_indexing import index_key
 from .versions import ALIAS, DETACHED, Unstacked, ViewOf, memory_family, memory_links
 
-__all__ = ["apply_inplace", "change_shape", "check_out", "filled_with", "write_out"]
+__all__ = [
+    "apply_inplace",
+    "change_shape",
+    "check_out",
+    "copies_in_use",
+    "filled_with",
+    "follow_raw_writes",
+    "views_to_follow",
+    "write_out",
+]
+
+#: Whether a backend whose views are copies (JAX, Dask) has been activated in this
+#: process: code that writes raw arrays (optimizer steps) reads this once per call.
+copies_in_use = False
 
 # Backends whose arrays are immutable (e.g. JAX) refuse item assignment with one of these.
 _IMMUTABLE = (TypeError, ValueError, AttributeError, NotImplementedError, RuntimeError)
@@ -155,6 +168,31 @@ def change_shape(target: Tensor, function: Callable[..., Tensor], *args: Any, na
     target._array = result._array
     target._bump_version()
     return target
+
+
+def views_to_follow(tensors: Iterable[Tensor], name: str) -> list[tuple[Tensor, Any]]:
+    """What must follow raw writes into ``tensors`` about to be made (an optimizer step).
+
+    Where views are copies, each tensor whose memory others share (its views,
+    or one it is a view of) with the links :func:`follow_raw_writes` brings up
+    to date afterwards; a tensor whose sharers could not follow refuses the
+    change here, before anything is written (:class:`~plugrad.errors.ViewCopyError`).
+    Empty where views share memory: the writes show in every view by themselves.
+    """
+    found = []
+    for tensor in tensors:
+        counter = tensor._counter
+        if counter is not None and len(counter) > 2 and tensor._device.views_are_copies:
+            links = _copies_to_refresh(tensor, name)
+            if links:
+                found.append((tensor, links))
+    return found
+
+
+def follow_raw_writes(found: list[tuple[Tensor, Any]]) -> None:
+    """Bring the sharers listed by :func:`views_to_follow` up to date with the writes."""
+    for tensor, links in found:
+        _refresh_copies(tensor, links)
 
 
 def _check_family(target: Tensor, family: list[tuple[Tensor, Any, Any]], name: str) -> None:

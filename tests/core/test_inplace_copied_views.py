@@ -177,3 +177,80 @@ def test_a_refused_recorded_change_leaves_the_graph_as_it_was(copying) -> None:
     assert base.grad_fn is edge and real.tolist() == [1.0, 2.0, 3.0]
     (base * base).sum().backward()
     assert a.grad.tolist() == [2.0, 4.0, 6.0]
+
+
+@pytest.mark.parametrize("optimizer", ["SGD", "Adam", "Adagrad", "RMSprop"])
+def test_an_optimizer_step_reaches_the_views_of_its_parameters(device, optimizer) -> None:
+    weight = plugrad.nn.Parameter(plugrad.tensor([[1.0, 2.0], [3.0, 4.0]]))
+    row, flat, alias = weight[0], weight.reshape(4), weight.detach()
+    step = getattr(plugrad.optim, optimizer)([weight], lr=0.5)
+    for _ in range(2):
+        step.zero_grad()
+        (weight * weight).sum().backward()
+        step.step()
+        assert row.tolist() == weight[0].tolist()
+        assert flat.tolist() == weight.reshape(4).tolist()
+        assert alias.tolist() == weight.tolist()
+    assert weight.tolist() != [[1.0, 2.0], [3.0, 4.0]]
+
+
+def test_an_optimizer_step_its_views_cannot_follow_is_refused_and_changes_nothing(copying) -> None:
+    first = plugrad.nn.Parameter(plugrad.tensor([1.0, 2.0]))
+    weight = plugrad.nn.Parameter(plugrad.tensor([[1.0, 2.0], [3.0, 4.0]]))
+    column = weight.T[0]  # made from weight.T, which is gone
+    step = plugrad.optim.SGD([first, weight], lr=0.5, momentum=0.9)
+    (first.sum() + weight.sum()).backward()
+    tensors = (first, weight, column)
+    values, versions = [t.tolist() for t in tensors], [t._version for t in tensors]
+    with pytest.raises(ViewCopyError, match=r"SGD\.step\(\).*Make that view after the change"):
+        step.step()
+    _assert_nothing_changed(tensors, values, versions)
+    assert step.state == {} or all(not entry for entry in step.state.values())
+    del column, tensors
+    step.step()  # nothing else looks at the memory now
+    assert weight.tolist() == [[0.5, 1.5], [2.5, 3.5]] and first.tolist() == [0.5, 1.5]
+
+
+def test_compiled_changes_reach_views_made_before_and_after_the_capture(device) -> None:
+    weight = plugrad.nn.Parameter(plugrad.tensor([1.0, 2.0]))
+    counts = plugrad.tensor([0.0, 0.0])
+    step = plugrad.optim.SGD([weight], lr=0.1)
+
+    @plugrad.compile
+    def train() -> plugrad.Tensor:
+        step.zero_grad()
+        loss = (weight * weight).sum()
+        loss.backward()
+        step.step()
+        with plugrad.no_grad():
+            counts.add_(1)
+        return loss
+
+    first, count = weight[0:1], counts[1]
+    train()
+    train()  # captured again: the first step made the optimizer's state
+    later, later_count = weight[1:2], counts[0]  # made after the capture
+    for _ in range(2):
+        train()
+        assert first.tolist() == weight[0:1].tolist() and later.tolist() == weight[1:2].tolist()
+        assert count.item() == later_count.item() == counts[0].item()
+    assert counts.tolist() == [4.0, 4.0]
+
+
+def test_a_compiled_change_a_view_made_since_cannot_follow_is_refused(copying) -> None:
+    x = plugrad.tensor([[1.0, 2.0], [3.0, 4.0]])
+
+    @plugrad.compile
+    def scale() -> plugrad.Tensor:
+        with plugrad.no_grad():
+            x.mul_(2)
+        return x.sum()
+
+    scale()
+    column = x.T[0]  # made from x.T, which is gone
+    values, versions = [x.tolist(), column.tolist()], [x._version, column._version]
+    with pytest.raises(ViewCopyError, match=r"replay of the compiled .*scale.*Make that view after the change"):
+        scale()
+    _assert_nothing_changed((x, column), values, versions)
+    del column
+    assert scale().item() == 40.0
