@@ -82,6 +82,7 @@ class DaskBackend(Backend):
     name = "dask"
     library = "dask"
     lazy = True
+    views_share_memory = False  # a view is a new task graph over its base's
     max_graph_layers: int = 100
 
     def unavailable_reason(self) -> str | None:

@@ -71,6 +71,7 @@ class JaxBackend(Backend):
 
     name = "jax"
     library = "jax"
+    views_share_memory = False  # immutable arrays: a view is a new array
 
     def unavailable_reason(self) -> str | None:
         return missing_library("jax", install="pip install '.[jax]' from a checkout")

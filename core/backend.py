@@ -100,6 +100,12 @@ class Backend:
     #: Whether operations only build a graph that is computed later (Dask): plugrad
     #: then calls :meth:`settle` wherever graphs grow, to keep them bounded.
     lazy: bool = False
+    #: Whether a view (``x[1:3]``, ``x.reshape(...)``, ``x.detach()``) shares its base's
+    #: memory, so that an in-place change of either one shows in the other. Where views
+    #: are copies (JAX's immutable arrays, Dask's task graphs), plugrad brings the values
+    #: of a tensor's views up to date after each in-place change, and refuses the change
+    #: when a view cannot be re-derived (see ``plugrad.inplace``).
+    views_share_memory: bool = True
 
     def unavailable_reason(self) -> str | None:
         """Return ``None`` if the backend can run here, otherwise a sentence saying why not.
@@ -311,6 +317,7 @@ class Device:
         "output_types",
         "rule_xp",
         "scalar_promotions",
+        "views_are_copies",
         "xp",
     )
 
@@ -327,6 +334,8 @@ class Device:
         self.native = native
         self.name = name
         self.xp = xp
+        #: Copied from the backend: the in-place ops' one check for extra work on such devices.
+        self.views_are_copies = not getattr(backend, "views_share_memory", True)
         #: Replaced together with ``kernels`` when the op tables are rebuilt.
         self.rule_xp: Any = xp
         self._dtype_to_native = dtype_to_native

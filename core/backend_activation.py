@@ -15,6 +15,7 @@ from typing import Any
 
 from . import checking as _checking
 from . import dtypes as _dtypes
+from . import inplace as _inplace
 from . import lazy as _lazy
 from .backend import Backend, Device
 from .errors import BackendError, BackendUnavailableError, UnknownBackendError
@@ -184,6 +185,8 @@ def install_kernels(backend: Backend, devices: tuple[Device, ...]) -> None:
         # Graphs are kept bounded where they grow (plugrad.lazy); eager backends pay nothing.
         table = {name: _lazy.settling_kernel(kernel, backend) for name, kernel in table.items()}
         _lazy.in_use = True
+    if not getattr(backend, "views_share_memory", True):
+        _inplace.copies_in_use = True  # raw writes (optimizer steps) bring views up to date
     rule_xp = rule_namespace(xp, table)
     for device in devices:
         device.kernels = table

@@ -29,6 +29,7 @@ from .grad_mode import _state
 from .graph import array_spec, output_edge
 from .plugin_tables import state as _tables
 from .tensor import Tensor, _object_new, _wrap
+from .versions import Unstacked, ViewOf
 
 if TYPE_CHECKING:
     from .backend import Device
@@ -374,7 +375,7 @@ def apply_general(op: RegisteredOp, inputs: tuple[Any, ...], params: dict[str, A
     if not any(differentiable):
         results = tuple(_wrap(o, device, False, None) for o in outs)
         if op.view:
-            _share_counters(items, results)
+            _share_counters(op, items, results, params)
         return op.output_type(results)
     node = _record(op, device, items, params, outs)
     node.n_outputs = len(outs)
@@ -384,7 +385,7 @@ def apply_general(op: RegisteredOp, inputs: tuple[Any, ...], params: dict[str, A
         for i, (o, d) in enumerate(zip(outs, differentiable))
     )
     if op.view:
-        _share_counters(items, results)
+        _share_counters(op, items, results, params)
         if node._ans_counter is not None:
             node._ans_counter = tuple(result._counter for result in results)
     elif node._ans_counter is not None:
@@ -394,13 +395,24 @@ def apply_general(op: RegisteredOp, inputs: tuple[Any, ...], params: dict[str, A
     return op.output_type(results)
 
 
-def _share_counters(inputs: tuple[Any, ...], results: tuple[Tensor, ...]) -> None:
+def _share_counters(
+    op: RegisteredOp,
+    inputs: tuple[Any, ...],
+    results: tuple[Tensor, ...],
+    params: dict[str, Any] | None,
+) -> None:
     """Give each output of a view op with several outputs its input's version counter:
     the one input's (``unstack``), or that of the input in its position (``broadcast_arrays``).
     """
     if len(inputs) == 1:
+        x = inputs[0]
+        if op.name == "unstack" and x._device.views_are_copies:  # output i: x[..., i] at axis
+            axis = (params or {}).get("axis", 0) % max(x.ndim, 1)
+            for i, result in enumerate(results):
+                x._add_alias(result, Unstacked((slice(None),) * axis + (i,)))
+            return
         for result in results:
-            inputs[0]._add_alias(result)
+            x._add_alias(result)
         return
     for x, result in zip(inputs, results):
         if isinstance(x, Tensor):
@@ -635,7 +647,8 @@ def apply_view(op: RegisteredOp, x: Any, params: dict[str, Any] | None) -> Tenso
     is seen by backward passes that saved the other.
     """
     out = apply1(op, x, params)
-    x._add_alias(out)
+    # Where views are copies, how the view was made is kept, to bring its values up to date.
+    x._add_alias(out, ViewOf(op, params) if x._device.views_are_copies else None)
     return out
 
 

@@ -40,6 +40,7 @@ __all__ = [
     "StateDictError",
     "UnknownBackendError",
     "UnknownOpError",
+    "ViewCopyError",
 ]
 
 
@@ -126,6 +127,16 @@ class DeviceMismatchError(PlugradError, RuntimeError):
 
 class BackendError(PlugradError, RuntimeError):
     """Base class for problems with a backend."""
+
+
+class ViewCopyError(BackendError):
+    """An in-place change would leave a view stale, on a backend whose views are copies.
+
+    On JAX and Dask a view is a new array; plugrad brings index views
+    (``x[1:3]``) and ``detach()``-ed tensors up to date after an in-place
+    change, but cannot re-derive other views (``reshape``, ``transpose``, ...),
+    so it refuses the change before making it.
+    """
 
 
 class UnknownBackendError(BackendError, ValueError):

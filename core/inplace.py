@@ -15,7 +15,7 @@ pass that saved the old value raises
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from . import dtypes as _dtypes
@@ -27,14 +27,28 @@ from .errors import (
     DtypeError,
     InPlaceModificationError,
     ShapeError,
+    ViewCopyError,
 )
 from .grad_mode import _state
 from .node import Node
 from .tensor import Tensor, _wrap, install_methods
 from .tensor_indexing import index_key
-from .versions import DETACHED, memory_family
+from .versions import ALIAS, DETACHED, Unstacked, ViewOf, memory_family, memory_links
 
-__all__ = ["apply_inplace", "change_shape", "check_out", "filled_with", "write_out"]
+__all__ = [
+    "apply_inplace",
+    "change_shape",
+    "check_out",
+    "copies_in_use",
+    "filled_with",
+    "follow_raw_writes",
+    "views_to_follow",
+    "write_out",
+]
+
+#: Whether a backend whose views are copies (JAX, Dask) has been activated in this
+#: process: code that writes raw arrays (optimizer steps) reads this once per call.
+copies_in_use = False
 
 # Backends whose arrays are immutable (e.g. JAX) refuse item assignment with one of these.
 _IMMUTABLE = (TypeError, ValueError, AttributeError, NotImplementedError, RuntimeError)
@@ -55,6 +69,9 @@ def apply_inplace(
     same as ``function`` (``operator.isub`` for ``subtract``), used when nothing
     is recorded and the one operand keeps ``target``'s dtype and shape.
     """
+    # Where views are copies, the tensors sharing target's memory are found (or the
+    # change refused) first, and brought up to date after it.
+    copies = target._device.views_are_copies and _copies_to_refresh(target, name)
     recording = _state.enabled and (
         target._requires_grad or any(isinstance(a, Tensor) and a._requires_grad for a in args)
     )
@@ -63,6 +80,8 @@ def apply_inplace(
         and not recording
         and _apply_array_operator(target, array_operator, args[0])
     ):
+        if copies:
+            _refresh_copies(target, copies)
         target._bump_version()
         return target
     if recording:
@@ -106,6 +125,8 @@ def apply_inplace(
             target._array = target._device.backend.write(target._array, array)
         except _IMMUTABLE:  # e.g. a read-only array, or a library that did not say so
             target._array = array
+    if copies:
+        _refresh_copies(target, copies)
     target._bump_version()
     return target
 
@@ -117,8 +138,18 @@ def change_shape(target: Tensor, function: Callable[..., Tensor], *args: Any, na
     the tensor looks at, not the data: its memory and the other views of it stay
     as they were. While gradients are recorded the tensor takes the view's place
     in the graph; a leaf that requires grad changes shape only under ``no_grad``.
-    The version goes up, as in PyTorch.
+    The version goes up, as in PyTorch. Where views are copies, a tensor sharing
+    memory with others cannot change shape: how they follow each other is known
+    for the shapes they were made with.
     """
+    if target._device.views_are_copies and len(memory_links(target)) > 1:
+        raise ViewCopyError(
+            f"{name} on a tensor of shape {target.shape} that shares its memory with other "
+            f"tensors (its views, or one it is a view of): on the "
+            f"{target._device.backend.name!r} backend views are copies, brought up to date "
+            "by how they were made, which a shape change in place would falsify. Make a new "
+            f"view instead (y = x.{name.removesuffix('_()')}(...)). Nothing was changed."
+        )
     if _state.enabled and target._requires_grad:
         if target._edge is None:
             raise _changed_leaf(target, name, f"y = x.{name.removesuffix('_()')}(...)")
@@ -137,6 +168,31 @@ def change_shape(target: Tensor, function: Callable[..., Tensor], *args: Any, na
     target._array = result._array
     target._bump_version()
     return target
+
+
+def views_to_follow(tensors: Iterable[Tensor], name: str) -> list[tuple[Tensor, Any]]:
+    """What must follow raw writes into ``tensors`` about to be made (an optimizer step).
+
+    Where views are copies, each tensor whose memory others share (its views,
+    or one it is a view of) with the links :func:`follow_raw_writes` brings up
+    to date afterwards; a tensor whose sharers could not follow refuses the
+    change here, before anything is written (:class:`~plugrad.errors.ViewCopyError`).
+    Empty where views share memory: the writes show in every view by themselves.
+    """
+    found = []
+    for tensor in tensors:
+        counter = tensor._counter
+        if counter is not None and len(counter) > 2 and tensor._device.views_are_copies:
+            links = _copies_to_refresh(tensor, name)
+            if links:
+                found.append((tensor, links))
+    return found
+
+
+def follow_raw_writes(found: list[tuple[Tensor, Any]]) -> None:
+    """Bring the sharers listed by :func:`views_to_follow` up to date with the writes."""
+    for tensor, links in found:
+        _refresh_copies(tensor, links)
 
 
 def _check_family(target: Tensor, family: list[tuple[Tensor, Any, Any]], name: str) -> None:
@@ -186,6 +242,154 @@ def _relink_family(target: Tensor, family: list[tuple[Tensor, Any, Any]], name: 
         for other in stale:
             other._edge = node
             other._requires_grad = True
+
+
+def _copies_to_refresh(target: Tensor, name: str) -> list[tuple[Tensor, Any, Any]]:
+    """What sharing ``target``'s memory needs new values after an in-place change of it.
+
+    For backends whose views are copies: the links of :func:`memory_links`
+    (empty when nothing shares the memory). Every member must be derivable from
+    one other live member (an index, a view op, ``unstack`` or ``detach()`` of
+    it), except the one at the top; one that is not (a view of a tensor that is
+    gone) could not see the change. And each step up from ``target`` must be
+    one whose base can be computed back from the view (not ``diagonal``,
+    ``broadcast_to``, ``real``). Otherwise the change is refused here, before
+    anything is modified.
+    """
+    links = memory_links(target)
+    if len(links) < 2:
+        return []
+    underived = [member for member, source, _ in links if source is None]
+    if len(underived) > 1:
+        # The first made is the top of the family; a later one is a view that cannot follow.
+        view = underived[1]
+        backend = target._device.backend.name
+        raise ViewCopyError(
+            f"{name} on a tensor of shape {target.shape} cannot be shown in a view of shape "
+            f"{view.shape} that shares its memory: on the {backend!r} backend views are "
+            "copies, and plugrad brings a view up to date only while the tensor it was made "
+            "from exists (a view of a temporary, or one made by several inputs as "
+            "broadcast_arrays, cannot be). Make that view after the change, or change a "
+            "copy (x.clone()) instead. Nothing was changed."
+        )
+    made = {id(member): (source, key) for member, source, key in links}
+    member = target
+    while True:  # up: each step must be one whose base can be written back
+        source, key = made[id(member)]
+        if source is None:
+            return links
+        if type(key) is ViewOf and key.op.name not in _VIEW_INVERSES:
+            raise ViewCopyError(
+                f"{name} on a view of shape {member.shape} made by {key.op.name}() cannot be "
+                f"shown in the tensor of shape {source.shape} it views: on the "
+                f"{target._device.backend.name!r} backend views are copies, and the values "
+                f"of a {key.op.name}() view cannot be written back into its base. Make the "
+                "change on the base, or on a copy (v = v.clone()), instead. Nothing was "
+                "changed."
+            )
+        member = source
+
+
+def _refresh_copies(target: Tensor, links: list[tuple[Tensor, Any, Any]]) -> None:
+    """Give every tensor in ``links`` the values it would hold if it shared ``target``'s memory.
+
+    ``target`` has just been changed in place. Up the chain of tensors it was
+    derived from, each becomes itself with the changed one written at its key;
+    then each tensor derived from an updated one becomes its key of it again.
+    Values only: graph history is :func:`_relink_family`'s work.
+    """
+    made = {id(member): (source, key) for member, source, key in links}
+    updated = {id(target)}
+    previous = _state.enabled
+    _state.enabled = False
+    try:
+        member = target
+        while True:  # up: what target was derived from
+            source, key = made.get(id(member), (None, None))
+            if source is None or id(source) in updated or id(source) not in made:
+                break
+            _write(source, _written_back(source, member, key))
+            updated.add(id(source))
+            member = source
+        for member, source, key in links:  # down: in the order made, sources come first
+            if id(member) not in updated and source is not None and id(source) in updated:
+                _write(member, _derived(member, source, key))
+                updated.add(id(member))
+    finally:
+        _state.enabled = previous
+
+
+def _written_back(source: Tensor, member: Tensor, key: Any) -> Any:
+    """``source``'s values with those of ``member``, derived from it by ``key``, written in."""
+    if key is DETACHED or key is ALIAS:
+        return member._array
+    if type(key) is ViewOf:
+        return _VIEW_INVERSES[key.op.name](
+            source._device.xp, member._array, source._array, **(key.params or {})
+        )
+    if type(key) is Unstacked:
+        key = key.index
+    stand_in = _wrap(source._array, source._device, False, None)
+    changed = _wrap(member._array, member._device, False, None)
+    if None in key:  # new axes hold no elements of the base: write without them
+        key = tuple(k for k in key if k is not None)
+        changed = _ops.reshape(changed, _ops.getitem(stand_in, key=key).shape)
+    return _ops.setitem(stand_in, changed, key=key)._array
+
+
+def _derived(member: Tensor, source: Tensor, key: Any) -> Any:
+    """The values ``member`` holds as the view ``key`` of ``source``."""
+    if key is DETACHED or key is ALIAS:
+        return source._array
+    if type(key) is ViewOf:  # the kernel that made the view, as the view op called it
+        kernel, params = source._device.kernels[key.op.name], key.params
+        return kernel(source._array, **params) if params else kernel(source._array)
+    if type(key) is Unstacked:
+        key = key.index
+    stand_in = _wrap(source._array, source._device, False, None)
+    return _ops.getitem(stand_in, key=key)._array
+
+
+def _same_order(xp: Any, view: Any, base: Any, **params: Any) -> Any:
+    return xp.reshape(view, base.shape)
+
+
+def _unpermuted(xp: Any, view: Any, base: Any, *, axes: tuple[int, ...]) -> Any:
+    order = [axis % view.ndim for axis in axes]
+    return xp.permute_dims(view, tuple(order.index(i) for i in range(view.ndim)))
+
+
+def _unflipped(xp: Any, view: Any, base: Any, *, axis: Any = None) -> Any:
+    return xp.flip(view, axis=axis)
+
+
+def _moved_back(xp: Any, view: Any, base: Any, *, source: Any, destination: Any) -> Any:
+    return xp.moveaxis(view, destination, source)
+
+
+def _untransposed(xp: Any, view: Any, base: Any) -> Any:
+    return xp.matrix_transpose(view)
+
+
+#: View op -> how its base's values follow from the view's: (xp, view, base, **params).
+#: A view op missing here (diagonal, broadcast_to, real, ...) cannot be written back.
+_VIEW_INVERSES: dict[str, Callable[..., Any]] = {
+    "reshape": _same_order,
+    "expand_dims": _same_order,
+    "squeeze": _same_order,
+    "permute_dims": _unpermuted,
+    "flip": _unflipped,
+    "matrix_transpose": _untransposed,
+    "moveaxis": _moved_back,
+}
+
+
+def _write(tensor: Tensor, values: Any) -> None:
+    """Make ``tensor`` hold ``values`` through its backend's write hook."""
+    try:
+        tensor._array = tensor._device.backend.write(tensor._array, values)
+    except _IMMUTABLE:  # e.g. a read-only array, or a library that did not say so
+        tensor._array = values
 
 
 def _rebase(tensor: Tensor, value: Tensor) -> None:
@@ -358,10 +562,10 @@ def write_out(op: str, out: Tensor, result: Tensor) -> Tensor:
                 f"{out.dtype.name} cannot hold; give an out tensor of dtype {result.dtype.name}"
             )
         result = _ops.astype(result, out.dtype)
-    try:
-        out._array = out._device.backend.write(out._array, result._array)
-    except _IMMUTABLE:  # e.g. a read-only array, or a library that did not say so
-        out._array = result._array
+    copies = out._device.views_are_copies and _copies_to_refresh(out, f"{op}(out=...)")
+    _write(out, result._array)
+    if copies:
+        _refresh_copies(out, copies)
     out._bump_version()
     return out
 

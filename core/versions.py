@@ -3,9 +3,11 @@
 A tensor's ``_counter`` is ``None`` until the tensor is modified in place or a
 view of it is taken; then a list shared with its views (and ``detach()``-ed
 copies): the version, then ``(member, base, key)`` for each tensor sharing the
-memory (``member`` and ``base`` weak references, ``base`` only for an index),
-so that an in-place op recorded on one of them can bring the others' graph
-history up to date (see :mod:`plugrad.inplace`). The functions here are the
+memory (``member`` and ``base`` weak references; ``base`` is the tensor
+``member`` was made from, ``None`` for the first tensor and for views whose
+``key`` says nothing), so that an in-place op recorded on one of them can bring
+the others' graph history up to date, and on backends whose views are copies
+their values too (see :mod:`plugrad.inplace`). The functions here are the
 Tensor's methods of the same names (``_bump_version``, ``_add_alias``, ...).
 """
 
@@ -24,12 +26,54 @@ class Versioned(Protocol):
 
 Member = TypeVar("Member", bound=Versioned)
 
-__all__ = ["DETACHED", "add_alias", "bump_version", "memory_family", "shared_counter", "version"]
+__all__ = [
+    "ALIAS",
+    "DETACHED",
+    "Unstacked",
+    "ViewOf",
+    "add_alias",
+    "bump_version",
+    "memory_family",
+    "memory_links",
+    "shared_counter",
+    "version",
+]
 
 _weak = weakref.ref
 
 #: The key of :func:`add_alias` for a ``detach()``-ed alias.
 DETACHED = object()
+#: The key of :func:`add_alias` for an alias holding all of the tensor's values with a
+#: graph history of its own (``nn.Parameter(x)``): to autograd, like any other view.
+ALIAS = object()
+
+
+class ViewOf:
+    """The key of :func:`add_alias` for a view made by a view op, where views are copies.
+
+    ``op`` applied to the tensor with ``params`` made the view: what brings its
+    values up to date after the tensor changed. Autograd treats it like any
+    other view. Only recorded on backends whose views are copies.
+    """
+
+    __slots__ = ("op", "params")
+
+    def __init__(self, op: Any, params: dict[str, Any] | None) -> None:
+        self.op = op
+        self.params = params
+
+
+class Unstacked:
+    """The key of :func:`add_alias` for one output of ``unstack``: ``tensor[index]``.
+
+    Autograd treats it like any other view (not as an index); where views are
+    copies its values are re-derived as that index. Only recorded there.
+    """
+
+    __slots__ = ("index",)
+
+    def __init__(self, index: tuple[Any, ...]) -> None:
+        self.index = index
 
 
 def version(tensor: Versioned) -> int:
@@ -50,7 +94,8 @@ def add_alias(tensor: Versioned, alias: Versioned, key: Any = None) -> None:
     """Record that ``alias`` shares ``tensor``'s memory, and how.
 
     ``key``: the index that made ``alias`` as ``tensor[key]``, :data:`DETACHED`
-    for ``detach()``, ``None`` for any other view. The two share the counter.
+    for ``detach()``, :data:`ALIAS` for the same values under another history,
+    ``None`` for any other view. The two share the counter.
     """
     counter = tensor._counter
     if counter is None:
@@ -58,12 +103,14 @@ def add_alias(tensor: Versioned, alias: Versioned, key: Any = None) -> None:
     elif len(counter) == 1:
         counter.append((_weak(tensor), None, None))
     alias._counter = counter
-    if key is None or key is DETACHED:
-        counter.append((_weak(alias), None, key))
+    if key is None:
+        counter.append((_weak(alias), None, None))
     else:
         counter.append((_weak(alias), _weak(tensor), key))
-    size = len(counter)
-    if size >= 32 and not size & (size - 1):  # at each power of two: forget the dead
+    # Forget the dead when the size reaches a power of two, or passes it by at most
+    # three: other threads may append between our append and this read.
+    quarter = len(counter) >> 2
+    if quarter >= 8 and not quarter & (quarter - 1):
         _forget_dead_aliases(counter)
 
 
@@ -106,6 +153,34 @@ def memory_family(tensor: Member) -> list[tuple[Member, Any, Any]]:
         member = member_ref()
         if member is not None and id(member) not in seen:
             seen.add(id(member))
-            base = DETACHED if key is DETACHED else None if base_ref is None else base_ref()
-            found.append((member, base, key))
+            if key is DETACHED:
+                found.append((member, DETACHED, key))
+            elif key is ALIAS or type(key) is ViewOf or type(key) is Unstacked:
+                found.append((member, None, None))
+            else:
+                found.append((member, None if base_ref is None else base_ref(), key))
+    return found
+
+
+def memory_links(tensor: Member) -> list[tuple[Member, Any, Any]]:
+    """Every live tensor sharing ``tensor``'s memory, with what its values are made from.
+
+    Each as ``(member, source, key)`` in the order made: ``member`` holds the
+    values ``source[key]`` (an index), or all of ``source``'s values (``key``
+    :data:`DETACHED` or :data:`ALIAS`), or the view :class:`ViewOf` or
+    :class:`Unstacked` says; ``source`` is ``None`` when they cannot
+    be derived from another member (the first tensor, other views such as a
+    reshape, or a source that is gone). Used where views are copies, to bring
+    every member's values up to date after an in-place change of one of them.
+    """
+    counter = tensor._counter
+    if counter is None or len(counter) < 2:
+        return []
+    found: list[tuple[Member, Any, Any]] = []
+    seen = set()
+    for member_ref, source_ref, key in counter[1:]:
+        member = member_ref()
+        if member is not None and id(member) not in seen:
+            seen.add(id(member))
+            found.append((member, None if source_ref is None else source_ref(), key))
     return found

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import checking as _checking
+from .. import inplace as _inplace
 from .. import lazy as _lazy
 from .. import registry as _registry
 from ..errors import CompileError, CompileWarning, GraphBreakError
@@ -170,6 +171,8 @@ class CompiledFunction:
             checks_arguments = False
         if self.device_graph:
             replay = self._graphed(plan, replay, tracer.host_calls, leaves)
+        if _inplace.copies_in_use:
+            replay = _following(replay, plan, leaves, self._name())
         if _lazy.in_use:
             replay = _settling(replay, plan, leaves)
         entry.plans.append((replay, tuple(plan.free), source, plan, checks_arguments))
@@ -291,6 +294,37 @@ def _settling(replay: Callable[..., Any], plan: Any, leaves: list[Tensor]) -> Ca
         return result
 
     return settled
+
+
+def _following(
+    replay: Callable[..., Any], plan: Any, leaves: list[Tensor], name: str
+) -> Callable[..., Any]:
+    """``replay`` bringing up to date the views of what it changes where views are copies.
+
+    The plan writes the arrays of the tensors it changes in place (a parameter
+    update, ``x.add_(1)`` under ``no_grad``); where views share memory, every
+    view sees the change. Where they are copies (JAX, Dask), views that existed
+    at capture are brought up to date by the plan itself, but views made since
+    are not: this finds them before each replay (or refuses it, changing
+    nothing, where one could not follow) and brings them up to date after it.
+    """
+    if not any(t._device.views_are_copies for t in (*leaves, *plan.free)):
+        return replay
+    written = graphs.tensors_changed_in_place(plan)
+    if not written:
+        return replay
+    what = f"a replay of the compiled {name}"
+
+    def following(L: Any, F: Any) -> Any:
+        found = _inplace.views_to_follow(
+            [(L if which == "L" else F)[index] for which, index in written], what
+        )
+        result = replay(L, F)
+        if found and result is not codegen.MISS:
+            _inplace.follow_raw_writes(found)
+        return result
+
+    return following
 
 
 def _tensors_in(value: Any) -> list[Tensor]:

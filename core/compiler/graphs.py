@@ -30,11 +30,22 @@ from ..tensor import Tensor, _wrap
 from . import codegen, passes
 from .plan import Plan, Ref
 
-__all__ = ["graphed", "why_not_graphed"]
+__all__ = ["graphed", "tensors_changed_in_place", "why_not_graphed"]
 
 _FREE_ARRAY_READ = re.compile(r"^F\[(\d+)\]\._array$")
 _BUMP = re.compile(r"^([FL])\[(\d+)\]\._bump_version\(\)$")
 _GRAD_WRITE = re.compile(r"^([FL])\[(\d+)\]\._grad = ")
+
+
+def tensors_changed_in_place(plan: Plan) -> list[tuple[str, int]]:
+    """Where the plan's tensors whose version it bumps are: ``("L" or "F", index)``, once each."""
+    found: dict[tuple[str, int], None] = {}
+    for step in plan.steps:
+        if step.kind == "text" and type(step.target) is str:
+            match = _BUMP.match(step.target)
+            if match:
+                found[match.group(1), int(match.group(2))] = None
+    return list(found)
 
 
 def why_not_graphed(plan: Plan, host_calls: int) -> str | None:

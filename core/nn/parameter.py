@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..creation import empty
 from ..tensor import Tensor
+from ..versions import ALIAS
 
 __all__ = ["Parameter"]
 
@@ -54,7 +55,7 @@ class Parameter(Tensor):
         parameter._grad = None
         parameter._hooks = None
         # Shares the memory, so it shares the version counter.
-        data._add_alias(parameter)
+        data._add_alias(parameter, ALIAS)
         parameter.requires_grad = requires_grad
         return parameter
 

@@ -17,6 +17,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from .. import inplace as _inplace
 from .. import lazy as _lazy
 from ..errors import DtypeError
 from ..grad_mode import enable_grad
@@ -250,6 +251,12 @@ class Optimizer:
         if closure is not None:
             with enable_grad():
                 loss = closure()
+        # Where views are copies (JAX, Dask), the views of parameters are found (or the
+        # step refused) before any update, and brought up to date after it.
+        followers = _inplace.copies_in_use and _inplace.views_to_follow(
+            (p for group in self.param_groups for p in group["params"] if p._grad is not None),
+            f"{type(self).__name__}.step()",
+        )
         if type(self)._step_group is Optimizer._step_group:
             for group, numbers in zip(self.param_groups, self._advance()):
                 self._update_group(group, numbers)
@@ -257,6 +264,8 @@ class Optimizer:
             for group in self.param_groups:
                 self._step_group(group)
             self._step_count += 1
+        if followers:
+            _inplace.follow_raw_writes(followers)
         if _lazy.in_use:
             self._settle()
         return loss

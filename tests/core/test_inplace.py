@@ -542,4 +542,7 @@ def test_views_made_in_threads_are_all_listed_while_the_dead_are_forgotten() -> 
     listed = {id(entry[0]()) for entry in y._counter[1:]}
     missing = [view for mine in kept for view in mine if id(view) not in listed]
     assert not missing, f"{len(missing)} live views lost from the shared version counter"
-    assert len(y._counter) < 4 * 2 * len(kept[0])
+    live = sum(len(mine) for mine in kept)
+    # Pruned near each power of two: about the live count, twice that if threads
+    # switching at the wrong moments let one prune pass; never the 12,000 made.
+    assert len(y._counter) < 4 * live

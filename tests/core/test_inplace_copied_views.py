@@ -1,0 +1,256 @@
+"""In-place changes on backends whose views are copies (JAX, Dask) show as on NumPy, or are refused.
+
+Each case runs on NumPy (shared memory: the reference) and on every installed
+backend whose views are copies; there plugrad brings the values of the tensors
+sharing memory up to date, or refuses the change before making it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Iterator
+
+import pytest
+
+import plugrad
+from plugrad.errors import ViewCopyError
+
+_COPYING = [
+    pytest.param(
+        name,
+        marks=pytest.mark.skipif(
+            importlib.util.find_spec(library) is None,
+            reason=f"the {name} backend needs {library} (the {name} extra)",
+        ),
+    )
+    for name, library in (("jax", "jax"), ("dask", "dask"))
+]
+
+
+@pytest.fixture(params=["numpy", *_COPYING])
+def device(request: pytest.FixtureRequest) -> Iterator[plugrad.backend.Device]:
+    with plugrad.use_backend(request.param) as device:
+        yield device
+
+
+@pytest.fixture(params=_COPYING)
+def copying(request: pytest.FixtureRequest) -> Iterator[plugrad.backend.Device]:
+    with plugrad.use_backend(request.param) as device:
+        yield device
+
+
+def test_the_backends_say_whether_views_share_memory(device) -> None:
+    assert device.backend.views_share_memory is (device.backend.name == "numpy")
+    assert device.views_are_copies is not device.backend.views_share_memory
+
+
+def test_a_change_through_an_index_view_reaches_its_base(device) -> None:
+    x = plugrad.tensor([1.0, 2.0, 3.0, 4.0])
+    v = x[1:3]
+    v.mul_(10)
+    assert x.tolist() == [1.0, 20.0, 30.0, 4.0] and v.tolist() == [20.0, 30.0]
+
+
+def test_a_change_of_a_base_reaches_its_index_views(device) -> None:
+    y = plugrad.tensor([1.0, 2.0, 3.0, 4.0])
+    w = y[1:3]
+    y.add_(1)
+    assert w.tolist() == [3.0, 4.0]
+    y += 1  # the raw arrays' own operator
+    assert w.tolist() == [4.0, 5.0]
+    y[0] = 7.0
+    y.copy_(y * 2)
+    assert w.tolist() == [8.0, 10.0]
+    y.zero_()
+    assert w.tolist() == [0.0, 0.0]
+    y.fill_(3.0)
+    assert w.tolist() == [3.0, 3.0]
+
+
+def test_out_writes_reach_the_views_of_out(device) -> None:
+    out = plugrad.zeros(4)
+    row = out[2:]
+    plugrad.add(plugrad.ones(4), plugrad.ones(4), out=out)
+    assert row.tolist() == [2.0, 2.0]
+
+
+def test_views_made_by_view_ops_follow_both_ways(device) -> None:
+    x = plugrad.arange(24.0).reshape(2, 3, 4)
+    moved = x.movedim((0, 2), (2, 0))
+    transposed = x.transpose(0, 2)
+    flipped = x.flip(1)
+    row = x[1]
+    row_t = row.T
+    columns = plugrad.unstack(x, axis=1)
+    diagonal = plugrad.linalg.diagonal(x)
+    moved.mul_(2)
+    for view, again in (
+        (transposed, x.transpose(0, 2)),
+        (flipped, x.flip(1)),
+        (row_t, x[1].T),
+        (columns[2], x[:, 2]),
+        (diagonal, plugrad.linalg.diagonal(x)),
+    ):
+        assert view.tolist() == again.tolist()
+    row_t.zero_()
+    columns[0].fill_(-1.0)
+    assert x.sum().item() == 112.0
+    assert [t.sum().item() for t in (transposed, moved, flipped, row)] == [112.0] * 3 + [-4.0]
+
+
+def test_a_detached_alias_follows_and_is_followed(device) -> None:
+    x = plugrad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x * 1
+    d = y.detach()
+    part = d[1:]
+    with plugrad.no_grad():
+        y.mul_(2)
+    assert d.tolist() == [2.0, 4.0, 6.0] and part.tolist() == [4.0, 6.0]
+    part.add_(1)
+    assert y.tolist() == [2.0, 5.0, 7.0] and d.tolist() == [2.0, 5.0, 7.0]
+    assert not d.requires_grad and d.grad_fn is None
+
+
+def test_a_parameter_and_the_tensor_it_was_made_from_follow_each_other(device) -> None:
+    data = plugrad.tensor([1.0, 2.0])
+    weight = plugrad.nn.Parameter(data)
+    with plugrad.no_grad():
+        weight -= 0.5
+    assert data.tolist() == [0.5, 1.5]
+
+
+def test_gradients_through_a_changed_index_view_are_numpys(device) -> None:
+    a = plugrad.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    b = plugrad.tensor([5.0, 6.0], requires_grad=True)
+    base = a * 1
+    v = base[1:3]
+    v.mul_(b)
+    (base * base).sum().backward()
+    assert base.tolist() == [1.0, 10.0, 18.0, 4.0]
+    assert a.grad.tolist() == [2.0, 100.0, 216.0, 8.0]
+    assert b.grad.tolist() == [40.0, 108.0]
+
+
+def _assert_nothing_changed(tensors, values, versions) -> None:
+    assert [t.tolist() for t in tensors] == values
+    assert [t._version for t in tensors] == versions
+
+
+def test_a_change_a_view_cannot_follow_is_refused_and_changes_nothing(copying) -> None:
+    x = plugrad.tensor([1.0, 2.0, 3.0, 4.0])
+    row = x[1:3]
+    wide = plugrad.broadcast_to(x, (2, 4))  # cannot be written back, can follow
+    tensors = (x, row, wide)
+    values, versions = [t.tolist() for t in tensors], [t._version for t in tensors]
+    with pytest.raises(ViewCopyError, match=r"shape \(2, 4\).*views are copies.*clone\(\)"):
+        wide.add_(1)
+    _assert_nothing_changed(tensors, values, versions)
+    x.add_(1)  # the base, and every view, can follow
+    assert wide.tolist() == [[2.0, 3.0, 4.0, 5.0]] * 2 and row.tolist() == [3.0, 4.0]
+
+
+def test_a_view_of_a_temporary_cannot_follow_and_the_change_is_refused(copying) -> None:
+    x = plugrad.tensor([[1.0, 2.0], [3.0, 4.0]])
+    column = x.T[0]  # made from x.T, which is gone
+    tensors = (x, column)
+    values, versions = [t.tolist() for t in tensors], [t._version for t in tensors]
+    for target, method, args in ((x, "mul_", (2,)), (column, "zero_", ()), (x, "__iadd__", (1.0,))):
+        with pytest.raises(ViewCopyError, match=r"shape \(2,\).*Make that view after the change"):
+            getattr(target, method)(*args)
+        _assert_nothing_changed(tensors, values, versions)
+    with pytest.raises(ViewCopyError, match=r"unsqueeze_\(\).*shape \(2, 2\)"):
+        x.unsqueeze_(0)
+    _assert_nothing_changed(tensors, values, versions)
+    assert x.shape == (2, 2)
+    del column, tensors, target
+    x.mul_(2)  # nothing else looks at the memory now
+    assert x.tolist() == [[2.0, 4.0], [6.0, 8.0]]
+
+
+def test_a_refused_recorded_change_leaves_the_graph_as_it_was(copying) -> None:
+    a = plugrad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    base = a * 1
+    real = plugrad.real(base)
+    edge = base.grad_fn
+    with pytest.raises(ViewCopyError, match=r"real\(\)"):
+        real.mul_(2)
+    assert base.grad_fn is edge and real.tolist() == [1.0, 2.0, 3.0]
+    (base * base).sum().backward()
+    assert a.grad.tolist() == [2.0, 4.0, 6.0]
+
+
+@pytest.mark.parametrize("optimizer", ["SGD", "Adam", "Adagrad", "RMSprop"])
+def test_an_optimizer_step_reaches_the_views_of_its_parameters(device, optimizer) -> None:
+    weight = plugrad.nn.Parameter(plugrad.tensor([[1.0, 2.0], [3.0, 4.0]]))
+    row, flat, alias = weight[0], weight.reshape(4), weight.detach()
+    step = getattr(plugrad.optim, optimizer)([weight], lr=0.5)
+    for _ in range(2):
+        step.zero_grad()
+        (weight * weight).sum().backward()
+        step.step()
+        assert row.tolist() == weight[0].tolist()
+        assert flat.tolist() == weight.reshape(4).tolist()
+        assert alias.tolist() == weight.tolist()
+    assert weight.tolist() != [[1.0, 2.0], [3.0, 4.0]]
+
+
+def test_an_optimizer_step_its_views_cannot_follow_is_refused_and_changes_nothing(copying) -> None:
+    first = plugrad.nn.Parameter(plugrad.tensor([1.0, 2.0]))
+    weight = plugrad.nn.Parameter(plugrad.tensor([[1.0, 2.0], [3.0, 4.0]]))
+    column = weight.T[0]  # made from weight.T, which is gone
+    step = plugrad.optim.SGD([first, weight], lr=0.5, momentum=0.9)
+    (first.sum() + weight.sum()).backward()
+    tensors = (first, weight, column)
+    values, versions = [t.tolist() for t in tensors], [t._version for t in tensors]
+    with pytest.raises(ViewCopyError, match=r"SGD\.step\(\).*Make that view after the change"):
+        step.step()
+    _assert_nothing_changed(tensors, values, versions)
+    assert step.state == {} or all(not entry for entry in step.state.values())
+    del column, tensors
+    step.step()  # nothing else looks at the memory now
+    assert weight.tolist() == [[0.5, 1.5], [2.5, 3.5]] and first.tolist() == [0.5, 1.5]
+
+
+def test_compiled_changes_reach_views_made_before_and_after_the_capture(device) -> None:
+    weight = plugrad.nn.Parameter(plugrad.tensor([1.0, 2.0]))
+    counts = plugrad.tensor([0.0, 0.0])
+    step = plugrad.optim.SGD([weight], lr=0.1)
+
+    @plugrad.compile
+    def train() -> plugrad.Tensor:
+        step.zero_grad()
+        loss = (weight * weight).sum()
+        loss.backward()
+        step.step()
+        with plugrad.no_grad():
+            counts.add_(1)
+        return loss
+
+    first, count = weight[0:1], counts[1]
+    train()
+    train()  # captured again: the first step made the optimizer's state
+    later, later_count = weight[1:2], counts[0]  # made after the capture
+    for _ in range(2):
+        train()
+        assert first.tolist() == weight[0:1].tolist() and later.tolist() == weight[1:2].tolist()
+        assert count.item() == later_count.item() == counts[0].item()
+    assert counts.tolist() == [4.0, 4.0]
+
+
+def test_a_compiled_change_a_view_made_since_cannot_follow_is_refused(copying) -> None:
+    x = plugrad.tensor([[1.0, 2.0], [3.0, 4.0]])
+
+    @plugrad.compile
+    def scale() -> plugrad.Tensor:
+        with plugrad.no_grad():
+            x.mul_(2)
+        return x.sum()
+
+    scale()
+    column = x.T[0]  # made from x.T, which is gone
+    values, versions = [x.tolist(), column.tolist()], [x._version, column._version]
+    with pytest.raises(ViewCopyError, match=r"replay of the compiled .*scale.*Make that view after the change"):
+        scale()
+    _assert_nothing_changed((x, column), values, versions)
+    del column
+    assert scale().item() == 40.0
