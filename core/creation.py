@@ -298,12 +298,12 @@ def asarray(obj: Any, /, *, copy: bool | None = None, **options: Unpack[Creation
 
     Examples
     --------
-    >>> import numpy as np
     >>> import plugrad
-    >>> a = np.array([1.0, 2.0])
-    >>> t = plugrad.asarray(a)
-    >>> t.dtype
-    plugrad.float64
+    >>> t = plugrad.asarray([1.0, 2.0])
+    >>> t
+    tensor([1., 2.])
+    >>> plugrad.asarray(t) is t  # nothing to convert
+    True
     """
     dtype, device, backend, requires_grad = creation_options("asarray", options)
     if isinstance(obj, Tensor):

@@ -186,15 +186,15 @@ class inference_mode:
     --------
     >>> import plugrad
     >>> w = plugrad.tensor([1.0, 2.0], requires_grad=True)
-    >>> with plugrad.inference_mode():
-    ...     v = w * 2
-    >>> v.requires_grad
-    False
     >>> @plugrad.inference_mode
     ... def predict(w):
     ...     return w * 3
-    >>> predict(w).requires_grad
+    >>> v = predict(w)
+    >>> v.requires_grad
     False
+    >>> (v * w).sum().backward()  # an ordinary tensor: later autograd may use it
+    >>> w.grad
+    tensor([3., 6.])
     """
 
     __slots__ = ("_on", "_previous")

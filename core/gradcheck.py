@@ -235,7 +235,8 @@ def gradgradcheck(
     --------
     >>> import plugrad
     >>> x = plugrad.tensor([0.5, 1.5], dtype=plugrad.float64, requires_grad=True)
-    >>> plugrad.autograd.gradgradcheck(lambda t: plugrad.exp(t) * t, (x,))
+    >>> v = plugrad.tensor([1.0, -2.0], dtype=plugrad.float64)
+    >>> plugrad.autograd.gradgradcheck(lambda t: t * t * t, (x,), grad_outputs=(v,))
     True
     """
     from .random import Generator, randn

@@ -27,24 +27,25 @@ class Broken(Backend):
         raise OSError("driver exploded")
 
 
-class NotYetUsed(Backend):
+class Listed(Backend):
+    """A backend whose library imports: listing it reads its devices."""
+
+    def namespace(self):
+        return types.SimpleNamespace()
+
+
+class NotYetUsed(Listed):
     name = "lazy_inv"
 
     def devices(self):
         return ("gpu0", "gpu1")
 
-    def namespace(self):
-        return types.SimpleNamespace()
-
     def kernels(self):
         raise AssertionError("listing must not build a backend's kernel table")
 
 
-class NoDevices(Backend):
+class NoDevices(Listed):
     name = "nodevices_inv"
-
-    def namespace(self):
-        return types.SimpleNamespace()
 
     def devices(self):
         raise RuntimeError("no device found")
@@ -58,12 +59,9 @@ class BrokenLibrary(Backend):
         raise ImportError("libbroken.so: cannot open shared object file")
 
 
-class EmptyDevices(Backend):
+class EmptyDevices(Listed):
     name = "nodevice_list_inv"
     library = "emptylib"
-
-    def namespace(self):
-        return types.SimpleNamespace()
 
     def devices(self):
         return ()
