@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import statistics
 import time
@@ -179,6 +180,28 @@ def tracked_ratio(method: str, floor: str, doc: str = "") -> Callable[..., float
     track.__doc__ = doc or f"``{method}`` time / ``{floor}`` time, measured in one process."
     track.unit = "ratio"  # type: ignore[attr-defined]
     return track
+
+
+def check_each(make: Callable[..., Any], params: list[Any]) -> int:
+    """Check the workload ``make(*combination)`` of every combination of asv ``params`` once.
+
+    As a class's ``setup_cache``: asv runs it once per class, where a check in
+    ``setup`` would run before each of its benchmarks (in ``--quick`` runs, most
+    of their time). A backend that cannot run here is left out, as its
+    benchmarks are (skipped in ``setup``). Returns how many were checked (asv
+    passes it to ``setup``, which has no use for it).
+    """
+    combinations = itertools.product(*params) if isinstance(params[0], list) else params
+    checked = 0
+    for combination in combinations:
+        arguments = combination if isinstance(combination, tuple) else (combination,)
+        try:
+            work = make(*arguments)
+        except NotImplementedError:
+            continue
+        work.check()
+        checked += 1
+    return checked
 
 
 class _ForwardBackward:

@@ -747,6 +747,17 @@ class MLPStep(Workload):
                 p -= LEARNING_RATE * p.grad
         return loss
 
+    def warm_up(self) -> None:
+        """Capture the compiled steps and replay them once, so that timings are of replays.
+
+        Notes why :func:`plugrad.compile` cannot run here instead, if it cannot
+        (what :meth:`check` also does).
+        """
+        with self.compiled_checks():
+            for _ in range(2):  # capture, then replay
+                self.plugrad_compiled_step()
+                self.plugrad_compiled_module_step()
+
     def check(self) -> None:
         """One step from the same starting parameters must give the same loss and update."""
         params, _, _ = self.host
