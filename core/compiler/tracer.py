@@ -155,7 +155,8 @@ def _as_step_arg(value: Any) -> Any:
 
 def _metadata(name: str) -> property:
     """A property of :class:`TracedArray`: the real array's ``name``, not recorded."""
-    return property(lambda self: getattr(self._real, name), doc=f"The real array's ``{name}``.")
+    # attrgetter reads it without a Python frame: the engine and kernels ask often.
+    return property(operator.attrgetter(f"_real.{name}"), doc=f"The real array's ``{name}``.")
 
 
 class TracedArray:
@@ -945,7 +946,10 @@ class Tracer:
                 and type(target) is str
                 and target.partition(".")[0] in (self.namespaces)
             )
-        return all(name in folded for name in names)
+        for name in names:  # asked at every step: a loop, without a generator
+            if name not in folded:
+                return False
+        return True
 
     def traced_constant(self, real: Any) -> TracedArray:
         """An array that came from outside the namespace (host data): a constant of the plan."""
@@ -1211,11 +1215,7 @@ class Tracer:
                 "any_outside",
                 _replayed_range_check(_functional.__dict__["any_outside"]),
             ),
-            (
-                _graph,
-                "backend_array_types",
-                lambda backend: (*backend.array_types(), TracedArray),
-            ),
+            (_graph, "backend_array_types", _with_traced_arrays()),
             (
                 _engine,
                 "_watched_leaf_edges",
@@ -1280,6 +1280,22 @@ class Tracer:
         for owner, name, original in reversed(self._saved):
             setattr(owner, name, original)
         self._saved.clear()
+
+
+def _with_traced_arrays() -> Callable[[Any], tuple[type, ...]]:
+    """``graph.backend_array_types`` during a capture: each backend's types and TracedArray.
+
+    Asked for every gradient a rule returns; answered once per backend and capture.
+    """
+    known: dict[int, tuple[type, ...]] = {}
+
+    def backend_array_types(backend: Any) -> tuple[type, ...]:
+        types_ = known.get(id(backend))
+        if types_ is None:
+            types_ = known[id(backend)] = (*backend.array_types(), TracedArray)
+        return types_
+
+    return backend_array_types
 
 
 #: Ops whose output shape depends on the values of their inputs.
