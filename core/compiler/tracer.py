@@ -868,12 +868,18 @@ class Tracer:
         """Append a step; return the TracedArray(s) standing for ``result``."""
         if kind == "method":
             target = name
-        step_args = _as_step_arg(tuple(args))
+        step_args = _as_step_arg(args if type(args) is tuple else tuple(args))
         step_kwargs = _as_step_arg(dict(kwargs)) if kwargs else {}
         if result is None:
             self.steps.append(Step(kind, None, target, step_args, step_kwargs, effect=effect))
             return None
-        dynamic = _has_dynamic_shape(kind, target, args, kwargs)
+        # Asked at every step; most are calls of a function already known to keep shapes.
+        if kind == "call":
+            dynamic = not (type(target) is str and target in _STATIC_CALLS) and (
+                _has_dynamic_shape(kind, target, args, kwargs)
+            )
+        else:
+            dynamic = kind == "getitem" and _has_dynamic_shape(kind, target, args, kwargs)
         if isinstance(result, (tuple, list)):
             out = self.new_name()
             self.steps.append(Step(kind, out, target, step_args, step_kwargs, effect=effect))
@@ -891,7 +897,8 @@ class Tracer:
         if not _is_array(result):
             self.graph_break(f"{target}() returned a Python value computed from traced arrays")
             return result
-        out = self.new_name()
+        out = f"v{self._counter}"  # self.new_name(), without the call
+        self._counter += 1
         step = Step(kind, out, target, step_args, step_kwargs, effect=effect)
         self.steps.append(step)
         self.meta[out] = (tuple(result.shape), result.dtype)
@@ -1319,6 +1326,8 @@ def _has_dynamic_shape(
         name = called
         if name in _DYNAMIC_SHAPE:
             return True
+        if name != "getitem":
+            _STATIC_CALLS.add(target)
     if kind == "getitem" or name == "getitem":  # a boolean mask that is a plan value
         return any("bool" in str(array.dtype) for array in _traced_in((args[1:], kwargs or {})))
     return False
@@ -1326,6 +1335,8 @@ def _has_dynamic_shape(
 
 #: A call's target (``xp.nonzero``, ``kernel_take_3``) -> the function it names.
 _CALLED: dict[str, str] = {}
+#: Call targets whose output shape depends on their inputs' shapes alone.
+_STATIC_CALLS: set[str] = set()
 
 
 def _traced_in(value: Any) -> list[TracedArray]:
