@@ -213,8 +213,15 @@ def _key(step: Step) -> Any:
         symbol = _COMPARISON_OPERATORS.get(target.rpartition(".")[2])
         if symbol is not None:
             kind, target = "binop", symbol
+    kwargs = step.kwargs
     try:
-        key = (kind, target, _value_key(step.args), _value_key(step.kwargs))
+        # Asked of every step: plan values, the common arguments, keyed without a call.
+        key = (
+            kind,
+            target,
+            tuple([(Ref, v.name) if type(v) is Ref else _value_key(v) for v in step.args]),
+            _value_key(kwargs) if kwargs else (),
+        )
         hash(key)
     except TypeError:
         return None

@@ -156,7 +156,8 @@ def _as_step_arg(value: Any) -> Any:
 
 def _metadata(name: str) -> property:
     """A property of :class:`TracedArray`: the real array's ``name``, not recorded."""
-    return property(lambda self: getattr(self._real, name), doc=f"The real array's ``{name}``.")
+    # attrgetter reads it without a Python frame: the engine and kernels ask often.
+    return property(operator.attrgetter(f"_real.{name}"), doc=f"The real array's ``{name}``.")
 
 
 class TracedArray:
@@ -876,12 +877,18 @@ class Tracer:
         """Append a step; return the TracedArray(s) standing for ``result``."""
         if kind == "method":
             target = name
-        step_args = _as_step_arg(tuple(args))
+        step_args = _as_step_arg(args if type(args) is tuple else tuple(args))
         step_kwargs = _as_step_arg(dict(kwargs)) if kwargs else {}
         if result is None:
             self.steps.append(Step(kind, None, target, step_args, step_kwargs, effect=effect))
             return None
-        dynamic = _has_dynamic_shape(kind, target, args, kwargs)
+        # Asked at every step; most are calls of a function already known to keep shapes.
+        if kind == "call":
+            dynamic = not (type(target) is str and target in _STATIC_CALLS) and (
+                _has_dynamic_shape(kind, target, args, kwargs)
+            )
+        else:
+            dynamic = kind == "getitem" and _has_dynamic_shape(kind, target, args, kwargs)
         if isinstance(result, (tuple, list)):
             out = self.new_name()
             self.steps.append(Step(kind, out, target, step_args, step_kwargs, effect=effect))
@@ -899,7 +906,8 @@ class Tracer:
         if not _is_array(result):
             self.graph_break(f"{target}() returned a Python value computed from traced arrays")
             return result
-        out = self.new_name()
+        out = f"v{self._counter}"  # self.new_name(), without the call
+        self._counter += 1
         step = Step(kind, out, target, step_args, step_kwargs, effect=effect)
         self.steps.append(step)
         self.meta[out] = (tuple(result.shape), result.dtype)
@@ -954,7 +962,10 @@ class Tracer:
                 and type(target) is str
                 and target.partition(".")[0] in (self.namespaces)
             )
-        return all(name in folded for name in names)
+        for name in names:  # asked at every step: a loop, without a generator
+            if name not in folded:
+                return False
+        return True
 
     def traced_constant(self, real: Any) -> TracedArray:
         """An array that came from outside the namespace (host data): a constant of the plan."""
@@ -1220,11 +1231,7 @@ class Tracer:
                 "any_outside",
                 _replayed_range_check(_functional.__dict__["any_outside"]),
             ),
-            (
-                _graph,
-                "backend_array_types",
-                lambda backend: (*backend.array_types(), TracedArray),
-            ),
+            (_graph, "backend_array_types", _with_traced_arrays()),
             (
                 _engine,
                 "_watched_leaf_edges",
@@ -1291,6 +1298,22 @@ class Tracer:
         self._saved.clear()
 
 
+def _with_traced_arrays() -> Callable[[Any], tuple[type, ...]]:
+    """``graph.backend_array_types`` during a capture: each backend's types and TracedArray.
+
+    Asked for every gradient a rule returns; answered once per backend and capture.
+    """
+    known: dict[int, tuple[type, ...]] = {}
+
+    def backend_array_types(backend: Any) -> tuple[type, ...]:
+        types_ = known.get(id(backend))
+        if types_ is None:
+            types_ = known[id(backend)] = (*backend.array_types(), TracedArray)
+        return types_
+
+    return backend_array_types
+
+
 #: Ops whose output shape depends on the values of their inputs.
 _DYNAMIC_SHAPE = frozenset(
     {"nonzero", "unique_all", "unique_counts", "unique_inverse", "unique_values", "argwhere",
@@ -1312,6 +1335,8 @@ def _has_dynamic_shape(
         name = called
         if name in _DYNAMIC_SHAPE:
             return True
+        if name != "getitem":
+            _STATIC_CALLS.add(target)
     if kind == "getitem" or name == "getitem":  # a boolean mask that is a plan value
         return any("bool" in str(array.dtype) for array in _traced_in((args[1:], kwargs or {})))
     return False
@@ -1319,6 +1344,8 @@ def _has_dynamic_shape(
 
 #: A call's target (``xp.nonzero``, ``kernel_take_3``) -> the function it names.
 _CALLED: dict[str, str] = {}
+#: Call targets whose output shape depends on their inputs' shapes alone.
+_STATIC_CALLS: set[str] = set()
 
 
 def _traced_in(value: Any) -> list[TracedArray]:
