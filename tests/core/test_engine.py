@@ -561,6 +561,46 @@ def test_a_bad_gradient_is_refused_naming_op_and_plugin(
     assert x.grad is None
 
 
+def _two_output_op(name, rule):
+    """An op of two outputs (a GeneralOpNode) whose rule gives ``rule``'s result for ``g[0]``."""
+    from plugrad.opdef import op
+
+    forward = op(name, lambda xp, x, /: (x * 1, x * 2), multiple_outputs=True)
+    return forward.vjp(lambda xp, g, ans, x: rule(xp, g[0], ans, x))
+
+
+@pytest.mark.parametrize("create_graph", [False, True], ids=["raw", "create_graph"])
+@pytest.mark.parametrize(("case", "rule", "message"), BAD_RULES, ids=[r[0] for r in BAD_RULES])
+def test_a_bad_gradient_of_a_several_output_op_is_refused_naming_op_and_plugin(
+    plugin, registered, on_numpy, case, rule, message, create_graph
+) -> None:
+    if create_graph and case == "tuple":
+        message = "returned a tuple under create_graph=True"
+    registered(plugin(ops=[_two_output_op("bad_pair_op", rule)]), "culprit")
+    x = plugrad.tensor([1.0, 2.0, 3.0], dtype=plugrad.float64, requires_grad=True)
+    first, second = plugrad.ops.bad_pair_op(x)
+    with plugrad.plugins.checking(False), pytest.raises(PluginOutputError, match=message) as info:
+        (first.sum() + second.sum()).backward(create_graph=create_graph)
+    assert str(info.value).startswith(
+        "plugin 'culprit', op 'bad_pair_op': the backward rule for input 'x' returned"
+    )
+    assert x.grad is None
+
+
+def test_a_several_output_op_gradient_with_an_equal_dtype_object_is_accepted(
+    plugin, registered, on_numpy
+) -> None:
+    # As for one-output ops: the fast check compares dtypes by identity, the full check by value.
+    def rule(xp, g, ans, x):
+        return g.view(g.dtype.newbyteorder("="))
+
+    registered(plugin(ops=[_two_output_op("pair_dtype_copy_op", rule)]), "copies")
+    x = plugrad.tensor([1.0, 2.0], dtype=plugrad.float64, requires_grad=True)
+    first, second = plugrad.ops.pair_dtype_copy_op(x)
+    (first * 3.0 + second).sum().backward()
+    assert x.grad.tolist() == [3.0, 3.0] and x.grad.dtype == plugrad.float64
+
+
 BAD_KERNELS = [
     ("tuple", lambda xp, x: (x, x), "returned a tuple, not an array of backend 'numpy'",
      "declares multiple_outputs=True"),
