@@ -309,6 +309,21 @@ def conv2d_weight_grad(
     """The gradient of :func:`conv2d` for its weight (``kernel_size`` wide)."""
 
 
+def counted_weight(
+    logits: TensorLike,
+    target: TensorLike,
+    weight: TensorLike | None = ...,
+    /,
+    *,
+    ignore_index: int,
+    out: Any = ...,
+) -> Tensor:
+    """The summed ``weight`` (1 each without it) of the class ``target`` values other than
+    ``ignore_index``, in ``logits``' dtype; NaN if none: the denominator of a mean over class
+    targets.
+    """
+
+
 def cross_entropy(
     logits: TensorLike,
     target: TensorLike,

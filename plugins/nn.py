@@ -332,6 +332,45 @@ cross_entropy = nn_op("cross_entropy", _cross_entropy_kernel, vjp=(_cross_entrop
                       doc="Cross-entropy of ``logits`` against integer classes ``target``.")
 
 
+def _counted_weight_kernel(
+    xp: Any, logits: Any, target: Any, weight: Any = None, /, *, ignore_index: int
+) -> Any:
+    counted = target != ignore_index
+    if weight is None:
+        total = xp.sum(xp.astype(counted, logits.dtype))
+    else:
+        safe = xp.reshape(xp.where(counted, target, 0), (-1,))
+        picked = xp.reshape(xp.take(weight, safe, axis=0), target.shape)
+        total = xp.sum(xp.where(counted, picked, 0.0))
+    # Nothing counted: NaN, as in PyTorch, without a division-by-zero warning (the
+    # backward rules zero the ignored samples).
+    return xp.where(total == 0, float("nan"), total)
+
+
+def _counted_weight_numpy(
+    xp: Any, logits: Any, target: Any, weight: Any = None, /, *, ignore_index: int
+) -> Any:
+    # The common case, no weights and no target equal to ignore_index (one reduction
+    # tells), needs no mask: the total is the number of targets, exact as a float.
+    if (
+        weight is None
+        and target.size
+        and (target.min() > ignore_index or target.max() < ignore_index)
+    ):
+        import numpy as np  # a tenth of the time of array-api-compat's asarray
+
+        return np.array(target.size, dtype=logits.dtype)
+    return _counted_weight_kernel(xp, logits, target, weight, ignore_index=ignore_index)
+
+
+counted_weight = nn_op("counted_weight", _counted_weight_kernel, differentiable=False,
+                       inputs=("logits", "target", "weight"),
+                       kernels={"numpy": _counted_weight_numpy},
+                       doc="The summed ``weight`` (1 each without it) of the class ``target`` "
+                           "values other than ``ignore_index``, in ``logits``' dtype; NaN if "
+                           "none: the denominator of a mean over class targets.")
+
+
 def _softplus_of_negative(xp: Any, x: Any) -> Any:
     """``log(1 + exp(-x))`` without overflow."""
     return xp.log1p(xp.exp(-xp.abs(x))) + xp.maximum(-x, 0.0)

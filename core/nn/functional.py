@@ -788,21 +788,6 @@ def _values_outside(indices: Tensor, high: int, allowed: int | None = None) -> l
     return [v for v in flat if (v < 0 or v >= high) and v != allowed]
 
 
-def _weight_sum(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int) -> Any:
-    """The denominator of a "mean" over class targets: the summed weights of the counted ones."""
-    with no_grad():
-        valid = target != ignore_index
-        if weight is None:
-            total = _ops.sum(_ops.astype(valid, input.dtype))
-        else:
-            safe = _ops.reshape(_ops.where(valid, target, 0), (-1,))
-            picked = _ops.reshape(_ops.take(weight, safe, axis=0), target.shape)
-            total = _ops.sum(_ops.where(valid, picked, 0.0))
-        # Every target ignored: the mean is NaN and the gradient 0, as in PyTorch, without
-        # a division-by-zero warning (the backward rules zero the ignored samples).
-        return _ops.where(total == 0, float("nan"), total)
-
-
 def _reduce_over_classes(
     loss: Tensor,
     reduction: str,
@@ -818,7 +803,7 @@ def _reduce_over_classes(
     total = _ops.sum(loss)
     if reduction == "sum":
         return total
-    return total / _weight_sum(input, target, weight, ignore_index)
+    return total / _ops.counted_weight(input, target, weight, ignore_index=ignore_index)
 
 
 def cross_entropy(

@@ -59,6 +59,13 @@ def np_out_of_range(t, low, high, allowed=None):
     return np.array(outside.any())
 
 
+def np_counted_weight(x, target, weight, ignore_index):
+    counted = target != ignore_index
+    picked = np.ones(target.shape) if weight is None else weight[np.where(counted, target, 0)]
+    total = np.sum(np.where(counted, picked, 0.0))
+    return np.array(np.nan if total == 0 else total, dtype=x.dtype)
+
+
 def np_log_softmax(x, axis):
     shifted = x - np.max(x, axis=axis, keepdims=True)
     return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
@@ -233,6 +240,32 @@ CASES = [
         lambda x: ops.cross_entropy(x, const(np.array(1)), None, ignore_index=0),
         lambda x: np_cross_entropy(x, np.array(1), ignore_index=0),
         ((4,),),
+    ),
+    *(
+        OpCase(
+            "counted_weight",
+            f"counted_weight-{id}",
+            lambda x, target=target, weight=weight, ignore=ignore: ops.counted_weight(
+                x,
+                const(target),
+                None if weight is None else const(weight, x),
+                ignore_index=ignore,
+            ),
+            lambda x, target=target, weight=weight, ignore=ignore: np_counted_weight(
+                x, target, weight, ignore
+            ),
+            ((len(target), 4),),
+            differentiable=False,
+        )
+        for id, target, weight, ignore in [
+            ("none-ignored", TARGET, None, -100),  # NumPy: the count without a mask
+            ("ignored", TARGET_IGNORED, None, -100),
+            ("ignore-inside", TARGET, None, 3),
+            ("ignore-above", np.array([0, 4, 2]), None, 4),
+            ("all-ignored", np.array([-100, -100]), None, -100),
+            ("weight", TARGET, CLASS_WEIGHT, -100),
+            ("weight-ignored", TARGET_IGNORED, CLASS_WEIGHT, -100),
+        ]
     ),
     OpCase(
         "binary_cross_entropy_with_logits",

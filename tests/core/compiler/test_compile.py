@@ -7,7 +7,7 @@ import pytest
 from functions import Cube
 
 import plugrad
-from plugrad.errors import CompileError, CompileWarning, GraphBreakError
+from plugrad.errors import CompileError, CompileWarning, GraphBreakError, IndexOutOfRangeError
 
 # Capture and the engine's callbacks are machinery: tested on NumPy (the strict backend
 # is covered by its own test where it matters).
@@ -598,6 +598,40 @@ def test_class_targets_are_range_checked_at_every_replay():
         with pytest.raises(IndexOutOfRangeError, match=r"class targets outside \[0, 3\)"):
             compiled(logits, plugrad.tensor(bad))
     _same(compiled(logits, good), plugrad.nn.functional.cross_entropy(logits, good))
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("smoothing", [0.0, 0.2])
+def test_class_targets_with_and_without_ignored_ones_replay_like_eager(
+    reduction, weighted, smoothing
+):
+    # One plan for every target of the signature: the NumPy kernels' path for targets
+    # none of which is ignored, and the masked one, are chosen inside kernels.
+    rng = np.random.default_rng(1)
+    weight = plugrad.tensor(rng.uniform(0.5, 2.0, size=3)) if weighted else None
+
+    def loss_and_grad(x, t):
+        loss = plugrad.nn.functional.cross_entropy(
+            x, t, weight, reduction=reduction, label_smoothing=smoothing
+        )
+        loss.sum().backward()
+        return loss
+
+    compiled = plugrad.compile(loss_and_grad, fullgraph=True)
+    logits = rng.normal(size=(4, 3))
+    targets = ([0, 2, 1, 2], [0, -100, 1, 2], [2, 1, 0, 0], [-100] * 4, [1, 1, 2, 0])
+    with np.errstate(invalid="ignore"):  # every target ignored: a NaN mean, as in PyTorch
+        for target in targets:
+            x, x_eager = (plugrad.tensor(logits, requires_grad=True) for _ in range(2))
+            _same(
+                compiled(x, plugrad.tensor(target)), loss_and_grad(x_eager, plugrad.tensor(target))
+            )
+            _same(x.grad, x_eager.grad)
+    assert compiled.captures == 1
+    for bad in ([0, 3, 1, 2], [0, -1, -100, 2]):
+        with pytest.raises(IndexOutOfRangeError, match=r"class targets outside \[0, 3\)"):
+            compiled(plugrad.tensor(logits, requires_grad=True), plugrad.tensor(bad))
 
 
 def test_checking_mode_runs_calls_eagerly_and_compiles_again_when_off():
