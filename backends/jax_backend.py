@@ -117,6 +117,11 @@ class JaxBackend(Backend):
 
     def from_dlpack(self, obj: Any, device: Any) -> Any:
         jax = _jax()
+        if device.platform == "cpu":
+            # JAX would share a host buffer only where it is aligned, so a later change of
+            # the NumPy (or torch:cpu) array would show in some tensors and not in others,
+            # under arrays JAX takes as immutable: host memory is always copied.
+            return self.from_host(np.from_dlpack(obj), device)
         try:
             return jax.device_put(self.namespace().from_dlpack(obj), device)
         except jax.errors.JaxRuntimeError:

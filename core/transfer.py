@@ -101,7 +101,8 @@ def from_dlpack(
 ) -> Tensor:
     """Make a tensor from any object supporting DLPack (numpy, cupy, torch, jax arrays...).
 
-    Without ``copy=True`` the tensor shares memory with ``x``.
+    Without ``copy=True`` the tensor shares memory with ``x``, except on ``jax:cpu``,
+    whose immutable arrays always copy host memory.
 
     Parameters
     ----------

@@ -96,3 +96,32 @@ def test_views_are_separate_arrays_that_follow_in_place_changes_as_on_numpy() ->
     on_numpy += 10.0
     numpy_row[0] = -1.0
     assert on_numpy.tolist() == x.tolist() and numpy_row.tolist() == row.tolist()
+
+
+def _aligned(values: list[float], alignment: int) -> np.ndarray:
+    """``values`` as float64 in a buffer whose address is a multiple of ``alignment``."""
+    spare = alignment // 8
+    block = np.zeros(len(values) + spare)
+    start = (-block.ctypes.data % alignment) // 8
+    array = block[start : start + len(values)]
+    array[...] = values
+    return array
+
+
+@pytest.mark.parametrize("alignment", [8, 16, 64, 128])
+@pytest.mark.parametrize(
+    "make",
+    [
+        pytest.param(lambda a: plugrad.asarray(a, device="jax"), id="asarray"),
+        pytest.param(lambda a: plugrad.from_dlpack(a, device="jax"), id="from_dlpack"),
+        pytest.param(lambda a: plugrad.asarray(a, device="numpy").to("jax"), id="to"),
+    ],
+)
+def test_host_memory_is_copied_whatever_its_alignment(make, alignment) -> None:
+    # JAX would share an aligned NumPy buffer and copy any other, so a later change of
+    # the NumPy array would show in some jax tensors and not in others.
+    host = _aligned([1.0, 2.0, 3.0], alignment)
+    assert host.ctypes.data % alignment == 0
+    x = make(host)
+    host[0] = 9.0
+    assert x.tolist() == [1.0, 2.0, 3.0]
