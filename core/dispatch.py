@@ -706,10 +706,17 @@ def _retell_shape_error(
         return
     shapes = ", ".join(str(x.shape) if isinstance(x, Tensor) else type(x).__name__ for x in inputs)
     # An axis out of range (NumPy's AxisError is also an IndexError): the standard's IndexError.
+    # Dask says "`axis` of (-3,) invalid for 2-D array".
+    lowered = text.lower()
     axis_error = isinstance(error, IndexError) or (
-        "axis" in text.lower() and "out of bounds" in text.lower()
+        "axis" in lowered and ("out of bounds" in lowered or "invalid for" in lowered)
     )
-    raise (AxisError if axis_error else ShapeError)(
+    if axis_error:
+        raise AxisError(
+            f"{op.name}(): an axis is out of bounds for inputs of shapes {shapes} (the "
+            f"{device.backend.name} kernel says: {text})"
+        ) from error
+    raise ShapeError(
         f"{op.name}(): the {device.backend.name} kernel cannot take inputs of shapes "
         f"{shapes}: {text}"
     ) from error
