@@ -17,6 +17,10 @@
   part of the graph when called, as a size that depends on the data must).
 
 - ``take`` of a 1-D array without ``axis`` (the standard allows it; Dask needs one).
+- ``eye``, ``tril``, ``triu``: Dask's ``eye`` loses part of its task graph
+  with an offset (``k``), and its three drop the imaginary part of a complex
+  dtype (their masks are made by an ``arange`` of the array's dtype); these
+  compare row and column positions instead.
 - ``linalg.cholesky``: array-api-compat's returns the upper factor where the lower
   is asked for on Dask (Dask's own ``cholesky`` defaults to upper); this one asks
   Dask for the factor wanted. ``linalg.inv`` keeps a float32 matrix float32.
@@ -121,6 +125,32 @@ def unique_inverse(x: Any, /) -> Any:
 def unique_all(x: Any, /) -> Any:
     result = _compat.unique_all(x)
     return type(result)(*(_sized(part) for part in result))
+
+
+def eye(
+    n_rows: int,
+    n_cols: int | None = None,
+    /,
+    *,
+    k: int = 0,
+    dtype: Any = None,
+    device: Any = None,
+) -> Any:
+    on_diagonal = _offsets(n_rows, n_rows if n_cols is None else n_cols) == k
+    return _compat.astype(on_diagonal, _compat.float64 if dtype is None else dtype)
+
+
+def _offsets(n_rows: int, n_cols: int) -> Any:
+    """``column - row`` at each position of an ``n_rows`` x ``n_cols`` matrix."""
+    return _compat.arange(n_cols)[None, :] - _compat.arange(n_rows)[:, None]
+
+
+def tril(x: Any, /, *, k: int = 0) -> Any:
+    return _compat.where(_offsets(*x.shape[-2:]) <= k, x, _compat.zeros_like(x))
+
+
+def triu(x: Any, /, *, k: int = 0) -> Any:
+    return _compat.where(_offsets(*x.shape[-2:]) >= k, x, _compat.zeros_like(x))
 
 
 def take(x: Any, indices: Any, /, *, axis: int | None = None) -> Any:

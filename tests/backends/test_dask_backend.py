@@ -226,3 +226,23 @@ def test_settled_chunks_stay_on_a_distributed_cluster(small_graph_limit: int) ->
         y.sum().backward()
         assert y.tolist() == [2.0**40] * 4
         assert x.grad.tolist() == [2.0**40] * 4
+
+
+@pytest.mark.parametrize("k", [-2, 0, 1, 4])
+def test_eye_tril_and_triu_keep_offsets_and_complex_values(k: int) -> None:
+    import warnings
+
+    from plugrad.backends import dask_namespace as xp
+
+    values = np.arange(24).reshape(2, 3, 4) * (1 - 2j)
+    x = xp.asarray(values)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # Dask's own warned that it dropped imaginary parts
+        for n_rows, n_cols in ((4, 5), (3, None), (5, 2)):
+            eye = xp.eye(n_rows, n_cols, k=k, dtype=xp.complex128)
+            assert np.array_equal(eye.compute(), np.eye(n_rows, n_cols, k=k))
+            # Dask's eye with an offset lost a chunk of its graph once rechunked.
+            assert np.array_equal(eye.rechunk(1).compute(), np.eye(n_rows, n_cols, k=k))
+        assert xp.eye(3).dtype == np.float64
+        assert np.array_equal(xp.tril(x, k=k).compute(), np.tril(values, k))
+        assert np.array_equal(xp.triu(x, k=k).compute(), np.triu(values, k))
