@@ -13,7 +13,9 @@ from hypothesis import HealthCheck, settings
 
 if importlib.util.find_spec("jax") is not None:
     # The suites check gradients in float64, which JAX has only with 64-bit types on;
-    # set before plugrad first uses the jax backend (its dtypes are read then).
+    # set before plugrad first uses the jax backend (its dtypes are read then), and in the
+    # environment for the processes tests start (DataLoader workers).
+    os.environ["JAX_ENABLE_X64"] = "1"
     import jax
 
     jax.config.update("jax_enable_x64", True)
