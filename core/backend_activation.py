@@ -183,7 +183,15 @@ def install_kernels(backend: Backend, devices: tuple[Device, ...]) -> None:
         _state.bound_kernels[backend.name] = bound
     if backend.lazy:
         # Graphs are kept bounded where they grow (plugrad.lazy); eager backends pay nothing.
-        table = {name: _lazy.settling_kernel(kernel, backend) for name, kernel in table.items()}
+        # Wrapped once per kernel, as kernels are bound: a rebuild that changes nothing (a
+        # plugin refused) gives an equal table.
+        previous = _state.settling_kernels.get(backend.name, {})
+        wrapped = {
+            kernel: previous.get(kernel) or _lazy.settling_kernel(kernel, backend)
+            for kernel in set(table.values())
+        }
+        _state.settling_kernels[backend.name] = wrapped
+        table = {name: wrapped[kernel] for name, kernel in table.items()}
         _lazy.in_use = True
     if not getattr(backend, "views_share_memory", True):
         _inplace.copies_in_use = True  # raw writes (optimizer steps) bring views up to date

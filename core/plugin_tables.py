@@ -57,6 +57,8 @@ class PluginTables:
         self.method_functions: dict[tuple[str, str], Callable[..., Any]] = {}
         #: backend -> kernel -> that kernel with the backend's namespace bound.
         self.bound_kernels: dict[str, dict[Any, Callable[..., Any]]] = {}
+        #: lazy backend -> bound kernel -> that kernel settling its inputs and outputs.
+        self.settling_kernels: dict[str, dict[Any, Callable[..., Any]]] = {}
         #: Further public function name -> op name.
         self.aliases: dict[str, str] = {}
         self.default_device: Device | None = None
