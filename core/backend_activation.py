@@ -193,7 +193,7 @@ def install_kernels(backend: Backend, devices: tuple[Device, ...]) -> None:
         _state.settling_kernels[backend.name] = wrapped
         table = {name: wrapped[kernel] for name, kernel in table.items()}
         _lazy.in_use = True
-    if not getattr(backend, "views_share_memory", True):
+    if devices[0].views_are_copies:
         _inplace.copies_in_use = True  # raw writes (optimizer steps) bring views up to date
     rule_xp = rule_namespace(xp, table)
     for device in devices:

@@ -713,7 +713,8 @@ def _retell_shape_error(
     )
     if axis_error:
         raise AxisError(
-            f"{op.name}(): an axis is out of bounds for inputs of shapes {shapes} (the "
+            f"{op.name}(): an axis is out of bounds for inputs of shapes {shapes}; pass one "
+            f"that names a dimension (negative ones count from the last) (the "
             f"{device.backend.name} kernel says: {text})"
         ) from error
     raise ShapeError(

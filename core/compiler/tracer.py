@@ -781,12 +781,9 @@ def _optimizer_step(host_step: Callable[..., Any], tracer: Tracer) -> Callable[.
                 tracer.steps.append(Step("text", name, f"{{0}}[{g}][{k}]", (Ref(values),)))
                 row.append(TracedScalar(number, Ref(name)))
             traced.append(row)
-        # Where views are copies, the parameters' views follow as in an eager step (the
-        # refresh is recorded too: the plan may read them after the step).
-        followers = _views.copies_in_use and _views.views_to_follow(
-            (p for group in self.param_groups for p in group["params"] if p._grad is not None),
-            f"{type(self).__name__}.step()",
-        )
+        # The parameters' views follow as in an eager step (where views are copies); the
+        # refresh is recorded too: the plan may read them after the step.
+        followers = self._views_to_follow()
         for group, group_numbers in zip(self.param_groups, traced):
             self._update_group(group, group_numbers)
         if followers:

@@ -251,12 +251,7 @@ class Optimizer:
         if closure is not None:
             with enable_grad():
                 loss = closure()
-        # Where views are copies (JAX, Dask), the views of parameters are found (or the
-        # step refused) before any update, and brought up to date after it.
-        followers = _inplace.copies_in_use and _inplace.views_to_follow(
-            (p for group in self.param_groups for p in group["params"] if p._grad is not None),
-            f"{type(self).__name__}.step()",
-        )
+        followers = self._views_to_follow()
         if type(self)._step_group is Optimizer._step_group:
             for group, numbers in zip(self.param_groups, self._advance()):
                 self._update_group(group, numbers)
@@ -269,6 +264,20 @@ class Optimizer:
         if _lazy.in_use:
             self._settle()
         return loss
+
+    def _views_to_follow(self) -> list[tuple[Tensor, Any]]:
+        """Where views are copies (JAX, Dask): the parameters' views a step must update.
+
+        Found (or the step refused, changing nothing) before any update, and
+        brought up to date after it by :func:`plugrad.inplace.follow_raw_writes`;
+        empty, for the cost of one flag read, where no such backend is in use.
+        """
+        if not _inplace.copies_in_use:
+            return []
+        return _inplace.views_to_follow(
+            (p for group in self.param_groups for p in group["params"] if p._grad is not None),
+            f"{type(self).__name__}.step()",
+        )
 
     def _settle(self) -> None:
         """Keep the graphs of parameters and state bounded on lazy backends (plugrad.lazy).
