@@ -24,6 +24,7 @@ __all__ = ["JaxBackend", "JaxRandom", "plugrad_backends", "setitem"]
 _DLPACK_CPU = 1
 _DLPACK_CUDA = 2
 _DLPACK_ROCM = 10
+_DLPACK_HOST = (_DLPACK_CPU, 3)  # plain and page-locked host memory
 
 
 def _jax() -> Any:
@@ -117,10 +118,11 @@ class JaxBackend(Backend):
 
     def from_dlpack(self, obj: Any, device: Any) -> Any:
         jax = _jax()
-        if device.platform == "cpu":
-            # JAX would share a host buffer only where it is aligned, so a later change of
-            # the NumPy (or torch:cpu) array would show in some tensors and not in others,
-            # under arrays JAX takes as immutable: host memory is always copied.
+        if device.platform == "cpu" or obj.__dlpack_device__()[0] in _DLPACK_HOST:
+            # JAX would share a host buffer only where it is aligned, and would put a shared
+            # one on a GPU later, asynchronously: a change of the NumPy (or torch:cpu) array
+            # made after the transfer would show in some tensors and not in others, under
+            # arrays JAX takes as immutable. Host memory is always copied first.
             return self.from_host(np.from_dlpack(obj), device)
         try:
             return jax.device_put(self.namespace().from_dlpack(obj), device)
