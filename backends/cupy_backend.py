@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from plugrad.backend import Backend, missing_library
+from plugrad.errors import DeviceGraphError
 from plugrad.hookspecs import hookimpl
 
 __all__ = ["CupyBackend", "plugrad_backends"]
@@ -121,7 +122,9 @@ def _record_cuda_graph(device: Any, work: Any) -> Any:
     be captured), allocating from a memory pool of its own that lives as long
     as the graph: memory freed inside the capture is reused inside it, and
     never by anything else, which would be overwritten at the next launch.
-    NOTE: never run on a GPU where it was written; the tests skip without one.
+    CuPy refuses some libraries' calls inside a recording (cuBLAS's matrix products,
+    cuSOLVER, cuRAND): then :class:`~plugrad.errors.DeviceGraphError` says which, and
+    the plan replays without a graph.
     """
     cupy = _cupy()
     pool = cupy.cuda.MemoryPool()
@@ -133,8 +136,13 @@ def _record_cuda_graph(device: Any, work: Any) -> Any:
             stream.begin_capture()
             try:
                 work()
-            finally:
-                graph = stream.end_capture()
+            except (NotImplementedError, cupy.cuda.runtime.CUDARuntimeError) as exc:
+                _end_failed_capture(stream)
+                raise DeviceGraphError(f"CuPy cannot record it as a CUDA graph: {exc}") from exc
+            except BaseException:
+                _end_failed_capture(stream)
+                raise
+            graph = stream.end_capture()
 
     def launch() -> None:
         with device:
@@ -146,6 +154,14 @@ def _record_cuda_graph(device: Any, work: Any) -> Any:
     launch.pool = pool  # type: ignore[attr-defined]  # lives as long as the graph
     launch()
     return launch
+
+
+def _end_failed_capture(stream: Any) -> None:
+    """End a recording that failed, so the stream takes work again; what it recorded is dropped."""
+    try:
+        stream.end_capture()
+    except _cupy().cuda.runtime.CUDARuntimeError:
+        pass  # an invalidated capture ends with an error of its own; the first one is raised
 
 
 @hookimpl

@@ -261,8 +261,10 @@ class Backend:
         (into memory of the graph's own, which nothing else reuses), runs them
         once, and returns ``launch``, which runs the same kernels again on the
         same memory; ``work`` returns the arrays each launch rewrites. Used by
-        ``plugrad.compile(fn, device_graph=True)``. The default, for backends
-        without device graphs, is None.
+        ``plugrad.compile(fn, device_graph=True)``. ``record`` raises
+        :class:`~plugrad.errors.DeviceGraphError` where the work cannot be
+        recorded (a library call the graph cannot hold); the plan then replays
+        without a graph. The default, for backends without device graphs, is None.
         """
         return None
 

@@ -17,6 +17,7 @@ __all__ = [
     "BackwardError",
     "CompileError",
     "CompileWarning",
+    "DeviceGraphError",
     "DeviceMismatchError",
     "DistributedError",
     "DistributedTimeoutError",
@@ -197,6 +198,11 @@ class CompileError(PlugradError, RuntimeError):
 
 class GraphBreakError(CompileError):
     """A compiled function did something a plan cannot replay (``fullgraph=True`` raises this)."""
+
+
+class DeviceGraphError(CompileError):
+    """A backend could not record a plan as one device graph (a library call its graphs
+    cannot hold); :func:`plugrad.compile` then replays the plan without one."""
 
 
 class CompileWarning(UserWarning):

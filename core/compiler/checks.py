@@ -95,38 +95,40 @@ def _touched(L: Any, F: Any) -> list[Tensor]:
     return list(seen.values())
 
 
-def _copy(array: Any) -> Any:
-    return array.__array_namespace__().asarray(array, copy=True)
+def _copy(xp: Any, array: Any) -> Any:
+    return xp.asarray(array, copy=True)
 
 
 def _snapshot(tensor: Tensor) -> tuple[Any, ...]:
     array = tensor._array
     grad = tensor._grad
     grad_array = None if grad is None else grad._array
+    xp = tensor._device.xp  # a tensor's .grad is on its device
     return (
         tensor,
         array,
-        _copy(array),
+        _copy(xp, array),
         grad,
         grad_array,
-        None if grad_array is None else _copy(grad_array),
+        None if grad_array is None else _copy(xp, grad_array),
     )
 
 
 def _restore(saved: tuple[Any, ...]) -> None:
     tensor, array, values, grad, grad_array, grad_values = saved
-    tensor._array = _write(array, values)
+    xp = tensor._device.xp
+    tensor._array = _write(xp, array, values)
     tensor._grad = grad
     if grad is not None:
-        grad._array = _write(grad_array, grad_values)
+        grad._array = _write(xp, grad_array, grad_values)
 
 
-def _write(array: Any, values: Any) -> Any:
+def _write(xp: Any, array: Any, values: Any) -> Any:
     """``array`` holding ``values`` again (in place where the library allows it)."""
     try:
         array[...] = values
     except (TypeError, ValueError, AttributeError):
-        return _copy(values)
+        return _copy(xp, values)
     return array
 
 

@@ -22,10 +22,11 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import warnings
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import CompileError
+from ..errors import CompileError, CompileWarning, DeviceGraphError
 from ..tensor import Tensor, _wrap
 from . import codegen, passes
 from .plan import Plan, Ref
@@ -119,10 +120,21 @@ def graphed(
     def run(L: Any, F: Any) -> Any:
         if check(L, F) is codegen.MISS:
             return codegen.MISS
+        if "unrecordable" in recorded:
+            return replay(L, F)
         graph = recorded.get("graph")
         if graph is None or any(t._array is not a for t, a in zip(F, graph.free_arrays)):
             # Recorded (again: a free tensor has a new array) and launched once.
-            graph = recorded["graph"] = _Graph(replay, record, L, F, list(grads))
+            try:
+                graph = recorded["graph"] = _Graph(replay, record, L, F, list(grads))
+            except DeviceGraphError as error:
+                recorded["unrecordable"] = True
+                warnings.warn(
+                    f"plugrad.compile: a plan replays without a device graph: {error}",
+                    CompileWarning,
+                    stacklevel=3,
+                )
+                return replay(L, F)
         else:
             for tensor, static in zip(L, graph.static_inputs):
                 static._array[...] = tensor._array
@@ -147,7 +159,7 @@ class _Graph:
         F: Any,
         grads: list[tuple[str, int]],
     ) -> None:
-        self.static_inputs = [_wrap(_copy(t._array), t._device, t._requires_grad, None) for t in L]
+        self.static_inputs = [_wrap(_copy(t), t._device, t._requires_grad, None) for t in L]
         self.free_arrays = [t._array for t in F]
         self.result: Any = None
         #: (``"F"`` or ``"L"``, index, the .grad the recorded call left) for each .grad it set.
@@ -168,17 +180,27 @@ class _Graph:
             arrays = [t._array for t in _tensors_in(result)]
             return arrays + [g._array for _, _, g in written if g is not None]
 
-        self.launch = record(work)
+        # A recording that fails may have run part of the work (or set .grad to memory
+        # that no kernel wrote): the free tensors are put back as they were.
+        saved = [(t, t._grad, _copy(t)) for t in F]
+        try:
+            self.launch = record(work)
+        except DeviceGraphError:
+            for tensor, grad, values in saved:
+                tensor._grad = grad
+                tensor._array[...] = values
+            raise
 
 
-def _copy(array: Any) -> Any:
-    return array.__array_namespace__().asarray(array, copy=True)
+def _copy(tensor: Tensor) -> Any:
+    """A copy of ``tensor``'s array."""
+    return tensor._device.xp.asarray(tensor._array, copy=True)
 
 
 def _copied(value: Any) -> Any:
     """``value`` with every Tensor in it replaced by one holding a copy of its array."""
     if isinstance(value, Tensor):
-        return _wrap(_copy(value._array), value._device, value._requires_grad, None)
+        return _wrap(_copy(value), value._device, value._requires_grad, None)
     kind = type(value)
     if kind is tuple or kind is list:
         return kind(_copied(v) for v in value)

@@ -7,13 +7,15 @@ tested on NumPy with a recorder that stands in for one.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from sgd_regression import regression_params, sgd_step
 
 import plugrad
 from plugrad.backends.numpy_backend import NumpyBackend
-from plugrad.errors import CompileWarning
+from plugrad.errors import CompileWarning, DeviceGraphError
 
 pytestmark = pytest.mark.usefixtures("on_numpy")
 
@@ -120,19 +122,124 @@ def test_a_backend_without_graphs_replays_as_usual_with_a_warning():
     np.testing.assert_array_equal(compiled(x).numpy(), [2.0, 4.0])
 
 
-def test_cuda_graph_replay_matches_eager_on_a_gpu():
+class _FailingRecorder:
+    """A backend whose recording fails after running part of the work (a library call
+    its graphs cannot hold): the work has already written the parameters and .grad."""
+
+    def __init__(self) -> None:
+        self.tries = 0
+
+    def __call__(self, work):
+        self.tries += 1
+        work()
+        raise DeviceGraphError("the library cannot record a matrix product")
+
+
+def test_a_plan_whose_recording_fails_replays_as_usual_and_changes_nothing(monkeypatch):
+    failing = _FailingRecorder()
+    monkeypatch.setattr(NumpyBackend, "graph_recorder", lambda self, device: failing)
+    params, eager_params = regression_params(4), regression_params(4)
+    compiled = plugrad.compile(_step(params), device_graph=True)
+    eager = _step(eager_params)
+    rng = np.random.default_rng(2)
+    for call in range(4):
+        x, y = plugrad.tensor(rng.standard_normal((5, 3))), plugrad.tensor(rng.random((5, 4)))
+        if call == 1:  # the second call tries to record, fails, and replays
+            with pytest.warns(CompileWarning, match="cannot record a matrix product"):
+                loss = compiled(x, y)
+        else:
+            loss = compiled(x, y)
+        np.testing.assert_array_equal(loss.detach().numpy(), eager(x, y).detach().numpy())
+        for p, e in zip(params, eager_params):
+            np.testing.assert_array_equal(p.detach().numpy(), e.detach().numpy())
+            np.testing.assert_array_equal(p.grad.numpy(), e.grad.numpy())
+    assert failing.tries == 1  # not tried again at every call
+
+
+def _on_gpu():
+    """The CuPy device, or a skip saying why there is none."""
     pytest.importorskip("cupy", reason="CUDA graphs need CuPy")
     try:
-        device = plugrad.registry.resolve_device("cupy")
+        return plugrad.registry.resolve_device("cupy")
     except plugrad.errors.BackendError as exc:
         pytest.skip(f"CUDA graphs need a GPU: {exc}")
-    with plugrad.use_backend("cupy"):
-        params, eager_params = regression_params(3), regression_params(3)
-        params = [p.to(device) for p in params]
-        compiled = plugrad.compile(_step(params), device_graph=True)
-        eager = _step(eager_params)
-        x, y = plugrad.tensor(np.ones((5, 3))), plugrad.tensor(np.zeros((5, 4)))
-        for _ in range(3):
-            loss = compiled(x.to(device), y.to(device))
-            expected = eager(x, y)
-            np.testing.assert_allclose(loss.detach().numpy(), expected.detach().numpy(), rtol=1e-12)
+
+
+@pytest.fixture
+def cuda_graphs(monkeypatch):
+    """Counts of CUDA graphs recorded and launched (the launch inside a recording aside)."""
+    from plugrad.backends.cupy_backend import CupyBackend
+
+    device = _on_gpu()
+    counts = {"recorded": 0, "launches": 0}
+    original = CupyBackend.graph_recorder
+
+    def counting(self, native):
+        record = original(self, native)
+
+        def counted_record(work):
+            launch = record(work)
+            counts["recorded"] += 1
+
+            def counted_launch():
+                counts["launches"] += 1
+                launch()
+
+            return counted_launch
+
+        return counted_record
+
+    monkeypatch.setattr(CupyBackend, "graph_recorder", counting)
+    with plugrad.use_backend(device):
+        yield counts
+
+
+def _elementwise_step(w):
+    """SGD on ``sum((w * x - y) ** 2)``: elementwise kernels and a sum, all recordable."""
+    params = [w]
+
+    def step(x, y):
+        w.grad = None
+        loss = plugrad.sum((w * x - y) ** 2)
+        loss.backward()
+        with plugrad.no_grad():
+            for p in params:
+                p -= 0.05 * p.grad
+        return loss.detach().reshape((1,))
+
+    return step
+
+
+def test_cuda_graph_replay_matches_eager_on_a_gpu(cuda_graphs):
+    w, w_eager = (plugrad.tensor([0.5, -1.0, 2.0], requires_grad=True) for _ in range(2))
+    compiled = plugrad.compile(_elementwise_step(w), device_graph=True)
+    eager = _elementwise_step(w_eager)
+    rng = np.random.default_rng(3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CompileWarning)  # graphed: no fallback
+        for _ in range(4):
+            x, y = (plugrad.tensor(rng.standard_normal(3)) for _ in range(2))
+            loss = compiled(x, y)
+            np.testing.assert_array_equal(loss.numpy(), eager(x, y).numpy())
+            np.testing.assert_array_equal(w.detach().numpy(), w_eager.detach().numpy())
+            np.testing.assert_array_equal(w.grad.numpy(), w_eager.grad.numpy())
+    assert (compiled.captures, cuda_graphs["recorded"], cuda_graphs["launches"]) == (1, 1, 2)
+
+
+def test_a_step_with_matrix_products_replays_without_a_cuda_graph_on_a_gpu(cuda_graphs):
+    # CuPy refuses cuBLAS calls inside a recording.
+    params, eager_params = regression_params(3), regression_params(3)
+    compiled = plugrad.compile(_step(params), device_graph=True)
+    eager = _step(eager_params)
+    x, y = plugrad.tensor(np.ones((5, 3))), plugrad.tensor(np.zeros((5, 4)))
+    compiled(x, y)
+    eager(x, y)
+    with pytest.warns(CompileWarning, match="CUDA graph"):
+        loss = compiled(x, y)
+    np.testing.assert_array_equal(loss.numpy(), eager(x, y).numpy())
+    for _ in range(2):
+        np.testing.assert_array_equal(compiled(x, y).numpy(), eager(x, y).numpy())
+    for p, e in zip(params, eager_params):
+        np.testing.assert_array_equal(p.detach().numpy(), e.detach().numpy())
+        np.testing.assert_array_equal(p.grad.numpy(), e.grad.numpy())
+    assert cuda_graphs["recorded"] == 0
