@@ -251,13 +251,22 @@ def _value_key(value: Any) -> Any:
 _LITERALS = frozenset({bool, int, float, str, complex})
 
 
+def _namespace(array: Any) -> Any:
+    """The namespace of the backend holding ``array`` (CuPy's and torch's arrays have no
+    ``__array_namespace__``)."""
+    device = _plugin_tables.device_of_array(array)
+    if device is None:
+        raise TypeError(f"not an array of a registered backend: {type(array).__name__}")
+    return device.xp
+
+
 def _equal_folded(array: Any, seen: list[tuple[str, Any]], folded: dict[str, Any]) -> str | None:
     """The name of an earlier folded constant with the same shape, dtype and values."""
     for name, other in seen:
         if other.shape != array.shape or other.dtype != array.dtype:
             continue
         try:
-            xp = array.__array_namespace__()
+            xp = _namespace(array)
             if bool(xp.all(xp.equal(array, other))) and _same_kind(other, array):
                 return name
         except Exception:  # a library that cannot answer: keep both
@@ -269,7 +278,7 @@ def _same_kind(a: Any, b: Any) -> bool:
     # NaNs never compare equal, so equal arrays of floats hold no NaN; the sign of a zero
     # still differs between equal values, and a folded value may be divided by.
     try:
-        xp = a.__array_namespace__()
+        xp = _namespace(a)
         if getattr(a.dtype, "kind", "f") not in ("f", "c"):
             return True
         return bool(xp.all(xp.equal(xp.signbit(a), xp.signbit(b))))
@@ -639,7 +648,7 @@ def _is_one(value: object, plan: Plan) -> bool:
         return False
     array = plan.folded[value.name]
     try:
-        xp = array.__array_namespace__()
+        xp = _namespace(array)
         return bool(xp.all(array == 1))
     except Exception:  # an array whose library cannot answer: keep the product
         return False
@@ -773,12 +782,18 @@ _OUT_LIBRARIES = frozenset({"numpy", "cupy"})
 
 
 def _takes_out(function: Any) -> bool:
-    """Whether ``function`` is an elementwise ufunc of one output (which takes ``out=``)."""
+    """Whether ``function`` is an elementwise ufunc of one output (which takes ``out=``).
+
+    Not a generalized ufunc (``matmul``): written into one of its own operands,
+    NumPy copies that operand first, and the product of the copy may round
+    differently (another BLAS path) from the one eager computes.
+    """
     kind = type(function)
     return (
         kind.__name__ == "ufunc"
         and kind.__module__.partition(".")[0] in _OUT_LIBRARIES
         and getattr(function, "nout", 0) == 1
+        and getattr(function, "signature", None) is None
     )
 
 
