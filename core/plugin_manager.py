@@ -42,6 +42,7 @@ __all__ = [
     "builtin_plugin_names",
     "create_plugin_manager",
     "disabled_plugin_names",
+    "register_whole",
     "warn_about_plugin",
 ]
 
@@ -155,7 +156,7 @@ def create_plugin_manager(
             if dist_name:
                 distributions[name] = (dist_name, dist_version)
             try:
-                manager.register(entry_point.load(), name=name)
+                register_whole(manager, entry_point.load(), name)
                 continue
             except Exception as exc:
                 reason = f"{type(exc).__name__}: {exc}"
@@ -175,6 +176,19 @@ def create_plugin_manager(
             "spelling (the names are those of `plugrad info`)"
         )
     return manager
+
+
+def register_whole(manager: pluggy.PluginManager, plugin: object, name: str) -> str | None:
+    """``manager.register(plugin, name=name)``, leaving nothing behind when it fails.
+
+    pluggy before 1.7 keeps a plugin whose hooks fail validation registered.
+    """
+    try:
+        return manager.register(plugin, name=name)
+    except BaseException:
+        if manager.has_plugin(name) and manager.get_plugin(name) is plugin:
+            manager.unregister(name=name)
+        raise
 
 
 def warn_about_plugin(

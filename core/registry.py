@@ -38,7 +38,7 @@ from .backend_activation import backend_names, install_kernels, resolve_device
 from .errors import BackendUnavailableError, PluginRegistrationError, UnknownBackendError
 from .function_generation import install_functions, install_methods
 from .opdef import RegisteredOp
-from .plugin_manager import builtin_plugin_names, create_plugin_manager
+from .plugin_manager import builtin_plugin_names, create_plugin_manager, register_whole
 from .plugin_tables import DEFAULT_BACKEND, describe_owner, op_owner, scoped_default_device
 from .plugin_tables import state as _state
 from .plugin_validation import (
@@ -113,7 +113,7 @@ def register_plugin(plugin: object, name: str | None = None) -> str:
             f"this plugin object is already registered, as {manager.get_name(plugin)!r}"
         )
     try:
-        registered = manager.register(plugin, name=name)
+        registered = register_whole(manager, plugin, name)
     except pluggy.PluginValidationError as exc:
         detail = " ".join(str(exc).split())
         raise PluginRegistrationError(
