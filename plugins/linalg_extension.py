@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from plugrad.dtype_functions import broadcast_shapes
 from plugrad.errors import ShapeError
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
@@ -128,6 +129,16 @@ inv = op("inv(x, /)", namespace="linalg", doc="Inverse of a square matrix (or a 
          vjp=lambda xp, g, ans, x: -xp.matmul(xp.matmul(_mH(xp, ans), g), _mH(xp, ans)))
 
 
+def _solve(xp: Any, x1: Any, x2: Any, /) -> Any:
+    """``xp.linalg.solve``, with the stacks of ``x1`` and of matrices ``x2`` broadcast first:
+    not every library broadcasts them (CuPy takes equal stacks only)."""
+    if x2.ndim >= 2 and x1.shape[:-2] != x2.shape[:-2]:
+        stack = broadcast_shapes(x1.shape[:-2], x2.shape[:-2])
+        x1 = xp.broadcast_to(x1, stack + x1.shape[-2:])
+        x2 = xp.broadcast_to(x2, stack + x2.shape[-2:])
+    return xp.linalg.solve(x1, x2)
+
+
 def _solve_grad(which: int) -> Any:
     def rule(xp: Any, g: Any, ans: Any, x1: Any, x2: Any) -> Any:
         vector = x2.ndim == 1
@@ -135,7 +146,7 @@ def _solve_grad(which: int) -> Any:
             g = xp.expand_dims(g, axis=-1)
             ans = xp.expand_dims(ans, axis=-1)
         # X = A^-1 B: gB = A^-H g, gA = -gB X^H.
-        grad_b = xp.linalg.solve(_mH(xp, x1), g)
+        grad_b = _solve(xp, _mH(xp, x1), g)
         if which == 1:
             return grad_b[..., 0] if vector else grad_b
         return -xp.matmul(grad_b, _mH(xp, ans))
@@ -143,7 +154,7 @@ def _solve_grad(which: int) -> Any:
     return rule
 
 
-solve = op("solve(x1, x2, /)", vjp=(_solve_grad(0), _solve_grad(1)), namespace="linalg",
+solve = op("solve", _solve, vjp=(_solve_grad(0), _solve_grad(1)), namespace="linalg",
            broadcasting=True, saves=("x1", "ans"),
            doc="Solve ``x1 @ X = x2`` for ``X`` (a vector if ``x2`` is 1-D, else matrices).")
 
