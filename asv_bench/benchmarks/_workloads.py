@@ -142,7 +142,7 @@ def _host(value: Any, to_numpy: Any) -> np.ndarray:
     if isinstance(value, np.ndarray):  # a reference computed here with NumPy
         return value
     if type(value).__module__.startswith("torch"):
-        return value.detach().numpy()
+        return value.detach().cpu().numpy()
     return to_numpy(value)
 
 

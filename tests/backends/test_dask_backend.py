@@ -213,7 +213,10 @@ def test_training_loops_that_never_compute_keep_bounded_graphs(small_graph_limit
 
 
 def test_settled_chunks_stay_on_a_distributed_cluster(small_graph_limit: int) -> None:
-    distributed = pytest.importorskip("distributed", reason="needs dask.distributed")
+    # Its module, not the bare name: without it, a tests folder called distributed is found.
+    pytest.importorskip("distributed.client", reason="needs dask.distributed")
+    import distributed
+
     with distributed.Client(processes=False, n_workers=1, dashboard_address=None) as client:
         x = plugrad.asarray(da.ones((4,), chunks=2), requires_grad=True)
         y = x

@@ -75,7 +75,7 @@ def test_seeded_random_numbers_repeat() -> None:
 
 def test_a_strided_numpy_view_moves_to_jax_by_copy() -> None:
     strided = np.arange(8.0)[::2]
-    x = plugrad.asarray(strided, device="jax")
+    x = plugrad.asarray(strided, device="jax:cpu:0")
     assert x.device.name == "jax:cpu:0" and x.tolist() == [0.0, 2.0, 4.0, 6.0]
     moved = plugrad.asarray(strided).to("jax")
     assert moved.tolist() == [0.0, 2.0, 4.0, 6.0]

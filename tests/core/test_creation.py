@@ -28,7 +28,7 @@ def test_tensor_infers_pytorch_default_dtypes(data, dtype) -> None:
     assert plugrad.tensor(data).dtype == dtype
 
 
-def test_tensor_copies_and_asarray_shares() -> None:
+def test_tensor_copies_and_asarray_shares(on_numpy) -> None:  # shares host memory
     a = np.array([1.0, 2.0])
     t = plugrad.tensor(a)
     s = plugrad.asarray(a)
