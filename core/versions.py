@@ -144,21 +144,14 @@ def memory_family(tensor: Member) -> list[tuple[Member, Any, Any]]:
     :data:`DETACHED` for a ``detach()``-ed member, ``None`` when not known (the
     first tensor, other views, or a base that is gone).
     """
-    counter = tensor._counter
-    if counter is None or len(counter) < 2:
-        return []
     found: list[tuple[Member, Any, Any]] = []
-    seen = set()
-    for member_ref, base_ref, key in counter[1:]:
-        member = member_ref()
-        if member is not None and id(member) not in seen:
-            seen.add(id(member))
-            if key is DETACHED:
-                found.append((member, DETACHED, key))
-            elif key is ALIAS or type(key) is ViewOf or type(key) is Unstacked:
-                found.append((member, None, None))
-            else:
-                found.append((member, None if base_ref is None else base_ref(), key))
+    for member, base, key in memory_links(tensor):
+        if key is DETACHED:
+            found.append((member, DETACHED, key))
+        elif key is ALIAS or type(key) is ViewOf or type(key) is Unstacked:
+            found.append((member, None, None))
+        else:
+            found.append((member, base, key))
     return found
 
 
