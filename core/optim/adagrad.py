@@ -10,9 +10,9 @@ from .optimizer import (
     Optimizer,
     ParamsT,
     check_buffer,
-    check_flag,
-    check_number,
+    check_options,
     check_real_param,
+    check_state,
     gradients_to_descend,
 )
 
@@ -95,23 +95,15 @@ class Adagrad(Optimizer):
         return entry
 
     def _check_options(self, group: dict[str, Any]) -> None:
-        for key in ("lr", "lr_decay", "weight_decay", "initial_accumulator_value", "eps"):
-            check_number(key, group[key])
-        check_flag("maximize", group["maximize"])
+        numbers = ("lr", "lr_decay", "weight_decay", "initial_accumulator_value", "eps")
+        check_options(group, numbers, ["maximize"])
 
     def _check_param_dtype(self, param: Tensor) -> None:
         check_real_param(param, "Adagrad")
 
     def _check_state(self, param: Tensor, state: Mapping[str, Any], group: dict[str, Any]) -> None:
-        unknown = set(state) - {"step", "sum"}
-        if unknown:
-            raise ValueError(f"Adagrad keeps 'step' and 'sum' per parameter, not {sorted(unknown)}")
-        if not state:
-            return
-        step = state.get("step")
-        if isinstance(step, bool) or not isinstance(step, int) or step < 0:
-            raise TypeError(f"Adagrad state 'step' must be an int >= 0, got {step!r}")
-        check_buffer(param, "sum", state.get("sum"))
+        if check_state("Adagrad", state, known={"step", "sum"}, needed={"step", "sum"}):
+            check_buffer(param, "sum", state["sum"])
 
     def _prepare_group(self, group: dict[str, Any]) -> list[float]:
         numbers = []

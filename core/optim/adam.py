@@ -11,9 +11,10 @@ from .optimizer import (
     Optimizer,
     ParamsT,
     check_buffer,
-    check_flag,
     check_number,
+    check_options,
     check_real_param,
+    check_state,
     overwrite,
 )
 
@@ -112,31 +113,17 @@ class Adam(Optimizer):
             raise TypeError(f"{name} betas must be a pair (beta1, beta2), got {betas!r}")
         check_number("betas[0]", betas[0], below=1.0)
         check_number("betas[1]", betas[1], below=1.0)
-        check_number("eps", group["eps"])
-        check_number("weight_decay", group["weight_decay"])
-        check_flag("amsgrad", group["amsgrad"])
-        check_flag("maximize", group["maximize"])
+        check_options(group, ["eps", "weight_decay"], ["amsgrad", "maximize"])
 
     def _check_param_dtype(self, param: Tensor) -> None:
         check_real_param(param, type(self).__name__)
 
     def _check_state(self, param: Tensor, state: Mapping[str, Any], group: dict[str, Any]) -> None:
-        name = type(self).__name__
-        known = {"step", *_MOMENTS, "max_exp_avg_sq"}
-        unknown = set(state) - known
-        if unknown:
-            raise ValueError(f"{name} keeps {sorted(known)} per parameter, not {sorted(unknown)}")
-        if not state:
-            return
-        missing = {"step", *_MOMENTS} - set(state)
-        if missing:
-            raise ValueError(f"the {name} state of a parameter lacks {sorted(missing)}")
-        step = state["step"]
-        if isinstance(step, bool) or not isinstance(step, int) or step < 0:
-            raise TypeError(f"{name} state 'step' must be an int >= 0, got {step!r}")
-        for key in _MOMENTS:
-            check_buffer(param, key, state[key])
-        check_buffer(param, "max_exp_avg_sq", state.get("max_exp_avg_sq"), optional=True)
+        known, needed = {"step", *_MOMENTS, "max_exp_avg_sq"}, {"step", *_MOMENTS}
+        if check_state(type(self).__name__, state, known, needed):
+            for key in _MOMENTS:
+                check_buffer(param, key, state[key])
+            check_buffer(param, "max_exp_avg_sq", state.get("max_exp_avg_sq"), optional=True)
 
     def _prepare_group(self, group: dict[str, Any]) -> list[float]:
         # Per parameter that has a gradient: the factor of decoupled weight decay, the

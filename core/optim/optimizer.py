@@ -14,7 +14,7 @@ parameter then points at it, so the Tensor object is still the same.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
 from .. import inplace as _inplace
@@ -631,6 +631,33 @@ def overwrite(xp: Any, buffer: Any, values: Any) -> Any:
 
 
 # -- option checks shared by the optimizers ----------------------------------------------
+
+
+def check_options(group: Mapping[str, Any], numbers: Iterable[str], flags: Iterable[str]) -> None:
+    """Raise unless each option of ``numbers`` is a number >= 0 and each of ``flags`` a bool."""
+    for key in numbers:
+        check_number(key, group[key])
+    for key in flags:
+        check_flag(key, group[key])
+
+
+def check_state(
+    optimizer: str, state: Mapping[str, Any], known: Collection[str], needed: Collection[str]
+) -> bool:
+    """Raise unless ``state`` (of one parameter) has only ``known`` keys, every ``needed`` one,
+    and a ``step`` that counts; return whether it holds anything (empty: not stepped yet)."""
+    unknown = set(state) - set(known)
+    if unknown:
+        raise ValueError(f"{optimizer} keeps {sorted(known)} per parameter, not {sorted(unknown)}")
+    if not state:
+        return False
+    missing = set(needed) - set(state)
+    if missing:
+        raise ValueError(f"the {optimizer} state of a parameter lacks {sorted(missing)}")
+    step = state.get("step", 0)
+    if isinstance(step, bool) or not isinstance(step, int) or step < 0:
+        raise TypeError(f"{optimizer} state 'step' must be an int >= 0, got {step!r}")
+    return True
 
 
 def check_number(

@@ -10,9 +10,9 @@ from .optimizer import (
     Optimizer,
     ParamsT,
     check_buffer,
-    check_flag,
-    check_number,
+    check_options,
     check_real_param,
+    check_state,
     gradients_to_descend,
 )
 
@@ -95,30 +95,18 @@ class RMSprop(Optimizer):
         super().__init__(params, defaults)
 
     def _check_options(self, group: dict[str, Any]) -> None:
-        check_number("lr", group["lr"])
-        check_number("alpha", group["alpha"])
-        check_number("eps", group["eps"])
-        check_number("weight_decay", group["weight_decay"])
-        check_number("momentum", group["momentum"])
-        check_flag("centered", group["centered"])
-        check_flag("maximize", group["maximize"])
+        numbers = ("lr", "alpha", "eps", "weight_decay", "momentum")
+        check_options(group, numbers, ["centered", "maximize"])
 
     def _check_param_dtype(self, param: Tensor) -> None:
         check_real_param(param, "RMSprop")
 
     def _check_state(self, param: Tensor, state: Mapping[str, Any], group: dict[str, Any]) -> None:
-        known = {"step", *self._BUFFERS}
-        unknown = set(state) - known
-        if unknown:
-            raise ValueError(f"RMSprop keeps {sorted(known)} per parameter, not {sorted(unknown)}")
-        if not state:
-            return
-        step = state.get("step")
-        if isinstance(step, bool) or not isinstance(step, int) or step < 0:
-            raise TypeError(f"RMSprop state 'step' must be an int >= 0, got {step!r}")
-        check_buffer(param, "square_avg", state.get("square_avg"))
-        for key in ("momentum_buffer", "grad_avg"):
-            check_buffer(param, key, state.get(key), optional=True)
+        known, needed = {"step", *self._BUFFERS}, {"step", "square_avg"}
+        if check_state("RMSprop", state, known, needed):
+            check_buffer(param, "square_avg", state["square_avg"])
+            for key in ("momentum_buffer", "grad_avg"):
+                check_buffer(param, key, state.get(key), optional=True)
 
     def _prepare_group(self, group: dict[str, Any]) -> list[float]:
         for param in group["params"]:

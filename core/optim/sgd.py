@@ -6,7 +6,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..tensor import Tensor, _wrap
-from .optimizer import Optimizer, ParamsT, check_buffer, check_flag, check_number
+from .optimizer import (
+    Optimizer,
+    ParamsT,
+    check_buffer,
+    check_number,
+    check_options,
+    check_state,
+)
 
 __all__ = ["SGD"]
 
@@ -87,12 +94,8 @@ class SGD(Optimizer):
         super().__init__(params, defaults)
 
     def _check_options(self, group: dict[str, Any]) -> None:
-        check_number("lr", group["lr"])
-        check_number("momentum", group["momentum"])
+        check_options(group, ["lr", "momentum", "weight_decay"], ["nesterov", "maximize"])
         check_number("dampening", group["dampening"], at_least=-float("inf"))
-        check_number("weight_decay", group["weight_decay"])
-        check_flag("nesterov", group["nesterov"])
-        check_flag("maximize", group["maximize"])
         if group["nesterov"] and (group["momentum"] <= 0 or group["dampening"] != 0):
             raise ValueError(
                 "Nesterov momentum needs momentum > 0 and dampening == 0, got "
@@ -100,12 +103,8 @@ class SGD(Optimizer):
             )
 
     def _check_state(self, param: Tensor, state: Mapping[str, Any], group: dict[str, Any]) -> None:
-        unknown = set(state) - {"momentum_buffer"}
-        if unknown:
-            raise ValueError(
-                f"SGD keeps only 'momentum_buffer' per parameter, not {sorted(unknown)}"
-            )
-        check_buffer(param, "momentum_buffer", state.get("momentum_buffer"), optional=True)
+        if check_state("SGD", state, known={"momentum_buffer"}, needed=()):
+            check_buffer(param, "momentum_buffer", state["momentum_buffer"], optional=True)
 
     def _prepare_group(self, group: dict[str, Any]) -> list[float]:
         return [group["lr"]]

@@ -430,6 +430,34 @@ def test_a_bad_state_dict_leaves_the_optimizer_unchanged(on_numpy, bad) -> None:
     assert snapshot(opt) == before
 
 
+#: optimizer, options, the buffer every parameter's state needs once it has stepped
+NEEDED_BUFFERS = {
+    "Adagrad": ({}, "sum"),
+    "Adam": ({}, "exp_avg"),
+    "AdamW": ({}, "exp_avg_sq"),
+    "RMSprop": ({}, "square_avg"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NEEDED_BUFFERS))
+def test_every_optimizer_checks_its_state_dicts_the_same_way(on_numpy, name) -> None:
+    options, needed = NEEDED_BUFFERS[name]
+    opt, params = make(name, **options)
+    train_once(opt, params)
+    saved = opt.state_dict()
+    for change, error, message in [
+        (lambda s: s["state"][1].pop(needed), ValueError, f"state of a parameter lacks ['{needed}"),
+        (lambda s: s["state"][1].update(speed=1), ValueError, f"{name} keeps ["),
+        (lambda s: s["state"][1].update(step=-1), TypeError, f"{name} state 'step' must be"),
+    ]:
+        with pytest.raises(error, match=re.escape(message)):
+            opt.load_state_dict(broken(saved, change))
+    sgd, params = make("SGD", momentum=0.9)
+    train_once(sgd, params)
+    with pytest.raises(ValueError, match=re.escape("SGD keeps ['momentum_buffer'] per parameter")):
+        sgd.load_state_dict(broken(sgd.state_dict(), lambda s: s["state"][1].update(step=1)))
+
+
 def test_sgd_state_dict_checks_its_buffer(on_numpy) -> None:
     opt, params = make("SGD", momentum=0.9)
     train_once(opt, params)
