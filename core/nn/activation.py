@@ -60,7 +60,23 @@ class _AlongDim(Module):
         return f"dim={self.dim}"
 
 
-class ReLU(Module):
+class _InPlaceElementwise(Module):
+    """A layer applying ``_function(input, inplace=...)`` of :mod:`plugrad.nn.functional`."""
+
+    _function: ClassVar[Callable[..., Tensor]]
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return type(self)._function(input, inplace=self.inplace)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
+
+
+class ReLU(_InPlaceElementwise):
     """Apply :func:`plugrad.nn.functional.relu` (in place with ``inplace=True``).
 
     Examples
@@ -72,15 +88,7 @@ class ReLU(Module):
     ReLU(inplace=True)
     """
 
-    def __init__(self, inplace: bool = False) -> None:
-        super().__init__()
-        self.inplace = inplace
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.relu(input, inplace=self.inplace)
-
-    def extra_repr(self) -> str:
-        return "inplace=True" if self.inplace else ""
+    _function = F.relu
 
 
 class GELU(Module):
@@ -104,22 +112,6 @@ class GELU(Module):
 
     def extra_repr(self) -> str:
         return f"approximate={self.approximate!r}"
-
-
-class _InPlaceElementwise(Module):
-    """A layer applying ``_function(input, inplace=...)`` of :mod:`plugrad.nn.functional`."""
-
-    _function: ClassVar[Callable[..., Tensor]]
-
-    def __init__(self, inplace: bool = False) -> None:
-        super().__init__()
-        self.inplace = inplace
-
-    def forward(self, input: Tensor) -> Tensor:
-        return type(self)._function(input, inplace=self.inplace)
-
-    def extra_repr(self) -> str:
-        return "inplace=True" if self.inplace else ""
 
 
 class SiLU(_InPlaceElementwise):
