@@ -144,6 +144,8 @@ def memory_family(tensor: Member) -> list[tuple[Member, Any, Any]]:
     :data:`DETACHED` for a ``detach()``-ed member, ``None`` when not known (the
     first tensor, other views, or a base that is gone).
     """
+    if tensor._counter is None:  # the common case, on the path of every in-place op
+        return []
     found: list[tuple[Member, Any, Any]] = []
     for member, base, key in memory_links(tensor):
         if key is DETACHED:
