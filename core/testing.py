@@ -282,6 +282,8 @@ def backends_under_test() -> tuple[str, ...]:
     Every backend that can run here, except those of :data:`ON_REQUEST`, which
     run when they are the default backend (``PLUGRAD_BACKEND``) or are named in
     the comma-separated ``PLUGRAD_TEST_BACKENDS`` (``all`` names every one).
+    A backend runs on its first device; a device named there (``torch:cuda:0``)
+    runs too.
 
     Examples
     --------
@@ -301,6 +303,13 @@ def backends_under_test() -> tuple[str, ...]:
         except BackendError:
             continue
         names.append(name)
+    for spec in sorted(chosen):
+        if ":" in spec and spec.partition(":")[0] in registry.backend_names():
+            try:
+                registry.resolve_device(spec)
+            except BackendError:
+                continue
+            names.append(spec)
     return tuple(names)
 
 

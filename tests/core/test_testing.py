@@ -140,3 +140,11 @@ def test_the_harness_catches_a_rule_wrong_on_one_backend_only() -> None:
             harness.test_gradients_match_numpy(first_order_only, "array_api_strict")
     finally:
         plugrad.plugins.unregister(name)
+
+
+def test_op_tables_run_on_a_named_device_too(monkeypatch) -> None:
+    monkeypatch.setenv("PLUGRAD_TEST_BACKENDS", "array_api_strict:1,numpy:7,nolib:0")
+    tested = plugrad.testing.backends_under_test()
+    # a device of a backend runs beside the backends; one that does not exist is left out
+    assert "array_api_strict:1" in tested and "numpy" in tested
+    assert "numpy:7" not in tested and "nolib:0" not in tested
