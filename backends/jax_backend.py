@@ -78,9 +78,9 @@ class JaxBackend(Backend):
         return missing_library("jax", install="pip install '.[jax]' from a checkout")
 
     def namespace(self) -> Any:
-        import jax.numpy
+        from . import jax_namespace  # products at full precision on GPUs and TPUs
 
-        return jax.numpy
+        return jax_namespace
 
     def array_types(self) -> tuple[type, ...]:
         return (_jax().Array,)

@@ -125,3 +125,31 @@ def test_host_memory_is_copied_whatever_its_alignment(make, alignment) -> None:
     x = make(host)
     host[0] = 9.0
     assert x.tolist() == [1.0, 2.0, 3.0]
+
+
+def test_products_ask_jax_for_full_precision() -> None:
+    # JAX's default on GPUs and TPUs is a reduced-precision float32 product (TF32).
+    import jax
+
+    xp = plugrad.registry.resolve_device("jax").xp
+    a = np.ones((2, 2), dtype=np.float32)
+    for product in (xp.matmul, xp.tensordot, xp.vecdot):
+        (equation,) = jax.make_jaxpr(product)(a, a).jaxpr.eqns
+        assert equation.params["precision"] == (jax.lax.Precision.HIGHEST,) * 2, product
+
+
+def test_linalg_runs_at_full_product_precision() -> None:
+    import types
+
+    import jax
+
+    from plugrad.backends import jax_namespace
+
+    fake = types.ModuleType("fake_linalg")
+    fake.precision = lambda: jax.config.jax_default_matmul_precision  # type: ignore[attr-defined]
+    assert jax_namespace._FullPrecisionModule(fake).precision() == "highest"
+    assert jax.config.jax_default_matmul_precision != "highest"  # only inside the call
+    xp = plugrad.registry.resolve_device("jax").xp
+    assert isinstance(xp.linalg, jax_namespace._FullPrecisionModule)
+    spd = np.array([[4.0, 2.0], [2.0, 3.0]], dtype=np.float32)
+    np.testing.assert_allclose(np.asarray(xp.linalg.cholesky(spd)), np.linalg.cholesky(spd))

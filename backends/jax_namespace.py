@@ -1,0 +1,69 @@
+"""The JAX backend's Array API namespace: ``jax.numpy``, with products at full precision.
+
+On GPUs and TPUs, JAX computes float32 matrix products at reduced precision
+unless asked otherwise (TF32 on NVIDIA GPUs since Ampere: a 10-bit mantissa).
+On an H100 that put float32 ``conv2d`` results, which plugrad computes with
+``matmul``, up to 0.8 % away from NumPy's, and a complex float32 ``cholesky``
+(which XLA builds from products) up to 0.04 %, where every other backend is
+within float32's rounding. Here ``matmul``, ``tensordot`` and ``vecdot`` ask for
+``Precision.HIGHEST``, and every ``linalg`` function runs under
+``jax.default_matmul_precision("highest")``, as NumPy, CuPy and PyTorch's
+``matmul`` compute float32 products in float32. On the CPU this changes nothing. Every other name
+is ``jax.numpy``'s own.
+"""
+
+from __future__ import annotations
+
+import functools
+import types
+from collections.abc import Callable
+from typing import Any
+
+import jax as _jax
+import jax.numpy as _jnp
+from jax.numpy import *  # noqa: F403
+from jax.numpy import __array_api_version__, __array_namespace_info__  # noqa: F401
+
+_HIGHEST = _jax.lax.Precision.HIGHEST
+
+
+def matmul(x1: Any, x2: Any, /) -> Any:
+    return _jnp.matmul(x1, x2, precision=_HIGHEST)
+
+
+def tensordot(x1: Any, x2: Any, /, *, axes: Any = 2) -> Any:
+    return _jnp.tensordot(x1, x2, axes=axes, precision=_HIGHEST)
+
+
+def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
+    return _jnp.vecdot(x1, x2, axis=axis, precision=_HIGHEST)
+
+
+def _at_full_precision(function: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(function)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        with _jax.default_matmul_precision("highest"):
+            return function(*args, **kwargs)
+
+    return call
+
+
+class _FullPrecisionModule(types.ModuleType):
+    """A module whose functions are ``module``'s, each run at full product precision."""
+
+    def __init__(self, module: types.ModuleType) -> None:
+        super().__init__(module.__name__, module.__doc__)
+        self._module = module
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._module, name)
+        if callable(value) and not isinstance(value, type):
+            value = _at_full_precision(value)
+        setattr(self, name, value)  # wrapped once
+        return value
+
+    def __dir__(self) -> list[str]:
+        return dir(self._module)
+
+
+linalg = _FullPrecisionModule(_jnp.linalg)
