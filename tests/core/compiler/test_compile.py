@@ -243,6 +243,32 @@ def test_parameter_replaced_by_another_shape_recaptures_never_a_wrong_result():
         assert compiled.captures == 2
 
 
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda t: setattr(t, "data", plugrad.ones(3, dtype=plugrad.float64)),
+        lambda t: t.requires_grad_(False),
+    ],
+    ids=["dtype", "requires_grad"],
+)
+def test_free_tensor_with_new_dtype_or_requires_grad_recaptures(change):
+    # The first free tensor only has its .grad set: the guard on arrays covers the others.
+    unread = plugrad.ones(3, requires_grad=True)
+    scale = plugrad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+
+    def f(x):
+        unread.grad = None
+        with plugrad.no_grad():
+            return x * scale
+
+    compiled = plugrad.compile(f)
+    x = plugrad.ones(3)
+    compiled(x)
+    change(scale)
+    _same(compiled(x), f(x))
+    assert compiled.captures == 2
+
+
 def test_cache_is_bounded_least_recently_used_first():
     compiled = plugrad.compile(lambda a: a + 1.0, cache_size=2)
     for n in (1, 2, 3):
