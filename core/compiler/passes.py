@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 from .. import plugin_tables as _plugin_tables
@@ -65,7 +65,7 @@ def fold_constants(plan: Plan) -> Plan:
     folded = plan.folded
     if not folded:
         return plan
-    readers = _readers(plan)
+    readers = _readers(plan, folded.keys())
     escaping = set(plan.output_refs)
     constants = dict(plan.constants)
     steps = []
@@ -84,7 +84,7 @@ def fold_constants(plan: Plan) -> Plan:
     return dataclasses.replace(plan, steps=steps, constants=constants)
 
 
-def _readers(plan: Plan, names: set[Any] | None = None) -> dict[str, list[Step]]:
+def _readers(plan: Plan, names: Collection[str] | None = None) -> dict[str, list[Step]]:
     """For each name the plan reads (of ``names``, if given), the steps that read it, in order."""
     readers: dict[str, list[Step]] = {}
     for step in plan.steps:

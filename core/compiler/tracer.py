@@ -337,7 +337,7 @@ class _RecordingMethod:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         array = self._array
         tracer = array._tracer
-        result = self._method(*_unwrap(args), **_unwrap(kwargs))
+        result = self._method(*_unwrap(args), **(_unwrap(kwargs) if kwargs else kwargs))
         if not tracer.recording:
             return result
         if self._name in ("item", "tolist", "tobytes"):
@@ -457,7 +457,7 @@ def _opaque_kernel(kernel: Callable[..., Any], op: str) -> Any:
     """A backend's own kernel (bound), recorded as one call: it may use more than ``xp``."""
 
     def recording(*args: Any, **kwargs: Any) -> Any:
-        result = kernel(*_unwrap(args), **_unwrap(kwargs))
+        result = kernel(*_unwrap(args), **(_unwrap(kwargs) if kwargs else kwargs))
         tracer = _active
         if tracer is None or not tracer.recording:
             return result
@@ -469,7 +469,7 @@ def _opaque_kernel(kernel: Callable[..., Any], op: str) -> Any:
 
 def _recording_function(function: Callable[..., Any], label: str) -> Any:
     def recording(*args: Any, **kwargs: Any) -> Any:
-        result = function(*_unwrap(args), **_unwrap(kwargs))
+        result = function(*_unwrap(args), **(_unwrap(kwargs) if kwargs else kwargs))
         tracer = _active
         if tracer is None or not tracer.recording:
             return result
@@ -878,7 +878,10 @@ class Tracer:
         if kind == "method":
             target = name
         step_args = _as_step_arg(args if type(args) is tuple else tuple(args))
-        step_kwargs = _as_step_arg(dict(kwargs)) if kwargs else {}
+        # _as_step_arg makes a new dict of a dict (the record never shares the caller's)
+        step_kwargs = (
+            _as_step_arg(kwargs if type(kwargs) is dict else dict(kwargs)) if kwargs else {}
+        )
         if result is None:
             self.steps.append(Step(kind, None, target, step_args, step_kwargs, effect=effect))
             return None
