@@ -693,7 +693,7 @@ def compute_in_place(plan: Plan) -> Plan:
     when it is a new array the plan made (not an input, a view or a constant),
     every step that reads it only computes from it, this step reads it last,
     it has the result's shape and dtype, and the function is one that takes
-    ``out=`` (a NumPy or CuPy ufunc). Values are the same bit for bit.
+    ``out=`` (an elementwise NumPy or CuPy ufunc). Values are the same bit for bit.
     """
     namespaces = plan.namespaces
     last_use: dict[str, int] = {}
@@ -786,6 +786,10 @@ def _takes_out(function: Any) -> bool:
         kind.__name__ == "ufunc"
         and kind.__module__.partition(".")[0] in _OUT_LIBRARIES
         and getattr(function, "nout", 0) == 1
+        # NOTE: a generalized ufunc (NumPy's matmul) is not elementwise: written into an
+        # operand's memory (Fortran-ordered, say), it takes another BLAS path, whose sums
+        # may round differently (complex products do).
+        and getattr(function, "signature", None) is None
     )
 
 
