@@ -29,6 +29,11 @@ class _Miss:
 MISS = _Miss()
 
 
+#: What a plan's guard checks of each free tensor it reads (a ``Device`` is one object per
+#: device, so the comparison of two is one of identities).
+TENSOR_META = operator.attrgetter("_array.shape", "_array.dtype", "_device", "_requires_grad")
+
+
 class _Literal:
     """Renders values as Python source; what cannot be written literally becomes a constant."""
 
@@ -114,21 +119,26 @@ def _with_releases(
     lines: list[str],
     inlined: set[str] | frozenset[str] = frozenset(),
     moved: dict[int, int] | None = None,
+    reads: list[list[str]] | None = None,
 ) -> list[str]:
     """``lines`` with each value deleted after the statement that uses it last.
 
     Straight-line code would otherwise keep every intermediate array until it
     returns; released at their last use, they are freed as early as the eager
-    engine (and hand-written code) frees them.
+    engine (and hand-written code) frees them. ``reads``: each step's
+    ``uses()``, where the caller has them.
     """
     last_use: dict[str, int] = {}
     moved = moved or {}
+    if reads is None:
+        reads = [step.uses() for step in plan.steps]
     for index, step in enumerate(plan.steps):
-        if step.out is not None:
-            last_use.setdefault(step.out, index)
+        if step.out is not None and step.out not in last_use:
+            last_use[step.out] = index
         at = moved.get(index, index)
-        for name in step.uses():
-            last_use[name] = max(at, last_use.get(name, at))
+        for name in reads[index]:
+            if last_use.get(name, -1) < at:
+                last_use[name] = at
     kept = set(plan.output_refs) | inlined
     released: dict[int, list[str]] = {}
     for name, index in last_use.items():
@@ -143,17 +153,20 @@ def _with_releases(
     return result
 
 
-def _use_counts(plan: Plan) -> dict[str, int]:
-    """How many steps read each plan value."""
+def _use_counts(plan: Plan, reads: list[list[str]] | None = None) -> dict[str, int]:
+    """How many steps read each plan value (``reads``: each step's ``uses()``, if known)."""
     uses: dict[str, int] = {}
-    for step in plan.steps:
-        for used in step.uses():
+    for names in reads if reads is not None else (step.uses() for step in plan.steps):
+        for used in names:
             uses[used] = uses.get(used, 0) + 1
     return uses
 
 
 def _inline_wraps(
-    plan: Plan, lines: list[str], uses: dict[str, int] | None = None
+    plan: Plan,
+    lines: list[str],
+    uses: dict[str, int] | None = None,
+    reads: list[list[str]] | None = None,
 ) -> tuple[list[str], str, set[str], dict[int, int]]:
     """Lines where a Tensor made for one use is made in that use (``p._grad = _wrap(...)``).
 
@@ -167,6 +180,8 @@ def _inline_wraps(
     output = plan.output
     lines = list(lines)
     steps = plan.steps
+    if reads is None:
+        reads = [step.uses() for step in steps]
     for index, step in enumerate(steps):
         name = step.out
         if not (
@@ -177,7 +192,6 @@ def _inline_wraps(
         ):
             continue
         expression = lines[index].partition(" = ")[2]
-        pattern = re.compile(rf"\b{name}\b")
         if uses.get(name, 0) == 0 and output == name:
             output, lines[index] = expression, ""
             inlined.add(name)
@@ -186,8 +200,9 @@ def _inline_wraps(
             uses.get(name, 0) == 1
             and name not in plan.output_refs
             and index + 1 < len(steps)
-            and name in steps[index + 1].uses()
+            and name in reads[index + 1]
         ):
+            pattern = re.compile(rf"\b{name}\b")
             lines[index + 1] = pattern.sub(_literal(expression), lines[index + 1], count=1)
             lines[index] = ""
             inlined.add(name)
@@ -207,6 +222,7 @@ def _inline_single_uses(
     inlined: set[str],
     moved: dict[int, int],
     uses: dict[str, int] | None = None,
+    reads: list[list[str]] | None = None,
 ) -> list[str]:
     """Lines where a value that only the next statement reads is computed inside it.
 
@@ -218,6 +234,8 @@ def _inline_single_uses(
         uses = _use_counts(plan)
     kept = set(plan.output_refs)
     steps = plan.steps
+    if reads is None:
+        reads = [step.uses() for step in steps]
     for index, step in enumerate(steps[:-1]):
         name = step.out
         line = lines[index]
@@ -227,20 +245,20 @@ def _inline_single_uses(
             or name is None
             or name in kept
             or uses.get(name, 0) != 1
-            or name not in steps[index + 1].uses()
+            or name not in reads[index + 1]
             or not line.startswith(f"{name} = ")
         ):
             continue
-        pattern = re.compile(rf"\b{name}\b")
         following = lines[index + 1]
-        if len(pattern.findall(following)) != 1:
-            continue
         expression = line[len(name) + 3 :]
         if step.kind in ("binop", "unary"):
             expression = f"({expression})"
         if len(following) + len(expression) > _LONGEST_LINE:
             continue  # kept readable: ``compiled.code()`` is for people too
-        lines[index + 1] = pattern.sub(_literal(expression), following, count=1)
+        merged, found = re.subn(rf"\b{name}\b", _literal(expression), following)
+        if found != 1:
+            continue
+        lines[index + 1] = merged
         lines[index] = ""
         inlined.add(name)
         moved[index] = index + 1
@@ -257,12 +275,13 @@ def source_of(plan: Plan, name: str = "replay") -> tuple[str, dict[str, Any]]:
     """The source of ``plan`` as a function ``name(L, F)`` and the globals it needs."""
     constants = dict(plan.constants)
     literal = _Literal(constants)
-    uses = _use_counts(plan)  # neither inlining changes what the steps read
+    reads = [step.uses() for step in plan.steps]
+    uses = _use_counts(plan, reads)  # neither inlining changes what the steps read
     lines, output, inlined, moved = _inline_wraps(
-        plan, [render(step, literal) for step in plan.steps], uses
+        plan, [render(step, literal) for step in plan.steps], uses, reads
     )
-    lines = _inline_single_uses(plan, lines, inlined, moved, uses)
-    body = [line for line in _with_releases(plan, lines, inlined, moved) if line]
+    lines = _inline_single_uses(plan, lines, inlined, moved, uses, reads)
+    body = [line for line in _with_releases(plan, lines, inlined, moved, reads) if line]
     lines = [f"def {name}(L, F):"]
     if plan.guards:
         lines.append("    if not (")
@@ -276,6 +295,7 @@ def source_of(plan: Plan, name: str = "replay") -> tuple[str, dict[str, Any]]:
         "MISS": MISS,
         "_wrap": _wrap,
         "_op": operator,
+        "_tensor_meta": TENSOR_META,
         "CompileError": CompileError,
         "Tensor": Tensor,
         "_grad_state": _grad_state,

@@ -370,24 +370,24 @@ def _checks_arguments(plan: Any, args: tuple[Any, ...], checking: bool) -> bool:
     """
     if not 0 < len(args) <= _MOST_CHECKED_ARGUMENTS or not all(isinstance(a, Tensor) for a in args):
         return False
-    constants = plan.constants
     guards = [f"len(L) == {len(args)}", "_grad_state.enabled is " + str(_state.enabled)]
     guards.append(f"_checking._enabled is {checking}")
     for index, tensor in enumerate(args):
-        array = tensor._array
-        dtype, device = f"arg_dtype_{index}", f"arg_device_{index}"
-        constants[dtype], constants[device] = array.dtype, tensor._device
         aliases = "".join(
             f" and a{index} {'is' if tensor is args[other] else 'is not'} a{other}"
             for other in range(index)
         )
         guards.append(
             f"isinstance(a{index} := L[{index}], Tensor) and "
-            f"(r{index} := a{index}._array).shape == {tuple(array.shape)!r} and "
-            f"r{index}.dtype == {dtype} and a{index}._device is {device} and "
-            f"a{index}._requires_grad is {tensor._requires_grad} and "
             f"a{index}._edge is {'' if tensor._edge is None else 'not '}None{aliases}"
         )
+    # Shapes, dtypes, devices and requires_grad: one comparison, as for the free tensors.
+    expected = [codegen.TENSOR_META(tensor) for tensor in args]
+    name = "argument_meta"
+    while name in plan.constants:
+        name += "_"
+    plan.constants[name] = expected
+    guards.append(f"[*map(_tensor_meta, L)] == {name}")
     plan.guards[:0] = guards
     return True
 

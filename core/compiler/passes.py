@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 from .. import plugin_tables as _plugin_tables
@@ -65,7 +65,7 @@ def fold_constants(plan: Plan) -> Plan:
     folded = plan.folded
     if not folded:
         return plan
-    readers = _readers(plan)
+    readers = _readers(plan, folded.keys())
     escaping = set(plan.output_refs)
     constants = dict(plan.constants)
     steps = []
@@ -84,12 +84,13 @@ def fold_constants(plan: Plan) -> Plan:
     return dataclasses.replace(plan, steps=steps, constants=constants)
 
 
-def _readers(plan: Plan) -> dict[str, list[Step]]:
-    """For each name the plan reads, the steps that read it, in order."""
+def _readers(plan: Plan, names: Collection[str] | None = None) -> dict[str, list[Step]]:
+    """For each name the plan reads (of ``names``, if given), the steps that read it, in order."""
     readers: dict[str, list[Step]] = {}
     for step in plan.steps:
         for name in step.uses():
-            readers.setdefault(name, []).append(step)
+            if names is None or name in names:
+                readers.setdefault(name, []).append(step)
     return readers
 
 
@@ -313,7 +314,7 @@ def read_broadcasts_as_they_are(plan: Plan) -> Plan:
     ]
     if not broadcasts:
         return plan  # the common case, decided without the map of readers
-    readers = _readers(plan)
+    readers = _readers(plan, {step.out for step in broadcasts if step.out is not None})
     escaping = set(plan.output_refs)
     meta = plan.meta
     renamed: dict[str, str] = {}
@@ -493,33 +494,39 @@ def reduce_without_kept_axes(plan: Plan) -> Plan:
     (NumPy gives a scalar, not an array, for that).
     """
     meta = plan.meta
+    reshapes = [
+        index
+        for index, step in enumerate(plan.steps)
+        if step.kind == "call"
+        and type(step.target) is str
+        and step.target.partition(".")[2] == "reshape"
+        and not step.kwargs
+        and len(step.args) == 2
+        and type(step.args[0]) is Ref
+        and step.out is not None
+        and step.out in meta
+    ]
+    if not reshapes:
+        return plan  # decided without the maps below
+    reshaped = {plan.steps[index].args[0].name for index in reshapes}
     steps: list[Step | None] = list(plan.steps)
-    producers = {s.out: index for index, s in enumerate(plan.steps) if s.out is not None}
+    producers = {s.out: index for index, s in enumerate(plan.steps) if s.out in reshaped}
     uses: dict[str, int] = {}
     for step in plan.steps:
         for name in step.uses():
-            uses[name] = uses.get(name, 0) + 1
+            if name in reshaped:
+                uses[name] = uses.get(name, 0) + 1
     escaping = set(plan.output_refs)
     changed = False
-    for index, step in enumerate(plan.steps):
-        if not (
-            step.kind == "call"
-            and type(step.target) is str
-            and step.target.partition(".")[2] == "reshape"
-            and not step.kwargs
-            and len(step.args) == 2
-            and type(step.args[0]) is Ref
-            and step.out is not None
-            and step.out in meta
-        ):
-            continue
-        kept = step.args[0].name
+    for index in reshapes:
+        step = plan.steps[index]
+        kept, out = step.args[0].name, step.out
         at = producers.get(kept)
-        if at is None or kept in escaping or uses.get(kept) != 1 or kept not in meta:
+        if at is None or out is None or kept in escaping or uses.get(kept) != 1 or kept not in meta:
             continue
         reduction = plan.steps[at]
         axes = _kept_axes(reduction, plan)
-        shape = meta[step.out][0]
+        shape = meta[out][0]
         if axes is None or shape == ():
             continue
         kept_shape = meta[kept][0]
@@ -695,7 +702,7 @@ def compute_in_place(plan: Plan) -> Plan:
     when it is a new array the plan made (not an input, a view or a constant),
     every step that reads it only computes from it, this step reads it last,
     it has the result's shape and dtype, and the function is one that takes
-    ``out=`` (a NumPy or CuPy ufunc). Values are the same bit for bit.
+    ``out=`` (an elementwise NumPy or CuPy ufunc). Values are the same bit for bit.
     """
     namespaces = plan.namespaces
     last_use: dict[str, int] = {}

@@ -38,7 +38,7 @@ class Ref(Name):
     __slots__ = ()
 
 
-@dataclass
+@dataclass(slots=True)
 class Step:
     """One statement of a plan.
 
@@ -63,16 +63,18 @@ class Step:
     args: tuple[Any, ...] = ()
     kwargs: dict[str, Any] = field(default_factory=dict)
     effect: bool = False
+    #: What ``uses()`` found, with the arguments it was found in.
+    _uses: Any = field(default=None, init=False, repr=False, compare=False)
 
     def uses(self) -> list[str]:
         """The names of the plan values this step reads (do not change the list)."""
         # Every pass asks each step, and steps are replaced, not edited: kept, with what it
         # was computed from, so a step whose arguments were reassigned is asked again.
-        cached = self.__dict__.get("_uses")
+        cached = self._uses
         if cached is not None and cached[0] is self.args and cached[1] is self.kwargs:
             return cached[2]
         names = self._find_uses()
-        self.__dict__["_uses"] = (self.args, self.kwargs, names)
+        self._uses = (self.args, self.kwargs, names)
         return names
 
     def _find_uses(self) -> list[str]:

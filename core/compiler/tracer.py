@@ -337,7 +337,7 @@ class _RecordingMethod:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         array = self._array
         tracer = array._tracer
-        result = self._method(*_unwrap(args), **_unwrap(kwargs))
+        result = self._method(*_unwrap(args), **(_unwrap(kwargs) if kwargs else kwargs))
         if not tracer.recording:
             return result
         if self._name in ("item", "tolist", "tobytes"):
@@ -457,7 +457,7 @@ def _opaque_kernel(kernel: Callable[..., Any], op: str) -> Any:
     """A backend's own kernel (bound), recorded as one call: it may use more than ``xp``."""
 
     def recording(*args: Any, **kwargs: Any) -> Any:
-        result = kernel(*_unwrap(args), **_unwrap(kwargs))
+        result = kernel(*_unwrap(args), **(_unwrap(kwargs) if kwargs else kwargs))
         tracer = _active
         if tracer is None or not tracer.recording:
             return result
@@ -469,7 +469,7 @@ def _opaque_kernel(kernel: Callable[..., Any], op: str) -> Any:
 
 def _recording_function(function: Callable[..., Any], label: str) -> Any:
     def recording(*args: Any, **kwargs: Any) -> Any:
-        result = function(*_unwrap(args), **_unwrap(kwargs))
+        result = function(*_unwrap(args), **(_unwrap(kwargs) if kwargs else kwargs))
         tracer = _active
         if tracer is None or not tracer.recording:
             return result
@@ -844,6 +844,9 @@ class Tracer:
             self.sources.setdefault(id(tensor), f"L[{index}]")
         self._leaves = leaves
         self._saved: list[tuple[Any, str, Any]] = []
+        #: Source of a free tensor read before any host call -> what the replay checks of it
+        #: (see ``TENSOR_META``).
+        self._free_meta: dict[str, tuple[Any, ...]] = {}
 
     # -- values and steps --------------------------------------------------------------------
 
@@ -875,7 +878,10 @@ class Tracer:
         if kind == "method":
             target = name
         step_args = _as_step_arg(args if type(args) is tuple else tuple(args))
-        step_kwargs = _as_step_arg(dict(kwargs)) if kwargs else {}
+        # _as_step_arg makes a new dict of a dict (the record never shares the caller's)
+        step_kwargs = (
+            _as_step_arg(kwargs if type(kwargs) is dict else dict(kwargs)) if kwargs else {}
+        )
         if result is None:
             self.steps.append(Step(kind, None, target, step_args, step_kwargs, effect=effect))
             return None
@@ -1012,15 +1018,11 @@ class Tracer:
                 )
                 return real
             source = self.source_of(tensor)
-            if self.host_calls == 0:
-                guard = (
-                    f"(_a := (_t := {source})._array).shape == {tuple(real.shape)!r} and "
-                    f"_a.dtype == {self.constant(real.dtype)} and "
-                    f"_t._device is {self.constant(tensor._device)} and "
-                    f"_t._requires_grad is {tensor._requires_grad}"
+            if self.host_calls == 0 and not source.startswith("L["):
+                self._free_meta.setdefault(
+                    source,
+                    (tuple(real.shape), real.dtype, tensor._device, tensor._requires_grad),
                 )
-                if not source.startswith("L["):
-                    self.guards.append(guard)
             self._snapshots.setdefault(key, (tensor._requires_grad, tensor._edge))
             out = self.new_name()
             self.steps.append(Step("text", out, f"{source}._array"))
@@ -1173,9 +1175,12 @@ class Tracer:
 
     def plan(self, output: str) -> Plan:
         output_refs = tuple(_names_in_expression(output, self.steps))
+        guards = self.guards
+        if self._free_meta:
+            guards = [self._free_tensors_guard(), *guards]
         return Plan(
             steps=self.steps,
-            guards=self.guards,
+            guards=guards,
             output=output,
             output_refs=output_refs,
             constants=self.constants,
@@ -1184,6 +1189,18 @@ class Tracer:
             folded=self.folded,
             meta=self.meta,
         )
+
+    def _free_tensors_guard(self) -> str:
+        """One guard for the shapes, dtypes, devices and ``requires_grad`` of the free tensors
+        the plan reads: a call of ``TENSOR_META`` per tensor (in C), one comparison, one
+        line to compile instead of one per tensor."""
+        sources = list(self._free_meta)
+        expected = self.constant(list(self._free_meta.values()), "free_meta_")
+        if sources == [f"F[{index}]" for index in range(len(self.free))]:
+            tensors = "F"
+        else:
+            tensors = "(" + "".join(source + ", " for source in sources) + ")"
+        return f"[*map(_tensor_meta, {tensors})] == {expected}"
 
     # -- swapping the tables -----------------------------------------------------------------
 

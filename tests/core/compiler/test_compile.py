@@ -243,6 +243,32 @@ def test_parameter_replaced_by_another_shape_recaptures_never_a_wrong_result():
         assert compiled.captures == 2
 
 
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda t: setattr(t, "data", plugrad.ones(3, dtype=plugrad.float64)),
+        lambda t: t.requires_grad_(False),
+    ],
+    ids=["dtype", "requires_grad"],
+)
+def test_free_tensor_with_new_dtype_or_requires_grad_recaptures(change):
+    # The first free tensor only has its .grad set: the guard on arrays covers the others.
+    unread = plugrad.ones(3, requires_grad=True)
+    scale = plugrad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+
+    def f(x):
+        unread.grad = None
+        with plugrad.no_grad():
+            return x * scale
+
+    compiled = plugrad.compile(f)
+    x = plugrad.ones(3)
+    compiled(x)
+    change(scale)
+    _same(compiled(x), f(x))
+    assert compiled.captures == 2
+
+
 def test_cache_is_bounded_least_recently_used_first():
     compiled = plugrad.compile(lambda a: a + 1.0, cache_size=2)
     for n in (1, 2, 3):
@@ -672,6 +698,24 @@ def test_elementwise_results_reuse_an_operand_that_dies_never_an_input_or_a_grad
         _same(w.grad, w_eager.grad)
     np.testing.assert_array_equal(x.numpy(), x_before)
     np.testing.assert_array_equal(b.numpy(), b_before)
+
+
+def test_a_matrix_product_is_never_written_into_an_operand():
+    # Written into the memory of a Fortran-ordered operand (the transpose of a new array
+    # that dies there), a complex product takes another BLAS path than eagerly and differed
+    # in the last bits.
+    def f(a, b):
+        return (a * 2.0).mT @ b
+
+    rng = np.random.default_rng(0)
+    a, b = (
+        plugrad.tensor(rng.standard_normal((3, 3)) + 1j * rng.standard_normal((3, 3))) for _ in "ab"
+    )
+    compiled = plugrad.compile(f)
+    for _ in range(2):
+        _same(compiled(a, b), f(a, b))
+    source = compiled.code(a, b)
+    assert not [line for line in source.splitlines() if "matmul" in line and "out=" in line]
 
 
 def test_a_linear_layer_of_few_rows_replays_bit_identical_to_eager():
