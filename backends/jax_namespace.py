@@ -27,15 +27,15 @@ from jax.numpy import __array_api_version__, __array_namespace_info__  # noqa: F
 _HIGHEST = _jax.lax.Precision.HIGHEST
 
 
-def matmul(x1: Any, x2: Any, /) -> Any:
+def matmul(x1: Any, x2: Any, /) -> Any:  # type: ignore[no-redef]  # replaces jax.numpy's
     return _jnp.matmul(x1, x2, precision=_HIGHEST)
 
 
-def tensordot(x1: Any, x2: Any, /, *, axes: Any = 2) -> Any:
+def tensordot(x1: Any, x2: Any, /, *, axes: Any = 2) -> Any:  # type: ignore[no-redef]
     return _jnp.tensordot(x1, x2, axes=axes, precision=_HIGHEST)
 
 
-def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
+def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:  # type: ignore[no-redef]
     return _jnp.vecdot(x1, x2, axis=axis, precision=_HIGHEST)
 
 
