@@ -395,7 +395,11 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         help="train a small network on handwritten digits and draw its graph",
         description=(__doc__ or "").split("\n\n")[0],
     )
-    demo.add_argument("--backend", help="backend to train on (default: the default backend)")
+    demo.add_argument(
+        "--backend",
+        help="backend or device to train on: cupy, torch, torch:cuda:0, jax:gpu:0, ... "
+        "(default: the default backend)",
+    )
     demo.add_argument("--model", choices=("mlp", "conv"), default="mlp", help="network (mlp)")
     demo.add_argument(
         "--data",
@@ -425,17 +429,21 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
 
 def main(args: argparse.Namespace) -> int:
     """Run ``plugrad demo`` with parsed ``args``; return the exit code."""
-    train(
-        data=args.data,
-        model=args.model,
-        backend=args.backend,
-        epochs=args.epochs,
-        batch_size=args.batch_size,
-        lr=args.lr,
-        seed=args.seed,
-        output_dir=args.output_dir,
-        progress=not args.no_progress and sys.stderr.isatty(),
-        distributed=args.distributed,
-        compile=args.compile,
-    )
+    import plugrad
+
+    # A device (torch:cuda:0) as well as a backend: the default device while training.
+    where = plugrad.use_backend(args.backend) if args.backend else contextlib.nullcontext()
+    with where:
+        train(
+            data=args.data,
+            model=args.model,
+            epochs=args.epochs,
+            batch_size=args.batch_size,
+            lr=args.lr,
+            seed=args.seed,
+            output_dir=args.output_dir,
+            progress=not args.no_progress and sys.stderr.isatty(),
+            distributed=args.distributed,
+            compile=args.compile,
+        )
     return 0

@@ -206,3 +206,20 @@ def test_demo_command_trains_on_the_torch_jax_and_dask_backends(tmp_path, backen
     accuracy = float(out.split("test accuracy")[-1].strip().rstrip("%").split("%")[0])
     assert accuracy > 60.0
     assert (tmp_path / "model.safetensors").is_file()
+
+
+def test_command_trains_on_a_device_named_in_backend(tmp_path, monkeypatch):
+    devices = []
+    build = demo.build_model
+
+    def build_and_note(kind, backend):
+        model = build(kind, backend)
+        devices.append(next(iter(model.parameters())).device.name)
+        return model
+
+    monkeypatch.setattr(demo, "build_model", build_and_note)
+    default = plugrad.default_device()
+    arguments = ["demo", "--data", "generated", "--epochs", "1", "--no-progress"]
+    assert main([*arguments, "--backend", "array_api_strict:1", "--output-dir", str(tmp_path)]) == 0
+    assert devices == ["array_api_strict:1"]
+    assert plugrad.default_device() is default  # the default again afterwards
