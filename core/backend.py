@@ -373,6 +373,13 @@ class Device:
         """The plugrad dtypes this device's backend supports."""
         return tuple(self._dtype_to_native)
 
+    @property
+    def default_int_dtype(self) -> _dtypes.DType:
+        """``int64``, or ``int32`` where the backend has none (JAX without ``jax_enable_x64``)."""
+        if _dtypes.default_int_dtype in self._dtype_to_native:
+            return _dtypes.default_int_dtype
+        return _dtypes.int32
+
     def native_dtype(self, dtype: _dtypes.DType) -> Any:
         """Return the backend's dtype object for ``dtype``, or raise if it has none."""
         try:

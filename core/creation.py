@@ -143,12 +143,12 @@ def _varargs_shape(function: str, shape: tuple[Any, ...]) -> Shape:
     return shape
 
 
-def _scalar_dtype(value: Any) -> _dtypes.DType:
-    """The default dtype for a Python scalar (bool before int: bool is an int subclass)."""
+def _scalar_dtype(value: Any, device: Device) -> _dtypes.DType:
+    """The default dtype on ``device`` for a Python scalar (bool before int: bool is an int)."""
     if isinstance(value, bool):
         return _dtypes.bool
     if isinstance(value, int):
-        return _dtypes.default_int_dtype
+        return device.default_int_dtype
     if isinstance(value, float):
         return _dtypes.default_float_dtype
     if isinstance(value, complex):
@@ -363,7 +363,10 @@ def _filled(
     if like is not None:
         dtype = dtype or like.dtype
     if dtype is None:
-        dtype = _dtypes.default_float_dtype if fill_value is None else _scalar_dtype(fill_value)
+        if fill_value is None:
+            dtype = _dtypes.default_float_dtype
+        else:
+            dtype = _scalar_dtype(fill_value, target)
     native = target.native_dtype(dtype)
     xp = target.xp
     shape = _shape(shape)
@@ -489,10 +492,10 @@ def arange(
     dtype, device, backend, requires_grad = creation_options("arange", options)
     if stop is None:
         start, stop = 0, start
+    target = target_device(device, backend)
     if dtype is None:
         floating = any(isinstance(v, float) for v in (start, stop, step))
-        dtype = _dtypes.default_float_dtype if floating else _dtypes.default_int_dtype
-    target = target_device(device, backend)
+        dtype = _dtypes.default_float_dtype if floating else target.default_int_dtype
     array = target.xp.arange(
         start, stop, step, dtype=target.native_dtype(dtype), device=target.native
     )

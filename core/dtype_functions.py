@@ -317,14 +317,17 @@ class Info:
         return registry.default_device()
 
     def default_dtypes(self, *, device: Device | str | None = None) -> dict[str, _dtypes.DType]:
-        """plugrad's default dtypes, the same on every device (float32, as in PyTorch)."""
-        if device is not None:
-            registry.resolve_device(device)
+        """plugrad's default dtypes on ``device`` (default: the default device).
+
+        float32 and complex64 everywhere, as in PyTorch; int64, or int32 where the
+        backend has no int64 (JAX without ``jax_enable_x64``).
+        """
+        integer = registry.resolve_device(device).default_int_dtype
         return {
             "real floating": _dtypes.default_float_dtype,
             "complex floating": _dtypes.default_complex_dtype,
-            "integral": _dtypes.default_int_dtype,
-            "indexing": _dtypes.default_int_dtype,
+            "integral": integer,
+            "indexing": integer,
         }
 
     def dtypes(

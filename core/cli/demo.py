@@ -84,7 +84,8 @@ def load_data(source: str, backend: str | None, seed: int, test_fraction: float 
         digits = datasets.load_digits()
         name = "scikit-learn digits (1,797 8x8 images)"
         x = plugrad.asarray(digits.images, dtype=plugrad.float32, backend=backend) / 16.0
-        y = plugrad.asarray(digits.target, dtype=plugrad.int64, backend=backend)
+        labels = plugrad.__array_namespace_info__().default_dtypes(device=backend)["indexing"]
+        y = plugrad.asarray(digits.target, dtype=labels, backend=backend)
     elif source == "digits":
         raise ModuleNotFoundError(
             "the digits data set comes with scikit-learn: pip install '.[demo]' from a checkout "
@@ -107,7 +108,7 @@ def _generated_digits(n: int, backend: str | None) -> tuple[Any, Any]:
 
     strokes = plugrad.rand(_CLASSES, _SIDE, _SIDE, backend=backend) > 0.6
     prototypes = plugrad.astype(strokes, plugrad.float32)
-    y = plugrad.arange(n, dtype=plugrad.int64, backend=backend) % _CLASSES
+    y = plugrad.arange(n, backend=backend) % _CLASSES  # int64, int32 where there is none
     x = plugrad.take(prototypes, y, axis=0)
     x = x * (0.6 + 0.4 * plugrad.rand(n, 1, 1, backend=backend))
     x = x + 0.8 * plugrad.randn(n, _SIDE, _SIDE, backend=backend)

@@ -153,3 +153,16 @@ def test_linalg_runs_at_full_product_precision() -> None:
     assert isinstance(xp.linalg, jax_namespace._FullPrecisionModule)
     spd = np.array([[4.0, 2.0], [2.0, 3.0]], dtype=np.float32)
     np.testing.assert_allclose(np.asarray(xp.linalg.cholesky(spd)), np.linalg.cholesky(spd))
+
+
+def test_without_64_bit_types_integers_default_to_int32(monkeypatch) -> None:
+    # JAX without jax_enable_x64 has no int64: plugrad's integer default follows JAX's own.
+    device = plugrad.registry.resolve_device("jax")
+    narrowed = {d: n for d, n in device._dtype_to_native.items() if d != plugrad.int64}
+    monkeypatch.setattr(device, "_dtype_to_native", narrowed)
+    assert device.default_int_dtype == plugrad.int32
+    assert plugrad.arange(3, device=device).dtype == plugrad.int32
+    assert plugrad.full(2, 7, device=device).dtype == plugrad.int32
+    info = plugrad.__array_namespace_info__().default_dtypes(device=device)
+    assert info["integral"] == info["indexing"] == plugrad.int32
+    assert plugrad.arange(3, device="numpy").dtype == plugrad.int64  # where int64 exists
