@@ -16,6 +16,11 @@ to the full check, naming the op and its plugin, only when not). The budget is
    they are and with the check cut out of their source (A/B interleaved, each
    first in every other round; best of runs and median of the in-round
    differences). On a busy machine the second is noisy; the first is not.
+3. with ``--parts``, where the time goes, in the same rounds: the check kept
+   up to its type test, up to its dtype test, and whole but compared with a
+   spec of the chain's shape and dtype held in advance (nothing read of the
+   input), each against the chain without the check (median of the in-round
+   differences).
 
 Times are CPU time of this process (``time.process_time``), so time during
 which other programs hold the processor is not counted.
@@ -89,42 +94,91 @@ def fresh_check_cost(gradients: int = 2000, rounds: int = 100) -> float:
     return statistics.median(differences)
 
 
-def _without_check(cls: type) -> Callable[..., Any]:
-    """``cls._backward`` compiled again from its source with the result check left out."""
+def _check_line(line: str) -> bool:
+    """Whether ``line`` of a node's ``_backward`` opens the check of a rule's result."""
+    return line.strip().startswith("if type(g") and "is not" in line
+
+
+def _variant(cls: type, condition: Callable[[str], str] | None) -> Callable[..., Any]:
+    """``cls._backward`` compiled again from its source with the result check changed.
+
+    ``condition`` maps the check's condition (``type(g) is not ... or g.shape != ...``)
+    to the one to test instead; ``None`` cuts the check out with the
+    ``checked_gradient(...)`` call under it.
+    """
     lines = textwrap.dedent(inspect.getsource(cls._backward)).splitlines()
-    kept, removed, skip_next = [], 0, False
+    kept, changed, skip_next = [], 0, False
     for line in lines:
         if skip_next:  # the checked_gradient(...) call under the condition
             skip_next = False
             continue
-        if line.strip().startswith("if type(g") and "is not" in line:
-            skip_next, removed = True, removed + 1
-            continue
+        if _check_line(line):
+            changed += 1
+            if condition is None:
+                skip_next = True
+                continue
+            indent = line[: len(line) - len(line.lstrip())]
+            line = f"{indent}if {condition(line.strip()[3:].rstrip(':'))}:"
         kept.append(line)
-    if not removed:
-        raise SystemExit(f"{cls.__name__}._backward has no check to cut out: update this script")
+    if not changed:
+        raise SystemExit(f"{cls.__name__}._backward has no check to change: update this script")
     namespace: dict[str, Any] = {}
-    exec("\n".join(kept), vars(graph), namespace)
+    exec("\n".join(kept), {**vars(graph), "_HELD": _HELD_SPEC}, namespace)
     return namespace["_backward"]
 
 
-def chain_cost(ops: int, rounds: int) -> tuple[float, float, float]:
-    """µs per node of backward over ``ops`` ops: best with and without the check, and the
-    median over rounds of the difference within a round (less sensitive to load changes).
+#: The shape and dtype of every input of the chain, as a node could hold them in advance.
+_HELD_SPEC = graph.ArraySpec((4,), np.dtype(np.float32))
+
+
+def _first_tests(count: int) -> Callable[[str], str]:
+    """The check's condition kept up to its ``count``-th test."""
+    return lambda condition: " or ".join(condition.split(" or ")[:count])
+
+
+def _against_held_spec(condition: str) -> str:
+    """The check's condition with the input's dtype and shape read from ``_HELD``.
+
+    A global is read at least as fast as anything a node could hold, so this is
+    the most that recording the input's shape and dtype in advance could save.
+    """
+    tests = []
+    for test in condition.split(" or "):
+        for operator, attribute in ((" is not ", "dtype"), (" != ", "shape")):
+            head, found, tail = test.partition(operator)
+            if found and tail.endswith(f".{attribute}"):
+                test = f"{head}{operator}_HELD.{attribute}"
+        tests.append(test)
+    return " or ".join(tests)
+
+
+def chain_cost(ops: int, rounds: int, parts: bool = False) -> dict[str, tuple[float, float]]:
+    """µs per node of backward over ``ops`` ops, per variant of the check: the best over
+    rounds, and the median over rounds of the difference from the chain without the
+    check within a round (less sensitive to load changes).
     """
     classes = (graph.UnaryOpNode, graph.BinaryOpNode)
+    conditions: dict[str, Callable[[str], str] | None] = {"checked": None, "unchecked": None}
+    if parts:
+        conditions |= {
+            "the type test": _first_tests(1),
+            "the type and dtype tests": _first_tests(2),
+            "the whole check against a spec held in advance": _against_held_spec,
+        }
     variants = {
-        "checked": {cls: cls._backward for cls in classes},
-        "unchecked": {cls: _without_check(cls) for cls in classes},
+        name: {
+            cls: cls._backward if name == "checked" else _variant(cls, condition) for cls in classes
+        }
+        for name, condition in conditions.items()
     }
     x = plugrad.tensor(np.ones(4, np.float32), requires_grad=True)
     best = dict.fromkeys(variants, float("inf"))
-    differences = []
+    differences: dict[str, list[float]] = {name: [] for name in variants}
     names = list(variants)
     try:
         for round_index in range(rounds):
             times = {}
-            # Each variant goes first in every other round, so neither gains from its place.
+            # Each variant goes first in every other round, so none gains from its place.
             for name in names if round_index % 2 == 0 else names[::-1]:
                 methods = variants[name]
                 for cls, method in methods.items():
@@ -140,27 +194,34 @@ def chain_cost(ops: int, rounds: int) -> tuple[float, float, float]:
                 times[name] = (time.process_time() - start) / (ops + 1) * 1e6
                 del loss
                 best[name] = min(best[name], times[name])
-            differences.append(times["checked"] - times["unchecked"])
+            for name in names:
+                differences[name].append(times[name] - times["unchecked"])
     finally:
         for cls, method in variants["checked"].items():
             cls._backward = method
-    return best["checked"], best["unchecked"], statistics.median(differences)
+    return {name: (best[name], statistics.median(differences[name])) for name in names}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ops", type=int, default=2000, help="length of the chain")
     parser.add_argument("--rounds", type=int, default=30, help="A/B rounds of the chain")
+    parser.add_argument(
+        "--parts", action="store_true", help="also time parts of the check (see above)"
+    )
     args = parser.parse_args()
     per_check = check_cost()
     print(f"the check alone: {per_check:.3f} µs per gradient (budget 0.2 µs per node)")
     print(f"the check of fresh gradients: {fresh_check_cost():.3f} µs per gradient")
-    checked, unchecked, median = chain_cost(args.ops, args.rounds)
+    results = chain_cost(args.ops, args.rounds, args.parts)
+    (checked, median), (unchecked, _) = results.pop("checked"), results.pop("unchecked")
     print(
         f"backward over a {args.ops}-op chain: {checked:.3f} µs per node with the check, "
         f"{unchecked:.3f} µs without (best of {args.rounds}): {checked - unchecked:+.3f} µs "
         f"per node; median difference within a round {median:+.3f} µs per node"
     )
+    for name, (_, part_median) in results.items():
+        print(f"  {name}: {part_median:+.3f} µs per node (median difference within a round)")
 
 
 if __name__ == "__main__":
