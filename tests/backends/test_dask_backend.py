@@ -246,3 +246,90 @@ def test_eye_tril_and_triu_keep_offsets_and_complex_values(k: int) -> None:
         assert xp.eye(3).dtype == np.float64
         assert np.array_equal(xp.tril(x, k=k).compute(), np.tril(values, k))
         assert np.array_equal(xp.triu(x, k=k).compute(), np.triu(values, k))
+
+
+# Keys Dask's own indexing refuses or reads otherwise than NumPy: integer arrays of two
+# dimensions (scatter's), several arrays, repeated positions (the last write wins),
+# negative indices, masks of some or all leading axes, lists, True (a new axis, not 1).
+DASK_KEYS = {
+    "scatter-along-1": (np.array([[0], [1], [2]]), np.array([[3, 0], [1, 1], [0, 2]])),
+    "arrays-beside-a-slice": (np.array([[0, 1], [2, 2]]), slice(None), np.array([[4], [-1]])),
+    "repeats": (np.array([0, 2, 0, 0]), np.array([1, 1, 1, 1])),
+    "one-array": (slice(None), np.array([-1, 0, -1])),
+    "arrays-separated": (np.array([0, 1]), slice(1, None), np.array([3, 2])),
+    "leading-mask": (np.arange(12).reshape(3, 4) % 3 == 0,),
+    "mask-of-every-axis": (np.arange(60).reshape(3, 4, 5) % 7 == 0,),
+    "mask-after-a-slice": (slice(None), np.array([True, False, True, True])),
+    "lists": ([0, 2], [3, 1]),
+    "true": (True, 0, slice(1, 3)),
+    "none-and-reversed": (None, slice(None, None, -1), np.array([1, 3])),
+}
+
+
+def _on_dask(key: tuple) -> tuple:
+    return tuple(plugrad.asarray(k, device="dask") if isinstance(k, np.ndarray) else k for k in key)
+
+
+@pytest.mark.parametrize("key", DASK_KEYS.values(), ids=DASK_KEYS.keys())
+def test_indexing_and_assignment_follow_numpy(key) -> None:
+    values = np.arange(60.0).reshape(3, 4, 5)
+    x = plugrad.asarray(values, device="dask", requires_grad=True)
+    picked = x[_on_dask(key)]
+    assert picked.shape == values[key].shape, "the shape is known without computing"
+    np.testing.assert_array_equal(picked.detach().numpy(), values[key])
+    weights = np.random.default_rng(0).normal(size=values[key].shape)
+    (picked * plugrad.asarray(weights, device="dask")).sum().backward()
+    expected_grad = np.zeros_like(values)
+    np.add.at(expected_grad, key, weights)
+    np.testing.assert_allclose(x.grad.numpy(), expected_grad, rtol=1e-12)
+    for value in (-1.0, -1.0 - np.arange(values[key].size).reshape(values[key].shape)):
+        expected = values.copy()
+        expected[key] = value
+        y = plugrad.asarray(values, device="dask")
+        y[_on_dask(key)] = plugrad.asarray(value, device="dask") if np.ndim(value) else value
+        np.testing.assert_array_equal(y.numpy(), expected)
+        assert y.array.chunks == plugrad.asarray(values, device="dask").array.chunks
+
+
+@pytest.mark.parametrize(
+    "key",
+    [(np.array([[0, 3]]), np.array([[1, 1]])), (np.array([0, 3]),), (slice(None), [[0, -5]])],
+    ids=["two-arrays", "one-array", "list"],
+)
+def test_an_assignment_index_out_of_bounds_raises_and_changes_nothing(key) -> None:
+    # Dask's own assignment drops positions past the end of a dask index array.
+    values = np.arange(12.0).reshape(3, 4)
+    x = plugrad.asarray(values, device="dask")
+    with pytest.raises(IndexError, match=r"out of bounds for axis [01] with size [34]"):
+        x[_on_dask(key)] = -1.0
+    np.testing.assert_array_equal(x.numpy(), values)
+
+
+def test_scatter_and_masked_select_match_numpy_and_compute_only_the_mask() -> None:
+    rng = np.random.default_rng(1)
+    values, src = rng.normal(size=(3, 4)), rng.normal(size=(3, 2))
+    index = np.array([[3, 0], [1, 2], [2, 2]])
+
+    def run(backend: str) -> tuple[np.ndarray, ...]:
+        x = plugrad.asarray(values, device=backend, requires_grad=True)
+        s = plugrad.asarray(src, device=backend, requires_grad=True)
+        out = x.scatter(1, plugrad.asarray(index, device=backend), s)
+        (out * out).sum().backward()
+        return out.detach().numpy(), x.grad.numpy(), s.grad.numpy()
+
+    for ours, numpy_s in zip(run("dask"), run("numpy")):
+        np.testing.assert_allclose(ours, numpy_s, rtol=1e-12)
+
+    calls = []
+
+    def counted(block: np.ndarray) -> np.ndarray:
+        calls.append(block.shape)
+        return block
+
+    data = da.from_array(values, chunks=(1, 4)).map_blocks(counted, meta=np.empty((0, 0)))
+    x = plugrad.asarray(data, requires_grad=True)
+    selected = x.masked_select(plugrad.asarray(values, device="dask") > 0)
+    assert selected.shape == (int((values > 0).sum()),) and calls == [], "only the mask ran"
+    selected.sum().backward()
+    np.testing.assert_array_equal(selected.detach().numpy(), values[values > 0])
+    np.testing.assert_array_equal(x.grad.numpy(), (values > 0).astype(float))
