@@ -28,6 +28,8 @@ __all__ = [
     "plugrad_backends",
     "scatter_add",
     "setitem",
+    "take",
+    "take_along_axis",
 ]
 
 
@@ -162,6 +164,33 @@ def scatter_add(xp: Any, values: Any, /, *, key: Any, shape: tuple[int, ...]) ->
     return setitem(xp, xp.zeros(shape, dtype=values.dtype), values, key=key)
 
 
+def _refuse_out_of_bounds(xp: Any, x: Any, indices: Any, axis: int) -> None:
+    """Raise ``IndexError`` if an index along ``axis`` of ``x`` is out of bounds.
+
+    Dask takes positions past the end of an axis from a dask array of indices
+    without a word, and computing them gives values of other positions; the
+    check computes the indices.
+    """
+    if not -x.ndim <= axis < x.ndim:
+        return  # the namespace's function refuses the axis itself
+    size = x.shape[axis]
+    if bool(xp.any((indices < -size) | (indices >= size))):
+        raise IndexError(f"an index is out of bounds for axis {axis % x.ndim} with size {size}")
+
+
+def take(xp: Any, x: Any, indices: Any, /, *, axis: int | None = None) -> Any:
+    """plugrad's ``take``, refusing indices out of bounds (see :func:`_refuse_out_of_bounds`)."""
+    if axis is not None or x.ndim == 1:  # without an axis, only a 1-D x is taken from
+        _refuse_out_of_bounds(xp, x, indices, 0 if axis is None else axis)
+    return xp.take(x, indices, axis=axis)
+
+
+def take_along_axis(xp: Any, x: Any, indices: Any, /, *, axis: int = -1) -> Any:
+    """plugrad's ``take_along_axis``, refusing indices out of bounds, as :func:`take` does."""
+    _refuse_out_of_bounds(xp, x, indices, axis)
+    return xp.take_along_axis(x, indices, axis=axis)
+
+
 class DaskBackend(Backend):
     """Dask arrays (lazy, chunked NumPy), through array-api-compat's Dask namespace.
 
@@ -262,6 +291,8 @@ class DaskBackend(Backend):
             "getitem": getitem,
             "scatter_add": scatter_add,
             "setitem": setitem,
+            "take": take,
+            "take_along_axis": take_along_axis,
         }
 
 

@@ -333,3 +333,26 @@ def test_scatter_and_masked_select_match_numpy_and_compute_only_the_mask() -> No
     selected.sum().backward()
     np.testing.assert_array_equal(selected.detach().numpy(), values[values > 0])
     np.testing.assert_array_equal(x.grad.numpy(), (values > 0).astype(float))
+
+
+@pytest.mark.parametrize(
+    "pick",
+    [
+        lambda x, i: x.index_select(1, i),
+        lambda x, i: plugrad.take(x, i, axis=-1),
+        lambda x, i: plugrad.take(x[0], i),
+        lambda x, i: x.gather(1, plugrad.stack([i, i])),
+        lambda x, i: plugrad.take_along_axis(x, plugrad.stack([i, i]), axis=1),
+    ],
+    ids=["index_select", "take", "take-1d", "gather", "take_along_axis"],
+)
+def test_taking_an_index_out_of_bounds_raises(pick) -> None:
+    # Dask takes positions past the end from a dask index array and gives other values.
+    x = plugrad.asarray(np.arange(6.0).reshape(2, 3), device="dask")
+    for index in ([3, 0], [-4]):
+        with pytest.raises(IndexError, match=r"out of bounds for axis [01] with size 3"):
+            pick(x, plugrad.asarray(np.array(index), device="dask"))
+    index = plugrad.asarray(np.array([-1, 0]), device="dask")
+    numpy_x = plugrad.asarray(np.arange(6.0).reshape(2, 3))
+    expected = pick(numpy_x, plugrad.asarray(np.array([-1, 0])))
+    np.testing.assert_array_equal(pick(x, index).numpy(), expected.numpy())
