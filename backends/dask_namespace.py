@@ -16,6 +16,10 @@
   tensors have known shapes, so these compute it (the only ops that compute
   part of the graph when called, as a size that depends on the data must).
 
+- ``repeat``: Dask's needs an axis and takes one integer count; without an axis
+  this one repeats the flattened array, and with one count per element it takes
+  each output position from the element it copies (the output's length is the
+  sum of the counts, so the counts are computed, as ``nonzero``'s size is).
 - ``take`` of a 1-D array without ``axis`` (the standard allows it; Dask needs one).
 - ``eye``, ``tril``, ``triu``: Dask's ``eye`` loses part of its task graph
   with an offset (``k``), and its three drop the imaginary part of a complex
@@ -37,6 +41,7 @@ import importlib
 import types
 from typing import Any
 
+import dask
 from array_api_compat.dask.array import *  # noqa: F403
 from array_api_compat.dask.array import __array_api_version__, __array_namespace_info__  # noqa: F401
 
@@ -125,6 +130,29 @@ def unique_inverse(x: Any, /) -> Any:
 def unique_all(x: Any, /) -> Any:
     result = _compat.unique_all(x)
     return type(result)(*(_sized(part) for part in result))
+
+
+def repeat(x: Any, repeats: Any, /, *, axis: int | None = None) -> Any:
+    if axis is None:
+        x, axis = _compat.reshape(x, (-1,)), 0
+    if not hasattr(repeats, "shape"):
+        return _compat.repeat(x, repeats, axis=axis)
+    length = x.shape[axis]
+    if repeats.shape not in ((), (1,), (length,)):
+        raise ValueError(
+            f"repeat(): {repeats.shape[0]} counts for an axis of length {length}; give one "
+            "count, or one per element"
+        )
+    counts = _compat.broadcast_to(_compat.astype(repeats, _compat.int64), (length,))
+    ends = _compat.cumulative_sum(counts)
+    total, negative = dask.compute(ends[-1] if length else 0, _compat.any(counts < 0))
+    if negative:
+        raise ValueError("repeat(): the counts may not be negative")
+    # Output position i copies the element whose run of copies ends after i.
+    source = _compat.searchsorted(
+        ends, _compat.arange(int(total), dtype=_compat.int64), side="right"
+    )
+    return _compat.take(x, source, axis=axis)
 
 
 def eye(

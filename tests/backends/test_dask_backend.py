@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import plugrad
+from plugrad.errors import ShapeError
 
 da = pytest.importorskip("dask.array", reason="the dask backend needs dask[array] (the dask extra)")
 
@@ -356,3 +357,19 @@ def test_taking_an_index_out_of_bounds_raises(pick) -> None:
     numpy_x = plugrad.asarray(np.arange(6.0).reshape(2, 3))
     expected = pick(numpy_x, plugrad.asarray(np.array([-1, 0])))
     np.testing.assert_array_equal(pick(x, index).numpy(), expected.numpy())
+
+
+def test_repeat_flattens_without_an_axis_and_takes_one_count_per_element() -> None:
+    values = np.arange(6.0).reshape(2, 3)
+    counts = np.array([2, 0, 3])
+    for backend in ("numpy", "dask"):
+        x = plugrad.asarray(values, device=backend)
+        np.testing.assert_array_equal(plugrad.repeat(x, 2).numpy(), np.repeat(values, 2))
+        per_element = plugrad.repeat(x, plugrad.asarray(counts, device=backend), axis=1)
+        assert per_element.shape == (2, 5), "the length is known: the counts were computed"
+        np.testing.assert_array_equal(per_element.numpy(), np.repeat(values, counts, axis=1))
+    x = plugrad.asarray(values, device="dask")
+    with pytest.raises(ValueError, match="may not be negative"):
+        plugrad.repeat(x, plugrad.asarray(np.array([1, -1, 1]), device="dask"), axis=1)
+    with pytest.raises(ShapeError, match="2 counts for an axis of length 3"):
+        plugrad.repeat(x, plugrad.asarray(np.array([1, 1]), device="dask"), axis=1)
