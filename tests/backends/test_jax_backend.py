@@ -125,3 +125,17 @@ def test_host_memory_is_copied_whatever_its_alignment(make, alignment) -> None:
     x = make(host)
     host[0] = 9.0
     assert x.tolist() == [1.0, 2.0, 3.0]
+
+
+def test_searchsorted_and_unique_all_answer_the_default_index_dtype() -> None:
+    # jax.numpy.searchsorted answers int32 even with 64-bit types on.
+    assert jax.config.jax_enable_x64
+    values = np.array([3.0, 1.0, 3.0, 2.0, 3.0])
+    for backend in ("numpy", "jax"):
+        x = plugrad.asarray(values, device=backend)
+        found = plugrad.searchsorted(plugrad.sort(x), x, side="right")
+        assert found.dtype == plugrad.int64 and found.tolist() == [5, 1, 5, 2, 5]
+        unique, first, inverse, counts = plugrad.unique_all(x)
+        assert first.dtype == inverse.dtype == counts.dtype == plugrad.int64
+        assert (unique.tolist(), counts.tolist()) == ([1.0, 2.0, 3.0], [1, 1, 3])
+        assert (first.tolist(), inverse.tolist()) == ([1, 3, 0], [2, 0, 2, 1, 2])
