@@ -373,3 +373,58 @@ def test_repeat_flattens_without_an_axis_and_takes_one_count_per_element() -> No
         plugrad.repeat(x, plugrad.asarray(np.array([1, -1, 1]), device="dask"), axis=1)
     with pytest.raises(ShapeError, match="2 counts for an axis of length 3"):
         plugrad.repeat(x, plugrad.asarray(np.array([1, 1]), device="dask"), axis=1)
+
+
+def _linalg_cases(xp, np_linalg, a, spd, wide):
+    """(name, Dask's answer, NumPy's) for each linalg function Dask lacks or has for one matrix."""
+    cases = {
+        "det": (xp.linalg.det(a), np_linalg.det),
+        "slogdet": (xp.linalg.slogdet(a), np_linalg.slogdet),
+        "eigh": (xp.linalg.eigh(spd), np_linalg.eigh),
+        "eigvalsh": (xp.linalg.eigvalsh(spd), np_linalg.eigvalsh),
+        "eig": (xp.linalg.eig(a), np_linalg.eig),
+        "eigvals": (xp.linalg.eigvals(a), np_linalg.eigvals),
+        "pinv": (xp.linalg.pinv(wide), np_linalg.pinv),
+        "matrix_power": (xp.linalg.matrix_power(a, -2), lambda m: np_linalg.matrix_power(m, -2)),
+        "cholesky": (
+            xp.linalg.cholesky(spd, upper=True),
+            lambda m: np_linalg.cholesky(m, upper=True),
+        ),
+        "inv": (xp.linalg.inv(a), np_linalg.inv),
+        "matrix_rank": (xp.linalg.matrix_rank(a), np_linalg.matrix_rank),
+        "svd": (xp.linalg.svd(wide), np_linalg.svd),
+        "svdvals": (xp.linalg.svdvals(wide), np_linalg.svdvals),
+    }
+    return cases
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex64])
+def test_linalg_of_stacks_matches_numpy_chunk_by_chunk(dtype) -> None:
+    import array_api_compat.numpy as cnp
+
+    from plugrad.backends import dask_namespace as xp
+
+    rng = np.random.default_rng(3)
+    a = rng.normal(size=(5, 3, 3)).astype(dtype)
+    spd = (a @ np.conj(np.swapaxes(a, -1, -2)) + 3 * np.eye(3)).astype(dtype)
+    wide = rng.normal(size=(5, 2, 4)).astype(dtype)
+    inputs = {name: da.from_array(v, chunks=(2, 1, 2)) for name, v in
+              (("a", a), ("spd", spd), ("wide", wide))}  # fmt: skip
+    cases = _linalg_cases(xp, cnp.linalg, inputs["a"], inputs["spd"], inputs["wide"])
+    for name, (ours, reference) in cases.items():
+        source = {"eigh": spd, "eigvalsh": spd, "cholesky": spd, "pinv": wide, "svd": wide,
+                  "svdvals": wide}.get(name, a)  # fmt: skip
+        expected = reference(source)
+        ours = ours if isinstance(ours, tuple) else (ours,)
+        expected = tuple(expected) if isinstance(expected, tuple) else (expected,)
+        for got, want in zip(ours, expected, strict=True):
+            assert len(got.chunks[0]) > 1, f"{name}: the stack axis stays chunked"
+            computed = got.compute()
+            assert computed.dtype == want.dtype and got.dtype == want.dtype, name
+            np.testing.assert_allclose(computed, want, rtol=1e-4, atol=1e-5, err_msg=name)
+    x1, x2 = inputs["a"], da.from_array(rng.normal(size=(3, 2)).astype(dtype), chunks=1)
+    np.testing.assert_allclose(xp.linalg.solve(x1, x2).compute(), np.linalg.solve(a, x2.compute()),
+                               rtol=1e-4)  # fmt: skip
+    v1, v2 = rng.normal(size=(4, 3)), rng.normal(size=(3,))
+    crossed = xp.linalg.cross(da.from_array(v1, chunks=2), da.from_array(v2))
+    np.testing.assert_allclose(crossed.compute(), np.cross(v1, v2), rtol=1e-12)
