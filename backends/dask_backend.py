@@ -71,20 +71,20 @@ def _as_dask_key(xp: Any, key: Any) -> tuple[Any, ...]:
 def _takes_natively(xp: Any, key: tuple[Any, ...], value: Any) -> bool:
     """Whether Dask's own item assignment takes ``key`` and ``value`` and assigns as NumPy does.
 
-    Dask takes ints, slices, ``...``, and one 1-D boolean array or a mask of
-    every axis with one value; it refuses integer arrays of more than one
-    dimension, several arrays together, masks of some axes only, and values for
-    a mask's unknown number of elements, and it drops integer indices past the
-    end of a dask array instead of raising.
+    Dask takes ints, slices, ``...``, and one 1-D boolean array with one value;
+    it refuses 0-d index arrays, integer arrays of more than one dimension,
+    several arrays together, masks of some axes only, and values for a mask's
+    unknown number of elements, and it drops integer indices past the end of a
+    dask array instead of raising.
     """
     one_value = not getattr(value, "ndim", 0)
     masks = 0
     for k in key:
         if k is Ellipsis or type(k) is slice:
             continue
-        if k is None or isinstance(k, (bool, list)):
+        if k is None or isinstance(k, (bool, list, np.bool_)):
             return False
-        if hasattr(k, "dtype") and (k.ndim or xp.isdtype(k.dtype, "bool")):
+        if hasattr(k, "dtype") and not isinstance(k, np.integer):
             if not (xp.isdtype(k.dtype, "bool") and k.ndim == 1 and one_value):
                 return False
             masks += 1

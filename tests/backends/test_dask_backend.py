@@ -250,7 +250,7 @@ def test_eye_tril_and_triu_keep_offsets_and_complex_values(k: int) -> None:
 
 
 # Keys Dask's own indexing refuses or reads otherwise than NumPy: integer arrays of two
-# dimensions (scatter's), several arrays, repeated positions (the last write wins),
+# dimensions (scatter's) or none, several arrays, repeated positions (the last write wins),
 # negative indices, masks of some or all leading axes, lists, True (a new axis, not 1).
 DASK_KEYS = {
     "scatter-along-1": (np.array([[0], [1], [2]]), np.array([[3, 0], [1, 1], [0, 2]])),
@@ -264,6 +264,7 @@ DASK_KEYS = {
     "lists": ([0, 2], [3, 1]),
     "true": (True, 0, slice(1, 3)),
     "none-and-reversed": (None, slice(None, None, -1), np.array([1, 3])),
+    "zero-d-arrays": (np.array(1), slice(None), np.array(-1)),
 }
 
 
