@@ -11,6 +11,7 @@ default, a ``dask.distributed`` cluster once a ``Client`` exists. Install with
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -20,7 +21,16 @@ from plugrad.backend import Backend, missing_library
 from plugrad.backends.numpy_backend import NumpyRandom
 from plugrad.hookspecs import hookimpl
 
-__all__ = ["DaskBackend", "DaskRandom", "plugrad_backends", "setitem"]
+__all__ = [
+    "DaskBackend",
+    "DaskRandom",
+    "getitem",
+    "plugrad_backends",
+    "scatter_add",
+    "setitem",
+    "take",
+    "take_along_axis",
+]
 
 
 def _dask_array() -> Any:
@@ -48,16 +58,137 @@ class DaskRandom:
         return _dask_array().from_array(self._numpy.uniform(shape, dtype))
 
 
+def _as_dask_key(xp: Any, key: Any) -> tuple[Any, ...]:
+    """``key`` as a tuple, its lists and NumPy arrays as dask arrays (NumPy's meaning of them).
+
+    Dask's own indexing takes one list or array at a time; as dask arrays they
+    take the generic kernels' path, which indexes several together as NumPy does.
+    """
+    key = key if type(key) is tuple else (key,)
+    return tuple(xp.asarray(k) if isinstance(k, (list, np.ndarray)) else k for k in key)
+
+
+def _takes_natively(xp: Any, key: tuple[Any, ...], value: Any) -> bool:
+    """Whether Dask's own item assignment takes ``key`` and ``value`` and assigns as NumPy does.
+
+    Dask takes ints, slices, ``...``, and one 1-D boolean array with one value;
+    it refuses 0-d index arrays, integer arrays of more than one dimension,
+    several arrays together, masks of some axes only, and values for a mask's
+    unknown number of elements, and it drops integer indices past the end of a
+    dask array instead of raising.
+    """
+    one_value = not getattr(value, "ndim", 0)
+    masks = 0
+    for k in key:
+        if k is Ellipsis or type(k) is slice:
+            continue
+        if k is None or isinstance(k, (bool, list, np.bool_)):
+            return False
+        if hasattr(k, "dtype") and not isinstance(k, np.integer):
+            if not (xp.isdtype(k.dtype, "bool") and k.ndim == 1 and one_value):
+                return False
+            masks += 1
+    return masks <= 1
+
+
+def getitem(xp: Any, x: Any, /, key: Any) -> Any:
+    """plugrad's ``getitem`` (``x[key]``), with a known length for a boolean mask.
+
+    Dask leaves the length of ``x[mask]`` unknown (``nan``) until computed, and
+    plugrad's tensors have known shapes: a mask of the leading axes is turned
+    into the positions it selects by the namespace's ``nonzero``, which
+    computes the mask (not ``x``) when called. Every other key is plugrad's
+    generic kernel's (masks beside other indices also become ``nonzero``
+    positions there).
+    """
+    from plugrad.plugins._index_plan import sole_mask
+    from plugrad.plugins.indexing import getitem as generic
+
+    key = _as_dask_key(xp, key)
+    mask = sole_mask(xp, key, x.ndim)
+    if mask is None:
+        return generic.kernel(xp, x, key=key)
+    leading = tuple(x.shape[: mask.ndim])
+    if tuple(mask.shape) != leading:
+        raise IndexError(
+            f"a boolean index of shape {tuple(mask.shape)} does not match the indexed axes "
+            f"of shape {leading}; a mask must have the shape of the axes it indexes"
+        )
+    (positions,) = xp.nonzero(xp.reshape(xp.asarray(mask), (-1,)))
+    return xp.take(xp.reshape(x, (-1, *x.shape[mask.ndim :])), positions, axis=0)
+
+
 def setitem(xp: Any, x: Any, value: Any, /, key: Any) -> Any:
     """plugrad's ``setitem`` (``x[key] = value`` as an op) with Dask's own item assignment.
 
     Dask arrays assign lazily into a new graph layer, so assigning into a copy
-    leaves ``x`` as it was; the generic kernel needs ``x.device``, which Dask
-    arrays lack.
+    leaves ``x`` as it was. A key Dask cannot assign with as NumPy does
+    (integer arrays, as ``scatter`` writes with one of ``index``'s shape per
+    axis, or several arrays together) is turned into the flat position of every
+    element it names by :func:`getitem` over the positions of ``x``, and the
+    values are assigned through a flat reshape of ``x`` with that one 1-D
+    integer array. Getting the positions checks their bounds, which computes
+    the index arrays: an index out of bounds raises ``IndexError`` before
+    anything is assigned. Of repeated positions the last write wins, as in NumPy.
     """
-    out = xp.asarray(x, copy=True)
-    out[key] = value
-    return out
+    key = _as_dask_key(xp, key)
+    if _takes_natively(xp, key, value):
+        out = xp.asarray(x, copy=True)
+        out[key] = value
+        return out
+    size = math.prod(x.shape)
+    positions = getitem(xp, xp.reshape(xp.arange(size, dtype=xp.int64), x.shape), key=key)
+    if not hasattr(value, "shape"):
+        value = xp.asarray(value, dtype=x.dtype)
+    elif value.dtype != x.dtype:
+        value = xp.astype(value, x.dtype)
+    values = xp.reshape(xp.broadcast_to(value, positions.shape), (-1,))
+    flat = xp.asarray(xp.reshape(x, (-1,)), copy=True)
+    flat[xp.reshape(positions, (-1,))] = values
+    return xp.reshape(flat, x.shape).rechunk(x.chunks)
+
+
+def scatter_add(xp: Any, values: Any, /, *, key: Any, shape: tuple[int, ...]) -> Any:
+    """plugrad's ``scatter_add`` (the gradient of indexing), through :func:`setitem` for a mask.
+
+    A mask selects each position once, so adding is assigning; Dask's own
+    assignment through a mask cannot place values whose number it does not
+    know. Every other key is plugrad's generic kernel's.
+    """
+    from plugrad.plugins._index_plan import sole_mask
+    from plugrad.plugins._scatter import scatter_add_generic
+
+    key = _as_dask_key(xp, key)
+    if sole_mask(xp, key, len(shape)) is None:
+        return scatter_add_generic(xp, values, key=key, shape=shape)
+    return setitem(xp, xp.zeros(shape, dtype=values.dtype), values, key=key)
+
+
+def _refuse_out_of_bounds(xp: Any, x: Any, indices: Any, axis: int) -> None:
+    """Raise ``IndexError`` if an index along ``axis`` of ``x`` is out of bounds.
+
+    Dask takes positions past the end of an axis from a dask array of indices
+    without a word, and computing them gives values of other positions; the
+    check computes the indices.
+    """
+    if not -x.ndim <= axis < x.ndim:
+        return  # the namespace's function refuses the axis itself
+    size = x.shape[axis]
+    if bool(xp.any((indices < -size) | (indices >= size))):
+        raise IndexError(f"an index is out of bounds for axis {axis % x.ndim} with size {size}")
+
+
+def take(xp: Any, x: Any, indices: Any, /, *, axis: int | None = None) -> Any:
+    """plugrad's ``take``, refusing indices out of bounds (see :func:`_refuse_out_of_bounds`)."""
+    if axis is not None or x.ndim == 1:  # without an axis, only a 1-D x is taken from
+        _refuse_out_of_bounds(xp, x, indices, 0 if axis is None else axis)
+    return xp.take(x, indices, axis=axis)
+
+
+def take_along_axis(xp: Any, x: Any, indices: Any, /, *, axis: int = -1) -> Any:
+    """plugrad's ``take_along_axis``, refusing indices out of bounds, as :func:`take` does."""
+    _refuse_out_of_bounds(xp, x, indices, axis)
+    return xp.take_along_axis(x, indices, axis=axis)
 
 
 class DaskBackend(Backend):
@@ -156,7 +287,13 @@ class DaskBackend(Backend):
         return DaskRandom(seed)
 
     def kernels(self) -> Mapping[str, Callable[..., Any]]:
-        return {"setitem": setitem}
+        return {
+            "getitem": getitem,
+            "scatter_add": scatter_add,
+            "setitem": setitem,
+            "take": take,
+            "take_along_axis": take_along_axis,
+        }
 
 
 @hookimpl

@@ -16,6 +16,10 @@
   tensors have known shapes, so these compute it (the only ops that compute
   part of the graph when called, as a size that depends on the data must).
 
+- ``repeat``: Dask's needs an axis and takes one integer count; without an axis
+  this one repeats the flattened array, and with one count per element it takes
+  each output position from the element it copies (the output's length is the
+  sum of the counts, so the counts are computed, as ``nonzero``'s size is).
 - ``take`` of a 1-D array without ``axis`` (the standard allows it; Dask needs one).
 - ``eye``, ``tril``, ``triu``: Dask's ``eye`` loses part of its task graph
   with an offset (``k``), and its three drop the imaginary part of a complex
@@ -24,6 +28,14 @@
 - ``linalg.cholesky``: array-api-compat's returns the upper factor where the lower
   is asked for on Dask (Dask's own ``cholesky`` defaults to upper); this one asks
   Dask for the factor wanted. ``linalg.inv`` keeps a float32 matrix float32.
+- ``linalg`` functions Dask lacks (``det``, ``slogdet``, ``eigh``, ``eigvalsh``,
+  ``eig``, ``eigvals``, ``pinv``, ``matrix_power``, and ``matrix_rank``, whose
+  singular values array-api-compat asks of Dask's ``svd`` with a ``compute_uv``
+  it lacks), those it has for one matrix
+  only (``cholesky``, ``inv``, ``solve`` of a stack), and ``svd`` with
+  ``full_matrices=True`` and ``svdvals``: NumPy's, one chunk of whole matrices at
+  a time (``dask.array.apply_gufunc``; the matrix axes are gathered into one
+  chunk, the stack axes stay chunked). ``cross``: from its components.
 - ``fft``: Dask transforms only along axes of one chunk; each function here first
   gathers the transformed axes into one chunk.
 
@@ -34,9 +46,13 @@ from __future__ import annotations
 
 import builtins
 import importlib
+import re
 import types
+import warnings
 from typing import Any
 
+import dask
+import numpy as np
 from array_api_compat.dask.array import *  # noqa: F403
 from array_api_compat.dask.array import __array_api_version__, __array_namespace_info__  # noqa: F401
 
@@ -127,6 +143,29 @@ def unique_all(x: Any, /) -> Any:
     return type(result)(*(_sized(part) for part in result))
 
 
+def repeat(x: Any, repeats: Any, /, *, axis: int | None = None) -> Any:
+    if axis is None:
+        x, axis = _compat.reshape(x, (-1,)), 0
+    if not hasattr(repeats, "shape"):
+        return _compat.repeat(x, repeats, axis=axis)
+    length = x.shape[axis]
+    if repeats.shape not in ((), (1,), (length,)):
+        raise ValueError(
+            f"repeat(): {repeats.shape[0]} counts for an axis of length {length}; give one "
+            "count, or one per element"
+        )
+    counts = _compat.broadcast_to(_compat.astype(repeats, _compat.int64), (length,))
+    ends = _compat.cumulative_sum(counts)
+    total, negative = dask.compute(ends[-1] if length else 0, _compat.any(counts < 0))
+    if negative:
+        raise ValueError("repeat(): the counts may not be negative")
+    # Output position i copies the element whose run of copies ends after i.
+    source = _compat.searchsorted(
+        ends, _compat.arange(int(total), dtype=_compat.int64), side="right"
+    )
+    return _compat.take(x, source, axis=axis)
+
+
 def eye(
     n_rows: int,
     n_cols: int | None = None,
@@ -178,7 +217,7 @@ def _cholesky(x: Any, /, *, upper: bool = False) -> Any:
     import dask.array
 
     if x.ndim != 2:  # Dask factors one matrix at a time
-        return _compat.linalg.cholesky(x, upper=upper)
+        return _cholesky_of_each(x, upper)
     lower = dask.array.linalg.cholesky(x, lower=True)
     if not upper:
         return lower
@@ -186,8 +225,158 @@ def _cholesky(x: Any, /, *, upper: bool = False) -> Any:
 
 
 def _inv(x: Any, /) -> Any:
+    if x.ndim != 2:
+        return _per_matrix(np.linalg.inv, "(n,n)->(n,n)", x)
     inverse = _compat.linalg.inv(x)
     return inverse if inverse.dtype == x.dtype else _compat.astype(inverse, x.dtype)
+
+
+def _real(dtype: Any) -> Any:
+    return np.empty(0, dtype).real.dtype
+
+
+def _complex(dtype: Any) -> Any:
+    return np.result_type(dtype, np.complex64)
+
+
+def _per_matrix(
+    function: Any, signature: str, *arrays: Any, dtypes: Any = None, sizes: Any = None
+) -> Any:
+    """``function`` (NumPy's, over stacks of matrices) applied to each chunk of whole matrices.
+
+    ``signature`` is NumPy's generalized-ufunc signature; ``dtypes`` those of the
+    outputs (the first input's by default), ``sizes`` the lengths of output axes
+    no input has.
+    """
+    import dask.array
+
+    inputs, outputs_part = signature.split("->")
+    outputs = outputs_part.count("(")
+    # NOTE: each input's matrix axes in one chunk, by hand: apply_gufunc's own rechunking
+    # (allow_rechunk) built a graph that failed to compute for some chunkings.
+    cores = [len(axes.split(",")) if axes else 0 for axes in re.findall(r"\((.*?)\)", inputs)]
+    arrays = tuple(
+        array.rechunk({axis: -1 for axis in range(array.ndim - core, array.ndim)})
+        for array, core in zip(arrays, cores)
+    )
+    if dtypes is None:
+        dtypes = (arrays[0].dtype,) * outputs if outputs > 1 else arrays[0].dtype
+    with warnings.catch_warnings():
+        # Dask casts an empty sample of the input to each output's dtype: a complex input's
+        # to a real output's warns, with nothing to lose.
+        warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
+        return dask.array.apply_gufunc(
+            function, signature, *arrays, output_dtypes=dtypes, output_sizes=sizes
+        )
+
+
+def _det(x: Any, /) -> Any:
+    return _per_matrix(np.linalg.det, "(n,n)->()", x)
+
+
+def _slogdet(x: Any, /) -> Any:
+    return _per_matrix(
+        lambda a: tuple(np.linalg.slogdet(a)), "(n,n)->(),()", x, dtypes=(x.dtype, _real(x.dtype))
+    )
+
+
+def _eigh(x: Any, /) -> Any:
+    return _per_matrix(
+        lambda a: tuple(np.linalg.eigh(a)), "(n,n)->(n),(n,n)", x,
+        dtypes=(_real(x.dtype), x.dtype),
+    )  # fmt: skip
+
+
+def _eigvalsh(x: Any, /) -> Any:
+    return _per_matrix(np.linalg.eigvalsh, "(n,n)->(n)", x, dtypes=_real(x.dtype))
+
+
+def _eig(x: Any, /) -> Any:
+    complex_dtype = _complex(x.dtype)
+
+    def eig(a: Any) -> tuple[Any, Any]:
+        # NOTE: NumPy's eig answers real arrays where every eigenvalue of a chunk is real.
+        values, vectors = np.linalg.eig(a)
+        return values.astype(complex_dtype), vectors.astype(complex_dtype)
+
+    return _per_matrix(eig, "(n,n)->(n),(n,n)", x, dtypes=(complex_dtype, complex_dtype))
+
+
+def _eigvals(x: Any, /) -> Any:
+    complex_dtype = _complex(x.dtype)
+    return _per_matrix(
+        lambda a: np.linalg.eigvals(a).astype(complex_dtype), "(n,n)->(n)", x,
+        dtypes=complex_dtype,
+    )  # fmt: skip
+
+
+def _pinv(x: Any, /, *, rtol: Any = None) -> Any:
+    return _per_matrix(lambda a: np.linalg.pinv(a, rtol=rtol), "(m,n)->(n,m)", x)
+
+
+def _matrix_power(x: Any, n: int, /) -> Any:
+    return _per_matrix(lambda a: np.linalg.matrix_power(a, n), "(m,m)->(m,m)", x)
+
+
+def _cholesky_of_each(x: Any, upper: bool) -> Any:
+    return _per_matrix(lambda a: np.linalg.cholesky(a, upper=upper), "(n,n)->(n,n)", x)
+
+
+def _solve(x1: Any, x2: Any, /) -> Any:
+    if x1.ndim == 2 and x2.ndim <= 2:
+        return _compat.linalg.solve(x1, x2)
+    # As the standard says: x2 is a vector only if it has one dimension.
+    core = 1 if x2.ndim == 1 else 2
+    stack = np.broadcast_shapes(x1.shape[:-2], x2.shape[:-core])
+    x1 = _compat.broadcast_to(x1, (*stack, *x1.shape[-2:]))
+    x2 = _compat.broadcast_to(x2, (*stack, *x2.shape[x2.ndim - core :]))
+    x2 = x2.rechunk({axis: x1.chunks[axis] for axis in range(len(stack))})  # stacks alike
+    signature = "(n,n),(n)->(n)" if core == 1 else "(n,n),(n,k)->(n,k)"
+    return _per_matrix(np.linalg.solve, signature, x1, x2, dtypes=_compat.result_type(x1, x2))
+
+
+def _svd(x: Any, /, *, full_matrices: bool = True, compute_uv: bool = True) -> Any:
+    if not compute_uv:  # NumPy's keyword, which array-api-compat's matrix_rank passes
+        return _svdvals(x)
+    if x.ndim == 2 and not full_matrices:
+        return _compat.linalg.svd(x, full_matrices=False)
+    rows, cols = x.shape[-2:]
+    signature = "(m,n)->(m,m),(k),(n,n)" if full_matrices else "(m,n)->(m,k),(k),(k,n)"
+    return _per_matrix(
+        lambda a: tuple(np.linalg.svd(a, full_matrices=full_matrices)), signature, x,
+        dtypes=(x.dtype, _real(x.dtype), x.dtype), sizes={"k": builtins.min(rows, cols)},
+    )  # fmt: skip
+
+
+def _svdvals(x: Any, /) -> Any:
+    return _per_matrix(
+        lambda a: np.linalg.svd(a, compute_uv=False), "(m,n)->(k)", x,
+        dtypes=_real(x.dtype), sizes={"k": builtins.min(x.shape[-2:])},
+    )  # fmt: skip
+
+
+def _matrix_rank(x: Any, /, *, rtol: Any = None) -> Any:
+    # array-api-compat's takes the singular values from Dask's svd, which has no compute_uv.
+    if x.ndim < 2:
+        raise np.linalg.LinAlgError("matrix_rank() takes a matrix (or a stack), not a vector")
+    values = _svdvals(x)
+    largest = _compat.max(values, axis=-1, keepdims=True)
+    if rtol is None:
+        tolerance = largest * builtins.max(x.shape[-2:]) * _compat.finfo(values.dtype).eps
+    else:
+        tolerance = largest * _compat.asarray(rtol)[..., None]
+    return _compat.count_nonzero(values > tolerance, axis=-1)
+
+
+def _cross(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
+    x1, x2 = _compat.broadcast_arrays(x1, x2)
+    if x1.shape[axis] != 3:
+        raise ValueError(f"cross(): axis {axis} has length {x1.shape[axis]}, not 3")
+    before = (slice(None),) * (axis % x1.ndim)
+    keys = [(*before, slice(i, i + 1)) for i in range(3)]
+    a, b = [x1[key] for key in keys], [x2[key] for key in keys]
+    parts = [a[(i + 1) % 3] * b[(i + 2) % 3] - a[(i + 2) % 3] * b[(i + 1) % 3] for i in range(3)]
+    return _compat.concat(parts, axis=axis)
 
 
 def _one_chunk_along(function: Any, *, several: bool) -> Any:
@@ -204,7 +393,27 @@ def _one_chunk_along(function: Any, *, several: bool) -> Any:
     return transform
 
 
-linalg = _Extension(f"{__name__}.linalg", _compat.linalg, {"cholesky": _cholesky, "inv": _inv})
+linalg = _Extension(
+    f"{__name__}.linalg",
+    _compat.linalg,
+    {
+        "cholesky": _cholesky,
+        "cross": _cross,
+        "det": _det,
+        "eig": _eig,
+        "eigh": _eigh,
+        "eigvals": _eigvals,
+        "eigvalsh": _eigvalsh,
+        "inv": _inv,
+        "matrix_power": _matrix_power,
+        "matrix_rank": _matrix_rank,
+        "pinv": _pinv,
+        "slogdet": _slogdet,
+        "solve": _solve,
+        "svd": _svd,
+        "svdvals": _svdvals,
+    },
+)
 _FFT_FUNCTIONS = (
     "fft",
     "ifft",

@@ -19,7 +19,14 @@ import numpy as np
 from plugrad.backend import Backend, missing_library
 from plugrad.hookspecs import hookimpl
 
-__all__ = ["JaxBackend", "JaxRandom", "plugrad_backends", "setitem"]
+__all__ = [
+    "JaxBackend",
+    "JaxRandom",
+    "plugrad_backends",
+    "searchsorted",
+    "setitem",
+    "unique_all",
+]
 
 _DLPACK_CPU = 1
 _DLPACK_CUDA = 2
@@ -65,6 +72,30 @@ def setitem(xp: Any, x: Any, value: Any, /, key: Any) -> Any:
     copy fails; ``.at[].set`` returns the updated copy directly.
     """
     return x.at[key].set(xp.astype(xp.asarray(value), x.dtype))
+
+
+def _index_dtype(xp: Any) -> Any:
+    """The default index dtype now: int64 with ``jax_enable_x64`` on, int32 with it off."""
+    return xp.__array_namespace_info__().default_dtypes()["indexing"]
+
+
+def searchsorted(xp: Any, x1: Any, x2: Any, /, *, side: str = "left", sorter: Any = None) -> Any:
+    """plugrad's ``searchsorted`` in the default index dtype.
+
+    ``jax.numpy.searchsorted`` answers int32 even with 64-bit types on, where the
+    standard asks for the default index dtype.
+    """
+    from plugrad.plugins.searching import searchsorted as generic
+
+    found = generic.kernel(xp, x1, x2, side=side, sorter=sorter)
+    index_dtype = _index_dtype(xp)
+    return found if found.dtype == index_dtype else xp.astype(found, index_dtype)
+
+
+def unique_all(xp: Any, x: Any, /) -> tuple[Any, ...]:
+    """plugrad's ``unique_all`` with ``jax.numpy.unique_all``, whose indices and counts are of
+    the default index dtype (the generic kernel's counts come from ``searchsorted``, int32)."""
+    return tuple(xp.unique_all(x))
 
 
 class JaxBackend(Backend):
@@ -150,7 +181,7 @@ class JaxBackend(Backend):
         return JaxRandom(seed, device)
 
     def kernels(self) -> Mapping[str, Callable[..., Any]]:
-        return {"setitem": setitem}
+        return {"searchsorted": searchsorted, "setitem": setitem, "unique_all": unique_all}
 
 
 @hookimpl

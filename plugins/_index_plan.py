@@ -196,12 +196,14 @@ def _last_writes(xp: Any, current: Any, values: Any, index: Any, axis: int) -> A
     return xp.where(present, xp.take(values, xp.take(order, last), axis=axis), current)
 
 
-def _expand(xp: Any, key: tuple[Any, ...], ndim: int, device: Any) -> list[Any]:
+def _expand(xp: Any, key: tuple[Any, ...], shape: tuple[int, ...], device: Any) -> list[Any]:
     """One entry per axis of ``x`` (None entries between): ``...`` spelled out, masks as arrays.
 
     A 0-d boolean entry becomes a new axis indexed by the positions where it is
-    true (NumPy's rule); an n-d mask becomes its ``nonzero`` arrays.
+    true (NumPy's rule); an n-d mask becomes its ``nonzero`` arrays, once its
+    shape is checked against the axes it indexes.
     """
+    ndim = len(shape)
     consumed, ellipses = 0, 0
     for k in key:
         if k is Ellipsis:
@@ -215,16 +217,28 @@ def _expand(xp: Any, key: tuple[Any, ...], ndim: int, device: Any) -> list[Any]:
             f"too many indices: the array has {ndim} dimension(s) but {consumed} were indexed"
         )
     entries: list[Any] = []
+    axis = 0  # the axis of x the next entry indexes
     for k in key:
         if k is Ellipsis:
             entries.extend([slice(None)] * (ndim - consumed))
+            axis += ndim - consumed
         elif isinstance(k, bool) or (_is_array(k) and _is_bool_array(xp, k) and k.ndim == 0):
             flag = xp.reshape(xp.asarray(k, device=device), (1,))
             entries.append(_NewAxis(xp.nonzero(flag)[0]))
         elif _is_array(k) and _is_bool_array(xp, k):
+            # NOTE: nonzero of a mask shorter than its axes would pick valid positions.
+            indexed = tuple(shape[axis : axis + k.ndim])
+            if tuple(k.shape) != indexed:
+                axes = f"axis {axis}" if k.ndim == 1 else f"axes {axis} to {axis + k.ndim - 1}"
+                raise IndexError(
+                    f"a boolean index of shape {tuple(k.shape)} does not match {axes} of "
+                    f"shape {indexed}; a mask must have the shape of the axes it indexes"
+                )
             entries.extend(xp.nonzero(k))
+            axis += k.ndim
         else:
             entries.append(k)
+            axis += k is not None
     if not ellipses:
         entries.extend([slice(None)] * (ndim - consumed))
     return entries
@@ -254,7 +268,7 @@ def _checked_index(xp: Any, index: Any, size: int, axis: int) -> Any:
 def plan(xp: Any, shape: tuple[int, ...], key: Any, device: Any) -> IndexPlan:
     """The standard steps computing ``x[key]`` for ``x`` of ``shape`` (a NumPy-style key)."""
     key = key if type(key) is tuple else (key,)
-    entries = _expand(xp, key, len(shape), device)
+    entries = _expand(xp, key, tuple(shape), device)
     advanced = any(_is_array(e) or type(e) is _NewAxis for e in entries)
     result = IndexPlan()
     result.shape = tuple(shape)

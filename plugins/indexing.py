@@ -53,6 +53,8 @@ scatter_add = op("scatter_add", scatter_add_generic, kernels={"numpy": scatter_a
 def _positive_basic(key: tuple[Any, ...]) -> bool:
     """Whether ``key`` has no arrays and no negative steps: every library indexes it alike."""
     for k in key:
+        if k is True or k is False:
+            return False  # a new axis (NumPy's 0-d mask), which Dask takes for the index 0 or 1
         if type(k) is slice:
             if k.step is not None and k.step < 0:
                 return False

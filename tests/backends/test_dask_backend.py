@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import plugrad
+from plugrad.errors import ShapeError
 
 da = pytest.importorskip("dask.array", reason="the dask backend needs dask[array] (the dask extra)")
 
@@ -249,3 +250,185 @@ def test_eye_tril_and_triu_keep_offsets_and_complex_values(k: int) -> None:
         assert xp.eye(3).dtype == np.float64
         assert np.array_equal(xp.tril(x, k=k).compute(), np.tril(values, k))
         assert np.array_equal(xp.triu(x, k=k).compute(), np.triu(values, k))
+
+
+# Keys Dask's own indexing refuses or reads otherwise than NumPy: integer arrays of two
+# dimensions (scatter's) or none, several arrays, repeated positions (the last write wins),
+# negative indices, masks of some or all leading axes, lists, True (a new axis, not 1).
+DASK_KEYS = {
+    "scatter-along-1": (np.array([[0], [1], [2]]), np.array([[3, 0], [1, 1], [0, 2]])),
+    "arrays-beside-a-slice": (np.array([[0, 1], [2, 2]]), slice(None), np.array([[4], [-1]])),
+    "repeats": (np.array([0, 2, 0, 0]), np.array([1, 1, 1, 1])),
+    "one-array": (slice(None), np.array([-1, 0, -1])),
+    "arrays-separated": (np.array([0, 1]), slice(1, None), np.array([3, 2])),
+    "leading-mask": (np.arange(12).reshape(3, 4) % 3 == 0,),
+    "mask-of-every-axis": (np.arange(60).reshape(3, 4, 5) % 7 == 0,),
+    "mask-after-a-slice": (slice(None), np.array([True, False, True, True])),
+    "lists": ([0, 2], [3, 1]),
+    "true": (True, 0, slice(1, 3)),
+    "none-and-reversed": (None, slice(None, None, -1), np.array([1, 3])),
+    "zero-d-arrays": (np.array(1), slice(None), np.array(-1)),
+}
+
+
+def _on_dask(key: tuple) -> tuple:
+    return tuple(plugrad.asarray(k, device="dask") if isinstance(k, np.ndarray) else k for k in key)
+
+
+@pytest.mark.parametrize("key", DASK_KEYS.values(), ids=DASK_KEYS.keys())
+def test_indexing_and_assignment_follow_numpy(key) -> None:
+    values = np.arange(60.0).reshape(3, 4, 5)
+    x = plugrad.asarray(values, device="dask", requires_grad=True)
+    picked = x[_on_dask(key)]
+    assert picked.shape == values[key].shape, "the shape is known without computing"
+    np.testing.assert_array_equal(picked.detach().numpy(), values[key])
+    weights = np.random.default_rng(0).normal(size=values[key].shape)
+    (picked * plugrad.asarray(weights, device="dask")).sum().backward()
+    expected_grad = np.zeros_like(values)
+    np.add.at(expected_grad, key, weights)
+    np.testing.assert_allclose(x.grad.numpy(), expected_grad, rtol=1e-12)
+    for value in (-1.0, -1.0 - np.arange(values[key].size).reshape(values[key].shape)):
+        expected = values.copy()
+        expected[key] = value
+        y = plugrad.asarray(values, device="dask")
+        y[_on_dask(key)] = plugrad.asarray(value, device="dask") if np.ndim(value) else value
+        np.testing.assert_array_equal(y.numpy(), expected)
+        assert y.array.chunks == plugrad.asarray(values, device="dask").array.chunks
+
+
+@pytest.mark.parametrize(
+    "key",
+    [(np.array([[0, 3]]), np.array([[1, 1]])), (np.array([0, 3]),), (slice(None), [[0, -5]])],
+    ids=["two-arrays", "one-array", "list"],
+)
+def test_an_assignment_index_out_of_bounds_raises_and_changes_nothing(key) -> None:
+    # Dask's own assignment drops positions past the end of a dask index array.
+    values = np.arange(12.0).reshape(3, 4)
+    x = plugrad.asarray(values, device="dask")
+    with pytest.raises(IndexError, match=r"out of bounds for axis [01] with size [34]"):
+        x[_on_dask(key)] = -1.0
+    np.testing.assert_array_equal(x.numpy(), values)
+
+
+def test_scatter_and_masked_select_match_numpy_and_compute_only_the_mask() -> None:
+    rng = np.random.default_rng(1)
+    values, src = rng.normal(size=(3, 4)), rng.normal(size=(3, 2))
+    index = np.array([[3, 0], [1, 2], [2, 2]])
+
+    def run(backend: str) -> tuple[np.ndarray, ...]:
+        x = plugrad.asarray(values, device=backend, requires_grad=True)
+        s = plugrad.asarray(src, device=backend, requires_grad=True)
+        out = x.scatter(1, plugrad.asarray(index, device=backend), s)
+        (out * out).sum().backward()
+        return out.detach().numpy(), x.grad.numpy(), s.grad.numpy()
+
+    for ours, numpy_s in zip(run("dask"), run("numpy")):
+        np.testing.assert_allclose(ours, numpy_s, rtol=1e-12)
+
+    calls = []
+
+    def counted(block: np.ndarray) -> np.ndarray:
+        calls.append(block.shape)
+        return block
+
+    data = da.from_array(values, chunks=(1, 4)).map_blocks(counted, meta=np.empty((0, 0)))
+    x = plugrad.asarray(data, requires_grad=True)
+    selected = x.masked_select(plugrad.asarray(values, device="dask") > 0)
+    assert selected.shape == (int((values > 0).sum()),) and calls == [], "only the mask ran"
+    selected.sum().backward()
+    np.testing.assert_array_equal(selected.detach().numpy(), values[values > 0])
+    np.testing.assert_array_equal(x.grad.numpy(), (values > 0).astype(float))
+
+
+@pytest.mark.parametrize(
+    "pick",
+    [
+        lambda x, i: x.index_select(1, i),
+        lambda x, i: plugrad.take(x, i, axis=-1),
+        lambda x, i: plugrad.take(x[0], i),
+        lambda x, i: x.gather(1, plugrad.stack([i, i])),
+        lambda x, i: plugrad.take_along_axis(x, plugrad.stack([i, i]), axis=1),
+    ],
+    ids=["index_select", "take", "take-1d", "gather", "take_along_axis"],
+)
+def test_taking_an_index_out_of_bounds_raises(pick) -> None:
+    # Dask takes positions past the end from a dask index array and gives other values.
+    x = plugrad.asarray(np.arange(6.0).reshape(2, 3), device="dask")
+    for index in ([3, 0], [-4]):
+        with pytest.raises(IndexError, match=r"out of bounds for axis [01] with size 3"):
+            pick(x, plugrad.asarray(np.array(index), device="dask"))
+    index = plugrad.asarray(np.array([-1, 0]), device="dask")
+    numpy_x = plugrad.asarray(np.arange(6.0).reshape(2, 3))
+    expected = pick(numpy_x, plugrad.asarray(np.array([-1, 0])))
+    np.testing.assert_array_equal(pick(x, index).numpy(), expected.numpy())
+
+
+def test_repeat_flattens_without_an_axis_and_takes_one_count_per_element() -> None:
+    values = np.arange(6.0).reshape(2, 3)
+    counts = np.array([2, 0, 3])
+    for backend in ("numpy", "dask"):
+        x = plugrad.asarray(values, device=backend)
+        np.testing.assert_array_equal(plugrad.repeat(x, 2).numpy(), np.repeat(values, 2))
+        per_element = plugrad.repeat(x, plugrad.asarray(counts, device=backend), axis=1)
+        assert per_element.shape == (2, 5), "the length is known: the counts were computed"
+        np.testing.assert_array_equal(per_element.numpy(), np.repeat(values, counts, axis=1))
+    x = plugrad.asarray(values, device="dask")
+    with pytest.raises(ValueError, match="may not be negative"):
+        plugrad.repeat(x, plugrad.asarray(np.array([1, -1, 1]), device="dask"), axis=1)
+    with pytest.raises(ShapeError, match="2 counts for an axis of length 3"):
+        plugrad.repeat(x, plugrad.asarray(np.array([1, 1]), device="dask"), axis=1)
+
+
+def _linalg_cases(xp, np_linalg, a, spd, wide):
+    """(name, Dask's answer, NumPy's) for each linalg function Dask lacks or has for one matrix."""
+    cases = {
+        "det": (xp.linalg.det(a), np_linalg.det),
+        "slogdet": (xp.linalg.slogdet(a), np_linalg.slogdet),
+        "eigh": (xp.linalg.eigh(spd), np_linalg.eigh),
+        "eigvalsh": (xp.linalg.eigvalsh(spd), np_linalg.eigvalsh),
+        "eig": (xp.linalg.eig(a), np_linalg.eig),
+        "eigvals": (xp.linalg.eigvals(a), np_linalg.eigvals),
+        "pinv": (xp.linalg.pinv(wide), np_linalg.pinv),
+        "matrix_power": (xp.linalg.matrix_power(a, -2), lambda m: np_linalg.matrix_power(m, -2)),
+        "cholesky": (
+            xp.linalg.cholesky(spd, upper=True),
+            lambda m: np_linalg.cholesky(m, upper=True),
+        ),
+        "inv": (xp.linalg.inv(a), np_linalg.inv),
+        "matrix_rank": (xp.linalg.matrix_rank(a), np_linalg.matrix_rank),
+        "svd": (xp.linalg.svd(wide), np_linalg.svd),
+        "svdvals": (xp.linalg.svdvals(wide), np_linalg.svdvals),
+    }
+    return cases
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex64])
+def test_linalg_of_stacks_matches_numpy_chunk_by_chunk(dtype) -> None:
+    import array_api_compat.numpy as cnp
+
+    from plugrad.backends import dask_namespace as xp
+
+    rng = np.random.default_rng(3)
+    a = rng.normal(size=(5, 3, 3)).astype(dtype)
+    spd = (a @ np.conj(np.swapaxes(a, -1, -2)) + 3 * np.eye(3)).astype(dtype)
+    wide = rng.normal(size=(5, 2, 4)).astype(dtype)
+    inputs = {name: da.from_array(v, chunks=(2, 1, 2)) for name, v in
+              (("a", a), ("spd", spd), ("wide", wide))}  # fmt: skip
+    cases = _linalg_cases(xp, cnp.linalg, inputs["a"], inputs["spd"], inputs["wide"])
+    for name, (ours, reference) in cases.items():
+        source = {"eigh": spd, "eigvalsh": spd, "cholesky": spd, "pinv": wide, "svd": wide,
+                  "svdvals": wide}.get(name, a)  # fmt: skip
+        expected = reference(source)
+        ours = ours if isinstance(ours, tuple) else (ours,)
+        expected = tuple(expected) if isinstance(expected, tuple) else (expected,)
+        for got, want in zip(ours, expected, strict=True):
+            assert len(got.chunks[0]) > 1, f"{name}: the stack axis stays chunked"
+            computed = got.compute()
+            assert computed.dtype == want.dtype and got.dtype == want.dtype, name
+            np.testing.assert_allclose(computed, want, rtol=1e-4, atol=1e-5, err_msg=name)
+    x1, x2 = inputs["a"], da.from_array(rng.normal(size=(3, 2)).astype(dtype), chunks=1)
+    np.testing.assert_allclose(xp.linalg.solve(x1, x2).compute(), np.linalg.solve(a, x2.compute()),
+                               rtol=1e-4)  # fmt: skip
+    v1, v2 = rng.normal(size=(4, 3)), rng.normal(size=(3,))
+    crossed = xp.linalg.cross(da.from_array(v1, chunks=2), da.from_array(v2))
+    np.testing.assert_allclose(crossed.compute(), np.cross(v1, v2), rtol=1e-12)

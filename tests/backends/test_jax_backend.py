@@ -166,3 +166,17 @@ def test_without_64_bit_types_integers_default_to_int32(monkeypatch) -> None:
     info = plugrad.__array_namespace_info__().default_dtypes(device=device)
     assert info["integral"] == info["indexing"] == plugrad.int32
     assert plugrad.arange(3, device="numpy").dtype == plugrad.int64  # where int64 exists
+
+
+def test_searchsorted_and_unique_all_answer_the_default_index_dtype() -> None:
+    # jax.numpy.searchsorted answers int32 even with 64-bit types on.
+    assert jax.config.jax_enable_x64
+    values = np.array([3.0, 1.0, 3.0, 2.0, 3.0])
+    for backend in ("numpy", "jax"):
+        x = plugrad.asarray(values, device=backend)
+        found = plugrad.searchsorted(plugrad.sort(x), x, side="right")
+        assert found.dtype == plugrad.int64 and found.tolist() == [5, 1, 5, 2, 5]
+        unique, first, inverse, counts = plugrad.unique_all(x)
+        assert first.dtype == inverse.dtype == counts.dtype == plugrad.int64
+        assert (unique.tolist(), counts.tolist()) == ([1.0, 2.0, 3.0], [1, 1, 3])
+        assert (first.tolist(), inverse.tolist()) == ([1, 3, 0], [2, 0, 2, 1, 2])

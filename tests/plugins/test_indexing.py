@@ -332,8 +332,9 @@ def test_numpy_scatter_add_leaves_other_keys_and_bad_indices_to_np_add_at() -> N
         ((0, 9), "index 9 is out of bounds for axis 1"),
         ((0, 0, 0), "too many indices"),
         ((Ellipsis, 0, Ellipsis), "single ellipsis"),
+        ((slice(None), np.array([True, False])), r"shape \(2,\) does not match axis 1 of"),
     ],
-    ids=["past-the-end", "negative", "int", "too-many", "two-ellipses"],
+    ids=["past-the-end", "negative", "int", "too-many", "two-ellipses", "short-mask"],
 )
 def test_generic_indexing_kernels_refuse_bad_keys(key, error) -> None:
     # Out-of-bounds indices must raise, never alias a valid element of the next row.
