@@ -352,7 +352,9 @@ class Device:
         #: NumPy's scalars beside its arrays): see plugrad.dispatch.
         self.output_types: set[type] = set()
         #: Whether this is its backend's only device (set when the backend is activated):
-        #: every array of the backend is then on it, so results need no device check.
+        #: every array of the backend is then on it, so results need no device check. Else
+        #: the engine asks each rule's gradient for its device: the devices of one backend
+        #: share array types and dtypes, which is all its cheaper tests compare.
         self.only_device = False
         #: Python scalar type -> the native dtypes of another kind that meeting such a scalar
         #: in an element-wise op converts (int tensor + 0.5 -> float32, as in PyTorch): those
