@@ -168,7 +168,12 @@ class Backend:
         return None
 
     def device_of(self, array: Any) -> Any:
-        """Return the library's device object on which ``array`` lives."""
+        """Return the library's device object on which ``array`` lives.
+
+        Where the backend has several devices, the engine asks this of every
+        gradient a backward rule returns (its array type and dtype do not say
+        which device it is on), so it should be cheap.
+        """
         return array.device
 
     def device_context(self, device: Any) -> AbstractContextManager[Any]:
