@@ -1,8 +1,9 @@
 """What the engine's check of every backward rule's result costs, per node.
 
 The engine trusts no rule: after each rule it checks that the gradient is an
-array of the output gradient's kind with its input's shape and dtype (and goes
-to the full check, naming the op and its plugin, only when not). The budget is
+array of the output gradient's kind with its input's shape and dtype, on its
+input's device where the backend has several (and goes to the full check,
+naming the op and its plugin, only when not). The budget is
 0.2 µs per node. This script measures it two ways, in one process::
 
     python asv_bench/rule_check_cost.py
@@ -17,7 +18,9 @@ to the full check, naming the op and its plugin, only when not). The budget is
    first in every other round; best of runs and median of the in-round
    differences). On a busy machine the second is noisy; the first is not.
 3. with ``--parts``, where the time goes, in the same rounds: the check kept
-   up to its type test, up to its dtype test, and whole but compared with a
+   up to its type test, up to its dtype test, up to its shape test (without
+   the device test, whose cost on a one-device backend is reading that the
+   device is its backend's only one), and whole but compared with a
    spec of the chain's shape and dtype held in advance (nothing read of the
    input), each against the chain without the check (median of the in-round
    differences).
@@ -45,7 +48,10 @@ import numpy as np
 import plugrad
 from plugrad import graph
 
-CHECK = "type(g) is not type(grad) or g.dtype is not x.dtype or g.shape != x.shape"
+CHECK = (
+    "type(g) is not type(grad) or g.dtype is not x.dtype or g.shape != x.shape"
+    " or (not device.only_device and device.backend.device_of(g) != device.native)"
+)
 
 
 def check_cost(number: int = 1_000_000, repeat: int = 7) -> float:
@@ -56,14 +62,15 @@ def check_cost(number: int = 1_000_000, repeat: int = 7) -> float:
     grad = np.ones(4, np.float32)
     namespace: dict[str, Any] = {}
     exec(
-        f"def checked(g, grad, x):\n    if {CHECK}:\n        raise AssertionError\n"
-        "def unchecked(g, grad, x):\n    pass\n",
+        f"def checked(g, grad, x, device):\n    if {CHECK}:\n        raise AssertionError\n"
+        "def unchecked(g, grad, x, device):\n    pass\n",
         namespace,
     )
     names = {**namespace, "g": grad * 2, "grad": grad, "x": np.ones(4, np.float32)}
+    names["device"] = plugrad.ones(1).device  # NumPy's only device: no device test
     kwargs = {"globals": names, "number": number, "repeat": repeat, "timer": time.process_time}
-    checked = min(timeit.repeat("checked(g, grad, x)", **kwargs))
-    empty = min(timeit.repeat("unchecked(g, grad, x)", **kwargs))
+    checked = min(timeit.repeat("checked(g, grad, x, device)", **kwargs))
+    empty = min(timeit.repeat("unchecked(g, grad, x, device)", **kwargs))
     return (checked - empty) / number * 1e6
 
 
@@ -75,28 +82,39 @@ def fresh_check_cost(gradients: int = 2000, rounds: int = 100) -> float:
     """
     namespace: dict[str, Any] = {}
     exec(
-        "def checked(grads, x, kind):\n    for grad in grads:\n        g = grad * 0.5\n"
+        "def checked(grads, x, device):\n    for grad in grads:\n        g = grad * 0.5\n"
         f"        if {CHECK}:\n            raise AssertionError\n"
-        "def unchecked(grads, x, kind):\n    for grad in grads:\n        g = grad * 0.5\n",
+        "def unchecked(grads, x, device):\n    for grad in grads:\n        g = grad * 0.5\n",
         namespace,
     )
     grads = [np.ones(4, np.float32) for _ in range(gradients)]
     x = np.ones(4, np.float32)
+    device = plugrad.ones(1).device  # NumPy's only device: no device test
     differences = []
     for round_index in range(rounds):
         times = {}
         names = ("checked", "unchecked") if round_index % 2 == 0 else ("unchecked", "checked")
         for name in names:
             start = time.process_time()
-            namespace[name](grads, x, np.ndarray)
+            namespace[name](grads, x, device)
             times[name] = time.process_time() - start
         differences.append((times["checked"] - times["unchecked"]) / gradients * 1e6)
     return statistics.median(differences)
 
 
-def _check_line(line: str) -> bool:
-    """Whether ``line`` of a node's ``_backward`` opens the check of a rule's result."""
-    return line.strip().startswith("if type(g") and "is not" in line
+def _check_opening(lines: list[str], index: int) -> int:
+    """How many lines, from ``lines[index]``, open the check of a rule's result (0: none).
+
+    The check is ``if type(g...) is not ...:`` on one line, or its condition in
+    parentheses, one test per line, up to ``):``.
+    """
+    line = lines[index].strip()
+    if line.startswith("if type(g") and "is not" in line:
+        return 1
+    if line == "if (" and lines[index + 1].strip().startswith("type(g"):
+        end = next(i for i in range(index + 1, len(lines)) if lines[i].strip() == "):")
+        return end - index + 1
+    return 0
 
 
 def _variant(cls: type, condition: Callable[[str], str] | None) -> Callable[..., Any]:
@@ -107,19 +125,25 @@ def _variant(cls: type, condition: Callable[[str], str] | None) -> Callable[...,
     ``checked_gradient(...)`` call under it.
     """
     lines = textwrap.dedent(inspect.getsource(cls._backward)).splitlines()
-    kept, changed, skip_next = [], 0, False
-    for line in lines:
-        if skip_next:  # the checked_gradient(...) call under the condition
-            skip_next = False
+    kept, changed, index = [], 0, 0
+    while index < len(lines):
+        line = lines[index]
+        opening = _check_opening(lines, index)
+        if not opening:
+            kept.append(line)
+            index += 1
             continue
-        if _check_line(line):
-            changed += 1
-            if condition is None:
-                skip_next = True
-                continue
-            indent = line[: len(line) - len(line.lstrip())]
-            line = f"{indent}if {condition(line.strip()[3:].rstrip(':'))}:"
-        kept.append(line)
+        changed += 1
+        if condition is None:  # the check and the checked_gradient(...) call under it
+            index += opening + 1
+            continue
+        text = " ".join(part.strip() for part in lines[index : index + opening])
+        text = text.removeprefix("if").strip().removesuffix(":").strip()
+        if text.startswith("(") and text.endswith(")"):
+            text = text[1:-1].strip()
+        indent = line[: len(line) - len(line.lstrip())]
+        kept.append(f"{indent}if {condition(text)}:")
+        index += opening
     if not changed:
         raise SystemExit(f"{cls.__name__}._backward has no check to change: update this script")
     namespace: dict[str, Any] = {}
@@ -163,6 +187,7 @@ def chain_cost(ops: int, rounds: int, parts: bool = False) -> dict[str, tuple[fl
         conditions |= {
             "the type test": _first_tests(1),
             "the type and dtype tests": _first_tests(2),
+            "the type, dtype and shape tests (no device test)": _first_tests(3),
             "the whole check against a spec held in advance": _against_held_spec,
         }
     variants = {

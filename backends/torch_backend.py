@@ -105,7 +105,9 @@ class TorchBackend(Backend):
 
     def device_of(self, array: Any) -> Any:
         device = array.device
-        if device.type == "cuda" and device.index is None:
+        # The engine asks this of every gradient on a machine with a GPU: the cheap tests
+        # first (reading ``device.type`` costs several times as much as ``index``).
+        if device.index is None and array.is_cuda:
             return _torch().device("cuda", _torch().cuda.current_device())
         return device
 

@@ -168,7 +168,12 @@ class Backend:
         return None
 
     def device_of(self, array: Any) -> Any:
-        """Return the library's device object on which ``array`` lives."""
+        """Return the library's device object on which ``array`` lives.
+
+        Where the backend has several devices, the engine asks this of every
+        gradient a backward rule returns (its array type and dtype do not say
+        which device it is on), so it should be cheap.
+        """
         return array.device
 
     def device_context(self, device: Any) -> AbstractContextManager[Any]:
@@ -352,7 +357,9 @@ class Device:
         #: NumPy's scalars beside its arrays): see plugrad.dispatch.
         self.output_types: set[type] = set()
         #: Whether this is its backend's only device (set when the backend is activated):
-        #: every array of the backend is then on it, so results need no device check.
+        #: every array of the backend is then on it, so results need no device check. Else
+        #: the engine asks each rule's gradient for its device: the devices of one backend
+        #: share array types and dtypes, which is all its cheaper tests compare.
         self.only_device = False
         #: Python scalar type -> the native dtypes of another kind that meeting such a scalar
         #: in an element-wise op converts (int tensor + 0.5 -> float32, as in PyTorch): those

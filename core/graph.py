@@ -198,13 +198,14 @@ class OpNode(Node):
             check_output_versions(self, self._ans_counter)
         op = self.op
         params = self._params
+        device = self._device
         if create_graph:
             # Rules run on Tensors through plugrad's ops, so the gradient is differentiable.
             xp = tensor_namespace
-            args = _tensor_mode_args(args, tensors, self._device)
-            ans = None if self._ans is None else _wrap(self._ans, self._device, True, self)
+            args = _tensor_mode_args(args, tensors, device)
+            ans = None if self._ans is None else _wrap(self._ans, device, True, self)
         else:
-            xp = self._device.rule_xp
+            xp = device.rule_xp
             ans = self._ans
         kind = type(grad)
         grads: list[Any] = []
@@ -222,6 +223,7 @@ class OpNode(Node):
                 or type(g) is not kind
                 or g.dtype is not arg.dtype
                 or g.shape != arg.shape
+                or (not device.only_device and device.backend.device_of(g) != device.native)
             ):
                 g = checked_gradient(self, index, g, arg, xp, create_graph)
             grads.append(g)
@@ -255,7 +257,8 @@ class UnaryOpNode(OpNode):
         if counter is not None and counter[0]:
             check_output_versions(self, counter)
         params = self._params
-        xp = self._device.rule_xp
+        device = self._device
+        xp = device.rule_xp
         (rule,) = self.op.vjps
         x = saved[0]
         # A unary node exists only for an op with a rule for its input; mypy cannot see it.
@@ -263,10 +266,17 @@ class UnaryOpNode(OpNode):
             g = rule(xp, grad, self._ans, x, **params)  # type: ignore[misc]
         else:
             g = rule(xp, grad, self._ans, x)  # type: ignore[misc]
-        # The engine trusts no rule: a gradient of another kind, dtype or shape is caught here.
-        # Dtypes are compared by identity (an equal dtype that is another object takes the
-        # full check, which accepts it): cheaper than equality, which NumPy computes.
-        if type(g) is not type(grad) or g.dtype is not x.dtype or g.shape != x.shape:
+        # The engine trusts no rule: a gradient of another kind, dtype, shape or device is
+        # caught here. Dtypes are compared by identity (an equal dtype that is another object
+        # takes the full check, which accepts it): cheaper than equality, which NumPy computes.
+        # The devices of one backend share array types and dtypes, so where a backend has
+        # several, only asking for the gradient's device tells them apart.
+        if (
+            type(g) is not type(grad)
+            or g.dtype is not x.dtype
+            or g.shape != x.shape
+            or (not device.only_device and device.backend.device_of(g) != device.native)
+        ):
             g = checked_gradient(self, 0, g, x, xp, False)
         return (g,)
 
@@ -285,7 +295,8 @@ class BinaryOpNode(OpNode):
         counter = self._ans_counter
         if counter is not None and counter[0]:
             check_output_versions(self, counter)
-        xp = self._device.rule_xp
+        device = self._device
+        xp = device.rule_xp
         ans = self._ans
         params = self._params or _NO_PARAMS
         x1, x2 = saved
@@ -297,11 +308,21 @@ class BinaryOpNode(OpNode):
         # An input with an edge has a rule (registration checks it); mypy cannot see it.
         if edge1 is not None:
             g1 = rule1(xp, grad, ans, x1, x2, **params)  # type: ignore[misc]
-            if type(g1) is not kind or g1.dtype is not x1.dtype or g1.shape != x1.shape:
+            if (
+                type(g1) is not kind
+                or g1.dtype is not x1.dtype
+                or g1.shape != x1.shape
+                or (not device.only_device and device.backend.device_of(g1) != device.native)
+            ):
                 g1 = checked_gradient(self, 0, g1, x1, xp, False)
         if edge2 is not None:
             g2 = rule2(xp, grad, ans, x1, x2, **params)  # type: ignore[misc]
-            if type(g2) is not kind or g2.dtype is not x2.dtype or g2.shape != x2.shape:
+            if (
+                type(g2) is not kind
+                or g2.dtype is not x2.dtype
+                or g2.shape != x2.shape
+                or (not device.only_device and device.backend.device_of(g2) != device.native)
+            ):
                 g2 = checked_gradient(self, 1, g2, x2, xp, False)
         return (g1, g2)
 
@@ -315,8 +336,9 @@ def checked_gradient(
     """Return the gradient a rule gave for input ``index``, made to fit it, or raise.
 
     The per-node paths call this only when the gradient is not already an array
-    of the output gradient's kind with its input's shape and dtype (and always
-    under ``create_graph``). A broadcasting op's gradient is summed back to its
+    of the output gradient's kind with its input's shape and dtype, on its
+    input's device where the backend has several (and always under
+    ``create_graph``). A broadcasting op's gradient is summed back to its
     input's shape and cast to its dtype -- the contract of such ops; any other
     mismatch is a bug of the rule (or kernel) and raises
     :class:`~plugrad.errors.PluginOutputError` naming the op and its plugin.
@@ -499,6 +521,7 @@ class GeneralOpNode(OpNode):
                 or type(g_in) is not kind
                 or g_in.dtype is not arg.dtype
                 or g_in.shape != arg.shape
+                or (not device.only_device and device.backend.device_of(g_in) != device.native)
             ):
                 g_in = checked_gradient(self, index, g_in, arg, xp, create_graph)
             grads.append(g_in)

@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
 import plugrad
+from plugrad.errors import PluginOutputError
+from plugrad.hookspecs import hookimpl
+from plugrad.opdef import op
 
 torch = pytest.importorskip("torch", reason="the torch backend needs torch (the torch extra)")
+
+from plugrad.backends.torch_backend import TorchBackend  # noqa: E402 (needs torch)
 
 
 def test_devices_are_the_ones_torch_has() -> None:
@@ -97,3 +103,93 @@ def test_in_place_updates_write_into_the_same_torch_memory() -> None:
     x += 1.0
     x[0] = 5.0
     assert x.tolist() == [5.0, 1.0, 1.0] and x.array.data_ptr() == memory
+
+
+# -- a gradient on another device of the same backend ----------------------------------------
+
+
+class PairedTorchBackend(TorchBackend):
+    """torch with two devices here: the CPU and ``meta`` (shapes and dtypes, no data).
+
+    Their tensors share one type and torch's dtype objects, as torch:cpu and
+    torch:cuda:0 do on a machine with a GPU: nothing but the device tells them apart.
+    """
+
+    name = "torch_pair"
+
+    def devices(self):
+        return (torch.device("cpu"), torch.device("meta"))
+
+    def device_names(self, devices):
+        return [f"torch_pair:{device.type}" for device in devices]
+
+
+@pytest.fixture
+def paired_torch():
+    """Register the two-device backend and an op plugin built by the test; remove both after."""
+    added = []
+
+    def register(plugin, name):
+        added.append(plugrad.plugins.register(plugin, name=name))
+
+    register(SimpleNamespace(plugrad_backends=hookimpl(lambda: [PairedTorchBackend()])), "paired")
+    yield register
+    for name in reversed(added):
+        plugrad.plugins.unregister(name)
+
+
+def _to_meta(xp, g, ans, *inputs):
+    return g.to("meta")
+
+
+def _same_device(xp, g, ans, *inputs):
+    return g * 1
+
+
+# One op per kind of node the engine has (each checks gradients on its own path).
+MOVING_OPS = [
+    ("unary", lambda: op("meta_unary", lambda xp, x, /: x * 1).vjp(_to_meta), 1, "x"),
+    ("broadcasting", lambda: op("meta_broadcasting", lambda xp, x, /: x * 1, broadcasting=True)
+     .vjp(_to_meta), 1, "x"),
+    ("binary", lambda: op("meta_binary", lambda xp, x, y, /: x * y)
+     .vjp(_same_device, _to_meta), 2, "y"),
+    ("two outputs", lambda: op("meta_pair", lambda xp, x, /: (x * 1, x * 2), multiple_outputs=True)
+     .vjp(lambda xp, g, ans, x: g[0].to("meta")), 1, "x"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("make_op", "arity", "culprit_input"),
+    [case[1:] for case in MOVING_OPS],
+    ids=[case[0] for case in MOVING_OPS],
+)
+def test_a_gradient_on_another_device_is_refused_naming_op_plugin_and_devices(
+    paired_torch, make_op, arity, culprit_input
+) -> None:
+    declared = make_op()
+    paired_torch(SimpleNamespace(plugrad_ops=hookimpl(lambda: [declared])), "culprit")
+    inputs = [plugrad.ones(3, device="torch_pair:cpu", requires_grad=True) for _ in range(arity)]
+    outputs = getattr(plugrad.ops, declared.name)(*inputs)
+    loss = sum(y.sum() for y in (outputs if isinstance(outputs, tuple) else (outputs,)))
+    # The engine's own check: checking mode, when on, words the same finding its own way.
+    with plugrad.plugins.checking(False), pytest.raises(PluginOutputError) as info:
+        loss.backward()
+    assert str(info.value) == (
+        f"plugin 'culprit', op {declared.name!r}: the backward rule for input {culprit_input!r} "
+        "returned a gradient on device(type='meta'), but the op ran on 'torch_pair:cpu'; "
+        "compute the gradient with xp.* on the inputs' device"
+    )
+    assert all(x.grad is None for x in inputs), "backward changed nothing"
+
+
+@pytest.mark.parametrize("device", ["torch_pair:cpu", "torch_pair:meta"])
+def test_gradients_on_their_own_device_of_a_two_device_backend_pass(paired_torch, device) -> None:
+    w_host, x_host = np.array([[0.5, -1.0], [2.0, 1.0]]), np.array([1.0, 2.0])
+    w = plugrad.tensor(w_host, device=device, requires_grad=True)
+    x = plugrad.tensor(x_host, device=device, requires_grad=True)
+    (plugrad.tanh(w @ x) * x).sum().backward()
+    assert w.grad.device.name == x.grad.device.name == device
+    assert w.grad.array.device == x.grad.array.device == torch.device(device.split(":")[1])
+    if device == "torch_pair:cpu":  # meta tensors have no values
+        t = np.tanh(w_host @ x_host)
+        np.testing.assert_allclose(x.grad.numpy(), t + w_host.T @ ((1 - t**2) * x_host))
