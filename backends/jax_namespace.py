@@ -26,16 +26,19 @@ from jax.numpy import __array_api_version__, __array_namespace_info__  # noqa: F
 
 _HIGHEST = _jax.lax.Precision.HIGHEST
 
+# The three products replace jax.numpy's; mypy sees the clash only where jax is
+# installed, hence no-redef with unused-ignore.
 
-def matmul(x1: Any, x2: Any, /) -> Any:  # type: ignore[no-redef]  # replaces jax.numpy's
+
+def matmul(x1: Any, x2: Any, /) -> Any:  # type: ignore[no-redef, unused-ignore]
     return _jnp.matmul(x1, x2, precision=_HIGHEST)
 
 
-def tensordot(x1: Any, x2: Any, /, *, axes: Any = 2) -> Any:  # type: ignore[no-redef]
+def tensordot(x1: Any, x2: Any, /, *, axes: Any = 2) -> Any:  # type: ignore[no-redef, unused-ignore]
     return _jnp.tensordot(x1, x2, axes=axes, precision=_HIGHEST)
 
 
-def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:  # type: ignore[no-redef]
+def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:  # type: ignore[no-redef, unused-ignore]
     return _jnp.vecdot(x1, x2, axis=axis, precision=_HIGHEST)
 
 
