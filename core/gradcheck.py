@@ -12,6 +12,7 @@ from .dtypes import complex64, float32, float64, is_differentiable
 from .engine import grad
 from .errors import GradcheckError
 from .grad_mode import enable_grad, no_grad
+from .lazy import compute
 from .tensor import Tensor, _wrap
 
 if TYPE_CHECKING:
@@ -45,10 +46,35 @@ def _is_complex(t: Tensor) -> bool:
     return t.dtype.kind == "complex floating"
 
 
-def _element(t: Tensor, index: int) -> float | complex:
-    """Element ``index`` of ``t`` in row-major order, as a Python float (complex if ``t`` is)."""
-    value = t._device.xp.reshape(t._array, (-1,))[index]
-    return complex(value) if _is_complex(t) else float(value)
+def _read(nested: Any) -> Any:
+    """``nested`` (lists of tensors and ``None``) with each tensor read into a flat list.
+
+    Comparing two Jacobians reads every element of every gradient. One by one,
+    each element would cost a transfer from a device, and on a lazy backend a
+    computation of its own; here each tensor is read once, row-major, into
+    Python numbers (complex for a complex tensor), and a lazy backend computes
+    them all together.
+    """
+    tensors: list[Tensor] = []
+
+    def collect(value: Any) -> None:
+        if isinstance(value, Tensor):
+            tensors.append(value)
+        elif isinstance(value, list):
+            for item in value:
+                collect(item)
+
+    def convert(value: Any) -> Any:
+        if isinstance(value, Tensor):
+            return value.reshape(-1).tolist()
+        if isinstance(value, list):
+            return [convert(item) for item in value]
+        return value
+
+    collect(nested)
+    if tensors:
+        compute(*tensors)
+    return convert(nested)
 
 
 def _size(t: Tensor) -> int:
@@ -114,15 +140,16 @@ def _analytical_jacobian(
     return list(outputs), rows
 
 
-def _expected(c: complex, along: list[list[Tensor]], k: int, i: int) -> float | complex:
+def _expected(c: complex, along: list[list[list[Any]]], k: int, i: int) -> float | complex:
     """The gradient a backward pass with output gradient ``c`` must give, from differences.
 
     It is the gradient of the real function ``Re(conj(c) * out[i])``: its derivative along
-    the real axis of the input, plus ``1j`` times that along the imaginary axis.
+    the real axis of the input, plus ``1j`` times that along the imaginary axis. ``along``
+    holds the differences read by :func:`_read`: ``along[d][k]``, output ``k`` along ``d``.
     """
     total: float | complex = 0.0
     for direction, column in zip((1, 1j), along):
-        total += direction * (c.conjugate() * _element(column[k], i)).real
+        total += direction * (c.conjugate() * column[k][i]).real
     return total
 
 
@@ -181,15 +208,16 @@ def gradcheck(
     differentiable = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
     if not differentiable:
         raise ValueError("gradcheck needs at least one input Tensor with requires_grad=True")
-    outputs, rows = _analytical_jacobian(func, inputs, differentiable)
+    outputs, analytic_rows = _analytical_jacobian(func, inputs, differentiable)
+    rows = _read(analytic_rows)
     for position, index in enumerate(differentiable):
-        numerical = _numerical_jacobian(func, inputs, index, eps)
+        numerical = _read(_numerical_jacobian(func, inputs, index, eps))
         for k, out in enumerate(outputs):
             for j, along in enumerate(numerical):
                 for i in range(_size(out)):
                     for c, analytic in zip(_directions(out), rows[k][i]):
-                        tensor = analytic[position]
-                        got = 0.0 if tensor is None else _element(tensor, j)
+                        values = analytic[position]
+                        got = 0.0 if values is None else values[j]
                         want = _expected(c, along, k, i)
                         if abs(got - want) > atol + rtol * abs(want):
                             if not raise_exception:

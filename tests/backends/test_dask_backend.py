@@ -43,6 +43,24 @@ def test_compute_runs_shared_work_once() -> None:
     assert len(calls) == 2, "computed tensors are not computed again"
 
 
+def test_gradcheck_reads_each_gradient_once_not_each_element() -> None:
+    from dask.callbacks import Callback
+
+    class Counted(Callback):
+        runs = 0
+
+        def _start(self, dsk: object) -> None:
+            Counted.runs += 1
+
+    n = 6
+    x = plugrad.asarray(da.linspace(0.5, 1.5, n, chunks=3), requires_grad=True)
+    with Counted():
+        assert plugrad.autograd.gradcheck(lambda t: plugrad.cumulative_sum(t * t, axis=0), (x,))
+    # One run per gradient and per column of differences, and one for each batch: an
+    # element-by-element comparison computed every element of both n x n Jacobians.
+    assert Counted.runs <= 2 * n + 4, Counted.runs
+
+
 def test_mlp_gradients_match_numpy() -> None:
     rng = np.random.default_rng(0)
     x, w = rng.normal(size=(8, 5)), rng.normal(size=(5, 4))
