@@ -209,7 +209,7 @@ def measure(name: str, args: argparse.Namespace) -> dict[str, Any]:
         return [start, end, marks["compute end"], *recorder.launches, *marks["done"]]
 
     # As DDP sends them: gradients divided by the number of ranks, then summed.
-    alone_buffers = [np.zeros_like(b.buffer) for b in model._buckets]
+    alone_buffers = [np.zeros(b.size, b.members[0].detach().numpy().dtype) for b in model._buckets]
 
     def all_reduce_alone(buffers: list[Any]) -> list[float]:
         dist.barrier()
@@ -242,7 +242,7 @@ def measure(name: str, args: argparse.Namespace) -> dict[str, Any]:
     local = float(np.median(slowest("local")))
     summary: dict[str, Any] = {
         "model": "-".join(map(str, widths)),
-        "bucket MB": [round(b.buffer.nbytes / 2**20, 3) for b in model._buckets],
+        "bucket MB": [round(b.nbytes / 2**20, 3) for b in model._buckets],
         "local backward ms": round(local, 2),
         "all-reduce alone ms": round(alone, 2),
         "last bucket alone ms": round(last, 2),

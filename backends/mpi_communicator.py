@@ -202,6 +202,8 @@ class MPICommunicator(Communicator):
             return np.ascontiguousarray(array).copy(), False
         if hasattr(array, "get"):  # CuPy: a host copy (no CUDA-aware MPI assumed)
             return np.ascontiguousarray(array.get()), False
+        if not hasattr(array, "__dlpack__"):  # Dask: computed, through NumPy's protocol
+            return np.array(array, copy=True, order="C"), False
         return np.array(np.from_dlpack(array), copy=True, order="C"), False
 
     @staticmethod
@@ -243,7 +245,12 @@ class MPICommunicator(Communicator):
     def supports(self, array: Any) -> str | None:
         if isinstance(array, np.ndarray) or hasattr(array, "__dlpack__") or hasattr(array, "get"):
             return None
-        return f"{type(array).__name__} arrays speak neither NumPy's buffers nor DLPack"
+        if hasattr(array, "__array__"):  # computed into host memory first (Dask)
+            return None
+        return (
+            f"{type(array).__name__} arrays speak neither DLPack nor NumPy's array protocol "
+            "(__array__)"
+        )
 
     def allreduce(self, array: Any, op: ReduceOp) -> Work:
         host, same = self._host(array)

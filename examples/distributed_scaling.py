@@ -92,7 +92,7 @@ def main() -> None:
         opt.step()
 
     # As DDP sends them: gradients divided by the number of processes, then summed.
-    buffers = [np.zeros_like(b.buffer) for b in model._buckets]
+    buffers = [np.zeros(b.size, b.members[0].detach().numpy().dtype) for b in model._buckets]
 
     def comm_alone() -> None:
         works = [communicator.allreduce(b, ReduceOp.SUM) for b in buffers]
@@ -123,7 +123,7 @@ def main() -> None:
         "ranks": size,
         "clock": args.clock,
         "buckets": len(model._buckets),
-        "gradient MB": sum(b.buffer.nbytes for b in model._buckets) / 2**20,
+        "gradient MB": sum(b.nbytes for b in model._buckets) / 2**20,
         **{f"{k} ms": round(v * 1e3, 2) for k, v in medians.items()},
     }
     if size > 1:  # with one process there is nothing to hide

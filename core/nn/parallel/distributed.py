@@ -22,9 +22,16 @@ __all__ = ["DistributedDataParallel"]
 
 
 class _Bucket:
-    """Parameters whose gradients travel together in one flat buffer."""
+    """Parameters whose gradients travel together in one flat array.
 
-    __slots__ = ("buffer", "device", "dtype", "members", "offsets", "pending", "ready", "work")
+    The array is made anew in each pass by joining the members' flat gradients
+    (``concat``), never written into: so buckets work on backends whose arrays
+    cannot be written (JAX) or are lazy (Dask), and the reduced gradients of one
+    pass, which the parameters' ``.grad`` views, are never overwritten by the next.
+    """
+
+    __slots__ = ("device", "dtype", "members", "offsets", "pending", "pieces", "sent", "size",
+                 "work")  # fmt: skip
 
     def __init__(self, members: list[Tensor]) -> None:
         self.members = members
@@ -35,15 +42,18 @@ class _Bucket:
         for p in members:
             self.offsets[id(p)] = (start, start + p.size)
             start += p.size
-        self.buffer = self.device.xp.zeros(start, dtype=self.dtype)
+        #: elements in the bucket
+        self.size = start
         self.pending = len(members)
-        #: ids of the members whose gradient is in the buffer for this pass
-        self.ready: set[int] = set()
+        #: this pass's flat gradients (already divided by the number of ranks), by member id
+        self.pieces: dict[int, Any] = {}
+        #: the joined array whose all-reduce is in flight
+        self.sent: Any = None
         self.work: Work | None = None
 
-    def renew(self) -> None:
-        """A new buffer for the next pass: the reduced gradients keep the old one."""
-        self.buffer = self.device.xp.empty(self.buffer.shape[0], dtype=self.dtype)
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
 
 
 class DistributedDataParallel(Module):
@@ -53,11 +63,12 @@ class DistributedDataParallel(Module):
     (names, shapes, dtypes; a mismatch names them), and rank 0's parameters and
     buffers are copied to every rank. In each backward pass, as soon as a
     parameter's gradient is final (while backward still computes the others),
-    it is copied into its bucket of about ``bucket_cap_mb`` megabytes
-    (parameters in reverse order of registration, roughly the order backward
-    produces them); each full bucket is averaged across ranks with a
-    non-blocking all-reduce at once, overlapping the rest of backward, and the
-    pass waits for all of them at its end. Every rank then holds the gradient
+    it is divided by the number of ranks and put in its bucket of about
+    ``bucket_cap_mb`` megabytes (parameters in reverse order of registration,
+    roughly the order backward produces them); each full bucket is joined into
+    one flat array and averaged across ranks with a non-blocking all-reduce at
+    once, overlapping the rest of backward, and the pass waits for all of them
+    at its end. Every rank then holds the gradient
     of the mean loss over all ranks' batches: training equals one process on the concatenated batch.
 
     Parameters
@@ -177,9 +188,8 @@ class DistributedDataParallel(Module):
         padded = asarray(list(text.ljust(longest, b"\0")) or [0], dtype=_dtypes.uint8)
         gathered = communicator.allgather(padded._array)
         gathered.wait()
-        rows = [
-            bytes(int(v) for v in row).rstrip(b"\0").decode() for row in gathered.result.tolist()
-        ]
+        table = padded._device.backend.to_numpy(gathered.result).tolist()  # Dask's have no tolist
+        rows = [bytes(int(v) for v in row).rstrip(b"\0").decode() for row in table]
         reference = set(rows[0].splitlines())
         problems = []
         for rank, row in enumerate(rows[1:], start=1):
@@ -237,10 +247,10 @@ class DistributedDataParallel(Module):
         return self.module(*args, **kwargs)
 
     def _check_previous_backward(self) -> None:
-        partial = [b for b in self._buckets if b.ready or b.work is not None]
+        partial = [b for b in self._buckets if b.pieces or b.work is not None]
         if partial:
             names = {id(p): n for n, p in self.module.named_parameters()}
-            missing = [names[id(p)] for b in partial for p in b.members if id(p) not in b.ready]
+            missing = [names[id(p)] for b in partial for p in b.members if id(p) not in b.pieces]
             self._reset()
             raise DistributedError(
                 "the last backward pass did not average every gradient: it raised part-way, or "
@@ -252,7 +262,8 @@ class DistributedDataParallel(Module):
     def _reset(self) -> None:
         for bucket in self._buckets:
             bucket.work = None
-            bucket.ready.clear()
+            bucket.sent = None
+            bucket.pieces.clear()
             bucket.pending = len(bucket.members)
         object.__setattr__(self, "_committed", 0)
 
@@ -272,7 +283,7 @@ class DistributedDataParallel(Module):
         if not self._sync:
             return
         bucket = self._bucket_of[id(param)]
-        if id(param) not in bucket.ready and param.grad is not None:
+        if id(param) not in bucket.pieces and param.grad is not None:
             self._fill(param, param.grad._array)
         object.__setattr__(self, "_committed", self._committed + 1)
         if self._committed == self._parameter_count:
@@ -280,16 +291,17 @@ class DistributedDataParallel(Module):
 
     def _fill(self, param: Tensor, array: Any) -> None:
         bucket = self._bucket_of[id(param)]
-        start, stop = bucket.offsets[id(param)]
         # Divided by the number of ranks here, while backward goes on, rather than after the
         # all-reduce, where nothing is left to overlap with: the all-reduce then sums.
         size = self._communicator.size
-        flat = bucket.device.xp.reshape(array, (-1,))
-        bucket.buffer[start:stop] = flat / size if size > 1 else flat
-        bucket.ready.add(id(param))
+        xp = bucket.device.xp
+        flat = xp.reshape(array, (-1,))
+        bucket.pieces[id(param)] = flat / size if size > 1 else flat
         bucket.pending -= 1
         if bucket.pending == 0:
-            bucket.work = self._communicator.allreduce(bucket.buffer, ReduceOp.SUM)
+            pieces = bucket.pieces
+            bucket.sent = xp.concat([pieces[id(p)] for p in bucket.members])
+            bucket.work = self._communicator.allreduce(bucket.sent, ReduceOp.SUM)
         else:
             # Let MPI progress the transfers already in flight.
             for other in self._buckets:
@@ -304,13 +316,12 @@ class DistributedDataParallel(Module):
             work = bucket.work
             assert work is not None
             work.wait()
-            reduced = work.result if work.result is not None else bucket.buffer
+            reduced = work.result if work.result is not None else bucket.sent
             xp = bucket.device.xp
-            # Views of the reduced buffer, which the next pass no longer writes (renew).
+            # Views of the reduced array, which the next pass does not write (it joins anew).
             for p in bucket.members:
                 start, stop = bucket.offsets[id(p)]
                 p.grad._array = xp.reshape(reduced[start:stop], p.shape)
-            bucket.renew()
         self._reset()
 
     @contextlib.contextmanager

@@ -79,6 +79,20 @@ def test_ddp_equals_one_process_on_the_concatenated_batch(ranks):
     assert_every_rank_passed(launch("ddp", ranks), "ddp", ranks)
 
 
+@pytest.mark.parametrize("scenario", ["collectives", "ddp"])
+@pytest.mark.parametrize("backend", ["torch", "jax", "dask"])
+def test_collectives_and_ddp_on_other_backends(backend, scenario):
+    # JAX's arrays cannot be written into and Dask's are lazy, without DLPack: DDP joins
+    # each bucket's gradients instead of writing them into a buffer, and the MPI library
+    # computes and copies to the host what it sends.
+    import plugrad.backends
+
+    if backend not in plugrad.backends.available():
+        pytest.skip(f"the {backend} backend is not installed (extra '{backend}')")
+    result = launch(scenario, 2, PLUGRAD_BACKEND=backend)
+    assert_every_rank_passed(result, scenario, 2)
+
+
 def test_mismatched_models_and_collectives_are_errors_naming_the_ranks():
     assert_every_rank_passed(launch("mismatches", 2), "mismatches", 2)
 
