@@ -130,8 +130,7 @@ def _linear_numpy(xp: Any, x: Any, weight: Any, /) -> Any:
     # 0.95 at 32, but 1.02 at 64 and 1.04-1.08 at 128 (512 or 256 outputs, one thread).
     # The product comes out transposed; a copy (cheap at so few rows) keeps the result in
     # C order, whose reductions over the rows (a bias's gradient) are four times faster.
-    rows = x.shape[0] if x.ndim == 2 else 0
-    if 0 < rows <= 32 and weight.ndim == 2 and 2 * rows <= weight.shape[0]:
+    if x.ndim == 2 and x.shape[0] <= 32 and weight.ndim == 2 and 2 * x.shape[0] <= weight.shape[0]:
         return xp.matmul(weight, x.T).T.copy()
     return xp.matmul(x, xp.matrix_transpose(weight))
 

@@ -70,7 +70,8 @@ def _communicator(group: Any, *tensors: Tensor) -> tuple[Communicator, bool]:
         if reason is not None:
             raise DistributedError(
                 f"the {state.backend!r} communication library cannot send a tensor on "
-                f"{tensor.device}: {reason}"
+                f"{tensor.device}: {reason}; move it to a device the library can send "
+                "(e.g. tensor.to('numpy')) before the collective"
             )
     return communicator, state.check_collectives
 

@@ -30,8 +30,7 @@ class _Bucket:
     pass, which the parameters' ``.grad`` views, are never overwritten by the next.
     """
 
-    __slots__ = ("device", "dtype", "members", "offsets", "pending", "pieces", "sent", "size",
-                 "work")  # fmt: skip
+    __slots__ = ("device", "dtype", "members", "offsets", "pieces", "sent", "size", "work")
 
     def __init__(self, members: list[Tensor]) -> None:
         self.members = members
@@ -44,7 +43,6 @@ class _Bucket:
             start += p.size
         #: elements in the bucket
         self.size = start
-        self.pending = len(members)
         #: this pass's flat gradients (already divided by the number of ranks), by member id
         self.pieces: dict[int, Any] = {}
         #: the joined array whose all-reduce is in flight
@@ -264,7 +262,6 @@ class DistributedDataParallel(Module):
             bucket.work = None
             bucket.sent = None
             bucket.pieces.clear()
-            bucket.pending = len(bucket.members)
         object.__setattr__(self, "_committed", 0)
 
     def _grad_ready(self, param: Tensor, gradient: Any) -> None:
@@ -296,10 +293,9 @@ class DistributedDataParallel(Module):
         size = self._communicator.size
         xp = bucket.device.xp
         flat = xp.reshape(array, (-1,))
-        bucket.pieces[id(param)] = flat / size if size > 1 else flat
-        bucket.pending -= 1
-        if bucket.pending == 0:
-            pieces = bucket.pieces
+        pieces = bucket.pieces
+        pieces[id(param)] = flat / size if size > 1 else flat
+        if len(pieces) == len(bucket.members):
             bucket.sent = xp.concat([pieces[id(p)] for p in bucket.members])
             bucket.work = self._communicator.allreduce(bucket.sent, ReduceOp.SUM)
         else:
