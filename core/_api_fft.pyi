@@ -6,28 +6,11 @@ from ._api_types import TensorLike
 from .tensor import Tensor
 
 
-def fft(
-    x: TensorLike,
-    /,
-    *,
-    n: Any = ...,
-    axis: int = ...,
-    norm: str = ...,
-    dim: Any = ...,
-    out: Any = ...,
-) -> Tensor:
+def fft(x: TensorLike, /, *, n: Any = ..., axis: int = ..., norm: str = ..., dim: Any = ..., out: Any = ...) -> Tensor:
     """One-dimensional discrete Fourier transform along ``axis`` (padded or cut to ``n``)."""
 
 
-def fftn(
-    x: TensorLike,
-    /,
-    *,
-    s: Any = ...,
-    axes: Any = ...,
-    norm: str = ...,
-    out: Any = ...,
-) -> Tensor:
+def fftn(x: TensorLike, /, *, s: Any = ..., axes: Any = ..., norm: str = ..., out: Any = ...) -> Tensor:
     """N-dimensional discrete Fourier transform over ``axes`` (sizes ``s``)."""
 
 
@@ -35,41 +18,15 @@ def fftshift(x: TensorLike, /, *, axes: Any = ..., out: Any = ...) -> Tensor:
     """Move the zero frequency to the middle of ``axes`` (all axes by default)."""
 
 
-def hfft(
-    x: TensorLike,
-    /,
-    *,
-    n: Any = ...,
-    axis: Any = ...,
-    norm: Any = ...,
-    dim: Any = ...,
-    out: Any = ...,
-) -> Tensor:
+def hfft(x: TensorLike, /, *, n: Any = ..., axis: Any = ..., norm: Any = ..., dim: Any = ..., out: Any = ...) -> Tensor:
     """Discrete Fourier transform (real) of a Hermitian signal given by its first half."""
 
 
-def ifft(
-    x: TensorLike,
-    /,
-    *,
-    n: Any = ...,
-    axis: int = ...,
-    norm: str = ...,
-    dim: Any = ...,
-    out: Any = ...,
-) -> Tensor:
+def ifft(x: TensorLike, /, *, n: Any = ..., axis: int = ..., norm: str = ..., dim: Any = ..., out: Any = ...) -> Tensor:
     """One-dimensional inverse discrete Fourier transform along ``axis``."""
 
 
-def ifftn(
-    x: TensorLike,
-    /,
-    *,
-    s: Any = ...,
-    axes: Any = ...,
-    norm: str = ...,
-    out: Any = ...,
-) -> Tensor:
+def ifftn(x: TensorLike, /, *, s: Any = ..., axes: Any = ..., norm: str = ..., out: Any = ...) -> Tensor:
     """N-dimensional inverse discrete Fourier transform over ``axes`` (sizes ``s``)."""
 
 
@@ -77,64 +34,21 @@ def ifftshift(x: TensorLike, /, *, axes: Any = ..., out: Any = ...) -> Tensor:
     """Inverse of :func:`fftshift`."""
 
 
-def ihfft(
-    x: TensorLike,
-    /,
-    *,
-    n: Any = ...,
-    axis: Any = ...,
-    norm: Any = ...,
-    dim: Any = ...,
-    out: Any = ...,
-) -> Tensor:
+def ihfft(x: TensorLike, /, *, n: Any = ..., axis: Any = ..., norm: Any = ..., dim: Any = ..., out: Any = ...) -> Tensor:
     """Inverse of :func:`hfft`: the conjugated first half of a real signal's spectrum."""
 
 
-def irfft(
-    x: TensorLike,
-    /,
-    *,
-    n: Any = ...,
-    axis: Any = ...,
-    norm: Any = ...,
-    dim: Any = ...,
-    out: Any = ...,
-) -> Tensor:
+def irfft(x: TensorLike, /, *, n: Any = ..., axis: Any = ..., norm: Any = ..., dim: Any = ..., out: Any = ...) -> Tensor:
     """Inverse of :func:`rfft`: ``n`` real values (``2 * (m - 1)`` from ``m`` terms)."""
 
 
-def irfftn(
-    x: TensorLike,
-    /,
-    *,
-    s: Any = ...,
-    axes: Any = ...,
-    norm: str = ...,
-    out: Any = ...,
-) -> Tensor:
+def irfftn(x: TensorLike, /, *, s: Any = ..., axes: Any = ..., norm: str = ..., out: Any = ...) -> Tensor:
     """Inverse of :func:`rfftn`: real output of sizes ``s``."""
 
 
-def rfft(
-    x: TensorLike,
-    /,
-    *,
-    n: Any = ...,
-    axis: Any = ...,
-    norm: Any = ...,
-    dim: Any = ...,
-    out: Any = ...,
-) -> Tensor:
+def rfft(x: TensorLike, /, *, n: Any = ..., axis: Any = ..., norm: Any = ..., dim: Any = ..., out: Any = ...) -> Tensor:
     """Discrete Fourier transform of real input: the ``n // 2 + 1`` non-negative terms."""
 
 
-def rfftn(
-    x: TensorLike,
-    /,
-    *,
-    s: Any = ...,
-    axes: Any = ...,
-    norm: str = ...,
-    out: Any = ...,
-) -> Tensor:
+def rfftn(x: TensorLike, /, *, s: Any = ..., axes: Any = ..., norm: str = ..., out: Any = ...) -> Tensor:
     """N-dimensional discrete Fourier transform of real input (the last axis halved)."""

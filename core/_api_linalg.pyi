@@ -42,15 +42,7 @@ def cholesky(x: TensorLike, /, *, upper: bool = ..., out: Any = ...) -> Tensor:
     """Cholesky factor of a symmetric positive-definite matrix (lower, or upper)."""
 
 
-def cross(
-    x1: TensorLike,
-    x2: TensorLike,
-    /,
-    *,
-    axis: int = ...,
-    dim: Any = ...,
-    out: Any = ...,
-) -> Tensor:
+def cross(x1: TensorLike, x2: TensorLike, /, *, axis: int = ..., dim: Any = ..., out: Any = ...) -> Tensor:
     """Cross product of 3-vectors along ``axis``, broadcasting."""
 
 
@@ -82,18 +74,8 @@ def inv(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Inverse of a square matrix (or a stack of them)."""
 
 
-def matrix_norm(
-    x: TensorLike,
-    /,
-    *,
-    keepdims: bool = ...,
-    ord: Any = ...,
-    keepdim: Any = ...,
-    out: Any = ...,
-) -> Tensor:
-    """Matrix norm of the last two axes (``ord``: ``'fro'``, ``'nuc'``, 1, -1, 2, -2, inf or
-    -inf).
-    """
+def matrix_norm(x: TensorLike, /, *, keepdims: bool = ..., ord: Any = ..., keepdim: Any = ..., out: Any = ...) -> Tensor:
+    """Matrix norm of the last two axes (``ord``: ``'fro'``, ``'nuc'``, 1, -1, 2, -2, inf or -inf)."""
 
 
 def matrix_power(x: TensorLike, n: Any, /, *, out: Any = ...) -> Tensor:
@@ -132,26 +114,9 @@ def svdvals(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Singular values, in descending order."""
 
 
-def trace(
-    x: TensorLike,
-    /,
-    *,
-    offset: Any = ...,
-    dtype: DType | None = ...,
-    out: Any = ...,
-) -> Tensor:
+def trace(x: TensorLike, /, *, offset: Any = ..., dtype: DType | None = ..., out: Any = ...) -> Tensor:
     """Sum of the ``offset`` diagonal of the last two axes."""
 
 
-def vector_norm(
-    x: TensorLike,
-    /,
-    *,
-    axis: Any = ...,
-    keepdims: bool = ...,
-    ord: Any = ...,
-    dim: Any = ...,
-    keepdim: Any = ...,
-    out: Any = ...,
-) -> Tensor:
+def vector_norm(x: TensorLike, /, *, axis: Any = ..., keepdims: bool = ..., ord: Any = ..., dim: Any = ..., keepdim: Any = ..., out: Any = ...) -> Tensor:
     """Vector ``ord``-norm over ``axis`` (all axes by default)."""

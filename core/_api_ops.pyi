@@ -223,116 +223,35 @@ class _max_pool2d_result(NamedTuple):
     indices: Tensor
 
 
-def avg_pool2d(
-    x: TensorLike,
-    /,
-    *,
-    kernel_size: Any,
-    stride: Any = ...,
-    padding: Any = ...,
-    ceil_mode: bool = ...,
-    count_include_pad: bool = ...,
-    divisor_override: int | None = ...,
-    out: Any = ...,
-) -> Tensor:
+def avg_pool2d(x: TensorLike, /, *, kernel_size: Any, stride: Any = ..., padding: Any = ..., ceil_mode: bool = ..., count_include_pad: bool = ..., divisor_override: int | None = ..., out: Any = ...) -> Tensor:
     """Mean over each window of the last two axes, with PyTorch's padding rules."""
 
 
-def avg_pool2d_backward(
-    grad: TensorLike,
-    /,
-    *,
-    input_size: Any,
-    kernel_size: Any,
-    stride: Any = ...,
-    padding: Any = ...,
-    ceil_mode: bool = ...,
-    count_include_pad: bool = ...,
-    divisor_override: int | None = ...,
-    out: Any = ...,
-) -> Tensor:
+def avg_pool2d_backward(grad: TensorLike, /, *, input_size: Any, kernel_size: Any, stride: Any = ..., padding: Any = ..., ceil_mode: bool = ..., count_include_pad: bool = ..., divisor_override: int | None = ..., out: Any = ...) -> Tensor:
     """The gradient of :func:`avg_pool2d`: each window's gradient shared among its elements."""
 
 
-def binary_cross_entropy_with_logits(
-    input: TensorLike,
-    target: TensorLike,
-    weight: TensorLike | None = ...,
-    pos_weight: TensorLike | None = ...,
-    *,
-    out: Any = ...,
-) -> Tensor:
+def binary_cross_entropy_with_logits(input: TensorLike, target: TensorLike, weight: TensorLike | None = ..., pos_weight: TensorLike | None = ..., *, out: Any = ...) -> Tensor:
     """Binary cross-entropy of ``sigmoid(input)`` against ``target``, stably."""
 
 
-def conv2d(
-    x: TensorLike,
-    weight: TensorLike,
-    /,
-    *,
-    stride: Any = ...,
-    padding: int | tuple[int, ...] = ...,
-    dilation: Any = ...,
-    groups: int = ...,
-    out: Any = ...,
-) -> Tensor:
+def conv2d(x: TensorLike, weight: TensorLike, /, *, stride: Any = ..., padding: int | tuple[int, ...] = ..., dilation: Any = ..., groups: int = ..., out: Any = ...) -> Tensor:
     """2-D cross-correlation of ``x`` (N, C, H, W) with ``weight`` (O, C/g, kh, kw)."""
 
 
-def conv2d_input_grad(
-    grad: TensorLike,
-    weight: TensorLike,
-    /,
-    *,
-    input_size: Any,
-    stride: Any = ...,
-    padding: int | tuple[int, ...] = ...,
-    dilation: Any = ...,
-    groups: int = ...,
-    out: Any = ...,
-) -> Tensor:
+def conv2d_input_grad(grad: TensorLike, weight: TensorLike, /, *, input_size: Any, stride: Any = ..., padding: int | tuple[int, ...] = ..., dilation: Any = ..., groups: int = ..., out: Any = ...) -> Tensor:
     """The gradient of :func:`conv2d` for its input: the transposed convolution."""
 
 
-def conv2d_weight_grad(
-    x: TensorLike,
-    grad: TensorLike,
-    /,
-    *,
-    kernel_size: Any,
-    stride: Any = ...,
-    padding: int | tuple[int, ...] = ...,
-    dilation: Any = ...,
-    groups: int = ...,
-    out: Any = ...,
-) -> Tensor:
+def conv2d_weight_grad(x: TensorLike, grad: TensorLike, /, *, kernel_size: Any, stride: Any = ..., padding: int | tuple[int, ...] = ..., dilation: Any = ..., groups: int = ..., out: Any = ...) -> Tensor:
     """The gradient of :func:`conv2d` for its weight (``kernel_size`` wide)."""
 
 
-def counted_weight(
-    logits: TensorLike,
-    target: TensorLike,
-    weight: TensorLike | None = ...,
-    /,
-    *,
-    ignore_index: int,
-    out: Any = ...,
-) -> Tensor:
-    """The summed ``weight`` (1 each without it) of the class ``target`` values other than
-    ``ignore_index``, in ``logits``' dtype; NaN if none: the denominator of a mean over class
-    targets.
-    """
+def counted_weight(logits: TensorLike, target: TensorLike, weight: TensorLike | None = ..., /, *, ignore_index: int, out: Any = ...) -> Tensor:
+    """The summed ``weight`` (1 each without it) of the class ``target`` values other than ``ignore_index``, in ``logits``' dtype; NaN if none: the denominator of a mean over class targets."""
 
 
-def cross_entropy(
-    logits: TensorLike,
-    target: TensorLike,
-    weight: TensorLike | None = ...,
-    *,
-    ignore_index: int = ...,
-    label_smoothing: float = ...,
-    out: Any = ...,
-) -> Tensor:
+def cross_entropy(logits: TensorLike, target: TensorLike, weight: TensorLike | None = ..., *, ignore_index: int = ..., label_smoothing: float = ..., out: Any = ...) -> Tensor:
     """Cross-entropy of ``logits`` against integer classes ``target``."""
 
 
@@ -340,26 +259,11 @@ def dropout(x: TensorLike, keep: TensorLike, /, *, scale: Any, out: Any = ...) -
     """``x * scale`` where the boolean ``keep`` is true, 0 elsewhere."""
 
 
-def embedding(
-    weight: TensorLike,
-    indices: TensorLike,
-    /,
-    *,
-    padding_idx: int | None = ...,
-    out: Any = ...,
-) -> Tensor:
+def embedding(weight: TensorLike, indices: TensorLike, /, *, padding_idx: int | None = ..., out: Any = ...) -> Tensor:
     """Rows of ``weight`` (V, D) at integer ``indices``: ``(*indices.shape, D)``."""
 
 
-def embedding_backward(
-    grad: TensorLike,
-    indices: TensorLike,
-    /,
-    *,
-    num_embeddings: int,
-    padding_idx: int | None = ...,
-    out: Any = ...,
-) -> Tensor:
+def embedding_backward(grad: TensorLike, indices: TensorLike, /, *, num_embeddings: int, padding_idx: int | None = ..., out: Any = ...) -> Tensor:
     """The gradient of :func:`embedding` with respect to its weight."""
 
 
@@ -375,15 +279,7 @@ def gelu(x: TensorLike, /, *, approximate: str = ..., out: Any = ...) -> Tensor:
     """Gaussian error linear unit ``x * Phi(x)``, exact or by tanh (``approximate``)."""
 
 
-def layer_norm(
-    x: TensorLike,
-    weight: TensorLike | None = ...,
-    bias: TensorLike | None = ...,
-    *,
-    ndim: int,
-    eps: float = ...,
-    out: Any = ...,
-) -> Tensor:
+def layer_norm(x: TensorLike, weight: TensorLike | None = ..., bias: TensorLike | None = ..., *, ndim: int, eps: float = ..., out: Any = ...) -> Tensor:
     """Normalize the last ``ndim`` axes, then scale by ``weight``, add ``bias``."""
 
 
@@ -395,75 +291,24 @@ def log_softmax(x: TensorLike, /, *, axis: int = ..., dim: Any = ..., out: Any =
     """Log of the softmax along ``axis``, stably."""
 
 
-def logsumexp(
-    x: TensorLike,
-    /,
-    *,
-    axis: int | tuple[int, ...] | None = ...,
-    keepdims: bool = ...,
-    dim: Any = ...,
-    keepdim: Any = ...,
-    out: Any = ...,
-) -> Tensor:
+def logsumexp(x: TensorLike, /, *, axis: int | tuple[int, ...] | None = ..., keepdims: bool = ..., dim: Any = ..., keepdim: Any = ..., out: Any = ...) -> Tensor:
     """``log(sum(exp(x)))`` over ``axis`` (default all), without overflow."""
 
 
-def max_pool2d(
-    x: TensorLike,
-    /,
-    *,
-    kernel_size: Any,
-    stride: Any = ...,
-    padding: Any = ...,
-    dilation: Any = ...,
-    ceil_mode: bool = ...,
-) -> _max_pool2d_result:
+def max_pool2d(x: TensorLike, /, *, kernel_size: Any, stride: Any = ..., padding: Any = ..., dilation: Any = ..., ceil_mode: bool = ...) -> _max_pool2d_result:
     """Maximum of each window of the last two axes, and its position in it."""
 
 
-def max_pool2d_gather(
-    x: TensorLike,
-    indices: TensorLike,
-    /,
-    *,
-    kernel_size: Any,
-    stride: Any = ...,
-    padding: Any = ...,
-    dilation: Any = ...,
-    ceil_mode: bool = ...,
-    out: Any = ...,
-) -> Tensor:
+def max_pool2d_gather(x: TensorLike, indices: TensorLike, /, *, kernel_size: Any, stride: Any = ..., padding: Any = ..., dilation: Any = ..., ceil_mode: bool = ..., out: Any = ...) -> Tensor:
     """The element at a given position of each window (scatter's adjoint)."""
 
 
-def max_pool2d_scatter(
-    grad: TensorLike,
-    indices: TensorLike,
-    /,
-    *,
-    input_size: Any,
-    kernel_size: Any,
-    stride: Any = ...,
-    padding: Any = ...,
-    dilation: Any = ...,
-    ceil_mode: bool = ...,
-    out: Any = ...,
-) -> Tensor:
+def max_pool2d_scatter(grad: TensorLike, indices: TensorLike, /, *, input_size: Any, kernel_size: Any, stride: Any = ..., padding: Any = ..., dilation: Any = ..., ceil_mode: bool = ..., out: Any = ...) -> Tensor:
     """The gradient of :func:`max_pool2d`: ``grad`` sent to each maximum."""
 
 
-def out_of_range(
-    indices: TensorLike,
-    /,
-    *,
-    low: int,
-    high: int,
-    allowed: int | None = ...,
-    out: Any = ...,
-) -> Tensor:
-    """Whether some integer in ``indices`` lies outside ``[low, high)`` (other than ``allowed``),
-    in one reduction: a 0-d boolean.
-    """
+def out_of_range(indices: TensorLike, /, *, low: int, high: int, allowed: int | None = ..., out: Any = ...) -> Tensor:
+    """Whether some integer in ``indices`` lies outside ``[low, high)`` (other than ``allowed``), in one reduction: a 0-d boolean."""
 
 
 def relu(x: TensorLike, /, *, out: Any = ...) -> Tensor:

@@ -50,68 +50,23 @@ def addmv(input: Any, mat: Any, vec: Any, *, beta: Any = ..., alpha: Any = ...) 
     """PyTorch's ``addmv(input, mat, vec, *, beta=1, alpha=1)``."""
 
 
-def all(
-    x: TensorLike,
-    /,
-    dim: Any = ...,
-    keepdim: Any = ...,
-    *,
-    axis: Any = ...,
-    keepdims: bool = ...,
-    out: Any = ...,
-) -> Tensor:
+def all(x: TensorLike, /, dim: Any = ..., keepdim: Any = ..., *, axis: Any = ..., keepdims: bool = ..., out: Any = ...) -> Tensor:
     """Test whether all elements along ``axis`` are true (non-zero)."""
 
 
-def any(
-    x: TensorLike,
-    /,
-    dim: Any = ...,
-    keepdim: Any = ...,
-    *,
-    axis: Any = ...,
-    keepdims: bool = ...,
-    out: Any = ...,
-) -> Tensor:
+def any(x: TensorLike, /, dim: Any = ..., keepdim: Any = ..., *, axis: Any = ..., keepdims: bool = ..., out: Any = ...) -> Tensor:
     """Test whether any element along ``axis`` is true (non-zero)."""
 
 
-def argmax(
-    x: TensorLike,
-    /,
-    dim: Any = ...,
-    keepdim: Any = ...,
-    *,
-    axis: Any = ...,
-    keepdims: bool = ...,
-    out: Any = ...,
-) -> Tensor:
+def argmax(x: TensorLike, /, dim: Any = ..., keepdim: Any = ..., *, axis: Any = ..., keepdims: bool = ..., out: Any = ...) -> Tensor:
     """Index of the (first) maximum along ``axis`` (of the flattened tensor by default)."""
 
 
-def argmin(
-    x: TensorLike,
-    /,
-    dim: Any = ...,
-    keepdim: Any = ...,
-    *,
-    axis: Any = ...,
-    keepdims: bool = ...,
-    out: Any = ...,
-) -> Tensor:
+def argmin(x: TensorLike, /, dim: Any = ..., keepdim: Any = ..., *, axis: Any = ..., keepdims: bool = ..., out: Any = ...) -> Tensor:
     """Index of the (first) minimum along ``axis`` (of the flattened tensor by default)."""
 
 
-def argsort(
-    x: TensorLike,
-    /,
-    dim: Any = ...,
-    *,
-    axis: Any = ...,
-    descending: bool = ...,
-    stable: bool = ...,
-    out: Any = ...,
-) -> Any:
+def argsort(x: TensorLike, /, dim: Any = ..., *, axis: Any = ..., descending: bool = ..., stable: bool = ..., out: Any = ...) -> Any:
     """Indices that sort ``x`` along ``axis`` (stable by default)."""
 
 
@@ -123,15 +78,7 @@ def asinh(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Inverse hyperbolic sine element-wise."""
 
 
-def astype(
-    x: TensorLike,
-    dtype: DType | None,
-    /,
-    *,
-    copy: bool = ...,
-    device: Any = ...,
-    out: Any = ...,
-) -> Tensor:
+def astype(x: TensorLike, dtype: DType | None, /, *, copy: bool = ..., device: Any = ..., out: Any = ...) -> Tensor:
     """Convert ``x`` to ``dtype`` (e.g. ``plugrad.float64``); its gradient to x's."""
 
 
@@ -191,14 +138,7 @@ def ceil(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Round up element-wise."""
 
 
-def clip(
-    x: TensorLike,
-    /,
-    min: TensorLike | None = ...,
-    max: TensorLike | None = ...,
-    *,
-    out: Any = ...,
-) -> Tensor:
+def clip(x: TensorLike, /, min: TensorLike | None = ..., max: TensorLike | None = ..., *, out: Any = ...) -> Tensor:
     """Clamp ``x`` to ``[min, max]`` element-wise; ``min``/``max`` are scalars, tensors or None."""
 
 
@@ -222,16 +162,7 @@ def cosh(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Hyperbolic cosine element-wise."""
 
 
-def count_nonzero(
-    x: TensorLike,
-    /,
-    *,
-    axis: Any = ...,
-    keepdims: bool = ...,
-    dim: Any = ...,
-    keepdim: Any = ...,
-    out: Any = ...,
-) -> Tensor:
+def count_nonzero(x: TensorLike, /, *, axis: Any = ..., keepdims: bool = ..., dim: Any = ..., keepdim: Any = ..., out: Any = ...) -> Tensor:
     """Number of non-zero elements along ``axis`` (all axes by default)."""
 
 
@@ -243,29 +174,11 @@ def cumsum(x: TensorLike, dim: int, *, dtype: DType | None = ...) -> Any:
     """Cumulative sum along ``axis``; ``include_initial`` prepends a 0."""
 
 
-def cumulative_prod(
-    x: TensorLike,
-    /,
-    *,
-    axis: Any = ...,
-    dtype: DType | None = ...,
-    include_initial: bool = ...,
-    dim: Any = ...,
-    out: Any = ...,
-) -> Tensor:
+def cumulative_prod(x: TensorLike, /, *, axis: Any = ..., dtype: DType | None = ..., include_initial: bool = ..., dim: Any = ..., out: Any = ...) -> Tensor:
     """Cumulative product along ``axis``; ``include_initial`` prepends a 1."""
 
 
-def cumulative_sum(
-    x: TensorLike,
-    /,
-    *,
-    axis: Any = ...,
-    dtype: DType | None = ...,
-    include_initial: bool = ...,
-    dim: Any = ...,
-    out: Any = ...,
-) -> Tensor:
+def cumulative_sum(x: TensorLike, /, *, axis: Any = ..., dtype: DType | None = ..., include_initial: bool = ..., dim: Any = ..., out: Any = ...) -> Tensor:
     """Cumulative sum along ``axis``; ``include_initial`` prepends a 0."""
 
 
@@ -277,17 +190,7 @@ def diag(x: TensorLike, diagonal: int = ...) -> Any:
     """PyTorch's ``diag(x, diagonal=0)``: a vector's diagonal matrix, or a matrix's diagonal."""
 
 
-def diff(
-    x: TensorLike,
-    /,
-    n: int = ...,
-    axis: int = ...,
-    *,
-    prepend: TensorLike | None = ...,
-    append: TensorLike | None = ...,
-    dim: Any = ...,
-    out: Any = ...,
-) -> Tensor:
+def diff(x: TensorLike, /, n: int = ..., axis: int = ..., *, prepend: TensorLike | None = ..., append: TensorLike | None = ..., dim: Any = ..., out: Any = ...) -> Tensor:
     """The ``n``-th difference ``x[i + 1] - x[i]`` along ``axis``, after joining the ends."""
 
 
@@ -348,9 +251,7 @@ def frac(x: TensorLike, /, *, out: Any = ...) -> Tensor:
 
 
 def gather(x: TensorLike, dim: int, index: Any) -> Any:
-    """PyTorch's ``x.gather(dim, index)``: ``out[..., i, ...] = x[..., index[..., i, ...],
-    ...]``.
-    """
+    """PyTorch's ``x.gather(dim, index)``: ``out[..., i, ...] = x[..., index[..., i, ...], ...]``."""
 
 
 def getitem(x: TensorLike, /, key: Any, *, out: Any = ...) -> Tensor:
@@ -441,16 +342,7 @@ def matrix_transpose(x: TensorLike, /) -> Tensor:
     """Transpose the last two axes (``x.mT``)."""
 
 
-def max(
-    x: TensorLike,
-    /,
-    dim: Any = ...,
-    keepdim: Any = ...,
-    *,
-    axis: Any = ...,
-    keepdims: bool = ...,
-    out: Any = ...,
-) -> Any:
+def max(x: TensorLike, /, dim: Any = ..., keepdim: Any = ..., *, axis: Any = ..., keepdims: bool = ..., out: Any = ...) -> Any:
     """Maximum over ``axis`` (all axes by default); tied maxima share the gradient."""
 
 
@@ -458,16 +350,7 @@ def maximum(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Element-wise maximum, broadcasting; ties split the gradient."""
 
 
-def mean(
-    x: TensorLike,
-    /,
-    dim: Any = ...,
-    keepdim: Any = ...,
-    *,
-    axis: Any = ...,
-    keepdims: bool = ...,
-    out: Any = ...,
-) -> Tensor:
+def mean(x: TensorLike, /, dim: Any = ..., keepdim: Any = ..., *, axis: Any = ..., keepdims: bool = ..., out: Any = ...) -> Tensor:
     """Arithmetic mean over ``axis`` (all axes by default)."""
 
 
@@ -475,16 +358,7 @@ def meshgrid(*arrays: TensorLike, indexing: Any = ...) -> tuple[Tensor, ...]:
     """Coordinate grids from 1-D tensors, indexed 'xy' (Cartesian) or 'ij'."""
 
 
-def min(
-    x: TensorLike,
-    /,
-    dim: Any = ...,
-    keepdim: Any = ...,
-    *,
-    axis: Any = ...,
-    keepdims: bool = ...,
-    out: Any = ...,
-) -> Any:
+def min(x: TensorLike, /, dim: Any = ..., keepdim: Any = ..., *, axis: Any = ..., keepdims: bool = ..., out: Any = ...) -> Any:
     """Minimum over ``axis`` (all axes by default); tied minima share the gradient."""
 
 
@@ -532,17 +406,7 @@ def pow(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Raise ``x1 ** x2`` element-wise (the exponent's gradient is 0 where the base is 0)."""
 
 
-def prod(
-    x: TensorLike,
-    /,
-    dim: Any = ...,
-    keepdim: Any = ...,
-    *,
-    axis: Any = ...,
-    dtype: DType | None = ...,
-    keepdims: bool = ...,
-    out: Any = ...,
-) -> Tensor:
+def prod(x: TensorLike, /, dim: Any = ..., keepdim: Any = ..., *, axis: Any = ..., dtype: DType | None = ..., keepdims: bool = ..., out: Any = ...) -> Tensor:
     """Product of the elements over ``axis``; the gradient is exact where elements are 0."""
 
 
@@ -574,17 +438,7 @@ def reshape(x: TensorLike, /, shape: Any, *, copy: Any = ...) -> Tensor:
     """Give the elements of ``x`` a new ``shape`` (one entry may be -1)."""
 
 
-def roll(
-    x: TensorLike,
-    /,
-    shift: Any = ...,
-    axis: Any = ...,
-    *,
-    shifts: Any = ...,
-    dims: Any = ...,
-    dim: Any = ...,
-    out: Any = ...,
-) -> Any:
+def roll(x: TensorLike, /, shift: Any = ..., axis: Any = ..., *, shifts: Any = ..., dims: Any = ..., dim: Any = ..., out: Any = ...) -> Any:
     """Shift elements cyclically by ``shift`` along ``axis`` (flattened by default)."""
 
 
@@ -600,42 +454,15 @@ def scatter_add(values: TensorLike, /, *, key: Any, shape: tuple[int, ...]) -> T
     """Zeros of ``shape`` with ``values`` added at ``[key]``; repeats add up."""
 
 
-def scatter_along_axis(
-    x: TensorLike,
-    indices: TensorLike,
-    src: TensorLike,
-    /,
-    *,
-    axis: int,
-    reduce: str,
-    include_self: bool = ...,
-    out: Any = ...,
-) -> Tensor:
-    """Combine ``src`` into ``x`` at ``indices`` along ``axis`` by ``reduce`` (sum, prod, mean,
-    amax, amin); the reverse of ``take_along_axis``.
-    """
+def scatter_along_axis(x: TensorLike, indices: TensorLike, src: TensorLike, /, *, axis: int, reduce: str, include_self: bool = ..., out: Any = ...) -> Tensor:
+    """Combine ``src`` into ``x`` at ``indices`` along ``axis`` by ``reduce`` (sum, prod, mean, amax, amin); the reverse of ``take_along_axis``."""
 
 
-def scatter_reduce(
-    x: TensorLike,
-    dim: int,
-    index: Any,
-    src: TensorLike,
-    reduce: str,
-    *,
-    include_self: bool = ...,
-) -> Any:
+def scatter_reduce(x: TensorLike, dim: int, index: Any, src: TensorLike, reduce: str, *, include_self: bool = ...) -> Any:
     """PyTorch's ``scatter_reduce(dim, index, src, reduce, *, include_self=True)``."""
 
 
-def searchsorted(
-    x1: TensorLike,
-    x2: TensorLike,
-    /,
-    *,
-    side: str = ...,
-    sorter: Any = ...,
-) -> Tensor:
+def searchsorted(x1: TensorLike, x2: TensorLike, /, *, side: str = ..., sorter: Any = ...) -> Tensor:
     """Where to insert ``x2`` into the sorted 1-D ``x1`` to keep it sorted."""
 
 
@@ -659,16 +486,7 @@ def sinh(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Hyperbolic sine element-wise."""
 
 
-def sort(
-    x: TensorLike,
-    /,
-    dim: Any = ...,
-    *,
-    axis: Any = ...,
-    descending: bool = ...,
-    stable: bool = ...,
-    out: Any = ...,
-) -> Any:
+def sort(x: TensorLike, /, dim: Any = ..., *, axis: Any = ..., descending: bool = ..., stable: bool = ..., out: Any = ...) -> Any:
     """Sort along ``axis``; each sorted position's gradient goes back to its element."""
 
 
@@ -688,50 +506,19 @@ def stack(arrays: Sequence[TensorLike], /, dim: Any = ..., *, axis: Any = ...) -
     """Join tensors of one shape along a new ``axis``."""
 
 
-def std(
-    x: TensorLike,
-    /,
-    dim: Any = ...,
-    unbiased: Any = ...,
-    keepdim: Any = ...,
-    *,
-    axis: Any = ...,
-    correction: Any = ...,
-    keepdims: bool = ...,
-    out: Any = ...,
-) -> Any:
+def std(x: TensorLike, /, dim: Any = ..., unbiased: Any = ..., keepdim: Any = ..., *, axis: Any = ..., correction: Any = ..., keepdims: bool = ..., out: Any = ...) -> Any:
     """Standard deviation over ``axis``; ``correction=1`` for the sample one."""
 
 
-def std_mean(
-    x: TensorLike,
-    dim: Any = ...,
-    unbiased: bool | None = ...,
-    keepdim: bool = ...,
-    *,
-    correction: Any = ...,
-    axis: Any = ...,
-) -> Any:
-    """PyTorch's ``std_mean(x, dim=None, unbiased=True, keepdim=False, *, correction=1)``: the
-    pair ``(std, mean)``.
-    """
+def std_mean(x: TensorLike, dim: Any = ..., unbiased: bool | None = ..., keepdim: bool = ..., *, correction: Any = ..., axis: Any = ...) -> Any:
+    """PyTorch's ``std_mean(x, dim=None, unbiased=True, keepdim=False, *, correction=1)``: the pair ``(std, mean)``."""
 
 
 def subtract(x1: TensorLike, x2: TensorLike, /, *, alpha: Any = ..., out: Any = ...) -> Tensor:
     """Subtract ``x1 - x2`` element-wise, broadcasting."""
 
 
-def sum(
-    x: TensorLike,
-    /,
-    dim: Any = ...,
-    keepdim: Any = ...,
-    *,
-    axis: Any = ...,
-    dtype: DType | None = ...,
-    keepdims: bool = ...,
-    out: Any = ...,
-) -> Tensor:
+def sum(x: TensorLike, /, dim: Any = ..., keepdim: Any = ..., *, axis: Any = ..., dtype: DType | None = ..., keepdims: bool = ..., out: Any = ...) -> Tensor:
     """Sum of the elements over ``axis`` (all axes by default)."""
 
 
@@ -747,27 +534,11 @@ def t(x: TensorLike) -> Any:
     """PyTorch's ``x.t()``: transpose a matrix; 0-D and 1-D tensors are returned as they are."""
 
 
-def take(
-    x: TensorLike,
-    indices: TensorLike,
-    /,
-    *,
-    axis: Any = ...,
-    dim: Any = ...,
-    out: Any = ...,
-) -> Tensor:
+def take(x: TensorLike, indices: TensorLike, /, *, axis: Any = ..., dim: Any = ..., out: Any = ...) -> Tensor:
     """Take elements of ``x`` along ``axis`` at integer ``indices``; repeats add up."""
 
 
-def take_along_axis(
-    x: TensorLike,
-    indices: TensorLike,
-    /,
-    *,
-    axis: Any = ...,
-    dim: Any = ...,
-    out: Any = ...,
-) -> Tensor:
+def take_along_axis(x: TensorLike, indices: TensorLike, /, *, axis: Any = ..., dim: Any = ..., out: Any = ...) -> Tensor:
     """Pick from ``x`` along ``axis`` with ``indices`` of as many dimensions."""
 
 
@@ -787,13 +558,7 @@ def tile(x: TensorLike, /, repetitions: Any, *, out: Any = ...) -> Tensor:
     """Repeat the whole tensor ``repetitions[i]`` times along each axis ``i``."""
 
 
-def topk(
-    x: TensorLike,
-    k: int,
-    dim: int = ...,
-    largest: bool = ...,
-    sorted: bool = ...,
-) -> tuple[Any, Any]:
+def topk(x: TensorLike, k: int, dim: int = ..., largest: bool = ..., sorted: bool = ...) -> tuple[Any, Any]:
     """PyTorch's ``x.topk(k, dim=-1, largest=True)``: the ``k`` largest (or smallest) elements."""
 
 
@@ -813,13 +578,7 @@ def trunc(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Round towards zero element-wise."""
 
 
-def unique(
-    x: TensorLike,
-    sorted: bool = ...,
-    return_inverse: bool = ...,
-    return_counts: bool = ...,
-    dim: int | None = ...,
-) -> Any:
+def unique(x: TensorLike, sorted: bool = ..., return_inverse: bool = ..., return_counts: bool = ..., dim: int | None = ...) -> Any:
     """PyTorch's ``unique(x, sorted=True, return_inverse=False, return_counts=False)``."""
 
 
@@ -843,55 +602,19 @@ def unstack(x: TensorLike, /, *, axis: Any = ..., dim: Any = ...) -> tuple[Tenso
     """Split ``x`` along ``axis`` into a tuple of tensors without that axis."""
 
 
-def var(
-    x: TensorLike,
-    /,
-    dim: Any = ...,
-    unbiased: Any = ...,
-    keepdim: Any = ...,
-    *,
-    axis: Any = ...,
-    correction: Any = ...,
-    keepdims: bool = ...,
-    out: Any = ...,
-) -> Any:
+def var(x: TensorLike, /, dim: Any = ..., unbiased: Any = ..., keepdim: Any = ..., *, axis: Any = ..., correction: Any = ..., keepdims: bool = ..., out: Any = ...) -> Any:
     """Variance over ``axis``; ``correction=1`` gives the unbiased (sample) variance."""
 
 
-def var_mean(
-    x: TensorLike,
-    dim: Any = ...,
-    unbiased: bool | None = ...,
-    keepdim: bool = ...,
-    *,
-    correction: Any = ...,
-    axis: Any = ...,
-) -> Any:
-    """PyTorch's ``var_mean(x, dim=None, unbiased=True, keepdim=False, *, correction=1)``: the
-    pair ``(var, mean)``.
-    """
+def var_mean(x: TensorLike, dim: Any = ..., unbiased: bool | None = ..., keepdim: bool = ..., *, correction: Any = ..., axis: Any = ...) -> Any:
+    """PyTorch's ``var_mean(x, dim=None, unbiased=True, keepdim=False, *, correction=1)``: the pair ``(var, mean)``."""
 
 
-def vecdot(
-    x1: TensorLike,
-    x2: TensorLike,
-    /,
-    *,
-    axis: Any = ...,
-    dim: Any = ...,
-    out: Any = ...,
-) -> Tensor:
+def vecdot(x1: TensorLike, x2: TensorLike, /, *, axis: Any = ..., dim: Any = ..., out: Any = ...) -> Tensor:
     """Dot product along ``axis``, broadcasting the other axes (``x1`` is conjugated)."""
 
 
-def where(
-    condition: TensorLike,
-    x1: TensorLike | None = ...,
-    x2: TensorLike | None = ...,
-    /,
-    *,
-    out: Any = ...,
-) -> Any:
+def where(condition: TensorLike, x1: TensorLike | None = ..., x2: TensorLike | None = ..., /, *, out: Any = ...) -> Any:
     """Choose ``x1`` where ``condition`` is true, else ``x2``, element-wise."""
 
 

@@ -39,14 +39,7 @@ class InstalledTensorMethods:
     def __complex__(self) -> complex:
         ...
 
-    def __dlpack__(
-        self,
-        *,
-        stream: Any = ...,
-        max_version: tuple[int, int] | None = ...,
-        dl_device: tuple[int, int] | None = ...,
-        copy: bool | None = ...,
-    ) -> Any:
+    def __dlpack__(self, *, stream: Any = ..., max_version: tuple[int, int] | None = ..., dl_device: tuple[int, int] | None = ..., copy: bool | None = ...) -> Any:
         """Export the data through DLPack (zero-copy for the consumer)."""
 
     def __dlpack_device__(self) -> tuple[int, int]:
@@ -217,53 +210,19 @@ class InstalledTensorMethods:
     def addmv(self, mat: Any, vec: Any, *, beta: Any = ..., alpha: Any = ...) -> Any:
         """PyTorch's ``addmv(input, mat, vec, *, beta=1, alpha=1)``."""
 
-    def all(
-        self,
-        dim: Any = ...,
-        keepdim: Any = ...,
-        *,
-        axis: Any = ...,
-        keepdims: bool = ...,
-    ) -> Tensor:
+    def all(self, dim: Any = ..., keepdim: Any = ..., *, axis: Any = ..., keepdims: bool = ...) -> Tensor:
         """Test whether all elements along ``axis`` are true (non-zero)."""
 
-    def allclose(
-        self,
-        other: Any,
-        rtol: float = ...,
-        atol: float = ...,
-        equal_nan: bool = ...,
-    ) -> bool:
+    def allclose(self, other: Any, rtol: float = ..., atol: float = ..., equal_nan: bool = ...) -> bool:
         """:func:`plugrad.allclose` of this tensor and ``other``."""
 
-    def amax(
-        self,
-        dim: Any = ...,
-        keepdim: Any = ...,
-        *,
-        axis: Any = ...,
-        keepdims: bool = ...,
-    ) -> Any:
+    def amax(self, dim: Any = ..., keepdim: Any = ..., *, axis: Any = ..., keepdims: bool = ...) -> Any:
         """Maximum over ``axis`` (all axes by default); tied maxima share the gradient."""
 
-    def amin(
-        self,
-        dim: Any = ...,
-        keepdim: Any = ...,
-        *,
-        axis: Any = ...,
-        keepdims: bool = ...,
-    ) -> Any:
+    def amin(self, dim: Any = ..., keepdim: Any = ..., *, axis: Any = ..., keepdims: bool = ...) -> Any:
         """Minimum over ``axis`` (all axes by default); tied minima share the gradient."""
 
-    def any(
-        self,
-        dim: Any = ...,
-        keepdim: Any = ...,
-        *,
-        axis: Any = ...,
-        keepdims: bool = ...,
-    ) -> Tensor:
+    def any(self, dim: Any = ..., keepdim: Any = ..., *, axis: Any = ..., keepdims: bool = ...) -> Tensor:
         """Test whether any element along ``axis`` is true (non-zero)."""
 
     def arccos_(self, /) -> Tensor:
@@ -287,34 +246,13 @@ class InstalledTensorMethods:
     def arctanh_(self, /) -> Tensor:
         """In-place :meth:`arctanh`: ``x.arctanh_(...)`` makes ``x`` hold it."""
 
-    def argmax(
-        self,
-        dim: Any = ...,
-        keepdim: Any = ...,
-        *,
-        axis: Any = ...,
-        keepdims: bool = ...,
-    ) -> Tensor:
+    def argmax(self, dim: Any = ..., keepdim: Any = ..., *, axis: Any = ..., keepdims: bool = ...) -> Tensor:
         """Index of the (first) maximum along ``axis`` (of the flattened tensor by default)."""
 
-    def argmin(
-        self,
-        dim: Any = ...,
-        keepdim: Any = ...,
-        *,
-        axis: Any = ...,
-        keepdims: bool = ...,
-    ) -> Tensor:
+    def argmin(self, dim: Any = ..., keepdim: Any = ..., *, axis: Any = ..., keepdims: bool = ...) -> Tensor:
         """Index of the (first) minimum along ``axis`` (of the flattened tensor by default)."""
 
-    def argsort(
-        self,
-        dim: Any = ...,
-        *,
-        axis: Any = ...,
-        descending: bool = ...,
-        stable: bool = ...,
-    ) -> Any:
+    def argsort(self, dim: Any = ..., *, axis: Any = ..., descending: bool = ..., stable: bool = ...) -> Any:
         """Indices that sort ``x`` along ``axis`` (stable by default)."""
 
     def asin_(self, /) -> Tensor:
@@ -332,13 +270,7 @@ class InstalledTensorMethods:
     def atanh_(self, /) -> Tensor:
         """In-place :meth:`atanh`: ``x.atanh_(...)`` makes ``x`` hold it."""
 
-    def backward(
-        self,
-        gradient: Tensor | None = ...,
-        retain_graph: bool | None = ...,
-        create_graph: bool = ...,
-        inputs: Sequence[Tensor] | None = ...,
-    ) -> None:
+    def backward(self, gradient: Tensor | None = ..., retain_graph: bool | None = ..., create_graph: bool = ..., inputs: Sequence[Tensor] | None = ...) -> None:
         """Compute the gradient of this tensor with respect to the graph leaves."""
 
     def baddbmm(self, batch1: Any, batch2: Any, *, beta: Any = ..., alpha: Any = ...) -> Any:
@@ -351,9 +283,7 @@ class InstalledTensorMethods:
         """In-place :meth:`bitwise_and`: ``x.bitwise_and_(...)`` makes ``x`` hold it."""
 
     def bitwise_left_shift_(self, x2: TensorLike, /) -> Tensor:
-        """In-place :meth:`bitwise_left_shift`: ``x.bitwise_left_shift_(...)`` makes ``x`` hold
-        it.
-        """
+        """In-place :meth:`bitwise_left_shift`: ``x.bitwise_left_shift_(...)`` makes ``x`` hold it."""
 
     def bitwise_not_(self, /) -> Tensor:
         """In-place :meth:`bitwise_not`: ``x.bitwise_not_(...)`` makes ``x`` hold it."""
@@ -362,9 +292,7 @@ class InstalledTensorMethods:
         """In-place :meth:`bitwise_or`: ``x.bitwise_or_(...)`` makes ``x`` hold it."""
 
     def bitwise_right_shift_(self, x2: TensorLike, /) -> Tensor:
-        """In-place :meth:`bitwise_right_shift`: ``x.bitwise_right_shift_(...)`` makes ``x`` hold
-        it.
-        """
+        """In-place :meth:`bitwise_right_shift`: ``x.bitwise_right_shift_(...)`` makes ``x`` hold it."""
 
     def bitwise_xor_(self, x2: TensorLike, /) -> Tensor:
         """In-place :meth:`bitwise_xor`: ``x.bitwise_xor_(...)`` makes ``x`` hold it."""
@@ -373,9 +301,7 @@ class InstalledTensorMethods:
         """In-place :meth:`ceil`: ``x.ceil_(...)`` makes ``x`` hold it."""
 
     def chunk(self, chunks: int, dim: int = ...) -> tuple[Any, ...]:
-        """PyTorch's ``x.chunk(chunks, dim=0)``: at most ``chunks`` pieces of ``ceil(n /
-        chunks)``.
-        """
+        """PyTorch's ``x.chunk(chunks, dim=0)``: at most ``chunks`` pieces of ``ceil(n / chunks)``."""
 
     def clamp_(self, min: TensorLike | None = ..., max: TensorLike | None = ...) -> Tensor:
         """In-place :meth:`clamp`: ``x.clamp_(...)`` makes ``x`` hold it."""
@@ -404,64 +330,22 @@ class InstalledTensorMethods:
     def cuda(self, device: Device | int | str | None = ...) -> Tensor:
         """Return the tensor on a GPU (``"cuda"``, or ``"cuda:N"`` for ``device=N``)."""
 
-    def cumprod(
-        self,
-        dim: Any = ...,
-        *,
-        axis: Any = ...,
-        dtype: DType | None = ...,
-        include_initial: bool = ...,
-    ) -> Tensor:
+    def cumprod(self, dim: Any = ..., *, axis: Any = ..., dtype: DType | None = ..., include_initial: bool = ...) -> Tensor:
         """Cumulative product along ``axis``; ``include_initial`` prepends a 1."""
 
-    def cumprod_(
-        self,
-        dim: Any = ...,
-        *,
-        axis: Any = ...,
-        dtype: DType | None = ...,
-        include_initial: bool = ...,
-    ) -> Tensor:
+    def cumprod_(self, dim: Any = ..., *, axis: Any = ..., dtype: DType | None = ..., include_initial: bool = ...) -> Tensor:
         """In-place :meth:`cumprod`: ``x.cumprod_(...)`` makes ``x`` hold it."""
 
-    def cumsum(
-        self,
-        dim: Any = ...,
-        *,
-        axis: Any = ...,
-        dtype: DType | None = ...,
-        include_initial: bool = ...,
-    ) -> Tensor:
+    def cumsum(self, dim: Any = ..., *, axis: Any = ..., dtype: DType | None = ..., include_initial: bool = ...) -> Tensor:
         """Cumulative sum along ``axis``; ``include_initial`` prepends a 0."""
 
-    def cumsum_(
-        self,
-        dim: Any = ...,
-        *,
-        axis: Any = ...,
-        dtype: DType | None = ...,
-        include_initial: bool = ...,
-    ) -> Tensor:
+    def cumsum_(self, dim: Any = ..., *, axis: Any = ..., dtype: DType | None = ..., include_initial: bool = ...) -> Tensor:
         """In-place :meth:`cumsum`: ``x.cumsum_(...)`` makes ``x`` hold it."""
 
-    def cumulative_prod(
-        self,
-        dim: Any = ...,
-        *,
-        axis: Any = ...,
-        dtype: DType | None = ...,
-        include_initial: bool = ...,
-    ) -> Tensor:
+    def cumulative_prod(self, dim: Any = ..., *, axis: Any = ..., dtype: DType | None = ..., include_initial: bool = ...) -> Tensor:
         """Cumulative product along ``axis``; ``include_initial`` prepends a 1."""
 
-    def cumulative_sum(
-        self,
-        dim: Any = ...,
-        *,
-        axis: Any = ...,
-        dtype: DType | None = ...,
-        include_initial: bool = ...,
-    ) -> Tensor:
+    def cumulative_sum(self, dim: Any = ..., *, axis: Any = ..., dtype: DType | None = ..., include_initial: bool = ...) -> Tensor:
         """Cumulative sum along ``axis``; ``include_initial`` prepends a 0."""
 
     def deg2rad_(self, /) -> Tensor:
@@ -470,15 +354,7 @@ class InstalledTensorMethods:
     def diag(self, diagonal: int = ...) -> Any:
         """PyTorch's ``diag(x, diagonal=0)``: a vector's diagonal matrix, or a matrix's diagonal."""
 
-    def diff(
-        self,
-        n: int = ...,
-        axis: int = ...,
-        *,
-        prepend: TensorLike | None = ...,
-        append: TensorLike | None = ...,
-        dim: Any = ...,
-    ) -> Tensor:
+    def diff(self, n: int = ..., axis: int = ..., *, prepend: TensorLike | None = ..., append: TensorLike | None = ..., dim: Any = ...) -> Tensor:
         """The ``n``-th difference ``x[i + 1] - x[i]`` along ``axis``, after joining the ends."""
 
     def dist(self, other: Any, p: Any = ...) -> Any:
@@ -536,9 +412,7 @@ class InstalledTensorMethods:
         """In-place :meth:`fix`: ``x.fix_(...)`` makes ``x`` hold it."""
 
     def flatten(self, start_dim: int = ..., end_dim: int = ...) -> Any:
-        """PyTorch's ``x.flatten(start_dim=0, end_dim=-1)``: join the axes
-        ``start_dim..end_dim``.
-        """
+        """PyTorch's ``x.flatten(start_dim=0, end_dim=-1)``: join the axes ``start_dim..end_dim``."""
 
     def flip(self, *dim: Any, dims: Any = ..., axis: Any = ...) -> Any:
         """PyTorch's ``x.flip(0, 1)``, ``x.flip((0, 1))`` or ``x.flip(dims=...)``; or ``axis=``."""
@@ -553,9 +427,7 @@ class InstalledTensorMethods:
         """In-place :meth:`frac`: ``x.frac_(...)`` makes ``x`` hold it."""
 
     def gather(self, dim: int, index: Any) -> Any:
-        """PyTorch's ``x.gather(dim, index)``: ``out[..., i, ...] = x[..., index[..., i, ...],
-        ...]``.
-        """
+        """PyTorch's ``x.gather(dim, index)``: ``out[..., i, ...] = x[..., index[..., i, ...], ...]``."""
 
     def ge_(self, x2: TensorLike, /) -> Tensor:
         """In-place :meth:`ge`: ``x.ge_(...)`` makes ``x`` hold it."""
@@ -576,17 +448,9 @@ class InstalledTensorMethods:
         """PyTorch's ``x.index_select(dim, index)``: the slices at ``index`` (1-D) along ``dim``."""
 
     def is_contiguous(self, memory_format: Any = ...) -> bool:
-        """PyTorch's ``x.is_contiguous()``: whether the elements lie in row-major order in
-        memory.
-        """
+        """PyTorch's ``x.is_contiguous()``: whether the elements lie in row-major order in memory."""
 
-    def isclose(
-        self,
-        other: Any,
-        rtol: float = ...,
-        atol: float = ...,
-        equal_nan: bool = ...,
-    ) -> Tensor:
+    def isclose(self, other: Any, rtol: float = ..., atol: float = ..., equal_nan: bool = ...) -> Tensor:
         """:func:`plugrad.isclose` of this tensor and ``other``."""
 
     def item(self) -> bool | int | float | complex:
@@ -628,14 +492,7 @@ class InstalledTensorMethods:
     def logical_xor_(self, x2: TensorLike, /) -> Tensor:
         """In-place :meth:`logical_xor`: ``x.logical_xor_(...)`` makes ``x`` hold it."""
 
-    def logsumexp(
-        self,
-        dim: Any = ...,
-        keepdim: Any = ...,
-        *,
-        axis: int | tuple[int, ...] | None = ...,
-        keepdims: bool = ...,
-    ) -> Tensor:
+    def logsumexp(self, dim: Any = ..., keepdim: Any = ..., *, axis: int | tuple[int, ...] | None = ..., keepdims: bool = ...) -> Tensor:
         """``log(sum(exp(x)))`` over ``axis`` (default all), without overflow."""
 
     def lt_(self, x2: TensorLike, /) -> Tensor:
@@ -648,40 +505,21 @@ class InstalledTensorMethods:
         """In-place :meth:`masked_fill`: ``x.masked_fill_(...)`` makes ``x`` hold it."""
 
     def masked_select(self, mask: Any) -> Any:
-        """PyTorch's ``x.masked_select(mask)``: the 1-D tensor of the elements where ``mask``
-        holds.
-        """
+        """PyTorch's ``x.masked_select(mask)``: the 1-D tensor of the elements where ``mask`` holds."""
 
     def max(self, dim: Any = ..., keepdim: bool = ..., *, axis: Any = ...) -> Any:
-        """PyTorch's ``x.max(dim=None, keepdim=False)``: the maximum of all elements, or with
-        ``dim`` the named tuple ``(values, indices)`` (the gradient goes to the index).
-        """
+        """PyTorch's ``x.max(dim=None, keepdim=False)``: the maximum of all elements, or with ``dim`` the named tuple ``(values, indices)`` (the gradient goes to the index)."""
 
-    def mean(
-        self,
-        dim: Any = ...,
-        keepdim: Any = ...,
-        *,
-        axis: Any = ...,
-        keepdims: bool = ...,
-    ) -> Tensor:
+    def mean(self, dim: Any = ..., keepdim: Any = ..., *, axis: Any = ..., keepdims: bool = ...) -> Tensor:
         """Arithmetic mean over ``axis`` (all axes by default)."""
 
     def min(self, dim: Any = ..., keepdim: bool = ..., *, axis: Any = ...) -> Any:
-        """PyTorch's ``x.min(dim=None, keepdim=False)``: the minimum of all elements, or with
-        ``dim`` the named tuple ``(values, indices)`` (the gradient goes to the index).
-        """
+        """PyTorch's ``x.min(dim=None, keepdim=False)``: the minimum of all elements, or with ``dim`` the named tuple ``(values, indices)`` (the gradient goes to the index)."""
 
     def mul_(self, x2: TensorLike, /) -> Tensor:
         """In-place :meth:`mul`: ``x.mul_(...)`` makes ``x`` hold it."""
 
-    def multinomial(
-        self,
-        num_samples: int,
-        replacement: bool = ...,
-        *,
-        generator: Any = ...,
-    ) -> Tensor:
+    def multinomial(self, num_samples: int, replacement: bool = ..., *, generator: Any = ...) -> Tensor:
         """:func:`plugrad.multinomial` of this tensor's weights."""
 
     def multiply_(self, x2: TensorLike, /) -> Tensor:
@@ -699,43 +537,16 @@ class InstalledTensorMethods:
     def negative_(self, /) -> Tensor:
         """In-place :meth:`negative`: ``x.negative_(...)`` makes ``x`` hold it."""
 
-    def new_full(
-        self,
-        size: int | tuple[int, ...],
-        fill_value: bool | int | float | complex,
-        *,
-        dtype: DType | None = ...,
-        device: Device | str | None = ...,
-        requires_grad: bool = ...,
-    ) -> Tensor:
+    def new_full(self, size: int | tuple[int, ...], fill_value: bool | int | float | complex, *, dtype: DType | None = ..., device: Device | str | None = ..., requires_grad: bool = ...) -> Tensor:
         """Return ``fill_value`` in shape ``size`` with this tensor's dtype and device."""
 
-    def new_ones(
-        self,
-        *size: int | tuple[int, ...],
-        dtype: DType | None = ...,
-        device: Device | str | None = ...,
-        requires_grad: bool = ...,
-    ) -> Tensor:
+    def new_ones(self, *size: int | tuple[int, ...], dtype: DType | None = ..., device: Device | str | None = ..., requires_grad: bool = ...) -> Tensor:
         """Return ones of shape ``size`` with this tensor's dtype and device (unless given)."""
 
-    def new_tensor(
-        self,
-        data: Any,
-        *,
-        dtype: DType | None = ...,
-        device: Device | str | None = ...,
-        requires_grad: bool = ...,
-    ) -> Tensor:
+    def new_tensor(self, data: Any, *, dtype: DType | None = ..., device: Device | str | None = ..., requires_grad: bool = ...) -> Tensor:
         """Return a new leaf holding a copy of ``data``, with this tensor's dtype and device."""
 
-    def new_zeros(
-        self,
-        *size: int | tuple[int, ...],
-        dtype: DType | None = ...,
-        device: Device | str | None = ...,
-        requires_grad: bool = ...,
-    ) -> Tensor:
+    def new_zeros(self, *size: int | tuple[int, ...], dtype: DType | None = ..., device: Device | str | None = ..., requires_grad: bool = ...) -> Tensor:
         """Return zeros of shape ``size`` with this tensor's dtype and device (unless given)."""
 
     def nextafter_(self, x2: TensorLike, /) -> Tensor:
@@ -762,24 +573,14 @@ class InstalledTensorMethods:
     def pow_(self, x2: TensorLike, /) -> Tensor:
         """In-place :meth:`pow`: ``x.pow_(...)`` makes ``x`` hold it."""
 
-    def prod(
-        self,
-        dim: Any = ...,
-        keepdim: Any = ...,
-        *,
-        axis: Any = ...,
-        dtype: DType | None = ...,
-        keepdims: bool = ...,
-    ) -> Tensor:
+    def prod(self, dim: Any = ..., keepdim: Any = ..., *, axis: Any = ..., dtype: DType | None = ..., keepdims: bool = ...) -> Tensor:
         """Product of the elements over ``axis``; the gradient is exact where elements are 0."""
 
     def rad2deg_(self, /) -> Tensor:
         """In-place :meth:`rad2deg`: ``x.rad2deg_(...)`` makes ``x`` hold it."""
 
     def ravel(self, start_dim: int = ..., end_dim: int = ...) -> Any:
-        """PyTorch's ``x.flatten(start_dim=0, end_dim=-1)``: join the axes
-        ``start_dim..end_dim``.
-        """
+        """PyTorch's ``x.flatten(start_dim=0, end_dim=-1)``: join the axes ``start_dim..end_dim``."""
 
     def reciprocal_(self, /) -> Tensor:
         """In-place :meth:`reciprocal`: ``x.reciprocal_(...)`` makes ``x`` hold it."""
@@ -797,9 +598,7 @@ class InstalledTensorMethods:
         """In-place :meth:`remainder`: ``x.remainder_(...)`` makes ``x`` hold it."""
 
     def repeat(self, *repeats: int) -> Any:
-        """PyTorch's ``x.repeat(*sizes)``: tile the whole tensor ``sizes[i]`` times along axis
-        ``i``.
-        """
+        """PyTorch's ``x.repeat(*sizes)``: tile the whole tensor ``sizes[i]`` times along axis ``i``."""
 
     def repeat_interleave(self, repeats: Any, dim: Any = ..., *, axis: Any = ...) -> Tensor:
         """Repeat each element ``repeats`` times (an int, or one count per element)."""
@@ -808,9 +607,7 @@ class InstalledTensorMethods:
         """Return the same data with a new shape: ``x.reshape(2, 3)`` or ``x.reshape((2, 3))``."""
 
     def resize_(self, *size: int | tuple[int, ...]) -> Tensor:
-        """Give the tensor the shape ``size``, in place, keeping its elements in order; returns
-        it.
-        """
+        """Give the tensor the shape ``size``, in place, keeping its elements in order; returns it."""
 
     def resize_as_(self, other: Tensor) -> Tensor:
         """``x.resize_(other.shape)``: see :meth:`resize_`."""
@@ -831,58 +628,22 @@ class InstalledTensorMethods:
     def rsqrt_(self, /) -> Tensor:
         """In-place :meth:`rsqrt`: ``x.rsqrt_(...)`` makes ``x`` hold it."""
 
-    def scatter(
-        self,
-        dim: int,
-        index: Any,
-        src: Any = ...,
-        *,
-        value: TensorLike | None = ...,
-        reduce: str | None = ...,
-    ) -> Any:
-        """PyTorch's ``x.scatter(dim, index, src)``: ``out[..., index[i], ...] = src[i]`` along
-        ``dim``.
-        """
+    def scatter(self, dim: int, index: Any, src: Any = ..., *, value: TensorLike | None = ..., reduce: str | None = ...) -> Any:
+        """PyTorch's ``x.scatter(dim, index, src)``: ``out[..., index[i], ...] = src[i]`` along ``dim``."""
 
-    def scatter_(
-        self,
-        dim: int,
-        index: Any,
-        src: Any = ...,
-        *,
-        value: TensorLike | None = ...,
-        reduce: str | None = ...,
-    ) -> Any:
+    def scatter_(self, dim: int, index: Any, src: Any = ..., *, value: TensorLike | None = ..., reduce: str | None = ...) -> Any:
         """In-place :meth:`scatter`: ``x.scatter_(...)`` makes ``x`` hold it."""
 
     def scatter_add(self, dim: int, index: Any, src: Any) -> Any:
-        """PyTorch's ``x.scatter_add(dim, index, src)``: ``src`` added at ``index`` along
-        ``dim``.
-        """
+        """PyTorch's ``x.scatter_add(dim, index, src)``: ``src`` added at ``index`` along ``dim``."""
 
     def scatter_add_(self, dim: int, index: Any, src: Any) -> Any:
         """In-place :meth:`scatter_add`: ``x.scatter_add_(...)`` makes ``x`` hold it."""
 
-    def scatter_reduce(
-        self,
-        dim: int,
-        index: Any,
-        src: TensorLike,
-        reduce: str,
-        *,
-        include_self: bool = ...,
-    ) -> Any:
+    def scatter_reduce(self, dim: int, index: Any, src: TensorLike, reduce: str, *, include_self: bool = ...) -> Any:
         """PyTorch's ``scatter_reduce(dim, index, src, reduce, *, include_self=True)``."""
 
-    def scatter_reduce_(
-        self,
-        dim: int,
-        index: Any,
-        src: TensorLike,
-        reduce: str,
-        *,
-        include_self: bool = ...,
-    ) -> Any:
+    def scatter_reduce_(self, dim: int, index: Any, src: TensorLike, reduce: str, *, include_self: bool = ...) -> Any:
         """In-place :meth:`scatter_reduce`: ``x.scatter_reduce_(...)`` makes ``x`` hold it."""
 
     def sgn_(self, /) -> Tensor:
@@ -903,20 +664,11 @@ class InstalledTensorMethods:
     def softmax(self, dim: Any = ..., *, axis: int = ...) -> Tensor:
         """Softmax along ``axis``: ``exp(x) / sum(exp(x))``, after subtracting the max."""
 
-    def sort(
-        self,
-        dim: int | None = ...,
-        descending: bool = ...,
-        *,
-        stable: bool = ...,
-        axis: Any = ...,
-    ) -> tuple[Any, Any]:
+    def sort(self, dim: int | None = ..., descending: bool = ..., *, stable: bool = ..., axis: Any = ...) -> tuple[Any, Any]:
         """PyTorch's ``x.sort(dim=-1, descending=False)``: the named tuple ``(values, indices)``."""
 
     def split(self, split_size_or_sections: Any, dim: int = ...) -> tuple[Any, ...]:
-        """PyTorch's ``x.split(size_or_sizes, dim=0)``: pieces of one size, or of the sizes
-        listed.
-        """
+        """PyTorch's ``x.split(size_or_sizes, dim=0)``: pieces of one size, or of the sizes listed."""
 
     def sqrt_(self, /) -> Tensor:
         """In-place :meth:`sqrt`: ``x.sqrt_(...)`` makes ``x`` hold it."""
@@ -925,25 +677,13 @@ class InstalledTensorMethods:
         """In-place :meth:`square`: ``x.square_(...)`` makes ``x`` hold it."""
 
     def squeeze(self, dim: Any = ..., *, axis: Any = ...) -> Any:
-        """PyTorch's ``x.squeeze(dim=None)``: drop size-1 axes (all, or those of ``dim`` of size
-        1).
-        """
+        """PyTorch's ``x.squeeze(dim=None)``: drop size-1 axes (all, or those of ``dim`` of size 1)."""
 
     def squeeze_(self, dim: Any = ..., *, axis: Any = ...) -> Any:
         """In-place :meth:`squeeze`: ``x.squeeze_(...)`` makes ``x`` hold it."""
 
-    def std(
-        self,
-        dim: Any = ...,
-        unbiased: bool | None = ...,
-        keepdim: bool = ...,
-        *,
-        correction: Any = ...,
-        axis: Any = ...,
-    ) -> Any:
-        """PyTorch's ``x.std(dim=None, unbiased=True, keepdim=False, *, correction=1)``: by
-        default the sample standard deviation.
-        """
+    def std(self, dim: Any = ..., unbiased: bool | None = ..., keepdim: bool = ..., *, correction: Any = ..., axis: Any = ...) -> Any:
+        """PyTorch's ``x.std(dim=None, unbiased=True, keepdim=False, *, correction=1)``: by default the sample standard deviation."""
 
     def sub(self, x2: TensorLike, /, *, alpha: Any = ...) -> Tensor:
         """Subtract ``x1 - x2`` element-wise, broadcasting."""
@@ -957,29 +697,17 @@ class InstalledTensorMethods:
     def subtract_(self, x2: TensorLike, /, *, alpha: Any = ...) -> Tensor:
         """In-place :meth:`subtract`: ``x.subtract_(...)`` makes ``x`` hold it."""
 
-    def sum(
-        self,
-        dim: Any = ...,
-        keepdim: Any = ...,
-        *,
-        axis: Any = ...,
-        dtype: DType | None = ...,
-        keepdims: bool = ...,
-    ) -> Tensor:
+    def sum(self, dim: Any = ..., keepdim: Any = ..., *, axis: Any = ..., dtype: DType | None = ..., keepdims: bool = ...) -> Tensor:
         """Sum of the elements over ``axis`` (all axes by default)."""
 
     def swapaxes(self, dim0: int, dim1: int) -> Any:
-        """PyTorch's ``x.transpose(dim0, dim1)``: swap two axes (also ``swapaxes``,
-        ``swapdims``).
-        """
+        """PyTorch's ``x.transpose(dim0, dim1)``: swap two axes (also ``swapaxes``, ``swapdims``)."""
 
     def swapaxes_(self, dim0: int, dim1: int) -> Any:
         """In-place :meth:`swapaxes`: ``x.swapaxes_(...)`` makes ``x`` hold it."""
 
     def swapdims(self, dim0: int, dim1: int) -> Any:
-        """PyTorch's ``x.transpose(dim0, dim1)``: swap two axes (also ``swapaxes``,
-        ``swapdims``).
-        """
+        """PyTorch's ``x.transpose(dim0, dim1)``: swap two axes (also ``swapaxes``, ``swapdims``)."""
 
     def swapdims_(self, dim0: int, dim1: int) -> Any:
         """In-place :meth:`swapdims`: ``x.swapdims_(...)`` makes ``x`` hold it."""
@@ -1005,37 +733,23 @@ class InstalledTensorMethods:
     def tolist(self) -> Any:
         """Return the values as (nested) Python lists of Python scalars."""
 
-    def topk(
-        self,
-        k: int,
-        dim: int = ...,
-        largest: bool = ...,
-        sorted: bool = ...,
-    ) -> tuple[Any, Any]:
-        """PyTorch's ``x.topk(k, dim=-1, largest=True)``: the ``k`` largest (or smallest)
-        elements.
-        """
+    def topk(self, k: int, dim: int = ..., largest: bool = ..., sorted: bool = ...) -> tuple[Any, Any]:
+        """PyTorch's ``x.topk(k, dim=-1, largest=True)``: the ``k`` largest (or smallest) elements."""
 
     def transpose(self, dim0: int, dim1: int) -> Any:
-        """PyTorch's ``x.transpose(dim0, dim1)``: swap two axes (also ``swapaxes``,
-        ``swapdims``).
-        """
+        """PyTorch's ``x.transpose(dim0, dim1)``: swap two axes (also ``swapaxes``, ``swapdims``)."""
 
     def transpose_(self, dim0: int, dim1: int) -> Any:
         """In-place :meth:`transpose`: ``x.transpose_(...)`` makes ``x`` hold it."""
 
     def tril(self, diagonal: int = ..., *, k: Any = ...) -> Any:
-        """PyTorch's ``tril(x, diagonal=0)``: ``tril(x, k=diagonal)``, the diagonal also given by
-        position.
-        """
+        """PyTorch's ``tril(x, diagonal=0)``: ``tril(x, k=diagonal)``, the diagonal also given by position."""
 
     def tril_(self, diagonal: int = ..., *, k: Any = ...) -> Any:
         """In-place :meth:`tril`: ``x.tril_(...)`` makes ``x`` hold it."""
 
     def triu(self, diagonal: int = ..., *, k: Any = ...) -> Any:
-        """PyTorch's ``triu(x, diagonal=0)``: ``triu(x, k=diagonal)``, the diagonal also given by
-        position.
-        """
+        """PyTorch's ``triu(x, diagonal=0)``: ``triu(x, k=diagonal)``, the diagonal also given by position."""
 
     def triu_(self, diagonal: int = ..., *, k: Any = ...) -> Any:
         """In-place :meth:`triu`: ``x.triu_(...)`` makes ``x`` hold it."""
@@ -1052,13 +766,7 @@ class InstalledTensorMethods:
     def uniform_(self, from_: float = ..., to: float = ..., *, generator: Any = ...) -> Tensor:
         """Fill with samples of the uniform distribution on ``[from_, to)``, in place."""
 
-    def unique(
-        self,
-        sorted: bool = ...,
-        return_inverse: bool = ...,
-        return_counts: bool = ...,
-        dim: int | None = ...,
-    ) -> Any:
+    def unique(self, sorted: bool = ..., return_inverse: bool = ..., return_counts: bool = ..., dim: int | None = ...) -> Any:
         """PyTorch's ``unique(x, sorted=True, return_inverse=False, return_counts=False)``."""
 
     def unsqueeze(self, axis: Any = ..., *, dim: Any = ...) -> Tensor:
@@ -1070,18 +778,8 @@ class InstalledTensorMethods:
     def unstack(self, dim: Any = ..., *, axis: Any = ...) -> tuple[Tensor, ...]:
         """Split ``x`` along ``axis`` into a tuple of tensors without that axis."""
 
-    def var(
-        self,
-        dim: Any = ...,
-        unbiased: bool | None = ...,
-        keepdim: bool = ...,
-        *,
-        correction: Any = ...,
-        axis: Any = ...,
-    ) -> Any:
-        """PyTorch's ``x.var(dim=None, unbiased=True, keepdim=False, *, correction=1)``: by
-        default the sample variance.
-        """
+    def var(self, dim: Any = ..., unbiased: bool | None = ..., keepdim: bool = ..., *, correction: Any = ..., axis: Any = ...) -> Any:
+        """PyTorch's ``x.var(dim=None, unbiased=True, keepdim=False, *, correction=1)``: by default the sample variance."""
 
     def view(self, *shape: Any) -> Any:
         """PyTorch's ``x.view(*shape)``: ``reshape`` that raises where it would have to copy."""
