@@ -61,11 +61,11 @@ def run(data):
     criterion = nn.CrossEntropyLoss()
     losses = []
     for epoch in range(15):
-        opt.zero_grad()
         loss = criterion(net(x), labels)
+        net.zero_grad(set_to_none=False)
         loss.backward()
         opt.step()
-        losses.append(loss.item())
+        losses.append(loss.detach().item())
     with torch.no_grad():
         final = F.cross_entropy(net(x), labels).item()
     return losses + [final]
@@ -95,22 +95,26 @@ def run(data):
 PROGRAMS["custom_autograd_function"] = """
 import torch
 
-class Cube(torch.autograd.Function):
+# scale * x ** 3; the scale is a plain number, which gets no gradient (None).
+class ScaledCube(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, x):
+    def forward(ctx, x, scale):
         ctx.save_for_backward(x)
-        return x * x * x
+        ctx.scale = scale
+        return scale * x ** 3
 
     @staticmethod
     def backward(ctx, grad_output):
+        if not ctx.needs_input_grad[0]:
+            return None, None
         (x,) = ctx.saved_tensors
-        return grad_output * 3 * x * x
+        return grad_output * 3 * ctx.scale * x.pow(2), None
 
 def run(data):
     x = torch.tensor(data["x"], requires_grad=True)
     out = []
     for step in range(5):
-        y = Cube.apply(x).sum() + torch.tanh(x).sum()
+        y = ScaledCube.apply(x, 0.5).sum() + torch.tanh(x).sum()
         y.backward()
         out.append(y.item())
         with torch.no_grad():

@@ -77,15 +77,22 @@ def np_conv2d_grads(
 
 
 def pool_geometry(size, kernel, stride, padding, dilation, ceil_mode):
-    """PyTorch's output size, and the padding after the input that it implies."""
+    """PyTorch's output size, and the padding after the input that it implies.
+
+    Counted window by window, where the plugin has a closed form: a window starts every
+    ``stride`` elements of the padded input and must end inside it, except that
+    ``ceil_mode`` keeps one more that overhangs by less than a stride if it starts
+    before the right padding.
+    """
     span = dilation * (kernel - 1) + 1
-    if ceil_mode:
-        out = -(-(size + 2 * padding - span) // stride) + 1
-        if (out - 1) * stride >= size + padding:
-            out -= 1
-    else:
-        out = (size + 2 * padding - span) // stride + 1
-    return out, max(padding, (out - 1) * stride + span - size - padding)
+    padded = size + 2 * padding
+    starts = [
+        start
+        for start in range(0, padded, stride)
+        if start + span <= padded
+        or (ceil_mode and start + span < padded + stride and start < size + padding)
+    ]
+    return len(starts), max(padding, starts[-1] + span - size - padding)
 
 
 def np_max_pool2d(x, kernel, stride, padding=(0, 0), dilation=(1, 1), ceil_mode=False):
