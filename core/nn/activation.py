@@ -35,7 +35,23 @@ __all__ = [
 ]
 
 
-class _Elementwise(Module):
+class _Activation(Module):
+    """An activation layer; its repr shows the settings named in ``_shown``.
+
+    ``name=value`` each, then ``inplace=True`` when the layer works in place, as
+    PyTorch's layers print (a layer without ``inplace`` never does).
+    """
+
+    _shown: ClassVar[tuple[str, ...]] = ()
+
+    def extra_repr(self) -> str:
+        settings = [f"{name}={getattr(self, name)}" for name in self._shown]
+        if getattr(self, "inplace", False):
+            settings.append("inplace=True")
+        return ", ".join(settings)
+
+
+class _Elementwise(_Activation):
     """A layer without settings that applies ``_function`` of :mod:`plugrad.nn.functional`."""
 
     _function: ClassVar[Callable[[Tensor], Tensor]]
@@ -44,10 +60,11 @@ class _Elementwise(Module):
         return type(self)._function(input)
 
 
-class _AlongDim(Module):
+class _AlongDim(_Activation):
     """A layer that applies ``_function`` of :mod:`plugrad.nn.functional` along ``dim``."""
 
     _function: ClassVar[Callable[[Tensor, int], Tensor]]
+    _shown = ("dim",)
 
     def __init__(self, dim: int) -> None:
         super().__init__()
@@ -56,11 +73,8 @@ class _AlongDim(Module):
     def forward(self, input: Tensor) -> Tensor:
         return type(self)._function(input, self.dim)
 
-    def extra_repr(self) -> str:
-        return f"dim={self.dim}"
 
-
-class _InPlaceElementwise(Module):
+class _InPlaceElementwise(_Activation):
     """A layer applying ``_function(input, inplace=...)`` of :mod:`plugrad.nn.functional`."""
 
     _function: ClassVar[Callable[..., Tensor]]
@@ -72,8 +86,19 @@ class _InPlaceElementwise(Module):
     def forward(self, input: Tensor) -> Tensor:
         return type(self)._function(input, inplace=self.inplace)
 
-    def extra_repr(self) -> str:
-        return "inplace=True" if self.inplace else ""
+
+class _WithAlpha(_Activation):
+    """A layer applying ``_function(input, alpha, inplace)``: ELU and CELU."""
+
+    _function: ClassVar[Callable[[Tensor, float, bool], Tensor]]
+    _shown = ("alpha",)
+
+    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
+        super().__init__()
+        self.alpha, self.inplace = alpha, inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return type(self)._function(input, self.alpha, self.inplace)
 
 
 class ReLU(_InPlaceElementwise):
@@ -115,84 +140,42 @@ class GELU(Module):
 
 
 class SiLU(_InPlaceElementwise):
-    """Apply :func:`plugrad.nn.functional.silu`.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.nn.SiLU()(plugrad.tensor([0.0]))
-    tensor([0.])
-    """
+    """Apply :func:`plugrad.nn.functional.silu` (in place with ``inplace=True``)."""
 
     _function = F.silu
 
 
 class ReLU6(_InPlaceElementwise):
-    """Apply :func:`plugrad.nn.functional.relu6`.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.nn.ReLU6()(plugrad.tensor([-1.0, 7.0]))
-    tensor([0., 6.])
-    """
+    """Apply :func:`plugrad.nn.functional.relu6` (in place with ``inplace=True``)."""
 
     _function = F.relu6
 
 
 class Hardsigmoid(_InPlaceElementwise):
-    """Apply :func:`plugrad.nn.functional.hardsigmoid`.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.nn.Hardsigmoid()(plugrad.tensor([0.0]))
-    tensor([0.5000])
-    """
+    """Apply :func:`plugrad.nn.functional.hardsigmoid` (in place with ``inplace=True``)."""
 
     _function = F.hardsigmoid
 
 
 class Hardswish(_InPlaceElementwise):
-    """Apply :func:`plugrad.nn.functional.hardswish`.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.nn.Hardswish()(plugrad.tensor([4.0]))
-    tensor([4.])
-    """
+    """Apply :func:`plugrad.nn.functional.hardswish` (in place with ``inplace=True``)."""
 
     _function = F.hardswish
 
 
 class Mish(_InPlaceElementwise):
-    """Apply :func:`plugrad.nn.functional.mish`.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.nn.Mish()(plugrad.tensor([0.0]))
-    tensor([0.])
-    """
+    """Apply :func:`plugrad.nn.functional.mish` (in place with ``inplace=True``)."""
 
     _function = F.mish
 
 
 class SELU(_InPlaceElementwise):
-    """Apply :func:`plugrad.nn.functional.selu`.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.nn.SELU()(plugrad.tensor([1.0]))
-    tensor([1.0507])
-    """
+    """Apply :func:`plugrad.nn.functional.selu` (in place with ``inplace=True``)."""
 
     _function = F.selu
 
 
-class Hardtanh(Module):
+class Hardtanh(_Activation):
     """Apply :func:`plugrad.nn.functional.hardtanh` between ``min_val`` and ``max_val``.
 
     Examples
@@ -201,6 +184,8 @@ class Hardtanh(Module):
     >>> plugrad.nn.Hardtanh(-2.0, 2.0)
     Hardtanh(min_val=-2.0, max_val=2.0)
     """
+
+    _shown = ("min_val", "max_val")
 
     def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> None:
         super().__init__()
@@ -211,12 +196,8 @@ class Hardtanh(Module):
     def forward(self, input: Tensor) -> Tensor:
         return F.hardtanh(input, self.min_val, self.max_val, self.inplace)
 
-    def extra_repr(self) -> str:
-        inplace = ", inplace=True" if self.inplace else ""
-        return f"min_val={self.min_val}, max_val={self.max_val}{inplace}"
 
-
-class Threshold(Module):
+class Threshold(_Activation):
     """Apply :func:`plugrad.nn.functional.threshold`: ``value`` at or below ``threshold``.
 
     Examples
@@ -226,6 +207,8 @@ class Threshold(Module):
     tensor([20.,  1.])
     """
 
+    _shown = ("threshold", "value")
+
     def __init__(self, threshold: float, value: float, inplace: bool = False) -> None:
         super().__init__()
         self.threshold, self.value, self.inplace = threshold, value, inplace
@@ -233,12 +216,8 @@ class Threshold(Module):
     def forward(self, input: Tensor) -> Tensor:
         return F.threshold(input, self.threshold, self.value, self.inplace)
 
-    def extra_repr(self) -> str:
-        inplace = ", inplace=True" if self.inplace else ""
-        return f"threshold={self.threshold}, value={self.value}{inplace}"
 
-
-class Softplus(Module):
+class Softplus(_Activation):
     """Apply :func:`plugrad.nn.functional.softplus` with ``beta`` and ``threshold``.
 
     Examples
@@ -248,6 +227,8 @@ class Softplus(Module):
     Softplus(beta=1.0, threshold=20.0)
     """
 
+    _shown = ("beta", "threshold")
+
     def __init__(self, beta: float = 1.0, threshold: float = 20.0) -> None:
         super().__init__()
         self.beta, self.threshold = beta, threshold
@@ -255,11 +236,8 @@ class Softplus(Module):
     def forward(self, input: Tensor) -> Tensor:
         return F.softplus(input, self.beta, self.threshold)
 
-    def extra_repr(self) -> str:
-        return f"beta={self.beta}, threshold={self.threshold}"
 
-
-class CELU(Module):
+class CELU(_WithAlpha):
     """Apply :func:`plugrad.nn.functional.celu` with ``alpha``.
 
     Examples
@@ -269,18 +247,10 @@ class CELU(Module):
     CELU(alpha=2.0)
     """
 
-    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
-        super().__init__()
-        self.alpha, self.inplace = alpha, inplace
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.celu(input, self.alpha, self.inplace)
-
-    def extra_repr(self) -> str:
-        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
+    _function = F.celu
 
 
-class LeakyReLU(Module):
+class LeakyReLU(_Activation):
     """Apply :func:`plugrad.nn.functional.leaky_relu` with ``negative_slope``.
 
     Examples
@@ -290,6 +260,8 @@ class LeakyReLU(Module):
     tensor([-0.1000,  1.0000])
     """
 
+    _shown = ("negative_slope",)
+
     def __init__(self, negative_slope: float = 0.01, inplace: bool = False) -> None:
         super().__init__()
         self.negative_slope = negative_slope
@@ -298,11 +270,8 @@ class LeakyReLU(Module):
     def forward(self, input: Tensor) -> Tensor:
         return F.leaky_relu(input, self.negative_slope, self.inplace)
 
-    def extra_repr(self) -> str:
-        return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace else "")
 
-
-class ELU(Module):
+class ELU(_WithAlpha):
     """Apply :func:`plugrad.nn.functional.elu` with ``alpha``.
 
     Examples
@@ -312,65 +281,28 @@ class ELU(Module):
     ELU(alpha=1.0)
     """
 
-    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
-        super().__init__()
-        self.alpha = alpha
-        self.inplace = inplace
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.elu(input, self.alpha, self.inplace)
-
-    def extra_repr(self) -> str:
-        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
+    _function = F.elu
 
 
 class Sigmoid(_Elementwise):
-    """Apply :func:`plugrad.nn.functional.sigmoid`.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.nn.Sigmoid()(plugrad.tensor([0.0]))
-    tensor([0.5000])
-    """
+    """Apply :func:`plugrad.nn.functional.sigmoid`."""
 
     _function = F.sigmoid
 
 
 class Tanh(_Elementwise):
-    """Apply :func:`plugrad.nn.functional.tanh`.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.nn.Tanh()(plugrad.tensor([0.0]))
-    tensor([0.])
-    """
+    """Apply :func:`plugrad.nn.functional.tanh`."""
 
     _function = F.tanh
 
 
 class Softmax(_AlongDim):
-    """Apply :func:`plugrad.nn.functional.softmax` along ``dim``.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.nn.Softmax(dim=0)(plugrad.tensor([0.0, 0.0]))
-    tensor([0.5000, 0.5000])
-    """
+    """Apply :func:`plugrad.nn.functional.softmax` along ``dim``."""
 
     _function = F.softmax
 
 
 class LogSoftmax(_AlongDim):
-    """Apply :func:`plugrad.nn.functional.log_softmax` along ``dim``.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.nn.LogSoftmax(dim=0)(plugrad.tensor([0.0, 0.0]))
-    tensor([-0.6931, -0.6931])
-    """
+    """Apply :func:`plugrad.nn.functional.log_softmax` along ``dim``."""
 
     _function = F.log_softmax

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import ClassVar
+
 from ..tensor import Tensor
 from . import functional as F
 from .module import Module
@@ -30,21 +33,32 @@ class _Loss(Module):
         self.reduction = reduction
 
 
-class MSELoss(_Loss):
+class _PlainLoss(_Loss):
+    """A loss with no setting but ``reduction``: ``_function`` of :mod:`plugrad.nn.functional`."""
+
+    _function: ClassVar[Callable[..., Tensor]]
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return type(self)._function(input, target, reduction=self.reduction)
+
+
+class MSELoss(_PlainLoss):
     """Mean squared error (:func:`~plugrad.nn.functional.mse_loss`).
 
     Examples
     --------
     >>> import plugrad
-    >>> plugrad.nn.MSELoss()(plugrad.tensor([1.0, 3.0]), plugrad.tensor([1.0, 1.0]))
+    >>> input, target = plugrad.tensor([1.0, 3.0]), plugrad.tensor([1.0, 1.0])
+    >>> plugrad.nn.MSELoss()(input, target)
     tensor(2.)
+    >>> plugrad.nn.MSELoss(reduction="none")(input, target)
+    tensor([0., 4.])
     """
 
-    def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.mse_loss(input, target, reduction=self.reduction)
+    _function = F.mse_loss
 
 
-class L1Loss(_Loss):
+class L1Loss(_PlainLoss):
     """Mean absolute error (:func:`~plugrad.nn.functional.l1_loss`).
 
     Examples
@@ -54,8 +68,7 @@ class L1Loss(_Loss):
     tensor(1.)
     """
 
-    def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.l1_loss(input, target, reduction=self.reduction)
+    _function = F.l1_loss
 
 
 class SmoothL1Loss(_Loss):
@@ -64,8 +77,9 @@ class SmoothL1Loss(_Loss):
     Examples
     --------
     >>> import plugrad
-    >>> plugrad.nn.SmoothL1Loss()(plugrad.tensor([0.5, 3.0]), plugrad.tensor([0.0, 0.0]))
-    tensor(1.3125)
+    >>> loss = plugrad.nn.SmoothL1Loss(beta=2.0)
+    >>> loss(plugrad.tensor([1.0, 3.0]), plugrad.tensor([0.0, 0.0]))
+    tensor(1.1250)
     """
 
     def __init__(self, reduction: str = "mean", beta: float = 1.0) -> None:

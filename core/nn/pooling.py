@@ -29,6 +29,8 @@ class _Pool2d(Module):
 class MaxPool2d(_Pool2d):
     """Apply :func:`plugrad.nn.functional.max_pool2d` with the given geometry.
 
+    ``stride`` defaults to ``kernel_size``.
+
     Examples
     --------
     >>> import plugrad
@@ -70,6 +72,8 @@ class MaxPool2d(_Pool2d):
 
 class AvgPool2d(_Pool2d):
     """Apply :func:`plugrad.nn.functional.avg_pool2d` with the given geometry.
+
+    ``stride`` defaults to ``kernel_size``.
 
     Examples
     --------
