@@ -6,6 +6,9 @@ without recording anything for autograd.
 
 Examples
 --------
+A training loop: clear the gradients, compute the loss and its gradients, step.
+(The examples of each optimizer set ``.grad`` by hand, to show one step's update.)
+
 >>> import plugrad
 >>> w = plugrad.tensor([2.0, -1.0], requires_grad=True)
 >>> opt = plugrad.optim.SGD([w], lr=0.25)

@@ -5,15 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..tensor import Tensor, _wrap
+from ..tensor import Tensor
 from .optimizer import (
     Optimizer,
     ParamsT,
-    check_buffer,
     check_options,
-    check_real_param,
     check_state,
     gradients_to_descend,
+    state_tensor,
 )
 
 __all__ = ["Adagrad"]
@@ -37,9 +36,9 @@ class Adagrad(Optimizer):
     Parameters
     ----------
     params : iterable of Tensor, or iterable of dict
-        Leaf tensors that require grad, or parameter groups.
+        Leaf tensors that require grad, or parameter groups (see :class:`Optimizer`).
     lr : float, default 1e-2
-        Learning rate :math:`\eta`.
+        Learning rate :math:`\eta`, before its decay by ``lr_decay``.
     lr_decay : float, default 0
         Decay :math:`\delta` of the learning rate with the step count.
     weight_decay : float, default 0
@@ -53,14 +52,22 @@ class Adagrad(Optimizer):
 
     Examples
     --------
+    Under a constant gradient the sum of squares grows by the same amount at
+    each step, so the steps shrink as ``lr / sqrt(t)``: 1, 0.71, 0.58, 0.5.
+
     >>> import plugrad
-    >>> w = plugrad.tensor([1.0, -2.0], requires_grad=True)
-    >>> opt = plugrad.optim.Adagrad([w], lr=0.5)
-    >>> (w * w).sum().backward()
-    >>> opt.step()
-    >>> w
-    tensor([ 0.5000, -1.5000], requires_grad=True)
+    >>> w = plugrad.tensor([0.0], requires_grad=True)
+    >>> opt = plugrad.optim.Adagrad([w], lr=1.0)
+    >>> w.grad = plugrad.tensor([3.0])
+    >>> positions = []
+    >>> for _ in range(4):
+    ...     opt.step()
+    ...     positions.append(round(w.item(), 4))
+    >>> positions
+    [-1.0, -1.7071, -2.2845, -2.7845]
     """
+
+    _supports_complex = False
 
     def __init__(
         self,
@@ -91,19 +98,15 @@ class Adagrad(Optimizer):
 
     def _start(self, param: Tensor, group: dict[str, Any]) -> dict[str, Any]:
         start = param._device.xp.full_like(param._array, group["initial_accumulator_value"])
-        entry = self.state[param] = {"step": 0, "sum": _wrap(start, param._device, False, None)}
+        entry = self.state[param] = {"step": 0, "sum": state_tensor(param, start)}
         return entry
 
     def _check_options(self, group: dict[str, Any]) -> None:
         numbers = ("lr", "lr_decay", "weight_decay", "initial_accumulator_value", "eps")
         check_options(group, numbers, ["maximize"])
 
-    def _check_param_dtype(self, param: Tensor) -> None:
-        check_real_param(param, "Adagrad")
-
     def _check_state(self, param: Tensor, state: Mapping[str, Any], group: dict[str, Any]) -> None:
-        if check_state("Adagrad", state, known={"step", "sum"}, needed={"step", "sum"}):
-            check_buffer(param, "sum", state["sum"])
+        check_state("Adagrad", param, state, buffers=["sum"])
 
     def _prepare_group(self, group: dict[str, Any]) -> list[float]:
         numbers = []

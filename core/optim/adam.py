@@ -6,16 +6,15 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from ..tensor import Tensor, _wrap
+from ..tensor import Tensor
 from .optimizer import (
     Optimizer,
     ParamsT,
-    check_buffer,
     check_number,
     check_options,
-    check_real_param,
     check_state,
     overwrite,
+    zeros_state,
 )
 
 __all__ = ["Adam", "AdamW"]
@@ -42,10 +41,9 @@ class Adam(Optimizer):
     Parameters
     ----------
     params : iterable of Tensor, or iterable of dict
-        Leaf tensors that require grad, or parameter groups (see
-        :class:`~plugrad.optim.Optimizer`).
+        Leaf tensors that require grad, or parameter groups (see :class:`Optimizer`).
     lr : float, default 1e-3
-        Learning rate :math:`\eta`.
+        Learning rate :math:`\eta`: about the size of each coordinate's step.
     betas : tuple of float, default (0.9, 0.999)
         Decay rates :math:`\beta_1, \beta_2` of the moment estimates, each in ``[0, 1)``.
     eps : float, default 1e-8
@@ -67,18 +65,20 @@ class Adam(Optimizer):
 
     Examples
     --------
+    The first step moves each coordinate by about ``lr``, whatever the scale of
+    its gradient:
+
     >>> import plugrad
     >>> w = plugrad.tensor([1.0, -2.0], requires_grad=True)
     >>> opt = plugrad.optim.Adam([w], lr=0.1)
-    >>> for _ in range(3):
-    ...     opt.zero_grad()
-    ...     (w * w).sum().backward()
-    ...     opt.step()
-    >>> [round(value, 2) for value in w.tolist()]  # each step moves about lr
-    [0.7, -1.7]
+    >>> w.grad = plugrad.tensor([1000.0, -0.001])
+    >>> opt.step()
+    >>> w
+    tensor([ 0.9000, -1.9000], requires_grad=True)
     """
 
     _decoupled_weight_decay = False
+    _supports_complex = False
     #: What ``weight_decay=None`` (the default) stands for.
     _default_weight_decay: float = 0
 
@@ -115,15 +115,9 @@ class Adam(Optimizer):
         check_number("betas[1]", betas[1], below=1.0)
         check_options(group, ["eps", "weight_decay"], ["amsgrad", "maximize"])
 
-    def _check_param_dtype(self, param: Tensor) -> None:
-        check_real_param(param, type(self).__name__)
-
     def _check_state(self, param: Tensor, state: Mapping[str, Any], group: dict[str, Any]) -> None:
-        known, needed = {"step", *_MOMENTS, "max_exp_avg_sq"}, {"step", *_MOMENTS}
-        if check_state(type(self).__name__, state, known, needed):
-            for key in _MOMENTS:
-                check_buffer(param, key, state[key])
-            check_buffer(param, "max_exp_avg_sq", state.get("max_exp_avg_sq"), optional=True)
+        name = type(self).__name__
+        check_state(name, param, state, buffers=_MOMENTS, optional=["max_exp_avg_sq"])
 
     def _prepare_group(self, group: dict[str, Any]) -> list[float]:
         # Per parameter that has a gradient: the factor of decoupled weight decay, the
@@ -137,20 +131,14 @@ class Adam(Optimizer):
                 continue
             entry = state.get(param)
             if entry is None:
-                device = param._device
-                xp = device.xp
-                array = param._array
                 entry = state[param] = {
                     "step": 0,
-                    "exp_avg": _wrap(xp.zeros_like(array), device, False, None),
-                    "exp_avg_sq": _wrap(xp.zeros_like(array), device, False, None),
+                    "exp_avg": zeros_state(param),
+                    "exp_avg_sq": zeros_state(param),
                 }
             if group["amsgrad"] and entry.get("max_exp_avg_sq") is None:
-                # amsgrad switched on after earlier steps
-                xp = param._device.xp
-                entry["max_exp_avg_sq"] = _wrap(
-                    xp.zeros_like(entry["exp_avg_sq"]._array), param._device, False, None
-                )
+                # on the first step, or amsgrad switched on after earlier steps
+                entry["max_exp_avg_sq"] = zeros_state(param)
             step = entry["step"] = entry["step"] + 1
             numbers += [
                 1 - lr * group["weight_decay"],
@@ -229,30 +217,23 @@ class AdamW(Adam):
 
     Parameters
     ----------
-    params : iterable of Tensor, or iterable of dict
-        Leaf tensors that require grad, or parameter groups.
-    lr : float, default 1e-3
-        Learning rate.
-    betas : tuple of float, default (0.9, 0.999)
-        Decay rates of the moment estimates, each in ``[0, 1)``.
-    eps : float, default 1e-8
-        Added to the denominator for numerical stability.
+    params, lr, betas, eps, amsgrad, maximize
+        As for :class:`Adam`.
     weight_decay : float, optional
-        Decoupled weight decay coefficient, 1e-2 by default.
-    amsgrad : bool, default False
-        Use the AMSGrad variant.
-    maximize : bool, default False
-        Ascend the objective instead of descending.
+        Decoupled weight decay coefficient :math:`\lambda`, 1e-2 by default.
 
     Examples
     --------
+    With a zero gradient, a step only shrinks the parameter, by the factor
+    ``1 - lr * weight_decay``:
+
     >>> import plugrad
     >>> w = plugrad.tensor([1.0, -2.0], requires_grad=True)
     >>> opt = plugrad.optim.AdamW([w], lr=0.1, weight_decay=0.5)
-    >>> (w * w).sum().backward()
+    >>> w.grad = plugrad.zeros(2)
     >>> opt.step()
-    >>> w  # shrunk by 1 - 0.1 * 0.5, then moved by lr against the gradient's sign
-    tensor([ 0.8500, -1.8000], requires_grad=True)
+    >>> w
+    tensor([ 0.9500, -1.9000], requires_grad=True)
     """
 
     _decoupled_weight_decay = True

@@ -7,6 +7,40 @@ value for step 0. The schedules follow PyTorch's, including their recursive
 form: each step scales the learning rate a group has now, so several
 schedulers can act on one optimizer and a learning rate changed by hand is
 carried forward.
+
+Examples
+--------
+A training loop that returns the learning rate of each epoch, and what it
+gives for each schedule, starting from ``lr=1.0``:
+
+>>> import plugrad
+>>> from plugrad.optim import lr_scheduler
+>>> def learning_rates(make_schedule, epochs=6):
+...     w = plugrad.tensor([1.0], requires_grad=True)
+...     opt = plugrad.optim.SGD([w], lr=1.0)
+...     schedule = make_schedule(opt)
+...     lrs = []
+...     for epoch in range(epochs):
+...         lrs.append(round(schedule.get_last_lr()[0], 4))
+...         opt.zero_grad()
+...         (w * w).sum().backward()
+...         opt.step()
+...         schedule.step()  # after opt.step()
+...     return lrs
+>>> learning_rates(lambda opt: lr_scheduler.StepLR(opt, step_size=2, gamma=0.5))
+[1.0, 1.0, 0.5, 0.5, 0.25, 0.25]
+>>> learning_rates(lambda opt: lr_scheduler.MultiStepLR(opt, milestones=[1, 3], gamma=0.5))
+[1.0, 0.5, 0.5, 0.25, 0.25, 0.25]
+>>> learning_rates(lambda opt: lr_scheduler.ExponentialLR(opt, gamma=0.5))
+[1.0, 0.5, 0.25, 0.125, 0.0625, 0.0312]
+>>> learning_rates(lambda opt: lr_scheduler.CosineAnnealingLR(opt, T_max=4))
+[1.0, 0.8536, 0.5, 0.1464, 0.0, 0.1464]
+>>> learning_rates(lambda opt: lr_scheduler.LambdaLR(opt, lambda epoch: 1 / (epoch + 1)))
+[1.0, 0.5, 0.3333, 0.25, 0.2, 0.1667]
+>>> learning_rates(lambda opt: lr_scheduler.LinearLR(opt, start_factor=0.25, total_iters=3))
+[0.25, 0.5, 0.75, 1.0, 1.0, 1.0]
+>>> learning_rates(lambda opt: lr_scheduler.OneCycleLR(opt, max_lr=1.0, total_steps=6))
+[0.04, 0.9944, 0.8117, 0.4626, 0.1335, 0.0]
 """
 
 from __future__ import annotations
@@ -58,17 +92,19 @@ class LRScheduler:
 
     Examples
     --------
+    A schedule of one's own, which halves the initial learning rates every epoch:
+
     >>> import plugrad
+    >>> class Halving(plugrad.optim.lr_scheduler.LRScheduler):
+    ...     def _compute_lr(self):
+    ...         return [lr / 2**self.last_epoch for lr in self.base_lrs]
     >>> w = plugrad.tensor([1.0], requires_grad=True)
     >>> opt = plugrad.optim.SGD([w], lr=1.0)
-    >>> schedule = plugrad.optim.lr_scheduler.ExponentialLR(opt, gamma=0.5)
-    >>> for epoch in range(3):
-    ...     opt.step()  # after a backward pass, in real training
-    ...     schedule.step()
-    ...     print(schedule.get_last_lr())
+    >>> schedule = Halving(opt)
+    >>> opt.step()  # after a backward pass, in real training
+    >>> schedule.step()
+    >>> schedule.get_last_lr()
     [0.5]
-    [0.25]
-    [0.125]
     """
 
     def __init__(self, optimizer: Optimizer, last_epoch: int = -1) -> None:
@@ -215,17 +251,8 @@ class StepLR(LRScheduler):
 
     Examples
     --------
-    >>> import plugrad
-    >>> w = plugrad.tensor([1.0], requires_grad=True)
-    >>> opt = plugrad.optim.SGD([w], lr=1.0)
-    >>> schedule = plugrad.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
-    >>> lrs = []
-    >>> for epoch in range(5):
-    ...     lrs.append(schedule.get_last_lr()[0])
-    ...     opt.step()
-    ...     schedule.step()
-    >>> lrs
-    [1.0, 1.0, 0.5, 0.5, 0.25]
+    ``StepLR(opt, step_size=2, gamma=0.5)`` halves the learning rate every second
+    epoch; the example of :mod:`plugrad.optim.lr_scheduler` lists its first values.
     """
 
     def __init__(
@@ -252,23 +279,14 @@ class MultiStepLR(LRScheduler):
     milestones : sequence of int
         The epochs of the decays (a milestone listed twice decays twice).
     gamma : float, default 0.1
-        Decay factor.
+        Decay factor, applied at each milestone.
     last_epoch : int, default -1
         See :class:`LRScheduler`.
 
     Examples
     --------
-    >>> import plugrad
-    >>> w = plugrad.tensor([1.0], requires_grad=True)
-    >>> opt = plugrad.optim.SGD([w], lr=1.0)
-    >>> schedule = plugrad.optim.lr_scheduler.MultiStepLR(opt, milestones=[1, 3], gamma=0.5)
-    >>> lrs = []
-    >>> for epoch in range(4):
-    ...     opt.step()
-    ...     schedule.step()
-    ...     lrs.append(schedule.get_last_lr()[0])
-    >>> lrs
-    [0.5, 0.5, 0.25, 0.25]
+    ``MultiStepLR(opt, milestones=[1, 3], gamma=0.5)`` halves the learning rate at
+    epochs 1 and 3; the example of :mod:`plugrad.optim.lr_scheduler` lists its values.
     """
 
     def __init__(
@@ -303,13 +321,8 @@ class ExponentialLR(LRScheduler):
 
     Examples
     --------
-    >>> import plugrad
-    >>> w = plugrad.tensor([1.0], requires_grad=True)
-    >>> opt = plugrad.optim.SGD([w], lr=1.0)
-    >>> schedule = plugrad.optim.lr_scheduler.ExponentialLR(opt, gamma=0.9)
-    >>> opt.step(); schedule.step()
-    >>> opt.param_groups[0]["lr"]
-    0.9
+    The example of :mod:`plugrad.optim.lr_scheduler` lists the learning rates of
+    ``ExponentialLR(opt, gamma=0.5)``: halved at every epoch.
     """
 
     def __init__(self, optimizer: Optimizer, gamma: float, last_epoch: int = -1) -> None:
@@ -347,17 +360,8 @@ class CosineAnnealingLR(LRScheduler):
 
     Examples
     --------
-    >>> import plugrad
-    >>> w = plugrad.tensor([1.0], requires_grad=True)
-    >>> opt = plugrad.optim.SGD([w], lr=1.0)
-    >>> schedule = plugrad.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=4)
-    >>> lrs = []
-    >>> for epoch in range(5):
-    ...     opt.step()
-    ...     schedule.step()
-    ...     lrs.append(round(schedule.get_last_lr()[0], 4))
-    >>> lrs
-    [0.8536, 0.5, 0.1464, 0.0, 0.1464]
+    ``CosineAnnealingLR(opt, T_max=4)`` reaches ``eta_min`` (0) at epoch 4 and
+    rises again; the example of :mod:`plugrad.optim.lr_scheduler` lists its values.
     """
 
     def __init__(
@@ -403,13 +407,9 @@ class LambdaLR(LRScheduler):
 
     Examples
     --------
-    >>> import plugrad
-    >>> w = plugrad.tensor([1.0], requires_grad=True)
-    >>> opt = plugrad.optim.SGD([w], lr=0.5)
-    >>> schedule = plugrad.optim.lr_scheduler.LambdaLR(opt, lambda epoch: 1 / (epoch + 1))
-    >>> opt.step(); schedule.step()
-    >>> schedule.get_last_lr()
-    [0.25]
+    ``LambdaLR(opt, lambda epoch: 1 / (epoch + 1))`` divides the initial learning
+    rate by the epoch's number, counting from 1; the example of
+    :mod:`plugrad.optim.lr_scheduler` lists its values.
     """
 
     _not_saved = ("optimizer", "_initial", "lr_lambdas")
@@ -462,17 +462,9 @@ class LinearLR(LRScheduler):
 
     Examples
     --------
-    >>> import plugrad
-    >>> w = plugrad.tensor([1.0], requires_grad=True)
-    >>> opt = plugrad.optim.SGD([w], lr=1.0)
-    >>> warmup = plugrad.optim.lr_scheduler.LinearLR(opt, start_factor=0.25, total_iters=3)
-    >>> lrs = []
-    >>> for epoch in range(5):
-    ...     lrs.append(warmup.get_last_lr()[0])
-    ...     opt.step()
-    ...     warmup.step()
-    >>> lrs
-    [0.25, 0.5, 0.75, 1.0, 1.0]
+    ``LinearLR(opt, start_factor=0.25, total_iters=3)`` warms up over three epochs,
+    from a quarter of the learning rate to all of it; the example of
+    :mod:`plugrad.optim.lr_scheduler` lists its values.
     """
 
     def __init__(
@@ -521,17 +513,18 @@ class OneCycleLR(LRScheduler):
 
     Examples
     --------
+    The example of :mod:`plugrad.optim.lr_scheduler` lists the learning rates of
+    ``OneCycleLR(opt, max_lr=1.0, total_steps=6)``. The momentum moves the other way:
+
     >>> import plugrad
     >>> w = plugrad.tensor([1.0], requires_grad=True)
     >>> opt = plugrad.optim.SGD([w], lr=0.1, momentum=0.9)
-    >>> schedule = plugrad.optim.lr_scheduler.OneCycleLR(opt, max_lr=1.0, total_steps=4)
-    >>> lrs = [schedule.get_last_lr()[0]]
-    >>> for _ in range(3):
-    ...     opt.step()
-    ...     schedule.step()
-    ...     lrs.append(schedule.get_last_lr()[0])
-    >>> [round(lr, 6) for lr in lrs]
-    [0.04, 0.811746, 0.283061, 4e-06]
+    >>> schedule = plugrad.optim.lr_scheduler.OneCycleLR(opt, max_lr=1.0, total_steps=6)
+    >>> opt.param_groups[0]["momentum"]  # max_momentum, while the learning rate starts low
+    0.95
+    >>> opt.step(); schedule.step()
+    >>> round(opt.param_groups[0]["momentum"], 4)  # near base_momentum, near max_lr
+    0.8506
     """
 
     def __init__(

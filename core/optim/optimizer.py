@@ -69,7 +69,8 @@ class Optimizer:
     numbers only as an operand of an array operation. Split so, a step runs
     under :func:`plugrad.compile` as array code, with the numbers recomputed at
     every replay (a learning-rate schedule, a step count); a step written as
-    ``_step_group`` runs as one call the plan repeats.
+    ``_step_group`` runs as one call the plan repeats. An optimizer that cannot
+    take complex parameters sets ``_supports_complex = False``.
 
     Examples
     --------
@@ -86,6 +87,10 @@ class Optimizer:
     >>> w, b
     (tensor([0.9000, 1.9000], requires_grad=True), tensor(-0.5000, requires_grad=True))
     """
+
+    #: False for an optimizer that squares gradients element-wise (Adam, ...): the square of
+    #: a complex number is not its magnitude, so such a parameter is refused when added.
+    _supports_complex = True
 
     def __init__(self, params: ParamsT, defaults: dict[str, Any]) -> None:
         self.defaults = dict(defaults)
@@ -177,6 +182,12 @@ class Optimizer:
 
     def _check_param_dtype(self, param: Tensor) -> None:
         """Raise :class:`~plugrad.errors.DtypeError` for a parameter this optimizer cannot take."""
+        if not self._supports_complex and param.dtype.kind == "complex floating":
+            raise DtypeError(
+                f"{type(self).__name__} does not support complex parameters (got one of shape "
+                f"{param.shape}, {param.dtype.name}); optimize the real and imaginary parts as "
+                "two real tensors, or use plugrad.optim.SGD"
+            )
 
     # -- stepping ----------------------------------------------------------------------
 
@@ -630,6 +641,16 @@ def overwrite(xp: Any, buffer: Any, values: Any) -> Any:
     return buffer
 
 
+def state_tensor(param: Tensor, array: Any) -> Tensor:
+    """``array`` as a tensor of ``param``'s state: on its device, recording nothing for autograd."""
+    return _wrap(array, param._device, False, None)
+
+
+def zeros_state(param: Tensor) -> Tensor:
+    """A state tensor of zeros shaped like ``param``: a running average before its first update."""
+    return state_tensor(param, param._device.xp.zeros_like(param._array))
+
+
 # -- option checks shared by the optimizers ----------------------------------------------
 
 
@@ -642,22 +663,38 @@ def check_options(group: Mapping[str, Any], numbers: Iterable[str], flags: Itera
 
 
 def check_state(
-    optimizer: str, state: Mapping[str, Any], known: Collection[str], needed: Collection[str]
-) -> bool:
-    """Raise unless ``state`` (of one parameter) has only ``known`` keys, every ``needed`` one,
-    and a ``step`` that counts; return whether it holds anything (empty: not stepped yet)."""
-    unknown = set(state) - set(known)
+    optimizer: str,
+    param: Tensor,
+    state: Mapping[str, Any],
+    *,
+    buffers: Collection[str] = (),
+    optional: Collection[str] = (),
+    counts_steps: bool = True,
+) -> None:
+    """Raise unless ``state`` can be the state of ``param`` for ``optimizer`` (its name).
+
+    That is: empty (not stepped yet), or a ``step`` that counts (where
+    ``counts_steps``), a tensor shaped like the parameter for each of
+    ``buffers`` and for those of ``optional`` present, and nothing else.
+    """
+    needed = {"step", *buffers} if counts_steps else set(buffers)
+    known = needed | set(optional)
+    unknown = set(state) - known
     if unknown:
         raise ValueError(f"{optimizer} keeps {sorted(known)} per parameter, not {sorted(unknown)}")
     if not state:
-        return False
-    missing = set(needed) - set(state)
+        return
+    missing = needed - set(state)
     if missing:
         raise ValueError(f"the {optimizer} state of a parameter lacks {sorted(missing)}")
     step = state.get("step", 0)
     if isinstance(step, bool) or not isinstance(step, int) or step < 0:
         raise TypeError(f"{optimizer} state 'step' must be an int >= 0, got {step!r}")
-    return True
+    for key in buffers:
+        _check_buffer(param, key, state[key])
+    for key in optional:
+        if state.get(key) is not None:
+            _check_buffer(param, key, state[key])
 
 
 def check_number(
@@ -683,20 +720,8 @@ def check_flag(name: str, value: Any) -> None:
         raise TypeError(f"{name} must be True or False, got {value!r}")
 
 
-def check_real_param(param: Tensor, name: str) -> None:
-    """Raise for a complex parameter (optimizers that square gradients element-wise)."""
-    if param.dtype.kind == "complex floating":
-        raise DtypeError(
-            f"{name} does not support complex parameters (got one of shape {param.shape}, "
-            f"{param.dtype.name}); optimize the real and imaginary parts as two real tensors, "
-            "or use plugrad.optim.SGD"
-        )
-
-
-def check_buffer(param: Tensor, key: str, value: Any, *, optional: bool = False) -> None:
-    """Raise unless ``value`` is a tensor shaped like ``param`` (or ``None`` if ``optional``)."""
-    if value is None and optional:
-        return
+def _check_buffer(param: Tensor, key: str, value: Any) -> None:
+    """Raise unless ``value`` is a tensor shaped like ``param``."""
     if not isinstance(value, Tensor):
         raise TypeError(
             f"state {key!r} of a parameter of shape {param.shape} must be a Tensor, got "

@@ -5,15 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..tensor import Tensor, _wrap
+from ..tensor import Tensor
 from .optimizer import (
     Optimizer,
     ParamsT,
-    check_buffer,
     check_options,
-    check_real_param,
     check_state,
     gradients_to_descend,
+    zeros_state,
 )
 
 __all__ = ["RMSprop"]
@@ -36,7 +35,7 @@ class RMSprop(Optimizer):
     Parameters
     ----------
     params : iterable of Tensor, or iterable of dict
-        Leaf tensors that require grad, or parameter groups.
+        Leaf tensors that require grad, or parameter groups (see :class:`Optimizer`).
     lr : float, default 1e-2
         Learning rate :math:`\eta`.
     alpha : float, default 0.99
@@ -59,16 +58,20 @@ class RMSprop(Optimizer):
 
     Examples
     --------
+    The first step divides each gradient by its root mean square so far,
+    ``sqrt(1 - alpha) * |g|``: every coordinate moves by ``lr / sqrt(1 - alpha)``,
+    ten times ``lr`` with the default ``alpha``.
+
     >>> import plugrad
     >>> w = plugrad.tensor([1.0, -2.0], requires_grad=True)
     >>> opt = plugrad.optim.RMSprop([w], lr=0.01)
-    >>> (w * w).sum().backward()
+    >>> w.grad = plugrad.tensor([2.0, -0.5])
     >>> opt.step()
-    >>> w
-    tensor([ 0.9000, -1.9000], requires_grad=True)
+    >>> w, opt.state[w]["square_avg"]
+    (tensor([ 0.9000, -1.9000], requires_grad=True), tensor([0.0400, 0.0025]))
     """
 
-    _BUFFERS = ("square_avg", "momentum_buffer", "grad_avg")
+    _supports_complex = False
 
     def __init__(
         self,
@@ -98,30 +101,26 @@ class RMSprop(Optimizer):
         numbers = ("lr", "alpha", "eps", "weight_decay", "momentum")
         check_options(group, numbers, ["centered", "maximize"])
 
-    def _check_param_dtype(self, param: Tensor) -> None:
-        check_real_param(param, "RMSprop")
-
     def _check_state(self, param: Tensor, state: Mapping[str, Any], group: dict[str, Any]) -> None:
-        known, needed = {"step", *self._BUFFERS}, {"step", "square_avg"}
-        if check_state("RMSprop", state, known, needed):
-            check_buffer(param, "square_avg", state["square_avg"])
-            for key in ("momentum_buffer", "grad_avg"):
-                check_buffer(param, key, state.get(key), optional=True)
+        optional = ["momentum_buffer", "grad_avg"]
+        check_state("RMSprop", param, state, buffers=["square_avg"], optional=optional)
 
     def _prepare_group(self, group: dict[str, Any]) -> list[float]:
+        buffers = ["square_avg"]
+        if group["momentum"] > 0:
+            buffers.append("momentum_buffer")
+        if group["centered"]:
+            buffers.append("grad_avg")
+        state = self.state
         for param in group["params"]:
             if param._grad is None:
                 continue
-            entry = self.state.setdefault(param, {"step": 0})
-            device, zeros = param._device, param._device.xp.zeros_like
-            needed = ["square_avg"]
-            if group["momentum"] > 0:
-                needed.append("momentum_buffer")
-            if group["centered"]:
-                needed.append("grad_avg")
-            for key in needed:
-                if entry.get(key) is None:
-                    entry[key] = _wrap(zeros(param._array), device, False, None)
+            entry = state.get(param)
+            if entry is None:
+                entry = state[param] = {"step": 0}
+            for key in buffers:
+                if entry.get(key) is None:  # the first step, or an option switched on since
+                    entry[key] = zeros_state(param)
             entry["step"] += 1
         return [group["lr"]]
 

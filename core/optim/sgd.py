@@ -5,15 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..tensor import Tensor, _wrap
-from .optimizer import (
-    Optimizer,
-    ParamsT,
-    check_buffer,
-    check_number,
-    check_options,
-    check_state,
-)
+from ..tensor import Tensor
+from .optimizer import Optimizer, ParamsT, check_number, check_options, check_state, state_tensor
 
 __all__ = ["SGD"]
 
@@ -37,8 +30,7 @@ class SGD(Optimizer):
     Parameters
     ----------
     params : iterable of Tensor, or iterable of dict
-        Leaf tensors that require grad, or parameter groups (see
-        :class:`~plugrad.optim.Optimizer`).
+        Leaf tensors that require grad, or parameter groups (see :class:`Optimizer`).
     lr : float, default 1e-3
         Learning rate.
     momentum : float, default 0
@@ -60,15 +52,18 @@ class SGD(Optimizer):
 
     Examples
     --------
+    A gradient that keeps its direction moves the parameter further at each
+    step, as the momentum buffer grows (``.grad`` is set by hand here; in
+    training, ``backward()`` sets it):
+
     >>> import plugrad
-    >>> w = plugrad.tensor([1.0, -2.0], requires_grad=True)
+    >>> w = plugrad.tensor([0.0], requires_grad=True)
     >>> opt = plugrad.optim.SGD([w], lr=0.1, momentum=0.9)
-    >>> for _ in range(2):
-    ...     opt.zero_grad()
-    ...     (w * w).sum().backward()
-    ...     opt.step()
-    >>> w
-    tensor([ 0.4600, -0.9200], requires_grad=True)
+    >>> w.grad = plugrad.tensor([1.0])  # the same gradient for both steps
+    >>> opt.step()
+    >>> opt.step()
+    >>> w, opt.state[w]["momentum_buffer"]  # moved by 0.1, then by 0.19
+    (tensor([-0.2900], requires_grad=True), tensor([1.9000]))
     """
 
     def __init__(
@@ -103,8 +98,7 @@ class SGD(Optimizer):
             )
 
     def _check_state(self, param: Tensor, state: Mapping[str, Any], group: dict[str, Any]) -> None:
-        if check_state("SGD", state, known={"momentum_buffer"}, needed=()):
-            check_buffer(param, "momentum_buffer", state["momentum_buffer"], optional=True)
+        check_state("SGD", param, state, optional=["momentum_buffer"], counts_steps=False)
 
     def _prepare_group(self, group: dict[str, Any]) -> list[float]:
         return [group["lr"]]
@@ -146,7 +140,7 @@ class SGD(Optimizer):
                     # `direction` only when nothing changes `direction` afterwards.
                     xp = param._device.xp
                     initial = xp.asarray(direction, copy=None if owned and not nesterov else True)
-                    buffer = entry["momentum_buffer"] = _wrap(initial, param._device, False, None)
+                    buffer = entry["momentum_buffer"] = state_tensor(param, initial)
                 else:
                     values = buffer._array
                     values *= momentum
