@@ -346,8 +346,8 @@ def _record(
     saved = []
     for s in ctx._saved or ():  # () only after the graph is freed, never here
         if s is not None and id(s) in position:
-            output = results[position[id(s)]]
-            s = _SavedOutput(s._array, position[id(s)], output._shared_counter())
+            result = results[position[id(s)]]
+            s = _SavedOutput(s._array, position[id(s)], result._shared_counter())
         saved.append(s)
     ctx._saved = tuple(saved)
     ctx._versions = tuple(map(saved_version, ctx._saved))

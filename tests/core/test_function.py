@@ -187,3 +187,25 @@ def test_mark_non_differentiable() -> None:
     x = plugrad.tensor([1.0], requires_grad=True)
     out, index = WithIndex.apply(x)
     assert out.requires_grad and not index.requires_grad
+
+
+def test_a_function_that_saves_its_own_outputs_returns_them_all() -> None:
+    class SinCos(plugrad.Function):
+        @staticmethod
+        def forward(ctx, x):
+            s, c = plugrad.sin(x), plugrad.cos(x)
+            ctx.save_for_backward(s, c)
+            return s, c
+
+        @staticmethod
+        def backward(ctx, gs, gc):
+            s, c = ctx.saved_tensors
+            return gs * c - gc * s
+
+    x = plugrad.tensor([0.5, 1.0], requires_grad=True)
+    out = SinCos.apply(x)
+    assert isinstance(out, tuple) and len(out) == 2
+    s, c = out
+    (s.sum() + c.sum()).backward()
+    expected = np.cos([0.5, 1.0]) - np.sin([0.5, 1.0])
+    np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-6)
