@@ -32,7 +32,7 @@ from .errors import (
 from .grad_mode import _state
 from .node import Node
 from .tensor import Tensor, _wrap, install_methods
-from .tensor_indexing import index_key
+from .tensor_indexing import in_numpy_order, index_key
 from .versions import ALIAS, DETACHED, Unstacked, ViewOf, memory_family, memory_links
 
 __all__ = [
@@ -575,7 +575,9 @@ def write_out(op: str, out: Tensor, result: Tensor) -> Tensor:
 
 def _setitem(self: Tensor, key: Any, value: Any) -> None:
     """``x[key] = value``: an in-place op, safe for autograd (see ``plugrad.inplace``)."""
-    apply_inplace(self, _assign, value, index_key(self, key), name="x[key] = value")
+    key = index_key(self, key)
+    value = in_numpy_order(self, key, value)
+    apply_inplace(self, _assign, value, key, name="x[key] = value")
 
 
 def _iadd(self: Tensor, other: Any) -> Tensor:

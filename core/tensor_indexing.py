@@ -1,4 +1,4 @@
-"""Indexing a Tensor: ``x[key]``, with NumPy's rules and gradients.
+"""Indexing a Tensor: ``x[key]``, with NumPy's rules (PyTorch's layout where they differ).
 
 Importing this module makes ``x[key]`` work (``Tensor.__getitem__``);
 :func:`index_key` is also what ``x[key] = value`` (:mod:`plugrad.inplace`) uses.
@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import dtypes as _dtypes
 from . import ops as _ops
 from .errors import DeviceMismatchError, DtypeError
-from .tensor import Tensor, install_methods
+from .grad_mode import no_grad
+from .tensor import Tensor, _wrap, install_methods
 
-__all__ = ["index_key"]
+__all__ = ["in_numpy_order", "index_key", "pytorch_placement"]
 
 #: Key types of basic indexing, whose result shares memory with the indexed tensor.
 _BASIC_INDEX_TYPES = frozenset({int, slice, type(None), type(Ellipsis)})
@@ -20,6 +22,9 @@ _BASIC_INDEX_TYPES = frozenset({int, slice, type(None), type(Ellipsis)})
 
 def _getitem(self: Tensor, key: Any) -> Tensor:
     """Index like NumPy: ints, slices, ``None``, ``...``, integer and boolean tensors.
+
+    A key mixing integers, index arrays and slices lays out as in PyTorch (see
+    :func:`pytorch_placement`).
 
     Gradients flow back to the indexed elements; an element selected several
     times (repeated integer indices) accumulates every contribution.
@@ -39,7 +44,90 @@ def _getitem(self: Tensor, key: Any) -> Tensor:
         # Basic indexing gives a view: an in-place change through either one is
         # seen by backward passes that saved the other.
         self._add_alias(out, key)
+        return out
+    placement = pytorch_placement(self, key)
+    if placement is not None:
+        out = _ops.permute_dims(out, axes=_to_pytorch_order(out.ndim, *placement))
     return out
+
+
+def pytorch_placement(tensor: Tensor, key: tuple[Any, ...]) -> tuple[int, int] | None:
+    """Where PyTorch puts the indexed axes of ``tensor[key]`` when NumPy puts them first.
+
+    To NumPy an integer beside index arrays is one more index array: separated
+    from the arrays by a slice, it makes the indexed axes go first
+    (``x[0, :, [0, 2]]`` has shape ``(2, 3)`` for ``x`` of shape ``(2, 3, 3)``).
+    PyTorch applies integers first, as basic indexing, so adjacent arrays keep
+    their place (shape ``(3, 2)``). The standard leaves keys mixing index arrays
+    with slices to the library; plugrad gives PyTorch's layout.
+
+    Returns None where the two agree, else the number of axes before the indexed
+    ones in PyTorch's layout and the number of axes the basic part of ``key``
+    leaves (slices, ``None``, ``...`` and the axes after the key).
+    """
+    if len(key) < 3:
+        return None  # an integer, an array and a slice between them: three entries at least
+    xp = tensor._device.xp
+    kinds: list[str] = []
+    consumed = 0  # axes of the tensor the key names
+    for k in key:
+        if k is None or k is Ellipsis:
+            kinds.append("new" if k is None else "...")
+            continue
+        shape = getattr(k, "shape", None)
+        if (
+            isinstance(k, bool)
+            or type(k) is list
+            or (shape is not None and len(shape) == 0 and xp.isdtype(k.dtype, "bool"))
+        ):
+            return None  # masks of no axes and unconverted lists: NumPy's rules
+        if type(k) is slice or shape is None or len(shape) == 0:
+            kinds.append("slice" if type(k) is slice else "int")
+            consumed += 1
+        else:
+            kinds.append("array")
+            consumed += len(shape) if xp.isdtype(k.dtype, "bool") else 1
+    if "int" not in kinds or "array" not in kinds:
+        return None
+    advanced = [i for i, kind in enumerate(kinds) if kind in ("int", "array")]
+    if advanced[-1] - advanced[0] == len(advanced) - 1:
+        return None  # adjacent to NumPy too: both keep the indexed axes in place
+    arrays = [i for i, kind in enumerate(kinds) if kind == "array"]
+    if any(kind not in ("int", "array") for kind in kinds[arrays[0] : arrays[-1]]):
+        return None  # the arrays themselves are apart: both put the indexed axes first
+    spanned = tensor.ndim - consumed  # what `...`, or the end of the key, stands for
+    before = sum(
+        spanned if kind == "..." else kind in ("slice", "new") for kind in kinds[: arrays[0]]
+    )
+    if before == 0:
+        return None
+    return before, kinds.count("slice") + kinds.count("new") + spanned
+
+
+def _to_pytorch_order(ndim: int, before: int, basic: int) -> tuple[int, ...]:
+    """The permutation of NumPy's ``x[key]`` into PyTorch's (see :func:`pytorch_placement`)."""
+    indexed = ndim - basic
+    return (*range(indexed, indexed + before), *range(indexed), *range(indexed + before, ndim))
+
+
+def in_numpy_order(tensor: Tensor, key: tuple[Any, ...], value: Any) -> Any:
+    """``value`` for ``tensor[key] = value`` laid out as NumPy's ``tensor[key]`` is.
+
+    The value of an assignment has the shape of ``tensor[key]`` as PyTorch lays it out
+    (see :func:`pytorch_placement`); the indexing op writes NumPy's layout.
+    """
+    placement = pytorch_placement(tensor, key)
+    if placement is None or isinstance(value, (bool, int, float, complex)):
+        return value
+    if not isinstance(value, Tensor):
+        device = tensor._device
+        value = _wrap(device.xp.asarray(value, device=device.native), device, False, None)
+    with no_grad():
+        shape = _ops.getitem(tensor, key=key).shape
+    order = _to_pytorch_order(len(shape), *placement)
+    pytorch_shape = tuple(shape[axis] for axis in order)
+    inverse = tuple(sorted(range(len(order)), key=order.__getitem__))
+    return _ops.permute_dims(_ops.broadcast_to(value, pytorch_shape), axes=inverse)
 
 
 def index_key(tensor: Tensor, key: Any) -> tuple[Any, ...]:
@@ -47,13 +135,35 @@ def index_key(tensor: Tensor, key: Any) -> tuple[Any, ...]:
     ``...`` appended to a basic key."""
     if type(key) is not tuple:
         key = (key,)
-    if any(isinstance(k, Tensor) for k in key):
-        return tuple(_index_array(tensor, k) if isinstance(k, Tensor) else k for k in key)
+    if any(isinstance(k, (Tensor, list)) for k in key):
+        return tuple(
+            _index_array(tensor, k)
+            if isinstance(k, Tensor)
+            else _list_index(tensor, k)
+            if type(k) is list
+            else k
+            for k in key
+        )
     # NOTE: the standard wants `...` in a tuple that indexes fewer axes than there
     # are (array-api-strict insists); appending it changes nothing in any library.
     if not any(k is Ellipsis for k in key):
         key = (*key, Ellipsis)
     return key
+
+
+def _list_index(tensor: Tensor, index: list[Any]) -> Any:
+    """A list of indices (or of bools) as an array of ``tensor``'s device.
+
+    Read now: the gradient uses the key later, when the caller may have changed the list.
+    """
+    device = tensor._device
+    try:
+        array = device.xp.asarray(index, device=device.native)
+    except (TypeError, ValueError):
+        return index  # not a list of numbers (the indexing op says what is wrong with it)
+    if 0 in array.shape:  # NumPy reads [] as no integer indices; asarray makes it float
+        array = device.xp.astype(array, device.native_dtype(_dtypes.int64))
+    return array
 
 
 def _index_array(tensor: Tensor, index: Tensor) -> Any:

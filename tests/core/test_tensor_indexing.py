@@ -1,0 +1,89 @@
+"""``x[key]`` and ``x[key] = value`` at the Tensor level: PyTorch's layout, keys read once."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+import plugrad
+
+torch = pytest.importorskip("torch")
+
+BASE = np.arange(2 * 3 * 4 * 5, dtype=np.float32).reshape(2, 3, 4, 5)
+ALL = slice(None)
+ENTRIES = [0, -1, ALL, slice(1, 3), [0, 1], [[0], [1]], None, Ellipsis, np.array([1, 0])]
+
+
+def _keys():
+    for n in (2, 3, 4):
+        for key in itertools.product(ENTRIES, repeat=n):
+            if sum(k is Ellipsis for k in key) > 1:
+                continue
+            torch_key = tuple(torch.tensor(k) if isinstance(k, np.ndarray) else k for k in key)
+            try:
+                torch.zeros(BASE.shape)[torch_key]
+            except IndexError:
+                continue
+            yield key, torch_key
+
+
+def test_keys_mixing_integers_index_arrays_and_slices_index_as_in_pytorch() -> None:
+    # x[0, :, [0, 2]]: NumPy puts the indexed axis first, PyTorch keeps it in place.
+    checked = moved = 0
+    for key, torch_key in _keys():
+        ours_key = tuple(plugrad.asarray(k) if isinstance(k, np.ndarray) else k for k in key)
+        expected = torch.tensor(BASE)[torch_key].numpy()
+        got = plugrad.tensor(BASE)[ours_key].numpy()
+        assert got.shape == expected.shape, key
+        np.testing.assert_array_equal(got, expected, err_msg=str(key))
+        moved += got.shape != BASE[key].shape  # where NumPy's layout differs
+        value = np.arange(expected.size, dtype=np.float32).reshape(expected.shape) + 1000
+        theirs = torch.tensor(BASE)
+        theirs[torch_key] = torch.tensor(value)
+        ours = plugrad.tensor(BASE)
+        ours[ours_key] = plugrad.tensor(value)
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy(), err_msg=str(key))
+        checked += 1
+    assert checked > 3000 and moved > 100
+
+
+def test_gradients_of_a_key_in_pytorch_layout_match_pytorch() -> None:
+    rng = np.random.default_rng(0)
+    base = rng.normal(size=(2, 3, 4))
+    key = (0, ALL, [[0], [3]])
+    weights = rng.normal(size=(3, 2, 1))
+    t, t_value = torch.tensor(base, requires_grad=True), torch.tensor(weights, requires_grad=True)
+    p, p_value = (
+        plugrad.tensor(base, requires_grad=True),
+        plugrad.tensor(weights, requires_grad=True),
+    )
+    (t[key] * torch.tensor(weights)).sum().backward()
+    (p[key] * plugrad.tensor(weights)).sum().backward()
+    np.testing.assert_allclose(p.grad.numpy(), t.grad.numpy())
+    t.grad = p.grad = None
+    t_copy, p_copy = t * 1, p * 1
+    t_copy[key] = t_value * 2
+    p_copy[key] = p_value * 2
+    (t_copy * t_copy).sum().backward()
+    (p_copy * p_copy).sum().backward()
+    np.testing.assert_allclose(p.grad.numpy(), t.grad.numpy())
+    np.testing.assert_allclose(p_value.grad.numpy(), t_value.grad.numpy())
+
+
+def test_a_list_key_is_read_when_indexing_not_at_backward() -> None:
+    x = plugrad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    index = [0, 2]
+    y = x[index]
+    index[0] = 1  # the caller reuses its list
+    (y * plugrad.tensor([1.0, 10.0])).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [1.0, 0.0, 10.0])
+
+
+def test_empty_and_boolean_list_keys_index_as_in_numpy() -> None:
+    x = plugrad.arange(6.0).reshape(2, 3)
+    assert x[[]].shape == (0, 3)
+    np.testing.assert_array_equal(x[[True, False]].numpy(), [[0.0, 1.0, 2.0]])
+    x[[0]] = 5.0
+    np.testing.assert_array_equal(x.numpy(), [[5.0, 5.0, 5.0], [3.0, 4.0, 5.0]])
