@@ -54,6 +54,9 @@ class InstalledTensorMethods:
     def __floordiv__(self, other: Any) -> Tensor:
         """``x // y``: ``plugrad.floor_divide(x, y)``."""
 
+    def __format__(self, spec: str) -> str:
+        """``f"{x:.4f}"``: a 0-d tensor formats as its number, as in PyTorch; others as ``str(x)``."""
+
     def __ge__(self, other: Any) -> Tensor:
         """``x >= y``: ``plugrad.greater_equal(x, y)``."""
 

@@ -171,6 +171,26 @@ def _repr(self: Tensor) -> str:
     return _printing.format_tensor(host, self.shape, _PRINT_KINDS[dtype.kind], suffixes)
 
 
+def _format(self: Tensor, spec: str) -> str:
+    """``f"{x:.4f}"``: a 0-d tensor formats as its number, as in PyTorch; others as ``str(x)``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> loss = plugrad.tensor(0.123456, requires_grad=True)
+    >>> f"loss {loss:.4f}, step {plugrad.tensor(3)}"
+    'loss 0.1235, step 3'
+    """
+    if self._array.ndim == 0:
+        return format(self.item(), spec)
+    if spec:
+        raise TypeError(
+            f"format spec {spec!r} given for a tensor of shape {self.shape}; only 0-d tensors "
+            "take one (format x.item(), or the elements of x.tolist(), instead)"
+        )
+    return str(self)
+
+
 def _array_namespace(self: Tensor, /, *, api_version: str | None = None) -> Any:
     """Return ``plugrad``, the Array API namespace of tensors.
 
@@ -220,6 +240,7 @@ install_methods(
     __index__=_index,
     __len__=_len,
     __repr__=_repr,
+    __format__=_format,
     __array_namespace__=_array_namespace,
     cpu=_cpu,
     cuda=_cuda,

@@ -114,3 +114,14 @@ def test_bad_options_are_refused_and_change_nothing(kwargs: dict, message: str) 
     with pytest.raises(InvalidArgumentError, match=message):
         plugrad.set_printoptions(**kwargs)
     assert plugrad.get_printoptions() == before
+
+
+def test_a_0d_tensor_formats_as_its_number_as_in_pytorch() -> None:
+    loss = plugrad.tensor(0.123456, requires_grad=True)
+    assert f"{loss:.4f}" == "0.1235"
+    assert f"{plugrad.tensor(3)}" == "3"
+    assert f"{plugrad.tensor(2.5):>6}" == "   2.5"
+    vector = plugrad.tensor([1.0, 2.0])
+    assert f"{vector}" == str(vector)
+    with pytest.raises(TypeError, match=r"only 0-d tensors take one"):
+        f"{vector:.2f}"
