@@ -21,7 +21,7 @@ from .dispatch import apply1, apply2, apply_general, apply_n, apply_view
 from .errors import ArgumentError
 from .grad_mode import no_grad
 from .inplace import apply_inplace, change_shape, check_out, write_out
-from .opdef import RegisteredOp
+from .opdef import RegisteredOp, dim_as_axis
 from .plugin_tables import state as _state
 from .tensor import Tensor
 
@@ -379,9 +379,10 @@ def _make_function(op: RegisteredOp, module: str, method: bool = False) -> Calla
         f"    if {torch} is not _unset:\n"
         f"        if {standard} is not _default_{standard}:\n"
         f"            raise _both_given({op.name!r}, {standard!r}, {torch!r})\n"
-        f"        {standard} = {torch}\n"
+        + (f"        {standard} = _dim_as_axis({torch})\n" if standard == "axis" else
+           f"        {standard} = {torch}\n")
         for standard, torch in torch_names.items()
-    )
+    )  # fmt: skip
     if torch_params:
         assert torch_form is not None
         prelude += _torch_form_prelude(op, torch_params, inspect.signature(torch_form))
@@ -448,6 +449,7 @@ def _make_function(op: RegisteredOp, module: str, method: bool = False) -> Calla
         "_apply_general": apply_general, "_apply_view": apply_view, "_both_given": _both_given,
         "_check_out": check_out, "_write_out": write_out, "_no_grad": no_grad,
         "_torch_form": torch_form, "_graph": _graph, "_torch_form_mixed": _torch_form_mixed,
+        "_dim_as_axis": dim_as_axis,
         **defaults,
     }  # fmt: skip
     exec(compile(source, f"<plugrad op {op.name}>", "exec"), scope)

@@ -60,6 +60,8 @@ import collections
 import dataclasses
 import dis
 import inspect
+import numbers
+import operator
 import sys
 import types
 from collections.abc import Callable, Iterable, Mapping
@@ -68,7 +70,7 @@ from typing import Any
 from .errors import PluginRegistrationError
 from .graph import BinaryOpNode, GeneralOpNode, OpNode, UnaryOpNode
 
-__all__ = ["NamespaceKernel", "OpDef", "RegisteredOp", "collect_ops", "op"]
+__all__ = ["NamespaceKernel", "OpDef", "RegisteredOp", "collect_ops", "dim_as_axis", "op"]
 
 Kernel = Callable[..., Any]
 Rule = Callable[..., Any]
@@ -841,3 +843,23 @@ def _check_rule_arity(
             + "".join(f", {p}=..." for p in params)
             + f"): {exc}"
         ) from None
+
+
+def dim_as_axis(dim: Any) -> Any:
+    """PyTorch's ``dim`` as the standard's ``axis``: a list as a tuple, NumPy integers as ints.
+
+    For the ``torch_function`` adapters of ops (PyTorch takes ``x.sum([0, 1])``
+    and ``x.max(numpy.int64(1))``); anything else is returned as it is.
+    """
+    if type(dim) is int or dim is None:
+        return dim
+    if type(dim) is list or type(dim) is tuple:
+        return tuple(map(_as_int, dim))
+    return _as_int(dim)
+
+
+def _as_int(value: Any) -> Any:
+    """``value`` as an int if it is an integer of any kind (``numpy.int64``), else itself."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return operator.index(value)
+    return value

@@ -12,7 +12,7 @@ from typing import Any
 
 from plugrad import return_types
 from plugrad.errors import ArgumentError
-from plugrad.opdef import OpDef, op
+from plugrad.opdef import OpDef, dim_as_axis, op
 
 _SCALARS = (bool, int, float, complex)
 
@@ -186,12 +186,7 @@ def torch_axis(dim: Any, axis: Any, default: Any = None) -> Any:
             "got both dim= and axis=, which name the same argument (dim is PyTorch's name for "
             "axis); pass only one"
         )
-    return dim if dim is not None else axis if axis is not None else default
-
-
-def _dims(dim: Any) -> Any:
-    """PyTorch's axes: an int, or a list or tuple of them (the standard takes tuples)."""
-    return tuple(dim) if isinstance(dim, list) else dim
+    return dim_as_axis(dim) if dim is not None else axis if axis is not None else default
 
 
 def one_array(adapter: Any) -> Any:
@@ -227,7 +222,7 @@ def torch_reduction(name: str, *, with_dtype: bool = False) -> Any:
 
     def arguments(dim: Any, keepdim: Any, axis: Any, keepdims: Any) -> dict[str, Any]:
         return {
-            "axis": _dims(torch_axis(dim, axis)),
+            "axis": torch_axis(dim, axis),
             "keepdims": bool(torch_axis(keepdim, keepdims, default=False)),
         }
 

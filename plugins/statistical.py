@@ -15,6 +15,7 @@ default, where the functions follow the standard (``correction=0``).
 
 from __future__ import annotations
 
+import numbers
 from typing import Any
 
 from plugrad.errors import ArgumentError
@@ -80,7 +81,8 @@ def _spread_and_mean(name: str) -> Any:
 
 def _extremum_method(name: str) -> Any:
     def method(xp: Any, x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None) -> Any:
-        if hasattr(dim, "shape"):  # PyTorch's x.max(other): element-wise
+        if hasattr(dim, "shape") and not isinstance(dim, numbers.Integral):
+            # PyTorch's x.max(other): element-wise (a NumPy integer has a shape too: a dim)
             return xp.maximum(x, dim) if name == "max" else xp.minimum(x, dim)
         axis = torch_axis(dim, axis)
         reduce = xp.max if name == "max" else xp.min

@@ -253,6 +253,15 @@ METHODS: dict[str, Callable[[Any, Any], Any]] = {
     "unsqueeze_": _in_place("unsqueeze_", 0),
     "t_": _in_place("t_"),
     "transpose_": _in_place("transpose_", 1, 0),
+    # dims as PyTorch code spells them: lists (global average pooling), NumPy integers
+    "x.mean([dims])": lambda lib, x: x.reshape(1, 1, 3, 4).mean([2, 3]),
+    "x.sum(dim=[dims], keepdim=)": lambda lib, x: x.sum(dim=[1], keepdim=True),
+    "x.amax([dims])": lambda lib, x: x.amax([0, 1]),
+    "x.std([dims])": lambda lib, x: x.std([0]),
+    "x.var(dim=[dims])": lambda lib, x: x.var(dim=[0, 1]),
+    "x.max(numpy int)": lambda lib, x: x.max(np.int64(1)),
+    "x.cumsum(numpy int)": lambda lib, x: x.cumsum(np.int64(0)),
+    "x[int, :, list]": lambda lib, x: x.reshape(1, 3, 4)[0, :, [3, 1, 3]],
 }
 
 
