@@ -234,7 +234,7 @@ def flatten(x: TensorLike, start_dim: int = ..., end_dim: int = ...) -> Any:
     """PyTorch's ``x.flatten(start_dim=0, end_dim=-1)``: join the axes ``start_dim..end_dim``."""
 
 
-def flip(x: TensorLike, /, axis: Any = ..., *, dims: Any = ..., dim: Any = ...) -> Any:
+def flip(x: TensorLike, /, axis: Any = ..., *, dims: Any = ..., dim: Any = ..., out: Any = ...) -> Any:
     """Reverse the order of elements along ``axis`` (all axes by default)."""
 
 

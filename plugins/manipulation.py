@@ -278,6 +278,11 @@ def _axes(value: Any) -> Any:
     return tuple(value) if isinstance(value, list) else value
 
 
+def _flip(xp: Any, x: Any, /, axis: Any = None) -> Any:
+    # A copy, as PyTorch's: NumPy's flip is a view, which a later in-place change would reach.
+    return xp.asarray(xp.flip(x, axis=axis), copy=True)
+
+
 def _torch_flip(xp: Any, x: Any, dims: Any) -> Any:
     """PyTorch's ``flip(x, dims=...)``."""
     return xp.flip(x, axis=_axes(dims))
@@ -300,8 +305,8 @@ def _torch_roll(xp: Any, x: Any, shifts: Any, dims: Any = None) -> Any:
 
 # NOTE: axis may come by position here (the standard has it keyword-only), as PyTorch's
 # flip(x, dims) and roll(x, shifts, dims) give it.
-flip = op("flip(x, /, axis=None)", vjp=lambda xp, g, ans, x, *, axis: xp.flip(g, axis=axis),
-          saves=(), view=True, methods={"flip": _flip_method}, torch_function=_torch_flip,
+flip = op("flip", _flip, vjp=lambda xp, g, ans, x, *, axis: xp.flip(g, axis=axis),
+          saves=(), methods={"flip": _flip_method}, torch_function=_torch_flip,
           doc="Reverse the order of elements along ``axis`` (all axes by default).")
 roll = op("roll(x, /, shift, axis=None)", vjp=_roll_grad, saves=(), methods={"roll": _torch_roll},
           torch_function=_torch_roll,

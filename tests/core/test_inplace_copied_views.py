@@ -78,7 +78,6 @@ def test_views_made_by_view_ops_follow_both_ways(device) -> None:
     x = plugrad.arange(24.0).reshape(2, 3, 4)
     moved = x.movedim((0, 2), (2, 0))
     transposed = x.transpose(0, 2)
-    flipped = x.flip(1)
     row = x[1]
     row_t = row.T
     columns = plugrad.unstack(x, axis=1)
@@ -86,7 +85,6 @@ def test_views_made_by_view_ops_follow_both_ways(device) -> None:
     moved.mul_(2)
     for view, again in (
         (transposed, x.transpose(0, 2)),
-        (flipped, x.flip(1)),
         (row_t, x[1].T),
         (columns[2], x[:, 2]),
         (diagonal, plugrad.linalg.diagonal(x)),
@@ -95,7 +93,7 @@ def test_views_made_by_view_ops_follow_both_ways(device) -> None:
     row_t.zero_()
     columns[0].fill_(-1.0)
     assert x.sum().item() == 112.0
-    assert [t.sum().item() for t in (transposed, moved, flipped, row)] == [112.0] * 3 + [-4.0]
+    assert [t.sum().item() for t in (transposed, moved, row)] == [112.0] * 2 + [-4.0]
 
 
 def test_a_detached_alias_follows_and_is_followed(device) -> None:
