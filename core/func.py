@@ -25,13 +25,13 @@ from typing import Any
 from . import ops as _ops
 from .creation import zeros_like
 from .dtypes import is_differentiable
-from .engine import grad
+from .engine import grad as _engine_grad
 from .errors import DtypeError, IndependentInputError, InvalidArgumentError, ShapeError
 from .grad_mode import enable_grad
 from .gradcheck import basis
 from .tensor import Tensor
 
-__all__ = ["hessian", "hvp", "jacfwd", "jacobian", "jacrev", "jvp", "vjp"]
+__all__ = ["grad", "grad_and_value", "hessian", "hvp", "jacfwd", "jacobian", "jacrev", "jvp", "vjp"]
 
 Function = Callable[..., Any]
 Argnums = int | tuple[int, ...]
@@ -110,7 +110,7 @@ def _gradients(
     if not pairs:
         return (None,) * len(inputs)
     roots, seeds = zip(*pairs)
-    return grad(roots, inputs, seeds, True, True, allow_unused=True)
+    return _engine_grad(roots, inputs, seeds, True, True, allow_unused=True)
 
 
 def _no_output_uses(index: int) -> str:
@@ -179,6 +179,90 @@ def vjp(
     if isinstance(output, tuple):
         return tuple(_finish(o, keep) for o in output), vjp_fn
     return _finish(output, keep), vjp_fn
+
+
+def grad_and_value(
+    func: Function, argnums: Argnums = 0, has_aux: bool = False
+) -> Callable[..., tuple[Any, Any]]:
+    """Return a function giving the gradient of ``func`` and its value, as ``torch.func``'s.
+
+    ``func`` returns a 0-d tensor (with ``has_aux=True``, a pair ``(output, aux)``);
+    the new function returns ``(gradient, output)`` (``(gradient, (output, aux))``),
+    the gradient with respect to the argument at ``argnums``, or a tuple of them
+    for a tuple of argnums. Transforms compose: ``grad(grad(f))`` is the second
+    derivative.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> g, value = plugrad.func.grad_and_value(lambda x: (x * x).sum())(plugrad.tensor([1.0, 2.0]))
+    >>> g, value
+    (tensor([2., 4.]), tensor(5.))
+    """
+
+    def grad_and_value_of_func(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
+        chosen = _argnums(argnums, len(args))
+        primals = [args[i] for i in chosen]
+        keep = any(isinstance(p, Tensor) and p.requires_grad for p in primals)
+        inputs = _tracked(primals)
+        call = list(args)
+        for index, tracked in zip(chosen, inputs):
+            call[index] = tracked
+        with enable_grad():
+            result = func(*call, **kwargs)
+        if has_aux:
+            if not (isinstance(result, tuple) and len(result) == 2):
+                raise InvalidArgumentError(
+                    "with has_aux=True the function must return a pair (output, aux), got a "
+                    f"{type(result).__name__}"
+                )
+            output, aux = result
+        else:
+            output, aux = result, None
+        if not isinstance(output, Tensor) or output.ndim != 0:
+            shape = f"shape {output.shape}" if isinstance(output, Tensor) else type(output).__name__
+            raise ShapeError(
+                f"grad() differentiates a function whose output is one number (a 0-d tensor), "
+                f"got {shape}; reduce it (.sum(), .mean()), or use plugrad.func.vjp"
+            )
+        grads = _zeros_where_unused(
+            _gradients([output], inputs, [None]), inputs, keep, False, _no_output_uses
+        )
+        gradient = grads[0] if isinstance(argnums, int) else grads
+        value = _finish(output, keep)
+        if not has_aux:
+            return gradient, value
+        if isinstance(aux, Tensor):  # computed from the tracked copies: no graph outside
+            aux = _finish(aux, keep)
+        elif isinstance(aux, tuple):
+            aux = tuple(_finish(a, keep) if isinstance(a, Tensor) else a for a in aux)
+        return gradient, (value, aux)
+
+    return grad_and_value_of_func
+
+
+def grad(func: Function, argnums: Argnums = 0, has_aux: bool = False) -> Callable[..., Any]:
+    """Return a function giving the gradient of ``func``, as ``torch.func.grad``.
+
+    As :func:`grad_and_value`, without the value: the gradient, or
+    ``(gradient, aux)`` with ``has_aux=True``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> cube = lambda x: (x**3).sum()
+    >>> plugrad.func.grad(cube)(plugrad.tensor([1.0, 2.0]))
+    tensor([ 3., 12.])
+    >>> plugrad.func.grad(plugrad.func.grad(lambda x: x**3))(plugrad.tensor(2.0))
+    tensor(12.)
+    """
+    both = grad_and_value(func, argnums, has_aux)
+
+    def grad_of_func(*args: Any, **kwargs: Any) -> Any:
+        gradient, value = both(*args, **kwargs)
+        return (gradient, value[1]) if has_aux else gradient
+
+    return grad_of_func
 
 
 def jvp(
@@ -327,7 +411,7 @@ def _check_blocks(
         )
         if not out.requires_grad:
             raise _independent(f"{name} depends on no input")
-        reached = grad(out, inputs, zeros_like(out), True, False, allow_unused=True)
+        reached = _engine_grad(out, inputs, zeros_like(out), True, False, allow_unused=True)
         for i, g in zip(chosen, reached):
             if g is None:
                 raise _independent(f"{name} does not depend on input {i}")

@@ -135,3 +135,37 @@ def test_strict_refuses_zeros_that_come_from_independence_only() -> None:
     with pytest.raises(plugrad.errors.IndependentInputError, match="input 0 depends on no input"):
         func.hessian(lambda a: plugrad.sum(a) * 2, strict=True)(x)
     assert func.hessian(lambda a: plugrad.sum(a) * 2)(x).tolist() == [[0.0] * 3] * 3
+
+
+def test_grad_and_grad_and_value_match_pytorch() -> None:
+    def loss(lib, x, w):
+        return lib.sum(f(lib, x, w))
+
+    ours = func.grad(lambda x, w: loss(plugrad, x, w), argnums=(0, 1))(p(X), p(W))
+    theirs = torch.func.grad(lambda x, w: loss(torch, x, w), argnums=(0, 1))(t(X), t(W))
+    for a, b in zip(ours, theirs, strict=True):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-12)
+        assert not a.requires_grad
+    second = func.grad(func.grad(lambda x: lib_cube(plugrad, x)))(p(0.7))
+    their_second = torch.func.grad(torch.func.grad(lambda x: lib_cube(torch, x)))(t(0.7))
+    np.testing.assert_allclose(second.numpy(), their_second.numpy(), rtol=1e-12)
+    g, (value, aux) = func.grad_and_value(
+        lambda x: (scalar(plugrad, x), plugrad.mean(x)), has_aux=True
+    )(p(X))
+    tg, (tvalue, taux) = torch.func.grad_and_value(
+        lambda x: (scalar(torch, x), torch.mean(x)), has_aux=True
+    )(t(X))
+    for a, b in ((g, tg), (value, tvalue), (aux, taux)):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-12)
+        assert not a.requires_grad
+
+
+def lib_cube(lib, x):
+    return x**3
+
+
+def test_grad_refuses_a_function_whose_output_is_not_one_number() -> None:
+    with pytest.raises(plugrad.errors.ShapeError, match=r"output is one number"):
+        func.grad(lambda x: x * x)(p(X))
+    with pytest.raises(plugrad.errors.InvalidArgumentError, match=r"pair \(output, aux\)"):
+        func.grad(lambda x: plugrad.sum(x), has_aux=True)(p(X))
