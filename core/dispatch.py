@@ -338,8 +338,9 @@ def apply_general(op: RegisteredOp, inputs: tuple[Any, ...], params: dict[str, A
         params = dict(params)
         for name in op.dtype_params:
             params[name] = _native_dtype(op, device, name, params[name])
+        recorded = requires_grad and _state.enabled and op.differentiable
         for name in op.array_params:
-            params[name] = _raw_arrays(op, device, name, params[name])
+            params[name] = _raw_arrays(op, device, name, params[name], recorded)
     try:
         kernel = device.kernels[op.name]
     except KeyError:
@@ -437,17 +438,23 @@ def _native_dtype(op: RegisteredOp, device: Device, name: str, value: Any) -> An
     )
 
 
-def _raw_arrays(op: RegisteredOp, device: Device, name: str, value: Any) -> Any:
-    """Replace every Tensor in an array param (also inside tuples) by its raw array."""
+def _raw_arrays(op: RegisteredOp, device: Device, name: str, value: Any, recorded: bool) -> Any:
+    """Replace every Tensor in an array param (also inside tuples) by its raw array.
+
+    For an op autograd records, a copy: the backward rules read the param later, after
+    the caller may have changed the tensor in place (an index tensor, say).
+    """
     if isinstance(value, Tensor):
         if value._device is not device:
             raise DeviceMismatchError(
                 f"{op.name}(): {name} holds a tensor on {value._device.name!r}, but the inputs "
                 f"are on {device.name!r}; move it with .to({device.name!r})"
             )
+        if recorded and not device.views_are_copies:  # immutable arrays need no copy
+            return device.xp.asarray(value._array, copy=True)
         return value._array
     if type(value) is tuple:
-        return tuple(_raw_arrays(op, device, name, v) for v in value)
+        return tuple(_raw_arrays(op, device, name, v, recorded) for v in value)
     return value
 
 

@@ -575,7 +575,10 @@ def write_out(op: str, out: Tensor, result: Tensor) -> Tensor:
 
 def _setitem(self: Tensor, key: Any, value: Any) -> None:
     """``x[key] = value``: an in-place op, safe for autograd (see ``plugrad.inplace``)."""
-    key = index_key(self, key)
+    recorded = _state.enabled and (
+        self._requires_grad or (isinstance(value, Tensor) and value._requires_grad)
+    )
+    key = index_key(self, key, recorded)
     value = in_numpy_order(self, key, value)
     apply_inplace(self, _assign, value, key, name="x[key] = value")
 

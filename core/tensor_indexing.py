@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import dtypes as _dtypes
+from . import grad_mode as _grad_mode
 from . import ops as _ops
 from .errors import DeviceMismatchError, DtypeError
 from .grad_mode import no_grad
@@ -38,7 +39,7 @@ def _getitem(self: Tensor, key: Any) -> Tensor:
     >>> x.grad
     tensor([2., 0., 1.])
     """
-    key = index_key(self, key)
+    key = index_key(self, key, self._requires_grad and _grad_mode._state.enabled)
     out = _ops.getitem(self, key=key)
     if all(type(k) in _BASIC_INDEX_TYPES for k in key):
         # Basic indexing gives a view: an in-place change through either one is
@@ -130,14 +131,18 @@ def in_numpy_order(tensor: Tensor, key: tuple[Any, ...], value: Any) -> Any:
     return _ops.permute_dims(_ops.broadcast_to(value, pytorch_shape), axes=inverse)
 
 
-def index_key(tensor: Tensor, key: Any) -> tuple[Any, ...]:
+def index_key(tensor: Tensor, key: Any, recorded: bool = False) -> tuple[Any, ...]:
     """``key`` as ``tensor`` is indexed with it: a tuple, index tensors as raw arrays, and
-    ``...`` appended to a basic key."""
+    ``...`` appended to a basic key.
+
+    For an op autograd records (``recorded``), index tensors are copied: the
+    gradient reads the key later, after the caller may have changed them in place.
+    """
     if type(key) is not tuple:
         key = (key,)
     if any(isinstance(k, (Tensor, list)) for k in key):
         return tuple(
-            _index_array(tensor, k)
+            _index_array(tensor, k, recorded)
             if isinstance(k, Tensor)
             else _list_index(tensor, k)
             if type(k) is list
@@ -166,7 +171,7 @@ def _list_index(tensor: Tensor, index: list[Any]) -> Any:
     return array
 
 
-def _index_array(tensor: Tensor, index: Tensor) -> Any:
+def _index_array(tensor: Tensor, index: Tensor, recorded: bool) -> Any:
     if index._device is not tensor._device:
         raise DeviceMismatchError(
             f"an index tensor on {index._device.name!r} cannot index a tensor on "
@@ -177,6 +182,8 @@ def _index_array(tensor: Tensor, index: Tensor) -> Any:
             f"index tensors must have an integer or bool dtype, not {index.dtype.name}; "
             "convert with plugrad.astype(index, plugrad.int64)"
         )
+    if recorded and not index._device.views_are_copies:  # immutable arrays need no copy
+        return index._device.xp.asarray(index._array, copy=True)
     return index._array
 
 

@@ -87,3 +87,38 @@ def test_empty_and_boolean_list_keys_index_as_in_numpy() -> None:
     np.testing.assert_array_equal(x[[True, False]].numpy(), [[0.0, 1.0, 2.0]])
     x[[0]] = 5.0
     np.testing.assert_array_equal(x.numpy(), [[5.0, 5.0, 5.0], [3.0, 4.0, 5.0]])
+
+
+def _index_programs(lib):
+    """name -> (x, program(x, index) -> output, index, how the index changes afterwards)."""
+    return {
+        "x[index]": (lambda x, i: x[i], lib.tensor([0, 2])),
+        "x[mask]": (lambda x, i: x[i], lib.tensor([True, False, True])),
+        "x.scatter": (lambda x, i: x.scatter(0, i, x[:2] * 5), lib.tensor([0, 1])),
+        "x.scatter_add": (lambda x, i: x.scatter_add(0, i, x[:2] * 5), lib.tensor([0, 2])),
+        "y[index] = value": (lambda x, i: _assigned(x, i), lib.tensor([0, 1])),
+    }
+
+
+def _assigned(x, index):
+    y = x * 1
+    y[index] = x[:2] * 3
+    return y
+
+
+@pytest.mark.parametrize("name", list(_index_programs(plugrad)))
+def test_an_index_tensor_changed_after_the_forward_pass_changes_no_gradient(name) -> None:
+    # PyTorch refuses the backward pass; plugrad kept a copy, so the gradient is the one of
+    # the values computed (what PyTorch gives without the change).
+    def run(lib, change):
+        program, index = _index_programs(lib)[name]
+        x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        out = program(x, index)
+        if change:
+            with lib.no_grad():
+                index.copy_(lib.flip(index, (0,)) if index.dtype != lib.bool else ~index)
+        weights = lib.arange(1.0, out.shape[0] + 1.0)
+        (out * weights).sum().backward()
+        return x.grad.numpy()
+
+    np.testing.assert_array_equal(run(plugrad, change=True), run(torch, change=False))
