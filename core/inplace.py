@@ -71,6 +71,8 @@ def apply_inplace(
     """
     # Where views are copies, the tensors sharing target's memory are found (or the
     # change refused) first, and brought up to date after it.
+    if _state.enabled and target._counter is not None and not target._requires_grad:
+        _refuse_view_made_without_grad(target, name)
     copies = target._device.views_are_copies and _copies_to_refresh(target, name)
     recording = _state.enabled and (
         target._requires_grad or any(isinstance(a, Tensor) and a._requires_grad for a in args)
@@ -426,6 +428,21 @@ class AliasChangedNode(Node):
 
     def _release(self) -> None:
         pass
+
+
+def _refuse_view_made_without_grad(target: Tensor, name: str) -> None:
+    """Refuse an in-place change, outside no_grad, of a view taken under no_grad of a tensor
+    that requires grad, as PyTorch does: whether autograd should see it is ambiguous."""
+    for member, source, key in memory_links(target):
+        if member is target:
+            if source is None or key is DETACHED or key is ALIAS or not source._requires_grad:
+                return
+            raise InPlaceModificationError(
+                f"{name} on a view made under no_grad() of a tensor that requires grad "
+                f"(shape {source.shape}), outside no_grad(): whether autograd should see the "
+                "change is ambiguous. Make the view and change it both inside no_grad() (not "
+                "recorded) or both outside (recorded)"
+            )
 
 
 def _changed_leaf(target: Tensor, name: str, instead: str) -> BackwardError:

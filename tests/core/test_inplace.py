@@ -557,3 +557,26 @@ def test_flip_and_diag_are_copies_as_in_pytorch() -> None:
     image.add_(1)
     assert diagonal.tolist() == [0.0, 4.0]
     assert flipped.tolist() == [[-8.0, -9.0, -10.0], [-5.0, -6.0, -7.0]]
+
+
+def test_a_view_made_under_no_grad_is_changed_in_place_only_under_no_grad() -> None:
+    # As PyTorch: outside no_grad, the change would be ambiguous (recorded or not?), and a
+    # gradient through the base would silently leave it out.
+    x = plugrad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    b = x * 1
+    with plugrad.no_grad():
+        v = b[:2]
+    with pytest.raises(InPlaceModificationError, match=r"view made under no_grad\(\)"):
+        v.mul_(3)
+    with pytest.raises(InPlaceModificationError, match=r"view made under no_grad\(\)"):
+        v.mul_(x[:2])
+    assert b.tolist() == [1.0, 2.0, 3.0] and b._version == 0
+    with plugrad.no_grad():
+        v.mul_(3)
+    assert b.tolist() == [3.0, 6.0, 3.0]
+    # A view made with grad enabled is recorded, and detach() is a copy by its own right.
+    y = x * 1
+    y[:2].mul_(3)
+    y.detach().add_(0)
+    (y * y).sum().backward()
+    assert x.grad.tolist() == [18.0, 36.0, 6.0]
