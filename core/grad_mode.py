@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import inspect
 import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -21,7 +22,13 @@ _state = _GradState()
 
 
 def _run_in_mode(func: F, mode: bool) -> F:
-    """Wrap ``func`` so that it runs with grad mode ``mode``, restoring it afterwards."""
+    """Wrap ``func`` so that it runs with grad mode ``mode``, restoring it afterwards.
+
+    A generator function runs in the mode each time it resumes (as in PyTorch), and the
+    caller's mode holds between its yields.
+    """
+    if inspect.isgeneratorfunction(func):
+        return _generator_in_mode(func, mode)
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -33,6 +40,36 @@ def _run_in_mode(func: F, mode: bool) -> F:
             _state.enabled = previous
 
     return wrapper  # type: ignore[return-value]
+
+
+def _generator_in_mode(func: F, mode: bool) -> F:
+    def step(method: Callable[..., Any], *args: Any) -> Any:
+        previous = _state.enabled
+        _state.enabled = mode
+        try:
+            return method(*args)
+        finally:
+            _state.enabled = previous
+
+    @functools.wraps(func)
+    def generator(*args: Any, **kwargs: Any) -> Any:
+        inner = func(*args, **kwargs)
+        try:
+            response = step(inner.send, None)
+            while True:
+                try:
+                    request = yield response
+                except GeneratorExit:
+                    step(inner.close)
+                    raise
+                except BaseException as error:  # thrown in by the caller: on to the generator
+                    response = step(inner.throw, error)
+                else:
+                    response = step(inner.send, request)
+        except StopIteration as stop:
+            return stop.value
+
+    return generator  # type: ignore[return-value]
 
 
 def is_grad_enabled() -> bool:

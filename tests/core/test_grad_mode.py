@@ -85,3 +85,28 @@ def test_grad_mode_is_thread_local(x) -> None:
         thread.start()
         thread.join()
     assert seen == {"enabled": True, "records": True}
+
+
+def test_a_generator_decorated_with_a_grad_mode_runs_in_it_at_every_resume() -> None:
+    x = plugrad.tensor([1.0, 2.0], requires_grad=True)
+
+    @plugrad.no_grad()
+    def batches():
+        received = yield x * 2
+        yield plugrad.is_grad_enabled()
+        return received
+
+    outputs = batches()
+    assert not next(outputs).requires_grad
+    assert plugrad.is_grad_enabled()  # the caller's mode between resumes
+    assert outputs.send("last") is False
+    with pytest.raises(StopIteration) as stop:
+        next(outputs)
+    assert stop.value.value == "last"
+
+    @plugrad.enable_grad
+    def recorded():
+        yield (x * 2).requires_grad
+
+    with plugrad.no_grad():
+        assert list(recorded()) == [True]
