@@ -86,19 +86,19 @@ _accumulation_lock = threading.Lock()
 
 
 def backward(
-    tensors: Sequence[Tensor],
-    grad_tensors: Sequence[Tensor | None] | None = None,
+    tensors: Tensor | Sequence[Tensor],
+    grad_tensors: Tensor | Sequence[Tensor | None] | None = None,
     retain_graph: bool | None = None,
     create_graph: bool = False,
-    inputs: Sequence[Tensor] | None = None,
+    inputs: Tensor | Sequence[Tensor] | None = None,
 ) -> None:
     """Accumulate into ``.grad`` the gradients of ``tensors`` with respect to the graph leaves.
 
     Parameters
     ----------
-    tensors : sequence of Tensor
+    tensors : Tensor or sequence of Tensor
         The outputs to differentiate.
-    grad_tensors : sequence of Tensor or None, optional
+    grad_tensors : Tensor, or sequence of Tensor or None, optional
         The gradient with respect to each output, of its shape (real for a
         real output); ``None`` (or omitted) only for one-element outputs,
         where it is 1.
@@ -106,10 +106,16 @@ def backward(
         Keep saved values for another backward pass. Defaults to ``create_graph``.
     create_graph : bool
         Record the backward pass so gradients can be differentiated again.
-    inputs : sequence of Tensor, optional
+    inputs : Tensor or sequence of Tensor, optional
         Accumulate only into these tensors' ``.grad`` (leaves or not); the rest
         of the graph is not even visited unless it leads to them.
     """
+    if isinstance(tensors, Tensor):
+        tensors = (tensors,)
+    if isinstance(grad_tensors, Tensor):
+        grad_tensors = (grad_tensors,)
+    if isinstance(inputs, Tensor):
+        inputs = (inputs,)
     roots = _roots(tensors, grad_tensors, create_graph, "backward()")
     targets = None if inputs is None else _Targets(inputs, "backward()")
     result = _execute(roots, retain_graph, create_graph, targets)
@@ -122,7 +128,8 @@ def grad(
     grad_outputs: Tensor | Sequence[Tensor | None] | None = None,
     retain_graph: bool | None = None,
     create_graph: bool = False,
-    allow_unused: bool = False,
+    allow_unused: bool | None = None,
+    materialize_grads: bool = False,
 ) -> tuple[Tensor | None, ...]:
     """Return the gradients of ``outputs`` with respect to ``inputs``; ``.grad`` is not touched.
 
@@ -139,8 +146,11 @@ def grad(
         Keep saved values for another backward pass. Defaults to ``create_graph``.
     create_graph : bool
         Make the returned gradients differentiable (for higher-order derivatives).
-    allow_unused : bool
-        Return ``None`` for an input the outputs do not depend on, instead of raising.
+    allow_unused : bool, optional
+        Return ``None`` for an input the outputs do not depend on, instead of
+        raising (the default unless ``materialize_grads``).
+    materialize_grads : bool
+        Return zeros of its shape for such an input instead of ``None``.
 
     Returns
     -------
@@ -157,6 +167,11 @@ def grad(
     >>> plugrad.autograd.grad(dy, x)
     (tensor(18.),)
     """
+    if materialize_grads and allow_unused is False:
+        raise ValueError(
+            "grad() got materialize_grads=True with allow_unused=False: zeros for an unused "
+            "input are the opposite of refusing it; leave allow_unused out"
+        )
     outputs = (outputs,) if isinstance(outputs, Tensor) else tuple(outputs)
     inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
     if isinstance(grad_outputs, Tensor):
@@ -168,10 +183,15 @@ def grad(
     for index, tensor in enumerate(inputs):
         g = result.captured(tensor)
         if g is None:
+            if materialize_grads:
+                zeros = tensor._device.xp.zeros_like(tensor._array)
+                gradients.append(_wrap(zeros, tensor._device, False, None))
+                continue
             if not allow_unused:
                 raise BackwardError(
                     f"input {index} of grad() (shape {tensor.shape}) was not used to compute the "
-                    "outputs, so it has no gradient; pass allow_unused=True to get None for it"
+                    "outputs, so it has no gradient; pass allow_unused=True to get None for it "
+                    "(or materialize_grads=True for zeros)"
                 )
             gradients.append(None)
         else:

@@ -300,3 +300,18 @@ def test_gradcheck_agrees_with_torch_on_complex_functions() -> None:
         tz = torch.tensor(values, dtype=torch.complex128, requires_grad=True)
         assert torch.autograd.gradcheck(theirs, (tz,))
         assert plugrad.autograd.gradcheck(ours, (c128(*values),))
+
+
+def test_backward_takes_one_tensor_and_grad_materializes_zeros_as_pytorch() -> None:
+    x = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    unused = plugrad.tensor([3.0], requires_grad=True)
+    plugrad.autograd.backward((x * x).sum())
+    assert x.grad.tolist() == [2.0, 4.0]
+    plugrad.autograd.backward(x * x, plugrad.ones(2), inputs=x)
+    assert x.grad.tolist() == [4.0, 8.0]
+    grads = plugrad.autograd.grad((x * x).sum(), (x, unused), materialize_grads=True)
+    assert [g.tolist() for g in grads] == [[2.0, 4.0], [0.0]]
+    with pytest.raises(ValueError, match="materialize_grads=True with allow_unused=False"):
+        plugrad.autograd.grad((x * x).sum(), x, allow_unused=False, materialize_grads=True)
+    with pytest.raises(plugrad.errors.BackwardError, match="materialize_grads=True for zeros"):
+        plugrad.autograd.grad((x * x).sum(), (x, unused))
