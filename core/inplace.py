@@ -32,6 +32,7 @@ from .errors import (
 from .grad_mode import _state
 from .node import Node
 from .tensor import Tensor, _wrap, install_methods
+from .tensor_hooks import move_retain_grad
 from .tensor_indexing import in_numpy_order, index_key
 from .versions import ALIAS, DETACHED, Unstacked, ViewOf, memory_family, memory_links
 
@@ -108,8 +109,11 @@ def apply_inplace(
                 target._array = result._array
         else:
             target._array = result._array
+        old_edge = target._edge
         target._edge = result._edge
         target._requires_grad = result._requires_grad
+        if old_edge is not None:
+            move_retain_grad(target, old_edge)
         if family:
             _relink_family(target, family, name)
     else:

@@ -17,7 +17,7 @@ from .errors import BackwardError
 from .node import split_edge
 from .tensor import Tensor, install_methods
 
-__all__ = ["PostAccumulateGradHook", "RemovableHandle", "RetainGrad"]
+__all__ = ["PostAccumulateGradHook", "RemovableHandle", "RetainGrad", "move_retain_grad"]
 
 
 class RetainGrad:
@@ -143,6 +143,21 @@ def _register_post_accumulate_grad_hook(
         self._hooks = []
     self._hooks.append(entry)
     return RemovableHandle(self._hooks, entry)
+
+
+def move_retain_grad(tensor: Tensor, old_edge: Any) -> None:
+    """Move ``tensor``'s :meth:`retain_grad` from ``old_edge`` to its current one.
+
+    An in-place op gives ``tensor`` a new graph history; as in PyTorch, its ``.grad``
+    is then the gradient with respect to its new value.
+    """
+    node, index = split_edge(old_edge)
+    for entry in node._hooks or ():
+        output, hook = entry
+        if output == index and isinstance(hook, RetainGrad) and hook.tensor() is tensor:
+            node._hooks.remove(entry)
+            _add_node_hook(tensor, hook)
+            return
 
 
 def _add_node_hook(tensor: Tensor, hook: Callable[..., Any] | RetainGrad) -> RemovableHandle:

@@ -580,3 +580,14 @@ def test_a_view_made_under_no_grad_is_changed_in_place_only_under_no_grad() -> N
     y.detach().add_(0)
     (y * y).sum().backward()
     assert x.grad.tolist() == [18.0, 36.0, 6.0]
+
+
+def test_retain_grad_follows_a_tensor_changed_in_place_as_in_pytorch() -> None:
+    x = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    h = x * 2
+    h.retain_grad()
+    h.mul_(3)  # h's .grad is now the gradient with respect to 3 * (x * 2)
+    (h * h).sum().backward()
+    assert h.retains_grad
+    assert h.grad.tolist() == [12.0, 24.0]
+    assert x.grad.tolist() == [72.0, 144.0]
