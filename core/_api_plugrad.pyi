@@ -598,7 +598,7 @@ def unique_values(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """The unique elements of ``x``, sorted."""
 
 
-def unstack(x: TensorLike, /, *, axis: Any = ..., dim: Any = ...) -> tuple[Tensor, ...]:
+def unstack(x: TensorLike, /, dim: Any = ..., *, axis: Any = ...) -> Any:
     """Split ``x`` along ``axis`` into a tuple of tensors without that axis."""
 
 

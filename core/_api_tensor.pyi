@@ -763,7 +763,7 @@ class InstalledTensorMethods:
     def trunc_(self, /) -> Tensor:
         """In-place :meth:`trunc`: ``x.trunc_(...)`` makes ``x`` hold it."""
 
-    def unbind(self, dim: Any = ..., *, axis: Any = ...) -> tuple[Tensor, ...]:
+    def unbind(self, dim: Any = ..., *, axis: Any = ...) -> Any:
         """Split ``x`` along ``axis`` into a tuple of tensors without that axis."""
 
     def uniform_(self, from_: float = ..., to: float = ..., *, generator: Any = ...) -> Tensor:
@@ -778,7 +778,7 @@ class InstalledTensorMethods:
     def unsqueeze_(self, axis: Any = ..., *, dim: Any = ...) -> Tensor:
         """In-place :meth:`unsqueeze`: ``x.unsqueeze_(...)`` makes ``x`` hold it."""
 
-    def unstack(self, dim: Any = ..., *, axis: Any = ...) -> tuple[Tensor, ...]:
+    def unstack(self, dim: Any = ..., *, axis: Any = ...) -> Any:
         """Split ``x`` along ``axis`` into a tuple of tensors without that axis."""
 
     def var(self, dim: Any = ..., unbiased: bool | None = ..., keepdim: bool = ..., *, correction: Any = ..., axis: Any = ...) -> Any:

@@ -323,6 +323,7 @@ unstack = op("unstack", lambda xp, x, /, *, axis=0: tuple(xp.unstack(x, axis=axi
              vjp=lambda xp, g, ans, x, *, axis: xp.stack(g, axis=axis),
              multiple_outputs=True, view=True, saves=(), aliases="unbind",
              methods={"unstack": None, "unbind": None, "split": _split, "chunk": _chunk},
+             torch_function=lambda xp, x, dim=0: tuple(xp.unstack(x, axis=dim)),
              doc="Split ``x`` along ``axis`` into a tuple of tensors without that axis.")
 moveaxis = op("moveaxis", lambda xp, x, source, destination, /: xp.moveaxis(x, source, destination),
               vjp=lambda xp, g, ans, x, source, destination: xp.moveaxis(g, destination, source),

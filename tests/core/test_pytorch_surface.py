@@ -794,3 +794,12 @@ def test_in_place_activations_keep_the_version_counter_safety(in_place) -> None:
         z.sum().backward()
     with pytest.raises(plugrad.errors.PlugradError):
         in_place(x)  # a leaf that requires grad
+
+
+def test_unbind_takes_dim_by_position_as_in_pytorch() -> None:
+    x = np.arange(6.0).reshape(2, 3)
+    ours = plugrad.unbind(plugrad.asarray(x), 1)
+    theirs = torch.unbind(torch.from_numpy(x), 1)
+    assert len(ours) == len(theirs) == 3
+    for a, b in zip(ours, theirs, strict=True):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
