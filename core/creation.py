@@ -561,9 +561,21 @@ def linspace(
         is_complex = isinstance(start, complex) or isinstance(stop, complex)
         dtype = _dtypes.default_complex_dtype if is_complex else _dtypes.default_float_dtype
     target = target_device(device, backend)
+    integer = dtype.kind in ("signed integer", "unsigned integer")
+    # Integers as PyTorch gives them: the float values rounded toward zero (NumPy floors).
+    computed = dtype
+    if integer:
+        computed = _dtypes.float64 if _dtypes.float64 in target.dtypes else _dtypes.float32
     array = target.xp.linspace(
-        start, stop, num, dtype=target.native_dtype(dtype), device=target.native, endpoint=endpoint
+        start,
+        stop,
+        num,
+        dtype=target.native_dtype(computed),
+        device=target.native,
+        endpoint=endpoint,
     )
+    if integer:
+        array = target.xp.astype(array, target.native_dtype(dtype))
     return leaf(array, target, requires_grad)
 
 

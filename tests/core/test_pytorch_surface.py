@@ -803,3 +803,12 @@ def test_unbind_takes_dim_by_position_as_in_pytorch() -> None:
     assert len(ours) == len(theirs) == 3
     for a, b in zip(ours, theirs, strict=True):
         np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+@pytest.mark.parametrize("backend", backends_under_test())
+def test_linspace_of_integers_rounds_toward_zero_as_in_pytorch(backend) -> None:
+    for start, stop, num, dtype in ((-1, 1, 7, "int32"), (-7, 9, 6, "int64"), (0, 10, 4, "uint8")):
+        expected = torch.linspace(start, stop, num, dtype=getattr(torch, dtype)).tolist()
+        with plugrad.use_backend(backend):
+            got = plugrad.linspace(start, stop, num, dtype=getattr(plugrad, dtype)).tolist()
+        assert got == expected, (start, stop, num, dtype)
