@@ -113,6 +113,11 @@ class FunctionCtx(Node):
             )
         out: list[Any] = []
         for index, (g, edge, meta) in enumerate(zip(result, self._edges, self._input_meta)):
+            if meta is None and g is not None:
+                raise FunctionBackwardError(
+                    f"{function.__name__}.backward returned a gradient for argument {index}, "
+                    "which is not a Tensor; return None for it"
+                )
             if edge is None or g is None:
                 out.append(None)
                 continue

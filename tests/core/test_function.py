@@ -209,3 +209,19 @@ def test_a_function_that_saves_its_own_outputs_returns_them_all() -> None:
     (s.sum() + c.sum()).backward()
     expected = np.cos([0.5, 1.0]) - np.sin([0.5, 1.0])
     np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-6)
+
+
+def test_a_gradient_for_an_argument_that_is_not_a_tensor_is_refused() -> None:
+    class Scaled(plugrad.Function):
+        @staticmethod
+        def forward(ctx, x, factor):
+            return x * factor
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2.0, plugrad.ones(1)  # the factor is a number: it has no gradient
+
+    x = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(FunctionBackwardError, match=r"argument 1, which is not a Tensor"):
+        Scaled.apply(x, 2.0).sum().backward()
+    assert x.grad is None
