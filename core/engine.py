@@ -625,17 +625,41 @@ def _store(updates: list[tuple[Tensor, Any]], create_graph: bool, stored: set[in
                 array = old._array + grad
                 if _lazy.in_use and tensor._device.backend.lazy:
                     tensor._device.backend.settle(array)  # .grad summed over many passes
-            elif id(grad) in stored:
+            elif id(grad) in stored or not getattr(getattr(grad, "flags", None), "writeable", True):
                 # Rules may pass one array to several inputs (add does); never let two
-                # .grad tensors share memory.
+                # .grad tensors share memory. A read-only one (a broadcast) could not take
+                # the next pass's sum in place.
                 array = tensor._device.xp.asarray(grad, copy=True)
             else:
                 array = grad
             stored.add(id(array))
             new = _wrap(array, tensor._device, False, None)
-        new_grads.append((tensor, new))
-    for tensor, new in new_grads:
+        new_grads.append((tensor, old, new))
+    for tensor, old, new in new_grads:
+        if old is not None and not create_graph and _summed_into(old, new):
+            continue
         tensor._grad = new
+
+
+def _summed_into(old: Tensor, total: Tensor) -> bool:
+    """Write the sum ``total`` into the ``.grad`` tensor ``old``, as PyTorch accumulates.
+
+    A ``.grad`` tensor held elsewhere (``g = x.grad``) then shows the sum too. Not
+    where arrays are immutable or views are copies, nor for another shape or dtype
+    (``old`` is replaced then).
+    """
+    device = old._device
+    array, values = old._array, total._array
+    if device.views_are_copies or values.dtype != array.dtype or values.shape != array.shape:
+        return False
+    try:
+        written = device.backend.write(array, values)
+    except (TypeError, ValueError, AttributeError, NotImplementedError, RuntimeError):
+        return False  # a read-only array (a broadcast gradient, say)
+    if written is not array:
+        return False
+    old._bump_version()
+    return True
 
 
 def _tensor_backward(

@@ -732,3 +732,23 @@ def test_a_complex_gradient_for_a_real_output_is_refused() -> None:
     assert x.grad is None
     y.backward(plugrad.tensor([1.0, 2.0]))  # the graph is intact
     assert x.grad.tolist() == [2.0, 4.0]
+
+
+def test_gradients_accumulate_into_the_grad_tensor_itself_as_in_pytorch() -> None:
+    # Code that holds x.grad (g = x.grad) sees later passes' sums, as in PyTorch.
+    x = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    (x * x).sum().backward()
+    held = x.grad
+    (x * 3).sum().backward()
+    assert x.grad is held and held.tolist() == [5.0, 7.0]
+    # A first gradient that is a broadcast (read-only) is stored as a copy that can take sums.
+    y = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    y.sum().backward()
+    held = y.grad
+    y.sum().backward()
+    assert y.grad is held and held.tolist() == [2.0, 2.0]
+    # Two leaves given one gradient array never share a .grad's memory.
+    a, b = (plugrad.tensor([1.0, 2.0], requires_grad=True) for _ in range(2))
+    (a + b).sum().backward()
+    (a * 2).sum().backward()
+    assert a.grad.tolist() == [3.0, 3.0] and b.grad.tolist() == [1.0, 1.0]
