@@ -22,6 +22,7 @@ from .errors import (
     DtypeError,
     PluginOutputError,
     PlugradError,
+    ScalarRangeError,
     ShapeError,
 )
 from .errors import type_name as _type_name
@@ -136,6 +137,8 @@ def apply2(op: RegisteredOp, x1: Any, x2: Any, params: dict[str, Any] | None) ->
     except ValueError as exc:
         _retell_shape_error(op, device, exc, (x1, x2))
         raise
+    except OverflowError as exc:
+        raise _scalar_out_of_range(op, exc) from exc
     if type(out) is not device.array_type and type(out) not in device.output_types:
         _check_kernel_output(op, device, out)
     if requires_grad and _state.enabled and op.differentiable:
@@ -289,6 +292,8 @@ def apply_n(op: RegisteredOp, inputs: tuple[Any, ...], params: dict[str, Any] | 
     except ValueError as exc:
         _retell_shape_error(op, device, exc, inputs)
         raise
+    except OverflowError as exc:
+        raise _scalar_out_of_range(op, exc) from exc
     if type(out) is not device.array_type and type(out) not in device.output_types:
         _check_kernel_output(op, device, out)
     if requires_grad and _state.enabled and op.differentiable:
@@ -353,6 +358,8 @@ def apply_general(op: RegisteredOp, inputs: tuple[Any, ...], params: dict[str, A
     except ValueError as exc:
         _retell_shape_error(op, device, exc, items)
         raise
+    except OverflowError as exc:
+        raise _scalar_out_of_range(op, exc) from exc
     record = requires_grad and _state.enabled and op.differentiable
     if not op.multiple_outputs:
         if type(out) is not device.array_type and type(out) not in device.output_types:
@@ -699,6 +706,13 @@ def _mixed_devices(
 
 
 _SHAPE_WORDS = ("shape", "broadcast", "dimension", "aligned", "size", "axis", "reshape")
+
+
+def _scalar_out_of_range(op: RegisteredOp, error: OverflowError) -> ScalarRangeError:
+    return ScalarRangeError(
+        f"{op.name}(): {error}; convert the tensor to a dtype that holds the number "
+        "(x.to(plugrad.int64), x.to(plugrad.float32)), or pass a number in the dtype's range"
+    )
 
 
 def _retell_shape_error(

@@ -36,6 +36,7 @@ __all__ = [
     "PluginOutputError",
     "PluginRegistrationError",
     "PlugradError",
+    "ScalarRangeError",
     "SerializationError",
     "ShapeError",
     "StateDictError",
@@ -94,6 +95,14 @@ class DtypeError(PlugradError, TypeError):
     ``longdouble``), refused when the tensor is created with the supported
     dtypes listed; a kernel refusing an input's dtype; a complex gradient
     passed to ``backward()`` for a real output.
+    """
+
+
+class ScalarRangeError(DtypeError, OverflowError):
+    """A Python number does not fit the integer dtype of the tensor it meets (``uint8 + -1``).
+
+    Where PyTorch wraps the number around, plugrad refuses it; the message says how
+    to compute instead (convert the tensor to a dtype that holds the number).
     """
 
 

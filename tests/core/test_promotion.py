@@ -254,3 +254,19 @@ def test_result_type_agrees_with_what_the_ops_compute(backend, first, second) ->
     assert plugrad.result_type(getattr(plugrad, first), getattr(plugrad, second)).name == str(
         expected
     ).removeprefix("torch.")
+
+
+def test_a_python_integer_out_of_an_integer_tensors_range_is_a_clear_error() -> None:
+    small = plugrad.tensor([1, 2], dtype=plugrad.uint8)
+    for operation in (
+        lambda: small + -1,
+        lambda: small * 300,
+        lambda: plugrad.tensor([1], dtype=plugrad.int32) + 2**40,
+        lambda: small.__setitem__(0, -1),
+        lambda: small.add_(300),
+    ):
+        with pytest.raises(plugrad.errors.ScalarRangeError, match=r"convert the tensor to a dtype"):
+            operation()
+    assert small.tolist() == [1, 2] and small._version == 0
+    with pytest.raises(OverflowError):  # still what NumPy code catches
+        small - 256
