@@ -42,6 +42,14 @@ def add(x1: TensorLike, x2: TensorLike, /, *, alpha: Any = ..., out: Any = ...) 
     """Add ``x1 + x2`` element-wise, broadcasting."""
 
 
+def addcdiv(x: TensorLike, tensor1: TensorLike, tensor2: TensorLike, /, *, value: Any = ..., out: Any = ...) -> Tensor:
+    """``x + value * tensor1 / tensor2`` element-wise, broadcasting (PyTorch's)."""
+
+
+def addcmul(x: TensorLike, tensor1: TensorLike, tensor2: TensorLike, /, *, value: Any = ..., out: Any = ...) -> Tensor:
+    """``x + value * tensor1 * tensor2`` element-wise, broadcasting (PyTorch's)."""
+
+
 def addmm(input: Any, mat1: Any, mat2: Any, *, beta: Any = ..., alpha: Any = ...) -> Any:
     """PyTorch's ``addmm(input, mat1, mat2, *, beta=1, alpha=1)``."""
 
@@ -52,6 +60,18 @@ def addmv(input: Any, mat: Any, vec: Any, *, beta: Any = ..., alpha: Any = ...) 
 
 def all(x: TensorLike, /, dim: Any = ..., keepdim: Any = ..., *, axis: Any = ..., keepdims: bool = ..., out: Any = ...) -> Tensor:
     """Test whether all elements along ``axis`` are true (non-zero)."""
+
+
+def amax(x: TensorLike, dim: Any = ..., keepdim: bool = ...) -> Any:
+    """PyTorch's ``amax(x, dim=(), keepdim=False)``: all axes by default."""
+
+
+def amin(x: TensorLike, dim: Any = ..., keepdim: bool = ...) -> Any:
+    """PyTorch's ``amin(x, dim=(), keepdim=False)``: all axes by default."""
+
+
+def aminmax(x: TensorLike, *, dim: Any = ..., keepdim: bool = ...) -> Any:
+    """PyTorch's ``aminmax(x, *, dim=None, keepdim=False)``: the named tuple ``(min, max)``."""
 
 
 def any(x: TensorLike, /, dim: Any = ..., keepdim: Any = ..., *, axis: Any = ..., keepdims: bool = ..., out: Any = ...) -> Tensor:
@@ -92,6 +112,18 @@ def atan2(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
 
 def atanh(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Inverse hyperbolic tangent element-wise (``-1 < x < 1``)."""
+
+
+def atleast_1d(*tensors: Any) -> Any:
+    """PyTorch's ``atleast_1d(*tensors)``: each tensor with at least 1 dimensions (a tuple for several or for a list)."""
+
+
+def atleast_2d(*tensors: Any) -> Any:
+    """PyTorch's ``atleast_2d(*tensors)``: each tensor with at least 2 dimensions (a tuple for several or for a list)."""
+
+
+def atleast_3d(*tensors: Any) -> Any:
+    """PyTorch's ``atleast_3d(*tensors)``: each tensor with at least 3 dimensions (a tuple for several or for a list)."""
 
 
 def baddbmm(input: Any, batch1: Any, batch2: Any, *, beta: Any = ..., alpha: Any = ...) -> Any:
@@ -138,8 +170,24 @@ def ceil(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Round up element-wise."""
 
 
+def chunk(x: TensorLike, chunks: int, dim: int = ...) -> tuple[Any, ...]:
+    """PyTorch's ``x.chunk(chunks, dim=0)``: at most ``chunks`` pieces of ``ceil(n / chunks)``."""
+
+
+def clamp_max(x: TensorLike, max: TensorLike) -> Any:
+    """PyTorch's ``clamp_max(x, max)``: ``clamp(x, max=max)``."""
+
+
+def clamp_min(x: TensorLike, min: TensorLike) -> Any:
+    """PyTorch's ``clamp_min(x, min)``: ``clamp(x, min=min)``."""
+
+
 def clip(x: TensorLike, /, min: TensorLike | None = ..., max: TensorLike | None = ..., *, out: Any = ...) -> Tensor:
     """Clamp ``x`` to ``[min, max]`` element-wise; ``min``/``max`` are scalars, tensors or None."""
+
+
+def column_stack(tensors: Any) -> Any:
+    """PyTorch's ``column_stack(tensors)``: join along axis 1, 0-D and 1-D tensors as columns."""
 
 
 def concat(arrays: Sequence[TensorLike], /, dim: Any = ..., *, axis: Any = ...) -> Tensor:
@@ -162,8 +210,16 @@ def cosh(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Hyperbolic cosine element-wise."""
 
 
-def count_nonzero(x: TensorLike, /, *, axis: Any = ..., keepdims: bool = ..., dim: Any = ..., keepdim: Any = ..., out: Any = ...) -> Tensor:
+def count_nonzero(x: TensorLike, /, dim: Any = ..., *, axis: Any = ..., keepdims: bool = ..., keepdim: Any = ..., out: Any = ...) -> Any:
     """Number of non-zero elements along ``axis`` (all axes by default)."""
+
+
+def cummax(x: TensorLike, dim: int) -> Any:
+    """PyTorch's ``cummax(x, dim)``: the running maximum along ``dim`` and the index of each, a named tuple ``(values, indices)``."""
+
+
+def cummin(x: TensorLike, dim: int) -> Any:
+    """PyTorch's ``cummin(x, dim)``: the running minimum along ``dim`` and the index of each, a named tuple ``(values, indices)``."""
 
 
 def cumprod(x: TensorLike, dim: int, *, dtype: DType | None = ...) -> Any:
@@ -210,6 +266,10 @@ def dot(x: Any, other: Any) -> Any:
     """PyTorch's ``x.dot(other)``: the inner product of two 1-D tensors (no conjugation)."""
 
 
+def dstack(tensors: Any) -> Any:
+    """PyTorch's ``dstack(tensors)``: join along axis 2, after ``atleast_3d``."""
+
+
 def equal(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Compare ``x1 == x2`` element-wise, broadcasting; a bool tensor."""
 
@@ -238,12 +298,36 @@ def flip(x: TensorLike, /, axis: Any = ..., *, dims: Any = ..., dim: Any = ..., 
     """Reverse the order of elements along ``axis`` (all axes by default)."""
 
 
+def fliplr(x: TensorLike) -> Any:
+    """PyTorch's ``fliplr(x)``: reverse the order along axis 1 (of 2 or more dimensions)."""
+
+
+def flipud(x: TensorLike) -> Any:
+    """PyTorch's ``flipud(x)``: reverse the order along axis 0 (of 1 or more dimensions)."""
+
+
+def float_power(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+    """``x1 ** x2`` computed in float64 (complex128 for complex inputs) (PyTorch's)."""
+
+
 def floor(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Round down element-wise."""
 
 
 def floor_divide(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """``floor(x1 / x2)`` element-wise, broadcasting (Python's ``//``)."""
+
+
+def fmax(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+    """Element-wise maximum ignoring NaN (NaN only where both are)."""
+
+
+def fmin(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+    """Element-wise minimum ignoring NaN (NaN only where both are)."""
+
+
+def fmod(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+    """Remainder of ``x1 / x2`` with the sign of ``x1`` (C's ``fmod``) element-wise (PyTorch's)."""
 
 
 def frac(x: TensorLike, /, *, out: Any = ...) -> Tensor:
@@ -266,12 +350,24 @@ def greater_equal(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tenso
     """Compare ``x1 >= x2`` element-wise, broadcasting; a bool tensor."""
 
 
+def heaviside(x: TensorLike, values: TensorLike, /, *, out: Any = ...) -> Tensor:
+    """Step function element-wise: 0 below 0, ``values`` at 0, 1 above (PyTorch's)."""
+
+
+def hstack(tensors: Any) -> Any:
+    """PyTorch's ``hstack(tensors)``: join along axis 1 (axis 0 for 1-D tensors)."""
+
+
 def hypot(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """``sqrt(x1**2 + x2**2)`` element-wise, without overflow; the gradient at (0, 0) is 0."""
 
 
 def imag(x: TensorLike, /) -> Tensor:
     """Imaginary part element-wise (of a complex tensor)."""
+
+
+def index_select(x: TensorLike, dim: int, index: Any) -> Any:
+    """PyTorch's ``x.index_select(dim, index)``: the slices at ``index`` (1-D) along ``dim``."""
 
 
 def isfinite(x: TensorLike, /, *, out: Any = ...) -> Tensor:
@@ -288,6 +384,14 @@ def isinf(x: TensorLike, /, *, out: Any = ...) -> Tensor:
 
 def isnan(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Whether each element is NaN."""
+
+
+def kthvalue(x: TensorLike, k: int, dim: int = ..., keepdim: bool = ...) -> Any:
+    """PyTorch's ``kthvalue(x, k, dim=-1, keepdim=False)``: the ``k``-th smallest along ``dim``."""
+
+
+def lerp(x: TensorLike, end: TensorLike, weight: TensorLike, /, *, out: Any = ...) -> Tensor:
+    """``x + weight * (end - x)`` element-wise, broadcasting (PyTorch's)."""
 
 
 def less(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
@@ -318,6 +422,10 @@ def logaddexp(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """``log(exp(x1) + exp(x2))`` element-wise, without overflow."""
 
 
+def logcumsumexp(x: TensorLike, dim: int) -> Any:
+    """PyTorch's ``logcumsumexp(x, dim)``: ``log(cumsum(exp(x)))`` along ``dim``, stably."""
+
+
 def logical_and(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Logical AND element-wise, broadcasting; a bool tensor."""
 
@@ -332,6 +440,14 @@ def logical_or(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
 
 def logical_xor(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Logical XOR element-wise, broadcasting; a bool tensor."""
+
+
+def logit(x: TensorLike, eps: float | None = ...) -> Any:
+    """PyTorch's ``logit(x, eps=None)``: ``log(x / (1 - x))``, x clamped to ``[eps, 1 - eps]``."""
+
+
+def masked_select(x: TensorLike, mask: Any) -> Any:
+    """PyTorch's ``x.masked_select(mask)``: the 1-D tensor of the elements where ``mask`` holds."""
 
 
 def matmul(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
@@ -354,6 +470,10 @@ def mean(x: TensorLike, /, dim: Any = ..., keepdim: Any = ..., *, axis: Any = ..
     """Arithmetic mean over ``axis`` (all axes by default)."""
 
 
+def median(x: TensorLike, dim: Any = ..., keepdim: bool = ...) -> Any:
+    """PyTorch's ``median(x, dim=None, keepdim=False)``: the lower median of all elements, or with ``dim`` the named tuple ``(values, indices)``."""
+
+
 def meshgrid(*arrays: TensorLike, indexing: Any = ...) -> tuple[Tensor, ...]:
     """Coordinate grids from 1-D tensors, indexed 'xy' (Cartesian) or 'ij'."""
 
@@ -370,8 +490,32 @@ def moveaxis(x: TensorLike, source: Any, destination: Any, /) -> Tensor:
     """Move the axes ``source`` to positions ``destination``."""
 
 
+def msort(x: TensorLike) -> Any:
+    """PyTorch's ``msort(x)``: ``x`` sorted along its first axis (the values only)."""
+
+
 def multiply(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Multiply ``x1 * x2`` element-wise, broadcasting."""
+
+
+def nan_to_num(x: Any, nan: float = ..., posinf: float | None = ..., neginf: float | None = ...) -> Any:
+    """PyTorch's ``nan_to_num(x, nan=0.0, posinf=None, neginf=None)``: NaN and infinities replaced."""
+
+
+def nanmean(x: TensorLike, dim: Any = ..., keepdim: bool = ..., *, dtype: Any = ...) -> Any:
+    """PyTorch's ``nanmean(x, dim=None, keepdim=False, *, dtype=None)``: the mean of the non-NaN."""
+
+
+def nanmedian(x: TensorLike, dim: Any = ..., keepdim: bool = ...) -> Any:
+    """PyTorch's ``nanmedian(x, dim=None, keepdim=False)``: the lower median ignoring NaN of all elements, or with ``dim`` the named tuple ``(values, indices)``."""
+
+
+def nansum(x: TensorLike, dim: Any = ..., keepdim: bool = ..., *, dtype: DType | None = ...) -> Any:
+    """PyTorch's ``nansum(x, dim=None, keepdim=False, *, dtype=None)``: the sum, NaN taken as 0."""
+
+
+def narrow(x: TensorLike, dim: int, start: Any, length: int) -> Any:
+    """PyTorch's ``x.narrow(dim, start, length)``: ``length`` elements along ``dim``."""
 
 
 def negative(x: TensorLike, /, *, out: Any = ...) -> Tensor:
@@ -392,6 +536,10 @@ def norm(x: Any, p: Any = ..., dim: Any = ..., keepdim: bool = ..., *, axis: Any
 
 def not_equal(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Compare ``x1 != x2`` element-wise, broadcasting; a bool tensor."""
+
+
+def permute(x: TensorLike, dims: Any) -> Any:
+    """PyTorch's ``permute(x, dims)``: ``permute_dims(x, dims)``, ``dims`` a tuple or list."""
 
 
 def permute_dims(x: TensorLike, /, axes: Any) -> Tensor:
@@ -442,6 +590,10 @@ def roll(x: TensorLike, /, shift: Any = ..., axis: Any = ..., *, shifts: Any = .
     """Shift elements cyclically by ``shift`` along ``axis`` (flattened by default)."""
 
 
+def rot90(x: TensorLike, k: int = ..., dims: Any = ...) -> Any:
+    """PyTorch's ``rot90(x, k=1, dims=(0, 1))``: ``k`` quarter turns in the plane of ``dims``."""
+
+
 def round(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Round to the nearest integer element-wise, halves to even."""
 
@@ -466,6 +618,10 @@ def searchsorted(x1: TensorLike, x2: TensorLike, /, *, side: str = ..., sorter: 
     """Where to insert ``x2`` into the sorted 1-D ``x1`` to keep it sorted."""
 
 
+def select(x: TensorLike, dim: int, index: int) -> Any:
+    """PyTorch's ``select(x, dim, index)``: the slice at ``index`` along ``dim``, that axis gone."""
+
+
 def setitem(x: TensorLike, value: TensorLike, /, key: Any) -> Tensor:
     """A copy of ``x`` with ``x[key] = value``; what ``x[key] = value`` records."""
 
@@ -482,12 +638,20 @@ def sin(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Sine element-wise (radians)."""
 
 
+def sinc(x: TensorLike, /, *, out: Any = ...) -> Tensor:
+    """``sin(pi x) / (pi x)`` element-wise, 1 at 0 (PyTorch's)."""
+
+
 def sinh(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Hyperbolic sine element-wise."""
 
 
 def sort(x: TensorLike, /, dim: Any = ..., *, axis: Any = ..., descending: bool = ..., stable: bool = ..., out: Any = ...) -> Any:
     """Sort along ``axis``; each sorted position's gradient goes back to its element."""
+
+
+def split(x: TensorLike, split_size_or_sections: Any, dim: int = ...) -> tuple[Any, ...]:
+    """PyTorch's ``x.split(size_or_sizes, dim=0)``: pieces of one size, or of the sizes listed."""
 
 
 def sqrt(x: TensorLike, /, *, out: Any = ...) -> Tensor:
@@ -550,6 +714,10 @@ def tanh(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Hyperbolic tangent element-wise."""
 
 
+def tensor_split(x: TensorLike, indices_or_sections: Any, dim: int = ...) -> tuple[Any, ...]:
+    """PyTorch's ``tensor_split(x, sections, dim=0)``: near-equal pieces, or cut at indices."""
+
+
 def tensordot(x1: TensorLike, x2: TensorLike, /, *, axes: Any = ..., out: Any = ...) -> Tensor:
     """Sum products over axes: the last ``axes`` of ``x1`` with the first of ``x2``."""
 
@@ -576,6 +744,10 @@ def triu(x: TensorLike, /, diagonal: Any = ..., *, k: Any = ..., out: Any = ...)
 
 def trunc(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Round towards zero element-wise."""
+
+
+def unflatten(x: TensorLike, dim: int, sizes: Any) -> Any:
+    """PyTorch's ``unflatten(x, dim, sizes)``: split axis ``dim`` into axes of ``sizes``."""
 
 
 def unique(x: TensorLike, sorted: bool = ..., return_inverse: bool = ..., return_counts: bool = ..., dim: int | None = ...) -> Any:
@@ -614,8 +786,16 @@ def vecdot(x1: TensorLike, x2: TensorLike, /, *, axis: Any = ..., dim: Any = ...
     """Dot product along ``axis``, broadcasting the other axes (``x1`` is conjugated)."""
 
 
+def vstack(tensors: Any) -> Any:
+    """PyTorch's ``vstack(tensors)``: join along axis 0, 0-D and 1-D tensors as rows."""
+
+
 def where(condition: TensorLike, x1: TensorLike | None = ..., x2: TensorLike | None = ..., /, *, out: Any = ...) -> Any:
     """Choose ``x1`` where ``condition`` is true, else ``x2``, element-wise."""
+
+
+def xlogy(x: TensorLike, y: TensorLike, /, *, out: Any = ...) -> Tensor:
+    """``x * log(y)`` element-wise, 0 where ``x == 0`` unless ``y`` is NaN (PyTorch's)."""
 
 
 # Other names of the functions above.
@@ -629,6 +809,7 @@ arctan2 = atan2
 arctanh = atanh
 bitwise_not = bitwise_invert
 bmm = matmul
+broadcast_tensors = broadcast_arrays
 cat = concat
 clamp = clip
 concatenate = concat

@@ -207,6 +207,12 @@ class InstalledTensorMethods:
     def add_(self, x2: TensorLike, /, *, alpha: Any = ...) -> Tensor:
         """In-place :meth:`add`: ``x.add_(...)`` makes ``x`` hold it."""
 
+    def addcdiv_(self, tensor1: TensorLike, tensor2: TensorLike, /, *, value: Any = ...) -> Tensor:
+        """In-place :meth:`addcdiv`: ``x.addcdiv_(...)`` makes ``x`` hold it."""
+
+    def addcmul_(self, tensor1: TensorLike, tensor2: TensorLike, /, *, value: Any = ...) -> Tensor:
+        """In-place :meth:`addcmul`: ``x.addcmul_(...)`` makes ``x`` hold it."""
+
     def addmm(self, mat1: Any, mat2: Any, *, beta: Any = ..., alpha: Any = ...) -> Any:
         """PyTorch's ``addmm(input, mat1, mat2, *, beta=1, alpha=1)``."""
 
@@ -224,6 +230,9 @@ class InstalledTensorMethods:
 
     def amin(self, dim: Any = ..., keepdim: Any = ..., *, axis: Any = ..., keepdims: bool = ...) -> Any:
         """Minimum over ``axis`` (all axes by default); tied minima share the gradient."""
+
+    def aminmax(self, *, dim: Any = ..., keepdim: bool = ...) -> Any:
+        """PyTorch's ``aminmax(x, *, dim=None, keepdim=False)``: the named tuple ``(min, max)``."""
 
     def any(self, dim: Any = ..., keepdim: Any = ..., *, axis: Any = ..., keepdims: bool = ...) -> Tensor:
         """Test whether any element along ``axis`` is true (non-zero)."""
@@ -309,6 +318,18 @@ class InstalledTensorMethods:
     def clamp_(self, min: TensorLike | None = ..., max: TensorLike | None = ...) -> Tensor:
         """In-place :meth:`clamp`: ``x.clamp_(...)`` makes ``x`` hold it."""
 
+    def clamp_max(self, max: TensorLike) -> Any:
+        """PyTorch's ``clamp_max(x, max)``: ``clamp(x, max=max)``."""
+
+    def clamp_max_(self, max: TensorLike) -> Any:
+        """In-place :meth:`clamp_max`: ``x.clamp_max_(...)`` makes ``x`` hold it."""
+
+    def clamp_min(self, min: TensorLike) -> Any:
+        """PyTorch's ``clamp_min(x, min)``: ``clamp(x, min=min)``."""
+
+    def clamp_min_(self, min: TensorLike) -> Any:
+        """In-place :meth:`clamp_min`: ``x.clamp_min_(...)`` makes ``x`` hold it."""
+
     def clip_(self, min: TensorLike | None = ..., max: TensorLike | None = ...) -> Tensor:
         """In-place :meth:`clip`: ``x.clip_(...)`` makes ``x`` hold it."""
 
@@ -327,11 +348,20 @@ class InstalledTensorMethods:
     def cosh_(self, /) -> Tensor:
         """In-place :meth:`cosh`: ``x.cosh_(...)`` makes ``x`` hold it."""
 
+    def count_nonzero(self, dim: Any = ...) -> Any:
+        """PyTorch's ``count_nonzero(x, dim=None)``: the number of non-zero elements over ``dim``."""
+
     def cpu(self) -> Tensor:
         """Return the tensor on the CPU (the NumPy backend); itself if it is there."""
 
     def cuda(self, device: Device | int | str | None = ...) -> Tensor:
         """Return the tensor on a GPU (``"cuda"``, or ``"cuda:N"`` for ``device=N``)."""
+
+    def cummax(self, dim: int) -> Any:
+        """PyTorch's ``cummax(x, dim)``: the running maximum along ``dim`` and the index of each, a named tuple ``(values, indices)``."""
+
+    def cummin(self, dim: int) -> Any:
+        """PyTorch's ``cummin(x, dim)``: the running minimum along ``dim`` and the index of each, a named tuple ``(values, indices)``."""
 
     def cumprod(self, dim: Any = ..., *, axis: Any = ..., dtype: DType | None = ..., include_initial: bool = ...) -> Tensor:
         """Cumulative product along ``axis``; ``include_initial`` prepends a 1."""
@@ -356,6 +386,9 @@ class InstalledTensorMethods:
 
     def diag(self, diagonal: int = ...) -> Any:
         """PyTorch's ``diag(x, diagonal=0)``: a vector's diagonal matrix, or a matrix's diagonal."""
+
+    def diagonal(self, offset: Any = ..., dim1: int = ..., dim2: int = ...) -> Any:
+        """PyTorch's ``x.diagonal(offset=0, dim1=0, dim2=1)``: a diagonal of two axes, as the last."""
 
     def diff(self, n: int = ..., axis: int = ..., *, prepend: TensorLike | None = ..., append: TensorLike | None = ..., dim: Any = ...) -> Tensor:
         """The ``n``-th difference ``x[i + 1] - x[i]`` along ``axis``, after joining the ends."""
@@ -420,11 +453,23 @@ class InstalledTensorMethods:
     def flip(self, *dim: Any, dims: Any = ..., axis: Any = ...) -> Any:
         """PyTorch's ``x.flip(0, 1)``, ``x.flip((0, 1))`` or ``x.flip(dims=...)``; or ``axis=``."""
 
+    def fliplr(self, /) -> Any:
+        """PyTorch's ``fliplr(x)``: reverse the order along axis 1 (of 2 or more dimensions)."""
+
+    def flipud(self, /) -> Any:
+        """PyTorch's ``flipud(x)``: reverse the order along axis 0 (of 1 or more dimensions)."""
+
+    def float_power_(self, x2: TensorLike, /) -> Tensor:
+        """In-place :meth:`float_power`: ``x.float_power_(...)`` makes ``x`` hold it."""
+
     def floor_(self, /) -> Tensor:
         """In-place :meth:`floor`: ``x.floor_(...)`` makes ``x`` hold it."""
 
     def floor_divide_(self, x2: TensorLike, /) -> Tensor:
         """In-place :meth:`floor_divide`: ``x.floor_divide_(...)`` makes ``x`` hold it."""
+
+    def fmod_(self, x2: TensorLike, /) -> Tensor:
+        """In-place :meth:`fmod`: ``x.fmod_(...)`` makes ``x`` hold it."""
 
     def frac_(self, /) -> Tensor:
         """In-place :meth:`frac`: ``x.frac_(...)`` makes ``x`` hold it."""
@@ -444,6 +489,9 @@ class InstalledTensorMethods:
     def gt_(self, x2: TensorLike, /) -> Tensor:
         """In-place :meth:`gt`: ``x.gt_(...)`` makes ``x`` hold it."""
 
+    def heaviside_(self, values: TensorLike, /) -> Tensor:
+        """In-place :meth:`heaviside`: ``x.heaviside_(...)`` makes ``x`` hold it."""
+
     def hypot_(self, x2: TensorLike, /) -> Tensor:
         """In-place :meth:`hypot`: ``x.hypot_(...)`` makes ``x`` hold it."""
 
@@ -459,8 +507,14 @@ class InstalledTensorMethods:
     def item(self) -> bool | int | float | complex:
         """Return the value of a one-element tensor as a Python scalar."""
 
+    def kthvalue(self, k: int, dim: int = ..., keepdim: bool = ...) -> Any:
+        """PyTorch's ``kthvalue(x, k, dim=-1, keepdim=False)``: the ``k``-th smallest along ``dim``."""
+
     def le_(self, x2: TensorLike, /) -> Tensor:
         """In-place :meth:`le`: ``x.le_(...)`` makes ``x`` hold it."""
+
+    def lerp_(self, end: TensorLike, weight: TensorLike, /) -> Tensor:
+        """In-place :meth:`lerp`: ``x.lerp_(...)`` makes ``x`` hold it."""
 
     def less_(self, x2: TensorLike, /) -> Tensor:
         """In-place :meth:`less`: ``x.less_(...)`` makes ``x`` hold it."""
@@ -483,6 +537,9 @@ class InstalledTensorMethods:
     def log_softmax(self, dim: Any = ..., *, axis: int = ...) -> Tensor:
         """Log of the softmax along ``axis``, stably."""
 
+    def logcumsumexp(self, dim: int) -> Any:
+        """PyTorch's ``logcumsumexp(x, dim)``: ``log(cumsum(exp(x)))`` along ``dim``, stably."""
+
     def logical_and_(self, x2: TensorLike, /) -> Tensor:
         """In-place :meth:`logical_and`: ``x.logical_and_(...)`` makes ``x`` hold it."""
 
@@ -494,6 +551,12 @@ class InstalledTensorMethods:
 
     def logical_xor_(self, x2: TensorLike, /) -> Tensor:
         """In-place :meth:`logical_xor`: ``x.logical_xor_(...)`` makes ``x`` hold it."""
+
+    def logit(self, eps: float | None = ...) -> Any:
+        """PyTorch's ``logit(x, eps=None)``: ``log(x / (1 - x))``, x clamped to ``[eps, 1 - eps]``."""
+
+    def logit_(self, eps: float | None = ...) -> Any:
+        """In-place :meth:`logit`: ``x.logit_(...)`` makes ``x`` hold it."""
 
     def logsumexp(self, dim: Any = ..., keepdim: Any = ..., *, axis: int | tuple[int, ...] | None = ..., keepdims: bool = ...) -> Tensor:
         """``log(sum(exp(x)))`` over ``axis`` (default all), without overflow."""
@@ -516,8 +579,14 @@ class InstalledTensorMethods:
     def mean(self, dim: Any = ..., keepdim: Any = ..., *, axis: Any = ..., keepdims: bool = ...) -> Tensor:
         """Arithmetic mean over ``axis`` (all axes by default)."""
 
+    def median(self, dim: Any = ..., keepdim: bool = ...) -> Any:
+        """PyTorch's ``median(x, dim=None, keepdim=False)``: the lower median of all elements, or with ``dim`` the named tuple ``(values, indices)``."""
+
     def min(self, dim: Any = ..., keepdim: bool = ..., *, axis: Any = ...) -> Any:
         """PyTorch's ``x.min(dim=None, keepdim=False)``: the minimum of all elements, or with ``dim`` the named tuple ``(values, indices)`` (the gradient goes to the index)."""
+
+    def msort(self, /) -> Any:
+        """PyTorch's ``msort(x)``: ``x`` sorted along its first axis (the values only)."""
 
     def mul_(self, x2: TensorLike, /) -> Tensor:
         """In-place :meth:`mul`: ``x.mul_(...)`` makes ``x`` hold it."""
@@ -527,6 +596,21 @@ class InstalledTensorMethods:
 
     def multiply_(self, x2: TensorLike, /) -> Tensor:
         """In-place :meth:`multiply`: ``x.multiply_(...)`` makes ``x`` hold it."""
+
+    def nan_to_num(self, nan: float = ..., posinf: float | None = ..., neginf: float | None = ...) -> Any:
+        """PyTorch's ``nan_to_num(x, nan=0.0, posinf=None, neginf=None)``: NaN and infinities replaced."""
+
+    def nan_to_num_(self, nan: float = ..., posinf: float | None = ..., neginf: float | None = ...) -> Any:
+        """In-place :meth:`nan_to_num`: ``x.nan_to_num_(...)`` makes ``x`` hold it."""
+
+    def nanmean(self, dim: Any = ..., keepdim: bool = ..., *, dtype: Any = ...) -> Any:
+        """PyTorch's ``nanmean(x, dim=None, keepdim=False, *, dtype=None)``: the mean of the non-NaN."""
+
+    def nanmedian(self, dim: Any = ..., keepdim: bool = ...) -> Any:
+        """PyTorch's ``nanmedian(x, dim=None, keepdim=False)``: the lower median ignoring NaN of all elements, or with ``dim`` the named tuple ``(values, indices)``."""
+
+    def nansum(self, dim: Any = ..., keepdim: bool = ..., *, dtype: DType | None = ...) -> Any:
+        """PyTorch's ``nansum(x, dim=None, keepdim=False, *, dtype=None)``: the sum, NaN taken as 0."""
 
     def narrow(self, dim: int, start: Any, length: int) -> Any:
         """PyTorch's ``x.narrow(dim, start, length)``: ``length`` elements along ``dim``."""
@@ -609,6 +693,9 @@ class InstalledTensorMethods:
     def reshape(self, *shape: int | tuple[int, ...]) -> Tensor:
         """Return the same data with a new shape: ``x.reshape(2, 3)`` or ``x.reshape((2, 3))``."""
 
+    def reshape_as(self, other: Any) -> Any:
+        """PyTorch's ``x.reshape_as(other)``: ``x.reshape(other.shape)``."""
+
     def resize_(self, *size: int | tuple[int, ...]) -> Tensor:
         """Give the tensor the shape ``size``, in place, keeping its elements in order; returns it."""
 
@@ -624,6 +711,9 @@ class InstalledTensorMethods:
 
     def roll(self, shifts: Any, dims: Any = ...) -> Any:
         """PyTorch's ``roll(x, shifts, dims)`` and ``x.roll(shifts, dims)``."""
+
+    def rot90(self, k: int = ..., dims: Any = ...) -> Any:
+        """PyTorch's ``rot90(x, k=1, dims=(0, 1))``: ``k`` quarter turns in the plane of ``dims``."""
 
     def round_(self, /) -> Tensor:
         """In-place :meth:`round`: ``x.round_(...)`` makes ``x`` hold it."""
@@ -649,6 +739,9 @@ class InstalledTensorMethods:
     def scatter_reduce_(self, dim: int, index: Any, src: TensorLike, reduce: str, *, include_self: bool = ...) -> Any:
         """In-place :meth:`scatter_reduce`: ``x.scatter_reduce_(...)`` makes ``x`` hold it."""
 
+    def select(self, dim: int, index: int) -> Any:
+        """PyTorch's ``select(x, dim, index)``: the slice at ``index`` along ``dim``, that axis gone."""
+
     def sgn_(self, /) -> Tensor:
         """In-place :meth:`sgn`: ``x.sgn_(...)`` makes ``x`` hold it."""
 
@@ -660,6 +753,9 @@ class InstalledTensorMethods:
 
     def sin_(self, /) -> Tensor:
         """In-place :meth:`sin`: ``x.sin_(...)`` makes ``x`` hold it."""
+
+    def sinc_(self, /) -> Tensor:
+        """In-place :meth:`sinc`: ``x.sinc_(...)`` makes ``x`` hold it."""
 
     def sinh_(self, /) -> Tensor:
         """In-place :meth:`sinh`: ``x.sinh_(...)`` makes ``x`` hold it."""
@@ -727,6 +823,9 @@ class InstalledTensorMethods:
     def tanh_(self, /) -> Tensor:
         """In-place :meth:`tanh`: ``x.tanh_(...)`` makes ``x`` hold it."""
 
+    def tensor_split(self, indices_or_sections: Any, dim: int = ...) -> tuple[Any, ...]:
+        """PyTorch's ``tensor_split(x, sections, dim=0)``: near-equal pieces, or cut at indices."""
+
     def to(self, *args: Any, **kwargs: Any) -> Tensor:
         """Return the tensor on another device and/or with another dtype; differentiable."""
 
@@ -766,6 +865,9 @@ class InstalledTensorMethods:
     def unbind(self, dim: Any = ..., *, axis: Any = ...) -> Any:
         """Split ``x`` along ``axis`` into a tuple of tensors without that axis."""
 
+    def unflatten(self, dim: int, sizes: Any) -> Any:
+        """PyTorch's ``unflatten(x, dim, sizes)``: split axis ``dim`` into axes of ``sizes``."""
+
     def uniform_(self, from_: float = ..., to: float = ..., *, generator: Any = ...) -> Tensor:
         """Fill with samples of the uniform distribution on ``[from_, to)``, in place."""
 
@@ -787,8 +889,14 @@ class InstalledTensorMethods:
     def view(self, *shape: Any) -> Any:
         """PyTorch's ``x.view(*shape)``: ``reshape`` that raises where it would have to copy."""
 
+    def view_as(self, other: Any) -> Any:
+        """PyTorch's ``x.view_as(other)``: ``x.view(other.shape)``."""
+
     def where(self, condition: TensorLike, y: Any) -> Any:
         """PyTorch's ``x.where(condition, y)``: ``x`` where ``condition`` holds, else ``y``."""
+
+    def xlogy_(self, y: TensorLike, /) -> Tensor:
+        """In-place :meth:`xlogy`: ``x.xlogy_(...)`` makes ``x`` hold it."""
 
     def zero_(self) -> Tensor:
         """Set every element to zero, in place; returns the tensor."""
@@ -798,6 +906,8 @@ class InstalledTensorMethods:
     absolute = _api_plugrad.abs
     acos = _api_plugrad.acos
     acosh = _api_plugrad.acosh
+    addcdiv = _api_plugrad.addcdiv
+    addcmul = _api_plugrad.addcmul
     arccos = _api_plugrad.acos
     arccosh = _api_plugrad.acosh
     arcsin = _api_plugrad.asin
@@ -834,18 +944,24 @@ class InstalledTensorMethods:
     exp2 = _api_plugrad.exp2
     expm1 = _api_plugrad.expm1
     fix = _api_plugrad.trunc
+    float_power = _api_plugrad.float_power
     floor = _api_plugrad.floor
     floor_divide = _api_plugrad.floor_divide
+    fmax = _api_plugrad.fmax
+    fmin = _api_plugrad.fmin
+    fmod = _api_plugrad.fmod
     frac = _api_plugrad.frac
     ge = _api_plugrad.greater_equal
     greater = _api_plugrad.greater
     greater_equal = _api_plugrad.greater_equal
     gt = _api_plugrad.greater
+    heaviside = _api_plugrad.heaviside
     hypot = _api_plugrad.hypot
     isfinite = _api_plugrad.isfinite
     isinf = _api_plugrad.isinf
     isnan = _api_plugrad.isnan
     le = _api_plugrad.less_equal
+    lerp = _api_plugrad.lerp
     less = _api_plugrad.less
     less_equal = _api_plugrad.less_equal
     log = _api_plugrad.log
@@ -885,6 +1001,7 @@ class InstalledTensorMethods:
     sign = _api_plugrad.sign
     signbit = _api_plugrad.signbit
     sin = _api_plugrad.sin
+    sinc = _api_plugrad.sinc
     sinh = _api_plugrad.sinh
     sqrt = _api_plugrad.sqrt
     square = _api_plugrad.square
@@ -894,3 +1011,4 @@ class InstalledTensorMethods:
     trace = _api_linalg.trace
     true_divide = _api_plugrad.divide
     trunc = _api_plugrad.trunc
+    xlogy = _api_plugrad.xlogy

@@ -17,9 +17,10 @@ import math
 import operator
 from typing import Any
 
+from plugrad.errors import DtypeError
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
-from plugrad.plugins._rules import cast, conj, device_of, is_scalar, safe_where_zero
+from plugrad.plugins._rules import cast, conj, device_of, is_complex, is_scalar, safe_where_zero
 
 # The rows are aligned by hand, one op per statement.
 # fmt: off
@@ -28,6 +29,18 @@ from plugrad.plugins._rules import cast, conj, device_of, is_scalar, safe_where_
 def _zero(xp: Any, g: Any, ans: Any, x: Any) -> Any:
     # Piecewise-constant ops: zero almost everywhere, and defined as zero at the steps.
     return xp.zeros_like(g)
+
+
+def _arrays(xp: Any, x1: Any, x2: Any) -> tuple[Any, Any]:
+    """``x1`` and ``x2`` with a Python scalar among them made an array like the other."""
+    like = x2 if is_scalar(x1) else x1
+
+    def as_array(value: Any) -> Any:
+        if not is_scalar(value):
+            return value
+        return xp.asarray(value, dtype=like.dtype, device=device_of(like))
+
+    return as_array(x1), as_array(x2)
 
 
 # -- arithmetic -----------------------------------------------------------------------
@@ -157,7 +170,15 @@ exp2 = op("exp2", lambda xp, x, /: xp.pow(xp.asarray(2.0, dtype=x.dtype, device=
           standard=False, promotion="float",
           vjp=lambda xp, g, ans, x: g * conj(xp, ans) * math.log(2.0), methods="exp2",
           inplace=True, doc="``2 ** x`` element-wise (PyTorch's).")
-log = op("log(x)", vjp=lambda xp, g, ans, x: g / conj(xp, x), methods="log", inplace=True,
+def _logit(xp: Any, x: Any, eps: float | None = None) -> Any:
+    """PyTorch's ``logit(x, eps=None)``: ``log(x / (1 - x))``, x clamped to ``[eps, 1 - eps]``."""
+    if eps is not None:
+        x = xp.clip(x, eps, 1.0 - eps)
+    return xp.log(x / (1 - x))
+
+
+log = op("log(x)", vjp=lambda xp, g, ans, x: g / conj(xp, x),
+         methods={"log": None, "logit": _logit}, inplace=True, aliases={"logit": _logit},
          promotion="float",
          doc="Natural logarithm element-wise (``nan`` for negative inputs, ``-inf`` at 0).")
 log1p = op("log1p(x)", vjp=lambda xp, g, ans, x: g / conj(xp, 1 + x), methods="log1p", inplace=True,
@@ -283,6 +304,67 @@ remainder = op(
 )
 
 
+def _fmod(xp: Any, x1: Any, x2: Any, /) -> Any:
+    x1, x2 = _arrays(xp, x1, x2)
+    if xp.isdtype(xp.result_type(x1, x2), "real floating"):
+        # NOTE: remainder of the magnitudes is exact; remainder(x1, x2) - x2 would round.
+        return xp.copysign(xp.remainder(xp.abs(x1), xp.abs(x2)), x1)
+    rest = xp.remainder(x1, x2)
+    return xp.where(xp.logical_and(rest != 0, (rest < 0) != (x1 < 0)), rest - x2, rest)
+
+
+fmod = op(
+    "fmod", _fmod, standard=False, promotion="mixed", broadcasting=True,
+    vjp=(lambda xp, g, ans, x1, x2: g, lambda xp, g, ans, x1, x2: -g * xp.trunc(x1 / x2)),
+    methods="fmod", inplace=True,
+    doc="Remainder of ``x1 / x2`` with the sign of ``x1`` (C's ``fmod``) element-wise (PyTorch's).",
+)
+
+
+def _nan_ignoring(keeps_x1: Any) -> Any:
+    """The kernel and rules of fmax/fmin: ``x1`` where ``keeps_x1(x1, x2)`` or ``x2`` is NaN."""
+
+    def first(xp: Any, x1: Any, x2: Any) -> Any:
+        return xp.logical_or(keeps_x1(x1, x2), xp.isnan(x2))
+
+    def kernel(xp: Any, x1: Any, x2: Any, /) -> Any:
+        x1, x2 = _arrays(xp, x1, x2)
+        return xp.where(first(xp, x1, x2), x1, x2)
+
+    # NOTE: at ties the whole gradient goes to x1, as in PyTorch (maximum splits it).
+    return kernel, (lambda xp, g, ans, x1, x2: xp.where(first(xp, *_arrays(xp, x1, x2)), g, 0.0),
+                    lambda xp, g, ans, x1, x2: xp.where(first(xp, *_arrays(xp, x1, x2)), 0.0, g))
+
+
+_fmax, _fmax_rules = _nan_ignoring(lambda x1, x2: x1 >= x2)
+_fmin, _fmin_rules = _nan_ignoring(lambda x1, x2: x1 <= x2)
+fmax = op("fmax", _fmax, vjp=_fmax_rules, standard=False, promotion="mixed", broadcasting=True,
+          methods="fmax", doc="Element-wise maximum ignoring NaN (NaN only where both are).")
+fmin = op("fmin", _fmin, vjp=_fmin_rules, standard=False, promotion="mixed", broadcasting=True,
+          methods="fmin", doc="Element-wise minimum ignoring NaN (NaN only where both are).")
+
+
+def _xlogy(xp: Any, x: Any, y: Any, /) -> Any:
+    x, y = _arrays(xp, x, y)
+    zero = x == 0
+    out = xp.where(zero, 0.0, x * xp.log(xp.where(zero, 1.0, y)))
+    return xp.where(xp.isnan(y), y, out)
+
+
+def _xlogy_grad_x(xp: Any, g: Any, ans: Any, x: Any, y: Any) -> Any:
+    x, y = _arrays(xp, x, y)
+    # NOTE: PyTorch's formula: g * log(y) also where x == 0, but 0 where x == 0 and y <= 0.
+    return xp.where(xp.logical_and(x == 0, y <= 0), 0.0, _xlogy(xp, g, y))
+
+
+xlogy = op(
+    "xlogy", _xlogy, standard=False, promotion="float", broadcasting=True,
+    vjp=(_xlogy_grad_x, lambda xp, g, ans, x, y: g * x / y),
+    methods="xlogy", inplace=True,
+    doc="``x * log(y)`` element-wise, 0 where ``x == 0`` unless ``y`` is NaN (PyTorch's).",
+)
+
+
 def _clip_grad_x(xp: Any, g: Any, ans: Any, x: Any, min: Any, max: Any) -> Any:
     # NOTE: at x == min (or max) the gradient goes to x, as in PyTorch's clamp.
     inside = None
@@ -308,10 +390,22 @@ def _clip_grad_max(xp: Any, g: Any, ans: Any, x: Any, min: Any, max: Any) -> Any
     return xp.where(above, g, 0.0)
 
 
+def _clamp_min(xp: Any, x: Any, min: Any) -> Any:
+    """PyTorch's ``clamp_min(x, min)``: ``clamp(x, min=min)``."""
+    return xp.clip(x, min=min)
+
+
+def _clamp_max(xp: Any, x: Any, max: Any) -> Any:
+    """PyTorch's ``clamp_max(x, max)``: ``clamp(x, max=max)``."""
+    return xp.clip(x, max=max)
+
+
 clip = op(
     "clip", lambda xp, x, /, min=None, max=None: xp.clip(x, min, max), inputs=("x", "min", "max"),
     vjp=(_clip_grad_x, _clip_grad_min, _clip_grad_max), broadcasting=True,
-    methods=("clip", "clamp"), inplace=True, aliases="clamp", promotion="mixed",
+    methods={"clip": None, "clamp": None, "clamp_min": _clamp_min, "clamp_max": _clamp_max},
+    inplace=True, aliases={"clamp": None, "clamp_min": _clamp_min, "clamp_max": _clamp_max},
+    promotion="mixed",
     doc="Clamp ``x`` to ``[min, max]`` element-wise; ``min``/``max`` are scalars, tensors or None.",
 )
 
@@ -335,6 +429,98 @@ deg2rad = op("deg2rad", lambda xp, x, /: x * (math.pi / 180.0), standard=False, 
 rad2deg = op("rad2deg", lambda xp, x, /: x * (180.0 / math.pi), standard=False, promotion="float",
              vjp=lambda xp, g, ans, x: g * (180.0 / math.pi), methods="rad2deg", inplace=True,
              doc="Radians to degrees element-wise (PyTorch's).")
+
+
+def _sinc(xp: Any, x: Any, /) -> Any:
+    zero = x == 0
+    return xp.where(zero, 1.0, xp.sin(math.pi * x) / xp.where(zero, 1.0, math.pi * x))
+
+
+def _sinc_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
+    zero = x == 0
+    safe = xp.where(zero, 1.0, x)
+    slope = (math.pi * x * xp.cos(math.pi * x) - xp.sin(math.pi * x)) / (safe * safe * math.pi)
+    return xp.where(zero, 0.0, g * conj(xp, slope))
+
+
+sinc = op("sinc", _sinc, vjp=_sinc_grad, standard=False, promotion="float", methods="sinc",
+          inplace=True, doc="``sin(pi x) / (pi x)`` element-wise, 1 at 0 (PyTorch's).")
+
+
+def _lerp(xp: Any, x: Any, end: Any, weight: Any, /) -> Any:
+    # NOTE: PyTorch's two-sided form: exact at weight 0 (x) and at weight 1 (end).
+    low = x + weight * (end - x)
+    high = end - (end - x) * (1 - weight)
+    if is_scalar(weight):
+        return low if weight < 0.5 else high
+    return xp.where(weight < 0.5, low, high)
+
+
+lerp = op(
+    "lerp", _lerp, standard=False, promotion="mixed", broadcasting=True,
+    vjp=(lambda xp, g, ans, x, end, weight: g * (1 - weight),
+         lambda xp, g, ans, x, end, weight: g * weight,
+         lambda xp, g, ans, x, end, weight: g * (end - x)),
+    methods="lerp", inplace=True,
+    doc="``x + weight * (end - x)`` element-wise, broadcasting (PyTorch's).",
+)
+addcmul = op(
+    "addcmul", lambda xp, x, tensor1, tensor2, /, *, value=1: x + value * tensor1 * tensor2,
+    vjp=(lambda xp, g, ans, x, tensor1, tensor2, *, value: g,
+         lambda xp, g, ans, x, tensor1, tensor2, *, value: g * value * tensor2,
+         lambda xp, g, ans, x, tensor1, tensor2, *, value: g * value * tensor1),
+    standard=False, promotion="mixed", broadcasting=True, methods="addcmul", inplace=True,
+    doc="``x + value * tensor1 * tensor2`` element-wise, broadcasting (PyTorch's).",
+)
+
+
+addcdiv = op(
+    "addcdiv", lambda xp, x, tensor1, tensor2, /, *, value=1: x + value * (tensor1 / tensor2),
+    vjp=(lambda xp, g, ans, x, tensor1, tensor2, *, value: g,
+         lambda xp, g, ans, x, tensor1, tensor2, *, value: g * value / tensor2,
+         lambda xp, g, ans, x, tensor1, tensor2, *, value: (
+             -g * value * tensor1 / (tensor2 * tensor2))),
+    standard=False, promotion="mixed", broadcasting=True, methods="addcdiv", inplace=True,
+    doc="``x + value * tensor1 / tensor2`` element-wise, broadcasting (PyTorch's).",
+)
+
+
+def _in_double(xp: Any, value: Any) -> Any:
+    """``value`` in float64 (complex128 if complex); Python scalars as they are."""
+    if is_scalar(value):
+        return value
+    return xp.astype(value, xp.complex128 if is_complex(xp, value) else xp.float64)
+
+
+def _float_power_grad(base_rule: bool) -> Any:
+    def rule(xp: Any, g: Any, ans: Any, x1: Any, x2: Any) -> Any:
+        pow_rule = _pow_grad_base if base_rule else _pow_grad_exponent
+        grad = pow_rule(xp, g, ans, _in_double(xp, x1), _in_double(xp, x2))
+        return cast(xp, grad, (x1 if base_rule else x2).dtype)
+
+    return rule
+
+
+float_power = op(
+    "float_power", lambda xp, x1, x2, /: xp.pow(_in_double(xp, x1), _in_double(xp, x2)),
+    vjp=(_float_power_grad(True), _float_power_grad(False)), standard=False, broadcasting=True,
+    methods="float_power", inplace=True,
+    doc="``x1 ** x2`` computed in float64 (complex128 for complex inputs) (PyTorch's).",
+)
+
+
+def _heaviside(xp: Any, x: Any, values: Any, /) -> Any:
+    if hasattr(values, "dtype") and values.dtype != x.dtype:
+        raise DtypeError(
+            f"heaviside(): x is {x.dtype} but values is {values.dtype}; give both one dtype, "
+            "as PyTorch requires (e.g. values.to(x.dtype))"
+        )
+    return xp.where(x == 0, values, xp.astype(x > 0, x.dtype))
+
+
+heaviside = op("heaviside", _heaviside, differentiable=False, standard=False, broadcasting=True,
+               methods="heaviside", inplace=True,
+               doc="Step function element-wise: 0 below 0, ``values`` at 0, 1 above (PyTorch's).")
 
 
 def _floor_divide(xp: Any, x1: Any, x2: Any, /) -> Any:

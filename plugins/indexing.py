@@ -25,7 +25,7 @@ import functools
 import operator
 from typing import Any
 
-from plugrad.errors import ArgumentError, DtypeError, ShapeError
+from plugrad.errors import ArgumentError, AxisError, DtypeError, IndexOutOfRangeError, ShapeError
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
 from plugrad.plugins._index_plan import plan, put, segment_sum, sole_mask
@@ -81,10 +81,31 @@ def _getitem_numpy_style(xp: Any, x: Any, /, key: Any) -> Any:
     return x[_complete(key)]
 
 
+def _checked_axis(name: str, dim: int, ndim: int) -> int:
+    """``dim`` as an axis in ``0..ndim-1`` (negative counts from the end), or an AxisError."""
+    if not -ndim <= dim < ndim:
+        raise AxisError(
+            f"{name}(): dim {dim} is out of range for a tensor of {ndim} dimensions "
+            f"(valid: {-ndim} to {ndim - 1})"
+        )
+    return dim % ndim
+
+
+def _select(xp: Any, x: Any, dim: int, index: int) -> Any:
+    """PyTorch's ``select(x, dim, index)``: the slice at ``index`` along ``dim``, that axis gone."""
+    axis = _checked_axis("select", dim, x.ndim)
+    index, size = operator.index(index), x.shape[axis]
+    if not -size <= index < size:
+        raise IndexOutOfRangeError(
+            f"select(): index {index} is out of range for dimension {dim} of length {size}"
+        )
+    return x[(slice(None),) * axis + (index,)]
+
+
 getitem = op("getitem", _getitem_generic,
              kernels={"numpy": _getitem_numpy_style, "cupy": _getitem_numpy_style},
              vjp=lambda xp, g, ans, x, *, key: xp.scatter_add(g, key=key, shape=x.shape),
-             saves=(), standard=False,
+             saves=(), standard=False, methods={"select": _select}, aliases={"select": _select},
              doc="Index ``x[key]``; what ``Tensor.__getitem__`` calls (use ``x[key]`` instead).")
 
 
@@ -101,7 +122,7 @@ def _index_select(xp: Any, x: Any, dim: int, index: Any) -> Any:
 take = op("take(x, indices, /, *, axis=None)", saves=("indices",),
           vjp=(lambda xp, g, ans, x, indices, *, axis: xp.scatter_add(
                    g, key=_take_key(axis, x.ndim, indices), shape=x.shape), None),
-          methods={"index_select": _index_select},
+          methods={"index_select": _index_select}, aliases={"index_select": _index_select},
           doc="Take elements of ``x`` along ``axis`` at integer ``indices``; repeats add up.")
 
 
@@ -374,11 +395,11 @@ scatter_along_axis = op(
 
 def _narrow(xp: Any, x: Any, dim: int, start: Any, length: int) -> Any:
     """PyTorch's ``x.narrow(dim, start, length)``: ``length`` elements along ``dim``."""
-    size = x.shape[dim]
+    size = x.shape[_checked_axis("narrow", dim, x.ndim)]
     start = int(start)
     first = start + size if start < 0 else start
     if not 0 <= first <= size or length < 0 or first + length > size:
-        raise IndexError(
+        raise IndexOutOfRangeError(
             f"narrow(): start {start} and length {length} do not fit in dimension {dim} "
             f"of length {size}"
         )
@@ -401,6 +422,7 @@ setitem = op("setitem", _setitem_generic,
              broadcasting=True, saves=(), array_params=("key",), standard=False,
              methods={"scatter": _scatter, "scatter_add": _scatter_add, "narrow": _narrow,
                       "masked_select": _masked_select},
+             aliases={"narrow": _narrow, "masked_select": _masked_select},
              inplace=("scatter", "scatter_add"),
              doc="A copy of ``x`` with ``x[key] = value``; what ``x[key] = value`` records.")
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 from typing import Any
 
 from plugrad.dtype_functions import broadcast_shapes
-from plugrad.errors import ShapeError
+from plugrad.errors import AxisError, ShapeError
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
 from plugrad.plugins._rules import (
@@ -476,7 +476,22 @@ trace = op("trace(x, /, *, offset=0, dtype=None)", vjp=_trace_grad, namespace="l
            methods="trace",
            doc="Sum of the ``offset`` diagonal of the last two axes.")
 
+
+def _torch_diagonal(xp: Any, x: Any, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Any:
+    """PyTorch's ``x.diagonal(offset=0, dim1=0, dim2=1)``: a diagonal of two axes, as the last."""
+    ndim = x.ndim
+    if not (-ndim <= dim1 < ndim and -ndim <= dim2 < ndim) or dim1 % ndim == dim2 % ndim:
+        raise AxisError(
+            f"diagonal(): dim1={dim1} and dim2={dim2} must be two different axes of a tensor "
+            f"of {ndim} dimensions (valid: {-ndim} to {ndim - 1})"
+        )
+    first, second = dim1 % ndim, dim2 % ndim
+    rest = tuple(d for d in range(ndim) if d not in (first, second))
+    return xp.linalg.diagonal(xp.permute_dims(x, (*rest, first, second)), offset=offset)
+
+
 diagonal = op("diagonal(x, /, *, offset=0)", namespace="linalg", view=True, saves=(),
+              methods={"diagonal": _torch_diagonal},
               doc="The ``offset`` diagonal of the last two axes.",
               vjp=lambda xp, g, ans, x, *, offset: _embed_diagonal(xp, g, tuple(x.shape), offset))
 

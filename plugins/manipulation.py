@@ -10,10 +10,11 @@ function's: ``x.repeat(*sizes)`` tiles (``plugrad.repeat`` is PyTorch's
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any
 
-from plugrad.errors import PlugradError, ShapeError
+from plugrad.errors import AxisError, InvalidArgumentError, PlugradError, ShapeError
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
 from plugrad.plugins._rules import axis_slice, device_of, sizes, torch_axis, torch_join
@@ -33,6 +34,16 @@ def _inverse_permutation(axes: tuple[int, ...]) -> tuple[int, ...]:
     for position, axis in enumerate(axes):
         inverse[axis % ndim] = position
     return tuple(inverse)
+
+
+def _axis(name: str, dim: int, ndim: int) -> int:
+    """``dim`` as an axis in ``0..ndim-1`` (negative counts from the end), or an AxisError."""
+    if not -ndim <= dim < ndim:
+        valid = f"valid: {-ndim} to {ndim - 1}" if ndim else "a 0-D tensor has none"
+        raise AxisError(
+            f"{name}(): dim {dim} is out of range for a tensor of {ndim} dimensions ({valid})"
+        )
+    return dim % ndim
 
 
 # -- PyTorch's Tensor methods of these ops ---------------------------------------------
@@ -92,6 +103,69 @@ def _flatten(xp: Any, x: Any, start_dim: int = 0, end_dim: int = -1) -> Any:
         )
     joined = math.prod(shape[start : end + 1])
     return xp.reshape(x, (*shape[:start], joined, *shape[end + 1 :]))
+
+
+def _unflatten(xp: Any, x: Any, dim: int, sizes: Any) -> Any:
+    """PyTorch's ``unflatten(x, dim, sizes)``: split axis ``dim`` into axes of ``sizes``."""
+    shape = tuple(x.shape)
+    axis, sizes = _axis("unflatten", dim, len(shape)), tuple(sizes)
+    known = math.prod(n for n in sizes if n != -1)
+    length = shape[axis]
+    if -1 in sizes and sizes.count(-1) == 1 and known and length % known == 0:
+        sizes = tuple(length // known if n == -1 else n for n in sizes)
+    if not sizes or math.prod(sizes) != length or any(n < 0 for n in sizes):
+        raise ShapeError(
+            f"unflatten({dim}, {sizes}): the sizes must be non-empty, at most one -1, and "
+            f"multiply up to {length}, the length of dimension {dim} of shape {shape}"
+        )
+    return xp.reshape(x, (*shape[:axis], *sizes, *shape[axis + 1 :]))
+
+
+def _view_as(xp: Any, x: Any, other: Any) -> Any:
+    """PyTorch's ``x.view_as(other)``: ``x.view(other.shape)``."""
+    return _view(xp, x, *other.shape)
+
+
+def _reshape_as(xp: Any, x: Any, other: Any) -> Any:
+    """PyTorch's ``x.reshape_as(other)``: ``x.reshape(other.shape)``."""
+    return xp.reshape(x, tuple(other.shape))
+
+
+def _at_least(xp: Any, ndim: int, x: Any) -> Any:
+    """``x`` with size-1 axes added, as PyTorch's ``atleast_{ndim}d`` places them."""
+    shape = tuple(x.shape)
+    if len(shape) >= ndim:
+        return x
+    if ndim == 3:  # (n,) -> (1, n, 1) and (m, n) -> (m, n, 1), as NumPy's atleast_3d
+        shape = (*shape, 1) if len(shape) == 2 else (1, *(shape or (1,)), 1)
+    return xp.reshape(x, (1,) * (ndim - len(shape)) + shape)
+
+
+def _atleast(ndim: int) -> Any:
+    def atleast(xp: Any, *tensors: Any) -> Any:
+        if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+            return tuple(_at_least(xp, ndim, t) for t in tensors[0])
+        if len(tensors) == 1:
+            return _at_least(xp, ndim, tensors[0])
+        return tuple(_at_least(xp, ndim, t) for t in tensors)
+
+    atleast.__doc__ = (
+        f"PyTorch's ``atleast_{ndim}d(*tensors)``: each tensor with at least {ndim} dimensions "
+        "(a tuple for several or for a list)."
+    )
+    return atleast
+
+
+def _permute(xp: Any, x: Any, dims: Any) -> Any:
+    """PyTorch's ``permute(x, dims)``: ``permute_dims(x, dims)``, ``dims`` a tuple or list."""
+    if not isinstance(dims, (tuple, list)):
+        raise InvalidArgumentError(f"permute(): dims must be a tuple or list of ints, got {dims!r}")
+    axes = tuple(_axis("permute", d, x.ndim) for d in dims)
+    if sorted(axes) != list(range(x.ndim)):
+        raise ShapeError(
+            f"permute(): dims must name each of the {x.ndim} axes once, got {tuple(dims)}"
+        )
+    return xp.permute_dims(x, axes)
 
 
 def _t(xp: Any, x: Any) -> Any:
@@ -171,7 +245,7 @@ def _tile_method(xp: Any, x: Any, *repeats: int) -> Any:
 
 def _split(xp: Any, x: Any, split_size_or_sections: Any, dim: int = 0) -> tuple[Any, ...]:
     """PyTorch's ``x.split(size_or_sizes, dim=0)``: pieces of one size, or of the sizes listed."""
-    length = x.shape[dim]
+    length = x.shape[_axis("split", dim, x.ndim)]
     if isinstance(split_size_or_sections, int):
         step = split_size_or_sections
         if step <= 0:
@@ -196,6 +270,27 @@ def _chunk(xp: Any, x: Any, chunks: int, dim: int = 0) -> tuple[Any, ...]:
     if chunks <= 0:
         raise ShapeError(f"chunk(): the number of chunks must be positive, got {chunks}")
     return _split(xp, x, max(1, -(-x.shape[dim] // chunks)), dim)
+
+
+def _tensor_split(xp: Any, x: Any, indices_or_sections: Any, dim: int = 0) -> tuple[Any, ...]:
+    """PyTorch's ``tensor_split(x, sections, dim=0)``: near-equal pieces, or cut at indices.
+
+    An int (or 0-D tensor) gives that many pieces, the first ``length % sections``
+    one longer; a list (or 1-D tensor) of indices cuts before each, as slices do.
+    """
+    axis = _axis("tensor_split", dim, x.ndim)
+    cuts = indices_or_sections
+    if hasattr(cuts, "shape"):
+        cuts = int(cuts) if cuts.ndim == 0 else [int(i) for i in cuts.tolist()]
+    if isinstance(cuts, int):
+        if cuts <= 0:
+            raise InvalidArgumentError(
+                f"tensor_split(): the number of sections must be positive, got {cuts}"
+            )
+        piece, longer = divmod(x.shape[axis], cuts)
+        cuts = [i * piece + min(i, longer) for i in range(1, cuts)]
+    edges = [None, *cuts, None]
+    return tuple(x[axis_slice(x.ndim, axis, a, b)] for a, b in itertools.pairwise(edges))
 
 
 def _roll_grad(xp: Any, g: Any, ans: Any, x: Any, *, shift: Any, axis: Any) -> Any:
@@ -247,8 +342,11 @@ def _tile_grad(xp: Any, g: Any, ans: Any, x: Any, *, repetitions: tuple[int, ...
 
 reshape = op("reshape(x, /, shape, *, copy=None)", vjp=_back_to_input_shape, saves=(), view=True,
              methods={"view": _view, "flatten": _flatten, "ravel": _flatten,
-                      "contiguous": _contiguous, "is_contiguous": _is_contiguous},
-             aliases={"flatten": _flatten, "ravel": _flatten},
+                      "contiguous": _contiguous, "is_contiguous": _is_contiguous,
+                      "unflatten": _unflatten, "view_as": _view_as, "reshape_as": _reshape_as},
+             aliases={"flatten": _flatten, "ravel": _flatten, "unflatten": _unflatten,
+                      "atleast_1d": _atleast(1), "atleast_2d": _atleast(2),
+                      "atleast_3d": _atleast(3)},
              doc="Give the elements of ``x`` a new ``shape`` (one entry may be -1).")
 def _permute_dims_nonnegative(xp: Any, x: Any, /, axes: tuple[int, ...]) -> Any:
     # jax.numpy refuses negative axes, which NumPy, PyTorch and plugrad accept.
@@ -261,7 +359,7 @@ permute_dims = op("permute_dims(x, /, axes)", saves=(), view=True, grad_fn_name=
                   methods={"t": _t, "transpose": _transpose, "swapaxes": _transpose,
                            "swapdims": _transpose},
                   aliases={"t": _t, "transpose": _transpose, "swapaxes": _transpose,
-                           "swapdims": _transpose},
+                           "swapdims": _transpose, "permute": _permute},
                   inplace=("t", "transpose", "swapaxes", "swapdims"),
                   doc="Reorder the axes of ``x``: axis ``i`` of the result is axis ``axes[i]``.")
 expand_dims = op("expand_dims(x, /, axis=0)", vjp=_back_to_input_shape, saves=(), view=True,
@@ -303,17 +401,88 @@ def _torch_roll(xp: Any, x: Any, shifts: Any, dims: Any = None) -> Any:
     return xp.roll(x, _axes(shifts), axis=_axes(dims))
 
 
+def _fliplr(xp: Any, x: Any) -> Any:
+    """PyTorch's ``fliplr(x)``: reverse the order along axis 1 (of 2 or more dimensions)."""
+    if x.ndim < 2:
+        raise ShapeError(f"fliplr() takes a tensor of 2 or more dimensions, got {tuple(x.shape)}")
+    return xp.flip(x, axis=1)
+
+
+def _flipud(xp: Any, x: Any) -> Any:
+    """PyTorch's ``flipud(x)``: reverse the order along axis 0 (of 1 or more dimensions)."""
+    if x.ndim < 1:
+        raise ShapeError("flipud() takes a tensor of 1 or more dimensions, got a 0-D tensor")
+    return xp.flip(x, axis=0)
+
+
+def _rot90(xp: Any, x: Any, k: int = 1, dims: Any = (0, 1)) -> Any:
+    """PyTorch's ``rot90(x, k=1, dims=(0, 1))``: ``k`` quarter turns in the plane of ``dims``."""
+    dims = tuple(dims)
+    if len(dims) != 2 or x.ndim < 2:
+        raise ShapeError(
+            f"rot90(): dims must name two axes of a tensor of 2 or more dimensions, got "
+            f"dims={dims} for shape {tuple(x.shape)}"
+        )
+    first, second = (_axis("rot90", d, x.ndim) for d in dims)
+    if first == second:
+        raise ShapeError(f"rot90(): dims must be two different axes, got dims={dims}")
+    swapped = list(range(x.ndim))
+    swapped[first], swapped[second] = second, first
+    turns = k % 4
+    if turns == 1:
+        return xp.permute_dims(xp.flip(x, axis=second), tuple(swapped))
+    if turns == 2:
+        return xp.flip(x, axis=(first, second))
+    if turns == 3:
+        return xp.permute_dims(xp.flip(x, axis=first), tuple(swapped))
+    return xp.positive(x)  # a copy, as PyTorch's
+
+
+def _joined(name: str, tensors: Any) -> list[Any]:
+    if not isinstance(tensors, (list, tuple)) or not tensors:
+        raise InvalidArgumentError(f"{name}() takes a non-empty list or tuple of tensors")
+    return list(tensors)
+
+
+def _hstack(xp: Any, tensors: Any) -> Any:
+    """PyTorch's ``hstack(tensors)``: join along axis 1 (axis 0 for 1-D tensors)."""
+    joined = [_at_least(xp, 1, t) for t in _joined("hstack", tensors)]
+    return xp.concat(joined, axis=0 if joined[0].ndim == 1 else 1)
+
+
+def _vstack(xp: Any, tensors: Any) -> Any:
+    """PyTorch's ``vstack(tensors)``: join along axis 0, 0-D and 1-D tensors as rows."""
+    return xp.concat([_at_least(xp, 2, t) for t in _joined("vstack", tensors)], axis=0)
+
+
+def _dstack(xp: Any, tensors: Any) -> Any:
+    """PyTorch's ``dstack(tensors)``: join along axis 2, after ``atleast_3d``."""
+    return xp.concat([_at_least(xp, 3, t) for t in _joined("dstack", tensors)], axis=2)
+
+
+def _column_stack(xp: Any, tensors: Any) -> Any:
+    """PyTorch's ``column_stack(tensors)``: join along axis 1, 0-D and 1-D tensors as columns."""
+    columns = [
+        xp.reshape(t, (math.prod(t.shape), 1)) if t.ndim <= 1 else t
+        for t in _joined("column_stack", tensors)
+    ]
+    return xp.concat(columns, axis=1)
+
+
 # NOTE: axis may come by position here (the standard has it keyword-only), as PyTorch's
 # flip(x, dims) and roll(x, shifts, dims) give it.
 flip = op("flip", _flip, vjp=lambda xp, g, ans, x, *, axis: xp.flip(g, axis=axis),
-          saves=(), methods={"flip": _flip_method}, torch_function=_torch_flip,
+          saves=(), torch_function=_torch_flip,
+          methods={"flip": _flip_method, "fliplr": _fliplr, "flipud": _flipud, "rot90": _rot90},
+          aliases={"fliplr": _fliplr, "flipud": _flipud, "rot90": _rot90},
           doc="Reverse the order of elements along ``axis`` (all axes by default).")
 roll = op("roll(x, /, shift, axis=None)", vjp=_roll_grad, saves=(), methods={"roll": _torch_roll},
           torch_function=_torch_roll,
           doc="Shift elements cyclically by ``shift`` along ``axis`` (flattened by default).")
 concat = op("concat(arrays, /, *, axis=0)", vjp=_concat_grad, sequence=True, saves=(),
             torch_function=torch_join("concat"),
-            aliases=("cat", "concatenate"),
+            aliases={"cat": None, "concatenate": None, "hstack": _hstack, "vstack": _vstack,
+                     "dstack": _dstack, "column_stack": _column_stack},
             doc="Join tensors along an existing ``axis`` (flattened first if ``axis=None``).")
 stack = op("stack(arrays, /, *, axis=0)", sequence=True, saves=(),
            torch_function=torch_join("stack"),
@@ -321,8 +490,11 @@ stack = op("stack(arrays, /, *, axis=0)", sequence=True, saves=(),
            doc="Join tensors of one shape along a new ``axis``.")
 unstack = op("unstack", lambda xp, x, /, *, axis=0: tuple(xp.unstack(x, axis=axis)),
              vjp=lambda xp, g, ans, x, *, axis: xp.stack(g, axis=axis),
-             multiple_outputs=True, view=True, saves=(), aliases="unbind",
-             methods={"unstack": None, "unbind": None, "split": _split, "chunk": _chunk},
+             multiple_outputs=True, view=True, saves=(),
+             methods={"unstack": None, "unbind": None, "split": _split, "chunk": _chunk,
+                      "tensor_split": _tensor_split},
+             aliases={"unbind": None, "split": _split, "chunk": _chunk,
+                      "tensor_split": _tensor_split},
              torch_function=lambda xp, x, dim=0: tuple(xp.unstack(x, axis=dim)),
              doc="Split ``x`` along ``axis`` into a tuple of tensors without that axis.")
 moveaxis = op("moveaxis", lambda xp, x, source, destination, /: xp.moveaxis(x, source, destination),
@@ -340,7 +512,7 @@ tile = op("tile", lambda xp, x, /, repetitions: xp.tile(x, repetitions), vjp=_ti
           doc="Repeat the whole tensor ``repetitions[i]`` times along each axis ``i``.")
 broadcast_arrays = op("broadcast_arrays", lambda xp, *arrays: tuple(xp.broadcast_arrays(*arrays)),
                       vjp=lambda xp, g, ans, arrays: g, multiple_outputs=True, view=True,
-                      broadcasting=True, saves=(),
+                      broadcasting=True, saves=(), aliases="broadcast_tensors",
                       doc="Broadcast tensors against each other; a tuple of tensors.")
 
 # fmt: on

@@ -8,10 +8,11 @@ or does not (``masked_fill``).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from plugrad.hookspecs import hookimpl
-from plugrad.opdef import OpDef, collect_ops, op
+from plugrad.opdef import OpDef, collect_ops, dim_as_axis, op
 from plugrad.plugins._rules import axis_query, device_of
 
 # The rows are aligned by hand, one op per statement.
@@ -28,6 +29,22 @@ def _masked_fill(xp: Any, x: Any, mask: Any, value: Any) -> Any:
     out = xp.where(mask, value, x)
     # NOTE: as in PyTorch the result keeps x's dtype, whatever the value's.
     return out if out.dtype == x.dtype else xp.astype(out, x.dtype)
+
+
+def _nan_to_num(
+    xp: Any, x: Any, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None
+) -> Any:
+    """PyTorch's ``nan_to_num(x, nan=0.0, posinf=None, neginf=None)``: NaN and infinities replaced.
+
+    Infinities become the dtype's largest (smallest) finite value by default. The gradient
+    is 0 where ``x`` is not finite.
+    """
+    if not xp.isdtype(x.dtype, "real floating"):
+        return x * 1  # integers and bools have neither NaN nor infinities: a copy
+    largest = xp.finfo(x.dtype).max
+    out = xp.where(x == math.inf, largest if posinf is None else posinf, x)
+    out = xp.where(x == -math.inf, -largest if neginf is None else neginf, out)
+    return xp.where(xp.isnan(x), nan, out)
 
 
 def _searchsorted(xp: Any, x1: Any, x2: Any, /, *, side: str = "left", sorter: Any = None) -> Any:
@@ -51,8 +68,9 @@ where = op("where(condition, x1=None, x2=None, /)", broadcasting=True, saves=("c
            torch_function=_torch_where,
            vjp=(None, lambda xp, g, ans, condition, x1, x2: xp.where(condition, g, 0.0),
                 lambda xp, g, ans, condition, x1, x2: xp.where(condition, 0.0, g)),
-           methods={"where": _where_method, "masked_fill": _masked_fill},
-           inplace=("masked_fill",), promotion="mixed",
+           methods={"where": _where_method, "masked_fill": _masked_fill, "nan_to_num": _nan_to_num},
+           aliases={"nan_to_num": _nan_to_num},
+           inplace=("masked_fill", "nan_to_num"), promotion="mixed",
            doc="Choose ``x1`` where ``condition`` is true, else ``x2``, element-wise.")
 argmax = axis_query(
     "argmax", "Index of the (first) maximum along ``axis`` (of the flattened tensor by default).")
@@ -73,7 +91,13 @@ def _nonzero_method(xp: Any, x: Any, *, as_tuple: bool = False) -> Any:
 nonzero = op("nonzero", lambda xp, x, /: tuple(xp.nonzero(x)), multiple_outputs=True,
              differentiable=False, methods={"nonzero": _nonzero_method},
              doc="Indices of the non-zero elements: a tuple with one index tensor per axis.")
+def _count_nonzero(xp: Any, x: Any, dim: Any = None) -> Any:
+    """PyTorch's ``count_nonzero(x, dim=None)``: the number of non-zero elements over ``dim``."""
+    return xp.count_nonzero(x, axis=dim_as_axis(dim))
+
+
 count_nonzero = op("count_nonzero(x, /, *, axis=None, keepdims=False)", differentiable=False,
+                   methods={"count_nonzero": _count_nonzero}, torch_function=_count_nonzero,
                    doc="Number of non-zero elements along ``axis`` (all axes by default).")
 searchsorted = op("searchsorted", _searchsorted, array_params=("sorter",), differentiable=False,
                   doc="Where to insert ``x2`` into the sorted 1-D ``x1`` to keep it sorted.")

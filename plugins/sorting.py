@@ -67,9 +67,14 @@ def _torch_argsort(
     return xp.argsort(x, axis=dim, descending=descending, stable=stable)
 
 
+def _msort(xp: Any, x: Any) -> Any:
+    """PyTorch's ``msort(x)``: ``x`` sorted along its first axis (the values only)."""
+    return xp.sort(x, axis=0)
+
+
 sort = op("sort(x, /, *, axis=-1, descending=False, stable=True)", vjp=_sort_grad, saves=("x",),
-          methods={"sort": _sort_method, "topk": _topk}, torch_function=_sort_method,
-          aliases={"topk": _topk},
+          methods={"sort": _sort_method, "topk": _topk, "msort": _msort},
+          torch_function=_sort_method, aliases={"topk": _topk, "msort": _msort},
           doc="Sort along ``axis``; each sorted position's gradient goes back to its element.")
 argsort = op("argsort(x, /, *, axis=-1, descending=False, stable=True)", differentiable=False,
              methods="argsort", torch_function=_torch_argsort,

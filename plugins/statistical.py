@@ -15,17 +15,21 @@ default, where the functions follow the standard (``correction=0``).
 
 from __future__ import annotations
 
+import collections
+import math
 import numbers
+import types
 from typing import Any
 
-from plugrad.errors import ArgumentError
+from plugrad.errors import ArgumentError, AxisError, DtypeError, IndexOutOfRangeError
 from plugrad.hookspecs import hookimpl
-from plugrad.opdef import OpDef, collect_ops, op
+from plugrad.opdef import OpDef, collect_ops, dim_as_axis, op
 from plugrad.plugins._rules import (
     axis_slice,
     cast,
     conj,
     count,
+    device_of,
     expand_reduced,
     normalize_axes,
     reverse_cumulative_sum,
@@ -37,6 +41,160 @@ from plugrad.plugins._rules import (
 
 # The rows are aligned by hand, one op per statement.
 # fmt: off
+
+
+def _return_type(name: str, fields: str) -> Any:
+    """PyTorch's named tuple ``torch.return_types.<name>``, found by pickle in ``_return_types``."""
+    named = collections.namedtuple(name, fields, module=__name__)  # type: ignore[misc]
+    named.__qualname__ = f"_return_types.{name}"
+    return named
+
+
+_return_types = types.SimpleNamespace(
+    aminmax=_return_type("aminmax", "min max"),
+    **{name: _return_type(name, "values indices")
+       for name in ("cummax", "cummin", "median", "nanmedian", "kthvalue")},
+)
+
+
+def _is_floating(xp: Any, x: Any) -> bool:
+    return xp.isdtype(x.dtype, ("real floating", "complex floating"))
+
+
+def _nansum(xp: Any, x: Any, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Any:
+    """PyTorch's ``nansum(x, dim=None, keepdim=False, *, dtype=None)``: the sum, NaN taken as 0."""
+    if _is_floating(xp, x):
+        x = xp.where(xp.isnan(x), 0.0, x)
+    return xp.sum(x, axis=dim_as_axis(dim), keepdims=keepdim, dtype=dtype)
+
+
+def _nanmean(xp: Any, x: Any, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Any:
+    """PyTorch's ``nanmean(x, dim=None, keepdim=False, *, dtype=None)``: the mean of the non-NaN."""
+    if not _is_floating(xp, x):
+        raise DtypeError(
+            f"nanmean() takes a floating tensor, got {x.dtype}; convert it first (x.double())"
+        )
+    kept = xp.astype(xp.logical_not(xp.isnan(x)), xp.int64)
+    kept = xp.sum(kept, axis=dim_as_axis(dim), keepdims=keepdim)
+    return _nansum(xp, x, dim, keepdim, dtype=dtype) / kept
+
+
+def _axis(name: str, dim: int, ndim: int) -> int:
+    """``dim`` counted from 0, or an AxisError naming ``name`` (a 0-d tensor takes 0 and -1)."""
+    n = ndim or 1  # NOTE: max is the op of this module, not the builtin
+    if not -n <= dim < n:
+        raise AxisError(
+            f"{name}(): dim {dim} is out of range for a tensor of {ndim} dimension(s); "
+            f"give one in [{-n}, {n - 1}]"
+        )
+    return dim % n
+
+
+def _running(xp: Any, x: Any, axis: int, combine: Any, fill: Any) -> Any:
+    """``combine`` accumulated along ``axis`` (a running maximum, ...), in log2(n) steps."""
+    n, shift = x.shape[axis], 1
+    while shift < n:
+        padding = xp.full_like(x[axis_slice(x.ndim, axis, 0, shift)], fill)
+        x = combine(x, xp.concat([padding, x[axis_slice(x.ndim, axis, 0, n - shift)]], axis=axis))
+        shift *= 2
+    return x
+
+
+def _logcumsumexp(xp: Any, x: Any, dim: int) -> Any:
+    """PyTorch's ``logcumsumexp(x, dim)``: ``log(cumsum(exp(x)))`` along ``dim``, stably."""
+    axis = _axis("logcumsumexp", dim, x.ndim)
+    return x * 1 if x.ndim == 0 else _running(xp, x, axis, xp.logaddexp, -math.inf)
+
+
+def _cumulative_extremum(name: str) -> Any:
+    def method(xp: Any, x: Any, dim: int) -> Any:
+        y = xp.reshape(x, (1,)) if x.ndim == 0 else x
+        axis = _axis(name, dim, y.ndim)
+        largest = name == "cummax"
+        if _is_floating(xp, y):
+            fill = -math.inf if largest else math.inf
+        else:
+            fill = xp.iinfo(y.dtype).min if largest else xp.iinfo(y.dtype).max
+        running = _running(xp, y, axis, xp.maximum if largest else xp.minimum, fill)
+        # NOTE: as in PyTorch, a tie (or a NaN, which wins from its position on) takes the
+        # latest index: the running maximum of the positions where the extremum is reached.
+        shape = tuple(y.shape[axis] if d == axis else 1 for d in range(y.ndim))
+        positions = xp.reshape(xp.arange(y.shape[axis], device=device_of(y)), shape)
+        reached = xp.logical_or(y == running, xp.isnan(y))
+        indices = _running(xp, xp.where(reached, positions, -1), axis, xp.maximum, -1)
+        values = xp.take_along_axis(y, indices, axis=axis)  # the gradient goes to the index
+        if x.ndim == 0:
+            values, indices = xp.reshape(values, ()), xp.reshape(indices, ())
+        return getattr(_return_types, name)(values, indices)
+
+    method.__doc__ = (
+        f"PyTorch's ``{name}(x, dim)``: the running {name[3:]}imum along ``dim`` and the index "
+        f"of each, a named tuple ``(values, indices)``."
+    )
+    return method
+
+
+def _select(xp: Any, x: Any, dim: Any, keepdim: bool, position: Any, name: str) -> Any:
+    """The element at sorted ``position`` along ``dim``: the named tuple ``(values, indices)``."""
+    y = xp.reshape(x, (1,)) if x.ndim == 0 else x
+    axis = _axis(name, dim, y.ndim)
+    order = xp.argsort(y, axis=axis, stable=True)  # NaN sort last
+    indices = xp.take_along_axis(order, position(y, axis), axis=axis)
+    values = xp.take_along_axis(y, indices, axis=axis)  # the gradient goes to the index
+    if x.ndim == 0:
+        values, indices = xp.reshape(values, ()), xp.reshape(indices, ())
+    elif not keepdim:
+        values, indices = xp.squeeze(values, axis=axis), xp.squeeze(indices, axis=axis)
+    return getattr(_return_types, name)(values, indices)
+
+
+def _median(name: str) -> Any:
+    def position(xp: Any, y: Any, axis: int) -> Any:
+        valid = xp.sum(xp.astype(xp.logical_not(xp.isnan(y)), xp.int64), axis=axis, keepdims=True)
+        if name == "nanmedian":  # the lower median of the non-NaN (the first NaN if all are)
+            return xp.where(valid == 0, 0, (valid - 1) // 2)
+        # NaN sort last: the first NaN (in order) where there is one, as in PyTorch.
+        return xp.where(valid < y.shape[axis], valid, (y.shape[axis] - 1) // 2)
+
+    def method(xp: Any, x: Any, dim: Any = None, keepdim: bool = False) -> Any:
+        if dim is not None:
+            return _select(xp, x, dim, keepdim, lambda y, axis: position(xp, y, axis), name)
+        flat = xp.reshape(x, (-1,))
+        if flat.shape[0] == 0:
+            return xp.asarray(math.nan, dtype=x.dtype, device=device_of(x))
+        median = _select(xp, flat, 0, False, lambda y, axis: position(xp, y, axis), name).values
+        if not _is_floating(xp, x):
+            return median
+        # NOTE: the gradient of the median of all elements is shared by the elements equal
+        # to it (PyTorch's): the maximum of those, or their mean if the median is NaN.
+        tied = flat == median if not bool(xp.isnan(median)) else xp.isnan(flat)
+        return xp.mean(flat[tied]) if bool(xp.isnan(median)) else xp.max(flat[tied])
+
+    method.__doc__ = (
+        f"PyTorch's ``{name}(x, dim=None, keepdim=False)``: the lower median"
+        f"{' ignoring NaN' if name == 'nanmedian' else ''} of all elements, or with ``dim`` "
+        f"the named tuple ``(values, indices)``."
+    )
+    return method
+
+
+def _kthvalue(xp: Any, x: Any, k: int, dim: int = -1, keepdim: bool = False) -> Any:
+    """PyTorch's ``kthvalue(x, k, dim=-1, keepdim=False)``: the ``k``-th smallest along ``dim``.
+
+    A named tuple ``(values, indices)``; among equal elements the index may differ from PyTorch's.
+    """
+    length = x.shape[_axis("kthvalue", dim, x.ndim)] if x.ndim else 1
+    if not 1 <= k <= length:
+        raise IndexOutOfRangeError(
+            f"kthvalue(): k={k} is out of range for dimension {dim} of length {length}; "
+            f"k counts from 1 to {length}"
+        )
+
+    def position(y: Any, axis: int) -> Any:
+        shape = tuple(1 if d == axis else n for d, n in enumerate(y.shape))
+        return xp.full(shape, k - 1, dtype=xp.int64, device=device_of(y))
+
+    return _select(xp, x, dim, keepdim, position, "kthvalue")
 
 
 def _spread_method(name: str) -> Any:
@@ -108,10 +266,12 @@ def _sum_grad(xp: Any, g: Any, ans: Any, x: Any, *, axis: Any, dtype: Any, keepd
 
 
 sum = op("sum(x, /, *, axis=None, dtype=None, keepdims=False)", vjp=_sum_grad, saves=(),
-         methods="sum", torch_function=torch_reduction("sum", with_dtype=True),
+         methods={"sum": None, "nansum": _nansum}, aliases={"nansum": _nansum},
+         torch_function=torch_reduction("sum", with_dtype=True),
          doc="Sum of the elements over ``axis`` (all axes by default).")
 
-mean = op("mean(x, /, *, axis=None, keepdims=False)", saves=(), methods="mean",
+mean = op("mean(x, /, *, axis=None, keepdims=False)", saves=(),
+          methods={"mean": None, "nanmean": _nanmean}, aliases={"nanmean": _nanmean},
           torch_function=torch_reduction("mean"),
           vjp=lambda xp, g, ans, x, *, axis, keepdims: (
               expand_reduced(xp, g, x.shape, axis, keepdims) / count(x.shape, axis)),
@@ -178,14 +338,34 @@ def _extremum_grad(xp: Any, g: Any, ans: Any, x: Any, *, axis: Any, keepdims: bo
     return g * hit / xp.sum(hit, axis=axes, keepdims=True)
 
 
+def _aminmax(xp: Any, x: Any, *, dim: Any = None, keepdim: bool = False) -> Any:
+    """PyTorch's ``aminmax(x, *, dim=None, keepdim=False)``: the named tuple ``(min, max)``."""
+    axis = dim_as_axis(dim)
+    return _return_types.aminmax(xp.min(x, axis=axis, keepdims=keepdim),
+                                 xp.max(x, axis=axis, keepdims=keepdim))
+
+
+_order_statistics = {"aminmax": _aminmax, "median": _median("median"),
+                     "nanmedian": _median("nanmedian"), "kthvalue": _kthvalue}
+def _torch_extremum(name: str) -> Any:
+    def extremum(xp: Any, x: Any, dim: Any = (), keepdim: bool = False) -> Any:
+        # PyTorch's amax/amin: dim=() (the default) reduces every axis.
+        axis = None if dim in ((), []) else dim_as_axis(dim)
+        return getattr(xp, name)(x, axis=axis, keepdims=keepdim)
+
+    extremum.__doc__ = f"PyTorch's ``a{name}(x, dim=(), keepdim=False)``: all axes by default."
+    return extremum
+
+
 max = op("max(x, /, *, axis=None, keepdims=False)", vjp=_extremum_grad,
-         methods={"amax": None, "max": _extremum_method("max")},
+         methods={"amax": None, "max": _extremum_method("max"), **_order_statistics},
+         aliases={"amax": _torch_extremum("max"), **_order_statistics},
          torch_function=_extremum_method("max"),
          doc="Maximum over ``axis`` (all axes by default); tied maxima share the gradient.")
 
 min = op("min(x, /, *, axis=None, keepdims=False)", vjp=_extremum_grad,
          methods={"amin": None, "min": _extremum_method("min")},
-         torch_function=_extremum_method("min"),
+         aliases={"amin": _torch_extremum("min")}, torch_function=_extremum_method("min"),
          doc="Minimum over ``axis`` (all axes by default); tied minima share the gradient.")
 
 
@@ -204,9 +384,13 @@ def _cumulative_sum_grad(
     return grad if dtype is None else cast(xp, grad, x.dtype)
 
 
+_running_reductions = {"logcumsumexp": _logcumsumexp, "cummax": _cumulative_extremum("cummax"),
+                       "cummin": _cumulative_extremum("cummin")}
 cumulative_sum = op("cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False)",
-                    vjp=_cumulative_sum_grad, saves=(), methods=("cumulative_sum", "cumsum"),
-                    inplace=("cumsum",), aliases={"cumsum": torch_cumulative("cumulative_sum")},
+                    vjp=_cumulative_sum_grad, saves=(),
+                    methods={"cumulative_sum": None, "cumsum": None, **_running_reductions},
+                    inplace=("cumsum",),
+                    aliases={"cumsum": torch_cumulative("cumulative_sum"), **_running_reductions},
                     doc="Cumulative sum along ``axis``; ``include_initial`` prepends a 0.")
 
 

@@ -124,6 +124,39 @@ CASES = [
         lambda a: np.clip(a, 0.3, None),
         ((5,),),
     ),
+    # PyTorch's element-wise functions beyond the standard.
+    OpCase("fmod", "fmod", P.fmod, np.fmod, ((3, 4), (4,)), ((-3, 3), POSITIVE)),
+    OpCase("fmax", "fmax", P.fmax, np.fmax, ((3, 4), (4,))),
+    OpCase("fmin", "fmin", P.fmin, np.fmin, ((3, 4), (4,))),
+    OpCase(
+        "xlogy", "xlogy", P.xlogy, lambda x, y: x * np.log(y), ((3, 4), (4,)), ((-2, 2), POSITIVE)
+    ),
+    unary("sinc", np.sinc),
+    OpCase("lerp", "lerp", P.lerp, lambda a, b, w: a + w * (b - a), ((3, 4), (4,), (3, 1))),
+    OpCase(
+        "addcmul",
+        "addcmul",
+        lambda a, b, c: P.addcmul(a, b, c, value=0.5),
+        lambda a, b, c: a + 0.5 * b * c,
+        ((3, 4), (4,), (3, 1)),
+    ),
+    OpCase(
+        "addcdiv",
+        "addcdiv",
+        lambda a, b, c: P.addcdiv(a, b, c, value=-2.0),
+        lambda a, b, c: a - 2.0 * b / c,
+        ((3, 4), (4,), (3, 1)),
+        ((-2, 2), (-2, 2), POSITIVE),
+    ),
+    OpCase(
+        "float_power",
+        "float_power",
+        lambda a, b: P.astype(P.float_power(a, b), a.dtype),  # computes in float64
+        lambda a, b: np.float_power(a, b).astype(a.dtype),
+        ((3, 4), (4,)),
+        (POSITIVE, (-2, 2)),
+    ),
+    OpCase("heaviside", "heaviside", P.heaviside, np.heaviside, inputs=[X, X[::-1].copy()]),
     # A composite program: gradients through several ops at once.
     OpCase(
         "exp",
