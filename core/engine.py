@@ -625,10 +625,9 @@ def _store(updates: list[tuple[Tensor, Any]], create_graph: bool, stored: set[in
                 array = old._array + grad
                 if _lazy.in_use and tensor._device.backend.lazy:
                     tensor._device.backend.settle(array)  # .grad summed over many passes
-            elif id(grad) in stored or not getattr(getattr(grad, "flags", None), "writeable", True):
+            elif id(grad) in stored:
                 # Rules may pass one array to several inputs (add does); never let two
-                # .grad tensors share memory. A read-only one (a broadcast) could not take
-                # the next pass's sum in place.
+                # .grad tensors share memory.
                 array = tensor._device.xp.asarray(grad, copy=True)
             else:
                 array = grad
@@ -642,22 +641,25 @@ def _store(updates: list[tuple[Tensor, Any]], create_graph: bool, stored: set[in
 
 
 def _summed_into(old: Tensor, total: Tensor) -> bool:
-    """Write the sum ``total`` into the ``.grad`` tensor ``old``, as PyTorch accumulates.
+    """Make the ``.grad`` tensor ``old`` hold the sum ``total``, as PyTorch accumulates.
 
-    A ``.grad`` tensor held elsewhere (``g = x.grad``) then shows the sum too. Not
-    where arrays are immutable or views are copies, nor for another shape or dtype
-    (``old`` is replaced then).
+    A ``.grad`` tensor held elsewhere (``g = x.grad``) then shows the sum too: written
+    into its memory where the backend's arrays can be written, else (a read-only
+    broadcast, JAX's immutable arrays, Dask's) the tensor takes the new array. Not for
+    another shape or dtype (``old`` is replaced then).
     """
     device = old._device
     array, values = old._array, total._array
-    if device.views_are_copies or values.dtype != array.dtype or values.shape != array.shape:
+    if values.dtype != array.dtype or values.shape != array.shape:
         return False
-    try:
-        written = device.backend.write(array, values)
-    except (TypeError, ValueError, AttributeError, NotImplementedError, RuntimeError):
-        return False  # a read-only array (a broadcast gradient, say)
+    written = None
+    if not device.views_are_copies:
+        try:
+            written = device.backend.write(array, values)
+        except (TypeError, ValueError, AttributeError, NotImplementedError, RuntimeError):
+            pass  # a read-only array: the tensor takes the new one
     if written is not array:
-        return False
+        old._array = values
     old._bump_version()
     return True
 
