@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from torch_compare import as_tensor as _t
+from torch_compare import assert_agrees
 
 import plugrad
 from plugrad.errors import AxisError, DtypeError, IndexOutOfRangeError
@@ -24,11 +26,6 @@ X = np.array([[0.5, -1.5, 2.0, 0.75], [3.0, 1.25, -0.125, 1.5], [0.375, -1.75, 1
 TIES = np.array([[1.0, 3.0, 3.0, 2.0], [2.0, 2.0, 1.0, 2.0], [0.5, 0.5, 0.5, 0.5]])
 NAN, INF = np.nan, np.inf
 SPECIAL = np.array([[NAN, 1.0, INF, -2.0], [0.0, -INF, 3.0, NAN], [1.5, 0.25, -1.0, 2.0]])
-
-
-def _t(lib: Any, value: Any) -> Any:
-    value = np.asarray(value)
-    return lib.asarray(value) if lib is plugrad else torch.from_numpy(value.copy())
 
 
 def _with(base: np.ndarray, program: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
@@ -163,53 +160,11 @@ PROGRAMS: dict[str, Callable[[Any, Any], Any]] = {
 }
 
 
-def _comparable(value: Any) -> Any:
-    if isinstance(value, plugrad.Tensor | torch.Tensor):
-        array = np.asarray(value.detach().numpy())
-        return ("tensor", str(array.dtype), array.shape, array)
-    if isinstance(value, tuple | list):
-        return tuple(_comparable(v) for v in value)
-    return value
-
-
-def _run(lib: Any, program: Callable[[Any, Any], Any]) -> tuple[Any, Any]:
-    x = _t(lib, X)
-    x.requires_grad_(True)
-    out = program(lib, x)
-    loss = None
-    for i, o in enumerate(out if isinstance(out, tuple) else (out,)):
-        if isinstance(o, plugrad.Tensor | torch.Tensor) and o.requires_grad:
-            weights = np.linspace(0.5, 1.5, int(np.prod(o.shape))).reshape(tuple(o.shape))
-            term = (o * _t(lib, weights * (i + 1)).to(o.dtype)).sum()
-            loss = term if loss is None else loss + term
-    if loss is not None:
-        loss.backward()
-    grad = None if x.grad is None else np.asarray(x.grad.detach().numpy())
-    return _comparable(out), grad
-
-
-def _assert_same(ours: Any, theirs: Any) -> None:
-    if isinstance(theirs, tuple) and theirs and theirs[0] == "tensor":
-        assert ours[:3] == theirs[:3]
-        np.testing.assert_allclose(ours[3], theirs[3], rtol=1e-12, atol=1e-12)
-    else:
-        assert isinstance(ours, tuple) and len(ours) == len(theirs)
-        for a, b in zip(ours, theirs, strict=True):
-            _assert_same(a, b)
-
-
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")  # NumPy's warnings at NaN and 0
 @pytest.mark.parametrize("backend", backends_under_test())
 @pytest.mark.parametrize("name", list(PROGRAMS))
 def test_a_math_name_gives_pytorchs_values_and_gradients(name, backend) -> None:
-    with plugrad.use_backend(backend):
-        ours, our_grad = _run(plugrad, PROGRAMS[name])
-    theirs, their_grad = _run(torch, PROGRAMS[name])
-    _assert_same(ours, theirs)
-    if their_grad is None:
-        assert our_grad is None
-    else:
-        np.testing.assert_allclose(our_grad, their_grad, rtol=1e-12, atol=1e-12)
+    assert_agrees(PROGRAMS[name], X, backend)
 
 
 def test_the_named_tuples_have_pytorchs_fields_and_pickle() -> None:

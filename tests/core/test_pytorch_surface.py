@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from torch_compare import as_tensor as _tensor
+from torch_compare import assert_agrees
 
 import plugrad
 from plugrad.testing import backends_under_test
@@ -28,11 +30,6 @@ torch = pytest.importorskip("torch")
 
 # Positive and distinct: in the domain of log and sqrt, and without ties.
 X = np.array([[0.5, 0.25, 2.0, 0.75], [3.0, 1.25, 0.125, 1.5], [0.375, 1.75, 1.0, 2.5]])
-
-
-def _tensor(lib: Any, value: Any) -> Any:
-    value = np.asarray(value)
-    return lib.asarray(value) if lib is plugrad else torch.from_numpy(value.copy())
 
 
 def _index(lib: Any) -> Any:
@@ -517,48 +514,6 @@ RANDOM: dict[str, Callable[[Any, Any], Any]] = {
 }
 
 
-def _comparable(value: Any) -> Any:
-    if isinstance(value, plugrad.Tensor | torch.Tensor):
-        array = np.asarray(value.detach().numpy())
-        return ("tensor", str(array.dtype), array.shape, array)
-    if isinstance(value, tuple | list):
-        return tuple(_comparable(v) for v in value)
-    return value
-
-
-def _run(lib: Any, program: Callable[[Any, Any], Any]) -> tuple[Any, Any]:
-    x = _tensor(lib, X)
-    x.requires_grad_(True)
-    out = program(lib, x)
-    outs = list(out) if isinstance(out, tuple | list) else [out]
-    loss = None
-    for i, o in enumerate(outs):
-        if isinstance(o, plugrad.Tensor | torch.Tensor) and o.requires_grad:
-            weights = np.linspace(0.5, 1.5, int(np.prod(o.shape))).reshape(tuple(o.shape))
-            weight = _tensor(lib, weights * (i + 1))
-            if lib is plugrad:  # on the output's device (x.cpu() moves off the default one)
-                weight = plugrad.asarray(weights * (i + 1), device=o.device)
-            term = (o * weight.to(o.dtype)).sum()
-            loss = term if loss is None else loss + term
-    if loss is not None:
-        loss.backward()
-    grad = None if x.grad is None else np.asarray(x.grad.detach().numpy())
-    return _comparable(out), grad
-
-
-def _assert_same(ours: Any, theirs: Any) -> None:
-    if isinstance(theirs, tuple) and theirs and theirs[0] == "tensor":
-        assert ours[:3] == theirs[:3]
-        rtol = 1e-3 if theirs[1] == "float16" else 1e-12
-        np.testing.assert_allclose(ours[3], theirs[3], rtol=rtol, atol=1e-12)
-    elif isinstance(theirs, tuple):
-        assert isinstance(ours, tuple) and len(ours) == len(theirs)
-        for a, b in zip(ours, theirs, strict=True):
-            _assert_same(a, b)
-    else:
-        assert ours == theirs
-
-
 @pytest.mark.parametrize("backend", backends_under_test())
 @pytest.mark.parametrize("name", [*METHODS, *NAMES])
 def test_a_name_of_the_pytorch_surface_gives_pytorchs_values_and_gradients(name, backend) -> None:
@@ -568,14 +523,7 @@ def test_a_name_of_the_pytorch_surface_gives_pytorchs_values_and_gradients(name,
             plugrad.zeros(1, dtype=plugrad.float16, device=backend)
         except plugrad.errors.DtypeError:
             pytest.skip(f"{backend} has no float16")
-    with plugrad.use_backend(backend):
-        ours, our_grad = _run(plugrad, program)
-    theirs, their_grad = _run(torch, program)
-    _assert_same(ours, theirs)
-    if their_grad is None:
-        assert our_grad is None
-    else:
-        np.testing.assert_allclose(our_grad, their_grad, rtol=1e-12, atol=1e-12)
+    assert_agrees(program, X, backend)
 
 
 @pytest.mark.parametrize("name", list(RANDOM))

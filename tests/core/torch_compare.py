@@ -1,0 +1,83 @@
+"""One program run with plugrad and with PyTorch from the same float leaf, and compared.
+
+A program is ``program(lib, x)``: ``lib`` is ``plugrad`` or ``torch``, ``x`` a leaf
+that requires grad. Both results must agree in dtype, shape and values (named
+tuples and lists element by element), and so must the gradient of a weighted
+sum of the float outputs with respect to ``x``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+
+import plugrad
+
+Program = Callable[[Any, Any], Any]
+
+
+def as_tensor(lib: Any, value: Any) -> Any:
+    """``value`` as a tensor of ``lib`` (a copy for PyTorch, which shares NumPy's memory)."""
+    value = np.asarray(value)
+    return lib.asarray(value) if lib is plugrad else torch.from_numpy(value.copy())
+
+
+def comparable(value: Any, containers: bool = False) -> Any:
+    """Tensors as ``("tensor", dtype, shape, values)``; with ``containers`` a tuple or a
+    list also says which it is."""
+    if isinstance(value, plugrad.Tensor | torch.Tensor):
+        array = np.asarray(value.detach().numpy())
+        return ("tensor", str(array.dtype), array.shape, array)
+    if isinstance(value, tuple | list):
+        items = tuple(comparable(v, containers) for v in value)
+        return (type(value).__name__, *items) if containers else items
+    return value
+
+
+def run(lib: Any, program: Program, leaf: Any, containers: bool = False) -> tuple[Any, Any]:
+    """The program's result (comparable) and the gradient of its weighted float outputs."""
+    x = as_tensor(lib, leaf)
+    x.requires_grad_(True)
+    out = program(lib, x)
+    outs = list(out) if isinstance(out, tuple | list) else [out]
+    loss = None
+    for i, o in enumerate(outs):
+        if isinstance(o, plugrad.Tensor | torch.Tensor) and o.requires_grad:
+            weights = np.linspace(0.5, 1.5, int(np.prod(o.shape))).reshape(tuple(o.shape))
+            weight = as_tensor(lib, weights * (i + 1))
+            if lib is plugrad:  # on the output's device (x.cpu() moves off the default one)
+                weight = plugrad.asarray(weights * (i + 1), device=o.device)
+            term = (o * weight.to(o.dtype)).sum()
+            loss = term if loss is None else loss + term
+    if loss is not None:
+        loss.backward()
+    grad = None if x.grad is None else np.asarray(x.grad.detach().numpy())
+    return comparable(out, containers), grad
+
+
+def assert_same(ours: Any, theirs: Any) -> None:
+    if isinstance(theirs, tuple) and theirs and theirs[0] == "tensor":
+        assert ours[:3] == theirs[:3]
+        rtol = 1e-3 if theirs[1] == "float16" else 1e-12
+        np.testing.assert_allclose(ours[3], theirs[3], rtol=rtol, atol=1e-12)
+    elif isinstance(theirs, tuple):
+        assert isinstance(ours, tuple) and len(ours) == len(theirs)
+        for a, b in zip(ours, theirs, strict=True):
+            assert_same(a, b)
+    else:
+        assert ours == theirs
+
+
+def assert_agrees(program: Program, leaf: Any, backend: str, containers: bool = False) -> None:
+    """Run ``program`` with plugrad on ``backend`` and with PyTorch; compare both results."""
+    with plugrad.use_backend(backend):
+        ours, our_grad = run(plugrad, program, leaf, containers)
+    theirs, their_grad = run(torch, program, leaf, containers)
+    assert_same(ours, theirs)
+    if their_grad is None:
+        assert our_grad is None
+    else:
+        np.testing.assert_allclose(our_grad, their_grad, rtol=1e-12, atol=1e-12)
