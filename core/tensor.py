@@ -184,6 +184,24 @@ class Tensor(_InstalledMethods):
         return _ops.matrix_transpose(self)
 
     @property
+    def real(self) -> Tensor:
+        """The real part (:func:`plugrad.real`), PyTorch's attribute; a view of the values."""
+        return _ops.real(self)
+
+    @property
+    def imag(self) -> Tensor:
+        """The imaginary part of a complex tensor (:func:`plugrad.imag`), PyTorch's attribute.
+
+        A real tensor has none: PyTorch refuses, and so does this (``plugrad.imag(x)`` gives zeros).
+        """
+        if self._device.dtype_of(self._array).kind != "complex floating":
+            raise DtypeError(
+                f"x.imag is for complex tensors, and this one is {self.dtype.name}; "
+                "use plugrad.imag(x) for zeros of its shape"
+            )
+        return _ops.imag(self)
+
+    @property
     def device(self) -> Device:
         """The device the data lives on (also names the backend)."""
         return self._device

@@ -218,3 +218,14 @@ def test_deepcopy_keeps_shared_tensors_shared() -> None:
     w = plugrad.tensor([1.0])
     pair = copy.deepcopy([w, w])
     assert pair[0] is pair[1] and pair[0] is not w
+
+
+def test_real_and_imag_are_attributes_as_in_pytorch() -> None:
+    z = plugrad.tensor([1 + 2j, 3 - 1j], requires_grad=True)
+    assert z.real.tolist() == [1.0, 3.0] and z.imag.tolist() == [2.0, -1.0]
+    (z.real * 2 + z.imag * 3).sum().backward()
+    assert z.grad.tolist() == [2 + 3j, 2 + 3j]
+    x = plugrad.tensor([1.0, 2.0])
+    assert x.real.tolist() == [1.0, 2.0]
+    with pytest.raises(plugrad.errors.DtypeError, match="x.imag is for complex tensors"):
+        x.imag
