@@ -19,7 +19,11 @@ from typing import Any, Protocol
 
 from . import dtypes as _dtypes
 
-__all__ = ["Backend", "Device", "RandomSource", "missing_library"]
+__all__ = ["WRITE_REFUSED", "Backend", "Device", "RandomSource", "missing_library"]
+
+#: What :meth:`Backend.write` may raise where an array cannot be written (a read-only
+#: NumPy view, an immutable library that does not say so): the caller rebinds instead.
+WRITE_REFUSED = (TypeError, ValueError, AttributeError, NotImplementedError, RuntimeError)
 
 #: The device type PyTorch gives the hardware of these backends (``torch.device(...).type``).
 _TORCH_DEVICE_TYPES = {"numpy": "cpu", "cupy": "cuda"}

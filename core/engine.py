@@ -25,6 +25,7 @@ from typing import Any
 from . import anomaly as _anomaly
 from . import graph as _graph
 from . import lazy as _lazy
+from .backend import WRITE_REFUSED
 from .errors import BackwardError, DeviceMismatchError, DtypeError, ShapeError
 from .grad_mode import _state
 from .node import Node as _Node
@@ -656,7 +657,7 @@ def _summed_into(old: Tensor, total: Tensor) -> bool:
     if not device.views_are_copies:
         try:
             written = device.backend.write(array, values)
-        except (TypeError, ValueError, AttributeError, NotImplementedError, RuntimeError):
+        except WRITE_REFUSED:
             pass  # a read-only array: the tensor takes the new one
     if written is not array:
         old._array = values

@@ -20,6 +20,7 @@ from typing import Any
 
 from . import dtypes as _dtypes
 from . import ops as _ops
+from .backend import WRITE_REFUSED
 from .errors import (
     ArgumentError,
     BackwardError,
@@ -52,7 +53,6 @@ __all__ = [
 copies_in_use = False
 
 # Backends whose arrays are immutable (e.g. JAX) refuse item assignment with one of these.
-_IMMUTABLE = (TypeError, ValueError, AttributeError, NotImplementedError, RuntimeError)
 _NUMBERS = (int, float)
 _FLOATING_KINDS = frozenset({"real floating", "complex floating"})
 
@@ -105,7 +105,7 @@ def apply_inplace(
         if family:
             try:
                 target._array = target._device.backend.write(target._array, result._array)
-            except _IMMUTABLE:  # a read-only array, or an immutable library: not shared
+            except WRITE_REFUSED:  # a read-only array, or an immutable library: not shared
                 target._array = result._array
         else:
             target._array = result._array
@@ -129,7 +129,7 @@ def apply_inplace(
         array = _check_result(target, result, name, recording=False)
         try:
             target._array = target._device.backend.write(target._array, array)
-        except _IMMUTABLE:  # e.g. a read-only array, or a library that did not say so
+        except WRITE_REFUSED:  # e.g. a read-only array, or a library that did not say so
             target._array = array
     if copies:
         _refresh_copies(target, copies)
@@ -394,7 +394,7 @@ def _write(tensor: Tensor, values: Any) -> None:
     """Make ``tensor`` hold ``values`` through its backend's write hook."""
     try:
         tensor._array = tensor._device.backend.write(tensor._array, values)
-    except _IMMUTABLE:  # e.g. a read-only array, or a library that did not say so
+    except WRITE_REFUSED:  # e.g. a read-only array, or a library that did not say so
         tensor._array = values
 
 
@@ -512,7 +512,7 @@ def _apply_array_operator(
         return False
     try:
         result = array_operator(array, operand)
-    except _IMMUTABLE:
+    except WRITE_REFUSED:
         return False  # e.g. a read-only array: the general path copes, or says why not
     if result is not array:  # an immutable backend returned a new array
         target._array = result

@@ -11,7 +11,7 @@ import sys
 from typing import Any
 
 from plugrad import return_types
-from plugrad.errors import ArgumentError
+from plugrad.errors import ArgumentError, AxisError
 from plugrad.opdef import OpDef, dim_as_axis, op
 
 _SCALARS = (bool, int, float, complex)
@@ -89,6 +89,19 @@ def normalize_axes(axis: int | tuple[int, ...] | None, ndim: int) -> tuple[int, 
         return tuple(range(ndim))
     axes = (axis,) if isinstance(axis, int) else tuple(axis)
     return tuple(a % ndim if ndim else a for a in axes)
+
+
+def checked_axis(name: str, dim: int, ndim: int, *, zero_d_as_one: bool = False) -> int:
+    """``dim`` as an axis in ``0..ndim-1`` (negative counts from the end), or an AxisError
+    naming ``name``; with ``zero_d_as_one`` a 0-d tensor takes 0 and -1, as PyTorch's
+    reductions do."""
+    n = 1 if zero_d_as_one and ndim == 0 else ndim
+    if not -n <= dim < n:
+        valid = f"give one in [{-n}, {n - 1}]" if n else "a 0-d tensor has none"
+        raise AxisError(
+            f"{name}(): dim {dim} is out of range for a tensor of {ndim} dimension(s); {valid}"
+        )
+    return dim % n
 
 
 def expand_reduced(xp: Any, g: Any, shape: tuple[int, ...], axis: Any, keepdims: bool) -> Any:

@@ -14,10 +14,17 @@ import itertools
 import math
 from typing import Any
 
-from plugrad.errors import AxisError, InvalidArgumentError, PlugradError, ShapeError
+from plugrad.errors import InvalidArgumentError, PlugradError, ShapeError
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
-from plugrad.plugins._rules import axis_slice, device_of, sizes, torch_axis, torch_join
+from plugrad.plugins._rules import (
+    axis_slice,
+    checked_axis,
+    device_of,
+    sizes,
+    torch_axis,
+    torch_join,
+)
 
 # The rows are aligned by hand, one op per statement.
 # fmt: off
@@ -36,14 +43,6 @@ def _inverse_permutation(axes: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(inverse)
 
 
-def _axis(name: str, dim: int, ndim: int) -> int:
-    """``dim`` as an axis in ``0..ndim-1`` (negative counts from the end), or an AxisError."""
-    if not -ndim <= dim < ndim:
-        valid = f"valid: {-ndim} to {ndim - 1}" if ndim else "a 0-D tensor has none"
-        raise AxisError(
-            f"{name}(): dim {dim} is out of range for a tensor of {ndim} dimensions ({valid})"
-        )
-    return dim % ndim
 
 
 # -- PyTorch's Tensor methods of these ops ---------------------------------------------
@@ -108,7 +107,7 @@ def _flatten(xp: Any, x: Any, start_dim: int = 0, end_dim: int = -1) -> Any:
 def _unflatten(xp: Any, x: Any, dim: int, sizes: Any) -> Any:
     """PyTorch's ``unflatten(x, dim, sizes)``: split axis ``dim`` into axes of ``sizes``."""
     shape = tuple(x.shape)
-    axis, sizes = _axis("unflatten", dim, len(shape)), tuple(sizes)
+    axis, sizes = checked_axis("unflatten", dim, len(shape)), tuple(sizes)
     known = math.prod(n for n in sizes if n != -1)
     length = shape[axis]
     if -1 in sizes and sizes.count(-1) == 1 and known and length % known == 0:
@@ -160,7 +159,7 @@ def _permute(xp: Any, x: Any, dims: Any) -> Any:
     """PyTorch's ``permute(x, dims)``: ``permute_dims(x, dims)``, ``dims`` a tuple or list."""
     if not isinstance(dims, (tuple, list)):
         raise InvalidArgumentError(f"permute(): dims must be a tuple or list of ints, got {dims!r}")
-    axes = tuple(_axis("permute", d, x.ndim) for d in dims)
+    axes = tuple(checked_axis("permute", d, x.ndim) for d in dims)
     if sorted(axes) != list(range(x.ndim)):
         raise ShapeError(
             f"permute(): dims must name each of the {x.ndim} axes once, got {tuple(dims)}"
@@ -245,7 +244,7 @@ def _tile_method(xp: Any, x: Any, *repeats: int) -> Any:
 
 def _split(xp: Any, x: Any, split_size_or_sections: Any, dim: int = 0) -> tuple[Any, ...]:
     """PyTorch's ``x.split(size_or_sizes, dim=0)``: pieces of one size, or of the sizes listed."""
-    length = x.shape[_axis("split", dim, x.ndim)]
+    length = x.shape[checked_axis("split", dim, x.ndim)]
     if isinstance(split_size_or_sections, int):
         step = split_size_or_sections
         if step <= 0:
@@ -278,7 +277,7 @@ def _tensor_split(xp: Any, x: Any, indices_or_sections: Any, dim: int = 0) -> tu
     An int (or 0-D tensor) gives that many pieces, the first ``length % sections``
     one longer; a list (or 1-D tensor) of indices cuts before each, as slices do.
     """
-    axis = _axis("tensor_split", dim, x.ndim)
+    axis = checked_axis("tensor_split", dim, x.ndim)
     cuts = indices_or_sections
     if hasattr(cuts, "shape"):
         cuts = int(cuts) if cuts.ndim == 0 else [int(i) for i in cuts.tolist()]
@@ -423,7 +422,7 @@ def _rot90(xp: Any, x: Any, k: int = 1, dims: Any = (0, 1)) -> Any:
             f"rot90(): dims must name two axes of a tensor of 2 or more dimensions, got "
             f"dims={dims} for shape {tuple(x.shape)}"
         )
-    first, second = (_axis("rot90", d, x.ndim) for d in dims)
+    first, second = (checked_axis("rot90", d, x.ndim) for d in dims)
     if first == second:
         raise ShapeError(f"rot90(): dims must be two different axes, got dims={dims}")
     swapped = list(range(x.ndim))

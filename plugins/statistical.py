@@ -21,12 +21,13 @@ import numbers
 import types
 from typing import Any
 
-from plugrad.errors import ArgumentError, AxisError, DtypeError, IndexOutOfRangeError
+from plugrad.errors import ArgumentError, DtypeError, IndexOutOfRangeError
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, dim_as_axis, op
 from plugrad.plugins._rules import (
     axis_slice,
     cast,
+    checked_axis,
     conj,
     count,
     device_of,
@@ -79,15 +80,6 @@ def _nanmean(xp: Any, x: Any, dim: Any = None, keepdim: bool = False, *, dtype: 
     return _nansum(xp, x, dim, keepdim, dtype=dtype) / kept
 
 
-def _axis(name: str, dim: int, ndim: int) -> int:
-    """``dim`` counted from 0, or an AxisError naming ``name`` (a 0-d tensor takes 0 and -1)."""
-    n = ndim or 1  # NOTE: max is the op of this module, not the builtin
-    if not -n <= dim < n:
-        raise AxisError(
-            f"{name}(): dim {dim} is out of range for a tensor of {ndim} dimension(s); "
-            f"give one in [{-n}, {n - 1}]"
-        )
-    return dim % n
 
 
 def _running(xp: Any, x: Any, axis: int, combine: Any, fill: Any) -> Any:
@@ -102,14 +94,14 @@ def _running(xp: Any, x: Any, axis: int, combine: Any, fill: Any) -> Any:
 
 def _logcumsumexp(xp: Any, x: Any, dim: int) -> Any:
     """PyTorch's ``logcumsumexp(x, dim)``: ``log(cumsum(exp(x)))`` along ``dim``, stably."""
-    axis = _axis("logcumsumexp", dim, x.ndim)
+    axis = checked_axis("logcumsumexp", dim, x.ndim, zero_d_as_one=True)
     return x * 1 if x.ndim == 0 else _running(xp, x, axis, xp.logaddexp, -math.inf)
 
 
 def _cumulative_extremum(name: str) -> Any:
     def method(xp: Any, x: Any, dim: int) -> Any:
         y = xp.reshape(x, (1,)) if x.ndim == 0 else x
-        axis = _axis(name, dim, y.ndim)
+        axis = checked_axis(name, dim, y.ndim, zero_d_as_one=True)
         largest = name == "cummax"
         if _is_floating(xp, y):
             fill = -math.inf if largest else math.inf
@@ -137,7 +129,7 @@ def _cumulative_extremum(name: str) -> Any:
 def _select(xp: Any, x: Any, dim: Any, keepdim: bool, position: Any, name: str) -> Any:
     """The element at sorted ``position`` along ``dim``: the named tuple ``(values, indices)``."""
     y = xp.reshape(x, (1,)) if x.ndim == 0 else x
-    axis = _axis(name, dim, y.ndim)
+    axis = checked_axis(name, dim, y.ndim, zero_d_as_one=True)
     order = xp.argsort(y, axis=axis, stable=True)  # NaN sort last
     indices = xp.take_along_axis(order, position(y, axis), axis=axis)
     values = xp.take_along_axis(y, indices, axis=axis)  # the gradient goes to the index
@@ -183,7 +175,7 @@ def _kthvalue(xp: Any, x: Any, k: int, dim: int = -1, keepdim: bool = False) -> 
 
     A named tuple ``(values, indices)``; among equal elements the index may differ from PyTorch's.
     """
-    length = x.shape[_axis("kthvalue", dim, x.ndim)] if x.ndim else 1
+    length = x.shape[checked_axis("kthvalue", dim, x.ndim, zero_d_as_one=True)] if x.ndim else 1
     if not 1 <= k <= length:
         raise IndexOutOfRangeError(
             f"kthvalue(): k={k} is out of range for dimension {dim} of length {length}; "
