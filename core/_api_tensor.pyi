@@ -18,6 +18,10 @@ from .tensor_hooks import RemovableHandle
 class InstalledTensorMethods:
     """Tensor methods installed when plugrad is imported and its plugins load."""
 
+    @property
+    def H(self) -> Tensor:
+        """``x.H``: the conjugate transpose of a matrix."""
+
     def __abs__(self) -> Tensor:
         """``abs(x)``: ``plugrad.abs(x)``."""
 
@@ -219,6 +223,9 @@ class InstalledTensorMethods:
     def addmv(self, mat: Any, vec: Any, *, beta: Any = ..., alpha: Any = ...) -> Any:
         """PyTorch's ``addmv(input, mat, vec, *, beta=1, alpha=1)``."""
 
+    def adjoint(self) -> Tensor:
+        """The conjugate transpose of a matrix (of each in a batch): ``x.mH``, ``x.adjoint()``."""
+
     def all(self, dim: Any = ..., keepdim: Any = ..., *, axis: Any = ..., keepdims: bool = ...) -> Tensor:
         """Test whether all elements along ``axis`` are true (non-zero)."""
 
@@ -312,6 +319,9 @@ class InstalledTensorMethods:
     def ceil_(self, /) -> Tensor:
         """In-place :meth:`ceil`: ``x.ceil_(...)`` makes ``x`` hold it."""
 
+    def cholesky(self, upper: bool = ...) -> Tensor:
+        """The Cholesky factor of a Hermitian positive-definite matrix: lower, or upper if asked."""
+
     def chunk(self, chunks: int, dim: int = ...) -> tuple[Any, ...]:
         """PyTorch's ``x.chunk(chunks, dim=0)``: at most ``chunks`` pieces of ``ceil(n / chunks)``."""
 
@@ -354,6 +364,9 @@ class InstalledTensorMethods:
     def cpu(self) -> Tensor:
         """Return the tensor on the CPU (the NumPy backend); itself if it is there."""
 
+    def cross(self, other: Tensor, dim: int | None = ...) -> Tensor:
+        """The cross product of 3-vectors along ``dim`` (``linalg.cross``)."""
+
     def cuda(self, device: Device | int | str | None = ...) -> Tensor:
         """Return the tensor on a GPU (``"cuda"``, or ``"cuda:N"`` for ``device=N``)."""
 
@@ -383,6 +396,9 @@ class InstalledTensorMethods:
 
     def deg2rad_(self, /) -> Tensor:
         """In-place :meth:`deg2rad`: ``x.deg2rad_(...)`` makes ``x`` hold it."""
+
+    def det(self) -> Tensor:
+        """The determinant of a square matrix (or of each in a batch); ``linalg.det``."""
 
     def diag(self, diagonal: int = ...) -> Any:
         """PyTorch's ``diag(x, diagonal=0)``: a vector's diagonal matrix, or a matrix's diagonal."""
@@ -480,6 +496,9 @@ class InstalledTensorMethods:
     def ge_(self, x2: TensorLike, /) -> Tensor:
         """In-place :meth:`ge`: ``x.ge_(...)`` makes ``x`` hold it."""
 
+    def ger(self, vec2: Tensor) -> Tensor:
+        """The outer product of two vectors (PyTorch's older name for :func:`plugrad.outer`)."""
+
     def greater_(self, x2: TensorLike, /) -> Tensor:
         """In-place :meth:`greater`: ``x.greater_(...)`` makes ``x`` hold it."""
 
@@ -498,6 +517,12 @@ class InstalledTensorMethods:
     def index_select(self, dim: int, index: Any) -> Any:
         """PyTorch's ``x.index_select(dim, index)``: the slices at ``index`` (1-D) along ``dim``."""
 
+    def inner(self, other: Tensor) -> Tensor:
+        """Sums of products over the last axis of both (a product where either is 0-d)."""
+
+    def inverse(self) -> Tensor:
+        """The inverse of a square matrix (or of each in a batch); ``linalg.inv``."""
+
     def is_contiguous(self, memory_format: Any = ...) -> bool:
         """PyTorch's ``x.is_contiguous()``: whether the elements lie in row-major order in memory."""
 
@@ -506,6 +531,9 @@ class InstalledTensorMethods:
 
     def item(self) -> bool | int | float | complex:
         """Return the value of a one-element tensor as a Python scalar."""
+
+    def kron(self, other: Tensor) -> Tensor:
+        """The Kronecker product: each element of ``input`` times the whole of ``other``."""
 
     def kthvalue(self, k: int, dim: int = ..., keepdim: bool = ...) -> Any:
         """PyTorch's ``kthvalue(x, k, dim=-1, keepdim=False)``: the ``k``-th smallest along ``dim``."""
@@ -540,6 +568,9 @@ class InstalledTensorMethods:
     def logcumsumexp(self, dim: int) -> Any:
         """PyTorch's ``logcumsumexp(x, dim)``: ``log(cumsum(exp(x)))`` along ``dim``, stably."""
 
+    def logdet(self) -> Tensor:
+        """The log of the determinant: ``nan`` where it is negative, ``-inf`` where it is 0."""
+
     def logical_and_(self, x2: TensorLike, /) -> Tensor:
         """In-place :meth:`logical_and`: ``x.logical_and_(...)`` makes ``x`` hold it."""
 
@@ -564,6 +595,10 @@ class InstalledTensorMethods:
     def lt_(self, x2: TensorLike, /) -> Tensor:
         """In-place :meth:`lt`: ``x.lt_(...)`` makes ``x`` hold it."""
 
+    @property
+    def mH(self) -> Tensor:
+        """The conjugate transpose of a matrix (of each in a batch): ``x.mH``, ``x.adjoint()``."""
+
     def masked_fill(self, mask: Any, value: Any) -> Any:
         """PyTorch's ``x.masked_fill(mask, value)``: ``value`` where ``mask`` holds, else ``x``."""
 
@@ -572,6 +607,9 @@ class InstalledTensorMethods:
 
     def masked_select(self, mask: Any) -> Any:
         """PyTorch's ``x.masked_select(mask)``: the 1-D tensor of the elements where ``mask`` holds."""
+
+    def matrix_power(self, n: int) -> Tensor:
+        """A square matrix raised to the integer power ``n`` (negative: of its inverse)."""
 
     def max(self, dim: Any = ..., keepdim: bool = ..., *, axis: Any = ...) -> Any:
         """PyTorch's ``x.max(dim=None, keepdim=False)``: the maximum of all elements, or with ``dim`` the named tuple ``(values, indices)`` (the gradient goes to the index)."""
@@ -596,6 +634,9 @@ class InstalledTensorMethods:
 
     def multiply_(self, x2: TensorLike, /) -> Tensor:
         """In-place :meth:`multiply`: ``x.multiply_(...)`` makes ``x`` hold it."""
+
+    def mv(self, vec: Tensor) -> Tensor:
+        """The product of a matrix and a vector."""
 
     def nan_to_num(self, nan: float = ..., posinf: float | None = ..., neginf: float | None = ...) -> Any:
         """PyTorch's ``nan_to_num(x, nan=0.0, posinf=None, neginf=None)``: NaN and infinities replaced."""
@@ -623,6 +664,9 @@ class InstalledTensorMethods:
 
     def negative_(self, /) -> Tensor:
         """In-place :meth:`negative`: ``x.negative_(...)`` makes ``x`` hold it."""
+
+    def new_empty(self, *size: int | tuple[int, ...], dtype: DType | None = ..., device: Device | str | None = ..., requires_grad: bool = ...) -> Tensor:
+        """Return a tensor of shape ``size`` with this tensor's dtype and device (unless given), holding whatever the memory held: fill it before use."""
 
     def new_full(self, size: int | tuple[int, ...], fill_value: bool | int | float | complex, *, dtype: DType | None = ..., device: Device | str | None = ..., requires_grad: bool = ...) -> Tensor:
         """Return ``fill_value`` in shape ``size`` with this tensor's dtype and device."""
@@ -656,6 +700,9 @@ class InstalledTensorMethods:
 
     def permute(self, *axes: int | tuple[int, ...]) -> Tensor:
         """Return a view with axes reordered: ``x.permute(1, 0, 2)`` (see ``permute_dims``)."""
+
+    def pinverse(self, rcond: float = ...) -> Tensor:
+        """The pseudo-inverse; singular values below ``rcond`` times the largest count as 0."""
 
     def pow_(self, x2: TensorLike, /) -> Tensor:
         """In-place :meth:`pow`: ``x.pow_(...)`` makes ``x`` hold it."""
@@ -760,6 +807,9 @@ class InstalledTensorMethods:
     def sinh_(self, /) -> Tensor:
         """In-place :meth:`sinh`: ``x.sinh_(...)`` makes ``x`` hold it."""
 
+    def slogdet(self) -> Any:
+        """The sign and the log of the absolute value of the determinant; ``linalg.slogdet``."""
+
     def softmax(self, dim: Any = ..., *, axis: int = ...) -> Tensor:
         """Softmax along ``axis``: ``exp(x) / sum(exp(x))``, after subtracting the max."""
 
@@ -799,6 +849,9 @@ class InstalledTensorMethods:
     def sum(self, dim: Any = ..., keepdim: Any = ..., *, axis: Any = ..., dtype: DType | None = ..., keepdims: bool = ...) -> Tensor:
         """Sum of the elements over ``axis`` (all axes by default)."""
 
+    def svd(self, some: bool = ..., compute_uv: bool = ...) -> Any:
+        """The singular value decomposition ``input = U @ diag(S) @ V.mH``, as PyTorch's ``svd``."""
+
     def swapaxes(self, dim0: int, dim1: int) -> Any:
         """PyTorch's ``x.transpose(dim0, dim1)``: swap two axes (also ``swapaxes``, ``swapdims``)."""
 
@@ -816,6 +869,9 @@ class InstalledTensorMethods:
 
     def t_(self, /) -> Any:
         """In-place :meth:`t`: ``x.t_(...)`` makes ``x`` hold it."""
+
+    def take_along_dim(self, indices: Any, dim: Any = ...) -> Any:
+        ...
 
     def tan_(self, /) -> Tensor:
         """In-place :meth:`tan`: ``x.tan_(...)`` makes ``x`` hold it."""
@@ -885,6 +941,9 @@ class InstalledTensorMethods:
 
     def var(self, dim: Any = ..., unbiased: bool | None = ..., keepdim: bool = ..., *, correction: Any = ..., axis: Any = ...) -> Any:
         """PyTorch's ``x.var(dim=None, unbiased=True, keepdim=False, *, correction=1)``: by default the sample variance."""
+
+    def vdot(self, other: Tensor) -> Tensor:
+        """The dot product of two vectors of one dtype, the first conjugated."""
 
     def view(self, *shape: Any) -> Any:
         """PyTorch's ``x.view(*shape)``: ``reshape`` that raises where it would have to copy."""

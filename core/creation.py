@@ -614,6 +614,11 @@ _new_zeros = _new_filled(
 _new_ones = _new_filled(
     "ones", """Return ones of shape ``size`` with this tensor's dtype and device (unless given)."""
 )
+_new_empty = _new_filled(
+    "empty",
+    """Return a tensor of shape ``size`` with this tensor's dtype and device (unless given),
+    holding whatever the memory held: fill it before use.""",
+)
 
 
 def _new_full(
@@ -652,5 +657,9 @@ def _new_options(
 
 
 install_methods(
-    new_zeros=_new_zeros, new_ones=_new_ones, new_full=_new_full, new_tensor=_new_tensor
+    new_zeros=_new_zeros,
+    new_ones=_new_ones,
+    new_empty=_new_empty,
+    new_full=_new_full,
+    new_tensor=_new_tensor,
 )

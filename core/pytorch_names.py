@@ -2,6 +2,8 @@
 
 Small functions PyTorch code calls every day:
 :func:`from_numpy`, :func:`as_tensor`, :func:`is_tensor`, :func:`numel`,
+:func:`clone`, :func:`is_floating_point`, :func:`is_complex`, :func:`is_nonzero`,
+:func:`diagonal`, :func:`masked_fill`, :func:`scatter`, :func:`take_along_dim`,
 :func:`isclose`, :func:`allclose` (also Tensor methods), :func:`einsum`,
 :func:`get_default_dtype` and :func:`set_default_dtype`. (PyTorch's short dtype
 names, ``plugrad.float`` for ``plugrad.float32`` and so on, are set in the package itself.)
@@ -23,13 +25,21 @@ __all__ = [
     "MISSING_DTYPES",
     "allclose",
     "as_tensor",
+    "clone",
+    "diagonal",
     "einsum",
     "from_numpy",
     "get_default_dtype",
+    "is_complex",
+    "is_floating_point",
+    "is_nonzero",
     "is_tensor",
     "isclose",
+    "masked_fill",
     "numel",
+    "scatter",
     "set_default_dtype",
+    "take_along_dim",
 ]
 
 #: Dtypes PyTorch has and no plugrad backend stores, with what to use instead.
@@ -109,6 +119,92 @@ def numel(x: Tensor) -> int:
     if not isinstance(x, Tensor):
         raise TypeError(f"numel() takes a Tensor, got {type(x).__name__}")
     return x.numel()
+
+
+def _tensor(function: str, value: Any) -> Tensor:
+    if not isinstance(value, Tensor):
+        raise TypeError(f"{function}() takes a Tensor, got {type(value).__name__}")
+    return value
+
+
+def clone(input: Tensor) -> Tensor:
+    """Return a copy of ``input`` that gradients flow through (``input.clone()``)."""
+    return _tensor("clone", input).clone()
+
+
+def is_floating_point(input: Tensor) -> bool:
+    """Return whether ``input``'s dtype is a real floating one (``input.is_floating_point()``)."""
+    return _tensor("is_floating_point", input).is_floating_point()
+
+
+def is_complex(input: Tensor) -> bool:
+    """Return whether ``input``'s dtype is a complex one (``input.is_complex()``)."""
+    return _tensor("is_complex", input).is_complex()
+
+
+def is_nonzero(input: Tensor) -> bool:
+    """Return whether the one element of a one-element tensor is not zero."""
+    return _tensor("is_nonzero", input).is_nonzero()
+
+
+def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    """Return the diagonal ``offset`` of the matrices spanned by axes ``dim1`` and ``dim2``.
+
+    PyTorch's ``torch.diagonal`` (its default axes are the first two);
+    :func:`plugrad.linalg.diagonal` is the standard's (the last two).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.diagonal(plugrad.arange(9.0).reshape(3, 3), 1)
+    tensor([1., 5.])
+    """
+    return _tensor("diagonal", input).diagonal(offset, dim1, dim2)
+
+
+def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
+    """Return ``input`` with ``value`` where ``mask`` is true (``input.masked_fill(...)``)."""
+    return _tensor("masked_fill", input).masked_fill(mask, value)
+
+
+def scatter(
+    input: Tensor,
+    dim: int,
+    index: Tensor,
+    src: Any = None,
+    *,
+    value: Any = None,
+    reduce: str | None = None,
+) -> Tensor:
+    """Return ``input`` with ``src`` (or ``value``) written at ``index`` along ``dim``.
+
+    The function form of :meth:`Tensor.scatter`.
+    """
+    return _tensor("scatter", input).scatter(dim, index, src, value=value, reduce=reduce)
+
+
+def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
+    """Return the elements of ``input`` at ``indices`` along ``dim`` (of both flattened if None).
+
+    ``input`` and ``indices`` broadcast against each other, but along ``dim``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> x = plugrad.tensor([[10.0, 30.0, 20.0], [60.0, 40.0, 50.0]])
+    >>> plugrad.take_along_dim(x, x.argmax(dim=1, keepdim=True), dim=1)
+    tensor([[30.],
+            [60.]])
+    >>> plugrad.take_along_dim(x, plugrad.tensor([5, 0]))
+    tensor([50., 10.])
+    """
+    _tensor("take_along_dim", input)
+    _tensor("take_along_dim", indices)
+    if dim is None:
+        return _ops.take_along_axis(
+            _ops.reshape(input, (-1,)), _ops.reshape(indices, (-1,)), axis=0
+        )
+    return _ops.take_along_axis(input, indices, axis=dim)
 
 
 def get_default_dtype() -> _dtypes.DType:
@@ -233,6 +329,7 @@ def _equal_method(self: Tensor, other: Tensor) -> bool:
 
 
 install_methods(isclose=_isclose_method, allclose=_allclose_method, equal=_equal_method)
+install_methods(take_along_dim=lambda self, indices, dim=None: take_along_dim(self, indices, dim))
 
 
 def _einsum_terms(equation: str, operands: tuple[Tensor, ...]) -> tuple[list[str], str]:

@@ -1,4 +1,4 @@
-"""The named tuples that PyTorch's forms of ``max``, ``min``, ``sort`` and ``topk`` return.
+"""The named tuples that PyTorch's forms of ``max``, ``min``, ``sort``, ``svd`` and ``topk`` return.
 
 ``x.max(dim)`` returns ``max(values=..., indices=...)``: a tuple whose fields
 have names, as PyTorch's ``torch.return_types.max``. The classes live here, at
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-__all__ = ["max", "min", "sort", "topk"]
+__all__ = ["max", "min", "sort", "svd", "topk"]
 
 
 class max(NamedTuple):  # PyTorch's names, in a namespace of their own
@@ -41,6 +41,14 @@ class sort(NamedTuple):
 
     values: Any
     indices: Any
+
+
+class svd(NamedTuple):
+    """``U``, ``S`` and ``V`` with ``input = U @ diag(S) @ V.mH`` (:func:`plugrad.svd`)."""
+
+    U: Any
+    S: Any
+    V: Any
 
 
 class topk(NamedTuple):

@@ -353,6 +353,14 @@ class Tensor(_InstalledMethods):
         """Return the number of dimensions (``x.ndim``)."""
         return self._array.ndim
 
+    def ndimension(self) -> int:
+        """Return the number of dimensions: :meth:`dim`, by PyTorch's other name."""
+        return self._array.ndim
+
+    def element_size(self) -> int:
+        """Return the size of one element in bytes (4 for ``float32``)."""
+        return self.dtype.itemsize
+
     def is_floating_point(self) -> bool:
         """Return whether the dtype is a real floating one (``float16``, ``float32``, ``float64``).
 
@@ -367,6 +375,17 @@ class Tensor(_InstalledMethods):
     def is_complex(self) -> bool:
         """Return whether the dtype is a complex one (``complex64``, ``complex128``)."""
         return self.dtype.kind == "complex floating"
+
+    def is_nonzero(self) -> bool:
+        """Return whether the one element of a one-element tensor is not zero.
+
+        Examples
+        --------
+        >>> import plugrad
+        >>> plugrad.tensor([0.0]).is_nonzero(), plugrad.tensor(2).is_nonzero()
+        (False, True)
+        """
+        return bool(self)
 
     def _cast(self, dtype: _dtypes.DType) -> Tensor:
         """``self`` converted to ``dtype`` (itself if it has it already); differentiable."""

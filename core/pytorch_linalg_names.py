@@ -1,0 +1,363 @@
+"""PyTorch's top-level names for linear algebra: ``plugrad.det``, ``plugrad.svd``, ...
+
+PyTorch code calls ``torch.det(a)`` as often as ``torch.linalg.det(a)``. These
+functions compute what :mod:`plugrad.linalg` (the Array API's ``linalg``
+extension) computes, under PyTorch's names and with PyTorch's conventions where
+they differ: :func:`svd` returns ``V`` (not its conjugate transpose) and takes
+``some``; :func:`cross` without ``dim`` uses the first axis of size 3. Each is
+also a Tensor method (``a.det()``, ``a.svd()``...), and each is differentiable
+to every order, being made of differentiable ops.
+"""
+
+from __future__ import annotations
+
+import types
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+from . import creation as _creation
+from . import linalg as _linalg
+from . import ops as _ops
+from . import return_types as _return_types
+from .dtype_functions import broadcast_shapes
+from .errors import DtypeError, ShapeError
+from .tensor import Tensor, install_methods
+
+__all__ = [
+    "adjoint",
+    "cholesky",
+    "cross",
+    "det",
+    "ger",
+    "inner",
+    "inverse",
+    "kron",
+    "logdet",
+    "matrix_power",
+    "mv",
+    "pinverse",
+    "slogdet",
+    "svd",
+    "vdot",
+]
+
+
+def _tensor(function: str, value: Any, what: str = "input") -> Tensor:
+    if not isinstance(value, Tensor):
+        raise TypeError(f"{function}() takes a Tensor as {what}, got {type(value).__name__}")
+    return value
+
+
+def det(input: Tensor) -> Tensor:
+    """The determinant of a square matrix (or of each in a batch); ``linalg.det``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.det(plugrad.tensor([[2.0, 1.0], [1.0, 3.0]]))
+    tensor(5.)
+    """
+    return _linalg.det(_tensor("det", input))
+
+
+def inverse(input: Tensor) -> Tensor:
+    """The inverse of a square matrix (or of each in a batch); ``linalg.inv``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.inverse(plugrad.tensor([[2.0, 0.0], [0.0, 4.0]]))
+    tensor([[0.5000, 0.0000],
+            [0.0000, 0.2500]])
+    """
+    return _linalg.inv(_tensor("inverse", input))
+
+
+def slogdet(input: Tensor) -> Any:
+    """The sign and the log of the absolute value of the determinant; ``linalg.slogdet``.
+
+    Returns a named tuple ``(sign, logabsdet)``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.slogdet(plugrad.tensor([[-2.0, 0.0], [0.0, 1.0]]))
+    slogdet_result(sign=tensor(-1.), logabsdet=tensor(0.6931))
+    """
+    return _linalg.slogdet(_tensor("slogdet", input))
+
+
+def logdet(input: Tensor) -> Tensor:
+    """The log of the determinant: ``nan`` where it is negative, ``-inf`` where it is 0.
+
+    For complex matrices, the complex logarithm of the determinant.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.logdet(plugrad.tensor([[2.0, 0.0], [0.0, 3.0]]))
+    tensor(1.7918)
+    >>> plugrad.logdet(plugrad.tensor([[-1.0, 0.0], [0.0, 1.0]]))
+    tensor(nan)
+    """
+    sign, logabsdet = _linalg.slogdet(_tensor("logdet", input))
+    if input.dtype.kind == "complex floating":
+        return _ops.add(_ops.log(sign), logabsdet)
+    return _ops.where(_ops.less(sign.detach(), 0), float("nan"), logabsdet)
+
+
+def svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> _return_types.svd:
+    """The singular value decomposition ``input = U @ diag(S) @ V.mH``, as PyTorch's ``svd``.
+
+    Unlike :func:`plugrad.linalg.svd`, the third result is ``V`` itself (not
+    its conjugate transpose), ``some=True`` (the default) gives the reduced
+    decomposition, and ``compute_uv=False`` gives ``U`` and ``V`` filled with
+    zeros (shapes ``(..., m, m)`` and ``(..., n, n)``) beside the singular values.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> a = plugrad.tensor([[3.0, 0.0], [0.0, -2.0], [0.0, 0.0]])
+    >>> U, S, V = plugrad.svd(a)
+    >>> U.shape, S, V.shape
+    ((3, 2), tensor([3., 2.]), (2, 2))
+    >>> plugrad.allclose(U @ plugrad.diag(S) @ V.mH, a)
+    True
+    """
+    _tensor("svd", input)
+    if input.ndim < 2:
+        raise ShapeError(f"svd() takes a matrix (or a batch of them), got shape {input.shape}")
+    if not compute_uv:
+        *batch, m, n = input.shape
+        zeros = _creation.zeros
+        return _return_types.svd(
+            zeros((*batch, m, m), dtype=input.dtype, device=input.device),
+            _linalg.svdvals(input),
+            zeros((*batch, n, n), dtype=input.dtype, device=input.device),
+        )
+    U, S, Vh = _linalg.svd(input, full_matrices=not some)
+    return _return_types.svd(U, S, adjoint(Vh))
+
+
+def cholesky(input: Tensor, upper: bool = False) -> Tensor:
+    """The Cholesky factor of a Hermitian positive-definite matrix: lower, or upper if asked.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.cholesky(plugrad.tensor([[4.0, 2.0], [2.0, 5.0]]))
+    tensor([[2., 0.],
+            [1., 2.]])
+    """
+    return _linalg.cholesky(_tensor("cholesky", input), upper=bool(upper))
+
+
+def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
+    """The pseudo-inverse; singular values below ``rcond`` times the largest count as 0.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.pinverse(plugrad.tensor([[2.0], [0.0]]))
+    tensor([[0.5000, 0.0000]])
+    """
+    return _linalg.pinv(_tensor("pinverse", input), rtol=rcond)
+
+
+def matrix_power(input: Tensor, n: int) -> Tensor:
+    """A square matrix raised to the integer power ``n`` (negative: of its inverse).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.matrix_power(plugrad.tensor([[1.0, 1.0], [0.0, 1.0]]), 3)
+    tensor([[1., 3.],
+            [0., 1.]])
+    """
+    return _linalg.matrix_power(_tensor("matrix_power", input), n)
+
+
+def mv(input: Tensor, vec: Tensor) -> Tensor:
+    """The product of a matrix and a vector.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.mv(plugrad.tensor([[1.0, 2.0], [3.0, 4.0]]), plugrad.tensor([1.0, -1.0]))
+    tensor([-1., -1.])
+    """
+    _tensor("mv", input)
+    _tensor("mv", vec, "vec")
+    if input.ndim != 2 or vec.ndim != 1:
+        raise ShapeError(
+            f"mv() multiplies a matrix by a vector, got shapes {input.shape} and {vec.shape}"
+        )
+    return _ops.matmul(input, vec)
+
+
+def ger(input: Tensor, vec2: Tensor) -> Tensor:
+    """The outer product of two vectors (PyTorch's older name for :func:`plugrad.outer`).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.ger(plugrad.tensor([1.0, 2.0]), plugrad.tensor([3.0, 4.0]))
+    tensor([[3., 4.],
+            [6., 8.]])
+    """
+    _tensor("ger", input)
+    _tensor("ger", vec2, "vec2")
+    if input.ndim != 1 or vec2.ndim != 1:
+        raise ShapeError(f"ger() takes two vectors, got shapes {input.shape} and {vec2.shape}")
+    return _ops.outer(input, vec2)
+
+
+def inner(input: Tensor, other: Tensor) -> Tensor:
+    """Sums of products over the last axis of both (a product where either is 0-d).
+
+    The result has ``input``'s other axes, then ``other``'s.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.inner(plugrad.tensor([1.0, 2.0]), plugrad.tensor([3.0, 4.0]))
+    tensor(11.)
+    >>> plugrad.inner(plugrad.ones(2, 3), plugrad.ones(4, 3)).shape
+    (2, 4)
+    """
+    _tensor("inner", input)
+    _tensor("inner", other, "other")
+    if input.ndim == 0 or other.ndim == 0:
+        return _ops.multiply(input, other)
+    if input.shape[-1] != other.shape[-1]:
+        raise ShapeError(
+            f"inner() sums over the last axis of both, which must have one size; got "
+            f"shapes {input.shape} and {other.shape}"
+        )
+    return _ops.tensordot(input, other, axes=((input.ndim - 1,), (other.ndim - 1,)))
+
+
+def vdot(input: Tensor, other: Tensor) -> Tensor:
+    """The dot product of two vectors of one dtype, the first conjugated.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.vdot(plugrad.tensor([1.0, 2.0]), plugrad.tensor([3.0, 4.0]))
+    tensor(11.)
+    """
+    _tensor("vdot", input)
+    _tensor("vdot", other, "other")
+    if input.ndim != 1 or other.ndim != 1 or input.shape != other.shape:
+        raise ShapeError(
+            f"vdot() takes two vectors of one length, got shapes {input.shape} and {other.shape}"
+        )
+    if input.dtype != other.dtype:
+        raise DtypeError(
+            f"vdot() takes two vectors of one dtype, got {input.dtype} and {other.dtype}; "
+            "convert one with .to(dtype)"
+        )
+    return _ops.vecdot(input, other)
+
+
+def kron(input: Tensor, other: Tensor) -> Tensor:
+    """The Kronecker product: each element of ``input`` times the whole of ``other``.
+
+    The one with fewer axes gains leading axes of size 1; the result's size
+    along each axis is the product of theirs.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.kron(plugrad.eye(2), plugrad.tensor([[1.0, 2.0]]))
+    tensor([[1., 2., 0., 0.],
+            [0., 0., 1., 2.]])
+    """
+    _tensor("kron", input)
+    _tensor("kron", other, "other")
+    ndim = max(input.ndim, other.ndim)
+    a_shape = (1,) * (ndim - input.ndim) + tuple(input.shape)
+    b_shape = (1,) * (ndim - other.ndim) + tuple(other.shape)
+    # Axis k of a and of b side by side (a's first): their product, merged, is the result's.
+    a = _ops.reshape(input, tuple(s for size in a_shape for s in (size, 1)))
+    b = _ops.reshape(other, tuple(s for size in b_shape for s in (1, size)))
+    merged = tuple(x * y for x, y in zip(a_shape, b_shape, strict=True))
+    return _ops.reshape(_ops.multiply(a, b), merged)
+
+
+def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
+    """The cross product of 3-vectors along ``dim`` (``linalg.cross``).
+
+    Without ``dim``, PyTorch's rule: the first axis of size 3 (of the shape the
+    two broadcast to), with a warning, as PyTorch deprecates it; pass ``dim``
+    (or use :func:`plugrad.linalg.cross`, whose default is the last axis).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.cross(plugrad.tensor([1.0, 0.0, 0.0]), plugrad.tensor([0.0, 1.0, 0.0]), dim=0)
+    tensor([0., 0., 1.])
+    """
+    _tensor("cross", input)
+    _tensor("cross", other, "other")
+    if dim is None:
+        shape = broadcast_shapes(input.shape, other.shape)
+        if 3 not in shape:
+            raise ShapeError(
+                f"cross() without dim uses the first axis of size 3, and shapes {input.shape} "
+                f"and {other.shape} have none; pass dim"
+            )
+        dim = shape.index(3)
+        warnings.warn(
+            "cross() without dim uses the first axis of size 3 (here axis "
+            f"{dim}), as PyTorch does; PyTorch will change this default to the last "
+            "axis: pass dim, or use plugrad.linalg.cross",
+            UserWarning,
+            stacklevel=2,
+        )
+    return _linalg.cross(input, other, axis=dim)
+
+
+def adjoint(input: Tensor) -> Tensor:
+    """The conjugate transpose of a matrix (of each in a batch): ``x.mH``, ``x.adjoint()``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.adjoint(plugrad.tensor([[1 + 2j, 3j]]))
+    tensor([[1.-2.j],
+            [0.-3.j]])
+    """
+    _tensor("adjoint", input)
+    if input.ndim < 2:
+        raise ShapeError(f"adjoint() takes a matrix (or a batch of them), got shape {input.shape}")
+    if input.dtype.kind == "complex floating":
+        input = _ops.conj(input)
+    return _ops.matrix_transpose(input)
+
+
+def _conjugate_transpose(self: Tensor) -> Tensor:
+    """``x.H``: the conjugate transpose of a matrix."""
+    if self.ndim != 2:
+        raise ShapeError(
+            f"x.H is the conjugate transpose of a matrix, got shape {self.shape}; use x.mH "
+            "for a batch of matrices, x.conj() for a 0-d tensor"
+        )
+    return adjoint(self)
+
+
+def _method_of(function: Callable[..., Any]) -> Callable[..., Any]:
+    """A copy of ``function`` for :func:`install_methods`, which names what it installs
+    ``Tensor.<name>`` (the function itself keeps its own name)."""
+    method = types.FunctionType(
+        function.__code__, function.__globals__, function.__name__, function.__defaults__
+    )
+    method.__kwdefaults__ = function.__kwdefaults__
+    method.__annotations__ = dict(function.__annotations__)
+    method.__doc__ = function.__doc__
+    return method
+
+
+install_methods(**{name: _method_of(globals()[name]) for name in __all__})
+install_methods(mH=property(adjoint, doc=adjoint.__doc__), H=property(_conjugate_transpose))

@@ -1,0 +1,205 @@
+"""PyTorch's top-level linear-algebra names and small Tensor helpers, against ``torch``.
+
+Each program runs in plugrad (on every backend under test) and in PyTorch on the
+same float64 leaf; results agree in dtype, shape and values, and so do the
+gradients of a weighted sum of the outputs. Linear algebra goes through LAPACK
+on both sides, by different routes: values agree to 1e-10, not bit for bit.
+"""
+
+from __future__ import annotations
+
+import pickle
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+from torch_compare import as_tensor as _tensor
+from torch_compare import run
+
+import plugrad
+from plugrad.errors import DtypeError, ShapeError
+from plugrad.testing import backends_under_test
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.filterwarnings("ignore:torch.cholesky is deprecated:UserWarning")
+
+SQUARE = np.array([[2.0, 0.5, 0.1], [0.3, 1.5, -0.4], [0.2, -0.1, 3.0]])
+SPD = SQUARE @ SQUARE.T + np.eye(3)
+TALL = np.arange(1.0, 13.0).reshape(4, 3) / 5 + np.eye(4, 3)
+
+
+def _sign_free_svd(lib: Any, x: Any, **options: Any) -> Any:
+    """What an SVD determines whatever the signs of its vectors: S and U S V^H."""
+    U, S, V = lib.svd(x, **options)
+    k = S.shape[-1]
+    return S, (U[..., :k] * S[..., None, :]) @ V[..., :k].mH
+
+
+def _spd(lib: Any, x: Any) -> Any:
+    """A symmetric positive-definite matrix made from ``x``."""
+    return x @ x.mT + lib.eye(3, dtype=x.dtype)
+
+
+# name -> (program(lib, x), leaf)
+PROGRAMS: dict[str, tuple[Callable[[Any, Any], Any], np.ndarray]] = {
+    "det": (lambda lib, x: lib.det(x), SQUARE),
+    "x.det batch": (lambda lib, x: lib.stack([x, 2 * x]).det(), SQUARE),
+    "inverse": (lambda lib, x: lib.inverse(x), SQUARE),
+    "x.inverse": (lambda lib, x: x.inverse(), SQUARE),
+    "slogdet": (lambda lib, x: tuple(lib.slogdet(-x)), SQUARE),
+    "x.slogdet": (lambda lib, x: tuple(x.slogdet()), SQUARE),
+    "logdet": (lambda lib, x: lib.logdet(x), SQUARE),
+    "logdet negative": (lambda lib, x: lib.logdet(x * _tensor(lib, [[-1.0], [1], [1]])), SQUARE),
+    "x.logdet batch": (lambda lib, x: lib.stack([x, x.mT]).logdet(), SQUARE),
+    "cholesky": (lambda lib, x: lib.cholesky(_spd(lib, x)), SQUARE),
+    "cholesky upper": (lambda lib, x: lib.cholesky(_spd(lib, x), upper=True), SQUARE),
+    "x.cholesky": (lambda lib, x: x.cholesky(), SPD),
+    "pinverse": (lambda lib, x: lib.pinverse(x), TALL),
+    "x.pinverse rcond": (lambda lib, x: x.pinverse(rcond=1e-3), TALL),
+    "matrix_power": (lambda lib, x: lib.matrix_power(x, 3), SQUARE),
+    "x.matrix_power negative": (lambda lib, x: x.matrix_power(-2), SQUARE),
+    "x.matrix_power 0": (lambda lib, x: x.matrix_power(0), SQUARE),
+    "mv": (lambda lib, x: lib.mv(x, x[0]), SQUARE),
+    "x.mv": (lambda lib, x: x.mT.mv(x[:, 1]), TALL),
+    "ger": (lambda lib, x: lib.ger(x[0], x[1]), TALL),
+    "x.ger": (lambda lib, x: x[:, 0].ger(x[0]), TALL),
+    "inner vectors": (lambda lib, x: lib.inner(x[0], x[1]), TALL),
+    "inner matrices": (lambda lib, x: lib.inner(x, x[:2]), TALL),
+    "inner 0-d": (lambda lib, x: lib.inner(x[0, 0], x), TALL),
+    "x.inner 3-d": (lambda lib, x: x.reshape(2, 2, 3).inner(x), TALL),
+    "vdot": (lambda lib, x: lib.vdot(x[0], x[2]), TALL),
+    "x.vdot": (lambda lib, x: x[:, 1].vdot(x[:, 2]), TALL),
+    "kron": (lambda lib, x: lib.kron(x, x[:2, :2]), SQUARE),
+    "kron vector matrix": (lambda lib, x: lib.kron(x[0], x), TALL),
+    "x.kron 3-d": (lambda lib, x: x.reshape(2, 2, 3).kron(x[:2]), TALL),
+    "kron 0-d": (lambda lib, x: lib.kron(x[0, 0], x), TALL),
+    "cross dim": (lambda lib, x: lib.cross(x, x.flip(0), dim=1), TALL),
+    "x.cross dim 0": (lambda lib, x: x.cross(x * x, dim=0), SQUARE),
+    "x.cross dim -1": (lambda lib, x: x.cross(x.flip(1), dim=-1), TALL),
+    "svd": (lambda lib, x: _sign_free_svd(lib, x), TALL),
+    "svd wide": (lambda lib, x: _sign_free_svd(lib, x.mT), TALL),
+    "svd not some": (lambda lib, x: _sign_free_svd(lib, x, some=False), TALL),
+    "x.svd values": (lambda lib, x: x.svd(compute_uv=False), TALL),
+    "adjoint": (lambda lib, x: lib.adjoint(x), TALL),
+    "x.mH": (lambda lib, x: x.mH, TALL),
+    "x.H": (lambda lib, x: x.H, TALL),
+    "clone": (lambda lib, x: lib.clone(x) * 2, TALL),
+    "diagonal": (lambda lib, x: lib.diagonal(x), TALL),
+    "diagonal dims": (lambda lib, x: lib.diagonal(x.reshape(2, 2, 3), 1, 2, 0), TALL),
+    "diagonal negative offset": (lambda lib, x: lib.diagonal(x, -1), TALL),
+    "masked_fill": (lambda lib, x: lib.masked_fill(x, x > 1.0, -1.0), TALL),
+    "scatter": (
+        lambda lib, x: lib.scatter(x, 1, _tensor(lib, [[2], [0], [1], [2]]), x[:, :1] * 3),
+        TALL,
+    ),
+    "take_along_dim": (lambda lib, x: lib.take_along_dim(x, x.argmax(1, keepdim=True), 1), TALL),
+    "take_along_dim broadcast": (
+        lambda lib, x: lib.take_along_dim(x, _tensor(lib, [[0, 2]]), dim=1),
+        TALL,
+    ),
+    "take_along_dim flat": (lambda lib, x: lib.take_along_dim(x, _tensor(lib, [11, 0, 4])), TALL),
+    "x.take_along_dim": (lambda lib, x: x.take_along_dim(x.argsort(dim=0), dim=0), TALL),
+}  # fmt: skip
+
+
+def _assert_close(ours: Any, theirs: Any) -> None:
+    if isinstance(theirs, tuple) and theirs and theirs[0] == "tensor":
+        assert ours[:3] == theirs[:3]
+        np.testing.assert_allclose(ours[3], theirs[3], rtol=1e-10, atol=1e-10)
+    elif isinstance(theirs, tuple):
+        assert isinstance(ours, tuple) and len(ours) == len(theirs)
+        for a, b in zip(ours, theirs, strict=True):
+            _assert_close(a, b)
+    else:
+        assert ours == theirs
+
+
+@pytest.mark.parametrize("backend", backends_under_test())
+@pytest.mark.parametrize("name", list(PROGRAMS))
+def test_agrees_with_torch(name: str, backend: str) -> None:
+    program, leaf = PROGRAMS[name]
+    with plugrad.use_backend(backend):
+        ours, our_grad = run(plugrad, program, leaf)
+    theirs, their_grad = run(torch, program, leaf)
+    _assert_close(ours, theirs)
+    if their_grad is None:
+        assert our_grad is None
+    else:
+        np.testing.assert_allclose(our_grad, their_grad, rtol=1e-8, atol=1e-10)
+
+
+def test_svd_returns_u_s_and_v_not_its_adjoint() -> None:
+    a = plugrad.asarray(TALL)
+    U, S, V = plugrad.svd(a)
+    assert (U.shape, S.shape, V.shape) == ((4, 3), (3,), (3, 3))
+    np.testing.assert_allclose((U @ plugrad.diag(S) @ V.mT).numpy(), TALL, atol=1e-12)
+    full = a.svd(some=False)
+    assert full.U.shape == (4, 4) and full.V.shape == (3, 3)
+    empty = plugrad.svd(a, compute_uv=False)
+    assert empty.U.shape == (4, 4) and empty.V.shape == (3, 3)
+    assert not np.any(empty.U.numpy()) and not np.any(empty.V.numpy())
+    assert pickle.loads(pickle.dumps(full)).S.shape == (3,)
+
+
+def test_complex_logdet_and_adjoint() -> None:
+    z = SQUARE + 1j * SQUARE.T
+    ours = plugrad.logdet(plugrad.asarray(z))
+    theirs = torch.logdet(torch.from_numpy(z))
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-10)
+    np.testing.assert_array_equal(plugrad.asarray(z).mH.numpy(), z.conj().T)
+
+
+def test_cross_without_dim_takes_the_first_axis_of_size_3_with_a_warning() -> None:
+    a, b = np.arange(12.0).reshape(3, 4), np.arange(12.0)[::-1].reshape(3, 4).copy()
+    with pytest.warns(UserWarning, match="first axis of size 3"):
+        ours = plugrad.cross(plugrad.asarray(a), plugrad.asarray(b))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = torch.cross(torch.from_numpy(a), torch.from_numpy(b))
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    with pytest.raises(ShapeError, match=r"have none; pass dim"):
+        plugrad.cross(plugrad.ones(2, 4), plugrad.ones(2, 4))
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        (lambda: plugrad.mv(plugrad.ones(2, 2), plugrad.ones(2, 1)), ShapeError, "by a vector"),
+        (lambda: plugrad.ger(plugrad.ones(2, 2), plugrad.ones(2)), ShapeError, "two vectors"),
+        (lambda: plugrad.inner(plugrad.ones(2, 3), plugrad.ones(3, 2)), ShapeError, "last axis"),
+        (lambda: plugrad.vdot(plugrad.ones(2), plugrad.ones(3)), ShapeError, "one length"),
+        (
+            lambda: plugrad.vdot(plugrad.ones(2), plugrad.ones(2, dtype=plugrad.float64)),
+            DtypeError,
+            "one dtype",
+        ),
+        (lambda: plugrad.svd(plugrad.ones(3)), ShapeError, "a matrix"),
+        (lambda: plugrad.ones(2, 2, 2).H, ShapeError, "x.mH"),
+        (lambda: plugrad.ones(3).H, ShapeError, "of a matrix"),
+        (lambda: plugrad.tensor(1j).H, ShapeError, r"x\.conj\(\) for a 0-d"),
+        (lambda: plugrad.adjoint(plugrad.ones(3)), ShapeError, "a matrix"),
+        (lambda: plugrad.det([[1.0]]), TypeError, "takes a Tensor"),
+        (lambda: plugrad.is_nonzero(plugrad.ones(2)), ShapeError, "ambiguous"),
+        (lambda: plugrad.take_along_dim([1.0], plugrad.ones(1)), TypeError, "takes a Tensor"),
+    ],
+)  # fmt: skip
+def test_bad_input_is_refused_clearly(call: Callable[[], Any], error: type, message: str) -> None:
+    with pytest.raises(error, match=message):
+        call()
+
+
+def test_small_tensor_helpers() -> None:
+    x = plugrad.ones(2, 3, dtype=plugrad.float64)
+    assert x.ndimension() == 2 and x.element_size() == 8
+    assert plugrad.ones(1, dtype=plugrad.float16).element_size() == 2
+    made = x.new_empty(4, 1)
+    assert made.shape == (4, 1) and made.dtype == plugrad.float64 and not made.requires_grad
+    assert x.new_empty((2,), dtype=plugrad.int32).dtype == plugrad.int32
+    assert plugrad.is_floating_point(x) and not plugrad.is_complex(x)
+    assert plugrad.is_complex(plugrad.ones(1, dtype=plugrad.complex64))
+    assert plugrad.is_nonzero(plugrad.tensor([3])) and not plugrad.tensor(0.0).is_nonzero()
+    for name in ("det", "inverse", "svd", "kron", "cross", "take_along_dim"):
+        assert getattr(plugrad.Tensor, name).__qualname__ == f"Tensor.{name}"
+        assert getattr(plugrad, name).__qualname__ == name  # the function keeps its name
