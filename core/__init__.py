@@ -56,9 +56,12 @@ from .creation import (
     full,
     full_like,
     linspace,
+    logspace,
     ones,
     ones_like,
     tensor,
+    tril_indices,
+    triu_indices,
     zeros,
     zeros_like,
 )
@@ -263,6 +266,9 @@ __all__ = [
     "masked_fill",
     "scatter",
     "take_along_dim",
+    "logspace",
+    "tril_indices",
+    "triu_indices",
 ]
 
 # Loading plugins adds one function per built-in op to this namespace (plugrad.add, ...).

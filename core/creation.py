@@ -37,9 +37,12 @@ __all__ = [
     "full",
     "full_like",
     "linspace",
+    "logspace",
     "ones",
     "ones_like",
     "tensor",
+    "tril_indices",
+    "triu_indices",
     "zeros",
     "zeros_like",
 ]
@@ -577,6 +580,107 @@ def linspace(
     if integer:
         array = target.xp.astype(array, target.native_dtype(dtype))
     return leaf(array, target, requires_grad)
+
+
+@with_creation_options
+def logspace(
+    start: int | float,
+    end: int | float,
+    steps: int,
+    base: int | float = 10.0,
+    **options: Unpack[CreationOptions],
+) -> Tensor:
+    """Return ``steps`` values from ``base**start`` to ``base**end``, evenly spaced in log scale.
+
+    PyTorch's ``logspace``: ``base ** linspace(start, end, steps)``, computed in
+    float64 where the device has it; an integer dtype rounds toward zero.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.logspace(0, 3, 4)
+    tensor([   1.,   10.,  100., 1000.])
+    >>> plugrad.logspace(0, 2, 3, base=2, dtype=plugrad.int64)
+    tensor([1, 2, 4])
+    """
+    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
+        raise ArgumentError(f"logspace() takes a number of steps >= 0, got {steps!r}")
+    for name, value in (("start", start), ("end", end), ("base", base)):
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise TypeError(f"logspace() takes a real number as {name}, got {value!r}")
+    dtype, device, backend, requires_grad = creation_options("logspace", options)
+    target = target_device(device, backend)
+    dtype = dtype or _dtypes.default_float_dtype
+    if dtype.kind not in ("real floating", "signed integer", "unsigned integer"):
+        raise DtypeError(f"logspace() makes real floating or integer values, not {dtype.name}")
+    computed = _dtypes.float64 if _dtypes.float64 in target.dtypes else _dtypes.float32
+    native = target.native_dtype(computed)
+    exponents = target.xp.linspace(start, end, steps, dtype=native, device=target.native)
+    array = target.xp.pow(target.xp.asarray(base, dtype=native, device=target.native), exponents)
+    if dtype is not computed:
+        array = target.xp.astype(array, target.native_dtype(dtype))
+    return leaf(array, target, requires_grad)
+
+
+def _triangle_indices(
+    function: str, row: int, col: int, offset: int, options: Mapping[str, Any]
+) -> Tensor:
+    for name, value in (("row", row), ("col", col), ("offset", offset)):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"{function}() takes an int as {name}, got {value!r}")
+    if row < 0 or col < 0:
+        raise ArgumentError(f"{function}() takes row and col >= 0, got {row} and {col}")
+    dtype, device, backend, requires_grad = creation_options(function, options)
+    if requires_grad:
+        raise ArgumentError(f"{function}() makes integer indices, which cannot require grad")
+    target = target_device(device, backend)
+    dtype = dtype or target.default_int_dtype
+    if dtype.kind not in ("signed integer", "unsigned integer"):
+        raise DtypeError(f"{function}() makes integer indices, not {dtype.name}")
+    xp, native = target.xp, target.native_dtype(dtype)
+    rows = xp.arange(row, dtype=native, device=target.native)
+    cols = xp.arange(col, dtype=native, device=target.native)
+    # Row-major, as PyTorch lists them: the (i, j) with j - i on the kept side of offset.
+    signed = target.native_dtype(target.default_int_dtype)
+    difference = xp.astype(cols[None, :], signed) - xp.astype(rows[:, None], signed)
+    kept = difference <= offset if function == "tril_indices" else difference >= offset
+    found = xp.nonzero(kept)
+    array = xp.stack([xp.astype(found[0], native), xp.astype(found[1], native)])
+    return leaf(array, target, False)
+
+
+@with_creation_options
+def tril_indices(row: int, col: int, offset: int = 0, **options: Unpack[CreationOptions]) -> Tensor:
+    """Return the indices of the lower triangle of a ``row`` x ``col`` matrix, as 2 rows.
+
+    The first row holds row indices, the second column indices, in row-major
+    order; ``offset`` moves the diagonal up (positive) or down. The device's default
+    integer dtype (``int64``) unless ``dtype`` says otherwise.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.tril_indices(3, 3)
+    tensor([[0, 1, 1, 2, 2, 2],
+            [0, 0, 1, 0, 1, 2]])
+    """
+    return _triangle_indices("tril_indices", row, col, offset, options)
+
+
+@with_creation_options
+def triu_indices(row: int, col: int, offset: int = 0, **options: Unpack[CreationOptions]) -> Tensor:
+    """Return the indices of the upper triangle of a ``row`` x ``col`` matrix, as 2 rows.
+
+    As :func:`tril_indices`, for the elements on and above diagonal ``offset``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.triu_indices(3, 3, 1)
+    tensor([[0, 0, 1],
+            [1, 2, 2]])
+    """
+    return _triangle_indices("triu_indices", row, col, offset, options)
 
 
 # -- the new_* methods of Tensor ---------------------------------------------------------

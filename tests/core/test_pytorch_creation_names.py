@@ -1,0 +1,96 @@
+"""PyTorch's creation functions beside the standard's: ``logspace``, ``tril_indices``,
+``triu_indices``, against ``torch`` on every backend under test."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import plugrad
+from plugrad.errors import ArgumentError, DtypeError
+from plugrad.testing import backends_under_test
+
+torch = pytest.importorskip("torch")
+
+
+@pytest.mark.parametrize("backend", backends_under_test())
+@pytest.mark.parametrize(
+    ("args", "kwargs"),
+    [
+        ((0, 3, 4), {}),
+        ((-2.5, 1.5, 7), {}),
+        ((0, 1, 5), {"base": 2}),
+        ((1, 0, 3), {"base": 0.5}),
+        ((0, 2, 1), {}),
+        ((0, 2, 0), {}),
+        ((0, 3, 4), {"dtype": "float64"}),
+        ((0, 2, 3), {"base": 2, "dtype": "int64"}),
+        ((0, 1, 4), {"base": 2, "dtype": "int32"}),
+        ((0, 2.5, 6), {"dtype": "float16"}),
+    ],
+)
+def test_logspace_agrees_with_torch(
+    args: tuple[Any, ...], kwargs: dict[str, Any], backend: str
+) -> None:
+    dtype = kwargs.pop("dtype", None)
+    with plugrad.use_backend(backend):
+        if dtype is not None and getattr(plugrad, dtype) not in plugrad.default_device().dtypes:
+            pytest.skip(f"{backend} has no {dtype}")
+        ours = plugrad.logspace(*args, **kwargs, dtype=dtype and getattr(plugrad, dtype))
+    theirs = torch.logspace(*args, **kwargs, dtype=dtype and getattr(torch, dtype))
+    assert str(ours.dtype).rpartition(".")[2] == str(theirs.dtype).rpartition(".")[2]
+    rtol = {"float16": 1e-3, "float32": 1e-6}.get(str(theirs.dtype).rpartition(".")[2], 1e-12)
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=rtol)
+
+
+@pytest.mark.parametrize("backend", backends_under_test())
+@pytest.mark.parametrize("name", ["tril_indices", "triu_indices"])
+@pytest.mark.parametrize(
+    ("row", "col", "offset"),
+    [(3, 3, 0), (4, 3, 0), (3, 5, 1), (5, 3, -2), (3, 3, 7), (3, 3, -7), (0, 3, 0), (1, 1, 0)],
+)
+def test_triangle_indices_agree_with_torch(
+    name: str, row: int, col: int, offset: int, backend: str
+) -> None:
+    with plugrad.use_backend(backend):
+        ours = getattr(plugrad, name)(row, col, offset)
+        assert ours.dtype == plugrad.default_device().default_int_dtype
+        assert not ours.requires_grad
+    theirs = getattr(torch, name)(row, col, offset)
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    assert ours.shape == tuple(theirs.shape)
+
+
+def test_triangle_indices_select_the_triangle() -> None:
+    m = plugrad.arange(12.0).reshape(3, 4).requires_grad_()
+    rows, cols = plugrad.triu_indices(3, 4, 1, dtype=plugrad.int32)
+    picked = m[rows, cols]
+    np.testing.assert_array_equal(
+        picked.detach().numpy(), np.triu(np.arange(12.0).reshape(3, 4), 1)[np.triu_indices(3, 1, 4)]
+    )
+    picked.sum().backward()
+    np.testing.assert_array_equal(m.grad.numpy(), np.triu(np.ones((3, 4)), 1))
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        (lambda: plugrad.logspace(0, 1, -1), ArgumentError, "steps >= 0"),
+        (lambda: plugrad.logspace(0, 1, 2.0), ArgumentError, "steps >= 0"),
+        (lambda: plugrad.logspace(0, 1j, 2), TypeError, "real number as end"),
+        (lambda: plugrad.logspace(0, 1, 2, dtype=plugrad.bool), DtypeError, "not bool"),
+        (lambda: plugrad.tril_indices(-1, 2), ArgumentError, ">= 0"),
+        (lambda: plugrad.tril_indices(2, 2.0), TypeError, "int as col"),
+        (lambda: plugrad.triu_indices(2, 2, dtype=plugrad.float32), DtypeError, "integer indices"),
+        (
+            lambda: plugrad.triu_indices(2, 2, requires_grad=True),
+            ArgumentError,
+            "cannot require grad",
+        ),
+    ],
+)
+def test_bad_input_is_refused_clearly(call: Any, error: type, message: str) -> None:
+    with pytest.raises(error, match=message):
+        call()
