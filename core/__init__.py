@@ -113,9 +113,17 @@ from .pytorch_linalg_names import (
 from .pytorch_names import (
     allclose,
     as_tensor,
+    bincount,
+    block_diag,
+    bucketize,
+    cartesian_prod,
     clone,
+    diag_embed,
+    diagflat,
     diagonal,
     einsum,
+    erf,
+    erfc,
     from_numpy,
     get_default_dtype,
     is_complex,
@@ -128,6 +136,7 @@ from .pytorch_names import (
     scatter,
     set_default_dtype,
     take_along_dim,
+    vander,
 )
 from .random import (
     Generator,
@@ -269,6 +278,15 @@ __all__ = [
     "logspace",
     "tril_indices",
     "triu_indices",
+    "bincount",
+    "block_diag",
+    "bucketize",
+    "cartesian_prod",
+    "diag_embed",
+    "diagflat",
+    "erf",
+    "erfc",
+    "vander",
 ]
 
 # Loading plugins adds one function per built-in op to this namespace (plugrad.add, ...).

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import creation as _creation
 from . import dtypes as _dtypes
 from . import ops as _ops
 from . import registry
 from .backend import Device
 from .creation import asarray
+from .dtype_functions import result_type
 from .errors import ArgumentError, DtypeError, ShapeError
 from .tensor import Tensor, install_methods
 
@@ -25,9 +27,17 @@ __all__ = [
     "MISSING_DTYPES",
     "allclose",
     "as_tensor",
+    "bincount",
+    "block_diag",
+    "bucketize",
+    "cartesian_prod",
     "clone",
+    "diag_embed",
+    "diagflat",
     "diagonal",
     "einsum",
+    "erf",
+    "erfc",
     "from_numpy",
     "get_default_dtype",
     "is_complex",
@@ -40,6 +50,7 @@ __all__ = [
     "scatter",
     "set_default_dtype",
     "take_along_dim",
+    "vander",
 ]
 
 #: Dtypes PyTorch has and no plugrad backend stores, with what to use instead.
@@ -205,6 +216,237 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
             _ops.reshape(input, (-1,)), _ops.reshape(indices, (-1,)), axis=0
         )
     return _ops.take_along_axis(input, indices, axis=dim)
+
+
+def erf(input: Tensor) -> Tensor:
+    """The error function element-wise (``plugrad.ops.erf``; also ``x.erf()``)."""
+    return _ops.erf(_tensor("erf", input))
+
+
+def erfc(input: Tensor) -> Tensor:
+    """The complementary error function ``1 - erf(x)``, accurate in both tails."""
+    return _ops.erfc(_tensor("erfc", input))
+
+
+def diagflat(input: Tensor, offset: int = 0) -> Tensor:
+    """Return the square matrix with the flattened ``input`` on diagonal ``offset``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.diagflat(plugrad.tensor([[1, 2]]), 1)
+    tensor([[0, 1, 0],
+            [0, 0, 2],
+            [0, 0, 0]])
+    """
+    return _ops.diag(_ops.reshape(_tensor("diagflat", input), (-1,)), offset)
+
+
+def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    """Return matrices with the last axis of ``input`` on diagonal ``offset``.
+
+    The result has one axis more than ``input``; its matrices span axes
+    ``dim1`` (rows) and ``dim2`` (columns), counted in the result.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.diag_embed(plugrad.tensor([[1.0, 2.0], [3.0, 4.0]]))
+    tensor([[[1., 0.],
+             [0., 2.]],
+    <BLANKLINE>
+            [[3., 0.],
+             [0., 4.]]])
+    """
+    _tensor("diag_embed", input)
+    if input.ndim == 0:
+        raise ShapeError(
+            "diag_embed() puts the last axis of its input on diagonals; got a 0-d tensor"
+        )
+    ndim = input.ndim + 1
+    first, second = (_checked_dim("diag_embed", d, ndim) for d in (dim1, dim2))
+    if first == second:
+        raise ShapeError(f"diag_embed() needs two different axes, got dim1={dim1} and dim2={dim2}")
+    *batch, n = input.shape
+    size = n + abs(offset)
+    # The values with `size` zeros after each, read as rows of `size`, have them on the
+    # main diagonal; zero rows and columns around move it to `offset`.
+    zeros = _creation.zeros((*batch, n, size), dtype=input.dtype, device=input.device)
+    padded = _ops.concat([_ops.reshape(input, (*batch, n, 1)), zeros], axis=-1)
+    square = _ops.reshape(
+        _ops.reshape(padded, (*batch, n * (size + 1)))[..., : n * size], (*batch, n, size)
+    )[..., :n]
+    above, left = max(-offset, 0), max(offset, 0)
+    square = _padded(square, -2, above, size - n - above)
+    square = _padded(square, -1, left, size - n - left)
+    return _ops.moveaxis(square, (-2, -1), (first, second))
+
+
+def _checked_dim(function: str, dim: int, ndim: int) -> int:
+    if isinstance(dim, bool) or not isinstance(dim, int) or not -ndim <= dim < ndim:
+        raise ShapeError(f"{function}(): dim {dim!r} is out of range for {ndim} dimensions")
+    return dim % ndim
+
+
+def _padded(x: Tensor, axis: int, before: int, after: int) -> Tensor:
+    """``x`` with ``before`` and ``after`` zeros along ``axis``."""
+    parts = []
+    for count in (before, after):
+        shape = list(x.shape)
+        shape[axis] = count
+        parts.append(_creation.zeros(tuple(shape), dtype=x.dtype, device=x.device))
+    return _ops.concat([parts[0], x, parts[1]], axis=axis) if before or after else x
+
+
+def block_diag(*tensors: Tensor) -> Tensor:
+    """Return the block-diagonal matrix of ``tensors`` (0-d, 1-d as one row, or 2-d).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.block_diag(plugrad.ones(2, 2), plugrad.tensor(5.0))
+    tensor([[1., 1., 0.],
+            [1., 1., 0.],
+            [0., 0., 5.]])
+    """
+    blocks = []
+    for index, block in enumerate(tensors):
+        _tensor("block_diag", block)
+        if block.ndim > 2:
+            raise ShapeError(
+                f"block_diag() takes tensors of at most 2 dimensions; tensor {index} has shape "
+                f"{block.shape}"
+            )
+        blocks.append(_ops.reshape(block, (1, -1)) if block.ndim < 2 else block)
+    if not blocks:
+        return _creation.zeros((1, 0))
+    dtype = result_type(*blocks)
+    width = sum(block.shape[1] for block in blocks)
+    rows, before = [], 0
+    for block in blocks:
+        block = _ops.astype(block, dtype) if block.dtype != dtype else block
+        rows.append(_padded(block, 1, before, width - before - block.shape[1]))
+        before += block.shape[1]
+    return _ops.concat(rows, axis=0)
+
+
+def cartesian_prod(*tensors: Tensor) -> Tensor:
+    """Return every combination of one element of each 1-d tensor, one per row.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.cartesian_prod(plugrad.tensor([1, 2]), plugrad.tensor([3, 4]))
+    tensor([[1, 3],
+            [1, 4],
+            [2, 3],
+            [2, 4]])
+    """
+    for tensor in tensors:
+        if _tensor("cartesian_prod", tensor).ndim != 1:
+            raise ShapeError(f"cartesian_prod() takes 1-d tensors, got shape {tensor.shape}")
+    if not tensors:
+        raise ArgumentError("cartesian_prod() takes at least one tensor")
+    if len({t.dtype for t in tensors}) > 1:
+        raise DtypeError(
+            "cartesian_prod() takes tensors of one dtype; convert them with .to(dtype)"
+        )
+    if len(tensors) == 1:
+        return tensors[0]
+    grids = _ops.meshgrid(*tensors, indexing="ij")
+    return _ops.stack([_ops.reshape(grid, (-1,)) for grid in grids], axis=1)
+
+
+def bucketize(
+    input: Tensor | int | float, boundaries: Tensor, *, out_int32: bool = False, right: bool = False
+) -> Tensor:
+    """Return the index of the bucket of each value among sorted ``boundaries``.
+
+    Index ``i`` means ``boundaries[i-1] < x <= boundaries[i]`` (``<`` then
+    ``<=`` reversed with ``right=True``), as :func:`plugrad.searchsorted` with the
+    arguments swapped. ``int64`` (``int32`` with ``out_int32``); not differentiable.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.bucketize(plugrad.tensor([1, 5, 9]), plugrad.tensor([1, 3, 5, 7, 9]))
+    tensor([0, 2, 4])
+    """
+    _tensor("bucketize", boundaries)
+    if boundaries.ndim != 1:
+        raise ShapeError(f"bucketize() takes 1-d boundaries, got shape {boundaries.shape}")
+    values = input if isinstance(input, Tensor) else asarray(input, device=boundaries.device)
+    found = _ops.searchsorted(
+        boundaries.detach(), values.detach(), side="right" if right else "left"
+    )
+    return _ops.astype(found, _dtypes.int32 if out_int32 else _dtypes.int64)
+
+
+def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
+    """Count each value of a 1-d tensor of non-negative integers (or sum ``weights`` by value).
+
+    The result has ``max(input) + 1`` entries, or ``minlength`` if more; it is
+    ``int64`` without weights, else floating (float weights keep their dtype,
+    others give ``float64``). Differentiable with respect to ``weights``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.bincount(plugrad.tensor([0, 1, 1, 3]), minlength=6)
+    tensor([1, 2, 0, 1, 0, 0])
+    """
+    _tensor("bincount", input)
+    if input.ndim != 1 or input.dtype.kind not in ("signed integer", "unsigned integer"):
+        raise ShapeError(
+            f"bincount() counts a 1-d tensor of integers, got shape {input.shape} and {input.dtype}"
+        )
+    if isinstance(minlength, bool) or not isinstance(minlength, int) or minlength < 0:
+        raise ArgumentError(f"bincount() takes minlength >= 0, got {minlength!r}")
+    if weights is not None and (
+        _tensor("bincount", weights).ndim != 1 or weights.shape != input.shape
+    ):
+        raise ShapeError(
+            f"bincount() takes weights of the input's shape {input.shape}, got {weights.shape}"
+        )
+    size = minlength
+    if input.shape[0]:
+        lowest, highest = int(_ops.min(input)), int(_ops.max(input))
+        if lowest < 0:
+            raise ValueError(f"bincount() counts non-negative integers; the input holds {lowest}")
+        size = max(size, highest + 1)
+    if weights is None:
+        added = _creation.ones(input.shape, dtype=_dtypes.int64, device=input.device)
+    elif weights.dtype.kind == "real floating":
+        added = weights
+    else:
+        added = _ops.astype(weights, _dtypes.float64)
+    counts = _creation.zeros((size,), dtype=added.dtype, device=input.device)
+    return counts.scatter_add(0, _ops.astype(input, _dtypes.int64), added)
+
+
+def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
+    """Return the Vandermonde matrix of a vector: its powers, one column each.
+
+    Columns are ``x**(N-1), ..., x**0`` (the other way with ``increasing``);
+    ``N`` defaults to ``len(x)``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.vander(plugrad.tensor([1, 2, 3]), N=3)
+    tensor([[1, 1, 1],
+            [4, 2, 1],
+            [9, 3, 1]])
+    """
+    if _tensor("vander", x).ndim != 1:
+        raise ShapeError(f"vander() takes a 1-d tensor, got shape {x.shape}")
+    N = x.shape[0] if N is None else N
+    if isinstance(N, bool) or not isinstance(N, int) or N < 0:
+        raise ArgumentError(f"vander() takes N >= 0, got {N!r}")
+    powers = range(N) if increasing else range(N - 1, -1, -1)
+    if N == 0:
+        return _creation.zeros((x.shape[0], 0), dtype=x.dtype, device=x.device)
+    return _ops.stack([_ops.pow(x, power) for power in powers], axis=1)
 
 
 def get_default_dtype() -> _dtypes.DType:
