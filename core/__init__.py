@@ -287,12 +287,15 @@ __all__ = [
     "erf",
     "erfc",
     "vander",
+    "special",
 ]
 
 # Loading plugins adds one function per built-in op to this namespace (plugrad.add, ...).
 from . import registry as _registry
 
 _registry.load()
+from . import special  # noqa: E402  (its functions are those load() made)
+
 if _typing.TYPE_CHECKING:  # the functions load() installs, as type checkers see them
     from . import testing
     from ._api_linalg import outer as outer

@@ -26,9 +26,12 @@ DIFFERENTIATED = [
     "stats.kurtosis",
     "stats.variation",
     "stats.gmean",
+    "special.expit",
+    "special.logit",
+    "special.erf",
 ]
 # Computed by NumPy after converting the input: refused instead of cutting the graph.
-REFUSED_CONVERSION = ["special.expit", "special.logit", "special.erf", "special.gammaln"]
+REFUSED_CONVERSION = ["special.gammaln"]
 # Modify in place a value that their backward pass needs.
 REFUSED_IN_PLACE = ["special.log_softmax", "stats.zscore"]
 

@@ -1,0 +1,122 @@
+"""``plugrad.special``: PyTorch's ``torch.special`` functions that plugrad's ops compute.
+
+Each is differentiable, made of plugrad's ops (so it runs on every backend and
+has gradients of every order). The functions PyTorch has here that need a
+kernel plugrad does not have yet (``gammaln``, ``digamma``, ``erfinv``, the
+Bessel functions, ...) are absent, so calling one is an ``AttributeError``
+rather than an approximation.
+
+Examples
+--------
+>>> import plugrad
+>>> plugrad.special.expit(plugrad.tensor([0.0]))
+tensor([0.5000])
+>>> plugrad.special.ndtr(plugrad.tensor([0.0, 1.0]))
+tensor([0.5000, 0.8413])
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from . import ops as _ops
+from .function import Function, FunctionCtx
+from .nn.functional import log_softmax, logsumexp, sigmoid, softmax
+from .pytorch_names import erf, erfc
+from .tensor import Tensor
+
+__all__ = [
+    "entr",
+    "erf",
+    "erfc",
+    "expit",
+    "log_softmax",
+    "logsumexp",
+    "ndtr",
+    "softmax",
+    "xlog1py",
+]
+
+expit = sigmoid
+#: plugrad's own functions of these names, made when plugins are loaded.
+_OPS = frozenset({"logit", "xlogy", "log1p", "expm1", "exp2", "sinc", "round"})
+__all__ += sorted(_OPS)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _OPS:
+        return getattr(_ops, name)
+    raise AttributeError(f"module 'plugrad.special' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_OPS})
+
+
+_SQRT_HALF = math.sqrt(0.5)
+
+
+def _tensor(function: str, value: object) -> Tensor:
+    if not isinstance(value, Tensor):
+        raise TypeError(f"special.{function}() takes a Tensor, got {type(value).__name__}")
+    return value
+
+
+def ndtr(input: Tensor) -> Tensor:
+    """The standard normal distribution function: the area under its density left of ``x``.
+
+    Computed as ``erfc(-x / sqrt(2)) / 2``, accurate in both tails.
+    """
+    return 0.5 * erfc(_tensor("ndtr", input) * -_SQRT_HALF)
+
+
+def xlog1py(input: Tensor, other: Tensor) -> Tensor:
+    """``input * log1p(other)``, 0 where ``input`` is 0 (even where ``log1p(other)`` is not finite).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.special.xlog1py(plugrad.tensor([0.0, 2.0]), plugrad.tensor([-1.0, 0.0]))
+    tensor([0., 0.])
+    """
+    _tensor("xlog1py", input)
+    zero = _ops.equal(input, 0)
+    # other replaced where input is 0, so that no inf or nan reaches the gradient there.
+    safe = _ops.where(zero, 0.0, other)
+    return _ops.where(zero, 0.0, input * _ops.log1p(safe))
+
+
+class _Entropy(Function):
+    """``-x * log(x)`` with PyTorch's gradient ``-(log(x) + 1)``: ``inf`` at 0, ``nan`` below."""
+
+    @staticmethod
+    def forward(ctx: FunctionCtx, *args: Any) -> Tensor:
+        (x,) = args
+        ctx.save_for_backward(x)
+        positive = _ops.greater(x, 0)
+        safe = _ops.where(positive, x, 1.0)
+        below = _ops.where(_ops.less(x, 0), -math.inf, x)  # x itself where it is 0 or nan
+        return _ops.where(positive, -safe * _ops.log(safe), below)
+
+    @staticmethod
+    def backward(ctx: FunctionCtx, *grad_outputs: Tensor) -> Tensor:
+        (grad,), (x,) = grad_outputs, ctx.saved_tensors
+        assert x is not None
+        positive = _ops.greater(x, 0)
+        elsewhere = _ops.where(_ops.equal(x, 0), math.inf, math.nan)
+        return grad * _ops.where(positive, -(_ops.log(_ops.where(positive, x, 1.0)) + 1), elsewhere)
+
+
+def entr(input: Tensor) -> Tensor:
+    """The entropy term ``-x * log(x)`` element-wise: 0 at 0, ``-inf`` below 0.
+
+    Its gradient is PyTorch's, ``-(log(x) + 1)``: ``inf`` at 0 and ``nan`` below.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.special.entr(plugrad.tensor([0.0, 0.5, -1.0]))
+    tensor([0.0000, 0.3466,   -inf])
+    """
+    return _Entropy.apply(_tensor("entr", input))
