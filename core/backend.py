@@ -320,6 +320,7 @@ class Device:
         "_dtype_to_native",
         "array_type",
         "backend",
+        "half_natives",
         "integral_natives",
         "kernels",
         "name",
@@ -378,6 +379,14 @@ class Device:
         }
         #: The native integer and bool dtypes: what ops computing in floating point convert.
         self.integral_natives = self.scalar_promotions[float]
+        #: The native float16 (its dtype objects), which computes with an int or float Python
+        #: scalar in float32 (PyTorch's rule: h / 1e5 is not 0): in those scalars' promotions
+        #: for that, so that the per-op path tests it in the set it tests already.
+        self.half_natives = frozenset(
+            native for native, dtype in dtype_from_native.items() if dtype is _dtypes.float16
+        )
+        for scalar in (int, float):
+            self.scalar_promotions[scalar] |= self.half_natives
 
     @property
     def dtypes(self) -> tuple[_dtypes.DType, ...]:

@@ -102,8 +102,7 @@ def apply2(op: RegisteredOp, x1: Any, x2: Any, params: dict[str, Any] | None) ->
             if (a1.dtype in device.scalar_promotions[type(x2)] and op.promotes) or (
                 op.to_float and a1.dtype in device.integral_natives
             ):
-                x1, x2 = _promote_with_scalar(op, device, x1, x2)
-                return apply2(op, x1, x2, params)
+                return _apply_with_scalar(op, device, x1, x2, params, False)
             a2 = x2
             requires_grad = x1._requires_grad
         elif _is_numpy_scalar(x2):
@@ -121,8 +120,7 @@ def apply2(op: RegisteredOp, x1: Any, x2: Any, params: dict[str, Any] | None) ->
         if (a2.dtype in device.scalar_promotions[type(x1)] and op.promotes) or (
             op.to_float and a2.dtype in device.integral_natives
         ):
-            x2, x1 = _promote_with_scalar(op, device, x2, x1)
-            return apply2(op, x1, x2, params)
+            return _apply_with_scalar(op, device, x2, x1, params, True)
         requires_grad = x2._requires_grad
     else:
         raise _not_a_tensor(
@@ -236,6 +234,37 @@ def _promote_inputs(
         else x
         for name, x in zip(op.input_names, inputs)
     )
+
+
+def _apply_with_scalar(
+    op: RegisteredOp,
+    device: Device,
+    x: Tensor,
+    scalar: Any,
+    params: dict[str, Any] | None,
+    scalar_first: bool,
+) -> Tensor:
+    """Run the two-input ``op`` of ``x`` and a Python scalar that converts it (see
+    :func:`_promote_with_scalar`), or of a ``float16`` ``x`` and an int or float scalar.
+
+    NOTE: arithmetic of ``float16`` with a number computes in ``float32``, rounded to
+    ``float16`` once, as PyTorch's ``h * 1e5`` and ``h / 1e5`` do: in ``float16`` the
+    number itself may not fit (``h / 1e5`` would divide by inf and give 0) or lose
+    digits. Comparisons and the other ops with no gradient (bits, ``nextafter``) take
+    the number in ``float16``, as scalars adapt to tensors (PyTorch's ``h == 0.1``).
+    """
+    if x._array.dtype in device.half_natives and type(scalar) is not bool:
+        if not op.differentiable and op.name != "floor_divide":
+            native = device.xp.asarray(scalar, dtype=device.native_dtype(_dtypes.float16))
+            scalar = _wrap(native, device, False, None)
+            return apply2(op, scalar, x, params) if scalar_first else apply2(op, x, scalar, params)
+        wide = _ops.astype(x, _dtypes.float32)
+        out = apply2(op, scalar, wide, params) if scalar_first else apply2(op, wide, scalar, params)
+        if out._array.dtype is wide._array.dtype:
+            return _ops.astype(out, _dtypes.float16)
+        return out
+    x, scalar = _promote_with_scalar(op, device, x, scalar)
+    return apply2(op, scalar, x, params) if scalar_first else apply2(op, x, scalar, params)
 
 
 def _promote_with_scalar(

@@ -21,7 +21,7 @@ from .dispatch import apply1, apply2, apply_general, apply_n, apply_view
 from .errors import ArgumentError
 from .grad_mode import no_grad
 from .inplace import apply_inplace, change_shape, check_out, write_out
-from .opdef import RegisteredOp, dim_as_axis
+from .opdef import RegisteredOp, dim_as_axis, reduction_dim_as_axis
 from .plugin_tables import state as _state
 from .tensor import Tensor
 
@@ -254,6 +254,16 @@ def _torch_names(op: RegisteredOp) -> dict[str, str]:
     }
 
 
+def _axis_of_dim(op: RegisteredOp, dim: str) -> str:
+    """Source converting PyTorch's ``dim`` to the op's ``axis``; a reduction's (an op taking
+    ``keepdims``) reads it as PyTorch's reductions do (see ``reduction_dim_as_axis``): what
+    an empty ``dim`` means comes from the op's ``torch_function`` (its ``empty_dim``)."""
+    if "keepdims" not in op.param_names:
+        return f"_dim_as_axis({dim})"
+    empty = getattr(op.torch_function, "empty_dim", "all")
+    return f"_reduction_dim_as_axis({op.name!r}, {dim}, {op.input_names[0]}, {empty!r})"
+
+
 def _takes_out(op: RegisteredOp, method: bool) -> bool:
     """Whether the op's public function takes PyTorch's ``out=`` (one output, not a view)."""
     assert op.signature is not None
@@ -379,7 +389,7 @@ def _make_function(op: RegisteredOp, module: str, method: bool = False) -> Calla
         f"    if {torch} is not _unset:\n"
         f"        if {standard} is not _default_{standard}:\n"
         f"            raise _both_given({op.name!r}, {standard!r}, {torch!r})\n"
-        + (f"        {standard} = _dim_as_axis({torch})\n" if standard == "axis" else
+        + (f"        {standard} = {_axis_of_dim(op, torch)}\n" if standard == "axis" else
            f"        {standard} = {torch}\n")
         for standard, torch in torch_names.items()
     )  # fmt: skip
@@ -449,7 +459,7 @@ def _make_function(op: RegisteredOp, module: str, method: bool = False) -> Calla
         "_apply_general": apply_general, "_apply_view": apply_view, "_both_given": _both_given,
         "_check_out": check_out, "_write_out": write_out, "_no_grad": no_grad,
         "_torch_form": torch_form, "_graph": _graph, "_torch_form_mixed": _torch_form_mixed,
-        "_dim_as_axis": dim_as_axis,
+        "_dim_as_axis": dim_as_axis, "_reduction_dim_as_axis": reduction_dim_as_axis,
         **defaults,
     }  # fmt: skip
     exec(compile(source, f"<plugrad op {op.name}>", "exec"), scope)

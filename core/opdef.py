@@ -67,10 +67,18 @@ import types
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from .errors import PluginRegistrationError
+from .errors import ArgumentError, PluginRegistrationError
 from .graph import BinaryOpNode, GeneralOpNode, OpNode, UnaryOpNode
 
-__all__ = ["NamespaceKernel", "OpDef", "RegisteredOp", "collect_ops", "dim_as_axis", "op"]
+__all__ = [
+    "NamespaceKernel",
+    "OpDef",
+    "RegisteredOp",
+    "collect_ops",
+    "dim_as_axis",
+    "op",
+    "reduction_dim_as_axis",
+]
 
 Kernel = Callable[..., Any]
 Rule = Callable[..., Any]
@@ -856,6 +864,41 @@ def dim_as_axis(dim: Any) -> Any:
     if type(dim) is list or type(dim) is tuple:
         return tuple(map(_as_int, dim))
     return _as_int(dim)
+
+
+def reduction_dim_as_axis(name: str, dim: Any, x: Any, empty: str = "all") -> Any:
+    """PyTorch's ``dim`` of the reduction ``name`` of ``x`` as the standard's ``axis``.
+
+    As :func:`dim_as_axis`, with two rules of PyTorch's reductions that the
+    standard lacks. A 0-d tensor has one dim to reduce, 0 (or -1), which
+    reduces nothing: it gives ``axis=None``, as ``torch.mean(t, 0)`` of a 0-d
+    ``t`` does. An empty ``dim`` (``()``, ``[]``) reduces every dim where
+    ``empty`` is ``"all"`` (``torch.sum(x, dim=())`` is ``torch.sum(x)``), none
+    where it is ``"none"`` (``torch.any``'s), and is refused where it is
+    ``"refuse"`` (reductions PyTorch gives one int dim only, as ``argmax``).
+    The standard's ``axis=()`` reduces nothing everywhere: only ``dim`` comes here.
+    """
+    if type(dim) is int:
+        # NOTE: only dims 0 and -1 need the tensor's rank: the common call pays one test.
+        if (dim == 0 or dim == -1) and getattr(x, "ndim", None) == 0:
+            return None
+        return dim
+    if dim is None:
+        return None
+    axis = dim_as_axis(dim)
+    if type(axis) is tuple:
+        if not axis:
+            if empty == "all":
+                return None
+            if empty == "none":
+                return ()
+            raise ArgumentError(
+                f"{name}(): dim={dim!r} names no dim, and {name}() reduces one int dim; pass "
+                f"dim=None (or leave it out) to reduce every dim"
+            )
+        if len(axis) == 1 and (axis[0] == 0 or axis[0] == -1) and getattr(x, "ndim", None) == 0:
+            return None
+    return axis
 
 
 def _as_int(value: Any) -> Any:

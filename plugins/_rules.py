@@ -7,12 +7,14 @@ modes: raw backend arrays, and Tensors under ``create_graph=True``.
 from __future__ import annotations
 
 import dataclasses
+import inspect
+import numbers
 import sys
 from typing import Any
 
 from plugrad import return_types
 from plugrad.errors import ArgumentError, AxisError
-from plugrad.opdef import OpDef, dim_as_axis, op
+from plugrad.opdef import OpDef, dim_as_axis, op, reduction_dim_as_axis
 
 _SCALARS = (bool, int, float, complex)
 
@@ -83,6 +85,51 @@ def cast(xp: Any, grad: Any, dtype: Any) -> Any:
     return xp.astype(grad, dtype)
 
 
+# dtype object -> whether it is float16, learned per dtype as _IS_COMPLEX is.
+_IS_HALF: dict[tuple[type, Any], bool] = {}
+
+
+def is_half(xp: Any, dtype: Any) -> bool:
+    """Whether ``dtype`` is ``float16`` (never for a backend without one)."""
+    key = (type(dtype), dtype)
+    try:
+        return _IS_HALF[key]
+    except (KeyError, TypeError):
+        half = getattr(xp, "float16", None)
+        result = half is not None and bool(dtype == half)
+        try:
+            _IS_HALF[key] = result
+        except TypeError:  # an unhashable dtype object: no caching
+            pass
+        return result
+
+
+def half_in_float32(function: Any) -> Any:
+    """The kernel ``function(xp, x, ...)`` computing a ``float16`` ``x`` in ``float32``.
+
+    NOTE: PyTorch accumulates float16 reductions (norms, variances, running
+    sums) in float32 and rounds the result once; computed in float16, the
+    squares of a vector of 300s overflow and its norm comes out inf, and a
+    running sum stops growing at 2048 + 2 * n. A ``dtype=`` param, where the
+    kernel takes one, is the dtype computed in: ``float16`` there computes in
+    ``float32`` too.
+    """
+
+    def kernel(xp: Any, x: Any, /, **params: Any) -> Any:
+        dtype = params.get("dtype")
+        if not is_half(xp, x.dtype if dtype is None else dtype):
+            return function(xp, x, **params)
+        if dtype is not None:
+            params["dtype"] = xp.float32
+        out = function(xp, xp.astype(x, xp.float32), **params)
+        return xp.astype(out, x.dtype if dtype is None else dtype)
+
+    kernel.__signature__ = inspect.signature(function)  # type: ignore[attr-defined]
+    kernel.__name__ = kernel.__qualname__ = function.__name__
+    kernel.__doc__ = function.__doc__
+    return kernel
+
+
 def normalize_axes(axis: int | tuple[int, ...] | None, ndim: int) -> tuple[int, ...]:
     """The non-negative axes a reduction over ``axis`` reduces (all for ``None``)."""
     if axis is None:
@@ -96,6 +143,10 @@ def checked_axis(name: str, dim: int, ndim: int, *, zero_d_as_one: bool = False)
     naming ``name``; with ``zero_d_as_one`` a 0-d tensor takes 0 and -1, as PyTorch's
     reductions do."""
     n = 1 if zero_d_as_one and ndim == 0 else ndim
+    if type(dim) is not int:
+        if not isinstance(dim, numbers.Integral) or isinstance(dim, bool):
+            raise ArgumentError(f"{name}(): dim must be one int, got {dim!r}")
+        dim = int(dim)
     if not -n <= dim < n:
         valid = f"give one in [{-n}, {n - 1}]" if n else "a 0-d tensor has none"
         raise AxisError(
@@ -202,6 +253,17 @@ def torch_axis(dim: Any, axis: Any, default: Any = None) -> Any:
     return dim_as_axis(dim) if dim is not None else axis if axis is not None else default
 
 
+def reduction_axis(name: str, x: Any, dim: Any, axis: Any, empty: str = "all") -> Any:
+    """The axis of the reduction ``name`` of ``x`` given as PyTorch's ``dim=`` or the standard's
+    ``axis=`` (not both); ``dim`` read as PyTorch's reductions read it (a 0-d tensor takes 0 and
+    -1, ``dim=()`` is every dim: see :func:`plugrad.opdef.reduction_dim_as_axis`)."""
+    if dim is None:
+        return torch_axis(dim, axis)
+    if axis is not None:
+        torch_axis(dim, axis)  # raises: both given
+    return reduction_dim_as_axis(name, dim, x, empty)
+
+
 def one_array(adapter: Any) -> Any:
     """Mark a ``torch_function`` adapter that gives one array, as its op does.
 
@@ -213,29 +275,34 @@ def one_array(adapter: Any) -> Any:
     return adapter
 
 
-def axis_query(name: str, doc: str) -> OpDef:
+def axis_query(name: str, doc: str, *, empty_dim: str = "refuse") -> OpDef:
     """The row of a reduction with no gradient: ``name(x, /, *, axis=None, keepdims=False)``.
 
     ``all``, ``any``, ``argmax`` and ``argmin`` share it: the kernel is the
     backend's function of that name, ``x.name(...)`` is its Tensor method and
     PyTorch's ``dim``/``keepdim`` form is accepted. The row belongs to the
-    module that calls this, which collects it with its other ops.
+    module that calls this, which collects it with its other ops. ``empty_dim``: what
+    PyTorch's ``dim=()`` means (see :func:`torch_reduction`).
     """
     row = op(f"{name}(x, /, *, axis=None, keepdims=False)", differentiable=False, methods=name,
-             torch_function=torch_reduction(name), doc=doc)  # fmt: skip
+             torch_function=torch_reduction(name, empty_dim=empty_dim), doc=doc)  # fmt: skip
     return dataclasses.replace(row, module=sys._getframe(1).f_globals.get("__name__"))
 
 
-def torch_reduction(name: str, *, with_dtype: bool = False) -> Any:
+def torch_reduction(name: str, *, with_dtype: bool = False, empty_dim: str = "all") -> Any:
     """PyTorch's ``torch.<name>(x, dim=None, keepdim=False)``: the axis may come by position.
 
     The standard's ``axis=``/``keepdims=`` are taken too, so that a call giving
-    both names of one argument is refused as everywhere else.
+    both names of one argument is refused as everywhere else. ``dim`` is read as
+    PyTorch's reductions read it (:func:`reduction_axis`); ``empty_dim`` says what
+    ``dim=()`` means, as PyTorch 2 does: every dim (``"all"``: ``sum``, ``mean``),
+    none (``"none"``: ``any``, ``all``), or refused (``"refuse"``: ``argmax``). The
+    adapter carries it as ``empty_dim``, for the Tensor methods made from the op.
     """
 
-    def arguments(dim: Any, keepdim: Any, axis: Any, keepdims: Any) -> dict[str, Any]:
+    def arguments(x: Any, dim: Any, keepdim: Any, axis: Any, keepdims: Any) -> dict[str, Any]:
         return {
-            "axis": torch_axis(dim, axis),
+            "axis": reduction_axis(name, x, dim, axis, empty_dim),
             "keepdims": bool(torch_axis(keepdim, keepdims, default=False)),
         }
 
@@ -245,16 +312,18 @@ def torch_reduction(name: str, *, with_dtype: bool = False) -> Any:
             xp: Any, x: Any, dim: Any = None, keepdim: Any = None, *,
             axis: Any = None, keepdims: Any = None, dtype: Any = None,
         ) -> Any:  # fmt: skip
-            return getattr(xp, name)(x, dtype=dtype, **arguments(dim, keepdim, axis, keepdims))
+            return getattr(xp, name)(x, dtype=dtype, **arguments(x, dim, keepdim, axis, keepdims))
 
+        reduce_with_dtype.empty_dim = empty_dim  # type: ignore[attr-defined]
         return one_array(reduce_with_dtype)
 
     def reduce(
         xp: Any, x: Any, dim: Any = None, keepdim: Any = None, *,
         axis: Any = None, keepdims: Any = None,
     ) -> Any:  # fmt: skip
-        return getattr(xp, name)(x, **arguments(dim, keepdim, axis, keepdims))
+        return getattr(xp, name)(x, **arguments(x, dim, keepdim, axis, keepdims))
 
+    reduce.empty_dim = empty_dim  # type: ignore[attr-defined]
     return one_array(reduce)
 
 

@@ -40,7 +40,9 @@ from plugrad.plugins._rules import (
     conj,
     device_of,
     expand_reduced,
+    half_in_float32,
     is_complex,
+    is_half,
     negative_axis,
     normalize_axes,
     safe_where_zero,
@@ -382,19 +384,32 @@ def _matrix_norm_grad(xp: Any, g: Any, ans: Any, x: Any, *, keepdims: bool, ord:
     if ord == "fro":
         return g * x / safe_where_zero(xp, ans)
     if ord in ("nuc", 2, -2):
-        u, _, vh = xp.linalg.svd(x, full_matrices=False)
+        # float16 as the forward computed it (half_in_float32): backends have no float16 svd.
+        half = is_half(xp, x.dtype)
+        u, _, vh = xp.linalg.svd(xp.astype(x, xp.float32) if half else x, full_matrices=False)
+        if half:
+            u, vh = xp.astype(u, x.dtype), xp.astype(vh, x.dtype)
         if ord == "nuc":
             return g * xp.matmul(u, vh)
         i = 0 if ord == 2 else vh.shape[-2] - 1
         return g * xp.matmul(u[..., :, i : i + 1], vh[..., i : i + 1, :])
     # 1 / -1: extreme column sum of |x|; inf / -inf: extreme row sum.
     across = -2 if ord in (1, -1) else -1
-    sums = xp.sum(xp.abs(x), axis=across, keepdims=True)
+    if is_half(xp, x.dtype):  # summed as the forward summed them (half_in_float32)
+        sums = xp.sum(xp.abs(xp.astype(x, xp.float32)), axis=across, keepdims=True)
+        sums = xp.astype(sums, x.dtype)
+    else:
+        sums = xp.sum(xp.abs(x), axis=across, keepdims=True)
     hit = _split_ties(xp, xp.astype(sums == ans, g.dtype), -1 if across == -2 else -2)
     return g * _direction(xp, x) * hit
 
 
-matrix_norm = op("matrix_norm(x, /, *, keepdims=False, ord='fro')", vjp=_matrix_norm_grad,
+@half_in_float32
+def _matrix_norm(xp: Any, x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> Any:
+    return xp.linalg.matrix_norm(x, keepdims=keepdims, ord=ord)
+
+
+matrix_norm = op("matrix_norm", _matrix_norm, vjp=_matrix_norm_grad,
                  namespace="linalg", doc="Matrix norm of the last two axes (``ord``: ``'fro'``, "
                  "``'nuc'``, 1, -1, 2, -2, inf or -inf).")
 
@@ -425,7 +440,14 @@ def _vector_norm_grad(
     return xp.where(norm == 0, 0.0, scaled * g / safe_where_zero(xp, norm) ** (ord - 1))
 
 
-vector_norm = op("vector_norm(x, /, *, axis=None, keepdims=False, ord=2)", vjp=_vector_norm_grad,
+@half_in_float32
+def _vector_norm(
+    xp: Any, x: Any, /, *, axis: Any = None, keepdims: bool = False, ord: Any = 2
+) -> Any:
+    return xp.linalg.vector_norm(x, axis=axis, keepdims=keepdims, ord=ord)
+
+
+vector_norm = op("vector_norm", _vector_norm, vjp=_vector_norm_grad,
                  namespace="linalg", doc="Vector ``ord``-norm over ``axis`` (all axes by default).")
 
 

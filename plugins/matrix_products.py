@@ -17,7 +17,7 @@ from typing import Any
 from plugrad.errors import ArgumentError, ShapeError
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
-from plugrad.plugins._rules import conj, negative_axis, torch_axis
+from plugrad.plugins._rules import conj, negative_axis, reduction_axis
 
 # The rows are aligned by hand, one op per statement.
 # fmt: off
@@ -109,7 +109,7 @@ def _norm(
     xp: Any, x: Any, p: Any = "fro", dim: Any = None, keepdim: bool = False, *, axis: Any = None
 ) -> Any:
     """PyTorch's ``x.norm(p="fro", dim=None, keepdim=False)``: a vector norm, or ``"nuc"``."""
-    axes = torch_axis(dim, axis)
+    axes = reduction_axis("norm", x, dim, axis)
     axes = tuple(axes) if isinstance(axes, list) else axes
     if p == "nuc":
         if axes is not None:

@@ -12,8 +12,8 @@ import math
 from typing import Any
 
 from plugrad.hookspecs import hookimpl
-from plugrad.opdef import OpDef, collect_ops, dim_as_axis, op
-from plugrad.plugins._rules import axis_query, device_of
+from plugrad.opdef import OpDef, collect_ops, op
+from plugrad.plugins._rules import axis_query, device_of, reduction_axis
 
 # The rows are aligned by hand, one op per statement.
 # fmt: off
@@ -93,7 +93,7 @@ nonzero = op("nonzero", lambda xp, x, /: tuple(xp.nonzero(x)), multiple_outputs=
              doc="Indices of the non-zero elements: a tuple with one index tensor per axis.")
 def _count_nonzero(xp: Any, x: Any, dim: Any = None) -> Any:
     """PyTorch's ``count_nonzero(x, dim=None)``: the number of non-zero elements over ``dim``."""
-    return xp.count_nonzero(x, axis=dim_as_axis(dim))
+    return xp.count_nonzero(x, axis=reduction_axis("count_nonzero", x, dim, None))
 
 
 count_nonzero = op("count_nonzero(x, /, *, axis=None, keepdims=False)", differentiable=False,

@@ -5,7 +5,8 @@ Conventions: ``max``/``min`` split the gradient evenly between tied extrema
 (PyTorch's ``amax``); ``prod`` and ``cumulative_prod`` are exact where inputs
 are zero (no division by zero); ``std``'s gradient is 0 where the standard
 deviation is 0. A ``dtype=`` argument computes in that dtype; the gradient
-comes back in the input's dtype.
+comes back in the input's dtype. ``float16`` ``var``, ``std`` and the cumulative
+sums and products compute in ``float32``, rounded once, as PyTorch's do.
 
 The Tensor methods ``x.max(dim)``/``x.min(dim)`` and ``x.var()``/``x.std()``
 are PyTorch's: with ``dim``, the named tuple ``(values, indices)`` whose
@@ -21,9 +22,9 @@ import numbers
 import types
 from typing import Any
 
-from plugrad.errors import ArgumentError, DtypeError, IndexOutOfRangeError
+from plugrad.errors import ArgumentError, DtypeError, IndexOutOfRangeError, ShapeError
 from plugrad.hookspecs import hookimpl
-from plugrad.opdef import OpDef, collect_ops, dim_as_axis, op
+from plugrad.opdef import OpDef, collect_ops, op
 from plugrad.plugins._rules import (
     axis_slice,
     cast,
@@ -32,7 +33,9 @@ from plugrad.plugins._rules import (
     count,
     device_of,
     expand_reduced,
+    half_in_float32,
     normalize_axes,
+    reduction_axis,
     reverse_cumulative_sum,
     torch_axis,
     torch_cumulative,
@@ -66,7 +69,7 @@ def _nansum(xp: Any, x: Any, dim: Any = None, keepdim: bool = False, *, dtype: A
     """PyTorch's ``nansum(x, dim=None, keepdim=False, *, dtype=None)``: the sum, NaN taken as 0."""
     if _is_floating(xp, x):
         x = xp.where(xp.isnan(x), 0.0, x)
-    return xp.sum(x, axis=dim_as_axis(dim), keepdims=keepdim, dtype=dtype)
+    return xp.sum(x, axis=reduction_axis("nansum", x, dim, None), keepdims=keepdim, dtype=dtype)
 
 
 def _nanmean(xp: Any, x: Any, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Any:
@@ -76,8 +79,10 @@ def _nanmean(xp: Any, x: Any, dim: Any = None, keepdim: bool = False, *, dtype: 
             f"nanmean() takes a floating tensor, got {x.dtype}; convert it first (x.double())"
         )
     kept = xp.astype(xp.logical_not(xp.isnan(x)), xp.int64)
-    kept = xp.sum(kept, axis=dim_as_axis(dim), keepdims=keepdim)
-    return _nansum(xp, x, dim, keepdim, dtype=dtype) / kept
+    kept = xp.sum(kept, axis=reduction_axis("nanmean", x, dim, None), keepdims=keepdim)
+    total = _nansum(xp, x, dim, keepdim, dtype=dtype)
+    mean = total / kept  # float32 for a float16 total (int64 counts divide as float32)
+    return mean if mean.dtype == total.dtype else xp.astype(mean, total.dtype)
 
 
 
@@ -201,7 +206,8 @@ def _spread_method(name: str) -> Any:
         if correction is None:
             correction = 0 if unbiased is False else 1
         function = xp.var if name == "var" else xp.std
-        return function(x, axis=torch_axis(dim, axis), correction=correction, keepdims=keepdim)
+        axis = reduction_axis(name, x, dim, axis)
+        return function(x, axis=axis, correction=correction, keepdims=keepdim)
 
     method.__doc__ = (
         f"PyTorch's ``x.{name}(dim=None, unbiased=True, keepdim=False, *, correction=1)``: "
@@ -220,7 +226,7 @@ def _spread_and_mean(name: str) -> Any:
         value = spread(xp, x, dim, unbiased, keepdim, correction=correction, axis=axis)
         if isinstance(dim, bool):
             dim = None
-        return value, xp.mean(x, axis=torch_axis(dim, axis), keepdims=keepdim)
+        return value, xp.mean(x, axis=reduction_axis(name, x, dim, axis), keepdims=keepdim)
 
     spread_and_mean.__doc__ = (
         f"PyTorch's ``{name}_mean(x, dim=None, unbiased=True, keepdim=False, *, correction=1)``: "
@@ -238,10 +244,15 @@ def _extremum_method(name: str) -> Any:
         reduce = xp.max if name == "max" else xp.min
         if axis is None:
             return reduce(x)
+        # As PyTorch: one int dim, which a 0-d tensor takes as a 1-element 1-d one.
+        axis = checked_axis(name, axis, x.ndim, zero_d_as_one=True)
+        y = xp.reshape(x, (1,)) if x.ndim == 0 else x
         pick = xp.argmax if name == "max" else xp.argmin
-        indices = pick(x, axis=axis, keepdims=True)
-        values = xp.take_along_axis(x, indices, axis=axis)
-        if not keepdim:
+        indices = pick(y, axis=axis, keepdims=True)
+        values = xp.take_along_axis(y, indices, axis=axis)  # the gradient goes to the index
+        if x.ndim == 0:
+            values, indices = xp.reshape(values, ()), xp.reshape(indices, ())
+        elif not keepdim:
             values, indices = xp.squeeze(values, axis=axis), xp.squeeze(indices, axis=axis)
         return values_indices[name](values, indices)
 
@@ -298,7 +309,17 @@ def _var_grad(xp: Any, g: Any, ans: Any, x: Any, *, axis: Any, correction: Any, 
     return g * (x - xp.mean(x, axis=axis, keepdims=True))
 
 
-var = op("var(x, /, *, axis=None, correction=0.0, keepdims=False)", vjp=_var_grad,
+@half_in_float32
+def _var(xp: Any, x: Any, /, *, axis: Any = None, correction: Any = 0.0, keepdims: bool = False):
+    return xp.var(x, axis=axis, correction=correction, keepdims=keepdims)
+
+
+@half_in_float32
+def _std(xp: Any, x: Any, /, *, axis: Any = None, correction: Any = 0.0, keepdims: bool = False):
+    return xp.std(x, axis=axis, correction=correction, keepdims=keepdims)
+
+
+var = op("var", _var, vjp=_var_grad,
          methods={"var": _spread_method("var")}, torch_function=_spread_method("var"),
          aliases={"var_mean": _spread_and_mean("var")},
          doc="Variance over ``axis``; ``correction=1`` gives the unbiased (sample) variance.")
@@ -315,7 +336,7 @@ def _std_grad(xp: Any, g: Any, ans: Any, x: Any, *, axis: Any, correction: Any, 
     return xp.where(constant, 0.0, g * centered / scale)
 
 
-std = op("std(x, /, *, axis=None, correction=0.0, keepdims=False)", vjp=_std_grad,
+std = op("std", _std, vjp=_std_grad,
          methods={"std": _spread_method("std")}, torch_function=_spread_method("std"),
          aliases={"std_mean": _spread_and_mean("std")},
          doc="Standard deviation over ``axis``; ``correction=1`` for the sample one.")
@@ -332,7 +353,7 @@ def _extremum_grad(xp: Any, g: Any, ans: Any, x: Any, *, axis: Any, keepdims: bo
 
 def _aminmax(xp: Any, x: Any, *, dim: Any = None, keepdim: bool = False) -> Any:
     """PyTorch's ``aminmax(x, *, dim=None, keepdim=False)``: the named tuple ``(min, max)``."""
-    axis = dim_as_axis(dim)
+    axis = reduction_axis("aminmax", x, dim, None, "refuse")
     return _return_types.aminmax(xp.min(x, axis=axis, keepdims=keepdim),
                                  xp.max(x, axis=axis, keepdims=keepdim))
 
@@ -342,7 +363,7 @@ _order_statistics = {"aminmax": _aminmax, "median": _median("median"),
 def _torch_extremum(name: str) -> Any:
     def extremum(xp: Any, x: Any, dim: Any = (), keepdim: bool = False) -> Any:
         # PyTorch's amax/amin: dim=() (the default) reduces every axis.
-        axis = None if dim in ((), []) else dim_as_axis(dim)
+        axis = reduction_axis(f"a{name}", x, dim, None)
         return getattr(xp, name)(x, axis=axis, keepdims=keepdim)
 
     extremum.__doc__ = f"PyTorch's ``a{name}(x, dim=(), keepdim=False)``: all axes by default."
@@ -365,9 +386,34 @@ def _cumulative_axis(x: Any, axis: int | None) -> int:
     return 0 if axis is None else axis % x.ndim
 
 
+def _cumulative(name: str) -> Any:
+    # NOTE: the standard leaves a 0-d x open (NumPy gives shape (1,)); PyTorch gives x's own
+    # 0-d shape (a 0-d tensor has dim 0 and -1), and so does plugrad, on every backend.
+    def kernel(
+        xp: Any, x: Any, /, *, axis: Any = None, dtype: Any = None,
+        include_initial: bool = False,
+    ) -> Any:  # fmt: skip
+        function = getattr(xp, name)
+        if x.ndim != 0:
+            return function(x, axis=axis, dtype=dtype, include_initial=include_initial)
+        if axis is not None:
+            checked_axis(name, axis, 0, zero_d_as_one=True)
+        if include_initial:
+            raise ShapeError(
+                f"{name}(): include_initial=True prepends along an axis, and a 0-d tensor has "
+                f"none; make it 1-d first (x.reshape(1))"
+            )
+        return xp.reshape(function(xp.reshape(x, (1,)), axis=0, dtype=dtype), ())
+
+    kernel.__name__ = kernel.__qualname__ = f"_{name}"
+    return half_in_float32(kernel)
+
+
 def _cumulative_sum_grad(
     xp: Any, g: Any, ans: Any, x: Any, *, axis: Any, dtype: Any, include_initial: bool
 ) -> Any:
+    if x.ndim == 0:  # the identity (see _cumulative)
+        return g if dtype is None else cast(xp, g, x.dtype)
     axis = _cumulative_axis(x, axis)
     grad = reverse_cumulative_sum(xp, g, axis)
     if include_initial:
@@ -378,7 +424,7 @@ def _cumulative_sum_grad(
 
 _running_reductions = {"logcumsumexp": _logcumsumexp, "cummax": _cumulative_extremum("cummax"),
                        "cummin": _cumulative_extremum("cummin")}
-cumulative_sum = op("cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False)",
+cumulative_sum = op("cumulative_sum", _cumulative("cumulative_sum"),
                     vjp=_cumulative_sum_grad, saves=(),
                     methods={"cumulative_sum": None, "cumsum": None, **_running_reductions},
                     inplace=("cumsum",),
@@ -389,6 +435,8 @@ cumulative_sum = op("cumulative_sum(x, /, *, axis=None, dtype=None, include_init
 def _cumulative_prod_grad(
     xp: Any, g: Any, ans: Any, x: Any, *, axis: Any, dtype: Any, include_initial: bool
 ) -> Any:
+    if x.ndim == 0:  # the identity (see _cumulative)
+        return g if dtype is None else cast(xp, g, x.dtype)
     axis = _cumulative_axis(x, axis)
     if include_initial:
         # out = [1, cumprod(x)]: the leading 1 depends on nothing.
@@ -409,7 +457,7 @@ def _cumulative_prod_grad(
     return grad if dtype is None else cast(xp, grad, x.dtype)
 
 
-cumulative_prod = op("cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False)",
+cumulative_prod = op("cumulative_prod", _cumulative("cumulative_prod"),
                      vjp=_cumulative_prod_grad, methods=("cumulative_prod", "cumprod"),
                      inplace=("cumprod",),
                      aliases={"cumprod": torch_cumulative("cumulative_prod")},

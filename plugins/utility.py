@@ -15,8 +15,11 @@ from plugrad.plugins._rules import axis_query, axis_slice, device_of
 # The rows are aligned by hand, one op per statement.
 # fmt: off
 
-all = axis_query("all", "Test whether all elements along ``axis`` are true (non-zero).")
-any = axis_query("any", "Test whether any element along ``axis`` is true (non-zero).")
+# PyTorch's all(dim=())/any(dim=()) reduce nothing (where its sum(dim=()) reduces every dim).
+all = axis_query("all", "Test whether all elements along ``axis`` are true (non-zero).",
+                 empty_dim="none")
+any = axis_query("any", "Test whether any element along ``axis`` is true (non-zero).",
+                 empty_dim="none")
 
 
 def _diff_adjoint(xp: Any, g: Any, axis: int, n: int) -> Any:

@@ -1,0 +1,127 @@
+"""float16 computes as PyTorch computes it: with a Python number, and in reductions, in float32.
+
+In float16 itself the number may not fit (``h / 1e5`` divides by inf: 0) and
+sums of squares overflow (the norm of a vector of 300s: inf). plugrad computes
+those in float32 and rounds the result to float16 once; the result stays float16.
+"""
+
+from __future__ import annotations
+
+import operator
+import warnings
+
+import numpy as np
+import pytest
+
+import plugrad
+
+VALUES = np.array([0.1, 65504.0, 3.0, 1.0, -2.5, 1e-4], dtype=np.float16)
+NUMBERS = [1e5, -1e5, 70000, 1e-5, 0.3, 3, 1e-8]
+OPERATORS = {
+    "+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
+    "//": operator.floordiv, "%": operator.mod, "**": operator.pow,
+}  # fmt: skip
+
+
+def _in_float32(function, *args):
+    """``function`` of float16 arrays computed in float32, rounded to float16 once."""
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        wide = [a.astype(np.float32) if isinstance(a, np.ndarray) else a for a in args]
+        return np.asarray(function(*wide)).astype(np.float16)
+
+
+@pytest.mark.parametrize("number", NUMBERS)
+@pytest.mark.parametrize("symbol", list(OPERATORS))
+def test_float16_with_a_number_computes_in_float32(symbol: str, number: float) -> None:
+    function = OPERATORS[symbol]
+    h = plugrad.asarray(VALUES)
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        out, reflected = function(h, number), function(number, h)
+    assert out.dtype == plugrad.float16 and reflected.dtype == plugrad.float16
+    np.testing.assert_array_equal(out.numpy(), _in_float32(function, VALUES, number))
+    np.testing.assert_array_equal(reflected.numpy(), _in_float32(function, number, VALUES))
+
+
+@pytest.fixture(autouse=True)
+def _overflow_is_expected():
+    """float16 results that overflow are inf, as they should be (NumPy warns of the cast)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        yield
+
+
+def test_the_cases_that_gave_silently_wrong_numbers() -> None:
+    h = plugrad.tensor([1.0], dtype=plugrad.float16)
+    assert float(h / 1e5) == float(np.float16(1e-5))  # was 0: 1e5 is inf in float16
+    assert float(h / 70000.0) == float(np.float16(1 / 70000))  # was 0
+    assert float(h * 65536.0 / 65536.0) == float("inf")  # was nan: inf / inf
+    assert float(plugrad.tensor(65504.0, dtype=plugrad.float16) - 1e5) == -34496.0  # was -inf
+
+
+def test_float16_gradients_through_a_number_are_float16_and_computed_in_float32() -> None:
+    x = plugrad.tensor([1.0, 2.0], dtype=plugrad.float16, requires_grad=True)
+    (x / 1e5).sum().backward()
+    assert x.grad.dtype == plugrad.float16
+    np.testing.assert_array_equal(x.grad.numpy(), np.full(2, 1e-5, np.float16))  # was 0
+
+
+def test_float16_in_place_with_a_number_stays_float16() -> None:
+    h = plugrad.asarray(VALUES)
+    h /= 1e5
+    assert h.dtype == plugrad.float16
+    np.testing.assert_array_equal(h.numpy(), _in_float32(operator.truediv, VALUES, 1e5))
+
+
+def test_float16_comparisons_take_the_number_in_float16_as_scalars_adapt() -> None:
+    h = plugrad.tensor([0.1, 65504.0], dtype=plugrad.float16)
+    assert (h == 0.1).tolist() == [True, False]  # PyTorch's answer too
+    assert (h < 1e5).tolist() == [True, True]
+    assert plugrad.nextafter(h, 1e5).tolist()[0] > 0.1  # the next float16, not float32's
+
+
+def test_float32_and_integer_tensors_keep_their_own_rules() -> None:
+    assert (plugrad.tensor([1.0]) / 1e5).dtype == plugrad.float32
+    assert (plugrad.tensor([3]) * 2).dtype == plugrad.int64
+    assert (plugrad.tensor([3], dtype=plugrad.int16) / 2).dtype == plugrad.float32
+    assert (plugrad.tensor([1.0], dtype=plugrad.float16) + True).dtype == plugrad.float16
+
+
+HUNDREDS = np.array([300.0, 600.0, -300.0, 200.0], dtype=np.float16)
+SPIKE = np.array([0.0] * 1000 + [300.0], dtype=np.float16)
+TENTHS = np.full(10000, 0.1, dtype=np.float16)
+LARGE = np.array([60000.0, 60000.0, -60000.0, 1.0], dtype=np.float16)
+REDUCTIONS = {
+    "vector_norm": (lambda lib, x: lib.linalg.vector_norm(x), HUNDREDS),
+    "vector_norm(ord=3)": (lambda lib, x: lib.linalg.vector_norm(x, ord=3), HUNDREDS),
+    "matrix_norm": (lambda lib, x: lib.linalg.matrix_norm(x), HUNDREDS.reshape(2, 2)),
+    "x.norm()": (lambda lib, x: x.norm(), HUNDREDS),
+    "x.std()": (lambda lib, x: x.std(), HUNDREDS),
+    "x.var()": (lambda lib, x: x.var(), SPIKE),
+    "x.std(0)": (lambda lib, x: x.std(0), SPIKE),
+    "x.cumsum(0)": (lambda lib, x: x.cumsum(0), TENTHS),
+    "x.cumsum(0) of large": (lambda lib, x: x.cumsum(0), LARGE),
+    "x.nanmean()": (lambda lib, x: x.nanmean(), LARGE),
+}
+
+
+@pytest.mark.parametrize("name", list(REDUCTIONS))
+def test_float16_reductions_accumulate_in_float32_as_pytorch(name: str) -> None:
+    torch = pytest.importorskip("torch")
+    program, values = REDUCTIONS[name]
+    ours = program(plugrad, plugrad.asarray(values))
+    theirs = program(torch, torch.from_numpy(values.copy()))
+    assert ours.dtype == plugrad.float16 and ours.shape == tuple(theirs.shape)
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+def test_float16_norm_and_std_are_finite_and_their_gradients_float16() -> None:
+    x = plugrad.full((4,), 300.0, dtype=plugrad.float16, requires_grad=True)
+    norm = plugrad.linalg.vector_norm(x)
+    assert float(norm) == 600.0  # was inf: 300 ** 2 overflows float16
+    norm.backward()
+    assert x.grad.dtype == plugrad.float16
+    np.testing.assert_array_equal(x.grad.numpy(), [0.5] * 4)
+    y = plugrad.asarray(HUNDREDS)
+    assert np.isfinite(float(y.std())) and float(y.var()) == float("inf")  # 140000 > 65504

@@ -1,0 +1,170 @@
+"""PyTorch's ``dim`` in reductions where the standard's ``axis`` differs, against ``torch``.
+
+A 0-d tensor has one dim (0, or -1) to reduce and to accumulate along; PyTorch's
+``dim=()`` reduces every dim for ``sum``/``mean``/``std``/... and none for
+``any``/``all``, where the standard's ``axis=()`` reduces none. Each row runs
+the same program from the same float64 leaf with both libraries: values, dtypes,
+shapes and the gradient of a weighted sum of the outputs must agree.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+from torch_compare import assert_agrees
+
+import plugrad
+from plugrad.errors import ArgumentError, AxisError, ShapeError
+from plugrad.testing import backends_under_test
+
+torch = pytest.importorskip("torch")
+
+SCALAR = np.array(1.75)
+MATRIX = np.array([[0.5, -1.5, 2.0], [3.0, 1.25, -0.125]])
+
+_REDUCTIONS = ("sum", "mean", "prod", "amax", "amin", "logsumexp", "nansum", "nanmean")
+_WITH_INDICES = ("max", "min", "median")
+_NO_GRADIENT = ("argmax", "argmin", "all", "any", "count_nonzero")
+# std and var of one element with correction 1 are nan (PyTorch warns), their gradient nan.
+_SPREADS = ("std", "var")
+
+
+def _method(name: str, *args: Any, **kwargs: Any) -> Callable[[Any, Any], Any]:
+    return lambda lib, x: getattr(x, name)(*args, **kwargs)
+
+
+def _function(name: str, *args: Any, **kwargs: Any) -> Callable[[Any, Any], Any]:
+    return lambda lib, x: getattr(lib, name)(x, *args, **kwargs)
+
+
+ZERO_D: dict[str, Callable[[Any, Any], Any]] = {}
+for _name in _REDUCTIONS + _WITH_INDICES + _NO_GRADIENT + _SPREADS:
+    for _dim in (0, -1):
+        ZERO_D[f"x.{_name}({_dim})"] = _method(_name, _dim)
+        ZERO_D[f"{_name}(x, dim={_dim})"] = _function(_name, dim=_dim)
+        if _name not in ("count_nonzero", "nanmean", "nansum"):
+            ZERO_D[f"x.{_name}({_dim}, keepdim=True)"] = _method(_name, _dim, keepdim=True)
+for _name in ("sum", "mean", "amax", "logsumexp"):
+    ZERO_D[f"x.{_name}(dim=(0,))"] = _method(_name, dim=(0,))
+    ZERO_D[f"x.{_name}(dim=[-1])"] = _method(_name, dim=[-1])
+for _name in ("cumsum", "cumprod", "logcumsumexp", "cummax", "cummin"):
+    for _dim in (0, -1):
+        ZERO_D[f"x.{_name}({_dim})"] = _method(_name, _dim)
+        ZERO_D[f"{_name}(x, {_dim})"] = _function(_name, _dim)
+ZERO_D["cumsum(x, 0, dtype=float32)"] = lambda lib, x: lib.cumsum(x, 0, dtype=lib.float32)
+ZERO_D["x.cumsum(0).cumprod(-1) * x"] = lambda lib, x: x.cumsum(0).cumprod(-1) * x
+
+
+@pytest.mark.parametrize("backend", backends_under_test())
+@pytest.mark.parametrize("name", list(ZERO_D))
+def test_a_0d_tensor_takes_dim_0_and_minus_1(name: str, backend: str) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # std/var of one element: degrees of freedom <= 0
+        assert_agrees(ZERO_D[name], SCALAR, backend)
+
+
+def _vs_torch_without_dim(
+    ours: Callable[[Any, Any], Any], theirs: Callable[[Any, Any], Any]
+) -> Callable[[Any, Any], Any]:
+    """``ours`` run by plugrad, ``theirs`` by PyTorch."""
+    return lambda lib, x: (ours if lib is plugrad else theirs)(lib, x)
+
+
+EMPTY_DIM: dict[str, Callable[[Any, Any], Any]] = {}
+for _name in ("sum", "mean", "amax", "amin", "nansum", "nanmean", "any", "all"):
+    EMPTY_DIM[f"x.{_name}(dim=())"] = _method(_name, dim=())
+    EMPTY_DIM[f"{_name}(x, dim=())"] = _function(_name, dim=())
+for _name in ("sum", "mean", "amax"):
+    EMPTY_DIM[f"x.{_name}(dim=[], keepdim=True)"] = _method(_name, dim=[], keepdim=True)
+EMPTY_DIM["x.sum(dim=(), dtype=float32)"] = lambda lib, x: x.sum(dim=(), dtype=lib.float32)
+EMPTY_DIM["x.norm(dim=())"] = _method("norm", dim=())
+EMPTY_DIM["count_nonzero(x, dim=())"] = _function("count_nonzero", dim=())
+EMPTY_DIM["linalg.vector_norm(x, dim=())"] = lambda lib, x: lib.linalg.vector_norm(x, dim=())
+# NOTE: PyTorch 2's std and var reduce every dim for dim=(), but their gradient then is
+# inf (its backward reads dim=() as no dim): those rows compare with PyTorch's dim=None,
+# and test_std_and_var_of_an_empty_dim_give_pytorchs_values checks the values themselves.
+SPREADS_OF_EMPTY_DIM = {
+    "x.std(dim=())": (_method("std", dim=()), _method("std", dim=None)),
+    "x.var(dim=(), keepdim=True)": (
+        _method("var", dim=(), keepdim=True),
+        _method("var", dim=None, keepdim=True),
+    ),
+    "std(x, dim=())": (_function("std", dim=()), _function("std", dim=None)),
+    "var(x, dim=())": (_function("var", dim=()), _function("var", dim=None)),
+    "std_mean(x, dim=())": (_function("std_mean", dim=()), _function("std_mean", dim=None)),
+    "var_mean(x, dim=())": (_function("var_mean", dim=()), _function("var_mean", dim=None)),
+}
+for _row, (_ours, _theirs) in SPREADS_OF_EMPTY_DIM.items():
+    EMPTY_DIM[_row] = _vs_torch_without_dim(_ours, _theirs)
+
+
+@pytest.mark.parametrize("backend", backends_under_test())
+@pytest.mark.parametrize("name", list(EMPTY_DIM))
+def test_an_empty_dim_means_what_it_means_in_pytorch(name: str, backend: str) -> None:
+    assert_agrees(EMPTY_DIM[name], MATRIX, backend)
+
+
+@pytest.mark.parametrize("name", list(SPREADS_OF_EMPTY_DIM))
+def test_std_and_var_of_an_empty_dim_give_pytorchs_values(name: str) -> None:
+    program = SPREADS_OF_EMPTY_DIM[name][0]
+    ours = program(plugrad, plugrad.asarray(MATRIX))
+    theirs = program(torch, torch.from_numpy(MATRIX.copy()))
+    ours, theirs = (ours, theirs) if isinstance(ours, tuple) else ((ours,), (theirs,))
+    for a, b in zip(ours, theirs, strict=True):
+        assert a.shape == tuple(b.shape)
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-12)
+
+
+def test_the_standards_empty_axis_still_reduces_nothing() -> None:
+    x = plugrad.asarray(MATRIX)
+    for name in ("sum", "mean", "prod", "std", "var", "max", "min"):
+        assert getattr(plugrad, name)(x, axis=()).shape == (2, 3), name
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda x: x.argmax(dim=()),
+        lambda x: plugrad.argmin(x, dim=()),
+        lambda x: x.max(dim=()),
+        lambda x: x.min(dim=(0, 1)),
+        lambda x: x.median(dim=()),
+        lambda x: x.aminmax(dim=()),
+    ],
+)
+def test_a_reduction_of_one_int_dim_refuses_a_tuple_clearly(call: Any) -> None:
+    # PyTorch refuses these too (a TypeError); plugrad's ArgumentError is one.
+    with pytest.raises(ArgumentError, match="dim"):
+        call(plugrad.asarray(MATRIX))
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda x: x.mean(1),
+        lambda x: x.sum(-2),
+        lambda x: x.max(1),
+        lambda x: x.std(1),
+        lambda x: x.cumsum(1),
+        lambda x: plugrad.cumprod(x, -2),
+        lambda x: x.argmax(1),
+    ],
+)
+def test_a_0d_tensor_has_no_dim_1(call: Any) -> None:
+    with pytest.raises(AxisError):
+        call(plugrad.asarray(SCALAR))
+
+
+def test_a_0d_cumulative_sum_keeps_its_shape_and_refuses_an_initial_value() -> None:
+    x = plugrad.tensor(2.5, requires_grad=True)
+    out = plugrad.cumulative_sum(x)
+    assert out.shape == () and float(out) == 2.5
+    out.backward()
+    assert float(x.grad) == 1.0
+    assert plugrad.cumulative_prod(x, axis=-1).shape == ()
+    with pytest.raises(ShapeError, match="include_initial"):
+        plugrad.cumulative_sum(x, include_initial=True)
