@@ -1,4 +1,4 @@
-"""Activation layers: ``ReLU``, ``GELU``, ``SiLU``, ``LeakyReLU``, ``ELU``, ``Softmax``, ...
+"""Activation layers: ``ReLU``, ``GELU``, ``SiLU``, ``PReLU``, ``ELU``, ``Softmax``, ``GLU``, ...
 
 A layer given ``inplace=True`` makes its input hold the result, as PyTorch's
 do, with the version-counter checks of every in-place op.
@@ -7,30 +7,46 @@ do, with the version-counter checks of every in-place op.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
+from ..creation import empty
+from ..errors import ShapeError
 from ..tensor import Tensor
 from . import functional as F
-from .module import Module
+from . import init as nn_init
+from .module import Module, ParameterPlacement, check_placement, with_placement
+from .parameter import Parameter
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = [
     "CELU",
     "ELU",
     "GELU",
+    "GLU",
+    "Hardshrink",
     "Hardsigmoid",
     "Hardswish",
     "Hardtanh",
     "LeakyReLU",
+    "LogSigmoid",
     "LogSoftmax",
     "Mish",
+    "PReLU",
     "ReLU",
     "ReLU6",
     "SELU",
     "SiLU",
     "Sigmoid",
     "Softmax",
+    "Softmax2d",
+    "Softmin",
     "Softplus",
+    "Softshrink",
+    "Softsign",
     "Tanh",
+    "Tanhshrink",
     "Threshold",
 ]
 
@@ -306,3 +322,170 @@ class LogSoftmax(_AlongDim):
     """Apply :func:`plugrad.nn.functional.log_softmax` along ``dim``."""
 
     _function = F.log_softmax
+
+
+class Softmin(_AlongDim):
+    """Apply :func:`plugrad.nn.functional.softmin` along ``dim``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.nn.Softmin(dim=0)(plugrad.tensor([1.0, 2.0]))
+    tensor([0.7311, 0.2689])
+    """
+
+    _function = F.softmin
+
+
+class Softmax2d(Module):
+    """Softmax over the channels of ``(N, C, H, W)`` or ``(C, H, W)`` input, at each position.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.nn.Softmax2d()(plugrad.zeros((1, 2, 1, 1))).flatten()
+    tensor([0.5000, 0.5000])
+    """
+
+    def forward(self, input: Tensor) -> Tensor:
+        if not isinstance(input, Tensor) or input.ndim not in (3, 4):
+            shape = input.shape if isinstance(input, Tensor) else type(input).__name__
+            raise ShapeError(f"Softmax2d: takes (N, C, H, W) or (C, H, W) input, got {shape}")
+        return F.softmax(input, dim=-3)
+
+
+class Softsign(_Elementwise):
+    """Apply :func:`plugrad.nn.functional.softsign`: ``input / (1 + |input|)``."""
+
+    _function = F.softsign
+
+
+class LogSigmoid(_Elementwise):
+    """Apply :func:`plugrad.nn.functional.logsigmoid`: ``log(sigmoid(input))``, stably."""
+
+    _function = F.logsigmoid
+
+
+class Tanhshrink(_Elementwise):
+    """Apply :func:`plugrad.nn.functional.tanhshrink`: ``input - tanh(input)``."""
+
+    _function = F.tanhshrink
+
+
+class Softshrink(Module):
+    """Apply :func:`plugrad.nn.functional.softshrink` with ``lambd``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.nn.Softshrink(1.0)(plugrad.tensor([-2.0, 0.5, 3.0]))
+    tensor([-1.,  0.,  2.])
+    """
+
+    def __init__(self, lambd: float = 0.5) -> None:
+        super().__init__()
+        if lambd < 0:
+            raise ValueError(f"Softshrink: lambd must be >= 0, got {lambd!r}")
+        self.lambd = lambd
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.softshrink(input, self.lambd)
+
+    def extra_repr(self) -> str:
+        return str(self.lambd)
+
+
+class Hardshrink(Module):
+    """Apply :func:`plugrad.nn.functional.hardshrink` with ``lambd``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.nn.Hardshrink()
+    Hardshrink(0.5)
+    """
+
+    def __init__(self, lambd: float = 0.5) -> None:
+        super().__init__()
+        self.lambd = lambd
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.hardshrink(input, self.lambd)
+
+    def extra_repr(self) -> str:
+        return str(self.lambd)
+
+
+class GLU(_AlongDim):
+    """Apply :func:`plugrad.nn.functional.glu`: the first half of ``dim`` gated by the second.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.nn.GLU()(plugrad.ones((2, 6))).shape
+    (2, 3)
+    """
+
+    _function = F.glu
+
+    def __init__(self, dim: int = -1) -> None:
+        super().__init__(dim)
+
+
+class PReLU(Module):
+    """Apply :func:`plugrad.nn.functional.prelu` with a learned ``weight``: one slope, or one
+    per channel (dim 1 of the input).
+
+    Parameters
+    ----------
+    num_parameters : int
+        1, or the number of channels.
+    init : float
+        The initial slope (:meth:`reset_parameters` sets it again).
+    device, dtype, backend : optional
+        Where and of which dtype the weight is made (float32 by default).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> act = plugrad.nn.PReLU(3)
+    >>> act
+    PReLU(num_parameters=3)
+    >>> act.weight
+    Parameter containing:
+    tensor([0.2500, 0.2500, 0.2500], requires_grad=True)
+    >>> act(plugrad.tensor([[-4.0, 1.0, -2.0]]))
+    tensor([[-1.0000,  1.0000, -0.5000]], grad_fn=<WhereBackward>)
+    """
+
+    @with_placement
+    def __init__(
+        self,
+        num_parameters: int = 1,
+        init: float = 0.25,
+        **placement: Unpack[ParameterPlacement],
+    ) -> None:
+        super().__init__()
+        check_placement(self, placement)
+        if (
+            not isinstance(num_parameters, int)
+            or isinstance(num_parameters, bool)
+            or (num_parameters < 1)
+        ):
+            raise ValueError(
+                f"PReLU: num_parameters must be a positive int, got {num_parameters!r}"
+            )
+        self.num_parameters = num_parameters
+        self.init = init
+        self.weight = Parameter(empty((num_parameters,), **placement))
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Set every slope to ``init``."""
+        nn_init.constant_(self.weight, self.init)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.prelu(input, self.weight)
+
+    def extra_repr(self) -> str:
+        return f"num_parameters={self.num_parameters}"

@@ -1,13 +1,17 @@
-"""Containers: ``Sequential`` chains modules, ``ModuleList`` holds them."""
+"""Containers: ``Sequential`` chains modules, ``ModuleList`` and ``ModuleDict`` hold them,
+``ParameterList`` and ``ParameterDict`` hold parameters."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections import OrderedDict
+from collections.abc import ItemsView, Iterable, Iterator, KeysView, Mapping, ValuesView
 from typing import Any, overload
 
+from ..tensor import Tensor
 from .module import Module
+from .parameter import Parameter
 
-__all__ = ["ModuleList", "Sequential"]
+__all__ = ["ModuleDict", "ModuleList", "ParameterDict", "ParameterList", "Sequential"]
 
 
 def _position(index: Any, length: int, kind: str) -> int:
@@ -162,3 +166,338 @@ class Sequential(ModuleList):
         for module in self:
             input = module(input)
         return input
+
+
+def _pairs(kind: str, items: Any, ordered: bool) -> Iterator[tuple[Any, Any]]:
+    """``(key, value)`` from a mapping or an iterable of pairs, for ``update()``.
+
+    A plain mapping's items come sorted by key unless ``ordered`` (PyTorch's
+    ParameterDict sorts them; an ``OrderedDict`` or one of these containers keeps its order).
+    """
+    if not isinstance(items, Iterable):
+        raise TypeError(
+            f"{kind}.update() takes a mapping or an iterable of (key, value) pairs, "
+            f"got {type(items).__name__}"
+        )
+    if isinstance(items, (OrderedDict, Module)) or (ordered and isinstance(items, Mapping)):
+        yield from items.items()
+    elif isinstance(items, Mapping):
+        yield from sorted(items.items())
+    else:
+        for position, pair in enumerate(items):
+            if not isinstance(pair, Iterable) or isinstance(pair, (str, Tensor)):
+                raise TypeError(
+                    f"{kind}.update(): element #{position} is a {type(pair).__name__}, "
+                    "not a (key, value) pair"
+                )
+            pair = tuple(pair)
+            if len(pair) != 2:
+                raise ValueError(
+                    f"{kind}.update(): element #{position} has length {len(pair)}; a "
+                    "(key, value) pair has 2"
+                )
+            yield pair[0], pair[1]
+
+
+def _missing_key(kind: str, key: Any, keys: Iterable[str]) -> KeyError:
+    return KeyError(f"{kind} has no key {key!r}; its keys are {list(keys)}")
+
+
+class ModuleDict(Module):
+    """A dict of modules, registered as submodules under their keys.
+
+    It has no ``forward``: look the modules up in your own. Keys are strings
+    without ``"."``; insertion order is kept.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> from plugrad import nn
+    >>> heads = nn.ModuleDict({"cls": nn.Linear(4, 3), "box": nn.Linear(4, 2)})
+    >>> heads["cls"](plugrad.ones((1, 4))).shape
+    (1, 3)
+    >>> heads["act"] = nn.ReLU()
+    >>> list(heads), "box" in heads, len(heads)
+    (['cls', 'box', 'act'], True, 3)
+    >>> [name for name, _ in heads.named_parameters()]
+    ['cls.weight', 'cls.bias', 'box.weight', 'box.bias']
+    """
+
+    def __init__(
+        self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]] | None = None
+    ) -> None:
+        super().__init__()
+        if modules is not None:
+            self.update(modules)
+
+    def __getitem__(self, key: str) -> Module:
+        try:
+            return self._modules[key]  # type: ignore[return-value]
+        except KeyError:
+            raise _missing_key("ModuleDict", key, self._modules) from None
+
+    def __setitem__(self, key: str, module: Module) -> None:
+        self.add_module(key, module)
+
+    def __delitem__(self, key: str) -> None:
+        if key not in self._modules:
+            raise _missing_key("ModuleDict", key, self._modules)
+        del self._modules[key]
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._modules))
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._modules
+
+    def clear(self) -> None:
+        """Remove every module."""
+        self._modules.clear()
+
+    def pop(self, key: str) -> Module:
+        """Remove the module under ``key`` and return it."""
+        module = self[key]
+        del self[key]
+        return module
+
+    def keys(self) -> KeysView[str]:
+        """The keys, in insertion order."""
+        return self._modules.keys()
+
+    def items(self) -> ItemsView[str, Module]:
+        """The ``(key, module)`` pairs, in insertion order."""
+        return self._modules.items()  # type: ignore[return-value]
+
+    def values(self) -> ValuesView[Module]:
+        """The modules, in insertion order."""
+        return self._modules.values()  # type: ignore[return-value]
+
+    def update(self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]]) -> None:
+        """Add (or replace) the modules of a mapping or of ``(key, module)`` pairs, in order."""
+        for key, module in list(_pairs("ModuleDict", modules, ordered=True)):
+            self[key] = module
+
+
+def _as_parameter(kind: str, value: Any) -> Parameter:
+    """``value`` as a Parameter: a Parameter as it is, a Tensor wrapped (sharing its memory)."""
+    if isinstance(value, Parameter):
+        return value
+    if isinstance(value, Tensor):
+        return Parameter(value)
+    raise TypeError(
+        f"{kind} holds tensors (each registered as a Parameter), got {type(value).__name__}; "
+        "keep other values in a plain attribute"
+    )
+
+
+def _parameters_repr(items: Iterable[tuple[str, Parameter | None]]) -> str:
+    """PyTorch's listing of a parameter container: ``(key): Parameter containing: [...]``."""
+    lines = []
+    for key, parameter in items:
+        if parameter is not None:
+            size = "x".join(str(n) for n in parameter.shape)
+            lines.append(f"  ({key}): Parameter containing: [{parameter.dtype} of size {size}]")
+    return "\n".join(lines)
+
+
+class ParameterList(Module):
+    """A list of parameters, registered as ``"0"``, ``"1"``, ...
+
+    A Tensor put in it becomes a :class:`~plugrad.nn.Parameter` sharing its memory.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> from plugrad import nn
+    >>> weights = nn.ParameterList([nn.Parameter(plugrad.ones((2, 2))), plugrad.zeros(2)])
+    >>> weights
+    ParameterList(
+        (0): Parameter containing: [plugrad.float32 of size 2x2]
+        (1): Parameter containing: [plugrad.float32 of size 2]
+    )
+    >>> type(weights[1]).__name__, list(weights.state_dict())
+    ('Parameter', ['0', '1'])
+    """
+
+    def __init__(self, values: Iterable[Tensor] | None = None) -> None:
+        super().__init__()
+        if values is not None:
+            self.extend(values)
+
+    def _items(self) -> list[Parameter]:
+        return list(self._parameters.values())  # type: ignore[arg-type]
+
+    @overload
+    def __getitem__(self, index: int) -> Parameter: ...
+    @overload
+    def __getitem__(self, index: slice) -> ParameterList: ...
+    def __getitem__(self, index: int | slice) -> Parameter | ParameterList:
+        items = self._items()
+        if isinstance(index, slice):
+            return type(self)(items[index])
+        return items[_position(index, len(items), "ParameterList")]
+
+    def __setitem__(self, index: int, value: Tensor) -> None:
+        position = _position(index, len(self), "ParameterList")
+        self.register_parameter(str(position), _as_parameter("ParameterList", value))
+
+    def __len__(self) -> int:
+        return len(self._parameters)
+
+    def __iter__(self) -> Iterator[Parameter]:
+        return iter(self._items())
+
+    def __iadd__(self, values: Iterable[Tensor]) -> ParameterList:
+        return self.extend(values)
+
+    def append(self, value: Tensor) -> ParameterList:
+        """Add ``value`` (made a Parameter) at the end; return self."""
+        self.register_parameter(str(len(self)), _as_parameter("ParameterList", value))
+        return self
+
+    def extend(self, values: Iterable[Tensor]) -> ParameterList:
+        """Add each of ``values`` at the end; return self."""
+        if not isinstance(values, Iterable) or isinstance(values, Tensor):
+            raise TypeError(
+                f"ParameterList.extend() takes an iterable of tensors, got {type(values).__name__}"
+            )
+        for value in values:
+            self.append(value)
+        return self
+
+    def extra_repr(self) -> str:
+        return _parameters_repr(self._parameters.items())
+
+
+class ParameterDict(Module):
+    """A dict of parameters, registered under their keys.
+
+    A Tensor put in it becomes a :class:`~plugrad.nn.Parameter` sharing its
+    memory. As in PyTorch, the items of a plain ``dict`` given to the
+    constructor or to :meth:`update` are added in sorted key order; those of an
+    ``OrderedDict``, a ParameterDict or a sequence of pairs in their own.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> from plugrad import nn
+    >>> params = nn.ParameterDict({"scale": plugrad.ones(3), "bias": plugrad.zeros(3)})
+    >>> params
+    ParameterDict(
+        (bias): Parameter containing: [plugrad.float32 of size 3]
+        (scale): Parameter containing: [plugrad.float32 of size 3]
+    )
+    >>> params["shift"] = plugrad.zeros(1)
+    >>> list(params.state_dict()), "scale" in params
+    (['bias', 'scale', 'shift'], True)
+    >>> params.pop("shift").shape
+    (1,)
+    """
+
+    def __init__(
+        self, parameters: Mapping[str, Tensor] | Iterable[tuple[str, Tensor]] | None = None
+    ) -> None:
+        super().__init__()
+        if parameters is not None:
+            self.update(parameters)
+
+    def __getitem__(self, key: str) -> Parameter:
+        if not isinstance(key, str):
+            raise TypeError(f"ParameterDict keys are strings, got {type(key).__name__}")
+        if key not in self._parameters:
+            raise _missing_key("ParameterDict", key, self._parameters)
+        return self._parameters[key]  # type: ignore[return-value]
+
+    def __setitem__(self, key: str, value: Tensor) -> None:
+        self.register_parameter(key, _as_parameter("ParameterDict", value))
+
+    def __delitem__(self, key: str) -> None:
+        self[key]  # the errors of a missing key
+        del self._parameters[key]
+
+    def __len__(self) -> int:
+        return len(self._parameters)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._parameters))
+
+    def __reversed__(self) -> Iterator[str]:
+        return reversed(list(self._parameters))
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._parameters
+
+    def copy(self) -> ParameterDict:
+        """A new ParameterDict holding the same parameters, in the same order."""
+        return ParameterDict(OrderedDict(self.items()))
+
+    def setdefault(self, key: str, default: Tensor) -> Parameter:
+        """The parameter under ``key``, after putting ``default`` there if it was missing."""
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+    def clear(self) -> None:
+        """Remove every parameter."""
+        self._parameters.clear()
+
+    def pop(self, key: str) -> Parameter:
+        """Remove the parameter under ``key`` and return it."""
+        value = self[key]
+        del self[key]
+        return value
+
+    def popitem(self) -> tuple[str, Parameter]:
+        """Remove the last inserted ``(key, parameter)`` pair and return it."""
+        if not self._parameters:
+            raise KeyError("popitem(): ParameterDict is empty")
+        key = list(self._parameters)[-1]
+        return key, self.pop(key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """The parameter under ``key``, or ``default``."""
+        return self[key] if key in self else default
+
+    def fromkeys(self, keys: Iterable[str], default: Tensor) -> ParameterDict:
+        """A new ParameterDict with ``default`` (one Parameter, shared) under each of ``keys``."""
+        shared = _as_parameter("ParameterDict", default)
+        return ParameterDict([(key, shared) for key in keys])
+
+    def keys(self) -> KeysView[str]:
+        """The keys, in insertion order."""
+        return self._parameters.keys()
+
+    def items(self) -> ItemsView[str, Parameter]:
+        """The ``(key, parameter)`` pairs, in insertion order."""
+        return self._parameters.items()  # type: ignore[return-value]
+
+    def values(self) -> ValuesView[Parameter]:
+        """The parameters, in insertion order."""
+        return self._parameters.values()  # type: ignore[return-value]
+
+    def update(
+        self, parameters: Mapping[str, Tensor] | Iterable[tuple[str, Tensor]] | ParameterDict
+    ) -> None:
+        """Add (or replace) the parameters of a mapping or of ``(key, tensor)`` pairs."""
+        for key, value in list(_pairs("ParameterDict", parameters, ordered=False)):
+            self[key] = value
+
+    def __or__(self, other: ParameterDict) -> ParameterDict:
+        merged = self.copy()
+        merged.update(other)
+        return merged
+
+    def __ror__(self, other: ParameterDict) -> ParameterDict:
+        merged = other.copy()
+        merged.update(self)
+        return merged
+
+    def __ior__(self, other: ParameterDict) -> ParameterDict:
+        self.update(other)
+        return self
+
+    def extra_repr(self) -> str:
+        return _parameters_repr(self._parameters.items())

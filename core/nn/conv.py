@@ -1,10 +1,12 @@
-"""``Conv2d``: a learned 2-D convolution."""
+"""Learned convolutions: ``Conv1d``, ``Conv2d``, ``ConvTranspose1d`` and ``ConvTranspose2d``."""
 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, cast
 
+from ..errors import InvalidArgumentError, ShapeError
 from ..tensor import Tensor
 from . import functional as F
 from . import init
@@ -13,20 +15,196 @@ from .module import Module, ParameterPlacement, add_weight_and_bias, with_placem
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-__all__ = ["Conv2d"]
+__all__ = ["Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d"]
+
+_PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
 
-def _pair(name: str, value: int | tuple[int, int]) -> tuple[int, int]:
-    pair = (value, value) if isinstance(value, int) else tuple(value)
-    if len(pair) != 2 or not all(isinstance(v, int) for v in pair):
-        raise ValueError(f"Conv2d: {name} must be an int or a pair of ints, got {value!r}")
-    return pair
+def _ntuple(layer: str, name: str, value: Any, n: int) -> tuple[int, ...]:
+    values = (
+        (value,) * n
+        if isinstance(value, int)
+        else tuple(value)
+        if isinstance(value, tuple | list)
+        else ()
+    )
+    if len(values) != n or not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        what = "an int or a pair of ints" if n == 2 else "an int or a 1-tuple of ints"
+        raise InvalidArgumentError(f"{layer}: {name} must be {what}, got {value!r}")
+    return values
 
 
-class Conv2d(Module):
+class _ConvNd(Module):
+    """What every convolution keeps: its geometry, its weight and bias, and their init."""
+
+    _nd: int
+    transposed = False
+
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size: int | Sequence[int],
+        stride: int | Sequence[int],
+        padding: int | Sequence[int] | str,
+        dilation: int | Sequence[int],
+        output_padding: int | Sequence[int],
+        groups: int,
+        bias: bool,
+        padding_mode: str,
+        **placement: Unpack[ParameterPlacement],
+    ) -> None:
+        super().__init__()
+        layer, n = type(self).__name__, self._nd
+        if not isinstance(groups, int) or isinstance(groups, bool) or groups < 1:
+            raise InvalidArgumentError(f"{layer}: groups must be a positive int, got {groups!r}")
+        if in_channels % groups or out_channels % groups:
+            raise InvalidArgumentError(
+                f"{layer}: groups={groups} must divide in_channels={in_channels} and "
+                f"out_channels={out_channels}"
+            )
+        if padding_mode not in _PADDING_MODES:
+            raise InvalidArgumentError(
+                f"{layer}: padding_mode must be one of {_PADDING_MODES}, got {padding_mode!r}"
+            )
+        if self.transposed and padding_mode != "zeros":
+            raise InvalidArgumentError(
+                f"{layer}: only padding_mode='zeros' is supported, as in PyTorch"
+            )
+        self.in_channels = in_channels
+        self.out_channels = out_channels
+        self.kernel_size = _ntuple(layer, "kernel_size", kernel_size, n)
+        self.stride = _ntuple(layer, "stride", stride, n)
+        if isinstance(padding, str):
+            if self.transposed or padding not in ("valid", "same"):
+                accepted = "ints" if self.transposed else "'valid', 'same' or ints"
+                raise InvalidArgumentError(f"{layer}: padding must be {accepted}, got {padding!r}")
+            if padding == "same" and self.stride != (1,) * n:
+                raise InvalidArgumentError(f"{layer}: padding='same' needs stride 1, as in PyTorch")
+        self.padding: tuple[int, ...] | str = (
+            padding if isinstance(padding, str) else _ntuple(layer, "padding", padding, n)
+        )
+        self.dilation = _ntuple(layer, "dilation", dilation, n)
+        self.output_padding = _ntuple(layer, "output_padding", output_padding, n)
+        self.groups = groups
+        self.padding_mode = padding_mode
+        channels = (in_channels, out_channels // groups)
+        if not self.transposed:
+            channels = (out_channels, in_channels // groups)
+        add_weight_and_bias(
+            self, (*channels, *self.kernel_size), (out_channels,) if bias else None, **placement
+        )
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Draw new initial values (PyTorch's defaults)."""
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in = math.prod(self.weight.shape[1:])
+            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0.0
+            init.uniform_(self.bias, -bound, bound)
+
+    def _explicit_padding(self) -> tuple[int, ...]:
+        """``self.padding`` as ``F.pad`` amounts (last axis first), for the non-zero modes."""
+        if self.padding == "same":
+            totals = [d * (k - 1) for d, k in zip(self.dilation, self.kernel_size)]
+            pairs = [(total // 2, total - total // 2) for total in totals]
+        elif self.padding == "valid":
+            pairs = [(0, 0)] * self._nd
+        else:
+            pairs = [(p, p) for p in cast("tuple[int, ...]", self.padding)]
+        return tuple(amount for pair in reversed(pairs) for amount in pair)
+
+    def _padded(self, input: Tensor) -> tuple[Tensor, tuple[int, ...] | str | int]:
+        """The input and the padding to convolve it with: ``F.pad`` does the non-zero modes."""
+        if self.padding_mode == "zeros":
+            return input, self.padding
+        return F.pad(input, self._explicit_padding(), mode=self.padding_mode), 0
+
+    def extra_repr(self) -> str:
+        n = self._nd
+        text = (
+            f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+            f"stride={self.stride}"
+        )
+        if self.padding != (0,) * n:
+            text += f", padding={self.padding}"
+        if self.dilation != (1,) * n:
+            text += f", dilation={self.dilation}"
+        if self.output_padding != (0,) * n:
+            text += f", output_padding={self.output_padding}"
+        if self.groups != 1:
+            text += f", groups={self.groups}"
+        if self.bias is None:
+            text += ", bias=False"
+        if self.padding_mode != "zeros":
+            text += f", padding_mode={self.padding_mode}"
+        return text
+
+
+class Conv1d(_ConvNd):
+    """Convolve ``(N, C_in, L)`` input with ``out_channels`` learned kernels.
+
+    Arguments and initialization are PyTorch's: the weight
+    ``(out_channels, in_channels / groups, k)`` and the bias are drawn from
+    ``U(-1/sqrt(fan_in), 1/sqrt(fan_in))``, ``fan_in = in_channels / groups * k``,
+    by plugrad's random generators. See :func:`plugrad.nn.functional.conv1d`.
+
+    Parameters
+    ----------
+    in_channels, out_channels : int
+    kernel_size, stride, dilation : int or (int,)
+    padding : int, (int,), "valid" or "same"
+    groups : int
+        Must divide both channel counts.
+    bias : bool
+    padding_mode : {"zeros", "reflect", "replicate", "circular"}
+        How the input is padded (see :func:`plugrad.nn.functional.pad`).
+    device, dtype, backend
+        Where and of what dtype the parameters are made.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> conv = plugrad.nn.Conv1d(4, 8, kernel_size=3, padding=1)
+    >>> conv
+    Conv1d(4, 8, kernel_size=(3,), stride=(1,), padding=(1,))
+    >>> conv(plugrad.ones((2, 4, 10))).shape
+    (2, 8, 10)
+    """
+
+    _nd = 1
+
+    @with_placement
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size: int | tuple[int],
+        stride: int | tuple[int] = 1,
+        padding: int | tuple[int] | str = 0,
+        dilation: int | tuple[int] = 1,
+        groups: int = 1,
+        bias: bool = True,
+        padding_mode: str = "zeros",
+        **placement: Unpack[ParameterPlacement],
+    ) -> None:
+        super().__init__(
+            in_channels, out_channels, kernel_size, stride, padding, dilation, 0, groups, bias,
+            padding_mode, **placement,
+        )  # fmt: skip
+
+    def forward(self, input: Tensor) -> Tensor:
+        input, padding = self._padded(input)
+        return F.conv1d(
+            input, self.weight, self.bias, self.stride, padding, self.dilation, self.groups
+        )
+
+
+class Conv2d(_ConvNd):
     """Convolve ``(N, C_in, H, W)`` input with ``out_channels`` learned kernels.
 
-    Arguments and initialization are PyTorch's (zero padding only): the weight
+    Arguments and initialization are PyTorch's: the weight
     ``(out_channels, in_channels / groups, kh, kw)`` and the bias are drawn
     from ``U(-1/sqrt(fan_in), 1/sqrt(fan_in))``, ``fan_in = in_channels / groups * kh * kw``,
     by plugrad's random generators. See :func:`plugrad.nn.functional.conv2d`.
@@ -40,6 +218,8 @@ class Conv2d(Module):
     groups : int
         Must divide both channel counts.
     bias : bool
+    padding_mode : {"zeros", "reflect", "replicate", "circular"}
+        How the input is padded (see :func:`plugrad.nn.functional.pad`).
     device, dtype, backend
         Where and of what dtype the parameters are made.
 
@@ -53,6 +233,8 @@ class Conv2d(Module):
     (2, 8, 16, 16)
     """
 
+    _nd = 2
+
     @with_placement
     def __init__(
         self,
@@ -64,60 +246,146 @@ class Conv2d(Module):
         dilation: int | tuple[int, int] = 1,
         groups: int = 1,
         bias: bool = True,
+        padding_mode: str = "zeros",
         **placement: Unpack[ParameterPlacement],
     ) -> None:
-        super().__init__()
-        if not isinstance(groups, int) or groups < 1:
-            raise ValueError(f"Conv2d: groups must be a positive int, got {groups!r}")
-        if in_channels % groups or out_channels % groups:
-            raise ValueError(
-                f"Conv2d: groups={groups} must divide in_channels={in_channels} and "
-                f"out_channels={out_channels}"
-            )
-        if isinstance(padding, str):
-            if padding not in ("valid", "same"):
-                raise ValueError(
-                    f"Conv2d: padding must be 'valid', 'same' or ints, got {padding!r}"
-                )
-            if padding == "same" and _pair("stride", stride) != (1, 1):
-                raise ValueError("Conv2d: padding='same' needs stride 1, as in PyTorch")
-        self.in_channels = in_channels
-        self.out_channels = out_channels
-        self.kernel_size = _pair("kernel_size", kernel_size)
-        self.stride = _pair("stride", stride)
-        self.padding = padding if isinstance(padding, str) else _pair("padding", padding)
-        self.dilation = _pair("dilation", dilation)
-        self.groups = groups
-        add_weight_and_bias(
-            self, (out_channels, in_channels // groups, *self.kernel_size),
-            (out_channels,) if bias else None, **placement,
+        super().__init__(
+            in_channels, out_channels, kernel_size, stride, padding, dilation, 0, groups, bias,
+            padding_mode, **placement,
         )  # fmt: skip
-        self.reset_parameters()
-
-    def reset_parameters(self) -> None:
-        """Draw new initial values (PyTorch's defaults)."""
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in = math.prod(self.weight.shape[1:])
-            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0.0
-            init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input: Tensor) -> Tensor:
+        input, padding = self._padded(input)
         return F.conv2d(
-            input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups
+            input, self.weight, self.bias, self.stride, padding, self.dilation, self.groups
         )
 
-    def extra_repr(self) -> str:
-        text = (
-            f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
-            f"stride={self.stride}"
-        )
-        if self.padding not in ((0, 0), "valid"):
-            text += f", padding={self.padding!r}"
-        if self.dilation != (1, 1):
-            text += f", dilation={self.dilation}"
-        if self.groups != 1:
-            text += f", groups={self.groups}"
-        if self.bias is None:
-            text += ", bias=False"
-        return text
+
+class _ConvTransposeNd(_ConvNd):
+    transposed = True
+
+    def _output_padding(self, input: Tensor, output_size: Sequence[int] | None) -> tuple[int, ...]:
+        """``output_padding``, or what gives ``output_size`` (PyTorch's ``forward`` argument)."""
+        if output_size is None:
+            return self.output_padding
+        n, layer = self._nd, type(self).__name__
+        size = tuple(output_size)
+        if len(size) > n:  # given with the batch and channel axes
+            size = size[len(size) - n :]
+        if len(size) != n:
+            raise ShapeError(
+                f"{layer}: output_size must have {n} spatial size(s) (or the input's rank), "
+                f"got {tuple(output_size)}"
+            )
+        pads = cast("tuple[int, ...]", self.padding)  # a string is refused in __init__
+        smallest = [
+            (length - 1) * s - 2 * p + d * (k - 1) + 1
+            for length, s, p, d, k in zip(
+                input.shape[-n:], self.stride, pads, self.dilation, self.kernel_size
+            )
+        ]
+        for wanted, low, s in zip(size, smallest, self.stride):
+            if not low <= wanted < low + s:
+                raise ShapeError(
+                    f"{layer}: output_size {size} is not reachable from the input "
+                    f"{input.shape}: each size must lie between {tuple(smallest)} and that "
+                    f"plus the stride {self.stride} minus 1"
+                )
+        return tuple(wanted - low for wanted, low in zip(size, smallest))
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    """Transposed convolution of ``(N, C_in, L)`` input with learned kernels.
+
+    The gradient of a :class:`Conv1d` for its input; the weight is
+    ``(in_channels, out_channels / groups, k)``, initialized as PyTorch does.
+    ``forward(input, output_size=None)`` accepts the wanted output length in
+    place of ``output_padding``. See :func:`plugrad.nn.functional.conv_transpose1d`.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> up = plugrad.nn.ConvTranspose1d(4, 2, kernel_size=3, stride=2, output_padding=1)
+    >>> up
+    ConvTranspose1d(4, 2, kernel_size=(3,), stride=(2,), output_padding=(1,))
+    >>> up(plugrad.ones((1, 4, 5))).shape
+    (1, 2, 12)
+    """
+
+    _nd = 1
+
+    @with_placement
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size: int | tuple[int],
+        stride: int | tuple[int] = 1,
+        padding: int | tuple[int] = 0,
+        output_padding: int | tuple[int] = 0,
+        groups: int = 1,
+        bias: bool = True,
+        dilation: int | tuple[int] = 1,
+        padding_mode: str = "zeros",
+        **placement: Unpack[ParameterPlacement],
+    ) -> None:
+        super().__init__(
+            in_channels, out_channels, kernel_size, stride, padding, dilation, output_padding,
+            groups, bias, padding_mode, **placement,
+        )  # fmt: skip
+
+    def forward(self, input: Tensor, output_size: Sequence[int] | None = None) -> Tensor:
+        return F.conv_transpose1d(
+            input, self.weight, self.bias, self.stride, cast("tuple[int, ...]", self.padding),
+            self._output_padding(input, output_size), self.groups, self.dilation,
+        )  # fmt: skip
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    """Transposed convolution of ``(N, C_in, H, W)`` input with learned kernels.
+
+    The gradient of a :class:`Conv2d` for its input (an upsampling layer); the
+    weight is ``(in_channels, out_channels / groups, kh, kw)``, initialized as
+    PyTorch does. ``forward(input, output_size=None)`` accepts the wanted
+    output size in place of ``output_padding``. See
+    :func:`plugrad.nn.functional.conv_transpose2d`.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> up = plugrad.nn.ConvTranspose2d(8, 3, kernel_size=2, stride=2)
+    >>> up
+    ConvTranspose2d(8, 3, kernel_size=(2, 2), stride=(2, 2))
+    >>> up(plugrad.ones((1, 8, 4, 4))).shape
+    (1, 3, 8, 8)
+    >>> up(plugrad.ones((1, 8, 4, 4)), output_size=(9, 9)).shape
+    (1, 3, 9, 9)
+    """
+
+    _nd = 2
+
+    @with_placement
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size: int | tuple[int, int],
+        stride: int | tuple[int, int] = 1,
+        padding: int | tuple[int, int] = 0,
+        output_padding: int | tuple[int, int] = 0,
+        groups: int = 1,
+        bias: bool = True,
+        dilation: int | tuple[int, int] = 1,
+        padding_mode: str = "zeros",
+        **placement: Unpack[ParameterPlacement],
+    ) -> None:
+        super().__init__(
+            in_channels, out_channels, kernel_size, stride, padding, dilation, output_padding,
+            groups, bias, padding_mode, **placement,
+        )  # fmt: skip
+
+    def forward(self, input: Tensor, output_size: Sequence[int] | None = None) -> Tensor:
+        return F.conv_transpose2d(
+            input, self.weight, self.bias, self.stride, cast("tuple[int, ...]", self.padding),
+            self._output_padding(input, output_size), self.groups, self.dilation,
+        )  # fmt: skip

@@ -1,15 +1,16 @@
-"""``Flatten``: merge a range of axes into one."""
+"""``Flatten``: merge a range of axes into one; ``Unflatten``: split one axis into several."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 from .. import ops as _ops
 from ..errors import ShapeError
 from ..tensor import Tensor
 from .module import Module
 
-__all__ = ["Flatten"]
+__all__ = ["Flatten", "Unflatten"]
 
 
 class Flatten(Module):
@@ -49,3 +50,41 @@ class Flatten(Module):
 
     def extra_repr(self) -> str:
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+
+class Unflatten(Module):
+    """Split the axis ``dim`` into the axes ``unflattened_size`` (one of them may be -1).
+
+    The inverse of :class:`Flatten`.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> layer = plugrad.nn.Unflatten(1, (2, 5))
+    >>> layer
+    Unflatten(dim=1, unflattened_size=(2, 5))
+    >>> layer(plugrad.ones((3, 10))).shape
+    (3, 2, 5)
+    >>> plugrad.nn.Unflatten(-1, (2, -1))(plugrad.ones((3, 10))).shape
+    (3, 2, 5)
+    """
+
+    def __init__(self, dim: int, unflattened_size: Sequence[int]) -> None:
+        super().__init__()
+        if not isinstance(dim, int) or isinstance(dim, bool):
+            raise TypeError(f"Unflatten: dim must be an int, got {type(dim).__name__}")
+        if not isinstance(unflattened_size, (tuple, list)) or not all(
+            isinstance(size, int) and not isinstance(size, bool) for size in unflattened_size
+        ):
+            raise TypeError(
+                f"Unflatten: unflattened_size must be a tuple or list of ints, got "
+                f"{unflattened_size!r}"
+            )
+        self.dim = dim
+        self.unflattened_size = unflattened_size
+
+    def forward(self, input: Tensor) -> Tensor:
+        return _ops.unflatten(input, self.dim, tuple(self.unflattened_size))
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"

@@ -27,13 +27,23 @@ tensor([[-0.2144,  0.1753,  0.0391]])
 
 from __future__ import annotations
 
+import math
+from array import array
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from .. import dtypes as _dtypes
 from .. import ops as _ops
 from ..creation import arange, asarray, full
-from ..errors import ArgumentError, DtypeError, IndexOutOfRangeError, ShapeError
+from ..dtype_functions import finfo
+from ..errors import (
+    ArgumentError,
+    AxisError,
+    DtypeError,
+    IndexOutOfRangeError,
+    InvalidArgumentError,
+    ShapeError,
+)
 from ..grad_mode import no_grad
 from ..inplace import apply_inplace
 from ..random import Generator, rand
@@ -82,6 +92,50 @@ __all__ = [
     "smooth_l1_loss",
     "softmax",
     "tanh",
+    "softmin",
+    "softsign",
+    "logsigmoid",
+    "softshrink",
+    "hardshrink",
+    "tanhshrink",
+    "prelu",
+    "glu",
+    "normalize",
+    "cosine_similarity",
+    "pairwise_distance",
+    "huber_loss",
+    "kl_div",
+    "margin_ranking_loss",
+    "hinge_embedding_loss",
+    "soft_margin_loss",
+    "cosine_embedding_loss",
+    "triplet_margin_loss",
+    "poisson_nll_loss",
+    "gaussian_nll_loss",
+    "multilabel_soft_margin_loss",
+    "multi_margin_loss",
+    "dropout1d",
+    "dropout2d",
+    "dropout3d",
+    "alpha_dropout",
+    "feature_alpha_dropout",
+    "conv1d",
+    "conv_transpose1d",
+    "conv_transpose2d",
+    "max_pool1d",
+    "avg_pool1d",
+    "adaptive_avg_pool1d",
+    "adaptive_max_pool1d",
+    "adaptive_max_pool2d",
+    "group_norm",
+    "instance_norm",
+    "rms_norm",
+    "local_response_norm",
+    "pixel_shuffle",
+    "pixel_unshuffle",
+    "interpolate",
+    "unfold",
+    "fold",
 ]
 
 _REDUCTIONS = ("mean", "sum", "none")
@@ -1137,20 +1191,13 @@ def _check_indices(indices: Tensor, rows: int) -> None:
 # -- convolution and pooling --------------------------------------------------------------
 
 
-def _same_padding(kernel: tuple[int, int], dilation: tuple[int, int]) -> tuple[int, int, int, int]:
-    """PyTorch's ``padding="same"``: the odd element of an even total goes bottom/right."""
-    (kh, kw), (dh, dw) = kernel, dilation
-    total_h, total_w = dh * (kh - 1), dw * (kw - 1)
-    return (total_h // 2, total_h - total_h // 2, total_w // 2, total_w - total_w // 2)
-
-
 def conv2d(
     input: Tensor,
     weight: Tensor,
     bias: Tensor | None = None,
-    stride: IntPair = 1,
-    padding: IntPair | str = 0,
-    dilation: IntPair = 1,
+    stride: int | tuple[int, ...] = 1,
+    padding: int | tuple[int, ...] | str = 0,
+    dilation: int | tuple[int, ...] = 1,
     groups: int = 1,
 ) -> Tensor:
     """2-D convolution (cross-correlation) of ``(N, C, H, W)`` input with ``(O, C/groups, kh, kw)``.
@@ -1179,52 +1226,7 @@ def conv2d(
             [6., 9., 6.],
             [4., 6., 4.]])
     """
-    _check_tensor("input", "conv2d", input)
-    _check_tensor("weight", "conv2d", weight)
-    _check_same_dtype("conv2d", input, weight, bias)
-    stride = _pair("conv2d", "stride", stride, 1)
-    dilation = _pair("conv2d", "dilation", dilation, 1)
-    if weight.ndim != 4:
-        raise ShapeError(f"conv2d(): weight must be (O, C / groups, kh, kw), got {weight.shape}")
-    unbatched = input.ndim == 3
-    if unbatched:
-        input = _ops.expand_dims(input, axis=0)
-    if input.ndim != 4:
-        raise ShapeError(f"conv2d(): input must be (N, C, H, W) or (C, H, W), got {input.shape}")
-    out_channels, group_channels, kh, kw = weight.shape
-    if not isinstance(groups, int) or groups < 1 or out_channels % groups:
-        raise ValueError(
-            f"conv2d(): groups must be a positive int dividing the {out_channels} output "
-            f"channels, got {groups!r}"
-        )
-    if input.shape[1] != group_channels * groups:
-        raise ShapeError(
-            f"conv2d(): the input has {input.shape[1]} channels but the weight {weight.shape} "
-            f"with groups={groups} expects {group_channels * groups}"
-        )
-    if padding == "valid":
-        pads: tuple[int, ...] = (0, 0, 0, 0)
-    elif padding == "same":
-        if stride != (1, 1):
-            raise ValueError("conv2d(): padding='same' needs stride 1, as in PyTorch")
-        pads = _same_padding((kh, kw), dilation)
-    elif isinstance(padding, str):
-        raise ValueError(f"conv2d(): padding must be 'valid', 'same' or ints, got {padding!r}")
-    else:
-        ph, pw = _pair("conv2d", "padding", padding, 0)
-        pads = (ph, ph, pw, pw)
-    for size, pad, kernel, dil, axis in zip(
-        input.shape[2:], (pads[0] + pads[1], pads[2] + pads[3]), (kh, kw), dilation, "HW"
-    ):
-        if size + pad < dil * (kernel - 1) + 1:
-            raise ShapeError(
-                f"conv2d(): the padded input ({size} + {pad} along {axis}) is smaller than the "
-                f"dilated kernel ({dil * (kernel - 1) + 1})"
-            )
-    out = _ops.conv2d(input, weight, stride=stride, padding=pads, dilation=dilation, groups=groups)
-    if bias is not None:
-        out = out + _ops.reshape(bias, (out_channels, 1, 1))
-    return _ops.squeeze(out, axis=0) if unbatched else out
+    return _convolution("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
 
 
 def _pool_arguments(
@@ -1507,3 +1509,1993 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
         )
     classes = arange(num_classes, dtype=tensor.dtype, device=tensor.device)
     return _ops.astype(_ops.expand_dims(tensor, axis=-1) == classes, _dtypes.int64)
+
+
+# -- more activations: softmin, softsign, logsigmoid, the shrinks, prelu, glu -------------
+
+
+def _checked_dim(function: str, dim: Any, ndim: int) -> int:
+    """``dim`` as an axis in ``0..ndim-1`` (negative counts from the end), or an AxisError."""
+    if not isinstance(dim, int) or isinstance(dim, bool):
+        raise ArgumentError(f"{function}(): dim must be an int, got {dim!r}")
+    if not -ndim <= dim < ndim:
+        valid = f"give one in [{-ndim}, {ndim - 1}]" if ndim else "a 0-d tensor has none"
+        raise AxisError(
+            f"{function}(): dim {dim} is out of range for a tensor of {ndim} dimension(s); {valid}"
+        )
+    return dim % ndim
+
+
+def _broadcast_shape(function: str, *tensors: Tensor) -> tuple[int, ...]:
+    """The shape the tensors broadcast to, or a ShapeError naming ``function`` and their shapes."""
+    shapes = [tensor.shape for tensor in tensors]
+    ndim = max(len(shape) for shape in shapes)
+    out = []
+    for axis in range(ndim):
+        sizes = {
+            shape[axis - ndim + len(shape)] for shape in shapes if axis - ndim + len(shape) >= 0
+        }
+        sizes.discard(1)
+        if len(sizes) > 1:
+            raise ShapeError(
+                f"{function}(): shapes {', '.join(str(shape) for shape in shapes)} do not "
+                "broadcast together"
+            )
+        out.append(sizes.pop() if sizes else 1)
+    return tuple(out)
+
+
+def _clamp_min_zero(value: Tensor) -> Tensor:
+    """``max(value, 0)`` with PyTorch's ``clamp_min`` gradient: 1 where ``value >= 0``."""
+    return _ops.where(value >= 0, value, 0.0)
+
+
+def softmin(
+    input: Tensor,
+    dim: int | None = None,
+    dtype: _dtypes.DType | None = None,
+    *,
+    axis: int | None = None,
+) -> Tensor:
+    """Softmax of ``-input`` along ``dim``: the smallest values get the largest weights.
+
+    As for :func:`softmax`, ``dim`` (or ``axis=``) is required.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.softmin(plugrad.tensor([1.0, 2.0]), dim=0)
+    tensor([0.7311, 0.2689])
+    """
+    _check_tensor("input", "softmin", input)
+    return _ops.softmax(-_cast(input, dtype), axis=_dim("softmin", dim, axis))
+
+
+def softsign(input: Tensor) -> Tensor:
+    """``input / (1 + |input|)``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.softsign(plugrad.tensor([-3.0, 1.0]))
+    tensor([-0.7500,  0.5000])
+    """
+    _check_tensor("input", "softsign", input)
+    return input / (_ops.abs(input) + 1.0)
+
+
+def logsigmoid(input: Tensor) -> Tensor:
+    """``log(sigmoid(input))``, computed without overflow as ``-log(1 + exp(-input))``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.logsigmoid(plugrad.tensor([-200.0, 0.0, 200.0]))
+    tensor([-200.0000,   -0.6931,    0.0000])
+    """
+    _check_tensor("input", "logsigmoid", input)
+    return 0.0 - _ops.logaddexp(-input, 0.0)  # 0.0 - : a positive zero at large inputs
+
+
+def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """``input - lambd`` above ``lambd``, ``input + lambd`` below ``-lambd``, 0 between.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.softshrink(plugrad.tensor([-2.0, 0.3, 1.0]))
+    tensor([-1.5000,  0.0000,  0.5000])
+    """
+    _check_tensor("input", "softshrink", input)
+    if lambd < 0:
+        raise ValueError(f"softshrink(): lambd must be >= 0, got {lambd!r}")
+    shrunk = _ops.where(input < -lambd, input + lambd, 0.0)
+    return _ops.where(input > lambd, input - lambd, shrunk)
+
+
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """``input`` where ``|input| > lambd``, else 0.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.hardshrink(plugrad.tensor([-2.0, 0.3, 1.0]))
+    tensor([-2.,  0.,  1.])
+    """
+    _check_tensor("input", "hardshrink", input)
+    inside = _ops.logical_and(input >= -lambd, input <= lambd)
+    return _ops.where(inside, 0.0, input)
+
+
+def tanhshrink(input: Tensor) -> Tensor:
+    """``input - tanh(input)``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.tanhshrink(plugrad.tensor([0.0, 1.0]))
+    tensor([0.0000, 0.2384])
+    """
+    _check_tensor("input", "tanhshrink", input)
+    return input - _ops.tanh(input)
+
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """``input`` where positive, else ``weight * input``, with a learned slope per channel.
+
+    Parameters
+    ----------
+    input : Tensor
+        Channels along dim 1 (a tensor of fewer than 2 dims has one channel).
+    weight : Tensor
+        One slope (``()`` or ``(1,)``), or one per channel (``(C,)``).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.prelu(plugrad.tensor([[-1.0, -1.0], [2.0, -2.0]]), plugrad.tensor([0.1, 0.5]))
+    tensor([[-0.1000, -0.5000],
+            [ 2.0000, -1.0000]])
+    """
+    _check_tensor("input", "prelu", input)
+    _check_tensor("weight", "prelu", weight)
+    _check_same_dtype("prelu", input, weight, None)
+    if weight.ndim > 1:
+        raise ShapeError(f"prelu(): weight must be 0-d or 1-d, got shape {weight.shape}")
+    count = weight.shape[0] if weight.ndim else 1
+    if count == 1:
+        weight = _ops.reshape(weight, ())
+    else:
+        channels = input.shape[1] if input.ndim >= 2 else 1
+        if input.ndim == 0 or channels != count:
+            raise ShapeError(
+                f"prelu(): the weight has {count} slopes but the input {input.shape} has "
+                f"{channels if input.ndim else 'no'} channel(s) along dim 1; give one slope "
+                "or one per channel"
+            )
+        if input.ndim > 2:
+            weight = _ops.reshape(weight, (count,) + (1,) * (input.ndim - 2))
+    return _ops.where(input > 0, input, weight * input)
+
+
+def glu(input: Tensor, dim: int = -1) -> Tensor:
+    """Gated linear unit ``a * sigmoid(b)``: ``a``, ``b`` the two halves of ``input`` along ``dim``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.glu(plugrad.tensor([[1.0, 2.0, 0.0, 100.0]]))
+    tensor([[0.5000, 2.0000]])
+    """
+    _check_tensor("input", "glu", input)
+    if input.ndim == 0:
+        raise ShapeError("glu(): a 0-d tensor has no dim to halve")
+    axis = _checked_dim("glu", dim, input.ndim)
+    size = input.shape[axis]
+    if size % 2:
+        raise ShapeError(
+            f"glu(): the halved dim must have an even size, but dim {dim} of {input.shape} "
+            f"has size {size}"
+        )
+    before = (slice(None),) * axis
+    first_half, second_half = (*before, slice(0, size // 2)), (*before, slice(size // 2, None))
+    return input[first_half] * _ops.sigmoid(input[second_half])
+
+
+# -- distances ----------------------------------------------------------------------------
+
+
+def normalize(
+    input: Tensor, p: float = 2.0, dim: int | Sequence[int] = 1, eps: float = 1e-12
+) -> Tensor:
+    """``input`` divided by its ``p``-norm along ``dim``, the norm clamped at ``eps`` from below.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.normalize(plugrad.tensor([[3.0, 4.0], [0.0, 0.0]]))
+    tensor([[0.6000, 0.8000],
+            [0.0000, 0.0000]])
+    >>> F.normalize(plugrad.tensor([[3.0, 4.0]]), p=1, dim=-1)
+    tensor([[0.4286, 0.5714]])
+    """
+    _check_tensor("input", "normalize", input)
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    axes = tuple(_checked_dim("normalize", d, input.ndim) for d in dims)
+    norm = _ops.vector_norm(input, ord=p, axis=axes, keepdims=True)
+    return input / _ops.clip(norm, min=eps)
+
+
+def _clamped_norm(x: Tensor, axis: int, eps: float) -> Tensor:
+    norm = _ops.vector_norm(x, axis=axis, keepdims=True)
+    # NOTE: clamped at eps in value only: the gradient is the unclamped norm's, as in PyTorch
+    # (which clamps in place under no_grad).
+    return _ops.where(norm < eps, (norm - norm.detach()) + eps, norm)
+
+
+def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
+    """Cosine of the angle between ``x1`` and ``x2`` along ``dim`` (they broadcast).
+
+    Each is divided by its norm, clamped at ``eps`` from below, before the dot
+    product, so the result lies in ``[-1, 1]``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> a = plugrad.tensor([[1.0, 0.0], [1.0, 1.0]])
+    >>> F.cosine_similarity(a, plugrad.tensor([[1.0, 1.0]]))
+    tensor([0.7071, 1.0000])
+    """
+    _check_tensor("x1", "cosine_similarity", x1)
+    _check_tensor("x2", "cosine_similarity", x2)
+    shape = _broadcast_shape("cosine_similarity", x1, x2)
+    axis = _checked_dim("cosine_similarity", dim, len(shape))
+    x1, x2 = (x if x.shape == shape else _ops.broadcast_to(x, shape) for x in (x1, x2))
+    unit1, unit2 = x1 / _clamped_norm(x1, axis, eps), x2 / _clamped_norm(x2, axis, eps)
+    return _ops.sum(unit1 * unit2, axis=axis)
+
+
+def pairwise_distance(
+    x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False
+) -> Tensor:
+    """The ``p``-norm of ``x1 - x2 + eps`` along the last dim (they broadcast).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.pairwise_distance(plugrad.tensor([[0.0, 0.0]]), plugrad.tensor([[3.0, 4.0]]))
+    tensor([5.0000])
+    """
+    _check_tensor("x1", "pairwise_distance", x1)
+    _check_tensor("x2", "pairwise_distance", x2)
+    _broadcast_shape("pairwise_distance", x1, x2)
+    difference = x1 - x2 + eps
+    if difference.ndim == 0:
+        difference = _ops.reshape(difference, (1,))
+        keepdim = False
+    return _ops.vector_norm(difference, ord=p, axis=-1, keepdims=keepdim)
+
+
+# -- more losses --------------------------------------------------------------------------
+
+
+def huber_loss(
+    input: Tensor,
+    target: Tensor,
+    reduction: str = "mean",
+    delta: float = 1.0,
+    weight: Tensor | None = None,
+) -> Tensor:
+    """``0.5 * d**2`` where ``|d| < delta``, else ``delta * (|d| - 0.5 * delta)``.
+
+    ``d`` is ``input - target``.
+
+    ``weight``, of the input's shape, multiplies the loss of each element.
+    With ``delta=1`` it is :func:`smooth_l1_loss`.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.huber_loss(plugrad.tensor([0.5, 3.0]), plugrad.tensor([0.0, 0.0]), "none", delta=2.0)
+    tensor([0.1250, 4.0000])
+    """
+    _check_reduction("huber_loss", reduction)
+    _same_shape("huber_loss", input, target)
+    if delta <= 0:
+        raise ValueError(f"huber_loss(): delta must be > 0, got {delta!r}")
+    if weight is not None and _check_tensor("weight", "huber_loss", weight).shape != input.shape:
+        raise ShapeError(
+            f"huber_loss(): weight has shape {weight.shape} but input has shape {input.shape}; "
+            "they must match"
+        )
+    difference = input - target
+    distance = _ops.abs(difference)
+    # NOTE: the square is of the masked difference, so its gradient is 0 where |d| >= delta.
+    near = _ops.where(distance < delta, difference, 0.0)
+    loss = _ops.where(distance < delta, 0.5 * (near * near), delta * (distance - 0.5 * delta))
+    return _reduce(loss if weight is None else loss * weight, reduction)
+
+
+def kl_div(
+    input: Tensor, target: Tensor, reduction: str = "mean", log_target: bool = False
+) -> Tensor:
+    """Kullback-Leibler divergence of ``target`` from ``input``, given as log-probabilities.
+
+    Elementwise ``target * (log(target) - input)`` (0 where ``target`` is 0), or
+    with ``log_target`` (``target`` as log-probabilities too)
+    ``exp(target) * (target - input)``. ``reduction="batchmean"`` divides the sum
+    by the batch size ``input.shape[0]``: the KL divergence of each sample,
+    averaged; ``"mean"`` divides by the number of elements.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> log_p = plugrad.log(plugrad.tensor([[0.5, 0.5]]))
+    >>> F.kl_div(log_p, plugrad.tensor([[0.9, 0.1]]), reduction="batchmean")
+    tensor(0.3681)
+    """
+    if reduction not in (*_REDUCTIONS, "batchmean"):
+        raise ValueError(
+            f"kl_div(): reduction must be 'mean', 'sum', 'none' or 'batchmean', got {reduction!r}"
+        )
+    _check_tensor("input", "kl_div", input)
+    _check_tensor("target", "kl_div", target)
+    _broadcast_shape("kl_div", input, target)
+    if log_target:
+        loss = _ops.exp(target) * (target - input)
+    else:
+        loss = _ops.xlogy(target, target) - target * input
+    if reduction == "batchmean":
+        total = _ops.sum(loss)
+        return total / input.shape[0] if input.ndim else total
+    return _reduce(loss, reduction)
+
+
+def margin_ranking_loss(
+    input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0, reduction: str = "mean"
+) -> Tensor:
+    """``max(0, -target * (input1 - input2) + margin)``: ``target`` 1 ranks ``input1`` higher.
+
+    The three tensors have the same number of dims and broadcast.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> x1, x2 = plugrad.tensor([1.0, 3.0]), plugrad.tensor([2.0, 1.0])
+    >>> F.margin_ranking_loss(x1, x2, plugrad.tensor([1.0, 1.0]), reduction="none")
+    tensor([1., 0.])
+    """
+    _check_reduction("margin_ranking_loss", reduction)
+    tensors = {"input1": input1, "input2": input2, "target": target}
+    for name, value in tensors.items():
+        _check_tensor(name, "margin_ranking_loss", value)
+    if not input1.ndim == input2.ndim == target.ndim:
+        raise ShapeError(
+            "margin_ranking_loss(): input1, input2 and target must have the same number of dims, "
+            f"got shapes {input1.shape}, {input2.shape} and {target.shape}"
+        )
+    _broadcast_shape("margin_ranking_loss", input1, input2, target)
+    return _reduce(_clamp_min_zero(-target * (input1 - input2) + margin), reduction)
+
+
+def hinge_embedding_loss(
+    input: Tensor, target: Tensor, margin: float = 1.0, reduction: str = "mean"
+) -> Tensor:
+    """``input`` where ``target`` is 1, ``max(0, margin - input)`` where it is -1.
+
+    ``input`` is usually a distance, ``target`` says whether the pair is alike (1)
+    or not (-1).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> distance, target = plugrad.tensor([0.3, 0.3]), plugrad.tensor([1.0, -1.0])
+    >>> F.hinge_embedding_loss(distance, target, reduction="none")
+    tensor([0.3000, 0.7000])
+    """
+    _check_reduction("hinge_embedding_loss", reduction)
+    _check_tensor("input", "hinge_embedding_loss", input)
+    _check_tensor("target", "hinge_embedding_loss", target)
+    _broadcast_shape("hinge_embedding_loss", input, target)
+    # As in PyTorch, a target that is neither 1 nor -1 takes both terms.
+    apart = _ops.where(target != 1, _clamp_min_zero(margin - input), 0.0)
+    alike = _ops.where(target != -1, input, 0.0)
+    return _reduce(apart + alike, reduction)
+
+
+def soft_margin_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
+    """Two-class logistic loss ``log(1 + exp(-target * input))``, ``target`` 1 or -1.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.soft_margin_loss(plugrad.tensor([0.0, 2.0]), plugrad.tensor([1.0, -1.0]), "none")
+    tensor([0.6931, 2.1269])
+    """
+    _check_reduction("soft_margin_loss", reduction)
+    _same_shape("soft_margin_loss", input, target)
+    return _reduce(_ops.logaddexp(-target * input, 0.0), reduction)
+
+
+def cosine_embedding_loss(
+    input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0, reduction: str = "mean"
+) -> Tensor:
+    """``1 - cos(input1, input2)`` where ``target`` is 1, ``max(0, cos - margin)`` where it is -1.
+
+    ``input1`` and ``input2`` are ``(N, D)`` with a ``(N,)`` target, or ``(D,)``
+    with a 0-d one; the cosine is taken along ``D``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> a, b = plugrad.tensor([[1.0, 0.0], [1.0, 0.0]]), plugrad.tensor([[1.0, 1.0], [1.0, 1.0]])
+    >>> F.cosine_embedding_loss(a, b, plugrad.tensor([1.0, -1.0]), reduction="none")
+    tensor([0.2929, 0.7071])
+    """
+    _check_reduction("cosine_embedding_loss", reduction)
+    for name, value in (("input1", input1), ("input2", input2), ("target", target)):
+        _check_tensor(name, "cosine_embedding_loss", value)
+    if target.ndim not in (0, 1) or not input1.ndim == input2.ndim == target.ndim + 1:
+        raise ShapeError(
+            "cosine_embedding_loss(): takes (N, D) inputs with an (N,) target, or (D,) inputs "
+            f"with a 0-d one; got shapes {input1.shape}, {input2.shape} and {target.shape}"
+        )
+    axis = target.ndim
+    _broadcast_shape("cosine_embedding_loss", input1, input2)
+    products = _ops.sum(input1 * input2, axis=axis)
+    squares1 = _ops.sum(input1 * input1, axis=axis) + 1e-12
+    squares2 = _ops.sum(input2 * input2, axis=axis) + 1e-12
+    cosine = products / _ops.sqrt(squares1 * squares2)
+    alike = _ops.where(target == 1, 1.0 - cosine, 0.0)
+    apart = _ops.where(target == -1, _clamp_min_zero(cosine - margin), 0.0)
+    return _reduce(alike + apart, reduction)
+
+
+def triplet_margin_loss(
+    anchor: Tensor,
+    positive: Tensor,
+    negative: Tensor,
+    margin: float = 1.0,
+    p: float = 2.0,
+    eps: float = 1e-6,
+    swap: bool = False,
+    reduction: str = "mean",
+) -> Tensor:
+    """``max(0, margin + d(anchor, positive) - d(anchor, negative))``.
+
+    ``d`` is :func:`pairwise_distance` (with ``p`` and ``eps``).
+
+    With ``swap`` the negative distance is the smaller of ``d(anchor, negative)``
+    and ``d(positive, negative)``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> a, pos = plugrad.zeros((1, 2)), plugrad.tensor([[0.0, 1.0]])
+    >>> neg = plugrad.tensor([[0.0, 1.5]])
+    >>> F.triplet_margin_loss(a, pos, neg)
+    tensor(0.5000)
+    """
+    _check_reduction("triplet_margin_loss", reduction)
+    for name, value in (("anchor", anchor), ("positive", positive), ("negative", negative)):
+        _check_tensor(name, "triplet_margin_loss", value)
+    if margin <= 0:
+        raise ValueError(f"triplet_margin_loss(): margin must be > 0, got {margin!r}")
+    if not anchor.ndim == positive.ndim == negative.ndim:
+        raise ShapeError(
+            "triplet_margin_loss(): anchor, positive and negative must have the same number of "
+            f"dims, got shapes {anchor.shape}, {positive.shape} and {negative.shape}"
+        )
+    to_positive = pairwise_distance(anchor, positive, p, eps)
+    to_negative = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        to_negative = _ops.minimum(to_negative, pairwise_distance(positive, negative, p, eps))
+    return _reduce(_clamp_min_zero(margin + to_positive - to_negative), reduction)
+
+
+def poisson_nll_loss(
+    input: Tensor,
+    target: Tensor,
+    log_input: bool = True,
+    full: bool = False,
+    eps: float = 1e-8,
+    reduction: str = "mean",
+) -> Tensor:
+    """Negative log-likelihood of ``target`` under a Poisson distribution of rate ``input``.
+
+    ``exp(input) - target * input`` when ``log_input`` (``input`` is the log of
+    the rate), else ``input - target * log(input + eps)``. ``full`` adds
+    Stirling's approximation of ``log(target!)``,
+    ``target * log(target) - target + 0.5 * log(2 * pi * target)``, where
+    ``target > 1`` (0 elsewhere).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.poisson_nll_loss(plugrad.tensor([0.0, 1.0]), plugrad.tensor([1.0, 3.0]), reduction="none")
+    tensor([ 1.0000, -0.2817])
+    """
+    _check_reduction("poisson_nll_loss", reduction)
+    _check_tensor("input", "poisson_nll_loss", input)
+    _check_tensor("target", "poisson_nll_loss", target)
+    _broadcast_shape("poisson_nll_loss", input, target)
+    if log_input:
+        loss = _ops.exp(input) - target * input
+    else:
+        loss = input - target * _ops.log(input + eps)
+    if full:
+        counted = target > 1
+        # NOTE: the term of the other targets is 0, and so is its gradient: the logs are
+        # taken of a stand-in, since log(0) would make both nan.
+        safe = _ops.where(counted, target, 2.0)
+        stirling = safe * _ops.log(safe) - safe + 0.5 * _ops.log((2 * math.pi) * safe)
+        loss = loss + _ops.where(counted, stirling, 0.0)
+    return _reduce(loss, reduction)
+
+
+def gaussian_nll_loss(
+    input: Tensor,
+    target: Tensor,
+    var: Tensor | float,
+    full: bool = False,
+    eps: float = 1e-6,
+    reduction: str = "mean",
+) -> Tensor:
+    """Negative log-likelihood of ``target`` under Gaussians of mean ``input`` and variance ``var``.
+
+    ``0.5 * (log(var) + (input - target)**2 / var)``, plus ``0.5 * log(2 * pi)``
+    with ``full``. ``var`` (clamped at ``eps`` from below, in value only) has
+    the input's shape, or it with the last dim dropped or one dim of size 1
+    (a variance shared along it), or is one number.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> mean, target = plugrad.tensor([0.0, 1.0]), plugrad.tensor([1.0, 1.0])
+    >>> F.gaussian_nll_loss(mean, target, plugrad.tensor([1.0, 2.0]))
+    tensor(0.4233)
+    """
+    _check_reduction("gaussian_nll_loss", reduction)
+    _check_tensor("input", "gaussian_nll_loss", input)
+    _check_tensor("target", "gaussian_nll_loss", target)
+    if not isinstance(var, Tensor) and isinstance(var, (int, float)) and var < 0:
+        raise ValueError(f"gaussian_nll_loss(): var must be >= 0, got {var!r}")
+    if not isinstance(var, Tensor) and isinstance(var, (int, float)):
+        var = _ops.broadcast_to(
+            asarray(float(var), dtype=input.dtype, device=input.device), input.shape
+        )
+    var = _check_tensor("var", "gaussian_nll_loss", var)
+    if var.shape != input.shape:
+        if input.shape[:-1] == var.shape:
+            var = _ops.expand_dims(var, axis=-1)
+        elif not (
+            input.ndim == var.ndim and sum(v for i, v in zip(input.shape, var.shape) if i != v) == 1
+        ):
+            raise ShapeError(
+                f"gaussian_nll_loss(): var has shape {var.shape}; give the input's shape "
+                f"{input.shape}, or it with the last dim dropped or one dim of size 1"
+            )
+    _broadcast_shape("gaussian_nll_loss", input, target, var)
+    with no_grad():
+        negative = bool(_ops.any(var < 0))
+    if negative:
+        raise ValueError("gaussian_nll_loss(): var has negative entries; variances must be >= 0")
+    # NOTE: clamped in value only: the gradient reaches var as if unclamped, as in PyTorch.
+    var = _ops.where(var < eps, (var - var.detach()) + eps, var)
+    difference = input - target
+    loss = 0.5 * (_ops.log(var) + difference * difference / var)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _reduce(loss, reduction)
+
+
+def multilabel_soft_margin_loss(
+    input: Tensor, target: Tensor, weight: Tensor | None = None, reduction: str = "mean"
+) -> Tensor:
+    """Binary cross-entropy from logits for each of ``C`` labels, averaged over the labels.
+
+    ``input`` is ``(N, C)`` (or ``(C,)``); ``target`` holds 0 or 1 for each
+    label; ``weight`` (broadcast) multiplies each label's term. ``"none"`` gives
+    one loss per sample.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.multilabel_soft_margin_loss(plugrad.tensor([[0.0, 2.0]]), plugrad.tensor([[1.0, 0.0]]))
+    tensor(1.4100)
+    """
+    _check_reduction("multilabel_soft_margin_loss", reduction)
+    _check_tensor("input", "multilabel_soft_margin_loss", input)
+    _check_tensor("target", "multilabel_soft_margin_loss", target)
+    if input.ndim == 0:
+        raise ShapeError(
+            "multilabel_soft_margin_loss(): input must have a class dim, got a 0-d one"
+        )
+    shapes = (input, target) if weight is None else (input, target, weight)
+    _broadcast_shape("multilabel_soft_margin_loss", *shapes)
+    loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(_ops.sum(loss, axis=-1) / input.shape[-1], reduction)
+
+
+def multi_margin_loss(
+    input: Tensor,
+    target: Tensor,
+    p: int = 1,
+    margin: float = 1.0,
+    weight: Tensor | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """Multi-class hinge loss: ``sum over i != y of max(0, margin - x[y] + x[i]) ** p / C``.
+
+    ``input`` is ``(N, C)`` scores with ``(N,)`` class targets (or ``(C,)`` with
+    a 0-d target); ``p`` is 1 or 2; ``weight`` (``(C,)``) scales each sample's
+    loss by the weight of its class.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.multi_margin_loss(plugrad.tensor([[0.1, 0.2, 0.4, 0.8]]), plugrad.tensor([3]))
+    tensor(0.3250)
+    """
+    _check_reduction("multi_margin_loss", reduction)
+    _check_tensor("input", "multi_margin_loss", input)
+    _check_tensor("target", "multi_margin_loss", target)
+    if p not in (1, 2):
+        raise ValueError(f"multi_margin_loss(): p must be 1 or 2, got {p!r}")
+    if weight is not None and _check_tensor("weight", "multi_margin_loss", weight).ndim != 1:
+        raise ShapeError(f"multi_margin_loss(): weight must be 1-d, got shape {weight.shape}")
+    if target.dtype.kind not in ("signed integer", "unsigned integer"):
+        raise DtypeError(
+            f"multi_margin_loss(): target must hold integer class indices, got {target.dtype}"
+        )
+    if input.ndim > 2 or (input.ndim and input.shape[-1] == 0):
+        raise ShapeError(
+            f"multi_margin_loss(): input must be non-empty (N, C) or (C,), got {input.shape}"
+        )
+    samples = input.shape[0] if input.ndim == 2 else 1
+    if target.ndim > 1 or target.numel() != samples:
+        raise ShapeError(
+            f"multi_margin_loss(): the input {input.shape} needs {samples} class target(s) "
+            f"(shape ({samples},) or ()), got shape {target.shape}"
+        )
+    classes = input.shape[-1] if input.ndim else 1
+    if weight is not None and weight.shape[0] != classes:
+        raise ShapeError(
+            f"multi_margin_loss(): weight has {weight.shape[0]} entries but there are "
+            f"{classes} classes"
+        )
+    _check_class_range("multi_margin_loss", target, classes, -1)
+    scores = _ops.reshape(input, (samples, classes))
+    labels = _ops.reshape(_ops.astype(target, _dtypes.int64), (samples, 1))
+    chosen = _ops.take_along_axis(scores, labels, axis=1)
+    others = labels != arange(classes, dtype=_dtypes.int64, device=input.device)
+    excess = margin - chosen + scores
+    hinge = _ops.where(_ops.logical_and(others, excess > 0), excess, 0.0)
+    if p == 2:
+        hinge = hinge * hinge
+    if weight is not None:
+        hinge = hinge * _ops.take(weight, _ops.reshape(labels, (-1,)), axis=0)[:, None]
+    loss = _ops.sum(hinge, axis=1) / classes
+    if input.ndim < 2:
+        loss = _ops.reshape(loss, target.shape)
+    return _reduce(loss, reduction)
+
+
+# -- channel dropout, alpha dropout --------------------------------------------------------
+
+
+def _check_probability(function: str, p: Any) -> None:
+    if not isinstance(p, (int, float)) or isinstance(p, bool) or not 0.0 <= p <= 1.0:
+        raise ValueError(f"{function}(): p must be a probability between 0 and 1, got {p!r}")
+
+
+def _keep_mask(
+    input: Tensor, p: float, shape: tuple[int, ...], generator: Generator | None
+) -> Tensor:
+    """A boolean mask of ``shape``, true with probability ``1 - p``."""
+    dtype = input.dtype if input.dtype.kind == "real floating" else _dtypes.float32
+    with no_grad():
+        noise = rand(*shape, dtype=dtype, device=input.device, generator=generator)
+        return noise >= p
+
+
+def _channel_dropout(
+    function: str,
+    input: Tensor,
+    p: float,
+    training: bool,
+    inplace: bool,
+    generator: Generator | None,
+    dims: tuple[int, int],
+    unbatched: int | None,
+) -> Tensor:
+    """Zero whole channels: one draw per ``(sample, channel)``, or per channel of an input
+    with ``unbatched`` dims."""
+    _check_tensor("input", function, input)
+    _check_probability(function, p)
+    if input.ndim not in dims:
+        raise ShapeError(
+            f"{function}(): takes a {dims[0]}-d or {dims[1]}-d input (channels, then "
+            f"{dims[1] - 2} spatial dim(s), after an optional batch dim), got shape "
+            f"{input.shape}; use dropout() to zero single elements"
+        )
+    if not training or p == 0:
+        return input
+    lead = 1 if input.ndim == unbatched else 2
+    keep = _keep_mask(input, p, input.shape[:lead] + (1,) * (input.ndim - lead), generator)
+    scale = 0.0 if p == 1 else 1.0 / (1.0 - p)
+    if inplace:
+        return apply_inplace(
+            input, lambda x: _ops.dropout(x, keep, scale=scale), name=f"{function}(inplace=True)"
+        )
+    return _ops.dropout(input, keep, scale=scale)
+
+
+def dropout1d(
+    input: Tensor,
+    p: float = 0.5,
+    training: bool = True,
+    inplace: bool = False,
+    *,
+    generator: Generator | None = None,
+) -> Tensor:
+    """Zero each channel of ``(N, C, L)`` or ``(C, L)`` input with probability ``p``.
+
+    As :func:`dropout`, but one draw zeroes (or keeps, scaled by ``1 / (1 - p)``)
+    a whole channel.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> plugrad.manual_seed(0)
+    >>> F.dropout1d(plugrad.ones((4, 3)), p=0.5)
+    tensor([[2., 2., 2.],
+            [2., 2., 2.],
+            [2., 2., 2.],
+            [0., 0., 0.]])
+    """
+    return _channel_dropout("dropout1d", input, p, training, inplace, generator, (2, 3), 2)
+
+
+def dropout2d(
+    input: Tensor,
+    p: float = 0.5,
+    training: bool = True,
+    inplace: bool = False,
+    *,
+    generator: Generator | None = None,
+) -> Tensor:
+    """Zero each channel of ``(N, C, H, W)`` input with probability ``p``; scale the rest.
+
+    A 3-d input is taken as ``(N, C, L)``, as PyTorch does for now (use
+    :func:`dropout1d` for that, or add the batch dim to a ``(C, H, W)`` image).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> plugrad.manual_seed(0)
+    >>> F.dropout2d(plugrad.ones((1, 4, 2, 2)), p=0.5)[0, :, 0, 0]
+    tensor([2., 2., 2., 0.])
+    """
+    return _channel_dropout("dropout2d", input, p, training, inplace, generator, (3, 4), None)
+
+
+def dropout3d(
+    input: Tensor,
+    p: float = 0.5,
+    training: bool = True,
+    inplace: bool = False,
+    *,
+    generator: Generator | None = None,
+) -> Tensor:
+    """Zero each channel of ``(N, C, D, H, W)`` or ``(C, D, H, W)`` input with probability ``p``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.dropout3d(plugrad.ones((2, 1, 1, 1)), p=0.5, training=False).flatten()
+    tensor([1., 1.])
+    """
+    return _channel_dropout("dropout3d", input, p, training, inplace, generator, (4, 5), 4)
+
+
+_SELU_NEGATIVE = -SELU_ALPHA * SELU_SCALE  # the value SELU tends to, where alpha dropout drops
+
+
+def _alpha_dropout(
+    function: str,
+    input: Tensor,
+    p: float,
+    training: bool,
+    inplace: bool,
+    generator: Generator | None,
+    features: bool,
+) -> Tensor:
+    _check_tensor("input", function, input)
+    _check_probability(function, p)
+    if not training or p == 0 or input.numel() == 0:
+        return input
+    if features and input.ndim < 2:
+        raise ShapeError(
+            f"{function}(): takes (N, C, ...) input with at least 2 dims, got shape {input.shape}"
+        )
+    if p == 1:
+        result = lambda x: x * 0.0
+    else:
+        shape = input.shape[:2] + (1,) * (input.ndim - 2) if features else input.shape
+        dtype = input.dtype if input.dtype.kind == "real floating" else _dtypes.float32
+        keep = _ops.astype(_keep_mask(input, p, shape, generator), dtype)
+        alpha = -_SELU_NEGATIVE
+        a = 1.0 / math.sqrt((alpha * alpha * p + 1) * (1 - p))
+        offset = (keep - 1.0) * (alpha * a) + alpha * a * p
+        result = lambda x: x * (keep * a) + offset
+    if inplace:
+        return apply_inplace(input, result, name=f"{function}(inplace=True)")
+    return result(input)
+
+
+def alpha_dropout(
+    input: Tensor,
+    p: float = 0.5,
+    training: bool = False,
+    inplace: bool = False,
+    *,
+    generator: Generator | None = None,
+) -> Tensor:
+    """Dropout for SELU networks: dropped elements take SELU's negative limit, and the
+    result is scaled and shifted to keep a zero mean and unit variance.
+
+    As in PyTorch, ``training`` is false by default (:class:`~plugrad.nn.AlphaDropout`
+    passes its mode).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> plugrad.manual_seed(0)
+    >>> F.alpha_dropout(plugrad.zeros(4), p=0.5, training=True)
+    tensor([ 0.7792,  0.7792,  0.7792, -0.7792])
+    """
+    return _alpha_dropout("alpha_dropout", input, p, training, inplace, generator, False)
+
+
+def feature_alpha_dropout(
+    input: Tensor,
+    p: float = 0.5,
+    training: bool = False,
+    inplace: bool = False,
+    *,
+    generator: Generator | None = None,
+) -> Tensor:
+    """:func:`alpha_dropout` of whole channels: one draw per sample and channel of ``(N, C, ...)``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.feature_alpha_dropout(plugrad.zeros((1, 2, 3)), p=0.5).shape
+    (1, 2, 3)
+    """
+    return _alpha_dropout("feature_alpha_dropout", input, p, training, inplace, generator, True)
+
+
+# -- more convolution: 1-D, transposed ----------------------------------------------------
+#
+# A 1-D convolution is a 2-D one over a height of 1, and a transposed convolution is the
+# gradient of a convolution for its input (plugrad.ops.conv2d_input_grad): both reuse the
+# 2-D ops, so their gradients (of every order) come with them.
+
+_SPATIAL = {1: ("L",), 2: ("H", "W"), 3: ("D", "H", "W")}
+_KERNEL = {1: "k", 2: "kh, kw"}
+
+
+def _ntuple(function: str, name: str, value: Any, n: int, minimum: int) -> tuple[int, ...]:
+    """``value`` as ``n`` ints ``>= minimum``: one int for every axis, or a sequence of ``n``."""
+    if isinstance(value, int):
+        values: tuple[Any, ...] = (value,) * n
+    else:
+        values = tuple(value) if isinstance(value, tuple | list) else ()
+    if (
+        len(values) != n
+        or not all(isinstance(v, int) and not isinstance(v, bool) for v in values)
+        or min(values) < minimum
+    ):
+        what = {1: "an int or a 1-tuple of ints", 2: "an int or a pair of ints"}.get(
+            n, f"an int or a tuple of {n} ints"
+        )
+        raise InvalidArgumentError(
+            f"{function}(): {name} must be {what} >= {minimum}, got {value!r}"
+        )
+    return values
+
+
+def _groups(function: str, groups: Any, channels: int, which: str) -> None:
+    if not isinstance(groups, int) or isinstance(groups, bool) or groups < 1 or channels % groups:
+        raise InvalidArgumentError(
+            f"{function}(): groups must be a positive int dividing the {channels} {which} "
+            f"channels, got {groups!r}"
+        )
+
+
+def _batched(function: str, input: Tensor, nd: int) -> tuple[Tensor, bool]:
+    """``input`` with a batch axis (added to an unbatched one), and whether it was added."""
+    spatial = ", ".join(_SPATIAL[nd])
+    if input.ndim not in (nd + 1, nd + 2):
+        raise ShapeError(
+            f"{function}(): input must be (N, C, {spatial}) or (C, {spatial}), got {input.shape}"
+        )
+    unbatched = input.ndim == nd + 1
+    return (_ops.expand_dims(input, axis=0) if unbatched else input), unbatched
+
+
+def _flat_padding(pads: Sequence[tuple[int, int]]) -> tuple[int, ...]:
+    return tuple(amount for pair in pads for amount in pair)
+
+
+def _convolution(
+    function: str,
+    nd: int,
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None,
+    stride: Any,
+    padding: Any,
+    dilation: Any,
+    groups: int,
+) -> Tensor:
+    """``conv1d`` and ``conv2d``: checked in the caller's terms, computed by the 2-D op."""
+    _check_tensor("input", function, input)
+    _check_tensor("weight", function, weight)
+    _check_same_dtype(function, input, weight, bias)
+    steps = _ntuple(function, "stride", stride, nd, 1)
+    dilations = _ntuple(function, "dilation", dilation, nd, 1)
+    if weight.ndim != nd + 2:
+        raise ShapeError(
+            f"{function}(): weight must be (O, C / groups, {_KERNEL[nd]}), got {weight.shape}"
+        )
+    input, unbatched = _batched(function, input, nd)
+    out_channels, group_channels = weight.shape[:2]
+    kernel = tuple(weight.shape[2:])
+    _groups(function, groups, out_channels, "output")
+    if input.shape[1] != group_channels * groups:
+        raise ShapeError(
+            f"{function}(): the input has {input.shape[1]} channels but the weight {weight.shape} "
+            f"with groups={groups} expects {group_channels * groups}"
+        )
+    if isinstance(padding, str):
+        if padding not in ("valid", "same"):
+            raise InvalidArgumentError(
+                f"{function}(): padding must be 'valid', 'same' or ints, got {padding!r}"
+            )
+        if padding == "same" and steps != (1,) * nd:
+            raise InvalidArgumentError(
+                f"{function}(): padding='same' needs stride 1, as in PyTorch"
+            )
+        # PyTorch's "same": the odd element of an even total goes after (bottom, right).
+        totals = [d * (k - 1) if padding == "same" else 0 for k, d in zip(kernel, dilations)]
+        pads = [(total // 2, total - total // 2) for total in totals]
+    else:
+        pads = [(p, p) for p in _ntuple(function, "padding", padding, nd, 0)]
+    for size, (before, after), k, d, axis in zip(
+        input.shape[2:], pads, kernel, dilations, _SPATIAL[nd]
+    ):
+        if size + before + after < d * (k - 1) + 1:
+            raise ShapeError(
+                f"{function}(): the padded input ({size} + {before + after} along {axis}) is "
+                f"smaller than the dilated kernel ({d * (k - 1) + 1})"
+            )
+    if nd == 1:  # over a height of 1
+        input, weight = _ops.expand_dims(input, axis=2), _ops.expand_dims(weight, axis=2)
+        steps, dilations, pads = (1, *steps), (1, *dilations), [(0, 0), *pads]
+    out = _ops.conv2d(
+        input, weight, stride=steps, padding=_flat_padding(pads), dilation=dilations, groups=groups
+    )
+    if nd == 1:
+        out = _ops.squeeze(out, axis=2)
+    if bias is not None:
+        out = out + _ops.reshape(bias, (out_channels,) + (1,) * nd)
+    return _ops.squeeze(out, axis=0) if unbatched else out
+
+
+def conv1d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: int | tuple[int, ...] = 1,
+    padding: int | tuple[int, ...] | str = 0,
+    dilation: int | tuple[int, ...] = 1,
+    groups: int = 1,
+) -> Tensor:
+    """1-D convolution (cross-correlation) of ``(N, C, L)`` input with ``(O, C/groups, k)``.
+
+    Computed as a 2-D convolution over a height of 1, so it has the same
+    gradients of every order.
+
+    Parameters
+    ----------
+    input : Tensor
+        ``(N, C, L)``, or ``(C, L)`` for a single sequence.
+    weight : Tensor
+        ``(O, C / groups, k)``.
+    bias : Tensor, optional
+        ``(O,)``.
+    stride, dilation : int or (int,)
+    padding : int, (int,), "valid" or "same"
+        Zeros added on both sides; ``"same"`` (stride 1 only) keeps the length.
+    groups : int
+        Split the channels into that many independent convolutions.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> x = plugrad.tensor([[[1.0, 2.0, 3.0, 4.0]]])
+    >>> F.conv1d(x, plugrad.tensor([[[1.0, 0.0, -1.0]]]), padding=1)
+    tensor([[[-2., -2., -2.,  3.]]])
+    """
+    return _convolution("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
+
+
+def _conv_transpose(
+    function: str,
+    nd: int,
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None,
+    stride: Any,
+    padding: Any,
+    output_padding: Any,
+    groups: int,
+    dilation: Any,
+) -> Tensor:
+    """``conv_transpose1d``/``2d``: the gradient of a convolution for its input."""
+    _check_tensor("input", function, input)
+    _check_tensor("weight", function, weight)
+    _check_same_dtype(function, input, weight, bias)
+    steps = _ntuple(function, "stride", stride, nd, 1)
+    pads = _ntuple(function, "padding", padding, nd, 0)
+    extras = _ntuple(function, "output_padding", output_padding, nd, 0)
+    dilations = _ntuple(function, "dilation", dilation, nd, 1)
+    if weight.ndim != nd + 2:
+        raise ShapeError(
+            f"{function}(): weight must be (C_in, C_out / groups, {_KERNEL[nd]}), got "
+            f"{weight.shape}"
+        )
+    input, unbatched = _batched(function, input, nd)
+    in_channels, group_out = weight.shape[:2]
+    kernel = tuple(weight.shape[2:])
+    _groups(function, groups, in_channels, "input")
+    if input.shape[1] != in_channels:
+        raise ShapeError(
+            f"{function}(): the input has {input.shape[1]} channels but the weight "
+            f"{weight.shape} expects {in_channels}"
+        )
+    if any(e >= max(s, d) for e, s, d in zip(extras, steps, dilations)):
+        raise InvalidArgumentError(
+            f"{function}(): output_padding {extras} must be smaller than the stride {steps} "
+            f"or the dilation {dilations}, as in PyTorch"
+        )
+    full = [
+        (n - 1) * s + d * (k - 1) + 1
+        for n, s, d, k in zip(input.shape[2:], steps, dilations, kernel)
+    ]
+    sizes = [f - 2 * p + e for f, p, e in zip(full, pads, extras)]
+    if min(sizes) < 1:
+        raise ShapeError(
+            f"{function}(): the output would have size {tuple(sizes)} for an input of shape "
+            f"{input.shape} (padding {pads}); use less padding or a larger input"
+        )
+    # NOTE: output_padding is taken off the padding after (bottom, right) rather than added
+    # to the output: the windows of the op's own gradients then fit its input exactly.
+    # What lies beyond every window (output_padding larger than the padding) is zeros.
+    after = [max(p - e, 0) for p, e in zip(pads, extras)]
+    computed = [f - p - a for f, p, a in zip(full, pads, after)]
+    beyond = [size - c for size, c in zip(sizes, computed)]
+    flat = [(p, a) for p, a in zip(pads, after)]
+    if nd == 1:  # over a height of 1
+        input, weight = _ops.expand_dims(input, axis=2), _ops.expand_dims(weight, axis=2)
+        steps, dilations, flat = (1, *steps), (1, *dilations), [(0, 0), *flat]
+        computed, beyond = [1, *computed], [0, *beyond]
+    out = _ops.conv2d_input_grad(
+        input,
+        weight,
+        input_size=tuple(computed),
+        stride=steps,
+        padding=_flat_padding(flat),
+        dilation=dilations,
+        groups=groups,
+    )
+    if any(beyond):
+        out = pad(out, (0, beyond[1], 0, beyond[0]))
+    if nd == 1:
+        out = _ops.squeeze(out, axis=2)
+    if bias is not None:
+        out = out + _ops.reshape(bias, (group_out * groups,) + (1,) * nd)
+    return _ops.squeeze(out, axis=0) if unbatched else out
+
+
+def conv_transpose1d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: int | tuple[int, ...] = 1,
+    padding: int | tuple[int, ...] = 0,
+    output_padding: int | tuple[int, ...] = 0,
+    groups: int = 1,
+    dilation: int | tuple[int, ...] = 1,
+) -> Tensor:
+    """1-D transposed convolution of ``(N, C_in, L)`` with ``(C_in, C_out/groups, k)``.
+
+    The gradient of :func:`conv1d` for its input: the output has length
+    ``(L - 1) * stride - 2 * padding + dilation * (k - 1) + output_padding + 1``.
+
+    Parameters
+    ----------
+    input : Tensor
+        ``(N, C_in, L)``, or ``(C_in, L)``.
+    weight : Tensor
+        ``(C_in, C_out / groups, k)``.
+    bias : Tensor, optional
+        ``(C_out,)``.
+    stride, padding, dilation : int or (int,)
+    output_padding : int or (int,)
+        Added to one side of the output; smaller than the stride or the dilation.
+    groups : int
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.conv_transpose1d(plugrad.tensor([[[1.0, 2.0]]]), plugrad.ones((1, 1, 3)), stride=2)
+    tensor([[[1., 1., 3., 2., 2.]]])
+    """
+    return _conv_transpose(
+        "conv_transpose1d", 1, input, weight, bias, stride, padding, output_padding, groups,
+        dilation,
+    )  # fmt: skip
+
+
+def conv_transpose2d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: int | tuple[int, ...] = 1,
+    padding: int | tuple[int, ...] = 0,
+    output_padding: int | tuple[int, ...] = 0,
+    groups: int = 1,
+    dilation: int | tuple[int, ...] = 1,
+) -> Tensor:
+    """2-D transposed convolution of ``(N, C_in, H, W)`` with ``(C_in, C_out/groups, kh, kw)``.
+
+    The gradient of :func:`conv2d` for its input (sometimes called a
+    deconvolution): each output size is
+    ``(n - 1) * stride - 2 * padding + dilation * (k - 1) + output_padding + 1``.
+
+    Parameters
+    ----------
+    input : Tensor
+        ``(N, C_in, H, W)``, or ``(C_in, H, W)``.
+    weight : Tensor
+        ``(C_in, C_out / groups, kh, kw)``.
+    bias : Tensor, optional
+        ``(C_out,)``.
+    stride, padding, dilation : int or (int, int)
+    output_padding : int or (int, int)
+        Added to the bottom and right; smaller than the stride or the dilation.
+    groups : int
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.conv_transpose2d(plugrad.ones((1, 1, 2, 2)), plugrad.ones((1, 1, 2, 2)))
+    tensor([[[[1., 2., 1.],
+              [2., 4., 2.],
+              [1., 2., 1.]]]])
+    """
+    return _conv_transpose(
+        "conv_transpose2d", 2, input, weight, bias, stride, padding, output_padding, groups,
+        dilation,
+    )  # fmt: skip
+
+
+# -- more pooling: 1-D, adaptive maximum ----------------------------------------------------
+
+
+def _pool1d_arguments(
+    function: str, input: Tensor, kernel_size: Any, stride: Any, padding: Any, dilation: Any
+) -> tuple[int, int, int, int]:
+    _check_tensor("input", function, input)
+    if input.ndim not in (2, 3):
+        raise ShapeError(f"{function}(): input must be (N, C, L) or (C, L), got {input.shape}")
+    (kernel,) = _ntuple(function, "kernel_size", kernel_size, 1, 1)
+    (step,) = (
+        (kernel,) if stride is None or stride == () else _ntuple(function, "stride", stride, 1, 1)
+    )
+    (pad_,) = _ntuple(function, "padding", padding, 1, 0)
+    (dil,) = _ntuple(function, "dilation", dilation, 1, 1)
+    span = dil * (kernel - 1) + 1
+    if 2 * pad_ > span:
+        raise InvalidArgumentError(
+            f"{function}(): padding {pad_} must be at most half the (dilated) kernel size "
+            f"{span}, as in PyTorch"
+        )
+    if input.shape[-1] + 2 * pad_ < span:
+        raise ShapeError(
+            f"{function}(): the padded input length ({input.shape[-1]} + 2 * {pad_}) is "
+            f"smaller than the kernel ({span})"
+        )
+    return kernel, step, pad_, dil
+
+
+def max_pool1d(
+    input: Tensor,
+    kernel_size: int | tuple[int],
+    stride: int | tuple[int] | None = None,
+    padding: int | tuple[int] = 0,
+    dilation: int | tuple[int] = 1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+) -> Tensor | tuple[Tensor, Tensor]:
+    """Maximum over each window of the last axis; gradients flow to the maxima only.
+
+    ``stride`` defaults to ``kernel_size``. With ``return_indices`` also returns
+    the position of each maximum along the input's last axis.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.max_pool1d(plugrad.tensor([[[1.0, 3.0, 2.0, 5.0, 4.0]]]), 2, return_indices=True)
+    (tensor([[[3., 5.]]]), tensor([[[1, 3]]]))
+    """
+    kernel, step, pad_, dil = _pool1d_arguments(
+        "max_pool1d", input, kernel_size, stride, padding, dilation
+    )
+    result = max_pool2d(
+        _ops.expand_dims(input, axis=-2), (1, kernel), (1, step), (0, pad_), (1, dil),
+        ceil_mode, return_indices,
+    )  # fmt: skip
+    if isinstance(result, tuple):
+        # In a plane of height 1 the flat index is the position along the axis.
+        return _ops.squeeze(result[0], axis=-2), _ops.squeeze(result[1], axis=-2)
+    return _ops.squeeze(result, axis=-2)
+
+
+def avg_pool1d(
+    input: Tensor,
+    kernel_size: int | tuple[int],
+    stride: int | tuple[int] | None = None,
+    padding: int | tuple[int] = 0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+) -> Tensor:
+    """Mean over each window of the last axis.
+
+    ``stride`` defaults to ``kernel_size``; ``count_include_pad`` counts the
+    padding zeros in the mean.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.avg_pool1d(plugrad.tensor([[[1.0, 2.0, 3.0, 4.0]]]), 2)
+    tensor([[[1.5000, 3.5000]]])
+    """
+    kernel, step, pad_, _ = _pool1d_arguments("avg_pool1d", input, kernel_size, stride, padding, 1)
+    out = avg_pool2d(
+        _ops.expand_dims(input, axis=-2), (1, kernel), (1, step), (0, pad_), ceil_mode,
+        count_include_pad,
+    )  # fmt: skip
+    return _ops.squeeze(out, axis=-2)
+
+
+def _output_sizes(function: str, input: Tensor, output_size: Any, nd: int) -> tuple[int, ...]:
+    """``output_size`` of an adaptive pooling, ``None`` keeping an axis's size."""
+    spatial = ", ".join(_SPATIAL[nd])
+    if _check_tensor("input", function, input).ndim not in (nd + 1, nd + 2):
+        raise ShapeError(
+            f"{function}(): input must be (N, C, {spatial}) or (C, {spatial}), got {input.shape}"
+        )
+    sizes = (
+        (output_size,) * nd
+        if output_size is None or isinstance(output_size, int)
+        else tuple(output_size)
+    )
+    sizes = tuple(n if s is None else s for s, n in zip(sizes, input.shape[-nd:]))
+    if len(sizes) != nd or not all(
+        isinstance(s, int) and not isinstance(s, bool) and s >= 1 for s in sizes
+    ):
+        raise InvalidArgumentError(
+            f"{function}(): output_size must be {nd} positive int(s) (or None), got {output_size!r}"
+        )
+    if min(input.shape[-nd:]) < 1:
+        raise ShapeError(f"{function}(): the input {input.shape} has an empty {spatial} axis")
+    return cast("tuple[int, ...]", sizes)  # checked above: ints, None replaced
+
+
+def adaptive_avg_pool1d(input: Tensor, output_size: int | tuple[int]) -> Tensor:
+    """Mean over windows of the last axis chosen to give ``output_size`` elements.
+
+    The windows are those of :func:`adaptive_avg_pool2d`.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.adaptive_avg_pool1d(plugrad.tensor([[1.0, 2.0, 3.0, 4.0, 5.0]]), 2)
+    tensor([[2., 4.]])
+    """
+    (size,) = _output_sizes("adaptive_avg_pool1d", input, output_size, 1)
+    out = adaptive_avg_pool2d(_ops.expand_dims(input, axis=-2), (1, size))
+    return _ops.squeeze(out, axis=-2)
+
+
+def _adaptive_max(input: Tensor, sizes: tuple[int, int], return_indices: bool) -> Any:
+    """Adaptive maximum over the last two axes as one ``max_pool2d``.
+
+    Each axis is gathered into equal windows: a window shorter than the longest
+    repeats its last element, which never wins over its first occurrence.
+    """
+    lengths = input.shape[-2:]
+    spreads, widths = [], []
+    for n, length in zip(sizes, lengths):
+        windows = [range((i * length) // n, -((-(i + 1) * length) // n)) for i in range(n)]
+        width = max(len(w) for w in windows)
+        spreads.append([w[min(j, len(w) - 1)] for w in windows for j in range(width)])
+        widths.append(width)
+    gathered = input
+    for axis, spread, length in zip((-2, -1), spreads, lengths):
+        if spread != list(range(length)):
+            index = asarray(spread, dtype=_dtypes.int64, device=input.device)
+            gathered = _ops.take(gathered, index, axis=axis)
+    values, offsets = _ops.max_pool2d(gathered, kernel_size=tuple(widths), stride=tuple(widths))
+    if not return_indices:
+        return values
+    with no_grad():
+        position = []
+        for axis, (spread, width, n) in enumerate(zip(spreads, widths, sizes)):
+            within = offsets // widths[1] if axis == 0 else offsets % widths[1]
+            shape = (n, 1) if axis == 0 else (1, n)
+            start = _ops.reshape(arange(n, device=input.device) * width, shape)
+            table = asarray(spread, dtype=_dtypes.int64, device=input.device)
+            picked = _ops.take(table, _ops.reshape(start + within, (-1,)), axis=0)
+            position.append(_ops.reshape(picked, offsets.shape))
+        flat = position[0] * lengths[1] + position[1]
+    return values, flat
+
+
+def adaptive_max_pool1d(
+    input: Tensor, output_size: int | tuple[int], return_indices: bool = False
+) -> Tensor | tuple[Tensor, Tensor]:
+    """Maximum over windows of the last axis chosen to give ``output_size`` elements.
+
+    The windows are those of :func:`adaptive_avg_pool1d`; gradients flow to the
+    maxima only. With ``return_indices`` also returns each maximum's position.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.adaptive_max_pool1d(plugrad.tensor([[1.0, 5.0, 3.0, 2.0, 4.0]]), 2)
+    tensor([[5., 4.]])
+    """
+    (size,) = _output_sizes("adaptive_max_pool1d", input, output_size, 1)
+    result = _adaptive_max(_ops.expand_dims(input, axis=-2), (1, size), return_indices)
+    if isinstance(result, tuple):
+        return _ops.squeeze(result[0], axis=-2), _ops.squeeze(result[1], axis=-2)
+    return _ops.squeeze(result, axis=-2)
+
+
+def adaptive_max_pool2d(
+    input: Tensor,
+    output_size: int | tuple[int | None, int | None],
+    return_indices: bool = False,
+) -> Tensor | tuple[Tensor, Tensor]:
+    """Maximum over windows of the last two axes chosen to give ``output_size``.
+
+    The windows are those of :func:`adaptive_avg_pool2d` (``None`` keeps an
+    axis's size); gradients flow to the maxima only. With ``return_indices``
+    also returns the flat index (``row * W + column``) of each maximum in its
+    input plane, as PyTorch does.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.adaptive_max_pool2d(plugrad.arange(16.0).reshape(1, 4, 4), 2)
+    tensor([[[ 5.,  7.],
+             [13., 15.]]])
+    """
+    rows, columns = _output_sizes("adaptive_max_pool2d", input, output_size, 2)
+    return _adaptive_max(input, (rows, columns), return_indices)
+
+
+# -- more normalization: group, instance, RMS, local response -----------------------------
+
+
+def _channel_affine(
+    function: str, input: Tensor, weight: Tensor | None, bias: Tensor | None
+) -> Tensor:
+    """``input * weight + bias`` with one weight and bias per channel (axis 1)."""
+    channels = input.shape[1]
+    kept = (channels,) + (1,) * (input.ndim - 2)
+    for name, value in (("weight", weight), ("bias", bias)):
+        if value is not None and tuple(value.shape) != (channels,):
+            raise ShapeError(
+                f"{function}(): {name} must have shape ({channels},), one per channel, got "
+                f"{value.shape}"
+            )
+    if weight is not None:
+        input = input * _ops.reshape(weight, kept)
+    if bias is not None:
+        input = input + _ops.reshape(bias, kept)
+    return input
+
+
+def group_norm(
+    input: Tensor,
+    num_groups: int,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Normalize each sample over groups of channels (and the other axes), then scale and shift.
+
+    The ``C`` channels of an ``(N, C, ...)`` input are split into ``num_groups``
+    groups; each group of each sample is normalized to mean 0 and variance 1
+    (the biased variance), then ``weight`` and ``bias`` (one per channel)
+    apply.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.group_norm(plugrad.tensor([[1.0, 3.0, 0.0, 4.0]]), 2)
+    tensor([[-1.0000,  1.0000, -1.0000,  1.0000]])
+    """
+    _check_tensor("input", "group_norm", input)
+    if input.ndim < 2:
+        raise ShapeError(f"group_norm(): expected an input of shape (N, C, ...), got {input.shape}")
+    channels = input.shape[1]
+    if (
+        not isinstance(num_groups, int)
+        or isinstance(num_groups, bool)
+        or num_groups < 1
+        or channels % num_groups
+    ):
+        raise InvalidArgumentError(
+            f"group_norm(): num_groups must be a positive int dividing the {channels} channels "
+            f"of the input {input.shape}, got {num_groups!r}"
+        )
+    _check_same_dtype("group_norm", input, weight, bias)
+    grouped = _ops.reshape(input, (input.shape[0], num_groups, -1))
+    normalized = _ops.layer_norm(grouped, None, None, ndim=1, eps=eps)
+    return _channel_affine("group_norm", _ops.reshape(normalized, input.shape), weight, bias)
+
+
+def instance_norm(
+    input: Tensor,
+    running_mean: Tensor | None = None,
+    running_var: Tensor | None = None,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    use_input_stats: bool = True,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Normalize each channel of each sample over its spatial axes, then scale and shift.
+
+    With ``use_input_stats`` the statistics are each instance's, and the
+    running statistics (when given) move toward their mean over the batch in
+    place by ``momentum`` (the variance unbiased), as in PyTorch. Otherwise the
+    running statistics normalize.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.instance_norm(plugrad.tensor([[[1.0, 3.0], [0.0, 4.0]]]))
+    tensor([[[-1.0000,  1.0000],
+             [-1.0000,  1.0000]]])
+    """
+    _check_tensor("input", "instance_norm", input)
+    if input.ndim < 3:
+        raise ShapeError(
+            f"instance_norm(): expected an input of shape (N, C, ...) with at least one "
+            f"spatial axis, got {input.shape}"
+        )
+    _check_same_dtype("instance_norm", input, weight, bias)
+    n, channels = input.shape[:2]
+    for name, value in (("running_mean", running_mean), ("running_var", running_var)):
+        if value is not None and tuple(value.shape) != (channels,):
+            raise ShapeError(
+                f"instance_norm(): {name} must have shape ({channels},), one per channel, got "
+                f"{value.shape}"
+            )
+    if use_input_stats:
+        flat = _ops.reshape(input, (n, channels, -1))
+        count = flat.shape[-1]
+        if count <= 1:
+            raise ShapeError(
+                f"instance_norm(): expected more than one spatial element per channel when "
+                f"using the input's statistics, got input of shape {input.shape}"
+            )
+        out = _ops.reshape(_ops.layer_norm(flat, None, None, ndim=1, eps=eps), input.shape)
+        with no_grad():
+            if running_mean is not None:
+                batch_mean = _ops.mean(_ops.mean(flat, axis=2), axis=0)
+                running_mean.copy_((1.0 - momentum) * running_mean + momentum * batch_mean)
+            if running_var is not None:
+                batch_var = _ops.mean(_ops.var(flat, axis=2, correction=1), axis=0)
+                running_var.copy_((1.0 - momentum) * running_var + momentum * batch_var)
+    else:
+        if running_mean is None or running_var is None:
+            raise ArgumentError(
+                "instance_norm(): use_input_stats=False normalizes with running_mean and "
+                "running_var; give both, or pass use_input_stats=True"
+            )
+        kept = (channels,) + (1,) * (input.ndim - 2)
+        mean, var = _ops.reshape(running_mean, kept), _ops.reshape(running_var, kept)
+        out = (input - mean) / _ops.sqrt(var + eps)
+    return _channel_affine("instance_norm", out, weight, bias)
+
+
+def rms_norm(
+    input: Tensor,
+    normalized_shape: int | Sequence[int],
+    weight: Tensor | None = None,
+    eps: float | None = None,
+) -> Tensor:
+    """Divide by the root mean square over the trailing ``normalized_shape`` axes, then scale.
+
+    ``input / sqrt(mean(input ** 2) + eps) * weight``; ``eps=None`` is the
+    machine epsilon of the input's dtype, as in PyTorch.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.rms_norm(plugrad.tensor([[3.0, 4.0]]), (2,), eps=0.0)
+    tensor([[0.8485, 1.1314]])
+    """
+    _check_tensor("input", "rms_norm", input)
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if not shape or tuple(input.shape[-len(shape) :]) != shape or input.ndim < len(shape):
+        raise ShapeError(
+            f"rms_norm(): normalized_shape {shape} must be the trailing axes of the input, "
+            f"whose shape is {input.shape}"
+        )
+    if input.dtype.kind not in ("real floating", "complex floating"):
+        raise DtypeError(f"rms_norm(): takes a floating-point input, got {input.dtype.name}")
+    if weight is not None:
+        _check_same_dtype("rms_norm", input, weight, None)
+        if tuple(weight.shape) != shape:
+            raise ShapeError(
+                f"rms_norm(): weight must have shape {shape} (normalized_shape), got {weight.shape}"
+            )
+    if eps is None:
+        eps = finfo(input.dtype).eps
+    axes = tuple(range(-len(shape), 0))
+    out = input * _ops.rsqrt(_ops.mean(input * input, axis=axes, keepdims=True) + eps)
+    return out if weight is None else out * weight
+
+
+def local_response_norm(
+    input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0
+) -> Tensor:
+    """Divide by ``(k + alpha * mean of squares over size neighbouring channels) ** beta``.
+
+    The channels (axis 1) are padded with zeros, ``size // 2`` before and
+    ``(size - 1) // 2`` after, so the mean always divides by ``size``, as in PyTorch.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.local_response_norm(plugrad.ones((1, 3, 1)), 2, alpha=1.0, beta=1.0)
+    tensor([[[0.6667],
+             [0.5000],
+             [0.5000]]])
+    """
+    _check_tensor("input", "local_response_norm", input)
+    if input.ndim < 3:
+        raise ShapeError(
+            f"local_response_norm(): expected an input of shape (N, C, ...) with at least one "
+            f"spatial axis, got {input.shape}"
+        )
+    if not isinstance(size, int) or isinstance(size, bool) or size < 1:
+        raise InvalidArgumentError(
+            f"local_response_norm(): size must be a positive int, got {size!r}"
+        )
+    channels = input.shape[1]
+    amounts = (0, 0) * (input.ndim - 2) + (size // 2, (size - 1) // 2)
+    squares = pad(input * input, amounts)
+    total = squares[:, 0:channels]
+    for offset in range(1, size):
+        total = total + squares[:, offset : offset + channels]
+    div = ((total / size) * alpha + k) ** beta
+    return input / div
+
+
+# -- resampling: pixel shuffle, interpolation -------------------------------------------------
+
+
+def _factor(function: str, name: str, value: Any) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise InvalidArgumentError(f"{function}(): {name} must be a positive int, got {value!r}")
+    return value
+
+
+def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
+    """Rearrange ``(*, C * r**2, H, W)`` into ``(*, C, H * r, W * r)``, ``r = upscale_factor``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.pixel_shuffle(plugrad.arange(4.0).reshape(1, 4, 1, 1), 2)
+    tensor([[[[0., 1.],
+              [2., 3.]]]])
+    """
+    r = _factor("pixel_shuffle", "upscale_factor", upscale_factor)
+    if _check_tensor("input", "pixel_shuffle", input).ndim < 3:
+        raise ShapeError(f"pixel_shuffle(): input must be (*, C, H, W), got {input.shape}")
+    *lead, channels, height, width = input.shape
+    if channels % (r * r):
+        raise ShapeError(
+            f"pixel_shuffle(): the {channels} channels of the input {input.shape} are not "
+            f"divisible by upscale_factor ** 2 = {r * r}"
+        )
+    m = len(lead)
+    x = _ops.reshape(input, (*lead, channels // (r * r), r, r, height, width))
+    x = _ops.permute_dims(x, (*range(m), m, m + 3, m + 1, m + 4, m + 2))
+    return _ops.reshape(x, (*lead, channels // (r * r), height * r, width * r))
+
+
+def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
+    """Rearrange ``(*, C, H * r, W * r)`` into ``(*, C * r**2, H, W)``: undo :func:`pixel_shuffle`.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.pixel_unshuffle(plugrad.arange(4.0).reshape(1, 1, 2, 2), 2).flatten()
+    tensor([0., 1., 2., 3.])
+    """
+    r = _factor("pixel_unshuffle", "downscale_factor", downscale_factor)
+    if _check_tensor("input", "pixel_unshuffle", input).ndim < 3:
+        raise ShapeError(f"pixel_unshuffle(): input must be (*, C, H, W), got {input.shape}")
+    *lead, channels, height, width = input.shape
+    if height % r or width % r:
+        raise ShapeError(
+            f"pixel_unshuffle(): the height and width of the input {input.shape} must be "
+            f"divisible by downscale_factor = {r}"
+        )
+    m = len(lead)
+    x = _ops.reshape(input, (*lead, channels, height // r, r, width // r, r))
+    x = _ops.permute_dims(x, (*range(m), m, m + 2, m + 4, m + 1, m + 3))
+    return _ops.reshape(x, (*lead, channels * r * r, height // r, width // r))
+
+
+#: The modes of :func:`interpolate` and the spatial ranks each takes.
+_INTERPOLATION = {
+    "nearest": (1, 2, 3),
+    "nearest-exact": (1, 2, 3),
+    "linear": (1,),
+    "bilinear": (2,),
+    "trilinear": (3,),
+    "area": (1, 2),
+}
+
+
+def _float32(value: float) -> float:
+    """``value`` rounded to single precision, as PyTorch's kernels compute their indices."""
+    return array("f", (value,))[0]
+
+
+def _nearest(x: Tensor, axis: int, size: int, out: int, scale: float | None, exact: bool) -> Tensor:
+    """Resample ``axis`` of ``x`` from ``size`` to ``out`` elements by copying the nearest."""
+    # NOTE: PyTorch computes these indices in single precision whatever the dtype; the same
+    # arithmetic gives the same picks where a product falls on an integer.
+    if scale is not None and scale > 0:
+        step = _float32(1.0 / scale)
+    else:
+        step = _float32(_float32(size) / out)
+    if exact:
+        picks = [min(math.floor(_float32((i + 0.5) * step)), size - 1) for i in range(out)]
+    else:
+        picks = [min(math.floor(_float32(_float32(i) * step)), size - 1) for i in range(out)]
+    if picks == list(range(size)):
+        return x
+    index = asarray(picks, dtype=_dtypes.int64, device=x.device)
+    return _ops.take(x, index, axis=axis)
+
+
+def _linear(
+    x: Tensor, axis: int, size: int, out: int, scale: float | None, align_corners: bool
+) -> Tensor:
+    """Resample ``axis`` of ``x`` from ``size`` to ``out`` elements by linear interpolation."""
+    if out == size:
+        return x
+    # PyTorch's arithmetic, in single precision for single-precision data.
+    rounded = _float32 if x.dtype is not _dtypes.float64 else float
+    if align_corners:
+        ratio = rounded(rounded(size - 1) / (out - 1)) if out > 1 else 0.0
+        sources = [rounded(ratio * i) for i in range(out)]
+    else:
+        ratio = rounded(1.0 / scale) if scale is not None and scale > 0 else rounded(size / out)
+        sources = [max(rounded(rounded(ratio * rounded(i + 0.5)) - 0.5), 0.0) for i in range(out)]
+    first = [min(math.floor(s), size - 1) for s in sources]
+    second = [i + 1 if i < size - 1 else i for i in first]
+    share = [min(max(rounded(s - i), 0.0), 1.0) for s, i in zip(sources, first)]
+    shape = (out,) + (1,) * (x.ndim - 1 - axis)
+    weights = [
+        _ops.reshape(asarray(w, dtype=x.dtype, device=x.device), shape)
+        for w in ([rounded(1.0 - s) for s in share], share)
+    ]
+    picked = [
+        _ops.take(x, asarray(i, dtype=_dtypes.int64, device=x.device), axis=axis)
+        for i in (first, second)
+    ]
+    return picked[0] * weights[0] + picked[1] * weights[1]
+
+
+def interpolate(
+    input: Tensor,
+    size: int | Sequence[int] | None = None,
+    scale_factor: float | Sequence[float] | None = None,
+    mode: str = "nearest",
+    align_corners: bool | None = None,
+    recompute_scale_factor: bool | None = None,
+    antialias: bool = False,
+) -> Tensor:
+    """Resample the spatial axes of ``(N, C, ...)`` input to ``size`` or by ``scale_factor``.
+
+    Parameters
+    ----------
+    input : Tensor
+        ``(N, C, L)``, ``(N, C, H, W)`` or ``(N, C, D, H, W)``.
+    size : int or sequence of int, optional
+        The output's spatial size.
+    scale_factor : float or sequence of float, optional
+        Multiplies each spatial size (rounded down); give it or ``size``.
+    mode : {"nearest", "nearest-exact", "linear", "bilinear", "trilinear", "area"}
+        ``"linear"`` takes 3-d input, ``"bilinear"`` 4-d, ``"trilinear"`` 5-d;
+        ``"area"`` is :func:`adaptive_avg_pool1d`/:func:`adaptive_avg_pool2d`.
+    align_corners : bool, optional
+        Linear modes only: map the corner elements of input and output onto each
+        other (``True``) or their corner edges (``False``, the default).
+    recompute_scale_factor : bool, optional
+        Compute the sampling from the rounded output size instead of ``scale_factor``.
+    antialias : bool
+        Only ``False``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> x = plugrad.tensor([[[1.0, 2.0, 4.0]]])
+    >>> F.interpolate(x, scale_factor=2)
+    tensor([[[1., 1., 2., 2., 4., 4.]]])
+    >>> F.interpolate(x, size=5, mode="linear", align_corners=True)
+    tensor([[[1.0000, 1.5000, 2.0000, 3.0000, 4.0000]]])
+    """
+    _check_tensor("input", "interpolate", input)
+    if mode not in _INTERPOLATION:
+        raise InvalidArgumentError(
+            f"interpolate(): mode must be one of {tuple(_INTERPOLATION)}, got {mode!r}"
+        )
+    nd = input.ndim - 2
+    if nd not in _INTERPOLATION[mode]:
+        ranks = " or ".join(f"{n + 2}-d" for n in _INTERPOLATION[mode])
+        raise ShapeError(
+            f"interpolate(): mode={mode!r} takes {ranks} input (N, C, spatial...), got "
+            f"shape {input.shape}"
+        )
+    linear = mode in ("linear", "bilinear", "trilinear")
+    if align_corners is not None and not linear:
+        raise InvalidArgumentError(
+            f"interpolate(): align_corners is for the modes 'linear', 'bilinear' and "
+            f"'trilinear' only, not {mode!r}; leave it None"
+        )
+    if antialias:
+        raise InvalidArgumentError("interpolate(): antialias=True is not supported")
+    if (size is None) == (scale_factor is None):
+        raise ArgumentError("interpolate(): give exactly one of size and scale_factor")
+    lengths = tuple(input.shape[2:])
+    scales: tuple[float | None, ...] = (None,) * nd
+    if size is not None:
+        if recompute_scale_factor:
+            raise ArgumentError(
+                "interpolate(): recompute_scale_factor=True needs scale_factor, not size"
+            )
+        sizes = _ntuple("interpolate", "size", size, nd, 1)
+    else:
+        factors = (
+            (scale_factor,) * nd if isinstance(scale_factor, int | float) else tuple(scale_factor)  # type: ignore[arg-type]
+        )
+        if len(factors) != nd or not all(
+            isinstance(f, int | float) and not isinstance(f, bool) and f > 0 for f in factors
+        ):
+            raise InvalidArgumentError(
+                f"interpolate(): scale_factor must be a positive number or {nd} of them, got "
+                f"{scale_factor!r}"
+            )
+        sizes = tuple(math.floor(n * float(f)) for n, f in zip(lengths, factors))
+        if min(sizes) < 1:
+            raise ShapeError(
+                f"interpolate(): scale_factor {scale_factor!r} gives the empty size {sizes} "
+                f"for the input {input.shape}"
+            )
+        if not recompute_scale_factor:
+            scales = tuple(float(f) for f in factors)
+    if mode == "area":
+        if nd == 1:
+            return adaptive_avg_pool1d(input, sizes[0])
+        return adaptive_avg_pool2d(input, (sizes[0], sizes[1]))
+    out = input
+    # The last axis first: PyTorch's weighted sums nest in that order.
+    for axis in reversed(range(nd)):
+        length, target, scale = lengths[axis], sizes[axis], scales[axis]
+        if linear:
+            out = _linear(out, axis + 2, length, target, scale, bool(align_corners))
+        else:
+            out = _nearest(out, axis + 2, length, target, scale, mode == "nearest-exact")
+    # A new tensor even where nothing moved, as in PyTorch: writing to it leaves the input.
+    return out.clone() if out is input else out
+
+
+# -- sliding blocks: unfold, fold ---------------------------------------------------------------
+
+
+def _block_arguments(
+    function: str, kernel_size: Any, dilation: Any, padding: Any, stride: Any
+) -> tuple[tuple[int, ...], ...]:
+    return (
+        _ntuple(function, "kernel_size", kernel_size, 2, 1),
+        _ntuple(function, "dilation", dilation, 2, 1),
+        _ntuple(function, "padding", padding, 2, 0),
+        _ntuple(function, "stride", stride, 2, 1),
+    )
+
+
+def _block_counts(
+    size: Sequence[int], kernel: Sequence[int], dil: Sequence[int], pads: Sequence[int],
+    step: Sequence[int],
+) -> tuple[int, ...]:  # fmt: skip
+    return tuple(
+        (n + 2 * p - d * (k - 1) - 1) // s + 1
+        for n, k, d, p, s in zip(size, kernel, dil, pads, step)
+    )
+
+
+def unfold(
+    input: Tensor,
+    kernel_size: IntPair,
+    dilation: IntPair = 1,
+    padding: IntPair = 0,
+    stride: IntPair = 1,
+) -> Tensor:
+    """Every sliding block of ``(N, C, H, W)`` input as a column: ``(N, C * kh * kw, L)``.
+
+    ``L`` is the number of blocks (im2col); within a column the values run
+    over the channels, then the kernel's rows and columns, as in PyTorch.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.unfold(plugrad.arange(6.0).reshape(1, 1, 2, 3), 2)
+    tensor([[[0., 1.],
+             [1., 2.],
+             [3., 4.],
+             [4., 5.]]])
+    """
+    _check_tensor("input", "unfold", input)
+    kernel, dil, pads, step = _block_arguments("unfold", kernel_size, dilation, padding, stride)
+    input, unbatched = _batched("unfold", input, 2)
+    n, _, height, width = input.shape
+    rows, columns = _block_counts((height, width), kernel, dil, pads, step)
+    if rows < 1 or columns < 1:
+        raise ShapeError(
+            f"unfold(): the padded input {(height + 2 * pads[0], width + 2 * pads[1])} is "
+            f"smaller than the dilated kernel {kernel} (dilation {dil})"
+        )
+    padded = pad(input, (pads[1], pads[1], pads[0], pads[0])) if any(pads) else input
+    blocks = [
+        padded[
+            ...,
+            i * dil[0] : i * dil[0] + step[0] * (rows - 1) + 1 : step[0],
+            j * dil[1] : j * dil[1] + step[1] * (columns - 1) + 1 : step[1],
+        ]
+        for i in range(kernel[0])
+        for j in range(kernel[1])
+    ]
+    cols = _ops.reshape(_ops.stack(blocks, axis=2), (n, -1, rows * columns))
+    return _ops.squeeze(cols, axis=0) if unbatched else cols
+
+
+def fold(
+    input: Tensor,
+    output_size: IntPair,
+    kernel_size: IntPair,
+    dilation: IntPair = 1,
+    padding: IntPair = 0,
+    stride: IntPair = 1,
+) -> Tensor:
+    """Add columns of sliding blocks up into ``(N, C, *output_size)``: :func:`unfold`'s adjoint.
+
+    ``input`` is ``(N, C * kh * kw, L)`` (or ``(C * kh * kw, L)``), ``L`` the
+    number of blocks that fit ``output_size``; overlapping values add up.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.fold(plugrad.ones((1, 4, 2)), (2, 3), 2)
+    tensor([[[[1., 2., 1.],
+              [1., 2., 1.]]]])
+    """
+    _check_tensor("input", "fold", input)
+    kernel, dil, pads, step = _block_arguments("fold", kernel_size, dilation, padding, stride)
+    size = _ntuple("fold", "output_size", output_size, 2, 1)
+    if input.ndim not in (2, 3):
+        raise ShapeError(
+            f"fold(): input must be (N, C * kh * kw, L) or (C * kh * kw, L), got {input.shape}"
+        )
+    unbatched = input.ndim == 2
+    if unbatched:
+        input = _ops.expand_dims(input, axis=0)
+    n, depth, blocks = input.shape
+    area = kernel[0] * kernel[1]
+    if depth % area:
+        raise ShapeError(
+            f"fold(): the input's {depth} rows are not divisible by the kernel's "
+            f"{kernel[0]} * {kernel[1]} = {area} elements"
+        )
+    rows, columns = _block_counts(size, kernel, dil, pads, step)
+    if rows < 1 or columns < 1 or rows * columns != blocks:
+        raise ShapeError(
+            f"fold(): output_size {size} with kernel_size {kernel}, dilation {dil}, padding "
+            f"{pads} and stride {step} has {max(rows, 0) * max(columns, 0)} blocks, but the "
+            f"input {input.shape} has {blocks}"
+        )
+    channels = depth // area
+    # Column k of each channel's block goes to kernel position k: a one-hot kernel per group.
+    labels = arange(area, device=input.device)
+    one_hot_kernel = _ops.astype(_ops.reshape(labels, (area, 1)) == labels, input.dtype)
+    weight = _ops.reshape(_ops.tile(one_hot_kernel, (channels, 1)), (depth, 1, *kernel))
+    cols = _ops.reshape(input, (n, depth, rows, columns))
+    out = _ops.conv2d_input_grad(
+        cols, weight, input_size=size, stride=step, padding=(pads[0], pads[0], pads[1], pads[1]),
+        dilation=dil, groups=channels,
+    )  # fmt: skip
+    return _ops.squeeze(out, axis=0) if unbatched else out

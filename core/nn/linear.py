@@ -1,9 +1,9 @@
-"""``Linear``: an affine map ``x @ weight.T + bias``."""
+"""``Linear``: an affine map ``x @ weight.T + bias``; ``Identity``: no map at all."""
 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..tensor import Tensor
 from . import functional as F
@@ -13,7 +13,7 @@ from .module import Module, ParameterPlacement, add_weight_and_bias, with_placem
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-__all__ = ["Linear"]
+__all__ = ["Identity", "Linear"]
 
 
 class Linear(Module):
@@ -83,3 +83,23 @@ class Linear(Module):
             f"in_features={self.in_features}, out_features={self.out_features}, "
             f"bias={self.bias is not None}"
         )
+
+
+class Identity(Module):
+    """Return the input unchanged; arguments given to the constructor are ignored.
+
+    A placeholder where a layer is optional: ``head = nn.Linear(...) if c else nn.Identity()``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> x = plugrad.ones(3)
+    >>> plugrad.nn.Identity(54, unused="x")(x) is x
+    True
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__()
+
+    def forward(self, input: Any) -> Any:
+        return input

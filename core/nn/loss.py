@@ -1,4 +1,4 @@
-"""Loss layers: ``CrossEntropyLoss``, ``NLLLoss``, ``MSELoss``, ``L1Loss``, ``BCELoss``, ..."""
+"""Loss layers: ``CrossEntropyLoss``, ``NLLLoss``, ``MSELoss``, ``HuberLoss``, ``KLDivLoss``, ..."""
 
 from __future__ import annotations
 
@@ -12,22 +12,36 @@ from .module import Module
 __all__ = [
     "BCELoss",
     "BCEWithLogitsLoss",
+    "CosineEmbeddingLoss",
     "CrossEntropyLoss",
+    "GaussianNLLLoss",
+    "HingeEmbeddingLoss",
+    "HuberLoss",
+    "KLDivLoss",
     "L1Loss",
     "MSELoss",
+    "MarginRankingLoss",
+    "MultiLabelSoftMarginLoss",
+    "MultiMarginLoss",
     "NLLLoss",
+    "PoissonNLLLoss",
     "SmoothL1Loss",
+    "SoftMarginLoss",
+    "TripletMarginLoss",
 ]
 
 
 class _Loss(Module):
     """A loss layer: ``reduction`` (``"mean"``, ``"sum"`` or ``"none"``) is checked and kept."""
 
+    _reductions: ClassVar[tuple[str, ...]] = ("mean", "sum", "none")
+
     def __init__(self, reduction: str = "mean") -> None:
         super().__init__()
-        if reduction not in ("mean", "sum", "none"):
+        if reduction not in self._reductions:
+            *first, last = (repr(name) for name in self._reductions)
             raise ValueError(
-                f"{type(self).__name__}: reduction must be 'mean', 'sum' or 'none', "
+                f"{type(self).__name__}: reduction must be {', '.join(first)} or {last}, "
                 f"got {reduction!r}"
             )
         self.reduction = reduction
@@ -195,4 +209,281 @@ class BCEWithLogitsLoss(_Loss):
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.binary_cross_entropy_with_logits(
             input, target, self.weight, reduction=self.reduction, pos_weight=self.pos_weight
+        )
+
+
+class HuberLoss(_Loss):
+    """Squared below ``delta``, ``delta``-scaled absolute above
+    (:func:`~plugrad.nn.functional.huber_loss`).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> loss = plugrad.nn.HuberLoss(delta=2.0)
+    >>> loss(plugrad.tensor([1.0, 3.0]), plugrad.tensor([0.0, 0.0]))
+    tensor(2.2500)
+    """
+
+    def __init__(self, reduction: str = "mean", delta: float = 1.0) -> None:
+        super().__init__(reduction)
+        self.delta = delta
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
+
+
+class KLDivLoss(_Loss):
+    """Kullback-Leibler divergence from log-probabilities (:func:`~plugrad.nn.functional.kl_div`).
+
+    ``reduction`` may also be ``"batchmean"``, the mathematical KL divergence
+    averaged over the batch.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> loss = plugrad.nn.KLDivLoss(reduction="batchmean", log_target=True)
+    >>> log_p = plugrad.log(plugrad.tensor([[0.5, 0.5]]))
+    >>> loss(log_p, log_p)
+    tensor(0.)
+    """
+
+    _reductions = ("mean", "sum", "none", "batchmean")
+
+    def __init__(self, reduction: str = "mean", log_target: bool = False) -> None:
+        super().__init__(reduction)
+        self.log_target = log_target
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
+
+
+class _MarginLoss(_Loss):
+    """A loss with a ``margin`` and ``reduction``: ``_function(*inputs, margin, reduction)``."""
+
+    _function: ClassVar[Callable[..., Tensor]]
+
+    def __init__(self, margin: float = 0.0, reduction: str = "mean") -> None:
+        super().__init__(reduction)
+        self.margin = margin
+
+
+class MarginRankingLoss(_MarginLoss):
+    """Ranking hinge ``max(0, -target * (input1 - input2) + margin)``
+    (:func:`~plugrad.nn.functional.margin_ranking_loss`).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> loss = plugrad.nn.MarginRankingLoss(margin=0.5)
+    >>> loss(plugrad.tensor([1.0]), plugrad.tensor([0.8]), plugrad.tensor([1.0]))
+    tensor(0.3000)
+    """
+
+    def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
+        return F.margin_ranking_loss(
+            input1, input2, target, margin=self.margin, reduction=self.reduction
+        )
+
+
+class HingeEmbeddingLoss(_MarginLoss):
+    """``input`` for alike pairs (target 1), ``max(0, margin - input)`` for others (target -1)
+    (:func:`~plugrad.nn.functional.hinge_embedding_loss`).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.nn.HingeEmbeddingLoss()(plugrad.tensor([0.3]), plugrad.tensor([-1.0]))
+    tensor(0.7000)
+    """
+
+    def __init__(self, margin: float = 1.0, reduction: str = "mean") -> None:
+        super().__init__(margin, reduction)
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.hinge_embedding_loss(input, target, margin=self.margin, reduction=self.reduction)
+
+
+class CosineEmbeddingLoss(_MarginLoss):
+    """``1 - cos`` for alike pairs, ``max(0, cos - margin)`` for others
+    (:func:`~plugrad.nn.functional.cosine_embedding_loss`).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> loss = plugrad.nn.CosineEmbeddingLoss()
+    >>> loss(plugrad.tensor([[1.0, 0.0]]), plugrad.tensor([[0.0, 1.0]]), plugrad.tensor([1.0]))
+    tensor(1.)
+    """
+
+    def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
+        return F.cosine_embedding_loss(
+            input1, input2, target, margin=self.margin, reduction=self.reduction
+        )
+
+
+class SoftMarginLoss(_PlainLoss):
+    """Two-class logistic loss ``log(1 + exp(-target * input))``
+    (:func:`~plugrad.nn.functional.soft_margin_loss`).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.nn.SoftMarginLoss()(plugrad.tensor([0.0]), plugrad.tensor([1.0]))
+    tensor(0.6931)
+    """
+
+    _function = F.soft_margin_loss
+
+
+class TripletMarginLoss(_Loss):
+    """``max(0, margin + d(anchor, positive) - d(anchor, negative))``
+    (:func:`~plugrad.nn.functional.triplet_margin_loss`).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> loss = plugrad.nn.TripletMarginLoss(margin=1.0, p=1.0)
+    >>> a, pos, neg = plugrad.zeros((1, 2)), plugrad.ones((1, 2)), plugrad.full((1, 2), 2.0)
+    >>> loss(a, pos, neg)
+    tensor(0.)
+    """
+
+    def __init__(
+        self,
+        margin: float = 1.0,
+        p: float = 2.0,
+        eps: float = 1e-6,
+        swap: bool = False,
+        reduction: str = "mean",
+    ) -> None:
+        super().__init__(reduction)
+        if margin <= 0:
+            raise ValueError(f"TripletMarginLoss: margin must be > 0, got {margin!r}")
+        self.margin, self.p, self.eps, self.swap = margin, p, eps, swap
+
+    def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
+        return F.triplet_margin_loss(
+            anchor,
+            positive,
+            negative,
+            margin=self.margin,
+            p=self.p,
+            eps=self.eps,
+            swap=self.swap,
+            reduction=self.reduction,
+        )
+
+
+class PoissonNLLLoss(_Loss):
+    """Poisson negative log-likelihood (:func:`~plugrad.nn.functional.poisson_nll_loss`).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> loss = plugrad.nn.PoissonNLLLoss()
+    >>> loss(plugrad.tensor([0.0]), plugrad.tensor([1.0]))
+    tensor(1.)
+    """
+
+    def __init__(
+        self,
+        log_input: bool = True,
+        full: bool = False,
+        eps: float = 1e-8,
+        reduction: str = "mean",
+    ) -> None:
+        super().__init__(reduction)
+        self.log_input, self.full, self.eps = log_input, full, eps
+
+    def forward(self, log_input: Tensor, target: Tensor) -> Tensor:
+        return F.poisson_nll_loss(
+            log_input,
+            target,
+            log_input=self.log_input,
+            full=self.full,
+            eps=self.eps,
+            reduction=self.reduction,
+        )
+
+
+class GaussianNLLLoss(_Loss):
+    """Gaussian negative log-likelihood, ``forward(input, target, var)``
+    (:func:`~plugrad.nn.functional.gaussian_nll_loss`).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> loss = plugrad.nn.GaussianNLLLoss()
+    >>> loss(plugrad.tensor([0.0, 1.0]), plugrad.tensor([1.0, 1.0]), plugrad.ones(2))
+    tensor(0.2500)
+    """
+
+    def __init__(self, *, full: bool = False, eps: float = 1e-6, reduction: str = "mean") -> None:
+        super().__init__(reduction)
+        self.full, self.eps = full, eps
+
+    def forward(self, input: Tensor, target: Tensor, var: Tensor | float) -> Tensor:
+        return F.gaussian_nll_loss(
+            input, target, var, full=self.full, eps=self.eps, reduction=self.reduction
+        )
+
+
+class MultiLabelSoftMarginLoss(_Loss):
+    """Binary cross-entropy from logits per label, averaged over the labels
+    (:func:`~plugrad.nn.functional.multilabel_soft_margin_loss`).
+
+    ``weight`` (one per class) is kept as a buffer.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> loss = plugrad.nn.MultiLabelSoftMarginLoss()
+    >>> loss(plugrad.tensor([[0.0, 0.0]]), plugrad.tensor([[1.0, 0.0]]))
+    tensor(0.6931)
+    """
+
+    def __init__(self, weight: Tensor | None = None, reduction: str = "mean") -> None:
+        super().__init__(reduction)
+        self.register_buffer("weight", weight)
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.multilabel_soft_margin_loss(input, target, self.weight, reduction=self.reduction)
+
+
+class MultiMarginLoss(_Loss):
+    """Multi-class hinge loss (:func:`~plugrad.nn.functional.multi_margin_loss`).
+
+    ``weight`` (one per class) is kept as a buffer.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> loss = plugrad.nn.MultiMarginLoss()
+    >>> loss(plugrad.tensor([[0.1, 0.2, 0.4, 0.8]]), plugrad.tensor([3]))
+    tensor(0.3250)
+    """
+
+    def __init__(
+        self,
+        p: int = 1,
+        margin: float = 1.0,
+        weight: Tensor | None = None,
+        reduction: str = "mean",
+    ) -> None:
+        super().__init__(reduction)
+        if p not in (1, 2):
+            raise ValueError(f"MultiMarginLoss: p must be 1 or 2, got {p!r}")
+        if weight is not None and (not isinstance(weight, Tensor) or weight.ndim != 1):
+            raise ValueError("MultiMarginLoss: weight must be a 1-d Tensor (one per class)")
+        self.p, self.margin = p, margin
+        self.register_buffer("weight", weight)
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.multi_margin_loss(
+            input,
+            target,
+            p=self.p,
+            margin=self.margin,
+            weight=self.weight,
+            reduction=self.reduction,
         )

@@ -1,4 +1,4 @@
-"""``LayerNorm`` and ``BatchNorm1d``/``BatchNorm2d``: normalization, scaled and shifted."""
+"""Normalization layers (batch, layer, group, instance, RMS, local response), scaled and shifted."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from .. import dtypes as _dtypes
-from ..creation import ones, zeros
-from ..errors import ShapeError
+from ..creation import empty, ones, zeros
+from ..errors import InvalidArgumentError, ShapeError
 from ..grad_mode import no_grad
 from ..tensor import Tensor
 from . import functional as F
@@ -16,13 +16,24 @@ from .module import (
     Module,
     ParameterPlacement,
     add_weight_and_bias,
+    check_placement,
     with_placement,
 )
+from .parameter import Parameter
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "LayerNorm"]
+__all__ = [
+    "BatchNorm1d",
+    "BatchNorm2d",
+    "GroupNorm",
+    "InstanceNorm1d",
+    "InstanceNorm2d",
+    "LayerNorm",
+    "LocalResponseNorm",
+    "RMSNorm",
+]
 
 
 class LayerNorm(Module):
@@ -204,3 +215,229 @@ class BatchNorm2d(_BatchNorm):
     """
 
     _input_ndims = (4,)
+
+
+class GroupNorm(Module):
+    """Normalize over groups of channels (see ``functional.group_norm``).
+
+    ``num_channels`` must be divisible by ``num_groups``. With ``affine`` a
+    weight (ones) and, with ``bias``, a bias (zeros) per channel are learned.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> norm = plugrad.nn.GroupNorm(2, 4)
+    >>> norm
+    GroupNorm(2, 4, eps=1e-05, affine=True, bias=True)
+    >>> norm(plugrad.randn(3, 4, 5)).shape
+    (3, 4, 5)
+    """
+
+    @with_placement
+    def __init__(
+        self,
+        num_groups: int,
+        num_channels: int,
+        eps: float = 1e-5,
+        affine: bool = True,
+        *,
+        bias: bool = True,
+        **placement: Unpack[ParameterPlacement],
+    ) -> None:
+        super().__init__()
+        if not isinstance(num_groups, int) or num_groups < 1 or num_channels % num_groups:
+            raise InvalidArgumentError(
+                f"GroupNorm: num_groups={num_groups!r} must be a positive int dividing "
+                f"num_channels={num_channels}"
+            )
+        self.num_groups = num_groups
+        self.num_channels = num_channels
+        self.eps = eps
+        self.affine = affine
+        shape = (num_channels,) if affine else None
+        add_weight_and_bias(self, shape, shape if bias else None, **placement)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Set the weight to ones and the bias to zeros."""
+        if self.weight is not None:
+            init.ones_(self.weight)
+        if self.bias is not None:
+            init.zeros_(self.bias)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return (
+            f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
+            f"bias={self.bias is not None}"
+        )
+
+
+class _InstanceNorm(_BatchNorm):
+    """Instance normalization (see ``functional.instance_norm``) of each channel of each sample.
+
+    PyTorch's defaults differ from batch normalization's: no affine parameters
+    and no running statistics. With ``track_running_stats`` the running
+    statistics are updated in training mode and normalize in evaluation mode
+    (``num_batches_tracked`` is kept but, as in PyTorch, not counted).
+    """
+
+    @with_placement
+    def __init__(
+        self,
+        num_features: int,
+        eps: float = 1e-5,
+        momentum: float | None = 0.1,
+        affine: bool = False,
+        track_running_stats: bool = False,
+        *,
+        bias: bool = True,
+        **placement: Unpack[ParameterPlacement],
+    ) -> None:
+        super().__init__(
+            num_features, eps, momentum, affine, track_running_stats, bias=bias, **placement
+        )
+
+    def forward(self, input: Tensor) -> Tensor:
+        unbatched_ndim = self._input_ndims[0]
+        if input.ndim not in self._input_ndims:
+            raise ShapeError(
+                f"{type(self).__name__}: expected a {unbatched_ndim}-d (unbatched) or "
+                f"{unbatched_ndim + 1}-d input, got shape {input.shape}"
+            )
+        channels = input.shape[-unbatched_ndim]
+        if channels != self.num_features and (self.affine or self.track_running_stats):
+            raise ShapeError(
+                f"{type(self).__name__}: expected {self.num_features} channels "
+                f"(num_features) on axis {input.ndim - unbatched_ndim}, got input of shape "
+                f"{input.shape}"
+            )
+        unbatched = input.ndim == unbatched_ndim
+        out = F.instance_norm(
+            input.unsqueeze(0) if unbatched else input,
+            self.running_mean,
+            self.running_var,
+            self.weight,
+            self.bias,
+            self.training or not self.track_running_stats,
+            0.0 if self.momentum is None else self.momentum,
+            self.eps,
+        )
+        return out.squeeze(0) if unbatched else out
+
+
+class InstanceNorm1d(_InstanceNorm):
+    """Instance normalization of ``(N, C, L)`` or ``(C, L)`` inputs over each sequence.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> norm = plugrad.nn.InstanceNorm1d(2)
+    >>> norm
+    InstanceNorm1d(2, eps=1e-05, momentum=0.1, affine=False, bias=False, track_running_stats=False)
+    >>> norm(plugrad.tensor([[1.0, 3.0], [0.0, 4.0]]))
+    tensor([[-1.0000,  1.0000],
+            [-1.0000,  1.0000]])
+    """
+
+    _input_ndims = (2, 3)
+
+
+class InstanceNorm2d(_InstanceNorm):
+    """Instance normalization of ``(N, C, H, W)`` or ``(C, H, W)`` inputs over each image.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> norm = plugrad.nn.InstanceNorm2d(3, affine=True)
+    >>> sorted(norm.state_dict())
+    ['bias', 'weight']
+    >>> norm(plugrad.randn(2, 3, 4, 4)).shape
+    (2, 3, 4, 4)
+    """
+
+    _input_ndims = (3, 4)
+
+
+class RMSNorm(Module):
+    """Root-mean-square normalization over the trailing ``normalized_shape`` axes.
+
+    See ``functional.rms_norm``; ``eps=None`` is the machine epsilon of the
+    input's dtype. With ``elementwise_affine`` a weight (ones) of shape
+    ``normalized_shape`` is learned.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> norm = plugrad.nn.RMSNorm(4)
+    >>> norm
+    RMSNorm((4,), eps=None, elementwise_affine=True)
+    >>> norm(plugrad.tensor([[2.0, 2.0, 2.0, 2.0]])).detach()
+    tensor([[1., 1., 1., 1.]])
+    """
+
+    @with_placement
+    def __init__(
+        self,
+        normalized_shape: int | Sequence[int],
+        eps: float | None = None,
+        elementwise_affine: bool = True,
+        **placement: Unpack[ParameterPlacement],
+    ) -> None:
+        super().__init__()
+        shape = (
+            (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+        )
+        self.normalized_shape = shape
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        check_placement(self, placement)
+        if elementwise_affine:  # a weight and, as in PyTorch, no bias
+            self.weight = Parameter(empty(shape, **placement))
+        else:
+            self.register_parameter("weight", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Set the weight to ones."""
+        if self.weight is not None:
+            init.ones_(self.weight)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.rms_norm(input, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self) -> str:
+        return (
+            f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+        )
+
+
+class LocalResponseNorm(Module):
+    """Normalize each element by its neighbours across channels.
+
+    See ``functional.local_response_norm``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> norm = plugrad.nn.LocalResponseNorm(2)
+    >>> norm
+    LocalResponseNorm(2, alpha=0.0001, beta=0.75, k=1.0)
+    >>> norm(plugrad.ones((1, 4, 3))).shape
+    (1, 4, 3)
+    """
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> None:
+        super().__init__()
+        self.size = size
+        self.alpha = alpha
+        self.beta = beta
+        self.k = k
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

@@ -1,0 +1,848 @@
+"""Recurrent layers: ``RNN``, ``LSTM`` and ``GRU``, and the cells that take one step of them.
+
+The layers have PyTorch's constructors, parameter names, shapes, gate order
+and initialization, so a PyTorch ``state_dict`` (converted to arrays) loads
+into them and gives the same outputs. They are composed of plugrad's
+differentiable ops -- one matrix product per layer and direction for the
+input of every time step, then one per step for the recurrence -- so
+gradients of any order work on every backend.
+
+``PackedSequence`` inputs are not supported: pad the sequences to one length
+(and mask what the padding produces) instead.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from .. import ops as _ops
+from ..creation import empty, zeros
+from ..errors import DtypeError, InvalidArgumentError, ShapeError
+from ..tensor import Tensor
+from . import functional as F
+from . import init
+from .module import Module, ParameterPlacement, check_placement, with_placement
+from .parameter import Parameter
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+__all__ = ["GRU", "LSTM", "RNN", "GRUCell", "LSTMCell", "RNNBase", "RNNCell", "RNNCellBase"]
+
+#: Gates per mode: the rows of ``weight_ih`` and ``weight_hh`` are this many blocks of
+#: ``hidden_size``, in PyTorch's order (LSTM: i, f, g, o; GRU: r, z, n).
+_GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
+_NONLINEARITIES = {"tanh": "RNN_TANH", "relu": "RNN_RELU"}
+
+
+# -- checks -------------------------------------------------------------------------------
+
+
+def _check_size(layer: str, name: str, value: Any) -> None:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"{layer}: {name} must be an int, got {type(value).__name__}")
+    if value <= 0:
+        raise InvalidArgumentError(f"{layer}: {name} must be greater than zero, got {value}")
+
+
+def _check_flag(layer: str, name: str, value: Any) -> None:
+    if not isinstance(value, bool):
+        raise TypeError(f"{layer}: {name} must be a bool, got {type(value).__name__}")
+
+
+def _nonlinearity_mode(layer: str, nonlinearity: Any) -> str:
+    try:
+        return _NONLINEARITIES[nonlinearity]
+    except (KeyError, TypeError):
+        raise InvalidArgumentError(
+            f"{layer}: unknown nonlinearity {nonlinearity!r}; select 'tanh' or 'relu'"
+        ) from None
+
+
+def _check_input(
+    layer: str, input: Any, weight: Tensor, input_size: int, ndims: tuple[int, int]
+) -> None:
+    """Refuse what is not an unbatched or batched (``ndims``) tensor of the weight's dtype
+    with ``input_size`` features."""
+    if not isinstance(input, Tensor):
+        raise TypeError(
+            f"{layer}: the input must be a Tensor, got {type(input).__name__} (PackedSequence "
+            "is not supported: pad the sequences to one length instead)"
+        )
+    if input.ndim not in ndims:
+        raise ShapeError(
+            f"{layer}: expected a {ndims[0]}-d (unbatched) or {ndims[1]}-d input, "
+            f"got shape {input.shape}"
+        )
+    if input.shape[-1] != input_size:
+        raise ShapeError(
+            f"{layer}: expected input_size={input_size} features on the input's last axis, "
+            f"got shape {input.shape}"
+        )
+    if input.dtype is not weight.dtype:
+        raise DtypeError(
+            f"{layer}: the input is {input.dtype.name} but the weights are {weight.dtype.name}; "
+            f"convert the input (x.to(plugrad.{weight.dtype.name})) or the module "
+            f"(module.to(plugrad.{input.dtype.name}), module.double(), module.float())"
+        )
+
+
+def _check_state(
+    layer: str, name: str, state: Any, shape: tuple[int, ...], input: Tensor
+) -> Tensor:
+    """``state`` if it is a tensor of ``shape`` and of the input's dtype."""
+    if not isinstance(state, Tensor):
+        raise TypeError(f"{layer}: {name} must be a Tensor, got {type(state).__name__}")
+    if state.shape != shape:
+        raise ShapeError(f"{layer}: expected {name} of shape {shape}, got {state.shape}")
+    if state.dtype is not input.dtype:
+        raise DtypeError(
+            f"{layer}: {name} is {state.dtype.name} but the input is {input.dtype.name}; "
+            "give both the dtype of the module's weights"
+        )
+    return state
+
+
+def _state_pair(layer: str, hx: Any) -> tuple[Any, Any]:
+    if not isinstance(hx, tuple | list) or len(hx) != 2:
+        raise TypeError(f"{layer}: hx must be a pair (h_0, c_0) of Tensors, got {hx!r:.80}")
+    return hx[0], hx[1]
+
+
+def _add_parameter(module: Module, name: str, shape: tuple[int, ...], placement: Any) -> None:
+    setattr(module, name, Parameter(empty(shape, **placement)))
+
+
+# -- one time step ------------------------------------------------------------------------
+#
+# ``gi`` is the input's share of the gates, ``x @ weight_ih.T + bias_ih``; ``bias`` is
+# ``bias_hh``, or None when the caller has already added it to ``gi`` (as the layers do for
+# RNN and LSTM, once for every step).
+
+
+def _recurrent(h: Tensor, weight_hh: Tensor, bias: Tensor | None) -> Tensor:
+    out = _ops.linear(h, weight_hh)
+    return out if bias is None else out + bias
+
+
+def _rnn_tanh_step(gi: Tensor, h: Tensor, weight_hh: Tensor, bias: Tensor | None) -> Tensor:
+    return _ops.tanh(gi + _recurrent(h, weight_hh, bias))
+
+
+def _rnn_relu_step(gi: Tensor, h: Tensor, weight_hh: Tensor, bias: Tensor | None) -> Tensor:
+    return _ops.relu(gi + _recurrent(h, weight_hh, bias))
+
+
+def _gru_step(gi: Tensor, h: Tensor, weight_hh: Tensor, bias: Tensor | None) -> Tensor:
+    i_r, i_z, i_n = _ops.chunk(gi, 3, -1)
+    h_r, h_z, h_n = _ops.chunk(_recurrent(h, weight_hh, bias), 3, -1)
+    r = _ops.sigmoid(i_r + h_r)
+    z = _ops.sigmoid(i_z + h_z)
+    n = _ops.tanh(i_n + r * h_n)  # bias_hh's n part is inside r * (...), so never folded
+    return n + z * (h - n)
+
+
+def _lstm_step(
+    gi: Tensor,
+    h: Tensor,
+    c: Tensor,
+    weight_hh: Tensor,
+    bias: Tensor | None,
+    weight_hr: Tensor | None,
+) -> tuple[Tensor, Tensor]:
+    i, f, g, o = _ops.chunk(gi + _recurrent(h, weight_hh, bias), 4, -1)
+    c = _ops.sigmoid(f) * c + _ops.sigmoid(i) * _ops.tanh(g)
+    h = _ops.sigmoid(o) * _ops.tanh(c)
+    return (h if weight_hr is None else _ops.linear(h, weight_hr)), c
+
+
+_STEPS: dict[str, Callable[[Tensor, Tensor, Tensor, Tensor | None], Tensor]] = {
+    "RNN_TANH": _rnn_tanh_step,
+    "RNN_RELU": _rnn_relu_step,
+    "GRU": _gru_step,
+}
+
+
+# -- layers over sequences ----------------------------------------------------------------
+
+
+class RNNBase(Module):
+    """What :class:`RNN`, :class:`LSTM` and :class:`GRU` share: their parameters, checks
+    and the loop over layers, directions and time steps.
+
+    ``mode`` is ``"RNN_TANH"``, ``"RNN_RELU"``, ``"LSTM"`` or ``"GRU"``; the other
+    arguments are those of the layers.
+    """
+
+    @with_placement
+    def __init__(
+        self,
+        mode: str,
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        bias: bool = True,
+        batch_first: bool = False,
+        dropout: float = 0.0,
+        bidirectional: bool = False,
+        proj_size: int = 0,
+        **placement: Unpack[ParameterPlacement],
+    ) -> None:
+        super().__init__()
+        layer = type(self).__name__
+        if mode not in _GATES:
+            raise InvalidArgumentError(
+                f"RNNBase: unknown mode {mode!r}; known: {', '.join(_GATES)}"
+            )
+        check_placement(self, placement)
+        for name, value in (
+            ("input_size", input_size),
+            ("hidden_size", hidden_size),
+            ("num_layers", num_layers),
+        ):
+            _check_size(layer, name, value)
+        for name, flag in (
+            ("bias", bias),
+            ("batch_first", batch_first),
+            ("bidirectional", bidirectional),
+        ):
+            _check_flag(layer, name, flag)
+        if (
+            not isinstance(dropout, int | float)
+            or isinstance(dropout, bool)
+            or not 0 <= dropout <= 1
+        ):
+            raise InvalidArgumentError(
+                f"{layer}: dropout must be a probability between 0 and 1 (of zeroing an "
+                f"element), got {dropout!r}"
+            )
+        if not isinstance(proj_size, int) or isinstance(proj_size, bool) or proj_size < 0:
+            raise InvalidArgumentError(
+                f"{layer}: proj_size must be a non-negative int (0: no projection), "
+                f"got {proj_size!r}"
+            )
+        if proj_size >= hidden_size:
+            raise InvalidArgumentError(
+                f"{layer}: proj_size={proj_size} must be smaller than hidden_size={hidden_size}"
+            )
+        if dropout > 0 and num_layers == 1:
+            warnings.warn(
+                f"{layer}: dropout is applied between stacked layers, so dropout={dropout} "
+                f"does nothing with num_layers=1",
+                stacklevel=3,
+            )
+        self.mode = mode
+        self.input_size = input_size
+        self.hidden_size = hidden_size
+        self.num_layers = num_layers
+        self.bias = bias
+        self.batch_first = batch_first
+        self.dropout = float(dropout)
+        self.bidirectional = bidirectional
+        self.proj_size = proj_size
+        gate_size = _GATES[mode] * hidden_size
+        output_size = proj_size or hidden_size
+        directions = 2 if bidirectional else 1
+        self._all_weights: list[list[str]] = []
+        for index in range(num_layers):
+            layer_input_size = input_size if index == 0 else output_size * directions
+            for suffix in ("", "_reverse")[:directions]:
+                shapes: dict[str, tuple[int, ...]] = {
+                    "weight_ih": (gate_size, layer_input_size),
+                    "weight_hh": (gate_size, output_size),
+                }
+                if bias:
+                    shapes.update(bias_ih=(gate_size,), bias_hh=(gate_size,))
+                if proj_size:
+                    shapes["weight_hr"] = (proj_size, hidden_size)
+                names = []
+                for kind, shape in shapes.items():
+                    names.append(f"{kind}_l{index}{suffix}")
+                    _add_parameter(self, names[-1], shape, placement)
+                self._all_weights.append(names)
+        self.reset_parameters()
+
+    @property
+    def _flat_weights_names(self) -> list[str]:
+        return [name for names in self._all_weights for name in names]
+
+    @property
+    def all_weights(self) -> list[list[Parameter]]:
+        """The parameters of each layer and direction, in PyTorch's order."""
+        return [[getattr(self, name) for name in names] for names in self._all_weights]
+
+    def flatten_parameters(self) -> None:
+        """Do nothing: the parameters are separate tensors on every backend (PyTorch packs
+        them for cuDNN here)."""
+
+    def reset_parameters(self) -> None:
+        """Draw new initial values: every parameter from ``U(-1/sqrt(hidden_size),
+        1/sqrt(hidden_size))``, as PyTorch does."""
+        bound = 1.0 / math.sqrt(self.hidden_size)
+        for parameter in self.parameters():
+            init.uniform_(parameter, -bound, bound)
+
+    def _weights(
+        self, index: int
+    ) -> tuple[Tensor, Tensor, Tensor | None, Tensor | None, Tensor | None]:
+        """``(weight_ih, weight_hh, bias_ih, bias_hh, weight_hr)`` of layer-and-direction
+        ``index``, with None for what the layer does not have."""
+        names = self._all_weights[index]
+        w_ih, w_hh = getattr(self, names[0]), getattr(self, names[1])
+        b_ih, b_hh = (getattr(self, name) for name in names[2:4]) if self.bias else (None, None)
+        w_hr = getattr(self, names[-1]) if self.proj_size else None
+        return w_ih, w_hh, b_ih, b_hh, w_hr
+
+    def _prepare(self, input: Any, states: tuple[Any, ...]) -> tuple[Tensor, list[Tensor], bool]:
+        """Check the call; return the input as ``(time, batch, features)``, the initial
+        states as ``(layers * directions, batch, size)`` and whether the input had a batch."""
+        layer = type(self).__name__
+        _check_input(layer, input, self.weight_ih_l0, self.input_size, (2, 3))
+        batched = input.ndim == 3
+        if not batched:
+            input = input.unsqueeze(1)
+        elif self.batch_first:
+            input = _ops.swapaxes(input, 0, 1)
+        steps, batch = input.shape[0], input.shape[1]
+        if steps == 0:
+            raise ShapeError(f"{layer}: expected a sequence of at least one step, got none")
+        depth = self.num_layers * (2 if self.bidirectional else 1)
+        sizes = [self.proj_size or self.hidden_size, self.hidden_size][: len(states)]
+        names = ["h_0", "c_0"] if len(states) == 2 else ["h_0"]
+        prepared = []
+        for name, state, size in zip(names, states, sizes):
+            if state is None:
+                prepared.append(zeros((depth, batch, size), dtype=input.dtype, device=input.device))
+                continue
+            shape = (depth, batch, size) if batched else (depth, size)
+            state = _check_state(layer, name, state, shape, input)
+            prepared.append(state if batched else state.unsqueeze(1))
+        return input, prepared, batched
+
+    def _scan(
+        self, input: Tensor, index: int, h: Tensor, c: Tensor | None, reverse: bool
+    ) -> tuple[Tensor, Tensor, Tensor | None]:
+        """Run layer-and-direction ``index`` over ``input`` (time first) from ``h`` (and
+        ``c``); return its outputs for every step, and its last ``h`` and ``c``."""
+        w_ih, w_hh, b_ih, b_hh, w_hr = self._weights(index)
+        if self.mode != "GRU" and b_ih is not None:
+            b_ih, b_hh = b_ih + b_hh, None  # added once here instead of once per step
+        gi = _ops.linear(input, w_ih)
+        gates = _ops.unbind(gi if b_ih is None else gi + b_ih, axis=0)
+        outputs: list[Any] = [None] * len(gates)
+        times = range(len(gates) - 1, -1, -1) if reverse else range(len(gates))
+        if c is None:
+            step = _STEPS[self.mode]
+            for t in times:
+                h = outputs[t] = step(gates[t], h, w_hh, b_hh)
+        else:
+            for t in times:
+                h, c = _lstm_step(gates[t], h, c, w_hh, b_hh, w_hr)
+                outputs[t] = h
+        return _ops.stack(outputs, axis=0), h, c
+
+    def _run(self, input: Any, states: tuple[Any, ...]) -> tuple[Tensor, list[Tensor]]:
+        """The output and the final states of ``forward``, in the input's layout."""
+        input, initial, batched = self._prepare(input, states)
+        directions = 2 if self.bidirectional else 1
+        finals: list[list[Tensor]] = [[] for _ in initial]
+        for layer in range(self.num_layers):
+            if layer > 0 and self.dropout > 0 and self.training:
+                input = F.dropout(input, self.dropout, training=True)
+            outputs = []
+            for direction in range(directions):
+                index = layer * directions + direction
+                h0 = initial[0][index]
+                c0 = initial[1][index] if len(initial) == 2 else None
+                output, h, c = self._scan(input, index, h0, c0, reverse=direction == 1)
+                outputs.append(output)
+                finals[0].append(h)
+                if c is not None:
+                    finals[1].append(c)
+            input = outputs[0] if directions == 1 else _ops.concat(outputs, axis=-1)
+        output = input if batched else input.squeeze(1)
+        if batched and self.batch_first:
+            output = _ops.swapaxes(output, 0, 1)
+        stacked = [_ops.stack(states, axis=0) for states in finals]
+        return output, stacked if batched else [state.squeeze(1) for state in stacked]
+
+    def extra_repr(self) -> str:
+        text = f"{self.input_size}, {self.hidden_size}"
+        if self.proj_size != 0:
+            text += f", proj_size={self.proj_size}"
+        if self.num_layers != 1:
+            text += f", num_layers={self.num_layers}"
+        if self.bias is not True:
+            text += f", bias={self.bias}"
+        if self.batch_first is not False:
+            text += f", batch_first={self.batch_first}"
+        if self.dropout != 0:
+            text += f", dropout={self.dropout}"
+        if self.bidirectional is not False:
+            text += f", bidirectional={self.bidirectional}"
+        return text
+
+
+class RNN(RNNBase):
+    """An Elman recurrent network: ``h_t = tanh(x_t @ W_ih.T + b_ih + h_(t-1) @ W_hh.T + b_hh)``.
+
+    With ``nonlinearity="relu"``, ReLU replaces tanh. Each of the ``num_layers``
+    stacked layers takes the outputs of the one below; ``dropout`` zeroes them
+    between layers in training mode.
+
+    Parameters
+    ----------
+    input_size : int
+        Features of each step of the input.
+    hidden_size : int
+        Features of the hidden state ``h``.
+    num_layers : int
+        Stacked recurrent layers.
+    nonlinearity : {"tanh", "relu"}
+    bias : bool
+        Whether to learn ``bias_ih`` and ``bias_hh``.
+    batch_first : bool
+        Whether the input and output have the batch axis first (``h`` never has).
+    dropout : float
+        Probability of zeroing each output of a layer before the next one (training only).
+    bidirectional : bool
+        Whether each layer also reads the sequence backwards.
+    device : str or Device, optional
+    dtype : plugrad dtype, optional
+        Of the parameters (float32 by default).
+    backend : str, optional
+        A backend name (its current device).
+
+    Notes
+    -----
+    ``forward(input, hx=None)`` returns ``(output, h_n)``; ``hx`` (``h_0``) is zeros
+    if not given. With ``L`` the sequence length, ``N`` the batch, ``D`` 2 if
+    bidirectional else 1, and ``H_out`` ``proj_size`` if set (:class:`LSTM`), else
+    ``hidden_size``:
+
+    - ``input``: ``(L, N, input_size)``, ``(N, L, input_size)`` if ``batch_first``, or
+      ``(L, input_size)`` unbatched;
+    - ``h_0`` and ``h_n``: ``(D * num_layers, N, H_out)``, or ``(D * num_layers, H_out)``
+      unbatched (never batch first);
+    - ``output``: ``(L, N, D * H_out)`` (batch first if ``batch_first``), or
+      ``(L, D * H_out)`` unbatched: the last layer's ``h`` at every step, the two
+      directions side by side.
+
+    The parameters are named as in PyTorch; for layer ``k``: ``weight_ih_lk``
+    ``(gates * hidden_size, input_size)`` (``D * H_out`` inputs above the first layer),
+    ``weight_hh_lk`` ``(gates * hidden_size, H_out)``, ``bias_ih_lk`` and ``bias_hh_lk``
+    ``(gates * hidden_size,)``, with the suffix ``_reverse`` for the backward direction
+    (``gates`` is 1 here, 4 for :class:`LSTM`, 3 for :class:`GRU`). All are initialized
+    from ``U(-1/sqrt(hidden_size), 1/sqrt(hidden_size))`` with plugrad's random
+    generators (:func:`plugrad.manual_seed`).
+
+    ``PackedSequence`` inputs are not supported: pad the sequences to one length.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.manual_seed(0)
+    >>> rnn = plugrad.nn.RNN(10, 20, num_layers=2)
+    >>> rnn
+    RNN(10, 20, num_layers=2)
+    >>> output, h_n = rnn(plugrad.randn(5, 3, 10))
+    >>> output.shape, h_n.shape
+    ((5, 3, 20), (2, 3, 20))
+    """
+
+    @with_placement
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        nonlinearity: str = "tanh",
+        bias: bool = True,
+        batch_first: bool = False,
+        dropout: float = 0.0,
+        bidirectional: bool = False,
+        **placement: Unpack[ParameterPlacement],
+    ) -> None:
+        if "proj_size" in placement:
+            raise InvalidArgumentError("RNN: proj_size is only supported by LSTM, not RNN")
+        mode = _nonlinearity_mode("RNN", nonlinearity)
+        super().__init__(
+            mode, input_size, hidden_size, num_layers, bias, batch_first, dropout,
+            bidirectional, **placement,
+        )  # fmt: skip
+        self.nonlinearity = nonlinearity
+
+    def forward(self, input: Tensor, hx: Tensor | None = None) -> tuple[Tensor, Tensor]:
+        output, (h_n,) = self._run(input, (hx,))
+        return output, h_n
+
+
+class LSTM(RNNBase):
+    """A long short-term memory network, with PyTorch's gates and optional projection.
+
+    At each step, with ``i, f, g, o`` the four blocks of
+    ``x_t @ W_ih.T + b_ih + h_(t-1) @ W_hh.T + b_hh`` (in this order)::
+
+        c_t = sigmoid(f) * c_(t-1) + sigmoid(i) * tanh(g)
+        h_t = sigmoid(o) * tanh(c_t)
+
+    With ``proj_size > 0``, ``h_t`` is further multiplied by ``weight_hr_lk``
+    ``(proj_size, hidden_size)``: ``h_t @ W_hr.T``, of ``proj_size`` features.
+
+    Parameters
+    ----------
+    input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional
+        As for :class:`RNN`.
+    proj_size : int
+        Features of ``h`` after projection (0: no projection); below ``hidden_size``.
+    device, dtype, backend : optional
+        As for :class:`RNN`.
+
+    Notes
+    -----
+    ``forward(input, hx=None)`` returns ``(output, (h_n, c_n))``; ``hx`` is the pair
+    ``(h_0, c_0)``, zeros if not given. ``c_0`` and ``c_n`` have ``hidden_size``
+    features, ``h_0`` and ``h_n`` ``H_out``. The other shapes and the parameter names are
+    those of :class:`RNN`. ``PackedSequence`` inputs are not supported.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.manual_seed(0)
+    >>> lstm = plugrad.nn.LSTM(10, 20, batch_first=True, bidirectional=True)
+    >>> lstm
+    LSTM(10, 20, batch_first=True, bidirectional=True)
+    >>> output, (h_n, c_n) = lstm(plugrad.randn(3, 5, 10))
+    >>> output.shape, h_n.shape, c_n.shape
+    ((3, 5, 40), (2, 3, 20), (2, 3, 20))
+    >>> [name for name, _ in lstm.named_parameters()][:4]
+    ['weight_ih_l0', 'weight_hh_l0', 'bias_ih_l0', 'bias_hh_l0']
+    """
+
+    @with_placement
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        bias: bool = True,
+        batch_first: bool = False,
+        dropout: float = 0.0,
+        bidirectional: bool = False,
+        proj_size: int = 0,
+        **placement: Unpack[ParameterPlacement],
+    ) -> None:
+        super().__init__(
+            "LSTM", input_size, hidden_size, num_layers, bias, batch_first, dropout,
+            bidirectional, proj_size, **placement,
+        )  # fmt: skip
+
+    def forward(
+        self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None
+    ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
+        states = (None, None) if hx is None else _state_pair("LSTM", hx)
+        output, (h_n, c_n) = self._run(input, states)
+        return output, (h_n, c_n)
+
+
+class GRU(RNNBase):
+    """A gated recurrent unit network, with PyTorch's gates.
+
+    At each step, with ``r, z, n`` the three blocks of ``x_t @ W_ih.T + b_ih``
+    (``i_r, i_z, i_n``) and of ``h_(t-1) @ W_hh.T + b_hh`` (``h_r, h_z, h_n``)::
+
+        r = sigmoid(i_r + h_r)
+        z = sigmoid(i_z + h_z)
+        n = tanh(i_n + r * h_n)
+        h_t = (1 - z) * n + z * h_(t-1)
+
+    Parameters
+    ----------
+    input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional
+        As for :class:`RNN`.
+    device, dtype, backend : optional
+        As for :class:`RNN`.
+
+    Notes
+    -----
+    ``forward(input, hx=None)`` returns ``(output, h_n)``; ``hx`` (``h_0``) is zeros
+    if not given. The shapes and the parameter names are those of :class:`RNN`.
+    ``PackedSequence`` inputs are not supported.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.manual_seed(0)
+    >>> gru = plugrad.nn.GRU(4, 8)
+    >>> gru.weight_ih_l0.shape, gru.weight_hh_l0.shape
+    ((24, 4), (24, 8))
+    >>> output, h_n = gru(plugrad.randn(6, 4))  # unbatched: (length, input_size)
+    >>> output.shape, h_n.shape
+    ((6, 8), (1, 8))
+    """
+
+    @with_placement
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        bias: bool = True,
+        batch_first: bool = False,
+        dropout: float = 0.0,
+        bidirectional: bool = False,
+        **placement: Unpack[ParameterPlacement],
+    ) -> None:
+        if "proj_size" in placement:
+            raise InvalidArgumentError("GRU: proj_size is only supported by LSTM, not GRU")
+        super().__init__(
+            "GRU", input_size, hidden_size, num_layers, bias, batch_first, dropout,
+            bidirectional, **placement,
+        )  # fmt: skip
+
+    def forward(self, input: Tensor, hx: Tensor | None = None) -> tuple[Tensor, Tensor]:
+        output, (h_n,) = self._run(input, (hx,))
+        return output, h_n
+
+
+# -- cells: one step ----------------------------------------------------------------------
+
+
+class RNNCellBase(Module):
+    """What the cells share: ``weight_ih``, ``weight_hh``, ``bias_ih``, ``bias_hh`` of
+    ``gates * hidden_size`` rows, their initialization and the checks of a call."""
+
+    _gates = 1
+
+    @with_placement
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        bias: bool = True,
+        **placement: Unpack[ParameterPlacement],
+    ) -> None:
+        super().__init__()
+        layer = type(self).__name__
+        check_placement(self, placement)
+        _check_size(layer, "input_size", input_size)
+        _check_size(layer, "hidden_size", hidden_size)
+        _check_flag(layer, "bias", bias)
+        self.input_size = input_size
+        self.hidden_size = hidden_size
+        self.bias = bias
+        rows = self._gates * hidden_size
+        _add_parameter(self, "weight_ih", (rows, input_size), placement)
+        _add_parameter(self, "weight_hh", (rows, hidden_size), placement)
+        for name in ("bias_ih", "bias_hh"):
+            if bias:
+                _add_parameter(self, name, (rows,), placement)
+            else:
+                self.register_parameter(name, None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Draw new initial values: every parameter from ``U(-1/sqrt(hidden_size),
+        1/sqrt(hidden_size))``, as PyTorch does."""
+        bound = 1.0 / math.sqrt(self.hidden_size)
+        for parameter in self.parameters():
+            init.uniform_(parameter, -bound, bound)
+
+    def _prepare(self, input: Any, states: tuple[Any, ...]) -> tuple[Tensor, list[Tensor], bool]:
+        """Check the call; return the input and states with a batch axis, and whether the
+        input had one."""
+        layer = type(self).__name__
+        _check_input(layer, input, self.weight_ih, self.input_size, (1, 2))
+        batched = input.ndim == 2
+        input = input if batched else input.unsqueeze(0)
+        shape = (input.shape[0], self.hidden_size)
+        names = ["h_0", "c_0"] if len(states) == 2 else ["hx"]
+        prepared = []
+        for name, state in zip(names, states):
+            if state is None:
+                prepared.append(zeros(shape, dtype=input.dtype, device=input.device))
+                continue
+            state = _check_state(layer, name, state, shape if batched else shape[1:], input)
+            prepared.append(state if batched else state.unsqueeze(0))
+        return input, prepared, batched
+
+    def _input_gates(self, input: Tensor) -> Tensor:
+        gi = _ops.linear(input, self.weight_ih)
+        return gi if self.bias_ih is None else gi + self.bias_ih
+
+    def extra_repr(self) -> str:
+        text = f"{self.input_size}, {self.hidden_size}"
+        if self.bias is not True:
+            text += f", bias={self.bias}"
+        nonlinearity = getattr(self, "nonlinearity", "tanh")
+        if nonlinearity != "tanh":
+            text += f", nonlinearity={nonlinearity}"
+        return text
+
+
+class RNNCell(RNNCellBase):
+    """One step of :class:`RNN`: ``h' = tanh(x @ W_ih.T + b_ih + h @ W_hh.T + b_hh)``.
+
+    With ``nonlinearity="relu"``, ReLU replaces tanh.
+
+    Parameters
+    ----------
+    input_size, hidden_size : int
+    bias : bool
+        Whether to learn ``bias_ih`` and ``bias_hh`` ``(hidden_size,)``.
+    nonlinearity : {"tanh", "relu"}
+    device, dtype, backend : optional
+        As for :class:`~plugrad.nn.Linear`.
+
+    Notes
+    -----
+    ``forward(input, hx=None)`` takes ``input`` ``(N, input_size)`` or
+    ``(input_size,)`` and ``hx`` ``(N, hidden_size)`` or ``(hidden_size,)`` (zeros if
+    not given), and returns ``h'`` of ``hx``'s shape. ``weight_ih`` is
+    ``(hidden_size, input_size)``, ``weight_hh`` ``(hidden_size, hidden_size)``, all
+    initialized from ``U(-1/sqrt(hidden_size), 1/sqrt(hidden_size))``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.manual_seed(0)
+    >>> cell = plugrad.nn.RNNCell(10, 20, nonlinearity="relu")
+    >>> cell
+    RNNCell(10, 20, nonlinearity=relu)
+    >>> h = None
+    >>> for x in plugrad.randn(6, 3, 10):  # over the time steps
+    ...     h = cell(x, h)
+    >>> h.shape
+    (3, 20)
+    """
+
+    @with_placement
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        bias: bool = True,
+        nonlinearity: str = "tanh",
+        **placement: Unpack[ParameterPlacement],
+    ) -> None:
+        step = _STEPS[_nonlinearity_mode("RNNCell", nonlinearity)]
+        super().__init__(input_size, hidden_size, bias, **placement)
+        self.nonlinearity = nonlinearity
+        self._step = step
+
+    def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
+        input, (h,), batched = self._prepare(input, (hx,))
+        h = self._step(self._input_gates(input), h, self.weight_hh, self.bias_hh)
+        return h if batched else h.squeeze(0)
+
+
+class LSTMCell(RNNCellBase):
+    """One step of :class:`LSTM` (without projection).
+
+    With ``i, f, g, o`` the four blocks of ``x @ W_ih.T + b_ih + h @ W_hh.T + b_hh``::
+
+        c' = sigmoid(f) * c + sigmoid(i) * tanh(g)
+        h' = sigmoid(o) * tanh(c')
+
+    Parameters
+    ----------
+    input_size, hidden_size : int
+    bias : bool
+        Whether to learn ``bias_ih`` and ``bias_hh`` ``(4 * hidden_size,)``.
+    device, dtype, backend : optional
+        As for :class:`~plugrad.nn.Linear`.
+
+    Notes
+    -----
+    ``forward(input, hx=None)`` takes ``input`` ``(N, input_size)`` or
+    ``(input_size,)`` and ``hx`` the pair ``(h, c)``, each ``(N, hidden_size)`` or
+    ``(hidden_size,)`` (zeros if not given), and returns the pair ``(h', c')``.
+    ``weight_ih`` is ``(4 * hidden_size, input_size)``, ``weight_hh``
+    ``(4 * hidden_size, hidden_size)``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.manual_seed(0)
+    >>> cell = plugrad.nn.LSTMCell(10, 20)
+    >>> h, c = cell(plugrad.randn(3, 10))
+    >>> h.shape, c.shape
+    ((3, 20), (3, 20))
+    >>> h, c = cell(plugrad.randn(3, 10), (h, c))
+    """
+
+    _gates = 4
+
+    @with_placement
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        bias: bool = True,
+        **placement: Unpack[ParameterPlacement],
+    ) -> None:
+        super().__init__(input_size, hidden_size, bias, **placement)
+
+    def forward(
+        self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None
+    ) -> tuple[Tensor, Tensor]:
+        states = (None, None) if hx is None else _state_pair("LSTMCell", hx)
+        input, (h, c), batched = self._prepare(input, states)
+        h, c = _lstm_step(self._input_gates(input), h, c, self.weight_hh, self.bias_hh, None)
+        return (h, c) if batched else (h.squeeze(0), c.squeeze(0))
+
+
+class GRUCell(RNNCellBase):
+    """One step of :class:`GRU`.
+
+    With ``r, z, n`` the three blocks of ``x @ W_ih.T + b_ih`` (``i_*``) and of
+    ``h @ W_hh.T + b_hh`` (``h_*``)::
+
+        r = sigmoid(i_r + h_r)
+        z = sigmoid(i_z + h_z)
+        n = tanh(i_n + r * h_n)
+        h' = (1 - z) * n + z * h
+
+    Parameters
+    ----------
+    input_size, hidden_size : int
+    bias : bool
+        Whether to learn ``bias_ih`` and ``bias_hh`` ``(3 * hidden_size,)``.
+    device, dtype, backend : optional
+        As for :class:`~plugrad.nn.Linear`.
+
+    Notes
+    -----
+    ``forward(input, hx=None)`` takes ``input`` ``(N, input_size)`` or
+    ``(input_size,)`` and ``hx`` ``(N, hidden_size)`` or ``(hidden_size,)`` (zeros if
+    not given), and returns ``h'`` of ``hx``'s shape. ``weight_ih`` is
+    ``(3 * hidden_size, input_size)``, ``weight_hh`` ``(3 * hidden_size, hidden_size)``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.manual_seed(0)
+    >>> cell = plugrad.nn.GRUCell(10, 20)
+    >>> cell(plugrad.randn(10)).shape  # unbatched
+    (20,)
+    """
+
+    _gates = 3
+
+    @with_placement
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        bias: bool = True,
+        **placement: Unpack[ParameterPlacement],
+    ) -> None:
+        super().__init__(input_size, hidden_size, bias, **placement)
+
+    def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
+        input, (h,), batched = self._prepare(input, (hx,))
+        h = _gru_step(self._input_gates(input), h, self.weight_hh, self.bias_hh)
+        return h if batched else h.squeeze(0)

@@ -1,0 +1,653 @@
+"""The activations, distances and losses added after the first set, against PyTorch.
+
+Values and the gradients of every differentiable input agree with
+``torch.nn.functional`` on the same float64 data, for several shapes and every
+reduction, on every backend; the layers give what their functions give; bad
+input raises a typed error that says what is wrong.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import pytest
+
+import plugrad
+import plugrad.nn.functional as F
+from plugrad import nn
+from plugrad.errors import ArgumentError, AxisError, DtypeError, IndexOutOfRangeError, ShapeError
+
+torch = pytest.importorskip("torch")
+TF = torch.nn.functional
+
+REDUCTIONS = ["mean", "sum", "none"]
+RNG = np.random.default_rng(7)
+
+
+def normal(*shape: int) -> np.ndarray:
+    return RNG.standard_normal(shape)
+
+
+def compare(
+    ours: Callable[..., Any],
+    theirs: Callable[..., Any],
+    *arrays: Any,
+    grads: Sequence[bool] | None = None,
+    rtol: float = 1e-9,
+    atol: float = 1e-12,
+) -> None:
+    """Values and the gradients of the float inputs (those ``grads`` marks) agree."""
+    arrays = tuple(np.asarray(a) for a in arrays)
+    if grads is None:
+        grads = [a.dtype.kind == "f" for a in arrays]
+    mine = [plugrad.asarray(a, requires_grad=g) for a, g in zip(arrays, grads)]
+    reference = [torch.tensor(a, requires_grad=g) for a, g in zip(arrays, grads)]
+    out, expected = ours(*mine), theirs(*reference)
+    assert out.shape == tuple(expected.shape)
+    np.testing.assert_allclose(
+        out.detach().numpy(), expected.detach().numpy(), rtol=rtol, atol=atol
+    )
+    weights = np.random.default_rng(0).uniform(0.5, 1.5, size=tuple(expected.shape))
+    out.backward(plugrad.asarray(weights))
+    expected.backward(torch.tensor(weights))
+    for index, (m, r, g) in enumerate(zip(mine, reference, grads)):
+        if g and r.grad is None:  # used only in comparisons: no gradient either
+            assert m.grad is None, f"a gradient for input {index}, PyTorch has none"
+        elif g:
+            assert m.grad is not None, f"no gradient for input {index}"
+            np.testing.assert_allclose(
+                m.grad.numpy(), r.grad.numpy(), rtol=rtol, atol=atol, err_msg=f"input {index}"
+            )
+
+
+# -- activations --------------------------------------------------------------------------
+
+ACTIVATIONS = {
+    "softmin": (lambda x: F.softmin(x, dim=1), lambda x: TF.softmin(x, dim=1)),
+    "softmin-first": (lambda x: F.softmin(x, 0), lambda x: TF.softmin(x, 0)),
+    "softsign": (F.softsign, TF.softsign),
+    "logsigmoid": (F.logsigmoid, TF.logsigmoid),
+    "softshrink": (F.softshrink, TF.softshrink),
+    "softshrink-1": (lambda x: F.softshrink(x, 1.0), lambda x: TF.softshrink(x, 1.0)),
+    "hardshrink": (F.hardshrink, TF.hardshrink),
+    "hardshrink-1": (lambda x: F.hardshrink(x, 1.0), lambda x: TF.hardshrink(x, 1.0)),
+    "tanhshrink": (F.tanhshrink, TF.tanhshrink),
+    "glu": (F.glu, TF.glu),
+    "glu-dim1": (lambda x: F.glu(x, 1), lambda x: TF.glu(x, 1)),
+}
+
+
+@pytest.mark.parametrize("shape", [(3, 4, 6), (2, 4), (4,)], ids=str)
+@pytest.mark.parametrize("name", ACTIVATIONS)
+def test_activations(backend, name, shape) -> None:
+    if name in ("softmin", "glu-dim1") and len(shape) < 2:
+        pytest.skip("needs dim 1")
+    ours, theirs = ACTIVATIONS[name]
+    compare(ours, theirs, normal(*shape) * 3)
+
+
+def test_activations_on_their_kinks_and_far_out(backend) -> None:
+    x = np.array([-800.0, -30.0, -1.0, -0.5, 0.0, 0.5, 1.0, 30.0, 800.0])
+    for name in ("softsign", "logsigmoid", "softshrink", "hardshrink", "softshrink-1"):
+        ours, theirs = ACTIVATIONS[name]
+        compare(ours, theirs, x)
+    assert not np.signbit(F.logsigmoid(plugrad.tensor([800.0])).numpy()).any()
+
+
+@pytest.mark.parametrize(
+    ("input_shape", "weight"),
+    [((3, 4, 5), (4,)), ((3, 4, 5), (1,)), ((3, 4, 5), ()), ((2, 3), (3,)), ((5,), (1,)), ((), ())],
+    ids=str,
+)
+def test_prelu_with_the_gradient_of_its_weight(backend, input_shape, weight) -> None:
+    slopes = RNG.uniform(0.05, 0.5, size=weight)
+    x = normal(*input_shape) * 2
+    compare(F.prelu, TF.prelu, x, slopes)
+
+
+def test_prelu_at_zero_takes_the_slope_as_pytorch(backend) -> None:
+    compare(F.prelu, TF.prelu, np.array([[0.0, -1.0], [1.0, 0.0]]), np.array([0.3, 0.7]))
+
+
+# -- distances ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("p", [1.0, 2.0, 3.0, float("inf")])
+@pytest.mark.parametrize("dim", [1, -1, 0, (1, 2)], ids=str)
+def test_normalize(backend, p, dim) -> None:
+    x = normal(3, 4, 5)
+    x[0, :, :] = 0.0  # a zero vector along every dim but 0: divided by eps
+    x[1, 2, :] = 1e-14  # below eps for dim=-1
+    compare(lambda t: F.normalize(t, p=p, dim=dim), lambda t: TF.normalize(t, p=p, dim=dim), x)
+
+
+def test_normalize_defaults(backend) -> None:
+    compare(F.normalize, TF.normalize, normal(4, 3))
+    compare(lambda t: F.normalize(t, dim=0), lambda t: TF.normalize(t, dim=0), normal(5))
+
+
+@pytest.mark.parametrize(
+    ("shape1", "shape2", "dim"),
+    [((4, 5), (4, 5), 1), ((4, 5), (1, 5), 1), ((2, 3, 4), (2, 3, 4), -1), ((3, 4), (4,), 0)],
+    ids=str,
+)
+def test_cosine_similarity(backend, shape1, shape2, dim) -> None:
+    compare(
+        lambda a, b: F.cosine_similarity(a, b, dim=dim),
+        lambda a, b: TF.cosine_similarity(a, b, dim=dim),
+        normal(*shape1),
+        normal(*shape2),
+    )
+
+
+def test_cosine_similarity_of_tiny_and_zero_vectors_clamps_as_pytorch(backend) -> None:
+    x1, x2 = normal(4, 3), normal(4, 3)
+    x1[0] *= 1e-10  # norm below eps: the value divides by eps, the gradient is the norm's
+    x1[1] = 0.0
+    x2[2] *= 1e-12
+    for eps in (1e-8, 1e-3):
+        compare(
+            lambda a, b, eps=eps: F.cosine_similarity(a, b, eps=eps),
+            lambda a, b, eps=eps: TF.cosine_similarity(a, b, eps=eps),
+            x1,
+            x2,
+        )
+    compare(F.cosine_similarity, TF.cosine_similarity, normal(2, 3), normal(2, 3))
+
+
+@pytest.mark.parametrize("p", [1.0, 2.0, 3.0])
+@pytest.mark.parametrize("keepdim", [False, True])
+@pytest.mark.parametrize(
+    ("shape1", "shape2"), [((4, 5), (4, 5)), ((4, 5), (5,)), ((2, 3, 4), (3, 4)), ((5,), (5,))]
+)
+def test_pairwise_distance(backend, p, keepdim, shape1, shape2) -> None:
+    compare(
+        lambda a, b: F.pairwise_distance(a, b, p=p, keepdim=keepdim),
+        lambda a, b: TF.pairwise_distance(a, b, p=p, keepdim=keepdim),
+        normal(*shape1),
+        normal(*shape2),
+    )
+
+
+def test_pairwise_distance_of_scalars_and_eps(backend) -> None:
+    compare(F.pairwise_distance, TF.pairwise_distance, np.array(1.5), np.array(-0.5))
+    compare(
+        lambda a, b: F.pairwise_distance(a, b, eps=0.1),
+        lambda a, b: TF.pairwise_distance(a, b, eps=0.1),
+        normal(3, 2),
+        normal(3, 2),
+    )
+
+
+def test_distance_layers(backend) -> None:
+    a, b = normal(3, 4), normal(3, 4)
+    for ours, theirs in [
+        (nn.CosineSimilarity(dim=0, eps=1e-6), torch.nn.CosineSimilarity(dim=0, eps=1e-6)),
+        (nn.PairwiseDistance(1.0, keepdim=True), torch.nn.PairwiseDistance(1.0, keepdim=True)),
+    ]:
+        compare(ours, theirs, a, b)
+
+
+# -- losses -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("delta", [1.0, 0.5, 2.0])
+def test_huber_loss(backend, reduction, delta) -> None:
+    input, target = normal(4, 5) * 2, normal(4, 5)
+    input[0, :3] = target[0, :3] + np.array([delta, -delta, 0.0])  # on the kinks
+    compare(
+        lambda x, t: F.huber_loss(x, t, reduction, delta),
+        lambda x, t: TF.huber_loss(x, t, reduction, delta),
+        input,
+        target,
+    )
+    weight = RNG.uniform(0.5, 2.0, size=(4, 5))
+    compare(
+        lambda x, t, w: F.huber_loss(x, t, reduction=reduction, delta=delta, weight=w),
+        lambda x, t, w: TF.huber_loss(x, t, reduction=reduction, delta=delta, weight=w),
+        input,
+        target,
+        weight,
+    )
+    compare(nn.HuberLoss(reduction, delta), torch.nn.HuberLoss(reduction, delta), input, target)
+
+
+@pytest.mark.parametrize("reduction", [*REDUCTIONS, "batchmean"])
+@pytest.mark.parametrize("log_target", [False, True])
+@pytest.mark.parametrize("shape", [(4, 5), (3, 2, 4), (6,)], ids=str)
+def test_kl_div(backend, reduction, log_target, shape) -> None:
+    log_input = np.log(RNG.dirichlet(np.ones(shape[-1]), size=shape[:-1]))
+    target = RNG.dirichlet(np.ones(shape[-1]), size=shape[:-1])
+    if log_target:
+        target = np.log(target)
+    kwargs = {"reduction": reduction, "log_target": log_target}
+    with pytest.warns(UserWarning) if reduction == "mean" else _no_warning():  # PyTorch's
+        compare(
+            lambda x, t: F.kl_div(x, t, **kwargs),
+            lambda x, t: TF.kl_div(x, t, **kwargs),
+            log_input,
+            target,
+        )
+    with pytest.warns(UserWarning) if reduction == "mean" else _no_warning():
+        compare(nn.KLDivLoss(**kwargs), torch.nn.KLDivLoss(**kwargs), log_input, target)
+
+
+def test_kl_div_with_zero_targets(backend) -> None:
+    target = RNG.dirichlet(np.ones(4), size=3)
+    target[0, 1] = target[2, 3] = 0.0  # they count 0; PyTorch's target gradient there is nan
+    compare(
+        lambda x, t: F.kl_div(x, t, reduction="batchmean"),
+        lambda x, t: TF.kl_div(x, t, reduction="batchmean"),
+        normal(3, 4),
+        target,
+        grads=[True, False],
+    )
+
+
+class _no_warning:
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc: Any) -> None:
+        pass
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("margin", [0.0, 0.5])
+def test_margin_ranking_loss(backend, reduction, margin) -> None:
+    x1, x2 = normal(6), normal(6)
+    x2[0] = x1[0]  # a tie: 0 before the clamp when margin is 0
+    target = np.array([1.0, -1.0, 1.0, -1.0, 1.0, 1.0])
+    compare(
+        lambda a, b, t: F.margin_ranking_loss(a, b, t, margin, reduction),
+        lambda a, b, t: TF.margin_ranking_loss(a, b, t, margin, reduction=reduction),
+        x1,
+        x2,
+        target,
+    )
+    compare(
+        nn.MarginRankingLoss(margin, reduction),
+        torch.nn.MarginRankingLoss(margin, reduction=reduction),
+        normal(3, 4),
+        normal(1, 4),
+        np.sign(normal(3, 1)),
+    )
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("margin", [1.0, 0.3])
+def test_hinge_embedding_loss(backend, reduction, margin) -> None:
+    distance = np.abs(normal(3, 5))
+    distance[0, 0] = margin  # on the kink
+    target = np.sign(normal(3, 5))
+    target[1, 1] = 0.0  # neither 1 nor -1: both terms, as in PyTorch
+    compare(
+        lambda x, t: F.hinge_embedding_loss(x, t, margin, reduction),
+        lambda x, t: TF.hinge_embedding_loss(x, t, margin, reduction=reduction),
+        distance,
+        target,
+    )
+    compare(
+        nn.HingeEmbeddingLoss(margin, reduction),
+        torch.nn.HingeEmbeddingLoss(margin, reduction=reduction),
+        distance,
+        target,
+    )
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("shape", [(4, 5), (7,)], ids=str)
+def test_soft_margin_loss(backend, reduction, shape) -> None:
+    compare(
+        lambda x, t: F.soft_margin_loss(x, t, reduction),
+        lambda x, t: TF.soft_margin_loss(x, t, reduction=reduction),
+        normal(*shape) * 3,
+        np.sign(normal(*shape)),
+        grads=[True, False],  # PyTorch refuses a target that requires grad
+    )
+    compare(
+        nn.SoftMarginLoss(reduction),
+        torch.nn.SoftMarginLoss(reduction=reduction),
+        normal(*shape),
+        np.sign(normal(*shape)),
+        grads=[True, False],
+    )
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("margin", [0.0, 0.3])
+def test_cosine_embedding_loss(backend, reduction, margin) -> None:
+    target = np.array([1.0, -1.0, -1.0, 1.0, -1.0])
+    compare(
+        lambda a, b, t: F.cosine_embedding_loss(a, b, t, margin, reduction),
+        lambda a, b, t: TF.cosine_embedding_loss(a, b, t, margin, reduction=reduction),
+        normal(5, 3),
+        normal(5, 3),
+        target,
+    )
+    compare(
+        nn.CosineEmbeddingLoss(margin, reduction),
+        torch.nn.CosineEmbeddingLoss(margin, reduction=reduction),
+        normal(4),
+        normal(4),
+        np.array(-1.0),
+    )
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("p", [1.0, 2.0])
+@pytest.mark.parametrize("swap", [False, True])
+@pytest.mark.parametrize("shape", [(5, 3), (4,)], ids=str)
+def test_triplet_margin_loss(backend, reduction, p, swap, shape) -> None:
+    kwargs = {"margin": 0.7, "p": p, "swap": swap, "reduction": reduction}
+    arrays = normal(*shape), normal(*shape), normal(*shape)
+    compare(
+        lambda a, b, c: F.triplet_margin_loss(a, b, c, **kwargs),
+        lambda a, b, c: TF.triplet_margin_loss(a, b, c, **kwargs),
+        *arrays,
+    )
+    compare(nn.TripletMarginLoss(**kwargs), torch.nn.TripletMarginLoss(**kwargs), *arrays)
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("log_input", [True, False])
+@pytest.mark.parametrize("full", [False, True])
+def test_poisson_nll_loss(backend, reduction, log_input, full) -> None:
+    input = normal(3, 4) if log_input else RNG.uniform(0.1, 3.0, size=(3, 4))
+    target = RNG.uniform(0.2, 5.0, size=(3, 4))
+    target[0, :3] = [0.5, 1.0, 1.5]  # around the Stirling term's cut at 1
+    kwargs = {"log_input": log_input, "full": full, "reduction": reduction}
+    compare(
+        lambda x, t: F.poisson_nll_loss(x, t, **kwargs),
+        lambda x, t: TF.poisson_nll_loss(x, t, **kwargs),
+        input,
+        target,
+    )
+    counts = RNG.poisson(2.0, size=(3, 4)).astype(float)
+    counts[0, 0] = 0.0  # PyTorch's target gradient is nan there with full: compare the input's
+    compare(
+        nn.PoissonNLLLoss(**kwargs),
+        torch.nn.PoissonNLLLoss(**kwargs),
+        input,
+        counts,
+        grads=[True, False],
+    )
+
+
+def test_poisson_nll_loss_eps(backend) -> None:
+    compare(
+        lambda x, t: F.poisson_nll_loss(x, t, log_input=False, eps=0.5),
+        lambda x, t: TF.poisson_nll_loss(x, t, log_input=False, eps=0.5),
+        np.array([0.0, 1.0, 2.0]),
+        np.array([1.0, 2.0, 0.0]),
+    )
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("full", [False, True])
+@pytest.mark.parametrize("var_shape", [(4, 3), (4,), (4, 1), (1, 3)], ids=lambda s: f"var{s}")
+def test_gaussian_nll_loss(backend, reduction, full, var_shape) -> None:
+    var = RNG.uniform(0.1, 2.0, size=var_shape)
+    var.flat[0] = 1e-9  # below eps: clamped in value, the gradient passes
+    var.flat[-1] = 0.0
+    kwargs = {"full": full, "reduction": reduction}
+    compare(
+        lambda x, t, v: F.gaussian_nll_loss(x, t, v, **kwargs),
+        lambda x, t, v: TF.gaussian_nll_loss(x, t, v, **kwargs),
+        normal(4, 3),
+        normal(4, 3),
+        var,
+    )
+    compare(
+        lambda x, t, v: nn.GaussianNLLLoss(eps=1e-3, **kwargs)(x, t, v),
+        lambda x, t, v: torch.nn.GaussianNLLLoss(eps=1e-3, **kwargs)(x, t, v),
+        normal(4, 3),
+        normal(4, 3),
+        var,
+    )
+
+
+def test_gaussian_nll_loss_with_one_variance(backend) -> None:
+    compare(
+        lambda x, t: F.gaussian_nll_loss(x, t, 0.5, reduction="none"),
+        lambda x, t: TF.gaussian_nll_loss(x, t, 0.5, reduction="none"),
+        normal(2, 3),
+        normal(2, 3),
+    )
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("shape", [(4, 5), (5,)], ids=str)
+def test_multilabel_soft_margin_loss(backend, reduction, weighted, shape) -> None:
+    target = (RNG.uniform(size=shape) > 0.5).astype(float)
+    arrays = [normal(*shape) * 3, target] + ([RNG.uniform(0.5, 2, size=5)] if weighted else [])
+    compare(
+        lambda x, t, *w: F.multilabel_soft_margin_loss(x, t, *w, reduction=reduction),
+        lambda x, t, *w: TF.multilabel_soft_margin_loss(x, t, *w, reduction=reduction),
+        *arrays,
+        grads=[True, True, False][: len(arrays)],
+    )
+    weight = torch.tensor(arrays[2]) if weighted else None
+    ours = nn.MultiLabelSoftMarginLoss(
+        plugrad.asarray(arrays[2]) if weighted else None, reduction=reduction
+    )
+    compare(ours, torch.nn.MultiLabelSoftMarginLoss(weight, reduction=reduction), *arrays[:2])
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("p", [1, 2])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_multi_margin_loss(backend, reduction, p, weighted) -> None:
+    scores = normal(5, 4)
+    target = np.array([0, 3, 1, 1, 2])
+    scores[1, 0] = scores[1, 3] - 0.7  # margin - x[y] + x[i] == 0: no gradient, as in PyTorch
+    weight = RNG.uniform(0.5, 2.0, size=4) if weighted else None
+    kwargs = {"p": p, "margin": 0.7, "reduction": reduction}
+
+    def ours(x):
+        w = None if weight is None else plugrad.asarray(weight)
+        return F.multi_margin_loss(x, plugrad.asarray(target), weight=w, **kwargs)
+
+    def theirs(x):
+        w = None if weight is None else torch.tensor(weight)
+        return TF.multi_margin_loss(x, torch.tensor(target), weight=w, **kwargs)
+
+    compare(ours, theirs, scores)
+    layer = nn.MultiMarginLoss(p, 1.0, None, reduction)
+    compare(
+        lambda x: layer(x, plugrad.tensor(2)),
+        lambda x: torch.nn.MultiMarginLoss(p, 1.0, None, reduction=reduction)(x, torch.tensor(2)),
+        normal(4),
+    )
+
+
+@pytest.mark.parametrize(
+    ("loss", "args"),
+    [
+        (nn.HuberLoss, ()),
+        (nn.KLDivLoss, ()),
+        (nn.SoftMarginLoss, ()),
+        (nn.MultiLabelSoftMarginLoss, ()),
+        (nn.MultiMarginLoss, ()),
+        (nn.PoissonNLLLoss, ()),
+        (nn.MarginRankingLoss, ()),
+        (nn.HingeEmbeddingLoss, ()),
+        (nn.CosineEmbeddingLoss, ()),
+        (nn.TripletMarginLoss, ()),
+    ],
+)
+def test_loss_layers_keep_torchs_attributes_and_state(loss, args) -> None:
+    ours, theirs = loss(*args), getattr(torch.nn, loss.__name__)(*args)
+    assert repr(ours) == repr(theirs)
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    for name in ("reduction", "margin", "delta", "log_target", "p", "eps", "swap", "full"):
+        assert getattr(ours, name, None) == getattr(theirs, name, None), name
+
+
+# -- bad input ----------------------------------------------------------------------------
+
+
+def _t(*shape: int) -> plugrad.Tensor:
+    return plugrad.ones(shape) if shape else plugrad.tensor(1.0)
+
+
+BAD = {
+    "glu of an odd dim": (lambda: F.glu(_t(2, 3)), ShapeError, "must have an even size"),
+    "glu of a 0-d tensor": (lambda: F.glu(_t()), ShapeError, "0-d tensor has no dim"),
+    "glu out of range": (lambda: F.glu(_t(2, 4), dim=2), AxisError, "dim 2 is out of range"),
+    "softmin without dim": (lambda: F.softmin(_t(2)), ArgumentError, "needs dim="),
+    "softshrink negative": (lambda: F.softshrink(_t(2), -1.0), ValueError, "lambd must be >= 0"),
+    "softmax2d of 2-d": (lambda: nn.Softmax2d()(_t(2, 3)), ShapeError, "(N, C, H, W)"),
+    "prelu channels": (
+        lambda: F.prelu(_t(2, 3), plugrad.ones(2)),
+        ShapeError,
+        "has 2 slopes but the input (2, 3) has 3 channel(s)",
+    ),
+    "prelu 2-d weight": (lambda: F.prelu(_t(2, 3), _t(1, 3)), ShapeError, "0-d or 1-d"),
+    "prelu dtype": (
+        lambda: F.prelu(_t(2, 3), plugrad.ones(3, dtype=plugrad.float64)),
+        DtypeError,
+        "expected the same dtype",
+    ),
+    "PReLU zero parameters": (lambda: nn.PReLU(0), ValueError, "positive int"),
+    "normalize dim": (lambda: F.normalize(_t(3)), AxisError, "normalize(): dim 1"),
+    "cosine_similarity shapes": (
+        lambda: F.cosine_similarity(_t(2, 3), _t(2, 4)),
+        ShapeError,
+        "(2, 3), (2, 4) do not broadcast",
+    ),
+    "cosine_similarity dim": (
+        lambda: F.cosine_similarity(_t(3), _t(3)),
+        AxisError,
+        "cosine_similarity(): dim 1 is out of range",
+    ),
+    "cosine_similarity non-tensor": (
+        lambda: F.cosine_similarity([1.0], _t(1)),
+        TypeError,
+        "x1 must be a Tensor",
+    ),
+    "pairwise_distance shapes": (
+        lambda: F.pairwise_distance(_t(2, 3), _t(3, 3)),
+        ShapeError,
+        "do not broadcast",
+    ),
+    "huber reduction": (
+        lambda: F.huber_loss(_t(2), _t(2), reduction="avg"),
+        ValueError,
+        "reduction must be 'mean', 'sum' or 'none', got 'avg'",
+    ),
+    "huber shapes": (lambda: F.huber_loss(_t(2), _t(3)), ShapeError, "must match"),
+    "huber delta": (lambda: F.huber_loss(_t(2), _t(2), delta=0.0), ValueError, "delta must be"),
+    "huber weight": (
+        lambda: F.huber_loss(_t(2), _t(2), weight=_t(3)),
+        ShapeError,
+        "weight has shape (3,)",
+    ),
+    "kl_div reduction": (
+        lambda: F.kl_div(_t(2), _t(2), reduction="batch"),
+        ValueError,
+        "'batchmean', got 'batch'",
+    ),
+    "KLDivLoss reduction": (
+        lambda: nn.KLDivLoss(reduction="avg"),
+        ValueError,
+        "reduction must be 'mean', 'sum', 'none' or 'batchmean', got 'avg'",
+    ),
+    "HuberLoss reduction": (
+        lambda: nn.HuberLoss(reduction="batchmean"),
+        ValueError,
+        "reduction must be 'mean', 'sum' or 'none', got 'batchmean'",
+    ),
+    "margin_ranking dims": (
+        lambda: F.margin_ranking_loss(_t(2), _t(2), _t(1, 2)),
+        ShapeError,
+        "same number of dims",
+    ),
+    "soft_margin shapes": (
+        lambda: F.soft_margin_loss(_t(2, 1), _t(2)),
+        ShapeError,
+        "must match",
+    ),
+    "cosine_embedding target": (
+        lambda: F.cosine_embedding_loss(_t(2, 3), _t(2, 3), _t(2, 1)),
+        ShapeError,
+        "(N, D) inputs with an (N,) target",
+    ),
+    "triplet margin": (
+        lambda: F.triplet_margin_loss(_t(2), _t(2), _t(2), margin=0.0),
+        ValueError,
+        "margin must be > 0",
+    ),
+    "triplet dims": (
+        lambda: F.triplet_margin_loss(_t(2, 3), _t(3), _t(2, 3)),
+        ShapeError,
+        "same number of dims",
+    ),
+    "gaussian var shape": (
+        lambda: F.gaussian_nll_loss(_t(4, 3), _t(4, 3), _t(2, 3)),
+        ShapeError,
+        "var has shape (2, 3)",
+    ),
+    "gaussian negative var": (
+        lambda: F.gaussian_nll_loss(_t(2), _t(2), plugrad.tensor([1.0, -1.0])),
+        ValueError,
+        "negative entries",
+    ),
+    "gaussian negative float var": (
+        lambda: F.gaussian_nll_loss(_t(2), _t(2), -1.0),
+        ValueError,
+        "var must be >= 0",
+    ),
+    "multi_margin p": (
+        lambda: F.multi_margin_loss(_t(2, 3), plugrad.tensor([0, 1]), p=3),
+        ValueError,
+        "p must be 1 or 2",
+    ),
+    "multi_margin targets": (
+        lambda: F.multi_margin_loss(_t(2, 3), plugrad.tensor([0, 1, 2])),
+        ShapeError,
+        "needs 2 class target(s)",
+    ),
+    "multi_margin target range": (
+        lambda: F.multi_margin_loss(_t(2, 3), plugrad.tensor([0, 3])),
+        IndexOutOfRangeError,
+        "class targets must lie in [0, 3)",
+    ),
+    "multi_margin float target": (
+        lambda: F.multi_margin_loss(_t(2, 3), _t(2)),
+        DtypeError,
+        "integer class indices",
+    ),
+    "multi_margin weight": (
+        lambda: F.multi_margin_loss(_t(2, 3), plugrad.tensor([0, 1]), weight=_t(2)),
+        ShapeError,
+        "weight has 2 entries but there are 3 classes",
+    ),
+    "MultiMarginLoss p": (lambda: nn.MultiMarginLoss(p=3), ValueError, "p must be 1 or 2"),
+    "multilabel 0-d": (
+        lambda: F.multilabel_soft_margin_loss(_t(), _t()),
+        ShapeError,
+        "class dim",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", BAD)
+def test_bad_input_raises_a_typed_error_that_says_what_is_wrong(case) -> None:
+    call, error, message = BAD[case]
+    with pytest.raises(error) as info:
+        call()
+    assert message in str(info.value)
+
+
+def test_a_refused_call_changes_nothing() -> None:
+    layer = nn.PReLU(3)
+    before = layer.weight.detach().numpy().copy()
+    with pytest.raises(ShapeError):
+        layer(plugrad.ones((2, 4)))
+    np.testing.assert_array_equal(layer.weight.detach().numpy(), before)
+    assert layer.weight.grad is None

@@ -1,0 +1,292 @@
+"""Convolution, pooling, normalization, resampling and block functions against torch.nn.functional.
+
+Each row is a program ``program(F, lib, *leaves)`` run with plugrad (on every
+backend under test) and with PyTorch from the same float64 arrays: the outputs
+(values, dtypes, shapes, integer indices) and the gradients of every leaf for a
+weighted sum of the first output must agree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import plugrad
+import plugrad.nn.functional as PF
+
+torch = pytest.importorskip("torch")
+
+# PyTorch warns that its own "same" padding of an even kernel copies the input.
+pytestmark = pytest.mark.filterwarnings("ignore:Using padding='same' with even kernel")
+
+RNG = np.random.default_rng(0)
+
+
+def randn(*shape: int) -> np.ndarray:
+    return RNG.standard_normal(shape)
+
+
+def _run(F: Any, lib: Any, program: Callable[..., Any], arrays: tuple[np.ndarray, ...]) -> Any:
+    if lib is plugrad:
+        leaves = [plugrad.asarray(a, requires_grad=True) for a in arrays]
+    else:
+        leaves = [torch.tensor(a, requires_grad=True) for a in arrays]
+    out = program(F, lib, *leaves)
+    first = out[0] if isinstance(out, tuple) else out
+    weights = np.linspace(0.5, 1.5, first.numel()).reshape(tuple(first.shape))
+    weight = plugrad.asarray(weights) if lib is plugrad else torch.tensor(weights)
+    (first * weight).sum().backward()
+    outs = out if isinstance(out, tuple) else (out,)
+    values = [np.asarray(o.detach().numpy()) for o in outs]
+    grads = [None if x.grad is None else np.asarray(x.grad.numpy()) for x in leaves]
+    return values, grads
+
+
+def assert_agrees(
+    program: Callable[..., Any], *arrays: np.ndarray, rtol: float = 1e-10, atol: float = 1e-12
+) -> None:
+    """``program`` gives PyTorch's values (and integer outputs) and gradients."""
+    ours, our_grads = _run(PF, plugrad, program, arrays)
+    theirs, their_grads = _run(torch.nn.functional, torch, program, arrays)
+    assert len(ours) == len(theirs)
+    for mine, reference in zip(ours, theirs):
+        assert mine.shape == reference.shape
+        assert mine.dtype == reference.dtype
+        np.testing.assert_allclose(mine, reference, rtol=rtol, atol=atol)
+    for index, (mine, reference) in enumerate(zip(our_grads, their_grads)):
+        assert (mine is None) == (reference is None), f"leaf {index}"
+        if reference is not None:
+            np.testing.assert_allclose(
+                mine, reference, rtol=rtol, atol=atol, err_msg=f"leaf {index}"
+            )
+
+
+X1 = randn(2, 4, 9)
+X2 = randn(2, 4, 5, 6)
+
+CONVOLUTIONS = {
+    "conv1d": (
+        lambda F, lib, x, w, b: F.conv1d(x, w, b, stride=2, padding=1, groups=2),
+        (X1, randn(6, 2, 3), randn(6)),
+    ),
+    "conv1d same dilated": (
+        lambda F, lib, x, w: F.conv1d(x, w, padding="same", dilation=2),
+        (X1, randn(3, 4, 4)),
+    ),
+    "conv1d valid unbatched": (
+        lambda F, lib, x, w: F.conv1d(x, w, padding="valid", stride=(3,)),
+        (X1[0], randn(5, 4, 2)),
+    ),
+    "conv2d same, even kernel": (
+        lambda F, lib, x, w: F.conv2d(x, w, padding="same"),
+        (X2, randn(3, 4, 2, 4)),
+    ),
+    "conv_transpose1d": (
+        lambda F, lib, x, w, b: F.conv_transpose1d(x, w, b, 2, 1, 1),
+        (X1, randn(4, 3, 3), randn(3)),
+    ),
+    "conv_transpose1d groups dilation unbatched": (
+        lambda F, lib, x, w: F.conv_transpose1d(x, w, None, 3, 2, 2, 2, 2),
+        (X1[0], randn(4, 2, 3)),
+    ),
+    "conv_transpose1d output_padding above padding": (
+        lambda F, lib, x, w: F.conv_transpose1d(x, w, stride=3, padding=1, output_padding=2),
+        (X1, randn(4, 2, 2)),
+    ),
+    "conv_transpose2d": (
+        lambda F, lib, x, w, b: F.conv_transpose2d(x, w, b),
+        (X2, randn(4, 3, 3, 2), randn(3)),
+    ),
+    "conv_transpose2d strided padded": (
+        lambda F, lib, x, w: F.conv_transpose2d(x, w, stride=2, padding=1, output_padding=1),
+        (X2, randn(4, 2, 3, 3)),
+    ),
+    "conv_transpose2d mixed": (
+        lambda F, lib, x, w, b: F.conv_transpose2d(x, w, b, (2, 1), (1, 0), (0, 1), 2, (1, 2)),
+        (X2, randn(4, 3, 3, 2), randn(6)),
+    ),
+    "conv_transpose2d output_padding from dilation": (
+        lambda F, lib, x, w: F.conv_transpose2d(x, w, dilation=3, output_padding=2),
+        (X2[0], randn(4, 2, 2, 2)),
+    ),
+}
+
+POOLING = {
+    "max_pool1d": (lambda F, lib, x: F.max_pool1d(x, 3), (X1,)),
+    "max_pool1d indices": (
+        lambda F, lib, x: F.max_pool1d(x, 3, 2, 1, 2, ceil_mode=True, return_indices=True),
+        (X1,),
+    ),
+    "max_pool1d unbatched": (
+        lambda F, lib, x: F.max_pool1d(x, (2,), (1,), return_indices=True),
+        (X1[0],),
+    ),
+    "avg_pool1d": (lambda F, lib, x: F.avg_pool1d(x, 3, 2, 1), (X1,)),
+    "avg_pool1d ceil, padding left out": (
+        lambda F, lib, x: F.avg_pool1d(x, 4, 3, 2, ceil_mode=True, count_include_pad=False),
+        (X1[0],),
+    ),
+    "adaptive_avg_pool1d": (lambda F, lib, x: F.adaptive_avg_pool1d(x, 4), (X1,)),
+    "adaptive_avg_pool1d larger": (lambda F, lib, x: F.adaptive_avg_pool1d(x, 12), (X1,)),
+    "adaptive_max_pool1d": (
+        lambda F, lib, x: F.adaptive_max_pool1d(x, 4, return_indices=True),
+        (X1,),
+    ),
+    "adaptive_max_pool1d even": (lambda F, lib, x: F.adaptive_max_pool1d(x, 3), (X1[0],)),
+    "adaptive_max_pool2d": (
+        lambda F, lib, x: F.adaptive_max_pool2d(x, (2, 4), return_indices=True),
+        (X2,),
+    ),
+    "adaptive_max_pool2d None, larger": (
+        lambda F, lib, x: F.adaptive_max_pool2d(x, (None, 7), return_indices=True),
+        (X2[0],),
+    ),
+    "adaptive_max_pool2d one": (lambda F, lib, x: F.adaptive_max_pool2d(x, 1), (X2,)),
+}
+
+
+def _instance_norm_with_running_stats(F: Any, lib: Any, x: Any) -> Any:
+    mean, var = lib.tensor(np.linspace(-1, 1, 4)), lib.tensor(np.linspace(0.5, 2, 4))
+    out = F.instance_norm(x, mean, var, momentum=0.3)
+    return out, mean, var
+
+
+NORMALIZATION = {
+    "group_norm": (
+        lambda F, lib, x, w, b: F.group_norm(x, 2, w, b, eps=1e-3),
+        (X2, randn(4), randn(4)),
+    ),
+    "group_norm one group, 3-d": (lambda F, lib, x: F.group_norm(x, 1), (X1,)),
+    "group_norm 2-d": (lambda F, lib, x: F.group_norm(x, 4), (randn(3, 8),)),
+    "instance_norm": (
+        lambda F, lib, x, w, b: F.instance_norm(x, weight=w, bias=b),
+        (X2, randn(4), randn(4)),
+    ),
+    "instance_norm running statistics": (_instance_norm_with_running_stats, (X1,)),
+    "instance_norm from running statistics": (
+        lambda F, lib, x: F.instance_norm(
+            x,
+            lib.tensor(np.array([0.5, -1, 0, 2])),
+            lib.tensor(np.array([1, 2, 0.5, 3])),
+            use_input_stats=False,
+        ),
+        (X1,),
+    ),
+    "rms_norm": (lambda F, lib, x, w: F.rms_norm(x, (5, 6), w), (X2, randn(5, 6))),
+    "rms_norm eps": (lambda F, lib, x: F.rms_norm(x, [9], eps=0.5), (X1,)),
+    "rms_norm default eps": (lambda F, lib, x: F.rms_norm(x * 1e-5, (9,)), (X1,)),
+    "local_response_norm": (
+        lambda F, lib, x: F.local_response_norm(x, 3, 0.1, 0.6, 2.0),
+        (X2,),
+    ),
+    "local_response_norm even size, 3-d": (lambda F, lib, x: F.local_response_norm(x, 2), (X1,)),
+    "local_response_norm 5-d": (
+        lambda F, lib, x: F.local_response_norm(x, 5, alpha=1.0),
+        (randn(2, 6, 2, 3, 2),),
+    ),
+}
+
+RESAMPLING = {
+    "pixel_shuffle": (lambda F, lib, x: F.pixel_shuffle(x, 2), (randn(2, 3, 8, 2, 3),)),
+    "pixel_shuffle 3-d": (lambda F, lib, x: F.pixel_shuffle(x, 3), (randn(9, 2, 1),)),
+    "pixel_unshuffle": (lambda F, lib, x: F.pixel_unshuffle(x, 2), (randn(3, 4, 6),)),
+    "nearest scale": (lambda F, lib, x: F.interpolate(x, scale_factor=2), (X1,)),
+    "nearest size": (lambda F, lib, x: F.interpolate(x, size=7), (X1,)),
+    "nearest down": (lambda F, lib, x: F.interpolate(x, scale_factor=0.6), (X1,)),
+    "nearest 2-d": (lambda F, lib, x: F.interpolate(x, scale_factor=(1.5, 0.7)), (X2,)),
+    "nearest 3-d": (lambda F, lib, x: F.interpolate(x, size=(4, 2, 7)), (randn(1, 2, 3, 4, 5),)),
+    "nearest-exact": (
+        lambda F, lib, x: F.interpolate(x, scale_factor=2.3, mode="nearest-exact"),
+        (X1,),
+    ),
+    "linear": (lambda F, lib, x: F.interpolate(x, size=7, mode="linear"), (X1,)),
+    "linear corners": (
+        lambda F, lib, x: F.interpolate(x, size=20, mode="linear", align_corners=True),
+        (X1,),
+    ),
+    "linear scale": (lambda F, lib, x: F.interpolate(x, scale_factor=1.5, mode="linear"), (X1,)),
+    "linear recomputed": (
+        lambda F, lib, x: F.interpolate(
+            x, scale_factor=2.5, mode="linear", recompute_scale_factor=True
+        ),
+        (X1,),
+    ),
+    "linear to one": (
+        lambda F, lib, x: F.interpolate(x, size=1, mode="linear", align_corners=True),
+        (X1,),
+    ),
+    "bilinear": (lambda F, lib, x: F.interpolate(x, size=(9, 11), mode="bilinear"), (X2,)),
+    "bilinear corners": (
+        lambda F, lib, x: F.interpolate(x, size=(9, 4), mode="bilinear", align_corners=True),
+        (X2,),
+    ),
+    "bilinear scale": (lambda F, lib, x: F.interpolate(x, scale_factor=3, mode="bilinear"), (X2,)),
+    "trilinear": (
+        lambda F, lib, x: F.interpolate(x, size=(4, 5, 7), mode="trilinear"),
+        (randn(1, 2, 3, 4, 5),),
+    ),
+    "area": (lambda F, lib, x: F.interpolate(x, size=(3, 4), mode="area"), (X2,)),
+    "area 1-d": (lambda F, lib, x: F.interpolate(x, scale_factor=0.5, mode="area"), (X1,)),
+    "unfold": (lambda F, lib, x: F.unfold(x, (2, 3)), (X2,)),
+    "unfold strided, padded, dilated": (lambda F, lib, x: F.unfold(x, 2, 2, 1, 2), (X2,)),
+    "unfold unbatched": (
+        lambda F, lib, x: F.unfold(x, (3, 1), padding=(1, 0), stride=(2, 1)),
+        (X2[0],),
+    ),
+    "fold": (lambda F, lib, x: F.fold(x, (5, 6), (2, 3)), (randn(2, 24, 16),)),
+    "fold strided, padded, dilated": (
+        lambda F, lib, x: F.fold(x, (5, 6), 2, 2, 1, 2),
+        (randn(2, 12, 9),),
+    ),
+    "fold unbatched": (lambda F, lib, x: F.fold(x, (4, 6), 2, stride=2), (randn(8, 6),)),
+}
+
+TABLE = {**CONVOLUTIONS, **POOLING, **NORMALIZATION, **RESAMPLING}
+
+
+@pytest.mark.parametrize("name", TABLE)
+def test_agrees_with_pytorch(name: str, backend: Any) -> None:
+    program, arrays = TABLE[name]
+    assert_agrees(program, *arrays)
+
+
+@pytest.mark.parametrize("mode", ["nearest", "nearest-exact", "linear"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_interpolate_picks_pytorchs_elements_for_every_size(mode: str, dtype: Any) -> None:
+    """The source positions, computed as PyTorch does, for many sizes and factors."""
+    for size in range(1, 13):
+        x = np.arange(1, size + 1, dtype=dtype)[None, None] ** 2
+        calls = [{"size": out} for out in range(1, 30)] + [
+            {"scale_factor": f} for f in (0.3, 0.7, 1.1, 1.5, 2.0, 2.7, 3.0, 1 / 3) if size * f >= 1
+        ]
+        for call in calls:
+            ours = PF.interpolate(plugrad.asarray(x), mode=mode, **call).numpy()
+            theirs = torch.nn.functional.interpolate(torch.tensor(x), mode=mode, **call).numpy()
+            # PyTorch's float32 kernel rounds its weights its own way: a few ulps apart.
+            np.testing.assert_allclose(
+                ours, theirs, rtol=1e-6 if dtype == np.float32 else 1e-13, err_msg=str(call)
+            )
+
+
+DOUBLE_BACKWARD = {
+    "conv1d": (lambda x, w: PF.conv1d(x, w, stride=2, padding=1), (X1[:1, :2, :5], randn(2, 2, 3))),
+    "conv_transpose2d": (
+        lambda x, w: PF.conv_transpose2d(x, w, stride=2, padding=1, output_padding=1),
+        (X2[:1, :2, :3, :3], randn(2, 2, 3, 3)),
+    ),
+    "group_norm": (lambda x: PF.group_norm(x, 2), (X1[:1, :, :3],)),
+    "bilinear": (
+        lambda x: PF.interpolate(x * x, size=(4, 5), mode="bilinear"),
+        (X2[:1, :1, :3, :3],),
+    ),
+    "fold": (lambda x: PF.fold(x * x, (3, 3), 2), (randn(1, 4, 4),)),
+}
+
+
+@pytest.mark.parametrize("name", DOUBLE_BACKWARD)
+def test_double_backward(name: str, check_double_backward: Callable[..., None]) -> None:
+    program, arrays = DOUBLE_BACKWARD[name]
+    check_double_backward(program, *arrays)
