@@ -241,6 +241,9 @@ class InstalledTensorMethods:
     def aminmax(self, *, dim: Any = ..., keepdim: bool = ...) -> Any:
         """PyTorch's ``aminmax(x, *, dim=None, keepdim=False)``: the named tuple ``(min, max)``."""
 
+    def angle(self) -> Tensor:
+        """The argument of each complex element; for real ones pi where negative, else 0 (NaN stays)."""
+
     def any(self, dim: Any = ..., keepdim: Any = ..., *, axis: Any = ..., keepdims: bool = ...) -> Tensor:
         """Test whether any element along ``axis`` is true (non-zero)."""
 
@@ -352,6 +355,9 @@ class InstalledTensorMethods:
     def copysign_(self, x2: TensorLike, /) -> Tensor:
         """In-place :meth:`copysign`: ``x.copysign_(...)`` makes ``x`` hold it."""
 
+    def corrcoef(self) -> Tensor:
+        """Return the Pearson correlation coefficients of the variables in the rows of ``input``."""
+
     def cos_(self, /) -> Tensor:
         """In-place :meth:`cos`: ``x.cos_(...)`` makes ``x`` hold it."""
 
@@ -360,6 +366,9 @@ class InstalledTensorMethods:
 
     def count_nonzero(self, dim: Any = ...) -> Any:
         """PyTorch's ``count_nonzero(x, dim=None)``: the number of non-zero elements over ``dim``."""
+
+    def cov(self, *, correction: int = ..., fweights: Tensor | None = ..., aweights: Tensor | None = ...) -> Tensor:
+        """Return the covariance matrix of the variables in the rows of ``input``."""
 
     def cpu(self) -> Tensor:
         """Return the tensor on the CPU (the NumPy backend); itself if it is there."""
@@ -427,6 +436,9 @@ class InstalledTensorMethods:
     def dot(self, other: Any) -> Any:
         """PyTorch's ``x.dot(other)``: the inner product of two 1-D tensors (no conjugation)."""
 
+    def dsplit(self, indices_or_sections: Any) -> tuple[Tensor, ...]:
+        """Split along dim 2 (:meth:`Tensor.tensor_split`); sections must divide it."""
+
     def eq_(self, x2: TensorLike, /) -> Tensor:
         """In-place :meth:`eq`: ``x.eq_(...)`` makes ``x`` hold it."""
 
@@ -459,6 +471,9 @@ class InstalledTensorMethods:
 
     def fill_(self, value: bool | int | float | complex) -> Tensor:
         """Set every element to ``value``, in place; returns the tensor."""
+
+    def fill_diagonal_(self, fill_value: Any, wrap: bool = ...) -> Tensor:
+        """Fill the main diagonal with ``fill_value`` in place (all sizes equal past 2-d)."""
 
     def fix_(self, /) -> Tensor:
         """In-place :meth:`fix`: ``x.fix_(...)`` makes ``x`` hold it."""
@@ -511,8 +526,32 @@ class InstalledTensorMethods:
     def heaviside_(self, values: TensorLike, /) -> Tensor:
         """In-place :meth:`heaviside`: ``x.heaviside_(...)`` makes ``x`` hold it."""
 
+    def histc(self, bins: int = ..., min: float = ..., max: float = ...) -> Tensor:
+        """Count the elements in ``bins`` equal bins between ``min`` and ``max`` (the data's range if both are 0); elements outside are left out. Not differentiable."""
+
+    def hsplit(self, indices_or_sections: Any) -> tuple[Tensor, ...]:
+        """Split along dim 1 (:meth:`Tensor.tensor_split`); sections must divide it."""
+
     def hypot_(self, x2: TensorLike, /) -> Tensor:
         """In-place :meth:`hypot`: ``x.hypot_(...)`` makes ``x`` hold it."""
+
+    def index_add(self, dim: int, index: Tensor, source: Tensor, *, alpha: Any = ...) -> Tensor:
+        """Return ``input`` with ``alpha * source`` added at ``index`` along ``dim`` (repeats add up)."""
+
+    def index_add_(self, dim: int, index: Tensor, source: Tensor, *, alpha: Any = ...) -> Tensor:
+        """In-place :func:`index_add`."""
+
+    def index_copy(self, dim: int, index: Tensor, source: Tensor) -> Tensor:
+        """Return ``input`` with the rows of ``source`` written at ``index`` along ``dim``."""
+
+    def index_copy_(self, dim: int, index: Tensor, source: Tensor) -> Tensor:
+        """In-place :func:`index_copy`."""
+
+    def index_fill(self, dim: int, index: Tensor, value: Any) -> Tensor:
+        """Return ``input`` with ``value`` at ``index`` along ``dim`` (a number or a 0-d tensor)."""
+
+    def index_fill_(self, dim: int, index: Tensor, value: Any) -> Tensor:
+        """In-place :func:`index_fill`."""
 
     def index_select(self, dim: int, index: Any) -> Any:
         """PyTorch's ``x.index_select(dim, index)``: the slices at ``index`` (1-D) along ``dim``."""
@@ -526,17 +565,36 @@ class InstalledTensorMethods:
     def is_contiguous(self, memory_format: Any = ...) -> bool:
         """PyTorch's ``x.is_contiguous()``: whether the elements lie in row-major order in memory."""
 
+    def is_signed(self) -> Any:
+        ...
+
     def isclose(self, other: Any, rtol: float = ..., atol: float = ..., equal_nan: bool = ...) -> Tensor:
         """:func:`plugrad.isclose` of this tensor and ``other``."""
 
+    def isneginf(self) -> Tensor:
+        """Where ``input`` is ``-inf`` (a bool tensor)."""
+
+    def isposinf(self) -> Tensor:
+        """Where ``input`` is ``+inf`` (a bool tensor)."""
+
+    def isreal(self) -> Tensor:
+        """Where ``input`` is real: its imaginary part is 0 (everywhere for a real dtype)."""
+
     def item(self) -> bool | int | float | complex:
         """Return the value of a one-element tensor as a Python scalar."""
+
+    @property
+    def itemsize(self) -> Any:
+        ...
 
     def kron(self, other: Tensor) -> Tensor:
         """The Kronecker product: each element of ``input`` times the whole of ``other``."""
 
     def kthvalue(self, k: int, dim: int = ..., keepdim: bool = ...) -> Any:
         """PyTorch's ``kthvalue(x, k, dim=-1, keepdim=False)``: the ``k``-th smallest along ``dim``."""
+
+    def ldexp(self, other: Tensor) -> Tensor:
+        """``input * 2**other`` element-wise (a floating result)."""
 
     def le_(self, x2: TensorLike, /) -> Tensor:
         """In-place :meth:`le`: ``x.le_(...)`` makes ``x`` hold it."""
@@ -564,6 +622,9 @@ class InstalledTensorMethods:
 
     def log_softmax(self, dim: Any = ..., *, axis: int = ...) -> Tensor:
         """Log of the softmax along ``axis``, stably."""
+
+    def logaddexp2(self, other: Tensor) -> Tensor:
+        """``log2(2**input + 2**other)`` element-wise, without overflow."""
 
     def logcumsumexp(self, dim: int) -> Any:
         """PyTorch's ``logcumsumexp(x, dim)``: ``log(cumsum(exp(x)))`` along ``dim``, stably."""
@@ -650,11 +711,18 @@ class InstalledTensorMethods:
     def nanmedian(self, dim: Any = ..., keepdim: bool = ...) -> Any:
         """PyTorch's ``nanmedian(x, dim=None, keepdim=False)``: the lower median ignoring NaN of all elements, or with ``dim`` the named tuple ``(values, indices)``."""
 
+    def nanquantile(self, q: Any, dim: int | None = ..., keepdim: bool = ..., *, interpolation: str = ...) -> Tensor:
+        """:func:`quantile` leaving NaN out (NaN only where a slice holds nothing else)."""
+
     def nansum(self, dim: Any = ..., keepdim: bool = ..., *, dtype: DType | None = ...) -> Any:
         """PyTorch's ``nansum(x, dim=None, keepdim=False, *, dtype=None)``: the sum, NaN taken as 0."""
 
     def narrow(self, dim: int, start: Any, length: int) -> Any:
         """PyTorch's ``x.narrow(dim, start, length)``: ``length`` elements along ``dim``."""
+
+    @property
+    def nbytes(self) -> Any:
+        ...
 
     def ne_(self, x2: TensorLike, /) -> Tensor:
         """In-place :meth:`ne`: ``x.ne_(...)`` makes ``x`` hold it."""
@@ -709,6 +777,9 @@ class InstalledTensorMethods:
 
     def prod(self, dim: Any = ..., keepdim: Any = ..., *, axis: Any = ..., dtype: DType | None = ..., keepdims: bool = ...) -> Tensor:
         """Product of the elements over ``axis``; the gradient is exact where elements are 0."""
+
+    def quantile(self, q: Any, dim: int | None = ..., keepdim: bool = ..., *, interpolation: str = ...) -> Tensor:
+        """Return the ``q``-th quantiles of ``input`` (over every element, or along ``dim``)."""
 
     def rad2deg_(self, /) -> Tensor:
         """In-place :meth:`rad2deg`: ``x.rad2deg_(...)`` makes ``x`` hold it."""
@@ -819,6 +890,9 @@ class InstalledTensorMethods:
     def split(self, split_size_or_sections: Any, dim: int = ...) -> tuple[Any, ...]:
         """PyTorch's ``x.split(size_or_sizes, dim=0)``: pieces of one size, or of the sizes listed."""
 
+    def split_with_sizes(self, split_sizes: Any, dim: Any = ...) -> Any:
+        ...
+
     def sqrt_(self, /) -> Tensor:
         """In-place :meth:`sqrt`: ``x.sqrt_(...)`` makes ``x`` hold it."""
 
@@ -848,6 +922,9 @@ class InstalledTensorMethods:
 
     def sum(self, dim: Any = ..., keepdim: Any = ..., *, axis: Any = ..., dtype: DType | None = ..., keepdims: bool = ...) -> Tensor:
         """Sum of the elements over ``axis`` (all axes by default)."""
+
+    def sum_to_size(self, *size: Any) -> Tensor:
+        """Sum this tensor down to ``size``, which it must broadcast to (as its gradient would be)."""
 
     def svd(self, some: bool = ..., compute_uv: bool = ...) -> Any:
         """The singular value decomposition ``input = U @ diag(S) @ V.mH``, as PyTorch's ``svd``."""
@@ -924,6 +1001,9 @@ class InstalledTensorMethods:
     def unflatten(self, dim: int, sizes: Any) -> Any:
         """PyTorch's ``unflatten(x, dim, sizes)``: split axis ``dim`` into axes of ``sizes``."""
 
+    def unfold(self, dimension: int, size: int, step: int) -> Tensor:
+        """Return the windows of ``size`` elements every ``step`` along ``dimension``, as a new last axis (a copy, where PyTorch's is a view)."""
+
     def uniform_(self, from_: float = ..., to: float = ..., *, generator: Any = ...) -> Tensor:
         """Fill with samples of the uniform distribution on ``[from_, to)``, in place."""
 
@@ -950,6 +1030,9 @@ class InstalledTensorMethods:
 
     def view_as(self, other: Any) -> Any:
         """PyTorch's ``x.view_as(other)``: ``x.view(other.shape)``."""
+
+    def vsplit(self, indices_or_sections: Any) -> tuple[Tensor, ...]:
+        """Split along dim 0 (:meth:`Tensor.tensor_split`); sections must divide it."""
 
     def where(self, condition: TensorLike, y: Any) -> Any:
         """PyTorch's ``x.where(condition, y)``: ``x`` where ``condition`` holds, else ``y``."""

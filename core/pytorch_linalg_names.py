@@ -11,9 +11,7 @@ to every order, being made of differentiable ops.
 
 from __future__ import annotations
 
-import types
 import warnings
-from collections.abc import Callable
 from typing import Any
 
 from . import creation as _creation
@@ -22,7 +20,7 @@ from . import ops as _ops
 from . import return_types as _return_types
 from .dtype_functions import broadcast_shapes
 from .errors import DtypeError, ShapeError
-from .tensor import Tensor, install_methods
+from .tensor import Tensor, install_function_methods, install_methods
 
 __all__ = [
     "adjoint",
@@ -347,17 +345,5 @@ def _conjugate_transpose(self: Tensor) -> Tensor:
     return adjoint(self)
 
 
-def _method_of(function: Callable[..., Any]) -> Callable[..., Any]:
-    """A copy of ``function`` for :func:`install_methods`, which names what it installs
-    ``Tensor.<name>`` (the function itself keeps its own name)."""
-    method = types.FunctionType(
-        function.__code__, function.__globals__, function.__name__, function.__defaults__
-    )
-    method.__kwdefaults__ = function.__kwdefaults__
-    method.__annotations__ = dict(function.__annotations__)
-    method.__doc__ = function.__doc__
-    return method
-
-
-install_methods(**{name: _method_of(globals()[name]) for name in __all__})
+install_function_methods(**{name: globals()[name] for name in __all__})
 install_methods(mH=property(adjoint, doc=adjoint.__doc__), H=property(_conjugate_transpose))

@@ -10,6 +10,7 @@ hooks (:mod:`plugrad.tensor_hooks`), backward, the in-place methods, ...
 
 from __future__ import annotations
 
+import types
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -497,6 +498,27 @@ def install_methods(**methods: Callable[..., Any] | property) -> None:
             function.__name__ = name
             function.__qualname__ = f"Tensor.{name}"
         setattr(Tensor, name, function)
+
+
+def install_function_methods(**functions: Callable[..., Any]) -> None:
+    """Make each function (its first parameter the tensor) also a method of :class:`Tensor`.
+
+    The method is a copy of the function (same code, defaults and signature), so
+    that the function keeps its own name where :func:`install_methods` names the
+    method ``Tensor.<name>``.
+    """
+    for name, function in functions.items():
+        method = types.FunctionType(
+            function.__code__,
+            function.__globals__,
+            name,
+            function.__defaults__,
+            function.__closure__,
+        )
+        method.__kwdefaults__ = function.__kwdefaults__
+        method.__annotations__ = dict(function.__annotations__)
+        method.__doc__ = function.__doc__
+        install_methods(**{name: method})
 
 
 def _wrap(array: Any, device: Device, requires_grad: bool, edge: Any) -> Tensor:

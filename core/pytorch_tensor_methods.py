@@ -1,0 +1,564 @@
+"""PyTorch's Tensor methods made of plugrad's ops, each also a function where PyTorch has one.
+
+Indexing along a dim (``index_add``, ``index_copy``, ``index_fill`` and their
+in-place forms, ``unfold``, ``fill_diagonal_``), statistics
+(``quantile``, ``nanquantile``, ``cov``, ``corrcoef``, ``histc``), shapes
+(``sum_to_size``, ``split_with_sizes``, ``hsplit``, ``vsplit``, ``dsplit``) and
+small element-wise ones (``logaddexp2``, ``ldexp``, ``angle``, ``isposinf``,
+``isneginf``, ``isreal``) and facts (``is_signed``, ``itemsize``, ``nbytes``).
+Being made of differentiable ops, each has gradients where PyTorch's has them,
+and runs on every backend.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from . import creation as _creation
+from . import dtypes as _dtypes
+from . import ops as _ops
+from .dtype_functions import broadcast_shapes
+from .errors import ArgumentError, DtypeError, ShapeError
+from .tensor import Tensor, install_function_methods, install_methods
+
+__all__ = [
+    "angle",
+    "corrcoef",
+    "cov",
+    "dsplit",
+    "histc",
+    "hsplit",
+    "index_add",
+    "index_copy",
+    "index_fill",
+    "isneginf",
+    "isposinf",
+    "isreal",
+    "ldexp",
+    "logaddexp2",
+    "nanquantile",
+    "quantile",
+    "vsplit",
+]
+
+_INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _tensor(function: str, value: Any, what: str = "input") -> Tensor:
+    if not isinstance(value, Tensor):
+        raise TypeError(f"{function}() takes a Tensor as {what}, got {type(value).__name__}")
+    return value
+
+
+def _dim(function: str, dim: Any, ndim: int) -> int:
+    n = max(ndim, 1)
+    if isinstance(dim, bool) or not isinstance(dim, int) or not -n <= dim < n:
+        raise ShapeError(f"{function}(): dim {dim!r} is out of range for a {ndim}-d tensor")
+    return dim % n
+
+
+# -- indexing along a dim -------------------------------------------------------------
+
+
+def _spread_index(
+    function: str, x: Tensor, dim: int, index: Tensor, like: tuple[int, ...]
+) -> Tensor:
+    """``index`` (1-d, along ``dim``) broadcast to the shape ``like``, for scatter."""
+    _tensor(function, index, "index")
+    if index.ndim > 1 or index.dtype.kind not in ("signed integer", "unsigned integer"):
+        raise ShapeError(
+            f"{function}(): index must be a 1-d tensor of integers, got shape {index.shape} "
+            f"and {index.dtype}"
+        )
+    shape = [1] * max(x.ndim, 1)
+    shape[dim] = -1
+    return _ops.broadcast_to(_ops.reshape(_ops.astype(index, _dtypes.int64), tuple(shape)), like)
+
+
+def _rows_like(function: str, x: Tensor, dim: int, index: Tensor, source: Tensor) -> None:
+    expected = list(x.shape)
+    if expected:
+        expected[dim] = index.shape[0] if index.ndim else 1
+    if tuple(source.shape) != tuple(expected):
+        raise ShapeError(
+            f"{function}(): source must have shape {tuple(expected)} (the input's, with "
+            f"len(index) along dim {dim}), got {source.shape}"
+        )
+
+
+def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
+    """Return ``input`` with ``alpha * source`` added at ``index`` along ``dim`` (repeats add up).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.zeros(3, 2).index_add(0, plugrad.tensor([0, 2, 0]), plugrad.ones(3, 2))
+    tensor([[2., 2.],
+            [0., 0.],
+            [1., 1.]])
+    """
+    _tensor("index_add", input)
+    _tensor("index_add", source, "source")
+    dim = _dim("index_add", dim, input.ndim)
+    _rows_like("index_add", input, dim, index, source)
+    spread = _spread_index("index_add", input, dim, index, tuple(source.shape))
+    added = source if alpha == 1 else source * alpha
+    return input.scatter_add(dim, spread, added)
+
+
+def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
+    """Return ``input`` with the rows of ``source`` written at ``index`` along ``dim``."""
+    _tensor("index_copy", input)
+    _tensor("index_copy", source, "source")
+    dim = _dim("index_copy", dim, input.ndim)
+    _rows_like("index_copy", input, dim, index, source)
+    return input.scatter(
+        dim, _spread_index("index_copy", input, dim, index, tuple(source.shape)), source
+    )
+
+
+def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
+    """Return ``input`` with ``value`` at ``index`` along ``dim`` (a number or a 0-d tensor)."""
+    _tensor("index_fill", input)
+    dim = _dim("index_fill", dim, input.ndim)
+    like = list(input.shape)
+    if like:
+        like[dim] = index.shape[0] if isinstance(index, Tensor) and index.ndim else 1
+    spread = _spread_index("index_fill", input, dim, index, tuple(like))
+    if isinstance(value, Tensor):
+        if value.ndim:
+            raise ShapeError(
+                f"index_fill(): value must be a number or a 0-d tensor, got {value.shape}"
+            )
+        return input.scatter(
+            dim, spread, _ops.broadcast_to(_ops.astype(value, input.dtype), tuple(like))
+        )
+    return input.scatter(dim, spread, value=value)
+
+
+def _index_add_(self: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
+    """In-place :func:`index_add`."""
+    dim = _dim("index_add_", dim, self.ndim)
+    _tensor("index_add_", source, "source")
+    _rows_like("index_add_", self, dim, index, source)
+    spread = _spread_index("index_add_", self, dim, index, tuple(source.shape))
+    return self.scatter_add_(dim, spread, source if alpha == 1 else source * alpha)
+
+
+def _index_copy_(self: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
+    """In-place :func:`index_copy`."""
+    dim = _dim("index_copy_", dim, self.ndim)
+    _tensor("index_copy_", source, "source")
+    _rows_like("index_copy_", self, dim, index, source)
+    return self.scatter_(
+        dim, _spread_index("index_copy_", self, dim, index, tuple(source.shape)), source
+    )
+
+
+def _index_fill_(self: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
+    """In-place :func:`index_fill`."""
+    dim = _dim("index_fill_", dim, self.ndim)
+    like = list(self.shape)
+    if like:
+        like[dim] = index.shape[0] if isinstance(index, Tensor) and index.ndim else 1
+    spread = _spread_index("index_fill_", self, dim, index, tuple(like))
+    if isinstance(value, Tensor):
+        if value.ndim:
+            raise ShapeError(
+                f"index_fill_(): value must be a number or a 0-d tensor, got {value.shape}"
+            )
+        return self.scatter_(
+            dim, spread, _ops.broadcast_to(_ops.astype(value, self.dtype), tuple(like))
+        )
+    return self.scatter_(dim, spread, value=value)
+
+
+def _unfold(self: Tensor, dimension: int, size: int, step: int) -> Tensor:
+    """Return the windows of ``size`` elements every ``step`` along ``dimension``, as a new
+    last axis (a copy, where PyTorch's is a view).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.arange(5.0).unfold(0, 2, 2)
+    tensor([[0., 1.],
+            [2., 3.]])
+    """
+    dim = _dim("unfold", dimension, self.ndim)
+    length = self.shape[dim] if self.ndim else 1
+    for name, value in (("size", size), ("step", step)):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"unfold(): {name} must be an int, got {value!r}")
+    if step <= 0 or size < 0 or size > length:
+        raise ShapeError(
+            f"unfold(): needs 0 <= size <= {length} (the size of dim {dim}) and step > 0, got "
+            f"size={size}, step={step}"
+        )
+    x = self if self.ndim else _ops.reshape(self, (1,))
+    count = (length - size) // step + 1
+    starts = _creation.arange(0, count * step, step, device=self.device)
+    windows = _ops.reshape(starts, (-1, 1)) + _creation.arange(size, device=self.device)
+    picked = _ops.take(x, _ops.reshape(windows, (-1,)), axis=dim)
+    shape = (*x.shape[:dim], count, size, *x.shape[dim + 1 :])
+    return _ops.moveaxis(_ops.reshape(picked, shape), dim + 1, -1)
+
+
+def _fill_diagonal_(self: Tensor, fill_value: Any, wrap: bool = False) -> Tensor:
+    """Fill the main diagonal with ``fill_value`` in place (all sizes equal past 2-d).
+
+    With ``wrap``, a tall matrix's diagonal starts again every ``columns + 1`` rows.
+    """
+    if self.ndim < 2 or (self.ndim > 2 and len(set(self.shape)) != 1):
+        raise ShapeError(
+            f"fill_diagonal_() takes a matrix, or a tensor whose sizes are all equal; got "
+            f"shape {self.shape}"
+        )
+    rows, columns = self.shape[0], self.shape[1]
+    count = min(self.shape)
+    if self.ndim == 2 and wrap and rows > columns:
+        index = _creation.arange(0, rows * columns, columns + 1, device=self.device)
+        row, column = index // columns, index % columns
+        self[row, column] = fill_value
+        return self
+    along = _creation.arange(count, device=self.device)
+    self[(along,) * self.ndim] = fill_value
+    return self
+
+
+# -- statistics -----------------------------------------------------------------------
+
+
+def _quantile(
+    function: str,
+    input: Tensor,
+    q: Any,
+    dim: Any,
+    keepdim: bool,
+    interpolation: str,
+    ignore_nan: bool,
+) -> Tensor:
+    _tensor(function, input)
+    if input.dtype.kind != "real floating":
+        raise DtypeError(f"{function}() takes a real floating tensor, got {input.dtype}")
+    if interpolation not in _INTERPOLATIONS:
+        raise ArgumentError(
+            f"{function}(): interpolation must be one of {_INTERPOLATIONS}, got {interpolation!r}"
+        )
+    scalar_q = not isinstance(q, Tensor)
+    qs = _creation.asarray(q, dtype=input.dtype, device=input.device) if scalar_q else q
+    if qs.ndim > 1:
+        raise ShapeError(f"{function}(): q must be a number or a 1-d tensor, got shape {qs.shape}")
+    if qs.dtype != input.dtype:
+        raise DtypeError(
+            f"{function}(): q must have the input's dtype {input.dtype}, got {qs.dtype}"
+        )
+    values = qs.detach().tolist()
+    if any(not 0 <= v <= 1 for v in (values if isinstance(values, list) else [values])):
+        raise ArgumentError(f"{function}(): q must be in [0, 1], got {q!r}")
+    if dim is None:
+        x, axis = _ops.reshape(input, (-1,)), 0
+    else:
+        axis = _dim(function, dim, input.ndim)
+        x = input if input.ndim else _ops.reshape(input, (1,))
+    n = x.shape[axis]
+    if n == 0:
+        raise ShapeError(f"{function}(): the input has no elements along the reduced dim")
+    ordered = _ops.moveaxis(_ops.sort(x, axis=axis), axis, -1)  # NaN sorts last
+    if ignore_nan:
+        present = _ops.astype(_ops.logical_not(_ops.isnan(ordered)), _dtypes.int64)
+        count = _ops.sum(present, axis=-1, keepdims=True)
+    else:
+        count = _creation.full_like(ordered[..., :1], n, dtype=_dtypes.int64)
+    last = _ops.astype(_ops.maximum(count - 1, 0), ordered.dtype)
+    q_row = _ops.reshape(qs.detach(), (-1,))  # the positions: no gradient through q
+    position = last * q_row  # (..., len(q))
+    below = _ops.floor(position)
+    above = _ops.ceil(position)
+    if interpolation == "lower":
+        above = below
+    elif interpolation == "higher":
+        below = above
+    elif interpolation == "nearest":
+        below = above = _ops.round(position)  # half to even, as PyTorch's
+    low = _ops.take_along_axis(ordered, _ops.astype(below, _dtypes.int64), axis=-1)
+    high = _ops.take_along_axis(ordered, _ops.astype(above, _dtypes.int64), axis=-1)
+    if interpolation == "midpoint":
+        result = low + (high - low) * 0.5
+    elif interpolation == "linear":
+        result = low + (high - low) * (position - below)
+    else:
+        result = low
+    if ignore_nan:
+        result = _ops.where(count == 0, math.nan, result)
+    else:
+        result = _ops.where(_ops.any(_ops.isnan(ordered), axis=-1, keepdims=True), math.nan, result)
+    # result: (..., len(q)), the kept axes first; PyTorch puts q's axis first.
+    result = _ops.moveaxis(result, -1, 0)
+    if keepdim:
+        if dim is None:
+            result = _ops.reshape(result, (result.shape[0],) + (1,) * input.ndim)
+        elif input.ndim:
+            result = _ops.expand_dims(result, axis=axis + 1)
+    return result[0] if scalar_q or qs.ndim == 0 else result
+
+
+def quantile(
+    input: Tensor,
+    q: Any,
+    dim: int | None = None,
+    keepdim: bool = False,
+    *,
+    interpolation: str = "linear",
+) -> Tensor:
+    """Return the ``q``-th quantiles of ``input`` (over every element, or along ``dim``).
+
+    ``q`` is a number or a 1-d tensor in ``[0, 1]`` (then the quantiles lead the
+    result); ``interpolation`` is ``"linear"``, ``"lower"``, ``"higher"``,
+    ``"midpoint"`` or ``"nearest"``. A slice holding NaN gives NaN (see
+    :func:`nanquantile`). Differentiable in ``input``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.quantile(plugrad.tensor([1.0, 2.0, 3.0, 4.0]), 0.5)
+    tensor(2.5000)
+    """
+    return _quantile("quantile", input, q, dim, keepdim, interpolation, False)
+
+
+def nanquantile(
+    input: Tensor,
+    q: Any,
+    dim: int | None = None,
+    keepdim: bool = False,
+    *,
+    interpolation: str = "linear",
+) -> Tensor:
+    """:func:`quantile` leaving NaN out (NaN only where a slice holds nothing else)."""
+    return _quantile("nanquantile", input, q, dim, keepdim, interpolation, True)
+
+
+def cov(
+    input: Tensor,
+    *,
+    correction: int = 1,
+    fweights: Tensor | None = None,
+    aweights: Tensor | None = None,
+) -> Tensor:
+    """Return the covariance matrix of the variables in the rows of ``input``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.cov(plugrad.tensor([[0.0, 1.0, 2.0], [2.0, 1.0, 0.0]]))
+    tensor([[ 1., -1.],
+            [-1.,  1.]])
+    """
+    _tensor("cov", input)
+    if input.ndim > 2:
+        raise ShapeError(f"cov() takes a 1-d or 2-d tensor, got shape {input.shape}")
+    x = _ops.reshape(input, (1, -1)) if input.ndim < 2 else input
+    if x.dtype.kind not in ("real floating", "complex floating"):
+        x = _ops.astype(x, _dtypes.default_float_dtype)
+    n = x.shape[1]
+    weights = None
+    for name, given in (("fweights", fweights), ("aweights", aweights)):
+        if given is None:
+            continue
+        _tensor("cov", given, name)
+        if given.ndim != 1 or given.shape[0] != n:
+            raise ShapeError(f"cov(): {name} must be 1-d with {n} entries, got shape {given.shape}")
+        if bool(_ops.any(given < 0)):
+            raise ArgumentError(f"cov(): {name} cannot be negative")
+        weights = given if weights is None else weights * given
+    scale: Tensor | int
+    if weights is None:
+        mean = _ops.mean(x, axis=1, keepdims=True)
+        scale = n - correction
+    else:
+        weights = _ops.astype(
+            weights, x.dtype if x.dtype.kind == "real floating" else _dtypes.float64
+        )
+        total = _ops.sum(weights)
+        mean = _ops.sum(x * weights, axis=1, keepdims=True) / total
+        if aweights is None:
+            scale = total - correction
+        else:
+            aw = _ops.astype(aweights, weights.dtype)
+            scale = total - correction * _ops.sum(weights * aw) / total
+    centered = x - mean
+    weighted = centered if weights is None else centered * weights
+    product = _ops.matmul(
+        weighted,
+        _ops.conj(centered).mT if centered.dtype.kind == "complex floating" else centered.mT,
+    )
+    result = (
+        product / _ops.maximum(scale, 0) if isinstance(scale, Tensor) else product / max(scale, 0)
+    )
+    return result[0, 0] if input.ndim < 2 else result
+
+
+def corrcoef(input: Tensor) -> Tensor:
+    """Return the Pearson correlation coefficients of the variables in the rows of ``input``."""
+    c = cov(input)
+    if c.ndim == 0:
+        return c / c
+    std = _ops.sqrt(
+        _ops.diagonal(c) if c.dtype.kind != "complex floating" else _ops.real(_ops.diagonal(c))
+    )
+    result = c / std[:, None] / std[None, :]
+    if result.dtype.kind == "real floating":
+        result = _ops.clip(result, -1.0, 1.0)
+    return result
+
+
+def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:
+    """Count the elements in ``bins`` equal bins between ``min`` and ``max`` (the data's range
+    if both are 0); elements outside are left out. Not differentiable.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.histc(plugrad.tensor([1.0, 2.0, 1.0]), bins=4, min=0, max=3)
+    tensor([0., 2., 1., 0.])
+    """
+    _tensor("histc", input)
+    if input.dtype.kind != "real floating":
+        raise DtypeError(f"histc() takes a real floating tensor, got {input.dtype}")
+    if isinstance(bins, bool) or not isinstance(bins, int) or bins <= 0:
+        raise ArgumentError(f"histc(): bins must be an int > 0, got {bins!r}")
+    x = _ops.reshape(input.detach(), (-1,))
+    low, high = float(min), float(max)
+    if low == 0 and high == 0 and x.shape[0]:
+        low, high = float(_ops.min(x)), float(_ops.max(x))
+    if low > high:
+        raise ArgumentError(f"histc(): min must not exceed max, got {min} and {max}")
+    if low == high:
+        low, high = low - 1, high + 1
+    inside = _ops.logical_and(x >= low, x <= high)
+    position = _ops.floor((x - low) * (bins / (high - low)))
+    index = _ops.astype(_ops.clip(position, 0, bins - 1), _dtypes.int64)
+    counts = _creation.zeros((bins,), dtype=input.dtype, device=input.device)
+    return counts.scatter_add(0, index, _ops.astype(inside, input.dtype))
+
+
+# -- shapes ---------------------------------------------------------------------------
+
+
+def _sum_to_size(self: Tensor, *size: Any) -> Tensor:
+    """Sum this tensor down to ``size``, which it must broadcast to (as its gradient would be)."""
+    shape = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
+    try:
+        broadcast_shapes(tuple(shape), tuple(self.shape))
+        fits = len(shape) <= self.ndim and broadcast_shapes(
+            tuple(shape), tuple(self.shape)
+        ) == tuple(self.shape)
+    except Exception:
+        fits = False
+    if not fits:
+        raise ShapeError(
+            f"sum_to_size(): size {tuple(shape)} is not expandable to the tensor's {self.shape}"
+        )
+    lead = self.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, s in enumerate(shape) if s == 1 and self.shape[lead + i] != 1
+    )
+    result = _ops.sum(self, axis=axes, keepdims=True) if axes else self
+    return _ops.reshape(result, tuple(shape))
+
+
+def _split_hvd(function: str, dim: int, least: int) -> Any:
+    def split(input: Tensor, indices_or_sections: Any) -> tuple[Tensor, ...]:
+        _tensor(function, input)
+        if input.ndim < least:
+            raise ShapeError(
+                f"{function}() takes a tensor of at least {least} dims, got shape {input.shape}"
+            )
+        axis = 0 if input.ndim == 1 and function == "hsplit" else dim
+        if isinstance(indices_or_sections, int) and input.shape[axis] % indices_or_sections:
+            raise ShapeError(
+                f"{function}(): dim {axis} of size {input.shape[axis]} does not divide into "
+                f"{indices_or_sections} equal parts"
+            )
+        return tuple(input.tensor_split(indices_or_sections, axis))
+
+    split.__name__ = split.__qualname__ = function
+    split.__doc__ = f"Split along dim {dim} (:meth:`Tensor.tensor_split`); sections must divide it."
+    return split
+
+
+hsplit = _split_hvd("hsplit", 1, 1)
+vsplit = _split_hvd("vsplit", 0, 2)
+dsplit = _split_hvd("dsplit", 2, 3)
+
+
+# -- element-wise ---------------------------------------------------------------------
+
+_LN2 = math.log(2.0)
+
+
+def logaddexp2(input: Tensor, other: Tensor) -> Tensor:
+    """``log2(2**input + 2**other)`` element-wise, without overflow."""
+    return _ops.logaddexp(_tensor("logaddexp2", input) * _LN2, other * _LN2) / _LN2
+
+
+def ldexp(input: Tensor, other: Tensor) -> Tensor:
+    """``input * 2**other`` element-wise (a floating result)."""
+    _tensor("ldexp", input)
+    scale = _ops.pow(2.0, other) if isinstance(other, Tensor) else 2.0**other
+    result = input * scale
+    return (
+        result
+        if result.dtype.kind != "signed integer"
+        else _ops.astype(result, _dtypes.default_float_dtype)
+    )
+
+
+def angle(input: Tensor) -> Tensor:
+    """The argument of each complex element; for real ones pi where negative, else 0 (NaN stays)."""
+    _tensor("angle", input)
+    if input.dtype.kind == "complex floating":
+        return _ops.atan2(_ops.imag(input), _ops.real(input))
+    x = (
+        input
+        if input.dtype.kind == "real floating"
+        else _ops.astype(input, _dtypes.default_float_dtype)
+    )
+    pi = _creation.full_like(x, math.pi)  # in x's dtype: where() of two numbers is float32
+    return _ops.where(_ops.isnan(x), x, _ops.where(x < 0, pi, 0.0))
+
+
+def isposinf(input: Tensor) -> Tensor:
+    """Where ``input`` is ``+inf`` (a bool tensor)."""
+    return _ops.logical_and(_ops.isinf(_tensor("isposinf", input)), input > 0)
+
+
+def isneginf(input: Tensor) -> Tensor:
+    """Where ``input`` is ``-inf`` (a bool tensor)."""
+    return _ops.logical_and(_ops.isinf(_tensor("isneginf", input)), input < 0)
+
+
+def isreal(input: Tensor) -> Tensor:
+    """Where ``input`` is real: its imaginary part is 0 (everywhere for a real dtype)."""
+    _tensor("isreal", input)
+    if input.dtype.kind == "complex floating":
+        return _ops.equal(_ops.imag(input), 0)
+    return _creation.ones_like(input, dtype=_dtypes.bool)
+
+
+install_function_methods(**{name: globals()[name] for name in __all__})
+install_methods(
+    index_add_=_index_add_,
+    index_copy_=_index_copy_,
+    index_fill_=_index_fill_,
+    unfold=_unfold,
+    fill_diagonal_=_fill_diagonal_,
+    sum_to_size=_sum_to_size,
+    split_with_sizes=lambda self, split_sizes, dim=0: tuple(self.split(list(split_sizes), dim)),
+    is_signed=lambda self: (
+        self.dtype.kind in ("signed integer", "real floating", "complex floating")
+    ),
+    itemsize=property(lambda self: self.dtype.itemsize, doc="Bytes per element."),
+    nbytes=property(lambda self: self.dtype.itemsize * self.numel(), doc="Bytes of all elements."),
+)

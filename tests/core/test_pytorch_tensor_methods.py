@@ -1,0 +1,142 @@
+"""PyTorch's Tensor methods made of plugrad's ops (``index_add``, ``unfold``, ``quantile``,
+``cov``...), run in plugrad and in ``torch`` on the same float64 leaf: values, dtypes,
+shapes and gradients agree on every backend under test."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+from torch_compare import as_tensor as _tensor
+from torch_compare import assert_agrees
+
+import plugrad
+from plugrad.errors import ArgumentError, DtypeError, ShapeError
+from plugrad.testing import backends_under_test
+
+torch = pytest.importorskip("torch")
+
+X = np.array([[0.5, -1.25, 2.0, 3.5], [1.5, 0.25, -0.75, 4.0], [2.5, -3.0, 1.0, 0.0]])
+ROWS = np.array([2, 0, 2])
+
+
+def _ix(lib: Any, values: Any) -> Any:
+    return _tensor(lib, np.array(values))
+
+
+def _nan_above(lib: Any, x: Any, limit: float) -> Any:
+    return lib.where(x > limit, float("nan"), x)
+
+
+def _clone(x: Any) -> Any:
+    return x * 1.0  # a non-leaf copy, which in-place methods may change
+
+
+# name -> program(lib, x); x is a float64 (3, 4) leaf that requires grad.
+PROGRAMS: dict[str, Callable[[Any, Any], Any]] = {
+    "index_add": lambda lib, x: lib.index_add(x, 0, _ix(lib, ROWS), x * x),
+    "x.index_add alpha": lambda lib, x: x.index_add(1, _ix(lib, [3, 3]), x[:, :2], alpha=-2.0),
+    "x.index_add_": lambda lib, x: _clone(x).index_add_(0, _ix(lib, ROWS), x.exp()),
+    "index_copy": lambda lib, x: lib.index_copy(x, 1, _ix(lib, [3, 0]), x[:, 1:3] * 2),
+    "x.index_copy_": lambda lib, x: _clone(x).index_copy_(0, _ix(lib, [1]), x[2:] + 1),
+    "index_fill": lambda lib, x: lib.index_fill(x, 1, _ix(lib, [0, 2]), -1.5),
+    "x.index_fill_ tensor value": lambda lib, x: _clone(x).index_fill_(0, _ix(lib, [2]), x[0, 0]),
+    "x.unfold": lambda lib, x: x.unfold(1, 2, 1),
+    "x.unfold step": lambda lib, x: x.unfold(1, 3, 2),
+    "x.unfold rows": lambda lib, x: x.unfold(0, 2, 1),
+    "x.unfold whole": lambda lib, x: x.unfold(-1, 4, 4),
+    "x.fill_diagonal_": lambda lib, x: _clone(x).fill_diagonal_(7.0),
+    "x.fill_diagonal_ wrap": lambda lib, x: _clone(x.mT).fill_diagonal_(-2.0, wrap=True),
+    "quantile": lambda lib, x: lib.quantile(x, 0.3),
+    "quantile dim": lambda lib, x: lib.quantile(x, 0.75, dim=1),
+    "quantile many": lambda lib, x: lib.quantile(x, _tensor(lib, np.array([0.1, 0.5, 1.0])), dim=0),
+    "quantile keepdim": lambda lib, x: lib.quantile(x, _tensor(lib, np.array([0.2, 0.9])), 1, True),
+    "quantile keepdim all": lambda lib, x: lib.quantile(x, 0.4, keepdim=True),
+    "quantile lower": lambda lib, x: lib.quantile(x, 0.4, 1, interpolation="lower"),
+    "quantile higher": lambda lib, x: lib.quantile(x, 0.4, 1, interpolation="higher"),
+    "quantile midpoint": lambda lib, x: lib.quantile(x, 0.4, 1, interpolation="midpoint"),
+    "quantile nearest": lambda lib, x: lib.quantile(x, 0.5, 1, interpolation="nearest"),
+    "x.quantile": lambda lib, x: x.quantile(0.6, dim=-1),
+    "nanquantile": lambda lib, x: lib.nanquantile(_nan_above(lib, x, 2.2), 0.5, dim=1),
+    "nanquantile all": lambda lib, x: lib.nanquantile(_nan_above(lib, x, 2.2), 0.3),
+    "quantile with nan": lambda lib, x: lib.quantile(_nan_above(lib, x, 3.8), 0.5, dim=1),
+    "cov": lambda lib, x: lib.cov(x),
+    "cov correction 0": lambda lib, x: lib.cov(x.mT, correction=0),
+    "cov fweights": lambda lib, x: lib.cov(x, fweights=_ix(lib, [1, 2, 0, 3])),
+    "cov aweights": lambda lib, x: lib.cov(x, aweights=_ix(lib, [0.5, 1.0, 2.0, 1.0])),
+    "cov both weights": lambda lib, x: lib.cov(
+        x, fweights=_ix(lib, [1, 2, 1, 3]), aweights=_ix(lib, [0.5, 1.0, 2.0, 1.0])
+    ),
+    "cov vector": lambda lib, x: lib.cov(x[0]),
+    "corrcoef": lambda lib, x: lib.corrcoef(x),
+    "x.corrcoef": lambda lib, x: x.mT.corrcoef(),
+    "histc": lambda lib, x: lib.histc(x.detach(), bins=5, min=-2, max=3),
+    "histc range of data": lambda lib, x: lib.histc(x.detach(), bins=4),
+    "x.sum_to_size": lambda lib, x: x.sum_to_size(1, 4),
+    "x.sum_to_size columns": lambda lib, x: (x.reshape(1, 3, 4) * 2).sum_to_size((3, 1)),
+    "x.split_with_sizes": lambda lib, x: x.split_with_sizes([1, 3], dim=1),
+    "hsplit": lambda lib, x: lib.hsplit(x, 2),
+    "vsplit sections": lambda lib, x: lib.vsplit(x, [1]),
+    "dsplit": lambda lib, x: lib.dsplit(x.reshape(3, 2, 2), 2),
+    "logaddexp2": lambda lib, x: lib.logaddexp2(x, x.flip(0) * 3),
+    # (PyTorch's gradient of ldexp is 0 where the exponent is negative: not compared there.)
+    "ldexp": lambda lib, x: lib.ldexp(x, _ix(lib, [[1, 2, 3, 0]] * 3)),
+    # float32: PyTorch's angle of a real tensor is float32's pi, even in float64.
+    "angle": lambda lib, x: lib.angle(x.detach().float()),
+    "isposinf": lambda lib, x: lib.isposinf(x.detach() / 0.0),
+    "isneginf": lambda lib, x: lib.isneginf(x.detach() / 0.0),
+    "isreal": lambda lib, x: lib.isreal(x),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("backend", backends_under_test())
+@pytest.mark.parametrize("name", list(PROGRAMS))
+def test_agrees_with_torch(name: str, backend: str) -> None:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        assert_agrees(PROGRAMS[name], X, backend)
+
+
+def test_facts_of_a_tensor() -> None:
+    x = plugrad.ones(2, 3, dtype=plugrad.float64)
+    assert (x.itemsize, x.nbytes) == (8, 48)
+    assert x.is_signed() and plugrad.tensor([1]).is_signed()
+    assert not plugrad.tensor([1], dtype=plugrad.uint8).is_signed()
+    assert not plugrad.tensor([True]).is_signed()
+    assert plugrad.isreal(plugrad.tensor([1 + 0j, 1j])).tolist() == [True, False]
+    assert plugrad.angle(plugrad.tensor([1j])).tolist() == [pytest.approx(np.pi / 2)]
+    assert plugrad.angle(plugrad.tensor([-2.0], dtype=plugrad.float64)).tolist() == [np.pi]
+    assert plugrad.ldexp(plugrad.tensor([3.0]), plugrad.tensor([-1])).tolist() == [1.5]
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        (lambda x: x.index_add(2, plugrad.tensor([0]), x[:1]), ShapeError, "out of range"),
+        (lambda x: x.index_add(0, plugrad.tensor([[0]]), x[:1]), ShapeError, "1-d tensor of int"),
+        (lambda x: x.index_add(0, plugrad.tensor([0.0]), x[:1]), ShapeError, "integers"),
+        (lambda x: x.index_add(0, plugrad.tensor([0, 1]), x[:1]), ShapeError, "source must have"),
+        (lambda x: x.index_fill(0, plugrad.tensor([0]), plugrad.ones(2)), ShapeError, "0-d tensor"),
+        (lambda x: x.unfold(1, 5, 1), ShapeError, "size <= 4"),
+        (lambda x: x.unfold(1, 2, 0), ShapeError, "step > 0"),
+        (lambda x: x[0].fill_diagonal_(1.0), ShapeError, "matrix"),
+        (lambda x: plugrad.quantile(x, 1.5), ArgumentError, r"\[0, 1\]"),
+        (lambda x: plugrad.quantile(x, 0.5, interpolation="cubic"), ArgumentError, "interpolation"),
+        (lambda x: plugrad.quantile(plugrad.tensor([1, 2]), 0.5), DtypeError, "real floating"),
+        (lambda x: plugrad.quantile(x, plugrad.ones(2, 2)), ShapeError, "1-d tensor"),
+        (lambda x: plugrad.cov(x.reshape(1, 3, 4)), ShapeError, "1-d or 2-d"),
+        (lambda x: plugrad.cov(x, fweights=plugrad.tensor([1, 2])), ShapeError, "fweights"),
+        (lambda x: plugrad.cov(x, fweights=plugrad.tensor([1, -2, 1, 1])), ArgumentError, "negat"),
+        (lambda x: plugrad.histc(x, bins=0), ArgumentError, "bins"),
+        (lambda x: plugrad.histc(x, min=2, max=1), ArgumentError, "min must not exceed max"),
+        (lambda x: x.sum_to_size(2, 4), ShapeError, "not expandable"),
+        (lambda x: plugrad.hsplit(x, 3), ShapeError, "equal parts"),
+        (lambda x: plugrad.dsplit(x, 2), ShapeError, "at least 3 dims"),
+    ],
+)  # fmt: skip
+def test_bad_input_is_refused_and_changes_nothing(call: Any, error: type, message: str) -> None:
+    x = plugrad.asarray(X.copy())
+    with pytest.raises(error, match=message):
+        call(x)
+    np.testing.assert_array_equal(x.numpy(), X)
