@@ -655,18 +655,22 @@ def _host_call(original: Callable[..., Any], what: str) -> Callable[..., Any]:
         bound = tracer.constant(types.MethodType(original, self))
         slots = [f"{{{i}}}" for i in range(len(args))]
         slots += [f"{name}={{{len(args) + i}}}" for i, name in enumerate(kwargs)]
+        # Its result is the replay's own (a closure's loss, say): named, never a constant.
+        out = tracer.new_name("h")
         tracer.steps.append(
             Step(
-                "text", None, f"{bound}({', '.join(slots)})", (*args, *kwargs.values()), effect=True
+                "text", out, f"{bound}({', '.join(slots)})", (*args, *kwargs.values()), effect=True
             )
         )
         tracer.host_calls += 1
         tracer.recording = False
         try:
-            return original(self, *args, **kwargs)
+            result = original(self, *args, **kwargs)
         finally:
             tracer.recording = tracer.broken is None
             tracer.after_host_call()
+        tracer.note_host_result(out, result)
+        return result
 
     return method
 
@@ -840,6 +844,8 @@ class Tracer:
         self._snapshots: dict[int, tuple[Any, Any]] = {}
         #: id(tensor) -> the name of the Tensor the replay makes for it.
         self._materialized: dict[int, str] = {}
+        #: id(tensor) -> (its expression, the tensor), for tensors a repeated call returned.
+        self._host_results: dict[int, tuple[str, Tensor]] = {}
         for index, tensor in enumerate(leaves):
             self.sources.setdefault(id(tensor), f"L[{index}]")
         self._leaves = leaves
@@ -1012,10 +1018,17 @@ class Tracer:
             self._kept.append(self._created.pop(key))
         if True:
             if tensor._edge is not None and _state_enabled():
-                self.graph_break(
-                    "a tensor with autograd history made outside the compiled function is used "
-                    "inside it (compute it inside, or pass it detached)"
-                )
+                if key in self._host_results:
+                    self.graph_break(
+                        "the result of a call each replay repeats (an optimizer step's closure, "
+                        "say) is used with its autograd history; return it as it is, and use it "
+                        "outside the compiled function"
+                    )
+                else:
+                    self.graph_break(
+                        "a tensor with autograd history made outside the compiled function is "
+                        "used inside it (compute it inside, or pass it detached)"
+                    )
                 return real
             source = self.source_of(tensor)
             if self.host_calls == 0 and not source.startswith("L["):
@@ -1079,9 +1092,25 @@ class Tracer:
                 Step("text", None, source + "._grad = {0}", (self.tensor_ref(value),), effect=True)
             )
 
+    def note_host_result(self, expression: str, value: Any) -> None:
+        """The tensors in what a call the plan repeats returned: each replay's come from
+        ``expression`` (``h3``, ``h3[0]``...), never from the capture's."""
+        if isinstance(value, Tensor):
+            self._host_results[id(value)] = (expression, value)  # kept: the id stays its own
+            self.sources[id(value)] = expression
+        elif type(value) in (tuple, list):
+            for index, item in enumerate(value):
+                self.note_host_result(f"{expression}[{index}]", item)
+        elif type(value) is dict:
+            for key, item in value.items():
+                self.note_host_result(f"{expression}[{key!r}]", item)
+
     def tensor_ref(self, tensor: Tensor) -> Any:
         """What stands for ``tensor`` in a step: its source, or a Tensor the replay makes."""
         key = id(tensor)
+        host = self._host_results.get(key)
+        if host is not None:
+            return Name(host[0])
         if key not in self._created:
             return Name(self.source_of(tensor))
         name = self._materialized.get(key)
@@ -1444,7 +1473,7 @@ def _restore_graph(result: Any) -> None:
 
 
 def _names_in_expression(expression: str, steps: list[Step]) -> list[str]:
-    return sorted(set(re.findall(r"\b[vt]\d+\b", expression)))
+    return sorted(set(re.findall(r"\b[vth]\d+\b", expression)))
 
 
 def _user_location() -> str:

@@ -136,6 +136,8 @@ __all__ = [
     "interpolate",
     "unfold",
     "fold",
+    "scaled_dot_product_attention",
+    "multi_head_attention_forward",
 ]
 
 _REDUCTIONS = ("mean", "sum", "none")
@@ -3499,3 +3501,8 @@ def fold(
         dilation=dil, groups=channels,
     )  # fmt: skip
     return _ops.squeeze(out, axis=0) if unbatched else out
+
+
+# NOTE: imported last, not first: the attention functions are composed of the ones above,
+# and their module imports this one.
+from .attention import multi_head_attention_forward, scaled_dot_product_attention  # noqa: E402

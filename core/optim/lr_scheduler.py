@@ -45,6 +45,7 @@ gives for each schedule, starting from ``lr=1.0``:
 
 from __future__ import annotations
 
+import bisect
 import math
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -53,14 +54,21 @@ from typing import Any
 from .optimizer import Optimizer, check_int, check_number
 
 __all__ = [
+    "ChainedScheduler",
+    "ConstantLR",
     "CosineAnnealingLR",
+    "CosineAnnealingWarmRestarts",
+    "CyclicLR",
     "ExponentialLR",
     "LRScheduler",
     "LambdaLR",
     "LinearLR",
     "MultiStepLR",
+    "MultiplicativeLR",
     "OneCycleLR",
+    "PolynomialLR",
     "ReduceLROnPlateau",
+    "SequentialLR",
     "StepLR",
 ]
 
@@ -146,20 +154,46 @@ class LRScheduler:
         Call it after ``optimizer.step()``; calling it first skips the first
         value of the schedule, and a warning says so.
         """
-        if self._step_count == 1 and self._optimizer_not_stepped():
-            warnings.warn(
-                f"{type(self).__name__}.step() was called before the optimizer's step(); call "
-                "optimizer.step() first, otherwise the first learning rate of the schedule is "
-                "skipped",
-                UserWarning,
-                stacklevel=2,
-            )
+        self._warn_if_early()
         self._step_count += 1
         self.last_epoch += 1
         values = self._compute_lr()
         for group, lr in zip(self.optimizer.param_groups, values):
             group["lr"] = lr
         self._last_lr = self._group_lrs()
+
+    def _warn_if_early(self) -> None:
+        if self._step_count == 1 and self._optimizer_not_stepped():
+            warnings.warn(
+                f"{type(self).__name__}.step() was called before the optimizer's step(); call "
+                "optimizer.step() first, otherwise the first learning rate of the schedule is "
+                "skipped",
+                UserWarning,
+                stacklevel=3,
+            )
+
+    def _restart(self) -> None:
+        """Go back to epoch 0 and set its learning rates (SequentialLR at a milestone).
+
+        As PyTorch's, from the schedule's closed form where it has one
+        (``_closed_form_lr``: the value for ``last_epoch`` from ``base_lrs``),
+        which does not depend on the learning rates the groups have now.
+        """
+        self.last_epoch = 0
+        closed_form = getattr(self, "_closed_form_lr", None)
+        values = closed_form() if closed_form is not None else self._compute_lr()
+        for group, lr in zip(self.optimizer.param_groups, values):
+            group["lr"] = lr
+        self._last_lr = self._group_lrs()
+
+    def _initial_step(self) -> None:
+        """Step as on construction: count from 0, with the initial form of the schedule."""
+        self._step_count = 0
+        self._initial = True
+        try:
+            self.step()
+        finally:
+            self._initial = False
 
     def _optimizer_not_stepped(self) -> bool:
         # Only the base class's step() counts calls; a subclass overriding it may not.
@@ -269,6 +303,9 @@ class StepLR(LRScheduler):
             return self._group_lrs()
         return [lr * self.gamma for lr in self._group_lrs()]
 
+    def _closed_form_lr(self) -> list[float]:
+        return [base * self.gamma ** (self.last_epoch // self.step_size) for base in self.base_lrs]
+
 
 class MultiStepLR(LRScheduler):
     """Multiply the learning rate by ``gamma`` at each epoch listed in ``milestones``.
@@ -307,6 +344,10 @@ class MultiStepLR(LRScheduler):
         decays = self.milestones.count(self.last_epoch)
         return [lr * self.gamma**decays for lr in self._group_lrs()]
 
+    def _closed_form_lr(self) -> list[float]:
+        decays = bisect.bisect_right(self.milestones, self.last_epoch)
+        return [base * self.gamma**decays for base in self.base_lrs]
+
 
 class ExponentialLR(LRScheduler):
     """Multiply the learning rate by ``gamma`` every epoch.
@@ -334,6 +375,9 @@ class ExponentialLR(LRScheduler):
         if self._initial:
             return self._group_lrs()
         return [lr * self.gamma for lr in self._group_lrs()]
+
+    def _closed_form_lr(self) -> list[float]:
+        return [base * self.gamma**self.last_epoch for base in self.base_lrs]
 
 
 class CosineAnnealingLR(LRScheduler):
@@ -385,6 +429,10 @@ class CosineAnnealingLR(LRScheduler):
             1 + math.cos(math.pi * (epoch - 1) / period)
         )
         return [ratio * (lr - low) + low for lr in self._group_lrs()]
+
+    def _closed_form_lr(self) -> list[float]:
+        cosine = 1 + math.cos(math.pi * self.last_epoch / self.T_max)
+        return [self.eta_min + (base - self.eta_min) * cosine / 2 for base in self.base_lrs]
 
 
 class LambdaLR(LRScheduler):
@@ -496,6 +544,11 @@ class LinearLR(LRScheduler):
         # The factor for this epoch divided by the one for the previous epoch.
         ratio = 1.0 + (end - start) / (self.total_iters * start + (epoch - 1) * (end - start))
         return [lr * ratio for lr in self._group_lrs()]
+
+    def _closed_form_lr(self) -> list[float]:
+        start, end, total = self.start_factor, self.end_factor, self.total_iters
+        done = min(total, self.last_epoch)
+        return [base * (start + (end - start) * done / total) for base in self.base_lrs]
 
 
 class OneCycleLR(LRScheduler):
@@ -636,6 +689,758 @@ class OneCycleLR(LRScheduler):
                     break
                 start_step = end_step
         return lrs
+
+
+class ConstantLR(LRScheduler):
+    """Multiply the learning rate by ``factor`` for the first ``total_iters`` epochs.
+
+    Parameters
+    ----------
+    optimizer : Optimizer
+    factor : float, default 1/3
+        The factor, in ``(0, 1]``.
+    total_iters : int, default 5
+        The epoch at which the learning rate goes back to its initial value.
+    last_epoch : int, default -1
+        See :class:`LRScheduler`.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> w = plugrad.tensor([1.0], requires_grad=True)
+    >>> opt = plugrad.optim.SGD([w], lr=1.0)
+    >>> schedule = plugrad.optim.lr_scheduler.ConstantLR(opt, factor=0.5, total_iters=2)
+    >>> lrs = []
+    >>> for _ in range(4):
+    ...     lrs.append(schedule.get_last_lr()[0])
+    ...     opt.step()
+    ...     schedule.step()
+    >>> lrs
+    [0.5, 0.5, 1.0, 1.0]
+    """
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        factor: float = 1.0 / 3,
+        total_iters: int = 5,
+        last_epoch: int = -1,
+    ) -> None:
+        check_number("factor", factor)
+        if not 0 < factor <= 1:
+            raise ValueError(f"factor must be in (0, 1], got {factor!r}")
+        check_int("total_iters", total_iters, at_least=0)
+        self.factor = factor
+        self.total_iters = total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def _compute_lr(self) -> list[float]:
+        if self.last_epoch == 0:
+            return [lr * self.factor for lr in self._group_lrs()]
+        if self.last_epoch != self.total_iters:
+            return self._group_lrs()
+        return [lr * (1.0 / self.factor) for lr in self._group_lrs()]
+
+    def _closed_form_lr(self) -> list[float]:
+        reached = self.last_epoch >= self.total_iters
+        return [base * (self.factor + reached * (1 - self.factor)) for base in self.base_lrs]
+
+
+class MultiplicativeLR(LRScheduler):
+    """Multiply the learning rate by ``lr_lambda(epoch)`` at every epoch.
+
+    Parameters
+    ----------
+    optimizer : Optimizer
+    lr_lambda : callable or list of callable
+        A function of the epoch index returning the factor for that epoch,
+        or one such function per parameter group.
+    last_epoch : int, default -1
+        See :class:`LRScheduler`.
+
+    Notes
+    -----
+    As for :class:`LambdaLR`, :meth:`state_dict` does not include the functions.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> w = plugrad.tensor([1.0], requires_grad=True)
+    >>> opt = plugrad.optim.SGD([w], lr=1.0)
+    >>> schedule = plugrad.optim.lr_scheduler.MultiplicativeLR(opt, lambda epoch: 0.5)
+    >>> for _ in range(3):
+    ...     opt.step()
+    ...     schedule.step()
+    >>> schedule.get_last_lr()
+    [0.125]
+    """
+
+    _not_saved = ("optimizer", "_initial", "lr_lambdas")
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        lr_lambda: Callable[[int], float] | Sequence[Callable[[int], float]],
+        last_epoch: int = -1,
+    ) -> None:
+        self.lr_lambdas = _functions_per_group("MultiplicativeLR", optimizer, lr_lambda)
+        super().__init__(optimizer, last_epoch)
+
+    def _compute_lr(self) -> list[float]:
+        if self._initial:
+            return self._group_lrs()
+        return [lr * f(self.last_epoch) for f, lr in zip(self.lr_lambdas, self._group_lrs())]
+
+
+class PolynomialLR(LRScheduler):
+    """Decay the learning rate to 0 over ``total_iters`` epochs along a polynomial.
+
+    The factor at epoch :math:`t` is :math:`(1 - \\min(t, T) / T)^{p}`, with
+    ``total_iters`` :math:`T` and ``power`` :math:`p`, computed recursively.
+
+    Parameters
+    ----------
+    optimizer : Optimizer
+    total_iters : int, default 5
+        Epochs of the decay (positive).
+    power : float, default 1.0
+        The power of the polynomial.
+    last_epoch : int, default -1
+        See :class:`LRScheduler`.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> w = plugrad.tensor([1.0], requires_grad=True)
+    >>> opt = plugrad.optim.SGD([w], lr=1.0)
+    >>> schedule = plugrad.optim.lr_scheduler.PolynomialLR(opt, total_iters=4, power=2.0)
+    >>> lrs = []
+    >>> for _ in range(6):
+    ...     lrs.append(round(schedule.get_last_lr()[0], 4))
+    ...     opt.step()
+    ...     schedule.step()
+    >>> lrs
+    [1.0, 0.5625, 0.25, 0.0625, 0.0, 0.0]
+    """
+
+    def __init__(
+        self, optimizer: Optimizer, total_iters: int = 5, power: float = 1.0, last_epoch: int = -1
+    ) -> None:
+        check_int("total_iters", total_iters, at_least=1)
+        check_number("power", power)
+        self.total_iters = total_iters
+        self.power = power
+        super().__init__(optimizer, last_epoch)
+
+    def _compute_lr(self) -> list[float]:
+        epoch, total = self.last_epoch, self.total_iters
+        if self._initial or epoch > total:
+            return self._group_lrs()
+        factor = ((1.0 - epoch / total) / (1.0 - (epoch - 1) / total)) ** self.power
+        return [lr * factor for lr in self._group_lrs()]
+
+    def _closed_form_lr(self) -> list[float]:
+        done = min(self.total_iters, self.last_epoch) / self.total_iters
+        return [base * (1.0 - done) ** self.power for base in self.base_lrs]
+
+
+class CosineAnnealingWarmRestarts(LRScheduler):
+    r"""Cosine annealing with warm restarts (SGDR, Loshchilov & Hutter, 2017).
+
+    .. math::
+
+        \eta_t = \eta_{\min} + \frac{\eta_0 - \eta_{\min}}{2}
+                 \left(1 + \cos\frac{T_{cur}\,\pi}{T_i}\right)
+
+    where :math:`T_{cur}` counts the epochs since the last restart and the
+    :math:`i`-th period lasts :math:`T_i = T_0\,T_{mult}^i` epochs.
+
+    Parameters
+    ----------
+    optimizer : Optimizer
+    T_0 : int
+        Epochs of the first period (positive).
+    T_mult : int, default 1
+        Factor by which each period is longer than the one before (at least 1).
+    eta_min : float, default 0
+        The lowest learning rate.
+    last_epoch : int, default -1
+        See :class:`LRScheduler`.
+
+    Notes
+    -----
+    As PyTorch's, :meth:`step` also takes the epoch, possibly fractional, to
+    step within an epoch: ``scheduler.step(epoch + batch / batches)``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> w = plugrad.tensor([1.0], requires_grad=True)
+    >>> opt = plugrad.optim.SGD([w], lr=1.0)
+    >>> schedule = plugrad.optim.lr_scheduler.CosineAnnealingWarmRestarts(opt, T_0=2, T_mult=2)
+    >>> lrs = []
+    >>> for _ in range(7):
+    ...     lrs.append(round(schedule.get_last_lr()[0], 4))
+    ...     opt.step()
+    ...     schedule.step()
+    >>> lrs
+    [1.0, 0.5, 1.0, 0.8536, 0.5, 0.1464, 1.0]
+    """
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        T_0: int,
+        T_mult: int = 1,
+        eta_min: float = 0.0,
+        last_epoch: int = -1,
+    ) -> None:
+        check_int("T_0", T_0, at_least=1)
+        check_int("T_mult", T_mult, at_least=1)
+        check_number("eta_min", eta_min)
+        self.T_0 = T_0
+        self.T_i = T_0
+        self.T_mult = T_mult
+        self.eta_min = eta_min
+        self.T_cur: float = last_epoch
+        super().__init__(optimizer, last_epoch)
+
+    def _compute_lr(self) -> list[float]:
+        cosine = 1 + math.cos(math.pi * self.T_cur / self.T_i)
+        return [self.eta_min + (base - self.eta_min) * cosine / 2 for base in self.base_lrs]
+
+    def step(self, epoch: float | None = None) -> None:
+        """Advance by one epoch, or go to ``epoch`` (a number >= 0, possibly fractional).
+
+        Examples
+        --------
+        >>> import plugrad
+        >>> w = plugrad.tensor([1.0], requires_grad=True)
+        >>> opt = plugrad.optim.SGD([w], lr=1.0)
+        >>> schedule = plugrad.optim.lr_scheduler.CosineAnnealingWarmRestarts(opt, T_0=4)
+        >>> opt.step()
+        >>> schedule.step(2.0)  # half way through the first period
+        >>> schedule.get_last_lr()
+        [0.5]
+        """
+        if epoch is not None:
+            check_number("epoch", epoch)
+        if epoch is None and self.last_epoch < 0:
+            epoch = 0
+        if epoch is None:
+            epoch = self.last_epoch + 1
+            self.T_cur = self.T_cur + 1
+            if self.T_cur >= self.T_i:
+                self.T_cur = self.T_cur % self.T_i
+                self.T_i = self.T_i * self.T_mult
+        elif epoch >= self.T_0:
+            if self.T_mult == 1:
+                self.T_cur = epoch % self.T_0
+            else:
+                n = int(math.log((epoch / self.T_0 * (self.T_mult - 1) + 1), self.T_mult))
+                self.T_cur = epoch - self.T_0 * (self.T_mult**n - 1) / (self.T_mult - 1)
+                self.T_i = self.T_0 * self.T_mult**n
+        else:
+            self.T_i = self.T_0
+            self.T_cur = epoch
+        self._warn_if_early()
+        self._step_count += 1
+        self.last_epoch = math.floor(epoch)
+        for group, lr in zip(self.optimizer.param_groups, self._compute_lr()):
+            group["lr"] = lr
+        self._last_lr = self._group_lrs()
+
+
+class CyclicLR(LRScheduler):
+    """Cycle the learning rate between ``base_lr`` and ``max_lr`` (Smith, 2017).
+
+    Stepped once per batch. Each cycle rises linearly from ``base_lr`` to
+    ``max_lr`` over ``step_size_up`` steps and comes back over
+    ``step_size_down``. The amplitude is scaled per cycle (``"triangular"``:
+    constant; ``"triangular2"``: halved every cycle) or per step
+    (``"exp_range"``: ``gamma ** step``), or by ``scale_fn``. With
+    ``cycle_momentum`` the momentum (SGD's ``momentum``, the first beta of the
+    Adam family) moves the other way, between ``max_momentum`` and
+    ``base_momentum``.
+
+    Parameters
+    ----------
+    optimizer : Optimizer
+    base_lr : float or list of float
+        The lower bound of the cycle, for all groups or one per group; also the
+        initial learning rate.
+    max_lr : float or list of float
+        The upper bound of the cycle (before scaling).
+    step_size_up : int, default 2000
+        Steps of the rising half of a cycle.
+    step_size_down : int, optional
+        Steps of the falling half, ``step_size_up`` by default.
+    mode : {"triangular", "triangular2", "exp_range"}
+        The amplitude's scaling, unless ``scale_fn`` is given.
+    gamma : float, default 1.0
+        The base of ``"exp_range"``'s scaling.
+    scale_fn : callable, optional
+        A function of the cycle number (``scale_mode="cycle"``) or of the step
+        (``"iterations"``) returning the amplitude's scale; replaces ``mode``.
+    scale_mode : {"cycle", "iterations"}
+        What ``scale_fn`` takes.
+    cycle_momentum : bool, default True
+        Cycle the momentum too; needs an optimizer with ``momentum`` or ``betas``.
+    base_momentum : float or list of float, default 0.8
+        The momentum at the top of the learning rate's cycle.
+    max_momentum : float or list of float, default 0.9
+        The momentum at its bottom (and initially).
+    last_epoch : int, default -1
+        See :class:`LRScheduler`.
+
+    Notes
+    -----
+    As for :class:`LambdaLR`, :meth:`state_dict` does not include ``scale_fn``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> w = plugrad.tensor([1.0], requires_grad=True)
+    >>> opt = plugrad.optim.SGD([w], lr=1.0, momentum=0.9)
+    >>> schedule = plugrad.optim.lr_scheduler.CyclicLR(
+    ...     opt, base_lr=0.1, max_lr=0.5, step_size_up=2, mode="triangular2"
+    ... )
+    >>> lrs = []
+    >>> for _ in range(9):
+    ...     lrs.append(round(schedule.get_last_lr()[0], 4))
+    ...     opt.step()
+    ...     schedule.step()
+    >>> lrs
+    [0.1, 0.3, 0.5, 0.3, 0.1, 0.2, 0.3, 0.2, 0.1]
+    >>> round(opt.param_groups[0]["momentum"], 4)  # low where the learning rate is high
+    0.8875
+    """
+
+    _not_saved = ("optimizer", "_initial", "_scale_fn_custom")
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        base_lr: float | Sequence[float],
+        max_lr: float | Sequence[float],
+        step_size_up: int = 2000,
+        step_size_down: int | None = None,
+        mode: str = "triangular",
+        gamma: float = 1.0,
+        scale_fn: Callable[[float], float] | None = None,
+        scale_mode: str = "cycle",
+        cycle_momentum: bool = True,
+        base_momentum: float | Sequence[float] = 0.8,
+        max_momentum: float | Sequence[float] = 0.9,
+        last_epoch: int = -1,
+    ) -> None:
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(
+                f"CyclicLR schedules a plugrad.optim.Optimizer, got a {type(optimizer).__name__}"
+            )
+        base_lrs = _per_group("base_lr", optimizer, base_lr)
+        max_lrs = _per_group("max_lr", optimizer, max_lr)
+        check_int("step_size_up", step_size_up, at_least=1)
+        if step_size_down is not None:
+            check_int("step_size_down", step_size_down, at_least=0)
+        if scale_fn is None and mode not in ("triangular", "triangular2", "exp_range"):
+            raise ValueError(
+                f"mode must be 'triangular', 'triangular2' or 'exp_range' (or give scale_fn), "
+                f"got {mode!r}"
+            )
+        if scale_fn is not None and not callable(scale_fn):
+            raise TypeError(f"scale_fn must be a function, got {type(scale_fn).__name__}")
+        if scale_mode not in ("cycle", "iterations"):
+            raise ValueError(f"scale_mode must be 'cycle' or 'iterations', got {scale_mode!r}")
+        check_number("gamma", gamma)
+        uses_betas = "betas" in optimizer.defaults
+        if cycle_momentum:
+            if "momentum" not in optimizer.defaults and not uses_betas:
+                raise ValueError(
+                    f"cycle_momentum=True needs an optimizer with momentum or betas, and "
+                    f"{type(optimizer).__name__} has neither; pass cycle_momentum=False"
+                )
+            base_momentums = _per_group("base_momentum", optimizer, base_momentum)
+            max_momentums = _per_group("max_momentum", optimizer, max_momentum)
+        up = float(step_size_up)
+        down = float(step_size_down) if step_size_down is not None else up
+        self.max_lrs = max_lrs
+        self.total_size = up + down
+        self.step_ratio = up / self.total_size
+        self.mode = mode
+        self.gamma = gamma
+        self._scale_fn_custom = scale_fn
+        self.scale_mode = scale_mode if scale_fn is not None else _SCALE_MODES[mode]
+        self.cycle_momentum = cycle_momentum
+        self.use_beta1 = uses_betas
+        if last_epoch == -1:
+            for lr, group in zip(base_lrs, optimizer.param_groups):
+                group["lr"] = lr
+        if cycle_momentum:
+            self.base_momentums = base_momentums
+            self.max_momentums = max_momentums
+            if last_epoch == -1:
+                for peak, low, group in zip(max_momentums, base_momentums, optimizer.param_groups):
+                    self._set_momentum(group, peak)
+                    group["max_momentum"] = peak
+                    group["base_momentum"] = low
+        super().__init__(optimizer, last_epoch)
+        self.base_lrs = base_lrs
+
+    def scale_fn(self, x: float) -> float:
+        """The amplitude's scale at cycle (or step) ``x``, from ``mode`` or ``scale_fn``."""
+        if self._scale_fn_custom is not None:
+            return self._scale_fn_custom(x)
+        if self.mode == "triangular":
+            return 1.0
+        if self.mode == "triangular2":
+            return 1 / (2.0 ** (x - 1))
+        return self.gamma**x
+
+    def _set_momentum(self, group: dict[str, Any], momentum: float) -> None:
+        if self.use_beta1:
+            group["betas"] = (momentum, *group["betas"][1:])
+        else:
+            group["momentum"] = momentum
+
+    def _compute_lr(self) -> list[float]:
+        cycle = math.floor(1 + self.last_epoch / self.total_size)
+        x = 1.0 + self.last_epoch / self.total_size - cycle
+        if x <= self.step_ratio:
+            scale_factor = x / self.step_ratio
+        else:
+            scale_factor = (x - 1) / (self.step_ratio - 1)
+        scale = self.scale_fn(cycle if self.scale_mode == "cycle" else self.last_epoch)
+        lrs = [
+            base + (peak - base) * scale_factor * scale
+            for base, peak in zip(self.base_lrs, self.max_lrs)
+        ]
+        if self.cycle_momentum:
+            for group, low, peak in zip(
+                self.optimizer.param_groups, self.base_momentums, self.max_momentums
+            ):
+                self._set_momentum(group, peak - (peak - low) * scale_factor * scale)
+        return lrs
+
+
+class SequentialLR(LRScheduler):
+    """Run several schedulers one after the other, switching at the ``milestones``.
+
+    The scheduler ``i`` runs from epoch ``milestones[i - 1]`` on, restarted
+    there from its epoch 0 (from the initial learning rates, where its
+    schedule has a closed form), as PyTorch's.
+
+    Parameters
+    ----------
+    optimizer : Optimizer
+        The optimizer all the schedulers schedule.
+    schedulers : list of LRScheduler
+        The schedulers, built over ``optimizer`` (not :class:`ReduceLROnPlateau`).
+    milestones : list of int
+        The epochs of the switches, one fewer than the schedulers.
+    last_epoch : int, default -1
+        See :class:`LRScheduler`.
+
+    Examples
+    --------
+    A linear warm-up over 3 epochs, then an exponential decay:
+
+    >>> import plugrad
+    >>> from plugrad.optim import lr_scheduler
+    >>> w = plugrad.tensor([1.0], requires_grad=True)
+    >>> opt = plugrad.optim.SGD([w], lr=1.0)
+    >>> warmup = lr_scheduler.LinearLR(opt, start_factor=0.25, total_iters=3)
+    >>> decay = lr_scheduler.ExponentialLR(opt, gamma=0.5)
+    >>> schedule = lr_scheduler.SequentialLR(opt, [warmup, decay], milestones=[3])
+    >>> lrs = []
+    >>> for _ in range(6):
+    ...     lrs.append(schedule.get_last_lr()[0])
+    ...     opt.step()
+    ...     schedule.step()
+    >>> lrs
+    [0.25, 0.5, 0.75, 1.0, 0.5, 0.25]
+    """
+
+    _not_saved = ("optimizer", "_initial", "_schedulers")
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        schedulers: Sequence[LRScheduler],
+        milestones: Sequence[int],
+        last_epoch: int = -1,
+    ) -> None:
+        _check_schedulers("SequentialLR", schedulers, optimizer)
+        if len(milestones) != len(schedulers) - 1:
+            raise ValueError(
+                f"SequentialLR needs one milestone fewer than schedulers, got "
+                f"{len(schedulers)} schedulers and {len(milestones)} milestones"
+            )
+        for milestone in milestones:
+            check_int("each milestone", milestone, at_least=0)
+        check_int("last_epoch", last_epoch, at_least=-1)
+        self._schedulers = list(schedulers)
+        self._milestones = list(milestones)
+        self.last_epoch = last_epoch + 1
+        self.optimizer = optimizer
+        self._initial = False
+        for group in optimizer.param_groups:
+            group["lr"] = group["initial_lr"]
+        # Undo the step each scheduler took when it was built, then take the first one's.
+        for scheduler in self._schedulers:
+            _undo_step(scheduler)
+        first = self._schedulers[bisect.bisect_right(self._milestones, 0)]
+        first._initial_step()
+        self._last_lr = first.get_last_lr()
+
+    def step(self) -> None:
+        """Advance by one epoch: step the scheduler of the new epoch (restart it at a milestone)."""
+        self.last_epoch += 1
+        index = bisect.bisect_right(self._milestones, self.last_epoch)
+        scheduler = self._schedulers[index]
+        if index > 0 and self._milestones[index - 1] == self.last_epoch:
+            scheduler._restart()
+        else:
+            scheduler.step()
+        self._last_lr = scheduler.get_last_lr()
+
+    def state_dict(self) -> dict[str, Any]:
+        """Return this scheduler's state with those of its schedulers (``"_schedulers"``).
+
+        Examples
+        --------
+        >>> import plugrad
+        >>> from plugrad.optim import lr_scheduler
+        >>> opt = plugrad.optim.SGD([plugrad.zeros(1, requires_grad=True)], lr=1.0)
+        >>> schedule = lr_scheduler.SequentialLR(
+        ...     opt, [lr_scheduler.ConstantLR(opt), lr_scheduler.StepLR(opt, 2)], milestones=[4]
+        ... )
+        >>> sorted(schedule.state_dict())
+        ['_last_lr', '_milestones', '_schedulers', 'last_epoch']
+        """
+        state = super().state_dict()
+        state["_schedulers"] = [scheduler.state_dict() for scheduler in self._schedulers]
+        return state
+
+    def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
+        """Restore a state saved by :meth:`state_dict` and its schedulers'; on error none changes.
+
+        Examples
+        --------
+        >>> import plugrad
+        >>> from plugrad.optim import lr_scheduler
+        >>> opt = plugrad.optim.SGD([plugrad.zeros(1, requires_grad=True)], lr=1.0)
+        >>> schedule = lr_scheduler.SequentialLR(
+        ...     opt, [lr_scheduler.ConstantLR(opt), lr_scheduler.StepLR(opt, 2)], milestones=[4]
+        ... )
+        >>> saved = schedule.state_dict()
+        >>> opt.step(); schedule.step()
+        >>> schedule.load_state_dict(saved)
+        >>> schedule.last_epoch
+        0
+        """
+        _load_composite(self, state_dict)
+
+    def __repr__(self) -> str:
+        names = ", ".join(type(s).__name__ for s in self._schedulers)
+        return (
+            f"SequentialLR([{names}], milestones={self._milestones}, last_epoch={self.last_epoch}, "
+            f"last_lr={self._last_lr})"
+        )
+
+
+class ChainedScheduler(LRScheduler):
+    """Step several schedulers together at every epoch: their effects multiply.
+
+    Parameters
+    ----------
+    schedulers : list of LRScheduler
+        The schedulers, all over one optimizer (not :class:`ReduceLROnPlateau`).
+    optimizer : Optimizer, optional
+        That optimizer; the first scheduler's by default.
+
+    Examples
+    --------
+    A constant factor of 0.5 for two epochs, and a decay by 0.9 every epoch:
+
+    >>> import plugrad
+    >>> from plugrad.optim import lr_scheduler
+    >>> w = plugrad.tensor([1.0], requires_grad=True)
+    >>> opt = plugrad.optim.SGD([w], lr=1.0)
+    >>> schedule = lr_scheduler.ChainedScheduler(
+    ...     [lr_scheduler.ConstantLR(opt, factor=0.5, total_iters=2),
+    ...      lr_scheduler.ExponentialLR(opt, gamma=0.9)]
+    ... )
+    >>> lrs = []
+    >>> for _ in range(4):
+    ...     lrs.append(round(schedule.get_last_lr()[0], 4))
+    ...     opt.step()
+    ...     schedule.step()
+    >>> lrs
+    [0.5, 0.45, 0.81, 0.729]
+    """
+
+    _not_saved = ("optimizer", "_initial", "_schedulers")
+
+    def __init__(
+        self, schedulers: Sequence[LRScheduler], optimizer: Optimizer | None = None
+    ) -> None:
+        if len(schedulers) < 1:
+            raise ValueError("ChainedScheduler needs at least one scheduler")
+        if optimizer is None:
+            optimizer = getattr(schedulers[0], "optimizer", None)
+        _check_schedulers("ChainedScheduler", schedulers, optimizer)
+        assert optimizer is not None  # checked: each scheduler's optimizer is it
+        self._schedulers = list(schedulers)
+        self.optimizer = optimizer
+        self._initial = False
+        self._last_lr = self._group_lrs()
+
+    def step(self) -> None:
+        """Step every scheduler, in order.
+
+        Examples
+        --------
+        See :class:`ChainedScheduler`.
+        """
+        for scheduler in self._schedulers:
+            scheduler.step()
+        self._last_lr = self._group_lrs()
+
+    def state_dict(self) -> dict[str, Any]:
+        """Return this scheduler's state with those of its schedulers (``"_schedulers"``).
+
+        Examples
+        --------
+        >>> import plugrad
+        >>> from plugrad.optim import lr_scheduler
+        >>> opt = plugrad.optim.SGD([plugrad.zeros(1, requires_grad=True)], lr=1.0)
+        >>> schedule = lr_scheduler.ChainedScheduler([lr_scheduler.ConstantLR(opt)])
+        >>> sorted(schedule.state_dict())
+        ['_last_lr', '_schedulers']
+        """
+        state = super().state_dict()
+        state["_schedulers"] = [scheduler.state_dict() for scheduler in self._schedulers]
+        return state
+
+    def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
+        """Restore a state saved by :meth:`state_dict` and its schedulers'; on error none changes.
+
+        Examples
+        --------
+        >>> import plugrad
+        >>> from plugrad.optim import lr_scheduler
+        >>> opt = plugrad.optim.SGD([plugrad.zeros(1, requires_grad=True)], lr=1.0)
+        >>> schedule = lr_scheduler.ChainedScheduler([lr_scheduler.ExponentialLR(opt, 0.5)])
+        >>> saved = schedule.state_dict()
+        >>> opt.step(); schedule.step()
+        >>> schedule.load_state_dict(saved)
+        >>> schedule.get_last_lr()
+        [1.0]
+        """
+        _load_composite(self, state_dict)
+
+    def __repr__(self) -> str:
+        names = ", ".join(type(s).__name__ for s in self._schedulers)
+        return f"ChainedScheduler([{names}], last_lr={self._last_lr})"
+
+
+#: The scale_mode each built-in CyclicLR mode uses.
+_SCALE_MODES = {"triangular": "cycle", "triangular2": "cycle", "exp_range": "iterations"}
+
+
+def _per_group(name: str, optimizer: Optimizer, value: Any) -> list[float]:
+    """``value`` for each parameter group: a number for all, or a list or tuple of one each."""
+    groups = len(optimizer.param_groups)
+    values = list(value) if isinstance(value, list | tuple) else [value] * groups
+    if len(values) != groups:
+        raise ValueError(f"{name} lists {len(values)} values for {groups} parameter groups")
+    for v in values:
+        check_number(name, v)
+    return values
+
+
+def _functions_per_group(scheduler: str, optimizer: Any, value: Any) -> list[Callable[[int], Any]]:
+    """``value`` (a function, or a list or tuple of one per group) for each parameter group."""
+    groups = len(optimizer.param_groups) if isinstance(optimizer, Optimizer) else 0
+    if isinstance(value, list | tuple):
+        if len(value) != groups:
+            raise ValueError(
+                f"{scheduler} got {len(value)} functions for {groups} parameter groups; give one "
+                "per group, or a single function for all"
+            )
+        functions = list(value)
+    else:
+        functions = [value] * groups
+    for function in functions:
+        if not callable(function):
+            raise TypeError(
+                f"lr_lambda must be a function of the epoch, got {type(function).__name__}"
+            )
+    return functions
+
+
+def _check_schedulers(name: str, schedulers: Sequence[Any], optimizer: Any) -> None:
+    if not isinstance(optimizer, Optimizer):
+        raise TypeError(
+            f"{name} schedules a plugrad.optim.Optimizer, got a {type(optimizer).__name__}"
+        )
+    if len(schedulers) < 1:
+        raise ValueError(f"{name} needs at least one scheduler")
+    for index, scheduler in enumerate(schedulers):
+        if isinstance(scheduler, ReduceLROnPlateau):
+            raise ValueError(
+                f"{name} cannot run ReduceLROnPlateau (scheduler {index}): its step() takes the "
+                "metric; step it on its own"
+            )
+        if not isinstance(scheduler, LRScheduler):
+            raise TypeError(
+                f"{name} runs LRSchedulers, but scheduler {index} is a {type(scheduler).__name__}"
+            )
+        if scheduler.optimizer is not optimizer:
+            raise ValueError(
+                f"{name} needs schedulers of one optimizer, but scheduler {index} "
+                f"({type(scheduler).__name__}) schedules another"
+            )
+
+
+def _undo_step(scheduler: LRScheduler) -> None:
+    """Take back one epoch from ``scheduler`` (and, for a composite, from each of its own)."""
+    inner = getattr(scheduler, "_schedulers", None)
+    if inner is not None:
+        for each in inner:
+            _undo_step(each)
+    elif hasattr(scheduler, "last_epoch"):
+        scheduler.last_epoch -= 1
+
+
+def _load_composite(scheduler: Any, state_dict: Mapping[str, Any]) -> None:
+    """Load the state of SequentialLR or ChainedScheduler and their schedulers': all or nothing."""
+    name = type(scheduler).__name__
+    expected = set(scheduler.state_dict())
+    if not isinstance(state_dict, Mapping) or set(state_dict) != expected:
+        found = sorted(state_dict) if isinstance(state_dict, Mapping) else type(state_dict)
+        raise ValueError(
+            f"{name}.load_state_dict() needs the keys {sorted(expected)}, got {found}; was the "
+            "dict saved from another kind of scheduler?"
+        )
+    saved = state_dict["_schedulers"]
+    if not isinstance(saved, list | tuple) or len(saved) != len(scheduler._schedulers):
+        raise ValueError(
+            f"the state dict's '_schedulers' must list the states of {name}'s "
+            f"{len(scheduler._schedulers)} schedulers"
+        )
+    before = [each.state_dict() for each in scheduler._schedulers]
+    try:
+        for each, state in zip(scheduler._schedulers, saved):
+            each.load_state_dict(state)
+    except Exception:
+        for each, state in zip(scheduler._schedulers, before):
+            each.load_state_dict(state)
+        raise
+    for key, value in state_dict.items():
+        if key != "_schedulers":
+            setattr(scheduler, key, list(value) if isinstance(value, list) else value)
 
 
 class ReduceLROnPlateau:

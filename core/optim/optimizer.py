@@ -19,7 +19,7 @@ from typing import Any
 
 from .. import inplace as _inplace
 from .. import lazy as _lazy
-from ..errors import DtypeError
+from ..errors import DtypeError, InvalidArgumentError
 from ..grad_mode import enable_grad
 from ..tensor import Tensor, _wrap
 from ..transfer import move_array
@@ -670,14 +670,16 @@ def check_state(
     buffers: Collection[str] = (),
     optional: Collection[str] = (),
     counts_steps: bool = True,
+    numbers: Collection[str] = (),
 ) -> None:
     """Raise unless ``state`` can be the state of ``param`` for ``optimizer`` (its name).
 
     That is: empty (not stepped yet), or a ``step`` that counts (where
     ``counts_steps``), a tensor shaped like the parameter for each of
-    ``buffers`` and for those of ``optional`` present, and nothing else.
+    ``buffers`` and for those of ``optional`` present, a real number for each
+    of ``numbers``, and nothing else.
     """
-    needed = {"step", *buffers} if counts_steps else set(buffers)
+    needed = {"step", *buffers, *numbers} if counts_steps else {*buffers, *numbers}
     known = needed | set(optional)
     unknown = set(state) - known
     if unknown:
@@ -692,6 +694,10 @@ def check_state(
         raise TypeError(f"{optimizer} state 'step' must be an int >= 0, got {step!r}")
     for key in buffers:
         _check_buffer(param, key, state[key])
+    for key in numbers:
+        value = state[key]
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise TypeError(f"{optimizer} state {key!r} must be a number, got {value!r}")
     for key in optional:
         if state.get(key) is not None:
             _check_buffer(param, key, state[key])
@@ -718,6 +724,53 @@ def check_flag(name: str, value: Any) -> None:
     """Raise unless ``value`` is a bool."""
     if not isinstance(value, bool):
         raise TypeError(f"{name} must be True or False, got {value!r}")
+
+
+def check_betas(optimizer: str, betas: Any) -> None:
+    """Raise unless ``betas`` is a pair of numbers, each in ``[0, 1)``."""
+    if not isinstance(betas, tuple | list) or len(betas) != 2:
+        raise TypeError(f"{optimizer} betas must be a pair (beta1, beta2), got {betas!r}")
+    check_number("betas[0]", betas[0], below=1.0)
+    check_number("betas[1]", betas[1], below=1.0)
+
+
+def check_compatibility_flags(optimizer: str, group: Mapping[str, Any]) -> None:
+    """Raise unless PyTorch's implementation switches of ``group`` are ones plugrad can honour.
+
+    ``foreach`` (None or a bool) and ``capturable`` choose how PyTorch runs a
+    step, not what it computes: plugrad accepts them and computes the same
+    update. ``differentiable=True`` asks for a step autograd can differentiate
+    through, which plugrad's steps (raw array updates) are not.
+    """
+    foreach = group.get("foreach")
+    if foreach is not None and not isinstance(foreach, bool):
+        raise TypeError(f"foreach must be None, True or False, got {foreach!r}")
+    for key in ("capturable", "differentiable"):
+        if key in group:
+            check_flag(key, group[key])
+    if group.get("differentiable"):
+        raise InvalidArgumentError(
+            f"{optimizer} got differentiable=True, but plugrad's optimizer steps update the "
+            "parameters outside autograd and cannot be differentiated through; pass "
+            "differentiable=False, or write the update with tensor operations"
+        )
+
+
+def lerp_(xp: Any, buffer: Any, target: Any, weight: float) -> Any:
+    """Move ``buffer`` toward ``target`` by ``weight``, in place where it can be; return it.
+
+    Rounded as PyTorch's ``lerp_``: ``buffer + weight * (target - buffer)``
+    for a weight below 0.5, ``target - (target - buffer) * (1 - weight)``
+    from 0.5 on. ``weight`` is an option, not a recomputed number.
+    """
+    if abs(weight) < 0.5:
+        work = target - buffer
+        work *= weight
+        buffer += work
+        return buffer
+    work = target - buffer
+    work *= 1 - weight
+    return overwrite(xp, buffer, target - work)
 
 
 def _check_buffer(param: Tensor, key: str, value: Any) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from functions import Cube
@@ -525,6 +527,49 @@ def test_learning_rate_scheduler_steps_are_replayed():
     for _ in range(4):
         train(x)
     assert optimizer.param_groups[0]["lr"] == 0.5 * 0.5**4
+
+
+def test_what_a_step_with_a_closure_returns_is_each_replays_own():
+    # Optimizer.step(closure) runs again at every replay; the loss it returns is that
+    # replay's, not the captured call's (which was returned from every replay, unnoticed).
+    def run(compiled: bool) -> list[float]:
+        w = plugrad.tensor([1.0, -2.0], requires_grad=True)
+        optimizer = plugrad.optim.SGD([w], lr=0.1)
+
+        def closure():
+            optimizer.zero_grad()
+            loss = (w * w).sum()
+            loss.backward()
+            return loss
+
+        def step():
+            loss = optimizer.step(closure)
+            return loss, {"loss": (loss,)}
+
+        step = plugrad.compile(step, fullgraph=True) if compiled else step
+        results = [step() for _ in range(4)]
+        for loss, inside in results:
+            assert inside["loss"][0] is loss
+        return [float(loss) for loss, _ in results]
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert run(True) == run(False) == pytest.approx([5.0, 3.2, 2.048, 1.31072])
+
+
+def test_a_repeated_calls_result_read_by_traced_code_breaks_the_graph():
+    w = plugrad.tensor([1.0, -2.0], requires_grad=True)
+    optimizer = plugrad.optim.SGD([w], lr=0.1)
+
+    def closure():
+        optimizer.zero_grad()
+        loss = (w * w).sum()
+        loss.backward()
+        return loss
+
+    compiled = plugrad.compile(lambda: optimizer.step(closure) * 2, fullgraph=True)
+    with pytest.raises(GraphBreakError, match="result of a call each replay repeats"):
+        compiled()
 
 
 def test_module_forward_under_no_grad_and_create_graph():

@@ -111,6 +111,10 @@ LAYERS = [
     ("GaussianNLLLoss", (), {"full": True}),
     ("MultiLabelSoftMarginLoss", (), {}),
     ("MultiMarginLoss", (), {}),
+    ("MultiheadAttention", (8, 2), {}),
+    ("MultiheadAttention", (8, 2), {"kdim": 3, "bias": False, "batch_first": True}),
+    ("TransformerEncoderLayer", (8, 2, 16), {}),
+    ("TransformerDecoderLayer", (8, 2, 16), {"activation": "gelu", "norm_first": True}),
 ]
 
 

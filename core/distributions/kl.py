@@ -1,0 +1,195 @@
+"""The Kullback-Leibler divergence between two distributions, and how to add a pair."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from .. import linalg as _linalg
+from .. import ops as _ops
+from ..dtype_functions import broadcast_shapes
+from ..errors import ArgumentError, ShapeError
+from ..nn.functional import softplus
+from ..tensor import Tensor
+from .continuous import Exponential, Laplace, Uniform
+from .discrete import Bernoulli, Categorical, OneHotCategorical
+from .distribution import Distribution
+from .independent import Independent
+from .multivariate_normal import MultivariateNormal, _batch_mahalanobis
+from .normal import LogNormal, Normal
+from .utils import sum_rightmost
+
+__all__ = ["kl_divergence", "register_kl"]
+
+KLFunction = Callable[[Any, Any], Tensor]
+F = TypeVar("F", bound=KLFunction)
+
+_KL_REGISTRY: dict[tuple[type, type], KLFunction] = {}
+_KL_CHOSEN: dict[tuple[type, type], KLFunction | None] = {}
+
+
+def register_kl(type_p: type, type_q: type) -> Callable[[F], F]:
+    """Register the decorated function as ``KL(p || q)`` for ``p`` a ``type_p``, ``q`` a ``type_q``.
+
+    :func:`kl_divergence` takes the most specific registered pair that both
+    distributions' classes derive from (the first class decides ties).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> from plugrad.distributions import Normal, kl_divergence, register_kl
+    >>> class Standard(Normal):
+    ...     def __init__(self):
+    ...         super().__init__(0.0, 1.0)
+    >>> @register_kl(Standard, Standard)
+    ... def _kl_standard(p, q):
+    ...     return plugrad.zeros(())
+    >>> kl_divergence(Standard(), Standard())
+    tensor(0.)
+    """
+    for kind in (type_p, type_q):
+        if not (isinstance(kind, type) and issubclass(kind, Distribution)):
+            raise ArgumentError(f"register_kl() takes Distribution subclasses, got {kind!r}")
+
+    def decorator(function: F) -> F:
+        _KL_REGISTRY[type_p, type_q] = function
+        _KL_CHOSEN.clear()
+        return function
+
+    return decorator
+
+
+def _dispatch(type_p: type, type_q: type) -> KLFunction | None:
+    key = (type_p, type_q)
+    if key not in _KL_CHOSEN:
+        matches = [
+            (type_p.__mro__.index(p), type_q.__mro__.index(q), function)
+            for (p, q), function in _KL_REGISTRY.items()
+            if issubclass(type_p, p) and issubclass(type_q, q)
+        ]
+        _KL_CHOSEN[key] = min(matches, key=lambda m: m[:2])[2] if matches else None
+    return _KL_CHOSEN[key]
+
+
+def kl_divergence(p: Distribution, q: Distribution) -> Tensor:
+    """``KL(p || q)``, the expected log-ratio of ``p``'s density to ``q``'s under ``p``.
+
+    Differentiable in both distributions' parameters. Its shape is the batch
+    shapes of ``p`` and ``q`` broadcast together; it is ``inf`` where ``p``
+    puts mass where ``q`` puts none.
+
+    Raises
+    ------
+    NotImplementedError
+        When no formula is registered for the pair (see :func:`register_kl`).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> from plugrad.distributions import Normal, kl_divergence
+    >>> kl_divergence(Normal(0.0, 1.0), Normal(plugrad.tensor([0.0, 1.0]), 1.0))
+    tensor([0.0000, 0.5000])
+    """
+    for name, value in (("p", p), ("q", q)):
+        if not isinstance(value, Distribution):
+            raise ArgumentError(
+                f"kl_divergence(): {name} must be a Distribution, got {type(value).__name__}"
+            )
+    function = _dispatch(type(p), type(q))
+    if function is None:
+        raise NotImplementedError(
+            f"No KL(p || q) is implemented for p a {type(p).__name__} and q a "
+            f"{type(q).__name__}; add one with plugrad.distributions.register_kl"
+        )
+    return function(p, q)
+
+
+def _infinite_where(condition: Tensor, value: Tensor) -> Tensor:
+    return _ops.where(condition, math.inf, value)
+
+
+@register_kl(Normal, Normal)
+def _kl_normal_normal(p: Normal, q: Normal) -> Tensor:
+    var_ratio = (p.scale / q.scale) ** 2
+    t1 = ((p.loc - q.loc) / q.scale) ** 2
+    return 0.5 * (var_ratio + t1 - 1 - _ops.log(var_ratio))
+
+
+@register_kl(LogNormal, LogNormal)
+def _kl_lognormal_lognormal(p: LogNormal, q: LogNormal) -> Tensor:
+    return _kl_normal_normal(p.base_dist, q.base_dist)
+
+
+@register_kl(Bernoulli, Bernoulli)
+def _kl_bernoulli_bernoulli(p: Bernoulli, q: Bernoulli) -> Tensor:
+    t1 = p.probs * (softplus(-q.logits) - softplus(-p.logits))
+    t1 = _ops.where(p.probs == 0, 0.0, _infinite_where(q.probs == 0, t1))
+    t2 = (1 - p.probs) * (softplus(q.logits) - softplus(p.logits))
+    t2 = _ops.where(p.probs == 1, 0.0, _infinite_where(q.probs == 1, t2))
+    return t1 + t2
+
+
+@register_kl(Categorical, Categorical)
+def _kl_categorical_categorical(p: Categorical, q: Categorical) -> Tensor:
+    t = p.probs * (p.logits - q.logits)
+    t = _ops.where(p.probs == 0, 0.0, _infinite_where(q.probs == 0, t))
+    return _ops.sum(t, axis=-1)
+
+
+@register_kl(OneHotCategorical, OneHotCategorical)
+def _kl_onehotcategorical_onehotcategorical(p: OneHotCategorical, q: OneHotCategorical) -> Tensor:
+    return _kl_categorical_categorical(p._categorical, q._categorical)
+
+
+@register_kl(Uniform, Uniform)
+def _kl_uniform_uniform(p: Uniform, q: Uniform) -> Tensor:
+    result = _ops.log((q.high - q.low) / (p.high - p.low))
+    return _infinite_where((q.low > p.low) | (q.high < p.high), result)
+
+
+@register_kl(Laplace, Laplace)
+def _kl_laplace_laplace(p: Laplace, q: Laplace) -> Tensor:
+    scale_ratio = p.scale / q.scale
+    loc_abs_diff = _ops.abs(p.loc - q.loc)
+    t1 = -_ops.log(scale_ratio)
+    t2 = loc_abs_diff / q.scale
+    t3 = scale_ratio * _ops.exp(-loc_abs_diff / p.scale)
+    return t1 + t2 + t3 - 1
+
+
+@register_kl(Exponential, Exponential)
+def _kl_exponential_exponential(p: Exponential, q: Exponential) -> Tensor:
+    rate_ratio = q.rate / p.rate
+    return rate_ratio - 1 - _ops.log(rate_ratio)
+
+
+@register_kl(MultivariateNormal, MultivariateNormal)
+def _kl_mvn_mvn(p: MultivariateNormal, q: MultivariateNormal) -> Tensor:
+    if p.event_shape != q.event_shape:
+        raise ShapeError(
+            "KL-divergence between two MultivariateNormals of different event shapes: "
+            f"{tuple(p.event_shape)} and {tuple(q.event_shape)}"
+        )
+    size = p.event_shape[0]
+    p_tril, q_tril = p._unbroadcasted_scale_tril, q._unbroadcasted_scale_tril
+    half_term1 = q._half_log_det() - p._half_log_det()
+    batch = broadcast_shapes(tuple(q_tril.shape[:-2]), tuple(p_tril.shape[:-2]))
+    q_full = _ops.broadcast_to(q_tril, (*batch, size, size))
+    p_full = _ops.broadcast_to(p_tril, (*batch, size, size))
+    # ||Lq^-1 Lp||_F^2 is the trace of Sq^-1 Sp.
+    term2 = _ops.sum(_linalg.solve(q_full, p_full) ** 2, axis=(-2, -1))
+    term3 = _batch_mahalanobis(q_tril, q.loc - p.loc)
+    shape = broadcast_shapes(tuple(p.batch_shape), tuple(q.batch_shape))
+    return _ops.broadcast_to(half_term1 + 0.5 * (term2 + term3 - size), shape)
+
+
+@register_kl(Independent, Independent)
+def _kl_independent_independent(p: Independent, q: Independent) -> Tensor:
+    if p.reinterpreted_batch_ndims != q.reinterpreted_batch_ndims:
+        raise NotImplementedError(
+            "KL between Independent distributions with different reinterpreted_batch_ndims "
+            f"({p.reinterpreted_batch_ndims} and {q.reinterpreted_batch_ndims})"
+        )
+    result = kl_divergence(p.base_dist, q.base_dist)
+    return sum_rightmost(result, p.reinterpreted_batch_ndims)

@@ -1,0 +1,209 @@
+"""The multivariate normal distribution."""
+
+from __future__ import annotations
+
+import math
+from functools import cached_property
+from typing import Any, ClassVar
+
+from .. import linalg as _linalg
+from .. import ops as _ops
+from ..creation import eye
+from ..dtype_functions import broadcast_shapes
+from ..errors import ArgumentError, InvalidArgumentError, ShapeError
+from ..random import randn
+from ..tensor import Tensor
+from . import constraints
+from .distribution import Distribution
+
+__all__ = ["MultivariateNormal"]
+
+
+def _batch_mahalanobis(scale_tril: Tensor, x: Tensor) -> Tensor:
+    """``x^T (L L^T)^-1 x`` over the last axis of ``x``, batches broadcast."""
+    size = x.shape[-1]
+    batch = broadcast_shapes(tuple(scale_tril.shape[:-2]), tuple(x.shape[:-1]))
+    matrix = _ops.broadcast_to(scale_tril, (*batch, size, size))
+    column = _ops.broadcast_to(_ops.expand_dims(x, axis=-1), (*batch, size, 1))
+    solved = _linalg.solve(matrix, column)
+    return _ops.sum(solved[..., 0] ** 2, axis=-1)
+
+
+def _precision_to_scale_tril(precision: Tensor) -> Tensor:
+    """The lower Cholesky factor of ``precision``'s inverse, without inverting ``precision``."""
+    # With P flipped in both axes as F P F = L' L'^T, P^-1 = (F L'^-T F)(F L'^-T F)^T, and
+    # F L'^-T F is lower triangular with a positive diagonal.
+    flipped = _linalg.cholesky(_ops.flip(precision, axis=(-2, -1)))
+    inverse_transposed = _ops.matrix_transpose(_ops.flip(flipped, axis=(-2, -1)))
+    identity = eye(precision.shape[-1], dtype=precision.dtype, device=precision.device)
+    shape = tuple(precision.shape)
+    return _linalg.solve(inverse_transposed, _ops.broadcast_to(identity, shape))
+
+
+class MultivariateNormal(Distribution):
+    """The normal distribution of vectors with mean ``loc`` and a covariance matrix.
+
+    The covariance is given by exactly one of ``covariance_matrix``,
+    ``precision_matrix`` (its inverse) or ``scale_tril`` (its lower-triangular
+    Cholesky factor ``L``, with ``L @ L.mT`` the covariance; the cheapest, as
+    the other two are factored with :func:`plugrad.linalg.cholesky`).
+
+    Parameters
+    ----------
+    loc : Tensor
+        The mean, of shape ``batch_shape + (D,)``.
+    covariance_matrix, precision_matrix : Tensor, optional
+        Symmetric positive-definite, of shape ``(..., D, D)``.
+    scale_tril : Tensor, optional
+        Lower triangular with a positive diagonal, of shape ``(..., D, D)``.
+        The batch axes of the matrix and of ``loc`` broadcast together.
+    validate_args : bool, optional
+        See :class:`Distribution`.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> from plugrad.distributions import MultivariateNormal
+    >>> d = MultivariateNormal(plugrad.zeros(2), covariance_matrix=plugrad.eye(2) * 4)
+    >>> d.log_prob(plugrad.tensor([2.0, 0.0])), d.scale_tril
+    (tensor(-3.7242), tensor([[2., 0.],
+            [0., 2.]]))
+    >>> d.rsample((3,)).shape
+    (3, 2)
+    """
+
+    arg_constraints: ClassVar[dict[str, constraints.Constraint]] = {
+        "loc": constraints.real_vector,
+        "covariance_matrix": constraints.positive_definite,
+        "precision_matrix": constraints.positive_definite,
+        "scale_tril": constraints.lower_cholesky,
+    }
+    support = constraints.real_vector
+    has_rsample = True
+
+    def __init__(
+        self,
+        loc: Tensor,
+        covariance_matrix: Tensor | None = None,
+        precision_matrix: Tensor | None = None,
+        scale_tril: Tensor | None = None,
+        validate_args: bool | None = None,
+    ) -> None:
+        given = {
+            name: value
+            for name, value in (
+                ("covariance_matrix", covariance_matrix),
+                ("precision_matrix", precision_matrix),
+                ("scale_tril", scale_tril),
+            )
+            if value is not None
+        }
+        if len(given) != 1:
+            raise InvalidArgumentError(
+                "MultivariateNormal: give exactly one of covariance_matrix, precision_matrix or "
+                f"scale_tril, got {sorted(given) or 'none'}"
+            )
+        ((name, matrix),) = given.items()
+        for what, value in (("loc", loc), (name, matrix)):
+            if not isinstance(value, Tensor):
+                raise ArgumentError(
+                    f"MultivariateNormal: {what} must be a Tensor, got {type(value).__name__}"
+                )
+        if loc.ndim < 1:
+            raise ShapeError("MultivariateNormal: loc must be at least one-dimensional")
+        if matrix.ndim < 2 or matrix.shape[-1] != matrix.shape[-2]:
+            raise ShapeError(
+                f"MultivariateNormal: {name} must be at least two-dimensional, with square "
+                f"trailing matrices, got shape {tuple(matrix.shape)}"
+            )
+        if matrix.shape[-1] != loc.shape[-1]:
+            raise ShapeError(
+                f"MultivariateNormal: loc of shape {tuple(loc.shape)} has {loc.shape[-1]} "
+                f"dimensions but {name} of shape {tuple(matrix.shape)} is for {matrix.shape[-1]}"
+            )
+        try:
+            batch_shape = broadcast_shapes(tuple(matrix.shape[:-2]), tuple(loc.shape[:-1]))
+        except ValueError:
+            raise ShapeError(
+                f"MultivariateNormal: the batch shapes of loc {tuple(loc.shape)} and {name} "
+                f"{tuple(matrix.shape)} do not broadcast"
+            ) from None
+        size = loc.shape[-1]
+        setattr(self, name, _ops.broadcast_to(matrix, (*batch_shape, size, size)))
+        self.loc = _ops.broadcast_to(loc, (*batch_shape, size))
+        super().__init__(batch_shape, (size,), validate_args=validate_args)
+        # NOTE: only the lower triangle is read (the solves are triangular in effect), so
+        # entries above the diagonal get no gradient, as with a triangular solve.
+        if scale_tril is not None:
+            tril = scale_tril
+        elif covariance_matrix is not None:
+            tril = _linalg.cholesky(covariance_matrix)
+        else:
+            assert precision_matrix is not None
+            tril = _precision_to_scale_tril(precision_matrix)
+        self._unbroadcasted_scale_tril = _ops.tril(tril)
+
+    def _expand_into(self, new: Any, batch_shape: tuple[int, ...]) -> None:
+        size = self._event_shape[0]
+        new.loc = _ops.broadcast_to(self.loc, (*batch_shape, size))
+        new._unbroadcasted_scale_tril = self._unbroadcasted_scale_tril
+        for name in ("covariance_matrix", "precision_matrix", "scale_tril"):
+            if name in self.__dict__:
+                matrix = _ops.broadcast_to(self.__dict__[name], (*batch_shape, size, size))
+                setattr(new, name, matrix)
+
+    def _full(self, matrix: Tensor) -> Tensor:
+        return _ops.broadcast_to(matrix, (*self._batch_shape, *self._event_shape * 2))
+
+    @cached_property
+    def scale_tril(self) -> Tensor:
+        """The lower Cholesky factor ``L`` of the covariance, ``L @ L.mT``."""
+        return self._full(self._unbroadcasted_scale_tril)
+
+    @cached_property
+    def covariance_matrix(self) -> Tensor:
+        """The covariance matrix."""
+        tril = self._unbroadcasted_scale_tril
+        return self._full(tril @ _ops.matrix_transpose(tril))
+
+    @cached_property
+    def precision_matrix(self) -> Tensor:
+        """The inverse of the covariance matrix."""
+        tril_inverse = _linalg.inv(self._unbroadcasted_scale_tril)
+        return self._full(_ops.matrix_transpose(tril_inverse) @ tril_inverse)
+
+    @property
+    def mean(self) -> Tensor:
+        return self.loc
+
+    @property
+    def mode(self) -> Tensor:
+        return self.loc
+
+    @property
+    def variance(self) -> Tensor:
+        diagonal = _ops.sum(self._unbroadcasted_scale_tril**2, axis=-1)
+        return _ops.broadcast_to(diagonal, (*self._batch_shape, *self._event_shape))
+
+    def rsample(self, sample_shape: tuple[int, ...] = ()) -> Tensor:
+        """``loc + L @ eps`` for standard normal ``eps``: differentiable in the parameters."""
+        shape = self._extended_shape(sample_shape)
+        eps = randn(shape, dtype=self.loc.dtype, device=self.loc.device)
+        product = self._unbroadcasted_scale_tril @ _ops.expand_dims(eps, axis=-1)
+        return self.loc + product[..., 0]
+
+    def _half_log_det(self) -> Tensor:
+        diagonal = _linalg.diagonal(self._unbroadcasted_scale_tril)
+        return _ops.sum(_ops.log(diagonal), axis=-1)
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        distance = _batch_mahalanobis(self._unbroadcasted_scale_tril, value - self.loc)
+        size = self._event_shape[0]
+        return -0.5 * (size * math.log(2 * math.pi) + distance) - self._half_log_det()
+
+    def entropy(self) -> Tensor:
+        size = self._event_shape[0]
+        entropy = 0.5 * size * (1.0 + math.log(2 * math.pi)) + self._half_log_det()
+        return _ops.broadcast_to(entropy, tuple(self._batch_shape))

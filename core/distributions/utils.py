@@ -1,0 +1,121 @@
+"""Helpers shared by the distributions: broadcasting parameters, probabilities and logits.
+
+Examples
+--------
+>>> import plugrad
+>>> from plugrad.distributions.utils import broadcast_all
+>>> loc, scale = broadcast_all(plugrad.zeros(3), 1.0)
+>>> scale
+tensor([1., 1., 1.])
+"""
+
+from __future__ import annotations
+
+from numbers import Number
+from typing import Any
+
+from .. import ops as _ops
+from ..creation import asarray
+from ..dtype_functions import finfo
+from ..errors import ArgumentError
+from ..nn.functional import log_softmax, sigmoid, softmax
+from ..pytorch_names import get_default_dtype
+from ..tensor import Tensor
+
+__all__ = ["broadcast_all", "clamp_probs", "logits_to_probs", "probs_to_logits", "sum_rightmost"]
+
+
+def broadcast_all(*values: Tensor | float) -> list[Tensor]:
+    """The values as tensors of one broadcast shape, as PyTorch's ``broadcast_all``.
+
+    Numbers become tensors of the first tensor's dtype and device (of the
+    default dtype and device when all are numbers). The results are views
+    that pass gradients back to the tensors given.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> from plugrad.distributions.utils import broadcast_all
+    >>> [v.shape for v in broadcast_all(plugrad.zeros(2, 1), plugrad.zeros(3), 0.5)]
+    [(2, 3), (2, 3), (2, 3)]
+    """
+    first = next((v for v in values if isinstance(v, Tensor)), None)
+    dtype = first.dtype if first is not None else get_default_dtype()
+    device = first.device if first is not None else None
+    tensors = []
+    for value in values:
+        if isinstance(value, Tensor):
+            tensors.append(value)
+        elif isinstance(value, Number) and not isinstance(value, bool | complex):
+            tensors.append(asarray(value, dtype=dtype, device=device))
+        else:
+            raise ArgumentError(
+                f"a distribution's parameters must be Tensors or real numbers, got "
+                f"{type(value).__name__} {value!r}"
+            )
+    if len({t.shape for t in tensors}) == 1:
+        return tensors
+    return list(_ops.broadcast_arrays(*tensors))
+
+
+def sum_rightmost(value: Tensor, dim: int) -> Tensor:
+    """Sum ``value`` over its ``dim`` right-most axes (none when ``dim`` is 0)."""
+    if dim == 0:
+        return value
+    return _ops.sum(value, axis=tuple(range(-dim, 0)))
+
+
+def clamp_probs(probs: Tensor) -> Tensor:
+    """``probs`` clipped to ``[eps, 1 - eps]`` for its dtype's ``eps``, so that logs stay finite."""
+    eps = finfo(probs.dtype).eps
+    return _ops.clip(probs, eps, 1 - eps)
+
+
+def probs_to_logits(probs: Tensor, is_binary: bool = False) -> Tensor:
+    """The logits of probabilities: ``log(p) - log1p(-p)`` when binary, else ``log(p)``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> from plugrad.distributions.utils import probs_to_logits
+    >>> probs_to_logits(plugrad.tensor([0.5]), is_binary=True)
+    tensor([0.])
+    """
+    clamped = clamp_probs(probs)
+    if is_binary:
+        return _ops.log(clamped) - _ops.log1p(-clamped)
+    return _ops.log(clamped)
+
+
+def logits_to_probs(logits: Tensor, is_binary: bool = False) -> Tensor:
+    """The probabilities of logits: ``sigmoid`` when binary, else ``softmax`` over the last axis.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> from plugrad.distributions.utils import logits_to_probs
+    >>> logits_to_probs(plugrad.tensor([0.0, 0.0]))
+    tensor([0.5000, 0.5000])
+    """
+    if is_binary:
+        return sigmoid(logits)
+    return softmax(logits, dim=-1)
+
+
+def normalized_logits(logits: Tensor) -> Tensor:
+    """Logits shifted so that their exponentials sum to 1 over the last axis."""
+    return log_softmax(logits, dim=-1)
+
+
+def _as_tuple(value: Any, what: str) -> tuple[int, ...]:
+    if isinstance(value, int) and not isinstance(value, bool):
+        raise ArgumentError(
+            f"{what} must be a tuple of ints, got the int {value}; write ({value},)"
+        )
+    try:
+        shape = tuple(value)
+    except TypeError:
+        raise ArgumentError(f"{what} must be a tuple of ints, got {value!r}") from None
+    if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape):
+        raise ArgumentError(f"{what} must be a tuple of non-negative ints, got {value!r}")
+    return shape

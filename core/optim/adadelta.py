@@ -1,0 +1,148 @@
+"""Adadelta: steps scaled by the ratio of running RMS of updates and of gradients."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..tensor import Tensor
+from .optimizer import (
+    Optimizer,
+    ParamsT,
+    check_compatibility_flags,
+    check_number,
+    check_options,
+    check_state,
+    gradients_to_descend,
+    zeros_state,
+)
+
+__all__ = ["Adadelta"]
+
+
+class Adadelta(Optimizer):
+    r"""Adadelta (Zeiler, 2012), with PyTorch's options and update order.
+
+    With gradient :math:`g` (negated for ``maximize``, plus :math:`\lambda p`
+    for ``weight_decay``), each step computes
+
+    .. math::
+
+        v &\leftarrow \rho\,v + (1 - \rho)\,g^2 \\
+        \Delta &= \frac{\sqrt{u + \epsilon}}{\sqrt{v + \epsilon}}\,g \\
+        u &\leftarrow \rho\,u + (1 - \rho)\,\Delta^2 \\
+        p &\leftarrow p - \eta\,\Delta
+
+    Parameters
+    ----------
+    params : iterable of Tensor, or iterable of dict
+        Leaf tensors that require grad, or parameter groups (see :class:`Optimizer`).
+    lr : float, default 1.0
+        Learning rate :math:`\eta`, a factor on :math:`\Delta`.
+    rho : float, default 0.9
+        Decay rate :math:`\rho` of both running averages, in ``[0, 1]``.
+    eps : float, default 1e-6
+        Added inside both square roots.
+    weight_decay : float, default 0
+        L2 penalty added to the gradient.
+    foreach : bool, optional
+        Accepted for compatibility with PyTorch; the update is the same.
+    capturable : bool, default False
+        Accepted for compatibility with PyTorch; the update is the same.
+    maximize : bool, default False
+        Ascend the objective instead of descending.
+    differentiable : bool, default False
+        Only ``False``: plugrad's steps cannot be differentiated through.
+
+    Notes
+    -----
+    The state of a parameter is ``{"step": int, "square_avg": Tensor,
+    "acc_delta": Tensor}``. Complex parameters are not supported.
+
+    Examples
+    --------
+    The first step is about ``sqrt(eps / (1 - rho))`` per coordinate, whatever
+    the gradient's scale (a little less where the gradient is as small as
+    ``eps``), and the steps grow as the updates accumulate:
+
+    >>> import plugrad
+    >>> w = plugrad.tensor([1.0, -2.0], requires_grad=True)
+    >>> opt = plugrad.optim.Adadelta([w])
+    >>> w.grad = plugrad.tensor([100.0, -0.01])
+    >>> opt.step()
+    >>> w - plugrad.tensor([1.0, -2.0])
+    tensor([-0.0032,  0.0030], grad_fn=<SubBackward>)
+    """
+
+    _supports_complex = False
+
+    def __init__(
+        self,
+        params: ParamsT,
+        lr: float = 1.0,
+        rho: float = 0.9,
+        eps: float = 1e-6,
+        weight_decay: float = 0,
+        foreach: bool | None = None,
+        *,
+        capturable: bool = False,
+        maximize: bool = False,
+        differentiable: bool = False,
+    ) -> None:
+        defaults = {
+            "lr": lr,
+            "rho": rho,
+            "eps": eps,
+            "weight_decay": weight_decay,
+            "maximize": maximize,
+            "capturable": capturable,
+            "foreach": foreach,
+            "differentiable": differentiable,
+        }
+        self._check_options(defaults)
+        super().__init__(params, defaults)
+
+    def _check_options(self, group: dict[str, Any]) -> None:
+        check_options(group, ["lr", "eps", "weight_decay"], ["maximize"])
+        check_number("rho", group["rho"])
+        if group["rho"] > 1:
+            raise ValueError(f"rho must be at most 1, got {group['rho']!r}")
+        check_compatibility_flags("Adadelta", group)
+
+    def _check_state(self, param: Tensor, state: Mapping[str, Any], group: dict[str, Any]) -> None:
+        check_state("Adadelta", param, state, buffers=["square_avg", "acc_delta"])
+
+    def _prepare_group(self, group: dict[str, Any]) -> list[float]:
+        state = self.state
+        for param in group["params"]:
+            if param._grad is None:
+                continue
+            entry = state.get(param)
+            if entry is None:
+                entry = state[param] = {
+                    "step": 0,
+                    "square_avg": zeros_state(param),
+                    "acc_delta": zeros_state(param),
+                }
+            entry["step"] += 1
+        return [group["lr"]]
+
+    def _update_group(self, group: dict[str, Any], numbers: list[float]) -> None:
+        (lr,) = numbers
+        rho, eps, state = group["rho"], group["eps"], self.state
+        for param, array, g in gradients_to_descend(group):
+            xp = param._device.xp
+            entry = state[param]
+            square_avg, acc_delta = entry["square_avg"], entry["acc_delta"]
+            v = square_avg._array
+            v *= rho
+            v += (1 - rho) * g * g
+            square_avg._array = v
+            u = acc_delta._array
+            delta = xp.sqrt(u + eps) / xp.sqrt(v + eps) * g
+            u *= rho
+            u += (1 - rho) * delta * delta
+            acc_delta._array = u
+            array -= lr * delta
+            param._array = array  # the same object, unless the backend's arrays are immutable
+            param._bump_version()

@@ -1,0 +1,149 @@
+"""Adamax: Adam with the infinity norm in place of the second moment."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..tensor import Tensor
+from .optimizer import (
+    Optimizer,
+    ParamsT,
+    check_betas,
+    check_compatibility_flags,
+    check_options,
+    check_state,
+    gradients_to_descend,
+    lerp_,
+    overwrite,
+    zeros_state,
+)
+
+__all__ = ["Adamax"]
+
+
+class Adamax(Optimizer):
+    r"""Adamax (Kingma & Ba, 2014, section 7), with PyTorch's options and update order.
+
+    With gradient :math:`g` at step :math:`t` (negated for ``maximize``, plus
+    :math:`\lambda p` for ``weight_decay``):
+
+    .. math::
+
+        m &\leftarrow \beta_1 m + (1 - \beta_1)\,g \\
+        u &\leftarrow \max(\beta_2 u,\ |g| + \epsilon) \\
+        p &\leftarrow p - \frac{\eta}{1 - \beta_1^t}\,\frac{m}{u}
+
+    Parameters
+    ----------
+    params : iterable of Tensor, or iterable of dict
+        Leaf tensors that require grad, or parameter groups (see :class:`Optimizer`).
+    lr : float, default 2e-3
+        Learning rate :math:`\eta`.
+    betas : tuple of float, default (0.9, 0.999)
+        Decay rates :math:`\beta_1, \beta_2` of the first moment and of the
+        infinity norm, each in ``[0, 1)``.
+    eps : float, default 1e-8
+        Added to :math:`|g|` before the maximum, so the denominator is never 0.
+    weight_decay : float, default 0
+        L2 penalty added to the gradient.
+    foreach : bool, optional
+        Accepted for compatibility with PyTorch (its multi-tensor implementation);
+        the update is the same.
+    maximize : bool, default False
+        Ascend the objective instead of descending.
+    differentiable : bool, default False
+        Only ``False``: plugrad's steps cannot be differentiated through.
+    capturable : bool, default False
+        Accepted for compatibility with PyTorch (CUDA graphs); the update is the
+        same, and :func:`plugrad.compile` captures the step either way.
+
+    Notes
+    -----
+    The state of a parameter is ``{"step": int, "exp_avg": Tensor, "exp_inf":
+    Tensor}``. Complex parameters are not supported.
+
+    Examples
+    --------
+    The first step moves each coordinate by about ``lr``, whatever the scale of
+    its gradient:
+
+    >>> import plugrad
+    >>> w = plugrad.tensor([1.0, -2.0], requires_grad=True)
+    >>> opt = plugrad.optim.Adamax([w], lr=0.1)
+    >>> w.grad = plugrad.tensor([1000.0, -0.5])
+    >>> opt.step()
+    >>> w, opt.state[w]["exp_inf"]
+    (tensor([ 0.9000, -1.9000], requires_grad=True), tensor([1.0000e+03, 5.0000e-01]))
+    """
+
+    _supports_complex = False
+
+    def __init__(
+        self,
+        params: ParamsT,
+        lr: float = 2e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0,
+        foreach: bool | None = None,
+        *,
+        maximize: bool = False,
+        differentiable: bool = False,
+        capturable: bool = False,
+    ) -> None:
+        defaults = {
+            "lr": lr,
+            "betas": betas,
+            "eps": eps,
+            "weight_decay": weight_decay,
+            "foreach": foreach,
+            "maximize": maximize,
+            "differentiable": differentiable,
+            "capturable": capturable,
+        }
+        self._check_options(defaults)
+        defaults["betas"] = tuple(betas)
+        super().__init__(params, defaults)
+
+    def _check_options(self, group: dict[str, Any]) -> None:
+        check_betas("Adamax", group["betas"])
+        check_options(group, ["lr", "eps", "weight_decay"], ["maximize"])
+        check_compatibility_flags("Adamax", group)
+
+    def _check_state(self, param: Tensor, state: Mapping[str, Any], group: dict[str, Any]) -> None:
+        check_state("Adamax", param, state, buffers=["exp_avg", "exp_inf"])
+
+    def _prepare_group(self, group: dict[str, Any]) -> list[float]:
+        # Per parameter that has a gradient: the step size, lr over the bias correction.
+        lr, beta1 = group["lr"], group["betas"][0]
+        state = self.state
+        numbers = []
+        for param in group["params"]:
+            if param._grad is None:
+                continue
+            entry = state.get(param)
+            if entry is None:
+                entry = state[param] = {
+                    "step": 0,
+                    "exp_avg": zeros_state(param),
+                    "exp_inf": zeros_state(param),
+                }
+            step = entry["step"] = entry["step"] + 1
+            numbers.append(lr / (1 - beta1**step))
+        return numbers
+
+    def _update_group(self, group: dict[str, Any], numbers: list[float]) -> None:
+        beta1, beta2 = group["betas"]
+        eps, state = group["eps"], self.state
+        for (param, array, g), step_size in zip(gradients_to_descend(group), numbers):
+            xp = param._device.xp
+            entry = state[param]
+            exp_avg, exp_inf = entry["exp_avg"], entry["exp_inf"]
+            m = exp_avg._array = lerp_(xp, exp_avg._array, g, 1 - beta1)
+            u = exp_inf._array
+            u *= beta2
+            u = exp_inf._array = overwrite(xp, u, xp.maximum(u, xp.abs(g) + eps))
+            array -= step_size * (m / u)
+            param._array = array  # the same object, unless the backend's arrays are immutable
+            param._bump_version()

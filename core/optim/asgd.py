@@ -1,0 +1,153 @@
+"""ASGD: stochastic gradient descent that also keeps a running average of the parameters."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..tensor import Tensor
+from .optimizer import (
+    Optimizer,
+    ParamsT,
+    check_compatibility_flags,
+    check_number,
+    check_options,
+    check_state,
+    gradients_to_descend,
+    overwrite,
+    zeros_state,
+)
+
+__all__ = ["ASGD"]
+
+
+class ASGD(Optimizer):
+    r"""Averaged stochastic gradient descent (Polyak & Juditsky, 1992), as PyTorch's.
+
+    With gradient :math:`g` at step :math:`t` (negated for ``maximize``, plus
+    :math:`\lambda_w p` for ``weight_decay``), each step computes
+
+    .. math::
+
+        p &\leftarrow p\,(1 - \lambda\eta_t) - \eta_t\,g \\
+        \bar p &\leftarrow \bar p + \mu_t\,(p - \bar p) \\
+        \eta_{t+1} &= \eta / (1 + \lambda\eta t)^\alpha, \qquad
+        \mu_{t+1} = 1 / \max(1, t - t_0)
+
+    starting from :math:`\eta_1 = \eta` and :math:`\mu_1 = 1`. The average
+    :math:`\bar p` is ``state[p]["ax"]``: copy it into the parameters to
+    evaluate the averaged model. With the default ``t0`` it equals the
+    parameter for the first million steps.
+
+    Parameters
+    ----------
+    params : iterable of Tensor, or iterable of dict
+        Leaf tensors that require grad, or parameter groups (see :class:`Optimizer`).
+    lr : float, default 1e-2
+        Learning rate :math:`\eta`.
+    lambd : float, default 1e-4
+        Decay term :math:`\lambda`.
+    alpha : float, default 0.75
+        Power :math:`\alpha` of the learning-rate decay.
+    t0 : float, default 1e6
+        The step from which the parameters are averaged.
+    weight_decay : float, default 0
+        L2 penalty added to the gradient.
+    foreach : bool, optional
+        Accepted for compatibility with PyTorch; the update is the same.
+    maximize : bool, default False
+        Ascend the objective instead of descending.
+    differentiable : bool, default False
+        Only ``False``: plugrad's steps cannot be differentiated through.
+    capturable : bool, default False
+        Accepted for compatibility with PyTorch; the update is the same.
+
+    Notes
+    -----
+    The state of a parameter is ``{"step": int, "eta": float, "mu": float,
+    "ax": Tensor}`` (PyTorch keeps ``step``, ``eta`` and ``mu`` as 0-d
+    tensors, in float32 unless the default dtype is float64). Every operation
+    is linear in the gradient, so complex parameters are supported.
+
+    Examples
+    --------
+    With ``t0=0`` the average starts at the third step (:math:`\mu_3 = 1/2`):
+
+    >>> import plugrad
+    >>> w = plugrad.tensor([1.0, -2.0], requires_grad=True)
+    >>> opt = plugrad.optim.ASGD([w], lr=0.1, t0=0)
+    >>> for gradient in ([1.0, 1.0], [2.0, 0.0], [0.0, 1.0]):
+    ...     w.grad = plugrad.tensor(gradient)
+    ...     opt.step()
+    >>> w, opt.state[w]["ax"]
+    (tensor([ 0.7000, -2.1999], requires_grad=True), tensor([ 0.7000, -2.1499]))
+    """
+
+    def __init__(
+        self,
+        params: ParamsT,
+        lr: float = 1e-2,
+        lambd: float = 1e-4,
+        alpha: float = 0.75,
+        t0: float = 1e6,
+        weight_decay: float = 0,
+        foreach: bool | None = None,
+        maximize: bool = False,
+        differentiable: bool = False,
+        capturable: bool = False,
+    ) -> None:
+        defaults = {
+            "lr": lr,
+            "lambd": lambd,
+            "alpha": alpha,
+            "t0": t0,
+            "weight_decay": weight_decay,
+            "foreach": foreach,
+            "maximize": maximize,
+            "differentiable": differentiable,
+            "capturable": capturable,
+        }
+        self._check_options(defaults)
+        super().__init__(params, defaults)
+
+    def _check_options(self, group: dict[str, Any]) -> None:
+        check_options(group, ["lr", "weight_decay"], ["maximize"])
+        for key in ("lambd", "alpha", "t0"):
+            check_number(key, group[key], at_least=-float("inf"))
+        check_compatibility_flags("ASGD", group)
+
+    def _check_state(self, param: Tensor, state: Mapping[str, Any], group: dict[str, Any]) -> None:
+        check_state("ASGD", param, state, buffers=["ax"], numbers=["eta", "mu"])
+
+    def _prepare_group(self, group: dict[str, Any]) -> list[float]:
+        # Per parameter: the decay factor, this step's learning rate, and 1 - mu (0 while
+        # the average is the parameter itself, so that it is then copied exactly).
+        lr, lambd, alpha, t0 = group["lr"], group["lambd"], group["alpha"], group["t0"]
+        state = self.state
+        numbers = []
+        for param in group["params"]:
+            if param._grad is None:
+                continue
+            entry = state.get(param)
+            if entry is None:
+                entry = state[param] = {"step": 0, "eta": lr, "mu": 1.0, "ax": zeros_state(param)}
+            eta, mu = entry["eta"], entry["mu"]
+            step = entry["step"] = entry["step"] + 1
+            numbers += [1 - lambd * eta, eta, 1 - mu]
+            entry["eta"] = lr / ((1 + lambd * lr * step) ** alpha)
+            entry["mu"] = 1 / max(1, step - t0)
+        return numbers
+
+    def _update_group(self, group: dict[str, Any], numbers: list[float]) -> None:
+        state = self.state
+        for index, (param, array, g) in enumerate(gradients_to_descend(group)):
+            decay, eta, keep = numbers[3 * index : 3 * index + 3]
+            array *= decay
+            array -= eta * g
+            average = state[param]["ax"]
+            # ax + mu (p - ax), written p - (1 - mu)(p - ax): exactly p while mu is 1.
+            gap = array - average._array
+            gap *= keep
+            average._array = overwrite(param._device.xp, average._array, array - gap)
+            param._array = array  # the same object, unless the backend's arrays are immutable
+            param._bump_version()

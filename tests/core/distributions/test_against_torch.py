@@ -1,0 +1,398 @@
+"""``plugrad.distributions`` against ``torch.distributions``: values and parameter gradients.
+
+Each case builds the same distribution with plugrad (on every backend under
+test) and with PyTorch from the same float64 leaves, and compares what the
+distribution computes (``log_prob``, ``entropy``, ``mean``, ``variance``,
+``cdf``, ...) and the gradient of a weighted sum of it with respect to every
+parameter. Shapes are chosen so that parameters and values broadcast.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pytest
+
+import plugrad
+from plugrad.testing import backends_under_test
+
+torch = pytest.importorskip("torch")
+
+RNG = np.random.default_rng(11)
+
+
+def uniform(low: float, high: float, *shape: int) -> np.ndarray:
+    return RNG.uniform(low, high, shape)
+
+
+def lower_cholesky(*shape: int) -> np.ndarray:
+    a = np.tril(RNG.normal(size=shape)) * 0.4
+    size = shape[-1]
+    diagonal = np.abs(RNG.normal(size=(*shape[:-2], size))) + 0.5
+    return a * (1 - np.eye(size)) + diagonal[..., None] * np.eye(size)
+
+
+def positive_definite(*shape: int) -> np.ndarray:
+    a = RNG.normal(size=shape) * 0.5
+    return a @ np.swapaxes(a, -1, -2) + np.eye(shape[-1])
+
+
+def one_hot(index: np.ndarray, k: int) -> np.ndarray:
+    return np.eye(k)[index]
+
+
+@dataclass
+class Case:
+    """``build(D, *params)`` with ``D`` the distributions module; what to compare."""
+
+    build: Callable[..., Any]
+    params: tuple[np.ndarray, ...]
+    value: np.ndarray | None = None
+    methods: tuple[str, ...] = ("log_prob", "entropy", "mean", "variance", "stddev")
+    unit_value: np.ndarray | None = None  # the argument of icdf
+    symmetric: tuple[int, ...] = field(default=())  # params compared by their symmetric part
+
+
+UNIT = uniform(0.05, 0.95, 4, 2, 3)
+
+CASES: dict[str, Case] = {
+    "Normal": Case(
+        lambda D, loc, scale: D.Normal(loc, scale),
+        (RNG.normal(size=3), uniform(0.5, 2.0, 2, 1)),
+        RNG.normal(size=(4, 1, 3)),
+        ("log_prob", "entropy", "mean", "mode", "variance", "stddev", "cdf"),
+    ),
+    "Normal number scale": Case(
+        lambda D, loc: D.Normal(loc, 0.7), (RNG.normal(size=(2, 3)),), RNG.normal(size=3)
+    ),
+    "LogNormal": Case(
+        lambda D, loc, scale: D.LogNormal(loc, scale),
+        (RNG.normal(size=(2, 3)) * 0.5, uniform(0.3, 1.0, 3)),
+        uniform(0.1, 3.0, 4, 2, 3),
+        ("log_prob", "entropy", "mean", "mode", "variance", "cdf"),
+    ),
+    "Uniform": Case(
+        lambda D, low, high: D.Uniform(low, high),
+        (uniform(-2.0, -1.0, 3), uniform(1.0, 2.0, 2, 1)),
+        uniform(-0.9, 0.9, 4, 2, 3),
+        ("log_prob", "entropy", "mean", "variance", "stddev", "cdf", "icdf"),
+        UNIT,
+    ),
+    "Laplace": Case(
+        lambda D, loc, scale: D.Laplace(loc, scale),
+        (RNG.normal(size=(2, 3)), uniform(0.5, 2.0, 3)),
+        RNG.normal(size=(4, 2, 3)),
+        ("log_prob", "entropy", "mean", "mode", "variance", "stddev", "cdf", "icdf"),
+        UNIT,
+    ),
+    "Exponential": Case(
+        lambda D, rate: D.Exponential(rate),
+        (uniform(0.5, 2.0, 2, 3),),
+        uniform(0.0, 3.0, 4, 2, 3),
+        ("log_prob", "entropy", "mean", "variance", "stddev", "cdf", "icdf"),
+        UNIT,
+    ),
+    "Bernoulli probs": Case(
+        lambda D, p: D.Bernoulli(probs=p),
+        (uniform(0.05, 0.95, 2, 3),),
+        RNG.integers(0, 2, (4, 2, 3)).astype(float),
+        ("log_prob", "entropy", "mean", "variance", "mode"),
+    ),
+    "Bernoulli logits": Case(
+        lambda D, logits: D.Bernoulli(logits=logits),
+        (RNG.normal(size=(2, 3)) * 2,),
+        RNG.integers(0, 2, (3,)).astype(float),
+        ("log_prob", "entropy", "mean", "variance"),
+    ),
+    "Geometric probs": Case(
+        lambda D, p: D.Geometric(probs=p),
+        (uniform(0.1, 0.9, 2, 3),),
+        RNG.integers(0, 6, (4, 2, 3)).astype(float),
+        ("log_prob", "entropy", "mean", "variance", "mode"),
+    ),
+    "Geometric logits": Case(
+        lambda D, logits: D.Geometric(logits=logits),
+        (RNG.normal(size=3),),
+        RNG.integers(0, 6, (2, 3)).astype(float),
+        ("log_prob", "entropy", "mean", "variance"),
+    ),
+    "Categorical probs": Case(
+        lambda D, p: D.Categorical(probs=p),
+        (uniform(0.1, 1.0, 2, 4),),
+        RNG.integers(0, 4, (5, 2)),
+        ("log_prob", "entropy", "mode"),
+    ),
+    "Categorical logits": Case(
+        lambda D, logits: D.Categorical(logits=logits),
+        (RNG.normal(size=(3, 2, 4)),),
+        RNG.integers(0, 4, (5, 1, 2)),
+        ("log_prob", "entropy"),
+    ),
+    "OneHotCategorical": Case(
+        lambda D, p: D.OneHotCategorical(probs=p),
+        (uniform(0.1, 1.0, 2, 4),),
+        one_hot(RNG.integers(0, 4, (5, 2)), 4),
+        ("log_prob", "entropy", "mean", "variance", "mode"),
+    ),
+    "OneHotCategorical logits": Case(
+        lambda D, logits: D.OneHotCategorical(logits=logits),
+        (RNG.normal(size=(2, 4)),),
+        one_hot(RNG.integers(0, 4, (2,)), 4),
+        ("log_prob", "entropy", "mean"),
+    ),
+    "MultivariateNormal scale_tril": Case(
+        lambda D, loc, tril: D.MultivariateNormal(loc, scale_tril=tril),
+        (RNG.normal(size=(2, 3)), lower_cholesky(3, 3)),
+        RNG.normal(size=(4, 2, 3)),
+        ("log_prob", "entropy", "mean", "variance"),
+    ),
+    "MultivariateNormal covariance": Case(
+        lambda D, loc, cov: D.MultivariateNormal(loc, covariance_matrix=cov),
+        (RNG.normal(size=3), positive_definite(2, 3, 3)),
+        RNG.normal(size=(4, 1, 3)),
+        ("log_prob", "entropy", "variance"),
+        symmetric=(1,),
+    ),
+    "MultivariateNormal precision": Case(
+        lambda D, loc, precision: D.MultivariateNormal(loc, precision_matrix=precision),
+        (RNG.normal(size=(2, 3)), positive_definite(3, 3)),
+        RNG.normal(size=(2, 3)),
+        ("log_prob", "entropy", "variance"),
+        symmetric=(1,),
+    ),
+    "Independent Normal": Case(
+        lambda D, loc, scale: D.Independent(D.Normal(loc, scale), 1),
+        (RNG.normal(size=(2, 3)), uniform(0.5, 2.0, 3)),
+        RNG.normal(size=(4, 2, 3)),
+        ("log_prob", "entropy", "mean", "variance"),
+    ),
+    "Independent Bernoulli 2": Case(
+        lambda D, p: D.Independent(D.Bernoulli(probs=p), 2),
+        (uniform(0.05, 0.95, 2, 3),),
+        RNG.integers(0, 2, (4, 2, 3)).astype(float),
+        ("log_prob", "entropy", "mean"),
+    ),
+}
+
+
+def leaves(lib: Any, arrays: tuple[np.ndarray, ...]) -> list[Any]:
+    if lib is plugrad:
+        return [plugrad.asarray(a, requires_grad=True) for a in arrays]
+    return [torch.tensor(a, requires_grad=True) for a in arrays]
+
+
+def as_value(lib: Any, array: np.ndarray) -> Any:
+    return plugrad.asarray(array) if lib is plugrad else torch.tensor(array)
+
+
+def evaluate(
+    lib: Any,
+    build: Callable[..., Any],
+    params: tuple[np.ndarray, ...],
+    method: str,
+    argument: np.ndarray | None,
+) -> tuple[np.ndarray, list[np.ndarray | None]]:
+    """``method`` of the distribution, and the gradient of its weighted sum per parameter."""
+    tensors = leaves(lib, params)
+    dist = build(lib.distributions, *tensors)
+    attribute = getattr(dist, method)
+    out = attribute(as_value(lib, argument)) if argument is not None else (
+        attribute() if callable(attribute) else attribute
+    )  # fmt: skip
+    if out.requires_grad:
+        weights = np.linspace(0.5, 1.5, max(out.numel(), 1)).reshape(tuple(out.shape))
+        (out * as_value(lib, weights)).sum().backward()
+    grads = [None if t.grad is None else np.asarray(t.grad.detach().numpy()) for t in tensors]
+    return np.asarray(out.detach().numpy()), grads
+
+
+def symmetric_part(g: np.ndarray) -> np.ndarray:
+    return (g + np.swapaxes(g, -1, -2)) / 2
+
+
+def compare(case: Case, method: str, backend: str, argument: np.ndarray | None) -> None:
+    with plugrad.use_backend(backend):
+        ours, our_grads = evaluate(plugrad, case.build, case.params, method, argument)
+    theirs, their_grads = evaluate(torch, case.build, case.params, method, argument)
+    assert ours.shape == theirs.shape, method
+    assert ours.dtype == theirs.dtype, method
+    np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12, err_msg=method)
+    for i, (mine, reference) in enumerate(zip(our_grads, their_grads, strict=True)):
+        if reference is None or not np.any(reference):
+            assert mine is None or not np.any(mine), (method, i)
+            continue
+        assert mine is not None, (method, i)
+        if i in case.symmetric:
+            mine, reference = symmetric_part(mine), symmetric_part(reference)
+        np.testing.assert_allclose(mine, reference, rtol=1e-9, atol=1e-12, err_msg=f"{method} {i}")
+
+
+METHOD_CASES = [(name, method) for name, case in CASES.items() for method in case.methods]
+
+
+@pytest.mark.parametrize("backend", backends_under_test())
+@pytest.mark.parametrize(
+    ("name", "method"), METHOD_CASES, ids=[f"{n}-{m}" for n, m in METHOD_CASES]
+)
+def test_agrees_with_torch(name: str, method: str, backend: str) -> None:
+    case = CASES[name]
+    argument = None
+    if method in ("log_prob", "cdf"):
+        argument = case.value
+    elif method == "icdf":
+        argument = case.unit_value
+    compare(case, method, backend, argument)
+
+
+# name -> (build p, build q, params of p, params of q)
+KL_CASES: dict[str, tuple[Callable[..., Any], tuple[np.ndarray, ...]]] = {
+    "Normal": (
+        lambda D, a, b, c, d: (D.Normal(a, b), D.Normal(c, d)),
+        (RNG.normal(size=3), uniform(0.5, 2, 2, 1), RNG.normal(size=(2, 3)), uniform(0.5, 2, 3)),
+    ),
+    "LogNormal": (
+        lambda D, a, b, c, d: (D.LogNormal(a, b), D.LogNormal(c, d)),
+        (RNG.normal(size=3), uniform(0.5, 2, 3), RNG.normal(size=3), uniform(0.5, 2, 3)),
+    ),
+    "Bernoulli": (
+        lambda D, a, b: (D.Bernoulli(probs=a), D.Bernoulli(logits=b)),
+        (uniform(0.05, 0.95, 2, 3), RNG.normal(size=(2, 3))),  # PyTorch's fails to broadcast
+    ),
+    "Categorical": (
+        lambda D, a, b: (D.Categorical(probs=a), D.Categorical(logits=b)),
+        (uniform(0.1, 1, 2, 4), RNG.normal(size=(3, 1, 4))),
+    ),
+    "OneHotCategorical": (
+        lambda D, a, b: (D.OneHotCategorical(logits=a), D.OneHotCategorical(probs=b)),
+        (RNG.normal(size=(2, 4)), uniform(0.1, 1, 4)),
+    ),
+    "Uniform": (
+        lambda D, a, b, c, d: (D.Uniform(a, b), D.Uniform(c, d)),
+        (uniform(-1, 0, 3), uniform(0, 1, 3), uniform(-2, -1, 2, 1), uniform(1, 2, 2, 3)),
+    ),
+    "Uniform not covered": (
+        lambda D, a, b, c, d: (D.Uniform(a, b), D.Uniform(c, d)),
+        (uniform(-2, 0, 3), uniform(0, 2, 3), uniform(-1, -0.5, 3), uniform(0.5, 1, 3)),
+    ),
+    "Laplace": (
+        lambda D, a, b, c, d: (D.Laplace(a, b), D.Laplace(c, d)),
+        (RNG.normal(size=(2, 3)), uniform(0.5, 2, 3), RNG.normal(size=3), uniform(0.5, 2, 2, 3)),
+    ),
+    "Exponential": (
+        lambda D, a, b: (D.Exponential(a), D.Exponential(b)),
+        (uniform(0.5, 2, 2, 3), uniform(0.5, 2, 3)),
+    ),
+    "MultivariateNormal": (
+        lambda D, a, b, c, d: (
+            D.MultivariateNormal(a, scale_tril=b),
+            D.MultivariateNormal(c, covariance_matrix=d),
+        ),
+        (
+            RNG.normal(size=(2, 3)),
+            lower_cholesky(3, 3),
+            RNG.normal(size=3),
+            positive_definite(2, 3, 3),
+        ),
+    ),
+    "Independent": (
+        lambda D, a, b, c, d: (
+            D.Independent(D.Normal(a, b), 1),
+            D.Independent(D.Normal(c, d), 1),
+        ),
+        (RNG.normal(size=(2, 3)), uniform(0.5, 2, 3), RNG.normal(size=3), uniform(0.5, 2, 2, 3)),
+    ),
+}
+
+
+def kl(
+    lib: Any, build: Callable[..., Any], params: tuple[np.ndarray, ...]
+) -> tuple[Any, list[Any]]:
+    tensors = leaves(lib, params)
+    p, q = build(lib.distributions, *tensors)
+    out = lib.distributions.kl_divergence(p, q)
+    finite = np.isfinite(out.detach().numpy())
+    weights = np.linspace(0.5, 1.5, out.numel()).reshape(tuple(out.shape)) * finite
+    (lib.where(as_value(lib, finite), out, 0.0) * as_value(lib, weights)).sum().backward()
+    grads = [None if t.grad is None else np.asarray(t.grad.detach().numpy()) for t in tensors]
+    return np.asarray(out.detach().numpy()), grads
+
+
+@pytest.mark.parametrize("backend", backends_under_test())
+@pytest.mark.parametrize("name", list(KL_CASES))
+def test_kl_divergence_agrees_with_torch(name: str, backend: str) -> None:
+    build, params = KL_CASES[name]
+    with plugrad.use_backend(backend):
+        ours, our_grads = kl(plugrad, build, params)
+    theirs, their_grads = kl(torch, build, params)
+    assert ours.shape == theirs.shape
+    np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12)
+    symmetric = {"MultivariateNormal": (3,)}.get(name, ())
+    # PyTorch's KL reads p's scale_tril above the diagonal too (not its log_prob): compare
+    # the lower triangle, which is all that defines the distribution.
+    lower = {"MultivariateNormal": (1,)}.get(name, ())
+    for i, (mine, reference) in enumerate(zip(our_grads, their_grads, strict=True)):
+        assert (mine is None) == (reference is None), i
+        if reference is not None:
+            if i in symmetric:
+                mine, reference = symmetric_part(mine), symmetric_part(reference)
+            if i in lower:
+                mine, reference = np.tril(mine), np.tril(reference)
+            np.testing.assert_allclose(mine, reference, rtol=1e-9, atol=1e-12, err_msg=str(i))
+
+
+def test_kl_is_infinite_where_q_has_no_mass() -> None:
+    D = plugrad.distributions
+    p = D.Categorical(probs=plugrad.tensor([0.5, 0.5, 0.0], dtype=plugrad.float64))
+    q = D.Categorical(probs=plugrad.tensor([1.0, 0.0, 0.0], dtype=plugrad.float64))
+    assert plugrad.distributions.kl_divergence(p, q).item() == float("inf")
+    assert plugrad.distributions.kl_divergence(q, p).item() == pytest.approx(np.log(2.0))
+    bp, bq = D.Bernoulli(probs=0.0), D.Bernoulli(probs=1.0)
+    assert D.kl_divergence(bp, bq).item() == float("inf")
+    assert D.kl_divergence(bp, bp).item() == 0.0
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda D, t: D.Normal(t, 1.0),
+        lambda D, t: D.Bernoulli(logits=t),
+        lambda D, t: D.Categorical(logits=t),
+        lambda D, t: D.MultivariateNormal(t, scale_tril=lib_eye(D, 3)),
+        lambda D, t: D.Independent(D.Laplace(t, 2.0), 1),
+    ],
+    ids=["Normal", "Bernoulli", "Categorical", "MultivariateNormal", "Independent"],
+)
+def test_expand_agrees_with_torch(build: Callable[..., Any]) -> None:
+    array = RNG.normal(size=(1, 3))
+    ours = build(plugrad.distributions, plugrad.asarray(array)).expand((4, 3))
+    theirs = build(torch.distributions, torch.tensor(array)).expand((4, 3))
+    assert tuple(ours.batch_shape) == tuple(theirs.batch_shape)
+    assert tuple(ours.event_shape) == tuple(theirs.event_shape)
+    assert tuple(ours.sample((2,)).shape) == tuple(theirs.sample((2,)).shape)
+    value = theirs.sample((2,))
+    np.testing.assert_allclose(
+        ours.log_prob(plugrad.asarray(value.numpy())).numpy(), theirs.log_prob(value).numpy()
+    )
+
+
+def lib_eye(D: Any, n: int) -> Any:
+    lib = plugrad if D is plugrad.distributions else torch
+    return lib.eye(n, dtype=lib.float64)
+
+
+def test_repr_and_shapes_agree_with_torch() -> None:
+    for name in (
+        "Normal",
+        "Bernoulli probs",
+        "Categorical logits",
+        "MultivariateNormal scale_tril",
+    ):
+        case = CASES[name]
+        ours = case.build(plugrad.distributions, *leaves(plugrad, case.params))
+        theirs = case.build(torch.distributions, *leaves(torch, case.params))
+        assert tuple(ours.batch_shape) == tuple(theirs.batch_shape)
+        assert tuple(ours.event_shape) == tuple(theirs.event_shape)
+        assert repr(ours).replace("plugrad.Size", "torch.Size") == repr(theirs)

@@ -1,0 +1,512 @@
+"""Adamax, NAdam, RAdam, Adadelta, Rprop, ASGD and LBFGS: trajectories against torch.optim,
+state dicts, compiled steps, and errors that leave the optimizer as it was."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import plugrad
+from plugrad import optim
+from plugrad.errors import DtypeError, InvalidArgumentError
+
+CASES = [
+    ("Adamax", {}),
+    ("Adamax", {"betas": (0.8, 0.95), "eps": 1e-6, "weight_decay": 0.1}),
+    ("Adamax", {"weight_decay": 0.1, "maximize": True, "foreach": False}),
+    ("NAdam", {}),
+    ("NAdam", {"momentum_decay": 0.01, "betas": (0.8, 0.95)}),
+    ("NAdam", {"weight_decay": 0.1}),
+    ("NAdam", {"weight_decay": 0.1, "decoupled_weight_decay": True, "maximize": True}),
+    ("RAdam", {}),
+    ("RAdam", {"betas": (0.8, 0.9), "eps": 1e-6}),  # rectified from the 3rd step on
+    ("RAdam", {"weight_decay": 0.1, "maximize": True}),
+    ("RAdam", {"weight_decay": 0.1, "decoupled_weight_decay": True, "capturable": True}),
+    ("Adadelta", {}),
+    ("Adadelta", {"rho": 0.5, "eps": 1e-4, "weight_decay": 0.1}),
+    ("Adadelta", {"maximize": True, "foreach": True}),
+    ("Rprop", {}),
+    ("Rprop", {"etas": (0.3, 1.5), "step_sizes": (1e-3, 0.08)}),
+    ("Rprop", {"maximize": True}),
+    ("ASGD", {}),
+    ("ASGD", {"t0": 3, "lambd": 0.1, "alpha": 0.5}),  # averaging from the 4th step on
+    ("ASGD", {"t0": 2, "weight_decay": 0.1, "maximize": True}),
+]
+STEPS = 12
+# Gradients differ from PyTorch's by rounding (matmul, tanh); some cases amplify it over the steps.
+TOLERANCE = {"rtol": 1e-10, "atol": 1e-12}
+
+
+def case_id(case: tuple[str, dict]) -> str:
+    name, options = case
+    return name + "-" + ("-".join(f"{k}={v}" for k, v in options.items()) or "defaults")
+
+
+def initial_values() -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(0)
+    return {
+        "weight": rng.normal(size=(3, 4)),
+        "bias": rng.normal(size=3),
+        "unused": rng.normal(size=2),  # never gets a gradient: skipped
+        "scale": np.asarray(1.5),  # 0-d: NumPy computes with scalars there
+        "inputs": rng.normal(size=(5, 4)),
+    }
+
+
+def plugrad_loss(p: dict, inputs: plugrad.Tensor) -> plugrad.Tensor:
+    hidden = plugrad.tanh(inputs @ plugrad.matrix_transpose(p["weight"]) + p["bias"])
+    return (
+        plugrad.sum((hidden * p["scale"] - 0.3) ** 2) + plugrad.sum(plugrad.sin(p["weight"])) * 0.5
+    )
+
+
+def torch_loss(p: dict, inputs) -> object:
+    hidden = (inputs @ p["weight"].T + p["bias"]).tanh()
+    return ((hidden * p["scale"] - 0.3) ** 2).sum() + p["weight"].sin().sum() * 0.5
+
+
+def groups_of(params: dict) -> list[dict]:
+    return [
+        {"params": [params["weight"], params["unused"]]},
+        {"params": [params["bias"], params["scale"]], "lr": 0.03},
+    ]
+
+
+@pytest.fixture
+def torch64():
+    """torch, with float64 scalar state (NAdam's mu_product, ASGD's eta and mu), like ours."""
+    torch = pytest.importorskip("torch")
+    default = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    yield torch
+    torch.set_default_dtype(default)
+
+
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_trajectory_matches_torch(backend, torch64, case) -> None:
+    torch = torch64
+    name, options = case
+    values = initial_values()
+    ours = {
+        k: plugrad.asarray(v.copy(), requires_grad=True) for k, v in values.items() if k != "inputs"
+    }
+    theirs = {k: torch.tensor(v, requires_grad=True) for k, v in values.items() if k != "inputs"}
+    inputs, torch_inputs = plugrad.asarray(values["inputs"]), torch.tensor(values["inputs"])
+    opt = getattr(optim, name)(groups_of(ours), lr=0.05, **options)
+    # PyTorch takes capturable=True on accelerators only; it does not change the update.
+    torch_options = {k: v for k, v in options.items() if k != "capturable"}
+    reference = getattr(torch.optim, name)(groups_of(theirs), lr=0.05, **torch_options)
+    assert set(opt.defaults) == set(reference.defaults)
+    for _ in range(STEPS):
+        opt.zero_grad()
+        plugrad_loss(ours, inputs).backward()
+        grads = {key: p.grad.numpy().copy() for key, p in ours.items() if p.grad is not None}
+        opt.step()
+        for key, grad in grads.items():  # the step leaves gradients alone
+            np.testing.assert_array_equal(ours[key].grad.numpy(), grad, err_msg=key)
+        reference.zero_grad()
+        torch_loss(theirs, torch_inputs).backward()
+        reference.step()
+        for key in ours:
+            np.testing.assert_allclose(
+                ours[key].detach().numpy(), theirs[key].detach().numpy(), err_msg=key, **TOLERANCE
+            )
+            if key == "unused":
+                continue
+            state, expected = opt.state[ours[key]], reference.state[theirs[key]]
+            assert set(state) == set(expected)
+            for state_key, value in expected.items():
+                mine = state[state_key]
+                mine = mine.numpy() if isinstance(mine, plugrad.Tensor) else mine
+                if state_key == "step":
+                    assert mine == int(value)
+                else:
+                    np.testing.assert_allclose(
+                        mine, value.numpy(), err_msg=f"{key} {state_key}", **TOLERANCE
+                    )
+    assert ours["unused"].detach().numpy().tolist() == values["unused"].tolist()
+    assert ours["unused"] not in opt.state
+
+
+def test_float32_parameters_follow_torch(on_numpy) -> None:
+    torch = pytest.importorskip("torch")
+    values = initial_values()
+    for name in ("Adamax", "NAdam", "RAdam", "Adadelta", "Rprop", "ASGD"):
+        ours = {k: plugrad.asarray(v.astype("float32"), requires_grad=True) for k, v in
+                values.items() if k != "inputs"}  # fmt: skip
+        theirs = {k: torch.tensor(v.astype("float32"), requires_grad=True) for k, v in
+                  values.items() if k != "inputs"}  # fmt: skip
+        inputs = values["inputs"].astype("float32")
+        opt = getattr(optim, name)(groups_of(ours), lr=0.05)
+        reference = getattr(torch.optim, name)(groups_of(theirs), lr=0.05)
+        for _ in range(5):
+            opt.zero_grad()
+            plugrad_loss(ours, plugrad.asarray(inputs)).backward()
+            opt.step()
+            reference.zero_grad()
+            torch_loss(theirs, torch.tensor(inputs)).backward()
+            reference.step()
+        for key in ours:
+            assert ours[key].dtype == plugrad.float32
+            np.testing.assert_allclose(
+                ours[key].detach().numpy(), theirs[key].detach().numpy(), rtol=2e-5, atol=1e-5,
+                err_msg=f"{name} {key}",
+            )  # fmt: skip
+
+
+# -- LBFGS ------------------------------------------------------------------------------------
+
+LBFGS_CASES = [
+    {},
+    {"line_search_fn": "strong_wolfe"},
+    {"history_size": 3, "max_iter": 5},
+    {"history_size": 2, "max_iter": 7, "line_search_fn": "strong_wolfe", "lr": 0.5},
+    {"max_iter": 4, "max_eval": 6, "tolerance_change": 1e-3, "line_search_fn": "strong_wolfe"},
+    {"tolerance_grad": 1e3},  # the first evaluation is already good enough: no move
+]
+
+
+@pytest.mark.parametrize("options", LBFGS_CASES, ids=lambda o: str(o) or "defaults")
+def test_lbfgs_matches_torch(backend, options) -> None:
+    torch = pytest.importorskip("torch")
+    values = initial_values()
+    keys = ("weight", "bias", "scale")
+    ours = {k: plugrad.asarray(values[k].copy(), requires_grad=True) for k in keys}
+    theirs = {k: torch.tensor(values[k], requires_grad=True) for k in keys}
+    inputs, torch_inputs = plugrad.asarray(values["inputs"]), torch.tensor(values["inputs"])
+    opt = optim.LBFGS(list(ours.values()), **options)
+    reference = torch.optim.LBFGS(list(theirs.values()), **options)
+
+    def closure():
+        opt.zero_grad()
+        loss = plugrad_loss(ours, inputs)
+        loss.backward()
+        return loss
+
+    def torch_closure():
+        reference.zero_grad()
+        loss = torch_loss(theirs, torch_inputs)
+        loss.backward()
+        return loss
+
+    for _ in range(3):
+        with plugrad.no_grad():  # the closure runs with grad mode on all the same
+            loss = opt.step(closure)
+        expected = reference.step(torch_closure)
+        np.testing.assert_allclose(loss.item(), expected.item(), rtol=1e-9)
+        for key in keys:
+            np.testing.assert_allclose(
+                ours[key].detach().numpy(), theirs[key].detach().numpy(), rtol=1e-8, atol=1e-10
+            )
+        state, torch_state = opt.state[ours["weight"]], reference.state[theirs["weight"]]
+        for key in ("func_evals", "n_iter"):
+            assert state[key] == torch_state[key], key
+        if "d" in torch_state:
+            assert len(state["old_dirs"]) == len(torch_state["old_dirs"])
+            np.testing.assert_allclose(
+                state["d"].numpy(), torch_state["d"].numpy(), rtol=1e-7, atol=1e-9
+            )
+
+
+def lbfgs_problem(**options):
+    values = initial_values()
+    params = [plugrad.asarray(values[k].copy(), requires_grad=True) for k in ("weight", "bias")]
+    inputs = plugrad.asarray(values["inputs"])
+    opt = optim.LBFGS(params, **options)
+
+    def closure():
+        opt.zero_grad()
+        hidden = plugrad.tanh(inputs @ plugrad.matrix_transpose(params[0]) + params[1])
+        loss = plugrad.sum((hidden - 0.3) ** 2)
+        loss.backward()
+        return loss
+
+    return opt, params, closure
+
+
+def test_lbfgs_state_dict_round_trip_continues_the_same_trajectory(on_numpy, tmp_path) -> None:
+    opt, params, closure = lbfgs_problem(max_iter=3, history_size=4)
+    opt.step(closure)
+    saved = opt.state_dict()
+    assert list(saved["state"]) == [0] and saved["param_groups"][0]["params"] == [0, 1]
+    plugrad.save(saved, tmp_path / "lbfgs.safetensors")
+    loaded = plugrad.load(tmp_path / "lbfgs.safetensors", backend="numpy")
+    twin, twin_params, twin_closure = lbfgs_problem(max_iter=10)
+    for p, q in zip(twin_params, params):
+        p.array[...] = q.array
+    twin.load_state_dict(loaded)
+    assert twin.param_groups[0]["max_iter"] == 3
+    for _ in range(2):
+        opt.step(closure)
+        twin.step(twin_closure)
+    for p, q in zip(params, twin_params):
+        np.testing.assert_array_equal(p.detach().numpy(), q.detach().numpy())
+
+
+def test_lbfgs_refuses_groups_closures_and_options(on_numpy) -> None:
+    opt, params, _ = lbfgs_problem()
+    with pytest.raises(TypeError, match=re.escape("LBFGS.step() needs a closure")):
+        opt.step()
+    extra = plugrad.zeros(2, requires_grad=True)
+    with pytest.raises(ValueError, match="single parameter group"):
+        opt.add_param_group({"params": [extra]})
+    assert len(opt.param_groups) == 1 and opt.state == {}
+    with pytest.raises(ValueError, match="single parameter group"):
+        optim.LBFGS([{"params": [params[0]]}, {"params": [params[1]]}])
+    for options, message in [
+        ({"line_search_fn": "armijo"}, "line_search_fn must be None or 'strong_wolfe'"),
+        ({"max_iter": 0}, "max_iter must be an int >= 1"),
+        ({"history_size": 2.5}, "history_size must be an int >= 1"),
+        ({"lr": -1.0}, "lr must be at least 0"),
+    ]:
+        with pytest.raises(ValueError, match=re.escape(message)):
+            optim.LBFGS(params, **options)
+
+
+def _lbfgs_under_compile(compiled: bool) -> tuple[list[float], list[np.ndarray]]:
+    opt, params, closure = lbfgs_problem(max_iter=4)
+
+    def train(opt=opt, closure=closure):
+        return opt.step(closure)
+
+    step = plugrad.compile(train) if compiled else train
+    losses = [float(step()) for _ in range(3)]
+    return losses, [p.detach().numpy().copy() for p in params]
+
+
+def test_lbfgs_under_compile_runs_the_step_at_every_replay(on_numpy) -> None:
+    _, eager_params = _lbfgs_under_compile(False)
+    _, params = _lbfgs_under_compile(True)
+    for a, b in zip(eager_params, params):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_lbfgs_under_compile_returns_each_steps_loss(on_numpy) -> None:
+    eager_losses, _ = _lbfgs_under_compile(False)
+    losses, _ = _lbfgs_under_compile(True)
+    assert losses == eager_losses
+
+
+# -- state dicts, compile, errors ----------------------------------------------------------------
+
+#: optimizer -> options for the state-dict and compile tests (the fullest of each)
+FULL = {
+    "Adamax": {"weight_decay": 0.05},
+    "NAdam": {"weight_decay": 0.05, "decoupled_weight_decay": True},
+    "RAdam": {"betas": (0.8, 0.9), "weight_decay": 0.05},
+    "Adadelta": {"weight_decay": 0.05, "maximize": True},
+    "Rprop": {"etas": (0.4, 1.3)},
+    "ASGD": {"t0": 2, "lambd": 0.01},
+}
+BUFFERS = {
+    "Adamax": ["exp_avg", "exp_inf"],
+    "NAdam": ["exp_avg", "exp_avg_sq"],
+    "RAdam": ["exp_avg", "exp_avg_sq"],
+    "Adadelta": ["square_avg", "acc_delta"],
+    "Rprop": ["prev", "step_size"],
+    "ASGD": ["ax"],
+}
+
+
+def make(name: str, lr: float = 0.05, **options):
+    values = initial_values()
+    params = [plugrad.asarray(values[k].copy(), requires_grad=True) for k in ("weight", "bias")]
+    groups = [{"params": params[:1]}, {"params": params[1:], "lr": 0.02}]
+    return getattr(optim, name)(groups, lr=lr, **options), params
+
+
+def train_once(opt, params) -> None:
+    opt.zero_grad()
+    sum((plugrad.sum(p * p * p) for p in params), plugrad.tensor(0.0)).backward()
+    opt.step()
+
+
+def clone(tree):
+    if isinstance(tree, plugrad.Tensor):
+        return plugrad.asarray(tree, copy=True)
+    if isinstance(tree, dict):
+        return {key: clone(value) for key, value in tree.items()}
+    if isinstance(tree, list | tuple):
+        return type(tree)(clone(value) for value in tree)
+    return tree
+
+
+@pytest.mark.parametrize("name", sorted(FULL))
+def test_state_dict_round_trip_continues_the_same_trajectory(backend, name, tmp_path) -> None:
+    opt, params = make(name, **FULL[name])
+    for _ in range(3):
+        train_once(opt, params)
+    saved = opt.state_dict()
+    assert saved["param_groups"][1]["params"] == [1] and set(saved["state"]) == {0, 1}
+    assert saved["state"][0]["step"] == 3
+    plugrad.save(saved, tmp_path / "opt.safetensors")
+    for source in (clone(saved), plugrad.load(tmp_path / "opt.safetensors", backend="numpy")):
+        restored, copies = make(name, lr=1.0)  # other options: the state dict brings them
+        for duplicate, param in zip(copies, params):
+            duplicate.array[...] = param.array
+        restored.load_state_dict(source)
+        assert [g["lr"] for g in restored.param_groups] == [0.05, 0.02]
+        twin, twin_params = make(name, **FULL[name])
+        twin.load_state_dict(clone(saved))
+        for p, q in zip(twin_params, params):
+            p.array[...] = q.array
+        for _ in range(2):
+            train_once(restored, copies)
+            train_once(twin, twin_params)
+        for a, b in zip(copies, twin_params):
+            np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
+
+
+@pytest.mark.parametrize("name", sorted(FULL))
+def test_state_dicts_are_checked_and_a_bad_one_changes_nothing(on_numpy, name) -> None:
+    opt, params = make(name, **FULL[name])
+    train_once(opt, params)
+    saved = opt.state_dict()
+    before = repr(opt.param_groups), {i: dict(e) for i, e in saved["state"].items()}
+    needed = BUFFERS[name][0]
+    for change, error, message in [
+        (lambda s: s["state"][1].pop(needed), ValueError, f"state of a parameter lacks ['{needed}"),
+        (lambda s: s["state"][1].update(speed=1), ValueError, f"{name} keeps ["),
+        (lambda s: s["state"][1].update(step=-1), TypeError, f"{name} state 'step' must be"),
+        (lambda s: s["state"][0].update({needed: plugrad.zeros(7)}), ValueError, "has shape"),
+        (lambda s: s["param_groups"][0].update(lr=-1.0), ValueError, "lr must be at least 0"),
+        (lambda s: s["param_groups"][0].update(differentiable=True), InvalidArgumentError,
+         "differentiable=True"),
+    ]:  # fmt: skip
+        broken = clone(saved)
+        change(broken)
+        with pytest.raises(error, match=re.escape(message)):
+            opt.load_state_dict(broken)
+        assert (
+            repr(opt.param_groups),
+            {i: dict(e) for i, e in opt.state_dict()["state"].items()},
+        ) == before
+
+
+def test_scalar_state_entries_are_checked(on_numpy) -> None:
+    for name, key in (("NAdam", "mu_product"), ("ASGD", "eta")):
+        opt, params = make(name)
+        train_once(opt, params)
+        broken = clone(opt.state_dict())
+        broken["state"][0][key] = "one"
+        with pytest.raises(TypeError, match=f"{name} state '{key}' must be a number"):
+            opt.load_state_dict(broken)
+        broken["state"][0].pop(key)
+        with pytest.raises(ValueError, match=re.escape(f"lacks ['{key}']")):
+            opt.load_state_dict(broken)
+
+
+def _model_and_optimizer(make_optimizer):
+    plugrad.manual_seed(0)
+    nn = plugrad.nn
+    model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 3))
+    return model, make_optimizer(model.parameters())
+
+
+@pytest.mark.parametrize("name", sorted(FULL))
+def test_compiled_training_step_equals_eager(on_numpy, name) -> None:
+    rng = np.random.default_rng(3)
+    x = plugrad.tensor(rng.standard_normal((6, 4)).astype(np.float32))
+    labels = plugrad.tensor([0, 1, 2, 1, 0, 2])
+    trajectories = []
+    for compiled in (False, True):
+        model, optimizer = _model_and_optimizer(
+            lambda p: getattr(optim, name)(p, lr=0.01, **FULL[name])
+        )
+
+        def train(x, labels, model=model, optimizer=optimizer):
+            optimizer.zero_grad()
+            loss = plugrad.nn.functional.cross_entropy(model(x), labels)
+            loss.backward()
+            optimizer.step()
+            return loss
+
+        step = plugrad.compile(train, fullgraph=True) if compiled else train
+        losses = [step(x, labels).detach().numpy().copy() for _ in range(8)]
+        trajectories.append((losses, [p.detach().numpy().copy() for p in model.parameters()]))
+        if compiled:
+            assert step.captures <= 2
+            assert "advance_" in step.code(x, labels)  # the step is array code
+    (eager_losses, eager_params), (losses, params) = trajectories
+    for a, b in zip(eager_losses, losses):
+        np.testing.assert_array_equal(a, b)
+    for a, b in zip(eager_params, params):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("name", sorted(FULL))
+def test_add_param_group_zero_grad_and_repr(on_numpy, name) -> None:
+    opt, params = make(name)
+    extra = plugrad.ones(2, requires_grad=True)
+    opt.add_param_group({"params": [extra], "lr": 0.5})
+    assert opt.param_groups[2]["lr"] == 0.5 and opt.param_groups[2]["foreach"] is None
+    train_once(opt, [*params, extra])
+    assert extra in opt.state and not np.allclose(extra.detach().numpy(), 1.0)
+    opt.zero_grad()
+    assert all(p.grad is None for p in [*params, extra])
+    assert repr(opt).startswith(f"{name}(\n  group 0: 1 param, lr=0.05")
+
+
+def leaf(*values: float) -> plugrad.Tensor:
+    return plugrad.tensor(list(values), requires_grad=True)
+
+
+CONSTRUCTION_ERRORS = {
+    "negative lr": (lambda: optim.Adamax([leaf(1.0)], lr=-0.1), ValueError,
+                    "lr must be at least 0"),
+    "bad betas": (lambda: optim.NAdam([leaf(1.0)], betas=(0.9, 1.0)), ValueError, "betas[1] must"),
+    "betas type": (lambda: optim.RAdam([leaf(1.0)], betas=0.9), TypeError,
+                   "RAdam betas must be a pair"),
+    "momentum_decay": (lambda: optim.NAdam([leaf(1.0)], momentum_decay=-1), ValueError,
+                       "momentum_decay must be at least 0"),
+    "decoupled flag": (lambda: optim.RAdam([leaf(1.0)], decoupled_weight_decay=1), TypeError,
+                       "decoupled_weight_decay must be True or False"),
+    "rho": (lambda: optim.Adadelta([leaf(1.0)], rho=1.5), ValueError, "rho must be at most 1"),
+    "eps": (lambda: optim.Adadelta([leaf(1.0)], eps=-1.0), ValueError, "eps must be at least 0"),
+    "etas": (lambda: optim.Rprop([leaf(1.0)], etas=(1.2, 0.5)), ValueError,
+             "0 < etaminus < 1 < etaplus"),
+    "step_sizes": (lambda: optim.Rprop([leaf(1.0)], step_sizes=(1.0, 0.1)), ValueError,
+                   "minimum <= maximum"),
+    "weight_decay": (lambda: optim.ASGD([leaf(1.0)], weight_decay=-0.1), ValueError,
+                     "weight_decay must be at least 0"),
+    "foreach": (lambda: optim.ASGD([leaf(1.0)], foreach="yes"), TypeError, "foreach must be None"),
+    "differentiable": (lambda: optim.Adamax([leaf(1.0)], differentiable=True), InvalidArgumentError,
+                       "cannot be differentiated through"),
+    "complex": (lambda: optim.NAdam([plugrad.asarray(np.array([1j]), requires_grad=True)]),
+                DtypeError, "does not support complex parameters"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("bad", sorted(CONSTRUCTION_ERRORS))
+def test_construction_errors(on_numpy, bad) -> None:
+    make_it, error, message = CONSTRUCTION_ERRORS[bad]
+    with pytest.raises(error, match=re.escape(message)):
+        make_it()
+
+
+def test_a_bad_group_is_refused_and_changes_nothing(on_numpy) -> None:
+    opt, params = make("Rprop")
+    train_once(opt, params)
+    before = repr(opt), opt.state_dict()["state"][0]["step_size"].tolist()
+    with pytest.raises(ValueError, match="etaminus"):
+        opt.add_param_group({"params": [leaf(1.0)], "etas": (0.5, 0.9)})
+    assert (repr(opt), opt.state_dict()["state"][0]["step_size"].tolist()) == before
+
+
+def test_asgd_supports_complex_parameters(on_numpy) -> None:
+    torch = pytest.importorskip("torch")
+    start = np.array([1.0 + 2.0j, -0.5 + 0.25j])
+    z = plugrad.asarray(start.copy(), requires_grad=True)
+    reference_z = torch.tensor(start, requires_grad=True)
+    opt = optim.ASGD([z], lr=0.1, t0=1, weight_decay=0.01)
+    reference = torch.optim.ASGD([reference_z], lr=0.1, t0=1, weight_decay=0.01)
+    for _ in range(4):
+        opt.zero_grad()
+        plugrad.sum(plugrad.real(z * plugrad.conj(z) * z)).backward()
+        opt.step()
+        reference.zero_grad()
+        (reference_z * reference_z.conj() * reference_z).real.sum().backward()
+        reference.step()
+    np.testing.assert_allclose(z.detach().numpy(), reference_z.detach().numpy(), rtol=1e-6)
