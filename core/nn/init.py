@@ -24,18 +24,26 @@ from __future__ import annotations
 
 import math
 
+from .. import linalg
+from .. import ops as _ops
+from ..creation import eye
 from ..errors import ShapeError
 from ..grad_mode import no_grad
-from ..random import Generator, rand, randn
+from ..random import Generator, rand, randn, randperm
 from ..tensor import Tensor
 
 __all__ = [
     "calculate_gain",
     "constant_",
+    "dirac_",
+    "eye_",
     "kaiming_normal_",
     "kaiming_uniform_",
     "normal_",
     "ones_",
+    "orthogonal_",
+    "sparse_",
+    "trunc_normal_",
     "uniform_",
     "xavier_normal_",
     "xavier_uniform_",
@@ -260,3 +268,165 @@ def kaiming_normal_(
     gain = calculate_gain(nonlinearity, a)
     std = gain / math.sqrt(_fan(tensor, mode)) if tensor.size else 0.0
     return normal_(tensor, 0.0, std, generator=generator)
+
+
+#: Most rounds of redrawing :func:`trunc_normal_` makes before it gives up.
+_MOST_ROUNDS = 1000
+
+
+def trunc_normal_(
+    tensor: Tensor,
+    mean: float = 0.0,
+    std: float = 1.0,
+    a: float = -2.0,
+    b: float = 2.0,
+    *,
+    generator: Generator | None = None,
+) -> Tensor:
+    """Fill with samples of the normal distribution (``mean``, ``std``) truncated to ``[a, b]``.
+
+    ``a`` and ``b`` bound the values themselves (not in units of ``std``), as
+    in PyTorch. Samples outside are drawn again until all are inside: the
+    result follows the truncated distribution exactly. An interval that holds
+    almost none of the distribution is refused.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> w = plugrad.nn.init.trunc_normal_(plugrad.empty(1000), std=1.0, a=-0.5, b=0.5)
+    >>> bool(plugrad.all(plugrad.abs(w) <= 0.5))
+    True
+    """
+    if not isinstance(tensor, Tensor):
+        raise TypeError(f"nn.init fills a Tensor in place, got {type(tensor).__name__}")
+    if std < 0:
+        raise ValueError(f"trunc_normal_(): std must be non-negative, got {std}")
+    if not a < b:
+        raise ValueError(f"trunc_normal_(): the lower bound {a} is not below the upper bound {b}")
+    if std == 0:
+        if not a <= mean <= b:
+            raise ValueError(f"trunc_normal_(): std is 0 and the mean {mean} is outside [{a}, {b}]")
+        return _fill(tensor, float(mean))
+
+    def draw() -> Tensor:
+        sample = randn(*tensor.shape, dtype=tensor.dtype, device=tensor.device, generator=generator)
+        return sample * std + mean
+
+    with no_grad():
+        values = draw()
+        for _ in range(_MOST_ROUNDS):
+            outside = (values < a) | (values > b)
+            if not bool(outside.any()):
+                return _fill(tensor, values)
+            values = _ops.where(outside, draw(), values)
+    raise ValueError(
+        f"trunc_normal_(): [{a}, {b}] holds too little of the normal distribution with mean "
+        f"{mean} and std {std} to sample it by redrawing; move the bounds toward the mean"
+    )
+
+
+def orthogonal_(tensor: Tensor, gain: float = 1.0, *, generator: Generator | None = None) -> Tensor:
+    """Fill with a (semi-)orthogonal matrix times ``gain``: rows or columns orthonormal.
+
+    Dims after the first are flattened into columns. Drawn as the QR factor
+    of a Gaussian matrix with the signs of R's diagonal, so it is uniform
+    among orthogonal matrices.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> q = plugrad.nn.init.orthogonal_(plugrad.empty((3, 5)))
+    >>> bool(plugrad.allclose(q @ q.T, plugrad.eye(3), atol=1e-5))
+    True
+    """
+    if not isinstance(tensor, Tensor) or tensor.ndim < 2:
+        raise ShapeError("orthogonal_() fills a tensor of at least 2 dimensions")
+    if tensor.size == 0:
+        return tensor
+    rows = tensor.shape[0]
+    columns = tensor.size // rows
+    with no_grad():
+        flat = randn(rows, columns, dtype=tensor.dtype, device=tensor.device, generator=generator)
+        if rows < columns:
+            flat = flat.T
+        q, r = linalg.qr(flat)
+        q = q * _ops.sign(linalg.diagonal(r))[None, :]
+        if rows < columns:
+            q = q.T
+        return _fill(tensor, q.reshape(tensor.shape) * gain)
+
+
+def eye_(tensor: Tensor) -> Tensor:
+    """Fill a matrix with the identity (ones on the diagonal, zeros elsewhere).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.nn.init.eye_(plugrad.empty((2, 3)))
+    tensor([[1., 0., 0.],
+            [0., 1., 0.]])
+    """
+    if not isinstance(tensor, Tensor) or tensor.ndim != 2:
+        raise ShapeError("eye_() fills a matrix (2 dimensions)")
+    return _fill(tensor, eye(*tensor.shape, dtype=tensor.dtype, device=tensor.device))
+
+
+def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
+    """Fill a 3-, 4- or 5-d convolution weight with the Dirac delta: the identity convolution.
+
+    In each of ``groups`` groups, output channel ``d`` takes input channel ``d``
+    at the kernel's center (as many channels as both have).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> w = plugrad.nn.init.dirac_(plugrad.empty((2, 2, 3)))
+    >>> w[:, :, 1]
+    tensor([[1., 0.],
+            [0., 1.]])
+    """
+    if not isinstance(tensor, Tensor) or tensor.ndim not in (3, 4, 5):
+        raise ShapeError("dirac_() fills a 3-, 4- or 5-dimensional tensor")
+    if isinstance(groups, bool) or not isinstance(groups, int) or groups < 1:
+        raise ValueError(f"dirac_(): groups must be an int >= 1, got {groups!r}")
+    if tensor.shape[0] % groups:
+        raise ValueError(
+            f"dirac_(): the {tensor.shape[0]} output channels do not divide into {groups} groups"
+        )
+    per_group = tensor.shape[0] // groups
+    count = min(per_group, tensor.shape[1])
+    center = tuple(size // 2 for size in tensor.shape[2:])
+    with no_grad():
+        _fill(tensor, 0.0)
+        for group in range(groups):
+            for channel in range(count):
+                at = (group * per_group + channel, channel, *center)
+                tensor[at] = 1.0
+    return tensor
+
+
+def sparse_(
+    tensor: Tensor, sparsity: float, std: float = 0.01, *, generator: Generator | None = None
+) -> Tensor:
+    """Fill a matrix with ``N(0, std)`` samples, then zero ``ceil(sparsity * rows)`` random
+    rows of each column.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> w = plugrad.nn.init.sparse_(plugrad.empty((10, 3)), sparsity=0.3)
+    >>> [int((w[:, j] == 0).sum()) for j in range(3)]
+    [3, 3, 3]
+    """
+    if not isinstance(tensor, Tensor) or tensor.ndim != 2:
+        raise ShapeError("sparse_() fills a matrix (2 dimensions)")
+    if not 0 <= sparsity <= 1:
+        raise ValueError(f"sparse_(): sparsity must be in [0, 1], got {sparsity}")
+    rows, columns = tensor.shape
+    zeroed = math.ceil(sparsity * rows)
+    normal_(tensor, 0.0, std, generator=generator)
+    with no_grad():
+        for column in range(columns):
+            order = randperm(rows, device=tensor.device, generator=generator)
+            tensor[order[:zeroed], column] = 0.0
+    return tensor

@@ -10,7 +10,7 @@ from ...creation import asarray
 from ...grad_mode import no_grad
 from ...tensor import Tensor
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_"]
+__all__ = ["clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_", "get_total_norm"]
 
 
 def _grads(parameters: Tensor | Iterable[Tensor]) -> list[Tensor]:
@@ -26,17 +26,93 @@ def _grads(parameters: Tensor | Iterable[Tensor]) -> list[Tensor]:
     return found
 
 
+def get_total_norm(
+    tensors: Tensor | Iterable[Tensor],
+    norm_type: float = 2.0,
+    error_if_nonfinite: bool = False,
+    foreach: bool | None = None,
+) -> Tensor:
+    """The ``norm_type``-norm of ``tensors`` taken together, as if concatenated into one vector.
+
+    ``inf`` gives the largest absolute value. ``foreach`` is accepted as
+    PyTorch's (there is one way to compute it here).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> from plugrad.nn.utils import get_total_norm
+    >>> get_total_norm([plugrad.tensor([3.0]), plugrad.tensor([4.0])])
+    tensor(5.)
+    """
+    norm_type = float(norm_type)
+    if norm_type <= 0 or math.isnan(norm_type):
+        raise ValueError(f"norm_type must be positive (or inf), got {norm_type}")
+    if isinstance(tensors, Tensor):
+        tensors = [tensors]
+    tensors = list(tensors)
+    for position, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(
+                f"get_total_norm() takes Tensors; item {position} is {type(t).__name__}"
+            )
+    with no_grad():
+        if not tensors:
+            return asarray(0.0)
+        if norm_type == math.inf:
+            total = ops.max(ops.stack([ops.max(ops.abs(t)) for t in tensors]))
+        else:
+            per_tensor = [ops.sum(ops.abs(t) ** norm_type) for t in tensors]
+            total = ops.sum(ops.stack(per_tensor)) ** (1.0 / norm_type)
+        if error_if_nonfinite and not bool(ops.isfinite(total)):
+            raise RuntimeError(
+                f"the total {norm_type}-norm of the gradients is {float(total)}, so they cannot be "
+                "clipped by it; pass error_if_nonfinite=False to scale by it anyway"
+            )
+    return total
+
+
+def clip_grads_with_norm_(
+    parameters: Tensor | Iterable[Tensor],
+    max_norm: float,
+    total_norm: Tensor | float,
+    foreach: bool | None = None,
+) -> None:
+    """Scale the gradients in place by ``min(1, max_norm / (total_norm + 1e-6))``.
+
+    ``total_norm`` is what :func:`get_total_norm` gave for them (computed apart,
+    for instance summed over processes first).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> from plugrad.nn.utils import clip_grads_with_norm_
+    >>> w = plugrad.tensor([3.0, 4.0], requires_grad=True)
+    >>> (w * w).sum().backward()
+    >>> clip_grads_with_norm_([w], 1.0, 10.0)
+    >>> [round(v, 4) for v in w.grad.tolist()]
+    [0.6, 0.8]
+    """
+    max_norm = float(max_norm)
+    grads = _grads(parameters)
+    with no_grad():
+        scale = ops.clip(max_norm / (total_norm + 1e-6), max=1.0)
+        for g in grads:
+            g.copy_(g * ops.astype(scale, g.dtype) if isinstance(scale, Tensor) else g * scale)
+
+
 def clip_grad_norm_(
     parameters: Tensor | Iterable[Tensor],
     max_norm: float,
     norm_type: float = 2.0,
     error_if_nonfinite: bool = False,
+    foreach: bool | None = None,
 ) -> Tensor:
     """Scale the gradients in place so that their total norm is at most ``max_norm``.
 
     The total norm is the ``norm_type``-norm of all gradients taken together, as
     if they were concatenated into one vector (``inf`` for the largest absolute
-    value). Gradients are multiplied by ``min(1, max_norm / (total + 1e-6))``.
+    value): :func:`get_total_norm`. Gradients are multiplied by
+    ``min(1, max_norm / (total + 1e-6))``: :func:`clip_grads_with_norm_`.
 
     Parameters
     ----------
@@ -48,6 +124,8 @@ def clip_grad_norm_(
         The order of the norm (``2.0``, ``1.0``, ``float("inf")``, ...).
     error_if_nonfinite : bool
         Raise when the total norm is NaN or infinite instead of scaling by it.
+    foreach : bool or None
+        Accepted as PyTorch's; changes nothing.
 
     Returns
     -------
@@ -65,28 +143,13 @@ def clip_grad_norm_(
     >>> [round(v, 4) for v in w.grad.tolist()]
     [0.6, 0.8]
     """
-    max_norm = float(max_norm)
-    norm_type = float(norm_type)
-    if norm_type <= 0 or math.isnan(norm_type):
-        raise ValueError(f"norm_type must be positive (or inf), got {norm_type}")
+    if isinstance(parameters, Tensor):
+        parameters = [parameters]
+    parameters = list(parameters)
     grads = _grads(parameters)
-    with no_grad():
-        if not grads:
-            return asarray(0.0)
-        if norm_type == math.inf:
-            per_tensor = [ops.max(ops.abs(g)) for g in grads]
-            total = ops.max(ops.stack(per_tensor))
-        else:
-            per_tensor = [ops.sum(ops.abs(g) ** norm_type) for g in grads]
-            total = ops.sum(ops.stack(per_tensor)) ** (1.0 / norm_type)
-        if error_if_nonfinite and not bool(ops.isfinite(total)):
-            raise RuntimeError(
-                f"the total {norm_type}-norm of the gradients is {float(total)}, so they cannot be "
-                "clipped by it; pass error_if_nonfinite=False to scale by it anyway"
-            )
-        scale = ops.clip(max_norm / (total + 1e-6), max=1.0)
-        for g in grads:
-            g.copy_(g * ops.astype(scale, g.dtype))
+    total = get_total_norm(grads, norm_type, error_if_nonfinite)
+    if grads:
+        clip_grads_with_norm_(parameters, max_norm, total)
     return total
 
 

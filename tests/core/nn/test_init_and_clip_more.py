@@ -1,0 +1,104 @@
+"""``nn.init``'s trunc_normal_, orthogonal_, eye_, dirac_ and sparse_, and
+``nn.utils.get_total_norm`` / ``clip_grads_with_norm_``, against torch where the result
+is deterministic and by their defining properties where it is random."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+
+import plugrad
+from plugrad.errors import ShapeError
+from plugrad.nn import init
+from plugrad.nn.utils import clip_grad_norm_, clip_grads_with_norm_, get_total_norm
+
+
+def test_trunc_normal_stays_inside_and_follows_the_truncated_distribution() -> None:
+    plugrad.manual_seed(0)
+    w = init.trunc_normal_(
+        plugrad.empty(40000, dtype=plugrad.float64), mean=1.0, std=2.0, a=0.0, b=3.0
+    )
+    values = w.numpy()
+    assert values.min() >= 0.0 and values.max() <= 3.0
+    # The truncated normal's mean: mu + sigma * (phi(alpha) - phi(beta)) / (Phi(beta) - Phi(alpha)).
+    alpha, beta = (0.0 - 1.0) / 2.0, (3.0 - 1.0) / 2.0
+    phi = lambda z: math.exp(-z * z / 2) / math.sqrt(2 * math.pi)
+    cdf = lambda z: 0.5 * math.erfc(-z / math.sqrt(2))
+    expected = 1.0 + 2.0 * (phi(alpha) - phi(beta)) / (cdf(beta) - cdf(alpha))
+    assert abs(values.mean() - expected) < 0.02
+    plugrad.manual_seed(3)
+    first = init.trunc_normal_(plugrad.empty(50), std=0.02).numpy()
+    plugrad.manual_seed(3)
+    np.testing.assert_array_equal(init.trunc_normal_(plugrad.empty(50), std=0.02).numpy(), first)
+
+
+@pytest.mark.parametrize("shape", [(3, 5), (5, 3), (4, 4), (2, 3, 2), (6, 2, 2)])
+def test_orthogonal_gives_orthonormal_rows_or_columns(shape: tuple[int, ...]) -> None:
+    q = init.orthogonal_(plugrad.empty(shape, dtype=plugrad.float64), gain=2.0).numpy()
+    flat = q.reshape(shape[0], -1) / 2.0
+    small = min(flat.shape)
+    product = flat @ flat.T if flat.shape[0] == small else flat.T @ flat
+    np.testing.assert_allclose(product, np.eye(small), atol=1e-12)
+
+
+def test_eye_and_dirac_equal_torch() -> None:
+    torch = pytest.importorskip("torch")
+    np.testing.assert_array_equal(
+        init.eye_(plugrad.empty((3, 5))).numpy(), torch.nn.init.eye_(torch.empty(3, 5)).numpy()
+    )
+    for shape, groups in [((4, 2, 3), 1), ((4, 2, 3), 2), ((6, 3, 3, 3), 3), ((2, 4, 3, 2, 5), 1)]:
+        ours = init.dirac_(plugrad.empty(shape), groups).numpy()
+        theirs = torch.nn.init.dirac_(torch.empty(shape), groups).numpy()
+        np.testing.assert_array_equal(ours, theirs)
+
+
+def test_sparse_zeroes_that_many_rows_per_column() -> None:
+    plugrad.manual_seed(1)
+    w = init.sparse_(plugrad.empty((10, 4)), sparsity=0.25, std=1.0).numpy()
+    assert [(w[:, j] == 0).sum() for j in range(4)] == [3, 3, 3, 3]
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        (lambda: init.trunc_normal_(plugrad.empty(3), a=1.0, b=-1.0), ValueError, "not below"),
+        (lambda: init.trunc_normal_(plugrad.empty(3), std=-1.0), ValueError, "non-negative"),
+        (lambda: init.trunc_normal_(plugrad.empty(3), a=40.0, b=41.0), ValueError, "too little"),
+        (lambda: init.orthogonal_(plugrad.empty(3)), ShapeError, "at least 2"),
+        (lambda: init.eye_(plugrad.empty(2, 2, 2)), ShapeError, "matrix"),
+        (lambda: init.dirac_(plugrad.empty(2, 2)), ShapeError, "3-, 4- or 5"),
+        (lambda: init.dirac_(plugrad.empty(3, 2, 3), groups=2), ValueError, "groups"),
+        (lambda: init.sparse_(plugrad.empty(3, 3), 1.5), ValueError, "sparsity"),
+    ],
+)
+def test_bad_input_is_refused(call: Any, error: type, message: str) -> None:
+    with pytest.raises(error, match=message):
+        call()
+
+
+def test_total_norm_and_clipping_with_it_agree_with_torch() -> None:
+    torch = pytest.importorskip("torch")
+    arrays = [np.array([3.0, -4.0]), np.array([[1.0, 2.0], [0.5, -7.0]])]
+    for norm_type in (2.0, 1.0, 3.5, math.inf):
+        ours = get_total_norm([plugrad.asarray(a) for a in arrays], norm_type)
+        theirs = torch.nn.utils.get_total_norm([torch.from_numpy(a) for a in arrays], norm_type)
+        np.testing.assert_allclose(float(ours), float(theirs), rtol=1e-12)
+    params = [plugrad.asarray(a, requires_grad=True) for a in arrays]
+    tparams = [torch.from_numpy(a.copy()).requires_grad_() for a in arrays]
+    for p, t in zip(params, tparams, strict=True):
+        p.grad, t.grad = p.detach() * 2, t.detach() * 2
+    clip_grads_with_norm_(params, 1.5, get_total_norm([p.grad for p in params]), foreach=None)
+    torch.nn.utils.clip_grads_with_norm_(
+        tparams, 1.5, torch.nn.utils.get_total_norm([t.grad for t in tparams])
+    )
+    for p, t in zip(params, tparams, strict=True):
+        np.testing.assert_allclose(p.grad.numpy(), t.grad.numpy(), rtol=1e-12)
+    w = plugrad.tensor([3.0, 4.0], requires_grad=True)
+    (w * w).sum().backward()
+    assert float(clip_grad_norm_(w, 1.0, foreach=True)) == 10.0
+    assert get_total_norm([]).tolist() == 0.0
+    with pytest.raises(TypeError, match="takes Tensors"):
+        get_total_norm([1.0])
