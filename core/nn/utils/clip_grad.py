@@ -95,9 +95,12 @@ def clip_grads_with_norm_(
     max_norm = float(max_norm)
     grads = _grads(parameters)
     with no_grad():
-        scale = ops.clip(max_norm / (total_norm + 1e-6), max=1.0)
+        if isinstance(total_norm, Tensor):
+            scale: Tensor | float = ops.clip(max_norm / (total_norm + 1e-6), max=1.0)
+        else:
+            scale = min(1.0, max_norm / (float(total_norm) + 1e-6))
         for g in grads:
-            g.copy_(g * ops.astype(scale, g.dtype) if isinstance(scale, Tensor) else g * scale)
+            g.copy_(g * (ops.astype(scale, g.dtype) if isinstance(scale, Tensor) else scale))
 
 
 def clip_grad_norm_(

@@ -100,5 +100,7 @@ def test_total_norm_and_clipping_with_it_agree_with_torch() -> None:
     (w * w).sum().backward()
     assert float(clip_grad_norm_(w, 1.0, foreach=True)) == 10.0
     assert get_total_norm([]).tolist() == 0.0
+    clip_grads_with_norm_(w, 0.5, 1.0)  # a number as the total norm
+    np.testing.assert_allclose(w.grad.numpy(), np.array([0.3, 0.4]), rtol=1e-5)
     with pytest.raises(TypeError, match="takes Tensors"):
         get_total_norm([1.0])
