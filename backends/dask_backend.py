@@ -179,9 +179,16 @@ def _refuse_out_of_bounds(xp: Any, x: Any, indices: Any, axis: int) -> None:
 
 
 def take(xp: Any, x: Any, indices: Any, /, *, axis: int | None = None) -> Any:
-    """plugrad's ``take``, refusing indices out of bounds (see :func:`_refuse_out_of_bounds`)."""
+    """plugrad's ``take``, refusing indices out of bounds (see :func:`_refuse_out_of_bounds`).
+
+    NOTE: Dask (2026.8) gives ``take`` of one index 0 as a dask array the shape of
+    the whole axis (``take(x, [0], axis=1)`` of a ``(2, 9)`` array says ``(2, 9)``, and
+    computes ``(2, 1)``); the indices, computed here anyway, are given as NumPy's.
+    """
     if axis is not None or x.ndim == 1:  # without an axis, only a 1-D x is taken from
         _refuse_out_of_bounds(xp, x, indices, 0 if axis is None else axis)
+    if isinstance(indices, _dask_array().Array):
+        indices = indices.compute()
     return xp.take(x, indices, axis=axis)
 
 

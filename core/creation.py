@@ -237,11 +237,12 @@ def _check_host_dtype(data: Any, target: Device) -> None:
     try:
         host = registry.resolve_device("numpy")
         array = host.xp.asarray(data)
-        host.dtype_of(array)
+        dtype = host.dtype_of(array)
     except (KeyError, TypeError):
         _refuse_dtype(array.dtype, target)
     except Exception:  # the data cannot be read on the host either: the caller's error stands
         return
+    target.native_dtype(dtype)  # a dtype the target lacks (float16 on some): a DtypeError
 
 
 def _check_supported_dtype(array: Any, target: Device) -> None:

@@ -6,6 +6,7 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from .. import lazy as _lazy
 from ..grad_mode import enable_grad
 from ..tensor import Tensor
 from .optimizer import (
@@ -260,6 +261,7 @@ class LBFGS(Optimizer):
         group = self.param_groups[0]
         params = group["params"]
         xp = params[0]._device.xp
+        backend = params[0]._device.backend
         lr, max_iter, max_eval = group["lr"], group["max_iter"], group["max_eval"]
         tolerance_grad, tolerance_change = group["tolerance_grad"], group["tolerance_change"]
         history_size = group["history_size"]
@@ -321,6 +323,8 @@ class LBFGS(Optimizer):
                     be_i = _dot(xp, old_dirs[i], d) * ro[i]
                     d = d + (al[i] - be_i) * old_stps[i]
 
+            if backend.lazy:  # each float() below computes d: its graph kept bounded
+                _lazy.settle(backend, [d, flat_grad, *old_dirs[-1:], *old_stps[-1:]])
             prev_flat_grad = xp.asarray(flat_grad, copy=True)
             prev_loss = loss
 

@@ -450,3 +450,20 @@ def test_linalg_of_stacks_matches_numpy_chunk_by_chunk(dtype) -> None:
     v1, v2 = rng.normal(size=(4, 3)), rng.normal(size=(3,))
     crossed = xp.linalg.cross(da.from_array(v1, chunks=2), da.from_array(v2))
     np.testing.assert_allclose(crossed.compute(), np.cross(v1, v2), rtol=1e-12)
+
+
+@pytest.mark.parametrize("index", [[0], [3], [0, 2]])
+def test_take_of_one_index_zero_has_its_own_shape(index: list[int]) -> None:
+    # Dask gives take of the one index 0, as a dask array, the shape of the whole axis.
+    values = np.arange(72.0).reshape(2, 4, 9)
+    with plugrad.use_backend("dask"):
+        x = plugrad.asarray(values, requires_grad=True)
+        picked = x.index_select(1, plugrad.asarray(index))
+        assert picked.shape == (2, len(index), 9)
+        np.testing.assert_array_equal(picked.detach().numpy(), values[:, index])
+        picked.sum().backward()
+        expected = np.zeros_like(values)
+        np.add.at(expected, (slice(None), index), 1.0)
+        np.testing.assert_array_equal(x.grad.numpy(), expected)
+        flat = plugrad.take(plugrad.asarray(values[0, 0]), plugrad.asarray(index))
+        assert flat.shape == (len(index),)

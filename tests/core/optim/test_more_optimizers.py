@@ -4,6 +4,7 @@ state dicts, compiled steps, and errors that leave the optimizer as it was."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import numpy as np
 import pytest
@@ -37,6 +38,12 @@ CASES = [
 STEPS = 12
 # Gradients differ from PyTorch's by rounding (matmul, tanh); some cases amplify it over the steps.
 TOLERANCE = {"rtol": 1e-10, "atol": 1e-12}
+
+
+def _copy_into(target: Any, source: Any) -> None:
+    """``target``'s values set to ``source``'s, on any backend (JAX's arrays are immutable)."""
+    with plugrad.no_grad():
+        target.copy_(source)
 
 
 def case_id(case: tuple[str, dict]) -> str:
@@ -171,6 +178,10 @@ LBFGS_CASES = [
 @pytest.mark.parametrize("options", LBFGS_CASES, ids=lambda o: str(o) or "defaults")
 def test_lbfgs_matches_torch(backend, options) -> None:
     torch = pytest.importorskip("torch")
+    if backend.backend.lazy and "max_iter" not in options:
+        # NOTE: an iteration reads ~2 * history scalars; on Dask each is a compute, and the
+        # default 20 iterations of 100-long histories take minutes: the bounded cases run.
+        pytest.skip("LBFGS's default 20 iterations read too many scalars for Dask in a test")
     values = initial_values()
     keys = ("weight", "bias", "scale")
     ours = {k: plugrad.asarray(values[k].copy(), requires_grad=True) for k in keys}
@@ -235,7 +246,7 @@ def test_lbfgs_state_dict_round_trip_continues_the_same_trajectory(on_numpy, tmp
     loaded = plugrad.load(tmp_path / "lbfgs.safetensors", backend="numpy")
     twin, twin_params, twin_closure = lbfgs_problem(max_iter=10)
     for p, q in zip(twin_params, params):
-        p.array[...] = q.array
+        _copy_into(p, q)
     twin.load_state_dict(loaded)
     assert twin.param_groups[0]["max_iter"] == 3
     for _ in range(2):
@@ -345,13 +356,13 @@ def test_state_dict_round_trip_continues_the_same_trajectory(backend, name, tmp_
     for source in (clone(saved), plugrad.load(tmp_path / "opt.safetensors", backend="numpy")):
         restored, copies = make(name, lr=1.0)  # other options: the state dict brings them
         for duplicate, param in zip(copies, params):
-            duplicate.array[...] = param.array
+            _copy_into(duplicate, param)
         restored.load_state_dict(source)
         assert [g["lr"] for g in restored.param_groups] == [0.05, 0.02]
         twin, twin_params = make(name, **FULL[name])
         twin.load_state_dict(clone(saved))
         for p, q in zip(twin_params, params):
-            p.array[...] = q.array
+            _copy_into(p, q)
         for _ in range(2):
             train_once(restored, copies)
             train_once(twin, twin_params)
