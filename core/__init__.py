@@ -47,6 +47,8 @@ from . import (  # noqa: F401
     viz,
 )
 from . import dtype_functions as _dtype_functions
+from . import pytorch_linalg_names as _pytorch_linalg_names
+from . import pytorch_tensor_methods as _pytorch_tensor_methods
 from .compiler import compile
 from .creation import (
     arange,
@@ -94,23 +96,7 @@ from .lazy import compute
 from .nn.functional import log_softmax, logsumexp, relu, sigmoid, softmax
 from .placement import default_device, set_backend, set_default_device, use_backend
 from .printing import get_printoptions, printoptions, set_printoptions
-from .pytorch_linalg_names import (
-    adjoint,
-    cholesky,
-    cross,
-    det,
-    ger,
-    inner,
-    inverse,
-    kron,
-    logdet,
-    matrix_power,
-    mv,
-    pinverse,
-    slogdet,
-    svd,
-    vdot,
-)
+from .pytorch_linalg_names import *  # noqa: F403  (its __all__ is part of ours)
 from .pytorch_names import (
     allclose,
     as_tensor,
@@ -139,25 +125,7 @@ from .pytorch_names import (
     take_along_dim,
     vander,
 )
-from .pytorch_tensor_methods import (
-    angle,
-    corrcoef,
-    cov,
-    dsplit,
-    histc,
-    hsplit,
-    index_add,
-    index_copy,
-    index_fill,
-    isneginf,
-    isposinf,
-    isreal,
-    ldexp,
-    logaddexp2,
-    nanquantile,
-    quantile,
-    vsplit,
-)
+from .pytorch_tensor_methods import *  # noqa: F403  (its __all__ is part of ours)
 from .random import (
     Generator,
     bernoulli,
@@ -273,21 +241,6 @@ __all__ = [
     "randperm",
     "set_default_device",
     "set_default_dtype",
-    "adjoint",
-    "cholesky",
-    "cross",
-    "det",
-    "ger",
-    "inner",
-    "inverse",
-    "kron",
-    "logdet",
-    "matrix_power",
-    "mv",
-    "pinverse",
-    "slogdet",
-    "svd",
-    "vdot",
     "clone",
     "diagonal",
     "is_complex",
@@ -309,23 +262,6 @@ __all__ = [
     "erfc",
     "vander",
     "special",
-    "angle",
-    "corrcoef",
-    "cov",
-    "dsplit",
-    "histc",
-    "hsplit",
-    "index_add",
-    "index_copy",
-    "index_fill",
-    "isneginf",
-    "isposinf",
-    "isreal",
-    "ldexp",
-    "logaddexp2",
-    "nanquantile",
-    "quantile",
-    "vsplit",
 ]
 
 # Loading plugins adds one function per built-in op to this namespace (plugrad.add, ...).
@@ -340,6 +276,8 @@ if _typing.TYPE_CHECKING:  # the functions load() installs, as type checkers see
     from ._api_linalg import trace as trace
     from ._api_plugrad import *  # noqa: F403
 __all__ += _dtype_functions.__all__
+__all__ += _pytorch_linalg_names.__all__
+__all__ += _pytorch_tensor_methods.__all__
 # The built-in op functions installed here; a name already public (the fft module) is listed once.
 __all__ += [name for name in _registry.op_names() if name in globals() and name not in __all__]
 

@@ -76,15 +76,35 @@ def _spread_index(
     return _ops.broadcast_to(_ops.reshape(_ops.astype(index, _dtypes.int64), tuple(shape)), like)
 
 
-def _rows_like(function: str, x: Tensor, dim: int, index: Tensor, source: Tensor) -> None:
+def _source_index(function: str, x: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
+    """``index`` spread for scatter after checking that ``source`` has ``x``'s shape with
+    ``len(index)`` along ``dim``."""
+    _tensor(function, source, "source")
     expected = list(x.shape)
     if expected:
-        expected[dim] = index.shape[0] if index.ndim else 1
+        expected[dim] = index.shape[0] if isinstance(index, Tensor) and index.ndim else 1
     if tuple(source.shape) != tuple(expected):
         raise ShapeError(
             f"{function}(): source must have shape {tuple(expected)} (the input's, with "
             f"len(index) along dim {dim}), got {source.shape}"
         )
+    return _spread_index(function, x, dim, index, tuple(source.shape))
+
+
+def _fill_index(
+    function: str, x: Tensor, dim: int, index: Tensor, value: Any
+) -> tuple[Tensor, dict[str, Any]]:
+    """``index`` spread for scatter, and scatter's keyword for ``value`` (a number or a 0-d
+    tensor) as index_fill writes it."""
+    like = list(x.shape)
+    if like:
+        like[dim] = index.shape[0] if isinstance(index, Tensor) and index.ndim else 1
+    spread = _spread_index(function, x, dim, index, tuple(like))
+    if not isinstance(value, Tensor):
+        return spread, {"value": value}
+    if value.ndim:
+        raise ShapeError(f"{function}(): value must be a number or a 0-d tensor, got {value.shape}")
+    return spread, {"src": _ops.broadcast_to(_ops.astype(value, x.dtype), tuple(like))}
 
 
 def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
@@ -98,80 +118,42 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
             [0., 0.],
             [1., 1.]])
     """
-    _tensor("index_add", input)
-    _tensor("index_add", source, "source")
-    dim = _dim("index_add", dim, input.ndim)
-    _rows_like("index_add", input, dim, index, source)
-    spread = _spread_index("index_add", input, dim, index, tuple(source.shape))
-    added = source if alpha == 1 else source * alpha
-    return input.scatter_add(dim, spread, added)
+    dim = _dim("index_add", dim, _tensor("index_add", input).ndim)
+    spread = _source_index("index_add", input, dim, index, source)
+    return input.scatter_add(dim, spread, source if alpha == 1 else source * alpha)
 
 
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     """Return ``input`` with the rows of ``source`` written at ``index`` along ``dim``."""
-    _tensor("index_copy", input)
-    _tensor("index_copy", source, "source")
-    dim = _dim("index_copy", dim, input.ndim)
-    _rows_like("index_copy", input, dim, index, source)
-    return input.scatter(
-        dim, _spread_index("index_copy", input, dim, index, tuple(source.shape)), source
-    )
+    dim = _dim("index_copy", dim, _tensor("index_copy", input).ndim)
+    return input.scatter(dim, _source_index("index_copy", input, dim, index, source), source)
 
 
 def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
     """Return ``input`` with ``value`` at ``index`` along ``dim`` (a number or a 0-d tensor)."""
-    _tensor("index_fill", input)
-    dim = _dim("index_fill", dim, input.ndim)
-    like = list(input.shape)
-    if like:
-        like[dim] = index.shape[0] if isinstance(index, Tensor) and index.ndim else 1
-    spread = _spread_index("index_fill", input, dim, index, tuple(like))
-    if isinstance(value, Tensor):
-        if value.ndim:
-            raise ShapeError(
-                f"index_fill(): value must be a number or a 0-d tensor, got {value.shape}"
-            )
-        return input.scatter(
-            dim, spread, _ops.broadcast_to(_ops.astype(value, input.dtype), tuple(like))
-        )
-    return input.scatter(dim, spread, value=value)
+    dim = _dim("index_fill", dim, _tensor("index_fill", input).ndim)
+    spread, fill = _fill_index("index_fill", input, dim, index, value)
+    return input.scatter(dim, spread, **fill)
 
 
 def _index_add_(self: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
     """In-place :func:`index_add`."""
     dim = _dim("index_add_", dim, self.ndim)
-    _tensor("index_add_", source, "source")
-    _rows_like("index_add_", self, dim, index, source)
-    spread = _spread_index("index_add_", self, dim, index, tuple(source.shape))
+    spread = _source_index("index_add_", self, dim, index, source)
     return self.scatter_add_(dim, spread, source if alpha == 1 else source * alpha)
 
 
 def _index_copy_(self: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     """In-place :func:`index_copy`."""
     dim = _dim("index_copy_", dim, self.ndim)
-    _tensor("index_copy_", source, "source")
-    _rows_like("index_copy_", self, dim, index, source)
-    return self.scatter_(
-        dim, _spread_index("index_copy_", self, dim, index, tuple(source.shape)), source
-    )
+    return self.scatter_(dim, _source_index("index_copy_", self, dim, index, source), source)
 
 
 def _index_fill_(self: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
     """In-place :func:`index_fill`."""
     dim = _dim("index_fill_", dim, self.ndim)
-    like = list(self.shape)
-    if like:
-        like[dim] = index.shape[0] if isinstance(index, Tensor) and index.ndim else 1
-    spread = _spread_index("index_fill_", self, dim, index, tuple(like))
-    if isinstance(value, Tensor):
-        if value.ndim:
-            raise ShapeError(
-                f"index_fill_(): value must be a number or a 0-d tensor, got {value.shape}"
-            )
-        return self.scatter_(
-            dim, spread, _ops.broadcast_to(_ops.astype(value, self.dtype), tuple(like))
-        )
-    return self.scatter_(dim, spread, value=value)
+    spread, fill = _fill_index("index_fill_", self, dim, index, value)
+    return self.scatter_(dim, spread, **fill)
 
 
 def _unfold(self: Tensor, dimension: int, size: int, step: int) -> Tensor:
