@@ -86,7 +86,7 @@ def argmin(x: TensorLike, /, dim: Any = ..., keepdim: Any = ..., *, axis: Any = 
     """Index of the (first) minimum along ``axis`` (of the flattened tensor by default)."""
 
 
-def argsort(x: TensorLike, /, dim: Any = ..., *, axis: Any = ..., descending: bool = ..., stable: bool = ..., out: Any = ...) -> Any:
+def argsort(x: TensorLike, /, dim: Any = ..., *, axis: int = ..., descending: bool = ..., stable: bool = ..., out: Any = ...) -> Any:
     """Indices that sort ``x`` along ``axis`` (stable by default)."""
 
 
@@ -466,8 +466,8 @@ def maximum(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Element-wise maximum, broadcasting; ties split the gradient."""
 
 
-def mean(x: TensorLike, /, dim: Any = ..., keepdim: Any = ..., *, axis: Any = ..., keepdims: bool = ..., out: Any = ...) -> Tensor:
-    """Arithmetic mean over ``axis`` (all axes by default)."""
+def mean(x: TensorLike, /, dim: Any = ..., keepdim: Any = ..., *, axis: Any = ..., dtype: DType | None = ..., keepdims: bool = ..., out: Any = ...) -> Tensor:
+    """Arithmetic mean over ``axis`` (all axes by default); ``dtype`` (PyTorch's) casts the input first."""
 
 
 def median(x: TensorLike, dim: Any = ..., keepdim: bool = ...) -> Any:
@@ -502,7 +502,7 @@ def nan_to_num(x: Any, nan: float = ..., posinf: float | None = ..., neginf: flo
     """PyTorch's ``nan_to_num(x, nan=0.0, posinf=None, neginf=None)``: NaN and infinities replaced."""
 
 
-def nanmean(x: TensorLike, dim: Any = ..., keepdim: bool = ..., *, dtype: Any = ...) -> Any:
+def nanmean(x: TensorLike, dim: Any = ..., keepdim: bool = ..., *, dtype: DType | None = ...) -> Any:
     """PyTorch's ``nanmean(x, dim=None, keepdim=False, *, dtype=None)``: the mean of the non-NaN."""
 
 

@@ -274,7 +274,7 @@ class InstalledTensorMethods:
     def argmin(self, dim: Any = ..., keepdim: Any = ..., *, axis: Any = ..., keepdims: bool = ...) -> Tensor:
         """Index of the (first) minimum along ``axis`` (of the flattened tensor by default)."""
 
-    def argsort(self, dim: Any = ..., *, axis: Any = ..., descending: bool = ..., stable: bool = ...) -> Any:
+    def argsort(self, dim: Any = ..., *, axis: int = ..., descending: bool = ..., stable: bool = ...) -> Any:
         """Indices that sort ``x`` along ``axis`` (stable by default)."""
 
     def asin_(self, /) -> Tensor:
@@ -675,8 +675,8 @@ class InstalledTensorMethods:
     def max(self, dim: Any = ..., keepdim: bool = ..., *, axis: Any = ...) -> Any:
         """PyTorch's ``x.max(dim=None, keepdim=False)``: the maximum of all elements, or with ``dim`` the named tuple ``(values, indices)`` (the gradient goes to the index)."""
 
-    def mean(self, dim: Any = ..., keepdim: Any = ..., *, axis: Any = ..., keepdims: bool = ...) -> Tensor:
-        """Arithmetic mean over ``axis`` (all axes by default)."""
+    def mean(self, dim: Any = ..., keepdim: Any = ..., *, axis: Any = ..., dtype: DType | None = ..., keepdims: bool = ...) -> Tensor:
+        """Arithmetic mean over ``axis`` (all axes by default); ``dtype`` (PyTorch's) casts the input first."""
 
     def median(self, dim: Any = ..., keepdim: bool = ...) -> Any:
         """PyTorch's ``median(x, dim=None, keepdim=False)``: the lower median of all elements, or with ``dim`` the named tuple ``(values, indices)``."""
@@ -705,7 +705,7 @@ class InstalledTensorMethods:
     def nan_to_num_(self, nan: float = ..., posinf: float | None = ..., neginf: float | None = ...) -> Any:
         """In-place :meth:`nan_to_num`: ``x.nan_to_num_(...)`` makes ``x`` hold it."""
 
-    def nanmean(self, dim: Any = ..., keepdim: bool = ..., *, dtype: Any = ...) -> Any:
+    def nanmean(self, dim: Any = ..., keepdim: bool = ..., *, dtype: DType | None = ...) -> Any:
         """PyTorch's ``nanmean(x, dim=None, keepdim=False, *, dtype=None)``: the mean of the non-NaN."""
 
     def nanmedian(self, dim: Any = ..., keepdim: bool = ...) -> Any:

@@ -477,7 +477,10 @@ class Tensor(_InstalledMethods):
         >>> y.array is x.array, y.requires_grad
         (False, True)
         """
-        return _ops.positive(self)
+        if self._requires_grad:
+            return _ops.positive(self)
+        # NOTE: not positive() here: the standard defines it for numbers only (no bools).
+        return _wrap(self._device.xp.asarray(self._array, copy=True), self._device, False, None)
 
 
 def install_methods(**methods: Callable[..., Any] | property) -> None:

@@ -192,11 +192,15 @@ gelu = nn_op("gelu", _gelu_kernel, vjp=_gelu_grad,
 
 
 def _log_softmax_kernel(xp: Any, x: Any, /, *, axis: int = -1) -> Any:
+    if 0 in x.shape:  # no elements: nothing to normalize (max() has no identity)
+        return xp.reshape(x, x.shape) * 1
     shifted = x - xp.max(x, axis=axis, keepdims=True)
     return shifted - xp.log(xp.sum(xp.exp(shifted), axis=axis, keepdims=True))
 
 
 def _softmax_kernel(xp: Any, x: Any, /, *, axis: int = -1) -> Any:
+    if 0 in x.shape:
+        return xp.reshape(x, x.shape) * 1
     e = xp.exp(x - xp.max(x, axis=axis, keepdims=True))
     return e / xp.sum(e, axis=axis, keepdims=True)
 
@@ -210,10 +214,12 @@ def _log_softmax_grad(xp: Any, g: Any, ans: Any, x: Any, *, axis: int) -> Any:
 
 
 softmax = nn_op("softmax", _softmax_kernel, vjp=_softmax_grad, methods="softmax",
+                promotion="float",
                 doc="Softmax along ``axis``: ``exp(x) / sum(exp(x))``, after subtracting the max.")
 
 log_softmax = nn_op("log_softmax", _log_softmax_kernel, vjp=_log_softmax_grad,
-                    methods="log_softmax", doc="Log of the softmax along ``axis``, stably.")
+                    methods="log_softmax", promotion="float",
+                    doc="Log of the softmax along ``axis``, stably.")
 
 
 def _normalized_axes(axis: int | tuple[int, ...] | None, ndim: int) -> tuple[int, ...]:
@@ -231,10 +237,15 @@ def _kept_shape(shape: tuple[int, ...], axis: Any) -> tuple[int, ...]:
 def _logsumexp_kernel(
     xp: Any, x: Any, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False
 ) -> Any:
-    top = xp.max(x, axis=axis, keepdims=True)
-    # NOTE: a slice that is all -inf (or holds +inf) would give inf - inf = nan below.
-    top = xp.where(xp.isfinite(top), top, 0.0)
-    out = xp.log(xp.sum(xp.exp(x - top), axis=axis, keepdims=True)) + top
+    if 0 in x.shape:
+        # No elements: each empty sum is log(0) = -inf (max() of nothing has no value).
+        out = xp.full(_kept_shape(tuple(x.shape), axis), -math.inf, dtype=x.dtype,
+                      device=device_of(x))  # fmt: skip
+    else:
+        top = xp.max(x, axis=axis, keepdims=True)
+        # NOTE: a slice that is all -inf (or holds +inf) would give inf - inf = nan below.
+        top = xp.where(xp.isfinite(top), top, 0.0)
+        out = xp.log(xp.sum(xp.exp(x - top), axis=axis, keepdims=True)) + top
     if keepdims:
         return out
     axes = _normalized_axes(axis, x.ndim)
@@ -250,6 +261,7 @@ def _logsumexp_grad(xp: Any, g: Any, ans: Any, x: Any, *, axis: Any, keepdims: b
 
 
 logsumexp = nn_op("logsumexp", _logsumexp_kernel, vjp=_logsumexp_grad, methods="logsumexp",
+                  promotion="float",
                   doc="``log(sum(exp(x)))`` over ``axis`` (default all), without overflow.")
 
 # -- losses ------------------------------------------------------------------------------

@@ -67,6 +67,15 @@ def _torch_argsort(
     return xp.argsort(x, axis=dim, descending=descending, stable=stable)
 
 
+def _argsort(
+    xp: Any, x: Any, /, *, axis: int = -1, descending: bool = False, stable: bool = True
+) -> Any:
+    if x.ndim == 0:  # PyTorch's 0-d argsort is 0-d (NumPy's is 1-d): the one element's 0
+        flat = xp.argsort(xp.reshape(x, (1,)), axis=axis, descending=descending, stable=stable)
+        return xp.reshape(flat, ())
+    return xp.argsort(x, axis=axis, descending=descending, stable=stable)
+
+
 def _msort(xp: Any, x: Any) -> Any:
     """PyTorch's ``msort(x)``: ``x`` sorted along its first axis (the values only)."""
     return xp.sort(x, axis=0)
@@ -76,8 +85,8 @@ sort = op("sort(x, /, *, axis=-1, descending=False, stable=True)", vjp=_sort_gra
           methods={"sort": _sort_method, "topk": _topk, "msort": _msort},
           torch_function=_sort_method, aliases={"topk": _topk, "msort": _msort},
           doc="Sort along ``axis``; each sorted position's gradient goes back to its element.")
-argsort = op("argsort(x, /, *, axis=-1, descending=False, stable=True)", differentiable=False,
-             methods="argsort", torch_function=_torch_argsort,
+argsort = op("argsort", _argsort, differentiable=False, methods="argsort",
+             torch_function=_torch_argsort,
              doc="Indices that sort ``x`` along ``axis`` (stable by default).")
 
 # fmt: on

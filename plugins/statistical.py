@@ -158,6 +158,11 @@ def _median(name: str) -> Any:
             return _select(xp, x, dim, keepdim, lambda y, axis: position(xp, y, axis), name)
         flat = xp.reshape(x, (-1,))
         if flat.shape[0] == 0:
+            if not _is_floating(xp, x):
+                raise ShapeError(
+                    f"{name}() of an empty {x.dtype} tensor has no value (NaN, its value for "
+                    "floating tensors, is not an integer); check for x.numel() == 0 first"
+                )
             return xp.asarray(math.nan, dtype=x.dtype, device=device_of(x))
         median = _select(xp, flat, 0, False, lambda y, axis: position(xp, y, axis), name).values
         if not _is_floating(xp, x):
@@ -273,12 +278,23 @@ sum = op("sum(x, /, *, axis=None, dtype=None, keepdims=False)", vjp=_sum_grad, s
          torch_function=torch_reduction("sum", with_dtype=True),
          doc="Sum of the elements over ``axis`` (all axes by default).")
 
-mean = op("mean(x, /, *, axis=None, keepdims=False)", saves=(),
+
+def _mean(
+    xp: Any, x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = False
+) -> Any:
+    return xp.mean(x if dtype is None else xp.astype(x, dtype), axis=axis, keepdims=keepdims)
+
+
+def _mean_grad(xp: Any, g: Any, ans: Any, x: Any, *, axis: Any, dtype: Any, keepdims: bool) -> Any:
+    g = expand_reduced(xp, g, x.shape, axis, keepdims) / count(x.shape, axis)
+    return g if dtype is None else cast(xp, g, x.dtype)
+
+
+mean = op("mean", _mean, vjp=_mean_grad, saves=(),
           methods={"mean": None, "nanmean": _nanmean}, aliases={"nanmean": _nanmean},
-          torch_function=torch_reduction("mean"),
-          vjp=lambda xp, g, ans, x, *, axis, keepdims: (
-              expand_reduced(xp, g, x.shape, axis, keepdims) / count(x.shape, axis)),
-          doc="Arithmetic mean over ``axis`` (all axes by default).")
+          torch_function=torch_reduction("mean", with_dtype=True),
+          doc="Arithmetic mean over ``axis`` (all axes by default); ``dtype`` (PyTorch's) "
+              "casts the input first.")
 
 
 def _prod_grad(xp: Any, g: Any, ans: Any, x: Any, *, axis: Any, dtype: Any, keepdims: bool) -> Any:

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pytest
 from torch_compare import as_tensor as _tensor
-from torch_compare import run
+from torch_compare import assert_agrees
 
 import plugrad
 from plugrad.errors import DtypeError, ShapeError
@@ -104,30 +104,12 @@ PROGRAMS: dict[str, tuple[Callable[[Any, Any], Any], np.ndarray]] = {
 }  # fmt: skip
 
 
-def _assert_close(ours: Any, theirs: Any) -> None:
-    if isinstance(theirs, tuple) and theirs and theirs[0] == "tensor":
-        assert ours[:3] == theirs[:3]
-        np.testing.assert_allclose(ours[3], theirs[3], rtol=1e-10, atol=1e-10)
-    elif isinstance(theirs, tuple):
-        assert isinstance(ours, tuple) and len(ours) == len(theirs)
-        for a, b in zip(ours, theirs, strict=True):
-            _assert_close(a, b)
-    else:
-        assert ours == theirs
-
-
 @pytest.mark.parametrize("backend", backends_under_test())
 @pytest.mark.parametrize("name", list(PROGRAMS))
 def test_agrees_with_torch(name: str, backend: str) -> None:
     program, leaf = PROGRAMS[name]
-    with plugrad.use_backend(backend):
-        ours, our_grad = run(plugrad, program, leaf)
-    theirs, their_grad = run(torch, program, leaf)
-    _assert_close(ours, theirs)
-    if their_grad is None:
-        assert our_grad is None
-    else:
-        np.testing.assert_allclose(our_grad, their_grad, rtol=1e-8, atol=1e-10)
+    # Gradients within 1e-8: both go through LAPACK, by different routes.
+    assert_agrees(program, leaf, backend, tolerance=1e-10, grad_tolerance=1e-8)
 
 
 def test_svd_returns_u_s_and_v_not_its_adjoint() -> None:

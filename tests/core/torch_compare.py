@@ -60,26 +60,35 @@ def run(lib: Any, program: Program, leaf: Any, containers: bool = False) -> tupl
     return comparable(out, containers), grad
 
 
-def assert_same(ours: Any, theirs: Any) -> None:
+def assert_same(ours: Any, theirs: Any, tolerance: float = 1e-12) -> None:
+    """Equal dtypes, shapes and, within ``tolerance`` (relative and absolute), values."""
     if isinstance(theirs, tuple) and theirs and theirs[0] == "tensor":
         assert ours[:3] == theirs[:3]
-        rtol = 1e-3 if theirs[1] == "float16" else 1e-12
-        np.testing.assert_allclose(ours[3], theirs[3], rtol=rtol, atol=1e-12)
+        rtol = 1e-3 if theirs[1] == "float16" else tolerance
+        np.testing.assert_allclose(ours[3], theirs[3], rtol=rtol, atol=tolerance)
     elif isinstance(theirs, tuple):
         assert isinstance(ours, tuple) and len(ours) == len(theirs)
         for a, b in zip(ours, theirs, strict=True):
-            assert_same(a, b)
+            assert_same(a, b, tolerance)
     else:
         assert ours == theirs
 
 
-def assert_agrees(program: Program, leaf: Any, backend: str, containers: bool = False) -> None:
-    """Run ``program`` with plugrad on ``backend`` and with PyTorch; compare both results."""
+def assert_agrees(
+    program: Program,
+    leaf: Any,
+    backend: str,
+    containers: bool = False,
+    tolerance: float = 1e-12,
+    grad_tolerance: float = 1e-12,
+) -> None:
+    """Run ``program`` with plugrad on ``backend`` and with PyTorch; compare both results:
+    values within ``tolerance``, gradients within ``grad_tolerance`` (relative)."""
     with plugrad.use_backend(backend):
         ours, our_grad = run(plugrad, program, leaf, containers)
     theirs, their_grad = run(torch, program, leaf, containers)
-    assert_same(ours, theirs)
+    assert_same(ours, theirs, tolerance)
     if their_grad is None:
         assert our_grad is None
     else:
-        np.testing.assert_allclose(our_grad, their_grad, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(our_grad, their_grad, rtol=grad_tolerance, atol=tolerance)

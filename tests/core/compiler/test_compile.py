@@ -529,18 +529,25 @@ def test_learning_rate_scheduler_steps_are_replayed():
     assert optimizer.param_groups[0]["lr"] == 0.5 * 0.5**4
 
 
+def _sgd_with_closure():
+    """SGD on one parameter and a closure that computes its loss and gradient."""
+    w = plugrad.tensor([1.0, -2.0], requires_grad=True)
+    optimizer = plugrad.optim.SGD([w], lr=0.1)
+
+    def closure():
+        optimizer.zero_grad()
+        loss = (w * w).sum()
+        loss.backward()
+        return loss
+
+    return optimizer, closure
+
+
 def test_what_a_step_with_a_closure_returns_is_each_replays_own():
     # Optimizer.step(closure) runs again at every replay; the loss it returns is that
     # replay's, not the captured call's (which was returned from every replay, unnoticed).
     def run(compiled: bool) -> list[float]:
-        w = plugrad.tensor([1.0, -2.0], requires_grad=True)
-        optimizer = plugrad.optim.SGD([w], lr=0.1)
-
-        def closure():
-            optimizer.zero_grad()
-            loss = (w * w).sum()
-            loss.backward()
-            return loss
+        optimizer, closure = _sgd_with_closure()
 
         def step():
             loss = optimizer.step(closure)
@@ -558,15 +565,7 @@ def test_what_a_step_with_a_closure_returns_is_each_replays_own():
 
 
 def test_a_repeated_calls_result_read_by_traced_code_breaks_the_graph():
-    w = plugrad.tensor([1.0, -2.0], requires_grad=True)
-    optimizer = plugrad.optim.SGD([w], lr=0.1)
-
-    def closure():
-        optimizer.zero_grad()
-        loss = (w * w).sum()
-        loss.backward()
-        return loss
-
+    optimizer, closure = _sgd_with_closure()
     compiled = plugrad.compile(lambda: optimizer.step(closure) * 2, fullgraph=True)
     with pytest.raises(GraphBreakError, match="result of a call each replay repeats"):
         compiled()

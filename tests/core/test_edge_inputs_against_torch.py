@@ -1,0 +1,94 @@
+"""Empty tensors, 0-d tensors, bools and integers where PyTorch gives a result, against ``torch``.
+
+Each case once gave an error (softmax of an empty tensor, clone of a bool tensor,
+mean(dtype=)) or a result of another shape or dtype (argsort of a 0-d tensor,
+logsumexp of integers) than PyTorch's.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from torch_compare import assert_agrees
+
+import plugrad
+from plugrad.errors import ShapeError
+from plugrad.testing import backends_under_test
+
+torch = pytest.importorskip("torch")
+
+EMPTY_SHAPES = [(0,), (2, 0), (0, 3)]
+
+
+@pytest.mark.parametrize("backend", backends_under_test())
+@pytest.mark.parametrize("shape", EMPTY_SHAPES)
+@pytest.mark.parametrize("dim", [0, -1])
+@pytest.mark.parametrize("name", ["softmax", "log_softmax", "logsumexp"])
+def test_normalizing_an_empty_tensor(name: str, dim: int, shape: tuple[int, ...], backend: str):
+    # logsumexp over an empty axis is log(0) = -inf; softmax of nothing is nothing.
+    assert_agrees(lambda lib, x: getattr(lib, name)(x, dim=dim), np.zeros(shape), backend)
+
+
+def test_logsumexp_over_every_axis_of_an_empty_tensor_is_minus_inf():
+    x = plugrad.zeros((2, 0), requires_grad=True)
+    y = plugrad.logsumexp(x, dim=(0, 1))
+    assert y.shape == () and float(y) == -np.inf
+    y.backward()
+    assert x.grad.shape == (2, 0)
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax", "logsumexp"])
+def test_integers_are_normalized_in_the_default_float_dtype(name: str):
+    ours = getattr(plugrad, name)(plugrad.tensor([1, 2, 3]), dim=0)
+    if name == "logsumexp":  # PyTorch refuses integer softmax; its logsumexp gives float32
+        theirs = torch.logsumexp(torch.tensor([1, 2, 3]), dim=0)
+    else:
+        theirs = getattr(torch, name)(torch.tensor([1.0, 2.0, 3.0]), dim=0)
+    assert ours.dtype == plugrad.float32
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("backend", backends_under_test())
+def test_argsort_of_a_0d_tensor_is_0d(backend: str):
+    assert_agrees(lambda lib, x: lib.argsort(x), np.array(3.0), backend)
+    assert_agrees(lambda lib, x: x.argsort(dim=0, descending=True), np.array(3.0), backend)
+    with plugrad.use_backend(backend), pytest.raises(IndexError):  # an AxisError
+        plugrad.argsort(plugrad.tensor(3.0), axis=1)
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int64", "uint8", "float32"])
+def test_clone_copies_every_dtype(dtype: str):
+    x = plugrad.asarray(np.array([1, 0, 1]).astype(dtype))
+    for copy in (x.clone(), plugrad.clone(x)):
+        assert copy.dtype == x.dtype and copy.tolist() == x.tolist()
+        assert copy.array is not x.array and not copy.requires_grad
+    copy[0] = 0
+    assert x.tolist()[0] == 1
+
+
+def test_clone_of_a_tensor_that_requires_grad_passes_the_gradient_on():
+    x = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    (x.clone() * 3).sum().backward()
+    assert x.grad.tolist() == [3.0, 3.0]
+
+
+@pytest.mark.parametrize("backend", backends_under_test())
+def test_mean_with_pytorch_dtype_casts_first(backend: str):
+    assert_agrees(lambda lib, x: x.mean(dtype=lib.float64), np.arange(6.0).reshape(2, 3), backend)
+    assert_agrees(
+        lambda lib, x: lib.mean(x, 1, keepdim=True, dtype=lib.float32),
+        np.arange(6.0).reshape(2, 3),
+        backend,
+    )
+    ints = plugrad.tensor([[1, 2], [3, 4]])
+    assert ints.mean(dtype=plugrad.float64).dtype == plugrad.float64
+    assert ints.mean(1, dtype=plugrad.float32).tolist() == [1.5, 3.5]
+    assert plugrad.mean(ints, axis=0, dtype=plugrad.float64).tolist() == [2.0, 3.0]
+
+
+@pytest.mark.parametrize("name", ["median", "nanmedian"])
+def test_median_of_an_empty_tensor(name: str):
+    assert np.isnan(float(getattr(plugrad.zeros(0), name)()))
+    empty = plugrad.zeros(0, dtype=plugrad.int64)
+    with pytest.raises(ShapeError, match=f"{name}\\(\\) of an empty"):
+        getattr(empty, name)()
