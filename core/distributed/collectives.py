@@ -227,6 +227,18 @@ def _list_at_root(
     return None
 
 
+def _rooted_list(
+    name: str, tensor: Any, tensors: Any, group: Any, root: Any, root_name: str
+) -> tuple[Tensor, Communicator, list[Tensor] | None]:
+    """Check a call ``name`` with one tensor and, on rank ``root`` alone, a list
+    (``name + "_list"``) of one tensor like it per rank; the list there, else ``None``."""
+    tensor, communicator, check = _rooted(tensor, group, root, root_name)
+    listed = _list_at_root(tensors, f"{name}_list", tensor, communicator, root, root_name)
+    if check:
+        _agree(communicator, name, tensor, None, root)
+    return tensor, communicator, listed
+
+
 def all_gather(
     tensor_list: list[Tensor], tensor: Tensor, group: Any = None, async_op: bool = False
 ) -> Work | None:
@@ -326,10 +338,7 @@ def gather(
     async_op: bool = False,
 ) -> Work | None:
     """Rank ``dst``'s ``gather_list[r]`` gets rank ``r``'s ``tensor`` (others pass no list)."""
-    tensor, communicator, check = _rooted(tensor, group, dst, "dst")
-    targets = _list_at_root(gather_list, "gather_list", tensor, communicator, dst, "dst")
-    if check:
-        _agree(communicator, "gather", tensor, None, dst)
+    tensor, communicator, targets = _rooted_list("gather", tensor, gather_list, group, dst, "dst")
     work = communicator.gather(tensor._array, dst)
     if targets is not None:
         work.add_done_callback(lambda: _rows(work, targets))
@@ -344,11 +353,8 @@ def scatter(
     async_op: bool = False,
 ) -> Work | None:
     """``tensor`` on rank ``r`` gets rank ``src``'s ``scatter_list[r]`` (others pass no list)."""
-    tensor, communicator, check = _rooted(tensor, group, src, "src")
-    sources = _list_at_root(scatter_list, "scatter_list", tensor, communicator, src, "src")
+    tensor, communicator, sources = _rooted_list("scatter", tensor, scatter_list, group, src, "src")
     rows = None if sources is None else tensor._device.xp.stack([t._array for t in sources])
-    if check:
-        _agree(communicator, "scatter", tensor, None, src)
     work = communicator.scatter(tensor._array, rows, src)
     work.add_done_callback(lambda: _store(tensor, work.result))
     return _finish(work, async_op)

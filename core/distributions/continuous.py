@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from .. import ops as _ops
 from ..creation import zeros_like
@@ -11,8 +11,7 @@ from ..dtype_functions import finfo
 from ..random import rand
 from ..tensor import Tensor
 from . import constraints
-from .distribution import Distribution
-from .utils import broadcast_all
+from .distribution import _Elementwise, _LocScale
 
 __all__ = ["Exponential", "Laplace", "Uniform"]
 
@@ -21,7 +20,7 @@ def _uniform(like: Tensor, shape: tuple[int, ...]) -> Tensor:
     return rand(shape, dtype=like.dtype, device=like.device)
 
 
-class Uniform(Distribution):
+class Uniform(_Elementwise):
     """The uniform distribution on the half-open interval ``[low, high)``.
 
     Parameters
@@ -41,12 +40,13 @@ class Uniform(Distribution):
     """
 
     has_rsample = True
+    low: Tensor
+    high: Tensor
 
     def __init__(
         self, low: Tensor | float, high: Tensor | float, validate_args: bool | None = None
     ) -> None:
-        self.low, self.high = broadcast_all(low, high)
-        super().__init__(self.low.shape, validate_args=validate_args)
+        self._set_parameters(validate_args, low=low, high=high)
 
     @property
     def arg_constraints(self) -> dict[str, constraints.Constraint]:  # type: ignore[override]
@@ -55,10 +55,6 @@ class Uniform(Distribution):
     @property
     def support(self) -> constraints.Constraint:
         return constraints.interval(self.low, self.high)
-
-    def _expand_into(self, new: Any, batch_shape: tuple[int, ...]) -> None:
-        new.low = _ops.broadcast_to(self.low, batch_shape)
-        new.high = _ops.broadcast_to(self.high, batch_shape)
 
     @property
     def mean(self) -> Tensor:
@@ -99,7 +95,7 @@ class Uniform(Distribution):
         return _ops.log(self.high - self.low)
 
 
-class Laplace(Distribution):
+class Laplace(_LocScale):
     """The Laplace (double exponential) distribution with location ``loc`` and ``scale``.
 
     Parameters
@@ -119,30 +115,7 @@ class Laplace(Distribution):
     (tensor(-1.6931), tensor(0.5000), tensor(2.))
     """
 
-    arg_constraints: ClassVar[dict[str, constraints.Constraint]] = {
-        "loc": constraints.real,
-        "scale": constraints.positive,
-    }
     support = constraints.real
-    has_rsample = True
-
-    def __init__(
-        self, loc: Tensor | float, scale: Tensor | float, validate_args: bool | None = None
-    ) -> None:
-        self.loc, self.scale = broadcast_all(loc, scale)
-        super().__init__(self.loc.shape, validate_args=validate_args)
-
-    def _expand_into(self, new: Any, batch_shape: tuple[int, ...]) -> None:
-        new.loc = _ops.broadcast_to(self.loc, batch_shape)
-        new.scale = _ops.broadcast_to(self.scale, batch_shape)
-
-    @property
-    def mean(self) -> Tensor:
-        return self.loc
-
-    @property
-    def mode(self) -> Tensor:
-        return self.loc
 
     @property
     def stddev(self) -> Tensor:
@@ -177,7 +150,7 @@ class Laplace(Distribution):
         return 1 + _ops.log(2 * self.scale)
 
 
-class Exponential(Distribution):
+class Exponential(_Elementwise):
     """The exponential distribution with ``rate`` (the inverse of its mean).
 
     Parameters
@@ -199,13 +172,10 @@ class Exponential(Distribution):
     arg_constraints: ClassVar[dict[str, constraints.Constraint]] = {"rate": constraints.positive}
     support = constraints.nonnegative
     has_rsample = True
+    rate: Tensor
 
     def __init__(self, rate: Tensor | float, validate_args: bool | None = None) -> None:
-        (self.rate,) = broadcast_all(rate)
-        super().__init__(self.rate.shape, validate_args=validate_args)
-
-    def _expand_into(self, new: Any, batch_shape: tuple[int, ...]) -> None:
-        new.rate = _ops.broadcast_to(self.rate, batch_shape)
+        self._set_parameters(validate_args, rate=rate)
 
     @property
     def mean(self) -> Tensor:

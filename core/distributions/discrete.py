@@ -20,7 +20,7 @@ from ..nn.functional import one_hot
 from ..random import bernoulli, multinomial, rand
 from ..tensor import Tensor
 from . import constraints
-from .distribution import Distribution
+from .distribution import Distribution, _Elementwise
 from .utils import broadcast_all, logits_to_probs, normalized_logits, probs_to_logits
 
 __all__ = ["Bernoulli", "Categorical", "Geometric", "OneHotCategorical"]
@@ -35,7 +35,7 @@ def _one_of(name: str, probs: Any, logits: Any) -> None:
         )
 
 
-class _BinaryParameters(Distribution):
+class _BinaryParameters(_Elementwise):
     """``probs`` or ``logits`` of one binary outcome per element, broadcast into the batch."""
 
     arg_constraints: ClassVar[dict[str, constraints.Constraint]] = {
@@ -51,19 +51,15 @@ class _BinaryParameters(Distribution):
     ) -> None:
         _one_of(type(self).__name__, probs, logits)
         if probs is not None:
-            (self.probs,) = broadcast_all(probs)
-            self._param = self.probs
+            self._set_parameters(validate_args, probs=probs)
         else:
             assert logits is not None
-            (self.logits,) = broadcast_all(logits)
-            self._param = self.logits
-        super().__init__(self._param.shape, validate_args=validate_args)
+            self._set_parameters(validate_args, logits=logits)
 
-    def _expand_into(self, new: Any, batch_shape: tuple[int, ...]) -> None:
-        for name in ("probs", "logits"):
-            if name in self.__dict__:
-                setattr(new, name, _ops.broadcast_to(self.__dict__[name], batch_shape))
-                new._param = new.__dict__[name]
+    @property
+    def _param(self) -> Tensor:
+        """``probs``, or ``logits`` while only they are set: for the dtype and device."""
+        return self.__dict__["probs" if "probs" in self.__dict__ else "logits"]
 
     @cached_property
     def probs(self) -> Tensor:
@@ -158,14 +154,9 @@ class Geometric(_BinaryParameters):
 
     support = constraints.nonnegative_integer
 
-    def __init__(
-        self,
-        probs: Tensor | float | None = None,
-        logits: Tensor | float | None = None,
-        validate_args: bool | None = None,
-    ) -> None:
-        super().__init__(probs, logits, validate_args)
-        if self._validate_args and probs is not None:
+    def _validate_parameters(self) -> None:
+        super()._validate_parameters()
+        if "probs" in self.__dict__:  # given, not derived from logits
             with no_grad():
                 positive = bool(_ops.all(self.probs > 0))
             if not positive:
@@ -217,7 +208,31 @@ def _event_parameter(name: str, what: str, value: Any) -> Tensor:
     return value
 
 
-class Categorical(Distribution):
+class _CategoricalParameters(Distribution):
+    """``probs`` or ``logits`` over the last axis (the ``K`` categories), which
+    ``_take_parameters`` checks and stores."""
+
+    arg_constraints: ClassVar[dict[str, constraints.Constraint]] = {
+        "probs": constraints.simplex,
+        "logits": constraints.real_vector,
+    }
+    has_enumerate_support = True
+
+    def __init__(
+        self,
+        probs: Tensor | None = None,
+        logits: Tensor | None = None,
+        validate_args: bool | None = None,
+    ) -> None:
+        self._take_parameters(probs, logits, validate_args)
+
+    def _take_parameters(
+        self, probs: Tensor | None, logits: Tensor | None, validate_args: bool | None
+    ) -> None:
+        raise NotImplementedError
+
+
+class Categorical(_CategoricalParameters):
     """A category index in ``0, ..., K - 1``, drawn with weights ``probs`` or ``logits``.
 
     Parameters
@@ -242,17 +257,8 @@ class Categorical(Distribution):
     (4,)
     """
 
-    arg_constraints: ClassVar[dict[str, constraints.Constraint]] = {
-        "probs": constraints.simplex,
-        "logits": constraints.real_vector,
-    }
-    has_enumerate_support = True
-
-    def __init__(
-        self,
-        probs: Tensor | None = None,
-        logits: Tensor | None = None,
-        validate_args: bool | None = None,
+    def _take_parameters(
+        self, probs: Tensor | None, logits: Tensor | None, validate_args: bool | None
     ) -> None:
         name = type(self).__name__
         _one_of(name, probs, logits)
@@ -265,7 +271,7 @@ class Categorical(Distribution):
             self.logits = normalized_logits(logits)
             self._param = self.logits
         self._num_events = self._param.shape[-1]
-        super().__init__(self._param.shape[:-1], validate_args=validate_args)
+        Distribution.__init__(self, self._param.shape[:-1], validate_args=validate_args)
 
     def _expand_into(self, new: Any, batch_shape: tuple[int, ...]) -> None:
         for name in ("probs", "logits"):
@@ -342,7 +348,7 @@ class Categorical(Distribution):
         )
 
 
-class OneHotCategorical(Distribution):
+class OneHotCategorical(_CategoricalParameters):
     """A one-hot vector of length ``K``: a :class:`Categorical` draw, spelled out.
 
     Parameters
@@ -363,23 +369,15 @@ class OneHotCategorical(Distribution):
     tensor([-1.0986, -1.0986])
     """
 
-    arg_constraints: ClassVar[dict[str, constraints.Constraint]] = {
-        "probs": constraints.simplex,
-        "logits": constraints.real_vector,
-    }
     support = constraints.one_hot
-    has_enumerate_support = True
 
-    def __init__(
-        self,
-        probs: Tensor | None = None,
-        logits: Tensor | None = None,
-        validate_args: bool | None = None,
+    def _take_parameters(
+        self, probs: Tensor | None, logits: Tensor | None, validate_args: bool | None
     ) -> None:
         self._categorical = Categorical(probs, logits, validate_args=validate_args)
         batch_shape = self._categorical.batch_shape
         event_shape = self._categorical.param_shape[-1:]
-        super().__init__(batch_shape, event_shape, validate_args=False)
+        Distribution.__init__(self, batch_shape, event_shape, validate_args=False)
         self._validate_args = self._categorical._validate_args
 
     def _expand_into(self, new: Any, batch_shape: tuple[int, ...]) -> None:

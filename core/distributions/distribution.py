@@ -12,7 +12,7 @@ from ..errors import InvalidArgumentError, ShapeError
 from ..grad_mode import no_grad
 from ..tensor import Size, Tensor
 from . import constraints
-from .utils import _as_tuple
+from .utils import _as_tuple, broadcast_all
 
 __all__ = ["Distribution"]
 
@@ -235,3 +235,51 @@ class Distribution:
                     f"{name}: {value if math.prod(value.shape) == 1 else Size(value.shape)}"
                 )
         return f"{type(self).__name__}({', '.join(shown)})"
+
+
+class _Elementwise(Distribution):
+    """A distribution with one value of each parameter per element of the batch.
+
+    The parameters given are broadcast together (``broadcast_all``) into the
+    batch shape; ``expand`` broadcasts those of ``arg_constraints`` that are
+    set (a derived one, such as ``logits`` from ``probs``, is derived again).
+    """
+
+    def _set_parameters(self, validate_args: bool | None, **given: Tensor | float) -> None:
+        values = broadcast_all(*given.values())
+        for name, value in zip(given, values):
+            setattr(self, name, value)
+        super().__init__(values[0].shape, validate_args=validate_args)
+
+    def _expand_into(self, new: Any, batch_shape: tuple[int, ...]) -> None:
+        for name in self.arg_constraints:
+            if name in self.__dict__:
+                setattr(new, name, _ops.broadcast_to(self.__dict__[name], batch_shape))
+
+
+class _CentredAtLoc(Distribution):
+    """A distribution symmetric and unimodal about ``loc``: its mean and its mode."""
+
+    loc: Tensor
+
+    @property
+    def mean(self) -> Tensor:
+        return self.loc
+
+    mode = mean
+
+
+class _LocScale(_Elementwise, _CentredAtLoc):
+    """A location-scale family: ``loc`` real and ``scale`` positive, broadcast together."""
+
+    arg_constraints: ClassVar[dict[str, constraints.Constraint]] = {
+        "loc": constraints.real,
+        "scale": constraints.positive,
+    }
+    has_rsample = True
+    scale: Tensor
+
+    def __init__(
+        self, loc: Tensor | float, scale: Tensor | float, validate_args: bool | None = None
+    ) -> None:
+        self._set_parameters(validate_args, loc=loc, scale=scale)

@@ -11,7 +11,7 @@ from .. import ops as _ops
 from ..dtype_functions import broadcast_shapes
 from ..errors import ArgumentError, ShapeError
 from ..nn.functional import softplus
-from ..tensor import Tensor
+from ..tensor import Size, Tensor
 from .continuous import Exponential, Laplace, Uniform
 from .discrete import Bernoulli, Categorical, OneHotCategorical
 from .distribution import Distribution
@@ -109,6 +109,14 @@ def _infinite_where(condition: Tensor, value: Tensor) -> Tensor:
     return _ops.where(condition, math.inf, value)
 
 
+def _require_alike(p: Any, q: Any, attribute: str, error: type[Exception], message: str) -> None:
+    """Raise ``error(message)``, formatted with the two ``attribute`` values, where they differ."""
+    first, second = getattr(p, attribute), getattr(q, attribute)
+    if first != second:
+        shown = (tuple(v) if isinstance(v, Size) else v for v in (first, second))
+        raise error(message.format(*shown))
+
+
 @register_kl(Normal, Normal)
 def _kl_normal_normal(p: Normal, q: Normal) -> Tensor:
     var_ratio = (p.scale / q.scale) ** 2
@@ -166,11 +174,8 @@ def _kl_exponential_exponential(p: Exponential, q: Exponential) -> Tensor:
 
 @register_kl(MultivariateNormal, MultivariateNormal)
 def _kl_mvn_mvn(p: MultivariateNormal, q: MultivariateNormal) -> Tensor:
-    if p.event_shape != q.event_shape:
-        raise ShapeError(
-            "KL-divergence between two MultivariateNormals of different event shapes: "
-            f"{tuple(p.event_shape)} and {tuple(q.event_shape)}"
-        )
+    what = "KL-divergence between two MultivariateNormals of different event shapes"
+    _require_alike(p, q, "event_shape", ShapeError, what + ": {} and {}")
     size = p.event_shape[0]
     p_tril, q_tril = p._unbroadcasted_scale_tril, q._unbroadcasted_scale_tril
     half_term1 = q._half_log_det() - p._half_log_det()
@@ -186,10 +191,7 @@ def _kl_mvn_mvn(p: MultivariateNormal, q: MultivariateNormal) -> Tensor:
 
 @register_kl(Independent, Independent)
 def _kl_independent_independent(p: Independent, q: Independent) -> Tensor:
-    if p.reinterpreted_batch_ndims != q.reinterpreted_batch_ndims:
-        raise NotImplementedError(
-            "KL between Independent distributions with different reinterpreted_batch_ndims "
-            f"({p.reinterpreted_batch_ndims} and {q.reinterpreted_batch_ndims})"
-        )
+    what = "KL between Independent distributions with different reinterpreted_batch_ndims"
+    _require_alike(p, q, "reinterpreted_batch_ndims", NotImplementedError, what + " ({} and {})")
     result = kl_divergence(p.base_dist, q.base_dist)
     return sum_rightmost(result, p.reinterpreted_batch_ndims)

@@ -14,7 +14,7 @@ from ..errors import ArgumentError, InvalidArgumentError, ShapeError
 from ..random import randn
 from ..tensor import Tensor
 from . import constraints
-from .distribution import Distribution
+from .distribution import _CentredAtLoc
 
 __all__ = ["MultivariateNormal"]
 
@@ -40,7 +40,7 @@ def _precision_to_scale_tril(precision: Tensor) -> Tensor:
     return _linalg.solve(inverse_transposed, _ops.broadcast_to(identity, shape))
 
 
-class MultivariateNormal(Distribution):
+class MultivariateNormal(_CentredAtLoc):
     """The normal distribution of vectors with mean ``loc`` and a covariance matrix.
 
     The covariance is given by exactly one of ``covariance_matrix``,
@@ -171,14 +171,6 @@ class MultivariateNormal(Distribution):
         """The inverse of the covariance matrix."""
         tril_inverse = _linalg.inv(self._unbroadcasted_scale_tril)
         return self._full(_ops.matrix_transpose(tril_inverse) @ tril_inverse)
-
-    @property
-    def mean(self) -> Tensor:
-        return self.loc
-
-    @property
-    def mode(self) -> Tensor:
-        return self.loc
 
     @property
     def variance(self) -> Tensor:

@@ -3,22 +3,21 @@
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar
+from typing import Any
 
 from .. import ops as _ops
 from ..pytorch_names import erf
 from ..random import randn
 from ..tensor import Tensor
 from . import constraints
-from .distribution import Distribution
-from .utils import broadcast_all
+from .distribution import Distribution, _LocScale
 
 __all__ = ["LogNormal", "Normal"]
 
 _LOG_SQRT_2PI = math.log(math.sqrt(2 * math.pi))
 
 
-class Normal(Distribution):
+class Normal(_LocScale):
     """The normal (Gaussian) distribution with mean ``loc`` and standard deviation ``scale``.
 
     Parameters
@@ -47,30 +46,7 @@ class Normal(Distribution):
     (5, 2)
     """
 
-    arg_constraints: ClassVar[dict[str, constraints.Constraint]] = {
-        "loc": constraints.real,
-        "scale": constraints.positive,
-    }
     support = constraints.real
-    has_rsample = True
-
-    def __init__(
-        self, loc: Tensor | float, scale: Tensor | float, validate_args: bool | None = None
-    ) -> None:
-        self.loc, self.scale = broadcast_all(loc, scale)
-        super().__init__(self.loc.shape, validate_args=validate_args)
-
-    def _expand_into(self, new: Any, batch_shape: tuple[int, ...]) -> None:
-        new.loc = _ops.broadcast_to(self.loc, batch_shape)
-        new.scale = _ops.broadcast_to(self.scale, batch_shape)
-
-    @property
-    def mean(self) -> Tensor:
-        return self.loc
-
-    @property
-    def mode(self) -> Tensor:
-        return self.loc
 
     @property
     def stddev(self) -> Tensor:
@@ -120,10 +96,7 @@ class LogNormal(Distribution):
     (tensor(-0.9189), tensor(1.6487))
     """
 
-    arg_constraints: ClassVar[dict[str, constraints.Constraint]] = {
-        "loc": constraints.real,
-        "scale": constraints.positive,
-    }
+    arg_constraints = Normal.arg_constraints
     support = constraints.positive
     has_rsample = True
 

@@ -76,18 +76,32 @@ class _Elementwise(_Activation):
         return type(self)._function(input)
 
 
-class _AlongDim(_Activation):
+class _WithSettings(_Activation):
+    """A layer applying ``_function(input, *settings)`` of :mod:`plugrad.nn.functional`.
+
+    The settings are the attributes named in ``_shown``, then ``inplace`` where
+    ``_takes_inplace``.
+    """
+
+    _function: ClassVar[Callable[..., Tensor]]
+    _takes_inplace: ClassVar[bool] = True
+
+    def forward(self, input: Tensor) -> Tensor:
+        settings = [getattr(self, name) for name in self._shown]
+        if self._takes_inplace:
+            settings.append(self.inplace)
+        return type(self)._function(input, *settings)
+
+
+class _AlongDim(_WithSettings):
     """A layer that applies ``_function`` of :mod:`plugrad.nn.functional` along ``dim``."""
 
-    _function: ClassVar[Callable[[Tensor, int], Tensor]]
     _shown = ("dim",)
+    _takes_inplace = False
 
     def __init__(self, dim: int) -> None:
         super().__init__()
         self.dim = dim
-
-    def forward(self, input: Tensor) -> Tensor:
-        return type(self)._function(input, self.dim)
 
 
 class _InPlaceElementwise(_Activation):
@@ -103,18 +117,28 @@ class _InPlaceElementwise(_Activation):
         return type(self)._function(input, inplace=self.inplace)
 
 
-class _WithAlpha(_Activation):
+class _WithAlpha(_WithSettings):
     """A layer applying ``_function(input, alpha, inplace)``: ELU and CELU."""
 
-    _function: ClassVar[Callable[[Tensor, float, bool], Tensor]]
     _shown = ("alpha",)
 
     def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
         super().__init__()
         self.alpha, self.inplace = alpha, inplace
 
-    def forward(self, input: Tensor) -> Tensor:
-        return type(self)._function(input, self.alpha, self.inplace)
+
+class _Shrink(_WithSettings):
+    """A layer applying ``_function(input, lambd)``; its repr is ``lambd`` alone."""
+
+    _shown = ("lambd",)
+    _takes_inplace = False
+
+    def __init__(self, lambd: float = 0.5) -> None:
+        super().__init__()
+        self.lambd = lambd
+
+    def extra_repr(self) -> str:
+        return str(self.lambd)
 
 
 class ReLU(_InPlaceElementwise):
@@ -191,7 +215,7 @@ class SELU(_InPlaceElementwise):
     _function = F.selu
 
 
-class Hardtanh(_Activation):
+class Hardtanh(_WithSettings):
     """Apply :func:`plugrad.nn.functional.hardtanh` between ``min_val`` and ``max_val``.
 
     Examples
@@ -201,6 +225,7 @@ class Hardtanh(_Activation):
     Hardtanh(min_val=-2.0, max_val=2.0)
     """
 
+    _function = F.hardtanh
     _shown = ("min_val", "max_val")
 
     def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> None:
@@ -209,11 +234,8 @@ class Hardtanh(_Activation):
             raise ValueError(f"Hardtanh: min_val ({min_val}) must not exceed max_val ({max_val})")
         self.min_val, self.max_val, self.inplace = min_val, max_val, inplace
 
-    def forward(self, input: Tensor) -> Tensor:
-        return F.hardtanh(input, self.min_val, self.max_val, self.inplace)
 
-
-class Threshold(_Activation):
+class Threshold(_WithSettings):
     """Apply :func:`plugrad.nn.functional.threshold`: ``value`` at or below ``threshold``.
 
     Examples
@@ -223,17 +245,15 @@ class Threshold(_Activation):
     tensor([20.,  1.])
     """
 
+    _function = F.threshold
     _shown = ("threshold", "value")
 
     def __init__(self, threshold: float, value: float, inplace: bool = False) -> None:
         super().__init__()
         self.threshold, self.value, self.inplace = threshold, value, inplace
 
-    def forward(self, input: Tensor) -> Tensor:
-        return F.threshold(input, self.threshold, self.value, self.inplace)
 
-
-class Softplus(_Activation):
+class Softplus(_WithSettings):
     """Apply :func:`plugrad.nn.functional.softplus` with ``beta`` and ``threshold``.
 
     Examples
@@ -243,14 +263,13 @@ class Softplus(_Activation):
     Softplus(beta=1.0, threshold=20.0)
     """
 
+    _function = F.softplus
     _shown = ("beta", "threshold")
+    _takes_inplace = False
 
     def __init__(self, beta: float = 1.0, threshold: float = 20.0) -> None:
         super().__init__()
         self.beta, self.threshold = beta, threshold
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.softplus(input, self.beta, self.threshold)
 
 
 class CELU(_WithAlpha):
@@ -266,7 +285,7 @@ class CELU(_WithAlpha):
     _function = F.celu
 
 
-class LeakyReLU(_Activation):
+class LeakyReLU(_WithSettings):
     """Apply :func:`plugrad.nn.functional.leaky_relu` with ``negative_slope``.
 
     Examples
@@ -276,15 +295,13 @@ class LeakyReLU(_Activation):
     tensor([-0.1000,  1.0000])
     """
 
+    _function = F.leaky_relu
     _shown = ("negative_slope",)
 
     def __init__(self, negative_slope: float = 0.01, inplace: bool = False) -> None:
         super().__init__()
         self.negative_slope = negative_slope
         self.inplace = inplace
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.leaky_relu(input, self.negative_slope, self.inplace)
 
 
 class ELU(_WithAlpha):
@@ -372,7 +389,7 @@ class Tanhshrink(_Elementwise):
     _function = F.tanhshrink
 
 
-class Softshrink(Module):
+class Softshrink(_Shrink):
     """Apply :func:`plugrad.nn.functional.softshrink` with ``lambd``.
 
     Examples
@@ -382,20 +399,15 @@ class Softshrink(Module):
     tensor([-1.,  0.,  2.])
     """
 
+    _function = F.softshrink
+
     def __init__(self, lambd: float = 0.5) -> None:
-        super().__init__()
         if lambd < 0:
             raise ValueError(f"Softshrink: lambd must be >= 0, got {lambd!r}")
-        self.lambd = lambd
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.softshrink(input, self.lambd)
-
-    def extra_repr(self) -> str:
-        return str(self.lambd)
+        super().__init__(lambd)
 
 
-class Hardshrink(Module):
+class Hardshrink(_Shrink):
     """Apply :func:`plugrad.nn.functional.hardshrink` with ``lambd``.
 
     Examples
@@ -405,15 +417,7 @@ class Hardshrink(Module):
     Hardshrink(0.5)
     """
 
-    def __init__(self, lambd: float = 0.5) -> None:
-        super().__init__()
-        self.lambd = lambd
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.hardshrink(input, self.lambd)
-
-    def extra_repr(self) -> str:
-        return str(self.lambd)
+    _function = F.hardshrink
 
 
 class GLU(_AlongDim):

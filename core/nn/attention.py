@@ -86,11 +86,9 @@ class MultiheadAttention(Module):
         and ``v_proj_weight`` instead of the packed ``in_proj_weight``.
     batch_first : bool
         Whether inputs and output are ``(N, L, E)``.
-    device : str or Device, optional
-    dtype : plugrad dtype, optional
-        Of the parameters (float32 by default).
-    backend : str, optional
-        A backend name (its current device).
+    device, dtype, backend : optional
+        Where the parameters are made, and their dtype (float32 by default), as for
+        :class:`~plugrad.nn.Linear`.
 
     Examples
     --------

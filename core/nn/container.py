@@ -5,13 +5,15 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import ItemsView, Iterable, Iterator, KeysView, Mapping, ValuesView
-from typing import Any, overload
+from typing import Any, Generic, TypeVar, overload
 
 from ..tensor import Tensor
 from .module import Module
 from .parameter import Parameter
 
 __all__ = ["ModuleDict", "ModuleList", "ParameterDict", "ParameterList", "Sequential"]
+
+_V = TypeVar("_V")
 
 
 def _position(index: Any, length: int, kind: str) -> int:
@@ -203,7 +205,52 @@ def _missing_key(kind: str, key: Any, keys: Iterable[str]) -> KeyError:
     return KeyError(f"{kind} has no key {key!r}; its keys are {list(keys)}")
 
 
-class ModuleDict(Module):
+class _Keyed(Module, Generic[_V]):
+    """What ``ModuleDict`` and ``ParameterDict`` share: a dict's methods over the dict of
+    the module (``_entries``) that registers what they hold."""
+
+    def _entries(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def __getitem__(self, key: str) -> _V:
+        raise NotImplementedError
+
+    def __delitem__(self, key: str) -> None:
+        raise NotImplementedError
+
+    def __len__(self) -> int:
+        return len(self._entries())
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._entries()))
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._entries()
+
+    def clear(self) -> None:
+        """Remove every entry."""
+        self._entries().clear()
+
+    def pop(self, key: str) -> _V:
+        """Remove the entry under ``key`` and return it."""
+        value = self[key]
+        del self[key]
+        return value
+
+    def keys(self) -> KeysView[str]:
+        """The keys, in insertion order."""
+        return self._entries().keys()
+
+    def items(self) -> ItemsView[str, _V]:
+        """The ``(key, value)`` pairs, in insertion order."""
+        return self._entries().items()
+
+    def values(self) -> ValuesView[_V]:
+        """The values, in insertion order."""
+        return self._entries().values()
+
+
+class ModuleDict(_Keyed[Module]):
     """A dict of modules, registered as submodules under their keys.
 
     It has no ``forward``: look the modules up in your own. Keys are strings
@@ -244,36 +291,8 @@ class ModuleDict(Module):
             raise _missing_key("ModuleDict", key, self._modules)
         del self._modules[key]
 
-    def __len__(self) -> int:
-        return len(self._modules)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(list(self._modules))
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._modules
-
-    def clear(self) -> None:
-        """Remove every module."""
-        self._modules.clear()
-
-    def pop(self, key: str) -> Module:
-        """Remove the module under ``key`` and return it."""
-        module = self[key]
-        del self[key]
-        return module
-
-    def keys(self) -> KeysView[str]:
-        """The keys, in insertion order."""
-        return self._modules.keys()
-
-    def items(self) -> ItemsView[str, Module]:
-        """The ``(key, module)`` pairs, in insertion order."""
-        return self._modules.items()  # type: ignore[return-value]
-
-    def values(self) -> ValuesView[Module]:
-        """The modules, in insertion order."""
-        return self._modules.values()  # type: ignore[return-value]
+    def _entries(self) -> dict[str, Any]:
+        return self._modules
 
     def update(self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]]) -> None:
         """Add (or replace) the modules of a mapping or of ``(key, module)`` pairs, in order."""
@@ -372,7 +391,7 @@ class ParameterList(Module):
         return _parameters_repr(self._parameters.items())
 
 
-class ParameterDict(Module):
+class ParameterDict(_Keyed[Parameter]):
     """A dict of parameters, registered under their keys.
 
     A Tensor put in it becomes a :class:`~plugrad.nn.Parameter` sharing its
@@ -418,17 +437,11 @@ class ParameterDict(Module):
         self[key]  # the errors of a missing key
         del self._parameters[key]
 
-    def __len__(self) -> int:
-        return len(self._parameters)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(list(self._parameters))
+    def _entries(self) -> dict[str, Any]:
+        return self._parameters
 
     def __reversed__(self) -> Iterator[str]:
         return reversed(list(self._parameters))
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._parameters
 
     def copy(self) -> ParameterDict:
         """A new ParameterDict holding the same parameters, in the same order."""
@@ -439,16 +452,6 @@ class ParameterDict(Module):
         if key not in self:
             self[key] = default
         return self[key]
-
-    def clear(self) -> None:
-        """Remove every parameter."""
-        self._parameters.clear()
-
-    def pop(self, key: str) -> Parameter:
-        """Remove the parameter under ``key`` and return it."""
-        value = self[key]
-        del self[key]
-        return value
 
     def popitem(self) -> tuple[str, Parameter]:
         """Remove the last inserted ``(key, parameter)`` pair and return it."""
@@ -465,18 +468,6 @@ class ParameterDict(Module):
         """A new ParameterDict with ``default`` (one Parameter, shared) under each of ``keys``."""
         shared = _as_parameter("ParameterDict", default)
         return ParameterDict([(key, shared) for key in keys])
-
-    def keys(self) -> KeysView[str]:
-        """The keys, in insertion order."""
-        return self._parameters.keys()
-
-    def items(self) -> ItemsView[str, Parameter]:
-        """The ``(key, parameter)`` pairs, in insertion order."""
-        return self._parameters.items()  # type: ignore[return-value]
-
-    def values(self) -> ValuesView[Parameter]:
-        """The parameters, in insertion order."""
-        return self._parameters.values()  # type: ignore[return-value]
 
     def update(
         self, parameters: Mapping[str, Tensor] | Iterable[tuple[str, Tensor]] | ParameterDict

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from ..errors import InvalidArgumentError, ShapeError
 from ..tensor import Tensor
@@ -38,6 +38,7 @@ class _ConvNd(Module):
     """What every convolution keeps: its geometry, its weight and bias, and their init."""
 
     _nd: int
+    _conv: ClassVar[Callable[..., Tensor]]  # F.conv1d, F.conv_transpose2d, ...
     transposed = False
 
     def __init__(
@@ -142,7 +143,36 @@ class _ConvNd(Module):
         return text
 
 
-class Conv1d(_ConvNd):
+class _ConvForwardNd(_ConvNd):
+    """``Conv1d`` and ``Conv2d``: PyTorch's constructor, and ``_conv`` of the padded input."""
+
+    @with_placement
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size: int | tuple[int, ...],
+        stride: int | tuple[int, ...] = 1,
+        padding: int | tuple[int, ...] | str = 0,
+        dilation: int | tuple[int, ...] = 1,
+        groups: int = 1,
+        bias: bool = True,
+        padding_mode: str = "zeros",
+        **placement: Unpack[ParameterPlacement],
+    ) -> None:
+        super().__init__(
+            in_channels, out_channels, kernel_size, stride, padding, dilation, 0, groups, bias,
+            padding_mode, **placement,
+        )  # fmt: skip
+
+    def forward(self, input: Tensor) -> Tensor:
+        input, padding = self._padded(input)
+        return type(self)._conv(
+            input, self.weight, self.bias, self.stride, padding, self.dilation, self.groups
+        )
+
+
+class Conv1d(_ConvForwardNd):
     """Convolve ``(N, C_in, L)`` input with ``out_channels`` learned kernels.
 
     Arguments and initialization are PyTorch's: the weight
@@ -174,34 +204,10 @@ class Conv1d(_ConvNd):
     """
 
     _nd = 1
-
-    @with_placement
-    def __init__(
-        self,
-        in_channels: int,
-        out_channels: int,
-        kernel_size: int | tuple[int],
-        stride: int | tuple[int] = 1,
-        padding: int | tuple[int] | str = 0,
-        dilation: int | tuple[int] = 1,
-        groups: int = 1,
-        bias: bool = True,
-        padding_mode: str = "zeros",
-        **placement: Unpack[ParameterPlacement],
-    ) -> None:
-        super().__init__(
-            in_channels, out_channels, kernel_size, stride, padding, dilation, 0, groups, bias,
-            padding_mode, **placement,
-        )  # fmt: skip
-
-    def forward(self, input: Tensor) -> Tensor:
-        input, padding = self._padded(input)
-        return F.conv1d(
-            input, self.weight, self.bias, self.stride, padding, self.dilation, self.groups
-        )
+    _conv = F.conv1d
 
 
-class Conv2d(_ConvNd):
+class Conv2d(_ConvForwardNd):
     """Convolve ``(N, C_in, H, W)`` input with ``out_channels`` learned kernels.
 
     Arguments and initialization are PyTorch's: the weight
@@ -234,35 +240,39 @@ class Conv2d(_ConvNd):
     """
 
     _nd = 2
+    _conv = F.conv2d
+
+
+class _ConvTransposeNd(_ConvNd):
+    """``ConvTranspose1d``/``2d``: PyTorch's constructor, ``forward(input, output_size)``."""
+
+    transposed = True
 
     @with_placement
     def __init__(
         self,
         in_channels: int,
         out_channels: int,
-        kernel_size: int | tuple[int, int],
-        stride: int | tuple[int, int] = 1,
-        padding: int | tuple[int, int] | str = 0,
-        dilation: int | tuple[int, int] = 1,
+        kernel_size: int | tuple[int, ...],
+        stride: int | tuple[int, ...] = 1,
+        padding: int | tuple[int, ...] = 0,
+        output_padding: int | tuple[int, ...] = 0,
         groups: int = 1,
         bias: bool = True,
+        dilation: int | tuple[int, ...] = 1,
         padding_mode: str = "zeros",
         **placement: Unpack[ParameterPlacement],
     ) -> None:
         super().__init__(
-            in_channels, out_channels, kernel_size, stride, padding, dilation, 0, groups, bias,
-            padding_mode, **placement,
+            in_channels, out_channels, kernel_size, stride, padding, dilation, output_padding,
+            groups, bias, padding_mode, **placement,
         )  # fmt: skip
 
-    def forward(self, input: Tensor) -> Tensor:
-        input, padding = self._padded(input)
-        return F.conv2d(
-            input, self.weight, self.bias, self.stride, padding, self.dilation, self.groups
-        )
-
-
-class _ConvTransposeNd(_ConvNd):
-    transposed = True
+    def forward(self, input: Tensor, output_size: Sequence[int] | None = None) -> Tensor:
+        return type(self)._conv(
+            input, self.weight, self.bias, self.stride, cast("tuple[int, ...]", self.padding),
+            self._output_padding(input, output_size), self.groups, self.dilation,
+        )  # fmt: skip
 
     def _output_padding(self, input: Tensor, output_size: Sequence[int] | None) -> tuple[int, ...]:
         """``output_padding``, or what gives ``output_size`` (PyTorch's ``forward`` argument)."""
@@ -313,32 +323,7 @@ class ConvTranspose1d(_ConvTransposeNd):
     """
 
     _nd = 1
-
-    @with_placement
-    def __init__(
-        self,
-        in_channels: int,
-        out_channels: int,
-        kernel_size: int | tuple[int],
-        stride: int | tuple[int] = 1,
-        padding: int | tuple[int] = 0,
-        output_padding: int | tuple[int] = 0,
-        groups: int = 1,
-        bias: bool = True,
-        dilation: int | tuple[int] = 1,
-        padding_mode: str = "zeros",
-        **placement: Unpack[ParameterPlacement],
-    ) -> None:
-        super().__init__(
-            in_channels, out_channels, kernel_size, stride, padding, dilation, output_padding,
-            groups, bias, padding_mode, **placement,
-        )  # fmt: skip
-
-    def forward(self, input: Tensor, output_size: Sequence[int] | None = None) -> Tensor:
-        return F.conv_transpose1d(
-            input, self.weight, self.bias, self.stride, cast("tuple[int, ...]", self.padding),
-            self._output_padding(input, output_size), self.groups, self.dilation,
-        )  # fmt: skip
+    _conv = F.conv_transpose1d
 
 
 class ConvTranspose2d(_ConvTransposeNd):
@@ -363,29 +348,4 @@ class ConvTranspose2d(_ConvTransposeNd):
     """
 
     _nd = 2
-
-    @with_placement
-    def __init__(
-        self,
-        in_channels: int,
-        out_channels: int,
-        kernel_size: int | tuple[int, int],
-        stride: int | tuple[int, int] = 1,
-        padding: int | tuple[int, int] = 0,
-        output_padding: int | tuple[int, int] = 0,
-        groups: int = 1,
-        bias: bool = True,
-        dilation: int | tuple[int, int] = 1,
-        padding_mode: str = "zeros",
-        **placement: Unpack[ParameterPlacement],
-    ) -> None:
-        super().__init__(
-            in_channels, out_channels, kernel_size, stride, padding, dilation, output_padding,
-            groups, bias, padding_mode, **placement,
-        )  # fmt: skip
-
-    def forward(self, input: Tensor, output_size: Sequence[int] | None = None) -> Tensor:
-        return F.conv_transpose2d(
-            input, self.weight, self.bias, self.stride, cast("tuple[int, ...]", self.padding),
-            self._output_padding(input, output_size), self.groups, self.dilation,
-        )  # fmt: skip
+    _conv = F.conv_transpose2d

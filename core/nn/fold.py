@@ -11,18 +11,8 @@ __all__ = ["Fold", "Unfold"]
 IntPair = int | tuple[int, int]
 
 
-class Unfold(Module):
-    """Apply :func:`plugrad.nn.functional.unfold`: ``(N, C, H, W) -> (N, C * kh * kw, L)``.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> unfold = plugrad.nn.Unfold(kernel_size=(2, 3))
-    >>> unfold
-    Unfold(kernel_size=(2, 3), dilation=1, padding=0, stride=1)
-    >>> unfold(plugrad.ones((2, 5, 3, 4))).shape
-    (2, 30, 4)
-    """
+class _Blocks(Module):
+    """The geometry of the sliding blocks, as ``F.unfold`` and ``F.fold`` take it."""
 
     def __init__(
         self,
@@ -37,9 +27,6 @@ class Unfold(Module):
         self.padding = padding
         self.stride = stride
 
-    def forward(self, input: Tensor) -> Tensor:
-        return F.unfold(input, self.kernel_size, self.dilation, self.padding, self.stride)
-
     def extra_repr(self) -> str:
         return (
             f"kernel_size={self.kernel_size}, dilation={self.dilation}, "
@@ -47,7 +34,24 @@ class Unfold(Module):
         )
 
 
-class Fold(Module):
+class Unfold(_Blocks):
+    """Apply :func:`plugrad.nn.functional.unfold`: ``(N, C, H, W) -> (N, C * kh * kw, L)``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> unfold = plugrad.nn.Unfold(kernel_size=(2, 3))
+    >>> unfold
+    Unfold(kernel_size=(2, 3), dilation=1, padding=0, stride=1)
+    >>> unfold(plugrad.ones((2, 5, 3, 4))).shape
+    (2, 30, 4)
+    """
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.unfold(input, self.kernel_size, self.dilation, self.padding, self.stride)
+
+
+class Fold(_Blocks):
     """Apply :func:`plugrad.nn.functional.fold`: ``(N, C * kh * kw, L) -> (N, C, *output_size)``.
 
     Examples
@@ -68,12 +72,8 @@ class Fold(Module):
         padding: IntPair = 0,
         stride: IntPair = 1,
     ) -> None:
-        super().__init__()
+        super().__init__(kernel_size, dilation, padding, stride)
         self.output_size = output_size
-        self.kernel_size = kernel_size
-        self.dilation = dilation
-        self.padding = padding
-        self.stride = stride
 
     def forward(self, input: Tensor) -> Tensor:
         return F.fold(
@@ -81,7 +81,4 @@ class Fold(Module):
         )
 
     def extra_repr(self) -> str:
-        return (
-            f"output_size={self.output_size}, kernel_size={self.kernel_size}, "
-            f"dilation={self.dilation}, padding={self.padding}, stride={self.stride}"
-        )
+        return f"output_size={self.output_size}, {super().extra_repr()}"

@@ -2462,6 +2462,27 @@ def _flat_padding(pads: Sequence[tuple[int, int]]) -> tuple[int, ...]:
     return tuple(amount for pair in pads for amount in pair)
 
 
+def _conv_operands(
+    function: str, nd: int, input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any
+) -> tuple[int, ...]:
+    """The checks every convolution starts with; its strides as ``nd`` ints."""
+    _check_tensor("input", function, input)
+    _check_tensor("weight", function, weight)
+    _check_same_dtype(function, input, weight, bias)
+    return _ntuple(function, "stride", stride, nd, 1)
+
+
+def _conv_result(
+    out: Tensor, nd: int, bias: Tensor | None, channels: int, unbatched: bool
+) -> Tensor:
+    """The 2-D op's output back in the caller's terms: ``nd`` axes, the bias, the batch."""
+    if nd == 1:
+        out = _ops.squeeze(out, axis=2)
+    if bias is not None:
+        out = out + _ops.reshape(bias, (channels,) + (1,) * nd)
+    return _ops.squeeze(out, axis=0) if unbatched else out
+
+
 def _convolution(
     function: str,
     nd: int,
@@ -2474,10 +2495,7 @@ def _convolution(
     groups: int,
 ) -> Tensor:
     """``conv1d`` and ``conv2d``: checked in the caller's terms, computed by the 2-D op."""
-    _check_tensor("input", function, input)
-    _check_tensor("weight", function, weight)
-    _check_same_dtype(function, input, weight, bias)
-    steps = _ntuple(function, "stride", stride, nd, 1)
+    steps = _conv_operands(function, nd, input, weight, bias, stride)
     dilations = _ntuple(function, "dilation", dilation, nd, 1)
     if weight.ndim != nd + 2:
         raise ShapeError(
@@ -2520,11 +2538,7 @@ def _convolution(
     out = _ops.conv2d(
         input, weight, stride=steps, padding=_flat_padding(pads), dilation=dilations, groups=groups
     )
-    if nd == 1:
-        out = _ops.squeeze(out, axis=2)
-    if bias is not None:
-        out = out + _ops.reshape(bias, (out_channels,) + (1,) * nd)
-    return _ops.squeeze(out, axis=0) if unbatched else out
+    return _conv_result(out, nd, bias, out_channels, unbatched)
 
 
 def conv1d(
@@ -2579,10 +2593,7 @@ def _conv_transpose(
     dilation: Any,
 ) -> Tensor:
     """``conv_transpose1d``/``2d``: the gradient of a convolution for its input."""
-    _check_tensor("input", function, input)
-    _check_tensor("weight", function, weight)
-    _check_same_dtype(function, input, weight, bias)
-    steps = _ntuple(function, "stride", stride, nd, 1)
+    steps = _conv_operands(function, nd, input, weight, bias, stride)
     pads = _ntuple(function, "padding", padding, nd, 0)
     extras = _ntuple(function, "output_padding", output_padding, nd, 0)
     dilations = _ntuple(function, "dilation", dilation, nd, 1)
@@ -2637,11 +2648,7 @@ def _conv_transpose(
     )
     if any(beyond):
         out = pad(out, (0, beyond[1], 0, beyond[0]))
-    if nd == 1:
-        out = _ops.squeeze(out, axis=2)
-    if bias is not None:
-        out = out + _ops.reshape(bias, (group_out * groups,) + (1,) * nd)
-    return _ops.squeeze(out, axis=0) if unbatched else out
+    return _conv_result(out, nd, bias, group_out * groups, unbatched)
 
 
 def conv_transpose1d(

@@ -56,6 +56,30 @@ class _PlainLoss(_Loss):
         return type(self)._function(input, target, reduction=self.reduction)
 
 
+class _KeywordLoss(_Loss):
+    """``_function(input, target, reduction=..., name=value)`` for each setting in ``_settings``."""
+
+    _function: ClassVar[Callable[..., Tensor]]
+    _settings: ClassVar[tuple[str, ...]]
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        settings = {name: getattr(self, name) for name in self._settings}
+        return type(self)._function(input, target, reduction=self.reduction, **settings)
+
+
+class _WeightedLoss(_Loss):
+    """A loss keeping ``weight`` as a buffer: ``_function(input, target, weight, reduction=)``."""
+
+    _function: ClassVar[Callable[..., Tensor]]
+
+    def __init__(self, weight: Tensor | None = None, reduction: str = "mean") -> None:
+        super().__init__(reduction)
+        self.register_buffer("weight", weight)
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return type(self)._function(input, target, self.weight, reduction=self.reduction)
+
+
 class MSELoss(_PlainLoss):
     """Mean squared error (:func:`~plugrad.nn.functional.mse_loss`).
 
@@ -85,7 +109,7 @@ class L1Loss(_PlainLoss):
     _function = F.l1_loss
 
 
-class SmoothL1Loss(_Loss):
+class SmoothL1Loss(_KeywordLoss):
     """Squared below ``beta``, absolute above (:func:`~plugrad.nn.functional.smooth_l1_loss`).
 
     Examples
@@ -96,15 +120,15 @@ class SmoothL1Loss(_Loss):
     tensor(1.1250)
     """
 
+    _function = F.smooth_l1_loss
+    _settings = ("beta",)
+
     def __init__(self, reduction: str = "mean", beta: float = 1.0) -> None:
         super().__init__(reduction)
         self.beta = beta
 
-    def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
 
-
-class BCELoss(_Loss):
+class BCELoss(_WeightedLoss):
     """Binary cross-entropy of probabilities (:func:`~plugrad.nn.functional.binary_cross_entropy`).
 
     ``weight`` (broadcast against the input) is kept as a buffer.
@@ -116,15 +140,10 @@ class BCELoss(_Loss):
     tensor(0.3993)
     """
 
-    def __init__(self, weight: Tensor | None = None, reduction: str = "mean") -> None:
-        super().__init__(reduction)
-        self.register_buffer("weight", weight)
-
-    def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.binary_cross_entropy(input, target, self.weight, reduction=self.reduction)
+    _function = F.binary_cross_entropy
 
 
-class CrossEntropyLoss(_Loss):
+class CrossEntropyLoss(_WeightedLoss):
     """Cross-entropy from logits (:func:`~plugrad.nn.functional.cross_entropy`).
 
     ``weight`` (one per class) is kept as a buffer, so it moves with :meth:`to`.
@@ -144,8 +163,7 @@ class CrossEntropyLoss(_Loss):
         reduction: str = "mean",
         label_smoothing: float = 0.0,
     ) -> None:
-        super().__init__(reduction)
-        self.register_buffer("weight", weight)
+        super().__init__(weight, reduction)
         self.ignore_index = ignore_index
         self.label_smoothing = label_smoothing
 
@@ -160,7 +178,7 @@ class CrossEntropyLoss(_Loss):
         )
 
 
-class NLLLoss(_Loss):
+class NLLLoss(_WeightedLoss):
     """Negative log-likelihood of log-probabilities (:func:`~plugrad.nn.functional.nll_loss`).
 
     Examples
@@ -173,8 +191,7 @@ class NLLLoss(_Loss):
     def __init__(
         self, weight: Tensor | None = None, ignore_index: int = -100, reduction: str = "mean"
     ) -> None:
-        super().__init__(reduction)
-        self.register_buffer("weight", weight)
+        super().__init__(weight, reduction)
         self.ignore_index = ignore_index
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
@@ -183,7 +200,7 @@ class NLLLoss(_Loss):
         )
 
 
-class BCEWithLogitsLoss(_Loss):
+class BCEWithLogitsLoss(_WeightedLoss):
     """Binary cross-entropy from logits (``binary_cross_entropy_with_logits`` in functional).
 
     ``weight`` and ``pos_weight`` are kept as buffers.
@@ -202,8 +219,7 @@ class BCEWithLogitsLoss(_Loss):
         reduction: str = "mean",
         pos_weight: Tensor | None = None,
     ) -> None:
-        super().__init__(reduction)
-        self.register_buffer("weight", weight)
+        super().__init__(weight, reduction)
         self.register_buffer("pos_weight", pos_weight)
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
@@ -212,7 +228,7 @@ class BCEWithLogitsLoss(_Loss):
         )
 
 
-class HuberLoss(_Loss):
+class HuberLoss(_KeywordLoss):
     """Squared below ``delta``, ``delta``-scaled absolute above
     (:func:`~plugrad.nn.functional.huber_loss`).
 
@@ -224,15 +240,15 @@ class HuberLoss(_Loss):
     tensor(2.2500)
     """
 
+    _function = F.huber_loss
+    _settings = ("delta",)
+
     def __init__(self, reduction: str = "mean", delta: float = 1.0) -> None:
         super().__init__(reduction)
         self.delta = delta
 
-    def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
 
-
-class KLDivLoss(_Loss):
+class KLDivLoss(_KeywordLoss):
     """Kullback-Leibler divergence from log-probabilities (:func:`~plugrad.nn.functional.kl_div`).
 
     ``reduction`` may also be ``"batchmean"``, the mathematical KL divergence
@@ -247,14 +263,13 @@ class KLDivLoss(_Loss):
     tensor(0.)
     """
 
+    _function = F.kl_div
+    _settings = ("log_target",)
     _reductions = ("mean", "sum", "none", "batchmean")
 
     def __init__(self, reduction: str = "mean", log_target: bool = False) -> None:
         super().__init__(reduction)
         self.log_target = log_target
-
-    def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
 
 
 class _MarginLoss(_Loss):
@@ -267,7 +282,16 @@ class _MarginLoss(_Loss):
         self.margin = margin
 
 
-class MarginRankingLoss(_MarginLoss):
+class _PairMarginLoss(_MarginLoss):
+    """A margin loss of two inputs and a target: ``_function(input1, input2, target, ...)``."""
+
+    def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
+        return type(self)._function(
+            input1, input2, target, margin=self.margin, reduction=self.reduction
+        )
+
+
+class MarginRankingLoss(_PairMarginLoss):
     """Ranking hinge ``max(0, -target * (input1 - input2) + margin)``
     (:func:`~plugrad.nn.functional.margin_ranking_loss`).
 
@@ -279,10 +303,7 @@ class MarginRankingLoss(_MarginLoss):
     tensor(0.3000)
     """
 
-    def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
-        return F.margin_ranking_loss(
-            input1, input2, target, margin=self.margin, reduction=self.reduction
-        )
+    _function = F.margin_ranking_loss
 
 
 class HingeEmbeddingLoss(_MarginLoss):
@@ -303,7 +324,7 @@ class HingeEmbeddingLoss(_MarginLoss):
         return F.hinge_embedding_loss(input, target, margin=self.margin, reduction=self.reduction)
 
 
-class CosineEmbeddingLoss(_MarginLoss):
+class CosineEmbeddingLoss(_PairMarginLoss):
     """``1 - cos`` for alike pairs, ``max(0, cos - margin)`` for others
     (:func:`~plugrad.nn.functional.cosine_embedding_loss`).
 
@@ -315,10 +336,7 @@ class CosineEmbeddingLoss(_MarginLoss):
     tensor(1.)
     """
 
-    def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
-        return F.cosine_embedding_loss(
-            input1, input2, target, margin=self.margin, reduction=self.reduction
-        )
+    _function = F.cosine_embedding_loss
 
 
 class SoftMarginLoss(_PlainLoss):
@@ -428,7 +446,7 @@ class GaussianNLLLoss(_Loss):
         )
 
 
-class MultiLabelSoftMarginLoss(_Loss):
+class MultiLabelSoftMarginLoss(_WeightedLoss):
     """Binary cross-entropy from logits per label, averaged over the labels
     (:func:`~plugrad.nn.functional.multilabel_soft_margin_loss`).
 
@@ -442,12 +460,7 @@ class MultiLabelSoftMarginLoss(_Loss):
     tensor(0.6931)
     """
 
-    def __init__(self, weight: Tensor | None = None, reduction: str = "mean") -> None:
-        super().__init__(reduction)
-        self.register_buffer("weight", weight)
-
-    def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.multilabel_soft_margin_loss(input, target, self.weight, reduction=self.reduction)
+    _function = F.multilabel_soft_margin_loss
 
 
 class MultiMarginLoss(_Loss):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from .. import dtypes as _dtypes
@@ -36,7 +36,22 @@ __all__ = [
 ]
 
 
-class LayerNorm(Module):
+def _as_shape(normalized_shape: int | Sequence[int]) -> tuple[int, ...]:
+    return (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+
+
+class _NormBase(Module):
+    """A normalization whose affine ``weight`` starts as ones and ``bias`` as zeros."""
+
+    def reset_parameters(self) -> None:
+        """Set the weight to ones and the bias to zeros."""
+        if self.weight is not None:
+            init.ones_(self.weight)
+        if self.bias is not None:
+            init.zeros_(self.bias)
+
+
+class LayerNorm(_NormBase):
     """Normalize over the trailing ``normalized_shape`` axes (see ``functional.layer_norm``).
 
     With ``elementwise_affine`` a weight (ones) and, with ``bias``, a bias
@@ -63,22 +78,12 @@ class LayerNorm(Module):
         **placement: Unpack[ParameterPlacement],
     ) -> None:
         super().__init__()
-        shape = (
-            (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
-        )
-        self.normalized_shape = shape
+        self.normalized_shape = shape = _as_shape(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
         affine_shape = shape if elementwise_affine else None
         add_weight_and_bias(self, affine_shape, affine_shape if bias else None, **placement)
         self.reset_parameters()
-
-    def reset_parameters(self) -> None:
-        """Set the weight to ones and the bias to zeros."""
-        if self.weight is not None:
-            init.ones_(self.weight)
-        if self.bias is not None:
-            init.zeros_(self.bias)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -90,7 +95,7 @@ class LayerNorm(Module):
         )
 
 
-class _BatchNorm(Module):
+class _BatchNorm(_NormBase):
     """Batch normalization over axis 1 (see ``functional.batch_norm``), with running statistics.
 
     In training mode each batch is normalized with its own statistics and
@@ -149,10 +154,7 @@ class _BatchNorm(Module):
     def reset_parameters(self) -> None:
         """Reset the running statistics; set the weight to ones and the bias to zeros."""
         self.reset_running_stats()
-        if self.weight is not None:
-            init.ones_(self.weight)
-        if self.bias is not None:
-            init.zeros_(self.bias)
+        super().reset_parameters()
 
     def forward(self, input: Tensor) -> Tensor:
         if input.ndim not in self._input_ndims:
@@ -166,8 +168,12 @@ class _BatchNorm(Module):
                 self.num_batches_tracked.add_(1)
             if self.momentum is None:  # the plain average of every batch so far
                 momentum = 1.0 / int(self.num_batches_tracked)
+        return self._normalize(F.batch_norm, input, momentum)
+
+    def _normalize(self, function: Callable[..., Tensor], input: Tensor, momentum: float) -> Tensor:
+        """``function`` (``F.batch_norm`` or ``F.instance_norm``) with the layer's state."""
         use_batch = self.training or not self.track_running_stats
-        return F.batch_norm(
+        return function(
             input,
             self.running_mean,
             self.running_var,
@@ -217,7 +223,7 @@ class BatchNorm2d(_BatchNorm):
     _input_ndims = (4,)
 
 
-class GroupNorm(Module):
+class GroupNorm(_NormBase):
     """Normalize over groups of channels (see ``functional.group_norm``).
 
     ``num_channels`` must be divisible by ``num_groups``. With ``affine`` a
@@ -257,13 +263,6 @@ class GroupNorm(Module):
         shape = (num_channels,) if affine else None
         add_weight_and_bias(self, shape, shape if bias else None, **placement)
         self.reset_parameters()
-
-    def reset_parameters(self) -> None:
-        """Set the weight to ones and the bias to zeros."""
-        if self.weight is not None:
-            init.ones_(self.weight)
-        if self.bias is not None:
-            init.zeros_(self.bias)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
@@ -315,15 +314,10 @@ class _InstanceNorm(_BatchNorm):
                 f"{input.shape}"
             )
         unbatched = input.ndim == unbatched_ndim
-        out = F.instance_norm(
+        out = self._normalize(
+            F.instance_norm,
             input.unsqueeze(0) if unbatched else input,
-            self.running_mean,
-            self.running_var,
-            self.weight,
-            self.bias,
-            self.training or not self.track_running_stats,
             0.0 if self.momentum is None else self.momentum,
-            self.eps,
         )
         return out.squeeze(0) if unbatched else out
 
@@ -387,10 +381,7 @@ class RMSNorm(Module):
         **placement: Unpack[ParameterPlacement],
     ) -> None:
         super().__init__()
-        shape = (
-            (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
-        )
-        self.normalized_shape = shape
+        self.normalized_shape = shape = _as_shape(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
         check_placement(self, placement)

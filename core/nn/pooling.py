@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 from ..tensor import Tensor
 from . import functional as F
@@ -19,23 +20,109 @@ __all__ = [
     "MaxPool2d",
 ]
 
-IntPair = int | tuple[int, int]
+IntTuple = int | tuple[int, ...]
 
 
-class _Pool2d(Module):
-    """What a maximum or mean pooling layer keeps: its window's size, stride and padding."""
+def _single(value: int | tuple[int]) -> tuple[int]:
+    return (value,) if isinstance(value, int) else tuple(value)  # type: ignore[return-value]
+
+
+class _PoolNd(Module):
+    """What a maximum or mean pooling layer keeps: its window's size, stride and padding.
+
+    ``_geometry`` turns each as given into what the layer keeps (``AvgPool1d``
+    keeps 1-tuples, as PyTorch's does).
+    """
 
     def __init__(self, kernel_size: Any, stride: Any, padding: Any) -> None:
         super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = kernel_size if stride is None else stride
-        self.padding = padding
+        self.kernel_size = self._geometry(kernel_size)
+        self.stride = self._geometry(kernel_size if stride is None else stride)
+        self.padding = self._geometry(padding)
+
+    def _geometry(self, value: Any) -> Any:
+        return value
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
-class MaxPool2d(_Pool2d):
+class _MaxPoolNd(_PoolNd):
+    """A maximum pooling: ``_max_pool`` (``F.max_pool1d`` or ``2d``) with the layer's geometry."""
+
+    _max_pool: ClassVar[Callable[..., Any]]
+
+    def __init__(
+        self,
+        kernel_size: IntTuple,
+        stride: IntTuple | None = None,
+        padding: IntTuple = 0,
+        dilation: IntTuple = 1,
+        return_indices: bool = False,
+        ceil_mode: bool = False,
+    ) -> None:
+        super().__init__(kernel_size, stride, padding)
+        self.dilation = dilation
+        self.return_indices = return_indices
+        self.ceil_mode = ceil_mode
+
+    def forward(self, input: Tensor) -> Any:
+        return type(self)._max_pool(
+            input,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.dilation,
+            ceil_mode=self.ceil_mode,
+            return_indices=self.return_indices,
+        )
+
+    def extra_repr(self) -> str:
+        return f"{super().extra_repr()}, dilation={self.dilation}, ceil_mode={self.ceil_mode}"
+
+
+class _AvgPoolNd(_PoolNd):
+    """A mean pooling: its geometry, ``ceil_mode`` and ``count_include_pad``."""
+
+    def __init__(
+        self,
+        kernel_size: IntTuple,
+        stride: IntTuple | None = None,
+        padding: IntTuple = 0,
+        ceil_mode: bool = False,
+        count_include_pad: bool = True,
+    ) -> None:
+        super().__init__(kernel_size, stride, padding)
+        self.ceil_mode = ceil_mode
+        self.count_include_pad = count_include_pad
+
+
+class _AdaptivePoolNd(Module):
+    """An adaptive pooling: ``_pool`` (an ``F.adaptive_*_pool``) giving ``output_size``."""
+
+    _pool: ClassVar[Callable[..., Any]]
+
+    def __init__(self, output_size: Any) -> None:
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, input: Tensor) -> Any:
+        return type(self)._pool(input, self.output_size)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class _AdaptiveMaxPoolNd(_AdaptivePoolNd):
+    def __init__(self, output_size: Any, return_indices: bool = False) -> None:
+        super().__init__(output_size)
+        self.return_indices = return_indices
+
+    def forward(self, input: Tensor) -> Any:
+        return type(self)._pool(input, self.output_size, self.return_indices)
+
+
+class MaxPool2d(_MaxPoolNd):
     """Apply :func:`plugrad.nn.functional.max_pool2d` with the given geometry.
 
     ``stride`` defaults to ``kernel_size``.
@@ -50,36 +137,10 @@ class MaxPool2d(_Pool2d):
     (1, 3, 4, 4)
     """
 
-    def __init__(
-        self,
-        kernel_size: IntPair,
-        stride: IntPair | None = None,
-        padding: IntPair = 0,
-        dilation: IntPair = 1,
-        return_indices: bool = False,
-        ceil_mode: bool = False,
-    ) -> None:
-        super().__init__(kernel_size, stride, padding)
-        self.dilation = dilation
-        self.return_indices = return_indices
-        self.ceil_mode = ceil_mode
-
-    def forward(self, input: Tensor) -> Any:
-        return F.max_pool2d(
-            input,
-            self.kernel_size,
-            self.stride,
-            self.padding,
-            self.dilation,
-            ceil_mode=self.ceil_mode,
-            return_indices=self.return_indices,
-        )
-
-    def extra_repr(self) -> str:
-        return f"{super().extra_repr()}, dilation={self.dilation}, ceil_mode={self.ceil_mode}"
+    _max_pool = F.max_pool2d
 
 
-class AvgPool2d(_Pool2d):
+class AvgPool2d(_AvgPoolNd):
     """Apply :func:`plugrad.nn.functional.avg_pool2d` with the given geometry.
 
     ``stride`` defaults to ``kernel_size``.
@@ -96,31 +157,24 @@ class AvgPool2d(_Pool2d):
 
     def __init__(
         self,
-        kernel_size: IntPair,
-        stride: IntPair | None = None,
-        padding: IntPair = 0,
+        kernel_size: IntTuple,
+        stride: IntTuple | None = None,
+        padding: IntTuple = 0,
         ceil_mode: bool = False,
         count_include_pad: bool = True,
         divisor_override: int | None = None,
     ) -> None:
-        super().__init__(kernel_size, stride, padding)
-        self.ceil_mode = ceil_mode
-        self.count_include_pad = count_include_pad
+        super().__init__(kernel_size, stride, padding, ceil_mode, count_include_pad)
         self.divisor_override = divisor_override
 
     def forward(self, input: Tensor) -> Tensor:
         return F.avg_pool2d(
-            input,
-            self.kernel_size,
-            self.stride,
-            self.padding,
-            self.ceil_mode,
-            self.count_include_pad,
-            self.divisor_override,
-        )
+            input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+            self.count_include_pad, self.divisor_override,
+        )  # fmt: skip
 
 
-class AdaptiveAvgPool2d(Module):
+class AdaptiveAvgPool2d(_AdaptivePoolNd):
     """Apply :func:`plugrad.nn.functional.adaptive_avg_pool2d` to give ``output_size``.
 
     Examples
@@ -133,18 +187,10 @@ class AdaptiveAvgPool2d(Module):
     (2, 3, 1, 1)
     """
 
-    def __init__(self, output_size: int | tuple[int | None, int | None]) -> None:
-        super().__init__()
-        self.output_size = output_size
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.adaptive_avg_pool2d(input, self.output_size)
-
-    def extra_repr(self) -> str:
-        return f"output_size={self.output_size}"
+    _pool = F.adaptive_avg_pool2d
 
 
-class MaxPool1d(_Pool2d):
+class MaxPool1d(_MaxPoolNd):
     """Apply :func:`plugrad.nn.functional.max_pool1d` with the given geometry.
 
     ``stride`` defaults to ``kernel_size``.
@@ -159,40 +205,10 @@ class MaxPool1d(_Pool2d):
     (1, 3, 4)
     """
 
-    def __init__(
-        self,
-        kernel_size: int | tuple[int],
-        stride: int | tuple[int] | None = None,
-        padding: int | tuple[int] = 0,
-        dilation: int | tuple[int] = 1,
-        return_indices: bool = False,
-        ceil_mode: bool = False,
-    ) -> None:
-        super().__init__(kernel_size, stride, padding)
-        self.dilation = dilation
-        self.return_indices = return_indices
-        self.ceil_mode = ceil_mode
-
-    def forward(self, input: Tensor) -> Any:
-        return F.max_pool1d(
-            input,
-            self.kernel_size,
-            self.stride,
-            self.padding,
-            self.dilation,
-            ceil_mode=self.ceil_mode,
-            return_indices=self.return_indices,
-        )
-
-    def extra_repr(self) -> str:
-        return f"{super().extra_repr()}, dilation={self.dilation}, ceil_mode={self.ceil_mode}"
+    _max_pool = F.max_pool1d
 
 
-def _single(value: int | tuple[int]) -> tuple[int]:
-    return (value,) if isinstance(value, int) else tuple(value)  # type: ignore[return-value]
-
-
-class AvgPool1d(Module):
+class AvgPool1d(_AvgPoolNd):
     """Apply :func:`plugrad.nn.functional.avg_pool1d` with the given geometry.
 
     ``stride`` defaults to ``kernel_size``; as in PyTorch, the geometry is kept
@@ -208,20 +224,8 @@ class AvgPool1d(Module):
     (1, 3, 4)
     """
 
-    def __init__(
-        self,
-        kernel_size: int | tuple[int],
-        stride: int | tuple[int] | None = None,
-        padding: int | tuple[int] = 0,
-        ceil_mode: bool = False,
-        count_include_pad: bool = True,
-    ) -> None:
-        super().__init__()
-        self.kernel_size = _single(kernel_size)
-        self.stride = _single(kernel_size if stride is None else stride)
-        self.padding = _single(padding)
-        self.ceil_mode = ceil_mode
-        self.count_include_pad = count_include_pad
+    def _geometry(self, value: int | tuple[int]) -> tuple[int]:
+        return _single(value)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.avg_pool1d(
@@ -229,11 +233,8 @@ class AvgPool1d(Module):
             self.count_include_pad,
         )  # fmt: skip
 
-    def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
-
-class AdaptiveAvgPool1d(Module):
+class AdaptiveAvgPool1d(_AdaptivePoolNd):
     """Apply :func:`plugrad.nn.functional.adaptive_avg_pool1d` to give ``output_size``.
 
     Examples
@@ -246,18 +247,10 @@ class AdaptiveAvgPool1d(Module):
     (2, 3, 4)
     """
 
-    def __init__(self, output_size: int | tuple[int]) -> None:
-        super().__init__()
-        self.output_size = output_size
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.adaptive_avg_pool1d(input, self.output_size)
-
-    def extra_repr(self) -> str:
-        return f"output_size={self.output_size}"
+    _pool = F.adaptive_avg_pool1d
 
 
-class AdaptiveMaxPool1d(Module):
+class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
     """Apply :func:`plugrad.nn.functional.adaptive_max_pool1d` to give ``output_size``.
 
     With ``return_indices`` the layer also returns the position of each maximum.
@@ -272,19 +265,10 @@ class AdaptiveMaxPool1d(Module):
     (2, 3, 4)
     """
 
-    def __init__(self, output_size: int | tuple[int], return_indices: bool = False) -> None:
-        super().__init__()
-        self.output_size = output_size
-        self.return_indices = return_indices
-
-    def forward(self, input: Tensor) -> Any:
-        return F.adaptive_max_pool1d(input, self.output_size, self.return_indices)
-
-    def extra_repr(self) -> str:
-        return f"output_size={self.output_size}"
+    _pool = F.adaptive_max_pool1d
 
 
-class AdaptiveMaxPool2d(Module):
+class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
     """Apply :func:`plugrad.nn.functional.adaptive_max_pool2d` to give ``output_size``.
 
     With ``return_indices`` the layer also returns the flat index of each maximum.
@@ -299,15 +283,4 @@ class AdaptiveMaxPool2d(Module):
     (2, 3, 1, 1)
     """
 
-    def __init__(
-        self, output_size: int | tuple[int | None, int | None], return_indices: bool = False
-    ) -> None:
-        super().__init__()
-        self.output_size = output_size
-        self.return_indices = return_indices
-
-    def forward(self, input: Tensor) -> Any:
-        return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)
-
-    def extra_repr(self) -> str:
-        return f"output_size={self.output_size}"
+    _pool = F.adaptive_max_pool2d

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import ops as _ops
@@ -24,6 +24,7 @@ from ..errors import DtypeError, InvalidArgumentError, ShapeError
 from ..tensor import Tensor
 from . import functional as F
 from . import init
+from .functional import _positive_int
 from .module import Module, ParameterPlacement, check_placement, with_placement
 from .parameter import Parameter
 
@@ -41,16 +42,22 @@ _NONLINEARITIES = {"tanh": "RNN_TANH", "relu": "RNN_RELU"}
 # -- checks -------------------------------------------------------------------------------
 
 
-def _check_size(layer: str, name: str, value: Any) -> None:
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise TypeError(f"{layer}: {name} must be an int, got {type(value).__name__}")
-    if value <= 0:
-        raise InvalidArgumentError(f"{layer}: {name} must be greater than zero, got {value}")
-
-
 def _check_flag(layer: str, name: str, value: Any) -> None:
     if not isinstance(value, bool):
         raise TypeError(f"{layer}: {name} must be a bool, got {type(value).__name__}")
+
+
+def _check_arguments(
+    module: Module, placement: Any, sizes: dict[str, Any], flags: dict[str, Any]
+) -> None:
+    """Check a constructor's ``placement`` keywords, ``sizes`` (positive ints) and ``flags``
+    (bools), in this order."""
+    layer = type(module).__name__
+    check_placement(module, placement)
+    for name, value in sizes.items():
+        _positive_int(layer, name, value)
+    for name, flag in flags.items():
+        _check_flag(layer, name, flag)
 
 
 def _nonlinearity_mode(layer: str, nonlinearity: Any) -> str:
@@ -106,10 +113,45 @@ def _check_state(
     return state
 
 
+def _initial_states(
+    layer: str,
+    input: Tensor,
+    states: tuple[Any, ...],
+    names: Sequence[str],
+    shapes: Sequence[tuple[int, ...]],
+    batched: bool,
+    axis: int,
+) -> list[Tensor]:
+    """``states`` checked, each against its ``shapes`` entry without the batch ``axis`` if the
+    input had none, and given that axis; zeros of ``shapes`` for those that are None."""
+    prepared = []
+    for name, state, shape in zip(names, states, shapes):
+        if state is None:
+            prepared.append(zeros(shape, dtype=input.dtype, device=input.device))
+            continue
+        expected = shape if batched else shape[:axis] + shape[axis + 1 :]
+        state = _check_state(layer, name, state, expected, input)
+        prepared.append(state if batched else state.unsqueeze(axis))
+    return prepared
+
+
 def _state_pair(layer: str, hx: Any) -> tuple[Any, Any]:
     if not isinstance(hx, tuple | list) or len(hx) != 2:
         raise TypeError(f"{layer}: hx must be a pair (h_0, c_0) of Tensors, got {hx!r:.80}")
     return hx[0], hx[1]
+
+
+def _refuse_projection(layer: str, placement: Any) -> None:
+    """Refuse a ``proj_size`` given to RNN or GRU (it reaches their ``**placement``)."""
+    if "proj_size" in placement:
+        raise InvalidArgumentError(f"{layer}: proj_size is only supported by LSTM, not {layer}")
+
+
+def _reset_uniform(module: Module, hidden_size: int) -> None:
+    """Every parameter of ``module`` from ``U(-1/sqrt(hidden_size), 1/sqrt(hidden_size))``."""
+    bound = 1.0 / math.sqrt(hidden_size)
+    for parameter in module.parameters():
+        init.uniform_(parameter, -bound, bound)
 
 
 def _add_parameter(module: Module, name: str, shape: tuple[int, ...], placement: Any) -> None:
@@ -197,19 +239,9 @@ class RNNBase(Module):
             raise InvalidArgumentError(
                 f"RNNBase: unknown mode {mode!r}; known: {', '.join(_GATES)}"
             )
-        check_placement(self, placement)
-        for name, value in (
-            ("input_size", input_size),
-            ("hidden_size", hidden_size),
-            ("num_layers", num_layers),
-        ):
-            _check_size(layer, name, value)
-        for name, flag in (
-            ("bias", bias),
-            ("batch_first", batch_first),
-            ("bidirectional", bidirectional),
-        ):
-            _check_flag(layer, name, flag)
+        sizes = {"input_size": input_size, "hidden_size": hidden_size, "num_layers": num_layers}
+        flags = {"bias": bias, "batch_first": batch_first, "bidirectional": bidirectional}
+        _check_arguments(self, placement, sizes, flags)
         if (
             not isinstance(dropout, int | float)
             or isinstance(dropout, bool)
@@ -281,9 +313,7 @@ class RNNBase(Module):
     def reset_parameters(self) -> None:
         """Draw new initial values: every parameter from ``U(-1/sqrt(hidden_size),
         1/sqrt(hidden_size))``, as PyTorch does."""
-        bound = 1.0 / math.sqrt(self.hidden_size)
-        for parameter in self.parameters():
-            init.uniform_(parameter, -bound, bound)
+        _reset_uniform(self, self.hidden_size)
 
     def _weights(
         self, index: int
@@ -310,17 +340,10 @@ class RNNBase(Module):
         if steps == 0:
             raise ShapeError(f"{layer}: expected a sequence of at least one step, got none")
         depth = self.num_layers * (2 if self.bidirectional else 1)
-        sizes = [self.proj_size or self.hidden_size, self.hidden_size][: len(states)]
-        names = ["h_0", "c_0"] if len(states) == 2 else ["h_0"]
-        prepared = []
-        for name, state, size in zip(names, states, sizes):
-            if state is None:
-                prepared.append(zeros((depth, batch, size), dtype=input.dtype, device=input.device))
-                continue
-            shape = (depth, batch, size) if batched else (depth, size)
-            state = _check_state(layer, name, state, shape, input)
-            prepared.append(state if batched else state.unsqueeze(1))
-        return input, prepared, batched
+        sizes = [self.proj_size or self.hidden_size, self.hidden_size]
+        shapes = [(depth, batch, size) for size in sizes]
+        names = ["h_0", "c_0"]
+        return input, _initial_states(layer, input, states, names, shapes, batched, 1), batched
 
     def _scan(
         self, input: Tensor, index: int, h: Tensor, c: Tensor | None, reverse: bool
@@ -410,11 +433,8 @@ class RNN(RNNBase):
         Probability of zeroing each output of a layer before the next one (training only).
     bidirectional : bool
         Whether each layer also reads the sequence backwards.
-    device : str or Device, optional
-    dtype : plugrad dtype, optional
-        Of the parameters (float32 by default).
-    backend : str, optional
-        A backend name (its current device).
+    device, dtype, backend : optional
+        As for :class:`~plugrad.nn.Linear`.
 
     Notes
     -----
@@ -466,8 +486,7 @@ class RNN(RNNBase):
         bidirectional: bool = False,
         **placement: Unpack[ParameterPlacement],
     ) -> None:
-        if "proj_size" in placement:
-            raise InvalidArgumentError("RNN: proj_size is only supported by LSTM, not RNN")
+        _refuse_projection("RNN", placement)
         mode = _nonlinearity_mode("RNN", nonlinearity)
         super().__init__(
             mode, input_size, hidden_size, num_layers, bias, batch_first, dropout,
@@ -596,8 +615,7 @@ class GRU(RNNBase):
         bidirectional: bool = False,
         **placement: Unpack[ParameterPlacement],
     ) -> None:
-        if "proj_size" in placement:
-            raise InvalidArgumentError("GRU: proj_size is only supported by LSTM, not GRU")
+        _refuse_projection("GRU", placement)
         super().__init__(
             "GRU", input_size, hidden_size, num_layers, bias, batch_first, dropout,
             bidirectional, **placement,
@@ -626,11 +644,8 @@ class RNNCellBase(Module):
         **placement: Unpack[ParameterPlacement],
     ) -> None:
         super().__init__()
-        layer = type(self).__name__
-        check_placement(self, placement)
-        _check_size(layer, "input_size", input_size)
-        _check_size(layer, "hidden_size", hidden_size)
-        _check_flag(layer, "bias", bias)
+        sizes = {"input_size": input_size, "hidden_size": hidden_size}
+        _check_arguments(self, placement, sizes, {"bias": bias})
         self.input_size = input_size
         self.hidden_size = hidden_size
         self.bias = bias
@@ -647,9 +662,7 @@ class RNNCellBase(Module):
     def reset_parameters(self) -> None:
         """Draw new initial values: every parameter from ``U(-1/sqrt(hidden_size),
         1/sqrt(hidden_size))``, as PyTorch does."""
-        bound = 1.0 / math.sqrt(self.hidden_size)
-        for parameter in self.parameters():
-            init.uniform_(parameter, -bound, bound)
+        _reset_uniform(self, self.hidden_size)
 
     def _prepare(self, input: Any, states: tuple[Any, ...]) -> tuple[Tensor, list[Tensor], bool]:
         """Check the call; return the input and states with a batch axis, and whether the
@@ -658,16 +671,9 @@ class RNNCellBase(Module):
         _check_input(layer, input, self.weight_ih, self.input_size, (1, 2))
         batched = input.ndim == 2
         input = input if batched else input.unsqueeze(0)
-        shape = (input.shape[0], self.hidden_size)
+        shapes = [(input.shape[0], self.hidden_size)] * 2
         names = ["h_0", "c_0"] if len(states) == 2 else ["hx"]
-        prepared = []
-        for name, state in zip(names, states):
-            if state is None:
-                prepared.append(zeros(shape, dtype=input.dtype, device=input.device))
-                continue
-            state = _check_state(layer, name, state, shape if batched else shape[1:], input)
-            prepared.append(state if batched else state.unsqueeze(0))
-        return input, prepared, batched
+        return input, _initial_states(layer, input, states, names, shapes, batched, 0), batched
 
     def _input_gates(self, input: Tensor) -> Tensor:
         gi = _ops.linear(input, self.weight_ih)
@@ -749,11 +755,8 @@ class LSTMCell(RNNCellBase):
 
     Parameters
     ----------
-    input_size, hidden_size : int
-    bias : bool
-        Whether to learn ``bias_ih`` and ``bias_hh`` ``(4 * hidden_size,)``.
-    device, dtype, backend : optional
-        As for :class:`~plugrad.nn.Linear`.
+    input_size, hidden_size, bias, device, dtype, backend
+        As for :class:`RNNCell`; ``bias_ih`` and ``bias_hh`` are ``(4 * hidden_size,)``.
 
     Notes
     -----
@@ -775,16 +778,6 @@ class LSTMCell(RNNCellBase):
     """
 
     _gates = 4
-
-    @with_placement
-    def __init__(
-        self,
-        input_size: int,
-        hidden_size: int,
-        bias: bool = True,
-        **placement: Unpack[ParameterPlacement],
-    ) -> None:
-        super().__init__(input_size, hidden_size, bias, **placement)
 
     def forward(
         self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None
@@ -808,11 +801,8 @@ class GRUCell(RNNCellBase):
 
     Parameters
     ----------
-    input_size, hidden_size : int
-    bias : bool
-        Whether to learn ``bias_ih`` and ``bias_hh`` ``(3 * hidden_size,)``.
-    device, dtype, backend : optional
-        As for :class:`~plugrad.nn.Linear`.
+    input_size, hidden_size, bias, device, dtype, backend
+        As for :class:`RNNCell`; ``bias_ih`` and ``bias_hh`` are ``(3 * hidden_size,)``.
 
     Notes
     -----
@@ -831,16 +821,6 @@ class GRUCell(RNNCellBase):
     """
 
     _gates = 3
-
-    @with_placement
-    def __init__(
-        self,
-        input_size: int,
-        hidden_size: int,
-        bias: bool = True,
-        **placement: Unpack[ParameterPlacement],
-    ) -> None:
-        super().__init__(input_size, hidden_size, bias, **placement)
 
     def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
         input, (h,), batched = self._prepare(input, (hx,))

@@ -32,6 +32,7 @@ from .activation import GELU, ReLU
 from .attention import MultiheadAttention
 from .container import ModuleList
 from .dropout import Dropout
+from .functional import _positive_int
 from .linear import Linear
 from .module import Module, ParameterPlacement, check_placement, with_placement
 from .normalization import LayerNorm
@@ -81,10 +82,7 @@ def _check_sizes(layer: str, d_model: Any, nhead: Any, dim_feedforward: Any) -> 
         ("nhead", nhead),
         ("dim_feedforward", dim_feedforward),
     ):
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise TypeError(f"{layer}: {name} must be an int, got {type(value).__name__}")
-        if value <= 0:
-            raise InvalidArgumentError(f"{layer}: {name} must be greater than zero, got {value}")
+        _positive_int(layer, name, value)
     if d_model % nhead:
         raise InvalidArgumentError(
             f"{layer}: d_model must be divisible by nhead, got d_model={d_model} and nhead={nhead}"
@@ -99,7 +97,92 @@ def _clones(layer: Module, count: Any, owner: str) -> ModuleList:
     return ModuleList([copy.deepcopy(layer) for _ in range(count)])
 
 
-class TransformerEncoderLayer(Module):
+class _TransformerLayer(Module):
+    """What :class:`TransformerEncoderLayer` and :class:`TransformerDecoderLayer` share:
+    PyTorch's constructor and submodules, and the residual blocks.
+
+    The layer is a chain of residual blocks: one for each attention named in
+    ``_attentions``, then the feed-forward network ``linear2(dropout(activation(linear1(x))))``.
+    Block ``k`` (from 1) has the norm ``norm<k>`` and the dropout ``dropout<k>`` on its output.
+    """
+
+    #: The attention submodules, in the order of their blocks (and of the state dict).
+    _attentions: tuple[str, ...] = ("self_attn",)
+    #: Whether the layer records ``activation_relu_or_gelu`` (PyTorch's encoder layer does).
+    _records_activation = False
+
+    @with_placement
+    def __init__(
+        self,
+        d_model: int,
+        nhead: int,
+        dim_feedforward: int = 2048,
+        dropout: float = 0.1,
+        activation: Activation = F.relu,
+        layer_norm_eps: float = 1e-5,
+        batch_first: bool = False,
+        norm_first: bool = False,
+        bias: bool = True,
+        **placement: Unpack[ParameterPlacement],
+    ) -> None:
+        super().__init__()
+        layer = type(self).__name__
+        check_placement(self, placement)
+        _check_sizes(layer, d_model, nhead, dim_feedforward)
+        function = _activation(layer, activation)
+        for name in self._attentions:
+            attention = MultiheadAttention(
+                d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, **placement
+            )
+            setattr(self, name, attention)
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **placement)
+        self.dropout = Dropout(dropout)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **placement)
+        self.norm_first = norm_first
+        blocks = range(1, len(self._attentions) + 2)
+        for k in blocks:
+            norm = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **placement)
+            setattr(self, f"norm{k}", norm)
+        for k in blocks:
+            setattr(self, f"dropout{k}", Dropout(dropout))
+        if self._records_activation:
+            self.activation_relu_or_gelu = _relu_or_gelu(function)
+        self.activation = function
+
+    def _residual(
+        self, x: Tensor, norm: Module, block: Callable[..., Tensor], *args: Any
+    ) -> Tensor:
+        """``x`` through a residual block: ``x + block(norm(x), *args)`` with ``norm_first``,
+        else ``norm(x + block(x, *args))``."""
+        if self.norm_first:
+            return x + block(norm(x), *args)
+        return norm(x + block(x, *args))
+
+    def _sa_block(
+        self, x: Tensor, attn_mask: Tensor | None, key_padding_mask: Tensor | None, is_causal: bool
+    ) -> Tensor:
+        masks = (attn_mask, key_padding_mask, is_causal)
+        return self._attend(self.self_attn, self.dropout1, x, x, masks)
+
+    @staticmethod
+    def _attend(
+        attention: Module, dropout: Module, x: Tensor, memory: Tensor, masks: tuple[Any, ...]
+    ) -> Tensor:
+        """An attention block: ``x`` attending to ``memory`` (``x`` itself in self-attention)
+        with ``masks`` ``(attn_mask, key_padding_mask, is_causal)``, then ``dropout``."""
+        attn_mask, key_padding_mask, is_causal = masks
+        x = attention(
+            x, memory, memory, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
+            need_weights=False, is_causal=is_causal,
+        )[0]  # fmt: skip
+        return dropout(x)
+
+    def _ff_block(self, x: Tensor) -> Tensor:
+        dropout = getattr(self, f"dropout{len(self._attentions) + 1}")
+        return dropout(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+
+
+class TransformerEncoderLayer(_TransformerLayer):
     """Self-attention, then a feed-forward network, each with a residual connection and
     a layer norm: ``x = norm1(x + attention(x)); x = norm2(x + feed_forward(x))``.
 
@@ -125,11 +208,9 @@ class TransformerEncoderLayer(Module):
     norm_first : bool
     bias : bool
         Whether the linear maps and the layer norms learn biases.
-    device : str or Device, optional
-    dtype : plugrad dtype, optional
-        Of the parameters (float32 by default).
-    backend : str, optional
-        A backend name (its current device).
+    device, dtype, backend : optional
+        Where every submodule's parameters are made, and their dtype, as for
+        :class:`~plugrad.nn.Linear`.
 
     Examples
     --------
@@ -141,38 +222,7 @@ class TransformerEncoderLayer(Module):
     (3, 5, 8)
     """
 
-    @with_placement
-    def __init__(
-        self,
-        d_model: int,
-        nhead: int,
-        dim_feedforward: int = 2048,
-        dropout: float = 0.1,
-        activation: Activation = F.relu,
-        layer_norm_eps: float = 1e-5,
-        batch_first: bool = False,
-        norm_first: bool = False,
-        bias: bool = True,
-        **placement: Unpack[ParameterPlacement],
-    ) -> None:
-        super().__init__()
-        layer = type(self).__name__
-        check_placement(self, placement)
-        _check_sizes(layer, d_model, nhead, dim_feedforward)
-        function = _activation(layer, activation)
-        self.self_attn = MultiheadAttention(
-            d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, **placement
-        )
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **placement)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **placement)
-        self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **placement)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **placement)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
-        self.activation_relu_or_gelu = _relu_or_gelu(function)
-        self.activation = function
+    _records_activation = True
 
     def forward(
         self,
@@ -187,27 +237,13 @@ class TransformerEncoderLayer(Module):
         ``(N, L)`` are :class:`~plugrad.nn.MultiheadAttention`'s masks; ``is_causal``
         hints that ``src_mask`` is the causal mask.
         """
-        x = src
-        if self.norm_first:
-            x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
-            return x + self._ff_block(self.norm2(x))
-        x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal))
-        return self.norm2(x + self._ff_block(x))
-
-    def _sa_block(
-        self, x: Tensor, attn_mask: Tensor | None, key_padding_mask: Tensor | None, is_causal: bool
-    ) -> Tensor:
-        x = self.self_attn(
-            x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
-            need_weights=False, is_causal=is_causal,
-        )[0]  # fmt: skip
-        return self.dropout1(x)
-
-    def _ff_block(self, x: Tensor) -> Tensor:
-        return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+        x = self._residual(
+            src, self.norm1, self._sa_block, src_mask, src_key_padding_mask, is_causal
+        )
+        return self._residual(x, self.norm2, self._ff_block)
 
 
-class TransformerDecoderLayer(Module):
+class TransformerDecoderLayer(_TransformerLayer):
     """Self-attention, attention to the encoder's output (``memory``), then a
     feed-forward network, each with a residual connection and a layer norm.
 
@@ -224,41 +260,7 @@ class TransformerDecoderLayer(Module):
     (4, 3, 8)
     """
 
-    @with_placement
-    def __init__(
-        self,
-        d_model: int,
-        nhead: int,
-        dim_feedforward: int = 2048,
-        dropout: float = 0.1,
-        activation: Activation = F.relu,
-        layer_norm_eps: float = 1e-5,
-        batch_first: bool = False,
-        norm_first: bool = False,
-        bias: bool = True,
-        **placement: Unpack[ParameterPlacement],
-    ) -> None:
-        super().__init__()
-        layer = type(self).__name__
-        check_placement(self, placement)
-        _check_sizes(layer, d_model, nhead, dim_feedforward)
-        function = _activation(layer, activation)
-        attention: dict[str, Any] = dict(
-            dropout=dropout, batch_first=batch_first, bias=bias, **placement
-        )
-        self.self_attn = MultiheadAttention(d_model, nhead, **attention)
-        self.multihead_attn = MultiheadAttention(d_model, nhead, **attention)
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **placement)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **placement)
-        self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **placement)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **placement)
-        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **placement)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
-        self.dropout3 = Dropout(dropout)
-        self.activation = function
+    _attentions = ("self_attn", "multihead_attn")
 
     def forward(
         self,
@@ -279,27 +281,14 @@ class TransformerDecoderLayer(Module):
         ``memory_key_padding_mask`` ``(N, S)`` are
         :class:`~plugrad.nn.MultiheadAttention`'s masks.
         """
-        x = tgt
-        if self.norm_first:
-            x = x + self._sa_block(self.norm1(x), tgt_mask, tgt_key_padding_mask, tgt_is_causal)
-            x = x + self._mha_block(
-                self.norm2(x), memory, memory_mask, memory_key_padding_mask, memory_is_causal
-            )
-            return x + self._ff_block(self.norm3(x))
-        x = self.norm1(x + self._sa_block(x, tgt_mask, tgt_key_padding_mask, tgt_is_causal))
-        x = self.norm2(
-            x + self._mha_block(x, memory, memory_mask, memory_key_padding_mask, memory_is_causal)
+        x = self._residual(
+            tgt, self.norm1, self._sa_block, tgt_mask, tgt_key_padding_mask, tgt_is_causal
         )
-        return self.norm3(x + self._ff_block(x))
-
-    def _sa_block(
-        self, x: Tensor, attn_mask: Tensor | None, key_padding_mask: Tensor | None, is_causal: bool
-    ) -> Tensor:
-        x = self.self_attn(
-            x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
-            is_causal=is_causal, need_weights=False,
-        )[0]  # fmt: skip
-        return self.dropout1(x)
+        x = self._residual(
+            x, self.norm2, self._mha_block,
+            memory, memory_mask, memory_key_padding_mask, memory_is_causal,
+        )  # fmt: skip
+        return self._residual(x, self.norm3, self._ff_block)
 
     def _mha_block(
         self,
@@ -309,14 +298,8 @@ class TransformerDecoderLayer(Module):
         key_padding_mask: Tensor | None,
         is_causal: bool,
     ) -> Tensor:
-        x = self.multihead_attn(
-            x, memory, memory, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
-            is_causal=is_causal, need_weights=False,
-        )[0]  # fmt: skip
-        return self.dropout2(x)
-
-    def _ff_block(self, x: Tensor) -> Tensor:
-        return self.dropout3(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+        masks = (attn_mask, key_padding_mask, is_causal)
+        return self._attend(self.multihead_attn, self.dropout2, x, memory, masks)
 
 
 class TransformerEncoder(Module):
@@ -464,22 +447,18 @@ class Transformer(Module):
             layer_norm_eps=layer_norm_eps, batch_first=batch_first, norm_first=norm_first,
             bias=bias, **placement,
         )  # fmt: skip
-        if custom_encoder is not None:
-            self.encoder = custom_encoder
-        else:
-            self.encoder = TransformerEncoder(
-                TransformerEncoderLayer(d_model, nhead, **options),
-                num_encoder_layers,
-                LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **placement),
-            )
-        if custom_decoder is not None:
-            self.decoder = custom_decoder
-        else:
-            self.decoder = TransformerDecoder(
-                TransformerDecoderLayer(d_model, nhead, **options),
-                num_decoder_layers,
-                LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **placement),
-            )
+
+        def norm() -> LayerNorm:
+            return LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **placement)
+
+        if custom_encoder is None:
+            encoder_layer = TransformerEncoderLayer(d_model, nhead, **options)
+            custom_encoder = TransformerEncoder(encoder_layer, num_encoder_layers, norm())
+        if custom_decoder is None:
+            decoder_layer = TransformerDecoderLayer(d_model, nhead, **options)
+            custom_decoder = TransformerDecoder(decoder_layer, num_decoder_layers, norm())
+        self.encoder = custom_encoder
+        self.decoder = custom_decoder
         self._reset_parameters()
         self.d_model = d_model
         self.nhead = nhead

@@ -14,7 +14,6 @@ from .optimizer import (
     check_options,
     check_state,
     gradients_to_descend,
-    zeros_state,
 )
 
 __all__ = ["Adadelta"]
@@ -75,6 +74,17 @@ class Adadelta(Optimizer):
     """
 
     _supports_complex = False
+    _options = (
+        "lr",
+        "rho",
+        "eps",
+        "weight_decay",
+        "maximize",
+        "capturable",
+        "foreach",
+        "differentiable",
+    )
+    _buffers = ("square_avg", "acc_delta")
 
     def __init__(
         self,
@@ -89,18 +99,7 @@ class Adadelta(Optimizer):
         maximize: bool = False,
         differentiable: bool = False,
     ) -> None:
-        defaults = {
-            "lr": lr,
-            "rho": rho,
-            "eps": eps,
-            "weight_decay": weight_decay,
-            "maximize": maximize,
-            "capturable": capturable,
-            "foreach": foreach,
-            "differentiable": differentiable,
-        }
-        self._check_options(defaults)
-        super().__init__(params, defaults)
+        super().__init__(params, self._defaults_from(locals()))
 
     def _check_options(self, group: dict[str, Any]) -> None:
         check_options(group, ["lr", "eps", "weight_decay"], ["maximize"])
@@ -110,21 +109,10 @@ class Adadelta(Optimizer):
         check_compatibility_flags("Adadelta", group)
 
     def _check_state(self, param: Tensor, state: Mapping[str, Any], group: dict[str, Any]) -> None:
-        check_state("Adadelta", param, state, buffers=["square_avg", "acc_delta"])
+        check_state("Adadelta", param, state, buffers=self._buffers)
 
     def _prepare_group(self, group: dict[str, Any]) -> list[float]:
-        state = self.state
-        for param in group["params"]:
-            if param._grad is None:
-                continue
-            entry = state.get(param)
-            if entry is None:
-                entry = state[param] = {
-                    "step": 0,
-                    "square_avg": zeros_state(param),
-                    "acc_delta": zeros_state(param),
-                }
-            entry["step"] += 1
+        self._count_steps(group)
         return [group["lr"]]
 
     def _update_group(self, group: dict[str, Any], numbers: list[float]) -> None:

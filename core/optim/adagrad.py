@@ -68,6 +68,7 @@ class Adagrad(Optimizer):
     """
 
     _supports_complex = False
+    _options = ("lr", "lr_decay", "weight_decay", "initial_accumulator_value", "eps", "maximize")
 
     def __init__(
         self,
@@ -80,26 +81,16 @@ class Adagrad(Optimizer):
         *,
         maximize: bool = False,
     ) -> None:
-        defaults = {
-            "lr": lr,
-            "lr_decay": lr_decay,
-            "weight_decay": weight_decay,
-            "initial_accumulator_value": initial_accumulator_value,
-            "eps": eps,
-            "maximize": maximize,
-        }
-        self._check_options(defaults)
-        super().__init__(params, defaults)
+        super().__init__(params, self._defaults_from(locals()))
         # As PyTorch's, the sums start at construction, for parameters that never get a
         # gradient too (so a state dict saved before the first step has them).
         for group in self.param_groups:
             for param in group["params"]:
-                self._start(param, group)
+                self.state[param] = self._new_state(param, group)
 
-    def _start(self, param: Tensor, group: dict[str, Any]) -> dict[str, Any]:
+    def _new_state(self, param: Tensor, group: dict[str, Any]) -> dict[str, Any]:
         start = param._device.xp.full_like(param._array, group["initial_accumulator_value"])
-        entry = self.state[param] = {"step": 0, "sum": state_tensor(param, start)}
-        return entry
+        return {"step": 0, "sum": state_tensor(param, start)}
 
     def _check_options(self, group: dict[str, Any]) -> None:
         numbers = ("lr", "lr_decay", "weight_decay", "initial_accumulator_value", "eps")
@@ -109,14 +100,8 @@ class Adagrad(Optimizer):
         check_state("Adagrad", param, state, buffers=["sum"])
 
     def _prepare_group(self, group: dict[str, Any]) -> list[float]:
-        numbers = []
-        for param in group["params"]:
-            if param._grad is None:
-                continue
-            entry = self.state.get(param) or self._start(param, group)
-            step = entry["step"] = entry["step"] + 1
-            numbers.append(group["lr"] / (1 + (step - 1) * group["lr_decay"]))
-        return numbers
+        lr, lr_decay = group["lr"], group["lr_decay"]
+        return [lr / (1 + (entry["step"] - 1) * lr_decay) for entry in self._count_steps(group)]
 
     def _update_group(self, group: dict[str, Any], numbers: list[float]) -> None:
         eps, state = group["eps"], self.state

@@ -10,16 +10,14 @@ from ..tensor import Tensor
 from .optimizer import (
     Optimizer,
     ParamsT,
+    check_betas,
     check_number,
     check_options,
     check_state,
     overwrite,
-    zeros_state,
 )
 
 __all__ = ["Adam", "AdamW"]
-
-_MOMENTS = ("exp_avg", "exp_avg_sq")
 
 
 class Adam(Optimizer):
@@ -81,6 +79,9 @@ class Adam(Optimizer):
     _supports_complex = False
     #: What ``weight_decay=None`` (the default) stands for.
     _default_weight_decay: float = 0
+    _options = ("lr", "betas", "eps", "weight_decay", "amsgrad", "maximize")
+    _pairs = ("betas",)
+    _buffers = ("exp_avg", "exp_avg_sq")
 
     def __init__(
         self,
@@ -93,53 +94,28 @@ class Adam(Optimizer):
         *,
         maximize: bool = False,
     ) -> None:
-        defaults = {
-            "lr": lr,
-            "betas": betas,
-            "eps": eps,
-            "weight_decay": self._default_weight_decay if weight_decay is None else weight_decay,
-            "amsgrad": amsgrad,
-            "maximize": maximize,
-        }
-        self._check_options(defaults)
-        defaults["betas"] = tuple(betas)
-        super().__init__(params, defaults)
+        if weight_decay is None:
+            weight_decay = self._default_weight_decay
+        super().__init__(params, self._defaults_from(locals()))
 
     def _check_options(self, group: dict[str, Any]) -> None:
-        name = type(self).__name__
         check_number("lr", group["lr"])
-        betas = group["betas"]
-        if not isinstance(betas, tuple | list) or len(betas) != 2:
-            raise TypeError(f"{name} betas must be a pair (beta1, beta2), got {betas!r}")
-        check_number("betas[0]", betas[0], below=1.0)
-        check_number("betas[1]", betas[1], below=1.0)
+        check_betas(type(self).__name__, group["betas"])
         check_options(group, ["eps", "weight_decay"], ["amsgrad", "maximize"])
 
     def _check_state(self, param: Tensor, state: Mapping[str, Any], group: dict[str, Any]) -> None:
         name = type(self).__name__
-        check_state(name, param, state, buffers=_MOMENTS, optional=["max_exp_avg_sq"])
+        check_state(name, param, state, buffers=self._buffers, optional=["max_exp_avg_sq"])
 
     def _prepare_group(self, group: dict[str, Any]) -> list[float]:
         # Per parameter that has a gradient: the factor of decoupled weight decay, the
         # root of the second moment's bias correction, and the step size.
         lr = group["lr"]
         beta1, beta2 = group["betas"]
-        state = self.state
         numbers = []
-        for param in group["params"]:
-            if param._grad is None:
-                continue
-            entry = state.get(param)
-            if entry is None:
-                entry = state[param] = {
-                    "step": 0,
-                    "exp_avg": zeros_state(param),
-                    "exp_avg_sq": zeros_state(param),
-                }
-            if group["amsgrad"] and entry.get("max_exp_avg_sq") is None:
-                # on the first step, or amsgrad switched on after earlier steps
-                entry["max_exp_avg_sq"] = zeros_state(param)
-            step = entry["step"] = entry["step"] + 1
+        # max_exp_avg_sq: made on the first step, or once amsgrad is switched on
+        for entry in self._count_steps(group, ["max_exp_avg_sq"] if group["amsgrad"] else ()):
+            step = entry["step"]
             numbers += [
                 1 - lr * group["weight_decay"],
                 math.sqrt(1 - beta2**step),

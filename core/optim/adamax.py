@@ -16,7 +16,6 @@ from .optimizer import (
     gradients_to_descend,
     lerp_,
     overwrite,
-    zeros_state,
 )
 
 __all__ = ["Adamax"]
@@ -78,6 +77,18 @@ class Adamax(Optimizer):
     """
 
     _supports_complex = False
+    _options = (
+        "lr",
+        "betas",
+        "eps",
+        "weight_decay",
+        "foreach",
+        "maximize",
+        "differentiable",
+        "capturable",
+    )
+    _pairs = ("betas",)
+    _buffers = ("exp_avg", "exp_inf")
 
     def __init__(
         self,
@@ -92,19 +103,7 @@ class Adamax(Optimizer):
         differentiable: bool = False,
         capturable: bool = False,
     ) -> None:
-        defaults = {
-            "lr": lr,
-            "betas": betas,
-            "eps": eps,
-            "weight_decay": weight_decay,
-            "foreach": foreach,
-            "maximize": maximize,
-            "differentiable": differentiable,
-            "capturable": capturable,
-        }
-        self._check_options(defaults)
-        defaults["betas"] = tuple(betas)
-        super().__init__(params, defaults)
+        super().__init__(params, self._defaults_from(locals()))
 
     def _check_options(self, group: dict[str, Any]) -> None:
         check_betas("Adamax", group["betas"])
@@ -112,26 +111,12 @@ class Adamax(Optimizer):
         check_compatibility_flags("Adamax", group)
 
     def _check_state(self, param: Tensor, state: Mapping[str, Any], group: dict[str, Any]) -> None:
-        check_state("Adamax", param, state, buffers=["exp_avg", "exp_inf"])
+        check_state("Adamax", param, state, buffers=self._buffers)
 
     def _prepare_group(self, group: dict[str, Any]) -> list[float]:
         # Per parameter that has a gradient: the step size, lr over the bias correction.
         lr, beta1 = group["lr"], group["betas"][0]
-        state = self.state
-        numbers = []
-        for param in group["params"]:
-            if param._grad is None:
-                continue
-            entry = state.get(param)
-            if entry is None:
-                entry = state[param] = {
-                    "step": 0,
-                    "exp_avg": zeros_state(param),
-                    "exp_inf": zeros_state(param),
-                }
-            step = entry["step"] = entry["step"] + 1
-            numbers.append(lr / (1 - beta1**step))
-        return numbers
+        return [lr / (1 - beta1 ** entry["step"]) for entry in self._count_steps(group)]
 
     def _update_group(self, group: dict[str, Any], numbers: list[float]) -> None:
         beta1, beta2 = group["betas"]

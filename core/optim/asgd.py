@@ -83,6 +83,18 @@ class ASGD(Optimizer):
     (tensor([ 0.7000, -2.1999], requires_grad=True), tensor([ 0.7000, -2.1499]))
     """
 
+    _options = (
+        "lr",
+        "lambd",
+        "alpha",
+        "t0",
+        "weight_decay",
+        "foreach",
+        "maximize",
+        "differentiable",
+        "capturable",
+    )
+
     def __init__(
         self,
         params: ParamsT,
@@ -96,19 +108,7 @@ class ASGD(Optimizer):
         differentiable: bool = False,
         capturable: bool = False,
     ) -> None:
-        defaults = {
-            "lr": lr,
-            "lambd": lambd,
-            "alpha": alpha,
-            "t0": t0,
-            "weight_decay": weight_decay,
-            "foreach": foreach,
-            "maximize": maximize,
-            "differentiable": differentiable,
-            "capturable": capturable,
-        }
-        self._check_options(defaults)
-        super().__init__(params, defaults)
+        super().__init__(params, self._defaults_from(locals()))
 
     def _check_options(self, group: dict[str, Any]) -> None:
         check_options(group, ["lr", "weight_decay"], ["maximize"])
@@ -119,20 +119,16 @@ class ASGD(Optimizer):
     def _check_state(self, param: Tensor, state: Mapping[str, Any], group: dict[str, Any]) -> None:
         check_state("ASGD", param, state, buffers=["ax"], numbers=["eta", "mu"])
 
+    def _new_state(self, param: Tensor, group: dict[str, Any]) -> dict[str, Any]:
+        return {"step": 0, "eta": group["lr"], "mu": 1.0, "ax": zeros_state(param)}
+
     def _prepare_group(self, group: dict[str, Any]) -> list[float]:
         # Per parameter: the decay factor, this step's learning rate, and 1 - mu (0 while
         # the average is the parameter itself, so that it is then copied exactly).
         lr, lambd, alpha, t0 = group["lr"], group["lambd"], group["alpha"], group["t0"]
-        state = self.state
         numbers = []
-        for param in group["params"]:
-            if param._grad is None:
-                continue
-            entry = state.get(param)
-            if entry is None:
-                entry = state[param] = {"step": 0, "eta": lr, "mu": 1.0, "ax": zeros_state(param)}
-            eta, mu = entry["eta"], entry["mu"]
-            step = entry["step"] = entry["step"] + 1
+        for entry in self._count_steps(group):
+            eta, mu, step = entry["eta"], entry["mu"], entry["step"]
             numbers += [1 - lambd * eta, eta, 1 - mu]
             entry["eta"] = lr / ((1 + lambd * lr * step) ** alpha)
             entry["mu"] = 1 / max(1, step - t0)

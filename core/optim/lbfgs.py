@@ -89,6 +89,15 @@ class LBFGS(Optimizer):
     """
 
     _supports_complex = False
+    _options = (
+        "lr",
+        "max_iter",
+        "max_eval",
+        "tolerance_grad",
+        "tolerance_change",
+        "history_size",
+        "line_search_fn",
+    )
 
     def __init__(
         self,
@@ -103,17 +112,7 @@ class LBFGS(Optimizer):
     ) -> None:
         if max_eval is None and isinstance(max_iter, int):
             max_eval = max_iter * 5 // 4
-        defaults = {
-            "lr": lr,
-            "max_iter": max_iter,
-            "max_eval": max_eval,
-            "tolerance_grad": tolerance_grad,
-            "tolerance_change": tolerance_change,
-            "history_size": history_size,
-            "line_search_fn": line_search_fn,
-        }
-        self._check_options(defaults)
-        super().__init__(params, defaults)
+        super().__init__(params, self._defaults_from(locals()))
 
     def add_param_group(self, param_group: dict[str, Any]) -> None:
         """Refused once there is a group: L-BFGS optimizes a single group of parameters.

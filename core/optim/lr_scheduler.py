@@ -116,11 +116,7 @@ class LRScheduler:
     """
 
     def __init__(self, optimizer: Optimizer, last_epoch: int = -1) -> None:
-        if not isinstance(optimizer, Optimizer):
-            raise TypeError(
-                f"{type(self).__name__} schedules a plugrad.optim.Optimizer, got a "
-                f"{type(optimizer).__name__}"
-            )
+        _check_optimizer(type(self).__name__, optimizer)
         check_int("last_epoch", last_epoch, at_least=-1)
         self.optimizer = optimizer
         if last_epoch == -1:
@@ -248,13 +244,7 @@ class LRScheduler:
         >>> schedule.last_epoch
         0
         """
-        expected = set(self.state_dict())
-        if not isinstance(state_dict, Mapping) or set(state_dict) != expected:
-            found = sorted(state_dict) if isinstance(state_dict, Mapping) else type(state_dict)
-            raise ValueError(
-                f"{type(self).__name__}.load_state_dict() needs the keys {sorted(expected)}, "
-                f"got {found}; was the dict saved from another kind of scheduler?"
-            )
+        self._check_keys(state_dict)
         groups = len(self.optimizer.param_groups)
         for key in ("base_lrs", "_last_lr"):
             value = state_dict[key]
@@ -265,6 +255,16 @@ class LRScheduler:
                 )
         for key, value in state_dict.items():
             setattr(self, key, list(value) if key in ("base_lrs", "_last_lr") else value)
+
+    def _check_keys(self, state_dict: Any) -> None:
+        """Raise ``ValueError`` unless ``state_dict`` is a mapping with this scheduler's keys."""
+        expected = set(self.state_dict())
+        if not isinstance(state_dict, Mapping) or set(state_dict) != expected:
+            found = sorted(state_dict) if isinstance(state_dict, Mapping) else type(state_dict)
+            raise ValueError(
+                f"{type(self).__name__}.load_state_dict() needs the keys {sorted(expected)}, "
+                f"got {found}; was the dict saved from another kind of scheduler?"
+            )
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(last_epoch={self.last_epoch}, last_lr={self._last_lr})"
@@ -468,22 +468,7 @@ class LambdaLR(LRScheduler):
         lr_lambda: Callable[[int], float] | Sequence[Callable[[int], float]],
         last_epoch: int = -1,
     ) -> None:
-        groups = len(optimizer.param_groups) if isinstance(optimizer, Optimizer) else 0
-        if isinstance(lr_lambda, list | tuple):
-            if len(lr_lambda) != groups:
-                raise ValueError(
-                    f"LambdaLR got {len(lr_lambda)} functions for {groups} parameter groups; "
-                    "give one per group, or a single function for all"
-                )
-            functions = list(lr_lambda)
-        else:
-            functions = [lr_lambda] * groups
-        for function in functions:
-            if not callable(function):
-                raise TypeError(
-                    f"lr_lambda must be a function of the epoch, got {type(function).__name__}"
-                )
-        self.lr_lambdas: list[Callable[[int], float]] = functions
+        self.lr_lambdas = _functions_per_group("LambdaLR", optimizer, lr_lambda)
         super().__init__(optimizer, last_epoch)
 
     def _compute_lr(self) -> list[float]:
@@ -1034,10 +1019,7 @@ class CyclicLR(LRScheduler):
         max_momentum: float | Sequence[float] = 0.9,
         last_epoch: int = -1,
     ) -> None:
-        if not isinstance(optimizer, Optimizer):
-            raise TypeError(
-                f"CyclicLR schedules a plugrad.optim.Optimizer, got a {type(optimizer).__name__}"
-            )
+        _check_optimizer("CyclicLR", optimizer)
         base_lrs = _per_group("base_lr", optimizer, base_lr)
         max_lrs = _per_group("max_lr", optimizer, max_lr)
         check_int("step_size_up", step_size_up, at_least=1)
@@ -1123,7 +1105,69 @@ class CyclicLR(LRScheduler):
         return lrs
 
 
-class SequentialLR(LRScheduler):
+class _Composite(LRScheduler):
+    """What SequentialLR and ChainedScheduler share: the states of their schedulers in theirs."""
+
+    _schedulers: list[LRScheduler]
+    _not_saved = ("optimizer", "_initial", "_schedulers")
+
+    def state_dict(self) -> dict[str, Any]:
+        """Return this scheduler's state with those of its schedulers (``"_schedulers"``).
+
+        Examples
+        --------
+        >>> import plugrad
+        >>> from plugrad.optim import lr_scheduler
+        >>> opt = plugrad.optim.SGD([plugrad.zeros(1, requires_grad=True)], lr=1.0)
+        >>> schedule = lr_scheduler.SequentialLR(
+        ...     opt, [lr_scheduler.ConstantLR(opt), lr_scheduler.StepLR(opt, 2)], milestones=[4]
+        ... )
+        >>> sorted(schedule.state_dict())
+        ['_last_lr', '_milestones', '_schedulers', 'last_epoch']
+        """
+        state = super().state_dict()
+        state["_schedulers"] = [scheduler.state_dict() for scheduler in self._schedulers]
+        return state
+
+    def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
+        """Restore a state saved by :meth:`state_dict` and its schedulers'; all or nothing.
+
+        Examples
+        --------
+        >>> import plugrad
+        >>> from plugrad.optim import lr_scheduler
+        >>> opt = plugrad.optim.SGD([plugrad.zeros(1, requires_grad=True)], lr=1.0)
+        >>> schedule = lr_scheduler.SequentialLR(
+        ...     opt, [lr_scheduler.ConstantLR(opt), lr_scheduler.StepLR(opt, 2)], milestones=[4]
+        ... )
+        >>> saved = schedule.state_dict()
+        >>> opt.step(); schedule.step()
+        >>> schedule.load_state_dict(saved)
+        >>> schedule.last_epoch
+        0
+        """
+        self._check_keys(state_dict)
+        name = type(self).__name__
+        saved = state_dict["_schedulers"]
+        if not isinstance(saved, list | tuple) or len(saved) != len(self._schedulers):
+            raise ValueError(
+                f"the state dict's '_schedulers' must list the states of {name}'s "
+                f"{len(self._schedulers)} schedulers"
+            )
+        before = [each.state_dict() for each in self._schedulers]
+        try:
+            for each, state in zip(self._schedulers, saved):
+                each.load_state_dict(state)
+        except Exception:
+            for each, state in zip(self._schedulers, before):
+                each.load_state_dict(state)
+            raise
+        for key, value in state_dict.items():
+            if key != "_schedulers":
+                setattr(self, key, list(value) if isinstance(value, list) else value)
+
+
+class SequentialLR(_Composite):
     """Run several schedulers one after the other, switching at the ``milestones``.
 
     The scheduler ``i`` runs from epoch ``milestones[i - 1]`` on, restarted
@@ -1160,8 +1204,6 @@ class SequentialLR(LRScheduler):
     >>> lrs
     [0.25, 0.5, 0.75, 1.0, 0.5, 0.25]
     """
-
-    _not_saved = ("optimizer", "_initial", "_schedulers")
 
     def __init__(
         self,
@@ -1204,43 +1246,6 @@ class SequentialLR(LRScheduler):
             scheduler.step()
         self._last_lr = scheduler.get_last_lr()
 
-    def state_dict(self) -> dict[str, Any]:
-        """Return this scheduler's state with those of its schedulers (``"_schedulers"``).
-
-        Examples
-        --------
-        >>> import plugrad
-        >>> from plugrad.optim import lr_scheduler
-        >>> opt = plugrad.optim.SGD([plugrad.zeros(1, requires_grad=True)], lr=1.0)
-        >>> schedule = lr_scheduler.SequentialLR(
-        ...     opt, [lr_scheduler.ConstantLR(opt), lr_scheduler.StepLR(opt, 2)], milestones=[4]
-        ... )
-        >>> sorted(schedule.state_dict())
-        ['_last_lr', '_milestones', '_schedulers', 'last_epoch']
-        """
-        state = super().state_dict()
-        state["_schedulers"] = [scheduler.state_dict() for scheduler in self._schedulers]
-        return state
-
-    def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
-        """Restore a state saved by :meth:`state_dict` and its schedulers'; on error none changes.
-
-        Examples
-        --------
-        >>> import plugrad
-        >>> from plugrad.optim import lr_scheduler
-        >>> opt = plugrad.optim.SGD([plugrad.zeros(1, requires_grad=True)], lr=1.0)
-        >>> schedule = lr_scheduler.SequentialLR(
-        ...     opt, [lr_scheduler.ConstantLR(opt), lr_scheduler.StepLR(opt, 2)], milestones=[4]
-        ... )
-        >>> saved = schedule.state_dict()
-        >>> opt.step(); schedule.step()
-        >>> schedule.load_state_dict(saved)
-        >>> schedule.last_epoch
-        0
-        """
-        _load_composite(self, state_dict)
-
     def __repr__(self) -> str:
         names = ", ".join(type(s).__name__ for s in self._schedulers)
         return (
@@ -1249,7 +1254,7 @@ class SequentialLR(LRScheduler):
         )
 
 
-class ChainedScheduler(LRScheduler):
+class ChainedScheduler(_Composite):
     """Step several schedulers together at every epoch: their effects multiply.
 
     Parameters
@@ -1280,8 +1285,6 @@ class ChainedScheduler(LRScheduler):
     [0.5, 0.45, 0.81, 0.729]
     """
 
-    _not_saved = ("optimizer", "_initial", "_schedulers")
-
     def __init__(
         self, schedulers: Sequence[LRScheduler], optimizer: Optimizer | None = None
     ) -> None:
@@ -1306,39 +1309,6 @@ class ChainedScheduler(LRScheduler):
         for scheduler in self._schedulers:
             scheduler.step()
         self._last_lr = self._group_lrs()
-
-    def state_dict(self) -> dict[str, Any]:
-        """Return this scheduler's state with those of its schedulers (``"_schedulers"``).
-
-        Examples
-        --------
-        >>> import plugrad
-        >>> from plugrad.optim import lr_scheduler
-        >>> opt = plugrad.optim.SGD([plugrad.zeros(1, requires_grad=True)], lr=1.0)
-        >>> schedule = lr_scheduler.ChainedScheduler([lr_scheduler.ConstantLR(opt)])
-        >>> sorted(schedule.state_dict())
-        ['_last_lr', '_schedulers']
-        """
-        state = super().state_dict()
-        state["_schedulers"] = [scheduler.state_dict() for scheduler in self._schedulers]
-        return state
-
-    def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
-        """Restore a state saved by :meth:`state_dict` and its schedulers'; on error none changes.
-
-        Examples
-        --------
-        >>> import plugrad
-        >>> from plugrad.optim import lr_scheduler
-        >>> opt = plugrad.optim.SGD([plugrad.zeros(1, requires_grad=True)], lr=1.0)
-        >>> schedule = lr_scheduler.ChainedScheduler([lr_scheduler.ExponentialLR(opt, 0.5)])
-        >>> saved = schedule.state_dict()
-        >>> opt.step(); schedule.step()
-        >>> schedule.load_state_dict(saved)
-        >>> schedule.get_last_lr()
-        [1.0]
-        """
-        _load_composite(self, state_dict)
 
     def __repr__(self) -> str:
         names = ", ".join(type(s).__name__ for s in self._schedulers)
@@ -1380,11 +1350,16 @@ def _functions_per_group(scheduler: str, optimizer: Any, value: Any) -> list[Cal
     return functions
 
 
-def _check_schedulers(name: str, schedulers: Sequence[Any], optimizer: Any) -> None:
+def _check_optimizer(name: str, optimizer: Any) -> None:
+    """Raise ``TypeError`` unless ``optimizer`` is a plugrad optimizer (``name`` schedules it)."""
     if not isinstance(optimizer, Optimizer):
         raise TypeError(
             f"{name} schedules a plugrad.optim.Optimizer, got a {type(optimizer).__name__}"
         )
+
+
+def _check_schedulers(name: str, schedulers: Sequence[Any], optimizer: Any) -> None:
+    _check_optimizer(name, optimizer)
     if len(schedulers) < 1:
         raise ValueError(f"{name} needs at least one scheduler")
     for index, scheduler in enumerate(schedulers):
@@ -1412,35 +1387,6 @@ def _undo_step(scheduler: LRScheduler) -> None:
             _undo_step(each)
     elif hasattr(scheduler, "last_epoch"):
         scheduler.last_epoch -= 1
-
-
-def _load_composite(scheduler: Any, state_dict: Mapping[str, Any]) -> None:
-    """Load the state of SequentialLR or ChainedScheduler and their schedulers': all or nothing."""
-    name = type(scheduler).__name__
-    expected = set(scheduler.state_dict())
-    if not isinstance(state_dict, Mapping) or set(state_dict) != expected:
-        found = sorted(state_dict) if isinstance(state_dict, Mapping) else type(state_dict)
-        raise ValueError(
-            f"{name}.load_state_dict() needs the keys {sorted(expected)}, got {found}; was the "
-            "dict saved from another kind of scheduler?"
-        )
-    saved = state_dict["_schedulers"]
-    if not isinstance(saved, list | tuple) or len(saved) != len(scheduler._schedulers):
-        raise ValueError(
-            f"the state dict's '_schedulers' must list the states of {name}'s "
-            f"{len(scheduler._schedulers)} schedulers"
-        )
-    before = [each.state_dict() for each in scheduler._schedulers]
-    try:
-        for each, state in zip(scheduler._schedulers, saved):
-            each.load_state_dict(state)
-    except Exception:
-        for each, state in zip(scheduler._schedulers, before):
-            each.load_state_dict(state)
-        raise
-    for key, value in state_dict.items():
-        if key != "_schedulers":
-            setattr(scheduler, key, list(value) if isinstance(value, list) else value)
 
 
 class ReduceLROnPlateau:
@@ -1498,11 +1444,7 @@ class ReduceLROnPlateau:
         min_lr: float | Sequence[float] = 0.0,
         eps: float = 1e-8,
     ) -> None:
-        if not isinstance(optimizer, Optimizer):
-            raise TypeError(
-                f"ReduceLROnPlateau schedules a plugrad.optim.Optimizer, got a "
-                f"{type(optimizer).__name__}"
-            )
+        _check_optimizer("ReduceLROnPlateau", optimizer)
         if mode not in ("min", "max"):
             raise ValueError(f"mode must be 'min' or 'max', got {mode!r}")
         if threshold_mode not in ("rel", "abs"):

@@ -14,7 +14,6 @@ from .optimizer import (
     check_options,
     check_state,
     lerp_,
-    zeros_state,
 )
 
 __all__ = ["NAdam", "RAdam"]
@@ -26,6 +25,10 @@ class _AdamVariant(Optimizer):
     _supports_complex = False
     #: How many numbers _prepare_group gives per parameter (the first: the decay factor).
     _numbers_per_param = 1
+    _pairs = ("betas",)
+    _buffers = ("exp_avg", "exp_avg_sq")
+    #: The numbers a parameter's state keeps besides its step count.
+    _state_numbers: tuple[str, ...] = ()
 
     def _check_options(self, group: dict[str, Any]) -> None:
         name = type(self).__name__
@@ -34,8 +37,9 @@ class _AdamVariant(Optimizer):
         check_options(group, numbers, ["decoupled_weight_decay", "maximize"])
         check_compatibility_flags(name, group)
 
-    def _new_entry(self, param: Tensor) -> dict[str, Any]:
-        return {"step": 0, "exp_avg": zeros_state(param), "exp_avg_sq": zeros_state(param)}
+    def _check_state(self, param: Tensor, state: Mapping[str, Any], group: dict[str, Any]) -> None:
+        name = type(self).__name__
+        check_state(name, param, state, buffers=self._buffers, numbers=self._state_numbers)
 
     def _moments(self, group: dict[str, Any], numbers: list[float]) -> Any:
         """For each parameter with a gradient: its numbers, xp, array, gradient and moments.
@@ -136,6 +140,19 @@ class NAdam(_AdamVariant):
     """
 
     _numbers_per_param = 4
+    _state_numbers = ("mu_product",)
+    _options = (
+        "lr",
+        "betas",
+        "eps",
+        "weight_decay",
+        "momentum_decay",
+        "decoupled_weight_decay",
+        "maximize",
+        "foreach",
+        "capturable",
+        "differentiable",
+    )
 
     def __init__(
         self,
@@ -152,25 +169,10 @@ class NAdam(_AdamVariant):
         capturable: bool = False,
         differentiable: bool = False,
     ) -> None:
-        defaults = {
-            "lr": lr,
-            "betas": betas,
-            "eps": eps,
-            "weight_decay": weight_decay,
-            "momentum_decay": momentum_decay,
-            "decoupled_weight_decay": decoupled_weight_decay,
-            "maximize": maximize,
-            "foreach": foreach,
-            "capturable": capturable,
-            "differentiable": differentiable,
-        }
-        self._check_options(defaults)
-        defaults["betas"] = tuple(betas)
-        super().__init__(params, defaults)
+        super().__init__(params, self._defaults_from(locals()))
 
-    def _check_state(self, param: Tensor, state: Mapping[str, Any], group: dict[str, Any]) -> None:
-        buffers = ["exp_avg", "exp_avg_sq"]
-        check_state("NAdam", param, state, buffers=buffers, numbers=["mu_product"])
+    def _new_state(self, param: Tensor, group: dict[str, Any]) -> dict[str, Any]:
+        return {"step": 0, "mu_product": 1.0, **super()._new_state(param, group)}
 
     def _prepare_group(self, group: dict[str, Any]) -> list[float]:
         # Per parameter: the decoupled decay factor, the second moment's bias correction,
@@ -179,14 +181,8 @@ class NAdam(_AdamVariant):
         beta1, beta2 = group["betas"]
         psi = group["momentum_decay"]
         numbers = []
-        for param in group["params"]:
-            if param._grad is None:
-                continue
-            entry = self.state.get(param)
-            if entry is None:
-                entry = self.state[param] = {"step": 0, "mu_product": 1.0}
-                entry.update(self._new_entry(param))
-            step = entry["step"] = entry["step"] + 1
+        for entry in self._count_steps(group):
+            step = entry["step"]
             mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * psi)))
             mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * psi)))
             product = entry["mu_product"] = entry["mu_product"] * mu
@@ -229,28 +225,14 @@ class RAdam(_AdamVariant):
 
     Parameters
     ----------
-    params : iterable of Tensor, or iterable of dict
-        Leaf tensors that require grad, or parameter groups (see :class:`Optimizer`).
+    params, betas, eps, decoupled_weight_decay, foreach, maximize, capturable, differentiable
+        As for :class:`NAdam`.
     lr : float, default 1e-3
         Learning rate :math:`\eta`.
-    betas : tuple of float, default (0.9, 0.999)
-        Decay rates :math:`\beta_1, \beta_2` of the moment estimates, each in ``[0, 1)``.
-    eps : float, default 1e-8
-        Added to the denominator.
     weight_decay : float, default 0
         Weight decay: an L2 penalty added to the gradient, or with
         ``decoupled_weight_decay`` a shrinking of the parameter by
         ``1 - lr * weight_decay`` at each step (RAdamW).
-    decoupled_weight_decay : bool, default False
-        Decouple the weight decay from the gradient, as :class:`AdamW` does.
-    foreach : bool, optional
-        Accepted for compatibility with PyTorch; the update is the same.
-    maximize : bool, default False
-        Ascend the objective instead of descending.
-    capturable : bool, default False
-        Accepted for compatibility with PyTorch; the update is the same.
-    differentiable : bool, default False
-        Only ``False``: plugrad's steps cannot be differentiated through.
 
     Notes
     -----
@@ -272,6 +254,17 @@ class RAdam(_AdamVariant):
     """
 
     _numbers_per_param = 5
+    _options = (
+        "lr",
+        "betas",
+        "eps",
+        "weight_decay",
+        "maximize",
+        "foreach",
+        "capturable",
+        "decoupled_weight_decay",
+        "differentiable",
+    )
 
     def __init__(
         self,
@@ -287,23 +280,7 @@ class RAdam(_AdamVariant):
         capturable: bool = False,
         differentiable: bool = False,
     ) -> None:
-        defaults = {
-            "lr": lr,
-            "betas": betas,
-            "eps": eps,
-            "weight_decay": weight_decay,
-            "maximize": maximize,
-            "foreach": foreach,
-            "capturable": capturable,
-            "decoupled_weight_decay": decoupled_weight_decay,
-            "differentiable": differentiable,
-        }
-        self._check_options(defaults)
-        defaults["betas"] = tuple(betas)
-        super().__init__(params, defaults)
-
-    def _check_state(self, param: Tensor, state: Mapping[str, Any], group: dict[str, Any]) -> None:
-        check_state("RAdam", param, state, buffers=["exp_avg", "exp_avg_sq"])
+        super().__init__(params, self._defaults_from(locals()))
 
     def _prepare_group(self, group: dict[str, Any]) -> list[float]:
         # Per parameter: the decoupled decay factor, the first moment's bias correction,
@@ -313,13 +290,8 @@ class RAdam(_AdamVariant):
         beta1, beta2 = group["betas"]
         rho_inf = 2 / (1 - beta2) - 1
         numbers = []
-        for param in group["params"]:
-            if param._grad is None:
-                continue
-            entry = self.state.get(param)
-            if entry is None:
-                entry = self.state[param] = self._new_entry(param)
-            step = entry["step"] = entry["step"] + 1
+        for entry in self._count_steps(group):
+            step = entry["step"]
             bias_correction2 = 1 - beta2**step
             rho_t = rho_inf - 2 * step * (beta2**step) / bias_correction2
             if rho_t > 5.0:

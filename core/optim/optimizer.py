@@ -91,6 +91,12 @@ class Optimizer:
     #: False for an optimizer that squares gradients element-wise (Adam, ...): the square of
     #: a complex number is not its magnitude, so such a parameter is refused when added.
     _supports_complex = True
+    #: For :meth:`_defaults_from`: the options among the constructor's arguments, in the
+    #: order of ``defaults`` (PyTorch's); and those given as pairs.
+    _options: tuple[str, ...] = ()
+    _pairs: tuple[str, ...] = ()
+    #: For :meth:`_new_state`: the state tensors of zeros a parameter's first step makes.
+    _buffers: tuple[str, ...] = ()
 
     def __init__(self, params: ParamsT, defaults: dict[str, Any]) -> None:
         self.defaults = dict(defaults)
@@ -179,6 +185,19 @@ class Optimizer:
 
     def _check_options(self, group: dict[str, Any]) -> None:
         """Raise ``ValueError``/``TypeError`` if an option of ``group`` is unusable."""
+
+    def _defaults_from(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """The ``defaults`` of a concrete optimizer, from its constructor's ``locals()``.
+
+        The options named in :attr:`_options`, in that order, checked before any
+        parameter is looked at; the pairs of :attr:`_pairs` (``betas``, ...) are
+        kept as tuples once checked.
+        """
+        defaults = {name: arguments[name] for name in self._options}
+        self._check_options(defaults)
+        for name in self._pairs:
+            defaults[name] = tuple(defaults[name])
+        return defaults
 
     def _check_param_dtype(self, param: Tensor) -> None:
         """Raise :class:`~plugrad.errors.DtypeError` for a parameter this optimizer cannot take."""
@@ -313,6 +332,35 @@ class Optimizer:
     def _step_group(self, group: dict[str, Any]) -> None:
         """Update the parameters of one group from their gradients."""
         self._update_group(group, self._prepare_group(group))
+
+    def _new_state(self, param: Tensor, group: dict[str, Any]) -> dict[str, Any]:
+        """The state of ``param`` before its first step: a step count of 0 and :attr:`_buffers`."""
+        return {"step": 0, **{key: zeros_state(param) for key in self._buffers}}
+
+    def _count_steps(
+        self, group: dict[str, Any], optional: Collection[str] = ()
+    ) -> list[dict[str, Any]]:
+        """Count a step in the state of each parameter of ``group`` that has a gradient.
+
+        Returns those states, in order. A parameter without state gets
+        :meth:`_new_state`; the buffers named in ``optional`` (zeros) are made
+        where missing: on the first step, or after the option that uses them
+        was switched on.
+        """
+        state = self.state
+        stepped = []
+        for param in group["params"]:
+            if param._grad is None:
+                continue
+            entry = state.get(param)
+            if not entry:
+                entry = state[param] = self._new_state(param, group)
+            for key in optional:
+                if entry.get(key) is None:
+                    entry[key] = zeros_state(param)
+            entry["step"] += 1
+            stepped.append(entry)
+        return stepped
 
     def _prepare_group(self, group: dict[str, Any]) -> list[float]:
         """The Python part of one group's step; return the numbers the update uses."""

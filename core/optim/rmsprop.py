@@ -12,7 +12,6 @@ from .optimizer import (
     check_options,
     check_state,
     gradients_to_descend,
-    zeros_state,
 )
 
 __all__ = ["RMSprop"]
@@ -72,6 +71,8 @@ class RMSprop(Optimizer):
     """
 
     _supports_complex = False
+    _options = ("lr", "alpha", "eps", "weight_decay", "momentum", "centered", "maximize")
+    _buffers = ("square_avg",)
 
     def __init__(
         self,
@@ -85,17 +86,7 @@ class RMSprop(Optimizer):
         *,
         maximize: bool = False,
     ) -> None:
-        defaults = {
-            "lr": lr,
-            "alpha": alpha,
-            "eps": eps,
-            "weight_decay": weight_decay,
-            "momentum": momentum,
-            "centered": centered,
-            "maximize": maximize,
-        }
-        self._check_options(defaults)
-        super().__init__(params, defaults)
+        super().__init__(params, self._defaults_from(locals()))
 
     def _check_options(self, group: dict[str, Any]) -> None:
         numbers = ("lr", "alpha", "eps", "weight_decay", "momentum")
@@ -103,25 +94,15 @@ class RMSprop(Optimizer):
 
     def _check_state(self, param: Tensor, state: Mapping[str, Any], group: dict[str, Any]) -> None:
         optional = ["momentum_buffer", "grad_avg"]
-        check_state("RMSprop", param, state, buffers=["square_avg"], optional=optional)
+        check_state("RMSprop", param, state, buffers=self._buffers, optional=optional)
 
     def _prepare_group(self, group: dict[str, Any]) -> list[float]:
-        buffers = ["square_avg"]
+        optional = []  # made on the first step, or once the option is switched on
         if group["momentum"] > 0:
-            buffers.append("momentum_buffer")
+            optional.append("momentum_buffer")
         if group["centered"]:
-            buffers.append("grad_avg")
-        state = self.state
-        for param in group["params"]:
-            if param._grad is None:
-                continue
-            entry = state.get(param)
-            if entry is None:
-                entry = state[param] = {"step": 0}
-            for key in buffers:
-                if entry.get(key) is None:  # the first step, or an option switched on since
-                    entry[key] = zeros_state(param)
-            entry["step"] += 1
+            optional.append("grad_avg")
+        self._count_steps(group, optional)
         return [group["lr"]]
 
     def _update_group(self, group: dict[str, Any], numbers: list[float]) -> None:

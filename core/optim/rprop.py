@@ -79,6 +79,8 @@ class Rprop(Optimizer):
     """
 
     _supports_complex = False
+    _options = ("lr", "etas", "step_sizes", "foreach", "maximize", "differentiable", "capturable")
+    _pairs = ("etas", "step_sizes")
 
     def __init__(
         self,
@@ -92,18 +94,7 @@ class Rprop(Optimizer):
         maximize: bool = False,
         differentiable: bool = False,
     ) -> None:
-        defaults = {
-            "lr": lr,
-            "etas": etas,
-            "step_sizes": step_sizes,
-            "foreach": foreach,
-            "maximize": maximize,
-            "differentiable": differentiable,
-            "capturable": capturable,
-        }
-        self._check_options(defaults)
-        defaults["etas"], defaults["step_sizes"] = tuple(etas), tuple(step_sizes)
-        super().__init__(params, defaults)
+        super().__init__(params, self._defaults_from(locals()))
 
     def _check_options(self, group: dict[str, Any]) -> None:
         check_options(group, ["lr"], ["maximize"])
@@ -130,20 +121,12 @@ class Rprop(Optimizer):
     def _check_state(self, param: Tensor, state: Mapping[str, Any], group: dict[str, Any]) -> None:
         check_state("Rprop", param, state, buffers=["prev", "step_size"])
 
+    def _new_state(self, param: Tensor, group: dict[str, Any]) -> dict[str, Any]:
+        start = param._device.xp.full_like(param._array, group["lr"])
+        return {"step": 0, "prev": zeros_state(param), "step_size": state_tensor(param, start)}
+
     def _prepare_group(self, group: dict[str, Any]) -> list[float]:
-        state = self.state
-        for param in group["params"]:
-            if param._grad is None:
-                continue
-            entry = state.get(param)
-            if entry is None:
-                start = param._device.xp.full_like(param._array, group["lr"])
-                entry = state[param] = {
-                    "step": 0,
-                    "prev": zeros_state(param),
-                    "step_size": state_tensor(param, start),
-                }
-            entry["step"] += 1
+        self._count_steps(group)
         return []
 
     def _update_group(self, group: dict[str, Any], numbers: list[float]) -> None:

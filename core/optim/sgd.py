@@ -66,6 +66,8 @@ class SGD(Optimizer):
     (tensor([-0.2900], requires_grad=True), tensor([1.9000]))
     """
 
+    _options = ("lr", "momentum", "dampening", "weight_decay", "nesterov", "maximize")
+
     def __init__(
         self,
         params: ParamsT,
@@ -77,16 +79,7 @@ class SGD(Optimizer):
         *,
         maximize: bool = False,
     ) -> None:
-        defaults = {
-            "lr": lr,
-            "momentum": momentum,
-            "dampening": dampening,
-            "weight_decay": weight_decay,
-            "nesterov": nesterov,
-            "maximize": maximize,
-        }
-        self._check_options(defaults)
-        super().__init__(params, defaults)
+        super().__init__(params, self._defaults_from(locals()))
 
     def _check_options(self, group: dict[str, Any]) -> None:
         check_options(group, ["lr", "momentum", "weight_decay"], ["nesterov", "maximize"])

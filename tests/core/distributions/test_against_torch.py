@@ -188,13 +188,33 @@ def as_value(lib: Any, array: np.ndarray) -> Any:
     return plugrad.asarray(array) if lib is plugrad else torch.tensor(array)
 
 
+Result = tuple[np.ndarray, list[np.ndarray | None]]
+
+
+def ours_and_theirs(backend: str, function: Callable[..., Result], *args: Any) -> list[Result]:
+    """``function(lib, *args)`` with ``lib`` plugrad (on ``backend``), then torch."""
+    with plugrad.use_backend(backend):
+        ours = function(plugrad, *args)
+    return [ours, function(torch, *args)]
+
+
+def differentiated(lib: Any, out: Any, tensors: list[Any]) -> Result:
+    """``out``, and per leaf of ``tensors`` the gradient of a weighted sum of its finite values."""
+    if out.requires_grad:
+        finite = np.isfinite(out.detach().numpy())
+        weights = np.linspace(0.5, 1.5, max(out.numel(), 1)).reshape(tuple(out.shape)) * finite
+        (lib.where(as_value(lib, finite), out, 0.0) * as_value(lib, weights)).sum().backward()
+    grads = [None if t.grad is None else np.asarray(t.grad.detach().numpy()) for t in tensors]
+    return np.asarray(out.detach().numpy()), grads
+
+
 def evaluate(
     lib: Any,
     build: Callable[..., Any],
     params: tuple[np.ndarray, ...],
     method: str,
     argument: np.ndarray | None,
-) -> tuple[np.ndarray, list[np.ndarray | None]]:
+) -> Result:
     """``method`` of the distribution, and the gradient of its weighted sum per parameter."""
     tensors = leaves(lib, params)
     dist = build(lib.distributions, *tensors)
@@ -202,11 +222,7 @@ def evaluate(
     out = attribute(as_value(lib, argument)) if argument is not None else (
         attribute() if callable(attribute) else attribute
     )  # fmt: skip
-    if out.requires_grad:
-        weights = np.linspace(0.5, 1.5, max(out.numel(), 1)).reshape(tuple(out.shape))
-        (out * as_value(lib, weights)).sum().backward()
-    grads = [None if t.grad is None else np.asarray(t.grad.detach().numpy()) for t in tensors]
-    return np.asarray(out.detach().numpy()), grads
+    return differentiated(lib, out, tensors)
 
 
 def symmetric_part(g: np.ndarray) -> np.ndarray:
@@ -214,9 +230,8 @@ def symmetric_part(g: np.ndarray) -> np.ndarray:
 
 
 def compare(case: Case, method: str, backend: str, argument: np.ndarray | None) -> None:
-    with plugrad.use_backend(backend):
-        ours, our_grads = evaluate(plugrad, case.build, case.params, method, argument)
-    theirs, their_grads = evaluate(torch, case.build, case.params, method, argument)
+    arguments = (case.build, case.params, method, argument)
+    (ours, our_grads), (theirs, their_grads) = ours_and_theirs(backend, evaluate, *arguments)
     assert ours.shape == theirs.shape, method
     assert ours.dtype == theirs.dtype, method
     np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12, err_msg=method)
@@ -307,26 +322,16 @@ KL_CASES: dict[str, tuple[Callable[..., Any], tuple[np.ndarray, ...]]] = {
 }
 
 
-def kl(
-    lib: Any, build: Callable[..., Any], params: tuple[np.ndarray, ...]
-) -> tuple[Any, list[Any]]:
+def kl(lib: Any, build: Callable[..., Any], params: tuple[np.ndarray, ...]) -> Result:
     tensors = leaves(lib, params)
     p, q = build(lib.distributions, *tensors)
-    out = lib.distributions.kl_divergence(p, q)
-    finite = np.isfinite(out.detach().numpy())
-    weights = np.linspace(0.5, 1.5, out.numel()).reshape(tuple(out.shape)) * finite
-    (lib.where(as_value(lib, finite), out, 0.0) * as_value(lib, weights)).sum().backward()
-    grads = [None if t.grad is None else np.asarray(t.grad.detach().numpy()) for t in tensors]
-    return np.asarray(out.detach().numpy()), grads
+    return differentiated(lib, lib.distributions.kl_divergence(p, q), tensors)
 
 
 @pytest.mark.parametrize("backend", backends_under_test())
 @pytest.mark.parametrize("name", list(KL_CASES))
 def test_kl_divergence_agrees_with_torch(name: str, backend: str) -> None:
-    build, params = KL_CASES[name]
-    with plugrad.use_backend(backend):
-        ours, our_grads = kl(plugrad, build, params)
-    theirs, their_grads = kl(torch, build, params)
+    (ours, our_grads), (theirs, their_grads) = ours_and_theirs(backend, kl, *KL_CASES[name])
     assert ours.shape == theirs.shape
     np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12)
     symmetric = {"MultivariateNormal": (3,)}.get(name, ())

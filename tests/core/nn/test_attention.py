@@ -11,6 +11,19 @@ from typing import Any
 
 import numpy as np
 import pytest
+from nn_compare import (
+    as_lib,
+    assert_layout_is_torchs,
+    assert_raises_and_changes_nothing,
+    backward_squared_gradient,
+    causal,
+    compare,
+    compare_gradients,
+    compare_outputs,
+    compare_parameter_gradients,
+    randn,
+    torch_state,
+)
 
 import plugrad
 import plugrad.nn.functional as F
@@ -19,50 +32,7 @@ from plugrad.errors import DtypeError, InvalidArgumentError, ShapeError
 
 torch = pytest.importorskip("torch")
 
-RTOL, ATOL = 1e-10, 1e-12
 E, HEADS, L, S, N = 8, 2, 4, 6, 3
-
-
-def torch_state(module: Any) -> dict[str, np.ndarray]:
-    """A torch module's state dict as NumPy arrays (what a user converts and loads)."""
-    return {key: value.detach().numpy() for key, value in module.state_dict().items()}
-
-
-def pair(values: np.ndarray, grad: bool = True) -> tuple[plugrad.Tensor, Any]:
-    """The same array in plugrad (on the default device) and in torch."""
-    ours = plugrad.asarray(values, device=plugrad.default_device(), requires_grad=grad)
-    return ours, torch.tensor(values, requires_grad=grad)
-
-
-def randn(shape: tuple[int, ...], seed: int) -> tuple[plugrad.Tensor, Any]:
-    return pair(np.random.default_rng(seed).standard_normal(shape))
-
-
-def weighted_sum(outputs: list[Any], lib: Any) -> Any:
-    total = 0
-    for index, out in enumerate(outputs):
-        weights = np.linspace(0.5, 1.5, int(np.prod(out.shape))).reshape(tuple(out.shape))
-        weights = weights * (index + 1)
-        if lib is plugrad:
-            total = total + (out * plugrad.asarray(weights, device=out.device)).sum()
-        else:
-            total = total + (out * torch.tensor(weights)).sum()
-    return total
-
-
-def assert_close(ours: Any, theirs: Any, what: str) -> None:
-    if theirs is None:
-        assert ours is None, what
-        return
-    assert ours.shape == tuple(theirs.shape), what
-    np.testing.assert_allclose(
-        ours.detach().numpy(), theirs.detach().numpy(), rtol=RTOL, atol=ATOL, err_msg=what
-    )
-
-
-def compare_gradients(leaves: list[tuple[Any, Any]], what: str) -> None:
-    for index, (a, b) in enumerate(leaves):
-        assert_close(a.grad, b.grad, f"{what}: gradient of input {index}")
 
 
 # -- scaled_dot_product_attention ---------------------------------------------------------
@@ -134,10 +104,7 @@ def test_scaled_dot_product_attention_matches_torch(backend, case) -> None:
     leaves = [randn(q_shape, 0), randn(k_shape, 1), randn(v_shape, 2)]
     ours = sdpa_call(plugrad, *(a for a, _ in leaves), options)
     theirs = sdpa_call(torch, *(b for _, b in leaves), options)
-    assert_close(ours, theirs, "output")
-    weighted_sum([ours], plugrad).backward()
-    weighted_sum([theirs], torch).backward()
-    compare_gradients(leaves, case[0])
+    compare_outputs((ours, theirs), leaves, case[0])
 
 
 @pytest.mark.parametrize("options", [{}, {"attn_mask": float_mask((L, S))}, {"is_causal": True}])
@@ -145,10 +112,8 @@ def test_scaled_dot_product_attention_second_order_matches_torch(backend, option
     leaves = [randn((2, L, 5), 0), randn((2, S, 5), 1), randn((2, S, 3), 2)]
     ours = sdpa_call(plugrad, *(a for a, _ in leaves), options)
     theirs = sdpa_call(torch, *(b for _, b in leaves), options)
-    (g,) = plugrad.autograd.grad(weighted_sum([ours], plugrad), leaves[0][0], create_graph=True)
-    (tg,) = torch.autograd.grad(weighted_sum([theirs], torch), leaves[0][1], create_graph=True)
-    (g * g).sum().backward()
-    (tg * tg).sum().backward()
+    backward_squared_gradient(plugrad, [ours], leaves[0][0])
+    backward_squared_gradient(torch, [theirs], leaves[0][1])
     compare_gradients(leaves, "second order")
 
 
@@ -258,10 +223,6 @@ LAYERS = [
 ]
 
 
-def causal(size: int) -> np.ndarray:
-    return np.triu(np.full((size, size), -np.inf), 1)
-
-
 def padding(seed: int, length: int = S) -> np.ndarray:
     mask = np.random.default_rng(seed).random((N, length)) > 0.6
     mask[:, 0] = False  # every query has a key to attend to
@@ -290,14 +251,6 @@ CALLS = [
 ]
 
 
-def as_lib(lib: Any, value: Any) -> Any:
-    if not isinstance(value, np.ndarray):
-        return value
-    if lib is plugrad:
-        return plugrad.asarray(value, device=plugrad.default_device())
-    return torch.tensor(value)
-
-
 def mha_inputs(options: dict[str, Any], unbatched: bool, seed: int = 0) -> list[tuple[Any, Any]]:
     shapes = []
     for length, features in ((L, E), (S, options.get("kdim", E)), (S, options.get("vdim", E))):
@@ -310,17 +263,10 @@ def mha_inputs(options: dict[str, Any], unbatched: bool, seed: int = 0) -> list[
     return [randn(shape, seed + index) for index, shape in enumerate(shapes)]
 
 
-def compare_layers(ours: nn.Module, theirs: Any, outputs: tuple[list[Any], list[Any]]) -> None:
-    our_out, their_out = outputs
-    assert len(our_out) == len(their_out)
-    for index, (a, b) in enumerate(zip(our_out, their_out)):
-        assert_close(a, b, f"result {index}")
-    weighted_sum([o for o in our_out if o is not None], plugrad).backward()
-    weighted_sum([o for o in their_out if o is not None], torch).backward()
-    theirs_named = dict(theirs.named_parameters())
-    assert [name for name, _ in ours.named_parameters()] == list(theirs_named)
-    for name, parameter in ours.named_parameters():
-        assert_close(parameter.grad, theirs_named[name].grad, f"gradient of {name}")
+def make_pair(**options: Any) -> tuple[nn.MultiheadAttention, Any]:
+    """``MultiheadAttention(E, HEADS, **options)``: ours and torch's, in float64."""
+    ours = nn.MultiheadAttention(E, HEADS, dtype=plugrad.float64, **options)
+    return ours, torch.nn.MultiheadAttention(E, HEADS, dtype=torch.float64, **options)
 
 
 def layer_id(options: dict[str, Any]) -> str:
@@ -333,18 +279,10 @@ def test_multihead_attention_matches_torch(backend, options, call) -> None:
     _, arguments = call
     arguments = dict(arguments)
     unbatched = arguments.pop("unbatched", False)
-    theirs = torch.nn.MultiheadAttention(E, HEADS, dtype=torch.float64, **options)
-    ours = nn.MultiheadAttention(E, HEADS, dtype=plugrad.float64, **options)
-    ours.load_state_dict(torch_state(theirs))
+    ours, theirs = make_pair(**options)
     ours.eval()
     theirs.eval()
-    leaves = mha_inputs(options, unbatched)
-    our_out = ours(*(a for a, _ in leaves), **{k: as_lib(plugrad, v) for k, v in arguments.items()})
-    their_out = theirs(
-        *(b for _, b in leaves), **{k: as_lib(torch, v) for k, v in arguments.items()}
-    )
-    compare_layers(ours, theirs, (list(our_out), list(their_out)))
-    compare_gradients(leaves, "inputs")
+    compare(ours, theirs, mha_inputs(options, unbatched), arguments)
 
 
 @pytest.mark.parametrize(
@@ -365,17 +303,12 @@ def test_multihead_attention_matches_torch(backend, options, call) -> None:
 @pytest.mark.parametrize("batch_first", [False, True])
 def test_self_attention_matches_torch(backend, batch_first, arguments) -> None:
     """One tensor as query, key and value (one packed projection), with causal masks."""
-    theirs = torch.nn.MultiheadAttention(E, HEADS, batch_first=batch_first, dtype=torch.float64)
-    ours = nn.MultiheadAttention(E, HEADS, batch_first=batch_first, dtype=plugrad.float64)
-    ours.load_state_dict(torch_state(theirs))
+    ours, theirs = make_pair(batch_first=batch_first)
     arguments = dict(arguments)
     if arguments.get("is_causal"):
         arguments["attn_mask"] = causal(L)
-    x, tx = randn((N, L, E) if batch_first else (L, N, E), 0)
-    our_out = ours(x, x, x, **{k: as_lib(plugrad, v) for k, v in arguments.items()})
-    their_out = theirs(tx, tx, tx, **{k: as_lib(torch, v) for k, v in arguments.items()})
-    compare_layers(ours, theirs, (list(our_out), list(their_out)))
-    compare_gradients([(x, tx)], "x")
+    leaf = randn((N, L, E) if batch_first else (L, N, E), 0)
+    compare(ours, theirs, [leaf], arguments, call=lambda m, x, **kw: m(x, x, x, **kw))
 
 
 def test_multi_head_attention_forward_matches_torch_with_static_kv(backend) -> None:
@@ -395,33 +328,21 @@ def test_multi_head_attention_forward_matches_torch_with_static_kv(backend) -> N
 
     ours = call(plugrad, [a for a, _ in leaves], [a for a, _ in static])
     theirs_out = call(torch, [b for _, b in leaves], [b for _, b in static])
-    for index, (a, b) in enumerate(zip(ours, theirs_out)):
-        assert_close(a, b, f"result {index}")
-    weighted_sum(list(ours), plugrad).backward()
-    weighted_sum(list(theirs_out), torch).backward()
-    compare_gradients(leaves[:1] + static, "static")
+    compare_outputs((ours, theirs_out), leaves[:1] + static, "static")
 
 
 def test_multihead_attention_second_order_matches_torch(backend) -> None:
     options = {"kdim": 3, "vdim": 5, "add_bias_kv": True}
-    theirs = torch.nn.MultiheadAttention(E, HEADS, dtype=torch.float64, **options)
-    ours = nn.MultiheadAttention(E, HEADS, dtype=plugrad.float64, **options)
+    ours, theirs = make_pair(**options)
     ours.load_state_dict(torch_state(theirs))
     leaves = mha_inputs(options, False)
     mask = padding(13)
     our_out = ours(*(a for a, _ in leaves), key_padding_mask=as_lib(plugrad, mask))
     their_out = theirs(*(b for _, b in leaves), key_padding_mask=as_lib(torch, mask))
-    (g,) = plugrad.autograd.grad(
-        weighted_sum(list(our_out), plugrad), leaves[0][0], create_graph=True
-    )
-    (tg,) = torch.autograd.grad(
-        weighted_sum(list(their_out), torch), leaves[0][1], create_graph=True
-    )
-    (g * g).sum().backward()
-    (tg * tg).sum().backward()
+    backward_squared_gradient(plugrad, list(our_out), leaves[0][0])
+    backward_squared_gradient(torch, list(their_out), leaves[0][1])
     compare_gradients(leaves, "second order")
-    for (key, p), (_, q) in zip(ours.named_parameters(), theirs.named_parameters()):
-        assert_close(p.grad, q.grad, f"second-order gradient of {key}")
+    compare_parameter_gradients(ours, theirs, "second-order gradient")
 
 
 def test_dropout_on_the_weights_in_training_mode_only() -> None:
@@ -453,11 +374,7 @@ MAKERS = [
 @pytest.mark.parametrize("make", MAKERS)
 def test_parameters_state_dict_and_repr_are_torchs(make) -> None:
     ours, theirs = make(nn), make(torch.nn)
-    assert repr(ours) == repr(theirs)
-    assert list(ours.state_dict()) == list(theirs.state_dict())
-    assert {k: v.shape for k, v in ours.state_dict().items()} == {
-        k: tuple(v.shape) for k, v in theirs.state_dict().items()
-    }
+    assert_layout_is_torchs(ours, theirs)
     for name in ("embed_dim", "kdim", "vdim", "num_heads", "head_dim", "dropout", "batch_first",
                  "add_zero_attn", "_qkv_same_embed_dim"):  # fmt: skip
         assert getattr(ours, name) == getattr(theirs, name), name
@@ -512,49 +429,44 @@ def zeros(*shape: int, dtype: Any = plugrad.float32) -> plugrad.Tensor:
     return plugrad.zeros(shape, dtype=dtype)
 
 
+def on_zeros(module: nn.Module, **arguments: Any) -> Any:
+    """Call ``module`` on zeros of the default shapes, with ``arguments``."""
+    return module(zeros(L, N, E), zeros(S, N, E), zeros(S, N, E), **arguments)
+
+
 BAD_CALLS = [
     (
-        lambda m: m(zeros(L, N, E), zeros(S, N, E), zeros(S, N, E), attn_mask=zeros(L, L)),
+        lambda m: on_zeros(m, attn_mask=zeros(L, L)),
         ShapeError,
         r"expected a 2-d attn_mask of shape \(4, 6\), got \(4, 4\)",
     ),
     (
-        lambda m: m(zeros(L, N, E), zeros(S, N, E), zeros(S, N, E), attn_mask=zeros(N, L, S)),
+        lambda m: on_zeros(m, attn_mask=zeros(N, L, S)),
         ShapeError,
         r"3-d attn_mask of shape \(6, 4, 6\)",
     ),
     (
-        lambda m: m(zeros(L, N, E), zeros(S, N, E), zeros(S, N, E), attn_mask=zeros(1, 1, L, S)),
+        lambda m: on_zeros(m, attn_mask=zeros(1, 1, L, S)),
         ShapeError,
         "attn_mask must be 2-d",
     ),
     (
-        lambda m: m(zeros(L, N, E), zeros(S, N, E), zeros(S, N, E), key_padding_mask=zeros(S, N)),
+        lambda m: on_zeros(m, key_padding_mask=zeros(S, N)),
         ShapeError,
         r"expected key_padding_mask of shape \(3, 6\)",
     ),
     (
-        lambda m: m(zeros(L, N, E), zeros(S, N, E), zeros(S, N, E), key_padding_mask=zeros(S)),
+        lambda m: on_zeros(m, key_padding_mask=zeros(S)),
         ShapeError,
         "key_padding_mask must be 2-d",
     ),
     (
-        lambda m: m(
-            zeros(L, N, E),
-            zeros(S, N, E),
-            zeros(S, N, E),
-            attn_mask=zeros(L, S, dtype=plugrad.int64),
-        ),
+        lambda m: on_zeros(m, attn_mask=zeros(L, S, dtype=plugrad.int64)),
         DtypeError,
         "attn_mask must be bool",
     ),
     (
-        lambda m: m(
-            zeros(L, N, E),
-            zeros(S, N, E),
-            zeros(S, N, E),
-            attn_mask=zeros(L, S, dtype=plugrad.float64),
-        ),
+        lambda m: on_zeros(m, attn_mask=zeros(L, S, dtype=plugrad.float64)),
         DtypeError,
         "the floating attn_mask is float64 but the query is float32",
     ),
@@ -589,7 +501,7 @@ BAD_CALLS = [
         "key and value must be 3-d too",
     ),
     (
-        lambda m: m(zeros(L, N, E), zeros(S, N, E), zeros(S, N, E), is_causal=True),
+        lambda m: on_zeros(m, is_causal=True),
         InvalidArgumentError,
         "give the mask too",
     ),
@@ -605,12 +517,7 @@ BAD_CALLS = [
 @pytest.mark.parametrize(("call", "error", "message"), BAD_CALLS)
 def test_bad_calls_raise_and_change_nothing(call, error, message) -> None:
     plugrad.manual_seed(0)
-    module = nn.MultiheadAttention(E, HEADS)
-    before = {k: v.detach().numpy().copy() for k, v in module.state_dict().items()}
-    with pytest.raises(error, match=message):
-        call(module)
-    for key, value in module.state_dict().items():
-        np.testing.assert_array_equal(value.numpy(), before[key])
+    assert_raises_and_changes_nothing(nn.MultiheadAttention(E, HEADS), call, error, message)
 
 
 def test_mixed_mask_dtypes_warn_as_in_torch() -> None:

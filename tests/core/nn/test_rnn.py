@@ -11,6 +11,19 @@ from typing import Any
 
 import numpy as np
 import pytest
+from nn_compare import (
+    assert_close,
+    assert_layout_is_torchs,
+    assert_raises_and_changes_nothing,
+    backward_squared_gradient,
+    compare,
+    compare_parameter_gradients,
+    eager_and_compiled_losses,
+    flat,
+    randn,
+    torch_state,
+    training_losses,
+)
 
 import plugrad
 from plugrad import nn
@@ -18,65 +31,30 @@ from plugrad.errors import DtypeError, InvalidArgumentError, ShapeError
 
 torch = pytest.importorskip("torch")
 
-RTOL, ATOL = 1e-10, 1e-12
 INPUT, HIDDEN, STEPS, BATCH = 3, 5, 4, 2
 
 
-def torch_state(module: Any) -> dict[str, np.ndarray]:
-    """A torch module's state dict as NumPy arrays (what a user converts and loads)."""
-    return {key: value.detach().numpy() for key, value in module.state_dict().items()}
+def make_pair(name: str, options: dict[str, Any]) -> tuple[nn.Module, Any]:
+    """The layer or cell ``name`` of (INPUT, HIDDEN) with ``options``: ours, theirs (float64)."""
+    ours = getattr(nn, name)(INPUT, HIDDEN, dtype=plugrad.float64, **options)
+    return ours, getattr(torch.nn, name)(INPUT, HIDDEN, dtype=torch.float64, **options)
 
 
-def pair(shape: tuple[int, ...], seed: int) -> tuple[plugrad.Tensor, Any]:
-    """The same float64 leaf in plugrad (on the default device) and in torch."""
-    values = np.random.default_rng(seed).standard_normal(shape)
-    ours = plugrad.asarray(values, device=plugrad.default_device(), requires_grad=True)
-    return ours, torch.tensor(values, requires_grad=True)
+def compare_from_leaves(name: str, options: dict[str, Any], shapes: list[tuple[int, ...]]) -> None:
+    """Layer or cell ``name`` against torch's, called on leaves of ``shapes``: the input,
+    then the initial states if any (``(h, c)`` for an LSTM, else ``h``)."""
+
+    def call(module: Any, x: Any, *states: Any) -> Any:
+        if not states:
+            return module(x)
+        return module(x, tuple(states) if name.startswith("LSTM") else states[0])
+
+    leaves = [randn(shape, seed) for seed, shape in enumerate(shapes)]
+    compare(*make_pair(name, options), leaves, call=call)
 
 
-def flat(result: Any) -> list[Any]:
-    """``(output, h_n)`` or ``(output, (h_n, c_n))`` or a cell's result, as a list."""
-    if isinstance(result, tuple):
-        return [item for part in result for item in flat(part)]
-    return [result]
-
-
-def weighted_sum(outputs: list[Any], lib: Any) -> Any:
-    total = 0
-    for index, out in enumerate(outputs):
-        weights = np.linspace(0.5, 1.5, int(np.prod(out.shape))).reshape(tuple(out.shape))
-        weights = weights * (index + 1)
-        if lib is plugrad:
-            total = total + (out * plugrad.asarray(weights, device=out.device)).sum()
-        else:
-            total = total + (out * torch.tensor(weights)).sum()
-    return total
-
-
-def assert_close(ours: plugrad.Tensor, theirs: Any, what: str) -> None:
-    assert ours.shape == tuple(theirs.shape), what
-    np.testing.assert_allclose(
-        ours.detach().numpy(), theirs.detach().numpy(), rtol=RTOL, atol=ATOL, err_msg=what
-    )
-
-
-def compare(ours: nn.Module, theirs: Any, inputs: list[tuple[Any, Any]], call: Any) -> None:
-    """Load torch's weights, call both with ``call(module, *inputs)``, compare everything."""
-    ours.load_state_dict(torch_state(theirs))
-    our_out = flat(call(ours, *(a for a, _ in inputs)))
-    their_out = flat(call(theirs, *(b for _, b in inputs)))
-    assert len(our_out) == len(their_out)
-    for index, (a, b) in enumerate(zip(our_out, their_out)):
-        assert_close(a, b, f"result {index}")
-    weighted_sum(our_out, plugrad).backward()
-    weighted_sum(their_out, torch).backward()
-    for index, (a, b) in enumerate(inputs):
-        assert_close(a.grad, b.grad, f"gradient of input {index}")
-    theirs_named = dict(theirs.named_parameters())
-    assert [name for name, _ in ours.named_parameters()] == list(theirs_named)
-    for name, parameter in ours.named_parameters():
-        assert parameter.grad.dtype is plugrad.float64
-        assert_close(parameter.grad, theirs_named[name].grad, f"gradient of {name}")
+BATCHED = pytest.mark.parametrize("batched", [True, False], ids=["batched", "unbatched"])
+WITH_STATE = pytest.mark.parametrize("with_state", [False, True], ids=["zero-state", "with-state"])
 
 
 LAYERS = [
@@ -101,31 +79,23 @@ def layer_id(case: tuple[str, dict[str, Any]]) -> str:
     return "-".join([name, *(f"{k}={v}" for k, v in options.items())])
 
 
-@pytest.mark.parametrize("batched", [True, False], ids=["batched", "unbatched"])
-@pytest.mark.parametrize("with_state", [False, True], ids=["zero-state", "with-state"])
+@BATCHED
+@WITH_STATE
 @pytest.mark.parametrize("case", LAYERS, ids=[layer_id(c) for c in LAYERS])
 def test_layer_matches_torch(backend, case, with_state, batched) -> None:
     name, options = case
-    theirs = getattr(torch.nn, name)(INPUT, HIDDEN, dtype=torch.float64, **options)
-    ours = getattr(nn, name)(INPUT, HIDDEN, dtype=plugrad.float64, **options)
     batch_axis = 0 if options.get("batch_first") else 1
     shape = [STEPS, INPUT]
     if batched:
         shape.insert(batch_axis, BATCH)
-    inputs = [pair(tuple(shape), 0)]
+    shapes = [tuple(shape)]
     if with_state:
         depth = options.get("num_layers", 1) * (2 if options.get("bidirectional") else 1)
         batch = (BATCH,) if batched else ()
-        inputs.append(pair((depth, *batch, options.get("proj_size") or HIDDEN), 1))
+        shapes.append((depth, *batch, options.get("proj_size") or HIDDEN))
         if name == "LSTM":
-            inputs.append(pair((depth, *batch, HIDDEN), 2))
-
-    def call(module: Any, x: Any, *states: Any) -> Any:
-        if not states:
-            return module(x)
-        return module(x, tuple(states) if name == "LSTM" else states[0])
-
-    compare(ours, theirs, inputs, call)
+            shapes.append((depth, *batch, HIDDEN))
+    compare_from_leaves(name, options, shapes)
 
 
 CELLS = [
@@ -139,58 +109,42 @@ CELLS = [
 ]
 
 
-@pytest.mark.parametrize("batched", [True, False], ids=["batched", "unbatched"])
-@pytest.mark.parametrize("with_state", [False, True], ids=["zero-state", "with-state"])
+@BATCHED
+@WITH_STATE
 @pytest.mark.parametrize("case", CELLS, ids=[layer_id(c) for c in CELLS])
 def test_cell_matches_torch(backend, case, with_state, batched) -> None:
     name, options = case
-    theirs = getattr(torch.nn, name)(INPUT, HIDDEN, dtype=torch.float64, **options)
-    ours = getattr(nn, name)(INPUT, HIDDEN, dtype=plugrad.float64, **options)
     batch = (BATCH,) if batched else ()
-    inputs = [pair((*batch, INPUT), 0)]
+    shapes = [(*batch, INPUT)]
     if with_state:
-        inputs.append(pair((*batch, HIDDEN), 1))
-        if name == "LSTMCell":
-            inputs.append(pair((*batch, HIDDEN), 2))
-
-    def call(module: Any, x: Any, *states: Any) -> Any:
-        if not states:
-            return module(x)
-        return module(x, tuple(states) if name == "LSTMCell" else states[0])
-
-    compare(ours, theirs, inputs, call)
+        shapes += [(*batch, HIDDEN)] * (2 if name == "LSTMCell" else 1)
+    compare_from_leaves(name, options, shapes)
 
 
 @pytest.mark.parametrize("name", ["RNN", "LSTM", "GRU"])
 def test_second_order_gradients_match_torch(backend, name) -> None:
     """The gradient of ``|d loss / d x|^2`` with respect to every parameter."""
-    options = {"num_layers": 2, "bidirectional": True}
-    theirs = getattr(torch.nn, name)(INPUT, HIDDEN, dtype=torch.float64, **options)
-    ours = getattr(nn, name)(INPUT, HIDDEN, dtype=plugrad.float64, **options)
+    ours, theirs = make_pair(name, {"num_layers": 2, "bidirectional": True})
     ours.load_state_dict(torch_state(theirs))
-    (x, tx) = pair((STEPS, BATCH, INPUT), 3)
-    (g,) = plugrad.autograd.grad(weighted_sum(flat(ours(x)), plugrad), x, create_graph=True)
-    (tg,) = torch.autograd.grad(weighted_sum(flat(theirs(tx)), torch), tx, create_graph=True)
-    (g * g).sum().backward()
-    (tg * tg).sum().backward()
+    (x, tx) = randn((STEPS, BATCH, INPUT), 3)
+    backward_squared_gradient(plugrad, flat(ours(x)), x)
+    backward_squared_gradient(torch, flat(theirs(tx)), tx)
     assert_close(x.grad, tx.grad, "second-order gradient of the input")
-    for (key, p), (_, q) in zip(ours.named_parameters(), theirs.named_parameters()):
-        assert_close(p.grad, q.grad, f"second-order gradient of {key}")
+    compare_parameter_gradients(ours, theirs, "second-order gradient")
 
 
 def test_gradgradcheck_of_a_gru(backend) -> None:
     ours = nn.GRU(2, 3, dtype=plugrad.float64)
-    x, _ = pair((3, 1, 2), 4)
-    h0, _ = pair((1, 1, 3), 5)
+    x, _ = randn((3, 1, 2), 4)
+    h0, _ = randn((1, 1, 3), 5)
     plugrad.autograd.gradgradcheck(lambda a, b: ours(a, b)[0], [x, h0], atol=1e-5, rtol=1e-4)
 
 
 def test_dropout_is_applied_between_layers_in_training_only() -> None:
     options = {"num_layers": 2, "dropout": 1.0}  # every output of layer 0 zeroed
-    theirs = torch.nn.LSTM(INPUT, HIDDEN, dtype=torch.float64, **options)
-    ours = nn.LSTM(INPUT, HIDDEN, dtype=plugrad.float64, **options)
+    ours, theirs = make_pair("LSTM", options)
     ours.load_state_dict(torch_state(theirs))
-    x, tx = pair((STEPS, BATCH, INPUT), 6)
+    x, tx = randn((STEPS, BATCH, INPUT), 6)
     for mode in (True, False):
         ours.train(mode)
         theirs.train(mode)
@@ -224,12 +178,7 @@ def test_dropout_with_one_layer_warns_as_in_torch() -> None:
     ],
 )
 def test_repr_names_and_shapes_are_torchs(make) -> None:
-    ours, theirs = make(nn), make(torch.nn)
-    assert repr(ours) == repr(theirs)
-    assert {k: v.shape for k, v in ours.state_dict().items()} == {
-        k: tuple(v.shape) for k, v in theirs.state_dict().items()
-    }
-    assert list(ours.state_dict()) == list(theirs.state_dict())
+    assert_layout_is_torchs(make(nn), make(torch.nn))
 
 
 def test_state_dict_round_trip_and_torch_layout() -> None:
@@ -394,13 +343,7 @@ def test_errors_are_the_builtin_ones_torch_raises_where_it_can() -> None:
     ],
 )
 def test_bad_calls_raise_and_change_nothing(make, call, error, message) -> None:
-    module = make()
-    before = {k: v.detach().numpy().copy() for k, v in module.state_dict().items()}
-    with pytest.raises(error, match=message):
-        call(module)
-    for key, value in module.state_dict().items():
-        np.testing.assert_array_equal(value.numpy(), before[key])
-        assert getattr(module, key).grad is None
+    assert_raises_and_changes_nothing(make(), call, error, message)
 
 
 # -- training and compiling ---------------------------------------------------------------
@@ -427,40 +370,10 @@ def sequences() -> tuple[plugrad.Tensor, plugrad.Tensor]:
 
 def test_training_an_lstm_decreases_the_loss() -> None:
     plugrad.manual_seed(0)
-    model = Tagger()
-    optimizer = plugrad.optim.Adam(model.parameters(), lr=0.02)
-    x, y = sequences()
-    losses = []
-    for _ in range(40):
-        loss = nn.functional.mse_loss(model(x), y)
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-        losses.append(loss.item())
+    losses = training_losses(Tagger(), *sequences(), lr=0.02)
     assert losses[-1] < 0.3 * losses[0]
 
 
-def training_step(model: nn.Module, x: plugrad.Tensor, y: plugrad.Tensor) -> Any:
-    optimizer = plugrad.optim.SGD(model.parameters(), lr=0.1)
-
-    def step() -> plugrad.Tensor:
-        loss = nn.functional.mse_loss(model(x), y)
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-        return loss
-
-    return step
-
-
 def test_a_compiled_training_step_matches_the_eager_one() -> None:
-    x, y = sequences()
-    results = []
-    for compiled in (False, True):
-        plugrad.manual_seed(0)
-        step = training_step(Tagger(), x, y)
-        run = plugrad.compile(step, fullgraph=True) if compiled else step
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")  # no fallback to eager, no graph break
-            results.append([run().item() for _ in range(3)])
+    results = eager_and_compiled_losses(Tagger, *sequences())
     np.testing.assert_allclose(results[1], results[0], rtol=1e-6)

@@ -12,6 +12,19 @@ from typing import Any
 
 import numpy as np
 import pytest
+from nn_compare import (
+    as_lib,
+    assert_close,
+    assert_layout_is_torchs,
+    assert_raises_and_changes_nothing,
+    backward_squared_gradient,
+    causal,
+    compare,
+    eager_and_compiled_losses,
+    randn,
+    torch_state,
+    training_losses,
+)
 
 import plugrad
 from plugrad import nn
@@ -19,66 +32,16 @@ from plugrad.errors import InvalidArgumentError, ShapeError
 
 torch = pytest.importorskip("torch")
 
-RTOL, ATOL = 1e-10, 1e-12
 D, HEADS, FF, T, S, N = 8, 2, 16, 4, 5, 3
 
 
-def torch_state(module: Any) -> dict[str, np.ndarray]:
-    return {key: value.detach().numpy() for key, value in module.state_dict().items()}
-
-
-def randn(shape: tuple[int, ...], seed: int) -> tuple[plugrad.Tensor, Any]:
-    values = np.random.default_rng(seed).standard_normal(shape)
-    ours = plugrad.asarray(values, device=plugrad.default_device(), requires_grad=True)
-    return ours, torch.tensor(values, requires_grad=True)
-
-
-def as_lib(lib: Any, value: Any) -> Any:
-    if not isinstance(value, np.ndarray):
-        return value
-    if lib is plugrad:
-        return plugrad.asarray(value, device=plugrad.default_device())
-    return torch.tensor(value)
-
-
-def weighted_sum(out: Any, lib: Any) -> Any:
-    weights = np.linspace(0.5, 1.5, int(np.prod(out.shape))).reshape(tuple(out.shape))
-    if lib is plugrad:
-        return (out * plugrad.asarray(weights, device=out.device)).sum()
-    return (out * torch.tensor(weights)).sum()
-
-
-def assert_close(ours: Any, theirs: Any, what: str) -> None:
-    assert ours.shape == tuple(theirs.shape), what
-    np.testing.assert_allclose(
-        ours.detach().numpy(), theirs.detach().numpy(), rtol=RTOL, atol=ATOL, err_msg=what
-    )
-
-
-def compare(
+def compare_in_eval_mode(
     ours: nn.Module, theirs: Any, leaves: list[tuple[Any, Any]], arguments: dict[str, Any]
 ) -> None:
-    """Load torch's weights, call both in evaluation mode, compare output and gradients."""
-    ours.load_state_dict(torch_state(theirs))
+    """:func:`nn_compare.compare` of both modules in evaluation mode."""
     ours.eval()
     theirs.eval()
-    our_out = ours(*(a for a, _ in leaves), **{k: as_lib(plugrad, v) for k, v in arguments.items()})
-    their_out = theirs(
-        *(b for _, b in leaves), **{k: as_lib(torch, v) for k, v in arguments.items()}
-    )
-    assert_close(our_out, their_out, "output")
-    weighted_sum(our_out, plugrad).backward()
-    weighted_sum(their_out, torch).backward()
-    for index, (a, b) in enumerate(leaves):
-        assert_close(a.grad, b.grad, f"gradient of input {index}")
-    theirs_named = dict(theirs.named_parameters())
-    assert [name for name, _ in ours.named_parameters()] == list(theirs_named)
-    for name, parameter in ours.named_parameters():
-        assert_close(parameter.grad, theirs_named[name].grad, f"gradient of {name}")
-
-
-def causal(size: int) -> np.ndarray:
-    return np.triu(np.full((size, size), -np.inf), 1)
+    compare(ours, theirs, leaves, arguments)
 
 
 def padding(length: int, seed: int) -> np.ndarray:
@@ -135,7 +98,7 @@ def test_encoder_layer_matches_torch(backend, options, call) -> None:
         make(plugrad, "TransformerEncoderLayer", options),
         make(torch, "TransformerEncoderLayer", options),
     )
-    compare(ours, theirs, leaves, arguments)
+    compare_in_eval_mode(ours, theirs, leaves, arguments)
 
 
 DECODER_CALLS = [
@@ -166,7 +129,7 @@ def test_decoder_layer_matches_torch(backend, options, call) -> None:
         make(plugrad, "TransformerDecoderLayer", options),
         make(torch, "TransformerDecoderLayer", options),
     )
-    compare(ours, theirs, leaves, arguments)
+    compare_in_eval_mode(ours, theirs, leaves, arguments)
 
 
 def test_an_activation_module_is_a_submodule_as_in_torch(backend) -> None:
@@ -176,7 +139,7 @@ def test_an_activation_module_is_a_submodule_as_in_torch(backend) -> None:
     )
     assert repr(ours) == repr(theirs)
     assert ours.activation_relu_or_gelu == theirs.activation_relu_or_gelu == 2
-    compare(ours, theirs, [randn((S, N, D), 0)], {})
+    compare_in_eval_mode(ours, theirs, [randn((S, N, D), 0)], {})
     custom = nn.TransformerEncoderLayer(D, HEADS, FF, activation=lambda x: x * 2)
     assert custom.activation_relu_or_gelu == 0 and custom(plugrad.ones((S, D))).shape == (S, D)
 
@@ -203,13 +166,13 @@ def test_encoder_and_decoder_stacks_match_torch(backend, batch_first) -> None:
         stacks(torch, batch_first),
     )
     options = {"batch_first": batch_first}
-    compare(
+    compare_in_eval_mode(
         encoder,
         t_encoder,
         [sequence(S, options, False, 0)],
         {"mask": causal(S), "src_key_padding_mask": padding(S, 1) * -1e9},
     )
-    compare(
+    compare_in_eval_mode(
         decoder,
         t_decoder,
         [sequence(T, options, False, 2), sequence(S, options, False, 3)],
@@ -243,7 +206,7 @@ def test_transformer_matches_torch(backend, batch_first) -> None:
     ours = build(plugrad)
     options = {"batch_first": batch_first}
     leaves = [sequence(S, options, False, 0), sequence(T, options, False, 1)]
-    compare(
+    compare_in_eval_mode(
         ours,
         theirs,
         leaves,
@@ -262,14 +225,10 @@ def test_transformer_second_order_gradients_match_torch(backend) -> None:
     ours.load_state_dict(torch_state(theirs))
     x, tx = randn((S, N, D), 0)
     mask = causal(S)
-    our_loss = weighted_sum(ours(x, as_lib(plugrad, mask)), plugrad)
-    (g,) = plugrad.autograd.grad(our_loss, x, create_graph=True)
-    (g * g).sum().backward()
+    backward_squared_gradient(plugrad, [ours(x, as_lib(plugrad, mask))], x)
     # torch's fused CPU kernel has no second derivative: its reference one has.
     with torch.nn.attention.sdpa_kernel(torch.nn.attention.SDPBackend.MATH):
-        their_loss = weighted_sum(theirs(tx, as_lib(torch, mask)), torch)
-        (tg,) = torch.autograd.grad(their_loss, tx, create_graph=True)
-        (tg * tg).sum().backward()
+        backward_squared_gradient(torch, [theirs(tx, as_lib(torch, mask))], tx)
     assert_close(x.grad, tx.grad, "second-order gradient of the input")
     for (key, p), (_, q) in zip(ours.named_parameters(), theirs.named_parameters()):
         if p.grad is None or q.grad is None:  # a bias the input's gradient does not depend on
@@ -304,11 +263,7 @@ def test_repr_and_state_dict_keys_are_torchs(build) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         theirs = build(torch.nn)
-    assert repr(ours) == repr(theirs)
-    assert {k: v.shape for k, v in ours.state_dict().items()} == {
-        k: tuple(v.shape) for k, v in theirs.state_dict().items()
-    }
-    assert list(ours.state_dict()) == list(theirs.state_dict())
+    assert_layout_is_torchs(ours, theirs)
 
 
 def test_transformer_initializes_every_matrix_with_xavier_uniform() -> None:
@@ -347,43 +302,14 @@ def reversal_data() -> tuple[plugrad.Tensor, plugrad.Tensor]:
 
 def test_training_a_transformer_encoder_decreases_the_loss() -> None:
     plugrad.manual_seed(0)
-    model = Reverser()
-    optimizer = plugrad.optim.Adam(model.parameters(), lr=0.01)
-    x, y = reversal_data()
-    losses = []
-    for _ in range(40):
-        loss = nn.functional.mse_loss(model(x), y)
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-        losses.append(loss.item())
+    losses = training_losses(Reverser(), *reversal_data(), lr=0.01)
     assert losses[-1] < 0.5 * losses[0]
-
-
-def training_step(model: nn.Module, x: plugrad.Tensor, y: plugrad.Tensor) -> Any:
-    optimizer = plugrad.optim.SGD(model.parameters(), lr=0.1)
-    mask = nn.Transformer.generate_square_subsequent_mask(x.shape[1])
-
-    def step() -> plugrad.Tensor:
-        loss = nn.functional.mse_loss(model(x, mask), y)
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-        return loss
-
-    return step
 
 
 def test_a_compiled_encoder_layer_training_step_matches_the_eager_one() -> None:
     x, y = reversal_data()
-    results = []
-    for compiled in (False, True):
-        plugrad.manual_seed(0)
-        step = training_step(Reverser(), x, y)
-        run = plugrad.compile(step, fullgraph=True) if compiled else step
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")  # no fallback to eager, no graph break
-            results.append([run().item() for _ in range(3)])
+    mask = nn.Transformer.generate_square_subsequent_mask(x.shape[1])
+    results = eager_and_compiled_losses(Reverser, x, y, mask)
     np.testing.assert_allclose(results[1], results[0], rtol=1e-5)
     assert results[0][2] < results[0][0]
 
@@ -454,9 +380,4 @@ def test_bad_constructor_arguments(build, error, message) -> None:
 )
 def test_bad_calls_raise_and_change_nothing(call, error, message) -> None:
     plugrad.manual_seed(0)
-    model = nn.Transformer(8, 2, 1, 1, 16)
-    before = {k: v.detach().numpy().copy() for k, v in model.state_dict().items()}
-    with pytest.raises(error, match=message):
-        call(model)
-    for key, value in model.state_dict().items():
-        np.testing.assert_array_equal(value.numpy(), before[key])
+    assert_raises_and_changes_nothing(nn.Transformer(8, 2, 1, 1, 16), call, error, message)

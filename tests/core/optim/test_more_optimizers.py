@@ -3,6 +3,7 @@ state dicts, compiled steps, and errors that leave the optimizer as it was."""
 
 from __future__ import annotations
 
+import copy
 import re
 from typing import Any
 
@@ -11,7 +12,7 @@ import pytest
 
 import plugrad
 from plugrad import optim
-from plugrad.errors import DtypeError, InvalidArgumentError
+from plugrad.errors import InvalidArgumentError
 
 CASES = [
     ("Adamax", {}),
@@ -334,16 +335,6 @@ def train_once(opt, params) -> None:
     opt.step()
 
 
-def clone(tree):
-    if isinstance(tree, plugrad.Tensor):
-        return plugrad.asarray(tree, copy=True)
-    if isinstance(tree, dict):
-        return {key: clone(value) for key, value in tree.items()}
-    if isinstance(tree, list | tuple):
-        return type(tree)(clone(value) for value in tree)
-    return tree
-
-
 @pytest.mark.parametrize("name", sorted(FULL))
 def test_state_dict_round_trip_continues_the_same_trajectory(backend, name, tmp_path) -> None:
     opt, params = make(name, **FULL[name])
@@ -353,14 +344,17 @@ def test_state_dict_round_trip_continues_the_same_trajectory(backend, name, tmp_
     assert saved["param_groups"][1]["params"] == [1] and set(saved["state"]) == {0, 1}
     assert saved["state"][0]["step"] == 3
     plugrad.save(saved, tmp_path / "opt.safetensors")
-    for source in (clone(saved), plugrad.load(tmp_path / "opt.safetensors", backend="numpy")):
+    for source in (
+        copy.deepcopy(saved),
+        plugrad.load(tmp_path / "opt.safetensors", backend="numpy"),
+    ):
         restored, copies = make(name, lr=1.0)  # other options: the state dict brings them
         for duplicate, param in zip(copies, params):
             _copy_into(duplicate, param)
         restored.load_state_dict(source)
         assert [g["lr"] for g in restored.param_groups] == [0.05, 0.02]
         twin, twin_params = make(name, **FULL[name])
-        twin.load_state_dict(clone(saved))
+        twin.load_state_dict(copy.deepcopy(saved))
         for p, q in zip(twin_params, params):
             _copy_into(p, q)
         for _ in range(2):
@@ -386,7 +380,7 @@ def test_state_dicts_are_checked_and_a_bad_one_changes_nothing(on_numpy, name) -
         (lambda s: s["param_groups"][0].update(differentiable=True), InvalidArgumentError,
          "differentiable=True"),
     ]:  # fmt: skip
-        broken = clone(saved)
+        broken = copy.deepcopy(saved)
         change(broken)
         with pytest.raises(error, match=re.escape(message)):
             opt.load_state_dict(broken)
@@ -400,7 +394,7 @@ def test_scalar_state_entries_are_checked(on_numpy) -> None:
     for name, key in (("NAdam", "mu_product"), ("ASGD", "eta")):
         opt, params = make(name)
         train_once(opt, params)
-        broken = clone(opt.state_dict())
+        broken = copy.deepcopy(opt.state_dict())
         broken["state"][0][key] = "one"
         with pytest.raises(TypeError, match=f"{name} state '{key}' must be a number"):
             opt.load_state_dict(broken)
@@ -464,39 +458,6 @@ def leaf(*values: float) -> plugrad.Tensor:
     return plugrad.tensor(list(values), requires_grad=True)
 
 
-CONSTRUCTION_ERRORS = {
-    "negative lr": (lambda: optim.Adamax([leaf(1.0)], lr=-0.1), ValueError,
-                    "lr must be at least 0"),
-    "bad betas": (lambda: optim.NAdam([leaf(1.0)], betas=(0.9, 1.0)), ValueError, "betas[1] must"),
-    "betas type": (lambda: optim.RAdam([leaf(1.0)], betas=0.9), TypeError,
-                   "RAdam betas must be a pair"),
-    "momentum_decay": (lambda: optim.NAdam([leaf(1.0)], momentum_decay=-1), ValueError,
-                       "momentum_decay must be at least 0"),
-    "decoupled flag": (lambda: optim.RAdam([leaf(1.0)], decoupled_weight_decay=1), TypeError,
-                       "decoupled_weight_decay must be True or False"),
-    "rho": (lambda: optim.Adadelta([leaf(1.0)], rho=1.5), ValueError, "rho must be at most 1"),
-    "eps": (lambda: optim.Adadelta([leaf(1.0)], eps=-1.0), ValueError, "eps must be at least 0"),
-    "etas": (lambda: optim.Rprop([leaf(1.0)], etas=(1.2, 0.5)), ValueError,
-             "0 < etaminus < 1 < etaplus"),
-    "step_sizes": (lambda: optim.Rprop([leaf(1.0)], step_sizes=(1.0, 0.1)), ValueError,
-                   "minimum <= maximum"),
-    "weight_decay": (lambda: optim.ASGD([leaf(1.0)], weight_decay=-0.1), ValueError,
-                     "weight_decay must be at least 0"),
-    "foreach": (lambda: optim.ASGD([leaf(1.0)], foreach="yes"), TypeError, "foreach must be None"),
-    "differentiable": (lambda: optim.Adamax([leaf(1.0)], differentiable=True), InvalidArgumentError,
-                       "cannot be differentiated through"),
-    "complex": (lambda: optim.NAdam([plugrad.asarray(np.array([1j]), requires_grad=True)]),
-                DtypeError, "does not support complex parameters"),
-}  # fmt: skip
-
-
-@pytest.mark.parametrize("bad", sorted(CONSTRUCTION_ERRORS))
-def test_construction_errors(on_numpy, bad) -> None:
-    make_it, error, message = CONSTRUCTION_ERRORS[bad]
-    with pytest.raises(error, match=re.escape(message)):
-        make_it()
-
-
 def test_a_bad_group_is_refused_and_changes_nothing(on_numpy) -> None:
     opt, params = make("Rprop")
     train_once(opt, params)
@@ -504,20 +465,3 @@ def test_a_bad_group_is_refused_and_changes_nothing(on_numpy) -> None:
     with pytest.raises(ValueError, match="etaminus"):
         opt.add_param_group({"params": [leaf(1.0)], "etas": (0.5, 0.9)})
     assert (repr(opt), opt.state_dict()["state"][0]["step_size"].tolist()) == before
-
-
-def test_asgd_supports_complex_parameters(on_numpy) -> None:
-    torch = pytest.importorskip("torch")
-    start = np.array([1.0 + 2.0j, -0.5 + 0.25j])
-    z = plugrad.asarray(start.copy(), requires_grad=True)
-    reference_z = torch.tensor(start, requires_grad=True)
-    opt = optim.ASGD([z], lr=0.1, t0=1, weight_decay=0.01)
-    reference = torch.optim.ASGD([reference_z], lr=0.1, t0=1, weight_decay=0.01)
-    for _ in range(4):
-        opt.zero_grad()
-        plugrad.sum(plugrad.real(z * plugrad.conj(z) * z)).backward()
-        opt.step()
-        reference.zero_grad()
-        (reference_z * reference_z.conj() * reference_z).real.sum().backward()
-        reference.step()
-    np.testing.assert_allclose(z.detach().numpy(), reference_z.detach().numpy(), rtol=1e-6)

@@ -10,7 +10,7 @@ import pytest
 
 import plugrad
 from plugrad import optim
-from plugrad.errors import DtypeError, InPlaceModificationError
+from plugrad.errors import DtypeError, InPlaceModificationError, InvalidArgumentError
 
 SGD_OPTIONS = [
     {},
@@ -157,21 +157,28 @@ def test_trajectory_matches_torch(backend, case, dtype) -> None:
     assert (ours["unused"] in opt.state) == (name == "Adagrad")
 
 
-def test_sgd_on_complex_parameters_matches_torch(on_numpy) -> None:
+@pytest.mark.parametrize(
+    ("name", "options", "steps", "rtol"),
+    [
+        ("SGD", {"momentum": 0.9, "weight_decay": 0.01}, 3, 1e-12),
+        ("ASGD", {"t0": 1, "weight_decay": 0.01}, 4, 1e-6),  # linear in the gradient too
+    ],
+)
+def test_complex_parameters_match_torch(on_numpy, name, options, steps, rtol) -> None:
     torch = pytest.importorskip("torch")
     start = np.array([1.0 + 2.0j, -0.5 + 0.25j])
-    z = plugrad.asarray(start, requires_grad=True)
+    z = plugrad.asarray(start.copy(), requires_grad=True)
     reference_z = torch.tensor(start, requires_grad=True)
-    opt = optim.SGD([z], lr=0.1, momentum=0.9, weight_decay=0.01)
-    reference = torch.optim.SGD([reference_z], lr=0.1, momentum=0.9, weight_decay=0.01)
-    for _ in range(3):
+    opt = getattr(optim, name)([z], lr=0.1, **options)
+    reference = getattr(torch.optim, name)([reference_z], lr=0.1, **options)
+    for _ in range(steps):
         opt.zero_grad()
         plugrad.sum(plugrad.real(z * plugrad.conj(z) * z)).backward()
         opt.step()
         reference.zero_grad()
         (reference_z * reference_z.conj() * reference_z).real.sum().backward()
         reference.step()
-    np.testing.assert_allclose(z.detach().numpy(), reference_z.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(z.detach().numpy(), reference_z.detach().numpy(), rtol=rtol)
 
 
 def test_adam_refuses_complex_parameters(on_numpy) -> None:
@@ -507,6 +514,37 @@ CONSTRUCTION_ERRORS = {
     ),
     "group without params": (lambda: optim.SGD([{"lr": 0.1}]), ValueError, "no 'params' entry"),
 }
+
+
+# The options of the other optimizers (test_more_optimizers.py).
+CONSTRUCTION_ERRORS |= {
+    "Adamax negative lr": (lambda: optim.Adamax([leaf(1.0)], lr=-0.1), ValueError,
+                           "lr must be at least 0"),
+    "NAdam bad betas": (lambda: optim.NAdam([leaf(1.0)], betas=(0.9, 1.0)), ValueError,
+                        "betas[1] must"),
+    "RAdam betas type": (lambda: optim.RAdam([leaf(1.0)], betas=0.9), TypeError,
+                         "RAdam betas must be a pair"),
+    "NAdam momentum_decay": (lambda: optim.NAdam([leaf(1.0)], momentum_decay=-1), ValueError,
+                             "momentum_decay must be at least 0"),
+    "RAdam decoupled flag": (lambda: optim.RAdam([leaf(1.0)], decoupled_weight_decay=1),
+                             TypeError, "decoupled_weight_decay must be True or False"),
+    "Adadelta rho": (lambda: optim.Adadelta([leaf(1.0)], rho=1.5), ValueError,
+                     "rho must be at most 1"),
+    "Adadelta eps": (lambda: optim.Adadelta([leaf(1.0)], eps=-1.0), ValueError,
+                     "eps must be at least 0"),
+    "Rprop etas": (lambda: optim.Rprop([leaf(1.0)], etas=(1.2, 0.5)), ValueError,
+                   "0 < etaminus < 1 < etaplus"),
+    "Rprop step_sizes": (lambda: optim.Rprop([leaf(1.0)], step_sizes=(1.0, 0.1)), ValueError,
+                         "minimum <= maximum"),
+    "ASGD weight_decay": (lambda: optim.ASGD([leaf(1.0)], weight_decay=-0.1), ValueError,
+                          "weight_decay must be at least 0"),
+    "ASGD foreach": (lambda: optim.ASGD([leaf(1.0)], foreach="yes"), TypeError,
+                     "foreach must be None"),
+    "Adamax differentiable": (lambda: optim.Adamax([leaf(1.0)], differentiable=True),
+                              InvalidArgumentError, "cannot be differentiated through"),
+    "NAdam complex": (lambda: optim.NAdam([plugrad.asarray(np.array([1j]), requires_grad=True)]),
+                      DtypeError, "does not support complex parameters"),
+}  # fmt: skip
 
 
 @pytest.mark.parametrize("bad", sorted(CONSTRUCTION_ERRORS))
