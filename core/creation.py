@@ -500,9 +500,17 @@ def arange(
     if dtype is None:
         floating = any(isinstance(v, float) for v in (start, stop, step))
         dtype = _dtypes.default_float_dtype if floating else target.default_int_dtype
-    array = target.xp.arange(
-        start, stop, step, dtype=target.native_dtype(dtype), device=target.native
-    )
+    if dtype in (_dtypes.float16, _dtypes.float32) and _dtypes.float64 in target.dtypes:
+        # NOTE: NumPy steps in the dtype itself, so float16 values drift (0.2 * 5 - 1 is
+        # 0.00098, not 0): computed in float64 and rounded once, as PyTorch's are.
+        computed = target.xp.arange(
+            start, stop, step, dtype=target.native_dtype(_dtypes.float64), device=target.native
+        )
+        array = target.xp.astype(computed, target.native_dtype(dtype))
+    else:
+        array = target.xp.arange(
+            start, stop, step, dtype=target.native_dtype(dtype), device=target.native
+        )
     return leaf(array, target, requires_grad)
 
 

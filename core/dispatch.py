@@ -155,14 +155,13 @@ def _promote_pair(
     For an op that computes in floating point (``promotion="float"``: true
     division, ``atan2``) integer and bool tensors become the default float
     dtype (``int / int`` is ``float32``, as in PyTorch); otherwise kinds mix
-    as :func:`_promote_mixed_kinds` says.
+    as :func:`_promote_mixed_kinds` says (``int8 / float16`` is ``float16``).
     """
     if op.to_float:
         integral = device.integral_natives
-        first, second = x1._array.dtype in integral, x2._array.dtype in integral
-        if first or second:
+        if x1._array.dtype in integral and x2._array.dtype in integral:
             to = _dtypes.default_float_dtype
-            return (_ops.astype(x1, to) if first else x1, _ops.astype(x2, to) if second else x2)
+            return _ops.astype(x1, to), _ops.astype(x2, to)
     return _promote_mixed_kinds(device, x1, x2)
 
 
@@ -184,6 +183,10 @@ def _promote_mixed_kinds(device: Device, x1: Tensor, x2: Tensor) -> tuple[Tensor
     if target is dtype1:
         return x1, _ops.astype(x2, target)
     return _ops.astype(x1, target), x2
+
+
+_REAL_RANK = _dtypes.kind_rank(_dtypes.float32)
+_COMPLEX_RANK = _dtypes.kind_rank(_dtypes.complex64)
 
 
 def _promote_inputs(
@@ -220,6 +223,11 @@ def _promote_inputs(
         )
     top = max(tensors, key=_dtypes.kind_rank)
     top_rank = _dtypes.kind_rank(top)
+    if top_rank == _COMPLEX_RANK and any(_dtypes.kind_rank(d) == _REAL_RANK for d in tensors):
+        # Real with complex floating is the standard's promotion (float64 with complex64 is
+        # complex128): the complex dtype of the widest, not the complex tensor's own.
+        natives = [device.native_dtype(d) for d in tensors if _dtypes.kind_rank(d) >= _REAL_RANK]
+        top = from_native[device.xp.result_type(*natives)]
     if scalar_rank > top_rank:
         target = _dtypes.scalar_result(top, scalar)
     elif all(_dtypes.kind_rank(d) == top_rank for d in tensors):
@@ -234,6 +242,26 @@ def _promote_inputs(
         else x
         for name, x in zip(op.input_names, inputs)
     )
+
+
+def _promote_sequence(device: Device, items: tuple[Tensor, ...]) -> tuple[Tensor, ...]:
+    """The tensors of a sequence input (``concat``'s) in their common dtype, as PyTorch's.
+
+    Across kinds the higher kind decides (``int64`` with ``float32`` is ``float32``,
+    where NumPy would widen to ``float64``); within a kind, the standard's rules.
+    Converted with ``astype``, so each gradient keeps its input's dtype.
+    """
+    from_native = device._dtype_from_native
+    dtypes = [from_native[x._array.dtype] for x in items]
+    target = dtypes[0]
+    for dtype in dtypes[1:]:
+        mixed = _dtypes.mixed_kind_result(target, dtype)
+        if mixed is not None:
+            target = mixed
+        elif dtype is not target:
+            native = device.xp.result_type(device.native_dtype(target), device.native_dtype(dtype))
+            target = from_native[native]
+    return tuple(x if d is target else _ops.astype(x, target) for x, d in zip(items, dtypes))
 
 
 def _apply_with_scalar(
@@ -368,6 +396,13 @@ def apply_general(op: RegisteredOp, inputs: tuple[Any, ...], params: dict[str, A
             raise _not_a_tensor(op, 0 if sequence else index, x, index if sequence else None)
     if device is None:
         raise _not_a_tensor(op, 0, items[0] if items else None)
+    if sequence is not None and op.promotes:
+        first = arrays[0].dtype
+        for array in arrays:
+            if array.dtype is not first:
+                items = _promote_sequence(device, items)
+                arrays = [x._array for x in items]
+                break
     if params:
         params = dict(params)
         for name in op.dtype_params:

@@ -36,6 +36,7 @@ __all__ = [
     "PluginOutputError",
     "PluginRegistrationError",
     "PlugradError",
+    "ReadOnlyViewError",
     "ScalarRangeError",
     "SerializationError",
     "ShapeError",
@@ -146,6 +147,16 @@ class ViewCopyError(BackendError):
     (``x[1:3]``) and ``detach()``-ed tensors up to date after an in-place
     change, but cannot re-derive other views (``reshape``, ``transpose``, ...),
     so it refuses the change before making it.
+    """
+
+
+class ReadOnlyViewError(PlugradError, RuntimeError):
+    """An in-place change to a view whose memory its library will not write.
+
+    A broadcast view (``x.expand(...)``, ``broadcast_to``) shows one element of
+    its base in several places, and NumPy marks it read-only. Writing it would
+    have to give up sharing its base's memory, so the change is refused before
+    anything is changed; write into a copy (``x.expand(...).clone()``) instead.
     """
 
 

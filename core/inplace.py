@@ -27,6 +27,7 @@ from .errors import (
     DeviceMismatchError,
     DtypeError,
     InPlaceModificationError,
+    ReadOnlyViewError,
     ShapeError,
     ViewCopyError,
 )
@@ -103,10 +104,7 @@ def apply_inplace(
             result = _truth_values(before, result, args)
         _check_result(target, result, name, recording=True)
         if family:
-            try:
-                target._array = target._device.backend.write(target._array, result._array)
-            except WRITE_REFUSED:  # a read-only array, or an immutable library: not shared
-                target._array = result._array
+            _write_or_rebind(target, result._array, name)
         else:
             target._array = result._array
         old_edge = target._edge
@@ -127,14 +125,33 @@ def apply_inplace(
         finally:
             _state.enabled = previous
         array = _check_result(target, result, name, recording=False)
-        try:
-            target._array = target._device.backend.write(target._array, array)
-        except WRITE_REFUSED:  # e.g. a read-only array, or a library that did not say so
-            target._array = array
+        _write_or_rebind(target, array, name)
     if copies:
         _refresh_copies(target, copies)
     target._bump_version()
     return target
+
+
+def _write_or_rebind(target: Tensor, array: Any, name: str) -> None:
+    """Write ``array`` into ``target``'s memory, or rebind ``target`` to it where its
+    library refuses the write (an immutable array, a read-only one shared with no tensor).
+
+    A refused write into memory other tensors share (a broadcast view of NumPy's,
+    read-only) is an error: rebinding would leave them without the change.
+    """
+    try:
+        target._array = target._device.backend.write(target._array, array)
+    except WRITE_REFUSED as refusal:
+        if not target._device.views_are_copies and len(memory_links(target)) > 1:
+            raise ReadOnlyViewError(
+                f"{name} on a tensor of shape {target.shape} whose memory the "
+                f"{target._device.backend.name!r} backend will not write ({refusal}); it "
+                "shares that memory with other tensors (a broadcast view such as "
+                "x.expand(...) shows one element in several places), which a new array "
+                "would leave behind. Change a copy instead (y = view.clone()). Nothing "
+                "was changed."
+            ) from refusal
+        target._array = array
 
 
 def change_shape(target: Tensor, function: Callable[..., Tensor], *args: Any, name: str) -> Tensor:
@@ -584,7 +601,7 @@ def write_out(op: str, out: Tensor, result: Tensor) -> Tensor:
             )
         result = _ops.astype(result, out.dtype)
     copies = out._device.views_are_copies and _copies_to_refresh(out, f"{op}(out=...)")
-    _write(out, result._array)
+    _write_or_rebind(out, result._array, f"{op}(out=...)")
     if copies:
         _refresh_copies(out, copies)
     out._bump_version()

@@ -48,7 +48,9 @@ def _diag(xp: Any, x: Any, diagonal: int = 0) -> Any:
     padded = xp.concat([x, xp.zeros(offset, dtype=x.dtype, device=x.device)]) if offset else x
     # Above the main diagonal, row i holds x[i]; below it, column j holds x[j].
     along = xp.expand_dims(padded, axis=1 if diagonal >= 0 else 0)
-    return xp.eye(size, k=diagonal, dtype=x.dtype, device=x.device) * along
+    # NOTE: where, not a product with eye: inf * 0 would put NaN off the diagonal.
+    on_diagonal = xp.eye(size, k=diagonal, dtype=xp.bool, device=x.device)
+    return xp.where(on_diagonal, along, xp.zeros((), dtype=x.dtype, device=x.device))
 
 
 def _meshgrid_grad(xp: Any, g: Any, ans: Any, arrays: tuple[Any, ...], *, indexing: str) -> Any:

@@ -150,8 +150,10 @@ rsqrt = op("rsqrt", lambda xp, x, /: 1.0 / xp.sqrt(x), standard=False, promotion
 
 def _abs_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
     if xp.isdtype(x.dtype, "complex floating"):
-        # d|z|: z / |z|, taken as 0 at z == 0 (a subgradient).
-        return xp.where(ans == 0, 0.0, g * x / safe_where_zero(xp, ans))
+        # d|z|: z / |z|, taken as 0 at z == 0 (a subgradient). |z| is computed again rather
+        # than read from ans, so that the output is not saved: real inputs never need it.
+        modulus = xp.abs(x)
+        return xp.where(modulus == 0, 0.0, g * x / safe_where_zero(xp, modulus))
     # NOTE: sign(0) == 0: the subgradient 0 at the kink, as in PyTorch.
     return g * xp.sign(x)
 

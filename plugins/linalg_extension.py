@@ -55,8 +55,18 @@ def _mH(xp: Any, a: Any) -> Any:
 
 def _diag_embed(xp: Any, v: Any) -> Any:
     """(..., n) -> (..., n, n) with ``v`` on the diagonal."""
-    n = v.shape[-1]
-    return xp.expand_dims(v, axis=-1) * xp.eye(n, dtype=v.dtype, device=device_of(v))
+    return _masked_by_eye(xp, xp.expand_dims(v, axis=-1), v.shape[-1], v.shape[-1], 0)
+
+
+def _masked_by_eye(xp: Any, values: Any, rows: int, cols: int, offset: int) -> Any:
+    """``values`` on the ``offset`` diagonal of (..., rows, cols), zeros elsewhere.
+
+    NOTE: where, not a product with eye: an inf or NaN value times 0 would put NaN
+    off the diagonal.
+    """
+    device = device_of(values)
+    on_diagonal = xp.eye(rows, cols, k=offset, dtype=xp.bool, device=device)
+    return xp.where(on_diagonal, values, xp.zeros((), dtype=values.dtype, device=device))
 
 
 def _embed_diagonal(xp: Any, g: Any, shape: tuple[int, ...], offset: int) -> Any:
@@ -78,7 +88,7 @@ def _embed_diagonal(xp: Any, g: Any, shape: tuple[int, ...], offset: int) -> Any
         parts.append(xp.zeros((*batch, after), dtype=g.dtype, device=device_of(g)))
     spread = xp.concat(parts, axis=-1) if len(parts) > 1 else g
     spread = xp.expand_dims(spread, axis=-2 if offset >= 0 else -1)
-    return spread * xp.eye(rows, cols, k=offset, dtype=g.dtype, device=device_of(g))
+    return _masked_by_eye(xp, spread, rows, cols, offset)
 
 
 def _matrix_grad(xp: Any, g: Any) -> Any:
@@ -489,8 +499,8 @@ outer = op("outer", _outer, namespace="linalg", methods="outer",
 
 def _trace_grad(xp: Any, g: Any, ans: Any, x: Any, *, offset: int, dtype: Any) -> Any:
     rows, cols = x.shape[-2], x.shape[-1]
-    eye = xp.eye(rows, cols, k=offset, dtype=g.dtype, device=device_of(g))
-    grad = xp.broadcast_to(_matrix_grad(xp, g) * eye, tuple(x.shape))
+    grad = _masked_by_eye(xp, _matrix_grad(xp, g), rows, cols, offset)
+    grad = xp.broadcast_to(grad, tuple(x.shape))
     return grad if dtype is None else cast(xp, grad, x.dtype)
 
 

@@ -479,11 +479,12 @@ roll = op("roll(x, /, shift, axis=None)", vjp=_roll_grad, saves=(), methods={"ro
           torch_function=_torch_roll,
           doc="Shift elements cyclically by ``shift`` along ``axis`` (flattened by default).")
 concat = op("concat(arrays, /, *, axis=0)", vjp=_concat_grad, sequence=True, saves=(),
+            promotion="mixed",
             torch_function=torch_join("concat"),
             aliases={"cat": None, "concatenate": None, "hstack": _hstack, "vstack": _vstack,
                      "dstack": _dstack, "column_stack": _column_stack},
             doc="Join tensors along an existing ``axis`` (flattened first if ``axis=None``).")
-stack = op("stack(arrays, /, *, axis=0)", sequence=True, saves=(),
+stack = op("stack(arrays, /, *, axis=0)", sequence=True, saves=(), promotion="mixed",
            torch_function=torch_join("stack"),
            vjp=lambda xp, g, ans, arrays, *, axis: xp.unstack(g, axis=axis),
            doc="Join tensors of one shape along a new ``axis``.")

@@ -110,6 +110,8 @@ def _cumulative_extremum(name: str) -> Any:
         largest = name == "cummax"
         if _is_floating(xp, y):
             fill = -math.inf if largest else math.inf
+        elif y.dtype == xp.bool:
+            fill = not largest
         else:
             fill = xp.iinfo(y.dtype).min if largest else xp.iinfo(y.dtype).max
         running = _running(xp, y, axis, xp.maximum if largest else xp.minimum, fill)

@@ -364,9 +364,12 @@ def hardtanh(
         raise ValueError(f"hardtanh(): min_val ({min_val}) must not exceed max_val ({max_val})")
     if inplace:
         return apply_inplace(input, hardtanh, min_val, max_val, name="hardtanh(inplace=True)")
-    # NOTE: where(), not clip(): as in PyTorch, no gradient reaches an input on a bound.
-    inside = _ops.logical_and(input > min_val, input < max_val)
-    return _ops.where(inside, input, _ops.clip(input.detach(), min_val, max_val))
+    if not input.dtype.kind.endswith("floating"):  # bounds in the input's kind, as PyTorch's
+        min_val, max_val = int(min_val), int(max_val)
+    # NOTE: where(), not clip(): as in PyTorch, no gradient reaches an input on a bound, and
+    # NaN (on neither side of a bound) counts as inside: its gradient passes.
+    outside = _ops.logical_or(input <= min_val, input >= max_val)
+    return _ops.where(outside, _ops.clip(input.detach(), min_val, max_val), input)
 
 
 def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
@@ -402,7 +405,8 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
         return apply_inplace(
             input, globals()["threshold"], threshold, value, name="threshold(inplace=True)"
         )
-    return _ops.where(input > threshold, input, value)
+    # As PyTorch's ``x <= threshold ? value : x``: NaN is kept.
+    return _ops.where(input <= threshold, value, input)
 
 
 def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
@@ -1232,6 +1236,20 @@ def conv2d(
     return _convolution("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
 
 
+def _pooled_length(size: int, kernel: int, step: int, pad: int, dil: int, ceil_mode: bool) -> int:
+    """The number of windows along an axis, as PyTorch counts them.
+
+    With ``ceil_mode`` a last window may start past the last full one, clipped at the
+    end, but not in the right padding: one window even where the padded input is
+    shorter than the kernel.
+    """
+    reach = size + 2 * pad - dil * (kernel - 1) - 1 + (step - 1 if ceil_mode else 0)
+    windows = reach // step + 1
+    if ceil_mode and (windows - 1) * step >= size + pad:
+        windows -= 1
+    return windows
+
+
 def _pool_arguments(
     function: str,
     input: Tensor,
@@ -1239,6 +1257,7 @@ def _pool_arguments(
     stride: IntPair | tuple[()] | None,
     padding: IntPair,
     dilation: IntPair,
+    ceil_mode: bool = False,
 ) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int], tuple[int, int]]:
     _check_tensor("input", function, input)
     if input.ndim not in (3, 4):
@@ -1255,8 +1274,8 @@ def _pool_arguments(
                 f"{function}(): padding {pad} must be at most half the (dilated) kernel size "
                 f"{kernel}, as in PyTorch"
             )
-    for size, p, k, d in zip(input.shape[-2:], pad, kernel, dil):
-        if size + 2 * p < d * (k - 1) + 1:
+    for size, p, k, st, d in zip(input.shape[-2:], pad, kernel, step, dil):
+        if _pooled_length(size, k, st, p, d, ceil_mode) < 1:
             raise ShapeError(
                 f"{function}(): the padded input {tuple(input.shape[-2:])} is smaller than the "
                 f"kernel {kernel}"
@@ -1292,7 +1311,7 @@ def max_pool2d(
               [13, 15]]]])
     """
     kernel, step, pad, dil = _pool_arguments(
-        "max_pool2d", input, kernel_size, stride, padding, dilation
+        "max_pool2d", input, kernel_size, stride, padding, dilation, ceil_mode
     )
     values, offsets = _ops.max_pool2d(
         input, kernel_size=kernel, stride=step, padding=pad, dilation=dil, ceil_mode=ceil_mode
@@ -1387,7 +1406,9 @@ def avg_pool2d(
     tensor([[[[1., 1.],
               [1., 1.]]]])
     """
-    kernel, step, pad, _ = _pool_arguments("avg_pool2d", input, kernel_size, stride, padding, 1)
+    kernel, step, pad, _ = _pool_arguments(
+        "avg_pool2d", input, kernel_size, stride, padding, 1, ceil_mode
+    )
     if divisor_override is not None and (
         not isinstance(divisor_override, int) or divisor_override <= 0
     ):
@@ -1422,10 +1443,11 @@ def _source_positions(mode: str, length: int, before: int, after: int) -> list[i
 def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float = 0.0) -> Tensor:
     """Pad the last ``len(pad) // 2`` axes: ``pad = (last_before, last_after, ...)``.
 
-    ``mode="constant"`` fills with ``value`` (a negative amount crops);
-    ``"reflect"`` mirrors the tensor about its edge elements, ``"replicate"``
-    repeats the edge elements and ``"circular"`` wraps around. The padded
-    values of the last three copy input elements, so their gradients add up there.
+    ``mode="constant"`` fills with ``value``; ``"reflect"`` mirrors the tensor
+    about its edge elements, ``"replicate"`` repeats the edge elements and
+    ``"circular"`` wraps around (what is left after cropping). A negative amount
+    crops, in every mode. The padded values of the last three copy input
+    elements, so their gradients add up there.
 
     Examples
     --------
@@ -1456,11 +1478,22 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
         before, after = amounts[2 * i], amounts[2 * i + 1]
         length = out.shape[axis]
         if mode != "constant":
-            limit = length - 1 if mode == "reflect" else length
-            if min(before, after) < 0 or max(before, after) > limit or length == 0:
+            if mode == "circular" and min(before, after) < 0:
+                # A negative amount crops first and the rest wraps what is left (PyTorch's).
+                start, stop = max(-before, 0), length - max(-after, 0)
+                out = out[(slice(None),) * axis + (slice(start, min(max(stop, start), length)),)]
+                length, before, after = max(stop - start, 0), max(before, 0), max(after, 0)
+            # Reflect and replicate read positions of the whole axis (a negative amount crops).
+            limit = length - 1 if mode == "reflect" else length if mode == "circular" else None
+            if (
+                length < 1
+                or (limit is not None and max(before, after) > limit)
+                or length + before + after < 1
+            ):
                 raise ArgumentError(
                     f"pad(): mode={mode!r} pads axis {axis} of length {length} by at most "
-                    f"{limit} on each side, and not by a negative amount; got {before} and {after}"
+                    f"{limit} on each side and crops (a negative amount) less than all of it; "
+                    f"got {amounts[2 * i]} and {amounts[2 * i + 1]}"
                 )
             if before or after:
                 positions = _source_positions(mode, length, before, after)
@@ -1616,8 +1649,9 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     _check_tensor("input", "softshrink", input)
     if lambd < 0:
         raise ValueError(f"softshrink(): lambd must be >= 0, got {lambd!r}")
-    shrunk = _ops.where(input < -lambd, input + lambd, 0.0)
-    return _ops.where(input > lambd, input - lambd, shrunk)
+    # NaN (on neither side of a bound) is not between them: kept, gradient passing, as in PyTorch.
+    inside = _ops.logical_and(input >= -lambd, input <= lambd)
+    return _ops.where(inside, 0.0, _ops.where(input > lambd, input - lambd, input + lambd))
 
 
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
@@ -2740,7 +2774,13 @@ def conv_transpose2d(
 
 
 def _pool1d_arguments(
-    function: str, input: Tensor, kernel_size: Any, stride: Any, padding: Any, dilation: Any
+    function: str,
+    input: Tensor,
+    kernel_size: Any,
+    stride: Any,
+    padding: Any,
+    dilation: Any,
+    ceil_mode: bool = False,
 ) -> tuple[int, int, int, int]:
     _check_tensor("input", function, input)
     if input.ndim not in (2, 3):
@@ -2757,7 +2797,7 @@ def _pool1d_arguments(
             f"{function}(): padding {pad_} must be at most half the (dilated) kernel size "
             f"{span}, as in PyTorch"
         )
-    if input.shape[-1] + 2 * pad_ < span:
+    if _pooled_length(input.shape[-1], kernel, step, pad_, dil, ceil_mode) < 1:
         raise ShapeError(
             f"{function}(): the padded input length ({input.shape[-1]} + 2 * {pad_}) is "
             f"smaller than the kernel ({span})"
@@ -2787,7 +2827,7 @@ def max_pool1d(
     (tensor([[[3., 5.]]]), tensor([[[1, 3]]]))
     """
     kernel, step, pad_, dil = _pool1d_arguments(
-        "max_pool1d", input, kernel_size, stride, padding, dilation
+        "max_pool1d", input, kernel_size, stride, padding, dilation, ceil_mode
     )
     result = max_pool2d(
         _ops.expand_dims(input, axis=-2), (1, kernel), (1, step), (0, pad_), (1, dil),
@@ -2819,7 +2859,9 @@ def avg_pool1d(
     >>> F.avg_pool1d(plugrad.tensor([[[1.0, 2.0, 3.0, 4.0]]]), 2)
     tensor([[[1.5000, 3.5000]]])
     """
-    kernel, step, pad_, _ = _pool1d_arguments("avg_pool1d", input, kernel_size, stride, padding, 1)
+    kernel, step, pad_, _ = _pool1d_arguments(
+        "avg_pool1d", input, kernel_size, stride, padding, 1, ceil_mode
+    )
     out = avg_pool2d(
         _ops.expand_dims(input, axis=-2), (1, kernel), (1, step), (0, pad_), ceil_mode,
         count_include_pad,
@@ -3006,7 +3048,9 @@ def group_norm(
             f"of the input {input.shape}, got {num_groups!r}"
         )
     _check_same_dtype("group_norm", input, weight, bias)
-    grouped = _ops.reshape(input, (input.shape[0], num_groups, -1))
+    # The group size spelled out: -1 cannot be inferred for an empty batch.
+    group_size = math.prod(input.shape[1:]) // num_groups
+    grouped = _ops.reshape(input, (input.shape[0], num_groups, group_size))
     normalized = _ops.layer_norm(grouped, None, None, ndim=1, eps=eps)
     return _channel_affine("group_norm", _ops.reshape(normalized, input.shape), weight, bias)
 
@@ -3051,7 +3095,7 @@ def instance_norm(
                 f"{value.shape}"
             )
     if use_input_stats:
-        flat = _ops.reshape(input, (n, channels, -1))
+        flat = _ops.reshape(input, (n, channels, math.prod(input.shape[2:])))
         count = flat.shape[-1]
         if count <= 1:
             raise ShapeError(
@@ -3231,18 +3275,26 @@ def _float32(value: float) -> float:
     return array("f", (value,))[0]
 
 
-def _nearest(x: Tensor, axis: int, size: int, out: int, scale: float | None, exact: bool) -> Tensor:
-    """Resample ``axis`` of ``x`` from ``size`` to ``out`` elements by copying the nearest."""
-    # NOTE: PyTorch computes these indices in single precision whatever the dtype; the same
-    # arithmetic gives the same picks where a product falls on an integer.
-    if scale is not None and scale > 0:
-        step = _float32(1.0 / scale)
+def _nearest(
+    x: Tensor, axis: int, size: int, out: int, scale: float | None, exact: bool, planar: bool
+) -> Tensor:
+    """Resample ``axis`` of ``x`` from ``size`` to ``out`` elements by copying the nearest.
+
+    ``planar``: ``x`` is a batch of images (4-d), for which PyTorch's mode ``"nearest"``
+    copies an axis whose size stays and takes ``i // 2`` for one that doubles, whatever
+    ``scale_factor`` says (1.2 on 3 rows keeps them; its rule would repeat the first).
+    """
+    if planar and not exact and out in (size, 2 * size):
+        picks = [i * size // out for i in range(out)]
     else:
-        step = _float32(_float32(size) / out)
-    if exact:
-        picks = [min(math.floor(_float32((i + 0.5) * step)), size - 1) for i in range(out)]
-    else:
-        picks = [min(math.floor(_float32(_float32(i) * step)), size - 1) for i in range(out)]
+        # NOTE: PyTorch computes these indices in single precision whatever the dtype; the
+        # same arithmetic gives the same picks where a product falls on an integer.
+        if scale is not None and scale > 0:
+            step = _float32(1.0 / scale)
+        else:
+            step = _float32(_float32(size) / out)
+        offset = 0.5 if exact else 0.0
+        picks = [min(math.floor(_float32((i + offset) * step)), size - 1) for i in range(out)]
     if picks == list(range(size)):
         return x
     index = asarray(picks, dtype=_dtypes.int64, device=x.device)
@@ -3378,7 +3430,8 @@ def interpolate(
         if linear:
             out = _linear(out, axis + 2, length, target, scale, bool(align_corners))
         else:
-            out = _nearest(out, axis + 2, length, target, scale, mode == "nearest-exact")
+            exact = mode == "nearest-exact"
+            out = _nearest(out, axis + 2, length, target, scale, exact, nd == 2)
     # A new tensor even where nothing moved, as in PyTorch: writing to it leaves the input.
     return out.clone() if out is input else out
 
@@ -3449,7 +3502,8 @@ def unfold(
         for i in range(kernel[0])
         for j in range(kernel[1])
     ]
-    cols = _ops.reshape(_ops.stack(blocks, axis=2), (n, -1, rows * columns))
+    stacked = _ops.stack(blocks, axis=2)
+    cols = _ops.reshape(stacked, (n, math.prod(stacked.shape[1:3]), rows * columns))
     return _ops.squeeze(cols, axis=0) if unbatched else cols
 
 

@@ -92,3 +92,13 @@ def test_median_of_an_empty_tensor(name: str):
     empty = plugrad.zeros(0, dtype=plugrad.int64)
     with pytest.raises(ShapeError, match=f"{name}\\(\\) of an empty"):
         getattr(empty, name)()
+
+
+@pytest.mark.parametrize("name", ["cummax", "cummin"])
+@pytest.mark.parametrize("values", [[False, True, False], [True, False, True], []])
+def test_running_extremes_of_bools(name: str, values: list[bool]):
+    ours = getattr(plugrad.tensor(values, dtype=plugrad.bool), name)(0)
+    theirs = getattr(torch.tensor(values, dtype=torch.bool), name)(0)
+    assert ours.values.dtype == plugrad.bool
+    assert ours.values.tolist() == theirs.values.tolist()
+    assert ours.indices.tolist() == theirs.indices.tolist()

@@ -8,7 +8,13 @@ from functions import Exp, Square
 from threads import run_in_threads
 
 import plugrad
-from plugrad.errors import BackwardError, DtypeError, InPlaceModificationError, ShapeError
+from plugrad.errors import (
+    BackwardError,
+    DtypeError,
+    InPlaceModificationError,
+    ReadOnlyViewError,
+    ShapeError,
+)
 
 
 def leaf(*values) -> plugrad.Tensor:
@@ -273,7 +279,14 @@ def test_view_changed_under_no_grad_after_its_base_was_saved_raises(view) -> Non
     w = plugrad.tensor([[3.0, 4.0], [5.0, 6.0]], dtype=plugrad.float64)
     y = x * w
     v = view(w)
-    assert_backward_refused_after_changing(v, y)
+    try:
+        with plugrad.no_grad():
+            v += 1
+    except ReadOnlyViewError:  # NumPy's diagonal is a read-only view: the change is refused
+        assert w.tolist() == [[3.0, 4.0], [5.0, 6.0]]
+        return
+    with pytest.raises(InPlaceModificationError):
+        y.sum().backward()
     assert x.grad is None
 
 

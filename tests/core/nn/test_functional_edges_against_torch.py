@@ -1,0 +1,140 @@
+"""nn.functional where plugrad once differed from ``torch``: nearest resampling of images,
+NaN through thresholds, integer inputs to hardtanh, empty batches, ceil-mode pools
+shorter than their kernel, and negative padding in every mode."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import plugrad
+import plugrad.nn.functional as F
+from plugrad.errors import ArgumentError
+
+torch = pytest.importorskip("torch")
+TF = torch.nn.functional
+
+
+def _both(name: str, x: np.ndarray, *args, grad: bool = True, **kwargs):
+    """``name`` in plugrad and in torch on ``x``: (ours, theirs, our grad, their grad)."""
+    ours_x = plugrad.asarray(x.copy(), requires_grad=grad)
+    theirs_x = torch.tensor(x.copy(), requires_grad=grad)
+    ours = getattr(F, name)(ours_x, *args, **kwargs)
+    theirs = getattr(TF, name)(theirs_x, *args, **kwargs)
+    if not grad:
+        return ours.numpy(), theirs.numpy(), None, None
+    weights = np.linspace(0.5, 1.5, int(np.prod(ours.shape))).reshape(ours.shape)
+    (ours * plugrad.asarray(weights)).sum().backward()
+    (theirs * torch.tensor(weights)).sum().backward()
+    return (
+        ours.detach().numpy(),
+        theirs.detach().numpy(),
+        ours_x.grad.numpy(),
+        theirs_x.grad.numpy(),
+    )
+
+
+@pytest.mark.parametrize("scale", [1.2, 1.5, 2.0, 2.05, 0.7, (1.5, 1.1), (2.1, 1.0)])
+@pytest.mark.parametrize("mode", ["nearest", "nearest-exact"])
+def test_nearest_resampling_of_images(scale, mode: str):
+    # PyTorch copies an image axis whose size stays and halves indices for one that doubles.
+    x = np.arange(24.0).reshape(1, 2, 3, 4)
+    ours, theirs, our_grad, their_grad = _both("interpolate", x, scale_factor=scale, mode=mode)
+    assert ours.shape == theirs.shape
+    np.testing.assert_array_equal(ours, theirs)
+    np.testing.assert_allclose(our_grad, their_grad)
+
+
+@pytest.mark.parametrize("scale", [1.2, 2.05])
+def test_nearest_resampling_of_sequences_and_volumes_uses_the_scale(scale: float):
+    for shape in ((1, 1, 10), (1, 1, 2, 3, 4)):
+        x = np.arange(float(np.prod(shape))).reshape(shape)
+        ours, theirs, _, _ = _both("interpolate", x, scale_factor=scale, grad=False)
+        np.testing.assert_array_equal(ours, theirs)
+
+
+THRESHOLDS = {
+    "threshold": (0.5, -1.0),
+    "softshrink": (),
+    "hardshrink": (),
+    "hardtanh": (),
+    "relu6": (),
+}
+
+
+@pytest.mark.parametrize("name", list(THRESHOLDS))
+def test_nan_passes_through_thresholds_with_its_gradient(name: str):
+    x = np.array([math.nan, 0.2, 1.0, -3.0, 0.5, -0.5, 7.0])
+    ours, theirs, our_grad, their_grad = _both(name, x, *THRESHOLDS[name])
+    np.testing.assert_allclose(ours, theirs, equal_nan=True)
+    np.testing.assert_allclose(our_grad, their_grad, equal_nan=True)
+
+
+INTEGER_CASES = [("relu6", ()), ("hardtanh", (-2.5, 3.5)), ("hardtanh", (-2, 3)),
+                 ("threshold", (1, 5))]  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "args"), INTEGER_CASES)
+def test_integer_inputs_keep_their_dtype(name: str, args: tuple):
+    x = np.array([-3, 0, 2, 9])
+    ours = getattr(F, name)(plugrad.asarray(x), *args)
+    theirs = getattr(TF, name)(torch.tensor(x), *args)
+    assert ours.dtype == plugrad.int64 and ours.tolist() == theirs.tolist()
+
+
+@pytest.mark.parametrize(
+    ("name", "shape", "args"),
+    [
+        ("group_norm", (0, 4, 3), (2,)),
+        ("instance_norm", (0, 3, 4), ()),
+        ("unfold", (0, 2, 4, 4), (2,)),
+    ],
+)
+def test_an_empty_batch(name: str, shape: tuple[int, ...], args: tuple):
+    ours, theirs, _, _ = _both(name, np.zeros(shape), *args, grad=False)
+    assert ours.shape == theirs.shape
+
+
+@pytest.mark.parametrize("name", ["max_pool1d", "avg_pool1d"])
+@pytest.mark.parametrize("length", [2, 3, 5])
+@pytest.mark.parametrize(
+    ("kernel", "stride", "padding"), [(4, 2, 0), (3, 2, 1), (5, 3, 2), (2, 1, 0)]
+)
+def test_ceil_mode_pools_a_clipped_window_of_an_input_shorter_than_the_kernel(
+    name: str, length: int, kernel: int, stride: int, padding: int
+):
+    x = np.random.default_rng(length).random((1, 2, length))
+    try:
+        theirs = getattr(TF, name)(torch.tensor(x), kernel, stride, padding, ceil_mode=True)
+    except RuntimeError:
+        with pytest.raises(ValueError, match="smaller than the kernel"):  # a ShapeError
+            getattr(F, name)(plugrad.asarray(x), kernel, stride, padding, ceil_mode=True)
+        return
+    ours = getattr(F, name)(plugrad.asarray(x), kernel, stride, padding, ceil_mode=True)
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy())
+
+
+def test_ceil_mode_pools_of_images_shorter_than_the_kernel():
+    x = np.random.default_rng(0).random((1, 1, 3, 3))
+    for name in ("max_pool2d", "avg_pool2d"):
+        ours, theirs, our_grad, their_grad = _both(name, x, 4, 2, ceil_mode=True)
+        np.testing.assert_allclose(ours, theirs)
+        np.testing.assert_allclose(our_grad, their_grad)
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
+@pytest.mark.parametrize("amounts", [(-1, 2), (2, -1), (-2, -1), (-1, 3), (-3, 0), (-1, 2, 1, -1)])
+def test_negative_padding_crops_in_every_mode(mode: str, amounts: tuple[int, ...]):
+    x = np.arange(12.0).reshape(1, 3, 4)
+    ours, theirs, our_grad, their_grad = _both("pad", x, amounts, mode=mode)
+    np.testing.assert_array_equal(ours, theirs)
+    np.testing.assert_allclose(our_grad, their_grad)
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
+def test_padding_that_crops_everything_is_refused(mode: str):
+    x = plugrad.arange(4.0).reshape(1, 1, 4)
+    with pytest.raises(ArgumentError, match="crops"):
+        F.pad(x, (-4, 0), mode=mode)

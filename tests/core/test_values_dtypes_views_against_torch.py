@@ -1,0 +1,180 @@
+"""Values, dtypes and views where plugrad once differed from ``torch`` without an error.
+
+Infinite values on a diagonal, promotion of real with complex and of integers with
+float16 in element-wise ops, the common dtype of joined tensors, float16 ranges,
+and in-place writes into a broadcast view (which must be refused, not dropped).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from torch_compare import assert_agrees
+
+import plugrad
+from plugrad.errors import ReadOnlyViewError
+from plugrad.testing import backends_under_test
+
+torch = pytest.importorskip("torch")
+
+
+def _skip_without(*dtypes: str) -> None:
+    missing = [d for d in dtypes if getattr(plugrad, d) not in plugrad.default_device().dtypes]
+    if missing:
+        pytest.skip(f"the default backend has no {', '.join(missing)}")
+
+
+# -- a diagonal holding inf or NaN: nothing leaks off it ---------------------------------------
+
+
+@pytest.mark.parametrize("backend", backends_under_test())
+@pytest.mark.parametrize("offset", [0, 1, -1])
+def test_diag_of_a_vector_with_inf_and_nan_is_zero_off_the_diagonal(offset: int, backend: str):
+    values = np.array([1.0, math.inf, math.nan])
+    assert_agrees(lambda lib, x: lib.diag(x, offset), values, backend)
+
+
+@pytest.mark.filterwarnings("ignore:divide by zero:RuntimeWarning")
+@pytest.mark.parametrize("backend", backends_under_test())
+def test_gradients_through_a_diagonal_and_a_trace_at_an_infinite_slope(backend: str):
+    # sqrt'(0) is inf: the gradient is inf on the diagonal and exactly 0 elsewhere.
+    matrix = np.array([[0.0, 1.0], [4.0, 9.0]])
+    assert_agrees(lambda lib, x: x.diagonal().sqrt(), matrix, backend)
+    assert_agrees(lambda lib, x: lib.trace(x).sqrt(), np.array([[0.0, 5.0], [2.0, 0.0]]), backend)
+    assert_agrees(lambda lib, x: lib.diag_embed(x), np.array([[1.0, math.inf]]), backend)
+
+
+# -- promotion ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("real", "complex_"),
+    [("float64", "complex64"), ("float32", "complex64"), ("int64", "complex64")],
+)
+def test_where_of_real_and_complex_keeps_the_real_precision(real: str, complex_: str):
+    results = []
+    for lib in (plugrad, torch):
+        first = (
+            lib.asarray([1.1, 2.2], dtype=getattr(lib, real))
+            if real != "int64"
+            else (lib.asarray([1, 2], dtype=lib.int64))
+        )
+        second = lib.ones(2, dtype=getattr(lib, complex_)) * 2j
+        results.append(lib.where(lib.asarray([True, False]), first, second))
+    ours, theirs = results
+    assert ours.dtype.name == str(theirs.dtype).removeprefix("torch.")
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+@pytest.mark.parametrize("integral", ["int8", "uint8", "bool", "int64"])
+@pytest.mark.parametrize("name", ["divide", "true_divide", "atan2"])
+def test_an_integer_with_a_float16_tensor_computes_in_float16(integral: str, name: str):
+    _skip_without("float16")
+    ours = getattr(plugrad, name)(
+        plugrad.ones(3, dtype=getattr(plugrad, integral)),
+        plugrad.full((3,), 3.0, dtype=plugrad.float16),
+    )
+    theirs = getattr(torch, name)(
+        torch.ones(3, dtype=getattr(torch, integral)), torch.full((3,), 3.0, dtype=torch.float16)
+    )
+    assert ours.dtype == plugrad.float16 and str(theirs.dtype) == "torch.float16"
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    # Two integers still compute in the default float dtype.
+    assert (
+        plugrad.divide(plugrad.ones(2, dtype=plugrad.int8), plugrad.ones(2)).dtype
+        == plugrad.float32
+    )
+
+
+JOINS = ["cat", "stack", "hstack", "vstack", "dstack", "column_stack"]
+MIXED = [("int64", "float32"), ("int32", "float16"), ("bool", "int32"), ("int8", "uint8"),
+         ("float32", "float64"), ("int64", "complex64"), ("float64", "complex64")]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", JOINS)
+@pytest.mark.parametrize(("first", "second"), MIXED)
+def test_joined_tensors_of_two_dtypes_take_pytorchs_common_dtype(
+    name: str, first: str, second: str
+):
+    _skip_without(first, second)
+    ours = getattr(plugrad, name)([plugrad.ones(2, dtype=getattr(plugrad, first)),
+                                   plugrad.ones(2, dtype=getattr(plugrad, second))])  # fmt: skip
+    theirs = getattr(torch, name)([torch.ones(2, dtype=getattr(torch, first)),
+                                   torch.ones(2, dtype=getattr(torch, second))])  # fmt: skip
+    assert ours.dtype.name == str(theirs.dtype).removeprefix("torch.")
+    assert ours.shape == tuple(theirs.shape)
+
+
+def test_each_joined_tensor_gets_a_gradient_of_its_own_dtype():
+    x = plugrad.ones(2, dtype=plugrad.float32, requires_grad=True)
+    y = plugrad.ones(2, dtype=plugrad.float64, requires_grad=True)
+    joined = plugrad.cat([x, y])
+    assert joined.dtype == plugrad.float64
+    (joined * plugrad.arange(4.0, dtype=plugrad.float64)).sum().backward()
+    assert (x.grad.dtype, y.grad.dtype) == (plugrad.float32, plugrad.float64)
+    assert x.grad.tolist() == [0.0, 1.0] and y.grad.tolist() == [2.0, 3.0]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32"])
+@pytest.mark.parametrize(("start", "stop", "step"), [(-1, 1, 0.2), (0.5, 5.0, 0.3), (3, -1, -0.7)])
+def test_a_float_range_does_not_drift(dtype: str, start: float, stop: float, step: float):
+    _skip_without(dtype)
+    ours = plugrad.arange(start, stop, step, dtype=getattr(plugrad, dtype)).numpy()
+    theirs = torch.arange(start, stop, step, dtype=getattr(torch, dtype)).numpy()
+    assert ours.shape == theirs.shape
+    # Within one rounding of the dtype (NumPy's own float16 steps were off by 1e-3 at 0).
+    np.testing.assert_allclose(ours, theirs, rtol=0, atol=float(np.finfo(dtype).eps))
+
+
+def test_an_in_place_op_on_a_result_the_backward_does_not_need():
+    # abs saved its output for complex inputs only; for real ones x.abs().add_(1) is fine.
+    x = plugrad.tensor([-1.0, 2.0], requires_grad=True)
+    y = x.abs()
+    y.add_(1)
+    y.sum().backward()
+    assert x.grad.tolist() == [-1.0, 1.0]
+    z = plugrad.tensor([3 + 4j, 0j], requires_grad=True)
+    z.abs().sum().backward()
+    np.testing.assert_allclose(z.grad.numpy(), [0.6 + 0.8j, 0])
+
+
+# -- broadcast views: a write is refused, never dropped ------------------------------------------
+
+
+WRITES = {
+    "fill_": lambda v: v.fill_(5.0),
+    "zero_": lambda v: v.zero_(),
+    "add_": lambda v: v.add_(1.0),
+    "setitem": lambda v: v.__setitem__(v > -1, 3.0),
+    "masked_fill_": lambda v: v.masked_fill_(v > -1, 2.0),
+    "copy_": lambda v: v.copy_(plugrad.ones(2, 3)),
+    "out=": lambda v: plugrad.add(plugrad.ones(2, 3), 1.0, out=v),
+}
+
+
+@pytest.mark.parametrize("write", list(WRITES), ids=list(WRITES))
+@pytest.mark.parametrize("make", ["expand", "broadcast_to"])
+def test_writing_into_a_broadcast_view_is_refused_and_changes_nothing(write: str, make: str):
+    x = plugrad.zeros(2, 1)
+    view = x.expand(2, 3) if make == "expand" else plugrad.broadcast_to(x, (2, 3))
+    version = x._version
+    with pytest.raises(ReadOnlyViewError, match="clone"):
+        WRITES[write](view)
+    assert x.tolist() == [[0.0], [0.0]] and view.tolist() == [[0.0] * 3] * 2
+    assert x._version == version
+
+
+def test_writing_into_a_copy_of_a_broadcast_view_works():
+    x = plugrad.zeros(2, 1)
+    copy = x.expand(2, 3).clone()
+    copy.fill_(5.0)
+    assert copy.tolist() == [[5.0] * 3] * 2 and x.tolist() == [[0.0], [0.0]]
+
+
+def test_a_recorded_write_into_a_broadcast_view_is_refused_too():
+    base = plugrad.zeros(2, 1, requires_grad=True).clone()
+    with pytest.raises(ReadOnlyViewError):
+        base.expand(2, 3).mul_(2.0)
+    assert base.grad_fn is not None and base.tolist() == [[0.0], [0.0]]
