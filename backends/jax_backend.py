@@ -79,16 +79,19 @@ def _index_dtype(xp: Any) -> Any:
     return xp.__array_namespace_info__().default_dtypes()["indexing"]
 
 
-def searchsorted(xp: Any, x1: Any, x2: Any, /, *, side: str = "left", sorter: Any = None) -> Any:
-    """plugrad's ``searchsorted`` in the default index dtype.
+def searchsorted(
+    xp: Any, x1: Any, x2: Any, /, *, side: str = "left", sorter: Any = None,
+    right: bool = False, out_int32: bool = False,
+) -> Any:  # fmt: skip
+    """plugrad's ``searchsorted`` in the default index dtype (PyTorch's ``out_int32``: int32).
 
     ``jax.numpy.searchsorted`` answers int32 even with 64-bit types on, where the
     standard asks for the default index dtype.
     """
     from plugrad.plugins.searching import searchsorted as generic
 
-    found = generic.kernel(xp, x1, x2, side=side, sorter=sorter)
-    index_dtype = _index_dtype(xp)
+    found = generic.kernel(xp, x1, x2, side=side, sorter=sorter, right=right, out_int32=out_int32)
+    index_dtype = xp.int32 if out_int32 else _index_dtype(xp)
     return found if found.dtype == index_dtype else xp.astype(found, index_dtype)
 
 

@@ -58,7 +58,7 @@ def eig(x: TensorLike, /) -> _eig_result:
     """Eigenvalues and unit eigenvectors of a general square matrix, as complex tensors."""
 
 
-def eigh(x: TensorLike, /) -> _eigh_result:
+def eigh(x: TensorLike, /, UPLO: Any = ...) -> _eigh_result:
     """Eigenvalues (ascending) and eigenvectors of a symmetric (Hermitian) matrix."""
 
 
@@ -74,7 +74,7 @@ def inv(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Inverse of a square matrix (or a stack of them)."""
 
 
-def matrix_norm(x: TensorLike, /, *, keepdims: bool = ..., ord: Any = ..., keepdim: Any = ..., out: Any = ...) -> Tensor:
+def matrix_norm(x: TensorLike, /, *, keepdims: bool = ..., ord: Any = ..., dim: Any = ..., keepdim: Any = ..., dtype: Any = ..., out: Any = ...) -> Any:
     """Matrix norm of the last two axes (``ord``: ``'fro'``, ``'nuc'``, 1, -1, 2, -2, inf or -inf)."""
 
 
@@ -102,7 +102,7 @@ def slogdet(x: TensorLike, /) -> _slogdet_result:
     """Sign and log of the absolute value of the determinant: ``(sign, logabsdet)``."""
 
 
-def solve(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+def solve(x1: TensorLike, x2: TensorLike, /, *, left: bool = ..., out: Any = ...) -> Tensor:
     """Solve ``x1 @ X = x2`` for ``X`` (a vector if ``x2`` is 1-D, else matrices)."""
 
 
@@ -118,5 +118,5 @@ def trace(x: TensorLike, /, *, offset: Any = ..., dtype: DType | None = ..., out
     """Sum of the ``offset`` diagonal of the last two axes."""
 
 
-def vector_norm(x: TensorLike, /, *, axis: Any = ..., keepdims: bool = ..., ord: Any = ..., dim: Any = ..., keepdim: Any = ..., out: Any = ...) -> Tensor:
+def vector_norm(x: TensorLike, /, *, axis: Any = ..., keepdims: bool = ..., ord: Any = ..., dim: Any = ..., keepdim: Any = ..., dtype: Any = ..., out: Any = ...) -> Any:
     """Vector ``ord``-norm over ``axis`` (all axes by default)."""

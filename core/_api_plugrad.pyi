@@ -594,8 +594,8 @@ def rot90(x: TensorLike, k: int = ..., dims: Any = ...) -> Any:
     """PyTorch's ``rot90(x, k=1, dims=(0, 1))``: ``k`` quarter turns in the plane of ``dims``."""
 
 
-def round(x: TensorLike, /, *, out: Any = ...) -> Tensor:
-    """Round to the nearest integer element-wise, halves to even."""
+def round(x: TensorLike, /, *, decimals: Any = ..., out: Any = ...) -> Any:
+    """Round to the nearest integer element-wise, halves to even (PyTorch's ``decimals=``: to that many decimal places)."""
 
 
 def rsqrt(x: TensorLike, /, *, out: Any = ...) -> Tensor:
@@ -614,7 +614,7 @@ def scatter_reduce(x: TensorLike, dim: int, index: Any, src: TensorLike, reduce:
     """PyTorch's ``scatter_reduce(dim, index, src, reduce, *, include_self=True)``."""
 
 
-def searchsorted(x1: TensorLike, x2: TensorLike, /, *, side: str = ..., sorter: Any = ...) -> Tensor:
+def searchsorted(x1: TensorLike, x2: TensorLike, /, *, side: str = ..., sorter: Any = ..., right: bool = ..., out_int32: bool = ...) -> Tensor:
     """Where to insert ``x2`` into the sorted 1-D ``x1`` to keep it sorted."""
 
 
@@ -718,7 +718,7 @@ def tensor_split(x: TensorLike, indices_or_sections: Any, dim: int = ...) -> tup
     """PyTorch's ``tensor_split(x, sections, dim=0)``: near-equal pieces, or cut at indices."""
 
 
-def tensordot(x1: TensorLike, x2: TensorLike, /, *, axes: Any = ..., out: Any = ...) -> Tensor:
+def tensordot(x1: TensorLike, x2: TensorLike, /, dims: Any = ..., *, axes: Any = ..., out: Any = ...) -> Tensor:
     """Sum products over axes: the last ``axes`` of ``x1`` with the first of ``x2``."""
 
 

@@ -223,6 +223,9 @@ class InstalledTensorMethods:
     def addmv(self, mat: Any, vec: Any, *, beta: Any = ..., alpha: Any = ...) -> Any:
         """PyTorch's ``addmv(input, mat, vec, *, beta=1, alpha=1)``."""
 
+    def addr(self, vec1: Tensor, vec2: Tensor, *, beta: Any = ..., alpha: Any = ...) -> Tensor:
+        """``beta * input + alpha * outer(vec1, vec2)``; ``input`` is ignored where ``beta == 0`` (its NaN too), as in PyTorch."""
+
     def adjoint(self) -> Tensor:
         """The conjugate transpose of a matrix (of each in a batch): ``x.mH``, ``x.adjoint()``."""
 
@@ -553,6 +556,12 @@ class InstalledTensorMethods:
     def index_fill_(self, dim: int, index: Tensor, value: Any) -> Tensor:
         """In-place :func:`index_fill`."""
 
+    def index_put(self, indices: tuple[Tensor, ...], values: Any, accumulate: bool = ...) -> Tensor:
+        """Return ``input`` with ``values`` at ``input[indices]``; repeated indices add up with ``accumulate=True`` (else one of them wins, as in PyTorch). Differentiable in both."""
+
+    def index_put_(self, indices: tuple[Tensor, ...], values: Any, accumulate: bool = ...) -> Tensor:
+        """In-place :func:`index_put`."""
+
     def index_select(self, dim: int, index: Any) -> Any:
         """PyTorch's ``x.index_select(dim, index)``: the slices at ``index`` (1-D) along ``dim``."""
 
@@ -666,6 +675,12 @@ class InstalledTensorMethods:
     def masked_fill_(self, mask: Any, value: Any) -> Any:
         """In-place :meth:`masked_fill`: ``x.masked_fill_(...)`` makes ``x`` hold it."""
 
+    def masked_scatter(self, mask: Tensor, source: Tensor) -> Tensor:
+        """Return ``input`` with the first elements of ``source`` (in order) where ``mask`` (broadcast to ``input``'s shape) is true. Differentiable in ``input`` and ``source``."""
+
+    def masked_scatter_(self, mask: Tensor, source: Tensor) -> Tensor:
+        """In-place :func:`masked_scatter`."""
+
     def masked_select(self, mask: Any) -> Any:
         """PyTorch's ``x.masked_select(mask)``: the 1-D tensor of the elements where ``mask`` holds."""
 
@@ -778,6 +793,12 @@ class InstalledTensorMethods:
     def prod(self, dim: Any = ..., keepdim: Any = ..., *, axis: Any = ..., dtype: DType | None = ..., keepdims: bool = ...) -> Tensor:
         """Product of the elements over ``axis``; the gradient is exact where elements are 0."""
 
+    def put(self, index: Tensor, source: Tensor, accumulate: bool = ...) -> Tensor:
+        """Out-of-place :meth:`put_`."""
+
+    def put_(self, index: Tensor, source: Tensor, accumulate: bool = ...) -> Tensor:
+        """PyTorch's ``x.put_(index, source, accumulate=False)``: ``source`` at the positions ``index`` of the flattened ``x`` (negative ones from the end), in place."""
+
     def quantile(self, q: Any, dim: int | None = ..., keepdim: bool = ..., *, interpolation: str = ...) -> Tensor:
         """Return the ``q``-th quantiles of ``input`` (over every element, or along ``dim``)."""
 
@@ -833,7 +854,10 @@ class InstalledTensorMethods:
     def rot90(self, k: int = ..., dims: Any = ...) -> Any:
         """PyTorch's ``rot90(x, k=1, dims=(0, 1))``: ``k`` quarter turns in the plane of ``dims``."""
 
-    def round_(self, /) -> Tensor:
+    def round(self, *, decimals: int = ...) -> Any:
+        """PyTorch's ``round(x, decimals=0)``: to ``decimals`` decimal places, halves to even."""
+
+    def round_(self, *, decimals: int = ...) -> Any:
         """In-place :meth:`round`: ``x.round_(...)`` makes ``x`` hold it."""
 
     def rsqrt_(self, /) -> Tensor:
@@ -958,6 +982,9 @@ class InstalledTensorMethods:
 
     def tensor_split(self, indices_or_sections: Any, dim: int = ...) -> tuple[Any, ...]:
         """PyTorch's ``tensor_split(x, sections, dim=0)``: near-equal pieces, or cut at indices."""
+
+    def tile(self, *dims: int) -> Any:
+        """PyTorch's ``x.tile(*dims)``: the counts as varargs or one sequence (fewer than the axes count from the last)."""
 
     def to(self, *args: Any, **kwargs: Any) -> Tensor:
         """Return the tensor on another device and/or with another dtype; differentiable."""
@@ -1136,7 +1163,6 @@ class InstalledTensorMethods:
     reciprocal = _api_plugrad.reciprocal
     relu = _api_ops.relu
     remainder = _api_plugrad.remainder
-    round = _api_plugrad.round
     rsqrt = _api_plugrad.rsqrt
     sgn = _api_plugrad.sign
     sigmoid = _api_ops.sigmoid
@@ -1149,7 +1175,6 @@ class InstalledTensorMethods:
     square = _api_plugrad.square
     tan = _api_plugrad.tan
     tanh = _api_plugrad.tanh
-    tile = _api_plugrad.tile
     trace = _api_linalg.trace
     true_divide = _api_plugrad.divide
     trunc = _api_plugrad.trunc

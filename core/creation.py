@@ -521,9 +521,12 @@ def eye(
     /,
     *,
     k: int = 0,
+    m: int | None = None,
     **options: Unpack[CreationOptions],
 ) -> Tensor:
     """Return a 2-D tensor with ones on diagonal ``k`` and zeros elsewhere (``float32`` default).
+
+    ``m`` is PyTorch's name for ``n_cols`` (``eye(2, m=3)``).
 
     Examples
     --------
@@ -533,6 +536,10 @@ def eye(
             [0., 0., 1.]])
     """
     dtype, device, backend, requires_grad = creation_options("eye", options)
+    if m is not None:
+        if n_cols is not None:
+            raise ArgumentError("eye() got n_cols and PyTorch's m=, which name the same; give one")
+        n_cols = m
     target = target_device(device, backend)
     native = target.native_dtype(dtype or _dtypes.default_float_dtype)
     array = target.xp.eye(n_rows, n_cols, k=k, dtype=native, device=target.native)

@@ -50,6 +50,7 @@ __all__ = [
 
 # Python scalars adapt to the tensor they meet (the Array API's scalar rules).
 _SCALARS = frozenset({int, float, bool, complex})
+_REAL_NUMBERS = frozenset({int, float})
 
 
 def apply1(op: RegisteredOp, x: Any, params: dict[str, Any] | None) -> Tensor:
@@ -231,7 +232,20 @@ def _promote_inputs(
     if scalar_rank > top_rank:
         target = _dtypes.scalar_result(top, scalar)
     elif all(_dtypes.kind_rank(d) == top_rank for d in tensors):
-        return None
+        if all(d is top for d in tensors):
+            return None
+        # One kind, several dtypes (clamp of uint8 by an int8 bound): the standard's common
+        # dtype, given to every tensor (a kernel need not promote, nor take a wider bound).
+        natives = [device.native_dtype(d) for d in tensors]
+        target = from_native[device.xp.result_type(*natives)]
+        return tuple(
+            _ops.astype(x, target)
+            if isinstance(x, Tensor)
+            and name != "condition"
+            and from_native[x._array.dtype] is not target
+            else x
+            for name, x in zip(op.input_names, inputs)
+        )
     else:
         target = top
     return tuple(
@@ -281,7 +295,7 @@ def _apply_with_scalar(
     digits. Comparisons and the other ops with no gradient (bits, ``nextafter``) take
     the number in ``float16``, as scalars adapt to tensors (PyTorch's ``h == 0.1``).
     """
-    if x._array.dtype in device.half_natives and type(scalar) is not bool:
+    if x._array.dtype in device.half_natives and type(scalar) in _REAL_NUMBERS:
         if not op.differentiable and op.name != "floor_divide":
             native = device.xp.asarray(scalar, dtype=device.native_dtype(_dtypes.float16))
             scalar = _wrap(native, device, False, None)

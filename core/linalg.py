@@ -67,6 +67,34 @@ def norm(
     return vector_norm(A, axis=axes, keepdims=keepdim, ord=2 if ord is None else ord)  # noqa: F405
 
 
+def multi_dot(tensors: Any) -> Any:
+    """PyTorch's ``linalg.multi_dot``: the product of the matrices in order; a first 1-D
+    tensor is a row and a last one a column, which the result then leaves out.
+
+    Multiplied left to right (PyTorch picks the cheapest order: the same values up to
+    rounding).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.linalg.multi_dot([plugrad.ones(2), plugrad.ones(2, 3), plugrad.ones(3)])
+    tensor(6.)
+    """
+    namespace = sys.modules["plugrad"]
+    if not isinstance(tensors, (list, tuple)) or len(tensors) < 2:
+        raise ValueError("multi_dot() takes a list of two or more tensors")
+    if any(t.ndim not in (1, 2) for t in tensors) or any(t.ndim != 2 for t in tensors[1:-1]):
+        shapes = [tuple(t.shape) for t in tensors]
+        raise namespace.errors.ShapeError(
+            f"multi_dot(): the first and last tensors must be 1-D or 2-D and the others 2-D, "
+            f"got {shapes}"
+        )
+    result = tensors[0]
+    for tensor in tensors[1:]:
+        result = namespace.matmul(result, tensor)
+    return result
+
+
 def __getattr__(name: str) -> Any:
     if name in _SHARED:
         return getattr(sys.modules["plugrad"], name)

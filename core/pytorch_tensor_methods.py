@@ -19,10 +19,11 @@ from . import creation as _creation
 from . import dtypes as _dtypes
 from . import ops as _ops
 from .dtype_functions import broadcast_shapes
-from .errors import ArgumentError, DtypeError, ShapeError
+from .errors import ArgumentError, DtypeError, IndexOutOfRangeError, ShapeError
 from .tensor import Tensor, install_function_methods, install_methods
 
 __all__ = [
+    "addr",
     "angle",
     "corrcoef",
     "cov",
@@ -32,11 +33,13 @@ __all__ = [
     "index_add",
     "index_copy",
     "index_fill",
+    "index_put",
     "isneginf",
     "isposinf",
     "isreal",
     "ldexp",
     "logaddexp2",
+    "masked_scatter",
     "nanquantile",
     "quantile",
     "vsplit",
@@ -154,6 +157,166 @@ def _index_fill_(self: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
     dim = _dim("index_fill_", dim, self.ndim)
     spread, fill = _fill_index("index_fill_", self, dim, index, value)
     return self.scatter_(dim, spread, **fill)
+
+
+# -- writing at indices: index_put, masked_scatter, put_ --------------------------------------
+
+
+def _index_tuple(function: str, indices: Any) -> tuple[Tensor, ...]:
+    if not isinstance(indices, (tuple, list)) or not all(isinstance(i, Tensor) for i in indices):
+        raise TypeError(f"{function}() takes indices as a tuple of Tensors, got {indices!r}")
+    return tuple(indices)
+
+
+def index_put(
+    input: Tensor, indices: tuple[Tensor, ...], values: Any, accumulate: bool = False
+) -> Tensor:
+    """Return ``input`` with ``values`` at ``input[indices]``; repeated indices add up with
+    ``accumulate=True`` (else one of them wins, as in PyTorch). Differentiable in both.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.zeros(3).index_put((plugrad.tensor([0, 0, 2]),), plugrad.tensor(1.0), True)
+    tensor([2., 0., 1.])
+    """
+    key = _index_tuple("index_put", indices)
+    _tensor("index_put", input)
+    if not accumulate:
+        out = input.clone()
+        out[key] = values
+        return out
+    # Accumulated at flat positions: index_add adds repeated rows, setitem would not.
+    shape = tuple(input.shape)
+    positions = _flat_positions("index_put", shape, key)
+    added = _ops.broadcast_to(_as_values(input, values), tuple(positions.shape))
+    flat = _ops.reshape(input, (-1,))
+    summed = index_add(flat, 0, _ops.reshape(positions, (-1,)), _ops.reshape(added, (-1,)))
+    return _ops.reshape(summed, shape)
+
+
+def _index_put_(
+    self: Tensor, indices: tuple[Tensor, ...], values: Any, accumulate: bool = False
+) -> Tensor:
+    """In-place :func:`index_put`."""
+    key = _index_tuple("index_put_", indices)
+    if not accumulate:
+        self[key] = values
+        return self
+    return self.copy_(index_put(self, key, values, accumulate=True))
+
+
+def _flat_positions(function: str, shape: tuple[int, ...], key: tuple[Tensor, ...]) -> Tensor:
+    """The flat positions of ``x[key]`` for a tuple of integer index tensors (one per leading
+    axis), broadcast together; negative indices count from the end, as in indexing."""
+    if len(key) > len(shape) or not all(
+        i.dtype.kind in ("signed integer", "unsigned integer") for i in key
+    ):
+        raise ShapeError(
+            f"{function}(): indices must be at most {len(shape)} integer tensors, one per "
+            f"leading axis of the input {shape}, got {[(i.dtype.name, i.shape) for i in key]}"
+        )
+    broadcast = broadcast_shapes(*(tuple(i.shape) for i in key))
+    rest = shape[len(key) :]
+    position: Tensor | None = None
+    for index, size in zip(key, shape):
+        if bool(_ops.any((index >= size) | (index < -size))):
+            raise IndexOutOfRangeError(
+                f"{function}(): an index is out of range for an axis of length {size}"
+            )
+        wrapped = _ops.remainder(_ops.astype(index, _dtypes.int64), size)
+        wrapped = _ops.broadcast_to(wrapped, broadcast)
+        position = wrapped if position is None else position * size + wrapped
+    assert position is not None
+    if rest:  # whole trailing axes: each position spreads over their elements
+        within = math.prod(rest)
+        offsets = _creation.arange(within, device=position.device)
+        position = _ops.expand_dims(position * within, axis=-1) + offsets
+        position = _ops.reshape(position, broadcast + rest)
+    return position
+
+
+def _as_values(input: Tensor, values: Any) -> Tensor:
+    if isinstance(values, Tensor):
+        return values if values.dtype is input.dtype else _ops.astype(values, input.dtype)
+    return _creation.asarray(values, dtype=input.dtype, device=input.device)
+
+
+def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
+    """Return ``input`` with the first elements of ``source`` (in order) where ``mask``
+    (broadcast to ``input``'s shape) is true. Differentiable in ``input`` and ``source``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> x = plugrad.zeros(2, 3)
+    >>> x.masked_scatter(plugrad.tensor([True, False, True]), plugrad.arange(1.0, 7.0))
+    tensor([[1., 0., 2.],
+            [3., 0., 4.]])
+    """
+    _tensor("masked_scatter", input)
+    _tensor("masked_scatter", mask, "mask")
+    _tensor("masked_scatter", source, "source")
+    if mask.dtype is not _dtypes.bool:
+        raise DtypeError(f"masked_scatter(): mask must be a bool tensor, got {mask.dtype}")
+    full_mask = _ops.broadcast_to(mask, tuple(input.shape))
+    count = int(_ops.sum(_ops.astype(full_mask, _dtypes.int64)))
+    if count > source.numel():
+        raise ShapeError(
+            f"masked_scatter(): the mask selects {count} elements but source has only "
+            f"{source.numel()}"
+        )
+    out = input.clone()
+    out[full_mask] = _as_values(input, _ops.reshape(source, (-1,))[:count])
+    return out
+
+
+def _masked_scatter_(self: Tensor, mask: Tensor, source: Tensor) -> Tensor:
+    """In-place :func:`masked_scatter`."""
+    return self.copy_(masked_scatter(self, mask, source))
+
+
+def _put_(self: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
+    """PyTorch's ``x.put_(index, source, accumulate=False)``: ``source`` at the positions
+    ``index`` of the flattened ``x`` (negative ones from the end), in place."""
+    _tensor("put_", index, "index")
+    flat_shape = (self.numel(),)
+    position = _flat_positions("put_", flat_shape, (_ops.reshape(index, (-1,)),))
+    values = _ops.reshape(_as_values(self, source), (-1,))
+    if values.shape != position.shape:
+        raise ShapeError(
+            f"put_(): source has {values.shape[0]} elements for {position.shape[0]} indices"
+        )
+    flat = index_put(_ops.reshape(self, flat_shape), (position,), values, accumulate)
+    return self.copy_(_ops.reshape(flat, tuple(self.shape)))
+
+
+def _put(self: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
+    """Out-of-place :meth:`put_`."""
+    return _put_(self.clone(), index, source, accumulate)
+
+
+# -- products ---------------------------------------------------------------------------------
+
+
+def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    """``beta * input + alpha * outer(vec1, vec2)``; ``input`` is ignored where ``beta == 0``
+    (its NaN too), as in PyTorch.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.addr(plugrad.zeros(2, 2), plugrad.tensor([1.0, 2.0]), plugrad.tensor([3.0, 4.0]))
+    tensor([[3., 4.],
+            [6., 8.]])
+    """
+    _tensor("addr", input)
+    product = _ops.outer(_tensor("addr", vec1, "vec1"), _tensor("addr", vec2, "vec2"))
+    if alpha != 1:
+        product = product * alpha
+    if beta == 0:
+        return _ops.broadcast_to(product, broadcast_shapes(tuple(input.shape), product.shape)) * 1
+    return (input if beta == 1 else input * beta) + product
 
 
 def _unfold(self: Tensor, dimension: int, size: int, step: int) -> Tensor:
@@ -531,6 +694,10 @@ def isreal(input: Tensor) -> Tensor:
 
 install_function_methods(**{name: globals()[name] for name in __all__})
 install_methods(
+    index_put_=_index_put_,
+    masked_scatter_=_masked_scatter_,
+    put_=_put_,
+    put=_put,
     index_add_=_index_add_,
     index_copy_=_index_copy_,
     index_fill_=_index_fill_,

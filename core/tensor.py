@@ -427,6 +427,22 @@ class Tensor(_InstalledMethods):
         """Return the tensor as ``bool`` (itself if it is already)."""
         return self._cast(_dtypes.bool)
 
+    def char(self) -> Tensor:
+        """Return the tensor as ``int8`` (itself if it is already)."""
+        return self._cast(_dtypes.int8)
+
+    def byte(self) -> Tensor:
+        """Return the tensor as ``uint8`` (itself if it is already)."""
+        return self._cast(_dtypes.uint8)
+
+    def cfloat(self) -> Tensor:
+        """Return the tensor as ``complex64`` (itself if it is already); differentiable."""
+        return self._cast(_dtypes.complex64)
+
+    def cdouble(self) -> Tensor:
+        """Return the tensor as ``complex128`` (itself if it is already); differentiable."""
+        return self._cast(_dtypes.complex128)
+
     def type(self, dtype: _dtypes.DType | str | None = None) -> Tensor | str:
         """PyTorch's ``x.type(dtype)``: the tensor as ``dtype``; without it, the type's name.
 

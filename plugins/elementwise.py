@@ -17,7 +17,7 @@ import math
 import operator
 from typing import Any
 
-from plugrad.errors import DtypeError
+from plugrad.errors import ArgumentError, DtypeError
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
 from plugrad.plugins._rules import cast, conj, device_of, is_complex, is_scalar, safe_where_zero
@@ -415,8 +415,22 @@ clip = op(
 
 floor = op("floor(x)", vjp=_zero, methods="floor", inplace=True, doc="Round down element-wise.")
 ceil = op("ceil(x)", vjp=_zero, methods="ceil", inplace=True, doc="Round up element-wise.")
-round = op("round(x)", vjp=_zero, methods="round", inplace=True,
-           doc="Round to the nearest integer element-wise, halves to even.")
+
+
+def _torch_round(xp: Any, x: Any, *, decimals: int = 0) -> Any:
+    """PyTorch's ``round(x, decimals=0)``: to ``decimals`` decimal places, halves to even."""
+    if isinstance(decimals, bool) or not isinstance(decimals, int):
+        raise ArgumentError(f"round(): decimals must be an int, got {decimals!r}")
+    if decimals == 0 or not xp.isdtype(x.dtype, "real floating"):
+        return xp.round(x)
+    scale = 10.0 ** (decimals if decimals > 0 else -decimals)  # (abs is the op here)
+    return xp.round(x * scale) / scale if decimals > 0 else xp.round(x / scale) * scale
+
+
+round = op("round(x)", vjp=_zero, methods={"round": _torch_round}, inplace=True,
+           torch_function=_torch_round,
+           doc="Round to the nearest integer element-wise, halves to even (PyTorch's "
+               "``decimals=``: to that many decimal places).")
 trunc = op("trunc(x)", vjp=_zero, methods=("trunc", "fix"), aliases="fix",
            inplace=True, doc="Round towards zero element-wise.")
 sign = op("sign(x)", vjp=_zero, methods=("sign", "sgn"), aliases="sgn", inplace=True,

@@ -32,11 +32,12 @@ from __future__ import annotations
 from typing import Any
 
 from plugrad.dtype_functions import broadcast_shapes
-from plugrad.errors import AxisError, ShapeError
+from plugrad.errors import ArgumentError, AxisError, DtypeError, ShapeError
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
 from plugrad.plugins._rules import (
     cast,
+    checked_axis,
     conj,
     device_of,
     expand_reduced,
@@ -45,6 +46,7 @@ from plugrad.plugins._rules import (
     is_half,
     negative_axis,
     normalize_axes,
+    reduction_axis,
     safe_where_zero,
 )
 
@@ -141,9 +143,17 @@ inv = op("inv(x, /)", namespace="linalg", doc="Inverse of a square matrix (or a 
          vjp=lambda xp, g, ans, x: -xp.matmul(xp.matmul(_mH(xp, ans), g), _mH(xp, ans)))
 
 
-def _solve(xp: Any, x1: Any, x2: Any, /) -> Any:
+def _solve(xp: Any, x1: Any, x2: Any, /, *, left: bool = True) -> Any:
     """``xp.linalg.solve``, with the stacks of ``x1`` and of matrices ``x2`` broadcast first:
-    not every library broadcasts them (CuPy takes equal stacks only)."""
+    not every library broadcasts them (CuPy takes equal stacks only). PyTorch's
+    ``left=False`` solves ``X @ x1 = x2`` instead, as ``x1.mT @ X.mT = x2.mT``."""
+    if not left:
+        if x2.ndim < 2:
+            raise ShapeError(
+                f"solve(left=False) takes matrices x2 (..., k, n), got shape {tuple(x2.shape)}"
+            )
+        t = xp.matrix_transpose
+        return t(_solve(xp, t(x1), t(x2)))
     if x2.ndim >= 2 and x1.shape[:-2] != x2.shape[:-2]:
         stack = broadcast_shapes(x1.shape[:-2], x2.shape[:-2])
         x1 = xp.broadcast_to(x1, stack + x1.shape[-2:])
@@ -152,7 +162,11 @@ def _solve(xp: Any, x1: Any, x2: Any, /) -> Any:
 
 
 def _solve_grad(which: int) -> Any:
-    def rule(xp: Any, g: Any, ans: Any, x1: Any, x2: Any) -> Any:
+    def rule(xp: Any, g: Any, ans: Any, x1: Any, x2: Any, *, left: bool) -> Any:
+        if not left:  # the gradients of the transposed problem, transposed back
+            t = xp.matrix_transpose
+            # (x2 is not saved, only its shape: the rule reads whether it is a matrix.)
+            return t(rule(xp, t(g), t(ans), t(x1), x2, left=True))
         vector = x2.ndim == 1
         if vector:
             g = xp.expand_dims(g, axis=-1)
@@ -276,7 +290,15 @@ def _eigh_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
     return xp.matmul(xp.matmul(vectors, grad_a), _mH(xp, vectors))
 
 
-eigh = op("eigh(x, /)", vjp=_eigh_grad, namespace="linalg",
+def _torch_eigh(xp: Any, A: Any, UPLO: str = "L") -> Any:
+    """PyTorch's ``linalg.eigh(A, UPLO='L')``: the Hermitian matrix of ``A``'s lower triangle,
+    or with ``UPLO='U'`` of its upper one (that of the lower triangle of ``A.mH``)."""
+    if UPLO not in ("L", "U"):
+        raise ArgumentError(f"eigh(): UPLO must be 'L' or 'U', got {UPLO!r}")
+    return xp.linalg.eigh(A if UPLO == "L" else _mH(xp, A))
+
+
+eigh = op("eigh(x, /)", vjp=_eigh_grad, namespace="linalg", torch_function=_torch_eigh,
           output_names=("eigenvalues", "eigenvectors"),
           doc="Eigenvalues (ascending) and eigenvectors of a symmetric (Hermitian) matrix.")
 
@@ -419,9 +441,41 @@ def _matrix_norm(xp: Any, x: Any, /, *, keepdims: bool = False, ord: Any = "fro"
     return xp.linalg.matrix_norm(x, keepdims=keepdims, ord=ord)
 
 
+def _widened(function: str, xp: Any, x: Any, dtype: Any) -> Any:
+    """``x`` as ``dtype`` for PyTorch's ``dtype=``, which may widen, never narrow."""
+    if not xp.can_cast(x.dtype, dtype):
+        raise DtypeError(
+            f"{function}(): dtype={dtype} would narrow the input's {x.dtype}; give a dtype "
+            "it converts to without loss, or convert the input first"
+        )
+    return xp.astype(x, dtype)
+
+
+def _torch_matrix_norm(
+    xp: Any, A: Any, *, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool = False,
+    dtype: Any = None,
+) -> Any:  # fmt: skip
+    """PyTorch's ``linalg.matrix_norm(A, ord='fro', dim=(-2, -1), keepdim=False, *, dtype)``:
+    the matrices may lie along any two axes; ``dtype`` converts ``A`` first.
+
+    NOTE: keyword-only here, as the op's own ``ord`` is: ``matrix_norm(A, 1)`` must not
+    read ``1`` as ``dim``."""
+    if dtype is not None:
+        A = _widened("matrix_norm", xp, A, dtype)
+    if not isinstance(dim, (tuple, list)) or len(dim) != 2:
+        raise ShapeError(f"matrix_norm(): dim must be two axes, got {dim!r}")
+    rows, cols = (checked_axis("matrix_norm", d, A.ndim) for d in dim)
+    if rows == cols:
+        raise ShapeError(f"matrix_norm(): dim must be two different axes, got {dim!r}")
+    moved = xp.moveaxis(A, (rows, cols), (-2, -1))
+    out = xp.linalg.matrix_norm(moved, keepdims=keepdim, ord=ord)
+    return xp.moveaxis(out, (-2, -1), (rows, cols)) if keepdim else out
+
+
 matrix_norm = op("matrix_norm", _matrix_norm, vjp=_matrix_norm_grad,
-                 namespace="linalg", doc="Matrix norm of the last two axes (``ord``: ``'fro'``, "
-                 "``'nuc'``, 1, -1, 2, -2, inf or -inf).")
+                 torch_function=_torch_matrix_norm, namespace="linalg",
+                 doc="Matrix norm of the last two axes (``ord``: ``'fro'``, ``'nuc'``, 1, -1, 2, "
+                 "-2, inf or -inf).")
 
 
 def _vector_norm_grad(
@@ -457,8 +511,23 @@ def _vector_norm(
     return xp.linalg.vector_norm(x, axis=axis, keepdims=keepdims, ord=ord)
 
 
+def _torch_vector_norm(
+    xp: Any, x: Any, *, ord: Any = 2, dim: Any = None, keepdim: bool = False, dtype: Any = None
+) -> Any:
+    """PyTorch's ``linalg.vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None)``:
+    ``dtype`` converts ``x`` first.
+
+    NOTE: keyword-only here, as the op's own ``ord`` is: ``vector_norm(x, 1)`` must not
+    read ``1`` as ``dim``."""
+    if dtype is not None:
+        x = _widened("vector_norm", xp, x, dtype)
+    axis = reduction_axis("vector_norm", x, dim, None)
+    return xp.linalg.vector_norm(x, axis=axis, keepdims=keepdim, ord=ord)
+
+
 vector_norm = op("vector_norm", _vector_norm, vjp=_vector_norm_grad,
-                 namespace="linalg", doc="Vector ``ord``-norm over ``axis`` (all axes by default).")
+                 torch_function=_torch_vector_norm, namespace="linalg",
+                 doc="Vector ``ord``-norm over ``axis`` (all axes by default).")
 
 
 # -- products and parts of matrices ------------------------------------------------------

@@ -242,6 +242,12 @@ def _tile_method(xp: Any, x: Any, *repeats: int) -> Any:
     return xp.tile(x, counts)
 
 
+def _torch_tile(xp: Any, x: Any, *dims: int) -> Any:
+    """PyTorch's ``x.tile(*dims)``: the counts as varargs or one sequence (fewer than the
+    axes count from the last)."""
+    return xp.tile(x, sizes(dims))
+
+
 def _split(xp: Any, x: Any, split_size_or_sections: Any, dim: int = 0) -> tuple[Any, ...]:
     """PyTorch's ``x.split(size_or_sizes, dim=0)``: pieces of one size, or of the sizes listed."""
     length = x.shape[checked_axis("split", dim, x.ndim)]
@@ -508,7 +514,7 @@ repeat = op("repeat", lambda xp, x, /, repeats, *, axis=None: xp.repeat(x, repea
             doc="Repeat each element ``repeats`` times (an int, or one count per element).")
 # NOTE: a kernel of its own: NumPy names the parameter `reps`, the standard `repetitions`.
 tile = op("tile", lambda xp, x, /, repetitions: xp.tile(x, repetitions), vjp=_tile_grad,
-          saves=(), methods={"tile": None, "repeat": _tile_method},
+          saves=(), methods={"tile": _torch_tile, "repeat": _tile_method},
           doc="Repeat the whole tensor ``repetitions[i]`` times along each axis ``i``.")
 broadcast_arrays = op("broadcast_arrays", lambda xp, *arrays: tuple(xp.broadcast_arrays(*arrays)),
                       vjp=lambda xp, g, ans, arrays: g, multiple_outputs=True, view=True,

@@ -166,8 +166,8 @@ def _tensordot_axes(axes: Any, ndim1: int, ndim2: int) -> tuple[list[int], list[
 
 
 def _tensordot_grad(which: int) -> Any:
-    def rule(xp: Any, g: Any, ans: Any, x1: Any, x2: Any, *, axes: Any) -> Any:
-        a1, a2 = _tensordot_axes(axes, x1.ndim, x2.ndim)
+    def rule(xp: Any, g: Any, ans: Any, x1: Any, x2: Any, *, axes: Any, dims: Any) -> Any:
+        a1, a2 = _tensordot_axes(axes if dims is None else dims, x1.ndim, x2.ndim)
         free1 = [d for d in range(x1.ndim) if d not in a1]
         free2 = [d for d in range(x2.ndim) if d not in a2]
         g_free1 = list(range(len(free1)))
@@ -186,7 +186,16 @@ def _tensordot_grad(which: int) -> Any:
     return rule
 
 
-tensordot = op("tensordot(x1, x2, /, *, axes=2)", vjp=(_tensordot_grad(0), _tensordot_grad(1)),
+def _tensordot(xp: Any, x1: Any, x2: Any, /, dims: Any = None, *, axes: Any = 2) -> Any:
+    # dims (by position or name) is PyTorch's name for axes.
+    if dims is not None:
+        if axes != 2:
+            raise ArgumentError("tensordot() got both axes= and PyTorch's dims=; pass only one")
+        axes = dims
+    return xp.tensordot(x1, x2, axes=axes)
+
+
+tensordot = op("tensordot", _tensordot, vjp=(_tensordot_grad(0), _tensordot_grad(1)),
                doc="Sum products over axes: the last ``axes`` of ``x1`` with the first of ``x2``.")
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from plugrad.errors import ArgumentError
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
 from plugrad.plugins._rules import axis_query, device_of, reduction_axis
@@ -47,10 +48,19 @@ def _nan_to_num(
     return xp.where(xp.isnan(x), nan, out)
 
 
-def _searchsorted(xp: Any, x1: Any, x2: Any, /, *, side: str = "left", sorter: Any = None) -> Any:
+def _searchsorted(
+    xp: Any, x1: Any, x2: Any, /, *, side: str = "left", sorter: Any = None,
+    right: bool = False, out_int32: bool = False,
+) -> Any:  # fmt: skip
+    # right= and out_int32= are PyTorch's (right=True is side="right").
+    if right:
+        if side not in ("left", "right"):
+            raise ArgumentError(f"searchsorted(): side must be 'left' or 'right', got {side!r}")
+        side = "right"
     if not hasattr(x2, "shape"):
         x2 = xp.asarray(x2, dtype=x1.dtype, device=device_of(x1))
-    return xp.searchsorted(x1, x2, side=side, sorter=sorter)
+    found = xp.searchsorted(x1, x2, side=side, sorter=sorter)
+    return xp.astype(found, xp.int32) if out_int32 else found
 
 
 def _torch_where(xp: Any, condition: Any, x1: Any = None, x2: Any = None) -> Any:

@@ -3748,10 +3748,12 @@ def _masked_scores(scores: Tensor, mask: Any) -> Tensor:
         )
     if mask.dtype is _dtypes.bool:
         return _ops.where(mask, scores, float("-inf"))
+    if mask.dtype is _dtypes.float32 and scores.dtype is not _dtypes.float32:
+        mask = _ops.astype(mask, scores.dtype)  # PyTorch takes a float32 mask for any query
     if mask.dtype is not scores.dtype:
         raise DtypeError(
-            f"{_SDPA}(): attn_mask must be bool (True: take part) or of the query's dtype "
-            f"{scores.dtype.name} (added to the scores), got {mask.dtype.name}"
+            f"{_SDPA}(): attn_mask must be bool (True: take part), float32 or of the query's "
+            f"dtype {scores.dtype.name} (added to the scores), got {mask.dtype.name}"
         )
     return scores + mask
 

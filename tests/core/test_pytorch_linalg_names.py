@@ -19,7 +19,7 @@ from torch_compare import as_tensor as _tensor
 from torch_compare import assert_agrees
 
 import plugrad
-from plugrad.errors import DtypeError, ShapeError
+from plugrad.errors import ArgumentError, DtypeError, ShapeError
 from plugrad.testing import backends_under_test
 
 torch = pytest.importorskip("torch")
@@ -185,3 +185,52 @@ def test_small_tensor_helpers() -> None:
     for name in ("det", "inverse", "svd", "kron", "cross", "take_along_dim"):
         assert getattr(plugrad.Tensor, name).__qualname__ == f"Tensor.{name}"
         assert getattr(plugrad, name).__qualname__ == name  # the function keeps its name
+
+
+def test_solve_with_the_unknown_on_the_left() -> None:
+    rng = np.random.default_rng(2)
+    a, b = rng.random((2, 3, 3)) + 3 * np.eye(3), rng.random((2, 4, 3))
+    ours = [plugrad.asarray(v, requires_grad=True) for v in (a, b)]
+    theirs = [torch.tensor(v, requires_grad=True) for v in (a, b)]
+    x, tx = plugrad.linalg.solve(*ours, left=False), torch.linalg.solve(*theirs, left=False)
+    np.testing.assert_allclose(x.detach().numpy(), tx.detach().numpy(), rtol=1e-10)
+    weights = np.linspace(0.5, 1.5, x.numel()).reshape(x.shape)
+    (x * plugrad.asarray(weights)).sum().backward()
+    (tx * torch.tensor(weights)).sum().backward()
+    for mine, reference in zip(ours, theirs, strict=True):
+        np.testing.assert_allclose(mine.grad.numpy(), reference.grad.numpy(), rtol=1e-8)
+    with pytest.raises(ShapeError, match="left=False"):
+        plugrad.linalg.solve(plugrad.asarray(a[0]), plugrad.asarray(b[0, 0]), left=False)
+
+
+@pytest.mark.parametrize("uplo", ["L", "U"])
+def test_eigh_reads_the_triangle_it_is_told(uplo: str) -> None:
+    m = np.random.default_rng(1).random((3, 3))  # not symmetric: the triangle matters
+    ours, theirs = plugrad.asarray(m, requires_grad=True), torch.tensor(m, requires_grad=True)
+    values = plugrad.linalg.eigh(ours, UPLO=uplo).eigenvalues
+    reference = torch.linalg.eigh(theirs, UPLO=uplo).eigenvalues
+    np.testing.assert_allclose(values.detach().numpy(), reference.detach().numpy(), rtol=1e-10)
+    (values * plugrad.asarray([1.0, 2.0, 3.0])).sum().backward()
+    (reference * torch.tensor([1.0, 2.0, 3.0])).sum().backward()
+    np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-8, atol=1e-12)
+    with pytest.raises(ArgumentError, match="UPLO"):
+        plugrad.linalg.eigh(ours, UPLO="X")
+
+
+def test_norms_in_pytorchs_forms() -> None:
+    a = np.random.default_rng(0).random((2, 3, 4)).astype(np.float32)
+    ours, theirs = plugrad.asarray(a), torch.tensor(a)
+    for dim, keepdim in (((0, 2), False), ((-1, 0), True), ((1, 2), False)):
+        mine = plugrad.linalg.matrix_norm(ours, dim=dim, keepdim=keepdim)
+        reference = torch.linalg.matrix_norm(theirs, dim=dim, keepdim=keepdim)
+        assert mine.shape == tuple(reference.shape)
+        np.testing.assert_allclose(mine.numpy(), reference.numpy(), rtol=1e-6)
+    mine = plugrad.linalg.vector_norm(ours, ord=1, dim=(0, 2), keepdim=True, dtype=plugrad.float64)
+    reference = torch.linalg.vector_norm(theirs, 1, (0, 2), True, dtype=torch.float64)
+    assert mine.dtype == plugrad.float64
+    np.testing.assert_allclose(mine.numpy(), reference.numpy(), rtol=1e-12)
+    with pytest.raises(DtypeError, match="narrow"):
+        plugrad.linalg.vector_norm(ours.double(), dtype=plugrad.float32)
+    # ord is keyword-only, as the standard's: a second positional argument is not read as dim.
+    with pytest.raises(TypeError, match="positional"):
+        plugrad.linalg.vector_norm(ours, 1)

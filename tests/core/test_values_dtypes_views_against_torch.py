@@ -178,3 +178,11 @@ def test_a_recorded_write_into_a_broadcast_view_is_refused_too():
     with pytest.raises(ReadOnlyViewError):
         base.expand(2, 3).mul_(2.0)
     assert base.grad_fn is not None and base.tolist() == [[0.0], [0.0]]
+
+
+def test_a_float16_tensor_with_a_complex_number():
+    _skip_without("float16")
+    half = plugrad.ones(2, dtype=plugrad.float16)
+    assert (half == (1 + 1j)).tolist() == [False, False]
+    assert (half == (1 + 0j)).tolist() == [True, True]
+    assert (half * (1 + 1j)).dtype == plugrad.complex64  # PyTorch's complex32 is experimental

@@ -171,7 +171,9 @@ def test_dropout_p_applies_whenever_positive() -> None:
             "attn_mask must be bool",
         ),
         (
-            lambda q, k, v: F.scaled_dot_product_attention(q, k, v, plugrad.zeros((L, S))),
+            lambda q, k, v: F.scaled_dot_product_attention(
+                q, k, v, plugrad.zeros((L, S), dtype=plugrad.complex64)
+            ),
             DtypeError,
             "query's dtype float64",
         ),

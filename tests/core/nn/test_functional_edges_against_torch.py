@@ -138,3 +138,17 @@ def test_padding_that_crops_everything_is_refused(mode: str):
     x = plugrad.arange(4.0).reshape(1, 1, 4)
     with pytest.raises(ArgumentError, match="crops"):
         F.pad(x, (-4, 0), mode=mode)
+
+
+def test_attention_takes_a_float32_mask_for_a_float64_query():
+    rng = np.random.default_rng(0)
+    q, mask = rng.random((1, 2, 3)), rng.random((2, 2)).astype(np.float32)
+    ours = F.scaled_dot_product_attention(
+        *(plugrad.asarray(q),) * 3, attn_mask=plugrad.asarray(mask)
+    )
+    theirs = TF.scaled_dot_product_attention(*(torch.tensor(q),) * 3, attn_mask=torch.tensor(mask))
+    assert ours.dtype == plugrad.float64
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12)
+    q32 = plugrad.asarray(q.astype(np.float32))
+    with pytest.raises(plugrad.errors.DtypeError, match="float32 or of the query's dtype"):
+        F.scaled_dot_product_attention(q32, q32, q32, attn_mask=plugrad.asarray(mask).double())

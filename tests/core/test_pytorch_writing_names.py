@@ -1,0 +1,183 @@
+"""PyTorch's index_put, masked_scatter, put_, addr, multi_dot and the argument forms of round,
+tile, tensordot, searchsorted, eye and clamp, against ``torch`` (values, dtypes, gradients)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import plugrad
+from plugrad.errors import ArgumentError, IndexOutOfRangeError, ShapeError
+
+torch = pytest.importorskip("torch")
+
+X = np.random.default_rng(0).random((3, 4))
+WEIGHTS = np.linspace(0.5, 1.5, 12).reshape(3, 4)
+
+
+def _leaves(*arrays: np.ndarray):
+    ours = [plugrad.asarray(a.copy(), requires_grad=True) for a in arrays]
+    theirs = [torch.tensor(a.copy(), requires_grad=True) for a in arrays]
+    return ours, theirs
+
+
+def _backward(ours, theirs) -> None:
+    (ours * plugrad.asarray(WEIGHTS)).sum().backward()
+    (theirs * torch.tensor(WEIGHTS)).sum().backward()
+
+
+@pytest.mark.parametrize("accumulate", [False, True])
+def test_index_put(accumulate: bool):
+    rows = np.array([0, 2, 0, -1])
+    values = np.arange(16.0).reshape(4, 4)
+    (x, v), (tx, tv) = _leaves(X, values)
+    ours = x.index_put((plugrad.asarray(rows),), v, accumulate=accumulate)
+    theirs = tx.index_put((torch.tensor(rows),), tv, accumulate=accumulate)
+    if accumulate:  # without it, which of the repeated rows wins is unspecified (both libraries)
+        np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy())
+    _backward(ours, theirs)
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy())
+    if accumulate:
+        np.testing.assert_allclose(v.grad.numpy(), tv.grad.numpy())
+
+
+def test_index_put_with_an_index_per_axis_and_in_place():
+    key = (plugrad.tensor([0, 0, 1]), plugrad.tensor([1, 1, -1]))
+    theirs = torch.zeros(3, 4).index_put(
+        (torch.tensor([0, 0, 1]), torch.tensor([1, 1, -1])), torch.tensor(1.0), accumulate=True
+    )
+    assert plugrad.zeros(3, 4).index_put(key, plugrad.tensor(1.0), True).tolist() == (
+        theirs.tolist()
+    )
+    y = plugrad.zeros(3)
+    assert y.index_put_((plugrad.tensor([1, 1]),), plugrad.tensor([2.0, 3.0]), True) is y
+    assert y.tolist() == [0.0, 5.0, 0.0]
+
+
+def test_index_put_refuses_bad_indices():
+    with pytest.raises(TypeError, match="tuple of Tensors"):
+        plugrad.zeros(3).index_put(plugrad.tensor([1]), plugrad.tensor(1.0))
+    with pytest.raises(IndexOutOfRangeError, match="length 3"):
+        plugrad.zeros(3).index_put((plugrad.tensor([5]),), plugrad.tensor(1.0), accumulate=True)
+    with pytest.raises(ShapeError, match="integer tensors"):
+        plugrad.zeros(3).index_put((plugrad.tensor([0.5]),), plugrad.tensor(1.0), accumulate=True)
+
+
+def test_masked_scatter():
+    mask = np.array([True, False, True, True])
+    source = np.arange(1.0, 13.0).reshape(3, 4)
+    (x, s), (tx, ts) = _leaves(X, source)
+    ours = x.masked_scatter(plugrad.asarray(mask), s)
+    theirs = tx.masked_scatter(torch.tensor(mask), ts)
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy())
+    _backward(ours, theirs)
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy())
+    np.testing.assert_allclose(s.grad.numpy(), ts.grad.numpy())
+    z = plugrad.zeros(2, 3)
+    z.masked_scatter_(
+        plugrad.tensor([[True, False, True], [False, False, True]]), plugrad.arange(1.0, 5.0)
+    )
+    assert z.tolist() == [[1.0, 0.0, 2.0], [0.0, 0.0, 3.0]]
+    with pytest.raises(ShapeError, match="selects 3 elements but source has only 1"):
+        plugrad.zeros(3).masked_scatter(plugrad.tensor([True, True, True]), plugrad.tensor([1.0]))
+
+
+@pytest.mark.parametrize("accumulate", [False, True])
+def test_put(accumulate: bool):
+    index, source = [0, -1, 4, 1], [1.0, 2.0, 3.0, 4.0]
+    ours, theirs = plugrad.zeros(2, 3), torch.zeros(2, 3)
+    assert ours.put_(plugrad.tensor(index), plugrad.tensor(source), accumulate) is ours
+    theirs.put_(torch.tensor(index), torch.tensor(source), accumulate)
+    assert ours.tolist() == theirs.tolist()
+    copy = plugrad.zeros(2, 2).put(plugrad.tensor([3, 3]), plugrad.tensor([5.0, 1.0]), True)
+    assert copy.tolist() == [[0.0, 0.0], [0.0, 6.0]]
+
+
+@pytest.mark.parametrize(("beta", "alpha"), [(1, 1), (2, 0.5), (0, 3)])
+def test_addr(beta, alpha):
+    base = np.full((2, 3), np.nan) if beta == 0 else np.ones((2, 3))  # beta 0 ignores NaN
+    ours = plugrad.addr(plugrad.asarray(base), plugrad.tensor([1.0, 2.0]),
+                        plugrad.tensor([3.0, 4.0, 5.0]), beta=beta, alpha=alpha)  # fmt: skip
+    theirs = torch.addr(torch.tensor(base), torch.tensor([1.0, 2.0]),
+                        torch.tensor([3.0, 4.0, 5.0]), beta=beta, alpha=alpha)  # fmt: skip
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy())
+    assert plugrad.ones(2, 2).addr(plugrad.ones(2), plugrad.ones(2)).tolist() == [[2.0] * 2] * 2
+
+
+def test_multi_dot():
+    rng = np.random.default_rng(1)
+    matrices = [rng.random((3, 4)), rng.random((4, 5)), rng.random((5, 2))]
+    ours = plugrad.linalg.multi_dot([plugrad.asarray(m) for m in matrices])
+    theirs = torch.linalg.multi_dot([torch.tensor(m) for m in matrices])
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy())
+    vectors = [plugrad.ones(2), plugrad.ones(2, 3), plugrad.ones(3)]
+    assert plugrad.linalg.multi_dot(vectors).item() == 6.0
+    with pytest.raises(ShapeError, match="1-D or 2-D"):
+        plugrad.linalg.multi_dot([plugrad.ones(2, 2), plugrad.ones(2), plugrad.ones(2, 2)])
+
+
+@pytest.mark.parametrize("decimals", [0, 1, 2, -1])
+def test_round_to_decimals(decimals: int):
+    values = np.array([[1.25, 2.55], [3.75, -4.125], [15.0, 0.05]], dtype=np.float32)
+    theirs = torch.round(torch.tensor(values), decimals=decimals).numpy()
+    assert plugrad.round(plugrad.asarray(values), decimals=decimals).numpy().tolist() == (
+        theirs.tolist()
+    )
+    assert plugrad.asarray(values).round(decimals=decimals).numpy().tolist() == theirs.tolist()
+    with pytest.raises(ArgumentError, match="decimals must be an int"):
+        plugrad.round(plugrad.asarray(values), decimals=1.5)
+
+
+def test_tile_tensordot_searchsorted_and_eye_in_pytorchs_forms():
+    x, tx = plugrad.asarray(X), torch.tensor(X)
+    for dims in ((2, 1), ((1, 2),), (2,)):
+        assert x.tile(*dims).shape == tuple(tx.tile(*dims).shape)
+    for dims in (1, 2, ([1], [1])):
+        np.testing.assert_allclose(
+            plugrad.tensordot(x, x.mT if dims == 1 else x, dims=dims).numpy(),
+            torch.tensordot(tx, tx.mT if dims == 1 else tx, dims=dims).numpy(),
+        )
+    assert plugrad.tensordot(x, x, 2).item() == pytest.approx(torch.tensordot(tx, tx, 2).item())
+    with pytest.raises(ArgumentError, match="both axes= and PyTorch's dims="):
+        plugrad.tensordot(x, x, dims=1, axes=1)
+    ordered, values = [1.0, 2.0, 2.0, 3.0], [2.0, 0.5, 3.5]
+    for right in (False, True):
+        ours = plugrad.searchsorted(plugrad.tensor(ordered), plugrad.tensor(values), right=right)
+        theirs = torch.searchsorted(torch.tensor(ordered), torch.tensor(values), right=right)
+        assert ours.tolist() == theirs.tolist()
+    found = plugrad.searchsorted(plugrad.tensor(ordered), plugrad.tensor(values), out_int32=True)
+    assert found.dtype == plugrad.int32
+    assert plugrad.eye(2, m=3).tolist() == torch.eye(2, m=3).tolist()
+    with pytest.raises(ArgumentError, match="m="):
+        plugrad.eye(2, 3, m=3)
+
+
+@pytest.mark.parametrize("method", ["char", "byte", "cfloat", "cdouble"])
+def test_casting_methods(method: str):
+    ours = getattr(plugrad.tensor([1.0, 2.0]), method)()
+    theirs = getattr(torch.tensor([1.0, 2.0]), method)()
+    assert ours.dtype.name == str(theirs.dtype).removeprefix("torch.")
+
+
+CLAMPS = [
+    ("uint8", [1, 200], "int8", [5, -3]),
+    ("int32", [1, 2], "int8", [0, 3]),
+    ("float16", [1.0, 2.0], "float32", [1.5, 1.5]),
+    ("int8", [1, 2], "int32", [300, -300]),
+]
+
+
+@pytest.mark.parametrize(("dtype", "values", "bound_dtype", "bound"), CLAMPS)
+def test_clamp_by_a_bound_of_another_dtype_of_the_kind(dtype, values, bound_dtype, bound):
+    if plugrad.float16 not in plugrad.default_device().dtypes and "float16" in (dtype, bound_dtype):
+        pytest.skip("the default backend has no float16")
+    ours = plugrad.clamp(
+        plugrad.tensor(values, dtype=getattr(plugrad, dtype)),
+        min=plugrad.tensor(bound, dtype=getattr(plugrad, bound_dtype)),
+    )
+    theirs = torch.clamp(
+        torch.tensor(values, dtype=getattr(torch, dtype)),
+        min=torch.tensor(bound, dtype=getattr(torch, bound_dtype)),
+    )
+    assert ours.dtype.name == str(theirs.dtype).removeprefix("torch.")
+    assert ours.tolist() == theirs.tolist()
