@@ -212,8 +212,30 @@ def _convert(
         _check_supported_dtype(result, target)
     if dtype is None and source is None and not hasattr(data, "dtype"):
         result = _reread_in_double(data, result, target)
-        result = _apply_default_dtype(result, target)
+        if target.dtype_of(result) not in _DOUBLE or not _holds_double_scalars(data):
+            result = _apply_default_dtype(result, target)
     return result, target
+
+
+def _holds_double_scalars(data: Any) -> bool:
+    """Whether Python data holds NumPy float64/complex128 scalars, whose precision PyTorch keeps
+    (``tensor([np.float64(1.5)])`` is float64: a list of ``np.mean(...)`` stays exact)."""
+    kind = type(data)
+    if kind is list or kind is tuple:
+        if not data:
+            return False
+        if type(data[0]) is list or type(data[0]) is tuple:
+            return any(_holds_double_scalars(row) for row in data)
+        return any(_is_double_scalar(kind) for kind in set(map(type, data)))  # C speed
+    return _is_double_scalar(kind)
+
+
+def _is_double_scalar(kind: type) -> bool:
+    # By name: the core imports no array library (NumPy's scalars are Python floats too).
+    return kind.__module__ == "numpy" and kind.__name__ in ("float64", "complex128")
+
+
+_DOUBLE = (_dtypes.float64, _dtypes.complex128)
 
 
 def _reread_in_double(data: Any, array: Any, target: Device) -> Any:
@@ -271,7 +293,8 @@ def tensor(data: Any, **options: Unpack[CreationOptions]) -> Tensor:
     data : array_like
         A Python scalar, nested sequences, a backend array, or a Tensor.
     dtype : DType, optional
-        The dtype; by default inferred (Python floats give ``float32``).
+        The dtype; by default inferred: Python floats give the default ``float32``,
+        NumPy ``float64`` scalars among them keep ``float64`` (as in PyTorch).
     device : str or Device, optional
         Where the tensor lives; by default where ``data`` lives, else the default device.
     requires_grad : bool

@@ -95,6 +95,60 @@ def multi_dot(tensors: Any) -> Any:
     return result
 
 
+def cond(A: Any, p: Any = None) -> Any:
+    """PyTorch's ``linalg.cond(A, p=None)``: the condition number of each matrix.
+
+    ``p`` None or 2 is the ratio of the extreme singular values (-2 its inverse);
+    ``'fro'``, ``'nuc'``, ``inf``, ``-inf``, 1 and -1 are ``norm(A) * norm(inv(A))``,
+    which needs square, invertible matrices.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.linalg.cond(plugrad.tensor([[2.0, 0.0], [0.0, 0.5]]))
+    tensor(4.)
+    """
+    namespace = sys.modules["plugrad"]
+    if p is None or p in (2, -2):
+        values = namespace.linalg.svdvals(A)
+        largest, smallest = values[..., 0], values[..., -1]
+        return largest / smallest if p != -2 else smallest / largest
+    if p not in ("fro", "nuc", float("inf"), float("-inf"), 1, -1):
+        raise namespace.errors.ArgumentError(
+            f"cond(): p must be None, 2, -2, 'fro', 'nuc', inf, -inf, 1 or -1, got {p!r}"
+        )
+    return matrix_norm(A, ord=p) * matrix_norm(namespace.linalg.inv(A), ord=p)  # noqa: F405
+
+
+def lstsq(A: Any, B: Any, rcond: float | None = None, *, driver: str | None = None) -> Any:
+    """PyTorch's ``linalg.lstsq(A, B)``: the ``X`` minimizing ``|A @ X - B|`` (its smallest
+    norm where ``A`` is rank deficient), as a named tuple ``(solution, residuals, rank,
+    singular_values)``.
+
+    The solution comes from the pseudo-inverse (singular values below ``rcond`` times the
+    largest count as 0); ``residuals`` and ``singular_values`` are empty and ``rank`` is
+    given, as with PyTorch's default CPU driver (``driver`` is accepted and changes nothing).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> A = plugrad.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    >>> plugrad.linalg.lstsq(A, plugrad.tensor([[1.0], [2.0], [3.0]])).solution
+    tensor([[1.],
+            [2.]])
+    """
+    namespace = sys.modules["plugrad"]
+    if B.ndim < 2:
+        raise namespace.errors.ShapeError(
+            f"lstsq(): B must be (..., m, k) as in PyTorch (a column: B[:, None]), got {B.shape}"
+        )
+    tolerance = {} if rcond is None else {"rtol": rcond}
+    solution = namespace.matmul(namespace.linalg.pinv(A, **tolerance), B)
+    rank = namespace.linalg.matrix_rank(A, **tolerance)
+    empty = namespace.zeros((0,), dtype=solution.dtype, device=solution.device)
+    return namespace.return_types.linalg_lstsq(solution, empty, rank, empty)
+
+
 def __getattr__(name: str) -> Any:
     if name in _SHARED:
         return getattr(sys.modules["plugrad"], name)

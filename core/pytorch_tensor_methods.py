@@ -42,6 +42,7 @@ __all__ = [
     "masked_scatter",
     "nanquantile",
     "quantile",
+    "unique_consecutive",
     "vsplit",
 ]
 
@@ -294,6 +295,44 @@ def _put_(self: Tensor, index: Tensor, source: Tensor, accumulate: bool = False)
 def _put(self: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
     """Out-of-place :meth:`put_`."""
     return _put_(self.clone(), index, source, accumulate)
+
+
+def unique_consecutive(
+    input: Tensor, return_inverse: bool = False, return_counts: bool = False, dim: Any = None
+) -> Any:
+    """The elements of the flattened ``input`` with each run of equal neighbours kept once;
+    with ``return_inverse`` also where each element went, with ``return_counts`` each run's
+    length (a tuple then, as PyTorch's). NaNs are never equal, so each is kept.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.unique_consecutive(plugrad.tensor([1, 1, 2, 2, 3, 1, 1]), return_counts=True)
+    (tensor([1, 2, 3, 1]), tensor([2, 2, 1, 2]))
+    """
+    _tensor("unique_consecutive", input)
+    if dim is not None:
+        raise ArgumentError(
+            "unique_consecutive(dim=...) (runs of equal slices) is not supported; it takes the "
+            "flattened input (dim=None)"
+        )
+    flat = _ops.reshape(input, (-1,))
+    n = flat.shape[0]
+    starts = _ops.concat(
+        [_creation.ones(min(n, 1), dtype=_dtypes.bool, device=input.device), flat[1:] != flat[:-1]]
+    )
+    values = flat[starts]
+    if not (return_inverse or return_counts):
+        return values
+    result: list[Tensor] = [values]
+    if return_inverse:
+        runs = _ops.cumulative_sum(_ops.astype(starts, _dtypes.int64)) - 1
+        result.append(_ops.reshape(runs, tuple(input.shape)))
+    if return_counts:
+        positions = _ops.nonzero(starts)[0]
+        ends = _ops.concat([positions[1:], _creation.asarray([n], device=input.device)])
+        result.append(ends - positions)
+    return tuple(result)
 
 
 # -- products ---------------------------------------------------------------------------------

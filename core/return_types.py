@@ -1,4 +1,5 @@
-"""The named tuples that PyTorch's forms of ``max``, ``min``, ``sort``, ``svd`` and ``topk`` return.
+"""The named tuples that PyTorch's forms of ``max``, ``min``, ``sort``, ``svd``, ``topk`` and
+``linalg.lstsq`` return.
 
 ``x.max(dim)`` returns ``max(values=..., indices=...)``: a tuple whose fields
 have names, as PyTorch's ``torch.return_types.max``. The classes live here, at
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-__all__ = ["max", "min", "sort", "svd", "topk"]
+__all__ = ["linalg_lstsq", "max", "min", "sort", "svd", "topk"]
 
 
 class max(NamedTuple):  # PyTorch's names, in a namespace of their own
@@ -56,3 +57,13 @@ class topk(NamedTuple):
 
     values: Any
     indices: Any
+
+
+class linalg_lstsq(NamedTuple):
+    """The least-squares ``solution``, ``residuals``, ``rank`` and ``singular_values`` of
+    :func:`plugrad.linalg.lstsq` (empty where PyTorch's default driver leaves them empty)."""
+
+    solution: Any
+    residuals: Any
+    rank: Any
+    singular_values: Any

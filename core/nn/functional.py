@@ -230,7 +230,12 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
             [3., 3., 3., 3.]])
     """
     _check_same_dtype("linear", input, weight, bias)
-    out = _ops.linear(input, weight)
+    try:
+        out = _ops.linear(input, weight)
+    except ShapeError:
+        if not isinstance(weight, Tensor) or weight.ndim != 1:
+            raise
+        out = _ops.matmul(input, weight)  # PyTorch's 1-d weight: one output feature, dropped
     return out if bias is None else out + bias
 
 

@@ -234,3 +234,36 @@ def test_norms_in_pytorchs_forms() -> None:
     # ord is keyword-only, as the standard's: a second positional argument is not read as dim.
     with pytest.raises(TypeError, match="positional"):
         plugrad.linalg.vector_norm(ours, 1)
+
+
+@pytest.mark.parametrize("p", [None, 2, -2, "fro", "nuc", float("inf"), float("-inf"), 1, -1])
+def test_cond(p) -> None:
+    m = np.array([[1.0, 2.0], [3.0, 4.0]])
+    ours, theirs = plugrad.asarray(m, requires_grad=True), torch.tensor(m, requires_grad=True)
+    value, reference = plugrad.linalg.cond(ours, p), torch.linalg.cond(theirs, p)
+    np.testing.assert_allclose(value.detach().numpy(), reference.detach().numpy(), rtol=1e-10)
+    if p in (None, 2, -2):  # torch 2.13's backward through its inv-based ones fails
+        value.backward()
+        reference.backward()
+        np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-8)
+
+
+def test_lstsq() -> None:
+    rng = np.random.default_rng(3)
+    for a, b in (
+        (rng.random((5, 2)), rng.random((5, 3))),
+        (rng.random((2, 3, 3)), rng.random((2, 3, 2))),
+    ):
+        ours = plugrad.linalg.lstsq(plugrad.asarray(a), plugrad.asarray(b))
+        theirs = torch.linalg.lstsq(torch.tensor(a), torch.tensor(b))
+        np.testing.assert_allclose(ours.solution.numpy(), theirs.solution.numpy(), rtol=1e-8)
+        assert ours.rank.tolist() == theirs.rank.tolist()
+        assert ours.residuals.shape == tuple(theirs.residuals.shape) == (0,)
+    with pytest.raises(ShapeError, match="B must be"):
+        plugrad.linalg.lstsq(plugrad.eye(2), plugrad.ones(2))
+
+
+@pytest.mark.parametrize("p", ["fro", "nuc", float("inf"), 1, -1])
+def test_cond_gradients_where_torch_has_none(p) -> None:
+    m = plugrad.tensor([[1.0, 2.0], [3.0, 4.5]], dtype=plugrad.float64, requires_grad=True)
+    assert plugrad.autograd.gradcheck(lambda a: plugrad.linalg.cond(a, p), (m,))

@@ -181,3 +181,20 @@ def test_clamp_by_a_bound_of_another_dtype_of_the_kind(dtype, values, bound_dtyp
     )
     assert ours.dtype.name == str(theirs.dtype).removeprefix("torch.")
     assert ours.tolist() == theirs.tolist()
+
+
+@pytest.mark.parametrize(
+    "values", [[1, 1, 2, 2, 3, 1, 1], [[1, 1, 2], [2, 3, 3]], [], [5], [1.0, 1.0, np.nan, np.nan]]
+)
+@pytest.mark.parametrize(("inverse", "counts"), [(False, False), (True, False), (True, True)])
+def test_unique_consecutive(values, inverse: bool, counts: bool):
+    options = {"return_inverse": inverse, "return_counts": counts}
+    ours = plugrad.unique_consecutive(plugrad.tensor(values), **options)
+    theirs = torch.unique_consecutive(torch.tensor(values), **options)
+    ours = ours if isinstance(ours, tuple) else (ours,)
+    theirs = theirs if isinstance(theirs, tuple) else (theirs,)
+    for mine, reference in zip(ours, theirs, strict=True):
+        assert mine.dtype.name == str(reference.dtype).removeprefix("torch.")
+        np.testing.assert_array_equal(mine.numpy(), reference.numpy())
+    with pytest.raises(ArgumentError, match="dim"):
+        plugrad.unique_consecutive(plugrad.tensor([1]), dim=0)

@@ -186,3 +186,21 @@ def test_a_float16_tensor_with_a_complex_number():
     assert (half == (1 + 1j)).tolist() == [False, False]
     assert (half == (1 + 0j)).tolist() == [True, True]
     assert (half * (1 + 1j)).dtype == plugrad.complex64  # PyTorch's complex32 is experimental
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        [np.float64(1.5)],
+        [1.5, np.float64(2.0)],
+        [[1.0], [np.float64(2.0)]],
+        [np.float32(1.5)],
+        [1.5, 2.5],
+        [np.complex128(1j)],
+        [1j],
+        np.float64(2.5),
+    ],
+)
+def test_numpy_scalars_keep_their_precision_in_a_new_tensor(data):
+    # A list of np.mean(...) results stays float64, as in PyTorch; Python floats take the default.
+    assert plugrad.tensor(data).dtype.name == str(torch.tensor(data).dtype).removeprefix("torch.")

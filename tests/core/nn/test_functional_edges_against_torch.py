@@ -152,3 +152,14 @@ def test_attention_takes_a_float32_mask_for_a_float64_query():
     q32 = plugrad.asarray(q.astype(np.float32))
     with pytest.raises(plugrad.errors.DtypeError, match="float32 or of the query's dtype"):
         F.scaled_dot_product_attention(q32, q32, q32, attn_mask=plugrad.asarray(mask).double())
+
+
+def test_linear_with_a_vector_of_weights():
+    rng = np.random.default_rng(0)
+    x, w = rng.random((4, 5)), rng.random(5)
+    mine = F.linear(plugrad.asarray(x), plugrad.asarray(w))
+    reference = TF.linear(torch.tensor(x), torch.tensor(w))
+    assert mine.shape == tuple(reference.shape) == (4,)
+    np.testing.assert_allclose(mine.numpy(), reference.numpy(), rtol=1e-12)
+    with pytest.raises(ValueError):  # a ShapeError: 5 features against 3 weights
+        F.linear(plugrad.ones(4, 5), plugrad.ones(3))
