@@ -420,6 +420,12 @@ class Device:
         """Return the plugrad dtype of one of this backend's arrays."""
         return self._dtype_from_native[array.dtype]
 
+    def result_type(self, first: _dtypes.DType, second: _dtypes.DType) -> _dtypes.DType:
+        """The standard's promotion of two dtypes of one kind (or real with complex), as this
+        backend's library computes it; a TypeError where it has none."""
+        native = self.xp.result_type(self.native_dtype(first), self.native_dtype(second))
+        return self._dtype_from_native[native]
+
     @property
     def type(self) -> str:
         """PyTorch's device type: ``"cpu"`` (NumPy), ``"cuda"`` (CuPy), else the backend name."""

@@ -186,19 +186,16 @@ def _promote_mixed_kinds(device: Device, x1: Tensor, x2: Tensor) -> tuple[Tensor
     return _ops.astype(x1, target), x2
 
 
-_REAL_RANK = _dtypes.kind_rank(_dtypes.float32)
-_COMPLEX_RANK = _dtypes.kind_rank(_dtypes.complex64)
-
-
 def _promote_inputs(
     op: RegisteredOp, device: Device, inputs: tuple[Any, ...]
 ) -> tuple[Any, ...] | None:
-    """The inputs of a many-input op in the dtype they compute in, if their kinds differ.
+    """The inputs of a many-input op in the dtype they compute in, if their dtypes differ.
 
-    PyTorch's rules, as for two inputs: lower-kind tensors are converted (with
-    ``astype``, so gradients keep each input's dtype) to the highest kind among
-    the tensors, or to a Python scalar's default dtype where the scalar's kind
-    is higher. An input named ``condition`` (``where``'s) is a mask: never converted.
+    PyTorch's rules, as for two inputs: the tensors are converted (with ``astype``,
+    so gradients keep each input's dtype) to their common dtype
+    (:func:`plugrad.dtypes.common_dtype`), or to a Python scalar's default dtype
+    where the scalar's kind is higher. An input named ``condition`` (``where``'s) is
+    a mask: never converted.
     """
     from_native = device._dtype_from_native
     ranks = _dtypes.SCALAR_RANKS
@@ -222,37 +219,18 @@ def _promote_inputs(
             _wrap(native, device, False, None) if x is scalar and name != "condition" else x
             for name, x in zip(op.input_names, inputs)
         )
-    top = max(tensors, key=_dtypes.kind_rank)
-    top_rank = _dtypes.kind_rank(top)
-    if top_rank == _COMPLEX_RANK and any(_dtypes.kind_rank(d) == _REAL_RANK for d in tensors):
-        # Real with complex floating is the standard's promotion (float64 with complex64 is
-        # complex128): the complex dtype of the widest, not the complex tensor's own.
-        natives = [device.native_dtype(d) for d in tensors if _dtypes.kind_rank(d) >= _REAL_RANK]
-        top = from_native[device.xp.result_type(*natives)]
-    if scalar_rank > top_rank:
-        target = _dtypes.scalar_result(top, scalar)
-    elif all(_dtypes.kind_rank(d) == top_rank for d in tensors):
-        if all(d is top for d in tensors):
-            return None
-        # One kind, several dtypes (clamp of uint8 by an int8 bound): the standard's common
-        # dtype, given to every tensor (a kernel need not promote, nor take a wider bound).
-        natives = [device.native_dtype(d) for d in tensors]
-        target = from_native[device.xp.result_type(*natives)]
-        return tuple(
-            _ops.astype(x, target)
-            if isinstance(x, Tensor)
-            and name != "condition"
-            and from_native[x._array.dtype] is not target
-            else x
-            for name, x in zip(op.input_names, inputs)
-        )
-    else:
-        target = top
+    target = _dtypes.common_dtype(tensors, device.result_type)
+    if scalar_rank > _dtypes.kind_rank(target):
+        target = _dtypes.scalar_result(target, scalar)
+    elif all(d is target for d in tensors):
+        return None
+    # Every tensor in the common dtype (clamp of uint8 by an int8 bound is int16), so a
+    # kernel need neither promote nor take a bound wider than its input.
     return tuple(
         _ops.astype(x, target)
         if isinstance(x, Tensor)
         and name != "condition"
-        and _dtypes.kind_rank(from_native[x._array.dtype]) < _dtypes.kind_rank(target)
+        and from_native[x._array.dtype] is not target
         else x
         for name, x in zip(op.input_names, inputs)
     )
@@ -267,14 +245,7 @@ def _promote_sequence(device: Device, items: tuple[Tensor, ...]) -> tuple[Tensor
     """
     from_native = device._dtype_from_native
     dtypes = [from_native[x._array.dtype] for x in items]
-    target = dtypes[0]
-    for dtype in dtypes[1:]:
-        mixed = _dtypes.mixed_kind_result(target, dtype)
-        if mixed is not None:
-            target = mixed
-        elif dtype is not target:
-            native = device.xp.result_type(device.native_dtype(target), device.native_dtype(dtype))
-            target = from_native[native]
+    target = _dtypes.common_dtype(dtypes, device.result_type)
     return tuple(x if d is target else _ops.astype(x, target) for x, d in zip(items, dtypes))
 
 

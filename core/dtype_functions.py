@@ -147,13 +147,9 @@ def result_type(*arrays_and_dtypes: Any) -> _dtypes.DType:
             )
     if not dtypes:
         raise ValueError("result_type() needs at least one tensor or dtype besides Python scalars")
-    result = dtypes[0]
-    for dtype in dtypes[1:]:
-        mixed = _dtypes.mixed_kind_result(result, dtype)
-        if mixed is not None:
-            result = mixed
-        elif dtype is not result:
-            result = _standard_result(device, arrays_and_dtypes, result, dtype)
+    result = _dtypes.common_dtype(
+        dtypes, lambda first, second: _standard_result(device, arrays_and_dtypes, first, second)
+    )
     for scalar in scalars:
         if _dtypes.SCALAR_RANKS[type(scalar)] > _dtypes.kind_rank(result):
             result = _dtypes.scalar_result(result, scalar)
@@ -165,7 +161,7 @@ def _standard_result(
 ) -> _dtypes.DType:
     """The Array API's promotion of two dtypes of one kind (or real with complex)."""
     try:
-        native = device.xp.result_type(device.native_dtype(first), device.native_dtype(second))
+        return device.result_type(first, second)
     except TypeError as exc:
         names = ", ".join(
             v.dtype.name if isinstance(v, Tensor) else getattr(v, "name", repr(v)) for v in values
@@ -173,7 +169,6 @@ def _standard_result(
         raise DtypeError(
             f"result_type(): {names} have no common dtype ({exc}); cast explicitly with astype"
         ) from None
-    return device._dtype_from_native[native]
 
 
 def can_cast(from_: _dtypes.DType | Tensor, to: _dtypes.DType, /) -> bool:

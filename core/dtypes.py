@@ -8,6 +8,8 @@ objects is built once, when the backend is activated.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 __all__ = [
     "DType",
     "all_dtypes",
@@ -135,6 +137,20 @@ def mixed_kind_result(first: DType, second: DType) -> DType | None:
     if rank1 == rank2 or min(rank1, rank2) >= 2:  # one kind, or real and complex: the standard's
         return None
     return first if rank1 > rank2 else second
+
+
+def common_dtype(dtypes: Sequence[DType], standard: Callable[[DType, DType], DType]) -> DType:
+    """The dtype tensors of ``dtypes`` combine into: across kinds PyTorch's rule
+    (:func:`mixed_kind_result`), within a kind (or real with complex floating) the
+    standard's, which ``standard(first, second)`` gives (a backend's promotion)."""
+    result = dtypes[0]
+    for dtype in dtypes[1:]:
+        mixed = mixed_kind_result(result, dtype)
+        if mixed is not None:
+            result = mixed
+        elif dtype is not result:
+            result = standard(result, dtype)
+    return result
 
 
 def scalar_result(dtype: DType, scalar: object) -> DType:

@@ -313,6 +313,11 @@ def _copies_to_refresh(target: Tensor, name: str) -> list[tuple[Tensor, Any, Any
         member = source
 
 
+#: What a refused write names while copied views are brought up to date (copy backends only,
+#: where a refusal rebinds: their views share no memory).
+_REFRESH = "bringing a copied view up to date"
+
+
 def _refresh_copies(target: Tensor, links: list[tuple[Tensor, Any, Any]]) -> None:
     """Give every tensor in ``links`` the values it would hold if it shared ``target``'s memory.
 
@@ -331,12 +336,12 @@ def _refresh_copies(target: Tensor, links: list[tuple[Tensor, Any, Any]]) -> Non
             source, key = made.get(id(member), (None, None))
             if source is None or id(source) in updated or id(source) not in made:
                 break
-            _write(source, _written_back(source, member, key))
+            _write_or_rebind(source, _written_back(source, member, key), _REFRESH)
             updated.add(id(source))
             member = source
         for member, source, key in links:  # down: in the order made, sources come first
             if id(member) not in updated and source is not None and id(source) in updated:
-                _write(member, _derived(member, source, key))
+                _write_or_rebind(member, _derived(member, source, key), _REFRESH)
                 updated.add(id(member))
     finally:
         _state.enabled = previous
@@ -405,14 +410,6 @@ _VIEW_INVERSES: dict[str, Callable[..., Any]] = {
     "matrix_transpose": _untransposed,
     "moveaxis": _moved_back,
 }
-
-
-def _write(tensor: Tensor, values: Any) -> None:
-    """Make ``tensor`` hold ``values`` through its backend's write hook."""
-    try:
-        tensor._array = tensor._device.backend.write(tensor._array, values)
-    except WRITE_REFUSED:  # e.g. a read-only array, or a library that did not say so
-        tensor._array = values
 
 
 def _rebase(tensor: Tensor, value: Tensor) -> None:
