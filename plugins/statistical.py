@@ -105,13 +105,14 @@ def _logcumsumexp(xp: Any, x: Any, dim: int) -> Any:
 
 def _cumulative_extremum(name: str) -> Any:
     def method(xp: Any, x: Any, dim: int) -> Any:
+        if x.dtype == xp.bool:  # as 0 and 1 (the standard orders numbers only), then bools
+            values, indices = method(xp, xp.astype(x, xp.int8), dim)
+            return getattr(_return_types, name)(xp.astype(values, xp.bool), indices)
         y = xp.reshape(x, (1,)) if x.ndim == 0 else x
         axis = checked_axis(name, dim, y.ndim, zero_d_as_one=True)
         largest = name == "cummax"
         if _is_floating(xp, y):
             fill = -math.inf if largest else math.inf
-        elif y.dtype == xp.bool:
-            fill = not largest
         else:
             fill = xp.iinfo(y.dtype).min if largest else xp.iinfo(y.dtype).max
         running = _running(xp, y, axis, xp.maximum if largest else xp.minimum, fill)

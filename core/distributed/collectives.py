@@ -192,7 +192,7 @@ def broadcast(tensor: Tensor, src: int, group: Any = None, async_op: bool = Fals
 
 def _rows(work: Work, targets: Sequence[Tensor]) -> None:
     for row, target in enumerate(targets):
-        _store(target, work.result[row])
+        _store(target, work.result[row, ...])  # (the standard indexes every axis)
 
 
 def _check_list(tensors: Any, like: Tensor, size: int, what: str) -> list[Tensor]:

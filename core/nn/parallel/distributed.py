@@ -35,7 +35,7 @@ class _Bucket:
     def __init__(self, members: list[Tensor]) -> None:
         self.members = members
         self.device = members[0]._device
-        self.dtype = members[0]._array.dtype
+        self.dtype = members[0].dtype  # plugrad's: a library's dtype need not have itemsize
         self.offsets: dict[int, tuple[int, int]] = {}
         start = 0
         for p in members:
@@ -226,7 +226,7 @@ class DistributedDataParallel(Module):
             key = (p._device, p.dtype.name)
             group = open_groups.setdefault(key, [])
             group.append(p)
-            sizes[key] = sizes.get(key, 0) + p.size * p._array.dtype.itemsize
+            sizes[key] = sizes.get(key, 0) + p.size * p.dtype.itemsize
             if sizes[key] >= cap:
                 buckets.append(_Bucket(group))
                 open_groups[key] = []
