@@ -33,7 +33,7 @@ from typing import Any
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
 from plugrad.plugins._index_plan import put, put_added
-from plugrad.plugins._rules import device_of
+from plugrad.plugins._rules import conj, device_of
 
 Pair = tuple[int, int]
 Quad = tuple[int, int, int, int]
@@ -262,12 +262,14 @@ def _conv2d_weight_grad_numpy(xp: Any, x: Any, grad: Any, /, *, kernel_size: Pai
     return parts[0] if groups == 1 else np.concatenate(parts, axis=0)
 
 
+# Each rule of these bilinear ops conjugates the other operand (complex inputs get PyTorch's
+# conjugate Wirtinger gradients; conj returns a real array as it is).
 def _conv2d_grad_x(xp: Any, g: Any, ans: Any, x: Any, weight: Any, **params: Any) -> Any:
-    return xp.conv2d_input_grad(g, weight, input_size=tuple(x.shape[-2:]), **params)
+    return xp.conv2d_input_grad(g, conj(xp, weight), input_size=tuple(x.shape[-2:]), **params)
 
 
 def _conv2d_grad_weight(xp: Any, g: Any, ans: Any, x: Any, weight: Any, **params: Any) -> Any:
-    return xp.conv2d_weight_grad(x, g, kernel_size=tuple(weight.shape[-2:]), **params)
+    return xp.conv2d_weight_grad(conj(xp, x), g, kernel_size=tuple(weight.shape[-2:]), **params)
 
 
 conv2d = nn_op("conv2d", _conv2d, kernels={"numpy": _conv2d_numpy}, saves=("x", "weight"),
@@ -277,12 +279,12 @@ conv2d = nn_op("conv2d", _conv2d, kernels={"numpy": _conv2d_numpy}, saves=("x", 
 
 def _conv2d_input_grad_grad_output(xp: Any, g: Any, ans: Any, grad: Any, weight: Any, *,
                                    input_size: Pair, **params: Any) -> Any:
-    return xp.conv2d(g, weight, **params)
+    return xp.conv2d(g, conj(xp, weight), **params)
 
 
 def _conv2d_input_grad_grad_weight(xp: Any, g: Any, ans: Any, grad: Any, weight: Any, *,
                                    input_size: Pair, **params: Any) -> Any:
-    return xp.conv2d_weight_grad(g, grad, kernel_size=tuple(weight.shape[-2:]), **params)
+    return xp.conv2d_weight_grad(g, conj(xp, grad), kernel_size=tuple(weight.shape[-2:]), **params)
 
 
 conv2d_input_grad = nn_op(
@@ -293,12 +295,12 @@ conv2d_input_grad = nn_op(
 
 def _conv2d_weight_grad_grad_x(xp: Any, g: Any, ans: Any, x: Any, grad: Any, *, kernel_size: Pair,
                                **params: Any) -> Any:
-    return xp.conv2d_input_grad(grad, g, input_size=tuple(x.shape[-2:]), **params)
+    return xp.conv2d_input_grad(conj(xp, grad), g, input_size=tuple(x.shape[-2:]), **params)
 
 
 def _conv2d_weight_grad_grad_output(xp: Any, g: Any, ans: Any, x: Any, grad: Any, *,
                                     kernel_size: Pair, **params: Any) -> Any:
-    return xp.conv2d(x, g, **params)
+    return xp.conv2d(conj(xp, x), g, **params)
 
 
 conv2d_weight_grad = nn_op(

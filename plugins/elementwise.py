@@ -13,6 +13,7 @@ as in PyTorch; comparison, logical and bitwise functions have none.
 
 from __future__ import annotations
 
+import cmath
 import math
 import operator
 from typing import Any
@@ -29,6 +30,16 @@ from plugrad.plugins._rules import cast, conj, device_of, is_complex, is_scalar,
 def _zero(xp: Any, g: Any, ans: Any, x: Any) -> Any:
     # Piecewise-constant ops: zero almost everywhere, and defined as zero at the steps.
     return xp.zeros_like(g)
+
+
+def _sign_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
+    if not is_complex(xp, x):
+        return xp.zeros_like(g)
+    # z / |z| moves only across the circle: g less its radial part, over |z| (0 at 0).
+    modulus = xp.abs(x)
+    safe = safe_where_zero(xp, modulus)
+    unit = x / safe
+    return xp.where(modulus == 0, 0.0, (g - xp.real(g * xp.conj(unit)) * unit) / safe)
 
 
 def _arrays(xp: Any, x1: Any, x2: Any) -> tuple[Any, Any]:
@@ -113,10 +124,19 @@ def _pow_grad_base(xp: Any, g: Any, ans: Any, x1: Any, x2: Any) -> Any:
 
 
 def _pow_grad_exponent(xp: Any, g: Any, ans: Any, x1: Any, x2: Any) -> Any:
+    complex_result = is_complex(xp, ans)
     if is_scalar(x1):
         # NOTE: 0**y is constant 0 for y > 0, so the gradient is 0, not 0 * log(0) = nan.
-        return g * 0 if x1 == 0 else g * conj(xp, ans * math.log(x1))
-    at_zero = xp.logical_and(x1 == 0, x2 >= 0)
+        if x1 == 0:
+            return g * 0
+        if complex_result or isinstance(x1, complex):
+            log = cmath.log(x1)  # a negative base's log, where the result is complex
+        else:
+            log = math.log(x1) if x1 > 0 else math.nan  # as the real result there is
+        return g * conj(xp, ans * log)
+    if complex_result and not is_complex(xp, x1):
+        x1 = xp.astype(x1, ans.dtype)  # a negative base has a complex log
+    at_zero = xp.logical_and(x1 == 0, (xp.real(x2) if is_complex(xp, x2) else x2) >= 0)
     # NOTE: take the log of 1 where the result is masked: a log(0) there would make the
     # double backward 0 * inf = nan even though where() discards it.
     return xp.where(at_zero, 0.0, g * conj(xp, ans * xp.log(xp.where(at_zero, 1.0, x1))))
@@ -228,7 +248,8 @@ atan = op("atan(x)", vjp=lambda xp, g, ans, x: g / conj(xp, 1 + x * x),
 asinh = op("asinh(x)", vjp=lambda xp, g, ans, x: g / conj(xp, xp.sqrt(x * x + 1)),
            promotion="float", methods=("asinh", "arcsinh"), inplace=True, aliases="arcsinh",
            doc="Inverse hyperbolic sine element-wise.")
-acosh = op("acosh(x)", vjp=lambda xp, g, ans, x: g / conj(xp, xp.sqrt(x * x - 1)),
+# (sqrt(x - 1) * sqrt(x + 1), not sqrt(x * x - 1): the two differ in sign off the real line)
+acosh = op("acosh(x)", vjp=lambda xp, g, ans, x: g / conj(xp, xp.sqrt(x - 1) * xp.sqrt(x + 1)),
            promotion="float", methods=("acosh", "arccosh"), inplace=True, aliases="arccosh",
            doc="Inverse hyperbolic cosine element-wise (``x >= 1``; gradient infinite at 1).")
 atanh = op("atanh(x)", vjp=lambda xp, g, ans, x: g / conj(xp, 1 - x * x),
@@ -433,7 +454,7 @@ round = op("round(x)", vjp=_zero, methods={"round": _torch_round}, inplace=True,
                "``decimals=``: to that many decimal places).")
 trunc = op("trunc(x)", vjp=_zero, methods=("trunc", "fix"), aliases="fix",
            inplace=True, doc="Round towards zero element-wise.")
-sign = op("sign(x)", vjp=_zero, methods=("sign", "sgn"), aliases="sgn", inplace=True,
+sign = op("sign(x)", vjp=_sign_grad, methods=("sign", "sgn"), aliases="sgn", inplace=True,
           doc="Sign of ``x`` element-wise: -1, 0 or 1 (``x / |x|`` for complex).")
 
 frac = op("frac", lambda xp, x, /: x - xp.trunc(x), standard=False,
@@ -474,17 +495,17 @@ def _lerp(xp: Any, x: Any, end: Any, weight: Any, /) -> Any:
 
 lerp = op(
     "lerp", _lerp, standard=False, promotion="mixed", broadcasting=True,
-    vjp=(lambda xp, g, ans, x, end, weight: g * (1 - weight),
-         lambda xp, g, ans, x, end, weight: g * weight,
-         lambda xp, g, ans, x, end, weight: g * (end - x)),
+    vjp=(lambda xp, g, ans, x, end, weight: g * conj(xp, 1 - weight),
+         lambda xp, g, ans, x, end, weight: g * conj(xp, weight),
+         lambda xp, g, ans, x, end, weight: g * conj(xp, end - x)),
     methods="lerp", inplace=True,
     doc="``x + weight * (end - x)`` element-wise, broadcasting (PyTorch's).",
 )
 addcmul = op(
     "addcmul", lambda xp, x, tensor1, tensor2, /, *, value=1: x + value * tensor1 * tensor2,
     vjp=(lambda xp, g, ans, x, tensor1, tensor2, *, value: g,
-         lambda xp, g, ans, x, tensor1, tensor2, *, value: g * value * tensor2,
-         lambda xp, g, ans, x, tensor1, tensor2, *, value: g * value * tensor1),
+         lambda xp, g, ans, x, tensor1, tensor2, *, value: g * conj(xp, value * tensor2),
+         lambda xp, g, ans, x, tensor1, tensor2, *, value: g * conj(xp, value * tensor1)),
     standard=False, promotion="mixed", broadcasting=True, methods="addcmul", inplace=True,
     doc="``x + value * tensor1 * tensor2`` element-wise, broadcasting (PyTorch's).",
 )
@@ -493,9 +514,9 @@ addcmul = op(
 addcdiv = op(
     "addcdiv", lambda xp, x, tensor1, tensor2, /, *, value=1: x + value * (tensor1 / tensor2),
     vjp=(lambda xp, g, ans, x, tensor1, tensor2, *, value: g,
-         lambda xp, g, ans, x, tensor1, tensor2, *, value: g * value / tensor2,
+         lambda xp, g, ans, x, tensor1, tensor2, *, value: g * conj(xp, value / tensor2),
          lambda xp, g, ans, x, tensor1, tensor2, *, value: (
-             -g * value * tensor1 / (tensor2 * tensor2))),
+             -g * conj(xp, value * tensor1 / (tensor2 * tensor2)))),
     standard=False, promotion="mixed", broadcasting=True, methods="addcdiv", inplace=True,
     doc="``x + value * tensor1 / tensor2`` element-wise, broadcasting (PyTorch's).",
 )

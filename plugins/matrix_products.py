@@ -17,7 +17,7 @@ from typing import Any
 from plugrad.errors import ArgumentError, ShapeError
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
-from plugrad.plugins._rules import conj, negative_axis, reduction_axis
+from plugrad.plugins._rules import cast, conj, negative_axis, reduction_axis
 
 # The rows are aligned by hand, one op per statement.
 # fmt: off
@@ -181,7 +181,9 @@ def _tensordot_grad(which: int) -> Any:
             grad = xp.tensordot(conj(xp, x1), g, axes=(free1, g_free1))
             source = [a2[a1.index(b)] for b in sorted(a1)] + free2
         order = tuple(source.index(d) for d in range(len(source)))
-        return grad if order == tuple(range(len(order))) else xp.permute_dims(grad, order)
+        if order != tuple(range(len(order))):
+            grad = xp.permute_dims(grad, order)
+        return cast(xp, grad, (x2 if which else x1).dtype)  # a real input's is real
 
     return rule
 

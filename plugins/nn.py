@@ -31,7 +31,7 @@ from typing import Any
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
 from plugrad.plugins._index_plan import put
-from plugrad.plugins._rules import device_of
+from plugrad.plugins._rules import conj, device_of, is_complex
 from plugrad.plugins._scatter import scatter_add_generic, scatter_add_numpy
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
@@ -121,7 +121,7 @@ def _linear_weight_grad(xp: Any, g: Any, ans: Any, x: Any, weight: Any) -> Any:
     # (out, in) directly, summed over every leading axis: contiguous like the weight,
     # so the optimizer's update runs over plain memory.
     rows = xp.reshape(g, (-1, g.shape[-1]))
-    return xp.matmul(xp.matrix_transpose(rows), xp.reshape(x, (-1, x.shape[-1])))
+    return xp.matmul(xp.matrix_transpose(rows), conj(xp, xp.reshape(x, (-1, x.shape[-1]))))
 
 
 def _linear_numpy(xp: Any, x: Any, weight: Any, /) -> Any:
@@ -138,7 +138,8 @@ def _linear_numpy(xp: Any, x: Any, weight: Any, /) -> Any:
 # Shapes never broadcast here; broadcasting=True makes each gradient keep its input's dtype.
 linear = nn_op("linear", lambda xp, x, weight, /: xp.matmul(x, xp.matrix_transpose(weight)),
                kernels={"numpy": _linear_numpy},
-               vjp=(lambda xp, g, ans, x, weight: xp.matmul(g, weight), _linear_weight_grad),
+               vjp=(lambda xp, g, ans, x, weight: xp.matmul(g, conj(xp, weight)),
+                    _linear_weight_grad),
                broadcasting=True, doc="``x @ weight.T``: (..., in) by (out, in).")
 
 # -- activations --------------------------------------------------------------------------
@@ -149,12 +150,15 @@ relu = nn_op("relu", lambda xp, x, /: xp.maximum(x, 0), methods="relu", inplace=
 
 
 def _sigmoid_kernel(xp: Any, x: Any, /) -> Any:
+    if is_complex(xp, x):  # (complex numbers have no sign to split on)
+        return 1.0 / (1.0 + xp.exp(-x))
     # exp of a non-positive number never overflows; each branch is exact where it is used.
     e = xp.exp(-xp.abs(x))
     return xp.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
 
 
-sigmoid = nn_op("sigmoid", _sigmoid_kernel, vjp=lambda xp, g, ans, x: g * ans * (1.0 - ans),
+sigmoid = nn_op("sigmoid", _sigmoid_kernel,
+                vjp=lambda xp, g, ans, x: g * conj(xp, ans * (1.0 - ans)),
                 methods="sigmoid", inplace=True, promotion="float",
                 doc="Logistic sigmoid ``1 / (1 + exp(-x))``, without overflow.")
 
@@ -257,7 +261,7 @@ def _logsumexp_grad(xp: Any, g: Any, ans: Any, x: Any, *, axis: Any, keepdims: b
         kept = _kept_shape(tuple(x.shape), axis)
         g = xp.reshape(g, kept)
         ans = xp.reshape(ans, kept)
-    return g * xp.exp(x - ans)
+    return g * conj(xp, xp.exp(x - ans))
 
 
 logsumexp = nn_op("logsumexp", _logsumexp_kernel, vjp=_logsumexp_grad, methods="logsumexp",
