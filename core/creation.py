@@ -397,6 +397,11 @@ def _filled(
     native = target.native_dtype(dtype)
     xp = target.xp
     shape = _shape(shape)
+    if isinstance(fill_value, complex) and dtype.kind != "complex floating":
+        raise DtypeError(
+            f"{function}(): fill_value {fill_value!r} is complex, but dtype is {dtype}, which "
+            "would keep only its real part; pass a complex dtype, or fill_value.real"
+        )
     if kind == "full":
         array = xp.full(shape, fill_value, dtype=native, device=target.native)
     else:

@@ -26,7 +26,13 @@ from . import anomaly as _anomaly
 from . import graph as _graph
 from . import lazy as _lazy
 from .backend import WRITE_REFUSED
-from .errors import BackwardError, DeviceMismatchError, DtypeError, ShapeError
+from .errors import (
+    BackwardError,
+    DeviceMismatchError,
+    DtypeError,
+    InPlaceModificationError,
+    ShapeError,
+)
 from .grad_mode import _state
 from .node import Node as _Node
 from .tensor import Tensor, _wrap, install_methods
@@ -618,6 +624,16 @@ def _store(updates: list[tuple[Tensor, Any]], create_graph: bool, stored: set[in
     """Add each gradient to its tensor's ``.grad``; every ``.grad`` changes only if all succeed."""
     new_grads = []
     for tensor, grad in updates:
+        if not tensor._requires_grad:
+            continue  # requires_grad_(False) after the graph was made: no .grad, as PyTorch
+        if grad.shape != tensor._array.shape:
+            raise InPlaceModificationError(
+                f"a tensor of shape {tensor.shape} gets a gradient of shape "
+                f"{tuple(grad.shape)}: its shape was changed in place (x.t_(), "
+                "x.unsqueeze_(...), x.resize_(...)) after the graph using it was made; change "
+                "its shape before computing with it, or make a new view (y = x.t()). No .grad "
+                "was changed."
+            )
         old = tensor._grad
         if create_graph:
             new = grad if old is None else old + grad

@@ -120,7 +120,7 @@ def _in_place_method(name: str, method: str) -> Callable[..., Any]:
                         f"{label} takes no out=: it writes its result into the tensor itself; "
                         f"for a result in another tensor, call x.{method[:-1]}(..., out=that)"
                     )
-                return apply_inplace(self, functools.partial(function, **params), *args, name=label)
+                return apply_inplace(self, function, *args, name=label, keywords=params)
             return apply_inplace(self, function, *args, name=label, array_operator=array_operator)
 
     in_place.__name__ = method

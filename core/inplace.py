@@ -55,6 +55,7 @@ copies_in_use = False
 
 # Backends whose arrays are immutable (e.g. JAX) refuse item assignment with one of these.
 _NUMBERS = (int, float)
+_NO_KEYWORDS: dict[str, Any] = {}
 _FLOATING_KINDS = frozenset({"real floating", "complex floating"})
 
 
@@ -64,8 +65,9 @@ def apply_inplace(
     *args: Any,
     name: str = "in-place op",
     array_operator: Callable[[Any, Any], Any] | None = None,
+    keywords: dict[str, Any] | None = None,
 ) -> Tensor:
-    """Make ``target`` hold ``function(target, *args)``; return ``target``.
+    """Make ``target`` hold ``function(target, *args, **keywords)``; return ``target``.
 
     ``array_operator`` is the raw arrays' in-place operator that computes the
     same as ``function`` (``operator.isub`` for ``subtract``), used when nothing
@@ -77,17 +79,25 @@ def apply_inplace(
         _refuse_view_made_without_grad(target, name)
     copies = target._device.views_are_copies and _copies_to_refresh(target, name)
     recording = _state.enabled and (
-        target._requires_grad or any(isinstance(a, Tensor) and a._requires_grad for a in args)
+        target._requires_grad
+        or any(isinstance(a, Tensor) and a._requires_grad for a in args)
+        or (
+            keywords is not None
+            and any(isinstance(a, Tensor) and a._requires_grad for a in keywords.values())
+        )
     )
     if (
         array_operator is not None
         and not recording
+        and keywords is None
         and _apply_array_operator(target, array_operator, args[0])
     ):
         if copies:
             _refresh_copies(target, copies)
         target._bump_version()
         return target
+    if keywords is None:
+        keywords = _NO_KEYWORDS
     if recording:
         if target._edge is None and target._requires_grad:
             raise _changed_leaf(target, name, "x = x + y")
@@ -99,7 +109,7 @@ def apply_inplace(
         if family:  # the memory is written below, so what the op saves must be a copy
             array = target._device.xp.asarray(array, copy=True)
         before = _wrap(array, target._device, target._requires_grad, target._edge)
-        result = function(before, *args)
+        result = function(before, *args, **keywords)
         if result.dtype is _dtypes.bool and target.dtype is not _dtypes.bool:
             result = _truth_values(before, result, args)
         _check_result(target, result, name, recording=True)
@@ -107,6 +117,10 @@ def apply_inplace(
             _write_or_rebind(target, result._array, name)
         else:
             target._array = result._array
+            if result._counter is not None:
+                # The op saved its output, which is now target's memory: later changes of
+                # target (or of views made of it) must reach that saved output's check.
+                _tie_saved_output(result, target)
         old_edge = target._edge
         target._edge = result._edge
         target._requires_grad = result._requires_grad
@@ -119,7 +133,7 @@ def apply_inplace(
         previous = _state.enabled
         _state.enabled = False
         try:
-            result = function(target, *args)
+            result = function(target, *args, **keywords)
             if result.dtype is _dtypes.bool and target.dtype is not _dtypes.bool:
                 result = _truth_values(target, result, args)
         finally:
@@ -130,6 +144,33 @@ def apply_inplace(
         _refresh_copies(target, copies)
     target._bump_version()
     return target
+
+
+class _VersionsSince:
+    """A saved output's version counter, for a node whose output became another tensor's
+    memory: that tensor's counter, counted from the version the in-place op leaves."""
+
+    __slots__ = ("_counter", "_start")
+
+    def __init__(self, counter: list[Any], start: int) -> None:
+        self._counter = counter
+        self._start = start
+
+    def __getitem__(self, index: int) -> int:  # the checks read [0], the version
+        return self._counter[0] - self._start
+
+
+def _tie_saved_output(result: Tensor, target: Tensor) -> None:
+    """Make the node that made ``result`` check ``target``'s version for its saved output."""
+    edge = result._edge
+    node, index = edge if type(edge) is tuple else (edge, 0)
+    counter = target._shared_counter()
+    tied = _VersionsSince(counter, counter[0] + 1)  # the version after this op's bump
+    counters = getattr(node, "_ans_counter", None)
+    if type(counters) is tuple:
+        node._ans_counter = (*counters[:index], tied, *counters[index + 1 :])
+    elif counters is result._counter:
+        node._ans_counter = tied
 
 
 def _write_or_rebind(target: Tensor, array: Any, name: str) -> None:
@@ -414,8 +455,11 @@ _VIEW_INVERSES: dict[str, Callable[..., Any]] = {
 
 def _rebase(tensor: Tensor, value: Tensor) -> None:
     """Give ``tensor`` the graph history of ``value``, which holds the same values."""
+    old_edge = tensor._edge
     tensor._edge = value._edge
     tensor._requires_grad = value._requires_grad
+    if old_edge is not None:  # its retain_grad() now means its new value, as in PyTorch
+        move_retain_grad(tensor, old_edge)
 
 
 class AliasChangedNode(Node):

@@ -95,20 +95,21 @@ def _source_index(function: str, x: Tensor, dim: int, index: Tensor, source: Ten
     return _spread_index(function, x, dim, index, tuple(source.shape))
 
 
-def _fill_index(
-    function: str, x: Tensor, dim: int, index: Tensor, value: Any
-) -> tuple[Tensor, dict[str, Any]]:
-    """``index`` spread for scatter, and scatter's keyword for ``value`` (a number or a 0-d
-    tensor) as index_fill writes it."""
+def _fill_index(function: str, x: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
+    """``index`` spread for scatter, as index_fill writes ``value`` (a number or a 0-d tensor)."""
     like = list(x.shape)
     if like:
         like[dim] = index.shape[0] if isinstance(index, Tensor) and index.ndim else 1
     spread = _spread_index(function, x, dim, index, tuple(like))
-    if not isinstance(value, Tensor):
-        return spread, {"value": value}
-    if value.ndim:
+    if isinstance(value, Tensor) and value.ndim:
         raise ShapeError(f"{function}(): value must be a number or a 0-d tensor, got {value.shape}")
-    return spread, {"src": _ops.broadcast_to(_ops.astype(value, x.dtype), tuple(like))}
+    return spread
+
+
+def _filled_mask(x: Tensor, dim: int, spread: Tensor) -> Tensor:
+    """Where index_fill writes: a tensor value goes through masked_fill, whose gradient
+    counts each element once however often the index repeats it (scatter's would not)."""
+    return _creation.zeros_like(x, dtype=_dtypes.bool).scatter(dim, spread, value=True)
 
 
 def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
@@ -136,8 +137,10 @@ def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
 def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
     """Return ``input`` with ``value`` at ``index`` along ``dim`` (a number or a 0-d tensor)."""
     dim = _dim("index_fill", dim, _tensor("index_fill", input).ndim)
-    spread, fill = _fill_index("index_fill", input, dim, index, value)
-    return input.scatter(dim, spread, **fill)
+    spread = _fill_index("index_fill", input, dim, index, value)
+    if isinstance(value, Tensor):
+        return input.masked_fill(_filled_mask(input, dim, spread), value)
+    return input.scatter(dim, spread, value=value)
 
 
 def _index_add_(self: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
@@ -156,8 +159,10 @@ def _index_copy_(self: Tensor, dim: int, index: Tensor, source: Tensor) -> Tenso
 def _index_fill_(self: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
     """In-place :func:`index_fill`."""
     dim = _dim("index_fill_", dim, self.ndim)
-    spread, fill = _fill_index("index_fill_", self, dim, index, value)
-    return self.scatter_(dim, spread, **fill)
+    spread = _fill_index("index_fill_", self, dim, index, value)
+    if isinstance(value, Tensor):
+        return self.masked_fill_(_filled_mask(self, dim, spread), value)
+    return self.scatter_(dim, spread, value=value)
 
 
 # -- writing at indices: index_put, masked_scatter, put_ --------------------------------------

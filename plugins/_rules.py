@@ -13,7 +13,7 @@ import sys
 from typing import Any
 
 from plugrad import return_types
-from plugrad.errors import ArgumentError, AxisError
+from plugrad.errors import ArgumentError, AxisError, DtypeError
 from plugrad.opdef import OpDef, dim_as_axis, op, reduction_dim_as_axis
 
 _SCALARS = (bool, int, float, complex)
@@ -55,6 +55,17 @@ def is_complex(xp: Any, value: Any) -> bool:
         except TypeError:  # an unhashable dtype object: no caching
             pass
         return result
+
+
+def refuse_complex_into_real(xp: Any, function: str, x: Any, value: Any) -> None:
+    """Raise where ``value`` is complex and ``x``'s dtype real: writing it would silently
+    drop its imaginary part (PyTorch refuses too)."""
+    if (isinstance(value, complex) or is_complex(xp, value)) and not is_complex(xp, x):
+        raise DtypeError(
+            f"{function}(): the value {value!r} is complex, but the tensor is {x.dtype}, "
+            "which would keep only its real part; make the tensor complex first "
+            "(x.to(plugrad.complex64)), or pass value.real"
+        )
 
 
 def conj(xp: Any, value: Any) -> Any:

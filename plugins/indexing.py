@@ -29,7 +29,7 @@ from plugrad.errors import ArgumentError, AxisError, DtypeError, IndexOutOfRange
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
 from plugrad.plugins._index_plan import plan, put, segment_sum, sole_mask
-from plugrad.plugins._rules import along_axis_key, device_of
+from plugrad.plugins._rules import along_axis_key, device_of, refuse_complex_into_real
 from plugrad.plugins._scatter import scatter_add_generic, scatter_add_numpy
 
 # The rows are aligned by hand, one op per statement.
@@ -147,6 +147,7 @@ take_along_axis = op("take_along_axis(x, indices, /, *, axis=-1)", saves=("indic
 
 
 def _setitem_generic(xp: Any, x: Any, value: Any, /, key: Any) -> Any:
+    refuse_complex_into_real(xp, "setitem", x, value)
     key = key if type(key) is tuple else (key,)
     mask = sole_mask(xp, key, x.ndim)
     if mask is not None:
@@ -155,6 +156,7 @@ def _setitem_generic(xp: Any, x: Any, value: Any, /, key: Any) -> Any:
 
 
 def _setitem_numpy_style(xp: Any, x: Any, value: Any, /, key: Any) -> Any:
+    refuse_complex_into_real(xp, "setitem", x, value)
     out = xp.asarray(x, copy=True)
     out[_complete(key)] = value
     return out
@@ -194,6 +196,7 @@ def _scatter(
                 "x.scatter_reduce(dim, index, src, reduce) also takes 'mean', 'amax' and 'amin'"
             )
         if src is None or not hasattr(src, "shape"):
+            refuse_complex_into_real(xp, "scatter", x, value if src is None else src)
             src = xp.full(tuple(index.shape), value if src is None else src, dtype=x.dtype,
                           device=x.device)  # fmt: skip
         return xp.scatter_along_axis(x, index, src, axis=dim, reduce=_SCATTER_REDUCE[reduce])

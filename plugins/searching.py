@@ -14,7 +14,7 @@ from typing import Any
 from plugrad.errors import ArgumentError
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
-from plugrad.plugins._rules import axis_query, device_of, reduction_axis
+from plugrad.plugins._rules import axis_query, device_of, reduction_axis, refuse_complex_into_real
 
 # The rows are aligned by hand, one op per statement.
 # fmt: off
@@ -27,6 +27,7 @@ def _where_method(xp: Any, x: Any, condition: Any, y: Any) -> Any:
 
 def _masked_fill(xp: Any, x: Any, mask: Any, value: Any) -> Any:
     """PyTorch's ``x.masked_fill(mask, value)``: ``value`` where ``mask`` holds, else ``x``."""
+    refuse_complex_into_real(xp, "masked_fill", x, value)
     out = xp.where(mask, value, x)
     # NOTE: as in PyTorch the result keeps x's dtype, whatever the value's.
     return out if out.dtype == x.dtype else xp.astype(out, x.dtype)

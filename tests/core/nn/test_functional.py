@@ -701,6 +701,12 @@ def test_relu_and_dropout_in_place_are_pytorchs() -> None:
     plugrad.manual_seed(0)
     kept = plugrad.nn.Dropout(0.5, inplace=True)(y)
     assert kept is y and y._version == 2
+    with pytest.raises(plugrad.errors.InPlaceModificationError, match="ReluBackward"):
+        (y * y).sum().backward()  # relu's saved output was changed in place, as in PyTorch
+    y = w * 2.0
+    plugrad.nn.ReLU(inplace=True)(y)
+    plugrad.manual_seed(0)
+    y = plugrad.nn.Dropout(0.5)(y)
     (y * y).sum().backward()  # y = 2 * relu(2w) where kept: the gradient is 32w there
     nonzero = y.detach().numpy() != 0
     assert 0 < nonzero.sum() < (x > 0).sum()

@@ -1,0 +1,211 @@
+"""In-place ops against PyTorch where a wrong gradient could slip through unnoticed.
+
+- An in-place op whose backward reads its own output (``exp_``, ``sigmoid_``...):
+  the tensor's memory is that saved output, so changing the tensor afterwards
+  (through an alias too, or under ``no_grad``) must make that backward raise.
+- An in-place op whose operand that requires grad is a keyword argument
+  (``clamp_(min=s)``, ``scatter_(src=s)``) records the op as a positional one does.
+- ``index_fill``'s value gets one gradient per filled element, however often the
+  index repeats it; a complex number is never written into a real tensor.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import plugrad
+from plugrad.errors import DtypeError, InPlaceModificationError
+
+torch = pytest.importorskip("torch")
+
+SAVING_OUTPUT = ["exp_", "sigmoid_", "tanh_", "sqrt_", "relu_", "reciprocal_", "rsqrt_"]
+ALIASES = {
+    "slice": lambda y: y[0:1],
+    "view": lambda y: y.view(2),
+    "detach": lambda y: y.detach(),
+    "none": lambda y: None,
+}
+CHANGES = {
+    "mul_": lambda y, alias: y.mul_(3),
+    "zero_": lambda y, alias: y.zero_(),
+    "setitem": lambda y, alias: y.__setitem__(0, 5.0),
+    "through the alias": lambda y, alias: (alias if alias is not None else y).add_(1),
+}
+
+
+def _program(lib, op, alias, change):
+    w = lib.tensor([0.5, 0.7], requires_grad=True)
+    y = w * 1
+    getattr(y, op)()
+    kept = ALIASES[alias](y)
+    if change == "through the alias" and alias == "detach":
+        with lib.no_grad():
+            CHANGES[change](y, kept)
+    else:
+        CHANGES[change](y, kept)
+    y.sum().backward()
+    return w.grad
+
+
+@pytest.mark.parametrize("change", sorted(CHANGES))
+@pytest.mark.parametrize("alias", sorted(ALIASES))
+@pytest.mark.parametrize("op", SAVING_OUTPUT)
+def test_changing_a_saved_output_in_place_makes_its_backward_raise(op, alias, change):
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        _program(torch, op, alias, change)  # the oracle refuses it too
+    with pytest.raises(InPlaceModificationError):  # (through a view: its own message)
+        _program(plugrad, op, alias, change)
+
+
+@pytest.mark.parametrize("op", SAVING_OUTPUT)
+def test_a_change_under_no_grad_is_seen_too(op):
+    w = plugrad.tensor([0.5, 0.7], requires_grad=True)
+    y = w * 1
+    getattr(y, op)()
+    with plugrad.no_grad():
+        y.mul_(3)
+    with pytest.raises(InPlaceModificationError):
+        y.sum().backward()
+
+
+@pytest.mark.parametrize("op", SAVING_OUTPUT)
+def test_unchanged_saved_outputs_give_pytorchs_gradient_and_version(op):
+    results = []
+    for lib in (plugrad, torch):
+        w = lib.tensor([0.5, 0.7], requires_grad=True)
+        y = w * 1
+        y.add_(1)
+        getattr(y, op)()
+        view = y[1:]
+        (y * 2).sum().backward()
+        results.append((w.grad.tolist(), y._version, view._version))
+    ours, theirs = results
+    np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-6)
+    assert ours[1:] == theirs[1:]
+
+
+def test_a_later_op_on_the_result_still_records_and_counts_versions():
+    w = plugrad.tensor([0.5, 0.7], requires_grad=True)
+    y = w * 1
+    y.exp_()
+    z = y * 2  # saves y at its version after exp_
+    y.mul_(3)
+    assert y._version == 2
+    with pytest.raises(InPlaceModificationError):
+        z.sum().backward()
+
+
+# name -> program(lib, s) returning the loss; s is a leaf of [2., 10.] that requires grad.
+KEYWORD_OPERANDS = {
+    "clamp_(min=)": lambda lib, s: lib.zeros(2).clamp_(min=s).sum() * 3,
+    "clamp_(max=)": lambda lib, s: lib.full((2,), 20.0).clamp_(max=s).sum() * 3,
+    "clip_(min=)": lambda lib, s: lib.zeros(2).clip_(min=s).sum() * 3,
+    "masked_fill_(value=)": lambda lib, s: (
+        lib.zeros(2).masked_fill_(lib.tensor([True, False]), value=s[0]).sum() * 3
+    ),
+    "index_fill_(value)": lambda lib, s: (
+        lib.zeros(3).index_fill_(0, lib.tensor([0, 2]), s[1]).sum() * 3
+    ),
+    "scatter_(src=)": lambda lib, s: (
+        lib.zeros(3).scatter_(0, lib.tensor([2, 0]), src=s) * lib.tensor([1.0, 2.0, 3.0])
+    ).sum(),
+    "scatter_add_(src=)": lambda lib, s: (
+        lib.zeros(3).scatter_add_(0, lib.tensor([1, 1]), src=s) * lib.tensor([1.0, 2.0, 3.0])
+    ).sum(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(KEYWORD_OPERANDS))
+def test_an_operand_given_by_keyword_is_recorded(name):
+    grads = []
+    for lib in (plugrad, torch):
+        s = lib.tensor([2.0, 10.0], requires_grad=True)
+        loss = KEYWORD_OPERANDS[name](lib, s)
+        assert loss.requires_grad
+        loss.backward()
+        grads.append(s.grad.tolist())
+    assert grads[0] == grads[1]
+
+
+@pytest.mark.parametrize("in_place", [False, True])
+def test_index_fill_counts_a_repeated_index_once(in_place):
+    grads = []
+    for lib in (plugrad, torch):
+        s = lib.tensor(1.0, requires_grad=True)
+        x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        y = x * 1
+        index = lib.tensor([1, 1, 2, 1])
+        y = y.index_fill_(0, index, s * 1.5) if in_place else y.index_fill(0, index, s * 1.5)
+        (y * lib.tensor([1.0, 2.0, 4.0])).sum().backward()
+        grads.append((s.grad.item(), x.grad.tolist()))
+    assert grads[0] == grads[1]
+
+
+COMPLEX_INTO_REAL = {
+    "masked_fill": lambda x, m: x.masked_fill(m, 1 + 2j),
+    "masked_fill_": lambda x, m: x.masked_fill_(m, 1 + 2j),
+    "index_fill_": lambda x, m: x.index_fill_(0, plugrad.tensor([0]), 1 + 2j),
+    "x[m] = 1j": lambda x, m: x.__setitem__(m, 1j),
+    "scatter_": lambda x, m: x.scatter_(0, plugrad.tensor([0]), 1 + 2j),
+    "scatter_(reduce=)": lambda x, m: x.scatter_(0, plugrad.tensor([0]), 1j, reduce="add"),
+    "fill_": lambda x, m: x.fill_(1j),
+}
+
+
+@pytest.mark.parametrize("name", sorted(COMPLEX_INTO_REAL))
+def test_a_complex_number_is_not_written_into_a_real_tensor(name):
+    x = plugrad.tensor([3.0, 2.0, 5.0])
+    with pytest.raises(DtypeError, match="complex"):
+        COMPLEX_INTO_REAL[name](x, plugrad.tensor([True, False, True]))
+    assert x.tolist() == [3.0, 2.0, 5.0] and x._version == 0
+
+
+def test_full_of_a_complex_number_needs_a_complex_dtype():
+    with pytest.raises(DtypeError, match="complex"):
+        plugrad.full((2,), 1 + 2j, dtype=plugrad.float32)
+    assert plugrad.full((2,), 1 + 2j).dtype == plugrad.complex64
+    assert plugrad.full((2,), 1 + 2j, dtype=plugrad.complex128).tolist() == [1 + 2j, 1 + 2j]
+
+
+@pytest.mark.parametrize("through", ["a view of it", "its base"])
+def test_retain_grad_follows_a_change_made_through_another_tensor(through):
+    results = []
+    for lib in (plugrad, torch):
+        x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        y = x * 1
+        view = y[1:]
+        kept = y if through == "a view of it" else view
+        kept.retain_grad()
+        if through == "a view of it":
+            view.mul_(3)
+        else:
+            y.mul_(2)
+        (kept * kept).sum().backward()
+        results.append((kept.grad.tolist(), x.grad.tolist()))
+    assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("change", ["t_", "unsqueeze_"])
+def test_a_leaf_whose_shape_changed_after_use_gets_no_gradient_of_its_old_shape(change):
+    x = plugrad.ones(2, 3, requires_grad=True)
+    other = plugrad.ones(2, 3, requires_grad=True)
+    z = (x * 2.0).sum() + other.sum()  # x is not saved: only the shapes can tell
+    with plugrad.no_grad():
+        getattr(x, change)(*(() if change == "t_" else (0,)))
+    with pytest.raises(InPlaceModificationError, match="shape was changed in place"):
+        z.backward()
+    assert x.grad is None and other.grad is None  # nothing half-done
+
+
+def test_a_leaf_that_stopped_requiring_grad_gets_no_gradient():
+    results = []
+    for lib in (plugrad, torch):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        w = lib.tensor([3.0, 4.0], requires_grad=True)
+        z = (x * w).sum()
+        x.requires_grad_(False)
+        z.backward()
+        results.append((x.grad, w.grad.tolist()))
+    assert results[0][0] is None and results[1][0] is None
+    assert results[0][1] == results[1][1]
