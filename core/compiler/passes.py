@@ -67,16 +67,23 @@ def fold_constants(plan: Plan) -> Plan:
         return plan
     readers = _readers(plan, folded.keys())
     escaping = set(plan.output_refs)
-    constants = dict(plan.constants)
-    steps = []
-    for step in plan.steps:
+    # Decided from the last step back: a reader that is itself folded no longer reads the
+    # value, but one that could be and is not (a view kept in a .grad) still does.
+    chosen: set[str] = set()
+    for step in reversed(plan.steps):
         out = step.out
         if (
             out is not None
             and out in folded
             and out not in escaping
-            and all(_only_reads(reader, folded) for reader in readers.get(out, ()))
+            and all(_only_reads(reader, chosen) for reader in readers.get(out, ()))
         ):
+            chosen.add(out)
+    constants = dict(plan.constants)
+    steps = []
+    for step in plan.steps:
+        out = step.out
+        if out is not None and out in chosen:
             constant = f"folded_{out}"
             constants[constant] = folded[out]
             step = Step("text", out, constant)
@@ -103,7 +110,7 @@ def _reader_indices(plan: Plan) -> dict[str, list[int]]:
     return readers
 
 
-def _only_reads(step: Step, folded: dict) -> bool:
+def _only_reads(step: Step, folded: Collection[str]) -> bool:
     if step.effect:
         return False
     if step.out in folded or step.kind in ("binop", "unary"):

@@ -44,9 +44,10 @@ from ..backend_activation import bind_kernel
 from ..errors import GraphBreakError, IndexOutOfRangeError
 from ..graph import Node
 from ..nn import functional as _functional
-from ..random import Generator
+from ..random import Generator, _default_generators, _generator_for
 from ..tensor import Tensor
 from ..tensor_hooks import PostAccumulateGradHook
+from ..versions import DETACHED
 from .plan import Name, Plan, Ref, Step, refs_in
 
 __all__ = ["GraphBreak", "RecordingNamespace", "TracedArray", "TracedScalar", "Tracer"]
@@ -503,21 +504,45 @@ def _transposing(function: Callable[..., Any], recorded: Callable[..., Any]) -> 
 class _RecordingSource:
     """A random source whose draws are calls the plan makes again (fresh numbers each replay)."""
 
-    def __init__(self, tracer: Tracer, source: Any) -> None:
+    def __init__(self, tracer: Tracer, source: Any, generator: Any) -> None:
         self._tracer = tracer
         self._source = source
+        self._generator = generator
 
     def __getattr__(self, name: str) -> Any:
         method = getattr(self._source, name)
         tracer = self._tracer
+        generator = self._generator
 
         def draw(*args: Any, **kwargs: Any) -> Any:
             result = method(*args, **kwargs)
             if not tracer.recording or not _is_array(result):
                 return result
-            return tracer.record("call", tracer.constant(method), args, kwargs, result, effect=True)
+            replayed = tracer.constant(_replayed_draw(generator, name), "draw_")
+            return tracer.record("call", replayed, args, kwargs, result, effect=True)
 
         return draw
+
+
+def _replayed_draw(generator: Any, name: str) -> Callable[..., Any]:
+    """The draw ``name`` as a replay makes it: from the stream the generator has then.
+
+    Seeding replaces a generator's stream (``g.manual_seed``) and the default
+    generators themselves (``plugrad.manual_seed``): a replay after it draws as an
+    eager call would, never from the stream the capture saw.
+    """
+    device = generator.device
+    if _default_generators.get(device) is generator:
+
+        def draw(*args: Any, **kwargs: Any) -> Any:
+            return getattr(_generator_for(device)._source, name)(*args, **kwargs)
+
+    else:
+
+        def draw(*args: Any, **kwargs: Any) -> Any:
+            return getattr(generator._source, name)(*args, **kwargs)
+
+    return draw
 
 
 class _ArrayDescriptor:
@@ -573,7 +598,7 @@ class _SourceDescriptor:
         tracer = _active
         if tracer is None or not tracer.recording:
             return source
-        return _RecordingSource(tracer, source)
+        return _RecordingSource(tracer, source, generator)
 
     def __set__(self, generator: Any, value: Any) -> None:
         _SOURCE_SLOT.__set__(generator, value)
@@ -833,6 +858,9 @@ class Tracer:
         self.sources: dict[int, str] = {}
         self.free: list[Tensor] = []
         self.guards: list[str] = []
+        self._grad_guards: list[str] = []
+        #: The nn.Modules the function called: a replay checks each one's train/eval mode.
+        self.modules: dict[int, Any] = {}
         #: Tensors this capture made (kept alive so their ids stay theirs until it ends).
         self._created: dict[int, Tensor] = {}
         self._kept: list[Tensor] = []
@@ -1074,9 +1102,9 @@ class Tracer:
         self._grad_known.add(key)
         source = self.source_of(tensor)
         if value is None:
-            self.guards.append(f"{source}._grad is None")
+            self._grad_guards.append(f"{source}._grad is None")
         else:
-            self.guards.append(f"{source}._grad is not None")
+            self._grad_guards.append(f"{source}._grad is not None")
             self.sources.setdefault(id(value), f"{source}._grad")
 
     def write_grad(self, tensor: Tensor, value: Any) -> None:
@@ -1139,7 +1167,35 @@ class Tracer:
                 )
             )
             self._materialized[key] = name
+            self._share_memory_as_captured(tensor, name)
         return Ref(name)
+
+    def _share_memory_as_captured(self, tensor: Tensor, name: str) -> None:
+        """Where the captured ``tensor`` shares memory with an input, a free tensor or
+        another result (a view of it), its replayed twin shares that tensor's version
+        counter, so an in-place change of either is seen by autograd's checks."""
+        counter = tensor._counter
+        if counter is None or len(counter) < 2:
+            return
+        own = next((entry for entry in counter[1:] if entry[0]() is tensor), None)
+        for member_ref, _, _ in counter[1:]:
+            member = member_ref()
+            if member is None or member is tensor:
+                continue
+            other = self._materialized.get(id(member))
+            if other is not None:
+                ref: Any = Ref(other)
+            elif id(member) in self.sources and id(member) not in self._created:
+                ref = Name(self.sources[id(member)])
+            else:
+                continue
+            key = None
+            if own is not None and (own[2] is DETACHED or (own[1] and own[1]() is member)):
+                key = own[2]  # how the tensor was made from that one, where known
+            self.steps.append(
+                Step("text", None, "{0}._add_alias({1}, {2})", (ref, Ref(name), key), effect=True)
+            )
+            return
 
     def bump_version(self, tensor: Tensor) -> None:
         if id(tensor) not in self._created and self.recording:
@@ -1204,9 +1260,21 @@ class Tracer:
 
     def plan(self, output: str) -> Plan:
         output_refs = tuple(_names_in_expression(output, self.steps))
-        guards = self.guards
+        # Whether each .grad is None first: the guard of the free tensors reads their metadata.
+        guards = self._grad_guards + self.guards
         if self._free_meta:
-            guards = [self._free_tensors_guard(), *guards]
+            guards = [*self._grad_guards, self._free_tensors_guard(), *self.guards]
+        if self.modules:
+            modules = tuple(self.modules.values())
+            called = self.constant(modules, "modules_")
+            modes = self.constant([m.training for m in modules], "modes_")
+            guards.append(f"[m.training for m in {called}] == {modes}")
+            # A parameter or buffer rebound to another tensor (of any shape) is seen too.
+            held = [id(t) for m in modules for t in (*m._parameters.values(), *m._buffers.values())]
+            guards.append(
+                f"[id(t) for m in {called} for t in (*m._parameters.values(), "
+                f"*m._buffers.values())] == {self.constant(held, 'held_')}"
+            )
         return Plan(
             steps=self.steps,
             guards=guards,
@@ -1255,6 +1323,7 @@ class Tracer:
             device.kernels = table
             device.xp = plain
             device.rule_xp = rule
+        from ..nn.module import Module
         from ..optim.lr_scheduler import LRScheduler
         from ..optim.optimizer import Optimizer
 
@@ -1269,6 +1338,7 @@ class Tracer:
                 _breaking(_engine._call_hook, "a tensor hook runs Python code"),
             ),
             (Tensor, "_bump_version", _bumping(Tensor.__dict__["_bump_version"], self)),
+            (Module, "__call__", _noting_module(Module.__dict__["__call__"], self)),
             (
                 _functional,
                 "any_outside",
@@ -1410,6 +1480,17 @@ def _repeats_badly(step: Step) -> bool:
     if step.kind == "text" and type(target) is str:
         return not (target.endswith("._grad = None") or target.startswith("if "))
     return True
+
+
+def _noting_module(original: Callable[..., Any], tracer: Tracer) -> Callable[..., Any]:
+    """``Module.__call__`` during a capture: the plan guards each called module's mode."""
+
+    def call(module: Any, *args: Any, **kwargs: Any) -> Any:
+        if tracer.recording:
+            tracer.modules.setdefault(id(module), module)
+        return original(module, *args, **kwargs)
+
+    return call
 
 
 def _bumping(original: Callable[[Tensor], None], tracer: Tracer) -> Callable[[Tensor], None]:
