@@ -189,6 +189,10 @@ def grad(
     gradients: list[Tensor | None] = []
     for index, tensor in enumerate(inputs):
         g = result.captured(tensor)
+        if g is not None and tensor._edge is None and tensor._hooks:
+            for hook in tensor._hooks:  # a leaf's hooks see its gradient, as for .grad
+                if not isinstance(hook, PostAccumulateGradHook):
+                    g = _call_hook(hook, g, tensor._device, create_graph, "a leaf tensor")
         if g is None:
             if materialize_grads:
                 zeros = tensor._device.xp.zeros_like(tensor._array)
@@ -478,6 +482,8 @@ def _count_dependencies(
     """Return, for each node the pass visits, the number of edges into it."""
     stack = [node for node in roots if isinstance(node, Node)]
     dependencies: dict[Any, int] = dict.fromkeys(stack, 0)
+    if len(dependencies) < len(stack):
+        stack = list(dependencies)  # roots sharing a node: its edges count once
     push = stack.append
     target_nodes = targets.nodes if targets is not None else frozenset()
     while stack:

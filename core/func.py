@@ -8,8 +8,12 @@ derivatives. Forward mode is computed as the reverse mode of a reverse pass
 backward supports it.
 
 The transforms compose (``hessian`` is ``jacobian`` of ``jacobian``), and
-their results stay differentiable with respect to arguments that require
-grad; for arguments that do not, results come back detached.
+their results stay differentiable with respect to arguments, and tensors the
+function closes over (a model's parameters), that require grad; when nothing
+outside requires grad, results come back detached. A transform differentiates
+with respect to its argument only: other uses of the same tensor in the
+function (a closure, another argument) are constants to it, as in
+``torch.func``.
 
 A result that no output depends on is zeros (its mathematical value); with
 ``strict=True`` it is an :class:`~plugrad.errors.IndependentInputError`
@@ -29,6 +33,7 @@ from .engine import grad as _engine_grad
 from .errors import DtypeError, IndependentInputError, InvalidArgumentError, ShapeError
 from .grad_mode import enable_grad
 from .gradcheck import basis
+from .node import Node, split_edge
 from .tensor import Tensor
 
 __all__ = ["grad", "grad_and_value", "hessian", "hvp", "jacfwd", "jacobian", "jacrev", "jvp", "vjp"]
@@ -54,8 +59,34 @@ def _tracked(primals: Sequence[Any]) -> list[Tensor]:
                 f"primal {index} is {p.dtype.name}; transforms differentiate with respect to "
                 "floating-point (or complex) tensors only"
             )
-        tracked.append(p if p.requires_grad else p.detach().requires_grad_())
+        # A primal that requires grad is tracked through a copy of its own: the function's
+        # other uses of that tensor (a closure, another argument) stay constants here.
+        tracked.append(_ops.positive(p) if p.requires_grad else p.detach().requires_grad_())
     return tracked
+
+
+def _reaches_outside(outputs: Sequence[Any], inputs: Sequence[Tensor]) -> bool:
+    """Whether ``outputs`` were computed from a tensor that requires grad other than the
+    fresh leaves tracking the primals (a parameter the function closes over): then, as
+    torch.func's, the results keep their graph to it."""
+    fresh = {id(t) for t in inputs if t._edge is None}
+    stack = [o._edge for o in outputs if isinstance(o, Tensor) and o._edge is not None]
+    seen: set[int] = set()
+    while stack:
+        edge = stack.pop()
+        node = split_edge(edge)[0]
+        if not isinstance(node, Node):
+            if node._requires_grad and id(node) not in fresh:
+                return True
+            continue
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        stack.extend(e for e in node._edges if e is not None)
+    return any(
+        isinstance(o, Tensor) and o._edge is None and o._requires_grad and id(o) not in fresh
+        for o in outputs
+    )
 
 
 def _finish(value: Tensor, keep_graph: bool) -> Tensor:
@@ -135,6 +166,7 @@ def _vjp(
         output = func(*inputs)
     outputs = _tuple(output, "output")
     _check_outputs_depend(outputs, strict, _output_name)
+    keep = keep or _reaches_outside(outputs, inputs)
 
     def vjp_fn(*cotangents: Tensor) -> tuple[Tensor, ...]:
         if len(cotangents) != len(outputs):
@@ -225,6 +257,7 @@ def grad_and_value(
                 f"grad() differentiates a function whose output is one number (a 0-d tensor), "
                 f"got {shape}; reduce it (.sum(), .mean()), or use plugrad.func.vjp"
             )
+        keep = keep or _reaches_outside([output], inputs)
         grads = _zeros_where_unused(
             _gradients([output], inputs, [None]), inputs, keep, False, _no_output_uses
         )
@@ -329,6 +362,7 @@ def _evaluate(
     inputs = _tracked(primals)
     with enable_grad():
         output = func(*inputs)
+    keep = keep or _reaches_outside(output if isinstance(output, tuple) else (output,), inputs)
     return tangents, keep, inputs, output
 
 

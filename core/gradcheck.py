@@ -229,6 +229,33 @@ def gradcheck(
                                 f"finite differences give {want!r} (atol={atol}, rtol={rtol}, "
                                 f"eps={eps})"
                             )
+    return _zero_output_gradient_gives_zero(func, inputs, differentiable, raise_exception)
+
+
+def _zero_output_gradient_gives_zero(
+    func: Function, inputs: Sequence[Any], differentiable: list[int], raise_exception: bool
+) -> bool:
+    """A backward pass with output gradients of zeros must give zero input gradients.
+
+    A rule that ignores its output gradient (returns ``2 * x`` for ``x * x``) agrees
+    with finite differences whenever that gradient is one, as for a 0-d output.
+    """
+    outputs = _outputs(func(*inputs))
+    wanted = [inputs[i] for i in differentiable]
+    for k, out in enumerate(outputs):
+        if not out.requires_grad:
+            continue
+        zeros = _wrap(out._device.xp.zeros_like(out._array), out._device, False, None)
+        grads = grad(out, wanted, zeros, retain_graph=True, allow_unused=True)
+        for index, values in zip(differentiable, _read(list(grads))):
+            if values is not None and any(v != 0 for v in values):
+                if not raise_exception:
+                    return False
+                raise GradcheckError(
+                    f"backward of output {k} with an output gradient of zeros gives a nonzero "
+                    f"gradient for input {index}: the backward rule does not multiply by its "
+                    "output gradient"
+                )
     return True
 
 

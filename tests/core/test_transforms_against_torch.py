@@ -1,0 +1,100 @@
+"""Backward passes, function transforms and gradcheck against PyTorch, where gradients
+once vanished or were taken with respect to the wrong uses of a tensor."""
+
+from __future__ import annotations
+
+import pytest
+
+import plugrad
+from plugrad.errors import GradcheckError
+
+torch = pytest.importorskip("torch")
+
+LIBRARIES = [(plugrad, plugrad.func), (torch, torch.func)]
+
+
+def _both(program):
+    ours, theirs = (program(lib, func) for lib, func in LIBRARIES)
+    assert ours == theirs
+    return ours
+
+
+def test_roots_sharing_a_node_each_give_their_gradient():
+    def program(lib, func):
+        x = lib.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        a, b = (x * x).unbind(0)
+        lib.autograd.backward([a, b], [lib.ones(2), lib.ones(2) * 2])
+        first = x.grad.tolist()
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = (x * x).sum()
+        lib.autograd.backward([y, y], retain_graph=True)
+        (again,) = lib.autograd.grad([y, y], x)
+        rows = func.jacrev(lambda t: tuple((t * t).unbind(0)))(lib.ones(2, 2) * 3)
+        return first, x.grad.tolist(), again.tolist(), [r.tolist() for r in rows]
+
+    _both(program)
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # torch's forward mode, inside
+def test_a_transform_differentiates_its_argument_not_other_uses_of_the_tensor():
+    def program(lib, func):
+        x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        w = lib.tensor([0.5, -1.0], requires_grad=True)
+        return [
+            func.grad(lambda y: (x * y).sum())(x).tolist(),
+            func.grad(lambda a, b: (a * b).sum())(x, x).tolist(),
+            func.jacrev(lambda y: x * y)(x).tolist(),
+            func.jacfwd(lambda y: x * y)(x).tolist(),
+            func.hessian(lambda y: (x * y * y).sum())(x).tolist(),
+            func.grad(lambda s: func.grad(lambda y: s * y)(s))(lib.tensor(2.0)).item(),
+            lib.autograd.functional.hessian(lambda v: (w * v * v).sum(), w).tolist(),
+        ]
+
+    _both(program)
+
+
+def test_results_keep_their_graph_to_a_closed_over_parameter():
+    def program(lib, func):
+        w = lib.tensor([1.0, 2.0], requires_grad=True)
+        g = func.grad(lambda x: (w * x * x).sum())(lib.tensor([3.0, 4.0]))
+        out, vjp_fn = func.vjp(lambda x: w * x, lib.tensor([3.0, 4.0]))
+        (cotangent_grad,) = vjp_fn(lib.ones(2))
+        (g.sum() + out.sum() + cotangent_grad.sum()).backward()
+        return g.requires_grad, w.grad.tolist()
+
+    assert _both(program)[0] is True
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_a_leafs_hook_sees_the_gradient_grad_returns(create_graph):
+    def program(lib, func):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        x.register_hook(lambda g: g * 10)
+        (g,) = lib.autograd.grad((x * x).sum(), x, create_graph=create_graph)
+        second = lib.autograd.grad(g.sum(), x)[0].tolist() if create_graph else None
+        return g.tolist(), second
+
+    _both(program)
+
+
+class _IgnoresItsOutputGradient(plugrad.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return 2 * x  # should be grad_output * 2 * x
+
+
+def test_gradcheck_fails_a_backward_that_ignores_its_output_gradient():
+    x = plugrad.tensor(0.7, dtype=plugrad.float64, requires_grad=True)
+    assert (
+        plugrad.autograd.gradcheck(_IgnoresItsOutputGradient.apply, (x,), raise_exception=False)
+        is False
+    )
+    with pytest.raises(GradcheckError, match="does not multiply by its output gradient"):
+        plugrad.autograd.gradcheck(_IgnoresItsOutputGradient.apply, (x,))
+    assert plugrad.autograd.gradcheck(lambda t: t * t, (x,))
