@@ -13,7 +13,9 @@ function closes over (a model's parameters), that require grad; when nothing
 outside requires grad, results come back detached. A transform differentiates
 with respect to its argument only: other uses of the same tensor in the
 function (a closure, another argument) are constants to it, as in
-``torch.func``.
+``torch.func``. :func:`grad` takes real-valued outputs, and Jacobians and
+Hessians real functions: complex ones raise a
+:class:`~plugrad.errors.DtypeError` (use :func:`vjp` and :func:`jvp`).
 
 A result that no output depends on is zeros (its mathematical value); with
 ``strict=True`` it is an :class:`~plugrad.errors.IndependentInputError`
@@ -251,6 +253,11 @@ def grad_and_value(
             output, aux = result
         else:
             output, aux = result, None
+        if isinstance(output, Tensor) and output.dtype.kind == "complex floating":
+            raise DtypeError(
+                f"grad() differentiates a real-valued function, got a {output.dtype.name} "
+                "output; take its real part, abs() or another real function of it"
+            )
         if not isinstance(output, Tensor) or output.ndim != 0:
             shape = f"shape {output.shape}" if isinstance(output, Tensor) else type(output).__name__
             raise ShapeError(
@@ -373,7 +380,13 @@ def _argnums(argnums: int | tuple[int, ...], n: int) -> tuple[int, ...]:
             f"argnums {argnums!r} does not name arguments of a call with {n}; "
             f"give indices from {-n} to {n - 1}"
         )
-    return tuple(a % n for a in chosen)
+    chosen = tuple(a % n for a in chosen)
+    if len(set(chosen)) < len(chosen):
+        raise InvalidArgumentError(
+            f"argnums {argnums!r} names an argument twice; name each argument once (the "
+            "gradient with respect to one argument is one result)"
+        )
+    return chosen
 
 
 def jacobian(
@@ -423,6 +436,7 @@ def _jacobian(
         else:
             output = partial(*primals)
             outputs = _tuple(output, "output")
+        _refuse_complex("a Jacobian", primals, outputs)
         if mode == "reverse":
             blocks = [[_rows(vjp_fn, outputs, k, i) for i in range(len(primals))]
                       for k in range(len(outputs))]  # fmt: skip
@@ -433,6 +447,20 @@ def _jacobian(
         return tuple(result) if isinstance(output, tuple) else result[0]
 
     return jacobian_of
+
+
+def _refuse_complex(what: str, primals: Sequence[Any], outputs: Sequence[Any]) -> None:
+    """Jacobians of complex functions have no one convention (torch.func refuses them too)."""
+    for kind, values in (("input", primals), ("output", outputs)):
+        for index, value in enumerate(values):
+            if isinstance(value, Tensor) and value.dtype.kind == "complex floating":
+                raise DtypeError(
+                    f"{what} of a function with a complex {kind} ({kind} {index} is "
+                    f"{value.dtype.name}) is not defined here: a complex function is not "
+                    "complex-differentiable in general. Split it into real and imaginary "
+                    "parts (plugrad.real, plugrad.imag), or use vjp/jvp, which follow "
+                    "PyTorch's conjugate convention"
+                )
 
 
 def _check_blocks(

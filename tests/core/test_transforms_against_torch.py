@@ -98,3 +98,35 @@ def test_gradcheck_fails_a_backward_that_ignores_its_output_gradient():
     with pytest.raises(GradcheckError, match="does not multiply by its output gradient"):
         plugrad.autograd.gradcheck(_IgnoresItsOutputGradient.apply, (x,))
     assert plugrad.autograd.gradcheck(lambda t: t * t, (x,))
+
+
+def test_an_argument_named_twice_in_argnums_is_refused():
+    with pytest.raises(plugrad.errors.InvalidArgumentError, match="twice"):
+        plugrad.func.grad(lambda a, b: (a * b).sum(), argnums=(0, -2))(
+            plugrad.ones(2), plugrad.ones(2)
+        )
+
+
+@pytest.mark.parametrize(
+    "transform",
+    [
+        lambda z: plugrad.func.jacrev(lambda t: t * t)(z),
+        lambda z: plugrad.func.jacfwd(lambda t: t * t)(z),
+        lambda z: plugrad.func.hessian(lambda t: (t * t).sum().real)(z),
+        lambda z: plugrad.autograd.functional.jacobian(lambda t: t * t, z),
+        lambda z: plugrad.func.jacrev(lambda t: t * (1 + 1j))(z.real),
+        lambda z: plugrad.func.grad(lambda t: (t * t).sum())(z),
+    ],
+)
+def test_complex_jacobians_and_complex_losses_are_refused(transform):
+    # (jacrev and jacfwd of one complex function gave conjugate answers; torch.func refuses)
+    with pytest.raises(plugrad.errors.DtypeError, match="complex"):
+        transform(plugrad.tensor([1 + 2j, 3 - 1j]))
+
+
+def test_the_gradient_of_a_real_loss_of_complex_inputs_is_pytorchs():
+    def program(lib, func):
+        z = lib.tensor([1 + 2j, 3 - 1j])
+        return func.grad(lambda t: (t * t).sum().real)(z).tolist()
+
+    _both(program)
