@@ -189,6 +189,7 @@ def _scatter(
     """
     if (src is None) == (value is None):
         raise TypeError("scatter() takes src (a tensor or a number) or value=, exactly one")
+    refuse_complex_into_real(xp, "scatter", x, value if src is None else src)
     if reduce is not None:
         if reduce not in _SCATTER_REDUCE:
             raise ArgumentError(
@@ -196,7 +197,6 @@ def _scatter(
                 "x.scatter_reduce(dim, index, src, reduce) also takes 'mean', 'amax' and 'amin'"
             )
         if src is None or not hasattr(src, "shape"):
-            refuse_complex_into_real(xp, "scatter", x, value if src is None else src)
             src = xp.full(tuple(index.shape), value if src is None else src, dtype=x.dtype,
                           device=x.device)  # fmt: skip
         return xp.scatter_along_axis(x, index, src, axis=dim, reduce=_SCATTER_REDUCE[reduce])
