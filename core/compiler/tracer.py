@@ -1323,7 +1323,7 @@ class Tracer:
             device.kernels = table
             device.xp = plain
             device.rule_xp = rule
-        from ..nn.module import Module
+        from ..nn import module as _module
         from ..optim.lr_scheduler import LRScheduler
         from ..optim.optimizer import Optimizer
 
@@ -1338,7 +1338,7 @@ class Tracer:
                 _breaking(_engine._call_hook, "a tensor hook runs Python code"),
             ),
             (Tensor, "_bump_version", _bumping(Tensor.__dict__["_bump_version"], self)),
-            (Module, "__call__", _noting_module(Module.__dict__["__call__"], self)),
+            (_module, "_call_observer", self.note_module),
             (
                 _functional,
                 "any_outside",
@@ -1385,6 +1385,11 @@ class Tracer:
             saved.append((owner, name, owner.__dict__[name]))
             setattr(owner, name, replacement)
         _active = self
+
+    def note_module(self, module: Any) -> None:
+        """Told of each module called: the plan guards each one's mode and tensors."""
+        if self.recording:
+            self.modules.setdefault(id(module), module)
 
     def _graph_consumed(self, edge: Any) -> bool:
         """Whether a backward pass without ``retain_graph`` used ``edge``'s node in this call.
@@ -1480,17 +1485,6 @@ def _repeats_badly(step: Step) -> bool:
     if step.kind == "text" and type(target) is str:
         return not (target.endswith("._grad = None") or target.startswith("if "))
     return True
-
-
-def _noting_module(original: Callable[..., Any], tracer: Tracer) -> Callable[..., Any]:
-    """``Module.__call__`` during a capture: the plan guards each called module's mode."""
-
-    def call(module: Any, *args: Any, **kwargs: Any) -> Any:
-        if tracer.recording:
-            tracer.modules.setdefault(id(module), module)
-        return original(module, *args, **kwargs)
-
-    return call
 
 
 def _bumping(original: Callable[[Tensor], None], tracer: Tracer) -> Callable[[Tensor], None]:

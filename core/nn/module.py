@@ -30,6 +30,10 @@ __all__ = ["IncompatibleKeys", "Module"]
 
 ModuleT = TypeVar("ModuleT", bound="Module")
 
+#: Told of every module called while ``plugrad.compile`` captures a plan (whose replays
+#: check each such module's train/eval mode and tensors); None otherwise.
+_call_observer: Callable[[Module], None] | None = None
+
 
 class IncompatibleKeys(NamedTuple):
     """What :meth:`Module.load_state_dict` returns: the keys it did not match."""
@@ -101,6 +105,8 @@ class Module:
         )
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if _call_observer is not None:
+            _call_observer(self)
         try:
             return self.forward(*args, **kwargs)
         except ShapeError as exc:
