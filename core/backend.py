@@ -320,6 +320,7 @@ class Device:
         "_dtype_to_native",
         "array_type",
         "backend",
+        "complex_natives",
         "half_natives",
         "integral_natives",
         "kernels",
@@ -379,6 +380,10 @@ class Device:
         }
         #: The native integer and bool dtypes: what ops computing in floating point convert.
         self.integral_natives = self.scalar_promotions[float]
+        #: The native complex dtypes: what ops defined for real numbers refuse.
+        self.complex_natives = frozenset(
+            native for native, dtype in dtype_from_native.items() if _dtypes.kind_rank(dtype) == 3
+        )
         #: The native float16 (its dtype objects), which computes with an int or float Python
         #: scalar in float32 (PyTorch's rule: h / 1e5 is not 0): in those scalars' promotions
         #: for that, so that the per-op path tests it in the set it tests already.

@@ -60,6 +60,8 @@ def apply1(op: RegisteredOp, x: Any, params: dict[str, Any] | None) -> Tensor:
     device = x._device
     if op.to_float and x._array.dtype in device.integral_natives:
         return apply1(op, _ops.astype(x, _dtypes.default_float_dtype), params)
+    if op.real_only and x._array.dtype in device.complex_natives:
+        raise _complex_refused(op, (x,))
     try:
         kernel = device.kernels[op.name]
     except KeyError:
@@ -91,19 +93,28 @@ def apply2(op: RegisteredOp, x1: Any, x2: Any, params: dict[str, Any] | None) ->
             if x2._device is not device:
                 raise _mixed_devices(op, (x1, x2))
             a2 = x2._array
+            dtype1 = a1.dtype
             # Ordered so that the common case (one dtype, an op of any kind) tests least.
-            if (a1.dtype is not a2.dtype and op.promotes) or (
-                op.to_float and a1.dtype in device.integral_natives
-            ):
-                promoted = _promote_pair(op, device, x1, x2)
-                if promoted is not None:
-                    return apply2(op, *promoted, params)
+            if (dtype1 is not a2.dtype and op.promotes) or op.checks_dtype:
+                mixed = dtype1 is not a2.dtype
+                complex_natives = device.complex_natives
+                if op.real_only and (
+                    dtype1 in complex_natives or (mixed and a2.dtype in complex_natives)
+                ):
+                    raise _complex_refused(op, (x1, x2))
+                if (mixed and op.promotes) or (op.to_float and dtype1 in device.integral_natives):
+                    promoted = _promote_pair(op, device, x1, x2)
+                    if promoted is not None:
+                        return apply2(op, *promoted, params)
             requires_grad = x1._requires_grad or x2._requires_grad
         elif type(x2) in _SCALARS:
-            if (a1.dtype in device.scalar_promotions[type(x2)] and op.promotes) or (
-                op.to_float and a1.dtype in device.integral_natives
-            ):
-                return _apply_with_scalar(op, device, x1, x2, params, False)
+            if (a1.dtype in device.scalar_promotions[type(x2)] and op.promotes) or op.checks_dtype:
+                if op.real_only and (type(x2) is complex or a1.dtype in device.complex_natives):
+                    raise _complex_refused(op, (x1, x2))
+                if (a1.dtype in device.scalar_promotions[type(x2)] and op.promotes) or (
+                    op.to_float and a1.dtype in device.integral_natives
+                ):
+                    return _apply_with_scalar(op, device, x1, x2, params, False)
             a2 = x2
             requires_grad = x1._requires_grad
         elif _is_numpy_scalar(x2):
@@ -118,10 +129,13 @@ def apply2(op: RegisteredOp, x1: Any, x2: Any, params: dict[str, Any] | None) ->
         device = x2._device
         a1 = x1
         a2 = x2._array
-        if (a2.dtype in device.scalar_promotions[type(x1)] and op.promotes) or (
-            op.to_float and a2.dtype in device.integral_natives
-        ):
-            return _apply_with_scalar(op, device, x2, x1, params, True)
+        if (a2.dtype in device.scalar_promotions[type(x1)] and op.promotes) or op.checks_dtype:
+            if op.real_only and (type(x1) is complex or a2.dtype in device.complex_natives):
+                raise _complex_refused(op, (x1, x2))
+            if (a2.dtype in device.scalar_promotions[type(x1)] and op.promotes) or (
+                op.to_float and a2.dtype in device.integral_natives
+            ):
+                return _apply_with_scalar(op, device, x2, x1, params, True)
         requires_grad = x2._requires_grad
     else:
         raise _not_a_tensor(
@@ -135,6 +149,9 @@ def apply2(op: RegisteredOp, x1: Any, x2: Any, params: dict[str, Any] | None) ->
         out = kernel(a1, a2, **params) if params else kernel(a1, a2)
     except ValueError as exc:
         _retell_shape_error(op, device, exc, (x1, x2))
+        raise
+    except TypeError as exc:
+        _retell_dtype_error(op, device, exc, (x1, x2))
         raise
     except OverflowError as exc:
         raise _scalar_out_of_range(op, exc) from exc
@@ -325,6 +342,8 @@ def apply_n(op: RegisteredOp, inputs: tuple[Any, ...], params: dict[str, Any] | 
         promoted = _promote_inputs(op, device, inputs)
         if promoted is not None:
             return apply_n(op, promoted, params)
+    if op.real_only:
+        _refuse_complex(op, device, inputs)
     try:
         kernel = device.kernels[op.name]
     except KeyError:
@@ -333,6 +352,9 @@ def apply_n(op: RegisteredOp, inputs: tuple[Any, ...], params: dict[str, Any] | 
         out = kernel(*arrays, **params) if params else kernel(*arrays)
     except ValueError as exc:
         _retell_shape_error(op, device, exc, inputs)
+        raise
+    except TypeError as exc:
+        _retell_dtype_error(op, device, exc, inputs)
         raise
     except OverflowError as exc:
         raise _scalar_out_of_range(op, exc) from exc
@@ -388,6 +410,8 @@ def apply_general(op: RegisteredOp, inputs: tuple[Any, ...], params: dict[str, A
                 items = _promote_sequence(device, items)
                 arrays = [x._array for x in items]
                 break
+    if op.real_only:
+        _refuse_complex(op, device, items)
     if params:
         params = dict(params)
         for name in op.dtype_params:
@@ -406,6 +430,9 @@ def apply_general(op: RegisteredOp, inputs: tuple[Any, ...], params: dict[str, A
             out = kernel(*arrays, **params) if params else kernel(*arrays)
     except ValueError as exc:
         _retell_shape_error(op, device, exc, items)
+        raise
+    except TypeError as exc:
+        _retell_dtype_error(op, device, exc, items)
         raise
     except OverflowError as exc:
         raise _scalar_out_of_range(op, exc) from exc
@@ -791,6 +818,22 @@ def _retell_shape_error(
         f"{op.name}(): the {device.backend.name} kernel cannot take inputs of shapes "
         f"{shapes}: {text}"
     ) from error
+
+
+def _refuse_complex(op: RegisteredOp, device: Device, inputs: tuple[Any, ...]) -> None:
+    """Raise if an input of the real-only ``op`` is complex (a tensor or a Python complex)."""
+    complex_natives = device.complex_natives
+    for x in inputs:
+        if type(x) is complex or (isinstance(x, Tensor) and x._array.dtype in complex_natives):
+            raise _complex_refused(op, inputs)
+
+
+def _complex_refused(op: RegisteredOp, inputs: tuple[Any, ...]) -> DtypeError:
+    dtypes = ", ".join(x.dtype.name if isinstance(x, Tensor) else type(x).__name__ for x in inputs)
+    return DtypeError(
+        f"{op.name}(): complex inputs are not supported ({dtypes}): {op.name} is defined for "
+        "real numbers only, which have an order; apply it to x.real, x.imag or abs(x) instead"
+    )
 
 
 def _retell_dtype_error(

@@ -155,6 +155,7 @@ class OpDef:
     sequence: bool = False
     namespace: str | None = None
     promotion: str | None = None
+    real_only: bool = False
     inplace: bool | Callable[[Any, Any], Any] | tuple[str, ...] = False
     alpha: bool = False
     module: str | None = None
@@ -213,6 +214,7 @@ def op(
     sequence: bool = False,
     namespace: str | None = None,
     promotion: str | None = None,
+    real_only: bool = False,
     inplace: bool | Callable[[Any, Any], Any] | Iterable[str] = False,
     alpha: bool = False,
 ) -> OpDef:
@@ -320,6 +322,11 @@ def op(
         while within a kind the Array API's rules hold. ``"float"``: that, and
         integer or bool inputs compute in the default float dtype (true
         division: ``int / int`` gives ``float32``).
+    real_only : bool
+        The op is defined for real numbers only (the standard's "real-valued
+        data type": orderings, rounding, ``atan2``, ...): a complex input raises
+        :class:`~plugrad.errors.DtypeError`, as in PyTorch, where a backend
+        would order complex numbers lexicographically or fail with its own error.
     inplace : bool, callable or iterable of str
         Whether each Tensor method ``m`` in ``methods`` also has the in-place
         form ``m_`` (``x.add_(y)`` makes ``x`` hold ``add(x, y)``), with the
@@ -413,6 +420,7 @@ def op(
         sequence=sequence,
         namespace=namespace,
         promotion=promotion,
+        real_only=real_only,
         inplace=in_place,
         alpha=alpha,
         module=frame.f_globals.get("__name__"),
@@ -464,6 +472,7 @@ class RegisteredOp:
         "array_params",
         "backend_kernels",
         "broadcasting",
+        "checks_dtype",
         "declaration",
         "differentiable",
         "dtype_params",
@@ -479,6 +488,7 @@ class RegisteredOp:
         "output_type",
         "param_names",
         "promotes",
+        "real_only",
         "saved_inputs",
         "saves_ans",
         "sequence_kind",
@@ -494,6 +504,8 @@ class RegisteredOp:
     differentiable: bool
     promotes: bool
     to_float: bool
+    real_only: bool
+    checks_dtype: bool
     #: The backward rules the per-op path runs (checking mode swaps in checked ones).
     vjps: tuple[Rule | None, ...]
     array_params: tuple[str, ...]
@@ -640,6 +652,11 @@ def register_op(declaration: OpDef, owner: str) -> RegisteredOp:
     derived.promotes = self.promotion is not None
     #: Whether integer and bool inputs compute in the default float dtype (``promotion="float"``).
     derived.to_float = self.promotion == "float"
+    #: Whether complex inputs are refused (``real_only``).
+    derived.real_only = self.real_only
+    #: Whether the per-op path looks at input dtypes (``to_float`` or ``real_only``): one
+    #: test for the ops that do neither.
+    derived.checks_dtype = derived.to_float or derived.real_only
     derived.vjps = self.vjps
     derived.array_params = self.array_params
     derived.multiple_outputs = self.multiple_outputs

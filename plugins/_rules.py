@@ -286,17 +286,18 @@ def one_array(adapter: Any) -> Any:
     return adapter
 
 
-def axis_query(name: str, doc: str, *, empty_dim: str = "refuse") -> OpDef:
+def axis_query(name: str, doc: str, *, empty_dim: str = "refuse", real_only: bool = False) -> OpDef:
     """The row of a reduction with no gradient: ``name(x, /, *, axis=None, keepdims=False)``.
 
     ``all``, ``any``, ``argmax`` and ``argmin`` share it: the kernel is the
     backend's function of that name, ``x.name(...)`` is its Tensor method and
     PyTorch's ``dim``/``keepdim`` form is accepted. The row belongs to the
     module that calls this, which collects it with its other ops. ``empty_dim``: what
-    PyTorch's ``dim=()`` means (see :func:`torch_reduction`).
+    PyTorch's ``dim=()`` means (see :func:`torch_reduction`); ``real_only``: see :func:`op`.
     """
     row = op(f"{name}(x, /, *, axis=None, keepdims=False)", differentiable=False, methods=name,
-             torch_function=torch_reduction(name, empty_dim=empty_dim), doc=doc)  # fmt: skip
+             torch_function=torch_reduction(name, empty_dim=empty_dim), real_only=real_only,
+             doc=doc)  # fmt: skip
     return dataclasses.replace(row, module=sys._getframe(1).f_globals.get("__name__"))
 
 

@@ -215,7 +215,7 @@ logaddexp = op(
     vjp=(lambda xp, g, ans, x1, x2: g * xp.exp(x1 - ans),
          lambda xp, g, ans, x1, x2: g * xp.exp(x2 - ans)),
     broadcasting=True, methods="logaddexp",
-    doc="``log(exp(x1) + exp(x2))`` element-wise, without overflow.",
+    real_only=True, doc="``log(exp(x1) + exp(x2))`` element-wise, without overflow.",
 )
 
 # -- trigonometric and hyperbolic -----------------------------------------------------
@@ -269,13 +269,14 @@ atan2 = op(
     vjp=(lambda xp, g, ans, x1, x2: _atan2_grad(xp, g, x1, x2, 1.0),
          lambda xp, g, ans, x1, x2: _atan2_grad(xp, g, x2, x1, -1.0)),
     broadcasting=True, methods=("atan2", "arctan2"), inplace=True, aliases="arctan2",
+    real_only=True,
     doc="Angle of the point ``(x2, x1)`` in radians, element-wise (``atan(x1 / x2)`` by quadrant).",
 )
 hypot = op(
     "hypot(x1, x2)", promotion="float",
     vjp=(lambda xp, g, ans, x1, x2: g * x1 / safe_where_zero(xp, ans),
          lambda xp, g, ans, x1, x2: g * x2 / safe_where_zero(xp, ans)),
-    broadcasting=True, methods="hypot", inplace=True,
+    broadcasting=True, methods="hypot", inplace=True, real_only=True,
     doc="``sqrt(x1**2 + x2**2)`` element-wise, without overflow; the gradient at (0, 0) is 0.",
 )
 
@@ -307,22 +308,22 @@ def _extremum_rules(wins: Any) -> tuple[Any, Any]:
 
 maximum = op("maximum(x1, x2)", vjp=_extremum_rules(lambda a, b: a > b), broadcasting=True,
              promotion="mixed", methods="maximum",
-             doc="Element-wise maximum, broadcasting; ties split the gradient.")
+             real_only=True, doc="Element-wise maximum, broadcasting; ties split the gradient.")
 minimum = op("minimum(x1, x2)", vjp=_extremum_rules(lambda a, b: a < b), broadcasting=True,
              promotion="mixed", methods="minimum",
-             doc="Element-wise minimum, broadcasting; ties split the gradient.")
+             real_only=True, doc="Element-wise minimum, broadcasting; ties split the gradient.")
 copysign = op(
     "copysign(x1, x2)", promotion="float",
     vjp=(lambda xp, g, ans, x1, x2: xp.where(
             x1 == 0, 0.0, xp.where(xp.signbit(x1) == xp.signbit(x2), g, -g)),
          lambda xp, g, ans, x1, x2: xp.zeros_like(g)),
-    broadcasting=True, methods="copysign", inplace=True,
+    broadcasting=True, methods="copysign", inplace=True, real_only=True,
     doc="The magnitude of ``x1`` with the sign of ``x2``, element-wise (no gradient for ``x2``).",
 )
 remainder = op(
     "remainder(x1, x2)", promotion="mixed",
     vjp=(lambda xp, g, ans, x1, x2: g, lambda xp, g, ans, x1, x2: -g * xp.floor_divide(x1, x2)),
-    broadcasting=True, methods="remainder", inplace=True,
+    broadcasting=True, methods="remainder", inplace=True, real_only=True,
     doc="Remainder of ``x1 / x2`` with the sign of ``x2`` (Python's ``%``), element-wise.",
 )
 
@@ -339,7 +340,7 @@ def _fmod(xp: Any, x1: Any, x2: Any, /) -> Any:
 fmod = op(
     "fmod", _fmod, standard=False, promotion="mixed", broadcasting=True,
     vjp=(lambda xp, g, ans, x1, x2: g, lambda xp, g, ans, x1, x2: -g * xp.trunc(x1 / x2)),
-    methods="fmod", inplace=True,
+    methods="fmod", inplace=True, real_only=True,
     doc="Remainder of ``x1 / x2`` with the sign of ``x1`` (C's ``fmod``) element-wise (PyTorch's).",
 )
 
@@ -362,8 +363,10 @@ def _nan_ignoring(keeps_x1: Any) -> Any:
 _fmax, _fmax_rules = _nan_ignoring(lambda x1, x2: x1 >= x2)
 _fmin, _fmin_rules = _nan_ignoring(lambda x1, x2: x1 <= x2)
 fmax = op("fmax", _fmax, vjp=_fmax_rules, standard=False, promotion="mixed", broadcasting=True,
+          real_only=True,
           methods="fmax", doc="Element-wise maximum ignoring NaN (NaN only where both are).")
 fmin = op("fmin", _fmin, vjp=_fmin_rules, standard=False, promotion="mixed", broadcasting=True,
+          real_only=True,
           methods="fmin", doc="Element-wise minimum ignoring NaN (NaN only where both are).")
 
 
@@ -383,7 +386,7 @@ def _xlogy_grad_x(xp: Any, g: Any, ans: Any, x: Any, y: Any) -> Any:
 xlogy = op(
     "xlogy", _xlogy, standard=False, promotion="float", broadcasting=True,
     vjp=(_xlogy_grad_x, lambda xp, g, ans, x, y: g * x / y),
-    methods="xlogy", inplace=True,
+    methods="xlogy", inplace=True, real_only=True,
     doc="``x * log(y)`` element-wise, 0 where ``x == 0`` unless ``y`` is NaN (PyTorch's).",
 )
 
@@ -428,14 +431,16 @@ clip = op(
     vjp=(_clip_grad_x, _clip_grad_min, _clip_grad_max), broadcasting=True,
     methods={"clip": None, "clamp": None, "clamp_min": _clamp_min, "clamp_max": _clamp_max},
     inplace=True, aliases={"clamp": None, "clamp_min": _clamp_min, "clamp_max": _clamp_max},
-    promotion="mixed",
+    promotion="mixed", real_only=True,
     doc="Clamp ``x`` to ``[min, max]`` element-wise; ``min``/``max`` are scalars, tensors or None.",
 )
 
 # -- rounding: a zero gradient, as in PyTorch -----------------------------------------
 
-floor = op("floor(x)", vjp=_zero, methods="floor", inplace=True, doc="Round down element-wise.")
-ceil = op("ceil(x)", vjp=_zero, methods="ceil", inplace=True, doc="Round up element-wise.")
+floor = op("floor(x)", vjp=_zero, methods="floor", inplace=True, real_only=True,
+           doc="Round down element-wise.")
+ceil = op("ceil(x)", vjp=_zero, methods="ceil", inplace=True, real_only=True,
+          doc="Round up element-wise.")
 
 
 def _torch_round(xp: Any, x: Any, *, decimals: int = 0) -> Any:
@@ -453,19 +458,19 @@ round = op("round(x)", vjp=_zero, methods={"round": _torch_round}, inplace=True,
            doc="Round to the nearest integer element-wise, halves to even (PyTorch's "
                "``decimals=``: to that many decimal places).")
 trunc = op("trunc(x)", vjp=_zero, methods=("trunc", "fix"), aliases="fix",
-           inplace=True, doc="Round towards zero element-wise.")
+           inplace=True, real_only=True, doc="Round towards zero element-wise.")
 sign = op("sign(x)", vjp=_sign_grad, methods=("sign", "sgn"), aliases="sgn", inplace=True,
           doc="Sign of ``x`` element-wise: -1, 0 or 1 (``x / |x|`` for complex).")
 
 frac = op("frac", lambda xp, x, /: x - xp.trunc(x), standard=False,
-          vjp=lambda xp, g, ans, x: g, methods="frac", inplace=True,
+          vjp=lambda xp, g, ans, x: g, methods="frac", inplace=True, real_only=True,
           doc="The fractional part ``x - trunc(x)`` element-wise, signed like ``x`` (PyTorch's).")
 deg2rad = op("deg2rad", lambda xp, x, /: x * (math.pi / 180.0), standard=False, promotion="float",
              vjp=lambda xp, g, ans, x: g * (math.pi / 180.0), methods="deg2rad", inplace=True,
-             doc="Degrees to radians element-wise (PyTorch's).")
+             real_only=True, doc="Degrees to radians element-wise (PyTorch's).")
 rad2deg = op("rad2deg", lambda xp, x, /: x * (180.0 / math.pi), standard=False, promotion="float",
              vjp=lambda xp, g, ans, x: g * (180.0 / math.pi), methods="rad2deg", inplace=True,
-             doc="Radians to degrees element-wise (PyTorch's).")
+             real_only=True, doc="Radians to degrees element-wise (PyTorch's).")
 
 
 def _sinc(xp: Any, x: Any, /) -> Any:
@@ -556,7 +561,7 @@ def _heaviside(xp: Any, x: Any, values: Any, /) -> Any:
 
 
 heaviside = op("heaviside", _heaviside, differentiable=False, standard=False, broadcasting=True,
-               methods="heaviside", inplace=True,
+               methods="heaviside", inplace=True, real_only=True,
                doc="Step function element-wise: 0 below 0, ``values`` at 0, 1 above (PyTorch's).")
 
 
@@ -574,15 +579,15 @@ def _floor_divide(xp: Any, x1: Any, x2: Any, /) -> Any:
 
 floor_divide = op("floor_divide", _floor_divide, differentiable=False, methods="floor_divide",
                   inplace=True,
-                  promotion="mixed",
+                  promotion="mixed", real_only=True,
                   doc="``floor(x1 / x2)`` element-wise, broadcasting (Python's ``//``).")
 
 # -- no gradient ----------------------------------------------------------------------
 
 signbit = op("signbit(x)", differentiable=False, methods="signbit",
-             doc="Whether the sign bit is set, element-wise (true for ``-0.0``).")
+             real_only=True, doc="Whether the sign bit is set, element-wise (true for ``-0.0``).")
 nextafter = op("nextafter(x1, x2)", promotion="mixed", differentiable=False, methods="nextafter",
-               inplace=True,
+               inplace=True, real_only=True,
                doc="The next representable value after ``x1`` towards ``x2``, element-wise.")
 isnan = op("isnan(x)", differentiable=False, methods="isnan", doc="Whether each element is NaN.")
 isinf = op("isinf(x)", differentiable=False, methods="isinf",
@@ -596,17 +601,18 @@ not_equal = op("not_equal(x1, x2)", differentiable=False, methods=("ne", "not_eq
                promotion="mixed",
                aliases="ne", doc="Compare ``x1 != x2`` element-wise, broadcasting; a bool tensor.")
 less = op("less(x1, x2)", differentiable=False, methods=("lt", "less"), aliases="lt", inplace=True,
+          real_only=True,
           promotion="mixed", doc="Compare ``x1 < x2`` element-wise, broadcasting; a bool tensor.")
 less_equal = op("less_equal(x1, x2)", differentiable=False, methods=("le", "less_equal"),
                 inplace=True,
-                promotion="mixed",
+                promotion="mixed", real_only=True,
                 aliases="le", doc="Compare ``x1 <= x2`` element-wise, broadcasting; a bool tensor.")
 greater = op("greater(x1, x2)", differentiable=False, methods=("gt", "greater"), aliases="gt",
              inplace=True,
              promotion="mixed",
-             doc="Compare ``x1 > x2`` element-wise, broadcasting; a bool tensor.")
+             real_only=True, doc="Compare ``x1 > x2`` element-wise, broadcasting; a bool tensor.")
 greater_equal = op("greater_equal(x1, x2)", promotion="mixed", differentiable=False,
-                   methods=("ge", "greater_equal"), aliases="ge", inplace=True,
+                   methods=("ge", "greater_equal"), aliases="ge", inplace=True, real_only=True,
                    doc="Compare ``x1 >= x2`` element-wise, broadcasting; a bool tensor.")
 logical_and = op("logical_and(x1, x2)", differentiable=False, methods="logical_and", inplace=True,
                  promotion="mixed", doc="Logical AND element-wise, broadcasting; a bool tensor.")

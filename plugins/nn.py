@@ -95,6 +95,7 @@ def _erfc_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
 
 
 erfc = nn_op("erfc", _erfc_kernel, vjp=_erfc_grad, methods="erfc", inplace=True, promotion="float",
+             real_only=True,
              doc="Complementary error function ``1 - erf(x)``, accurate in both tails.")
 
 def _erf_kernel(xp: Any, x: Any, /) -> Any:
@@ -112,7 +113,7 @@ def _erf_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
 
 
 erf = nn_op("erf", _erf_kernel, vjp=_erf_grad, methods="erf", inplace=True, promotion="float",
-            doc="The error function ``erf(x)`` element-wise, accurate near 0.")
+            real_only=True, doc="The error function ``erf(x)`` element-wise, accurate near 0.")
 
 # -- linear -------------------------------------------------------------------------------
 
@@ -145,7 +146,7 @@ linear = nn_op("linear", lambda xp, x, weight, /: xp.matmul(x, xp.matrix_transpo
 # -- activations --------------------------------------------------------------------------
 
 relu = nn_op("relu", lambda xp, x, /: xp.maximum(x, 0), methods="relu", inplace=True,
-             vjp=lambda xp, g, ans, x: xp.where(ans > 0, g, 0.0),
+             vjp=lambda xp, g, ans, x: xp.where(ans > 0, g, 0.0), real_only=True,
              doc="Rectified linear unit ``max(x, 0)``; NaN stays NaN; the gradient at 0 is 0.")
 
 

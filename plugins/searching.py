@@ -84,9 +84,11 @@ where = op("where(condition, x1=None, x2=None, /)", broadcasting=True, saves=("c
            inplace=("masked_fill", "nan_to_num"), promotion="mixed",
            doc="Choose ``x1`` where ``condition`` is true, else ``x2``, element-wise.")
 argmax = axis_query(
-    "argmax", "Index of the (first) maximum along ``axis`` (of the flattened tensor by default).")
+    "argmax", "Index of the (first) maximum along ``axis`` (of the flattened tensor by default).",
+    real_only=True)
 argmin = axis_query(
-    "argmin", "Index of the (first) minimum along ``axis`` (of the flattened tensor by default).")
+    "argmin", "Index of the (first) minimum along ``axis`` (of the flattened tensor by default).",
+    real_only=True)
 def _nonzero_method(xp: Any, x: Any, *, as_tuple: bool = False) -> Any:
     """PyTorch's ``x.nonzero()``: one row of indices per non-zero element (``(n, x.ndim)``).
 
@@ -111,6 +113,7 @@ count_nonzero = op("count_nonzero(x, /, *, axis=None, keepdims=False)", differen
                    methods={"count_nonzero": _count_nonzero}, torch_function=_count_nonzero,
                    doc="Number of non-zero elements along ``axis`` (all axes by default).")
 searchsorted = op("searchsorted", _searchsorted, array_params=("sorter",), differentiable=False,
+                  real_only=True,
                   doc="Where to insert ``x2`` into the sorted 1-D ``x1`` to keep it sorted.")
 
 # fmt: on

@@ -392,12 +392,13 @@ def _torch_extremum(name: str) -> Any:
 max = op("max(x, /, *, axis=None, keepdims=False)", vjp=_extremum_grad,
          methods={"amax": None, "max": _extremum_method("max"), **_order_statistics},
          aliases={"amax": _torch_extremum("max"), **_order_statistics},
-         torch_function=_extremum_method("max"),
+         torch_function=_extremum_method("max"), real_only=True,
          doc="Maximum over ``axis`` (all axes by default); tied maxima share the gradient.")
 
 min = op("min(x, /, *, axis=None, keepdims=False)", vjp=_extremum_grad,
          methods={"amin": None, "min": _extremum_method("min")},
          aliases={"amin": _torch_extremum("min")}, torch_function=_extremum_method("min"),
+         real_only=True,
          doc="Minimum over ``axis`` (all axes by default); tied minima share the gradient.")
 
 
