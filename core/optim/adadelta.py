@@ -13,12 +13,14 @@ from .optimizer import (
     check_number,
     check_options,
     check_state,
+    fill_parameter_docs,
     gradients_to_descend,
 )
 
 __all__ = ["Adadelta"]
 
 
+@fill_parameter_docs
 class Adadelta(Optimizer):
     r"""Adadelta (Zeiler, 2012), with PyTorch's options and update order.
 
@@ -34,24 +36,18 @@ class Adadelta(Optimizer):
 
     Parameters
     ----------
-    params : iterable of Tensor, or iterable of dict
-        Leaf tensors that require grad, or parameter groups (see :class:`Optimizer`).
+    {params}
     lr : float, default 1.0
         Learning rate :math:`\eta`, a factor on :math:`\Delta`.
     rho : float, default 0.9
         Decay rate :math:`\rho` of both running averages, in ``[0, 1]``.
     eps : float, default 1e-6
         Added inside both square roots.
-    weight_decay : float, default 0
-        L2 penalty added to the gradient.
-    foreach : bool, optional
-        Accepted for compatibility with PyTorch; the update is the same.
-    capturable : bool, default False
-        Accepted for compatibility with PyTorch; the update is the same.
-    maximize : bool, default False
-        Ascend the objective instead of descending.
-    differentiable : bool, default False
-        Only ``False``: plugrad's steps cannot be differentiated through.
+    {weight_decay}
+    {foreach}
+    {capturable}
+    {maximize}
+    {differentiable}
 
     Notes
     -----

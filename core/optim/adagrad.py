@@ -11,6 +11,7 @@ from .optimizer import (
     ParamsT,
     check_options,
     check_state,
+    fill_parameter_docs,
     gradients_to_descend,
     state_tensor,
 )
@@ -18,6 +19,7 @@ from .optimizer import (
 __all__ = ["Adagrad"]
 
 
+@fill_parameter_docs
 class Adagrad(Optimizer):
     r"""Adagrad (Duchi et al., 2011), with PyTorch's options and update order.
 
@@ -35,20 +37,17 @@ class Adagrad(Optimizer):
 
     Parameters
     ----------
-    params : iterable of Tensor, or iterable of dict
-        Leaf tensors that require grad, or parameter groups (see :class:`Optimizer`).
+    {params}
     lr : float, default 1e-2
         Learning rate :math:`\eta`, before its decay by ``lr_decay``.
     lr_decay : float, default 0
         Decay :math:`\delta` of the learning rate with the step count.
-    weight_decay : float, default 0
-        L2 penalty added to the gradient.
+    {weight_decay}
     initial_accumulator_value : float, default 0
         The sum of squares :math:`s` before the first step.
     eps : float, default 1e-10
         Added to the denominator.
-    maximize : bool, default False
-        Ascend the objective instead of descending.
+    {maximize}
 
     Examples
     --------

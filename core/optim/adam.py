@@ -14,12 +14,14 @@ from .optimizer import (
     check_number,
     check_options,
     check_state,
+    fill_parameter_docs,
     overwrite,
 )
 
 __all__ = ["Adam", "AdamW"]
 
 
+@fill_parameter_docs
 class Adam(Optimizer):
     r"""Adam (Kingma & Ba, 2014), with PyTorch's options and update order.
 
@@ -38,8 +40,7 @@ class Adam(Optimizer):
 
     Parameters
     ----------
-    params : iterable of Tensor, or iterable of dict
-        Leaf tensors that require grad, or parameter groups (see :class:`Optimizer`).
+    {params}
     lr : float, default 1e-3
         Learning rate :math:`\eta`: about the size of each coordinate's step.
     betas : tuple of float, default (0.9, 0.999)
@@ -51,8 +52,7 @@ class Adam(Optimizer):
         decoupled form).
     amsgrad : bool, default False
         Use the AMSGrad variant (Reddi et al., 2018).
-    maximize : bool, default False
-        Ascend the objective instead of descending.
+    {maximize}
 
     Notes
     -----

@@ -13,6 +13,7 @@ from .optimizer import (
     check_compatibility_flags,
     check_options,
     check_state,
+    fill_parameter_docs,
     gradients_to_descend,
     lerp_,
     overwrite,
@@ -21,6 +22,7 @@ from .optimizer import (
 __all__ = ["Adamax"]
 
 
+@fill_parameter_docs
 class Adamax(Optimizer):
     r"""Adamax (Kingma & Ba, 2014, section 7), with PyTorch's options and update order.
 
@@ -35,8 +37,7 @@ class Adamax(Optimizer):
 
     Parameters
     ----------
-    params : iterable of Tensor, or iterable of dict
-        Leaf tensors that require grad, or parameter groups (see :class:`Optimizer`).
+    {params}
     lr : float, default 2e-3
         Learning rate :math:`\eta`.
     betas : tuple of float, default (0.9, 0.999)
@@ -44,18 +45,11 @@ class Adamax(Optimizer):
         infinity norm, each in ``[0, 1)``.
     eps : float, default 1e-8
         Added to :math:`|g|` before the maximum, so the denominator is never 0.
-    weight_decay : float, default 0
-        L2 penalty added to the gradient.
-    foreach : bool, optional
-        Accepted for compatibility with PyTorch (its multi-tensor implementation);
-        the update is the same.
-    maximize : bool, default False
-        Ascend the objective instead of descending.
-    differentiable : bool, default False
-        Only ``False``: plugrad's steps cannot be differentiated through.
-    capturable : bool, default False
-        Accepted for compatibility with PyTorch (CUDA graphs); the update is the
-        same, and :func:`plugrad.compile` captures the step either way.
+    {weight_decay}
+    {foreach}
+    {maximize}
+    {differentiable}
+    {capturable}
 
     Notes
     -----

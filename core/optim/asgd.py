@@ -13,6 +13,7 @@ from .optimizer import (
     check_number,
     check_options,
     check_state,
+    fill_parameter_docs,
     gradients_to_descend,
     overwrite,
     zeros_state,
@@ -21,6 +22,7 @@ from .optimizer import (
 __all__ = ["ASGD"]
 
 
+@fill_parameter_docs
 class ASGD(Optimizer):
     r"""Averaged stochastic gradient descent (Polyak & Juditsky, 1992), as PyTorch's.
 
@@ -41,8 +43,7 @@ class ASGD(Optimizer):
 
     Parameters
     ----------
-    params : iterable of Tensor, or iterable of dict
-        Leaf tensors that require grad, or parameter groups (see :class:`Optimizer`).
+    {params}
     lr : float, default 1e-2
         Learning rate :math:`\eta`.
     lambd : float, default 1e-4
@@ -51,16 +52,11 @@ class ASGD(Optimizer):
         Power :math:`\alpha` of the learning-rate decay.
     t0 : float, default 1e6
         The step from which the parameters are averaged.
-    weight_decay : float, default 0
-        L2 penalty added to the gradient.
-    foreach : bool, optional
-        Accepted for compatibility with PyTorch; the update is the same.
-    maximize : bool, default False
-        Ascend the objective instead of descending.
-    differentiable : bool, default False
-        Only ``False``: plugrad's steps cannot be differentiated through.
-    capturable : bool, default False
-        Accepted for compatibility with PyTorch; the update is the same.
+    {weight_decay}
+    {foreach}
+    {maximize}
+    {differentiable}
+    {capturable}
 
     Notes
     -----

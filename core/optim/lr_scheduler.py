@@ -41,6 +41,16 @@ gives for each schedule, starting from ``lr=1.0``:
 [0.25, 0.5, 0.75, 1.0, 1.0, 1.0]
 >>> learning_rates(lambda opt: lr_scheduler.OneCycleLR(opt, max_lr=1.0, total_steps=6))
 [0.04, 0.9944, 0.8117, 0.4626, 0.1335, 0.0]
+>>> learning_rates(lambda opt: lr_scheduler.ConstantLR(opt, factor=0.5, total_iters=2))
+[0.5, 0.5, 1.0, 1.0, 1.0, 1.0]
+>>> learning_rates(lambda opt: lr_scheduler.MultiplicativeLR(opt, lambda epoch: 0.5))
+[1.0, 0.5, 0.25, 0.125, 0.0625, 0.0312]
+>>> learning_rates(lambda opt: lr_scheduler.PolynomialLR(opt, total_iters=4, power=2.0))
+[1.0, 0.5625, 0.25, 0.0625, 0.0, 0.0]
+>>> learning_rates(
+...     lambda opt: lr_scheduler.CosineAnnealingWarmRestarts(opt, T_0=2, T_mult=2), epochs=7
+... )
+[1.0, 0.5, 1.0, 0.8536, 0.5, 0.1464, 1.0]
 """
 
 from __future__ import annotations
@@ -144,6 +154,12 @@ class LRScheduler:
     def _group_lrs(self) -> list[float]:
         return [group["lr"] for group in self.optimizer.param_groups]
 
+    def _set_lrs(self, values: Sequence[float]) -> None:
+        """Set each group's learning rate to its value in ``values``, and remember them."""
+        for group, lr in zip(self.optimizer.param_groups, values):
+            group["lr"] = lr
+        self._last_lr = self._group_lrs()
+
     def step(self) -> None:
         """Advance the schedule by one epoch and set each group's learning rate.
 
@@ -153,10 +169,7 @@ class LRScheduler:
         self._warn_if_early()
         self._step_count += 1
         self.last_epoch += 1
-        values = self._compute_lr()
-        for group, lr in zip(self.optimizer.param_groups, values):
-            group["lr"] = lr
-        self._last_lr = self._group_lrs()
+        self._set_lrs(self._compute_lr())
 
     def _warn_if_early(self) -> None:
         if self._step_count == 1 and self._optimizer_not_stepped():
@@ -177,10 +190,7 @@ class LRScheduler:
         """
         self.last_epoch = 0
         closed_form = getattr(self, "_closed_form_lr", None)
-        values = closed_form() if closed_form is not None else self._compute_lr()
-        for group, lr in zip(self.optimizer.param_groups, values):
-            group["lr"] = lr
-        self._last_lr = self._group_lrs()
+        self._set_lrs(closed_form() if closed_form is not None else self._compute_lr())
 
     def _initial_step(self) -> None:
         """Step as on construction: count from 0, with the initial form of the schedule."""
@@ -435,7 +445,22 @@ class CosineAnnealingLR(LRScheduler):
         return [self.eta_min + (base - self.eta_min) * cosine / 2 for base in self.base_lrs]
 
 
-class LambdaLR(LRScheduler):
+class _FunctionScheduler(LRScheduler):
+    """What LambdaLR and MultiplicativeLR share: a function of the epoch per group."""
+
+    _not_saved = ("optimizer", "_initial", "lr_lambdas")
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        lr_lambda: Callable[[int], float] | Sequence[Callable[[int], float]],
+        last_epoch: int = -1,
+    ) -> None:
+        self.lr_lambdas = _functions_per_group(type(self).__name__, optimizer, lr_lambda)
+        super().__init__(optimizer, last_epoch)
+
+
+class LambdaLR(_FunctionScheduler):
     """Set the learning rate to the initial one times ``lr_lambda(epoch)``.
 
     Parameters
@@ -459,17 +484,6 @@ class LambdaLR(LRScheduler):
     rate by the epoch's number, counting from 1; the example of
     :mod:`plugrad.optim.lr_scheduler` lists its values.
     """
-
-    _not_saved = ("optimizer", "_initial", "lr_lambdas")
-
-    def __init__(
-        self,
-        optimizer: Optimizer,
-        lr_lambda: Callable[[int], float] | Sequence[Callable[[int], float]],
-        last_epoch: int = -1,
-    ) -> None:
-        self.lr_lambdas = _functions_per_group("LambdaLR", optimizer, lr_lambda)
-        super().__init__(optimizer, last_epoch)
 
     def _compute_lr(self) -> list[float]:
         return [base * f(self.last_epoch) for f, base in zip(self.lr_lambdas, self.base_lrs)]
@@ -597,18 +611,7 @@ class OneCycleLR(LRScheduler):
         if anneal_strategy not in ("cos", "linear"):
             raise ValueError(f"anneal_strategy must be 'cos' or 'linear', got {anneal_strategy!r}")
         groups = optimizer.param_groups
-
-        def per_group(name: str, value: Any) -> list[float]:
-            values = list(value) if isinstance(value, Sequence) else [value] * len(groups)
-            if len(values) != len(groups):
-                raise ValueError(
-                    f"{name} lists {len(values)} values for {len(groups)} parameter groups"
-                )
-            for v in values:
-                check_number(name, v)
-            return values
-
-        max_lrs = per_group("max_lr", max_lr)
+        max_lrs = _per_group("max_lr", optimizer, max_lr, Sequence)
         self.total_steps = total_steps
         self.anneal_strategy = anneal_strategy
         self.cycle_momentum = cycle_momentum
@@ -619,8 +622,8 @@ class OneCycleLR(LRScheduler):
                     "cycle_momentum=True needs an optimizer with momentum or betas; pass "
                     "cycle_momentum=False"
                 )
-            base = per_group("base_momentum", base_momentum)
-            peak = per_group("max_momentum", max_momentum)
+            base = _per_group("base_momentum", optimizer, base_momentum, Sequence)
+            peak = _per_group("max_momentum", optimizer, max_momentum, Sequence)
         if last_epoch == -1:
             for number, group in enumerate(groups):
                 group["initial_lr"] = max_lrs[number] / div_factor
@@ -628,7 +631,7 @@ class OneCycleLR(LRScheduler):
                 group["min_lr"] = group["initial_lr"] / final_div_factor
                 if cycle_momentum:
                     group["base_momentum"], group["max_momentum"] = base[number], peak[number]
-                    self._set_momentum(group, peak[number])
+                    _set_momentum(group, peak[number], self._uses_betas)
         rise_end = float(pct_start * total_steps) - 1
         if three_phase:
             self._phases = [
@@ -642,12 +645,6 @@ class OneCycleLR(LRScheduler):
                 (total_steps - 1, "max_lr", "min_lr", "base_momentum", "max_momentum"),
             ]
         super().__init__(optimizer, last_epoch)
-
-    def _set_momentum(self, group: dict[str, Any], momentum: float) -> None:
-        if self._uses_betas:
-            group["betas"] = (momentum, *group["betas"][1:])
-        else:
-            group["momentum"] = momentum
 
     def _anneal(self, start: float, end: float, fraction: float) -> float:
         if self.anneal_strategy == "cos":
@@ -670,7 +667,7 @@ class OneCycleLR(LRScheduler):
                     lrs.append(self._anneal(group[lr_from], group[lr_to], fraction))
                     if self.cycle_momentum:
                         momentum = self._anneal(group[m_from], group[m_to], fraction)
-                        self._set_momentum(group, momentum)
+                        _set_momentum(group, momentum, self._uses_betas)
                     break
                 start_step = end_step
         return lrs
@@ -691,17 +688,8 @@ class ConstantLR(LRScheduler):
 
     Examples
     --------
-    >>> import plugrad
-    >>> w = plugrad.tensor([1.0], requires_grad=True)
-    >>> opt = plugrad.optim.SGD([w], lr=1.0)
-    >>> schedule = plugrad.optim.lr_scheduler.ConstantLR(opt, factor=0.5, total_iters=2)
-    >>> lrs = []
-    >>> for _ in range(4):
-    ...     lrs.append(schedule.get_last_lr()[0])
-    ...     opt.step()
-    ...     schedule.step()
-    >>> lrs
-    [0.5, 0.5, 1.0, 1.0]
+    ``ConstantLR(opt, factor=0.5, total_iters=2)`` halves the learning rate for two
+    epochs; the example of :mod:`plugrad.optim.lr_scheduler` lists its values.
     """
 
     def __init__(
@@ -731,7 +719,7 @@ class ConstantLR(LRScheduler):
         return [base * (self.factor + reached * (1 - self.factor)) for base in self.base_lrs]
 
 
-class MultiplicativeLR(LRScheduler):
+class MultiplicativeLR(_FunctionScheduler):
     """Multiply the learning rate by ``lr_lambda(epoch)`` at every epoch.
 
     Parameters
@@ -749,27 +737,9 @@ class MultiplicativeLR(LRScheduler):
 
     Examples
     --------
-    >>> import plugrad
-    >>> w = plugrad.tensor([1.0], requires_grad=True)
-    >>> opt = plugrad.optim.SGD([w], lr=1.0)
-    >>> schedule = plugrad.optim.lr_scheduler.MultiplicativeLR(opt, lambda epoch: 0.5)
-    >>> for _ in range(3):
-    ...     opt.step()
-    ...     schedule.step()
-    >>> schedule.get_last_lr()
-    [0.125]
+    ``MultiplicativeLR(opt, lambda epoch: 0.5)`` halves the learning rate at every
+    epoch; the example of :mod:`plugrad.optim.lr_scheduler` lists its values.
     """
-
-    _not_saved = ("optimizer", "_initial", "lr_lambdas")
-
-    def __init__(
-        self,
-        optimizer: Optimizer,
-        lr_lambda: Callable[[int], float] | Sequence[Callable[[int], float]],
-        last_epoch: int = -1,
-    ) -> None:
-        self.lr_lambdas = _functions_per_group("MultiplicativeLR", optimizer, lr_lambda)
-        super().__init__(optimizer, last_epoch)
 
     def _compute_lr(self) -> list[float]:
         if self._initial:
@@ -795,17 +765,9 @@ class PolynomialLR(LRScheduler):
 
     Examples
     --------
-    >>> import plugrad
-    >>> w = plugrad.tensor([1.0], requires_grad=True)
-    >>> opt = plugrad.optim.SGD([w], lr=1.0)
-    >>> schedule = plugrad.optim.lr_scheduler.PolynomialLR(opt, total_iters=4, power=2.0)
-    >>> lrs = []
-    >>> for _ in range(6):
-    ...     lrs.append(round(schedule.get_last_lr()[0], 4))
-    ...     opt.step()
-    ...     schedule.step()
-    >>> lrs
-    [1.0, 0.5625, 0.25, 0.0625, 0.0, 0.0]
+    ``PolynomialLR(opt, total_iters=4, power=2.0)`` decays the learning rate to 0 over
+    four epochs along a parabola; the example of :mod:`plugrad.optim.lr_scheduler`
+    lists its values.
     """
 
     def __init__(
@@ -859,17 +821,9 @@ class CosineAnnealingWarmRestarts(LRScheduler):
 
     Examples
     --------
-    >>> import plugrad
-    >>> w = plugrad.tensor([1.0], requires_grad=True)
-    >>> opt = plugrad.optim.SGD([w], lr=1.0)
-    >>> schedule = plugrad.optim.lr_scheduler.CosineAnnealingWarmRestarts(opt, T_0=2, T_mult=2)
-    >>> lrs = []
-    >>> for _ in range(7):
-    ...     lrs.append(round(schedule.get_last_lr()[0], 4))
-    ...     opt.step()
-    ...     schedule.step()
-    >>> lrs
-    [1.0, 0.5, 1.0, 0.8536, 0.5, 0.1464, 1.0]
+    ``CosineAnnealingWarmRestarts(opt, T_0=2, T_mult=2)`` restarts at epochs 2 and 6,
+    after periods of 2 and 4 epochs; the example of :mod:`plugrad.optim.lr_scheduler`
+    lists its values.
     """
 
     def __init__(
@@ -931,9 +885,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         self._warn_if_early()
         self._step_count += 1
         self.last_epoch = math.floor(epoch)
-        for group, lr in zip(self.optimizer.param_groups, self._compute_lr()):
-            group["lr"] = lr
-        self._last_lr = self._group_lrs()
+        self._set_lrs(self._compute_lr())
 
 
 class CyclicLR(LRScheduler):
@@ -1063,7 +1015,7 @@ class CyclicLR(LRScheduler):
             self.max_momentums = max_momentums
             if last_epoch == -1:
                 for peak, low, group in zip(max_momentums, base_momentums, optimizer.param_groups):
-                    self._set_momentum(group, peak)
+                    _set_momentum(group, peak, uses_betas)
                     group["max_momentum"] = peak
                     group["base_momentum"] = low
         super().__init__(optimizer, last_epoch)
@@ -1078,12 +1030,6 @@ class CyclicLR(LRScheduler):
         if self.mode == "triangular2":
             return 1 / (2.0 ** (x - 1))
         return self.gamma**x
-
-    def _set_momentum(self, group: dict[str, Any], momentum: float) -> None:
-        if self.use_beta1:
-            group["betas"] = (momentum, *group["betas"][1:])
-        else:
-            group["momentum"] = momentum
 
     def _compute_lr(self) -> list[float]:
         cycle = math.floor(1 + self.last_epoch / self.total_size)
@@ -1101,7 +1047,7 @@ class CyclicLR(LRScheduler):
             for group, low, peak in zip(
                 self.optimizer.param_groups, self.base_momentums, self.max_momentums
             ):
-                self._set_momentum(group, peak - (peak - low) * scale_factor * scale)
+                _set_momentum(group, peak - (peak - low) * scale_factor * scale, self.use_beta1)
         return lrs
 
 
@@ -1122,8 +1068,13 @@ class _Composite(LRScheduler):
         >>> schedule = lr_scheduler.SequentialLR(
         ...     opt, [lr_scheduler.ConstantLR(opt), lr_scheduler.StepLR(opt, 2)], milestones=[4]
         ... )
-        >>> sorted(schedule.state_dict())
+        >>> saved = schedule.state_dict()
+        >>> sorted(saved)
         ['_last_lr', '_milestones', '_schedulers', 'last_epoch']
+        >>> opt.step(); schedule.step()
+        >>> schedule.load_state_dict(saved)
+        >>> schedule.last_epoch
+        0
         """
         state = super().state_dict()
         state["_schedulers"] = [scheduler.state_dict() for scheduler in self._schedulers]
@@ -1134,17 +1085,7 @@ class _Composite(LRScheduler):
 
         Examples
         --------
-        >>> import plugrad
-        >>> from plugrad.optim import lr_scheduler
-        >>> opt = plugrad.optim.SGD([plugrad.zeros(1, requires_grad=True)], lr=1.0)
-        >>> schedule = lr_scheduler.SequentialLR(
-        ...     opt, [lr_scheduler.ConstantLR(opt), lr_scheduler.StepLR(opt, 2)], milestones=[4]
-        ... )
-        >>> saved = schedule.state_dict()
-        >>> opt.step(); schedule.step()
-        >>> schedule.load_state_dict(saved)
-        >>> schedule.last_epoch
-        0
+        See :meth:`state_dict`.
         """
         self._check_keys(state_dict)
         name = type(self).__name__
@@ -1319,15 +1260,29 @@ class ChainedScheduler(_Composite):
 _SCALE_MODES = {"triangular": "cycle", "triangular2": "cycle", "exp_range": "iterations"}
 
 
-def _per_group(name: str, optimizer: Optimizer, value: Any) -> list[float]:
-    """``value`` for each parameter group: a number for all, or a list or tuple of one each."""
+def _per_group(
+    name: str, optimizer: Optimizer, value: Any, lists: type | tuple[type, ...] = (list, tuple)
+) -> list[float]:
+    """``value`` for each parameter group: a number for all, or one each in a list or tuple.
+
+    ``lists``: the types taken as one value per group (OneCycleLR takes any sequence).
+    """
     groups = len(optimizer.param_groups)
-    values = list(value) if isinstance(value, list | tuple) else [value] * groups
+    one_each = isinstance(value, lists)
+    values = list(value) if one_each else [value] * groups
     if len(values) != groups:
         raise ValueError(f"{name} lists {len(values)} values for {groups} parameter groups")
     for v in values:
         check_number(name, v)
     return values
+
+
+def _set_momentum(group: dict[str, Any], momentum: float, uses_betas: bool) -> None:
+    """Set the momentum of ``group``: its first beta (Adam's family) or SGD's ``momentum``."""
+    if uses_betas:
+        group["betas"] = (momentum, *group["betas"][1:])
+    else:
+        group["momentum"] = momentum
 
 
 def _functions_per_group(scheduler: str, optimizer: Any, value: Any) -> list[Callable[[int], Any]]:

@@ -13,6 +13,7 @@ from .optimizer import (
     check_compatibility_flags,
     check_options,
     check_state,
+    fill_parameter_docs,
     lerp_,
 )
 
@@ -76,6 +77,7 @@ class _AdamVariant(Optimizer):
             yield param, mine, xp, array, g, m, v
 
 
+@fill_parameter_docs
 class NAdam(_AdamVariant):
     r"""NAdam (Dozat, 2016): Adam with Nesterov momentum, with PyTorch's options and update order.
 
@@ -96,8 +98,7 @@ class NAdam(_AdamVariant):
 
     Parameters
     ----------
-    params : iterable of Tensor, or iterable of dict
-        Leaf tensors that require grad, or parameter groups (see :class:`Optimizer`).
+    {params}
     lr : float, default 2e-3
         Learning rate :math:`\eta`.
     betas : tuple of float, default (0.9, 0.999)
@@ -112,14 +113,10 @@ class NAdam(_AdamVariant):
         :math:`\psi`, how fast the momentum coefficient approaches :math:`\beta_1`.
     decoupled_weight_decay : bool, default False
         Decouple the weight decay from the gradient, as :class:`AdamW` does.
-    foreach : bool, optional
-        Accepted for compatibility with PyTorch; the update is the same.
-    maximize : bool, default False
-        Ascend the objective instead of descending.
-    capturable : bool, default False
-        Accepted for compatibility with PyTorch; the update is the same.
-    differentiable : bool, default False
-        Only ``False``: plugrad's steps cannot be differentiated through.
+    {foreach}
+    {maximize}
+    {capturable}
+    {differentiable}
 
     Notes
     -----

@@ -14,8 +14,9 @@ parameter then points at it, so the Tensor object is still the same.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Collection, Iterable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from .. import inplace as _inplace
 from .. import lazy as _lazy
@@ -697,6 +698,59 @@ def state_tensor(param: Tensor, array: Any) -> Tensor:
 def zeros_state(param: Tensor) -> Tensor:
     """A state tensor of zeros shaped like ``param``: a running average before its first update."""
     return state_tensor(param, param._device.xp.zeros_like(param._array))
+
+
+# -- parameter descriptions shared by the optimizers' docstrings --------------------------
+
+#: The numpydoc entries of the parameters that several optimizers take with the same
+#: meaning, for :func:`fill_parameter_docs`.
+PARAMETER_DOCS = {
+    "params": """\
+params : iterable of Tensor, or iterable of dict
+    Leaf tensors that require grad, or parameter groups (see :class:`Optimizer`).""",
+    "weight_decay": """\
+weight_decay : float, default 0
+    L2 penalty added to the gradient.""",
+    "foreach": """\
+foreach : bool, optional
+    Accepted for compatibility with PyTorch (its multi-tensor implementation);
+    the update is the same.""",
+    "maximize": """\
+maximize : bool, default False
+    Ascend the objective instead of descending.""",
+    "differentiable": """\
+differentiable : bool, default False
+    Only ``False``: plugrad's steps cannot be differentiated through.""",
+    "capturable": """\
+capturable : bool, default False
+    Accepted for compatibility with PyTorch (CUDA graphs); the update is the
+    same, and :func:`plugrad.compile` captures the step either way.""",
+}
+
+# A docstring line that is only a name in braces: where fill_parameter_docs puts an entry.
+_PLACEHOLDER = re.compile(r"^( *)\{(\w+)\}$", re.MULTILINE)
+
+_Documented = TypeVar("_Documented", bound=type)
+
+
+def fill_parameter_docs(cls: _Documented) -> _Documented:
+    """Class decorator: put the entries of :data:`PARAMETER_DOCS` into ``cls``'s docstring.
+
+    Each line of the docstring that is only ``{name}`` becomes the entry of
+    ``name``, indented as that line is; other braces (those of LaTeX in
+    ``.. math::`` blocks) are left alone. ``help()``, autodoc and doctests
+    read the filled docstring. An unknown name raises ``KeyError`` on import.
+    """
+
+    def entry(match: re.Match[str]) -> str:
+        indent, name = match.groups()
+        return "\n".join(
+            indent + line if line else line for line in PARAMETER_DOCS[name].split("\n")
+        )
+
+    if cls.__doc__:  # None under python -OO
+        cls.__doc__ = _PLACEHOLDER.sub(entry, cls.__doc__)
+    return cls
 
 
 # -- option checks shared by the optimizers ----------------------------------------------

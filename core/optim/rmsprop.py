@@ -11,12 +11,14 @@ from .optimizer import (
     ParamsT,
     check_options,
     check_state,
+    fill_parameter_docs,
     gradients_to_descend,
 )
 
 __all__ = ["RMSprop"]
 
 
+@fill_parameter_docs
 class RMSprop(Optimizer):
     r"""RMSprop (Hinton's lecture notes), with PyTorch's options and update order.
 
@@ -33,22 +35,19 @@ class RMSprop(Optimizer):
 
     Parameters
     ----------
-    params : iterable of Tensor, or iterable of dict
-        Leaf tensors that require grad, or parameter groups (see :class:`Optimizer`).
+    {params}
     lr : float, default 1e-2
         Learning rate :math:`\eta`.
     alpha : float, default 0.99
         Smoothing constant :math:`\alpha` of the mean square.
     eps : float, default 1e-8
         Added to the denominator.
-    weight_decay : float, default 0
-        L2 penalty added to the gradient.
+    {weight_decay}
     momentum : float, default 0
         Momentum factor :math:`\mu`.
     centered : bool, default False
         Divide by the estimated standard deviation of the gradient instead.
-    maximize : bool, default False
-        Ascend the objective instead of descending.
+    {maximize}
 
     Notes
     -----

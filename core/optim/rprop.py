@@ -13,6 +13,7 @@ from .optimizer import (
     check_number,
     check_options,
     check_state,
+    fill_parameter_docs,
     overwrite,
     state_tensor,
     zeros_state,
@@ -21,6 +22,7 @@ from .optimizer import (
 __all__ = ["Rprop"]
 
 
+@fill_parameter_docs
 class Rprop(Optimizer):
     r"""Resilient backpropagation (Riedmiller & Braun, 1993), as PyTorch's.
 
@@ -40,8 +42,7 @@ class Rprop(Optimizer):
 
     Parameters
     ----------
-    params : iterable of Tensor, or iterable of dict
-        Leaf tensors that require grad, or parameter groups (see :class:`Optimizer`).
+    {params}
     lr : float, default 1e-2
         The initial step size of every coordinate (later changes of ``lr``, by a
         scheduler say, do not affect parameters that have stepped).
@@ -50,14 +51,10 @@ class Rprop(Optimizer):
         factors that shrink and grow the step sizes.
     step_sizes : tuple of float, default (1e-6, 50)
         :math:`(s_{\min}, s_{\max})`, the bounds of the step sizes.
-    capturable : bool, default False
-        Accepted for compatibility with PyTorch; the update is the same.
-    foreach : bool, optional
-        Accepted for compatibility with PyTorch; the update is the same.
-    maximize : bool, default False
-        Ascend the objective instead of descending.
-    differentiable : bool, default False
-        Only ``False``: plugrad's steps cannot be differentiated through.
+    {capturable}
+    {foreach}
+    {maximize}
+    {differentiable}
 
     Notes
     -----

@@ -6,11 +6,20 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..tensor import Tensor
-from .optimizer import Optimizer, ParamsT, check_number, check_options, check_state, state_tensor
+from .optimizer import (
+    Optimizer,
+    ParamsT,
+    check_number,
+    check_options,
+    check_state,
+    fill_parameter_docs,
+    state_tensor,
+)
 
 __all__ = ["SGD"]
 
 
+@fill_parameter_docs
 class SGD(Optimizer):
     r"""Stochastic gradient descent, optionally with (Nesterov) momentum, as PyTorch's.
 
@@ -29,20 +38,17 @@ class SGD(Optimizer):
 
     Parameters
     ----------
-    params : iterable of Tensor, or iterable of dict
-        Leaf tensors that require grad, or parameter groups (see :class:`Optimizer`).
+    {params}
     lr : float, default 1e-3
         Learning rate.
     momentum : float, default 0
         Momentum factor; ``0`` keeps no state.
     dampening : float, default 0
         Dampening of the momentum.
-    weight_decay : float, default 0
-        L2 penalty added to the gradient.
+    {weight_decay}
     nesterov : bool, default False
         Use Nesterov momentum (needs ``momentum > 0`` and ``dampening == 0``).
-    maximize : bool, default False
-        Ascend the objective instead of descending.
+    {maximize}
 
     Notes
     -----

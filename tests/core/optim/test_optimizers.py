@@ -667,3 +667,41 @@ def test_compile_key_check_of_an_optimizer_with_its_own_key_is_none():
 
     optimizer, _ = _stepped(lambda p: Keyed(p, lr=0.1))
     assert _key_check(optimizer) is None
+
+
+@pytest.mark.parametrize("name", optim.__all__)
+def test_shared_parameter_docs_are_filled_in(name) -> None:
+    doc = getattr(optim, name).__doc__ or ""
+    assert not re.search(r"(?m)^ *\{\w+\}$", doc)
+    if name == "Adamax":
+        assert "    differentiable : bool, default False\n        Only ``False``" in doc
+
+
+def test_fill_parameter_docs_indents_entries_and_leaves_other_braces() -> None:
+    from plugrad.optim.optimizer import fill_parameter_docs
+
+    @fill_parameter_docs
+    class Documented:
+        r"""Math :math:`\frac{a}{b}`.
+
+        Parameters
+        ----------
+        {maximize}
+            {foreach}
+        """
+
+    assert Documented.__doc__ == (
+        "Math :math:`\\frac{a}{b}`.\n\n        Parameters\n        ----------\n"
+        "        maximize : bool, default False\n"
+        "            Ascend the objective instead of descending.\n"
+        "            foreach : bool, optional\n"
+        "                Accepted for compatibility with PyTorch (its multi-tensor "
+        "implementation);\n                the update is the same.\n        "
+    )
+    with pytest.raises(KeyError, match="maximise"):
+
+        @fill_parameter_docs
+        class Misspelt:
+            """
+            {maximise}
+            """
