@@ -361,9 +361,17 @@ def relu(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Rectified linear unit ``max(x, 0)``; NaN stays NaN; the gradient at 0 is 0."""
 
 
+def rounded_divide(x1: TensorLike, x2: TensorLike, /, *, rounding_mode: str, out: Any = ...) -> Tensor:
+    """``x1 / x2`` rounded by ``rounding_mode`` ('trunc' or 'floor'); its gradient is 0."""
+
+
 def sigmoid(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Logistic sigmoid ``1 / (1 + exp(-x))``, without overflow."""
 
 
 def softmax(x: TensorLike, /, *, axis: int = ..., dim: Any = ..., out: Any = ...) -> Tensor:
     """Softmax along ``axis``: ``exp(x) / sum(exp(x))``, after subtracting the max."""
+
+
+def xlog1py(x: TensorLike, y: TensorLike, /, *, out: Any = ...) -> Tensor:
+    """``x * log1p(y)`` element-wise, 0 where ``x == 0`` unless ``y`` is NaN (PyTorch's)."""

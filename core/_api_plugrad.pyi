@@ -459,7 +459,7 @@ def matrix_transpose(x: TensorLike, /) -> Tensor:
 
 
 def max(x: TensorLike, /, dim: Any = ..., keepdim: Any = ..., *, axis: Any = ..., keepdims: bool = ..., out: Any = ...) -> Any:
-    """Maximum over ``axis`` (all axes by default); tied maxima share the gradient."""
+    """Maximum over ``axis`` (all axes by default); tied maxima (NaNs) share the gradient."""
 
 
 def maximum(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
@@ -479,7 +479,7 @@ def meshgrid(*arrays: TensorLike, indexing: Any = ...) -> tuple[Tensor, ...]:
 
 
 def min(x: TensorLike, /, dim: Any = ..., keepdim: Any = ..., *, axis: Any = ..., keepdims: bool = ..., out: Any = ...) -> Any:
-    """Minimum over ``axis`` (all axes by default); tied minima share the gradient."""
+    """Minimum over ``axis`` (all axes by default); tied minima (NaNs) share the gradient."""
 
 
 def minimum(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:

@@ -236,10 +236,10 @@ class InstalledTensorMethods:
         """:func:`plugrad.allclose` of this tensor and ``other``."""
 
     def amax(self, dim: Any = ..., keepdim: Any = ..., *, axis: Any = ..., keepdims: bool = ...) -> Any:
-        """Maximum over ``axis`` (all axes by default); tied maxima share the gradient."""
+        """Maximum over ``axis`` (all axes by default); tied maxima (NaNs) share the gradient."""
 
     def amin(self, dim: Any = ..., keepdim: Any = ..., *, axis: Any = ..., keepdims: bool = ...) -> Any:
-        """Minimum over ``axis`` (all axes by default); tied minima share the gradient."""
+        """Minimum over ``axis`` (all axes by default); tied minima (NaNs) share the gradient."""
 
     def aminmax(self, *, dim: Any = ..., keepdim: bool = ...) -> Any:
         """PyTorch's ``aminmax(x, *, dim=None, keepdim=False)``: the named tuple ``(min, max)``."""

@@ -472,10 +472,11 @@ def _quantile(
         below = above = _ops.round(position)  # half to even, as PyTorch's
     low = _ops.take_along_axis(ordered, _ops.astype(below, _dtypes.int64), axis=-1)
     high = _ops.take_along_axis(ordered, _ops.astype(above, _dtypes.int64), axis=-1)
+    # lerp's two-sided form, as PyTorch's: an infinite neighbour gives inf, not inf - inf.
     if interpolation == "midpoint":
-        result = low + (high - low) * 0.5
+        result = _ops.lerp(low, high, 0.5)
     elif interpolation == "linear":
-        result = low + (high - low) * (position - below)
+        result = _ops.lerp(low, high, position - below)
     else:
         result = low
     if ignore_nan:

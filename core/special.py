@@ -71,8 +71,11 @@ def ndtr(input: Tensor) -> Tensor:
     return 0.5 * erfc(_tensor("ndtr", input) * -_SQRT_HALF)
 
 
-def xlog1py(input: Tensor, other: Tensor) -> Tensor:
-    """``input * log1p(other)``, 0 where ``input`` is 0 (even where ``log1p(other)`` is not finite).
+def xlog1py(input: Tensor, other: Tensor | float) -> Tensor:
+    """``input * log1p(other)``, 0 where ``input`` is 0 unless ``other`` is NaN (PyTorch's).
+
+    The gradient for ``input`` is ``log1p(other)`` also where ``input`` is 0
+    (0 there where ``other <= -1``).
 
     Examples
     --------
@@ -80,11 +83,7 @@ def xlog1py(input: Tensor, other: Tensor) -> Tensor:
     >>> plugrad.special.xlog1py(plugrad.tensor([0.0, 2.0]), plugrad.tensor([-1.0, 0.0]))
     tensor([0., 0.])
     """
-    _tensor("xlog1py", input)
-    zero = _ops.equal(input, 0)
-    # other replaced where input is 0, so that no inf or nan reaches the gradient there.
-    safe = _ops.where(zero, 0.0, other)
-    return _ops.where(zero, 0.0, input * _ops.log1p(safe))
+    return _ops.xlog1py(_tensor("xlog1py", input), other)
 
 
 class _Entropy(Function):

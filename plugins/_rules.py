@@ -211,6 +211,17 @@ def safe_where_zero(xp: Any, x: Any, fill: float = 1.0) -> Any:
     return xp.where(x == 0, fill, x)
 
 
+def logistic(xp: Any, x: Any) -> Any:
+    """``1 / (1 + exp(-x))`` of real ``x`` without overflow: ``exp`` only of ``-|x|``.
+
+    ``-|x|`` is written as a ``where``, whose gradient at 0 is that of ``-x``
+    (``abs``'s is 0 there): a rule using this stays right when differentiated.
+    """
+    positive = x >= 0
+    e = xp.exp(xp.where(positive, -x, x))
+    return xp.where(positive, 1.0 / (1.0 + e), e / (1.0 + e))
+
+
 def negative_axis(axis: int, x1: Any, x2: Any) -> int:
     """``axis`` counted from the end of the broadcast shape, as vecdot and cross require."""
     return axis - max(x1.ndim, x2.ndim) if axis >= 0 else axis

@@ -21,7 +21,15 @@ from typing import Any
 from plugrad.errors import ArgumentError, DtypeError
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
-from plugrad.plugins._rules import cast, conj, device_of, is_complex, is_scalar, safe_where_zero
+from plugrad.plugins._rules import (
+    cast,
+    conj,
+    device_of,
+    is_complex,
+    is_scalar,
+    logistic,
+    safe_where_zero,
+)
 
 # The rows are aligned by hand, one op per statement.
 # fmt: off
@@ -94,8 +102,7 @@ def _div(xp: Any, x1: Any, x2: Any, *, rounding_mode: str | None = None) -> Any:
             f"div(): rounding_mode must be None, 'trunc' or 'floor', got {rounding_mode!r}"
         )
     if not (_is_integer(xp, x1) and _is_integer(xp, x2)):
-        rounding = xp.trunc if rounding_mode == "trunc" else xp.floor
-        return rounding(xp.divide(x1, x2))
+        return xp.rounded_divide(x1, x2, rounding_mode=rounding_mode)
     quotient = xp.floor_divide(x1, x2)
     if rounding_mode == "floor":
         return quotient
@@ -104,6 +111,21 @@ def _div(xp: Any, x1: Any, x2: Any, *, rounding_mode: str | None = None) -> Any:
     return xp.where(inexact, quotient + 1, quotient)
 
 
+def _rounded_divide(xp: Any, x1: Any, x2: Any, /, *, rounding_mode: str) -> Any:
+    rounding = xp.trunc if rounding_mode == "trunc" else xp.floor
+    return rounding(xp.divide(x1, x2))
+
+
+def _no_gradient(xp: Any, g: Any, ans: Any, x1: Any, x2: Any, *, rounding_mode: str) -> Any:
+    return xp.zeros_like(g)  # piecewise constant, and 0 where x2 is 0 (PyTorch's)
+
+
+# ``div(x1, x2, rounding_mode=...)`` of floating-point numbers, out of the array namespace.
+rounded_divide = op(
+    "rounded_divide", _rounded_divide, standard=False, namespace="nn", promotion="float",
+    broadcasting=True, vjp=(_no_gradient, _no_gradient), grad_fn_name="Div", real_only=True,
+    doc="``x1 / x2`` rounded by ``rounding_mode`` ('trunc' or 'floor'); its gradient is 0.",
+)
 divide = op(
     "divide(x1, x2)", promotion="float",
     # d(x1/x2)/dx2 = -x1/x2**2 = -ans/x2: reuses the output instead of saving x1.
@@ -212,8 +234,10 @@ log10 = op("log10(x)", vjp=lambda xp, g, ans, x: g / (conj(xp, x) * math.log(10.
            promotion="float", methods="log10", inplace=True, doc="Base-10 logarithm element-wise.")
 logaddexp = op(
     "logaddexp(x1, x2)", promotion="float",
-    vjp=(lambda xp, g, ans, x1, x2: g * xp.exp(x1 - ans),
-         lambda xp, g, ans, x1, x2: g * xp.exp(x2 - ans)),
+    # g * sigmoid(this - other), not g * exp(this - ans): an infinite input gets g, not
+    # g * exp(inf - inf), and the other input 0.
+    vjp=(lambda xp, g, ans, x1, x2: g * logistic(xp, x1 - x2),
+         lambda xp, g, ans, x1, x2: g * logistic(xp, x2 - x1)),
     broadcasting=True, methods="logaddexp",
     real_only=True, doc="``log(exp(x1) + exp(x2))`` element-wise, without overflow.",
 )
@@ -370,24 +394,40 @@ fmin = op("fmin", _fmin, vjp=_fmin_rules, standard=False, promotion="mixed", bro
           methods="fmin", doc="Element-wise minimum ignoring NaN (NaN only where both are).")
 
 
-def _xlogy(xp: Any, x: Any, y: Any, /) -> Any:
-    x, y = _arrays(xp, x, y)
-    zero = x == 0
-    out = xp.where(zero, 0.0, x * xp.log(xp.where(zero, 1.0, y)))
-    return xp.where(xp.isnan(y), y, out)
+def _x_times_log(log: str, pole: float) -> tuple[Any, Any]:
+    """The kernel and x's rule of ``x * log(y)`` (``log1p``: ``x * log1p(y)``), as PyTorch's.
+
+    0 where ``x == 0`` unless ``y`` is NaN. The gradient for ``x`` is ``g * log(y)``
+    also where ``x == 0``, but 0 there where ``y`` is at or beyond the pole of the
+    logarithm (``y <= 0``, for ``log1p`` ``y <= -1``).
+    """
+
+    def kernel(xp: Any, x: Any, y: Any, /) -> Any:
+        x, y = _arrays(xp, x, y)
+        zero = x == 0
+        out = xp.where(zero, 0.0, x * getattr(xp, log)(xp.where(zero, pole + 1.0, y)))
+        return xp.where(xp.isnan(y), y, out)
+
+    def grad_x(xp: Any, g: Any, ans: Any, x: Any, y: Any) -> Any:
+        x, y = _arrays(xp, x, y)
+        beyond = xp.logical_and(x == 0, y <= pole)
+        return xp.where(beyond, 0.0, kernel(xp, g, xp.where(beyond, pole + 1.0, y)))
+
+    return kernel, grad_x
 
 
-def _xlogy_grad_x(xp: Any, g: Any, ans: Any, x: Any, y: Any) -> Any:
-    x, y = _arrays(xp, x, y)
-    # NOTE: PyTorch's formula: g * log(y) also where x == 0, but 0 where x == 0 and y <= 0.
-    return xp.where(xp.logical_and(x == 0, y <= 0), 0.0, _xlogy(xp, g, y))
-
-
+_xlogy, _xlogy_grad_x = _x_times_log("log", 0.0)
+_xlog1py, _xlog1py_grad_x = _x_times_log("log1p", -1.0)
 xlogy = op(
     "xlogy", _xlogy, standard=False, promotion="float", broadcasting=True,
     vjp=(_xlogy_grad_x, lambda xp, g, ans, x, y: g * x / y),
     methods="xlogy", inplace=True, real_only=True,
     doc="``x * log(y)`` element-wise, 0 where ``x == 0`` unless ``y`` is NaN (PyTorch's).",
+)
+xlog1py = op(
+    "xlog1py", _xlog1py, standard=False, promotion="float", broadcasting=True, namespace="nn",
+    vjp=(_xlog1py_grad_x, lambda xp, g, ans, x, y: g * x / (y + 1.0)), real_only=True,
+    doc="``x * log1p(y)`` element-wise, 0 where ``x == 0`` unless ``y`` is NaN (PyTorch's).",
 )
 
 
@@ -481,7 +521,8 @@ def _sinc(xp: Any, x: Any, /) -> Any:
 def _sinc_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
     zero = x == 0
     safe = xp.where(zero, 1.0, x)
-    slope = (math.pi * x * xp.cos(math.pi * x) - xp.sin(math.pi * x)) / (safe * safe * math.pi)
+    # Divided by x twice rather than by x * x, which underflows to 0 for a tiny x (0/0).
+    slope = (math.pi * x * xp.cos(math.pi * x) - xp.sin(math.pi * x)) / safe / (math.pi * safe)
     return xp.where(zero, 0.0, g * conj(xp, slope))
 
 

@@ -22,6 +22,7 @@ segment reduction (a sort, then ``ceil(log2(most repeats))`` combining steps).
 from __future__ import annotations
 
 import functools
+import math
 import operator
 from typing import Any
 
@@ -116,12 +117,23 @@ def _take_key(axis: int | None, ndim: int, indices: Any) -> tuple[Any, ...]:
 
 def _index_select(xp: Any, x: Any, dim: int, index: Any) -> Any:
     """PyTorch's ``x.index_select(dim, index)``: the slices at ``index`` (1-D) along ``dim``."""
-    return xp.take(x, index, axis=dim)
+    if index.ndim > 1:
+        raise ShapeError(
+            f"index_select(): index must be 0-d or 1-d, got shape {tuple(index.shape)}; "
+            "flatten it, or use take_along_dim/gather for an index per position"
+        )
+    # A 0-d index selects one slice and keeps its dimension (length 1), as PyTorch's does.
+    return xp.take(x, xp.reshape(index, (1,)) if index.ndim == 0 else index, axis=dim)
 
 
-take = op("take(x, indices, /, *, axis=None)", saves=("indices",),
-          vjp=(lambda xp, g, ans, x, indices, *, axis: xp.scatter_add(
-                   g, key=_take_key(axis, x.ndim, indices), shape=x.shape), None),
+def _take_grad(xp: Any, g: Any, ans: Any, x: Any, indices: Any, *, axis: int | None) -> Any:
+    if axis is None and x.ndim != 1:  # positions in the flattened x (PyTorch's take)
+        flat = xp.scatter_add(g, key=(indices,), shape=(math.prod(x.shape),))
+        return xp.reshape(flat, x.shape)
+    return xp.scatter_add(g, key=_take_key(axis, x.ndim, indices), shape=x.shape)
+
+
+take = op("take(x, indices, /, *, axis=None)", saves=("indices",), vjp=(_take_grad, None),
           methods={"index_select": _index_select}, aliases={"index_select": _index_select},
           doc="Take elements of ``x`` along ``axis`` at integer ``indices``; repeats add up.")
 

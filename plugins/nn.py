@@ -31,7 +31,7 @@ from typing import Any
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
 from plugrad.plugins._index_plan import put
-from plugrad.plugins._rules import conj, device_of, is_complex
+from plugrad.plugins._rules import conj, device_of, is_complex, logistic
 from plugrad.plugins._scatter import scatter_add_generic, scatter_add_numpy
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
@@ -153,9 +153,7 @@ relu = nn_op("relu", lambda xp, x, /: xp.maximum(x, 0), methods="relu", inplace=
 def _sigmoid_kernel(xp: Any, x: Any, /) -> Any:
     if is_complex(xp, x):  # (complex numbers have no sign to split on)
         return 1.0 / (1.0 + xp.exp(-x))
-    # exp of a non-positive number never overflows; each branch is exact where it is used.
-    e = xp.exp(-xp.abs(x))
-    return xp.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+    return logistic(xp, x)
 
 
 sigmoid = nn_op("sigmoid", _sigmoid_kernel,

@@ -159,6 +159,10 @@ def _median(name: str) -> Any:
     def method(xp: Any, x: Any, dim: Any = None, keepdim: bool = False) -> Any:
         if dim is not None:
             return _select(xp, x, dim, keepdim, lambda y, axis: position(xp, y, axis), name)
+        median = of_all(xp, x)
+        return xp.reshape(median, (1,) * x.ndim) if keepdim else median  # every axis kept
+
+    def of_all(xp: Any, x: Any) -> Any:
         flat = xp.reshape(x, (-1,))
         if flat.shape[0] == 0:
             if not _is_floating(xp, x):
@@ -251,7 +255,7 @@ def _extremum_method(name: str) -> Any:
         axis = torch_axis(dim, axis)
         reduce = xp.max if name == "max" else xp.min
         if axis is None:
-            return reduce(x)
+            return reduce(x, keepdims=keepdim)  # keepdim: every axis kept, with length 1
         # As PyTorch: one int dim, which a 0-d tensor takes as a 1-element 1-d one.
         axis = checked_axis(name, axis, x.ndim, zero_d_as_one=True)
         y = xp.reshape(x, (1,)) if x.ndim == 0 else x
@@ -366,7 +370,9 @@ def _extremum_grad(xp: Any, g: Any, ans: Any, x: Any, *, axis: Any, keepdims: bo
     g = expand_reduced(xp, g, x.shape, axis, keepdims)
     # NOTE: every tied extremum gets an equal share of the gradient (PyTorch's amax/amin),
     # not only the first one.
-    hit = xp.astype(x == expand_reduced(xp, ans, x.shape, axis, keepdims), g.dtype)
+    # A NaN extremum is shared by the NaN elements (PyTorch's), which == does not find.
+    ans = expand_reduced(xp, ans, x.shape, axis, keepdims)
+    hit = xp.astype(xp.logical_or(x == ans, xp.logical_and(x != x, ans != ans)), g.dtype)
     return g * hit / xp.sum(hit, axis=axes, keepdims=True)
 
 
@@ -393,13 +399,13 @@ max = op("max(x, /, *, axis=None, keepdims=False)", vjp=_extremum_grad,
          methods={"amax": None, "max": _extremum_method("max"), **_order_statistics},
          aliases={"amax": _torch_extremum("max"), **_order_statistics},
          torch_function=_extremum_method("max"), real_only=True,
-         doc="Maximum over ``axis`` (all axes by default); tied maxima share the gradient.")
+         doc="Maximum over ``axis`` (all axes by default); tied maxima (NaNs) share the gradient.")
 
 min = op("min(x, /, *, axis=None, keepdims=False)", vjp=_extremum_grad,
          methods={"amin": None, "min": _extremum_method("min")},
          aliases={"amin": _torch_extremum("min")}, torch_function=_extremum_method("min"),
          real_only=True,
-         doc="Minimum over ``axis`` (all axes by default); tied minima share the gradient.")
+         doc="Minimum over ``axis`` (all axes by default); tied minima (NaNs) share the gradient.")
 
 
 def _cumulative_axis(x: Any, axis: int | None) -> int:

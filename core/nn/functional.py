@@ -892,7 +892,8 @@ def cross_entropy(
     weight : Tensor, optional
         ``(C,)``: a weight per class (no gradient flows to it).
     ignore_index : int
-        Class-index targets equal to it count neither in the loss nor in the mean.
+        Class-index targets equal to it count neither in the loss nor in the mean
+        (class indices only: with probability targets it must be left out).
     reduction : {"mean", "sum", "none"}
         ``"mean"`` divides by the summed weights of the counted targets.
     label_smoothing : float
@@ -922,6 +923,12 @@ def cross_entropy(
             f"got {weight.shape}"
         )
     if target.dtype.kind == "real floating":
+        if ignore_index != -100:
+            raise ArgumentError(
+                f"cross_entropy(): ignore_index={ignore_index} names a class index to skip, and "
+                "the target holds class probabilities (floats), not indices; leave ignore_index "
+                "out, or give each sample's class index as an integer target"
+            )
         return _soft_cross_entropy(input, target, weight, reduction, label_smoothing)
     _class_target_shape("cross_entropy", input, target)
     _check_class_range("cross_entropy", target, classes, ignore_index)

@@ -131,6 +131,30 @@ CASES = [
     OpCase(
         "xlogy", "xlogy", P.xlogy, lambda x, y: x * np.log(y), ((3, 4), (4,)), ((-2, 2), POSITIVE)
     ),
+    OpCase(
+        "xlog1py",
+        "xlog1py",
+        P.special.xlog1py,
+        lambda x, y: x * np.log1p(y),
+        ((3, 4), (4,)),
+        ((-2, 2), POSITIVE),
+    ),
+    OpCase(
+        "rounded_divide",
+        "div-floor",
+        lambda a, b: P.div(a, b, rounding_mode="floor"),
+        lambda a, b: np.floor(a / b),
+        ((3, 4), (4,)),
+        ((-3, 3), POSITIVE),
+    ),
+    OpCase(
+        "rounded_divide",
+        "div-trunc",
+        lambda a, b: a.div(b, rounding_mode="trunc"),
+        lambda a, b: np.trunc(a / b),
+        ((3, 4), (3, 1)),
+        ((-3, 3), (-2, -0.5)),
+    ),
     unary("sinc", np.sinc),
     OpCase("lerp", "lerp", P.lerp, lambda a, b, w: a + w * (b - a), ((3, 4), (4,), (3, 1))),
     OpCase(

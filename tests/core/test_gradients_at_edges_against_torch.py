@@ -1,0 +1,106 @@
+"""Values and gradients at edges (infinities, NaN, zeros, flattened positions) against ``torch``.
+
+Each case once gave a silently different number: ``take`` of a matrix sent its
+gradient along the first axis instead of to the flattened positions, a rounded
+division gave NaN gradients where the divisor is 0, ``xlog1py`` cut the gradient
+at ``x == 0``, ``sinc`` gave NaN for a tiny ``x``, ``logaddexp`` NaN beside an
+infinite input, ``max`` NaN everywhere for a NaN maximum, ``quantile`` NaN next
+to an infinite value, and ``index_select`` with a 0-d index lost a dimension.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import plugrad
+from plugrad.errors import ArgumentError, ShapeError
+
+torch = pytest.importorskip("torch")
+
+INF, NAN = math.inf, math.nan
+
+# name -> (leaves, program(lib, *leaves) -> a tensor whose sum is differentiated)
+# fmt: off
+CASES: dict[str, tuple[list[Any], Callable[..., Any]]] = {
+    "take of a matrix": ([[[1., 2.], [3., 4.], [5., 6.]]],
+                         lambda lib, a: lib.take(a, lib.tensor([1, 2, 5, 1])) * lib.tensor(
+                             [10., 100., 1000., 1.], dtype=lib.float64)),
+    "take of a 3-d tensor": ([np.arange(24.0).reshape(2, 3, 4)],
+                             lambda lib, a: lib.take(a, lib.tensor([[0, 23], [7, 7]])) ** 2),
+    "take of a 0-d tensor": ([3.0], lambda lib, a: lib.take(a, lib.tensor([0, 0]))),
+    "take along an axis": ([[[1., 2.], [3., 4.]]],
+                           lambda lib, a: a.index_select(1, lib.tensor([1, 1, 0])) ** 2),
+    "index_select with a 0-d index": ([[[1., 2.], [3., 4.], [5., 6.]]],
+                                      lambda lib, a: a.index_select(1, lib.tensor(0))
+                                      + lib.tensor([1., 2., 3.], dtype=lib.float64)),
+    "div rounding floor": ([[1., 2., -3.5], [0., 2., 2.]],
+                           lambda lib, x, y: x.div(y, rounding_mode="floor")),
+    "div rounding trunc": ([[1., -2., -3.5], [0., 0., 2.]],
+                           lambda lib, x, y: lib.div(x, y, rounding_mode="trunc")),
+    "xlog1py": ([[0., 0., 0., 0., 2., 0.5], [3., -1., NAN, INF, 0., -0.5]],
+                lambda lib, x, y: lib.special.xlog1py(x, y)),
+    "xlogy": ([[0., 0., 0., 0., 2., 0.5], [3., -1., NAN, INF, 0., 0.5]],
+              lambda lib, x, y: lib.special.xlogy(x, y)),
+    "sinc near 0": ([[1e-200, -1e-170, 1e-5, 0.0, 0.3, -2.5]], lambda lib, x: x.sinc()),
+    "logaddexp with infinities": ([[INF, 1., -INF, 3., 700.], [2., INF, 0., 3., -700.]],
+                                  lambda lib, x, y: lib.logaddexp(x, y)),
+    "max of all with NaN": ([[[1., NAN, 3., NAN], [1., 2., 2., 0.]]], lambda lib, x: x.max()),
+    "min of all with NaN": ([[[1., NAN], [-1., 0.]]], lambda lib, x: lib.min(x)),
+    "quantile next to -inf": ([[[-INF, 1., 2.], [0., 1., 2.]]],
+                              lambda lib, x: x.quantile(0.3, dim=1)),
+    "quantile next to inf": ([[[1., 2., INF, 5.]]], lambda lib, x: x.quantile(0.75, dim=1)),
+    "quantile midpoint": ([[[-INF, 1., 2., 4.]]],
+                          lambda lib, x: x.quantile(0.5, dim=1, interpolation="midpoint")),
+    "quantile of q": ([[[3., 1., 2., 5.]]],
+                      lambda lib, x: x.quantile(lib.tensor([0.3, 0.5], dtype=lib.float64), dim=1)),
+}
+# fmt: on
+
+
+def _run(lib: Any, name: str) -> list[np.ndarray]:
+    leaves, program = CASES[name]
+    tensors = [lib.tensor(np.asarray(v, dtype=np.float64), requires_grad=True) for v in leaves]
+    out = program(lib, *tensors)
+    results = [np.asarray(out.detach().numpy()), np.asarray(out.shape)]
+    out.sum().backward()
+    return results + [np.asarray(t.grad.numpy()) for t in tensors]
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # NumPy's about the infinities
+@pytest.mark.parametrize("name", CASES)
+def test_values_and_gradients_are_pytorchs(name: str):
+    ours, theirs = _run(plugrad, name), _run(torch, name)
+    assert len(ours) == len(theirs)
+    for mine, its in zip(ours, theirs):
+        assert mine.shape == its.shape
+        np.testing.assert_allclose(mine, its, rtol=1e-12, atol=1e-300, equal_nan=True)
+
+
+def test_index_select_takes_a_vector_of_indices():
+    x = plugrad.ones((3, 2))
+    with pytest.raises(ShapeError, match="0-d or 1-d"):
+        x.index_select(1, plugrad.tensor([[0]]))
+
+
+def test_cross_entropy_refuses_ignore_index_with_probability_targets():
+    logits = plugrad.tensor([[1.0, 2.0, 0.5]])
+    probabilities = plugrad.tensor([[0.2, 0.7, 0.1]])
+    with pytest.raises(ArgumentError, match=r"ignore_index=1.*probabilities"):
+        plugrad.nn.functional.cross_entropy(logits, probabilities, ignore_index=1)
+    # As PyTorch, whose message differs.
+    with pytest.raises(RuntimeError, match="ignore_index"):
+        torch.nn.functional.cross_entropy(
+            torch.tensor([[1.0, 2.0, 0.5]]), torch.tensor([[0.2, 0.7, 0.1]]), ignore_index=1
+        )
+
+
+def test_keepdim_keeps_every_axis_when_no_dim_is_given():
+    x = plugrad.tensor([[1.0, 5.0], [3.0, 2.0]])
+    for value in (x.max(keepdim=True), x.min(keepdim=True), x.median(keepdim=True)):
+        assert value.shape == (1, 1)
+    assert x.max(keepdim=True).item() == 5.0 and x.median(keepdim=True).item() == 2.0
