@@ -22,9 +22,9 @@ from ..errors import InvalidArgumentError
 from ..tensor import Tensor
 from . import init
 from .functional import (
+    _check_tensor,
     _positive_int,
     _probability,
-    _tensor,
     multi_head_attention_forward,
     scaled_dot_product_attention,
 )
@@ -219,7 +219,7 @@ class MultiheadAttention(Module):
             ``(attn_output, attn_weights)``; ``attn_weights`` is None unless
             ``need_weights``.
         """
-        _tensor(type(self).__name__, "query", query)
+        _check_tensor("query", type(self).__name__, query)
         batched = query.ndim == 3
         if self.batch_first and batched:
             # Keep self-attention recognisable (query is key is value) through the swap.

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import ItemsView, Iterable, Iterator, KeysView, Mapping, ValuesView
-from typing import Any, Generic, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 from ..tensor import Tensor
 from .module import Module
 from .parameter import Parameter
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 __all__ = ["ModuleDict", "ModuleList", "ParameterDict", "ParameterList", "Sequential"]
 
@@ -24,7 +27,36 @@ def _position(index: Any, length: int, kind: str) -> int:
     return index % length
 
 
-class ModuleList(Module):
+class _Listed(Module, Generic[_V]):
+    """What ``ModuleList`` and ``ParameterList`` share: made from an iterable (given to
+    ``extend``), indexed, sliced and iterated like a list of ``_items()``."""
+
+    def __init__(self, values: Iterable[Any] | None = None) -> None:
+        super().__init__()
+        if values is not None:
+            self.extend(values)
+
+    def _items(self) -> list[_V]:
+        raise NotImplementedError
+
+    def extend(self, values: Iterable[Any]) -> Self:
+        raise NotImplementedError
+
+    @overload
+    def __getitem__(self, index: int) -> _V: ...
+    @overload
+    def __getitem__(self, index: slice) -> Self: ...
+    def __getitem__(self, index: int | slice) -> _V | Self:
+        items = self._items()
+        if isinstance(index, slice):
+            return type(self)(items[index])
+        return items[_position(index, len(items), type(self).__name__)]
+
+    def __iter__(self) -> Iterator[_V]:
+        return iter(self._items())
+
+
+class ModuleList(_Listed[Module]):
     """A list of modules, registered as submodules ``"0"``, ``"1"``, ...
 
     It has no ``forward``: iterate over it in your own.
@@ -46,9 +78,7 @@ class ModuleList(Module):
     """
 
     def __init__(self, modules: Iterable[Module] | None = None) -> None:
-        super().__init__()
-        if modules is not None:
-            self.extend(modules)
+        super().__init__(modules)
 
     def __repr__(self) -> str:
         items = [repr(module).replace("\n", "\n  ") for module in self._modules.values()]
@@ -73,16 +103,6 @@ class ModuleList(Module):
         for index, module in enumerate(modules):
             self.add_module(str(index), module)
 
-    @overload
-    def __getitem__(self, index: int) -> Module: ...
-    @overload
-    def __getitem__(self, index: slice) -> ModuleList: ...
-    def __getitem__(self, index: int | slice) -> Module | ModuleList:
-        items = self._items()
-        if isinstance(index, slice):
-            return type(self)(items[index])
-        return items[_position(index, len(items), type(self).__name__)]
-
     def __setitem__(self, index: int, module: Module) -> None:
         items = self._items()
         items[_position(index, len(items), type(self).__name__)] = module
@@ -98,9 +118,6 @@ class ModuleList(Module):
 
     def __len__(self) -> int:
         return len(self._modules)
-
-    def __iter__(self) -> Iterator[Module]:
-        return iter(self._items())
 
     def append(self, module: Module) -> ModuleList:
         """Add ``module`` at the end; return self."""
@@ -206,8 +223,16 @@ def _missing_key(kind: str, key: Any, keys: Iterable[str]) -> KeyError:
 
 
 class _Keyed(Module, Generic[_V]):
-    """What ``ModuleDict`` and ``ParameterDict`` share: a dict's methods over the dict of
-    the module (``_entries``) that registers what they hold."""
+    """What ``ModuleDict`` and ``ParameterDict`` share: made from what ``update`` takes, a
+    dict's methods over the dict of the module (``_entries``) that registers what they hold."""
+
+    def __init__(self, entries: Any = None) -> None:
+        super().__init__()
+        if entries is not None:
+            self.update(entries)
+
+    def update(self, entries: Any) -> None:
+        raise NotImplementedError
 
     def _entries(self) -> dict[str, Any]:
         raise NotImplementedError
@@ -273,9 +298,7 @@ class ModuleDict(_Keyed[Module]):
     def __init__(
         self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]] | None = None
     ) -> None:
-        super().__init__()
-        if modules is not None:
-            self.update(modules)
+        super().__init__(modules)
 
     def __getitem__(self, key: str) -> Module:
         try:
@@ -322,7 +345,7 @@ def _parameters_repr(items: Iterable[tuple[str, Parameter | None]]) -> str:
     return "\n".join(lines)
 
 
-class ParameterList(Module):
+class ParameterList(_Listed[Parameter]):
     """A list of parameters, registered as ``"0"``, ``"1"``, ...
 
     A Tensor put in it becomes a :class:`~plugrad.nn.Parameter` sharing its memory.
@@ -342,22 +365,10 @@ class ParameterList(Module):
     """
 
     def __init__(self, values: Iterable[Tensor] | None = None) -> None:
-        super().__init__()
-        if values is not None:
-            self.extend(values)
+        super().__init__(values)
 
     def _items(self) -> list[Parameter]:
         return list(self._parameters.values())  # type: ignore[arg-type]
-
-    @overload
-    def __getitem__(self, index: int) -> Parameter: ...
-    @overload
-    def __getitem__(self, index: slice) -> ParameterList: ...
-    def __getitem__(self, index: int | slice) -> Parameter | ParameterList:
-        items = self._items()
-        if isinstance(index, slice):
-            return type(self)(items[index])
-        return items[_position(index, len(items), "ParameterList")]
 
     def __setitem__(self, index: int, value: Tensor) -> None:
         position = _position(index, len(self), "ParameterList")
@@ -365,9 +376,6 @@ class ParameterList(Module):
 
     def __len__(self) -> int:
         return len(self._parameters)
-
-    def __iter__(self) -> Iterator[Parameter]:
-        return iter(self._items())
 
     def __iadd__(self, values: Iterable[Tensor]) -> ParameterList:
         return self.extend(values)
@@ -419,9 +427,7 @@ class ParameterDict(_Keyed[Parameter]):
     def __init__(
         self, parameters: Mapping[str, Tensor] | Iterable[tuple[str, Tensor]] | None = None
     ) -> None:
-        super().__init__()
-        if parameters is not None:
-            self.update(parameters)
+        super().__init__(parameters)
 
     def __getitem__(self, key: str) -> Parameter:
         if not isinstance(key, str):

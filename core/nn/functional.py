@@ -1050,6 +1050,23 @@ def binary_cross_entropy_with_logits(
 # -- normalization, embedding -------------------------------------------------------------
 
 
+def _moving_average_(running: Tensor, batch: Tensor, momentum: float) -> None:
+    """Move a running statistic toward the batch's in place: ``(1 - momentum) * running +
+    momentum * batch``, as PyTorch does."""
+    running.copy_((1.0 - momentum) * running + momentum * batch)
+
+
+def _scale_shift(
+    input: Tensor, weight: Tensor | None, bias: Tensor | None, kept: tuple[int, ...]
+) -> Tensor:
+    """``input * weight + bias``, each (when given) reshaped to ``kept`` to broadcast."""
+    if weight is not None:
+        input = input * _ops.reshape(weight, kept)
+    if bias is not None:
+        input = input + _ops.reshape(bias, kept)
+    return input
+
+
 def batch_norm(
     input: Tensor,
     running_mean: Tensor | None,
@@ -1101,8 +1118,8 @@ def batch_norm(
             with no_grad():
                 batch_mean = _ops.reshape(mean, (channels,))
                 batch_var = _ops.reshape(var, (channels,)) * (count / (count - 1))
-                running_mean.copy_((1.0 - momentum) * running_mean + momentum * batch_mean)
-                running_var.copy_((1.0 - momentum) * running_var + momentum * batch_var)
+                _moving_average_(running_mean, batch_mean, momentum)
+                _moving_average_(running_var, batch_var, momentum)
     else:
         if running_mean is None or running_var is None:
             raise ArgumentError(
@@ -1111,12 +1128,7 @@ def batch_norm(
             )
         centered = input - _ops.reshape(running_mean, kept)
         var = _ops.reshape(running_var, kept)
-    out = centered / _ops.sqrt(var + eps)
-    if weight is not None:
-        out = out * _ops.reshape(weight, kept)
-    if bias is not None:
-        out = out + _ops.reshape(bias, kept)
-    return out
+    return _scale_shift(centered / _ops.sqrt(var + eps), weight, bias, kept)
 
 
 def layer_norm(
@@ -3017,11 +3029,7 @@ def _channel_affine(
                 f"{function}(): {name} must have shape ({channels},), one per channel, got "
                 f"{value.shape}"
             )
-    if weight is not None:
-        input = input * _ops.reshape(weight, kept)
-    if bias is not None:
-        input = input + _ops.reshape(bias, kept)
-    return input
+    return _scale_shift(input, weight, bias, kept)
 
 
 def group_norm(
@@ -3118,10 +3126,10 @@ def instance_norm(
         with no_grad():
             if running_mean is not None:
                 batch_mean = _ops.mean(_ops.mean(flat, axis=2), axis=0)
-                running_mean.copy_((1.0 - momentum) * running_mean + momentum * batch_mean)
+                _moving_average_(running_mean, batch_mean, momentum)
             if running_var is not None:
                 batch_var = _ops.mean(_ops.var(flat, axis=2, correction=1), axis=0)
-                running_var.copy_((1.0 - momentum) * running_var + momentum * batch_var)
+                _moving_average_(running_var, batch_var, momentum)
     else:
         if running_mean is None or running_var is None:
             raise ArgumentError(
@@ -3586,15 +3594,6 @@ _MHA = "multi_head_attention_forward"
 # -- checks -------------------------------------------------------------------------------
 
 
-def _tensor(function: str, name: str, value: Any) -> Tensor:
-    if not isinstance(value, Tensor):
-        raise TypeError(
-            f"{function}(): {name} must be a Tensor, got {type(value).__name__}; "
-            "convert it with plugrad.asarray(...)"
-        )
-    return value
-
-
 def _probability(function: str, name: str, p: Any) -> float:
     if not isinstance(p, int | float) or isinstance(p, bool) or not 0.0 <= p <= 1.0:
         raise InvalidArgumentError(
@@ -3687,7 +3686,7 @@ def scaled_dot_product_attention(
             [1.6698]])
     """
     for name, tensor in (("query", query), ("key", key), ("value", value)):
-        _tensor(_SDPA, name, tensor)
+        _check_tensor(name, _SDPA, tensor)
         if tensor.ndim < 2:
             raise ShapeError(
                 f"{_SDPA}(): query, key and value must have at least 2 axes (positions, "
@@ -3752,7 +3751,7 @@ def _share_heads(query: Tensor, key: Tensor, value: Tensor) -> tuple[Tensor, Ten
 
 
 def _masked_scores(scores: Tensor, mask: Any) -> Tensor:
-    _tensor(_SDPA, "attn_mask", mask)
+    _check_tensor("attn_mask", _SDPA, mask)
     if not _broadcasts(mask.shape, scores.shape):
         raise ShapeError(
             f"{_SDPA}(): attn_mask of shape {mask.shape} does not broadcast to the scores' "
@@ -3779,7 +3778,7 @@ def _canonical_mask(
     """``mask`` as a floating mask of ``dtype`` (a boolean one: ``-inf`` where True)."""
     if mask is None:
         return None
-    _tensor(_MHA, name, mask)
+    _check_tensor(name, _MHA, mask)
     if mask.dtype is not _dtypes.bool and mask.dtype.kind != "real floating":
         raise DtypeError(
             f"{_MHA}(): {name} must be bool (True: leave the key out) or floating (added to "
@@ -3807,7 +3806,7 @@ def _check_shapes(
 ) -> bool:
     """Whether the call is batched; a ShapeError for inputs that fit neither layout."""
     for name, tensor in (("query", query), ("key", key), ("value", value)):
-        _tensor(_MHA, name, tensor)
+        _check_tensor(name, _MHA, tensor)
     if query.ndim not in (2, 3):
         raise ShapeError(
             f"{_MHA}(): query must be 2-d (unbatched: L, E) or 3-d (batched), got shape "
@@ -3821,14 +3820,14 @@ def _check_shapes(
             f"shapes {key.shape} and {value.shape}"
         )
     if key_padding_mask is not None:
-        _tensor(_MHA, "key_padding_mask", key_padding_mask)
+        _check_tensor("key_padding_mask", _MHA, key_padding_mask)
         if key_padding_mask.ndim != query.ndim - 1:
             raise ShapeError(
                 f"{_MHA}(): for a {layout} query, key_padding_mask must be "
                 f"{query.ndim - 1}-d, got shape {key_padding_mask.shape}"
             )
     if attn_mask is not None:
-        _tensor(_MHA, "attn_mask", attn_mask)
+        _check_tensor("attn_mask", _MHA, attn_mask)
         if attn_mask.ndim not in (2, 3):
             raise ShapeError(
                 f"{_MHA}(): attn_mask must be 2-d (L, S) or 3-d (batch * num_heads, L, S), "
