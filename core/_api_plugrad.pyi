@@ -86,7 +86,7 @@ def argmin(x: TensorLike, /, dim: Any = ..., keepdim: Any = ..., *, axis: Any = 
     """Index of the (first) minimum along ``axis`` (of the flattened tensor by default)."""
 
 
-def argsort(x: TensorLike, /, dim: Any = ..., *, axis: int = ..., descending: bool = ..., stable: bool = ..., out: Any = ...) -> Any:
+def argsort(x: TensorLike, /, dim: Any = ..., descending: bool = ..., stable: bool = ..., *, axis: int = ..., out: Any = ...) -> Any:
     """Indices that sort ``x`` along ``axis`` (stable by default)."""
 
 
@@ -646,7 +646,7 @@ def sinh(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Hyperbolic sine element-wise."""
 
 
-def sort(x: TensorLike, /, dim: Any = ..., *, axis: Any = ..., descending: bool = ..., stable: bool = ..., out: Any = ...) -> Any:
+def sort(x: TensorLike, /, dim: Any = ..., descending: bool = ..., *, axis: Any = ..., stable: bool = ..., out: Any = ...) -> Any:
     """Sort along ``axis``; each sorted position's gradient goes back to its element."""
 
 

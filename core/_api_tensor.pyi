@@ -277,8 +277,8 @@ class InstalledTensorMethods:
     def argmin(self, dim: Any = ..., keepdim: Any = ..., *, axis: Any = ..., keepdims: bool = ...) -> Tensor:
         """Index of the (first) minimum along ``axis`` (of the flattened tensor by default)."""
 
-    def argsort(self, dim: Any = ..., *, axis: int = ..., descending: bool = ..., stable: bool = ...) -> Any:
-        """Indices that sort ``x`` along ``axis`` (stable by default)."""
+    def argsort(self, dim: int = ..., descending: bool = ..., stable: bool = ...) -> Any:
+        """PyTorch's ``torch.argsort(x, dim=-1, descending=False)``: the axis may come by position."""
 
     def asin_(self, /) -> Tensor:
         """In-place :meth:`asin`: ``x.asin_(...)`` makes ``x`` hold it."""

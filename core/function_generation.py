@@ -347,21 +347,34 @@ def _make_function(op: RegisteredOp, module: str, method: bool = False) -> Calla
             p.replace(default=_DefaultName("_unset")) if p.name in required else p
             for p in parameters
         ]
+        # PyTorch's params come by position only where the op's own params are keyword-only,
+        # in PyTorch's order: its own (dim) and those the op shares (sort's descending).
+        by_position = all(op.signature.parameters[n].kind is kinds.KEYWORD_ONLY
+                          for n in op.param_names)  # fmt: skip
+        torch_positional = []
+        if by_position:
+            own = {p.name: p for p in parameters}
+            for p in list(inspect.signature(torch_form).parameters.values())[2:]:
+                if p.kind not in (kinds.POSITIONAL_OR_KEYWORD, kinds.POSITIONAL_ONLY):
+                    break
+                if p.name in taken:
+                    torch_positional.append(kinds(p.name, kinds.POSITIONAL_OR_KEYWORD,
+                                                  default=_DefaultName("_unset")))  # fmt: skip
+                elif p.name in own:
+                    torch_positional.append(own[p.name].replace(kind=kinds.POSITIONAL_OR_KEYWORD))
+                else:
+                    break
+        moved = {q.name for q in torch_positional}
+        parameters = [
+            p for p in parameters if p.name not in moved or p.kind is not kinds.KEYWORD_ONLY
+        ]
         at = next(
             (i for i, p in enumerate(parameters) if p.kind is kinds.KEYWORD_ONLY), len(parameters)
         )
-        # PyTorch's params come by position only where the op's own params are keyword-only.
-        by_position = all(op.signature.parameters[n].kind is kinds.KEYWORD_ONLY
-                          for n in op.param_names)  # fmt: skip
-        torch_positional = [
-            kinds(p.name, kinds.POSITIONAL_OR_KEYWORD, default=_DefaultName("_unset"))
-            for p in torch_params
-            if by_position and p.kind in (kinds.POSITIONAL_OR_KEYWORD, kinds.POSITIONAL_ONLY)
-        ]
         torch_keyword = [
             kinds(p.name, kinds.KEYWORD_ONLY, default=_DefaultName("_unset"))
             for p in torch_params
-            if p.name not in {q.name for q in torch_positional}
+            if p.name not in moved
         ]
         parameters[at:at] = torch_positional
         parameters.extend(torch_keyword)

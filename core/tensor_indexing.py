@@ -11,7 +11,7 @@ from typing import Any
 from . import dtypes as _dtypes
 from . import grad_mode as _grad_mode
 from . import ops as _ops
-from .errors import DeviceMismatchError, DtypeError
+from .errors import ArgumentError, DeviceMismatchError, DtypeError
 from .grad_mode import no_grad
 from .tensor import Tensor, _wrap, install_methods
 
@@ -139,6 +139,12 @@ def index_key(tensor: Tensor, key: Any, recorded: bool = False) -> tuple[Any, ..
     gradient reads the key later, after the caller may have changed them in place.
     """
     if type(key) is not tuple:
+        if type(key) is list and _pytorch_reads_as_a_tuple(key):
+            raise ArgumentError(
+                "a list holding lists, tensors, slices, None or ... as an index is ambiguous: "
+                "NumPy reads it as one index array, PyTorch (before 2.9) as a tuple of indices; "
+                "write x[tuple(key)] for the tuple or x[plugrad.tensor(key)] for the array"
+            )
         key = (key,)
     if any(isinstance(k, (Tensor, list)) for k in key):
         return tuple(
@@ -154,6 +160,20 @@ def index_key(tensor: Tensor, key: Any, recorded: bool = False) -> tuple[Any, ..
     if not any(k is Ellipsis for k in key):
         key = (*key, Ellipsis)
     return key
+
+
+def _pytorch_reads_as_a_tuple(key: list[Any]) -> bool:
+    """Whether PyTorch 2.13 indexes with ``key`` as with ``tuple(key)`` (NumPy does not).
+
+    Its rule: a list shorter than 32 holding a sequence, tensor, slice, None or ``...``.
+    """
+    return len(key) < 32 and any(
+        k is None
+        or k is Ellipsis
+        or isinstance(k, (Tensor, slice, list, tuple))
+        or (hasattr(type(k), "__getitem__") and hasattr(type(k), "__len__") and type(k) is not dict)
+        for k in key
+    )
 
 
 def _list_index(tensor: Tensor, index: list[Any]) -> Any:

@@ -85,7 +85,7 @@ sort = op("sort(x, /, *, axis=-1, descending=False, stable=True)", vjp=_sort_gra
           methods={"sort": _sort_method, "topk": _topk, "msort": _msort},
           torch_function=_sort_method, aliases={"topk": _topk, "msort": _msort}, real_only=True,
           doc="Sort along ``axis``; each sorted position's gradient goes back to its element.")
-argsort = op("argsort", _argsort, differentiable=False, methods="argsort",
+argsort = op("argsort", _argsort, differentiable=False, methods={"argsort": _torch_argsort},
              torch_function=_torch_argsort,
              real_only=True, doc="Indices that sort ``x`` along ``axis`` (stable by default).")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import plugrad
 from plugrad.testing import OpCase, OpTests
@@ -42,3 +43,16 @@ def test_sort_with_ties_gives_each_element_one_gradient() -> None:
     (plugrad.sort(x) * plugrad.tensor([1.0, 10.0, 100.0])).sum().backward()
     assert sorted(x.grad.tolist()) == [1.0, 10.0, 100.0]
     assert x.grad.tolist()[1] == 1.0
+
+
+def test_pytorchs_positional_descending():
+    # torch.sort(x, 1, True), torch.argsort(x, 0, True), x.argsort(0, True): dim, descending.
+    x = P.tensor([[3.0, 1.0, 2.0], [0.0, 5.0, 4.0]])
+    assert P.sort(x, 1, True).values.tolist() == [[3.0, 2.0, 1.0], [5.0, 4.0, 0.0]]
+    assert P.argsort(x, 0, True).tolist() == [[0, 1, 1], [1, 0, 0]]
+    assert x.argsort(0, True).tolist() == [[0, 1, 1], [1, 0, 0]]
+    assert x.sort(1, True).indices.tolist() == [[0, 2, 1], [1, 2, 0]]
+    # The standard's keywords still work, and the two forms are not mixed.
+    assert P.argsort(x, axis=1, descending=True).tolist() == [[0, 2, 1], [1, 2, 0]]
+    with pytest.raises(TypeError):
+        P.argsort(x, 0, True, axis=1)
