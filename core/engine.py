@@ -207,6 +207,13 @@ def grad(
             gradients.append(None)
         else:
             gradients.append(g if create_graph else _wrap(g, tensor._device, False, None))
+    if result.retained:  # non-leaves that retain their grad get it, as from backward()
+        with _accumulation_lock:
+            _store(
+                [(t, g) for t, g in result.retained.values()],
+                create_graph,
+                {id(grad) for _, grad in roots},
+            )
     return tuple(gradients)
 
 
@@ -260,13 +267,16 @@ class _Targets:
 class _Result:
     """What a backward pass computed, before anything is written to ``.grad``."""
 
-    __slots__ = ("leaf_grads", "node_grads")
+    __slots__ = ("leaf_grads", "node_grads", "retained")
 
     def __init__(self) -> None:
         #: id(leaf) -> [leaf, summed gradient]
         self.leaf_grads: dict[int, list[Any]] = {}
         #: (node, output index) -> [tensor or None, gradient], for retained and target non-leaves
         self.node_grads: dict[tuple[Any, int], list[Any]] = {}
+        #: The same for tensors that retain their grad, in a pass with targets (whose own
+        #: gradients node_grads holds): their .grad is filled too, as PyTorch does.
+        self.retained: dict[tuple[Any, int], list[Any]] = {}
 
     def captured(self, tensor: Tensor) -> Any:
         if tensor._edge is None:
@@ -583,6 +593,11 @@ def _node_grad_arrived(
         for index, tensor in targets.nodes.get(node, {}).items():
             if grads[index] is not None:
                 result.node_grads[(node, index)] = [tensor, grads[index]]
+        for index, hook in hooks:
+            if isinstance(hook, RetainGrad) and grads[index] is not None:
+                tensor = hook.tensor()
+                if tensor is not None:
+                    result.retained[(node, index)] = [tensor, grads[index]]
     return grads[0] if single else grads
 
 
@@ -616,6 +631,9 @@ def _commit(
         updates.append((leaf, grad))
     if result.node_grads:
         updates.extend((t, g) for t, g in result.node_grads.values() if t is not None)
+    if result.retained:  # retained non-leaves of a pass with targets, unless targets too
+        retained = result.retained.items()
+        updates.extend((t, g) for key, (t, g) in retained if key not in result.node_grads)
     # NOTE: reading .grad, adding and storing back must be one step, or two threads
     # running backward into a shared leaf lose each other's gradients.
     with _accumulation_lock:

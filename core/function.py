@@ -164,6 +164,11 @@ class Function:
     (``None`` where none is needed). If ``backward`` is written with plugrad
     ops, ``create_graph=True`` differentiates through it.
 
+    PyTorch's other style works too: ``forward(*args)`` without ``ctx``, and a
+    static ``setup_context(ctx, inputs, output)`` that saves what ``backward``
+    needs (``inputs`` is the tuple of arguments, ``output`` what ``forward``
+    returned); it runs right after ``forward``, also without recording.
+
     Examples
     --------
     >>> import plugrad
@@ -186,16 +191,19 @@ class Function:
     """
 
     _ctx_type: ClassVar[type[FunctionCtx]]
+    _sets_up_context: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        for method in ("forward", "backward"):
+        for method in ("forward", "backward", "setup_context"):
             if method in cls.__dict__ and not isinstance(cls.__dict__[method], staticmethod):
                 raise TypeError(
-                    f"{cls.__name__}.{method} must be a @staticmethod whose first parameter is "
-                    f"ctx: decorate it with @staticmethod"
+                    f"{cls.__name__}.{method} must be a @staticmethod: decorate it with "
+                    "@staticmethod"
                 )
         cls._ctx_type = type(f"{cls.__name__}Backward", (FunctionCtx,), {"_function": cls})
+        #: Whether forward takes no ctx and setup_context fills it (PyTorch's newer style).
+        cls._sets_up_context = cls.setup_context is not Function.setup_context
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         raise TypeError(
@@ -212,6 +220,17 @@ class Function:
         """Return the gradient for each argument of ``forward``, given each output's gradient."""
         raise NotImplementedError("a Function subclass must define backward(ctx, *grad_outputs)")
 
+    @staticmethod
+    def setup_context(ctx: FunctionCtx, inputs: tuple[Any, ...], output: Any) -> None:
+        """Save on ``ctx`` what ``backward`` needs, for a ``forward(*args)`` without ctx.
+
+        Not defined by default: ``forward(ctx, *args)`` then fills ``ctx`` itself.
+        """
+        raise NotImplementedError(
+            "setup_context(ctx, inputs, output) is defined by Function subclasses whose "
+            "forward takes no ctx"
+        )
+
     @classmethod
     def apply(cls, *args: Any) -> Any:
         """Run ``forward`` and, if any argument requires grad, record it for backward."""
@@ -224,7 +243,11 @@ class Function:
         )
         _state.enabled = False
         try:
-            output = cls.forward(ctx, *args)
+            if cls._sets_up_context:
+                output = cls.forward(*args)
+                cls.setup_context(ctx, args, output)
+            else:
+                output = cls.forward(ctx, *args)
         finally:
             _state.enabled = recording
         outputs = output if isinstance(output, tuple) else (output,)

@@ -212,7 +212,9 @@ class enable_grad(_GradModeContext):
 
 
 class inference_mode:
-    """PyTorch's ``inference_mode``: here the same as :class:`no_grad` (``mode=False``: no change).
+    """PyTorch's ``inference_mode``: here the same as :class:`no_grad`; ``mode=False`` as
+    :class:`enable_grad` (PyTorch's ``inference_mode(False)`` turns gradients on, also
+    inside ``no_grad``).
 
     A context manager and a decorator, also bare (``@plugrad.inference_mode``).
     Tensors made inside are ordinary tensors that do not require grad: plugrad
@@ -251,11 +253,10 @@ class inference_mode:
 
     def __enter__(self) -> None:
         self._previous = _state.enabled
-        if self._on:
-            _state.enabled = False
+        _state.enabled = not self._on
 
     def __exit__(self, *exc_info: object) -> None:
         _state.enabled = self._previous
 
     def __call__(self, func: F) -> F:
-        return _run_in_mode(func, False) if self._on else func
+        return _run_in_mode(func, not self._on)

@@ -464,9 +464,10 @@ class Optimizer:
 
         Parameters are replaced by their position (counting across groups, in
         order), as in PyTorch, so the dict can be loaded into an optimizer
-        built the same way over other tensors. The state tensors are the live
-        ones, not copies: save the dict (:func:`plugrad.save`) or copy it
-        before stepping again if you need a snapshot.
+        built the same way over other tensors. Each parameter's state is the
+        live entry (its tensors and numbers, such as the step count), not a
+        copy, as in PyTorch: save the dict (:func:`plugrad.save`) or deep-copy
+        it before stepping again if you need a snapshot.
 
         Returns
         -------
@@ -495,8 +496,10 @@ class Optimizer:
                 index_of[id(param)] = len(index_of)
                 packed["params"].append(index_of[id(param)])
             groups.append(packed)
+        # The entries themselves, as PyTorch's: a dict kept while stepping on stays whole
+        # (a copy would keep an old step count beside the live buffers).
         state = {
-            index_of[id(param)]: dict(entry)
+            index_of[id(param)]: entry
             for param, entry in self.state.items()
             if id(param) in index_of
         }
