@@ -9,6 +9,7 @@ from ..tensor import Tensor
 from .optimizer import (
     Optimizer,
     ParamsT,
+    check_compatibility_flags,
     check_options,
     check_state,
     fill_parameter_docs,
@@ -47,7 +48,10 @@ class Adagrad(Optimizer):
         The sum of squares :math:`s` before the first step.
     eps : float, default 1e-10
         Added to the denominator.
+    {foreach}
     {maximize}
+    {differentiable}
+    {fused}
 
     Examples
     --------
@@ -67,7 +71,10 @@ class Adagrad(Optimizer):
     """
 
     _supports_complex = False
-    _options = ("lr", "lr_decay", "weight_decay", "initial_accumulator_value", "eps", "maximize")
+    _options = (
+        "lr", "lr_decay", "weight_decay", "initial_accumulator_value", "eps", "foreach",
+        "maximize", "differentiable", "fused",
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -77,8 +84,11 @@ class Adagrad(Optimizer):
         weight_decay: float = 0,
         initial_accumulator_value: float = 0,
         eps: float = 1e-10,
+        foreach: bool | None = None,
         *,
         maximize: bool = False,
+        differentiable: bool = False,
+        fused: bool | None = None,
     ) -> None:
         super().__init__(params, self._defaults_from(locals()))
         # As PyTorch's, the sums start at construction, for parameters that never get a
@@ -94,6 +104,7 @@ class Adagrad(Optimizer):
     def _check_options(self, group: dict[str, Any]) -> None:
         numbers = ("lr", "lr_decay", "weight_decay", "initial_accumulator_value", "eps")
         check_options(group, numbers, ["maximize"])
+        check_compatibility_flags("Adagrad", group)
 
     def _check_state(self, param: Tensor, state: Mapping[str, Any], group: dict[str, Any]) -> None:
         check_state("Adagrad", param, state, buffers=["sum"])

@@ -11,6 +11,7 @@ from .optimizer import (
     Optimizer,
     ParamsT,
     check_betas,
+    check_compatibility_flags,
     check_number,
     check_options,
     check_state,
@@ -48,11 +49,18 @@ class Adam(Optimizer):
     eps : float, default 1e-8
         Added to the denominator for numerical stability.
     weight_decay : float, optional
-        L2 penalty added to the gradient, 0 by default (see :class:`AdamW` for the
-        decoupled form).
+        L2 penalty added to the gradient, 0 by default (see
+        ``decoupled_weight_decay``).
     amsgrad : bool, default False
         Use the AMSGrad variant (Reddi et al., 2018).
+    {foreach}
     {maximize}
+    {capturable}
+    {differentiable}
+    {fused}
+    decoupled_weight_decay : bool, default False
+        Shrink the parameter by ``1 - lr * weight_decay`` at each step instead of
+        adding the penalty to the gradient: :class:`AdamW`.
 
     Notes
     -----
@@ -75,11 +83,13 @@ class Adam(Optimizer):
     tensor([ 0.9000, -1.9000], requires_grad=True)
     """
 
-    _decoupled_weight_decay = False
     _supports_complex = False
     #: What ``weight_decay=None`` (the default) stands for.
     _default_weight_decay: float = 0
-    _options = ("lr", "betas", "eps", "weight_decay", "amsgrad", "maximize")
+    _options = (
+        "lr", "betas", "eps", "weight_decay", "amsgrad", "foreach", "maximize", "capturable",
+        "differentiable", "fused", "decoupled_weight_decay",
+    )  # fmt: skip
     _pairs = ("betas",)
     _buffers = ("exp_avg", "exp_avg_sq")
 
@@ -92,7 +102,12 @@ class Adam(Optimizer):
         weight_decay: float | None = None,
         amsgrad: bool = False,
         *,
+        foreach: bool | None = None,
         maximize: bool = False,
+        capturable: bool = False,
+        differentiable: bool = False,
+        fused: bool | None = None,
+        decoupled_weight_decay: bool = False,
     ) -> None:
         if weight_decay is None:
             weight_decay = self._default_weight_decay
@@ -101,7 +116,10 @@ class Adam(Optimizer):
     def _check_options(self, group: dict[str, Any]) -> None:
         check_number("lr", group["lr"])
         check_betas(type(self).__name__, group["betas"])
-        check_options(group, ["eps", "weight_decay"], ["amsgrad", "maximize"])
+        check_options(
+            group, ["eps", "weight_decay"], ["amsgrad", "maximize", "decoupled_weight_decay"]
+        )
+        check_compatibility_flags(type(self).__name__, group)
 
     def _check_state(self, param: Tensor, state: Mapping[str, Any], group: dict[str, Any]) -> None:
         name = type(self).__name__
@@ -129,7 +147,7 @@ class Adam(Optimizer):
         weight_decay = group["weight_decay"]
         amsgrad = group["amsgrad"]
         maximize = group["maximize"]
-        decoupled = self._decoupled_weight_decay
+        decoupled = group["decoupled_weight_decay"]
         state = self.state
         index = 0
         for param in group["params"]:
@@ -193,7 +211,7 @@ class AdamW(Adam):
 
     Parameters
     ----------
-    params, lr, betas, eps, amsgrad, maximize
+    params, lr, betas, eps, amsgrad, maximize, foreach, capturable, differentiable, fused
         As for :class:`Adam`.
     weight_decay : float, optional
         Decoupled weight decay coefficient :math:`\lambda`, 1e-2 by default.
@@ -212,5 +230,25 @@ class AdamW(Adam):
     tensor([ 0.9500, -1.9000], requires_grad=True)
     """
 
-    _decoupled_weight_decay = True
     _default_weight_decay = 1e-2
+
+    def __init__(
+        self,
+        params: ParamsT,
+        lr: float = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 1e-2,
+        amsgrad: bool = False,
+        *,
+        maximize: bool = False,
+        foreach: bool | None = None,
+        capturable: bool = False,
+        differentiable: bool = False,
+        fused: bool | None = None,
+    ) -> None:
+        super().__init__(
+            params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach, maximize=maximize,
+            capturable=capturable, differentiable=differentiable, fused=fused,
+            decoupled_weight_decay=True,
+        )  # fmt: skip

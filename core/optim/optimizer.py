@@ -728,6 +728,10 @@ differentiable : bool, default False
 capturable : bool, default False
     Accepted for compatibility with PyTorch (CUDA graphs); the update is the
     same, and :func:`plugrad.compile` captures the step either way.""",
+    "fused": """\
+fused : bool, optional
+    Accepted for compatibility with PyTorch (its fused kernels); the update is
+    the same.""",
 }
 
 # A docstring line that is only a name in braces: where fill_parameter_docs puts an entry.
@@ -842,14 +846,15 @@ def check_betas(optimizer: str, betas: Any) -> None:
 def check_compatibility_flags(optimizer: str, group: Mapping[str, Any]) -> None:
     """Raise unless PyTorch's implementation switches of ``group`` are ones plugrad can honour.
 
-    ``foreach`` (None or a bool) and ``capturable`` choose how PyTorch runs a
-    step, not what it computes: plugrad accepts them and computes the same
+    ``foreach``, ``fused`` (None or a bool) and ``capturable`` choose how PyTorch
+    runs a step, not what it computes: plugrad accepts them and computes the same
     update. ``differentiable=True`` asks for a step autograd can differentiate
     through, which plugrad's steps (raw array updates) are not.
     """
-    foreach = group.get("foreach")
-    if foreach is not None and not isinstance(foreach, bool):
-        raise TypeError(f"foreach must be None, True or False, got {foreach!r}")
+    for key in ("foreach", "fused"):
+        value = group.get(key)
+        if value is not None and not isinstance(value, bool):
+            raise TypeError(f"{key} must be None, True or False, got {value!r}")
     for key in ("capturable", "differentiable"):
         if key in group:
             check_flag(key, group[key])

@@ -9,6 +9,7 @@ from ..tensor import Tensor
 from .optimizer import (
     Optimizer,
     ParamsT,
+    check_compatibility_flags,
     check_options,
     check_state,
     fill_parameter_docs,
@@ -47,7 +48,10 @@ class RMSprop(Optimizer):
         Momentum factor :math:`\mu`.
     centered : bool, default False
         Divide by the estimated standard deviation of the gradient instead.
+    {capturable}
+    {foreach}
     {maximize}
+    {differentiable}
 
     Notes
     -----
@@ -70,7 +74,10 @@ class RMSprop(Optimizer):
     """
 
     _supports_complex = False
-    _options = ("lr", "alpha", "eps", "weight_decay", "momentum", "centered", "maximize")
+    _options = (
+        "lr", "alpha", "eps", "weight_decay", "momentum", "centered", "capturable", "foreach",
+        "maximize", "differentiable",
+    )  # fmt: skip
     _buffers = ("square_avg",)
 
     def __init__(
@@ -82,14 +89,17 @@ class RMSprop(Optimizer):
         weight_decay: float = 0,
         momentum: float = 0,
         centered: bool = False,
-        *,
+        capturable: bool = False,
+        foreach: bool | None = None,
         maximize: bool = False,
+        differentiable: bool = False,
     ) -> None:
         super().__init__(params, self._defaults_from(locals()))
 
     def _check_options(self, group: dict[str, Any]) -> None:
         numbers = ("lr", "alpha", "eps", "weight_decay", "momentum")
         check_options(group, numbers, ["centered", "maximize"])
+        check_compatibility_flags("RMSprop", group)
 
     def _check_state(self, param: Tensor, state: Mapping[str, Any], group: dict[str, Any]) -> None:
         optional = ["momentum_buffer", "grad_avg"]

@@ -9,6 +9,7 @@ from ..tensor import Tensor
 from .optimizer import (
     Optimizer,
     ParamsT,
+    check_compatibility_flags,
     check_number,
     check_options,
     check_state,
@@ -49,6 +50,9 @@ class SGD(Optimizer):
     nesterov : bool, default False
         Use Nesterov momentum (needs ``momentum > 0`` and ``dampening == 0``).
     {maximize}
+    {foreach}
+    {differentiable}
+    {fused}
 
     Notes
     -----
@@ -72,7 +76,10 @@ class SGD(Optimizer):
     (tensor([-0.2900], requires_grad=True), tensor([1.9000]))
     """
 
-    _options = ("lr", "momentum", "dampening", "weight_decay", "nesterov", "maximize")
+    _options = (
+        "lr", "momentum", "dampening", "weight_decay", "nesterov", "maximize", "foreach",
+        "differentiable", "fused",
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -84,11 +91,15 @@ class SGD(Optimizer):
         nesterov: bool = False,
         *,
         maximize: bool = False,
+        foreach: bool | None = None,
+        differentiable: bool = False,
+        fused: bool | None = None,
     ) -> None:
         super().__init__(params, self._defaults_from(locals()))
 
     def _check_options(self, group: dict[str, Any]) -> None:
         check_options(group, ["lr", "momentum", "weight_decay"], ["nesterov", "maximize"])
+        check_compatibility_flags("SGD", group)
         check_number("dampening", group["dampening"], at_least=-float("inf"))
         if group["nesterov"] and (group["momentum"] <= 0 or group["dampening"] != 0):
             raise ValueError(
