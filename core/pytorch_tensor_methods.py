@@ -358,8 +358,8 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any
     product = _ops.outer(_tensor("addr", vec1, "vec1"), _tensor("addr", vec2, "vec2"))
     if alpha != 1:
         product = product * alpha
-    if beta == 0:
-        return _ops.broadcast_to(product, broadcast_shapes(tuple(input.shape), product.shape)) * 1
+    if beta == 0:  # input unread, its gradient 0 (PyTorch's: zeros, not None)
+        return _ops.where(_creation.zeros_like(product, dtype=_dtypes.bool), input, product)
     return (input if beta == 1 else input * beta) + product
 
 

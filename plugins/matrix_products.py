@@ -38,11 +38,12 @@ def _dot(xp: Any, x: Any, other: Any) -> Any:
 
 
 def _scaled_sum(xp: Any, input: Any, product: Any, beta: Any, alpha: Any) -> Any:
-    """``beta * input + alpha * product``; with ``beta == 0`` the input (and its nans) is unread."""
+    """``beta * input + alpha * product``; with ``beta == 0`` the input (and its nans) is unread,
+    and its gradient 0 (PyTorch's: zeros, not None)."""
     if alpha != 1:
         product = alpha * product
     if beta == 0:
-        return product
+        return xp.where(xp.zeros_like(product, dtype=xp.bool), input, product)
     return (input if beta == 1 else beta * input) + product
 
 

@@ -5,7 +5,8 @@ gradient along the first axis instead of to the flattened positions, a rounded
 division gave NaN gradients where the divisor is 0, ``xlog1py`` cut the gradient
 at ``x == 0``, ``sinc`` gave NaN for a tiny ``x``, ``logaddexp`` NaN beside an
 infinite input, ``max`` NaN everywhere for a NaN maximum, ``quantile`` NaN next
-to an infinite value, and ``index_select`` with a 0-d index lost a dimension.
+to an infinite value, ``index_select`` with a 0-d index lost a dimension, and
+``addmm``-like functions with ``beta=0`` left the input's gradient None (PyTorch: zeros).
 """
 
 from __future__ import annotations
@@ -56,6 +57,15 @@ CASES: dict[str, tuple[list[Any], Callable[..., Any]]] = {
     "quantile next to inf": ([[[1., 2., INF, 5.]]], lambda lib, x: x.quantile(0.75, dim=1)),
     "quantile midpoint": ([[[-INF, 1., 2., 4.]]],
                           lambda lib, x: x.quantile(0.5, dim=1, interpolation="midpoint")),
+    "addmm, beta 0": ([[[NAN, 1.], [2., 3.]]],
+                      lambda lib, a: lib.addmm(a, lib.ones(2, 3, dtype=lib.float64),
+                                               lib.ones(3, 2, dtype=lib.float64), beta=0)),
+    "addr, beta 0, broadcast": ([[NAN]],
+                                lambda lib, a: lib.addr(a, lib.ones(2, dtype=lib.float64),
+                                                        lib.ones(3, dtype=lib.float64), beta=0)),
+    "baddbmm, beta 0": ([np.ones((2, 2, 2))],
+                        lambda lib, a: a.baddbmm(lib.ones(2, 2, 3, dtype=lib.float64),
+                                                 lib.ones(2, 3, 2, dtype=lib.float64), beta=0)),
     "quantile of q": ([[[3., 1., 2., 5.]]],
                       lambda lib, x: x.quantile(lib.tensor([0.3, 0.5], dtype=lib.float64), dim=1)),
 }
