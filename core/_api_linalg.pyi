@@ -66,7 +66,7 @@ def eigvals(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Eigenvalues of a general square matrix, as a complex tensor."""
 
 
-def eigvalsh(x: TensorLike, /, *, out: Any = ...) -> Tensor:
+def eigvalsh(x: TensorLike, /, UPLO: Any = ..., *, out: Any = ...) -> Any:
     """Eigenvalues of a symmetric (Hermitian) matrix, ascending."""
 
 
@@ -74,7 +74,7 @@ def inv(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Inverse of a square matrix (or a stack of them)."""
 
 
-def matrix_norm(x: TensorLike, /, *, keepdims: bool = ..., ord: Any = ..., dim: Any = ..., keepdim: Any = ..., dtype: Any = ..., out: Any = ...) -> Any:
+def matrix_norm(x: TensorLike, /, ord: Any = ..., dim: Any = ..., keepdim: Any = ..., *, keepdims: bool = ..., dtype: Any = ..., out: Any = ...) -> Any:
     """Matrix norm of the last two axes (``ord``: ``'fro'``, ``'nuc'``, 1, -1, 2, -2, inf or -inf)."""
 
 
@@ -82,7 +82,7 @@ def matrix_power(x: TensorLike, n: Any, /, *, out: Any = ...) -> Tensor:
     """A square matrix to the integer power ``n`` (its inverse's for ``n < 0``)."""
 
 
-def matrix_rank(x: TensorLike, /, *, rtol: Any = ..., out: Any = ...) -> Tensor:
+def matrix_rank(x: TensorLike, /, *, rtol: Any = ..., atol: Any = ..., hermitian: Any = ..., out: Any = ...) -> Any:
     """Rank: the number of singular values above ``rtol * largest``."""
 
 
@@ -90,7 +90,7 @@ def outer(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Outer product of two vectors: ``x1[i] * x2[j]``."""
 
 
-def pinv(x: TensorLike, /, *, rtol: Any = ..., out: Any = ...) -> Tensor:
+def pinv(x: TensorLike, /, *, rtol: Any = ..., atol: Any = ..., hermitian: Any = ..., out: Any = ...) -> Any:
     """Moore-Penrose pseudo-inverse; singular values below ``rtol * largest`` count as 0."""
 
 
@@ -118,5 +118,5 @@ def trace(x: TensorLike, /, *, offset: Any = ..., dtype: DType | None = ..., out
     """Sum of the ``offset`` diagonal of the last two axes."""
 
 
-def vector_norm(x: TensorLike, /, *, axis: Any = ..., keepdims: bool = ..., ord: Any = ..., dim: Any = ..., keepdim: Any = ..., dtype: Any = ..., out: Any = ...) -> Any:
+def vector_norm(x: TensorLike, /, ord: Any = ..., dim: Any = ..., keepdim: Any = ..., *, axis: Any = ..., keepdims: bool = ..., dtype: Any = ..., out: Any = ...) -> Any:
     """Vector ``ord``-norm over ``axis`` (all axes by default)."""

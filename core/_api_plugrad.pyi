@@ -582,6 +582,10 @@ def repeat(x: TensorLike, /, repeats: Any, *, axis: Any = ..., dim: Any = ...) -
     """Repeat each element ``repeats`` times (an int, or one count per element)."""
 
 
+def repeat_interleave(x: TensorLike, repeats: Any = ..., dim: Any = ..., *, output_size: Any = ..., axis: Any = ...) -> Any:
+    """PyTorch's ``repeat_interleave(x, repeats, dim=None, *, output_size=None)`` (``axis=`` for ``dim=`` too); given only a 1-D tensor of counts, each index repeated that often."""
+
+
 def reshape(x: TensorLike, /, shape: Any, *, copy: Any = ...) -> Tensor:
     """Give the elements of ``x`` a new ``shape`` (one entry may be -1)."""
 
@@ -824,7 +828,6 @@ movedim = moveaxis
 mul = multiply
 ne = not_equal
 neg = negative
-repeat_interleave = repeat
 sgn = sign
 sub = subtract
 true_divide = divide

@@ -629,8 +629,8 @@ class InstalledTensorMethods:
     def log_(self, /) -> Tensor:
         """In-place :meth:`log`: ``x.log_(...)`` makes ``x`` hold it."""
 
-    def log_softmax(self, dim: Any = ..., *, axis: int = ...) -> Tensor:
-        """Log of the softmax along ``axis``, stably."""
+    def log_softmax(self, dim: Any = ..., dtype: Any = ..., *, axis: int = ...) -> Any:
+        """PyTorch's ``x.softmax(dim, dtype=None)`` (or ``log_softmax``): ``dtype`` converts ``x`` first; the axis comes as ``dim`` or the standard's ``axis`` (the last by default)."""
 
     def logaddexp2(self, other: Tensor) -> Tensor:
         """``log2(2**input + 2**other)`` element-wise, without overflow."""
@@ -905,8 +905,8 @@ class InstalledTensorMethods:
     def slogdet(self) -> Any:
         """The sign and the log of the absolute value of the determinant; ``linalg.slogdet``."""
 
-    def softmax(self, dim: Any = ..., *, axis: int = ...) -> Tensor:
-        """Softmax along ``axis``: ``exp(x) / sum(exp(x))``, after subtracting the max."""
+    def softmax(self, dim: Any = ..., dtype: Any = ..., *, axis: int = ...) -> Any:
+        """PyTorch's ``x.softmax(dim, dtype=None)`` (or ``log_softmax``): ``dtype`` converts ``x`` first; the axis comes as ``dim`` or the standard's ``axis`` (the last by default)."""
 
     def sort(self, dim: int | None = ..., descending: bool = ..., *, stable: bool = ..., axis: Any = ...) -> tuple[Any, Any]:
         """PyTorch's ``x.sort(dim=-1, descending=False)``: the named tuple ``(values, indices)``."""

@@ -622,12 +622,17 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Ten
     low, high = float(min), float(max)
     if low == 0 and high == 0 and x.shape[0]:
         low, high = float(_ops.min(x)), float(_ops.max(x))
+    if not (math.isfinite(low) and math.isfinite(high)):
+        raise ArgumentError(
+            f"histc(): the range [{low}, {high}] is not finite; give finite min and max (the "
+            "data's own range has an infinity or a NaN)"
+        )
     if low > high:
         raise ArgumentError(f"histc(): min must not exceed max, got {min} and {max}")
     if low == high:
         low, high = low - 1, high + 1
-    inside = _ops.logical_and(x >= low, x <= high)
-    position = _ops.floor((x - low) * (bins / (high - low)))
+    inside = _ops.logical_and(x >= low, x <= high)  # NaN is in no bin
+    position = _ops.where(inside, _ops.floor((x - low) * (bins / (high - low))), 0.0)
     index = _ops.astype(_ops.clip(position, 0, bins - 1), _dtypes.int64)
     counts = _creation.zeros((bins,), dtype=input.dtype, device=input.device)
     return counts.scatter_add(0, index, _ops.astype(inside, input.dtype))

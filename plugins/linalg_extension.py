@@ -308,7 +308,13 @@ def _eigvalsh_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
     return xp.matmul(vectors * xp.expand_dims(g, axis=-2), _mH(xp, vectors))
 
 
+def _torch_eigvalsh(xp: Any, A: Any, UPLO: str = "L") -> Any:
+    """PyTorch's ``linalg.eigvalsh(A, UPLO='L')`` (see :func:`_torch_eigh`)."""
+    return _torch_eigh(xp, A, UPLO).eigenvalues
+
+
 eigvalsh = op("eigvalsh(x, /)", vjp=_eigvalsh_grad, namespace="linalg",
+              torch_function=_torch_eigvalsh,
               doc="Eigenvalues of a symmetric (Hermitian) matrix, ascending.")
 
 
@@ -361,7 +367,43 @@ def _pinv_grad(xp: Any, g: Any, ans: Any, x: Any, *, rtol: Any) -> Any:
     return -_mH(xp, mm(k, p)) + mm(mm(gh - mm(x, k), p), ph) + phk - mm(mm(phk, p), x)
 
 
+def _spectrum(xp: Any, A: Any, hermitian: bool) -> tuple[Any, Any, Any]:
+    """``A = left @ diag(values) @ right``: its SVD, or for ``hermitian`` its eigenvalue
+    decomposition (of the lower triangle, as PyTorch's), whose values may be negative."""
+    if hermitian:
+        values, vectors = xp.linalg.eigh(A)
+        return vectors, values, _mH(xp, vectors)
+    return xp.linalg.svd(A, full_matrices=False)
+
+
+def _kept(xp: Any, A: Any, magnitudes: Any, atol: Any, rtol: Any) -> Any:
+    """Which of ``magnitudes`` (the last axis, per matrix) exceed PyTorch's tolerance
+    ``max(atol, rtol * largest)``; ``rtol`` defaults to ``eps * max(m, n)``, or to 0
+    where only a positive ``atol`` is given."""
+    if rtol is None:
+        given = atol is not None and not (isinstance(atol, (int, float)) and atol <= 0)
+        rtol = 0.0 if given else xp.finfo(magnitudes.dtype).eps * max(A.shape[-2:])
+    largest = xp.max(magnitudes, axis=-1, keepdims=True) if magnitudes.shape[-1] else 0.0
+    tolerance = rtol * largest
+    if atol is not None:
+        tolerance = xp.maximum(tolerance, xp.expand_dims(xp.asarray(atol), axis=-1)
+                               if getattr(atol, "ndim", 0) else atol)  # fmt: skip
+    return magnitudes > tolerance
+
+
+def _torch_pinv(
+    xp: Any, A: Any, *, atol: Any = None, rtol: Any = None, hermitian: bool = False
+) -> Any:
+    """PyTorch's ``linalg.pinv(A, *, atol=None, rtol=None, hermitian=False)``: singular values
+    (eigenvalues, for ``hermitian``) at or below ``max(atol, rtol * largest)`` count as 0."""
+    left, values, right = _spectrum(xp, A, hermitian)
+    kept = _kept(xp, A, xp.abs(values), atol, rtol)
+    inverted = xp.where(kept, 1.0 / xp.where(kept, values, 1.0), 0.0)
+    return xp.matmul(_mH(xp, right) * xp.expand_dims(inverted, axis=-2), _mH(xp, left))
+
+
 pinv = op("pinv(x, /, *, rtol=None)", vjp=_pinv_grad, namespace="linalg",
+          torch_function=_torch_pinv,
           doc="Moore-Penrose pseudo-inverse; singular values below ``rtol * largest`` count as 0.")
 
 
@@ -392,7 +434,17 @@ matrix_power = op("matrix_power", lambda xp, x, n, /: xp.linalg.matrix_power(x, 
                   inputs=("x",), vjp=_matrix_power_grad, namespace="linalg",
                   doc="A square matrix to the integer power ``n`` (its inverse's for ``n < 0``).")
 
+def _torch_matrix_rank(
+    xp: Any, A: Any, *, atol: Any = None, rtol: Any = None, hermitian: bool = False
+) -> Any:
+    """PyTorch's ``linalg.matrix_rank(A, *, atol=None, rtol=None, hermitian=False)``: the
+    singular values (eigenvalues' magnitudes) above ``max(atol, rtol * largest)``."""
+    values = xp.abs(xp.linalg.eigvalsh(A)) if hermitian else xp.linalg.svdvals(A)
+    return xp.sum(xp.astype(_kept(xp, A, values, atol, rtol), xp.int64), axis=-1)
+
+
 matrix_rank = op("matrix_rank(x, /, *, rtol=None)", differentiable=False, namespace="linalg",
+                 torch_function=_torch_matrix_rank,
                  doc="Rank: the number of singular values above ``rtol * largest``.")
 
 
@@ -452,14 +504,11 @@ def _widened(function: str, xp: Any, x: Any, dtype: Any) -> Any:
 
 
 def _torch_matrix_norm(
-    xp: Any, A: Any, *, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool = False,
+    xp: Any, A: Any, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool = False, *,
     dtype: Any = None,
 ) -> Any:  # fmt: skip
     """PyTorch's ``linalg.matrix_norm(A, ord='fro', dim=(-2, -1), keepdim=False, *, dtype)``:
-    the matrices may lie along any two axes; ``dtype`` converts ``A`` first.
-
-    NOTE: keyword-only here, as the op's own ``ord`` is: ``matrix_norm(A, 1)`` must not
-    read ``1`` as ``dim``."""
+    the matrices may lie along any two axes; ``dtype`` converts ``A`` first."""
     if dtype is not None:
         A = _widened("matrix_norm", xp, A, dtype)
     if not isinstance(dim, (tuple, list)) or len(dim) != 2:
@@ -512,13 +561,10 @@ def _vector_norm(
 
 
 def _torch_vector_norm(
-    xp: Any, x: Any, *, ord: Any = 2, dim: Any = None, keepdim: bool = False, dtype: Any = None
+    xp: Any, x: Any, ord: Any = 2, dim: Any = None, keepdim: bool = False, *, dtype: Any = None
 ) -> Any:
     """PyTorch's ``linalg.vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None)``:
-    ``dtype`` converts ``x`` first.
-
-    NOTE: keyword-only here, as the op's own ``ord`` is: ``vector_norm(x, 1)`` must not
-    read ``1`` as ``dim``."""
+    ``dtype`` converts ``x`` first."""
     if dtype is not None:
         x = _widened("vector_norm", xp, x, dtype)
     axis = reduction_axis("vector_norm", x, dim, None)

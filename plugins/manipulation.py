@@ -14,7 +14,8 @@ import itertools
 import math
 from typing import Any
 
-from plugrad.errors import InvalidArgumentError, PlugradError, ShapeError
+from plugrad.dtypes import DType
+from plugrad.errors import DtypeError, InvalidArgumentError, PlugradError, ShapeError
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
 from plugrad.plugins._rules import (
@@ -50,6 +51,12 @@ def _inverse_permutation(axes: tuple[int, ...]) -> tuple[int, ...]:
 
 def _view(xp: Any, x: Any, *shape: int) -> Any:
     """PyTorch's ``x.view(*shape)``: ``reshape`` that raises where it would have to copy."""
+    if len(shape) == 1 and isinstance(shape[0], DType):
+        raise DtypeError(
+            f"view({shape[0]}) reinterprets a tensor's bytes as another dtype, which the Array "
+            f"API has no way to do; x.to(plugrad.{shape[0].name}) converts the values instead, "
+            "and x.numpy().view(...) reinterprets a NumPy copy"
+        )
     shape = sizes(shape)
     try:
         return xp.reshape(x, shape, copy=False)
@@ -507,10 +514,23 @@ moveaxis = op("moveaxis", lambda xp, x, source, destination, /: xp.moveaxis(x, s
               vjp=lambda xp, g, ans, x, source, destination: xp.moveaxis(g, destination, source),
               inputs=("x",), view=True, saves=(), methods=("moveaxis", "movedim"),
               aliases="movedim", doc="Move the axes ``source`` to positions ``destination``.")
+def _repeat_interleave(
+    xp: Any, x: Any, repeats: Any = None, dim: Any = None, *, output_size: Any = None,
+    axis: Any = None,
+) -> Any:  # fmt: skip
+    """PyTorch's ``repeat_interleave(x, repeats, dim=None, *, output_size=None)`` (``axis=``
+    for ``dim=`` too); given only a 1-D tensor of counts, each index repeated that often."""
+    if repeats is None:  # repeat_interleave(counts)
+        return xp.repeat(xp.arange(x.shape[0], device=x.device), x)
+    if dim is not None and axis is not None:
+        raise TypeError("repeat_interleave() got both dim= and axis=; give one of them")
+    return xp.repeat(x, repeats, axis=axis if dim is None else dim)
+
+
 # NOTE: a kernel of its own: the standard takes `repeats` by position only.
 repeat = op("repeat", lambda xp, x, /, repeats, *, axis=None: xp.repeat(x, repeats, axis=axis),
             vjp=_repeat_grad, array_params=("repeats",), saves=(),
-            methods="repeat_interleave", aliases="repeat_interleave",
+            methods="repeat_interleave", aliases={"repeat_interleave": _repeat_interleave},
             doc="Repeat each element ``repeats`` times (an int, or one count per element).")
 # NOTE: a kernel of its own: NumPy names the parameter `reps`, the standard `repetitions`.
 tile = op("tile", lambda xp, x, /, repetitions: xp.tile(x, repetitions), vjp=_tile_grad,

@@ -216,13 +216,29 @@ def _log_softmax_grad(xp: Any, g: Any, ans: Any, x: Any, *, axis: int) -> Any:
     return g - xp.exp(ans) * xp.sum(g, axis=axis, keepdims=True)
 
 
-softmax = nn_op("softmax", _softmax_kernel, vjp=_softmax_grad, methods="softmax",
-                promotion="float",
+def _normalizing_method(name: str) -> Any:
+    """PyTorch's ``x.softmax(dim, dtype=None)`` (or ``log_softmax``): ``dtype`` converts
+    ``x`` first; the axis comes as ``dim`` or the standard's ``axis`` (the last by default)."""
+
+    def method(xp: Any, x: Any, dim: Any = None, dtype: Any = None, *, axis: Any = None) -> Any:
+        if dim is not None and axis is not None:
+            raise TypeError(f"{name}() got both dim= and axis=; give one of them")
+        if dtype is not None:
+            x = xp.astype(x, dtype)
+        return getattr(xp, name)(x, axis=-1 if dim is None and axis is None else (
+            axis if dim is None else dim))  # fmt: skip
+
+    method.__doc__ = _normalizing_method.__doc__
+    return method
+
+
+softmax = nn_op("softmax", _softmax_kernel, vjp=_softmax_grad,
+                methods={"softmax": _normalizing_method("softmax")}, promotion="float",
                 doc="Softmax along ``axis``: ``exp(x) / sum(exp(x))``, after subtracting the max.")
 
 log_softmax = nn_op("log_softmax", _log_softmax_kernel, vjp=_log_softmax_grad,
-                    methods="log_softmax", promotion="float",
-                    doc="Log of the softmax along ``axis``, stably.")
+                    methods={"log_softmax": _normalizing_method("log_softmax")},
+                    promotion="float", doc="Log of the softmax along ``axis``, stably.")
 
 
 def _normalized_axes(axis: int | tuple[int, ...] | None, ndim: int) -> tuple[int, ...]:

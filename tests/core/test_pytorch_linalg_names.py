@@ -231,9 +231,9 @@ def test_norms_in_pytorchs_forms() -> None:
     np.testing.assert_allclose(mine.numpy(), reference.numpy(), rtol=1e-12)
     with pytest.raises(DtypeError, match="narrow"):
         plugrad.linalg.vector_norm(ours.double(), dtype=plugrad.float32)
-    # ord is keyword-only, as the standard's: a second positional argument is not read as dim.
-    with pytest.raises(TypeError, match="positional"):
-        plugrad.linalg.vector_norm(ours, 1)
+    # PyTorch's positional order: ord, then dim and keepdim (the standard's are keywords).
+    mine = plugrad.linalg.vector_norm(ours, 1, (0, 2), True)
+    np.testing.assert_allclose(mine.numpy(), reference.numpy(), rtol=1e-6)
 
 
 @pytest.mark.parametrize("p", [None, 2, -2, "fro", "nuc", float("inf"), float("-inf"), 1, -1])

@@ -1,0 +1,93 @@
+"""Calls PyTorch users write that plugrad refused or got wrong, against ``torch``.
+
+Each raised a TypeError (``x.softmax(1, dtype=...)``, ``linalg.pinv(A, hermitian=True)``,
+``matrix_norm(A, 2)``, ``repeat_interleave(counts)``...) or, for ``histc`` of data
+holding NaN, an IndexError from inside the kernel.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import plugrad
+from plugrad.errors import ArgumentError, DtypeError
+
+torch = pytest.importorskip("torch")
+
+_rng = np.random.default_rng(7)
+MATRICES = _rng.standard_normal((3, 4, 4))
+MATRICES[1] = MATRICES[1] @ np.diag([1.0, 1.0, 0.0, 1e-17])  # rank 2
+SYMMETRIC = MATRICES + MATRICES.transpose(0, 2, 1)
+NAN = float("nan")
+
+# name -> (input array, program(lib, x)); x requires grad where the input is floating
+# fmt: off
+CASES: dict[str, tuple[Any, Callable[..., Any]]] = {
+    "x.softmax(dim, dtype)": (MATRICES, lambda lib, x: x.float().softmax(1, dtype=lib.float64)),
+    "x.log_softmax(dim, dtype)": (MATRICES, lambda lib, x: x.float().log_softmax(-1, lib.float64)),
+    "histc with NaN": (np.array([NAN, 1.0, 0.5, 2.0, NAN]),
+                       lambda lib, x: lib.histc(x.detach(), bins=4, min=0, max=2)),
+    "repeat_interleave(counts)": (np.array([1, 2, 0, 3]), lambda lib, x: lib.repeat_interleave(x)),
+    "repeat_interleave(x, counts, dim)": (
+        np.arange(6.0).reshape(2, 3),
+        lambda lib, x: lib.repeat_interleave(x, lib.tensor([2, 1]), dim=0)),
+    "eigvalsh(UPLO='U')": (SYMMETRIC, lambda lib, x: lib.linalg.eigvalsh(x, UPLO="U")),
+    "eigvalsh of the lower triangle": (MATRICES, lambda lib, x: lib.linalg.eigvalsh(x)),
+    "pinv(atol)": (MATRICES, lambda lib, x: lib.linalg.pinv(x, atol=1e-6)),
+    "pinv(rtol)": (MATRICES, lambda lib, x: lib.linalg.pinv(x, rtol=0.1)),
+    "pinv(atol per matrix)": (
+        MATRICES, lambda lib, x: lib.linalg.pinv(x, atol=lib.tensor([0.1, 0.2, 0.3],
+                                                                    dtype=lib.float64))),
+    "pinv(hermitian)": (SYMMETRIC, lambda lib, x: lib.linalg.pinv(x, hermitian=True)),
+    "matrix_rank(atol)": (MATRICES, lambda lib, x: lib.linalg.matrix_rank(x.detach(), atol=0.5)),
+    "matrix_rank(hermitian, rtol)": (
+        SYMMETRIC, lambda lib, x: lib.linalg.matrix_rank(x.detach(), hermitian=True, rtol=0.2)),
+    "matrix_norm(A, 2)": (MATRICES, lambda lib, x: lib.linalg.matrix_norm(x, 2)),
+    "vector_norm(x, 1, dim, keepdim)": (MATRICES, lambda lib, x: lib.linalg.vector_norm(x, 1, 2,
+                                                                                       True)),
+    "vector_norm(x, inf)": (MATRICES, lambda lib, x: lib.linalg.vector_norm(x, float("inf"))),
+    "matrix_norm(A, 'nuc', dims)": (MATRICES, lambda lib, x: lib.linalg.matrix_norm(x, "nuc",
+                                                                                   (0, 1))),
+}
+# fmt: on
+
+
+def _run(lib: Any, name: str) -> list[np.ndarray]:
+    value, program = CASES[name]
+    floating = np.asarray(value).dtype.kind == "f"
+    x = lib.tensor(value, requires_grad=floating) if floating else lib.tensor(value)
+    out = program(lib, x)
+    results = [np.asarray(out.detach().numpy()), np.asarray(str(out.dtype).split(".")[-1])]
+    if out.requires_grad:
+        out.sum().backward()
+        results.append(np.asarray(x.grad.numpy()))
+    return results
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_the_call_gives_pytorchs_values_dtypes_and_gradients(name: str):
+    ours, theirs = _run(plugrad, name), _run(torch, name)
+    assert len(ours) == len(theirs)
+    for mine, its in zip(ours, theirs):
+        assert mine.shape == its.shape
+        if mine.dtype.kind in "fc":
+            np.testing.assert_allclose(mine, its, rtol=1e-7, atol=1e-9, equal_nan=True)
+        else:
+            assert (mine == its).all()
+
+
+def test_histc_refuses_a_range_that_is_not_finite():
+    for data in ([NAN, 1.0], [np.inf, 1.0]):
+        with pytest.raises(ArgumentError, match="not finite"):
+            plugrad.histc(plugrad.tensor(data))
+        with pytest.raises(RuntimeError, match="not finite"):
+            torch.histc(torch.tensor(data))
+
+
+def test_view_as_another_dtype_says_what_to_do_instead():
+    with pytest.raises(DtypeError, match=r"reinterprets.*x.to\(plugrad.int32\)"):
+        plugrad.tensor([1.0, 2.0]).view(plugrad.int32)
