@@ -94,7 +94,7 @@ def pinv(x: TensorLike, /, *, rtol: Any = ..., atol: Any = ..., hermitian: Any =
     """Moore-Penrose pseudo-inverse; singular values below ``rtol * largest`` count as 0."""
 
 
-def qr(x: TensorLike, /, *, mode: Any = ...) -> _qr_result:
+def qr(x: TensorLike, /, *, mode: str = ...) -> _qr_result:
     """QR factorization ``x = Q @ R``: a named tuple ``(Q, R)``."""
 
 

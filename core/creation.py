@@ -19,7 +19,7 @@ from . import dtypes as _dtypes
 from . import registry
 from .backend import Backend, Device
 from .devices import resolve
-from .errors import ArgumentError, BackwardError, DtypeError
+from .errors import ArgumentError, BackwardError, DtypeError, InvalidArgumentError, ShapeError
 from .keyword_options import spell_out
 from .tensor import Tensor, _wrap, install_methods
 from .transfer import move_array
@@ -524,10 +524,17 @@ def arange(
     dtype, device, backend, requires_grad = creation_options("arange", options)
     if stop is None:
         start, stop = 0, start
+    # 0-d tensors and NumPy scalars as the Python numbers they hold (a float32 0.5 is a float).
+    start, stop, step = (_python_number("arange", v) for v in (start, stop, step))
     target = target_device(device, backend)
+    floating = any(isinstance(v, float) for v in (start, stop, step))
     if dtype is None:
-        floating = any(isinstance(v, float) for v in (start, stop, step))
         dtype = _dtypes.default_float_dtype if floating else target.default_int_dtype
+    elif floating and dtype.kind in ("signed integer", "unsigned integer"):
+        # PyTorch's: the bounds and the step become the integer dtype first (truncated).
+        start, stop, step = int(start), int(stop), int(step)
+    if step == 0:
+        raise InvalidArgumentError(f"arange(): step must be nonzero, got {step!r}")
     if dtype in (_dtypes.float16, _dtypes.float32) and _dtypes.float64 in target.dtypes:
         # NOTE: NumPy steps in the dtype itself, so float16 values drift (0.2 * 5 - 1 is
         # 0.00098, not 0): computed in float64 and rounded once, as PyTorch's are.
@@ -540,6 +547,19 @@ def arange(
             start, stop, step, dtype=target.native_dtype(dtype), device=target.native
         )
     return leaf(array, target, requires_grad)
+
+
+def _python_number(function: str, value: Any) -> Any:
+    """``value`` as a Python number: a 0-d tensor's or a NumPy scalar's, else itself."""
+    if isinstance(value, Tensor):
+        if value.ndim != 0:
+            raise ShapeError(
+                f"{function}() takes numbers or 0-d tensors, got a tensor of shape {value.shape}"
+            )
+        return value.item()
+    if not isinstance(value, (bool, int, float, complex)) and hasattr(value, "item"):
+        return value.item()
+    return value
 
 
 @with_creation_options

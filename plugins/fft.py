@@ -12,13 +12,15 @@ normalizations, and their rules say so.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
 from plugrad.plugins._rules import axis_slice, cast, device_of
 
-_DUAL = {"backward": "forward", "ortho": "ortho", "forward": "backward"}
+#: PyTorch's ``norm=None`` is ``"backward"``.
+_DUAL = {"backward": "forward", "ortho": "ortho", "forward": "backward", None: "forward"}
 
 
 def _resize(xp: Any, a: Any, axis: int, length: int) -> Any:
@@ -158,28 +160,51 @@ def _irfftn_grad(xp: Any, g: Any, ans: Any, x: Any, *, s: Any, axes: Any, norm: 
 # -- the transforms: every rule reads only the input's shape and dtype (saves=()) -----------
 
 _ONE_AXIS = "(x, /, *, n=None, axis=-1, norm='backward')"
+#: A transform's row: integer and bool input computes in the default float dtype (PyTorch's
+#: rfft of int64 is complex64), as fft's already did.
+_transform = functools.partial(op, namespace="fft", saves=(), promotion="float")
 
 # fmt: off
-fft = op("fft", _complex_input("fft"), vjp=_fft_grad("ifft"), namespace="fft", saves=(),
-         doc="One-dimensional discrete Fourier transform along ``axis`` (padded or cut to ``n``).")
-ifft = op("ifft", _complex_input("ifft"), vjp=_fft_grad("fft"), namespace="fft", saves=(),
-          doc="One-dimensional inverse discrete Fourier transform along ``axis``.")
-fftn = op("fftn", _over_axes("fftn"), vjp=_fftn_grad("ifftn"), namespace="fft", saves=(),
-          doc="N-dimensional discrete Fourier transform over ``axes`` (sizes ``s``).")
-ifftn = op("ifftn", _over_axes("ifftn"), vjp=_fftn_grad("fftn"), namespace="fft", saves=(),
-           doc="N-dimensional inverse discrete Fourier transform over ``axes`` (sizes ``s``).")
-rfft = op("rfft" + _ONE_AXIS, vjp=_rfft_grad, namespace="fft", saves=(),
-          doc="Discrete Fourier transform of real input: the ``n // 2 + 1`` non-negative terms.")
-irfft = op("irfft" + _ONE_AXIS, vjp=_irfft_grad, namespace="fft", saves=(),
-           doc="Inverse of :func:`rfft`: ``n`` real values (``2 * (m - 1)`` from ``m`` terms).")
-rfftn = op("rfftn", _over_axes("rfftn"), vjp=_rfftn_grad, namespace="fft", saves=(),
-           doc="N-dimensional discrete Fourier transform of real input (the last axis halved).")
-irfftn = op("irfftn", _over_axes("irfftn"), vjp=_irfftn_grad, namespace="fft", saves=(),
-            doc="Inverse of :func:`rfftn`: real output of sizes ``s``.")
-hfft = op("hfft" + _ONE_AXIS, vjp=_hfft_grad, namespace="fft", saves=(),
-          doc="Discrete Fourier transform (real) of a Hermitian signal given by its first half.")
-ihfft = op("ihfft" + _ONE_AXIS, vjp=_ihfft_grad, namespace="fft", saves=(),
-           doc="Inverse of :func:`hfft`: the conjugated first half of a real signal's spectrum.")
+fft = _transform(
+    "fft", _complex_input("fft"), vjp=_fft_grad("ifft"),
+    doc="One-dimensional discrete Fourier transform along ``axis`` (padded or cut to ``n``).",
+)
+ifft = _transform(
+    "ifft", _complex_input("ifft"), vjp=_fft_grad("fft"),
+    doc="One-dimensional inverse discrete Fourier transform along ``axis``.",
+)
+fftn = _transform(
+    "fftn", _over_axes("fftn"), vjp=_fftn_grad("ifftn"),
+    doc="N-dimensional discrete Fourier transform over ``axes`` (sizes ``s``).",
+)
+ifftn = _transform(
+    "ifftn", _over_axes("ifftn"), vjp=_fftn_grad("fftn"),
+    doc="N-dimensional inverse discrete Fourier transform over ``axes`` (sizes ``s``).",
+)
+rfft = _transform(
+    "rfft" + _ONE_AXIS, vjp=_rfft_grad,
+    doc="Discrete Fourier transform of real input: the ``n // 2 + 1`` non-negative terms.",
+)
+irfft = _transform(
+    "irfft" + _ONE_AXIS, vjp=_irfft_grad,
+    doc="Inverse of :func:`rfft`: ``n`` real values (``2 * (m - 1)`` from ``m`` terms).",
+)
+rfftn = _transform(
+    "rfftn", _over_axes("rfftn"), vjp=_rfftn_grad,
+    doc="N-dimensional discrete Fourier transform of real input (the last axis halved).",
+)
+irfftn = _transform(
+    "irfftn", _over_axes("irfftn"), vjp=_irfftn_grad,
+    doc="Inverse of :func:`rfftn`: real output of sizes ``s``.",
+)
+hfft = _transform(
+    "hfft" + _ONE_AXIS, vjp=_hfft_grad,
+    doc="Discrete Fourier transform (real) of a Hermitian signal given by its first half.",
+)
+ihfft = _transform(
+    "ihfft" + _ONE_AXIS, vjp=_ihfft_grad,
+    doc="Inverse of :func:`hfft`: the conjugated first half of a real signal's spectrum.",
+)
 fftshift = op("fftshift(x, /, *, axes=None)", namespace="fft",
               vjp=lambda xp, g, ans, x, *, axes: xp.fft.ifftshift(g, axes=axes),
               doc="Move the zero frequency to the middle of ``axes`` (all axes by default).")

@@ -143,6 +143,21 @@ inv = op("inv(x, /)", namespace="linalg", doc="Inverse of a square matrix (or a 
          vjp=lambda xp, g, ans, x: -xp.matmul(xp.matmul(_mH(xp, ans), g), _mH(xp, ans)))
 
 
+def _stack_of_vectors(x1: Any, x2: Any) -> bool:
+    """Whether ``x2`` is a stack of vectors as PyTorch reads it (shaped ``x1.shape[:-1]``)
+    and not a stack of matrices as the standard reads it, where both fit (the standard's
+    reading holds there: see Coming from PyTorch)."""
+    if x2.ndim < 2 or tuple(x2.shape) != tuple(x1.shape[:-1]):
+        return False
+    if x2.shape[-2] != x1.shape[-1]:
+        return True
+    try:
+        broadcast_shapes(tuple(x1.shape[:-2]), tuple(x2.shape[:-2]))
+    except ValueError:
+        return True
+    return False
+
+
 def _solve(xp: Any, x1: Any, x2: Any, /, *, left: bool = True) -> Any:
     """``xp.linalg.solve``, with the stacks of ``x1`` and of matrices ``x2`` broadcast first:
     not every library broadcasts them (CuPy takes equal stacks only). PyTorch's
@@ -154,6 +169,8 @@ def _solve(xp: Any, x1: Any, x2: Any, /, *, left: bool = True) -> Any:
             )
         t = xp.matrix_transpose
         return t(_solve(xp, t(x1), t(x2)))
+    if _stack_of_vectors(x1, x2):
+        return _solve(xp, x1, xp.expand_dims(x2, axis=-1))[..., 0]
     if x2.ndim >= 2 and x1.shape[:-2] != x2.shape[:-2]:
         stack = broadcast_shapes(x1.shape[:-2], x2.shape[:-2])
         x1 = xp.broadcast_to(x1, stack + x1.shape[-2:])
@@ -167,7 +184,7 @@ def _solve_grad(which: int) -> Any:
             t = xp.matrix_transpose
             # (x2 is not saved, only its shape: the rule reads whether it is a matrix.)
             return t(rule(xp, t(g), t(ans), t(x1), x2, left=True))
-        vector = x2.ndim == 1
+        vector = x2.ndim == 1 or _stack_of_vectors(x1, x2)
         if vector:
             g = xp.expand_dims(g, axis=-1)
             ans = xp.expand_dims(ans, axis=-1)
@@ -196,10 +213,26 @@ def _qr_square_grad(xp: Any, grad_q: Any, grad_r: Any, q: Any, r: Any) -> Any:
     return _mH(xp, xp.linalg.solve(r, _mH(xp, grad_a)))
 
 
+def _qr(xp: Any, x: Any, /, *, mode: str = "reduced") -> Any:
+    if mode not in ("reduced", "complete", "r"):
+        raise ArgumentError(f"qr(): mode must be 'reduced', 'complete' or 'r', got {mode!r}")
+    if mode == "r":  # PyTorch's: R alone, Q an empty tensor (the libraries differ here)
+        r = xp.linalg.qr(x, mode="reduced")[1]
+        return xp.zeros((0,), dtype=x.dtype, device=device_of(x)), r
+    return tuple(xp.linalg.qr(x, mode=mode))
+
+
 def _qr_grad(xp: Any, g: Any, ans: Any, x: Any, *, mode: str) -> Any:
     grad_q, grad_r = g
     q, r = ans
     rows, cols = x.shape[-2], x.shape[-1]
+    if mode == "r":
+        from plugrad.errors import BackwardError
+
+        raise BackwardError(
+            "linalg.qr(mode='r') is not differentiable: the derivative depends on Q, which "
+            "mode='r' does not compute; use mode='reduced'"
+        )
     if mode != "reduced" and rows > cols:
         from plugrad.errors import BackwardError
 
@@ -218,8 +251,7 @@ def _qr_grad(xp: Any, g: Any, ans: Any, x: Any, *, mode: str) -> Any:
     return xp.concat([grad_first, xp.matmul(q, grad_rest)], axis=-1)
 
 
-qr = op("qr(x, /, *, mode='reduced')", vjp=_qr_grad, namespace="linalg", output_names=("Q", "R"),
-        saves=("ans",),
+qr = op("qr", _qr, vjp=_qr_grad, namespace="linalg", output_names=("Q", "R"), saves=("ans",),
         doc="QR factorization ``x = Q @ R``: a named tuple ``(Q, R)``.")
 
 

@@ -113,9 +113,19 @@ def _norm(
     axes = reduction_axis("norm", x, dim, axis)
     axes = tuple(axes) if isinstance(axes, list) else axes
     if p == "nuc":
-        if axes is not None:
-            x = xp.moveaxis(x, axes, (-2, -1))
-        return xp.linalg.matrix_norm(x, ord="nuc", keepdims=keepdim)
+        if axes is None:
+            if x.ndim != 2:
+                raise ShapeError(
+                    f"norm(p='nuc') of a {x.ndim}-D tensor needs dim=, the two axes of its "
+                    "matrices"
+                )
+            axes = (0, 1)
+        if not isinstance(axes, tuple) or len(axes) != 2:
+            raise ShapeError(f"norm(p='nuc') needs dim= of two axes, got {dim!r}")
+        rows, cols = (a % x.ndim for a in axes)
+        norm = xp.linalg.matrix_norm(xp.moveaxis(x, (rows, cols), (-2, -1)), ord="nuc")
+        # The kept axes where they were, as PyTorch's (not last, where the norm was taken).
+        return xp.expand_dims(norm, axis=tuple(sorted((rows, cols)))) if keepdim else norm
     # NOTE: the Frobenius norm over any axes is the 2-norm of their elements.
     order = 2 if p in ("fro", None) else p
     return xp.linalg.vector_norm(x, axis=axes, keepdims=keepdim, ord=order)

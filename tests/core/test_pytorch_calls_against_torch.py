@@ -1,8 +1,12 @@
 """Calls PyTorch users write that plugrad refused or got wrong, against ``torch``.
 
 Each raised a TypeError (``x.softmax(1, dtype=...)``, ``linalg.pinv(A, hermitian=True)``,
-``matrix_norm(A, 2)``, ``repeat_interleave(counts)``...) or, for ``histc`` of data
-holding NaN, an IndexError from inside the kernel.
+``matrix_norm(A, 2)``, ``repeat_interleave(counts)``...), an error from inside a kernel
+(``histc`` of data holding NaN, the gradient of ``rfft(norm=None)``), or a silently
+different result: ``qr(mode='r')`` split R into "Q" and "R", ``norm(p='nuc',
+keepdim=True)`` put the kept axes last, ``arange`` read NumPy float scalars and 0-d
+tensors as integers, the real transforms of integers computed in float64, and
+``default_collate`` took the first sample's type for the whole batch.
 """
 
 from __future__ import annotations
@@ -52,6 +56,26 @@ CASES: dict[str, tuple[Any, Callable[..., Any]]] = {
     "vector_norm(x, inf)": (MATRICES, lambda lib, x: lib.linalg.vector_norm(x, float("inf"))),
     "matrix_norm(A, 'nuc', dims)": (MATRICES, lambda lib, x: lib.linalg.matrix_norm(x, "nuc",
                                                                                    (0, 1))),
+    "qr(mode='r')": (MATRICES[:, :, :3], lambda lib, x: lib.linalg.qr(x.detach(), mode="r")[1]),
+    "qr(mode='r') Q": (MATRICES, lambda lib, x: lib.linalg.qr(x.detach(), mode="r")[0]),
+    "norm(p='nuc', dim, keepdim)": (MATRICES, lambda lib, x: lib.norm(x, p="nuc", dim=(0, 1),
+                                                                     keepdim=True)),
+    "norm(p='nuc', dim reversed, keepdim)": (
+        MATRICES, lambda lib, x: x.norm(p="nuc", dim=(2, 0), keepdim=True)),
+    "solve with a stack of vectors": (
+        MATRICES[:2] + 4 * np.eye(4),
+        lambda lib, x: lib.linalg.solve(x, lib.tensor(MATRICES[0, :2], dtype=lib.float64))),
+    "arange(numpy float32 step)": (np.array(0.0), lambda lib, x: lib.arange(0, 2, np.float32(0.5))),
+    "arange(0-d tensors)": (np.array(0.0), lambda lib, x: lib.arange(
+        lib.tensor(0.0), lib.tensor(1.0), lib.tensor(0.25))),
+    "arange(0-d float)": (np.array(0.0), lambda lib, x: lib.arange(lib.tensor(2.5))),
+    "arange(fractions, int64)": (np.array(0.0), lambda lib, x: lib.arange(-2.5, 3.7, 1.5,
+                                                                          dtype=lib.int64)),
+    "rfft of integers": (np.arange(6), lambda lib, x: lib.fft.rfft(x)),
+    "irfft of integers": (np.arange(6), lambda lib, x: lib.fft.irfft(x)),
+    "hfft of bools": (np.array([True, False, True]), lambda lib, x: lib.fft.hfft(x)),
+    "fftn of integers": (np.arange(6).reshape(2, 3), lambda lib, x: lib.fft.fftn(x)),
+    "rfft(norm=None)": (np.arange(6.0), lambda lib, x: lib.fft.rfft(x, norm=None).abs()),
 }
 # fmt: on
 
@@ -75,7 +99,9 @@ def test_the_call_gives_pytorchs_values_dtypes_and_gradients(name: str):
     for mine, its in zip(ours, theirs):
         assert mine.shape == its.shape
         if mine.dtype.kind in "fc":
-            np.testing.assert_allclose(mine, its, rtol=1e-7, atol=1e-9, equal_nan=True)
+            single = mine.dtype in (np.float32, np.complex64)
+            rtol, atol = (1e-5, 1e-6) if single else (1e-7, 1e-9)
+            np.testing.assert_allclose(mine, its, rtol=rtol, atol=atol, equal_nan=True)
         else:
             assert (mine == its).all()
 
@@ -86,6 +112,55 @@ def test_histc_refuses_a_range_that_is_not_finite():
             plugrad.histc(plugrad.tensor(data))
         with pytest.raises(RuntimeError, match="not finite"):
             torch.histc(torch.tensor(data))
+
+
+@pytest.mark.parametrize(
+    "batch",
+    [
+        [1, 2.5],
+        [True, 2],
+        [2.5, 1],
+        [np.float32(1.5)],
+        [np.int32(1), np.int32(2)],
+        [(1, 2.0), (3, 4.5)],
+        [{"a": 1, "b": (np.float16(1), 2)}],
+    ],
+    ids=[
+        "int then float",
+        "bool then int",
+        "floats",
+        "float32 scalars",
+        "int32 scalars",
+        "tuples",
+        "nested",
+    ],
+)
+def test_default_collate_infers_the_batch_as_pytorch(batch):
+    from torch.utils.data import default_collate as theirs
+
+    from plugrad.utils.data import default_collate as ours
+
+    def flat(value):
+        if isinstance(value, dict):
+            return {k: flat(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return ["list", *map(flat, value)]
+        return (value.tolist(), str(value.dtype).split(".")[-1])
+
+    assert flat(ours(batch)) == flat(theirs(batch))
+
+
+def test_arange_refuses_a_step_of_zero_as_pytorch():
+    from plugrad.errors import InvalidArgumentError
+
+    for call in (
+        lambda lib: lib.arange(0, 5, 0),
+        lambda lib: lib.arange(0, 5, 0.5, dtype=lib.int64),
+    ):
+        with pytest.raises(InvalidArgumentError, match="step must be nonzero"):
+            call(plugrad)
+        with pytest.raises((RuntimeError, ValueError), match="step must be nonzero"):
+            call(torch)
 
 
 def test_view_as_another_dtype_says_what_to_do_instead():

@@ -23,9 +23,10 @@ def default_collate(batch: Sequence[Any]) -> Any:
     """Stack a list of samples into one batch, keeping the samples' structure.
 
     Tensors are stacked along a new first dimension; Python numbers become a
-    tensor; arrays of any Array API library are converted and stacked; tuples,
-    lists, named tuples and dicts are collated field by field; strings stay a
-    list.
+    tensor in the dtype the whole batch infers (Python floats in ``float64``, as
+    PyTorch's); arrays of any Array API library are converted and stacked; tuples,
+    lists, named tuples and dicts are collated field by field (tuples and lists
+    into a list, as PyTorch's); strings stay a list.
 
     Examples
     --------
@@ -37,7 +38,7 @@ def default_collate(batch: Sequence[Any]) -> Any:
     """
     from ... import creation, ops
 
-    if not batch:
+    if len(batch) == 0:
         raise ValueError("default_collate got an empty batch")
     first = batch[0]
     if isinstance(first, Tensor):
@@ -50,14 +51,12 @@ def default_collate(batch: Sequence[Any]) -> Any:
         return ops.stack(list(batch))
     if isinstance(first, (str, bytes)):
         return list(batch)
-    if isinstance(first, bool):
-        return creation.asarray(list(batch), dtype=_dtypes.bool)
-    if isinstance(first, numbers.Integral):
-        return creation.asarray(list(batch), dtype=_dtypes.int64)
-    if isinstance(first, numbers.Real):
-        # Python floats are double precision; the batch keeps them so.
+    if isinstance(first, float):
+        # Python floats are double precision; the batch keeps them so (PyTorch's rule).
         return creation.asarray(list(batch), dtype=_dtypes.float64)
-    if isinstance(first, numbers.Number):
+    if isinstance(first, numbers.Number) or _is_scalar_array(first):
+        # The dtype of the whole batch, as torch.tensor() infers it ([1, 2.5] is float32,
+        # [True, 2] int64, NumPy float32 scalars float32): not the first sample's type.
         return creation.asarray(list(batch))
     if hasattr(first, "__array_namespace__") or hasattr(first, "__array_interface__"):
         return default_collate([creation.asarray(sample) for sample in batch])
@@ -74,12 +73,21 @@ def default_collate(batch: Sequence[Any]) -> Any:
                 "every sample in a batch must have the same number of fields, got "
                 f"{sorted(lengths)}"
             )
-        columns = [default_collate(list(column)) for column in zip(*batch)]
-        return tuple(columns) if isinstance(first, tuple) else columns
+        # A list, also of tuples, as PyTorch's (the batch is a new sequence, not a sample).
+        return [default_collate(list(column)) for column in zip(*batch)]
     raise TypeError(
         f"default_collate cannot batch samples of type {type(first).__name__}; it handles "
         "tensors, arrays, numbers, strings, and tuples, lists and dicts of them "
         "(pass collate_fn= for anything else)"
+    )
+
+
+def _is_scalar_array(value: Any) -> bool:
+    """Whether ``value`` is a NumPy-like scalar: a 0-d value with a dtype, not a tensor."""
+    return (
+        not isinstance(value, Tensor)
+        and getattr(value, "shape", None) == ()
+        and hasattr(value, "dtype")
     )
 
 
