@@ -129,6 +129,8 @@ def apply2(op: RegisteredOp, x1: Any, x2: Any, params: dict[str, Any] | None) ->
         device = x2._device
         a1 = x1
         a2 = x2._array
+        # The scalar-second branch above, mirrored: written twice, as a shared helper would
+        # add a call to every op with a scalar.
         if (a2.dtype in device.scalar_promotions[type(x1)] and op.promotes) or op.checks_dtype:
             if op.real_only and (type(x1) is complex or a2.dtype in device.complex_natives):
                 raise _complex_refused(op, (x1, x2))

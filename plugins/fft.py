@@ -165,46 +165,26 @@ _ONE_AXIS = "(x, /, *, n=None, axis=-1, norm='backward')"
 _transform = functools.partial(op, namespace="fft", saves=(), promotion="float")
 
 # fmt: off
-fft = _transform(
-    "fft", _complex_input("fft"), vjp=_fft_grad("ifft"),
-    doc="One-dimensional discrete Fourier transform along ``axis`` (padded or cut to ``n``).",
-)
-ifft = _transform(
-    "ifft", _complex_input("ifft"), vjp=_fft_grad("fft"),
-    doc="One-dimensional inverse discrete Fourier transform along ``axis``.",
-)
-fftn = _transform(
-    "fftn", _over_axes("fftn"), vjp=_fftn_grad("ifftn"),
-    doc="N-dimensional discrete Fourier transform over ``axes`` (sizes ``s``).",
-)
-ifftn = _transform(
-    "ifftn", _over_axes("ifftn"), vjp=_fftn_grad("fftn"),
-    doc="N-dimensional inverse discrete Fourier transform over ``axes`` (sizes ``s``).",
-)
-rfft = _transform(
-    "rfft" + _ONE_AXIS, vjp=_rfft_grad,
-    doc="Discrete Fourier transform of real input: the ``n // 2 + 1`` non-negative terms.",
-)
-irfft = _transform(
-    "irfft" + _ONE_AXIS, vjp=_irfft_grad,
-    doc="Inverse of :func:`rfft`: ``n`` real values (``2 * (m - 1)`` from ``m`` terms).",
-)
-rfftn = _transform(
-    "rfftn", _over_axes("rfftn"), vjp=_rfftn_grad,
-    doc="N-dimensional discrete Fourier transform of real input (the last axis halved).",
-)
-irfftn = _transform(
-    "irfftn", _over_axes("irfftn"), vjp=_irfftn_grad,
-    doc="Inverse of :func:`rfftn`: real output of sizes ``s``.",
-)
-hfft = _transform(
-    "hfft" + _ONE_AXIS, vjp=_hfft_grad,
-    doc="Discrete Fourier transform (real) of a Hermitian signal given by its first half.",
-)
-ihfft = _transform(
-    "ihfft" + _ONE_AXIS, vjp=_ihfft_grad,
-    doc="Inverse of :func:`hfft`: the conjugated first half of a real signal's spectrum.",
-)
+fft = _transform("fft", _complex_input("fft"), vjp=_fft_grad("ifft"), doc=(
+    "One-dimensional discrete Fourier transform along ``axis`` (padded or cut to ``n``)."))
+ifft = _transform("ifft", _complex_input("ifft"), vjp=_fft_grad("fft"), doc=(
+    "One-dimensional inverse discrete Fourier transform along ``axis``."))
+fftn = _transform("fftn", _over_axes("fftn"), vjp=_fftn_grad("ifftn"), doc=(
+    "N-dimensional discrete Fourier transform over ``axes`` (sizes ``s``)."))
+ifftn = _transform("ifftn", _over_axes("ifftn"), vjp=_fftn_grad("fftn"), doc=(
+    "N-dimensional inverse discrete Fourier transform over ``axes`` (sizes ``s``)."))
+rfft = _transform("rfft" + _ONE_AXIS, vjp=_rfft_grad, doc=(
+    "Discrete Fourier transform of real input: the ``n // 2 + 1`` non-negative terms."))
+irfft = _transform("irfft" + _ONE_AXIS, vjp=_irfft_grad, doc=(
+    "Inverse of :func:`rfft`: ``n`` real values (``2 * (m - 1)`` from ``m`` terms)."))
+rfftn = _transform("rfftn", _over_axes("rfftn"), vjp=_rfftn_grad, doc=(
+    "N-dimensional discrete Fourier transform of real input (the last axis halved)."))
+irfftn = _transform("irfftn", _over_axes("irfftn"), vjp=_irfftn_grad, doc=(
+    "Inverse of :func:`rfftn`: real output of sizes ``s``."))
+hfft = _transform("hfft" + _ONE_AXIS, vjp=_hfft_grad, doc=(
+    "Discrete Fourier transform (real) of a Hermitian signal given by its first half."))
+ihfft = _transform("ihfft" + _ONE_AXIS, vjp=_ihfft_grad, doc=(
+    "Inverse of :func:`hfft`: the conjugated first half of a real signal's spectrum."))
 fftshift = op("fftshift(x, /, *, axes=None)", namespace="fft",
               vjp=lambda xp, g, ans, x, *, axes: xp.fft.ifftshift(g, axes=axes),
               doc="Move the zero frequency to the middle of ``axes`` (all axes by default).")

@@ -92,3 +92,16 @@ def assert_agrees(
         assert our_grad is None
     else:
         np.testing.assert_allclose(our_grad, their_grad, rtol=grad_tolerance, atol=tolerance)
+
+
+def assert_arrays_agree(ours: list[Any], theirs: list[Any], rtol: float, atol: float) -> None:
+    """Two lists of arrays agree one by one: shapes, and values (floats within ``rtol``/``atol``,
+    NaN where the other has NaN; others exactly)."""
+    assert len(ours) == len(theirs)
+    for mine, its in zip(ours, theirs):
+        mine, its = np.asarray(mine), np.asarray(its)
+        assert mine.shape == its.shape
+        if mine.dtype.kind in "fc":
+            np.testing.assert_allclose(mine, its, rtol=rtol, atol=atol, equal_nan=True)
+        else:
+            assert (mine == its).all()
