@@ -3,52 +3,67 @@
 from typing import Any
 
 from ._api_types import TensorLike
-from .tensor import Tensor
 
 
-def fft(x: TensorLike, /, *, n: Any = ..., axis: int = ..., norm: str = ..., dim: Any = ..., out: Any = ...) -> Tensor:
+def fft(x: TensorLike, /, n: Any = ..., dim: Any = ..., norm: str = ..., *, axis: int = ..., out: Any = ...) -> Any:
     """One-dimensional discrete Fourier transform along ``axis`` (padded or cut to ``n``)."""
 
 
-def fftn(x: TensorLike, /, *, s: Any = ..., axes: Any = ..., norm: str = ..., out: Any = ...) -> Tensor:
+def fft2(x: TensorLike, s: Any = ..., dim: Any = ..., norm: str = ...) -> Any:
+    """PyTorch's ``torch.fft`` transform over ``dim`` (default (-2, -1))."""
+
+
+def fftn(x: TensorLike, /, s: Any = ..., dim: Any = ..., norm: str = ..., *, axes: Any = ..., out: Any = ...) -> Any:
     """N-dimensional discrete Fourier transform over ``axes`` (sizes ``s``)."""
 
 
-def fftshift(x: TensorLike, /, *, axes: Any = ..., out: Any = ...) -> Tensor:
+def fftshift(x: TensorLike, /, dim: Any = ..., *, axes: Any = ..., out: Any = ...) -> Any:
     """Move the zero frequency to the middle of ``axes`` (all axes by default)."""
 
 
-def hfft(x: TensorLike, /, *, n: Any = ..., axis: Any = ..., norm: Any = ..., dim: Any = ..., out: Any = ...) -> Tensor:
+def hfft(x: TensorLike, /, n: Any = ..., dim: Any = ..., norm: Any = ..., *, axis: Any = ..., out: Any = ...) -> Any:
     """Discrete Fourier transform (real) of a Hermitian signal given by its first half."""
 
 
-def ifft(x: TensorLike, /, *, n: Any = ..., axis: int = ..., norm: str = ..., dim: Any = ..., out: Any = ...) -> Tensor:
+def ifft(x: TensorLike, /, n: Any = ..., dim: Any = ..., norm: str = ..., *, axis: int = ..., out: Any = ...) -> Any:
     """One-dimensional inverse discrete Fourier transform along ``axis``."""
 
 
-def ifftn(x: TensorLike, /, *, s: Any = ..., axes: Any = ..., norm: str = ..., out: Any = ...) -> Tensor:
+def ifft2(x: TensorLike, s: Any = ..., dim: Any = ..., norm: str = ...) -> Any:
+    """PyTorch's ``torch.fft`` transform over ``dim`` (default (-2, -1))."""
+
+
+def ifftn(x: TensorLike, /, s: Any = ..., dim: Any = ..., norm: str = ..., *, axes: Any = ..., out: Any = ...) -> Any:
     """N-dimensional inverse discrete Fourier transform over ``axes`` (sizes ``s``)."""
 
 
-def ifftshift(x: TensorLike, /, *, axes: Any = ..., out: Any = ...) -> Tensor:
+def ifftshift(x: TensorLike, /, dim: Any = ..., *, axes: Any = ..., out: Any = ...) -> Any:
     """Inverse of :func:`fftshift`."""
 
 
-def ihfft(x: TensorLike, /, *, n: Any = ..., axis: Any = ..., norm: Any = ..., dim: Any = ..., out: Any = ...) -> Tensor:
+def ihfft(x: TensorLike, /, n: Any = ..., dim: Any = ..., norm: Any = ..., *, axis: Any = ..., out: Any = ...) -> Any:
     """Inverse of :func:`hfft`: the conjugated first half of a real signal's spectrum."""
 
 
-def irfft(x: TensorLike, /, *, n: Any = ..., axis: Any = ..., norm: Any = ..., dim: Any = ..., out: Any = ...) -> Tensor:
+def irfft(x: TensorLike, /, n: Any = ..., dim: Any = ..., norm: Any = ..., *, axis: Any = ..., out: Any = ...) -> Any:
     """Inverse of :func:`rfft`: ``n`` real values (``2 * (m - 1)`` from ``m`` terms)."""
 
 
-def irfftn(x: TensorLike, /, *, s: Any = ..., axes: Any = ..., norm: str = ..., out: Any = ...) -> Tensor:
+def irfft2(x: TensorLike, s: Any = ..., dim: Any = ..., norm: str = ...) -> Any:
+    """PyTorch's ``torch.fft`` transform over ``dim`` (default (-2, -1))."""
+
+
+def irfftn(x: TensorLike, /, s: Any = ..., dim: Any = ..., norm: str = ..., *, axes: Any = ..., out: Any = ...) -> Any:
     """Inverse of :func:`rfftn`: real output of sizes ``s``."""
 
 
-def rfft(x: TensorLike, /, *, n: Any = ..., axis: Any = ..., norm: Any = ..., dim: Any = ..., out: Any = ...) -> Tensor:
+def rfft(x: TensorLike, /, n: Any = ..., dim: Any = ..., norm: Any = ..., *, axis: Any = ..., out: Any = ...) -> Any:
     """Discrete Fourier transform of real input: the ``n // 2 + 1`` non-negative terms."""
 
 
-def rfftn(x: TensorLike, /, *, s: Any = ..., axes: Any = ..., norm: str = ..., out: Any = ...) -> Tensor:
+def rfft2(x: TensorLike, s: Any = ..., dim: Any = ..., norm: str = ...) -> Any:
+    """PyTorch's ``torch.fft`` transform over ``dim`` (default (-2, -1))."""
+
+
+def rfftn(x: TensorLike, /, s: Any = ..., dim: Any = ..., norm: str = ..., *, axes: Any = ..., out: Any = ...) -> Any:
     """N-dimensional discrete Fourier transform of real input (the last axis halved)."""

@@ -4,16 +4,20 @@ from typing import Any
 from typing import NamedTuple
 
 from ._api_fft import fft as fft
+from ._api_fft import fft2 as fft2
 from ._api_fft import fftn as fftn
 from ._api_fft import fftshift as fftshift
 from ._api_fft import hfft as hfft
 from ._api_fft import ifft as ifft
+from ._api_fft import ifft2 as ifft2
 from ._api_fft import ifftn as ifftn
 from ._api_fft import ifftshift as ifftshift
 from ._api_fft import ihfft as ihfft
 from ._api_fft import irfft as irfft
+from ._api_fft import irfft2 as irfft2
 from ._api_fft import irfftn as irfftn
 from ._api_fft import rfft as rfft
+from ._api_fft import rfft2 as rfft2
 from ._api_fft import rfftn as rfftn
 from ._api_linalg import cholesky as cholesky
 from ._api_linalg import cross as cross

@@ -159,37 +159,87 @@ def _irfftn_grad(xp: Any, g: Any, ans: Any, x: Any, *, s: Any, axes: Any, norm: 
 
 # -- the transforms: every rule reads only the input's shape and dtype (saves=()) -----------
 
+def _torch_one_axis(name: str) -> Any:
+    """PyTorch's ``torch.fft.<name>(input, n=None, dim=-1, norm=None)``."""
+
+    def transform(xp: Any, x: Any, n: Any = None, dim: int = -1, norm: Any = None) -> Any:
+        return getattr(xp.fft, name)(x, n=n, axis=dim, norm=norm or "backward")
+
+    transform.__doc__ = f"PyTorch's ``torch.fft.{name}(input, n=None, dim=-1, norm=None)``."
+    return transform
+
+
+def _torch_over_axes(name: str, dims: Any = None) -> Any:
+    """PyTorch's ``torch.fft.<name>(input, s=None, dim=None, norm=None)`` (for the 2-D
+    transforms ``dim=(-2, -1)``)."""
+
+    def transform(xp: Any, x: Any, s: Any = None, dim: Any = dims, norm: Any = None) -> Any:
+        if dim is not None:
+            dim = (dim,) if isinstance(dim, int) else tuple(dim)
+        return getattr(xp.fft, name)(x, s=s, axes=dim, norm=norm or "backward")
+
+    transform.__doc__ = f"PyTorch's ``torch.fft`` transform over ``dim`` (default {dims})."
+    return transform
+
+
+def _torch_shift(name: str) -> Any:
+    """PyTorch's ``torch.fft.<name>(input, dim=None)``."""
+
+    def shift(xp: Any, x: Any, dim: Any = None) -> Any:
+        return getattr(xp.fft, name)(x, axes=dim)
+
+    shift.__doc__ = f"PyTorch's ``torch.fft.{name}(input, dim=None)``."
+    return shift
+
+
 _ONE_AXIS = "(x, /, *, n=None, axis=-1, norm='backward')"
 #: A transform's row: integer and bool input computes in the default float dtype (PyTorch's
 #: rfft of int64 is complex64), as fft's already did.
 _transform = functools.partial(op, namespace="fft", saves=(), promotion="float")
 
 # fmt: off
-fft = _transform("fft", _complex_input("fft"), vjp=_fft_grad("ifft"), doc=(
-    "One-dimensional discrete Fourier transform along ``axis`` (padded or cut to ``n``)."))
-ifft = _transform("ifft", _complex_input("ifft"), vjp=_fft_grad("fft"), doc=(
-    "One-dimensional inverse discrete Fourier transform along ``axis``."))
-fftn = _transform("fftn", _over_axes("fftn"), vjp=_fftn_grad("ifftn"), doc=(
-    "N-dimensional discrete Fourier transform over ``axes`` (sizes ``s``)."))
-ifftn = _transform("ifftn", _over_axes("ifftn"), vjp=_fftn_grad("fftn"), doc=(
-    "N-dimensional inverse discrete Fourier transform over ``axes`` (sizes ``s``)."))
-rfft = _transform("rfft" + _ONE_AXIS, vjp=_rfft_grad, doc=(
-    "Discrete Fourier transform of real input: the ``n // 2 + 1`` non-negative terms."))
-irfft = _transform("irfft" + _ONE_AXIS, vjp=_irfft_grad, doc=(
-    "Inverse of :func:`rfft`: ``n`` real values (``2 * (m - 1)`` from ``m`` terms)."))
-rfftn = _transform("rfftn", _over_axes("rfftn"), vjp=_rfftn_grad, doc=(
-    "N-dimensional discrete Fourier transform of real input (the last axis halved)."))
-irfftn = _transform("irfftn", _over_axes("irfftn"), vjp=_irfftn_grad, doc=(
-    "Inverse of :func:`rfftn`: real output of sizes ``s``."))
-hfft = _transform("hfft" + _ONE_AXIS, vjp=_hfft_grad, doc=(
-    "Discrete Fourier transform (real) of a Hermitian signal given by its first half."))
-ihfft = _transform("ihfft" + _ONE_AXIS, vjp=_ihfft_grad, doc=(
-    "Inverse of :func:`hfft`: the conjugated first half of a real signal's spectrum."))
+fft = _transform(
+    "fft", _complex_input("fft"), vjp=_fft_grad("ifft"), torch_function=_torch_one_axis("fft"),
+    doc="One-dimensional discrete Fourier transform along ``axis`` (padded or cut to ``n``).")
+ifft = _transform(
+    "ifft", _complex_input("ifft"), vjp=_fft_grad("fft"), torch_function=_torch_one_axis("ifft"),
+    doc="One-dimensional inverse discrete Fourier transform along ``axis``.")
+fftn = _transform(
+    "fftn", _over_axes("fftn"), vjp=_fftn_grad("ifftn"), torch_function=_torch_over_axes("fftn"),
+    aliases={"fft2": _torch_over_axes("fftn", (-2, -1))},
+    doc="N-dimensional discrete Fourier transform over ``axes`` (sizes ``s``).")
+ifftn = _transform(
+    "ifftn", _over_axes("ifftn"), vjp=_fftn_grad("fftn"), torch_function=_torch_over_axes("ifftn"),
+    aliases={"ifft2": _torch_over_axes("ifftn", (-2, -1))},
+    doc="N-dimensional inverse discrete Fourier transform over ``axes`` (sizes ``s``).")
+rfft = _transform(
+    "rfft" + _ONE_AXIS, vjp=_rfft_grad, torch_function=_torch_one_axis("rfft"),
+    doc="Discrete Fourier transform of real input: the ``n // 2 + 1`` non-negative terms.")
+irfft = _transform(
+    "irfft" + _ONE_AXIS, vjp=_irfft_grad, torch_function=_torch_one_axis("irfft"),
+    doc="Inverse of :func:`rfft`: ``n`` real values (``2 * (m - 1)`` from ``m`` terms).")
+rfftn = _transform(
+    "rfftn", _over_axes("rfftn"), vjp=_rfftn_grad, torch_function=_torch_over_axes("rfftn"),
+    aliases={"rfft2": _torch_over_axes("rfftn", (-2, -1))},
+    doc="N-dimensional discrete Fourier transform of real input (the last axis halved).")
+irfftn = _transform(
+    "irfftn", _over_axes("irfftn"), vjp=_irfftn_grad, torch_function=_torch_over_axes("irfftn"),
+    aliases={"irfft2": _torch_over_axes("irfftn", (-2, -1))},
+    doc="Inverse of :func:`rfftn`: real output of sizes ``s``.")
+hfft = _transform(
+    "hfft" + _ONE_AXIS, vjp=_hfft_grad, torch_function=_torch_one_axis("hfft"),
+    doc="Discrete Fourier transform (real) of a Hermitian signal given by its first half.")
+ihfft = _transform(
+    "ihfft" + _ONE_AXIS, vjp=_ihfft_grad, torch_function=_torch_one_axis("ihfft"),
+    doc="Inverse of :func:`hfft`: the conjugated first half of a real signal's spectrum.")
 fftshift = op("fftshift(x, /, *, axes=None)", namespace="fft",
+              torch_function=_torch_shift("fftshift"),
               vjp=lambda xp, g, ans, x, *, axes: xp.fft.ifftshift(g, axes=axes),
               doc="Move the zero frequency to the middle of ``axes`` (all axes by default).")
-ifftshift = op("ifftshift(x, /, *, axes=None)", namespace="fft", doc="Inverse of :func:`fftshift`.",
-               vjp=lambda xp, g, ans, x, *, axes: xp.fft.fftshift(g, axes=axes))
+ifftshift = op("ifftshift(x, /, *, axes=None)", namespace="fft",
+               torch_function=_torch_shift("ifftshift"),
+               vjp=lambda xp, g, ans, x, *, axes: xp.fft.fftshift(g, axes=axes),
+               doc="Inverse of :func:`fftshift`.")
 # fmt: on
 
 

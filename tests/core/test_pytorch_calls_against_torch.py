@@ -76,6 +76,13 @@ CASES: dict[str, tuple[Any, Callable[..., Any]]] = {
     "irfft of integers": (np.arange(6), lambda lib, x: lib.fft.irfft(x)),
     "hfft of bools": (np.array([True, False, True]), lambda lib, x: lib.fft.hfft(x)),
     "fftn of integers": (np.arange(6).reshape(2, 3), lambda lib, x: lib.fft.fftn(x)),
+    "fft(x, n, dim, norm) by position": (MATRICES[0], lambda lib, x: lib.fft.fft(x, 6, 0,
+                                                                            "ortho").abs()),
+    "fftn(dim=)": (MATRICES, lambda lib, x: lib.fft.fftn(x, dim=(2, 0)).abs()),
+    "fft2": (MATRICES, lambda lib, x: lib.fft.fft2(x).abs()),
+    "ifft2(s=)": (MATRICES, lambda lib, x: lib.fft.ifft2(x, s=(3, 5)).abs()),
+    "rfft2, irfft2": (MATRICES, lambda lib, x: lib.fft.irfft2(lib.fft.rfft2(x), s=(4, 4))),
+    "fftshift(dim=)": (MATRICES, lambda lib, x: lib.fft.fftshift(x, dim=1) * x),
     "rfft(norm=None)": (np.arange(6.0), lambda lib, x: lib.fft.rfft(x, norm=None).abs()),
 }
 # fmt: on
