@@ -128,6 +128,7 @@ def lstsq(A: Any, B: Any, rcond: float | None = None, *, driver: str | None = No
     The solution comes from the pseudo-inverse (singular values below ``rcond`` times the
     largest count as 0); ``residuals`` and ``singular_values`` are empty and ``rank`` is
     given, as with PyTorch's default CPU driver (``driver`` is accepted and changes nothing).
+    ``B`` holds matrices, or vectors where it has ``A``'s shape without the last axis.
 
     Examples
     --------
@@ -138,14 +139,19 @@ def lstsq(A: Any, B: Any, rcond: float | None = None, *, driver: str | None = No
             [2.]])
     """
     namespace = sys.modules["plugrad"]
-    if B.ndim < 2:
-        raise namespace.errors.ShapeError(
-            f"lstsq(): B must be (..., m, k) as in PyTorch (a column: B[:, None]), got {B.shape}"
-        )
+    if B.ndim == 0:
+        raise namespace.errors.ShapeError("lstsq(): B must be a vector or matrices, got a 0-d B")
     tolerance = {} if rcond is None else {"rtol": rcond}
-    solution = namespace.matmul(namespace.linalg.pinv(A, **tolerance), B)
+    inverse = namespace.linalg.pinv(A, **tolerance)
+    # B of A's shape without its last axis: vectors (one per matrix), as PyTorch reads it.
+    if tuple(B.shape) == tuple(A.shape[:-1]):
+        solution = namespace.matmul(inverse, B[..., None])[..., 0]
+    else:
+        solution = namespace.matmul(inverse, B)
     rank = namespace.linalg.matrix_rank(A, **tolerance)
-    empty = namespace.zeros((0,), dtype=solution.dtype, device=solution.device)
+    # Real, also for complex A (PyTorch's residuals and singular values are real).
+    real = namespace.finfo(solution.dtype).dtype
+    empty = namespace.zeros((0,), dtype=real, device=solution.device)
     return namespace.return_types.linalg_lstsq(solution, empty, rank, empty)
 
 

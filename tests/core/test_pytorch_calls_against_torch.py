@@ -76,6 +76,10 @@ CASES: dict[str, tuple[Any, Callable[..., Any]]] = {
     "irfft of integers": (np.arange(6), lambda lib, x: lib.fft.irfft(x)),
     "hfft of bools": (np.array([True, False, True]), lambda lib, x: lib.fft.hfft(x)),
     "fftn of integers": (np.arange(6).reshape(2, 3), lambda lib, x: lib.fft.fftn(x)),
+    "lstsq of a vector": (MATRICES[0, :, :3], lambda lib, x: lib.linalg.lstsq(
+        x, lib.tensor(MATRICES[1, :, 0], dtype=lib.float64)).solution),
+    "lstsq of a stack of vectors": (MATRICES[:, :, :3], lambda lib, x: lib.linalg.lstsq(
+        x, lib.tensor(MATRICES[:, :, 3], dtype=lib.float64)).solution),
     "fft(x, n, dim, norm) by position": (MATRICES[0], lambda lib, x: lib.fft.fft(x, 6, 0,
                                                                             "ortho").abs()),
     "fftn(dim=)": (MATRICES, lambda lib, x: lib.fft.fftn(x, dim=(2, 0)).abs()),

@@ -259,8 +259,11 @@ def test_lstsq() -> None:
         np.testing.assert_allclose(ours.solution.numpy(), theirs.solution.numpy(), rtol=1e-8)
         assert ours.rank.tolist() == theirs.rank.tolist()
         assert ours.residuals.shape == tuple(theirs.residuals.shape) == (0,)
+    # A vector B (A's shape without its last axis), as PyTorch reads it.
+    vector = plugrad.linalg.lstsq(plugrad.eye(2), plugrad.ones(2)).solution
+    assert vector.shape == (2,) and vector.tolist() == [1.0, 1.0]
     with pytest.raises(ShapeError, match="B must be"):
-        plugrad.linalg.lstsq(plugrad.eye(2), plugrad.ones(2))
+        plugrad.linalg.lstsq(plugrad.eye(2), plugrad.tensor(1.0))
 
 
 @pytest.mark.parametrize("p", ["fro", "nuc", float("inf"), 1, -1])
