@@ -471,11 +471,19 @@ def _torch_matrix_rank(
 ) -> Any:
     """PyTorch's ``linalg.matrix_rank(A, *, atol=None, rtol=None, hermitian=False)``: the
     singular values (eigenvalues' magnitudes) above ``max(atol, rtol * largest)``."""
+    if 0 in A.shape[-2:]:
+        return xp.zeros(A.shape[:-2], dtype=xp.int64, device=A.device)
     values = xp.abs(xp.linalg.eigvalsh(A)) if hermitian else xp.linalg.svdvals(A)
     return xp.sum(xp.astype(_kept(xp, A, values, atol, rtol), xp.int64), axis=-1)
 
 
-matrix_rank = op("matrix_rank(x, /, *, rtol=None)", differentiable=False, namespace="linalg",
+def _matrix_rank(xp: Any, x: Any, /, *, rtol: Any = None) -> Any:
+    if 0 in x.shape[-2:]:  # no singular values (NumPy's max() of none fails): rank 0
+        return xp.zeros(x.shape[:-2], dtype=xp.int64, device=device_of(x))
+    return xp.linalg.matrix_rank(x, rtol=rtol)
+
+
+matrix_rank = op("matrix_rank", _matrix_rank, differentiable=False, namespace="linalg",
                  torch_function=_torch_matrix_rank,
                  doc="Rank: the number of singular values above ``rtol * largest``.")
 

@@ -51,6 +51,8 @@ CASES: dict[str, tuple[Any, Callable[..., Any]]] = {
     "matrix_rank(atol)": (MATRICES, lambda lib, x: lib.linalg.matrix_rank(x.detach(), atol=0.5)),
     "matrix_rank(hermitian, rtol)": (
         SYMMETRIC, lambda lib, x: lib.linalg.matrix_rank(x.detach(), hermitian=True, rtol=0.2)),
+    "matrix_rank of empty matrices": (np.zeros((2, 0, 3)), lambda lib, x: lib.linalg.matrix_rank(
+        x.detach())),
     "matrix_norm(A, 2)": (MATRICES, lambda lib, x: lib.linalg.matrix_norm(x, 2)),
     "vector_norm(x, 1, dim, keepdim)": (MATRICES, lambda lib, x: lib.linalg.vector_norm(x, 1, 2,
                                                                                        True)),
