@@ -3,9 +3,10 @@
 from typing import Any
 
 from ._api_types import TensorLike
+from .tensor import Tensor
 
 
-def fft(x: TensorLike, /, n: Any = ..., dim: Any = ..., norm: str = ..., *, axis: int = ..., out: Any = ...) -> Any:
+def fft(x: TensorLike, /, n: Any = ..., dim: Any = ..., norm: str = ..., *, axis: int = ..., out: Any = ...) -> Tensor:
     """One-dimensional discrete Fourier transform along ``axis`` (padded or cut to ``n``)."""
 
 
@@ -13,19 +14,19 @@ def fft2(x: TensorLike, s: Any = ..., dim: Any = ..., norm: str = ...) -> Any:
     """PyTorch's ``torch.fft`` transform over ``dim`` (default (-2, -1))."""
 
 
-def fftn(x: TensorLike, /, s: Any = ..., dim: Any = ..., norm: str = ..., *, axes: Any = ..., out: Any = ...) -> Any:
+def fftn(x: TensorLike, /, s: Any = ..., dim: Any = ..., norm: str = ..., *, axes: Any = ..., out: Any = ...) -> Tensor:
     """N-dimensional discrete Fourier transform over ``axes`` (sizes ``s``)."""
 
 
-def fftshift(x: TensorLike, /, dim: Any = ..., *, axes: Any = ..., out: Any = ...) -> Any:
+def fftshift(x: TensorLike, /, dim: Any = ..., *, axes: Any = ..., out: Any = ...) -> Tensor:
     """Move the zero frequency to the middle of ``axes`` (all axes by default)."""
 
 
-def hfft(x: TensorLike, /, n: Any = ..., dim: Any = ..., norm: Any = ..., *, axis: Any = ..., out: Any = ...) -> Any:
+def hfft(x: TensorLike, /, n: Any = ..., dim: Any = ..., norm: Any = ..., *, axis: Any = ..., out: Any = ...) -> Tensor:
     """Discrete Fourier transform (real) of a Hermitian signal given by its first half."""
 
 
-def ifft(x: TensorLike, /, n: Any = ..., dim: Any = ..., norm: str = ..., *, axis: int = ..., out: Any = ...) -> Any:
+def ifft(x: TensorLike, /, n: Any = ..., dim: Any = ..., norm: str = ..., *, axis: int = ..., out: Any = ...) -> Tensor:
     """One-dimensional inverse discrete Fourier transform along ``axis``."""
 
 
@@ -33,19 +34,19 @@ def ifft2(x: TensorLike, s: Any = ..., dim: Any = ..., norm: str = ...) -> Any:
     """PyTorch's ``torch.fft`` transform over ``dim`` (default (-2, -1))."""
 
 
-def ifftn(x: TensorLike, /, s: Any = ..., dim: Any = ..., norm: str = ..., *, axes: Any = ..., out: Any = ...) -> Any:
+def ifftn(x: TensorLike, /, s: Any = ..., dim: Any = ..., norm: str = ..., *, axes: Any = ..., out: Any = ...) -> Tensor:
     """N-dimensional inverse discrete Fourier transform over ``axes`` (sizes ``s``)."""
 
 
-def ifftshift(x: TensorLike, /, dim: Any = ..., *, axes: Any = ..., out: Any = ...) -> Any:
+def ifftshift(x: TensorLike, /, dim: Any = ..., *, axes: Any = ..., out: Any = ...) -> Tensor:
     """Inverse of :func:`fftshift`."""
 
 
-def ihfft(x: TensorLike, /, n: Any = ..., dim: Any = ..., norm: Any = ..., *, axis: Any = ..., out: Any = ...) -> Any:
+def ihfft(x: TensorLike, /, n: Any = ..., dim: Any = ..., norm: Any = ..., *, axis: Any = ..., out: Any = ...) -> Tensor:
     """Inverse of :func:`hfft`: the conjugated first half of a real signal's spectrum."""
 
 
-def irfft(x: TensorLike, /, n: Any = ..., dim: Any = ..., norm: Any = ..., *, axis: Any = ..., out: Any = ...) -> Any:
+def irfft(x: TensorLike, /, n: Any = ..., dim: Any = ..., norm: Any = ..., *, axis: Any = ..., out: Any = ...) -> Tensor:
     """Inverse of :func:`rfft`: ``n`` real values (``2 * (m - 1)`` from ``m`` terms)."""
 
 
@@ -53,11 +54,11 @@ def irfft2(x: TensorLike, s: Any = ..., dim: Any = ..., norm: str = ...) -> Any:
     """PyTorch's ``torch.fft`` transform over ``dim`` (default (-2, -1))."""
 
 
-def irfftn(x: TensorLike, /, s: Any = ..., dim: Any = ..., norm: str = ..., *, axes: Any = ..., out: Any = ...) -> Any:
+def irfftn(x: TensorLike, /, s: Any = ..., dim: Any = ..., norm: str = ..., *, axes: Any = ..., out: Any = ...) -> Tensor:
     """Inverse of :func:`rfftn`: real output of sizes ``s``."""
 
 
-def rfft(x: TensorLike, /, n: Any = ..., dim: Any = ..., norm: Any = ..., *, axis: Any = ..., out: Any = ...) -> Any:
+def rfft(x: TensorLike, /, n: Any = ..., dim: Any = ..., norm: Any = ..., *, axis: Any = ..., out: Any = ...) -> Tensor:
     """Discrete Fourier transform of real input: the ``n // 2 + 1`` non-negative terms."""
 
 
@@ -65,5 +66,5 @@ def rfft2(x: TensorLike, s: Any = ..., dim: Any = ..., norm: str = ...) -> Any:
     """PyTorch's ``torch.fft`` transform over ``dim`` (default (-2, -1))."""
 
 
-def rfftn(x: TensorLike, /, s: Any = ..., dim: Any = ..., norm: str = ..., *, axes: Any = ..., out: Any = ...) -> Any:
+def rfftn(x: TensorLike, /, s: Any = ..., dim: Any = ..., norm: str = ..., *, axes: Any = ..., out: Any = ...) -> Tensor:
     """N-dimensional discrete Fourier transform of real input (the last axis halved)."""

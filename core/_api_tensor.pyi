@@ -43,6 +43,9 @@ class InstalledTensorMethods:
     def __complex__(self) -> complex:
         ...
 
+    def __contains__(self, element: Any) -> bool:
+        """``element in x``: whether any element equals it (PyTorch's)."""
+
     def __dlpack__(self, *, stream: Any = ..., max_version: tuple[int, int] | None = ..., dl_device: tuple[int, int] | None = ..., copy: bool | None = ...) -> Any:
         """Export the data through DLPack (zero-copy for the consumer)."""
 
@@ -90,6 +93,9 @@ class InstalledTensorMethods:
 
     def __isub__(self, other: Any) -> Tensor:
         ...
+
+    def __iter__(self) -> Any:
+        """The slices along the first axis, as PyTorch's (views, as ``x[i]``); a 0-d tensor has none to give, and says so rather than yield nothing."""
 
     def __itruediv__(self, other: Any) -> Tensor:
         ...

@@ -310,8 +310,54 @@ def tensor(data: Any, **options: Unpack[CreationOptions]) -> Tensor:
     tensor(3)
     """
     dtype, device, backend, requires_grad = creation_options("tensor", options)
+    held: list[Tensor] = []
+    if type(data) in (list, tuple):
+        data = _numbers_of_tensors(data, held)
     array, target = _convert(data, dtype, device, backend, copy=True)
+    if held and dtype is None:
+        # Each tensor's dtype counts, as in PyTorch: tensor([a.mean(), b.mean()]) of float64
+        # means is float64, not the default float32 its numbers alone would give.
+        dtypes = [t.dtype for t in held]
+        if _holds_numbers(data, held):
+            dtypes.append(target.dtype_of(array))
+        wanted = _dtypes.common_dtype(dtypes, target.result_type)
+        if wanted is not target.dtype_of(array):
+            array = target.xp.asarray(data, dtype=target.native_dtype(wanted), device=target.native)
     return leaf(array, target, requires_grad)
+
+
+def _numbers_of_tensors(data: Any, held: list[Tensor]) -> Any:
+    """Nested lists with each one-element Tensor replaced by its number (noted in ``held``),
+    as PyTorch reads ``tensor([t1, t2])``; lists without tensors are returned as they are."""
+    if not any(isinstance(item, Tensor) or type(item) in (list, tuple) for item in data):
+        return data
+    converted = []
+    for item in data:
+        if isinstance(item, Tensor):
+            if item.size != 1:
+                raise ShapeError(
+                    f"tensor(): a list element is a tensor of shape {item.shape}; only "
+                    "one-element tensors can stand for numbers in a list (as in PyTorch). "
+                    "Join tensors with plugrad.stack(...) instead"
+                )
+            held.append(item)
+            converted.append(item.item())
+        elif type(item) in (list, tuple):
+            converted.append(_numbers_of_tensors(item, held))
+        else:
+            converted.append(item)
+    return converted
+
+
+def _holds_numbers(data: Any, held: list[Tensor]) -> bool:
+    """Whether ``data`` has more numbers than the tensors in ``held`` gave."""
+
+    def count(value: Any) -> int:
+        if type(value) in (list, tuple):
+            return sum(count(item) for item in value)
+        return 1
+
+    return count(data) > len(held)
 
 
 @with_creation_options

@@ -8,6 +8,7 @@ they are almost every call.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -323,6 +324,7 @@ def apply_n(op: RegisteredOp, inputs: tuple[Any, ...], params: dict[str, Any] | 
     # a Python call to every op.
     device = None
     requires_grad = False
+    numbers = False
     arrays = []
     for index, x in enumerate(inputs):
         if isinstance(x, Tensor):
@@ -334,8 +336,14 @@ def apply_n(op: RegisteredOp, inputs: tuple[Any, ...], params: dict[str, Any] | 
             arrays.append(x._array)
         elif x is None or type(x) in _SCALARS:
             arrays.append(x)  # None: an optional input left out (e.g. clip's max)
+            # Numbers every dtype of their kind holds need no check (the common 0, 1, 0.5).
+            if (type(x) is int and not 0 <= x <= 127) or (
+                type(x) is float and not -65504.0 <= x <= 65504.0
+            ):
+                numbers = True
         elif _is_numpy_scalar(x):
             arrays.append(x.item())
+            numbers = True
         else:
             raise _not_a_tensor(op, index, x)
     if device is None:
@@ -346,6 +354,8 @@ def apply_n(op: RegisteredOp, inputs: tuple[Any, ...], params: dict[str, Any] | 
             return apply_n(op, promoted, params)
     if op.real_only:
         _refuse_complex(op, device, inputs)
+    if numbers:
+        _check_numbers_fit(op, device, inputs, arrays)
     try:
         kernel = device.kernels[op.name]
     except KeyError:
@@ -784,6 +794,76 @@ def _mixed_devices(
 
 
 _SHAPE_WORDS = ("shape", "broadcast", "dimension", "aligned", "size", "axis", "reshape")
+
+
+def alpha_times(function: str, x: Any, other: Any, alpha: Any) -> Any:
+    """``other * alpha``, the second term of PyTorch's ``x + alpha * other``.
+
+    A float ``alpha`` for an integer or bool ``x`` is refused, as PyTorch refuses it:
+    the sum would silently become a float tensor (or, written in place, be truncated).
+    """
+    if (
+        isinstance(alpha, float)
+        and isinstance(x, Tensor)
+        and x.dtype.kind in ("signed integer", "unsigned integer", "bool")
+    ):
+        raise DtypeError(
+            f"{function}(): alpha={alpha!r} is a float, but the tensor is {x.dtype}; give an "
+            "integer alpha, or convert the tensor first (x.to(plugrad.float32))"
+        )
+    return other * alpha
+
+
+#: (backend, native dtype) -> (lowest, highest) value it holds; None for complex dtypes.
+_RANGES: dict[tuple[str, Any], tuple[Any, Any] | None] = {}
+
+
+def _check_numbers_fit(
+    op: RegisteredOp, device: Device, inputs: tuple[Any, ...], arrays: list[Any]
+) -> None:
+    """Raise unless each Python number fits the dtype of the tensors it meets.
+
+    Kernels of two inputs refuse such a number themselves (NumPy raises); ``where``,
+    ``clip`` and the like would not: NumPy's ``where`` turns 300 into 44 in ``int8``,
+    and 1e40 into inf in ``float32``, where PyTorch refuses.
+    """
+    native = next(
+        (x._array.dtype for name, x in zip(op.input_names, inputs)
+         if isinstance(x, Tensor) and name != "condition"),
+        None,
+    )  # fmt: skip
+    if native is None:
+        return
+    # Keyed by backend too: dtypes of two libraries must never be compared.
+    key = (device.backend.name, native)
+    if key not in _RANGES:
+        xp = device.xp
+        if xp.isdtype(native, "integral"):
+            info: Any = xp.iinfo(native)
+            _RANGES[key] = (info.min, info.max)
+        elif xp.isdtype(native, "real floating"):
+            info = xp.finfo(native)
+            _RANGES[key] = (-float(info.max), float(info.max))
+        else:
+            _RANGES[key] = None
+    bounds = _RANGES[key]
+    if bounds is None:
+        return
+    low, high = bounds
+    for value in arrays:
+        if (
+            type(value) in _REAL_NUMBERS
+            and not low <= value <= high
+            and value == value  # NaN and infinities are values every float dtype holds
+            and value not in (math.inf, -math.inf)
+        ):
+            dtype = device._dtype_from_native[native]
+            raise ScalarRangeError(
+                f"{op.name}(): the number {value!r} is out of the range of {dtype} "
+                f"[{low}, {high}], the dtype of the tensor it meets; convert the tensor to a "
+                "dtype that holds it (x.to(plugrad.int64), x.to(plugrad.float64)), or pass a "
+                "number in range"
+            )
 
 
 def _scalar_out_of_range(op: RegisteredOp, error: OverflowError) -> ScalarRangeError:

@@ -17,7 +17,7 @@ from typing import Any
 
 from . import graph as _graph
 from . import ops as _ops_module
-from .dispatch import apply1, apply2, apply_general, apply_n, apply_view
+from .dispatch import alpha_times, apply1, apply2, apply_general, apply_n, apply_view
 from .errors import ArgumentError
 from .grad_mode import no_grad
 from .inplace import apply_inplace, change_shape, check_out, write_out
@@ -424,7 +424,11 @@ def _make_function(op: RegisteredOp, module: str, method: bool = False) -> Calla
         parameters.append(alpha)
         second = op.input_names[1]
         test = "alpha != 1" if method else "alpha is not _default_alpha"
-        prelude += f"    if {test}:\n        {second} = {second} * alpha\n"
+        first = op.input_names[0]
+        prelude += (
+            f"    if {test}:\n"
+            f"        {second} = _alpha_times({op.name!r}, {first}, {second}, alpha)\n"
+        )
     if _takes_out(op, method):
         parameters.append(kinds("out", kinds.KEYWORD_ONLY, default=None))
     signature = op.signature.replace(
@@ -473,6 +477,7 @@ def _make_function(op: RegisteredOp, module: str, method: bool = False) -> Calla
         "_check_out": check_out, "_write_out": write_out, "_no_grad": no_grad,
         "_torch_form": torch_form, "_graph": _graph, "_torch_form_mixed": _torch_form_mixed,
         "_dim_as_axis": dim_as_axis, "_reduction_dim_as_axis": reduction_dim_as_axis,
+        "_alpha_times": alpha_times,
         **defaults,
     }  # fmt: skip
     exec(compile(source, f"<plugrad op {op.name}>", "exec"), scope)

@@ -18,6 +18,7 @@ from typing import Any
 from . import creation as _creation
 from . import dtypes as _dtypes
 from . import ops as _ops
+from .dispatch import alpha_times
 from .dtype_functions import broadcast_shapes
 from .errors import ArgumentError, DtypeError, IndexOutOfRangeError, ShapeError
 from .tensor import Tensor, install_function_methods, install_methods
@@ -125,7 +126,9 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
     """
     dim = _dim("index_add", dim, _tensor("index_add", input).ndim)
     spread = _source_index("index_add", input, dim, index, source)
-    return input.scatter_add(dim, spread, source if alpha == 1 else source * alpha)
+    return input.scatter_add(
+        dim, spread, source if alpha == 1 else alpha_times("index_add", input, source, alpha)
+    )
 
 
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
@@ -147,7 +150,9 @@ def _index_add_(self: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha:
     """In-place :func:`index_add`."""
     dim = _dim("index_add_", dim, self.ndim)
     spread = _source_index("index_add_", self, dim, index, source)
-    return self.scatter_add_(dim, spread, source if alpha == 1 else source * alpha)
+    return self.scatter_add_(
+        dim, spread, source if alpha == 1 else alpha_times("index_add_", self, source, alpha)
+    )
 
 
 def _index_copy_(self: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:

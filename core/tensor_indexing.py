@@ -146,6 +146,10 @@ def index_key(tensor: Tensor, key: Any, recorded: bool = False) -> tuple[Any, ..
                 "write x[tuple(key)] for the tuple or x[plugrad.tensor(key)] for the array"
             )
         key = (key,)
+    if any(isinstance(k, Tensor) and not k._array.ndim for k in key):
+        # A 0-d integer tensor indexes as the int it holds, as in PyTorch: a view (NumPy
+        # would read it as an index array, whose result is a copy).
+        key = tuple(_as_int_index(k) for k in key)
     if any(isinstance(k, (Tensor, list)) for k in key):
         return tuple(
             _index_array(tensor, k, recorded)
@@ -159,6 +163,17 @@ def index_key(tensor: Tensor, key: Any, recorded: bool = False) -> tuple[Any, ..
     # are (array-api-strict insists); appending it changes nothing in any library.
     if not any(k is Ellipsis for k in key):
         key = (*key, Ellipsis)
+    return key
+
+
+def _as_int_index(key: Any) -> Any:
+    """``key`` as an int where it is a 0-d integer tensor; else as it is."""
+    if (
+        isinstance(key, Tensor)
+        and not key._array.ndim
+        and key.dtype.kind in ("signed integer", "unsigned integer")
+    ):
+        return int(key)
     return key
 
 

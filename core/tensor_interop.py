@@ -155,6 +155,23 @@ def _len(self: Tensor) -> int:
     return self._array.shape[0]
 
 
+def _iter(self: Tensor) -> Any:
+    """The slices along the first axis, as PyTorch's (views, as ``x[i]``); a 0-d tensor has none
+    to give, and says so rather than yield nothing."""
+    if not self._array.ndim:
+        raise TypeError("iteration over a 0-d tensor")
+    return (self[index] for index in range(self._array.shape[0]))
+
+
+def _contains(self: Tensor, element: Any) -> bool:
+    """``element in x``: whether any element equals it (PyTorch's)."""
+    if not isinstance(element, (Tensor, bool, int, float, complex)):
+        raise TypeError(
+            f"'in' takes a Tensor or a number on its left, got {type(element).__name__}"
+        )
+    return bool((self == element).any())
+
+
 def _repr(self: Tensor) -> str:
     device = self._device
     dtype = self.dtype
@@ -239,6 +256,8 @@ install_methods(
     __bool__=_bool,
     __index__=_index,
     __len__=_len,
+    __iter__=_iter,
+    __contains__=_contains,
     __repr__=_repr,
     __format__=_format,
     __array_namespace__=_array_namespace,

@@ -17,7 +17,7 @@ from typing import Any
 
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
-from plugrad.plugins._rules import axis_slice, cast, device_of
+from plugrad.plugins._rules import axis_slice, cast, device_of, one_array
 
 #: PyTorch's ``norm=None`` is ``"backward"``.
 _DUAL = {"backward": "forward", "ortho": "ortho", "forward": "backward", None: "forward"}
@@ -159,6 +159,7 @@ def _irfftn_grad(xp: Any, g: Any, ans: Any, x: Any, *, s: Any, axes: Any, norm: 
 
 # -- the transforms: every rule reads only the input's shape and dtype (saves=()) -----------
 
+
 def _torch_one_axis(name: str) -> Any:
     """PyTorch's ``torch.fft.<name>(input, n=None, dim=-1, norm=None)``."""
 
@@ -166,7 +167,7 @@ def _torch_one_axis(name: str) -> Any:
         return getattr(xp.fft, name)(x, n=n, axis=dim, norm=norm or "backward")
 
     transform.__doc__ = f"PyTorch's ``torch.fft.{name}(input, n=None, dim=-1, norm=None)``."
-    return transform
+    return one_array(transform)
 
 
 def _torch_over_axes(name: str, dims: Any = None) -> Any:
@@ -179,7 +180,7 @@ def _torch_over_axes(name: str, dims: Any = None) -> Any:
         return getattr(xp.fft, name)(x, s=s, axes=dim, norm=norm or "backward")
 
     transform.__doc__ = f"PyTorch's ``torch.fft`` transform over ``dim`` (default {dims})."
-    return transform
+    return one_array(transform)
 
 
 def _torch_shift(name: str) -> Any:
@@ -189,7 +190,7 @@ def _torch_shift(name: str) -> Any:
         return getattr(xp.fft, name)(x, axes=dim)
 
     shift.__doc__ = f"PyTorch's ``torch.fft.{name}(input, dim=None)``."
-    return shift
+    return one_array(shift)
 
 
 _ONE_AXIS = "(x, /, *, n=None, axis=-1, norm='backward')"

@@ -46,6 +46,7 @@ from plugrad.plugins._rules import (
     is_half,
     negative_axis,
     normalize_axes,
+    one_array,
     reduction_axis,
     safe_where_zero,
 )
@@ -346,7 +347,7 @@ def _torch_eigvalsh(xp: Any, A: Any, UPLO: str = "L") -> Any:
 
 
 eigvalsh = op("eigvalsh(x, /)", vjp=_eigvalsh_grad, namespace="linalg",
-              torch_function=_torch_eigvalsh,
+              torch_function=one_array(_torch_eigvalsh),
               doc="Eigenvalues of a symmetric (Hermitian) matrix, ascending.")
 
 
@@ -435,7 +436,7 @@ def _torch_pinv(
 
 
 pinv = op("pinv(x, /, *, rtol=None)", vjp=_pinv_grad, namespace="linalg",
-          torch_function=_torch_pinv,
+          torch_function=one_array(_torch_pinv),
           doc="Moore-Penrose pseudo-inverse; singular values below ``rtol * largest`` count as 0.")
 
 
@@ -484,7 +485,7 @@ def _matrix_rank(xp: Any, x: Any, /, *, rtol: Any = None) -> Any:
 
 
 matrix_rank = op("matrix_rank", _matrix_rank, differentiable=False, namespace="linalg",
-                 torch_function=_torch_matrix_rank,
+                 torch_function=one_array(_torch_matrix_rank),
                  doc="Rank: the number of singular values above ``rtol * largest``.")
 
 
