@@ -61,6 +61,16 @@ def _binary(symbol: str, op: str) -> Callable[[Tensor, Any], Tensor]:
     return operator
 
 
+def _equality(symbol: str, op: str) -> Callable[[Tensor, Any], Tensor]:
+    def operator(self: Tensor, other: Any) -> Tensor:
+        if other is None:  # Python's answer (x == None is False), as PyTorch gives
+            return NotImplemented
+        return _OPS[op](self, other)
+
+    operator.__doc__ = f"``x {symbol} y``: ``plugrad.{op}(x, y)`` (``x {symbol} None``: Python's)."
+    return operator
+
+
 def _reflected(symbol: str, op: str) -> Callable[[Tensor, Any], Tensor]:
     def operator(self: Tensor, other: Any) -> Tensor:
         return _OPS[op](other, self)
@@ -84,7 +94,11 @@ def _positive(self: Tensor) -> Tensor:
 
 # In-place operators (``x += y``) are the in-place ops of plugrad.inplace.
 install_methods(
-    **{f"__{name}__": _binary(*row) for name, row in {**BINARY_OPERATORS, **COMPARISONS}.items()},
+    **{f"__{name}__": _binary(*row) for name, row in BINARY_OPERATORS.items()},
+    **{
+        f"__{name}__": (_equality if name in ("eq", "ne") else _binary)(*row)
+        for name, row in COMPARISONS.items()
+    },
     **{f"__r{name}__": _reflected(*row) for name, row in BINARY_OPERATORS.items()},
     **{f"__{name}__": _unary(*row) for name, row in UNARY_OPERATORS.items()},
     __pos__=_positive,

@@ -144,6 +144,8 @@ def _gather(xp: Any, x: Any, dim: int, index: Any) -> Any:
     ``index`` has ``x``'s number of dimensions and, off ``dim``, sizes up to ``x``'s.
     """
     dim = dim % x.ndim if x.ndim else 0
+    if index.ndim == 0 and x.ndim <= 1:  # one position: a 0-d result, as PyTorch's
+        return xp.reshape(_gather(xp, xp.reshape(x, (-1,)), 0, xp.reshape(index, (1,))), ())
     if any(n != m for d, (n, m) in enumerate(zip(index.shape, x.shape)) if d != dim):
         # NOTE: take_along_axis broadcasts, where PyTorch reads the leading part of x.
         x = x[tuple(slice(None) if d == dim else slice(0, n) for d, n in enumerate(index.shape))]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from plugrad.errors import ArgumentError
+from plugrad.errors import ArgumentError, ShapeError
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
 from plugrad.plugins._rules import axis_query, device_of, reduction_axis, refuse_complex_into_real
@@ -60,8 +60,33 @@ def _searchsorted(
         side = "right"
     if not hasattr(x2, "shape"):
         x2 = xp.asarray(x2, dtype=x1.dtype, device=device_of(x1))
-    found = xp.searchsorted(x1, x2, side=side, sorter=sorter)
+    if x1.ndim > 1:
+        found = _searchsorted_rows(xp, x1, x2, side, sorter)
+    else:
+        found = xp.searchsorted(x1, x2, side=side, sorter=sorter)
     return xp.astype(found, xp.int32) if out_int32 else found
+
+
+def _searchsorted_rows(xp: Any, x1: Any, x2: Any, side: str, sorter: Any) -> Any:
+    """PyTorch's N-d ``searchsorted``: each row of ``x1`` (its last axis) searched with the
+    row of ``x2`` at the same leading position; the standard's takes a 1-D ``x1`` only."""
+    if tuple(x2.shape[:-1]) != tuple(x1.shape[:-1]) or x2.ndim != x1.ndim:
+        raise ShapeError(
+            f"searchsorted(): an N-d sorted sequence of shape {tuple(x1.shape)} needs values "
+            f"with the same leading dimensions, (..., k) with ... = {tuple(x1.shape[:-1])}; got "
+            f"{tuple(x2.shape)}"
+        )
+    rows = math.prod(x1.shape[:-1])
+    flat1 = xp.reshape(x1, (rows, x1.shape[-1]))
+    flat2 = xp.reshape(x2, (rows, x2.shape[-1]))
+    order = None if sorter is None else xp.reshape(sorter, (rows, x1.shape[-1]))
+    found = [
+        xp.searchsorted(flat1[i], flat2[i], side=side, sorter=None if order is None else order[i])
+        for i in range(rows)
+    ]
+    if not found:
+        return xp.zeros(tuple(x2.shape), dtype=xp.int64, device=device_of(x1))
+    return xp.reshape(xp.stack(found), tuple(x2.shape))
 
 
 def _torch_where(xp: Any, condition: Any, x1: Any = None, x2: Any = None) -> Any:

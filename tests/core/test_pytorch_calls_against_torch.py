@@ -82,6 +82,9 @@ CASES: dict[str, tuple[Any, Callable[..., Any]]] = {
         x, lib.tensor(MATRICES[1, :, 0], dtype=lib.float64)).solution),
     "lstsq of a stack of vectors": (MATRICES[:, :, :3], lambda lib, x: lib.linalg.lstsq(
         x, lib.tensor(MATRICES[:, :, 3], dtype=lib.float64)).solution),
+    "searchsorted of rows": (np.array(0.0), lambda lib, x: lib.searchsorted(
+        lib.tensor([[1.0, 2.0, 3.0], [0.0, 5.0, 6.0]]), lib.tensor([[2.5, 0.0], [5.5, 7.0]]),
+        right=True)),
     "fft(x, n, dim, norm) by position": (MATRICES[0], lambda lib, x: lib.fft.fft(x, 6, 0,
                                                                             "ortho").abs()),
     "fftn(dim=)": (MATRICES, lambda lib, x: lib.fft.fftn(x, dim=(2, 0)).abs()),

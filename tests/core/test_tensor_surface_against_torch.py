@@ -106,3 +106,12 @@ def test_a_list_of_one_element_tensors_keeps_their_dtypes():
     assert _made_from_tensors(plugrad) == _made_from_tensors(torch)
     with pytest.raises(ValueError, match="one-element tensors"):
         plugrad.tensor([plugrad.ones(2), plugrad.ones(2)])
+
+
+def test_comparing_with_none_is_pythons_answer_and_gather_takes_a_0d_index():
+    for lib in (plugrad, torch):
+        x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        assert (x == None, x != None) == (False, True)  # noqa: E711 (the case itself)
+        picked = lib.gather(x, 0, lib.tensor(1))
+        picked.backward()
+        assert picked.shape == () and picked.tolist() == 2.0 and x.grad.tolist() == [0, 1, 0]
