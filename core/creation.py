@@ -311,27 +311,36 @@ def tensor(data: Any, **options: Unpack[CreationOptions]) -> Tensor:
     """
     dtype, device, backend, requires_grad = creation_options("tensor", options)
     held: list[Tensor] = []
-    if type(data) in (list, tuple):
-        data = _numbers_of_tensors(data, held)
+    plain = True
+    if type(data) in (list, tuple) and any(issubclass(k, Tensor) for k in _leaf_types(data)):
+        data, plain = _numbers_of_tensors(data, held)
     array, target = _convert(data, dtype, device, backend, copy=True)
     if held and dtype is None:
         # Each tensor's dtype counts, as in PyTorch: tensor([a.mean(), b.mean()]) of float64
         # means is float64, not the default float32 its numbers alone would give.
-        dtypes = [t.dtype for t in held]
-        if _holds_numbers(data, held):
-            dtypes.append(target.dtype_of(array))
+        dtypes = [t.dtype for t in held] + ([target.dtype_of(array)] if plain else [])
         wanted = _dtypes.common_dtype(dtypes, target.result_type)
         if wanted is not target.dtype_of(array):
             array = target.xp.asarray(data, dtype=target.native_dtype(wanted), device=target.native)
     return leaf(array, target, requires_grad)
 
 
-def _numbers_of_tensors(data: Any, held: list[Tensor]) -> Any:
+def _leaf_types(data: list[Any] | tuple[Any, ...]) -> set[type]:
+    """The types of the items of nested lists and tuples (each row's read at C speed)."""
+    kinds = set(map(type, data))
+    if list in kinds or tuple in kinds:
+        kinds -= {list, tuple}
+        for row in data:
+            if type(row) is list or type(row) is tuple:
+                kinds |= _leaf_types(row)
+    return kinds
+
+
+def _numbers_of_tensors(data: Any, held: list[Tensor]) -> tuple[list[Any], bool]:
     """Nested lists with each one-element Tensor replaced by its number (noted in ``held``),
-    as PyTorch reads ``tensor([t1, t2])``; lists without tensors are returned as they are."""
-    if not any(isinstance(item, Tensor) or type(item) in (list, tuple) for item in data):
-        return data
-    converted = []
+    as PyTorch reads ``tensor([t1, t2])``; and whether they hold other numbers too."""
+    converted: list[Any] = []
+    plain = False
     for item in data:
         if isinstance(item, Tensor):
             if item.size != 1:
@@ -342,22 +351,14 @@ def _numbers_of_tensors(data: Any, held: list[Tensor]) -> Any:
                 )
             held.append(item)
             converted.append(item.item())
-        elif type(item) in (list, tuple):
-            converted.append(_numbers_of_tensors(item, held))
+        elif type(item) is list or type(item) is tuple:
+            row, row_plain = _numbers_of_tensors(item, held)
+            converted.append(row)
+            plain = plain or row_plain
         else:
             converted.append(item)
-    return converted
-
-
-def _holds_numbers(data: Any, held: list[Tensor]) -> bool:
-    """Whether ``data`` has more numbers than the tensors in ``held`` gave."""
-
-    def count(value: Any) -> int:
-        if type(value) in (list, tuple):
-            return sum(count(item) for item in value)
-        return 1
-
-    return count(data) > len(held)
+            plain = True
+    return converted, plain
 
 
 @with_creation_options

@@ -62,7 +62,7 @@ def apply1(op: RegisteredOp, x: Any, params: dict[str, Any] | None) -> Tensor:
     if op.to_float and x._array.dtype in device.integral_natives:
         return apply1(op, _ops.astype(x, _dtypes.default_float_dtype), params)
     if op.real_only and x._array.dtype in device.complex_natives:
-        raise _complex_refused(op, (x,))
+        raise _complex_error(op, (x,))
     try:
         kernel = device.kernels[op.name]
     except KeyError:
@@ -98,11 +98,11 @@ def apply2(op: RegisteredOp, x1: Any, x2: Any, params: dict[str, Any] | None) ->
             # Ordered so that the common case (one dtype, an op of any kind) tests least.
             if (dtype1 is not a2.dtype and op.promotes) or op.checks_dtype:
                 mixed = dtype1 is not a2.dtype
-                complex_natives = device.complex_natives
                 if op.real_only and (
-                    dtype1 in complex_natives or (mixed and a2.dtype in complex_natives)
+                    dtype1 in device.complex_natives
+                    or (mixed and a2.dtype in device.complex_natives)
                 ):
-                    raise _complex_refused(op, (x1, x2))
+                    raise _complex_error(op, (x1, x2))
                 if (mixed and op.promotes) or (op.to_float and dtype1 in device.integral_natives):
                     promoted = _promote_pair(op, device, x1, x2)
                     if promoted is not None:
@@ -111,7 +111,7 @@ def apply2(op: RegisteredOp, x1: Any, x2: Any, params: dict[str, Any] | None) ->
         elif type(x2) in _SCALARS:
             if (a1.dtype in device.scalar_promotions[type(x2)] and op.promotes) or op.checks_dtype:
                 if op.real_only and (type(x2) is complex or a1.dtype in device.complex_natives):
-                    raise _complex_refused(op, (x1, x2))
+                    raise _complex_error(op, (x1, x2))
                 if (a1.dtype in device.scalar_promotions[type(x2)] and op.promotes) or (
                     op.to_float and a1.dtype in device.integral_natives
                 ):
@@ -134,7 +134,7 @@ def apply2(op: RegisteredOp, x1: Any, x2: Any, params: dict[str, Any] | None) ->
         # add a call to every op with a scalar.
         if (a2.dtype in device.scalar_promotions[type(x1)] and op.promotes) or op.checks_dtype:
             if op.real_only and (type(x1) is complex or a2.dtype in device.complex_natives):
-                raise _complex_refused(op, (x1, x2))
+                raise _complex_error(op, (x1, x2))
             if (a2.dtype in device.scalar_promotions[type(x1)] and op.promotes) or (
                 op.to_float and a2.dtype in device.integral_natives
             ):
@@ -907,10 +907,10 @@ def _refuse_complex(op: RegisteredOp, device: Device, inputs: tuple[Any, ...]) -
     complex_natives = device.complex_natives
     for x in inputs:
         if type(x) is complex or (isinstance(x, Tensor) and x._array.dtype in complex_natives):
-            raise _complex_refused(op, inputs)
+            raise _complex_error(op, inputs)
 
 
-def _complex_refused(op: RegisteredOp, inputs: tuple[Any, ...]) -> DtypeError:
+def _complex_error(op: RegisteredOp, inputs: tuple[Any, ...]) -> DtypeError:
     dtypes = ", ".join(x.dtype.name if isinstance(x, Tensor) else type(x).__name__ for x in inputs)
     return DtypeError(
         f"{op.name}(): complex inputs are not supported ({dtypes}): {op.name} is defined for "

@@ -159,7 +159,9 @@ def _iter(self: Tensor) -> Any:
     """The slices along the first axis, as PyTorch's (views, as ``x[i]``); a 0-d tensor has none
     to give, and says so rather than yield nothing."""
     if not self._array.ndim:
-        raise TypeError("iteration over a 0-d tensor")
+        raise TypeError(
+            "iteration over a 0-d tensor: it has no axis to iterate over; x.item() is its value"
+        )
     return (self[index] for index in range(self._array.shape[0]))
 
 

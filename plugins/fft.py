@@ -198,41 +198,44 @@ _ONE_AXIS = "(x, /, *, n=None, axis=-1, norm='backward')"
 #: rfft of int64 is complex64), as fft's already did.
 _transform = functools.partial(op, namespace="fft", saves=(), promotion="float")
 
+
+def _one_axis_row(name: str, vjp: Any, *, doc: str, kernel: Any = None) -> OpDef:
+    """The row of a one-axis transform, with PyTorch's ``(input, n, dim, norm)`` form; without
+    ``kernel``, the backend's function of that name computes it."""
+    spec = name if kernel is not None else name + _ONE_AXIS
+    return _transform(spec, kernel, vjp=vjp, torch_function=_torch_one_axis(name), doc=doc)
+
+
+def _over_axes_row(name: str, vjp: Any, *, doc: str) -> OpDef:
+    """The row of an n-dimensional transform, with PyTorch's ``dim`` form and its 2-D alias
+    (``fftn`` -> ``fft2``: the last two axes)."""
+    two_d = {name[:-1] + "2": _torch_over_axes(name, (-2, -1))}
+    torch_form = _torch_over_axes(name)
+    return _transform(name, _over_axes(name), vjp=vjp, torch_function=torch_form, aliases=two_d,
+                      doc=doc)  # fmt: skip
+
+
 # fmt: off
-fft = _transform(
-    "fft", _complex_input("fft"), vjp=_fft_grad("ifft"), torch_function=_torch_one_axis("fft"),
-    doc="One-dimensional discrete Fourier transform along ``axis`` (padded or cut to ``n``).")
-ifft = _transform(
-    "ifft", _complex_input("ifft"), vjp=_fft_grad("fft"), torch_function=_torch_one_axis("ifft"),
-    doc="One-dimensional inverse discrete Fourier transform along ``axis``.")
-fftn = _transform(
-    "fftn", _over_axes("fftn"), vjp=_fftn_grad("ifftn"), torch_function=_torch_over_axes("fftn"),
-    aliases={"fft2": _torch_over_axes("fftn", (-2, -1))},
-    doc="N-dimensional discrete Fourier transform over ``axes`` (sizes ``s``).")
-ifftn = _transform(
-    "ifftn", _over_axes("ifftn"), vjp=_fftn_grad("fftn"), torch_function=_torch_over_axes("ifftn"),
-    aliases={"ifft2": _torch_over_axes("ifftn", (-2, -1))},
-    doc="N-dimensional inverse discrete Fourier transform over ``axes`` (sizes ``s``).")
-rfft = _transform(
-    "rfft" + _ONE_AXIS, vjp=_rfft_grad, torch_function=_torch_one_axis("rfft"),
-    doc="Discrete Fourier transform of real input: the ``n // 2 + 1`` non-negative terms.")
-irfft = _transform(
-    "irfft" + _ONE_AXIS, vjp=_irfft_grad, torch_function=_torch_one_axis("irfft"),
-    doc="Inverse of :func:`rfft`: ``n`` real values (``2 * (m - 1)`` from ``m`` terms).")
-rfftn = _transform(
-    "rfftn", _over_axes("rfftn"), vjp=_rfftn_grad, torch_function=_torch_over_axes("rfftn"),
-    aliases={"rfft2": _torch_over_axes("rfftn", (-2, -1))},
-    doc="N-dimensional discrete Fourier transform of real input (the last axis halved).")
-irfftn = _transform(
-    "irfftn", _over_axes("irfftn"), vjp=_irfftn_grad, torch_function=_torch_over_axes("irfftn"),
-    aliases={"irfft2": _torch_over_axes("irfftn", (-2, -1))},
-    doc="Inverse of :func:`rfftn`: real output of sizes ``s``.")
-hfft = _transform(
-    "hfft" + _ONE_AXIS, vjp=_hfft_grad, torch_function=_torch_one_axis("hfft"),
-    doc="Discrete Fourier transform (real) of a Hermitian signal given by its first half.")
-ihfft = _transform(
-    "ihfft" + _ONE_AXIS, vjp=_ihfft_grad, torch_function=_torch_one_axis("ihfft"),
-    doc="Inverse of :func:`hfft`: the conjugated first half of a real signal's spectrum.")
+fft = _one_axis_row("fft", _fft_grad("ifft"), kernel=_complex_input("fft"), doc=(
+    "One-dimensional discrete Fourier transform along ``axis`` (padded or cut to ``n``)."))
+ifft = _one_axis_row("ifft", _fft_grad("fft"), kernel=_complex_input("ifft"), doc=(
+    "One-dimensional inverse discrete Fourier transform along ``axis``."))
+fftn = _over_axes_row("fftn", _fftn_grad("ifftn"), doc=(
+    "N-dimensional discrete Fourier transform over ``axes`` (sizes ``s``)."))
+ifftn = _over_axes_row("ifftn", _fftn_grad("fftn"), doc=(
+    "N-dimensional inverse discrete Fourier transform over ``axes`` (sizes ``s``)."))
+rfft = _one_axis_row("rfft", _rfft_grad, doc=(
+    "Discrete Fourier transform of real input: the ``n // 2 + 1`` non-negative terms."))
+irfft = _one_axis_row("irfft", _irfft_grad, doc=(
+    "Inverse of :func:`rfft`: ``n`` real values (``2 * (m - 1)`` from ``m`` terms)."))
+rfftn = _over_axes_row("rfftn", _rfftn_grad, doc=(
+    "N-dimensional discrete Fourier transform of real input (the last axis halved)."))
+irfftn = _over_axes_row("irfftn", _irfftn_grad, doc=(
+    "Inverse of :func:`rfftn`: real output of sizes ``s``."))
+hfft = _one_axis_row("hfft", _hfft_grad, doc=(
+    "Discrete Fourier transform (real) of a Hermitian signal given by its first half."))
+ihfft = _one_axis_row("ihfft", _ihfft_grad, doc=(
+    "Inverse of :func:`hfft`: the conjugated first half of a real signal's spectrum."))
 fftshift = op("fftshift(x, /, *, axes=None)", namespace="fft",
               torch_function=_torch_shift("fftshift"),
               vjp=lambda xp, g, ans, x, *, axes: xp.fft.ifftshift(g, axes=axes),

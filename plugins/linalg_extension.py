@@ -32,7 +32,7 @@ from __future__ import annotations
 from typing import Any
 
 from plugrad.dtype_functions import broadcast_shapes
-from plugrad.errors import ArgumentError, AxisError, DtypeError, ShapeError
+from plugrad.errors import ArgumentError, AxisError, BackwardError, DtypeError, ShapeError
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
 from plugrad.plugins._rules import (
@@ -228,15 +228,11 @@ def _qr_grad(xp: Any, g: Any, ans: Any, x: Any, *, mode: str) -> Any:
     q, r = ans
     rows, cols = x.shape[-2], x.shape[-1]
     if mode == "r":
-        from plugrad.errors import BackwardError
-
         raise BackwardError(
             "linalg.qr(mode='r') is not differentiable: the derivative depends on Q, which "
             "mode='r' does not compute; use mode='reduced'"
         )
     if mode != "reduced" and rows > cols:
-        from plugrad.errors import BackwardError
-
         raise BackwardError(
             f"linalg.qr(mode={mode!r}) of a {rows}x{cols} matrix is not differentiable: the "
             "extra columns of Q are not determined by the input. Use mode='reduced'."
