@@ -11,6 +11,7 @@ answers agree with what the backend's kernels actually do.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -198,6 +199,16 @@ class finfo_object(NamedTuple):
     min: float
     smallest_normal: float
     dtype: _dtypes.DType
+
+    @property
+    def tiny(self) -> float:
+        """PyTorch's and NumPy's name for :attr:`smallest_normal`."""
+        return self.smallest_normal
+
+    @property
+    def resolution(self) -> float:
+        """``10 ** -precision``: the decimal resolution (``1e-06`` for ``float32``)."""
+        return 10.0 ** -int(-math.log10(self.eps))
 
 
 class iinfo_object(NamedTuple):

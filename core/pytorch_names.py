@@ -47,6 +47,7 @@ __all__ = [
     "isclose",
     "masked_fill",
     "numel",
+    "promote_types",
     "scatter",
     "set_default_dtype",
     "take_along_dim",
@@ -141,6 +142,28 @@ def _tensor(function: str, value: Any) -> Tensor:
 def clone(input: Tensor) -> Tensor:
     """Return a copy of ``input`` that gradients flow through (``input.clone()``)."""
     return _tensor("clone", input).clone()
+
+
+def promote_types(type1: _dtypes.DType, type2: _dtypes.DType) -> _dtypes.DType:
+    """Return the dtype of an element-wise operation of tensors of dtypes ``type1`` and ``type2``.
+
+    PyTorch's ``torch.promote_types``: :func:`plugrad.result_type` of two dtypes.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.promote_types(plugrad.int32, plugrad.float32)
+    plugrad.float32
+    >>> plugrad.promote_types(plugrad.uint8, plugrad.int8)
+    plugrad.int16
+    """
+    for name, value in (("type1", type1), ("type2", type2)):
+        if not isinstance(value, _dtypes.DType):
+            raise TypeError(
+                f"promote_types(): {name} must be a plugrad dtype, got {value!r}; for tensors "
+                "use plugrad.result_type"
+            )
+    return result_type(type1, type2)
 
 
 def is_floating_point(input: Tensor) -> bool:

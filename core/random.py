@@ -138,24 +138,34 @@ def _sample(
     if len(shape) == 1 and not isinstance(shape[0], int):
         shape = tuple(shape[0])
     size = _shape(shape)
-    if generator is not None:
-        target = generator.device
-        if (device is not None or backend is not None) and target_device(
-            device, backend
-        ) is not target:
-            raise ValueError(
-                f"the generator is on {target.name!r} but device={device!r}, backend={backend!r} "
-                "was asked for; use a generator made for that device"
-            )
-    else:
-        target = target_device(device, backend)
-        generator = _generator_for(target)
+    target, generator = _sampling_device(device, backend, generator)
     dtype = dtype or _dtypes.default_float_dtype
     if dtype.kind != "real floating":
         raise DtypeError(f"{kind}() draws real floating-point numbers; dtype {dtype.name} is not")
     source = generator._source
     array = getattr(source, kind)(size, target.native_dtype(dtype))
     return leaf(array, target, requires_grad)
+
+
+def _sampling_device(
+    device: Device | str | None, backend: str | None, generator: Generator | None
+) -> tuple[Device, Generator]:
+    """The device a draw is made on and the generator it draws from."""
+    if generator is None:
+        target = target_device(device, backend)
+        return target, _generator_for(target)
+    target = generator.device
+    if (device is not None or backend is not None) and target_device(device, backend) is not target:
+        raise ValueError(
+            f"the generator is on {target.name!r} but device={device!r}, backend={backend!r} "
+            "was asked for; use a generator made for that device"
+        )
+    return target, generator
+
+
+def _widest_float(device: Device) -> _dtypes.DType:
+    """``float64``, or ``float32`` on a backend without it (JAX without ``jax_enable_x64``)."""
+    return _dtypes.float64 if _dtypes.float64 in device.dtypes else _dtypes.float32
 
 
 class SamplingOptions(CreationOptions, total=False):
@@ -216,7 +226,7 @@ def randint(
     Called ``randint(high, size)`` or ``randint(low, high, size)``.
 
     As in PyTorch, ``randint(high, size)`` starts at 0, and the result is
-    ``int64`` unless ``dtype`` is given.
+    ``int64`` (``int32`` on a backend without it) unless ``dtype`` is given.
 
     Examples
     --------
@@ -238,14 +248,19 @@ def randint(
             raise TypeError(f"randint(): {name} must be an int, got {value!r}")
     if high <= low:
         raise ValueError(f"randint(): high ({high}) must be greater than low ({low})")
-    dtype = dtype or _dtypes.int64
+    target, generator = _sampling_device(device, backend, generator)
+    dtype = dtype or target.default_int_dtype
     if dtype.kind not in ("signed integer", "unsigned integer", "real floating"):
         raise DtypeError(f"randint() draws integers or real numbers; dtype {dtype.name} is neither")
-    # Scaled uniform float64 samples, floored: exact for ranges below 2**53.
-    if high - low > 2**53:
-        raise ValueError(f"randint(): the range [{low}, {high}) is wider than 2**53")
-    uniform = _sample("uniform", (size,), _dtypes.float64, device, backend, generator, False)
-    target = uniform._device
+    # Scaled uniform samples, floored: exact for ranges below 2**53 (2**24 in float32).
+    precise = _widest_float(target)
+    widest = 2**53 if precise is _dtypes.float64 else 2**24
+    if high - low > widest:
+        raise ValueError(
+            f"randint(): the range [{low}, {high}) is wider than {widest} (the integers "
+            f"{precise.name} draws exactly)"
+        )
+    uniform = _sample("uniform", (size,), precise, target, None, generator, False)
     xp = target.xp
     scaled = xp.floor(uniform._array * float(high - low)) + float(low)
     # NOTE: u * n can round up to n for u just below 1; keep the interval half-open.
@@ -262,7 +277,9 @@ def randperm(
     generator: Generator | None = None,
     requires_grad: bool = False,
 ) -> Tensor:
-    """Return a random permutation of ``0, ..., n - 1`` (``int64`` unless ``dtype`` is given).
+    """Return a random permutation of ``0, ..., n - 1``.
+
+    The result is ``int64`` (``int32`` on a backend without it) unless ``dtype`` is given.
 
     Examples
     --------
@@ -275,15 +292,24 @@ def randperm(
         raise ValueError(f"randperm(): n must be a non-negative int, got {n!r}")
     if n > 2**53:
         raise ValueError(f"randperm(): n ({n}) is larger than 2**53")
-    dtype = dtype or _dtypes.int64
+    target, generator = _sampling_device(device, backend, generator)
+    dtype = dtype or target.default_int_dtype
     if dtype.kind not in ("signed integer", "unsigned integer", "real floating"):
         raise DtypeError(f"randperm() gives integers or reals; dtype {dtype.name} is neither")
     # The order that sorts independent uniform keys is a uniformly random permutation
     # (float64 keys tie with negligible probability; a stable sort breaks ties anyway).
-    keys = _sample("uniform", (n,), _dtypes.float64, device, backend, generator, False)
-    target = keys._device
-    order = target.xp.argsort(keys._array, stable=True)
-    return leaf(target.xp.astype(order, target.native_dtype(dtype)), target, requires_grad)
+    precise = _widest_float(target)
+    keys = _sample("uniform", (n,), precise, target, None, generator, False)._array
+    xp = target.xp
+    if precise is _dtypes.float64:
+        order = xp.argsort(keys, stable=True)
+    else:
+        # float32 keys tie often (about n**2 / 2**25 pairs): ties are broken by a second
+        # key, not by position, which would favour keeping small numbers first.
+        second = _sample("uniform", (n,), precise, target, None, generator, False)._array
+        order = xp.argsort(second, stable=True)
+        order = xp.take(order, xp.argsort(xp.take(keys, order), stable=True))
+    return leaf(xp.astype(order, target.native_dtype(dtype)), target, requires_grad)
 
 
 def bernoulli(
@@ -324,7 +350,8 @@ def multinomial(
     ``input`` is a vector of non-negative weights, or a matrix with one row of
     weights per draw (they need not sum to 1). Without ``replacement`` a row
     gives each category at most once, so it needs at least ``num_samples``
-    categories of non-zero weight. The result is ``int64``, of shape
+    categories of non-zero weight. The result is ``int64`` (``int32`` on a backend
+    without it), of shape
     ``(num_samples,)`` or ``(rows, num_samples)``, and never requires grad.
 
     Examples
@@ -348,7 +375,7 @@ def multinomial(
         )
     if not isinstance(num_samples, int) or isinstance(num_samples, bool) or num_samples < 1:
         raise ValueError(f"multinomial(): num_samples must be a positive int, got {num_samples!r}")
-    xp, int64 = source.xp, source.native_dtype(_dtypes.int64)
+    xp, int64 = source.xp, source.native_dtype(source.default_int_dtype)
     weights = input.detach()._array
     rows = weights if len(shape) == 2 else xp.reshape(weights, (1, shape[0]))
     if not bool(xp.all(xp.isfinite(rows))) or bool(xp.any(rows < 0)):
@@ -364,15 +391,20 @@ def multinomial(
         )
     place = None if generator else source
     count = (rows.shape[0], num_samples if replacement else rows.shape[1])
-    sample = _sample("uniform", count, _dtypes.float64, place, None, generator, False)
+    sample = _sample("uniform", count, _widest_float(source), place, None, generator, False)
     uniform = sample._array
     rows = xp.astype(rows, uniform.dtype)
     if replacement:
-        # Inverse-CDF sampling: how many cumulative weights lie at or below u * total.
+        # Inverse-CDF sampling: how many cumulative weights lie at or below u * total,
+        # found by bisection (memory of the draws, not draws times categories).
         cumulative = xp.cumulative_sum(rows, axis=-1)
         target = uniform * cumulative[:, -1:]
-        below = xp.expand_dims(cumulative, axis=1) <= xp.expand_dims(target, axis=-1)
-        drawn = xp.sum(xp.astype(below, int64), axis=-1)
+        drawn = xp.stack(
+            [
+                xp.searchsorted(cumulative[i, ...], target[i, ...], side="right")
+                for i in range(rows.shape[0])
+            ]
+        )
         drawn = xp.minimum(drawn, rows.shape[1] - 1)  # u * total rounding up to the total
     else:
         # NOTE: the categories in decreasing order of u ** (1 / w) are a draw without

@@ -589,6 +589,49 @@ def test_multinomial_draws_with_the_weights_probabilities(backend) -> None:
         plugrad.multinomial(plugrad.asarray([1, 2]), 1)
 
 
+@pytest.mark.parametrize("backend", backends_under_test())
+def test_integer_draws_use_the_backends_default_integer_dtype(backend) -> None:
+    # int64, as PyTorch's, where the backend has it (int32 on JAX without x64).
+    with plugrad.use_backend(backend):
+        device = plugrad.default_device()
+        weights = plugrad.asarray(np.array([0.0, 1.0, 3.0]))
+        draws = (
+            plugrad.randint(0, 5, (40,)),
+            plugrad.randperm(40),
+            plugrad.multinomial(weights, 40, replacement=True),
+            plugrad.multinomial(weights, 2),
+        )
+        for drawn in draws:
+            assert drawn.dtype == device.default_int_dtype
+        values = [d.tolist() for d in draws]
+    assert set(values[0]) <= set(range(5)) and sorted(values[1]) == list(range(40))
+    assert set(values[2]) <= {1, 2} and sorted(values[3]) == [1, 2]
+
+
+def test_multinomial_with_replacement_bisects_instead_of_comparing_every_category() -> None:
+    # 10^5 draws from 10^5 categories: comparing each draw with each cumulative
+    # weight would need 10^10 booleans.
+    weights = plugrad.ones(100_000, dtype=plugrad.float64)
+    weights[-1] = 100_000.0
+    drawn = plugrad.multinomial(weights, 100_000, replacement=True, generator=plugrad.Generator(2))
+    assert abs(float((drawn == 99_999).to(plugrad.float64).mean()) - 0.5) < 0.01
+
+
+def test_promote_types_and_finfo_names_match_torch() -> None:
+    names = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64",
+             "complex64", "complex128"]  # fmt: skip
+    for first in names:
+        for second in names:
+            ours = plugrad.promote_types(getattr(plugrad, first), getattr(plugrad, second))
+            theirs = torch.promote_types(getattr(torch, first), getattr(torch, second))
+            assert ours.name == str(theirs).removeprefix("torch."), (first, second)
+    for name in ("float16", "float32", "float64"):
+        ours, theirs = plugrad.finfo(getattr(plugrad, name)), torch.finfo(getattr(torch, name))
+        assert (ours.tiny, ours.resolution) == (theirs.tiny, theirs.resolution)
+    with pytest.raises(TypeError, match="result_type"):
+        plugrad.promote_types(plugrad.ones(2), plugrad.float32)
+
+
 def test_where_takes_one_or_three_arguments() -> None:
     x = plugrad.asarray(X)
     with pytest.raises(TypeError, match="two values"):

@@ -19,6 +19,8 @@ from .sampler import (
     RandomSampler,
     Sampler,
     SequentialSampler,
+    SubsetRandomSampler,
+    WeightedRandomSampler,
 )
 
 __all__ = [
@@ -31,7 +33,9 @@ __all__ = [
     "Sampler",
     "SequentialSampler",
     "Subset",
+    "SubsetRandomSampler",
     "TensorDataset",
+    "WeightedRandomSampler",
     "default_collate",
     "random_split",
 ]

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator, Sized
+from collections.abc import Iterable, Iterator, Sequence, Sized
 from typing import Any, Generic, TypeVar
 
 from ... import dtypes as _dtypes
+from ...creation import asarray
 from ...errors import DistributedError
-from ...random import Generator, rand
+from ...random import Generator, multinomial, rand
+from ...tensor import Tensor
 
 __all__ = [
     "BatchSampler",
@@ -16,6 +18,8 @@ __all__ = [
     "RandomSampler",
     "Sampler",
     "SequentialSampler",
+    "SubsetRandomSampler",
+    "WeightedRandomSampler",
     "permutation",
 ]
 
@@ -116,6 +120,98 @@ class RandomSampler(Sampler[int]):
             return iter(permutation(n, self.generator))
         draws = rand(self.num_samples, dtype=_dtypes.float64, generator=self.generator)
         return iter(min(int(u * n), n - 1) for u in draws.tolist())
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+
+class SubsetRandomSampler(Sampler[int]):
+    """The given indices in a random order, a new one each pass.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> from plugrad.utils.data import SubsetRandomSampler
+    >>> sorted(SubsetRandomSampler([4, 7, 9], generator=plugrad.Generator(seed=1)))
+    [4, 7, 9]
+    """
+
+    def __init__(self, indices: Sequence[int], generator: Generator | None = None) -> None:
+        self.indices = indices
+        self.generator = generator
+
+    def __iter__(self) -> Iterator[int]:
+        indices = self.indices
+        return iter([indices[i] for i in permutation(len(indices), self.generator)])
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+
+class WeightedRandomSampler(Sampler[int]):
+    """``num_samples`` indices of ``range(len(weights))``, index ``i`` drawn in proportion to
+    ``weights[i]`` (the weights need not sum to 1).
+
+    The usual cure for an imbalanced dataset: give each sample the inverse of its
+    class's frequency as its weight.
+
+    Parameters
+    ----------
+    weights : sequence of float or Tensor
+        One non-negative weight per index, finite, not all zero.
+    num_samples : int
+        How many indices per pass.
+    replacement : bool
+        Draw independently (default); without replacement an index comes at most
+        once, so ``num_samples`` may not exceed the number of non-zero weights.
+    generator : Generator, optional
+        The random stream (default: the default generator).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> from plugrad.utils.data import WeightedRandomSampler
+    >>> sampler = WeightedRandomSampler([0.0, 1.0, 0.0, 3.0], 6, generator=plugrad.Generator(0))
+    >>> sorted(set(sampler)), len(sampler)
+    ([1, 3], 6)
+    """
+
+    def __init__(
+        self,
+        weights: Sequence[float] | Tensor,
+        num_samples: int,
+        replacement: bool = True,
+        generator: Generator | None = None,
+    ) -> None:
+        _check_count("num_samples", num_samples, at_least=1)
+        if not isinstance(replacement, bool):
+            raise ValueError(f"replacement must be a bool, got {replacement!r}")
+        if not isinstance(weights, Tensor):
+            weights = asarray(weights)
+        if weights.dtype.kind != "real floating":
+            weights = weights.to(_dtypes.default_float_dtype)
+        weights = weights.detach()
+        if weights.ndim != 1:
+            raise ValueError(
+                f"WeightedRandomSampler takes one weight per index (a 1-D sequence), got shape "
+                f"{tuple(weights.shape)}"
+            )
+        values = weights._array
+        xp = weights._device.xp
+        if not bool(xp.all(xp.isfinite(values))) or bool(xp.any(values < 0)):
+            raise ValueError("WeightedRandomSampler: the weights must be finite and non-negative")
+        if not bool(xp.any(values > 0)):
+            raise ValueError("WeightedRandomSampler: every weight is 0; give some index a weight")
+        self.weights = weights
+        self.num_samples = num_samples
+        self.replacement = replacement
+        self.generator = generator
+
+    def __iter__(self) -> Iterator[int]:
+        drawn = multinomial(
+            self.weights, self.num_samples, self.replacement, generator=self.generator
+        )
+        return iter(drawn.tolist())
 
     def __len__(self) -> int:
         return self.num_samples

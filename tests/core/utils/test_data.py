@@ -18,7 +18,9 @@ from plugrad.utils.data import (
     RandomSampler,
     SequentialSampler,
     Subset,
+    SubsetRandomSampler,
     TensorDataset,
+    WeightedRandomSampler,
     default_collate,
     random_split,
 )
@@ -213,6 +215,61 @@ def test_samplers_match_torch_where_deterministic():
         RandomSampler(range(5), replacement=True, num_samples=40, generator=plugrad.Generator(2))
     )
     assert len(with_replacement) == 40 and set(with_replacement) <= set(range(5))
+
+
+def test_weighted_sampler_draws_indices_in_proportion_to_their_weights():
+    weights = [1.0, 0.0, 3.0, 6.0]
+    ours = WeightedRandomSampler(weights, 20000, generator=plugrad.Generator(4))
+    theirs = torch_data.WeightedRandomSampler(weights, 20000)
+    assert len(ours) == len(theirs) == 20000
+    drawn = list(ours)
+    assert all(type(i) is int for i in drawn)
+    np.testing.assert_allclose(
+        np.bincount(drawn, minlength=4) / 20000, [0.1, 0, 0.3, 0.6], atol=0.02
+    )
+    assert list(ours) != drawn  # a new draw each pass
+    assert list(WeightedRandomSampler(weights, 6, generator=plugrad.Generator(1))) == list(
+        WeightedRandomSampler(plugrad.tensor(weights), 6, generator=plugrad.Generator(1))
+    )
+    # Integer weights are read as numbers, as PyTorch reads them.
+    assert set(WeightedRandomSampler([0, 2, 0], 5)) == {1}
+    unique = list(WeightedRandomSampler(weights, 3, replacement=False))
+    assert sorted(unique) == [0, 2, 3]
+    loader = DataLoader(
+        range(100, 104), batch_size=4, sampler=WeightedRandomSampler([0, 0, 0, 1], 8)
+    )
+    assert [batch.tolist() for batch in loader] == [[103] * 4, [103] * 4]
+
+
+@pytest.mark.parametrize(
+    ("args", "match"),
+    [
+        (([1.0, -1.0], 2), "finite and non-negative"),
+        (([1.0, float("nan")], 2), "finite and non-negative"),
+        (([0.0, 0.0], 2), "every weight is 0"),
+        (([[1.0, 2.0]], 2), "one weight per index"),
+        (([1.0, 2.0], 0), "num_samples"),
+        (([1.0, 2.0], 2, "yes"), "replacement must be a bool"),
+    ],
+)
+def test_weighted_sampler_refuses_weights_it_cannot_draw_from(args, match):
+    with pytest.raises(ValueError, match=match):
+        WeightedRandomSampler(*args)
+
+
+def test_weighted_sampler_without_replacement_needs_enough_non_zero_weights():
+    sampler = WeightedRandomSampler([1.0, 0.0, 2.0], 3, replacement=False)
+    with pytest.raises(ValueError, match="without replacement"):
+        list(sampler)
+
+
+def test_subset_random_sampler_visits_its_indices_in_a_new_order_each_pass():
+    indices = [3, 8, 9, 20, 21, 40]
+    sampler = SubsetRandomSampler(indices, generator=plugrad.Generator(3))
+    passes = [list(sampler) for _ in range(20)]
+    assert all(sorted(p) == indices for p in passes) and len({tuple(p) for p in passes}) > 1
+    assert len(sampler) == len(torch_data.SubsetRandomSampler(indices)) == 6
+    assert list(SubsetRandomSampler([])) == []
 
 
 @pytest.mark.parametrize("n", [10, 11, 3])
