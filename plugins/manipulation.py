@@ -230,12 +230,18 @@ def _expand(xp: Any, x: Any, *size: int) -> Any:
     if -1 in target[:new]:
         raise ShapeError(f"expand{target}: -1 cannot be the size of a new leading dimension")
     shape = tuple(x.shape[i - new] if n == -1 else n for i, n in enumerate(target))
-    return xp.broadcast_to(x, shape)
+    return _broadcast_view(xp, x, shape)
 
 
 def _expand_as(xp: Any, x: Any, other: Any) -> Any:
     """PyTorch's ``x.expand_as(other)``: broadcast ``x`` to ``other``'s shape."""
-    return xp.broadcast_to(x, tuple(other.shape))
+    return _broadcast_view(xp, x, tuple(other.shape))
+
+
+def _broadcast_view(xp: Any, x: Any, shape: tuple[int, ...]) -> Any:
+    # To its own shape, PyTorch's expand is a plain view, which in-place ops may write
+    # (NumPy's broadcast_to is read-only whatever the shape).
+    return x[...] if tuple(x.shape) == shape else xp.broadcast_to(x, shape)
 
 
 def _tile_method(xp: Any, x: Any, *repeats: int) -> Any:

@@ -483,3 +483,24 @@ def test_an_in_place_method_refuses_out_and_leaves_both_tensors_alone(method) ->
     assert x.tolist() == [0.5, 0.25] and target.tolist() == [0.0, 0.0]
     assert x._version == 0 and target._version == 0
     assert "out" not in inspect.signature(getattr(plugrad.Tensor, method)).parameters
+
+
+@pytest.mark.parametrize("backend", plugrad.testing.backends_under_test())
+def test_an_expansion_to_the_tensors_own_shape_is_a_view_in_place_ops_write(backend) -> None:
+    # PyTorch's expand to the same shape keeps the strides: a plain view. One that repeats
+    # an element is refused, as there.
+    with plugrad.use_backend(backend):
+        x = plugrad.zeros(2, 3)
+        x.expand(2, 3).add_(1)
+        x.expand(-1, 3).mul_(3)
+        x.expand_as(x).sub_(1)
+        assert x.tolist() == [[2.0] * 3] * 2
+        row = plugrad.zeros(1, 3)
+        with pytest.raises(plugrad.errors.PlugradError, match="clone"):
+            row.expand(2, 3).add_(1)
+        assert row.tolist() == [[0.0] * 3]
+    leaf = plugrad.asarray([1.0, 2.0, 3.0], requires_grad=True)
+    y = leaf * 1
+    y.expand(3).mul_(3)
+    y.sum().backward()
+    assert leaf.grad.tolist() == [3.0, 3.0, 3.0]
