@@ -14,9 +14,9 @@ from .. import dtypes as _dtypes
 from .. import ops as _ops
 from ..creation import arange, full, zeros_like
 from ..dtype_functions import broadcast_shapes, finfo
-from ..errors import ArgumentError, InvalidArgumentError, ShapeError
+from ..errors import ArgumentError, IndexOutOfRangeError, InvalidArgumentError, ShapeError
 from ..grad_mode import no_grad
-from ..nn.functional import one_hot
+from ..nn.functional import any_outside, one_hot
 from ..random import bernoulli, multinomial, rand
 from ..tensor import Tensor
 from . import constraints
@@ -330,6 +330,14 @@ class Categorical(_CategoricalParameters):
         if self._validate_args:
             self._validate_sample(value)
         index = _ops.astype(value, _dtypes.int64)
+        # Unvalidated values are still indices: -1 would read the last category.
+        found = _ops.out_of_range(index, low=0, high=self._num_events)
+        if any_outside(found, "Categorical.log_prob(): values outside the categories"):
+            raise IndexOutOfRangeError(
+                f"Categorical.log_prob(): the values must be categories 0 to "
+                f"{self._num_events - 1}; some lie outside (negative values never count from "
+                "the end)"
+            )
         shape = broadcast_shapes(tuple(index.shape), tuple(self.logits.shape[:-1]))
         index = _ops.broadcast_to(_ops.expand_dims(index, axis=-1), (*shape, 1))
         log_pmf = _ops.broadcast_to(self.logits, (*shape, self._num_events))

@@ -36,7 +36,7 @@ from typing import Any, cast
 from .. import dtypes as _dtypes
 from .. import ops as _ops
 from ..creation import arange, asarray, full, ones, zeros
-from ..dtype_functions import finfo
+from ..dtype_functions import broadcast_shapes, finfo
 from ..errors import (
     ArgumentError,
     AxisError,
@@ -775,6 +775,11 @@ def binary_cross_entropy(
     clamped at -100 as in PyTorch. Prefer :func:`binary_cross_entropy_with_logits`
     on logits: it is stable where the probabilities round to 0 or 1.
 
+    The gradient is that of the loss as computed: a clamped log contributes
+    none (an input within ``exp(-100)`` of 0 or 1). PyTorch's backward ignores
+    the clamp, ``(input - target) / max(input * (1 - input), 1e-12)``, which
+    differs there (up to ``1e12`` for a confidently wrong input).
+
     Examples
     --------
     >>> import plugrad
@@ -798,8 +803,28 @@ def binary_cross_entropy(
     log_p, log_not_p = _ops.maximum(log_p, -100.0), _ops.maximum(log_not_p, -100.0)
     loss = -(target * log_p + (1.0 - target) * log_not_p)
     if weight is not None:
-        loss = loss * weight
+        loss = loss * _weight_within("binary_cross_entropy", "weight", weight, input)
     return _reduce(loss, reduction)
+
+
+def _weight_within(function: str, name: str, weight: Tensor, input: Tensor) -> Tensor:
+    """``weight``, once checked to broadcast to ``input``'s shape without enlarging it.
+
+    A larger weight would make a larger loss, whose mean then counts elements
+    that are not the input's.
+    """
+    _check_tensor(name, function, weight)
+    try:
+        fits = broadcast_shapes(tuple(weight.shape), tuple(input.shape)) == tuple(input.shape)
+    except ShapeError:
+        fits = False
+    if not fits:
+        raise ShapeError(
+            f"{function}(): {name} of shape {weight.shape} does not broadcast to the input's "
+            f"shape {input.shape}; give one weight per element, or a shape that broadcasts "
+            "to it (for instance one per class on the last axis)"
+        )
+    return weight
 
 
 def _class_target_shape(function: str, input: Tensor, target: Tensor) -> None:
@@ -830,12 +855,19 @@ def any_outside(found: Tensor, what: str) -> bool:
     return bool(found._array)
 
 
-def _check_class_range(function: str, target: Tensor, classes: int, ignore_index: int) -> None:
+def _check_class_range(
+    function: str, target: Tensor, classes: int, ignore_index: int | None
+) -> None:
     """Refuse class targets outside ``[0, classes)`` other than ``ignore_index`` (one reduction)."""
     found = _ops.out_of_range(target, low=0, high=classes, allowed=ignore_index)
     if not any_outside(found, f"{function}(): class targets outside [0, {classes})"):
         return
     bad = _values_outside(target, classes, allowed=ignore_index)
+    if ignore_index is None:
+        raise IndexOutOfRangeError(
+            f"{function}(): class targets must lie in [0, {classes}) (there are {classes} "
+            f"classes), but {len(bad)} of them do not, e.g. {bad[0]}; fix the labels"
+        )
     raise IndexOutOfRangeError(
         f"{function}(): class targets must lie in [0, {classes}) (there are {classes} classes) "
         f"or equal ignore_index={ignore_index}, but {len(bad)} of them do not, e.g. "
@@ -1043,6 +1075,11 @@ def binary_cross_entropy_with_logits(
             f"binary_cross_entropy_with_logits(): target has shape {target.shape} but input "
             f"has shape {input.shape}; they must match"
         )
+    function = "binary_cross_entropy_with_logits"
+    if weight is not None:
+        _weight_within(function, "weight", weight, input)
+    if pos_weight is not None:
+        _weight_within(function, "pos_weight", pos_weight, input)
     loss = _ops.binary_cross_entropy_with_logits(input, target, weight, pos_weight)
     return _reduce(loss, reduction)
 
@@ -2249,7 +2286,7 @@ def multi_margin_loss(
             f"multi_margin_loss(): weight has {weight.shape[0]} entries but there are "
             f"{classes} classes"
         )
-    _check_class_range("multi_margin_loss", target, classes, -1)
+    _check_class_range("multi_margin_loss", target, classes, None)
     scores = _ops.reshape(input, (samples, classes))
     labels = _ops.reshape(_ops.astype(target, _dtypes.int64), (samples, 1))
     chosen = _ops.take_along_axis(scores, labels, axis=1)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
+from ... import dtypes as _dtypes
 from ... import ops
 from ...creation import asarray
 from ...grad_mode import no_grad
@@ -34,8 +35,12 @@ def get_total_norm(
 ) -> Tensor:
     """The ``norm_type``-norm of ``tensors`` taken together, as if concatenated into one vector.
 
-    ``inf`` gives the largest absolute value. ``foreach`` is accepted as
-    PyTorch's (there is one way to compute it here).
+    Any order :func:`plugrad.linalg.vector_norm` takes: ``inf`` gives the
+    largest absolute value, ``-inf`` the smallest, ``0`` the number of non-zero
+    elements (PyTorch's counts the tensors that have one). Half-precision tensors are summed in ``float32`` (their squares
+    overflow ``float16`` from about 256), and the result has the tensors'
+    common dtype. ``foreach`` is accepted as PyTorch's (there is one way to
+    compute it here).
 
     Examples
     --------
@@ -45,8 +50,8 @@ def get_total_norm(
     tensor(5.)
     """
     norm_type = float(norm_type)
-    if norm_type <= 0 or math.isnan(norm_type):
-        raise ValueError(f"norm_type must be positive (or inf), got {norm_type}")
+    if math.isnan(norm_type):
+        raise ValueError("norm_type must be a number or +-inf, got nan")
     if isinstance(tensors, Tensor):
         tensors = [tensors]
     tensors = list(tensors)
@@ -58,11 +63,12 @@ def get_total_norm(
     with no_grad():
         if not tensors:
             return asarray(0.0)
-        if norm_type == math.inf:
-            total = ops.max(ops.stack([ops.max(ops.abs(t)) for t in tensors]))
+        per_tensor = ops.stack([ops.vector_norm(t, ord=norm_type) for t in tensors])
+        if norm_type == 0:
+            total = ops.sum(per_tensor)  # counts add up
         else:
-            per_tensor = [ops.sum(ops.abs(t) ** norm_type) for t in tensors]
-            total = ops.sum(ops.stack(per_tensor)) ** (1.0 / norm_type)
+            # For every other order, the norm of the tensors' norms is that of all their elements.
+            total = ops.vector_norm(per_tensor, ord=norm_type)
         if error_if_nonfinite and not bool(ops.isfinite(total)):
             raise RuntimeError(
                 f"the total {norm_type}-norm of the gradients is {float(total)}, so they cannot be "
@@ -96,6 +102,8 @@ def clip_grads_with_norm_(
     grads = _grads(parameters)
     with no_grad():
         if isinstance(total_norm, Tensor):
+            if total_norm.dtype == _dtypes.float16:  # max_norm / 1e-6 overflows float16
+                total_norm = ops.astype(total_norm, _dtypes.float32)
             scale: Tensor | float = ops.clip(max_norm / (total_norm + 1e-6), max=1.0)
         else:
             scale = min(1.0, max_norm / (float(total_norm) + 1e-6))
@@ -156,8 +164,12 @@ def clip_grad_norm_(
     return total
 
 
-def clip_grad_value_(parameters: Tensor | Iterable[Tensor], clip_value: float) -> None:
+def clip_grad_value_(
+    parameters: Tensor | Iterable[Tensor], clip_value: float, foreach: bool | None = None
+) -> None:
     """Clip every gradient element into ``[-clip_value, clip_value]``, in place.
+
+    ``foreach`` is accepted as PyTorch's (there is one way to clip here).
 
     Examples
     --------

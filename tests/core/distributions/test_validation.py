@@ -60,6 +60,17 @@ def test_validation_can_be_turned_off() -> None:
         D.Normal(0.0, -1.0)
 
 
+def test_unvalidated_categorical_values_are_still_indices_in_range() -> None:
+    # PyTorch's gather refuses them; a negative value never reads from the end.
+    d = D.Categorical(probs=t([0.3, 0.7]), validate_args=False)
+    assert d.log_prob(plugrad.tensor([1, 0])).tolist() == pytest.approx(
+        [math.log(0.7), math.log(0.3)]
+    )
+    for value in (-1, 2):
+        with pytest.raises(plugrad.errors.IndexOutOfRangeError, match="categories 0 to 1"):
+            d.log_prob(plugrad.tensor(value))
+
+
 def test_a_bad_default_changes_nothing() -> None:
     with pytest.raises(InvalidArgumentError, match="takes a bool"):
         D.Distribution.set_default_validate_args("no")  # type: ignore[arg-type]

@@ -617,6 +617,27 @@ BAD = {
         IndexOutOfRangeError,
         "class targets must lie in [0, 3)",
     ),
+    "multi_margin negative target": (
+        # -1 is not a class (this loss has no ignore_index): it never reads the last one.
+        lambda: F.multi_margin_loss(_t(2, 3), plugrad.tensor([0, -1])),
+        IndexOutOfRangeError,
+        "class targets must lie in [0, 3) (there are 3 classes), but 1 of them do not, e.g. -1",
+    ),
+    "bce weight larger than the input": (
+        lambda: F.binary_cross_entropy(_t(2).sigmoid(), _t(2).sigmoid(), weight=_t(3, 2)),
+        ShapeError,
+        "weight of shape (3, 2) does not broadcast to the input's shape (2,)",
+    ),
+    "bce with logits pos_weight larger than the input": (
+        lambda: F.binary_cross_entropy_with_logits(_t(2), _t(2).sigmoid(), pos_weight=_t(3, 2)),
+        ShapeError,
+        "pos_weight of shape (3, 2) does not broadcast",
+    ),
+    "bce with logits weight of another length": (
+        lambda: nn.BCEWithLogitsLoss(weight=_t(3))(_t(2), _t(2).sigmoid()),
+        ShapeError,
+        "weight of shape (3,) does not broadcast",
+    ),
     "multi_margin float target": (
         lambda: F.multi_margin_loss(_t(2, 3), _t(2)),
         DtypeError,

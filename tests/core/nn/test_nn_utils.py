@@ -35,7 +35,7 @@ def _pair(seed, scale=1.0):
     return ours, theirs
 
 
-@pytest.mark.parametrize("norm_type", [2.0, 1.0, 3.0, math.inf])
+@pytest.mark.parametrize("norm_type", [2.0, 1.0, 3.0, 0.5, math.inf, -math.inf, -1.0])
 @pytest.mark.parametrize("max_norm", [0.5, 1e6])
 def test_clip_grad_norm_matches_torch(norm_type, max_norm):
     ours, theirs = _pair(0)
@@ -68,13 +68,36 @@ def test_clip_grad_norm_nonfinite():
 def test_clip_grad_norm_refuses_bad_norm_type():
     ours, _ = _pair(3)
     with pytest.raises(ValueError, match="norm_type"):
-        clip_grad_norm_(ours, 1.0, norm_type=0)
+        clip_grad_norm_(ours, 1.0, norm_type=math.nan)
+
+
+def test_the_zero_norm_counts_the_non_zero_elements_of_all_gradients():
+    ours, _ = _pair(3)
+    ours[0].grad[0, :] = 0.0
+    assert float(clip_grad_norm_(ours, 1e6, norm_type=0)) == 12 - 4 + 4 + 8
+
+
+@pytest.mark.parametrize("scale", [300.0, 1e-4])
+def test_half_precision_gradients_are_clipped_by_their_norm_as_torch_clips_them(scale):
+    # The squares of float16 gradients overflow (or underflow) float16: the norm is summed
+    # in float32, as PyTorch sums it.
+    ours = plugrad.zeros(100, dtype=plugrad.float16, requires_grad=True)
+    ours.grad = plugrad.full((100,), scale, dtype=plugrad.float16)
+    theirs = torch.zeros(100, dtype=torch.float16, requires_grad=True)
+    theirs.grad = torch.full((100,), scale, dtype=torch.float16)
+    max_norm = scale
+    total = clip_grad_norm_([ours], max_norm)
+    expected = torch.nn.utils.clip_grad_norm_([theirs], max_norm)
+    assert total.dtype == plugrad.float16
+    np.testing.assert_allclose(float(total), float(expected), rtol=1e-3)
+    np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=2e-3)
+    assert 0 < abs(float(ours.grad[0])) < scale
 
 
 def test_clip_grad_value_matches_torch():
     ours, theirs = _pair(4, scale=3.0)
-    clip_grad_value_(ours, 1.25)
-    torch.nn.utils.clip_grad_value_(theirs, 1.25)
+    clip_grad_value_(ours, 1.25, foreach=True)
+    torch.nn.utils.clip_grad_value_(theirs, 1.25, foreach=True)
     for p, t in zip(ours, theirs):
         np.testing.assert_array_equal(p.grad.numpy(), t.grad.numpy())
     with pytest.raises(ValueError, match="clip_value"):
