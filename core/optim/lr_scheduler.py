@@ -105,8 +105,11 @@ class LRScheduler:
 
     Notes
     -----
-    A subclass implements ``_compute_lr()``, returning one learning rate per
-    parameter group for the epoch ``self.last_epoch``.
+    A subclass implements ``get_lr()``, as in PyTorch, returning one learning
+    rate per parameter group for the epoch ``self.last_epoch`` (it may read
+    ``self.base_lrs`` and the groups' current ``"lr"``). The built-in schedules
+    implement ``_compute_lr()`` instead, which their ``get_lr()`` returns, so
+    that a subclass of one may override ``get_lr()`` and call ``super().get_lr()``.
 
     Examples
     --------
@@ -114,7 +117,7 @@ class LRScheduler:
 
     >>> import plugrad
     >>> class Halving(plugrad.optim.lr_scheduler.LRScheduler):
-    ...     def _compute_lr(self):
+    ...     def get_lr(self):
     ...         return [lr / 2**self.last_epoch for lr in self.base_lrs]
     >>> w = plugrad.tensor([1.0], requires_grad=True)
     >>> opt = plugrad.optim.SGD([w], lr=1.0)
@@ -149,7 +152,39 @@ class LRScheduler:
 
     def _compute_lr(self) -> list[float]:
         """The learning rate of each group for epoch ``self.last_epoch``."""
-        raise NotImplementedError(f"{type(self).__name__} does not implement _compute_lr()")
+        raise NotImplementedError(
+            f"{type(self).__name__} does not implement get_lr(): a schedule returns from it one "
+            "learning rate per parameter group for the epoch self.last_epoch"
+        )
+
+    #: True while step() computes the learning rates (get_lr() then does not warn).
+    _stepping = False
+
+    def get_lr(self) -> list[float]:
+        """The learning rate of each group for epoch ``last_epoch``, as :meth:`step` computes it.
+
+        What a subclass overrides to make a schedule of its own (see the class).
+        Called outside :meth:`step`, it warns: the rates the groups have now are
+        :meth:`get_last_lr`'s.
+        """
+        if not self._stepping:
+            warnings.warn(
+                "to get the learning rates the scheduler set last, use get_last_lr(); get_lr() "
+                "computes those of the epoch last_epoch, for step()",
+                UserWarning,
+                stacklevel=2,
+            )
+        return self._compute_lr()
+
+    def _lr_values(self) -> list[float]:
+        """The rates step() sets: from get_lr() where a subclass overrides it."""
+        self._stepping = True
+        try:
+            if type(self).get_lr is not LRScheduler.get_lr:
+                return list(self.get_lr())
+            return self._compute_lr()
+        finally:
+            del self._stepping
 
     def _group_lrs(self) -> list[float]:
         return [group["lr"] for group in self.optimizer.param_groups]
@@ -160,16 +195,31 @@ class LRScheduler:
             group["lr"] = lr
         self._last_lr = self._group_lrs()
 
-    def step(self) -> None:
+    def step(self, epoch: int | None = None) -> None:
         """Advance the schedule by one epoch and set each group's learning rate.
 
         Call it after ``optimizer.step()``; calling it first skips the first
-        value of the schedule, and a warning says so.
+        value of the schedule, and a warning says so. ``step(epoch)`` jumps to
+        ``epoch``, as PyTorch's deprecated form does (with a warning): from the
+        schedule's closed form where it has one.
         """
         self._warn_if_early()
         self._step_count += 1
-        self.last_epoch += 1
-        self._set_lrs(self._compute_lr())
+        if epoch is None:
+            self.last_epoch += 1
+            self._set_lrs(self._lr_values())
+            return
+        check_int("epoch", epoch, at_least=0)
+        warnings.warn(
+            "scheduler.step(epoch) is deprecated (as in PyTorch); call step() once per epoch",
+            UserWarning,
+            stacklevel=2,
+        )
+        self.last_epoch = epoch
+        closed_form = getattr(self, "_closed_form_lr", None)
+        if closed_form is None or type(self).get_lr is not LRScheduler.get_lr:
+            closed_form = self._lr_values
+        self._set_lrs(closed_form())
 
     def _warn_if_early(self) -> None:
         if self._step_count == 1 and self._optimizer_not_stepped():
@@ -190,7 +240,7 @@ class LRScheduler:
         """
         self.last_epoch = 0
         closed_form = getattr(self, "_closed_form_lr", None)
-        self._set_lrs(closed_form() if closed_form is not None else self._compute_lr())
+        self._set_lrs(closed_form() if closed_form is not None else self._lr_values())
 
     def _initial_step(self) -> None:
         """Step as on construction: count from 0, with the initial form of the schedule."""
@@ -885,7 +935,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         self._warn_if_early()
         self._step_count += 1
         self.last_epoch = math.floor(epoch)
-        self._set_lrs(self._compute_lr())
+        self._set_lrs(self._lr_values())
 
 
 class CyclicLR(LRScheduler):
@@ -1176,7 +1226,7 @@ class SequentialLR(_Composite):
         first._initial_step()
         self._last_lr = first.get_last_lr()
 
-    def step(self) -> None:
+    def step(self) -> None:  # type: ignore[override]  # PyTorch's takes no epoch either
         """Advance by one epoch: step the scheduler of the new epoch (restart it at a milestone)."""
         self.last_epoch += 1
         index = bisect.bisect_right(self._milestones, self.last_epoch)
@@ -1240,7 +1290,7 @@ class ChainedScheduler(_Composite):
         self._initial = False
         self._last_lr = self._group_lrs()
 
-    def step(self) -> None:
+    def step(self) -> None:  # type: ignore[override]  # PyTorch's takes no epoch either
         """Step every scheduler, in order.
 
         Examples
@@ -1344,15 +1394,16 @@ def _undo_step(scheduler: LRScheduler) -> None:
         scheduler.last_epoch -= 1
 
 
-class ReduceLROnPlateau:
+class ReduceLROnPlateau(LRScheduler):
     """Multiply the learning rate by ``factor`` when a metric stops improving.
 
     Call ``scheduler.step(metric)`` once per epoch with the value watched (a
     validation loss, say). When it has not improved for more than ``patience``
     epochs in a row, each group's learning rate is multiplied by ``factor``
     (never below ``min_lr``), then ``cooldown`` epochs pass before the count
-    starts again. As PyTorch's, it is not an :class:`LRScheduler`: it follows
-    the metric, not the epoch count.
+    starts again. As PyTorch's, it is an :class:`LRScheduler` that follows the
+    metric, not the epoch count: it has no ``get_lr()``, and SequentialLR and
+    ChainedScheduler cannot run it.
 
     Parameters
     ----------
@@ -1441,7 +1492,14 @@ class ReduceLROnPlateau:
             self.best * (1 + self.threshold) if relative else self.best + self.threshold
         )
 
-    def step(self, metrics: Any) -> None:
+    def get_lr(self) -> list[float]:
+        """Not defined: the rates follow the metric (see :meth:`get_last_lr`)."""
+        raise NotImplementedError(
+            "ReduceLROnPlateau computes no learning rate from the epoch; get_last_lr() gives "
+            "the rates it set last"
+        )
+
+    def step(self, metrics: Any) -> None:  # type: ignore[override]
         """Take the epoch's value of the watched metric (a number or a one-element tensor)."""
         value = float(metrics)
         self.last_epoch += 1
@@ -1480,3 +1538,7 @@ class ReduceLROnPlateau:
             )
         for key, value in state_dict.items():
             setattr(self, key, value)
+
+
+#: PyTorch's former name of :class:`LRScheduler`, which code written for it still subclasses.
+_LRScheduler = LRScheduler

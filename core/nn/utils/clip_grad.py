@@ -37,10 +37,10 @@ def get_total_norm(
 
     Any order :func:`plugrad.linalg.vector_norm` takes: ``inf`` gives the
     largest absolute value, ``-inf`` the smallest, ``0`` the number of non-zero
-    elements (PyTorch's counts the tensors that have one). Half-precision tensors are summed in ``float32`` (their squares
-    overflow ``float16`` from about 256), and the result has the tensors'
-    common dtype. ``foreach`` is accepted as PyTorch's (there is one way to
-    compute it here).
+    elements (PyTorch's counts the tensors that have one). Half-precision
+    tensors are summed in ``float32`` (their squares overflow ``float16`` from
+    about 256), and the result has the tensors' common dtype. ``foreach`` is
+    accepted as PyTorch's (there is one way to compute it here).
 
     Examples
     --------

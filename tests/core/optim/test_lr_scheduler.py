@@ -304,3 +304,75 @@ def test_one_cycle_refuses_what_it_cannot_schedule() -> None:
     schedule.step()
     with pytest.raises(ValueError, match="past its total_steps"):
         schedule.step()
+
+
+def _warmup(module):
+    class Warmup(module.LRScheduler):
+        """PyTorch's way of writing a schedule: override get_lr()."""
+
+        def __init__(self, optimizer, steps):
+            self.steps = steps
+            super().__init__(optimizer)
+
+        def get_lr(self):
+            return [base * min(1.0, (self.last_epoch + 1) / self.steps) for base in self.base_lrs]
+
+    class HalvedStep(module.StepLR):
+        """A built-in schedule changed through get_lr() and super().get_lr()."""
+
+        def get_lr(self):
+            return [lr / 2 for lr in super().get_lr()]
+
+    return Warmup, HalvedStep
+
+
+def test_a_schedule_that_overrides_get_lr_runs_as_in_torch() -> None:
+    torch = pytest.importorskip("torch")
+    ours_warmup, ours_halved = _warmup(lr_scheduler)
+    theirs_warmup, theirs_halved = _warmup(torch.optim.lr_scheduler)
+    for ours_class, theirs_class, arguments in (
+        (ours_warmup, theirs_warmup, (3,)),
+        (ours_halved, theirs_halved, (2,)),
+    ):
+        opt = optim.SGD(two_groups(lambda: plugrad.tensor([1.0], requires_grad=True)), lr=0.1)
+        ours = lr_sequence(opt, ours_class(opt, *arguments), epochs=6)
+        topt = torch.optim.SGD(two_groups(lambda: torch.ones(1, requires_grad=True)), lr=0.1)
+        theirs = lr_sequence(topt, theirs_class(topt, *arguments), epochs=6)
+        assert flat(ours) == pytest.approx(flat(theirs), rel=1e-12)
+    assert lr_scheduler._LRScheduler is lr_scheduler.LRScheduler
+
+
+def test_get_lr_outside_step_warns_and_a_schedule_without_one_says_what_is_missing() -> None:
+    opt = optim.SGD([plugrad.tensor([1.0], requires_grad=True)], lr=0.1)
+    schedule = lr_scheduler.StepLR(opt, 2, gamma=0.5)
+    with pytest.warns(UserWarning, match="get_last_lr"):
+        assert schedule.get_lr() == [0.1]
+    with pytest.raises(NotImplementedError, match="does not implement get_lr"):
+        lr_scheduler.LRScheduler(opt)
+
+
+def test_step_with_an_epoch_jumps_there_as_torchs_deprecated_form() -> None:
+    torch = pytest.importorskip("torch")
+    opt, ours = plugrad_setup("MultiStepLR")
+    topt, theirs = torch_setup(torch, "MultiStepLR")
+    for epoch in (3, 6, 1):
+        opt.step()
+        topt.step()
+        with pytest.warns(UserWarning, match="deprecated"):
+            ours.step(epoch)
+        with pytest.warns(UserWarning):
+            theirs.step(epoch)
+        assert ours.get_last_lr() == pytest.approx(theirs.get_last_lr(), rel=1e-12)
+        assert ours.last_epoch == theirs.last_epoch == epoch
+    with pytest.raises(ValueError, match="epoch"):
+        ours.step(-2)
+
+
+def test_reduce_lr_on_plateau_is_an_lr_scheduler_as_in_torch() -> None:
+    opt = optim.SGD([plugrad.tensor([1.0], requires_grad=True)], lr=0.1)
+    schedule = lr_scheduler.ReduceLROnPlateau(opt)
+    assert isinstance(schedule, lr_scheduler.LRScheduler)
+    with pytest.raises(NotImplementedError, match="get_last_lr"):
+        schedule.get_lr()
+    with pytest.raises(ValueError, match="ReduceLROnPlateau"):
+        lr_scheduler.ChainedScheduler([schedule], optimizer=opt)
