@@ -1104,6 +1104,23 @@ def _scale_shift(
     return input
 
 
+def _check_per_channel(
+    function: str, channels: int, input: Tensor, **per_channel: Tensor | None
+) -> None:
+    """Refuse statistics or affine parameters that do not hold one value per channel.
+
+    Checked before anything is computed: a running mean of another length
+    would be updated in place (or broadcast) before an error came.
+    """
+    for name, value in per_channel.items():
+        if value is not None and value.size != channels:
+            raise ShapeError(
+                f"{function}(): the input of shape {input.shape} has {channels} channels (axis "
+                f"1), but {name} holds {value.size} values; a layer made for {value.size} "
+                "channels was given this input?"
+            )
+
+
 def batch_norm(
     input: Tensor,
     running_mean: Tensor | None,
@@ -1139,6 +1156,8 @@ def batch_norm(
         )
     _check_same_dtype("batch_norm", input, weight, bias)
     channels = input.shape[1]
+    _check_per_channel("batch_norm", channels, input, running_mean=running_mean,
+                       running_var=running_var, weight=weight, bias=bias)  # fmt: skip
     axes = (0, *range(2, input.ndim))
     kept = (1, channels) + (1,) * (input.ndim - 2)
     if training:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple, TypedDict, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypedDict, TypeVar, cast
 
 from .. import dtypes as _dtypes
 from ..backend import Backend, Device
@@ -89,6 +89,8 @@ class Module:
     _buffers: dict[str, Tensor | None]
     _non_persistent_buffers: set[str]
     _modules: dict[str, Module | None]
+    #: Entries a state dict may leave out (saved by older versions): they keep their values.
+    _optional_state: tuple[str, ...] = ()
 
     def __init__(self) -> None:
         set_ = object.__setattr__
@@ -268,6 +270,49 @@ class Module:
             if module is not None:
                 child = f"{prefix}.{name}" if prefix else name
                 yield from module.named_modules(memo, child, remove_duplicate)
+
+    def get_submodule(self, target: str) -> Module:
+        """Return the submodule at the dotted path ``target`` (``""``: this module).
+
+        Examples
+        --------
+        >>> import plugrad
+        >>> net = plugrad.nn.Sequential(plugrad.nn.Sequential(plugrad.nn.Linear(2, 2)))
+        >>> net.get_submodule("0.0")
+        Linear(in_features=2, out_features=2, bias=True)
+        """
+        if not isinstance(target, str):
+            raise TypeError(f"get_submodule() takes a dotted path (a str), got {target!r}")
+        module: Module = self
+        walked = type(self).__name__
+        for name in target.split(".") if target else ():
+            child = module._modules.get(name) if name in module._modules else None
+            if child is None:
+                raise AttributeError(
+                    f"{walked} has no submodule {name!r} (its submodules: "
+                    f"{', '.join(repr(n) for n in module._modules) or 'none'})"
+                )
+            module, walked = child, f"{walked}.{name}"
+        return module
+
+    def _get_member(self, target: str, registry: str, what: str) -> Any:
+        path, _, name = target.rpartition(".")
+        module = self.get_submodule(path)
+        members = getattr(module, registry)
+        if name not in members or members[name] is None:
+            raise AttributeError(
+                f"{type(module).__name__} at {path or 'the top'!r} has no {what} {name!r} (its "
+                f"{what}s: {', '.join(repr(n) for n in members) or 'none'})"
+            )
+        return members[name]
+
+    def get_parameter(self, target: str) -> Parameter:
+        """Return the parameter at the dotted path ``target`` (``"0.weight"``)."""
+        return cast(Parameter, self._get_member(target, "_parameters", "parameter"))
+
+    def get_buffer(self, target: str) -> Tensor:
+        """Return the buffer at the dotted path ``target`` (``"bn.running_mean"``)."""
+        return cast(Tensor, self._get_member(target, "_buffers", "buffer"))
 
     def modules(self) -> Iterator[Module]:
         """Yield this module and every descendant, each once."""
@@ -496,7 +541,9 @@ class Module:
         {'0.weight': (2, 3), '0.bias': (2,)}
         """
         out: dict[str, Tensor] = OrderedDict()
-        for module_prefix, module in self.named_modules(prefix=prefix.rstrip(".")):
+        # A module registered under two names has its entries under both, as in PyTorch.
+        modules = self.named_modules(prefix=prefix.rstrip("."), remove_duplicate=False)
+        for module_prefix, module in modules:
             for name, value in module._parameters.items():
                 if value is not None:
                     key = f"{module_prefix}.{name}" if module_prefix else name
@@ -542,7 +589,12 @@ class Module:
         if not isinstance(state_dict, Mapping):
             raise TypeError(f"load_state_dict() takes a mapping, got {type(state_dict).__name__}")
         own = self.state_dict(keep_vars=True)
-        missing = [key for key in own if key not in state_dict]
+        optional = {
+            f"{module_prefix}.{name}" if module_prefix else name
+            for module_prefix, module in self.named_modules(remove_duplicate=False)
+            for name in module._optional_state
+        }
+        missing = [key for key in own if key not in state_dict and key not in optional]
         unexpected = [key for key in state_dict if key not in own]
         problems = []
         if strict:

@@ -107,6 +107,8 @@ class _BatchNorm(_NormBase):
     """
 
     _input_ndims: tuple[int, ...]
+    # Checkpoints saved before the count existed load as in PyTorch: it keeps its value.
+    _optional_state = ("num_batches_tracked",)
 
     @with_placement
     def __init__(
@@ -161,6 +163,11 @@ class _BatchNorm(_NormBase):
             expected = " or ".join(f"{n}-d" for n in self._input_ndims)
             raise ShapeError(
                 f"{type(self).__name__}: expected a {expected} input, got shape {input.shape}"
+            )
+        if input.shape[1] != self.num_features:  # checked before the count moves
+            raise ShapeError(
+                f"{type(self).__name__}: expected {self.num_features} channels on axis 1, got "
+                f"input of shape {input.shape}"
             )
         momentum = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats:

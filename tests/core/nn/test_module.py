@@ -399,3 +399,64 @@ def test_deepcopy_of_a_model_is_independent() -> None:
     x = plugrad.ones((4, 3))
     clone(x).sum().backward()
     assert model[0].weight.grad is None and clone[2].weight.grad is not None
+
+
+def _shared_block(library):
+    model = library.nn.Module()
+    block = library.nn.Linear(3, 3)
+    model.a = block
+    model.b = block
+    return model
+
+
+def test_a_module_registered_twice_has_its_entries_under_both_names_as_in_torch() -> None:
+    torch = pytest.importorskip("torch")
+    ours, theirs = _shared_block(plugrad), _shared_block(torch)
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    ours.load_state_dict({k: v.numpy() for k, v in theirs.state_dict().items()})
+    np.testing.assert_array_equal(ours.a.weight.detach().numpy(), theirs.a.weight.detach().numpy())
+    theirs.load_state_dict({k: torch.tensor(v.numpy()) for k, v in ours.state_dict().items()})
+    assert [name for name, _ in ours.named_parameters()] == ["a.weight", "a.bias"]
+
+
+def test_a_batch_norm_checkpoint_without_its_batch_count_loads_as_in_torch() -> None:
+    torch = pytest.importorskip("torch")
+    old = {
+        k: v.numpy() for k, v in torch.nn.BatchNorm1d(3).state_dict().items()
+        if k != "num_batches_tracked"
+    }  # fmt: skip
+    norm = nn.BatchNorm1d(3)
+    norm(plugrad.randn(4, 3))
+    assert norm.load_state_dict(old) == ([], [])
+    assert int(norm.num_batches_tracked) == 1  # kept, as PyTorch keeps it
+    net = nn.Sequential(nn.Linear(3, 3), nn.BatchNorm1d(3))
+    state = {k: v for k, v in net.state_dict().items() if k != "1.running_mean"}
+    with pytest.raises(StateDictError, match=r"missing key '1\.running_mean'"):
+        net.load_state_dict(state)
+
+
+def test_get_submodule_parameter_and_buffer_follow_dotted_paths() -> None:
+    net = nn.Sequential(nn.Sequential(nn.Linear(2, 2)), nn.BatchNorm1d(2))
+    assert net.get_submodule("") is net and net.get_submodule("0.0") is net[0][0]
+    assert net.get_parameter("0.0.bias") is net[0][0].bias
+    assert net.get_buffer("1.running_var") is net[1].running_var
+    for call, message in (
+        (lambda: net.get_submodule("0.1"), "Sequential.0 has no submodule '1'"),
+        (lambda: net.get_parameter("0.0.nope"), "has no parameter 'nope'"),
+        (lambda: net.get_buffer("1.weight"), "has no buffer 'weight'"),
+        (lambda: net.get_parameter("x.y"), "has no submodule 'x'"),
+    ):
+        with pytest.raises(AttributeError, match=message):
+            call()
+
+
+def test_batch_norm_of_another_channel_count_is_refused_before_any_statistic_moves() -> None:
+    norm = nn.BatchNorm1d(3)
+    for x in (plugrad.randn(4, 5), plugrad.randn(4, 1)):
+        with pytest.raises(plugrad.errors.ShapeError, match="expected 3 channels on axis 1"):
+            norm(x)
+    assert norm.running_mean.tolist() == [0.0] * 3 and int(norm.num_batches_tracked) == 0
+    with pytest.raises(plugrad.errors.ShapeError, match="running_mean holds 3 values"):
+        nn.functional.batch_norm(plugrad.randn(4, 1), norm.running_mean, norm.running_var,
+                                 training=True)  # fmt: skip
+    assert norm.running_mean.tolist() == [0.0] * 3
