@@ -309,7 +309,7 @@ def dropout(x: TensorLike, keep: TensorLike, /, *, scale: Any, out: Any = ...) -
     """``x * scale`` where the boolean ``keep`` is true, 0 elsewhere."""
 
 
-def embedding(weight: TensorLike, indices: TensorLike, /, *, padding_idx: int | None = ..., out: Any = ...) -> Tensor:
+def embedding(weight: TensorLike, indices: TensorLike, /, *, padding_idx: int | None = ..., scale_grad_by_freq: bool = ..., out: Any = ...) -> Tensor:
     """Rows of ``weight`` (V, D) at integer ``indices``: ``(*indices.shape, D)``."""
 
 

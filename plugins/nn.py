@@ -520,18 +520,29 @@ dropout = nn_op("dropout", lambda xp, x, keep, /, *, scale: xp.where(keep, x * s
 
 
 def _embedding_kernel(
-    xp: Any, weight: Any, indices: Any, /, *, padding_idx: int | None = None
+    xp: Any,
+    weight: Any,
+    indices: Any,
+    /,
+    *,
+    padding_idx: int | None = None,
+    scale_grad_by_freq: bool = False,
 ) -> Any:
     rows = xp.take(weight, xp.reshape(indices, (-1,)), axis=0)
     return xp.reshape(rows, (*indices.shape, weight.shape[1]))
 
 
 def _embedding_grad(
-    xp: Any, g: Any, ans: Any, weight: Any, indices: Any, *, padding_idx: Any
+    xp: Any, g: Any, ans: Any, weight: Any, indices: Any, *, padding_idx: Any,
+    scale_grad_by_freq: bool,
 ) -> Any:
-    return xp.embedding_backward(
-        g, indices, num_embeddings=weight.shape[0], padding_idx=padding_idx
-    )
+    rows = weight.shape[0]
+    if scale_grad_by_freq:
+        # Each use of a row sends its gradient divided by how many times the batch uses it.
+        ones = xp.ones((*indices.shape, 1), dtype=g.dtype, device=device_of(g))
+        counts = xp.embedding_backward(ones, indices, num_embeddings=rows, padding_idx=None)
+        g = g / xp.embedding(counts, indices)
+    return xp.embedding_backward(g, indices, num_embeddings=rows, padding_idx=padding_idx)
 
 
 embedding = nn_op("embedding", _embedding_kernel, vjp=(_embedding_grad, None), saves=("indices",),

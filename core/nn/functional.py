@@ -1226,11 +1226,32 @@ def layer_norm(
     return _ops.layer_norm(input, weight, bias, ndim=len(shape), eps=eps)
 
 
-def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None) -> Tensor:
+def embedding(
+    input: Tensor,
+    weight: Tensor,
+    padding_idx: int | None = None,
+    max_norm: float | None = None,
+    norm_type: float = 2.0,
+    scale_grad_by_freq: bool = False,
+    sparse: bool = False,
+) -> Tensor:
     """Look up rows of ``weight`` (``(num_embeddings, dim)``) at the integer ``input``.
 
     Repeated indices accumulate their gradients; the row ``padding_idx`` (if
     given; negative counts from the end) receives none.
+
+    Parameters
+    ----------
+    max_norm : float, optional
+        Rows looked up whose ``norm_type``-norm exceeds it are first scaled
+        down to it **in place** in ``weight`` (by ``max_norm / (norm + 1e-7)``,
+        as PyTorch's), outside autograd.
+    scale_grad_by_freq : bool
+        Divide the gradient each use of a row sends by the number of uses of
+        that row in ``input``.
+    sparse : bool
+        Accepted as PyTorch's; the gradient is dense (the same numbers): no
+        plugrad optimizer takes sparse gradients.
 
     Examples
     --------
@@ -1258,8 +1279,25 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None) -> 
                 f"embedding(): padding_idx must be within [-{rows}, {rows}), got {padding_idx}"
             )
         padding_idx %= rows
+    if max_norm is not None and not (isinstance(max_norm, (int, float)) and max_norm > 0):
+        raise ValueError(f"embedding(): max_norm must be a positive number, got {max_norm!r}")
     _check_indices(input, weight.shape[0])
-    return _ops.embedding(weight, input, padding_idx=padding_idx)
+    if max_norm is not None:
+        _renorm_rows_(weight, input, float(max_norm), float(norm_type))
+    return _ops.embedding(
+        weight, input, padding_idx=padding_idx, scale_grad_by_freq=bool(scale_grad_by_freq)
+    )
+
+
+def _renorm_rows_(weight: Tensor, indices: Tensor, max_norm: float, norm_type: float) -> None:
+    """Scale the rows of ``weight`` at ``indices`` whose norm exceeds ``max_norm`` down to it."""
+    with no_grad():
+        flat = _ops.reshape(indices, (-1,))
+        rows = _ops.take(weight, flat, axis=0)
+        norms = _ops.vector_norm(rows, ord=norm_type, axis=1, keepdims=True)
+        scale = _ops.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
+        # A row used twice is written twice, with the same values.
+        weight[flat] = rows * _ops.astype(scale, rows.dtype)
 
 
 def _check_indices(indices: Tensor, rows: int) -> None:

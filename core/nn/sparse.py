@@ -5,6 +5,7 @@ from __future__ import annotations
 from .. import dtypes as _dtypes
 from ..backend import Device
 from ..creation import empty
+from ..errors import ShapeError
 from ..grad_mode import no_grad
 from ..tensor import Tensor
 from . import functional as F
@@ -20,6 +21,10 @@ class Embedding(Module):
 
     The table is drawn from ``N(0, 1)`` (plugrad's random generators); the row
     ``padding_idx``, if given, starts at zero and never receives a gradient.
+    ``max_norm``, ``norm_type``, ``scale_grad_by_freq`` and ``sparse`` are
+    :func:`~plugrad.nn.functional.embedding`'s (``max_norm`` rescales rows of
+    the table in place when they are looked up). ``_weight`` gives the table
+    itself (``_freeze``: one that needs no gradient), as :meth:`from_pretrained` does.
 
     Examples
     --------
@@ -38,6 +43,12 @@ class Embedding(Module):
         num_embeddings: int,
         embedding_dim: int,
         padding_idx: int | None = None,
+        max_norm: float | None = None,
+        norm_type: float = 2.0,
+        scale_grad_by_freq: bool = False,
+        sparse: bool = False,
+        _weight: Tensor | None = None,
+        _freeze: bool = False,
         *,
         device: Device | str | None = None,
         dtype: _dtypes.DType | None = None,
@@ -54,10 +65,55 @@ class Embedding(Module):
         self.num_embeddings = num_embeddings
         self.embedding_dim = embedding_dim
         self.padding_idx = padding_idx
-        self.weight = Parameter(
-            empty((num_embeddings, embedding_dim), device=device, dtype=dtype, backend=backend)
-        )
-        self.reset_parameters()
+        self.max_norm = max_norm
+        self.norm_type = norm_type
+        self.scale_grad_by_freq = scale_grad_by_freq
+        self.sparse = sparse
+        if _weight is None:
+            table = empty((num_embeddings, embedding_dim), device=device, dtype=dtype,
+                          backend=backend)  # fmt: skip
+            self.weight = Parameter(table, requires_grad=not _freeze)
+            self.reset_parameters()
+        else:
+            if not isinstance(_weight, Tensor) or _weight.shape != (num_embeddings, embedding_dim):
+                shape = _weight.shape if isinstance(_weight, Tensor) else type(_weight).__name__
+                raise ShapeError(
+                    f"Embedding: _weight must be a Tensor of shape ({num_embeddings}, "
+                    f"{embedding_dim}), got {shape}"
+                )
+            self.weight = Parameter(_weight.detach(), requires_grad=not _freeze)
+
+    @classmethod
+    def from_pretrained(
+        cls,
+        embeddings: Tensor,
+        freeze: bool = True,
+        padding_idx: int | None = None,
+        max_norm: float | None = None,
+        norm_type: float = 2.0,
+        scale_grad_by_freq: bool = False,
+        sparse: bool = False,
+    ) -> Embedding:
+        """An embedding whose table is ``embeddings`` (2-d), learned only if not ``freeze``.
+
+        The table shares memory with ``embeddings``, as PyTorch's does.
+
+        Examples
+        --------
+        >>> import plugrad
+        >>> table = plugrad.nn.Embedding.from_pretrained(plugrad.tensor([[1.0, 2.0], [3.0, 4.0]]))
+        >>> table(plugrad.tensor([1])), table.weight.requires_grad
+        (tensor([[3., 4.]]), False)
+        """
+        if not isinstance(embeddings, Tensor) or embeddings.ndim != 2:
+            shape = embeddings.shape if isinstance(embeddings, Tensor) else None
+            raise ShapeError(
+                "Embedding.from_pretrained() takes a 2-d Tensor (num_embeddings, "
+                f"embedding_dim), got {shape if shape is not None else type(embeddings).__name__}"
+            )
+        rows, cols = embeddings.shape
+        return cls(rows, cols, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse,
+                   _weight=embeddings, _freeze=freeze)  # fmt: skip
 
     def reset_parameters(self) -> None:
         """Draw the table from ``N(0, 1)`` and zero the padding row."""
@@ -67,10 +123,19 @@ class Embedding(Module):
                 self.weight[self.padding_idx] = 0.0
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.embedding(input, self.weight, self.padding_idx)
+        return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
+                           self.scale_grad_by_freq, self.sparse)  # fmt: skip
 
     def extra_repr(self) -> str:
         text = f"{self.num_embeddings}, {self.embedding_dim}"
         if self.padding_idx is not None:
             text += f", padding_idx={self.padding_idx}"
+        if self.max_norm is not None:
+            text += f", max_norm={self.max_norm}"
+        if self.norm_type != 2:
+            text += f", norm_type={self.norm_type}"
+        if self.scale_grad_by_freq:
+            text += f", scale_grad_by_freq={self.scale_grad_by_freq}"
+        if self.sparse:
+            text += ", sparse=True"
         return text

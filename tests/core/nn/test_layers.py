@@ -103,6 +103,54 @@ def test_embedding_matches_pytorch(backend) -> None:
     same_outputs_and_gradients(nn.Embedding(5, 3, 4), torch.nn.Embedding(5, 3, 4), indices)
 
 
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"max_norm": 1.0},
+        {"max_norm": 1.5, "norm_type": 1.0, "padding_idx": 0},
+        {"scale_grad_by_freq": True},
+        {"scale_grad_by_freq": True, "padding_idx": 4, "max_norm": 0.5},
+        {"sparse": True},
+    ],
+)
+def test_embedding_options_match_pytorch(backend, options) -> None:
+    # max_norm rescales the rows looked up in place; the gradients of rows used twice are
+    # halved with scale_grad_by_freq; sparse gradients arrive dense here (the same numbers).
+    indices = np.array([[1, 4, 4], [0, 2, 4]])
+    ours, theirs = nn.Embedding(5, 3, **options), torch.nn.Embedding(5, 3, **options)
+    assert repr(ours) == repr(theirs)
+    with torch.no_grad():
+        theirs.weight.mul_(3.0)
+    copy_from(ours, theirs)
+    out, expected = ours(plugrad.asarray(indices)), theirs(torch.tensor(indices))
+    np.testing.assert_allclose(out.detach().numpy(), expected.detach().numpy(), rtol=1e-6)
+    np.testing.assert_allclose(ours.weight.detach().numpy(), theirs.weight.detach().numpy(),
+                               rtol=1e-6)  # fmt: skip
+    weights = np.random.default_rng(2).uniform(0.5, 1.5, (2, 3, 3)).astype(np.float32)
+    out.backward(plugrad.asarray(weights))
+    expected.backward(torch.tensor(weights))
+    grad = theirs.weight.grad.to_dense() if theirs.weight.grad.is_sparse else theirs.weight.grad
+    np.testing.assert_allclose(ours.weight.grad.numpy(), grad.numpy(), rtol=1e-6)
+
+
+def test_embedding_from_pretrained_is_pytorchs() -> None:
+    table = plugrad.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    frozen = nn.Embedding.from_pretrained(table, padding_idx=0)
+    assert not frozen.weight.requires_grad and repr(frozen) == "Embedding(3, 2, padding_idx=0)"
+    assert frozen(plugrad.tensor([2, 0])).tolist() == [[5.0, 6.0], [1.0, 2.0]]  # not zeroed
+    learned = nn.Embedding.from_pretrained(table, freeze=False)
+    learned(plugrad.tensor([1, 1])).sum().backward()
+    assert learned.weight.grad.tolist() == [[0.0, 0.0], [2.0, 2.0], [0.0, 0.0]]
+    with pytest.raises(plugrad.errors.ShapeError, match="2-d Tensor"):
+        nn.Embedding.from_pretrained(plugrad.ones(3))
+    with pytest.raises(
+        plugrad.errors.ShapeError, match=r"_weight must be a Tensor of shape \(4, 2\)"
+    ):
+        nn.Embedding(4, 2, _weight=table)
+    with pytest.raises(ValueError, match="max_norm must be a positive number"):
+        nn.functional.embedding(plugrad.tensor([0]), table, max_norm=-1.0)
+
+
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
 def test_losses_match_pytorch(backend, reduction) -> None:
     logits = images(6, 4)
