@@ -27,9 +27,11 @@ if TYPE_CHECKING:
 __all__ = [
     "BatchNorm1d",
     "BatchNorm2d",
+    "BatchNorm3d",
     "GroupNorm",
     "InstanceNorm1d",
     "InstanceNorm2d",
+    "InstanceNorm3d",
     "LayerNorm",
     "LocalResponseNorm",
     "RMSNorm",
@@ -230,6 +232,20 @@ class BatchNorm2d(_BatchNorm):
     _input_ndims = (4,)
 
 
+class BatchNorm3d(_BatchNorm):
+    """Batch normalization of ``(N, C, D, H, W)`` inputs (volumes, clips) over each channel ``C``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> norm = plugrad.nn.BatchNorm3d(2)
+    >>> norm(plugrad.randn(2, 2, 3, 4, 4)).shape
+    (2, 2, 3, 4, 4)
+    """
+
+    _input_ndims = (5,)
+
+
 class GroupNorm(_NormBase):
     """Normalize over groups of channels (see ``functional.group_norm``).
 
@@ -360,6 +376,19 @@ class InstanceNorm2d(_InstanceNorm):
     """
 
     _input_ndims = (3, 4)
+
+
+class InstanceNorm3d(_InstanceNorm):
+    """Instance normalization of ``(N, C, D, H, W)`` or ``(C, D, H, W)`` inputs over each volume.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.nn.InstanceNorm3d(3)(plugrad.randn(2, 3, 2, 4, 4)).shape
+    (2, 3, 2, 4, 4)
+    """
+
+    _input_ndims = (4, 5)
 
 
 class RMSNorm(Module):

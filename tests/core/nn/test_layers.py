@@ -75,6 +75,9 @@ LAYERS = [
     ("batch-norm-2d-no-affine", lambda m: m.BatchNorm2d(3, affine=False), (2, 3, 4, 5)),
     ("batch-norm-2d-no-bias", lambda m: m.BatchNorm2d(3, bias=False), (2, 3, 4, 5)),
     ("batch-norm-untracked", lambda m: m.BatchNorm1d(4, track_running_stats=False), (5, 4)),
+    ("batch-norm-3d", lambda m: m.BatchNorm3d(2, momentum=None), (2, 2, 3, 2, 4)),
+    ("instance-norm-3d", lambda m: m.InstanceNorm3d(2, affine=True), (2, 2, 3, 2, 4)),
+    ("instance-norm-3d-unbatched", lambda m: m.InstanceNorm3d(2), (2, 3, 2, 4)),
     ("log-softmax", lambda m: m.LogSoftmax(dim=0), (3, 4)),
     (
         "cnn",
