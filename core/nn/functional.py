@@ -139,6 +139,9 @@ __all__ = [
     "fold",
     "scaled_dot_product_attention",
     "multi_head_attention_forward",
+    "bilinear",
+    "pdist",
+    "gumbel_softmax",
 ]
 
 _REDUCTIONS = ("mean", "sum", "none")
@@ -202,6 +205,49 @@ def _pair(function: str, name: str, value: Any, minimum: int) -> tuple[int, int]
 
 
 # -- linear and activations ---------------------------------------------------------------
+
+
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """``y[..., o] = input1 @ weight[o] @ input2 + bias[o]``.
+
+    Parameters
+    ----------
+    input1 : Tensor
+        ``(..., in1_features)``.
+    input2 : Tensor
+        ``(..., in2_features)``, the same leading shape.
+    weight : Tensor
+        ``(out_features, in1_features, in2_features)``.
+    bias : Tensor, optional
+        ``(out_features,)``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.bilinear(plugrad.ones((1, 2)), plugrad.ones((1, 3)), plugrad.ones((4, 2, 3)))
+    tensor([[6., 6., 6., 6.]])
+    """
+    for name, value in (("input1", input1), ("input2", input2), ("weight", weight)):
+        _check_tensor(name, "bilinear", value)
+    _check_same_dtype("bilinear", input1, weight, bias)
+    _check_same_dtype("bilinear", input2, weight, None)
+    if (
+        weight.ndim != 3
+        or input1.ndim < 1
+        or input1.shape[:-1] != input2.shape[:-1]
+        or (input1.shape[-1], input2.shape[-1]) != weight.shape[1:]
+        or (bias is not None and bias.shape != weight.shape[:1])
+    ):
+        raise ShapeError(
+            f"bilinear(): expected input1 (..., I1), input2 (..., I2) with the same leading "
+            f"shape, weight (O, I1, I2) and bias (O,); got {input1.shape}, {input2.shape}, "
+            f"{weight.shape}, {None if bias is None else bias.shape}"
+        )
+    # (..., 1, 1, I1) @ (O, I1, I2) -> (..., O, 1, I2), then summed against input2.
+    left = _ops.matmul(_ops.expand_dims(_ops.expand_dims(input1, axis=-2), axis=-2), weight)
+    out = _ops.sum(left[..., 0, :] * _ops.expand_dims(input2, axis=-2), axis=-1)
+    return out if bias is None else out + bias
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
@@ -615,6 +661,51 @@ def log_softmax(
     tensor([-0.6931, -0.6931])
     """
     return _ops.log_softmax(_cast(input, dtype), axis=_dim("log_softmax", dim, axis))
+
+
+def gumbel_softmax(
+    logits: Tensor,
+    tau: float = 1.0,
+    hard: bool = False,
+    eps: float = 1e-10,
+    dim: int = -1,
+    *,
+    generator: Generator | None = None,
+) -> Tensor:
+    """A differentiable sample of the categorical distribution of ``logits`` along ``dim``.
+
+    ``softmax((logits + g) / tau)`` with ``g`` drawn from the standard Gumbel
+    distribution (plugrad's generators; ``generator=`` is a plugrad extension).
+    With ``hard`` the result is the one-hot vector of its largest entry, whose
+    gradient is the soft sample's (the straight-through estimator). ``eps`` is
+    accepted as PyTorch's (unused there too).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> sample = F.gumbel_softmax(plugrad.tensor([[1.0, 2.0, 3.0]]), tau=0.5, hard=True)
+    >>> sample.sum().item(), sorted(set(sample.tolist()[0]))
+    (1.0, [0.0, 1.0])
+    """
+    _check_tensor("logits", "gumbel_softmax", logits)
+    if logits.dtype.kind != "real floating":
+        raise DtypeError(f"gumbel_softmax(): logits must be real floating, got {logits.dtype}")
+    if not isinstance(tau, (int, float)) or not tau > 0:
+        raise ValueError(f"gumbel_softmax(): tau must be a positive number, got {tau!r}")
+    uniform = rand(logits.shape, dtype=logits.dtype, device=logits.device, generator=generator)
+    # -log(E) for E ~ Exponential(1) = -log(1 - U); E = 0 (U = 0) is taken as the tiniest E.
+    exponential = _ops.maximum(-_ops.log1p(-uniform), finfo(logits.dtype).smallest_normal)
+    soft = _ops.softmax((logits - _ops.log(exponential)) / tau, axis=dim)
+    if not hard:
+        return soft
+    index = _ops.argmax(soft, axis=dim, keepdims=True)
+    classes = _ops.reshape(
+        arange(logits.shape[dim], device=logits.device),
+        (-1,) + (1,) * (-(dim % logits.ndim) + logits.ndim - 1),
+    )
+    one_hot_sample = _ops.astype(index == classes, logits.dtype)
+    return one_hot_sample - soft.detach() + soft
 
 
 def logsumexp(
@@ -1940,6 +2031,37 @@ def pairwise_distance(
         difference = _ops.reshape(difference, (1,))
         keepdim = False
     return _ops.vector_norm(difference, ord=p, axis=-1, keepdims=keepdim)
+
+
+def pdist(input: Tensor, p: float = 2.0) -> Tensor:
+    """The ``p``-norm distances between the rows of ``input`` (N, M), each pair once.
+
+    Row pairs ``(i, j)`` with ``i < j`` in order: ``N * (N - 1) / 2``
+    distances (the upper triangle of the distance matrix, row by row), as
+    PyTorch's and SciPy's condensed form.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.pdist(plugrad.tensor([[0.0, 0.0], [3.0, 4.0], [6.0, 8.0]]))
+    tensor([ 5., 10.,  5.])
+    """
+    if _check_tensor("input", "pdist", input).ndim != 2:
+        raise ShapeError(f"pdist(): input must be 2-d (N, M), got shape {input.shape}")
+    if not isinstance(p, (int, float)) or isinstance(p, bool) or not p >= 0:
+        raise ValueError(f"pdist(): p must be a non-negative number, got {p!r}")
+    if input.dtype.kind != "real floating":
+        raise DtypeError(f"pdist(): input must be real floating, got {input.dtype.name}")
+    rows = input.shape[0]
+    first = [i for i in range(rows) for _ in range(i + 1, rows)]
+    second = [j for i in range(rows) for j in range(i + 1, rows)]
+    device = input.device
+    int64 = device.default_int_dtype
+    difference = _ops.take(input, asarray(first, device=device, dtype=int64), axis=0) - _ops.take(
+        input, asarray(second, device=device, dtype=int64), axis=0
+    )
+    return _ops.vector_norm(difference, ord=p, axis=-1)
 
 
 # -- more losses --------------------------------------------------------------------------

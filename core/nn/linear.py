@@ -1,4 +1,5 @@
-"""``Linear``: an affine map ``x @ weight.T + bias``; ``Identity``: no map at all."""
+"""``Linear``: an affine map ``x @ weight.T + bias``; ``Bilinear``: ``x1 @ W @ x2 + b``;
+``Identity``: no map at all."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from .module import Module, ParameterPlacement, add_weight_and_bias, with_placem
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-__all__ = ["Identity", "Linear"]
+__all__ = ["Bilinear", "Identity", "Linear"]
 
 
 class Linear(Module):
@@ -103,3 +104,63 @@ class Identity(Module):
 
     def forward(self, input: Any) -> Any:
         return input
+
+
+class Bilinear(Module):
+    """Apply ``y[..., o] = x1 @ weight[o] @ x2 + bias[o]`` to two inputs.
+
+    The weight ``(out_features, in1_features, in2_features)`` and the bias are
+    drawn from ``U(-1/sqrt(in1_features), 1/sqrt(in1_features))``, as PyTorch's.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> layer = plugrad.nn.Bilinear(3, 4, 2)
+    >>> layer
+    Bilinear(in1_features=3, in2_features=4, out_features=2, bias=True)
+    >>> layer(plugrad.ones((5, 3)), plugrad.ones((5, 4))).shape
+    (5, 2)
+    """
+
+    @with_placement
+    def __init__(
+        self,
+        in1_features: int,
+        in2_features: int,
+        out_features: int,
+        bias: bool = True,
+        **placement: Unpack[ParameterPlacement],
+    ) -> None:
+        super().__init__()
+        sizes = (
+            ("in1_features", in1_features),
+            ("in2_features", in2_features),
+            ("out_features", out_features),
+        )
+        for name, value in sizes:
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise ValueError(f"Bilinear: {name} must be a non-negative int, got {value!r}")
+        self.in1_features = in1_features
+        self.in2_features = in2_features
+        self.out_features = out_features
+        add_weight_and_bias(
+            self, (out_features, in1_features, in2_features), (out_features,) if bias else None,
+            **placement,
+        )  # fmt: skip
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Draw new initial values (PyTorch's defaults)."""
+        bound = 1 / math.sqrt(self.in1_features) if self.in1_features > 0 else 0.0
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input1: Tensor, input2: Tensor) -> Tensor:
+        return F.bilinear(input1, input2, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return (
+            f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+            f"out_features={self.out_features}, bias={self.bias is not None}"
+        )

@@ -672,3 +672,39 @@ def test_a_refused_call_changes_nothing() -> None:
         layer(plugrad.ones((2, 4)))
     np.testing.assert_array_equal(layer.weight.detach().numpy(), before)
     assert layer.weight.grad is None
+
+
+# -- pdist, gumbel_softmax -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("p", [2.0, 1.0, 0.0, 3.0, 0.5, float("inf")])
+def test_pdist(backend, p) -> None:
+    rows = normal(5, 3)
+    rows[3] = rows[1]  # a zero distance: its gradient is zero, as PyTorch's
+    compare(lambda x: F.pdist(x, p), lambda x: TF.pdist(x, p), rows)
+    assert F.pdist(plugrad.ones((1, 3))).shape == (0,)
+    with pytest.raises(ShapeError, match="2-d"):
+        F.pdist(plugrad.ones(3))
+
+
+@pytest.mark.parametrize("dim", [-1, 0, 1])
+@pytest.mark.parametrize("hard", [False, True])
+def test_gumbel_softmax_draws_differentiable_samples(backend, dim, hard) -> None:
+    logits = plugrad.asarray(normal(4, 5, 3), requires_grad=True)
+    sample = F.gumbel_softmax(logits, tau=0.7, hard=hard, dim=dim)
+    np.testing.assert_allclose(sample.sum(dim).detach().numpy(), 1.0, rtol=1e-12)
+    if hard:
+        assert set(np.unique(sample.detach().numpy())) <= {0.0, 1.0}
+    (sample * plugrad.asarray(normal(4, 5, 3))).sum().backward()
+    assert np.isfinite(logits.grad.numpy()).all() and np.abs(logits.grad.numpy()).sum() > 0
+
+
+def test_gumbel_softmax_samples_the_categorical_distribution_of_its_logits() -> None:
+    logits = plugrad.tensor([[0.0, 1.0, 2.0]] * 20000, dtype=plugrad.float64)
+    drawn = F.gumbel_softmax(logits, hard=True, generator=plugrad.Generator(1)).mean(0)
+    expected = np.exp([0.0, 1.0, 2.0]) / np.exp([0.0, 1.0, 2.0]).sum()
+    np.testing.assert_allclose(drawn.numpy(), expected, atol=0.015)
+    again = F.gumbel_softmax(logits[:3], generator=plugrad.Generator(5))
+    assert again.tolist() == F.gumbel_softmax(logits[:3], generator=plugrad.Generator(5)).tolist()
+    with pytest.raises(ValueError, match="tau"):
+        F.gumbel_softmax(logits, tau=0.0)

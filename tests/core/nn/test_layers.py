@@ -136,6 +136,17 @@ def test_embedding_options_match_pytorch(backend, options) -> None:
     np.testing.assert_allclose(ours.weight.grad.numpy(), grad.numpy(), rtol=1e-6)
 
 
+def test_bilinear_matches_pytorch(backend) -> None:
+    ours, theirs = nn.Bilinear(4, 3, 5), torch.nn.Bilinear(4, 3, 5)
+    assert repr(ours) == repr(theirs)
+    same_outputs_and_gradients(ours, theirs, images(2, 6, 4), images(2, 6, 3))
+    no_bias = nn.Bilinear(2, 2, 1, bias=False)
+    same_outputs_and_gradients(no_bias, torch.nn.Bilinear(2, 2, 1, bias=False), images(3, 2),
+                               images(3, 2))  # fmt: skip
+    with pytest.raises(plugrad.errors.ShapeError, match="same leading shape"):
+        ours(plugrad.ones(2, 4), plugrad.ones(3, 3))
+
+
 def test_embedding_from_pretrained_is_pytorchs() -> None:
     table = plugrad.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
     frozen = nn.Embedding.from_pretrained(table, padding_idx=0)
