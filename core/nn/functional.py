@@ -775,7 +775,18 @@ def dropout(
 # -- losses ------------------------------------------------------------------------------
 
 
-def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
+def _check_element_weight(function: str, weight: Tensor | None, input: Tensor) -> None:
+    """Refuse a per-element loss weight that is not of the input's shape, as PyTorch does."""
+    if weight is not None and _check_tensor("weight", function, weight).shape != input.shape:
+        raise ShapeError(
+            f"{function}(): weight has shape {weight.shape} but input has shape {input.shape}; "
+            "they must match"
+        )
+
+
+def mse_loss(
+    input: Tensor, target: Tensor, reduction: str = "mean", weight: Tensor | None = None
+) -> Tensor:
     """Mean squared error ``(input - target) ** 2``, reduced by ``reduction``.
 
     Parameters
@@ -783,6 +794,9 @@ def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     input, target : Tensor
         Of the same shape.
     reduction : {"mean", "sum", "none"}
+    weight : Tensor, optional
+        Of the input's shape: multiplies the loss of each element; the mean is
+        then the weighted mean (divided by the sum of the weights), as PyTorch's.
 
     Examples
     --------
@@ -797,8 +811,19 @@ def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
             f"mse_loss(): input has shape {input.shape} but target has shape {target.shape}; "
             "they must match (PyTorch would broadcast with a warning)"
         )
+    _check_element_weight("mse_loss", weight, input)
     diff = input - target
-    return _reduce(diff * diff, reduction)
+    return _reduce_weighted(diff * diff, weight, reduction)
+
+
+def _reduce_weighted(loss: Tensor, weight: Tensor | None, reduction: str) -> Tensor:
+    """``loss * weight`` reduced; its mean divides by the sum of the weights (PyTorch's
+    mse_loss and l1_loss; its huber_loss divides by the number of elements)."""
+    if weight is None:
+        return _reduce(loss, reduction)
+    if reduction == "mean":
+        return _ops.sum(loss * weight) / _ops.sum(weight)
+    return _reduce(loss * weight, reduction)
 
 
 def _same_shape(function: str, input: Tensor, target: Tensor) -> None:
@@ -812,8 +837,13 @@ def _same_shape(function: str, input: Tensor, target: Tensor) -> None:
         )
 
 
-def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
+def l1_loss(
+    input: Tensor, target: Tensor, reduction: str = "mean", weight: Tensor | None = None
+) -> Tensor:
     """Mean absolute error ``|input - target|``, reduced by ``reduction``.
+
+    ``weight``, of the input's shape, multiplies the loss of each element; the
+    mean is then the weighted mean (divided by the sum of the weights), as PyTorch's.
 
     Examples
     --------
@@ -824,7 +854,8 @@ def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """
     _check_reduction("l1_loss", reduction)
     _same_shape("l1_loss", input, target)
-    return _reduce(_ops.abs(input - target), reduction)
+    _check_element_weight("l1_loss", weight, input)
+    return _reduce_weighted(_ops.abs(input - target), weight, reduction)
 
 
 def smooth_l1_loss(
@@ -2092,11 +2123,7 @@ def huber_loss(
     _same_shape("huber_loss", input, target)
     if delta <= 0:
         raise ValueError(f"huber_loss(): delta must be > 0, got {delta!r}")
-    if weight is not None and _check_tensor("weight", "huber_loss", weight).shape != input.shape:
-        raise ShapeError(
-            f"huber_loss(): weight has shape {weight.shape} but input has shape {input.shape}; "
-            "they must match"
-        )
+    _check_element_weight("huber_loss", weight, input)
     difference = input - target
     distance = _ops.abs(difference)
     # NOTE: the square is of the masked difference, so its gradient is 0 where |d| >= delta.

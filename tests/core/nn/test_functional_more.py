@@ -708,3 +708,24 @@ def test_gumbel_softmax_samples_the_categorical_distribution_of_its_logits() -> 
     assert again.tolist() == F.gumbel_softmax(logits[:3], generator=plugrad.Generator(5)).tolist()
     with pytest.raises(ValueError, match="tau"):
         F.gumbel_softmax(logits, tau=0.0)
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("name", ["mse_loss", "l1_loss", "huber_loss"])
+def test_element_weights_of_regression_losses(backend, name, reduction) -> None:
+    # PyTorch's weighted mean divides by the sum of the weights for mse and l1, by the
+    # number of elements for huber.
+    weight = np.abs(normal(3, 4))
+    compare(
+        lambda x, t, w: getattr(F, name)(x, t, reduction=reduction, weight=w),
+        lambda x, t, w: getattr(TF, name)(x, t, reduction=reduction, weight=w),
+        normal(3, 4), normal(3, 4), weight,
+        grads=[True, False, False],
+    )  # fmt: skip
+    with pytest.raises(ShapeError, match="weight has shape"):
+        getattr(F, name)(plugrad.ones(3, 4), plugrad.ones(3, 4), weight=plugrad.ones(4))
+
+
+def test_calculate_gain_of_transposed_convolutions_is_pytorchs() -> None:
+    for name in ("conv_transpose1d", "conv_transpose2d", "conv_transpose3d"):
+        assert nn.init.calculate_gain(name) == torch.nn.init.calculate_gain(name) == 1.0
