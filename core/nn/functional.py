@@ -142,6 +142,8 @@ __all__ = [
     "bilinear",
     "pdist",
     "gumbel_softmax",
+    "max_unpool1d",
+    "max_unpool2d",
 ]
 
 _REDUCTIONS = ("mean", "sum", "none")
@@ -3104,6 +3106,122 @@ def max_pool1d(
         # In a plane of height 1 the flat index is the position along the axis.
         return _ops.squeeze(result[0], axis=-2), _ops.squeeze(result[1], axis=-2)
     return _ops.squeeze(result, axis=-2)
+
+
+def max_unpool2d(
+    input: Tensor,
+    indices: Tensor,
+    kernel_size: IntPair,
+    stride: IntPair | None = None,
+    padding: IntPair = 0,
+    output_size: Sequence[int] | None = None,
+) -> Tensor:
+    """The inverse of :func:`max_pool2d`: each value put back at its index, zeros elsewhere.
+
+    ``indices`` are those ``max_pool2d(..., return_indices=True)`` gave (flat
+    positions in each input plane). The output planes have the pooled input's
+    size, ``(H - 1) * stride - 2 * padding + kernel_size``, unless
+    ``output_size`` (the last two sizes, or the whole shape) picks one of the
+    sizes that pool to the same (less than ``stride`` away from it). The
+    gradient of each value is the output gradient at its index.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> x = plugrad.tensor([[[[1.0, 2.0], [3.0, 4.0]]]])
+    >>> values, indices = F.max_pool2d(x, 2, return_indices=True)
+    >>> F.max_unpool2d(values, indices, 2)
+    tensor([[[[0., 0.],
+              [0., 4.]]]])
+    """
+    function = "max_unpool2d"
+    _check_tensor("input", function, input)
+    _check_tensor("indices", function, indices)
+    if input.ndim not in (3, 4) or indices.shape != input.shape:
+        raise ShapeError(
+            f"{function}(): input must be (N, C, H, W) or (C, H, W) and indices of its shape, "
+            f"got {input.shape} and {indices.shape}"
+        )
+    if indices.dtype.kind not in ("signed integer", "unsigned integer"):
+        raise DtypeError(f"{function}(): indices must be integers, got {indices.dtype.name}")
+    kernel = _pair(function, "kernel_size", kernel_size, 1)
+    step = kernel if stride is None else _pair(function, "stride", stride, 1)
+    pad = _pair(function, "padding", padding, 0)
+    sizes = [(n - 1) * st - 2 * p + k for n, st, p, k in zip(input.shape[-2:], step, pad, kernel)]
+    if output_size is not None:
+        wanted = tuple(output_size)
+        wanted = wanted[2:] if len(wanted) == 4 else wanted  # the whole shape, as PyTorch takes
+        if len(wanted) != 2 or not all(
+            isinstance(n, int) and size - st < n < size + st
+            for n, size, st in zip(wanted, sizes, step)
+        ):
+            raise ValueError(
+                f"{function}(): output_size {tuple(output_size)} must give the last two sizes "
+                f"within a stride {step} of {tuple(sizes)} (the sizes that pool to the input's)"
+            )
+        sizes = list(wanted)
+    height, width = sizes
+    if height < 1 or width < 1:
+        raise ShapeError(f"{function}(): the output would be empty ({height} x {width})")
+    found = _ops.out_of_range(indices, low=0, high=height * width)
+    if any_outside(found, f"{function}(): indices outside the output planes"):
+        raise IndexOutOfRangeError(
+            f"{function}(): indices must lie in [0, {height * width}) (output planes of "
+            f"{height} x {width}); were they made by max_pool2d with this geometry?"
+        )
+    planes = input.shape[:-2]
+    count = input.shape[-2] * input.shape[-1]
+    flat_values = _ops.reshape(input, (-1, count))
+    flat_indices = _ops.reshape(_ops.astype(indices, _dtypes.int64), (-1, count))
+    out = zeros((flat_values.shape[0], height * width), dtype=input.dtype, device=input.device)
+    out = out.scatter(1, flat_indices, flat_values)
+    return _ops.reshape(out, (*planes, height, width))
+
+
+def max_unpool1d(
+    input: Tensor,
+    indices: Tensor,
+    kernel_size: int | tuple[int],
+    stride: int | tuple[int] | None = None,
+    padding: int | tuple[int] = 0,
+    output_size: Sequence[int] | None = None,
+) -> Tensor:
+    """The inverse of :func:`max_pool1d` (see :func:`max_unpool2d`).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> values, indices = F.max_pool1d(plugrad.tensor([[[1.0, 3.0, 2.0, 5.0]]]), 2,
+    ...                                return_indices=True)
+    >>> F.max_unpool1d(values, indices, 2)
+    tensor([[[0., 3., 0., 5.]]])
+    """
+
+    def single(value: Any, name: str) -> int:
+        if isinstance(value, (tuple, list)) and len(value) == 1:
+            value = value[0]
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise ValueError(f"max_unpool1d(): {name} must be an int or a 1-tuple, got {value!r}")
+        return value
+
+    _check_tensor("input", "max_unpool1d", input)
+    if input.ndim not in (2, 3):
+        raise ShapeError(f"max_unpool1d(): input must be (N, C, L) or (C, L), got {input.shape}")
+    kernel = single(kernel_size, "kernel_size")
+    step = kernel if stride is None else single(stride, "stride")
+    pad = single(padding, "padding")
+    if output_size is not None and len(tuple(output_size)) not in (1, 3):
+        raise ValueError(
+            f"max_unpool1d(): output_size must be (L,) or the whole shape, got {output_size!r}"
+        )
+    size = None if output_size is None else (1, tuple(output_size)[-1])
+    out = max_unpool2d(
+        _ops.expand_dims(input, axis=-2), _ops.expand_dims(indices, axis=-2),
+        (1, kernel), (1, step), (0, pad), size,
+    )  # fmt: skip
+    return _ops.squeeze(out, axis=-2)
 
 
 def avg_pool1d(

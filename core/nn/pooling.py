@@ -18,6 +18,8 @@ __all__ = [
     "AvgPool2d",
     "MaxPool1d",
     "MaxPool2d",
+    "MaxUnpool1d",
+    "MaxUnpool2d",
 ]
 
 IntTuple = int | tuple[int, ...]
@@ -284,3 +286,66 @@ class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
     """
 
     _pool = F.adaptive_max_pool2d
+
+
+class _MaxUnpoolNd(_PoolNd):
+    """The inverse of a max pooling, with its geometry kept as tuples (as PyTorch's)."""
+
+    _size: ClassVar[int]
+    _unpool: ClassVar[Callable[..., Tensor]]
+
+    def _geometry(self, value: Any) -> Any:
+        values = (value,) * self._size if isinstance(value, int) else tuple(value)
+        if len(values) != self._size:
+            raise ValueError(
+                f"{type(self).__name__}: expected an int or {self._size} ints, got {value!r}"
+            )
+        return values
+
+    def forward(self, input: Tensor, indices: Tensor, output_size: Any = None) -> Tensor:
+        unpool = type(self)._unpool
+        return unpool(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    """Apply :func:`plugrad.nn.functional.max_unpool1d`: undo a ``MaxPool1d(return_indices=True)``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> pool, unpool = plugrad.nn.MaxPool1d(2, return_indices=True), plugrad.nn.MaxUnpool1d(2)
+    >>> unpool
+    MaxUnpool1d(kernel_size=(2,), stride=(2,), padding=(0,))
+    >>> unpool(*pool(plugrad.tensor([[[1.0, 3.0, 2.0, 5.0]]])))
+    tensor([[[0., 3., 0., 5.]]])
+    """
+
+    _size = 1
+    _unpool = F.max_unpool1d
+
+    def __init__(self, kernel_size: IntTuple, stride: IntTuple | None = None,
+                 padding: IntTuple = 0) -> None:  # fmt: skip
+        super().__init__(kernel_size, stride, padding)
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    """Apply :func:`plugrad.nn.functional.max_unpool2d`: undo a ``MaxPool2d(return_indices=True)``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> pool, unpool = plugrad.nn.MaxPool2d(2, return_indices=True), plugrad.nn.MaxUnpool2d(2)
+    >>> unpool
+    MaxUnpool2d(kernel_size=(2, 2), stride=(2, 2), padding=(0, 0))
+    >>> unpool(*pool(plugrad.tensor([[[[1.0, 2.0], [3.0, 4.0]]]])), output_size=(1, 1, 3, 2))
+    tensor([[[[0., 0.],
+              [0., 4.],
+              [0., 0.]]]])
+    """
+
+    _size = 2
+    _unpool = F.max_unpool2d
+
+    def __init__(self, kernel_size: IntTuple, stride: IntTuple | None = None,
+                 padding: IntTuple = 0) -> None:  # fmt: skip
+        super().__init__(kernel_size, stride, padding)

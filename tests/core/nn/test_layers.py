@@ -338,3 +338,53 @@ def test_init_functions() -> None:
         init.xavier_uniform_(plugrad.empty(3))
     with pytest.raises(ValueError, match="mode"):
         init.kaiming_uniform_(w, mode="fan_avg")
+
+
+@pytest.mark.parametrize(
+    ("shape", "kernel", "stride", "padding", "output_size"),
+    [
+        ((2, 3, 6, 8), 2, None, 0, None),
+        ((2, 3, 6, 7), 2, None, 0, (6, 7)),  # the odd width given back
+        ((2, 3, 7, 7), 3, 2, 1, None),
+        ((3, 6, 6), 2, 2, 0, (7, 6)),
+        ((1, 1, 5, 5), 2, 2, 0, (1, 1, 5, 5)),  # the whole shape, as PyTorch takes it
+    ],
+)
+def test_max_unpool_puts_the_maxima_back_as_pytorch(
+    backend, shape, kernel, stride, padding, output_size
+) -> None:
+    x = images(*shape).astype(np.float64)
+    values, indices = nn.functional.max_pool2d(plugrad.asarray(x), kernel, stride, padding,
+                                               return_indices=True)  # fmt: skip
+    expected_values, expected_indices = torch.nn.functional.max_pool2d(
+        torch.tensor(x), kernel, stride, padding, return_indices=True
+    )
+    ours = nn.MaxUnpool2d(kernel, stride, padding)
+    theirs = torch.nn.MaxUnpool2d(kernel, stride, padding)
+    assert repr(ours) == repr(theirs)
+    mine = plugrad.asarray(values.numpy(), requires_grad=True)
+    reference = torch.tensor(expected_values.numpy(), requires_grad=True)
+    out = ours(mine, indices, output_size=output_size)
+    expected = theirs(reference, expected_indices, output_size=output_size)
+    np.testing.assert_array_equal(out.detach().numpy(), expected.detach().numpy())
+    weights = np.random.default_rng(3).standard_normal(tuple(expected.shape))
+    out.backward(plugrad.asarray(weights))
+    expected.backward(torch.tensor(weights))
+    np.testing.assert_array_equal(mine.grad.numpy(), reference.grad.numpy())
+
+
+def test_max_unpool_1d_and_what_it_refuses() -> None:
+    x = images(2, 3, 9).astype(np.float64)
+    values, indices = nn.functional.max_pool1d(plugrad.asarray(x), 3, 2, 1, return_indices=True)
+    expected = torch.nn.functional.max_pool1d(torch.tensor(x), 3, 2, 1, return_indices=True)
+    for size in (None, [10]):
+        np.testing.assert_array_equal(
+            nn.MaxUnpool1d(3, 2, 1)(values, indices, output_size=size).numpy(),
+            torch.nn.MaxUnpool1d(3, 2, 1)(*expected, output_size=size).numpy(),
+        )
+    with pytest.raises(ValueError, match="within a stride"):
+        nn.functional.max_unpool2d(values[None], indices[None], 2, output_size=(20, 20))
+    with pytest.raises(plugrad.errors.IndexOutOfRangeError, match=r"\[0, 16\)"):
+        nn.functional.max_unpool2d(
+            plugrad.ones(1, 1, 2, 2), plugrad.tensor([[[[0, 1], [2, 99]]]]), 2
+        )
