@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 import warnings
 from array import array
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 from .. import dtypes as _dtypes
@@ -144,6 +144,8 @@ __all__ = [
     "gumbel_softmax",
     "max_unpool1d",
     "max_unpool2d",
+    "triplet_margin_with_distance_loss",
+    "multilabel_margin_loss",
 ]
 
 _REDUCTIONS = ("mean", "sum", "none")
@@ -2315,6 +2317,102 @@ def triplet_margin_loss(
     if swap:
         to_negative = _ops.minimum(to_negative, pairwise_distance(positive, negative, p, eps))
     return _reduce(_clamp_min_zero(margin + to_positive - to_negative), reduction)
+
+
+def triplet_margin_with_distance_loss(
+    anchor: Tensor,
+    positive: Tensor,
+    negative: Tensor,
+    *,
+    distance_function: Callable[[Tensor, Tensor], Tensor] | None = None,
+    margin: float = 1.0,
+    swap: bool = False,
+    reduction: str = "mean",
+) -> Tensor:
+    """:func:`triplet_margin_loss` with a distance of one's own (:func:`pairwise_distance` if None).
+
+    ``distance_function(x1, x2)`` returns the distances of paired rows; it
+    must be differentiable (plugrad ops) for the loss to be.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> a, pos = plugrad.zeros((1, 2)), plugrad.tensor([[0.0, 1.0]])
+    >>> neg = plugrad.tensor([[0.0, 1.5]])
+    >>> manhattan = lambda x, y: (x - y).abs().sum(-1)
+    >>> F.triplet_margin_with_distance_loss(a, pos, neg, distance_function=manhattan)
+    tensor(0.5000)
+    """
+    function = "triplet_margin_with_distance_loss"
+    _check_reduction(function, reduction)
+    for name, value in (("anchor", anchor), ("positive", positive), ("negative", negative)):
+        _check_tensor(name, function, value)
+    if margin <= 0:
+        raise ValueError(f"{function}(): margin must be > 0, got {margin!r}")
+    if not anchor.ndim == positive.ndim == negative.ndim:
+        raise ShapeError(
+            f"{function}(): anchor, positive and negative must have the same number of dims, "
+            f"got shapes {anchor.shape}, {positive.shape} and {negative.shape}"
+        )
+    distance = pairwise_distance if distance_function is None else distance_function
+    to_positive = distance(anchor, positive)
+    to_negative = distance(anchor, negative)
+    if swap:
+        to_negative = _ops.minimum(to_negative, distance(positive, negative))
+    return _reduce(_clamp_min_zero(margin + to_positive - to_negative), reduction)
+
+
+def multilabel_margin_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
+    """Multi-label hinge loss: each target class above each other class by a margin of 1.
+
+    ``target`` (the input's shape, integers) lists each sample's classes,
+    ended by the first ``-1`` (what follows it is ignored). A sample's loss is
+    ``sum(max(0, 1 - (x[y] - x[i]))) / C`` over its target classes ``y`` and
+    the classes ``i`` that are not targets.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> x = plugrad.tensor([[0.1, 0.2, 0.4, 0.8]])
+    >>> F.multilabel_margin_loss(x, plugrad.tensor([[3, 0, -1, 1]]))
+    tensor(0.8500)
+    """
+    function = "multilabel_margin_loss"
+    _check_reduction(function, reduction)
+    _check_tensor("input", function, input)
+    _check_tensor("target", function, target)
+    if input.ndim not in (1, 2) or target.shape != input.shape or input.shape[-1] == 0:
+        raise ShapeError(
+            f"{function}(): input must be non-empty (C,) or (N, C) and target of its shape, "
+            f"got {input.shape} and {target.shape}"
+        )
+    if target.dtype.kind not in ("signed integer", "unsigned integer"):
+        raise DtypeError(f"{function}(): target must hold integer classes, got {target.dtype}")
+    classes = input.shape[-1]
+    found = _ops.out_of_range(target, low=-1, high=classes)
+    if any_outside(found, f"{function}(): targets outside [-1, {classes})"):
+        raise IndexOutOfRangeError(
+            f"{function}(): targets must be classes in [0, {classes}) or -1 (which ends a "
+            "sample's list)"
+        )
+    scores = _ops.reshape(input, (-1, classes))
+    labels = _ops.reshape(_ops.astype(target, _dtypes.int64), (-1, classes))
+    # The listed positions: those before the first -1 of each row.
+    listed = _ops.cumulative_prod(_ops.astype(labels >= 0, _dtypes.int64), axis=1) > 0
+    chosen = _ops.where(listed, labels, 0)
+    positions = arange(classes, dtype=_dtypes.int64, device=input.device)
+    is_target = _ops.any(
+        _ops.logical_and(listed[:, :, None], chosen[:, :, None] == positions), axis=1
+    )
+    target_scores = _ops.take_along_axis(scores, chosen, axis=1)
+    hinge = _clamp_min_zero(1.0 - target_scores[:, :, None] + scores[:, None, :])
+    counted = _ops.logical_and(listed[:, :, None], _ops.logical_not(is_target)[:, None, :])
+    loss = _ops.sum(_ops.where(counted, hinge, 0.0), axis=(1, 2)) / classes
+    if input.ndim == 1:
+        loss = _ops.reshape(loss, ())
+    return _reduce(loss, reduction)
 
 
 def poisson_nll_loss(

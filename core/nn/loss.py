@@ -7,6 +7,7 @@ from typing import ClassVar
 
 from ..tensor import Tensor
 from . import functional as F
+from .distance import PairwiseDistance
 from .module import Module
 
 __all__ = [
@@ -21,6 +22,7 @@ __all__ = [
     "L1Loss",
     "MSELoss",
     "MarginRankingLoss",
+    "MultiLabelMarginLoss",
     "MultiLabelSoftMarginLoss",
     "MultiMarginLoss",
     "NLLLoss",
@@ -28,6 +30,7 @@ __all__ = [
     "SmoothL1Loss",
     "SoftMarginLoss",
     "TripletMarginLoss",
+    "TripletMarginWithDistanceLoss",
 ]
 
 
@@ -390,6 +393,72 @@ class TripletMarginLoss(_Loss):
             swap=self.swap,
             reduction=self.reduction,
         )
+
+
+class TripletMarginWithDistanceLoss(_Loss):
+    """:class:`TripletMarginLoss` with a distance of one's own
+    (:func:`~plugrad.nn.functional.triplet_margin_with_distance_loss`).
+
+    Without ``distance_function`` the distance is a :class:`PairwiseDistance`
+    (kept as a submodule, as PyTorch's).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> loss = plugrad.nn.TripletMarginWithDistanceLoss(margin=0.5)
+    >>> loss
+    TripletMarginWithDistanceLoss(
+      (distance_function): PairwiseDistance()
+    )
+    >>> loss(plugrad.zeros((1, 2)), plugrad.zeros((1, 2)), plugrad.ones((1, 2)))
+    tensor(0.)
+    """
+
+    def __init__(
+        self,
+        *,
+        distance_function: Callable[[Tensor, Tensor], Tensor] | None = None,
+        margin: float = 1.0,
+        swap: bool = False,
+        reduction: str = "mean",
+    ) -> None:
+        super().__init__(reduction)
+        if margin <= 0:
+            raise ValueError(f"TripletMarginWithDistanceLoss: margin must be > 0, got {margin!r}")
+        if distance_function is not None and not callable(distance_function):
+            raise TypeError(
+                "TripletMarginWithDistanceLoss: distance_function must be callable, got "
+                f"{type(distance_function).__name__}"
+            )
+        self.distance_function = (
+            distance_function if distance_function is not None else PairwiseDistance()
+        )
+        self.margin, self.swap = margin, swap
+
+    def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
+        return F.triplet_margin_with_distance_loss(
+            anchor,
+            positive,
+            negative,
+            distance_function=self.distance_function,
+            margin=self.margin,
+            swap=self.swap,
+            reduction=self.reduction,
+        )
+
+
+class MultiLabelMarginLoss(_PlainLoss):
+    """Multi-label hinge loss (:func:`~plugrad.nn.functional.multilabel_margin_loss`).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> loss = plugrad.nn.MultiLabelMarginLoss()
+    >>> loss(plugrad.tensor([[0.1, 0.2, 0.4, 0.8]]), plugrad.tensor([[3, 0, -1, 1]]))
+    tensor(0.8500)
+    """
+
+    _function = F.multilabel_margin_loss
 
 
 class PoissonNLLLoss(_Loss):

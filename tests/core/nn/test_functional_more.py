@@ -729,3 +729,48 @@ def test_element_weights_of_regression_losses(backend, name, reduction) -> None:
 def test_calculate_gain_of_transposed_convolutions_is_pytorchs() -> None:
     for name in ("conv_transpose1d", "conv_transpose2d", "conv_transpose3d"):
         assert nn.init.calculate_gain(name) == torch.nn.init.calculate_gain(name) == 1.0
+
+
+MULTILABEL_TARGETS = np.array(
+    [[3, 0, -1, 1, 2], [1, 1, 2, -1, -1], [-1, 2, 3, 4, 0], [0, 1, 2, 3, 4]]
+)
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_multilabel_margin_loss(backend, reduction) -> None:
+    # Classes before the first -1 are targets (a repeated one counts twice, as in PyTorch).
+    compare(
+        lambda x, t: F.multilabel_margin_loss(x, t, reduction=reduction),
+        lambda x, t: TF.multilabel_margin_loss(x, t, reduction=reduction),
+        normal(4, 5), MULTILABEL_TARGETS,
+    )  # fmt: skip
+    ours, theirs = (
+        nn.MultiLabelMarginLoss(reduction),
+        torch.nn.MultiLabelMarginLoss(reduction=reduction),
+    )
+    compare(ours, theirs, normal(5), MULTILABEL_TARGETS[0])
+    with pytest.raises(IndexOutOfRangeError, match=r"classes in \[0, 5\) or -1"):
+        F.multilabel_margin_loss(plugrad.ones(5), plugrad.tensor([0, 5, -1, 0, 0]))
+    with pytest.raises(ShapeError, match="target of its shape"):
+        F.multilabel_margin_loss(plugrad.ones(2, 5), plugrad.tensor([0, 1, -1, 0, 0]))
+
+
+@pytest.mark.parametrize("swap", [False, True])
+@pytest.mark.parametrize("distance", ["default", "cosine"])
+def test_triplet_margin_with_distance_loss(backend, swap, distance) -> None:
+    def loss(module, functional):
+        distance_function = None
+        if distance == "cosine":
+
+            def distance_function(x, y):
+                return 1.0 - functional.cosine_similarity(x, y)
+
+        return module.TripletMarginWithDistanceLoss(
+            distance_function=distance_function, margin=1.5, swap=swap
+        )
+
+    ours, theirs = loss(nn, F), loss(torch.nn, TF)
+    assert repr(ours) == repr(theirs)
+    compare(ours, theirs, normal(3, 4), normal(3, 4), normal(3, 4))
+    with pytest.raises(TypeError, match="callable"):
+        nn.TripletMarginWithDistanceLoss(distance_function=3)
