@@ -146,6 +146,8 @@ __all__ = [
     "max_unpool2d",
     "triplet_margin_with_distance_loss",
     "multilabel_margin_loss",
+    "lp_pool1d",
+    "lp_pool2d",
 ]
 
 _REDUCTIONS = ("mean", "sum", "none")
@@ -3204,6 +3206,71 @@ def max_pool1d(
         # In a plane of height 1 the flat index is the position along the axis.
         return _ops.squeeze(result[0], axis=-2), _ops.squeeze(result[1], axis=-2)
     return _ops.squeeze(result, axis=-2)
+
+
+def lp_pool2d(
+    input: Tensor,
+    norm_type: float,
+    kernel_size: IntPair,
+    stride: IntPair | None = None,
+    ceil_mode: bool = False,
+) -> Tensor:
+    """The ``norm_type``-norm of each window of the last two axes: ``sum(x ** p) ** (1 / p)``.
+
+    As PyTorch's: the mean of ``x ** p`` over the window (:func:`avg_pool2d`)
+    times the kernel's size, to the power ``1 / p``; ``inf`` is the largest
+    absolute value. A negative ``x ** p`` (odd ``p``) is taken as 0.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.lp_pool2d(plugrad.tensor([[[[3.0, 4.0], [0.0, 0.0]]]]), 2, 2)
+    tensor([[[[5.]]]])
+    """
+    return _lp_pool("lp_pool2d", avg_pool2d, max_pool2d, input, norm_type, kernel_size, stride,
+                    ceil_mode)  # fmt: skip
+
+
+def _lp_pool(
+    function: str,
+    average: Callable[..., Tensor],
+    largest: Callable[..., Any],
+    input: Tensor,
+    norm_type: float,
+    kernel_size: Any,
+    stride: Any,
+    ceil_mode: bool,
+) -> Tensor:
+    if not isinstance(norm_type, (int, float)) or isinstance(norm_type, bool) or norm_type == 0:
+        raise ValueError(f"{function}(): norm_type must be a non-zero number, got {norm_type!r}")
+    if math.isinf(norm_type):
+        sign = 1.0 if norm_type > 0 else -1.0
+        return sign * largest(sign * _ops.abs(input), kernel_size, stride, 0, 1, ceil_mode)
+    out = average(input**norm_type, kernel_size, stride, 0, ceil_mode)
+    dims = 2 if function == "lp_pool2d" else 1
+    kernel = kernel_size**dims if isinstance(kernel_size, int) else math.prod(kernel_size)
+    return (_ops.sign(out) * relu(_ops.abs(out)) * kernel) ** (1.0 / norm_type)
+
+
+def lp_pool1d(
+    input: Tensor,
+    norm_type: float,
+    kernel_size: int,
+    stride: int | None = None,
+    ceil_mode: bool = False,
+) -> Tensor:
+    """The ``norm_type``-norm of each window of the last axis (see :func:`lp_pool2d`).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.lp_pool1d(plugrad.tensor([[[3.0, 4.0, 1.0, 1.0]]]), 1, 2)
+    tensor([[[7., 2.]]])
+    """
+    return _lp_pool("lp_pool1d", avg_pool1d, max_pool1d, input, norm_type, kernel_size, stride,
+                    ceil_mode)  # fmt: skip
 
 
 def max_unpool2d(

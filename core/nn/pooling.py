@@ -16,6 +16,8 @@ __all__ = [
     "AdaptiveMaxPool2d",
     "AvgPool1d",
     "AvgPool2d",
+    "LPPool1d",
+    "LPPool2d",
     "MaxPool1d",
     "MaxPool2d",
     "MaxUnpool1d",
@@ -349,3 +351,61 @@ class MaxUnpool2d(_MaxUnpoolNd):
     def __init__(self, kernel_size: IntTuple, stride: IntTuple | None = None,
                  padding: IntTuple = 0) -> None:  # fmt: skip
         super().__init__(kernel_size, stride, padding)
+
+
+class _LPPoolNd(Module):
+    """A power-average pooling: ``_lp_pool`` (``F.lp_pool1d`` or ``2d``) with its geometry."""
+
+    _lp_pool: ClassVar[Callable[..., Tensor]]
+
+    def __init__(
+        self,
+        norm_type: float,
+        kernel_size: IntTuple,
+        stride: IntTuple | None = None,
+        ceil_mode: bool = False,
+    ) -> None:
+        super().__init__()
+        self.norm_type = norm_type
+        self.kernel_size = kernel_size
+        self.stride = stride
+        self.ceil_mode = ceil_mode
+
+    def forward(self, input: Tensor) -> Tensor:
+        lp_pool = type(self)._lp_pool
+        return lp_pool(input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
+
+    def extra_repr(self) -> str:
+        return (
+            f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, stride={self.stride}, "
+            f"ceil_mode={self.ceil_mode}"
+        )
+
+
+class LPPool1d(_LPPoolNd):
+    """Apply :func:`plugrad.nn.functional.lp_pool1d`: the ``norm_type``-norm of each window.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.nn.LPPool1d(2, 2)(plugrad.tensor([[[3.0, 4.0]]]))
+    tensor([[[5.]]])
+    """
+
+    _lp_pool = F.lp_pool1d
+
+
+class LPPool2d(_LPPoolNd):
+    """Apply :func:`plugrad.nn.functional.lp_pool2d`: the ``norm_type``-norm of each window.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> pool = plugrad.nn.LPPool2d(2, 2)
+    >>> pool
+    LPPool2d(norm_type=2, kernel_size=2, stride=None, ceil_mode=False)
+    >>> pool(plugrad.tensor([[[[3.0, 4.0], [0.0, 0.0]]]]))
+    tensor([[[[5.]]]])
+    """
+
+    _lp_pool = F.lp_pool2d

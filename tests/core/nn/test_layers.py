@@ -388,3 +388,20 @@ def test_max_unpool_1d_and_what_it_refuses() -> None:
         nn.functional.max_unpool2d(
             plugrad.ones(1, 1, 2, 2), plugrad.tensor([[[[0, 1], [2, 99]]]]), 2
         )
+
+
+@pytest.mark.parametrize("norm_type", [2, 1, 3, 1.5, math.inf, -math.inf])
+@pytest.mark.parametrize(
+    ("make", "shape"),
+    [
+        (lambda m, p: m.LPPool2d(p, 2), (2, 3, 6, 6)),
+        (lambda m, p: m.LPPool2d(p, 3, 2, ceil_mode=True), (2, 3, 7, 6)),
+        (lambda m, p: m.LPPool2d(p, (2, 3), (1, 2)), (2, 3, 7, 6)),
+        (lambda m, p: m.LPPool1d(p, 3, 2, ceil_mode=True), (2, 3, 9)),
+    ],
+)
+def test_power_average_pools_match_pytorch(backend, norm_type, make, shape) -> None:
+    ours, theirs = make(nn, norm_type), make(torch.nn, norm_type)
+    assert repr(ours) == repr(theirs)
+    x = np.abs(images(*shape)) + 0.1  # positive: x ** p is real for every p
+    same_outputs_and_gradients(ours, theirs, x)
