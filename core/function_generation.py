@@ -11,6 +11,7 @@ import functools
 import inspect
 import sys
 import types
+import warnings
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -111,6 +112,22 @@ def _in_place_method(name: str, method: str) -> Callable[..., Any]:
         def in_place(self: Tensor, *args: Any, **params: Any) -> Tensor:
             return change_shape(self, functools.partial(function, **params), *args, name=label)
 
+    elif method in _LEADING_NUMBER_FORMS:
+        keyword = _LEADING_NUMBER_FORMS[method]
+
+        def in_place(self: Tensor, *args: Any, **params: Any) -> Tensor:
+            if len(args) > 1 and _is_leading_number_form(args, params, keyword):
+                params = {**params, **_leading_number_form(method, keyword, args)}
+                args = args[1:]
+            if params:
+                if "out" in params:
+                    raise ArgumentError(
+                        f"{label} takes no out=: it writes its result into the tensor itself; "
+                        f"for a result in another tensor, call x.{method[:-1]}(..., out=that)"
+                    )
+                return apply_inplace(self, function, *args, name=label, keywords=params)
+            return apply_inplace(self, function, *args, name=label, array_operator=array_operator)
+
     else:
 
         def in_place(self: Tensor, *args: Any, **params: Any) -> Tensor:
@@ -157,6 +174,44 @@ def _method_function(name: str, method: str) -> Callable[..., Any]:
             function = _state.functions[name]
         _state.method_functions[name, method] = function
     return function
+
+
+#: In-place methods whose PyTorch overload with a leading number is deprecated but still
+#: accepted (``p.add_(-lr, grad)``, ``v.addcmul_(1 - beta, g, g)``: older optimizer code),
+#: with the keyword that number is.
+_LEADING_NUMBER_FORMS = {
+    "add_": "alpha", "sub_": "alpha", "subtract_": "alpha", "addcmul_": "value",
+    "addcdiv_": "value",
+}  # fmt: skip
+
+
+def _leading_number_form(method: str, keyword: str, args: tuple[Any, ...]) -> dict[str, Any]:
+    """The keywords of ``x.method(number, tensor, ...)``, PyTorch's deprecated form (warned)."""
+    warnings.warn(
+        f"x.{method}(number, tensor, ...) is PyTorch's deprecated form of "
+        f"x.{method}(tensor, ..., {keyword}=number), read as that",
+        UserWarning,
+        stacklevel=_callers_level(),
+    )
+    return {keyword: args[0]}
+
+
+def _is_leading_number_form(args: tuple[Any, ...], params: dict[str, Any], keyword: str) -> bool:
+    return (
+        len(args) >= 2
+        and isinstance(args[0], (int, float))
+        and not isinstance(args[0], bool)
+        and isinstance(args[1], Tensor)
+        and keyword not in params
+    )
+
+
+def _callers_level() -> int:
+    """The ``stacklevel`` of a warning that names the first caller outside plugrad."""
+    frame, level = sys._getframe(2), 2  # the frame that called warn()'s caller
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("plugrad"):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def _alias_function(name: str, alias: str) -> Callable[..., Any]:

@@ -90,6 +90,7 @@ def apply_inplace(
         array_operator is not None
         and not recording
         and keywords is None
+        and len(args) == 1
         and _apply_array_operator(target, array_operator, args[0])
     ):
         if copies:

@@ -8,6 +8,7 @@ and a leaf that requires grad changes only under ``no_grad``.
 from __future__ import annotations
 
 import inspect
+import warnings
 
 import numpy as np
 import pytest
@@ -504,3 +505,31 @@ def test_an_expansion_to_the_tensors_own_shape_is_a_view_in_place_ops_write(back
     y.expand(3).mul_(3)
     y.sum().backward()
     assert leaf.grad.tolist() == [3.0, 3.0, 3.0]
+
+
+def test_pytorchs_deprecated_leading_number_forms_of_in_place_methods_are_read_as_there() -> None:
+    # p.add_(-lr, grad), v.addcmul_(1 - beta, g, g), p.addcdiv_(-step, m, d): older optimizer
+    # code, which PyTorch still runs (warning); any other extra argument is refused.
+    torch = pytest.importorskip("torch")
+    calls = [
+        ("add_", (-0.1,)), ("sub_", (0.1,)), ("addcmul_", (0.5, "g")), ("addcdiv_", (-0.5, "g")),
+    ]  # fmt: skip
+    for recording in (False, True):
+        for method, (number, *more) in calls:
+            ours = plugrad.tensor([1.0, 2.0], requires_grad=recording) * 1
+            theirs = torch.tensor([1.0, 2.0], requires_grad=recording) * 1
+            g, tg = plugrad.tensor([2.0, 4.0]), torch.tensor([2.0, 4.0])
+            with pytest.warns(UserWarning, match=r"deprecated form of x\.\w+_\(tensor"):
+                getattr(ours, method)(number, g, *[g for _ in more])
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                getattr(theirs, method)(number, tg, *[tg for _ in more])
+            np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy())
+    x, g = plugrad.tensor([1.0, 2.0]), plugrad.tensor([1.0, 1.0])
+    for call in (
+        lambda: x.add_(g, 2), lambda: x.mul_(2.0, g), lambda: x.div_(g, "floor"),
+        lambda: x.pow_(2, 3), lambda: x.add(-0.1, g),
+    ):  # fmt: skip
+        with pytest.raises(TypeError, match="positional argument"):
+            call()
+    assert x.tolist() == [1.0, 2.0]
