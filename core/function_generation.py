@@ -208,7 +208,8 @@ def _is_leading_number_form(args: tuple[Any, ...], params: dict[str, Any], keywo
 
 def _callers_level() -> int:
     """The ``stacklevel`` of a warning that names the first caller outside plugrad."""
-    frame, level = sys._getframe(2), 2  # the frame that called warn()'s caller
+    frame: types.FrameType | None = sys._getframe(2)  # the frame that called warn()'s caller
+    level = 2
     while frame is not None and frame.f_globals.get("__name__", "").startswith("plugrad"):
         frame, level = frame.f_back, level + 1
     return level
