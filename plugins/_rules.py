@@ -29,7 +29,9 @@ def device_of(array: Any) -> Any:
 
 
 def is_scalar(value: Any) -> bool:
-    return isinstance(value, _SCALARS)
+    """Whether ``value`` is a Python number (not a NumPy scalar, which is a 0-d array with
+    its own dtype, though ``numpy.float64`` subclasses ``float``)."""
+    return type(value) in _SCALARS
 
 
 # dtype object -> whether it is complex, learned per dtype: conj() runs in the backward

@@ -204,3 +204,21 @@ def test_a_float16_tensor_with_a_complex_number():
 def test_numpy_scalars_keep_their_precision_in_a_new_tensor(data):
     # A list of np.mean(...) results stays float64, as in PyTorch; Python floats take the default.
     assert plugrad.tensor(data).dtype.name == str(torch.tensor(data).dtype).removeprefix("torch.")
+
+
+@pytest.mark.parametrize(
+    "name", ["fmod", "fmax", "fmin", "xlogy", "remainder", "pow", "copysign", "maximum", "atan2"]
+)
+def test_a_0d_result_of_an_op_promotes_as_a_0d_tensor_does(name: str) -> None:
+    # NumPy gives a 0-d result as a numpy.float64, a subclass of float: the rules took it for
+    # a Python number, so fmod(sum of float64s, float32 tensor) was float32 (and fmax raised).
+    made = plugrad.tensor([0.7, 1.2], dtype=plugrad.float64).sum()
+    given = plugrad.tensor(1.9, dtype=plugrad.float64)
+    other = plugrad.tensor([1.5, 2.5])
+    function = getattr(plugrad, name)
+    ours, reference = function(made, other), function(given, other)
+    assert ours.dtype == reference.dtype == plugrad.float64
+    np.testing.assert_array_equal(ours.numpy(), reference.numpy())
+    leaf = plugrad.tensor([0.7, 1.2], dtype=plugrad.float64, requires_grad=True)
+    function(leaf.sum(), 1.0).backward()
+    assert leaf.grad.dtype == plugrad.float64
