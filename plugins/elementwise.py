@@ -411,7 +411,15 @@ def _x_times_log(log: str, pole: float) -> tuple[Any, Any]:
     def grad_x(xp: Any, g: Any, ans: Any, x: Any, y: Any) -> Any:
         x, y = _arrays(xp, x, y)
         beyond = xp.logical_and(x == 0, y <= pole)
-        return xp.where(beyond, 0.0, kernel(xp, g, xp.where(beyond, pole + 1.0, y)))
+        logarithm = getattr(xp, log)(xp.where(beyond, pole + 1.0, y))
+        logarithm = xp.where(beyond, 0.0, logarithm)
+        # kernel(g, y), written so that its derivative in g is log(y) also at g == 0
+        # (forward mode differentiates this rule there): g * log(y) where the log is
+        # finite; where it is not, kernel's value (0 for g == 0 unless y is NaN).
+        finite = xp.isfinite(logarithm)
+        linear = g * xp.where(finite, logarithm, 0.0)
+        kept = xp.logical_or(finite, xp.logical_and(g == 0, xp.logical_not(xp.isnan(logarithm))))
+        return linear + xp.where(kept, 0.0, g * logarithm)
 
     return kernel, grad_x
 

@@ -169,3 +169,28 @@ def test_grad_refuses_a_function_whose_output_is_not_one_number() -> None:
         func.grad(lambda x: x * x)(p(X))
     with pytest.raises(plugrad.errors.InvalidArgumentError, match=r"pair \(output, aux\)"):
         func.grad(lambda x: plugrad.sum(x), has_aux=True)(p(X))
+
+
+@pytest.mark.parametrize("name", ["xlogy", "xlog1py", "kl_div"])
+def test_forward_mode_of_x_times_log_is_pytorchs(name) -> None:
+    # Forward mode differentiates the backward rule at a zero cotangent: the rule for x must
+    # have the derivative log(y) there (it gave 0, and so did kl_div in its target).
+    y = np.array([3.0, 0.7, 0.0, -1.0, np.nan, 2.0])
+    x = np.array([0.5, 2.0, 0.0, 0.0, 1.0, 0.0])
+    functions = {
+        "xlogy": (plugrad.xlogy, torch.xlogy),
+        "xlog1py": (plugrad.special.xlog1py, torch.special.xlog1py),
+        "kl_div": (
+            lambda t, p: plugrad.nn.functional.kl_div(p, t, reduction="none"),
+            lambda t, p: torch.nn.functional.kl_div(p, t, reduction="none"),
+        ),
+    }
+    ours_function, theirs_function = functions[name]
+    if name == "kl_div":
+        x, y = np.abs(x) + 0.1, np.log(np.array([0.2, 0.3, 0.1, 0.1, 0.2, 0.1]))
+    tangent = np.linspace(0.5, 1.5, 6)
+    ours = func.jvp(lambda a: ours_function(a, plugrad.asarray(y)), (plugrad.asarray(x),),
+                    (plugrad.asarray(tangent),))[1]  # fmt: skip
+    theirs = torch.func.jvp(lambda a: theirs_function(a, torch.tensor(y)), (torch.tensor(x),),
+                            (torch.tensor(tangent),))[1]  # fmt: skip
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12)
