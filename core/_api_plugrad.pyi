@@ -474,7 +474,7 @@ def median(x: TensorLike, dim: Any = ..., keepdim: bool = ...) -> Any:
     """PyTorch's ``median(x, dim=None, keepdim=False)``: the lower median of all elements, or with ``dim`` the named tuple ``(values, indices)``."""
 
 
-def meshgrid(*arrays: TensorLike, indexing: Any = ...) -> tuple[Tensor, ...]:
+def meshgrid(*arrays: TensorLike, indexing: str = ...) -> tuple[Tensor, ...]:
     """Coordinate grids from 1-D tensors, indexed 'xy' (Cartesian) or 'ij'."""
 
 

@@ -536,7 +536,7 @@ class InstalledTensorMethods:
         """In-place :meth:`heaviside`: ``x.heaviside_(...)`` makes ``x`` hold it."""
 
     def histc(self, bins: int = ..., min: float = ..., max: float = ...) -> Tensor:
-        """Count the elements in ``bins`` equal bins between ``min`` and ``max`` (the data's range if both are 0); elements outside are left out. Not differentiable."""
+        """Count the elements in ``bins`` equal bins between ``min`` and ``max`` (the data's range if they are equal, as in PyTorch); elements outside are left out. Not differentiable."""
 
     def hsplit(self, indices_or_sections: Any) -> tuple[Tensor, ...]:
         """Split along dim 1 (:meth:`Tensor.tensor_split`); sections must divide it."""

@@ -274,7 +274,7 @@ def iinfo(type: _dtypes.DType | Tensor, /) -> iinfo_object:
     return iinfo_object(int(info.bits), int(info.max), int(info.min), dtype)
 
 
-def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
+def broadcast_shapes(*shapes: tuple[int, ...] | int) -> tuple[int, ...]:
     """Return the shape that the given shapes broadcast to.
 
     Examples
@@ -285,9 +285,11 @@ def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
     """
     if not shapes:
         return ()
-    ndim = max(len(s) for s in shapes)
+    # An int is the shape of a 1-D tensor, as PyTorch reads it.
+    tuples = [(s,) if isinstance(s, int) else tuple(s) for s in shapes]
+    ndim = max(len(s) for s in tuples)
     result = [1] * ndim
-    for shape in shapes:
+    for shape in tuples:
         for i, n in enumerate(shape):
             axis = ndim - len(shape) + i
             if n == result[axis] or n == 1:

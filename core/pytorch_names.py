@@ -538,6 +538,8 @@ def isclose(
         within = _ops.logical_and(finite, distance <= atol + rtol * _ops.abs(other))
         if equal_nan:
             close = _ops.logical_or(close, _ops.logical_and(_ops.isnan(input), _ops.isnan(other)))
+    elif input.dtype is _dtypes.bool or other.dtype is _dtypes.bool:
+        return close  # booleans are close where equal (they have no difference)
     else:
         within = _ops.abs(input - other) <= atol + rtol * _ops.abs(other)
     close = _ops.logical_or(close, within)

@@ -20,6 +20,7 @@ from . import dtypes as _dtypes
 from . import ops as _ops
 from .dispatch import alpha_times
 from .dtype_functions import broadcast_shapes
+from .dtype_functions import result_type as _result_type
 from .errors import ArgumentError, DtypeError, IndexOutOfRangeError, ShapeError
 from .tensor import Tensor, install_function_methods, install_methods
 
@@ -610,7 +611,7 @@ def corrcoef(input: Tensor) -> Tensor:
 
 def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:
     """Count the elements in ``bins`` equal bins between ``min`` and ``max`` (the data's range
-    if both are 0); elements outside are left out. Not differentiable.
+    if they are equal, as in PyTorch); elements outside are left out. Not differentiable.
 
     Examples
     --------
@@ -625,7 +626,7 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Ten
         raise ArgumentError(f"histc(): bins must be an int > 0, got {bins!r}")
     x = _ops.reshape(input.detach(), (-1,))
     low, high = float(min), float(max)
-    if low == 0 and high == 0 and x.shape[0]:
+    if low == high and x.shape[0]:
         low, high = float(_ops.min(x)), float(_ops.max(x))
     if not (math.isfinite(low) and math.isfinite(high)):
         raise ArgumentError(
@@ -698,21 +699,35 @@ dsplit = _split_hvd("dsplit", 2, 3)
 _LN2 = math.log(2.0)
 
 
+def _floating_operands(
+    function: str, input: Tensor, other: Any
+) -> tuple[Tensor, Tensor, _dtypes.DType]:
+    """``input`` and ``other`` in the dtype they compute in, and the result's dtype.
+
+    The result's is their promoted dtype, or the default float one for integers;
+    ``float16`` results are computed in ``float32`` (as PyTorch computes them),
+    whose products and logarithms keep their digits.
+    """
+    _tensor(function, input)
+    if not isinstance(other, Tensor):
+        other = _creation.asarray(other, device=input.device)
+    result = _result_type(input, other)
+    if result.kind not in ("real floating", "complex floating"):
+        result = _dtypes.default_float_dtype
+    inner = _dtypes.float32 if result is _dtypes.float16 else result
+    return _ops.astype(input, inner), _ops.astype(other, inner), result
+
+
 def logaddexp2(input: Tensor, other: Tensor) -> Tensor:
     """``log2(2**input + 2**other)`` element-wise, without overflow."""
-    return _ops.logaddexp(_tensor("logaddexp2", input) * _LN2, other * _LN2) / _LN2
+    x, y, result = _floating_operands("logaddexp2", input, other)
+    return _ops.astype(_ops.logaddexp(x * _LN2, y * _LN2) / _LN2, result)
 
 
 def ldexp(input: Tensor, other: Tensor) -> Tensor:
     """``input * 2**other`` element-wise (a floating result)."""
-    _tensor("ldexp", input)
-    scale = _ops.pow(2.0, other) if isinstance(other, Tensor) else 2.0**other
-    result = input * scale
-    return (
-        result
-        if result.dtype.kind != "signed integer"
-        else _ops.astype(result, _dtypes.default_float_dtype)
-    )
+    x, exponent, result = _floating_operands("ldexp", input, other)
+    return _ops.astype(x * _ops.pow(2.0, exponent), result)
 
 
 def angle(input: Tensor) -> Tensor:

@@ -53,13 +53,25 @@ def _diag(xp: Any, x: Any, diagonal: int = 0) -> Any:
     return xp.where(on_diagonal, along, xp.zeros((), dtype=x.dtype, device=x.device))
 
 
+def _meshgrid(xp: Any, *arrays: Any, indexing: str = "xy") -> Any:
+    for position, array in enumerate(arrays):
+        if array.ndim > 1:  # NumPy would flatten it
+            raise ShapeError(
+                f"meshgrid() takes 1-D (or 0-D) tensors; tensor {position} has shape "
+                f"{tuple(array.shape)} (flatten it first if that is meant)"
+            )
+    return xp.meshgrid(*arrays, indexing=indexing)
+
+
 def _meshgrid_grad(xp: Any, g: Any, ans: Any, arrays: tuple[Any, ...], *, indexing: str) -> Any:
-    # Each grid repeats its array along every axis but one: sum the others away.
+    # Each grid repeats its array along every axis but one: sum the others away (a 0-D
+    # array's axis, of length 1, back to no axis).
     grads = []
     for i, gi in enumerate(g):
         keep = 1 - i if indexing == "xy" and len(arrays) >= 2 and i < 2 else i
         others = tuple(d for d in range(gi.ndim) if d != keep)
-        grads.append(xp.sum(gi, axis=others) if others else gi)
+        summed = xp.sum(gi, axis=others) if others else gi
+        grads.append(xp.reshape(summed, ()) if arrays[i].ndim == 0 else summed)
     return grads
 
 
@@ -71,9 +83,9 @@ tril = op("tril(x, /, *, k=0)", vjp=lambda xp, g, ans, x, *, k: xp.tril(g, k=k),
 triu = op("triu(x, /, *, k=0)", vjp=lambda xp, g, ans, x, *, k: xp.triu(g, k=k),
           methods={"triu": _triangle("triu")}, torch_function=_triangle("triu"), inplace=True,
           doc="The upper triangle (on and above diagonal ``k``) of the last two axes; 0 below.")
-# The rule reads only how many arrays there are.
-meshgrid = op("meshgrid(*arrays, indexing='xy')", vjp=_meshgrid_grad, multiple_outputs=True,
-              saves=(), doc="Coordinate grids from 1-D tensors, indexed 'xy' (Cartesian) or 'ij'.")
+# The rule reads how many arrays there are and which are 0-D.
+meshgrid = op("meshgrid", _meshgrid, vjp=_meshgrid_grad, multiple_outputs=True,
+              doc="Coordinate grids from 1-D tensors, indexed 'xy' (Cartesian) or 'ij'.")
 # fmt: on
 
 

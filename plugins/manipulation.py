@@ -312,7 +312,7 @@ def _tensor_split(xp: Any, x: Any, indices_or_sections: Any, dim: int = 0) -> tu
 
 
 def _roll_grad(xp: Any, g: Any, ans: Any, x: Any, *, shift: Any, axis: Any) -> Any:
-    back = tuple(-s for s in shift) if isinstance(shift, tuple) else -shift
+    back = tuple(-s for s in shift) if isinstance(shift, (tuple, list)) else -shift
     return xp.roll(g, shift=back, axis=axis)
 
 

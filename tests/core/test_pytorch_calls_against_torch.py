@@ -93,6 +93,21 @@ CASES: dict[str, tuple[Any, Callable[..., Any]]] = {
     "rfft2, irfft2": (MATRICES, lambda lib, x: lib.fft.irfft2(lib.fft.rfft2(x), s=(4, 4))),
     "fftshift(dim=)": (MATRICES, lambda lib, x: lib.fft.fftshift(x, dim=1) * x),
     "rfft(norm=None)": (np.arange(6.0), lambda lib, x: lib.fft.rfft(x, norm=None).abs()),
+    "histc with min == max != 0": (np.array([-1.0, 0.2, 0.5, 1.0, 1.5, 3.0]),
+                                   lambda lib, x: lib.histc(x.detach(), 2, 1, 1)),
+    "ldexp of float16 by int64 (half precision)": (np.array([1e-3, 2.0]), lambda lib, x: lib.ldexp(
+        x.half(), lib.tensor([10, 1])).double()),
+    "ldexp of integers": (np.array([3, 4]), lambda lib, x: lib.ldexp(x, lib.tensor([1, 2]))),
+    "logaddexp2 of float16 and float64": (np.array([1e-3, 2.0]), lambda lib, x: lib.logaddexp2(
+        x.half(), lib.tensor([1.0, 2.0], dtype=lib.float64))),
+    "logaddexp2 of float16 and int64 (half precision)": (
+        np.array([1e-3, 2.0]),
+        lambda lib, x: lib.logaddexp2(x.half(), lib.tensor([1, 2])).double()),
+    "roll with a list of shifts": (MATRICES[0], lambda lib, x: lib.roll(x, [1]) * x),
+    "meshgrid of a 0-d and a 1-d tensor": (np.array(2.0), lambda lib, x: lib.stack(lib.meshgrid(
+        x, lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64), indexing="xy")) * 2),
+    "isclose of bools": (np.array([True, False]), lambda lib, x: lib.isclose(
+        x, lib.tensor([True, True]))),
 }
 # fmt: on
 
@@ -112,8 +127,17 @@ def _run(lib: Any, name: str) -> list[np.ndarray]:
 @pytest.mark.parametrize("name", CASES)
 def test_the_call_gives_pytorchs_values_dtypes_and_gradients(name: str):
     ours, theirs = _run(plugrad, name), _run(torch, name)
+    half = ours[0].dtype == np.float16 or name.endswith("(half precision)")
     single = ours[0].dtype in (np.float32, np.complex64)
-    assert_arrays_agree(ours, theirs, *((1e-5, 1e-6) if single else (1e-7, 1e-9)))
+    tolerance = (1e-3, 1e-4) if half else (1e-5, 1e-6) if single else (1e-7, 1e-9)
+    assert_arrays_agree(ours, theirs, *tolerance)
+
+
+def test_meshgrid_refuses_what_pytorch_refuses_and_broadcast_shapes_reads_ints():
+    with pytest.raises(plugrad.errors.ShapeError, match="1-D"):
+        plugrad.meshgrid(plugrad.ones(2, 2), indexing="ij")
+    assert plugrad.broadcast_shapes(3, (2, 1)) == tuple(torch.broadcast_shapes(3, (2, 1)))
+    assert plugrad.allclose(plugrad.tensor([True]), plugrad.tensor([True]))
 
 
 def test_histc_refuses_a_range_that_is_not_finite():
