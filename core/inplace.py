@@ -297,6 +297,11 @@ def _relink_family(target: Tensor, family: list[tuple[Tensor, Any, Any]], name: 
         _rebase(base, _ops.setitem(stand_in, member, key=key))
         updated.add(id(base))
         member = base
+    base, key = made.get(id(target), (None, None))
+    if base is not None and base is not DETACHED and id(base) in updated:
+        # target itself is now that index of its updated base, as in PyTorch: what flows
+        # into it passes through the base (gradients with respect to the base, its hooks).
+        _rebase(target, _ops.getitem(base, key=key))
     for member, base, key in family:  # down: what was indexed from an updated tensor
         if id(member) not in updated and base is not None and id(base) in updated:
             _rebase(member, _ops.getitem(base, key=key))

@@ -209,3 +209,25 @@ def test_a_leaf_that_stopped_requiring_grad_gets_no_gradient():
         results.append((x.grad, w.grad.tolist()))
     assert results[0][0] is None and results[1][0] is None
     assert results[0][1] == results[1][1]
+
+
+def test_a_view_changed_in_place_is_an_index_of_its_updated_base_as_in_pytorch() -> None:
+    # Gradients with respect to the base, hooks and retain_grad on it see the path through
+    # the view (they missed it: grad(loss, h) gave [1, 1, 1, 1] here).
+    def run(lib, hooked):
+        x = lib.tensor([1.0, 2.0, 3.0, 4.0], dtype=lib.float64, requires_grad=True)
+        h = x * 1
+        v = h[1:3]
+        v.mul_(3)
+        if hooked:
+            h.register_hook(lambda g: g * 10)
+            h.retain_grad()
+            (v * 2).sum().backward()
+            return [x.grad.numpy(), h.grad.numpy()]
+        loss = (v * 2).sum() + h.sum()
+        by_h = lib.autograd.grad(loss, h, retain_graph=True)[0]
+        return [by_h.numpy(), lib.autograd.grad(loss, x)[0].numpy(), v.detach().numpy()]
+
+    for hooked in (False, True):
+        for ours, theirs in zip(run(plugrad, hooked), run(torch, hooked)):
+            np.testing.assert_array_equal(ours, theirs)
