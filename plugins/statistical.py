@@ -471,7 +471,9 @@ def _cumulative_prod_grad(
     # cumulative product of x with its zeros replaced by 1 and z the running count of
     # zeros, d out[k] / d x[i] is P[k] / x[i] while z[k] == 0 for a non-zero x[i], and
     # P[k] while z[k] == 1 for the first zero x[i] (and 0 otherwise): two masked
-    # reverse cumulative sums give every gradient exactly.
+    # reverse cumulative sums give every gradient exactly. For a non-zero x[i] the terms
+    # with z[k] == 1 are x0 * P[k] / x[i], x0 the first zero: 0, but written so that the
+    # second derivative in x0 is there (it is exact with one zero; with two, as prod's).
     zero = x == 0
     safe = xp.where(zero, 1, x)
     running = xp.cumulative_prod(safe, axis=axis)
@@ -479,7 +481,11 @@ def _cumulative_prod_grad(
     weighted = g * conj(xp, running)
     before_zero = reverse_cumulative_sum(xp, xp.where(zeros == 0, weighted, 0), axis)
     at_first_zero = reverse_cumulative_sum(xp, xp.where(zeros == 1, weighted, 0), axis)
-    grad = xp.where(zero, at_first_zero, before_zero / conj(xp, safe))
+    first_zero = xp.sum(
+        xp.where(xp.logical_and(zero, zeros == 1), x, 0), axis=axis, keepdims=True
+    )
+    through_zero = before_zero + conj(xp, first_zero) * at_first_zero
+    grad = xp.where(zero, at_first_zero, through_zero / conj(xp, safe))
     return grad if dtype is None else cast(xp, grad, x.dtype)
 
 
