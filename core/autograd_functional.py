@@ -20,8 +20,9 @@ from collections.abc import Callable
 from typing import Any
 
 from . import func as _func
+from . import ops as _ops
 from .dtypes import is_differentiable
-from .errors import IndependentInputError, InvalidArgumentError
+from .errors import IndependentInputError, InvalidArgumentError, ShapeError
 from .func import Function
 from .tensor import Tensor
 
@@ -146,7 +147,18 @@ def hessian(
             [ 0., 12.]])
     """
     mode = _mode("outer_jacobian_strategy", outer_jacobian_strategy)
-    return _matrix(_func.hessian, "Hessian", func, inputs, mode, create_graph, strict)
+
+    def scalar(*values: Any) -> Tensor:
+        out = func(*values)
+        if not isinstance(out, Tensor) or out.size != 1:
+            got = f"shape {out.shape}" if isinstance(out, Tensor) else type(out).__name__
+            raise ShapeError(
+                f"hessian() takes a function returning one value (a single-element Tensor), "
+                f"got {got}; for the Hessians of several outputs use plugrad.func.hessian"
+            )
+        return _ops.reshape(out, ())
+
+    return _matrix(_func.hessian, "Hessian", scalar, inputs, mode, create_graph, strict)
 
 
 def _matrix(

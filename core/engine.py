@@ -309,6 +309,12 @@ def _root_gradient(tensor: Tensor, gradient: Any, create_graph: bool) -> Any:
                 f"{tensor.shape}. Reduce it first (e.g. y.sum().backward()) or pass the gradient "
                 "with respect to it: y.backward(gradient)."
             )
+        if tensor.dtype.kind == "complex floating":
+            raise BackwardError(
+                "grad can be implicitly created only for real scalar outputs; this output is "
+                f"{tensor.dtype.name}. Backpropagate a real number made from it "
+                "(y.real.backward(), y.abs().backward()) or pass the gradient: y.backward(g)."
+            )
         seed = tensor._device.xp.ones_like(array)
         return _wrap(seed, tensor._device, False, None) if create_graph else seed
     if not isinstance(gradient, Tensor):

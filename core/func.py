@@ -352,6 +352,11 @@ def _evaluate(
     Returns the tangents as a tuple, whether the results keep their graph, the
     tracked inputs and ``func``'s output.
     """
+    for what, given in (("primals", primals), ("tangents", tangents)):
+        if isinstance(given, Tensor):  # tuple() would split it into its rows
+            raise TypeError(
+                f"{name} takes the {what} as a tuple of tensors, got a Tensor; pass (x,)"
+            )
     primals = _tuple(tuple(primals), "primal")
     tangents = _tuple(tuple(tangents), "tangent")
     if len(primals) != len(tangents):

@@ -312,7 +312,16 @@ conj_ = op("conj(x)", vjp=lambda xp, g, ans, x: xp.conj(g), methods="conj",
 # NOTE: the backend may return a view of x (NumPy does), so the result shares x's counter.
 real = op("real(x)", vjp=lambda xp, g, ans, x: cast(xp, g, x.dtype), saves=(), view=True,
           doc="Real part element-wise.")
-imag = op("imag(x)", vjp=lambda xp, g, ans, x: cast(xp, g, x.dtype) * 1j, saves=(), view=True,
+def _imag(xp: Any, x: Any, /) -> Any:
+    if not is_complex(xp, x):  # NumPy would give zeros, whose gradient has no complex input
+        raise DtypeError(
+            f"imag() takes a complex tensor, got {x.dtype}: a real tensor has no imaginary part "
+            "(use zeros_like(x) for its zeros)"
+        )
+    return xp.imag(x)
+
+
+imag = op("imag", _imag, vjp=lambda xp, g, ans, x: cast(xp, g, x.dtype) * 1j, saves=(), view=True,
           doc="Imaginary part element-wise (of a complex tensor).")
 
 # -- piecewise ------------------------------------------------------------------------

@@ -315,3 +315,21 @@ def test_backward_takes_one_tensor_and_grad_materializes_zeros_as_pytorch() -> N
         plugrad.autograd.grad((x * x).sum(), x, allow_unused=False, materialize_grads=True)
     with pytest.raises(plugrad.errors.BackwardError, match="materialize_grads=True for zeros"):
         plugrad.autograd.grad((x * x).sum(), (x, unused))
+
+
+def test_what_pytorch_refuses_in_autograd_calls_is_refused_with_what_to_do() -> None:
+    real = plugrad.tensor([1.0, 2.0], dtype=plugrad.float64, requires_grad=True)
+    z = plugrad.tensor([1 + 2j, 3j], requires_grad=True)
+    with pytest.raises(plugrad.errors.BackwardError, match="real scalar outputs"):
+        (z * z).sum().backward()  # ambiguous: which real number is the loss?
+    assert z.grad is None
+    (z * z).sum().real.backward()
+    assert z.grad is not None
+    with pytest.raises(plugrad.errors.DtypeError, match="has no imaginary part"):
+        plugrad.imag(real)
+    with pytest.raises(TypeError, match=r"tuple of tensors, got a Tensor; pass \(x,\)"):
+        plugrad.func.jvp(lambda x: x**2, real, plugrad.ones_like(real))
+    with pytest.raises(plugrad.errors.ShapeError, match="one value"):
+        plugrad.autograd.functional.hessian(lambda x: x**2, real)
+    single = plugrad.autograd.functional.hessian(lambda x: (x**3).sum(keepdims=True), real)
+    assert single.tolist() == [[6.0, 0.0], [0.0, 12.0]]
