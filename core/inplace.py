@@ -14,6 +14,7 @@ pass that saved the old value raises
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -691,19 +692,41 @@ def _ipow(self: Tensor, other: Any) -> Tensor:
 def _fill(self: Tensor, value: bool | int | float | complex) -> Tensor:
     """Set every element to ``value``, in place; returns the tensor.
 
+    A number is converted to the tensor's dtype, as in PyTorch: truth for a
+    bool tensor, truncation toward zero for an integer one.
+
     Examples
     --------
     >>> import plugrad
     >>> w = plugrad.ones(3)
     >>> w.fill_(0.5)
     tensor([0.5000, 0.5000, 0.5000])
+    >>> plugrad.zeros(2, dtype=plugrad.int64).fill_(-2.7)
+    tensor([-2, -2])
+    >>> plugrad.zeros(2, dtype=plugrad.bool).fill_(1)
+    tensor([True, True])
     """
-    return apply_inplace(self, filled_with, value, name="fill_()")
+    return apply_inplace(self, filled_with, _number_for(self, value), name="fill_()")
+
+
+def _number_for(target: Tensor, value: Any) -> Any:
+    """A Python number ``value`` in the kind of ``target``'s dtype (bool, int), as PyTorch
+    converts what fill_ writes; anything else as it is (checked where it is written)."""
+    kind = target.dtype.kind
+    if type(value) not in (bool, int, float):
+        return value
+    if kind == "bool":
+        return bool(value)
+    if kind in ("signed integer", "unsigned integer") and type(value) is float:
+        if not math.isfinite(value):
+            raise DtypeError(f"fill_({value}) of an integer tensor: {value} is not an integer")
+        return int(value)  # toward zero
+    return value
 
 
 def _zero(self: Tensor) -> Tensor:
     """Set every element to zero, in place; returns the tensor."""
-    return apply_inplace(self, filled_with, 0, name="zero_()")
+    return apply_inplace(self, filled_with, _number_for(self, 0), name="zero_()")
 
 
 def _copy(self: Tensor, source: Tensor) -> Tensor:

@@ -41,8 +41,12 @@ def _nan_to_num(
     Infinities become the dtype's largest (smallest) finite value by default. The gradient
     is 0 where ``x`` is not finite.
     """
+    if xp.isdtype(x.dtype, "complex floating"):  # each part, as PyTorch's
+        real = _nan_to_num(xp, xp.real(x), nan, posinf, neginf)
+        return real + _nan_to_num(xp, xp.imag(x), nan, posinf, neginf) * 1j
     if not xp.isdtype(x.dtype, "real floating"):
-        return x * 1  # integers and bools have neither NaN nor infinities: a copy
+        # Integers and bools have neither NaN nor infinities: a copy of their dtype.
+        return xp.asarray(x, copy=True)
     largest = xp.finfo(x.dtype).max
     out = xp.where(x == math.inf, largest if posinf is None else posinf, x)
     out = xp.where(x == -math.inf, -largest if neginf is None else neginf, out)

@@ -108,6 +108,14 @@ CASES: dict[str, tuple[Any, Callable[..., Any]]] = {
         x, lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64), indexing="xy")) * 2),
     "isclose of bools": (np.array([True, False]), lambda lib, x: lib.isclose(
         x, lib.tensor([True, True]))),
+    "nan_to_num of complex": (np.array([complex(NAN, 1.0), complex(2.0, np.inf), 3 + 0j]),
+                              lambda lib, x: lib.nan_to_num(x.detach(), nan=5.0, posinf=1.0)),
+    "nan_to_num of bools, in place": (np.array([True, False]),
+                                      lambda lib, x: x.clone().nan_to_num_()),
+    "fill_ of an integer tensor with a float": (np.array([1, 2]), lambda lib, x: x.clone().fill_(
+        -2.7)),
+    "fill_ and zero_ of a bool tensor": (np.array([True, False]), lambda lib, x: lib.stack(
+        [x.clone().fill_(2), x.clone().zero_()])),
 }
 # fmt: on
 
