@@ -45,6 +45,10 @@ class NumpyBackend(Backend):
 
     name = "numpy"
     holds_host_data = True
+    # NumPy's functions give a 0-d result as one of these (np.float64, ...), not an ndarray.
+    scalar_types = tuple(
+        {type(np.zeros((), dtype)[()]) for dtype in "?bhilqBHILQefdgFDG"}  # every number type
+    )
 
     def namespace(self) -> Any:
         return numpy_namespace

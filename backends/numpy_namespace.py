@@ -195,3 +195,11 @@ def zeros_like(x: Any, /, *, dtype: Any = None, device: Any = None) -> Any:
     if device is not None:
         return _compat_zeros_like(x, dtype=dtype, device=device)
     return _np.zeros(x.shape, dtype=x.dtype if dtype is None else dtype)
+
+
+def unstack(x: Any, /, *, axis: int = 0) -> tuple[Any, ...]:
+    """The arrays along ``axis``, each a view (array-api-compat's gives 1-d arrays' elements
+    as NumPy scalars, which share no memory with ``x``)."""
+    axis = axis % x.ndim if x.ndim else axis
+    lead = (slice(None),) * axis
+    return tuple([x[lead + (i, Ellipsis)] for i in range(x.shape[axis])])

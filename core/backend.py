@@ -110,6 +110,10 @@ class Backend:
     #: of a tensor's views up to date after each in-place change, and refuses the change
     #: when a view cannot be re-derived (see ``plugrad.inplace``).
     views_share_memory: bool = True
+    #: Types of the immutable 0-d values the library's functions may return instead of
+    #: 0-d arrays (NumPy's scalars): a view of one, or a detach()-ed tensor, could not
+    #: share its memory, so plugrad first gives such a tensor a 0-d array of the value.
+    scalar_types: tuple[type, ...] = ()
 
     def unavailable_reason(self) -> str | None:
         """Return ``None`` if the backend can run here, otherwise a sentence saying why not.
@@ -330,6 +334,7 @@ class Device:
         "output_types",
         "rule_xp",
         "scalar_promotions",
+        "scalar_types",
         "views_are_copies",
         "xp",
     )
@@ -349,6 +354,8 @@ class Device:
         self.xp = xp
         #: Copied from the backend: the in-place ops' one check for extra work on such devices.
         self.views_are_copies = not getattr(backend, "views_share_memory", True)
+        #: Copied from the backend: see Tensor._shareable_array.
+        self.scalar_types = frozenset(getattr(backend, "scalar_types", ()))
         #: Replaced together with ``kernels`` when the op tables are rebuilt.
         self.rule_xp: Any = xp
         self._dtype_to_native = dtype_to_native

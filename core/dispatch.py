@@ -748,6 +748,8 @@ def apply_view(op: RegisteredOp, x: Any, params: dict[str, Any] | None) -> Tenso
     The result shares the input's version counter, so modifying either in place
     is seen by backward passes that saved the other.
     """
+    if type(x._array) in x._device.scalar_types:
+        x._shareable_array()
     out = apply1(op, x, params)
     # Where views are copies, how the view was made is kept, to bring its values up to date.
     x._add_alias(out, ViewOf(op, params) if x._device.views_are_copies else None)

@@ -285,9 +285,21 @@ class Tensor(_InstalledMethods):
         It shares the version counter too: modifying either in place is seen by
         backward passes that saved the other.
         """
-        detached = _wrap(self._array, self._device, False, None)
+        detached = _wrap(self._shareable_array(), self._device, False, None)
         self._add_alias(detached, DETACHED)
         return detached
+
+    def _shareable_array(self) -> Any:
+        """The tensor's array, made one that views can share if it was an immutable scalar.
+
+        NumPy gives a 0-d result as a scalar (``np.float64``), which no view or
+        ``detach()``-ed tensor can share: a change through one would not reach
+        the other. Such a tensor is given a 0-d array of the same value first.
+        """
+        array = self._array
+        if type(array) in self._device.scalar_types:
+            array = self._array = self._device.xp.asarray(array)
+        return array
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Tensor:
         """``copy.deepcopy``: a new leaf of the same type with its own copy of the data.

@@ -40,6 +40,8 @@ def _getitem(self: Tensor, key: Any) -> Tensor:
     tensor([2., 0., 1.])
     """
     key = index_key(self, key, self._requires_grad and _grad_mode._state.enabled)
+    if type(self._array) in self._device.scalar_types:
+        self._shareable_array()
     out = _ops.getitem(self, key=key)
     if all(type(k) in _BASIC_INDEX_TYPES for k in key):
         # Basic indexing gives a view: an in-place change through either one is

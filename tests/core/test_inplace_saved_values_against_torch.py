@@ -231,3 +231,28 @@ def test_a_view_changed_in_place_is_an_index_of_its_updated_base_as_in_pytorch()
     for hooked in (False, True):
         for ours, theirs in zip(run(plugrad, hooked), run(torch, hooked)):
             np.testing.assert_array_equal(ours, theirs)
+
+
+def test_a_0d_result_shares_its_memory_with_its_views_as_in_pytorch() -> None:
+    # NumPy gives 0-d results as immutable scalars: a change through a view, a detach()-ed
+    # tensor or an unbind() element did not reach the tensor (while its gradient did).
+    def run(lib):
+        out = []
+        s = lib.tensor([1.0, 2.0]).sum()
+        s.detach().add_(100)
+        out.append(s.item())
+        s = lib.tensor([1.0, 2.0]).sum()
+        s[None].add_(1)
+        s.reshape(1).mul_(2)
+        out.append(s.item())
+        x = lib.arange(3.0) * 2
+        x.unbind()[2].add_(1)
+        out.append(x.tolist())
+        b = lib.tensor([1.0, 2.0], requires_grad=True)
+        s = (b * 2).sum()
+        s[...].mul_(3)
+        s.backward()
+        out.append((s.item(), b.grad.tolist()))
+        return out
+
+    assert run(plugrad) == run(torch)
