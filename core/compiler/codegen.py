@@ -212,6 +212,15 @@ def _inline_wraps(
 
 #: Steps whose line is one expression with no effect, which may move into the next line.
 _EXPRESSION_KINDS = frozenset({"call", "method", "binop", "unary", "getitem", "attr"})
+#: Steps whose line assigns to their first argument (``v *= 2``, ``v[k] = w``).
+_ASSIGNING_KINDS = frozenset({"inplace", "setitem"})
+
+
+def _names(value: Any, name: str) -> bool:
+    """Whether ``value`` is the plan value ``name``."""
+    return type(value) is Ref and value.name == name
+
+
 #: Inlining stops where a line would grow longer than this.
 _LONGEST_LINE = 100
 
@@ -249,6 +258,9 @@ def _inline_single_uses(
             or not line.startswith(f"{name} = ")
         ):
             continue
+        target = steps[index + 1]
+        if target.kind in _ASSIGNING_KINDS and target.args and _names(target.args[0], name):
+            continue  # the target of `v *= 2` or `v[k] = w` must stay a name
         following = lines[index + 1]
         expression = line[len(name) + 3 :]
         if step.kind in ("binop", "unary"):

@@ -417,6 +417,11 @@ def _describe(value: Any, leaves: list[Tensor], where: Any) -> Any:
             "of its input signature (it is not hashable); pass Tensors, numbers, strings, or "
             "tuples, lists and dicts of them, or reach it from inside the function instead"
         ) from None
+    if kind is float:
+        # 0.0 == -0.0 (x / s differs) and nan != nan (a key never found): by their bits.
+        return (float, value.hex())
+    if kind is complex:
+        return (complex, value.real.hex(), value.imag.hex())
     return (kind, value)
 
 

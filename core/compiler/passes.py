@@ -144,6 +144,10 @@ def eliminate_common_subexpressions(plan: Plan) -> Plan:
     are merged too. The values are the same bit for bit.
     """
     namespaces = plan.namespaces
+    # Arrays written in place, or handed out (a result, a .grad that later steps or calls
+    # accumulate into), must stay arrays of their own: merged, a change of one would show
+    # in the other. So must what they are views of.
+    shared = _written_or_handed_out(plan)
     seen: dict[Any, str] = {}
     # Folded constants by shape and dtype; each new one is compared with the latest few
     # of its kind only, so the pass stays linear in a long plan (a merge is an option).
@@ -170,7 +174,7 @@ def eliminate_common_subexpressions(plan: Plan) -> Plan:
             same = _equal_folded(array, kind[-_FOLDED_COMPARED:], plan.folded)
             if same is None:
                 kind.append((name, array))
-        elif step.kind in _PURE_KINDS and _pure_target(step, namespaces):
+        elif step.kind in _PURE_KINDS and name not in shared and _pure_target(step, namespaces):
             key = _key(step)
             if key is not None:
                 same = seen.get(key)
@@ -183,6 +187,21 @@ def eliminate_common_subexpressions(plan: Plan) -> Plan:
     if not renamed:
         return plan
     return dataclasses.replace(plan, steps=steps)
+
+
+def _written_or_handed_out(plan: Plan) -> set[str]:
+    """The plan values whose arrays an effect may write, or that leave the plan, and the
+    values those may be views of (every value a step that makes no fresh array reads)."""
+    shared = set(plan.output_refs)
+    for step in plan.steps:
+        if step.effect and not _only_checks(step):
+            shared.update(step.uses())  # written, or given to code that may write it
+        elif step.kind == "text" and type(step.target) is str and "_wrap(" in step.target:
+            shared.update(step.uses())  # a Tensor's array: a result or a .grad
+    for step in reversed(plan.steps):
+        if step.out in shared and not _only_computes(step):
+            shared.update(step.uses())
+    return shared
 
 
 def _only_checks(step: Step) -> bool:

@@ -27,6 +27,7 @@ does, and puts them back afterwards, so eager execution pays nothing for it:
 from __future__ import annotations
 
 import functools
+import math
 import operator
 import os
 import re
@@ -75,6 +76,18 @@ _active: Tracer | None = None
 
 class GraphBreak(Exception):
     """Raised inside a capture with ``fullgraph=True`` (wrapped in GraphBreakError)."""
+
+
+def _holds_tensors(value: Any) -> bool:
+    """Whether ``value``'s attributes (a dataclass, a plain object) hold a Tensor, one deep."""
+    fields = getattr(value, "__dict__", None)
+    if not isinstance(fields, dict):
+        return False
+    return any(
+        isinstance(v, Tensor)
+        or (type(v) in (tuple, list) and any(isinstance(i, Tensor) for i in v))
+        for v in fields.values()
+    )
 
 
 def _is_array(value: Any) -> bool:
@@ -1224,13 +1237,34 @@ class Tracer:
             if kind is tuple:
                 return "(" + "".join(item + ", " for item in items) + ")"
             return "[" + ", ".join(items) + "]"
+        if isinstance(value, tuple) and hasattr(kind, "_fields"):
+            # A named tuple (max(x, dim).values, a user's): made again with this replay's items.
+            fields = ", ".join(self.output(v) for v in value)
+            return f"{self.constant(kind, 'result_type_')}({fields})"
         if kind is dict:
-            return "{" + ", ".join(f"{k!r}: {self.output(v)}" for k, v in value.items()) + "}"
-        if value is None or kind in (bool, int, str) or (kind is float and value == value):
-            return repr(value)
+            return "{" + ", ".join(
+                f"{self._literal_output(k)}: {self.output(v)}" for k, v in value.items()
+            ) + "}"  # fmt: skip
         if type(value) is TracedArray or _is_array(value):
             self.graph_break("the function returns a raw array, not a Tensor")
             return "None"
+        if _holds_tensors(value):
+            # A container of another kind (a dataclass, ...) would be the capture's own object,
+            # holding the capture's tensors, at every replay.
+            self.graph_break(
+                f"the function returns a {kind.__name__} holding tensors; return them in a "
+                "tuple, list, dict or named tuple"
+            )
+            return "None"
+        return self._literal_output(value)
+
+    def _literal_output(self, value: Any) -> str:
+        """A value of the result that holds no tensor: as a literal, or a constant."""
+        kind = type(value)
+        if value is None or kind in (bool, int, str):
+            return repr(value)
+        if kind is float and math.isfinite(value):
+            return repr(value)  # -0.0 keeps its sign
         return self.constant(value)
 
     def check_snapshots(self) -> None:
@@ -1439,6 +1473,11 @@ _DYNAMIC_SHAPE = frozenset(
 )  # fmt: skip
 
 
+#: Functions whose output shape depends on the values of their arguments after the first
+#: where those are arrays (``repeat(x, counts)``), not where they are numbers.
+_SHAPE_FROM_ARRAY_ARGUMENTS = frozenset({"repeat"})
+
+
 def _has_dynamic_shape(
     kind: str, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any] | None
 ) -> bool:
@@ -1453,6 +1492,8 @@ def _has_dynamic_shape(
         name = called
         if name in _DYNAMIC_SHAPE:
             return True
+        if name in _SHAPE_FROM_ARRAY_ARGUMENTS:  # repeat(x, counts): counts' values
+            return bool(_traced_in((args[1:], kwargs or {})))
         if name != "getitem":
             _STATIC_CALLS.add(target)
     if kind == "getitem" or name == "getitem":  # a boolean mask that is a plan value

@@ -170,3 +170,118 @@ def test_a_parameter_rebound_to_another_tensor_is_seen(shape):
             twin.weight = nn.Parameter(plugrad.full(shape, 5.0))
         assert compiled(x).item() == eager(x).item()
         assert twin.weight.grad.tolist() == model.weight.grad.tolist()
+
+
+def _twice(function, *arguments):
+    """What the eager function and its compiled form give at the 1st, 2nd and 3rd call."""
+    compiled = plugrad.compile(function)
+    eager = [function(*arguments) for _ in range(3)]
+    return eager, [compiled(*arguments) for _ in range(3)]
+
+
+def _values(result):
+    if isinstance(result, plugrad.Tensor):
+        return result.tolist()
+    if isinstance(result, tuple):
+        return (type(result).__name__, [_values(v) for v in result])
+    if isinstance(result, dict):
+        return {k: _values(v) for k, v in result.items()}
+    return result
+
+
+@pytest.mark.parametrize("name", ["mul_ of one", "clone twice", "zeros twice", "through a view"])
+def test_values_computed_twice_stay_two_arrays_when_one_is_written(name):
+    # Common-subexpression elimination merged x * 2 and x * 2; a write into one showed in
+    # the other ([6, 12, 18] for [2, 4, 6]).
+    def program(x):
+        if name == "mul_ of one":
+            p, q = x * 2, x * 2
+            p.mul_(3)
+        elif name == "clone twice":
+            p, q = x.clone(), x.clone()
+            p.add_(1)
+        elif name == "zeros twice":
+            p, q = plugrad.zeros(3), plugrad.zeros(3)
+            p += x
+        else:
+            p, q = x * 2, x * 2
+            p[1:].mul_(3)
+        return q
+
+    eager, compiled = _twice(program, plugrad.tensor([1.0, 2.0, 3.0]))
+    assert [_values(r) for r in compiled] == [_values(r) for r in eager]
+
+
+def test_two_results_computed_alike_are_two_tensors():
+    compiled = plugrad.compile(lambda x: (x * 2, x * 2))
+    for _ in range(2):
+        first, second = compiled(plugrad.tensor([1.0, 2.0]))
+    first.add_(1)
+    assert second.tolist() == [2.0, 4.0]
+
+
+def test_named_tuples_and_odd_numbers_in_results_are_made_at_each_replay():
+    from collections import namedtuple
+
+    pair = namedtuple("pair", "loss out")
+    for program in (
+        lambda x: pair((x * x).sum(), x * 2),
+        lambda x: plugrad.max(x, dim=0),
+        lambda x: (x.sum(), float("inf"), -0.0, {plugrad.float32: x}),
+    ):
+        compiled = plugrad.compile(program)
+        compiled(plugrad.tensor([1.0, 2.0, 3.0]))
+        y = plugrad.tensor([4.0, 5.0, 3.0])
+        assert _values(compiled(y)) == _values(program(y))
+        assert type(compiled(y)) is type(program(y))
+
+
+def test_a_result_object_holding_tensors_runs_eagerly_with_a_warning():
+    import dataclasses
+
+    @dataclasses.dataclass
+    class Out:
+        value: plugrad.Tensor
+
+    compiled = plugrad.compile(lambda x: Out(x * 2))
+    with pytest.warns(plugrad.errors.CompileWarning, match="returns a Out holding tensors"):
+        compiled(plugrad.tensor([1.0]))
+    assert compiled(plugrad.tensor([3.0])).value.tolist() == [6.0]
+
+
+def test_signed_zeros_and_nan_arguments_are_signatures_of_their_own():
+    compiled = plugrad.compile(lambda x, s: x / s)
+    x = plugrad.tensor([1.0, 2.0])
+    with pytest.warns(RuntimeWarning):
+        assert compiled(x, 0.0).tolist() == [float("inf")] * 2
+        assert compiled(x, -0.0).tolist() == [float("-inf")] * 2
+        compiled(x, float("nan"))
+        compiled(x, float("nan"))
+    assert compiled.captures == 3
+
+
+def test_an_in_place_change_of_a_temporary_view_compiles():
+    # The view was inlined into the target of `... *= 2`: a SyntaxError in the plan's code.
+    def program(y):
+        y[1:].mul_(2)
+        with plugrad.no_grad():
+            y.T.add_(1)
+        return y + 1
+
+    eager_input, compiled_input = plugrad.tensor([1.0, 2.0, 3.0]), plugrad.tensor([1.0, 2.0, 3.0])
+    compiled = plugrad.compile(program)
+    for _ in range(3):
+        assert compiled(compiled_input).tolist() == program(eager_input).tolist()
+    assert compiled_input.tolist() == eager_input.tolist()
+
+
+def test_repeat_interleave_by_a_tensor_of_counts_has_the_shape_of_its_values():
+    def program(x, counts):
+        y = plugrad.repeat_interleave(x, counts)
+        return y.sum() / y.shape[0]
+
+    compiled = plugrad.compile(program)
+    x = plugrad.tensor([1.0, 2.0, 3.0])
+    for counts in ([1, 1, 1], [3, 1, 0], [3, 1, 0], [0, 0, 2]):
+        counts = plugrad.tensor(counts)
+        assert compiled(x, counts).item() == program(x, counts).item()
