@@ -201,5 +201,5 @@ def unstack(x: Any, /, *, axis: int = 0) -> tuple[Any, ...]:
     """The arrays along ``axis``, each a view (array-api-compat's gives 1-d arrays' elements
     as NumPy scalars, which share no memory with ``x``)."""
     axis = axis % x.ndim if x.ndim else axis
-    lead = (slice(None),) * axis
-    return tuple([x[lead + (i, Ellipsis)] for i in range(x.shape[axis])])
+    keys = [(slice(None),) * axis + (i, Ellipsis) for i in range(x.shape[axis])]
+    return tuple([x[key] for key in keys])

@@ -97,6 +97,23 @@ all_dtypes: tuple[DType, ...] = (
 # PyTorch's defaults: Python floats become float32, Python ints int64.
 default_float_dtype = float32
 default_complex_dtype = complex64
+#: Called after the default dtypes change (compiled plans made before are stale).
+_default_listeners: list[Callable[[], None]] = []
+
+
+def on_default_change(listener: Callable[[], None]) -> None:
+    """Call ``listener()`` whenever ``set_default_dtype`` changes the default dtypes."""
+    _default_listeners.append(listener)
+
+
+def set_defaults(float_dtype: DType, complex_dtype: DType) -> None:
+    """Make these the default dtypes (what ``set_default_dtype`` does after its checks)."""
+    global default_float_dtype, default_complex_dtype
+    default_float_dtype, default_complex_dtype = float_dtype, complex_dtype
+    for listener in _default_listeners:
+        listener()
+
+
 default_int_dtype = int64
 
 _DIFFERENTIABLE_KINDS = frozenset({"real floating", "complex floating"})

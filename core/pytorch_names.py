@@ -503,9 +503,8 @@ def set_default_dtype(dtype: _dtypes.DType) -> None:
             f"the default dtype must be a real floating dtype such as plugrad.float64, "
             f"got {dtype!r}"
         )
-    _dtypes.default_float_dtype = dtype
-    _dtypes.default_complex_dtype = (
-        _dtypes.complex128 if dtype is _dtypes.float64 else _dtypes.complex64
+    _dtypes.set_defaults(
+        dtype, _dtypes.complex128 if dtype is _dtypes.float64 else _dtypes.complex64
     )
 
 

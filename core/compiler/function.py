@@ -5,11 +5,14 @@ from __future__ import annotations
 import functools
 import gc
 import warnings
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
+from .. import anomaly as _anomaly
 from .. import checking as _checking
+from .. import dtypes as _dtypes
 from .. import inplace as _inplace
 from .. import lazy as _lazy
 from .. import registry as _registry
@@ -72,6 +75,7 @@ class CompiledFunction:
         self.optimize = bool(optimize)
         self.device_graph = bool(device_graph)
         self._cache: OrderedDict[Any, _Entry] = OrderedDict()
+        _instances.add(self)
         # The plan that ran last, when it checks its arguments itself: tried before the
         # signature is computed (it is the most recently used, so the LRU order holds).
         self._last: tuple[Callable[..., Any], tuple[Any, ...]] | None = None
@@ -121,6 +125,10 @@ class CompiledFunction:
         checking = _checking._enabled
         if checking and not (self.optimize and _registry._state.plan_passes):
             return self._eager_in_checking_mode(key, args, kwargs)
+        if _anomaly.enabled:
+            return self._eager_in_mode(
+                key, args, kwargs, "anomaly mode is on, and it checks every gradient as it runs"
+            )
         if checking:
             # Plan passes are plugins, checked on the first replay of each plan: capture
             # (the checks of kernels and rules read values, which a capture cannot).
@@ -209,10 +217,18 @@ class CompiledFunction:
         The signature includes the mode, so turning it off compiles again.
         """
         reason = "plugrad's checking mode is on, and it checks every kernel and rule as it runs"
+        return self._eager_in_mode(
+            key, args, kwargs, reason, "turn checking mode off (plugrad.plugins.checking(False))"
+        )
+
+    def _eager_in_mode(
+        self, key: Any, args: Any, kwargs: Any, reason: str, how: str = "leave that mode"
+    ) -> Any:
+        """Run eagerly while a mode that checks every call is on (cached until it changes)."""
         if self.fullgraph:
             raise GraphBreakError(
                 f"plugrad.compile(fullgraph=True) cannot capture {self._name()}: {reason}; "
-                "turn checking mode off (plugrad.plugins.checking(False)) to compile"
+                f"{how} to compile"
             )
         entry = _Entry()
         entry.reason = reason
@@ -269,6 +285,20 @@ class CompiledFunction:
 
     def __repr__(self) -> str:
         return f"<compiled {self._name()}>"
+
+
+#: Every compiled function, to forget their plans when what plans assume changes.
+_instances: weakref.WeakSet[CompiledFunction] = weakref.WeakSet()
+
+
+def _forget_every_plan(*_: Any) -> None:
+    """Anomaly mode switched, or the default dtype changed: plans made before are stale."""
+    for function in list(_instances):
+        function.cache_clear()
+
+
+_anomaly.on_switch(_forget_every_plan)
+_dtypes.on_default_change(_forget_every_plan)
 
 
 def _settling(replay: Callable[..., Any], plan: Any, leaves: list[Tensor]) -> Callable[..., Any]:

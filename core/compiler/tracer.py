@@ -40,6 +40,7 @@ from typing import Any
 from .. import engine as _engine
 from .. import graph as _graph
 from .. import inplace as _views
+from .. import random as _random
 from .. import registry as _registry
 from ..backend_activation import bind_kernel
 from ..errors import GraphBreakError, IndexOutOfRangeError
@@ -76,6 +77,15 @@ _active: Tracer | None = None
 
 class GraphBreak(Exception):
     """Raised inside a capture with ``fullgraph=True`` (wrapped in GraphBreakError)."""
+
+
+def _members(module: Any) -> tuple[Any, ...]:
+    """What a module holds, by name and identity (a lazily made parameter changes it)."""
+    return tuple(
+        (name, id(value))
+        for table in (module._parameters, module._buffers, module._modules)
+        for name, value in table.items()
+    )
 
 
 def _holds_tensors(value: Any) -> bool:
@@ -713,6 +723,21 @@ def _host_call(original: Callable[..., Any], what: str) -> Callable[..., Any]:
     return method
 
 
+def _host_function(original: Callable[..., Any], what: str) -> Callable[..., Any]:
+    """A module-level function made a call the plan repeats (see :func:`_host_call`)."""
+
+    def unbound(_owner: Any, *args: Any, **kwargs: Any) -> Any:
+        return original(*args, **kwargs)
+
+    host = _host_call(unbound, what)
+
+    def function(*args: Any, **kwargs: Any) -> Any:
+        return host(_random, *args, **kwargs)
+
+    functools.update_wrapper(function, original)
+    return function
+
+
 #: id(device) -> (its xp, rule_xp and kernels, then the recording namespaces and kernel table
 #: made for them), reused by every capture while the device's tables stay the same.
 _RECORDING_TABLES: dict[int, tuple[Any, ...]] = {}
@@ -874,6 +899,8 @@ class Tracer:
         self._grad_guards: list[str] = []
         #: The nn.Modules the function called: a replay checks each one's train/eval mode.
         self.modules: dict[int, Any] = {}
+        #: id(module) -> its parameters, buffers and submodules when first called.
+        self._module_members: dict[int, Any] = {}
         #: Tensors this capture made (kept alive so their ids stay theirs until it ends).
         self._created: dict[int, Tensor] = {}
         self._kept: list[Tensor] = []
@@ -1053,7 +1080,8 @@ class Tracer:
     def read_tensor(self, tensor: Tensor, real: Any) -> TracedArray:
         """The first read of a tensor's array that is not traced: an input of the plan."""
         key = id(tensor)
-        if key in self._created:
+        made_in_this_call = key in self._created
+        if made_in_this_call:
             # Made by code the plan calls again (optimizer state, say): it lives on, so it is
             # read like any tensor made before the call.
             self._kept.append(self._created.pop(key))
@@ -1072,7 +1100,10 @@ class Tracer:
                     )
                 return real
             source = self.source_of(tensor)
-            if self.host_calls == 0 and not source.startswith("L["):
+            # A replay checks, before it runs, what it reads of a tensor that existed before
+            # the call (a parameter read after a scheduler's step too): one a repeated call
+            # made cannot be checked then.
+            if (self.host_calls == 0 or not made_in_this_call) and not source.startswith("L["):
                 self._free_meta.setdefault(
                     source,
                     (tuple(real.shape), real.dtype, tensor._device, tensor._requires_grad),
@@ -1268,6 +1299,14 @@ class Tracer:
         return self.constant(value)
 
     def check_snapshots(self) -> None:
+        for key, module in self.modules.items():
+            if _members(module) != self._module_members[key]:
+                # Lazy initialisation (a parameter made at the first forward): the next call
+                # runs another program, which a new capture sees.
+                self.discard = (
+                    f"{type(module).__name__} made or replaced parameters, buffers or "
+                    "submodules in this call"
+                )
         for key, (requires_grad, edge) in self._snapshots.items():
             tensor = self._traced_tensors.get(key)
             if tensor is not None and (
@@ -1409,6 +1448,14 @@ class Tracer:
             if "_release" in owner.__dict__:
                 noting = _noting_release(owner.__dict__["_release"], self)
                 patches.append((owner, "_release", noting))
+        # Seeding inside the function happens at every replay, as the eager calls seed.
+        seed_generator = _host_call(Generator.__dict__["manual_seed"], "Generator.manual_seed()")
+        patches.append((Generator, "manual_seed", seed_generator))
+        seed_all = _host_function(_random.manual_seed, "plugrad.manual_seed()")
+        patches.append((_random, "manual_seed", seed_all))
+        package = sys.modules["plugrad"]
+        if package.__dict__.get("manual_seed") is _random.__dict__["manual_seed"]:
+            patches.append((package, "manual_seed", seed_all))
         for owner in _with_subclasses(Optimizer) + _with_subclasses(LRScheduler):
             if "step" in owner.__dict__:
                 host = _host_call(owner.__dict__["step"], f"{owner.__name__}.step()")
@@ -1422,8 +1469,9 @@ class Tracer:
 
     def note_module(self, module: Any) -> None:
         """Told of each module called: the plan guards each one's mode and tensors."""
-        if self.recording:
-            self.modules.setdefault(id(module), module)
+        if self.recording and id(module) not in self.modules:
+            self.modules[id(module)] = module
+            self._module_members[id(module)] = _members(module)
 
     def _graph_consumed(self, edge: Any) -> bool:
         """Whether a backward pass without ``retain_graph`` used ``edge``'s node in this call.

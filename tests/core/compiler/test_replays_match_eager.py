@@ -285,3 +285,79 @@ def test_repeat_interleave_by_a_tensor_of_counts_has_the_shape_of_its_values():
     for counts in ([1, 1, 1], [3, 1, 0], [3, 1, 0], [0, 0, 2]):
         counts = plugrad.tensor(counts)
         assert compiled(x, counts).item() == program(x, counts).item()
+
+
+def test_seeding_inside_the_function_happens_at_every_replay():
+    def noisy(x):
+        plugrad.manual_seed(0)
+        generator = plugrad.Generator(seed=1)
+        return x + plugrad.randn(3), x * plugrad.rand(3, generator=generator.manual_seed(7))
+
+    eager, compiled = _twice(noisy, plugrad.ones(3))
+    assert [_values(r) for r in compiled] == [_values(r) for r in eager]
+
+
+def test_a_parameter_made_at_the_first_forward_is_used_by_later_replays():
+    class Lazy(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = None
+
+        def forward(self, x):
+            if self.w is None:
+                self.w = nn.Parameter(plugrad.randn(3), requires_grad=False)
+            return x * self.w
+
+    compiled = plugrad.compile(Lazy())
+    outputs = [compiled(plugrad.ones(3)).tolist() for _ in range(4)]
+    assert outputs == [outputs[0]] * 4 and compiled.captures == 2
+
+
+def test_a_parameter_frozen_after_a_scheduler_step_in_the_function_is_seen():
+    def trained(compiled):
+        plugrad.manual_seed(0)
+        model = nn.Linear(3, 2)
+        optimizer = optim.Adam(model.parameters(), lr=0.1)
+        schedule = optim.lr_scheduler.StepLR(optimizer, 2)
+
+        def step(x):
+            schedule.step()
+            optimizer.zero_grad()
+            model(x).sum().backward()
+            optimizer.step()
+
+        run = plugrad.compile(step) if compiled else step
+        for call in range(6):
+            if call == 3:
+                model.weight.requires_grad_(False)
+            run(plugrad.ones(4, 3))
+        return model.weight.tolist(), model.bias.tolist(), model.weight.grad
+
+    with pytest.warns(UserWarning):  # the scheduler steps before the optimizer, as written
+        eager = trained(False)
+    with pytest.warns(UserWarning):
+        assert trained(True) == eager
+
+
+def test_default_dtype_and_anomaly_mode_changes_are_seen_by_replays():
+    compiled = plugrad.compile(lambda x: x + plugrad.arange(2.0))
+    x = plugrad.ones(2, dtype=plugrad.float64)
+    assert compiled(x).dtype == compiled(x).dtype == plugrad.float64
+    plugrad.set_default_dtype(plugrad.float64)
+    try:
+        assert compiled(x).tolist() == [1.0, 2.0]
+        assert compiled(plugrad.ones(2)).dtype == plugrad.float64  # arange follows the default
+    finally:
+        plugrad.set_default_dtype(plugrad.float32)
+    assert compiled(plugrad.ones(2)).dtype == plugrad.float32
+    log_step = plugrad.compile(lambda w: plugrad.log(w).sum().backward())
+    w = plugrad.tensor([0.0, 1.0], requires_grad=True)
+    with pytest.warns(RuntimeWarning):
+        log_step(w)
+        log_step(w)
+        with pytest.raises(plugrad.errors.AnomalyError):
+            with plugrad.autograd.detect_anomaly():
+                with pytest.warns(plugrad.errors.CompileWarning, match="anomaly mode is on"):
+                    log_step(w)
+        log_step(w)
+    assert w.grad.tolist()[1] == 3.0  # three passes through log(1) (anomaly mode stopped one)
