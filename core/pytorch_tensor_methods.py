@@ -82,10 +82,21 @@ def _spread_index(
     return _ops.broadcast_to(_ops.reshape(_ops.astype(index, _dtypes.int64), tuple(shape)), like)
 
 
+def _same_dtype(function: str, x: Tensor, source: Tensor) -> None:
+    """Refuse a source of another dtype, as PyTorch does (writing it would convert it, or
+    the result would take another dtype)."""
+    if source.dtype is not x.dtype:
+        raise DtypeError(
+            f"{function}(): the tensor is {x.dtype.name} but the source is {source.dtype.name}; "
+            f"they must have the same dtype (convert the source with .to(plugrad.{x.dtype.name}))"
+        )
+
+
 def _source_index(function: str, x: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     """``index`` spread for scatter after checking that ``source`` has ``x``'s shape with
     ``len(index)`` along ``dim``."""
     _tensor(function, source, "source")
+    _same_dtype(function, x, source)
     expected = list(x.shape)
     if expected:
         expected[dim] = index.shape[0] if isinstance(index, Tensor) and index.ndim else 1
@@ -194,6 +205,8 @@ def index_put(
     """
     key = _index_tuple("index_put", indices)
     _tensor("index_put", input)
+    if isinstance(values, Tensor):
+        _same_dtype("index_put", input, values)
     if not accumulate:
         out = input.clone()
         out[key] = values
@@ -271,6 +284,7 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     _tensor("masked_scatter", source, "source")
     if mask.dtype is not _dtypes.bool:
         raise DtypeError(f"masked_scatter(): mask must be a bool tensor, got {mask.dtype}")
+    _same_dtype("masked_scatter", input, source)
     full_mask = _ops.broadcast_to(mask, tuple(input.shape))
     count = int(_ops.sum(_ops.astype(full_mask, _dtypes.int64)))
     if count > source.numel():

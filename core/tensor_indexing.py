@@ -219,6 +219,12 @@ def _index_array(tensor: Tensor, index: Tensor, recorded: bool) -> Any:
             f"index tensors must have an integer or bool dtype, not {index.dtype.name}; "
             "convert with plugrad.astype(index, plugrad.int64)"
         )
+    if index.dtype is _dtypes.uint8:
+        raise DtypeError(
+            "a uint8 index tensor is ambiguous: PyTorch reads it as a mask (deprecated), "
+            "the Array API as integer indices; convert it, index.bool() for a mask or "
+            "index.long() for positions"
+        )
     if recorded and not index._device.views_are_copies:  # immutable arrays need no copy
         return index._device.xp.asarray(index._array, copy=True)
     return index._array

@@ -189,6 +189,15 @@ def _scattered(xp: Any, dim: int, index: Any, src: Any) -> tuple[tuple[Any, ...]
 _SCATTER_REDUCE = {"add": "sum", "multiply": "prod"}
 
 
+def _same_dtype(function: str, x: Any, src: Any) -> None:
+    """Refuse a ``src`` array of another dtype than ``x``'s, as PyTorch does."""
+    if hasattr(src, "dtype") and hasattr(src, "shape") and src.dtype != x.dtype:
+        raise DtypeError(
+            f"{function}(): the tensor's dtype is {x.dtype} but src's is {src.dtype}; they must "
+            "be the same (convert src with .to(x.dtype))"
+        )
+
+
 def _scatter(
     xp: Any, x: Any, dim: int, index: Any, src: Any = None, *, value: Any = None,
     reduce: str | None = None,
@@ -204,6 +213,7 @@ def _scatter(
     if (src is None) == (value is None):
         raise TypeError("scatter() takes src (a tensor or a number) or value=, exactly one")
     refuse_complex_into_real(xp, "scatter", x, value if src is None else src)
+    _same_dtype("scatter", x, src)
     if reduce is not None:
         if reduce not in _SCATTER_REDUCE:
             raise ArgumentError(
@@ -223,6 +233,7 @@ def _scatter_add(xp: Any, x: Any, dim: int, index: Any, src: Any) -> Any:
 
     Values sent to one position add up.
     """
+    _same_dtype("scatter_add", x, src)
     key, values = _scattered(xp, dim, index, src)
     return x + xp.scatter_add(values, key=key, shape=tuple(x.shape))
 
@@ -398,6 +409,7 @@ def _scatter_reduce(
     ``include_self``, with the tensor's own value. Positions no index names
     keep their value.
     """
+    _same_dtype("scatter_reduce", x, src)
     return xp.scatter_along_axis(x, index, src, axis=dim, reduce=reduce,
                                  include_self=include_self)  # fmt: skip
 
@@ -432,10 +444,18 @@ def _masked_select(xp: Any, x: Any, mask: Any) -> Any:
     return x[mask]
 
 
+def _setitem_grad_value(xp: Any, g: Any, ans: Any, x: Any, value: Any, *, key: Any) -> Any:
+    grad = xp.getitem(g, key=key)
+    missing = value.ndim - grad.ndim
+    if missing > 0:  # a value with leading axes of size 1 (x[0] = v of shape (1, n))
+        grad = xp.reshape(grad, (1,) * missing + tuple(grad.shape))
+    return grad  # summed over the axes the value was broadcast along, as any input's
+
+
 setitem = op("setitem", _setitem_generic,
              kernels={"numpy": _setitem_numpy_style, "cupy": _setitem_numpy_style},
              vjp=(lambda xp, g, ans, x, value, *, key: xp.setitem(g, 0.0, key=key),
-                  lambda xp, g, ans, x, value, *, key: xp.getitem(g, key=key)),
+                  _setitem_grad_value),
              broadcasting=True, saves=(), array_params=("key",), standard=False,
              methods={"scatter": _scatter, "scatter_add": _scatter_add, "narrow": _narrow,
                       "masked_select": _masked_select},

@@ -122,3 +122,56 @@ def test_an_index_tensor_changed_after_the_forward_pass_changes_no_gradient(name
         return x.grad.numpy()
 
     np.testing.assert_array_equal(run(plugrad, change=True), run(torch, change=False))
+
+
+def test_a_uint8_index_tensor_is_refused_as_ambiguous() -> None:
+    # PyTorch reads it as a mask (deprecated), the standard as positions: x[u8] gave rows
+    # 1, 0, 1 where PyTorch gives rows 0 and 2.
+    x = plugrad.arange(12.0).reshape(3, 4)
+    index = plugrad.tensor([1, 0, 1], dtype=plugrad.uint8)
+    for call in (lambda: x[index], lambda: x[:, plugrad.tensor([1, 0, 1, 0], dtype=plugrad.uint8)]):
+        with pytest.raises(plugrad.errors.DtypeError, match=r"index\.bool\(\)"):
+            call()
+    with pytest.raises(plugrad.errors.DtypeError, match="ambiguous"):
+        x[index] = 0.0
+    assert x.tolist() == plugrad.arange(12.0).reshape(3, 4).tolist()
+    assert x[index.bool()].shape == (2, 4) and x[index.long()].shape == (3, 4)
+
+
+def test_assigning_a_value_with_leading_axes_of_size_one_gives_its_gradient_its_shape() -> None:
+    torch = pytest.importorskip("torch")
+    for lib in (plugrad, torch):
+        base = lib.zeros(3, 4, requires_grad=True)
+        row = lib.ones(1, 4, requires_grad=True)
+        block = lib.ones(1, 1, 4, requires_grad=True)
+        x = base * 1
+        x[0] = row
+        x[1:3] = block
+        (x * 2).sum().backward()
+        assert row.grad.tolist() == [[2.0] * 4] and block.grad.tolist() == [[[4.0] * 4]]
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda a, i, s: a.index_add(0, i, s),
+        lambda a, i, s: a.index_copy(0, i, s),
+        lambda a, i, s: a.scatter(0, i, s),
+        lambda a, i, s: a.scatter_add(0, i, s),
+        lambda a, i, s: a.scatter_reduce(0, i, s, "sum"),
+        lambda a, i, s: a.index_put((i,), s),
+        lambda a, i, s: a.masked_scatter(a > 2, s),
+    ],
+)
+def test_writing_a_source_of_another_dtype_is_refused_as_in_pytorch(call) -> None:
+    # The result took the source's dtype (index_add of floats into int64 gave float32) or
+    # silently converted it (scatter truncated), unlike PyTorch, which refuses.
+    torch = pytest.importorskip("torch")
+    for lib, error in ((plugrad, plugrad.errors.DtypeError), (torch, RuntimeError)):
+        index = lib.tensor([0, 1])
+        for target, source in (
+            (lib.arange(5), lib.tensor([2.5, 3.0])),
+            (lib.arange(5.0), lib.tensor([2.5, 3.0], dtype=lib.float64)),
+        ):
+            with pytest.raises(error):
+                call(target, index, source)
