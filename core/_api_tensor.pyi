@@ -286,6 +286,9 @@ class InstalledTensorMethods:
     def argsort(self, dim: int = ..., descending: bool = ..., stable: bool = ...) -> Any:
         """PyTorch's ``torch.argsort(x, dim=-1, descending=False)``: the axis may come by position."""
 
+    def argwhere(self) -> Tensor:
+        """The indices of the non-zero elements, one row each: ``(count, input.ndim)`` (``int64``)."""
+
     def asin_(self, /) -> Tensor:
         """In-place :meth:`asin`: ``x.asin_(...)`` makes ``x`` hold it."""
 
@@ -976,6 +979,9 @@ class InstalledTensorMethods:
 
     def t_(self, /) -> Any:
         """In-place :meth:`t`: ``x.t_(...)`` makes ``x`` hold it."""
+
+    def take(self, index: Tensor) -> Tensor:
+        """PyTorch's ``x.take(index)``: the elements of the flattened tensor at ``index``, in its shape."""
 
     def take_along_dim(self, indices: Any, dim: Any = ...) -> Any:
         ...

@@ -27,6 +27,7 @@ from .tensor import Tensor, install_function_methods, install_methods
 __all__ = [
     "addr",
     "angle",
+    "argwhere",
     "corrcoef",
     "cov",
     "dsplit",
@@ -776,10 +777,36 @@ def isreal(input: Tensor) -> Tensor:
     return _creation.ones_like(input, dtype=_dtypes.bool)
 
 
+def argwhere(input: Tensor) -> Tensor:
+    """The indices of the non-zero elements, one row each: ``(count, input.ndim)`` (``int64``).
+
+    PyTorch's ``argwhere``, the same as ``input.nonzero()``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.argwhere(plugrad.tensor([[0, 1], [2, 0]]))
+    tensor([[0, 1],
+            [1, 0]])
+    """
+    return _tensor("argwhere", input).nonzero()
+
+
+def _take(self: Tensor, index: Tensor) -> Tensor:
+    """PyTorch's ``x.take(index)``: the elements of the flattened tensor at ``index``, in its shape.
+
+    Differentiable in ``x``; the standard's ``plugrad.take(x, indices, axis=)`` takes along an axis.
+    """
+    _tensor("take", index, "index")
+    flat = _ops.take(_ops.reshape(self, (-1,)), _ops.reshape(index, (-1,)), axis=0)
+    return _ops.reshape(flat, tuple(index.shape))
+
+
 install_function_methods(**{name: globals()[name] for name in __all__})
 install_methods(
     index_put_=_index_put_,
     masked_scatter_=_masked_scatter_,
+    take=_take,
     put_=_put_,
     put=_put,
     index_add_=_index_add_,

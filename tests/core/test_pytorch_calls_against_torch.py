@@ -116,6 +116,9 @@ CASES: dict[str, tuple[Any, Callable[..., Any]]] = {
         -2.7)),
     "fill_ and zero_ of a bool tensor": (np.array([True, False]), lambda lib, x: lib.stack(
         [x.clone().fill_(2), x.clone().zero_()])),
+    "x.take(index) of the flattened tensor": (MATRICES[0], lambda lib, x: x.take(lib.tensor(
+        [[0, 15], [-1, 3]]))),
+    "argwhere": (np.array([[0, 1], [2, 0]]), lambda lib, x: lib.argwhere(x) + x.argwhere()),
 }
 # fmt: on
 
