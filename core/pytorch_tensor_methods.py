@@ -481,8 +481,8 @@ def _quantile(
     else:
         count = _creation.full_like(ordered[..., :1], n, dtype=_dtypes.int64)
     last = _ops.astype(_ops.maximum(count - 1, 0), ordered.dtype)
-    q_row = _ops.reshape(qs.detach(), (-1,))  # the positions: no gradient through q
-    position = last * q_row  # (..., len(q))
+    q_row = _ops.reshape(qs, (-1,))
+    position = last * q_row  # (..., len(q)); linear interpolation is differentiable in q
     below = _ops.floor(position)
     above = _ops.ceil(position)
     if interpolation == "lower":

@@ -211,3 +211,20 @@ def test_arange_refuses_a_step_of_zero_as_pytorch():
 def test_view_as_another_dtype_says_what_to_do_instead():
     with pytest.raises(DtypeError, match=r"reinterprets.*x.to\(plugrad.int32\)"):
         plugrad.tensor([1.0, 2.0]).view(plugrad.int32)
+
+
+@pytest.mark.parametrize("interpolation", ["linear", "lower", "midpoint"])
+def test_quantile_is_differentiable_in_q_as_in_pytorch(interpolation):
+    # The positions used q detached: q.grad stayed None where PyTorch gives (high - low) * (n - 1).
+    def run(lib):
+        x = lib.tensor(MATRICES[0], requires_grad=True)
+        q = lib.tensor([0.3, 0.5, 0.95], dtype=lib.float64, requires_grad=True)
+        out = lib.quantile(x, q, dim=1, interpolation=interpolation)
+        out.sum().backward()
+        return out.detach().numpy(), x.grad.numpy(), None if q.grad is None else q.grad.numpy()
+
+    (value, x_grad, q_grad), (expected, x_expected, q_expected) = run(plugrad), run(torch)
+    assert_arrays_agree([value, x_grad], [expected, x_expected], 1e-7, 1e-9)
+    assert (q_grad is None) == (q_expected is None)
+    if q_grad is not None:
+        assert_arrays_agree([q_grad], [q_expected], 1e-7, 1e-9)
