@@ -592,6 +592,29 @@ class _ArrayDescriptor:
             tracer.write_array(tensor, value)
 
 
+#: What uninstall() finds saved for an attribute the class did not have: it is deleted.
+_ABSENT = object()
+
+
+class _TrainingDescriptor:
+    """``Module.training`` during a capture: a module whose mode is read is guarded."""
+
+    def __get__(self, module: Any, owner: Any = None) -> Any:
+        if module is None:
+            return self
+        try:
+            value = module.__dict__["training"]
+        except KeyError:
+            raise AttributeError("training") from None
+        tracer = _active
+        if tracer is not None:
+            tracer.note_module(module)
+        return value
+
+    def __set__(self, module: Any, value: Any) -> None:
+        module.__dict__["training"] = value
+
+
 class _GradDescriptor:
     """``Tensor._grad`` during a capture."""
 
@@ -1462,6 +1485,10 @@ class Tracer:
                 if owner is Optimizer:
                     host = _optimizer_step(host, self)
                 patches.append((owner, "step", host))
+        # A module's mode read as module.training (F.dropout(x, training=self.training) in a
+        # method other than forward) is guarded as a called module's is.
+        saved.append((_module.Module, "training", _ABSENT))
+        _module.Module.training = _TrainingDescriptor()  # type: ignore[assignment]
         for owner, name, replacement in patches:
             saved.append((owner, name, owner.__dict__[name]))
             setattr(owner, name, replacement)
@@ -1494,7 +1521,10 @@ class Tracer:
         global _active
         _active = None
         for owner, name, original in reversed(self._saved):
-            setattr(owner, name, original)
+            if original is _ABSENT:
+                delattr(owner, name)
+            else:
+                setattr(owner, name, original)
         self._saved.clear()
 
 

@@ -361,3 +361,27 @@ def test_default_dtype_and_anomaly_mode_changes_are_seen_by_replays():
                     log_step(w)
         log_step(w)
     assert w.grad.tolist()[1] == 3.0  # three passes through log(1) (anomaly mode stopped one)
+
+
+def test_a_modules_mode_read_outside_its_forward_is_guarded():
+    # A method other than forward (not reached through __call__) reading self.training:
+    # after model.eval() the replay still applied dropout.
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.weight = nn.Parameter(plugrad.ones(4, 4))
+
+        def embed(self, x):
+            return nn.functional.dropout(x @ self.weight, 0.5, training=self.training)
+
+    model = Model()
+    compiled = plugrad.compile(lambda x: model.embed(x))
+    x = plugrad.ones(2, 4)
+    with plugrad.no_grad():
+        compiled(x)
+        compiled(x)
+        model.eval()
+        assert compiled(x).tolist() == model.embed(x).tolist()
+        model.train()
+        compiled(x)
+    assert compiled.captures == 2 and "training" not in nn.Module.__dict__
