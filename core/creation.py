@@ -310,15 +310,30 @@ def tensor(data: Any, **options: Unpack[CreationOptions]) -> Tensor:
     tensor(3)
     """
     dtype, device, backend, requires_grad = creation_options("tensor", options)
+    return _tensor_of(data, dtype, device, backend, requires_grad)
+
+
+def _tensor_of(
+    data: Any,
+    dtype: _dtypes.DType | None,
+    device: Device | str | None,
+    backend: str | None,
+    requires_grad: bool,
+) -> Tensor:
+    """:func:`tensor`, its options read."""
     held: list[Tensor] = []
-    plain = True
+    plain: list[Any] = []
     if type(data) in (list, tuple) and any(issubclass(k, Tensor) for k in _leaf_types(data)):
-        data, plain = _numbers_of_tensors(data, held)
+        data = _numbers_of_tensors(data, held, plain)
     array, target = _convert(data, dtype, device, backend, copy=True)
     if held and dtype is None:
         # Each tensor's dtype counts, as in PyTorch: tensor([a.mean(), b.mean()]) of float64
-        # means is float64, not the default float32 its numbers alone would give.
-        dtypes = [t.dtype for t in held] + ([target.dtype_of(array)] if plain else [])
+        # means is float64, not the default float32 its numbers alone would give; the other
+        # numbers count with the dtype they alone would have ([h16, h16, 3] is float16).
+        dtypes = [t.dtype for t in held]
+        if plain:
+            numbers, _ = _convert(plain, None, target, None, copy=True)
+            dtypes.append(target.dtype_of(numbers))
         wanted = _dtypes.common_dtype(dtypes, target.result_type)
         if wanted is not target.dtype_of(array):
             array = target.xp.asarray(data, dtype=target.native_dtype(wanted), device=target.native)
@@ -336,11 +351,10 @@ def _leaf_types(data: list[Any] | tuple[Any, ...]) -> set[type]:
     return kinds
 
 
-def _numbers_of_tensors(data: Any, held: list[Tensor]) -> tuple[list[Any], bool]:
+def _numbers_of_tensors(data: Any, held: list[Tensor], plain: list[Any]) -> list[Any]:
     """Nested lists with each one-element Tensor replaced by its number (noted in ``held``),
-    as PyTorch reads ``tensor([t1, t2])``; and whether they hold other numbers too."""
+    as PyTorch reads ``tensor([t1, t2])``; the other numbers are noted in ``plain``."""
     converted: list[Any] = []
-    plain = False
     for item in data:
         if isinstance(item, Tensor):
             if item.size != 1:
@@ -352,13 +366,11 @@ def _numbers_of_tensors(data: Any, held: list[Tensor]) -> tuple[list[Any], bool]
             held.append(item)
             converted.append(item.item())
         elif type(item) is list or type(item) is tuple:
-            row, row_plain = _numbers_of_tensors(item, held)
-            converted.append(row)
-            plain = plain or row_plain
+            converted.append(_numbers_of_tensors(item, held, plain))
         else:
             converted.append(item)
-            plain = True
-    return converted, plain
+            plain.append(item)
+    return converted
 
 
 @with_creation_options
@@ -393,6 +405,9 @@ def asarray(obj: Any, /, *, copy: bool | None = None, **options: Unpack[Creation
             return obj
         if obj._requires_grad:
             return _converted_in_graph(obj, dtype, device, backend, copy)
+    if type(obj) in (list, tuple) and any(issubclass(k, Tensor) for k in _leaf_types(obj)):
+        # Tensors in a list stand for their numbers, with their dtypes, as in tensor().
+        return _tensor_of(obj, dtype, device, backend, requires_grad)
     array, target = _convert(obj, dtype, device, backend, copy)
     return leaf(array, target, requires_grad)
 

@@ -103,12 +103,50 @@ def _div(xp: Any, x1: Any, x2: Any, *, rounding_mode: str | None = None) -> Any:
         )
     if not (_is_integer(xp, x1) and _is_integer(xp, x2)):
         return xp.rounded_divide(x1, x2, rounding_mode=rounding_mode)
+    _refuse_integer_division_by_zero(xp, "div", x2)
     quotient = xp.floor_divide(x1, x2)
     if rounding_mode == "floor":
         return quotient
     # Floor and truncation differ by one where the division is inexact and the signs differ.
     inexact = xp.logical_and(quotient * x2 != x1, (x1 < 0) != (x2 < 0))
     return xp.where(inexact, quotient + 1, quotient)
+
+
+def _refuse_integer_division_by_zero(xp: Any, function: str, divisor: Any) -> None:
+    """Raise where an integer division has a zero divisor (NumPy would give 0), as PyTorch."""
+    zero = divisor == 0 if is_scalar(divisor) else bool(xp.any(divisor == 0))
+    if zero:
+        raise ZeroDivisionError(
+            f"{function}(): integer division by zero; divide floating-point numbers to get inf "
+            "or nan there"
+        )
+
+
+#: (dtype type, dtype) -> whether it is an integer (or bool) dtype, learned per dtype.
+_INTEGRAL: dict[tuple[type, Any], bool] = {}
+
+
+def _both_integral(xp: Any, x1: Any, x2: Any) -> bool:
+    """Whether both operands are integers (Python ints, or arrays of integer dtypes)."""
+    for value in (x1, x2):
+        dtype = getattr(value, "dtype", None)
+        if dtype is None:
+            if type(value) is not int and type(value) is not bool:
+                return False
+            continue
+        key = (type(dtype), dtype)
+        integral = _INTEGRAL.get(key)
+        if integral is None:
+            integral = _INTEGRAL[key] = bool(xp.isdtype(dtype, ("integral", "bool")))
+        if not integral:
+            return False
+    return True
+
+
+def _remainder(xp: Any, x1: Any, x2: Any, /) -> Any:
+    if _both_integral(xp, x1, x2):
+        _refuse_integer_division_by_zero(xp, "remainder", x2)
+    return xp.remainder(x1, x2)
 
 
 def _rounded_divide(xp: Any, x1: Any, x2: Any, /, *, rounding_mode: str) -> Any:
@@ -354,7 +392,7 @@ copysign = op(
     doc="The magnitude of ``x1`` with the sign of ``x2``, element-wise (no gradient for ``x2``).",
 )
 remainder = op(
-    "remainder(x1, x2)", promotion="mixed",
+    "remainder", _remainder, promotion="mixed",
     vjp=(lambda xp, g, ans, x1, x2: g, lambda xp, g, ans, x1, x2: -g * xp.floor_divide(x1, x2)),
     broadcasting=True, methods="remainder", inplace=True, real_only=True,
     doc="Remainder of ``x1 / x2`` with the sign of ``x2`` (Python's ``%``), element-wise.",
@@ -366,6 +404,7 @@ def _fmod(xp: Any, x1: Any, x2: Any, /) -> Any:
     if xp.isdtype(xp.result_type(x1, x2), "real floating"):
         # NOTE: remainder of the magnitudes is exact; remainder(x1, x2) - x2 would round.
         return xp.copysign(xp.remainder(xp.abs(x1), xp.abs(x2)), x1)
+    _refuse_integer_division_by_zero(xp, "fmod", x2)
     rest = xp.remainder(x1, x2)
     return xp.where(xp.logical_and(rest != 0, (rest < 0) != (x1 < 0)), rest - x2, rest)
 
@@ -624,6 +663,8 @@ heaviside = op("heaviside", _heaviside, differentiable=False, standard=False, br
 
 
 def _floor_divide(xp: Any, x1: Any, x2: Any, /) -> Any:
+    if _both_integral(xp, x1, x2):
+        _refuse_integer_division_by_zero(xp, "floor_divide", x2)
     out = xp.floor_divide(x1, x2)
     if not xp.isdtype(out.dtype, "real floating"):
         return out

@@ -228,3 +228,34 @@ def test_quantile_is_differentiable_in_q_as_in_pytorch(interpolation):
     assert (q_grad is None) == (q_expected is None)
     if q_grad is not None:
         assert_arrays_agree([q_grad], [q_expected], 1e-7, 1e-9)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lib, x: lib.fmod(x, 0),
+        lambda lib, x: lib.remainder(x, lib.tensor([0, 1])),
+        lambda lib, x: x % 0,
+        lambda lib, x: x // lib.tensor([1, 0]),
+        lambda lib, x: lib.div(x, 0, rounding_mode="floor"),
+        lambda lib, x: lib.div(x, lib.tensor([0, 2]), rounding_mode="trunc"),
+    ],
+)
+def test_integer_division_by_zero_raises_as_in_pytorch(call):
+    # NumPy gives 0 (with a warning): a number where PyTorch raises.
+    for lib, error in ((plugrad, ZeroDivisionError), (torch, RuntimeError)):
+        with pytest.raises(error, match=r"ZeroDivisionError|division by zero"):
+            call(lib, lib.tensor([7, -7]))
+
+
+def test_lists_of_tensors_keep_their_dtypes_in_tensor_as_tensor_and_asarray():
+    def dtypes(lib):
+        h = lib.tensor(1.5, dtype=lib.float16)
+        i16 = lib.tensor(1, dtype=lib.int16)
+        f64 = lib.tensor(0.1, dtype=lib.float64)
+        lists = ([h, h, 3], [h, 3.5], [i16, True], [i16, 2.5], [i16, 70000], [f64, 1], [f64, f64])
+        made = [make(data) for make in (lib.tensor, lib.as_tensor) for data in lists]
+        made.append(lib.as_tensor([lib.tensor([1.5]), lib.tensor([2.5])]))
+        return [(str(t.dtype).split(".")[-1], tuple(t.shape), t.tolist()) for t in made]
+
+    assert dtypes(plugrad) == dtypes(torch)
