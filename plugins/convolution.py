@@ -432,7 +432,8 @@ def _avg_pool2d(xp: Any, x: Any, /, *, kernel_size: int | Pair, stride: int | Pa
     divisor = _avg_divisor(
         xp, x, size, kernel, step, _pair(padding), quad, count_include_pad, divisor_override
     )
-    if x.dtype == getattr(xp, "float16", None):  # summed in float32, as PyTorch does
+    half = getattr(xp, "float16", None)  # (NumPy reads dtype == None as float64)
+    if half is not None and x.dtype == half:  # summed in float32, as PyTorch does
         return xp.astype(xp.sum(cols, axis=-3, dtype=xp.float32) / divisor, x.dtype)
     return xp.sum(cols, axis=-3) / divisor
 
