@@ -254,6 +254,8 @@ exp2 = op("exp2", lambda xp, x, /: xp.pow(xp.asarray(2.0, dtype=x.dtype, device=
           inplace=True, doc="``2 ** x`` element-wise (PyTorch's).")
 def _logit(xp: Any, x: Any, eps: float | None = None) -> Any:
     """PyTorch's ``logit(x, eps=None)``: ``log(x / (1 - x))``, x clamped to ``[eps, 1 - eps]``."""
+    if not xp.isdtype(x.dtype, ("real floating", "complex floating")):
+        x = xp.astype(x, xp.float32)  # 1 - x of a uint8 3 would wrap around to 254
     if eps is not None:
         x = xp.clip(x, eps, 1.0 - eps)
     return xp.log(x / (1 - x))
@@ -543,6 +545,11 @@ def _torch_round(xp: Any, x: Any, *, decimals: int = 0) -> Any:
     """PyTorch's ``round(x, decimals=0)``: to ``decimals`` decimal places, halves to even."""
     if isinstance(decimals, bool) or not isinstance(decimals, int):
         raise ArgumentError(f"round(): decimals must be an int, got {decimals!r}")
+    if decimals != 0 and not xp.isdtype(x.dtype, ("real floating", "complex floating")):
+        raise DtypeError(
+            f"round(decimals={decimals}) takes a floating-point tensor, got {x.dtype}; PyTorch "
+            "refuses integers too (convert with .float() first)"
+        )
     if decimals == 0 or not xp.isdtype(x.dtype, "real floating"):
         return xp.round(x)
     scale = 10.0 ** (decimals if decimals > 0 else -decimals)  # (abs is the op here)

@@ -259,3 +259,21 @@ def test_lists_of_tensors_keep_their_dtypes_in_tensor_as_tensor_and_asarray():
         return [(str(t.dtype).split(".")[-1], tuple(t.shape), t.tolist()) for t in made]
 
     assert dtypes(plugrad) == dtypes(torch)
+
+
+def test_rounding_integers_to_decimal_places_is_refused_as_in_pytorch():
+    # decimals was ignored for integers: round([12, -17, 25], decimals=-1) gave them back.
+    with pytest.raises(plugrad.errors.DtypeError, match=r"\.float\(\)"):
+        plugrad.round(plugrad.tensor([12, -17, 25]), decimals=-1)
+    with pytest.raises(NotImplementedError):
+        torch.round(torch.tensor([12, -17, 25]), decimals=-1)
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int8"])
+def test_logit_of_integers_is_taken_of_their_values(dtype):
+    # 1 - x was computed in the integers' dtype: a uint8 3 gave log(3 / 254).
+    values = [3, 0, 1, 127] if dtype == "uint8" else [-128, 0, 1, 5]
+    with np.errstate(all="ignore"):
+        ours = plugrad.logit(plugrad.tensor(values, dtype=getattr(plugrad, dtype)))
+    theirs = torch.logit(torch.tensor(values, dtype=getattr(torch, dtype)))
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
