@@ -12,6 +12,7 @@ given, as in PyTorch; arrays keep their dtype.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypedDict
 
@@ -19,7 +20,14 @@ from . import dtypes as _dtypes
 from . import registry
 from .backend import Backend, Device
 from .devices import resolve
-from .errors import ArgumentError, BackwardError, DtypeError, InvalidArgumentError, ShapeError
+from .errors import (
+    ArgumentError,
+    BackwardError,
+    DtypeError,
+    InvalidArgumentError,
+    ScalarRangeError,
+    ShapeError,
+)
 from .keyword_options import spell_out
 from .tensor import Tensor, _wrap, install_methods
 from .transfer import move_array
@@ -465,10 +473,29 @@ def _filled(
             "would keep only its real part; pass a complex dtype, or fill_value.real"
         )
     if kind == "full":
+        if type(fill_value) in (int, float):
+            _check_fill_fits(function, fill_value, dtype, target)
         array = xp.full(shape, fill_value, dtype=native, device=target.native)
     else:
         array = getattr(xp, kind)(shape, dtype=native, device=target.native)
     return leaf(array, target, requires_grad)
+
+
+def _check_fill_fits(function: str, value: int | float, dtype: _dtypes.DType, target: Any) -> None:
+    """Refuse a fill value the dtype cannot hold (NumPy would wrap it, or make it inf)."""
+    xp, native = target.xp, target.native_dtype(dtype)
+    if dtype.kind in ("signed integer", "unsigned integer"):
+        info = xp.iinfo(native)
+        fits = math.isfinite(value) and info.min <= math.trunc(value) <= info.max
+    elif dtype.kind == "real floating":
+        fits = not math.isfinite(value) or abs(value) <= float(xp.finfo(native).max)
+    else:
+        return
+    if not fits:
+        raise ScalarRangeError(
+            f"{function}(): the fill value {value!r} cannot be held by {dtype} without "
+            "overflow; pass a dtype that holds it"
+        )
 
 
 @with_creation_options

@@ -277,3 +277,15 @@ def test_logit_of_integers_is_taken_of_their_values(dtype):
         ours = plugrad.logit(plugrad.tensor(values, dtype=getattr(plugrad, dtype)))
     theirs = torch.logit(torch.tensor(values, dtype=getattr(torch, dtype)))
     np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+@pytest.mark.parametrize(
+    ("fill", "dtype"), [(float("nan"), "int32"), (1e10, "int32"), (1e10, "float16"), (300, "uint8")]
+)
+def test_a_fill_value_its_dtype_cannot_hold_is_refused_as_in_pytorch(fill, dtype):
+    # NumPy's cast made nan and 1e10 into -2147483648 and 1e10 into inf in float16.
+    with pytest.raises(plugrad.errors.ScalarRangeError, match="cannot be held"):
+        plugrad.full((2,), fill, dtype=getattr(plugrad, dtype))
+    with pytest.raises(RuntimeError):
+        torch.full((2,), fill, dtype=getattr(torch, dtype))
+    assert plugrad.full((2,), -2.7, dtype=plugrad.int32).tolist() == [-2, -2]
