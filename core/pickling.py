@@ -14,9 +14,11 @@ model and in its optimizer) come back as one object.
 
 from __future__ import annotations
 
+import copyreg
 from typing import Any
 
 from . import registry
+from .backend import Device
 from .errors import BackendError, SerializationError
 from .tensor import Tensor, _object_new, install_methods
 from .transfer import HostBytes
@@ -84,4 +86,16 @@ def _reduce_ex(self: Tensor, protocol: Any) -> tuple[Any, ...]:
     return reduce_tensor(self)
 
 
+def _device_named(name: str) -> Device:
+    """The device of that name in this process (what an unpickled device is)."""
+    return registry.resolve_device(name)
+
+
+def _reduce_device(device: Device) -> tuple[Any, tuple[str]]:
+    # A device is pickled by name (it holds its library's module): the receiving process
+    # resolves it again, as a configuration naming "cuda:1" would.
+    return _device_named, (device.name,)
+
+
+copyreg.pickle(Device, _reduce_device)
 install_methods(__reduce_ex__=_reduce_ex)

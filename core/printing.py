@@ -180,7 +180,8 @@ class _ComplexFormatter:
 
     def format(self, value: complex) -> str:
         sign = "-" if math.copysign(1.0, value.imag) < 0 else "+"
-        imag = self.imag.bare(abs(value.imag)).ljust(self.imag.width)
+        # The real parts align; the imaginary part follows its sign unpadded, as PyTorch's.
+        imag = self.imag.bare(abs(value.imag))
         return f"{self.real.format(value.real)}{sign}{imag}j"
 
 

@@ -26,13 +26,23 @@ _PRINT_KINDS = {
     "real floating": "float",
     "complex floating": "complex",
 }
-# Dtypes a repr leaves out, as PyTorch's does: those a Python literal gets by default.
-_UNSHOWN_DTYPES = (
-    _dtypes.default_float_dtype,
-    _dtypes.default_int_dtype,
-    _dtypes.default_complex_dtype,
-    _dtypes.bool,
-)
+
+
+def _dtype_shown(dtype: _dtypes.DType, size: int) -> bool:
+    """Whether a repr names the dtype, as PyTorch's: not for those a Python literal gets by
+    default (the default float and complex dtypes now, int64, bool), unless the tensor is
+    empty (its values cannot tell): then for all but the default float dtype."""
+    if dtype is _dtypes.default_float_dtype:
+        return False
+    if size == 0:
+        return True
+    return not (
+        dtype is _dtypes.default_complex_dtype
+        or dtype is _dtypes.default_int_dtype
+        or dtype is _dtypes.bool
+    )
+
+
 #: The Array API versions plugrad implements (the last is ``plugrad.__array_api_version__``).
 SUPPORTED_API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12", "2025.12")
 
@@ -178,7 +188,7 @@ def _repr(self: Tensor) -> str:
     device = self._device
     dtype = self.dtype
     suffixes = []
-    if dtype not in _UNSHOWN_DTYPES:
+    if _dtype_shown(dtype, self.size):
         suffixes.append(f"dtype={dtype!r}")
     if device.name != "numpy":
         suffixes.append(f"device={device.name!r}")

@@ -135,3 +135,11 @@ def test_spawned_processes_receive_and_return_models_and_optimizers(
     assert opt2.param_groups[0]["params"][0] is next(model2.parameters())
     assert set(map(id, opt2.state)) == set(map(id, model2.parameters()))
     assert len(opt2.state) == 4  # momentum buffers came back
+
+
+def test_a_device_pickles_by_name_and_comes_back_as_itself() -> None:
+    import pickle
+
+    device = plugrad.ones(1).device
+    config = pickle.loads(pickle.dumps({"device": device, "x": plugrad.ones(2)}))
+    assert config["device"] is device and config["x"].device is device

@@ -125,3 +125,27 @@ def test_a_0d_tensor_formats_as_its_number_as_in_pytorch() -> None:
     assert f"{vector}" == str(vector)
     with pytest.raises(TypeError, match=r"only 0-d tensors take one"):
         f"{vector:.2f}"
+
+
+def test_empty_tensors_and_complex_numbers_print_as_in_pytorch() -> None:
+    torch = pytest.importorskip("torch")
+    for make in (
+        lambda lib: lib.zeros(0, dtype=lib.int64),
+        lambda lib: lib.zeros(2, 0, dtype=lib.bool),
+        lambda lib: lib.zeros(0),
+        lambda lib: lib.zeros(0, dtype=lib.complex64),
+        lambda lib: lib.tensor([1 + 1j, 100 + 100j]),
+        lambda lib: lib.tensor([[1.5 - 2j, 3 + 0.25j], [0j, -1 - 1j]]),
+    ):
+        assert repr(make(plugrad)).replace("plugrad.", "torch.") == repr(make(torch))
+    plugrad.set_default_dtype(plugrad.float64)
+    torch.set_default_dtype(torch.float64)
+    try:  # the dtype left out is the default now, as there
+        for dtype in ("float32", "float64"):
+            ours = repr(plugrad.tensor([1.5], dtype=getattr(plugrad, dtype)))
+            assert ours.replace("plugrad.", "torch.") == repr(
+                torch.tensor([1.5], dtype=getattr(torch, dtype))
+            )
+    finally:
+        plugrad.set_default_dtype(plugrad.float32)
+        torch.set_default_dtype(torch.float32)
