@@ -1487,7 +1487,7 @@ class Tracer:
                 patches.append((owner, "step", host))
         # A module's mode read as module.training (F.dropout(x, training=self.training) in a
         # method other than forward) is guarded as a called module's is.
-        saved.append((_module.Module, "training", _ABSENT))
+        saved.append((_module.Module, "training", _module.Module.__dict__.get("training", _ABSENT)))
         _module.Module.training = _TrainingDescriptor()  # type: ignore[assignment]
         for owner, name, replacement in patches:
             saved.append((owner, name, owner.__dict__[name]))
