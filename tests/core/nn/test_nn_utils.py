@@ -81,6 +81,8 @@ def test_the_zero_norm_counts_the_non_zero_elements_of_all_gradients():
 def test_half_precision_gradients_are_clipped_by_their_norm_as_torch_clips_them(scale):
     # The squares of float16 gradients overflow (or underflow) float16: the norm is summed
     # in float32, as PyTorch sums it.
+    if plugrad.float16 not in plugrad.default_device().dtypes:
+        pytest.skip("the default backend has no float16")
     ours = plugrad.zeros(100, dtype=plugrad.float16, requires_grad=True)
     ours.grad = plugrad.full((100,), scale, dtype=plugrad.float16)
     theirs = torch.zeros(100, dtype=torch.float16, requires_grad=True)
