@@ -112,25 +112,15 @@ def _in_place_method(name: str, method: str) -> Callable[..., Any]:
         def in_place(self: Tensor, *args: Any, **params: Any) -> Tensor:
             return change_shape(self, functools.partial(function, **params), *args, name=label)
 
-    elif method in _LEADING_NUMBER_FORMS:
-        keyword = _LEADING_NUMBER_FORMS[method]
-
-        def in_place(self: Tensor, *args: Any, **params: Any) -> Tensor:
-            if len(args) > 1 and _is_leading_number_form(args, params, keyword):
-                params = {**params, **_leading_number_form(method, keyword, args)}
-                args = args[1:]
-            if params:
-                if "out" in params:
-                    raise ArgumentError(
-                        f"{label} takes no out=: it writes its result into the tensor itself; "
-                        f"for a result in another tensor, call x.{method[:-1]}(..., out=that)"
-                    )
-                return apply_inplace(self, function, *args, name=label, keywords=params)
-            return apply_inplace(self, function, *args, name=label, array_operator=array_operator)
-
     else:
+        # PyTorch's deprecated x.add_(number, tensor) form, for the methods that have one.
+        keyword = _LEADING_NUMBER_FORMS.get(method)
 
         def in_place(self: Tensor, *args: Any, **params: Any) -> Tensor:
+            if keyword is not None and len(args) > 1:
+                if _is_leading_number_form(args, params, keyword):
+                    params = {**params, **_leading_number_form(method, keyword, args)}
+                    args = args[1:]
             if params:
                 if "out" in params:
                     raise ArgumentError(

@@ -719,7 +719,10 @@ def _number_for(target: Tensor, value: Any) -> Any:
         return bool(value)
     if kind in ("signed integer", "unsigned integer") and type(value) is float:
         if not math.isfinite(value):
-            raise DtypeError(f"fill_({value}) of an integer tensor: {value} is not an integer")
+            raise DtypeError(
+                f"fill_({value}) of an integer tensor: {value} is not an integer; fill it with "
+                "an integer, or convert the tensor to a floating dtype first (x.float())"
+            )
         return int(value)  # toward zero
     return value
 
