@@ -756,7 +756,8 @@ def angle(input: Tensor) -> Tensor:
         else _ops.astype(input, _dtypes.default_float_dtype)
     )
     pi = _creation.full_like(x, math.pi)  # in x's dtype: where() of two numbers is float32
-    return _ops.where(_ops.isnan(x), x, _ops.where(x < 0, pi, 0.0))
+    # x * 0 is NaN where x is: the NaN stays, with a gradient of 0 as everywhere else.
+    return _ops.where(_ops.isnan(x), x * 0, _ops.where(x < 0, pi, 0.0))
 
 
 def isposinf(input: Tensor) -> Tensor:

@@ -186,9 +186,11 @@ def _pow_grad_base(xp: Any, g: Any, ans: Any, x1: Any, x2: Any) -> Any:
 def _pow_grad_exponent(xp: Any, g: Any, ans: Any, x1: Any, x2: Any) -> Any:
     complex_result = is_complex(xp, ans)
     if is_scalar(x1):
-        # NOTE: 0**y is constant 0 for y > 0, so the gradient is 0, not 0 * log(0) = nan.
+        # NOTE: 0**y is constant 0 for y > 0, so the gradient is 0, not 0 * log(0) = nan;
+        # below 0 it is inf * log(0) = -inf (PyTorch's).
         if x1 == 0:
-            return g * 0
+            real = xp.real(x2) if is_complex(xp, x2) else x2
+            return xp.where(real >= 0, 0.0, g * conj(xp, ans * -math.inf))
         if complex_result or isinstance(x1, complex):
             log = cmath.log(x1)  # a negative base's log, where the result is complex
         else:
@@ -367,22 +369,23 @@ imag = op("imag", _imag, vjp=lambda xp, g, ans, x: cast(xp, g, x.dtype) * 1j, sa
 # -- piecewise ------------------------------------------------------------------------
 
 
-def _extremum_rules(wins: Any) -> tuple[Any, Any]:
-    """The rules of maximum and minimum: the gradient goes to the input that ``wins``."""
+def _extremum_rules(loses: Any) -> tuple[Any, Any]:
+    """The rules of maximum and minimum: the gradient goes to each input that does not lose."""
 
     def grad(xp: Any, g: Any, mine: Any, other: Any) -> Any:
         # NOTE: at ties the gradient is split evenly between the inputs (PyTorch's
-        # convention), so maximum(x, x) has gradient 1 with respect to x, not 2.
-        return xp.where(wins(mine, other), g, xp.where(mine == other, g / 2, 0.0))
+        # convention), so maximum(x, x) has gradient 1 with respect to x, not 2. Where
+        # either is NaN neither loses: both get the whole gradient, as in PyTorch.
+        return xp.where(loses(mine, other), 0.0, xp.where(mine == other, g / 2, g))
 
     return (lambda xp, g, ans, x1, x2: grad(xp, g, x1, x2),
             lambda xp, g, ans, x1, x2: grad(xp, g, x2, x1))
 
 
-maximum = op("maximum(x1, x2)", vjp=_extremum_rules(lambda a, b: a > b), broadcasting=True,
+maximum = op("maximum(x1, x2)", vjp=_extremum_rules(lambda a, b: a < b), broadcasting=True,
              promotion="mixed", methods="maximum",
              real_only=True, doc="Element-wise maximum, broadcasting; ties split the gradient.")
-minimum = op("minimum(x1, x2)", vjp=_extremum_rules(lambda a, b: a < b), broadcasting=True,
+minimum = op("minimum(x1, x2)", vjp=_extremum_rules(lambda a, b: a > b), broadcasting=True,
              promotion="mixed", methods="minimum",
              real_only=True, doc="Element-wise minimum, broadcasting; ties split the gradient.")
 copysign = op(

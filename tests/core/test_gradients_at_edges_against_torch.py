@@ -6,7 +6,9 @@ division gave NaN gradients where the divisor is 0, ``xlog1py`` cut the gradient
 at ``x == 0``, ``sinc`` gave NaN for a tiny ``x``, ``logaddexp`` NaN beside an
 infinite input, ``max`` NaN everywhere for a NaN maximum, ``quantile`` NaN next
 to an infinite value, ``index_select`` with a 0-d index lost a dimension, and
-``addmm``-like functions with ``beta=0`` left the input's gradient None (PyTorch: zeros).
+``addmm``-like functions with ``beta=0`` left the input's gradient None (PyTorch: zeros),
+``maximum``/``minimum`` gave 0 to both inputs where one is NaN (PyTorch: the whole gradient),
+``pow(0.0, x)`` gave 0 where ``x < 0`` (PyTorch: -inf) and ``angle`` a gradient of 1 at NaN.
 """
 
 from __future__ import annotations
@@ -67,6 +69,10 @@ CASES: dict[str, tuple[list[Any], Callable[..., Any]]] = {
     "baddbmm, beta 0": ([np.ones((2, 2, 2))],
                         lambda lib, a: a.baddbmm(lib.ones(2, 2, 3, dtype=lib.float64),
                                                  lib.ones(2, 3, 2, dtype=lib.float64), beta=0)),
+    "maximum with NaN": ([[NAN, 1., 2., 3.], [1., NAN, 2., 1.]], lambda lib, x, y: lib.maximum(x, y)),
+    "minimum with NaN": ([[NAN, 1., 2., 3.], [1., NAN, 2., 1.]], lambda lib, x, y: lib.minimum(x, y)),
+    "pow of a base 0": ([[-1., 0., 2., -0.5]], lambda lib, x: lib.pow(0.0, x)),
+    "angle of NaN": ([[NAN, -1., 1., INF]], lambda lib, x: lib.angle(x) + x),
     "quantile of q": ([[[3., 1., 2., 5.]]],
                       lambda lib, x: x.quantile(lib.tensor([0.3, 0.5], dtype=lib.float64), dim=1)),
 }
