@@ -25,7 +25,9 @@ from plugrad.plugins._rules import (
     cast,
     conj,
     device_of,
+    half_in_float32,
     is_complex,
+    is_half,
     is_scalar,
     logistic,
     safe_where_zero,
@@ -555,6 +557,8 @@ def _torch_round(xp: Any, x: Any, *, decimals: int = 0) -> Any:
         )
     if decimals == 0 or not xp.isdtype(x.dtype, "real floating"):
         return xp.round(x)
+    if is_half(xp, x.dtype):  # 100.1 * 1000 overflows float16: scaled in float32
+        return xp.astype(_torch_round(xp, xp.astype(x, xp.float32), decimals=decimals), x.dtype)
     scale = 10.0 ** (decimals if decimals > 0 else -decimals)  # (abs is the op here)
     return xp.round(x * scale) / scale if decimals > 0 else xp.round(x / scale) * scale
 
@@ -579,12 +583,18 @@ rad2deg = op("rad2deg", lambda xp, x, /: x * (180.0 / math.pi), standard=False, 
              real_only=True, doc="Radians to degrees element-wise (PyTorch's).")
 
 
+# NOTE: float16 computes in float32 (as PyTorch): pi * 1000 rounded to float16 is 3142, and
+# the sine of that is 2e-4, not 0.
+@half_in_float32
 def _sinc(xp: Any, x: Any, /) -> Any:
     zero = x == 0
     return xp.where(zero, 1.0, xp.sin(math.pi * x) / xp.where(zero, 1.0, math.pi * x))
 
 
 def _sinc_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
+    if is_half(xp, x.dtype):
+        wide = _sinc_grad(xp, xp.astype(g, xp.float32), ans, xp.astype(x, xp.float32))
+        return xp.astype(wide, x.dtype)
     zero = x == 0
     safe = xp.where(zero, 1.0, x)
     # Divided by x twice rather than by x * x, which underflows to 0 for a tiny x (0/0).
@@ -597,6 +607,10 @@ sinc = op("sinc", _sinc, vjp=_sinc_grad, standard=False, promotion="float", meth
 
 
 def _lerp(xp: Any, x: Any, end: Any, weight: Any, /) -> Any:
+    if is_half(xp, x.dtype):  # end - x overflows float16 (60000 - -60000): in float32
+        wide = xp.float32
+        weight = weight if is_scalar(weight) else xp.astype(weight, wide)
+        return xp.astype(_lerp(xp, xp.astype(x, wide), xp.astype(end, wide), weight), x.dtype)
     # NOTE: PyTorch's two-sided form: exact at weight 0 (x) and at weight 1 (end).
     low = x + weight * (end - x)
     high = end - (end - x) * (1 - weight)

@@ -31,7 +31,7 @@ from typing import Any
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
 from plugrad.plugins._index_plan import put
-from plugrad.plugins._rules import conj, device_of, is_complex, logistic
+from plugrad.plugins._rules import conj, device_of, is_complex, is_half, logistic
 from plugrad.plugins._scatter import scatter_add_generic, scatter_add_numpy
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
@@ -170,14 +170,17 @@ def _check_approximate(approximate: str) -> None:
 def _gelu_kernel(xp: Any, x: Any, /, *, approximate: str = "none") -> Any:
     _check_approximate(approximate)
     if approximate == "tanh":
-        inner = _SQRT_2_OVER_PI * (x + _TANH_CUBIC * (x * x * x))
-        return 0.5 * x * (1.0 + xp.tanh(inner))
+        # Clamped where tanh is exactly +-1: x ** 3 of float16 overflows from |x| = 41.
+        c = xp.clip(x, min=-20.0, max=20.0)
+        return 0.5 * x * (1.0 + xp.tanh(_SQRT_2_OVER_PI * (c + _TANH_CUBIC * (c * c * c))))
     # x * Phi(x), with Phi(x) = erfc(-x / sqrt 2) / 2: accurate for large negative x too.
     return 0.5 * x * _erfc_kernel(xp, -_SQRT_HALF * x)
 
 
 def _gelu_grad(xp: Any, g: Any, ans: Any, x: Any, *, approximate: str) -> Any:
     if approximate == "tanh":
+        # NOTE: clamped as in the kernel, so that 0 * inf cannot make nan.
+        x = xp.clip(x, min=-20.0, max=20.0)
         inner = _SQRT_2_OVER_PI * (x + _TANH_CUBIC * (x * x * x))
         t = xp.tanh(inner)
         d_inner = _SQRT_2_OVER_PI * (1.0 + 3.0 * _TANH_CUBIC * (x * x))
@@ -464,11 +467,22 @@ binary_cross_entropy_with_logits = nn_op(
 
 
 def _normalized(xp: Any, x: Any, ndim: int, eps: float) -> tuple[Any, Any]:
-    """``(x - mean) * rstd`` over the last ``ndim`` axes, and ``rstd``."""
+    """``(x - mean) * rstd`` over the last ``ndim`` axes, and ``rstd``.
+
+    NOTE: float16 is normalized in float32, as PyTorch does: the squares of
+    values a few hundred apart overflow float16, and the result came out 0.
+    """
+    if is_half(xp, x.dtype):
+        x = xp.astype(x, xp.float32)
     axes = tuple(range(x.ndim - ndim, x.ndim))
     centered = x - xp.mean(x, axis=axes, keepdims=True)
     rstd = 1.0 / xp.sqrt(xp.mean(centered * centered, axis=axes, keepdims=True) + eps)
     return centered * rstd, rstd
+
+
+def _as(xp: Any, result: Any, like: Any) -> Any:
+    """``result`` in ``like``'s dtype (a float16 input's result, computed in float32)."""
+    return result if result.dtype == like.dtype else xp.astype(result, like.dtype)
 
 
 def _layer_norm_kernel(
@@ -479,7 +493,7 @@ def _layer_norm_kernel(
         out = out * weight
     if bias is not None:
         out = out + bias
-    return out
+    return _as(xp, out, x)
 
 
 def _layer_norm_grad_x(
@@ -488,22 +502,24 @@ def _layer_norm_grad_x(
     axes = tuple(range(x.ndim - ndim, x.ndim))
     normalized, rstd = _normalized(xp, x, ndim, eps)
     gw = g if weight is None else g * weight
+    gw = _as(xp, gw, normalized)  # float16's means taken in float32
     mean_gw = xp.mean(gw, axis=axes, keepdims=True)
     mean_gwn = xp.mean(gw * normalized, axis=axes, keepdims=True)
-    return rstd * (gw - mean_gw - normalized * mean_gwn)
+    return _as(xp, rstd * (gw - mean_gw - normalized * mean_gwn), x)
 
 
 def _layer_norm_grad_weight(
     xp: Any, g: Any, ans: Any, x: Any, weight: Any, bias: Any, *, ndim: int, eps: float
 ) -> Any:
     normalized, _ = _normalized(xp, x, ndim, eps)
-    return xp.sum(g * normalized, axis=tuple(range(x.ndim - ndim)))
+    return _as(xp, xp.sum(g * normalized, axis=tuple(range(x.ndim - ndim))), weight)
 
 
 def _layer_norm_grad_bias(
     xp: Any, g: Any, ans: Any, x: Any, weight: Any, bias: Any, *, ndim: int, eps: float
 ) -> Any:
-    return xp.sum(g, axis=tuple(range(x.ndim - ndim)))
+    wide = xp.float32 if is_half(xp, g.dtype) else None  # float16 summed in float32
+    return _as(xp, xp.sum(g, axis=tuple(range(x.ndim - ndim)), dtype=wide), bias)
 
 
 layer_norm = nn_op("layer_norm", _layer_norm_kernel, inputs=("x", "weight", "bias"),

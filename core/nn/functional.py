@@ -1221,6 +1221,11 @@ def _moving_average_(running: Tensor, batch: Tensor, momentum: float) -> None:
     running.copy_((1.0 - momentum) * running + momentum * batch)
 
 
+def _in_float32(*tensors: Tensor | None) -> tuple[Any, ...]:
+    """Each tensor given as float32 (a float16 computation done in float32); None stays."""
+    return tuple(None if t is None else _ops.astype(t, _dtypes.float32) for t in tensors)
+
+
 def _scale_shift(
     input: Tensor, weight: Tensor | None, bias: Tensor | None, kept: tuple[int, ...]
 ) -> Tensor:
@@ -1286,6 +1291,12 @@ def batch_norm(
     channels = input.shape[1]
     _check_per_channel("batch_norm", channels, input, running_mean=running_mean,
                        running_var=running_var, weight=weight, bias=bias)  # fmt: skip
+    if input.dtype is _dtypes.float16:
+        # float16 is normalized in float32 and rounded once, as PyTorch does: the squares
+        # of values a few hundred apart overflow float16 (the result came out 0).
+        x, w, b = _in_float32(input, weight, bias)
+        out = batch_norm(x, running_mean, running_var, w, b, training, momentum, eps)
+        return _ops.astype(out, _dtypes.float16)
     axes = (0, *range(2, input.ndim))
     kept = (1, channels) + (1,) * (input.ndim - 2)
     if training:
@@ -3703,6 +3714,9 @@ def rms_norm(
             )
     if eps is None:
         eps = finfo(input.dtype).eps
+    if input.dtype is _dtypes.float16:  # in float32 and rounded once, as batch_norm
+        return _ops.astype(rms_norm(*_in_float32(input), shape, *_in_float32(weight), eps),
+                           _dtypes.float16)  # fmt: skip
     axes = tuple(range(-len(shape), 0))
     out = input * _ops.rsqrt(_ops.mean(input * input, axis=axes, keepdims=True) + eps)
     return out if weight is None else out * weight

@@ -145,3 +145,75 @@ def test_float16_average_pooling_sums_its_windows_in_float32() -> None:
         assert pooled.dtype == plugrad.float16
         values = pooled.numpy().astype(np.float64).reshape(exact.shape)
         np.testing.assert_allclose(values, exact, rtol=6e-4)  # float16's rounding of the mean
+
+
+ROWS = np.array([[300.0, -300.0, 1.0, 2.0], [1000.0, 1001.0, 999.0, 1000.5]], dtype=np.float16)
+F = plugrad.nn.functional
+# name -> (program, its float64 reference): each gave zeros (the variance overflowed float16).
+NORMALIZATIONS = {
+    "layer_norm": (lambda x: F.layer_norm(x, (4,)), lambda x: _standardized(x, axis=-1)),
+    "group_norm": (lambda x: F.group_norm(x.reshape(2, 2, 2), 1).reshape(2, 4),
+                   lambda x: _standardized(x, axis=-1)),
+    "instance_norm": (lambda x: F.instance_norm(x[None]).reshape(2, 4),
+                      lambda x: _standardized(x, axis=-1)),
+    "batch_norm": (lambda x: F.batch_norm(x.T, None, None, training=True).T,
+                   lambda x: _standardized(x, axis=-1)),
+    "rms_norm": (lambda x: F.rms_norm(x, (4,), eps=0.0),
+                 lambda x: x / np.sqrt((x * x).mean(-1, keepdims=True))),
+}  # fmt: skip
+
+
+def _standardized(x: np.ndarray, axis: int) -> np.ndarray:
+    centered = x - x.mean(axis, keepdims=True)
+    return centered / np.sqrt((centered * centered).mean(axis, keepdims=True) + 1e-5)
+
+
+@pytest.mark.parametrize("name", list(NORMALIZATIONS))
+def test_float16_normalizations_compute_their_statistics_in_float32(name: str) -> None:
+    program, reference = NORMALIZATIONS[name]
+    x = plugrad.tensor(ROWS, requires_grad=True)
+    out = program(x)
+    assert out.dtype == plugrad.float16
+    np.testing.assert_allclose(
+        out.detach().numpy(), reference(ROWS.astype(np.float64)), atol=2e-3, rtol=2e-3
+    )
+    (out.float() * plugrad.arange(4.0)).sum().backward()
+    assert x.grad.dtype == plugrad.float16 and np.isfinite(x.grad.numpy()).all()
+
+
+def test_float16_layer_norm_gradients_agree_with_float64() -> None:
+    weight = np.array([1.0, 2.0, -1.0, 0.5], dtype=np.float16)
+    got, want = [], []
+    for dtype, store in ((plugrad.float16, got), (plugrad.float64, want)):
+        x = plugrad.tensor(ROWS, requires_grad=True, dtype=dtype)
+        w = plugrad.tensor(weight, requires_grad=True, dtype=dtype)
+        b = plugrad.zeros(4, dtype=dtype, requires_grad=True)
+        ramp = plugrad.arange(4.0, dtype=plugrad.float64)
+        (F.layer_norm(x, (4,), w, b).double() * ramp).sum().backward()
+        store.extend(t.grad.numpy().astype(np.float64) for t in (x, w, b))
+    for ours, exact in zip(got, want):
+        np.testing.assert_allclose(ours, exact, atol=5e-3, rtol=5e-3)
+
+
+def test_float16_elementwise_with_overflowing_intermediates_compute_in_float32() -> None:
+    torch = pytest.importorskip("torch")
+    cases = {
+        "lerp": (lambda lib, x, y: lib.lerp(x, y, 0.5), LARGE, -LARGE),
+        "lerp by a tensor": (lambda lib, x, y: lib.lerp(x, -x, y / y / 2), LARGE, LARGE),
+        "round(decimals=3)": (lambda lib, x, y: lib.round(x, decimals=3), HUNDREDS / 3, None),
+        "round(decimals=-2)": (lambda lib, x, y: lib.round(x, decimals=-2), LARGE, None),
+        "sinc": (lambda lib, x, y: lib.sinc(x), np.array([1000.0, 0.25, -3.5], np.float16), None),
+    }
+    for name, (program, x, y) in cases.items():
+        ours = program(plugrad, plugrad.asarray(x), None if y is None else plugrad.asarray(y))
+        theirs = program(
+            torch, torch.from_numpy(x.copy()), None if y is None else torch.from_numpy(y.copy())
+        )
+        assert ours.dtype == plugrad.float16, name
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-3, atol=1e-6, err_msg=name)
+
+
+def test_float16_tanh_gelu_gradient_is_finite_for_large_inputs() -> None:
+    x = plugrad.tensor(np.array([-100.0, -41.0, 0.5, 41.0, 1000.0], np.float16), requires_grad=True)
+    F.gelu(x, approximate="tanh").sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [0.0, 0.0, 0.8674, 1.0, 1.0], atol=1e-3)  # PyTorch's
