@@ -144,6 +144,9 @@ class TorchBackend(Backend):
     def copy_to_device(self, array: Any, device: Any) -> Any:
         return array.to(device, copy=True)
 
+    def strides(self, array: Any) -> tuple[int, ...]:
+        return tuple(array.stride())
+
     def to_numpy(self, array: Any) -> np.ndarray:
         array = array.detach()
         if array.device.type != "cpu":

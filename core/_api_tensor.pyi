@@ -787,7 +787,7 @@ class InstalledTensorMethods:
     def not_equal_(self, x2: TensorLike, /) -> Tensor:
         """In-place :meth:`not_equal`: ``x.not_equal_(...)`` makes ``x`` hold it."""
 
-    def numpy(self) -> Any:
+    def numpy(self, *, force: bool = ...) -> Any:
         """Return the values as a NumPy array; on the CPU it shares the tensor's memory."""
 
     def permute(self, *axes: int | tuple[int, ...]) -> Tensor:
@@ -940,6 +940,9 @@ class InstalledTensorMethods:
 
     def std(self, dim: Any = ..., unbiased: bool | None = ..., keepdim: bool = ..., *, correction: Any = ..., axis: Any = ...) -> Any:
         """PyTorch's ``x.std(dim=None, unbiased=True, keepdim=False, *, correction=1)``: by default the sample standard deviation."""
+
+    def stride(self, dim: int | None = ...) -> Any:
+        """PyTorch's ``x.stride(dim=None)``: elements between neighbours along each axis."""
 
     def sub(self, x2: TensorLike, /, *, alpha: Any = ...) -> Tensor:
         """Subtract ``x1 - x2`` element-wise, broadcasting."""

@@ -241,6 +241,23 @@ class Backend:
         """
         return self.to_numpy(array)
 
+    def strides(self, array: Any) -> tuple[int, ...]:
+        """Elements between neighbours along each axis of ``array`` (PyTorch's ``stride()``).
+
+        Arrays with a memory layout to read (``strides`` in bytes, as NumPy's and
+        CuPy's) give theirs; others the row-major layout a copy of them would have.
+        """
+        in_bytes = getattr(array, "strides", None)
+        itemsize = getattr(getattr(array, "dtype", None), "itemsize", None)
+        size = getattr(array, "size", None)
+        if isinstance(in_bytes, tuple) and isinstance(itemsize, int) and itemsize and size != 0:
+            return tuple(step // itemsize for step in in_bytes)
+        steps, step = [], 1
+        for n in reversed(tuple(array.shape)):
+            steps.append(step)
+            step *= max(n, 1)
+        return tuple(reversed(steps))
+
     def synchronize(self, device: Any) -> None:
         """Wait until all work queued on ``device`` has finished (for timing)."""
 

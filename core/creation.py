@@ -13,8 +13,9 @@ given, as in PyTorch; arrays keep their dtype.
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from . import dtypes as _dtypes
 from . import registry
@@ -132,6 +133,8 @@ def target_device(device: DeviceLike | Backend, backend: str | None) -> Device:
 def _shape(shape: Shape) -> tuple[int, ...]:
     if isinstance(shape, int):
         return (shape,)
+    if _is_index(shape):  # a NumPy integer, a 0-d integer tensor
+        return (operator.index(cast(Any, shape)),)
     try:
         result = tuple(int(n) for n in shape)
     except TypeError:
@@ -141,17 +144,33 @@ def _shape(shape: Shape) -> tuple[int, ...]:
     return result
 
 
-def _varargs_shape(function: str, shape: tuple[Any, ...]) -> Shape:
-    """The shape given as ``f(2, 3)`` (PyTorch) or ``f((2, 3))`` (the Array API)."""
+def _is_index(n: Any) -> bool:
+    """Whether ``n`` is an integer (a NumPy one too, a 0-d integer tensor), not a bool."""
+    if isinstance(n, Tensor):
+        return n.ndim == 0 and n.dtype.kind in ("signed integer", "unsigned integer")
+    return hasattr(type(n), "__index__") and not isinstance(n, bool)
+
+
+def _varargs_shape(function: str, shape: tuple[Any, ...], size: Shape | None = None) -> Shape:
+    """The shape given as ``f(2, 3)`` (PyTorch), ``f((2, 3))`` (the Array API) or
+    ``f(size=(2, 3))`` (PyTorch's keyword)."""
+    if size is not None:
+        if shape[0] is not None or len(shape) > 1:
+            raise ArgumentError(
+                f"{function}() got the shape twice, as an argument and as size=; give one"
+            )
+        return size
+    if shape[0] is None:
+        shape = shape[1:]
     if len(shape) == 1:
         return shape[0]
     if not shape:
         raise TypeError(f"{function}() needs a shape: {function}((2, 3)) or {function}(2, 3)")
-    if not all(isinstance(n, int) for n in shape):
+    if not all(isinstance(n, int) or _is_index(n) for n in shape):
         raise TypeError(
             f"{function}() takes the shape as one tuple or as several ints, got {shape!r}"
         )
-    return shape
+    return tuple(operator.index(n) for n in shape)
 
 
 def _scalar_dtype(value: Any, device: Device) -> _dtypes.DType:
@@ -499,10 +518,16 @@ def _check_fill_fits(function: str, value: int | float, dtype: _dtypes.DType, ta
 
 
 @with_creation_options
-def zeros(shape: int | tuple[int, ...], *sizes: int, **options: Unpack[CreationOptions]) -> Tensor:
+def zeros(
+    shape: int | tuple[int, ...] | None = None,
+    *sizes: int,
+    size: int | tuple[int, ...] | None = None,
+    **options: Unpack[CreationOptions],
+) -> Tensor:
     """Return a tensor of zeros (``float32`` unless ``dtype`` is given).
 
-    The shape is one tuple or several ints: ``zeros((2, 3))`` or ``zeros(2, 3)``.
+    The shape is one tuple or several ints: ``zeros((2, 3))`` or ``zeros(2, 3)``
+    (``size=`` is PyTorch's keyword for it).
 
     Examples
     --------
@@ -511,14 +536,20 @@ def zeros(shape: int | tuple[int, ...], *sizes: int, **options: Unpack[CreationO
     tensor([[0., 0., 0.],
             [0., 0., 0.]])
     """
-    return _filled("zeros", _varargs_shape("zeros", (shape, *sizes)), options)
+    return _filled("zeros", _varargs_shape("zeros", (shape, *sizes), size), options)
 
 
 @with_creation_options
-def ones(shape: int | tuple[int, ...], *sizes: int, **options: Unpack[CreationOptions]) -> Tensor:
+def ones(
+    shape: int | tuple[int, ...] | None = None,
+    *sizes: int,
+    size: int | tuple[int, ...] | None = None,
+    **options: Unpack[CreationOptions],
+) -> Tensor:
     """Return a tensor of ones (``float32`` unless ``dtype`` is given).
 
-    The shape is one tuple or several ints: ``ones((2, 3))`` or ``ones(2, 3)``.
+    The shape is one tuple or several ints: ``ones((2, 3))`` or ``ones(2, 3)``
+    (``size=`` is PyTorch's keyword for it).
 
     Examples
     --------
@@ -526,16 +557,22 @@ def ones(shape: int | tuple[int, ...], *sizes: int, **options: Unpack[CreationOp
     >>> plugrad.ones(3, dtype=plugrad.int64)
     tensor([1, 1, 1])
     """
-    return _filled("ones", _varargs_shape("ones", (shape, *sizes)), options)
+    return _filled("ones", _varargs_shape("ones", (shape, *sizes), size), options)
 
 
 @with_creation_options
-def empty(shape: int | tuple[int, ...], *sizes: int, **options: Unpack[CreationOptions]) -> Tensor:
+def empty(
+    shape: int | tuple[int, ...] | None = None,
+    *sizes: int,
+    size: int | tuple[int, ...] | None = None,
+    **options: Unpack[CreationOptions],
+) -> Tensor:
     """Return a tensor whose values are whatever the memory held (fast; fill it before use).
 
-    The shape is one tuple or several ints: ``empty((2, 3))`` or ``empty(2, 3)``.
+    The shape is one tuple or several ints: ``empty((2, 3))`` or ``empty(2, 3)``
+    (``size=`` is PyTorch's keyword for it).
     """
-    return _filled("empty", _varargs_shape("empty", (shape, *sizes)), options)
+    return _filled("empty", _varargs_shape("empty", (shape, *sizes), size), options)
 
 
 @with_creation_options
@@ -544,13 +581,15 @@ def full(
 ) -> Tensor:
     """Return a tensor filled with ``fill_value``; the dtype follows the value's Python type.
 
+    A NumPy scalar or a 0-d tensor fills as the Python number it holds.
+
     Examples
     --------
     >>> import plugrad
     >>> plugrad.full((2,), 0.5)
     tensor([0.5000, 0.5000])
     """
-    return _filled("full", shape, options, fill_value)
+    return _filled("full", shape, options, _python_number("full", fill_value))
 
 
 def _like(kind: str, x: Tensor, options: Mapping[str, Any], fill_value: Any = None) -> Tensor:
@@ -589,18 +628,22 @@ def full_like(
     x: Tensor, /, fill_value: bool | int | float | complex, **options: Unpack[CreationOptions]
 ) -> Tensor:
     """Return a tensor with the shape of ``x`` filled with ``fill_value``."""
-    return _like("full", x, options, fill_value)
+    return _like("full", x, options, _python_number("full_like", fill_value))
 
 
 @with_creation_options
 def arange(
-    start: int | float,
+    start: int | float | None = None,
     /,
     stop: int | float | None = None,
     step: int | float = 1,
+    *,
+    end: int | float | None = None,
     **options: Unpack[CreationOptions],
 ) -> Tensor:
     """Return evenly spaced values in ``[start, stop)``; ``arange(n)`` is ``0, 1, ..., n-1``.
+
+    ``end=`` is PyTorch's keyword for ``stop`` (``arange(end=3)``, ``arange(1, end=3)``).
 
     Examples
     --------
@@ -611,6 +654,14 @@ def arange(
     tensor([0.0000, 0.2500, 0.5000, 0.7500])
     """
     dtype, device, backend, requires_grad = creation_options("arange", options)
+    if end is not None:
+        if stop is not None:
+            raise ArgumentError(
+                "arange() got stop and PyTorch's end=, which name the same; give one"
+            )
+        start, stop = (0 if start is None else start), end
+    if start is None:
+        raise TypeError("arange() needs where to stop: arange(3), arange(0, 3) or arange(end=3)")
     if stop is None:
         start, stop = 0, start
     # 0-d tensors and NumPy scalars as the Python numbers they hold (a float32 0.5 is a float).
@@ -653,17 +704,18 @@ def _python_number(function: str, value: Any) -> Any:
 
 @with_creation_options
 def eye(
-    n_rows: int,
+    n_rows: int | None = None,
     n_cols: int | None = None,
     /,
     *,
     k: int = 0,
+    n: int | None = None,
     m: int | None = None,
     **options: Unpack[CreationOptions],
 ) -> Tensor:
     """Return a 2-D tensor with ones on diagonal ``k`` and zeros elsewhere (``float32`` default).
 
-    ``m`` is PyTorch's name for ``n_cols`` (``eye(2, m=3)``).
+    ``n`` and ``m`` are PyTorch's names for ``n_rows`` and ``n_cols`` (``eye(n=2, m=3)``).
 
     Examples
     --------
@@ -677,6 +729,12 @@ def eye(
         if n_cols is not None:
             raise ArgumentError("eye() got n_cols and PyTorch's m=, which name the same; give one")
         n_cols = m
+    if n is not None:
+        if n_rows is not None:
+            raise ArgumentError("eye() got n_rows and PyTorch's n=, which name the same; give one")
+        n_rows = n
+    if n_rows is None:
+        raise TypeError("eye() needs the number of rows: eye(3) or eye(n=3)")
     target = target_device(device, backend)
     native = target.native_dtype(dtype or _dtypes.default_float_dtype)
     array = target.xp.eye(n_rows, n_cols, k=k, dtype=native, device=target.native)

@@ -69,6 +69,21 @@ class DType:
     def __repr__(self) -> str:
         return f"plugrad.{self.name}"
 
+    @property
+    def is_floating_point(self) -> _builtin_bool:
+        """Whether the dtype is real floating-point (PyTorch's ``dtype.is_floating_point``)."""
+        return self.kind == "real floating"
+
+    @property
+    def is_complex(self) -> _builtin_bool:
+        """Whether the dtype is complex (PyTorch's ``dtype.is_complex``)."""
+        return self.kind == "complex floating"
+
+    @property
+    def is_signed(self) -> _builtin_bool:
+        """Whether the dtype holds negative numbers (PyTorch's ``dtype.is_signed``)."""
+        return self.kind in ("signed integer", "real floating", "complex floating")
+
     def __reduce__(self) -> str:
         # DTypes are singletons: copying or unpickling must give the same object.
         return self.name

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import dtypes as _dtypes
 from . import printing as _printing
-from .errors import BackwardError, DtypeError, ShapeError
+from .errors import AxisError, BackwardError, DtypeError, ShapeError
 from .tensor import Tensor, install_methods
 
 if TYPE_CHECKING:
@@ -65,7 +65,7 @@ def _dlpack_device(self: Tensor) -> tuple[int, int]:
     return self._array.__dlpack_device__()
 
 
-def _numpy(self: Tensor) -> Any:
+def _numpy(self: Tensor, *, force: bool = False) -> Any:
     """Return the values as a NumPy array; on the CPU it shares the tensor's memory.
 
     As in PyTorch, on the NumPy backend a change made through either one
@@ -73,8 +73,8 @@ def _numpy(self: Tensor) -> Any:
     counter, so a backward pass that saved this tensor cannot detect it.
     Other backends copy to the host. A tensor that requires grad is
     refused, as in PyTorch, and so is ``numpy.asarray`` of it: the array
-    would leave the graph without a word; ``x.detach().numpy()`` says that
-    this is meant.
+    would leave the graph without a word; ``x.detach().numpy()`` or
+    ``x.numpy(force=True)`` (PyTorch's) says that this is meant.
 
     Examples
     --------
@@ -84,13 +84,37 @@ def _numpy(self: Tensor) -> Any:
     >>> x
     tensor([5., 0., 0.])
     """
-    if self._requires_grad:
+    if self._requires_grad and not force:
         raise BackwardError(
             "numpy() of a tensor that requires grad would cut it off from the graph, and "
             "whatever is computed from the array gets no gradient; call "
-            "x.detach().numpy() if that is meant"
+            "x.detach().numpy() or x.numpy(force=True) if that is meant"
         )
     return self._device.backend.share_with_numpy(self._array)
+
+
+def _stride(self: Tensor, dim: int | None = None) -> Any:
+    """PyTorch's ``x.stride(dim=None)``: elements between neighbours along each axis.
+
+    The backend's memory layout where its arrays have one (NumPy, CuPy,
+    PyTorch: a transposed view has swapped strides); the row-major layout of
+    a copy otherwise (JAX, Dask).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.zeros(2, 3).stride(), plugrad.zeros(2, 3).T.stride(0)
+    ((3, 1), 1)
+    """
+    strides = self._device.backend.strides(self._array)
+    if dim is None:
+        return strides
+    if type(dim) is not int or not -len(strides) <= dim < max(len(strides), 1):
+        raise AxisError(
+            f"stride(dim={dim!r}): dim must be an int in [{-len(strides)}, "
+            f"{len(strides) - 1}] for a tensor of {len(strides)} dimension(s)"
+        )
+    return strides[dim]
 
 
 def _host(self: Tensor) -> Any:
@@ -258,6 +282,7 @@ install_methods(
     __dlpack__=_dlpack,
     __dlpack_device__=_dlpack_device,
     numpy=_numpy,
+    stride=_stride,
     _host=_host,
     __array__=_numpy_array,
     item=_item,

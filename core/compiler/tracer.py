@@ -1462,6 +1462,7 @@ class Tracer:
             ("__bool__", "bool() of a tensor"), ("__float__", "float() of a tensor"),
             ("__int__", "int() of a tensor"), ("__index__", "using a tensor as an index"),
             ("__repr__", "printing a tensor"), ("register_hook", "registering a tensor hook"),
+            ("stride", "x.stride(), which reads the memory layout a replay does not guard"),
         ):  # fmt: skip
             patches.append((Tensor, name, _breaking(vars(Tensor)[name], what)))
         array: property = vars(Tensor)["array"]

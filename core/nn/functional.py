@@ -3715,8 +3715,8 @@ def rms_norm(
     if eps is None:
         eps = finfo(input.dtype).eps
     if input.dtype is _dtypes.float16:  # in float32 and rounded once, as batch_norm
-        return _ops.astype(rms_norm(*_in_float32(input), shape, *_in_float32(weight), eps),
-                           _dtypes.float16)  # fmt: skip
+        wide_input, wide_weight = _in_float32(input, weight)
+        return _ops.astype(rms_norm(wide_input, shape, wide_weight, eps), _dtypes.float16)
     axes = tuple(range(-len(shape), 0))
     out = input * _ops.rsqrt(_ops.mean(input * input, axis=axes, keepdims=True) + eps)
     return out if weight is None else out * weight

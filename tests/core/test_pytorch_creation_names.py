@@ -94,3 +94,66 @@ def test_triangle_indices_select_the_triangle() -> None:
 def test_bad_input_is_refused_clearly(call: Any, error: type, message: str) -> None:
     with pytest.raises(error, match=message):
         call()
+
+
+# PyTorch's keyword spellings and argument types that the standard's signatures left out.
+CALLS = {
+    "zeros(size=)": lambda lib: lib.zeros(size=(2, 3)),
+    "ones(size=)": lambda lib: lib.ones(size=(2,)),
+    "empty(size=).shape": lambda lib: lib.empty(size=(1, 2)).shape,
+    "zeros of NumPy ints": lambda lib: lib.zeros(np.int64(2), np.int32(3)),
+    "zeros of one NumPy int": lambda lib: lib.zeros(np.int64(2)),
+    "ones of 0-d tensors": lambda lib: lib.ones(lib.tensor(2), 1),
+    "arange(end=)": lambda lib: lib.arange(end=4),
+    "arange(start, end=)": lambda lib: lib.arange(1, end=4),
+    "arange(start, end=, step=)": lambda lib: lib.arange(1.0, end=2.0, step=0.25),
+    "eye(n=)": lambda lib: lib.eye(n=2),
+    "eye(n=, m=)": lambda lib: lib.eye(n=2, m=3),
+    "full of a NumPy int": lambda lib: lib.full((2,), np.int32(3)),
+    "full of a NumPy float": lambda lib: lib.full((2,), np.float64(0.5)),
+    "full of a 0-d tensor": lambda lib: lib.full((2,), lib.tensor(3.0)),
+    "full_like of a NumPy float": lambda lib: lib.full_like(lib.zeros(2), np.float32(2.5)),
+}
+
+
+@pytest.mark.parametrize("name", list(CALLS))
+def test_pytorch_keyword_forms_agree_with_torch(name: str) -> None:
+    ours, theirs = CALLS[name](plugrad), CALLS[name](torch)
+    if isinstance(theirs, torch.Tensor):
+        assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    else:
+        assert tuple(ours) == tuple(theirs)
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: plugrad.zeros(2, size=3), "twice"),
+        (lambda: plugrad.zeros(), "needs a shape"),
+        (lambda: plugrad.zeros(2, 3.0), "several ints"),
+        (lambda: plugrad.arange(), "where to stop"),
+        (lambda: plugrad.arange(1, 2, end=3), "give one"),
+        (lambda: plugrad.eye(), "number of rows"),
+        (lambda: plugrad.eye(2, n=2), "give one"),
+        (lambda: plugrad.full((2,), plugrad.ones(2)), "0-d tensors"),
+    ],
+)
+def test_keyword_forms_refuse_conflicts_clearly(call: Any, message: str) -> None:
+    with pytest.raises((TypeError, ArgumentError, ValueError), match=message):
+        call()
+
+
+SHARED_DTYPES = [
+    name
+    for name in dir(torch)
+    if isinstance(getattr(torch, name), torch.dtype)
+    and isinstance(getattr(plugrad, name, None), type(plugrad.float32))
+]
+
+
+@pytest.mark.parametrize("name", SHARED_DTYPES)
+def test_dtype_properties_are_pytorchs(name: str) -> None:
+    ours, theirs = getattr(plugrad, name), getattr(torch, name)
+    for attribute in ("is_floating_point", "is_complex", "is_signed"):
+        assert getattr(ours, attribute) == getattr(theirs, attribute), attribute

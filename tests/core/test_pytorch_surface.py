@@ -807,3 +807,26 @@ def test_linspace_of_integers_rounds_toward_zero_as_in_pytorch(backend) -> None:
         with plugrad.use_backend(backend):
             got = plugrad.linspace(start, stop, num, dtype=getattr(plugrad, dtype)).tolist()
         assert got == expected, (start, stop, num, dtype)
+
+
+def test_stride_is_pytorchs_in_elements() -> None:
+    torch = pytest.importorskip("torch")
+    for program in (
+        lambda lib: lib.zeros(2, 3).stride(),
+        lambda lib: lib.zeros(2, 3).t().stride(),
+        lambda lib: lib.zeros(4, 6)[:, ::2].stride(),
+        lambda lib: lib.zeros(2, 0, 3).stride(),
+        lambda lib: lib.zeros(2, 3).t().stride(0),
+        lambda lib: lib.zeros(2, 3).stride(-1),
+        lambda lib: lib.tensor(1.0).stride(),
+    ):
+        assert program(plugrad) == program(torch)
+    with pytest.raises(IndexError, match=r"dim must be an int in \[-2, 1\]"):
+        plugrad.zeros(2, 3).stride(2)
+
+
+def test_numpy_force_gives_the_values_of_a_tensor_that_requires_grad() -> None:
+    x = plugrad.ones(2, requires_grad=True)
+    with pytest.raises(plugrad.errors.BackwardError, match="force=True"):
+        x.numpy()
+    np.testing.assert_array_equal(x.numpy(force=True), [1.0, 1.0])
