@@ -34,6 +34,11 @@ MISS = _Miss()
 TENSOR_META = operator.attrgetter("_array.shape", "_array.dtype", "_device", "_requires_grad")
 
 
+def _strides_of(tensor: Any) -> Any:
+    """The memory layout of a tensor's array, where its library has one (None elsewhere)."""
+    return getattr(tensor._array, "strides", None)
+
+
 class _Literal:
     """Renders values as Python source; what cannot be written literally becomes a constant."""
 
@@ -308,6 +313,7 @@ def source_of(plan: Plan, name: str = "replay") -> tuple[str, dict[str, Any]]:
         "_wrap": _wrap,
         "_op": operator,
         "_tensor_meta": TENSOR_META,
+        "_strides_of": _strides_of,
         "CompileError": CompileError,
         "Tensor": Tensor,
         "_grad_state": _grad_state,

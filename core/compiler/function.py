@@ -20,6 +20,7 @@ from ..errors import CompileError, CompileWarning, GraphBreakError
 from ..grad_mode import _state
 from ..tensor import Tensor
 from . import checks, codegen, graphs, passes
+from . import tracer as _tracer
 from .tracer import Tracer, capture_lock
 
 __all__ = ["CompiledFunction", "compile"]
@@ -86,6 +87,9 @@ class CompiledFunction:
     # -- calling ---------------------------------------------------------------------------
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if _tracer._active is not None:
+            # Called while another function is captured: its code becomes part of that plan.
+            return self.fn(*args, **kwargs)
         last = self._last
         if last is not None and not kwargs:
             result = last[0](args, last[1])
@@ -153,20 +157,28 @@ class CompiledFunction:
                 self._cache.popitem(last=False)
         if tracer.broken is not None:
             reason, where = tracer.broken
-            entry.reason = f"{reason} (at {where})"
-            entry.plans.clear()
-            warnings.warn(
-                f"plugrad.compile: {self._name()} runs eagerly for this input signature: "
-                f"{reason} (at {where}). Python code runs only while a plan is captured, so "
-                "a compiled function cannot read tensor values; use fullgraph=True to make "
-                "this an error.",
-                CompileWarning,
-                stacklevel=3,
+            self._runs_eagerly(
+                entry,
+                f"{reason} (at {where})",
+                "Python code runs only while a plan is captured, so a compiled function cannot "
+                "read tensor values; use fullgraph=True to make this an error.",
             )
             return result
         if tracer.discard is not None:
             return result
         plan = tracer.plan(output)
+        if passes.shares_host_memory(plan):
+            reason = (
+                "it writes or returns a tensor that wraps host memory without a copy "
+                "(as_tensor or from_numpy of an array), which a replay would share between "
+                "calls; make it with plugrad.tensor(...), which copies, or pass it as an argument"
+            )
+            if self.fullgraph:
+                raise GraphBreakError(
+                    f"plugrad.compile(fullgraph=True) cannot capture {self._name()}: {reason}"
+                )
+            self._runs_eagerly(entry, reason, "Use fullgraph=True to make this an error.")
+            return result
         checks_arguments = not kwargs and _checks_arguments(plan, args, key[-1])
         rewrites: list[tuple[str, Any]] | None = [] if key[-1] else None  # checking mode
         if self.optimize:
@@ -187,6 +199,17 @@ class CompiledFunction:
         if len(entry.plans) > self.cache_size:
             del entry.plans[0]
         return result
+
+    def _runs_eagerly(self, entry: _Entry, reason: str, advice: str) -> None:
+        """Calls of this signature run eagerly from now on, with one warning saying why."""
+        entry.reason = reason
+        entry.plans.clear()
+        warnings.warn(
+            f"plugrad.compile: {self._name()} runs eagerly for this input signature: "
+            f"{reason}. {advice}",
+            CompileWarning,
+            stacklevel=5,  # the caller of the compiled function
+        )
 
     def _graphed(
         self, plan: Any, replay: Callable[..., Any], host_calls: int, leaves: list[Tensor]
@@ -447,11 +470,14 @@ def _describe(value: Any, leaves: list[Tensor], where: Any) -> Any:
             "of its input signature (it is not hashable); pass Tensors, numbers, strings, or "
             "tuples, lists and dicts of them, or reach it from inside the function instead"
         ) from None
-    if kind is float:
+    if isinstance(value, float):  # NumPy's float64 is a float subclass
         # 0.0 == -0.0 (x / s differs) and nan != nan (a key never found): by their bits.
-        return (float, value.hex())
-    if kind is complex:
-        return (complex, value.real.hex(), value.imag.hex())
+        return (kind, float(value).hex())
+    if isinstance(value, complex):
+        return (kind, value.real.hex(), value.imag.hex())
+    if kind.__module__ == "numpy" and hasattr(value, "dtype") and value.dtype.kind in "fc":
+        # NumPy's float32 and float16 scalars, as their bits
+        return (kind, value.tobytes())
     return (kind, value)
 
 

@@ -26,6 +26,7 @@ __all__ = [
     "read_broadcasts_as_they_are",
     "reduce_without_kept_axes",
     "run_passes",
+    "shares_host_memory",
 ]
 
 PlanPass = Callable[[Plan], Plan]
@@ -202,6 +203,39 @@ def _written_or_handed_out(plan: Plan) -> set[str]:
         if step.out in shared and not _only_computes(step):
             shared.update(step.uses())
     return shared
+
+
+def shares_host_memory(plan: Plan) -> bool:
+    """Whether the plan writes, returns or keeps in a tensor an array it holds as a constant.
+
+    Host data the function wrapped without a copy (``as_tensor(a)``,
+    ``from_numpy(a)``) is a constant of the plan. The plan cannot tell an
+    array made inside the function at every call (``np.zeros(3)``: each eager
+    call writes a new one) from one that lives on (a global: each eager call
+    writes the same one), so where such an array is written or handed out no
+    plan is right for both: the call runs eagerly. Read only, it is shared
+    safely, and a change made to it between calls is seen, as eagerly.
+    """
+    shared = _written_or_handed_out(plan)
+    constants = plan.constants
+    for step in plan.steps:
+        if step.out not in shared or _only_computes(step):
+            continue
+        if step.kind == "text" and _is_array(constants.get(step.target)):
+            return True
+        if any(_is_array(value) for value in step.args):
+            return True
+    return False
+
+
+def _is_array(value: Any) -> bool:
+    """Whether ``value`` is an array (a host array held as a constant), not a Ref, a number
+    or a dtype (whose class has ``shape`` and ``dtype`` too)."""
+    return (
+        type(value) is not Ref
+        and not isinstance(value, (type, int, float, complex, str))
+        and all(hasattr(value, a) for a in ("shape", "dtype", "ndim", "__array_namespace__"))
+    )
 
 
 def _only_checks(step: Step) -> bool:

@@ -43,6 +43,7 @@ from .. import inplace as _views
 from .. import random as _random
 from .. import registry as _registry
 from ..backend_activation import bind_kernel
+from ..backend_activation import default_device as _default_device
 from ..errors import GraphBreakError, IndexOutOfRangeError
 from ..graph import Node
 from ..nn import functional as _functional
@@ -154,6 +155,17 @@ def _has_traced(value: Any) -> bool:
         return False
     if kind is dict:
         return any(_has_traced(v) for v in value.values())
+    return False
+
+
+def _holds_tensor(value: Any) -> bool:
+    """Whether ``value`` is a Tensor, or a tuple, list or dict holding one."""
+    if isinstance(value, Tensor):
+        return True
+    if type(value) in (tuple, list):
+        return any(_holds_tensor(v) for v in value)
+    if type(value) is dict:
+        return any(_holds_tensor(v) for v in value.values())
     return False
 
 
@@ -468,6 +480,8 @@ class RecordingNamespace:
             wrapped = _recording_function(value, label)
             if name == "matrix_transpose":
                 wrapped = _transposing(value, wrapped)
+            elif name == "reshape":
+                wrapped = _noting_layout(wrapped)
         else:
             wrapped = value
         self.__dict__[name] = wrapped
@@ -504,6 +518,20 @@ def _recording_function(function: Callable[..., Any], label: str) -> Any:
 
     recording.__name__ = getattr(function, "__name__", "function")
     return recording
+
+
+def _noting_layout(recorded: Callable[..., Any]) -> Any:
+    """``reshape`` that notes a reshape that must not copy: whether it gives a view or
+    fails depends on the memory layout, so the plan guards the layouts of its inputs."""
+
+    def reshape(*args: Any, **kwargs: Any) -> Any:
+        tracer = _active
+        if kwargs.get("copy") is False and tracer is not None and tracer.recording:
+            tracer.layout_read = True
+        return recorded(*args, **kwargs)
+
+    reshape.__name__ = "reshape"
+    return reshape
 
 
 def _transposing(function: Callable[..., Any], recorded: Callable[..., Any]) -> Any:
@@ -612,6 +640,9 @@ class _TrainingDescriptor:
         return value
 
     def __set__(self, module: Any, value: Any) -> None:
+        tracer = _active
+        if tracer is not None and tracer.recording:
+            tracer.set_mode(module, value)
         module.__dict__["training"] = value
 
 
@@ -647,7 +678,22 @@ class _SourceDescriptor:
         return _RecordingSource(tracer, source, generator)
 
     def __set__(self, generator: Any, value: Any) -> None:
+        tracer = _active
+        if tracer is not None and tracer.recording:
+            # A Generator made in the function (manual_seed is a call each replay repeats):
+            # each eager call makes a new one, whose stream starts again; so does each replay.
+            restart = tracer.constant(_restart_stream, "restart_")
+            step = Step("text", None, f"{restart}({{0}}, {{1}})", (generator, generator.seed),
+                        effect=True)  # fmt: skip
+            tracer.steps.append(step)
+            tracer.restarts.append(step)
         _SOURCE_SLOT.__set__(generator, value)
+
+
+def _restart_stream(generator: Any, seed: int | None) -> None:
+    """Give ``generator`` the stream its constructor gave it (a new one for seed None)."""
+    device = generator.device
+    generator._source = device.backend.random_source(seed, device.native)
 
 
 class _HookDescriptor:
@@ -675,6 +721,24 @@ def _breaking(original: Callable[..., Any], what: str) -> Callable[..., Any]:
         return original(*args, **kwargs)
 
     return method
+
+
+def _strides(tensors: list[Any]) -> list[Any]:
+    arrays = [_get_array(t) for t in tensors]
+    return [getattr(getattr(a, "_real", a), "strides", None) for a in arrays]
+
+
+def _noting_default_device(original: Callable[..., Any], tracer: Tracer) -> Callable[..., Any]:
+    """``registry.resolve_device`` that notes a tensor made on the default device unnamed:
+    the plan then guards that device (``use_backend`` around a later call changes it)."""
+
+    def resolve_device(spec: Any) -> Any:
+        device = original(spec)
+        if spec is None and tracer.recording:
+            tracer.default_device_read = device
+        return device
+
+    return resolve_device
 
 
 def _noting_release(original: Callable[..., Any], tracer: Tracer) -> Callable[..., Any]:
@@ -722,6 +786,10 @@ def _host_call(original: Callable[..., Any], what: str) -> Callable[..., Any]:
             return original(self, *args, **kwargs)
         if _has_traced(args) or _has_traced(kwargs):
             tracer.graph_break(f"{what} received a traced array")
+            return original(self, *args, **kwargs)
+        if _holds_tensor(args) or _holds_tensor(kwargs):
+            # A replay would hand it the capture's tensor (scheduler.step(loss)), not its own.
+            tracer.graph_break(f"{what} received a tensor")
             return original(self, *args, **kwargs)
         bound = tracer.constant(types.MethodType(original, self))
         slots = [f"{{{i}}}" for i in range(len(args))]
@@ -898,6 +966,9 @@ class Tracer:
 
     def __init__(self, leaves: list[Tensor], fullgraph: bool) -> None:
         self.steps: list[Step] = []
+        #: The memory layouts of the arguments' and the free tensors' arrays, as found.
+        self._leaf_strides = _strides(leaves)
+        self._free_strides: list[Any] = []
         self.fullgraph = fullgraph
         self.recording = True
         #: (reason, where) of the first graph break.
@@ -922,6 +993,16 @@ class Tracer:
         self._grad_guards: list[str] = []
         #: The nn.Modules the function called: a replay checks each one's train/eval mode.
         self.modules: dict[int, Any] = {}
+        #: The default device, where the function made a tensor on it without naming it.
+        self.default_device_read: Any = None
+        #: The steps that restart the stream of a Generator made in the call.
+        self.restarts: list[Step] = []
+        #: Whether a view was made or refused by the memory layout (see _noting_layout).
+        self.layout_read = False
+        #: id -> the mode of each module whose mode was read before the call set it.
+        self._modes_at_start: dict[int, Any] = {}
+        #: ids of the modules whose mode the call set (the replay sets it as it did).
+        self._modes_set: set[int] = set()
         #: id(module) -> its parameters, buffers and submodules when first called.
         self._module_members: dict[int, Any] = {}
         #: Tensors this capture made (kept alive so their ids stay theirs until it ends).
@@ -1097,6 +1178,7 @@ class Tracer:
         if source is None:
             source = f"F[{len(self.free)}]"
             self.free.append(tensor)
+            self._free_strides.extend(_strides([tensor]))
             self.sources[id(tensor)] = source
         return source
 
@@ -1355,21 +1437,47 @@ class Tracer:
         self._created.clear()
 
     def plan(self, output: str) -> Plan:
+        if self.restarts:
+            # A default generator made in the call (the first draw after manual_seed) is
+            # the one each replay finds by device: its stream goes on, as eagerly.
+            made_default = {
+                id(step) for step in self.restarts
+                if _default_generators.get(step.args[0].device) is step.args[0]
+            }  # fmt: skip
+            self.steps = [step for step in self.steps if id(step) not in made_default]
         output_refs = tuple(_names_in_expression(output, self.steps))
         # Whether each .grad is None first: the guard of the free tensors reads their metadata.
         guards = self._grad_guards + self.guards
         if self._free_meta:
             guards = [*self._grad_guards, self._free_tensors_guard(), *self.guards]
+        if self.layout_read:
+            # A view that exists or not by the memory layout (x.view(-1), x.contiguous()):
+            # a replay is right only for inputs laid out as the capture's were.
+            layouts = self.constant(self._leaf_strides, "strides_")
+            guards.append(f"[*map(_strides_of, L)] == {layouts}")
+            if self.free:
+                layouts = self.constant(self._free_strides, "strides_")
+                guards.append(f"[*map(_strides_of, F)] == {layouts}")
+        if self.default_device_read is not None:
+            default = self.constant(_default_device, "default_device_")
+            device = self.constant(self.default_device_read, "device_")
+            guards.append(f"{default}() is {device}")
+        if self._modes_at_start:
+            read = tuple(self.modules[key] for key in self._modes_at_start)
+            modes = self.constant(list(self._modes_at_start.values()), "modes_")
+            guards.append(f"[m.training for m in {self.constant(read, 'moded_')}] == {modes}")
         if self.modules:
             modules = tuple(self.modules.values())
             called = self.constant(modules, "modules_")
-            modes = self.constant([m.training for m in modules], "modes_")
-            guards.append(f"[m.training for m in {called}] == {modes}")
-            # A parameter or buffer rebound to another tensor (of any shape) is seen too.
-            held = [id(t) for m in modules for t in (*m._parameters.values(), *m._buffers.values())]
+            # A parameter, buffer or submodule rebound to another (of any shape) is seen too.
+            held = [
+                id(t)
+                for m in modules
+                for t in (*m._parameters.values(), *m._buffers.values(), *m._modules.values())
+            ]
             guards.append(
                 f"[id(t) for m in {called} for t in (*m._parameters.values(), "
-                f"*m._buffers.values())] == {self.constant(held, 'held_')}"
+                f"*m._buffers.values(), *m._modules.values())] == {self.constant(held, 'held_')}"
             )
         return Plan(
             steps=self.steps,
@@ -1441,6 +1549,7 @@ class Tracer:
                 _replayed_range_check(_functional.__dict__["any_outside"]),
             ),
             (_graph, "backend_array_types", _with_traced_arrays()),
+            (_registry, "resolve_device", _noting_default_device(_registry.resolve_device, self)),
             (
                 _engine,
                 "_watched_leaf_edges",
@@ -1496,10 +1605,23 @@ class Tracer:
         _active = self
 
     def note_module(self, module: Any) -> None:
-        """Told of each module called: the plan guards each one's mode and tensors."""
-        if self.recording and id(module) not in self.modules:
-            self.modules[id(module)] = module
-            self._module_members[id(module)] = _members(module)
+        """Told of each module called or whose mode is read: the plan guards each one's
+        tensors, and its mode as it was when the call started, unless the call set it."""
+        key = id(module)
+        if self.recording and key not in self.modules:
+            self.modules[key] = module
+            self._module_members[key] = _members(module)
+            if key not in self._modes_set:
+                self._modes_at_start[key] = module.__dict__.get("training")
+
+    def set_mode(self, module: Any, training: Any) -> None:
+        """``module.training = training`` in the function (``train()``, ``eval()``): the
+        replay does the same at the same point."""
+        self._modes_set.add(id(module))
+        target = self.constant(module, "module_")
+        self.steps.append(
+            Step("text", None, f"{target}.__dict__['training'] = {{0}}", (training,), effect=True)
+        )
 
     def _graph_consumed(self, edge: Any) -> bool:
         """Whether a backward pass without ``retain_graph`` used ``edge``'s node in this call.

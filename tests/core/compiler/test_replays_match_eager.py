@@ -387,3 +387,197 @@ def test_a_modules_mode_read_outside_its_forward_is_guarded():
         model.train()
         compiled(x)
     assert compiled.captures == 2 and "training" not in nn.Module.__dict__
+
+
+@pytest.mark.parametrize("inner_warm", [False, True])
+def test_a_compiled_function_called_by_another_is_part_of_its_plan(inner_warm):
+    # The inner capture ended the outer one: the outer replayed its capture's result
+    # (sin(1) at every call), and a warm inner plan met traced arrays (TypeError).
+    w = plugrad.tensor([0.5, -1.0], requires_grad=True)
+    inner = plugrad.compile(lambda x: (x * w).exp())
+
+    def outer_function(x):
+        y = inner(x).sin()
+        y.sum().backward()
+        return y.detach()
+
+    outer = plugrad.compile(outer_function)
+    if inner_warm:
+        with plugrad.no_grad():
+            inner(plugrad.ones(2))
+            inner(plugrad.ones(2))  # replayed: the plan it tries first at the next call
+    expected_grads = []
+    for i in range(3):
+        x = plugrad.full((2,), float(i))
+        expected = ((x * w).exp().sin()).tolist()
+        assert outer(x).tolist() == expected
+        expected_grads.append(w.grad.tolist())
+    assert expected_grads[0] != expected_grads[1] != expected_grads[2]
+    assert outer.captures == 2  # .grad None, then a .grad to accumulate into
+
+
+def test_a_scheduler_stepped_with_a_tensor_runs_eagerly_as_eager_would():
+    # ReduceLROnPlateau.step(loss) replayed the capture's loss: lr fell at every call.
+    def world():
+        plugrad.manual_seed(0)
+        model = nn.Linear(1, 1)
+        opt = optim.SGD(model.parameters(), lr=0.1)
+        return model, opt, optim.lr_scheduler.ReduceLROnPlateau(opt, patience=0)
+
+    def step_of(model, opt, scheduler):
+        def step(x):
+            opt.zero_grad()
+            loss = (model(x) ** 2).mean()
+            loss.backward()
+            opt.step()
+            scheduler.step(loss)
+            return loss
+
+        return step
+
+    eager, compiled = step_of(*world()), step_of(*world())
+    compiled_step = plugrad.compile(compiled)
+    eager_lrs, compiled_lrs = [], []
+    with pytest.warns(plugrad.errors.CompileWarning, match=r"step\(\) received a tensor"):
+        for i in range(4):
+            x = plugrad.tensor([[float(i + 1)]])
+            eager(x)
+            compiled_step(x)
+            eager_lrs.append(eager.__closure__[1].cell_contents.param_groups[0]["lr"])
+            compiled_lrs.append(compiled.__closure__[1].cell_contents.param_groups[0]["lr"])
+    assert compiled_lrs == eager_lrs
+
+
+NUMPY_ONLY = pytest.mark.skipif(
+    plugrad.default_device().backend.name != "numpy",
+    reason="only NumPy's tensors share host memory and have memory layouts",
+)
+
+
+@NUMPY_ONLY
+def test_host_memory_written_or_returned_runs_eagerly_and_read_only_is_shared():
+    np = pytest.importorskip("numpy")
+
+    def written(x):
+        c = plugrad.as_tensor(np.zeros(3, dtype=np.float32))
+        with plugrad.no_grad():
+            c.add_(x)
+        return c * 1
+
+    compiled = plugrad.compile(written)
+    with pytest.warns(plugrad.errors.CompileWarning, match="wraps host memory"):
+        results = [compiled(plugrad.ones(3)).tolist() for _ in range(3)]
+    assert results == [[1.0] * 3] * 3  # was 1, 2, 3: one array shared by the replays
+    table = np.array([1.0, 2.0, 3.0], dtype=np.float32)
+    compiled = plugrad.compile(lambda x: x * plugrad.as_tensor(table))
+    assert compiled(plugrad.ones(3)).tolist() == [1.0, 2.0, 3.0]
+    table[0] = 10.0  # as eagerly, a replay reads the array as it is now
+    assert compiled(plugrad.ones(3)).tolist() == [10.0, 2.0, 3.0]
+    assert compiled.captures == 1
+
+
+def test_a_submodule_replaced_between_calls_is_seen():
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(3, 2)
+            self.act = nn.Tanh()
+
+        def forward(self, x):
+            return self.act(self.fc(x))
+
+    model = Net()
+    compiled = plugrad.compile(lambda x: model(x).detach())
+    x = plugrad.ones(1, 3)
+    compiled(x)
+    model.act = nn.ReLU()  # the replay computed tanh still
+    assert compiled(x).tolist() == model(x).detach().tolist()
+    assert compiled.captures == 2
+
+
+def test_a_mode_set_inside_the_function_is_set_by_replays_and_the_mode_it_met_guarded():
+    plugrad.manual_seed(0)
+    model = nn.Sequential(nn.Linear(2, 8), nn.Dropout(0.5))
+
+    def validate(x):
+        out = model(x).detach()
+        model.train()  # leaves the model in training mode
+        return out
+
+    compiled = plugrad.compile(validate)
+    x = plugrad.ones(1, 2)
+    model.eval()
+    first = compiled(x)  # eval mode: no dropout
+    assert model.training
+    model.eval()
+    assert compiled(x).tolist() == first.tolist() and model.training  # the replay set it
+    plugrad.manual_seed(5)
+    expected = validate(x).tolist()  # train mode: dropout
+    plugrad.manual_seed(5)
+    assert compiled(x).tolist() == expected  # replayed the eval-mode output before
+    assert compiled.captures == 2
+
+
+def test_a_generator_made_inside_the_function_starts_again_at_every_replay():
+    def seeded(x):
+        return x + plugrad.randn(3, generator=plugrad.Generator(seed=0))
+
+    eager, compiled = _twice(seeded, plugrad.zeros(3))
+    assert [_values(r) for r in compiled] == [_values(r) for r in eager]
+    assert len({tuple(r.tolist()) for r in compiled}) == 1  # was a new draw each replay
+    unseeded = plugrad.compile(lambda x: x + plugrad.randn(3, generator=plugrad.Generator()))
+    assert len({tuple(unseeded(plugrad.zeros(3)).tolist()) for _ in range(3)}) == 3
+
+
+def test_a_call_under_another_default_backend_makes_its_tensors_there():
+    pytest.importorskip("array_api_strict")
+
+    def make(n):
+        return plugrad.ones(n) * 2
+
+    compiled = plugrad.compile(make)
+    assert compiled(3).device == plugrad.default_device()
+    with plugrad.use_backend("array_api_strict"):
+        result = compiled(3)
+        assert result.device == plugrad.default_device()  # was the first call's device
+    assert result.tolist() == [2.0, 2.0, 2.0]
+
+
+@NUMPY_ONLY
+@pytest.mark.parametrize("captured_on", ["a contiguous tensor", "a transposed view"])
+def test_views_that_depend_on_the_memory_layout_follow_the_arguments_layout(captured_on):
+    def write_through(x):
+        y = x.contiguous()  # x itself when contiguous, else a copy
+        with plugrad.no_grad():
+            y.add_(1)
+        return y * 1
+
+    def contiguous():
+        return plugrad.zeros(2, 3)
+
+    def transposed():
+        return plugrad.zeros(3, 2).t()
+
+    first, other = (contiguous, transposed)
+    if captured_on == "a transposed view":
+        first, other = other, first
+    compiled = plugrad.compile(write_through)
+    compiled(first())
+    compiled(first())
+    for make in (other, first):
+        x, twin = make(), make()
+        write_through(twin)
+        compiled(x)
+        assert x.tolist() == twin.tolist()
+    view = plugrad.compile(lambda x: x.view(-1) * 2)
+    view(plugrad.zeros(2, 2))
+    with pytest.raises(plugrad.errors.ShapeError, match="without a copy"):
+        view(plugrad.zeros(2, 2).t())  # was NumPy's ValueError from the replay
+
+
+def test_numpy_float_arguments_are_told_apart_by_their_bits():
+    np = pytest.importorskip("numpy")
+    compiled = plugrad.compile(lambda x, s: x / s)
+    with np.errstate(divide="ignore"):
+        assert compiled(plugrad.ones(1), np.float64(0.0)).tolist() == [float("inf")]
+        assert compiled(plugrad.ones(1), np.float64(-0.0)).tolist() == [float("-inf")]
