@@ -51,6 +51,7 @@ class FunctionCtx(Node):
         self._saved = ()
         self._versions: tuple[int, ...] | None = None
         self._non_differentiable: set[int] = set()
+        self._materialize_grads = True
         self.needs_input_grad: tuple[bool, ...] = ()
 
     def save_for_backward(self, *tensors: Tensor | None) -> None:
@@ -88,6 +89,13 @@ class FunctionCtx(Node):
         """Declare outputs of ``forward`` that have no gradient (e.g. indices)."""
         self._non_differentiable.update(id(t) for t in outputs)
 
+    def set_materialize_grads(self, value: bool) -> None:
+        """Whether ``backward`` receives zeros (the default) or ``None`` for outputs that
+        got no gradient, as PyTorch's; ``False`` spares making the zeros."""
+        if not isinstance(value, bool):
+            raise TypeError(f"set_materialize_grads() takes a bool, got {type(value).__name__}")
+        self._materialize_grads = value
+
     def _backward(self, grad: Any, create_graph: bool) -> tuple[Any, ...]:
         if self._saved is None:
             raise self._freed_error()
@@ -95,12 +103,13 @@ class FunctionCtx(Node):
         grads = (grad,) if self.n_outputs == 1 else tuple(grad)
         xp = self._device.xp
         # Like PyTorch, backward() receives zeros for outputs that got no gradient.
-        grads = tuple(
-            (xp.zeros(shape, dtype=dtype) if g is None else g)
-            for g, (shape, dtype) in zip(grads, self._output_specs)
-        )
+        if self._materialize_grads:
+            grads = tuple(
+                (xp.zeros(shape, dtype=dtype) if g is None else g)
+                for g, (shape, dtype) in zip(grads, self._output_specs)
+            )
         if not create_graph:
-            grads = tuple(_wrap(g, self._device, False, None) for g in grads)
+            grads = tuple(None if g is None else _wrap(g, self._device, False, None) for g in grads)
         result = function.backward(self, *grads)
         if not isinstance(result, tuple):
             result = (result,)

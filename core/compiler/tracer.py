@@ -1608,6 +1608,8 @@ class Tracer:
         """Told of each module called or whose mode is read: the plan guards each one's
         tensors, and its mode as it was when the call started, unless the call set it."""
         key = id(module)
+        if module._module_hooks and self.recording:
+            self.graph_break(f"a hook of {type(module).__name__} runs Python code at its calls")
         if self.recording and key not in self.modules:
             self.modules[key] = module
             self._module_members[key] = _members(module)

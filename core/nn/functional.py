@@ -282,6 +282,12 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
             [3., 3., 3., 3.]])
     """
     _check_same_dtype("linear", input, weight, bias)
+    if weight.ndim == 2 and input.ndim and input.shape[-1] != weight.shape[1]:
+        # Said here: each library refuses in its own words and types (JAX: TypeError).
+        raise ShapeError(
+            f"linear(): the input of shape {input.shape} has {input.shape[-1]} features, but "
+            f"the weight of shape {weight.shape} takes {weight.shape[1]}"
+        )
     try:
         out = _ops.linear(input, weight)
     except ShapeError:

@@ -21,6 +21,8 @@ from ..errors import DtypeError, ShapeError, StateDictError
 from ..grad_mode import no_grad
 from ..keyword_options import spell_out
 from ..tensor import Tensor
+from ..tensor_hooks import RemovableHandle
+from .module_hooks import ModuleHooks, call_with_hooks
 from .parameter import Parameter
 
 if TYPE_CHECKING:
@@ -33,6 +35,9 @@ ModuleT = TypeVar("ModuleT", bound="Module")
 #: Told of every module called while ``plugrad.compile`` captures a plan (whose replays
 #: check each such module's train/eval mode and tensors); None otherwise.
 _call_observer: Callable[[Module], None] | None = None
+
+#: Whether any module ever registered a hook (until then a call does not look for them).
+_hooks_registered = False
 
 
 class IncompatibleKeys(NamedTuple):
@@ -91,6 +96,8 @@ class Module:
     _modules: dict[str, Module | None]
     #: Entries a state dict may leave out (saved by older versions): they keep their values.
     _optional_state: tuple[str, ...] = ()
+    #: The hooks registered on this module (made at the first registration).
+    _module_hooks: ModuleHooks | None = None
 
     def __init__(self) -> None:
         set_ = object.__setattr__
@@ -110,6 +117,8 @@ class Module:
         if _call_observer is not None:
             _call_observer(self)
         try:
+            if _hooks_registered and self._module_hooks:
+                return call_with_hooks(self, self._module_hooks, args, kwargs)
             return self.forward(*args, **kwargs)
         except ShapeError as exc:
             if getattr(exc, "_layer_named", False):
@@ -117,6 +126,77 @@ class Module:
             layered = ShapeError(f"in the layer {self!r}: {exc}")
             vars(layered)["_layer_named"] = True  # the innermost layer is the one to name
             raise layered from exc
+
+    # -- hooks ----------------------------------------------------------------------------
+
+    def _hooks(self) -> ModuleHooks:
+        global _hooks_registered
+        _hooks_registered = True
+        hooks = self._module_hooks
+        if hooks is None:
+            hooks = ModuleHooks()
+            object.__setattr__(self, "_module_hooks", hooks)
+        return hooks
+
+    def register_forward_pre_hook(
+        self, hook: Callable[..., Any], *, prepend: bool = False, with_kwargs: bool = False
+    ) -> RemovableHandle:
+        """Call ``hook(module, args)`` before each ``forward``; it may return new arguments.
+
+        ``with_kwargs=True`` calls ``hook(module, args, kwargs)``, which may return
+        ``(args, kwargs)``. ``prepend=True`` runs it before the hooks registered
+        earlier. Returns a handle whose ``remove()`` unregisters it.
+        """
+        return self._hooks().add("forward_pre", hook, prepend=prepend, with_kwargs=with_kwargs)
+
+    def register_forward_hook(
+        self,
+        hook: Callable[..., Any],
+        *,
+        prepend: bool = False,
+        with_kwargs: bool = False,
+        always_call: bool = False,
+    ) -> RemovableHandle:
+        """Call ``hook(module, args, output)`` after each ``forward``; it may return a new output.
+
+        ``with_kwargs=True`` calls ``hook(module, args, kwargs, output)``;
+        ``always_call=True`` calls it also when ``forward`` raised (with output
+        ``None``). Returns a handle whose ``remove()`` unregisters it.
+
+        Examples
+        --------
+        >>> import plugrad
+        >>> from plugrad import nn
+        >>> layer, seen = nn.Linear(2, 3), []
+        >>> handle = layer.register_forward_hook(lambda m, args, out: seen.append(out.shape))
+        >>> _ = layer(plugrad.ones(4, 2))
+        >>> handle.remove()
+        >>> _ = layer(plugrad.ones(1, 2))
+        >>> seen
+        [(4, 3)]
+        """
+        return self._hooks().add(
+            "forward", hook, prepend=prepend, with_kwargs=with_kwargs, always_call=always_call
+        )
+
+    def register_full_backward_pre_hook(
+        self, hook: Callable[..., Any], prepend: bool = False
+    ) -> RemovableHandle:
+        """Call ``hook(module, grad_output)`` when the gradients of the module's outputs are
+        known (during backward); it may return new ones."""
+        return self._hooks().add("backward_pre", hook, prepend=prepend)
+
+    def register_full_backward_hook(
+        self, hook: Callable[..., Any], prepend: bool = False
+    ) -> RemovableHandle:
+        """Call ``hook(module, grad_input, grad_output)`` when the gradients of the module's
+        tensor arguments are known; it may return new ``grad_input``.
+
+        ``grad_input`` has one entry per positional argument, ``None`` for those
+        that need no gradient; where none does, the hook is called with
+        ``(None,)`` once the outputs' gradients are known.
+        """
+        return self._hooks().add("backward", hook, prepend=prepend)
 
     # -- registration ---------------------------------------------------------------------
 

@@ -405,3 +405,10 @@ def test_power_average_pools_match_pytorch(backend, norm_type, make, shape) -> N
     assert repr(ours) == repr(theirs)
     x = np.abs(images(*shape)) + 0.1  # positive: x ** p is real for every p
     same_outputs_and_gradients(ours, theirs, x)
+
+
+def test_linear_refuses_an_input_with_other_features_in_plugrads_words_on_every_backend():
+    # JAX raised its own TypeError from dot_general; NumPy's ValueError was translated.
+    layer = nn.Linear(3, 2)
+    with pytest.raises(plugrad.errors.ShapeError, match=r"has 5 features, but the weight"):
+        layer(plugrad.ones(2, 5))

@@ -1,0 +1,220 @@
+"""Module hooks, as PyTorch's: code run before and after ``forward`` and on gradients.
+
+``register_forward_pre_hook(hook)``: ``hook(module, args)`` before ``forward``,
+returning ``None`` or new positional arguments (``with_kwargs=True``:
+``hook(module, args, kwargs)`` returning ``None`` or ``(args, kwargs)``).
+
+``register_forward_hook(hook)``: ``hook(module, args, output)`` after it,
+returning ``None`` or a new output (``with_kwargs=True``:
+``hook(module, args, kwargs, output)``; ``always_call=True``: also when
+``forward`` raised).
+
+``register_full_backward_pre_hook(hook)``: ``hook(module, grad_output)`` when
+the gradients of the outputs are known, returning ``None`` or new ones.
+``register_full_backward_hook(hook)``: ``hook(module, grad_input,
+grad_output)`` when those of the tensor arguments are, returning ``None`` or
+new ones (``grad_input`` holds ``None`` for arguments that need none).
+
+Each returns a handle whose ``remove()`` unregisters the hook; ``prepend=True``
+runs it before the hooks registered earlier. A module without hooks pays one
+attribute read per call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..errors import ArgumentError
+from ..function import Function
+from ..grad_mode import is_grad_enabled
+from ..tensor import Tensor
+from ..tensor_hooks import RemovableHandle
+
+__all__ = ["ModuleHooks", "call_with_hooks"]
+
+
+class _Entry:
+    """One registered hook and how it is called (each entry its own object, for ``remove``)."""
+
+    __slots__ = ("always_call", "hook", "with_kwargs")
+
+    def __init__(self, hook: Callable[..., Any], with_kwargs: bool, always_call: bool) -> None:
+        self.hook = hook
+        self.with_kwargs = with_kwargs
+        self.always_call = always_call
+
+
+class ModuleHooks:
+    """The hooks of one module, by kind, in the order they run."""
+
+    __slots__ = ("backward", "backward_pre", "forward", "forward_pre")
+
+    def __init__(self) -> None:
+        self.forward_pre: list[_Entry] = []
+        self.forward: list[_Entry] = []
+        self.backward_pre: list[_Entry] = []
+        self.backward: list[_Entry] = []
+
+    def add(
+        self,
+        kind: str,
+        hook: Any,
+        *,
+        prepend: bool = False,
+        with_kwargs: bool = False,
+        always_call: bool = False,
+    ) -> RemovableHandle:
+        if not callable(hook):
+            raise TypeError(f"a module hook must be callable, got {type(hook).__name__}")
+        entries: list[_Entry] = getattr(self, kind)
+        entry = _Entry(hook, bool(with_kwargs), bool(always_call))
+        entries.insert(0, entry) if prepend else entries.append(entry)
+        return RemovableHandle(entries, entry)
+
+    def __bool__(self) -> bool:
+        return bool(self.forward_pre or self.forward or self.backward_pre or self.backward)
+
+
+def call_with_hooks(module: Any, hooks: ModuleHooks, args: tuple[Any, ...], kwargs: Any) -> Any:
+    """``module.forward(*args, **kwargs)`` with its hooks around it."""
+    for entry in tuple(hooks.forward_pre):
+        if entry.with_kwargs:
+            changed = entry.hook(module, args, kwargs)
+            if changed is not None:
+                if not (isinstance(changed, tuple) and len(changed) == 2):
+                    raise ArgumentError(
+                        f"a forward pre-hook registered with with_kwargs=True returns None or "
+                        f"(args, kwargs), got {type(changed).__name__}"
+                    )
+                args, kwargs = changed
+        else:
+            changed = entry.hook(module, args)
+            if changed is not None:
+                args = changed if isinstance(changed, tuple) else (changed,)
+    backward = (hooks.backward or hooks.backward_pre) and is_grad_enabled()
+    if backward:
+        state = _BackwardState(module, hooks)
+        args = state.watch_inputs(args)
+    try:
+        output = module.forward(*args, **kwargs)
+    except Exception:
+        for entry in tuple(hooks.forward):
+            if entry.always_call:
+                try:
+                    _call_forward_hook(entry, module, args, kwargs, None)
+                except Exception:  # the forward's error is the one to see
+                    pass
+        raise
+    for entry in tuple(hooks.forward):
+        changed = _call_forward_hook(entry, module, args, kwargs, output)
+        if changed is not None:
+            output = changed
+    if backward:
+        output = state.watch_outputs(output)
+    return output
+
+
+def _call_forward_hook(entry: _Entry, module: Any, args: Any, kwargs: Any, output: Any) -> Any:
+    if entry.with_kwargs:
+        return entry.hook(module, args, kwargs, output)
+    return entry.hook(module, args, output)
+
+
+class _BackwardState:
+    """What the backward hooks of one call need: the module, and the outputs' gradients."""
+
+    def __init__(self, module: Any, hooks: ModuleHooks) -> None:
+        self.module = module
+        self.hooks = hooks
+        self.grad_output: tuple[Any, ...] | None = None
+        self.inputs_watched = False
+        self.input_count = 0
+
+    def watch_inputs(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
+        """The arguments, the tensors that require grad passed through an identity whose
+        backward calls the full backward hooks with their gradients."""
+        where = [i for i, a in enumerate(args) if isinstance(a, Tensor) and a.requires_grad]
+        if not where or not self.hooks.backward:
+            return args
+        self.inputs_watched = True
+        self.input_count = len(args)
+        self.positions = where
+        passed = _Watched.apply(self, "inputs", *(args[i] for i in where))
+        passed = passed if isinstance(passed, tuple) else (passed,)
+        new = list(args)
+        for i, tensor in zip(where, passed):
+            new[i] = tensor
+        return tuple(new)
+
+    def watch_outputs(self, output: Any) -> Any:
+        """The output, its tensors passed through an identity whose backward calls the
+        backward pre-hooks (and the full hooks, where no input needs a gradient)."""
+        single = isinstance(output, Tensor)
+        items = (output,) if single else output
+        if not isinstance(items, (tuple, list)):
+            return output
+        where = [i for i, t in enumerate(items) if isinstance(t, Tensor) and t.requires_grad]
+        if not where:
+            return output
+        passed = _Watched.apply(self, "outputs", *(items[i] for i in where))
+        passed = passed if isinstance(passed, tuple) else (passed,)
+        if single:
+            return passed[0]
+        new = list(items)
+        for i, tensor in zip(where, passed):
+            new[i] = tensor
+        return type(items)(*new) if hasattr(items, "_fields") else type(items)(new)
+
+    def outputs_backward(self, grads: tuple[Any, ...]) -> tuple[Any, ...]:
+        for entry in tuple(self.hooks.backward_pre):
+            changed = entry.hook(self.module, grads)
+            if changed is not None:
+                grads = _checked_grads("backward pre-hook", changed, len(grads))
+        self.grad_output = grads
+        if self.hooks.backward and not self.inputs_watched:
+            # No argument needs a gradient: the hooks are called now, with none.
+            for entry in tuple(self.hooks.backward):
+                entry.hook(self.module, (None,), grads)
+        return grads
+
+    def inputs_backward(self, grads: tuple[Any, ...]) -> tuple[Any, ...]:
+        full = [None] * self.input_count
+        for i, grad in zip(self.positions, grads):
+            full[i] = grad
+        grad_input = tuple(full)
+        for entry in tuple(self.hooks.backward):
+            changed = entry.hook(self.module, grad_input, self.grad_output)
+            if changed is not None:
+                grad_input = _checked_grads("full backward hook", changed, self.input_count)
+        return tuple(grad_input[i] for i in self.positions)
+
+
+def _checked_grads(what: str, grads: Any, count: int) -> tuple[Any, ...]:
+    grads = tuple(grads) if isinstance(grads, (tuple, list)) else (grads,)
+    if len(grads) != count:
+        raise ArgumentError(
+            f"a module's {what} returned {len(grads)} gradient(s) where {count} are expected "
+            "(one per tensor, None where there is none)"
+        )
+    return grads
+
+
+class _Watched(Function):
+    """The identity, whose backward hands the gradients to a module's backward hooks."""
+
+    @staticmethod
+    def forward(ctx: Any, state: _BackwardState, side: str, *tensors: Tensor) -> Any:
+        ctx.state, ctx.side = state, side
+        ctx.set_materialize_grads(False)  # an output without gradient: None, as PyTorch's
+        out = tuple(t.view_as(t) for t in tensors)
+        return out[0] if len(out) == 1 else out
+
+    @staticmethod
+    def backward(ctx: Any, *grads: Any) -> Any:
+        state = ctx.state
+        if ctx.side == "outputs":
+            grads = state.outputs_backward(grads)
+        else:
+            grads = state.inputs_backward(grads)
+        return (None, None, *grads)

@@ -1,0 +1,181 @@
+"""Module hooks against PyTorch's: forward pre-hooks and hooks, full backward (pre-)hooks."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+import pytest
+
+import plugrad
+from plugrad import nn
+from plugrad.errors import ArgumentError
+
+torch = pytest.importorskip("torch")
+
+
+def _pair(lib: Any) -> tuple[Any, Any]:
+    """A linear layer with the same weights in both libraries, and an input."""
+    layer = lib.nn.Linear(3, 2)
+    with lib.no_grad():
+        layer.weight.copy_(lib.tensor([[1.0, -2.0, 0.5], [0.0, 1.0, 3.0]]))
+        layer.bias.copy_(lib.tensor([0.25, -1.0]))
+    return layer, lib.tensor([[1.0, 2.0, 3.0], [-1.0, 0.0, 2.0]], requires_grad=True)
+
+
+def _numbers(value: Any) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, (tuple, list)):
+        return [_numbers(v) for v in value]
+    return np.asarray(value.detach().numpy() if hasattr(value, "detach") else value).tolist()
+
+
+SCENARIOS = {
+    "pre-hook scales the input": lambda lib, m: m.register_forward_pre_hook(
+        lambda mod, args: (args[0] * 2,)
+    ),
+    "pre-hook returns one value": lambda lib, m: m.register_forward_pre_hook(
+        lambda mod, args: args[0] + 1
+    ),
+    "pre-hook with kwargs": lambda lib, m: m.register_forward_pre_hook(
+        lambda mod, args, kwargs: ((args[0] - 1,), kwargs), with_kwargs=True
+    ),
+    "hook replaces the output": lambda lib, m: m.register_forward_hook(
+        lambda mod, args, out: out * args[0].sum()
+    ),
+    "hook with kwargs": lambda lib, m: m.register_forward_hook(
+        lambda mod, args, kwargs, out: out + 1, with_kwargs=True
+    ),
+    "hooks in order, one prepended": lambda lib, m: (
+        m.register_forward_hook(lambda mod, args, out: out * 3),
+        m.register_forward_hook(lambda mod, args, out: out + 1, prepend=True),
+    ),
+    "backward pre-hook scales grad_output": lambda lib, m: m.register_full_backward_pre_hook(
+        lambda mod, grad_output: (grad_output[0] * 10,)
+    ),
+    "backward hook replaces grad_input": lambda lib, m: m.register_full_backward_hook(
+        lambda mod, grad_input, grad_output: (grad_input[0] * 0 + grad_output[0].sum(),)
+    ),
+    "removed hook": lambda lib, m: m.register_forward_hook(lambda mod, a, out: out * 7).remove(),
+}
+
+
+@pytest.mark.parametrize("name", list(SCENARIOS))
+def test_hooks_change_values_and_gradients_as_pytorchs(name: str) -> None:
+    results = []
+    for lib in (plugrad, torch):
+        layer, x = _pair(lib)
+        SCENARIOS[name](lib, layer)
+        out = layer(x)
+        (out * lib.tensor([[1.0, 2.0], [3.0, 4.0]])).sum().backward()
+        results.append([_numbers(out), _numbers(x.grad), _numbers(layer.weight.grad)])
+    np.testing.assert_allclose(np.array(results[0][0]), np.array(results[1][0]), rtol=1e-6)
+    for ours, theirs in zip(results[0][1:], results[1][1:]):
+        np.testing.assert_allclose(np.array(ours), np.array(theirs), rtol=1e-6)
+
+
+def test_full_backward_hooks_see_the_gradients_pytorch_gives() -> None:
+    seen: dict[str, list[Any]] = {"plugrad": [], "torch": []}
+    for lib, key in ((plugrad, "plugrad"), (torch, "torch")):
+        layer, x = _pair(lib)
+        layer.register_full_backward_pre_hook(lambda m, go, k=key: seen[k].append(_numbers(go)))
+        layer.register_full_backward_hook(
+            lambda m, gi, go, k=key: seen[k].append((_numbers(gi), _numbers(go)))
+        )
+        (layer(x) ** 2).sum().backward()
+        constant = lib.ones(2, 3)  # no argument needs a gradient: grad_input is (None,)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # PyTorch's about this case
+            (layer(constant) ** 2).sum().backward()
+    assert len(seen["plugrad"]) == len(seen["torch"]) == 4
+    for ours, theirs in zip(seen["plugrad"], seen["torch"]):
+        np.testing.assert_allclose(
+            np.array(_flatten(ours), dtype=float), np.array(_flatten(theirs), dtype=float)
+        )
+
+
+def _flatten(value: Any) -> list[Any]:
+    if value is None:
+        return [np.nan]
+    if isinstance(value, (list, tuple)):
+        return [v for item in value for v in _flatten(item)]
+    return [value]
+
+
+def test_always_call_hooks_run_when_forward_raises() -> None:
+    class Failing(nn.Module):
+        def forward(self, x):
+            raise ValueError("no")
+
+    layer, calls = Failing(), []
+    layer.register_forward_hook(lambda m, a, out: calls.append(("always", out)), always_call=True)
+    layer.register_forward_hook(lambda m, a, out: calls.append("normal"))
+    with pytest.raises(ValueError, match="no"):
+        layer(plugrad.ones(2, 5))
+    assert calls == [("always", None)]
+
+
+def test_hooks_of_submodules_run_inside_the_parent_and_tuples_pass_through() -> None:
+    model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
+    shapes = []
+    handles = [
+        m.register_forward_hook(lambda m, a, out: shapes.append(tuple(out.shape))) for m in model
+    ]
+    model(plugrad.ones(5, 3))
+    assert shapes == [(5, 4), (5, 4), (5, 2)]
+    for handle in handles:
+        handle.remove()
+    rnn, grads = nn.GRU(3, 4, batch_first=True), []
+    rnn.register_full_backward_hook(
+        lambda m, gi, go: grads.append([None if g is None else tuple(g.shape) for g in go])
+    )
+    output, _ = rnn(plugrad.ones(2, 5, 3, requires_grad=True))
+    output.sum().backward()
+    assert grads == [[(2, 5, 4), None]]  # the hidden state took no part in the loss
+
+
+def test_bad_hooks_are_refused_clearly() -> None:
+    layer = nn.Linear(2, 2)
+    with pytest.raises(TypeError, match="must be callable"):
+        layer.register_forward_hook(3)
+    layer.register_forward_pre_hook(lambda m, a, k: "not a pair", with_kwargs=True)
+    with pytest.raises(ArgumentError, match=r"returns None or \(args, kwargs\)"):
+        layer(plugrad.ones(1, 2))
+    other = nn.Linear(2, 2)
+    other.register_full_backward_hook(lambda m, gi, go: (gi[0], gi[0]))
+    with pytest.raises(ArgumentError, match="returned 2 gradient"):
+        other(plugrad.ones(1, 2, requires_grad=True)).sum().backward()
+
+
+def test_a_module_with_hooks_runs_eagerly_under_compile() -> None:
+    layer, seen = nn.Linear(2, 2), []
+    layer.register_forward_hook(lambda m, a, out: seen.append(1))
+    compiled = plugrad.compile(lambda x: layer(x).detach())
+    with pytest.warns(plugrad.errors.CompileWarning, match="a hook of Linear runs Python"):
+        for _ in range(3):
+            compiled(plugrad.ones(1, 2))
+    assert seen == [1, 1, 1]  # a replay would have run it once
+
+
+def test_set_materialize_grads_false_gives_none_for_unused_outputs_as_pytorch() -> None:
+    seen = []
+    for lib in (plugrad, torch):
+        function = lib.autograd.Function
+
+        class Two(function):  # type: ignore[misc, valid-type]
+            @staticmethod
+            def forward(ctx, x):
+                ctx.set_materialize_grads(False)
+                return x * 2, x * 3
+
+            @staticmethod
+            def backward(ctx, ga, gb):
+                seen.append((ga is None, gb is None))
+                return ga * 2
+
+        x = lib.ones(2, requires_grad=True)
+        a, _ = Two.apply(x)
+        a.sum().backward()
+    assert seen == [(False, True), (False, True)]
