@@ -14,7 +14,7 @@ from typing import Any
 from .. import plugin_tables as _plugin_tables
 from .. import registry as _registry
 from ..errors import CompileWarning
-from .plan import Plan, Ref, Step
+from .plan import Plan, Ref, Step, refs_in
 
 __all__ = [
     "compute_in_place",
@@ -216,15 +216,31 @@ def shares_host_memory(plan: Plan) -> bool:
     plan is right for both: the call runs eagerly. Read only, it is shared
     safely, and a change made to it between calls is seen, as eagerly.
     """
-    shared = _written_or_handed_out(plan)
-    constants = plan.constants
+    # Which values are written or leave the plan: the targets of writes (an index is only
+    # read), what is returned or kept in a tensor, and, from the last step back, the first
+    # argument of each step that may return a view of it (reshape, getitem, asarray...).
+    shared = set(plan.output_refs)
     for step in plan.steps:
+        if step.kind in ("setitem", "inplace"):
+            shared.update(refs_in(step.args[0]))
+        elif step.kind == "call" and step.kwargs.get("out") is not None:
+            shared.update(refs_in(step.kwargs["out"]))
+        elif (step.effect and not _only_checks(step)) or (
+            step.kind == "text" and type(step.target) is str and "_wrap(" in step.target
+        ):
+            shared.update(step.uses())  # given to code that may write or keep it
+    constants = plan.constants
+    for step in reversed(plan.steps):
         if step.out not in shared or _only_computes(step):
             continue
-        if step.kind == "text" and _is_array(constants.get(step.target)):
-            return True
-        if any(_is_array(value) for value in step.args):
-            return True
+        if step.kind == "text":
+            if _is_array(constants.get(step.target)) or any(map(_is_array, step.args)):
+                return True
+            shared.update(step.uses())
+        elif step.args:
+            if _is_array(step.args[0]):
+                return True
+            shared.update(refs_in(step.args[0]))
     return False
 
 
