@@ -121,8 +121,10 @@ erf = nn_op("erf", _erf_kernel, vjp=_erf_grad, methods="erf", inplace=True, prom
 def _linear_weight_grad(xp: Any, g: Any, ans: Any, x: Any, weight: Any) -> Any:
     # (out, in) directly, summed over every leading axis: contiguous like the weight,
     # so the optimizer's update runs over plain memory.
-    rows = xp.reshape(g, (-1, g.shape[-1]))
-    return xp.matmul(xp.matrix_transpose(rows), conj(xp, xp.reshape(x, (-1, x.shape[-1]))))
+    # The row count spelled out: -1 is ambiguous where a feature count is 0.
+    count = math.prod(x.shape[:-1])
+    rows = xp.reshape(g, (count, g.shape[-1]))
+    return xp.matmul(xp.matrix_transpose(rows), conj(xp, xp.reshape(x, (count, x.shape[-1]))))
 
 
 def _linear_numpy(xp: Any, x: Any, weight: Any, /) -> Any:
@@ -462,6 +464,43 @@ binary_cross_entropy_with_logits = nn_op(
     "binary_cross_entropy_with_logits", _bce, inputs=("input", "target", "weight", "pos_weight"),
     vjp=(_bce_grad_input, _bce_grad_target, _bce_grad_weight, _bce_grad_pos_weight),
     broadcasting=True, doc="Binary cross-entropy of ``sigmoid(input)`` against ``target``, stably.")
+
+# -- binary cross-entropy of probabilities ---------------------------------------------------
+
+
+def _logs(xp: Any, p: Any, floor: float) -> tuple[Any, Any]:
+    """``log(p)`` and ``log(1 - p)``, each at least ``floor``; log(0) is taken of 1 instead
+    and replaced, so that it neither warns nor makes nan."""
+    positive, below_one = p > 0, p < 1
+    log_p = xp.where(positive, xp.maximum(xp.log(xp.where(positive, p, 1.0)), floor), floor)
+    log_q = xp.where(below_one, xp.log1p(-xp.where(below_one, p, 0.0)), floor)
+    return log_p, xp.maximum(log_q, floor)
+
+
+def _bce_probabilities(xp: Any, input: Any, target: Any, /) -> Any:
+    log_p, log_q = _logs(xp, input, -100.0)  # PyTorch's clamp
+    return -(target * log_p + (1.0 - target) * log_q)
+
+
+#: 1e-12 as float32 holds it: PyTorch's bound, bit for bit in float64 too.
+_BCE_EPSILON = 9.999999960041972e-13
+
+
+def _bce_probabilities_grad_input(xp: Any, g: Any, ans: Any, input: Any, target: Any) -> Any:
+    # PyTorch's: the clamp is ignored, and the product bounded below by 1e-12, so that a
+    # confidently wrong probability (0 for a target of 1) still gets a gradient.
+    return g * (input - target) / xp.maximum(input * (1.0 - input), _BCE_EPSILON)
+
+
+def _bce_probabilities_grad_target(xp: Any, g: Any, ans: Any, input: Any, target: Any) -> Any:
+    log_p, log_q = _logs(xp, input, -math.inf)  # PyTorch's: not clamped (inf at 0 and 1)
+    return g * (log_q - log_p)
+
+
+binary_cross_entropy = nn_op(
+    "binary_cross_entropy", _bce_probabilities,
+    vjp=(_bce_probabilities_grad_input, _bce_probabilities_grad_target), broadcasting=True,
+    doc="Binary cross-entropy of probabilities ``input`` against ``target``, element-wise.")
 
 # -- layer norm ---------------------------------------------------------------------------
 

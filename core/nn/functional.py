@@ -28,6 +28,7 @@ tensor([[-0.2144,  0.1753,  0.0391]])
 from __future__ import annotations
 
 import math
+import numbers
 import warnings
 from array import array
 from collections.abc import Callable, Sequence
@@ -197,8 +198,19 @@ def _reduce(loss: Tensor, reduction: str) -> Tensor:
     return loss
 
 
+def _int_or_itself(value: Any) -> Any:
+    """A NumPy integer (or any integral number but a bool) as an int; anything else as it is."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, (bool, int)):
+        return int(value)
+    return value
+
+
 def _pair(function: str, name: str, value: Any, minimum: int) -> tuple[int, int]:
-    pair = (value, value) if isinstance(value, int) else tuple(value)
+    value = _int_or_itself(value)
+    if isinstance(value, int):
+        pair: tuple[Any, ...] = (value, value)
+    else:
+        pair = tuple(map(_int_or_itself, value)) if isinstance(value, tuple | list) else ()
     if (
         len(pair) != 2
         or not all(isinstance(v, int) and not isinstance(v, bool) for v in pair)
@@ -282,11 +294,11 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
             [3., 3., 3., 3.]])
     """
     _check_same_dtype("linear", input, weight, bias)
-    if weight.ndim == 2 and input.ndim and input.shape[-1] != weight.shape[1]:
+    if weight.ndim in (1, 2) and input.ndim and input.shape[-1] != weight.shape[-1]:
         # Said here: each library refuses in its own words and types (JAX: TypeError).
         raise ShapeError(
             f"linear(): the input of shape {input.shape} has {input.shape[-1]} features, but "
-            f"the weight of shape {weight.shape} takes {weight.shape[1]}"
+            f"the weight of shape {weight.shape} takes {weight.shape[-1]}"
         )
     try:
         out = _ops.linear(input, weight)
@@ -909,10 +921,9 @@ def binary_cross_entropy(
     clamped at -100 as in PyTorch. Prefer :func:`binary_cross_entropy_with_logits`
     on logits: it is stable where the probabilities round to 0 or 1.
 
-    The gradient is that of the loss as computed: a clamped log contributes
-    none (an input within ``exp(-100)`` of 0 or 1). PyTorch's backward ignores
-    the clamp, ``(input - target) / max(input * (1 - input), 1e-12)``, which
-    differs there (up to ``1e12`` for a confidently wrong input).
+    The gradient is PyTorch's, ``(input - target) / max(input * (1 - input),
+    1e-12)``: it ignores the clamp, so a confidently wrong input (0 for a
+    target of 1) gets a gradient (up to ``1e12``) rather than none.
 
     Examples
     --------
@@ -929,13 +940,7 @@ def binary_cross_entropy(
                 f"binary_cross_entropy(): every element of the {name} must lie in [0, 1]"
                 + (" (for logits, use binary_cross_entropy_with_logits)" if name == "input" else "")
             )
-    # NOTE: log(0) is taken of 1 instead (and masked): it would warn, and its gradient
-    # would be inf * 0 = nan.
-    positive, below_one = input > 0, input < 1
-    log_p = _ops.where(positive, _ops.log(_ops.where(positive, input, 1.0)), -100.0)
-    log_not_p = _ops.where(below_one, _ops.log1p(-_ops.where(below_one, input, 0.0)), -100.0)
-    log_p, log_not_p = _ops.maximum(log_p, -100.0), _ops.maximum(log_not_p, -100.0)
-    loss = -(target * log_p + (1.0 - target) * log_not_p)
+    loss = _ops.binary_cross_entropy(input, target)
     if weight is not None:
         loss = loss * _weight_within("binary_cross_entropy", "weight", weight, input)
     return _reduce(loss, reduction)
@@ -1528,7 +1533,8 @@ def _pool_arguments(
             f"{function}(): input must be (N, C, H, W) or (C, H, W), got {input.shape}"
         )
     kernel = _pair(function, "kernel_size", kernel_size, 1)
-    step = kernel if stride is None or stride == () else _pair(function, "stride", stride, 1)
+    no_stride = stride is None or (isinstance(stride, tuple) and not stride)
+    step = kernel if no_stride else _pair(function, "stride", stride, 1)
     pad = _pair(function, "padding", padding, 0)
     dil = _pair(function, "dilation", dilation, 1)
     for p, k, d in zip(pad, kernel, dil):
@@ -2426,7 +2432,8 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, reduction: str = "mean
         _ops.logical_and(listed[:, :, None], chosen[:, :, None] == positions), axis=1
     )
     target_scores = _ops.take_along_axis(scores, chosen, axis=1)
-    hinge = _clamp_min_zero(1.0 - target_scores[:, :, None] + scores[:, None, :])
+    margin = 1.0 - target_scores[:, :, None] + scores[:, None, :]
+    hinge = _ops.where(margin > 0, margin, 0.0)  # PyTorch's: a term at exactly 0 has no gradient
     counted = _ops.logical_and(listed[:, :, None], _ops.logical_not(is_target)[:, None, :])
     loss = _ops.sum(_ops.where(counted, hinge, 0.0), axis=(1, 2)) / classes
     if input.ndim == 1:
@@ -2841,10 +2848,11 @@ _KERNEL = {1: "k", 2: "kh, kw"}
 
 def _ntuple(function: str, name: str, value: Any, n: int, minimum: int) -> tuple[int, ...]:
     """``value`` as ``n`` ints ``>= minimum``: one int for every axis, or a sequence of ``n``."""
+    value = _int_or_itself(value)
     if isinstance(value, int):
         values: tuple[Any, ...] = (value,) * n
     else:
-        values = tuple(value) if isinstance(value, tuple | list) else ()
+        values = tuple(map(_int_or_itself, value)) if isinstance(value, tuple | list) else ()
     if (
         len(values) != n
         or not all(isinstance(v, int) and not isinstance(v, bool) for v in values)
@@ -3173,7 +3181,9 @@ def _pool1d_arguments(
         raise ShapeError(f"{function}(): input must be (N, C, L) or (C, L), got {input.shape}")
     (kernel,) = _ntuple(function, "kernel_size", kernel_size, 1, 1)
     (step,) = (
-        (kernel,) if stride is None or stride == () else _ntuple(function, "stride", stride, 1, 1)
+        (kernel,)
+        if stride is None or (isinstance(stride, tuple) and not stride)
+        else _ntuple(function, "stride", stride, 1, 1)
     )
     (pad_,) = _ntuple(function, "padding", padding, 1, 0)
     (dil,) = _ntuple(function, "dilation", dilation, 1, 1)
@@ -3266,6 +3276,7 @@ def _lp_pool(
         return sign * largest(sign * _ops.abs(input), kernel_size, stride, 0, 1, ceil_mode)
     out = average(input**norm_type, kernel_size, stride, 0, ceil_mode)
     dims = 2 if function == "lp_pool2d" else 1
+    kernel_size = _int_or_itself(kernel_size)
     kernel = kernel_size**dims if isinstance(kernel_size, int) else math.prod(kernel_size)
     return (_ops.sign(out) * relu(_ops.abs(out)) * kernel) ** (1.0 / norm_type)
 
@@ -3443,10 +3454,13 @@ def _output_sizes(function: str, input: Tensor, output_size: Any, nd: int) -> tu
         raise ShapeError(
             f"{function}(): input must be (N, C, {spatial}) or (C, {spatial}), got {input.shape}"
         )
+    output_size = _int_or_itself(output_size)
     sizes = (
         (output_size,) * nd
         if output_size is None or isinstance(output_size, int)
-        else tuple(output_size)
+        else tuple(map(_int_or_itself, output_size))
+        if isinstance(output_size, tuple | list)
+        else ()
     )
     sizes = tuple(n if s is None else s for s, n in zip(sizes, input.shape[-nd:]))
     if len(sizes) != nd or not all(
@@ -3990,6 +4004,16 @@ def interpolate(
             return adaptive_avg_pool1d(input, sizes[0])
         return adaptive_avg_pool2d(input, (sizes[0], sizes[1]))
     out = input
+    integral = linear and input.dtype.kind in ("signed integer", "unsigned integer", "bool")
+    if integral:
+        if input.dtype is _dtypes.bool:
+            raise DtypeError(
+                f"interpolate(mode={mode!r}) blends values, which booleans cannot hold; "
+                "convert the input first (x.float())"
+            )
+        # Blended in float32 and rounded back, as PyTorch's uint8 images are: weights in
+        # the integer dtype were 0 or 1, and the result mostly zeros.
+        out = _ops.astype(input, _dtypes.float32)
     # The last axis first: PyTorch's weighted sums nest in that order.
     for axis in reversed(range(nd)):
         length, target, scale = lengths[axis], sizes[axis], scales[axis]
@@ -3998,6 +4022,8 @@ def interpolate(
         else:
             exact = mode == "nearest-exact"
             out = _nearest(out, axis + 2, length, target, scale, exact, nd == 2)
+    if integral:
+        return _ops.astype(_ops.round(out), input.dtype)
     # A new tensor even where nothing moved, as in PyTorch: writing to it leaves the input.
     return out.clone() if out is input else out
 

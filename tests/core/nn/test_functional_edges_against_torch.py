@@ -164,3 +164,79 @@ def test_linear_with_a_vector_of_weights():
     # 5 features against 3 weights: NumPy's ShapeError, or the torch backend's own error
     with pytest.raises((ValueError, RuntimeError)):
         F.linear(plugrad.ones(4, 5), plugrad.ones(3))
+
+
+@pytest.mark.parametrize("align_corners", [False, True])
+@pytest.mark.parametrize("size", [(9, 13), (3, 4)])
+def test_bilinear_resampling_of_integer_images_blends_as_pytorch(size, align_corners):
+    # The blend weights were cast to uint8 (0 or 1): mostly zeros came out.
+    image = np.random.default_rng(0).integers(0, 256, (1, 2, 5, 7)).astype(np.uint8)
+    ours = F.interpolate(plugrad.asarray(image), size=size, mode="bilinear",
+                         align_corners=align_corners)  # fmt: skip
+    blended = F.interpolate(plugrad.asarray(image.astype(np.float32)), size=size,
+                            mode="bilinear", align_corners=align_corners)  # fmt: skip
+    theirs = TF.interpolate(torch.tensor(image), size=size, mode="bilinear",
+                            align_corners=align_corners)  # fmt: skip
+    assert ours.dtype == plugrad.uint8
+    np.testing.assert_array_equal(ours.numpy(), np.round(blended.numpy()).astype(np.uint8))
+    # PyTorch's uint8 path blends in fixed point: within one of the rounded exact value.
+    assert np.abs(ours.numpy().astype(int) - theirs.numpy().astype(int)).max() <= 1
+    with pytest.raises(plugrad.errors.DtypeError, match="booleans"):
+        F.interpolate(plugrad.asarray(image > 100), size=size, mode="bilinear")
+
+
+def test_binary_cross_entropy_gradient_at_saturated_probabilities_is_pytorchs():
+    # Was 0 where the clamped log takes over: a confidently wrong prediction never learned.
+    p = np.array([0.0, 1.0, 1e-13, 0.3, 1.0 - 1e-15])
+    y = np.array([1.0, 0.0, 0.0, 1.0, 1.0])
+    for reduction in ("sum", "mean", "none"):
+        ours, theirs, our_grad, their_grad = _bce_both(p, y, reduction)
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12)
+        np.testing.assert_allclose(our_grad, their_grad, rtol=1e-12)
+
+
+def _bce_both(p: np.ndarray, y: np.ndarray, reduction: str):
+    results = []
+    for lib, functional in ((plugrad, F), (torch, TF)):
+        x = lib.tensor(p.copy(), requires_grad=True)
+        target = lib.tensor(y.copy(), requires_grad=True)
+        loss = functional.binary_cross_entropy(x, target, reduction=reduction)
+        loss.sum().backward()
+        results.append((loss.detach().numpy(), x.grad.numpy(), target.grad.numpy()))
+    (ours, our_grad, our_target_grad), (theirs, their_grad, their_target_grad) = results
+    np.testing.assert_allclose(our_target_grad, their_target_grad, rtol=1e-12)
+    return ours, theirs, our_grad, their_grad
+
+
+def test_multilabel_margin_loss_at_an_exact_margin_gives_no_gradient_as_pytorch():
+    x = np.array([[1.0, 0.0, 2.0, 1.0]])
+    results = []
+    for lib, functional in ((plugrad, F), (torch, TF)):
+        scores = lib.tensor(x.copy(), requires_grad=True)
+        functional.multilabel_margin_loss(scores, lib.tensor([[0, -1, 1, 2]])).backward()
+        results.append(scores.grad.numpy())
+    np.testing.assert_allclose(results[0], results[1])  # was [-0.75, 0.25, ...]
+
+
+@pytest.mark.parametrize("shape", [(0, 4), (2, 0)])
+def test_linear_with_an_empty_feature_axis_differentiates(shape):
+    rows, features = (3, shape[1]), shape
+    x = plugrad.zeros(rows, requires_grad=True)
+    weight = plugrad.zeros(features, requires_grad=True)
+    F.linear(x, weight).sum().backward()  # reshape(-1, 0) failed
+    assert x.grad.shape == rows and weight.grad.shape == features
+
+
+def test_numpy_integers_size_the_pools():
+    x = np.random.default_rng(0).normal(size=(1, 2, 6, 6))
+    calls = {
+        "max_pool2d": lambda lib, f, t: f.max_pool2d(t, np.int64(2)),
+        "avg_pool2d": lambda lib, f, t: f.avg_pool2d(t, (np.int64(2), 3), stride=np.int32(1)),
+        "adaptive_avg_pool1d": lambda lib, f, t: f.adaptive_avg_pool1d(t[0], np.int64(3)),
+        "lp_pool2d": lambda lib, f, t: f.lp_pool2d(t, 2, np.int64(2)),
+        "conv2d": lambda lib, f, t: f.conv2d(t, lib.ones(1, 2, 3, 3, dtype=lib.float64),
+                                             stride=np.int64(2), padding=np.int64(1)),
+    }  # fmt: skip
+    for name, call in calls.items():
+        ours, theirs = call(plugrad, F, plugrad.asarray(x)), call(torch, TF, torch.tensor(x))
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), err_msg=name)
