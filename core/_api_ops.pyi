@@ -281,6 +281,10 @@ def avg_pool2d_backward(grad: TensorLike, /, *, input_size: Any, kernel_size: An
     """The gradient of :func:`avg_pool2d`: each window's gradient shared among its elements."""
 
 
+def binary_cross_entropy(input: TensorLike, target: TensorLike, /, *, out: Any = ...) -> Tensor:
+    """Binary cross-entropy of probabilities ``input`` against ``target``, element-wise."""
+
+
 def binary_cross_entropy_with_logits(input: TensorLike, target: TensorLike, weight: TensorLike | None = ..., pos_weight: TensorLike | None = ..., *, out: Any = ...) -> Tensor:
     """Binary cross-entropy of ``sigmoid(input)`` against ``target``, stably."""
 
