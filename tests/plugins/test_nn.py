@@ -288,6 +288,13 @@ CASES = [
         ),
     ),
     OpCase(
+        "binary_cross_entropy",
+        "bce-probabilities",
+        lambda p, y: ops.binary_cross_entropy(p, y),
+        lambda p, y: -(y * np.log(p) + (1 - y) * np.log1p(-p)),
+        inputs=lambda seed: uniform(seed, ((3, 4), (0.05, 0.95)), ((3, 4), (0.0, 1.0))),
+    ),
+    OpCase(
         "layer_norm",
         "layer_norm",
         lambda x, w, b: ops.layer_norm(x, w, b, ndim=1),
