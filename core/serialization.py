@@ -26,7 +26,7 @@ from . import dtypes as _dtypes
 from . import registry
 from .backend import Device
 from .creation import target_device
-from .errors import DtypeError, SerializationError
+from .errors import ArgumentError, DtypeError, SerializationError
 from .tensor import Tensor, _wrap
 from .transfer import HostBytes
 
@@ -152,6 +152,7 @@ def load(
     backend: str | None = None,
     device: Device | str | None = None,
     weights_only: bool = True,
+    map_location: Device | str | None = None,
 ) -> Any:
     """Load what :func:`save` wrote, or any safetensors file, as plugrad tensors.
 
@@ -167,6 +168,10 @@ def load(
     weights_only : bool
         Accepted for PyTorch's ``torch.load(..., weights_only=True)``; the file
         holds data only whatever its value, since nothing is ever unpickled.
+    map_location : str or Device, optional
+        PyTorch's name for ``device`` (``map_location="cpu"``). PyTorch's
+        dicts and functions from saved to new devices have nothing to map
+        here (a file records no device): they are refused.
 
     Returns
     -------
@@ -195,6 +200,17 @@ def load(
     >>> plugrad.load(path, backend="array_api_strict")
     tensor([0, 1, 2], device='array_api_strict:0')
     """
+    if map_location is not None:
+        if device is not None:
+            raise ArgumentError(
+                "load() got device= and PyTorch's map_location=, which name the same; give one"
+            )
+        if not isinstance(map_location, (str, Device)):
+            raise ArgumentError(
+                f"load(map_location=...) takes a device (a name such as 'cpu' or a Device), got "
+                f"a {type(map_location).__name__}: a saved file records no device to map from"
+            )
+        device = map_location
     target = target_device(device, backend)
     path = os.fspath(path)
     with open(path, "rb") as file:

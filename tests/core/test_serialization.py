@@ -385,3 +385,16 @@ def test_saving_into_a_missing_folder_names_the_path_asked_for(on_numpy, tmp_pat
     ):
         plugrad.save(plugrad.ones(2), target)
     assert not (tmp_path / "missing").exists()
+
+
+def test_load_takes_pytorchs_map_location_for_a_device(tmp_path) -> None:
+    path = tmp_path / "w.safetensors"
+    plugrad.save({"w": plugrad.arange(3.0)}, path)
+    for where in ("cpu", plugrad.device("cpu")):
+        loaded = plugrad.load(path, map_location=where)
+        assert loaded["w"].device == plugrad.device("cpu")
+        assert loaded["w"].tolist() == [0.0, 1.0, 2.0]
+    with pytest.raises(plugrad.errors.ArgumentError, match="records no device to map from"):
+        plugrad.load(path, map_location={"cuda:0": "cpu"})
+    with pytest.raises(plugrad.errors.ArgumentError, match="give one"):
+        plugrad.load(path, map_location="cpu", device="cpu")
