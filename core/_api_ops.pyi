@@ -309,6 +309,10 @@ def cross_entropy(logits: TensorLike, target: TensorLike, weight: TensorLike | N
     """Cross-entropy of ``logits`` against integer classes ``target``."""
 
 
+def digamma(x: TensorLike, /, *, out: Any = ...) -> Tensor:
+    """The digamma function, the derivative of ``lgamma``."""
+
+
 def dropout(x: TensorLike, keep: TensorLike, /, *, scale: Any, out: Any = ...) -> Tensor:
     """``x * scale`` where the boolean ``keep`` is true, 0 elsewhere."""
 
@@ -329,12 +333,20 @@ def erfc(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Complementary error function ``1 - erf(x)``, accurate in both tails."""
 
 
+def erfinv(y: TensorLike, /, *, out: Any = ...) -> Tensor:
+    """The inverse of the error function, on (-1, 1)."""
+
+
 def gelu(x: TensorLike, /, *, approximate: str = ..., out: Any = ...) -> Tensor:
     """Gaussian error linear unit ``x * Phi(x)``, exact or by tanh (``approximate``)."""
 
 
 def layer_norm(x: TensorLike, weight: TensorLike | None = ..., bias: TensorLike | None = ..., *, ndim: int, eps: float = ..., out: Any = ...) -> Tensor:
     """Normalize the last ``ndim`` axes, then scale by ``weight``, add ``bias``."""
+
+
+def lgamma(x: TensorLike, /, *, out: Any = ...) -> Tensor:
+    """The log of the absolute value of the gamma function."""
 
 
 def linear(x: TensorLike, weight: TensorLike, /, *, out: Any = ...) -> Tensor:
@@ -363,6 +375,10 @@ def max_pool2d_scatter(grad: TensorLike, indices: TensorLike, /, *, input_size: 
 
 def out_of_range(indices: TensorLike, /, *, low: int, high: int, allowed: int | None = ..., out: Any = ...) -> Tensor:
     """Whether some integer in ``indices`` lies outside ``[low, high)`` (other than ``allowed``), in one reduction: a 0-d boolean."""
+
+
+def polygamma(x: TensorLike, /, *, n: int, out: Any = ...) -> Tensor:
+    """The ``n``-th derivative of ``digamma``."""
 
 
 def relu(x: TensorLike, /, *, out: Any = ...) -> Tensor:

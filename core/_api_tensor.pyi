@@ -430,6 +430,9 @@ class InstalledTensorMethods:
     def diff(self, n: int = ..., axis: int = ..., *, prepend: TensorLike | None = ..., append: TensorLike | None = ..., dim: Any = ...) -> Tensor:
         """The ``n``-th difference ``x[i + 1] - x[i]`` along ``axis``, after joining the ends."""
 
+    def digamma_(self, /) -> Tensor:
+        """In-place :meth:`digamma`: ``x.digamma_(...)`` makes ``x`` hold it."""
+
     def dist(self, other: Any, p: Any = ...) -> Any:
         """PyTorch's ``dist(x, other, p=2)``: the ``p``-norm of ``x - other`` (broadcast), 0-d."""
 
@@ -462,6 +465,9 @@ class InstalledTensorMethods:
 
     def erfc_(self, /) -> Tensor:
         """In-place :meth:`erfc`: ``x.erfc_(...)`` makes ``x`` hold it."""
+
+    def erfinv_(self, /) -> Tensor:
+        """In-place :meth:`erfinv`: ``x.erfinv_(...)`` makes ``x`` hold it."""
 
     def exp2_(self, /) -> Tensor:
         """In-place :meth:`exp2`: ``x.exp2_(...)`` makes ``x`` hold it."""
@@ -626,6 +632,9 @@ class InstalledTensorMethods:
     def less_equal_(self, x2: TensorLike, /) -> Tensor:
         """In-place :meth:`less_equal`: ``x.less_equal_(...)`` makes ``x`` hold it."""
 
+    def lgamma_(self, /) -> Tensor:
+        """In-place :meth:`lgamma`: ``x.lgamma_(...)`` makes ``x`` hold it."""
+
     def log10_(self, /) -> Tensor:
         """In-place :meth:`log10`: ``x.log10_(...)`` makes ``x`` hold it."""
 
@@ -723,6 +732,12 @@ class InstalledTensorMethods:
     def mv(self, vec: Tensor) -> Tensor:
         """The product of a matrix and a vector."""
 
+    def mvlgamma(self, p: Any) -> Any:
+        ...
+
+    def mvlgamma_(self, p: Any) -> Any:
+        ...
+
     def nan_to_num(self, nan: float = ..., posinf: float | None = ..., neginf: float | None = ...) -> Any:
         """PyTorch's ``nan_to_num(x, nan=0.0, posinf=None, neginf=None)``: NaN and infinities replaced."""
 
@@ -795,6 +810,12 @@ class InstalledTensorMethods:
 
     def pinverse(self, rcond: float = ...) -> Tensor:
         """The pseudo-inverse; singular values below ``rcond`` times the largest count as 0."""
+
+    def polygamma(self, n: Any) -> Any:
+        ...
+
+    def polygamma_(self, n: Any) -> Any:
+        ...
 
     def pow_(self, x2: TensorLike, /) -> Tensor:
         """In-place :meth:`pow`: ``x.pow_(...)`` makes ``x`` hold it."""
@@ -1124,9 +1145,11 @@ class InstalledTensorMethods:
     cos = _api_plugrad.cos
     cosh = _api_plugrad.cosh
     deg2rad = _api_plugrad.deg2rad
+    digamma = _api_ops.digamma
     eq = _api_plugrad.equal
     erf = _api_ops.erf
     erfc = _api_ops.erfc
+    erfinv = _api_ops.erfinv
     exp = _api_plugrad.exp
     exp2 = _api_plugrad.exp2
     expm1 = _api_plugrad.expm1
@@ -1151,6 +1174,7 @@ class InstalledTensorMethods:
     lerp = _api_plugrad.lerp
     less = _api_plugrad.less
     less_equal = _api_plugrad.less_equal
+    lgamma = _api_ops.lgamma
     log = _api_plugrad.log
     log10 = _api_plugrad.log10
     log1p = _api_plugrad.log1p

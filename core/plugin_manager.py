@@ -79,6 +79,7 @@ BUILTIN_OP_PLUGINS: tuple[str, ...] = (
     "plugrad.plugins.linalg_extension",
     "plugrad.plugins.fft",
     "plugrad.plugins.nn",
+    "plugrad.plugins.special",
     "plugrad.plugins.convolution",
     "plugrad.plugins.manipulation",
     "plugrad.plugins.indexing",

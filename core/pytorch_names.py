@@ -11,6 +11,7 @@ names, ``plugrad.float`` for ``plugrad.float32`` and so on, are set in the packa
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from . import creation as _creation
@@ -35,9 +36,11 @@ __all__ = [
     "diag_embed",
     "diagflat",
     "diagonal",
+    "digamma",
     "einsum",
     "erf",
     "erfc",
+    "erfinv",
     "from_numpy",
     "get_default_dtype",
     "is_complex",
@@ -45,8 +48,11 @@ __all__ = [
     "is_nonzero",
     "is_tensor",
     "isclose",
+    "lgamma",
     "masked_fill",
+    "mvlgamma",
     "numel",
+    "polygamma",
     "promote_types",
     "scatter",
     "set_default_dtype",
@@ -249,6 +255,63 @@ def erf(input: Tensor) -> Tensor:
 def erfc(input: Tensor) -> Tensor:
     """The complementary error function ``1 - erf(x)``, accurate in both tails."""
     return _ops.erfc(_tensor("erfc", input))
+
+
+def lgamma(input: Tensor) -> Tensor:
+    """``log|gamma(x)|`` element-wise (``plugrad.ops.lgamma``; also ``x.lgamma()``).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.lgamma(plugrad.tensor([1.0, 4.0, 0.5]))
+    tensor([0.0000, 1.7918, 0.5724])
+    """
+    return _ops.lgamma(_tensor("lgamma", input))
+
+
+def digamma(input: Tensor) -> Tensor:
+    """The digamma function, the derivative of ``lgamma``, element-wise (``x.digamma()``)."""
+    return _ops.digamma(_tensor("digamma", input))
+
+
+def polygamma(n: int, input: Tensor) -> Tensor:
+    """The ``n``-th derivative of ``digamma`` element-wise (PyTorch's argument order).
+
+    NOTE: from ``n = 2`` on, arguments below -20 lose most digits to cancellation
+    in the reflection formula, as PyTorch's do.
+    """
+    return _ops.polygamma(_tensor("polygamma", input), n=n)
+
+
+def erfinv(input: Tensor) -> Tensor:
+    """The inverse error function element-wise, on ``(-1, 1)`` (``x.erfinv()``).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.erfinv(plugrad.tensor([0.0, 0.5, -1.0]))
+    tensor([ 0.0000,  0.4769,    -inf])
+    """
+    return _ops.erfinv(_tensor("erfinv", input))
+
+
+def mvlgamma(input: Tensor, p: int) -> Tensor:
+    """The log of the multivariate gamma function of dimension ``p``, element-wise.
+
+    ``p (p - 1) / 4 log(pi) + sum over i < p of lgamma(x - i / 2)``; every
+    element must exceed ``(p - 1) / 2``, as in PyTorch.
+    """
+    _tensor("mvlgamma", input)
+    if isinstance(p, bool) or not isinstance(p, int) or p < 1:
+        raise ArgumentError(f"mvlgamma(): p must be a positive int, got {p!r}")
+    if bool(_ops.any(input <= (p - 1) / 2)):
+        raise ValueError(
+            f"mvlgamma(): every element must be greater than (p - 1) / 2 = {(p - 1) / 2}"
+        )
+    total = _ops.lgamma(input)
+    for i in range(1, p):
+        total = total + _ops.lgamma(input - i / 2)
+    return total + p * (p - 1) / 4 * math.log(math.pi)
 
 
 def diagflat(input: Tensor, offset: int = 0) -> Tensor:
@@ -596,6 +659,12 @@ def _equal_method(self: Tensor, other: Tensor) -> bool:
 
 install_methods(isclose=_isclose_method, allclose=_allclose_method, equal=_equal_method)
 install_methods(take_along_dim=lambda self, indices, dim=None: take_along_dim(self, indices, dim))
+install_methods(
+    polygamma=lambda self, n: polygamma(n, self),
+    polygamma_=lambda self, n: self.copy_(polygamma(n, self)),
+    mvlgamma=lambda self, p: mvlgamma(self, p),
+    mvlgamma_=lambda self, p: self.copy_(mvlgamma(self, p)),
+)
 
 
 def _einsum_terms(equation: str, operands: tuple[Tensor, ...]) -> tuple[list[str], str]:

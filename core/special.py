@@ -2,9 +2,8 @@
 
 Each is differentiable, made of plugrad's ops (so it runs on every backend and
 has gradients of every order). The functions PyTorch has here that need a
-kernel plugrad does not have yet (``gammaln``, ``digamma``, ``erfinv``, the
-Bessel functions, ...) are absent, so calling one is an ``AttributeError``
-rather than an approximation.
+kernel plugrad does not have yet (the Bessel functions, ``zeta``, ...) are
+absent, so calling one is an ``AttributeError`` rather than an approximation.
 
 Examples
 --------
@@ -23,13 +22,21 @@ from typing import Any
 from . import ops as _ops
 from .function import Function, FunctionCtx
 from .nn.functional import log_softmax, logsumexp, sigmoid, softmax
-from .pytorch_names import erf, erfc
+from .pytorch_names import digamma, erf, erfc, erfinv, polygamma
+from .pytorch_names import lgamma as gammaln
+from .pytorch_names import mvlgamma as _mvlgamma
 from .tensor import Tensor
 
 __all__ = [
+    "digamma",
     "entr",
     "erf",
     "erfc",
+    "erfinv",
+    "gammaln",
+    "multigammaln",
+    "polygamma",
+    "psi",
     "expit",
     "log_softmax",
     "logsumexp",
@@ -39,6 +46,14 @@ __all__ = [
 ]
 
 expit = sigmoid
+psi = digamma
+
+
+def multigammaln(input: Tensor, p: int) -> Tensor:
+    """The log of the multivariate gamma function of dimension ``p`` (``plugrad.mvlgamma``)."""
+    return _mvlgamma(input, p)
+
+
 #: plugrad's own functions of these names, made when plugins are loaded.
 _OPS = frozenset({"logit", "xlogy", "log1p", "expm1", "exp2", "sinc", "round"})
 __all__ += sorted(_OPS)

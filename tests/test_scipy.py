@@ -29,9 +29,11 @@ DIFFERENTIATED = [
     "special.expit",
     "special.logit",
     "special.erf",
+    "special.gammaln",
+    "special.erfinv",
 ]
 # Computed by NumPy after converting the input: refused instead of cutting the graph.
-REFUSED_CONVERSION = ["special.gammaln"]
+REFUSED_CONVERSION = ["special.ndtri"]
 # Modify in place a value that their backward pass needs.
 REFUSED_IN_PLACE = ["special.log_softmax", "stats.zscore"]
 
@@ -50,7 +52,8 @@ SCRIPT = textwrap.dedent(
         "stats.gmean": stats.gmean, "special.expit": special.expit,
         "special.logit": special.logit, "special.erf": special.erf,
         "special.gammaln": special.gammaln, "special.log_softmax": special.log_softmax,
-        "stats.zscore": stats.zscore,
+        "stats.zscore": stats.zscore, "special.erfinv": special.erfinv,
+        "special.ndtri": special.ndtri,
     }
     results = {}
     for name in sys.argv[1:]:

@@ -11,10 +11,11 @@ Tensors or Python numbers and broadcast together as in PyTorch; with
 constraint raises :class:`plugrad.errors.InvalidArgumentError`, a
 ``ValueError``.
 
-The families whose densities need the log-gamma or digamma function
-(``Gamma``, ``Beta``, ``Dirichlet``, ``Poisson``, ``Binomial``, ``StudentT``,
-``Chi2`` and the rest) are absent, as is ``Normal.icdf`` (it needs
-``erfinv``): plugrad has no kernel for those functions yet.
+The families whose densities need the log-gamma function (``Gamma``,
+``Beta``, ``Dirichlet``, ``Poisson``, ``Binomial``, ``StudentT``, ``Chi2`` and
+the rest) are not written yet, though :func:`plugrad.lgamma`,
+:func:`plugrad.digamma` and :func:`plugrad.erfinv` are there to write them
+(``Normal.icdf`` too).
 
 Examples
 --------
