@@ -309,9 +309,8 @@ def _relink_family(target: Tensor, family: list[tuple[Tensor, Any, Any]], name: 
             updated.add(id(member))
     stale = [m for m, base, _ in family if id(m) not in updated and base is not DETACHED]
     if stale and (target._requires_grad or any(m._requires_grad for m in stale)):
-        node = AliasChangedNode(target, name)
         for other in stale:
-            other._edge = node
+            other._edge = AliasChangedNode(target, name, other._edge)
             other._requires_grad = True
 
 
@@ -479,9 +478,12 @@ class AliasChangedNode(Node):
 
     __slots__ = ("_message",)
 
-    def __init__(self, target: Tensor, name: str) -> None:
+    def __init__(self, target: Tensor, name: str, history: Any = None) -> None:
         self._device = target._device
-        self._edges = ()
+        # The tensor's old history, as the one edge: a backward pass that needs only
+        # some inputs (autograd.grad, backward(inputs=...)) then sees that its path to
+        # them runs through this node, and raises, rather than leaving the path out.
+        self._edges = () if history is None else (history,)
         self._hooks = None
         self._message = (
             f"{name} was applied, while gradients were recorded, to a tensor of shape "

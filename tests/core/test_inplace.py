@@ -604,3 +604,21 @@ def test_retain_grad_follows_a_tensor_changed_in_place_as_in_pytorch() -> None:
     assert h.retains_grad
     assert h.grad.tolist() == [12.0, 24.0]
     assert x.grad.tolist() == [72.0, 144.0]
+
+
+@pytest.mark.parametrize(
+    "view", [lambda y: y.mT, lambda y: y.T, lambda y: y.reshape(4), lambda y: y.permute(1, 0)]
+)
+def test_a_base_changed_through_a_reshaping_view_is_refused_by_every_kind_of_backward(view):
+    # autograd.grad and backward(inputs=...) left the base's path out: [[1, 1], [1, 1]]
+    # where the gradient is [[4, 4], [4, 4]] (backward() raised).
+    x = plugrad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    y = x * 1
+    view(y).mul_(3)
+    loss = y.sum() + x.sum()
+    with pytest.raises(InPlaceModificationError, match="history did not"):
+        plugrad.autograd.grad(loss, [x], retain_graph=True)
+    with pytest.raises(InPlaceModificationError, match="history did not"):
+        loss.backward(inputs=[x], retain_graph=True)
+    with pytest.raises(InPlaceModificationError, match="history did not"):
+        plugrad.autograd.grad(y.sum(), [x], allow_unused=True)
