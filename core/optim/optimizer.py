@@ -628,11 +628,6 @@ def _check_param(param: Any, index: int, name: str) -> None:
             f"was computed by {param.grad_fn!r}; optimize the tensors it was computed from, "
             "or make a leaf with x.detach().requires_grad_()"
         )
-    if not param._requires_grad:
-        raise ValueError(
-            f"parameter {index} (shape {param.shape}) does not require grad, so it would never "
-            "get a gradient; create it with requires_grad=True or call x.requires_grad_()"
-        )
 
 
 def _state_value_for(param: Tensor, value: Any) -> Any:

@@ -496,7 +496,6 @@ CONSTRUCTION_ERRORS = {
     "group dict alone": (lambda: optim.SGD({"params": [leaf(1.0)]}), TypeError, "in a list"),
     "not a tensor": (lambda: optim.SGD([np.ones(2)]), TypeError, "parameter 0 is a ndarray"),
     "non-leaf": (lambda: optim.SGD([leaf(1.0) * 2]), ValueError, "only optimize leaf tensors"),
-    "no grad": (lambda: optim.SGD([plugrad.ones(2)]), ValueError, "does not require grad"),
     "duplicate": (lambda: optim.SGD([w := leaf(1.0), w]), ValueError, "more than once"),
     "negative lr": (lambda: optim.SGD([leaf(1.0)], lr=-0.1), ValueError, "lr must be at least 0"),
     "lr type": (lambda: optim.Adam([leaf(1.0)], lr="fast"), TypeError, "lr must be a number"),
@@ -705,3 +704,25 @@ def test_fill_parameter_docs_indents_entries_and_leaves_other_braces() -> None:
             """
             {maximise}
             """
+
+
+@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "RMSprop"])
+def test_frozen_parameters_are_taken_and_train_once_unfrozen_as_in_pytorch(name):
+    # They were refused: optim.Adam(model.parameters()) failed for a partly frozen model.
+    torch = pytest.importorskip("torch")
+    trajectories = []
+    for lib in (plugrad, torch):
+        frozen = lib.tensor([1.0, -2.0], dtype=lib.float64)  # requires_grad=False
+        trained = lib.tensor([0.5, 3.0], dtype=lib.float64, requires_grad=True)
+        options = {"lr": 0.1} if name != "SGD" else {"lr": 0.1, "momentum": 0.9}
+        opt = getattr(lib.optim, name)([frozen, trained], **options)
+        seen = []
+        for step in range(6):
+            if step == 3:
+                frozen.requires_grad_(True)  # fine-tuning: unfrozen later
+            opt.zero_grad()
+            ((frozen * trained) ** 2).sum().backward()
+            opt.step()
+            seen.append(frozen.detach().tolist() + trained.detach().tolist())
+        trajectories.append(seen)
+    np.testing.assert_allclose(trajectories[0], trajectories[1], rtol=1e-9, atol=1e-15)
