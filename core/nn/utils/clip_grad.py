@@ -33,11 +33,12 @@ def get_total_norm(
     error_if_nonfinite: bool = False,
     foreach: bool | None = None,
 ) -> Tensor:
-    """The ``norm_type``-norm of ``tensors`` taken together, as if concatenated into one vector.
+    """The ``norm_type``-norm of the tensors' norms: for the other orders, that of all their
+    elements, as if concatenated into one vector.
 
     Any order :func:`plugrad.linalg.vector_norm` takes: ``inf`` gives the
-    largest absolute value, ``-inf`` the smallest, ``0`` the number of non-zero
-    elements (PyTorch's counts the tensors that have one). Half-precision
+    largest absolute value, ``-inf`` the smallest, ``0`` the number of tensors
+    with a non-zero element (PyTorch's, not the number of elements). Half-precision
     tensors are summed in ``float32`` (their squares overflow ``float16`` from
     about 256), and the result has the tensors' common dtype. ``foreach`` is
     accepted as PyTorch's (there is one way to compute it here).
@@ -64,11 +65,9 @@ def get_total_norm(
         if not tensors:
             return asarray(0.0)
         per_tensor = ops.stack([ops.vector_norm(t, ord=norm_type) for t in tensors])
-        if norm_type == 0:
-            total = ops.sum(per_tensor)  # counts add up
-        else:
-            # For every other order, the norm of the tensors' norms is that of all their elements.
-            total = ops.vector_norm(per_tensor, ord=norm_type)
+        # PyTorch's: the norm of the tensors' norms, of the same order. For order 0 that is
+        # how many tensors have a nonzero element (not how many elements are nonzero).
+        total = ops.vector_norm(per_tensor, ord=norm_type)
         if error_if_nonfinite and not bool(ops.isfinite(total)):
             raise RuntimeError(
                 f"the total {norm_type}-norm of the gradients is {float(total)}, so they cannot be "

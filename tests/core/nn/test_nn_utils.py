@@ -71,10 +71,19 @@ def test_clip_grad_norm_refuses_bad_norm_type():
         clip_grad_norm_(ours, 1.0, norm_type=math.nan)
 
 
-def test_the_zero_norm_counts_the_non_zero_elements_of_all_gradients():
-    ours, _ = _pair(3)
-    ours[0].grad[0, :] = 0.0
-    assert float(clip_grad_norm_(ours, 1e6, norm_type=0)) == 12 - 4 + 4 + 8
+def test_the_zero_norm_is_pytorchs_the_count_of_tensors_with_a_nonzero_gradient():
+    # Was the count of nonzero elements (4 for these), and clipped by it.
+    torch = pytest.importorskip("torch")
+    totals, grads = [], []
+    for lib in (plugrad, torch):
+        a = lib.tensor([1.0, 0.0, 2.0], requires_grad=True)
+        b = lib.tensor([3.0, 4.0], requires_grad=True)
+        c = lib.tensor([1.0], requires_grad=True)
+        a.grad, b.grad, c.grad = lib.tensor([1.0, 0.0, 2.0]), lib.tensor([3.0, 4.0]), lib.zeros(1)
+        totals.append(float(lib.nn.utils.clip_grad_norm_([a, b, c], 1.0, norm_type=0)))
+        grads.append(a.grad.tolist() + b.grad.tolist())
+    assert totals == [2.0, 2.0]
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-6)
 
 
 @pytest.mark.parametrize("scale", [300.0, 1e-4])
