@@ -164,14 +164,20 @@ def _solve(xp: Any, x1: Any, x2: Any, /, *, left: bool = True) -> Any:
     not every library broadcasts them (CuPy takes equal stacks only). PyTorch's
     ``left=False`` solves ``X @ x1 = x2`` instead, as ``x1.mT @ X.mT = x2.mT``."""
     if not left:
-        if x2.ndim < 2:
+        if x2.ndim < 2 or x2.shape[-1] != x1.shape[-1]:
             raise ShapeError(
-                f"solve(left=False) takes matrices x2 (..., k, n), got shape {tuple(x2.shape)}"
+                f"solve(left=False) solves X @ x1 = x2: x2 must be matrices (..., k, "
+                f"{x1.shape[-1]}) for x1 of shape {tuple(x1.shape)}, got shape {tuple(x2.shape)}"
             )
         t = xp.matrix_transpose
-        return t(_solve(xp, t(x1), t(x2)))
+        return t(_solve_matrices(xp, t(x1), t(x2)))
     if _stack_of_vectors(x1, x2):
         return _solve(xp, x1, xp.expand_dims(x2, axis=-1))[..., 0]
+    return _solve_matrices(xp, x1, x2)
+
+
+def _solve_matrices(xp: Any, x1: Any, x2: Any) -> Any:
+    """``xp.linalg.solve`` with ``x2`` read as the standard reads it, stacks broadcast."""
     if x2.ndim >= 2 and x1.shape[:-2] != x2.shape[:-2]:
         stack = broadcast_shapes(x1.shape[:-2], x2.shape[:-2])
         x1 = xp.broadcast_to(x1, stack + x1.shape[-2:])
@@ -180,17 +186,19 @@ def _solve(xp: Any, x1: Any, x2: Any, /, *, left: bool = True) -> Any:
 
 
 def _solve_grad(which: int) -> Any:
-    def rule(xp: Any, g: Any, ans: Any, x1: Any, x2: Any, *, left: bool) -> Any:
+    def rule(
+        xp: Any, g: Any, ans: Any, x1: Any, x2: Any, *, left: bool, matrices: bool = False
+    ) -> Any:
         if not left:  # the gradients of the transposed problem, transposed back
             t = xp.matrix_transpose
             # (x2 is not saved, only its shape: the rule reads whether it is a matrix.)
-            return t(rule(xp, t(g), t(ans), t(x1), x2, left=True))
-        vector = x2.ndim == 1 or _stack_of_vectors(x1, x2)
+            return t(rule(xp, t(g), t(ans), t(x1), x2, left=True, matrices=True))
+        vector = not matrices and (x2.ndim == 1 or _stack_of_vectors(x1, x2))
         if vector:
             g = xp.expand_dims(g, axis=-1)
             ans = xp.expand_dims(ans, axis=-1)
         # X = A^-1 B: gB = A^-H g, gA = -gB X^H.
-        grad_b = _solve(xp, _mH(xp, x1), g)
+        grad_b = _solve_matrices(xp, _mH(xp, x1), g)
         if which == 1:
             return grad_b[..., 0] if vector else grad_b
         return -xp.matmul(grad_b, _mH(xp, ans))

@@ -270,3 +270,26 @@ def test_lstsq() -> None:
 def test_cond_gradients_where_torch_has_none(p) -> None:
     m = plugrad.tensor([[1.0, 2.0], [3.0, 4.5]], dtype=plugrad.float64, requires_grad=True)
     assert plugrad.autograd.gradcheck(lambda a: plugrad.linalg.cond(a, p), (m,))
+
+
+@pytest.mark.parametrize("b_shape", [(3, 2), (4, 2), (2, 5, 2)])
+def test_solve_with_the_unknown_on_the_left_refuses_other_columns(b_shape) -> None:
+    # x2 of shape (3, 2) for x1 (2, 3, 3) was read as a stack of vectors: a (3, 2) result.
+    a = plugrad.ones(2, 3, 3) + plugrad.eye(3)
+    with pytest.raises(ShapeError, match=r"x2 must be matrices \(\.\.\., k, 3\)"):
+        plugrad.linalg.solve(a, plugrad.ones(*b_shape), left=False)
+    with pytest.raises(RuntimeError, match="Incompatible shapes"):
+        torch.linalg.solve(torch.ones(2, 3, 3) + torch.eye(3), torch.ones(*b_shape), left=False)
+
+
+def test_solve_with_the_unknown_on_the_left_and_broadcast_stacks() -> None:
+    rng = np.random.default_rng(4)
+    a, b = rng.random((2, 3, 3)) + 3 * np.eye(3), rng.random((4, 3))
+    ours = [plugrad.asarray(v, requires_grad=True) for v in (a, b)]
+    theirs = [torch.tensor(v, requires_grad=True) for v in (a, b)]
+    x, tx = plugrad.linalg.solve(*ours, left=False), torch.linalg.solve(*theirs, left=False)
+    np.testing.assert_allclose(x.detach().numpy(), tx.detach().numpy(), rtol=1e-10)
+    (x * x).sum().backward()
+    (tx * tx).sum().backward()
+    for mine, reference in zip(ours, theirs, strict=True):
+        np.testing.assert_allclose(mine.grad.numpy(), reference.grad.numpy(), rtol=1e-8)
