@@ -26,7 +26,8 @@ def default_collate(batch: Sequence[Any]) -> Any:
     tensor in the dtype the whole batch infers (Python floats in ``float64``, as
     PyTorch's); arrays of any Array API library are converted and stacked; tuples,
     lists, named tuples and dicts are collated field by field (tuples and lists
-    into a list, as PyTorch's); strings stay a list.
+    into a list, as PyTorch's); strings stay a list (a tuple where they are a
+    field of the samples, as PyTorch's).
 
     Examples
     --------
@@ -50,11 +51,14 @@ def default_collate(batch: Sequence[Any]) -> Any:
             )
         return ops.stack(list(batch))
     if isinstance(first, (str, bytes)):
-        return list(batch)
+        return batch if isinstance(batch, tuple) else list(batch)  # a column stays a tuple
     if isinstance(first, float):
         # Python floats are double precision; the batch keeps them so (PyTorch's rule).
         return creation.asarray(list(batch), dtype=_dtypes.float64)
-    if isinstance(first, numbers.Number) or _is_scalar_array(first):
+    if _is_scalar_array(first):
+        # Each with its own dtype, as PyTorch's (a 0-d float64 array was made float32).
+        return ops.stack([creation.asarray(sample) for sample in batch])
+    if isinstance(first, numbers.Number):
         # The dtype of the whole batch, as torch.tensor() infers it ([1, 2.5] is float32,
         # [True, 2] int64, NumPy float32 scalars float32): not the first sample's type.
         return creation.asarray(list(batch))
@@ -73,8 +77,9 @@ def default_collate(batch: Sequence[Any]) -> Any:
                 "every sample in a batch must have the same number of fields, got "
                 f"{sorted(lengths)}"
             )
-        # A list, also of tuples, as PyTorch's (the batch is a new sequence, not a sample).
-        return [default_collate(list(column)) for column in zip(*batch)]
+        # A list, also of tuples, as PyTorch's (the batch is a new sequence, not a sample);
+        # each column a tuple, as zip makes it (a column of strings stays one).
+        return [default_collate(column) for column in zip(*batch)]
     raise TypeError(
         f"default_collate cannot batch samples of type {type(first).__name__}; it handles "
         "tensors, arrays, numbers, strings, and tuples, lists and dicts of them "

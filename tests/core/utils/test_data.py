@@ -389,3 +389,23 @@ def test_persistent_workers_serve_every_pass_and_a_slow_batch_times_out(tmp_path
     slow = DataLoader(Pids(), sampler=[0, 3], **options(timeout=0.5))
     with pytest.raises(RuntimeError, match=r"timed out after 0\.5 seconds"):
         list(slow)
+
+
+def test_default_collate_keeps_numpy_dtypes_and_tuple_columns_as_pytorch() -> None:
+    torch = pytest.importorskip("torch")
+    from torch.utils.data import default_collate as torch_collate
+
+    batches = {
+        "0-d float64 arrays": [np.array(0.1), np.array(0.2)],  # were float32
+        "0-d int arrays": [np.array(3), np.array(4)],
+        "float32 scalars": [np.float32(0.5), np.float32(1.5)],
+        "mixed scalars": [np.float32(1.0), np.float64(2.0)],
+    }
+    for name, batch in batches.items():
+        ours, theirs = default_collate(batch), torch_collate(batch)
+        assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1], name
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    ours = default_collate([("a", 1), ("b", 2)])
+    theirs = torch_collate([("a", 1), ("b", 2)])
+    assert type(ours) is type(theirs) is list
+    assert ours[0] == theirs[0] == ("a", "b")  # the column of strings stays a tuple
