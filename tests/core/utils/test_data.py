@@ -392,8 +392,7 @@ def test_persistent_workers_serve_every_pass_and_a_slow_batch_times_out(tmp_path
 
 
 def test_default_collate_keeps_numpy_dtypes_and_tuple_columns_as_pytorch() -> None:
-    torch = pytest.importorskip("torch")
-    from torch.utils.data import default_collate as torch_collate
+    torch_collate = torch_data.default_collate
 
     batches = {
         "0-d float64 arrays": [np.array(0.1), np.array(0.2)],  # were float32
