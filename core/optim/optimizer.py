@@ -584,6 +584,7 @@ class Optimizer:
                 raise TypeError(
                     f"the state of parameter {index} must be a dict, got {type(entry).__name__}"
                 )
+            entry = _numbers_as_numbers(entry)
             self._check_state(param, entry, group_of[id(param)])
             state[param] = {key: _state_value_for(param, value) for key, value in entry.items()}
         self.param_groups = groups
@@ -628,6 +629,26 @@ def _check_param(param: Any, index: int, name: str) -> None:
             f"was computed by {param.grad_fn!r}; optimize the tensors it was computed from, "
             "or make a leaf with x.detach().requires_grad_()"
         )
+
+
+#: State entries plugrad keeps as Python numbers, where PyTorch keeps 0-d tensors.
+_NUMBER_STATE = frozenset({"step", "mu_product", "eta", "mu"})
+
+
+def _numbers_as_numbers(entry: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A saved state entry with PyTorch's 0-d tensors of step counts and factors as numbers,
+    so that a state dict saved by PyTorch (tensors converted) loads."""
+    if not any(isinstance(entry.get(key), Tensor) for key in _NUMBER_STATE):
+        return entry
+    converted = dict(entry)
+    for key in _NUMBER_STATE & converted.keys():
+        value = converted[key]
+        if isinstance(value, Tensor) and value.ndim == 0:
+            number = value.item()
+            if key == "step" and float(number).is_integer():
+                number = int(number)
+            converted[key] = number
+    return converted
 
 
 def _state_value_for(param: Tensor, value: Any) -> Any:

@@ -465,3 +465,40 @@ def test_a_bad_group_is_refused_and_changes_nothing(on_numpy) -> None:
     with pytest.raises(ValueError, match="etaminus"):
         opt.add_param_group({"params": [leaf(1.0)], "etas": (0.5, 0.9)})
     assert (repr(opt), opt.state_dict()["state"][0]["step_size"].tolist()) == before
+
+
+def _as_plugrad(obj):
+    """A PyTorch state dict with its tensors as plugrad's (the container structure kept)."""
+    torch = pytest.importorskip("torch")
+    if isinstance(obj, torch.Tensor):
+        return plugrad.tensor(obj.detach().numpy().copy())
+    if isinstance(obj, dict):
+        return {key: _as_plugrad(value) for key, value in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_as_plugrad(value) for value in obj)
+    return obj
+
+
+COUNTING_STEPS = ["Adam", "AdamW", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam", "RMSprop"]
+
+
+@pytest.mark.parametrize("name", [*COUNTING_STEPS, "Rprop", "ASGD"])
+def test_a_state_dict_saved_by_pytorch_loads_and_continues_alike(name):
+    # Its step counts (and NAdam's and ASGD's factors) are 0-d tensors: they were refused.
+    torch = pytest.importorskip("torch")
+    theirs = torch.tensor([1.0, -2.0], dtype=torch.float64, requires_grad=True)
+    their_opt = getattr(torch.optim, name)([theirs], lr=0.1)
+    for _ in range(4):
+        their_opt.zero_grad()
+        (theirs**2).sum().backward()
+        their_opt.step()
+    ours = plugrad.tensor(theirs.detach().numpy().copy(), requires_grad=True)
+    our_opt = getattr(optim, name)([ours], lr=0.1)
+    our_opt.load_state_dict(_as_plugrad(their_opt.state_dict()))
+    for _ in range(4):
+        for weight, opt in ((theirs, their_opt), (ours, our_opt)):
+            opt.zero_grad()
+            (weight**2).sum().backward()
+            opt.step()
+    # (PyTorch keeps ASGD's factors as float32 tensors: float32's precision.)
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-7)
