@@ -49,7 +49,7 @@ def test_agrees_with_torch(name: str, backend: str) -> None:
 
 
 def test_what_plugrad_cannot_compute_is_absent() -> None:
-    for name in ("gammaln", "digamma", "erfinv", "i0", "bessel_j0"):
+    for name in ("i0", "bessel_j0", "zeta", "ndtri"):
         assert not hasattr(plugrad.special, name)
     with pytest.raises(TypeError, match="takes a Tensor"):
         plugrad.special.ndtr(0.5)
