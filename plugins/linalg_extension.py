@@ -683,8 +683,17 @@ def _torch_diagonal(xp: Any, x: Any, offset: int = 0, dim1: int = 0, dim2: int =
     return xp.linalg.diagonal(xp.permute_dims(x, (*rest, first, second)), offset=offset)
 
 
+def _writable_diagonal(xp: Any, x: Any, /, *, offset: int = 0) -> Any:
+    """NumPy's diagonal view made writable where ``x`` is, as PyTorch's is: writing into it
+    (``x.diagonal().fill_(0)``) writes into ``x``; NumPy makes it read-only."""
+    view = xp.linalg.diagonal(x, offset=offset)
+    if x.flags.writeable and not view.flags.writeable:
+        view.flags.writeable = True
+    return view
+
+
 diagonal = op("diagonal(x, /, *, offset=0)", namespace="linalg", view=True, saves=(),
-              methods={"diagonal": _torch_diagonal},
+              kernels={"numpy": _writable_diagonal}, methods={"diagonal": _torch_diagonal},
               doc="The ``offset`` diagonal of the last two axes.",
               vjp=lambda xp, g, ans, x, *, offset: _embed_diagonal(xp, g, tuple(x.shape), offset))
 

@@ -622,3 +622,22 @@ def test_a_base_changed_through_a_reshaping_view_is_refused_by_every_kind_of_bac
         loss.backward(inputs=[x], retain_graph=True)
     with pytest.raises(InPlaceModificationError, match="history did not"):
         plugrad.autograd.grad(y.sum(), [x], allow_unused=True)
+
+
+@pytest.mark.skipif(
+    plugrad.default_device().backend.name != "numpy",
+    reason="NumPy's read-only diagonal made writable (views are copies on others, or read-only)",
+)
+def test_writing_into_a_diagonal_writes_into_the_matrix_as_pytorch():
+    # NumPy's diagonal view is read-only: fill_ was refused with a message about broadcasts.
+    torch = pytest.importorskip("torch")
+    results = []
+    for lib in (plugrad, torch):
+        x, y = lib.ones(3, 3), lib.ones(2, 3, 4)
+        x.diagonal().fill_(0)
+        y.diagonal(1, 1, 2).mul_(5)
+        results.append((x.tolist(), y.tolist()))
+    assert results[0] == results[1]
+    broadcast = plugrad.ones(3).expand(3, 3)
+    with pytest.raises(plugrad.errors.ReadOnlyViewError):
+        broadcast.diagonal().fill_(0)  # its memory holds one row: still refused
