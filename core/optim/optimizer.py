@@ -117,7 +117,7 @@ class Optimizer:
                 f"{type(self).__name__} got an empty parameter list; pass the tensors to optimize"
             )
         if not isinstance(groups[0], dict):
-            groups = [{"params": groups}]
+            groups = [{"params": groups}]  # tensors, or (name, tensor) pairs
         for group in groups:
             self.add_param_group(group)
 
@@ -163,6 +163,16 @@ class Optimizer:
             params = list(params)
         if not params:
             raise ValueError(f"{name} got a parameter group with no parameters")
+        named = [_is_named(p) for p in params]
+        if any(named):
+            # PyTorch's model.named_parameters(): the names are kept in the group.
+            if not all(named):
+                raise TypeError(
+                    f"{name} got a parameter group mixing (name, tensor) pairs and tensors; "
+                    "give all of them named (model.named_parameters()) or none"
+                )
+            param_group = {**param_group, "param_names": [n for n, _ in params]}
+            params = [p for _, p in params]
         seen: set[int] = set()
         for index, param in enumerate(params):
             _check_param(param, index, name)
@@ -616,6 +626,11 @@ def _refuse_unordered(params: Any, name: str) -> None:
             f"{name} takes an iterable of parameter groups; wrap the single group in a list: "
             "[{'params': ...}]"
         )
+
+
+def _is_named(item: Any) -> bool:
+    """Whether ``item`` is a ``(name, tensor)`` pair, as ``named_parameters()`` yields."""
+    return type(item) is tuple and len(item) == 2 and isinstance(item[0], str)
 
 
 def _check_param(param: Any, index: int, name: str) -> None:

@@ -726,3 +726,26 @@ def test_frozen_parameters_are_taken_and_train_once_unfrozen_as_in_pytorch(name)
             seen.append(frozen.detach().tolist() + trained.detach().tolist())
         trajectories.append(seen)
     np.testing.assert_allclose(trajectories[0], trajectories[1], rtol=1e-9, atol=1e-15)
+
+
+def test_named_parameters_are_taken_and_their_names_kept_as_pytorch():
+    # model.named_parameters() was refused (parameter 0 is a tuple).
+    torch = pytest.importorskip("torch")
+    dicts = []
+    for lib in (plugrad, torch):
+        model = lib.nn.Linear(2, 2)
+        opt = lib.optim.Adam(model.named_parameters(), lr=0.1)
+        model(lib.ones(1, 2)).sum().backward()
+        opt.step()
+        dicts.append(opt.state_dict())
+        grouped = lib.optim.SGD([{"params": model.named_parameters(), "lr": 0.5}])
+        assert grouped.param_groups[0]["param_names"] == ["weight", "bias"]
+        restored = lib.optim.Adam(model.named_parameters(), lr=0.1)
+        restored.load_state_dict(opt.state_dict())
+        assert restored.param_groups[0]["param_names"] == ["weight", "bias"]
+    for saved in dicts:
+        assert saved["param_groups"][0]["param_names"] == ["weight", "bias"]
+        assert sorted(saved["state"]) == [0, 1]
+    weight = plugrad.ones(2, requires_grad=True)
+    with pytest.raises(TypeError, match="mixing"):
+        optim.SGD([("w", weight), plugrad.zeros(2, requires_grad=True)])
