@@ -119,9 +119,32 @@ def _cholesky_grad(xp: Any, g: Any, ans: Any, x: Any, *, upper: bool) -> Any:
 cholesky = op("cholesky(x, /, *, upper=False)", vjp=_cholesky_grad, namespace="linalg",
               doc="Cholesky factor of a symmetric positive-definite matrix (lower, or upper).")
 
-det = op("det(x, /)", namespace="linalg",
-         doc="Determinant of a square matrix (or a stack); the gradient needs it invertible.",
-         vjp=lambda xp, g, ans, x: _matrix_grad(xp, g * conj(xp, ans)) * _mH(xp, xp.linalg.inv(x)))
+def _adjugate(xp: Any, x: Any) -> Any:
+    """``adj(x)``, ``det(x) inv(x)`` where x is invertible, from the SVD ``U S V^H`` where
+    it is not: ``det(U) det(V^H) V diag(prod of the other s) U^H``."""
+    u, s, vh = xp.linalg.svd(x, full_matrices=False)
+    n = s.shape[-1]
+    ones = xp.ones_like(s[..., :1])
+    # The product of every singular value but the i-th, without dividing by a zero.
+    before = xp.cumulative_prod(xp.concat([ones, s[..., :-1]], axis=-1), axis=-1)
+    after = xp.flip(xp.cumulative_prod(xp.concat([ones, xp.flip(s, axis=-1)[..., :-1]], axis=-1),
+                                       axis=-1), axis=-1)  # fmt: skip
+    others = xp.astype(before * after, u.dtype)
+    phase = xp.linalg.det(u) * xp.linalg.det(vh)
+    adjugate = xp.matmul(_mH(xp, vh) * xp.expand_dims(others, axis=-2), _mH(xp, u))
+    return _matrix_grad(xp, phase) * adjugate if n else adjugate
+
+
+def _det_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
+    # NOTE: adj(x) from the SVD, not det(x) inv(x): exact where x is singular too (the
+    # gradient there is the cofactor matrix, not zero), and without a branch on values,
+    # since libraries tell a singular inverse apart differently (NumPy raises, JAX
+    # returns inf).
+    return _matrix_grad(xp, g) * _mH(xp, _adjugate(xp, x))
+
+
+det = op("det(x, /)", namespace="linalg", vjp=_det_grad,
+         doc="Determinant of a square matrix (or a stack); its gradient is the adjugate's.")
 
 
 def _slogdet_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:

@@ -293,3 +293,33 @@ def test_solve_with_the_unknown_on_the_left_and_broadcast_stacks() -> None:
     (tx * tx).sum().backward()
     for mine, reference in zip(ours, theirs, strict=True):
         np.testing.assert_allclose(mine.grad.numpy(), reference.grad.numpy(), rtol=1e-8)
+
+
+def _cofactors(a: np.ndarray) -> np.ndarray:
+    """The cofactor matrix of a square ``a``: the gradient of its determinant, singular too."""
+    n = a.shape[-1]
+    out = np.zeros_like(a)
+    for i in range(n):
+        for j in range(n):
+            minor = np.delete(np.delete(a, i, -2), j, -1)
+            out[..., i, j] = (-1) ** (i + j) * np.linalg.det(minor)
+    return out
+
+
+@pytest.mark.parametrize(
+    "matrix",
+    [
+        [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]],  # rank 2
+        [[1.0, 2.0], [2.0, 4.0]],
+        [[1.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 2.0]],
+        [[[1.0, 2.0], [2.0, 4.0]], [[0.5, -1.0], [2.0, 3.0]]],  # one singular in a stack
+        np.zeros((3, 3)),  # rank 1 or less: all cofactors 0
+    ],
+)
+def test_the_gradient_of_a_singular_determinant_is_its_cofactor_matrix(matrix) -> None:
+    # NumPy's LinAlgError came out of backward; PyTorch 2.13 gives zeros, which is not the
+    # derivative where the rank is n - 1.
+    a = np.asarray(matrix)
+    x = plugrad.asarray(a, requires_grad=True)
+    plugrad.linalg.det(x).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), _cofactors(a), atol=1e-12)
