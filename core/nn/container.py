@@ -471,9 +471,9 @@ class ParameterDict(_Keyed[Parameter]):
         return self[key] if key in self else default
 
     def fromkeys(self, keys: Iterable[str], default: Tensor) -> ParameterDict:
-        """A new ParameterDict with ``default`` (one Parameter, shared) under each of ``keys``."""
-        shared = _as_parameter("ParameterDict", default)
-        return ParameterDict([(key, shared) for key in keys])
+        """A new ParameterDict with ``default`` under each of ``keys``, as PyTorch's: a
+        Parameter is shared; a plain tensor becomes one Parameter per key (over its memory)."""
+        return ParameterDict([(key, default) for key in keys])
 
     def update(
         self, parameters: Mapping[str, Tensor] | Iterable[tuple[str, Tensor]] | ParameterDict

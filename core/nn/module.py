@@ -223,9 +223,17 @@ class Module:
         A ``value`` neither None nor an ``expected`` raises TypeError(``error``), formatted
         with ``name`` and ``got`` (the value's type name), once ``name`` is known to be valid.
         """
-        registry = self._registries(name)[("parameter", "buffer", "module").index(kind)]
+        registries = self._registries(name)
+        registry = registries[("parameter", "buffer", "module").index(kind)]
         if name not in registry:
             _check_name(kind, self, name)
+            for other, what in zip(registries, ("parameter", "buffer", "submodule")):
+                if other is not registry and name in other:
+                    # As PyTorch's: registering moves nothing out of another registry.
+                    raise KeyError(
+                        f"attribute {name!r} already exists (a {what}); delete it first "
+                        f"(del module.{name}) to register a {kind} under that name"
+                    )
         if value is not None and not isinstance(value, expected):
             raise TypeError(error.format(name=name, got=type(value).__name__))
         self._forget(name, keep=registry)
@@ -233,7 +241,19 @@ class Module:
 
     def __setattr__(self, name: str, value: Any) -> None:
         if isinstance(value, (Parameter, Module)):
-            registry = self._registries(name)[0 if isinstance(value, Parameter) else 2]
+            tables = self._registries(name)
+            registry = tables[0 if isinstance(value, Parameter) else 2]
+            if registry is tables[2] and name in tables[0]:
+                raise TypeError(
+                    f"cannot assign a {type(value).__name__} to parameter {name!r}: give a "
+                    f"plugrad.nn.Parameter (or None), or delete it first (del module.{name})"
+                )
+            if registry is tables[0] and hasattr(type(self), name):
+                # A method or class attribute (forward, ...), refused as PyTorch refuses it.
+                raise KeyError(
+                    f"attribute {name!r} already exists on {type(self).__name__}; choose "
+                    "another name for the parameter"
+                )
             self._forget(name, keep=registry)
             registry[name] = value
             return
@@ -481,11 +501,14 @@ class Module:
         """Set training mode (``mode=True``) or evaluation mode on every module; return self.
 
         Only layers that behave differently look at it (:class:`~plugrad.nn.Dropout`).
+        Each child's own ``train`` is called, as in PyTorch, so a module that
+        overrides it (to keep its batch norms frozen, say) has the last word.
         """
         if not isinstance(mode, bool):
             raise TypeError(f"train() takes a bool, got {type(mode).__name__}")
-        for module in self.modules():
-            object.__setattr__(module, "training", mode)
+        object.__setattr__(self, "training", mode)
+        for child in self.children():
+            child.train(mode)
         return self
 
     def eval(self: ModuleT) -> ModuleT:
@@ -507,8 +530,8 @@ class Module:
             if set_to_none:
                 param.grad = None
             else:
-                with no_grad():
-                    grad.zero_()
+                grad.detach_()  # a gradient made with create_graph=True leaves its graph
+                grad.zero_()
 
     # -- moving ---------------------------------------------------------------------------
 
@@ -639,9 +662,11 @@ class Module:
     ) -> IncompatibleKeys:
         """Copy values from ``state_dict`` into the parameters and buffers, in place.
 
-        Every value must have its tensor's shape and dtype (Tensors, or arrays
+        Every value must have its tensor's shape and dtype, or another
+        floating-point dtype for a floating-point tensor (Tensors, or arrays
         that :func:`plugrad.asarray` accepts, e.g. loaded with ``numpy.load``);
-        values are copied, onto each tensor's device. With ``strict``, the keys
+        values are copied into each tensor's memory, on its device, as in
+        PyTorch (a view of a parameter sees them). With ``strict``, the keys
         must be exactly those of :meth:`state_dict`. If anything does not fit,
         :class:`~plugrad.errors.StateDictError` lists every problem and the
         module is left unchanged.
@@ -694,7 +719,9 @@ class Module:
                 problems.append(
                     f"{key!r}: shape {values.shape} in the state dict, {tensor.shape} in the module"
                 )
-            elif values.dtype is not tensor.dtype:
+            elif values.dtype is not tensor.dtype and not (
+                values.dtype.kind == tensor.dtype.kind == "real floating"
+            ):
                 problems.append(
                     f"{key!r}: dtype {values.dtype.name} in the state dict, {tensor.dtype.name} in "
                     "the module (convert one with .to(dtype) first)"
@@ -706,8 +733,11 @@ class Module:
                 f"cannot load into {type(self).__name__}, which is left unchanged:"
                 + "".join(f"\n  {problem}" for problem in problems)
             )
-        for tensor, values in plan:
-            tensor.data = values
+        with no_grad():
+            # Into the tensors' memory, as PyTorch copies: a view of a parameter, or a
+            # state dict taken before, sees the loaded values (float64 ones cast to float32).
+            for tensor, values in plan:
+                tensor.copy_(values)
         return IncompatibleKeys(missing, unexpected)
 
     # -- printing -------------------------------------------------------------------------

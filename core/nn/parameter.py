@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..creation import empty
 from ..tensor import Tensor
 from ..versions import ALIAS
@@ -61,6 +63,13 @@ class Parameter(Tensor):
 
     def __init__(self, data: Tensor | None = None, requires_grad: bool = True) -> None:
         """Everything happens in ``__new__`` (Tensor itself has no constructor)."""
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Parameter:
+        """A copy of the data without the gradient, as PyTorch's (a copied model starts with
+        no ``.grad``; a plain tensor's copy keeps its own)."""
+        copied = super().__deepcopy__(memo)
+        copied._grad = None
+        return copied  # type: ignore[return-value]
 
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()

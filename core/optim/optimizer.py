@@ -659,7 +659,7 @@ def _numbers_as_numbers(entry: Mapping[str, Any]) -> Mapping[str, Any]:
     for key in _NUMBER_STATE & converted.keys():
         value = converted[key]
         if isinstance(value, Tensor) and value.ndim == 0:
-            number = value.item()
+            number: Any = value.item()
             if key == "step" and float(number).is_integer():
                 number = int(number)
             converted[key] = number

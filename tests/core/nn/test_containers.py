@@ -207,8 +207,10 @@ def test_parameter_dict_has_the_dict_methods() -> None:
     params |= nn.ParameterDict({"r": plugrad.ones(1)})
     assert list(params) == ["w", "z", "r"]
     fresh = params.fromkeys(["x", "y"], plugrad.ones(2))
-    assert list(fresh) == ["x", "y"] and fresh["x"] is fresh["y"]
-    assert _names(fresh) == ["x"]  # one shared parameter, listed once as in PyTorch
+    assert list(fresh) == ["x", "y"] and fresh["x"] is not fresh["y"]
+    assert _names(fresh) == ["x", "y"]  # a Parameter per key for a plain tensor, as PyTorch's
+    shared = params.fromkeys(["x", "y"], nn.Parameter(plugrad.ones(2)))
+    assert shared["x"] is shared["y"] and _names(shared) == ["x"]  # one Parameter, listed once
     params.clear()
     assert len(params) == 0 and params.state_dict() == {}
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import copy
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -281,7 +284,7 @@ def test_strict_loading_reports_every_problem_and_changes_nothing() -> None:
     del bad["steps"]
     bad["extra"] = plugrad.ones(1)
     bad["inner.weight"] = plugrad.ones((3, 3))
-    bad["inner.bias"] = plugrad.ones(2, dtype=plugrad.float64)
+    bad["inner.bias"] = plugrad.ones(2, dtype=plugrad.int64)  # float64 would be cast
     bad["scale"] = plugrad.zeros(3)  # fine on its own, but must not be loaded either
     with pytest.raises(StateDictError) as error:
         block.load_state_dict(bad)
@@ -289,7 +292,7 @@ def test_strict_loading_reports_every_problem_and_changes_nothing() -> None:
     assert "missing key 'steps'" in message
     assert "unexpected key 'extra'" in message
     assert "'inner.weight': shape (3, 3) in the state dict, (2, 3) in the module" in message
-    assert "'inner.bias': dtype float64 in the state dict, float32 in the module" in message
+    assert "'inner.bias': dtype int64 in the state dict, float32 in the module" in message
     assert isinstance(error.value, RuntimeError)  # what PyTorch raises
     for name, value in arrays(block).items():
         np.testing.assert_array_equal(value, before[name])
@@ -460,3 +463,55 @@ def test_batch_norm_of_another_channel_count_is_refused_before_any_statistic_mov
         nn.functional.batch_norm(plugrad.randn(4, 1), norm.running_mean, norm.running_var,
                                  training=True)  # fmt: skip
     assert norm.running_mean.tolist() == [0.0] * 3
+
+
+def _with_frozen_batch_norm(lib: Any) -> Any:
+    """A model whose second block keeps its batch norm in eval mode by overriding train()."""
+
+    class Frozen(lib.nn.Module):  # type: ignore[misc, name-defined]
+        def __init__(self):
+            super().__init__()
+            self.bn = lib.nn.BatchNorm1d(2)
+
+        def train(self, mode=True):
+            super().train(mode)
+            self.bn.eval()  # its statistics stay frozen
+            return self
+
+    return lib.nn.Sequential(lib.nn.Linear(2, 2), Frozen())
+
+
+def test_module_mechanics_that_once_differed_from_pytorch() -> None:
+    torch = pytest.importorskip("torch")
+    for lib in (plugrad, torch):
+        lib_nn = lib.nn
+        net = _with_frozen_batch_norm(lib)
+        net.train()
+        assert net[1].bn.training is False, lib.__name__  # a parent's train() calls the child's
+
+        layer = lib_nn.Linear(2, 2)
+        saved, row = layer.state_dict(), layer.weight[0]
+        layer.load_state_dict({"weight": lib.zeros(2, 2), "bias": lib.ones(2)})
+        assert float(saved["weight"].abs().sum()) == 0.0  # loaded into the same memory
+        assert float(row.detach().abs().sum()) == 0.0
+        layer.load_state_dict({"weight": lib.ones(2, 2, dtype=lib.float64), "bias": lib.ones(2)})
+        assert layer.weight.dtype == lib.float32 and float(layer.weight.detach().sum()) == 4.0
+
+        layer(lib.ones(1, 2)).sum().backward()
+        twin = copy.deepcopy(layer)
+        assert twin.bias.grad is None  # a copied Parameter starts without a gradient
+
+        out = layer(lib.ones(1, 2)).sum()
+        (grad,) = lib.autograd.grad(out, layer.weight, create_graph=True)
+        layer.weight.grad = grad
+        layer.zero_grad(set_to_none=False)
+        assert layer.weight.grad.requires_grad is False
+
+        with pytest.raises(KeyError, match="already exists"):
+            layer.register_buffer("weight", lib.zeros(2))
+        with pytest.raises(KeyError, match="already exists"):
+            layer.add_module("weight", lib_nn.ReLU())
+        with pytest.raises(TypeError, match="parameter 'weight'"):
+            layer.weight = lib_nn.ReLU()
+        with pytest.raises(KeyError, match="already exists"):
+            layer.forward = lib_nn.Parameter(lib.ones(1))
