@@ -173,6 +173,10 @@ class Sequential(ModuleList):
         names = list(self._modules)
         setattr(self, names[_position(index, len(names), "Sequential")], module)
 
+    # Printed by name, every module on its line, as PyTorch prints it (a ModuleList folds
+    # runs of alike modules into one line; a Sequential built from names shows them).
+    __repr__ = Module.__repr__
+
     def append(self, module: Module) -> Sequential:
         """Add ``module`` at the end; return self."""
         name = str(len(self))

@@ -756,7 +756,7 @@ class Module:
             if "\n" not in extra:
                 return f"{type(self).__name__}({extra})"
             return f"{type(self).__name__}(\n  " + extra.replace("\n", "\n  ") + "\n)"
-        lines = ([extra] if extra else []) + children
+        lines = (extra.split("\n") if extra else []) + children  # each line indented
         return f"{type(self).__name__}(\n  " + "\n  ".join(lines) + "\n)"
 
 

@@ -515,3 +515,24 @@ def test_module_mechanics_that_once_differed_from_pytorch() -> None:
             layer.weight = lib_nn.ReLU()
         with pytest.raises(KeyError, match="already exists"):
             layer.forward = lib_nn.Parameter(lib.ones(1))
+
+
+def test_reprs_of_named_sequentials_and_multi_line_extra_reprs_are_pytorchs() -> None:
+    torch = pytest.importorskip("torch")
+    from collections import OrderedDict
+
+    texts = []
+    for lib in (plugrad, torch):
+
+        class Noted(lib.nn.Module):  # type: ignore[misc, name-defined]
+            def __init__(self, act):
+                super().__init__()
+                self.act = act
+
+            def extra_repr(self):
+                return "line1\nline2"
+
+        named = lib.nn.Sequential(OrderedDict(conv=lib.nn.Linear(1, 1), act=lib.nn.ReLU()))
+        texts.append([repr(named), repr(lib.nn.Sequential(lib.nn.ReLU(), lib.nn.ReLU())),
+                      repr(Noted(lib.nn.ReLU()))])  # fmt: skip
+    assert texts[0] == texts[1]
