@@ -47,7 +47,7 @@ def cross(x1: TensorLike, x2: TensorLike, /, *, axis: int = ..., dim: Any = ...,
 
 
 def det(x: TensorLike, /, *, out: Any = ...) -> Tensor:
-    """Determinant of a square matrix (or a stack); the gradient needs it invertible."""
+    """Determinant of a square matrix (or a stack); its gradient is the adjugate's."""
 
 
 def diagonal(x: TensorLike, /, *, offset: Any = ...) -> Tensor:
