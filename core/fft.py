@@ -31,15 +31,22 @@ __all__ = ["fftfreq", "rfftfreq"]
 
 def _frequencies(kind: str, n: int, d: float, options: Mapping[str, Any]) -> Tensor:
     dtype, device, backend, requires_grad = creation_options(kind, options)
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise ValueError(f"{kind}() takes the number of samples n as an int >= 0, got {n!r}")
     target = target_device(device, backend)
     native = target.native_dtype(dtype or _dtypes.default_float_dtype)
-    array = getattr(target.xp.fft, kind)(n, d=d, dtype=native, device=target.native)
+    if n == 0:  # no frequencies (the libraries divide by n)
+        array = target.xp.zeros((0,), dtype=native, device=target.native)
+    else:
+        array = getattr(target.xp.fft, kind)(n, d=d, dtype=native, device=target.native)
     return leaf(array, target, requires_grad)
 
 
 @with_creation_options
-def fftfreq(n: int, /, *, d: float = 1.0, **options: Unpack[CreationOptions]) -> Tensor:
+def fftfreq(n: int, /, d: float = 1.0, **options: Unpack[CreationOptions]) -> Tensor:
     """Return the sample frequencies of an ``n``-point transform with sample spacing ``d``.
+
+    ``d`` may come by position, as in PyTorch (``fftfreq(8, 0.1)``).
 
     Examples
     --------
@@ -51,8 +58,10 @@ def fftfreq(n: int, /, *, d: float = 1.0, **options: Unpack[CreationOptions]) ->
 
 
 @with_creation_options
-def rfftfreq(n: int, /, *, d: float = 1.0, **options: Unpack[CreationOptions]) -> Tensor:
+def rfftfreq(n: int, /, d: float = 1.0, **options: Unpack[CreationOptions]) -> Tensor:
     """Return the non-negative sample frequencies of an ``n``-point real transform.
+
+    ``d`` may come by position, as in PyTorch (``rfftfreq(8, 0.1)``).
 
     Examples
     --------

@@ -830,3 +830,16 @@ def test_numpy_force_gives_the_values_of_a_tensor_that_requires_grad() -> None:
     with pytest.raises(plugrad.errors.BackwardError, match="force=True"):
         x.numpy()
     np.testing.assert_array_equal(x.numpy(force=True), [1.0, 1.0])
+
+
+def test_fftfreq_takes_the_spacing_by_position_and_no_samples() -> None:
+    torch = pytest.importorskip("torch")
+    for call in (
+        lambda lib: lib.fft.fftfreq(5, 0.1),
+        lambda lib: lib.fft.rfftfreq(4, 2.0),
+        lambda lib: lib.fft.fftfreq(0),  # ZeroDivisionError from the library before
+    ):
+        np.testing.assert_allclose(call(plugrad).numpy(), call(torch).numpy())
+    assert plugrad.fft.rfftfreq(0).shape == (0,)
+    with pytest.raises(ValueError, match="int >= 0"):
+        plugrad.fft.fftfreq(-1)
