@@ -101,7 +101,9 @@ class Subset(Dataset[T]):
         self.dataset = dataset
         self.indices = list(indices)
 
-    def __getitem__(self, index: int) -> T:
+    def __getitem__(self, index: int | list[int]) -> T:
+        if isinstance(index, list):  # PyTorch's: a list of positions, asked of the dataset
+            return self.dataset[[self.indices[i] for i in index]]
         return self.dataset[self.indices[index]]
 
     def __len__(self) -> int:

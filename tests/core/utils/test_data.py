@@ -408,3 +408,9 @@ def test_default_collate_keeps_numpy_dtypes_and_tuple_columns_as_pytorch() -> No
     theirs = torch_collate([("a", 1), ("b", 2)])
     assert type(ours) is type(theirs) is list
     assert ours[0] == theirs[0] == ("a", "b")  # the column of strings stays a tuple
+
+
+def test_a_subset_takes_a_list_of_positions_as_pytorchs() -> None:
+    ours = Subset(TensorDataset(plugrad.arange(10.0)), [5, 0, 2])[[0, 2]]
+    theirs = torch_data.Subset(torch_data.TensorDataset(torch.arange(10.0)), [5, 0, 2])[[0, 2]]
+    assert [t.tolist() for t in ours] == [t.tolist() for t in theirs] == [[5.0, 2.0]]
