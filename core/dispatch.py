@@ -916,7 +916,7 @@ def _complex_error(op: RegisteredOp, inputs: tuple[Any, ...]) -> DtypeError:
     dtypes = ", ".join(x.dtype.name if isinstance(x, Tensor) else type(x).__name__ for x in inputs)
     return DtypeError(
         f"{op.name}(): complex inputs are not supported ({dtypes}): {op.name} is defined for "
-        "real numbers only, which have an order; apply it to x.real, x.imag or abs(x) instead"
+        "real numbers only; apply it to x.real, x.imag or abs(x) instead"
     )
 
 

@@ -843,3 +843,11 @@ def test_fftfreq_takes_the_spacing_by_position_and_no_samples() -> None:
     assert plugrad.fft.rfftfreq(0).shape == (0,)
     with pytest.raises(ValueError, match="int >= 0"):
         plugrad.fft.fftfreq(-1)
+
+
+def test_transforms_of_real_input_refuse_complex_input_in_plugrads_words() -> None:
+    # NumPy's rfft of complex input raised "ufunc 'rfft_n_even' not supported".
+    z = plugrad.tensor([1 + 1j, 2 - 1j])
+    for transform in (plugrad.fft.rfft, plugrad.fft.ihfft, plugrad.fft.rfftn):
+        with pytest.raises(plugrad.errors.DtypeError, match="complex inputs are not supported"):
+            transform(z)
