@@ -133,7 +133,7 @@ def target_device(device: DeviceLike | Backend, backend: str | None) -> Device:
 def _shape(shape: Shape) -> tuple[int, ...]:
     if isinstance(shape, int):
         return (shape,)
-    if _is_index(shape):  # a NumPy integer, a 0-d integer tensor
+    if type(shape) is not tuple and _is_index(shape):  # a NumPy integer, a 0-d integer tensor
         return (operator.index(cast(Any, shape)),)
     try:
         result = tuple(int(n) for n in shape)
@@ -166,6 +166,11 @@ def _varargs_shape(function: str, shape: tuple[Any, ...], size: Shape | None = N
         return shape[0]
     if not shape:
         raise TypeError(f"{function}() needs a shape: {function}((2, 3)) or {function}(2, 3)")
+    for n in shape:  # the common case, ints (bools too, as PyTorch), as it is
+        if type(n) is not int and type(n) is not bool:
+            break
+    else:
+        return shape
     if not all(isinstance(n, int) or _is_index(n) for n in shape):
         raise TypeError(
             f"{function}() takes the shape as one tuple or as several ints, got {shape!r}"

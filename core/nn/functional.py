@@ -294,19 +294,29 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
             [3., 3., 3., 3.]])
     """
     _check_same_dtype("linear", input, weight, bias)
-    if weight.ndim in (1, 2) and input.ndim and input.shape[-1] != weight.shape[-1]:
-        # Said here: each library refuses in its own words and types (JAX: TypeError).
-        raise ShapeError(
-            f"linear(): the input of shape {input.shape} has {input.shape[-1]} features, but "
-            f"the weight of shape {weight.shape} takes {weight.shape[-1]}"
-        )
     try:
         out = _ops.linear(input, weight)
-    except ShapeError:
+    except Exception:
+        _check_features(input, weight)  # each library refuses in its own words (JAX: TypeError)
         if not isinstance(weight, Tensor) or weight.ndim != 1:
             raise
         out = _ops.matmul(input, weight)  # PyTorch's 1-d weight: one output feature, dropped
     return out if bias is None else out + bias
+
+
+def _check_features(input: Any, weight: Any) -> None:
+    """Refuse, in plugrad's words, an input whose last axis is not the weight's."""
+    if (
+        isinstance(input, Tensor)
+        and isinstance(weight, Tensor)
+        and weight.ndim in (1, 2)
+        and input.ndim
+        and input.shape[-1] != weight.shape[-1]
+    ):
+        raise ShapeError(
+            f"linear(): the input of shape {input.shape} has {input.shape[-1]} features, but "
+            f"the weight of shape {weight.shape} takes {weight.shape[-1]}"
+        ) from None
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
