@@ -61,8 +61,10 @@ def _in_wide(function: Any) -> Any:
 
 
 def _distance_to_integer(xp: Any, x: Any) -> Any:
-    """``x - round(x)``, in [-1/2, 1/2]: sin(pi x) and cot(pi x) from it lose no digits."""
-    return x - xp.round(x)
+    """``x - round(x)``, in [-1/2, 1/2]: sin(pi x) and cot(pi x) from it lose no digits
+    (0 for an infinite x, whose result is set apart: inf - inf would warn)."""
+    finite = xp.where(xp.isfinite(x), x, 0.0)
+    return finite - xp.round(finite)
 
 
 # -- lgamma -------------------------------------------------------------------------------
@@ -158,7 +160,8 @@ def _polygamma_values(xp: Any, n: int, x: Any) -> Any:
     shifts = 0.0
     for _ in range(int(threshold) + (0 if n < 2 else 1 - int(_SHIFTED_FROM))):
         below = y < threshold
-        term = factor / y ** (n + 1) if n else -1.0 / y
+        safe = xp.where(y == 0.0, 1.0, y)  # a pole, whose value is set apart (no warning)
+        term = factor / safe ** (n + 1) if n else -1.0 / safe
         shifts = shifts + xp.where(below, term, 0.0)
         y = xp.where(below, y + 1.0, y)
     value = _polygamma_series(xp, n, y) + shifts

@@ -100,3 +100,15 @@ def test_surface_names_and_methods() -> None:
         plugrad.mvlgamma(plugrad.tensor([0.5]), p=3)
     with pytest.raises(plugrad.errors.ArgumentError, match="non-negative int"):
         plugrad.polygamma(-1, plugrad.tensor([1.0]))
+
+
+def test_poles_and_infinities_warn_of_nothing() -> None:
+    # inf - round(inf) and a division by a pole's 0 warned (NumPy), the value set apart anyway.
+    import warnings
+
+    x = plugrad.tensor([0.0, -0.0, -1.0, -3.0, math.inf, -math.inf, math.nan, -2.5],
+                       dtype=plugrad.float64)  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for function in (plugrad.lgamma, plugrad.digamma, lambda t: plugrad.polygamma(2, t)):
+            function(x)
