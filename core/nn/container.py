@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import operator
 from collections import OrderedDict
 from collections.abc import ItemsView, Iterable, Iterator, KeysView, Mapping, ValuesView
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
@@ -21,7 +22,9 @@ _V = TypeVar("_V")
 
 def _position(index: Any, length: int, kind: str) -> int:
     if not isinstance(index, int) or isinstance(index, bool):
-        raise TypeError(f"{kind} indices must be ints or slices, not {type(index).__name__}")
+        if isinstance(index, bool) or not hasattr(type(index), "__index__"):
+            raise TypeError(f"{kind} indices must be ints or slices, not {type(index).__name__}")
+        index = operator.index(index)  # a NumPy integer, as PyTorch takes it
     if not -length <= index < length:
         raise IndexError(f"index {index} is out of range for a {kind} of length {length}")
     return index % length
@@ -130,6 +133,25 @@ class ModuleList(_Listed[Module]):
             self.append(module)
         return self
 
+    def insert(self, index: int, module: Module) -> None:
+        """Put ``module`` before position ``index`` (as ``list.insert``); renumber the rest."""
+        items = self._items()
+        items.insert(index, module)
+        self._renumber(items)
+
+    def pop(self, index: int = -1) -> Module:
+        """Remove and return the module at ``index`` (the last by default); renumber the rest."""
+        items = self._items()
+        module = items.pop(_position(index, len(items), type(self).__name__))
+        self._renumber(items)
+        return module
+
+    def __iadd__(self, modules: Iterable[Module]) -> ModuleList:
+        return self.extend(modules)
+
+    def __add__(self, other: Iterable[Module]) -> ModuleList:
+        return type(self)([*self._items(), *other])
+
 
 class Sequential(ModuleList):
     """Modules applied one after the other: ``Sequential(a, b)(x)`` is ``b(a(x))``.
@@ -172,6 +194,9 @@ class Sequential(ModuleList):
     def __setitem__(self, index: int, module: Module) -> None:
         names = list(self._modules)
         setattr(self, names[_position(index, len(names), "Sequential")], module)
+
+    def __add__(self, other: Iterable[Module]) -> Sequential:
+        return type(self)(*self._items(), *other)
 
     # Printed by name, every module on its line, as PyTorch prints it (a ModuleList folds
     # runs of alike modules into one line; a Sequential built from names shows them).

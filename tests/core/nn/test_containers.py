@@ -282,3 +282,27 @@ def test_unflatten_refuses_bad_input() -> None:
         nn.Unflatten(1, (4, -1))(plugrad.ones((2, 6)))
     with pytest.raises(ShapeError, match="dim 3 is out of range"):  # named in the layer
         nn.Unflatten(3, (2, 3))(plugrad.ones((2, 6)))
+
+
+def test_module_lists_and_sequentials_insert_pop_and_add_as_pytorchs() -> None:
+    torch = pytest.importorskip("torch")
+    import numpy as np
+
+    seen = []
+    for lib in (plugrad, torch):
+        lib_nn = lib.nn
+        listed = lib_nn.ModuleList([lib_nn.ReLU(), lib_nn.Tanh()])
+        listed.insert(1, lib_nn.Sigmoid())
+        listed += [lib_nn.Identity()]
+        popped = listed.pop(0)
+        joined = listed + lib_nn.ModuleList([lib_nn.ReLU()])
+        chain = lib_nn.Sequential(lib_nn.ReLU(), lib_nn.Tanh())
+        chain.insert(0, lib_nn.Sigmoid())
+        chain.pop(1)
+        longer = chain + lib_nn.Sequential(lib_nn.Identity())
+        seen.append((
+            [type(m).__name__ for m in listed], type(popped).__name__, len(joined),
+            type(listed[np.int64(0)]).__name__, list(listed._modules),
+            [type(m).__name__ for m in chain], type(longer).__name__, len(longer),
+        ))  # fmt: skip
+    assert seen[0] == seen[1]
