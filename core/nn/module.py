@@ -399,10 +399,15 @@ class Module:
         path, _, name = target.rpartition(".")
         module = self.get_submodule(path)
         members = getattr(module, registry)
-        if name not in members or members[name] is None:
+        if name not in members:
             raise AttributeError(
                 f"{type(module).__name__} at {path or 'the top'!r} has no {what} {name!r} (its "
                 f"{what}s: {', '.join(repr(n) for n in members) or 'none'})"
+            )
+        if members[name] is None and what == "parameter":  # PyTorch's: a buffer may be None
+            raise AttributeError(
+                f"the parameter {name!r} of {type(module).__name__} at {path or 'the top'!r} is "
+                "registered but holds None"
             )
         return members[name]
 
@@ -410,9 +415,10 @@ class Module:
         """Return the parameter at the dotted path ``target`` (``"0.weight"``)."""
         return cast(Parameter, self._get_member(target, "_parameters", "parameter"))
 
-    def get_buffer(self, target: str) -> Tensor:
-        """Return the buffer at the dotted path ``target`` (``"bn.running_mean"``)."""
-        return cast(Tensor, self._get_member(target, "_buffers", "buffer"))
+    def get_buffer(self, target: str) -> Tensor | None:
+        """Return the buffer at the dotted path ``target`` (``"bn.running_mean"``); ``None``
+        for one registered as None, as PyTorch's."""
+        return cast("Tensor | None", self._get_member(target, "_buffers", "buffer"))
 
     def modules(self) -> Iterator[Module]:
         """Yield this module and every descendant, each once."""

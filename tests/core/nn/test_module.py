@@ -451,6 +451,11 @@ def test_get_submodule_parameter_and_buffer_follow_dotted_paths() -> None:
     ):
         with pytest.raises(AttributeError, match=message):
             call()
+    layer = nn.Linear(2, 2, bias=False)
+    layer.register_buffer("scale", None)
+    assert layer.get_buffer("scale") is None  # as PyTorch's (it raised)
+    with pytest.raises(AttributeError, match="registered but holds None"):
+        layer.get_parameter("bias")  # the message said it had none while listing it
 
 
 def test_batch_norm_of_another_channel_count_is_refused_before_any_statistic_moves() -> None:
