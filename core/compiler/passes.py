@@ -817,7 +817,12 @@ def compute_in_place(plan: Plan) -> Plan:
         label, name = function
         fits = takes_out.get(function)
         if fits is None:
-            fits = takes_out[function] = _takes_out(getattr(namespaces.get(label), name, None))
+            namespace = namespaces.get(label)
+            known = (id(namespace), name)
+            fits = _TAKES_OUT.get(known)
+            if fits is None:  # asked of the library once (a namespace's getattr is slow)
+                fits = _TAKES_OUT[known] = _takes_out(getattr(namespace, name, None))
+            takes_out[function] = fits
         if step.kwargs or not fits:
             if name in _OWNED_RESULT and not step.kwargs:
                 owned.add(step.out)
@@ -859,6 +864,10 @@ def _elementwise_function(step: Step) -> tuple[str, str] | None:
         return label, name
     return None
 
+
+#: (id of a backend namespace, function name) -> whether the function takes ``out=``; the
+#: namespaces are the long-lived modules of the backends.
+_TAKES_OUT: dict[tuple[int, str], bool] = {}
 
 #: Libraries whose ufuncs write into ``out=`` (JAX's have the same type name and refuse it).
 _OUT_LIBRARIES = frozenset({"numpy", "cupy"})
