@@ -109,7 +109,9 @@ def _stride(self: Tensor, dim: int | None = None) -> Any:
     strides = self._device.backend.strides(self._array)
     if dim is None:
         return strides
-    if type(dim) is not int or not -len(strides) <= dim < max(len(strides), 1):
+    if type(dim) is not int or not -len(strides) <= dim < len(strides):
+        if not strides:
+            raise AxisError(f"stride(dim={dim!r}): a 0-d tensor has no dimensions")
         raise AxisError(
             f"stride(dim={dim!r}): dim must be an int in [{-len(strides)}, "
             f"{len(strides) - 1}] for a tensor of {len(strides)} dimension(s)"

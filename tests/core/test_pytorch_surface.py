@@ -823,6 +823,8 @@ def test_stride_is_pytorchs_in_elements() -> None:
         assert program(plugrad) == program(torch)
     with pytest.raises(IndexError, match=r"dim must be an int in \[-2, 1\]"):
         plugrad.zeros(2, 3).stride(2)
+    with pytest.raises(IndexError, match="a 0-d tensor has no dimensions"):
+        plugrad.tensor(1.0).stride(0)  # was the tuple's own IndexError
 
 
 def test_numpy_force_gives_the_values_of_a_tensor_that_requires_grad() -> None:
