@@ -306,7 +306,8 @@ def mvlgamma(input: Tensor, p: int) -> Tensor:
         raise ArgumentError(f"mvlgamma(): p must be a positive int, got {p!r}")
     if bool(_ops.any(input <= (p - 1) / 2)):
         raise ValueError(
-            f"mvlgamma(): every element must be greater than (p - 1) / 2 = {(p - 1) / 2}"
+            f"mvlgamma(): every element must be greater than (p - 1) / 2 = {(p - 1) / 2}, "
+            "where the multivariate gamma function is defined; use a smaller p or larger inputs"
         )
     total = _ops.lgamma(input)
     for i in range(1, p):

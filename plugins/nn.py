@@ -32,7 +32,7 @@ from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
 from plugrad.plugins._error_function import ERFC_ZERO_BEYOND, erf_values, erfc_values
 from plugrad.plugins._index_plan import put
-from plugrad.plugins._rules import conj, device_of, is_complex, is_half, logistic
+from plugrad.plugins._rules import cast, conj, device_of, is_complex, is_half, logistic
 from plugrad.plugins._scatter import scatter_add_generic, scatter_add_numpy
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
@@ -475,11 +475,6 @@ def _normalized(xp: Any, x: Any, ndim: int, eps: float) -> tuple[Any, Any]:
     return centered * rstd, rstd
 
 
-def _as(xp: Any, result: Any, like: Any) -> Any:
-    """``result`` in ``like``'s dtype (a float16 input's result, computed in float32)."""
-    return result if result.dtype == like.dtype else xp.astype(result, like.dtype)
-
-
 def _layer_norm_kernel(
     xp: Any, x: Any, weight: Any = None, bias: Any = None, *, ndim: int, eps: float = 1e-5
 ) -> Any:
@@ -488,7 +483,7 @@ def _layer_norm_kernel(
         out = out * weight
     if bias is not None:
         out = out + bias
-    return _as(xp, out, x)
+    return cast(xp, out, x.dtype)
 
 
 def _layer_norm_grad_x(
@@ -497,24 +492,24 @@ def _layer_norm_grad_x(
     axes = tuple(range(x.ndim - ndim, x.ndim))
     normalized, rstd = _normalized(xp, x, ndim, eps)
     gw = g if weight is None else g * weight
-    gw = _as(xp, gw, normalized)  # float16's means taken in float32
+    gw = cast(xp, gw, normalized.dtype)  # float16's means taken in float32
     mean_gw = xp.mean(gw, axis=axes, keepdims=True)
     mean_gwn = xp.mean(gw * normalized, axis=axes, keepdims=True)
-    return _as(xp, rstd * (gw - mean_gw - normalized * mean_gwn), x)
+    return cast(xp, rstd * (gw - mean_gw - normalized * mean_gwn), x.dtype)
 
 
 def _layer_norm_grad_weight(
     xp: Any, g: Any, ans: Any, x: Any, weight: Any, bias: Any, *, ndim: int, eps: float
 ) -> Any:
     normalized, _ = _normalized(xp, x, ndim, eps)
-    return _as(xp, xp.sum(g * normalized, axis=tuple(range(x.ndim - ndim))), weight)
+    return cast(xp, xp.sum(g * normalized, axis=tuple(range(x.ndim - ndim))), weight.dtype)
 
 
 def _layer_norm_grad_bias(
     xp: Any, g: Any, ans: Any, x: Any, weight: Any, bias: Any, *, ndim: int, eps: float
 ) -> Any:
     wide = xp.float32 if is_half(xp, g.dtype) else None  # float16 summed in float32
-    return _as(xp, xp.sum(g, axis=tuple(range(x.ndim - ndim)), dtype=wide), bias)
+    return cast(xp, xp.sum(g, axis=tuple(range(x.ndim - ndim)), dtype=wide), bias.dtype)
 
 
 layer_norm = nn_op("layer_norm", _layer_norm_kernel, inputs=("x", "weight", "bias"),
