@@ -161,6 +161,8 @@ def _standard_result(
     device: Any, values: tuple[Any, ...], first: _dtypes.DType, second: _dtypes.DType
 ) -> _dtypes.DType:
     """The Array API's promotion of two dtypes of one kind (or real with complex)."""
+    if _dtypes.kind_rank(first) >= 2 and _dtypes.kind_rank(second) >= 2:
+        return _dtypes.floating_result(first, second)
     try:
         return device.result_type(first, second)
     except TypeError as exc:
@@ -233,6 +235,9 @@ def _backend_info(
     if dtype.kind not in kinds:
         other = "iinfo" if function == "finfo" else "finfo"
         raise DtypeError(f"{function}() needs {wanted}, got {dtype.name}; see {other}()")
+    if dtype not in device._dtype_to_native and not isinstance(type, Tensor):
+        # A dtype's limits are the same in every library: ask NumPy's (always installed).
+        device = registry.resolve_device("numpy")
     return dtype, getattr(device.xp, function)(device.native_dtype(dtype))
 
 

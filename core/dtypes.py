@@ -171,6 +171,31 @@ def mixed_kind_result(first: DType, second: DType) -> DType | None:
     return first if rank1 > rank2 else second
 
 
+_FLOATING_BY_SIZE = {
+    ("real floating", 2): float16,
+    ("real floating", 4): float32,
+    ("real floating", 8): float64,
+    ("complex floating", 4): complex64,  # float16 with a complex dtype: complex64, as PyTorch
+    ("complex floating", 8): complex64,
+    ("complex floating", 16): complex128,
+}
+
+
+def floating_result(first: DType, second: DType) -> DType:
+    """The promotion of two floating dtypes (real or complex), which every library shares.
+
+    The wider precision wins; complex if either is. It needs no backend, so it
+    holds for dtypes a backend lacks (``float16`` on array-api-strict).
+    """
+    part = max(
+        first.itemsize // 2 if first.kind == "complex floating" else first.itemsize,
+        second.itemsize // 2 if second.kind == "complex floating" else second.itemsize,
+    )
+    if "complex floating" in (first.kind, second.kind):
+        return _FLOATING_BY_SIZE["complex floating", 2 * part]
+    return _FLOATING_BY_SIZE["real floating", part]
+
+
 def common_dtype(dtypes: Sequence[DType], standard: Callable[[DType, DType], DType]) -> DType:
     """The dtype tensors of ``dtypes`` combine into: across kinds PyTorch's rule
     (:func:`mixed_kind_result`), within a kind (or real with complex floating) the

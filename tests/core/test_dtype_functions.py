@@ -1,0 +1,42 @@
+"""result_type, promote_types, finfo and iinfo of dtypes alone need no backend that holds them.
+
+Their answers are the same in every library, so they hold under any default
+backend, array-api-strict's (which has no float16) included.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+import plugrad
+
+FLOATING = ["float16", "float32", "float64", "complex64", "complex128"]
+# NumPy's and PyTorch's promotion of floating dtypes (the wider precision; complex if either is).
+EXPECTED = {
+    ("float16", "float32"): "float32",
+    ("float16", "float64"): "float64",
+    ("float16", "complex64"): "complex64",
+    ("float16", "complex128"): "complex128",
+    ("float32", "float64"): "float64",
+    ("float32", "complex64"): "complex64",
+    ("float32", "complex128"): "complex128",
+    ("float64", "complex64"): "complex128",
+    ("float64", "complex128"): "complex128",
+    ("complex64", "complex128"): "complex128",
+}
+
+
+@pytest.mark.parametrize(("first", "second"), list(itertools.product(FLOATING, FLOATING)))
+def test_floating_dtypes_promote_without_a_backend(first: str, second: str) -> None:
+    expected = first if first == second else EXPECTED.get((first, second))
+    expected = expected or EXPECTED[second, first]
+    for function in (plugrad.result_type, plugrad.promote_types):
+        assert function(getattr(plugrad, first), getattr(plugrad, second)).name == expected
+
+
+def test_limits_of_a_dtype_the_default_backend_lacks() -> None:
+    info = plugrad.finfo(plugrad.float16)
+    assert (info.bits, info.eps, info.max) == (16, 2.0**-10, 65504.0)
+    assert plugrad.iinfo(plugrad.uint64).max == 2**64 - 1
