@@ -91,6 +91,13 @@ from .function import Function, FunctionCtx
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .graph import Node
 from .lazy import compute
+from .memory_formats import (
+    channels_last,
+    channels_last_3d,
+    contiguous_format,
+    memory_format,
+    preserve_format,
+)
 
 # PyTorch's torch.softmax, torch.relu, ...: the nn functions (the ops are plugrad.ops.<name>).
 from .nn.functional import log_softmax, logsumexp, relu, sigmoid, softmax
@@ -274,6 +281,11 @@ __all__ = [
     "mvlgamma",
     "vander",
     "special",
+    "memory_format",
+    "preserve_format",
+    "contiguous_format",
+    "channels_last",
+    "channels_last_3d",
 ]
 
 # Loading plugins adds one function per built-in op to this namespace (plugrad.add, ...).

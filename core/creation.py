@@ -30,6 +30,7 @@ from .errors import (
     ShapeError,
 )
 from .keyword_options import spell_out
+from .memory_formats import check_memory_format, memory_format
 from .tensor import Tensor, _wrap, install_methods
 from .transfer import move_array
 
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CreationOptions",
+    "LikeOptions",
     "arange",
     "asarray",
     "empty",
@@ -69,7 +71,15 @@ class CreationOptions(TypedDict, total=False):
     requires_grad: bool
 
 
+class LikeOptions(CreationOptions, total=False):
+    """The keyword arguments of the ``*_like`` functions: those of every creation
+    function and PyTorch's ``memory_format`` (accepted; layouts are the backend's)."""
+
+    memory_format: memory_format | None
+
+
 with_creation_options = spell_out(CreationOptions, requires_grad=False)
+with_like_options = spell_out(LikeOptions, requires_grad=False)
 
 
 def creation_options(
@@ -476,7 +486,10 @@ def _filled(
     """A tensor of ``kind`` (zeros, ones, empty, full), with the dtype and device of ``like``
     (when given) unless ``options`` say otherwise."""
     function = kind if like is None else f"{kind}_like"
-    dtype, device, backend, requires_grad = creation_options(function, options)
+    accepted = CreationOptions if like is None else LikeOptions
+    dtype, device, backend, requires_grad = creation_options(function, options, accepted)
+    if like is not None and options:
+        check_memory_format(function, options.get("memory_format"), like.ndim)
     if like is None or device is not None or backend is not None:
         target = target_device(device, backend)
     else:
@@ -598,19 +611,20 @@ def full(
 
 
 def _like(kind: str, x: Tensor, options: Mapping[str, Any], fill_value: Any = None) -> Tensor:
+    """A new tensor shaped like ``x``, filled as ``kind`` says (see :class:`LikeOptions`)."""
     if not isinstance(x, Tensor):
         raise TypeError(f"{kind}_like() needs a Tensor, got {type(x).__name__}")
     return _filled(kind, x.shape, options, fill_value, like=x)
 
 
-@with_creation_options
-def zeros_like(x: Tensor, /, **options: Unpack[CreationOptions]) -> Tensor:
+@with_like_options
+def zeros_like(x: Tensor, /, **options: Unpack[LikeOptions]) -> Tensor:
     """Return zeros with the shape of ``x`` (and its dtype and device unless given)."""
     return _like("zeros", x, options)
 
 
-@with_creation_options
-def ones_like(x: Tensor, /, **options: Unpack[CreationOptions]) -> Tensor:
+@with_like_options
+def ones_like(x: Tensor, /, **options: Unpack[LikeOptions]) -> Tensor:
     """Return ones with the shape of ``x`` (and its dtype and device unless given).
 
     Examples
@@ -622,15 +636,15 @@ def ones_like(x: Tensor, /, **options: Unpack[CreationOptions]) -> Tensor:
     return _like("ones", x, options)
 
 
-@with_creation_options
-def empty_like(x: Tensor, /, **options: Unpack[CreationOptions]) -> Tensor:
+@with_like_options
+def empty_like(x: Tensor, /, **options: Unpack[LikeOptions]) -> Tensor:
     """Return an uninitialised tensor with the shape of ``x`` (and its dtype and device)."""
     return _like("empty", x, options)
 
 
-@with_creation_options
+@with_like_options
 def full_like(
-    x: Tensor, /, fill_value: bool | int | float | complex, **options: Unpack[CreationOptions]
+    x: Tensor, /, fill_value: bool | int | float | complex, **options: Unpack[LikeOptions]
 ) -> Tensor:
     """Return a tensor with the shape of ``x`` filled with ``fill_value``."""
     return _like("full", x, options, _python_number("full_like", fill_value))

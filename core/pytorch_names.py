@@ -22,6 +22,7 @@ from .backend import Device
 from .creation import asarray
 from .dtype_functions import result_type
 from .errors import ArgumentError, DtypeError, ShapeError
+from .memory_formats import memory_format
 from .tensor import Tensor, install_methods
 
 __all__ = [
@@ -145,9 +146,9 @@ def _tensor(function: str, value: Any) -> Tensor:
     return value
 
 
-def clone(input: Tensor) -> Tensor:
+def clone(input: Tensor, *, memory_format: memory_format | None = None) -> Tensor:
     """Return a copy of ``input`` that gradients flow through (``input.clone()``)."""
-    return _tensor("clone", input).clone()
+    return _tensor("clone", input).clone(memory_format=memory_format)
 
 
 def promote_types(type1: _dtypes.DType, type2: _dtypes.DType) -> _dtypes.DType:

@@ -9,17 +9,19 @@ from . import dtypes as _dtypes
 from .backend import Device
 from .creation import (
     CreationOptions,
+    LikeOptions,
     _shape,
     creation_options,
     leaf,
     target_device,
-    with_creation_options,
+    with_like_options,
 )
 from .dtype_functions import broadcast_shapes
 from .errors import DtypeError
 from .grad_mode import no_grad as _no_grad
 from .inplace import apply_inplace, filled_with
 from .keyword_options import spell_out
+from .memory_formats import check_memory_format, memory_format
 from .tensor import Tensor, install_methods
 
 if TYPE_CHECKING:
@@ -426,14 +428,16 @@ def _like_shape(x: Tensor, function: str) -> tuple[tuple[int, ...], Device]:
 
 def _sample_like(kind: str, function: str, x: Tensor, options: Mapping[str, Any]) -> Tensor:
     shape, source = _like_shape(x, function)
-    dtype, device, backend, requires_grad = creation_options(function, options)
+    dtype, device, backend, requires_grad = creation_options(function, options, LikeOptions)
+    if options:
+        check_memory_format(function, options.get("memory_format"), x.ndim)
     if device is None and backend is None:
         device = source
     return _sample(kind, shape, dtype or x.dtype, device, backend, None, requires_grad)
 
 
-@with_creation_options
-def randn_like(x: Tensor, **options: Unpack[CreationOptions]) -> Tensor:
+@with_like_options
+def randn_like(x: Tensor, **options: Unpack[LikeOptions]) -> Tensor:
     """Return standard normal samples with the shape of ``x`` (and its dtype and device).
 
     Examples
@@ -445,8 +449,8 @@ def randn_like(x: Tensor, **options: Unpack[CreationOptions]) -> Tensor:
     return _sample_like("normal", "randn_like", x, options)
 
 
-@with_creation_options
-def rand_like(x: Tensor, **options: Unpack[CreationOptions]) -> Tensor:
+@with_like_options
+def rand_like(x: Tensor, **options: Unpack[LikeOptions]) -> Tensor:
     """Return samples from ``[0, 1)`` with the shape of ``x`` (and its dtype and device).
 
     Examples
@@ -465,6 +469,7 @@ def randint_like(
     *,
     dtype: _dtypes.DType | None = None,
     device: Device | str | None = None,
+    memory_format: memory_format | None = None,
 ) -> Tensor:
     """Return integers from ``[low, high)`` with the shape of ``x`` (and its dtype and device).
 
@@ -477,6 +482,7 @@ def randint_like(
     (3,)
     """
     shape, source = _like_shape(x, "randint_like")
+    check_memory_format("randint_like", memory_format, x.ndim)
     if high is None:
         low, high = 0, low
     return randint(low, high, shape, dtype=dtype or x.dtype, device=device or source)

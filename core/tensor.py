@@ -18,6 +18,7 @@ from . import dtypes as _dtypes
 from . import ops as _ops
 from . import versions as _versions
 from .errors import BackwardError, DtypeError, ShapeError
+from .memory_formats import check_memory_format, memory_format
 from .versions import DETACHED
 
 if TYPE_CHECKING:
@@ -494,8 +495,10 @@ class Tensor(_InstalledMethods):
             raise TypeError(f"type_as() takes a Tensor, got {type(other).__name__}")
         return self._cast(other.dtype)
 
-    def clone(self) -> Tensor:
+    def clone(self, *, memory_format: memory_format | None = None) -> Tensor:
         """Return a copy of the data; differentiable (the gradient flows back unchanged).
+
+        ``memory_format`` is accepted as in PyTorch; the copy is in the backend's order.
 
         Examples
         --------
@@ -505,6 +508,8 @@ class Tensor(_InstalledMethods):
         >>> y.array is x.array, y.requires_grad
         (False, True)
         """
+        if memory_format is not None:
+            check_memory_format("clone", memory_format, self.ndim)
         if self._requires_grad:
             return _ops.positive(self)
         # NOTE: not positive() here: the standard defines it for numbers only (no bools).

@@ -19,6 +19,7 @@ from .devices import resolve
 from .errors import BackendUnavailableError, DtypeError
 from .grad_mode import _state
 from .graph import Node
+from .memory_formats import check_memory_format
 from .tensor import Tensor, _object_new, _wrap, install_methods
 
 __all__ = ["from_dlpack", "move_array", "to_device"]
@@ -223,6 +224,8 @@ def _to_arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, A
     unknown = set(kwargs) - {"device", "dtype", "copy", "non_blocking", "memory_format"}
     if unknown:
         raise TypeError(f"to() got unexpected keyword arguments {sorted(unknown)}")
+    if "memory_format" in kwargs:
+        check_memory_format("to", kwargs["memory_format"])
     device = kwargs.get("device")
     dtype = kwargs.get("dtype")
     copy = kwargs.get("copy", False)

@@ -17,6 +17,13 @@ from typing import Any
 from plugrad.dtypes import DType
 from plugrad.errors import DtypeError, InvalidArgumentError, PlugradError, ShapeError
 from plugrad.hookspecs import hookimpl
+from plugrad.memory_formats import (
+    channels_last,
+    channels_last_3d,
+    check_memory_format,
+    memory_format,
+    preserve_format,
+)
 from plugrad.opdef import OpDef, collect_ops, op
 from plugrad.plugins._rules import (
     axis_slice,
@@ -70,12 +77,21 @@ def _view(xp: Any, x: Any, *shape: int) -> Any:
         ) from None
 
 
-def _is_contiguous(xp: Any, x: Any, memory_format: Any = None) -> bool:
+def _is_contiguous(xp: Any, x: Any, memory_format: memory_format | None = None) -> bool:
     """PyTorch's ``x.is_contiguous()``: whether the elements lie in row-major order in memory.
 
     Asked of the backend as "can the tensor be seen flat without a copy"; a
     backend whose arrays have no layout to ask about answers ``True``.
+    Channels-last layouts are not tracked, so asking about one is refused
+    rather than answered from the row-major order.
     """
+    check_memory_format("is_contiguous", memory_format, x.ndim)
+    if memory_format is channels_last or memory_format is channels_last_3d:
+        raise InvalidArgumentError(
+            f"is_contiguous(memory_format={memory_format!r}): plugrad does not track "
+            "channels-last layouts (arrays are in their backend's order); ask "
+            "x.is_contiguous() for the row-major order"
+        )
     try:
         xp.reshape(x.detach(), (-1,), copy=False)
     except PlugradError:
@@ -85,13 +101,20 @@ def _is_contiguous(xp: Any, x: Any, memory_format: Any = None) -> bool:
     return True
 
 
-def _contiguous(xp: Any, x: Any, memory_format: Any = None) -> Any:
+def _contiguous(xp: Any, x: Any, memory_format: memory_format | None = None) -> Any:
     """PyTorch's ``x.contiguous()``: ``x`` itself if it is contiguous, else a row-major copy.
 
-    After it, ``view`` can give any shape of the same size, as in PyTorch.
+    After it, ``view`` can give any shape of the same size, as in PyTorch. A
+    ``memory_format`` is accepted as a hint: the result is row-major whatever it names.
     """
+    check_memory_format("contiguous", memory_format, x.ndim)
     if _is_contiguous(xp, x):
         return x
+    if memory_format is preserve_format:  # as PyTorch: the layout to keep is not one
+        raise InvalidArgumentError(
+            "contiguous(memory_format=plugrad.preserve_format) of a tensor that is not "
+            "contiguous: there is no layout to preserve; leave memory_format out"
+        )
     # A flat copy is made in row-major order; seen in x's shape again, it is contiguous.
     return xp.reshape(xp.reshape(x, (-1,), copy=True), tuple(x.shape))
 

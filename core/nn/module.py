@@ -20,6 +20,7 @@ from ..creation import asarray, empty, target_device
 from ..errors import DtypeError, ShapeError, StateDictError
 from ..grad_mode import no_grad
 from ..keyword_options import spell_out
+from ..memory_formats import check_memory_format, memory_format
 from ..tensor import Tensor
 from ..tensor_hooks import RemovableHandle
 from .module_hooks import ModuleHooks, call_with_hooks
@@ -545,8 +546,10 @@ class Module:
         self: ModuleT,
         device: Device | Backend | str | _dtypes.DType | Tensor | None = None,
         dtype: _dtypes.DType | None = None,
+        non_blocking: bool = False,
         *,
         backend: str | None = None,
+        memory_format: memory_format | None = None,
     ) -> ModuleT:
         """Move every parameter and buffer to ``device`` and/or cast floating ones to ``dtype``.
 
@@ -562,8 +565,13 @@ class Module:
             dtype, or a tensor whose device and dtype to take.
         dtype : plugrad dtype, optional
             A floating-point or complex dtype for the floating-point tensors.
+        non_blocking : bool, default False
+            PyTorch's option; transfers here complete before ``to()`` returns.
         backend : str, optional
             A backend name, for its current device.
+        memory_format : plugrad memory format, optional
+            PyTorch's layout hint (e.g. ``plugrad.channels_last``), accepted;
+            layouts are the backend's (:mod:`plugrad.memory_formats`).
 
         Examples
         --------
@@ -575,6 +583,7 @@ class Module:
         >>> layer.weight is weight, weight.dtype
         (True, plugrad.float64)
         """
+        check_memory_format("Module.to", memory_format)
         if isinstance(device, Tensor):  # PyTorch's to(other): other's device and dtype
             if dtype is not None:
                 raise TypeError("to(tensor) takes the tensor's dtype; give no dtype beside it")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any, TypeVar
 
@@ -49,10 +50,12 @@ class Optimizer:
         One dict per group: ``"params"`` (a list of tensors) and the group's
         options. Changing an option here (e.g. ``group["lr"] = 0.01``)
         changes the next :meth:`step`; learning-rate schedulers do exactly that.
-    state : dict
+    state : collections.defaultdict of dict
         Per-parameter state, keyed by the parameter tensor (e.g.
-        ``state[p]["exp_avg"]``); a parameter has an entry once a step has
-        updated it.
+        ``state[p]["exp_avg"]``); a parameter has a filled entry once a step
+        has updated it. As in PyTorch, reading the state of a parameter that
+        has none gives an empty dict, so an optimizer written for PyTorch
+        (``state = self.state[p]; if len(state) == 0: ...``) runs here.
     defaults : dict
         The options a group gets when it does not set them.
 
@@ -102,7 +105,7 @@ class Optimizer:
     def __init__(self, params: ParamsT, defaults: dict[str, Any]) -> None:
         self.defaults = dict(defaults)
         self.param_groups: list[dict[str, Any]] = []
-        self.state: dict[Tensor, dict[str, Any]] = {}
+        self.state: defaultdict[Tensor, dict[str, Any]] = defaultdict(dict)
         # Counts step() calls; learning-rate schedulers check it to catch a wrong call order.
         self._step_count = 0
         if isinstance(params, Tensor):
@@ -582,7 +585,7 @@ class Optimizer:
             self._check_options(restored)
             groups.append(restored)
         group_of = {id(p): g for g in groups for p in g["params"]}
-        state: dict[Tensor, dict[str, Any]] = {}
+        state: defaultdict[Tensor, dict[str, Any]] = defaultdict(dict)
         for index, entry in saved_state.items():
             if index not in param_of:
                 raise ValueError(

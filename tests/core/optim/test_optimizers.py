@@ -749,3 +749,64 @@ def test_named_parameters_are_taken_and_their_names_kept_as_pytorch():
     weight = plugrad.ones(2, requires_grad=True)
     with pytest.raises(TypeError, match="mixing"):
         optim.SGD([("w", weight), plugrad.zeros(2, requires_grad=True)])
+
+
+def _momentum_optimizer(lib):
+    """An optimizer written the way PyTorch's own are: state read through self.state[p]."""
+
+    class Momentum(lib.optim.Optimizer):
+        def __init__(self, params, lr=0.1, momentum=0.9):
+            super().__init__(params, {"lr": lr, "momentum": momentum})
+
+        @lib.no_grad()
+        def step(self, closure=None):
+            for group in self.param_groups:
+                for p in group["params"]:
+                    if p.grad is None:
+                        continue
+                    state = self.state[p]
+                    if len(state) == 0:
+                        state["step"] = 0
+                        state["buf"] = lib.zeros_like(p, memory_format=lib.preserve_format)
+                    state["step"] += 1
+                    state["buf"].mul_(group["momentum"]).add_(p.grad)
+                    p.add_(state["buf"], alpha=-group["lr"])
+
+    return Momentum
+
+
+def test_an_optimizer_written_for_pytorch_runs_and_matches_it():
+    # self.state[p] of a parameter without state raised KeyError (PyTorch's is a defaultdict).
+    torch = pytest.importorskip("torch")
+    results = []
+    for lib in (plugrad, torch):
+        w = lib.tensor([1.0, -2.0], dtype=lib.float64, requires_grad=True)
+        unused = lib.tensor([3.0], dtype=lib.float64, requires_grad=True)
+        opt = _momentum_optimizer(lib)([w, unused])
+        for _ in range(4):
+            opt.zero_grad()
+            (w**3).sum().backward()
+            opt.step()
+        restored = _momentum_optimizer(lib)([w, unused])
+        restored.load_state_dict(opt.state_dict())
+        assert restored.state[unused] == {} and restored.state[w]["step"] == 4
+        results.append((w.detach().tolist(), opt.state[w]["buf"].tolist()))
+    np.testing.assert_allclose(results[0], results[1], rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["SGD", "Adam", "RMSprop", "Adagrad", "Rprop"])
+def test_reading_the_state_of_a_parameter_before_its_step_changes_nothing(name):
+    # As in PyTorch, opt.state[p] is {} before p's first step; the step still starts afresh.
+    torch = pytest.importorskip("torch")
+    results = []
+    for lib in (plugrad, torch):
+        w = lib.tensor([1.0, -2.0], dtype=lib.float64, requires_grad=True)
+        opt = getattr(lib.optim, name)([w], lr=0.1)
+        before = dict(opt.state[w]) if name != "Adagrad" else {}
+        assert before == {}
+        for _ in range(3):
+            opt.zero_grad()
+            (w**2).sum().backward()
+            opt.step()
+        results.append(w.detach().tolist())
+    np.testing.assert_allclose(results[0], results[1], rtol=1e-12)
