@@ -100,8 +100,8 @@ linear = nn_op("linear", lambda xp, x, weight, /: xp.matmul(x, xp.matrix_transpo
 # -- activations --------------------------------------------------------------------------
 
 relu = nn_op("relu", lambda xp, x, /: xp.maximum(x, 0), methods="relu", inplace=True,
-             vjp=lambda xp, g, ans, x: xp.where(ans > 0, g, 0.0), real_only=True,
-             doc="Rectified linear unit ``max(x, 0)``; NaN stays NaN; the gradient at 0 is 0.")
+             vjp=lambda xp, g, ans, x: xp.where(ans <= 0, 0.0, g), real_only=True,
+             doc="Rectified linear unit ``max(x, 0)``; NaN stays NaN (its gradient passes); at 0 it is 0.")
 
 
 def _sigmoid_kernel(xp: Any, x: Any, /) -> Any:

@@ -8,7 +8,8 @@ infinite input, ``max`` NaN everywhere for a NaN maximum, ``quantile`` NaN next
 to an infinite value, ``index_select`` with a 0-d index lost a dimension, and
 ``addmm``-like functions with ``beta=0`` left the input's gradient None (PyTorch: zeros),
 ``maximum``/``minimum`` gave 0 to both inputs where one is NaN (PyTorch: the whole gradient),
-``pow(0.0, x)`` gave 0 where ``x < 0`` (PyTorch: -inf) and ``angle`` a gradient of 1 at NaN.
+``pow(0.0, x)`` gave 0 where ``x < 0`` (PyTorch: -inf), ``angle`` a gradient of 1 at NaN and
+``relu`` a gradient of 0 at NaN (PyTorch passes it: NaN is not <= 0).
 """
 
 from __future__ import annotations
@@ -75,6 +76,8 @@ CASES: dict[str, tuple[list[Any], Callable[..., Any]]] = {
                          lambda lib, x, y: lib.minimum(x, y)),
     "pow of a base 0": ([[-1., 0., 2., -0.5]], lambda lib, x: lib.pow(0.0, x)),
     "angle of NaN": ([[NAN, -1., 1., INF]], lambda lib, x: lib.angle(x) + x),
+    "relu of NaN": ([[NAN, -1., 0., 2., -INF, INF]], lambda lib, x: lib.relu(x) * 3),
+    "relu_ of NaN": ([[NAN, -1., 0., 2.]], lambda lib, x: (x * 1).relu_() * 3),
     "quantile of q": ([[[3., 1., 2., 5.]]],
                       lambda lib, x: x.quantile(lib.tensor([0.3, 0.5], dtype=lib.float64), dim=1)),
 }
