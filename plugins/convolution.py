@@ -348,7 +348,14 @@ def _max_pool2d(xp: Any, x: Any, /, *, kernel_size: int | Pair, stride: int | Pa
         x.shape[-2:], kernel_size, stride, padding, dilation, ceil_mode
     )
     cols = _windows(xp, x, kernel, step, quad, dil, -float("inf"))
-    return xp.max(cols, axis=-3), xp.argmax(cols, axis=-3)
+    values, offsets = xp.max(cols, axis=-3), xp.argmax(cols, axis=-3)
+    if any(quad):
+        # Where a window's input cells are all -inf, argmax may name a padding cell before
+        # them; PyTorch names the window's first input cell (and its gradient goes there).
+        inside = _windows(xp, xp.ones(x.shape[-2:], device=device_of(x)), kernel, step, quad,
+                          dil, 0.0)
+        offsets = xp.where(values == -float("inf"), xp.argmax(inside, axis=-3), offsets)
+    return values, offsets
 
 
 def _max_pool2d_scatter(xp: Any, grad: Any, indices: Any, /, *, input_size: Pair,

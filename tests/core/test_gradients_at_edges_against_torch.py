@@ -9,7 +9,8 @@ to an infinite value, ``index_select`` with a 0-d index lost a dimension, and
 ``addmm``-like functions with ``beta=0`` left the input's gradient None (PyTorch: zeros),
 ``maximum``/``minimum`` gave 0 to both inputs where one is NaN (PyTorch: the whole gradient),
 ``pow(0.0, x)`` gave 0 where ``x < 0`` (PyTorch: -inf), ``angle`` a gradient of 1 at NaN and
-``relu`` a gradient of 0 at NaN (PyTorch passes it: NaN is not <= 0).
+``relu`` a gradient of 0 at NaN (PyTorch passes it: NaN is not <= 0), and ``max_pool`` sent the
+gradient of a window of -inf values to its padding (negative indices, which ``max_unpool`` refused).
 """
 
 from __future__ import annotations
@@ -78,6 +79,12 @@ CASES: dict[str, tuple[list[Any], Callable[..., Any]]] = {
     "angle of NaN": ([[NAN, -1., 1., INF]], lambda lib, x: lib.angle(x) + x),
     "relu of NaN": ([[NAN, -1., 0., 2., -INF, INF]], lambda lib, x: lib.relu(x) * 3),
     "relu_ of NaN": ([[NAN, -1., 0., 2.]], lambda lib, x: (x * 1).relu_() * 3),
+    "max_pool1d of -inf beside padding": (
+        [[[[-INF, 1., -INF, 2.]]]],
+        lambda lib, x: lib.nn.functional.max_pool1d(x, 2, padding=1)),
+    "max_pool2d of -inf beside padding, ceil mode": (
+        [np.full((1, 1, 5, 5), -INF)],
+        lambda lib, x: lib.nn.functional.max_pool2d(x, 3, stride=2, padding=1, ceil_mode=True)),
     "quantile of q": ([[[3., 1., 2., 5.]]],
                       lambda lib, x: x.quantile(lib.tensor([0.3, 0.5], dtype=lib.float64), dim=1)),
 }
@@ -122,3 +129,16 @@ def test_keepdim_keeps_every_axis_when_no_dim_is_given():
     for value in (x.max(keepdim=True), x.min(keepdim=True), x.median(keepdim=True)):
         assert value.shape == (1, 1)
     assert x.max(keepdim=True).item() == 5.0 and x.median(keepdim=True).item() == 2.0
+
+
+def test_max_pool_indices_of_windows_of_minus_infinity_are_pytorchs():
+    # A window whose input cells were all -inf named a padding cell (index -1 and the like).
+    x = np.array([[[-INF, 1.0, -INF, 2.0, -INF]]])
+    for function, data in (("max_pool1d", x), ("max_pool2d", np.full((1, 1, 2, 3), -INF))):
+        results = []
+        for lib in (plugrad, torch):
+            values, indices = getattr(lib.nn.functional, function)(
+                lib.tensor(data), 2, padding=1, return_indices=True
+            )
+            results.append(indices.tolist())
+        assert results[0] == results[1], function
