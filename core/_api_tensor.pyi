@@ -76,6 +76,18 @@ class InstalledTensorMethods:
     def __iadd__(self, other: Any) -> Tensor:
         ...
 
+    def __iand__(self, other: Any) -> Tensor:
+        """``x &= y``: ``plugrad.bitwise_and(x, y)`` written into ``x``."""
+
+    def __ifloordiv__(self, other: Any) -> Tensor:
+        """``x //= y``: ``plugrad.floor_divide(x, y)`` written into ``x``."""
+
+    def __ilshift__(self, other: Any) -> Tensor:
+        """``x <<= y``: ``plugrad.bitwise_left_shift(x, y)`` written into ``x``."""
+
+    def __imod__(self, other: Any) -> Tensor:
+        """``x %= y``: ``plugrad.remainder(x, y)`` written into ``x``."""
+
     def __imul__(self, other: Any) -> Tensor:
         ...
 
@@ -88,8 +100,14 @@ class InstalledTensorMethods:
     def __invert__(self) -> Tensor:
         """``~x``: ``plugrad.bitwise_invert(x)``."""
 
+    def __ior__(self, other: Any) -> Tensor:
+        """``x |= y``: ``plugrad.bitwise_or(x, y)`` written into ``x``."""
+
     def __ipow__(self, other: Any) -> Tensor:
         ...
+
+    def __irshift__(self, other: Any) -> Tensor:
+        """``x >>= y``: ``plugrad.bitwise_right_shift(x, y)`` written into ``x``."""
 
     def __isub__(self, other: Any) -> Tensor:
         ...
@@ -99,6 +117,9 @@ class InstalledTensorMethods:
 
     def __itruediv__(self, other: Any) -> Tensor:
         ...
+
+    def __ixor__(self, other: Any) -> Tensor:
+        """``x ^= y``: ``plugrad.bitwise_xor(x, y)`` written into ``x``."""
 
     def __le__(self, other: Any) -> Tensor:
         """``x <= y``: ``plugrad.less_equal(x, y)``."""

@@ -691,6 +691,30 @@ def _ipow(self: Tensor, other: Any) -> Tensor:
     return apply_inplace(self, _ops.pow, other, name="x **= y", array_operator=operator.ipow)
 
 
+def _in_place_operator(symbol: str, op: str) -> Callable[[Tensor, Any], Tensor]:
+    """``x <symbol>= y`` as the in-place form of ``op``: without it Python would compute
+    ``x <symbol> y`` and rebind the name, leaving the tensor (and its views) unchanged."""
+
+    def operator(self: Tensor, other: Any) -> Tensor:
+        return apply_inplace(self, getattr(_ops, op), other, name=f"x {symbol}= y")
+
+    operator.__doc__ = f"``x {symbol}= y``: ``plugrad.{op}(x, y)`` written into ``x``."
+    return operator
+
+
+#: The in-place operators of :data:`plugrad.tensor_operators.BINARY_OPERATORS` beyond the
+#: five above; ``@=`` is left to Python (a new tensor), as in PyTorch.
+_IN_PLACE_OPERATORS = {
+    "__ifloordiv__": ("//", "floor_divide"),
+    "__imod__": ("%", "remainder"),
+    "__iand__": ("&", "bitwise_and"),
+    "__ior__": ("|", "bitwise_or"),
+    "__ixor__": ("^", "bitwise_xor"),
+    "__ilshift__": ("<<", "bitwise_left_shift"),
+    "__irshift__": (">>", "bitwise_right_shift"),
+}
+
+
 def _fill(self: Tensor, value: bool | int | float | complex) -> Tensor:
     """Set every element to ``value``, in place; returns the tensor.
 
@@ -830,6 +854,7 @@ install_methods(
     __imul__=_imul,
     __itruediv__=_itruediv,
     __ipow__=_ipow,
+    **{name: _in_place_operator(*row) for name, row in _IN_PLACE_OPERATORS.items()},
     fill_=_fill,
     zero_=_zero,
     copy_=_copy,

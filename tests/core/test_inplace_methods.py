@@ -533,3 +533,38 @@ def test_pytorchs_deprecated_leading_number_forms_of_in_place_methods_are_read_a
         with pytest.raises(TypeError, match="positional argument"):
             call()
     assert x.tolist() == [1.0, 2.0]
+
+
+IN_PLACE_OPERATORS = {
+    "//=": (lambda x, y: x.__ifloordiv__(y), [5, 6, -7], 2),
+    "//= float": (lambda x, y: x.__ifloordiv__(y), [5.0, 6.0, -7.0], 2.5),
+    "%=": (lambda x, y: x.__imod__(y), [5, 6, -7], 4),
+    "%= float": (lambda x, y: x.__imod__(y), [5.0, 6.0, -7.0], -4.0),
+    "&=": (lambda x, y: x.__iand__(y), [True, True, False], [True, False, True]),
+    "|=": (lambda x, y: x.__ior__(y), [True, False, False], [False, True, False]),
+    "^=": (lambda x, y: x.__ixor__(y), [3, 5, 0], 6),
+    "<<=": (lambda x, y: x.__ilshift__(y), [1, 2, 3], 2),
+    ">>=": (lambda x, y: x.__irshift__(y), [8, 9, -8], 1),
+}
+
+
+@pytest.mark.parametrize("name", list(IN_PLACE_OPERATORS))
+def test_in_place_operators_write_through_aliases_and_views(name):
+    # x //= 2 rebound the name to a new tensor: aliases and views kept the old values.
+    write, data, other = IN_PLACE_OPERATORS[name]
+    results = []
+    for lib in (plugrad, torch):
+        base = lib.tensor([data, data])
+        alias, row = base, base[1]
+        operand = lib.tensor(other) if isinstance(other, list) else other
+        returned = write(row, operand)
+        assert returned is row and alias is base
+        results.append((base.tolist(), str(base.dtype).split(".")[-1]))
+    assert results[0] == results[1]
+
+
+def test_in_place_operators_refuse_a_result_the_tensor_cannot_hold():
+    x = plugrad.tensor([5, 6])
+    with pytest.raises(DtypeError, match="x //= y"):
+        x //= 2.5
+    assert x.tolist() == [5, 6]
