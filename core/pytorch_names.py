@@ -605,6 +605,9 @@ def isclose(
     elif input.dtype is _dtypes.bool or other.dtype is _dtypes.bool:
         return close  # booleans are close where equal (they have no difference)
     else:
+        # In floating point: the integers' own difference wraps (uint8 1 - 2 is 255).
+        wide = _dtypes.float64 if _dtypes.float64 in input.device.dtypes else _dtypes.float32
+        input, other = _ops.astype(input, wide), _ops.astype(other, wide)
         within = _ops.abs(input - other) <= atol + rtol * _ops.abs(other)
     close = _ops.logical_or(close, within)
     return close

@@ -108,6 +108,16 @@ CASES: dict[str, tuple[Any, Callable[..., Any]]] = {
         x, lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64), indexing="xy")) * 2),
     "isclose of bools": (np.array([True, False]), lambda lib, x: lib.isclose(
         x, lib.tensor([True, True]))),
+    "isclose of uint8 across the wrap": (
+        np.array([1, 250], dtype=np.uint8),
+        lambda lib, x: lib.isclose(x, lib.tensor([2, 255], dtype=lib.uint8), rtol=0, atol=5)),
+    "isclose of int8 at its extremes": (
+        np.array([-128, 127], dtype=np.int8),
+        lambda lib, x: lib.isclose(x, lib.tensor([127, -128], dtype=lib.int8), rtol=0, atol=5)),
+    "isclose of int64 far apart": (np.array([2**62, 10]), lambda lib, x: lib.isclose(
+        x, lib.tensor([-2**62, 11]), rtol=0.1, atol=0)),
+    "allclose of uint8 across the wrap": (np.array([1], dtype=np.uint8), lambda lib, x: lib.tensor(
+        lib.allclose(x, lib.tensor([2], dtype=lib.uint8), rtol=0, atol=5))),
     "nan_to_num of complex": (np.array([complex(NAN, 1.0), complex(2.0, np.inf), 3 + 0j]),
                               lambda lib, x: lib.nan_to_num(x.detach(), nan=5.0, posinf=1.0)),
     "nan_to_num of bools, in place": (np.array([True, False]),
