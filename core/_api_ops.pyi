@@ -382,7 +382,7 @@ def polygamma(x: TensorLike, /, *, n: int, out: Any = ...) -> Tensor:
 
 
 def relu(x: TensorLike, /, *, out: Any = ...) -> Tensor:
-    """Rectified linear unit ``max(x, 0)``; NaN stays NaN (its gradient passes); at 0 it is 0."""
+    """Rectified linear unit ``max(x, 0)``; NaN stays NaN and passes its gradient."""
 
 
 def rounded_divide(x1: TensorLike, x2: TensorLike, /, *, rounding_mode: str, out: Any = ...) -> Tensor:

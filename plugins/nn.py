@@ -101,7 +101,7 @@ linear = nn_op("linear", lambda xp, x, weight, /: xp.matmul(x, xp.matrix_transpo
 
 relu = nn_op("relu", lambda xp, x, /: xp.maximum(x, 0), methods="relu", inplace=True,
              vjp=lambda xp, g, ans, x: xp.where(ans <= 0, 0.0, g), real_only=True,
-             doc="Rectified linear unit ``max(x, 0)``; NaN stays NaN (its gradient passes); at 0 it is 0.")
+             doc="Rectified linear unit ``max(x, 0)``; NaN stays NaN and passes its gradient.")
 
 
 def _sigmoid_kernel(xp: Any, x: Any, /) -> Any:

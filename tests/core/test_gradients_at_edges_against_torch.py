@@ -137,7 +137,7 @@ def test_max_pool_indices_of_windows_of_minus_infinity_are_pytorchs():
     for function, data in (("max_pool1d", x), ("max_pool2d", np.full((1, 1, 2, 3), -INF))):
         results = []
         for lib in (plugrad, torch):
-            values, indices = getattr(lib.nn.functional, function)(
+            _values, indices = getattr(lib.nn.functional, function)(
                 lib.tensor(data), 2, padding=1, return_indices=True
             )
             results.append(indices.tolist())
