@@ -352,6 +352,7 @@ class Device:
         "rule_xp",
         "scalar_promotions",
         "scalar_types",
+        "unsigned_natives",
         "views_are_copies",
         "xp",
     )
@@ -407,6 +408,12 @@ class Device:
         #: The native complex dtypes: what ops defined for real numbers refuse.
         self.complex_natives = frozenset(
             native for native, dtype in dtype_from_native.items() if _dtypes.kind_rank(dtype) == 3
+        )
+        #: The native unsigned integer dtypes: PyTorch's x.sum() of them is int64.
+        self.unsigned_natives = frozenset(
+            native
+            for native, dtype in dtype_from_native.items()
+            if dtype.kind == "unsigned integer"
         )
         #: The native float16 (its dtype objects), which computes with an int or float Python
         #: scalar in float32 (PyTorch's rule: h / 1e5 is not 0): in those scalars' promotions

@@ -16,6 +16,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+from . import dtypes as _dtypes
 from . import graph as _graph
 from . import ops as _ops_module
 from .dispatch import alpha_times, apply1, apply2, apply_general, apply_n, apply_view
@@ -158,13 +159,19 @@ def _method_function(name: str, method: str) -> Callable[..., Any]:
         adapter = op.method_adapters.get(method)
         if adapter is not None:
             function = _adapted_method(op, method, adapter)
-        elif _torch_names(op) or op.alpha:
-            function = _make_function(op, "plugrad.Tensor", method=True)
+        elif _torch_names(op) or op.alpha or method in _ACCUMULATING_METHODS:
+            function = _make_function(
+                op, "plugrad.Tensor", method=True, accumulates=method in _ACCUMULATING_METHODS
+            )
         else:
             function = _state.functions[name]
         _state.method_functions[name, method] = function
     return function
 
+
+#: PyTorch's methods that sum or multiply: unsigned integers accumulate in int64 there (the
+#: standard's functions keep the unsigned kind, so x.sum() - 5 of uint8 would wrap).
+_ACCUMULATING_METHODS = frozenset({"sum", "prod", "cumsum", "cumprod"})
 
 #: In-place methods whose PyTorch overload with a leading number is deprecated but still
 #: accepted (``p.add_(-lr, grad)``, ``v.addcmul_(1 - beta, g, g)``: older optimizer code),
@@ -356,7 +363,9 @@ def _torch_form_mixed(op: str, name: str) -> ArgumentError:
     )
 
 
-def _make_function(op: RegisteredOp, module: str, method: bool = False) -> Callable[..., Any]:
+def _make_function(
+    op: RegisteredOp, module: str, method: bool = False, accumulates: bool = False
+) -> Callable[..., Any]:
     """Generate ``def name(<kernel signature without xp>): return apply(op, ...)``.
 
     Generated rather than wrapped so the function has the kernel's exact
@@ -364,7 +373,8 @@ def _make_function(op: RegisteredOp, module: str, method: bool = False) -> Calla
     Params named ``axis``/``keepdims`` (with a default) may also be given as
     PyTorch's ``dim``/``keepdim``; for a Tensor method (``method=True``) these
     come right after the op's positional params, so ``x.sum(1, True)`` works
-    as in PyTorch.
+    as in PyTorch. ``accumulates``: a method in :data:`_ACCUMULATING_METHODS`, whose
+    ``dtype`` defaults to ``int64`` for unsigned integer tensors.
     """
     assert op.signature is not None
     kinds = inspect.Parameter
@@ -461,6 +471,13 @@ def _make_function(op: RegisteredOp, module: str, method: bool = False) -> Calla
         prelude += (
             f"    if {' or '.join(f'{i} is None' for i in rest)}:\n"
             f"        return _torch_form(_graph.tensor_namespace, {first}, {', '.join(rest)})\n"
+        )
+    if accumulates and "dtype" in op.param_names:
+        defaults["_int64"] = _dtypes.int64
+        x = op.input_names[0]
+        prelude += (
+            f"    if dtype is None and {x}._array.dtype in {x}._device.unsigned_natives:\n"
+            "        dtype = _int64\n"
         )
     if op.alpha:
         # PyTorch's factor for the second input: x.add(y, alpha=2) is x + 2 * y. The

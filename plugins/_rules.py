@@ -314,6 +314,18 @@ def axis_query(name: str, doc: str, *, empty_dim: str = "refuse", real_only: boo
     return dataclasses.replace(row, module=sys._getframe(1).f_globals.get("__name__"))
 
 
+def torch_accumulation_dtype(xp: Any, x: Any, dtype: Any) -> Any:
+    """The dtype PyTorch sums and multiplies ``x`` in: ``int64`` for unsigned integers.
+
+    The standard's ``sum``/``prod`` keep an unsigned kind (``uint8`` sums to
+    ``uint64``), which wraps below zero at the next subtraction; PyTorch's give
+    ``int64``, as they do for every integer and bool dtype. An explicit ``dtype`` wins.
+    """
+    if dtype is None and xp.isdtype(x.dtype, "unsigned integer"):
+        return xp.int64
+    return dtype
+
+
 def torch_reduction(name: str, *, with_dtype: bool = False, empty_dim: str = "all") -> Any:
     """PyTorch's ``torch.<name>(x, dim=None, keepdim=False)``: the axis may come by position.
 
@@ -337,6 +349,7 @@ def torch_reduction(name: str, *, with_dtype: bool = False, empty_dim: str = "al
             xp: Any, x: Any, dim: Any = None, keepdim: Any = None, *,
             axis: Any = None, keepdims: Any = None, dtype: Any = None,
         ) -> Any:  # fmt: skip
+            dtype = torch_accumulation_dtype(xp, x, dtype)
             return getattr(xp, name)(x, dtype=dtype, **arguments(x, dim, keepdim, axis, keepdims))
 
         reduce_with_dtype.empty_dim = empty_dim  # type: ignore[attr-defined]
@@ -365,6 +378,6 @@ def torch_cumulative(name: str) -> Any:
     """PyTorch's ``torch.cumsum``/``torch.cumprod(x, dim, *, dtype=None)``."""
 
     def accumulate(xp: Any, x: Any, dim: int, *, dtype: Any = None) -> Any:
-        return getattr(xp, name)(x, axis=dim, dtype=dtype)
+        return getattr(xp, name)(x, axis=dim, dtype=torch_accumulation_dtype(xp, x, dtype))
 
     return one_array(accumulate)

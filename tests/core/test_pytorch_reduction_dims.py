@@ -168,3 +168,36 @@ def test_a_0d_cumulative_sum_keeps_its_shape_and_refuses_an_initial_value() -> N
     assert plugrad.cumulative_prod(x, axis=-1).shape == ()
     with pytest.raises(ShapeError, match="include_initial"):
         plugrad.cumulative_sum(x, include_initial=True)
+
+
+ACCUMULATIONS: dict[str, Callable[[Any, Any], Any]] = {
+    "x.sum()": lambda lib, x: x.sum(),
+    "x.sum(0)": lambda lib, x: x.sum(0),
+    "sum(x, dim=0, keepdim=True)": lambda lib, x: lib.sum(x, dim=0, keepdim=True),
+    "x.prod()": lambda lib, x: x.prod(),
+    "prod(x, 1)": lambda lib, x: lib.prod(x, 1),
+    "x.nansum()": lambda lib, x: x.nansum(),
+    "x.cumsum(1)": lambda lib, x: x.cumsum(1),
+    "cumsum(x, 0)": lambda lib, x: lib.cumsum(x, 0),
+    "x.cumprod(1)": lambda lib, x: x.cumprod(1),
+    "cumprod(x, dim=0)": lambda lib, x: lib.cumprod(x, dim=0),
+    "x.sum(dtype=uint8)": lambda lib, x: x.sum(dtype=lib.uint8),
+}
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "bool", "int32"])
+@pytest.mark.parametrize("call", list(ACCUMULATIONS))
+def test_integer_sums_and_products_are_pytorchs_dtype(call: str, dtype: str) -> None:
+    # uint8 sums were uint64 (the standard's): x.sum() - 5 wrapped to 18446744073709551614.
+    results = []
+    for lib in (plugrad, torch):
+        x = lib.tensor([[1, 2, 0], [3, 1, 1]], dtype=getattr(lib, dtype))
+        out = ACCUMULATIONS[call](lib, x)
+        results.append((str(out.dtype).split(".")[-1], (out - 5).tolist()))
+    assert results[0] == results[1]
+
+
+def test_the_standards_sum_of_unsigned_integers_stays_unsigned() -> None:
+    x = plugrad.tensor([1, 2], dtype=plugrad.uint8)
+    assert plugrad.sum(x).dtype == plugrad.uint64
+    assert plugrad.cumulative_sum(x).dtype == plugrad.uint64
