@@ -410,6 +410,8 @@ def _unfold(self: Tensor, dimension: int, size: int, step: int) -> Tensor:
     starts = _creation.arange(0, count * step, step, device=self.device)
     windows = _ops.reshape(starts, (-1, 1)) + _creation.arange(size, device=self.device)
     picked = _ops.take(x, _ops.reshape(windows, (-1,)), axis=dim)
+    if not self.ndim:  # as PyTorch: the one window of a 0-d tensor, (size,)
+        return _ops.reshape(picked, (size,))
     shape = (*x.shape[:dim], count, size, *x.shape[dim + 1 :])
     return _ops.moveaxis(_ops.reshape(picked, shape), dim + 1, -1)
 

@@ -122,6 +122,16 @@ def _index_select(xp: Any, x: Any, dim: int, index: Any) -> Any:
             f"index_select(): index must be 0-d or 1-d, got shape {tuple(index.shape)}; "
             "flatten it, or use take_along_dim/gather for an index per position"
         )
+    if x.ndim == 0:  # as PyTorch: a 0-d tensor is its one element, selected by index 0
+        _checked_axis("index_select", dim, 1)
+        if math.prod(index.shape) != 1:
+            raise ShapeError(
+                f"index_select(): a 0-d tensor takes one index, got {math.prod(index.shape)}"
+            )
+        flat = xp.reshape(index, (1,))
+        if not bool(xp.all(flat == 0)):
+            raise IndexOutOfRangeError("index_select(): a 0-d tensor has only index 0")
+        return xp.reshape(xp.take(xp.reshape(x, (1,)), flat, axis=0), ())
     # A 0-d index selects one slice and keeps its dimension (length 1), as PyTorch's does.
     return xp.take(x, xp.reshape(index, (1,)) if index.ndim == 0 else index, axis=dim)
 

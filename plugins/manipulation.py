@@ -310,7 +310,10 @@ def _chunk(xp: Any, x: Any, chunks: int, dim: int = 0) -> tuple[Any, ...]:
     """PyTorch's ``x.chunk(chunks, dim=0)``: at most ``chunks`` pieces of ``ceil(n / chunks)``."""
     if chunks <= 0:
         raise ShapeError(f"chunk(): the number of chunks must be positive, got {chunks}")
-    return _split(xp, x, max(1, -(-x.shape[dim] // chunks)), dim)
+    length = x.shape[checked_axis("chunk", dim, x.ndim)]
+    if length == 0:  # as PyTorch: that many empty pieces
+        return _split(xp, x, [0] * chunks, dim)
+    return _split(xp, x, -(-length // chunks), dim)
 
 
 def _tensor_split(xp: Any, x: Any, indices_or_sections: Any, dim: int = 0) -> tuple[Any, ...]:
@@ -356,7 +359,7 @@ def _concat_grad(xp: Any, g: Any, ans: Any, arrays: tuple[Any, ...], *, axis: in
 
 def _repeat_grad(xp: Any, g: Any, ans: Any, x: Any, *, repeats: Any, axis: int | None) -> Any:
     shape = tuple(x.shape)
-    if axis is None:
+    if axis is None or not shape:  # (a 0-d x repeats as its one element)
         size = math.prod(shape)
         length, axis, target = size, 0, (size,)
     else:

@@ -6,7 +6,8 @@ Each raised a TypeError (``x.softmax(1, dtype=...)``, ``linalg.pinv(A, hermitian
 different result: ``qr(mode='r')`` split R into "Q" and "R", ``norm(p='nuc',
 keepdim=True)`` put the kept axes last, ``arange`` read NumPy float scalars and 0-d
 tensors as integers, the real transforms of integers computed in float64, and
-``default_collate`` took the first sample's type for the whole batch.
+``default_collate`` took the first sample's type for the whole batch; ``chunk`` of an empty
+dimension gave one piece, ``index_select`` and ``unfold`` of a 0-d tensor an extra dimension.
 """
 
 from __future__ import annotations
@@ -118,6 +119,10 @@ CASES: dict[str, tuple[Any, Callable[..., Any]]] = {
         x, lib.tensor([-2**62, 11]), rtol=0.1, atol=0)),
     "allclose of uint8 across the wrap": (np.array([1], dtype=np.uint8), lambda lib, x: lib.tensor(
         lib.allclose(x, lib.tensor([2], dtype=lib.uint8), rtol=0, atol=5))),
+    "chunk of an empty dimension": (np.zeros((0, 3)), lambda lib, x: lib.stack(x.chunk(3)) * 2),
+    "index_select of a 0-d tensor": (np.array(3.0),
+                                     lambda lib, x: x.index_select(0, lib.tensor([0])) * 2),
+    "unfold of a 0-d tensor": (np.array(5.0), lambda lib, x: x.unfold(0, 1, 1) * 3),
     "nan_to_num of complex": (np.array([complex(NAN, 1.0), complex(2.0, np.inf), 3 + 0j]),
                               lambda lib, x: lib.nan_to_num(x.detach(), nan=5.0, posinf=1.0)),
     "nan_to_num of bools, in place": (np.array([True, False]),

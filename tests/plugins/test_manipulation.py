@@ -175,3 +175,11 @@ def test_sequence_input_errors_name_the_element() -> None:
         plugrad.stack([plugrad.ones(2), np.ones(2)])
     with pytest.raises(TypeError, match="list or tuple"):
         plugrad.concat(plugrad.ones(2))
+
+
+def test_repeating_a_0d_tensor_along_its_one_axis_has_a_gradient(on_numpy) -> None:
+    # NumPy repeats a 0-d array along axis 0; the gradient divided by its zero dimensions.
+    x = plugrad.tensor(3.0, requires_grad=True)
+    y = x.repeat_interleave(2, 0)
+    (y * plugrad.tensor([1.0, 10.0])).sum().backward()
+    assert y.tolist() == [3.0, 3.0] and x.grad.item() == 11.0
