@@ -309,16 +309,22 @@ mean = op("mean", _mean, vjp=_mean_grad, saves=(),
 def _prod_grad(xp: Any, g: Any, ans: Any, x: Any, *, axis: Any, dtype: Any, keepdims: bool) -> Any:
     axes = normalize_axes(axis, x.ndim)
     g = expand_reduced(xp, g, x.shape, axis, keepdims)
-    # NOTE: prod / x divides by zero. The product of the *other* elements is the
-    # product of the non-zero ones when x is the only zero, and 0 when there are more.
-    zero = x == 0
-    safe = xp.where(zero, 1, x)
-    zeros = xp.sum(xp.astype(zero, xp.int64), axis=axes, keepdims=True)
-    others = xp.prod(safe, axis=axes, keepdims=True)
-    # 1 without zeros, else 0, but with the right derivative with respect to a single
-    # zero, so that second derivatives are exact too unless a slice has several zeros.
-    zero_factor = xp.prod(xp.where(zero, x, 1), axis=axes, keepdims=True)
-    partial = xp.where(zero, xp.where(zeros == 1, others, 0), others / safe * zero_factor)
+    # NOTE: prod / x divides by zero. The product of the *other* elements is the product
+    # of those before each one times that of those after it: no division, and as many
+    # exact derivatives as the cumulative products have (second ones at any zeros).
+    kept = [d for d in range(x.ndim) if d not in axes]
+    order = (*kept, *axes)
+    moved = x if order == tuple(range(x.ndim)) else xp.permute_dims(x, order)
+    flat = moved
+    if len(axes) != 1:  # the reduced axes as one, the last
+        flat = xp.reshape(moved, (*moved.shape[: len(kept)], math.prod(moved.shape[len(kept) :])))
+    before = xp.cumulative_prod(flat, axis=-1, include_initial=True)[..., :-1]
+    reversed_after = xp.cumulative_prod(xp.flip(flat, axis=-1), axis=-1, include_initial=True)
+    partial = before * xp.flip(reversed_after[..., :-1], axis=-1)
+    if flat is not moved:
+        partial = xp.reshape(partial, moved.shape)
+    if moved is not x:
+        partial = xp.permute_dims(partial, tuple(sorted(range(x.ndim), key=order.__getitem__)))
     grad = g * conj(xp, partial)
     return grad if dtype is None else cast(xp, grad, x.dtype)
 

@@ -88,7 +88,6 @@ CASES = [
         lambda a: P.prod(a, axis=1, keepdims=True),
         lambda a: np.prod(a, axis=1, keepdims=True),
         inputs=with_zeros,
-        no_double="second derivatives are not exact at a slice with two zeros (documented)",
     ),
     OpCase(
         "prod",
