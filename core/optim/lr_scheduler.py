@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import bisect
 import math
+import types
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -495,6 +496,11 @@ class CosineAnnealingLR(LRScheduler):
         return [self.eta_min + (base - self.eta_min) * cosine / 2 for base in self.base_lrs]
 
 
+def _keeps_attributes(function: Callable[[int], float]) -> bool:
+    """Whether ``function`` is a callable object whose attributes a state dict saves."""
+    return not isinstance(function, types.FunctionType) and hasattr(function, "__dict__")
+
+
 class _FunctionScheduler(LRScheduler):
     """What LambdaLR and MultiplicativeLR share: a function of the epoch per group."""
 
@@ -508,6 +514,49 @@ class _FunctionScheduler(LRScheduler):
     ) -> None:
         self.lr_lambdas = _functions_per_group(type(self).__name__, optimizer, lr_lambda)
         super().__init__(optimizer, last_epoch)
+
+    def state_dict(self) -> dict[str, Any]:
+        """The state, with ``lr_lambdas``: for each group ``None`` where its function is a
+        function (code, which is not saved), else a copy of the callable object's
+        attributes, as PyTorch saves them (a decay factor kept on the object)."""
+        state = super().state_dict()
+        state["lr_lambdas"] = [
+            dict(vars(f)) if _keeps_attributes(f) else None for f in self.lr_lambdas
+        ]
+        return state
+
+    def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
+        """Restore a state saved by :meth:`state_dict` (PyTorch's too); the attributes saved
+        for callable objects are set on this scheduler's objects. On error nothing changes."""
+        if not isinstance(state_dict, Mapping):
+            super().load_state_dict(state_dict)  # raises, saying what it needs
+        saved = state_dict.get("lr_lambdas", [None] * len(self.lr_lambdas))
+        if (
+            not isinstance(saved, Sequence)
+            or len(saved) != len(self.lr_lambdas)
+            or not all(entry is None or isinstance(entry, Mapping) for entry in saved)
+        ):
+            raise ValueError(
+                "lr_lambdas of the state dict must hold, per parameter group "
+                f"({len(self.lr_lambdas)}), None or a dict of a callable object's attributes; "
+                f"got {saved!r}"
+            )
+        for function, entry in zip(self.lr_lambdas, saved):
+            if entry is not None and not _keeps_attributes(function):
+                raise ValueError(
+                    f"the state dict holds attributes for lr_lambda {function!r}, which keeps "
+                    "none; build the scheduler with the callable object it was saved from"
+                )
+        rest = {key: value for key, value in state_dict.items() if key != "lr_lambdas"}
+        super().load_state_dict(rest)
+        for function, entry in zip(self.lr_lambdas, saved):
+            if entry is not None:
+                vars(function).update(entry)
+
+    def _check_keys(self, state_dict: Any) -> None:
+        expected = set(super().state_dict())
+        if not isinstance(state_dict, Mapping) or set(state_dict) != expected:
+            super()._check_keys(state_dict)
 
 
 class LambdaLR(_FunctionScheduler):
@@ -526,7 +575,8 @@ class LambdaLR(_FunctionScheduler):
     -----
     :meth:`state_dict` does not include the functions (they are code, which
     saved files never contain); give the same ones when building the
-    scheduler that loads the state.
+    scheduler that loads the state. The attributes of a callable object
+    (an instance with ``__call__``) are saved and restored, as in PyTorch.
 
     Examples
     --------
@@ -783,7 +833,8 @@ class MultiplicativeLR(_FunctionScheduler):
 
     Notes
     -----
-    As for :class:`LambdaLR`, :meth:`state_dict` does not include the functions.
+    As for :class:`LambdaLR`, :meth:`state_dict` does not include the functions
+    (the attributes of callable objects it does).
 
     Examples
     --------

@@ -98,7 +98,9 @@ def test_state_dict_resumes_the_same_sequence(key) -> None:
     opt, schedule = plugrad_setup(key)
     lr_sequence(opt, schedule, epochs=5)
     saved_schedule, saved_optimizer = schedule.state_dict(), opt.state_dict()
-    assert "optimizer" not in saved_schedule and "lr_lambdas" not in saved_schedule
+    assert "optimizer" not in saved_schedule
+    # Functions are code, which is not saved.
+    assert all(entry is None for entry in saved_schedule.get("lr_lambdas", []))
     expected = lr_sequence(opt, schedule, epochs=6)
 
     resumed_opt, resumed = plugrad_setup(key)
@@ -164,6 +166,49 @@ def test_lambda_lr_takes_one_function_per_group() -> None:
         lr_scheduler.LambdaLR(opt, [lambda e: 1.0])
     with pytest.raises(TypeError, match="function of the epoch"):
         lr_scheduler.LambdaLR(opt, 0.5)
+
+
+class _Decay:
+    """A callable object whose state (its factor) is part of the schedule, as in PyTorch."""
+
+    def __init__(self) -> None:
+        self.factor = 0.5
+
+    def __call__(self, epoch: int) -> float:
+        return self.factor**epoch
+
+
+@pytest.mark.parametrize("name", ["LambdaLR", "MultiplicativeLR"])
+def test_function_schedulers_save_and_restore_a_callable_objects_attributes(name) -> None:
+    # The objects' attributes were dropped: the restored schedule went on with factor 0.5.
+    make = getattr(lr_scheduler, name)
+    opt = optim.SGD(two_groups(lambda: plugrad.tensor([1.0], requires_grad=True)), lr=1.0)
+    decay = _Decay()
+    decay.factor = 0.9
+    schedule = make(opt, [decay, lambda epoch: 1.0])
+    opt.step()
+    schedule.step()
+    saved = schedule.state_dict()
+    assert saved["lr_lambdas"] == [{"factor": 0.9}, None]
+    fresh_opt = optim.SGD(two_groups(lambda: plugrad.tensor([1.0], requires_grad=True)), lr=1.0)
+    fresh = make(fresh_opt, [_Decay(), lambda epoch: 1.0])
+    fresh_opt.load_state_dict(opt.state_dict())
+    fresh.load_state_dict(saved)
+    assert fresh.lr_lambdas[0].factor == 0.9
+    fresh_opt.step()
+    fresh.step()
+    opt.step()
+    schedule.step()
+    assert fresh.get_last_lr() == schedule.get_last_lr()
+    before = fresh.state_dict()
+    for bad in ([{"factor": 1.0}], [3, None]):
+        with pytest.raises(ValueError, match="lr_lambdas"):
+            fresh.load_state_dict(dict(saved, lr_lambdas=bad))
+    with pytest.raises(ValueError, match="keeps none"):
+        make(fresh_opt, [lambda epoch: 1.0, lambda epoch: 1.0]).load_state_dict(saved)
+    assert fresh.state_dict() == before
+    older = {key: value for key, value in saved.items() if key != "lr_lambdas"}
+    fresh.load_state_dict(older)  # a state saved without lr_lambdas still loads
 
 
 def test_cosine_annealing_reaches_eta_min_at_t_max() -> None:
