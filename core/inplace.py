@@ -589,7 +589,8 @@ def _apply_array_operator(
 
 
 def _check_result(target: Tensor, result: Tensor, name: str, *, recording: bool) -> Any:
-    """Return the result's array, cast to ``target``'s dtype if that loses no kind."""
+    """Return the result's array, cast to ``target``'s dtype if that loses no kind (signed
+    and unsigned integers are one kind here, as in PyTorch: uint8 += int64 wraps)."""
     if result.shape != target.shape:
         raise ShapeError(
             f"{name} would give shape {result.shape}, but the tensor it modifies has shape "
@@ -599,7 +600,7 @@ def _check_result(target: Tensor, result: Tensor, name: str, *, recording: bool)
     array = result._array
     if result.dtype is target.dtype:
         return array
-    if result.dtype.kind != target.dtype.kind or recording:
+    if _dtypes.kind_rank(result.dtype) != _dtypes.kind_rank(target.dtype) or recording:
         raise DtypeError(
             f"{name} would give {result.dtype.name} values, which a {target.dtype.name} tensor "
             f"cannot hold{' while gradients are recorded' if recording else ''}; convert one "

@@ -568,3 +568,15 @@ def test_in_place_operators_refuse_a_result_the_tensor_cannot_hold():
     with pytest.raises(DtypeError, match="x //= y"):
         x //= 2.5
     assert x.tolist() == [5, 6]
+
+
+def test_an_unsigned_tensor_updated_with_signed_integers_wraps_as_in_pytorch():
+    # uint8 += int64 was refused while int8 += uint8 was taken: both wrap into the tensor.
+    results = []
+    for lib in (plugrad, torch):
+        x = lib.tensor([1, 2], dtype=lib.uint8)
+        x += lib.tensor([300, 1])
+        y = lib.tensor([1, 2], dtype=lib.uint8)
+        y -= lib.tensor([3, 1], dtype=lib.int8)
+        results.append((x.tolist(), y.tolist(), str(x.dtype).split(".")[-1]))
+    assert results[0] == results[1]
