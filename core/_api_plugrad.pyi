@@ -606,7 +606,7 @@ def rsqrt(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Reciprocal square root ``1 / sqrt(x)`` element-wise (PyTorch's)."""
 
 
-def scatter_add(values: TensorLike, /, *, key: Any, shape: tuple[int, ...]) -> Tensor:
+def scatter_add(values: TensorLike, /, dim: Any = ..., index: Any = ..., src: Any = ..., *, key: Any = ..., shape: tuple[int, ...] = ...) -> Any:
     """Zeros of ``shape`` with ``values`` added at ``[key]``; repeats add up."""
 
 

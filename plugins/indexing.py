@@ -45,9 +45,15 @@ def _complete(key: Any) -> tuple[Any, ...]:
     return (*key, Ellipsis)
 
 
+def _torch_scatter_add(xp: Any, x: Any, dim: int, index: Any, src: Any) -> Any:
+    """PyTorch's ``torch.scatter_add(input, dim, index, src)``: ``input.scatter_add(...)``."""
+    return x.scatter_add(dim, index, src)
+
+
 scatter_add = op("scatter_add", scatter_add_generic, kernels={"numpy": scatter_add_numpy},
                  vjp=lambda xp, g, ans, values, *, key, shape: xp.getitem(g, key=key),
                  broadcasting=True, saves=(), array_params=("key",), standard=False,
+                 torch_function=_torch_scatter_add,
                  doc="Zeros of ``shape`` with ``values`` added at ``[key]``; repeats add up.")
 
 
