@@ -213,6 +213,12 @@ def index_put(
         out[key] = values
         return out
     # Accumulated at flat positions: index_add adds repeated rows, setitem would not.
+    # A bool mask stands for the integer indices of its True elements, one per axis it covers.
+    key = tuple(
+        part
+        for index in key
+        for part in (index.nonzero(as_tuple=True) if index.dtype is _dtypes.bool else (index,))
+    )
     shape = tuple(input.shape)
     positions = _flat_positions("index_put", shape, key)
     added = _ops.broadcast_to(_as_values(input, values), tuple(positions.shape))

@@ -125,6 +125,10 @@ CASES: dict[str, tuple[Any, Callable[..., Any]]] = {
     "unfold of a 0-d tensor": (np.array(5.0), lambda lib, x: x.unfold(0, 1, 1) * 3),
     "torch.scatter_add(input, dim, index, src)": (
         MATRICES[0], lambda lib, x: lib.scatter_add(x, 1, lib.tensor([[0, 1, 1, 3]] * 4), x * 2)),
+    "index_put of a bool mask, accumulated": (
+        MATRICES[0], lambda lib, x: x.index_put(
+            (lib.tensor([True, False, True, True]), lib.tensor([1, 0, 1])), x[0, :3] * 2,
+            accumulate=True)),
     "nan_to_num of complex": (np.array([complex(NAN, 1.0), complex(2.0, np.inf), 3 + 0j]),
                               lambda lib, x: lib.nan_to_num(x.detach(), nan=5.0, posinf=1.0)),
     "nan_to_num of bools, in place": (np.array([True, False]),
