@@ -105,8 +105,8 @@ class FunctionCtx(Node):
         # Like PyTorch, backward() receives zeros for outputs that got no gradient.
         if self._materialize_grads:
             grads = tuple(
-                (xp.zeros(shape, dtype=dtype) if g is None else g)
-                for g, (shape, dtype) in zip(grads, self._output_specs)
+                (xp.zeros(spec[0], dtype=spec[1]) if g is None and spec is not None else g)
+                for g, spec in zip(grads, self._output_specs)
             )
         if not create_graph:
             grads = tuple(None if g is None else _wrap(g, self._device, False, None) for g in grads)
@@ -261,13 +261,22 @@ class Function:
             _state.enabled = recording
         outputs = output if isinstance(output, tuple) else (output,)
         for index, value in enumerate(outputs):
-            if not isinstance(value, Tensor):
+            if isinstance(value, (list, dict)) and any(
+                isinstance(v, Tensor)
+                for v in (value.values() if isinstance(value, dict) else value)
+            ):
                 raise TypeError(
-                    f"{cls.__name__}.forward must return a Tensor or a tuple of Tensors, "
-                    f"but output {index} is a {type(value).__name__}"
+                    f"{cls.__name__}.forward returned Tensors inside a {type(value).__name__} "
+                    f"(output {index}), which autograd would not follow; return a Tensor or a "
+                    "tuple of them"
                 )
-        if not any(ctx.needs_input_grad):
-            results = tuple(_wrap(o._array, o._device, False, None) for o in outputs)
+        # As in PyTorch, outputs that are not Tensors (a count, a flag) pass through as they
+        # are; backward() receives None for them.
+        if not any(ctx.needs_input_grad) or not any(isinstance(o, Tensor) for o in outputs):
+            results = tuple(
+                _wrap(o._array, o._device, False, None) if isinstance(o, Tensor) else o
+                for o in outputs
+            )
             return results if isinstance(output, tuple) else results[0]
         return _record(cls, ctx, args, output, outputs)
 
@@ -360,7 +369,7 @@ def _record(
     """Wire ``ctx`` into the graph as the outputs' ``grad_fn`` and wrap the outputs."""
     from .dtypes import is_differentiable
 
-    device = outputs[0]._device
+    device = next(o for o in outputs if isinstance(o, Tensor))._device
     ctx._device = device
     if _anomaly.enabled:
         ctx._trace = _anomaly.user_stack()
@@ -370,11 +379,16 @@ def _record(
     ctx._input_meta = tuple(
         (a.shape, a._array.dtype) if isinstance(a, Tensor) else None for a in args
     )
-    ctx._output_specs = tuple((o.shape, o._array.dtype) for o in outputs)
+    ctx._output_specs = tuple(
+        (o.shape, o._array.dtype) if isinstance(o, Tensor) else None for o in outputs
+    )
     ctx.n_outputs = len(outputs)  # type: ignore[misc]
     results = []
     position = {}
     for index, o in enumerate(outputs):
+        if not isinstance(o, Tensor):
+            results.append(o)
+            continue
         differentiable = id(o) not in ctx._non_differentiable and is_differentiable(o.dtype)
         edge = output_edge(ctx, index) if differentiable else None
         results.append(_wrap(o._array, o._device, differentiable, edge))

@@ -228,3 +228,29 @@ def test_a_function_that_saves_its_own_outputs_returns_them_all() -> None:
     (s.sum() + c.sum()).backward()
     expected = np.cos([0.5, 1.0]) - np.sin([0.5, 1.0])
     np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-6)
+
+
+class _WithACount(plugrad.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * 2, 5, "tag"
+
+    @staticmethod
+    def backward(ctx, grad, grad_count, grad_tag):
+        assert grad_count is None and grad_tag is None
+        return grad * 2
+
+
+def test_outputs_that_are_not_tensors_pass_through_as_in_pytorch() -> None:
+    # forward returning (tensor, 5) raised a TypeError.
+    x = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    y, count, tag = _WithACount.apply(x)
+    assert (count, tag) == (5, "tag") and y.grad_fn is not None
+    (y * 3).sum().backward()
+    assert x.grad.tolist() == [6.0, 6.0]
+    with plugrad.no_grad():
+        assert _WithACount.apply(x)[1:] == (5, "tag")
+    compiled = plugrad.compile(lambda t: _WithACount.apply(t)[0] * 1)
+    for _ in range(2):
+        assert compiled(plugrad.tensor([3.0])).tolist() == [6.0]
