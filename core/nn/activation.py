@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, ClassVar
 
 from ..creation import empty
-from ..errors import ShapeError
+from ..errors import ArgumentError, ShapeError
 from ..tensor import Tensor
 from . import functional as F
 from . import init as nn_init
@@ -99,8 +99,14 @@ class _AlongDim(_WithSettings):
     _shown = ("dim",)
     _takes_inplace = False
 
-    def __init__(self, dim: int) -> None:
+    def __init__(self, dim: int | None = None) -> None:
         super().__init__()
+        if dim is None:
+            # PyTorch picks a dim (with a deprecation warning) where plugrad asks for one.
+            raise ArgumentError(
+                f"{type(self).__name__}() needs dim=, the axis to normalize over (e.g. "
+                f"{type(self).__name__}(dim=-1)); PyTorch's implicit choice is deprecated there"
+            )
         self.dim = dim
 
 

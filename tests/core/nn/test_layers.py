@@ -412,3 +412,11 @@ def test_linear_refuses_an_input_with_other_features_in_plugrads_words_on_every_
     layer = nn.Linear(3, 2)
     with pytest.raises(plugrad.errors.ShapeError, match=r"has 5 features, but the weight"):
         layer(plugrad.ones(2, 5))
+
+
+@pytest.mark.parametrize("name", ["Softmax", "LogSoftmax", "Softmin"])
+def test_softmax_layers_without_a_dim_say_what_they_need(name: str) -> None:
+    # nn.Softmax() raised "__init__() missing 1 required positional argument".
+    with pytest.raises(plugrad.errors.ArgumentError, match=f"{name}\\(\\) needs dim="):
+        getattr(plugrad.nn, name)()
+    assert getattr(plugrad.nn, name)(dim=0)(plugrad.tensor([0.0, 0.0])).shape == (2,)
