@@ -1179,6 +1179,11 @@ def nll_loss(
     axis = 0 if input.ndim == 1 else 1
     classes = input.shape[axis]
     _check_class_range("nll_loss", target, classes, ignore_index)
+    if weight is not None and (not isinstance(weight, Tensor) or weight.shape != (classes,)):
+        raise ShapeError(
+            f"nll_loss(): weight must be a tensor of shape ({classes},), one per class, got "
+            f"{getattr(weight, 'shape', type(weight).__name__)}"
+        )
     class_shape = tuple(classes if i == axis else 1 for i in range(input.ndim))
     labels = _ops.reshape(arange(classes, device=input.device), class_shape)
     hit = _ops.expand_dims(target, axis=axis) == labels

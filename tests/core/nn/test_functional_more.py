@@ -774,3 +774,12 @@ def test_triplet_margin_with_distance_loss(backend, swap, distance) -> None:
     compare(ours, theirs, normal(3, 4), normal(3, 4), normal(3, 4))
     with pytest.raises(TypeError, match="callable"):
         nn.TripletMarginWithDistanceLoss(distance_function=3)
+
+
+def test_nll_loss_says_when_the_weight_is_not_one_per_class() -> None:
+    # The error came from inside: "reshape(): cannot reshape array of size 3 into shape (1,4)".
+    input = plugrad.zeros(3, 4)
+    target = plugrad.tensor([0, 1, 2])
+    for weight in (plugrad.ones(3), plugrad.ones(4, 1)):
+        with pytest.raises(ShapeError, match=r"weight must be a tensor of shape \(4,\)"):
+            F.nll_loss(input, target, weight=weight)
