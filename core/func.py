@@ -21,6 +21,10 @@ A result that no output depends on is zeros (its mathematical value); with
 ``strict=True`` it is an :class:`~plugrad.errors.IndependentInputError`
 instead, so that a ``.detach()`` or a ``no_grad`` block inside the function
 cannot pass for a zero derivative.
+
+:func:`functional_call` (from :mod:`plugrad.nn.utils.stateless`) calls a module
+with other tensors as its parameters, so that a transform can differentiate a
+model with respect to them.
 """
 
 from __future__ import annotations
@@ -35,10 +39,22 @@ from .engine import grad as _engine_grad
 from .errors import DtypeError, IndependentInputError, InvalidArgumentError, ShapeError
 from .grad_mode import enable_grad
 from .gradcheck import basis
+from .nn.utils.stateless import functional_call
 from .node import Node, split_edge
 from .tensor import Tensor
 
-__all__ = ["grad", "grad_and_value", "hessian", "hvp", "jacfwd", "jacobian", "jacrev", "jvp", "vjp"]
+__all__ = [
+    "functional_call",
+    "grad",
+    "grad_and_value",
+    "hessian",
+    "hvp",
+    "jacfwd",
+    "jacobian",
+    "jacrev",
+    "jvp",
+    "vjp",
+]
 
 Function = Callable[..., Any]
 Argnums = int | tuple[int, ...]

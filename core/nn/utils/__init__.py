@@ -1,7 +1,9 @@
-"""Helpers over a model's parameters: gradient clipping and flattening to one vector."""
+"""Helpers over a model's parameters: gradient clipping, flattening to one vector, and
+calling a module with other tensors in their place (:mod:`.stateless`)."""
 
 from __future__ import annotations
 
+from . import stateless
 from .clip_grad import clip_grad_norm_, clip_grad_value_, clip_grads_with_norm_, get_total_norm
 from .convert_parameters import parameters_to_vector, vector_to_parameters
 
@@ -11,5 +13,6 @@ __all__ = [
     "clip_grads_with_norm_",
     "get_total_norm",
     "parameters_to_vector",
+    "stateless",
     "vector_to_parameters",
 ]

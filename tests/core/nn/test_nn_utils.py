@@ -141,3 +141,67 @@ def test_vector_to_parameters_checks_the_length():
         vector_to_parameters(plugrad.zeros(5, dtype=plugrad.float64), ours)
     for p, b in zip(ours, before):
         np.testing.assert_array_equal(p.detach().numpy(), b)
+
+
+def _tied() -> plugrad.nn.Module:
+    class Tied(plugrad.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.a = plugrad.nn.Linear(2, 2, bias=False)
+            self.b = plugrad.nn.Linear(2, 2, bias=False)
+            self.b.weight = self.a.weight
+
+        def forward(self, x):
+            return self.b(self.a(x))
+
+    return Tied()
+
+
+def test_functional_call_differentiates_the_given_tensors_and_restores_the_module() -> None:
+    from plugrad.func import functional_call
+
+    results = []
+    for lib in (plugrad, torch):
+        lib.manual_seed(0)
+        model = lib.nn.Sequential(lib.nn.Linear(2, 3), lib.nn.Tanh(), lib.nn.Linear(3, 1))
+        own = {k: v.detach().clone() for k, v in model.named_parameters()}
+        given = {
+            k: (lib.arange(v.numel(), dtype=lib.float32).reshape(v.shape) / 7).requires_grad_()
+            for k, v in model.named_parameters()
+        }
+        x = lib.tensor([[1.0, -2.0], [0.5, 3.0]])
+        call = functional_call if lib is plugrad else torch.func.functional_call
+        out = call(model, given, (x,))
+        out.sum().backward()
+        assert all(p.grad is None for p in model.parameters())
+        assert all((model.get_parameter(k) == v).all() for k, v in own.items())
+        results.append([out.tolist()] + [given[k].grad.tolist() for k in sorted(given)])
+    np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-5)
+    for ours, theirs in zip(results[0][1:], results[1][1:]):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-7)
+
+
+def test_functional_call_ties_weights_and_refuses_what_it_cannot_use() -> None:
+    from plugrad.func import functional_call
+
+    model = _tied()
+    x = plugrad.tensor([[1.0, 1.0]])
+    doubled = plugrad.eye(2) * 2
+    assert functional_call(model, {"a.weight": doubled}, x).tolist() == [[4.0, 4.0]]
+    untied = functional_call(model, {"a.weight": doubled}, x, tie_weights=False)
+    assert untied.tolist() == model.b(x * 2).tolist()
+    with pytest.raises(ValueError, match="tied"):
+        functional_call(model, {"a.weight": doubled, "b.weight": plugrad.eye(2)}, x)
+    with pytest.raises(KeyError, match=r"'a\.wieght'"):
+        functional_call(model, {"a.wieght": doubled}, x)  # misspelt: refused, not ignored
+    assert functional_call(model, {}, x).tolist() == model(x).tolist()
+    with pytest.raises(KeyError, match=r"no tensor given for 'a\.weight', 'b\.weight'"):
+        functional_call(model, {}, x, strict=True)
+    with pytest.raises(ValueError, match="more than one"):
+        functional_call(model, ({"a.weight": doubled}, {"a.weight": doubled}), x)
+    with pytest.raises(TypeError, match="give a Tensor"):
+        functional_call(model, {"a.weight": [[1.0, 0.0], [0.0, 1.0]]}, x)
+    weight = model.a.weight
+    with pytest.raises(Exception):  # noqa: B017 - whatever the forward raises
+        functional_call(model, {"a.weight": plugrad.ones(3, 3)}, x)
+    assert model.a.weight is weight and model.b.weight is weight

@@ -1,0 +1,155 @@
+"""Calling a module with other tensors in place of its parameters and buffers."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from ...tensor import Tensor
+from ..module import Module
+
+__all__ = ["functional_call"]
+
+
+def functional_call(
+    module: Module,
+    parameter_and_buffer_dicts: Mapping[str, Tensor] | Sequence[Mapping[str, Tensor]],
+    args: Any = None,
+    kwargs: Mapping[str, Any] | None = None,
+    *,
+    tie_weights: bool = True,
+    strict: bool = False,
+) -> Any:
+    """Call ``module(*args, **kwargs)`` with the given tensors in place of its parameters and
+    buffers of those names (``"0.weight"``); the module is left as it was, even on error.
+
+    As PyTorch's ``torch.func.functional_call``: the tensors may be any tensors
+    (ones that require grad, results of other ops), so the call is a function
+    of them; gradients flow to them, not to the module's own. ``args`` is a
+    tuple of positional arguments, or one argument. Several dicts are merged
+    (a name in two is an error). With ``tie_weights``, a tensor given for one
+    name of a parameter the module shares under several names (tied
+    embeddings) replaces it under all of them. With ``strict``, every
+    parameter and buffer must be given.
+
+    Unlike PyTorch, a name that is neither a parameter nor a buffer of the
+    module is refused rather than ignored: a misspelled name would leave the
+    module's own tensor in use, a silently different result.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> from plugrad.func import functional_call
+    >>> layer = plugrad.nn.Linear(2, 1, bias=False)
+    >>> w = plugrad.tensor([[1.0, 2.0]], requires_grad=True)
+    >>> out = functional_call(layer, {"weight": w}, (plugrad.tensor([[3.0, 4.0]]),))
+    >>> out
+    tensor([[11.]], grad_fn=<LinearBackward>)
+    >>> out.sum().backward(); w.grad, layer.weight.grad
+    (tensor([[3., 4.]]), None)
+    """
+    if not isinstance(module, Module):
+        raise TypeError(f"functional_call() takes a Module, got {type(module).__name__}")
+    given = _merged(parameter_and_buffer_dicts)
+    replacements = _replacements(module, given, tie_weights=tie_weights, strict=strict)
+    if args is None:
+        args = ()
+    elif not isinstance(args, tuple):
+        args = (args,)
+    with _swapped(replacements):
+        return module(*args, **(kwargs or {}))
+
+
+def _merged(dicts: Any) -> dict[str, Tensor]:
+    """One dict of the given dicts (or dict), checking names and values."""
+    if isinstance(dicts, Mapping):
+        dicts = (dicts,)
+    elif not isinstance(dicts, (tuple, list)):
+        raise TypeError(
+            "functional_call() takes a dict of tensors by name, or a tuple of such dicts; got "
+            f"{type(dicts).__name__}"
+        )
+    merged: dict[str, Tensor] = {}
+    for entries in dicts:
+        if not isinstance(entries, Mapping):
+            raise TypeError(
+                f"functional_call(): each dict of tensors must be a mapping, got "
+                f"{type(entries).__name__}"
+            )
+        for name, value in entries.items():
+            if name in merged:
+                raise ValueError(
+                    f"functional_call(): {name!r} is in more than one of the dicts; give each "
+                    "name once"
+                )
+            if not isinstance(value, Tensor):
+                raise TypeError(
+                    f"functional_call(): the value for {name!r} is a {type(value).__name__}; "
+                    "give a Tensor"
+                )
+            merged[name] = value
+    return merged
+
+
+def _replacements(
+    module: Module, given: dict[str, Tensor], *, tie_weights: bool, strict: bool
+) -> list[tuple[dict[str, Any], str, Tensor]]:
+    """(registry, key, new tensor) for each parameter and buffer slot to swap."""
+    slots: dict[str, tuple[dict[str, Any], str, Any]] = {}
+    for prefix, sub in module.named_modules(remove_duplicate=False):
+        for registry in (sub._parameters, sub._buffers):
+            for key, value in registry.items():
+                if value is not None:
+                    slots[f"{prefix}.{key}" if prefix else key] = (registry, key, value)
+    unexpected = sorted(name for name in given if name not in slots)
+    if unexpected:
+        raise KeyError(
+            f"functional_call(): {type(module).__name__} has no parameter or buffer named "
+            f"{', '.join(map(repr, unexpected))}; see module.named_parameters() and "
+            "named_buffers() for the names"
+        )
+    chosen = dict(given)
+    if tie_weights:
+        tied: dict[int, list[str]] = {}
+        for name, (_, _, value) in slots.items():
+            tied.setdefault(id(value), []).append(name)
+        for names in tied.values():
+            named = [n for n in names if n in given]
+            if len({id(given[n]) for n in named}) > 1:
+                raise ValueError(
+                    f"functional_call(): {', '.join(map(repr, named))} name one tied tensor "
+                    "but were given different values; give one of them, or pass "
+                    "tie_weights=False"
+                )
+            if named:
+                chosen.update(dict.fromkeys(names, given[named[0]]))
+    if strict:
+        missing = sorted(name for name in slots if name not in chosen)
+        if missing:
+            raise KeyError(
+                f"functional_call(strict=True): no tensor given for {', '.join(map(repr, missing))}"
+            )
+    swaps: dict[tuple[int, str], tuple[dict[str, Any], str, Tensor]] = {}
+    for name, value in chosen.items():
+        registry, key, _ = slots[name]
+        earlier = swaps.setdefault((id(registry), key), (registry, key, value))
+        if earlier[2] is not value:  # one module under two names, given two values
+            raise ValueError(
+                f"functional_call(): {name!r} names a tensor of a module shared under several "
+                "names, which was given different values; give it once"
+            )
+    return list(swaps.values())
+
+
+@contextmanager
+def _swapped(replacements: list[tuple[dict[str, Any], str, Tensor]]) -> Iterator[None]:
+    """Put each tensor in its slot for the block; the old ones back after it, whatever happens."""
+    old = [(registry, key, registry[key]) for registry, key, _ in replacements]
+    try:
+        for registry, key, value in replacements:
+            registry[key] = value
+        yield
+    finally:
+        for registry, key, value in old:
+            registry[key] = value
