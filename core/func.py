@@ -29,7 +29,7 @@ model with respect to them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from . import ops as _ops
@@ -239,8 +239,10 @@ def grad_and_value(
     ``func`` returns a 0-d tensor (with ``has_aux=True``, a pair ``(output, aux)``);
     the new function returns ``(gradient, output)`` (``(gradient, (output, aux))``),
     the gradient with respect to the argument at ``argnums``, or a tuple of them
-    for a tuple of argnums. Transforms compose: ``grad(grad(f))`` is the second
-    derivative.
+    for a tuple of argnums. An argument may be a dict, list or tuple of tensors
+    (nested), such as a model's parameters by name for :func:`functional_call`;
+    its gradient has the same structure. Transforms compose: ``grad(grad(f))`` is
+    the second derivative.
 
     Examples
     --------
@@ -252,12 +254,16 @@ def grad_and_value(
 
     def grad_and_value_of_func(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
         chosen = _argnums(argnums, len(args))
-        primals = [args[i] for i in chosen]
-        keep = any(isinstance(p, Tensor) and p.requires_grad for p in primals)
+        # An argument may be a Tensor or a dict, list or tuple of them (nested): the
+        # gradient has its structure, as torch.func's (grad(loss)(dict(model.named_parameters()))).
+        flattened = [_flatten(args[i], f"argument {i}") for i in chosen]
+        primals = [leaf for leaves, _ in flattened for leaf in leaves]
+        keep = any(p.requires_grad for p in primals)
         inputs = _tracked(primals)
         call = list(args)
-        for index, tracked in zip(chosen, inputs):
-            call[index] = tracked
+        tracked = iter(inputs)
+        for index, (_, rebuild) in zip(chosen, flattened):
+            call[index] = rebuild(tracked)
         with enable_grad():
             result = func(*call, **kwargs)
         if has_aux:
@@ -281,9 +287,12 @@ def grad_and_value(
                 f"got {shape}; reduce it (.sum(), .mean()), or use plugrad.func.vjp"
             )
         keep = keep or _reaches_outside([output], inputs)
-        grads = _zeros_where_unused(
-            _gradients([output], inputs, [None]), inputs, keep, False, _no_output_uses
+        flat_grads = iter(
+            _zeros_where_unused(
+                _gradients([output], inputs, [None]), inputs, keep, False, _no_output_uses
+            )
         )
+        grads = tuple(rebuild(flat_grads) for _, rebuild in flattened)
         gradient = grads[0] if isinstance(argnums, int) else grads
         value = _finish(output, keep)
         if not has_aux:
@@ -392,6 +401,27 @@ def _evaluate(
         output = func(*inputs)
     keep = keep or _reaches_outside(output if isinstance(output, tuple) else (output,), inputs)
     return tangents, keep, inputs, output
+
+
+def _flatten(value: Any, where: str) -> tuple[list[Tensor], Callable[[Iterator[Any]], Any]]:
+    """The Tensors of ``value`` (a Tensor, or a dict, list or tuple of them, nested) in order,
+    and a function building the same structure from an iterator of replacements."""
+    if isinstance(value, Tensor):
+        return [value], next
+    if isinstance(value, dict):
+        keys = list(value)
+        parts = [_flatten(value[k], f"{where}[{k!r}]") for k in keys]
+        leaves = [leaf for part, _ in parts for leaf in part]
+        return leaves, lambda it: {k: rebuild(it) for k, (_, rebuild) in zip(keys, parts)}
+    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
+        parts = [_flatten(v, f"{where}[{i}]") for i, v in enumerate(value)]
+        leaves = [leaf for part, _ in parts for leaf in part]
+        kind = type(value)
+        return leaves, lambda it: kind(rebuild(it) for _, rebuild in parts)
+    raise TypeError(
+        f"{where} is a {type(value).__name__}; a transform differentiates with respect to "
+        "Tensors, or dicts, lists and tuples of them"
+    )
 
 
 def _argnums(argnums: int | tuple[int, ...], n: int) -> tuple[int, ...]:

@@ -194,3 +194,27 @@ def test_forward_mode_of_x_times_log_is_pytorchs(name) -> None:
     theirs = torch.func.jvp(lambda a: theirs_function(a, torch.tensor(y)), (torch.tensor(x),),
                             (torch.tensor(tangent),))[1]  # fmt: skip
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12)
+
+
+def test_grad_of_a_dict_of_parameters_through_functional_call_matches_torch() -> None:
+    # grad() took Tensors only: grad(loss)(dict(model.named_parameters())) raised.
+    weights = np.array([[0.5, -1.0, 2.0]]), np.array([0.25])
+    x, y = np.array([[1.0, 2.0, 3.0], [-1.0, 0.5, 0.0]]), np.array([[1.0], [2.0]])
+    results = []
+    for lib in (plugrad, torch):
+        model = lib.nn.Linear(3, 1).double()
+        params = {"weight": lib.tensor(weights[0]), "bias": lib.tensor(weights[1])}
+
+        def loss(p, nested, lib=lib, model=model):
+            out = lib.func.functional_call(model, p, (lib.tensor(x),))
+            return ((out - lib.tensor(y)) ** 2).sum() * nested[0]["scale"]
+
+        scale = [{"scale": lib.tensor(3.0, dtype=lib.float64)}]
+        grads, value = lib.func.grad_and_value(loss, argnums=(0, 1))(params, scale)
+        assert isinstance(grads[0], dict) and isinstance(grads[1], list)
+        weight, bias = grads[0]["weight"].tolist(), grads[0]["bias"].tolist()
+        results.append([weight, bias, grads[1][0]["scale"].item(), value.item()])
+    for ours, theirs in zip(results[0], results[1]):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12)
+    with pytest.raises(TypeError, match=r"argument 0\['w'\] is a float"):
+        plugrad.func.grad(lambda p: p["w"])({"w": 1.0})
