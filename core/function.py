@@ -12,6 +12,8 @@ from .errors import BackwardError, FunctionBackwardError, GraphFreedError
 from .grad_mode import _state
 from .graph import Node, check_versions, output_edge
 from .tensor import Tensor, _object_new, _wrap
+from .tensor_hooks import move_retain_grad
+from .versions import memory_family
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
 
@@ -51,6 +53,7 @@ class FunctionCtx(Node):
         self._saved = ()
         self._versions: tuple[int, ...] | None = None
         self._non_differentiable: set[int] = set()
+        self._dirty: tuple[Tensor, ...] = ()
         self._materialize_grads = True
         self.needs_input_grad: tuple[bool, ...] = ()
 
@@ -88,6 +91,21 @@ class FunctionCtx(Node):
     def mark_non_differentiable(self, *outputs: Tensor) -> None:
         """Declare outputs of ``forward`` that have no gradient (e.g. indices)."""
         self._non_differentiable.update(id(t) for t in outputs)
+
+    def mark_dirty(self, *tensors: Tensor) -> None:
+        """Declare inputs that ``forward`` changed in place and returns, as PyTorch's.
+
+        Each such input is then the output itself, its history that of this
+        function (as after ``x.add_(y)``). A leaf that requires grad cannot be
+        changed so, and neither can a tensor that shares memory with views.
+        """
+        for index, tensor in enumerate(tensors):
+            if not isinstance(tensor, Tensor):
+                raise TypeError(
+                    f"{self._function.__name__}.forward: mark_dirty() takes Tensors, but "
+                    f"argument {index} is a {type(tensor).__name__}"
+                )
+        self._dirty = tensors
 
     def set_materialize_grads(self, value: bool) -> None:
         """Whether ``backward`` receives zeros (the default) or ``None`` for outputs that
@@ -260,6 +278,7 @@ class Function:
         finally:
             _state.enabled = recording
         outputs = output if isinstance(output, tuple) else (output,)
+        _check_dirty(cls, ctx, args, outputs)
         for index, value in enumerate(outputs):
             if isinstance(value, (list, dict)) and any(
                 isinstance(v, Tensor)
@@ -273,12 +292,38 @@ class Function:
         # As in PyTorch, outputs that are not Tensors (a count, a flag) pass through as they
         # are; backward() receives None for them.
         if not any(ctx.needs_input_grad) or not any(isinstance(o, Tensor) for o in outputs):
+            dirty = {id(t) for t in ctx._dirty}
             results = tuple(
-                _wrap(o._array, o._device, False, None) if isinstance(o, Tensor) else o
+                _wrap(o._array, o._device, False, None)
+                if isinstance(o, Tensor) and id(o) not in dirty
+                else o
                 for o in outputs
             )
             return results if isinstance(output, tuple) else results[0]
         return _record(cls, ctx, args, output, outputs)
+
+
+def _check_dirty(
+    cls: type[Function], ctx: FunctionCtx, args: tuple[Any, ...], outputs: tuple[Any, ...]
+) -> None:
+    """Refuse what ``mark_dirty`` cannot honour, before anything is recorded."""
+    for tensor in ctx._dirty:
+        if not any(tensor is a for a in args) or not any(tensor is o for o in outputs):
+            raise FunctionBackwardError(
+                f"{cls.__name__}.forward marked a tensor dirty that is not both an argument "
+                "and an output; return each tensor it changes in place"
+            )
+        if tensor._requires_grad and tensor._edge is None and _state.enabled:
+            raise BackwardError(
+                f"{cls.__name__}.forward changed in place a leaf tensor that requires grad "
+                "(the very value gradients are taken with respect to); pass a clone, or call "
+                "it under plugrad.no_grad()"
+            )
+        if len(memory_family(tensor)) > 1:
+            raise BackwardError(
+                f"{cls.__name__}.forward changed in place a tensor that shares memory with "
+                "views, which mark_dirty does not follow; pass a clone"
+            )
 
 
 class OnceDifferentiableBackward(Node):
@@ -385,13 +430,21 @@ def _record(
     ctx.n_outputs = len(outputs)  # type: ignore[misc]
     results = []
     position = {}
+    dirty = {id(t) for t in ctx._dirty}
     for index, o in enumerate(outputs):
         if not isinstance(o, Tensor):
             results.append(o)
             continue
         differentiable = id(o) not in ctx._non_differentiable and is_differentiable(o.dtype)
         edge = output_edge(ctx, index) if differentiable else None
-        results.append(_wrap(o._array, o._device, differentiable, edge))
+        if id(o) in dirty:  # the input changed in place is the output: it takes the history
+            old_edge = o._edge
+            o._edge, o._requires_grad = edge, differentiable
+            if old_edge is not None:
+                move_retain_grad(o, old_edge)
+            results.append(o)
+        else:
+            results.append(_wrap(o._array, o._device, differentiable, edge))
         position[id(o)] = index
     # A saved output would make ctx -> output -> ctx a cycle: keep only its array.
     saved = []

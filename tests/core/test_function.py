@@ -254,3 +254,50 @@ def test_outputs_that_are_not_tensors_pass_through_as_in_pytorch() -> None:
     compiled = plugrad.compile(lambda t: _WithACount.apply(t)[0] * 1)
     for _ in range(2):
         assert compiled(plugrad.tensor([3.0])).tolist() == [6.0]
+
+
+class _AddInPlace(plugrad.Function):
+    @staticmethod
+    def forward(ctx, x, w):
+        ctx.mark_dirty(x)
+        x.add_(w)
+        return x
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, grad
+
+
+def test_mark_dirty_makes_the_changed_input_the_output() -> None:
+    # ctx.mark_dirty did not exist (AttributeError).
+    x0 = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    w = plugrad.tensor([0.5, 0.5], requires_grad=True)
+    x = x0 * 1
+    y = _AddInPlace.apply(x, w)
+    assert y is x and x.tolist() == [1.5, 2.5] and type(x.grad_fn).__name__ == "_AddInPlaceBackward"
+    (y * plugrad.tensor([2.0, 3.0])).sum().backward()
+    assert x0.grad.tolist() == [2.0, 3.0] and w.grad.tolist() == [2.0, 3.0]
+    a = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    b = a * 1
+    c = b * b  # saves b, which the function then changes
+    _AddInPlace.apply(b, plugrad.ones(2))
+    with pytest.raises(plugrad.errors.InPlaceModificationError):
+        c.sum().backward()
+    with pytest.raises(plugrad.errors.BackwardError, match="leaf tensor that requires grad"):
+        _AddInPlace.apply(plugrad.ones(1, requires_grad=True), plugrad.ones(1))
+    with plugrad.no_grad():
+        z = plugrad.ones(1)
+        assert _AddInPlace.apply(z, plugrad.ones(1)) is z and z.tolist() == [2.0]
+
+    class ForgetsToReturn(plugrad.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.mark_dirty(x)
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad
+
+    with pytest.raises(plugrad.errors.FunctionBackwardError, match="not both an argument"):
+        ForgetsToReturn.apply(plugrad.ones(1, requires_grad=True) * 1)
