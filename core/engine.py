@@ -396,12 +396,15 @@ def _run(
     while ready:
         node = pop()
         grad = take(node, None)
-        if grad is not None and (node._hooks or targets is not None):
+        hooked = node._hooks
+        if grad is not None and (hooked or targets is not None):
             grad = _node_grad_arrived(node, grad, result, targets, create_graph)
         if expand is not None and not expand[node]:
             continue  # a target itself, with nothing wanted below it
         if grad is not None:
             input_grads = node._backward(grad, create_graph)
+            if hooked:
+                input_grads = _node_backward_done(node, input_grads, grad, create_graph)
             if check_anomalies:
                 _check_anomalies(node, input_grads, create_graph)
             if not retain_graph:
@@ -553,6 +556,13 @@ def _call_hook(hook: Any, grad: Any, device: Any, create_graph: bool, where: str
     result = hook(grad if create_graph else _wrap(grad, device, False, None))
     if result is None:
         return grad
+    return _replacement(hook, result, grad, device, create_graph, where)
+
+
+def _replacement(
+    hook: Any, result: Any, grad: Any, device: Any, create_graph: bool, where: str
+) -> Any:
+    """A hook's replacement of ``grad``, checked: a Tensor of its shape, device and dtype."""
     if not isinstance(result, Tensor):
         raise TypeError(
             f"hook {hook!r} on {where} returned a {type(result).__name__}; "
@@ -587,8 +597,11 @@ def _node_grad_arrived(
     hooks = node._hooks or ()
     # Tensor hooks first, in registration order; retain_grad() sees their result.
     for index, hook in hooks:
-        if not isinstance(hook, RetainGrad) and grads[index] is not None:
+        if index is not None and not isinstance(hook, RetainGrad) and grads[index] is not None:
             grads[index] = _call_hook(hook, grads[index], node._device, create_graph, repr(node))
+    for index, hook in hooks:  # then the node's pre-hooks, on all its output gradients
+        if index is None and hook.before:
+            grads = _call_node_hook(hook, node, (grads,), grads, create_graph)
     if targets is None:
         for index, hook in hooks:
             if isinstance(hook, RetainGrad) and grads[index] is not None:
@@ -605,6 +618,54 @@ def _node_grad_arrived(
                 if tensor is not None:
                     result.retained[(node, index)] = [tensor, grads[index]]
     return grads[0] if single else grads
+
+
+def _node_backward_done(
+    node: Any, input_grads: tuple[Any, ...], grad: Any, create_graph: bool
+) -> tuple[Any, ...]:
+    """Run the node's post-hooks on its input gradients (and its output gradients)."""
+    hooks = [hook for index, hook in node._hooks or () if index is None and not hook.before]
+    if not hooks:
+        return input_grads
+    outputs = [grad] if node.n_outputs == 1 else list(grad)
+    grads = list(input_grads)
+    for hook in hooks:
+        grads = _call_node_hook(hook, node, (grads, outputs), grads, create_graph)
+    return tuple(grads)
+
+
+def _call_node_hook(
+    hook: Any, node: Any, arguments: tuple[list[Any], ...], grads: list[Any], create_graph: bool
+) -> list[Any]:
+    """Call a node hook with its gradient tuples as Tensors; return ``grads`` or the
+    replacement it gave, checked as tensor hooks' are (one per entry, same shapes)."""
+    device = node._device
+
+    def as_tensors(values: list[Any]) -> tuple[Any, ...]:
+        if create_graph:
+            return tuple(values)
+        return tuple(None if g is None else _wrap(g, device, False, None) for g in values)
+
+    result = hook.function(*(as_tensors(values) for values in arguments))
+    if result is None:
+        return grads
+    if not isinstance(result, (tuple, list)) or len(result) != len(grads):
+        raise TypeError(
+            f"hook {hook.function!r} on {node!r} returned {result!r}; a node hook returns None "
+            f"or a tuple of {len(grads)} gradients (None where there is none)"
+        )
+    replaced = []
+    for index, (old, new) in enumerate(zip(grads, result)):
+        if new is None:
+            replaced.append(None)
+        elif old is None:
+            raise TypeError(
+                f"hook {hook.function!r} on {node!r} returned a gradient at position {index}, "
+                "where there was none to replace; return None there"
+            )
+        else:
+            replaced.append(_replacement(hook.function, new, old, device, create_graph, repr(node)))
+    return replaced
 
 
 def _check_anomalies(node: Any, input_grads: tuple[Any, ...], create_graph: bool) -> None:

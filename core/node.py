@@ -8,12 +8,13 @@ output, or a leaf's accumulation point) or ``(node, index)`` for output
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
     from .backend import Device
 
-__all__ = ["Node", "output_edge", "split_edge"]
+__all__ = ["Node", "NodeHook", "RemovableHandle", "output_edge", "split_edge"]
 
 
 def split_edge(edge: Any) -> tuple[Any, int]:
@@ -24,6 +25,38 @@ def split_edge(edge: Any) -> tuple[Any, int]:
 def output_edge(node: Node, index: int) -> Any:
     """The edge to output ``index`` of ``node``: the node itself if it has only one."""
     return node if node.n_outputs == 1 else (node, index)
+
+
+class RemovableHandle:
+    """Returned by hook registration; :meth:`remove` unregisters the hook."""
+
+    __slots__ = ("_entry", "_hooks")
+
+    def __init__(self, hooks: list[Any], entry: Any) -> None:
+        self._hooks = hooks
+        self._entry = entry
+
+    def remove(self) -> None:
+        """Unregister the hook; removing twice is harmless."""
+        try:
+            self._hooks.remove(self._entry)
+        except ValueError:
+            pass
+
+
+class NodeHook:
+    """A hook of a whole node (:meth:`Node.register_prehook`, :meth:`Node.register_hook`).
+
+    Kept in the node's hook list as ``(None, hook)``, beside the tensor hooks
+    ``(output index, hook)``; ``before`` says whether it runs before the node's
+    backward (on the output gradients) or after it (on the input gradients too).
+    """
+
+    __slots__ = ("before", "function")
+
+    def __init__(self, function: Callable[..., Any], before: bool) -> None:
+        self.function = function
+        self.before = before
 
 
 class Node:
@@ -53,6 +86,32 @@ class Node:
     def name(self) -> str:
         """Return the node's name, e.g. ``"MulBackward"``."""
         return type(self).__name__
+
+    def register_prehook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """Call ``hook(grad_outputs)`` when the node's output gradients are ready, before its
+        backward; it may return a tuple of gradients to use instead (PyTorch's).
+
+        ``grad_outputs`` holds one Tensor per output (``None`` where none arrived).
+        """
+        return self._add_hook(hook, before=True)
+
+    def register_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """Call ``hook(grad_inputs, grad_outputs)`` after the node's backward; it may return a
+        tuple of input gradients to use instead (PyTorch's).
+
+        ``grad_inputs`` holds one Tensor per input (``None`` for inputs that need none).
+        """
+        return self._add_hook(hook, before=False)
+
+    def _add_hook(self, hook: Callable[..., Any], before: bool) -> RemovableHandle:
+        if not callable(hook):
+            raise TypeError(f"hook must be callable, got {type(hook).__name__}")
+        hooks = self._hooks
+        if hooks is None:
+            hooks = self._hooks = []
+        entry = (None, NodeHook(hook, before))
+        hooks.append(entry)
+        return RemovableHandle(hooks, entry)
 
     @property
     def next_functions(self) -> tuple[tuple[Any, int] | None, ...]:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .errors import BackwardError
-from .node import split_edge
+from .node import RemovableHandle, split_edge
 from .tensor import Tensor, install_methods
 
 __all__ = ["PostAccumulateGradHook", "RemovableHandle", "RetainGrad", "move_retain_grad"]
@@ -36,23 +36,6 @@ class PostAccumulateGradHook:
 
     def __init__(self, function: Callable[[Tensor], None]) -> None:
         self.function = function
-
-
-class RemovableHandle:
-    """Returned by hook registration; :meth:`remove` unregisters the hook."""
-
-    __slots__ = ("_entry", "_hooks")
-
-    def __init__(self, hooks: list[Any], entry: Any) -> None:
-        self._hooks = hooks
-        self._entry = entry
-
-    def remove(self) -> None:
-        """Unregister the hook; removing twice is harmless."""
-        try:
-            self._hooks.remove(self._entry)
-        except ValueError:
-            pass
 
 
 def _retains_grad(self: Tensor) -> bool:

@@ -1541,6 +1541,11 @@ class Tracer:
                 "_call_hook",
                 _breaking(_engine._call_hook, "a tensor hook runs Python code"),
             ),
+            (
+                _engine,
+                "_call_node_hook",
+                _breaking(_engine._call_node_hook, "a grad_fn hook runs Python code"),
+            ),
             (Tensor, "_bump_version", _bumping(Tensor.__dict__["_bump_version"], self)),
             (_module, "_call_observer", self.note_module),
             (

@@ -318,6 +318,40 @@ def test_hooks_can_replace_gradients_and_be_removed() -> None:
     np.testing.assert_array_equal(x.grad.numpy(), [1.0, 1.0])
 
 
+def test_grad_fn_pre_and_post_hooks_see_and_replace_gradients() -> None:
+    # Node.register_hook / register_prehook did not exist (AttributeError).
+    x = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    w = plugrad.tensor([3.0, 4.0], requires_grad=True)
+    y = x * w
+    seen = []
+
+    def pre(grads):
+        seen.append(("pre", [g.tolist() for g in grads]))
+        return (grads[0] * 10,)
+
+    def post(grad_inputs, grad_outputs):
+        seen.append(("post", [g.tolist() for g in grad_inputs], [g.tolist() for g in grad_outputs]))
+        return (grad_inputs[0], None)
+
+    handles = [y.grad_fn.register_prehook(pre), y.grad_fn.register_hook(post)]
+    y.sum().backward()
+    assert seen == [("pre", [[1.0, 1.0]]), ("post", [[30.0, 40.0], [10.0, 20.0]], [[10.0, 10.0]])]
+    assert x.grad.tolist() == [30.0, 40.0] and w.grad is None
+    for handle in handles:
+        handle.remove()
+    x.grad = None
+    z = x * w
+    z.grad_fn.register_hook(lambda grad_inputs, grad_outputs: (grad_inputs[0][:1], None))
+    with pytest.raises(ShapeError, match="shape"):
+        z.sum().backward()
+    z = x * w
+    z.grad_fn.register_prehook(lambda grads: grads[0])
+    with pytest.raises(TypeError, match="tuple of 1 gradients"):
+        z.sum().backward()
+    with pytest.raises(TypeError, match="callable"):
+        z.grad_fn.register_hook(3)
+
+
 def test_retain_grad_sees_hook_result() -> None:
     x = plugrad.tensor([1.0, 2.0], requires_grad=True)
     y = x * 2

@@ -335,6 +335,18 @@ def test_tensor_hook_is_a_graph_break():
     _same(x.grad, plugrad.tensor([6.0, 6.0]))
 
 
+def test_grad_fn_hook_is_a_graph_break():
+    def f(x):
+        y = x * 2.0
+        y.grad_fn.register_prehook(lambda grads: (grads[0] * 3.0,))
+        y.sum().backward()
+
+    x = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.warns(CompileWarning, match="grad_fn hook"):
+        plugrad.compile(f)(x)
+    _same(x.grad, plugrad.tensor([6.0, 6.0]))
+
+
 def test_gradient_ready_callback_is_a_graph_break():
     # DistributedDataParallel averages gradients from such a callback: a replay without it
     # would train each process on its own gradients, silently.
