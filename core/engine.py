@@ -707,8 +707,13 @@ def _commit(
         _store(updates, create_graph, stored)
     for leaf in hooked:
         for hook in leaf._hooks:
-            if isinstance(hook, PostAccumulateGradHook):
-                hook.function(leaf)
+            if isinstance(hook, PostAccumulateGradHook) and hook.function(leaf) is not None:
+                # As PyTorch: a value returned would be lost, which the hook's author
+                # expected to take effect (``lambda p: p.grad * 2``); .grad is already stored.
+                raise TypeError(
+                    f"post-accumulate-grad hook {hook.function!r} returned a value; such hooks "
+                    "act on tensor.grad in place and must return None"
+                )
 
 
 def _store(updates: list[tuple[Tensor, Any]], create_graph: bool, stored: set[int]) -> None:

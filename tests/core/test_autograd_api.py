@@ -333,3 +333,12 @@ def test_what_pytorch_refuses_in_autograd_calls_is_refused_with_what_to_do() -> 
         plugrad.autograd.functional.hessian(lambda x: x**2, real)
     single = plugrad.autograd.functional.hessian(lambda x: (x**3).sum(keepdims=True), real)
     assert single.tolist() == [[6.0, 0.0], [0.0, 12.0]]
+
+
+def test_a_post_accumulate_grad_hook_returning_a_value_is_refused() -> None:
+    # Its value was dropped without a word (lambda p: p.grad * 2 changed nothing); PyTorch raises.
+    w = f64(1.0, 2.0)
+    w.register_post_accumulate_grad_hook(lambda t: t.grad * 2)
+    with pytest.raises(TypeError, match="must return None"):
+        plugrad.sum(w * 3).backward()
+    assert w.grad.tolist() == [3.0, 3.0]
