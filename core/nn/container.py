@@ -153,6 +153,15 @@ class ModuleList(_Listed[Module]):
         return type(self)([*self._items(), *other])
 
 
+def _repeats(times: Any) -> int:
+    """``times`` as the count of a Sequential's repetition: an int of at least 1."""
+    if isinstance(times, bool) or not isinstance(times, int):
+        raise TypeError(f"a Sequential is repeated an int number of times, got {times!r}")
+    if times < 1:
+        raise ValueError(f"a Sequential is repeated at least once, got {times}")
+    return times
+
+
 class Sequential(ModuleList):
     """Modules applied one after the other: ``Sequential(a, b)(x)`` is ``b(a(x))``.
 
@@ -197,6 +206,16 @@ class Sequential(ModuleList):
 
     def __add__(self, other: Iterable[Module]) -> Sequential:
         return type(self)(*self._items(), *other)
+
+    def __mul__(self, times: int) -> Sequential:
+        """The modules ``times`` over, the same objects repeated (shared weights), as PyTorch's."""
+        return type(self)(*(self._items() * _repeats(times)))
+
+    __rmul__ = __mul__
+
+    def __imul__(self, times: int) -> Sequential:
+        self.extend(self._items() * (_repeats(times) - 1))
+        return self
 
     # Printed by name, every module on its line, as PyTorch prints it (a ModuleList folds
     # runs of alike modules into one line; a Sequential built from names shows them).

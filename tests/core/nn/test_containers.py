@@ -306,3 +306,18 @@ def test_module_lists_and_sequentials_insert_pop_and_add_as_pytorchs() -> None:
             [type(m).__name__ for m in chain], type(longer).__name__, len(longer),
         ))  # fmt: skip
     assert seen[0] == seen[1]
+
+
+def test_a_sequential_repeated_shares_its_modules_as_pytorchs() -> None:
+    # nn.Sequential(...) * 2 raised a TypeError.
+    torch = pytest.importorskip("torch")
+    seen = []
+    for lib in (plugrad, torch):
+        chain = lib.nn.Sequential(lib.nn.Linear(2, 2), lib.nn.Tanh())
+        twice, also = chain * 2, 3 * chain
+        chain *= 2
+        seen.append((len(twice), twice[0] is twice[2], len(also), len(chain), chain[2] is chain[0]))
+        for bad, error in ((0, ValueError), (1.5, TypeError)):
+            with pytest.raises(error):
+                chain * bad
+    assert seen[0] == seen[1]
