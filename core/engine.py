@@ -654,7 +654,7 @@ def _call_node_hook(
             f"hook {hook.function!r} on {node!r} returned {result!r}; a node hook returns None "
             f"or a tuple of {len(grads)} gradients (None where there is none)"
         )
-    replaced = []
+    replaced: list[Any] = []
     for index, (old, new) in enumerate(zip(grads, result)):
         if new is None:
             replaced.append(None)

@@ -11,8 +11,16 @@ Examples
 
 from __future__ import annotations
 
-from .dataloader import DataLoader, default_collate
-from .dataset import ConcatDataset, Dataset, Subset, TensorDataset, random_split
+from .dataloader import DataLoader, WorkerInfo, default_collate, get_worker_info
+from .dataset import (
+    ChainDataset,
+    ConcatDataset,
+    Dataset,
+    IterableDataset,
+    Subset,
+    TensorDataset,
+    random_split,
+)
 from .sampler import (
     BatchSampler,
     DistributedSampler,
@@ -25,10 +33,12 @@ from .sampler import (
 
 __all__ = [
     "BatchSampler",
+    "ChainDataset",
     "ConcatDataset",
     "DataLoader",
     "Dataset",
     "DistributedSampler",
+    "IterableDataset",
     "RandomSampler",
     "Sampler",
     "SequentialSampler",
@@ -36,6 +46,8 @@ __all__ = [
     "SubsetRandomSampler",
     "TensorDataset",
     "WeightedRandomSampler",
+    "WorkerInfo",
     "default_collate",
+    "get_worker_info",
     "random_split",
 ]

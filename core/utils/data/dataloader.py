@@ -7,6 +7,8 @@ import collections.abc
 import concurrent.futures
 import multiprocessing
 import numbers
+import queue
+import traceback
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
@@ -14,9 +16,10 @@ from typing import Any
 from ... import dtypes as _dtypes
 from ...random import Generator, manual_seed, randint
 from ...tensor import Tensor
+from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
-__all__ = ["DataLoader", "default_collate"]
+__all__ = ["DataLoader", "WorkerInfo", "default_collate", "get_worker_info"]
 
 
 def default_collate(batch: Sequence[Any]) -> Any:
@@ -102,7 +105,11 @@ class DataLoader:
     Parameters
     ----------
     dataset : Dataset
-        Anything with ``__len__`` and ``__getitem__``.
+        Anything with ``__len__`` and ``__getitem__``, or an
+        :class:`IterableDataset`, whose stream is batched as it comes (it takes no
+        ``sampler``, ``batch_sampler`` or ``shuffle``; each worker iterates its
+        own copy, which :func:`get_worker_info` lets it shard, and their batches
+        arrive in turn, worker 0 first).
     batch_size : int or None
         Samples per batch (``None``: samples one by one, not collated).
     shuffle : bool
@@ -202,6 +209,20 @@ class DataLoader:
             raise ValueError(f"timeout must be a non-negative number of seconds, got {timeout!r}")
         if isinstance(multiprocessing_context, str):
             multiprocessing_context = multiprocessing.get_context(multiprocessing_context)
+        iterable = isinstance(dataset, IterableDataset)
+        if iterable:
+            given = [name for name, value in (("shuffle", shuffle), ("sampler", sampler),
+                     ("batch_sampler", batch_sampler)) if value]  # fmt: skip
+            if given:
+                raise ValueError(
+                    f"DataLoader of an IterableDataset takes no {given[0]}: the stream's own "
+                    "order is the order (shuffle inside the dataset's __iter__)"
+                )
+            if persistent_workers:
+                raise ValueError(
+                    "persistent_workers=True is not supported with an IterableDataset; leave "
+                    "it out (the workers start anew every pass)"
+                )
         if sampler is not None and shuffle:
             raise ValueError("shuffle=True and sampler= exclude each other; shuffle in the sampler")
         if batch_sampler is not None:
@@ -215,18 +236,18 @@ class DataLoader:
                 raise ValueError(f"batch_size must be a positive int or None, got {batch_size!r}")
         elif drop_last:
             raise ValueError("drop_last=True needs a batch_size")
-        if sampler is None:
+        if sampler is None and not iterable:
             sampler = (
                 RandomSampler(dataset, generator=generator)
                 if shuffle
                 else SequentialSampler(dataset)
             )
-        if batch_sampler is None and batch_size is not None:
-            batch_sampler = BatchSampler(sampler, batch_size, drop_last)
+        if batch_sampler is None and batch_size is not None and not iterable:
+            batch_sampler = BatchSampler(sampler, batch_size, drop_last)  # type: ignore[arg-type]
         self.dataset = dataset
         self.batch_size = batch_size
         self.drop_last = drop_last
-        self.sampler: Iterable[int] | Sampler = sampler
+        self.sampler: Iterable[int] | Sampler | None = sampler
         self.batch_sampler = batch_sampler
         self.num_workers = num_workers
         self.generator = generator
@@ -241,13 +262,66 @@ class DataLoader:
         self._pool: concurrent.futures.ProcessPoolExecutor | None = None
 
     def __iter__(self) -> Iterator[Any]:
+        if isinstance(self.dataset, IterableDataset):
+            if self.num_workers:
+                return self._stream_from_workers()
+            return _batched(iter(self.dataset), self.batch_size, self.drop_last, self.collate_fn)
         if self.num_workers:
             return self._from_workers()
         return self._here()
 
+    def _stream_from_workers(self) -> Iterator[Any]:
+        """Batches of an iterable dataset from one process per worker, taken in turn."""
+        context: Any = self.multiprocessing_context or multiprocessing
+        base_seed = int(randint(0, 2**52, (), generator=self.generator))
+        batching = (self.batch_size, self.drop_last, self.collate_fn)
+        channels = [context.Queue(maxsize=self.prefetch_factor) for _ in range(self.num_workers)]
+        workers = [
+            context.Process(
+                target=_stream_worker,
+                args=(
+                    self.dataset,
+                    batching,
+                    self.worker_init_fn,
+                    base_seed,
+                    worker_id,
+                    self.num_workers,
+                    channel,
+                ),
+                daemon=True,
+            )
+            for worker_id, channel in enumerate(channels)
+        ]
+        for worker in workers:
+            worker.start()
+        try:
+            active = list(range(self.num_workers))
+            while active:
+                for worker_id in list(active):
+                    try:
+                        kind, item = channels[worker_id].get(timeout=self.timeout or None)
+                    except queue.Empty:
+                        raise RuntimeError(
+                            f"DataLoader timed out after {self.timeout} seconds waiting for a "
+                            "batch from its workers; raise timeout= (or give 0 to wait as long "
+                            "as it takes)"
+                        ) from None
+                    if kind == "done":
+                        active.remove(worker_id)
+                    elif kind == "error":
+                        raise RuntimeError(f"DataLoader worker {worker_id} failed:\n{item}")
+                    else:
+                        yield item
+        finally:
+            for worker in workers:
+                if worker.is_alive():
+                    worker.terminate()
+                worker.join()
+
     def _here(self) -> Iterator[Any]:
         dataset = self.dataset
         if self.batch_sampler is None:
+            assert self.sampler is not None  # a map-style dataset always has one
             for index in self.sampler:
                 yield dataset[index]
             return
@@ -271,6 +345,7 @@ class DataLoader:
                 self.worker_init_fn,
                 base_seed,
                 ids,
+                self.num_workers,
             ),
         )
 
@@ -309,9 +384,67 @@ class DataLoader:
             ) from None
 
     def __len__(self) -> int:
+        if isinstance(self.dataset, IterableDataset):
+            # The dataset's own length, in batches, as PyTorch's (a guess: the stream decides).
+            samples = len(self.dataset)  # type: ignore[arg-type]
+            if self.batch_size is None:
+                return samples
+            full, rest = divmod(samples, self.batch_size)
+            return full + (1 if rest and not self.drop_last else 0)
         if self.batch_sampler is not None:
             return len(self.batch_sampler)  # type: ignore[arg-type]
         return len(self.sampler)  # type: ignore[arg-type]
+
+
+def _batched(
+    samples: Iterator[Any],
+    batch_size: int | None,
+    drop_last: bool,
+    collate_fn: Callable[[list[Any]], Any],
+) -> Iterator[Any]:
+    """The batches of a stream of samples (the samples themselves without a batch size)."""
+    if batch_size is None:
+        yield from samples
+        return
+    batch: list[Any] = []
+    for sample in samples:
+        batch.append(sample)
+        if len(batch) == batch_size:
+            yield collate_fn(batch)
+            batch = []
+    if batch and not drop_last:
+        yield collate_fn(batch)
+
+
+class WorkerInfo:
+    """What a worker process knows of itself (:func:`get_worker_info`): ``id``,
+    ``num_workers``, ``seed`` (its default generator's) and its copy of the ``dataset``."""
+
+    __slots__ = ("dataset", "id", "num_workers", "seed")
+
+    def __init__(self, id: int, num_workers: int, seed: int, dataset: Any) -> None:
+        self.id = id
+        self.num_workers = num_workers
+        self.seed = seed
+        self.dataset = dataset
+
+    def __repr__(self) -> str:
+        return f"WorkerInfo(id={self.id}, num_workers={self.num_workers}, seed={self.seed})"
+
+
+def get_worker_info() -> WorkerInfo | None:
+    """In a DataLoader worker process, its :class:`WorkerInfo`; ``None`` in the main process.
+
+    An :class:`IterableDataset` reads it in ``__iter__`` to give each worker its
+    share of the stream, as in PyTorch.
+
+    Examples
+    --------
+    >>> from plugrad.utils.data import get_worker_info
+    >>> get_worker_info() is None  # not in a worker
+    True
+    """
+    return _worker.get("info")
 
 
 # -- in a worker process --------------------------------------------------------------------
@@ -325,12 +458,37 @@ def _start_worker(
     worker_init_fn: Callable[[int], None] | None,
     base_seed: int,
     ids: Any,
+    num_workers: int = 0,
 ) -> None:
     worker_id = ids.get()
     manual_seed(base_seed + worker_id)
-    _worker.update(dataset=dataset, collate_fn=collate_fn)
+    info = WorkerInfo(worker_id, num_workers, base_seed + worker_id, dataset)
+    _worker.update(dataset=dataset, collate_fn=collate_fn, info=info)
     if worker_init_fn is not None:
         worker_init_fn(worker_id)
+
+
+def _stream_worker(
+    dataset: Any,
+    batching: tuple[int | None, bool, Callable[[list[Any]], Any]],
+    worker_init_fn: Callable[[int], None] | None,
+    base_seed: int,
+    worker_id: int,
+    num_workers: int,
+    channel: Any,
+) -> None:
+    """A worker of an iterable dataset: its batches, then ``("done", None)``, into ``channel``."""
+    try:
+        manual_seed(base_seed + worker_id)
+        _worker["info"] = WorkerInfo(worker_id, num_workers, base_seed + worker_id, dataset)
+        if worker_init_fn is not None:
+            worker_init_fn(worker_id)
+        for batch in _batched(iter(dataset), *batching):
+            channel.put(("batch", batch))
+    except BaseException:
+        channel.put(("error", traceback.format_exc()))
+    else:
+        channel.put(("done", None))
 
 
 def _load(job: Any) -> Any:

@@ -1,17 +1,25 @@
-"""Datasets: things with a length that return one sample per index."""
+"""Datasets: map-style ones (a length and one sample per index) and iterable ones (a stream)."""
 
 from __future__ import annotations
 
 import bisect
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Generic, TypeVar
 
 from ...random import Generator
 from ...tensor import Tensor
 from .sampler import permutation
 
-__all__ = ["ConcatDataset", "Dataset", "Subset", "TensorDataset", "random_split"]
+__all__ = [
+    "ChainDataset",
+    "ConcatDataset",
+    "Dataset",
+    "IterableDataset",
+    "Subset",
+    "TensorDataset",
+    "random_split",
+]
 
 T = TypeVar("T")
 
@@ -40,6 +48,70 @@ class Dataset(Generic[T]):
 
     def __add__(self, other: Dataset[T]) -> ConcatDataset[T]:
         return ConcatDataset([self, other])
+
+
+class IterableDataset(Dataset[T]):
+    """A dataset that is a stream of samples: ``iter(dataset)`` yields them in order.
+
+    Subclasses implement ``__iter__`` (and ``__len__`` where the number is known).
+    A :class:`DataLoader` batches the stream as it comes (no sampler, no
+    shuffle); with ``num_workers > 0`` each worker iterates its own copy, so
+    ``__iter__`` should give each worker its share, which
+    :func:`get_worker_info` tells (``None`` in the main process), as in PyTorch.
+    ``a + b`` chains two streams.
+
+    Examples
+    --------
+    >>> from plugrad.utils.data import DataLoader, IterableDataset
+    >>> class Count(IterableDataset):
+    ...     def __iter__(self):
+    ...         return iter(range(5))
+    >>> [batch.tolist() for batch in DataLoader(Count(), batch_size=2)]
+    [[0, 1], [2, 3], [4]]
+    """
+
+    def __iter__(self) -> Iterator[T]:
+        raise NotImplementedError(f"{type(self).__name__} must implement __iter__()")
+
+    def __getitem__(self, index: int) -> T:
+        raise TypeError(
+            f"{type(self).__name__} is an iterable dataset: iterate over it (it has no "
+            "sample per index)"
+        )
+
+    def __add__(self, other: Dataset[T]) -> ChainDataset[T]:  # type: ignore[override]
+        return ChainDataset([self, other])
+
+
+class ChainDataset(IterableDataset[T]):
+    """The samples of several iterable datasets, one after the other.
+
+    Examples
+    --------
+    >>> from plugrad.utils.data import ChainDataset, IterableDataset
+    >>> class Upto(IterableDataset):
+    ...     def __init__(self, n):
+    ...         self.n = n
+    ...     def __iter__(self):
+    ...         return iter(range(self.n))
+    >>> list(ChainDataset([Upto(2), Upto(3)]))
+    [0, 1, 0, 1, 2]
+    """
+
+    def __init__(self, datasets: Iterable[Dataset[T]]) -> None:
+        self.datasets: list[IterableDataset[T]] = list(datasets)  # type: ignore[arg-type]
+        for dataset in self.datasets:
+            if not isinstance(dataset, IterableDataset):
+                raise TypeError(
+                    f"ChainDataset chains iterable datasets, got a {type(dataset).__name__}"
+                )
+
+    def __iter__(self) -> Iterator[T]:
+        for dataset in self.datasets:
+            yield from dataset
+
+    def __len__(self) -> int:
+        return sum(len(dataset) for dataset in self.datasets)  # type: ignore[arg-type, misc]
 
 
 class TensorDataset(Dataset[tuple[Tensor, ...]]):

@@ -329,6 +329,27 @@ def note_worker(worker_id):
     os.environ["LOADER_WORKER"] = str(worker_id)
 
 
+class Stream(plugrad.utils.data.IterableDataset):
+    # 0..n-1 as float tensors, each worker its contiguous share; n == 99 fails in worker 1.
+
+    def __init__(self, n):
+        self.n = n
+
+    def __len__(self):
+        return self.n
+
+    def __iter__(self):
+        info = plugrad.utils.data.get_worker_info()
+        if info is None:
+            low, high = 0, self.n
+        else:
+            share = -(-self.n // info.num_workers)
+            low, high = info.id * share, min(self.n, (info.id + 1) * share)
+            if self.n == 99 and info.id == 1:
+                raise KeyError("stream 99 fails in worker 1")
+        return iter(plugrad.tensor(float(i)) for i in range(low, high))
+
+
 class Pids:
     def __len__(self):
         return 4
@@ -414,3 +435,61 @@ def test_a_subset_takes_a_list_of_positions_as_pytorchs() -> None:
     ours = Subset(TensorDataset(plugrad.arange(10.0)), [5, 0, 2])[[0, 2]]
     theirs = torch_data.Subset(torch_data.TensorDataset(torch.arange(10.0)), [5, 0, 2])[[0, 2]]
     assert [t.tolist() for t in ours] == [t.tolist() for t in theirs] == [[5.0, 2.0]]
+
+
+class _Count(plugrad.utils.data.IterableDataset):
+    def __init__(self, n):
+        self.n = n
+
+    def __iter__(self):
+        return iter(range(self.n))
+
+    def __len__(self):
+        return self.n
+
+
+@pytest.mark.parametrize(("batch_size", "drop_last"), [(3, False), (3, True), (None, False)])
+def test_an_iterable_dataset_is_batched_as_it_streams_as_pytorchs(batch_size, drop_last):
+    # IterableDataset did not exist; a stream could not be loaded at all.
+    from plugrad.utils.data import IterableDataset
+
+    class TorchCount(torch_data.IterableDataset):
+        def __iter__(self):
+            return iter(range(10))
+
+        def __len__(self):
+            return 10
+
+    assert isinstance(_Count(1), IterableDataset)
+    ours = DataLoader(_Count(10), batch_size=batch_size, drop_last=drop_last)
+    theirs = torch_data.DataLoader(TorchCount(), batch_size=batch_size, drop_last=drop_last)
+    assert [np.asarray(_as_numpy(b)).tolist() for b in ours] == [
+        np.asarray(_as_numpy(b)).tolist() for b in theirs
+    ]
+    assert len(ours) == len(theirs)
+    assert list(_Count(2) + _Count(3)) == [0, 1, 0, 1, 2]
+    assert plugrad.utils.data.get_worker_info() is None
+    for bad in ({"shuffle": True}, {"sampler": [0, 1]}, {"batch_sampler": [[0]]}):
+        with pytest.raises(ValueError, match="IterableDataset takes no"):
+            DataLoader(_Count(3), **bad)
+    with pytest.raises(TypeError, match="iterable dataset"):
+        _Count(3)[0]
+
+
+def test_workers_of_an_iterable_dataset_each_stream_their_share_in_turn(tmp_path, monkeypatch):
+    (tmp_path / "plugrad_loader_worker.py").write_text(WORKER_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    from plugrad_loader_worker import Stream
+
+    def batches(n, **options):
+        loader = DataLoader(
+            Stream(n), batch_size=3, num_workers=2, multiprocessing_context="spawn", **options
+        )
+        return [b.tolist() for b in loader]
+
+    # Worker 0 streams 0..4, worker 1 5..9; their batches alternate, as PyTorch's.
+    assert batches(10) == [[0.0, 1.0, 2.0], [5.0, 6.0, 7.0], [3.0, 4.0], [8.0, 9.0]]
+    assert batches(10, drop_last=True) == [[0.0, 1.0, 2.0], [5.0, 6.0, 7.0]]
+    with pytest.raises(RuntimeError, match="stream 99 fails in worker 1"):
+        batches(99)
