@@ -40,6 +40,12 @@ class _StrictRandom:
         sample = self._numpy.uniform(shape, _numpy_dtype(dtype))
         return self._backend.from_host(sample, self._device)
 
+    def get_state(self) -> Any:
+        return self._numpy.get_state()
+
+    def set_state(self, state: Any) -> None:
+        self._numpy.set_state(state)
+
 
 def _numpy_dtype(dtype: Any) -> np.dtype:
     return np.dtype(str(dtype).rsplit(".", 1)[-1])

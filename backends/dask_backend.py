@@ -57,6 +57,12 @@ class DaskRandom:
     def uniform(self, shape: tuple[int, ...], dtype: Any) -> Any:
         return _dask_array().from_array(self._numpy.uniform(shape, dtype))
 
+    def get_state(self) -> Any:
+        return self._numpy.get_state()
+
+    def set_state(self, state: Any) -> None:
+        self._numpy.set_state(state)
+
 
 def _as_dask_key(xp: Any, key: Any) -> tuple[Any, ...]:
     """``key`` as a tuple, its lists and NumPy arrays as dask arrays (NumPy's meaning of them).

@@ -64,6 +64,14 @@ class JaxRandom:
         jax = _jax()
         return jax.device_put(jax.random.uniform(self._next_key(), shape, dtype), self._device)
 
+    def get_state(self) -> np.ndarray:
+        """The key's data, on the host (picklable)."""
+        return np.asarray(_jax().random.key_data(self._key))
+
+    def set_state(self, state: Any) -> None:
+        jax = _jax()
+        self._key = jax.device_put(jax.random.wrap_key_data(jax.numpy.asarray(state)), self._device)
+
 
 def setitem(xp: Any, x: Any, value: Any, /, key: Any) -> Any:
     """plugrad's ``setitem`` (``x[key] = value`` as an op) with JAX's ``x.at[key].set(value)``.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import numpy as np
@@ -27,6 +28,13 @@ class NumpyRandom:
         if np.dtype(dtype).itemsize >= 4:
             return self._rng.standard_normal(shape, dtype=dtype)
         return self._rng.standard_normal(shape, dtype=np.float32).astype(dtype)
+
+    def get_state(self) -> Any:
+        """The bit generator's state: a dict of Python ints (picklable)."""
+        return copy.deepcopy(self._rng.bit_generator.state)
+
+    def set_state(self, state: Any) -> None:
+        self._rng.bit_generator.state = copy.deepcopy(state)
 
     def uniform(self, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
         if np.dtype(dtype).itemsize >= 4:

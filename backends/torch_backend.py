@@ -49,6 +49,13 @@ class TorchRandom:
     def uniform(self, shape: tuple[int, ...], dtype: Any) -> Any:
         return _torch().rand(shape, generator=self._generator, dtype=dtype, device=self._device)
 
+    def get_state(self) -> Any:
+        """The ``torch.Generator``'s state (a uint8 CPU tensor)."""
+        return self._generator.get_state()
+
+    def set_state(self, state: Any) -> None:
+        self._generator.set_state(state)
+
 
 def scatter_add(xp: Any, values: Any, /, *, key: Any, shape: tuple[int, ...]) -> Any:
     """plugrad's ``scatter_add`` (the gradient of indexing) with ``Tensor.index_add_``.

@@ -142,6 +142,8 @@ from .pytorch_tensor_methods import *  # noqa: F403  (its __all__ is part of our
 from .random import (
     Generator,
     bernoulli,
+    get_rng_state,
+    initial_seed,
     manual_seed,
     multinomial,
     normal,
@@ -152,6 +154,8 @@ from .random import (
     randn,
     randn_like,
     randperm,
+    seed,
+    set_rng_state,
 )
 from .serialization import load, save
 from .tensor import Size, Tensor
@@ -286,6 +290,10 @@ __all__ = [
     "contiguous_format",
     "channels_last",
     "channels_last_3d",
+    "get_rng_state",
+    "set_rng_state",
+    "initial_seed",
+    "seed",
 ]
 
 # Loading plugins adds one function per built-in op to this namespace (plugrad.add, ...).

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import contextlib
+import secrets
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from . import dtypes as _dtypes
@@ -29,6 +31,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Generator",
+    "GeneratorState",
+    "fork_rng",
+    "get_rng_state",
+    "initial_seed",
+    "seed",
+    "set_rng_state",
     "bernoulli",
     "manual_seed",
     "multinomial",
@@ -49,7 +57,8 @@ class Generator:
     Parameters
     ----------
     seed : int, optional
-        The seed; ``None`` draws one from the operating system.
+        The seed; ``None`` draws one from the operating system (then kept in
+        :attr:`seed`, as :meth:`initial_seed` tells).
     device : str or Device, optional
         The device whose backend produces the numbers (default: the default device).
     backend : str, optional
@@ -74,8 +83,10 @@ class Generator:
     ) -> None:
         if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool) or seed < 0):
             raise ValueError(f"seed must be a non-negative int or None, got {seed!r}")
+        if seed is None:  # drawn here, so that initial_seed() can tell it
+            seed = secrets.randbits(63)
         self.device = target_device(device, backend)
-        self.seed = seed
+        self.seed: int = seed
         self._source = self.device.backend.random_source(seed, self.device.native)
 
     def manual_seed(self, seed: int) -> Generator:
@@ -95,8 +106,69 @@ class Generator:
         self.seed = seed
         return self
 
+    def get_state(self) -> GeneratorState:
+        """Return a snapshot of the stream, to give :meth:`set_state` later (picklable).
+
+        Examples
+        --------
+        >>> import plugrad
+        >>> g = plugrad.Generator(seed=0)
+        >>> state = g.get_state()
+        >>> a = plugrad.rand(2, generator=g)
+        >>> bool(plugrad.all(a == plugrad.rand(2, generator=g.set_state(state))))
+        True
+        """
+        source = self._source
+        if not hasattr(source, "get_state"):
+            raise NotImplementedError(
+                f"the random source of backend {self.device.backend.name!r} cannot save its "
+                "state; reseed with manual_seed() to repeat a stream instead"
+            )
+        return GeneratorState(self.device.backend.name, self.seed, source.get_state())
+
+    def set_state(self, state: GeneratorState) -> Generator:
+        """Continue the stream from a :meth:`get_state` snapshot; return the generator."""
+        if not isinstance(state, GeneratorState):
+            raise TypeError(
+                f"set_state() takes what get_state() returned, got {type(state).__name__}"
+            )
+        backend = self.device.backend.name
+        if state.backend != backend:
+            raise ValueError(
+                f"the state was saved from a generator of backend {state.backend!r}; this one "
+                f"is of {backend!r}"
+            )
+        if not hasattr(self._source, "set_state"):
+            raise NotImplementedError(
+                f"the random source of backend {backend!r} cannot restore a state"
+            )
+        self._source.set_state(state.state)
+        self.seed = state.seed
+        return self
+
+    def initial_seed(self) -> int:
+        """The seed the stream started from (drawn from entropy where none was given)."""
+        return self.seed
+
     def __repr__(self) -> str:
         return f"Generator(seed={self.seed}, device={self.device.name!r})"
+
+
+class GeneratorState:
+    """A snapshot of a :class:`Generator`'s stream (:meth:`Generator.get_state`); opaque."""
+
+    __slots__ = ("backend", "seed", "state")
+
+    def __init__(self, backend: str, seed: int, state: Any) -> None:
+        self.backend = backend
+        self.seed = seed
+        self.state = state
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (GeneratorState, (self.backend, self.seed, self.state))
+
+    def __repr__(self) -> str:
+        return f"GeneratorState(backend={self.backend!r}, seed={self.seed})"
 
 
 _default_seed: int | None = None
@@ -119,6 +191,78 @@ def manual_seed(seed: int) -> None:
         raise ValueError(f"seed must be a non-negative int, got {seed!r}")
     _default_seed = seed
     _default_generators.clear()
+
+
+def get_rng_state() -> GeneratorState:
+    """Return a snapshot of the default generator of the default device (PyTorch's name).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> state = plugrad.get_rng_state()
+    >>> a = plugrad.rand(3)
+    >>> plugrad.set_rng_state(state)
+    >>> bool(plugrad.all(a == plugrad.rand(3)))
+    True
+    """
+    return _generator_for(target_device(None, None)).get_state()
+
+
+def set_rng_state(new_state: GeneratorState) -> None:
+    """Continue the default generator of the default device from a :func:`get_rng_state`."""
+    _generator_for(target_device(None, None)).set_state(new_state)
+
+
+def initial_seed() -> int:
+    """The seed of the default generator of the default device (PyTorch's name)."""
+    return _generator_for(target_device(None, None)).initial_seed()
+
+
+def seed() -> int:
+    """Seed every device's default generator from the operating system's entropy; return
+    the seed (PyTorch's ``torch.seed``)."""
+    chosen = secrets.randbits(63)
+    manual_seed(chosen)
+    return chosen
+
+
+@contextlib.contextmanager
+def fork_rng(devices: Any = None, enabled: bool = True) -> Iterator[None]:
+    """Within the block, draw from the default generators as usual; after it, they continue
+    as if the block had drawn nothing (PyTorch's ``torch.random.fork_rng``).
+
+    ``devices`` names the devices whose default generators are restored (default:
+    every one used so far, and the default device's).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.manual_seed(0)
+    >>> with plugrad.random.fork_rng():
+    ...     _ = plugrad.rand(5)
+    >>> after = plugrad.rand(2)
+    >>> plugrad.manual_seed(0)
+    >>> bool(plugrad.all(after == plugrad.rand(2)))
+    True
+    """
+    global _default_seed
+    if not enabled:
+        yield
+        return
+    if devices is None:
+        chosen = {*_default_generators, target_device(None, None)}
+    else:
+        chosen = {target_device(d, None) for d in devices}
+    seed_before = _default_seed
+    saved = {device: _generator_for(device).get_state() for device in chosen}
+    try:
+        yield
+    finally:
+        if _default_seed != seed_before:  # manual_seed() inside: its reseeding is undone too
+            _default_seed = seed_before
+            _default_generators.clear()
+        for device, state in saved.items():
+            _generator_for(device).set_state(state)
 
 
 def _generator_for(device: Device) -> Generator:

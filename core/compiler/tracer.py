@@ -560,6 +560,15 @@ class _RecordingSource:
         self._source = source
         self._generator = generator
 
+    def get_state(self) -> Any:
+        # A replay would not read or restore the stream where the capture did.
+        self._tracer.graph_break("saving a generator's state")
+        return self._source.get_state()
+
+    def set_state(self, state: Any) -> None:
+        self._tracer.graph_break("restoring a generator's state")
+        self._source.set_state(state)
+
     def __getattr__(self, name: str) -> Any:
         method = getattr(self._source, name)
         tracer = self._tracer

@@ -200,3 +200,33 @@ def test_factories_keep_the_standard_signature_beside_pytorch_varargs(name) -> N
 def test_a_misspelt_creation_keyword_is_refused(make) -> None:
     with pytest.raises(TypeError, match=r"unexpected keyword argument .*takes dtype=, device="):
         make()
+
+
+def test_generator_states_are_saved_and_restored() -> None:
+    # get_rng_state/set_rng_state, Generator.get_state/set_state/initial_seed were missing.
+    import pickle
+
+    g = plugrad.Generator(seed=5)
+    state = pickle.loads(pickle.dumps(g.get_state()))  # a checkpoint holds it
+    first = plugrad.rand(4, generator=g)
+    assert plugrad.rand(4, generator=g.set_state(state)).tolist() == first.tolist()
+    assert g.initial_seed() == 5 and isinstance(plugrad.Generator().initial_seed(), int)
+    saved = plugrad.get_rng_state()
+    drawn = plugrad.randn(3)
+    plugrad.set_rng_state(saved)
+    assert plugrad.randn(3).tolist() == drawn.tolist()
+    plugrad.manual_seed(3)
+    assert plugrad.initial_seed() == 3
+    with plugrad.random.fork_rng():
+        plugrad.rand(7)
+        plugrad.manual_seed(11)  # undone too
+    after = plugrad.rand(2)
+    plugrad.manual_seed(3)
+    assert plugrad.rand(2).tolist() == after.tolist()
+    chosen = plugrad.seed()
+    assert plugrad.initial_seed() == chosen
+    with pytest.raises(TypeError, match="what get_state"):
+        g.set_state(first)
+    other = "numpy" if g.device.backend.name != "numpy" else "array_api_strict"
+    with pytest.raises(ValueError, match="backend"):
+        plugrad.Generator(seed=1, backend=other).set_state(state)

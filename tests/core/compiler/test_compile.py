@@ -347,6 +347,23 @@ def test_grad_fn_hook_is_a_graph_break():
     _same(x.grad, plugrad.tensor([6.0, 6.0]))
 
 
+def test_saving_and_restoring_a_generator_state_is_a_graph_break():
+    # A replay would draw on where the eager call restored the stream: x and y would differ.
+    def f():
+        state = plugrad.get_rng_state()
+        x = plugrad.rand(3)
+        plugrad.set_rng_state(state)
+        return x, plugrad.rand(3)
+
+    compiled = plugrad.compile(f)
+    with pytest.warns(CompileWarning, match="generator's state"):
+        x, y = compiled()
+    _same(x, y)
+    for _ in range(2):  # eager from now on, as the warning said
+        x, y = compiled()
+        _same(x, y)
+
+
 def test_gradient_ready_callback_is_a_graph_break():
     # DistributedDataParallel averages gradients from such a callback: a replay without it
     # would train each process on its own gradients, silently.
