@@ -73,7 +73,7 @@ class Generator:
     True
     """
 
-    __slots__ = ("_source", "device", "seed")
+    __slots__ = ("_drawn", "_source", "device", "seed")
 
     def __init__(
         self,
@@ -83,7 +83,10 @@ class Generator:
     ) -> None:
         if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool) or seed < 0):
             raise ValueError(f"seed must be a non-negative int or None, got {seed!r}")
-        if seed is None:  # drawn here, so that initial_seed() can tell it
+        # A seed drawn here (so that initial_seed() can tell it) is noted as drawn: a
+        # compiled function's replay makes such a generator with a new one, as eagerly.
+        self._drawn = seed is None
+        if seed is None:
             seed = secrets.randbits(63)
         self.device = target_device(device, backend)
         self.seed: int = seed
@@ -104,6 +107,7 @@ class Generator:
             raise ValueError(f"seed must be a non-negative int, got {seed!r}")
         self._source = self.device.backend.random_source(seed, self.device.native)
         self.seed = seed
+        self._drawn = False
         return self
 
     def get_state(self) -> GeneratorState:

@@ -31,6 +31,7 @@ import math
 import operator
 import os
 import re
+import secrets
 import sys
 import threading
 import types
@@ -692,8 +693,8 @@ class _SourceDescriptor:
             # A Generator made in the function (manual_seed is a call each replay repeats):
             # each eager call makes a new one, whose stream starts again; so does each replay.
             restart = tracer.constant(_restart_stream, "restart_")
-            step = Step("text", None, f"{restart}({{0}}, {{1}})", (generator, generator.seed),
-                        effect=True)  # fmt: skip
+            seed = None if generator._drawn else generator.seed
+            step = Step("text", None, f"{restart}({{0}}, {{1}})", (generator, seed), effect=True)
             tracer.steps.append(step)
             tracer.restarts.append(step)
         _SOURCE_SLOT.__set__(generator, value)
@@ -702,6 +703,8 @@ class _SourceDescriptor:
 def _restart_stream(generator: Any, seed: int | None) -> None:
     """Give ``generator`` the stream its constructor gave it (a new one for seed None)."""
     device = generator.device
+    if seed is None:
+        seed = generator.seed = secrets.randbits(63)
     generator._source = device.backend.random_source(seed, device.native)
 
 
@@ -1356,9 +1359,22 @@ class Tracer:
             return
 
     def bump_version(self, tensor: Tensor) -> None:
-        if id(tensor) not in self._created and self.recording:
+        if not self.recording:
+            return
+        if id(tensor) not in self._created:
             source = self.source_of(tensor)
             self.steps.append(Step("text", None, source + "._bump_version()", effect=True))
+            return
+        # Made in this call, but maybe a view of a tensor made before it, whose counter it
+        # shares: a replay makes no view, so it counts the change on that tensor itself.
+        counter = tensor._counter
+        for member_ref, _, _ in counter[1:] if counter is not None else ():
+            member = member_ref()
+            if member is None or id(member) not in self.sources or id(member) in self._created:
+                continue
+            source = self.sources[id(member)]
+            self.steps.append(Step("text", None, source + "._bump_version()", effect=True))
+            return
 
     def after_host_call(self) -> None:
         """Forget what a call the plan repeats may have changed: later reads read afresh."""

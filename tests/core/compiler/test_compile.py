@@ -364,6 +364,26 @@ def test_saving_and_restoring_a_generator_state_is_a_graph_break():
         _same(x, y)
 
 
+def test_a_replayed_write_through_a_view_made_inside_counts_on_the_tensor_viewed():
+    # A replay made no view and counted nothing: backward then used the changed values
+    # (a wrong gradient) where eager raises.
+    def f(y):
+        with plugrad.no_grad():
+            y[1:].mul_(2.0)
+            y.unsqueeze(0)[0, :1].add_(1.0)
+
+    compiled = plugrad.compile(f)
+    for _ in range(4):
+        w = plugrad.ones(3, requires_grad=True)
+        y = w.exp()  # saves its output, which f changes through views
+        compiled(y.detach())
+        _same(y.detach(), plugrad.exp(plugrad.ones(3)) * plugrad.tensor([1.0, 2.0, 2.0]) +
+              plugrad.tensor([1.0, 0.0, 0.0]))  # fmt: skip
+        with pytest.raises(plugrad.errors.InPlaceModificationError):
+            y.sum().backward()
+    assert compiled.captures == 1
+
+
 def test_gradient_ready_callback_is_a_graph_break():
     # DistributedDataParallel averages gradients from such a callback: a replay without it
     # would train each process on its own gradients, silently.
