@@ -14,7 +14,24 @@ from typing import TYPE_CHECKING, Any, ClassVar
 if TYPE_CHECKING:
     from .backend import Device
 
-__all__ = ["Node", "NodeHook", "RemovableHandle", "output_edge", "split_edge"]
+__all__ = [
+    "Node",
+    "NodeHook",
+    "RemovableHandle",
+    "hook_epoch",
+    "note_hook_registered",
+    "output_edge",
+    "split_edge",
+]
+
+#: How many hooks (of tensors, nodes and modules) were ever registered: a compiled plan
+#: captured when it was smaller looks for hooks on its tensors and modules again.
+hook_epoch = [0]
+
+
+def note_hook_registered() -> None:
+    """Count one hook registration (see :data:`hook_epoch`)."""
+    hook_epoch[0] += 1
 
 
 def split_edge(edge: Any) -> tuple[Any, int]:
@@ -111,6 +128,7 @@ class Node:
             hooks = self._hooks = []
         entry = (None, NodeHook(hook, before))
         hooks.append(entry)
+        note_hook_registered()
         return RemovableHandle(hooks, entry)
 
     @property

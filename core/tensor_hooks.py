@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .errors import BackwardError
-from .node import RemovableHandle, split_edge
+from .node import RemovableHandle, note_hook_registered, split_edge
 from .tensor import Tensor, install_methods
 
 __all__ = ["PostAccumulateGradHook", "RemovableHandle", "RetainGrad", "move_retain_grad"]
@@ -86,6 +86,7 @@ def _register_hook(self: Tensor, hook: Callable[[Tensor], Tensor | None]) -> Rem
         raise BackwardError("cannot register a hook on a tensor that does not require grad")
     if not callable(hook):
         raise TypeError(f"hook must be callable, got {type(hook).__name__}")
+    note_hook_registered()
     if self._edge is None:
         hooks = self._hooks
         if hooks is None:
@@ -122,6 +123,7 @@ def _register_post_accumulate_grad_hook(
     if not callable(hook):
         raise TypeError(f"hook must be callable, got {type(hook).__name__}")
     entry = PostAccumulateGradHook(hook)
+    note_hook_registered()
     if self._hooks is None:
         self._hooks = []
     self._hooks.append(entry)

@@ -48,6 +48,7 @@ from ..backend_activation import default_device as _default_device
 from ..errors import GraphBreakError, IndexOutOfRangeError
 from ..graph import Node
 from ..nn import functional as _functional
+from ..node import hook_epoch
 from ..random import Generator, _default_generators, _generator_for
 from ..tensor import Tensor
 from ..tensor_hooks import PostAccumulateGradHook
@@ -1491,6 +1492,16 @@ class Tracer:
             read = tuple(self.modules[key] for key in self._modes_at_start)
             modes = self.constant(list(self._modes_at_start.values()), "modes_")
             guards.append(f"[m.training for m in {self.constant(read, 'moded_')}] == {modes}")
+        if self.free or self.modules:
+            # A hook registered after the capture (on a parameter, a module) would run at
+            # an eager call: once any hook was registered, the replay looks for them again.
+            epoch = self.constant(hook_epoch, "hook_epoch_")
+            seen = self.constant([hook_epoch[0]], "hooks_seen_")
+            absent = self.constant(_hooks_absent, "hooks_absent_")
+            modules_called = self.constant(tuple(self.modules.values()), "hooked_")
+            guards.append(
+                f"({epoch}[0] == {seen}[0] or {absent}({seen}, F, {modules_called}))"
+            )
         if self.modules:
             modules = tuple(self.modules.values())
             called = self.constant(modules, "modules_")
@@ -1758,6 +1769,15 @@ def _repeats_badly(step: Step) -> bool:
     target = step.target
     if step.kind == "text" and type(target) is str:
         return not (target.endswith("._grad = None") or target.startswith("if "))
+    return True
+
+
+def _hooks_absent(seen: list[int], free: Any, modules: tuple[Any, ...]) -> bool:
+    """Whether no free tensor of a plan and none of its modules has a hook; if so, the
+    plan notes the registrations counted so far, to skip this look until the next one."""
+    if any(t._hooks for t in free) or any(m._module_hooks for m in modules):
+        return False
+    seen[0] = hook_epoch[0]
     return True
 
 

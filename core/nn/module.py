@@ -21,6 +21,7 @@ from ..errors import DtypeError, ShapeError, StateDictError
 from ..grad_mode import no_grad
 from ..keyword_options import spell_out
 from ..memory_formats import check_memory_format, memory_format
+from ..node import note_hook_registered
 from ..tensor import Tensor
 from ..tensor_hooks import RemovableHandle
 from .module_hooks import ModuleHooks, call_with_hooks
@@ -133,6 +134,7 @@ class Module:
     def _hooks(self) -> ModuleHooks:
         global _hooks_registered
         _hooks_registered = True
+        note_hook_registered()
         hooks = self._module_hooks
         if hooks is None:
             hooks = ModuleHooks()

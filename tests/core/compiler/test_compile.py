@@ -384,6 +384,45 @@ def test_a_replayed_write_through_a_view_made_inside_counts_on_the_tensor_viewed
     assert compiled.captures == 1
 
 
+def test_a_hook_registered_after_the_capture_is_not_skipped_by_replays():
+    # The guards saw parameters, buffers and submodules, not hooks: replays ran without them.
+    w = plugrad.ones(3, requires_grad=True)
+
+    def step(x):
+        (w * x).sum().backward()
+
+    compiled = plugrad.compile(step)
+    compiled(plugrad.ones(3))
+    compiled(plugrad.ones(3))
+    w.grad = None
+    handle = w.register_hook(lambda g: g * 10.0)
+    with pytest.warns(CompileWarning, match="hook"):
+        compiled(plugrad.ones(3))
+    _same(w.grad, plugrad.full((3,), 10.0))
+    handle.remove()
+    layer = plugrad.nn.Linear(2, 2)
+
+    def forward(x):
+        with plugrad.no_grad():
+            return layer(x)
+
+    compiled = plugrad.compile(forward)
+    compiled(plugrad.ones(1, 2))
+    compiled(plugrad.ones(1, 2))
+    handle = layer.register_forward_hook(lambda module, args, out: out * 0.0)
+    with pytest.warns(CompileWarning, match="hook"):
+        _same(compiled(plugrad.ones(1, 2)), plugrad.zeros(1, 2))
+    handle.remove()
+    fresh = plugrad.compile(forward)  # (the signature above runs eagerly from now on)
+    fresh(plugrad.ones(1, 2))
+    unrelated = plugrad.ones(2, requires_grad=True)
+    unrelated.register_hook(lambda g: g)  # looked for on this plan's tensors: none, no capture
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CompileWarning)
+        _same(fresh(plugrad.ones(1, 2)), forward(plugrad.ones(1, 2)))
+    assert fresh.captures == 1
+
+
 def test_gradient_ready_callback_is_a_graph_break():
     # DistributedDataParallel averages gradients from such a callback: a replay without it
     # would train each process on its own gradients, silently.
