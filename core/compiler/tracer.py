@@ -1499,9 +1499,7 @@ class Tracer:
             seen = self.constant([hook_epoch[0]], "hooks_seen_")
             absent = self.constant(_hooks_absent, "hooks_absent_")
             modules_called = self.constant(tuple(self.modules.values()), "hooked_")
-            guards.append(
-                f"({epoch}[0] == {seen}[0] or {absent}({seen}, F, {modules_called}))"
-            )
+            guards.append(f"({epoch}[0] == {seen}[0] or {absent}({seen}, F, {modules_called}))")
         if self.modules:
             modules = tuple(self.modules.values())
             called = self.constant(modules, "modules_")
