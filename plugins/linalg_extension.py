@@ -116,7 +116,15 @@ def _cholesky_grad(xp: Any, g: Any, ans: Any, x: Any, *, upper: bool) -> Any:
     return (grad_a + _mH(xp, grad_a)) / 2
 
 
-cholesky = op("cholesky(x, /, *, upper=False)", vjp=_cholesky_grad, namespace="linalg",
+def _cholesky(xp: Any, x: Any, /, *, upper: bool = False) -> Any:
+    # The upper factor of the upper triangle, as PyTorch's (libraries' upper=True factor
+    # the lower one and transpose): the same for symmetric x, which is all the standard reads.
+    if upper:
+        return _mH(xp, xp.linalg.cholesky(_mH(xp, x)))
+    return xp.linalg.cholesky(x)
+
+
+cholesky = op("cholesky", _cholesky, vjp=_cholesky_grad, namespace="linalg",
               doc="Cholesky factor of a symmetric positive-definite matrix (lower, or upper).")
 
 def _adjugate(xp: Any, x: Any) -> Any:
