@@ -20,13 +20,21 @@ __all__ = ["MultivariateNormal"]
 
 
 def _batch_mahalanobis(scale_tril: Tensor, x: Tensor) -> Tensor:
-    """``x^T (L L^T)^-1 x`` over the last axis of ``x``, batches broadcast."""
+    """``x^T (L L^T)^-1 x`` over the last axis of ``x``, batches broadcast; ``L``'s lower
+    triangle only is read, as by a triangular solve. An infinite ``x`` (without NaN) is
+    infinitely far, as forward substitution finds (a general solve would give NaN)."""
     size = x.shape[-1]
     batch = broadcast_shapes(tuple(scale_tril.shape[:-2]), tuple(x.shape[:-1]))
-    matrix = _ops.broadcast_to(scale_tril, (*batch, size, size))
-    column = _ops.broadcast_to(_ops.expand_dims(x, axis=-1), (*batch, size, 1))
-    solved = _linalg.solve(matrix, column)
-    return _ops.sum(solved[..., 0] ** 2, axis=-1)
+    matrix = _ops.broadcast_to(_ops.tril(scale_tril), (*batch, size, size))
+    finite = _ops.isfinite(x)
+    column = _ops.expand_dims(_ops.where(finite, x, 0.0), axis=-1)
+    solved = _linalg.solve(matrix, _ops.broadcast_to(column, (*batch, size, 1)))
+    distance = _ops.sum(solved[..., 0] ** 2, axis=-1)
+    far = _ops.logical_and(
+        _ops.any(_ops.isinf(x), axis=-1), _ops.logical_not(_ops.any(_ops.isnan(x), axis=-1))
+    )
+    near = _ops.logical_or(_ops.all(finite, axis=-1), far)
+    return _ops.where(far, math.inf, _ops.where(near, distance, math.nan))
 
 
 def _precision_to_scale_tril(precision: Tensor) -> Tensor:
@@ -132,8 +140,8 @@ class MultivariateNormal(_CentredAtLoc):
         setattr(self, name, _ops.broadcast_to(matrix, (*batch_shape, size, size)))
         self.loc = _ops.broadcast_to(loc, (*batch_shape, size))
         super().__init__(batch_shape, (size,), validate_args=validate_args)
-        # NOTE: only the lower triangle is read (the solves are triangular in effect), so
-        # entries above the diagonal get no gradient, as with a triangular solve.
+        # NOTE: a given scale_tril is used as it is, as PyTorch's (its covariance, samples
+        # and variance read every entry, its solves the lower triangle only).
         if scale_tril is not None:
             tril = scale_tril
         elif covariance_matrix is not None:
@@ -141,7 +149,7 @@ class MultivariateNormal(_CentredAtLoc):
         else:
             assert precision_matrix is not None
             tril = _precision_to_scale_tril(precision_matrix)
-        self._unbroadcasted_scale_tril = _ops.tril(tril)
+        self._unbroadcasted_scale_tril = tril
 
     def _expand_into(self, new: Any, batch_shape: tuple[int, ...]) -> None:
         size = self._event_shape[0]
@@ -169,7 +177,7 @@ class MultivariateNormal(_CentredAtLoc):
     @cached_property
     def precision_matrix(self) -> Tensor:
         """The inverse of the covariance matrix."""
-        tril_inverse = _linalg.inv(self._unbroadcasted_scale_tril)
+        tril_inverse = _linalg.inv(_ops.tril(self._unbroadcasted_scale_tril))
         return self._full(_ops.matrix_transpose(tril_inverse) @ tril_inverse)
 
     @property

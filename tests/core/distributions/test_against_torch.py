@@ -9,6 +9,7 @@ parameter. Shapes are chosen so that parameters and values broadcast.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -401,3 +402,27 @@ def test_repr_and_shapes_agree_with_torch() -> None:
         assert tuple(ours.batch_shape) == tuple(theirs.batch_shape)
         assert tuple(ours.event_shape) == tuple(theirs.event_shape)
         assert repr(ours).replace("plugrad.Size", "torch.Size") == repr(theirs)
+
+
+def test_multivariate_normal_reads_scale_tril_and_infinite_values_as_pytorch() -> None:
+    # log_prob at an infinite value was NaN (a general solve); a given scale_tril was cut to
+    # its lower triangle everywhere (no gradient above the diagonal, other covariances).
+    results = []
+    for lib in (plugrad, torch):
+        D = lib.distributions
+        cov = lib.tensor([[2.0, 0.5], [0.5, 1.0]], dtype=lib.float64)
+        values = lib.tensor(
+            [[1.0, math.inf], [1.0, math.nan], [1.0, 2.0], [-math.inf, math.nan]], dtype=lib.float64
+        )
+        log_prob = D.MultivariateNormal(lib.zeros(2, dtype=lib.float64), cov, validate_args=False)
+        tril = lib.tensor([[1.0, 3.0], [0.5, 2.0]], dtype=lib.float64, requires_grad=True)
+        zero = lib.zeros(2, dtype=lib.float64)
+        d = D.MultivariateNormal(zero, scale_tril=tril, validate_args=False)
+        d.covariance_matrix.sum().backward()
+        point = lib.tensor([1.0, 2.0], dtype=lib.float64)
+        results.append(
+            [log_prob.log_prob(values).tolist(), tril.grad.tolist(), d.covariance_matrix.tolist(),
+             d.precision_matrix.tolist(), d.log_prob(point).item(), d.variance.tolist()]
+        )  # fmt: skip
+    for ours, theirs in zip(*results):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12)
