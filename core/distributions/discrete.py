@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 from .. import dtypes as _dtypes
 from .. import ops as _ops
 from ..creation import arange, full, zeros_like
-from ..dtype_functions import broadcast_shapes, finfo
+from ..dtype_functions import broadcast_shapes, finfo, result_type
 from ..errors import ArgumentError, IndexOutOfRangeError, InvalidArgumentError, ShapeError
 from ..grad_mode import no_grad
 from ..nn.functional import any_outside, one_hot
@@ -118,7 +118,10 @@ class Bernoulli(_BinaryParameters):
         if self._validate_args:
             self._validate_sample(value)
         logits, value = broadcast_all(self.logits, value)
-        value = _ops.astype(value, logits.dtype)
+        # As PyTorch: the two promote (a float64 value with float32 logits gives float64).
+        floating = value.dtype.kind == "real floating"
+        dtype = result_type(logits, value) if floating else logits.dtype
+        logits, value = _ops.astype(logits, dtype), _ops.astype(value, dtype)
         return -_ops.binary_cross_entropy_with_logits(logits, value, None, None)
 
     def entropy(self) -> Tensor:

@@ -426,3 +426,12 @@ def test_multivariate_normal_reads_scale_tril_and_infinite_values_as_pytorch() -
         )  # fmt: skip
     for ours, theirs in zip(*results):
         np.testing.assert_allclose(ours, theirs, rtol=1e-12)
+
+
+def test_bernoulli_log_prob_promotes_a_wider_value_as_pytorch() -> None:
+    # A float64 value was cast down to the float32 parameter's dtype.
+    for lib in (plugrad, torch):
+        D = lib.distributions
+        value = lib.tensor([1.0, 0.0], dtype=lib.float64)
+        assert D.Bernoulli(lib.tensor([0.3, 0.6])).log_prob(value).dtype == lib.float64
+        assert D.Bernoulli(lib.tensor([0.3, 0.6])).log_prob(lib.tensor([1, 0])).dtype == lib.float32
