@@ -64,13 +64,14 @@ class JaxRandom:
         jax = _jax()
         return jax.device_put(jax.random.uniform(self._next_key(), shape, dtype), self._device)
 
-    def get_state(self) -> np.ndarray:
-        """The key's data, on the host (picklable)."""
-        return np.asarray(_jax().random.key_data(self._key))
+    def get_state(self) -> list[int]:
+        """The key's data as a list of ints (JSON can hold it)."""
+        return np.asarray(_jax().random.key_data(self._key)).tolist()
 
     def set_state(self, state: Any) -> None:
         jax = _jax()
-        self._key = jax.device_put(jax.random.wrap_key_data(jax.numpy.asarray(state)), self._device)
+        data = jax.numpy.asarray(np.asarray(state, dtype=np.uint32))
+        self._key = jax.device_put(jax.random.wrap_key_data(data), self._device)
 
 
 def setitem(xp: Any, x: Any, value: Any, /, key: Any) -> Any:

@@ -30,7 +30,7 @@ class NumpyRandom:
         return self._rng.standard_normal(shape, dtype=np.float32).astype(dtype)
 
     def get_state(self) -> Any:
-        """The bit generator's state: a dict of Python ints (picklable)."""
+        """The bit generator's state: a dict of strings and Python ints (JSON can hold it)."""
         return copy.deepcopy(self._rng.bit_generator.state)
 
     def set_state(self, state: Any) -> None:

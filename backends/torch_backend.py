@@ -49,12 +49,12 @@ class TorchRandom:
     def uniform(self, shape: tuple[int, ...], dtype: Any) -> Any:
         return _torch().rand(shape, generator=self._generator, dtype=dtype, device=self._device)
 
-    def get_state(self) -> Any:
-        """The ``torch.Generator``'s state (a uint8 CPU tensor)."""
-        return self._generator.get_state()
+    def get_state(self) -> list[int]:
+        """The ``torch.Generator``'s state, its bytes as a list of ints (JSON can hold it)."""
+        return self._generator.get_state().tolist()
 
     def set_state(self, state: Any) -> None:
-        self._generator.set_state(state)
+        self._generator.set_state(_torch().tensor(state, dtype=_torch().uint8))
 
 
 def scatter_add(xp: Any, values: Any, /, *, key: Any, shape: tuple[int, ...]) -> Any:

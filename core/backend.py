@@ -38,9 +38,10 @@ class RandomSource(Protocol):
     def uniform(self, shape: tuple[int, ...], dtype: Any) -> Any:
         """Return an array of samples from ``[0, 1)`` with the backend's ``dtype``."""
 
-    # Optional: ``get_state()`` returns a picklable snapshot of the stream and
-    # ``set_state(state)`` restores one, for ``Generator.get_state``/``set_state``
-    # and ``plugrad.get_rng_state``; a source without them refuses those clearly.
+    # Optional: ``get_state()`` returns a snapshot of the stream made of what JSON holds
+    # (dicts, lists, strings, ints), and ``set_state(state)`` restores one, for
+    # ``Generator.get_state``/``set_state``, ``plugrad.get_rng_state`` and checkpoints
+    # (``plugrad.save``); a source without them refuses those clearly.
 
 
 def missing_library(*modules: str, install: str) -> str | None:

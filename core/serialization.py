@@ -20,13 +20,14 @@ import math
 import os
 import secrets
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, BinaryIO
 
 from . import dtypes as _dtypes
 from . import registry
 from .backend import Device
 from .creation import target_device
 from .errors import ArgumentError, DtypeError, SerializationError
+from .random import GeneratorState
 from .tensor import Tensor, _wrap
 from .transfer import HostBytes
 
@@ -74,21 +75,24 @@ _TYPESTR = {
 _COMPLEX128 = "complex128"
 
 
-def save(obj: Tensor | Mapping[str, Any], path: str | os.PathLike[str]) -> None:
+def save(obj: Tensor | Mapping[str, Any], path: str | os.PathLike[str] | BinaryIO) -> None:
     """Save a tensor, or a nested dict of tensors and plain values, to a safetensors file.
 
     Parameters
     ----------
     obj : Tensor or dict
         A tensor, or a dict (with ``str`` or ``int`` keys) whose values are
-        tensors, ``None``, bools, ints, floats, strings, or dicts, lists and
-        tuples of those: a model's state dict, an optimizer's
+        tensors, ``None``, bools, ints, floats, strings, generator states
+        (:func:`plugrad.get_rng_state`), or dicts, lists and tuples of those: a
+        model's state dict, an optimizer's
         :meth:`~plugrad.optim.Optimizer.state_dict`, or a checkpoint holding
         both and the epoch.
-    path : str or os.PathLike
-        The file to write. It is written under a temporary name in the same
-        folder and renamed when complete, so an error never leaves a partial
-        file (nor changes an existing one).
+    path : str, os.PathLike or binary file object
+        The file to write. A named file is written under a temporary name in the
+        same folder and renamed when complete, so an error never leaves a
+        partial file (nor changes an existing one). A file object (``io.BytesIO``,
+        an open file, as PyTorch's ``torch.save`` takes) gets the bytes written
+        at its position.
 
     Notes
     -----
@@ -130,7 +134,8 @@ def save(obj: Tensor | Mapping[str, Any], path: str | os.PathLike[str]) -> None:
             f"save() takes a Tensor or a dict of tensors (a state dict), got a "
             f"{type(obj).__name__}; wrap other values in a dict, e.g. {{'values': [...]}}"
         )
-    path = os.fspath(path)
+    file = path if hasattr(path, "write") else None
+    name = "" if file is not None else os.fspath(path)  # type: ignore[arg-type]
     tensors: list[tuple[str, Tensor]] = []
     structure = _describe(obj, (), tensors, set(), set())
     metadata = {
@@ -141,13 +146,16 @@ def save(obj: Tensor | Mapping[str, Any], path: str | os.PathLike[str]) -> None:
     safetensors = _safetensors()
     keep_alive: list[Any] = []  # host buffers whose addresses the specs hold
     specs = {name: _spec(safetensors, tensor, keep_alive) for name, tensor in tensors}
+    if file is not None:  # a file object (io.BytesIO, an open file): the bytes written to it
+        file.write(safetensors.serialize(specs, metadata))
+        return
     _write_atomically(
-        path, lambda temporary: safetensors.serialize_file(specs, temporary, metadata)
+        name, lambda temporary: safetensors.serialize_file(specs, temporary, metadata)
     )
 
 
 def load(
-    path: str | os.PathLike[str],
+    path: str | os.PathLike[str] | BinaryIO,
     *,
     backend: str | None = None,
     device: Device | str | None = None,
@@ -158,8 +166,8 @@ def load(
 
     Parameters
     ----------
-    path : str or os.PathLike
-        A safetensors file.
+    path : str, os.PathLike or binary file object
+        A safetensors file, or a file object reading one (from its position).
     backend : str, optional
         Backend to put the tensors on (its current device).
     device : str or Device, optional
@@ -212,9 +220,13 @@ def load(
             )
         device = map_location
     target = target_device(device, backend)
-    path = os.fspath(path)
-    with open(path, "rb") as file:
-        data = file.read()
+    if hasattr(path, "read"):  # a file object: what it holds from where it stands
+        data = path.read()
+        path = getattr(path, "name", f"<{type(path).__name__}>")
+    else:
+        path = os.fspath(path)
+        with open(path, "rb") as file:
+            data = file.read()
     safetensors = _safetensors()
     try:
         entries = safetensors.deserialize(data)
@@ -283,6 +295,8 @@ def _describe(
         return node
     if obj is None or isinstance(obj, bool | int | str):
         return {"value": obj}
+    if isinstance(obj, GeneratorState):  # a checkpoint's random state: JSON by contract
+        return {"generator_state": [obj.backend, obj.seed, obj.state]}
     if isinstance(obj, float):
         # JSON has no infinities or NaN; repr() and float() round-trip every float exactly.
         return {"value": obj} if math.isfinite(obj) else {"float": repr(obj)}
@@ -476,6 +490,8 @@ def _rebuild(node: Any, tensors: dict[str, Tensor], path: str) -> Any:
             return [_rebuild(value, tensors, path) for value in node["list"]]
         if "tuple" in node:
             return tuple(_rebuild(value, tensors, path) for value in node["tuple"])
+        if "generator_state" in node:
+            return GeneratorState(*node["generator_state"])
     except SerializationError:
         raise
     except (KeyError, TypeError, ValueError):

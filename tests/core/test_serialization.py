@@ -398,3 +398,24 @@ def test_load_takes_pytorchs_map_location_for_a_device(tmp_path) -> None:
         plugrad.load(path, map_location={"cuda:0": "cpu"})
     with pytest.raises(plugrad.errors.ArgumentError, match="give one"):
         plugrad.load(path, map_location="cpu", device="cpu")
+
+
+def test_a_file_object_and_a_random_state_round_trip(tmp_path) -> None:
+    # torch.save(obj, io.BytesIO()) raised a TypeError, and so did a checkpoint holding
+    # plugrad.get_rng_state().
+    import io
+
+    layer = plugrad.nn.Linear(2, 3)
+    buffer = io.BytesIO()
+    plugrad.save({"model": layer.state_dict(), "rng": plugrad.get_rng_state(), "epoch": 4}, buffer)
+    drawn = plugrad.rand(3)
+    buffer.seek(0)
+    checkpoint = plugrad.load(buffer)
+    assert checkpoint["epoch"] == 4
+    assert checkpoint["model"]["weight"].tolist() == layer.weight.tolist()
+    plugrad.set_rng_state(checkpoint["rng"])
+    assert plugrad.rand(3).tolist() == drawn.tolist()
+    with open(tmp_path / "state.safetensors", "wb") as file:
+        plugrad.save(layer.weight, file)
+    with open(tmp_path / "state.safetensors", "rb") as file:
+        assert plugrad.load(file).tolist() == layer.weight.tolist()
