@@ -6,7 +6,8 @@ active when its library is installed: the ``torch``, ``jax`` and ``dask`` extras
 ``array_api_strict`` (the bare standard, for testing).
 Third-party packages add more through the ``plugrad`` entry-point group.
 The communication libraries of :mod:`plugrad.distributed` (``mpi`` through
-mpi4py, ``nccl`` through CuPy) are plugins of the same kind.
+mpi4py, ``nccl`` through CuPy) are plugins of the same kind. :mod:`.cudnn` holds
+PyTorch's ``torch.backends.cudnn`` switches, for code that sets them.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ from __future__ import annotations
 from plugrad import registry
 from plugrad.plugin_manager import BUILTIN_BACKENDS, BUILTIN_COMMUNICATORS
 
-__all__ = ["BUILTIN_BACKENDS", "BUILTIN_COMMUNICATORS", "available"]
+from . import cudnn
+
+__all__ = ["BUILTIN_BACKENDS", "BUILTIN_COMMUNICATORS", "available", "cudnn"]
 
 
 def available() -> tuple[str, ...]:

@@ -157,6 +157,14 @@ from .random import (
     seed,
     set_rng_state,
 )
+from .runtime_settings import (
+    are_deterministic_algorithms_enabled,
+    get_float32_matmul_precision,
+    get_num_threads,
+    set_float32_matmul_precision,
+    set_num_threads,
+    use_deterministic_algorithms,
+)
 from .serialization import load, save
 from .tensor import Size, Tensor
 from .transfer import from_dlpack
@@ -294,6 +302,12 @@ __all__ = [
     "set_rng_state",
     "initial_seed",
     "seed",
+    "set_num_threads",
+    "get_num_threads",
+    "use_deterministic_algorithms",
+    "are_deterministic_algorithms_enabled",
+    "set_float32_matmul_precision",
+    "get_float32_matmul_precision",
 ]
 
 # Loading plugins adds one function per built-in op to this namespace (plugrad.add, ...).

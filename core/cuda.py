@@ -5,6 +5,50 @@ The GPU backend is CuPy's. These functions never import CuPy when it is not inst
 
 from __future__ import annotations
 
-from .devices import device_count, is_available
+import secrets
 
-__all__ = ["device_count", "is_available"]
+from . import registry
+from .devices import _GPU_BACKEND, device_count, is_available
+from .random import Generator, _default_generators
+
+__all__ = ["device_count", "is_available", "manual_seed", "manual_seed_all", "seed", "seed_all"]
+
+
+def manual_seed(seed: int) -> None:
+    """Seed the default generator of the current GPU; without one, do nothing (PyTorch's).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.cuda.manual_seed(0)  # the usual seeding lines run on any machine
+    >>> plugrad.cuda.manual_seed_all(0)
+    """
+    _seed_gpus(seed, every=False)
+
+
+def manual_seed_all(seed: int) -> None:
+    """Seed the default generator of every GPU; without one, do nothing (PyTorch's)."""
+    _seed_gpus(seed, every=True)
+
+
+def seed() -> None:
+    """Seed the current GPU's default generator from the operating system's entropy."""
+    _seed_gpus(secrets.randbits(63), every=False)
+
+
+def seed_all() -> None:
+    """Seed every GPU's default generator from the operating system's entropy."""
+    _seed_gpus(secrets.randbits(63), every=True)
+
+
+def _seed_gpus(seed: int, *, every: bool) -> None:
+    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+        raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+    if not is_available():
+        return
+    backend = registry.get_backend(_GPU_BACKEND)
+    devices = registry.devices_of(backend)
+    if not every:
+        devices = (registry.resolve_device(_GPU_BACKEND),)
+    for device in devices:
+        _default_generators[device] = Generator(seed, device)
