@@ -526,7 +526,7 @@ def nextafter(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """The next representable value after ``x1`` towards ``x2``, element-wise."""
 
 
-def nonzero(x: TensorLike, /) -> tuple[Tensor, ...]:
+def nonzero(x: TensorLike, /, *, as_tuple: Any = ...) -> Any:
     """Indices of the non-zero elements: a tuple with one index tensor per axis."""
 
 

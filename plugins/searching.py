@@ -132,6 +132,7 @@ def _nonzero_method(xp: Any, x: Any, *, as_tuple: bool = False) -> Any:
 
 nonzero = op("nonzero", lambda xp, x, /: tuple(xp.nonzero(x)), multiple_outputs=True,
              differentiable=False, methods={"nonzero": _nonzero_method},
+             torch_function=_nonzero_method,
              doc="Indices of the non-zero elements: a tuple with one index tensor per axis.")
 def _count_nonzero(xp: Any, x: Any, dim: Any = None) -> Any:
     """PyTorch's ``count_nonzero(x, dim=None)``: the number of non-zero elements over ``dim``."""

@@ -132,6 +132,8 @@ CASES: dict[str, tuple[Any, Callable[..., Any]]] = {
     "cholesky(upper=True) reads the upper triangle": (
         np.array([[4.0, 1.0, 0.5], [2.0, 3.0, 0.2], [-1.0, 7.0, 2.0]]),
         lambda lib, x: lib.linalg.cholesky(x, upper=True)),
+    "torch.nonzero(x, as_tuple=False)": (np.array([[0, 1], [1, 1]]),
+                                         lambda lib, x: lib.nonzero(x, as_tuple=False)),
     "nan_to_num of complex": (np.array([complex(NAN, 1.0), complex(2.0, np.inf), 3 + 0j]),
                               lambda lib, x: lib.nan_to_num(x.detach(), nan=5.0, posinf=1.0)),
     "nan_to_num of bools, in place": (np.array([True, False]),
