@@ -133,6 +133,13 @@ class CompiledFunction:
             return self._eager_in_mode(
                 key, args, kwargs, "anomaly mode is on, and it checks every gradient as it runs"
             )
+        if _inplace.copies_in_use and _share_memory(leaves):
+            return self._eager_in_mode(
+                key, args, kwargs,
+                "its arguments share memory on a backend whose views are copies (JAX, Dask), "
+                "which plugrad keeps up to date call by call, not in a plan",
+                "pass arguments that share no memory (clone one)",
+            )  # fmt: skip
         if checking:
             # Plan passes are plugins, checked on the first replay of each plan: capture
             # (the checks of kernels and rules read values, which a capture cannot).
@@ -409,7 +416,22 @@ def _signature(args: tuple[Any, ...], kwargs: dict[str, Any], leaves: list[Tenso
         ids = [id(t) for t in leaves]
         if len(set(ids)) != len(ids):
             parts.append(("aliases", tuple(ids.index(i) for i in ids)))
+        if _inplace.copies_in_use:
+            # Where views are copies (JAX, Dask), which tensors share memory is plugrad's
+            # bookkeeping, replayed as captured: a plan holds only for the same sharing.
+            counters = [id(t._counter) if t._counter is not None else -1 for t in leaves]
+            parts.append(("memory", tuple(counters.index(c) if c != -1 else -1 for c in counters)))
     return (tuple(parts), _state.enabled, _checking._enabled)
+
+
+def _share_memory(leaves: list[Tensor]) -> bool:
+    """Whether two different tensors among ``leaves`` share memory (one version counter)."""
+    seen: dict[int, int] = {}
+    for tensor in leaves:
+        counter = tensor._counter
+        if counter is not None and seen.setdefault(id(counter), id(tensor)) != id(tensor):
+            return True
+    return False
 
 
 def _checks_arguments(plan: Any, args: tuple[Any, ...], checking: bool) -> bool:
@@ -423,6 +445,8 @@ def _checks_arguments(plan: Any, args: tuple[Any, ...], checking: bool) -> bool:
     """
     if not 0 < len(args) <= _MOST_CHECKED_ARGUMENTS or not all(isinstance(a, Tensor) for a in args):
         return False
+    if _inplace.copies_in_use and len(args) > 1:
+        return False  # the sharing of memory between arguments is in the signature only
     guards = [f"len(L) == {len(args)}", "_grad_state.enabled is " + str(_state.enabled)]
     guards.append(f"_checking._enabled is {checking}")
     for index, tensor in enumerate(args):
