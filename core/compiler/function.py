@@ -419,8 +419,12 @@ def _signature(args: tuple[Any, ...], kwargs: dict[str, Any], leaves: list[Tenso
         if _inplace.copies_in_use:
             # Where views are copies (JAX, Dask), which tensors share memory is plugrad's
             # bookkeeping, replayed as captured: a plan holds only for the same sharing.
-            counters = [id(t._counter) if t._counter is not None else -1 for t in leaves]
-            parts.append(("memory", tuple(counters.index(c) if c != -1 else -1 for c in counters)))
+            # Each argument as the first one it shares memory with (itself where none):
+            # whether a tensor has a counter yet is no part of it.
+            counters = [
+                id(t._counter) if t._counter is not None else -i - 1 for i, t in enumerate(leaves)
+            ]
+            parts.append(("memory", tuple(map(counters.index, counters))))
     return (tuple(parts), _state.enabled, _checking._enabled)
 
 
