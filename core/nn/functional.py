@@ -1820,10 +1820,12 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     _check_tensor("tensor", "one_hot", tensor)
     if tensor.dtype.kind not in ("signed integer", "unsigned integer"):
         raise DtypeError(f"one_hot(): takes an integer tensor of class indices, got {tensor.dtype}")
-    if num_classes == -1:
+    if num_classes == -1:  # (the shape depends on the values: a graph break under compile)
         num_classes = int(_ops.max(tensor)) + 1 if tensor.size else 0
-    bad = _values_outside(tensor, num_classes) if tensor.size else []
-    if bad:
+    # One reduction, which a compiled plan makes again at every replay.
+    found = _ops.out_of_range(tensor, low=0, high=num_classes, allowed=None)
+    if tensor.size and any_outside(found, f"one_hot(): class indices outside [0, {num_classes})"):
+        bad = _values_outside(tensor, num_classes)
         raise IndexOutOfRangeError(
             f"one_hot(): class indices must lie in [0, {num_classes}), got {bad}"
         )

@@ -453,6 +453,19 @@ def test_arguments_sharing_memory_or_not_replay_as_eager_calls(backend):
             _same(compiled_args[1], eager_args[1])
 
 
+def test_one_hot_with_a_number_of_classes_is_captured_and_checks_every_replay():
+    # Its range check read the values (.tolist()): a graph break, every call eager.
+    compiled = plugrad.compile(lambda i: plugrad.nn.functional.one_hot(i, 5) * 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CompileWarning)
+        for _ in range(3):
+            _same(compiled(plugrad.tensor([0, 4, 2])), plugrad.nn.functional.one_hot(
+                plugrad.tensor([0, 4, 2]), 5) * 2)  # fmt: skip
+        with pytest.raises(IndexOutOfRangeError, match=r"outside \[0, 5\)"):
+            compiled(plugrad.tensor([0, 5, 2]))
+    assert compiled.captures == 1
+
+
 def test_gradient_ready_callback_is_a_graph_break():
     # DistributedDataParallel averages gradients from such a callback: a replay without it
     # would train each process on its own gradients, silently.
