@@ -87,6 +87,7 @@ from .dtypes import (
     uint32,
     uint64,
 )
+from .func import vmap
 from .function import Function, FunctionCtx
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .graph import Node
@@ -308,6 +309,7 @@ __all__ = [
     "are_deterministic_algorithms_enabled",
     "set_float32_matmul_precision",
     "get_float32_matmul_precision",
+    "vmap",
 ]
 
 # Loading plugins adds one function per built-in op to this namespace (plugrad.add, ...).

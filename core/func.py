@@ -45,6 +45,7 @@ from .tensor import Tensor
 
 __all__ = [
     "functional_call",
+    "vmap",
     "grad",
     "grad_and_value",
     "hessian",
@@ -624,3 +625,143 @@ def _check_gradients(gradients: tuple[Tensor | None, ...]) -> None:
             raise _independent(f"the function does not depend on input {index}")
         if not g.requires_grad:
             raise _independent(f"the gradient with respect to input {index} depends on no input")
+
+
+def vmap(
+    func: Function,
+    in_dims: int | tuple[int | None, ...] | None = 0,
+    out_dims: int | tuple[int, ...] = 0,
+    randomness: str = "error",
+    *,
+    chunk_size: int | None = None,
+) -> Function:
+    """Return ``func`` mapped over a dimension of its arguments, as ``torch.func.vmap``.
+
+    ``in_dims`` gives, per argument (or for all), the dimension mapped over, or
+    ``None`` for an argument passed whole to every call; an argument may be a
+    dict, list or tuple of tensors (nested), mapped over the same dimension.
+    The results, one per slice, are stacked along ``out_dims``. Transforms
+    compose: ``vmap(grad(loss), in_dims=(None, 0, 0))`` gives per-sample gradients.
+
+    Each slice is one call of ``func``: plugrad has no batching rules, so the
+    result is exactly that of a Python loop over the slices, stacked, and takes
+    as long. ``randomness``: ``"error"`` (the default) refuses a function that
+    draws from the default generator, ``"different"`` lets each slice draw its
+    own numbers, ``"same"`` gives every slice the same ones. ``chunk_size`` is
+    accepted for PyTorch code (slices run one at a time anyway).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> from plugrad.func import vmap
+    >>> x = plugrad.tensor([[1.0, 2.0], [3.0, 4.0]])
+    >>> vmap(lambda row: (row * row).sum())(x)
+    tensor([ 5., 25.])
+    >>> vmap(lambda row, w: row @ w, in_dims=(0, None))(x, plugrad.tensor([1.0, -1.0]))
+    tensor([-1., -1.])
+    """
+    if randomness not in ("error", "different", "same"):
+        raise InvalidArgumentError(
+            f"vmap(): randomness must be 'error', 'different' or 'same', got {randomness!r}"
+        )
+    if chunk_size is not None and (
+        isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1
+    ):
+        raise InvalidArgumentError(f"vmap(): chunk_size must be a positive int, got {chunk_size!r}")
+
+    def mapped(*args: Any, **kwargs: Any) -> Any:
+        from .random import get_rng_state, set_rng_state
+
+        dims = in_dims if isinstance(in_dims, tuple) else (in_dims,) * len(args)
+        if len(dims) != len(args):
+            raise InvalidArgumentError(
+                f"vmap(): in_dims has {len(dims)} entries for a call with {len(args)} arguments; "
+                "give one per argument (None for an argument passed whole)"
+            )
+        parts: list[tuple[list[Tensor], list[int], Callable[[Iterator[Any]], Any]] | None] = []
+        size = None
+        for index, (arg, dim) in enumerate(zip(args, dims)):
+            if dim is None:
+                parts.append(None)
+                continue
+            if isinstance(dim, bool) or not isinstance(dim, int):
+                raise InvalidArgumentError(
+                    f"vmap(): in_dims[{index}] must be an int or None, got {dim!r}"
+                )
+            leaves, rebuild = _flatten(arg, f"argument {index}")
+            axes = []
+            for leaf in leaves:
+                if not -leaf.ndim <= dim < leaf.ndim:
+                    raise InvalidArgumentError(
+                        f"vmap(): argument {index} has a tensor of shape {leaf.shape}, which "
+                        f"has no dimension {dim} to map over"
+                    )
+                axis = dim % leaf.ndim
+                if size is None:
+                    size = leaf.shape[axis]
+                elif leaf.shape[axis] != size:
+                    raise ShapeError(
+                        f"vmap(): the mapped dimensions differ in size ({size} and "
+                        f"{leaf.shape[axis]}, in argument {index}); map over equal sizes"
+                    )
+                axes.append(axis)
+            parts.append((leaves, axes, rebuild))
+        if size is None:
+            raise InvalidArgumentError(
+                "vmap(): no argument is mapped over (every in_dims entry is None, or no "
+                "tensor); map over at least one"
+            )
+        try:
+            start: Any = get_rng_state()
+        except NotImplementedError:  # a backend whose stream cannot be saved: not checked
+            if randomness == "same":
+                raise
+            start = None
+        results = []
+        for i in range(size):
+            if randomness == "same":
+                set_rng_state(start)
+            call = list(args)
+            for index, part in enumerate(parts):
+                if part is not None:
+                    leaves, axes, rebuild = part
+                    sliced = (
+                        leaf[(slice(None),) * axis + (i,)] for leaf, axis in zip(leaves, axes)
+                    )
+                    call[index] = rebuild(sliced)
+            results.append(func(*call, **kwargs))
+            if (
+                randomness == "error"
+                and i == 0
+                and start is not None
+                and get_rng_state().state != start.state
+            ):
+                raise InvalidArgumentError(
+                    "vmap(): the function draws random numbers, and randomness='error'; pass "
+                    "randomness='different' (each slice its own) or 'same'"
+                )
+        return _stacked(results, out_dims)
+
+    return mapped
+
+
+def _stacked(results: list[Any], out_dims: int | tuple[int, ...]) -> Any:
+    """The results of the slices, each output stacked along its ``out_dims`` entry."""
+    first = results[0]
+    outputs = first if isinstance(first, tuple) else (first,)
+    dims = out_dims if isinstance(out_dims, tuple) else (out_dims,) * len(outputs)
+    if len(dims) != len(outputs):
+        raise InvalidArgumentError(
+            f"vmap(): out_dims has {len(dims)} entries for {len(outputs)} outputs"
+        )
+    stacked = []
+    for position, dim in enumerate(dims):
+        column = [r[position] if isinstance(first, tuple) else r for r in results]
+        leaves_per_slice = [_flatten(value, f"output {position}") for value in column]
+        rebuild = leaves_per_slice[0][1]
+        joined = [
+            _ops.stack([leaves[k] for leaves, _ in leaves_per_slice], axis=dim)
+            for k in range(len(leaves_per_slice[0][0]))
+        ]
+        stacked.append(rebuild(iter(joined)))
+    return tuple(stacked) if isinstance(first, tuple) else stacked[0]
