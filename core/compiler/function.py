@@ -133,7 +133,7 @@ class CompiledFunction:
             return self._eager_in_mode(
                 key, args, kwargs, "anomaly mode is on, and it checks every gradient as it runs"
             )
-        if _inplace.copies_in_use and _share_memory(leaves):
+        if _inplace.copies_in_use and _copies_views(leaves) and _share_memory(leaves):
             return self._eager_in_mode(
                 key, args, kwargs,
                 "its arguments share memory on a backend whose views are copies (JAX, Dask), "
@@ -416,7 +416,7 @@ def _signature(args: tuple[Any, ...], kwargs: dict[str, Any], leaves: list[Tenso
         ids = [id(t) for t in leaves]
         if len(set(ids)) != len(ids):
             parts.append(("aliases", tuple(ids.index(i) for i in ids)))
-        if _inplace.copies_in_use:
+        if _inplace.copies_in_use and _copies_views(leaves):
             # Where views are copies (JAX, Dask), which tensors share memory is plugrad's
             # bookkeeping, replayed as captured: a plan holds only for the same sharing.
             # Each argument as the first one it shares memory with (itself where none):
@@ -426,6 +426,11 @@ def _signature(args: tuple[Any, ...], kwargs: dict[str, Any], leaves: list[Tenso
             ]
             parts.append(("memory", tuple(map(counters.index, counters))))
     return (tuple(parts), _state.enabled, _checking._enabled)
+
+
+def _copies_views(leaves: list[Tensor]) -> bool:
+    """Whether any of ``leaves`` is on a device whose views are copies (JAX, Dask)."""
+    return any(t._device.views_are_copies for t in leaves)
 
 
 def _share_memory(leaves: list[Tensor]) -> bool:
@@ -449,8 +454,6 @@ def _checks_arguments(plan: Any, args: tuple[Any, ...], checking: bool) -> bool:
     """
     if not 0 < len(args) <= _MOST_CHECKED_ARGUMENTS or not all(isinstance(a, Tensor) for a in args):
         return False
-    if _inplace.copies_in_use and len(args) > 1:
-        return False  # the sharing of memory between arguments is in the signature only
     guards = [f"len(L) == {len(args)}", "_grad_state.enabled is " + str(_state.enabled)]
     guards.append(f"_checking._enabled is {checking}")
     for index, tensor in enumerate(args):
@@ -469,6 +472,13 @@ def _checks_arguments(plan: Any, args: tuple[Any, ...], checking: bool) -> bool:
         name += "_"
     plan.constants[name] = expected
     guards.append(f"[*map(_tensor_meta, L)] == {name}")
+    if len(args) > 1 and _copies_views(list(args)):
+        # Where views are copies, arguments sharing memory run eagerly (see _capture_plan).
+        helper = "share_memory"
+        while helper in plan.constants:
+            helper += "_"
+        plan.constants[helper] = _share_memory
+        guards.append(f"not {helper}(L)")
     plan.guards[:0] = guards
     return True
 
