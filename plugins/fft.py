@@ -15,9 +15,10 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from plugrad.errors import InvalidArgumentError
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
-from plugrad.plugins._rules import axis_slice, cast, device_of, one_array
+from plugrad.plugins._rules import axis_slice, cast, device_of, is_complex, one_array
 
 #: PyTorch's ``norm=None`` is ``"backward"``.
 _DUAL = {"backward": "forward", "ortho": "ortho", "forward": "backward", None: "forward"}
@@ -96,7 +97,17 @@ def _over_axes(name: str) -> Any:
     def kernel(
         xp: Any, x: Any, /, *, s: Any = None, axes: Any = None, norm: str = "backward"
     ) -> Any:
-        return getattr(xp.fft, name)(x, s=s, axes=_default_axes(s, axes), norm=norm)
+        axes = _default_axes(s, axes)
+        if axes is not None:
+            unique = {a % x.ndim if x.ndim and -x.ndim <= a < x.ndim else a for a in axes}
+            if len(unique) != len(axes):
+                raise InvalidArgumentError(
+                    f"{name}(): the axes {tuple(axes)} name one axis twice; give each once"
+                )
+            if not axes and name in ("fftn", "ifftn"):  # no axis transformed: still complex
+                complex_dtype = xp.complex128 if x.dtype == xp.float64 else xp.complex64
+                return x if is_complex(xp, x) else xp.astype(x, complex_dtype)
+        return getattr(xp.fft, name)(x, s=s, axes=axes, norm=norm)
 
     return kernel
 

@@ -315,3 +315,13 @@ def test_a_fill_value_its_dtype_cannot_hold_is_refused_as_in_pytorch(fill, dtype
     with pytest.raises(RuntimeError):
         torch.full((2,), fill, dtype=getattr(torch, dtype))
     assert plugrad.full((2,), -2.7, dtype=plugrad.int32).tolist() == [-2, -2]
+
+
+def test_fftn_over_no_axes_is_complex_and_repeated_axes_are_refused():
+    # fftn(x, dim=()) gave the float64 input back as float64; dim=(0, 0) transformed twice.
+    for lib in (plugrad, torch):
+        x = lib.tensor([1.0, 2.0], dtype=lib.float64)
+        assert lib.fft.fftn(x, dim=()).dtype == lib.complex128
+        assert lib.fft.ifftn(x.float(), dim=()).dtype == lib.complex64
+        with pytest.raises((ValueError, RuntimeError), match=r"unique|twice"):
+            lib.fft.fftn(lib.ones(2, 2), dim=(0, -2))
