@@ -30,7 +30,7 @@ from typing import Any
 
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
-from plugrad.plugins._error_function import ERFC_ZERO_BEYOND, erf_values, erfc_values
+from plugrad.plugins._error_function import erf_values, erfc_values
 from plugrad.plugins._index_plan import put
 from plugrad.plugins._rules import cast, conj, device_of, is_complex, is_half, logistic
 from plugrad.plugins._scatter import scatter_add_generic, scatter_add_numpy
@@ -50,8 +50,13 @@ nn_op = functools.partial(op, standard=False, namespace="nn")
 
 # -- erfc ---------------------------------------------------------------------------------
 
+#: Where exp(-x**2) is 0 in float64 (below its smallest subnormal): the slopes of erf and
+#: erfc are clamped there, so that beyond it they are exactly 0 (as PyTorch's), not 1e-317.
+_SLOPE_ZERO_BEYOND = 28.0
+
+
 def _erfc_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
-    clamped = xp.clip(x, min=-ERFC_ZERO_BEYOND, max=ERFC_ZERO_BEYOND)
+    clamped = xp.clip(x, min=-_SLOPE_ZERO_BEYOND, max=_SLOPE_ZERO_BEYOND)
     return g * (-_TWO_OVER_SQRT_PI * xp.exp(-(clamped * clamped)))
 
 
@@ -60,7 +65,7 @@ erfc = nn_op("erfc", erfc_values, vjp=_erfc_grad, methods="erfc", inplace=True, 
              doc="Complementary error function ``1 - erf(x)``, accurate in both tails.")
 
 def _erf_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
-    clamped = xp.clip(x, min=-ERFC_ZERO_BEYOND, max=ERFC_ZERO_BEYOND)
+    clamped = xp.clip(x, min=-_SLOPE_ZERO_BEYOND, max=_SLOPE_ZERO_BEYOND)
     return g * (_TWO_OVER_SQRT_PI * xp.exp(-(clamped * clamped)))
 
 

@@ -85,6 +85,8 @@ CASES: dict[str, tuple[list[Any], Callable[..., Any]]] = {
     "max_pool2d of -inf beside padding, ceil mode": (
         [np.full((1, 1, 5, 5), -INF)],
         lambda lib, x: lib.nn.functional.max_pool2d(x, 3, stride=2, padding=1, ceil_mode=True)),
+    "erf and erfc far in the tails": ([[30.0, 1e6, INF, -40.0, 27.5, 2.0]],
+                                      lambda lib, x: lib.special.erf(x) + lib.special.erfc(x) * 3),
     "quantile of q": ([[[3., 1., 2., 5.]]],
                       lambda lib, x: x.quantile(lib.tensor([0.3, 0.5], dtype=lib.float64), dim=1)),
 }
@@ -142,3 +144,10 @@ def test_max_pool_indices_of_windows_of_minus_infinity_are_pytorchs():
             )
             results.append(indices.tolist())
         assert results[0] == results[1], function
+
+
+def test_the_slopes_of_erf_and_erfc_are_zero_far_in_the_tails():
+    # They were 2.8e-317 for every |x| >= 27 (the clamp of the values), never 0 as PyTorch's.
+    x = plugrad.tensor([30.0, 1e6, INF, -40.0, 27.5], dtype=plugrad.float64, requires_grad=True)
+    (plugrad.special.erf(x) + plugrad.special.erfc(x) * 3).sum().backward()
+    assert x.grad.tolist() == [0.0] * 5
