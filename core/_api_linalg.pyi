@@ -82,7 +82,7 @@ def matrix_power(x: TensorLike, n: Any, /, *, out: Any = ...) -> Tensor:
     """A square matrix to the integer power ``n`` (its inverse's for ``n < 0``)."""
 
 
-def matrix_rank(x: TensorLike, /, *, rtol: Any = ..., atol: Any = ..., hermitian: Any = ..., out: Any = ...) -> Tensor:
+def matrix_rank(x: TensorLike, /, tol: Any = ..., hermitian: Any = ..., *, rtol: Any = ..., atol: Any = ..., out: Any = ...) -> Tensor:
     """Rank: the number of singular values above ``rtol * largest``."""
 
 
@@ -90,7 +90,7 @@ def outer(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Outer product of two vectors: ``x1[i] * x2[j]``."""
 
 
-def pinv(x: TensorLike, /, *, rtol: Any = ..., atol: Any = ..., hermitian: Any = ..., out: Any = ...) -> Tensor:
+def pinv(x: TensorLike, /, rcond: Any = ..., hermitian: Any = ..., *, rtol: Any = ..., atol: Any = ..., out: Any = ...) -> Tensor:
     """Moore-Penrose pseudo-inverse; singular values below ``rtol * largest`` count as 0."""
 
 

@@ -461,10 +461,16 @@ def _kept(xp: Any, A: Any, magnitudes: Any, atol: Any, rtol: Any) -> Any:
 
 
 def _torch_pinv(
-    xp: Any, A: Any, *, atol: Any = None, rtol: Any = None, hermitian: bool = False
-) -> Any:
+    xp: Any, A: Any, rcond: Any = None, hermitian: bool = False, *, atol: Any = None,
+    rtol: Any = None,
+) -> Any:  # fmt: skip
     """PyTorch's ``linalg.pinv(A, *, atol=None, rtol=None, hermitian=False)``: singular values
-    (eigenvalues, for ``hermitian``) at or below ``max(atol, rtol * largest)`` count as 0."""
+    (eigenvalues, for ``hermitian``) at or below ``max(atol, rtol * largest)`` count as 0.
+    Its older ``pinv(A, rcond, hermitian)`` too: ``rcond`` is ``rtol``."""
+    if rcond is not None:
+        if rtol is not None:
+            raise ArgumentError("pinv() got rcond and rtol, which are one tolerance; give rtol")
+        rtol = rcond
     left, values, right = _spectrum(xp, A, hermitian)
     kept = _kept(xp, A, xp.abs(values), atol, rtol)
     inverted = xp.where(kept, 1.0 / xp.where(kept, values, 1.0), 0.0)
@@ -504,10 +510,16 @@ matrix_power = op("matrix_power", lambda xp, x, n, /: xp.linalg.matrix_power(x, 
                   doc="A square matrix to the integer power ``n`` (its inverse's for ``n < 0``).")
 
 def _torch_matrix_rank(
-    xp: Any, A: Any, *, atol: Any = None, rtol: Any = None, hermitian: bool = False
-) -> Any:
+    xp: Any, A: Any, tol: Any = None, hermitian: bool = False, *, atol: Any = None,
+    rtol: Any = None,
+) -> Any:  # fmt: skip
     """PyTorch's ``linalg.matrix_rank(A, *, atol=None, rtol=None, hermitian=False)``: the
-    singular values (eigenvalues' magnitudes) above ``max(atol, rtol * largest)``."""
+    singular values (eigenvalues' magnitudes) above ``max(atol, rtol * largest)``; its older
+    ``matrix_rank(A, tol, hermitian)`` too: ``tol`` is ``atol``."""
+    if tol is not None:
+        if atol is not None or rtol is not None:
+            raise ArgumentError("matrix_rank() got tol with atol or rtol; give atol and rtol")
+        atol, rtol = tol, 0.0
     if 0 in A.shape[-2:]:
         return xp.zeros(A.shape[:-2], dtype=xp.int64, device=A.device)
     values = xp.abs(xp.linalg.eigvalsh(A)) if hermitian else xp.linalg.svdvals(A)

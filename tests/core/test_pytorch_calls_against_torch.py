@@ -134,6 +134,9 @@ CASES: dict[str, tuple[Any, Callable[..., Any]]] = {
         lambda lib, x: lib.linalg.cholesky(x, upper=True)),
     "torch.nonzero(x, as_tuple=False)": (np.array([[0, 1], [1, 1]]),
                                          lambda lib, x: lib.nonzero(x, as_tuple=False)),
+    "linalg.pinv(A, rcond) by position": (MATRICES[1], lambda lib, x: lib.linalg.pinv(x, 1e-3)),
+    "linalg.matrix_rank(A, tol) by position": (
+        MATRICES[1], lambda lib, x: lib.linalg.matrix_rank(x.detach(), 1e-3)),
     "nan_to_num of complex": (np.array([complex(NAN, 1.0), complex(2.0, np.inf), 3 + 0j]),
                               lambda lib, x: lib.nan_to_num(x.detach(), nan=5.0, posinf=1.0)),
     "nan_to_num of bools, in place": (np.array([True, False]),
