@@ -324,7 +324,8 @@ class Categorical(_CategoricalParameters):
         count = math.prod(shape[: len(shape) - len(self._batch_shape)])
         with no_grad():
             rows = _ops.reshape(self.probs, (-1, self._num_events))
-            drawn = multinomial(rows, count, True) if count else None
+            # (no rows -- an empty batch -- draws nothing: the samples are empty)
+            drawn = multinomial(rows, count, True) if count and rows.shape[0] else None
         if drawn is None:
             return full(shape, 0, dtype=_dtypes.int64, device=self._device)
         return _ops.reshape(_ops.matrix_transpose(drawn), shape)

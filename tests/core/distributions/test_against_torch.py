@@ -439,3 +439,9 @@ def test_bernoulli_log_prob_promotes_a_wider_value_as_pytorch() -> None:
     assert plugrad.distributions.Bernoulli(plugrad.tensor([0.3])).log_prob(integers).dtype == (
         plugrad.float32
     )
+
+
+def test_a_categorical_of_an_empty_batch_samples_nothing_as_pytorch() -> None:
+    # It raised "need at least one array to stack".
+    for lib in (plugrad, torch):
+        assert tuple(lib.distributions.Categorical(lib.ones(0, 3)).sample((2,)).shape) == (2, 0)
