@@ -37,6 +37,7 @@ from .node import Node
 from .tensor import Tensor, _wrap, install_methods
 from .tensor_hooks import move_retain_grad
 from .tensor_indexing import in_numpy_order, index_key
+from .tensor_operators import BINARY_OPERATORS
 from .versions import ALIAS, DETACHED, Unstacked, ViewOf, memory_family, memory_links
 
 __all__ = [
@@ -703,16 +704,12 @@ def _in_place_operator(symbol: str, op: str) -> Callable[[Tensor, Any], Tensor]:
     return operator
 
 
-#: The in-place operators of :data:`plugrad.tensor_operators.BINARY_OPERATORS` beyond the
-#: five above; ``@=`` is left to Python (a new tensor), as in PyTorch.
+#: The in-place forms of the binary operators beyond the five above; ``@=`` is left to
+#: Python (a new tensor), as in PyTorch.
 _IN_PLACE_OPERATORS = {
-    "__ifloordiv__": ("//", "floor_divide"),
-    "__imod__": ("%", "remainder"),
-    "__iand__": ("&", "bitwise_and"),
-    "__ior__": ("|", "bitwise_or"),
-    "__ixor__": ("^", "bitwise_xor"),
-    "__ilshift__": ("<<", "bitwise_left_shift"),
-    "__irshift__": (">>", "bitwise_right_shift"),
+    f"__i{name}__": row
+    for name, row in BINARY_OPERATORS.items()
+    if name not in ("add", "sub", "mul", "truediv", "pow", "matmul")
 }
 
 
