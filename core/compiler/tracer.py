@@ -45,7 +45,7 @@ from .. import random as _random
 from .. import registry as _registry
 from ..backend_activation import bind_kernel
 from ..backend_activation import default_device as _default_device
-from ..errors import GraphBreakError, IndexOutOfRangeError
+from ..errors import GraphBreakError, GraphFreedError, IndexOutOfRangeError
 from ..graph import Node
 from ..nn import functional as _functional
 from ..node import hook_epoch
@@ -1306,10 +1306,12 @@ class Tracer:
         name = self._materialized.get(key)
         if name is None:
             requires_grad = tensor._requires_grad
+            edge = "None"
             if tensor._edge is not None and self._graph_consumed(tensor._edge):
-                # A backward pass in the function used (and freed) this graph: nothing can
-                # differentiate through it again, so the replay returns the value alone.
-                requires_grad = False
+                # A backward pass in the function used (and freed) this graph: the replay's
+                # result requires grad as the eager one does, its grad_fn a spent node.
+                node = tensor._edge[0] if type(tensor._edge) is tuple else tensor._edge
+                edge = self.constant(_SpentNode(node.name(), tensor._device), "spent_")
             elif tensor._edge is not None:
                 self.graph_break(
                     "a tensor with autograd history outlives the call (returned, or kept as a "
@@ -1324,7 +1326,7 @@ class Tracer:
                 Step(
                     "text",
                     name,
-                    "_wrap({0}, " + self.constant(tensor._device) + f", {requires_grad}, None)",
+                    "_wrap({0}, " + self.constant(tensor._device) + f", {requires_grad}, {edge})",
                     (array._ref,),
                 )
             )
@@ -1768,6 +1770,34 @@ def _repeats_badly(step: Step) -> bool:
     if step.kind == "text" and type(target) is str:
         return not (target.endswith("._grad = None") or target.startswith("if "))
     return True
+
+
+class _SpentNode(Node):
+    """The ``grad_fn`` of a replayed result whose graph a backward in the call used and
+    freed: named as the captured one, and a backward through it says the graph is gone."""
+
+    __slots__ = ("_name",)
+
+    def __init__(self, name: str, device: Any) -> None:
+        self._name = name
+        self._device = device
+        self._edges = ()
+        self._hooks = None
+
+    def name(self) -> str:
+        return self._name
+
+    def __repr__(self) -> str:
+        return f"<{self._name}>"
+
+    def _backward(self, grad: Any, create_graph: bool) -> tuple[Any, ...]:
+        raise GraphFreedError(
+            f"{self._name}: the compiled function's backward() freed this graph; pass "
+            "retain_graph=True to that backward() to differentiate through it again"
+        )
+
+    def _release(self) -> None:
+        pass
 
 
 def _hooks_absent(seen: list[int], free: Any, modules: tuple[Any, ...]) -> bool:

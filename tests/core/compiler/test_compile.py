@@ -66,8 +66,11 @@ def test_forward_backward_replay_matches_eager_values_and_grads():
         _same(x2.grad, x.grad)
         _same(w2.grad, w.grad)
     assert compiled.captures == 1
-    # The replayed result is the value; the graph a backward inside consumed is not kept.
-    assert got.grad_fn is None
+    # The graph a backward inside consumed is not kept: the grad_fn is spent, as eagerly.
+    assert got.requires_grad is expected.requires_grad
+    assert got.grad_fn.name() == expected.grad_fn.name()
+    with pytest.raises(plugrad.errors.GraphFreedError):
+        got.backward()
 
 
 def test_gradients_accumulate_into_existing_grad_like_eager():
@@ -463,6 +466,26 @@ def test_one_hot_with_a_number_of_classes_is_captured_and_checks_every_replay():
                 plugrad.tensor([0, 4, 2]), 5) * 2)  # fmt: skip
         with pytest.raises(IndexOutOfRangeError, match=r"outside \[0, 5\)"):
             compiled(plugrad.tensor([0, 5, 2]))
+    assert compiled.captures == 1
+
+
+def test_a_returned_loss_requires_grad_after_the_backward_in_the_call_as_eagerly():
+    # Replays returned it with requires_grad False (the capture and eager calls: True).
+    w = plugrad.ones(3, requires_grad=True)
+
+    def step(x):
+        loss = (w * x).sum()
+        loss.backward()
+        return loss
+
+    compiled = plugrad.compile(step)
+    name = step(plugrad.ones(3)).grad_fn.name()
+    for _ in range(3):
+        w.grad = None
+        loss = compiled(plugrad.ones(3))
+        assert loss.requires_grad and loss.grad_fn.name() == name
+        with pytest.raises(plugrad.errors.GraphFreedError):
+            loss.backward()
     assert compiled.captures == 1
 
 
