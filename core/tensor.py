@@ -302,6 +302,31 @@ class Tensor(_InstalledMethods):
             array = self._array = self._device.xp.asarray(array)
         return array
 
+    def __copy__(self) -> Tensor:
+        """``copy.copy``: a new leaf sharing the data (as PyTorch's), ``requires_grad`` kept.
+
+        Like :meth:`detach`, it shares the version counter: an in-place change of
+        either is seen by backward passes that saved the other.
+
+        Examples
+        --------
+        >>> import copy, plugrad
+        >>> w = plugrad.tensor([1.0, 2.0], requires_grad=True)
+        >>> c = copy.copy(w)
+        >>> c.array is w.array, c.requires_grad, c.is_leaf
+        (True, True, True)
+        """
+        copied = _object_new(type(self))  # (a Parameter stays one)
+        copied._array = self._shareable_array()
+        copied._device = self._device
+        copied._requires_grad = self._requires_grad
+        copied._edge = None
+        copied._grad = None
+        copied._hooks = None
+        copied._counter = None
+        self._add_alias(copied, DETACHED)
+        return copied
+
     def __deepcopy__(self, memo: dict[int, Any]) -> Tensor:
         """``copy.deepcopy``: a new leaf of the same type with its own copy of the data.
 

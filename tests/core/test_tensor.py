@@ -220,6 +220,26 @@ def test_deepcopy_keeps_shared_tensors_shared() -> None:
     assert pair[0] is pair[1] and pair[0] is not w
 
 
+def test_copy_copy_shares_the_data_as_pytorchs(backend) -> None:
+    # copy.copy made a copy of the data (it went through pickling); PyTorch's shares it.
+    import copy
+
+    t = plugrad.tensor([1.0, 2.0])
+    shallow = copy.copy(t)
+    shallow.add_(1.0)
+    assert t.tolist() == [2.0, 3.0] and t._version == shallow._version == 1
+    w = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    leaf = copy.copy(w * 2)  # a new leaf, as PyTorch's
+    assert leaf.requires_grad and leaf.is_leaf and leaf.tolist() == [2.0, 4.0]
+    assert type(copy.copy(plugrad.nn.Parameter(plugrad.ones(2)))) is plugrad.nn.Parameter
+    saved = w * 1
+    square = saved * saved
+    with plugrad.no_grad():
+        copy.copy(saved).mul_(2.0)  # seen by the graph that saved the values
+    with pytest.raises(plugrad.errors.InPlaceModificationError):
+        square.sum().backward()
+
+
 def test_real_and_imag_are_attributes_as_in_pytorch() -> None:
     z = plugrad.tensor([1 + 2j, 3 - 1j], requires_grad=True)
     assert z.real.tolist() == [1.0, 3.0] and z.imag.tolist() == [2.0, -1.0]
