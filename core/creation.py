@@ -97,7 +97,7 @@ def creation_options(
             + ", ".join(f"{key}=" for key in keys)
         )
     return (
-        options.get("dtype"),
+        _dtypes.of_python_type(options.get("dtype")),
         options.get("device"),
         options.get("backend"),
         options.get("requires_grad", False),

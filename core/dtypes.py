@@ -9,6 +9,7 @@ objects is built once, when the backend is activated.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 __all__ = [
     "DType",
@@ -194,6 +195,15 @@ def floating_result(first: DType, second: DType) -> DType:
     if "complex floating" in (first.kind, second.kind):
         return _FLOATING_BY_SIZE["complex floating", 2 * part]
     return _FLOATING_BY_SIZE["real floating", part]
+
+
+#: Python's types as dtypes, as PyTorch takes them: ``dtype=float`` is ``float64``.
+_OF_PYTHON_TYPE = {_builtin_bool: bool, int: int64, float: float64, complex: complex128}
+
+
+def of_python_type(value: Any) -> Any:
+    """``value``, or the dtype a Python type (``bool``, ``int``, ...) stands for."""
+    return _OF_PYTHON_TYPE.get(value, value) if isinstance(value, type) else value
 
 
 def common_dtype(dtypes: Sequence[DType], standard: Callable[[DType, DType], DType]) -> DType:

@@ -227,9 +227,10 @@ def _to_arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, A
     if "memory_format" in kwargs:
         check_memory_format("to", kwargs["memory_format"])
     device = kwargs.get("device")
-    dtype = kwargs.get("dtype")
+    dtype = _dtypes.of_python_type(kwargs.get("dtype"))
     copy = kwargs.get("copy", False)
-    positional = list(args)
+    # PyTorch's x.to(float): a Python type stands for its dtype.
+    positional = [_dtypes.of_python_type(a) for a in args]
     if positional and isinstance(positional[0], Tensor):
         other = positional.pop(0)
         device, dtype = other._device, other.dtype

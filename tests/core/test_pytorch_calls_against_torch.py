@@ -328,3 +328,17 @@ def test_fftn_over_no_axes_is_complex_and_repeated_axes_are_refused():
         assert lib.fft.ifftn(x.float(), dim=()).dtype == lib.complex64
         with pytest.raises((ValueError, RuntimeError), match=r"unique|twice"):
             lib.fft.fftn(lib.ones(2, 2), dim=(0, -2))
+
+
+def test_python_types_stand_for_dtypes_as_in_pytorch():
+    # dtype=float raised "expected a plugrad dtype"; x.to(float) took float for a device.
+    for lib in (plugrad, torch):
+        made = [
+            lib.zeros(2, dtype=float), lib.tensor([1, 2], dtype=float), lib.ones(2).to(float),
+            lib.arange(3, dtype=int), lib.as_tensor([1.5], dtype=complex),
+            lib.full((2,), 1, dtype=bool), lib.ones(2).to(dtype=int),
+            lib.zeros_like(lib.ones(2), dtype=float), lib.randn(2, dtype=float),
+        ]  # fmt: skip
+        names = [str(t.dtype).split(".")[-1] for t in made]
+        assert names == ["float64", "float64", "float64", "int64", "complex128", "bool", "int64",
+                         "float64", "float64"]  # fmt: skip
