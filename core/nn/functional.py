@@ -50,6 +50,7 @@ from ..grad_mode import no_grad
 from ..inplace import apply_inplace
 from ..random import Generator, rand
 from ..tensor import Tensor
+from .legacy_reduction import accepts_legacy_reduction
 
 __all__ = [
     "adaptive_avg_pool2d",
@@ -818,6 +819,7 @@ def _check_element_weight(function: str, weight: Tensor | None, input: Tensor) -
         )
 
 
+@accepts_legacy_reduction
 def mse_loss(
     input: Tensor, target: Tensor, reduction: str = "mean", weight: Tensor | None = None
 ) -> Tensor:
@@ -871,6 +873,7 @@ def _same_shape(function: str, input: Tensor, target: Tensor) -> None:
         )
 
 
+@accepts_legacy_reduction
 def l1_loss(
     input: Tensor, target: Tensor, reduction: str = "mean", weight: Tensor | None = None
 ) -> Tensor:
@@ -892,6 +895,7 @@ def l1_loss(
     return _reduce_weighted(_ops.abs(input - target), weight, reduction)
 
 
+@accepts_legacy_reduction
 def smooth_l1_loss(
     input: Tensor, target: Tensor, reduction: str = "mean", beta: float = 1.0
 ) -> Tensor:
@@ -919,6 +923,7 @@ def smooth_l1_loss(
     return _reduce(loss, reduction)
 
 
+@accepts_legacy_reduction
 def binary_cross_entropy(
     input: Tensor,
     target: Tensor,
@@ -1053,6 +1058,7 @@ def _reduce_over_classes(
     return total / _ops.counted_weight(input, target, weight, ignore_index=ignore_index)
 
 
+@accepts_legacy_reduction
 def cross_entropy(
     input: Tensor,
     target: Tensor,
@@ -1145,6 +1151,7 @@ def _soft_cross_entropy(
     return _reduce(loss, reduction)
 
 
+@accepts_legacy_reduction
 def nll_loss(
     input: Tensor,
     target: Tensor,
@@ -1193,6 +1200,7 @@ def nll_loss(
     return _reduce_over_classes(loss, reduction, input, target, weight, ignore_index)
 
 
+@accepts_legacy_reduction
 def binary_cross_entropy_with_logits(
     input: Tensor,
     target: Tensor,
@@ -2144,6 +2152,7 @@ def pdist(input: Tensor, p: float = 2.0) -> Tensor:
 # -- more losses --------------------------------------------------------------------------
 
 
+@accepts_legacy_reduction
 def huber_loss(
     input: Tensor,
     target: Tensor,
@@ -2178,6 +2187,7 @@ def huber_loss(
     return _reduce(loss if weight is None else loss * weight, reduction)
 
 
+@accepts_legacy_reduction
 def kl_div(
     input: Tensor, target: Tensor, reduction: str = "mean", log_target: bool = False
 ) -> Tensor:
@@ -2214,6 +2224,7 @@ def kl_div(
     return _reduce(loss, reduction)
 
 
+@accepts_legacy_reduction
 def margin_ranking_loss(
     input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0, reduction: str = "mean"
 ) -> Tensor:
@@ -2242,6 +2253,7 @@ def margin_ranking_loss(
     return _reduce(_clamp_min_zero(-target * (input1 - input2) + margin), reduction)
 
 
+@accepts_legacy_reduction
 def hinge_embedding_loss(
     input: Tensor, target: Tensor, margin: float = 1.0, reduction: str = "mean"
 ) -> Tensor:
@@ -2268,6 +2280,7 @@ def hinge_embedding_loss(
     return _reduce(apart + alike, reduction)
 
 
+@accepts_legacy_reduction
 def soft_margin_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """Two-class logistic loss ``log(1 + exp(-target * input))``, ``target`` 1 or -1.
 
@@ -2283,6 +2296,7 @@ def soft_margin_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> 
     return _reduce(_ops.logaddexp(-target * input, 0.0), reduction)
 
 
+@accepts_legacy_reduction
 def cosine_embedding_loss(
     input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0, reduction: str = "mean"
 ) -> Tensor:
@@ -2318,6 +2332,7 @@ def cosine_embedding_loss(
     return _reduce(alike + apart, reduction)
 
 
+@accepts_legacy_reduction
 def triplet_margin_loss(
     anchor: Tensor,
     positive: Tensor,
@@ -2361,6 +2376,7 @@ def triplet_margin_loss(
     return _reduce(_clamp_min_zero(margin + to_positive - to_negative), reduction)
 
 
+@accepts_legacy_reduction
 def triplet_margin_with_distance_loss(
     anchor: Tensor,
     positive: Tensor,
@@ -2405,6 +2421,7 @@ def triplet_margin_with_distance_loss(
     return _reduce(_clamp_min_zero(margin + to_positive - to_negative), reduction)
 
 
+@accepts_legacy_reduction
 def multilabel_margin_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """Multi-label hinge loss: each target class above each other class by a margin of 1.
 
@@ -2458,6 +2475,7 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, reduction: str = "mean
     return _reduce(loss, reduction)
 
 
+@accepts_legacy_reduction
 def poisson_nll_loss(
     input: Tensor,
     target: Tensor,
@@ -2499,6 +2517,7 @@ def poisson_nll_loss(
     return _reduce(loss, reduction)
 
 
+@accepts_legacy_reduction
 def gaussian_nll_loss(
     input: Tensor,
     target: Tensor,
@@ -2556,6 +2575,7 @@ def gaussian_nll_loss(
     return _reduce(loss, reduction)
 
 
+@accepts_legacy_reduction
 def multilabel_soft_margin_loss(
     input: Tensor, target: Tensor, weight: Tensor | None = None, reduction: str = "mean"
 ) -> Tensor:
@@ -2587,6 +2607,7 @@ def multilabel_soft_margin_loss(
     return _reduce(_ops.sum(loss, axis=-1) / input.shape[-1], reduction)
 
 
+@accepts_legacy_reduction
 def multi_margin_loss(
     input: Tensor,
     target: Tensor,

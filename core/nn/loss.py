@@ -8,6 +8,7 @@ from typing import ClassVar
 from ..tensor import Tensor
 from . import functional as F
 from .distance import PairwiseDistance
+from .legacy_reduction import accepts_legacy_reduction
 from .module import Module
 
 __all__ = [
@@ -39,6 +40,7 @@ class _Loss(Module):
 
     _reductions: ClassVar[tuple[str, ...]] = ("mean", "sum", "none")
 
+    @accepts_legacy_reduction
     def __init__(self, reduction: str = "mean") -> None:
         super().__init__()
         if reduction not in self._reductions:
@@ -75,6 +77,7 @@ class _WeightedLoss(_Loss):
 
     _function: ClassVar[Callable[..., Tensor]]
 
+    @accepts_legacy_reduction
     def __init__(self, weight: Tensor | None = None, reduction: str = "mean") -> None:
         super().__init__(reduction)
         self.register_buffer("weight", weight)
@@ -126,6 +129,7 @@ class SmoothL1Loss(_KeywordLoss):
     _function = F.smooth_l1_loss
     _settings = ("beta",)
 
+    @accepts_legacy_reduction
     def __init__(self, reduction: str = "mean", beta: float = 1.0) -> None:
         super().__init__(reduction)
         self.beta = beta
@@ -159,6 +163,7 @@ class CrossEntropyLoss(_WeightedLoss):
     tensor(0.1986)
     """
 
+    @accepts_legacy_reduction
     def __init__(
         self,
         weight: Tensor | None = None,
@@ -191,6 +196,7 @@ class NLLLoss(_WeightedLoss):
     tensor(2.4000)
     """
 
+    @accepts_legacy_reduction
     def __init__(
         self, weight: Tensor | None = None, ignore_index: int = -100, reduction: str = "mean"
     ) -> None:
@@ -216,6 +222,7 @@ class BCEWithLogitsLoss(_WeightedLoss):
     tensor(1.3863)
     """
 
+    @accepts_legacy_reduction
     def __init__(
         self,
         weight: Tensor | None = None,
@@ -246,6 +253,7 @@ class HuberLoss(_KeywordLoss):
     _function = F.huber_loss
     _settings = ("delta",)
 
+    @accepts_legacy_reduction
     def __init__(self, reduction: str = "mean", delta: float = 1.0) -> None:
         super().__init__(reduction)
         self.delta = delta
@@ -270,6 +278,7 @@ class KLDivLoss(_KeywordLoss):
     _settings = ("log_target",)
     _reductions = ("mean", "sum", "none", "batchmean")
 
+    @accepts_legacy_reduction
     def __init__(self, reduction: str = "mean", log_target: bool = False) -> None:
         super().__init__(reduction)
         self.log_target = log_target
@@ -280,6 +289,7 @@ class _MarginLoss(_Loss):
 
     _function: ClassVar[Callable[..., Tensor]]
 
+    @accepts_legacy_reduction
     def __init__(self, margin: float = 0.0, reduction: str = "mean") -> None:
         super().__init__(reduction)
         self.margin = margin
@@ -320,6 +330,7 @@ class HingeEmbeddingLoss(_MarginLoss):
     tensor(0.7000)
     """
 
+    @accepts_legacy_reduction
     def __init__(self, margin: float = 1.0, reduction: str = "mean") -> None:
         super().__init__(margin, reduction)
 
@@ -369,6 +380,7 @@ class TripletMarginLoss(_Loss):
     tensor(0.)
     """
 
+    @accepts_legacy_reduction
     def __init__(
         self,
         margin: float = 1.0,
@@ -414,6 +426,7 @@ class TripletMarginWithDistanceLoss(_Loss):
     tensor(0.)
     """
 
+    @accepts_legacy_reduction
     def __init__(
         self,
         *,
@@ -472,6 +485,7 @@ class PoissonNLLLoss(_Loss):
     tensor(1.)
     """
 
+    @accepts_legacy_reduction
     def __init__(
         self,
         log_input: bool = True,
@@ -505,6 +519,7 @@ class GaussianNLLLoss(_Loss):
     tensor(0.2500)
     """
 
+    @accepts_legacy_reduction
     def __init__(self, *, full: bool = False, eps: float = 1e-6, reduction: str = "mean") -> None:
         super().__init__(reduction)
         self.full, self.eps = full, eps
@@ -545,6 +560,7 @@ class MultiMarginLoss(_Loss):
     tensor(0.3250)
     """
 
+    @accepts_legacy_reduction
     def __init__(
         self,
         p: int = 1,

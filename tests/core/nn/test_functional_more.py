@@ -783,3 +783,26 @@ def test_nll_loss_says_when_the_weight_is_not_one_per_class() -> None:
     for weight in (plugrad.ones(3), plugrad.ones(4, 1)):
         with pytest.raises(ShapeError, match=r"weight must be a tensor of shape \(4,\)"):
             F.nll_loss(input, target, weight=weight)
+
+
+def test_the_deprecated_size_average_and_reduce_are_read_as_pytorch_reads_them() -> None:
+    # F.mse_loss(x, y, size_average=False) and nn.CrossEntropyLoss(reduce=False) raised TypeError.
+    torch = pytest.importorskip("torch")
+    results = []
+    for lib in (plugrad, torch):
+        functions = lib.nn.functional
+        a, y = lib.tensor([[1.0, 2.0], [3.0, 5.0]]), lib.tensor([0, 1])
+        with pytest.warns(UserWarning, match="size_average and reduce"):
+            values = [
+                functions.mse_loss(a, a * 0, size_average=False),
+                functions.mse_loss(a, a * 0, reduce=False),
+                functions.cross_entropy(a, y, size_average=False),
+                functions.nll_loss(a, y, size_average=True, reduce=False),
+                lib.nn.L1Loss(size_average=False)(a, a * 0),
+                lib.nn.CrossEntropyLoss(reduce=False)(a, y),
+            ]
+        results.append([np.asarray(v.tolist()) for v in values])
+    for ours, theirs in zip(*results):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-6)
+    with pytest.raises(TypeError, match="size_average must be a bool"):
+        F.mse_loss(plugrad.ones(2), plugrad.ones(2), size_average="sum")
