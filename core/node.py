@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from .backend import Device
 
 __all__ = [
+    "AccumulateGrad",
     "Node",
     "NodeHook",
     "RemovableHandle",
@@ -132,7 +133,22 @@ class Node:
         return RemovableHandle(hooks, entry)
 
     @property
-    def next_functions(self) -> tuple[tuple[Any, int] | None, ...]:
+    def next_functions(self) -> tuple[tuple[Any, int], ...]:
+        """Where each input's gradient goes, as PyTorch's: ``(node, output index)``;
+        ``(AccumulateGrad, 0)`` for a leaf (its ``variable``), ``(None, 0)`` for an input
+        that needs no gradient."""
+        return tuple(
+            (None, 0)
+            if edge is None
+            else (AccumulateGrad(edge), 0)
+            if type(edge) is not tuple and not isinstance(edge, Node)
+            else split_edge(edge)
+            for edge in self._edges
+        )
+
+    @property
+    def _next_edges(self) -> tuple[tuple[Any, int] | None, ...]:
+        """Each input's edge as ``(node or leaf tensor, index)``, ``None`` where there is none."""
         return tuple(None if edge is None else split_edge(edge) for edge in self._edges)
 
     def _backward(self, grad: Any, create_graph: bool) -> tuple[Any, ...]:
@@ -145,3 +161,30 @@ class Node:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__}>"
+
+
+class AccumulateGrad(Node):
+    """The ``grad_fn``-like end of a path at a leaf, as PyTorch's: ``variable`` is the leaf.
+
+    It stands in :attr:`Node.next_functions` for the leaf a gradient flows
+    into; plugrad accumulates into ``.grad`` in the engine itself, so hooks are
+    registered on the leaf (``register_post_accumulate_grad_hook``), not here.
+    """
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable: Any) -> None:
+        self.variable = variable
+        self._edges = ()
+        self._hooks = None
+
+    @property
+    def next_functions(self) -> tuple[tuple[Any, int], ...]:
+        return ()
+
+    def _add_hook(self, hook: Callable[..., Any], before: bool) -> RemovableHandle:
+        raise NotImplementedError(
+            "plugrad accumulates gradients in its engine, not in an AccumulateGrad node: "
+            "register the hook on the leaf, with variable.register_post_accumulate_grad_hook() "
+            "or variable.register_hook()"
+        )

@@ -285,7 +285,7 @@ class _Drawing:
                     retained = hook.tensor()
                     if retained is not None:
                         self.slot_tensors.setdefault((id(item), index), retained)
-            for index, edge in enumerate(item.next_functions):
+            for index, edge in enumerate(item._next_edges):
                 if edge is not None and isinstance(edge[0], Node):
                     slot = (id(edge[0]), edge[1])
                     if slot not in self.consumer_meta:
@@ -343,7 +343,7 @@ class _Drawing:
 
     def _op(self, node: Node) -> None:
         sources: list[tuple[str, str]] = []
-        for index, edge in enumerate(node.next_functions):
+        for index, edge in enumerate(node._next_edges):
             if edge is not None:
                 sources.append(self._source_of(edge[0], edge[1]))
             elif not self.backward:
@@ -489,7 +489,7 @@ def _forward_order(roots: list[Tensor]) -> list[Any]:
         seen.add(id(item))
         stack.append((item, True))
         if isinstance(item, Node):
-            for edge in reversed(item.next_functions):
+            for edge in reversed(item._next_edges):
                 if edge is not None and id(edge[0]) not in seen:
                     stack.append((edge[0], False))
     return order

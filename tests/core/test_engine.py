@@ -503,8 +503,14 @@ def test_edges_show_as_node_and_output_index_pairs() -> None:
     x = plugrad.tensor([1.0, 2.0], requires_grad=True)
     h = x * 2.0
     y = h + x
-    assert y.grad_fn.next_functions == ((h.grad_fn, 0), (x, 0))
-    assert h.grad_fn.next_functions == ((x, 0), None)
+    # As PyTorch's: a leaf as its AccumulateGrad (whose variable it is), (None, 0) for none.
+    assert y.grad_fn.next_functions[0] == (h.grad_fn, 0)
+    accumulate, index = y.grad_fn.next_functions[1]
+    assert type(accumulate).__name__ == "AccumulateGrad" and accumulate.variable is x
+    assert index == 0 and accumulate.next_functions == ()
+    assert h.grad_fn.next_functions[1] == (None, 0)
+    with pytest.raises(NotImplementedError, match="register_post_accumulate_grad_hook"):
+        accumulate.register_hook(lambda grad_inputs, grad_outputs: None)
     first, second = plugrad.unstack(plugrad.stack([h, x]))
     z = first * second
     assert z.grad_fn.next_functions == ((first.grad_fn, 0), (first.grad_fn, 1))

@@ -103,7 +103,7 @@ def test_ops_are_named_like_their_grad_fn() -> None:
     while stack:
         node = stack.pop()
         expected.append(type(node).__name__)
-        stack.extend(e[0] for e in node.next_functions if e and isinstance(e[0], plugrad.Node))
+        stack.extend(e[0] for e in node._next_edges if e and isinstance(e[0], plugrad.Node))
     dot = Dot(viz.to_dot(y))
     ops = [t for t in dot.titles() if t.endswith("Backward")]
     assert sorted(set(ops)) == sorted(set(expected))
@@ -118,7 +118,7 @@ def _nodes(tensor: plugrad.Tensor) -> list[plugrad.Node]:
             continue
         seen.add(id(node))
         nodes.append(node)
-        stack.extend(e[0] for e in node.next_functions if e and isinstance(e[0], plugrad.Node))
+        stack.extend(e[0] for e in node._next_edges if e and isinstance(e[0], plugrad.Node))
     return nodes
 
 
