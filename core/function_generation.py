@@ -472,6 +472,13 @@ def _make_function(
             f"    if {' or '.join(f'{i} is None' for i in rest)}:\n"
             f"        return _torch_form(_graph.tensor_namespace, {first}, {', '.join(rest)})\n"
         )
+    if op.sequence_kind == "variadic":
+        # PyTorch's meshgrid([a, b]) beside meshgrid(a, b): one list or tuple of the inputs.
+        arrays = op.input_names[0]
+        prelude += (
+            f"    if len({arrays}) == 1 and type({arrays}[0]) in (list, tuple):\n"
+            f"        {arrays} = tuple({arrays}[0])\n"
+        )
     if accumulates and "dtype" in op.param_names:
         defaults["_int64"] = _dtypes.int64
         x = op.input_names[0]

@@ -137,6 +137,8 @@ CASES: dict[str, tuple[Any, Callable[..., Any]]] = {
     "linalg.pinv(A, rcond) by position": (MATRICES[1], lambda lib, x: lib.linalg.pinv(x, 1e-3)),
     "linalg.matrix_rank(A, tol) by position": (
         MATRICES[1], lambda lib, x: lib.linalg.matrix_rank(x.detach(), 1e-3)),
+    "meshgrid of a list": (np.array([1.0, 2.0]), lambda lib, x: lib.stack(lib.meshgrid(
+        [x, lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64)], indexing="ij")) * 2),
     "nan_to_num of complex": (np.array([complex(NAN, 1.0), complex(2.0, np.inf), 3 + 0j]),
                               lambda lib, x: lib.nan_to_num(x.detach(), nan=5.0, posinf=1.0)),
     "nan_to_num of bools, in place": (np.array([True, False]),
