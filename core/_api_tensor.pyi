@@ -553,6 +553,9 @@ class InstalledTensorMethods:
     def ger(self, vec2: Tensor) -> Tensor:
         """The outer product of two vectors (PyTorch's older name for :func:`plugrad.outer`)."""
 
+    def get_device(self) -> Any:
+        ...
+
     def greater_(self, x2: TensorLike, /) -> Tensor:
         """In-place :meth:`greater`: ``x.greater_(...)`` makes ``x`` hold it."""
 
@@ -609,6 +612,14 @@ class InstalledTensorMethods:
 
     def is_contiguous(self, memory_format: Any = ...) -> bool:
         """PyTorch's ``x.is_contiguous()``: whether the elements lie in row-major order in memory."""
+
+    @property
+    def is_cpu(self) -> Any:
+        ...
+
+    @property
+    def is_cuda(self) -> Any:
+        ...
 
     def is_signed(self) -> Any:
         ...

@@ -830,4 +830,7 @@ install_methods(
     ),
     itemsize=property(lambda self: self.dtype.itemsize, doc="Bytes per element."),
     nbytes=property(lambda self: self.dtype.itemsize * self.numel(), doc="Bytes of all elements."),
+    is_cuda=property(lambda self: self.device.type == "cuda", doc="Whether on a CUDA GPU (CuPy)."),
+    is_cpu=property(lambda self: self.device.type == "cpu", doc="Whether on the CPU (NumPy)."),
+    get_device=lambda self: self.device.index if self.device.type == "cuda" else -1,
 )

@@ -249,3 +249,9 @@ def test_real_and_imag_are_attributes_as_in_pytorch() -> None:
     assert x.real.tolist() == [1.0, 2.0]
     with pytest.raises(plugrad.errors.DtypeError, match=r"x\.imag is for complex tensors"):
         _ = x.imag
+
+
+def test_is_cuda_is_cpu_and_get_device_answer_as_pytorchs_on_the_cpu(on_numpy) -> None:
+    # They were missing (AttributeError).
+    x = plugrad.ones(2)
+    assert (x.is_cuda, x.is_cpu, x.get_device()) == (False, True, -1)
