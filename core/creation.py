@@ -997,3 +997,30 @@ install_methods(
     new_full=_new_full,
     new_tensor=_new_tensor,
 )
+
+
+def _legacy_constructor(*args: Any, **kwargs: Any) -> Tensor:
+    """PyTorch's legacy ``torch.Tensor(data)``, ``Tensor(2, 3)`` and ``Tensor()``: a tensor of
+    the default float dtype (the data converted; uninitialised memory as zeros)."""
+    unknown = set(kwargs) - {"device"}
+    if unknown:
+        raise TypeError(
+            f"Tensor() takes data or sizes, and device=; got {sorted(unknown)} (for dtype= and "
+            "the rest use plugrad.tensor(data, ...) or plugrad.empty(shape, ...))"
+        )
+    dtype = _dtypes.default_float_dtype
+    if not args:
+        return empty((0,), dtype=dtype, **kwargs)
+    if all(isinstance(a, int) and not isinstance(a, bool) for a in args):
+        return zeros(args, dtype=dtype, **kwargs)
+    if len(args) == 1 and isinstance(args[0], (tuple, list)) and not args[0]:
+        return empty((0,), dtype=dtype, **kwargs)
+    if len(args) == 1:
+        return tensor(args[0], dtype=dtype, **kwargs)
+    raise TypeError(
+        f"Tensor() takes one sequence of data or ints for a shape, got {args!r}; use "
+        "plugrad.tensor(data) or plugrad.empty(shape)"
+    )
+
+
+Tensor._legacy_constructor = _legacy_constructor

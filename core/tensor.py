@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import types
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from . import dtypes as _dtypes
 from . import ops as _ops
@@ -77,11 +77,17 @@ class Tensor(_InstalledMethods):
     # Let Tensor's reflected operators handle `ndarray + tensor`, instead of numpy.
     __array_ufunc__ = None
 
+    #: PyTorch's legacy ``Tensor(data)`` / ``Tensor(2, 3)``: set by :mod:`plugrad.creation`.
+    _legacy_constructor: ClassVar[Callable[..., Tensor] | None] = None
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Tensor:
+        make = Tensor._legacy_constructor
+        if cls is not Tensor or make is None:  # subclasses (Parameter) make their own
+            return _object_new(cls)
+        return make(*args, **kwargs)
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        raise TypeError(
-            "Tensor is not constructed directly; use plugrad.tensor(data), plugrad.asarray(data) "
-            "or another creation function such as plugrad.zeros(shape)"
-        )
+        pass  # (made by __new__)
 
     # -- data ---------------------------------------------------------------------------
 

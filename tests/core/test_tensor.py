@@ -20,9 +20,16 @@ def test_attributes() -> None:
     assert x.grad is None and x.grad_fn is None and x.is_leaf and not x.requires_grad
 
 
-def test_tensor_cannot_be_constructed_directly() -> None:
-    with pytest.raises(TypeError, match=r"plugrad\.tensor"):
-        plugrad.Tensor([1.0])
+def test_the_legacy_tensor_constructor_makes_default_float_tensors_as_pytorchs() -> None:
+    # Tensor(data) and Tensor(2, 3) were refused (old PyTorch code writes them).
+    assert plugrad.Tensor([1, 2]).tolist() == [1.0, 2.0]
+    assert plugrad.Tensor([1, 2]).dtype is plugrad.get_default_dtype()
+    assert plugrad.Tensor(2, 3).shape == (2, 3) and plugrad.Tensor(2, 3).tolist() == [[0.0] * 3] * 2
+    assert plugrad.Tensor().shape == (0,) and plugrad.Tensor([]).shape == (0,)
+    with pytest.raises(TypeError, match=r"plugrad\.tensor\(data, \.\.\.\)"):
+        plugrad.Tensor([1.0], dtype=plugrad.float64)
+    with pytest.raises(TypeError, match="one sequence of data or ints"):
+        plugrad.Tensor([1.0], [2.0])
 
 
 @pytest.mark.parametrize(
