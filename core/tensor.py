@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import types
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from . import dtypes as _dtypes
 from . import ops as _ops
@@ -31,6 +31,7 @@ else:
 __all__ = ["Size", "Tensor"]
 
 _object_new = object.__new__
+_T = TypeVar("_T", bound="Tensor")
 
 
 class Tensor(_InstalledMethods):
@@ -322,16 +323,23 @@ class Tensor(_InstalledMethods):
         >>> c.array is w.array, c.requires_grad, c.is_leaf
         (True, True, True)
         """
-        copied = _object_new(type(self))  # (a Parameter stays one)
-        copied._array = self._shareable_array()
-        copied._device = self._device
+        copied = self._alias(type(self), DETACHED)  # (a Parameter stays one)
         copied._requires_grad = self._requires_grad
-        copied._edge = None
-        copied._grad = None
-        copied._hooks = None
-        copied._counter = None
-        self._add_alias(copied, DETACHED)
         return copied
+
+    def _alias(self, cls: type[_T], key: Any) -> _T:
+        """A new leaf of ``cls`` without grad sharing this tensor's memory and version
+        counter (``key`` says how, see :func:`plugrad.versions.add_alias`)."""
+        alias = _object_new(cls)
+        alias._array = self._shareable_array()
+        alias._device = self._device
+        alias._requires_grad = False
+        alias._edge = None
+        alias._grad = None
+        alias._hooks = None
+        alias._counter = None
+        self._add_alias(alias, key)
+        return alias
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Tensor:
         """``copy.deepcopy``: a new leaf of the same type with its own copy of the data.

@@ -49,15 +49,8 @@ class Parameter(Tensor):
                 f"Parameter() takes a Tensor, got {type(data).__name__}; make one with "
                 "plugrad.tensor(...) or plugrad.asarray(...)"
             )
-        parameter = object.__new__(cls)
-        parameter._array = data._array
-        parameter._device = data._device
-        parameter._requires_grad = False
-        parameter._edge = None
-        parameter._grad = None
-        parameter._hooks = None
         # Shares the memory, so it shares the version counter.
-        data._add_alias(parameter, ALIAS)
+        parameter = data._alias(cls, ALIAS)
         parameter.requires_grad = requires_grad
         return parameter
 
