@@ -1,9 +1,10 @@
 """PyTorch's ``torch.backends.cudnn`` switches, for code that sets them: plugrad has no cuDNN.
 
 ``torch.backends.cudnn.deterministic = True`` and ``benchmark = False`` open many
-training scripts. plugrad's kernels (CuPy's on a GPU) do not go through cuDNN
-and give the same results run after run, so the switches change nothing here;
-they keep what is set, and :func:`is_available` says there is no cuDNN to use.
+training scripts. plugrad's kernels (CuPy's on a GPU) do not go through cuDNN,
+so the switches change nothing here (its CPU kernels give the same results run
+after run; on a GPU CuPy's atomic additions in scatter-adds may not); they keep
+what is set, and :func:`is_available` says there is no cuDNN to use.
 
 Examples
 --------

@@ -3,9 +3,11 @@
 ``torch.set_num_threads(1)``, ``torch.use_deterministic_algorithms(True)`` and
 ``torch.set_float32_matmul_precision("high")`` open many training scripts.
 Threads are the CPU math library's (through threadpoolctl, where installed:
-the ``threads`` extra). The other two change nothing in plugrad: its kernels
-give the same results run after run, and it has no TensorFloat-32 path; they
-are kept and reported back, so that code reading them sees what it set.
+the ``threads`` extra). The other two change nothing in plugrad: its CPU
+kernels give the same results run after run (on a GPU, CuPy's atomic additions
+in scatter-adds may not, and this switch does not change them), and it has no
+TensorFloat-32 path; they are kept and reported back, so that code reading them
+sees what it set.
 """
 
 from __future__ import annotations
@@ -74,7 +76,7 @@ def get_num_threads() -> int:
 
 
 def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
-    """Accepted from PyTorch code: plugrad's kernels are deterministic already."""
+    """Accepted from PyTorch code and kept; it changes no kernel (see the module's text)."""
     if not isinstance(mode, bool) or not isinstance(warn_only, bool):
         raise TypeError(
             f"use_deterministic_algorithms() takes bools, got {mode!r} and warn_only={warn_only!r}"
