@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from . import dtypes as _dtypes
@@ -246,10 +246,14 @@ def _convert(
             result = xp.asarray(array, dtype=native_dtype, device=target.native)
         else:
             result = xp.asarray(array, dtype=native_dtype, device=target.native, copy=copy)
-    except (BufferError, TypeError, ValueError):
+    except (BufferError, TypeError, ValueError, OverflowError, NotImplementedError):
         if not isinstance(data, Tensor):
+            if dtype is None and source is None and not hasattr(data, "dtype"):
+                _check_python_int_range(data, None, target)
             _check_host_dtype(data, target)  # a library may fail on strings or objects its own way
         raise
+    if dtype is None and source is None and not hasattr(data, "dtype"):
+        _check_python_int_range(data, result, target)
     if not isinstance(data, Tensor):
         _check_supported_dtype(result, target)
     if dtype is None and source is None and not hasattr(data, "dtype"):
@@ -257,6 +261,41 @@ def _convert(
         if target.dtype_of(result) not in _DOUBLE or not _holds_double_scalars(data):
             result = _apply_default_dtype(result, target)
     return result, target
+
+
+_INT64_RANGE = range(-(2**63), 2**63)
+
+
+def _check_python_int_range(data: Any, array: Any, target: Device) -> None:
+    """Refuse Python integers beyond int64, the dtype they are read as (as PyTorch does).
+
+    NumPy reads ``[2**63, -1]`` as float64 (rounded, then float32 by default) and ``[2**63]``
+    as uint64: a dtype the caller never asked for, and numbers that may be wrong.
+    """
+    kinds = _leaf_types(data) if type(data) in (list, tuple) else {type(data)}
+    if int not in kinds or not kinds <= {int, bool}:
+        return
+    try:
+        read = None if array is None else target.dtype_of(array)
+    except (KeyError, TypeError):
+        read = None  # an object array: NumPy could not read them as numbers at all
+    if read is not None and read not in (_dtypes.uint64, _dtypes.float32, _dtypes.float64):
+        return
+    beyond = next((n for n in _python_ints(data) if n not in _INT64_RANGE), None)
+    if beyond is not None:
+        unsigned = "dtype=plugrad.uint64 for integers up to 2**64 - 1, or " if beyond > 0 else ""
+        raise ScalarRangeError(
+            f"the Python integer {beyond} does not fit int64, the dtype Python integers are "
+            f"read as; pass {unsigned}dtype=plugrad.float64 to read them as (rounded) floats"
+        )
+
+
+def _python_ints(data: Any) -> Iterator[int]:
+    if type(data) is list or type(data) is tuple:
+        for item in data:
+            yield from _python_ints(item)
+    else:
+        yield data
 
 
 def _holds_double_scalars(data: Any) -> bool:

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import plugrad
-from plugrad.errors import BackwardError, DtypeError, UnknownBackendError
+from plugrad.errors import BackwardError, DtypeError, ScalarRangeError, UnknownBackendError
 
 
 @pytest.mark.parametrize(
@@ -173,6 +173,22 @@ def test_random_errors() -> None:
 def test_data_of_an_unsupported_dtype_is_refused_at_creation(make, data) -> None:
     with pytest.raises(DtypeError, match=r"cannot make a tensor of dtype .* float32.*int64"):
         make(data)
+
+
+@pytest.mark.parametrize(
+    "data", [[2**63, -1], [2**63], 2**63, [[1, 2], [-(2**63) - 1, 0]], [2**64]]
+)
+@pytest.mark.parametrize("make", [plugrad.asarray, plugrad.tensor], ids=["asarray", "tensor"])
+def test_python_integers_beyond_int64_are_refused_not_read_as_floats(make, data) -> None:
+    # NumPy reads [2**63, -1] as float64 and [2**63] as uint64; PyTorch refuses both.
+    if plugrad.default_device().backend.name == "array_api_strict":
+        pytest.skip("array_api_strict 2.6 wraps [2**63] to int64 when given a device")
+    with pytest.raises(ScalarRangeError, match=r"does not fit int64.*dtype=plugrad.float64"):
+        make(data)
+    assert make([2**63, 1], dtype=plugrad.uint64).tolist() == [2**63, 1]
+    assert make([2**63, -1], dtype=plugrad.float64).dtype == plugrad.float64
+    assert make([2**63, 0.5]).dtype == plugrad.float32  # a float among them: read as floats
+    assert make([2**63 - 1, -(2**63)]).tolist() == [2**63 - 1, -(2**63)]
 
 
 @pytest.mark.parametrize("name", ["zeros", "ones", "empty"])
