@@ -125,12 +125,20 @@ class Adam(Optimizer):
         name = type(self).__name__
         check_state(name, param, state, buffers=self._buffers, optional=["max_exp_avg_sq"])
 
+    _fresh_options = frozenset({"lr", "betas"})
+
     def _prepare_group(self, group: dict[str, Any]) -> list[float]:
-        # Per parameter that has a gradient: the factor of decoupled weight decay, the
-        # root of the second moment's bias correction, and the step size.
+        # The moments' weights (the gradient's negated to maximize, unless L2 weight decay
+        # negates the gradient itself); then per parameter that has a gradient: the factor
+        # of decoupled weight decay, the root of the second moment's bias correction, and
+        # the step size.
         lr = group["lr"]
         beta1, beta2 = group["betas"]
-        numbers = []
+        first = 1 - beta1
+        l2_penalty = group["weight_decay"] and not group["decoupled_weight_decay"]
+        if group["maximize"] and not l2_penalty:
+            first = -first
+        numbers = [beta1, first, beta2, 1 - beta2]
         # max_exp_avg_sq: made on the first step, or once amsgrad is switched on
         for entry in self._count_steps(group, ["max_exp_avg_sq"] if group["amsgrad"] else ()):
             step = entry["step"]
@@ -142,14 +150,14 @@ class Adam(Optimizer):
         return numbers
 
     def _update_group(self, group: dict[str, Any], numbers: list[float]) -> None:
-        beta1, beta2 = group["betas"]
+        beta1, first, beta2, second = numbers[:4]
         eps = group["eps"]
         weight_decay = group["weight_decay"]
         amsgrad = group["amsgrad"]
         maximize = group["maximize"]
         decoupled = group["decoupled_weight_decay"]
         state = self.state
-        index = 0
+        index = 4
         for param in group["params"]:
             grad = param._grad
             if grad is None:
@@ -160,15 +168,11 @@ class Adam(Optimizer):
             array = param._array
             entry = state[param]
             g = grad._array
-            first = 1 - beta1  # weight of g in the first moment; negated to maximize
             if weight_decay and not decoupled:
                 decayed = weight_decay * array
                 g = decayed - g if maximize else decayed + g
-            else:
-                if weight_decay:
-                    array *= decay
-                if maximize:
-                    first = -first
+            elif weight_decay:
+                array *= decay
 
             # One work array per parameter and step, reused for each intermediate value.
             work = g * first
@@ -180,7 +184,7 @@ class Adam(Optimizer):
 
             work = overwrite(xp, work, g)
             work *= g
-            work *= 1 - beta2
+            work *= second
             exp_avg_sq = entry["exp_avg_sq"]
             v = exp_avg_sq._array
             v *= beta2

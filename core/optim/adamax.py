@@ -16,6 +16,7 @@ from .optimizer import (
     fill_parameter_docs,
     gradients_to_descend,
     lerp_,
+    lerp_rounding,
     overwrite,
 )
 
@@ -107,19 +108,27 @@ class Adamax(Optimizer):
     def _check_state(self, param: Tensor, state: Mapping[str, Any], group: dict[str, Any]) -> None:
         check_state("Adamax", param, state, buffers=self._buffers)
 
+    _fresh_options = frozenset({"lr", "betas"})
+
+    def _structure_of(self, option: str, value: Any) -> Any:
+        return lerp_rounding(1 - value[0]) if option == "betas" else None
+
     def _prepare_group(self, group: dict[str, Any]) -> list[float]:
-        # Per parameter that has a gradient: the step size, lr over the bias correction.
-        lr, beta1 = group["lr"], group["betas"][0]
-        return [lr / (1 - beta1 ** entry["step"]) for entry in self._count_steps(group)]
+        # The first moment's weights (for lerp_), beta2, then per parameter that has a gradient: the
+        # step size, lr over the bias correction.
+        lr, (beta1, beta2) = group["lr"], group["betas"]
+        steps = [lr / (1 - beta1 ** entry["step"]) for entry in self._count_steps(group)]
+        return [1 - beta1, 1 - (1 - beta1), beta2, *steps]
 
     def _update_group(self, group: dict[str, Any], numbers: list[float]) -> None:
-        beta1, beta2 = group["betas"]
+        first, rest, beta2 = numbers[:3]
+        small = lerp_rounding(1 - group["betas"][0])
         eps, state = group["eps"], self.state
-        for (param, array, g), step_size in zip(gradients_to_descend(group), numbers):
+        for (param, array, g), step_size in zip(gradients_to_descend(group), numbers[3:]):
             xp = param._device.xp
             entry = state[param]
             exp_avg, exp_inf = entry["exp_avg"], entry["exp_inf"]
-            m = exp_avg._array = lerp_(xp, exp_avg._array, g, 1 - beta1)
+            m = exp_avg._array = lerp_(xp, exp_avg._array, g, first, rest, small)
             u = exp_inf._array
             u *= beta2
             u = exp_inf._array = overwrite(xp, u, xp.maximum(u, xp.abs(g) + eps))

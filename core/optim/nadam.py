@@ -15,6 +15,7 @@ from .optimizer import (
     check_state,
     fill_parameter_docs,
     lerp_,
+    lerp_rounding,
 )
 
 __all__ = ["NAdam", "RAdam"]
@@ -42,17 +43,29 @@ class _AdamVariant(Optimizer):
         name = type(self).__name__
         check_state(name, param, state, buffers=self._buffers, numbers=self._state_numbers)
 
+    _fresh_options = frozenset({"lr", "betas"})
+
+    def _structure_of(self, option: str, value: Any) -> Any:
+        return lerp_rounding(1 - value[0]) if option == "betas" else None
+
+    def _moment_weights(self, group: dict[str, Any]) -> list[float]:
+        """The numbers :meth:`_moments` reads first: the first moment's weights (for
+        :func:`lerp_`), ``beta2`` and ``1 - beta2``."""
+        beta1, beta2 = group["betas"]
+        return [1 - beta1, 1 - (1 - beta1), beta2, 1 - beta2]
+
     def _moments(self, group: dict[str, Any], numbers: list[float]) -> Any:
         """For each parameter with a gradient: its numbers, xp, array, gradient and moments.
 
         Applies the weight decay (to the gradient, or decoupled to the
         parameter with the first number) and updates both moments first.
         """
-        beta1, beta2 = group["betas"]
+        first, rest, beta2, second = numbers[:4]
+        small = lerp_rounding(1 - group["betas"][0])
         weight_decay, maximize = group["weight_decay"], group["maximize"]
         decoupled = group["decoupled_weight_decay"]
         state, count = self.state, self._numbers_per_param
-        index = 0
+        index = 4
         for param in group["params"]:
             grad = param._grad
             if grad is None:
@@ -69,10 +82,10 @@ class _AdamVariant(Optimizer):
                     g = g + weight_decay * array
             entry = state[param]
             exp_avg, exp_avg_sq = entry["exp_avg"], entry["exp_avg_sq"]
-            m = exp_avg._array = lerp_(xp, exp_avg._array, g, 1 - beta1)
+            m = exp_avg._array = lerp_(xp, exp_avg._array, g, first, rest, small)
             v = exp_avg_sq._array
             v *= beta2
-            v += (1 - beta2) * g * g
+            v += second * g * g
             exp_avg_sq._array = v
             yield param, mine, xp, array, g, m, v
 
@@ -177,7 +190,7 @@ class NAdam(_AdamVariant):
         lr = group["lr"]
         beta1, beta2 = group["betas"]
         psi = group["momentum_decay"]
-        numbers = []
+        numbers = self._moment_weights(group)
         for entry in self._count_steps(group):
             step = entry["step"]
             mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * psi)))
@@ -286,7 +299,7 @@ class RAdam(_AdamVariant):
         lr = group["lr"]
         beta1, beta2 = group["betas"]
         rho_inf = 2 / (1 - beta2) - 1
-        numbers = []
+        numbers = self._moment_weights(group)
         for entry in self._count_steps(group):
             step = entry["step"]
             bias_correction2 = 1 - beta2**step

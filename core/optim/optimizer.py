@@ -101,6 +101,11 @@ class Optimizer:
     _pairs: tuple[str, ...] = ()
     #: For :meth:`_new_state`: the state tensors of zeros a parameter's first step makes.
     _buffers: tuple[str, ...] = ()
+    #: Options a step reads only through the numbers of :meth:`_prepare_group`, so that a
+    #: compiled step reads them afresh at every replay: those schedulers change (lr, and the
+    #: momentum or betas of OneCycleLR and CyclicLR). What the array part decides from
+    #: their values is in the compile key instead (:meth:`_structure_of`).
+    _fresh_options: frozenset[str] = frozenset({"lr"})
 
     def __init__(self, params: ParamsT, defaults: dict[str, Any]) -> None:
         self.defaults = dict(defaults)
@@ -392,16 +397,22 @@ class Optimizer:
         """What a step captured by :func:`plugrad.compile` depends on besides array values.
 
         The parameters and state tensors (by identity), the kinds of the other
-        state entries, and every option but the learning rate (which the step
-        reads afresh at every replay). A replayed step whose key differs from
+        state entries, and every option but those the step reads afresh at
+        every replay (:attr:`_fresh_options`: for those, what
+        :meth:`_structure_of` finds). A replayed step whose key differs from
         the captured one does not apply.
         """
         state = self.state
+        fresh, structure_of = self._fresh_options, self._structure_of
         groups = []
         for group in self.param_groups:
             params = group["params"]
             # In the group's own order: an option added or removed changes the key anyway.
-            options = [item for item in group.items() if item[0] != "params" and item[0] != "lr"]
+            options = [
+                (option, structure_of(option, value) if option in fresh else value)
+                for option, value in group.items()
+                if option != "params"
+            ]
             entries = None
             if state:
                 entries = tuple(
@@ -416,6 +427,17 @@ class Optimizer:
             groups.append((tuple(map(id, params)), tuple(options), entries))
         return tuple(groups)
 
+    def _structure_of(self, option: str, value: Any) -> Any:
+        """What the array part of a step decides from the value of a fresh option.
+
+        :meth:`_update_group` reads a fresh option's value only through the
+        numbers of :meth:`_prepare_group`, but may choose what to compute from
+        it (whether a momentum buffer is used at all): a compiled step replays
+        only where this is what it was at the capture. None where nothing is
+        chosen (the default).
+        """
+        return None
+
     def _compile_key_check(self, me: str, constant: Callable[[Any], str]) -> str | None:
         """A Python expression true only where :meth:`_compile_key` equals its value now.
 
@@ -423,7 +445,7 @@ class Optimizer:
         itself would cost more than many small kernels (it sorts each state
         entry). The expression checks the same things one by one, with
         identity (``is``) where the key holds ids: the number of groups, each
-        group's option names and values but the learning rate, its parameters,
+        group's option names and values but the fresh ones, its parameters,
         and each parameter's state entry (its names, its tensors, the types of
         its other values). Where it is false the key may still be equal (a
         group's options in another order, an option that is NaN): the caller
@@ -434,6 +456,10 @@ class Optimizer:
         if type(self)._compile_key is not Optimizer._compile_key:
             return None
         state = self.state
+        fresh = self._fresh_options
+        # The structure of a fresh option is checked unless no value has one (the default).
+        structured = type(self)._structure_of is not Optimizer._structure_of
+        structure_of = constant(self._structure_of) if structured else ""
         groups, entries = f"{me}_groups", f"{me}_state"
         parts = [f"len({groups} := {me}.param_groups) == {len(self.param_groups)}"]
         parts.append(f"({entries} := {me}.state)" if state else f"not {me}.state")
@@ -441,7 +467,12 @@ class Optimizer:
             name = f"{me}_group{index}"
             parts.append(f"({name} := {groups}[{index}]).keys() == {constant(frozenset(group))}")
             for option, value in group.items():
-                if option == "params" or option == "lr":
+                if option in fresh:
+                    if structured:
+                        found = constant(self._structure_of(option, value))
+                        parts.append(f"{structure_of}({option!r}, {name}[{option!r}]) == {found}")
+                    continue
+                if option == "params":
                     continue
                 if not _plain_option(value):
                     return None
@@ -900,21 +931,25 @@ def check_compatibility_flags(optimizer: str, group: Mapping[str, Any]) -> None:
         )
 
 
-def lerp_(xp: Any, buffer: Any, target: Any, weight: float) -> Any:
+def lerp_(xp: Any, buffer: Any, target: Any, weight: float, rest: float, small: bool) -> Any:
     """Move ``buffer`` toward ``target`` by ``weight``, in place where it can be; return it.
 
     Rounded as PyTorch's ``lerp_``: ``buffer + weight * (target - buffer)``
-    for a weight below 0.5, ``target - (target - buffer) * (1 - weight)``
-    from 0.5 on. ``weight`` is an option, not a recomputed number.
+    for a weight below 0.5 (``small``, from :func:`lerp_rounding`), else
+    ``target - (target - buffer) * rest`` where ``rest`` is ``1 - weight``.
     """
-    if abs(weight) < 0.5:
-        work = target - buffer
+    work = target - buffer
+    if small:
         work *= weight
         buffer += work
         return buffer
-    work = target - buffer
-    work *= 1 - weight
+    work *= rest
     return overwrite(xp, buffer, target - work)
+
+
+def lerp_rounding(weight: float) -> bool:
+    """Which of its two formulas :func:`lerp_` uses for ``weight`` (True: the small one)."""
+    return abs(weight) < 0.5
 
 
 def _check_buffer(param: Tensor, key: str, value: Any) -> None:

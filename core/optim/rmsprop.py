@@ -105,6 +105,8 @@ class RMSprop(Optimizer):
         optional = ["momentum_buffer", "grad_avg"]
         check_state("RMSprop", param, state, buffers=self._buffers, optional=optional)
 
+    _fresh_options = frozenset({"lr", "momentum"})
+
     def _prepare_group(self, group: dict[str, Any]) -> list[float]:
         optional = []  # made on the first step, or once the option is switched on
         if group["momentum"] > 0:
@@ -112,11 +114,14 @@ class RMSprop(Optimizer):
         if group["centered"]:
             optional.append("grad_avg")
         self._count_steps(group, optional)
-        return [group["lr"]]
+        return [group["lr"], group["momentum"]]
+
+    def _structure_of(self, option: str, value: Any) -> Any:
+        return bool(value > 0) if option == "momentum" else None  # 0: no buffer
 
     def _update_group(self, group: dict[str, Any], numbers: list[float]) -> None:
-        (lr,) = numbers
-        alpha, eps, momentum = group["alpha"], group["eps"], group["momentum"]
+        lr, momentum = numbers
+        alpha, eps, uses_momentum = group["alpha"], group["eps"], group["momentum"] > 0
         for param, array, g in gradients_to_descend(group):
             xp = param._device.xp
             entry = self.state[param]
@@ -134,7 +139,7 @@ class RMSprop(Optimizer):
                 denominator = xp.sqrt(v - m * m) + eps
             else:
                 denominator = xp.sqrt(v) + eps
-            if momentum > 0:
+            if uses_momentum:
                 buffer = entry["momentum_buffer"]
                 b = buffer._array
                 b *= momentum

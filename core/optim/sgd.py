@@ -110,12 +110,17 @@ class SGD(Optimizer):
     def _check_state(self, param: Tensor, state: Mapping[str, Any], group: dict[str, Any]) -> None:
         check_state("SGD", param, state, optional=["momentum_buffer"], counts_steps=False)
 
+    _fresh_options = frozenset({"lr", "momentum"})
+
+    def _structure_of(self, option: str, value: Any) -> Any:
+        return bool(value != 0) if option == "momentum" else None  # 0: no buffer
+
     def _prepare_group(self, group: dict[str, Any]) -> list[float]:
-        return [group["lr"]]
+        return [group["lr"], group["momentum"]]
 
     def _update_group(self, group: dict[str, Any], numbers: list[float]) -> None:
-        (lr,) = numbers
-        momentum = group["momentum"]
+        lr, momentum = numbers
+        uses_momentum = group["momentum"] != 0
         dampening = group["dampening"]
         weight_decay = group["weight_decay"]
         nesterov = group["nesterov"]
@@ -142,7 +147,7 @@ class SGD(Optimizer):
                 direction, owned = -g, True
             else:
                 direction, owned = g, False
-            if momentum:
+            if uses_momentum:
                 entry = state.setdefault(param, {})
                 buffer = entry.get("momentum_buffer")
                 if buffer is None:

@@ -635,11 +635,15 @@ def _train_step(x, model, optimizer):
     optimizer.step()
 
 
+def _stepper(model, optimizer):
+    return lambda x: _train_step(x, model, optimizer)
+
+
 def test_optimizer_numbers_are_operands_only_in_a_compiled_step():
     class Careless(plugrad.optim.SGD):
         def _update_group(self, group, numbers):
-            (lr,) = numbers
-            super()._update_group(group, [lr * 0.5])  # arithmetic on a replayed number
+            lr, momentum = numbers
+            super()._update_group(group, [lr * 0.5, momentum])  # arithmetic on a replayed number
 
     model, optimizer = _model_and_optimizer(lambda p: Careless(p, lr=0.1))
     train = plugrad.compile(lambda x: _train_step(x, model, optimizer))
@@ -681,6 +685,76 @@ def test_learning_rate_scheduler_steps_are_replayed():
     for _ in range(4):
         train(x)
     assert optimizer.param_groups[0]["lr"] == 0.5 * 0.5**4
+
+
+_SCHEDULED_MOMENTUM = {
+    "SGD": lambda p: plugrad.optim.SGD(p, lr=0.1, momentum=0.9),
+    "SGD-nesterov": lambda p: plugrad.optim.SGD(p, lr=0.1, momentum=0.9, nesterov=True),
+    "Adam": lambda p: plugrad.optim.Adam(p, lr=0.1),
+    "Adam-maximize": lambda p: plugrad.optim.Adam(p, lr=0.1, maximize=True, weight_decay=0.1),
+    "AdamW-amsgrad": lambda p: plugrad.optim.AdamW(p, lr=0.1, amsgrad=True),
+    "Adamax": lambda p: plugrad.optim.Adamax(p, lr=0.1),
+    "NAdam": lambda p: plugrad.optim.NAdam(p, lr=0.1),
+    "RAdam": lambda p: plugrad.optim.RAdam(p, lr=0.1, weight_decay=0.1),
+    "RMSprop": lambda p: plugrad.optim.RMSprop(p, lr=0.01, momentum=0.9, centered=True),
+}
+
+
+@pytest.mark.parametrize("scheduler", ["OneCycleLR", "CyclicLR"])
+@pytest.mark.parametrize("make", _SCHEDULED_MOMENTUM.values(), ids=_SCHEDULED_MOMENTUM)
+def test_scheduled_momentum_and_betas_are_read_afresh_by_replays(make, scheduler):
+    # OneCycleLR and CyclicLR change momentum (or beta1) at every step: a replay reads
+    # it as it reads the learning rate, instead of capturing a new plan per step.
+    runs = []
+    for compiled in (False, True):
+        model, optimizer = _model_and_optimizer(make)
+        lr_scheduler = plugrad.optim.lr_scheduler
+        if scheduler == "OneCycleLR":
+            schedule = lr_scheduler.OneCycleLR(optimizer, max_lr=0.1, total_steps=40)
+        else:
+            schedule = lr_scheduler.CyclicLR(optimizer, 0.01, 0.1, step_size_up=4)
+        x = plugrad.ones((2, 4))
+        step = _stepper(model, optimizer)
+        train = plugrad.compile(step) if compiled else step
+        momenta = []
+        for _ in range(12):
+            train(x)
+            schedule.step()
+            group = optimizer.param_groups[0]
+            momenta.append(group["momentum"] if "momentum" in group else group["betas"][0])
+        runs.append([p.detach().numpy() for p in model.parameters()])
+        assert len(set(momenta)) > 3  # the schedule did change it
+    if compiled:
+        assert train.captures <= 2  # the first step makes the optimizer's state
+    for a, b in zip(*runs):
+        _same(a, b)
+
+
+@pytest.mark.parametrize(
+    ("make", "option", "values"),
+    [
+        (lambda p: plugrad.optim.SGD(p, lr=0.1, momentum=0.9), "momentum", [0.9, 0.0, 0.5]),
+        (lambda p: plugrad.optim.RMSprop(p, lr=0.01, momentum=0.9), "momentum", [0.9, 0.0, 0.5]),
+        (lambda p: plugrad.optim.NAdam(p, lr=0.1), "betas", [(0.9, 0.99), (0.2, 0.99), (0.8, 0.9)]),
+        (lambda p: plugrad.optim.Adamax(p, lr=0.1), "betas", [(0.9, 0.99), (0.2, 0.99)]),
+    ],
+)
+def test_a_momentum_that_changes_what_a_step_computes_captures_again(make, option, values):
+    # A zero momentum skips its buffer; a beta1 below 0.5 rounds its lerp the other way.
+    runs = []
+    for compiled in (False, True):
+        model, optimizer = _model_and_optimizer(make)
+        x = plugrad.ones((2, 4))
+        step = _stepper(model, optimizer)
+        train = plugrad.compile(step) if compiled else step
+        for value in values:
+            optimizer.param_groups[0][option] = value
+            for _ in range(3):
+                train(x)
+        runs.append([p.detach().numpy() for p in model.parameters()])
+    assert train.captures >= len(values)
+    for a, b in zip(*runs):
+        _same(a, b)
 
 
 def _sgd_with_closure():
