@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import operator
 import warnings
 from array import array
 from collections.abc import Callable, Sequence
@@ -511,6 +512,11 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
     tensor([ 0.6931, 30.0000])
     """
     _check_tensor("input", "softplus", input)
+    if input.dtype is _dtypes.float16:
+        # In float32 and rounded once, as PyTorch does: exp(beta * x) overflows float16
+        # from 11.1 on, below the threshold (the result and its gradient were inf, nan).
+        wide = softplus(_ops.astype(input, _dtypes.float32), beta, threshold)
+        return _ops.astype(wide, _dtypes.float16)
     scaled = input * beta
     linear = scaled > threshold
     # NOTE: exp() of the part where() keeps only: exp of a large input would overflow in
@@ -1732,10 +1738,12 @@ def _source_positions(mode: str, length: int, before: int, after: int) -> list[i
     return [-i if i < 0 else 2 * (length - 1) - i if i >= length else i for i in positions]
 
 
-def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float = 0.0) -> Tensor:
+def pad(
+    input: Tensor, pad: Sequence[int], mode: str = "constant", value: float | None = None
+) -> Tensor:
     """Pad the last ``len(pad) // 2`` axes: ``pad = (last_before, last_after, ...)``.
 
-    ``mode="constant"`` fills with ``value``; ``"reflect"`` mirrors the tensor
+    ``mode="constant"`` fills with ``value`` (None: 0); ``"reflect"`` mirrors the tensor
     about its edge elements, ``"replicate"`` repeats the edge elements and
     ``"circular"`` wraps around (what is left after cropping). A negative amount
     crops, in every mode. The padded values of the last three copy input
@@ -1754,15 +1762,21 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
     modes = ("constant", "reflect", "replicate", "circular")
     if mode not in modes:
         raise ArgumentError(f"pad(): mode must be one of {modes}, got {mode!r}")
-    amounts = tuple(pad)
-    if (
-        len(amounts) % 2
-        or len(amounts) // 2 > input.ndim
-        or not all(isinstance(a, int) and not isinstance(a, bool) for a in amounts)
-    ):
+    try:  # NumPy's integers and 0-d integer tensors count as ints, as in PyTorch
+        amounts = tuple(operator.index(a) for a in pad if not isinstance(a, bool))
+    except TypeError:
+        amounts = ()
+    if len(amounts) != len(pad) or len(amounts) % 2 or len(amounts) // 2 > input.ndim:
         raise ArgumentError(
             f"pad(): pad must hold an even number of ints, two per padded axis and at most "
             f"{2 * input.ndim} for a {input.ndim}-d input, got {pad!r}"
+        )
+    if value is None:
+        value = 0
+    elif mode != "constant" and value != 0:
+        raise ArgumentError(
+            f"pad(): mode={mode!r} copies input elements and takes no fill value, got "
+            f"value={value!r}; drop value, or use mode='constant'"
         )
     out = input
     for i in range(len(amounts) // 2):
@@ -1782,10 +1796,11 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
                 or (limit is not None and max(before, after) > limit)
                 or length + before + after < 1
             ):
+                most = "" if limit is None else f"by at most {limit} on each side "
                 raise ArgumentError(
-                    f"pad(): mode={mode!r} pads axis {axis} of length {length} by at most "
-                    f"{limit} on each side and crops (a negative amount) less than all of it; "
-                    f"got {amounts[2 * i]} and {amounts[2 * i + 1]}"
+                    f"pad(): mode={mode!r} pads axis {axis} of length {length} {most}"
+                    "only where it holds elements, and crops (a negative amount) less than "
+                    f"all of it; got {amounts[2 * i]} and {amounts[2 * i + 1]}"
                 )
             if before or after:
                 positions = _source_positions(mode, length, before, after)

@@ -240,3 +240,25 @@ def test_numpy_integers_size_the_pools():
     for name, call in calls.items():
         ours, theirs = call(plugrad, F, plugrad.asarray(x)), call(torch, TF, torch.tensor(x))
         np.testing.assert_allclose(ours.numpy(), theirs.numpy(), err_msg=name)
+
+
+@pytest.mark.parametrize("name", ["softplus", "mish"])
+def test_float16_softplus_does_not_overflow_below_its_threshold(name: str):
+    # exp(x) overflows float16 from 11.1 on: softplus(12) was inf, its gradient NaN.
+    x = np.array([-20.0, -3.0, 0.0, 5.0, 12.0, 15.0, 19.0, 25.0], dtype=np.float16)
+    ours, theirs, ours_grad, theirs_grad = _both(name, x)
+    assert ours.dtype == np.float16
+    np.testing.assert_allclose(ours, theirs, rtol=2e-3, atol=1e-6)
+    np.testing.assert_allclose(ours_grad, theirs_grad, rtol=2e-3, atol=1e-6)
+
+
+def test_pad_takes_value_none_and_numpy_integers_as_pytorch():
+    x = np.array([[1.0, 2.0]])
+    for amounts, value in [((1, 1), None), ((np.int64(1), 2), 3.0)]:
+        ours, theirs, *_ = _both("pad", x, amounts, value=value, grad=False)
+        np.testing.assert_array_equal(ours, theirs)  # None filled NaN
+    ints = F.pad(plugrad.tensor([[1, 2]]), (1, 0), value=None)
+    assert ints.tolist() == [[0, 1, 2]] and ints.dtype == plugrad.int64
+    with pytest.raises(ArgumentError, match="takes no fill value"):
+        F.pad(plugrad.ones((1, 1, 3)), (1, 1), mode="replicate", value=5.0)
+    assert F.pad(plugrad.ones((1, 1, 3)), (1, 1), mode="reflect", value=0.0).shape == (1, 1, 5)
