@@ -28,6 +28,7 @@ import functools
 import math
 from typing import Any
 
+from plugrad.errors import DtypeError
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
 from plugrad.plugins._error_function import erf_values, erfc_values
@@ -190,6 +191,11 @@ def _normalizing_method(name: str) -> Any:
         if dim is not None and axis is not None:
             raise TypeError(f"{name}() got both dim= and axis=; give one of them")
         if dtype is not None:
+            if xp.isdtype(dtype, ("bool", "integral")):
+                raise DtypeError(
+                    f"{name}(): dtype={dtype} is not a floating dtype; its values are "
+                    "fractions: pass a floating dtype such as float64, or none"
+                )
             x = xp.astype(x, dtype)
         return getattr(xp, name)(x, axis=-1 if dim is None and axis is None else (
             axis if dim is None else dim))  # fmt: skip

@@ -643,6 +643,16 @@ def _cast(input: Tensor, dtype: _dtypes.DType | None) -> Tensor:
     return input if dtype is None or input.dtype is dtype else _ops.astype(input, dtype)
 
 
+def _floating(input: Tensor, dtype: _dtypes.DType | None, function: str) -> Tensor:
+    """``input`` cast to ``dtype`` (given), which must be a floating dtype."""
+    if dtype is not None and dtype.kind not in ("real floating", "complex floating"):
+        raise DtypeError(
+            f"{function}(): dtype={dtype} is not a floating dtype; its values are fractions: "
+            "pass a floating dtype such as plugrad.float64, or none"
+        )
+    return _cast(input, dtype)
+
+
 def _dim(function: str, dim: Any, axis: Any) -> Any:
     """``dim``, or the Array API's ``axis`` given in its place; both is an error."""
     if axis is None:
@@ -660,6 +670,7 @@ def _dim(function: str, dim: Any, axis: Any) -> Any:
 def softmax(
     input: Tensor,
     dim: int | None = None,
+    _stacklevel: int = 3,
     dtype: _dtypes.DType | None = None,
     *,
     axis: int | None = None,
@@ -682,12 +693,13 @@ def softmax(
     >>> F.softmax(plugrad.tensor([[0.0, 0.0, 0.0, 0.0]]), dim=1)
     tensor([[0.2500, 0.2500, 0.2500, 0.2500]])
     """
-    return _ops.softmax(_cast(input, dtype), axis=_dim("softmax", dim, axis))
+    return _ops.softmax(_floating(input, dtype, "softmax"), axis=_dim("softmax", dim, axis))
 
 
 def log_softmax(
     input: Tensor,
     dim: int | None = None,
+    _stacklevel: int = 3,
     dtype: _dtypes.DType | None = None,
     *,
     axis: int | None = None,
@@ -701,7 +713,8 @@ def log_softmax(
     >>> F.log_softmax(plugrad.tensor([0.0, 0.0]), dim=0)
     tensor([-0.6931, -0.6931])
     """
-    return _ops.log_softmax(_cast(input, dtype), axis=_dim("log_softmax", dim, axis))
+    dim = _dim("log_softmax", dim, axis)
+    return _ops.log_softmax(_floating(input, dtype, "log_softmax"), axis=dim)
 
 
 def gumbel_softmax(
@@ -825,7 +838,7 @@ def _check_element_weight(function: str, weight: Tensor | None, input: Tensor) -
         )
 
 
-@accepts_legacy_reduction
+@accepts_legacy_reduction(after="target")
 def mse_loss(
     input: Tensor, target: Tensor, reduction: str = "mean", weight: Tensor | None = None
 ) -> Tensor:
@@ -879,7 +892,7 @@ def _same_shape(function: str, input: Tensor, target: Tensor) -> None:
         )
 
 
-@accepts_legacy_reduction
+@accepts_legacy_reduction(after="target")
 def l1_loss(
     input: Tensor, target: Tensor, reduction: str = "mean", weight: Tensor | None = None
 ) -> Tensor:
@@ -901,7 +914,7 @@ def l1_loss(
     return _reduce_weighted(_ops.abs(input - target), weight, reduction)
 
 
-@accepts_legacy_reduction
+@accepts_legacy_reduction(after="target")
 def smooth_l1_loss(
     input: Tensor, target: Tensor, reduction: str = "mean", beta: float = 1.0
 ) -> Tensor:
@@ -929,7 +942,7 @@ def smooth_l1_loss(
     return _reduce(loss, reduction)
 
 
-@accepts_legacy_reduction
+@accepts_legacy_reduction(after="weight")
 def binary_cross_entropy(
     input: Tensor,
     target: Tensor,
@@ -1064,7 +1077,7 @@ def _reduce_over_classes(
     return total / _ops.counted_weight(input, target, weight, ignore_index=ignore_index)
 
 
-@accepts_legacy_reduction
+@accepts_legacy_reduction(after="weight")
 def cross_entropy(
     input: Tensor,
     target: Tensor,
@@ -1157,7 +1170,7 @@ def _soft_cross_entropy(
     return _reduce(loss, reduction)
 
 
-@accepts_legacy_reduction
+@accepts_legacy_reduction(after="weight")
 def nll_loss(
     input: Tensor,
     target: Tensor,
@@ -1206,7 +1219,7 @@ def nll_loss(
     return _reduce_over_classes(loss, reduction, input, target, weight, ignore_index)
 
 
-@accepts_legacy_reduction
+@accepts_legacy_reduction(after="weight")
 def binary_cross_entropy_with_logits(
     input: Tensor,
     target: Tensor,
@@ -1898,6 +1911,7 @@ def _clamp_min_zero(value: Tensor) -> Tensor:
 def softmin(
     input: Tensor,
     dim: int | None = None,
+    _stacklevel: int = 3,
     dtype: _dtypes.DType | None = None,
     *,
     axis: int | None = None,
@@ -1914,7 +1928,7 @@ def softmin(
     tensor([0.7311, 0.2689])
     """
     _check_tensor("input", "softmin", input)
-    return _ops.softmax(-_cast(input, dtype), axis=_dim("softmin", dim, axis))
+    return _ops.softmax(-_floating(input, dtype, "softmin"), axis=_dim("softmin", dim, axis))
 
 
 def softsign(input: Tensor) -> Tensor:
@@ -2202,7 +2216,7 @@ def huber_loss(
     return _reduce(loss if weight is None else loss * weight, reduction)
 
 
-@accepts_legacy_reduction
+@accepts_legacy_reduction(after="target")
 def kl_div(
     input: Tensor, target: Tensor, reduction: str = "mean", log_target: bool = False
 ) -> Tensor:
@@ -2239,7 +2253,7 @@ def kl_div(
     return _reduce(loss, reduction)
 
 
-@accepts_legacy_reduction
+@accepts_legacy_reduction(after="margin")
 def margin_ranking_loss(
     input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0, reduction: str = "mean"
 ) -> Tensor:
@@ -2268,7 +2282,7 @@ def margin_ranking_loss(
     return _reduce(_clamp_min_zero(-target * (input1 - input2) + margin), reduction)
 
 
-@accepts_legacy_reduction
+@accepts_legacy_reduction(after="margin")
 def hinge_embedding_loss(
     input: Tensor, target: Tensor, margin: float = 1.0, reduction: str = "mean"
 ) -> Tensor:
@@ -2295,7 +2309,7 @@ def hinge_embedding_loss(
     return _reduce(apart + alike, reduction)
 
 
-@accepts_legacy_reduction
+@accepts_legacy_reduction(after="target")
 def soft_margin_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """Two-class logistic loss ``log(1 + exp(-target * input))``, ``target`` 1 or -1.
 
@@ -2311,7 +2325,7 @@ def soft_margin_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> 
     return _reduce(_ops.logaddexp(-target * input, 0.0), reduction)
 
 
-@accepts_legacy_reduction
+@accepts_legacy_reduction(after="margin")
 def cosine_embedding_loss(
     input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0, reduction: str = "mean"
 ) -> Tensor:
@@ -2347,7 +2361,7 @@ def cosine_embedding_loss(
     return _reduce(alike + apart, reduction)
 
 
-@accepts_legacy_reduction
+@accepts_legacy_reduction(after="swap")
 def triplet_margin_loss(
     anchor: Tensor,
     positive: Tensor,
@@ -2436,7 +2450,7 @@ def triplet_margin_with_distance_loss(
     return _reduce(_clamp_min_zero(margin + to_positive - to_negative), reduction)
 
 
-@accepts_legacy_reduction
+@accepts_legacy_reduction(after="target")
 def multilabel_margin_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """Multi-label hinge loss: each target class above each other class by a margin of 1.
 
@@ -2490,7 +2504,7 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, reduction: str = "mean
     return _reduce(loss, reduction)
 
 
-@accepts_legacy_reduction
+@accepts_legacy_reduction(after="full")
 def poisson_nll_loss(
     input: Tensor,
     target: Tensor,
@@ -2590,7 +2604,7 @@ def gaussian_nll_loss(
     return _reduce(loss, reduction)
 
 
-@accepts_legacy_reduction
+@accepts_legacy_reduction(after="weight")
 def multilabel_soft_margin_loss(
     input: Tensor, target: Tensor, weight: Tensor | None = None, reduction: str = "mean"
 ) -> Tensor:
@@ -2622,7 +2636,7 @@ def multilabel_soft_margin_loss(
     return _reduce(_ops.sum(loss, axis=-1) / input.shape[-1], reduction)
 
 
-@accepts_legacy_reduction
+@accepts_legacy_reduction(after="weight")
 def multi_margin_loss(
     input: Tensor,
     target: Tensor,

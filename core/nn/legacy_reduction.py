@@ -2,9 +2,8 @@
 
 Older PyTorch code writes ``F.mse_loss(x, y, size_average=False)`` or
 ``nn.CrossEntropyLoss(reduce=False)``; PyTorch still takes them, with a warning,
-as ``reduction="sum"`` and ``reduction="none"``. So does plugrad: as keywords
-(PyTorch's order of positional arguments differs from plugrad's, where these
-two come first, so a positional call is read as plugrad's).
+as ``reduction="sum"`` and ``reduction="none"``. So does plugrad, as keywords
+and at PyTorch's positions.
 """
 
 from __future__ import annotations
@@ -25,7 +24,13 @@ def legacy_reduction(function: str, size_average: Any, reduce: Any) -> str:
     them (``None`` counts as ``True``), with PyTorch's deprecation warning."""
     for name, value in (("size_average", size_average), ("reduce", reduce)):
         if value is not None and not isinstance(value, bool):
-            raise TypeError(f"{function}(): {name} must be a bool or None, got {value!r}")
+            hint = (
+                f"; in PyTorch's order of arguments, {name} comes before reduction: pass "
+                f"reduction={value!r} by name"
+                if value in ("mean", "sum", "none")
+                else ""
+            )
+            raise TypeError(f"{function}(): {name} must be a bool or None, got {value!r}{hint}")
     averaged = True if size_average is None else size_average
     reduced = True if reduce is None else reduce
     reduction = "none" if not reduced else "mean" if averaged else "sum"
@@ -38,25 +43,69 @@ def legacy_reduction(function: str, size_average: Any, reduce: Any) -> str:
     return reduction
 
 
-def accepts_legacy_reduction(function: _Callable) -> _Callable:
+def accepts_legacy_reduction(function: _Callable | None = None, *, after: str | None = None) -> Any:
     """Give a loss function (or a loss layer's ``__init__``) PyTorch's deprecated
-    ``size_average=`` and ``reduce=`` keywords; given, they set ``reduction``."""
+    ``size_average`` and ``reduce``; given, they set ``reduction``.
+
+    ``after`` names the parameter that ``size_average`` follows in PyTorch's
+    signature (``reduce`` comes just before ``reduction``): both are then
+    positional where PyTorch has them, so that ``F.nll_loss(x, t, None, False)``
+    means what it means in PyTorch. Without ``after`` they are keywords only
+    (losses that PyTorch gives them as keywords).
+    """
+    if function is None:
+        return functools.partial(accepts_legacy_reduction, after=after)
     signature = inspect.signature(function)
     name = function.__qualname__.removesuffix(".__init__")
+    parameters = list(signature.parameters.values())
+    if after is None:
+        order: list[str] = []
+        plain = len(parameters)
+    else:
+        names = [p.name for p in parameters if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
+        order = names[:]
+        order.insert(order.index(after) + 1, "size_average")
+        order.insert(order.index("reduction"), "reduce")
+        plain = order.index("size_average")  # the positions where the two signatures agree
+
+    layer = function.__name__ == "__init__"
 
     @functools.wraps(function)
     def call(*args: Any, size_average: Any = None, reduce: Any = None, **kwargs: Any) -> Any:
+        if len(args) > plain:
+            if len(args) > len(order):
+                raise TypeError(
+                    f"{name}() takes at most {len(order) - layer} positional arguments, got "
+                    f"{len(args) - layer}"
+                )
+            moved = dict(zip(order[plain:], args[plain:]))
+            args = args[:plain]
+            if "size_average" in moved:
+                size_average = moved.pop("size_average")
+            if "reduce" in moved:
+                reduce = moved.pop("reduce")
+            for key in moved:
+                if key in kwargs:
+                    raise TypeError(f"{name}() got multiple values for argument {key!r}")
+            kwargs.update(moved)
         if size_average is None and reduce is None:
             return function(*args, **kwargs)
         bound = signature.bind_partial(*args, **kwargs)
-        bound.arguments["reduction"] = legacy_reduction(name, size_average, reduce)
+        called = type(args[0]).__name__ if layer and args else name
+        bound.arguments["reduction"] = legacy_reduction(called, size_average, reduce)
         return function(*bound.args, **bound.kwargs)
 
-    keyword = inspect.Parameter.KEYWORD_ONLY
-    parameters = [
-        *signature.parameters.values(),
-        inspect.Parameter("size_average", keyword, default=None, annotation="bool | None"),
-        inspect.Parameter("reduce", keyword, default=None, annotation="bool | None"),
-    ]
-    call.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
-    return call  # type: ignore[return-value]
+    Parameter = inspect.Parameter
+    kind = Parameter.KEYWORD_ONLY if after is None else Parameter.POSITIONAL_OR_KEYWORD
+    legacy = {
+        key: Parameter(key, kind, default=None, annotation="bool | None")
+        for key in ("size_average", "reduce")
+    }
+    if after is None:
+        shown = [*parameters, *legacy.values()]
+    else:
+        by_name = {p.name: p for p in parameters}
+        shown = [legacy[key] if key in legacy else by_name[key] for key in order]
+        shown += [p for p in parameters if p.name not in order]
+    call.__signature__ = signature.replace(parameters=shown)  # type: ignore[attr-defined]
+    return call

@@ -40,7 +40,7 @@ class _Loss(Module):
 
     _reductions: ClassVar[tuple[str, ...]] = ("mean", "sum", "none")
 
-    @accepts_legacy_reduction
+    @accepts_legacy_reduction(after="self")
     def __init__(self, reduction: str = "mean") -> None:
         super().__init__()
         if reduction not in self._reductions:
@@ -77,9 +77,9 @@ class _WeightedLoss(_Loss):
 
     _function: ClassVar[Callable[..., Tensor]]
 
-    @accepts_legacy_reduction
+    @accepts_legacy_reduction(after="weight")
     def __init__(self, weight: Tensor | None = None, reduction: str = "mean") -> None:
-        super().__init__(reduction)
+        super().__init__(reduction=reduction)
         self.register_buffer("weight", weight)
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
@@ -129,9 +129,9 @@ class SmoothL1Loss(_KeywordLoss):
     _function = F.smooth_l1_loss
     _settings = ("beta",)
 
-    @accepts_legacy_reduction
+    @accepts_legacy_reduction(after="self")
     def __init__(self, reduction: str = "mean", beta: float = 1.0) -> None:
-        super().__init__(reduction)
+        super().__init__(reduction=reduction)
         self.beta = beta
 
 
@@ -163,7 +163,7 @@ class CrossEntropyLoss(_WeightedLoss):
     tensor(0.1986)
     """
 
-    @accepts_legacy_reduction
+    @accepts_legacy_reduction(after="weight")
     def __init__(
         self,
         weight: Tensor | None = None,
@@ -171,7 +171,7 @@ class CrossEntropyLoss(_WeightedLoss):
         reduction: str = "mean",
         label_smoothing: float = 0.0,
     ) -> None:
-        super().__init__(weight, reduction)
+        super().__init__(weight, reduction=reduction)
         self.ignore_index = ignore_index
         self.label_smoothing = label_smoothing
 
@@ -196,11 +196,11 @@ class NLLLoss(_WeightedLoss):
     tensor(2.4000)
     """
 
-    @accepts_legacy_reduction
+    @accepts_legacy_reduction(after="weight")
     def __init__(
         self, weight: Tensor | None = None, ignore_index: int = -100, reduction: str = "mean"
     ) -> None:
-        super().__init__(weight, reduction)
+        super().__init__(weight, reduction=reduction)
         self.ignore_index = ignore_index
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
@@ -222,14 +222,14 @@ class BCEWithLogitsLoss(_WeightedLoss):
     tensor(1.3863)
     """
 
-    @accepts_legacy_reduction
+    @accepts_legacy_reduction(after="weight")
     def __init__(
         self,
         weight: Tensor | None = None,
         reduction: str = "mean",
         pos_weight: Tensor | None = None,
     ) -> None:
-        super().__init__(weight, reduction)
+        super().__init__(weight, reduction=reduction)
         self.register_buffer("pos_weight", pos_weight)
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
@@ -255,7 +255,7 @@ class HuberLoss(_KeywordLoss):
 
     @accepts_legacy_reduction
     def __init__(self, reduction: str = "mean", delta: float = 1.0) -> None:
-        super().__init__(reduction)
+        super().__init__(reduction=reduction)
         self.delta = delta
 
 
@@ -278,9 +278,9 @@ class KLDivLoss(_KeywordLoss):
     _settings = ("log_target",)
     _reductions = ("mean", "sum", "none", "batchmean")
 
-    @accepts_legacy_reduction
+    @accepts_legacy_reduction(after="self")
     def __init__(self, reduction: str = "mean", log_target: bool = False) -> None:
-        super().__init__(reduction)
+        super().__init__(reduction=reduction)
         self.log_target = log_target
 
 
@@ -289,9 +289,9 @@ class _MarginLoss(_Loss):
 
     _function: ClassVar[Callable[..., Tensor]]
 
-    @accepts_legacy_reduction
+    @accepts_legacy_reduction(after="margin")
     def __init__(self, margin: float = 0.0, reduction: str = "mean") -> None:
-        super().__init__(reduction)
+        super().__init__(reduction=reduction)
         self.margin = margin
 
 
@@ -330,9 +330,9 @@ class HingeEmbeddingLoss(_MarginLoss):
     tensor(0.7000)
     """
 
-    @accepts_legacy_reduction
+    @accepts_legacy_reduction(after="margin")
     def __init__(self, margin: float = 1.0, reduction: str = "mean") -> None:
-        super().__init__(margin, reduction)
+        super().__init__(margin, reduction=reduction)
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.hinge_embedding_loss(input, target, margin=self.margin, reduction=self.reduction)
@@ -380,7 +380,7 @@ class TripletMarginLoss(_Loss):
     tensor(0.)
     """
 
-    @accepts_legacy_reduction
+    @accepts_legacy_reduction(after="swap")
     def __init__(
         self,
         margin: float = 1.0,
@@ -389,7 +389,7 @@ class TripletMarginLoss(_Loss):
         swap: bool = False,
         reduction: str = "mean",
     ) -> None:
-        super().__init__(reduction)
+        super().__init__(reduction=reduction)
         if margin <= 0:
             raise ValueError(f"TripletMarginLoss: margin must be > 0, got {margin!r}")
         self.margin, self.p, self.eps, self.swap = margin, p, eps, swap
@@ -435,7 +435,7 @@ class TripletMarginWithDistanceLoss(_Loss):
         swap: bool = False,
         reduction: str = "mean",
     ) -> None:
-        super().__init__(reduction)
+        super().__init__(reduction=reduction)
         if margin <= 0:
             raise ValueError(f"TripletMarginWithDistanceLoss: margin must be > 0, got {margin!r}")
         if distance_function is not None and not callable(distance_function):
@@ -485,7 +485,7 @@ class PoissonNLLLoss(_Loss):
     tensor(1.)
     """
 
-    @accepts_legacy_reduction
+    @accepts_legacy_reduction(after="full")
     def __init__(
         self,
         log_input: bool = True,
@@ -493,7 +493,7 @@ class PoissonNLLLoss(_Loss):
         eps: float = 1e-8,
         reduction: str = "mean",
     ) -> None:
-        super().__init__(reduction)
+        super().__init__(reduction=reduction)
         self.log_input, self.full, self.eps = log_input, full, eps
 
     def forward(self, log_input: Tensor, target: Tensor) -> Tensor:
@@ -521,7 +521,7 @@ class GaussianNLLLoss(_Loss):
 
     @accepts_legacy_reduction
     def __init__(self, *, full: bool = False, eps: float = 1e-6, reduction: str = "mean") -> None:
-        super().__init__(reduction)
+        super().__init__(reduction=reduction)
         self.full, self.eps = full, eps
 
     def forward(self, input: Tensor, target: Tensor, var: Tensor | float) -> Tensor:
@@ -560,7 +560,7 @@ class MultiMarginLoss(_Loss):
     tensor(0.3250)
     """
 
-    @accepts_legacy_reduction
+    @accepts_legacy_reduction(after="weight")
     def __init__(
         self,
         p: int = 1,
@@ -568,7 +568,7 @@ class MultiMarginLoss(_Loss):
         weight: Tensor | None = None,
         reduction: str = "mean",
     ) -> None:
-        super().__init__(reduction)
+        super().__init__(reduction=reduction)
         if p not in (1, 2):
             raise ValueError(f"MultiMarginLoss: p must be 1 or 2, got {p!r}")
         if weight is not None and (not isinstance(weight, Tensor) or weight.ndim != 1):

@@ -8,6 +8,7 @@ input raises a typed error that says what is wrong.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -262,14 +263,14 @@ def test_margin_ranking_loss(backend, reduction, margin) -> None:
     x2[0] = x1[0]  # a tie: 0 before the clamp when margin is 0
     target = np.array([1.0, -1.0, 1.0, -1.0, 1.0, 1.0])
     compare(
-        lambda a, b, t: F.margin_ranking_loss(a, b, t, margin, reduction),
+        lambda a, b, t: F.margin_ranking_loss(a, b, t, margin, reduction=reduction),
         lambda a, b, t: TF.margin_ranking_loss(a, b, t, margin, reduction=reduction),
         x1,
         x2,
         target,
     )
     compare(
-        nn.MarginRankingLoss(margin, reduction),
+        nn.MarginRankingLoss(margin, reduction=reduction),
         torch.nn.MarginRankingLoss(margin, reduction=reduction),
         normal(3, 4),
         normal(1, 4),
@@ -285,13 +286,13 @@ def test_hinge_embedding_loss(backend, reduction, margin) -> None:
     target = np.sign(normal(3, 5))
     target[1, 1] = 0.0  # neither 1 nor -1: both terms, as in PyTorch
     compare(
-        lambda x, t: F.hinge_embedding_loss(x, t, margin, reduction),
+        lambda x, t: F.hinge_embedding_loss(x, t, margin, reduction=reduction),
         lambda x, t: TF.hinge_embedding_loss(x, t, margin, reduction=reduction),
         distance,
         target,
     )
     compare(
-        nn.HingeEmbeddingLoss(margin, reduction),
+        nn.HingeEmbeddingLoss(margin, reduction=reduction),
         torch.nn.HingeEmbeddingLoss(margin, reduction=reduction),
         distance,
         target,
@@ -302,14 +303,14 @@ def test_hinge_embedding_loss(backend, reduction, margin) -> None:
 @pytest.mark.parametrize("shape", [(4, 5), (7,)], ids=str)
 def test_soft_margin_loss(backend, reduction, shape) -> None:
     compare(
-        lambda x, t: F.soft_margin_loss(x, t, reduction),
+        lambda x, t: F.soft_margin_loss(x, t, reduction=reduction),
         lambda x, t: TF.soft_margin_loss(x, t, reduction=reduction),
         normal(*shape) * 3,
         np.sign(normal(*shape)),
         grads=[True, False],  # PyTorch refuses a target that requires grad
     )
     compare(
-        nn.SoftMarginLoss(reduction),
+        nn.SoftMarginLoss(reduction=reduction),
         torch.nn.SoftMarginLoss(reduction=reduction),
         normal(*shape),
         np.sign(normal(*shape)),
@@ -322,14 +323,14 @@ def test_soft_margin_loss(backend, reduction, shape) -> None:
 def test_cosine_embedding_loss(backend, reduction, margin) -> None:
     target = np.array([1.0, -1.0, -1.0, 1.0, -1.0])
     compare(
-        lambda a, b, t: F.cosine_embedding_loss(a, b, t, margin, reduction),
+        lambda a, b, t: F.cosine_embedding_loss(a, b, t, margin, reduction=reduction),
         lambda a, b, t: TF.cosine_embedding_loss(a, b, t, margin, reduction=reduction),
         normal(5, 3),
         normal(5, 3),
         target,
     )
     compare(
-        nn.CosineEmbeddingLoss(margin, reduction),
+        nn.CosineEmbeddingLoss(margin, reduction=reduction),
         torch.nn.CosineEmbeddingLoss(margin, reduction=reduction),
         normal(4),
         normal(4),
@@ -457,7 +458,7 @@ def test_multi_margin_loss(backend, reduction, p, weighted) -> None:
         return TF.multi_margin_loss(x, torch.tensor(target), weight=w, **kwargs)
 
     compare(ours, theirs, scores)
-    layer = nn.MultiMarginLoss(p, 1.0, None, reduction)
+    layer = nn.MultiMarginLoss(p, 1.0, None, reduction=reduction)
     compare(
         lambda x: layer(x, plugrad.tensor(2)),
         lambda x: torch.nn.MultiMarginLoss(p, 1.0, None, reduction=reduction)(x, torch.tensor(2)),
@@ -745,7 +746,7 @@ def test_multilabel_margin_loss(backend, reduction) -> None:
         normal(4, 5), MULTILABEL_TARGETS,
     )  # fmt: skip
     ours, theirs = (
-        nn.MultiLabelMarginLoss(reduction),
+        nn.MultiLabelMarginLoss(reduction=reduction),
         torch.nn.MultiLabelMarginLoss(reduction=reduction),
     )
     compare(ours, theirs, normal(5), MULTILABEL_TARGETS[0])
@@ -806,3 +807,70 @@ def test_the_deprecated_size_average_and_reduce_are_read_as_pytorch_reads_them()
         np.testing.assert_allclose(ours, theirs, rtol=1e-6)
     with pytest.raises(TypeError, match="size_average must be a bool"):
         F.mse_loss(plugrad.ones(2), plugrad.ones(2), size_average="sum")
+
+
+_LEGACY_POSITIONAL_CALLS = [
+    ("cross_entropy", (None, True)),  # the 4th was read as ignore_index=True: class 1 dropped
+    ("cross_entropy", (None, None, 1, False)),
+    ("nll_loss", (None, False)),
+    ("nll_loss", (None, None, 2, None, "sum")),
+    ("poisson_nll_loss", (True, False, False)),  # the 5th was read as eps
+    ("mse_loss", (None, False)),
+    ("kl_div", (True,)),
+    ("binary_cross_entropy_with_logits", (None, None, False)),
+    ("multi_margin_loss", (1, 1.0, None, None, False)),
+    ("triplet_margin_loss", (1.0, 2, 1e-6, False, None, False)),
+]
+
+
+@pytest.mark.parametrize(("name", "extra"), _LEGACY_POSITIONAL_CALLS)
+def test_losses_take_positional_arguments_in_pytorchs_order(name, extra) -> None:
+    values = []
+    for lib in (plugrad, torch):
+        x = lib.tensor([[0.5, -1.0, 2.0], [1.0, 0.0, -2.0], [0.3, 0.2, 0.1]], dtype=lib.float64)
+        inputs = {
+            "cross_entropy": (x, lib.tensor([0, 1, 2])),
+            "nll_loss": (x, lib.tensor([0, 1, 2])),
+            "multi_margin_loss": (x, lib.tensor([0, 1, 2])),
+            "triplet_margin_loss": (x, x * 2, x * 3),
+            "binary_cross_entropy_with_logits": (x, x.abs() / 2),
+        }.get(name, (x, x.abs()))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            values.append(np.asarray(getattr(lib.nn.functional, name)(*inputs, *extra).tolist()))
+    np.testing.assert_allclose(*values, rtol=1e-12)
+
+
+def test_loss_layers_take_positional_arguments_in_pytorchs_order() -> None:
+    values = []
+    for lib in (plugrad, torch):
+        x = lib.tensor([[0.5, -1.0, 2.0], [1.0, 0.0, -2.0]], dtype=lib.float64)
+        t = lib.tensor([0, 1])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            values.append(
+                [
+                    lib.nn.NLLLoss(None, False)(x, t),
+                    lib.nn.CrossEntropyLoss(None, None, 1, False)(x, t),
+                    lib.nn.MSELoss(False)(x, x * 2),
+                    lib.nn.PoissonNLLLoss(True, False, None, 1e-8, False)(x, x.abs()),
+                    lib.nn.MarginRankingLoss(0.5, None, False)(x[0], x[1], lib.ones(3)),
+                ]
+            )
+    for ours, theirs in zip(*values):
+        np.testing.assert_allclose(ours.tolist(), theirs.tolist(), rtol=1e-12)
+    with pytest.raises(TypeError, match="multiple values for argument 'ignore_index'"):
+        F.nll_loss(plugrad.ones((1, 2)), plugrad.tensor([0]), None, None, 1, ignore_index=2)
+
+
+def test_softmax_takes_pytorchs_stacklevel_and_refuses_an_integer_dtype() -> None:
+    x = plugrad.tensor([[1.0, 2.0]])
+    assert F.softmax(x, 1, 3).tolist() == F.softmax(x, 1).tolist()  # 3: _stacklevel
+    assert F.log_softmax(x, 1, 3, plugrad.float64).dtype == plugrad.float64
+    for call in (
+        lambda: F.softmax(x, 1, dtype=plugrad.int64),  # was float32 values
+        lambda: F.softmin(x, 1, dtype=plugrad.int32),
+        lambda: x.log_softmax(1, dtype=plugrad.int64),
+    ):
+        with pytest.raises(DtypeError, match="not a floating dtype"):
+            call()

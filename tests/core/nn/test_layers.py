@@ -171,6 +171,7 @@ def test_losses_match_pytorch(backend, reduction) -> None:
     target = np.array([3, 0, 1, -100, 2, 2])
     weight = RNG.uniform(0.5, 1.5, 4).astype(np.float32)
     smoothing = {"reduction": reduction, "label_smoothing": 0.1}
+    plain = {"reduction": reduction}
     pairs = [
         (
             nn.CrossEntropyLoss(plugrad.asarray(weight), **smoothing),
@@ -178,15 +179,15 @@ def test_losses_match_pytorch(backend, reduction) -> None:
             (logits, target),
         ),
         (nn.NLLLoss(reduction=reduction), torch.nn.NLLLoss(reduction=reduction), (logits, target)),
-        (nn.MSELoss(reduction), torch.nn.MSELoss(reduction=reduction), (logits, images(6, 4))),
-        (nn.L1Loss(reduction), torch.nn.L1Loss(reduction=reduction), (logits, images(6, 4))),
+        (nn.MSELoss(**plain), torch.nn.MSELoss(**plain), (logits, images(6, 4))),
+        (nn.L1Loss(**plain), torch.nn.L1Loss(**plain), (logits, images(6, 4))),
         (
-            nn.SmoothL1Loss(reduction, beta=0.5),
+            nn.SmoothL1Loss(reduction=reduction, beta=0.5),
             torch.nn.SmoothL1Loss(reduction=reduction, beta=0.5),
             (logits, images(6, 4)),
         ),
         (
-            nn.BCELoss(plugrad.asarray(weight), reduction),
+            nn.BCELoss(plugrad.asarray(weight), reduction=reduction),
             torch.nn.BCELoss(torch.tensor(weight), reduction=reduction),
             (
                 RNG.uniform(0.05, 0.95, (6, 4)).astype(np.float32),
