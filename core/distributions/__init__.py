@@ -14,8 +14,7 @@ constraint raises :class:`plugrad.errors.InvalidArgumentError`, a
 The families whose densities need the log-gamma function (``Gamma``,
 ``Beta``, ``Dirichlet``, ``Poisson``, ``Binomial``, ``StudentT``, ``Chi2`` and
 the rest) are not written yet, though :func:`plugrad.lgamma`,
-:func:`plugrad.digamma` and :func:`plugrad.erfinv` are there to write them
-(``Normal.icdf`` too).
+:func:`plugrad.digamma` and :func:`plugrad.erfinv` are there to write them.
 
 Examples
 --------

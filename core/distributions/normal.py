@@ -6,7 +6,7 @@ import math
 from typing import Any
 
 from .. import ops as _ops
-from ..pytorch_names import erf
+from ..pytorch_names import erf, erfinv
 from ..random import randn
 from ..tensor import Tensor
 from . import constraints
@@ -32,8 +32,6 @@ class Normal(_LocScale):
 
     Notes
     -----
-    ``icdf`` is absent: it needs ``erfinv``, which plugrad has no kernel for yet.
-
     Examples
     --------
     >>> import plugrad
@@ -72,6 +70,9 @@ class Normal(_LocScale):
         if self._validate_args:
             self._validate_sample(value)
         return 0.5 * (1 + erf((value - self.loc) / self.scale / math.sqrt(2)))
+
+    def icdf(self, value: Tensor) -> Tensor:
+        return self.loc + self.scale * erfinv(2 * value - 1) * math.sqrt(2)
 
     def entropy(self) -> Tensor:
         return 0.5 + 0.5 * math.log(2 * math.pi) + _ops.log(self.scale)
@@ -135,9 +136,11 @@ class LogNormal(Distribution):
         return self.base_dist.log_prob(log_value) - log_value
 
     def cdf(self, value: Tensor) -> Tensor:
-        if self._validate_args:
-            self._validate_sample(value)
+        # As PyTorch: log(value) is checked against the normal's support, so cdf(0) is 0.
         return self.base_dist.cdf(_ops.log(value))
+
+    def icdf(self, value: Tensor) -> Tensor:
+        return _ops.exp(self.base_dist.icdf(value))
 
     def entropy(self) -> Tensor:
         return self.base_dist.entropy() + self.loc

@@ -210,7 +210,8 @@ class LRScheduler:
             self.last_epoch += 1
             self._set_lrs(self._lr_values())
             return
-        check_int("epoch", epoch, at_least=0)
+        if isinstance(epoch, bool) or not isinstance(epoch, (int, float)) or not epoch >= 0:
+            raise ValueError(f"epoch must be a number >= 0, got {epoch!r}")
         warnings.warn(
             "scheduler.step(epoch) is deprecated (as in PyTorch); call step() once per epoch",
             UserWarning,
@@ -1033,7 +1034,8 @@ class CyclicLR(LRScheduler):
 
     Notes
     -----
-    As for :class:`LambdaLR`, :meth:`state_dict` does not include ``scale_fn``.
+    As for :class:`LambdaLR`, :meth:`state_dict` does not include ``scale_fn``'s code,
+    only the attributes of a callable object given as ``scale_fn``.
 
     Examples
     --------
@@ -1121,6 +1123,39 @@ class CyclicLR(LRScheduler):
                     group["base_momentum"] = low
         super().__init__(optimizer, last_epoch)
         self.base_lrs = base_lrs
+
+    def state_dict(self) -> dict[str, Any]:
+        """The state, with ``_scale_fn_custom``: a copy of the attributes of a callable
+        object given as ``scale_fn``, as PyTorch saves them, else None (code is not saved)."""
+        state = super().state_dict()
+        function = self._scale_fn_custom
+        state["_scale_fn_custom"] = dict(vars(function)) if _keeps_attributes(function) else None
+        return state
+
+    def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
+        """Restore a state saved by :meth:`state_dict` (PyTorch's too); saved attributes of
+        a ``scale_fn`` object are set on this scheduler's. On error nothing changes."""
+        if not isinstance(state_dict, Mapping):
+            super().load_state_dict(state_dict)  # raises, saying what it needs
+        saved = state_dict.get("_scale_fn_custom")
+        if saved is not None and not (
+            isinstance(saved, Mapping) and _keeps_attributes(self._scale_fn_custom)
+        ):
+            raise ValueError(
+                f"the state dict holds attributes {saved!r} for scale_fn, but this scheduler's "
+                f"scale_fn ({self._scale_fn_custom!r}) is not a callable object that keeps "
+                "attributes; build it with the object it was saved from"
+            )
+        super().load_state_dict(
+            {key: value for key, value in state_dict.items() if key != "_scale_fn_custom"}
+        )
+        if saved is not None:
+            vars(self._scale_fn_custom).update(saved)
+
+    def _check_keys(self, state_dict: Any) -> None:
+        expected = set(super().state_dict())
+        if not isinstance(state_dict, Mapping) or set(state_dict) != expected:
+            super()._check_keys(state_dict)
 
     def scale_fn(self, x: float) -> float:
         """The amplitude's scale at cycle (or step) ``x``, from ``mode`` or ``scale_fn``."""
@@ -1519,8 +1554,11 @@ class ReduceLROnPlateau(LRScheduler):
                     "parameter groups"
                 )
             min_lrs = list(min_lr)
+            #: The floor of a group added later (None: min_lr was a list, one per group).
+            self.default_min_lr: float | None = None
         else:
             min_lrs = [min_lr] * groups
+            self.default_min_lr = min_lr
         for value in min_lrs:
             check_number("min_lr", value)
         self.optimizer = optimizer
@@ -1550,10 +1588,23 @@ class ReduceLROnPlateau(LRScheduler):
             "the rates it set last"
         )
 
-    def step(self, metrics: Any) -> None:  # type: ignore[override]
-        """Take the epoch's value of the watched metric (a number or a one-element tensor)."""
+    def step(self, metrics: Any, epoch: int | None = None) -> None:  # type: ignore[override]
+        """Take the epoch's value of the watched metric (a number or a one-element tensor).
+
+        ``epoch`` sets :attr:`last_epoch` instead of counting one more, as PyTorch's
+        deprecated form does (with a warning).
+        """
         value = float(metrics)
-        self.last_epoch += 1
+        if epoch is None:
+            self.last_epoch += 1
+        else:
+            warnings.warn(
+                "ReduceLROnPlateau.step(metrics, epoch) is deprecated (as in PyTorch); call "
+                "step(metrics) once per epoch",
+                UserWarning,
+                stacklevel=2,
+            )
+            self.last_epoch = epoch
         if self._better(value):
             self.best = value
             self.num_bad_epochs = 0
@@ -1563,6 +1614,15 @@ class ReduceLROnPlateau(LRScheduler):
             self.cooldown_counter -= 1
             self.num_bad_epochs = 0
         if self.num_bad_epochs > self.patience:
+            groups = len(self.optimizer.param_groups)
+            if len(self.min_lrs) != groups:
+                if self.default_min_lr is None:
+                    raise ValueError(
+                        f"the optimizer has {groups} parameter groups, but min_lr listed "
+                        f"{len(self.min_lrs)} values when ReduceLROnPlateau was made (a group "
+                        "was added since); set scheduler.min_lrs to one value per group"
+                    )
+                self.min_lrs = [self.default_min_lr] * groups
             for group, floor in zip(self.optimizer.param_groups, self.min_lrs):
                 new_lr = max(group["lr"] * self.factor, floor)
                 if group["lr"] - new_lr > self.eps:
@@ -1582,6 +1642,8 @@ class ReduceLROnPlateau(LRScheduler):
     def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
         """Restore a state saved by :meth:`state_dict`."""
         expected = set(self.state_dict())
+        if isinstance(state_dict, Mapping) and "default_min_lr" not in state_dict:
+            expected.discard("default_min_lr")  # saved before plugrad kept it
         if not isinstance(state_dict, Mapping) or set(state_dict) != expected:
             raise ValueError(
                 f"ReduceLROnPlateau.load_state_dict() needs the keys {sorted(expected)}; was "

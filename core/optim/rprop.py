@@ -145,7 +145,8 @@ class Rprop(Optimizer):
             s *= factor
             s = step_size._array = overwrite(xp, s, xp.clip(s, low, high))
             g = xp.where(sign < 0, 0.0, g)
-            array -= xp.sign(g) * s
+            # A NaN gradient moves nothing, as in PyTorch (whose sign of NaN is 0).
+            array -= xp.where(xp.isnan(g), 0.0, xp.sign(g)) * s
             prev._array = overwrite(xp, prev._array, g)
             param._array = array  # the same object, unless the backend's arrays are immutable
             param._bump_version()

@@ -64,7 +64,8 @@ CASES: dict[str, Case] = {
         lambda D, loc, scale: D.Normal(loc, scale),
         (RNG.normal(size=3), uniform(0.5, 2.0, 2, 1)),
         RNG.normal(size=(4, 1, 3)),
-        ("log_prob", "entropy", "mean", "mode", "variance", "stddev", "cdf"),
+        ("log_prob", "entropy", "mean", "mode", "variance", "stddev", "cdf", "icdf"),
+        UNIT,
     ),
     "Normal number scale": Case(
         lambda D, loc: D.Normal(loc, 0.7), (RNG.normal(size=(2, 3)),), RNG.normal(size=3)
@@ -73,7 +74,8 @@ CASES: dict[str, Case] = {
         lambda D, loc, scale: D.LogNormal(loc, scale),
         (RNG.normal(size=(2, 3)) * 0.5, uniform(0.3, 1.0, 3)),
         uniform(0.1, 3.0, 4, 2, 3),
-        ("log_prob", "entropy", "mean", "mode", "variance", "cdf"),
+        ("log_prob", "entropy", "mean", "mode", "variance", "cdf", "icdf"),
+        UNIT,
     ),
     "Uniform": Case(
         lambda D, low, high: D.Uniform(low, high),
@@ -445,3 +447,17 @@ def test_a_categorical_of_an_empty_batch_samples_nothing_as_pytorch() -> None:
     # It raised "need at least one array to stack".
     for lib in (plugrad, torch):
         assert tuple(lib.distributions.Categorical(lib.ones(0, 3)).sample((2,)).shape) == (2, 0)
+
+
+def test_lognormal_cdf_at_zero_is_zero_as_pytorch() -> None:
+    # The value's log is checked against the normal's support: cdf(0) is 0, not an error.
+    import warnings
+
+    for validate in (True, False):
+        d = plugrad.distributions.LogNormal(0.0, 1.0, validate_args=validate)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # NumPy's log(0)
+            assert d.cdf(plugrad.tensor([0.0, 1.0])).tolist() == [0.0, 0.5]
+    with warnings.catch_warnings(), pytest.raises(ValueError, match="support"):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        plugrad.distributions.LogNormal(0.0, 1.0, validate_args=True).cdf(plugrad.tensor([-1.0]))

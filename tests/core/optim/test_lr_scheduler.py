@@ -421,3 +421,74 @@ def test_reduce_lr_on_plateau_is_an_lr_scheduler_as_in_torch() -> None:
         schedule.get_lr()
     with pytest.raises(ValueError, match="ReduceLROnPlateau"):
         lr_scheduler.ChainedScheduler([schedule], optimizer=opt)
+
+
+def test_cyclic_lr_saves_and_restores_a_scale_function_objects_attributes() -> None:
+    # The object's attributes were dropped: the restored cycle scaled with the new object's.
+    torch = pytest.importorskip("torch")
+    rates = []
+    for lib in (plugrad, torch):
+
+        def make(factor, lib=lib):
+            w = lib.zeros(1, requires_grad=True)
+            opt = lib.optim.SGD([w], lr=0.1, momentum=0.9)
+            scale = _Decay()
+            scale.factor = factor
+            return opt, lib.optim.lr_scheduler.CyclicLR(opt, 0.01, 0.1, 2, scale_fn=scale)
+
+        opt, schedule = make(0.5)
+        for _ in range(5):
+            opt.step()
+            schedule.step()
+        saved = schedule.state_dict()
+        fresh_opt, fresh = make(0.9)
+        fresh.load_state_dict(saved)
+        fresh_opt.step()
+        fresh.step()
+        rates.append(fresh.get_last_lr())
+    assert rates[0] == pytest.approx(rates[1], rel=1e-12)
+    opt = optim.SGD([plugrad.zeros(1, requires_grad=True)], lr=0.1, momentum=0.9)
+    saved = lr_scheduler.CyclicLR(opt, 0.01, 0.1, 2, scale_fn=_Decay()).state_dict()
+    with pytest.raises(ValueError, match="scale_fn"):
+        lr_scheduler.CyclicLR(opt, 0.01, 0.1, 2, scale_fn=lambda x: 1.0).load_state_dict(saved)
+
+
+def test_reduce_on_plateau_reduces_a_group_added_later_as_pytorch() -> None:
+    torch = pytest.importorskip("torch")
+    rates = []
+    for lib in (plugrad, torch):
+        opt = lib.optim.SGD([lib.zeros(1, requires_grad=True)], lr=0.1)
+        schedule = lib.optim.lr_scheduler.ReduceLROnPlateau(opt, patience=0, factor=0.5)
+        opt.add_param_group({"params": [lib.zeros(1, requires_grad=True)], "lr": 0.2})
+        schedule.step(1.0)
+        with pytest.warns(UserWarning, match="deprecated"):
+            schedule.step(2.0, 5)  # the deprecated epoch argument
+        rates.append(([g["lr"] for g in opt.param_groups], schedule.last_epoch))
+    assert rates[0] == rates[1] == ([0.05, 0.1], 5)  # the added group was left at 0.2
+    opt = optim.SGD([plugrad.zeros(1, requires_grad=True)], lr=0.1)
+    schedule = lr_scheduler.ReduceLROnPlateau(opt, patience=0, min_lr=[0.0])
+    opt.add_param_group({"params": [plugrad.zeros(1, requires_grad=True)]})
+    schedule.step(1.0)
+    with pytest.raises(ValueError, match=r"set scheduler\.min_lrs"):
+        schedule.step(2.0)
+
+
+@pytest.mark.parametrize("name", ["StepLR", "MultiStepLR", "ExponentialLR", "PolynomialLR"])
+def test_a_fractional_epoch_of_the_deprecated_step_form_as_pytorch(name) -> None:
+    torch = pytest.importorskip("torch")
+    options = {
+        "StepLR": {"step_size": 2},
+        "MultiStepLR": {"milestones": [2, 3]},
+        "ExponentialLR": {"gamma": 0.5},
+        "PolynomialLR": {"total_iters": 6},
+    }[name]
+    rates = []
+    for lib in (plugrad, torch):
+        opt = lib.optim.SGD([lib.zeros(1, requires_grad=True)], lr=0.1)
+        schedule = getattr(lib.optim.lr_scheduler, name)(opt, **options)
+        for epoch in (1.5, 2.5, 4.25):
+            opt.step()
+            with pytest.warns(UserWarning):
+                schedule.step(epoch)
+            rates.append(opt.param_groups[0]["lr"])
+    assert rates[:3] == pytest.approx(rates[3:], rel=1e-12)

@@ -502,3 +502,16 @@ def test_a_state_dict_saved_by_pytorch_loads_and_continues_alike(name):
             opt.step()
     # (PyTorch keeps ASGD's factors as float32 tensors: float32's precision.)
     np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-7)
+
+
+def test_rprop_does_not_move_a_parameter_whose_gradient_is_nan_as_pytorch() -> None:
+    torch = pytest.importorskip("torch")
+    results = []
+    for lib in (plugrad, torch):
+        w = lib.tensor([1.0, 1.0], requires_grad=True)
+        opt = lib.optim.Rprop([w], lr=0.1)
+        for grad in ([float("nan"), 1.0], [1.0, 1.0], [2.0, -1.0]):
+            w.grad = lib.tensor(grad)
+            opt.step()
+        results.append((w.tolist(), opt.state[w]["step_size"].tolist()))
+    assert results[0] == results[1]  # the parameter was NaN from the first step
