@@ -12,19 +12,20 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple, TypedDict, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, cast
 
 from .. import dtypes as _dtypes
 from ..backend import Backend, Device
 from ..creation import asarray, empty, target_device
-from ..errors import DtypeError, ShapeError, StateDictError
-from ..grad_mode import no_grad
+from ..errors import DtypeError, ShapeError
 from ..keyword_options import spell_out
 from ..memory_formats import check_memory_format, memory_format
 from ..node import note_hook_registered
 from ..tensor import Tensor
 from ..tensor_hooks import RemovableHandle
 from .module_hooks import ModuleHooks, call_with_hooks
+from .module_state import IncompatibleKeys, note_change, note_extra_state, read_entry
+from .module_state import load_state_dict as _load_state_dict
 from .parameter import Parameter
 
 if TYPE_CHECKING:
@@ -40,13 +41,6 @@ _call_observer: Callable[[Module], None] | None = None
 
 #: Whether any module ever registered a hook (until then a call does not look for them).
 _hooks_registered = False
-
-
-class IncompatibleKeys(NamedTuple):
-    """What :meth:`Module.load_state_dict` returns: the keys it did not match."""
-
-    missing_keys: list[str]
-    unexpected_keys: list[str]
 
 
 def _check_name(kind: str, owner: Module, name: Any) -> None:
@@ -100,6 +94,8 @@ class Module:
     _optional_state: tuple[str, ...] = ()
     #: The hooks registered on this module (made at the first registration).
     _module_hooks: ModuleHooks | None = None
+    #: Its state dict hooks, by kind (made at the first registration).
+    _state_dict_hooks: dict[str, list[Callable[..., Any]]] | None = None
 
     def __init__(self) -> None:
         set_ = object.__setattr__
@@ -646,12 +642,16 @@ class Module:
         """Cast the floating-point parameters and buffers to ``float16``."""
         return self.to(_dtypes.float16)
 
-    def state_dict(self, *, prefix: str = "", keep_vars: bool = False) -> dict[str, Tensor]:
-        """Return the parameters and persistent buffers by dotted name.
+    def state_dict(
+        self, *, destination: Any = None, prefix: str = "", keep_vars: bool = False
+    ) -> dict[str, Any]:
+        """Return the parameters and persistent buffers by dotted name, as PyTorch's.
 
         The values share memory with the module (detached, unless
-        ``keep_vars``); copy them to keep a snapshot. Save them with any array
-        format, e.g. ``numpy.savez(path, **{k: v.numpy() for k, v in sd.items()})``.
+        ``keep_vars``); copy them to keep a snapshot. A module that defines
+        :meth:`get_extra_state` adds its ``"_extra_state"`` entry. ``prefix`` is
+        put before every key (``"encoder."``); ``destination`` is a dict to fill.
+        The dict's ``_metadata`` holds each module's ``version``, as PyTorch's.
 
         Examples
         --------
@@ -660,22 +660,108 @@ class Module:
         >>> {name: value.shape for name, value in net.state_dict().items()}
         {'0.weight': (2, 3), '0.bias': (2,)}
         """
-        out: dict[str, Tensor] = OrderedDict()
+        if destination is None:
+            destination = OrderedDict()
+            destination._metadata = OrderedDict()
+        local_metadata = {"version": getattr(self, "_version", 1)}
+        metadata = getattr(destination, "_metadata", None)
+        if metadata is not None:
+            metadata[prefix[:-1]] = local_metadata
+        for hook in self._state_hooks_of("state_dict_pre"):
+            hook(self, prefix, keep_vars)
+        self._save_to_state_dict(destination, prefix, keep_vars)
         # A module registered under two names has its entries under both, as in PyTorch.
-        modules = self.named_modules(prefix=prefix.rstrip("."), remove_duplicate=False)
-        for module_prefix, module in modules:
-            for name, value in module._parameters.items():
-                if value is not None:
-                    key = f"{module_prefix}.{name}" if module_prefix else name
-                    out[key] = value if keep_vars else value.detach()
-            for name, buffer in module._buffers.items():
-                if buffer is not None and name not in module._non_persistent_buffers:
-                    key = f"{module_prefix}.{name}" if module_prefix else name
-                    out[key] = buffer if keep_vars else buffer.detach()
-        return out
+        for name, module in self._modules.items():
+            if module is not None:
+                module.state_dict(
+                    destination=destination, prefix=f"{prefix}{name}.", keep_vars=keep_vars
+                )
+        for hook in self._state_hooks_of("state_dict_post"):
+            if hook(self, destination, prefix, local_metadata) is not None:
+                raise TypeError(
+                    f"a state_dict post-hook of {type(self).__name__} returned a value; it may "
+                    "change the state dict in place, and must return None"
+                )
+        return cast("dict[str, Any]", destination)
+
+    def _save_to_state_dict(self, destination: Any, prefix: str, keep_vars: bool) -> None:
+        """Put this module's own entries (not its submodules') into ``destination``."""
+        for name, value in self._parameters.items():
+            if value is not None:
+                destination[prefix + name] = value if keep_vars else value.detach()
+        for name, buffer in self._buffers.items():
+            if buffer is not None and name not in self._non_persistent_buffers:
+                destination[prefix + name] = buffer if keep_vars else buffer.detach()
+        if type(self).get_extra_state is not Module.get_extra_state:
+            destination[prefix + "_extra_state"] = self.get_extra_state()
+
+    def _load_from_state_dict(
+        self,
+        state_dict: Mapping[str, Any],
+        prefix: str,
+        local_metadata: dict[str, Any],
+        strict: bool,
+        missing_keys: list[str],
+        unexpected_keys: list[str],
+        error_msgs: list[str],
+    ) -> None:
+        """Check this module's own entries of ``state_dict`` (keys starting with ``prefix``)
+        and note their loading; PyTorch's protocol, which a layer overrides to read the
+        keys of an older version (``local_metadata["version"]``) before calling this.
+
+        Missing and unexpected keys and problems are added to the lists; the
+        values are copied by :meth:`load_state_dict` once every module is checked.
+        """
+        assign = bool(local_metadata.get("assign_to_params_buffers", False))
+        own: dict[str, Tensor] = {
+            name: value for name, value in self._parameters.items() if value is not None
+        }
+        own.update(
+            (name, buffer)
+            for name, buffer in self._buffers.items()
+            if buffer is not None and name not in self._non_persistent_buffers
+        )
+        for name, tensor in own.items():
+            key = prefix + name
+            if key not in state_dict:
+                if strict and name not in self._optional_state:
+                    missing_keys.append(key)
+                continue
+            values = read_entry(key, state_dict[key], tensor, assign, error_msgs)
+            if values is not None:
+                note_change(self, name, tensor, values, assign)
+        extra = prefix + "_extra_state"
+        if type(self).set_extra_state is not Module.set_extra_state:
+            if extra in state_dict:
+                note_extra_state(self, state_dict[extra])
+            elif strict:
+                missing_keys.append(extra)
+        elif strict and extra in state_dict:
+            unexpected_keys.append(extra)
+        if strict:
+            for key in state_dict:
+                if key.startswith(prefix) and key != extra:
+                    first = key[len(prefix) :].split(".", 1)[0]
+                    if first not in self._modules and first not in own:
+                        unexpected_keys.append(key)
+
+    def get_extra_state(self) -> Any:
+        """State beyond parameters and buffers that :meth:`state_dict` saves; a module
+        that has some defines it (and :meth:`set_extra_state`), as in PyTorch."""
+        raise NotImplementedError(
+            f"{type(self).__name__}.get_extra_state() is not defined; a module with extra "
+            "state defines get_extra_state() and set_extra_state()"
+        )
+
+    def set_extra_state(self, state: Any) -> None:
+        """Restore what :meth:`get_extra_state` returned, when a state dict is loaded."""
+        raise NotImplementedError(
+            f"{type(self).__name__} saved extra state but defines no set_extra_state(state) "
+            "to restore it"
+        )
 
     def load_state_dict(
-        self, state_dict: Mapping[str, Any], strict: bool = True
+        self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False
     ) -> IncompatibleKeys:
         """Copy values from ``state_dict`` into the parameters and buffers, in place.
 
@@ -683,8 +769,16 @@ class Module:
         floating-point dtype for a floating-point tensor (Tensors, or arrays
         that :func:`plugrad.asarray` accepts, e.g. loaded with ``numpy.load``);
         values are copied into each tensor's memory, on its device, as in
-        PyTorch (a view of a parameter sees them). With ``strict``, the keys
-        must be exactly those of :meth:`state_dict`. If anything does not fit,
+        PyTorch (a view of a parameter sees them). With ``assign``, the state
+        dict's tensors become the module's instead, with their dtypes and
+        devices (parameters keep ``requires_grad``). With ``strict``, the keys
+        must be exactly those of :meth:`state_dict`.
+
+        Each module reads its entries with :meth:`_load_from_state_dict`, between
+        the hooks of :meth:`register_load_state_dict_pre_hook` and
+        :meth:`register_load_state_dict_post_hook`, as in PyTorch. Unlike
+        PyTorch's, the values are copied once every module has read its entries
+        (the post-hooks run before that): if anything does not fit,
         :class:`~plugrad.errors.StateDictError` lists every problem and the
         module is left unchanged.
 
@@ -708,54 +802,46 @@ class Module:
           missing key 'bias'
           'weight': shape (3, 2) in the state dict, (2, 2) in the module
         """
-        if not isinstance(state_dict, Mapping):
-            raise TypeError(f"load_state_dict() takes a mapping, got {type(state_dict).__name__}")
-        own = self.state_dict(keep_vars=True)
-        optional = {
-            f"{module_prefix}.{name}" if module_prefix else name
-            for module_prefix, module in self.named_modules(remove_duplicate=False)
-            for name in module._optional_state
-        }
-        missing = [key for key in own if key not in state_dict and key not in optional]
-        unexpected = [key for key in state_dict if key not in own]
-        problems = []
-        if strict:
-            problems += [f"missing key {key!r}" for key in missing]
-            problems += [f"unexpected key {key!r}" for key in unexpected]
-        plan = []
-        for key, tensor in own.items():
-            if key not in state_dict:
-                continue
-            value = state_dict[key]
-            try:
-                values = asarray(value, device=tensor.device, copy=True)
-            except Exception as exc:  # anything asarray rejects, reported with its key
-                problems.append(f"{key!r}: cannot be read as an array ({exc})")
-                continue
-            if values.shape != tensor.shape:
-                problems.append(
-                    f"{key!r}: shape {values.shape} in the state dict, {tensor.shape} in the module"
-                )
-            elif values.dtype is not tensor.dtype and not (
-                values.dtype.kind == tensor.dtype.kind == "real floating"
-            ):
-                problems.append(
-                    f"{key!r}: dtype {values.dtype.name} in the state dict, {tensor.dtype.name} in "
-                    "the module (convert one with .to(dtype) first)"
-                )
-            else:
-                plan.append((tensor, values))
-        if problems:
-            raise StateDictError(
-                f"cannot load into {type(self).__name__}, which is left unchanged:"
-                + "".join(f"\n  {problem}" for problem in problems)
-            )
-        with no_grad():
-            # Into the tensors' memory, as PyTorch copies: a view of a parameter, or a
-            # state dict taken before, sees the loaded values (float64 ones cast to float32).
-            for tensor, values in plan:
-                tensor.copy_(values)
-        return IncompatibleKeys(missing, unexpected)
+        return _load_state_dict(self, state_dict, bool(strict), bool(assign))
+
+    # -- state dict hooks -----------------------------------------------------------------
+
+    def _state_hooks_of(self, kind: str) -> list[Callable[..., Any]]:
+        hooks = self._state_dict_hooks
+        return [] if hooks is None else list(hooks.get(kind, ()))
+
+    def _add_state_hook(self, kind: str, hook: Callable[..., Any]) -> RemovableHandle:
+        if not callable(hook):
+            raise TypeError(f"a state dict hook must be callable, got {type(hook).__name__}")
+        hooks = self._state_dict_hooks
+        if hooks is None:
+            hooks = {}
+            object.__setattr__(self, "_state_dict_hooks", hooks)
+        entries = hooks.setdefault(kind, [])
+        entries.append(hook)
+        return RemovableHandle(entries, hook)
+
+    def register_state_dict_pre_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """Call ``hook(module, prefix, keep_vars)`` before :meth:`state_dict` saves this
+        module's entries. Returns a handle whose ``remove()`` unregisters it."""
+        return self._add_state_hook("state_dict_pre", hook)
+
+    def register_state_dict_post_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """Call ``hook(module, state_dict, prefix, local_metadata)`` once this module's
+        entries (and its submodules') are in ``state_dict``; it may change them in place."""
+        return self._add_state_hook("state_dict_post", hook)
+
+    def register_load_state_dict_pre_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """Call ``hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
+        unexpected_keys, error_msgs)`` before this module reads its entries; it may change
+        ``state_dict`` (rename the keys of an older checkpoint)."""
+        return self._add_state_hook("load_state_dict_pre", hook)
+
+    def register_load_state_dict_post_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """Call ``hook(module, incompatible_keys)`` once this module and its submodules
+        have read their entries; it may change the keys' lists in place (drop a missing
+        key it accepts). It runs before the values are copied."""
+        return self._add_state_hook("load_state_dict_post", hook)
 
     # -- printing -------------------------------------------------------------------------
 

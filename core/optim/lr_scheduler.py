@@ -497,7 +497,7 @@ class CosineAnnealingLR(LRScheduler):
         return [self.eta_min + (base - self.eta_min) * cosine / 2 for base in self.base_lrs]
 
 
-def _keeps_attributes(function: Callable[[int], float]) -> bool:
+def _keeps_attributes(function: object) -> bool:
     """Whether ``function`` is a callable object whose attributes a state dict saves."""
     return not isinstance(function, types.FunctionType) and hasattr(function, "__dict__")
 

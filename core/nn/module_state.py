@@ -1,0 +1,165 @@
+"""Loading a state dict into a module tree, as PyTorch's protocol does, all or nothing.
+
+Each module checks its own entries (``Module._load_from_state_dict``, which
+layers and user code override to rename the keys of older checkpoints), with
+PyTorch's hooks before and after; what it would change is noted in a
+:class:`LoadPlan` and applied once every module has checked its entries and
+nothing is wrong, so that a failed load leaves every tensor as it was.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from ..creation import asarray
+from ..errors import StateDictError
+from ..grad_mode import no_grad
+from ..tensor import Tensor
+from .parameter import Parameter
+
+if TYPE_CHECKING:
+    from .module import Module
+
+__all__ = ["IncompatibleKeys", "LoadPlan", "active_plan", "load_state_dict", "read_entry"]
+
+
+class IncompatibleKeys(NamedTuple):
+    """What :meth:`Module.load_state_dict` returns: the keys it did not match."""
+
+    missing_keys: list[str]
+    unexpected_keys: list[str]
+
+
+class LoadPlan:
+    """What a load will change: tensors to copy into or assign, extra states to set."""
+
+    def __init__(self, assign: bool) -> None:
+        self.assign = assign
+        self.changes: list[Callable[[], None]] = []
+
+    def apply(self) -> None:
+        with no_grad():
+            for change in self.changes:
+                change()
+
+
+#: The plan of the load in progress (None: ``_load_from_state_dict`` applies at once).
+_active: LoadPlan | None = None
+
+
+def active_plan() -> LoadPlan | None:
+    return _active
+
+
+def read_entry(
+    key: str, value: Any, tensor: Tensor, assign: bool, error_msgs: list[str]
+) -> Tensor | None:
+    """``value`` read as the new value of ``tensor``, or None with the problem noted."""
+    try:
+        values = asarray(value) if assign else asarray(value, device=tensor.device, copy=True)
+    except Exception as exc:  # anything asarray rejects, reported with its key
+        error_msgs.append(f"{key!r}: cannot be read as an array ({exc})")
+        return None
+    if values.shape != tensor.shape:
+        error_msgs.append(
+            f"{key!r}: shape {values.shape} in the state dict, {tensor.shape} in the module"
+        )
+        return None
+    if (
+        not assign
+        and values.dtype is not tensor.dtype
+        and not (values.dtype.kind == tensor.dtype.kind == "real floating")
+    ):
+        error_msgs.append(
+            f"{key!r}: dtype {values.dtype.name} in the state dict, {tensor.dtype.name} in "
+            "the module (convert one with .to(dtype) first)"
+        )
+        return None
+    return values
+
+
+def note_change(module: Module, name: str, tensor: Tensor, values: Tensor, assign: bool) -> None:
+    """Copy ``values`` into ``tensor`` (or assign them as ``module``'s ``name``), now or
+    when the load in progress is applied."""
+
+    def change() -> None:
+        if not assign:
+            # Into the tensor's memory, as PyTorch copies: a view of a parameter, or a
+            # state dict taken before, sees the loaded values (float64 ones cast to float32).
+            tensor.copy_(values)
+        elif isinstance(tensor, Parameter) or name in module._parameters:
+            if isinstance(values, Parameter):
+                values.requires_grad_(tensor.requires_grad)
+                setattr(module, name, values)
+            else:
+                setattr(module, name, Parameter(values, requires_grad=tensor.requires_grad))
+        else:
+            module._buffers[name] = values
+
+    if _active is None:
+        with no_grad():
+            change()
+    else:
+        _active.changes.append(change)
+
+
+def note_extra_state(module: Module, state: Any) -> None:
+    """Call ``module.set_extra_state(state)``, now or when the load in progress is applied."""
+    if _active is None:
+        module.set_extra_state(state)
+    else:
+        _active.changes.append(lambda: module.set_extra_state(state))
+
+
+def load_state_dict(
+    root: Module, state_dict: Mapping[str, Any], strict: bool, assign: bool
+) -> IncompatibleKeys:
+    """:meth:`Module.load_state_dict`: check every module's entries, then apply them all."""
+    global _active
+    if not isinstance(state_dict, Mapping):
+        raise TypeError(f"load_state_dict() takes a mapping, got {type(state_dict).__name__}")
+    metadata = getattr(state_dict, "_metadata", None)
+    entries: OrderedDict[str, Any] = OrderedDict(state_dict)  # the hooks may change it
+    missing: list[str] = []
+    unexpected: list[str] = []
+    errors: list[str] = []
+    incompatible = IncompatibleKeys(missing, unexpected)
+
+    def load(module: Module, prefix: str) -> None:
+        local_metadata = {} if metadata is None else dict(metadata.get(prefix[:-1], {}))
+        local_metadata["assign_to_params_buffers"] = assign
+        for hook in module._state_hooks_of("load_state_dict_pre"):
+            hook(module, entries, prefix, local_metadata, strict, missing, unexpected, errors)
+        module._load_from_state_dict(
+            entries, prefix, local_metadata, True, missing, unexpected, errors
+        )
+        for name, child in module._modules.items():
+            if child is not None:
+                load(child, f"{prefix}{name}.")
+        for hook in module._state_hooks_of("load_state_dict_post"):
+            if hook(module, incompatible) is not None:
+                raise TypeError(
+                    f"a load_state_dict post-hook of {type(module).__name__} returned a value; "
+                    "it may change the incompatible keys in place, and must return None"
+                )
+
+    plan = LoadPlan(assign)
+    outer, _active = _active, plan
+    try:
+        load(root, "")
+    finally:
+        _active = outer
+    problems = list(errors)
+    if strict:
+        problems[:0] = [f"missing key {key!r}" for key in missing] + [
+            f"unexpected key {key!r}" for key in unexpected
+        ]
+    if problems:
+        raise StateDictError(
+            f"cannot load into {type(root).__name__}, which is left unchanged:"
+            + "".join(f"\n  {problem}" for problem in problems)
+        )
+    plan.apply()
+    return incompatible

@@ -1,0 +1,150 @@
+"""The state dict protocol of modules, as PyTorch's: extra state, ``_load_from_state_dict``
+overrides that read older checkpoints, the four state dict hooks, ``assign=True``,
+prefixes and metadata -- and loads that fail leave the module unchanged."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import plugrad
+from plugrad import nn
+from plugrad.errors import StateDictError
+
+torch = pytest.importorskip("torch")
+
+
+def _counter_class(lib):
+    class Counter(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.linear = lib.nn.Linear(2, 2)
+            self.seen = 1
+
+        def get_extra_state(self):
+            return {"seen": self.seen}
+
+        def set_extra_state(self, state):
+            self.seen = state["seen"]
+
+    return Counter
+
+
+@pytest.mark.parametrize("lib", [plugrad, torch], ids=["plugrad", "torch"])
+def test_extra_state_is_saved_and_restored(lib):
+    # It was left out of state_dict() and never restored: the loaded module kept seen=1.
+    counter = _counter_class(lib)
+    source = counter()
+    source.seen = 5
+    saved = source.state_dict()
+    assert list(saved) == ["_extra_state", "linear.weight", "linear.bias"]
+    target = counter()
+    target.load_state_dict(saved)
+    assert target.seen == 5
+    with pytest.raises((StateDictError, RuntimeError), match="_extra_state"):
+        counter().load_state_dict({k: v for k, v in saved.items() if k != "_extra_state"})
+    wrapper = lib.nn.Sequential(counter())
+    wrapper.load_state_dict({f"0.{k}": v for k, v in saved.items()})
+    assert wrapper[0].seen == 5
+
+
+def test_a_failed_load_leaves_the_extra_state_and_the_tensors_unchanged():
+    counter = _counter_class(plugrad)
+    source, target = counter(), counter()
+    source.seen = 5
+    saved = dict(source.state_dict(), **{"linear.bias": plugrad.zeros(3)})
+    weight = target.linear.weight.detach().clone()
+    with pytest.raises(StateDictError, match=r"'linear\.bias': shape"):
+        target.load_state_dict(saved)
+    assert target.seen == 1
+    np.testing.assert_array_equal(target.linear.weight.detach().numpy(), weight.numpy())
+
+
+def _renaming_class(lib):
+    class Renamed(lib.nn.Module):
+        """Version 2 calls ``old`` what version 1 called ``layer``."""
+
+        _version = 2
+
+        def __init__(self):
+            super().__init__()
+            self.layer = lib.nn.Linear(2, 3)
+
+        def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, *rest):
+            if local_metadata.get("version", 1) < 2:
+                for name in ("weight", "bias"):
+                    old = f"{prefix}old.{name}"
+                    if old in state_dict:
+                        state_dict[f"{prefix}layer.{name}"] = state_dict.pop(old)
+            super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, *rest)
+
+    return Renamed
+
+
+@pytest.mark.parametrize("lib", [plugrad, torch], ids=["plugrad", "torch"])
+def test_load_from_state_dict_overrides_read_older_checkpoints(lib):
+    # The override was never called: the old keys were reported missing and unexpected.
+    weight = lib.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    old = {"old.weight": weight, "old.bias": lib.zeros(3)}
+    model = _renaming_class(lib)()
+    result = model.load_state_dict(old)
+    assert list(result.missing_keys) == list(result.unexpected_keys) == []
+    assert model.layer.weight.tolist() == weight.tolist()
+    saved = model.state_dict()
+    assert saved._metadata[""]["version"] == 2 and saved._metadata["layer"]["version"] == 1
+
+
+def _drop(state_dict, key):
+    del state_dict[key]
+
+
+@pytest.mark.parametrize("lib", [plugrad, torch], ids=["plugrad", "torch"])
+def test_state_dict_hooks_run_as_in_pytorch(lib):
+    calls = []
+    model = lib.nn.Sequential(lib.nn.Linear(2, 2))
+    layer = model[0]
+    handles = [
+        layer.register_state_dict_pre_hook(lambda m, prefix, keep: calls.append(("pre", prefix))),
+        layer.register_state_dict_post_hook(lambda m, sd, prefix, meta: _drop(sd, prefix + "bias")),
+        layer.register_load_state_dict_pre_hook(
+            lambda m, sd, prefix, *rest: calls.append(("load pre", prefix, sorted(sd)))
+        ),
+        model.register_load_state_dict_post_hook(
+            lambda m, keys: keys.missing_keys.remove("0.bias")
+        ),
+    ]
+    saved = model.state_dict()
+    assert list(saved) == ["0.weight"] and calls == [("pre", "0.")]
+    result = model.load_state_dict(saved)  # the post hook accepts the missing bias
+    assert list(result.missing_keys) == [] and calls[-1] == ("load pre", "0.", ["0.weight"])
+    for handle in handles:
+        handle.remove()
+    assert list(model.state_dict()) == ["0.weight", "0.bias"]
+
+
+@pytest.mark.parametrize("lib", [plugrad, torch], ids=["plugrad", "torch"])
+def test_assign_makes_the_state_dicts_tensors_the_modules(lib):
+    layer = lib.nn.Linear(2, 2)
+    layer.bias.requires_grad_(False)
+    weights = {"weight": lib.ones(2, 2, dtype=lib.float64), "bias": lib.zeros(2)}
+    layer.load_state_dict(weights, assign=True)
+    assert layer.weight.dtype == lib.float64  # the state dict's dtype, not the module's
+    assert isinstance(layer.weight, lib.nn.Parameter) and layer.weight.requires_grad
+    assert not layer.bias.requires_grad
+    assert [name for name, _ in layer.named_parameters()] == ["weight", "bias"]
+
+
+@pytest.mark.parametrize("lib", [plugrad, torch], ids=["plugrad", "torch"])
+def test_state_dict_prefix_and_destination(lib):
+    layer = lib.nn.Linear(2, 2)
+    destination = {"kept": 1}
+    out = layer.state_dict(destination=destination, prefix="encoder.")
+    assert out is destination and list(out) == ["kept", "encoder.weight", "encoder.bias"]
+
+
+def test_a_module_without_set_extra_state_refuses_extra_state_in_a_strict_load():
+    layer = nn.Linear(2, 2)
+    saved = dict(layer.state_dict(), _extra_state={"x": 1})
+    with pytest.raises(StateDictError, match="unexpected key '_extra_state'"):
+        layer.load_state_dict(saved)
+    assert layer.load_state_dict(saved, strict=False).unexpected_keys == ["_extra_state"]
