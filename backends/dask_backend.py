@@ -19,6 +19,7 @@ import numpy as np
 
 from plugrad.backend import Backend, missing_library
 from plugrad.backends.numpy_backend import NumpyRandom
+from plugrad.errors import IndexOutOfRangeError
 from plugrad.hookspecs import hookimpl
 
 __all__ = [
@@ -181,7 +182,9 @@ def _refuse_out_of_bounds(xp: Any, x: Any, indices: Any, axis: int) -> None:
         return  # the namespace's function refuses the axis itself
     size = x.shape[axis]
     if bool(xp.any((indices < -size) | (indices >= size))):
-        raise IndexError(f"an index is out of bounds for axis {axis % x.ndim} with size {size}")
+        raise IndexOutOfRangeError(
+            f"an index is out of bounds for axis {axis % x.ndim} with size {size}"
+        )
 
 
 def take(xp: Any, x: Any, indices: Any, /, *, axis: int | None = None) -> Any:
@@ -191,11 +194,16 @@ def take(xp: Any, x: Any, indices: Any, /, *, axis: int | None = None) -> Any:
     the whole axis (``take(x, [0], axis=1)`` of a ``(2, 9)`` array says ``(2, 9)``, and
     computes ``(2, 1)``); the indices, computed here anyway, are given as NumPy's.
     """
-    if axis is not None or x.ndim == 1:  # without an axis, only a 1-D x is taken from
-        _refuse_out_of_bounds(xp, x, indices, 0 if axis is None else axis)
+    if axis is None:  # positions in the flattened x, as PyTorch's take
+        x, axis = xp.reshape(x, (-1,)), 0
+    _refuse_out_of_bounds(xp, x, indices, axis)
     if isinstance(indices, _dask_array().Array):
         indices = indices.compute()
-    return xp.take(x, indices, axis=axis)
+    if indices.ndim == 1:
+        return xp.take(x, indices, axis=axis)
+    axis %= x.ndim  # indices of any shape, as NumPy's and PyTorch's take
+    taken = xp.take(x, indices.reshape(-1), axis=axis)
+    return xp.reshape(taken, (*x.shape[:axis], *indices.shape, *x.shape[axis + 1 :]))
 
 
 def take_along_axis(xp: Any, x: Any, indices: Any, /, *, axis: int = -1) -> Any:

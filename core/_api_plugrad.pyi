@@ -702,11 +702,11 @@ def t(x: TensorLike) -> Any:
     """PyTorch's ``x.t()``: transpose a matrix; 0-D and 1-D tensors are returned as they are."""
 
 
-def take(x: TensorLike, indices: TensorLike, /, *, axis: Any = ..., dim: Any = ..., out: Any = ...) -> Tensor:
+def take(x: TensorLike, indices: TensorLike, /, *, axis: int | None = ..., dim: Any = ..., out: Any = ...) -> Tensor:
     """Take elements of ``x`` along ``axis`` at integer ``indices``; repeats add up."""
 
 
-def take_along_axis(x: TensorLike, indices: TensorLike, /, *, axis: Any = ..., dim: Any = ..., out: Any = ...) -> Tensor:
+def take_along_axis(x: TensorLike, indices: TensorLike, /, *, axis: int = ..., dim: Any = ..., out: Any = ...) -> Tensor:
     """Pick from ``x`` along ``axis`` with ``indices`` of as many dimensions."""
 
 

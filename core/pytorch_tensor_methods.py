@@ -80,7 +80,8 @@ def _spread_index(
         )
     shape = [1] * max(x.ndim, 1)
     shape[dim] = -1
-    return _ops.broadcast_to(_ops.reshape(_ops.astype(index, _dtypes.int64), tuple(shape)), like)
+    wide = _ops.astype(index, x.device.default_int_dtype)  # int32 on JAX without x64
+    return _ops.broadcast_to(_ops.reshape(wide, tuple(shape)), like)
 
 
 def _same_dtype(function: str, x: Tensor, source: Tensor) -> None:
@@ -114,6 +115,9 @@ def _fill_index(function: str, x: Tensor, dim: int, index: Tensor, value: Any) -
     like = list(x.shape)
     if like:
         like[dim] = index.shape[0] if isinstance(index, Tensor) and index.ndim else 1
+    if index.dtype.kind == "signed integer" and x.ndim:
+        # index_fill counts negative indices from the end, as PyTorch's (scatter does not).
+        index = _ops.where(index < 0, index + x.shape[dim], index)
     spread = _spread_index(function, x, dim, index, tuple(like))
     if isinstance(value, Tensor) and value.ndim:
         raise ShapeError(f"{function}(): value must be a number or a 0-d tensor, got {value.shape}")

@@ -8,15 +8,50 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import math
 import numbers
 import sys
 from typing import Any
 
 from plugrad import return_types
-from plugrad.errors import ArgumentError, AxisError, DtypeError
+from plugrad.errors import ArgumentError, AxisError, DtypeError, IndexOutOfRangeError
 from plugrad.opdef import OpDef, dim_as_axis, op, reduction_dim_as_axis
 
 _SCALARS = (bool, int, float, complex)
+
+
+def any_true(flag: Any, what: str) -> bool:
+    """Whether ``flag``, a 0-d boolean array a kernel computed, is true.
+
+    Kernels call it through this module (``_rules.any_true``): under
+    :func:`plugrad.compile` it is a check every replay repeats, raising
+    :class:`~plugrad.errors.IndexOutOfRangeError` that says ``what`` was found,
+    instead of a read of a value (which would fall back to eager execution).
+    """
+    return bool(flag)
+
+
+def check_positions(xp: Any, function: str, index: Any, size: int, *, dim: int, wrap: bool) -> None:
+    """Refuse integer indices outside ``[0, size)`` (``[-size, size)`` where negative ones
+    count from the end): NumPy raises its own error, JAX clamps or reads NaN, and PyTorch's
+    gather, index_select and scatter refuse negative indices that NumPy would wrap."""
+    if not math.prod(index.shape):
+        return
+    low = -size if wrap else 0
+    if hasattr(xp, "out_of_range"):  # a method's kernel computes on tensors: one op
+        outside = xp.out_of_range(index, low=low, high=size)
+    else:  # two reductions, fewer passes than comparing every index twice
+        outside = (xp.min(index) < low) | (xp.max(index) >= size)
+    what = f"{function}(): an index outside [{low}, {size}) along dim {dim}"
+    if not sys.modules[__name__].any_true(outside, what):  # the compiled replay's check
+        return
+    lowest = int(xp.min(index))
+    first = lowest if lowest < low else int(xp.max(index))
+    advice = "" if wrap or first >= size else " (negative indices do not count from the end here)"
+    raise IndexOutOfRangeError(
+        f"{function}(): index {first} is out of bounds for dim {dim} of size {size}; indices "
+        f"must lie in [{low}, {size}){advice}"
+    )
 
 
 def device_of(array: Any) -> Any:

@@ -30,7 +30,12 @@ from plugrad.errors import ArgumentError, AxisError, DtypeError, IndexOutOfRange
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
 from plugrad.plugins._index_plan import plan, put, segment_sum, sole_mask
-from plugrad.plugins._rules import along_axis_key, device_of, refuse_complex_into_real
+from plugrad.plugins._rules import (
+    along_axis_key,
+    check_positions,
+    device_of,
+    refuse_complex_into_real,
+)
 from plugrad.plugins._scatter import scatter_add_generic, scatter_add_numpy
 
 # The rows are aligned by hand, one op per statement.
@@ -139,7 +144,9 @@ def _index_select(xp: Any, x: Any, dim: int, index: Any) -> Any:
             raise IndexOutOfRangeError("index_select(): a 0-d tensor has only index 0")
         return xp.reshape(xp.take(xp.reshape(x, (1,)), flat, axis=0), ())
     # A 0-d index selects one slice and keeps its dimension (length 1), as PyTorch's does.
-    return xp.take(x, xp.reshape(index, (1,)) if index.ndim == 0 else index, axis=dim)
+    axis = _checked_axis("index_select", dim, x.ndim)
+    check_positions(xp, "index_select", index, x.shape[axis], dim=dim, wrap=False)
+    return xp.take(x, xp.reshape(index, (1,)) if index.ndim == 0 else index, axis=axis)
 
 
 def _take_grad(xp: Any, g: Any, ans: Any, x: Any, indices: Any, *, axis: int | None) -> Any:
@@ -149,7 +156,25 @@ def _take_grad(xp: Any, g: Any, ans: Any, x: Any, indices: Any, *, axis: int | N
     return xp.scatter_add(g, key=_take_key(axis, x.ndim, indices), shape=x.shape)
 
 
-take = op("take(x, indices, /, *, axis=None)", saves=("indices",), vjp=(_take_grad, None),
+def _take(xp: Any, x: Any, indices: Any, /, *, axis: int | None = None) -> Any:
+    if axis is None:  # positions in the flattened x, as PyTorch's take
+        x, axis = xp.reshape(x, (-1,)), 0
+    axis = _checked_axis("take", axis, x.ndim)
+    check_positions(xp, "take", indices, x.shape[axis], dim=axis, wrap=True)
+    if indices.ndim == 1:
+        return xp.take(x, indices, axis=axis)
+    # Indices of any shape, as PyTorch's take and NumPy's (the standard's are 1-D).
+    taken = xp.take(x, xp.reshape(indices, (-1,)), axis=axis)
+    return xp.reshape(taken, (*x.shape[:axis], *indices.shape, *x.shape[axis + 1 :]))
+
+
+def _take_along_axis(xp: Any, x: Any, indices: Any, /, *, axis: int = -1) -> Any:
+    size = x.shape[_checked_axis("take_along_axis", axis, x.ndim)]
+    check_positions(xp, "take_along_axis", indices, size, dim=axis, wrap=True)
+    return xp.take_along_axis(x, indices, axis=axis)
+
+
+take = op("take", _take, saves=("indices",), vjp=(_take_grad, None),
           methods={"index_select": _index_select}, aliases={"index_select": _index_select},
           doc="Take elements of ``x`` along ``axis`` at integer ``indices``; repeats add up.")
 
@@ -162,13 +187,15 @@ def _gather(xp: Any, x: Any, dim: int, index: Any) -> Any:
     dim = dim % x.ndim if x.ndim else 0
     if index.ndim == 0 and x.ndim <= 1:  # one position: a 0-d result, as PyTorch's
         return xp.reshape(_gather(xp, xp.reshape(x, (-1,)), 0, xp.reshape(index, (1,))), ())
+    check_positions(xp, "gather", index, x.shape[dim] if x.ndim else 1, dim=dim, wrap=False)
     if any(n != m for d, (n, m) in enumerate(zip(index.shape, x.shape)) if d != dim):
         # NOTE: take_along_axis broadcasts, where PyTorch reads the leading part of x.
         x = x[tuple(slice(None) if d == dim else slice(0, n) for d, n in enumerate(index.shape))]
     return xp.take_along_axis(x, index, axis=dim)
 
 
-take_along_axis = op("take_along_axis(x, indices, /, *, axis=-1)", saves=("indices",),
+take_along_axis = op("take_along_axis", _take_along_axis,
+                     saves=("indices",),
                      vjp=(lambda xp, g, ans, x, indices, *, axis: xp.scatter_add(
                               g, key=along_axis_key(xp, indices, axis, tuple(g.shape),
                                                     tuple(x.shape)), shape=x.shape), None),
@@ -240,8 +267,14 @@ def _scatter(
             src = xp.full(tuple(index.shape), value if src is None else src, dtype=x.dtype,
                           device=x.device)  # fmt: skip
         return xp.scatter_along_axis(x, index, src, axis=dim, reduce=_SCATTER_REDUCE[reduce])
+    _check_scatter_positions(xp, "scatter", x, dim, index)
     key, values = _scattered(xp, dim, index, value if src is None else src)
     return xp.setitem(x, values, key=key)
+
+
+def _check_scatter_positions(xp: Any, function: str, x: Any, dim: int, index: Any) -> None:
+    size = x.shape[dim % x.ndim] if x.ndim else 1
+    check_positions(xp, function, index, size, dim=dim, wrap=False)
 
 
 def _scatter_add(xp: Any, x: Any, dim: int, index: Any, src: Any) -> Any:
@@ -250,6 +283,7 @@ def _scatter_add(xp: Any, x: Any, dim: int, index: Any, src: Any) -> Any:
     Values sent to one position add up.
     """
     _same_dtype("scatter_add", x, src)
+    _check_scatter_positions(xp, "scatter_add", x, dim, index)
     key, values = _scattered(xp, dim, index, src)
     return x + xp.scatter_add(values, key=key, shape=tuple(x.shape))
 
@@ -313,6 +347,7 @@ def _scatter_along_axis(
     include_self: bool = True,
 ) -> Any:  # fmt: skip
     _check_scatter(x, indices, src, axis, reduce)
+    _check_scatter_positions(xp, "scatter_reduce", x, axis, indices)
     key, values, count = _spread(xp, x, indices, src, axis)
     touched = count > 0
     if reduce == "mean":

@@ -49,6 +49,7 @@ from ..errors import GraphBreakError, GraphFreedError, IndexOutOfRangeError
 from ..graph import Node
 from ..nn import functional as _functional
 from ..node import hook_epoch
+from ..plugins import _rules
 from ..random import Generator, _default_generators, _generator_for
 from ..tensor import Tensor
 from ..tensor_hooks import PostAccumulateGradHook
@@ -771,23 +772,41 @@ def _replayed_range_check(original: Callable[..., Any]) -> Callable[..., Any]:
         tracer = _active
         if tracer is None or not tracer.recording:
             return original(flag, what)
-        found = flag._array
-        if not isinstance(found, TracedArray):
-            return bool(found)
-        if bool(found._real):
-            return True  # the caller raises now, during the capture
-        error = functools.partial(
-            IndexOutOfRangeError,
-            f"{what} in a call of a compiled function; call the function eagerly to see "
-            "which values",
-        )
-        raise_it = tracer.constant(error, "range_error_")
-        tracer.steps.append(
-            Step("text", None, f"if {{0}}: raise {raise_it}()", (found._ref,), effect=True)
-        )
-        return False
+        return _replayed_flag(tracer, flag._array, what)
 
     return any_outside
+
+
+def _replayed_kernel_check(original: Callable[..., Any]) -> Callable[..., Any]:
+    """``plugins._rules.any_true`` (a kernel's check of its indices) made a check that every
+    replay repeats (no graph break)."""
+
+    def any_true(flag: Any, what: str) -> bool:
+        tracer = _active
+        if tracer is None or not tracer.recording:
+            return original(flag, what)
+        # A method's kernel computes on tensors (through the rule namespace), an op's on arrays.
+        return _replayed_flag(tracer, flag._array if isinstance(flag, Tensor) else flag, what)
+
+    return any_true
+
+
+def _replayed_flag(tracer: Tracer, found: Any, what: str) -> bool:
+    """Whether the 0-d boolean ``found`` is true now; if it is a traced array, the plan
+    checks it again at every replay and raises IndexOutOfRangeError saying ``what``."""
+    if not isinstance(found, TracedArray):
+        return bool(found)
+    if bool(found._real):
+        return True  # the caller raises now, during the capture
+    error = functools.partial(
+        IndexOutOfRangeError,
+        f"{what} in a call of a compiled function; call the function eagerly to see which values",
+    )
+    raise_it = tracer.constant(error, "range_error_")
+    tracer.steps.append(
+        Step("text", None, f"if {{0}}: raise {raise_it}()", (found._ref,), effect=True)
+    )
+    return False
 
 
 def _host_call(original: Callable[..., Any], what: str) -> Callable[..., Any]:
@@ -1589,6 +1608,7 @@ class Tracer:
                 "any_outside",
                 _replayed_range_check(_functional.__dict__["any_outside"]),
             ),
+            (_rules, "any_true", _replayed_kernel_check(_rules.__dict__["any_true"])),
             (_graph, "backend_array_types", _with_traced_arrays()),
             (_registry, "resolve_device", _noting_default_device(_registry.resolve_device, self)),
             (

@@ -373,11 +373,16 @@ def test_taking_an_index_out_of_bounds_raises(pick) -> None:
     # Dask takes positions past the end from a dask index array and gives other values.
     x = plugrad.asarray(np.arange(6.0).reshape(2, 3), device="dask")
     for index in ([3, 0], [-4]):
-        with pytest.raises(IndexError, match=r"out of bounds for axis [01] with size 3"):
+        with pytest.raises(IndexError, match=r"out of bounds for (axis|dim) [01] (with|of) size 3"):
             pick(x, plugrad.asarray(np.array(index), device="dask"))
     index = plugrad.asarray(np.array([-1, 0]), device="dask")
     numpy_x = plugrad.asarray(np.arange(6.0).reshape(2, 3))
-    expected = pick(numpy_x, plugrad.asarray(np.array([-1, 0])))
+    try:  # PyTorch's gather and index_select refuse negative indices, on every backend
+        expected = pick(numpy_x, plugrad.asarray(np.array([-1, 0])))
+    except IndexError:
+        with pytest.raises(IndexError, match="out of bounds"):
+            pick(x, index)
+        return
     np.testing.assert_array_equal(pick(x, index).numpy(), expected.numpy())
 
 

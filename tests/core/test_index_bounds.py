@@ -1,0 +1,82 @@
+"""Integer indices out of bounds are refused on every backend, as PyTorch refuses them.
+
+NumPy wraps negative indices and raises its own error past the end; JAX clamps
+or reads NaN; PyTorch's gather, index_select, scatter, index_add and
+index_copy refuse negative indices, while take, take_along_dim and
+index_fill count them from the end. plugrad does what PyTorch does, on all.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+import plugrad
+from plugrad.errors import IndexOutOfRangeError
+
+torch = pytest.importorskip("torch")
+
+REFUSING = {
+    "gather": lambda lib, x, i: x.gather(1, i),
+    "scatter": lambda lib, x, i: x.scatter(1, i, 9.0),
+    "scatter-reduce": lambda lib, x, i: x.scatter(1, i, 9.0, reduce="add"),
+    "scatter_add": lambda lib, x, i: x.scatter_add(1, i, lib.ones_like(x[:, :1])),
+    "scatter_reduce": lambda lib, x, i: x.scatter_reduce(1, i, lib.ones_like(x[:, :1]), "amax"),
+    "index_select": lambda lib, x, i: x.index_select(1, i[:, 0]),
+    "index_add": lambda lib, x, i: x.index_add(1, i[:1, 0], lib.ones_like(x[:, :1])),
+    "index_copy": lambda lib, x, i: x.index_copy(1, i[:1, 0], lib.ones_like(x[:, :1])),
+}
+WRAPPING = {
+    "take": lambda lib, x, i: lib.take(x, i),
+    "take_along_dim": lambda lib, x, i: lib.take_along_dim(x, i, 1),
+    "index_fill": lambda lib, x, i: x.index_fill(1, i[:1, 0], 7.0),
+}
+
+
+def _on(device):
+    x = plugrad.reshape(plugrad.arange(6.0, device=device), (2, 3))
+    return x, lambda rows: plugrad.tensor(rows, device=device)
+
+
+@pytest.mark.parametrize("name", list(REFUSING))
+@pytest.mark.parametrize("rows", [[[-1], [0]], [[3], [0]]], ids=["negative", "past-the-end"])
+def test_pytorchs_refusing_index_ops_refuse_on_every_backend(name, rows):
+    with pytest.raises((RuntimeError, IndexError)):
+        REFUSING[name](torch, torch.arange(6.0).reshape(2, 3), torch.tensor(rows))
+    for device in plugrad.backends.available():
+        x, index = _on(device)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # JAX's int64 note
+            with pytest.raises(IndexOutOfRangeError, match=r"out of bounds for dim 1 of size 3"):
+                REFUSING[name](plugrad, x, index(rows))
+
+
+@pytest.mark.parametrize("name", list(WRAPPING))
+def test_pytorchs_wrapping_index_ops_count_negative_indices_from_the_end(name):
+    expected = WRAPPING[name](torch, torch.arange(6.0).reshape(2, 3), torch.tensor([[-1], [0]]))
+    for device in plugrad.backends.available():
+        x, index = _on(device)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            assert WRAPPING[name](plugrad, x, index([[-1], [0]])).tolist() == expected.tolist()
+            if name != "index_fill":
+                with pytest.raises(IndexOutOfRangeError, match="out of bounds"):
+                    WRAPPING[name](plugrad, x, index([[-7], [0]]))
+
+
+def test_a_compiled_function_checks_its_indices_at_every_replay():
+    x = plugrad.reshape(plugrad.arange(6.0), (2, 3)).requires_grad_()
+
+    def step(x, i):
+        loss = (x.gather(1, i) * 2).sum()
+        loss.backward()
+        return loss.detach()
+
+    compiled = plugrad.compile(step)
+    for _ in range(3):
+        compiled(x, plugrad.tensor([[2], [0]]))
+    assert compiled.captures == 2  # the first call's backward made x.grad
+    with pytest.raises(IndexOutOfRangeError, match=r"gather.*compiled function"):
+        compiled(x, plugrad.tensor([[1], [-1]]))
+    assert compiled.captures == 2  # the check is part of the plan, not a graph break
