@@ -20,13 +20,13 @@ from plugrad.opdef import OpDef, dim_as_axis, op, reduction_dim_as_axis
 _SCALARS = (bool, int, float, complex)
 
 
-def any_true(flag: Any, what: str) -> bool:
+def any_true(flag: Any, what: str, error: type[Exception] = IndexOutOfRangeError) -> bool:
     """Whether ``flag``, a 0-d boolean array a kernel computed, is true.
 
     Kernels call it through this module (``_rules.any_true``): under
     :func:`plugrad.compile` it is a check every replay repeats, raising
-    :class:`~plugrad.errors.IndexOutOfRangeError` that says ``what`` was found,
-    instead of a read of a value (which would fall back to eager execution).
+    ``error`` that says ``what`` was found, instead of a read of a value
+    (which would fall back to eager execution).
     """
     return bool(flag)
 

@@ -11,9 +11,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from plugrad.errors import ArgumentError, ShapeError
+from plugrad.errors import ArgumentError, ScalarRangeError, ShapeError
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
+from plugrad.plugins import _rules
 from plugrad.plugins._rules import axis_query, device_of, reduction_axis, refuse_complex_into_real
 
 # The rows are aligned by hand, one op per statement.
@@ -28,9 +29,30 @@ def _where_method(xp: Any, x: Any, condition: Any, y: Any) -> Any:
 def _masked_fill(xp: Any, x: Any, mask: Any, value: Any) -> Any:
     """PyTorch's ``x.masked_fill(mask, value)``: ``value`` where ``mask`` holds, else ``x``."""
     refuse_complex_into_real(xp, "masked_fill", x, value)
+    if hasattr(value, "dtype") and value.dtype != x.dtype:
+        _refuse_value_out_of_range(xp, "masked_fill", x, value)
     out = xp.where(mask, value, x)
     # NOTE: as in PyTorch the result keeps x's dtype, whatever the value's.
     return out if out.dtype == x.dtype else xp.astype(out, x.dtype)
+
+
+def _refuse_value_out_of_range(xp: Any, function: str, x: Any, value: Any) -> None:
+    """Refuse a tensor ``value`` that ``x``'s integer dtype cannot hold (300 for uint8),
+    as PyTorch does: converted, it would wrap around."""
+    if xp.isdtype(x.dtype, "integral"):
+        info: Any = xp.iinfo(x.dtype)
+        flag = xp.any((value < info.min) | (value > info.max))
+    elif xp.isdtype(x.dtype, "real floating") and xp.isdtype(value.dtype, "real floating"):
+        info = xp.finfo(x.dtype)  # a finite value beyond it would become an infinity
+        flag = xp.any(xp.isfinite(value) & (xp.abs(value) > info.max))
+    else:
+        return
+    what = f"{function}(): a value outside the range [{info.min}, {info.max}] of {x.dtype}"
+    if _rules.any_true(flag, what, ScalarRangeError):
+        raise ScalarRangeError(
+            f"{function}(): the value {value.tolist()} does not fit {x.dtype} (it holds "
+            f"{info.min} to {info.max}); convert the tensor to a wider dtype first"
+        )
 
 
 def _nan_to_num(

@@ -781,25 +781,28 @@ def _replayed_kernel_check(original: Callable[..., Any]) -> Callable[..., Any]:
     """``plugins._rules.any_true`` (a kernel's check of its indices) made a check that every
     replay repeats (no graph break)."""
 
-    def any_true(flag: Any, what: str) -> bool:
+    def any_true(flag: Any, what: str, error: type[Exception] = IndexOutOfRangeError) -> bool:
         tracer = _active
         if tracer is None or not tracer.recording:
-            return original(flag, what)
+            return original(flag, what, error)
         # A method's kernel computes on tensors (through the rule namespace), an op's on arrays.
-        return _replayed_flag(tracer, flag._array if isinstance(flag, Tensor) else flag, what)
+        found = flag._array if isinstance(flag, Tensor) else flag
+        return _replayed_flag(tracer, found, what, error)
 
     return any_true
 
 
-def _replayed_flag(tracer: Tracer, found: Any, what: str) -> bool:
+def _replayed_flag(
+    tracer: Tracer, found: Any, what: str, kind: type[Exception] = IndexOutOfRangeError
+) -> bool:
     """Whether the 0-d boolean ``found`` is true now; if it is a traced array, the plan
-    checks it again at every replay and raises IndexOutOfRangeError saying ``what``."""
+    checks it again at every replay and raises ``kind`` saying ``what``."""
     if not isinstance(found, TracedArray):
         return bool(found)
     if bool(found._real):
         return True  # the caller raises now, during the capture
     error = functools.partial(
-        IndexOutOfRangeError,
+        kind,
         f"{what} in a call of a compiled function; call the function eagerly to see which values",
     )
     raise_it = tracer.constant(error, "range_error_")

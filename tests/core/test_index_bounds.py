@@ -13,7 +13,7 @@ import warnings
 import pytest
 
 import plugrad
-from plugrad.errors import IndexOutOfRangeError
+from plugrad.errors import IndexOutOfRangeError, ScalarRangeError
 
 torch = pytest.importorskip("torch")
 
@@ -80,3 +80,34 @@ def test_a_compiled_function_checks_its_indices_at_every_replay():
     with pytest.raises(IndexOutOfRangeError, match=r"gather.*compiled function"):
         compiled(x, plugrad.tensor([[1], [-1]]))
     assert compiled.captures == 2  # the check is part of the plan, not a graph break
+
+
+@pytest.mark.parametrize(
+    ("dtype", "value"),
+    [("uint8", 300), ("uint8", -1.5), ("int8", -129), ("float16", 1e5), ("float32", 1e300)],
+)
+def test_masked_fill_refuses_a_tensor_value_its_dtype_cannot_hold(dtype, value):
+    # The value was converted with wrap-around: uint8 masked_fill(tensor(300)) gave 44.
+    mask = [True, False]
+    wide = "float64" if isinstance(value, float) else "int64"
+    with pytest.raises(RuntimeError, match="without overflow"):
+        torch.tensor([1, 2], dtype=getattr(torch, dtype)).masked_fill(
+            torch.tensor(mask), torch.tensor(value, dtype=getattr(torch, wide))
+        )
+    x = plugrad.tensor([1, 2], dtype=getattr(plugrad, dtype))
+    with pytest.raises(ScalarRangeError, match="does not fit"):
+        x.masked_fill(plugrad.tensor(mask), plugrad.tensor(value, dtype=getattr(plugrad, wide)))
+    with pytest.raises(ScalarRangeError, match="does not fit"):
+        x.index_fill(0, plugrad.tensor([0]), plugrad.tensor(value, dtype=getattr(plugrad, wide)))
+    fits = x.masked_fill(plugrad.tensor(mask), plugrad.tensor(7, dtype=plugrad.int64))
+    assert fits.tolist() == [7, 2] and fits.dtype == x.dtype
+
+
+def test_a_compiled_masked_fill_checks_its_value_at_every_replay():
+    compiled = plugrad.compile(lambda x, m, v: x.masked_fill(m, v) * 1)
+    x, m = plugrad.tensor([1, 2], dtype=plugrad.uint8), plugrad.tensor([True, False])
+    for value in (3, 4, 5):
+        assert compiled(x, m, plugrad.tensor(value)).tolist() == [value, 2]
+    assert compiled.captures == 1
+    with pytest.raises(ScalarRangeError, match=r"masked_fill.*compiled function"):
+        compiled(x, m, plugrad.tensor(300))
