@@ -1726,7 +1726,7 @@ def avg_pool2d(
         raise ValueError(
             f"avg_pool2d(): divisor_override must be a positive int, got {divisor_override!r}"
         )
-    return _ops.avg_pool2d(
+    out = _ops.avg_pool2d(
         input,
         kernel_size=kernel,
         stride=step,
@@ -1735,6 +1735,10 @@ def avg_pool2d(
         count_include_pad=count_include_pad,
         divisor_override=divisor_override,
     )
+    if input.dtype.kind in ("signed integer", "unsigned integer"):
+        # As PyTorch: integer means, the sums divided with truncation toward zero.
+        return _ops.astype(_ops.trunc(out), input.dtype)
+    return out
 
 
 # -- padding, one-hot ---------------------------------------------------------------------

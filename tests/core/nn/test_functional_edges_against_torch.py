@@ -262,3 +262,23 @@ def test_pad_takes_value_none_and_numpy_integers_as_pytorch():
     with pytest.raises(ArgumentError, match="takes no fill value"):
         F.pad(plugrad.ones((1, 1, 3)), (1, 1), mode="replicate", value=5.0)
     assert F.pad(plugrad.ones((1, 1, 3)), (1, 1), mode="reflect", value=0.0).shape == (1, 1, 5)
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "kwargs"),
+    [
+        ("avg_pool1d", (2,), {}),
+        ("avg_pool1d", (3, 2, 1), {}),
+        ("avg_pool1d", (2,), {"ceil_mode": True}),
+        ("avg_pool2d", ((1, 3),), {"divisor_override": 2}),
+        ("avg_pool2d", ((1, 2), 1, (0, 1)), {"count_include_pad": False}),
+    ],
+)
+def test_average_pools_of_integers_truncate_as_pytorch(name: str, args: tuple, kwargs: dict):
+    # They gave float64 means: [-2.5, 5.5, 1.5] where PyTorch gives int64 [-2, 5, 1].
+    x = np.array([[[-3, -2, 5, 6, 1, 2, 7]]])
+    if name == "avg_pool2d":
+        x = x[None]
+    ours = getattr(F, name)(plugrad.asarray(x), *args, **kwargs)
+    theirs = getattr(TF, name)(torch.tensor(x), *args, **kwargs)
+    assert ours.dtype == plugrad.int64 and ours.tolist() == theirs.tolist()
