@@ -474,8 +474,9 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
     """Count each value of a 1-d tensor of non-negative integers (or sum ``weights`` by value).
 
     The result has ``max(input) + 1`` entries, or ``minlength`` if more; it is
-    ``int64`` without weights, else floating (float weights keep their dtype,
-    others give ``float64``). Differentiable with respect to ``weights``.
+    ``int64`` without weights, else floating (float32 and float64 weights keep
+    their dtype, others give ``float64``, as in PyTorch). Differentiable with
+    respect to ``weights``.
 
     Examples
     --------
@@ -504,7 +505,7 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
         size = max(size, highest + 1)
     if weights is None:
         added = _creation.ones(input.shape, dtype=_dtypes.int64, device=input.device)
-    elif weights.dtype.kind == "real floating":
+    elif weights.dtype in (_dtypes.float32, _dtypes.float64):
         added = weights
     else:
         added = _ops.astype(weights, _dtypes.float64)

@@ -477,6 +477,9 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
     return hardtanh(input, 0.0, 6.0, inplace)
 
 
+_INTEGER_KINDS = ("signed integer", "unsigned integer")
+
+
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
     """``input`` where it is greater than ``threshold``, else ``value``.
 
@@ -488,6 +491,8 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
     tensor([-1.,  2.])
     """
     _check_tensor("input", "threshold", input)
+    if input.dtype.kind in _INTEGER_KINDS and isinstance(value, float) and math.isfinite(value):
+        value = int(value)  # as PyTorch converts it: toward zero, the input's dtype kept
     if inplace:
         return apply_inplace(
             input, globals()["threshold"], threshold, value, name="threshold(inplace=True)"

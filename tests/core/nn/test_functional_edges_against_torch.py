@@ -282,3 +282,19 @@ def test_average_pools_of_integers_truncate_as_pytorch(name: str, args: tuple, k
     ours = getattr(F, name)(plugrad.asarray(x), *args, **kwargs)
     theirs = getattr(TF, name)(torch.tensor(x), *args, **kwargs)
     assert ours.dtype == plugrad.int64 and ours.tolist() == theirs.tolist()
+
+
+def test_threshold_of_integers_keeps_their_dtype_as_pytorch():
+    # It gave float32 [-3., -3., 3.] where PyTorch keeps int64.
+    for value in (-3.0, -3.7):
+        ours = F.threshold(plugrad.tensor([-2, 0, 3]), 0.5, value)
+        theirs = TF.threshold(torch.tensor([-2, 0, 3]), 0.5, value)
+        assert ours.dtype == plugrad.int64 and ours.tolist() == theirs.tolist()
+
+
+def test_bincount_of_float16_weights_sums_in_float64_as_pytorch():
+    halves = plugrad.ones(3, dtype=plugrad.float16)
+    ours = plugrad.bincount(plugrad.tensor([0, 1, 1]), weights=halves)
+    theirs = torch.bincount(torch.tensor([0, 1, 1]), weights=torch.ones(3, dtype=torch.float16))
+    assert ours.dtype == plugrad.float64 and ours.tolist() == theirs.tolist()
+    assert str(theirs.dtype) == "torch.float64"
