@@ -81,7 +81,9 @@ class Uniform(_Elementwise):
         if self._validate_args:
             self._validate_sample(value)
         inside = (self.low <= value) & (self.high > value)
-        return _ops.where(inside, 0.0, -math.inf) - _ops.log(self.high - self.low)
+        # In the parameters' dtype, as PyTorch's (the Python numbers alone would be float32).
+        mass = _ops.astype(_ops.where(inside, 0.0, -math.inf), self.low.dtype)
+        return mass - _ops.log(self.high - self.low)
 
     def cdf(self, value: Tensor) -> Tensor:
         if self._validate_args:

@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 from .. import dtypes as _dtypes
 from .. import ops as _ops
 from ..creation import arange, full, zeros_like
-from ..dtype_functions import broadcast_shapes, finfo, result_type
+from ..dtype_functions import broadcast_shapes, finfo
 from ..errors import ArgumentError, IndexOutOfRangeError, InvalidArgumentError, ShapeError
 from ..grad_mode import no_grad
 from ..nn.functional import any_outside, one_hot
@@ -118,9 +118,10 @@ class Bernoulli(_BinaryParameters):
         if self._validate_args:
             self._validate_sample(value)
         logits, value = broadcast_all(self.logits, value)
-        # As PyTorch: the two promote (a float64 value with float32 logits gives float64).
+        # As PyTorch: a floating value's dtype is the result's (its loss kernel computes in
+        # the target's dtype: float64 for a float64 value, float32 for a float32 one).
         floating = value.dtype.kind == "real floating"
-        dtype = result_type(logits, value) if floating else logits.dtype
+        dtype = value.dtype if floating else logits.dtype
         logits, value = _ops.astype(logits, dtype), _ops.astype(value, dtype)
         return -_ops.binary_cross_entropy_with_logits(logits, value, None, None)
 

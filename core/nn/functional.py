@@ -931,7 +931,7 @@ def smooth_l1_loss(
     --------
     >>> import plugrad
     >>> import plugrad.nn.functional as F
-    >>> F.smooth_l1_loss(plugrad.tensor([0.5, 3.0]), plugrad.tensor([0.0, 0.0]), "none")
+    >>> F.smooth_l1_loss(plugrad.tensor([0.5, 3.0]), plugrad.tensor([0.0, 0.0]), reduction="none")
     tensor([0.1250, 2.5000])
     """
     _check_reduction("smooth_l1_loss", reduction)
@@ -1266,11 +1266,22 @@ def binary_cross_entropy_with_logits(
         _weight_within(function, "weight", weight, input)
     if pos_weight is not None:
         _weight_within(function, "pos_weight", pos_weight, input)
+    # As PyTorch's kernel: the loss has the target's floating dtype (float32 logits with a
+    # float64 target give float64, float64 logits with a float32 target float32).
+    input = _as_input_dtype(input, target)
     loss = _ops.binary_cross_entropy_with_logits(input, target, weight, pos_weight)
     return _reduce(loss, reduction)
 
 
 # -- normalization, embedding -------------------------------------------------------------
+
+
+def _as_input_dtype(other: Tensor, input: Tensor) -> Tensor:
+    """``other`` in ``input``'s floating dtype where both are floating (some PyTorch losses
+    compute in one argument's dtype instead of promoting); otherwise as it is."""
+    if other.dtype is input.dtype or not (other.dtype.kind == input.dtype.kind == "real floating"):
+        return other
+    return _ops.astype(other, input.dtype)
 
 
 def _moving_average_(running: Tensor, batch: Tensor, momentum: float) -> None:
@@ -2217,7 +2228,7 @@ def huber_loss(
     if delta <= 0:
         raise ValueError(f"huber_loss(): delta must be > 0, got {delta!r}")
     _check_element_weight("huber_loss", weight, input)
-    difference = input - target
+    difference = input - _as_input_dtype(target, input)
     distance = _ops.abs(difference)
     # NOTE: the square is of the masked difference, so its gradient is 0 where |d| >= delta.
     near = _ops.where(distance < delta, difference, 0.0)
@@ -2326,11 +2337,13 @@ def soft_margin_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> 
     --------
     >>> import plugrad
     >>> import plugrad.nn.functional as F
-    >>> F.soft_margin_loss(plugrad.tensor([0.0, 2.0]), plugrad.tensor([1.0, -1.0]), "none")
+    >>> x, y = plugrad.tensor([0.0, 2.0]), plugrad.tensor([1.0, -1.0])
+    >>> F.soft_margin_loss(x, y, reduction="none")
     tensor([0.6931, 2.1269])
     """
     _check_reduction("soft_margin_loss", reduction)
     _same_shape("soft_margin_loss", input, target)
+    target = _as_input_dtype(target, input)
     return _reduce(_ops.logaddexp(-target * input, 0.0), reduction)
 
 

@@ -430,12 +430,18 @@ def test_multivariate_normal_reads_scale_tril_and_infinite_values_as_pytorch() -
         np.testing.assert_allclose(ours, theirs, rtol=1e-12)
 
 
-def test_bernoulli_log_prob_promotes_a_wider_value_as_pytorch() -> None:
-    # A float64 value was cast down to the float32 parameter's dtype.
+def test_bernoulli_log_prob_has_the_values_dtype_as_pytorch() -> None:
+    # A float64 value was cast down to the float32 parameter's dtype; a float32 value of
+    # float64 parameters gave float64 (PyTorch's kernel computes in the value's dtype).
     for lib in (plugrad, torch):
         D = lib.distributions
         value = lib.tensor([1.0, 0.0], dtype=lib.float64)
         assert D.Bernoulli(lib.tensor([0.3, 0.6])).log_prob(value).dtype == lib.float64
+        doubles = lib.tensor([0.3, 0.6], dtype=lib.float64)
+        assert D.Bernoulli(doubles).log_prob(lib.tensor([1.0, 0.0])).dtype == lib.float32
+        halves = lib.tensor([0.0], dtype=lib.float16), lib.tensor([2.0], dtype=lib.float16)
+        at = lib.tensor([0.5], dtype=lib.float16)
+        assert D.Uniform(*halves).log_prob(at).dtype == lib.float16  # was float32
     # (Integer values, which PyTorch refuses here, take the parameter's dtype.)
     integers = plugrad.tensor([1, 0])
     assert plugrad.distributions.Bernoulli(plugrad.tensor([0.3])).log_prob(integers).dtype == (

@@ -298,3 +298,19 @@ def test_bincount_of_float16_weights_sums_in_float64_as_pytorch():
     theirs = torch.bincount(torch.tensor([0, 1, 1]), weights=torch.ones(3, dtype=torch.float16))
     assert ours.dtype == plugrad.float64 and ours.tolist() == theirs.tolist()
     assert str(theirs.dtype) == "torch.float64"
+
+
+@pytest.mark.parametrize(
+    "name", ["binary_cross_entropy_with_logits", "huber_loss", "soft_margin_loss"]
+)
+def test_losses_of_two_float_widths_have_pytorchs_dtype(name: str):
+    # They promoted to the wider dtype; PyTorch's kernels compute in one argument's dtype.
+    for first, second in ((torch.float64, torch.float32), (torch.float32, torch.float64)):
+        a, b = np.array([0.3, -1.0]), np.array([1.0, -1.0])
+        ours = getattr(F, name)(
+            plugrad.asarray(a, dtype=getattr(plugrad, str(first)[6:])),
+            plugrad.asarray(b, dtype=getattr(plugrad, str(second)[6:])),
+        )
+        theirs = getattr(TF, name)(torch.tensor(a, dtype=first), torch.tensor(b, dtype=second))
+        assert str(ours.dtype)[8:] == str(theirs.dtype)[6:]
+        assert ours.item() == pytest.approx(theirs.item(), rel=1e-6)
