@@ -70,6 +70,16 @@ class ArrayApiStrictBackend(Backend):
     def devices(self) -> tuple[Any, ...]:
         return tuple(self.namespace().Device(name) for name in _FULL_DEVICES)
 
+    def may_share_memory(self, array: Any, other: Any) -> bool:
+        import numpy as np
+
+        # Its arrays wrap NumPy's (a private attribute, read only to tell views from copies).
+        inner = getattr(array, "_array", None)
+        other_inner = getattr(other, "_array", None)
+        if inner is None or other_inner is None:
+            return True
+        return bool(np.may_share_memory(inner, other_inner))
+
     def dlpack_device(self, device: Any) -> tuple[int, int] | None:
         # Only its real CPU device shares memory with other CPU libraries; the
         # others are labels that DLPack would silently drop.

@@ -74,6 +74,9 @@ class CupyBackend(Backend):
 
         return array_api_compat.cupy
 
+    def may_share_memory(self, array: Any, other: Any) -> bool:
+        return bool(_cupy().may_share_memory(array, other))
+
     def array_types(self) -> tuple[type, ...]:
         return (_cupy().ndarray,)
 

@@ -73,6 +73,13 @@ class NumpyBackend(Backend):
     def dlpack_device(self, device: Any) -> tuple[int, int]:
         return (1, 0)  # kDLCPU
 
+    def may_share_memory(self, array: Any, other: Any) -> bool:
+        # A view's base is the array or the array's own base (NumPy collapses chains).
+        base = other.base
+        if base is not None and (base is array or base is array.base):
+            return True
+        return bool(np.may_share_memory(array, other))
+
     def to_numpy(self, array: Any) -> np.ndarray:
         view = np.asarray(array).view()
         # A read-only view: writing through it would bypass autograd.

@@ -92,6 +92,10 @@ class TorchBackend(Backend):
     def array_types(self) -> tuple[type, ...]:
         return (_torch().Tensor,)
 
+    def may_share_memory(self, array: Any, other: Any) -> bool:
+        storage = array.untyped_storage()
+        return bool(storage.data_ptr() == other.untyped_storage().data_ptr() and storage.nbytes())
+
     def devices(self) -> tuple[Any, ...]:
         torch = _torch()
         found = [torch.device("cpu")]

@@ -206,6 +206,16 @@ class Backend:
         """
         return None
 
+    def may_share_memory(self, array: Any, other: Any) -> bool:
+        """Whether ``other``, made by a view op from ``array``, may share its memory.
+
+        Asked only of a result that may be a copy (``reshape`` of an array its
+        layout does not allow to view): a copy is not a view, and an in-place
+        change of it must not count as one of ``array``. The default, True,
+        treats every such result as a view.
+        """
+        return True
+
     def write(self, array: Any, values: Any) -> Any:
         """Return ``array`` holding ``values`` (same shape and dtype): the functional-update hook.
 

@@ -742,6 +742,12 @@ def saved_version(value: Any) -> int:
     return 0 if counter is None else counter[0]
 
 
+def _copied(device: Device, x: Tensor, out: Tensor) -> bool:
+    """Whether ``out``, made by a view op of ``x``, is a copy (a ``reshape`` the layout
+    allowed no view of). ``plugrad.compile`` swaps in one that asks of the real arrays."""
+    return not device.backend.may_share_memory(x._array, out._array)
+
+
 def apply_view(op: RegisteredOp, x: Any, params: dict[str, Any] | None) -> Tensor:
     """Run a one-input op whose result may share memory with its input (reshape, ...).
 
@@ -751,8 +757,12 @@ def apply_view(op: RegisteredOp, x: Any, params: dict[str, Any] | None) -> Tenso
     if type(x._array) in x._device.scalar_types:
         x._shareable_array()
     out = apply1(op, x, params)
-    # Where views are copies, how the view was made is kept, to bring its values up to date.
-    x._add_alias(out, ViewOf(op, params) if x._device.views_are_copies else None)
+    device = x._device
+    if op.name == "reshape" and not device.views_are_copies and _copied(device, x, out):
+        return out  # a copy (the layout allowed no view): changing it changes nothing of x
+    # How the view was made is kept: an in-place change of either brings the other's graph
+    # history up to date (and, where views are copies, its values).
+    x._add_alias(out, ViewOf(op, params))
     return out
 
 

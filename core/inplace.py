@@ -281,32 +281,39 @@ def _relink_family(target: Tensor, family: list[tuple[Tensor, Any, Any]], name: 
 
     A recorded in-place op has just written into the memory and rebased ``target``
     onto its result. As in PyTorch, a base that ``target`` was indexed from (and its
-    base, ...) becomes "the old base with ``target`` written at the key", and each
-    tensor indexed from an updated one becomes that index of it again. A tensor
-    sharing the memory otherwise (a reshaped or transposed view, say) now holds
-    values that its history does not describe: backward through it raises instead of
-    giving a wrong gradient. A ``detach()``-ed one has no history: it just sees the
-    new values.
+    base, ...) becomes "the old base with ``target`` written at the key" (or, for a
+    view op that shows all of it -- reshape, permute, transpose, ... -- the view op
+    undone on ``target``), and each tensor viewed from an updated one becomes that
+    view of it again. A base viewed only in part by a view op (``diagonal``, ``real``)
+    now holds values that its history does not describe: backward through it raises
+    instead of giving a wrong gradient. A ``detach()``-ed one has no history: it
+    just sees the new values.
     """
     made = {id(member): (base, key) for member, base, key in family}
     updated = {id(target)}
     member = target
-    while True:  # up: the bases target was indexed from
+    while True:  # up: the bases target was indexed from (or viewed by a view op)
         base, key = made.get(id(member), (None, None))
         if base is None or base is DETACHED or id(base) in updated or id(base) not in made:
             break
-        stand_in = _wrap(base._array, base._device, base._requires_grad, base._edge)
-        _rebase(base, _ops.setitem(stand_in, member, key=key))
+        if type(key) is ViewOf:
+            value = _view_undone(member, base, key)
+            if value is None:  # a view that holds part of its base (diagonal, real, ...)
+                break
+        else:
+            stand_in = _wrap(base._array, base._device, base._requires_grad, base._edge)
+            value = _ops.setitem(stand_in, member, key=key)
+        _rebase(base, value)
         updated.add(id(base))
         member = base
     base, key = made.get(id(target), (None, None))
     if base is not None and base is not DETACHED and id(base) in updated:
-        # target itself is now that index of its updated base, as in PyTorch: what flows
+        # target itself is now that view of its updated base, as in PyTorch: what flows
         # into it passes through the base (gradients with respect to the base, its hooks).
-        _rebase(target, _ops.getitem(base, key=key))
-    for member, base, key in family:  # down: what was indexed from an updated tensor
+        _rebase(target, _view_again(base, key))
+    for member, base, key in family:  # down: what was viewed from an updated tensor
         if id(member) not in updated and base is not None and id(base) in updated:
-            _rebase(member, _ops.getitem(base, key=key))
+            _rebase(member, _view_again(base, key))
             updated.add(id(member))
     stale = [m for m, base, _ in family if id(m) not in updated and base is not DETACHED]
     if stale and (target._requires_grad or any(m._requires_grad for m in stale)):
@@ -458,6 +465,35 @@ _VIEW_INVERSES: dict[str, Callable[..., Any]] = {
     "matrix_transpose": _untransposed,
     "moveaxis": _moved_back,
 }
+
+
+def _view_again(base: Tensor, key: Any) -> Tensor:
+    """The view ``key`` (an index, or a :class:`ViewOf`) of ``base``, as a recorded op."""
+    if type(key) is ViewOf:
+        params = key.params or {}
+        if key.op.name == "moveaxis":  # its axes are positional-only
+            return _ops.moveaxis(base, params["source"], params["destination"])
+        return getattr(_ops, key.op.name)(base, **params)
+    return _ops.getitem(base, key=key)
+
+
+def _view_undone(view: Tensor, base: Tensor, key: ViewOf) -> Tensor | None:
+    """``base``'s values as they follow from ``view``'s (the view op made ``view`` of
+    ``base``), as a recorded op; None for a view that holds only part of its base."""
+    params = key.params or {}
+    name = key.op.name
+    if name in ("reshape", "expand_dims", "squeeze"):
+        return _ops.reshape(view, tuple(base.shape))
+    if name == "permute_dims":
+        order = [axis % view.ndim for axis in params["axes"]]
+        return _ops.permute_dims(view, tuple(order.index(i) for i in range(view.ndim)))
+    if name == "matrix_transpose":
+        return _ops.matrix_transpose(view)
+    if name == "moveaxis":
+        return _ops.moveaxis(view, params["destination"], params["source"])
+    if name == "flip":
+        return _ops.flip(view, axis=params.get("axis"))
+    return None
 
 
 def _rebase(tensor: Tensor, value: Tensor) -> None:

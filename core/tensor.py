@@ -66,9 +66,11 @@ class Tensor(_InstalledMethods):
         "_grad",
         "_hooks",
         "_requires_grad",
+        "_view_base",  # set on views only (see plugrad.versions.add_alias)
     )
     _array: Any
     _counter: list[Any] | None
+    _view_base: Tensor
     _device: Device
     _edge: Any
     _grad: Tensor | None

@@ -107,6 +107,11 @@ def add_alias(tensor: Versioned, alias: Versioned, key: Any = None) -> None:
         counter.append((_weak(alias), None, None))
     else:
         counter.append((_weak(alias), _weak(tensor), key))
+        if key is not DETACHED and key is not ALIAS:
+            # A view keeps what it views alive, as PyTorch's ``_base`` does: an in-place
+            # change of the view reaches that tensor (and its other views) through it, even
+            # where nothing else holds it (``y.reshape(2, 3).t().mul_(2)``).
+            alias._view_base = tensor  # type: ignore[attr-defined]
     # Forget the dead when the size reaches a power of two, or passes it by at most
     # three: other threads may append between our append and this read.
     quarter = len(counter) >> 2
@@ -140,9 +145,10 @@ def bump_version(tensor: Versioned) -> None:
 def memory_family(tensor: Member) -> list[tuple[Member, Any, Any]]:
     """Every live tensor sharing ``tensor``'s memory (``tensor`` too), in the order made.
 
-    Each as ``(member, base, key)``: ``member`` is ``base[key]``; ``base`` is
-    :data:`DETACHED` for a ``detach()``-ed member, ``None`` when not known (the
-    first tensor, other views, or a base that is gone).
+    Each as ``(member, base, key)``: ``member`` is ``base[key]``, or the view
+    :class:`ViewOf` says of ``base``; ``base`` is :data:`DETACHED` for a
+    ``detach()``-ed member, ``None`` when not known (the first tensor, other
+    views, or a base that is gone).
     """
     if tensor._counter is None:  # the common case, on the path of every in-place op
         return []
@@ -150,7 +156,7 @@ def memory_family(tensor: Member) -> list[tuple[Member, Any, Any]]:
     for member, base, key in memory_links(tensor):
         if key is DETACHED:
             found.append((member, DETACHED, key))
-        elif key is ALIAS or type(key) is ViewOf or type(key) is Unstacked:
+        elif key is ALIAS or type(key) is Unstacked or (type(key) is ViewOf and base is None):
             found.append((member, None, None))
         else:
             found.append((member, base, key))

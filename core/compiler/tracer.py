@@ -38,6 +38,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
+from .. import dispatch as _dispatch
 from .. import engine as _engine
 from .. import graph as _graph
 from .. import inplace as _views
@@ -810,6 +811,15 @@ def _replayed_flag(
         Step("text", None, f"if {{0}}: raise {raise_it}()", (found._ref,), effect=True)
     )
     return False
+
+
+def _copied_of_real_arrays(device: Any, x: Tensor, out: Tensor) -> bool:
+    """``dispatch._copied`` during a capture: whether a reshape copied, asked of the real
+    arrays (the plan keeps the answer; its guards keep the arguments' layouts)."""
+    array, result = x._array, out._array
+    real = array._real if isinstance(array, TracedArray) else array
+    real_result = result._real if isinstance(result, TracedArray) else result
+    return not device.backend.may_share_memory(real, real_result)
 
 
 def _host_call(original: Callable[..., Any], what: str) -> Callable[..., Any]:
@@ -1612,6 +1622,7 @@ class Tracer:
                 _replayed_range_check(_functional.__dict__["any_outside"]),
             ),
             (_rules, "any_true", _replayed_kernel_check(_rules.__dict__["any_true"])),
+            (_dispatch, "_copied", _copied_of_real_arrays),
             (_graph, "backend_array_types", _with_traced_arrays()),
             (_registry, "resolve_device", _noting_default_device(_registry.resolve_device, self)),
             (

@@ -14,6 +14,7 @@ from plugrad.errors import (
     InPlaceModificationError,
     ReadOnlyViewError,
     ShapeError,
+    ViewCopyError,
 )
 
 
@@ -399,7 +400,9 @@ def test_sibling_views_see_a_change_through_one_of_them() -> None:
     assert x.grad.tolist() == [1.0, 2.0, 2.0, 0.0]
 
 
-def test_backward_through_another_kind_of_view_of_a_changed_base_raises() -> None:
+def test_backward_through_a_view_op_view_of_a_changed_base_follows_the_change() -> None:
+    # As in PyTorch: a reshaped (or transposed, ...) view of a changed base, and a base
+    # changed through such a view, differentiate through the change (they raised).
     x = leaf(1.0, 2.0, 3.0, 4.0)
     y = x * 2.0
     v = plugrad.reshape(y, (2, 2))
@@ -407,11 +410,25 @@ def test_backward_through_another_kind_of_view_of_a_changed_base_raises() -> Non
     y.sum().backward()  # y itself holds the op
     assert x.grad.tolist() == [2.0, 2.0, 2.0, 2.0]
     assert v.tolist() == [[3.0, 5.0], [7.0, 9.0]]
-    with pytest.raises(InPlaceModificationError, match=r"add_\(\) was applied"):
-        (v * 1.0).sum().backward()
+    (v * v).sum().backward()
+    assert x.grad.tolist() == [14.0, 22.0, 30.0, 38.0]
+    z = x * 2.0
+    plugrad.matrix_transpose(plugrad.reshape(z, (2, 2))).mul_(3.0)
+    z.sum().backward()
+    assert x.grad.tolist() == [20.0, 28.0, 36.0, 44.0]
+
+
+def test_backward_through_a_base_changed_through_a_partial_view_raises() -> None:
+    # A diagonal holds part of its base: the base's history cannot be written from it.
+    x = leaf(1.0, 2.0, 3.0, 4.0)
+    z = plugrad.reshape(x * 2.0, (2, 2))
+    if plugrad.default_device().views_are_copies:  # the change itself is refused
+        with pytest.raises(ViewCopyError, match="diagonal"):
+            plugrad.linalg.diagonal(z).mul_(3.0)
+        return
+    plugrad.linalg.diagonal(z).mul_(3.0)
+    assert z.tolist() == [[6.0, 4.0], [6.0, 24.0]]
     with pytest.raises(InPlaceModificationError, match=r"mul_\(\) was applied"):
-        z = x * 2.0
-        plugrad.reshape(z, (2, 2)).mul_(3.0)
         z.sum().backward()
 
 
@@ -609,19 +626,21 @@ def test_retain_grad_follows_a_tensor_changed_in_place_as_in_pytorch() -> None:
 @pytest.mark.parametrize(
     "view", [lambda y: y.mT, lambda y: y.T, lambda y: y.reshape(4), lambda y: y.permute(1, 0)]
 )
-def test_a_base_changed_through_a_reshaping_view_is_refused_by_every_kind_of_backward(view):
-    # autograd.grad and backward(inputs=...) left the base's path out: [[1, 1], [1, 1]]
-    # where the gradient is [[4, 4], [4, 4]] (backward() raised).
+def test_a_base_changed_through_a_reshaping_view_differentiates_through_every_backward(view):
+    # autograd.grad and backward(inputs=...) once left the base's path out ([[1, 1], [1, 1]]
+    # where the gradient is [[4, 4], [4, 4]]); then all three refused; now, as in PyTorch,
+    # the base's history goes through the change.
     x = plugrad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
     y = x * 1
     view(y).mul_(3)
+    assert y.tolist() == [[3.0, 6.0], [9.0, 12.0]]
     loss = y.sum() + x.sum()
-    with pytest.raises(InPlaceModificationError, match="history did not"):
-        plugrad.autograd.grad(loss, [x], retain_graph=True)
-    with pytest.raises(InPlaceModificationError, match="history did not"):
-        loss.backward(inputs=[x], retain_graph=True)
-    with pytest.raises(InPlaceModificationError, match="history did not"):
-        plugrad.autograd.grad(y.sum(), [x], allow_unused=True)
+    (grad,) = plugrad.autograd.grad(loss, [x], retain_graph=True)
+    assert grad.tolist() == [[4.0, 4.0], [4.0, 4.0]]
+    loss.backward(inputs=[x], retain_graph=True)
+    assert x.grad.tolist() == [[4.0, 4.0], [4.0, 4.0]]
+    (grad,) = plugrad.autograd.grad(y.sum(), [x], allow_unused=True)
+    assert grad.tolist() == [[3.0, 3.0], [3.0, 3.0]]
 
 
 @pytest.mark.skipif(

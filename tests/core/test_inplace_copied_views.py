@@ -147,9 +147,25 @@ def test_a_change_a_view_cannot_follow_is_refused_and_changes_nothing(copying) -
     assert wide.tolist() == [[2.0, 3.0, 4.0, 5.0]] * 2 and row.tolist() == [3.0, 4.0]
 
 
+def test_a_view_of_views_of_a_temporary_follows(copying) -> None:
+    # A view keeps what it views alive (PyTorch's _base): the column follows x through x.T.
+    x = plugrad.tensor([[1.0, 2.0], [3.0, 4.0]])
+    column = x.T[0]
+    x.mul_(2)
+    assert column.tolist() == [2.0, 6.0]
+    column.zero_()
+    assert x.tolist() == [[0.0, 4.0], [0.0, 8.0]]
+
+
+def _unfollowable_view(x: plugrad.Tensor) -> plugrad.Tensor:
+    """A view of ``x``'s first row made with another input (broadcast_arrays), through a
+    view that is gone: it cannot be re-derived from ``x``."""
+    return plugrad.broadcast_arrays(x[0], plugrad.zeros(x.shape[1:]))[0]
+
+
 def test_a_view_of_a_temporary_cannot_follow_and_the_change_is_refused(copying) -> None:
     x = plugrad.tensor([[1.0, 2.0], [3.0, 4.0]])
-    column = x.T[0]  # made from x.T, which is gone
+    column = _unfollowable_view(x)
     tensors = (x, column)
     values, versions = [t.tolist() for t in tensors], [t._version for t in tensors]
     for target, method, args in ((x, "mul_", (2,)), (column, "zero_", ()), (x, "__iadd__", (1.0,))):
@@ -195,7 +211,7 @@ def test_an_optimizer_step_reaches_the_views_of_its_parameters(device, optimizer
 def test_an_optimizer_step_its_views_cannot_follow_is_refused_and_changes_nothing(copying) -> None:
     first = plugrad.nn.Parameter(plugrad.tensor([1.0, 2.0]))
     weight = plugrad.nn.Parameter(plugrad.tensor([[1.0, 2.0], [3.0, 4.0]]))
-    column = weight.T[0]  # made from weight.T, which is gone
+    column = _unfollowable_view(weight)
     step = plugrad.optim.SGD([first, weight], lr=0.5, momentum=0.9)
     (first.sum() + weight.sum()).backward()
     tensors = (first, weight, column)
@@ -245,7 +261,7 @@ def test_a_compiled_change_a_view_made_since_cannot_follow_is_refused(copying) -
         return x.sum()
 
     scale()
-    column = x.T[0]  # made from x.T, which is gone
+    column = _unfollowable_view(x)
     values, versions = [x.tolist(), column.tolist()], [x._version, column._version]
     with pytest.raises(ViewCopyError, match=r"replay of the compiled .*scale.*Make that view"):
         scale()

@@ -1,0 +1,94 @@
+"""In-place changes through views made by view ops, against PyTorch.
+
+A change through ``b.t()``, ``b.view(...)``, ``b.permute(...)``, ``b.unsqueeze(0)``
+(and chains of them, of temporaries too) is the base's change, and the base's
+views follow: values and gradients as PyTorch's. They raised before, where the
+view was not an index of the base. Views that hold part of their base
+(``diagonal``) still refuse a backward through the changed base.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import plugrad
+from plugrad.errors import InPlaceModificationError, ViewCopyError
+
+torch = pytest.importorskip("torch")
+
+VIEWS = {
+    "t": lambda b: b.t(),
+    "T": lambda b: b.T,
+    "mT": lambda b: b.mT,
+    "view": lambda b: b.view(3, 2),
+    "reshape": lambda b: b.reshape(6),
+    "flatten": lambda b: b.flatten(),
+    "permute": lambda b: b.permute(1, 0),
+    "transpose": lambda b: b.transpose(0, 1),
+    "movedim": lambda b: b.movedim(0, 1),
+    "unsqueeze": lambda b: b.unsqueeze(0),
+    "unflatten": lambda b: b.unflatten(1, (3, 1)),
+    "chain": lambda b: b.reshape(3, 2).t().unsqueeze(-1),
+    "view-then-index": lambda b: b.t()[1],
+    "index-then-view": lambda b: b[1:].t(),
+}
+
+CHANGES = {
+    "mul_": lambda v, lib: v.mul_(lib.full(v.shape, 3.0)),
+    "add_": lambda v, lib: v.add_(2.0),
+    "zero_": lambda v, lib: v.zero_(),
+    "addcmul_": lambda v, lib: v.addcmul_(lib.ones(v.shape), lib.full(v.shape, 2.0), value=0.5),
+    "setitem": lambda v, lib: v.__setitem__(0, 7.0),
+    "copy_": lambda v, lib: v.copy_(lib.ones(v.shape) * 5),
+}
+
+
+def _run(lib, view, change):
+    x = lib.tensor(np.arange(1.0, 7.0).reshape(2, 3), requires_grad=True)
+    b = x * 1
+    other = b.reshape(3, 2)  # another view of b: it follows the change
+    v = view(b)
+    change(v, lib)
+    loss = (b * b).sum() + (other * lib.tensor([[1.0, 2.0]] * 3)).sum() + (v * v).sum()
+    loss.backward()
+    return b.tolist(), other.tolist(), v.tolist(), x.grad.tolist()
+
+
+@pytest.mark.parametrize("change", list(CHANGES))
+@pytest.mark.parametrize("view", list(VIEWS))
+def test_a_change_through_a_view_is_the_bases_as_in_pytorch(view, change):
+    ours = _run(plugrad, VIEWS[view], CHANGES[change])
+    theirs = _run(torch, VIEWS[view], CHANGES[change])
+    for mine, reference in zip(ours, theirs):
+        np.testing.assert_allclose(mine, reference, rtol=1e-6)
+
+
+def test_a_copy_made_by_reshape_is_not_a_view():
+    # A reshape the layout cannot view copies: changing it leaves the base (and its
+    # graph) alone, as in PyTorch. (Where views are copies, every view op's result is
+    # kept up to date as a view: there, the change reaches the base.)
+    if plugrad.default_device().views_are_copies:
+        pytest.skip("every view op's result acts as a view where views are copies")
+    results = []
+    for lib in (plugrad, torch):
+        x = lib.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+        b = x * 1
+        copied = b.mT.reshape(6)
+        copied.mul_(2.0)
+        (b.sum() + copied.sum()).backward()
+        results.append((b.tolist(), x.grad.tolist()))
+    assert results[0] == results[1]
+
+
+def test_a_base_changed_through_its_diagonal_refuses_backward():
+    x = plugrad.tensor(np.arange(4.0).reshape(2, 2), requires_grad=True)
+    b = x * 1
+    if plugrad.default_device().views_are_copies:  # the change itself is refused
+        with pytest.raises(ViewCopyError, match="diagonal"):
+            plugrad.linalg.diagonal(b).mul_(3.0)
+        return
+    plugrad.linalg.diagonal(b).mul_(3.0)
+    assert b.tolist() == [[0.0, 1.0], [2.0, 9.0]]
+    with pytest.raises(InPlaceModificationError, match="history did not"):
+        b.sum().backward()
