@@ -953,7 +953,7 @@ def _optimizer_step(host_step: Callable[..., Any], tracer: Tracer) -> Callable[.
     key (parameters, state tensors, options); a step that made state (the
     first one) gives a plan that is not kept: the next call captures again.
     """
-    from ..optim.optimizer import Optimizer
+    from ..optim.optimizer import Optimizer, plain_options
 
     def step(self: Any, closure: Any = None) -> Any:
         if (
@@ -967,10 +967,13 @@ def _optimizer_step(host_step: Callable[..., Any], tracer: Tracer) -> Callable[.
         tracer.recording = False
         try:
             numbers = self._advance()
+            # Options given as tensors read as numbers, not traced (the numbers the update
+            # reads afresh come from _advance at every replay).
+            groups = [plain_options(group) for group in self.param_groups]
         finally:
             tracer.recording = tracer.broken is None
         if not tracer.recording:
-            for group, group_numbers in zip(self.param_groups, numbers):
+            for group, group_numbers in zip(groups, numbers):
                 self._update_group(group, group_numbers)
             return None
         advance = tracer.constant(self._advance, "advance_")
@@ -987,7 +990,7 @@ def _optimizer_step(host_step: Callable[..., Any], tracer: Tracer) -> Callable[.
         # The parameters' views follow as in an eager step (where views are copies); the
         # refresh is recorded too: the plan may read them after the step.
         followers = self._views_to_follow()
-        for group, group_numbers in zip(self.param_groups, traced):
+        for group, group_numbers in zip(groups, traced):
             self._update_group(group, group_numbers)
         if followers:
             _views.follow_raw_writes(followers)

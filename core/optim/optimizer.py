@@ -14,6 +14,7 @@ parameter then points at it, so the Tensor object is still the same.
 from __future__ import annotations
 
 import math
+import numbers
 import re
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping
@@ -303,7 +304,7 @@ class Optimizer:
         followers = self._views_to_follow()
         if type(self)._step_group is Optimizer._step_group:
             for group, numbers in zip(self.param_groups, self._advance()):
-                self._update_group(group, numbers)
+                self._update_group(plain_options(group), numbers)
         else:
             for group in self.param_groups:
                 self._step_group(group)
@@ -344,12 +345,13 @@ class Optimizer:
 
     def _advance(self) -> list[list[float]]:
         """The Python part of a step for every group: its numbers, one list per group."""
-        numbers = [self._prepare_group(group) for group in self.param_groups]
+        numbers = [self._prepare_group(plain_options(group)) for group in self.param_groups]
         self._step_count += 1
         return numbers
 
     def _step_group(self, group: dict[str, Any]) -> None:
         """Update the parameters of one group from their gradients."""
+        group = plain_options(group)
         self._update_group(group, self._prepare_group(group))
 
     def _new_state(self, param: Tensor, group: dict[str, Any]) -> dict[str, Any]:
@@ -877,10 +879,38 @@ def check_state(
             _check_buffer(param, key, state[key])
 
 
+def plain_options(group: dict[str, Any]) -> dict[str, Any]:
+    """``group`` with options given as 0-d tensors or NumPy numbers (a tensor ``lr``, as
+    PyTorch takes) read as Python numbers, at each step; ``group`` itself where none is."""
+    plain = _PLAIN_TYPES
+    if all(
+        type(v) in plain or (type(v) is tuple and all(type(e) in plain for e in v))
+        for v in group.values()
+    ):
+        return group
+    return {k: v if k == "params" else _plain_option_value(v) for k, v in group.items()}
+
+
+_PLAIN_TYPES = frozenset({float, int, bool, str, list, type(None)})
+
+
+def _plain_option_value(value: Any) -> Any:
+    if isinstance(value, Tensor) or type(value).__module__ == "numpy":
+        return value.item()
+    if type(value) is tuple:
+        return tuple(map(_plain_option_value, value))
+    return value
+
+
 def check_number(
     name: str, value: Any, *, at_least: float = 0.0, below: float | None = None
 ) -> None:
-    """Raise unless ``value`` is a real number with ``at_least <= value`` (``< below``)."""
+    """Raise unless ``value`` is a real number with ``at_least <= value`` (``< below``):
+    a Python or NumPy number, or a 0-d real tensor (read at each step, as PyTorch's)."""
+    if isinstance(value, Tensor) and value.ndim == 0 and value.dtype.kind != "complex floating":
+        value = value.item()
+    elif isinstance(value, numbers.Real) and type(value).__module__ == "numpy":
+        value = value.item()  # type: ignore[attr-defined]
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise TypeError(f"{name} must be a number, got {value!r} ({type(value).__name__})")
     if math.isnan(value) or value < at_least or (below is not None and value >= below):

@@ -515,3 +515,55 @@ def test_rprop_does_not_move_a_parameter_whose_gradient_is_nan_as_pytorch() -> N
             opt.step()
         results.append((w.tolist(), opt.state[w]["step_size"].tolist()))
     assert results[0] == results[1]  # the parameter was NaN from the first step
+
+
+_TENSOR_OPTIONS = {
+    "Adam-tensor-lr": lambda lib, p: lib.optim.Adam(p, lr=lib.tensor(0.01)),
+    "AdamW-tensor-lr": lambda lib, p: lib.optim.AdamW(p, lr=lib.tensor(0.01), weight_decay=0.1),
+    "Adam-tensor-betas": lambda lib, p: lib.optim.Adam(
+        p, lr=0.01, betas=(lib.tensor(0.9), lib.tensor(0.99))
+    ),
+    "SGD-numpy-lr": lambda lib, p: lib.optim.SGD(p, lr=np.float32(0.1), momentum=0.9),
+    "RMSprop-tensor-lr": lambda lib, p: lib.optim.RMSprop(p, lr=lib.tensor(0.01)),
+}
+
+
+@pytest.mark.parametrize("make", _TENSOR_OPTIONS.values(), ids=_TENSOR_OPTIONS)
+def test_options_given_as_tensors_or_numpy_numbers_as_pytorch(make) -> None:
+    # TypeError: lr must be a number; a tensor set as a group's lr later broke the step.
+    torch = pytest.importorskip("torch")
+    runs = []
+    for lib in (plugrad, torch):
+        w = lib.tensor([1.0, -2.0], dtype=lib.float64, requires_grad=True)
+        opt = make(lib, [w])
+        for i in range(4):
+            opt.zero_grad()
+            (w * w).sum().backward()
+            opt.step()
+            if i == 1:
+                opt.param_groups[0]["lr"] = lib.tensor(0.05)
+        runs.append(w.tolist())
+    np.testing.assert_allclose(runs[0], runs[1], rtol=1e-6)  # PyTorch reads them in float32
+
+
+def test_a_tensor_learning_rate_changed_in_place_is_read_by_compiled_steps() -> None:
+    runs = []
+    for compiled in (False, True):
+        w = plugrad.tensor([1.0, -2.0], requires_grad=True)
+        lr = plugrad.tensor(0.1)
+        opt = optim.SGD([w], lr=lr, momentum=0.9)
+
+        def step(w=w, opt=opt):
+            opt.zero_grad()
+            (w * w).sum().backward()
+            opt.step()
+
+        run = plugrad.compile(step) if compiled else step
+        for _ in range(5):
+            run()
+            with plugrad.no_grad():
+                lr.mul_(0.5)
+        runs.append(w.tolist())
+    assert runs[0] == runs[1]
+    with pytest.raises(TypeError, match="lr must be a number"):
+        optim.SGD([plugrad.zeros(1, requires_grad=True)], lr=plugrad.ones(2))
