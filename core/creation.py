@@ -307,8 +307,17 @@ def _holds_double_scalars(data: Any) -> bool:
             return False
         if type(data[0]) is list or type(data[0]) is tuple:
             return any(_holds_double_scalars(row) for row in data)
-        return any(_is_double_scalar(kind) for kind in set(map(type, data)))  # C speed
+        kinds = set(map(type, data))  # C speed
+        if any(_is_array(kind) for kind in kinds):  # [np.array([1.0]), ...]: their dtypes
+            return any(_holds_double_scalars(item) for item in data)
+        return any(_is_double_scalar(kind) for kind in kinds)
+    if _is_array(kind):
+        return str(data.dtype) in ("float64", "complex128")
     return _is_double_scalar(kind)
+
+
+def _is_array(kind: type) -> bool:
+    return kind.__module__ == "numpy" and kind.__name__ == "ndarray"
 
 
 def _is_double_scalar(kind: type) -> bool:
@@ -726,13 +735,36 @@ def arange(
     start, stop, step = (_python_number("arange", v) for v in (start, stop, step))
     target = target_device(device, backend)
     floating = any(isinstance(v, float) for v in (start, stop, step))
-    if dtype is None:
-        dtype = _dtypes.default_float_dtype if floating else target.default_int_dtype
-    elif floating and dtype.kind in ("signed integer", "unsigned integer"):
-        # PyTorch's: the bounds and the step become the integer dtype first (truncated).
-        start, stop, step = int(start), int(stop), int(step)
     if step == 0:
         raise InvalidArgumentError(f"arange(): step must be nonzero, got {step!r}")
+    if dtype is None:
+        dtype = _dtypes.default_float_dtype if floating else target.default_int_dtype
+    elif floating and dtype is _dtypes.int64:
+        # PyTorch's: the bounds and the step become int64 first (truncated).
+        start, stop, step = int(start), int(stop), int(step)
+        if step == 0:
+            raise InvalidArgumentError(f"arange(): step {step!r} is 0 once made an integer")
+    elif floating and dtype.kind in ("signed integer", "unsigned integer"):
+        # PyTorch's for the other integer dtypes: the length from the numbers as given, the
+        # values from the start and the step made integers: arange(-3, 3, 1.5) is [-3..0].
+        length = max(math.ceil((stop - start) / step), 0)
+        first, each = int(start), int(step)
+        last = first + each * (length - 1) if length else first
+        bits = 8 * dtype.itemsize
+        low, high = (
+            (0, 2**bits - 1)
+            if dtype.kind == "unsigned integer"
+            else (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
+        )
+        xp, native = target.xp, target.native_dtype(dtype)
+        if length and not (low <= min(first, last) and max(first, last) <= high):
+            raise ScalarRangeError(
+                f"arange(): the values {first} to {last} do not fit {dtype.name}; pick a "
+                "wider dtype"
+            )
+        counts = xp.arange(length, dtype=target.native_dtype(target.default_int_dtype))
+        values = counts * each + first
+        return leaf(xp.astype(values, native), target, requires_grad)
     if dtype in (_dtypes.float16, _dtypes.float32) and _dtypes.float64 in target.dtypes:
         # NOTE: NumPy steps in the dtype itself, so float16 values drift (0.2 * 5 - 1 is
         # 0.00098, not 0): computed in float64 and rounded once, as PyTorch's are.

@@ -8,6 +8,7 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from . import dtypes as _dtypes
+from . import grad_mode as _grad_mode
 from .backend import Device
 from .creation import (
     CreationOptions,
@@ -18,8 +19,10 @@ from .creation import (
     target_device,
     with_like_options,
 )
+from .creation import zeros_like as _zeros_like
 from .dtype_functions import broadcast_shapes
 from .errors import DtypeError
+from .function import Function
 from .grad_mode import no_grad as _no_grad
 from .inplace import apply_inplace, filled_with
 from .keyword_options import spell_out
@@ -649,7 +652,9 @@ def normal(
     """Return samples of a normal distribution with the given ``mean`` and ``std``.
 
     ``mean`` and ``std`` are numbers (then ``size`` gives the shape) or
-    tensors (the result has their broadcast shape, on their device).
+    tensors (the result has their broadcast shape, on their device). Where
+    one requires grad, so does the result, and their gradients are 0, as in
+    PyTorch (a draw is not differentiated; ``distributions.Normal.rsample`` is).
 
     Examples
     --------
@@ -660,6 +665,8 @@ def normal(
     (4,)
     """
     tensors = [t for t in (mean, std) if isinstance(t, Tensor)]
+    if not isinstance(std, Tensor) and std < 0:
+        raise ValueError(f"normal(): std must be >= 0, got {std!r}")
     if tensors:
         if size is not None:
             raise TypeError("normal(): give size only when mean and std are numbers")
@@ -671,10 +678,26 @@ def normal(
             raise TypeError("normal(mean, std, size): size is needed when mean and std are numbers")
         shape = size
     noise = _sample("normal", (shape,), dtype, device, None, generator, False)
+    if _grad_mode._state.enabled and any(t._requires_grad for t in tensors):
+        return _Draw.apply(noise, mean, std)
     with _no_grad():
         result = noise * std + mean
     target = result._device
     return leaf(result._array, target, requires_grad)
+
+
+class _Draw(Function):
+    """``noise * std + mean`` in the graph of ``mean`` and ``std``, with gradients 0."""
+
+    @staticmethod
+    def forward(ctx: Any, noise: Tensor, mean: Any, std: Any) -> Tensor:
+        ctx.inputs = (mean, std)
+        return noise * std + mean
+
+    @staticmethod
+    def backward(ctx: Any, *grad_outputs: Tensor) -> tuple[Any, ...]:
+        zeros = [_zeros_like(value) if isinstance(value, Tensor) else None for value in ctx.inputs]
+        return (None, *zeros)
 
 
 # -- the in-place sampling methods of Tensor ----------------------------------------------

@@ -246,3 +246,39 @@ def test_generator_states_are_saved_and_restored() -> None:
     other = "numpy" if g.device.backend.name != "numpy" else "array_api_strict"
     with pytest.raises(ValueError, match="backend"):
         plugrad.Generator(seed=1, backend=other).set_state(state)
+
+
+def test_a_list_of_double_numpy_arrays_stays_double_as_pytorch() -> None:
+    # [np.array([1.0, 2.0]), ...] was read in float32, losing digits PyTorch keeps.
+    assert plugrad.tensor([np.array([1.0, 2.0]), np.array([3.0, 4.0])]).dtype == plugrad.float64
+    assert plugrad.tensor([np.array([1j])]).dtype == plugrad.complex128
+    assert plugrad.asarray([np.array([0.1])]).tolist() == [[0.1]]
+    assert plugrad.tensor([np.array([1.0], dtype=np.float32)]).dtype == plugrad.float32
+    assert plugrad.tensor([[1.0, 2.0]]).dtype == plugrad.float32
+
+
+@pytest.mark.parametrize(
+    "args", [(-3, 3, 1.5), (0.5,), (0, 1, 0.1), (5.5, 0, -1.5), (2.7, 10, 2.5), (0, 3.0)]
+)
+@pytest.mark.parametrize("dtype", ["int16", "int32", "int64"])
+def test_arange_of_float_arguments_in_an_integer_dtype_as_pytorch(args, dtype) -> None:
+    # int32 arange(-3, 3, 1.5) gave 6 values where PyTorch gives [-3, -2, -1, 0].
+    torch = pytest.importorskip("torch")
+    try:
+        expected = torch.arange(*args, dtype=getattr(torch, dtype)).tolist()
+    except (RuntimeError, ValueError):
+        with pytest.raises(ValueError, match="step"):
+            plugrad.arange(*args, dtype=getattr(plugrad, dtype))
+        return
+    assert plugrad.arange(*args, dtype=getattr(plugrad, dtype)).tolist() == expected
+
+
+def test_normal_of_tensors_that_require_grad_has_zero_gradients_as_pytorch() -> None:
+    mean = plugrad.zeros(3, requires_grad=True)
+    std = plugrad.ones(3, requires_grad=True)
+    sample = plugrad.normal(mean, std)
+    assert sample.requires_grad  # it was a leaf without history: backward raised
+    (sample * 2).sum().backward()
+    assert mean.grad.tolist() == [0.0, 0.0, 0.0] and std.grad.tolist() == [0.0, 0.0, 0.0]
+    with pytest.raises(ValueError, match="std must be >= 0"):
+        plugrad.normal(0.0, -1.0, (2,))
