@@ -11,7 +11,7 @@ Examples
 
 from __future__ import annotations
 
-from .dataloader import DataLoader, WorkerInfo, default_collate, get_worker_info
+from .dataloader import DataLoader, WorkerInfo, default_collate, default_convert, get_worker_info
 from .dataset import (
     ChainDataset,
     ConcatDataset,
@@ -48,6 +48,7 @@ __all__ = [
     "WeightedRandomSampler",
     "WorkerInfo",
     "default_collate",
+    "default_convert",
     "get_worker_info",
     "random_split",
 ]

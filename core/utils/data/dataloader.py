@@ -5,6 +5,7 @@ from __future__ import annotations
 import collections
 import collections.abc
 import concurrent.futures
+import copy
 import multiprocessing
 import numbers
 import queue
@@ -19,7 +20,7 @@ from ...tensor import Tensor
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
-__all__ = ["DataLoader", "WorkerInfo", "default_collate", "get_worker_info"]
+__all__ = ["DataLoader", "WorkerInfo", "default_collate", "default_convert", "get_worker_info"]
 
 
 def default_collate(batch: Sequence[Any]) -> Any:
@@ -68,9 +69,9 @@ def default_collate(batch: Sequence[Any]) -> Any:
     if hasattr(first, "__array_namespace__") or hasattr(first, "__array_interface__"):
         return default_collate([creation.asarray(sample) for sample in batch])
     if isinstance(first, Mapping):
-        return type(first)(
-            {key: default_collate([sample[key] for sample in batch]) for key in first}
-        )  # type: ignore[call-arg]
+        return _same_mapping(
+            first, {key: default_collate([sample[key] for sample in batch]) for key in first}
+        )
     if isinstance(first, tuple) and hasattr(first, "_fields"):  # a named tuple
         return type(first)(*(default_collate(column) for column in zip(*batch)))
     if isinstance(first, collections.abc.Sequence):
@@ -88,6 +89,52 @@ def default_collate(batch: Sequence[Any]) -> Any:
         "tensors, arrays, numbers, strings, and tuples, lists and dicts of them "
         "(pass collate_fn= for anything else)"
     )
+
+
+def default_convert(data: Any) -> Any:
+    """Convert one sample as a DataLoader without batching does (``batch_size=None``).
+
+    NumPy arrays (not of strings) and NumPy numbers become tensors sharing
+    their memory; mappings, named tuples and lists are converted item by item,
+    tuples into lists (as PyTorch's); anything else stays as it is.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from plugrad.utils.data import default_convert
+    >>> default_convert({"x": (np.zeros(2), "a")})
+    {'x': [tensor([0., 0.], dtype=plugrad.float64), 'a']}
+    """
+    from ... import creation
+
+    kind = type(data)
+    if kind.__module__ == "numpy" and kind.__name__ not in ("str_", "bytes_"):
+        if kind.__name__ == "ndarray" and data.dtype.kind in "OSUV":
+            return data  # strings or objects: no tensor holds them
+        return creation.asarray(data)
+    if isinstance(data, Mapping):
+        return _same_mapping(data, {key: default_convert(value) for key, value in data.items()})
+    if isinstance(data, tuple) and hasattr(data, "_fields"):  # a named tuple
+        return kind(*(default_convert(item) for item in data))
+    if isinstance(data, tuple):
+        return [default_convert(item) for item in data]
+    if isinstance(data, collections.abc.Sequence) and not isinstance(data, (str, bytes)):
+        converted = [default_convert(item) for item in data]
+        try:
+            return kind(converted)
+        except TypeError:
+            return converted
+    return data
+
+
+def _same_mapping(original: Mapping[Any, Any], values: dict[Any, Any]) -> Any:
+    """``values`` in a mapping of ``original``'s type (a defaultdict keeps its factory)."""
+    try:
+        clone = copy.copy(original)
+        clone.update(values)  # type: ignore[attr-defined]
+        return clone
+    except (AttributeError, TypeError):
+        return dict(values)
 
 
 def _is_scalar_array(value: Any) -> bool:
@@ -251,7 +298,10 @@ class DataLoader:
         self.batch_sampler = batch_sampler
         self.num_workers = num_workers
         self.generator = generator
-        self.collate_fn = collate_fn or default_collate
+        batched = batch_size is not None or batch_sampler is not None
+        # As PyTorch: without batching, collate_fn (by default default_convert) takes each
+        # sample on its own.
+        self.collate_fn = collate_fn or (default_collate if batched else default_convert)
         self.worker_init_fn = worker_init_fn
         self.multiprocessing_context = multiprocessing_context
         self.prefetch_factor = prefetch_factor
@@ -322,8 +372,9 @@ class DataLoader:
         dataset = self.dataset
         if self.batch_sampler is None:
             assert self.sampler is not None  # a map-style dataset always has one
+            convert = self.collate_fn
             for index in self.sampler:
-                yield dataset[index]
+                yield convert(dataset[index])
             return
         for indices in self.batch_sampler:
             yield self.collate_fn([dataset[i] for i in indices])
@@ -341,7 +392,7 @@ class DataLoader:
             initializer=_start_worker,
             initargs=(
                 self.dataset,
-                self.collate_fn if batched else None,
+                (self.collate_fn, batched),
                 self.worker_init_fn,
                 base_seed,
                 ids,
@@ -403,8 +454,9 @@ def _batched(
     collate_fn: Callable[[list[Any]], Any],
 ) -> Iterator[Any]:
     """The batches of a stream of samples (the samples themselves without a batch size)."""
-    if batch_size is None:
-        yield from samples
+    if batch_size is None:  # each sample on its own (collate_fn is default_convert's place)
+        for sample in samples:
+            yield collate_fn(sample)
         return
     batch: list[Any] = []
     for sample in samples:
@@ -454,7 +506,7 @@ _worker: dict[str, Any] = {}
 
 def _start_worker(
     dataset: Any,
-    collate_fn: Callable[[list[Any]], Any] | None,
+    collate_fn: tuple[Callable[[Any], Any], bool],
     worker_init_fn: Callable[[int], None] | None,
     base_seed: int,
     ids: Any,
@@ -493,7 +545,7 @@ def _stream_worker(
 
 def _load(job: Any) -> Any:
     """One batch (a list of indices, collated) or one sample (an index)."""
-    dataset, collate_fn = _worker["dataset"], _worker["collate_fn"]
-    if collate_fn is None:
-        return dataset[job]
+    dataset, (collate_fn, batched) = _worker["dataset"], _worker["collate_fn"]
+    if not batched:
+        return collate_fn(dataset[job])
     return collate_fn([dataset[i] for i in job])

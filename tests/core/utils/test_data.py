@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import os
 from collections import namedtuple
 
@@ -22,6 +23,7 @@ from plugrad.utils.data import (
     TensorDataset,
     WeightedRandomSampler,
     default_collate,
+    default_convert,
     random_split,
 )
 
@@ -309,6 +311,7 @@ def test_distributed_sampler_needs_a_group_or_explicit_ranks():
 
 
 WORKER_MODULE = """
+import collections
 import os
 import time
 
@@ -493,3 +496,25 @@ def test_workers_of_an_iterable_dataset_each_stream_their_share_in_turn(tmp_path
     assert batches(10, drop_last=True) == [[0.0, 1.0, 2.0], [5.0, 6.0, 7.0]]
     with pytest.raises(RuntimeError, match="stream 99 fails in worker 1"):
         batches(99)
+
+
+def test_without_batching_each_sample_goes_through_collate_fn_as_in_pytorch() -> None:
+    # batch_size=None skipped collate_fn, and left NumPy arrays and tuples as they were.
+    torch_data = pytest.importorskip("torch.utils.data")
+    for workers in (0, 2):
+        ours = list(DataLoader([1, 2, 3], batch_size=None, collate_fn=lambda x: x * 10,
+                               num_workers=workers))  # fmt: skip
+        assert ours == [10, 20, 30]
+    samples = [np.zeros(2), (np.float64(1.5), "s"), {"k": np.int32(3)}]
+    ours = list(DataLoader(samples, batch_size=None))
+    theirs = list(torch_data.DataLoader(samples, batch_size=None))
+    assert repr(ours).replace("plugrad", "torch") == repr(theirs)
+
+
+def test_default_collate_keeps_a_defaultdict_and_default_convert_is_pytorchs() -> None:
+    torch_data = pytest.importorskip("torch.utils.data")
+    batch = default_collate([collections.defaultdict(int, a=1), collections.defaultdict(int, a=2)])
+    assert isinstance(batch, collections.defaultdict) and batch["a"].tolist() == [1, 2]
+    sample = {"x": np.zeros(2), "y": (np.float64(1.5), "a"), "z": np.array(["s"])}
+    ours, theirs = default_convert(sample), torch_data.default_convert(sample)
+    assert repr(ours).replace("plugrad", "torch") == repr(theirs)
