@@ -695,7 +695,7 @@ def _outer(xp: Any, x1: Any, x2: Any, /) -> Any:
 
 
 # PyTorch's torch.outer and x.outer(y) are this function (plugrad.outer is the same object).
-outer = op("outer", _outer, namespace="linalg", methods="outer",
+outer = op("outer", _outer, namespace="linalg", methods="outer", promotion="mixed",
            doc="Outer product of two vectors: ``x1[i] * x2[j]``.",
            vjp=(lambda xp, g, ans, x1, x2: cast(xp, xp.matmul(g, conj(xp, x2)), x1.dtype),
                 lambda xp, g, ans, x1, x2: cast(

@@ -719,6 +719,19 @@ def test_outer_takes_vectors_only_as_in_pytorch() -> None:
             first.outer(second)
 
 
+def test_outer_of_an_integer_and_a_float_vector_has_pytorchs_dtype() -> None:
+    # NumPy's promotion made int64 with float32 float64.
+    torch = pytest.importorskip("torch")
+    for lib in (plugrad, torch):
+        ints, singles = lib.arange(3), lib.ones(2, dtype=lib.float32)
+        assert lib.outer(ints, singles).dtype == lib.float32
+        assert ints.outer(singles).dtype == lib.float32
+        assert lib.outer(singles, lib.ones(2, dtype=lib.float64)).dtype == lib.float64
+    w = plugrad.ones(2, dtype=plugrad.float32, requires_grad=True)
+    plugrad.outer(plugrad.arange(3), w).sum().backward()
+    assert w.grad.dtype == plugrad.float32 and w.grad.tolist() == [3.0, 3.0]
+
+
 def test_linspace_takes_the_count_once() -> None:
     for bad in ({}, {"num": 3, "steps": 3}):
         with pytest.raises(plugrad.errors.ArgumentError, match="steps="):
