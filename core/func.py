@@ -298,11 +298,8 @@ def grad_and_value(
         value = _finish(output, keep)
         if not has_aux:
             return gradient, value
-        if isinstance(aux, Tensor):  # computed from the tracked copies: no graph outside
-            aux = _finish(aux, keep)
-        elif isinstance(aux, tuple):
-            aux = tuple(_finish(a, keep) if isinstance(a, Tensor) else a for a in aux)
-        return gradient, (value, aux)
+        # Computed from the tracked copies: no graph outside, wherever in aux they are.
+        return gradient, (value, _finish_each(aux, keep))
 
     return grad_and_value_of_func
 
@@ -402,6 +399,19 @@ def _evaluate(
         output = func(*inputs)
     keep = keep or _reaches_outside(output if isinstance(output, tuple) else (output,), inputs)
     return tangents, keep, inputs, output
+
+
+def _finish_each(value: Any, keep: Any) -> Any:
+    """``value`` with each Tensor in it (in dicts, lists and tuples, nested) finished."""
+    if isinstance(value, Tensor):
+        return _finish(value, keep)
+    if isinstance(value, dict):
+        return type(value)({k: _finish_each(v, keep) for k, v in value.items()})
+    if isinstance(value, tuple) and hasattr(value, "_fields"):
+        return type(value)(*(_finish_each(v, keep) for v in value))
+    if isinstance(value, (list, tuple)):
+        return type(value)(_finish_each(v, keep) for v in value)
+    return value
 
 
 def _flatten(value: Any, where: str) -> tuple[list[Tensor], Callable[[Iterator[Any]], Any]]:

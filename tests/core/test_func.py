@@ -164,6 +164,21 @@ def lib_cube(lib, x):
     return x**3
 
 
+def test_aux_tensors_in_lists_and_dicts_come_back_detached_as_in_pytorch() -> None:
+    # Those in a list or dict came back with their graph (requires_grad=True).
+    def loss(x):
+        return (x * x).sum(), [x * 3, {"b": x}, (x + 1,)]
+
+    _, aux = func.grad(loss, has_aux=True)(p(X))
+    _, taux = torch.func.grad(loss, has_aux=True)(t(X))
+    assert not aux[0].requires_grad and not aux[1]["b"].requires_grad
+    assert not aux[2][0].requires_grad
+    np.testing.assert_allclose(aux[0].numpy(), taux[0].numpy(), rtol=1e-12)
+    # Non-tensors (which torch.func refuses) pass through as they are.
+    _, mixed = func.grad(lambda x: ((x * x).sum(), {"n": 3, "s": "a"}), has_aux=True)(p(X))
+    assert mixed == {"n": 3, "s": "a"}
+
+
 def test_grad_refuses_a_function_whose_output_is_not_one_number() -> None:
     with pytest.raises(plugrad.errors.ShapeError, match=r"output is one number"):
         func.grad(lambda x: x * x)(p(X))
