@@ -309,7 +309,7 @@ class DataLoader:
         self.pin_memory = pin_memory
         self.pin_memory_device = pin_memory_device
         self.timeout = timeout
-        self._pool: concurrent.futures.ProcessPoolExecutor | None = None
+        self._pool: list[concurrent.futures.ProcessPoolExecutor] | None = None
 
     def __iter__(self) -> Iterator[Any]:
         if isinstance(self.dataset, IterableDataset):
@@ -379,41 +379,44 @@ class DataLoader:
         for indices in self.batch_sampler:
             yield self.collate_fn([dataset[i] for i in indices])
 
-    def _start_pool(self) -> concurrent.futures.ProcessPoolExecutor:
-        """``num_workers`` processes, each seeded and holding the dataset."""
+    def _start_pool(self) -> list[concurrent.futures.ProcessPoolExecutor]:
+        """``num_workers`` processes, each seeded and holding the dataset: one executor each,
+        so that batch ``i`` is always loaded by worker ``i % num_workers``, as PyTorch's
+        (random draws in the dataset then repeat from run to run)."""
         base_seed = int(randint(0, 2**52, (), generator=self.generator))
-        ids: Any = (self.multiprocessing_context or multiprocessing).Queue()
-        for worker_id in range(self.num_workers):
-            ids.put(worker_id)
         batched = self.batch_sampler is not None
-        return concurrent.futures.ProcessPoolExecutor(
-            self.num_workers,
-            mp_context=self.multiprocessing_context,
-            initializer=_start_worker,
-            initargs=(
-                self.dataset,
-                (self.collate_fn, batched),
-                self.worker_init_fn,
-                base_seed,
-                ids,
-                self.num_workers,
-            ),
-        )
+        return [
+            concurrent.futures.ProcessPoolExecutor(
+                1,
+                mp_context=self.multiprocessing_context,
+                initializer=_start_worker,
+                initargs=(
+                    self.dataset,
+                    (self.collate_fn, batched),
+                    self.worker_init_fn,
+                    base_seed,
+                    worker_id,
+                    self.num_workers,
+                ),
+            )
+            for worker_id in range(self.num_workers)
+        ]
 
     def _from_workers(self) -> Iterator[Any]:
-        """Batches loaded by ``num_workers`` processes, in the sampler's order."""
-        pool = self._pool
-        if pool is None:
-            pool = self._start_pool()
+        """Batches loaded by ``num_workers`` processes in turn, in the sampler's order."""
+        pools = self._pool
+        if pools is None:
+            pools = self._start_pool()
             if self.persistent_workers:
-                self._pool = pool
-                weakref.finalize(self, pool.shutdown, wait=True, cancel_futures=True)
+                self._pool = pools
+                for pool in pools:
+                    weakref.finalize(self, pool.shutdown, wait=True, cancel_futures=True)
         batched = self.batch_sampler is not None
         jobs = iter(self.batch_sampler if batched else self.sampler)  # type: ignore[arg-type]
         pending: collections.deque[concurrent.futures.Future[Any]] = collections.deque()
         try:
-            for job in jobs:
-                pending.append(pool.submit(_load, job))
+            for number, job in enumerate(jobs):
+                pending.append(pools[number % len(pools)].submit(_load, job))
                 if len(pending) >= self.num_workers * self.prefetch_factor:
                     yield self._next_result(pending)
             while pending:
@@ -423,7 +426,8 @@ class DataLoader:
                 for future in pending:  # a pass left early: the next one starts afresh
                     future.cancel()
             else:
-                pool.shutdown(wait=True, cancel_futures=True)
+                for pool in pools:
+                    pool.shutdown(wait=True, cancel_futures=True)
 
     def _next_result(self, pending: collections.deque[concurrent.futures.Future[Any]]) -> Any:
         try:
@@ -509,10 +513,9 @@ def _start_worker(
     collate_fn: tuple[Callable[[Any], Any], bool],
     worker_init_fn: Callable[[int], None] | None,
     base_seed: int,
-    ids: Any,
+    worker_id: int,
     num_workers: int = 0,
 ) -> None:
-    worker_id = ids.get()
     manual_seed(base_seed + worker_id)
     info = WorkerInfo(worker_id, num_workers, base_seed + worker_id, dataset)
     _worker.update(dataset=dataset, collate_fn=collate_fn, info=info)

@@ -518,3 +518,22 @@ def test_default_collate_keeps_a_defaultdict_and_default_convert_is_pytorchs() -
     sample = {"x": np.zeros(2), "y": (np.float64(1.5), "a"), "z": np.array(["s"])}
     ours, theirs = default_convert(sample), torch_data.default_convert(sample)
     assert repr(ours).replace("plugrad", "torch") == repr(theirs)
+
+
+class _Draws(Dataset):
+    def __len__(self) -> int:
+        return 12
+
+    def __getitem__(self, index: int) -> float:
+        return plugrad.rand(()).item()
+
+
+def test_random_draws_in_workers_repeat_from_run_to_run_as_in_pytorch() -> None:
+    # Batches went to whichever worker was free: after the same seed, other numbers.
+    runs = []
+    for _ in range(3):
+        plugrad.manual_seed(0)
+        loader = DataLoader(_Draws(), batch_size=2, num_workers=2)
+        runs.append([batch.tolist() for batch in loader])
+    assert runs[0] == runs[1] == runs[2]
+    assert len({tuple(batch) for batch in runs[0]}) == 6  # the workers draw different numbers
