@@ -196,7 +196,8 @@ def grad(
         if g is None:
             if materialize_grads:
                 zeros = tensor._device.xp.zeros_like(tensor._array)
-                gradients.append(_wrap(zeros, tensor._device, False, None))
+                # With create_graph, a gradient that can be differentiated, as PyTorch's.
+                gradients.append(_wrap(zeros, tensor._device, bool(create_graph), None))
                 continue
             if not allow_unused:
                 raise BackwardError(

@@ -265,9 +265,9 @@ class Function:
             raise TypeError("call apply() on a subclass of Function, not on Function itself")
         ctx = cls._ctx_type()
         recording = _state.enabled
-        ctx.needs_input_grad = tuple(
-            recording and isinstance(a, Tensor) and a._requires_grad for a in args
-        )
+        # Whether each input requires grad, also under no_grad, as PyTorch's (a forward
+        # that branches on it computes the same either way).
+        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
         _state.enabled = False
         try:
             if cls._sets_up_context:
@@ -291,7 +291,11 @@ class Function:
                 )
         # As in PyTorch, outputs that are not Tensors (a count, a flag) pass through as they
         # are; backward() receives None for them.
-        if not any(ctx.needs_input_grad) or not any(isinstance(o, Tensor) for o in outputs):
+        if (
+            not recording
+            or not any(ctx.needs_input_grad)
+            or not any(isinstance(o, Tensor) for o in outputs)
+        ):
             dirty = {id(t) for t in ctx._dirty}
             results = tuple(
                 _wrap(o._array, o._device, False, None)

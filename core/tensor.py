@@ -276,6 +276,10 @@ class Tensor(_InstalledMethods):
                 )
         self._grad = value
 
+    @grad.deleter
+    def grad(self) -> None:
+        self._grad = None  # ``del x.grad``, as PyTorch's
+
     @property
     def grad_fn(self) -> Node | None:
         """The node that computed this tensor, or ``None`` for a leaf."""

@@ -342,3 +342,31 @@ def test_a_post_accumulate_grad_hook_returning_a_value_is_refused() -> None:
     with pytest.raises(TypeError, match="must return None"):
         plugrad.sum(w * 3).backward()
     assert w.grad.tolist() == [3.0, 3.0]
+
+
+def test_needs_input_grad_materialized_zeros_and_del_grad_as_in_pytorch() -> None:
+    seen = []
+
+    class Double(plugrad.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            seen.append(ctx.needs_input_grad)
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2
+
+    x = plugrad.ones(2, requires_grad=True)
+    with plugrad.no_grad():
+        assert not Double.apply(x).requires_grad
+    assert seen == [(True,)]  # was (False,): a forward branching on it computed otherwise
+    Double.apply(x).sum().backward()
+    assert x.grad.tolist() == [2.0, 2.0]
+    del x.grad  # an AttributeError before
+    assert x.grad is None
+    unused = plugrad.ones(1, requires_grad=True)
+    grads = plugrad.autograd.grad(
+        (x * x).sum(), [x, unused], create_graph=True, materialize_grads=True
+    )
+    assert grads[1].requires_grad and grads[1].tolist() == [0.0]
