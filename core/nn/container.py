@@ -473,7 +473,8 @@ class ParameterDict(_Keyed[Parameter]):
     """
 
     def __init__(
-        self, parameters: Mapping[str, Tensor] | Iterable[tuple[str, Tensor]] | None = None
+        self,
+        parameters: Mapping[str, Tensor | None] | Iterable[tuple[str, Tensor | None]] | None = None,
     ) -> None:
         super().__init__(parameters)
 
@@ -484,8 +485,10 @@ class ParameterDict(_Keyed[Parameter]):
             raise _missing_key("ParameterDict", key, self._parameters)
         return self._parameters[key]  # type: ignore[return-value]
 
-    def __setitem__(self, key: str, value: Tensor) -> None:
-        self.register_parameter(key, _as_parameter("ParameterDict", value))
+    def __setitem__(self, key: str, value: Tensor | None) -> None:
+        # None holds the key without a parameter, as in PyTorch (fromkeys(keys) gives that).
+        parameter = None if value is None else _as_parameter("ParameterDict", value)
+        self.register_parameter(key, parameter)
 
     def __delitem__(self, key: str) -> None:
         self[key]  # the errors of a missing key
@@ -518,13 +521,16 @@ class ParameterDict(_Keyed[Parameter]):
         """The parameter under ``key``, or ``default``."""
         return self[key] if key in self else default
 
-    def fromkeys(self, keys: Iterable[str], default: Tensor) -> ParameterDict:
+    def fromkeys(self, keys: Iterable[str], default: Tensor | None = None) -> ParameterDict:
         """A new ParameterDict with ``default`` under each of ``keys``, as PyTorch's: a
         Parameter is shared; a plain tensor becomes one Parameter per key (over its memory)."""
         return ParameterDict([(key, default) for key in keys])
 
     def update(
-        self, parameters: Mapping[str, Tensor] | Iterable[tuple[str, Tensor]] | ParameterDict
+        self,
+        parameters: Mapping[str, Tensor | None]
+        | Iterable[tuple[str, Tensor | None]]
+        | ParameterDict,
     ) -> None:
         """Add (or replace) the parameters of a mapping or of ``(key, tensor)`` pairs."""
         for key, value in list(_pairs("ParameterDict", parameters, ordered=False)):

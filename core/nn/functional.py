@@ -2990,12 +2990,17 @@ def _conv_operands(
 
 
 def _conv_result(
-    out: Tensor, nd: int, bias: Tensor | None, channels: int, unbatched: bool
+    function: str, out: Tensor, nd: int, bias: Tensor | None, channels: int, unbatched: bool
 ) -> Tensor:
     """The 2-D op's output back in the caller's terms: ``nd`` axes, the bias, the batch."""
     if nd == 1:
         out = _ops.squeeze(out, axis=2)
     if bias is not None:
+        if bias.shape != (channels,):
+            raise ShapeError(
+                f"{function}(): the bias must be 1-D with one element per output channel "
+                f"({channels}), got shape {bias.shape}"
+            )
         out = out + _ops.reshape(bias, (channels,) + (1,) * nd)
     return _ops.squeeze(out, axis=0) if unbatched else out
 
@@ -3055,7 +3060,7 @@ def _convolution(
     out = _ops.conv2d(
         input, weight, stride=steps, padding=_flat_padding(pads), dilation=dilations, groups=groups
     )
-    return _conv_result(out, nd, bias, out_channels, unbatched)
+    return _conv_result(function, out, nd, bias, out_channels, unbatched)
 
 
 def conv1d(
@@ -3165,7 +3170,7 @@ def _conv_transpose(
     )
     if any(beyond):
         out = pad(out, (0, beyond[1], 0, beyond[0]))
-    return _conv_result(out, nd, bias, group_out * groups, unbatched)
+    return _conv_result(function, out, nd, bias, group_out * groups, unbatched)
 
 
 def conv_transpose1d(

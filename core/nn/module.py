@@ -845,6 +845,10 @@ class Module:
 
     # -- printing -------------------------------------------------------------------------
 
+    def _get_name(self) -> str:
+        """The name ``repr`` gives the module: its class's (PyTorch's helper)."""
+        return type(self).__name__
+
     def extra_repr(self) -> str:
         """The text inside the parentheses of ``repr(module)``; layers override it."""
         return ""

@@ -278,3 +278,23 @@ def test_the_errors_are_the_builtin_ones_pytorch_code_catches() -> None:
         F.group_norm(ones(2, 6, 3), 4)
     with pytest.raises(ValueError):
         F.conv1d(ones(1, 3, 5), ones(4, 2, 1), groups=2)
+
+
+@pytest.mark.parametrize("name", ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d"])
+def test_a_bias_of_the_wrong_length_is_named(name):
+    # The error came from an internal reshape, naming neither the bias nor its length.
+    nd = 1 if name.endswith("1d") else 2
+    x = plugrad.ones((1, 2) + (5,) * nd)
+    weight = (
+        plugrad.ones((3, 2) + (2,) * nd)
+        if "transpose" not in name
+        else plugrad.ones((2, 3) + (2,) * nd)
+    )
+    with pytest.raises(ShapeError, match=rf"{name}\(\): the bias must be 1-D with one element"):
+        getattr(F, name)(x, weight, bias=plugrad.ones(2 if "transpose" not in name else 4))
+
+
+def test_module_get_name_and_parameter_dict_fromkeys_as_pytorch():
+    assert plugrad.nn.Linear(2, 2)._get_name() == "Linear"
+    keys = plugrad.nn.ParameterDict().fromkeys(["a", "b"])
+    assert list(keys.items()) == [("a", None), ("b", None)] and list(keys.parameters()) == []
