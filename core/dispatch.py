@@ -938,7 +938,9 @@ def _retell_dtype_error(
     Returns for other errors, which the caller raises again unchanged.
     """
     text = str(error)
-    if isinstance(error, PlugradError) or "dtype" not in text.lower():
+    lowered = text.lower()
+    # NumPy refuses `-` of bools saying "The numpy boolean negative ... is not supported".
+    if isinstance(error, PlugradError) or ("dtype" not in lowered and "boolean" not in lowered):
         return
     dtypes = ", ".join(x.dtype.name if isinstance(x, Tensor) else type(x).__name__ for x in inputs)
     raise DtypeError(

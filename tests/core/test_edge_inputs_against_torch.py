@@ -102,3 +102,12 @@ def test_running_extremes_of_bools(name: str, values: list[bool]):
     assert ours.values.dtype == plugrad.bool
     assert ours.values.tolist() == theirs.values.tolist()
     assert ours.indices.tolist() == theirs.indices.tolist()
+
+
+def test_negative_of_bools_is_a_dtype_error_naming_the_op():
+    # NumPy's own TypeError came through ("The numpy boolean negative ... is not supported").
+    for call in (lambda: -plugrad.tensor([True]), lambda: plugrad.negative(plugrad.tensor([True]))):
+        with pytest.raises(plugrad.errors.DtypeError, match=r"negative\(\).*bool"):
+            call()
+    with pytest.raises(RuntimeError, match="bool tensor is not supported"):
+        -torch.tensor([True])
