@@ -88,6 +88,8 @@ def test_a_compiled_function_checks_its_indices_at_every_replay():
 )
 def test_masked_fill_refuses_a_tensor_value_its_dtype_cannot_hold(dtype, value):
     # The value was converted with wrap-around: uint8 masked_fill(tensor(300)) gave 44.
+    if getattr(plugrad, dtype) not in plugrad.default_device().dtypes:
+        pytest.skip(f"the default backend has no {dtype}")
     mask = [True, False]
     wide = "float64" if isinstance(value, float) else "int64"
     with pytest.raises(RuntimeError, match="without overflow"):
