@@ -741,9 +741,12 @@ def arange(
         dtype = _dtypes.default_float_dtype if floating else target.default_int_dtype
     elif floating and dtype is _dtypes.int64:
         # PyTorch's: the bounds and the step become int64 first (truncated).
+        given = step
         start, stop, step = int(start), int(stop), int(step)
         if step == 0:
-            raise InvalidArgumentError(f"arange(): step {step!r} is 0 once made an integer")
+            raise InvalidArgumentError(
+                f"arange(): step must be nonzero in int64, and {given!r} made an integer is 0"
+            )
     elif floating and dtype.kind in ("signed integer", "unsigned integer"):
         # PyTorch's for the other integer dtypes: the length from the numbers as given, the
         # values from the start and the step made integers: arange(-3, 3, 1.5) is [-3..0].

@@ -501,10 +501,8 @@ def test_workers_of_an_iterable_dataset_each_stream_their_share_in_turn(tmp_path
 def test_without_batching_each_sample_goes_through_collate_fn_as_in_pytorch() -> None:
     # batch_size=None skipped collate_fn, and left NumPy arrays and tuples as they were.
     torch_data = pytest.importorskip("torch.utils.data")
-    for workers in (0, 2):
-        ours = list(DataLoader([1, 2, 3], batch_size=None, collate_fn=lambda x: x * 10,
-                               num_workers=workers))  # fmt: skip
-        assert ours == [10, 20, 30]
+    ours = list(DataLoader([1, 2, 3], batch_size=None, collate_fn=lambda x: x * 10))
+    assert ours == [10, 20, 30]
     samples = [np.zeros(2), (np.float64(1.5), "s"), {"k": np.int32(3)}]
     ours = list(DataLoader(samples, batch_size=None))
     theirs = list(torch_data.DataLoader(samples, batch_size=None))
@@ -520,20 +518,43 @@ def test_default_collate_keeps_a_defaultdict_and_default_convert_is_pytorchs() -
     assert repr(ours).replace("plugrad", "torch") == repr(theirs)
 
 
-class _Draws(Dataset):
-    def __len__(self) -> int:
-        return 12
+DRAWS_MODULE = """
+import plugrad
+from plugrad.utils.data import Dataset
 
-    def __getitem__(self, index: int) -> float:
+
+class Draws(Dataset):
+    def __len__(self):
+        return 8
+
+    def __getitem__(self, index):
         return plugrad.rand(()).item()
 
 
-def test_random_draws_in_workers_repeat_from_run_to_run_as_in_pytorch() -> None:
-    # Batches went to whichever worker was free: after the same seed, other numbers.
+def times_ten(sample):
+    return sample * 10
+"""
+
+
+def test_workers_draw_as_they_did_from_run_to_run_and_convert_each_sample(
+    tmp_path, monkeypatch
+) -> None:
+    # Batches went to whichever worker was free: after the same seed, other numbers. And
+    # without batching, the workers skipped collate_fn.
+    (tmp_path / "plugrad_loader_draws.py").write_text(DRAWS_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    from plugrad_loader_draws import Draws, times_ten
+
     runs = []
-    for _ in range(3):
+    for _ in range(2):
         plugrad.manual_seed(0)
-        loader = DataLoader(_Draws(), batch_size=2, num_workers=2)
+        loader = DataLoader(Draws(), batch_size=2, num_workers=2, multiprocessing_context="spawn")
         runs.append([batch.tolist() for batch in loader])
-    assert runs[0] == runs[1] == runs[2]
-    assert len({tuple(batch) for batch in runs[0]}) == 6  # the workers draw different numbers
+    assert runs[0] == runs[1]
+    assert len({tuple(batch) for batch in runs[0]}) == 4  # the workers draw different numbers
+    loader = DataLoader(
+        [1, 2, 3], batch_size=None, collate_fn=times_ten, num_workers=2,
+        multiprocessing_context="spawn",
+    )  # fmt: skip
+    assert list(loader) == [10, 20, 30]
