@@ -655,7 +655,7 @@ def full(
     >>> plugrad.full((2,), 0.5)
     tensor([0.5000, 0.5000])
     """
-    return _filled("full", shape, options, _python_number("full", fill_value))
+    return _filled("full", shape, options, _fill_number("full", fill_value))
 
 
 def _like(kind: str, x: Tensor, options: Mapping[str, Any], fill_value: Any = None) -> Tensor:
@@ -695,7 +695,7 @@ def full_like(
     x: Tensor, /, fill_value: bool | int | float | complex, **options: Unpack[LikeOptions]
 ) -> Tensor:
     """Return a tensor with the shape of ``x`` filled with ``fill_value``."""
-    return _like("full", x, options, _python_number("full_like", fill_value))
+    return _like("full", x, options, _fill_number("full_like", fill_value))
 
 
 @with_creation_options
@@ -780,6 +780,15 @@ def arange(
             start, stop, step, dtype=target.native_dtype(dtype), device=target.native
         )
     return leaf(array, target, requires_grad)
+
+
+def _fill_number(function: str, value: Any) -> Any:
+    """``fill_value`` as a Python number; None is refused (it read as NaN, as an empty fill)."""
+    if value is None:
+        raise TypeError(
+            f"{function}() takes a number as fill_value, got None; pass float('nan') for NaNs"
+        )
+    return _python_number(function, value)
 
 
 def _python_number(function: str, value: Any) -> Any:

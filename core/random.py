@@ -21,12 +21,13 @@ from .creation import (
 )
 from .creation import zeros_like as _zeros_like
 from .dtype_functions import broadcast_shapes
-from .errors import DtypeError
+from .errors import DtypeError, InvalidArgumentError
 from .function import Function
 from .grad_mode import no_grad as _no_grad
 from .inplace import apply_inplace, filled_with
 from .keyword_options import spell_out
 from .memory_formats import check_memory_format, memory_format
+from .plugins import _rules
 from .tensor import Tensor, install_methods
 
 if TYPE_CHECKING:
@@ -484,6 +485,18 @@ def bernoulli(
             f"bernoulli() takes probabilities of a real floating dtype, got {input.dtype.name}"
         )
     probability = input.detach()._array if p is None else p
+    if p is None:
+        xp = input._device.xp
+        outside = xp.any(~((probability >= 0) & (probability <= 1)))
+        what = "bernoulli(): a probability outside [0, 1]"
+        refused = _rules.any_true(outside, what, InvalidArgumentError)
+    else:
+        refused = not 0 <= p <= 1
+    if refused:
+        raise InvalidArgumentError(
+            "bernoulli() takes probabilities in [0, 1] (as PyTorch's); some are outside it or "
+            "NaN: clip them (x.clamp(0, 1)) or fix what computes them"
+        )
     place = None if generator else source
     uniform = _sample("uniform", shape, input.dtype, place, None, generator, False)
     xp = uniform._device.xp

@@ -6,7 +6,13 @@ import numpy as np
 import pytest
 
 import plugrad
-from plugrad.errors import BackwardError, DtypeError, ScalarRangeError, UnknownBackendError
+from plugrad.errors import (
+    BackwardError,
+    DtypeError,
+    InvalidArgumentError,
+    ScalarRangeError,
+    UnknownBackendError,
+)
 
 
 @pytest.mark.parametrize(
@@ -282,3 +288,22 @@ def test_normal_of_tensors_that_require_grad_has_zero_gradients_as_pytorch() -> 
     assert mean.grad.tolist() == [0.0, 0.0, 0.0] and std.grad.tolist() == [0.0, 0.0, 0.0]
     with pytest.raises(ValueError, match="std must be >= 0"):
         plugrad.normal(0.0, -1.0, (2,))
+
+
+def test_full_refuses_none_and_bernoulli_probabilities_outside_zero_to_one() -> None:
+    # full((2,), None) gave NaNs; bernoulli of 2.0 gave 1 and of NaN 0, where PyTorch raises.
+    with pytest.raises(TypeError, match="fill_value"):
+        plugrad.full((2,), None)
+    with pytest.raises(TypeError, match="fill_value"):
+        plugrad.full_like(plugrad.ones(2), None)
+    for bad in ([2.0], [-0.5], [float("nan")]):
+        with pytest.raises(InvalidArgumentError, match=r"probabilities in \[0, 1\]"):
+            plugrad.bernoulli(plugrad.tensor(bad))
+    with pytest.raises(InvalidArgumentError, match=r"probabilities in \[0, 1\]"):
+        plugrad.bernoulli(plugrad.ones(2), 1.5)
+    compiled = plugrad.compile(lambda p: plugrad.bernoulli(p) * 1)
+    for _ in range(3):
+        assert compiled(plugrad.tensor([0.0, 1.0])).tolist() == [0.0, 1.0]
+    assert compiled.captures == 1  # the check is in the plan, not a graph break
+    with pytest.raises(InvalidArgumentError, match="compiled function"):
+        compiled(plugrad.tensor([0.0, 2.0]))
