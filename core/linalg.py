@@ -126,9 +126,12 @@ def lstsq(A: Any, B: Any, rcond: float | None = None, *, driver: str | None = No
     singular_values)``.
 
     The solution comes from the pseudo-inverse (singular values below ``rcond`` times the
-    largest count as 0); ``residuals`` and ``singular_values`` are empty and ``rank`` is
-    given, as with PyTorch's default CPU driver (``driver`` is accepted and changes nothing).
-    ``B`` holds matrices, or vectors where it has ``A``'s shape without the last axis.
+    largest count as 0). What else is given follows ``driver``, as in PyTorch (on the
+    CPU): the default ``"gelsy"`` gives ``rank``; ``"gelsd"`` and ``"gelss"`` also the
+    ``singular_values`` of ``A`` and, where ``A`` is tall and of full rank, the
+    ``residuals`` (the squared norm of each column of ``A @ X - B``); ``"gels"`` the
+    residuals only. What is not given is an empty tensor. ``B`` holds matrices, or
+    vectors where it has ``A``'s shape without the last axis.
 
     Examples
     --------
@@ -139,20 +142,37 @@ def lstsq(A: Any, B: Any, rcond: float | None = None, *, driver: str | None = No
             [2.]])
     """
     namespace = sys.modules["plugrad"]
+    if driver not in (None, "gelsy", "gelsd", "gelss", "gels"):
+        raise namespace.errors.ArgumentError(
+            f"lstsq(): driver must be None, 'gelsy', 'gelsd', 'gelss' or 'gels', got {driver!r}"
+        )
     if B.ndim == 0:
         raise namespace.errors.ShapeError("lstsq(): B must be a vector or matrices, got a 0-d B")
     tolerance = {} if rcond is None else {"rtol": rcond}
     inverse = namespace.linalg.pinv(A, **tolerance)
     # B of A's shape without its last axis: vectors (one per matrix), as PyTorch reads it.
-    if tuple(B.shape) == tuple(A.shape[:-1]):
-        solution = namespace.matmul(inverse, B[..., None])[..., 0]
-    else:
-        solution = namespace.matmul(inverse, B)
+    vectors = tuple(B.shape) == tuple(A.shape[:-1])
+    matrices = B[..., None] if vectors else B
+    solved = namespace.matmul(inverse, matrices)
+    solution = solved[..., 0] if vectors else solved
     rank = namespace.linalg.matrix_rank(A, **tolerance)
     # Real, also for complex A (PyTorch's residuals and singular values are real).
     real = namespace.finfo(solution.dtype).dtype
     empty = namespace.zeros((0,), dtype=real, device=solution.device)
-    return namespace.return_types.linalg_lstsq(solution, empty, rank, empty)
+    residuals = singular_values = empty
+    rows, columns = A.shape[-2], A.shape[-1]
+    if (
+        driver in ("gelsd", "gelss", "gels")
+        and rows > columns
+        and bool(namespace.all(rank == columns))
+    ):
+        error = namespace.abs(namespace.matmul(A, solved) - matrices)
+        residuals = namespace.sum(error * error, axis=-2)  # one column for vectors too
+    if driver in ("gelsd", "gelss"):
+        singular_values = namespace.linalg.svdvals(A)
+    if driver == "gels":
+        rank = namespace.zeros((0,), dtype=rank.dtype, device=rank.device)
+    return namespace.return_types.linalg_lstsq(solution, residuals, rank, singular_values)
 
 
 def __getattr__(name: str) -> Any:

@@ -323,3 +323,29 @@ def test_the_gradient_of_a_singular_determinant_is_its_cofactor_matrix(matrix) -
     x = plugrad.asarray(a, requires_grad=True)
     plugrad.linalg.det(x).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), _cofactors(a), atol=1e-12)
+
+
+_LSTSQ_SYSTEMS = {
+    "tall": ((3, 2), (3, 1)),
+    "batched": ((2, 4, 3), (2, 4, 2)),
+    "vector": ((4, 3), (4,)),
+    "wide": ((2, 3), (2, 1)),
+}
+
+
+@pytest.mark.parametrize("driver", [None, "gelsy", "gelsd", "gelss", "gels"])
+@pytest.mark.parametrize("system", list(_LSTSQ_SYSTEMS))
+def test_lstsq_gives_what_pytorchs_driver_gives(system, driver):
+    # driver= changed nothing: gelsd gave no residuals nor singular values.
+    if driver == "gels" and system == "wide":
+        pytest.skip("gels takes full-rank tall or square matrices")
+    rng = np.random.default_rng(3)
+    a_shape, b_shape = _LSTSQ_SYSTEMS[system]
+    A, B = rng.normal(size=a_shape), rng.normal(size=b_shape)
+    ours = plugrad.linalg.lstsq(plugrad.asarray(A), plugrad.asarray(B), driver=driver)
+    theirs = torch.linalg.lstsq(torch.tensor(A), torch.tensor(B), driver=driver)
+    for mine, reference in zip(ours, theirs, strict=True):
+        assert mine.shape == tuple(reference.shape)
+        np.testing.assert_allclose(np.asarray(mine.tolist()), reference.numpy(), rtol=1e-10)
+    with pytest.raises(plugrad.errors.ArgumentError, match="driver"):
+        plugrad.linalg.lstsq(plugrad.asarray(A), plugrad.asarray(B), driver="gelsx")
