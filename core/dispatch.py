@@ -805,7 +805,7 @@ def _mixed_devices(
     )
 
 
-_SHAPE_WORDS = ("shape", "broadcast", "dimension", "aligned", "size", "axis", "reshape")
+_SHAPE_WORDS = ("shape", "broadcast", "dimension", "aligned", "size", "axis", "reshape", "empty")
 
 
 def alpha_times(function: str, x: Any, other: Any, alpha: Any) -> Any:

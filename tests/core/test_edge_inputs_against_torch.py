@@ -111,3 +111,13 @@ def test_negative_of_bools_is_a_dtype_error_naming_the_op():
             call()
     with pytest.raises(RuntimeError, match="bool tensor is not supported"):
         -torch.tensor([True])
+
+
+def test_argmax_over_an_empty_axis_is_a_shape_error_naming_the_op():
+    # NumPy's ValueError ("attempt to get argmax of an empty sequence") came through.
+    with pytest.raises(plugrad.errors.ShapeError, match=r"argmax\(\).*\(0, 3\)"):
+        plugrad.argmax(plugrad.empty((0, 3)), axis=0)
+    with pytest.raises(plugrad.errors.ShapeError, match=r"argmax\(\)"):
+        plugrad.empty((0, 3)).max(0)
+    with pytest.raises(IndexError):
+        torch.empty(0, 3).max(0)
