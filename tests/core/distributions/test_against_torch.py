@@ -439,6 +439,8 @@ def test_bernoulli_log_prob_has_the_values_dtype_as_pytorch() -> None:
         assert D.Bernoulli(lib.tensor([0.3, 0.6])).log_prob(value).dtype == lib.float64
         doubles = lib.tensor([0.3, 0.6], dtype=lib.float64)
         assert D.Bernoulli(doubles).log_prob(lib.tensor([1.0, 0.0])).dtype == lib.float32
+        if lib is plugrad and plugrad.float16 not in plugrad.default_device().dtypes:
+            continue
         halves = lib.tensor([0.0], dtype=lib.float16), lib.tensor([2.0], dtype=lib.float16)
         at = lib.tensor([0.5], dtype=lib.float16)
         assert D.Uniform(*halves).log_prob(at).dtype == lib.float16  # was float32
