@@ -1742,6 +1742,15 @@ def avg_pool2d(
         raise ValueError(
             f"avg_pool2d(): divisor_override must be a positive int, got {divisor_override!r}"
         )
+    integral = input.dtype.kind in ("signed integer", "unsigned integer")
+    if integral:  # summed exactly in double precision (a library may divide floats only)
+        wide = _dtypes.float64 if _dtypes.float64 in input.device.dtypes else _dtypes.float32
+        pooled = avg_pool2d(
+            _ops.astype(input, wide), kernel_size, stride, padding, ceil_mode,
+            count_include_pad, divisor_override,
+        )  # fmt: skip
+        # As PyTorch: integer means, the sums divided with truncation toward zero.
+        return _ops.astype(_ops.trunc(pooled), input.dtype)
     out = _ops.avg_pool2d(
         input,
         kernel_size=kernel,
@@ -1751,9 +1760,6 @@ def avg_pool2d(
         count_include_pad=count_include_pad,
         divisor_override=divisor_override,
     )
-    if input.dtype.kind in ("signed integer", "unsigned integer"):
-        # As PyTorch: integer means, the sums divided with truncation toward zero.
-        return _ops.astype(_ops.trunc(out), input.dtype)
     return out
 
 

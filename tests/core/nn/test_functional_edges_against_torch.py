@@ -245,6 +245,8 @@ def test_numpy_integers_size_the_pools():
 @pytest.mark.parametrize("name", ["softplus", "mish"])
 def test_float16_softplus_does_not_overflow_below_its_threshold(name: str):
     # exp(x) overflows float16 from 11.1 on: softplus(12) was inf, its gradient NaN.
+    if plugrad.float16 not in plugrad.default_device().dtypes:
+        pytest.skip("the default backend has no float16")
     x = np.array([-20.0, -3.0, 0.0, 5.0, 12.0, 15.0, 19.0, 25.0], dtype=np.float16)
     ours, theirs, ours_grad, theirs_grad = _both(name, x)
     assert ours.dtype == np.float16
@@ -293,6 +295,8 @@ def test_threshold_of_integers_keeps_their_dtype_as_pytorch():
 
 
 def test_bincount_of_float16_weights_sums_in_float64_as_pytorch():
+    if plugrad.float16 not in plugrad.default_device().dtypes:
+        pytest.skip("the default backend has no float16")
     halves = plugrad.ones(3, dtype=plugrad.float16)
     ours = plugrad.bincount(plugrad.tensor([0, 1, 1]), weights=halves)
     theirs = torch.bincount(torch.tensor([0, 1, 1]), weights=torch.ones(3, dtype=torch.float16))
