@@ -96,3 +96,20 @@ def test_a_base_changed_through_its_diagonal_refuses_backward():
     assert b.tolist() == [[0.0, 1.0], [2.0, 9.0]]
     with pytest.raises(InPlaceModificationError, match="history did not"):
         b.sum().backward()
+
+
+@pytest.mark.parametrize("view", ["diagonal", "expand"])
+def test_partial_views_of_a_changed_base_follow_it_as_in_pytorch(view):
+    # They raised at backward: only index views of a changed base were made again.
+    results = []
+    for lib in (plugrad, torch):
+        x = lib.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        b = x * 1
+        if view == "diagonal":
+            v = plugrad.linalg.diagonal(b) if lib is plugrad else torch.diagonal(b)
+        else:
+            v = b[0].expand(3, 2)
+        b.mul_(lib.full((2, 2), 3.0))
+        (v * v).sum().backward()
+        results.append((v.tolist(), x.grad.tolist()))
+    assert results[0] == results[1]
