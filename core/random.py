@@ -21,7 +21,7 @@ from .creation import (
 )
 from .creation import zeros_like as _zeros_like
 from .dtype_functions import broadcast_shapes
-from .errors import DtypeError, InvalidArgumentError
+from .errors import ArgumentError, DtypeError, InvalidArgumentError
 from .function import Function
 from .grad_mode import no_grad as _no_grad
 from .inplace import apply_inplace, filled_with
@@ -338,9 +338,25 @@ def _sample_new(kind: str, function: str, shape: Any, options: Mapping[str, Any]
     return _sample(kind, shape, dtype, device, backend, generator, requires_grad)
 
 
+def _shape_or_size(function: str, shape: tuple[Any, ...], size: Any) -> tuple[Any, ...]:
+    """The shape given as arguments, or as PyTorch's ``size=`` keyword; not both."""
+    if size is None:
+        return shape
+    if shape:
+        raise ArgumentError(
+            f"{function}() got the shape twice, as arguments and as size=; give one"
+        )
+    return (size,)
+
+
 @with_sampling_options
-def randn(*shape: int | tuple[int, ...], **options: Unpack[SamplingOptions]) -> Tensor:
-    """Return samples of the standard normal distribution: ``randn(2, 3)`` or ``randn((2, 3))``.
+def randn(
+    *shape: int | tuple[int, ...],
+    size: int | tuple[int, ...] | None = None,
+    **options: Unpack[SamplingOptions],
+) -> Tensor:
+    """Return samples of the standard normal distribution: ``randn(2, 3)`` or ``randn((2, 3))``
+    (``size=`` is PyTorch's keyword for the shape).
 
     Examples
     --------
@@ -348,12 +364,17 @@ def randn(*shape: int | tuple[int, ...], **options: Unpack[SamplingOptions]) -> 
     >>> plugrad.randn(2, 3).shape
     (2, 3)
     """
-    return _sample_new("normal", "randn", shape, options)
+    return _sample_new("normal", "randn", _shape_or_size("randn", shape, size), options)
 
 
 @with_sampling_options
-def rand(*shape: int | tuple[int, ...], **options: Unpack[SamplingOptions]) -> Tensor:
-    """Return samples drawn uniformly from ``[0, 1)``: ``rand(2, 3)`` or ``rand((2, 3))``.
+def rand(
+    *shape: int | tuple[int, ...],
+    size: int | tuple[int, ...] | None = None,
+    **options: Unpack[SamplingOptions],
+) -> Tensor:
+    """Return samples drawn uniformly from ``[0, 1)``: ``rand(2, 3)`` or ``rand((2, 3))``
+    (``size=`` is PyTorch's keyword for the shape).
 
     Examples
     --------
@@ -362,7 +383,7 @@ def rand(*shape: int | tuple[int, ...], **options: Unpack[SamplingOptions]) -> T
     >>> bool(plugrad.all(x >= 0.0)) and bool(plugrad.all(x < 1.0))
     True
     """
-    return _sample_new("uniform", "rand", shape, options)
+    return _sample_new("uniform", "rand", _shape_or_size("rand", shape, size), options)
 
 
 def randint(

@@ -307,3 +307,16 @@ def test_full_refuses_none_and_bernoulli_probabilities_outside_zero_to_one() -> 
     assert compiled.captures == 1  # the check is in the plan, not a graph break
     with pytest.raises(InvalidArgumentError, match="compiled function"):
         compiled(plugrad.tensor([0.0, 2.0]))
+
+
+@pytest.mark.parametrize("name", ["rand", "randn"])
+def test_random_tensors_take_pytorchs_size_keyword(name) -> None:
+    # rand(size=(2, 3)) raised "unexpected keyword argument 'size'".
+    make = getattr(plugrad, name)
+    assert make(size=(2, 3)).shape == (2, 3) and make(size=4).shape == (4,)
+    plugrad.manual_seed(0)
+    first = make(size=(3,)).tolist()
+    plugrad.manual_seed(0)
+    assert make(3).tolist() == first
+    with pytest.raises(plugrad.errors.ArgumentError, match="shape twice"):
+        make(2, size=(2,))
