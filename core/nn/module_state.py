@@ -11,16 +11,13 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 from ..creation import asarray
 from ..errors import StateDictError
 from ..grad_mode import no_grad
 from ..tensor import Tensor
 from .parameter import Parameter
-
-if TYPE_CHECKING:
-    from .module import Module
 
 __all__ = ["IncompatibleKeys", "LoadPlan", "active_plan", "load_state_dict", "read_entry"]
 
@@ -80,7 +77,7 @@ def read_entry(
     return values
 
 
-def note_change(module: Module, name: str, tensor: Tensor, values: Tensor, assign: bool) -> None:
+def note_change(module: Any, name: str, tensor: Tensor, values: Tensor, assign: bool) -> None:
     """Copy ``values`` into ``tensor`` (or assign them as ``module``'s ``name``), now or
     when the load in progress is applied."""
 
@@ -105,7 +102,7 @@ def note_change(module: Module, name: str, tensor: Tensor, values: Tensor, assig
         _active.changes.append(change)
 
 
-def note_extra_state(module: Module, state: Any) -> None:
+def note_extra_state(module: Any, state: Any) -> None:
     """Call ``module.set_extra_state(state)``, now or when the load in progress is applied."""
     if _active is None:
         module.set_extra_state(state)
@@ -114,7 +111,7 @@ def note_extra_state(module: Module, state: Any) -> None:
 
 
 def load_state_dict(
-    root: Module, state_dict: Mapping[str, Any], strict: bool, assign: bool
+    root: Any, state_dict: Mapping[str, Any], strict: bool, assign: bool
 ) -> IncompatibleKeys:
     """:meth:`Module.load_state_dict`: check every module's entries, then apply them all."""
     global _active
@@ -127,7 +124,7 @@ def load_state_dict(
     errors: list[str] = []
     incompatible = IncompatibleKeys(missing, unexpected)
 
-    def load(module: Module, prefix: str) -> None:
+    def load(module: Any, prefix: str) -> None:
         local_metadata = {} if metadata is None else dict(metadata.get(prefix[:-1], {}))
         local_metadata["assign_to_params_buffers"] = assign
         for hook in module._state_hooks_of("load_state_dict_pre"):
