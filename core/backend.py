@@ -367,7 +367,7 @@ class Device:
         "rule_xp",
         "scalar_promotions",
         "scalar_types",
-        "unsigned_natives",
+        "summed_as_int_natives",
         "views_are_copies",
         "xp",
     )
@@ -424,11 +424,11 @@ class Device:
         self.complex_natives = frozenset(
             native for native, dtype in dtype_from_native.items() if _dtypes.kind_rank(dtype) == 3
         )
-        #: The native unsigned integer dtypes: PyTorch's x.sum() of them is int64.
-        self.unsigned_natives = frozenset(
+        #: The native unsigned integer and bool dtypes: PyTorch's x.sum() of them is int64.
+        self.summed_as_int_natives = frozenset(
             native
             for native, dtype in dtype_from_native.items()
-            if dtype.kind == "unsigned integer"
+            if dtype.kind in ("unsigned integer", "bool")
         )
         #: The native float16 (its dtype objects), which computes with an int or float Python
         #: scalar in float32 (PyTorch's rule: h / 1e5 is not 0): in those scalars' promotions

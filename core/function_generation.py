@@ -173,6 +173,18 @@ def _method_function(name: str, method: str) -> Callable[..., Any]:
 #: standard's functions keep the unsigned kind, so x.sum() - 5 of uint8 would wrap).
 _ACCUMULATING_METHODS = frozenset({"sum", "prod", "cumsum", "cumprod"})
 
+
+def _torch_accumulation(x: Tensor, dtype: _dtypes.DType | None) -> tuple[Tensor, Any]:
+    """The input and dtype of PyTorch's ``x.sum()`` (and ``prod``, ``cumsum``, ``cumprod``)
+    of unsigned integers or bools: the default integer dtype (``int64``; the standard's keeps
+    ``uint8`` unsigned), bools converted first (the standard's functions take numbers only)."""
+    if dtype is None:
+        dtype = x._device.default_int_dtype
+    if x.dtype == _dtypes.bool:
+        x = _ops_module.astype(x, dtype)
+    return x, dtype
+
+
 #: In-place methods whose PyTorch overload with a leading number is deprecated but still
 #: accepted (``p.add_(-lr, grad)``, ``v.addcmul_(1 - beta, g, g)``: older optimizer code),
 #: with the keyword that number is.
@@ -480,11 +492,11 @@ def _make_function(
             f"        {arrays} = tuple({arrays}[0])\n"
         )
     if accumulates and "dtype" in op.param_names:
-        defaults["_int64"] = _dtypes.int64
+        defaults["_torch_accumulation"] = _torch_accumulation
         x = op.input_names[0]
         prelude += (
-            f"    if dtype is None and {x}._array.dtype in {x}._device.unsigned_natives:\n"
-            "        dtype = _int64\n"
+            f"    if {x}._array.dtype in {x}._device.summed_as_int_natives:\n"
+            f"        {x}, dtype = _torch_accumulation({x}, dtype)\n"
         )
     if op.alpha:
         # PyTorch's factor for the second input: x.add(y, alpha=2) is x + 2 * y. The

@@ -116,3 +116,22 @@ def test_a_method_that_is_not_callable_is_refused(plugin, snapshot) -> None:
         plugrad.plugins.register(plugin(ops=[softplus_like(methods={"nothing": 3})]), name="bad")
     assert not hasattr(plugrad.Tensor, "nothing")
     assert snapshot() == before
+
+
+@pytest.mark.parametrize("dtype", ["bool", "uint8"])
+def test_counting_methods_sum_bools_and_unsigned_integers_on_every_backend(dtype) -> None:
+    # PyTorch's mask.sum() is a count in the default integer dtype; the standard's sum takes
+    # no bools (array-api-strict refused mask.sum()) and the default integer dtype is int32
+    # on JAX without 64-bit types (uint8 sums asked JAX for int64 and failed).
+    mask = plugrad.tensor([[1, 0, 1], [1, 1, 0]], dtype=getattr(plugrad, dtype))
+    count = plugrad.default_device().default_int_dtype
+    for result, expected in (
+        (mask.sum(), 4),
+        (mask.sum(dim=1), [2, 2]),
+        (mask.prod(), 0),
+        (mask.cumsum(1), [[1, 1, 2], [1, 2, 2]]),
+        (mask.cumprod(dim=1), [[1, 0, 0], [1, 1, 0]]),
+    ):
+        assert result.dtype is count and result.tolist() == expected
+    assert mask.sum(dtype=plugrad.float32).tolist() == 4.0
+    assert mask.sum(dtype=plugrad.float32).dtype is plugrad.float32
