@@ -334,6 +334,9 @@ class InstalledTensorMethods:
     def bernoulli(self, p: float | None = ..., *, generator: Any = ...) -> Tensor:
         """:func:`plugrad.bernoulli` of this tensor's probabilities (or of ``p``)."""
 
+    def bernoulli_(self, p: float | Tensor = ..., *, generator: Any = ...) -> Tensor:
+        """Fill with 1 with probability ``p``, else 0, in place, in any dtype."""
+
     def bitwise_and_(self, x2: TensorLike, /) -> Tensor:
         """In-place :meth:`bitwise_and`: ``x.bitwise_and_(...)`` makes ``x`` hold it."""
 
@@ -351,6 +354,9 @@ class InstalledTensorMethods:
 
     def bitwise_xor_(self, x2: TensorLike, /) -> Tensor:
         """In-place :meth:`bitwise_xor`: ``x.bitwise_xor_(...)`` makes ``x`` hold it."""
+
+    def cauchy_(self, median: float = ..., sigma: float = ..., *, generator: Any = ...) -> Tensor:
+        """Fill with samples of the Cauchy distribution at ``median`` of scale ``sigma``, in place."""
 
     def ceil_(self, /) -> Tensor:
         """In-place :meth:`ceil`: ``x.ceil_(...)`` makes ``x`` hold it."""
@@ -508,6 +514,9 @@ class InstalledTensorMethods:
     def expm1_(self, /) -> Tensor:
         """In-place :meth:`expm1`: ``x.expm1_(...)`` makes ``x`` hold it."""
 
+    def exponential_(self, lambd: float = ..., *, generator: Any = ...) -> Tensor:
+        """Fill with samples of the exponential distribution of rate ``lambd``, in place."""
+
     def fill_(self, value: bool | int | float | complex) -> Tensor:
         """Set every element to ``value``, in place; returns the tensor."""
 
@@ -549,6 +558,9 @@ class InstalledTensorMethods:
 
     def ge_(self, x2: TensorLike, /) -> Tensor:
         """In-place :meth:`ge`: ``x.ge_(...)`` makes ``x`` hold it."""
+
+    def geometric_(self, p: float, *, generator: Any = ...) -> Tensor:
+        """Fill with the number of Bernoulli(``p``) trials up to the first success (1, 2, ...), in place, in any real dtype."""
 
     def ger(self, vec2: Tensor) -> Tensor:
         """The outer product of two vectors (PyTorch's older name for :func:`plugrad.outer`)."""
@@ -678,6 +690,9 @@ class InstalledTensorMethods:
 
     def log_(self, /) -> Tensor:
         """In-place :meth:`log`: ``x.log_(...)`` makes ``x`` hold it."""
+
+    def log_normal_(self, mean: float = ..., std: float = ..., *, generator: Any = ...) -> Tensor:
+        """Fill with ``exp`` of samples of the normal distribution of ``mean`` and ``std``, in place."""
 
     def log_softmax(self, dim: Any = ..., dtype: Any = ..., *, axis: int = ...) -> Any:
         """PyTorch's ``x.softmax(dim, dtype=None)`` (or ``log_softmax``): ``dtype`` converts ``x`` first; the axis comes as ``dim`` or the standard's ``axis`` (the last by default)."""
@@ -866,6 +881,9 @@ class InstalledTensorMethods:
 
     def rad2deg_(self, /) -> Tensor:
         """In-place :meth:`rad2deg`: ``x.rad2deg_(...)`` makes ``x`` hold it."""
+
+    def random_(self, from_: int = ..., to: Any = ..., *, generator: Any = ...) -> Tensor:
+        """Fill with integers drawn uniformly from ``[from_, to)``, in place."""
 
     def ravel(self, start_dim: int = ..., end_dim: int = ...) -> Any:
         """PyTorch's ``x.flatten(start_dim=0, end_dim=-1)``: join the axes ``start_dim..end_dim``."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import math
 import secrets
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
@@ -20,8 +21,8 @@ from .creation import (
     with_like_options,
 )
 from .creation import zeros_like as _zeros_like
-from .dtype_functions import broadcast_shapes
-from .errors import ArgumentError, DtypeError, InvalidArgumentError
+from .dtype_functions import broadcast_shapes, finfo, iinfo
+from .errors import ArgumentError, DtypeError, InvalidArgumentError, ShapeError
 from .function import Function
 from .grad_mode import no_grad as _no_grad
 from .inplace import apply_inplace, filled_with
@@ -183,14 +184,15 @@ _default_seed: int | None = None
 _default_generators: dict[Device, Generator] = {}
 
 
-def manual_seed(seed: int) -> None:
-    """Seed the default generator of every device, for reproducible runs.
+def manual_seed(seed: int) -> Generator:
+    """Seed the default generator of every device, for reproducible runs; return the default
+    device's (as PyTorch returns its default generator).
 
     Examples
     --------
     >>> import plugrad
-    >>> plugrad.manual_seed(42); a = plugrad.rand(2)
-    >>> plugrad.manual_seed(42); b = plugrad.rand(2)
+    >>> _ = plugrad.manual_seed(42); a = plugrad.rand(2)
+    >>> _ = plugrad.manual_seed(42); b = plugrad.rand(2)
     >>> bool(plugrad.all(a == b))
     True
     """
@@ -199,6 +201,7 @@ def manual_seed(seed: int) -> None:
         raise ValueError(f"seed must be a non-negative int, got {seed!r}")
     _default_seed = seed
     _default_generators.clear()
+    return _generator_for(target_device(None, None))
 
 
 def get_rng_state() -> GeneratorState:
@@ -245,11 +248,11 @@ def fork_rng(devices: Any = None, enabled: bool = True) -> Iterator[None]:
     Examples
     --------
     >>> import plugrad
-    >>> plugrad.manual_seed(0)
+    >>> _ = plugrad.manual_seed(0)
     >>> with plugrad.random.fork_rng():
     ...     _ = plugrad.rand(5)
     >>> after = plugrad.rand(2)
-    >>> plugrad.manual_seed(0)
+    >>> _ = plugrad.manual_seed(0)
     >>> bool(plugrad.all(after == plugrad.rand(2)))
     True
     """
@@ -773,4 +776,219 @@ def _multinomial(
     return multinomial(self, num_samples, replacement, generator=generator)
 
 
-install_methods(uniform_=_uniform, normal_=_normal, bernoulli=_bernoulli, multinomial=_multinomial)
+def _check_real_floating(self: Tensor, method: str, distribution: str) -> None:
+    if self.dtype.kind != "real floating":
+        raise DtypeError(
+            f"{method}(): the {distribution} distribution is continuous; fill a real "
+            f"floating-point tensor, not {self.dtype.name} (convert with .float() first)"
+        )
+
+
+def _check_positive(method: str, name: str, value: float) -> None:
+    if not value > 0:
+        raise ValueError(f"{method}(): {name} must be > 0, got {value!r}")
+
+
+def _uniform_sample(self: Tensor, generator: Any) -> Tensor:
+    """Uniform samples on ``[0, 1)`` of this tensor's shape and floating dtype (or the widest)."""
+    dtype = self.dtype if self.dtype.kind == "real floating" else _widest_float(self._device)
+    return rand(*self.shape, dtype=dtype, device=self._device, generator=generator)
+
+
+def _fill_in_place(self: Tensor, sample: Tensor, method: str) -> Tensor:
+    with _no_grad():
+        value = sample.to(self.dtype)
+    return apply_inplace(self, filled_with, value, name=f"{method}()")
+
+
+def _bernoulli_(self: Tensor, p: float | Tensor = 0.5, *, generator: Any = None) -> Tensor:
+    """Fill with 1 with probability ``p``, else 0, in place, in any dtype.
+
+    ``p`` is a number or a tensor of probabilities that broadcasts to this one.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.zeros(4, dtype=plugrad.int64).bernoulli_(1.0)
+    tensor([1, 1, 1, 1])
+    """
+    if isinstance(p, Tensor):
+        if broadcast_shapes(p.shape, self.shape) != self.shape:
+            raise ShapeError(
+                f"bernoulli_(): the probabilities of shape {p.shape} do not broadcast to the "
+                f"tensor's shape {self.shape}"
+            )
+        with _no_grad():
+            probabilities = p.detach().expand(*self.shape)
+        drawn = bernoulli(probabilities, generator=generator)
+    else:
+        if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 <= p <= 1:
+            raise ValueError(f"bernoulli_(): p must be a number in [0, 1], got {p!r}")
+        drawn = _uniform_sample(self, generator) < p
+    return _fill_in_place(self, drawn, "bernoulli_")
+
+
+def _exponential_(self: Tensor, lambd: float = 1.0, *, generator: Any = None) -> Tensor:
+    """Fill with samples of the exponential distribution of rate ``lambd``, in place.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> bool(plugrad.all(plugrad.empty(100).exponential_(2.0) >= 0))
+    True
+    """
+    _check_real_floating(self, "exponential_", "exponential")
+    _check_positive("exponential_", "lambd", lambd)
+    with _no_grad():
+        sample = -(-_uniform_sample(self, generator)).log1p() / lambd
+    return _fill_in_place(self, sample, "exponential_")
+
+
+def _geometric_(self: Tensor, p: float, *, generator: Any = None) -> Tensor:
+    """Fill with the number of Bernoulli(``p``) trials up to the first success (1, 2, ...),
+    in place, in any real dtype.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> bool(plugrad.all(plugrad.empty(100, dtype=plugrad.int64).geometric_(0.5) >= 1))
+    True
+    """
+    if self.dtype.kind not in ("signed integer", "unsigned integer", "real floating"):
+        raise DtypeError(f"geometric_(): fills integer or real tensors, not {self.dtype.name}")
+    if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 < p < 1:
+        raise ValueError(f"geometric_(): p must be a number in (0, 1), got {p!r}")
+    with _no_grad():
+        # 1 - u lies in (0, 1]: the ceiling of log(1 - u) / log(1 - p) is at least 1
+        # except where 1 - u is 1, which the maximum lifts to 1.
+        trials = ((-_uniform_sample(self, generator)).log1p() / math.log1p(-p)).ceil()
+        sample = trials.clamp(min=1.0)
+    return _fill_in_place(self, sample, "geometric_")
+
+
+def _cauchy_(
+    self: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator: Any = None
+) -> Tensor:
+    """Fill with samples of the Cauchy distribution at ``median`` of scale ``sigma``, in place.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.empty(3).cauchy_().shape
+    (3,)
+    """
+    _check_real_floating(self, "cauchy_", "Cauchy")
+    _check_positive("cauchy_", "sigma", sigma)
+    with _no_grad():
+        sample = ((_uniform_sample(self, generator) - 0.5) * math.pi).tan() * sigma + median
+    return _fill_in_place(self, sample, "cauchy_")
+
+
+def _log_normal_(
+    self: Tensor, mean: float = 1.0, std: float = 2.0, *, generator: Any = None
+) -> Tensor:
+    """Fill with ``exp`` of samples of the normal distribution of ``mean`` and ``std``, in place.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> bool(plugrad.all(plugrad.empty(100).log_normal_(0.0, 0.5) > 0))
+    True
+    """
+    _check_real_floating(self, "log_normal_", "log-normal")
+    _check_positive("log_normal_", "std", std)
+    sample = randn(*self.shape, dtype=self.dtype, device=self._device, generator=generator)
+    with _no_grad():
+        sample = (sample * std + mean).exp()
+    return _fill_in_place(self, sample, "log_normal_")
+
+
+def _random_ends(dtype: _dtypes.DType) -> tuple[int, int]:
+    """The smallest and largest integers ``dtype`` holds exactly, and ``random_()``'s end."""
+    if dtype == _dtypes.bool:
+        return 0, 1
+    if dtype.kind in ("signed integer", "unsigned integer"):
+        info = iinfo(dtype)
+        return info.min, info.max
+    if dtype.kind == "real floating":
+        exact = 2 ** (round(-math.log2(finfo(dtype).eps)) + 1)
+        return -exact, exact
+    raise DtypeError(f"random_(): fills integer, bool or real tensors, not {dtype.name}")
+
+
+_UP_TO_THE_DTYPE = object()  # random_(n): the one number given is the upper end
+
+
+def _random_(
+    self: Tensor,
+    from_: int = 0,
+    to: Any = _UP_TO_THE_DTYPE,
+    *,
+    generator: Any = None,
+) -> Tensor:
+    """Fill with integers drawn uniformly from ``[from_, to)``, in place.
+
+    As in PyTorch, ``random_(to)`` draws from ``[0, to)``, ``random_(from_, None)`` from
+    ``from_`` up to the largest integer the dtype holds exactly (``2**24`` in float32), and
+    ``random_()`` from 0 up to it.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> x = plugrad.empty(100).random_(3, 5)
+    >>> sorted(set(x.tolist()))
+    [3.0, 4.0]
+    """
+    smallest, largest = _random_ends(self.dtype)
+    if to is _UP_TO_THE_DTYPE:
+        low, high = (0, largest + 1) if from_ == 0 else (0, from_)
+    else:
+        low, high = from_, (largest + 1 if to is None else to)
+    for name, value in (("from", low), ("to", high)):
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise TypeError(f"random_(): {name} must be an int, got {value!r}")
+    if not low < high:
+        raise ValueError(f"random_(): expects from < to, got from={low}, to={high}")
+    if low < smallest or high - 1 > largest:
+        raise ValueError(
+            f"random_(): the range [{low}, {high}) reaches outside the integers "
+            f"{self.dtype.name} holds exactly, [{smallest}, {largest}]"
+        )
+    target = self._device
+    if high - low <= 2**53:
+        drawn = randint(low, high, self.shape, device=target, generator=generator)
+    else:
+        drawn = _wide_randint(high - low, self.shape, target, generator) + low
+    return _fill_in_place(self, drawn, "random_")
+
+
+def _wide_randint(width: int, shape: tuple[int, ...], target: Device, generator: Any) -> Tensor:
+    """int64 integers uniform on ``[0, width)`` for ``2**53 < width <= 2**63``, beyond what
+    a float64 draw gives exactly: 32-bit halves make ``bits`` bits, and draws at or past
+    ``width`` (less than half of them) are drawn again."""
+    bits = (width - 1).bit_length()
+
+    def draw() -> Tensor:
+        upper = randint(0, 2 ** (bits - 32), shape, device=target, generator=generator)
+        lower = randint(0, 2**32, shape, device=target, generator=generator)
+        return upper * 2**32 + lower
+
+    with _no_grad():
+        drawn = draw()
+        while width < 2**bits and bool((drawn >= width).any()):
+            drawn = draw().where(drawn >= width, drawn)
+    return drawn
+
+
+install_methods(
+    uniform_=_uniform,
+    normal_=_normal,
+    bernoulli=_bernoulli,
+    multinomial=_multinomial,
+    bernoulli_=_bernoulli_,
+    exponential_=_exponential_,
+    geometric_=_geometric_,
+    cauchy_=_cauchy_,
+    log_normal_=_log_normal_,
+    random_=_random_,
+)

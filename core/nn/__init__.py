@@ -8,7 +8,7 @@ Examples
 --------
 >>> import plugrad
 >>> from plugrad import nn
->>> plugrad.manual_seed(0)
+>>> _ = plugrad.manual_seed(0)
 >>> model = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 3))
 >>> x, target = plugrad.randn(8, 4), plugrad.tensor([0, 1, 2, 0, 1, 2, 0, 1])
 >>> loss = nn.CrossEntropyLoss()(model(x), target)

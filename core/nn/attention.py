@@ -93,7 +93,7 @@ class MultiheadAttention(Module):
     Examples
     --------
     >>> import plugrad
-    >>> plugrad.manual_seed(0)
+    >>> _ = plugrad.manual_seed(0)
     >>> attention = plugrad.nn.MultiheadAttention(8, 2, batch_first=True)
     >>> x = plugrad.randn(3, 5, 8)
     >>> out, weights = attention(x, x, x)

@@ -86,7 +86,7 @@ class Dropout2d(_DropoutNd):
     Examples
     --------
     >>> import plugrad
-    >>> plugrad.manual_seed(0)
+    >>> _ = plugrad.manual_seed(0)
     >>> plugrad.nn.Dropout2d()(plugrad.ones((1, 4, 2, 2)))[0, :, 0, 0]
     tensor([2., 2., 2., 0.])
     """

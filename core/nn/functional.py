@@ -807,7 +807,7 @@ def dropout(
     --------
     >>> import plugrad
     >>> import plugrad.nn.functional as F
-    >>> plugrad.manual_seed(0)
+    >>> _ = plugrad.manual_seed(0)
     >>> F.dropout(plugrad.ones(6), p=0.5)
     tensor([2., 2., 2., 0., 0., 0.])
     >>> F.dropout(plugrad.ones(2), p=0.5, training=False)
@@ -2797,7 +2797,7 @@ def dropout1d(
     --------
     >>> import plugrad
     >>> import plugrad.nn.functional as F
-    >>> plugrad.manual_seed(0)
+    >>> _ = plugrad.manual_seed(0)
     >>> F.dropout1d(plugrad.ones((4, 3)), p=0.5)
     tensor([[2., 2., 2.],
             [2., 2., 2.],
@@ -2824,7 +2824,7 @@ def dropout2d(
     --------
     >>> import plugrad
     >>> import plugrad.nn.functional as F
-    >>> plugrad.manual_seed(0)
+    >>> _ = plugrad.manual_seed(0)
     >>> F.dropout2d(plugrad.ones((1, 4, 2, 2)), p=0.5)[0, :, 0, 0]
     tensor([2., 2., 2., 0.])
     """
@@ -2904,7 +2904,7 @@ def alpha_dropout(
     --------
     >>> import plugrad
     >>> import plugrad.nn.functional as F
-    >>> plugrad.manual_seed(0)
+    >>> _ = plugrad.manual_seed(0)
     >>> F.alpha_dropout(plugrad.zeros(4), p=0.5, training=True)
     tensor([ 0.7792,  0.7792,  0.7792, -0.7792])
     """

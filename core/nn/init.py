@@ -13,7 +13,7 @@ Examples
 tensor([[0., 0., 0., 0.],
         [0., 0., 0., 0.],
         [0., 0., 0., 0.]])
->>> plugrad.manual_seed(0)
+>>> _ = plugrad.manual_seed(0)
 >>> w = plugrad.nn.init.kaiming_uniform_(plugrad.empty((256, 64)))
 >>> bound = (6 / 64) ** 0.5
 >>> bool(plugrad.all(plugrad.abs(w) <= bound))

@@ -39,7 +39,7 @@ class Linear(Module):
     Examples
     --------
     >>> import plugrad
-    >>> plugrad.manual_seed(0)
+    >>> _ = plugrad.manual_seed(0)
     >>> layer = plugrad.nn.Linear(3, 2)
     >>> layer
     Linear(in_features=3, out_features=2, bias=True)

@@ -464,7 +464,7 @@ class RNN(RNNBase):
     Examples
     --------
     >>> import plugrad
-    >>> plugrad.manual_seed(0)
+    >>> _ = plugrad.manual_seed(0)
     >>> rnn = plugrad.nn.RNN(10, 20, num_layers=2)
     >>> rnn
     RNN(10, 20, num_layers=2)
@@ -530,7 +530,7 @@ class LSTM(RNNBase):
     Examples
     --------
     >>> import plugrad
-    >>> plugrad.manual_seed(0)
+    >>> _ = plugrad.manual_seed(0)
     >>> lstm = plugrad.nn.LSTM(10, 20, batch_first=True, bidirectional=True)
     >>> lstm
     LSTM(10, 20, batch_first=True, bidirectional=True)
@@ -594,7 +594,7 @@ class GRU(RNNBase):
     Examples
     --------
     >>> import plugrad
-    >>> plugrad.manual_seed(0)
+    >>> _ = plugrad.manual_seed(0)
     >>> gru = plugrad.nn.GRU(4, 8)
     >>> gru.weight_ih_l0.shape, gru.weight_hh_l0.shape
     ((24, 4), (24, 8))
@@ -714,7 +714,7 @@ class RNNCell(RNNCellBase):
     Examples
     --------
     >>> import plugrad
-    >>> plugrad.manual_seed(0)
+    >>> _ = plugrad.manual_seed(0)
     >>> cell = plugrad.nn.RNNCell(10, 20, nonlinearity="relu")
     >>> cell
     RNNCell(10, 20, nonlinearity=relu)
@@ -769,7 +769,7 @@ class LSTMCell(RNNCellBase):
     Examples
     --------
     >>> import plugrad
-    >>> plugrad.manual_seed(0)
+    >>> _ = plugrad.manual_seed(0)
     >>> cell = plugrad.nn.LSTMCell(10, 20)
     >>> h, c = cell(plugrad.randn(3, 10))
     >>> h.shape, c.shape
@@ -814,7 +814,7 @@ class GRUCell(RNNCellBase):
     Examples
     --------
     >>> import plugrad
-    >>> plugrad.manual_seed(0)
+    >>> _ = plugrad.manual_seed(0)
     >>> cell = plugrad.nn.GRUCell(10, 20)
     >>> cell(plugrad.randn(10)).shape  # unbatched
     (20,)

@@ -215,7 +215,7 @@ class TransformerEncoderLayer(_TransformerLayer):
     Examples
     --------
     >>> import plugrad
-    >>> plugrad.manual_seed(0)
+    >>> _ = plugrad.manual_seed(0)
     >>> layer = plugrad.nn.TransformerEncoderLayer(d_model=8, nhead=2, dim_feedforward=16,
     ...                                            batch_first=True)
     >>> layer(plugrad.randn(3, 5, 8)).shape
@@ -253,7 +253,7 @@ class TransformerDecoderLayer(_TransformerLayer):
     Examples
     --------
     >>> import plugrad
-    >>> plugrad.manual_seed(0)
+    >>> _ = plugrad.manual_seed(0)
     >>> layer = plugrad.nn.TransformerDecoderLayer(d_model=8, nhead=2, dim_feedforward=16)
     >>> tgt, memory = plugrad.randn(4, 3, 8), plugrad.randn(6, 3, 8)
     >>> layer(tgt, memory).shape
@@ -413,7 +413,7 @@ class Transformer(Module):
     --------
     >>> import plugrad
     >>> from plugrad import nn
-    >>> plugrad.manual_seed(0)
+    >>> _ = plugrad.manual_seed(0)
     >>> model = nn.Transformer(d_model=8, nhead=2, num_encoder_layers=1, num_decoder_layers=1,
     ...                        dim_feedforward=16, batch_first=True)
     >>> src, tgt = plugrad.randn(2, 6, 8), plugrad.randn(2, 4, 8)

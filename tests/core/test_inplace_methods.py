@@ -258,6 +258,125 @@ def test_uniform_and_normal_fill_in_place_from_plugrads_generators() -> None:
         x.uniform_(1.0, 0.0)
 
 
+# (dtype, method, arguments): PyTorch's in-place sampling methods, valid calls and refused ones
+SAMPLING_CALLS = [
+    ("int64", "bernoulli_", (0.5,)),
+    ("bool", "bernoulli_", (0.5,)),
+    ("float32", "bernoulli_", (1.5,)),
+    ("float32", "exponential_", (2.0,)),
+    ("float32", "exponential_", (0.0,)),
+    ("int64", "exponential_", ()),
+    ("int64", "geometric_", (0.5,)),
+    ("float32", "geometric_", (1.0,)),
+    ("float32", "geometric_", (0.0,)),
+    ("float64", "cauchy_", (1.0, 2.0)),
+    ("float32", "cauchy_", (0.0, -1.0)),
+    ("float32", "log_normal_", (1.0, 0.0)),
+    ("int32", "log_normal_", ()),
+    ("complex64", "exponential_", ()),
+    ("int32", "random_", ()),
+    ("uint8", "random_", ()),
+    ("bool", "random_", ()),
+    ("float16", "random_", ()),
+    ("float32", "random_", (5,)),
+    ("float32", "random_", (3, 5)),
+    ("float32", "random_", (5, 3)),
+    ("uint8", "random_", (0, 300)),
+    ("uint8", "random_", (-1, 3)),
+    ("int8", "random_", (-128, 128)),
+]
+
+
+@pytest.mark.parametrize(("dtype", "method", "arguments"), SAMPLING_CALLS)
+def test_sampling_methods_take_and_refuse_what_pytorch_does(dtype, method, arguments) -> None:
+    if getattr(plugrad, dtype) not in plugrad.default_device().dtypes:
+        pytest.skip(f"the default backend has no {dtype}")
+    expected = torch.zeros(500, dtype=getattr(torch, dtype))
+    x = plugrad.zeros(500, dtype=getattr(plugrad, dtype))
+    try:
+        getattr(expected, method)(*arguments)
+    except (RuntimeError, NotImplementedError):
+        with pytest.raises((ValueError, DtypeError)):
+            getattr(x, method)(*arguments)
+        assert not bool(plugrad.any(x != 0)), "a refused call left the tensor as it was"
+        return
+    assert getattr(x, method)(*arguments) is x
+    assert x.dtype is getattr(plugrad, dtype)
+    drawn, wanted = set(np.unique(x.numpy()).tolist()), set(np.unique(expected.numpy()).tolist())
+    if method in ("bernoulli_", "random_") and len(wanted) < 10:
+        assert drawn == wanted  # every value of a small range is drawn, and no other
+    else:
+        low, high = min(wanted), max(wanted)
+        assert len(drawn) > 1 and all(np.isfinite(v) for v in drawn)
+        if method in ("exponential_", "geometric_"):
+            assert min(drawn) >= (1 if method == "geometric_" else 0) and low >= 0
+        if method == "random_":
+            kind = np.dtype(dtype)
+            largest = np.iinfo(kind).max if kind.kind in "iu" else 2 ** (np.finfo(kind).nmant + 1)
+            start, end = arguments if arguments else (0, largest + 1)
+            assert start <= min(drawn) and max(drawn) < end
+            assert min(drawn) < low + (high - low) / 4 and max(drawn) > high - (high - low) / 4
+
+
+def test_sampling_methods_draw_their_distributions() -> None:
+    plugrad.manual_seed(0)
+    n = 200_000
+    exponential = plugrad.empty(n, dtype=plugrad.float64).exponential_(2.0)
+    assert abs(float(exponential.mean()) - 0.5) < 0.01
+    assert abs(float(exponential.var()) - 0.25) < 0.01
+    geometric = plugrad.empty(n, dtype=plugrad.int64).geometric_(0.25)
+    assert int(geometric.min()) == 1
+    assert abs(float(geometric.double().mean()) - 4.0) < 0.05  # mean 1 / p
+    assert abs(float((geometric == 1).double().mean()) - 0.25) < 0.01
+    log_normal = plugrad.empty(n, dtype=plugrad.float64).log_normal_(0.5, 0.25)
+    assert abs(float(log_normal.log().mean()) - 0.5) < 0.005
+    assert abs(float(log_normal.log().std()) - 0.25) < 0.005
+    cauchy = plugrad.empty(n, dtype=plugrad.float64).cauchy_(1.0, 2.0)
+    assert abs(float(cauchy.median()) - 1.0) < 0.05
+    assert abs(float((cauchy - 1.0).abs().median()) - 2.0) < 0.05  # half the IQR is sigma
+    coins = plugrad.empty(n, dtype=plugrad.int32).bernoulli_(0.3)
+    assert abs(float(coins.double().mean()) - 0.3) < 0.01
+    rows = plugrad.empty((n // 100, 3)).bernoulli_(plugrad.tensor([0.0, 0.5, 1.0]))
+    assert rows.mean(dim=0).tolist()[0::2] == [0.0, 1.0]
+    assert abs(float(rows[:, 1].mean()) - 0.5) < 0.03
+    dice = plugrad.empty(n, dtype=plugrad.int64).random_(1, 7)
+    counts = [int((dice == face).sum()) for face in range(1, 7)]
+    assert sum(counts) == n and all(abs(c / n - 1 / 6) < 0.01 for c in counts)
+
+
+def test_random_fills_the_whole_range_of_wide_dtypes() -> None:
+    plugrad.manual_seed(0)
+    wide = plugrad.empty(20_000, dtype=plugrad.int64).random_()
+    assert int(wide.min()) >= 0 and int(wide.max()) > 2**62  # beyond a float64 draw's 2**53
+    assert float(wide.double().mean()) / 2**62 == pytest.approx(1.0, abs=0.05)
+    odd = plugrad.empty(20_000, dtype=plugrad.int64).random_(0, 3 * 2**60)
+    assert int(odd.max()) < 3 * 2**60 and int(odd.max()) > 2 * 2**60
+    floats = plugrad.empty(20_000).random_()
+    assert float(floats.max()) <= 2**24 and float(floats.max()) > 2**23
+    assert plugrad.empty(100).random_(7, None).min() >= 7  # from 7 up to the dtype's end
+
+
+def test_sampling_methods_keep_the_in_place_rules() -> None:
+    w = plugrad.zeros(3, requires_grad=True)
+    for method in ("exponential_", "cauchy_", "log_normal_", "random_", "bernoulli_"):
+        with pytest.raises(BackwardError):
+            getattr(w, method)()
+    assert w.tolist() == [0.0, 0.0, 0.0]
+    y = (w * 2).exponential_()
+    y.sum().backward()
+    assert w.grad.tolist() == [0.0, 0.0, 0.0]  # a draw does not depend on what it replaced
+    with pytest.raises(plugrad.errors.ShapeError):
+        plugrad.zeros(2, 3).bernoulli_(plugrad.full((2,), 0.5))
+
+
+def test_manual_seed_returns_the_default_generator() -> None:
+    generator = plugrad.manual_seed(3)
+    assert isinstance(generator, plugrad.Generator) and generator.initial_seed() == 3
+    assert plugrad.rand(2, generator=generator).tolist() == (
+        plugrad.manual_seed(3) and plugrad.rand(2).tolist()
+    )
+
+
 def test_the_in_place_methods_are_listed_with_their_ops() -> None:
     assert plugrad.Tensor.add_.__op__ is plugrad.add.__op__
     from plugrad import inventory
