@@ -442,8 +442,8 @@ def logical_xor(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Logical XOR element-wise, broadcasting; a bool tensor."""
 
 
-def logit(x: TensorLike, eps: float | None = ...) -> Any:
-    """PyTorch's ``logit(x, eps=None)``: ``log(x / (1 - x))``, x clamped to ``[eps, 1 - eps]``."""
+def logit(x: TensorLike, /, eps: float | None = ..., *, out: Any = ...) -> Tensor:
+    """``log(x / (1 - x))`` element-wise, ``x`` first clamped to ``[eps, 1 - eps]`` when ``eps`` is given (PyTorch's)."""
 
 
 def masked_select(x: TensorLike, mask: Any) -> Any:

@@ -718,10 +718,7 @@ class InstalledTensorMethods:
     def logical_xor_(self, x2: TensorLike, /) -> Tensor:
         """In-place :meth:`logical_xor`: ``x.logical_xor_(...)`` makes ``x`` hold it."""
 
-    def logit(self, eps: float | None = ...) -> Any:
-        """PyTorch's ``logit(x, eps=None)``: ``log(x / (1 - x))``, x clamped to ``[eps, 1 - eps]``."""
-
-    def logit_(self, eps: float | None = ...) -> Any:
+    def logit_(self, eps: float | None = ...) -> Tensor:
         """In-place :meth:`logit`: ``x.logit_(...)`` makes ``x`` hold it."""
 
     def logsumexp(self, dim: Any = ..., keepdim: Any = ..., *, axis: int | tuple[int, ...] | None = ..., keepdims: bool = ...) -> Tensor:
@@ -1234,6 +1231,7 @@ class InstalledTensorMethods:
     logical_not = _api_plugrad.logical_not
     logical_or = _api_plugrad.logical_or
     logical_xor = _api_plugrad.logical_xor
+    logit = _api_plugrad.logit
     lt = _api_plugrad.less
     matmul = _api_plugrad.matmul
     maximum = _api_plugrad.maximum

@@ -256,18 +256,30 @@ exp2 = op("exp2", lambda xp, x, /: xp.pow(xp.asarray(2.0, dtype=x.dtype, device=
           standard=False, promotion="float",
           vjp=lambda xp, g, ans, x: g * conj(xp, ans) * math.log(2.0), methods="exp2",
           inplace=True, doc="``2 ** x`` element-wise (PyTorch's).")
-def _logit(xp: Any, x: Any, eps: float | None = None) -> Any:
-    """PyTorch's ``logit(x, eps=None)``: ``log(x / (1 - x))``, x clamped to ``[eps, 1 - eps]``."""
-    if not xp.isdtype(x.dtype, ("real floating", "complex floating")):
-        x = xp.astype(x, xp.float32)  # 1 - x of a uint8 3 would wrap around to 254
+def _logit(xp: Any, x: Any, /, eps: float | None = None) -> Any:
     if eps is not None:
         x = xp.clip(x, eps, 1.0 - eps)
     return xp.log(x / (1 - x))
 
 
+def _logit_grad(xp: Any, g: Any, ans: Any, x: Any, *, eps: float | None) -> Any:
+    # PyTorch's: 1 / (x (1 - x)), infinite at 0 and 1; NaN outside [0, 1], where the logit
+    # is NaN (a quotient rule through log(x / (1 - x)) gives numbers there); with eps, 0
+    # where the clamp holds x.
+    slope = g / (x * (1 - x))
+    if eps is None:
+        return xp.where((x < 0) | (x > 1), math.nan, slope)
+    return xp.where((x < eps) | (x > 1 - eps), 0.0, slope)
+
+
+logit = op("logit", _logit, vjp=_logit_grad, standard=False, promotion="float",
+           real_only=True, methods="logit", inplace=True,
+           doc="``log(x / (1 - x))`` element-wise, ``x`` first clamped to ``[eps, 1 - eps]`` "
+               "when ``eps`` is given (PyTorch's).")
+
+
 log = op("log(x)", vjp=lambda xp, g, ans, x: g / conj(xp, x),
-         methods={"log": None, "logit": _logit}, inplace=True, aliases={"logit": _logit},
-         promotion="float",
+         methods="log", inplace=True, promotion="float",
          doc="Natural logarithm element-wise (``nan`` for negative inputs, ``-inf`` at 0).")
 log1p = op("log1p(x)", vjp=lambda xp, g, ans, x: g / conj(xp, 1 + x), methods="log1p", inplace=True,
            promotion="float", doc="``log(1 + x)`` element-wise, accurate for small ``x``.")
@@ -599,7 +611,10 @@ def _sinc_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
     safe = xp.where(zero, 1.0, x)
     # Divided by x twice rather than by x * x, which underflows to 0 for a tiny x (0/0).
     slope = (math.pi * x * xp.cos(math.pi * x) - xp.sin(math.pi * x)) / safe / (math.pi * safe)
-    return xp.where(zero, 0.0, g * conj(xp, slope))
+    # At 0 the slope is 0, written as its first Taylor term -pi**2 x / 3 so that the
+    # second derivative there is sinc's, -pi**2 / 3.
+    at_zero = 0.0 - g * conj(xp, x) * (math.pi**2 / 3)  # 0 - (+0.0): +0.0, as PyTorch's
+    return xp.where(zero, at_zero, g * conj(xp, slope))
 
 
 sinc = op("sinc", _sinc, vjp=_sinc_grad, standard=False, promotion="float", methods="sinc",

@@ -475,26 +475,43 @@ def _cumulative_prod_grad(
     if include_initial:
         # out = [1, cumprod(x)]: the leading 1 depends on nothing.
         g = g[axis_slice(x.ndim, axis, 1, None)]
-    # NOTE: the textbook sum_k g[k] * out[k] / x[i] divides by zero. Instead, with P the
-    # cumulative product of x with its zeros replaced by 1 and z the running count of
-    # zeros, d out[k] / d x[i] is P[k] / x[i] while z[k] == 0 for a non-zero x[i], and
-    # P[k] while z[k] == 1 for the first zero x[i] (and 0 otherwise): two masked
-    # reverse cumulative sums give every gradient exactly. For a non-zero x[i] the terms
-    # with z[k] == 1 are x0 * P[k] / x[i], x0 the first zero: 0, but written so that the
-    # second derivative in x0 is there (it is exact with one zero; with two, as prod's).
-    zero = x == 0
-    safe = xp.where(zero, 1, x)
-    running = xp.cumulative_prod(safe, axis=axis)
-    zeros = xp.cumulative_sum(xp.astype(zero, xp.int64), axis=axis)
-    weighted = g * conj(xp, running)
-    before_zero = reverse_cumulative_sum(xp, xp.where(zeros == 0, weighted, 0), axis)
-    at_first_zero = reverse_cumulative_sum(xp, xp.where(zeros == 1, weighted, 0), axis)
-    first_zero = xp.sum(
-        xp.where(xp.logical_and(zero, zeros == 1), x, 0), axis=axis, keepdims=True
+    # NOTE: d out[k] / d x[i] is the product of x[:k + 1] without x[i]: before[i] (the
+    # product of x[:i]) times the product of x[i + 1:k + 1]. No division (the textbook
+    # out[k] / x[i] divides by zeros) and no mask of where the zeros are (a mask is a
+    # constant to the next derivative, which must see a zero move): multiplications and
+    # sums only, so every derivative of the gradient is exact, with any number of zeros.
+    x = conj(xp, x)
+    n = x.shape[axis]
+    ones = xp.ones_like(x[axis_slice(x.ndim, axis, 0, 1)])
+    before = xp.cumulative_prod(
+        xp.concat([ones, x[axis_slice(x.ndim, axis, 0, n - 1)]], axis=axis), axis=axis
     )
-    through_zero = before_zero + conj(xp, first_zero) * at_first_zero
-    grad = xp.where(zero, at_first_zero, through_zero / conj(xp, safe))
+    return _cast_back(xp, before * _reverse_weighted_sums(xp, g, x, axis), x, dtype)
+
+
+def _cast_back(xp: Any, grad: Any, x: Any, dtype: Any) -> Any:
     return grad if dtype is None else cast(xp, grad, x.dtype)
+
+
+def _reverse_weighted_sums(xp: Any, g: Any, x: Any, axis: int) -> Any:
+    """``s[i] = sum over k >= i of g[k] * prod(x[i + 1:k + 1])`` along ``axis``.
+
+    The recurrence ``s[i] = g[i] + x[i + 1] * s[i + 1]`` solved in log2(n) doubling steps:
+    after each, ``s[i] = b[i] + a[i] * s[i + step]`` (zero past the end).
+    """
+    n = x.shape[axis]
+
+    def ahead(values: Any, step: int) -> Any:
+        """``values[i + step]``, zero past the end."""
+        zeros = xp.zeros_like(values[axis_slice(values.ndim, axis, 0, step)])
+        return xp.concat([values[axis_slice(values.ndim, axis, step, None)], zeros], axis=axis)
+
+    a, b, step = ahead(x, 1), g, 1
+    while step < n:
+        b = b + a * ahead(b, step)
+        a = a * ahead(a, step)
+        step *= 2
+    return b
 
 
 cumulative_prod = op("cumulative_prod", _cumulative("cumulative_prod"),

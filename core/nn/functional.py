@@ -941,8 +941,9 @@ def smooth_l1_loss(
     distance = _ops.abs(input - target)
     if beta == 0:
         return _reduce(distance, reduction)
-    # NOTE: the square is of the masked distance, so its gradient is 0 where |d| >= beta.
-    near = _ops.where(distance < beta, distance, 0.0)
+    # NOTE: the square is of the masked difference, so its gradient is 0 where |d| >= beta;
+    # of the difference, not of |d|, whose second derivative at d = 0 would be 0, not 1 / beta.
+    near = _ops.where(distance < beta, input - target, 0.0)
     loss = _ops.where(distance < beta, (0.5 / beta) * (near * near), distance - 0.5 * beta)
     return _reduce(loss, reduction)
 

@@ -150,7 +150,6 @@ CASES = [
         lambda a: P.cumulative_prod(a, axis=1),
         lambda a: np_cumprod(a, axis=1),
         inputs=cumulative_with_zero,
-        no_double="second derivatives are not exact at a slice with two zeros (documented)",
     ),
     OpCase(
         "cumulative_prod",
