@@ -784,7 +784,11 @@ def logsumexp(
     tensor([1000.6932])
     """
     dim = _dim("logsumexp", dim, axis)
-    return _ops.logsumexp(input, axis=dim if isinstance(dim, int) else tuple(dim), keepdims=keepdim)
+    if dim is not None and not isinstance(dim, int) and len(dim) == 0:
+        dim = None  # PyTorch 2 reads dim=() as every dim, as x.logsumexp(()) does
+    return _ops.logsumexp(
+        input, axis=dim if dim is None or isinstance(dim, int) else tuple(dim), keepdims=keepdim
+    )
 
 
 def dropout(

@@ -84,6 +84,10 @@ EMPTY_DIM["x.sum(dim=(), dtype=float32)"] = lambda lib, x: x.sum(dim=(), dtype=l
 EMPTY_DIM["x.norm(dim=())"] = _method("norm", dim=())
 EMPTY_DIM["count_nonzero(x, dim=())"] = _function("count_nonzero", dim=())
 EMPTY_DIM["linalg.vector_norm(x, dim=())"] = lambda lib, x: lib.linalg.vector_norm(x, dim=())
+# logsumexp(x, dim=()) reduced nothing (x came back); PyTorch's without keepdim raises.
+EMPTY_DIM["logsumexp(x, dim=(), keepdim=True)"] = _function("logsumexp", dim=(), keepdim=True)
+EMPTY_DIM["special.logsumexp(x, [], True)"] = lambda lib, x: lib.special.logsumexp(x, [], True)
+EMPTY_DIM["x.logsumexp((), keepdim=True)"] = _method("logsumexp", (), keepdim=True)
 # NOTE: PyTorch 2's std and var reduce every dim for dim=(), but their gradient then is
 # inf (its backward reads dim=() as no dim): those rows compare with PyTorch's dim=None,
 # and test_std_and_var_of_an_empty_dim_give_pytorchs_values checks the values themselves.
