@@ -13,6 +13,7 @@ and runs on every backend.
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any
 
 from . import creation as _creation
@@ -649,8 +650,9 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Ten
     _tensor("histc", input)
     if input.dtype.kind != "real floating":
         raise DtypeError(f"histc() takes a real floating tensor, got {input.dtype}")
-    if isinstance(bins, bool) or not isinstance(bins, int) or bins <= 0:
+    if isinstance(bins, bool) or not isinstance(bins, numbers.Integral) or bins <= 0:
         raise ArgumentError(f"histc(): bins must be an int > 0, got {bins!r}")
+    bins = int(bins)
     x = _ops.reshape(input.detach(), (-1,))
     low, high = float(min), float(max)
     if low == high and x.shape[0]:
@@ -664,9 +666,14 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Ten
         raise ArgumentError(f"histc(): min must not exceed max, got {min} and {max}")
     if low == high:
         low, high = low - 1, high + 1
-    inside = _ops.logical_and(x >= low, x <= high)  # NaN is in no bin
-    position = _ops.where(inside, _ops.floor((x - low) * (bins / (high - low))), 0.0)
-    index = _ops.astype(_ops.clip(position, 0, bins - 1), _dtypes.int64)
+    # PyTorch's bin of x: floor((x - min) * bins / (max - min)), in this order and in the
+    # input's dtype (the last bin closed). An element on an edge then falls where PyTorch
+    # counts it; bins / (max - min) first, in float64, moved one in three edges.
+    lowest = _creation.full((), low, dtype=input.dtype, device=input.device)
+    highest = _creation.full((), high, dtype=input.dtype, device=input.device)
+    inside = _ops.logical_and(x >= lowest, x <= highest)  # NaN is in no bin
+    position = _ops.floor((_ops.where(inside, x, lowest) - lowest) * bins / (highest - lowest))
+    index = _ops.astype(_ops.clip(position, 0, bins - 1), input.device.default_int_dtype)
     counts = _creation.zeros((bins,), dtype=input.dtype, device=input.device)
     return counts.scatter_add(0, index, _ops.astype(inside, input.dtype))
 
