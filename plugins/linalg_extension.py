@@ -681,7 +681,8 @@ def _cross_grad_x2(xp: Any, g: Any, ans: Any, x1: Any, x2: Any, *, axis: int) ->
 
 
 cross = op("cross", _cross, vjp=(_cross_grad_x1, _cross_grad_x2), namespace="linalg",
-           broadcasting=True, doc="Cross product of 3-vectors along ``axis``, broadcasting.")
+           broadcasting=True, promotion="mixed",
+           doc="Cross product of 3-vectors along ``axis``, broadcasting.")
 
 def _outer(xp: Any, x1: Any, x2: Any, /) -> Any:
     # NOTE: NumPy's outer flattens inputs of more dimensions; the standard and PyTorch

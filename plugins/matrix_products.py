@@ -157,7 +157,7 @@ def _matmul_grad_x2(xp: Any, g: Any, ans: Any, x1: Any, x2: Any) -> Any:
 
 
 matmul = op("matmul(x1, x2, /)", vjp=(_matmul_grad_x1, _matmul_grad_x2), broadcasting=True,
-            grad_fn_name="MatMul",
+            grad_fn_name="MatMul", promotion="mixed",
             aliases={"mm": None, "bmm": None, "dot": _dot, "addmm": _addmm, "addmv": _addmv,
                      "baddbmm": _baddbmm},
             methods={"matmul": None, "mm": None, "bmm": None, "dot": _dot, "addmm": _addmm,
@@ -209,6 +209,7 @@ def _tensordot(xp: Any, x1: Any, x2: Any, /, dims: Any = None, *, axes: Any = 2)
 
 
 tensordot = op("tensordot", _tensordot, vjp=(_tensordot_grad(0), _tensordot_grad(1)),
+               promotion="mixed",
                doc="Sum products over axes: the last ``axes`` of ``x1`` with the first of ``x2``.")
 
 
@@ -226,7 +227,7 @@ def _vecdot_grad(which: int) -> Any:
 # NOTE: x.norm() is a vector norm, so it rides on the main namespace's vector product.
 vecdot = op("vecdot", lambda xp, x1, x2, /, *, axis=-1: xp.vecdot(
                 x1, x2, axis=negative_axis(axis, x1, x2)),
-            vjp=(_vecdot_grad(0), _vecdot_grad(1)), broadcasting=True,
+            vjp=(_vecdot_grad(0), _vecdot_grad(1)), broadcasting=True, promotion="mixed",
             methods={"norm": _norm, "dist": _dist}, aliases={"norm": _norm, "dist": _dist,
                                                              "cdist": _cdist},
             doc="Dot product along ``axis``, broadcasting the other axes (``x1`` is conjugated).")

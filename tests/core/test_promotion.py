@@ -270,3 +270,31 @@ def test_a_python_integer_out_of_an_integer_tensors_range_is_a_clear_error() -> 
     assert small.tolist() == [1, 2] and small._version == 0
     with pytest.raises(OverflowError):  # still what NumPy code catches
         small - 256
+
+
+PRODUCTS = {
+    "matmul": lambda lib, a, b: lib.matmul(a.reshape(1, 3), b.reshape(3, 1)),
+    "x @ y": lambda lib, a, b: a.reshape(3, 1).T @ b.reshape(3, 1),
+    "tensordot": lambda lib, a, b: lib.tensordot(a, b, 1),
+    "linalg.vecdot": lambda lib, a, b: lib.linalg.vecdot(a, b),
+    "linalg.cross": lambda lib, a, b: lib.linalg.cross(a, b),
+    "outer": lambda lib, a, b: lib.outer(a, b),
+}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [("int64", "float32"), ("float32", "int32"), ("int8", "complex64"), ("bool", "float32")],
+)
+@pytest.mark.parametrize("name", list(PRODUCTS))
+def test_products_of_two_kinds_take_the_element_wise_dtype(backend, name, first, second) -> None:
+    # int64 @ float32 was float64 (NumPy's rule), where int64 * float32 is float32
+    # (PyTorch's, which refuses the matrix products of mixed dtypes).
+    with plugrad.use_backend(backend):
+        a, b = plugrad.asarray(_values(first)), plugrad.asarray(_values(second))
+        product, element_wise = PRODUCTS[name](plugrad, a, b), a * b
+    assert product.dtype == element_wise.dtype
+    wide = torch.complex128 if "complex" in first + second else torch.float64
+    expected = PRODUCTS[name](torch, *(torch.asarray(_values(d)).to(wide) for d in (first, second)))
+    np.testing.assert_allclose(product.numpy(), expected.numpy())
