@@ -23,10 +23,14 @@ True
 from __future__ import annotations
 
 import math
+import warnings
+from collections.abc import Callable
+from typing import Any
 
 from .. import linalg
 from .. import ops as _ops
 from ..creation import eye
+from ..dtypes import float32, float64
 from ..errors import ShapeError
 from ..grad_mode import no_grad
 from ..random import Generator, rand, randn, randperm
@@ -188,10 +192,16 @@ def _fans(tensor: Tensor) -> tuple[int, int]:
 
 
 def _fan(tensor: Tensor, mode: str) -> int:
-    if mode not in ("fan_in", "fan_out"):
+    if not isinstance(mode, str) or mode.lower() not in ("fan_in", "fan_out"):
         raise ValueError(f"mode must be 'fan_in' or 'fan_out', got {mode!r}")
     fan_in, fan_out = _fans(tensor)
-    return fan_in if mode == "fan_in" else fan_out
+    return fan_in if mode.lower() == "fan_in" else fan_out
+
+
+# PyTorch's private names for the two, which layers' reset_parameters() often call (as
+# its Linear's does: bound = 1 / sqrt(fan_in)).
+_calculate_fan_in_and_fan_out = _fans
+_calculate_correct_fan = _fan
 
 
 def xavier_uniform_(
@@ -273,10 +283,6 @@ def kaiming_normal_(
     return normal_(tensor, 0.0, std, generator=generator)
 
 
-#: Most rounds of redrawing :func:`trunc_normal_` makes before it gives up.
-_MOST_ROUNDS = 1000
-
-
 def trunc_normal_(
     tensor: Tensor,
     mean: float = 0.0,
@@ -289,9 +295,11 @@ def trunc_normal_(
     """Fill with samples of the normal distribution (``mean``, ``std``) truncated to ``[a, b]``.
 
     ``a`` and ``b`` bound the values themselves (not in units of ``std``), as
-    in PyTorch. Samples outside are drawn again until all are inside: the
-    result follows the truncated distribution exactly. An interval that holds
-    almost none of the distribution is refused.
+    in PyTorch. Each sample is the normal quantile of a uniform draw between the
+    bounds' probabilities (computed in float64), so a narrow interval or one in a
+    tail is filled as readily as a wide one. An interval lying entirely beyond about 7
+    standard deviations from the mean, where float64 probabilities run out of
+    digits, is refused.
 
     Examples
     --------
@@ -310,22 +318,25 @@ def trunc_normal_(
         if not a <= mean <= b:
             raise ValueError(f"trunc_normal_(): std is 0 and the mean {mean} is outside [{a}, {b}]")
         return _fill(tensor, float(mean))
-
-    def draw() -> Tensor:
-        sample = randn(*tensor.shape, dtype=tensor.dtype, device=tensor.device, generator=generator)
-        return sample * std + mean
-
+    low, high = (a - mean) / std, (b - mean) / std
+    # An interval above the mean is sampled as its mirror image below it, where the
+    # normal CDF keeps its relative precision (1 - 1e-20 is 1 in float64; 1e-20 is not).
+    mirrored = low > 0
+    if mirrored:
+        low, high = -high, -low
+    below, above = (0.5 * math.erfc(-z / math.sqrt(2.0)) for z in (low, high))
+    if above < 1e-12:
+        raise ValueError(
+            f"trunc_normal_(): [{a}, {b}] lies at least {abs(high):.1f} standard deviations "
+            f"from the mean {mean}, beyond what float64 probabilities resolve; move the bounds "
+            "toward the mean or shift and scale the values yourself"
+        )
+    widest = float64 if float64 in tensor.device.dtypes else float32
     with no_grad():
-        values = draw()
-        for _ in range(_MOST_ROUNDS):
-            outside = (values < a) | (values > b)
-            if not bool(outside.any()):
-                return _fill(tensor, values)
-            values = _ops.where(outside, draw(), values)
-    raise ValueError(
-        f"trunc_normal_(): [{a}, {b}] holds too little of the normal distribution with mean "
-        f"{mean} and std {std} to sample it by redrawing; move the bounds toward the mean"
-    )
+        uniform = rand(*tensor.shape, dtype=widest, device=tensor.device, generator=generator)
+        quantile = _ops.erfinv(2.0 * (below + uniform * (above - below)) - 1.0) * math.sqrt(2.0)
+        values = (-quantile if mirrored else quantile) * std + mean
+        return _fill(tensor, _ops.astype(_ops.clip(values, a, b), tensor.dtype))
 
 
 def orthogonal_(tensor: Tensor, gain: float = 1.0, *, generator: Generator | None = None) -> Tensor:
@@ -433,3 +444,28 @@ def sparse_(
             order = randperm(rows, device=tensor.device, generator=generator)
             tensor[order[:zeroed], column] = 0.0
     return tensor
+
+
+def _deprecated(name: str, function: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    """PyTorch's old name without the trailing ``_``, warning as PyTorch's does."""
+
+    def deprecated(*args: Any, **kwargs: Any) -> Tensor:
+        warnings.warn(
+            f"nn.init.{name} is deprecated in favor of nn.init.{name}_", FutureWarning, stacklevel=2
+        )
+        return function(*args, **kwargs)
+
+    deprecated.__name__ = deprecated.__qualname__ = name
+    deprecated.__doc__ = f"Deprecated: :func:`{name}_`, with a warning (PyTorch's old name)."
+    return deprecated
+
+
+uniform = _deprecated("uniform", uniform_)
+normal = _deprecated("normal", normal_)
+constant = _deprecated("constant", constant_)
+xavier_uniform = _deprecated("xavier_uniform", xavier_uniform_)
+xavier_normal = _deprecated("xavier_normal", xavier_normal_)
+kaiming_uniform = _deprecated("kaiming_uniform", kaiming_uniform_)
+kaiming_normal = _deprecated("kaiming_normal", kaiming_normal_)
+orthogonal = _deprecated("orthogonal", orthogonal_)
+sparse = _deprecated("sparse", sparse_)
