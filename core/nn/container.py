@@ -229,6 +229,12 @@ class Sequential(ModuleList):
         self.add_module(name, module)
         return self
 
+    def insert(self, index: int, module: Module) -> Sequential:  # type: ignore[override]
+        """Put ``module`` before position ``index``; return self (PyTorch's Sequential does,
+        its ModuleList returns None)."""
+        super().insert(index, module)
+        return self
+
     def forward(self, input: Any) -> Any:
         for module in self:
             input = module(input)

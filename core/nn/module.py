@@ -351,19 +351,20 @@ class Module:
     # -- walking the tree -----------------------------------------------------------------
 
     def named_modules(
-        self, memo: set[int] | None = None, prefix: str = "", remove_duplicate: bool = True
+        self, memo: set[Module] | None = None, prefix: str = "", remove_duplicate: bool = True
     ) -> Iterator[tuple[str, Module]]:
         """Yield ``(name, module)`` for this module (name ``prefix``) and every descendant.
 
         A module reachable in several places is yielded once unless
-        ``remove_duplicate`` is false.
+        ``remove_duplicate`` is false; the modules in ``memo`` (a set, filled as
+        the walk goes) are left out, as in PyTorch.
         """
         if memo is None:
             memo = set()
         if remove_duplicate:
-            if id(self) in memo:
+            if self in memo:
                 return
-            memo.add(id(self))
+            memo.add(self)
         yield prefix, self
         for name, module in self._modules.items():
             if module is not None:
@@ -393,6 +394,39 @@ class Module:
                 )
             module, walked = child, f"{walked}.{name}"
         return module
+
+    def set_submodule(self, target: str, module: Module, strict: bool = False) -> None:
+        """Put ``module`` at the dotted path ``target`` (``"0.conv"``), replacing what is there.
+
+        The parent path must exist. With ``strict``, the last name must already be a
+        submodule; without, it may be new (PyTorch's ``set_submodule``).
+
+        Examples
+        --------
+        >>> import plugrad
+        >>> net = plugrad.nn.Sequential(plugrad.nn.Linear(2, 2), plugrad.nn.ReLU())
+        >>> net.set_submodule("1", plugrad.nn.Tanh())
+        >>> net[1]
+        Tanh()
+        """
+        if not isinstance(target, str) or not target:
+            raise ValueError(f"set_submodule() takes a non-empty dotted path, got {target!r}")
+        if not isinstance(module, Module):
+            raise TypeError(f"set_submodule() puts a Module, got {type(module).__name__}")
+        path, _, name = target.rpartition(".")
+        parent = self.get_submodule(path)
+        if strict and name not in parent._modules:
+            raise AttributeError(
+                f"{type(parent).__name__} at {path or 'the top'!r} has no submodule {name!r} to "
+                "replace (strict=True); give strict=False to add it"
+            )
+        if name in parent._modules or not hasattr(parent, name):
+            parent.add_module(name, module)
+        else:
+            raise AttributeError(
+                f"{type(parent).__name__} at {path or 'the top'!r} has an attribute {name!r} "
+                "that is not a submodule; set_submodule() does not replace it"
+            )
 
     def _get_member(self, target: str, registry: str, what: str) -> Any:
         path, _, name = target.rpartition(".")
@@ -620,6 +654,29 @@ class Module:
             tensor.data = values
             tensor.grad = grad
         return self
+
+    def cpu(self: ModuleT) -> ModuleT:
+        """Move every parameter and buffer to the CPU (``to("cpu")``, the NumPy backend).
+
+        Examples
+        --------
+        >>> import plugrad
+        >>> plugrad.nn.Linear(2, 1).cpu().weight.device.type
+        'cpu'
+        """
+        return self.to("cpu")
+
+    def cuda(self: ModuleT, device: int | str | Device | None = None) -> ModuleT:
+        """Move every parameter and buffer to a GPU (``"cuda"``, or ``"cuda:N"`` for ``N``).
+
+        Raises :class:`~plugrad.errors.BackendUnavailableError`, changing nothing, where
+        no GPU backend can run (check :func:`plugrad.cuda.is_available` first).
+        """
+        if isinstance(device, int) and not isinstance(device, bool):
+            return self.to(f"cuda:{device}")
+        if isinstance(device, bool):
+            raise TypeError(f"cuda() takes a device index or name, got {device!r}")
+        return self.to("cuda" if device is None else device)
 
     # -- saving and loading ---------------------------------------------------------------
 

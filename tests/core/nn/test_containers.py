@@ -321,3 +321,44 @@ def test_a_sequential_repeated_shares_its_modules_as_pytorchs() -> None:
             with pytest.raises(error):
                 chain * bad
     assert seen[0] == seen[1]
+
+
+def test_sequential_insert_returns_itself_and_module_list_insert_none() -> None:
+    net = plugrad.nn.Sequential(plugrad.nn.ReLU())
+    assert net.insert(0, plugrad.nn.Tanh()) is net  # PyTorch's; it was None
+    assert [type(m).__name__ for m in net] == ["Tanh", "ReLU"]
+    assert plugrad.nn.ModuleList([plugrad.nn.ReLU()]).insert(0, plugrad.nn.Tanh()) is None
+
+
+def test_named_modules_leaves_out_the_modules_in_memo() -> None:
+    net = plugrad.nn.Sequential(plugrad.nn.ReLU(), plugrad.nn.Tanh())
+    memo = {net[0]}
+    assert [name for name, _ in net.named_modules(memo=memo)] == ["", "1"]  # it ignored memo
+    assert memo == {net, net[0], net[1]}
+
+
+def test_set_submodule_replaces_or_adds_at_a_dotted_path() -> None:
+    net = plugrad.nn.Sequential(plugrad.nn.Sequential(plugrad.nn.Linear(2, 2)), plugrad.nn.ReLU())
+    net.set_submodule("0.0", plugrad.nn.Tanh())
+    assert isinstance(net[0][0], plugrad.nn.Tanh)
+    net.set_submodule("0.extra", plugrad.nn.ReLU())
+    assert isinstance(net[0].extra, plugrad.nn.ReLU)
+    with pytest.raises(AttributeError, match="strict"):
+        net.set_submodule("0.missing", plugrad.nn.ReLU(), strict=True)
+    with pytest.raises(AttributeError, match="no submodule"):
+        net.set_submodule("5.x", plugrad.nn.ReLU())
+    with pytest.raises(TypeError):
+        net.set_submodule("1", "relu")
+    assert isinstance(net[1], plugrad.nn.ReLU)
+
+
+def test_cpu_and_cuda_move_modules_as_pytorchs() -> None:
+    layer = plugrad.nn.Linear(2, 1)
+    weight = layer.weight
+    assert layer.cpu() is layer and layer.weight is weight
+    assert layer.weight.device.type == "cpu"
+    if not plugrad.cuda.is_available():
+        before = layer.weight.tolist()
+        with pytest.raises(plugrad.errors.BackendUnavailableError):
+            layer.cuda()
+        assert layer.weight.device.type == "cpu" and layer.weight.tolist() == before
