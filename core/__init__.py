@@ -47,6 +47,7 @@ from . import (  # noqa: F401
     viz,
 )
 from . import dtype_functions as _dtype_functions
+from . import pytorch_complex_names as _pytorch_complex_names
 from . import pytorch_linalg_names as _pytorch_linalg_names
 from . import pytorch_tensor_methods as _pytorch_tensor_methods
 from .compiler import compile
@@ -104,6 +105,8 @@ from .memory_formats import (
 from .nn.functional import log_softmax, logsumexp, relu, sigmoid, softmax
 from .placement import default_device, set_backend, set_default_device, use_backend
 from .printing import get_printoptions, printoptions, set_printoptions
+from .pytorch_complex_names import *  # noqa: F403  (its __all__ is part of ours)
+from .pytorch_complex_names import complex as complex  # not in __all__, as float and int
 from .pytorch_linalg_names import *  # noqa: F403  (its __all__ is part of ours)
 from .pytorch_names import (
     allclose,
@@ -324,6 +327,7 @@ if _typing.TYPE_CHECKING:  # the functions load() installs, as type checkers see
     from ._api_linalg import trace as trace
     from ._api_plugrad import *  # noqa: F403
 __all__ += _dtype_functions.__all__
+__all__ += _pytorch_complex_names.__all__
 __all__ += _pytorch_linalg_names.__all__
 __all__ += _pytorch_tensor_methods.__all__
 # The built-in op functions installed here; a name already public (the fft module) is listed once.

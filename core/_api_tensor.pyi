@@ -385,6 +385,9 @@ class InstalledTensorMethods:
     def clip_(self, min: TensorLike | None = ..., max: TensorLike | None = ...) -> Tensor:
         """In-place :meth:`clip`: ``x.clip_(...)`` makes ``x`` hold it."""
 
+    def conj_physical(self) -> Tensor:
+        """The complex conjugate, computed now (as every conjugate in plugrad is)."""
+
     def contiguous(self, memory_format: Any = ...) -> Any:
         """PyTorch's ``x.contiguous()``: ``x`` itself if it is contiguous, else a row-major copy."""
 
@@ -632,6 +635,9 @@ class InstalledTensorMethods:
     @property
     def is_cuda(self) -> Any:
         ...
+
+    def is_neg(self) -> bool:
+        """False: plugrad conjugates and negates when asked, never lazily (PyTorch's bits)."""
 
     def is_signed(self) -> Any:
         ...
@@ -917,6 +923,12 @@ class InstalledTensorMethods:
 
     def resize_as_(self, other: Tensor) -> Tensor:
         """``x.resize_(other.shape)``: see :meth:`resize_`."""
+
+    def resolve_conj(self) -> Tensor:
+        """``input`` itself: plugrad's conjugates are never lazy, so there is nothing to resolve."""
+
+    def resolve_neg(self) -> Tensor:
+        """``input`` itself: plugrad's negations are never lazy, so there is nothing to resolve."""
 
     def retain_grad(self) -> None:
         """Keep ``.grad`` on this non-leaf after backward (leaves keep theirs anyway)."""
@@ -1269,3 +1281,6 @@ class InstalledTensorMethods:
     true_divide = _api_plugrad.divide
     trunc = _api_plugrad.trunc
     xlogy = _api_plugrad.xlogy
+
+    # Other names of the functions above.
+    is_conj = is_neg

@@ -1,0 +1,163 @@
+"""PyTorch's functions that build complex tensors from real ones and take them apart.
+
+:func:`complex`, :func:`polar`, :func:`view_as_complex` and :func:`view_as_real`
+(what rotary position embeddings call), and the conjugation methods of PyTorch's
+lazy conjugate bit (``is_conj``, ``resolve_conj``, ``conj_physical``, ...). Every
+result is differentiable in its inputs. Each returns a new tensor: plugrad's
+complex tensors have no real view of their memory, so ``view_as_real(z)`` is a copy
+(a write into it does not change ``z``), and conjugation is never lazy.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+
+from . import dtypes as _dtypes
+from . import ops as _ops
+from .errors import DtypeError, ShapeError
+from .tensor import Tensor, install_methods
+
+__all__ = [
+    "conj_physical",
+    "polar",
+    "resolve_conj",
+    "resolve_neg",
+    "view_as_complex",
+    "view_as_real",
+]
+# plugrad.complex is there too, but not in __all__: a star import must not shadow Python's.
+
+_COMPLEX_OF = {"float32": _dtypes.complex64, "float64": _dtypes.complex128}
+
+
+def _parts(function: str, first: Tensor, second: Tensor, names: str) -> _dtypes.DType:
+    """The complex dtype of two real tensors of one dtype; refuses anything else."""
+    for name, value in zip(names.split(), (first, second), strict=True):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"{function}(): {name} must be a Tensor, got {type(value).__name__}")
+    if first.dtype != second.dtype:
+        raise DtypeError(
+            f"{function}(): {names.replace(' ', ' and ')} must have one dtype, got "
+            f"{first.dtype.name} and {second.dtype.name}; convert one (x.to(y.dtype))"
+        )
+    dtype = _COMPLEX_OF.get(first.dtype.name)
+    if dtype is None:
+        raise DtypeError(
+            f"{function}(): takes float32 or float64 tensors (complex64 or complex128 "
+            f"results), got {first.dtype.name}"
+        )
+    return dtype
+
+
+def _assembled(real: Tensor, imag: Tensor, dtype: _dtypes.DType) -> Tensor:
+    finite = _ops.isfinite(imag)
+    z = _ops.astype(real, dtype) + _ops.astype(_ops.where(finite, imag, 0.0), dtype) * 1j
+    # NOTE: inf * 1j is nan + inf j in complex arithmetic: a non-finite imaginary part
+    # is added as 0 + inf j (or nan j) instead, leaving the real part as it is.
+    unusual = _ops.where(
+        _ops.isnan(imag),
+        builtins.complex(0.0, math.nan),
+        _ops.where(imag > 0, builtins.complex(0.0, math.inf), builtins.complex(0.0, -math.inf)),
+    )
+    return _ops.where(finite, z, _ops.astype(real, dtype) + unusual)
+
+
+def complex(real: Tensor, imag: Tensor) -> Tensor:
+    """Return ``real + imag * 1j`` (PyTorch's ``torch.complex``), broadcasting the two.
+
+    Both are ``float32`` (a ``complex64`` result) or both ``float64`` (``complex128``).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.complex(plugrad.tensor([1.0, 2.0]), plugrad.tensor([3.0, -4.0]))
+    tensor([1.+3.j, 2.-4.j])
+    """
+    return _assembled(real, imag, _parts("complex", real, imag, "real imag"))
+
+
+def polar(abs: Tensor, angle: Tensor) -> Tensor:
+    """Return the complex numbers of modulus ``abs`` and argument ``angle``:
+    ``abs * (cos(angle) + sin(angle) * 1j)`` (PyTorch's ``torch.polar``).
+
+    Examples
+    --------
+    >>> import math
+    >>> import plugrad
+    >>> plugrad.polar(plugrad.tensor([2.0]), plugrad.tensor([math.pi / 2])).imag
+    tensor([2.])
+    """
+    dtype = _parts("polar", abs, angle, "abs angle")
+    return _assembled(abs * _ops.cos(angle), abs * _ops.sin(angle), dtype)
+
+
+def view_as_complex(input: Tensor) -> Tensor:
+    """Read a real tensor whose last dimension holds ``(real, imag)`` pairs as complex
+    numbers: shape ``(..., 2)`` to ``(...)``. A copy in plugrad (see the module's note).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.view_as_complex(plugrad.tensor([[1.0, 2.0], [3.0, 4.0]]))
+    tensor([1.+2.j, 3.+4.j])
+    """
+    if not isinstance(input, Tensor):
+        raise TypeError(f"view_as_complex() takes a Tensor, got {type(input).__name__}")
+    if input.ndim == 0 or input.shape[-1] != 2:
+        raise ShapeError(
+            f"view_as_complex() takes a tensor whose last dimension has size 2 (real and "
+            f"imaginary parts), got shape {input.shape}; reshape it to (..., 2) first"
+        )
+    real, imag = input[..., 0], input[..., 1]
+    return _assembled(real, imag, _parts("view_as_complex", real, imag, "input input"))
+
+
+def view_as_real(input: Tensor) -> Tensor:
+    """Return a complex tensor's real and imaginary parts as a last dimension of size 2:
+    shape ``(...)`` to ``(..., 2)``. A copy in plugrad (see the module's note).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.view_as_real(plugrad.tensor([1 + 2j, 3 - 4j]))
+    tensor([[ 1.,  2.],
+            [ 3., -4.]])
+    """
+    if not isinstance(input, Tensor):
+        raise TypeError(f"view_as_real() takes a Tensor, got {type(input).__name__}")
+    if input.dtype.kind != "complex floating":
+        raise DtypeError(
+            f"view_as_real() takes a complex tensor, got {input.dtype.name}; for a real "
+            "tensor, x[..., None] adds the last dimension"
+        )
+    return _ops.stack([_ops.real(input), _ops.imag(input)], axis=-1)
+
+
+def conj_physical(input: Tensor) -> Tensor:
+    """The complex conjugate, computed now (as every conjugate in plugrad is)."""
+    return _ops.conj(input)
+
+
+def resolve_conj(input: Tensor) -> Tensor:
+    """``input`` itself: plugrad's conjugates are never lazy, so there is nothing to resolve."""
+    return input
+
+
+def resolve_neg(input: Tensor) -> Tensor:
+    """``input`` itself: plugrad's negations are never lazy, so there is nothing to resolve."""
+    return input
+
+
+def _never_lazy(self: Tensor) -> bool:
+    """False: plugrad conjugates and negates when asked, never lazily (PyTorch's bits)."""
+    return False
+
+
+install_methods(
+    conj_physical=conj_physical,
+    resolve_conj=resolve_conj,
+    resolve_neg=resolve_neg,
+    is_conj=_never_lazy,
+    is_neg=_never_lazy,
+)

@@ -1,0 +1,87 @@
+"""PyTorch's complex constructors and parts (``complex``, ``polar``, ``view_as_complex``,
+``view_as_real``), values and gradients against ``torch``; they were missing, so rotary
+position embeddings written for PyTorch did not run."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import plugrad
+from plugrad.errors import DtypeError, ShapeError
+
+torch = pytest.importorskip("torch")
+
+
+def _rotary(lib, x, angles):
+    pairs = lib.view_as_complex(x.reshape(*x.shape[:-1], -1, 2))
+    rotation = lib.polar(lib.ones_like(angles), angles)
+    return lib.view_as_real(pairs * rotation).flatten(-2)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_rotary_embeddings_agree_with_pytorch_in_values_and_gradients(dtype: str) -> None:
+    rng = np.random.default_rng(0)
+    x, angles = rng.standard_normal((2, 5, 8)).astype(dtype), rng.uniform(0, 6, (5, 4))
+    weights = rng.standard_normal((2, 5, 8))
+    results = []
+    for lib in (plugrad, torch):
+        leaf = lib.tensor(x, requires_grad=True)
+        y = _rotary(lib, leaf, lib.tensor(angles.astype(dtype)))
+        (y * lib.tensor(weights.astype(dtype))).sum().backward()
+        results.append((y.detach().numpy(), leaf.grad.numpy(), str(y.dtype)))
+    (y, grad, kind), (expected_y, expected_grad, expected_kind) = results
+    assert kind.split(".")[-1] == expected_kind.split(".")[-1]
+    tolerance = 1e-5 if dtype == "float32" else 1e-12
+    np.testing.assert_allclose(y, expected_y, rtol=tolerance, atol=tolerance)
+    np.testing.assert_allclose(grad, expected_grad, rtol=tolerance, atol=tolerance)
+
+
+def test_complex_and_polar_values_gradients_and_infinities() -> None:
+    real = np.array([1.0, -2.0, math.inf, 0.5, 0.0])
+    imag = np.array([3.0, math.inf, 1.0, math.nan, -math.inf])
+    ours = plugrad.complex(plugrad.tensor(real), plugrad.tensor(imag)).numpy()
+    theirs = torch.complex(torch.tensor(real), torch.tensor(imag)).numpy()
+    np.testing.assert_array_equal(ours, theirs)  # inf * 1j would put NaN in the real part
+    grads = []
+    for lib in (plugrad, torch):
+        a = lib.tensor([1.0, 2.0, 0.5], requires_grad=True)
+        b = lib.tensor([0.3, -1.0, 2.0], requires_grad=True)
+        z = lib.complex(a, b) * lib.tensor([1 + 1j, 2 - 1j, -0.5j]) + lib.polar(a, b)
+        (z.abs() + z.angle()).sum().backward()
+        grads.append(np.concatenate([a.grad.numpy(), b.grad.numpy()]))
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-6)
+    assert plugrad.complex(plugrad.ones(2, 1), plugrad.zeros(3)).shape == (2, 3)  # broadcasts
+
+
+def test_view_as_real_and_back_and_the_lazy_bits() -> None:
+    z = plugrad.tensor([[1 + 2j, -3j]], dtype=plugrad.complex128)
+    pairs = plugrad.view_as_real(z)
+    assert pairs.shape == (1, 2, 2) and pairs.dtype is plugrad.float64
+    assert pairs.tolist() == [[[1.0, 2.0], [0.0, -3.0]]]
+    assert plugrad.view_as_complex(pairs).tolist() == z.tolist()
+    assert not z.is_conj() and not z.is_neg() and z.resolve_conj() is z
+    assert plugrad.resolve_neg(z) is z
+    assert plugrad.conj_physical(z).tolist() == z.conj().tolist() == z.conj_physical().tolist()
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        (lambda: plugrad.complex(plugrad.ones(1), plugrad.ones(1, dtype=plugrad.float64)),
+         DtypeError, "one dtype"),
+        (lambda: plugrad.complex(plugrad.tensor([1]), plugrad.tensor([2])), DtypeError, "float32"),
+        (lambda: plugrad.complex(plugrad.ones(1), 2.0), TypeError, "imag must be a Tensor"),
+        (lambda: plugrad.polar(plugrad.ones(1), plugrad.ones(1, dtype=plugrad.float64)),
+         DtypeError, "one dtype"),
+        (lambda: plugrad.view_as_complex(plugrad.ones(3)), ShapeError, "size 2"),
+        (lambda: plugrad.view_as_complex(plugrad.ones((2, 2), dtype=plugrad.int64)),
+         DtypeError, "float32"),
+        (lambda: plugrad.view_as_real(plugrad.ones(3)), DtypeError, "complex tensor"),
+    ],
+)  # fmt: skip
+def test_bad_input_is_refused_as_pytorch_refuses_it(call, error, message) -> None:
+    with pytest.raises(error, match=message):
+        call()
