@@ -242,8 +242,10 @@ def _adapted_function(
 ) -> Callable[..., Any]:
     """The public function ``adapter(xp, x, ...)`` with ``xp`` the plugrad namespace."""
 
+    spelled = _taking_the_standards_names(alias, adapter)
+
     def call(*args: Any, **kwargs: Any) -> Any:
-        return adapter(_graph.tensor_namespace, *args, **kwargs)
+        return spelled(_graph.tensor_namespace, *args, **kwargs)
 
     signature = inspect.signature(adapter)
     call.__signature__ = signature.replace(  # type: ignore[attr-defined]
@@ -260,8 +262,10 @@ def _adapted_function(
 def _adapted_method(op: RegisteredOp, method: str, adapter: Callable[..., Any]) -> Any:
     """The Tensor method ``adapter(xp, self, ...)`` with ``xp`` the plugrad namespace."""
 
+    spelled = _taking_the_standards_names(method, adapter)
+
     def call(self: Tensor, *args: Any, **kwargs: Any) -> Any:
-        return adapter(_graph.tensor_namespace, self, *args, **kwargs)
+        return spelled(_graph.tensor_namespace, self, *args, **kwargs)
 
     signature = inspect.signature(adapter)
     call.__signature__ = signature.replace(  # type: ignore[attr-defined]
@@ -273,6 +277,29 @@ def _adapted_method(op: RegisteredOp, method: str, adapter: Callable[..., Any]) 
     call.__doc__ = adapter.__doc__ or op.doc
     call.__op__ = op  # type: ignore[attr-defined]
     return call
+
+
+def _taking_the_standards_names(name: str, adapter: Callable[..., Any]) -> Callable[..., Any]:
+    """``adapter``, taking the standard's ``axis=``/``keepdims=`` for its PyTorch ``dim``/
+    ``keepdim`` (PyTorch takes both spellings everywhere: ``x.median(axis=0)``)."""
+    parameters = inspect.signature(adapter).parameters
+    renames = {
+        standard: torch
+        for standard, torch in _TORCH_NAMES.items()
+        if torch in parameters and standard not in parameters
+    }
+    if not renames:
+        return adapter
+
+    def renamed(*args: Any, **kwargs: Any) -> Any:
+        for standard, torch in renames.items():
+            if standard in kwargs:
+                if torch in kwargs:
+                    raise _both_given(name, standard, torch)
+                kwargs[torch] = kwargs.pop(standard)
+        return adapter(*args, **kwargs)
+
+    return renamed
 
 
 class _DefaultName:

@@ -205,3 +205,27 @@ def test_the_standards_sum_of_unsigned_integers_stays_unsigned() -> None:
     x = plugrad.tensor([1, 2], dtype=plugrad.uint8)
     assert plugrad.sum(x).dtype == plugrad.uint64
     assert plugrad.cumulative_sum(x).dtype == plugrad.uint64
+
+
+STANDARD_SPELLINGS = {
+    "x.median(axis=0)": lambda lib, x: x.median(axis=0),
+    "x.min(axis=1, keepdims=True)": lambda lib, x: x.min(axis=1, keepdims=True),
+    "x.topk(1, axis=0)": lambda lib, x: x.topk(1, axis=0),
+    "x.kthvalue(1, axis=0)": lambda lib, x: x.kthvalue(1, axis=0),
+    "x.cummax(axis=1)": lambda lib, x: x.cummax(axis=1),
+    "x.nansum(axis=0)": lambda lib, x: x.nansum(axis=0),
+    "x.argsort(axis=0)": lambda lib, x: x.argsort(axis=0),
+    "x.logcumsumexp(axis=1)": lambda lib, x: x.logcumsumexp(axis=1),
+    "median(x, axis=1, keepdims=True)": lambda lib, x: lib.median(x, axis=1, keepdims=True),
+}
+
+
+@pytest.mark.parametrize("name", list(STANDARD_SPELLINGS))
+def test_pytorchs_forms_take_axis_and_keepdims_as_pytorch_does(name: str) -> None:
+    # PyTorch reads axis= as dim= and keepdims= as keepdim= everywhere; these raised TypeError.
+    assert_agrees(STANDARD_SPELLINGS[name], MATRIX, "numpy")
+
+
+def test_a_dim_given_twice_is_refused() -> None:
+    with pytest.raises(ArgumentError, match="both axis= and dim="):
+        plugrad.asarray(MATRIX).median(dim=0, axis=0)
