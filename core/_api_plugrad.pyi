@@ -530,8 +530,8 @@ def nonzero(x: TensorLike, /, *, as_tuple: Any = ...) -> Any:
     """Indices of the non-zero elements: a tuple with one index tensor per axis."""
 
 
-def norm(x: Any, p: Any = ..., dim: Any = ..., keepdim: bool = ..., *, axis: Any = ...) -> Any:
-    """PyTorch's ``x.norm(p="fro", dim=None, keepdim=False)``: a vector norm, or ``"nuc"``."""
+def norm(x: Any, p: Any = ..., dim: Any = ..., keepdim: bool = ..., *, axis: Any = ..., dtype: Any = ...) -> Any:
+    """PyTorch's ``x.norm(p="fro", dim=None, keepdim=False, dtype=None)``: a vector norm, or ``"nuc"``; with ``dtype``, of ``x`` converted to it first."""
 
 
 def not_equal(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:

@@ -843,8 +843,8 @@ class InstalledTensorMethods:
     def nonzero(self, *, as_tuple: bool = ...) -> Any:
         """PyTorch's ``x.nonzero()``: one row of indices per non-zero element (``(n, x.ndim)``)."""
 
-    def norm(self, p: Any = ..., dim: Any = ..., keepdim: bool = ..., *, axis: Any = ...) -> Any:
-        """PyTorch's ``x.norm(p="fro", dim=None, keepdim=False)``: a vector norm, or ``"nuc"``."""
+    def norm(self, p: Any = ..., dim: Any = ..., keepdim: bool = ..., *, axis: Any = ..., dtype: Any = ...) -> Any:
+        """PyTorch's ``x.norm(p="fro", dim=None, keepdim=False, dtype=None)``: a vector norm, or ``"nuc"``; with ``dtype``, of ``x`` converted to it first."""
 
     def normal_(self, mean: float = ..., std: float = ..., *, generator: Any = ...) -> Tensor:
         """Fill with samples of the normal distribution with ``mean`` and ``std``, in place."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from plugrad.errors import ArgumentError, ShapeError
+from plugrad.errors import ArgumentError, DtypeError, ShapeError
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
 from plugrad.plugins._rules import cast, conj, negative_axis, reduction_axis
@@ -107,9 +107,18 @@ def _cdist(xp: Any, x1: Any, x2: Any, p: Any = 2.0, compute_mode: Any = None) ->
 
 
 def _norm(
-    xp: Any, x: Any, p: Any = "fro", dim: Any = None, keepdim: bool = False, *, axis: Any = None
-) -> Any:
-    """PyTorch's ``x.norm(p="fro", dim=None, keepdim=False)``: a vector norm, or ``"nuc"``."""
+    xp: Any, x: Any, p: Any = "fro", dim: Any = None, keepdim: bool = False, *,
+    axis: Any = None, dtype: Any = None,
+) -> Any:  # fmt: skip
+    """PyTorch's ``x.norm(p="fro", dim=None, keepdim=False, dtype=None)``: a vector norm, or
+    ``"nuc"``; with ``dtype``, of ``x`` converted to it first."""
+    if dtype is not None:
+        if xp.result_type(x.dtype, dtype) != dtype:
+            raise DtypeError(
+                f"norm(): dtype={dtype} would narrow the {x.dtype} input (PyTorch's refuses it "
+                "too); give a dtype at least as wide, or convert the input first"
+            )
+        x = xp.astype(x, dtype)
     axes = reduction_axis("norm", x, dim, axis)
     axes = tuple(axes) if isinstance(axes, list) else axes
     if p == "nuc":

@@ -18,7 +18,7 @@ import pytest
 from torch_compare import assert_agrees
 
 import plugrad
-from plugrad.errors import ArgumentError, AxisError, ShapeError
+from plugrad.errors import ArgumentError, AxisError, DtypeError, ShapeError
 from plugrad.testing import backends_under_test
 
 torch = pytest.importorskip("torch")
@@ -217,6 +217,9 @@ STANDARD_SPELLINGS = {
     "x.argsort(axis=0)": lambda lib, x: x.argsort(axis=0),
     "x.logcumsumexp(axis=1)": lambda lib, x: x.logcumsumexp(axis=1),
     "median(x, axis=1, keepdims=True)": lambda lib, x: lib.median(x, axis=1, keepdims=True),
+    # norm's dtype= was refused (TypeError): the input is converted to it first.
+    "x.float().norm(dtype=float64)": lambda lib, x: x.float().norm(dtype=lib.float64),
+    "norm(x, 1, dim=0, dtype=float64)": lambda lib, x: lib.norm(x, 1, dim=0, dtype=lib.float64),
 }
 
 
@@ -226,6 +229,8 @@ def test_pytorchs_forms_take_axis_and_keepdims_as_pytorch_does(name: str) -> Non
     assert_agrees(STANDARD_SPELLINGS[name], MATRIX, "numpy")
 
 
-def test_a_dim_given_twice_is_refused() -> None:
+def test_a_dim_given_twice_and_a_narrowing_norm_dtype_are_refused() -> None:
     with pytest.raises(ArgumentError, match="both axis= and dim="):
         plugrad.asarray(MATRIX).median(dim=0, axis=0)
+    with pytest.raises(DtypeError, match="narrow"):
+        plugrad.asarray(MATRIX).norm(dtype=plugrad.float32)
