@@ -80,6 +80,12 @@ class ArrayApiStrictBackend(Backend):
             return True
         return bool(np.may_share_memory(inner, other_inner))
 
+    def strides(self, array: Any) -> tuple[int, ...]:
+        # The layout of the NumPy array it wraps (as for may_share_memory): a transposed
+        # array is not contiguous, and x.contiguous() must copy it.
+        inner = getattr(array, "_array", None)
+        return super().strides(array if inner is None else inner)
+
     def dlpack_device(self, device: Any) -> tuple[int, int] | None:
         # Only its real CPU device shares memory with other CPU libraries; the
         # others are labels that DLPack would silently drop.

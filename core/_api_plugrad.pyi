@@ -562,8 +562,8 @@ def rad2deg(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Radians to degrees element-wise (PyTorch's)."""
 
 
-def ravel(x: TensorLike, start_dim: int = ..., end_dim: int = ...) -> Any:
-    """PyTorch's ``x.flatten(start_dim=0, end_dim=-1)``: join the axes ``start_dim..end_dim``."""
+def ravel(x: TensorLike) -> Any:
+    """PyTorch's ``x.ravel()``: the elements in row-major order, as a contiguous 1-d tensor (a view of a contiguous tensor, else a copy; ``x[:, ::2].ravel()`` is a copy)."""
 
 
 def real(x: TensorLike, /) -> Tensor:

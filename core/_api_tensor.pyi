@@ -626,7 +626,7 @@ class InstalledTensorMethods:
         """The inverse of a square matrix (or of each in a batch); ``linalg.inv``."""
 
     def is_contiguous(self, memory_format: Any = ...) -> bool:
-        """PyTorch's ``x.is_contiguous()``: whether the elements lie in row-major order in memory."""
+        """PyTorch's ``x.is_contiguous()``: whether the elements lie in row-major order in memory, one after the other."""
 
     @property
     def is_cpu(self) -> Any:
@@ -888,8 +888,8 @@ class InstalledTensorMethods:
     def random_(self, from_: int = ..., to: Any = ..., *, generator: Any = ...) -> Tensor:
         """Fill with integers drawn uniformly from ``[from_, to)``, in place."""
 
-    def ravel(self, start_dim: int = ..., end_dim: int = ...) -> Any:
-        """PyTorch's ``x.flatten(start_dim=0, end_dim=-1)``: join the axes ``start_dim..end_dim``."""
+    def ravel(self, /) -> Any:
+        """PyTorch's ``x.ravel()``: the elements in row-major order, as a contiguous 1-d tensor (a view of a contiguous tensor, else a copy; ``x[:, ::2].ravel()`` is a copy)."""
 
     def reciprocal_(self, /) -> Tensor:
         """In-place :meth:`reciprocal`: ``x.reciprocal_(...)`` makes ``x`` hold it."""

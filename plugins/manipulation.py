@@ -78,12 +78,14 @@ def _view(xp: Any, x: Any, *shape: int) -> Any:
 
 
 def _is_contiguous(xp: Any, x: Any, memory_format: memory_format | None = None) -> bool:
-    """PyTorch's ``x.is_contiguous()``: whether the elements lie in row-major order in memory.
+    """PyTorch's ``x.is_contiguous()``: whether the elements lie in row-major order in memory,
+    one after the other.
 
-    Asked of the backend as "can the tensor be seen flat without a copy"; a
-    backend whose arrays have no layout to ask about answers ``True``.
-    Channels-last layouts are not tracked, so asking about one is refused
-    rather than answered from the row-major order.
+    Read from the strides (those of a dimension of size 1 do not matter); a
+    backend whose arrays have no layout to ask about (JAX, Dask) has row-major
+    strides, so its tensors are contiguous. Channels-last layouts are not
+    tracked, so asking about one is refused rather than answered from the
+    row-major order.
     """
     check_memory_format("is_contiguous", memory_format, x.ndim)
     if memory_format is channels_last or memory_format is channels_last_3d:
@@ -92,12 +94,15 @@ def _is_contiguous(xp: Any, x: Any, memory_format: memory_format | None = None) 
             "channels-last layouts (arrays are in their backend's order); ask "
             "x.is_contiguous() for the row-major order"
         )
-    try:
-        xp.reshape(x.detach(), (-1,), copy=False)
-    except PlugradError:
-        raise
-    except Exception:  # each library refuses in its own words, with its own type
-        return False
+    # NOTE: not "can it be seen flat without a copy": x[:, ::2] can (every other element),
+    # and contiguous() then returned it, so writing into the "copy" wrote into x.
+    expected = 1
+    for size, stride in zip(reversed(x.shape), reversed(x.stride()), strict=True):
+        if size == 0:
+            return True
+        if size != 1 and stride != expected:
+            return False
+        expected *= size
     return True
 
 
@@ -123,6 +128,8 @@ def _flatten(xp: Any, x: Any, start_dim: int = 0, end_dim: int = -1) -> Any:
     """PyTorch's ``x.flatten(start_dim=0, end_dim=-1)``: join the axes ``start_dim..end_dim``."""
     shape = tuple(x.shape)
     if not shape:
+        for dim in (start_dim, end_dim):  # a 0-d tensor has dim 0 (and -1), as in PyTorch
+            checked_axis("flatten", dim, 0, zero_d_as_one=True)
         return xp.reshape(x, (1,))
     start, end = start_dim % len(shape), end_dim % len(shape)
     if start > end:
@@ -132,6 +139,12 @@ def _flatten(xp: Any, x: Any, start_dim: int = 0, end_dim: int = -1) -> Any:
         )
     joined = math.prod(shape[start : end + 1])
     return xp.reshape(x, (*shape[:start], joined, *shape[end + 1 :]))
+
+
+def _ravel(xp: Any, x: Any) -> Any:
+    """PyTorch's ``x.ravel()``: the elements in row-major order, as a contiguous 1-d tensor
+    (a view of a contiguous tensor, else a copy; ``x[:, ::2].ravel()`` is a copy)."""
+    return xp.reshape(_contiguous(xp, x), (-1,))
 
 
 def _unflatten(xp: Any, x: Any, dim: int, sizes: Any) -> Any:
@@ -385,10 +398,10 @@ def _tile_grad(xp: Any, g: Any, ans: Any, x: Any, *, repetitions: tuple[int, ...
 
 
 reshape = op("reshape(x, /, shape, *, copy=None)", vjp=_back_to_input_shape, saves=(), view=True,
-             methods={"view": _view, "flatten": _flatten, "ravel": _flatten,
+             methods={"view": _view, "flatten": _flatten, "ravel": _ravel,
                       "contiguous": _contiguous, "is_contiguous": _is_contiguous,
                       "unflatten": _unflatten, "view_as": _view_as, "reshape_as": _reshape_as},
-             aliases={"flatten": _flatten, "ravel": _flatten, "unflatten": _unflatten,
+             aliases={"flatten": _flatten, "ravel": _ravel, "unflatten": _unflatten,
                       "atleast_1d": _atleast(1), "atleast_2d": _atleast(2),
                       "atleast_3d": _atleast(3)},
              doc="Give the elements of ``x`` a new ``shape`` (one entry may be -1).")

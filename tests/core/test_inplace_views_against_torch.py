@@ -113,3 +113,22 @@ def test_partial_views_of_a_changed_base_follow_it_as_in_pytorch(view):
         (v * v).sum().backward()
         results.append((v.tolist(), x.grad.tolist()))
     assert results[0] == results[1]
+
+
+STRIDED_COPIES = {
+    "contiguous": lambda view: view.contiguous(),
+    "ravel": lambda view: view.ravel(),
+    "t().contiguous()": lambda view: view.t().contiguous(),
+}
+
+
+@pytest.mark.parametrize("call", list(STRIDED_COPIES))
+def test_contiguous_and_ravel_of_a_strided_view_are_copies_as_in_pytorch(call: str) -> None:
+    # contiguous() returned x[:, ::2] itself (it can be seen flat), so zeroing the "copy"
+    # zeroed every other column of x.
+    sums = []
+    for lib in (plugrad, torch):
+        x = lib.arange(12.0).reshape(3, 4)
+        STRIDED_COPIES[call](x[:, ::2]).zero_()
+        sums.append(float(x.sum()))
+    assert sums[0] == sums[1] == 66.0

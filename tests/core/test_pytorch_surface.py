@@ -448,6 +448,11 @@ NAMES: dict[str, Callable[[Any, Any], Any]] = {
         x.t().is_contiguous(),
         x.t().contiguous().is_contiguous(),
     ),
+    # x[:, ::2] and a diagonal can be seen flat without a copy, and were called contiguous.
+    "is_contiguous of strided views": lambda lib, x: tuple(
+        view.is_contiguous()
+        for view in (x[:, ::2], x.diagonal(), x[1, :, None], x[:, 1:2], x[:1], x[None], x[:0])
+    ),
     "x.equal": lambda lib, x: (x.equal(x * 1), x.equal(x + 1), x.equal(x[:2])),
     **{
         f"linalg.norm({kwargs})": lambda lib, x, kwargs=kwargs: lib.linalg.norm(x, **kwargs)

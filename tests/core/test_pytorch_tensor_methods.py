@@ -13,7 +13,7 @@ from torch_compare import as_tensor as _tensor
 from torch_compare import assert_agrees
 
 import plugrad
-from plugrad.errors import ArgumentError, DtypeError, ShapeError
+from plugrad.errors import ArgumentError, AxisError, DtypeError, ShapeError
 from plugrad.testing import backends_under_test
 
 torch = pytest.importorskip("torch")
@@ -133,6 +133,7 @@ def test_facts_of_a_tensor() -> None:
         (lambda x: x.sum_to_size(2, 4), ShapeError, "not expandable"),
         (lambda x: plugrad.hsplit(x, 3), ShapeError, "equal parts"),
         (lambda x: plugrad.dsplit(x, 2), ShapeError, "at least 3 dims"),
+        (lambda x: plugrad.flatten(x.sum(), 1), AxisError, "out of range"),  # was shape (1,)
     ],
 )  # fmt: skip
 def test_bad_input_is_refused_and_changes_nothing(call: Any, error: type, message: str) -> None:
