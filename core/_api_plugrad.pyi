@@ -738,11 +738,11 @@ def transpose(x: TensorLike, dim0: int, dim1: int) -> Any:
     """PyTorch's ``x.transpose(dim0, dim1)``: swap two axes (also ``swapaxes``, ``swapdims``)."""
 
 
-def tril(x: TensorLike, /, diagonal: Any = ..., *, k: Any = ..., out: Any = ...) -> Any:
+def tril(x: TensorLike, /, diagonal: Any = ..., *, k: int = ..., out: Any = ...) -> Any:
     """The lower triangle (on and below diagonal ``k``) of the last two axes; 0 above."""
 
 
-def triu(x: TensorLike, /, diagonal: Any = ..., *, k: Any = ..., out: Any = ...) -> Any:
+def triu(x: TensorLike, /, diagonal: Any = ..., *, k: int = ..., out: Any = ...) -> Any:
     """The upper triangle (on and above diagonal ``k``) of the last two axes; 0 below."""
 
 

@@ -1099,16 +1099,16 @@ class InstalledTensorMethods:
     def transpose_(self, dim0: int, dim1: int) -> Any:
         """In-place :meth:`transpose`: ``x.transpose_(...)`` makes ``x`` hold it."""
 
-    def tril(self, diagonal: int = ..., *, k: Any = ...) -> Any:
+    def tril(self, diagonal: int = ..., *, k: int = ...) -> Any:
         """PyTorch's ``tril(x, diagonal=0)``: ``tril(x, k=diagonal)``, the diagonal also given by position."""
 
-    def tril_(self, diagonal: int = ..., *, k: Any = ...) -> Any:
+    def tril_(self, diagonal: int = ..., *, k: int = ...) -> Any:
         """In-place :meth:`tril`: ``x.tril_(...)`` makes ``x`` hold it."""
 
-    def triu(self, diagonal: int = ..., *, k: Any = ...) -> Any:
+    def triu(self, diagonal: int = ..., *, k: int = ...) -> Any:
         """PyTorch's ``triu(x, diagonal=0)``: ``triu(x, k=diagonal)``, the diagonal also given by position."""
 
-    def triu_(self, diagonal: int = ..., *, k: Any = ...) -> Any:
+    def triu_(self, diagonal: int = ..., *, k: int = ...) -> Any:
         """In-place :meth:`triu`: ``x.triu_(...)`` makes ``x`` hold it."""
 
     def true_divide_(self, x2: TensorLike, /) -> Tensor:

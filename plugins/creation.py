@@ -32,6 +32,21 @@ def _triangle(name: str) -> Any:
     return triangle
 
 
+def _triangle_kernel(name: str) -> Any:
+    def kernel(xp: Any, x: Any, /, *, k: int = 0) -> Any:
+        # NumPy's tril of a vector builds a matrix from it; the standard and PyTorch take
+        # matrices (in the last two dimensions) only.
+        if x.ndim < 2:
+            raise ShapeError(
+                f"{name}() takes a tensor of at least 2 dimensions (matrices in the last two), "
+                f"got shape {tuple(x.shape)}"
+            )
+        return getattr(xp, name)(x, k=k)
+
+    kernel.__name__ = kernel.__qualname__ = f"_{name}"
+    return kernel
+
+
 def _diag(xp: Any, x: Any, diagonal: int = 0) -> Any:
     """PyTorch's ``diag(x, diagonal=0)``: a vector's diagonal matrix, or a matrix's diagonal.
 
@@ -76,11 +91,11 @@ def _meshgrid_grad(xp: Any, g: Any, ans: Any, arrays: tuple[Any, ...], *, indexi
 
 
 # fmt: off
-tril = op("tril(x, /, *, k=0)", vjp=lambda xp, g, ans, x, *, k: xp.tril(g, k=k),
+tril = op("tril", _triangle_kernel("tril"), vjp=lambda xp, g, ans, x, *, k: xp.tril(g, k=k),
           methods={"tril": _triangle("tril"), "diag": _diag}, aliases={"diag": _diag},
           torch_function=_triangle("tril"), inplace=("tril",),
           doc="The lower triangle (on and below diagonal ``k``) of the last two axes; 0 above.")
-triu = op("triu(x, /, *, k=0)", vjp=lambda xp, g, ans, x, *, k: xp.triu(g, k=k),
+triu = op("triu", _triangle_kernel("triu"), vjp=lambda xp, g, ans, x, *, k: xp.triu(g, k=k),
           methods={"triu": _triangle("triu")}, torch_function=_triangle("triu"), inplace=True,
           doc="The upper triangle (on and above diagonal ``k``) of the last two axes; 0 below.")
 # The rule reads how many arrays there are and which are 0-D.

@@ -33,6 +33,7 @@ from plugrad.plugins._index_plan import plan, put, segment_sum, sole_mask
 from plugrad.plugins._rules import (
     along_axis_key,
     check_positions,
+    checked_axis,
     device_of,
     refuse_complex_into_real,
 )
@@ -179,12 +180,30 @@ take = op("take", _take, saves=("indices",), vjp=(_take_grad, None),
           doc="Take elements of ``x`` along ``axis`` at integer ``indices``; repeats add up.")
 
 
+def _along_dim(function: str, xp: Any, x: Any, dim: int, index: Any) -> int:
+    """``dim`` as an axis of ``x``, once ``dim`` and ``index`` are found fit for PyTorch's
+    ``gather``/``scatter`` family (a dim out of range was wrapped: dim 2 of a matrix
+    gathered along dim 0)."""
+    axis = checked_axis(function, dim, x.ndim, zero_d_as_one=True)
+    if not hasattr(index, "dtype") or not xp.isdtype(index.dtype, "integral"):
+        raise DtypeError(
+            f"{function}(): index must be a tensor of integers (int64, as PyTorch's), got "
+            f"{getattr(index, 'dtype', type(index).__name__)}"
+        )
+    if index.ndim != x.ndim and min(index.ndim, x.ndim) > 0:
+        raise ShapeError(
+            f"{function}(): index must have as many dimensions as the tensor ({x.ndim}), got "
+            f"{index.ndim}"
+        )
+    return axis if x.ndim else 0
+
+
 def _gather(xp: Any, x: Any, dim: int, index: Any) -> Any:
     """PyTorch's ``x.gather(dim, index)``: ``out[..., i, ...] = x[..., index[..., i, ...], ...]``.
 
     ``index`` has ``x``'s number of dimensions and, off ``dim``, sizes up to ``x``'s.
     """
-    dim = dim % x.ndim if x.ndim else 0
+    dim = _along_dim("gather", xp, x, dim, index)
     if index.ndim == 0 and x.ndim <= 1:  # one position: a 0-d result, as PyTorch's
         return xp.reshape(_gather(xp, xp.reshape(x, (-1,)), 0, xp.reshape(index, (1,))), ())
     check_positions(xp, "gather", index, x.shape[dim] if x.ndim else 1, dim=dim, wrap=False)
@@ -255,6 +274,7 @@ def _scatter(
     """
     if (src is None) == (value is None):
         raise TypeError("scatter() takes src (a tensor or a number) or value=, exactly one")
+    dim = _along_dim("scatter", xp, x, dim, index)
     refuse_complex_into_real(xp, "scatter", x, value if src is None else src)
     _same_dtype("scatter", x, src)
     if reduce is not None:
@@ -283,6 +303,7 @@ def _scatter_add(xp: Any, x: Any, dim: int, index: Any, src: Any) -> Any:
     Values sent to one position add up.
     """
     _same_dtype("scatter_add", x, src)
+    dim = _along_dim("scatter_add", xp, x, dim, index)
     _check_scatter_positions(xp, "scatter_add", x, dim, index)
     key, values = _scattered(xp, dim, index, src)
     return x + xp.scatter_add(values, key=key, shape=tuple(x.shape))
@@ -461,6 +482,7 @@ def _scatter_reduce(
     keep their value.
     """
     _same_dtype("scatter_reduce", x, src)
+    dim = _along_dim("scatter_reduce", xp, x, dim, index)
     return xp.scatter_along_axis(x, index, src, axis=dim, reduce=reduce,
                                  include_self=include_self)  # fmt: skip
 
@@ -491,6 +513,12 @@ def _masked_select(xp: Any, x: Any, mask: Any) -> Any:
 
     ``x`` and ``mask`` broadcast against each other.
     """
+    if not xp.isdtype(mask.dtype, "bool"):
+        # x[integer mask] would gather at those positions (x[[1, 0, 1]]), not select.
+        raise DtypeError(
+            f"masked_select(): mask must be a bool tensor, got {mask.dtype}; compare it "
+            "first (mask != 0)"
+        )
     x, mask = xp.broadcast_arrays(x, mask)
     return x[mask]
 

@@ -134,6 +134,18 @@ def test_facts_of_a_tensor() -> None:
         (lambda x: plugrad.hsplit(x, 3), ShapeError, "equal parts"),
         (lambda x: plugrad.dsplit(x, 2), ShapeError, "at least 3 dims"),
         (lambda x: plugrad.flatten(x.sum(), 1), AxisError, "out of range"),  # was shape (1,)
+        # A dim out of range was wrapped (gather(2) of a matrix gathered along dim 0), an
+        # integer mask gathered at its values, and tril of a vector built a matrix.
+        (lambda x: x.gather(2, plugrad.tensor([[1, 2]])), AxisError, "out of range"),
+        (lambda x: x.gather(-3, plugrad.tensor([[1, 2]])), AxisError, "out of range"),
+        (lambda x: x.scatter(2, plugrad.tensor([[1]]), 5.0), AxisError, "out of range"),
+        (lambda x: x.scatter_add_(2, plugrad.tensor([[1]]), x[:1, :1]), AxisError, "out of range"),
+        (lambda x: x.scatter_reduce(-3, plugrad.tensor([[1]]), x, "sum"), AxisError, "range"),
+        (lambda x: x.gather(1, plugrad.zeros((1, 1))), DtypeError, "integers"),
+        (lambda x: x.gather(1, plugrad.tensor([1])), ShapeError, "as many dimensions"),
+        (lambda x: x.masked_select(plugrad.tensor([1, 0, 1, 0])), DtypeError, "bool"),
+        (lambda x: plugrad.tril(x[0]), ShapeError, "at least 2 dimensions"),
+        (lambda x: x[0].triu_(), ShapeError, "at least 2 dimensions"),
     ],
 )  # fmt: skip
 def test_bad_input_is_refused_and_changes_nothing(call: Any, error: type, message: str) -> None:
