@@ -138,6 +138,17 @@ def broadcast_to(x: Any, /, shape: tuple[int, ...]) -> Any:
     return _np.broadcast_to(x, shape)  # everything else, and NumPy's errors
 
 
+def broadcast_arrays(*arrays: Any) -> tuple[Any, ...]:
+    # NumPy's are writable (with a FutureWarning at the write): one that shows an element
+    # in several places is made read-only, as broadcast_to's, so a write into it is refused
+    # (PyTorch refuses it) instead of landing once in the input.
+    out = _np.broadcast_arrays(*arrays)
+    for view in out:
+        if _builtins.any(step == 0 and n > 1 for step, n in zip(view.strides, view.shape)):
+            view.flags.writeable = False
+    return out
+
+
 def where(condition: Any, x1: Any, x2: Any, /) -> Any:
     # NumPy's where branches on every element; on a mask without pattern (a ReLU's) the
     # mispredictions cost ~4 ns per element, ten times the work. Selecting bits with a

@@ -132,3 +132,16 @@ def test_contiguous_and_ravel_of_a_strided_view_are_copies_as_in_pytorch(call: s
         STRIDED_COPIES[call](x[:, ::2]).zero_()
         sums.append(float(x.sum()))
     assert sums[0] == sums[1] == 66.0
+
+
+def test_a_broadcast_output_refuses_writes_as_expand_does(on_numpy) -> None:
+    # NumPy's broadcast views were writable: a_.add_(1) added 1 once to x's one row.
+    x = plugrad.zeros(1, 3)
+    broadcast, _ = plugrad.broadcast_tensors(x, plugrad.ones(2, 1))
+    with pytest.raises(ReadOnlyViewError, match="Nothing was changed"):
+        broadcast.add_(1.0)
+    assert x.tolist() == [[0.0, 0.0, 0.0]]
+    y = plugrad.zeros(2, 3)
+    same, _ = plugrad.broadcast_tensors(y, plugrad.ones(1, 3))
+    same.add_(1.0)  # no element shown twice: written, as in PyTorch
+    assert y.tolist() == [[1.0] * 3] * 2
