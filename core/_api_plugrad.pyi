@@ -190,7 +190,7 @@ def column_stack(tensors: Any) -> Any:
     """PyTorch's ``column_stack(tensors)``: join along axis 1, 0-D and 1-D tensors as columns."""
 
 
-def concat(arrays: Sequence[TensorLike], /, dim: Any = ..., *, axis: Any = ...) -> Tensor:
+def concat(arrays: Sequence[TensorLike], /, dim: Any = ..., *, axis: int | None = ...) -> Tensor:
     """Join tensors along an existing ``axis`` (flattened first if ``axis=None``)."""
 
 

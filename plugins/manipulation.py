@@ -10,6 +10,7 @@ function's: ``x.repeat(*sizes)`` tiles (``plugrad.repeat`` is PyTorch's
 
 from __future__ import annotations
 
+import builtins
 import itertools
 import math
 from typing import Any
@@ -355,11 +356,27 @@ def _roll_grad(xp: Any, g: Any, ans: Any, x: Any, *, shift: Any, axis: Any) -> A
     return xp.roll(g, shift=back, axis=axis)
 
 
+def _skipped(a: Any, ans: Any) -> bool:
+    """Whether ``a`` is a 1-d empty array that PyTorch's ``cat`` joins to any shape as nothing
+    (the ``torch.tensor([])`` that collecting loops start from)."""
+    return a.ndim == 1 and a.shape[0] == 0 and ans.ndim != 1
+
+
+def _concat(xp: Any, arrays: Any, /, *, axis: int | None = 0) -> Any:
+    if axis is not None and builtins.any(a.ndim == 1 and a.shape[0] == 0 for a in arrays):
+        kept = [a for a in arrays if not (a.ndim == 1 and a.shape[0] == 0)]
+        if kept and builtins.all(a.ndim != 1 for a in kept):
+            return xp.concat(kept, axis=axis)
+    return xp.concat(arrays, axis=axis)
+
+
 def _concat_grad(xp: Any, g: Any, ans: Any, arrays: tuple[Any, ...], *, axis: int | None):
     grads = []
     start = 0
     for a in arrays:
-        if axis is None:
+        if axis is not None and _skipped(a, g):
+            grads.append(xp.zeros((0,), dtype=g.dtype, device=device_of(g)))
+        elif axis is None:
             size = math.prod(a.shape)
             grads.append(xp.reshape(g[start : start + size], a.shape))
             start += size
@@ -536,7 +553,7 @@ flip = op("flip", _flip, vjp=lambda xp, g, ans, x, *, axis: xp.flip(g, axis=axis
 roll = op("roll(x, /, shift, axis=None)", vjp=_roll_grad, saves=(), methods={"roll": _torch_roll},
           torch_function=_torch_roll,
           doc="Shift elements cyclically by ``shift`` along ``axis`` (flattened by default).")
-concat = op("concat(arrays, /, *, axis=0)", vjp=_concat_grad, sequence=True, saves=(),
+concat = op("concat", _concat, vjp=_concat_grad, sequence=True, saves=(),
             promotion="mixed",
             torch_function=torch_join("concat"),
             aliases={"cat": None, "concatenate": None, "hstack": _hstack, "vstack": _vstack,

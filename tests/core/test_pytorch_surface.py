@@ -283,6 +283,13 @@ NAMES: dict[str, Callable[[Any, Any], Any]] = {
         )
     ),
     "cat": lambda lib, x: lib.cat([x, x], dim=1),
+    # PyTorch joins a 1-d empty tensor to any shape as nothing (collecting loops start from
+    # torch.tensor([])); it was refused.
+    "cat with tensor([])": lambda lib, x: (
+        lib.cat([lib.tensor([], dtype=x.dtype), x]),
+        lib.cat((x, lib.zeros(0, dtype=x.dtype)), 1),
+        lib.concatenate([lib.tensor([], dtype=x.dtype), x[0], lib.tensor([], dtype=x.dtype)]),
+    ),
     "clamp": lambda lib, x: lib.clamp(x, min=0.5),
     "mm": lambda lib, x: lib.mm(x, x.t()),
     "bmm": lambda lib, x: lib.bmm(x[None], x.t()[None]),
