@@ -524,6 +524,19 @@ def _recording_function(function: Callable[..., Any], label: str) -> Any:
     return recording
 
 
+def _noting_stride_read(original: Callable[..., Any]) -> Any:
+    """``Tensor.stride`` that notes the read: the plan guards the inputs' layouts."""
+
+    def stride(self: Any, *args: Any, **kwargs: Any) -> Any:
+        tracer = _active
+        if tracer is not None and tracer.recording:
+            tracer.layout_read = True
+        return original(self, *args, **kwargs)
+
+    stride.__name__ = "stride"
+    return stride
+
+
 def _noting_layout(recorded: Callable[..., Any]) -> Any:
     """``reshape`` that notes a reshape that must not copy: whether it gives a view or
     fails depends on the memory layout, so the plan guards the layouts of its inputs."""
@@ -1649,9 +1662,11 @@ class Tracer:
             ("__bool__", "bool() of a tensor"), ("__float__", "float() of a tensor"),
             ("__int__", "int() of a tensor"), ("__index__", "using a tensor as an index"),
             ("__repr__", "printing a tensor"), ("register_hook", "registering a tensor hook"),
-            ("stride", "x.stride(), which reads the memory layout a replay does not guard"),
         ):  # fmt: skip
             patches.append((Tensor, name, _breaking(vars(Tensor)[name], what)))
+        # A stride read (x.is_contiguous(), x.contiguous()) depends on the layouts of the
+        # inputs only: the plan then guards them, as for a reshape that must not copy.
+        patches.append((Tensor, "stride", _noting_stride_read(vars(Tensor)["stride"])))
         array: property = vars(Tensor)["array"]
         assert array.fget is not None
         patches.append((Tensor, "array", property(_breaking(array.fget, ".array"))))

@@ -544,6 +544,18 @@ def test_a_call_under_another_default_backend_makes_its_tensors_there():
 
 
 @NUMPY_ONLY
+def test_a_stride_read_is_guarded_by_the_layouts_not_a_graph_break():
+    def branch(x):
+        return x * 2 if x.is_contiguous() and x.stride(-1) == 1 else x * 3
+
+    compiled = plugrad.compile(branch, fullgraph=True)
+    rows, transposed = plugrad.ones(2, 3), plugrad.ones(3, 2).t()
+    for _ in range(2):
+        assert compiled(rows).tolist() == [[2.0] * 3] * 2
+        assert compiled(transposed).tolist() == [[3.0] * 3] * 2  # its own plan
+
+
+@NUMPY_ONLY
 @pytest.mark.parametrize("captured_on", ["a contiguous tensor", "a transposed view"])
 def test_views_that_depend_on_the_memory_layout_follow_the_arguments_layout(captured_on):
     def write_through(x):
