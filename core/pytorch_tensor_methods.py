@@ -761,7 +761,14 @@ def logaddexp2(input: Tensor, other: Tensor) -> Tensor:
 def ldexp(input: Tensor, other: Tensor) -> Tensor:
     """``input * 2**other`` element-wise (a floating result)."""
     x, exponent, result = _floating_operands("ldexp", input, other)
-    return _ops.astype(x * _ops.pow(2.0, exponent), result)
+    # 2**exponent in three factors: one power of 2 overflows (2**150 in float32, 2**1024 in
+    # float64) or underflows where x times it is finite (ldexp(1e-30, 150) is 1.4e15).
+    first = _ops.floor(exponent / 3.0)
+    second = _ops.floor((exponent - first) / 2.0)
+    third = exponent - first - second
+    for part in (first, second, third):
+        x = x * _ops.pow(2.0, part)
+    return _ops.astype(x, result)
 
 
 def angle(input: Tensor) -> Tensor:

@@ -30,8 +30,9 @@ _ERFC_LARGE = (
     0.08373693562898663, 0.17630988457732602, 0.246832915272764, 0.28209479248335295,
     0.28209479176562435,
 )  # fmt: skip
-# erfc(z) is below the smallest float64 beyond this; clamping keeps z * z finite.
-ERFC_ZERO_BEYOND = 27.0
+# erfc(z) is below the smallest float64 beyond this (and 0 at it: exp(-z * z) underflows);
+# clamping keeps z * z finite. At 27, erfc(inf) was erfc(27), a subnormal 5e-319.
+ERFC_ZERO_BEYOND = 27.3
 
 
 def horner(coefficients: tuple[float, ...], u: Any) -> Any:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -53,3 +54,29 @@ def test_what_plugrad_cannot_compute_is_absent() -> None:
         assert not hasattr(plugrad.special, name)
     with pytest.raises(TypeError, match="takes a Tensor"):
         plugrad.special.ndtr(0.5)
+
+
+def test_lgamma_keeps_its_relative_accuracy_next_to_its_zeros() -> None:
+    # The Lanczos sum's absolute error (1e-16) was the whole value there: lgamma(1 + 1e-12)
+    # was 1e-4 off and lgamma(2 - 1e-15) had the wrong sign.
+    points = [1 + 1e-12, 2 - 1e-15, 1 - 1e-9, 1 + 1e-6, 0.76, 1.24, 1.76, 2.24, 1.0, 2.0]
+    ours = plugrad.lgamma(plugrad.tensor(points, dtype=plugrad.float64)).numpy()
+    theirs = torch.lgamma(torch.tensor(points, dtype=torch.float64)).numpy()
+    np.testing.assert_allclose(ours, theirs, rtol=1e-14, atol=0)
+    assert plugrad.special.gammaln(plugrad.tensor([1.1, 2.2])).dtype is plugrad.float32
+
+
+def test_erfc_reaches_zero_and_ldexp_does_not_overflow_halfway() -> None:
+    far = [27.0, 27.1, 30.0, math.inf, -math.inf]
+    ours = plugrad.erfc(plugrad.tensor(far, dtype=plugrad.float64)).tolist()
+    assert ours == torch.erfc(torch.tensor(far, dtype=torch.float64)).tolist()  # was 5e-319
+    assert plugrad.special.ndtr(plugrad.tensor([-math.inf], dtype=plugrad.float64)).item() == 0
+    for values, exponents, dtype in [
+        ([1e-30, 1e30, 3.0, -2.5], [150, -150, 2, -3], "float32"),
+        ([0.5, 3.0, 1e-300, 5e-324], [1024, -1075, 2000, 2097], "float64"),
+    ]:  # 2**exponent alone overflows or underflows where the result is finite
+        ours = plugrad.ldexp(plugrad.tensor(values, dtype=getattr(plugrad, dtype)),
+                             plugrad.tensor(exponents))  # fmt: skip
+        theirs = torch.ldexp(torch.tensor(values, dtype=getattr(torch, dtype)),
+                             torch.tensor(exponents))  # fmt: skip
+        assert ours.tolist() == theirs.tolist()
