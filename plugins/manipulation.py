@@ -308,6 +308,8 @@ def _split(xp: Any, x: Any, split_size_or_sections: Any, dim: int = 0) -> tuple[
         lengths = [min(step, length - start) for start in range(0, length, step)] or [0]
     else:
         lengths = list(split_size_or_sections)
+        if any(n < 0 for n in lengths):  # [4, -1] adds up to 3 too
+            raise ShapeError(f"split(): the sizes must not be negative, got {lengths}")
         if sum(lengths) != length:
             raise ShapeError(
                 f"split(): the sizes {lengths} add up to {sum(lengths)}, but dimension {dim} "
@@ -475,6 +477,21 @@ def _torch_roll(xp: Any, x: Any, shifts: Any, dims: Any = None) -> Any:
     return xp.roll(x, _axes(shifts), axis=_axes(dims))
 
 
+def _roll(xp: Any, x: Any, /, shift: Any, axis: Any = None) -> Any:
+    if isinstance(shift, (tuple, list)):
+        # NumPy adds up several shifts along one axis; the standard and PyTorch pair each
+        # shift with an axis.
+        named = len(axis) if isinstance(axis, (tuple, list)) else 1
+        if len(shift) != named:
+            raise ShapeError(
+                f"roll(): {len(shift)} shifts for {named} axes; give one shift per axis "
+                f"(shift={tuple(shift)}, axis={axis})"
+            )
+        if axis is None:
+            shift = shift[0]
+    return xp.roll(x, shift, axis=axis)
+
+
 def _fliplr(xp: Any, x: Any) -> Any:
     """PyTorch's ``fliplr(x)``: reverse the order along axis 1 (of 2 or more dimensions)."""
     if x.ndim < 2:
@@ -550,7 +567,7 @@ flip = op("flip", _flip, vjp=lambda xp, g, ans, x, *, axis: xp.flip(g, axis=axis
           methods={"flip": _flip_method, "fliplr": _fliplr, "flipud": _flipud, "rot90": _rot90},
           aliases={"fliplr": _fliplr, "flipud": _flipud, "rot90": _rot90},
           doc="Reverse the order of elements along ``axis`` (all axes by default).")
-roll = op("roll(x, /, shift, axis=None)", vjp=_roll_grad, saves=(), methods={"roll": _torch_roll},
+roll = op("roll", _roll, vjp=_roll_grad, saves=(), methods={"roll": _torch_roll},
           torch_function=_torch_roll,
           doc="Shift elements cyclically by ``shift`` along ``axis`` (flattened by default).")
 concat = op("concat", _concat, vjp=_concat_grad, sequence=True, saves=(),

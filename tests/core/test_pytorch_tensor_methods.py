@@ -146,6 +146,10 @@ def test_facts_of_a_tensor() -> None:
         (lambda x: x.masked_select(plugrad.tensor([1, 0, 1, 0])), DtypeError, "bool"),
         (lambda x: plugrad.tril(x[0]), ShapeError, "at least 2 dimensions"),
         (lambda x: x[0].triu_(), ShapeError, "at least 2 dimensions"),
+        # NumPy added the shifts up, and [4, -1] adds up to a length of 3.
+        (lambda x: plugrad.roll(x, (1, 2), 0), ShapeError, "one shift per axis"),
+        (lambda x: x.roll((1, 2)), ShapeError, "one shift per axis"),
+        (lambda x: x[0].split([4, -1]), ShapeError, "negative"),
     ],
 )  # fmt: skip
 def test_bad_input_is_refused_and_changes_nothing(call: Any, error: type, message: str) -> None:
