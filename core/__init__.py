@@ -116,6 +116,7 @@ from .pytorch_names import (
     bucketize,
     cartesian_prod,
     clone,
+    cumulative_trapezoid,
     diag_embed,
     diagflat,
     diagonal,
@@ -140,6 +141,8 @@ from .pytorch_names import (
     scatter,
     set_default_dtype,
     take_along_dim,
+    trapezoid,
+    trapz,
     vander,
 )
 from .pytorch_tensor_methods import *  # noqa: F403  (its __all__ is part of ours)
@@ -296,6 +299,9 @@ __all__ = [
     "polygamma",
     "mvlgamma",
     "vander",
+    "trapezoid",
+    "trapz",
+    "cumulative_trapezoid",
     "special",
     "memory_format",
     "preserve_format",

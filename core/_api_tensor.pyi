@@ -337,6 +337,9 @@ class InstalledTensorMethods:
     def bernoulli_(self, p: float | Tensor = ..., *, generator: Any = ...) -> Tensor:
         """Fill with 1 with probability ``p``, else 0, in place, in any dtype."""
 
+    def bincount(self, weights: Any = ..., minlength: Any = ...) -> Any:
+        ...
+
     def bitwise_and_(self, x2: TensorLike, /) -> Tensor:
         """In-place :meth:`bitwise_and`: ``x.bitwise_and_(...)`` makes ``x`` hold it."""
 
@@ -766,6 +769,9 @@ class InstalledTensorMethods:
 
     def min(self, dim: Any = ..., keepdim: bool = ..., *, axis: Any = ...) -> Any:
         """PyTorch's ``x.min(dim=None, keepdim=False)``: the minimum of all elements, or with ``dim`` the named tuple ``(values, indices)`` (the gradient goes to the index)."""
+
+    def mode(self, dim: int = ..., keepdim: bool = ...) -> Any:
+        """The most frequent value along ``dim`` (the smallest, where several are as frequent) and the last index where it stands, as PyTorch's ``mode``; the gradient goes to that index."""
 
     def msort(self, /) -> Any:
         """PyTorch's ``msort(x)``: ``x`` sorted along its first axis (the values only)."""

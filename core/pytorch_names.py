@@ -34,6 +34,7 @@ __all__ = [
     "bucketize",
     "cartesian_prod",
     "clone",
+    "cumulative_trapezoid",
     "diag_embed",
     "diagflat",
     "diagonal",
@@ -58,6 +59,8 @@ __all__ = [
     "scatter",
     "set_default_dtype",
     "take_along_dim",
+    "trapezoid",
+    "trapz",
     "vander",
 ]
 
@@ -513,6 +516,68 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
     return counts.scatter_add(0, _ops.astype(input, _dtypes.int64), added)
 
 
+def _trapezoids(function: str, y: Tensor, x: Tensor | None, dx: Any, dim: int) -> Tensor:
+    """The areas of the trapezoids between neighbouring samples of ``y`` along ``dim``."""
+    _tensor(function, y)
+    if y.ndim == 0:
+        raise ShapeError(f"{function}() takes a tensor of at least 1 dimension, got a 0-d one")
+    axis = _checked_dim(function, dim, y.ndim)
+    ahead = (slice(None),) * axis
+    later, earlier = (*ahead, slice(1, None)), (*ahead, slice(None, -1))
+    heights = (y[later] + y[earlier]) / 2
+    if x is None:
+        return heights * (1.0 if dx is None else dx)
+    if dx is not None:
+        raise ArgumentError(f"{function}() takes sample points x or a spacing dx=, not both")
+    _tensor(function, x)
+    if x.ndim == 1:
+        if x.shape[0] != y.shape[axis]:
+            raise ShapeError(
+                f"{function}(): one x for each sample point: {y.shape[axis]} along dim {dim}, "
+                f"got {x.shape[0]}"
+            )
+        x = _ops.reshape(x, (-1,) + (1,) * (y.ndim - 1 - axis))
+        widths = x[1:] - x[:-1]
+    else:
+        widths = x[later] - x[earlier]
+    return heights * widths
+
+
+def trapezoid(
+    y: Tensor, x: Tensor | None = None, *, dx: float | None = None, dim: int = -1
+) -> Tensor:
+    """The integral of ``y`` along ``dim`` by the trapezoidal rule (PyTorch's ``trapezoid``):
+    at sample points ``x`` (1-d, or broadcasting with ``y``), or ``dx`` apart (default 1).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.trapezoid(plugrad.tensor([1.0, 2.0, 4.0]), plugrad.tensor([0.0, 1.0, 3.0]))
+    tensor(7.5000)
+    """
+    return _ops.sum(_trapezoids("trapezoid", y, x, dx, dim), axis=dim)
+
+
+def trapz(y: Tensor, x: Tensor | None = None, *, dx: float | None = None, dim: int = -1) -> Tensor:
+    """PyTorch's older name of :func:`trapezoid`."""
+    return _ops.sum(_trapezoids("trapz", y, x, dx, dim), axis=dim)
+
+
+def cumulative_trapezoid(
+    y: Tensor, x: Tensor | None = None, *, dx: float | None = None, dim: int = -1
+) -> Tensor:
+    """The running integral of ``y`` along ``dim`` by the trapezoidal rule: one value fewer
+    than ``y`` has along ``dim`` (PyTorch's ``cumulative_trapezoid``).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.cumulative_trapezoid(plugrad.tensor([1.0, 2.0, 3.0]))
+    tensor([1.5000, 4.0000])
+    """
+    return _ops.cumulative_sum(_trapezoids("cumulative_trapezoid", y, x, dx, dim), axis=dim)
+
+
 def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
     """Return the Vandermonde matrix of a vector: its powers, one column each.
 
@@ -665,6 +730,7 @@ def _equal_method(self: Tensor, other: Tensor) -> bool:
 
 install_methods(isclose=_isclose_method, allclose=_allclose_method, equal=_equal_method)
 install_methods(take_along_dim=lambda self, indices, dim=None: take_along_dim(self, indices, dim))
+install_methods(bincount=lambda self, weights=None, minlength=0: bincount(self, weights, minlength))
 install_methods(
     polygamma=lambda self, n: polygamma(n, self),
     polygamma_=lambda self, n: self.copy_(polygamma(n, self)),

@@ -19,10 +19,12 @@ from typing import Any
 from . import creation as _creation
 from . import dtypes as _dtypes
 from . import ops as _ops
+from . import return_types
 from .dispatch import alpha_times
-from .dtype_functions import broadcast_shapes
+from .dtype_functions import broadcast_shapes, iinfo
 from .dtype_functions import result_type as _result_type
 from .errors import ArgumentError, DtypeError, IndexOutOfRangeError, ShapeError
+from .grad_mode import no_grad as _no_grad
 from .tensor import Tensor, install_function_methods, install_methods
 
 __all__ = [
@@ -44,6 +46,7 @@ __all__ = [
     "ldexp",
     "logaddexp2",
     "masked_scatter",
+    "mode",
     "nanquantile",
     "quantile",
     "unique_consecutive",
@@ -525,6 +528,53 @@ def _quantile(
         elif input.ndim:
             result = _ops.expand_dims(result, axis=axis + 1)
     return result[0] if scalar_q or qs.ndim == 0 else result
+
+
+def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> return_types.mode:
+    """The most frequent value along ``dim`` (the smallest, where several are as frequent)
+    and the last index where it stands, as PyTorch's ``mode``; the gradient goes to that
+    index.
+
+    Each slice is compared with itself element by element: memory grows with the square
+    of ``dim``'s length.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.tensor([[3.0, 1.0, 1.0, 3.0], [2.0, 2.0, 5.0, 7.0]]).mode(1)
+    mode(values=tensor([1., 2.]), indices=tensor([2, 1]))
+    """
+    _tensor("mode", input)
+    axis = _dim("mode", dim, input.ndim)
+    if input.ndim == 0:
+        index = _creation.zeros((), dtype=input.device.default_int_dtype, device=input.device)
+        return return_types.mode(input * 1, index)
+    x = _ops.moveaxis(input, axis, -1)
+    length = x.shape[-1]
+    if length == 0:
+        raise ShapeError(f"mode(): dimension {dim} has no elements to take the mode of")
+    with _no_grad():
+        values = x.detach()
+        counts = _ops.sum(_ops.astype(values[..., :, None] == values[..., None, :],
+                                      input.device.default_int_dtype), axis=-1)  # fmt: skip
+        most = _ops.max(counts, axis=-1, keepdims=True)
+        if input.dtype.kind == "real floating":
+            above = math.inf
+        elif input.dtype.kind == "bool":
+            values = _ops.astype(values, _dtypes.int8)
+            above = 2
+        else:
+            above = iinfo(input.dtype).max
+        smallest = _ops.min(_ops.where(counts == most, values, above), axis=-1, keepdims=True)
+        positions = _creation.arange(length, dtype=input.device.default_int_dtype,
+                                     device=input.device)  # fmt: skip
+        index = _ops.max(_ops.where(values == smallest, positions, -1), axis=-1, keepdims=True)
+    chosen = _ops.take_along_axis(x, index, axis=-1)
+    if keepdim:
+        chosen, index = _ops.moveaxis(chosen, -1, axis), _ops.moveaxis(index, -1, axis)
+    else:
+        chosen, index = chosen[..., 0], index[..., 0]
+    return return_types.mode(chosen, index)
 
 
 def quantile(

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-__all__ = ["linalg_lstsq", "max", "min", "sort", "svd", "topk"]
+__all__ = ["linalg_lstsq", "max", "min", "mode", "sort", "svd", "topk"]
 
 
 class max(NamedTuple):  # PyTorch's names, in a namespace of their own
@@ -32,6 +32,13 @@ class max(NamedTuple):  # PyTorch's names, in a namespace of their own
 
 class min(NamedTuple):
     """The minima along an axis and the index of each."""
+
+    values: Any
+    indices: Any
+
+
+class mode(NamedTuple):
+    """The most frequent value along an axis and the last index where it stands."""
 
     values: Any
     indices: Any

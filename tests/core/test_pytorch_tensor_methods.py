@@ -178,3 +178,53 @@ def test_histc_counts_elements_on_bin_edges_where_pytorch_does(dtype: str) -> No
         np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
     assert plugrad.histc(plugrad.tensor([1.8, 0.6, 2.4]), 5, 0, 3).tolist() == [0, 1, 0, 1, 1]
     assert plugrad.histc(plugrad.tensor([1.0, 2.0]), bins=np.int64(2)).tolist() == [1, 1]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64", "bool"])
+def test_mode_gives_pytorchs_values_and_indices(dtype: str) -> None:
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        values = rng.integers(0, 3, (3, 5)).astype(dtype)
+        dim, keepdim = int(rng.integers(-2, 2)), bool(rng.integers(0, 2))
+        ours = plugrad.tensor(values).mode(dim, keepdim)
+        theirs = torch.tensor(values).mode(dim, keepdim)
+        assert type(ours).__name__ == "mode"
+        assert ours.values.tolist() == theirs.values.tolist()
+        assert ours.indices.tolist() == theirs.indices.tolist()  # the last index, as PyTorch's
+    x = plugrad.tensor([1.0, 2.0, 2.0, 3.0], requires_grad=True)
+    plugrad.mode(x).values.backward()
+    assert x.grad.tolist() == [0.0, 0.0, 1.0, 0.0]
+    assert plugrad.tensor(3.0).mode() == (3.0, 0)
+
+
+TRAPEZOIDS = {
+    "trapezoid(y)": lambda lib, y: lib.trapezoid(y),
+    "trapezoid(y, dim=0)": lambda lib, y: lib.trapezoid(y, dim=0),
+    "trapezoid(y, x)": lambda lib, y: lib.trapezoid(y, lib.tensor([0.0, 1.0, 3.0, 3.5])),
+    "trapezoid(y, x of y's shape)": lambda lib, y: lib.trapezoid(y, y.detach().cumsum(1)),
+    "trapezoid(y, dx=0.5)": lambda lib, y: lib.trapezoid(y, dx=0.5),
+    "trapz(y, x, dim=0)": lambda lib, y: lib.trapz(y, lib.tensor([0.0, 2.0, 3.0]), dim=0),
+    "cumulative_trapezoid(y)": lambda lib, y: lib.cumulative_trapezoid(y),
+    "cumulative_trapezoid(y, dx=2, dim=0)": lambda lib, y: lib.cumulative_trapezoid(y, dx=2, dim=0),
+}
+
+
+@pytest.mark.parametrize("name", list(TRAPEZOIDS))
+def test_trapezoid_and_cumulative_trapezoid_agree_with_pytorch(name: str) -> None:
+    y = np.arange(12.0).reshape(3, 4) ** 1.5
+    results = []
+    for lib in (plugrad, torch):
+        leaf = lib.tensor(y, requires_grad=True)
+        out = TRAPEZOIDS[name](lib, leaf)
+        out.sum().backward()
+        results.append((out.detach().numpy(), leaf.grad.numpy()))
+    for ours, theirs in zip(*results, strict=True):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12)
+
+
+def test_trapezoid_refuses_mismatched_points_and_bincount_is_a_method() -> None:
+    with pytest.raises(ShapeError, match="one x for each sample"):
+        plugrad.trapezoid(plugrad.ones(3), plugrad.tensor([0.0, 1.0]))
+    with pytest.raises(ArgumentError, match="not both"):
+        plugrad.trapezoid(plugrad.ones(3), plugrad.ones(3), dx=2.0)
+    assert plugrad.tensor([1, 1, 3]).bincount().tolist() == [0, 2, 0, 1]
