@@ -60,6 +60,8 @@ def _inverse_permutation(axes: tuple[int, ...]) -> tuple[int, ...]:
 def _view(xp: Any, x: Any, *shape: int) -> Any:
     """PyTorch's ``x.view(*shape)``: ``reshape`` that raises where it would have to copy."""
     if len(shape) == 1 and isinstance(shape[0], DType):
+        if shape[0] == x.dtype:  # the same bytes as the same dtype: a view of x, as PyTorch's
+            return xp.reshape(x, tuple(x.shape), copy=False)
         raise DtypeError(
             f"view({shape[0]}) reinterprets a tensor's bytes as another dtype, which the Array "
             f"API has no way to do; x.to(plugrad.{shape[0].name}) converts the values instead, "

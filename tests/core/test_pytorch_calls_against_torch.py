@@ -242,6 +242,9 @@ def test_arange_refuses_a_step_of_zero_as_pytorch():
 def test_view_as_another_dtype_says_what_to_do_instead():
     with pytest.raises(DtypeError, match=r"reinterprets.*x.to\(plugrad.int32\)"):
         plugrad.tensor([1.0, 2.0]).view(plugrad.int32)
+    x = plugrad.zeros(3)
+    x.view(plugrad.float32).add_(1.0)  # its own dtype: a view, as PyTorch's (it was refused)
+    assert x.tolist() == [1.0, 1.0, 1.0]
 
 
 @pytest.mark.parametrize("interpolation", ["linear", "lower", "midpoint"])
