@@ -19,7 +19,10 @@ import operator
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from array_api_compat import device as array_device
+
 from . import dtypes as _dtypes
+from . import graph as _graph
 from . import ops as _ops
 from .backend import WRITE_REFUSED
 from .errors import (
@@ -283,10 +286,11 @@ def _relink_family(target: Tensor, family: list[tuple[Tensor, Any, Any]], name: 
     onto its result. As in PyTorch, a base that ``target`` was indexed from (and its
     base, ...) becomes "the old base with ``target`` written at the key" (or, for a
     view op that shows all of it -- reshape, permute, transpose, ... -- the view op
-    undone on ``target``), and each tensor viewed from an updated one becomes that
-    view of it again. A base viewed only in part by a view op (``diagonal``, ``real``)
-    now holds values that its history does not describe: backward through it raises
-    instead of giving a wrong gradient. A ``detach()``-ed one has no history: it
+    undone on ``target``; for ``diagonal``, the old base with ``target`` on that
+    diagonal), and each tensor viewed from an updated one becomes that view of it
+    again. A base viewed by a view op that cannot be undone (``real``) now holds
+    values that its history does not describe: backward through it raises instead
+    of giving a wrong gradient. A ``detach()``-ed one has no history: it
     just sees the new values.
     """
     made = {id(member): (base, key) for member, base, key in family}
@@ -298,7 +302,7 @@ def _relink_family(target: Tensor, family: list[tuple[Tensor, Any, Any]], name: 
             break
         if type(key) is ViewOf:
             value = _view_undone(member, base, key)
-            if value is None:  # a view that holds part of its base (diagonal, real, ...)
+            if value is None:  # a view op that cannot be undone (real, ...)
                 break
         else:
             stand_in = _wrap(base._array, base._device, base._requires_grad, base._edge)
@@ -454,8 +458,31 @@ def _untransposed(xp: Any, view: Any, base: Any) -> Any:
     return xp.matrix_transpose(view)
 
 
-#: View op -> how its base's values follow from the view's: (xp, view, base, **params).
-#: A view op missing here (diagonal, broadcast_to, real, ...) cannot be written back.
+def _diagonal_written(xp: Any, view: Any, base: Any, *, offset: int = 0) -> Any:
+    """``base`` with ``view`` on its ``offset`` diagonal (of the last two axes)."""
+    rows, cols = base.shape[-2], base.shape[-1]
+    length = view.shape[-1]
+    if length == 0:
+        return base
+    device = base.device if isinstance(base, Tensor) else array_device(base)
+    batch = tuple(view.shape[:-1])
+    before = abs(offset)
+    after = (cols if offset >= 0 else rows) - before - length
+    # Spread along the axis the diagonal has one element per slot of, then masked by eye.
+    parts = [view]
+    if before:
+        parts.insert(0, xp.zeros((*batch, before), dtype=view.dtype, device=device))
+    if after:
+        parts.append(xp.zeros((*batch, after), dtype=view.dtype, device=device))
+    spread = xp.concat(parts, axis=-1) if len(parts) > 1 else view
+    spread = xp.expand_dims(spread, axis=-2 if offset >= 0 else -1)
+    return xp.where(xp.eye(rows, cols, k=offset, dtype=xp.bool, device=device), spread, base)
+
+
+#: View op -> how its base's values follow from the view's (and the base's, where the view
+#: shows part of it): (xp, view, base, **params), on arrays (a copy backend's views) or on
+#: tensors (recorded, for the base's new history). A view op missing here (broadcast_to,
+#: real, ...) cannot be written back.
 _VIEW_INVERSES: dict[str, Callable[..., Any]] = {
     "reshape": _same_order,
     "expand_dims": _same_order,
@@ -464,6 +491,7 @@ _VIEW_INVERSES: dict[str, Callable[..., Any]] = {
     "flip": _unflipped,
     "matrix_transpose": _untransposed,
     "moveaxis": _moved_back,
+    "diagonal": _diagonal_written,
 }
 
 
@@ -479,21 +507,11 @@ def _view_again(base: Tensor, key: Any) -> Tensor:
 
 def _view_undone(view: Tensor, base: Tensor, key: ViewOf) -> Tensor | None:
     """``base``'s values as they follow from ``view``'s (the view op made ``view`` of
-    ``base``), as a recorded op; None for a view that holds only part of its base."""
-    params = key.params or {}
-    name = key.op.name
-    if name in ("reshape", "expand_dims", "squeeze"):
-        return _ops.reshape(view, tuple(base.shape))
-    if name == "permute_dims":
-        order = [axis % view.ndim for axis in params["axes"]]
-        return _ops.permute_dims(view, tuple(order.index(i) for i in range(view.ndim)))
-    if name == "matrix_transpose":
-        return _ops.matrix_transpose(view)
-    if name == "moveaxis":
-        return _ops.moveaxis(view, params["destination"], params["source"])
-    if name == "flip":
-        return _ops.flip(view, axis=params.get("axis"))
-    return None
+    ``base``), as recorded ops; None for a view op that cannot be written back."""
+    inverse = _VIEW_INVERSES.get(key.op.name)
+    if inverse is None:
+        return None
+    return inverse(_graph.tensor_namespace, view, base, **(key.params or {}))
 
 
 def _rebase(tensor: Tensor, value: Tensor) -> None:
