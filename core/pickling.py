@@ -38,7 +38,8 @@ def reduce_tensor(tensor: Tensor) -> tuple[Any, ...]:
     data = memoryview(host).tobytes()  # C order, whatever the strides
     shape = tuple(host.shape)
     arguments = (type(tensor), data, typestr, shape, tensor._device.name, tensor._requires_grad)
-    return (_rebuild_tensor, arguments)
+    attributes = tensor.__dict__  # those the user set (p.no_weight_decay = True)
+    return (_rebuild_tensor, arguments, attributes) if attributes else (_rebuild_tensor, arguments)
 
 
 def _rebuild_tensor(

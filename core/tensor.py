@@ -10,6 +10,7 @@ hooks (:mod:`plugrad.tensor_hooks`), backward, the in-place methods, ...
 
 from __future__ import annotations
 
+import copy
 import types
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
@@ -32,6 +33,13 @@ __all__ = ["Size", "Tensor"]
 
 _object_new = object.__new__
 _T = TypeVar("_T", bound="Tensor")
+
+
+def _copy_attributes(source: Any, copied: Any, memo: dict[int, Any] | None) -> None:
+    """Give ``copied`` the attributes the user set on ``source`` (deep copies with ``memo``)."""
+    attributes = source.__dict__
+    if attributes:
+        copied.__dict__.update(attributes if memo is None else copy.deepcopy(attributes, memo))
 
 
 class Tensor(_InstalledMethods):
@@ -58,6 +66,7 @@ class Tensor(_InstalledMethods):
     # _counter: None until the tensor is modified in place or a view of it is taken; then
     # the version counter shared with its views (see plugrad.versions).
     __slots__ = (
+        "__dict__",  # attributes of the user's (p.no_weight_decay = True), as PyTorch's take
         "__weakref__",
         "_array",
         "_counter",
@@ -331,6 +340,7 @@ class Tensor(_InstalledMethods):
         """
         copied = self._alias(type(self), DETACHED)  # (a Parameter stays one)
         copied._requires_grad = self._requires_grad
+        _copy_attributes(self, copied, None)
         return copied
 
     def _alias(self, cls: type[_T], key: Any) -> _T:
@@ -376,6 +386,7 @@ class Tensor(_InstalledMethods):
         copied._hooks = None
         copied._counter = None
         copied._grad = None if self._grad is None else self._grad.__deepcopy__(memo)
+        _copy_attributes(self, copied, memo)
         return copied
 
     # The version counter (see plugrad.versions). NOTE: the compile tracer swaps

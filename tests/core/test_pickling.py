@@ -143,3 +143,21 @@ def test_a_device_pickles_by_name_and_comes_back_as_itself() -> None:
     device = plugrad.ones(1).device
     config = pickle.loads(pickle.dumps({"device": device, "x": plugrad.ones(2)}))
     assert config["device"] is device and config["x"].device is device
+
+
+def test_attributes_set_on_a_tensor_or_parameter_are_kept_as_pytorch_keeps_them() -> None:
+    # Tensors took no attributes of the user's (p.no_weight_decay = True): AttributeError.
+    import copy
+
+    weight = plugrad.nn.Parameter(plugrad.ones(2))
+    weight.no_weight_decay = True
+    for copied in (pickle.loads(pickle.dumps(weight)), copy.deepcopy(weight), copy.copy(weight)):
+        assert type(copied) is plugrad.nn.Parameter and copied.no_weight_decay is True
+    layer = plugrad.nn.Linear(2, 2)
+    layer.weight.shard = {"axis": 0}
+    twin = copy.deepcopy(layer)
+    assert twin.weight.shard == {"axis": 0} and twin.weight.shard is not layer.weight.shard
+    plain = plugrad.ones(3)
+    plain.tag = "input"
+    assert pickle.loads(pickle.dumps(plain)).tag == "input"
+    assert not hasattr(pickle.loads(pickle.dumps(plugrad.ones(3))), "tag")
