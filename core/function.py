@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -219,6 +220,8 @@ class Function:
 
     _ctx_type: ClassVar[type[FunctionCtx]]
     _sets_up_context: ClassVar[bool] = False
+    _forward_binds: ClassVar[bool] = False
+    _forward_signature: ClassVar[inspect.Signature]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -231,6 +234,13 @@ class Function:
         cls._ctx_type = type(f"{cls.__name__}Backward", (FunctionCtx,), {"_function": cls})
         #: Whether forward takes no ctx and setup_context fills it (PyTorch's newer style).
         cls._sets_up_context = cls.setup_context is not Function.setup_context
+        #: Whether forward has parameters with defaults: apply() then binds them, so that
+        #: setup_context's inputs and backward's gradients count every parameter.
+        cls._forward_signature = inspect.signature(cls.forward)
+        cls._forward_binds = any(
+            p.default is not p.empty and p.kind is not p.KEYWORD_ONLY
+            for p in cls._forward_signature.parameters.values()
+        )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         raise TypeError(
@@ -259,10 +269,17 @@ class Function:
         )
 
     @classmethod
-    def apply(cls, *args: Any) -> Any:
-        """Run ``forward`` and, if any argument requires grad, record it for backward."""
+    def apply(cls, *args: Any, **kwargs: Any) -> Any:
+        """Run ``forward`` and, if any argument requires grad, record it for backward.
+
+        Arguments may be given by keyword and left to their defaults, as in PyTorch: they
+        are bound to ``forward``'s parameters first, in order (``setup_context``'s
+        ``inputs`` hold every one, and ``backward`` returns a gradient for each).
+        """
         if cls is Function:
             raise TypeError("call apply() on a subclass of Function, not on Function itself")
+        if kwargs or cls._forward_binds:
+            args = _bound(cls, args, kwargs)
         ctx = cls._ctx_type()
         recording = _state.enabled
         # Whether each input requires grad, also under no_grad, as PyTorch's (a forward
@@ -305,6 +322,23 @@ class Function:
             )
             return results if isinstance(output, tuple) else results[0]
         return _record(cls, ctx, args, output, outputs)
+
+
+def _bound(cls: type[Function], args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
+    """``args`` and ``kwargs`` as ``forward``'s parameters in order, defaults filled in."""
+    signature = cls._forward_signature
+    leading = () if cls._sets_up_context else (None,)  # the ctx, given by apply itself
+    try:
+        bound = signature.bind(*leading, *args, **kwargs)
+    except TypeError as exc:
+        raise TypeError(f"{cls.__name__}.apply(): {exc} (forward{signature})") from None
+    if bound.kwargs:
+        raise TypeError(
+            f"{cls.__name__}.apply() got {', '.join(bound.kwargs)} for keyword-only parameters "
+            "of forward, which apply() passes in order only; make them positional"
+        )
+    bound.apply_defaults()
+    return tuple(bound.args)[len(leading) :]
 
 
 def _check_dirty(

@@ -301,3 +301,41 @@ def test_mark_dirty_makes_the_changed_input_the_output() -> None:
 
     with pytest.raises(plugrad.errors.FunctionBackwardError, match="not both an argument"):
         ForgetsToReturn.apply(plugrad.ones(1, requires_grad=True) * 1)
+
+
+def test_apply_takes_keywords_and_defaults_as_pytorchs() -> None:
+    # setup_context's inputs left a forward's defaults out (inputs[1] raised IndexError),
+    # and apply() took no keyword arguments.
+    class Scale(plugrad.autograd.Function):
+        @staticmethod
+        def forward(x, k=2.0):
+            return x * k
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.k = inputs[1]
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * ctx.k, None
+
+    class Shift(plugrad.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, by=1.0, *, twice=False):
+            return x + by * (2 if twice else 1)
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad, None
+
+    x = plugrad.ones(2, requires_grad=True)
+    Scale.apply(x).sum().backward()
+    assert x.grad.tolist() == [2.0, 2.0]
+    x.grad = None
+    Scale.apply(x, k=5.0).sum().backward()
+    assert x.grad.tolist() == [5.0, 5.0]
+    assert Shift.apply(x, by=3.0).tolist() == [4.0, 4.0]
+    with pytest.raises(TypeError, match="unexpected keyword argument 'q'"):
+        Shift.apply(x, q=1)
+    with pytest.raises(TypeError, match="keyword-only"):
+        Shift.apply(x, twice=True)
