@@ -22,7 +22,7 @@ __all__ = ["format_tensor", "get_printoptions", "printoptions", "set_printoption
 @dataclass(frozen=True)
 class PrintOptions:
     precision: int = 4
-    threshold: int = 1000
+    threshold: float = 1000  # float("inf"): never summarize
     edgeitems: int = 3
     linewidth: int = 80
     sci_mode: bool | None = None
@@ -37,8 +37,8 @@ _options = PrintOptions()
 
 
 def set_printoptions(
-    precision: int | None = None,
-    threshold: int | None = None,
+    precision: float | None = None,
+    threshold: float | None = None,
     edgeitems: int | None = None,
     linewidth: int | None = None,
     profile: str | None = None,
@@ -84,13 +84,24 @@ def set_printoptions(
         "linewidth": linewidth,
     }
     for name, value in changes.items():
-        bad_int = isinstance(value, bool) or not isinstance(value, int) or value < 0
-        if value is not None and bad_int:
+        if value is None:
+            continue
+        # PyTorch's idioms: threshold=float("inf") prints every element; precision=3.0.
+        endless = name == "threshold" and value == math.inf
+        whole = (
+            isinstance(value, (int, float))
+            and not isinstance(value, bool)
+            and (endless or (math.isfinite(value) and value == int(value)))
+        )
+        if not whole or value < 0:
             raise InvalidArgumentError(f"{name} must be a non-negative int, got {value!r}")
-    if sci_mode is not None and not isinstance(sci_mode, bool):
-        raise InvalidArgumentError(f"sci_mode must be True, False or None, got {sci_mode!r}")
+        changes[name] = value if endless else int(value)
+    if sci_mode is not None:
+        if sci_mode not in (True, False) or not isinstance(sci_mode, (bool, int)):
+            raise InvalidArgumentError(f"sci_mode must be True, False or None, got {sci_mode!r}")
+        sci_mode = bool(sci_mode)
     base = _PROFILES[profile] if profile is not None else _options
-    given = {name: value for name, value in changes.items() if value is not None}
+    given: dict[str, Any] = {name: value for name, value in changes.items() if value is not None}
     _options = replace(base, sci_mode=sci_mode, **given)
 
 
@@ -179,7 +190,9 @@ class _ComplexFormatter:
         self.width = self.real.width + self.imag.width + 2
 
     def format(self, value: complex) -> str:
-        sign = "-" if math.copysign(1.0, value.imag) < 0 else "+"
+        # NaN has no sign to show (NumPy's 0 * inf sets one), as in PyTorch's printing.
+        negative = not math.isnan(value.imag) and math.copysign(1.0, value.imag) < 0
+        sign = "-" if negative else "+"
         # The real parts align; the imaginary part follows its sign unpadded, as PyTorch's.
         imag = self.imag.bare(abs(value.imag))
         return f"{self.real.format(value.real)}{sign}{imag}j"

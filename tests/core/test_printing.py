@@ -149,3 +149,22 @@ def test_empty_tensors_and_complex_numbers_print_as_in_pytorch() -> None:
     finally:
         plugrad.set_default_dtype(plugrad.float32)
         torch.set_default_dtype(torch.float32)
+
+
+def test_pytorchs_print_option_idioms_are_taken() -> None:
+    # threshold=float("inf") (print every element) was refused, as was precision=3.0.
+    try:
+        plugrad.set_printoptions(threshold=float("inf"), precision=3.0, sci_mode=0)
+        text = repr(plugrad.arange(2000.0))
+        assert "..." not in text and "1999." in text
+        assert repr(plugrad.tensor([1.23456])) == "tensor([1.235])"
+    finally:
+        plugrad.set_printoptions(profile="default", sci_mode=None)
+    with pytest.raises(InvalidArgumentError, match="precision"):
+        plugrad.set_printoptions(precision=2.5)
+
+
+def test_a_complex_nan_prints_without_a_sign_of_its_own() -> None:
+    # NumPy's 0 * inf is a NaN with its sign bit set: it printed as 1.-nanj.
+    values = [complex(1, -math.nan), complex(0, -0.0), complex(1, -2)]
+    assert repr(plugrad.tensor(values)) == "tensor([1.+nanj, 0.-0.j, 1.-2.j])"
