@@ -80,6 +80,8 @@ def _nanmean(xp: Any, x: Any, dim: Any = None, keepdim: bool = False, *, dtype: 
         raise DtypeError(
             f"nanmean() takes a floating tensor, got {x.dtype}; convert it first (x.double())"
         )
+    if dtype is not None:
+        _refuse_whole_mean("nanmean", xp, dtype)
     kept = xp.astype(xp.logical_not(xp.isnan(x)), xp.int64)
     kept = xp.sum(kept, axis=reduction_axis("nanmean", x, dim, None), keepdims=keepdim)
     total = _nansum(xp, x, dim, keepdim, dtype=dtype)
@@ -291,7 +293,21 @@ sum = op("sum(x, /, *, axis=None, dtype=None, keepdims=False)", vjp=_sum_grad, s
 def _mean(
     xp: Any, x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = False
 ) -> Any:
-    return xp.mean(x if dtype is None else xp.astype(x, dtype), axis=axis, keepdims=keepdims)
+    if dtype is None:
+        return xp.mean(x, axis=axis, keepdims=keepdims)
+    _refuse_whole_mean("mean", xp, dtype)
+    return xp.mean(xp.astype(x, dtype), axis=axis, keepdims=keepdims)
+
+
+def _refuse_whole_mean(function: str, xp: Any, dtype: Any) -> None:
+    # A mean in an integer dtype was a float anyway (the dtype asked for ignored) or, for
+    # nanmean, truncated; PyTorch refuses both.
+    if not xp.isdtype(dtype, ("real floating", "complex floating")):
+        name = getattr(dtype, "__name__", None) or str(dtype).rsplit(".", 1)[-1]
+        raise DtypeError(
+            f"{function}(): dtype {name} is not a floating-point or complex dtype; a mean is "
+            "a fraction (give dtype=plugrad.float64, or round the result)"
+        )
 
 
 def _mean_grad(xp: Any, g: Any, ans: Any, x: Any, *, axis: Any, dtype: Any, keepdims: bool) -> Any:

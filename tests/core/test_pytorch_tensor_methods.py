@@ -150,6 +150,9 @@ def test_facts_of_a_tensor() -> None:
         (lambda x: plugrad.roll(x, (1, 2), 0), ShapeError, "one shift per axis"),
         (lambda x: x.roll((1, 2)), ShapeError, "one shift per axis"),
         (lambda x: x[0].split([4, -1]), ShapeError, "negative"),
+        # mean(dtype=int64) ignored the dtype (a float64 result), nanmean's truncated.
+        (lambda x: x.mean(dtype=plugrad.int64), DtypeError, "not a floating-point"),
+        (lambda x: plugrad.nanmean(x, 0, dtype=plugrad.int32), DtypeError, "not a floating"),
     ],
 )  # fmt: skip
 def test_bad_input_is_refused_and_changes_nothing(call: Any, error: type, message: str) -> None:
