@@ -187,7 +187,13 @@ def _vjp(
     _check_outputs_depend(outputs, strict, _output_name)
     keep = keep or _reaches_outside(outputs, inputs)
 
-    def vjp_fn(*cotangents: Tensor) -> tuple[Tensor, ...]:
+    def vjp_fn(*cotangents: Any) -> tuple[Tensor, ...]:
+        if (
+            isinstance(output, tuple)
+            and len(cotangents) == 1
+            and isinstance(cotangents[0], (tuple, list))
+        ):
+            cotangents = tuple(cotangents[0])  # PyTorch's form: one tuple, as func returned
         if len(cotangents) != len(outputs):
             raise InvalidArgumentError(
                 f"vjp_fn takes one cotangent per output of the function: {len(outputs)}, "
@@ -215,8 +221,9 @@ def vjp(
     output : Tensor or tuple of Tensor
         ``func(*primals)``.
     vjp_fn : callable
-        ``vjp_fn(*cotangents)`` (one per output, of its shape) returns one
-        gradient per primal: ``cotangent @ d output / d primal``.
+        ``vjp_fn(*cotangents)`` (one per output, of its shape; for a tuple of
+        outputs also PyTorch's ``vjp_fn((c1, c2))``) returns one gradient per
+        primal: ``cotangent @ d output / d primal``.
 
     Examples
     --------

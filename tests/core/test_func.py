@@ -271,3 +271,13 @@ def test_vmap_randomness_and_bad_dims() -> None:
         func.vmap(lambda a: a, in_dims=None)(x)
     with pytest.raises(plugrad.errors.InvalidArgumentError, match="no dimension 2"):
         func.vmap(lambda a: a, in_dims=2)(x)
+
+
+def test_vjp_fn_takes_the_cotangents_of_a_tuple_as_one_tuple_as_pytorchs() -> None:
+    # vjp_fn((c1, c2)), PyTorch's form for a function returning two outputs, was refused.
+    x = plugrad.tensor([1.0, 2.0])
+    _, vjp_fn = plugrad.func.vjp(lambda a: (a * 2, a * a), x)
+    expected = vjp_fn(plugrad.ones(2), plugrad.tensor([1.0, 0.5]))
+    for form in ((plugrad.ones(2), plugrad.tensor([1.0, 0.5])),
+                 [plugrad.ones(2), plugrad.tensor([1.0, 0.5])]):  # fmt: skip
+        assert vjp_fn(form)[0].tolist() == expected[0].tolist() == [4.0, 4.0]
