@@ -19,8 +19,6 @@ import operator
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from array_api_compat import device as array_device
-
 from . import dtypes as _dtypes
 from . import graph as _graph
 from . import ops as _ops
@@ -464,19 +462,17 @@ def _diagonal_written(xp: Any, view: Any, base: Any, *, offset: int = 0) -> Any:
     length = view.shape[-1]
     if length == 0:
         return base
-    device = base.device if isinstance(base, Tensor) else array_device(base)
-    batch = tuple(view.shape[:-1])
     before = abs(offset)
     after = (cols if offset >= 0 else rows) - before - length
-    # Spread along the axis the diagonal has one element per slot of, then masked by eye.
-    parts = [view]
-    if before:
-        parts.insert(0, xp.zeros((*batch, before), dtype=view.dtype, device=device))
-    if after:
-        parts.append(xp.zeros((*batch, after), dtype=view.dtype, device=device))
-    spread = xp.concat(parts, axis=-1) if len(parts) > 1 else view
+    # Spread along the axis the diagonal has one element per slot of, then masked by the
+    # diagonal (made from the arrays themselves: the same device, on every backend).
+    zero = xp.zeros_like(view[..., :1])
+    parts = [xp.broadcast_to(zero, (*view.shape[:-1], n)) for n in (before, after)]
+    spread = xp.concat([parts[0], view, parts[1]], axis=-1)
     spread = xp.expand_dims(spread, axis=-2 if offset >= 0 else -1)
-    return xp.where(xp.eye(rows, cols, k=offset, dtype=xp.bool, device=device), spread, base)
+    on = xp.ones_like(base, dtype=xp.bool)
+    on = xp.triu(xp.tril(on, k=offset), k=offset)
+    return xp.where(on, spread, base)
 
 
 #: View op -> how its base's values follow from the view's (and the base's, where the view
