@@ -205,3 +205,30 @@ def test_functional_call_ties_weights_and_refuses_what_it_cannot_use() -> None:
     with pytest.raises(Exception):  # noqa: B017 - whatever the forward raises
         functional_call(model, {"a.weight": plugrad.ones(3, 3)}, x)
     assert model.a.weight is weight and model.b.weight is weight
+
+
+@pytest.mark.parametrize("batch_first", [False, True])
+@pytest.mark.parametrize("padding_side", ["right", "left"])
+def test_pad_and_unpad_sequence_agree_with_pytorch(batch_first: bool, padding_side: str) -> None:
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    lengths = [3, 5, 1]
+    arrays = [rng.standard_normal((n, 2)) for n in lengths]
+    weights = rng.standard_normal((5, 3, 2) if not batch_first else (3, 5, 2))
+    results = []
+    for lib, rnn in ((plugrad, plugrad.nn.utils.rnn), (torch, torch.nn.utils.rnn)):
+        leaves = [lib.tensor(a, requires_grad=True) for a in arrays]
+        padded = rnn.pad_sequence(leaves, batch_first=batch_first, padding_value=-1.5,
+                                  padding_side=padding_side)  # fmt: skip
+        (padded * lib.tensor(weights)).sum().backward()
+        values = padded.detach().numpy().copy()  # PyTorch's unpad transposes its input
+        cut = rnn.unpad_sequence(padded, lib.tensor(lengths), batch_first=batch_first)
+        results.append(
+            (values, [leaf.grad.numpy() for leaf in leaves], [c.detach().numpy() for c in cut])
+        )
+    (ours, our_grads, our_cut), (theirs, their_grads, their_cut) = results
+    np.testing.assert_array_equal(ours, theirs)
+    for a, b in zip(our_grads + our_cut, their_grads + their_cut, strict=True):
+        np.testing.assert_array_equal(a, b)
+    with pytest.raises(plugrad.errors.ShapeError, match="one rest"):
+        plugrad.nn.utils.rnn.pad_sequence([plugrad.ones(2, 3), plugrad.ones(2, 4)])
