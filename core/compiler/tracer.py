@@ -751,6 +751,18 @@ def _breaking(original: Callable[..., Any], what: str) -> Callable[..., Any]:
     return method
 
 
+def _memory_root(array: Any) -> Any:
+    """The array whose memory ``array`` views (NumPy's and CuPy's ``base``, PyTorch's
+    ``_base``), or ``array`` itself."""
+    while True:
+        parent = getattr(array, "base", None)
+        if parent is None:
+            parent = getattr(array, "_base", None)
+        if parent is None or not hasattr(parent, "shape"):
+            return array
+        array = parent
+
+
 def _strides(tensors: list[Any]) -> list[Any]:
     arrays = [_get_array(t) for t in tensors]
     return [getattr(getattr(a, "_real", a), "strides", None) for a in arrays]
@@ -1116,6 +1128,14 @@ class Tracer:
         """Append a step; return the TracedArray(s) standing for ``result``."""
         if kind == "method":
             target = name
+        if effect and self.folded:
+            written = (
+                kwargs.get("out")
+                if kwargs and "out" in kwargs
+                else (args[0] if kind in ("setitem", "inplace", "method") and args else None)
+            )
+            if type(written) is TracedArray:
+                self._unfold_written(written._real)
         step_args = _as_step_arg(args if type(args) is tuple else tuple(args))
         # _as_step_arg makes a new dict of a dict (the record never shares the caller's)
         step_kwargs = (
@@ -1181,6 +1201,15 @@ class Tracer:
             Step("text", None, f"if {{0}}.shape != {shape!r}: " + otherwise, (traced._ref,),
                  effect=True)
         )  # fmt: skip
+
+    def _unfold_written(self, real: Any) -> None:
+        """An array was written in place: neither it nor a view sharing its memory holds a
+        value the same at every replay any more (``zeros(3).add_(x)`` was folded to the
+        first call's values)."""
+        root = _memory_root(real)
+        for name, value in list(self.folded.items()):
+            if value is real or _memory_root(value) is root:
+                del self.folded[name]
 
     def _is_constant(self, step: Step) -> bool:
         """Whether a step's value is the same at every replay (a candidate for folding).
