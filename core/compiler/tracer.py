@@ -543,9 +543,16 @@ def _noting_layout(recorded: Callable[..., Any]) -> Any:
 
     def reshape(*args: Any, **kwargs: Any) -> Any:
         tracer = _active
-        if kwargs.get("copy") is False and tracer is not None and tracer.recording:
-            tracer.layout_read = True
-        return recorded(*args, **kwargs)
+        result = recorded(*args, **kwargs)
+        if tracer is not None and tracer.recording:
+            if kwargs.get("copy") is False:
+                tracer.layout_read = True
+            elif kwargs.get("copy") is None and args:
+                # A view or a copy by the layout: a later write into either side changes
+                # the other only where it is a view (see Tracer.record).
+                for array in (args[0], result):
+                    tracer.reshaped_roots.add(id(_memory_root(_unwrap(array))))
+        return result
 
     reshape.__name__ = "reshape"
     return reshape
@@ -1072,6 +1079,10 @@ class Tracer:
         self.restarts: list[Step] = []
         #: Whether a view was made or refused by the memory layout (see _noting_layout).
         self.layout_read = False
+        #: The memory (ids of the root arrays) on either side of a reshape that is a view or
+        #: a copy by the layout: a write into it changes the other side only where it is a
+        #: view (x.reshape(-1).add_(1) changes x or not), so it reads the layout.
+        self.reshaped_roots: set[int] = set()
         #: id -> the mode of each module whose mode was read before the call set it.
         self._modes_at_start: dict[int, Any] = {}
         #: ids of the modules whose mode the call set (the replay sets it as it did).
@@ -1136,6 +1147,11 @@ class Tracer:
             )
             if type(written) is TracedArray:
                 self._unfold_written(written._real)
+        if effect and self.reshaped_roots and kind in ("setitem", "inplace", "method") and args:
+            target_array = args[0]
+            if type(target_array) is TracedArray:
+                if id(_memory_root(target_array._real)) in self.reshaped_roots:
+                    self.layout_read = True
         step_args = _as_step_arg(args if type(args) is tuple else tuple(args))
         # _as_step_arg makes a new dict of a dict (the record never shares the caller's)
         step_kwargs = (
@@ -1556,8 +1572,9 @@ class Tracer:
         if self._free_meta:
             guards = [*self._grad_guards, self._free_tensors_guard(), *self.guards]
         if self.layout_read:
-            # A view that exists or not by the memory layout (x.view(-1), x.contiguous()):
-            # a replay is right only for inputs laid out as the capture's were.
+            # A view that exists or not by the memory layout (x.view(-1), x.contiguous(),
+            # or a reshape written through): a replay is right only for inputs laid out as
+            # the capture's were.
             layouts = self.constant(self._leaf_strides, "strides_")
             guards.append(f"[*map(_strides_of, L)] == {layouts}")
             if self.free:

@@ -631,3 +631,26 @@ def test_a_tensor_made_in_the_function_and_written_in_place_is_no_constant(optim
         twin = plugrad.ones(4, requires_grad=True)
         assert masked(keep, p).item() == _masked_mean(keep, twin).item()
         assert p.grad.tolist() == twin.grad.tolist()
+
+
+def _written_through_a_reshape(x, w):
+    y = (x * w).sum()
+    x.reshape(-1).add_(1.0)  # a view of x where x's layout allows it, else a copy
+    y.backward()
+    return w.grad
+
+
+@NUMPY_ONLY
+def test_a_write_through_a_reshape_is_guarded_by_the_layout():
+    # Captured where the reshape copied (a transposed x), the plan was replayed for a
+    # contiguous x, whose reshape is a view: x changed and backward used the changed value,
+    # where eager raises.
+    compiled = plugrad.compile(_written_through_a_reshape)
+    for _ in range(2):
+        x = plugrad.ones(4, 3).t()
+        compiled(x, plugrad.ones((3, 4), requires_grad=True))
+        assert x.tolist() == [[1.0] * 4] * 3
+    with pytest.raises(plugrad.errors.InPlaceModificationError):
+        _written_through_a_reshape(plugrad.ones(3, 4), plugrad.ones((3, 4), requires_grad=True))
+    with pytest.raises(plugrad.errors.InPlaceModificationError):
+        compiled(plugrad.ones(3, 4), plugrad.ones((3, 4), requires_grad=True))
