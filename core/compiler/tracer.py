@@ -1342,11 +1342,20 @@ class Tracer:
                 return
             # Host data (a Python list, a NumPy array of the caller's): a constant of the plan.
             value = self.traced_constant(value)
-        if key not in self._created and self.recording and value is not previous:
-            source = self.source_of(tensor)
-            self.steps.append(
-                Step("text", None, source + "._array = {0}", (value._ref,), effect=True)
-            )
+        if self.recording and value is not previous:
+            if key not in self._created:
+                source = self.source_of(tensor)
+                self.steps.append(
+                    Step("text", None, source + "._array = {0}", (value._ref,), effect=True)
+                )
+            elif key in self._materialized:
+                # A tensor made in the call and already made by the replay too (a .grad
+                # stored by backward), now given a new array (w.grad.mul_(x) of a read-only
+                # gradient): the replay's tensor is given it as well.
+                twin = Ref(self._materialized[key])
+                self.steps.append(
+                    Step("text", None, "{0}._array = {1}", (twin, value._ref), effect=True)
+                )
         _set_array(tensor, value)
         self._traced_tensors[key] = tensor
 

@@ -654,3 +654,27 @@ def test_a_write_through_a_reshape_is_guarded_by_the_layout():
         _written_through_a_reshape(plugrad.ones(3, 4), plugrad.ones((3, 4), requires_grad=True))
     with pytest.raises(plugrad.errors.InPlaceModificationError):
         compiled(plugrad.ones(3, 4), plugrad.ones((3, 4), requires_grad=True))
+
+
+def test_a_grad_made_in_the_call_and_given_a_new_array_keeps_it_at_replay():
+    # .grad stored by backward (a read-only broadcast of a sum's gradient), then rebound to
+    # a new array by an in-place op: the replay kept the first array (ones).
+    w = plugrad.zeros(3, requires_grad=True)
+
+    def scaled_grad(x):
+        w.grad = None
+        w.sum().backward()
+        w.grad.mul_(x)
+        return w.grad
+
+    def replaced_data(x):
+        w.grad = x * 2
+        w.grad.data = x * 5
+        return x * 1
+
+    compiled, compiled_data = plugrad.compile(scaled_grad), plugrad.compile(replaced_data)
+    for k in (2.0, 3.0, 4.0):
+        assert compiled(plugrad.full((3,), k)).tolist() == [k] * 3
+        assert w.grad.tolist() == [k] * 3
+        compiled_data(plugrad.full((3,), k))
+        assert w.grad.tolist() == [5 * k] * 3
