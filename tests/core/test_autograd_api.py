@@ -370,3 +370,19 @@ def test_needs_input_grad_materialized_zeros_and_del_grad_as_in_pytorch() -> Non
         (x * x).sum(), [x, unused], create_graph=True, materialize_grads=True
     )
     assert grads[1].requires_grad and grads[1].tolist() == [0.0]
+
+
+def test_the_legacy_variable_wraps_a_tensor_as_pytorchs() -> None:
+    from plugrad.autograd import Variable
+
+    data = plugrad.ones(2)
+    leaf = Variable(data * 2, requires_grad=True)
+    assert leaf.is_leaf and leaf.requires_grad and leaf.grad_fn is None
+    (leaf * 3).sum().backward()
+    assert leaf.grad.tolist() == [3.0, 3.0]
+    shared = Variable(data)
+    shared.add_(1.0)  # a view of the same memory, as PyTorch's
+    assert data.tolist() == [2.0, 2.0] and not shared.requires_grad
+    assert isinstance(data, Variable) and not isinstance([1.0], Variable)
+    with pytest.raises(TypeError, match="takes a Tensor"):
+        Variable([1.0, 2.0])
