@@ -394,7 +394,7 @@ class InstalledTensorMethods:
     def contiguous(self, memory_format: Any = ...) -> Any:
         """PyTorch's ``x.contiguous()``: ``x`` itself if it is contiguous, else a row-major copy."""
 
-    def copy_(self, source: Tensor) -> Tensor:
+    def copy_(self, source: Tensor, non_blocking: bool = ...) -> Tensor:
         """Copy ``source`` (broadcast to this shape) into this tensor, in place."""
 
     def copysign_(self, x2: TensorLike, /) -> Tensor:

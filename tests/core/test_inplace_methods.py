@@ -241,6 +241,8 @@ def test_zero_fill_and_copy_are_in_place_too() -> None:
     assert x.fill_(3).tolist() == [3.0, 3.0]
     assert x.copy_(plugrad.tensor([4.0, 5.0])).tolist() == [4.0, 5.0]
     assert x._version == 3
+    # PyTorch's non_blocking= (refused as an unexpected keyword): the copy is done at once.
+    assert x.copy_(plugrad.tensor([6.0, 7.0]), non_blocking=True).tolist() == [6.0, 7.0]
 
 
 def test_uniform_and_normal_fill_in_place_from_plugrads_generators() -> None:
