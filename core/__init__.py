@@ -25,6 +25,7 @@ from importlib.metadata import version as _version
 # and pickling also install Tensor methods (the operators, x[key], conversions, hooks,
 # backward, the in-place updates, pickling) that the tensor layer leaves to them.
 from . import (  # noqa: F401
+    amp,
     autograd,
     cuda,
     distributed,
@@ -50,6 +51,7 @@ from . import dtype_functions as _dtype_functions
 from . import pytorch_complex_names as _pytorch_complex_names
 from . import pytorch_linalg_names as _pytorch_linalg_names
 from . import pytorch_tensor_methods as _pytorch_tensor_methods
+from .amp import autocast
 from .compiler import compile
 from .creation import (
     arange,
@@ -228,6 +230,8 @@ __all__ = [
     "ones_like",
     "ops",
     "optim",
+    "amp",
+    "autocast",
     "printoptions",
     "rand",
     "randn",

@@ -7,11 +7,20 @@ from __future__ import annotations
 
 import secrets
 
-from . import registry
+from . import amp, registry
 from .devices import _GPU_BACKEND, device_count, is_available
 from .random import Generator, _default_generators
 
-__all__ = ["device_count", "is_available", "manual_seed", "manual_seed_all", "seed", "seed_all"]
+__all__ = [
+    "amp",
+    "device_count",
+    "is_available",
+    "manual_seed",
+    "manual_seed_all",
+    "seed",
+    "seed_all",
+]
+# PyTorch's older torch.cuda.amp.GradScaler and torch.cuda.amp.autocast: plugrad.amp's.
 
 
 def manual_seed(seed: int) -> None:

@@ -1,0 +1,253 @@
+"""``plugrad.amp``: PyTorch's loss scaling (:class:`GradScaler`) and ``autocast``.
+
+:class:`GradScaler` works as PyTorch's: the loss is multiplied by a scale before
+``backward()``, the gradients are divided by it before the optimizer's step, a
+step whose gradients hold an inf or NaN is skipped and the scale halved, and the
+scale doubles after ``growth_interval`` steps without one. It guards float16
+training (``model.half()``) and is harmless in float32.
+
+``autocast`` runs each op in a lower precision where PyTorch's does; plugrad
+computes every op in its inputs' dtype, so only ``autocast(..., enabled=False)``
+is taken (the usual ``enabled=use_amp`` of scripts that run without it); an enabled
+autocast is refused with what to do instead.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
+
+from . import ops as _ops
+from .grad_mode import no_grad
+from .tensor import Tensor
+
+__all__ = ["GradScaler", "autocast"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class autocast:
+    """PyTorch's ``autocast(device_type, dtype=None, enabled=True, cache_enabled=None)``;
+    taken only with ``enabled=False`` (see the module's note). A context manager and a
+    decorator.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> with plugrad.autocast("cpu", enabled=False):
+    ...     y = plugrad.ones(2) * 2
+    """
+
+    def __init__(
+        self,
+        device_type: str = "cpu",
+        dtype: Any = None,
+        enabled: bool = True,
+        cache_enabled: bool | None = None,
+    ) -> None:
+        if not isinstance(device_type, str):
+            raise TypeError(f"autocast() takes a device type such as 'cpu', got {device_type!r}")
+        if enabled:
+            raise NotImplementedError(
+                "autocast(enabled=True): plugrad computes every op in its inputs' dtype and "
+                "casts nothing on its own; convert the model and its inputs instead "
+                "(model.half(), x.half(), with a GradScaler), or pass enabled=False"
+            )
+        self.device_type, self.dtype, self.enabled = device_type, dtype, False
+
+    def __enter__(self) -> autocast:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        return None
+
+    def __call__(self, function: F) -> F:
+        @functools.wraps(function)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with self:
+                return function(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
+
+
+class GradScaler:
+    """Scale the loss against float16 underflow, and skip steps whose gradients overflowed.
+
+    PyTorch's ``torch.amp.GradScaler``: ``scaler.scale(loss).backward()``, then
+    ``scaler.step(optimizer)`` (which unscales the gradients first, unless
+    ``scaler.unscale_(optimizer)`` did, e.g. before clipping them) and
+    ``scaler.update()``. With ``enabled=False`` every method passes through.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> w = plugrad.nn.Parameter(plugrad.ones(2))
+    >>> opt = plugrad.optim.SGD([w], lr=0.5)
+    >>> scaler = plugrad.amp.GradScaler(init_scale=1024.0)
+    >>> scaler.scale((w * w).sum()).backward()
+    >>> _ = scaler.step(opt); scaler.update()
+    >>> w, scaler.get_scale()
+    (Parameter containing:
+    tensor([0., 0.], requires_grad=True), 1024.0)
+    """
+
+    def __init__(
+        self,
+        device: str = "cpu",
+        init_scale: float = 2.0**16,
+        growth_factor: float = 2.0,
+        backoff_factor: float = 0.5,
+        growth_interval: int = 2000,
+        enabled: bool = True,
+    ) -> None:
+        if not growth_factor > 1.0:
+            raise ValueError(f"GradScaler: growth_factor must be > 1, got {growth_factor!r}")
+        if not 0.0 < backoff_factor < 1.0:
+            raise ValueError(
+                f"GradScaler: backoff_factor must be in (0, 1), got {backoff_factor!r}"
+            )
+        if not (isinstance(growth_interval, int) and growth_interval > 0):
+            raise ValueError(
+                f"GradScaler: growth_interval must be a positive int, got {growth_interval!r}"
+            )
+        if not init_scale > 0:
+            raise ValueError(f"GradScaler: init_scale must be > 0, got {init_scale!r}")
+        self._device = device
+        self._enabled = bool(enabled)
+        self._scale = float(init_scale)
+        self._growth_factor = float(growth_factor)
+        self._backoff_factor = float(backoff_factor)
+        self._growth_interval = growth_interval
+        self._growth_tracker = 0
+        #: id(optimizer) -> {"unscaled": bool, "stepped": bool, "found_inf": bool}
+        self._per_optimizer: dict[int, dict[str, bool]] = {}
+
+    def is_enabled(self) -> bool:
+        return self._enabled
+
+    def get_scale(self) -> float:
+        """The scale (1.0 when disabled)."""
+        return self._scale if self._enabled else 1.0
+
+    def get_growth_factor(self) -> float:
+        return self._growth_factor
+
+    def get_backoff_factor(self) -> float:
+        return self._backoff_factor
+
+    def get_growth_interval(self) -> int:
+        return self._growth_interval
+
+    def scale(self, outputs: Any) -> Any:
+        """``outputs`` (a tensor, or tensors in tuples, lists and dicts) times the scale."""
+        if not self._enabled:
+            return outputs
+        if isinstance(outputs, Tensor):
+            return outputs * self._scale
+        if isinstance(outputs, (list, tuple)):
+            return type(outputs)(self.scale(o) for o in outputs)
+        if isinstance(outputs, dict):
+            return {key: self.scale(value) for key, value in outputs.items()}
+        raise TypeError(f"GradScaler.scale() takes tensors, got {type(outputs).__name__}")
+
+    def _state(self, optimizer: Any) -> dict[str, bool]:
+        return self._per_optimizer.setdefault(
+            id(optimizer), {"unscaled": False, "stepped": False, "found_inf": False}
+        )
+
+    def unscale_(self, optimizer: Any) -> None:
+        """Divide ``optimizer``'s gradients by the scale, in place, and note whether any holds
+        an inf or NaN; once per optimizer between :meth:`update` calls."""
+        if not self._enabled:
+            return
+        state = self._state(optimizer)
+        if state["unscaled"]:
+            raise RuntimeError(
+                "unscale_() has already been called on this optimizer since the last update()"
+            )
+        if state["stepped"]:
+            raise RuntimeError("unscale_() is being called after step()")
+        inverse = 1.0 / self._scale
+        found_inf = False
+        with no_grad():
+            for grad in _gradients(optimizer):
+                grad.mul_(inverse)
+                if not found_inf and not bool(_ops.all(_ops.isfinite(grad))):
+                    found_inf = True
+        state["unscaled"], state["found_inf"] = True, found_inf
+
+    def step(self, optimizer: Any, *args: Any, **kwargs: Any) -> Any:
+        """``optimizer.step(*args, **kwargs)`` on the unscaled gradients, unless one holds an
+        inf or NaN (then nothing changes); returns what the step returns, or None."""
+        if not self._enabled:
+            return optimizer.step(*args, **kwargs)
+        if "closure" in kwargs:
+            raise RuntimeError("GradScaler.step() does not take a closure (as PyTorch's)")
+        state = self._state(optimizer)
+        if state["stepped"]:
+            raise RuntimeError("step() has already been called since the last update()")
+        if not state["unscaled"]:
+            self.unscale_(optimizer)
+        state["stepped"] = True
+        if state["found_inf"]:
+            return None
+        return optimizer.step(*args, **kwargs)
+
+    def update(self, new_scale: float | Tensor | None = None) -> None:
+        """Halve the scale (``backoff_factor``) if a step found an inf or NaN, or grow it
+        (``growth_factor``) after ``growth_interval`` steps without one; or set it."""
+        if not self._enabled:
+            return
+        if new_scale is not None:
+            value = float(new_scale)  # a 0-d tensor too
+            if not (value > 0 and math.isfinite(value)):
+                raise ValueError(f"GradScaler.update(): new_scale must be > 0, got {value!r}")
+            self._scale = value
+        elif self._per_optimizer:
+            if any(state["found_inf"] for state in self._per_optimizer.values()):
+                self._scale *= self._backoff_factor
+                self._growth_tracker = 0
+            else:
+                self._growth_tracker += 1
+                if self._growth_tracker == self._growth_interval:
+                    self._scale *= self._growth_factor
+                    self._growth_tracker = 0
+        self._per_optimizer.clear()
+
+    def state_dict(self) -> dict[str, Any]:
+        """PyTorch's keys: ``scale``, ``growth_factor``, ``backoff_factor``,
+        ``growth_interval``, ``_growth_tracker`` (empty when disabled)."""
+        if not self._enabled:
+            return {}
+        return {
+            "scale": self._scale,
+            "growth_factor": self._growth_factor,
+            "backoff_factor": self._backoff_factor,
+            "growth_interval": self._growth_interval,
+            "_growth_tracker": self._growth_tracker,
+        }
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        if not self._enabled:
+            return
+        if not state_dict:
+            raise RuntimeError(
+                "GradScaler.load_state_dict(): the state dict is empty (it came from a "
+                "disabled scaler)"
+            )
+        scale = state_dict["scale"]
+        self._scale = float(scale)
+        self._growth_factor = float(state_dict["growth_factor"])
+        self._backoff_factor = float(state_dict["backoff_factor"])
+        self._growth_interval = int(state_dict["growth_interval"])
+        tracker = state_dict["_growth_tracker"]
+        self._growth_tracker = int(tracker)
+
+
+def _gradients(optimizer: Any) -> Iterable[Tensor]:
+    for group in optimizer.param_groups:
+        for parameter in group["params"]:
+            if parameter.grad is not None:
+                yield parameter.grad

@@ -1,0 +1,84 @@
+"""``plugrad.amp.GradScaler`` against ``torch.amp.GradScaler``: the scale's trajectory, the
+skipped steps and the parameters, with and without ``unscale_`` before clipping; and
+``autocast``, taken only disabled."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import plugrad
+
+torch = pytest.importorskip("torch")
+
+# NumPy warns of the overflows the scaler is there to catch.
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+
+
+def _train(lib, *, clip: bool, steps: int = 8) -> tuple[list[float], list[list[float]], dict]:
+    w = lib.nn.Parameter(lib.tensor([1.0, -2.0, 3.0]))
+    opt = lib.optim.SGD([w], lr=0.01)
+    scaler = lib.amp.GradScaler("cpu", init_scale=2.0**120, growth_interval=3)
+    scales, values = [], []
+    for step in range(steps):
+        opt.zero_grad()
+        # Large at first (the scaled gradient overflows float32), small later (it grows).
+        loss = (w * w).sum() * (1e8 if step < 3 else 1.0)
+        scaler.scale(loss).backward()
+        if clip:
+            scaler.unscale_(opt)
+            lib.nn.utils.clip_grad_norm_([w], 1.0)
+        scaler.step(opt)
+        scaler.update()
+        scales.append(scaler.get_scale())
+        values.append(w.detach().numpy().tolist())
+    return scales, values, scaler.state_dict()
+
+
+@pytest.mark.parametrize("clip", [False, True])
+def test_the_scale_and_the_steps_follow_pytorchs(clip: bool) -> None:
+    ours, theirs = _train(plugrad, clip=clip), _train(torch, clip=clip)
+    assert ours[0] == theirs[0]  # halved at each overflow, doubled after 3 clean steps
+    np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-6)
+    assert ours[2] == theirs[2]
+
+
+def test_a_disabled_scaler_passes_through_and_state_round_trips() -> None:
+    w = plugrad.nn.Parameter(plugrad.ones(2))
+    opt = plugrad.optim.SGD([w], lr=0.5)
+    off = plugrad.amp.GradScaler(enabled=False)
+    loss = (w * w).sum()
+    assert off.scale(loss) is loss and off.get_scale() == 1.0 and off.state_dict() == {}
+    loss.backward()
+    off.step(opt)
+    off.update()
+    assert w.tolist() == [0.0, 0.0]
+    scaler = plugrad.amp.GradScaler(init_scale=8.0, growth_interval=5)
+    twin = plugrad.amp.GradScaler()
+    twin.load_state_dict(scaler.state_dict())
+    assert twin.state_dict() == scaler.state_dict()
+    assert plugrad.cuda.amp.GradScaler is plugrad.amp.GradScaler
+
+
+def test_misuse_is_refused_as_pytorch_refuses_it() -> None:
+    w = plugrad.nn.Parameter(plugrad.ones(2))
+    opt = plugrad.optim.SGD([w], lr=0.5)
+    scaler = plugrad.amp.GradScaler()
+    scaler.scale((w * w).sum()).backward()
+    scaler.unscale_(opt)
+    with pytest.raises(RuntimeError, match="already been called"):
+        scaler.unscale_(opt)
+    scaler.step(opt)
+    with pytest.raises(RuntimeError, match="already been called"):
+        scaler.step(opt)
+    scaler.update()
+    with pytest.raises(ValueError, match="backoff_factor"):
+        plugrad.amp.GradScaler(backoff_factor=1.5)
+
+
+def test_autocast_is_taken_disabled_and_refused_enabled() -> None:
+    with plugrad.autocast("cpu", enabled=False):
+        assert (plugrad.ones(2) * 2).dtype is plugrad.float32
+    assert plugrad.amp.autocast("cpu", enabled=False)(lambda: 3)() == 3
+    with pytest.raises(NotImplementedError, match="enabled=False"):
+        plugrad.autocast("cpu", dtype=plugrad.float16)
