@@ -760,8 +760,11 @@ def _breaking(original: Callable[..., Any], what: str) -> Callable[..., Any]:
 
 def _memory_root(array: Any) -> Any:
     """The array whose memory ``array`` views (NumPy's and CuPy's ``base``, PyTorch's
-    ``_base``), or ``array`` itself."""
+    ``_base``; through the NumPy array an array-api-strict array wraps), or ``array``."""
     while True:
+        inner = getattr(array, "_array", None)
+        if inner is not None and hasattr(inner, "shape"):
+            array = inner
         parent = getattr(array, "base", None)
         if parent is None:
             parent = getattr(array, "_base", None)
