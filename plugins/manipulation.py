@@ -480,10 +480,11 @@ def _torch_roll(xp: Any, x: Any, shifts: Any, dims: Any = None) -> Any:
 
 
 def _roll(xp: Any, x: Any, /, shift: Any, axis: Any = None) -> Any:
-    if isinstance(shift, (tuple, list)):
+    shift, axis = _axes(shift), _axes(axis)  # PyTorch's lists; the standard's tuples
+    if isinstance(shift, tuple):
         # NumPy adds up several shifts along one axis; the standard and PyTorch pair each
         # shift with an axis.
-        named = len(axis) if isinstance(axis, (tuple, list)) else 1
+        named = len(axis) if isinstance(axis, tuple) else 1
         if len(shift) != named:
             raise ShapeError(
                 f"roll(): {len(shift)} shifts for {named} axes; give one shift per axis "
