@@ -350,15 +350,25 @@ def axis_query(name: str, doc: str, *, empty_dim: str = "refuse", real_only: boo
 
 
 def torch_accumulation_dtype(xp: Any, x: Any, dtype: Any) -> Any:
-    """The dtype PyTorch sums and multiplies ``x`` in: ``int64`` for unsigned integers.
+    """The dtype PyTorch sums and multiplies ``x`` in: ``int64`` for unsigned integers and bools.
 
     The standard's ``sum``/``prod`` keep an unsigned kind (``uint8`` sums to
     ``uint64``), which wraps below zero at the next subtraction; PyTorch's give
     ``int64``, as they do for every integer and bool dtype. An explicit ``dtype`` wins.
     """
-    if dtype is None and xp.isdtype(x.dtype, "unsigned integer"):
-        return xp.int64
+    if dtype is None and xp.isdtype(x.dtype, ("unsigned integer", "bool")):
+        device = getattr(x, "_device", None)  # a Tensor: int32 on JAX without int64
+        return xp.int64 if device is None else device.default_int_dtype
     return dtype
+
+
+def torch_accumulated(xp: Any, x: Any, dtype: Any) -> tuple[Any, Any]:
+    """``x`` and the dtype PyTorch sums it in (:func:`torch_accumulation_dtype`), a bool ``x``
+    converted to it first: the standard's ``sum`` and ``cumulative_sum`` take numbers only."""
+    dtype = torch_accumulation_dtype(xp, x, dtype)
+    if xp.isdtype(x.dtype, "bool"):
+        x = xp.astype(x, dtype)
+    return x, dtype
 
 
 def torch_reduction(name: str, *, with_dtype: bool = False, empty_dim: str = "all") -> Any:
@@ -384,7 +394,7 @@ def torch_reduction(name: str, *, with_dtype: bool = False, empty_dim: str = "al
             xp: Any, x: Any, dim: Any = None, keepdim: Any = None, *,
             axis: Any = None, keepdims: Any = None, dtype: Any = None,
         ) -> Any:  # fmt: skip
-            dtype = torch_accumulation_dtype(xp, x, dtype)
+            x, dtype = torch_accumulated(xp, x, dtype)
             return getattr(xp, name)(x, dtype=dtype, **arguments(x, dim, keepdim, axis, keepdims))
 
         reduce_with_dtype.empty_dim = empty_dim  # type: ignore[attr-defined]
@@ -413,6 +423,7 @@ def torch_cumulative(name: str) -> Any:
     """PyTorch's ``torch.cumsum``/``torch.cumprod(x, dim, *, dtype=None)``."""
 
     def accumulate(xp: Any, x: Any, dim: int, *, dtype: Any = None) -> Any:
-        return getattr(xp, name)(x, axis=dim, dtype=torch_accumulation_dtype(xp, x, dtype))
+        x, dtype = torch_accumulated(xp, x, dtype)
+        return getattr(xp, name)(x, axis=dim, dtype=dtype)
 
     return one_array(accumulate)

@@ -37,7 +37,7 @@ from plugrad.plugins._rules import (
     normalize_axes,
     reduction_axis,
     reverse_cumulative_sum,
-    torch_accumulation_dtype,
+    torch_accumulated,
     torch_axis,
     torch_cumulative,
     torch_reduction,
@@ -70,7 +70,7 @@ def _nansum(xp: Any, x: Any, dim: Any = None, keepdim: bool = False, *, dtype: A
     """PyTorch's ``nansum(x, dim=None, keepdim=False, *, dtype=None)``: the sum, NaN taken as 0."""
     if _is_floating(xp, x):
         x = xp.where(xp.isnan(x), 0.0, x)
-    dtype = torch_accumulation_dtype(xp, x, dtype)
+    x, dtype = torch_accumulated(xp, x, dtype)
     return xp.sum(x, axis=reduction_axis("nansum", x, dim, None), keepdims=keepdim, dtype=dtype)
 
 
