@@ -222,11 +222,11 @@ def cummin(x: TensorLike, dim: int) -> Any:
     """PyTorch's ``cummin(x, dim)``: the running minimum along ``dim`` and the index of each, a named tuple ``(values, indices)``."""
 
 
-def cumprod(x: TensorLike, dim: int, *, dtype: DType | None = ...) -> Any:
+def cumprod(x: TensorLike, dim: int, *, dtype: DType | None = ...) -> Tensor:
     """Cumulative product along ``axis``; ``include_initial`` prepends a 1."""
 
 
-def cumsum(x: TensorLike, dim: int, *, dtype: DType | None = ...) -> Any:
+def cumsum(x: TensorLike, dim: int, *, dtype: DType | None = ...) -> Tensor:
     """Cumulative sum along ``axis``; ``include_initial`` prepends a 0."""
 
 

@@ -256,7 +256,7 @@ class InstalledTensorMethods:
     def adjoint(self) -> Tensor:
         """The conjugate transpose of a matrix (of each in a batch): ``x.mH``, ``x.adjoint()``."""
 
-    def all(self, dim: Any = ..., keepdim: Any = ..., *, axis: Any = ..., keepdims: bool = ...) -> Tensor:
+    def all(self, dim: Any = ..., keepdim: Any = ..., *, axis: Any = ..., keepdims: Any = ...) -> Tensor:
         """Test whether all elements along ``axis`` are true (non-zero)."""
 
     def allclose(self, other: Any, rtol: float = ..., atol: float = ..., equal_nan: bool = ...) -> bool:
@@ -274,7 +274,7 @@ class InstalledTensorMethods:
     def angle(self) -> Tensor:
         """The argument of each complex element; for real ones pi where negative, else 0 (NaN stays)."""
 
-    def any(self, dim: Any = ..., keepdim: Any = ..., *, axis: Any = ..., keepdims: bool = ...) -> Tensor:
+    def any(self, dim: Any = ..., keepdim: Any = ..., *, axis: Any = ..., keepdims: Any = ...) -> Tensor:
         """Test whether any element along ``axis`` is true (non-zero)."""
 
     def arccos_(self, /) -> Tensor:

@@ -237,6 +237,17 @@ def _alias_function(name: str, alias: str) -> Callable[..., Any]:
     return made
 
 
+def _signature_without_xp(adapter: Callable[..., Any]) -> inspect.Signature:
+    """The adapter's signature less its ``xp``; returning a Tensor where it is marked
+    :func:`~plugrad.plugins._rules.one_array` (its own annotation says only ``Any``)."""
+    signature = inspect.signature(adapter)
+    returns = "Tensor" if getattr(adapter, "returns_one_array", False) else None
+    return signature.replace(
+        parameters=list(signature.parameters.values())[1:],
+        return_annotation=returns or signature.return_annotation,
+    )
+
+
 def _adapted_function(
     op: RegisteredOp, alias: str, adapter: Callable[..., Any], module: str
 ) -> Callable[..., Any]:
@@ -247,10 +258,7 @@ def _adapted_function(
     def call(*args: Any, **kwargs: Any) -> Any:
         return spelled(_graph.tensor_namespace, *args, **kwargs)
 
-    signature = inspect.signature(adapter)
-    call.__signature__ = signature.replace(  # type: ignore[attr-defined]
-        parameters=list(signature.parameters.values())[1:]
-    )
+    call.__signature__ = _signature_without_xp(adapter)  # type: ignore[attr-defined]
     call.__name__ = call.__qualname__ = alias
     call.__module__ = module
     call.__doc__ = adapter.__doc__ or op.doc
@@ -267,10 +275,7 @@ def _adapted_method(op: RegisteredOp, method: str, adapter: Callable[..., Any]) 
     def call(self: Tensor, *args: Any, **kwargs: Any) -> Any:
         return spelled(_graph.tensor_namespace, self, *args, **kwargs)
 
-    signature = inspect.signature(adapter)
-    call.__signature__ = signature.replace(  # type: ignore[attr-defined]
-        parameters=list(signature.parameters.values())[1:]
-    )
+    call.__signature__ = _signature_without_xp(adapter)  # type: ignore[attr-defined]
     call.__name__ = method
     call.__qualname__ = f"Tensor.{method}"
     call.__module__ = "plugrad.Tensor"

@@ -334,16 +334,21 @@ def one_array(adapter: Any) -> Any:
     return adapter
 
 
-def axis_query(name: str, doc: str, *, empty_dim: str = "refuse", real_only: bool = False) -> OpDef:
+def axis_query(
+    name: str, doc: str, *, empty_dim: str = "refuse", real_only: bool = False,
+    method: Any = None,
+) -> OpDef:  # fmt: skip
     """The row of a reduction with no gradient: ``name(x, /, *, axis=None, keepdims=False)``.
 
     ``all``, ``any``, ``argmax`` and ``argmin`` share it: the kernel is the
     backend's function of that name, ``x.name(...)`` is its Tensor method and
     PyTorch's ``dim``/``keepdim`` form is accepted. The row belongs to the
     module that calls this, which collects it with its other ops. ``empty_dim``: what
-    PyTorch's ``dim=()`` means (see :func:`torch_reduction`); ``real_only``: see :func:`op`.
+    PyTorch's ``dim=()`` means (see :func:`torch_reduction`); ``real_only``: see :func:`op`;
+    ``method``: an adapter for the Tensor method, where it differs from the function.
     """
-    row = op(f"{name}(x, /, *, axis=None, keepdims=False)", differentiable=False, methods=name,
+    methods = name if method is None else {name: method}
+    row = op(f"{name}(x, /, *, axis=None, keepdims=False)", differentiable=False, methods=methods,
              torch_function=torch_reduction(name, empty_dim=empty_dim), real_only=real_only,
              doc=doc)  # fmt: skip
     return dataclasses.replace(row, module=sys._getframe(1).f_globals.get("__name__"))
@@ -357,8 +362,9 @@ def torch_accumulation_dtype(xp: Any, x: Any, dtype: Any) -> Any:
     ``int64``, as they do for every integer and bool dtype. An explicit ``dtype`` wins.
     """
     if dtype is None and xp.isdtype(x.dtype, ("unsigned integer", "bool")):
-        device = getattr(x, "_device", None)  # a Tensor: int32 on JAX without int64
-        return xp.int64 if device is None else device.default_int_dtype
+        # A Tensor's device knows it (int32 on JAX without int64); a kernel's array does not.
+        default = getattr(getattr(x, "_device", None), "default_int_dtype", None)
+        return xp.int64 if default is None else default
     return dtype
 
 

@@ -31,6 +31,7 @@ from plugrad.plugins._rules import (
     is_scalar,
     logistic,
     safe_where_zero,
+    torch_accumulation_dtype,
 )
 
 # The rows are aligned by hand, one op per statement.
@@ -218,7 +219,25 @@ negative = op(
 )
 positive = op("positive(x)", vjp=lambda xp, g, ans, x: g, methods="positive",
               doc="Return ``+x`` element-wise (a new tensor with the same values).")
-square = op("square(x)", vjp=lambda xp, g, ans, x: 2 * g * conj(xp, x), methods="square",
+def _square(xp: Any, x: Any, /) -> Any:
+    if xp.isdtype(x.dtype, "bool"):  # in PyTorch's default integer dtype (NumPy's is int8)
+        x = xp.astype(x, torch_accumulation_dtype(xp, x, None))
+    return xp.square(x)
+
+
+def _bools_as_they_are(name: str) -> Any:
+    """The backend's ``name``, giving a copy of a bool ``x`` as PyTorch's ``conj`` and ``sign``
+    do (NumPy's conjugate of a bool is int8, its sign refuses one)."""
+
+    def kernel(xp: Any, x: Any, /) -> Any:
+        if xp.isdtype(x.dtype, "bool"):
+            return xp.asarray(x, copy=True)
+        return getattr(xp, name)(x)
+
+    return kernel
+
+
+square = op("square", _square, vjp=lambda xp, g, ans, x: 2 * g * conj(xp, x), methods="square",
             inplace=True,
             doc="Square ``x * x`` element-wise.")
 sqrt = op("sqrt(x)", vjp=lambda xp, g, ans, x: g / (2 * conj(xp, ans)), methods="sqrt",
@@ -362,7 +381,7 @@ hypot = op(
 
 # -- complex numbers ------------------------------------------------------------------
 
-conj_ = op("conj(x)", vjp=lambda xp, g, ans, x: xp.conj(g), methods="conj",
+conj_ = op("conj", _bools_as_they_are("conj"), vjp=lambda xp, g, ans, x: xp.conj(g), methods="conj",
            doc="Complex conjugate element-wise (real inputs are returned unchanged).")
 # The rules read only x.dtype: x itself need not be kept.
 # NOTE: the backend may return a view of x (NumPy does), so the result shares x's counter.
@@ -581,7 +600,8 @@ round = op("round(x)", vjp=_zero, methods={"round": _torch_round}, inplace=True,
                "``decimals=``: to that many decimal places).")
 trunc = op("trunc(x)", vjp=_zero, methods=("trunc", "fix"), aliases="fix",
            inplace=True, real_only=True, doc="Round towards zero element-wise.")
-sign = op("sign(x)", vjp=_sign_grad, methods=("sign", "sgn"), aliases="sgn", inplace=True,
+sign = op("sign", _bools_as_they_are("sign"), vjp=_sign_grad, methods=("sign", "sgn"),
+          aliases="sgn", inplace=True,
           doc="Sign of ``x`` element-wise: -1, 0 or 1 (``x / |x|`` for complex).")
 
 frac = op("frac", lambda xp, x, /: x - xp.trunc(x), standard=False,

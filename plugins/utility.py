@@ -10,16 +10,32 @@ from typing import Any
 
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
-from plugrad.plugins._rules import axis_query, axis_slice, device_of
+from plugrad.plugins._rules import axis_query, axis_slice, device_of, one_array, torch_reduction
+
+
+def _truth_method(name: str) -> Any:
+    """PyTorch's ``x.all()``/``x.any()``: a bool tensor, but 0 or 1 in ``uint8`` for a
+    ``uint8`` tensor (the standard's functions give bools for every dtype)."""
+    reduce = torch_reduction(name, empty_dim="none")
+
+    def method(
+        xp: Any, x: Any, dim: Any = None, keepdim: Any = None, *,
+        axis: Any = None, keepdims: Any = None,
+    ) -> Any:  # fmt: skip
+        result = reduce(xp, x, dim, keepdim, axis=axis, keepdims=keepdims)
+        return xp.astype(result, xp.uint8) if x.dtype == xp.uint8 else result
+
+    return one_array(method)
+
 
 # The rows are aligned by hand, one op per statement.
 # fmt: off
 
 # PyTorch's all(dim=())/any(dim=()) reduce nothing (where its sum(dim=()) reduces every dim).
 all = axis_query("all", "Test whether all elements along ``axis`` are true (non-zero).",
-                 empty_dim="none")
+                 empty_dim="none", method=_truth_method("all"))
 any = axis_query("any", "Test whether any element along ``axis`` is true (non-zero).",
-                 empty_dim="none")
+                 empty_dim="none", method=_truth_method("any"))
 
 
 def _diff_adjoint(xp: Any, g: Any, axis: int, n: int) -> Any:

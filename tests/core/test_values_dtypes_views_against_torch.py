@@ -7,7 +7,9 @@ and in-place writes into a broadcast view (which must be refused, not dropped).
 
 from __future__ import annotations
 
+import contextlib
 import math
+from typing import Any
 
 import numpy as np
 import pytest
@@ -222,3 +224,55 @@ def test_a_0d_result_of_an_op_promotes_as_a_0d_tensor_does(name: str) -> None:
     leaf = plugrad.tensor([0.7, 1.2], dtype=plugrad.float64, requires_grad=True)
     function(leaf.sum(), 1.0).backward()
     assert leaf.grad.dtype == plugrad.float64
+
+
+# -- bools and uint8 where the backend's own dtype rules differ from PyTorch's -----------------
+
+
+@pytest.mark.parametrize("backend", backends_under_test())
+@pytest.mark.parametrize("form", ["function", "method"])
+@pytest.mark.parametrize("name", ["square", "conj", "sign", "sgn"])
+def test_bool_tensors_take_pytorchs_dtype_in_square_conj_and_sign(
+    name: str, form: str, backend: str
+):
+    if form == "function" and not hasattr(plugrad, name):
+        pytest.skip(f"plugrad.{name} is a method only")
+    results = []
+    for lib in (plugrad, torch):
+        with plugrad.use_backend(backend) if lib is plugrad else _nothing():
+            x = lib.asarray([True, False, True])
+            result = getattr(lib, name)(x) if form == "function" else getattr(x, name)()
+            results.append((str(result.dtype).rpartition(".")[2], result.tolist()))
+    ours, theirs = results
+    # NumPy squares a bool in int8 (so (b ** 2) * 200 wrapped), and conjugates one into int8.
+    assert ours == theirs
+
+
+@pytest.mark.parametrize("backend", backends_under_test())
+@pytest.mark.parametrize(
+    ("method", "args", "kwargs"),
+    [("all", (), {}), ("any", (), {}), ("all", (1,), {}), ("any", (), {"dim": 0, "keepdim": True}),
+     ("all", ((),), {})],
+)  # fmt: skip
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "bool", "float32"])
+def test_all_and_any_methods_of_uint8_give_uint8_as_pytorch(
+    method: str, args: tuple[Any, ...], kwargs: dict[str, Any], dtype: str, backend: str
+):
+    values = [[1, 2, 0], [3, 4, 5]]
+    results = []
+    for lib in (plugrad, torch):
+        with plugrad.use_backend(backend) if lib is plugrad else _nothing():
+            x = lib.asarray(values, dtype=getattr(lib, dtype))
+            result = getattr(x, method)(*args, **kwargs)
+            results.append((str(result.dtype).rpartition(".")[2], result.tolist()))
+    ours, theirs = results
+    assert ours == theirs
+    # The standard's function gives bools whatever the dtype.
+    with plugrad.use_backend(backend):
+        assert plugrad.all(plugrad.asarray(values, dtype=getattr(plugrad, dtype))).dtype == (
+            plugrad.bool
+        )
+
+
+def _nothing() -> contextlib.AbstractContextManager[None]:
+    return contextlib.nullcontext()
