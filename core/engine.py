@@ -554,9 +554,12 @@ def _settle_leaf_gradient(leaf_grads: dict[int, list[Any]], leaf: Tensor) -> Non
 
 def _call_hook(hook: Any, grad: Any, device: Any, create_graph: bool, where: str) -> Any:
     """Call a user hook with the gradient as a Tensor; return its replacement (or ``grad``)."""
-    result = hook(grad if create_graph else _wrap(grad, device, False, None))
+    given = grad if create_graph else _wrap(grad, device, False, None)
+    result = hook(given)
     if result is None:
-        return grad
+        # A hook that changed the gradient in place may have given it a new array: one of
+        # its own where the gradient was a read-only broadcast (the gradient of a sum).
+        return grad if create_graph else given._array
     return _replacement(hook, result, grad, device, create_graph, where)
 
 
@@ -647,9 +650,13 @@ def _call_node_hook(
             return tuple(values)
         return tuple(None if g is None else _wrap(g, device, False, None) for g in values)
 
-    result = hook.function(*(as_tensors(values) for values in arguments))
+    given = [as_tensors(values) for values in arguments]
+    result = hook.function(*given)
     if result is None:
-        return grads
+        if create_graph:
+            return grads
+        # Changed in place, a gradient may hold a new array (see _call_hook).
+        return [None if g is None else g._array for g in given[0]]
     if not isinstance(result, (tuple, list)) or len(result) != len(grads):
         raise TypeError(
             f"hook {hook.function!r} on {node!r} returned {result!r}; a node hook returns None "

@@ -6,6 +6,7 @@ import gc
 import math
 import threading
 import weakref
+from typing import Any
 
 import array_api_strict
 import numpy as np
@@ -316,6 +317,36 @@ def test_hooks_can_replace_gradients_and_be_removed() -> None:
     x.grad = None
     (x * 1).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), [1.0, 1.0])
+
+
+def _times_ten_in_place(*grads: Any) -> None:
+    for g in grads[0] if isinstance(grads[0], tuple) else grads[:1]:
+        g.mul_(10)
+
+
+@pytest.mark.parametrize(
+    "where", ["leaf", "non-leaf", "node hook", "node prehook", "module hook", "module prehook"]
+)
+def test_a_hook_changing_a_summed_gradient_in_place_changes_the_result(where: str) -> None:
+    # The gradient of a sum is a read-only broadcast, which mul_ replaces by an array of its
+    # own: the engine kept the old array, and the change was lost without a word.
+    x = plugrad.tensor([[1.0, 2.0, 3.0]], requires_grad=True)
+    layer = plugrad.nn.Flatten()  # hands the gradient on as it is, a broadcast here
+    y = x.reshape(1, 3)
+    if where == "leaf":
+        x.register_hook(_times_ten_in_place)
+    elif where == "non-leaf":
+        y.register_hook(_times_ten_in_place)
+    elif where == "node hook":
+        y.grad_fn.register_hook(lambda grad_inputs, grad_outputs: _times_ten_in_place(grad_inputs))
+    elif where == "node prehook":
+        y.grad_fn.register_prehook(lambda grads: _times_ten_in_place(grads))
+    elif where == "module hook":
+        layer.register_full_backward_hook(lambda m, gi, go: _times_ten_in_place(gi))
+    else:
+        layer.register_full_backward_pre_hook(lambda m, go: _times_ten_in_place(go))
+    layer(y).sum().backward()
+    assert x.grad.tolist() == [[10.0, 10.0, 10.0]]
 
 
 def test_grad_fn_pre_and_post_hooks_see_and_replace_gradients() -> None:
