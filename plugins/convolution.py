@@ -389,6 +389,7 @@ def _max_pool2d_grad(xp: Any, g: Any, ans: Any, x: Any, **params: Any) -> Any:
 
 max_pool2d = nn_op("max_pool2d", _max_pool2d, vjp=_max_pool2d_grad, saves=("ans",),
                    output_names=("values", "indices"), nondifferentiable_outputs=(1,),
+                   real_only=True,
                    doc="Maximum of each window of the last two axes, and its position in it.")
 
 

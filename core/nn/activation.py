@@ -6,6 +6,7 @@ do, with the version-counter checks of every in-place op.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, ClassVar
 
@@ -234,8 +235,28 @@ class Hardtanh(_WithSettings):
     _function = F.hardtanh
     _shown = ("min_val", "max_val")
 
-    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> None:
+    def __init__(
+        self,
+        min_val: float = -1.0,
+        max_val: float = 1.0,
+        inplace: bool = False,
+        min_value: float | None = None,
+        max_value: float | None = None,
+    ) -> None:
         super().__init__()
+        # PyTorch's old names, still taken there with a warning.
+        if min_value is not None:
+            warnings.warn(
+                "Hardtanh: min_value is deprecated and renamed to min_val", FutureWarning,
+                stacklevel=2,
+            )  # fmt: skip
+            min_val = min_value
+        if max_value is not None:
+            warnings.warn(
+                "Hardtanh: max_value is deprecated and renamed to max_val", FutureWarning,
+                stacklevel=2,
+            )  # fmt: skip
+            max_val = max_value
         if min_val > max_val:
             raise ValueError(f"Hardtanh: min_val ({min_val}) must not exceed max_val ({max_val})")
         self.min_val, self.max_val, self.inplace = min_val, max_val, inplace

@@ -151,6 +151,17 @@ __all__ = [
     "multilabel_margin_loss",
     "lp_pool1d",
     "lp_pool2d",
+    "selu_",
+    "celu_",
+    "max_pool1d_with_indices",
+    "max_pool2d_with_indices",
+    "adaptive_max_pool1d_with_indices",
+    "adaptive_max_pool2d_with_indices",
+    "channel_shuffle",
+    "native_channel_shuffle",
+    "upsample",
+    "upsample_nearest",
+    "upsample_bilinear",
 ]
 
 _REDUCTIONS = ("mean", "sum", "none")
@@ -200,11 +211,31 @@ def _reduce(loss: Tensor, reduction: str) -> Tensor:
     return loss
 
 
+def _number(function: str, name: str, value: Any) -> Any:
+    """A setting given as a 0-d tensor (PyTorch reads those as numbers) as its number."""
+    if isinstance(value, Tensor):
+        if value.ndim != 0:
+            raise ShapeError(
+                f"{function}(): {name} must be a number or a 0-d tensor, got a tensor of shape "
+                f"{value.shape}"
+            )
+        return value.item()
+    return value
+
+
 def _int_or_itself(value: Any) -> Any:
     """A NumPy integer (or any integral number but a bool) as an int; anything else as it is."""
     if isinstance(value, numbers.Integral) and not isinstance(value, (bool, int)):
         return int(value)
     return value
+
+
+def _pool_pair(function: str, name: str, value: Any, minimum: int) -> tuple[int, int]:
+    """:func:`_pair`, where one value in a sequence counts for both axes, as PyTorch's pools
+    read it (``kernel_size=(2,)``)."""
+    if isinstance(value, tuple | list) and len(value) == 1:
+        value = (value[0], value[0])
+    return _pair(function, name, value, minimum)
 
 
 def _pair(function: str, name: str, value: Any, minimum: int) -> tuple[int, int]:
@@ -430,6 +461,16 @@ def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
 def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
     """:func:`elu` in place: ``input`` holds the result."""
     return elu(input, alpha, inplace=True)
+
+
+def selu_(input: Tensor) -> Tensor:
+    """:func:`selu` in place: ``input`` holds the result."""
+    return selu(input, inplace=True)
+
+
+def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """:func:`celu` in place: ``input`` holds the result."""
+    return celu(input, alpha, inplace=True)
 
 
 def hardtanh(
@@ -1356,6 +1397,8 @@ def batch_norm(
     >>> mean, var
     (tensor([0.2000]), tensor([1.1000]))
     """
+    momentum = _number("batch_norm", "momentum", momentum)
+    eps = _number("batch_norm", "eps", eps)
     _check_tensor("input", "batch_norm", input)
     if input.ndim < 2:
         raise ShapeError(
@@ -1419,6 +1462,7 @@ def layer_norm(
     >>> F.layer_norm(plugrad.tensor([[0.0, 2.0]]), (2,))
     tensor([[-1.0000,  1.0000]])
     """
+    eps = _number("layer_norm", "eps", eps)
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     if (
         not shape
@@ -1595,16 +1639,16 @@ def _pool_arguments(
         raise ShapeError(
             f"{function}(): input must be (N, C, H, W) or (C, H, W), got {input.shape}"
         )
-    kernel = _pair(function, "kernel_size", kernel_size, 1)
-    no_stride = stride is None or (isinstance(stride, tuple) and not stride)
-    step = kernel if no_stride else _pair(function, "stride", stride, 1)
-    pad = _pair(function, "padding", padding, 0)
-    dil = _pair(function, "dilation", dilation, 1)
-    for p, k, d in zip(pad, kernel, dil):
-        if 2 * p > d * (k - 1) + 1:
+    kernel = _pool_pair(function, "kernel_size", kernel_size, 1)
+    no_stride = stride is None or (isinstance(stride, tuple | list) and not stride)
+    step = kernel if no_stride else _pool_pair(function, "stride", stride, 1)
+    pad = _pool_pair(function, "padding", padding, 0)
+    dil = _pool_pair(function, "dilation", dilation, 1)
+    for p, k in zip(pad, kernel):
+        if p > k // 2:  # PyTorch's bound, of the kernel without its dilation
             raise ValueError(
-                f"{function}(): padding {pad} must be at most half the (dilated) kernel size "
-                f"{kernel}, as in PyTorch"
+                f"{function}(): padding {pad} must be at most half the kernel size {kernel}, "
+                "as in PyTorch"
             )
     for size, p, k, st, d in zip(input.shape[-2:], pad, kernel, step, dil):
         if _pooled_length(size, k, st, p, d, ceil_mode) < 1:
@@ -1884,6 +1928,7 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     tensor([[1, 0, 0],
             [0, 0, 1]])
     """
+    num_classes = _number("one_hot", "num_classes", num_classes)
     _check_tensor("tensor", "one_hot", tensor)
     if tensor.dtype.kind not in ("signed integer", "unsigned integer"):
         raise DtypeError(f"one_hot(): takes an integer tensor of class indices, got {tensor.dtype}")
@@ -2119,6 +2164,8 @@ def normalize(
     >>> F.normalize(plugrad.tensor([[3.0, 4.0]]), p=1, dim=-1)
     tensor([[0.4286, 0.5714]])
     """
+    p = _number("normalize", "p", p)
+    eps = _number("normalize", "eps", eps)
     _check_tensor("input", "normalize", input)
     dims = (dim,) if isinstance(dim, int) else tuple(dim)
     axes = tuple(_checked_dim("normalize", d, input.ndim) for d in dims)
@@ -3287,16 +3334,16 @@ def _pool1d_arguments(
     (kernel,) = _ntuple(function, "kernel_size", kernel_size, 1, 1)
     (step,) = (
         (kernel,)
-        if stride is None or (isinstance(stride, tuple) and not stride)
+        if stride is None or (isinstance(stride, tuple | list) and not stride)
         else _ntuple(function, "stride", stride, 1, 1)
     )
     (pad_,) = _ntuple(function, "padding", padding, 1, 0)
     (dil,) = _ntuple(function, "dilation", dilation, 1, 1)
     span = dil * (kernel - 1) + 1
-    if 2 * pad_ > span:
+    if pad_ > kernel // 2:  # PyTorch's bound, of the kernel without its dilation
         raise InvalidArgumentError(
-            f"{function}(): padding {pad_} must be at most half the (dilated) kernel size "
-            f"{span}, as in PyTorch"
+            f"{function}(): padding {pad_} must be at most half the kernel size {kernel}, "
+            "as in PyTorch"
         )
     if _pooled_length(input.shape[-1], kernel, step, pad_, dil, ceil_mode) < 1:
         raise ShapeError(
@@ -3676,6 +3723,58 @@ def adaptive_max_pool2d(
     return _adaptive_max(input, (rows, columns), return_indices)
 
 
+def max_pool1d_with_indices(
+    input: Tensor,
+    kernel_size: int | tuple[int],
+    stride: int | tuple[int] | None = None,
+    padding: int | tuple[int] = 0,
+    dilation: int | tuple[int] = 1,
+    ceil_mode: bool = False,
+    return_indices: bool = True,
+) -> tuple[Tensor, Tensor]:
+    """:func:`max_pool1d`'s values and indices, whatever ``return_indices`` says (PyTorch's)."""
+    del return_indices  # PyTorch's form takes it and returns both all the same
+    return cast(
+        "tuple[Tensor, Tensor]",
+        max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True),
+    )
+
+
+def max_pool2d_with_indices(
+    input: Tensor,
+    kernel_size: int | tuple[int, int],
+    stride: int | tuple[int, int] | None = None,
+    padding: int | tuple[int, int] = 0,
+    dilation: int | tuple[int, int] = 1,
+    ceil_mode: bool = False,
+    return_indices: bool = True,
+) -> tuple[Tensor, Tensor]:
+    """:func:`max_pool2d`'s values and indices, whatever ``return_indices`` says (PyTorch's)."""
+    del return_indices
+    return cast(
+        "tuple[Tensor, Tensor]",
+        max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True),
+    )
+
+
+def adaptive_max_pool1d_with_indices(
+    input: Tensor, output_size: int | tuple[int], return_indices: bool = True
+) -> tuple[Tensor, Tensor]:
+    """:func:`adaptive_max_pool1d`'s values and indices (PyTorch's form; see above)."""
+    del return_indices
+    return cast("tuple[Tensor, Tensor]", adaptive_max_pool1d(input, output_size, True))
+
+
+def adaptive_max_pool2d_with_indices(
+    input: Tensor,
+    output_size: int | tuple[int | None, int | None],
+    return_indices: bool = True,
+) -> tuple[Tensor, Tensor]:
+    """:func:`adaptive_max_pool2d`'s values and indices (PyTorch's form; see above)."""
+    del return_indices
+    return cast("tuple[Tensor, Tensor]", adaptive_max_pool2d(input, output_size, True))
+
+
 # -- more normalization: group, instance, RMS, local response -----------------------------
 
 
@@ -3715,6 +3814,7 @@ def group_norm(
     >>> F.group_norm(plugrad.tensor([[1.0, 3.0, 0.0, 4.0]]), 2)
     tensor([[-1.0000,  1.0000, -1.0000,  1.0000]])
     """
+    eps = _number("group_norm", "eps", eps)
     _check_tensor("input", "group_norm", input)
     if input.ndim < 2:
         raise ShapeError(f"group_norm(): expected an input of shape (N, C, ...), got {input.shape}")
@@ -3762,6 +3862,8 @@ def instance_norm(
     tensor([[[-1.0000,  1.0000],
              [-1.0000,  1.0000]]])
     """
+    momentum = _number("instance_norm", "momentum", momentum)
+    eps = _number("instance_norm", "eps", eps)
     _check_tensor("input", "instance_norm", input)
     if input.ndim < 3:
         raise ShapeError(
@@ -3822,6 +3924,7 @@ def rms_norm(
     >>> F.rms_norm(plugrad.tensor([[3.0, 4.0]]), (2,), eps=0.0)
     tensor([[0.8485, 1.1314]])
     """
+    eps = _number("rms_norm", "eps", eps)
     _check_tensor("input", "rms_norm", input)
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     if not shape or tuple(input.shape[-len(shape) :]) != shape or input.ndim < len(shape):
@@ -3888,9 +3991,10 @@ def local_response_norm(
 
 
 def _factor(function: str, name: str, value: Any) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+    # Integral numbers (NumPy's too), not bools or tensors.
+    if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
         raise InvalidArgumentError(f"{function}(): {name} must be a positive int, got {value!r}")
-    return value
+    return int(value)
 
 
 def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
@@ -3942,6 +4046,34 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     x = _ops.reshape(input, (*lead, channels, height // r, r, width // r, r))
     x = _ops.permute_dims(x, (*range(m), m, m + 2, m + 4, m + 1, m + 3))
     return _ops.reshape(x, (*lead, channels * r * r, height // r, width // r))
+
+
+def channel_shuffle(input: Tensor, groups: int) -> Tensor:
+    """Interleave the channels of ``(N, C, *)`` input from ``groups`` groups (ShuffleNet's).
+
+    The channels, seen as ``groups`` rows of ``C / groups``, are read column by column.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.channel_shuffle(plugrad.arange(4.0).reshape(1, 4, 1), 2).flatten()
+    tensor([0., 2., 1., 3.])
+    """
+    g = _factor("channel_shuffle", "groups", groups)
+    if _check_tensor("input", "channel_shuffle", input).ndim < 3:
+        raise ShapeError(f"channel_shuffle(): input must be (N, C, *), got {input.shape}")
+    batch, channels, *rest = input.shape
+    if channels % g:
+        raise ShapeError(
+            f"channel_shuffle(): the {channels} channels of the input {input.shape} are not "
+            f"divisible by groups = {g}"
+        )
+    x = _ops.reshape(input, (batch, g, channels // g, *rest))
+    return _ops.reshape(_ops.moveaxis(x, 1, 2), tuple(input.shape))
+
+
+native_channel_shuffle = channel_shuffle
 
 
 #: The modes of :func:`interpolate` and the spatial ranks each takes.
@@ -4131,6 +4263,47 @@ def interpolate(
         return _ops.astype(_ops.round(out), input.dtype)
     # A new tensor even where nothing moved, as in PyTorch: writing to it leaves the input.
     return out.clone() if out is input else out
+
+
+def _deprecated_upsample(name: str) -> None:
+    warnings.warn(
+        f"nn.functional.{name} is deprecated; use nn.functional.interpolate instead",
+        UserWarning,
+        stacklevel=3,
+    )
+
+
+def upsample(
+    input: Tensor,
+    size: int | Sequence[int] | None = None,
+    scale_factor: float | Sequence[float] | None = None,
+    mode: str = "nearest",
+    align_corners: bool | None = None,
+) -> Tensor:
+    """Deprecated: :func:`interpolate`, with a warning (PyTorch's old name)."""
+    _deprecated_upsample("upsample")
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(
+    input: Tensor,
+    size: int | Sequence[int] | None = None,
+    scale_factor: float | Sequence[float] | None = None,
+) -> Tensor:
+    """Deprecated: :func:`interpolate` with ``mode="nearest"``, with a warning."""
+    _deprecated_upsample("upsample_nearest")
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(
+    input: Tensor,
+    size: int | Sequence[int] | None = None,
+    scale_factor: float | Sequence[float] | None = None,
+) -> Tensor:
+    """Deprecated: :func:`interpolate` with ``mode="bilinear", align_corners=True``, with a
+    warning (as :class:`~plugrad.nn.UpsamplingBilinear2d`)."""
+    _deprecated_upsample("upsample_bilinear")
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 
 # -- sliding blocks: unfold, fold ---------------------------------------------------------------

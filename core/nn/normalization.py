@@ -432,8 +432,8 @@ class RMSNorm(Module):
         if self.weight is not None:
             init.ones_(self.weight)
 
-    def forward(self, input: Tensor) -> Tensor:
-        return F.rms_norm(input, self.normalized_shape, self.weight, self.eps)
+    def forward(self, x: Tensor) -> Tensor:  # PyTorch's name here, where others say input
+        return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
 
     def extra_repr(self) -> str:
         return (

@@ -1,4 +1,5 @@
-"""``PixelShuffle`` and ``PixelUnshuffle``: trade channels for resolution and back."""
+"""Rearrangements of channels: ``PixelShuffle`` and ``PixelUnshuffle`` trade them for
+resolution and back, ``ChannelShuffle`` interleaves groups of them."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from ..tensor import Tensor
 from . import functional as F
 from .module import Module
 
-__all__ = ["PixelShuffle", "PixelUnshuffle"]
+__all__ = ["ChannelShuffle", "PixelShuffle", "PixelUnshuffle"]
 
 
 class PixelShuffle(Module):
@@ -55,3 +56,27 @@ class PixelUnshuffle(Module):
 
     def extra_repr(self) -> str:
         return f"downscale_factor={self.downscale_factor}"
+
+
+class ChannelShuffle(Module):
+    """Apply :func:`plugrad.nn.functional.channel_shuffle` with ``groups`` groups.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> shuffle = plugrad.nn.ChannelShuffle(2)
+    >>> shuffle
+    ChannelShuffle(groups=2)
+    >>> shuffle(plugrad.arange(4.0).reshape(1, 4, 1)).flatten()
+    tensor([0., 2., 1., 3.])
+    """
+
+    def __init__(self, groups: int) -> None:
+        super().__init__()
+        self.groups = groups
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.channel_shuffle(input, self.groups)
+
+    def extra_repr(self) -> str:
+        return f"groups={self.groups}"

@@ -4,6 +4,7 @@ shorter than their kernel, and negative padding in every mode."""
 
 from __future__ import annotations
 
+import inspect
 import math
 
 import numpy as np
@@ -11,7 +12,7 @@ import pytest
 
 import plugrad
 import plugrad.nn.functional as F
-from plugrad.errors import ArgumentError
+from plugrad.errors import ArgumentError, DtypeError, ShapeError
 
 torch = pytest.importorskip("torch")
 TF = torch.nn.functional
@@ -318,3 +319,102 @@ def test_losses_of_two_float_widths_have_pytorchs_dtype(name: str):
         theirs = getattr(TF, name)(torch.tensor(a, dtype=first), torch.tensor(b, dtype=second))
         assert str(ours.dtype)[8:] == str(theirs.dtype)[6:]
         assert ours.item() == pytest.approx(theirs.item(), rel=1e-6)
+
+
+# -- PyTorch's other names and argument forms ----------------------------------------------------
+
+
+@pytest.mark.filterwarnings("ignore:nn.functional.upsample:UserWarning")
+@pytest.mark.filterwarnings("ignore:.*upsample.*deprecated:UserWarning")
+@pytest.mark.parametrize(
+    ("name", "args"),
+    [("channel_shuffle", (3,)), ("native_channel_shuffle", (2,)), ("selu_", ()),
+     ("celu_", (0.5,)), ("upsample", (None, 2)), ("upsample_nearest", (None, 2)),
+     ("upsample_bilinear", (None, 2))],
+)  # fmt: skip
+def test_functions_under_pytorchs_other_names(name: str, args: tuple):
+    x = np.random.default_rng(0).standard_normal((2, 6, 3, 4)).astype(np.float32)
+    # In place on a leaf is refused in both; PyTorch's native_ form has no derivative.
+    grad = not name.endswith("_") and not name.startswith("native")
+    ours, theirs, our_grad, their_grad = _both(name, x, *args, grad=grad)
+    np.testing.assert_allclose(ours, theirs, rtol=1e-6, atol=1e-6)
+    if grad:
+        np.testing.assert_allclose(our_grad, their_grad, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("name", "shape", "args"),
+    [("max_pool1d_with_indices", (2, 3, 12), (3,)), ("max_pool2d_with_indices", (2, 3, 4, 6), (2,)),
+     ("adaptive_max_pool1d_with_indices", (2, 3, 12), (5,)),
+     ("adaptive_max_pool2d_with_indices", (2, 3, 4, 6), (3,))],
+)  # fmt: skip
+def test_max_pools_with_indices_give_both_whatever_return_indices_says(name, shape, args):
+    x = np.random.default_rng(1).standard_normal(shape)
+    ours = getattr(F, name)(plugrad.asarray(x), *args, return_indices=False)
+    theirs = getattr(TF, name)(torch.tensor(x), *args, return_indices=False)
+    assert len(ours) == len(theirs) == 2
+    for mine, its in zip(ours, theirs):
+        np.testing.assert_array_equal(mine.numpy(), its.numpy())
+
+
+@pytest.mark.parametrize(
+    "call",
+    [lambda f, x: f.max_pool2d(x, 2, stride=[]), lambda f, x: f.max_pool2d(x, (2,), padding=(1,)),
+     lambda f, x: f.avg_pool2d(x, (3,), stride=[], padding=1),
+     lambda f, x: f.max_pool1d(x[0], 2, stride=[]),
+     lambda f, x: f.pixel_shuffle(x.reshape(1, 4, 3, 4), np.int64(2))],
+)  # fmt: skip
+def test_pool_and_shuffle_arguments_in_pytorchs_forms(call):
+    x = np.arange(48.0).reshape(1, 4, 12)[None].reshape(1, 4, 3, 4)
+    ours, theirs = call(F, plugrad.asarray(x)), call(TF, torch.tensor(x))
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+@pytest.mark.parametrize(("kernel", "padding", "dilation"), [(3, 2, 3), (4, 3, 2), (2, 2, 2)])
+def test_pool_padding_is_bounded_by_half_the_undilated_kernel(kernel, padding, dilation):
+    # PyTorch bounds the padding by the kernel without its dilation; a wider bound pooled
+    # windows made of padding alone.
+    for call in (
+        lambda x: F.max_pool1d(x, kernel, padding=padding, dilation=dilation),
+        lambda x: F.max_pool2d(x[None], kernel, padding=padding, dilation=dilation),
+    ):
+        with pytest.raises((ValueError, ArgumentError), match="at most half the kernel size"):
+            call(plugrad.ones(1, 1, 12))
+    with pytest.raises(RuntimeError):
+        TF.max_pool1d(torch.ones(1, 1, 12), kernel, padding=padding, dilation=dilation)
+
+
+def test_max_pools_refuse_complex_inputs_which_have_no_order():
+    z = plugrad.asarray([[[1 + 5j, 2 + 0j]]])
+    for call in (lambda: F.max_pool1d(z, 2), lambda: F.adaptive_max_pool1d(z, 1)):
+        with pytest.raises(DtypeError, match="real numbers only"):
+            call()
+
+
+@pytest.mark.parametrize(
+    "call",
+    [lambda f, m, x: f.one_hot(m.tensor([0, 2]), m.tensor(4)),
+     lambda f, m, x: f.normalize(x, p=m.tensor(3.0)),
+     lambda f, m, x: f.layer_norm(x, (4,), eps=m.tensor(0.5)),
+     lambda f, m, x: f.group_norm(x[None], 3, eps=m.tensor(0.5)),
+     lambda f, m, x: f.instance_norm(x[None], eps=m.tensor(0.5)),
+     lambda f, m, x: f.rms_norm(x, (4,), eps=m.tensor(0.5))],
+)  # fmt: skip
+def test_settings_given_as_0d_tensors_are_read_as_numbers(call):
+    x = np.arange(12.0).reshape(3, 4) / 7
+    ours = call(F, plugrad, plugrad.asarray(x))
+    theirs = call(TF, torch, torch.tensor(x))
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12)
+    with pytest.raises(ShapeError, match="0-d tensor"):
+        F.layer_norm(plugrad.asarray(x), (4,), eps=plugrad.asarray([0.5]))
+
+
+def test_channel_shuffle_module_and_pytorchs_old_names():
+    assert repr(plugrad.nn.ChannelShuffle(2)) == repr(torch.nn.ChannelShuffle(2))
+    with pytest.warns(FutureWarning, match="renamed to min_val"):
+        with pytest.warns(FutureWarning, match="renamed to max_val"):
+            layer = plugrad.nn.Hardtanh(min_value=-2.0, max_value=3.0)
+    assert (layer.min_val, layer.max_val) == (-2.0, 3.0)
+    assert list(inspect.signature(plugrad.nn.RMSNorm.forward).parameters) == ["self", "x"]
+    with pytest.raises(ShapeError, match="divisible by groups"):
+        F.channel_shuffle(plugrad.ones(1, 5, 2), 2)
