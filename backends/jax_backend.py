@@ -78,9 +78,36 @@ def setitem(xp: Any, x: Any, value: Any, /, key: Any) -> Any:
     """plugrad's ``setitem`` (``x[key] = value`` as an op) with JAX's ``x.at[key].set(value)``.
 
     JAX arrays cannot be written, so the generic kernel's item assignment on a
-    copy fails; ``.at[].set`` returns the updated copy directly.
+    copy fails; ``.at[].set`` returns the updated copy directly. It drops writes
+    at indices out of bounds, where every other library raises: the key is
+    planned first, which checks them.
     """
-    return x.at[key].set(xp.astype(xp.asarray(value), x.dtype))
+    from plugrad.plugins._index_plan import plan
+    from plugrad.plugins._rules import device_of
+
+    if _indexes_at_positions(key):
+        plan(xp, tuple(x.shape), key, device_of(x))
+    value = xp.astype(xp.asarray(value), x.dtype)
+    while True:
+        try:
+            return x.at[key].set(value)
+        except ValueError:
+            # NumPy drops a value's leading axes of size 1 that the target lacks (x[0] = row
+            # of shape (1, n)); JAX refuses to broadcast to fewer dimensions.
+            if not (value.ndim and value.shape[0] == 1):
+                raise
+            value = xp.reshape(value, value.shape[1:])
+
+
+def _indexes_at_positions(key: Any) -> bool:
+    """Whether ``key`` holds an int or an integer array (not only slices, masks and None)."""
+    for k in key if type(key) is tuple else (key,):
+        if type(k) is slice or k is None or k is Ellipsis or isinstance(k, bool):
+            continue
+        dtype = getattr(k, "dtype", None)
+        if dtype is None or getattr(dtype, "kind", None) != "b":
+            return True
+    return False
 
 
 def _index_dtype(xp: Any) -> Any:

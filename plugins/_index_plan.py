@@ -259,7 +259,8 @@ def _checked_index(xp: Any, index: Any, size: int, axis: int) -> Any:
         raise IndexError(
             f"arrays used as indices must have an integer or bool dtype, not {index.dtype}"
         )
-    index = xp.astype(index, xp.int64, copy=False)
+    if not xp.isdtype(index.dtype, "signed integer"):  # (JAX without 64-bit types has no int64)
+        index = xp.astype(index, xp.int64, copy=False)
     if bool(xp.any((index < -size) | (index >= size))):
         raise IndexError(f"an index is out of bounds for axis {axis} with size {size}")
     return xp.where(index < 0, index + size, index)

@@ -76,9 +76,30 @@ def _positive_basic(key: tuple[Any, ...]) -> bool:
     return True
 
 
+def _ints_in_bounds(key: tuple[Any, ...], shape: tuple[int, ...]) -> None:
+    """Raise IndexError for an int of a basic ``key`` past the end of its axis.
+
+    JAX clamps it (``x[4]`` of four elements read the last one) where NumPy,
+    PyTorch and the standard's other libraries raise.
+    """
+    axis = 0
+    for position, k in enumerate(key):
+        if k is None:
+            continue
+        if k is Ellipsis:
+            axis = len(shape) - sum(1 for rest in key[position + 1 :] if rest is not None)
+            continue
+        if type(k) is not slice and axis < len(shape):
+            index, size = operator.index(k), shape[axis]
+            if not -size <= index < size:
+                raise IndexError(f"index {index} is out of bounds for axis {axis} with size {size}")
+        axis += 1
+
+
 def _getitem_generic(xp: Any, x: Any, /, key: Any) -> Any:
     key = key if type(key) is tuple else (key,)
     if _positive_basic(key):
+        _ints_in_bounds(key, tuple(x.shape))
         try:
             return x[_complete(key)]
         except IndexError:

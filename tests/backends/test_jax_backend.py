@@ -180,3 +180,44 @@ def test_searchsorted_and_unique_all_answer_the_default_index_dtype() -> None:
         assert first.dtype == inverse.dtype == counts.dtype == plugrad.int64
         assert (unique.tolist(), counts.tolist()) == ([1.0, 2.0, 3.0], [1, 1, 3])
         assert (first.tolist(), inverse.tolist()) == ([1, 3, 0], [2, 0, 2, 1, 2])
+
+
+@pytest.mark.parametrize(
+    "index",
+    [
+        lambda x, t: x[4],
+        lambda x, t: x[-5],
+        lambda x, t: x[t(4)],
+        lambda x, t: x[None, ..., 4],
+        lambda x, t: x[t([1, 4])],
+        lambda x, t: x.reshape(2, 2)[:, 2],
+        lambda x, t: x.reshape(2, 2)[..., -3],
+    ],
+)
+def test_an_index_past_the_end_is_refused_not_clamped(index) -> None:
+    # JAX clamps such indices (x[4] of four elements read the last one, x[:, 3] of three
+    # columns the third).
+    x = plugrad.arange(4.0, device="jax")
+    with pytest.raises(IndexError, match="out of bounds"):
+        index(x, lambda v: plugrad.asarray(v, device="jax"))
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        lambda x, t: x.__setitem__(4, 1.0),
+        lambda x, t: x.__setitem__(t([5]), 1.0),
+        lambda x, t: x.__setitem__(t([-5]), 1.0),
+        lambda x, t: x.reshape(2, 2).__setitem__((slice(None), 2), 1.0),
+        lambda x, t: x.index_put_((t([6]),), t([1.0])),
+    ],
+)
+def test_a_write_past_the_end_is_refused_not_dropped(write) -> None:
+    # JAX's .at[].set drops writes at such indices, without a word.
+    x = plugrad.arange(4.0, device="jax")
+    with pytest.raises(IndexError, match="out of bounds"):
+        write(x, lambda v: plugrad.asarray(v, device="jax"))
+    assert x.tolist() == [0.0, 1.0, 2.0, 3.0]
+    x[plugrad.asarray([0, -1], device="jax")] = 9.0
+    x[1] = 5.0
+    assert x.tolist() == [9.0, 5.0, 2.0, 9.0] and x[-4].item() == 9.0
