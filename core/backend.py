@@ -358,6 +358,7 @@ class Device:
         "backend",
         "complex_natives",
         "half_natives",
+        "integer_natives",
         "integral_natives",
         "kernels",
         "name",
@@ -420,6 +421,13 @@ class Device:
         }
         #: The native integer and bool dtypes: what ops computing in floating point convert.
         self.integral_natives = self.scalar_promotions[float]
+        #: The native integer dtypes, whose range a Python int meeting them must fit (PyTorch
+        #: and JAX would wrap ``uint8 + 300`` to 44 without a word; NumPy refuses).
+        self.integer_natives = frozenset(
+            native
+            for native, dtype in dtype_from_native.items()
+            if dtype.kind in ("signed integer", "unsigned integer")
+        )
         #: The native complex dtypes: what ops defined for real numbers refuse.
         self.complex_natives = frozenset(
             native for native, dtype in dtype_from_native.items() if _dtypes.kind_rank(dtype) == 3

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from . import anomaly as _anomaly
 from . import dtypes as _dtypes
@@ -116,6 +116,10 @@ def apply2(op: RegisteredOp, x1: Any, x2: Any, params: dict[str, Any] | None) ->
                     op.to_float and a1.dtype in device.integral_natives
                 ):
                     return _apply_with_scalar(op, device, x1, x2, params, False)
+            if type(x2) is int and a1.dtype in device.integer_natives:
+                fitted = _int_scalar_fitted(op, device, x1, x2, False)
+                if fitted is not None:
+                    return apply2(op, fitted, x2, params)
             a2 = x2
             requires_grad = x1._requires_grad
         elif _is_numpy_scalar(x2):
@@ -139,6 +143,10 @@ def apply2(op: RegisteredOp, x1: Any, x2: Any, params: dict[str, Any] | None) ->
                 op.to_float and a2.dtype in device.integral_natives
             ):
                 return _apply_with_scalar(op, device, x2, x1, params, True)
+        if type(x1) is int and a2.dtype in device.integer_natives:
+            fitted = _int_scalar_fitted(op, device, x2, x1, True)
+            if fitted is not None:
+                return apply2(op, x1, fitted, params)
         requires_grad = x2._requires_grad
     else:
         raise _not_a_tensor(
@@ -876,6 +884,39 @@ def _check_numbers_fit(
                 "dtype that holds it (x.to(plugrad.int64), x.to(plugrad.float64)), or pass a "
                 "number in range"
             )
+
+
+#: Ops whose answer for a number outside the tensor's range is still defined: computed with
+#: the tensor widened (``uint8 < -3`` is all False, where a wrapped -3 made it all True).
+_COMPARISONS = frozenset(
+    {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"}
+)
+
+
+def _int_scalar_fitted(
+    op: RegisteredOp, device: Device, x: Tensor, number: int, number_first: bool
+) -> Tensor | None:
+    """None where the Python int ``number`` fits the integer dtype of ``x``; else ``x``
+    widened to ``int64`` for a comparison, or a ScalarRangeError (as NumPy raises).
+
+    Checked here, not left to the kernel: PyTorch and JAX wrap the number silently.
+    """
+    key = (device.backend.name, x._array.dtype)
+    if key not in _RANGES:
+        info = device.xp.iinfo(x._array.dtype)
+        _RANGES[key] = (int(info.min), int(info.max))
+    low, high = cast(tuple[int, int], _RANGES[key])
+    if low <= number <= high:
+        return None
+    wide = device.default_int_dtype
+    if op.name in _COMPARISONS and x.dtype is not wide and x.dtype is not _dtypes.uint64:
+        return _ops.astype(x, wide)
+    where = "first" if number_first else "second"
+    raise ScalarRangeError(
+        f"{op.name}(): the number {number} ({where} argument) is out of the range of "
+        f"{x.dtype.name} [{low}, {high}], the dtype of the tensor it meets; convert the tensor "
+        "to a dtype that holds it (x.to(plugrad.int64)), or pass a number in range"
+    )
 
 
 def _scalar_out_of_range(op: RegisteredOp, error: OverflowError) -> ScalarRangeError:

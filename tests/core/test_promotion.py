@@ -15,6 +15,7 @@ import pytest
 
 import plugrad
 from plugrad.errors import DtypeError
+from plugrad.testing import backends_under_test
 
 torch = pytest.importorskip("torch")
 
@@ -298,3 +299,31 @@ def test_products_of_two_kinds_take_the_element_wise_dtype(backend, name, first,
     wide = torch.complex128 if "complex" in first + second else torch.float64
     expected = PRODUCTS[name](torch, *(torch.asarray(_values(d)).to(wide) for d in (first, second)))
     np.testing.assert_allclose(product.numpy(), expected.numpy())
+
+
+@pytest.mark.parametrize("backend", backends_under_test())
+@pytest.mark.parametrize(
+    "operation",
+    [lambda t, lib: t + 300, lambda t, lib: 300 + t, lambda t, lib: t * -1,
+     lambda t, lib: lib.maximum(t, -3), lambda t, lib: t - 256, lambda t, lib: t << 300],
+)  # fmt: skip
+def test_a_python_integer_out_of_range_is_refused_on_every_backend(backend: str, operation):
+    # PyTorch and JAX wrap such a number silently (uint8 + 300 gave 44 on those backends).
+    with plugrad.use_backend(backend):
+        small = plugrad.asarray([1, 2, 0], dtype=plugrad.uint8)
+        with pytest.raises(plugrad.errors.ScalarRangeError, match=r"out of the range of uint8"):
+            operation(small, plugrad)
+        assert small.tolist() == [1, 2, 0]
+
+
+@pytest.mark.parametrize("backend", backends_under_test())
+def test_comparing_with_a_python_integer_out_of_range_answers_as_mathematics(backend: str):
+    # A wrapped -3 is 253 in uint8: uint8 < -3 came out all True on PyTorch and JAX.
+    with plugrad.use_backend(backend):
+        small = plugrad.asarray([1, 2, 0], dtype=plugrad.uint8)
+        assert (small < -3).tolist() == [False, False, False]
+        assert (small >= -3).tolist() == [True, True, True]
+        assert (300 > small).tolist() == [True, True, True]
+        assert (plugrad.asarray([1, 2], dtype=plugrad.int8) == 1000).tolist() == [False, False]
+        assert (small != 256).tolist() == [True, True, True]
+        assert (small + 255).tolist() == [0, 1, 255]  # in range: uint8 arithmetic wraps
