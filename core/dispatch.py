@@ -888,9 +888,7 @@ def _check_numbers_fit(
 
 #: Ops whose answer for a number outside the tensor's range is still defined: computed with
 #: the tensor widened (``uint8 < -3`` is all False, where a wrapped -3 made it all True).
-_COMPARISONS = frozenset(
-    {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"}
-)
+_COMPARISONS = frozenset({"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"})
 
 
 def _int_scalar_fitted(
