@@ -470,7 +470,7 @@ def bucketize(
     found = _ops.searchsorted(
         boundaries.detach(), values.detach(), side="right" if right else "left"
     )
-    return _ops.astype(found, _dtypes.int32 if out_int32 else _dtypes.int64)
+    return _ops.astype(found, _dtypes.int32 if out_int32 else found.device.default_int_dtype)
 
 
 def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
@@ -507,13 +507,15 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
             raise ValueError(f"bincount() counts non-negative integers; the input holds {lowest}")
         size = max(size, highest + 1)
     if weights is None:
-        added = _creation.ones(input.shape, dtype=_dtypes.int64, device=input.device)
+        added = _creation.ones(
+            input.shape, dtype=input.device.default_int_dtype, device=input.device
+        )
     elif weights.dtype in (_dtypes.float32, _dtypes.float64):
         added = weights
     else:
         added = _ops.astype(weights, _dtypes.float64)
     counts = _creation.zeros((size,), dtype=added.dtype, device=input.device)
-    return counts.scatter_add(0, _ops.astype(input, _dtypes.int64), added)
+    return counts.scatter_add(0, _ops.astype(input, input.device.default_int_dtype), added)
 
 
 def _trapezoids(function: str, y: Tensor, x: Tensor | None, dx: Any, dim: int) -> Tensor:

@@ -264,7 +264,7 @@ def _flat_positions(function: str, shape: tuple[int, ...], key: tuple[Tensor, ..
             raise IndexOutOfRangeError(
                 f"{function}(): an index is out of range for an axis of length {size}"
             )
-        wrapped = _ops.remainder(_ops.astype(index, _dtypes.int64), size)
+        wrapped = _ops.remainder(_ops.astype(index, index.device.default_int_dtype), size)
         wrapped = _ops.broadcast_to(wrapped, broadcast)
         position = wrapped if position is None else position * size + wrapped
     assert position is not None
@@ -301,7 +301,7 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
         raise DtypeError(f"masked_scatter(): mask must be a bool tensor, got {mask.dtype}")
     _same_dtype("masked_scatter", input, source)
     full_mask = _ops.broadcast_to(mask, tuple(input.shape))
-    count = int(_ops.sum(_ops.astype(full_mask, _dtypes.int64)))
+    count = int(_ops.sum(_ops.astype(full_mask, full_mask.device.default_int_dtype)))
     if count > source.numel():
         raise ShapeError(
             f"masked_scatter(): the mask selects {count} elements but source has only "
@@ -366,7 +366,7 @@ def unique_consecutive(
         return values
     result: list[Tensor] = [values]
     if return_inverse:
-        runs = _ops.cumulative_sum(_ops.astype(starts, _dtypes.int64)) - 1
+        runs = _ops.cumulative_sum(_ops.astype(starts, starts.device.default_int_dtype)) - 1
         result.append(_ops.reshape(runs, tuple(input.shape)))
     if return_counts:
         positions = _ops.nonzero(starts)[0]
@@ -492,10 +492,12 @@ def _quantile(
         raise ShapeError(f"{function}(): the input has no elements along the reduced dim")
     ordered = _ops.moveaxis(_ops.sort(x, axis=axis), axis, -1)  # NaN sorts last
     if ignore_nan:
-        present = _ops.astype(_ops.logical_not(_ops.isnan(ordered)), _dtypes.int64)
+        present = _ops.astype(
+            _ops.logical_not(_ops.isnan(ordered)), ordered.device.default_int_dtype
+        )
         count = _ops.sum(present, axis=-1, keepdims=True)
     else:
-        count = _creation.full_like(ordered[..., :1], n, dtype=_dtypes.int64)
+        count = _creation.full_like(ordered[..., :1], n, dtype=ordered.device.default_int_dtype)
     last = _ops.astype(_ops.maximum(count - 1, 0), ordered.dtype)
     q_row = _ops.reshape(qs, (-1,))
     position = last * q_row  # (..., len(q)); linear interpolation is differentiable in q
@@ -507,8 +509,10 @@ def _quantile(
         below = above
     elif interpolation == "nearest":
         below = above = _ops.round(position)  # half to even, as PyTorch's
-    low = _ops.take_along_axis(ordered, _ops.astype(below, _dtypes.int64), axis=-1)
-    high = _ops.take_along_axis(ordered, _ops.astype(above, _dtypes.int64), axis=-1)
+    low = _ops.take_along_axis(ordered, _ops.astype(below, below.device.default_int_dtype), axis=-1)
+    high = _ops.take_along_axis(
+        ordered, _ops.astype(above, above.device.default_int_dtype), axis=-1
+    )
     # lerp's two-sided form, as PyTorch's: an infinite neighbour gives inf, not inf - inf.
     if interpolation == "midpoint":
         result = _ops.lerp(low, high, 0.5)

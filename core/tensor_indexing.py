@@ -204,7 +204,7 @@ def _list_index(tensor: Tensor, index: list[Any]) -> Any:
     except (TypeError, ValueError):
         return index  # not a list of numbers (the indexing op says what is wrong with it)
     if 0 in array.shape:  # NumPy reads [] as no integer indices; asarray makes it float
-        array = device.xp.astype(array, device.native_dtype(_dtypes.int64))
+        array = device.xp.astype(array, device.native_dtype(device.default_int_dtype))
     return array
 
 

@@ -26,7 +26,7 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
-from plugrad.plugins._rules import axis_slice, device_of
+from plugrad.plugins._rules import axis_slice, device_of, index_dtype
 
 #: ``segment_sum(xp, values, index, size, axis)``; see :func:`segment_sum`.
 SegmentSum = Callable[[Any, Any, Any, int, int], Any]
@@ -260,7 +260,7 @@ def _checked_index(xp: Any, index: Any, size: int, axis: int) -> Any:
             f"arrays used as indices must have an integer or bool dtype, not {index.dtype}"
         )
     if not xp.isdtype(index.dtype, "signed integer"):  # (JAX without 64-bit types has no int64)
-        index = xp.astype(index, xp.int64, copy=False)
+        index = xp.astype(index, index_dtype(xp, index), copy=False)
     if bool(xp.any((index < -size) | (index >= size))):
         raise IndexError(f"an index is out of bounds for axis {axis} with size {size}")
     return xp.where(index < 0, index + size, index)

@@ -354,6 +354,16 @@ def axis_query(
     return dataclasses.replace(row, module=sys._getframe(1).f_globals.get("__name__"))
 
 
+def index_dtype(xp: Any, like: Any) -> Any:
+    """The default integer dtype where ``like`` (a Tensor or an array) lives: ``int64``, or
+    ``int32`` on a backend without it (JAX without 64-bit types)."""
+    default = getattr(getattr(like, "_device", None), "default_int_dtype", None)  # a Tensor's
+    if default is not None:
+        return default
+    info = getattr(xp, "__array_namespace_info__", None)
+    return xp.int64 if info is None else info().default_dtypes()["indexing"]
+
+
 def torch_accumulation_dtype(xp: Any, x: Any, dtype: Any) -> Any:
     """The dtype PyTorch sums and multiplies ``x`` in: ``int64`` for unsigned integers and bools.
 
@@ -362,9 +372,7 @@ def torch_accumulation_dtype(xp: Any, x: Any, dtype: Any) -> Any:
     ``int64``, as they do for every integer and bool dtype. An explicit ``dtype`` wins.
     """
     if dtype is None and xp.isdtype(x.dtype, ("unsigned integer", "bool")):
-        # A Tensor's device knows it (int32 on JAX without int64); a kernel's array does not.
-        default = getattr(getattr(x, "_device", None), "default_int_dtype", None)
-        return xp.int64 if default is None else default
+        return index_dtype(xp, x)
     return dtype
 
 

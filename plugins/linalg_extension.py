@@ -42,6 +42,7 @@ from plugrad.plugins._rules import (
     device_of,
     expand_reduced,
     half_in_float32,
+    index_dtype,
     is_complex,
     is_half,
     negative_axis,
@@ -521,14 +522,14 @@ def _torch_matrix_rank(
             raise ArgumentError("matrix_rank() got tol with atol or rtol; give atol and rtol")
         atol, rtol = tol, 0.0
     if 0 in A.shape[-2:]:
-        return xp.zeros(A.shape[:-2], dtype=xp.int64, device=A.device)
+        return xp.zeros(A.shape[:-2], dtype=index_dtype(xp, A), device=A.device)
     values = xp.abs(xp.linalg.eigvalsh(A)) if hermitian else xp.linalg.svdvals(A)
-    return xp.sum(xp.astype(_kept(xp, A, values, atol, rtol), xp.int64), axis=-1)
+    return xp.sum(xp.astype(_kept(xp, A, values, atol, rtol), index_dtype(xp, A)), axis=-1)
 
 
 def _matrix_rank(xp: Any, x: Any, /, *, rtol: Any = None) -> Any:
     if 0 in x.shape[-2:]:  # no singular values (NumPy's max() of none fails): rank 0
-        return xp.zeros(x.shape[:-2], dtype=xp.int64, device=device_of(x))
+        return xp.zeros(x.shape[:-2], dtype=index_dtype(xp, x), device=device_of(x))
     return xp.linalg.matrix_rank(x, rtol=rtol)
 
 

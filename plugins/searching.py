@@ -15,7 +15,13 @@ from plugrad.errors import ArgumentError, ScalarRangeError, ShapeError
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
 from plugrad.plugins import _rules
-from plugrad.plugins._rules import axis_query, device_of, reduction_axis, refuse_complex_into_real
+from plugrad.plugins._rules import (
+    axis_query,
+    device_of,
+    index_dtype,
+    reduction_axis,
+    refuse_complex_into_real,
+)
 
 # The rows are aligned by hand, one op per statement.
 # fmt: off
@@ -111,7 +117,7 @@ def _searchsorted_rows(xp: Any, x1: Any, x2: Any, side: str, sorter: Any) -> Any
         for i in range(rows)
     ]
     if not found:
-        return xp.zeros(tuple(x2.shape), dtype=xp.int64, device=device_of(x1))
+        return xp.zeros(tuple(x2.shape), dtype=index_dtype(xp, x1), device=device_of(x1))
     return xp.reshape(xp.stack(found), tuple(x2.shape))
 
 

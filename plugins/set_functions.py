@@ -7,7 +7,7 @@ from typing import Any
 from plugrad.errors import ArgumentError
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
-from plugrad.plugins._rules import device_of
+from plugrad.plugins._rules import device_of, index_dtype
 
 
 def _unique_all(xp: Any, x: Any, /) -> tuple[Any, ...]:
@@ -63,9 +63,9 @@ def _unique(
     inverse = xp.reshape(xp.take(rank, xp.reshape(inverse, (-1,))), tuple(x.shape))
     asked = [values]
     if return_inverse:
-        asked.append(xp.astype(inverse, xp.int64))
+        asked.append(xp.astype(inverse, index_dtype(xp, x)))
     if return_counts:
-        asked.append(xp.astype(counts, xp.int64))
+        asked.append(xp.astype(counts, index_dtype(xp, x)))
     return asked[0] if len(asked) == 1 else tuple(asked)
 
 

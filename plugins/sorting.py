@@ -12,7 +12,14 @@ from typing import Any
 from plugrad.errors import ShapeError
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
-from plugrad.plugins._rules import along_axis_key, axis_slice, device_of, torch_axis, values_indices
+from plugrad.plugins._rules import (
+    along_axis_key,
+    axis_slice,
+    device_of,
+    index_dtype,
+    torch_axis,
+    values_indices,
+)
 
 # The rows are aligned by hand, one op per statement.
 # fmt: off
@@ -36,7 +43,8 @@ def _sort_method(
     """PyTorch's ``x.sort(dim=-1, descending=False)``: the named tuple ``(values, indices)``."""
     axis = torch_axis(dim, axis, -1)
     if x.ndim == 0:
-        return values_indices["sort"](x * 1, xp.zeros((), dtype=xp.int64, device=device_of(x)))
+        index = xp.zeros((), dtype=index_dtype(xp, x), device=device_of(x))
+        return values_indices["sort"](x * 1, index)
     # NOTE: always stable: PyTorch's unstable order is one of the stable ones.
     indices = xp.argsort(x, axis=axis, descending=descending, stable=True)
     return values_indices["sort"](xp.take_along_axis(x, indices, axis=axis), indices)

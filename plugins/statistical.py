@@ -34,6 +34,7 @@ from plugrad.plugins._rules import (
     device_of,
     expand_reduced,
     half_in_float32,
+    index_dtype,
     normalize_axes,
     reduction_axis,
     reverse_cumulative_sum,
@@ -82,7 +83,7 @@ def _nanmean(xp: Any, x: Any, dim: Any = None, keepdim: bool = False, *, dtype: 
         )
     if dtype is not None:
         _refuse_whole_mean("nanmean", xp, dtype)
-    kept = xp.astype(xp.logical_not(xp.isnan(x)), xp.int64)
+    kept = xp.astype(xp.logical_not(xp.isnan(x)), index_dtype(xp, x))
     kept = xp.sum(kept, axis=reduction_axis("nanmean", x, dim, None), keepdims=keepdim)
     total = _nansum(xp, x, dim, keepdim, dtype=dtype)
     mean = total / kept  # float32 for a float16 total (int64 counts divide as float32)
@@ -154,7 +155,9 @@ def _select(xp: Any, x: Any, dim: Any, keepdim: bool, position: Any, name: str) 
 
 def _median(name: str) -> Any:
     def position(xp: Any, y: Any, axis: int) -> Any:
-        valid = xp.sum(xp.astype(xp.logical_not(xp.isnan(y)), xp.int64), axis=axis, keepdims=True)
+        valid = xp.sum(
+            xp.astype(xp.logical_not(xp.isnan(y)), index_dtype(xp, y)), axis=axis, keepdims=True
+        )
         if name == "nanmedian":  # the lower median of the non-NaN (the first NaN if all are)
             return xp.where(valid == 0, 0, (valid - 1) // 2)
         # NaN sort last: the first NaN (in order) where there is one, as in PyTorch.
@@ -205,7 +208,7 @@ def _kthvalue(xp: Any, x: Any, k: int, dim: int = -1, keepdim: bool = False) -> 
 
     def position(y: Any, axis: int) -> Any:
         shape = tuple(1 if d == axis else n for d, n in enumerate(y.shape))
-        return xp.full(shape, k - 1, dtype=xp.int64, device=device_of(y))
+        return xp.full(shape, k - 1, dtype=index_dtype(xp, y), device=device_of(y))
 
     return _select(xp, x, dim, keepdim, position, "kthvalue")
 

@@ -10,7 +10,6 @@ import math
 from functools import cached_property
 from typing import Any, ClassVar
 
-from .. import dtypes as _dtypes
 from .. import ops as _ops
 from ..creation import arange, full, zeros_like
 from ..dtype_functions import broadcast_shapes, finfo
@@ -328,13 +327,13 @@ class Categorical(_CategoricalParameters):
             # (no rows -- an empty batch -- draws nothing: the samples are empty)
             drawn = multinomial(rows, count, True) if count and rows.shape[0] else None
         if drawn is None:
-            return full(shape, 0, dtype=_dtypes.int64, device=self._device)
+            return full(shape, 0, dtype=self._device.default_int_dtype, device=self._device)
         return _ops.reshape(_ops.matrix_transpose(drawn), shape)
 
     def log_prob(self, value: Tensor) -> Tensor:
         if self._validate_args:
             self._validate_sample(value)
-        index = _ops.astype(value, _dtypes.int64)
+        index = _ops.astype(value, value.device.default_int_dtype)
         # Unvalidated values are still indices: -1 would read the last category.
         found = _ops.out_of_range(index, low=0, high=self._num_events)
         if any_outside(found, "Categorical.log_prob(): values outside the categories"):
@@ -354,7 +353,7 @@ class Categorical(_CategoricalParameters):
 
     def enumerate_support(self, expand: bool = True) -> Tensor:
         """``0, ..., K - 1`` along a new first axis (broadcast to the batch shape if ``expand``)."""
-        values = arange(self._num_events, dtype=_dtypes.int64, device=self._device)
+        values = arange(self._num_events, dtype=self._device.default_int_dtype, device=self._device)
         values = _ops.reshape(values, (-1,) + (1,) * len(self._batch_shape))
         return (
             _ops.broadcast_to(values, (self._num_events, *self._batch_shape)) if expand else values

@@ -1892,7 +1892,7 @@ def pad(
                 )
             if before or after:
                 positions = _source_positions(mode, length, before, after)
-                index = asarray(positions, dtype=_dtypes.int64, device=out.device)
+                index = asarray(positions, dtype=out.device.default_int_dtype, device=out.device)
                 out = _ops.take(out, index, axis=axis)
             continue
         start, stop = max(-before, 0), length - max(-after, 0)
@@ -1942,7 +1942,9 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
             f"one_hot(): class indices must lie in [0, {num_classes}), got {bad}"
         )
     classes = arange(num_classes, dtype=tensor.dtype, device=tensor.device)
-    return _ops.astype(_ops.expand_dims(tensor, axis=-1) == classes, _dtypes.int64)
+    return _ops.astype(
+        _ops.expand_dims(tensor, axis=-1) == classes, tensor.device.default_int_dtype
+    )
 
 
 # -- more activations: softmin, softsign, logsigmoid, the shrinks, prelu, glu -------------
@@ -2566,11 +2568,11 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, reduction: str = "mean
             "sample's list)"
         )
     scores = _ops.reshape(input, (-1, classes))
-    labels = _ops.reshape(_ops.astype(target, _dtypes.int64), (-1, classes))
+    labels = _ops.reshape(_ops.astype(target, target.device.default_int_dtype), (-1, classes))
     # The listed positions: those before the first -1 of each row.
-    listed = _ops.cumulative_prod(_ops.astype(labels >= 0, _dtypes.int64), axis=1) > 0
+    listed = _ops.cumulative_prod(_ops.astype(labels >= 0, labels.dtype), axis=1) > 0
     chosen = _ops.where(listed, labels, 0)
-    positions = arange(classes, dtype=_dtypes.int64, device=input.device)
+    positions = arange(classes, dtype=labels.dtype, device=input.device)
     is_target = _ops.any(
         _ops.logical_and(listed[:, :, None], chosen[:, :, None] == positions), axis=1
     )
@@ -2767,9 +2769,9 @@ def multi_margin_loss(
         )
     _check_class_range("multi_margin_loss", target, classes, None)
     scores = _ops.reshape(input, (samples, classes))
-    labels = _ops.reshape(_ops.astype(target, _dtypes.int64), (samples, 1))
+    labels = _ops.reshape(_ops.astype(target, target.device.default_int_dtype), (samples, 1))
     chosen = _ops.take_along_axis(scores, labels, axis=1)
-    others = labels != arange(classes, dtype=_dtypes.int64, device=input.device)
+    others = labels != arange(classes, dtype=labels.dtype, device=input.device)
     excess = margin - chosen + scores
     hinge = _ops.where(_ops.logical_and(others, excess > 0), excess, 0.0)
     if p == 2:
@@ -3518,7 +3520,7 @@ def max_unpool2d(
     planes = input.shape[:-2]
     count = input.shape[-2] * input.shape[-1]
     flat_values = _ops.reshape(input, (-1, count))
-    flat_indices = _ops.reshape(_ops.astype(indices, _dtypes.int64), (-1, count))
+    flat_indices = _ops.reshape(_ops.astype(indices, indices.device.default_int_dtype), (-1, count))
     out = zeros((flat_values.shape[0], height * width), dtype=input.dtype, device=input.device)
     out = out.scatter(1, flat_indices, flat_values)
     return _ops.reshape(out, (*planes, height, width))
@@ -3659,7 +3661,7 @@ def _adaptive_max(input: Tensor, sizes: tuple[int, int], return_indices: bool) -
     gathered = input
     for axis, spread, length in zip((-2, -1), spreads, lengths):
         if spread != list(range(length)):
-            index = asarray(spread, dtype=_dtypes.int64, device=input.device)
+            index = asarray(spread, dtype=input.device.default_int_dtype, device=input.device)
             gathered = _ops.take(gathered, index, axis=axis)
     values, offsets = _ops.max_pool2d(gathered, kernel_size=tuple(widths), stride=tuple(widths))
     if not return_indices:
@@ -3670,7 +3672,7 @@ def _adaptive_max(input: Tensor, sizes: tuple[int, int], return_indices: bool) -
             within = offsets // widths[1] if axis == 0 else offsets % widths[1]
             shape = (n, 1) if axis == 0 else (1, n)
             start = _ops.reshape(arange(n, device=input.device) * width, shape)
-            table = asarray(spread, dtype=_dtypes.int64, device=input.device)
+            table = asarray(spread, dtype=input.device.default_int_dtype, device=input.device)
             picked = _ops.take(table, _ops.reshape(start + within, (-1,)), axis=0)
             position.append(_ops.reshape(picked, offsets.shape))
         flat = position[0] * lengths[1] + position[1]
@@ -4114,7 +4116,7 @@ def _nearest(
         picks = [min(math.floor(_float32((i + offset) * step)), size - 1) for i in range(out)]
     if picks == list(range(size)):
         return x
-    index = asarray(picks, dtype=_dtypes.int64, device=x.device)
+    index = asarray(picks, dtype=x.device.default_int_dtype, device=x.device)
     return _ops.take(x, index, axis=axis)
 
 
@@ -4141,7 +4143,7 @@ def _linear(
         for w in ([rounded(1.0 - s) for s in share], share)
     ]
     picked = [
-        _ops.take(x, asarray(i, dtype=_dtypes.int64, device=x.device), axis=axis)
+        _ops.take(x, asarray(i, dtype=x.device.default_int_dtype, device=x.device), axis=axis)
         for i in (first, second)
     ]
     return picked[0] * weights[0] + picked[1] * weights[1]

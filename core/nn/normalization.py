@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from .. import dtypes as _dtypes
 from ..creation import empty, ones, zeros
 from ..errors import InvalidArgumentError, ShapeError
 from ..grad_mode import no_grad
@@ -139,7 +138,9 @@ class _BatchNorm(_NormBase):
             for name, fill in (("running_mean", zeros), ("running_var", ones)):
                 buffer = fill(shape, dtype=dtype, device=device, backend=backend)
                 self.register_buffer(name, buffer)
-            count = zeros((), dtype=_dtypes.int64, device=device, backend=backend)
+            # int64 as PyTorch's; int32 where the device has none (JAX without 64-bit types)
+            count = zeros((), device=device, backend=backend)
+            count = count.to(count.device.default_int_dtype)
             self.register_buffer("num_batches_tracked", count)
         else:
             self.register_buffer("running_mean", None)

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -221,3 +225,52 @@ def test_a_write_past_the_end_is_refused_not_dropped(write) -> None:
     x[plugrad.asarray([0, -1], device="jax")] = 9.0
     x[1] = 5.0
     assert x.tolist() == [9.0, 5.0, 2.0, 9.0] and x[-4].item() == 9.0
+
+
+_WITHOUT_INT64 = """
+import warnings
+warnings.simplefilter("error")
+import plugrad as P
+F, t = P.nn.functional, P.tensor
+assert P.int64 not in P.default_device().dtypes
+checks = {
+    "BatchNorm1d": lambda: P.nn.BatchNorm1d(3)(P.ones(4, 3)),
+    "median": lambda: P.median(t([1.0, 2, 3])),
+    "nanmedian": lambda: P.nanmedian(t([1.0, float("nan"), 3])),
+    "kthvalue": lambda: P.kthvalue(t([3.0, 1, 2]), 2),
+    "quantile": lambda: P.quantile(t([1.0, 2, 3, 4]), 0.5),
+    "unique": lambda: t([1.0, 2, 2]).unique(return_inverse=True, return_counts=True),
+    "bucketize": lambda: P.bucketize(t([2.0]), t([1.0, 3])),
+    "bincount": lambda: P.bincount(t([0, 1, 1])),
+    "one_hot": lambda: F.one_hot(t([0, 2]), 3),
+    "interpolate": lambda: F.interpolate(P.ones(1, 1, 3, 4), scale_factor=2),
+    "nearest-exact": lambda: F.interpolate(P.ones(1, 1, 3, 4), scale_factor=2,
+                                           mode="nearest-exact"),
+    "put_": lambda: P.zeros(3).put_(t([1]), t([5.0])),
+    "masked_scatter": lambda: P.zeros(3).masked_scatter(t([True, False, True]), t([1.0, 2.0])),
+    "multi_margin_loss": lambda: F.multi_margin_loss(P.ones(2, 3), t([0, 2])),
+    "multilabel_margin_loss": lambda: F.multilabel_margin_loss(P.ones(1, 3), t([[0, -1, 1]])),
+    "an empty index list": lambda: P.ones(3)[[]],
+    "sort of a 0-d tensor": lambda: t(3.0).sort(),
+    "matrix_rank": lambda: P.linalg.matrix_rank(P.eye(3)),
+    "Categorical": lambda: P.distributions.Categorical(probs=t([0.5, 0.5])).enumerate_support(),
+    "adaptive_max_pool2d": lambda: F.adaptive_max_pool2d(P.ones(1, 3, 5), 2),
+}
+failed = []
+for name, check in checks.items():
+    try:
+        check()
+    except Exception as error:
+        failed.append(f"{name}: {type(error).__name__}: {error}")
+assert not failed, "\\n".join(failed)
+"""
+
+
+def test_without_64_bit_types_the_library_asks_for_no_int64() -> None:
+    # BatchNorm1d (its num_batches_tracked), median, unique counts, one_hot, interpolate and
+    # more asked for int64 inside, which JAX without jax_enable_x64 does not have.
+    environment = {**os.environ, "JAX_ENABLE_X64": "0", "PLUGRAD_BACKEND": "jax"}
+    done = subprocess.run(
+        [sys.executable, "-c", _WITHOUT_INT64], env=environment, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
