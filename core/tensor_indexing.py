@@ -44,6 +44,8 @@ def _getitem(self: Tensor, key: Any) -> Tensor:
         self._shareable_array()
     out = _ops.getitem(self, key=key)
     if all(type(k) in _BASIC_INDEX_TYPES for k in key):
+        if _copied_by_negative_step(self, key, out):
+            return out  # a copy: changing it (or self) changes nothing of the other
         # Basic indexing gives a view: an in-place change through either one is
         # seen by backward passes that saved the other.
         self._add_alias(out, key)
@@ -52,6 +54,17 @@ def _getitem(self: Tensor, key: Any) -> Tensor:
     if placement is not None:
         out = _ops.permute_dims(out, axes=_to_pytorch_order(out.ndim, *placement))
     return out
+
+
+def _copied_by_negative_step(tensor: Tensor, key: tuple[Any, ...], out: Tensor) -> bool:
+    """Whether ``out = tensor[key]``, a basic index with a negative step, is a copy: PyTorch
+    has no negative strides, so on the torch backend ``x[::-1]`` cannot be a view."""
+    device = tensor._device
+    return (
+        not device.views_are_copies
+        and any(type(k) is slice and k.step is not None and k.step < 0 for k in key)
+        and not device.backend.may_share_memory(tensor._array, out._array)
+    )
 
 
 def pytorch_placement(tensor: Tensor, key: tuple[Any, ...]) -> tuple[int, int] | None:

@@ -193,3 +193,22 @@ def test_gradients_on_their_own_device_of_a_two_device_backend_pass(paired_torch
     if device == "torch_pair:cpu":  # meta tensors have no values
         t = np.tanh(w_host @ x_host)
         np.testing.assert_allclose(x.grad.numpy(), t + w_host.T @ ((1 - t**2) * x_host))
+
+
+def test_a_slice_with_a_negative_step_is_a_copy_that_shares_no_version() -> None:
+    # PyTorch has no negative strides: x[::-1] is a copy there, which was counted as a view,
+    # so a change of x stopped a backward pass that had saved only the copy.
+    x = plugrad.arange(6.0, device="torch", requires_grad=True)
+    y = x * 1
+    reversed_ = y[::-1]
+    loss = (reversed_ * reversed_).sum()
+    y.add_(1.0)
+    loss.backward()
+    assert x.grad.tolist() == [0.0, 2.0, 4.0, 6.0, 8.0, 10.0]
+    plain = plugrad.arange(6.0, device="torch")
+    every_other = plain[::-2]
+    every_other.zero_()
+    assert plain.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]  # documented: a copy
+    forward = plain[1::2]
+    forward.zero_()  # a positive step is a view, as everywhere
+    assert plain.tolist() == [0.0, 0.0, 2.0, 0.0, 4.0, 0.0]
