@@ -61,6 +61,13 @@ class RemovableHandle:
         except ValueError:
             pass
 
+    def __enter__(self) -> RemovableHandle:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        """The hook lives for the ``with`` block: ``with x.register_hook(f): ...``."""
+        self.remove()
+
 
 class NodeHook:
     """A hook of a whole node (:meth:`Node.register_prehook`, :meth:`Node.register_hook`).

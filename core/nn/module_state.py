@@ -9,6 +9,7 @@ nothing is wrong, so that a failed load leaves every tensor as it was.
 
 from __future__ import annotations
 
+import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
@@ -68,13 +69,26 @@ def read_entry(
         not assign
         and values.dtype is not tensor.dtype
         and not (values.dtype.kind == tensor.dtype.kind == "real floating")
+        and not _casts_exactly(values, tensor.dtype)
     ):
         error_msgs.append(
             f"{key!r}: dtype {values.dtype.name} in the state dict, {tensor.dtype.name} in "
-            "the module (convert one with .to(dtype) first)"
+            "the module, which would change its values (convert one with .to(dtype) first)"
         )
         return None
     return values
+
+
+def _casts_exactly(values: Tensor, dtype: Any) -> bool:
+    """Whether ``values`` keep every value in ``dtype``, which PyTorch's load casts them to
+    (integer weights into a float layer; a count saved as ``5.0`` into an int64 buffer).
+    A cast that would round, wrap or drop an imaginary part is refused instead."""
+    if values.dtype.kind == "complex floating" and dtype.kind != "complex floating":
+        return False
+    with no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # NumPy's for a value out of range
+        back = values.to(dtype).to(values.dtype)
+        return bool((back == values).all())
 
 
 def note_change(module: Any, name: str, tensor: Tensor, values: Tensor, assign: bool) -> None:

@@ -349,6 +349,21 @@ def test_a_hook_changing_a_summed_gradient_in_place_changes_the_result(where: st
     assert x.grad.tolist() == [[10.0, 10.0, 10.0]]
 
 
+def test_a_hook_handle_used_as_a_context_manager_removes_the_hook_after_the_block() -> None:
+    x = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    with x.register_hook(lambda g: g * 10) as handle:
+        (x * 1).sum().backward()
+    assert x.grad.tolist() == [10.0, 10.0] and handle is not None
+    x.grad = None
+    (x * 1).sum().backward()
+    assert x.grad.tolist() == [1.0, 1.0]
+    layer, seen = plugrad.nn.Linear(2, 2), []
+    with layer.register_forward_hook(lambda *arguments: seen.append(1)):
+        layer(x)
+    layer(x)
+    assert seen == [1]
+
+
 def test_grad_fn_pre_and_post_hooks_see_and_replace_gradients() -> None:
     # Node.register_hook / register_prehook did not exist (AttributeError).
     x = plugrad.tensor([1.0, 2.0], requires_grad=True)

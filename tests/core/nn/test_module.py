@@ -276,6 +276,22 @@ def test_load_state_dict_accepts_arrays_and_moves_them() -> None:
     np.testing.assert_array_equal(block.scale.detach().numpy(), state["scale"])
 
 
+def test_loading_casts_values_a_cast_keeps_as_pytorch_and_refuses_the_rest() -> None:
+    # PyTorch copies any dtype in: integer weights into a float layer, a count saved as 5.0
+    # into an int64 buffer (plugrad refused both); a cast that would change values is refused.
+    layer = plugrad.nn.Linear(2, 2)
+    layer.load_state_dict({**layer.state_dict(), "weight": plugrad.tensor([[1, 2], [3, 4]])})
+    assert layer.weight.dtype == plugrad.float32
+    assert layer.weight.tolist() == [[1.0, 2.0], [3.0, 4.0]]
+    norm = plugrad.nn.BatchNorm1d(2)
+    norm.load_state_dict({**norm.state_dict(), "num_batches_tracked": plugrad.tensor(5.0)})
+    assert norm.num_batches_tracked.dtype == plugrad.int64 and norm.num_batches_tracked.item() == 5
+    for changed in (plugrad.tensor(5.5), plugrad.tensor(2.0**70)):
+        with pytest.raises(StateDictError, match="would change its values"):
+            norm.load_state_dict({**norm.state_dict(), "num_batches_tracked": changed})
+    assert norm.num_batches_tracked.item() == 5
+
+
 def test_strict_loading_reports_every_problem_and_changes_nothing() -> None:
     block = Block()
     before = arrays(block)
@@ -284,7 +300,7 @@ def test_strict_loading_reports_every_problem_and_changes_nothing() -> None:
     del bad["steps"]
     bad["extra"] = plugrad.ones(1)
     bad["inner.weight"] = plugrad.ones((3, 3))
-    bad["inner.bias"] = plugrad.ones(2, dtype=plugrad.int64)  # float64 would be cast
+    bad["inner.bias"] = plugrad.asarray([1.0, 1.5], dtype=plugrad.complex64)  # no cast keeps it
     bad["scale"] = plugrad.zeros(3)  # fine on its own, but must not be loaded either
     with pytest.raises(StateDictError) as error:
         block.load_state_dict(bad)
@@ -292,7 +308,7 @@ def test_strict_loading_reports_every_problem_and_changes_nothing() -> None:
     assert "missing key 'steps'" in message
     assert "unexpected key 'extra'" in message
     assert "'inner.weight': shape (3, 3) in the state dict, (2, 3) in the module" in message
-    assert "'inner.bias': dtype int64 in the state dict, float32 in the module" in message
+    assert "'inner.bias': dtype complex64 in the state dict, float32 in the module" in message
     assert isinstance(error.value, RuntimeError)  # what PyTorch raises
     for name, value in arrays(block).items():
         np.testing.assert_array_equal(value, before[name])
