@@ -15,6 +15,8 @@
   depends on the values, so Dask leaves the size unknown (``nan``); plugrad's
   tensors have known shapes, so these compute it (the only ops that compute
   part of the graph when called, as a size that depends on the data must).
+  Of floating-point values the ``unique_*`` functions are NumPy's on the
+  computed array: Dask's merges every NaN into one value.
 
 - ``repeat``: Dask's needs an axis and takes one integer count; without an axis
   this one repeats the flattened array, and with one count per element it takes
@@ -124,23 +126,39 @@ def nonzero(x: Any, /) -> tuple[Any, ...]:
     return tuple(_sized(index) for index in _compat.nonzero(x))
 
 
+def _unique(name: str, x: Any) -> Any:
+    """The standard's ``unique_*`` function ``name`` of ``x``, its sizes computed.
+
+    Of floating-point values, NumPy's on the computed array: Dask's merges every
+    NaN into one value (counted 0 times, or all of them), where the standard
+    counts each NaN as a value of its own.
+    """
+    if x.dtype.kind in "fc":
+        numpy_namespace = importlib.import_module("array_api_compat.numpy")
+        result = getattr(numpy_namespace, name)(x.compute())
+        if not isinstance(result, tuple):
+            return _compat.asarray(result)
+        return type(result)(*(_compat.asarray(part) for part in result))
+    result = getattr(_compat, name)(x)
+    if not isinstance(result, tuple):
+        return _sized(result)
+    return type(result)(*(_sized(part) for part in result))
+
+
 def unique_values(x: Any, /) -> Any:
-    return _sized(_compat.unique_values(x))
+    return _unique("unique_values", x)
 
 
 def unique_counts(x: Any, /) -> Any:
-    result = _compat.unique_counts(x)
-    return type(result)(*(_sized(part) for part in result))
+    return _unique("unique_counts", x)
 
 
 def unique_inverse(x: Any, /) -> Any:
-    result = _compat.unique_inverse(x)
-    return type(result)(*(_sized(part) for part in result))
+    return _unique("unique_inverse", x)
 
 
 def unique_all(x: Any, /) -> Any:
-    result = _compat.unique_all(x)
-    return type(result)(*(_sized(part) for part in result))
+    return _unique("unique_all", x)
 
 
 def repeat(x: Any, repeats: Any, /, *, axis: int | None = None) -> Any:

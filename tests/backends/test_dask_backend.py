@@ -472,3 +472,17 @@ def test_take_of_one_index_zero_has_its_own_shape(index: list[int]) -> None:
         np.testing.assert_array_equal(x.grad.numpy(), expected)
         flat = plugrad.take(plugrad.asarray(values[0, 0]), plugrad.asarray(index))
         assert flat.shape == (len(index),)
+
+
+@pytest.mark.parametrize("name", ["unique_values", "unique_counts", "unique_inverse", "unique_all"])
+def test_unique_counts_each_nan_as_a_value_of_its_own(name: str) -> None:
+    # Dask's unique merged every NaN into one value, counted 0 times (or all of them).
+    values = np.array([1.0, np.nan, np.nan, 1.0, 3.0])
+    ours = getattr(plugrad, name)(plugrad.asarray(values, device="dask"))
+    reference = getattr(plugrad, name)(plugrad.asarray(values))
+    for mine, expected in zip(
+        ours if isinstance(ours, tuple) else (ours,),
+        reference if isinstance(reference, tuple) else (reference,),
+    ):
+        np.testing.assert_array_equal(mine.numpy(), expected.numpy())
+        assert mine.dtype == expected.dtype
