@@ -274,3 +274,16 @@ def test_without_64_bit_types_the_library_asks_for_no_int64() -> None:
         [sys.executable, "-c", _WITHOUT_INT64], env=environment, capture_output=True, text=True
     )
     assert done.returncode == 0, done.stderr[-3000:]
+
+
+@pytest.mark.parametrize("name", ["cumulative_sum", "cumulative_prod", "cumsum", "cumprod"])
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "int32"])
+def test_running_sums_and_products_of_small_integers_widen_as_the_standard_says(name, dtype):
+    # JAX kept int8 for a running product: 100 * 100 came out 16.
+    values = np.array([100, 100, 3])
+    kwargs = {"dim": 0} if name in ("cumsum", "cumprod") else {}
+    function, kind = getattr(plugrad, name), getattr(plugrad, dtype)
+    ours = function(plugrad.asarray(values, dtype=kind, device="jax"), **kwargs)
+    reference = function(plugrad.asarray(values, dtype=kind), **kwargs)
+    assert ours.dtype == reference.dtype
+    assert ours.tolist() == reference.tolist()
