@@ -150,8 +150,9 @@ class Tensor(_InstalledMethods):
         self._array = value._array
         self._device = value._device
         # Graphs that saved this tensor, or a view of it, now raise instead of mixing the
-        # old values with the new ones.
+        # old values with the new ones; its views stay views of the old memory.
         self._bump_version()
+        _versions.leave_memory(self)
 
     @property
     def shape(self) -> tuple[int, ...]:

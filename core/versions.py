@@ -33,6 +33,7 @@ __all__ = [
     "ViewOf",
     "add_alias",
     "bump_version",
+    "leave_memory",
     "memory_family",
     "memory_links",
     "shared_counter",
@@ -131,6 +132,29 @@ def _forget_dead_aliases(counter: list[Any]) -> None:
     with _pruning:
         seen = len(counter)
         counter[1:seen] = [entry for entry in counter[1:seen] if entry[0]() is not None]
+
+
+def leave_memory(tensor: Versioned) -> None:
+    """``tensor`` holds memory of its own now (``x.data = y``): it leaves the tensors it
+    shared memory with, keeping its version (graphs that saved it still refuse to run).
+
+    Its views stay views of the old memory, which on backends whose views are
+    copies they no longer follow into ``tensor`` (as NumPy's views would not).
+    """
+    counter = tensor._counter
+    if counter is None or len(counter) < 2:
+        return
+    with _pruning:
+        kept = []
+        for member_ref, source_ref, key in counter[1:]:
+            member = member_ref()
+            if member is None or member is tensor:
+                continue
+            if source_ref is not None and source_ref() is tensor:
+                source_ref, key = None, None  # made from tensor's old values: not derivable now
+            kept.append((member_ref, source_ref, key))
+        counter[1:] = kept
+    tensor._counter = [counter[0]]
 
 
 def bump_version(tensor: Versioned) -> None:

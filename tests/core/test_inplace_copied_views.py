@@ -268,3 +268,20 @@ def test_a_compiled_change_a_view_made_since_cannot_follow_is_refused(copying) -
     _assert_nothing_changed((x, column), values, versions)
     del column
     assert scale().item() == 40.0
+
+
+def test_a_tensor_given_new_data_leaves_its_views_behind(device) -> None:
+    # NumPy: x.data = y gives x new memory, and its views keep the old. Where views are
+    # copies they still followed x (v.add_(1) wrote into the new data).
+    x = plugrad.arange(4.0)
+    v = x[1:]
+    x.data = plugrad.zeros(4)
+    v.add_(1)
+    assert x.tolist() == [0.0, 0.0, 0.0, 0.0] and v.tolist() == [2.0, 3.0, 4.0]
+    x.add_(5)
+    assert x.tolist() == [5.0] * 4 and v.tolist() == [2.0, 3.0, 4.0]
+    w = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    loss = (w * w).sum()
+    w.data = plugrad.tensor([3.0, 4.0])
+    with pytest.raises(plugrad.errors.InPlaceModificationError):
+        loss.backward()  # it saved the old values
