@@ -15,6 +15,8 @@
   depends on the values, so Dask leaves the size unknown (``nan``); plugrad's
   tensors have known shapes, so these compute it (the only ops that compute
   part of the graph when called, as a size that depends on the data must).
+  ``nonzero`` takes NumPy's positions of the computed array (one chunk): Dask's,
+  their chunk sizes computed, were wrong where a chunk held no nonzero element.
   Of floating-point values the ``unique_*`` functions are NumPy's on the
   computed array: Dask's merges every NaN into one value.
 
@@ -123,7 +125,11 @@ def _sized(x: Any) -> Any:
 
 
 def nonzero(x: Any, /) -> tuple[Any, ...]:
-    return tuple(_sized(index) for index in _compat.nonzero(x))
+    # NumPy's on the computed array, each index one chunk: Dask's positions, their chunk
+    # sizes computed, came out wrong where a chunk held no True ((1, 0, 0) chunks of a
+    # one-True mask computed to three positions), and x[mask] with them.
+    computed = np.asarray(x.compute())
+    return tuple(_compat.asarray(index) for index in np.nonzero(computed))
 
 
 def _unique(name: str, x: Any) -> Any:

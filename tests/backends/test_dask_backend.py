@@ -486,3 +486,27 @@ def test_unique_counts_each_nan_as_a_value_of_its_own(name: str) -> None:
     ):
         np.testing.assert_array_equal(mine.numpy(), expected.numpy())
         assert mine.dtype == expected.dtype
+
+
+def test_masks_of_tensors_in_several_chunks_pick_what_numpy_picks() -> None:
+    # Dask's nonzero, its chunk sizes computed, gave wrong positions where a chunk held no
+    # True: x[x == x.max()] came out [4., 4.] (sum 8), x[x == 2.] raised from inside Dask.
+    x = plugrad.concat([plugrad.asarray([1.0, 4.0], device="dask"),
+                        plugrad.asarray([3.0, 2.0], device="dask")])  # fmt: skip
+    assert len(x.array.chunks[0]) == 2
+    assert x[x == x.max()].tolist() == [4.0] and x[x == x.max()].sum().item() == 4.0
+    assert x[x == 2.0].tolist() == [2.0] and x[x > 10].tolist() == []
+    parts = [
+        plugrad.asarray(p, device="dask") for p in ([False, True], [False, False], [False] * 2)
+    ]
+    mask, y = plugrad.concat(parts), plugrad.arange(6.0, device="dask")
+    assert (plugrad.nonzero(mask)[0] + 0).tolist() == [1]
+    assert y[mask].tolist() == [1.0] and y.masked_select(mask).tolist() == [1.0]
+    assert plugrad.argwhere(mask).tolist() == [[1]]
+    z = y.clone()
+    z[mask] = 7.0
+    assert z.tolist() == [0.0, 7.0, 2.0, 3.0, 4.0, 5.0]
+    assert plugrad.median(x).item() == 2.0
+    a = x.clone().requires_grad_()
+    a[a > 10].sum().backward()
+    assert a.grad.tolist() == [0.0] * 4
