@@ -327,3 +327,19 @@ def test_comparing_with_a_python_integer_out_of_range_answers_as_mathematics(bac
         assert (plugrad.asarray([1, 2], dtype=plugrad.int8) == 1000).tolist() == [False, False]
         assert (small != 256).tolist() == [True, True, True]
         assert (small + 255).tolist() == [0, 1, 255]  # in range: uint8 arithmetic wraps
+
+
+@pytest.mark.parametrize("backend", backends_under_test())
+@pytest.mark.parametrize(
+    "operation",
+    [lambda lib: lib.asarray([2, 1]) ** lib.asarray([-1, 1]), lambda lib: lib.asarray([2]) ** -1,
+     lambda lib: 2 ** lib.asarray([-1]), lambda lib: lib.pow(lib.asarray([2]), -2),
+     lambda lib: lib.asarray([2]).pow_(-1)],
+)  # fmt: skip
+def test_integers_to_negative_integer_powers_are_refused_on_every_backend(backend, operation):
+    # NumPy refuses them; PyTorch and JAX gave 2 ** -1 as 0.
+    with plugrad.use_backend(backend):
+        with pytest.raises(ValueError, match="negative integer powers"):
+            operation(plugrad)
+        assert (plugrad.asarray([2, 3]) ** plugrad.asarray([2, 0])).tolist() == [4, 1]
+        assert (plugrad.asarray([2.0]) ** -1).tolist() == [0.5]
