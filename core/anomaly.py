@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 
 from .errors import AnomalyError
 
-__all__ = ["detect_anomaly", "is_anomaly_enabled"]
+__all__ = ["detect_anomaly", "is_anomaly_enabled", "set_detect_anomaly"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -83,22 +83,12 @@ class detect_anomaly:
     """
 
     def __enter__(self) -> None:
-        global enabled, _depth
         with _lock:
-            if not _depth:
-                for listener in _listeners:
-                    listener(True)
-            _depth += 1
-            enabled = True
+            _add_level(1)
 
     def __exit__(self, *exc_info: object) -> None:
-        global enabled, _depth
         with _lock:
-            _depth -= 1
-            if not _depth:
-                enabled = False
-                for listener in _listeners:
-                    listener(False)
+            _add_level(-1)
 
     def __call__(self, func: F) -> F:
         @functools.wraps(func)
@@ -107,6 +97,61 @@ class detect_anomaly:
                 return func(*args, **kwargs)
 
         return wrapper  # type: ignore[return-value]
+
+
+def _add_level(change: int) -> None:
+    """One more (or one fewer) reason for anomaly mode; on while there is any. Holds ``_lock``."""
+    global enabled, _depth
+    _depth += change
+    if enabled is not (_depth > 0):
+        enabled = _depth > 0
+        for listener in _listeners:
+            listener(enabled)
+
+
+#: Whether ``set_detect_anomaly(True)`` holds one of the levels.
+_switched_on = False
+
+
+class set_detect_anomaly:
+    """Turn anomaly mode on or off from now on, or, as a context manager, for a block (PyTorch's).
+
+    ``set_detect_anomaly(True)`` keeps the mode on until ``set_detect_anomaly(False)``
+    (which leaves it on inside a :class:`detect_anomaly` block still open); used
+    in a ``with`` statement, the setting before it comes back at the end.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> with plugrad.autograd.set_detect_anomaly(True):
+    ...     plugrad.autograd.is_anomaly_enabled()
+    True
+    >>> plugrad.autograd.is_anomaly_enabled()
+    False
+    """
+
+    def __init__(self, mode: bool, check_nan: bool = True) -> None:
+        if not check_nan:
+            raise ValueError(
+                "set_detect_anomaly(check_nan=False) is not supported: anomaly mode always "
+                "checks the gradients for NaN and inf"
+            )
+        self._before = _switched_on
+        _switch(bool(mode))
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc_info: object) -> None:
+        _switch(self._before)
+
+
+def _switch(on: bool) -> None:
+    global _switched_on
+    with _lock:
+        if on is not _switched_on:
+            _switched_on = on
+            _add_level(1 if on else -1)
 
 
 def on_switch(listener: Callable[[bool], None]) -> None:

@@ -14,7 +14,7 @@ import sys
 from typing import Any
 
 from . import autograd_functional as functional
-from .anomaly import detect_anomaly, is_anomaly_enabled
+from .anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from .engine import backward, grad
 from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
@@ -32,6 +32,7 @@ __all__ = [
     "Variable",
     "backward",
     "detect_anomaly",
+    "set_detect_anomaly",
     "functional",
     "enable_grad",
     "grad",

@@ -241,8 +241,9 @@ def _backend_info(
     return dtype, getattr(device.xp, function)(device.native_dtype(dtype))
 
 
-def finfo(type: _dtypes.DType | Tensor, /) -> finfo_object:
-    """Return the machine limits of a floating-point dtype (for a complex one, of its parts).
+def finfo(type: _dtypes.DType | Tensor | None = None, /) -> finfo_object:
+    """Return the machine limits of a floating-point dtype (for a complex one, of its parts);
+    with none given, of the default float dtype (PyTorch's ``torch.finfo()``).
 
     Examples
     --------
@@ -251,7 +252,11 @@ def finfo(type: _dtypes.DType | Tensor, /) -> finfo_object:
     1.1920928955078125e-07
     >>> plugrad.finfo(plugrad.complex128).dtype
     plugrad.float64
+    >>> plugrad.finfo().dtype
+    plugrad.float32
     """
+    if type is None:
+        type = _dtypes.default_float_dtype
     kinds = ("real floating", "complex floating")
     dtype, info = _backend_info(type, "finfo", kinds, "a floating-point dtype")
     real = getattr(_dtypes, _REAL_OF_COMPLEX.get(dtype.name, dtype.name))

@@ -386,3 +386,26 @@ def test_the_legacy_variable_wraps_a_tensor_as_pytorchs() -> None:
     assert isinstance(data, Variable) and not isinstance([1.0], Variable)
     with pytest.raises(TypeError, match="takes a Tensor"):
         Variable([1.0, 2.0])
+
+
+def test_set_detect_anomaly_turns_the_mode_on_for_good_or_for_a_block() -> None:
+    autograd = plugrad.autograd
+    assert not autograd.is_anomaly_enabled()
+    try:
+        autograd.set_detect_anomaly(True)
+        assert autograd.is_anomaly_enabled()
+        with autograd.detect_anomaly():
+            assert autograd.is_anomaly_enabled()
+        assert autograd.is_anomaly_enabled()  # still set
+    finally:
+        autograd.set_detect_anomaly(False)
+    assert not autograd.is_anomaly_enabled()
+    x = plugrad.tensor([0.0, 1.0], requires_grad=True)
+    with autograd.set_detect_anomaly(True):
+        assert autograd.is_anomaly_enabled()
+        with pytest.raises(plugrad.errors.AnomalyError), np.errstate(divide="ignore"):
+            plugrad.log(x).sum().backward()
+    assert not autograd.is_anomaly_enabled()
+    with pytest.raises(ValueError, match="check_nan"):
+        autograd.set_detect_anomaly(True, check_nan=False)
+    assert not autograd.is_anomaly_enabled()

@@ -40,3 +40,12 @@ def test_limits_of_a_dtype_the_default_backend_lacks() -> None:
     info = plugrad.finfo(plugrad.float16)
     assert (info.bits, info.eps, info.max) == (16, 2.0**-10, 65504.0)
     assert plugrad.iinfo(plugrad.uint64).max == 2**64 - 1
+
+
+def test_finfo_without_a_dtype_is_that_of_the_default_float_dtype() -> None:
+    assert plugrad.finfo().dtype == plugrad.float32 and plugrad.finfo().eps == 2.0**-23
+    plugrad.set_default_dtype(plugrad.float64)
+    try:
+        assert plugrad.finfo().dtype == plugrad.float64
+    finally:
+        plugrad.set_default_dtype(plugrad.float32)
