@@ -69,10 +69,11 @@ def apply1(op: RegisteredOp, x: Any, params: dict[str, Any] | None) -> Tensor:
         raise _no_kernel(op, device) from None
     try:
         out = kernel(x._array, **params) if params else kernel(x._array)
-    except ValueError as exc:
+    except (ValueError, RuntimeError) as exc:  # PyTorch's shape errors are RuntimeErrors
         _retell_shape_error(op, device, exc, (x,))
         raise
-    except TypeError as exc:
+    except TypeError as exc:  # JAX's shape errors are TypeErrors
+        _retell_shape_error(op, device, exc, (x,))
         _retell_dtype_error(op, device, exc, (x,))
         raise
     if type(out) is not device.array_type and type(out) not in device.output_types:
@@ -158,10 +159,11 @@ def apply2(op: RegisteredOp, x1: Any, x2: Any, params: dict[str, Any] | None) ->
         raise _no_kernel(op, device) from None
     try:
         out = kernel(a1, a2, **params) if params else kernel(a1, a2)
-    except ValueError as exc:
+    except (ValueError, RuntimeError) as exc:  # PyTorch's shape errors are RuntimeErrors
         _retell_shape_error(op, device, exc, (x1, x2))
         raise
-    except TypeError as exc:
+    except TypeError as exc:  # JAX's shape errors are TypeErrors
+        _retell_shape_error(op, device, exc, (x1, x2))
         _retell_dtype_error(op, device, exc, (x1, x2))
         raise
     except OverflowError as exc:
@@ -370,10 +372,11 @@ def apply_n(op: RegisteredOp, inputs: tuple[Any, ...], params: dict[str, Any] | 
         raise _no_kernel(op, device) from None
     try:
         out = kernel(*arrays, **params) if params else kernel(*arrays)
-    except ValueError as exc:
+    except (ValueError, RuntimeError) as exc:  # PyTorch's shape errors are RuntimeErrors
         _retell_shape_error(op, device, exc, inputs)
         raise
-    except TypeError as exc:
+    except TypeError as exc:  # JAX's shape errors are TypeErrors
+        _retell_shape_error(op, device, exc, inputs)
         _retell_dtype_error(op, device, exc, inputs)
         raise
     except OverflowError as exc:
@@ -448,10 +451,11 @@ def apply_general(op: RegisteredOp, inputs: tuple[Any, ...], params: dict[str, A
             out = kernel(arrays, **params) if params else kernel(arrays)
         else:
             out = kernel(*arrays, **params) if params else kernel(*arrays)
-    except ValueError as exc:
+    except (ValueError, RuntimeError) as exc:  # PyTorch's shape errors are RuntimeErrors
         _retell_shape_error(op, device, exc, items)
         raise
-    except TypeError as exc:
+    except TypeError as exc:  # JAX's shape errors are TypeErrors
+        _retell_shape_error(op, device, exc, items)
         _retell_dtype_error(op, device, exc, items)
         raise
     except OverflowError as exc:
@@ -925,7 +929,7 @@ def _scalar_out_of_range(op: RegisteredOp, error: OverflowError) -> ScalarRangeE
 
 
 def _retell_shape_error(
-    op: RegisteredOp, device: Device, error: ValueError, inputs: tuple[Any, ...]
+    op: RegisteredOp, device: Device, error: Exception, inputs: tuple[Any, ...]
 ) -> None:
     """Raise a backend's own shape error again as a ShapeError naming the op and the shapes.
 

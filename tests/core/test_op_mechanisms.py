@@ -13,6 +13,7 @@ from plugrad import registry
 from plugrad.errors import AxisError, DeviceMismatchError, DtypeError, ShapeError
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import op
+from plugrad.testing import backends_under_test
 
 # These tests are about op machinery; they pin the default device to numpy.
 pytestmark = pytest.mark.usefixtures("on_numpy")
@@ -241,3 +242,17 @@ def test_an_axis_out_of_range_is_an_axis_error_both_index_and_shape_error(backen
         call(x)
     # The Array API asks for an IndexError; plugrad's shape errors are ValueErrors.
     assert isinstance(caught.value, IndexError) and isinstance(caught.value, ShapeError)
+
+
+@pytest.mark.parametrize("backend", backends_under_test())
+@pytest.mark.parametrize(
+    "mismatch",
+    [lambda p: p.ones(3) + p.ones(4), lambda p: p.ones((2, 3)) @ p.ones((2, 3)),
+     lambda p: p.concat([p.ones((2, 3)), p.ones((2, 4))]),
+     lambda p: p.reshape(p.ones(6), (4, 2)), lambda p: p.stack([p.ones(2), p.ones(3)])],
+)  # fmt: skip
+def test_a_shape_mismatch_is_a_shape_error_on_every_backend(backend: str, mismatch) -> None:
+    # PyTorch's kernels raise RuntimeError for these and JAX's TypeError, which came through
+    # as they were: `except ShapeError` caught them on NumPy only.
+    with plugrad.use_backend(backend), pytest.raises(ShapeError, match="cannot take inputs"):
+        mismatch(plugrad)
