@@ -237,12 +237,22 @@ class _Extension(types.ModuleType):
         return sorted(set(dir(self._base)) | set(self.__dict__))
 
 
+def _square_chunks(x: Any) -> Any:
+    """A square matrix whose every chunk is square: Dask's blocked ``inv``, ``cholesky`` and
+    ``solve`` take no other (a matrix joined by ``concat`` has others). Rows and columns
+    chunked alike in equal blocks where the rows are, else one chunk."""
+    rows = x.chunks[0]
+    if builtins.all(n == rows[0] for n in rows):
+        return x if x.chunks[1] == rows else x.rechunk((rows, rows))
+    return x.rechunk((-1, -1))
+
+
 def _cholesky(x: Any, /, *, upper: bool = False) -> Any:
     import dask.array
 
     if x.ndim != 2:  # Dask factors one matrix at a time
         return _cholesky_of_each(x, upper)
-    lower = dask.array.linalg.cholesky(x, lower=True)
+    lower = dask.array.linalg.cholesky(_square_chunks(x), lower=True)
     if not upper:
         return lower
     return _compat.conj(_compat.matrix_transpose(lower))
@@ -251,7 +261,7 @@ def _cholesky(x: Any, /, *, upper: bool = False) -> Any:
 def _inv(x: Any, /) -> Any:
     if x.ndim != 2:
         return _per_matrix(np.linalg.inv, "(n,n)->(n,n)", x)
-    inverse = _compat.linalg.inv(x)
+    inverse = _compat.linalg.inv(_square_chunks(x))
     return inverse if inverse.dtype == x.dtype else _compat.astype(inverse, x.dtype)
 
 
@@ -348,7 +358,8 @@ def _cholesky_of_each(x: Any, upper: bool) -> Any:
 
 def _solve(x1: Any, x2: Any, /) -> Any:
     if x1.ndim == 2 and x2.ndim <= 2:
-        return _compat.linalg.solve(x1, x2)
+        x1 = _square_chunks(x1)
+        return _compat.linalg.solve(x1, x2.rechunk({0: x1.chunks[0]}))
     # As the standard says: x2 is a vector only if it has one dimension.
     core = 1 if x2.ndim == 1 else 2
     stack = np.broadcast_shapes(x1.shape[:-2], x2.shape[:-core])
@@ -370,6 +381,35 @@ def _svd(x: Any, /, *, full_matrices: bool = True, compute_uv: bool = True) -> A
         lambda a: tuple(np.linalg.svd(a, full_matrices=full_matrices)), signature, x,
         dtypes=(x.dtype, _real(x.dtype), x.dtype), sizes={"k": builtins.min(rows, cols)},
     )  # fmt: skip
+
+
+#: NumPy's qr, typed to take the mode as a string.
+_numpy_qr: Any = np.linalg.qr
+
+
+def _qr(x: Any, /, *, mode: str = "reduced") -> Any:
+    # Dask factors one tall-and-skinny matrix, in mode "reduced" only: others, NumPy's.
+    if x.ndim == 2 and mode == "reduced" and x.shape[0] >= x.shape[1]:
+        return _compat.linalg.qr(x.rechunk({1: -1}))
+    rows, cols = x.shape[-2:]
+    k = builtins.min(rows, cols)
+    q_cols, r_rows = (rows, rows) if mode == "complete" else (k, k)
+    return _per_matrix(
+        lambda a: tuple(_numpy_qr(a, mode=mode)), "(m,n)->(m,q),(r,n)", x,
+        dtypes=(x.dtype, x.dtype), sizes={"q": q_cols, "r": r_rows},
+    )  # fmt: skip
+
+
+def _matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> Any:
+    # Dask's norms by singular values take one matrix: those of a stack from its svdvals.
+    if ord not in (2, -2, "nuc") or x.ndim == 2:
+        return _compat.linalg.matrix_norm(x, keepdims=keepdims, ord=ord)
+    values = _svdvals(x)
+    if ord == "nuc":
+        norm = _compat.sum(values, axis=-1)
+    else:
+        norm = (_compat.max if ord == 2 else _compat.min)(values, axis=-1)
+    return norm[..., None, None] if keepdims else norm
 
 
 def _svdvals(x: Any, /) -> Any:
@@ -429,9 +469,11 @@ linalg = _Extension(
         "eigvals": _eigvals,
         "eigvalsh": _eigvalsh,
         "inv": _inv,
+        "matrix_norm": _matrix_norm,
         "matrix_power": _matrix_power,
         "matrix_rank": _matrix_rank,
         "pinv": _pinv,
+        "qr": _qr,
         "slogdet": _slogdet,
         "solve": _solve,
         "svd": _svd,

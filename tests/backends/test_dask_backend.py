@@ -510,3 +510,37 @@ def test_masks_of_tensors_in_several_chunks_pick_what_numpy_picks() -> None:
     a = x.clone().requires_grad_()
     a[a > 10].sum().backward()
     assert a.grad.tolist() == [0.0] * 4
+
+
+def test_linalg_takes_matrices_in_any_chunks_stacks_and_modes() -> None:
+    # A matrix joined by concat has chunks of unequal sizes, which Dask's blocked inv,
+    # cholesky and solve refused; its qr took one matrix in mode "reduced" only, and its
+    # norms by singular values one matrix.
+    rows = ([[4.0, 1.0, 2.0], [1.0, 5.0, 3.0]], [[2.0, 3.0, 6.0]])
+    joined = plugrad.concat([plugrad.asarray(r, device="dask") for r in rows])
+    matrix = np.concatenate(rows)
+    close = {"rtol": 1e-5, "atol": 1e-6}  # float32
+    assert joined.array.chunks == ((2, 1), (3,))
+    linalg = plugrad.linalg
+    np.testing.assert_allclose(linalg.inv(joined).numpy(), np.linalg.inv(matrix), **close)
+    np.testing.assert_allclose(
+        linalg.cholesky(joined @ joined.mT).numpy(), np.linalg.cholesky(matrix @ matrix.T), **close
+    )
+    np.testing.assert_allclose(
+        linalg.solve(joined, plugrad.ones(3, device="dask")).numpy(),
+        np.linalg.solve(matrix, np.ones(3)),
+        **close,
+    )
+    stack = plugrad.stack([plugrad.eye(3, device="dask") * 2 + 1] * 2)
+    q, r = linalg.qr(stack)
+    np.testing.assert_allclose((q @ r).numpy(), stack.numpy(), **close)
+    q, r = linalg.qr(plugrad.ones(3, 2, device="dask"), mode="complete")
+    assert (q.shape, r.shape) == ((3, 3), (3, 2))
+    norms = linalg.matrix_norm(stack, ord=2)
+    expected = np.linalg.norm(stack.numpy(), 2, axis=(-2, -1))
+    np.testing.assert_allclose(norms.numpy(), expected, **close)
+    np.testing.assert_allclose(
+        linalg.matrix_norm(stack, ord="nuc", keepdims=True).numpy(),
+        np.linalg.norm(stack.numpy(), "nuc", axis=(-2, -1), keepdims=True),
+        **close,
+    )
