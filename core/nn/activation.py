@@ -245,18 +245,15 @@ class Hardtanh(_WithSettings):
     ) -> None:
         super().__init__()
         # PyTorch's old names, still taken there with a warning.
-        if min_value is not None:
-            warnings.warn(
-                "Hardtanh: min_value is deprecated and renamed to min_val", FutureWarning,
-                stacklevel=2,
-            )  # fmt: skip
-            min_val = min_value
-        if max_value is not None:
-            warnings.warn(
-                "Hardtanh: max_value is deprecated and renamed to max_val", FutureWarning,
-                stacklevel=2,
-            )  # fmt: skip
-            max_val = max_value
+        for old, given in (("min_value", min_value), ("max_value", max_value)):
+            if given is not None:
+                new = old.replace("value", "val")
+                warnings.warn(
+                    f"Hardtanh: {old} is deprecated and renamed to {new}", FutureWarning,
+                    stacklevel=2,
+                )  # fmt: skip
+        min_val = min_val if min_value is None else min_value
+        max_val = max_val if max_value is None else max_value
         if min_val > max_val:
             raise ValueError(f"Hardtanh: min_val ({min_val}) must not exceed max_val ({max_val})")
         self.min_val, self.max_val, self.inplace = min_val, max_val, inplace
