@@ -440,11 +440,14 @@ maximum = op("maximum(x1, x2)", vjp=_extremum_rules(lambda a, b: a < b), broadca
 minimum = op("minimum(x1, x2)", vjp=_extremum_rules(lambda a, b: a > b), broadcasting=True,
              promotion="mixed", methods="minimum",
              real_only=True, doc="Element-wise minimum, broadcasting; ties split the gradient.")
+def _copysign_grad(xp: Any, g: Any, ans: Any, x1: Any, x2: Any) -> Any:
+    x1, x2 = _arrays(xp, x1, x2)  # a Python number's sign bit, which the standard's takes not
+    return xp.where(x1 == 0, 0.0, xp.where(xp.signbit(x1) == xp.signbit(x2), g, -g))
+
+
 copysign = op(
     "copysign(x1, x2)", promotion="float",
-    vjp=(lambda xp, g, ans, x1, x2: xp.where(
-            x1 == 0, 0.0, xp.where(xp.signbit(x1) == xp.signbit(x2), g, -g)),
-         lambda xp, g, ans, x1, x2: xp.zeros_like(g)),
+    vjp=(_copysign_grad, lambda xp, g, ans, x1, x2: xp.zeros_like(g)),
     broadcasting=True, methods="copysign", inplace=True, real_only=True,
     doc="The magnitude of ``x1`` with the sign of ``x2``, element-wise (no gradient for ``x2``).",
 )
