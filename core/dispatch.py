@@ -69,11 +69,12 @@ def apply1(op: RegisteredOp, x: Any, params: dict[str, Any] | None) -> Tensor:
         raise _no_kernel(op, device) from None
     try:
         out = kernel(x._array, **params) if params else kernel(x._array)
-    except (ValueError, RuntimeError) as exc:  # PyTorch's shape errors are RuntimeErrors
+    except (ValueError, RuntimeError, IndexError) as exc:  # PyTorch's: RuntimeError, IndexError
         _retell_shape_error(op, device, exc, (x,))
         raise
-    except TypeError as exc:  # JAX's shape errors are TypeErrors
-        _retell_shape_error(op, device, exc, (x,))
+    except TypeError as exc:
+        if "shape" in str(exc):  # JAX's shape errors are TypeErrors
+            _retell_shape_error(op, device, exc, (x,))
         _retell_dtype_error(op, device, exc, (x,))
         raise
     if type(out) is not device.array_type and type(out) not in device.output_types:
@@ -159,11 +160,12 @@ def apply2(op: RegisteredOp, x1: Any, x2: Any, params: dict[str, Any] | None) ->
         raise _no_kernel(op, device) from None
     try:
         out = kernel(a1, a2, **params) if params else kernel(a1, a2)
-    except (ValueError, RuntimeError) as exc:  # PyTorch's shape errors are RuntimeErrors
+    except (ValueError, RuntimeError, IndexError) as exc:  # PyTorch's: RuntimeError, IndexError
         _retell_shape_error(op, device, exc, (x1, x2))
         raise
-    except TypeError as exc:  # JAX's shape errors are TypeErrors
-        _retell_shape_error(op, device, exc, (x1, x2))
+    except TypeError as exc:
+        if "shape" in str(exc):  # JAX's shape errors are TypeErrors
+            _retell_shape_error(op, device, exc, (x1, x2))
         _retell_dtype_error(op, device, exc, (x1, x2))
         raise
     except OverflowError as exc:
@@ -372,11 +374,12 @@ def apply_n(op: RegisteredOp, inputs: tuple[Any, ...], params: dict[str, Any] | 
         raise _no_kernel(op, device) from None
     try:
         out = kernel(*arrays, **params) if params else kernel(*arrays)
-    except (ValueError, RuntimeError) as exc:  # PyTorch's shape errors are RuntimeErrors
+    except (ValueError, RuntimeError, IndexError) as exc:  # PyTorch's: RuntimeError, IndexError
         _retell_shape_error(op, device, exc, inputs)
         raise
-    except TypeError as exc:  # JAX's shape errors are TypeErrors
-        _retell_shape_error(op, device, exc, inputs)
+    except TypeError as exc:
+        if "shape" in str(exc):  # JAX's shape errors are TypeErrors
+            _retell_shape_error(op, device, exc, inputs)
         _retell_dtype_error(op, device, exc, inputs)
         raise
     except OverflowError as exc:
@@ -451,11 +454,12 @@ def apply_general(op: RegisteredOp, inputs: tuple[Any, ...], params: dict[str, A
             out = kernel(arrays, **params) if params else kernel(arrays)
         else:
             out = kernel(*arrays, **params) if params else kernel(*arrays)
-    except (ValueError, RuntimeError) as exc:  # PyTorch's shape errors are RuntimeErrors
+    except (ValueError, RuntimeError, IndexError) as exc:  # PyTorch's: RuntimeError, IndexError
         _retell_shape_error(op, device, exc, items)
         raise
-    except TypeError as exc:  # JAX's shape errors are TypeErrors
-        _retell_shape_error(op, device, exc, items)
+    except TypeError as exc:
+        if "shape" in str(exc):  # JAX's shape errors are TypeErrors
+            _retell_shape_error(op, device, exc, items)
         _retell_dtype_error(op, device, exc, items)
         raise
     except OverflowError as exc:
@@ -938,6 +942,12 @@ def _retell_shape_error(
     text = str(error)
     if isinstance(error, PlugradError) or not any(w in text.lower() for w in _SHAPE_WORDS):
         return
+    if (
+        isinstance(error, IndexError)
+        and not isinstance(error, ValueError)
+        and "dimension out of range" not in text.lower()
+    ):
+        return  # an index past the end (the standard's IndexError), not an axis (NumPy's)
     shapes = ", ".join(str(x.shape) if isinstance(x, Tensor) else type(x).__name__ for x in inputs)
     # An axis out of range (NumPy's AxisError is also an IndexError): the standard's IndexError.
     # Dask says "`axis` of (-3,) invalid for 2-D array".
