@@ -22,7 +22,7 @@ def fftshift(x: TensorLike, /, dim: Any = ..., *, axes: Any = ..., out: Any = ..
     """Move the zero frequency to the middle of ``axes`` (all axes by default)."""
 
 
-def hfft(x: TensorLike, /, n: Any = ..., dim: Any = ..., norm: Any = ..., *, axis: Any = ..., out: Any = ...) -> Tensor:
+def hfft(x: TensorLike, /, n: Any = ..., dim: Any = ..., norm: str = ..., *, axis: int = ..., out: Any = ...) -> Tensor:
     """Discrete Fourier transform (real) of a Hermitian signal given by its first half."""
 
 
@@ -46,7 +46,7 @@ def ihfft(x: TensorLike, /, n: Any = ..., dim: Any = ..., norm: Any = ..., *, ax
     """Inverse of :func:`hfft`: the conjugated first half of a real signal's spectrum."""
 
 
-def irfft(x: TensorLike, /, n: Any = ..., dim: Any = ..., norm: Any = ..., *, axis: Any = ..., out: Any = ...) -> Tensor:
+def irfft(x: TensorLike, /, n: Any = ..., dim: Any = ..., norm: str = ..., *, axis: int = ..., out: Any = ...) -> Tensor:
     """Inverse of :func:`rfft`: ``n`` real values (``2 * (m - 1)`` from ``m`` terms)."""
 
 

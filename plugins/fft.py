@@ -18,7 +18,7 @@ from typing import Any
 from plugrad.errors import InvalidArgumentError
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
-from plugrad.plugins._rules import axis_slice, cast, device_of, is_complex, one_array
+from plugrad.plugins._rules import axis_slice, cast, device_of, one_array
 
 #: PyTorch's ``norm=None`` is ``"backward"``.
 _DUAL = {"backward": "forward", "ortho": "ortho", "forward": "backward", None: "forward"}
@@ -83,7 +83,8 @@ def _pair_weights(xp: Any, like: Any, axis: int, full: int) -> Any:
 
 
 def _complex_input(name: str) -> Any:
-    """The kernel of a 1-D complex-to-complex transform, which converts real input first."""
+    """The kernel of a 1-D transform of complex input (``fft``, ``ifft``, ``irfft``,
+    ``hfft``), which converts real input first."""
 
     def kernel(xp: Any, x: Any, /, *, n: Any = None, axis: int = -1, norm: str = "backward") -> Any:
         return getattr(xp.fft, name)(_as_complex(xp, x), n=n, axis=axis, norm=norm)
@@ -105,8 +106,9 @@ def _over_axes(name: str) -> Any:
                     f"{name}(): the axes {tuple(axes)} name one axis twice; give each once"
                 )
             if not axes and name in ("fftn", "ifftn"):  # no axis transformed: still complex
-                complex_dtype = xp.complex128 if x.dtype == xp.float64 else xp.complex64
-                return x if is_complex(xp, x) else xp.astype(x, complex_dtype)
+                return _as_complex(xp, x)
+        if name in ("fftn", "ifftn", "irfftn"):
+            x = _as_complex(xp, x)  # (as fft's: the standard's take complex input only)
         return getattr(xp.fft, name)(x, s=s, axes=axes, norm=norm)
 
     return kernel
@@ -243,13 +245,13 @@ ifftn = _over_axes_row("ifftn", _fftn_grad("fftn"), doc=(
     "N-dimensional inverse discrete Fourier transform over ``axes`` (sizes ``s``)."))
 rfft = _one_axis_row("rfft", _rfft_grad, doc=(
     "Discrete Fourier transform of real input: the ``n // 2 + 1`` non-negative terms."))
-irfft = _one_axis_row("irfft", _irfft_grad, doc=(
+irfft = _one_axis_row("irfft", _irfft_grad, kernel=_complex_input("irfft"), doc=(
     "Inverse of :func:`rfft`: ``n`` real values (``2 * (m - 1)`` from ``m`` terms)."))
 rfftn = _over_axes_row("rfftn", _rfftn_grad, doc=(
     "N-dimensional discrete Fourier transform of real input (the last axis halved)."))
 irfftn = _over_axes_row("irfftn", _irfftn_grad, doc=(
     "Inverse of :func:`rfftn`: real output of sizes ``s``."))
-hfft = _one_axis_row("hfft", _hfft_grad, doc=(
+hfft = _one_axis_row("hfft", _hfft_grad, kernel=_complex_input("hfft"), doc=(
     "Discrete Fourier transform (real) of a Hermitian signal given by its first half."))
 ihfft = _one_axis_row("ihfft", _ihfft_grad, doc=(
     "Inverse of :func:`hfft`: the conjugated first half of a real signal's spectrum."))
