@@ -907,22 +907,28 @@ def _int_scalar_fitted(
 
     Checked here, not left to the kernel: PyTorch and JAX wrap the number silently.
     """
-    key = (device.backend.name, x._array.dtype)
-    if key not in _RANGES:
-        info = device.xp.iinfo(x._array.dtype)
-        _RANGES[key] = (int(info.min), int(info.max))
-    low, high = cast(tuple[int, int], _RANGES[key])
+    low, high = _integer_range(device, x._array.dtype)
     if low <= number <= high:
         return None
     wide = device.default_int_dtype
-    if op.name in _COMPARISONS and x.dtype is not wide and x.dtype is not _dtypes.uint64:
-        return _ops.astype(x, wide)
+    wide_low, wide_high = _integer_range(device, device.native_dtype(wide))
+    if op.name in _COMPARISONS and wide_low <= low < high <= wide_high and x.dtype is not wide:
+        return _ops.astype(x, wide)  # (one that holds every value of x's dtype)
     where = "first" if number_first else "second"
     raise ScalarRangeError(
         f"{op.name}(): the number {number} ({where} argument) is out of the range of "
         f"{x.dtype.name} [{low}, {high}], the dtype of the tensor it meets; convert the tensor "
         "to a dtype that holds it (x.to(plugrad.int64)), or pass a number in range"
     )
+
+
+def _integer_range(device: Device, native: Any) -> tuple[int, int]:
+    """The lowest and highest value of the integer dtype ``native`` of ``device``'s backend."""
+    key = (device.backend.name, native)
+    if key not in _RANGES:
+        info = device.xp.iinfo(native)
+        _RANGES[key] = (int(info.min), int(info.max))
+    return cast(tuple[int, int], _RANGES[key])
 
 
 def _scalar_out_of_range(op: RegisteredOp, error: OverflowError) -> ScalarRangeError:

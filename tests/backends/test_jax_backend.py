@@ -263,6 +263,14 @@ for name, check in checks.items():
     except Exception as error:
         failed.append(f"{name}: {type(error).__name__}: {error}")
 assert not failed, "\\n".join(failed)
+# uint32 values beyond int32 cannot be compared with -3 in int32: refused, not wrapped.
+assert (t([1, 2], dtype=P.uint8) < -3).tolist() == [False, False]
+try:
+    t([4000000000, 1], dtype=P.uint32) < -3
+except P.errors.ScalarRangeError:
+    pass
+else:
+    raise AssertionError("uint32 < -3 compared in int32")
 """
 
 
