@@ -8,8 +8,10 @@ On an H100 that put float32 ``conv2d`` results, which plugrad computes with
 within float32's rounding. Here ``matmul``, ``tensordot`` and ``vecdot`` ask for
 ``Precision.HIGHEST``, and every ``linalg`` function runs under
 ``jax.default_matmul_precision("highest")``, as NumPy, CuPy and PyTorch's
-``matmul`` compute float32 products in float32. On the CPU this changes nothing. Every other name
-is ``jax.numpy``'s own.
+``matmul`` compute float32 products in float32. On the CPU this changes nothing.
+``cumulative_sum`` and ``cumulative_prod`` of small integers widen to the default
+integer dtype of their kind, as the standard says (``jax.numpy``'s kept ``int8``, in
+which a running product of 100s wrapped). Every other name is ``jax.numpy``'s own.
 """
 
 from __future__ import annotations
@@ -40,6 +42,28 @@ def tensordot(x1: Any, x2: Any, /, *, axes: Any = 2) -> Any:  # type: ignore[no-
 
 def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:  # type: ignore[no-redef, unused-ignore]
     return _jnp.vecdot(x1, x2, axis=axis, precision=_HIGHEST)
+
+
+def _widening_integers(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``function`` (a running sum or product) in the standard's default dtype for integers."""
+
+    @functools.wraps(function)
+    def call(
+        x: Any, /, *, axis: Any = None, dtype: Any = None, include_initial: bool = False
+    ) -> Any:
+        if dtype is None and _jnp.issubdtype(x.dtype, _jnp.integer):
+            signed = __array_namespace_info__().default_dtypes()["integral"]
+            if _jnp.issubdtype(x.dtype, _jnp.signedinteger):
+                dtype = signed
+            else:
+                dtype = _jnp.uint64 if signed == _jnp.int64 else _jnp.uint32
+        return function(x, axis=axis, dtype=dtype, include_initial=include_initial)
+
+    return call
+
+
+cumulative_sum = _widening_integers(_jnp.cumulative_sum)
+cumulative_prod = _widening_integers(_jnp.cumulative_prod)
 
 
 def _at_full_precision(function: Callable[..., Any]) -> Callable[..., Any]:

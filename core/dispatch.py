@@ -73,8 +73,6 @@ def apply1(op: RegisteredOp, x: Any, params: dict[str, Any] | None) -> Tensor:
         _retell_shape_error(op, device, exc, (x,))
         raise
     except TypeError as exc:
-        if "shape" in str(exc):  # JAX's shape errors are TypeErrors
-            _retell_shape_error(op, device, exc, (x,))
         _retell_dtype_error(op, device, exc, (x,))
         raise
     if type(out) is not device.array_type and type(out) not in device.output_types:
@@ -164,8 +162,6 @@ def apply2(op: RegisteredOp, x1: Any, x2: Any, params: dict[str, Any] | None) ->
         _retell_shape_error(op, device, exc, (x1, x2))
         raise
     except TypeError as exc:
-        if "shape" in str(exc):  # JAX's shape errors are TypeErrors
-            _retell_shape_error(op, device, exc, (x1, x2))
         _retell_dtype_error(op, device, exc, (x1, x2))
         raise
     except OverflowError as exc:
@@ -378,8 +374,6 @@ def apply_n(op: RegisteredOp, inputs: tuple[Any, ...], params: dict[str, Any] | 
         _retell_shape_error(op, device, exc, inputs)
         raise
     except TypeError as exc:
-        if "shape" in str(exc):  # JAX's shape errors are TypeErrors
-            _retell_shape_error(op, device, exc, inputs)
         _retell_dtype_error(op, device, exc, inputs)
         raise
     except OverflowError as exc:
@@ -458,8 +452,6 @@ def apply_general(op: RegisteredOp, inputs: tuple[Any, ...], params: dict[str, A
         _retell_shape_error(op, device, exc, items)
         raise
     except TypeError as exc:
-        if "shape" in str(exc):  # JAX's shape errors are TypeErrors
-            _retell_shape_error(op, device, exc, items)
         _retell_dtype_error(op, device, exc, items)
         raise
     except OverflowError as exc:
@@ -994,9 +986,12 @@ def _retell_dtype_error(
 ) -> None:
     """Raise a backend's refusal of an input dtype again as a DtypeError naming the op.
 
-    Returns for other errors, which the caller raises again unchanged.
+    Returns for other errors, which the caller raises again unchanged. JAX's shape
+    errors are TypeErrors too: those are retold as ShapeErrors.
     """
     text = str(error)
+    if "shape" in text:
+        _retell_shape_error(op, device, error, inputs)
     lowered = text.lower()
     # NumPy refuses `-` of bools saying "The numpy boolean negative ... is not supported".
     if isinstance(error, PlugradError) or ("dtype" not in lowered and "boolean" not in lowered):

@@ -27,12 +27,12 @@ from plugrad.plugins._rules import (
     conj,
     device_of,
     half_in_float32,
+    index_dtype,
     is_complex,
     is_half,
     is_scalar,
     logistic,
     safe_where_zero,
-    torch_accumulation_dtype,
 )
 
 # The rows are aligned by hand, one op per statement.
@@ -240,7 +240,7 @@ positive = op("positive(x)", vjp=lambda xp, g, ans, x: g, methods="positive",
               doc="Return ``+x`` element-wise (a new tensor with the same values).")
 def _square(xp: Any, x: Any, /) -> Any:
     if xp.isdtype(x.dtype, "bool"):  # in PyTorch's default integer dtype (NumPy's is int8)
-        x = xp.astype(x, torch_accumulation_dtype(xp, x, None))
+        x = xp.astype(x, index_dtype(xp, x))
     return xp.square(x)
 
 

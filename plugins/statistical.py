@@ -447,17 +447,8 @@ def _cumulative(name: str) -> Any:
         include_initial: bool = False,
     ) -> Any:  # fmt: skip
         function = getattr(xp, name)
-        if dtype is None and xp.isdtype(x.dtype, "signed integer"):
-            # The standard's default (JAX kept int8, whose running product wrapped).
-            dtype = index_dtype(xp, x)
         if x.ndim != 0:
-            out = function(x, axis=axis, dtype=dtype, include_initial=include_initial)
-            if dtype is None and xp.isdtype(x.dtype, "unsigned integer"):
-                wide = xp.iinfo(index_dtype(xp, x)).bits
-                if xp.iinfo(out.dtype).bits < wide:  # JAX's uint8 wraps too (PyTorch's: int64)
-                    unsigned = xp.uint64 if wide == 64 else xp.uint32
-                    out = function(x, axis=axis, dtype=unsigned, include_initial=include_initial)
-            return out
+            return function(x, axis=axis, dtype=dtype, include_initial=include_initial)
         if axis is not None:
             checked_axis(name, axis, 0, zero_d_as_one=True)
         if include_initial:
