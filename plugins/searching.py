@@ -113,7 +113,9 @@ def _searchsorted_rows(xp: Any, x1: Any, x2: Any, side: str, sorter: Any) -> Any
     flat2 = xp.reshape(x2, (rows, x2.shape[-1]))
     order = None if sorter is None else xp.reshape(sorter, (rows, x1.shape[-1]))
     found = [
-        xp.searchsorted(flat1[i], flat2[i], side=side, sorter=None if order is None else order[i])
+        xp.searchsorted(
+            flat1[i, :], flat2[i, :], side=side, sorter=None if order is None else order[i, :]
+        )
         for i in range(rows)
     ]
     if not found:

@@ -57,6 +57,15 @@ NO_GRAD = [
     ),
     OpCase(
         "searchsorted",
+        "searchsorted-rows-sorter",  # PyTorch's N-d form: row i of the values in row i
+        lambda a, v: P.searchsorted(a, v, side="right", sorter=P.argsort(a, axis=-1)),
+        lambda a, v: np.stack(
+            [np.searchsorted(r, w, side="right", sorter=np.argsort(r)) for r, w in zip(a, v)]
+        ),
+        inputs=[np.array([[3.0, 1.0, 2.0], [0.0, 6.0, 5.0]]), np.array([[2.0, 0.0], [5.0, 7.0]])],
+    ),
+    OpCase(
+        "searchsorted",
         "searchsorted-scalar",
         lambda a: P.searchsorted(a, 2.0),
         lambda a: np.asarray(np.searchsorted(a, 2.0)),
