@@ -300,9 +300,17 @@ class DaskBackend(Backend):
         array.dask = persisted.dask
 
     def write(self, array: Any, values: Any) -> Any:
-        array[...] = values  # a lazy assignment: a layer on top of both graphs
-        self.settle(array)
-        return array
+        # A new array object, the tensor rebound to it (as JAX's): assigning into ``array``
+        # (``array[...] = values``) would change every other holder of that object too, such
+        # as the result of an op Dask answered with its input itself (``tile(x, 1)``).
+        dask_array = _dask_array().Array
+        if isinstance(values, (np.ndarray, np.generic)):
+            values = _dask_array().asarray(values)
+        if isinstance(values, dask_array) and isinstance(array, dask_array):
+            if values.chunks != array.chunks:
+                values = values.rechunk(array.chunks)  # the tensor keeps its chunks
+            self.settle(values)
+        return values  # (or a capture's stand-in for an array: plugrad.compile records it)
 
     def random_source(self, seed: int | None, device: Any) -> DaskRandom:
         return DaskRandom(seed)

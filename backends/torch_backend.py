@@ -75,6 +75,19 @@ def scatter_add(xp: Any, values: Any, /, *, key: Any, shape: tuple[int, ...]) ->
     return out.index_add_(0, positions.reshape(-1), flat_values).reshape(shape)
 
 
+def positive(xp: Any, x: Any, /) -> Any:
+    """``+x`` as new memory: PyTorch's ``positive`` returns ``x`` itself, which ``clone`` and
+    every op computing through it would hand back as an alias of their input."""
+    out = xp.positive(x)
+    return out.clone() if out is x else out
+
+
+def conj(xp: Any, x: Any, /) -> Any:
+    """The conjugate as new memory (plugrad's ``conj`` is a copy on every backend): PyTorch's
+    is ``x`` itself for real ``x``, and a view with a conjugate bit for complex ``x``."""
+    return xp.conj(x).resolve_conj() if x.is_complex() else x.clone()  # resolving copies
+
+
 class TorchBackend(Backend):
     """PyTorch tensors on the CPU, CUDA GPUs and Apple's MPS, through ``array_api_compat.torch``."""
 
@@ -177,7 +190,7 @@ class TorchBackend(Backend):
         return TorchRandom(seed, device)
 
     def kernels(self) -> Mapping[str, Callable[..., Any]]:
-        return {"scatter_add": scatter_add}
+        return {"conj": conj, "positive": positive, "scatter_add": scatter_add}
 
 
 @hookimpl

@@ -78,7 +78,7 @@ def matrix_norm(x: TensorLike, /, ord: Any = ..., dim: Any = ..., keepdim: Any =
     """Matrix norm of the last two axes (``ord``: ``'fro'``, ``'nuc'``, 1, -1, 2, -2, inf or -inf)."""
 
 
-def matrix_power(x: TensorLike, n: Any, /, *, out: Any = ...) -> Tensor:
+def matrix_power(x: TensorLike, n: int, /, *, out: Any = ...) -> Tensor:
     """A square matrix to the integer power ``n`` (its inverse's for ``n < 0``)."""
 
 

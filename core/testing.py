@@ -491,6 +491,8 @@ _DIFFERENTIABLE_TESTS = (
     "test_gradients_match_numpy",
 )
 _NO_GRAD_TESTS = ("test_ops_without_gradient", "test_compiled_without_gradient_matches_eager")
+#: The checks of every case.
+_EVERY_CASE_TESTS = ("test_result_is_not_a_view_of_its_inputs",)
 
 
 class OpTests:
@@ -518,6 +520,9 @@ class OpTests:
     cases: ClassVar[Sequence[OpCase]] = ()
     #: The dtypes of the forward checks of differentiable ops.
     forward_dtypes: ClassVar[tuple[_dtypes.DType, ...]] = (_dtypes.float32, _dtypes.float64)
+    #: Ops whose results may be views of their inputs without being declared ``view=True``
+    #: (``getitem``: basic indexing gives a view, advanced indexing a copy).
+    views: ClassVar[frozenset[str]] = frozenset()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -540,10 +545,13 @@ class OpTests:
     def pytest_generate_tests(self, metafunc: Any) -> None:
         """Parametrize the harness's tests over cases, dtypes and backends."""
         name = metafunc.function.__name__
-        if name not in (*_DIFFERENTIABLE_TESTS, *_NO_GRAD_TESTS):
+        if name in _EVERY_CASE_TESTS:
+            cases = list(self.cases)
+        elif name in (*_DIFFERENTIABLE_TESTS, *_NO_GRAD_TESTS):
+            wanted = name in _DIFFERENTIABLE_TESTS
+            cases = [c for c in self.cases if _is_differentiable(c) == wanted]
+        else:
             return
-        wanted = name in _DIFFERENTIABLE_TESTS
-        cases = [c for c in self.cases if _is_differentiable(c) == wanted]
         metafunc.parametrize("case", cases, ids=[c.id for c in cases])
         if "dtype" in metafunc.fixturenames:
             names = [d.name for d in self.forward_dtypes]
@@ -739,6 +747,37 @@ class OpTests:
             assert isinstance(r, Tensor), f"result {position} is a {type(r).__name__}"
             assert not r.requires_grad and r.grad_fn is None, f"result {position} requires grad"
         assert_close(results, expecteds, rtol=0.0, atol=0.0, equal_nan=True, msg=case.id)
+
+    def test_result_is_not_a_view_of_its_inputs(self, case: OpCase, backend: str) -> None:
+        """A change made in place to an input after the call leaves the results as they were.
+
+        Unless the op is declared a view (``view=True``), its results are new
+        memory on every backend, as PyTorch's are: a kernel that hands back its
+        input, or a view of it (NumPy's ``flip``, a reshape of a transposed array, a
+        padding of zero), would let a later ``x.add_(1)`` change them silently.
+        """
+        import plugrad
+
+        op = registry.find_op(case.op)
+        if (op is not None and op.view) or case.op in self.views:
+            _pytest().skip(f"{case.op} is declared a view of its input")
+        differentiable = _is_differentiable(case)
+        with plugrad.use_backend(backend):
+            tensors = [
+                asarray(a) for a in case.host_inputs(_dtypes.float64 if differentiable else None)
+            ]
+            results = [r for r in _flatten(case.function(*tensors)) if isinstance(r, Tensor)]
+            before = [r._host().copy() for r in results]
+            with no_grad():
+                for t in tensors:
+                    t.copy_(~t if t.dtype == _dtypes.bool else t + 1)
+            for position, (result, kept) in enumerate(zip(results, before)):
+                now = result._host()
+                same = (now == kept) | ((now != now) & (kept != kept))
+                assert bool(same.all()), (
+                    f"{case.id} on {backend}: result {position} changed with its input; "
+                    "the kernel returned its input or a view of it (copy it)"
+                )
 
 
 def _same_array(got: Tensor, expected: Tensor, what: str) -> None:

@@ -54,8 +54,8 @@ def _diag(xp: Any, x: Any, diagonal: int = 0) -> Any:
     (above the main one if positive) and zeros elsewhere; a 2-D ``x`` gives
     its diagonal ``diagonal`` as a vector.
     """
-    if x.ndim == 2:  # a copy, as PyTorch's (diagonal is a view)
-        return xp.positive(xp.linalg.diagonal(x, offset=diagonal))
+    if x.ndim == 2:  # a copy, as PyTorch's (diagonal is a view; torch's positive returns it)
+        return xp.asarray(xp.linalg.diagonal(x, offset=diagonal), copy=True)
     if x.ndim != 1:
         raise ShapeError(f"diag() takes a 1-D or 2-D tensor, got shape {tuple(x.shape)}")
     offset = abs(diagonal)

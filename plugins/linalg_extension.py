@@ -505,8 +505,14 @@ def _matrix_power_grad(xp: Any, g: Any, ans: Any, x: Any, *, n: int) -> Any:
     return total
 
 
-# NOTE: a kernel of its own: the standard's matrix_power takes n positionally only.
-matrix_power = op("matrix_power", lambda xp, x, n, /: xp.linalg.matrix_power(x, n),
+def _matrix_power(xp: Any, x: Any, n: int, /) -> Any:
+    # A kernel of its own: the standard's takes n positionally only, and NumPy's hands back x
+    # itself for n == 1 (a later x.add_(1) would change the result).
+    power = xp.linalg.matrix_power(x, n)
+    return xp.asarray(power, copy=True) if n == 1 else power
+
+
+matrix_power = op("matrix_power", _matrix_power,
                   inputs=("x",), vjp=_matrix_power_grad, namespace="linalg",
                   doc="A square matrix to the integer power ``n`` (its inverse's for ``n < 0``).")
 

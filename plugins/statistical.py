@@ -95,6 +95,8 @@ def _nanmean(xp: Any, x: Any, dim: Any = None, keepdim: bool = False, *, dtype: 
 def _running(xp: Any, x: Any, axis: int, combine: Any, fill: Any) -> Any:
     """``combine`` accumulated along ``axis`` (a running maximum, ...), in log2(n) steps."""
     n, shift = x.shape[axis], 1
+    if n < 2:  # nothing to combine: new memory all the same, never the input itself
+        return xp.asarray(x, copy=True)
     while shift < n:
         padding = xp.full_like(x[axis_slice(x.ndim, axis, 0, shift)], fill)
         x = combine(x, xp.concat([padding, x[axis_slice(x.ndim, axis, 0, n - shift)]], axis=axis))

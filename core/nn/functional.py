@@ -1866,7 +1866,7 @@ def pad(
             f"pad(): mode={mode!r} copies input elements and takes no fill value, got "
             f"value={value!r}; drop value, or use mode='constant'"
         )
-    out = input
+    out, copied = input, False
     for i in range(len(amounts) // 2):
         axis = input.ndim - 1 - i
         before, after = amounts[2 * i], amounts[2 * i + 1]
@@ -1893,7 +1893,7 @@ def pad(
             if before or after:
                 positions = _source_positions(mode, length, before, after)
                 index = asarray(positions, dtype=out.device.default_int_dtype, device=out.device)
-                out = _ops.take(out, index, axis=axis)
+                out, copied = _ops.take(out, index, axis=axis), True
             continue
         start, stop = max(-before, 0), length - max(-after, 0)
         if start or stop != length:
@@ -1911,8 +1911,9 @@ def pad(
             )
         joined = [p for p in (pieces[0], out, pieces[1]) if p is not None]
         if len(joined) > 1:
-            out = _ops.concat(joined, axis=axis)
-    return out
+            out, copied = _ops.concat(joined, axis=axis), True
+    # New memory, as PyTorch's: padding by nothing (or only cropping) would give a view.
+    return out if copied else out.clone()
 
 
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
@@ -4022,7 +4023,13 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     m = len(lead)
     x = _ops.reshape(input, (*lead, channels // (r * r), r, r, height, width))
     x = _ops.permute_dims(x, (*range(m), m, m + 3, m + 1, m + 4, m + 2))
-    return _ops.reshape(x, (*lead, channels // (r * r), height * r, width * r))
+    return _new_memory(_ops.reshape(x, (*lead, channels // (r * r), height * r, width * r)))
+
+
+def _new_memory(rearranged: Tensor) -> Tensor:
+    """``rearranged`` as a copy where its reshapes gave a view (a factor of 1, axes of length 1):
+    PyTorch's rearranging ops never hand back their input's memory."""
+    return rearranged.clone() if hasattr(rearranged, "_view_base") else rearranged
 
 
 def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
@@ -4047,7 +4054,7 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     m = len(lead)
     x = _ops.reshape(input, (*lead, channels, height // r, r, width // r, r))
     x = _ops.permute_dims(x, (*range(m), m, m + 2, m + 4, m + 1, m + 3))
-    return _ops.reshape(x, (*lead, channels * r * r, height // r, width // r))
+    return _new_memory(_ops.reshape(x, (*lead, channels * r * r, height // r, width // r)))
 
 
 def channel_shuffle(input: Tensor, groups: int) -> Tensor:
@@ -4072,7 +4079,7 @@ def channel_shuffle(input: Tensor, groups: int) -> Tensor:
             f"divisible by groups = {g}"
         )
     x = _ops.reshape(input, (batch, g, channels // g, *rest))
-    return _ops.reshape(_ops.moveaxis(x, 1, 2), tuple(input.shape))
+    return _new_memory(_ops.reshape(_ops.moveaxis(x, 1, 2), tuple(input.shape)))
 
 
 native_channel_shuffle = channel_shuffle

@@ -212,3 +212,20 @@ def test_a_slice_with_a_negative_step_is_a_copy_that_shares_no_version() -> None
     forward = plain[1::2]
     forward.zero_()  # a positive step is a view, as everywhere
     assert plain.tolist() == [0.0, 0.0, 2.0, 0.0, 4.0, 0.0]
+
+
+def test_clone_positive_and_conj_are_new_memory() -> None:
+    # torch.positive and torch.conj (of a real tensor) return their argument itself: clone()
+    # of a tensor requiring grad was the tensor, and y.mul_(2) on y = x.conj() changed x.
+    with plugrad.use_backend("torch"):
+        x = plugrad.tensor([1.0, 2.0], requires_grad=True)
+        z = plugrad.tensor([1 + 1j, 2 - 1j])
+        m = plugrad.ones(2, 2)
+        copies = [x.clone(), plugrad.positive(x), (x * 1).conj(), z.conj(), m.rot90(0)]
+        before = [c.detach().tolist() for c in copies]
+        with plugrad.no_grad():
+            x.add_(10)
+            z.add_(10)
+            m.add_(10)
+    assert [c.detach().tolist() for c in copies] == before
+    assert not any(c.array.is_conj() for c in copies)

@@ -144,6 +144,7 @@ def _np_scatter(values, key, shape):
 
 class TestIndexingOps(OpTests):
     cases = CASES
+    views = frozenset({"getitem"})
 
 
 def test_repeated_indices_accumulate() -> None:

@@ -261,7 +261,9 @@ def test_zero_grad_sets_to_none_or_zeros_in_place(backend) -> None:
     plugrad.sum(w * w).backward()
     grad, array = w.grad, w.grad.array
     opt.zero_grad(set_to_none=False)
-    assert w.grad is grad and w.grad.array is array and w.grad.tolist() == [0.0, 0.0]
+    assert w.grad is grad and w.grad.tolist() == [0.0, 0.0]
+    # In the same memory, where arrays are written (JAX's and Dask's are rebound instead).
+    assert w.grad.array is array or w.device.views_are_copies
     opt.zero_grad()
     assert w.grad is None
 
