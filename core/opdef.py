@@ -60,6 +60,7 @@ import collections
 import dataclasses
 import dis
 import inspect
+import keyword
 import numbers
 import operator
 import sys
@@ -553,8 +554,12 @@ def register_op(declaration: OpDef, owner: str) -> RegisteredOp:
     def fail(message: str) -> PluginRegistrationError:
         return PluginRegistrationError(f"{owner}, op {name!r}: {message}")
 
-    if not isinstance(name, str) or not name.isidentifier():
-        raise fail("the op name must be a valid Python identifier")
+    if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name):
+        raise fail("the op name must be a valid Python identifier, not a keyword")
+    if name[0] == "_":
+        # The op becomes plugrad.ops.<name>: a private or dunder name would replace the
+        # module's own attributes (__name__, __class__, ...), and unregistering delete them.
+        raise fail("the op name must be public (not start with an underscore)")
     if not callable(self.kernel):
         raise fail(f"the kernel must be callable, got {type(self.kernel).__name__}")
     declared = self.inputs

@@ -130,6 +130,9 @@ def register_plugin(plugin: object, name: str | None = None) -> str:
         manager.unregister(name=name)
         if not known:
             _state.distributions.pop(name, None)
+        # A failure after the new tables were swapped in (installing the functions, the
+        # methods) would leave the plugin's ops behind: build them again without it.
+        _rebuild()
         raise
     _state.failures.pop(name, None)
     return name

@@ -318,6 +318,16 @@ FAILURES = [
         "method='_hidden'",
     ),
     (
+        "dunder op name",  # was set on plugrad.ops (its __class__, __name__, ...)
+        lambda: ops_plugin(op("__name__", lambda xp, x, /: x).vjp(None)),
+        "op '__name__': the op name must be public",
+    ),
+    (
+        "keyword op name",
+        lambda: ops_plugin(op("lambda", lambda xp, x, /: x).vjp(None)),
+        "op 'lambda': the op name must be a valid Python identifier, not a keyword",
+    ),
+    (
         "misspelled hook",
         lambda: types.SimpleNamespace(plugrad_op=hookimpl(lambda: [])),
         r"implements plugrad_op\(\), which plugrad does not have",
@@ -349,6 +359,26 @@ def test_a_rejected_runtime_plugin_changes_nothing(
     finally:
         plugrad.plugins.unregister("failing")
     assert snapshot() == before
+
+
+def test_a_failure_after_the_tables_were_swapped_in_leaves_nothing_behind(
+    monkeypatch, snapshot, still_works
+) -> None:
+    # Installing the public functions failed after the new op table was in place: the
+    # plugin was unregistered but its op stayed in the table.
+    before = snapshot()
+    install_methods = registry.install_methods
+
+    def failing_once(*args, **kwargs):
+        monkeypatch.setattr(registry, "install_methods", install_methods)
+        raise RuntimeError("install failed")
+
+    monkeypatch.setattr(registry, "install_methods", failing_once)
+    with pytest.raises(RuntimeError, match="install failed"):
+        plugrad.plugins.register(ops_plugin(good_op()), name="failing")
+    assert registry.find_op("fine_iso") is None and not hasattr(plugrad.ops, "fine_iso")
+    assert snapshot() == before
+    still_works()
 
 
 def test_clash_names_both_plugins_and_distributions(monkeypatch, registered, snapshot) -> None:
