@@ -739,6 +739,17 @@ def _store(updates: list[tuple[Tensor, Any]], create_graph: bool, stored: set[in
                 "was changed."
             )
         old = tensor._grad
+        if old is not None and (
+            old._array.dtype != tensor._array.dtype or old._array.shape != tensor._array.shape
+        ):
+            # .grad is checked where it is set, but not its .data, nor a change in place.
+            error = ShapeError if old._array.shape != tensor._array.shape else DtypeError
+            raise error(
+                f"a tensor of shape {tensor.shape} and dtype {tensor.dtype.name} has a .grad "
+                f"of shape {old.shape} and dtype {old.dtype.name} (changed through .grad.data "
+                "or in place); the gradient cannot be added to it. Set .grad to None, or to a "
+                "tensor of the tensor's shape and dtype. No .grad was changed."
+            )
         if create_graph:
             new = grad if old is None else old + grad
         else:

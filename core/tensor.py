@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 from . import dtypes as _dtypes
 from . import ops as _ops
 from . import versions as _versions
-from .errors import BackwardError, DtypeError, ShapeError
+from .errors import BackwardError, DeviceMismatchError, DtypeError, ShapeError
 from .memory_formats import check_memory_format, memory_format
 from .versions import DETACHED
 
@@ -275,12 +275,12 @@ class Tensor(_InstalledMethods):
             if not isinstance(value, Tensor):
                 raise TypeError(f"grad must be a Tensor or None, got {type(value).__name__}")
             if value.shape != self.shape or value.dtype != self.dtype:
-                raise ShapeError(
+                raise (ShapeError if value.shape != self.shape else DtypeError)(
                     f"assigned grad has shape {value.shape} and dtype {value.dtype.name}, but the "
                     f"tensor has shape {self.shape} and dtype {self.dtype.name}"
                 )
             if value._device is not self._device:
-                raise ShapeError(
+                raise DeviceMismatchError(
                     f"assigned grad is on {value._device.name} but the tensor is on "
                     f"{self._device.name}"
                 )

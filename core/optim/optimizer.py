@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 from .. import inplace as _inplace
 from .. import lazy as _lazy
-from ..errors import DtypeError, InvalidArgumentError
+from ..errors import DtypeError, InvalidArgumentError, ShapeError
 from ..grad_mode import enable_grad
 from ..tensor import Tensor, _wrap
 from ..transfer import move_array
@@ -301,6 +301,7 @@ class Optimizer:
         if closure is not None:
             with enable_grad():
                 loss = closure()
+        self._check_gradient_shapes()
         followers = self._views_to_follow()
         if type(self)._step_group is Optimizer._step_group:
             for group, numbers in zip(self.param_groups, self._advance()):
@@ -314,6 +315,23 @@ class Optimizer:
         if _lazy.in_use:
             self._settle()
         return loss
+
+    def _check_gradient_shapes(self) -> None:
+        """Refuse the step, before any update, where a ``.grad`` changed shape in place.
+
+        Assigning ``p.grad`` checks its shape, but ``p.grad.unsqueeze_(0)`` or
+        ``p.grad.data = ...`` do not; the update would broadcast it into the
+        parameter or its state, or fail half-way with state of the wrong shape.
+        """
+        for index, group in enumerate(self.param_groups):
+            for position, param in enumerate(group["params"]):
+                grad = param._grad
+                if grad is not None and grad.shape != param.shape:
+                    raise ShapeError(
+                        f"{type(self).__name__}.step(): parameter {position} of group {index} "
+                        f"has shape {param.shape} but its .grad has shape {grad.shape}; nothing "
+                        "was updated (give the parameter a gradient of its own shape)"
+                    )
 
     def _views_to_follow(self) -> list[tuple[Tensor, Any]]:
         """Where views are copies (JAX, Dask): the parameters' views a step must update.

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import plugrad
-from plugrad.errors import DtypeError, InPlaceModificationError
+from plugrad.errors import DtypeError, InPlaceModificationError, ShapeError
 
 torch = pytest.importorskip("torch")
 
@@ -196,6 +196,25 @@ def test_a_leaf_whose_shape_changed_after_use_gets_no_gradient_of_its_old_shape(
     with pytest.raises(InPlaceModificationError, match="shape was changed in place"):
         z.backward()
     assert x.grad is None and other.grad is None  # nothing half-done
+
+
+@pytest.mark.parametrize(
+    ("data", "error"),
+    [([1, 1], DtypeError), ([1.0], ShapeError)],
+    ids=["int64 data", "shorter data"],
+)
+def test_a_grad_whose_data_was_replaced_is_not_added_to_as_pytorch_refuses(data, error):
+    # An int64 .grad.data made the float32 parameter's gradient float64; a (1,) one grew to (2,).
+    for lib in (plugrad, torch):
+        a = lib.tensor([1.0, 2.0], requires_grad=True)
+        other = lib.tensor([1.0], requires_grad=True)
+        (a * 2).sum().backward()
+        a.grad.data = lib.tensor(data)
+        with pytest.raises(error if lib is plugrad else RuntimeError):
+            ((a * 2).sum() + other.sum()).backward()
+        assert a.grad.tolist() == data
+        if lib is plugrad:
+            assert other.grad is None  # nothing half-done
 
 
 def test_a_leaf_that_stopped_requiring_grad_gets_no_gradient():

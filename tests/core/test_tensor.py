@@ -135,7 +135,7 @@ def test_grad_assignment_is_validated() -> None:
     assert x.grad.tolist() == [0.5, 0.5]
     with pytest.raises(ShapeError, match="shape"):
         x.grad = plugrad.ones(3)
-    with pytest.raises(ShapeError, match="dtype"):
+    with pytest.raises(DtypeError, match="dtype float64, but the tensor has shape"):
         x.grad = plugrad.ones(2, dtype=plugrad.float64)
     with pytest.raises(TypeError):
         x.grad = np.ones(2)

@@ -10,7 +10,12 @@ import pytest
 
 import plugrad
 from plugrad import optim
-from plugrad.errors import DtypeError, InPlaceModificationError, InvalidArgumentError
+from plugrad.errors import (
+    DtypeError,
+    InPlaceModificationError,
+    InvalidArgumentError,
+    ShapeError,
+)
 
 SGD_OPTIONS = [
     {},
@@ -465,6 +470,28 @@ def test_every_optimizer_checks_its_state_dicts_the_same_way(on_numpy, name) -> 
     train_once(sgd, params)
     with pytest.raises(ValueError, match=re.escape("SGD keeps ['momentum_buffer'] per parameter")):
         sgd.load_state_dict(broken(sgd.state_dict(), lambda s: s["state"][1].update(step=1)))
+
+
+@pytest.mark.parametrize(
+    ("name", "options"),
+    [("SGD", {"momentum": 0.9}), ("SGD", {}), ("Adam", {}), ("RMSprop", {"momentum": 0.5})],
+)
+def test_a_gradient_reshaped_in_place_is_refused_before_any_update(on_numpy, name, options):
+    # SGD with momentum kept a buffer of the gradient's shape (1, 2) for a (2,) parameter,
+    # and every later step failed; without momentum the gradient broadcast into the step.
+    a = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    b = plugrad.tensor([[3.0, 4.0]], requires_grad=True)
+    opt = getattr(optim, name)([a, b], lr=0.1, **options)
+    (a.sum() + b.sum()).backward()
+    a.grad.unsqueeze_(0)
+    state = {k: dict(v) for k, v in opt.state.items()}
+    with pytest.raises(ShapeError, match=r"parameter 0 of group 0 has shape \(2,\) but its .grad"):
+        opt.step()
+    assert a.tolist() == [1.0, 2.0] and b.tolist() == [[3.0, 4.0]]
+    assert {k: dict(v) for k, v in opt.state.items()} == state
+    a.grad = plugrad.ones(2)
+    opt.step()
+    assert a.tolist() != [1.0, 2.0]  # the optimizer steps again once the gradient is fixed
 
 
 def test_sgd_state_dict_checks_its_buffer(on_numpy) -> None:
