@@ -170,11 +170,21 @@ class FunctionCtx(Node):
                 f"{name}.backward returned gradient {index} on {grad._device.name!r}, but the "
                 f"argument is on {self._device.name!r}"
             )
+        xp = self._device.xp
+        if xp.isdtype(grad._array.dtype, "complex floating") and not xp.isdtype(
+            dtype, "complex floating"
+        ):
+            # Cast, it would lose its imaginary part without a word (PyTorch refuses too).
+            raise FunctionBackwardError(
+                f"{name}.backward returned a complex gradient ({grad.dtype.name}) for "
+                f"argument {index}, which is real ({dtype}); return a real gradient (its "
+                ".real, if the imaginary part is meant to be dropped)"
+            )
         if create_graph:
             return grad
         array = grad._array
         if array.dtype != dtype:
-            array = self._device.xp.astype(array, dtype)
+            array = xp.astype(array, dtype)
         return array
 
     def _release(self) -> None:

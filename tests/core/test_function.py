@@ -153,6 +153,29 @@ def test_wrong_gradient_shape_names_the_function() -> None:
         BadShape.apply(x).backward()
 
 
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_a_complex_gradient_for_a_real_argument_is_refused(create_graph: bool) -> None:
+    # It was cast to the argument's real dtype: the imaginary part dropped without a word.
+    class ComplexGradient(plugrad.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g.to(plugrad.complex64) * (1 + 1j)
+
+    x = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(
+        FunctionBackwardError, match=r"complex gradient \(complex64\) for argument 0"
+    ):
+        ComplexGradient.apply(x).sum().backward(create_graph=create_graph)
+    assert x.grad is None
+    z = plugrad.tensor([1 + 1j], requires_grad=True)  # a real gradient of a complex one is taken
+    ComplexGradient.apply(z).abs().sum().backward()
+    assert z.grad is not None and z.grad.dtype == z.dtype
+
+
 def test_saved_tensors_are_freed_after_backward() -> None:
     x = plugrad.tensor([1.0], requires_grad=True)
     y = Exp.apply(x)
