@@ -138,6 +138,9 @@ def setitem(xp: Any, x: Any, value: Any, /, key: Any) -> Any:
     the index arrays: an index out of bounds raises ``IndexError`` before
     anything is assigned. Of repeated positions the last write wins, as in NumPy.
     """
+    from plugrad.plugins._rules import refuse_value_it_cannot_hold
+
+    refuse_value_it_cannot_hold(xp, "setitem", x, value)  # the cast below would not refuse
     key = _as_dask_key(xp, key)
     if _takes_natively(xp, key, value):
         out = xp.asarray(x, copy=True)

@@ -83,8 +83,9 @@ def setitem(xp: Any, x: Any, value: Any, /, key: Any) -> Any:
     planned first, which checks them.
     """
     from plugrad.plugins._index_plan import plan
-    from plugrad.plugins._rules import device_of
+    from plugrad.plugins._rules import device_of, refuse_value_it_cannot_hold
 
+    refuse_value_it_cannot_hold(xp, "setitem", x, value)  # the cast below would not refuse
     if _indexes_at_positions(key):
         plan(xp, tuple(x.shape), key, device_of(x))
     value = xp.astype(xp.asarray(value), x.dtype)

@@ -239,6 +239,8 @@ def _convert(
         target = target_device(device, backend)
     native_dtype = None if dtype is None else target.native_dtype(dtype)
     xp = target.xp
+    if native_dtype is not None and source is None and type(data) in (list, tuple, int):
+        _check_ints_fit(data, dtype, native_dtype, target)  # type: ignore[arg-type]
     try:
         if source is not None and source is not target:
             array = move_array(array, source, target)
@@ -287,6 +289,21 @@ def _check_python_int_range(data: Any, array: Any, target: Device) -> None:
         raise ScalarRangeError(
             f"the Python integer {beyond} does not fit int64, the dtype Python integers are "
             f"read as; pass {unsigned}dtype=plugrad.float64 to read them as (rounded) floats"
+        )
+
+
+def _check_ints_fit(data: Any, dtype: _dtypes.DType, native: Any, target: Device) -> None:
+    """Refuse Python integers outside the integer ``dtype`` asked for: NumPy raises, PyTorch
+    and JAX wrap them (``tensor([-1], dtype=uint8)`` would hold 255)."""
+    if dtype.kind not in ("signed integer", "unsigned integer"):
+        return
+    info = target.xp.iinfo(native)
+    low, high = int(info.min), int(info.max)
+    beyond = next((n for n in _python_ints(data) if type(n) is int and not low <= n <= high), None)
+    if beyond is not None:
+        raise ScalarRangeError(
+            f"the Python integer {beyond} does not fit {dtype.name}, which holds {low} to "
+            f"{high}; pass a dtype that holds it"
         )
 
 

@@ -176,6 +176,9 @@ def apply2(op: RegisteredOp, x1: Any, x2: Any, params: dict[str, Any] | None) ->
     return _wrap(out, device, False, None)
 
 
+_FLOATING_KINDS = frozenset({"real floating", "complex floating"})
+
+
 def _promote_pair(
     op: RegisteredOp, device: Device, x1: Tensor, x2: Tensor
 ) -> tuple[Tensor, Tensor] | None:
@@ -191,7 +194,21 @@ def _promote_pair(
         if x1._array.dtype in integral and x2._array.dtype in integral:
             to = _dtypes.default_float_dtype
             return _ops.astype(x1, to), _ops.astype(x2, to)
-    return _promote_mixed_kinds(device, x1, x2)
+    promoted = _promote_mixed_kinds(device, x1, x2)
+    if promoted is not None:
+        return promoted
+    # Floating dtypes of two precisions: both in the wider one before the kernel runs, as
+    # PyTorch computes. A kernel made of several calls (x * log(y)) would otherwise take
+    # log(y) of a float16 y in float16 and only then widen it.
+    from_native = device._dtype_from_native
+    dtype1, dtype2 = from_native[x1._array.dtype], from_native[x2._array.dtype]
+    if dtype1 is not dtype2 and dtype1.kind in _FLOATING_KINDS and dtype2.kind in _FLOATING_KINDS:
+        target = _dtypes.floating_result(dtype1, dtype2)
+        return (
+            x1 if dtype1 is target else _ops.astype(x1, target),
+            x2 if dtype2 is target else _ops.astype(x2, target),
+        )
+    return None
 
 
 def _promote_mixed_kinds(device: Device, x1: Tensor, x2: Tensor) -> tuple[Tensor, Tensor] | None:

@@ -626,7 +626,12 @@ def _apply_array_operator(
         operand = other
     else:
         return False
-    if target._device.dtype_of(array).kind not in _FLOATING_KINDS:
+    dtype = target._device.dtype_of(array)
+    if dtype.kind not in _FLOATING_KINDS:
+        return False
+    if dtype is _dtypes.float16 and operand is other:
+        # The general path computes float16 with a number in float32 and rounds once, as
+        # out of place: NumPy would round the number first (h *= 70000.0 makes 0 NaN).
         return False
     try:
         result = array_operator(array, operand)
@@ -780,6 +785,12 @@ def _fill(self: Tensor, value: bool | int | float | complex) -> Tensor:
     >>> plugrad.zeros(2, dtype=plugrad.bool).fill_(1)
     tensor([True, True])
     """
+    if isinstance(value, Tensor) and value.ndim:
+        # As PyTorch: filling with a tensor of values (broadcast into self) is copy_().
+        raise ShapeError(
+            f"fill_() takes a number or a 0-d tensor, got a tensor of shape {value.shape}; "
+            "use x.copy_(values) to write values that broadcast to x"
+        )
     return apply_inplace(self, filled_with, _number_for(self, value), name="fill_()")
 
 

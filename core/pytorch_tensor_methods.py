@@ -240,6 +240,8 @@ def _index_put_(
 ) -> Tensor:
     """In-place :func:`index_put`."""
     key = _index_tuple("index_put_", indices)
+    if isinstance(values, Tensor):  # as index_put: x[key] = values would cast them
+        _same_dtype("index_put_", self, values)
     if not accumulate:
         self[key] = values
         return self

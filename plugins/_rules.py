@@ -14,7 +14,13 @@ import sys
 from typing import Any
 
 from plugrad import return_types
-from plugrad.errors import ArgumentError, AxisError, DtypeError, IndexOutOfRangeError
+from plugrad.errors import (
+    ArgumentError,
+    AxisError,
+    DtypeError,
+    IndexOutOfRangeError,
+    ScalarRangeError,
+)
 from plugrad.opdef import OpDef, dim_as_axis, op, reduction_dim_as_axis
 
 _SCALARS = (bool, int, float, complex)
@@ -94,14 +100,32 @@ def is_complex(xp: Any, value: Any) -> bool:
         return result
 
 
-def refuse_complex_into_real(xp: Any, function: str, x: Any, value: Any) -> None:
-    """Raise where ``value`` is complex and ``x``'s dtype real: writing it would silently
-    drop its imaginary part (PyTorch refuses too)."""
+def refuse_value_it_cannot_hold(xp: Any, function: str, x: Any, value: Any) -> None:
+    """Raise where writing ``value`` into ``x`` would change it without a word, as PyTorch
+    refuses: a complex value into a real tensor (its imaginary part dropped), a Python number
+    outside the range of ``x``'s dtype (300 into uint8 wraps to 44, 1e5 into float16 is inf)."""
     if (isinstance(value, complex) or is_complex(xp, value)) and not is_complex(xp, x):
         raise DtypeError(
             f"{function}(): the value {value!r} is complex, but the tensor is {x.dtype}, "
             "which would keep only its real part; make the tensor complex first "
             "(x.to(plugrad.complex64)), or pass value.real"
+        )
+    kind = type(value)
+    if kind is not int and kind is not float:
+        return
+    if xp.isdtype(x.dtype, "integral"):
+        info: Any = xp.iinfo(x.dtype)
+        fits = kind is int or math.isfinite(value)
+        fits = fits and info.min <= value <= info.max
+    elif xp.isdtype(x.dtype, "real floating"):
+        info = xp.finfo(x.dtype)  # infinities and NaN are values of every float dtype
+        fits = not math.isfinite(value) or abs(value) <= float(info.max)
+    else:
+        return
+    if not fits:
+        raise ScalarRangeError(
+            f"{function}(): the number {value!r} is out of the range of {x.dtype} [{info.min}, "
+            f"{info.max}]; convert the tensor to a dtype that holds it, or write a number in range"
         )
 
 

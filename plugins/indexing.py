@@ -35,7 +35,7 @@ from plugrad.plugins._rules import (
     check_positions,
     checked_axis,
     device_of,
-    refuse_complex_into_real,
+    refuse_value_it_cannot_hold,
 )
 from plugrad.plugins._scatter import scatter_add_generic, scatter_add_numpy
 
@@ -244,7 +244,7 @@ take_along_axis = op("take_along_axis", _take_along_axis,
 
 
 def _setitem_generic(xp: Any, x: Any, value: Any, /, key: Any) -> Any:
-    refuse_complex_into_real(xp, "setitem", x, value)
+    refuse_value_it_cannot_hold(xp, "setitem", x, value)
     key = key if type(key) is tuple else (key,)
     mask = sole_mask(xp, key, x.ndim)
     if mask is not None:
@@ -253,7 +253,7 @@ def _setitem_generic(xp: Any, x: Any, value: Any, /, key: Any) -> Any:
 
 
 def _setitem_numpy_style(xp: Any, x: Any, value: Any, /, key: Any) -> Any:
-    refuse_complex_into_real(xp, "setitem", x, value)
+    refuse_value_it_cannot_hold(xp, "setitem", x, value)
     out = xp.asarray(x, copy=True)
     out[_complete(key)] = value
     return out
@@ -296,7 +296,7 @@ def _scatter(
     if (src is None) == (value is None):
         raise TypeError("scatter() takes src (a tensor or a number) or value=, exactly one")
     dim = _along_dim("scatter", xp, x, dim, index)
-    refuse_complex_into_real(xp, "scatter", x, value if src is None else src)
+    refuse_value_it_cannot_hold(xp, "scatter", x, value if src is None else src)
     _same_dtype("scatter", x, src)
     if reduce is not None:
         if reduce not in _SCATTER_REDUCE:

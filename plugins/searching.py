@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from plugrad.errors import ArgumentError, ScalarRangeError, ShapeError
+from plugrad.errors import ArgumentError, DtypeError, ScalarRangeError, ShapeError
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
 from plugrad.plugins import _rules
@@ -20,21 +20,37 @@ from plugrad.plugins._rules import (
     device_of,
     index_dtype,
     reduction_axis,
-    refuse_complex_into_real,
+    refuse_value_it_cannot_hold,
 )
 
 # The rows are aligned by hand, one op per statement.
 # fmt: off
 
 
+def _refuse_a_mask_not_bool(xp: Any, function: str, mask: Any) -> None:
+    # As PyTorch: a mask of numbers is more often a mistake (indices, weights) than a mask.
+    if not xp.isdtype(mask.dtype, "bool"):
+        raise DtypeError(
+            f"{function}(): the mask must be a bool tensor, got {mask.dtype}; compare it "
+            "first (mask != 0)"
+        )
+
+
 def _where_method(xp: Any, x: Any, condition: Any, y: Any) -> Any:
     """PyTorch's ``x.where(condition, y)``: ``x`` where ``condition`` holds, else ``y``."""
+    _refuse_a_mask_not_bool(xp, "where", condition)
     return xp.where(condition, x, y)
 
 
 def _masked_fill(xp: Any, x: Any, mask: Any, value: Any) -> Any:
     """PyTorch's ``x.masked_fill(mask, value)``: ``value`` where ``mask`` holds, else ``x``."""
-    refuse_complex_into_real(xp, "masked_fill", x, value)
+    _refuse_a_mask_not_bool(xp, "masked_fill", mask)
+    if getattr(value, "ndim", 0):  # as PyTorch: values that broadcast are a where()
+        raise ShapeError(
+            f"masked_fill(): the value must be a number or a 0-d tensor, got shape "
+            f"{tuple(value.shape)}; use x.where(~mask, values) to take values elementwise"
+        )
+    refuse_value_it_cannot_hold(xp, "masked_fill", x, value)
     if hasattr(value, "dtype") and value.dtype != x.dtype:
         _refuse_value_out_of_range(xp, "masked_fill", x, value)
     out = xp.where(mask, value, x)

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.skipif(
     reason="the default backend has no float16",
 )
 
-VALUES = np.array([0.1, 65504.0, 3.0, 1.0, -2.5, 1e-4], dtype=np.float16)
+VALUES = np.array([0.1, 65504.0, 3.0, 1.0, -2.5, 1e-4, 0.0], dtype=np.float16)
 NUMBERS = [1e5, -1e5, 70000, 1e-5, 0.3, 3, 1e-8]
 OPERATORS = {
     "+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
@@ -72,11 +72,24 @@ def test_float16_gradients_through_a_number_are_float16_and_computed_in_float32(
     np.testing.assert_array_equal(x.grad.numpy(), np.full(2, 1e-5, np.float16))  # was 0
 
 
-def test_float16_in_place_with_a_number_stays_float16() -> None:
-    h = plugrad.asarray(VALUES)
-    h /= 1e5
+IN_PLACE = {
+    "/=": (operator.itruediv, operator.truediv), "*=": (operator.imul, operator.mul),
+    "-=": (operator.isub, operator.sub), "+=": (operator.iadd, operator.add),
+    "div_": (lambda h, n: h.div_(n), operator.truediv),
+    "mul_": (lambda h, n: h.mul_(n), operator.mul),
+    "sub_": (lambda h, n: h.sub_(n), operator.sub),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("number", [1e5, 70000.0, -1e5, 0.3])
+@pytest.mark.parametrize("form", list(IN_PLACE))
+def test_float16_in_place_with_a_number_computes_in_float32(form: str, number: float) -> None:
+    # As out of place: h.mul_(70000.0) made 0 into NaN (0 * inf), h.sub_(1e5) gave -inf.
+    in_place, function = IN_PLACE[form]
+    h = plugrad.tensor(VALUES)  # a copy: asarray would share VALUES' memory
+    h = in_place(h, number)
     assert h.dtype == plugrad.float16
-    np.testing.assert_array_equal(h.numpy(), _in_float32(operator.truediv, VALUES, 1e5))
+    np.testing.assert_array_equal(h.numpy(), _in_float32(function, VALUES, number))
 
 
 def test_float16_comparisons_take_the_number_in_float16_as_scalars_adapt() -> None:

@@ -102,6 +102,12 @@ CASES: dict[str, tuple[Any, Callable[..., Any]]] = {
     "ldexp of float16 by int64 (half precision)": (np.array([1e-3, 2.0]), lambda lib, x: lib.ldexp(
         x.half(), lib.tensor([10, 1])).double()),
     "ldexp of integers": (np.array([3, 4]), lambda lib, x: lib.ldexp(x, lib.tensor([1, 2]))),
+    # log(y) was taken in float16, then widened: a float16 input's precision for a float32 result
+    "xlogy of float32 and float16": (np.array([1.0, 2.0]), lambda lib, x: lib.xlogy(
+        x.float(), lib.tensor([2.0, 3.0], dtype=lib.float16))),
+    "xlog1py of float16 and float64 (half precision)": (
+        np.array([0.3, 2.0]),
+        lambda lib, x: lib.special.xlog1py(lib.tensor([2.0, 3.0], dtype=lib.float64), x.half())),
     "logaddexp2 of float16 and float64": (np.array([1e-3, 2.0]), lambda lib, x: lib.logaddexp2(
         x.half(), lib.tensor([1.0, 2.0], dtype=lib.float64))),
     "logaddexp2 of float16 and int64 (half precision)": (
@@ -357,3 +363,24 @@ def test_python_types_stand_for_dtypes_as_in_pytorch():
         names = [str(t.dtype).split(".")[-1] for t in made]
         assert names == ["float64", "float64", "float64", "int64", "complex128", "bool", "int64",
                          "float64", "float64"]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lib, x: x.masked_fill_(lib.tensor([1, 0, 2]), 1.0),
+        lambda lib, x: x.masked_fill(lib.tensor([0.5, 0.0, 2.0]), 1.0),
+        lambda lib, x: x.where(lib.tensor([1, 0, 1]), 2.0),
+        lambda lib, x: x.masked_fill_(lib.tensor([True, False, True]), lib.tensor([1.0, 2, 3])),
+        lambda lib, x: x.fill_(lib.tensor([1.0, 2.0, 3.0])),
+    ],
+    ids=["masked_fill_ int mask", "masked_fill float mask", "where int", "values", "fill_ 1-d"],
+)
+def test_masks_of_numbers_and_fills_of_several_values_are_refused_as_in_pytorch(call):
+    # A mask [1, 0, 2] was read as truthy, and fill_(tensor([1, 2, 3])) broadcast the values.
+    x = plugrad.zeros(3)
+    with pytest.raises((DtypeError, plugrad.errors.ShapeError)):
+        call(plugrad, x)
+    assert x.tolist() == [0.0, 0.0, 0.0] and x._version == 0
+    with pytest.raises(RuntimeError):
+        call(torch, torch.zeros(3))

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import plugrad
-from plugrad.errors import ArgumentError, IndexOutOfRangeError, ShapeError
+from plugrad.errors import ArgumentError, DtypeError, IndexOutOfRangeError, ShapeError
 
 torch = pytest.importorskip("torch")
 
@@ -61,6 +61,16 @@ def test_index_put_refuses_bad_indices():
         plugrad.zeros(3).index_put((plugrad.tensor([5]),), plugrad.tensor(1.0), accumulate=True)
     with pytest.raises(ShapeError, match="integer tensors"):
         plugrad.zeros(3).index_put((plugrad.tensor([0.5]),), plugrad.tensor(1.0), accumulate=True)
+    # In place too (it truncated 1.5 and 2.7 into the int64 tensor), as PyTorch refuses.
+    for accumulate in (False, True):
+        x = plugrad.zeros(3, dtype=plugrad.int64)
+        with pytest.raises(DtypeError, match="same dtype"):
+            x.index_put_((plugrad.tensor([0, 1]),), plugrad.tensor([1.5, 2.7]), accumulate)
+        assert x.tolist() == [0, 0, 0]
+        with pytest.raises(RuntimeError, match="dtypes match"):
+            torch.zeros(3, dtype=torch.int64).index_put_(
+                (torch.tensor([0, 1]),), torch.tensor([1.5, 2.7]), accumulate
+            )
 
 
 def test_masked_scatter():

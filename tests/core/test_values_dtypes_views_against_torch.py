@@ -276,3 +276,31 @@ def test_all_and_any_methods_of_uint8_give_uint8_as_pytorch(
 
 def _nothing() -> contextlib.AbstractContextManager[None]:
     return contextlib.nullcontext()
+
+
+# -- a number written into a tensor that cannot hold it: refused on every backend ---------------
+
+NUMBER_WRITES = {
+    "x[0] = -1 into uint8": ("uint8", lambda lib, x: x.__setitem__(0, -1)),
+    "x[0] = 300 into uint8": ("uint8", lambda lib, x: x.__setitem__(0, 300)),
+    "index_fill -1 into uint8": ("uint8", lambda lib, x: x.index_fill_(0, lib.tensor([0]), -1)),
+    "masked_fill 256 into uint8": (
+        "uint8", lambda lib, x: x.masked_fill_(lib.tensor([True, False]), 256)),
+    "x[0] = 1e39 into float32": ("float32", lambda lib, x: x.__setitem__(0, 1e39)),
+    "x[0] = nan into int32": ("int32", lambda lib, x: x.__setitem__(0, math.nan)),
+    "tensor([-1], dtype=uint8)": ("uint8", lambda lib, x: lib.tensor([3, -1], dtype=x.dtype)),
+    "tensor(300, dtype=int8)": ("int8", lambda lib, x: lib.tensor(300, dtype=lib.int8)),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("backend", backends_under_test())
+@pytest.mark.parametrize("name", NUMBER_WRITES)
+def test_a_number_the_dtype_cannot_hold_is_refused_not_wrapped(name: str, backend: str):
+    # PyTorch and JAX kernels wrapped it (x[0] = -1 gave 255, x[0] = 300 gave 44 on jax);
+    # refused as NumPy refuses, and as PyTorch refuses x[0] = 300 (but not x[0] = -1).
+    dtype, write = NUMBER_WRITES[name]
+    with plugrad.use_backend(backend):
+        x = plugrad.tensor([1, 0], dtype=getattr(plugrad, dtype))
+        with pytest.raises(plugrad.errors.ScalarRangeError, match=r"range|fit"):
+            write(plugrad, x)
+        assert x.tolist() == [1, 0] and x._version == 0
