@@ -11,15 +11,16 @@ default, a ``dask.distributed`` cluster once a ``Client`` exists. Install with
 
 from __future__ import annotations
 
+import contextlib
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from plugrad.backend import Backend, missing_library
 from plugrad.backends.numpy_backend import NumpyRandom
-from plugrad.errors import IndexOutOfRangeError
+from plugrad.errors import IndexOutOfRangeError, LinAlgError
 from plugrad.hookspecs import hookimpl
 
 __all__ = [
@@ -215,6 +216,18 @@ def take_along_axis(xp: Any, x: Any, indices: Any, /, *, axis: int = -1) -> Any:
     return xp.take_along_axis(x, indices, axis=axis)
 
 
+@contextlib.contextmanager
+def _linalg_errors_retold() -> Iterator[None]:
+    """NumPy's and SciPy's LinAlgError from computing a graph as plugrad's, as the other
+    backends' kernels raise it: on Dask a singular matrix shows only when values are computed."""
+    try:
+        yield
+    except np.linalg.LinAlgError as error:
+        raise LinAlgError(
+            f"computing a Dask array: {error} (from a linear-algebra op, which Dask ran lazily)"
+        ) from error
+
+
 class DaskBackend(Backend):
     """Dask arrays (lazy, chunked NumPy), through array-api-compat's Dask namespace.
 
@@ -273,12 +286,14 @@ class DaskBackend(Backend):
         return array
 
     def to_numpy(self, array: Any) -> np.ndarray:
-        return np.asarray(array.compute())  # computes the task graph
+        with _linalg_errors_retold():
+            return np.asarray(array.compute())  # computes the task graph
 
     def compute(self, arrays: Sequence[Any]) -> list[Any]:
         import dask
 
-        values = dask.compute(*arrays)
+        with _linalg_errors_retold():
+            values = dask.compute(*arrays)
         return [
             _dask_array().from_array(np.asarray(value), chunks=array.chunks)
             for value, array in zip(values, arrays)

@@ -21,6 +21,7 @@ from .errors import (
     AxisError,
     DeviceMismatchError,
     DtypeError,
+    LinAlgError,
     PluginOutputError,
     PlugradError,
     ScalarRangeError,
@@ -70,7 +71,7 @@ def apply1(op: RegisteredOp, x: Any, params: dict[str, Any] | None) -> Tensor:
     try:
         out = kernel(x._array, **params) if params else kernel(x._array)
     except (ValueError, RuntimeError, IndexError) as exc:  # PyTorch's: RuntimeError, IndexError
-        _retell_shape_error(op, device, exc, (x,))
+        _retell_kernel_error(op, device, exc, (x,))
         raise
     except TypeError as exc:
         _retell_dtype_error(op, device, exc, (x,))
@@ -159,7 +160,7 @@ def apply2(op: RegisteredOp, x1: Any, x2: Any, params: dict[str, Any] | None) ->
     try:
         out = kernel(a1, a2, **params) if params else kernel(a1, a2)
     except (ValueError, RuntimeError, IndexError) as exc:  # PyTorch's: RuntimeError, IndexError
-        _retell_shape_error(op, device, exc, (x1, x2))
+        _retell_kernel_error(op, device, exc, (x1, x2))
         raise
     except TypeError as exc:
         _retell_dtype_error(op, device, exc, (x1, x2))
@@ -388,7 +389,7 @@ def apply_n(op: RegisteredOp, inputs: tuple[Any, ...], params: dict[str, Any] | 
     try:
         out = kernel(*arrays, **params) if params else kernel(*arrays)
     except (ValueError, RuntimeError, IndexError) as exc:  # PyTorch's: RuntimeError, IndexError
-        _retell_shape_error(op, device, exc, inputs)
+        _retell_kernel_error(op, device, exc, inputs)
         raise
     except TypeError as exc:
         _retell_dtype_error(op, device, exc, inputs)
@@ -466,7 +467,7 @@ def apply_general(op: RegisteredOp, inputs: tuple[Any, ...], params: dict[str, A
         else:
             out = kernel(*arrays, **params) if params else kernel(*arrays)
     except (ValueError, RuntimeError, IndexError) as exc:  # PyTorch's: RuntimeError, IndexError
-        _retell_shape_error(op, device, exc, items)
+        _retell_kernel_error(op, device, exc, items)
         raise
     except TypeError as exc:
         _retell_dtype_error(op, device, exc, items)
@@ -830,7 +831,9 @@ def _mixed_devices(
     )
 
 
-_SHAPE_WORDS = ("shape", "broadcast", "dimension", "aligned", "size", "axis", "reshape", "empty")
+_SHAPE_WORDS = (
+    "shape", "broadcast", "dimension", "aligned", "size", "axis", "reshape", "empty", "square",
+)  # fmt: skip
 
 
 def alpha_times(function: str, x: Any, other: Any, alpha: Any) -> Any:
@@ -945,6 +948,27 @@ def _scalar_out_of_range(op: RegisteredOp, error: OverflowError) -> ScalarRangeE
         f"{op.name}(): {error}; convert the tensor to a dtype that holds the number "
         "(x.to(plugrad.int64), x.to(plugrad.float32)), or pass a number in the dtype's range"
     )
+
+
+#: The classes of the backends' linear-algebra errors (NumPy's, CuPy's and PyTorch's), by name.
+_LINALG_ERRORS = frozenset({"LinAlgError", "_LinAlgError"})
+
+
+def _retell_kernel_error(
+    op: RegisteredOp, device: Device, error: Exception, inputs: tuple[Any, ...]
+) -> None:
+    """Raise a backend's own error from a kernel again as plugrad's, naming the op.
+
+    A singular or indefinite matrix becomes a :class:`~plugrad.errors.LinAlgError`
+    (NumPy's is a ValueError, PyTorch's a RuntimeError), a shape error a ShapeError
+    (see :func:`_retell_shape_error`). Returns for other errors, which the caller
+    raises again unchanged.
+    """
+    _retell_shape_error(op, device, error, inputs)  # (NumPy's "must be square" is one too)
+    if type(error).__name__ in _LINALG_ERRORS and not isinstance(error, PlugradError):
+        raise LinAlgError(
+            f"{op.name}(): {error} (from the {device.backend.name} kernel)"
+        ) from error
 
 
 def _retell_shape_error(

@@ -30,6 +30,7 @@ __all__ = [
     "IndependentInputError",
     "IndexOutOfRangeError",
     "InvalidArgumentError",
+    "LinAlgError",
     "MissingDependencyError",
     "MissingProgramError",
     "PluginLoadWarning",
@@ -116,6 +117,15 @@ class ShapeError(PlugradError, ValueError):
 
     A backend's own shape error from a kernel arrives as one, naming the op,
     the input shapes and, inside a module, the layer.
+    """
+
+
+class LinAlgError(PlugradError, ValueError):
+    """A matrix is singular, or not positive definite, where the operation needs it to be.
+
+    NumPy's ``LinAlgError`` (a ``ValueError``) and PyTorch's (a ``RuntimeError``)
+    from a kernel arrive as one on every backend, naming the op. JAX raises
+    none: there such matrices give ``inf`` or NaN, as ``jax.numpy.linalg`` does.
     """
 
 

@@ -349,3 +349,28 @@ def test_lstsq_gives_what_pytorchs_driver_gives(system, driver):
         np.testing.assert_allclose(np.asarray(mine.tolist()), reference.numpy(), rtol=1e-10)
     with pytest.raises(plugrad.errors.ArgumentError, match="driver"):
         plugrad.linalg.lstsq(plugrad.asarray(A), plugrad.asarray(B), driver="gelsx")
+
+
+SINGULAR = {
+    "inv of a singular matrix": lambda lib: lib.linalg.inv(lib.tensor([[1.0, 2.0], [2.0, 4.0]])),
+    "solve with a singular matrix": lambda lib: lib.linalg.solve(
+        lib.tensor([[1.0, 2.0], [2.0, 4.0]]), lib.ones(2)
+    ),
+    "cholesky of an indefinite matrix": lambda lib: lib.linalg.cholesky(
+        lib.tensor([[1.0, 2.0], [2.0, 1.0]])
+    ),
+}
+
+
+@pytest.mark.parametrize("backend", [b for b in backends_under_test() if b != "jax"])
+@pytest.mark.parametrize("name", list(SINGULAR))
+def test_a_singular_matrix_is_a_linalg_error_on_every_backend(name: str, backend: str) -> None:
+    # NumPy's LinAlgError is a ValueError and PyTorch's a RuntimeError: `except` caught one
+    # on one backend only. (JAX raises none: it answers inf or NaN, as jax.numpy does.)
+    with plugrad.use_backend(backend), pytest.raises(plugrad.errors.LinAlgError):
+        SINGULAR[name](plugrad).tolist()  # (Dask computes lazily: the values raise)
+    with pytest.raises(RuntimeError):
+        SINGULAR[name](torch)
+    # A matrix that is not square is a shape error, as before.
+    with plugrad.use_backend(backend), pytest.raises(ShapeError):
+        plugrad.linalg.inv(plugrad.ones(2, 3))
