@@ -961,13 +961,24 @@ def _retell_kernel_error(
 
     A singular or indefinite matrix becomes a :class:`~plugrad.errors.LinAlgError`
     (NumPy's is a ValueError, PyTorch's a RuntimeError), a shape error a ShapeError
-    (see :func:`_retell_shape_error`). Returns for other errors, which the caller
-    raises again unchanged.
+    (see :func:`_retell_shape_error`), a dtype the kernel lacks a DtypeError.
+    Returns for other errors, which the caller raises again unchanged.
     """
     _retell_shape_error(op, device, error, inputs)  # (NumPy's "must be square" is one too)
-    if type(error).__name__ in _LINALG_ERRORS and not isinstance(error, PlugradError):
+    if isinstance(error, PlugradError):
+        return
+    if type(error).__name__ in _LINALG_ERRORS:
         raise LinAlgError(
             f"{op.name}(): {error} (from the {device.backend.name} kernel)"
+        ) from error
+    if isinstance(error, NotImplementedError) and "not implemented for" in str(error):
+        # PyTorch's kernels lack some dtypes ("add_stub" not implemented for 'UInt32').
+        dtypes = ", ".join(
+            x.dtype.name if isinstance(x, Tensor) else type(x).__name__ for x in inputs
+        )
+        raise DtypeError(
+            f"{op.name}(): the {device.backend.name} kernel has no version for inputs of dtype "
+            f"{dtypes} ({error}); convert them first, e.g. x.to(plugrad.int64)"
         ) from error
 
 

@@ -229,3 +229,12 @@ def test_clone_positive_and_conj_are_new_memory() -> None:
             m.add_(10)
     assert [c.detach().tolist() for c in copies] == before
     assert not any(c.array.is_conj() for c in copies)
+
+
+def test_a_dtype_torch_has_no_kernel_for_is_a_dtype_error() -> None:
+    # PyTorch's NotImplementedError ("add_stub" not implemented for 'UInt32') came through raw.
+    with plugrad.use_backend("torch"):
+        with pytest.raises(plugrad.errors.DtypeError, match=r"add\(\): the torch kernel .*uint32"):
+            plugrad.tensor([1, 2], dtype=plugrad.uint32) + 1
+        with pytest.raises(plugrad.errors.DtypeError, match="bool"):
+            plugrad.round(plugrad.tensor([True]))
