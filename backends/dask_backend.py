@@ -334,7 +334,13 @@ class DaskBackend(Backend):
         return DaskRandom(seed)
 
     def kernels(self) -> Mapping[str, Callable[..., Any]]:
+        from plugrad.plugins._rules import refusing_empty_reductions
+
         return {
+            # Dask's would return a lazy value (and raise only when computed).
+            **{
+                name: refusing_empty_reductions(name) for name in ("max", "min", "argmax", "argmin")
+            },
             "getitem": getitem,
             "scatter_add": scatter_add,
             "setitem": setitem,

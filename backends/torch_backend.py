@@ -88,6 +88,10 @@ def conj(xp: Any, x: Any, /) -> Any:
     return xp.conj(x).resolve_conj() if x.is_complex() else x.clone()  # resolving copies
 
 
+#: Reductions with no value over an axis of length 0 (PyTorch's raise a RuntimeError there).
+_EXTREMA = ("max", "min", "argmax", "argmin")
+
+
 class TorchBackend(Backend):
     """PyTorch tensors on the CPU, CUDA GPUs and Apple's MPS, through ``array_api_compat.torch``."""
 
@@ -190,7 +194,10 @@ class TorchBackend(Backend):
         return TorchRandom(seed, device)
 
     def kernels(self) -> Mapping[str, Callable[..., Any]]:
-        return {"conj": conj, "positive": positive, "scatter_add": scatter_add}
+        from plugrad.plugins._rules import refusing_empty_reductions
+
+        refusing = {name: refusing_empty_reductions(name) for name in _EXTREMA}
+        return {"conj": conj, "positive": positive, "scatter_add": scatter_add, **refusing}
 
 
 @hookimpl

@@ -20,6 +20,7 @@ from plugrad.errors import (
     DtypeError,
     IndexOutOfRangeError,
     ScalarRangeError,
+    ShapeError,
 )
 from plugrad.opdef import OpDef, dim_as_axis, op, reduction_dim_as_axis
 
@@ -199,6 +200,24 @@ def half_in_float32(function: Any) -> Any:
     kernel.__signature__ = inspect.signature(function)  # type: ignore[attr-defined]
     kernel.__name__ = kernel.__qualname__ = function.__name__
     kernel.__doc__ = function.__doc__
+    return kernel
+
+
+def refusing_empty_reductions(name: str) -> Any:
+    """The kernel of the reduction ``name`` (``max``, ``argmin``, ...), refusing to reduce an
+    axis of length 0, which has no extremum: for a backend whose own kernel returns a value
+    there (Dask, lazily) or raises its own error (PyTorch's RuntimeError)."""
+
+    def kernel(xp: Any, x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Any:
+        shape = tuple(x.shape)
+        if 0 in shape and any(shape[a] == 0 for a in normalize_axes(axis, len(shape))):
+            raise ShapeError(
+                f"{name}() over an axis of length 0 (the input has shape {shape}) has no "
+                "value: reduce over axes that hold elements, or check the size first"
+            )
+        return getattr(xp, name)(x, axis=axis, keepdims=keepdims)
+
+    kernel.__name__ = kernel.__qualname__ = name
     return kernel
 
 

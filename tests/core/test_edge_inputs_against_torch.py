@@ -29,6 +29,27 @@ def test_normalizing_an_empty_tensor(name: str, dim: int, shape: tuple[int, ...]
     assert_agrees(lambda lib, x: getattr(lib, name)(x, dim=dim), np.zeros(shape), backend)
 
 
+EMPTY_EXTREMA = {
+    "max of nothing": lambda lib, x: lib.max(x.reshape(0)),
+    "argmax of nothing": lambda lib, x: lib.argmax(x.reshape(0)),
+    "amax over an empty axis": lambda lib, x: lib.amax(x, 0),
+    "argmin over an empty axis": lambda lib, x: lib.argmin(x, 0),
+    "x.min() of an empty tensor": lambda lib, x: x.min(),
+}
+
+
+@pytest.mark.parametrize("backend", backends_under_test())
+@pytest.mark.parametrize("name", list(EMPTY_EXTREMA))
+def test_an_extremum_over_an_empty_axis_is_a_shape_error(name: str, backend: str):
+    # torch's kernels raised RuntimeError or IndexError; Dask's returned a lazy value.
+    with plugrad.use_backend(backend), pytest.raises(ShapeError):
+        EMPTY_EXTREMA[name](plugrad, plugrad.zeros((0, 3)))
+    with pytest.raises((RuntimeError, IndexError)):
+        EMPTY_EXTREMA[name](torch, torch.zeros((0, 3)))
+    with plugrad.use_backend(backend):  # over an axis that holds elements: empty, as PyTorch
+        assert plugrad.amax(plugrad.zeros((0, 3)), 1).shape == (0,)
+
+
 def test_logsumexp_over_every_axis_of_an_empty_tensor_is_minus_inf():
     x = plugrad.zeros((2, 0), requires_grad=True)
     y = plugrad.logsumexp(x, dim=(0, 1))
