@@ -650,7 +650,7 @@ def sinh(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Hyperbolic sine element-wise."""
 
 
-def sort(x: TensorLike, /, dim: Any = ..., descending: bool = ..., *, axis: Any = ..., stable: bool = ..., out: Any = ...) -> Any:
+def sort(x: TensorLike, /, dim: Any = ..., descending: bool = ..., *, axis: int = ..., stable: bool = ..., out: Any = ...) -> Any:
     """Sort along ``axis``; each sorted position's gradient goes back to its element."""
 
 

@@ -1003,7 +1003,7 @@ class InstalledTensorMethods:
     def softmax(self, dim: Any = ..., dtype: Any = ..., *, axis: int = ...) -> Any:
         """PyTorch's ``x.softmax(dim, dtype=None)`` (or ``log_softmax``): ``dtype`` converts ``x`` first; the axis comes as ``dim`` or the standard's ``axis`` (the last by default)."""
 
-    def sort(self, dim: int | None = ..., descending: bool = ..., *, stable: bool = ..., axis: Any = ...) -> tuple[Any, Any]:
+    def sort(self, dim: int | None = ..., descending: bool = ..., *, stable: bool = ..., axis: int = ...) -> tuple[Any, Any]:
         """PyTorch's ``x.sort(dim=-1, descending=False)``: the named tuple ``(values, indices)``."""
 
     def split(self, split_size_or_sections: Any, dim: int = ...) -> tuple[Any, ...]:

@@ -89,7 +89,16 @@ def _msort(xp: Any, x: Any) -> Any:
     return xp.sort(x, axis=0)
 
 
-sort = op("sort(x, /, *, axis=-1, descending=False, stable=True)", vjp=_sort_grad, saves=("x",),
+def _sort(xp: Any, x: Any, /, *, axis: int = -1, descending: bool = False, stable: bool = True):
+    if descending and stable:
+        # Ties in their order in x, as argsort(descending=True) has them (-0.0 and 0.0 are
+        # ties): array-api-compat flips an ascending sort, which reverses them.
+        ascending = xp.sort(xp.flip(x, axis=axis), axis=axis, stable=True)
+        return xp.flip(ascending, axis=axis)
+    return xp.sort(x, axis=axis, descending=descending, stable=stable)
+
+
+sort = op("sort", _sort, vjp=_sort_grad, saves=("x",),
           methods={"sort": _sort_method, "topk": _topk, "msort": _msort},
           torch_function=_sort_method, aliases={"topk": _topk, "msort": _msort}, real_only=True,
           doc="Sort along ``axis``; each sorted position's gradient goes back to its element.")

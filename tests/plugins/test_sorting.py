@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import plugrad
-from plugrad.testing import OpCase, OpTests
+from plugrad.testing import OpCase, OpTests, backends_under_test
 
 P = plugrad
 X = np.array([[3.0, 1.0, 2.0, 1.0], [0.5, -1.0, 7.0, 0.0]])
@@ -56,3 +56,14 @@ def test_pytorchs_positional_descending():
     assert P.argsort(x, axis=1, descending=True).tolist() == [[0, 2, 1], [1, 2, 0]]
     with pytest.raises(TypeError):
         P.argsort(x, 0, True, axis=1)
+
+
+@pytest.mark.parametrize("backend", backends_under_test())
+def test_a_stable_descending_sort_keeps_ties_in_their_order_as_argsort(backend):
+    # array-api-compat reversed an ascending sort: -0.0 came before 0.0, unlike argsort's order.
+    with P.use_backend(backend):
+        x = P.asarray(np.array([[1.0, 0.0, -0.0, 0.0, 2.0, -0.0]]))
+        values = P.sort(x, axis=1, descending=True)
+        picked = P.take_along_axis(x, P.argsort(x, axis=1, descending=True), axis=1)
+        assert np.signbit(values.numpy()).tolist() == np.signbit(picked.numpy()).tolist()
+        assert values.tolist() == picked.tolist() == [[2.0, 1.0, 0.0, -0.0, 0.0, -0.0]]
