@@ -596,7 +596,9 @@ class Module:
             A backend name (``"numpy"``, ``"torch"``), a device (``"cupy:1"``), a
             dtype, or a tensor whose device and dtype to take.
         dtype : plugrad dtype, optional
-            A floating-point or complex dtype for the floating-point tensors.
+            A floating-point or complex dtype for the floating-point and complex tensors
+            (real ones become complex with imaginary parts 0; a complex one is not made
+            real, which would drop its imaginary parts).
         non_blocking : bool, default False
             PyTorch's option; transfers here complete before ``to()`` returns.
         backend : str, optional
@@ -637,9 +639,12 @@ class Module:
         def convert(tensor: Tensor) -> Tensor:
             moved = tensor.detach() if target is None else tensor.detach().to(target)
             if dtype is not None and tensor.dtype.kind in ("real floating", "complex floating"):
-                if tensor.dtype.kind == "real floating" and dtype.kind != "real floating":
-                    raise DtypeError(f"cannot cast real {tensor.dtype.name} values to {dtype.name}")
-                moved = asarray(moved, dtype=dtype)
+                if tensor.dtype.kind == "complex floating" and dtype.kind != "complex floating":
+                    raise DtypeError(
+                        f"Module.to({dtype.name}) would drop the imaginary parts of a complex "
+                        f"{tensor.dtype.name} parameter or buffer; take .real of it first"
+                    )
+                moved = asarray(moved, dtype=dtype)  # real into complex: imaginary parts 0
             return moved
 
         # Convert everything first, so that a failure changes nothing.

@@ -219,6 +219,19 @@ def test_to_casts_floating_tensors_only() -> None:
         block.to(plugrad.int32)
 
 
+def test_to_a_complex_dtype_makes_a_complex_module_as_pytorch() -> None:
+    # It was refused ("cannot cast real float32 values to complex64"); PyTorch converts.
+    layer = plugrad.nn.Linear(2, 2).to(plugrad.complex64)
+    assert {p.dtype for p in layer.parameters()} == {plugrad.complex64}
+    out = layer(plugrad.tensor([[1 + 1j, 2 - 1j]], dtype=plugrad.complex64))
+    out.abs().sum().backward()
+    assert layer.weight.grad.dtype == plugrad.complex64
+    before = [p.tolist() for p in layer.parameters()]
+    with pytest.raises(plugrad.errors.DtypeError, match="imaginary parts"):
+        layer.to(plugrad.float32)  # would drop them: refused, nothing changed
+    assert [p.tolist() for p in layer.parameters()] == before
+
+
 def test_a_failed_move_changes_nothing() -> None:
     block = Block()
     before = arrays(block)
