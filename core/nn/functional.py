@@ -190,10 +190,18 @@ def _check_same_dtype(
         if isinstance(parameter, Tensor) and input.dtype is not parameter.dtype:
             raise DtypeError(
                 f"{function}(): the input is {input.dtype.name} but the {name} is "
-                f"{parameter.dtype.name}; expected the same dtype. Convert the input "
-                f"(x.to(plugrad.{parameter.dtype.name})) or the module "
-                f"(module.to(plugrad.{input.dtype.name}), module.double(), module.float())"
+                f"{parameter.dtype.name}; expected the same dtype. "
+                + _how_to_match(input.dtype, parameter.dtype)
             )
+
+
+def _how_to_match(input_dtype: _dtypes.DType, parameter_dtype: _dtypes.DType) -> str:
+    """How to give an input and a layer's parameters one dtype: the module is converted only
+    to a floating dtype (Module.to refuses an integer one)."""
+    convert_input = f"Convert the input (x.to(plugrad.{parameter_dtype.name}))"
+    if not _dtypes.is_differentiable(input_dtype):
+        return convert_input
+    return f"{convert_input} or the module (module.to(plugrad.{input_dtype.name}))"
 
 
 def _check_reduction(function: str, reduction: str) -> None:

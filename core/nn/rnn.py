@@ -24,7 +24,7 @@ from ..errors import DtypeError, InvalidArgumentError, ShapeError
 from ..tensor import Tensor
 from . import functional as F
 from . import init
-from .functional import _positive_int
+from .functional import _how_to_match, _positive_int
 from .module import Module, ParameterPlacement, check_placement, with_placement
 from .parameter import Parameter
 
@@ -91,9 +91,8 @@ def _check_input(
         )
     if input.dtype is not weight.dtype:
         raise DtypeError(
-            f"{layer}: the input is {input.dtype.name} but the weights are {weight.dtype.name}; "
-            f"convert the input (x.to(plugrad.{weight.dtype.name})) or the module "
-            f"(module.to(plugrad.{input.dtype.name}), module.double(), module.float())"
+            f"{layer}: the input is {input.dtype.name} but the weights are {weight.dtype.name}. "
+            + _how_to_match(input.dtype, weight.dtype)
         )
 
 

@@ -874,3 +874,12 @@ def test_softmax_takes_pytorchs_stacklevel_and_refuses_an_integer_dtype() -> Non
     ):
         with pytest.raises(DtypeError, match="not a floating dtype"):
             call()
+
+
+def test_a_dtype_hint_never_offers_a_conversion_module_to_refuses() -> None:
+    # The hint offered module.to(plugrad.int64), which Module.to refuses.
+    with pytest.raises(DtypeError) as integers:
+        nn.BatchNorm1d(2)(plugrad.tensor([[1, 2], [3, 4]]))
+    assert str(integers.value).endswith("Convert the input (x.to(plugrad.float32))")
+    with pytest.raises(DtypeError, match=r"or the module \(module.to\(plugrad.float64\)\)"):
+        nn.BatchNorm1d(2)(plugrad.ones(2, 2, dtype=plugrad.float64))
