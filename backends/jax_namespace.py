@@ -11,7 +11,9 @@ within float32's rounding. Here ``matmul``, ``tensordot`` and ``vecdot`` ask for
 ``matmul`` compute float32 products in float32. On the CPU this changes nothing.
 ``cumulative_sum`` and ``cumulative_prod`` of small integers widen to the default
 integer dtype of their kind, as the standard says (``jax.numpy``'s kept ``int8``, in
-which a running product of 100s wrapped). Every other name is ``jax.numpy``'s own.
+which a running product of 100s wrapped). ``asarray`` never gives a weakly typed array,
+and ``linalg.cholesky``, ``eigh`` and ``eigvalsh`` read the lower triangle alone.
+Every other name is ``jax.numpy``'s own.
 """
 
 from __future__ import annotations
@@ -42,6 +44,18 @@ def tensordot(x1: Any, x2: Any, /, *, axes: Any = 2) -> Any:  # type: ignore[no-
 
 def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:  # type: ignore[no-redef, unused-ignore]
     return _jnp.vecdot(x1, x2, axis=axis, precision=_HIGHEST)
+
+
+def asarray(  # type: ignore[no-redef, unused-ignore]
+    obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | None = None
+) -> Any:
+    """``jax.numpy.asarray``, never weakly typed: an array made from a Python number is, and
+    then takes another operand's dtype (``int8 + tensor(100)`` stayed int8 and wrapped), where
+    a tensor's dtype is its own."""
+    out = _jnp.asarray(obj, dtype=dtype, device=device, copy=copy)
+    if getattr(out, "weak_type", False):
+        out = _jnp.asarray(out, dtype=out.dtype)
+    return out
 
 
 def _widening_integers(function: Callable[..., Any]) -> Callable[..., Any]:
@@ -75,6 +89,9 @@ def _at_full_precision(function: Callable[..., Any]) -> Callable[..., Any]:
     return call
 
 
+_READING_ONE_TRIANGLE = frozenset({"cholesky", "eigh", "eigvalsh"})
+
+
 class _FullPrecisionModule(types.ModuleType):
     """A module whose functions are ``module``'s, each run at full product precision."""
 
@@ -84,6 +101,10 @@ class _FullPrecisionModule(types.ModuleType):
 
     def __getattr__(self, name: str) -> Any:
         value = getattr(self._module, name)
+        if name in _READING_ONE_TRIANGLE:
+            # As NumPy and PyTorch, from the lower triangle alone: JAX's average the matrix
+            # with its transpose first, which changes the answer for one that is not symmetric.
+            value = functools.partial(value, symmetrize_input=False)
         if callable(value) and not isinstance(value, type):
             value = _at_full_precision(value)
         setattr(self, name, value)  # wrapped once

@@ -256,6 +256,8 @@ def _convert(
         raise
     if dtype is None and source is None and not hasattr(data, "dtype"):
         _check_python_int_range(data, result, target)
+    if native_dtype is None and source is not target and not isinstance(data, Tensor):
+        _check_integers_kept(data, result, target)
     if not isinstance(data, Tensor):
         _check_supported_dtype(result, target)
     if dtype is None and source is None and not hasattr(data, "dtype"):
@@ -289,6 +291,25 @@ def _check_python_int_range(data: Any, array: Any, target: Device) -> None:
         raise ScalarRangeError(
             f"the Python integer {beyond} does not fit int64, the dtype Python integers are "
             f"read as; pass {unsigned}dtype=plugrad.float64 to read them as (rounded) floats"
+        )
+
+
+def _check_integers_kept(data: Any, result: Any, target: Device) -> None:
+    """Refuse a NumPy integer array whose values the narrower integer dtype the backend read it
+    as cannot hold (JAX without 64-bit types reads int64 as int32: 2**33 became 0)."""
+    kind = getattr(getattr(data, "dtype", None), "kind", None)  # NumPy's: "i", "u"
+    if kind not in ("i", "u") or not data.size:
+        return
+    read = target.dtype_of(result)
+    if read.itemsize >= data.dtype.itemsize:
+        return
+    info = target.xp.iinfo(result.dtype)
+    low, high = int(data.min()), int(data.max())
+    if low < int(info.min) or high > int(info.max):
+        raise ScalarRangeError(
+            f"the {data.dtype} values {low} to {high} do not fit {read.name}, the dtype "
+            f"{target.backend.name!r} reads {data.dtype} as here; convert them to a floating "
+            "dtype first, or use a backend (or mode: JAX_ENABLE_X64=1) with 64-bit integers"
         )
 
 
@@ -785,6 +806,16 @@ def arange(
         counts = xp.arange(length, dtype=target.native_dtype(target.default_int_dtype))
         values = counts * each + first
         return leaf(xp.astype(values, native), target, requires_grad)
+    if not floating and dtype.kind in ("signed integer", "unsigned integer"):
+        length = max(-(-(stop - start) // step), 0)
+        last = start + step * (length - 1)
+        info = target.xp.iinfo(target.native_dtype(dtype))
+        if length and not (int(info.min) <= min(start, last) and max(start, last) <= int(info.max)):
+            # The backend would wrap them (JAX without 64-bit types: 2**31 became -2**31).
+            raise ScalarRangeError(
+                f"arange(): the values {start} to {last} do not fit {dtype.name}; pass a wider "
+                "dtype, or a float step for floating values"
+            )
     if dtype in (_dtypes.float16, _dtypes.float32) and _dtypes.float64 in target.dtypes:
         # NOTE: NumPy steps in the dtype itself, so float16 values drift (0.2 * 5 - 1 is
         # 0.00098, not 0): computed in float64 and rounded once, as PyTorch's are.
@@ -899,6 +930,14 @@ def linspace(
     computed = dtype
     if integer:
         computed = _dtypes.float64 if _dtypes.float64 in target.dtypes else _dtypes.float32
+        info = target.xp.iinfo(target.native_dtype(dtype))
+        ends = [float(v) for v in (start, stop)]
+        if not all(math.isfinite(v) and int(info.min) <= v <= int(info.max) for v in ends):
+            # The cast below would wrap them (NumPy) or clamp them (JAX), as PyTorch refuses.
+            raise ScalarRangeError(
+                f"linspace(): the values {start} to {stop} do not fit {dtype.name}; pass a "
+                "wider dtype"
+            )
     array = target.xp.linspace(
         start,
         stop,

@@ -166,6 +166,9 @@ def apply2(op: RegisteredOp, x1: Any, x2: Any, params: dict[str, Any] | None) ->
         _retell_dtype_error(op, device, exc, (x1, x2))
         raise
     except OverflowError as exc:
+        floats = _ints_as_floats(op, device, (x1, x2))
+        if floats is not None:
+            return apply2(op, *floats, params)
         raise _scalar_out_of_range(op, exc) from exc
     if type(out) is not device.array_type and type(out) not in device.output_types:
         _check_kernel_output(op, device, out)
@@ -341,7 +344,10 @@ def _promote_with_scalar(
     if op.to_float and x._array.dtype in device.integral_natives:
         return _ops.astype(x, _dtypes.default_float_dtype), scalar
     dtype = device._dtype_from_native[x._array.dtype]
-    return _ops.astype(x, _dtypes.scalar_result(dtype, scalar)), scalar
+    target = _dtypes.scalar_result(dtype, scalar)
+    if target is _dtypes.default_int_dtype:  # the device's (int32 on JAX without 64 bits)
+        target = device.default_int_dtype
+    return _ops.astype(x, target), scalar
 
 
 def apply_n(op: RegisteredOp, inputs: tuple[Any, ...], params: dict[str, Any] | None) -> Tensor:
@@ -395,6 +401,9 @@ def apply_n(op: RegisteredOp, inputs: tuple[Any, ...], params: dict[str, Any] | 
         _retell_dtype_error(op, device, exc, inputs)
         raise
     except OverflowError as exc:
+        floats = _ints_as_floats(op, device, inputs)
+        if floats is not None:
+            return apply_n(op, floats, params)
         raise _scalar_out_of_range(op, exc) from exc
     if type(out) is not device.array_type and type(out) not in device.output_types:
         _check_kernel_output(op, device, out)
@@ -941,6 +950,26 @@ def _integer_range(device: Device, native: Any) -> tuple[int, int]:
         info = device.xp.iinfo(native)
         _RANGES[key] = (int(info.min), int(info.max))
     return cast(tuple[int, int], _RANGES[key])
+
+
+def _ints_as_floats(
+    op: RegisteredOp, device: Device, inputs: tuple[Any, ...]
+) -> tuple[Any, ...] | None:
+    """``inputs`` with their Python ints as floats, where every tensor among them is floating
+    (``where``'s condition aside): the same computation (an int takes a float tensor's dtype),
+    which JAX without 64-bit types refuses for an int beyond int32 (``x * 2**31``). None where
+    nothing would change."""
+    integral = device.integral_natives
+    if not any(type(x) is int for x in inputs) or any(
+        x._array.dtype in integral
+        for name, x in zip(op.input_names, inputs)
+        if isinstance(x, Tensor) and name != "condition"
+    ):
+        return None
+    try:
+        return tuple(float(x) if type(x) is int else x for x in inputs)
+    except OverflowError:
+        return None  # beyond every float: the kernel's refusal stands
 
 
 def _scalar_out_of_range(op: RegisteredOp, error: OverflowError) -> ScalarRangeError:

@@ -22,7 +22,7 @@ from .creation import (
 )
 from .creation import zeros_like as _zeros_like
 from .dtype_functions import broadcast_shapes, finfo, iinfo
-from .errors import ArgumentError, DtypeError, InvalidArgumentError, ShapeError
+from .errors import ArgumentError, DtypeError, InvalidArgumentError, ScalarRangeError, ShapeError
 from .function import Function
 from .grad_mode import no_grad as _no_grad
 from .inplace import apply_inplace, filled_with
@@ -430,6 +430,14 @@ def randint(
     dtype = dtype or target.default_int_dtype
     if dtype.kind not in ("signed integer", "unsigned integer", "real floating"):
         raise DtypeError(f"randint() draws integers or real numbers; dtype {dtype.name} is neither")
+    if dtype.kind != "real floating":
+        info = target.xp.iinfo(target.native_dtype(dtype))
+        if low < int(info.min) or high - 1 > int(info.max):
+            # Cast, the draws would wrap (NumPy) or pile up at the limit (JAX); PyTorch refuses.
+            raise ScalarRangeError(
+                f"randint(): the range [{low}, {high}) does not fit {dtype.name} (it holds "
+                f"{int(info.min)} to {int(info.max)}); pass a wider dtype"
+            )
     # Scaled uniform samples, floored: exact for ranges below 2**53 (2**24 in float32).
     precise = _widest_float(target)
     widest = 2**53 if precise is _dtypes.float64 else 2**24

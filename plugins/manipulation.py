@@ -26,6 +26,7 @@ from plugrad.memory_formats import (
     preserve_format,
 )
 from plugrad.opdef import OpDef, collect_ops, op
+from plugrad.plugins import _rules
 from plugrad.plugins._rules import (
     axis_slice,
     checked_axis,
@@ -609,8 +610,24 @@ def _repeat_interleave(
     return xp.repeat(x, repeats, axis=axis if dim is None else dim)
 
 
-# NOTE: a kernel of its own: the standard takes `repeats` by position only.
-repeat = op("repeat", lambda xp, x, /, repeats, *, axis=None: xp.repeat(x, repeats, axis=axis),
+def _repeat(xp: Any, x: Any, /, repeats: Any, *, axis: Any = None) -> Any:
+    # A kernel of its own: the standard takes `repeats` by position only. A negative count
+    # is refused on every backend (JAX's repeat dropped such elements without a word).
+    if hasattr(repeats, "shape"):
+        negative = math.prod(repeats.shape) and _rules.any_true(
+            xp.any(repeats < 0), "a negative count in repeats", InvalidArgumentError
+        )
+    else:
+        negative = repeats < 0
+    if negative:
+        raise InvalidArgumentError(
+            "repeat_interleave(): repeats must not be negative; each is how many copies of an "
+            "element to keep (0 drops it)"
+        )
+    return xp.repeat(x, repeats, axis=axis)
+
+
+repeat = op("repeat", _repeat,
             vjp=_repeat_grad, array_params=("repeats",), saves=(),
             methods="repeat_interleave", aliases={"repeat_interleave": _repeat_interleave},
             doc="Repeat each element ``repeats`` times (an int, or one count per element).")

@@ -271,6 +271,23 @@ except P.errors.ScalarRangeError:
     pass
 else:
     raise AssertionError("uint32 < -3 compared in int32")
+# A bool meets an int in the default int32 (it asked for int64); a float tensor meets an int
+# beyond int32 as the float it stands for (JAX refused to parse it).
+assert (t([True, False]) * 3).tolist() == [3, 0] and (t([True]) * 3).dtype == P.int32
+assert (t([1.0]) * 2**31).tolist() == [2147483648.0]
+assert P.zeros(1).fill_(2**40).tolist() == [1099511627776.0]
+assert P.where(t([True]), t([1.0]), 2**40).tolist() == [1.0]
+# Values int32 cannot hold are refused, not wrapped: int64 NumPy data (2**33 became 0), an
+# arange past 2**31.
+import numpy as np
+for call in (lambda: t(np.array([2**33, 3])), lambda: P.arange(2**31 - 2, 2**31 + 1)):
+    try:
+        call()
+    except P.errors.ScalarRangeError:
+        pass
+    else:
+        raise AssertionError("int32 values wrapped")
+assert t(np.array([5, 3])).tolist() == [5, 3]
 """
 
 
@@ -295,3 +312,28 @@ def test_running_sums_and_products_of_small_integers_widen_as_the_standard_says(
     reference = function(plugrad.asarray(values, dtype=kind), **kwargs)
     assert ours.dtype == reference.dtype
     assert ours.tolist() == reference.tolist()
+
+
+def test_tensors_of_python_numbers_are_not_weakly_typed() -> None:
+    # A JAX array made from a Python number takes the other operand's dtype: int8 + tensor(100)
+    # stayed int8 and wrapped to -56, where a 0-d int64 tensor promotes (numpy backend: 200).
+    with plugrad.use_backend("jax"):
+        total = plugrad.tensor([100], dtype=plugrad.int8) + plugrad.tensor(100)
+        assert total.dtype == plugrad.int64 and total.tolist() == [200]
+        assert plugrad.maximum(
+            plugrad.tensor([1], dtype=plugrad.uint8), plugrad.tensor(-1)
+        ).tolist() == [1]
+
+
+def test_cholesky_and_eigh_read_the_lower_triangle_as_numpy() -> None:
+    # JAX averaged the matrix with its transpose: eigvalsh([[2, 100], [1, 2]]) gave
+    # [-48.5, 52.5] for every UPLO, cholesky of an upper-triangular part a wrong factor.
+    matrix = np.array([[2.0, 100.0], [1.0, 2.0]])
+    factor = np.array([[4.0, 2.0], [0.0, 4.0]])
+    for device in ("numpy", "jax"):
+        m = plugrad.asarray(matrix, device=device)
+        assert plugrad.linalg.eigvalsh(m).tolist() == pytest.approx([1.0, 3.0])
+        assert plugrad.linalg.eigvalsh(m, UPLO="U").tolist() == pytest.approx([-98.0, 102.0])
+        assert plugrad.linalg.eigh(m)[0].tolist() == pytest.approx([1.0, 3.0])
+        got = plugrad.linalg.cholesky(plugrad.asarray(factor, device=device))
+        np.testing.assert_allclose(got.numpy(), [[2.0, 0.0], [0.0, 2.0]])

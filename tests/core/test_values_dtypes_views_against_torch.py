@@ -304,3 +304,33 @@ def test_a_number_the_dtype_cannot_hold_is_refused_not_wrapped(name: str, backen
         with pytest.raises(plugrad.errors.ScalarRangeError, match=r"range|fit"):
             write(plugrad, x)
         assert x.tolist() == [1, 0] and x._version == 0
+
+
+OUT_OF_RANGE_CREATIONS = {
+    "linspace to 3e9 in int32": lambda lib: lib.linspace(0, 3e9, 3, dtype=lib.int32),
+    "randint up to 300 in int8": lambda lib: lib.randint(0, 300, (4,), dtype=lib.int8),
+    "randint from -5 in uint8": lambda lib: lib.randint(-5, 3, (4,), dtype=lib.uint8),
+}
+
+
+@pytest.mark.parametrize("backend", backends_under_test())
+@pytest.mark.parametrize("name", OUT_OF_RANGE_CREATIONS)
+def test_creating_values_the_dtype_cannot_hold_is_refused_as_in_pytorch(name: str, backend: str):
+    # NumPy wrapped them, JAX clamped them (58 % of randint(0, 300, int8) draws were 127).
+    with plugrad.use_backend(backend), pytest.raises(plugrad.errors.ScalarRangeError):
+        OUT_OF_RANGE_CREATIONS[name](plugrad)
+    with pytest.raises(RuntimeError):
+        OUT_OF_RANGE_CREATIONS[name](torch)
+
+
+@pytest.mark.parametrize("backend", backends_under_test())
+def test_a_negative_repeat_count_is_refused_as_in_pytorch(backend: str):
+    # JAX's repeat dropped the element without a word; NumPy raised its own ValueError.
+    with plugrad.use_backend(backend):
+        x = plugrad.tensor([1, 2, 3])
+        for repeats in (plugrad.tensor([2, -1, 1]), -1):
+            with pytest.raises(plugrad.errors.InvalidArgumentError, match="must not be negative"):
+                x.repeat_interleave(repeats)
+        assert x.repeat_interleave(plugrad.tensor([2, 0, 1])).tolist() == [1, 1, 3]
+    with pytest.raises(RuntimeError):
+        torch.tensor([1, 2, 3]).repeat_interleave(torch.tensor([2, -1, 1]))
