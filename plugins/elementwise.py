@@ -170,9 +170,11 @@ rounded_divide = op(
 )
 divide = op(
     "divide(x1, x2)", promotion="float",
-    # d(x1/x2)/dx2 = -x1/x2**2 = -ans/x2: reuses the output instead of saving x1.
+    # d(x1/x2)/dx2 = -x1/x2**2, from x1 as PyTorch's (not from the output, which the program
+    # may change in place before backward: z = a / b; z.relu_()); divided twice, as x2**2
+    # would overflow first.
     vjp=(lambda xp, g, ans, x1, x2: g / conj(xp, x2),
-         lambda xp, g, ans, x1, x2: -g * conj(xp, ans / x2)),
+         lambda xp, g, ans, x1, x2: -g * conj(xp, x1 / x2 / x2)),
     broadcasting=True, grad_fn_name="Div",
     methods={"div": _div, "divide": _div, "true_divide": None}, inplace=operator.itruediv,
     aliases={"div": _div, "true_divide": None},
@@ -647,7 +649,7 @@ def _sinc(xp: Any, x: Any, /) -> Any:
 
 def _sinc_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
     if is_half(xp, x.dtype):
-        wide = _sinc_grad(xp, xp.astype(g, xp.float32), ans, xp.astype(x, xp.float32))
+        wide = _sinc_grad(xp, xp.astype(g, xp.float32), None, xp.astype(x, xp.float32))
         return xp.astype(wide, x.dtype)
     zero = x == 0
     safe = xp.where(zero, 1.0, x)

@@ -275,7 +275,9 @@ erfinv = special_op(
     _erfinv,
     methods="erfinv",
     inplace=True,
-    vjp=lambda xp, g, ans, y: g * (0.5 * math.sqrt(math.pi)) * xp.exp(ans * ans),
+    # erfinv(y) computed again, as PyTorch's rule does, rather than saved: the output may
+    # then change in place (erfinv(y).mul_(2)) before backward.
+    vjp=lambda xp, g, ans, y: g * (0.5 * math.sqrt(math.pi)) * xp.exp(xp.square(xp.erfinv(y))),
     doc="The inverse of the error function, on (-1, 1).",
 )
 

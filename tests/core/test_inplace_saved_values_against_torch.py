@@ -58,6 +58,34 @@ def test_changing_a_saved_output_in_place_makes_its_backward_raise(op, alias, ch
         _program(plugrad, op, alias, change)
 
 
+#: Ops whose backward PyTorch computes from their inputs: their output may change in place.
+NOT_SAVING_OUTPUT = {
+    "a / b": lambda lib, a, b: a / b,
+    "b / a": lambda lib, a, b: b / a,
+    "erfinv": lambda lib, a, b: lib.erfinv(a),
+    "sinc": lambda lib, a, b: lib.sinc(a),
+    "normalize": lambda lib, a, b: lib.nn.functional.normalize(a, dim=0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NOT_SAVING_OUTPUT))
+def test_changing_the_output_of_an_op_that_saves_its_inputs_is_allowed(name):
+    # plugrad saved these outputs: z = a / b; z.relu_() made backward refuse, as a
+    # normalize followed by mul_ did, where PyTorch computes the gradients.
+    grads = []
+    for lib in (plugrad, torch):
+        a = lib.tensor([0.5, -0.3], requires_grad=True)
+        b = lib.tensor([2.0, 4.0], requires_grad=True)
+        z = NOT_SAVING_OUTPUT[name](lib, a, b)
+        z.relu_()
+        (z * z).sum().backward()
+        grads.append([None if t.grad is None else t.grad.tolist() for t in (a, b)])
+    for ours, theirs in zip(*grads):
+        assert (ours is None) == (theirs is None)
+        if ours is not None:
+            np.testing.assert_allclose(ours, theirs, rtol=1e-6)
+
+
 @pytest.mark.parametrize("op", SAVING_OUTPUT)
 def test_a_change_under_no_grad_is_seen_too(op):
     w = plugrad.tensor([0.5, 0.7], requires_grad=True)
