@@ -686,8 +686,35 @@ lerp = op(
     methods="lerp", inplace=True,
     doc="``x + weight * (end - x)`` element-wise, broadcasting (PyTorch's).",
 )
+def _refuse_integers(xp: Any, function: str, value: Any, *arrays: Any) -> None:
+    """As PyTorch: a float ``value`` with integer tensors (the sum would become float64, or
+    be truncated in place), and ``addcdiv`` of integers (a true division)."""
+    if not all(xp.isdtype(a.dtype, ("integral", "bool")) for a in arrays if hasattr(a, "dtype")):
+        return
+    if function == "addcdiv":
+        raise DtypeError(
+            "addcdiv() of integer tensors divides them truly; convert them to a floating "
+            "dtype first (x.float()), or use addcmul with a floor division"
+        )
+    if isinstance(value, float):
+        raise DtypeError(
+            f"{function}(): value={value!r} is a float, but the tensors are integers; give an "
+            "integer value, or convert the tensors first (x.to(plugrad.float32))"
+        )
+
+
+def _addcmul(xp: Any, x: Any, tensor1: Any, tensor2: Any, /, *, value: Any = 1) -> Any:
+    _refuse_integers(xp, "addcmul", value, x, tensor1, tensor2)
+    return x + value * tensor1 * tensor2
+
+
+def _addcdiv(xp: Any, x: Any, tensor1: Any, tensor2: Any, /, *, value: Any = 1) -> Any:
+    _refuse_integers(xp, "addcdiv", value, x, tensor1, tensor2)
+    return x + value * (tensor1 / tensor2)
+
+
 addcmul = op(
-    "addcmul", lambda xp, x, tensor1, tensor2, /, *, value=1: x + value * tensor1 * tensor2,
+    "addcmul", _addcmul,
     vjp=(lambda xp, g, ans, x, tensor1, tensor2, *, value: g,
          lambda xp, g, ans, x, tensor1, tensor2, *, value: g * conj(xp, value * tensor2),
          lambda xp, g, ans, x, tensor1, tensor2, *, value: g * conj(xp, value * tensor1)),
@@ -697,7 +724,7 @@ addcmul = op(
 
 
 addcdiv = op(
-    "addcdiv", lambda xp, x, tensor1, tensor2, /, *, value=1: x + value * (tensor1 / tensor2),
+    "addcdiv", _addcdiv,
     vjp=(lambda xp, g, ans, x, tensor1, tensor2, *, value: g,
          lambda xp, g, ans, x, tensor1, tensor2, *, value: g * conj(xp, value / tensor2),
          lambda xp, g, ans, x, tensor1, tensor2, *, value: (

@@ -384,3 +384,18 @@ def test_masks_of_numbers_and_fills_of_several_values_are_refused_as_in_pytorch(
     assert x.tolist() == [0.0, 0.0, 0.0] and x._version == 0
     with pytest.raises(RuntimeError):
         call(torch, torch.zeros(3))
+
+
+def test_addcmul_with_a_float_value_and_addcdiv_of_integers_are_refused():
+    # addcmul(x, x, x, value=0.5) of int64 tensors gave float64 [12., 4.]; PyTorch truncates
+    # the value (to 0) in int64, plugrad refuses it as it refuses a float alpha.
+    x = plugrad.tensor([-6, 2])
+    with pytest.raises(DtypeError, match=r"value=0\.5 is a float"):
+        plugrad.addcmul(x, x, x, value=0.5)
+    with pytest.raises(DtypeError, match="divides them truly"):
+        plugrad.addcdiv(x, x, x)
+    with pytest.raises(RuntimeError):
+        torch.addcdiv(torch.tensor([-6, 2]), torch.tensor([-6, 2]), torch.tensor([-6, 2]))
+    assert plugrad.addcmul(x, x, x, value=2).tolist() == [66, 10]
+    y = x.float()
+    assert plugrad.addcmul(y, x, x, value=0.5).tolist() == [12.0, 4.0]
