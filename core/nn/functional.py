@@ -38,7 +38,7 @@ from typing import Any, cast
 from .. import dtypes as _dtypes
 from .. import ops as _ops
 from ..creation import arange, asarray, full, ones, zeros
-from ..dtype_functions import broadcast_shapes, finfo
+from ..dtype_functions import broadcast_shapes, finfo, result_type
 from ..errors import (
     ArgumentError,
     AxisError,
@@ -2210,6 +2210,11 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     shape = _broadcast_shape("cosine_similarity", x1, x2)
     axis = _checked_dim("cosine_similarity", dim, len(shape))
     x1, x2 = (x if x.shape == shape else _ops.broadcast_to(x, shape) for x in (x1, x2))
+    # In the dtype the two compute in, as PyTorch's (an int64 operand made the norm float64).
+    common = result_type(x1, x2)
+    if not _dtypes.is_differentiable(common):
+        common = _dtypes.default_float_dtype
+    x1, x2 = (x if x.dtype is common else _ops.astype(x, common) for x in (x1, x2))
     unit1, unit2 = x1 / _clamped_norm(x1, axis, eps), x2 / _clamped_norm(x2, axis, eps)
     return _ops.sum(unit1 * unit2, axis=axis)
 

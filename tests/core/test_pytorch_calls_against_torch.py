@@ -399,3 +399,18 @@ def test_addcmul_with_a_float_value_and_addcdiv_of_integers_are_refused():
     assert plugrad.addcmul(x, x, x, value=2).tolist() == [66, 10]
     y = x.float()
     assert plugrad.addcmul(y, x, x, value=0.5).tolist() == [12.0, 4.0]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "float64"])
+def test_cosine_similarity_with_an_integer_operand_keeps_the_float_dtype(dtype):
+    # An int64 operand's norm was float64, and so was the result.
+    if not HAS_FLOAT16 and dtype == "float16":
+        pytest.skip("the default backend has no float16")
+    results = [
+        lib.nn.functional.cosine_similarity(
+            lib.tensor([1.0, 2.0], dtype=getattr(lib, dtype)), lib.tensor([3, 4]), dim=0
+        )
+        for lib in (plugrad, torch)
+    ]
+    assert str(results[0].dtype).split(".")[-1] == str(results[1].dtype).split(".")[-1]
+    assert float(results[0]) == pytest.approx(float(results[1]), rel=1e-3)
