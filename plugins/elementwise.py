@@ -584,8 +584,17 @@ def _clamp_max(xp: Any, x: Any, max: Any) -> Any:
     return xp.clip(x, max=max)
 
 
+def _clip(xp: Any, x: Any, /, min: Any = None, max: Any = None) -> Any:
+    if xp.isdtype(x.dtype, "integral") and (hasattr(min, "shape") or hasattr(max, "shape")):
+        # array-api-compat's clip of integers writes into array bounds in place (which fails
+        # for a broadcast view, x.clamp(min=lo.expand(3))); integers have no NaN to mind.
+        bounded = x if min is None else xp.maximum(x, min)
+        return bounded if max is None else xp.minimum(bounded, max)
+    return xp.clip(x, min, max)
+
+
 clip = op(
-    "clip", lambda xp, x, /, min=None, max=None: xp.clip(x, min, max), inputs=("x", "min", "max"),
+    "clip", _clip, inputs=("x", "min", "max"),
     vjp=(_clip_grad_x, _clip_grad_min, _clip_grad_max), broadcasting=True,
     methods={"clip": None, "clamp": None, "clamp_min": _clamp_min, "clamp_max": _clamp_max},
     inplace=True, aliases={"clamp": None, "clamp_min": _clamp_min, "clamp_max": _clamp_max},

@@ -414,3 +414,14 @@ def test_cosine_similarity_with_an_integer_operand_keeps_the_float_dtype(dtype):
     ]
     assert str(results[0].dtype).split(".")[-1] == str(results[1].dtype).split(".")[-1]
     assert float(results[0]) == pytest.approx(float(results[1]), rel=1e-3)
+
+
+def test_clamp_of_integers_by_a_broadcast_bound_as_pytorch():
+    # array-api-compat's clip wrote into integer bounds in place: a broadcast view raised
+    # "assignment destination is read-only".
+    results = []
+    for lib in (plugrad, torch):
+        y = lib.tensor([1, 5, 2])
+        low = lib.tensor([3]).expand(3)
+        results.append((lib.clamp(y, min=low).tolist(), low.tolist()))
+    assert results[0] == results[1] == ([3, 5, 3], [3, 3, 3])
