@@ -396,7 +396,7 @@ def test_repeat_flattens_without_an_axis_and_takes_one_count_per_element() -> No
         assert per_element.shape == (2, 5), "the length is known: the counts were computed"
         np.testing.assert_array_equal(per_element.numpy(), np.repeat(values, counts, axis=1))
     x = plugrad.asarray(values, device="dask")
-    with pytest.raises(ValueError, match="may not be negative"):
+    with pytest.raises(ValueError, match="must not be negative"):
         plugrad.repeat(x, plugrad.asarray(np.array([1, -1, 1]), device="dask"), axis=1)
     with pytest.raises(ShapeError, match="2 counts for an axis of length 3"):
         plugrad.repeat(x, plugrad.asarray(np.array([1, 1]), device="dask"), axis=1)
