@@ -8,6 +8,7 @@ PyTorch is imported only when the backend is first used.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -88,8 +89,13 @@ def conj(xp: Any, x: Any, /) -> Any:
     return xp.conj(x).resolve_conj() if x.is_complex() else x.clone()  # resolving copies
 
 
-#: Reductions with no value over an axis of length 0 (PyTorch's raise a RuntimeError there).
-_EXTREMA = ("max", "min", "argmax", "argmin")
+@functools.cache
+def _extrema() -> dict[str, Callable[..., Any]]:
+    """Kernels of the reductions with no value over an axis of length 0, refusing it (PyTorch's
+    raise a RuntimeError there); made once, as a rebuild of the tables must find the same."""
+    from plugrad.plugins._rules import refusing_empty_reductions
+
+    return {name: refusing_empty_reductions(name) for name in ("max", "min", "argmax", "argmin")}
 
 
 class TorchBackend(Backend):
@@ -194,10 +200,7 @@ class TorchBackend(Backend):
         return TorchRandom(seed, device)
 
     def kernels(self) -> Mapping[str, Callable[..., Any]]:
-        from plugrad.plugins._rules import refusing_empty_reductions
-
-        refusing = {name: refusing_empty_reductions(name) for name in _EXTREMA}
-        return {"conj": conj, "positive": positive, "scatter_add": scatter_add, **refusing}
+        return {"conj": conj, "positive": positive, "scatter_add": scatter_add, **_extrema()}
 
 
 @hookimpl
