@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import DistributedError, DtypeError, ShapeError
-from ..tensor import Tensor
+from ..grad_mode import no_grad
+from ..tensor import Tensor, _wrap
 from .communicator import Communicator, ReduceOp, Work
 from .process_group import _check_group, _require
 
@@ -55,10 +56,16 @@ def _tensor(value: Any, what: str) -> Tensor:
 
 
 def _store(tensor: Tensor, array: Any) -> None:
-    """Put a transfer's output into ``tensor`` (unless it was written in place)."""
-    if array is not None and array is not tensor._array:
-        tensor._array = array
-    tensor._bump_version()
+    """Put a transfer's output into ``tensor``'s memory (unless it was written there already).
+
+    Written, not rebound: ``tensor`` may be a view (``out[k]`` of an all_gather) or share
+    its memory (``p.data``), and the tensors it shares it with must see the values too.
+    """
+    if array is None or array is tensor._array:
+        tensor._bump_version()
+        return
+    with no_grad():
+        tensor.copy_(_wrap(array, tensor._device, False, None))  # (bumps the version)
 
 
 def _communicator(group: Any, *tensors: Tensor) -> tuple[Communicator, bool]:

@@ -64,9 +64,10 @@ class DistributedDataParallel(Module):
     it is divided by the number of ranks and put in its bucket of about
     ``bucket_cap_mb`` megabytes (parameters in reverse order of registration,
     roughly the order backward produces them); each full bucket is joined into
-    one flat array and averaged across ranks with a non-blocking all-reduce at
-    once, overlapping the rest of backward, and the pass waits for all of them
-    at its end. Every rank then holds the gradient
+    one flat array and averaged across ranks with a non-blocking all-reduce as
+    soon as the buckets before it are sent (every rank sends them in the same
+    order, whatever order its backward fills them in), overlapping the rest of
+    backward, and the pass waits for all of them at its end. Every rank then holds the gradient
     of the mean loss over all ranks' batches: training equals one process on the concatenated batch.
 
     Parameters
@@ -144,6 +145,8 @@ class DistributedDataParallel(Module):
         object.__setattr__(self, "_bucket_of", {id(p): b for b in self._buckets for p in b.members})
         object.__setattr__(self, "_sync", True)
         object.__setattr__(self, "_committed", 0)
+        #: how many buckets, in order, this pass has sent
+        object.__setattr__(self, "_launched", 0)
         object.__setattr__(self, "_parameter_count", len(parameters))
         handles: list[Any] = [
             p.register_post_accumulate_grad_hook(self._grad_accumulated) for p in parameters
@@ -263,6 +266,7 @@ class DistributedDataParallel(Module):
             bucket.sent = None
             bucket.pieces.clear()
         object.__setattr__(self, "_committed", 0)
+        object.__setattr__(self, "_launched", 0)
 
     def _grad_ready(self, param: Tensor, gradient: Any) -> None:
         """During backward: ``param``'s gradient for this pass is final; put it in its bucket."""
@@ -295,14 +299,29 @@ class DistributedDataParallel(Module):
         flat = xp.reshape(array, (-1,))
         pieces = bucket.pieces
         pieces[id(param)] = flat / size if size > 1 else flat
-        if len(pieces) == len(bucket.members):
-            bucket.sent = xp.concat([pieces[id(p)] for p in bucket.members])
-            bucket.work = self._communicator.allreduce(bucket.sent, ReduceOp.SUM)
-        else:
+        if not self._launch_full_buckets():
             # Let MPI progress the transfers already in flight.
             for other in self._buckets:
                 if other.work is not None:
                     other.work.is_completed()
+
+    def _launch_full_buckets(self) -> bool:
+        """Send the full buckets not sent yet, in bucket order; return whether any was sent.
+
+        In order, not as they fill: every rank must start the same all-reduces in the same
+        order, and where the order of backward depends on the data, buckets fill in another
+        order on each rank (the ranks' all-reduces would pair different buckets).
+        """
+        buckets, index = self._buckets, self._launched
+        while index < len(buckets) and len(buckets[index].pieces) == len(buckets[index].members):
+            bucket = buckets[index]
+            pieces = bucket.pieces
+            bucket.sent = bucket.device.xp.concat([pieces[id(p)] for p in bucket.members])
+            bucket.work = self._communicator.allreduce(bucket.sent, ReduceOp.SUM)
+            index += 1
+        launched = index != self._launched
+        object.__setattr__(self, "_launched", index)
+        return launched
 
     def _finish_backward(self) -> None:
         unfinished = [b for b in self._buckets if b.work is None]

@@ -78,6 +78,20 @@ def collectives(rank, size):
     dist.reduce_scatter_tensor(out2, big, op=dist.ReduceOp.AVG)
     close(out2.numpy(), np.mean(everyone, axis=0) * (rank + 1), "reduce_scatter_tensor AVG")
 
+    # Outputs go into the tensor's memory, which other tensors may share: they were bound
+    # to new arrays, so views (out[k]) and aliases (p.data) kept their old values.
+    stacked = plugrad.zeros((size, 3, 4), dtype=plugrad.float64)
+    dist.all_gather(list(stacked.unbind(0)), plugrad.asarray(data_of(rank)))
+    close(stacked.numpy(), np.stack(everyone), "all_gather into views of one tensor")
+    rows = plugrad.zeros((size + 1, 3, 4), dtype=plugrad.float64)
+    dist.reduce_scatter(rows[1], [plugrad.asarray(data_of(rank))] * size)
+    close(rows.numpy()[1], np.sum(everyone, axis=0), "reduce_scatter into a view")
+    weight = plugrad.nn.Parameter(plugrad.asarray(data_of(rank)))
+    dist.broadcast(weight.data, src=0)
+    close(weight.detach().numpy(), data_of(0), "broadcast into parameter.data")
+    dist.all_reduce(weight.detach())
+    close(weight.detach().numpy(), data_of(0) * size, "all_reduce into parameter.detach()")
+
     root = size - 1
     targets = [plugrad.zeros((3, 4), dtype=plugrad.float64) for _ in range(size)]
     dist.gather(plugrad.asarray(data_of(rank)), targets if rank == root else None, dst=root)
@@ -177,6 +191,28 @@ def ddp(rank, size):
     for grad, values in kept:
         close(grad.numpy(), values, "a gradient kept from the previous pass", rtol=0)
     assert not np.array_equal(model.module[0].weight.grad.numpy(), kept[0][1])
+
+    # Backward in an order that depends on the data: rank 0 computes b(a(x)), the others
+    # a(b(x)), so their one-parameter buckets fill in opposite orders. The all-reduces went
+    # out as the buckets filled, pairing a's gradient on one rank with b's on another.
+    pair = nn.ModuleDict({"a": nn.Linear(6, 6, bias=False), "b": nn.Linear(6, 6, bias=False)})
+    pair.to(plugrad.float64)
+    model = nn.parallel.DistributedDataParallel(pair, bucket_cap_mb=1e-6)  # rank 0's weights
+    reference = nn.ModuleDict({"a": nn.Linear(6, 6, bias=False), "b": nn.Linear(6, 6, bias=False)})
+    reference.to(plugrad.float64)
+    reference.load_state_dict(pair.state_dict())
+    inputs = [plugrad.asarray(np.arange(6.0) + 10 * r) for r in range(size)]
+
+    def chained(module, r):
+        a, b = module["a"], module["b"]
+        return (b(a(inputs[r])) if r == 0 else a(b(inputs[r]))).sum()
+
+    chained(model.module, rank).backward()
+    for r in range(size):
+        (chained(reference, r) / size).backward()
+    for name in ("a", "b"):
+        close(model.module[name].weight.grad.numpy(), reference[name].weight.grad.numpy(),
+              f"gradient of {name} with backward in another order on each rank")  # fmt: skip
 
 
 def mismatches(rank, size):
