@@ -68,6 +68,23 @@ def _store(tensor: Tensor, array: Any) -> None:
         tensor.copy_(_wrap(array, tensor._device, False, None))  # (bumps the version)
 
 
+def _check_op(op: Any, tensor: Tensor) -> None:
+    """Refuse a reduction ``tensor``'s dtype has no meaning for (or MPI no operation)."""
+    if not isinstance(op, ReduceOp):
+        raise TypeError(f"op must be a plugrad.distributed.ReduceOp, got {op!r}")
+    kind = tensor.dtype.kind
+    if op is ReduceOp.AVG and kind not in ("real floating", "complex floating"):
+        raise DtypeError(
+            f"ReduceOp.AVG needs a floating-point tensor, got {tensor.dtype.name}; use SUM and "
+            "divide, or convert the tensor first"
+        )
+    if op in (ReduceOp.MAX, ReduceOp.MIN) and kind == "complex floating":
+        raise DtypeError(
+            f"ReduceOp.{op.name} of a complex tensor ({tensor.dtype.name}): complex numbers are "
+            "not ordered; reduce their abs() or real part instead"
+        )
+
+
 def _communicator(group: Any, *tensors: Tensor) -> tuple[Communicator, bool]:
     _check_group(group)
     state = _require()
@@ -172,13 +189,7 @@ def all_reduce(
         dist.all_reduce(x, op=dist.ReduceOp.SUM)   # on 2 ranks: tensor([1.])
     """
     tensor = _tensor(tensor, "tensor")
-    if not isinstance(op, ReduceOp):
-        raise TypeError(f"op must be a plugrad.distributed.ReduceOp, got {op!r}")
-    if op is ReduceOp.AVG and tensor.dtype.kind not in ("real floating", "complex floating"):
-        raise DtypeError(
-            f"ReduceOp.AVG needs a floating-point tensor, got {tensor.dtype.name}; use SUM and "
-            "divide, or convert the tensor first"
-        )
+    _check_op(op, tensor)
     communicator, check = _communicator(group, tensor)
     if check:
         _agree(communicator, "all_reduce", tensor, op, 0)
@@ -326,10 +337,7 @@ def _reduce_scatter(
     op: ReduceOp,
     async_op: bool,
 ) -> Work | None:
-    if not isinstance(op, ReduceOp):
-        raise TypeError(f"op must be a plugrad.distributed.ReduceOp, got {op!r}")
-    if op is ReduceOp.AVG and output.dtype.kind not in ("real floating", "complex floating"):
-        raise DtypeError(f"ReduceOp.AVG needs a floating-point tensor, got {output.dtype.name}")
+    _check_op(op, output)
     if check:
         _agree(communicator, "reduce_scatter", output, op, 0)
     work = communicator.reduce_scatter(stacked, op)

@@ -65,6 +65,9 @@ def test_a_group_of_one_process():
             dist.init_process_group("mpi")
         with pytest.raises(plugrad.errors.DtypeError, match="AVG"):
             dist.all_reduce(plugrad.tensor([1, 2]), op=dist.ReduceOp.AVG)
+        for op in (dist.ReduceOp.MAX, dist.ReduceOp.MIN):  # MPI's own error came through raw
+            with pytest.raises(plugrad.errors.DtypeError, match="not ordered"):
+                dist.all_reduce(plugrad.tensor([1 + 1j]), op=op)
         with pytest.raises(TypeError, match="ReduceOp"):
             dist.all_reduce(x, op="sum")
         with pytest.raises(ValueError, match="src"):
