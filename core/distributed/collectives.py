@@ -40,6 +40,7 @@ _KINDS = (
     "reduce_scatter",
     "gather",
     "scatter",
+    "barrier",
 )
 _OPS = tuple(ReduceOp)
 _DTYPE_NAMES = (
@@ -105,13 +106,17 @@ def _describe(kind: str, tensor: Tensor) -> str:
 
 
 def _agree(
-    communicator: Communicator, kind: str, tensor: Tensor, op: ReduceOp | None, root: int
+    communicator: Communicator, kind: str, tensor: Tensor | None, op: ReduceOp | None, root: int
 ) -> None:
-    """Raise on every rank, naming them, unless all ranks make this very call."""
-    shape = tuple(tensor.shape)
+    """Raise on every rank, naming them, unless all ranks make this very call.
+
+    ``tensor`` is None for a ``barrier``, which takes part too: it would otherwise pair
+    with another rank's collective.
+    """
+    shape = () if tensor is None else tuple(tensor.shape)
     if len(shape) > _MAX_DIMS:
         raise ShapeError(f"{kind}: tensors of more than {_MAX_DIMS} dimensions are not supported")
-    name = tensor.dtype.name
+    name = "" if tensor is None else tensor.dtype.name
     dtype_code = _DTYPE_NAMES.index(name) if name in _DTYPE_NAMES else len(_DTYPE_NAMES)
     signature = (
         _KINDS.index(kind),
@@ -123,13 +128,16 @@ def _agree(
         *([-1] * (_MAX_DIMS - len(shape))),
     )
     work = communicator.allgather_ints(signature)
-    work.description = f"the agreement check before {_describe(kind, tensor)}"
+    called = kind if tensor is None else _describe(kind, tensor)
+    work.description = f"the agreement check before {called}"
     work.wait()
     everyone = work.result
     if all(s == signature for s in everyone):
         return
 
     def say(s: tuple[int, ...]) -> str:
+        if _KINDS[s[0]] == "barrier":
+            return "barrier"
         dims = tuple(d for d in s[5 : 5 + s[4]])
         dtype = _DTYPE_NAMES[s[3]] if s[3] < len(_DTYPE_NAMES) else "other"
         text = f"{_KINDS[s[0]]} of {dtype} {dims}"

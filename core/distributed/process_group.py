@@ -225,7 +225,12 @@ def get_backend(group: Any = None) -> str:
 def barrier(group: Any = None, async_op: bool = False) -> Any:
     """Wait until every rank has reached this call (or return its Work with ``async_op``)."""
     _check_group(group)
-    work = _require().communicator.barrier()
+    state = _require()
+    if state.check_collectives:
+        from .collectives import _agree  # (collectives imports this module)
+
+        _agree(state.communicator, "barrier", None, None, 0)
+    work = state.communicator.barrier()
     if async_op:
         return work
     work.wait()

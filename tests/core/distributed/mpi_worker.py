@@ -242,6 +242,15 @@ def mismatches(rank, size):
         assert "broadcast of float32 (2,) root=0" in str(error), str(error)
     else:
         raise AssertionError("different collectives went through")
+    try:  # a barrier takes part in the check: it paired with the other rank's all_reduce
+        if rank == 0:
+            dist.barrier()
+        else:
+            dist.all_reduce(plugrad.zeros(2))
+    except ShapeError as error:
+        assert "rank 0: barrier; rank 1: all_reduce of float32 (2,)" in str(error), str(error)
+    else:
+        raise AssertionError("a barrier went through against an all_reduce")
     x = plugrad.ones(2)
     dist.all_reduce(x)  # the group still works after the errors
     close(x.numpy(), [size, size], "all_reduce after errors")
