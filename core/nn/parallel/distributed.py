@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import copy
 import hashlib
 import weakref
 from collections.abc import Iterator, Sequence
@@ -137,10 +138,31 @@ class DistributedDataParallel(Module):
         self.output_device = output_device
         self.static_graph = static_graph
         communicator = dist.process_group._require().communicator
-        object.__setattr__(self, "_communicator", communicator)
-        parameters = [p for _, p in module.named_parameters() if p.requires_grad]
+        object.__setattr__(self, "_communicator", communicator)  # (for the checks below)
         self._check_same_model(communicator)
         self._sync_from_rank0(communicator, [t for _, t in self._state_tensors()])
+        self._attach(communicator)
+
+    #: What a deep copy shares with the original (the process group) or makes anew.
+    _NOT_COPIED = frozenset({"_communicator", "_buckets", "_bucket_of", "_handles"})
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> DistributedDataParallel:
+        """A replica on the same process group, as PyTorch's deep copy (``ema =
+        copy.deepcopy(model)``): its parameters are copies with buckets and hooks of their
+        own. Nothing is sent: every rank copies its own replica, which are alike."""
+        copied = object.__new__(type(self))
+        memo[id(self)] = copied
+        for name, value in self.__dict__.items():
+            if name not in self._NOT_COPIED:
+                object.__setattr__(copied, name, copy.deepcopy(value, memo))
+        copied._attach(self._communicator)
+        return copied
+
+    def _attach(self, communicator: Communicator) -> None:
+        """Make the buckets of this replica's parameters and hook them to backward."""
+        object.__setattr__(self, "_communicator", communicator)
+        parameters = [p for _, p in self.module.named_parameters() if p.requires_grad]
+        bucket_cap_mb = self.bucket_cap_mb
         object.__setattr__(self, "_buckets", self._make_buckets(parameters, bucket_cap_mb))
         object.__setattr__(self, "_bucket_of", {id(p): b for b in self._buckets for p in b.members})
         object.__setattr__(self, "_sync", True)

@@ -6,6 +6,7 @@ Each scenario checks its own results on its rank and ends by printing
 
 from __future__ import annotations
 
+import copy
 import sys
 
 import numpy as np
@@ -213,6 +214,17 @@ def ddp(rank, size):
     for name in ("a", "b"):
         close(model.module[name].weight.grad.numpy(), reference[name].weight.grad.numpy(),
               f"gradient of {name} with backward in another order on each rank")  # fmt: skip
+
+    # A deep copy (an EMA of the model) is a replica of its own: it raised "cannot pickle
+    # 'module' object". Its gradients are averaged too; the original's are left alone.
+    replica = copy.deepcopy(model)
+    assert replica.module["a"].weight is not model.module["a"].weight
+    before = model.module["a"].weight.grad.numpy().copy()
+    chained(replica.module, rank).backward()
+    for name in ("a", "b"):
+        close(replica.module[name].weight.grad.numpy(), reference[name].weight.grad.numpy(),
+              f"gradient of {name} in a deep copy")  # fmt: skip
+    close(model.module["a"].weight.grad.numpy(), before, "the original's gradient", rtol=0)
 
 
 def mismatches(rank, size):
