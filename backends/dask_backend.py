@@ -12,7 +12,6 @@ default, a ``dask.distributed`` cluster once a ``Client`` exists. Install with
 from __future__ import annotations
 
 import contextlib
-import functools
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
@@ -217,16 +216,6 @@ def take_along_axis(xp: Any, x: Any, indices: Any, /, *, axis: int = -1) -> Any:
     return xp.take_along_axis(x, indices, axis=axis)
 
 
-@functools.cache
-def _extrema() -> dict[str, Callable[..., Any]]:
-    """Kernels of the reductions with no value over an axis of length 0, refusing it (Dask's
-    return a lazy value and raise only when computed); made once, as a rebuild must find the
-    same."""
-    from plugrad.plugins._rules import refusing_empty_reductions
-
-    return {name: refusing_empty_reductions(name) for name in ("max", "min", "argmax", "argmin")}
-
-
 @contextlib.contextmanager
 def _linalg_errors_retold() -> Iterator[None]:
     """NumPy's and SciPy's LinAlgError from computing a graph as plugrad's, as the other
@@ -345,8 +334,11 @@ class DaskBackend(Backend):
         return DaskRandom(seed)
 
     def kernels(self) -> Mapping[str, Callable[..., Any]]:
+        from plugrad.plugins._rules import extrema_refusing_empty_axes
+
         return {
-            **_extrema(),
+            # max/min/argmax/argmin: Dask's would give a lazy value, raising when computed.
+            **extrema_refusing_empty_axes(),
             "getitem": getitem,
             "scatter_add": scatter_add,
             "setitem": setitem,

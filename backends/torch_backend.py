@@ -8,7 +8,6 @@ PyTorch is imported only when the backend is first used.
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -87,15 +86,6 @@ def conj(xp: Any, x: Any, /) -> Any:
     """The conjugate as new memory (plugrad's ``conj`` is a copy on every backend): PyTorch's
     is ``x`` itself for real ``x``, and a view with a conjugate bit for complex ``x``."""
     return xp.conj(x).resolve_conj() if x.is_complex() else x.clone()  # resolving copies
-
-
-@functools.cache
-def _extrema() -> dict[str, Callable[..., Any]]:
-    """Kernels of the reductions with no value over an axis of length 0, refusing it (PyTorch's
-    raise a RuntimeError there); made once, as a rebuild of the tables must find the same."""
-    from plugrad.plugins._rules import refusing_empty_reductions
-
-    return {name: refusing_empty_reductions(name) for name in ("max", "min", "argmax", "argmin")}
 
 
 class TorchBackend(Backend):
@@ -200,7 +190,11 @@ class TorchBackend(Backend):
         return TorchRandom(seed, device)
 
     def kernels(self) -> Mapping[str, Callable[..., Any]]:
-        return {"conj": conj, "positive": positive, "scatter_add": scatter_add, **_extrema()}
+        from plugrad.plugins._rules import extrema_refusing_empty_axes
+
+        # max/min/argmax/argmin: PyTorch's raise a RuntimeError over an axis of length 0.
+        kernels = {"conj": conj, "positive": positive, "scatter_add": scatter_add}
+        return {**kernels, **extrema_refusing_empty_axes()}
 
 
 @hookimpl

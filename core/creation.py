@@ -807,13 +807,15 @@ def arange(
         values = counts * each + first
         return leaf(xp.astype(values, native), target, requires_grad)
     if not floating and dtype.kind in ("signed integer", "unsigned integer"):
-        length = max(-(-(stop - start) // step), 0)
-        last = start + step * (length - 1)
+        count = max(-(-(stop - start) // step), 0)
+        final = start + step * (count - 1)
         info = target.xp.iinfo(target.native_dtype(dtype))
-        if length and not (int(info.min) <= min(start, last) and max(start, last) <= int(info.max)):
+        if count and not (
+            int(info.min) <= min(start, final) and max(start, final) <= int(info.max)
+        ):
             # The backend would wrap them (JAX without 64-bit types: 2**31 became -2**31).
             raise ScalarRangeError(
-                f"arange(): the values {start} to {last} do not fit {dtype.name}; pass a wider "
+                f"arange(): the values {start} to {final} do not fit {dtype.name}; pass a wider "
                 "dtype, or a float step for floating values"
             )
     if dtype in (_dtypes.float16, _dtypes.float32) and _dtypes.float64 in target.dtypes:
@@ -931,7 +933,7 @@ def linspace(
     if integer:
         computed = _dtypes.float64 if _dtypes.float64 in target.dtypes else _dtypes.float32
         info = target.xp.iinfo(target.native_dtype(dtype))
-        ends = [float(v) for v in (start, stop)]
+        ends = [v.real if isinstance(v, complex) else float(v) for v in (start, stop)]
         if not all(math.isfinite(v) and int(info.min) <= v <= int(info.max) for v in ends):
             # The cast below would wrap them (NumPy) or clamp them (JAX), as PyTorch refuses.
             raise ScalarRangeError(

@@ -168,7 +168,7 @@ def apply2(op: RegisteredOp, x1: Any, x2: Any, params: dict[str, Any] | None) ->
     except OverflowError as exc:
         floats = _ints_as_floats(op, device, (x1, x2))
         if floats is not None:
-            return apply2(op, *floats, params)
+            return apply2(op, floats[0], floats[1], params)
         raise _scalar_out_of_range(op, exc) from exc
     if type(out) is not device.array_type and type(out) not in device.output_types:
         _check_kernel_output(op, device, out)

@@ -7,6 +7,7 @@ modes: raw backend arrays, and Tensors under ``create_graph=True``.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
 import math
 import numbers
@@ -201,6 +202,14 @@ def half_in_float32(function: Any) -> Any:
     kernel.__name__ = kernel.__qualname__ = function.__name__
     kernel.__doc__ = function.__doc__
     return kernel
+
+
+@functools.cache
+def extrema_refusing_empty_axes() -> dict[str, Any]:
+    """The kernels of ``max``, ``min``, ``argmax`` and ``argmin`` refusing an axis of length 0
+    (see :func:`refusing_empty_reductions`), made once: a rebuild of the tables must find
+    the same function objects."""
+    return {name: refusing_empty_reductions(name) for name in ("max", "min", "argmax", "argmin")}
 
 
 def refusing_empty_reductions(name: str) -> Any:
