@@ -164,6 +164,14 @@ class CompiledFunction:
                 self._cache.popitem(last=False)
         if tracer.broken is not None:
             reason, where = tracer.broken
+            if self.fullgraph:  # the function caught the GraphBreakError and went on
+                raise GraphBreakError(
+                    f"plugrad.compile(fullgraph=True) cannot capture {self._name()}: {reason} "
+                    f"(at {where}); the function (or a library it called) caught the "
+                    "GraphBreakError raised there and went on: what it computed after is not "
+                    "returned. Remove that from the compiled function, or compile with "
+                    "fullgraph=False"
+                )
             self._runs_eagerly(
                 entry,
                 f"{reason} (at {where})",

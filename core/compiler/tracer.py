@@ -1267,14 +1267,15 @@ class Tracer:
     # -- graph breaks ------------------------------------------------------------------------
 
     def graph_break(self, reason: str) -> None:
-        if self.broken is not None:
-            return
-        where = _user_location()
-        self.broken = (reason, where)
-        self.recording = False
+        if self.broken is None:
+            self.broken = (reason, _user_location())
+            self.recording = False
         if self.fullgraph:
+            # Every time, not only the first: code that caught the first (NumPy retrying a
+            # conversion, the function's own try) must not go on with a made-up value.
+            first, where = self.broken
             raise GraphBreakError(
-                f"plugrad.compile(fullgraph=True) cannot capture this function: {reason} "
+                f"plugrad.compile(fullgraph=True) cannot capture this function: {first} "
                 f"(at {where}). Remove that from the compiled function, or compile with "
                 "fullgraph=False to run such calls eagerly."
             )

@@ -327,6 +327,23 @@ def test_fullgraph_raises_a_typed_error_naming_the_reason():
         compiled(plugrad.tensor([1.0, 2.0]))
 
 
+def test_fullgraph_raises_even_where_the_break_was_caught():
+    # The function's own try (or NumPy retrying a conversion) caught the GraphBreakError: the
+    # first call returned what it computed with its fallback value ([1., 2.], not [3., 6.]).
+    def caught(x):
+        try:
+            s = x.sum().item()
+        except RuntimeError:
+            s = 1.0
+        return x * s
+
+    for function in (caught, lambda x: x * np.float64(x.sum())):
+        compiled = plugrad.compile(function, fullgraph=True)
+        for _ in range(2):
+            with pytest.raises(GraphBreakError, match="caught the GraphBreakError"):
+                compiled(plugrad.tensor([1.0, 2.0]))
+
+
 def test_tensor_hook_is_a_graph_break():
     def f(x):
         y = x * 2.0
