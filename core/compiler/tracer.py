@@ -1721,6 +1721,9 @@ class Tracer:
             ("__bool__", "bool() of a tensor"), ("__float__", "float() of a tensor"),
             ("__int__", "int() of a tensor"), ("__index__", "using a tensor as an index"),
             ("__repr__", "printing a tensor"), ("register_hook", "registering a tensor hook"),
+            # (np.asarray(x): the backend's own conversion would get the traced array)
+            ("__array__", "converting a tensor to a NumPy array"),
+            ("__complex__", "complex() of a tensor"), ("__dlpack__", "exporting a tensor"),
         ):  # fmt: skip
             patches.append((Tensor, name, _breaking(vars(Tensor)[name], what)))
         # A stride read (x.is_contiguous(), x.contiguous()) depends on the layouts of the

@@ -97,3 +97,21 @@ def test_a_long_compiled_loop_on_dask_keeps_bounded_graphs_and_equals_eager(
         for p, e in zip(params, eager_params, strict=True):
             assert p.detach().numpy().tobytes() == e.detach().numpy().tobytes()
             assert p.grad.numpy().tobytes() == e.grad.numpy().tobytes()
+
+
+@pytest.mark.parametrize("name", ["numpy", "torch", "jax", "dask"])
+def test_numpy_asarray_of_a_tensor_is_a_graph_break_on_every_backend(name):
+    # On torch, np.asarray(x) handed the traced array to torch's own conversion and raised
+    # "object __array__ method not producing an array" instead of running eagerly.
+    if name != "numpy":
+        pytest.importorskip(name, reason=f"needs {name} (the {name} extra)")
+
+    def scaled(x):
+        return x * float(np.asarray(x)[0])
+
+    with plugrad.use_backend(name):
+        x = plugrad.tensor([2.0, 3.0])
+        with pytest.warns(plugrad.errors.CompileWarning, match="converting a tensor to a NumPy"):
+            assert plugrad.compile(scaled)(x).tolist() == [4.0, 6.0]
+        with pytest.raises(plugrad.errors.GraphBreakError, match="NumPy array"):
+            plugrad.compile(scaled, fullgraph=True)(x)
