@@ -1000,7 +1000,10 @@ def _retell_kernel_error(
         raise LinAlgError(
             f"{op.name}(): {error} (from the {device.backend.name} kernel)"
         ) from error
-    if isinstance(error, NotImplementedError) and "not implemented for" in str(error):
+    text = str(error)
+    if (isinstance(error, NotImplementedError) and "not implemented for" in text) or (
+        "bool tensor" in text and "not supported" in text  # PyTorch's `-` of bools
+    ):
         # PyTorch's kernels lack some dtypes ("add_stub" not implemented for 'UInt32').
         dtypes = ", ".join(
             x.dtype.name if isinstance(x, Tensor) else type(x).__name__ for x in inputs
