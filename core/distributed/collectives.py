@@ -15,6 +15,7 @@ from typing import Any
 from ..errors import DistributedError, DtypeError, ShapeError
 from ..grad_mode import no_grad
 from ..tensor import Tensor, _wrap
+from .call_agreement import agree
 from .communicator import Communicator, ReduceOp, Work
 from .process_group import _check_group, _require
 
@@ -32,22 +33,6 @@ __all__ = [
     "scatter",
     "send",
 ]
-
-_KINDS = (
-    "all_reduce",
-    "broadcast",
-    "all_gather",
-    "reduce_scatter",
-    "gather",
-    "scatter",
-    "barrier",
-)
-_OPS = tuple(ReduceOp)
-_DTYPE_NAMES = (
-    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-    "float16", "float32", "float64", "complex64", "complex128",
-)  # fmt: skip
-_MAX_DIMS = 16
 
 
 def _tensor(value: Any, what: str) -> Tensor:
@@ -101,59 +86,6 @@ def _communicator(group: Any, *tensors: Tensor) -> tuple[Communicator, bool]:
     return communicator, state.check_collectives
 
 
-def _describe(kind: str, tensor: Tensor) -> str:
-    return f"{kind} of {tensor.dtype.name} {tuple(tensor.shape)}"
-
-
-def _agree(
-    communicator: Communicator, kind: str, tensor: Tensor | None, op: ReduceOp | None, root: int
-) -> None:
-    """Raise on every rank, naming them, unless all ranks make this very call.
-
-    ``tensor`` is None for a ``barrier``, which takes part too: it would otherwise pair
-    with another rank's collective.
-    """
-    shape = () if tensor is None else tuple(tensor.shape)
-    if len(shape) > _MAX_DIMS:
-        raise ShapeError(f"{kind}: tensors of more than {_MAX_DIMS} dimensions are not supported")
-    name = "" if tensor is None else tensor.dtype.name
-    dtype_code = _DTYPE_NAMES.index(name) if name in _DTYPE_NAMES else len(_DTYPE_NAMES)
-    signature = (
-        _KINDS.index(kind),
-        -1 if op is None else _OPS.index(op),
-        root,
-        dtype_code,
-        len(shape),
-        *shape,
-        *([-1] * (_MAX_DIMS - len(shape))),
-    )
-    work = communicator.allgather_ints(signature)
-    called = kind if tensor is None else _describe(kind, tensor)
-    work.description = f"the agreement check before {called}"
-    work.wait()
-    everyone = work.result
-    if all(s == signature for s in everyone):
-        return
-
-    def say(s: tuple[int, ...]) -> str:
-        if _KINDS[s[0]] == "barrier":
-            return "barrier"
-        dims = tuple(d for d in s[5 : 5 + s[4]])
-        dtype = _DTYPE_NAMES[s[3]] if s[3] < len(_DTYPE_NAMES) else "other"
-        text = f"{_KINDS[s[0]]} of {dtype} {dims}"
-        if s[1] >= 0:
-            text += f" op={_OPS[s[1]].name}"
-        if _KINDS[s[0]] in ("broadcast", "gather", "scatter"):
-            text += f" root={s[2]}"
-        return text
-
-    calls = "; ".join(f"rank {r}: {say(s)}" for r, s in enumerate(everyone))
-    raise ShapeError(
-        f"rank {communicator.rank}: the ranks made different collective calls: {calls}. "
-        "Every rank must call the same collective with tensors of the same shape and dtype"
-    )
-
-
 def _finish(work: Work, async_op: bool) -> Work | None:
     if async_op:
         return work
@@ -200,7 +132,7 @@ def all_reduce(
     _check_op(op, tensor)
     communicator, check = _communicator(group, tensor)
     if check:
-        _agree(communicator, "all_reduce", tensor, op, 0)
+        agree(communicator, "all_reduce", tensor, op, 0)
     work = communicator.allreduce(tensor._array, op)
     work.add_done_callback(lambda: _store(tensor, work.result))
     return _finish(work, async_op)
@@ -210,7 +142,7 @@ def broadcast(tensor: Tensor, src: int, group: Any = None, async_op: bool = Fals
     """Every rank's ``tensor`` gets rank ``src``'s values, in place."""
     tensor, communicator, check = _rooted(tensor, group, src, "src")
     if check:
-        _agree(communicator, "broadcast", tensor, None, src)
+        agree(communicator, "broadcast", tensor, None, src)
     work = communicator.broadcast(tensor._array, src)
     work.add_done_callback(lambda: _store(tensor, work.result))
     return _finish(work, async_op)
@@ -261,7 +193,7 @@ def _rooted_list(
     tensor, communicator, check = _rooted(tensor, group, root, root_name)
     listed = _list_at_root(tensors, f"{name}_list", tensor, communicator, root, root_name)
     if check:
-        _agree(communicator, name, tensor, None, root)
+        agree(communicator, name, tensor, None, root)
     return tensor, communicator, listed
 
 
@@ -273,7 +205,7 @@ def all_gather(
     communicator, check = _communicator(group, tensor)
     targets = _check_list(tensor_list, tensor, communicator.size, "tensor_list")
     if check:
-        _agree(communicator, "all_gather", tensor, None, 0)
+        agree(communicator, "all_gather", tensor, None, 0)
     work = communicator.allgather(tensor._array)
     work.add_done_callback(lambda: _rows(work, targets))
     return _finish(work, async_op)
@@ -293,7 +225,7 @@ def all_gather_into_tensor(
             f"{communicator.size} ranks, got {tuple(output_tensor.shape)}"
         )
     if check:
-        _agree(communicator, "all_gather", input_tensor, None, 0)
+        agree(communicator, "all_gather", input_tensor, None, 0)
     work = communicator.allgather(input_tensor._array)
     xp = input_tensor._device.xp
     work.add_done_callback(lambda: _store(output_tensor, xp.reshape(work.result, expected)))
@@ -347,7 +279,7 @@ def _reduce_scatter(
 ) -> Work | None:
     _check_op(op, output)
     if check:
-        _agree(communicator, "reduce_scatter", output, op, 0)
+        agree(communicator, "reduce_scatter", output, op, 0)
     work = communicator.reduce_scatter(stacked, op)
     work.add_done_callback(lambda: _store(output, work.result))
     return _finish(work, async_op)

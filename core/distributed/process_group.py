@@ -11,6 +11,7 @@ from types import TracebackType
 from typing import Any, cast
 
 from ..errors import DistributedError
+from .call_agreement import agree
 from .communicator import Communicator, CommunicatorBackend
 
 __all__ = [
@@ -227,9 +228,7 @@ def barrier(group: Any = None, async_op: bool = False) -> Any:
     _check_group(group)
     state = _require()
     if state.check_collectives:
-        from .collectives import _agree  # (collectives imports this module)
-
-        _agree(state.communicator, "barrier", None, None, 0)
+        agree(state.communicator, "barrier", None, None, 0)
     work = state.communicator.barrier()
     if async_op:
         return work

@@ -1,0 +1,83 @@
+"""The check that every rank makes the same collective call, before the call itself.
+
+Each rank sends a few integers describing its call (the collective, the reduction, the
+root, the dtype and shape of its tensor); where they differ, every rank raises, naming
+what each called, instead of pairing unrelated transfers (or hanging).
+"""
+
+from __future__ import annotations
+
+from ..errors import ShapeError
+from ..tensor import Tensor
+from .communicator import Communicator, ReduceOp
+
+__all__ = ["agree", "describe"]
+
+_KINDS = (
+    "all_reduce",
+    "broadcast",
+    "all_gather",
+    "reduce_scatter",
+    "gather",
+    "scatter",
+    "barrier",
+)
+_OPS = tuple(ReduceOp)
+_DTYPE_NAMES = (
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float16", "float32", "float64", "complex64", "complex128",
+)  # fmt: skip
+_MAX_DIMS = 16
+
+
+def describe(kind: str, tensor: Tensor) -> str:
+    return f"{kind} of {tensor.dtype.name} {tuple(tensor.shape)}"
+
+
+def agree(
+    communicator: Communicator, kind: str, tensor: Tensor | None, op: ReduceOp | None, root: int
+) -> None:
+    """Raise on every rank, naming them, unless all ranks make this very call.
+
+    ``tensor`` is None for a ``barrier``, which takes part too: it would otherwise pair
+    with another rank's collective.
+    """
+    shape = () if tensor is None else tuple(tensor.shape)
+    if len(shape) > _MAX_DIMS:
+        raise ShapeError(f"{kind}: tensors of more than {_MAX_DIMS} dimensions are not supported")
+    name = "" if tensor is None else tensor.dtype.name
+    dtype_code = _DTYPE_NAMES.index(name) if name in _DTYPE_NAMES else len(_DTYPE_NAMES)
+    signature = (
+        _KINDS.index(kind),
+        -1 if op is None else _OPS.index(op),
+        root,
+        dtype_code,
+        len(shape),
+        *shape,
+        *([-1] * (_MAX_DIMS - len(shape))),
+    )
+    work = communicator.allgather_ints(signature)
+    called = kind if tensor is None else describe(kind, tensor)
+    work.description = f"the agreement check before {called}"
+    work.wait()
+    everyone = work.result
+    if all(s == signature for s in everyone):
+        return
+
+    def say(s: tuple[int, ...]) -> str:
+        if _KINDS[s[0]] == "barrier":
+            return "barrier"
+        dims = tuple(d for d in s[5 : 5 + s[4]])
+        dtype = _DTYPE_NAMES[s[3]] if s[3] < len(_DTYPE_NAMES) else "other"
+        text = f"{_KINDS[s[0]]} of {dtype} {dims}"
+        if s[1] >= 0:
+            text += f" op={_OPS[s[1]].name}"
+        if _KINDS[s[0]] in ("broadcast", "gather", "scatter"):
+            text += f" root={s[2]}"
+        return text
+
+    calls = "; ".join(f"rank {r}: {say(s)}" for r, s in enumerate(everyone))
+    raise ShapeError(
+        f"rank {communicator.rank}: the ranks made different collective calls: {calls}. "
+        "Every rank must call the same collective with tensors of the same shape and dtype"
+    )
