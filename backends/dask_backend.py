@@ -224,7 +224,9 @@ def _linalg_errors_retold() -> Iterator[None]:
         yield
     except np.linalg.LinAlgError as error:
         raise LinAlgError(
-            f"computing a Dask array: {error} (from a linear-algebra op, which Dask ran lazily)"
+            f"computing a Dask array: {error} (from a linear-algebra op, which Dask ran "
+            "lazily): a matrix is singular, or not positive definite, where the op needs it to "
+            "be; check its values, or use plugrad.linalg.pinv or lstsq"
         ) from error
 
 

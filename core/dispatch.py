@@ -998,7 +998,9 @@ def _retell_kernel_error(
         return
     if type(error).__name__ in _LINALG_ERRORS:
         raise LinAlgError(
-            f"{op.name}(): {error} (from the {device.backend.name} kernel)"
+            f"{op.name}(): {error} (from the {device.backend.name} kernel): the matrix is "
+            "singular, or not positive definite, where the op needs it to be; check its values, "
+            "or use plugrad.linalg.pinv or lstsq for a least-squares answer"
         ) from error
     text = str(error)
     if (isinstance(error, NotImplementedError) and "not implemented for" in text) or (

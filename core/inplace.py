@@ -629,7 +629,7 @@ def _apply_array_operator(
     dtype = target._device.dtype_of(array)
     if dtype.kind not in _FLOATING_KINDS:
         return False
-    if dtype is _dtypes.float16 and operand is other:
+    if dtype is _dtypes.float16 and type(other) in _NUMBERS:
         # The general path computes float16 with a number in float32 and rounds once, as
         # out of place: NumPy would round the number first (h *= 70000.0 makes 0 NaN).
         return False

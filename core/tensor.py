@@ -277,12 +277,13 @@ class Tensor(_InstalledMethods):
             if value.shape != self.shape or value.dtype != self.dtype:
                 raise (ShapeError if value.shape != self.shape else DtypeError)(
                     f"assigned grad has shape {value.shape} and dtype {value.dtype.name}, but the "
-                    f"tensor has shape {self.shape} and dtype {self.dtype.name}"
+                    f"tensor has shape {self.shape} and dtype {self.dtype.name}; assign a "
+                    "gradient of the tensor's shape and dtype (g.to(x.dtype)), or None"
                 )
             if value._device is not self._device:
                 raise DeviceMismatchError(
                     f"assigned grad is on {value._device.name} but the tensor is on "
-                    f"{self._device.name}"
+                    f"{self._device.name}; move it first (g.to(x.device))"
                 )
         self._grad = value
 

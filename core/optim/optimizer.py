@@ -326,7 +326,7 @@ class Optimizer:
         for index, group in enumerate(self.param_groups):
             for position, param in enumerate(group["params"]):
                 grad = param._grad
-                if grad is not None and grad.shape != param.shape:
+                if grad is not None and grad._array.shape != param._array.shape:
                     raise ShapeError(
                         f"{type(self).__name__}.step(): parameter {position} of group {index} "
                         f"has shape {param.shape} but its .grad has shape {grad.shape}; nothing "
