@@ -20,6 +20,7 @@ from typing import Any, NoReturn
 import numpy as np
 
 from plugrad.distributed.communicator import Communicator, CommunicatorBackend, ReduceOp, Work
+from plugrad.errors import DtypeError, ShapeError
 from plugrad.hookspecs import hookimpl
 
 __all__ = ["MPIBackend", "MPICommunicator"]
@@ -155,6 +156,71 @@ class _MPIWork(Work):
     def _block(self) -> None:
         with self._lock:
             self._mpi.Request.Waitall(self._requests, self._statuses)
+
+
+class _ReceiveWork(_MPIWork):
+    """A receive whose message may be larger than the tensor: refused with a clear error."""
+
+    def __init__(self, *args: Any) -> None:
+        *work_args, self._expected = args
+        super().__init__(*work_args)
+
+    def _poll(self) -> bool:
+        try:
+            return super()._poll()
+        except self._mpi.Exception as error:
+            self._refuse_truncated(error)
+
+    def _block(self) -> None:
+        try:
+            super()._block()
+        except self._mpi.Exception as error:
+            self._refuse_truncated(error)
+
+    def _refuse_truncated(self, error: Any) -> NoReturn:
+        classes = (error.Get_error_class(), self._mpi.Get_error_class(self._statuses[0].error))
+        if self._mpi.ERR_TRUNCATE not in classes:
+            raise error
+        message = "a larger message than that tensor holds"
+        _refuse_message(self.rank, self._expected, self._statuses[0].Get_source(), message, error)
+
+
+def _header(host: np.ndarray) -> np.ndarray:
+    """What a point-to-point message says of its tensor before the data: dtype, ndim, shape."""
+    code = int.from_bytes(host.dtype.str.encode().ljust(8, b"\0"), "little")
+    return np.array([code, host.ndim, *host.shape], dtype=np.int64)
+
+
+def _envelope(host: np.ndarray) -> np.ndarray:
+    """One message: the header, then the data (a copy; point-to-point is not the hot path)."""
+    header = _header(host)
+    message = np.empty(header.nbytes + host.nbytes, dtype=np.uint8)
+    message[: header.nbytes] = header.view(np.uint8)
+    message[header.nbytes :] = host.reshape(-1).view(np.uint8)
+    return message
+
+
+def _described(message: np.ndarray) -> str:
+    """The dtype and shape a received message's header names, or its size where it has none."""
+    ints = message[: message.nbytes // 8 * 8].view(np.int64)
+    if ints.size >= 2 and 0 <= ints[1] <= ints.size - 2:
+        try:
+            dtype = np.dtype(int(ints[0]).to_bytes(8, "little").rstrip(b"\0").decode())
+        except (TypeError, ValueError, UnicodeDecodeError):
+            pass
+        else:
+            return f"{dtype} {tuple(int(n) for n in ints[2 : 2 + ints[1]])}"
+    return f"a message of {message.nbytes} bytes"
+
+
+def _refuse_message(
+    rank: int, expected: str, sender: int, received: str, cause: Exception | None = None
+) -> NoReturn:
+    error = DtypeError if expected.split()[1:] == received.split()[1:] else ShapeError
+    raise error(
+        f"rank {rank} expected {expected} from rank {sender} and received {received}: send "
+        "and receive tensors of one dtype and shape (the receiving tensor is left as it was)"
+    ) from cause
 
 
 class MPICommunicator(Communicator):
@@ -322,28 +388,36 @@ class MPICommunicator(Communicator):
 
     def send(self, array: Any, peer: int, tag: int) -> Work:
         host, _ = self._host(array)
-        request = self.comm.Isend(host, dest=peer, tag=tag)
+        message = _envelope(host)
+        request = self.comm.Isend(message, dest=peer, tag=tag)
         return self._work(f"send to rank {peer} of {host.dtype} {host.shape}", [request], None)
 
     def recv(self, out: Any, peer: int | None, tag: int) -> Work:
+        # Into a message buffer, never into ``out``'s memory: a message of another dtype
+        # or shape is refused before anything is written.
         host, same = self._host(out)
+        header = _header(host)
+        message = np.empty(header.nbytes + host.nbytes, dtype=np.uint8)
         source = self._MPI.ANY_SOURCE if peer is None else peer
-        request = self.comm.Irecv(host, source=source, tag=tag)
-        store = self._in_place(host, same, out)
-        expected = host.nbytes
+        request = self.comm.Irecv(message, source=source, tag=tag)
+        expected = f"{host.dtype} {host.shape}"
 
         def finish(statuses: Any) -> Any:
             status = statuses[0]
-            received = status.Get_count(self._MPI.BYTE)
-            if received != expected:
-                raise ValueError(
-                    f"rank {self.rank} expected {expected} bytes from rank {status.Get_source()} "
-                    f"and received {received}: the sent tensor has another shape or dtype"
-                )
-            return store(statuses), status.Get_source()
+            sender = status.Get_source()
+            received = message[: status.Get_count(self._MPI.BYTE)]
+            if received.nbytes != message.nbytes or not np.array_equal(
+                received[: header.nbytes].view(np.int64), header
+            ):
+                _refuse_message(self.rank, expected, sender, _described(received))
+            host[...] = received[header.nbytes :].view(host.dtype).reshape(host.shape)
+            return self._in_place(host, same, out)(statuses), sender
 
         sender = "any rank" if peer is None else f"rank {peer}"
-        return self._work(f"recv from {sender} of {host.dtype} {host.shape}", [request], finish)
+        return _ReceiveWork(
+            f"recv from {sender} of {expected}", self.rank, self.timeout, [request], finish,
+            self._progress, expected,
+        )  # fmt: skip
 
     def barrier(self) -> Work:
         return self._work("barrier", [self.comm.Ibarrier()], None)

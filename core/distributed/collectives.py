@@ -326,7 +326,9 @@ def isend(tensor: Tensor, dst: int, group: Any = None, tag: int = 0) -> Work:
 def irecv(tensor: Tensor, src: int | None = None, group: Any = None, tag: int = 0) -> Work:
     """Start receiving into ``tensor`` from rank ``src`` (``None``: any); returns its :class:`Work`.
 
-    The message must have ``tensor``'s shape and dtype.
+    The message must have ``tensor``'s shape and dtype: one of another raises
+    :class:`~plugrad.errors.ShapeError` (:class:`~plugrad.errors.DtypeError` where only
+    the dtype differs) when the transfer completes, and ``tensor`` is left as it was.
     """
     tensor = _tensor(tensor, "tensor")
     communicator, _ = _communicator(group, tensor)

@@ -14,7 +14,7 @@ import numpy as np
 import plugrad
 import plugrad.distributed as dist
 from plugrad import nn, optim
-from plugrad.errors import DistributedError, ShapeError
+from plugrad.errors import DistributedError, DtypeError, ShapeError
 
 
 def close(actual, expected, what, rtol=1e-6):
@@ -267,6 +267,34 @@ def mismatches(rank, size):
         ShapeError,
         "rank 0: barrier; rank 1: all_reduce of float32 (2,)",
     )
+    # a point-to-point message of another dtype or shape never lands in the tensor
+    sent = [
+        plugrad.ones((2, 3), dtype=plugrad.int32),  # same bytes, other dtype
+        plugrad.ones((3, 2)),  # same bytes, other shape
+        plugrad.ones((4, 3)),  # larger
+        plugrad.ones((1, 3)),  # smaller
+    ]
+    expected = [
+        (DtypeError, "received int32 (2, 3)"),
+        (ShapeError, "received float32 (3, 2)"),
+        (ShapeError, "received a larger message"),
+        (ShapeError, "received float32 (1, 3)"),
+    ]
+    for message, (error, phrase) in zip(sent, expected):
+        if rank == 0:
+            dist.send(message, dst=1)
+        elif rank == 1:
+            inbox = plugrad.full((2, 3), 7.0)
+            wanted = "rank 1 expected float32 (2, 3) from rank 0"
+            refused(lambda inbox=inbox: dist.recv(inbox, src=0), error, wanted, phrase,
+                    "left as it was")  # fmt: skip
+            close(inbox.numpy(), np.full((2, 3), 7.0), "refused recv leaves the tensor")
+    if rank == 0:
+        dist.send(plugrad.ones((2, 3)), dst=1)
+    elif rank == 1:
+        inbox = plugrad.zeros((2, 3))
+        assert dist.recv(inbox) == 0
+        close(inbox.numpy(), np.ones((2, 3)), "recv after refused ones")
     x = plugrad.ones(2)
     dist.all_reduce(x)  # the group still works after the errors
     close(x.numpy(), [size, size], "all_reduce after errors")
