@@ -23,7 +23,7 @@ from . import return_types
 from .dispatch import alpha_times
 from .dtype_functions import broadcast_shapes, iinfo
 from .dtype_functions import result_type as _result_type
-from .errors import ArgumentError, DtypeError, IndexOutOfRangeError, ShapeError
+from .errors import ArgumentError, AxisError, DtypeError, IndexOutOfRangeError, ShapeError
 from .grad_mode import no_grad as _no_grad
 from .tensor import Tensor, install_function_methods, install_methods
 
@@ -65,7 +65,10 @@ def _tensor(function: str, value: Any, what: str = "input") -> Tensor:
 def _dim(function: str, dim: Any, ndim: int) -> int:
     n = max(ndim, 1)
     if isinstance(dim, bool) or not isinstance(dim, int) or not -n <= dim < n:
-        raise ShapeError(f"{function}(): dim {dim!r} is out of range for a {ndim}-d tensor")
+        raise AxisError(
+            f"{function}(): dim {dim!r} is out of range for a {ndim}-d tensor; give one in "
+            f"[{-n}, {n - 1}]"
+        )
     return dim % n
 
 
@@ -82,9 +85,16 @@ def _spread_index(
             f"{function}(): index must be a 1-d tensor of integers, got shape {index.shape} "
             f"and {index.dtype}"
         )
-    shape = [1] * max(x.ndim, 1)
-    shape[dim] = -1
     wide = _ops.astype(index, x.device.default_int_dtype)  # int32 on JAX without x64
+    if x.ndim == 0:  # one element, at dim 0 (or -1) as PyTorch takes a 0-d tensor's
+        if index.numel() != 1:
+            raise ShapeError(
+                f"{function}(): a 0-d tensor has one position along dim {dim}; index must "
+                f"name it once, got shape {index.shape}"
+            )
+        return _ops.reshape(wide, ())
+    shape = [1] * x.ndim
+    shape[dim] = -1
     return _ops.broadcast_to(_ops.reshape(wide, tuple(shape)), like)
 
 

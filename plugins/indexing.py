@@ -219,6 +219,12 @@ def _along_dim(function: str, xp: Any, x: Any, dim: int, index: Any) -> int:
     return axis if x.ndim else 0
 
 
+def _as_rows(xp: Any, *arrays: Any) -> list[Any]:
+    """Arrays (not numbers) made 1-d: PyTorch's scatter family takes a 0-d tensor as one of
+    one element along dim 0 (or -1)."""
+    return [xp.reshape(a, (-1,)) if hasattr(a, "shape") else a for a in arrays]
+
+
 def _gather(xp: Any, x: Any, dim: int, index: Any) -> Any:
     """PyTorch's ``x.gather(dim, index)``: ``out[..., i, ...] = x[..., index[..., i, ...], ...]``.
 
@@ -296,6 +302,9 @@ def _scatter(
     if (src is None) == (value is None):
         raise TypeError("scatter() takes src (a tensor or a number) or value=, exactly one")
     dim = _along_dim("scatter", xp, x, dim, index)
+    if x.ndim == 0:
+        rows = _scatter(xp, *_as_rows(xp, x, 0, index, src), value=value, reduce=reduce)
+        return xp.reshape(rows, ())
     refuse_value_it_cannot_hold(xp, "scatter", x, value if src is None else src)
     _same_dtype("scatter", x, src)
     if reduce is not None:
@@ -325,6 +334,8 @@ def _scatter_add(xp: Any, x: Any, dim: int, index: Any, src: Any) -> Any:
     """
     _same_dtype("scatter_add", x, src)
     dim = _along_dim("scatter_add", xp, x, dim, index)
+    if x.ndim == 0:
+        return xp.reshape(_scatter_add(xp, *_as_rows(xp, x, 0, index, src)), ())
     _check_scatter_positions(xp, "scatter_add", x, dim, index)
     key, values = _scattered(xp, dim, index, src)
     return x + xp.scatter_add(values, key=key, shape=tuple(x.shape))
@@ -504,6 +515,11 @@ def _scatter_reduce(
     """
     _same_dtype("scatter_reduce", x, src)
     dim = _along_dim("scatter_reduce", xp, x, dim, index)
+    if x.ndim == 0:
+        x, index, src = _as_rows(xp, x, index, src)
+        rows = xp.scatter_along_axis(x, index, src, axis=0, reduce=reduce,
+                                     include_self=include_self)  # fmt: skip
+        return xp.reshape(rows, ())
     return xp.scatter_along_axis(x, index, src, axis=dim, reduce=reduce,
                                  include_self=include_self)  # fmt: skip
 

@@ -455,14 +455,23 @@ def _axes(value: Any) -> Any:
     return tuple(value) if isinstance(value, list) else value
 
 
+def _zero_d_axes(name: str, axes: Any) -> None:
+    """Check the axes given for a 0-d tensor: 0 and -1, as PyTorch takes them, or none."""
+    for axis in axes if isinstance(axes, (tuple, list)) else () if axes is None else (axes,):
+        checked_axis(name, axis, 0, zero_d_as_one=True)
+
+
 def _flip(xp: Any, x: Any, /, axis: Any = None) -> Any:
+    if x.ndim == 0:
+        _zero_d_axes("flip", axis)
+        return xp.asarray(x, copy=True)
     # A copy, as PyTorch's: NumPy's flip is a view, which a later in-place change would reach.
     return xp.asarray(xp.flip(x, axis=axis), copy=True)
 
 
 def _torch_flip(xp: Any, x: Any, dims: Any) -> Any:
     """PyTorch's ``flip(x, dims=...)``."""
-    return xp.flip(x, axis=_axes(dims))
+    return _flip(xp, x, axis=_axes(dims))
 
 
 def _flip_method(xp: Any, x: Any, *dim: Any, dims: Any = None, axis: Any = None) -> Any:
@@ -471,8 +480,8 @@ def _flip_method(xp: Any, x: Any, *dim: Any, dims: Any = None, axis: Any = None)
     if len(given) > 1:
         raise TypeError("flip() takes the axes once: by position, as dims= or as axis=")
     if dim:
-        return xp.flip(x, axis=_axes(dim[0]) if len(dim) == 1 else dim)
-    return xp.flip(x, axis=_axes(given[0]) if given else None)
+        return _flip(xp, x, axis=_axes(dim[0]) if len(dim) == 1 else dim)
+    return _flip(xp, x, axis=_axes(given[0]) if given else None)
 
 
 def _torch_roll(xp: Any, x: Any, shifts: Any, dims: Any = None) -> Any:
@@ -566,7 +575,7 @@ def _column_stack(xp: Any, tensors: Any) -> Any:
 
 # NOTE: axis may come by position here (the standard has it keyword-only), as PyTorch's
 # flip(x, dims) and roll(x, shifts, dims) give it.
-flip = op("flip", _flip, vjp=lambda xp, g, ans, x, *, axis: xp.flip(g, axis=axis),
+flip = op("flip", _flip, vjp=lambda xp, g, ans, x, *, axis: _flip(xp, g, axis=axis),
           saves=(), torch_function=_torch_flip,
           methods={"flip": _flip_method, "fliplr": _fliplr, "flipud": _flipud, "rot90": _rot90},
           aliases={"fliplr": _fliplr, "flipud": _flipud, "rot90": _rot90},
@@ -593,8 +602,16 @@ unstack = op("unstack", lambda xp, x, /, *, axis=0: tuple(xp.unstack(x, axis=axi
                       "tensor_split": _tensor_split},
              torch_function=lambda xp, x, dim=0: tuple(xp.unstack(x, axis=dim)),
              doc="Split ``x`` along ``axis`` into a tuple of tensors without that axis.")
-moveaxis = op("moveaxis", lambda xp, x, source, destination, /: xp.moveaxis(x, source, destination),
-              vjp=lambda xp, g, ans, x, source, destination: xp.moveaxis(g, destination, source),
+def _moveaxis(xp: Any, x: Any, source: Any, destination: Any, /) -> Any:
+    if x.ndim == 0:
+        _zero_d_axes("moveaxis", source)
+        _zero_d_axes("moveaxis", destination)
+        return x
+    return xp.moveaxis(x, source, destination)
+
+
+moveaxis = op("moveaxis", _moveaxis,
+              vjp=lambda xp, g, ans, x, source, destination: _moveaxis(xp, g, destination, source),
               inputs=("x",), view=True, saves=(), methods=("moveaxis", "movedim"),
               aliases="movedim", doc="Move the axes ``source`` to positions ``destination``.")
 def _repeat_interleave(

@@ -86,7 +86,7 @@ def _argsort(
 
 def _msort(xp: Any, x: Any) -> Any:
     """PyTorch's ``msort(x)``: ``x`` sorted along its first axis (the values only)."""
-    return xp.sort(x, axis=0)
+    return x * 1 if x.ndim == 0 else xp.sort(x, axis=0)
 
 
 def _sort(xp: Any, x: Any, /, *, axis: int = -1, descending: bool = False, stable: bool = True):

@@ -2179,7 +2179,9 @@ def normalize(
     eps = _number("normalize", "eps", eps)
     _check_tensor("input", "normalize", input)
     dims = (dim,) if isinstance(dim, int) else tuple(dim)
-    axes = tuple(_checked_dim("normalize", d, input.ndim) for d in dims)
+    axes = tuple(_checked_dim("normalize", d, max(input.ndim, 1)) for d in dims)
+    if input.ndim == 0:  # one element along dim 0 (or -1), as PyTorch takes a 0-d tensor
+        return _ops.reshape(normalize(_ops.reshape(input, (1,)), p, 0, eps), ())
     norm = _ops.vector_norm(input, ord=p, axis=axes, keepdims=True)
     return input / _ops.clip(norm, min=eps)
 
@@ -2208,7 +2210,10 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     _check_tensor("x1", "cosine_similarity", x1)
     _check_tensor("x2", "cosine_similarity", x2)
     shape = _broadcast_shape("cosine_similarity", x1, x2)
-    axis = _checked_dim("cosine_similarity", dim, len(shape))
+    axis = _checked_dim("cosine_similarity", dim, max(len(shape), 1))
+    if not shape:  # one element along dim 0 (or -1), as PyTorch takes 0-d tensors
+        x1, x2 = _ops.reshape(x1, (1,)), _ops.reshape(x2, (1,))
+        shape = (1,)
     x1, x2 = (x if x.shape == shape else _ops.broadcast_to(x, shape) for x in (x1, x2))
     # In the dtype the two compute in, as PyTorch's (an int64 operand made the norm float64).
     common = result_type(x1, x2)

@@ -1,6 +1,7 @@
 """PyTorch's ``dim`` in reductions where the standard's ``axis`` differs, against ``torch``.
 
-A 0-d tensor has one dim (0, or -1) to reduce and to accumulate along; PyTorch's
+A 0-d tensor has one dim (0, or -1) to reduce, to accumulate, to flip, to
+scatter and to normalize along; PyTorch's
 ``dim=()`` reduces every dim for ``sum``/``mean``/``std``/... and none for
 ``any``/``all``, where the standard's ``axis=()`` reduces none. Each row runs
 the same program from the same float64 leaf with both libraries: values, dtypes,
@@ -55,6 +56,39 @@ for _name in ("cumsum", "cumprod", "logcumsumexp", "cummax", "cummin"):
     for _dim in (0, -1):
         ZERO_D[f"x.{_name}({_dim})"] = _method(_name, _dim)
         ZERO_D[f"{_name}(x, {_dim})"] = _function(_name, _dim)
+# Ops along a dim that are not reductions take a 0-d tensor's dim 0 (or -1) alike.
+for _dim in (0, -1):
+    ZERO_D[f"x.flip({_dim})"] = _method("flip", _dim)
+    ZERO_D[f"flip(x, [{_dim}])"] = lambda lib, x, d=_dim: lib.flip(x, [d])
+    ZERO_D[f"x.movedim({_dim}, 0)"] = _method("movedim", _dim, 0)
+    ZERO_D[f"x.scatter({_dim}, 0, 2 * x)"] = lambda lib, x, d=_dim: x.scatter(
+        d, lib.tensor(0), x * 2
+    )
+    ZERO_D[f"x.scatter({_dim}, 0, value=3.0)"] = lambda lib, x, d=_dim: x.scatter(
+        d, lib.tensor(0), value=3.0
+    )
+    ZERO_D[f"x.scatter_add({_dim}, 0, 3 * x)"] = lambda lib, x, d=_dim: x.scatter_add(
+        d, lib.tensor(0), x * 3
+    )
+    ZERO_D[f"x.scatter_reduce({_dim}, 0, 2 * x, 'prod')"] = lambda lib, x, d=_dim: x.scatter_reduce(
+        d, lib.tensor(0), x * 2, "prod"
+    )
+    ZERO_D[f"x.index_add({_dim}, [0], 3 * x)"] = lambda lib, x, d=_dim: x.index_add(
+        d, lib.tensor([0]), x * 3
+    )
+    ZERO_D[f"x.index_copy({_dim}, [0], 3 * x)"] = lambda lib, x, d=_dim: x.index_copy(
+        d, lib.tensor([0]), x * 3
+    )
+    ZERO_D[f"x.index_fill({_dim}, [0], 2.0)"] = lambda lib, x, d=_dim: x.index_fill(
+        d, lib.tensor([0]), 2.0
+    )
+    ZERO_D[f"normalize(x, dim={_dim})"] = lambda lib, x, d=_dim: lib.nn.functional.normalize(
+        x, dim=d
+    )
+    ZERO_D[f"cosine_similarity(x, 2 * x, dim={_dim})"] = lambda lib, x, d=_dim: (
+        lib.nn.functional.cosine_similarity(x, x * 2, dim=d)
+    )
+ZERO_D["x.msort()"] = _method("msort")
 ZERO_D["cumsum(x, 0, dtype=float32)"] = lambda lib, x: lib.cumsum(x, 0, dtype=lib.float32)
 ZERO_D["x.cumsum(0).cumprod(-1) * x"] = lambda lib, x: x.cumsum(0).cumprod(-1) * x
 
@@ -156,6 +190,11 @@ def test_a_reduction_of_one_int_dim_refuses_a_tuple_clearly(call: Any) -> None:
         lambda x: x.cumsum(1),
         lambda x: plugrad.cumprod(x, -2),
         lambda x: x.argmax(1),
+        lambda x: x.flip(1),
+        lambda x: x.movedim(0, 1),
+        lambda x: x.scatter(1, plugrad.tensor(0), 2.0),
+        lambda x: x.index_fill(1, plugrad.tensor([0]), 2.0),
+        lambda x: plugrad.nn.functional.normalize(x, dim=1),
     ],
 )
 def test_a_0d_tensor_has_no_dim_1(call: Any) -> None:
