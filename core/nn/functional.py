@@ -1028,9 +1028,11 @@ def binary_cross_entropy(
     _check_reduction("binary_cross_entropy", reduction)
     _same_shape("binary_cross_entropy", input, target)
     for name, value in (("input", input), ("target", target)):
-        if bool(_ops.any(_ops.logical_or(value < 0, value > 1))):
+        # Written so that NaN fails it too, as in PyTorch (NaN < 0 and NaN > 1 are false).
+        if not bool(_ops.all(_ops.logical_and(value >= 0, value <= 1))):
             raise ValueError(
-                f"binary_cross_entropy(): every element of the {name} must lie in [0, 1]"
+                f"binary_cross_entropy(): every element of the {name} must lie in [0, 1] "
+                "(NaN does not)"
                 + (" (for logits, use binary_cross_entropy_with_logits)" if name == "input" else "")
             )
     loss = _ops.binary_cross_entropy(input, target)
