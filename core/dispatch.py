@@ -863,6 +863,8 @@ def alpha_times(function: str, x: Any, other: Any, alpha: Any) -> Any:
     return other * alpha
 
 
+_FLOAT32_MAX = 3.4028234663852886e38  # the largest finite float32
+
 #: (backend, native dtype) -> (lowest, highest) value it holds; None for complex dtypes.
 _RANGES: dict[tuple[str, Any], tuple[Any, Any] | None] = {}
 
@@ -899,13 +901,18 @@ def _check_numbers_fit(
     if bounds is None:
         return
     low, high = bounds
-    for value in arrays:
+    for i, value in enumerate(arrays):
         if (
             type(value) in _REAL_NUMBERS
             and not low <= value <= high
             and value == value  # NaN and infinities are values every float dtype holds
             and value not in (math.inf, -math.inf)
         ):
+            if op.name == "where" and type(high) is float and abs(value) <= _FLOAT32_MAX:
+                # PyTorch's where() reads a number as a float32 tensor first: -1e9 into
+                # float16 is -inf (an attention mask's fill), as the conversion rounds it.
+                arrays[i] = math.copysign(math.inf, value)
+                continue
             dtype = device._dtype_from_native[native]
             raise ScalarRangeError(
                 f"{op.name}(): the number {value!r} is out of the range of {dtype} "

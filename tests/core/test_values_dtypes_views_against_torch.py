@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -304,6 +305,40 @@ def test_a_number_the_dtype_cannot_hold_is_refused_not_wrapped(name: str, backen
         with pytest.raises(plugrad.errors.ScalarRangeError, match=r"range|fit"):
             write(plugrad, x)
         assert x.tolist() == [1, 0] and x._version == 0
+
+
+NUMBERS_ROUNDED_TO_INFINITY = {
+    # PyTorch reads where()'s number as a float32 tensor: -1e9 into float16 is -inf (an
+    # attention mask's fill); masked_fill and x[0] = refuse it (above).
+    "where(mask, float16, -1e9)": lambda lib: lib.where(
+        lib.tensor([True, False]), lib.ones(2, dtype=lib.float16), -1e9
+    ),
+    "float16.where(mask, 1e9)": lambda lib: lib.ones(2, dtype=lib.float16).where(
+        lib.tensor([True, False]), 1e9
+    ),
+    # nan_to_num converts its numbers as PyTorch does, to inf beyond the dtype's range
+    "nan_to_num(float32, nan=1e300, posinf=1e300, neginf=-1e300)": lambda lib: lib.nan_to_num(
+        lib.tensor([math.nan, math.inf, -math.inf, 2.0]), nan=1e300, posinf=1e300, neginf=-1e300
+    ),
+    "nan_to_num(float16, posinf=1e5)": lambda lib: lib.nan_to_num(
+        lib.tensor([math.inf, 1.0], dtype=lib.float16), posinf=1e5
+    ),
+}
+
+
+@pytest.mark.parametrize("backend", backends_under_test())
+@pytest.mark.parametrize("name", NUMBERS_ROUNDED_TO_INFINITY)
+def test_numbers_beyond_a_float_dtype_round_to_infinity_where_pytorch_rounds_them(
+    name: str, backend: str
+):
+    with plugrad.use_backend(backend), warnings.catch_warnings():
+        if "float16" in name and plugrad.float16 not in plugrad.default_device().dtypes:
+            pytest.skip(f"{backend} has no float16")
+        warnings.simplefilter("error")  # and NumPy's overflow warning stays inside
+        ours = NUMBERS_ROUNDED_TO_INFINITY[name](plugrad)
+    theirs = NUMBERS_ROUNDED_TO_INFINITY[name](torch)
+    assert ours.dtype.name == str(theirs.dtype).removeprefix("torch.")
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
 
 
 OUT_OF_RANGE_CREATIONS = {
