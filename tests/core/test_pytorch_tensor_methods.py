@@ -225,6 +225,21 @@ def test_trapezoid_and_cumulative_trapezoid_agree_with_pytorch(name: str) -> Non
         np.testing.assert_allclose(ours, theirs, rtol=1e-12)
 
 
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int64"])
+@pytest.mark.parametrize("function", ["trapezoid", "cumulative_trapezoid"])
+def test_integer_samples_are_integrated_in_floats_without_wrapping(function: str, dtype: str):
+    # Neighbours were added in the samples' dtype: int8 100 + 100 wrapped, and the area of
+    # [100, 100] came out -28 (PyTorch's trapezoid gives 228, its cumulative_trapezoid -28).
+    heights = [100, 100, 120]
+    out = getattr(plugrad, function)(plugrad.tensor(heights, dtype=getattr(plugrad, dtype)))
+    assert out.dtype == plugrad.float32
+    expected = [100.0, 110.0]
+    np.testing.assert_array_equal(out.numpy(), sum(expected) if function == "trapezoid" else
+                                  np.cumsum(expected))  # fmt: skip
+    with pytest.raises(DtypeError, match="bool"):
+        getattr(plugrad, function)(plugrad.tensor([True, True]))
+
+
 def test_trapezoid_refuses_mismatched_points_and_bincount_is_a_method() -> None:
     with pytest.raises(ShapeError, match="one x for each sample"):
         plugrad.trapezoid(plugrad.ones(3), plugrad.tensor([0.0, 1.0]))
