@@ -145,12 +145,16 @@ def _adjugate(xp: Any, x: Any) -> Any:
 
 
 def _det_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
-    # NOTE: adj(x) from the SVD, not det(x) inv(x): exact where x is singular too (the
-    # derivative there is the cofactor matrix, not zero or NaN), with no branch on values.
-    # Libraries tell a singular inverse apart in their own ways, some not at all (NumPy
-    # raises, JAX returns inf, Dask raises later, PyTorch returns a huge inverse times a
-    # det of 0). It costs more: 54 us for an 8 x 8 forward + backward, 16 us by inv.
-    return _matrix_grad(xp, g) * _mH(xp, _adjugate(xp, x))
+    # NOTE: adj(x) is det(x) inv(x) where det(x) != 0, from the SVD where it is 0 (the
+    # derivative there is the cofactor matrix, not zero or NaN). Both are computed and one
+    # chosen per matrix, never by a branch on values (a captured plan replays it). The SVD's
+    # own derivative is wrong where singular values repeat (at the identity), so gradients
+    # of gradients take inv's, which is exact at every order.
+    singular = _matrix_grad(xp, ans == 0)
+    eye = xp.eye(x.shape[-1], dtype=x.dtype, device=device_of(x))
+    by_inverse = _matrix_grad(xp, ans) * xp.linalg.inv(xp.where(singular, eye, x))
+    adjugate = xp.where(singular, _adjugate(xp, x), by_inverse)
+    return _matrix_grad(xp, g) * _mH(xp, adjugate)
 
 
 det = op("det(x, /)", namespace="linalg", vjp=_det_grad,
