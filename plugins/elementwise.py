@@ -289,7 +289,7 @@ abs = op("abs(x)", vjp=_abs_grad, methods=("abs", "absolute"), inplace=True, ali
 
 exp = op("exp(x)", vjp=lambda xp, g, ans, x: g * conj(xp, ans), methods="exp", inplace=True,
          promotion="float", doc="Exponential ``e ** x`` element-wise.")
-expm1 = op("expm1(x)", vjp=lambda xp, g, ans, x: g * conj(xp, ans + 1), methods="expm1",
+expm1 = op("expm1(x)", vjp=lambda xp, g, ans, x: g * conj(xp, xp.exp(x)), methods="expm1",
            promotion="float", inplace=True,
            doc="``exp(x) - 1`` element-wise, accurate for small ``x``.")
 exp2 = op("exp2", lambda xp, x, /: xp.pow(xp.asarray(2.0, dtype=x.dtype, device=device_of(x)), x),

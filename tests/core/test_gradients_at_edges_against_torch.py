@@ -10,7 +10,8 @@ to an infinite value, ``index_select`` with a 0-d index lost a dimension, and
 ``maximum``/``minimum`` gave 0 to both inputs where one is NaN (PyTorch: the whole gradient),
 ``pow(0.0, x)`` gave 0 where ``x < 0`` (PyTorch: -inf), ``angle`` a gradient of 1 at NaN and
 ``relu`` a gradient of 0 at NaN (PyTorch passes it: NaN is not <= 0), and ``max_pool`` sent the
-gradient of a window of -inf values to its padding (negative indices, which ``max_unpool`` refused).
+gradient of a window of -inf values to its padding (negative indices, which ``max_unpool`` refused),
+and ``elu``/``selu``/``celu`` lost their gradient far below 0 (expm1's rule read ``expm1(x) + 1``).
 """
 
 from __future__ import annotations
@@ -89,6 +90,10 @@ CASES: dict[str, tuple[list[Any], Callable[..., Any]]] = {
                                       lambda lib, x: lib.special.erf(x) + lib.special.erfc(x) * 3),
     "quantile of q": ([[[3., 1., 2., 5.]]],
                       lambda lib, x: x.quantile(lib.tensor([0.3, 0.5], dtype=lib.float64), dim=1)),
+    "elu far below 0": ([[-50., -30., -1., 2.]], lambda lib, x: lib.nn.functional.elu(x)),
+    "selu far below 0": ([[-50., -30., -1., 2.]], lambda lib, x: lib.nn.functional.selu(x)),
+    "celu far below 0": ([[-50., -30., -1., 2.]],
+                         lambda lib, x: lib.nn.functional.celu(x, alpha=0.5)),
 }
 # fmt: on
 
