@@ -29,6 +29,8 @@ model with respect to them.
 
 from __future__ import annotations
 
+import contextlib
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -69,8 +71,29 @@ def _tuple(value: Any, what: str) -> tuple[Tensor, ...]:
     return values
 
 
-def _tracked(primals: Sequence[Any]) -> list[Tensor]:
-    """Primals that record their uses: themselves if they already do, else fresh leaves."""
+#: The fresh leaves transforms made to track their primals, by id: the nesting level of the
+#: transform (1 for the outermost). One transform's leaves are constants to the transforms
+#: around it: an inner ``grad``'s gradient keeps a graph to its leaf, which must not make
+#: the outer one's result keep its graph.
+_leaf_levels: dict[int, int] = {}
+#: How many transforms are running their function now, one inside another.
+_running = [0]
+
+
+@contextlib.contextmanager
+def _running_at(level: int) -> Iterator[None]:
+    """While a transform at nesting ``level`` runs its function (in grad mode)."""
+    outer, _running[0] = _running[0], level
+    try:
+        with enable_grad():
+            yield
+    finally:
+        _running[0] = outer
+
+
+def _tracked(primals: Sequence[Any], level: int) -> list[Tensor]:
+    """Primals that record their uses: themselves if they already do, else fresh leaves
+    (remembered as the transform's at ``level``)."""
     tracked = []
     for index, p in enumerate(_tuple(tuple(primals), "primal")):
         if not is_differentiable(p.dtype):
@@ -80,15 +103,23 @@ def _tracked(primals: Sequence[Any]) -> list[Tensor]:
             )
         # A primal that requires grad is tracked through a copy of its own: the function's
         # other uses of that tensor (a closure, another argument) stay constants here.
-        tracked.append(_ops.positive(p) if p.requires_grad else p.detach().requires_grad_())
+        if p.requires_grad:
+            tracked.append(_ops.positive(p))
+            continue
+        leaf = p.detach().requires_grad_()
+        _leaf_levels[id(leaf)] = level
+        weakref.finalize(leaf, _leaf_levels.pop, id(leaf), None)
+        tracked.append(leaf)
     return tracked
 
 
-def _reaches_outside(outputs: Sequence[Any], inputs: Sequence[Tensor]) -> bool:
+def _reaches_outside(outputs: Sequence[Any], inputs: Sequence[Tensor], level: int) -> bool:
     """Whether ``outputs`` were computed from a tensor that requires grad other than the
-    fresh leaves tracking the primals (a parameter the function closes over): then, as
-    torch.func's, the results keep their graph to it."""
+    fresh leaves tracking the primals (a parameter the function closes over, a primal of a
+    transform around this one at ``level``): then, as torch.func's, the results keep their
+    graph to it."""
     fresh = {id(t) for t in inputs if t._edge is None}
+    fresh.update(i for i, at in _leaf_levels.items() if at >= level)
     stack = [o._edge for o in outputs if isinstance(o, Tensor) and o._edge is not None]
     seen: set[int] = set()
     while stack:
@@ -180,12 +211,13 @@ def _vjp(
 ) -> tuple[Any, tuple[Tensor, ...], list[Tensor], bool, Callable[..., tuple[Tensor, ...]]]:
     """:func:`vjp`'s work: the raw output and its tuple, the tracked inputs, keep the graph?"""
     keep = any(p.requires_grad for p in _tuple(tuple(primals), "primal"))
-    inputs = _tracked(primals)
-    with enable_grad():
+    level = _running[0] + 1
+    inputs = _tracked(primals, level)
+    with _running_at(level):
         output = func(*inputs)
     outputs = _tuple(output, "output")
     _check_outputs_depend(outputs, strict, _output_name)
-    keep = keep or _reaches_outside(outputs, inputs)
+    keep = keep or _reaches_outside(outputs, inputs, level)
 
     def vjp_fn(*cotangents: Any) -> tuple[Tensor, ...]:
         if (
@@ -267,12 +299,13 @@ def grad_and_value(
         flattened = [_flatten(args[i], f"argument {i}") for i in chosen]
         primals = [leaf for leaves, _ in flattened for leaf in leaves]
         keep = any(p.requires_grad for p in primals)
-        inputs = _tracked(primals)
+        level = _running[0] + 1
+        inputs = _tracked(primals, level)
         call = list(args)
         tracked = iter(inputs)
         for index, (_, rebuild) in zip(chosen, flattened):
             call[index] = rebuild(tracked)
-        with enable_grad():
+        with _running_at(level):
             result = func(*call, **kwargs)
         if has_aux:
             if not (isinstance(result, tuple) and len(result) == 2):
@@ -294,7 +327,7 @@ def grad_and_value(
                 f"grad() differentiates a function whose output is one number (a 0-d tensor), "
                 f"got {shape}; reduce it (.sum(), .mean()), or use plugrad.func.vjp"
             )
-        keep = keep or _reaches_outside([output], inputs)
+        keep = keep or _reaches_outside([output], inputs, level)
         flat_grads = iter(
             _zeros_where_unused(
                 _gradients([output], inputs, [None]), inputs, keep, False, _no_output_uses
@@ -401,10 +434,12 @@ def _evaluate(
                 f"{p.shape}; pass a tangent shaped like its primal"
             )
     keep = any(v.requires_grad for v in (*primals, *tangents))
-    inputs = _tracked(primals)
-    with enable_grad():
+    level = _running[0] + 1
+    inputs = _tracked(primals, level)
+    with _running_at(level):
         output = func(*inputs)
-    keep = keep or _reaches_outside(output if isinstance(output, tuple) else (output,), inputs)
+    outputs = output if isinstance(output, tuple) else (output,)
+    keep = keep or _reaches_outside(outputs, inputs, level)
     return tangents, keep, inputs, output
 
 

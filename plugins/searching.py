@@ -92,14 +92,14 @@ def _nan_to_num(
         # Integers and bools have neither NaN nor infinities: a copy of their dtype.
         return xp.asarray(x, copy=True)
     largest = float(xp.finfo(x.dtype).max)
-    # Numbers beyond the dtype's range become infinities, as PyTorch converts them.
-    nan, posinf, neginf = (
-        value if value is None or abs(value) <= largest else math.copysign(math.inf, value)
-        for value in (nan, posinf, neginf)
-    )
-    out = xp.where(x == math.inf, largest if posinf is None else posinf, x)
-    out = xp.where(x == -math.inf, -largest if neginf is None else neginf, out)
-    return xp.where(xp.isnan(x), nan, out)
+
+    def held(value: float) -> float:
+        # Numbers beyond the dtype's range become infinities, as PyTorch converts them.
+        return value if abs(value) <= largest else math.copysign(math.inf, value)
+
+    out = xp.where(x == math.inf, largest if posinf is None else held(posinf), x)
+    out = xp.where(x == -math.inf, -largest if neginf is None else held(neginf), out)
+    return xp.where(xp.isnan(x), held(nan), out)
 
 
 def _searchsorted(

@@ -281,3 +281,37 @@ def test_vjp_fn_takes_the_cotangents_of_a_tuple_as_one_tuple_as_pytorchs() -> No
     for form in ((plugrad.ones(2), plugrad.tensor([1.0, 0.5])),
                  [plugrad.ones(2), plugrad.tensor([1.0, 0.5])]):  # fmt: skip
         assert vjp_fn(form)[0].tolist() == expected[0].tolist() == [4.0, 4.0]
+
+
+def _nested_results(lib):
+    a = lib.tensor([1.0, 2.0], dtype=lib.float64)
+    v = lib.tensor([3.0, 4.0], dtype=lib.float64)
+    w = lib.tensor([0.5, 1.5], dtype=lib.float64, requires_grad=True)
+    f = lambda x, y: (x**2 * y**3).sum()
+    return {
+        "inner grad closing over the outer argument": lib.func.grad(
+            lambda x: lib.func.grad(lambda y: (x * y**2).sum())(v).sum()
+        )(a),
+        "inner grad of the outer argument": lib.func.grad(
+            lambda x: lib.func.grad(lambda y: (x * y**2).sum())(x).sum()
+        )(a),
+        "jacrev of jacrev": lib.func.jacrev(lib.func.jacrev(f, argnums=(0, 1)), argnums=1)(a, v)[0],
+        "inner grad closing over a parameter": lib.func.grad(
+            lambda x: lib.func.grad(lambda y: (w * x * y**2).sum())(v).sum()
+        )(a),
+        "outer argument inside the inner function": lib.func.grad(
+            lambda y: lib.func.grad(lambda x: (x**2 * y).sum())(a).sum()
+        )(v),
+    }
+
+
+def test_nested_transforms_keep_a_graph_only_to_what_requires_grad_outside_as_torch() -> None:
+    # The inner grad's own tracking leaf made the outer result keep a graph: it required
+    # grad and .numpy() raised, where torch.func's is a plain tensor.
+    torch = pytest.importorskip("torch")
+    ours, theirs = _nested_results(plugrad), _nested_results(torch)
+    for name in ours:
+        assert ours[name].requires_grad == theirs[name].requires_grad, name
+        np.testing.assert_allclose(
+            ours[name].detach().numpy(), theirs[name].detach().numpy(), rtol=1e-12, err_msg=name
+        )
