@@ -61,7 +61,11 @@ def apply1(op: RegisteredOp, x: Any, params: dict[str, Any] | None) -> Tensor:
         raise _not_a_tensor(op, 0, x)
     device = x._device
     if op.to_float and x._array.dtype in device.integral_natives:
-        return apply1(op, _ops.astype(x, _dtypes.default_float_dtype), params)
+        # In the dtype asked for where one is (mean(x, dtype=float64) of int64 counts):
+        # through float32 it would lose digits.
+        dtype = params.get("dtype") if params else None
+        target = _dtypes.default_float_dtype if dtype is None else dtype
+        return apply1(op, _ops.astype(x, target), params)
     if op.real_only and x._array.dtype in device.complex_natives:
         raise _complex_error(op, (x,))
     try:

@@ -460,7 +460,8 @@ def torch_reduction(name: str, *, with_dtype: bool = False, empty_dim: str = "al
             xp: Any, x: Any, dim: Any = None, keepdim: Any = None, *,
             axis: Any = None, keepdims: Any = None, dtype: Any = None,
         ) -> Any:  # fmt: skip
-            x, dtype = torch_accumulated(xp, x, dtype)
+            if name != "mean":  # a mean of integers is a float (the op's promotion), not int64
+                x, dtype = torch_accumulated(xp, x, dtype)
             return getattr(xp, name)(x, dtype=dtype, **arguments(x, dim, keepdim, axis, keepdims))
 
         reduce_with_dtype.empty_dim = empty_dim  # type: ignore[attr-defined]

@@ -320,7 +320,7 @@ def _mean_grad(xp: Any, g: Any, ans: Any, x: Any, *, axis: Any, dtype: Any, keep
     return g if dtype is None else cast(xp, g, x.dtype)
 
 
-mean = op("mean", _mean, vjp=_mean_grad, saves=(),
+mean = op("mean", _mean, vjp=_mean_grad, saves=(), promotion="float",
           methods={"mean": None, "nanmean": _nanmean}, aliases={"nanmean": _nanmean},
           torch_function=torch_reduction("mean", with_dtype=True),
           doc="Arithmetic mean over ``axis`` (all axes by default); ``dtype`` (PyTorch's) "
@@ -371,7 +371,7 @@ def _std(xp: Any, x: Any, /, *, axis: Any = None, correction: Any = 0.0, keepdim
     return xp.std(x, axis=axis, correction=correction, keepdims=keepdims)
 
 
-var = op("var", _var, vjp=_var_grad,
+var = op("var", _var, vjp=_var_grad, promotion="float",
          methods={"var": _spread_method("var")}, torch_function=_spread_method("var"),
          aliases={"var_mean": _spread_and_mean("var")},
          doc="Variance over ``axis``; ``correction=1`` gives the unbiased (sample) variance.")
@@ -388,7 +388,7 @@ def _std_grad(xp: Any, g: Any, ans: Any, x: Any, *, axis: Any, correction: Any, 
     return xp.where(constant, 0.0, g * centered / scale)
 
 
-std = op("std", _std, vjp=_std_grad,
+std = op("std", _std, vjp=_std_grad, promotion="float",
          methods={"std": _spread_method("std")}, torch_function=_spread_method("std"),
          aliases={"std_mean": _spread_and_mean("std")},
          doc="Standard deviation over ``axis``; ``correction=1`` for the sample one.")

@@ -180,6 +180,38 @@ def test_a_float_function_of_integers_gives_the_default_float_dtype(backend, nam
     np.testing.assert_allclose(np.asarray(ours.numpy()), theirs.numpy(), rtol=1e-6)
 
 
+SPREADS = {
+    "x.mean()": lambda lib, x: x.mean(),
+    "mean(x, dim=0)": lambda lib, x: lib.mean(x, dim=0),
+    "x.var()": lambda lib, x: x.var(),
+    "x.std(0)": lambda lib, x: x.std(0),
+    "std(x, correction=1)": lambda lib, x: lib.std(x, correction=1),
+    "var_mean(x)": lambda lib, x: lib.var_mean(x)[1],
+}
+
+
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int32", "int64"])
+@pytest.mark.parametrize("name", SPREADS)
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_mean_or_spread_of_integers_is_in_the_default_float_dtype(backend, name, dtype) -> None:
+    # It was float64 on NumPy and Dask, float32 on JAX without 64 bits (PyTorch refuses).
+    values = np.array([1, 0, 3, 4]).astype(dtype)
+    with plugrad.use_backend(backend):
+        ours = SPREADS[name](plugrad, plugrad.asarray(values))
+    assert ours.dtype == plugrad.float32
+    theirs = SPREADS[name](torch, torch.from_numpy(values.astype(np.float32)))
+    np.testing.assert_allclose(np.asarray(ours.numpy()), theirs.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_mean_of_integers_in_float64_is_computed_in_float64(backend) -> None:
+    with plugrad.use_backend(backend):
+        if plugrad.float64 not in plugrad.default_device().dtypes:
+            pytest.skip(f"{backend} has no float64 here")
+        counts = plugrad.asarray(np.array([2**40 + 1, 2**40 + 2]))
+        assert counts.mean(dtype=plugrad.float64).item() == 2**40 + 1.5  # not through float32
+
+
 def _mask(lib):
     return (
         lib.asarray(np.array([True, False, True]))
