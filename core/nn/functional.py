@@ -3938,7 +3938,7 @@ def rms_norm(
     """Divide by the root mean square over the trailing ``normalized_shape`` axes, then scale.
 
     ``input / sqrt(mean(input ** 2) + eps) * weight``; ``eps=None`` is the
-    machine epsilon of the input's dtype, as in PyTorch.
+    machine epsilon of the dtype it computes in (float32 for float16), as in PyTorch.
 
     Examples
     --------
@@ -3963,11 +3963,12 @@ def rms_norm(
             raise ShapeError(
                 f"rms_norm(): weight must have shape {shape} (normalized_shape), got {weight.shape}"
             )
-    if eps is None:
-        eps = finfo(input.dtype).eps
     if input.dtype is _dtypes.float16:  # in float32 and rounded once, as batch_norm
+        # eps=None there is float32's, as PyTorch's (float16's 1e-3 outweighed small inputs)
         wide_input, wide_weight = _in_float32(input, weight)
         return _ops.astype(rms_norm(wide_input, shape, wide_weight, eps), _dtypes.float16)
+    if eps is None:
+        eps = finfo(input.dtype).eps
     axes = tuple(range(-len(shape), 0))
     out = input * _ops.rsqrt(_ops.mean(input * input, axis=axes, keepdims=True) + eps)
     return out if weight is None else out * weight

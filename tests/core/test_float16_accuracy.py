@@ -194,6 +194,19 @@ def test_float16_normalizations_compute_their_statistics_in_float32(name: str) -
     assert x.grad.dtype == plugrad.float16 and np.isfinite(x.grad.numpy()).all()
 
 
+def test_float16_rms_norm_takes_float32s_eps_by_default_as_pytorch() -> None:
+    # float16's eps (1e-3) outweighed a mean square of 1.25e-4: [0.30, 0.60] for [0.89, 1.79]
+    torch = pytest.importorskip("torch")
+    small = np.array([[0.01, 0.02, 0.0, 0.0]], dtype=np.float16)
+    ours = F.rms_norm(plugrad.tensor(small), (4,))
+    theirs = torch.nn.functional.rms_norm(torch.tensor(small), (4,))
+    assert ours.dtype == plugrad.float16
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-3)
+    layer = plugrad.nn.RMSNorm(4, dtype=plugrad.float16)
+    np.testing.assert_allclose(layer(plugrad.tensor(small)).detach().numpy(), theirs.numpy(),
+                               rtol=1e-3)  # fmt: skip
+
+
 def test_float16_layer_norm_gradients_agree_with_float64() -> None:
     weight = np.array([1.0, 2.0, -1.0, 0.5], dtype=np.float16)
     got, want = [], []
