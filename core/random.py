@@ -710,7 +710,11 @@ def normal(
     (4,)
     """
     tensors = [t for t in (mean, std) if isinstance(t, Tensor)]
-    if not isinstance(std, Tensor) and std < 0:
+    if isinstance(std, Tensor):
+        # NaN fails it too; a negative std gave draws of a mirrored normal, as if valid.
+        if std.numel() and not bool((std.detach() >= 0).all()):
+            raise ValueError("normal(): every element of std must be >= 0 (as PyTorch)")
+    elif not std >= 0:
         raise ValueError(f"normal(): std must be >= 0, got {std!r}")
     if tensors:
         if size is not None:

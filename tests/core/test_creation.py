@@ -288,6 +288,12 @@ def test_normal_of_tensors_that_require_grad_has_zero_gradients_as_pytorch() -> 
     assert mean.grad.tolist() == [0.0, 0.0, 0.0] and std.grad.tolist() == [0.0, 0.0, 0.0]
     with pytest.raises(ValueError, match="std must be >= 0"):
         plugrad.normal(0.0, -1.0, (2,))
+    # a tensor std is checked too (it drew from a mirrored normal), and NaN fails it
+    for bad in ([1.0, -1.0], [float("nan")]):
+        with pytest.raises(ValueError, match="std must be >= 0"):
+            plugrad.normal(plugrad.zeros(len(bad)), plugrad.tensor(bad))
+    with pytest.raises(ValueError, match="std must be >= 0"):
+        plugrad.normal(0.0, float("nan"), (2,))
 
 
 def test_full_refuses_none_and_bernoulli_probabilities_outside_zero_to_one() -> None:
