@@ -686,7 +686,8 @@ def cov(
     result = (
         product / _ops.maximum(scale, 0) if isinstance(scale, Tensor) else product / max(scale, 0)
     )
-    return result[0, 0] if input.ndim < 2 else result
+    # One variable gives a 0-d result, as PyTorch's (a (1, 3) input too, not (1, 1)).
+    return result[0, 0] if x.shape[0] == 1 else result
 
 
 def corrcoef(input: Tensor) -> Tensor:

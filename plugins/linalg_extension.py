@@ -50,6 +50,7 @@ from plugrad.plugins._rules import (
     one_array,
     reduction_axis,
     safe_where_zero,
+    torch_accumulated,
 )
 
 
@@ -721,8 +722,15 @@ def _trace_grad(xp: Any, g: Any, ans: Any, x: Any, *, offset: int, dtype: Any) -
     return grad if dtype is None else cast(xp, grad, x.dtype)
 
 
+def _torch_trace(xp: Any, x: Any) -> Any:
+    """PyTorch's ``x.trace()``: the main diagonal's sum, in ``int64`` for unsigned and bool
+    matrices (the standard's function keeps an unsigned kind: ``uint64``)."""
+    x, dtype = torch_accumulated(xp, x, None)
+    return xp.linalg.trace(x, dtype=dtype)
+
+
 trace = op("trace(x, /, *, offset=0, dtype=None)", vjp=_trace_grad, namespace="linalg", saves=(),
-           methods="trace",
+           methods={"trace": _torch_trace},
            doc="Sum of the ``offset`` diagonal of the last two axes.")
 
 

@@ -246,3 +246,22 @@ def test_trapezoid_refuses_mismatched_points_and_bincount_is_a_method() -> None:
     with pytest.raises(ArgumentError, match="not both"):
         plugrad.trapezoid(plugrad.ones(3), plugrad.ones(3), dx=2.0)
     assert plugrad.tensor([1, 1, 3]).bincount().tolist() == [0, 2, 0, 1]
+
+
+def test_the_trace_method_sums_unsigned_matrices_in_int64_and_one_row_cov_is_0d() -> None:
+    # x.trace() of uint8 was uint64 (the standard's function's dtype; PyTorch's is int64),
+    # and cov/corrcoef of a (1, n) input were (1, 1) where PyTorch's are 0-d.
+    for dtype in ("uint8", "uint16", "int8", "int32"):
+        x = plugrad.tensor([[1, 2], [3, 4]], dtype=getattr(plugrad, dtype))
+        assert x.trace().dtype == plugrad.int64 and x.trace().item() == 5
+    assert plugrad.linalg.trace(plugrad.tensor([[1, 2], [3, 4]], dtype=plugrad.uint8)).dtype == (
+        plugrad.uint64
+    )
+    row = [[1.0, 2.0, 4.0]]
+    for name in ("cov", "corrcoef"):
+        ours, theirs = (
+            getattr(plugrad, name)(plugrad.tensor(row)),
+            getattr(torch, name)(torch.tensor(row)),
+        )
+        assert ours.shape == tuple(theirs.shape) == ()
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6)
