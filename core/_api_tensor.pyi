@@ -1099,6 +1099,9 @@ class InstalledTensorMethods:
     def topk(self, k: int, dim: int = ..., largest: bool = ..., sorted: bool = ...) -> tuple[Any, Any]:
         """PyTorch's ``x.topk(k, dim=-1, largest=True)``: the ``k`` largest (or smallest) elements."""
 
+    def trace(self, /) -> Any:
+        """PyTorch's ``x.trace()``: the main diagonal's sum, in ``int64`` for unsigned and bool matrices (the standard's function keeps an unsigned kind: ``uint64``)."""
+
     def transpose(self, dim0: int, dim1: int) -> Any:
         """PyTorch's ``x.transpose(dim0, dim1)``: swap two axes (also ``swapaxes``, ``swapdims``)."""
 
@@ -1283,7 +1286,6 @@ class InstalledTensorMethods:
     square = _api_plugrad.square
     tan = _api_plugrad.tan
     tanh = _api_plugrad.tanh
-    trace = _api_linalg.trace
     true_divide = _api_plugrad.divide
     trunc = _api_plugrad.trunc
     xlogy = _api_plugrad.xlogy
