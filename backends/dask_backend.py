@@ -139,9 +139,10 @@ def setitem(xp: Any, x: Any, value: Any, /, key: Any) -> Any:
     the index arrays: an index out of bounds raises ``IndexError`` before
     anything is assigned. Of repeated positions the last write wins, as in NumPy.
     """
-    from plugrad.plugins._rules import refuse_value_it_cannot_hold
+    from plugrad.plugins._rules import refuse_value_it_cannot_hold, without_leading_ones
 
     refuse_value_it_cannot_hold(xp, "setitem", x, value)  # the cast below would not refuse
+    value = without_leading_ones(xp, value)
     key = _as_dask_key(xp, key)
     if _takes_natively(xp, key, value):
         out = xp.asarray(x, copy=True)

@@ -131,6 +131,16 @@ def refuse_value_it_cannot_hold(xp: Any, function: str, x: Any, value: Any) -> N
         )
 
 
+def without_leading_ones(xp: Any, value: Any) -> Any:
+    """``value`` without its leading axes of length 1, as PyTorch assigns it: a (1, 1) value
+    into ``x[mask]`` is one number (NumPy's mask assignment takes 0-d or 1-d values only)."""
+    shape = getattr(value, "shape", ())
+    lead = 0
+    while lead < len(shape) and shape[lead] == 1:
+        lead += 1
+    return xp.reshape(value, tuple(shape[lead:])) if lead else value
+
+
 def conj(xp: Any, value: Any) -> Any:
     """``conj(value)`` for complex values, ``value`` itself (no copy) for real ones.
 

@@ -36,6 +36,7 @@ from plugrad.plugins._rules import (
     checked_axis,
     device_of,
     refuse_value_it_cannot_hold,
+    without_leading_ones,
 )
 from plugrad.plugins._scatter import scatter_add_generic, scatter_add_numpy
 
@@ -251,6 +252,7 @@ take_along_axis = op("take_along_axis", _take_along_axis,
 
 def _setitem_generic(xp: Any, x: Any, value: Any, /, key: Any) -> Any:
     refuse_value_it_cannot_hold(xp, "setitem", x, value)
+    value = without_leading_ones(xp, value)
     key = key if type(key) is tuple else (key,)
     mask = sole_mask(xp, key, x.ndim)
     if mask is not None:
@@ -260,6 +262,7 @@ def _setitem_generic(xp: Any, x: Any, value: Any, /, key: Any) -> Any:
 
 def _setitem_numpy_style(xp: Any, x: Any, value: Any, /, key: Any) -> Any:
     refuse_value_it_cannot_hold(xp, "setitem", x, value)
+    value = without_leading_ones(xp, value)
     out = xp.asarray(x, copy=True)
     out[_complete(key)] = value
     return out

@@ -151,6 +151,25 @@ def test_assigning_a_value_with_leading_axes_of_size_one_gives_its_gradient_its_
         assert row.grad.tolist() == [[2.0] * 4] and block.grad.tolist() == [[[4.0] * 4]]
 
 
+@pytest.mark.parametrize("value_shape", [(1, 1), (1, 1, 1), (1, 5), ()])
+def test_a_mask_assignment_takes_values_with_leading_axes_of_size_one(value_shape) -> None:
+    # NumPy's mask assignment takes 0-d or 1-d values only: a (1, 1) value raised.
+    results = []
+    for lib in (plugrad, torch):
+        base = lib.zeros(2, 3, requires_grad=True)
+        value = (
+            lib.full(value_shape, 7.0, requires_grad=True)
+            if value_shape
+            else lib.tensor(7.0, requires_grad=True)
+        )
+        mask = lib.tensor([[False, True, True], [True, True, True]])
+        x = base * 1
+        x[mask] = value
+        (x * lib.arange(6.0).reshape(2, 3)).sum().backward()
+        results.append((x.tolist(), base.grad.tolist(), value.grad.tolist()))
+    assert results[0] == results[1]
+
+
 @pytest.mark.parametrize(
     "call",
     [
