@@ -448,7 +448,8 @@ class OpCase:
         host = registry.resolve_device("numpy")
         if self.inputs is not None:
             given = self.inputs(self.seed) if callable(self.inputs) else self.inputs
-            return [asarray(a, dtype=dtype, device=host).numpy() for a in given]
+            # Copies: a check that writes into its inputs must not reach the case's arrays.
+            return [asarray(a, dtype=dtype, device=host, copy=True).numpy() for a in given]
         generator = Generator(seed=self.seed, device=host)
         domains = list(self.domains) * len(self.shapes) if len(self.domains) == 1 else self.domains
         arrays = []
@@ -523,14 +524,25 @@ class OpTests:
     #: Ops whose results may be views of their inputs without being declared ``view=True``
     #: (``getitem``: basic indexing gives a view, advanced indexing a copy).
     views: ClassVar[frozenset[str]] = frozenset()
+    #: The checks this class turned off because none of its cases needs them.
+    _turned_off: ClassVar[frozenset[str]] = frozenset()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        if "cases" in cls.__dict__:  # read once: a generator would be spent by the next line
+            cls.cases = tuple(cls.cases)
         kinds = {_is_differentiable(case) for case in cls.cases}
-        # Checks without cases are not collected, rather than reported as skipped.
+        # Checks without cases are not collected, rather than reported as skipped. Each
+        # class decides from its own cases: one whose base has none (a base of shared
+        # settings) gets back the checks the base turned off.
+        turned_off = set()
         for name in (*_DIFFERENTIABLE_TESTS, *_NO_GRAD_TESTS):
-            if (name in _NO_GRAD_TESTS) not in {not kind for kind in kinds}:
+            if (name in _NO_GRAD_TESTS) in {not kind for kind in kinds}:
+                setattr(cls, name, _inherited_check(cls, name))
+            else:
                 setattr(cls, name, None)
+                turned_off.add(name)
+        cls._turned_off = frozenset(turned_off)
 
     def program_variants(self, case: OpCase) -> dict[str, Callable[..., Any]]:
         """The ways the case's program is run, by name; each must pass every check.
@@ -545,6 +557,12 @@ class OpTests:
     def pytest_generate_tests(self, metafunc: Any) -> None:
         """Parametrize the harness's tests over cases, dtypes and backends."""
         name = metafunc.function.__name__
+        if not self.cases:
+            # A test class without cases would pass without checking anything.
+            raise TypeError(
+                f"{type(self).__name__} has no cases: set cases = [OpCase(...), ...] (a "
+                "class of shared settings for other test classes must not be named Test*)"
+            )
         if name in _EVERY_CASE_TESTS:
             cases = list(self.cases)
         elif name in (*_DIFFERENTIABLE_TESTS, *_NO_GRAD_TESTS):
@@ -573,7 +591,16 @@ class OpTests:
         rtol, atol = (case.rtol32, case.rtol32 / 10) if dtype == plugrad.float32 else (1e-10, 1e-12)
         for variant, program in self.program_variants(case).items():
             with plugrad.use_backend(backend) as device:  # constants in programs follow it too
-                result = program(*(asarray(a) for a in arrays))
+                inputs = [asarray(a) for a in arrays]
+                before = [t._host().copy() for t in inputs]
+                result = program(*inputs)
+            for position, (t, kept) in enumerate(zip(inputs, before)):
+                now = t._host()
+                same = (now == kept) | ((now != now) & (kept != kept))
+                assert bool(same.all()), (
+                    f"{case.id} ({variant}) on {backend}: input {position} changed: the kernel "
+                    "wrote into its input (compute into a new array)"
+                )
             for position, out in enumerate(_flatten(result)):
                 assert out.device is device, f"{variant}: output {position} left {device}"
             assert_close(result, expected, rtol=rtol, atol=atol, msg=f"{case.id} ({variant})")
@@ -778,6 +805,15 @@ class OpTests:
                     f"{case.id} on {backend}: result {position} changed with its input; "
                     "the kernel returned its input or a view of it (copy it)"
                 )
+
+
+def _inherited_check(cls: type, name: str) -> Any:
+    """The check ``name`` as the nearest base defines it, passing over the bases that turned
+    it off for want of cases (and ``cls`` itself, whose own definition stays)."""
+    for klass in cls.__mro__:
+        if name in klass.__dict__ and name not in klass.__dict__.get("_turned_off", ()):
+            return klass.__dict__[name]
+    raise AttributeError(name)  # not reached: OpTests defines every check
 
 
 def _same_array(got: Tensor, expected: Tensor, what: str) -> None:

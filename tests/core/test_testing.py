@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import textwrap
+
 import numpy as np
 import pytest
 
@@ -148,3 +152,67 @@ def test_op_tables_run_on_a_named_device_too(monkeypatch) -> None:
     # a device of a backend runs beside the backends; one that does not exist is left out
     assert "array_api_strict:1" in tested and "numpy" in tested
     assert "numpy:7" not in tested and "nolib:0" not in tested
+
+
+def test_a_test_class_whose_base_has_no_cases_gets_every_check_back(registered_wrong_rule) -> None:
+    # A base of shared settings without cases turned every check off for its subclasses:
+    # a wrong op passed with only the not-a-view check collected.
+    class SharedSettings(OpTests):
+        forward_dtypes = (plugrad.float64,)
+
+    class TestCube(SharedSettings):
+        cases = (OpCase("testing_cube", reference=lambda x: x**3, shapes=[(3,)]),)
+
+    assert SharedSettings.test_backward_matches_finite_differences is None
+    check = TestCube.test_backward_matches_finite_differences
+    assert check is OpTests.test_backward_matches_finite_differences
+    with pytest.raises(GradcheckError):
+        check(TestCube(), TestCube.cases[0], "numpy")
+
+
+def test_a_test_class_without_cases_fails_to_collect_rather_than_pass(tmp_path) -> None:
+    (tmp_path / "test_plugin_ops.py").write_text(
+        textwrap.dedent(
+            """
+            import numpy as np
+            from plugrad.testing import OpCase, OpTests
+
+            class TestTypo(OpTests):
+                case = (OpCase("exp", reference=np.exp, shapes=[(2,)]),)
+
+            class TestGenerator(OpTests):
+                cases = (OpCase("exp", reference=np.exp, shapes=[(n,)]) for n in (2, 3))
+            """
+        )
+    )
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_plugin_ops.py"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    # (a typo'd cases, or a generator spent at class creation, gave 20 skips and exit status 0)
+    assert run.returncode != 0, run.stdout
+    assert "TestTypo has no cases" in run.stdout
+    assert "TestGenerator has no cases" not in run.stdout
+
+
+def _subtract_max_in_place(xp, x, /):
+    x -= xp.max(x)  # writes into the caller's array
+    return x * 2
+
+
+class InPlaceKernel:
+    @hookimpl
+    def plugrad_ops(self):
+        return [op("testing_writes_input", _subtract_max_in_place, vjp=lambda xp, g, ans, x: 2 * g)]
+
+
+def test_the_harness_catches_a_kernel_that_writes_into_its_input() -> None:
+    name = plugrad.plugins.register(InPlaceKernel(), name="testing_writes_input")
+    try:
+        case = OpCase("testing_writes_input", reference=lambda x: (x - x.max()) * 2, shapes=[(3,)])
+        with pytest.raises(
+            AssertionError, match="input 0 changed: the kernel wrote into its input"
+        ):
+            OpTests().test_forward_matches_reference(case, plugrad.float64, "numpy")
+    finally:
+        plugrad.plugins.unregister(name)
