@@ -9,10 +9,13 @@ import copy
 import multiprocessing
 import numbers
 import queue
+import random
 import traceback
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
+
+import numpy
 
 from ... import dtypes as _dtypes
 from ...random import Generator, manual_seed, randint
@@ -181,9 +184,11 @@ class DataLoader:
         The random stream for ``shuffle``, and for the workers' seeds.
     worker_init_fn : callable, optional
         Called as ``worker_init_fn(worker_id)`` in each worker process when it
-        starts, after plugrad's default generator there is seeded with
-        ``base_seed + worker_id`` (a new ``base_seed`` every pass, drawn from
-        ``generator``), as in PyTorch.
+        starts, after plugrad's default generator and Python's :mod:`random`
+        there are seeded with ``base_seed + worker_id`` and NumPy's global
+        generator from both (a new ``base_seed`` every pass, drawn from
+        ``generator``), as in PyTorch: draws in a dataset differ between workers
+        and passes, and repeat from run to run after :func:`plugrad.manual_seed`.
     multiprocessing_context : str or context, optional
         How workers start (``"spawn"``, ``"fork"``, ``"forkserver"``, or a
         :mod:`multiprocessing` context); default: the platform's.
@@ -323,7 +328,7 @@ class DataLoader:
     def _stream_from_workers(self) -> Iterator[Any]:
         """Batches of an iterable dataset from one process per worker, taken in turn."""
         context: Any = self.multiprocessing_context or multiprocessing
-        base_seed = int(randint(0, 2**52, (), generator=self.generator))
+        base_seed = _base_seed(self.generator)
         batching = (self.batch_size, self.drop_last, self.collate_fn)
         channels = [context.Queue(maxsize=self.prefetch_factor) for _ in range(self.num_workers)]
         workers = [
@@ -377,13 +382,13 @@ class DataLoader:
                 yield convert(dataset[index])
             return
         for indices in self.batch_sampler:
-            yield self.collate_fn([dataset[i] for i in indices])
+            yield self.collate_fn(_fetch(dataset, indices))
 
     def _start_pool(self) -> list[concurrent.futures.ProcessPoolExecutor]:
         """``num_workers`` processes, each seeded and holding the dataset: one executor each,
         so that batch ``i`` is always loaded by worker ``i % num_workers``, as PyTorch's
         (random draws in the dataset then repeat from run to run)."""
-        base_seed = int(randint(0, 2**52, (), generator=self.generator))
+        base_seed = _base_seed(self.generator)
         batched = self.batch_sampler is not None
         return [
             concurrent.futures.ProcessPoolExecutor(
@@ -503,9 +508,26 @@ def get_worker_info() -> WorkerInfo | None:
     return _worker.get("info")
 
 
+def _base_seed(generator: Generator | None) -> int:
+    """A new 48-bit seed for a pass's workers, in two 24-bit draws: each exact in float32,
+    which is what backends without 64-bit types (JAX by default) draw integers from."""
+    high, low = (int(randint(0, 2**24, (), generator=generator)) for _ in range(2))
+    return high << 24 | low
+
+
 # -- in a worker process --------------------------------------------------------------------
 
 _worker: dict[str, Any] = {}
+
+
+def _seed_worker(base_seed: int, worker_id: int) -> None:
+    """Seed the worker's random streams, as PyTorch's: plugrad's default generator and
+    Python's ``random`` with ``base_seed + worker_id``, NumPy's global one from both (forked
+    workers would otherwise all repeat the parent's NumPy and ``random`` draws)."""
+    seed = base_seed + worker_id
+    manual_seed(seed)
+    random.seed(seed)
+    numpy.random.seed(numpy.random.SeedSequence([worker_id, base_seed]).generate_state(4))
 
 
 def _start_worker(
@@ -516,7 +538,7 @@ def _start_worker(
     worker_id: int,
     num_workers: int = 0,
 ) -> None:
-    manual_seed(base_seed + worker_id)
+    _seed_worker(base_seed, worker_id)
     info = WorkerInfo(worker_id, num_workers, base_seed + worker_id, dataset)
     _worker.update(dataset=dataset, collate_fn=collate_fn, info=info)
     if worker_init_fn is not None:
@@ -534,7 +556,7 @@ def _stream_worker(
 ) -> None:
     """A worker of an iterable dataset: its batches, then ``("done", None)``, into ``channel``."""
     try:
-        manual_seed(base_seed + worker_id)
+        _seed_worker(base_seed, worker_id)
         _worker["info"] = WorkerInfo(worker_id, num_workers, base_seed + worker_id, dataset)
         if worker_init_fn is not None:
             worker_init_fn(worker_id)
@@ -551,4 +573,13 @@ def _load(job: Any) -> Any:
     dataset, (collate_fn, batched) = _worker["dataset"], _worker["collate_fn"]
     if not batched:
         return collate_fn(dataset[job])
-    return collate_fn([dataset[i] for i in job])
+    return collate_fn(_fetch(dataset, job))
+
+
+def _fetch(dataset: Any, indices: Sequence[int]) -> list[Any]:
+    """The samples at ``indices``: by the dataset's ``__getitems__`` where it has one (a batch
+    read at once, as PyTorch's loader asks for it), else one by one."""
+    many = getattr(dataset, "__getitems__", None)
+    if many is not None:
+        return many(list(indices))
+    return [dataset[i] for i in indices]

@@ -178,6 +178,12 @@ class Subset(Dataset[T]):
             return self.dataset[[self.indices[i] for i in index]]
         return self.dataset[self.indices[index]]
 
+    def __getitems__(self, indices: list[int]) -> list[T]:
+        """The samples at ``indices``, read as a batch where the dataset reads batches."""
+        positions = [self.indices[i] for i in indices]
+        many = getattr(self.dataset, "__getitems__", None)
+        return many(positions) if many is not None else [self.dataset[p] for p in positions]
+
     def __len__(self) -> int:
         return len(self.indices)
 

@@ -7,9 +7,9 @@ from collections.abc import Iterable, Iterator, Sequence, Sized
 from typing import Any, Generic, TypeVar
 
 from ... import dtypes as _dtypes
-from ...creation import asarray
+from ...creation import asarray, target_device
 from ...errors import DistributedError
-from ...random import Generator, multinomial, rand
+from ...random import Generator, multinomial, rand, randint
 from ...tensor import Tensor
 
 __all__ = [
@@ -30,8 +30,23 @@ def permutation(n: int, generator: Generator | None = None) -> list[int]:
         return []
     from ... import ops
 
-    keys = rand(n, dtype=_dtypes.float64, generator=generator)
-    return [int(i) for i in ops.argsort(keys).tolist()]
+    device = (generator.device if generator is not None else None) or target_device(None, None)
+    if _dtypes.float64 in device.dtypes:
+        keys = rand(n, dtype=_dtypes.float64, generator=generator, device=device)
+        return [int(i) for i in ops.argsort(keys).tolist()]
+    # Without float64 (JAX by default): two 24-bit keys (what float32 draws exactly), sorted
+    # by the second then, stably, by the first, so that ties (which would keep the earlier
+    # index first) are rare: about n**2 / 2**49.
+    first, second = (randint(0, 2**24, (n,), generator=generator, device=device) for _ in range(2))
+    order = ops.argsort(second, stable=True)
+    order = ops.take(order, ops.argsort(ops.take(first, order), stable=True))
+    return [int(i) for i in order.tolist()]
+
+
+def random_indices(n: int, count: int, generator: Generator | None = None) -> list[int]:
+    """``count`` indices of ``range(n)`` drawn independently and uniformly."""
+    device = (generator.device if generator is not None else None) or target_device(None, None)
+    return [int(i) for i in randint(0, n, (count,), generator=generator, device=device).tolist()]
 
 
 def _check_count(name: str, value: Any, *, at_least: int) -> int:
@@ -102,12 +117,10 @@ class RandomSampler(Sampler[int]):
         self.data_source = data_source
         self.replacement = replacement
         self.generator = generator
+        if not isinstance(replacement, bool):
+            raise TypeError(f"replacement must be a bool, got {replacement!r}")
         if num_samples is not None:
             _check_count("num_samples", num_samples, at_least=1)
-            if not replacement and num_samples != len(data_source):
-                raise ValueError(
-                    "num_samples other than the dataset's length needs replacement=True"
-                )
         self._num_samples = num_samples
 
     @property
@@ -116,10 +129,16 @@ class RandomSampler(Sampler[int]):
 
     def __iter__(self) -> Iterator[int]:
         n = len(self.data_source)
-        if not self.replacement:
-            return iter(permutation(n, self.generator))
-        draws = rand(self.num_samples, dtype=_dtypes.float64, generator=self.generator)
-        return iter(min(int(u * n), n - 1) for u in draws.tolist())
+        if n == 0:
+            if self.num_samples:
+                raise ValueError("RandomSampler cannot draw from an empty dataset")
+            return iter(())
+        if self.replacement:
+            return iter(random_indices(n, self.num_samples, self.generator))
+        # Whole permutations, then part of one, as PyTorch's (num_samples need not be n).
+        full, rest = divmod(self.num_samples, n)
+        order = [i for _ in range(full) for i in permutation(n, self.generator)]
+        return iter(order + permutation(n, self.generator)[:rest])
 
     def __len__(self) -> int:
         return self.num_samples

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import collections
 import os
+import subprocess
+import sys
 from collections import namedtuple
 
 import numpy as np
@@ -558,3 +560,97 @@ def test_workers_draw_as_they_did_from_run_to_run_and_convert_each_sample(
         multiprocessing_context="spawn",
     )  # fmt: skip
     assert list(loader) == [10, 20, 30]
+
+
+RANDOM_DRAWS_MODULE = """
+import random
+
+import numpy as np
+
+
+class NumpyAndRandomDraws:
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, index):
+        return float(np.random.randint(10**6) * 10**6 + random.randint(0, 10**6 - 1))
+"""
+
+
+def test_workers_seed_numpy_and_random_as_pytorchs(tmp_path, monkeypatch) -> None:
+    # Only plugrad's generator was seeded: forked workers all repeated the parent's NumPy and
+    # random draws (the same "augmentation" in every worker and pass), spawned ones drew
+    # other numbers in every run.
+    (tmp_path / "plugrad_loader_numpy_draws.py").write_text(RANDOM_DRAWS_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    from plugrad_loader_numpy_draws import NumpyAndRandomDraws
+
+    runs = []
+    for _ in range(2):
+        plugrad.manual_seed(0)
+        loader = DataLoader(NumpyAndRandomDraws(), batch_size=2, num_workers=2,
+                            multiprocessing_context="spawn")  # fmt: skip
+        runs.append([v for _ in range(2) for batch in loader for v in batch.tolist()])
+    assert runs[0] == runs[1]  # reproducible from plugrad's seed
+    assert len(set(runs[0])) == 8  # different in every worker and every pass
+
+
+class _Batched:
+    def __len__(self):
+        return 3
+
+    def __getitems__(self, indices):
+        return [i * 10 for i in indices]
+
+    def __getitem__(self, index):
+        raise AssertionError("read one by one")
+
+
+def test_a_dataset_with_getitems_is_read_a_batch_at_a_time_as_pytorchs() -> None:
+    assert [b.tolist() for b in DataLoader(_Batched(), batch_size=2)] == [[0, 10], [20]]
+    part = Subset(_Batched(), [2, 0, 1])
+    assert part.__getitems__([0, 1]) == [20, 0]
+    assert [b.tolist() for b in DataLoader(part, batch_size=2)] == [[20, 0], [10]]
+    assert torch_data.Subset([1, 2, 3], [2, 0]).__getitems__([0, 1]) == Subset(
+        [1, 2, 3], [2, 0]
+    ).__getitems__([0, 1])
+
+
+def test_random_sampler_takes_any_number_of_samples_without_replacement_as_pytorchs() -> None:
+    draws = list(RandomSampler(range(3), num_samples=7, generator=plugrad.Generator(seed=1)))
+    assert len(draws) == 7 and sorted(draws[:3]) == sorted(draws[3:6]) == [0, 1, 2]
+    assert len(set(draws[6:])) == 1
+    assert (
+        sorted(RandomSampler(range(5), num_samples=2)) != []
+        and len(list(RandomSampler(range(5), num_samples=2))) == 2
+    )
+    with pytest.raises(ValueError, match="empty dataset"):
+        list(RandomSampler([], replacement=True, num_samples=3))
+    with pytest.raises(TypeError, match="replacement must be a bool"):
+        RandomSampler(range(3), replacement="yes")
+
+
+def test_shuffling_works_on_a_backend_without_float64() -> None:
+    # JAX without 64-bit types: permutations drew float64 keys and workers' seeds int64
+    # numbers, and DataLoader(shuffle=True), random_split and the samplers raised. (The test
+    # session turns JAX's 64-bit types on: a process of its own without them.)
+    pytest.importorskip("jax")
+    program = """
+import plugrad
+from plugrad.utils.data import DataLoader, RandomSampler, random_split
+assert plugrad.float64 not in plugrad.default_device().dtypes
+loader = DataLoader(list(range(6)), shuffle=True, generator=plugrad.Generator(seed=2))
+assert sorted(x.item() for x in loader) == list(range(6))
+assert [len(s) for s in random_split(range(10), [0.3, 0.7])] == [3, 7]
+draws = list(RandomSampler(range(5), replacement=True, num_samples=50))
+assert set(draws) <= set(range(5)) and len(set(draws)) > 1
+orders = {tuple(plugrad.utils.data.sampler.permutation(3)) for _ in range(60)}
+assert len(orders) == 6, orders
+print("ok")
+"""
+    env = {k: v for k, v in os.environ.items() if k != "JAX_ENABLE_X64"}
+    env["PLUGRAD_BACKEND"] = "jax"
+    run = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True,
+                         text=True, timeout=300)  # fmt: skip
+    assert run.stdout.strip() == "ok", run.stderr[-2000:]
