@@ -564,7 +564,7 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> return_types.mo
     axis = _dim("mode", dim, input.ndim)
     if input.ndim == 0:
         index = _creation.zeros((), dtype=input.device.default_int_dtype, device=input.device)
-        return return_types.mode(input * 1, index)
+        return return_types.mode(input.clone(), index)
     x = _ops.moveaxis(input, axis, -1)
     length = x.shape[-1]
     if length == 0:

@@ -44,7 +44,7 @@ def _sort_method(
     axis = torch_axis(dim, axis, -1)
     if x.ndim == 0:
         index = xp.zeros((), dtype=index_dtype(xp, x), device=device_of(x))
-        return values_indices["sort"](x * 1, index)
+        return values_indices["sort"](xp.asarray(x, copy=True), index)
     # NOTE: always stable: PyTorch's unstable order is one of the stable ones.
     indices = xp.argsort(x, axis=axis, descending=descending, stable=True)
     return values_indices["sort"](xp.take_along_axis(x, indices, axis=axis), indices)
@@ -86,7 +86,7 @@ def _argsort(
 
 def _msort(xp: Any, x: Any) -> Any:
     """PyTorch's ``msort(x)``: ``x`` sorted along its first axis (the values only)."""
-    return x * 1 if x.ndim == 0 else xp.sort(x, axis=0)
+    return xp.asarray(x, copy=True) if x.ndim == 0 else xp.sort(x, axis=0)
 
 
 def _sort(xp: Any, x: Any, /, *, axis: int = -1, descending: bool = False, stable: bool = True):

@@ -273,3 +273,21 @@ def test_a_dim_given_twice_and_a_narrowing_norm_dtype_are_refused() -> None:
         plugrad.asarray(MATRIX).median(dim=0, axis=0)
     with pytest.raises(DtypeError, match="narrow"):
         plugrad.asarray(MATRIX).norm(dtype=plugrad.float32)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lib, x: lib.sort(x, dim=0)[0],
+        lambda lib, x: x.sort()[0],
+        lambda lib, x: lib.msort(x),
+        lambda lib, x: lib.mode(x, dim=-1)[0],
+        lambda lib, x: x.flip(0),
+    ],
+)
+@pytest.mark.parametrize("value", [True, 3])
+def test_the_values_of_a_0d_sort_keep_the_dtype_as_pytorchs(call, value) -> None:
+    # A 0-d sort, msort or mode returned x * 1: int64 for a bool tensor.
+    ours, theirs = call(plugrad, plugrad.tensor(value)), call(torch, torch.tensor(value))
+    assert ours.dtype.name == str(theirs.dtype).removeprefix("torch.")
+    assert ours.item() == theirs.item()
