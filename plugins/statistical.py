@@ -328,6 +328,9 @@ mean = op("mean", _mean, vjp=_mean_grad, saves=(), promotion="float",
 
 
 def _prod_grad(xp: Any, g: Any, ans: Any, x: Any, *, axis: Any, dtype: Any, keepdims: bool) -> Any:
+    if dtype is not None:  # the product of x in dtype: differentiated there, cast back
+        return cast(xp, _prod_grad(xp, g, ans, cast(xp, x, dtype), axis=axis, dtype=None,
+                                   keepdims=keepdims), x.dtype)  # fmt: skip
     axes = normalize_axes(axis, x.ndim)
     g = expand_reduced(xp, g, x.shape, axis, keepdims)
     # NOTE: prod / x divides by zero. The product of the *other* elements is the product
@@ -346,8 +349,7 @@ def _prod_grad(xp: Any, g: Any, ans: Any, x: Any, *, axis: Any, dtype: Any, keep
         partial = xp.reshape(partial, moved.shape)
     if moved is not x:
         partial = xp.permute_dims(partial, tuple(sorted(range(x.ndim), key=order.__getitem__)))
-    grad = g * conj(xp, partial)
-    return grad if dtype is None else cast(xp, grad, x.dtype)
+    return g * conj(xp, partial)
 
 
 prod = op("prod(x, /, *, axis=None, dtype=None, keepdims=False)", vjp=_prod_grad, methods="prod",
@@ -490,8 +492,12 @@ cumulative_sum = op("cumulative_sum", _cumulative("cumulative_sum"),
 def _cumulative_prod_grad(
     xp: Any, g: Any, ans: Any, x: Any, *, axis: Any, dtype: Any, include_initial: bool
 ) -> Any:
+    if dtype is not None:  # the products of x in dtype: differentiated there, cast back
+        return cast(xp, _cumulative_prod_grad(xp, g, ans, cast(xp, x, dtype), axis=axis,
+                                              dtype=None, include_initial=include_initial),
+                    x.dtype)  # fmt: skip
     if x.ndim == 0:  # the identity (see _cumulative)
-        return g if dtype is None else cast(xp, g, x.dtype)
+        return g
     axis = _cumulative_axis(x, axis)
     if include_initial:
         # out = [1, cumprod(x)]: the leading 1 depends on nothing.
@@ -507,11 +513,7 @@ def _cumulative_prod_grad(
     before = xp.cumulative_prod(
         xp.concat([ones, x[axis_slice(x.ndim, axis, 0, n - 1)]], axis=axis), axis=axis
     )
-    return _cast_back(xp, before * _reverse_weighted_sums(xp, g, x, axis), x, dtype)
-
-
-def _cast_back(xp: Any, grad: Any, x: Any, dtype: Any) -> Any:
-    return grad if dtype is None else cast(xp, grad, x.dtype)
+    return before * _reverse_weighted_sums(xp, g, x, axis)
 
 
 def _reverse_weighted_sums(xp: Any, g: Any, x: Any, axis: int) -> Any:

@@ -156,3 +156,23 @@ def test_the_slopes_of_erf_and_erfc_are_zero_far_in_the_tails():
     x = plugrad.tensor([30.0, 1e6, INF, -40.0, 27.5], dtype=plugrad.float64, requires_grad=True)
     (plugrad.special.erf(x) + plugrad.special.erfc(x) * 3).sum().backward()
     assert x.grad.tolist() == [0.0] * 5
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning", "ignore::UserWarning")
+def test_products_in_another_dtype_are_differentiated_in_that_dtype() -> None:
+    # The rules used the complex input where the product had its real parts: z.prod(dtype=
+    # float64) gave [3+1j, 1-2j] (PyTorch: [3, 1]); cumprod likewise (PyTorch is wrong there).
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # NumPy's and PyTorch's about dropping imaginary parts
+        for lib in (plugrad, torch):
+            z = lib.tensor([1 + 2j, 3 - 1j], requires_grad=True)
+            z.prod(0, dtype=lib.float64).backward()
+            assert z.grad.tolist() == [3 + 0j, 1 + 0j], lib.__name__
+        z = plugrad.tensor([1 + 2j, 3 - 1j], requires_grad=True)
+        z.cumprod(0, dtype=plugrad.float64).sum().backward()
+        assert z.grad.tolist() == [4 + 0j, 1 + 0j]  # d(r0 + r0 r1)/dr0 = 1 + r1, /dr1 = r0
+    x = plugrad.tensor([1.0, 2.0, 0.0, 3.0], requires_grad=True)
+    x.cumprod(0, dtype=plugrad.float64).sum().backward()
+    assert x.grad.dtype == plugrad.float32 and x.grad.tolist() == [3.0, 1.0, 8.0, 0.0]
