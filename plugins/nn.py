@@ -233,7 +233,9 @@ def _logsumexp_kernel(
         out = xp.full(_kept_shape(tuple(x.shape), axis), -math.inf, dtype=x.dtype,
                       device=device_of(x))  # fmt: skip
     else:
-        top = xp.max(x, axis=axis, keepdims=True)
+        # Complex: shifted by the largest real part only, so that the log is the principal
+        # one, as PyTorch's (a complex shift's imaginary part came out unwrapped).
+        top = xp.max(xp.real(x) if is_complex(xp, x) else x, axis=axis, keepdims=True)
         # NOTE: a slice that is all -inf (or holds +inf) would give inf - inf = nan below.
         top = xp.where(xp.isfinite(top), top, 0.0)
         out = xp.log(xp.sum(xp.exp(x - top), axis=axis, keepdims=True)) + top
