@@ -8,8 +8,10 @@ import concurrent.futures
 import copy
 import multiprocessing
 import numbers
+import pickle
 import queue
 import random
+import time
 import traceback
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -353,18 +355,15 @@ class DataLoader:
             active = list(range(self.num_workers))
             while active:
                 for worker_id in list(active):
-                    try:
-                        kind, item = channels[worker_id].get(timeout=self.timeout or None)
-                    except queue.Empty:
-                        raise RuntimeError(
-                            f"DataLoader timed out after {self.timeout} seconds waiting for a "
-                            "batch from its workers; raise timeout= (or give 0 to wait as long "
-                            "as it takes)"
-                        ) from None
+                    kind, item = self._receive(channels[worker_id], workers[worker_id], worker_id)
                     if kind == "done":
                         active.remove(worker_id)
                     elif kind == "error":
-                        raise RuntimeError(f"DataLoader worker {worker_id} failed:\n{item}")
+                        error, text = item
+                        # The worker's own exception, with where it was raised in the worker.
+                        raise error from RuntimeError(
+                            f"raised in DataLoader worker {worker_id}:\n{text}"
+                        )
                     else:
                         yield item
         finally:
@@ -372,6 +371,30 @@ class DataLoader:
                 if worker.is_alive():
                     worker.terminate()
                 worker.join()
+
+    def _receive(self, channel: Any, worker: Any, worker_id: int) -> tuple[str, Any]:
+        """The next message of a streaming worker; an error if it died or ``timeout`` passed
+        (a worker killed, or ended by ``os._exit``, sends nothing: waiting would hang)."""
+        deadline = time.monotonic() + self.timeout if self.timeout else None
+        while True:
+            wait = 0.1 if deadline is None else max(0.0, min(0.1, deadline - time.monotonic()))
+            try:
+                return channel.get(timeout=wait)
+            except queue.Empty:
+                pass
+            if not worker.is_alive():
+                try:  # what it sent just before it ended may still be on its way
+                    return channel.get(timeout=0.5)
+                except queue.Empty:
+                    raise RuntimeError(
+                        f"DataLoader worker {worker_id} (pid {worker.pid}) exited unexpectedly "
+                        f"with exit code {worker.exitcode}"
+                    ) from None
+            if deadline is not None and time.monotonic() >= deadline:
+                raise RuntimeError(
+                    f"DataLoader timed out after {self.timeout} seconds waiting for a batch "
+                    "from its workers; raise timeout= (or give 0 to wait as long as it takes)"
+                )
 
     def _here(self) -> Iterator[Any]:
         dataset = self.dataset
@@ -562,8 +585,13 @@ def _stream_worker(
             worker_init_fn(worker_id)
         for batch in _batched(iter(dataset), *batching):
             channel.put(("batch", batch))
-    except BaseException:
-        channel.put(("error", traceback.format_exc()))
+    except BaseException as error:
+        text = traceback.format_exc()
+        try:
+            pickle.dumps(error)
+        except Exception:  # sent as text where it does not pickle
+            error = RuntimeError(f"{type(error).__name__}: {error}")
+        channel.put(("error", (error, text)))
     else:
         channel.put(("done", None))
 

@@ -496,8 +496,29 @@ def test_workers_of_an_iterable_dataset_each_stream_their_share_in_turn(tmp_path
     # Worker 0 streams 0..4, worker 1 5..9; their batches alternate, as PyTorch's.
     assert batches(10) == [[0.0, 1.0, 2.0], [5.0, 6.0, 7.0], [3.0, 4.0], [8.0, 9.0]]
     assert batches(10, drop_last=True) == [[0.0, 1.0, 2.0], [5.0, 6.0, 7.0]]
-    with pytest.raises(RuntimeError, match="stream 99 fails in worker 1"):
+    # The worker's own exception, as PyTorch re-raises it (a RuntimeError of its text before)
+    with pytest.raises(KeyError, match="stream 99 fails in worker 1") as raised:
         batches(99)
+    assert "raised in DataLoader worker 1" in str(raised.value.__cause__)
+
+
+def test_a_streaming_worker_that_dies_is_an_error_not_a_hang(tmp_path, monkeypatch):
+    # Nothing came from a worker ended by os._exit (or killed): the loader waited forever.
+    (tmp_path / "plugrad_loader_dying.py").write_text(
+        "import os\n"
+        "import plugrad\n"
+        "class Dying(plugrad.utils.data.IterableDataset):\n"
+        "    def __iter__(self):\n"
+        "        yield 1\n"
+        "        os._exit(3)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    from plugrad_loader_dying import Dying
+
+    loader = DataLoader(Dying(), num_workers=1, multiprocessing_context="spawn")
+    with pytest.raises(RuntimeError, match="exited unexpectedly with exit code 3"):
+        list(loader)
 
 
 def test_without_batching_each_sample_goes_through_collate_fn_as_in_pytorch() -> None:
