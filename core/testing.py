@@ -26,6 +26,7 @@ from typing import Any, ClassVar
 
 from . import dtypes as _dtypes
 from . import registry
+from .autograd import backward as autograd_backward
 from .autograd import grad, gradcheck, gradgradcheck
 from .checking import checks_enabled
 from .creation import asarray, ones_like
@@ -612,8 +613,7 @@ class OpTests:
         for variant, program in self.program_variants(case).items():
             with plugrad.use_backend(backend):
                 leaves = _leaves(case.host_inputs())
-                out = program(*leaves)
-                out.backward(_weights(out))
+                _backward(program(*leaves), _weights)
                 for index, leaf in enumerate(leaves):
                     assert leaf.grad is not None, f"{variant}: no gradient reached input {index}"
                     assert leaf.grad.dtype == plugrad.float64, f"{variant}: input {index}"
@@ -659,11 +659,9 @@ class OpTests:
         program = case.function
         with plugrad.use_backend(backend):
             leaves = _leaves(case.host_inputs(plugrad.float32))
-            out = program(*leaves)
-            out.backward(ones_like(out))
+            _backward(program(*leaves), ones_like)
             reference = _leaves(case.host_inputs())
-            out64 = program(*reference)
-            out64.backward(ones_like(out64))
+            _backward(program(*reference), ones_like)
         for index, (leaf, ref) in enumerate(zip(leaves, reference)):
             assert leaf.grad is not None and ref.grad is not None, f"no gradient of input {index}"
             assert leaf.grad.dtype == plugrad.float32, f"input {index}: {leaf.grad.dtype}"
@@ -689,7 +687,7 @@ class OpTests:
             out = case.function(*leaves)
         except TypeError as exc:
             _pytest().skip(f"{case.op}: the backend has no float16 version ({exc})")
-        out.backward(ones_like(out))
+        _backward(out, ones_like)
         for index, leaf in enumerate(leaves):
             assert leaf.grad is not None, f"no gradient reached input {index}"
             assert leaf.grad.dtype == plugrad.float16, f"input {index}: {leaf.grad.dtype}"
@@ -871,6 +869,13 @@ def _weighted_gradients(
         (what, None if g is None else asarray(g.detach().numpy(), device=host), scale)
         for what, g, scale in found
     ]
+
+
+def _backward(result: Any, weights: Callable[[Tensor], Tensor]) -> None:
+    """Backward from every output of ``result`` that requires grad (an op may have several),
+    each weighted by ``weights(output)``."""
+    outputs = [out for out in _flatten(result) if isinstance(out, Tensor) and out.requires_grad]
+    autograd_backward(outputs, [weights(out) for out in outputs])
 
 
 def _weights(out: Tensor) -> Tensor:

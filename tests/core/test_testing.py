@@ -216,3 +216,37 @@ def test_the_harness_catches_a_kernel_that_writes_into_its_input() -> None:
             OpTests().test_forward_matches_reference(case, plugrad.float64, "numpy")
     finally:
         plugrad.plugins.unregister(name)
+
+
+def _sin_cos_grad(xp, g, ans, x):
+    g_sin, g_cos = g
+    return g_sin * xp.cos(x) - g_cos * xp.sin(x)
+
+
+class TwoOutputs:
+    @hookimpl
+    def plugrad_ops(self):
+        return [
+            op("testing_sin_cos", lambda xp, x, /: (xp.sin(x), xp.cos(x)), vjp=_sin_cos_grad,
+               multiple_outputs=True),
+            op("testing_sin_cos_wrong", lambda xp, x, /: (xp.sin(x), xp.cos(x)),
+               vjp=lambda xp, g, ans, x: g[0] * xp.cos(x) + g[1] * xp.sin(x),
+               multiple_outputs=True),
+        ]  # fmt: skip
+
+
+def test_the_harness_takes_ops_of_several_outputs() -> None:
+    # Each gradient check called out.backward() on the tuple of outputs: AttributeError.
+    name = plugrad.plugins.register(TwoOutputs(), name="testing_two_outputs")
+    try:
+        reference = lambda x: (np.sin(x), np.cos(x))
+        right = OpCase("testing_sin_cos", reference=reference, shapes=[(3,)])
+        harness = OpTests()
+        harness.test_backward_matches_finite_differences(right, "numpy")
+        harness.test_float32_gradients_stay_float32(right, "numpy")
+        harness.test_float16_gradients_stay_float16(right)
+        wrong = OpCase("testing_sin_cos_wrong", reference=reference, shapes=[(3,)])
+        with pytest.raises(GradcheckError):
+            harness.test_backward_matches_finite_differences(wrong, "numpy")
+    finally:
+        plugrad.plugins.unregister(name)
