@@ -373,8 +373,19 @@ def op(
         rules: tuple[Rule | None, ...] = ()
     elif callable(vjp):
         rules = (vjp,)
+    elif isinstance(vjp, (str, bytes)) or not isinstance(vjp, Iterable):
+        raise PluginRegistrationError(
+            f"op {spec!r}: vjp= takes a rule (a function) or a sequence of them, one per array "
+            f"input (None for an input without gradient), got {type(vjp).__name__} {vjp!r}"
+        )
     else:
         rules = tuple(vjp)
+        for rule in rules:
+            if rule is not None and not callable(rule):
+                raise PluginRegistrationError(
+                    f"op {spec!r}: each rule of vjp= is a function or None, got "
+                    f"{type(rule).__name__} {rule!r}"
+                )
     adapters: dict[str, Callable[..., Any]] = {}
     alias_adapters: dict[str, Callable[..., Any]] = {}
     if isinstance(aliases, Mapping):

@@ -10,7 +10,13 @@ import pytest
 
 import plugrad
 from plugrad import registry
-from plugrad.errors import AxisError, DeviceMismatchError, DtypeError, ShapeError
+from plugrad.errors import (
+    AxisError,
+    DeviceMismatchError,
+    DtypeError,
+    PluginRegistrationError,
+    ShapeError,
+)
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import op
 from plugrad.testing import backends_under_test
@@ -256,3 +262,16 @@ def test_a_shape_mismatch_is_a_shape_error_on_every_backend(backend: str, mismat
     # as they were: `except ShapeError` caught them on NumPy only.
     with plugrad.use_backend(backend), pytest.raises(ShapeError, match="cannot take inputs"):
         mismatch(plugrad)
+
+
+@pytest.mark.parametrize(
+    ("vjp", "message"),
+    [
+        (42, "got int 42"),
+        ("g * 2", "got str 'g \\* 2'"),  # read as five rules, one per character
+        ((lambda xp, g, ans, x: g, 3), "each rule of vjp= is a function or None, got int 3"),
+    ],
+)
+def test_a_vjp_that_is_no_rule_is_refused_with_what_to_give(vjp, message) -> None:
+    with pytest.raises(PluginRegistrationError, match=message):
+        op("testing_bad_vjp", lambda xp, x, /: x * 2, vjp=vjp)
