@@ -214,7 +214,16 @@ def _tensordot(xp: Any, x1: Any, x2: Any, /, dims: Any = None, *, axes: Any = 2)
         if axes != 2:
             raise ArgumentError("tensordot() got both axes= and PyTorch's dims=; pass only one")
         axes = dims
-    return xp.tensordot(x1, x2, axes=axes)
+    return _in_result_type(xp, xp.tensordot(x1, x2, axes=axes), x1, x2)
+
+
+def _in_result_type(xp: Any, out: Any, x1: Any, x2: Any) -> Any:
+    """``out`` in its inputs' dtype: Dask sums the blocks' products of ``int8`` in ``int64``
+    (and of bools in ``int8``) where NumPy and PyTorch keep the inputs' dtype."""
+    dtype = xp.result_type(x1, x2)
+    if out.dtype == dtype:
+        return out
+    return out != 0 if xp.isdtype(dtype, "bool") else xp.astype(out, dtype)
 
 
 tensordot = op("tensordot", _tensordot, vjp=(_tensordot_grad(0), _tensordot_grad(1)),
@@ -234,8 +243,8 @@ def _vecdot_grad(which: int) -> Any:
 
 
 # NOTE: x.norm() is a vector norm, so it rides on the main namespace's vector product.
-vecdot = op("vecdot", lambda xp, x1, x2, /, *, axis=-1: xp.vecdot(
-                x1, x2, axis=negative_axis(axis, x1, x2)),
+vecdot = op("vecdot", lambda xp, x1, x2, /, *, axis=-1: _in_result_type(
+                xp, xp.vecdot(x1, x2, axis=negative_axis(axis, x1, x2)), x1, x2),
             vjp=(_vecdot_grad(0), _vecdot_grad(1)), broadcasting=True, promotion="mixed",
             methods={"norm": _norm, "dist": _dist}, aliases={"norm": _norm, "dist": _dist,
                                                              "cdist": _cdist},

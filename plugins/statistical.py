@@ -269,7 +269,9 @@ def _extremum_method(name: str) -> Any:
         axis = checked_axis(name, axis, x.ndim, zero_d_as_one=True)
         y = xp.reshape(x, (1,)) if x.ndim == 0 else x
         pick = xp.argmax if name == "max" else xp.argmin
-        indices = pick(y, axis=axis, keepdims=True)
+        # (the standard's argmax takes numbers only: bools are picked as 0 and 1)
+        ranked = xp.astype(y, xp.uint8) if xp.isdtype(y.dtype, "bool") else y
+        indices = pick(ranked, axis=axis, keepdims=True)
         values = xp.take_along_axis(y, indices, axis=axis)  # the gradient goes to the index
         if x.ndim == 0:
             values, indices = xp.reshape(values, ()), xp.reshape(indices, ())

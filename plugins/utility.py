@@ -80,6 +80,14 @@ def _diff(xp: Any, x: Any, /, n: int = 1, axis: int = -1, *, prepend=None, appen
     if n == 0:  # x, as new memory (NumPy's hands back x itself, ends left out as PyTorch's)
         return xp.asarray(x, copy=True)
     ends = {k: v for k, v in (("prepend", prepend), ("append", append)) if v is not None}
+    if xp.isdtype(x.dtype, "bool"):
+        # Neighbours that differ, as NumPy's and PyTorch's (Dask's subtracts, which bools
+        # do not).
+        x = xp.concat([e for e in (prepend, x, append) if e is not None], axis=axis)
+        for _ in range(n):
+            x = xp.not_equal(x[axis_slice(x.ndim, axis, 1, None)],
+                             x[axis_slice(x.ndim, axis, 0, -1)])  # fmt: skip
+        return x
     return xp.diff(x, axis=axis, n=n, **ends)
 
 

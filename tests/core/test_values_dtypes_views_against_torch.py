@@ -369,3 +369,44 @@ def test_a_negative_repeat_count_is_refused_as_in_pytorch(backend: str):
         assert x.repeat_interleave(plugrad.tensor([2, 0, 1])).tolist() == [1, 1, 3]
     with pytest.raises(RuntimeError):
         torch.tensor([1, 2, 3]).repeat_interleave(torch.tensor([2, -1, 1]))
+
+
+BOOL_AND_SMALL_INT_CALLS = {
+    # torch's (and the standard's) argmax take no bool tensor: max(dim) of one raised
+    "bool.max(1)": lambda lib: lib.tensor([[True, False], [True, True]]).max(1),
+    # Dask subtracted bools (TypeError); the others give neighbours that differ
+    "bool.diff()": lambda lib: lib.tensor([True, False, False, True]).diff(),
+    "bool.diff(n=2, prepend)": lambda lib: lib.tensor([True, False, False]).diff(
+        n=2, prepend=lib.tensor([True])
+    ),
+    # Dask summed the blocks in int64: the dtypes differed by backend
+    "tensordot of int8": lambda lib: lib.tensordot(
+        lib.tensor([3, 4], dtype=lib.int8), lib.tensor([1, 2], dtype=lib.int8), dims=1
+    ),
+}
+
+
+@pytest.mark.parametrize("backend", backends_under_test())
+@pytest.mark.parametrize("name", BOOL_AND_SMALL_INT_CALLS)
+def test_bool_and_small_integer_calls_agree_with_pytorch_on_every_backend(name, backend):
+    with plugrad.use_backend(backend):
+        ours = BOOL_AND_SMALL_INT_CALLS[name](plugrad)
+    theirs = BOOL_AND_SMALL_INT_CALLS[name](torch)
+    for mine, reference in zip(_parts(ours), _parts(theirs), strict=True):
+        assert mine.dtype.name == str(reference.dtype).removeprefix("torch."), name
+        assert mine.tolist() == reference.tolist(), name
+
+
+def _parts(result):
+    return tuple(result) if isinstance(result, tuple) else (result,)
+
+
+@pytest.mark.parametrize("backend", backends_under_test())
+def test_a_dot_product_of_bools_is_a_bool_on_every_backend(backend):
+    # Dask's was int8 (a count), NumPy's and JAX's bool.
+    with plugrad.use_backend(backend):
+        if backend in ("torch", "array_api_strict"):
+            pytest.skip(f"{backend} has no bool matrix products")
+        x = plugrad.tensor([True, True, False])
+        assert plugrad.linalg.vecdot(x, x).dtype == plugrad.bool
+        assert plugrad.linalg.vecdot(x, x).item() is True
