@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bisect
 import math
+import numbers
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Generic, TypeVar
 
@@ -223,6 +224,16 @@ class ConcatDataset(Dataset[T]):
         return self.datasets[which][index - start]
 
 
+def _as_number(length: Any) -> Any:
+    if isinstance(length, numbers.Integral) and not isinstance(length, bool):
+        return int(length)
+    if isinstance(length, numbers.Real) and not isinstance(length, bool):
+        return float(length)
+    if isinstance(length, Tensor) and length.ndim == 0:
+        return length.item()
+    return length
+
+
 def random_split(
     dataset: Any, lengths: Sequence[int | float], generator: Generator | None = None
 ) -> list[Subset[Any]]:
@@ -247,7 +258,8 @@ def random_split(
     (8, 2, True)
     """
     n = len(dataset)
-    lengths = list(lengths)
+    # NumPy numbers and 0-d tensors count as the Python numbers they hold, as in PyTorch.
+    lengths = [_as_number(x) for x in lengths]
     if lengths and all(isinstance(x, float) for x in lengths) and math.isclose(sum(lengths), 1.0):
         if any(x < 0 for x in lengths):
             raise ValueError(f"fractions must not be negative, got {lengths}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Iterable, Iterator, Sequence, Sized
 from typing import Any, Generic, TypeVar
 
@@ -52,6 +53,20 @@ def random_indices(n: int, count: int, generator: Generator | None = None) -> li
 def _check_count(name: str, value: Any, *, at_least: int) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or value < at_least:
         raise ValueError(f"{name} must be an int of at least {at_least}, got {value!r}")
+    return value
+
+
+def _as_int(value: Any) -> Any:
+    """A NumPy integer as the int it holds (as PyTorch takes them); anything else as it is."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return int(value)
+    return value
+
+
+def _check_int(name: str, value: Any) -> int:
+    value = _as_int(value)
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise ValueError(f"{name} must be an int, got {value!r}")
     return value
 
 
@@ -206,7 +221,9 @@ class WeightedRandomSampler(Sampler[int]):
         if not isinstance(replacement, bool):
             raise ValueError(f"replacement must be a bool, got {replacement!r}")
         if not isinstance(weights, Tensor):
-            weights = asarray(weights)
+            # float64, as PyTorch's: 1e300 is a weight, and so is 1e-50 beside 1e-60
+            wide = _dtypes.float64 in target_device(None, None).dtypes
+            weights = asarray(weights, dtype=_dtypes.float64 if wide else None)
         if weights.dtype.kind != "real floating":
             weights = weights.to(_dtypes.default_float_dtype)
         weights = weights.detach()
@@ -315,14 +332,14 @@ class DistributedSampler(Sampler[int]):
                 )
             num_replicas = distributed.get_world_size() if num_replicas is None else num_replicas
             rank = distributed.get_rank() if rank is None else rank
-        _check_count("num_replicas", num_replicas, at_least=1)
-        if not isinstance(rank, int) or not 0 <= rank < num_replicas:
+        num_replicas = _check_count("num_replicas", _as_int(num_replicas), at_least=1)
+        if not isinstance(_as_int(rank), int) or not 0 <= rank < num_replicas:
             raise ValueError(f"rank must be in [0, {num_replicas - 1}], got {rank!r}")
         self.dataset = dataset
         self.num_replicas = num_replicas
-        self.rank = rank
+        self.rank = int(rank)
         self.shuffle = shuffle
-        self.seed = _check_count("seed", seed, at_least=0)
+        self.seed = _check_int("seed", seed)
         self.drop_last = drop_last
         self.epoch = 0
         n = len(dataset)
@@ -334,12 +351,13 @@ class DistributedSampler(Sampler[int]):
 
     def set_epoch(self, epoch: int) -> None:
         """Use ``epoch`` in the shuffle's seed, so each epoch visits the data in a new order."""
-        self.epoch = _check_count("epoch", epoch, at_least=0)
+        self.epoch = _check_int("epoch", epoch)
 
     def __iter__(self) -> Iterator[int]:
         n = len(self.dataset)
         if self.shuffle:
-            indices = permutation(n, Generator(seed=self.seed + self.epoch))
+            # Any int, negative too (as PyTorch's seeds), in the generator's 64-bit range.
+            indices = permutation(n, Generator(seed=(self.seed + self.epoch) % 2**64))
         else:
             indices = list(range(n))
         if self.drop_last:

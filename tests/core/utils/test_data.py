@@ -675,3 +675,22 @@ print("ok")
     run = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True,
                          text=True, timeout=300)  # fmt: skip
     assert run.stdout.strip() == "ok", run.stderr[-2000:]
+
+
+def test_lengths_seeds_ranks_and_weights_of_numpy_and_extreme_kinds_are_taken_as_pytorchs():
+    # random_split refused NumPy numbers and tensors as lengths; DistributedSampler a
+    # negative seed or epoch and a NumPy rank; WeightedRandomSampler made weights float32,
+    # where 1e300 is inf ("not finite") and 1e-50 beside 1e-60 rounds to zeros.
+    for lengths in ([np.int64(7), np.int64(3)], [np.float32(0.5), np.float32(0.5)],
+                    plugrad.asarray([7, 3])):  # fmt: skip
+        ours = [len(s) for s in random_split(range(10), lengths)]
+        theirs = [len(s) for s in torch_data.random_split(range(10), list(np.asarray(lengths)))]
+        assert ours == theirs
+    ranks = [DistributedSampler(range(8), num_replicas=2, rank=np.int64(r), seed=-1)
+             for r in (0, 1)]  # fmt: skip
+    for sampler in ranks:
+        sampler.set_epoch(-3)
+    shards = [list(sampler) for sampler in ranks]
+    assert sorted(shards[0] + shards[1]) == list(range(8)) and shards[0] != [0, 2, 4, 6]
+    assert set(WeightedRandomSampler([1e300, 1e300], 40)) == {0, 1}
+    assert set(WeightedRandomSampler([1e-50, 1e-60], 5)) == {0}
