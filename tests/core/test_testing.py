@@ -250,3 +250,39 @@ def test_the_harness_takes_ops_of_several_outputs() -> None:
             harness.test_backward_matches_finite_differences(wrong, "numpy")
     finally:
         plugrad.plugins.unregister(name)
+
+
+class ComplexSquares:
+    @hookimpl
+    def plugrad_ops(self):
+        return [
+            op(
+                "testing_square",
+                lambda xp, z, /: z * z,
+                vjp=lambda xp, g, ans, z: g * xp.conj(2 * z),
+            ),
+            op(
+                "testing_square_no_conj",
+                lambda xp, z, /: z * z,
+                vjp=lambda xp, g, ans, z: g * 2 * z,
+            ),
+        ]
+
+
+def test_the_harness_checks_complex_inputs_as_complex() -> None:
+    # Complex inputs were cast to float64: a rule without its conj passed every check.
+    name = plugrad.plugins.register(ComplexSquares(), name="testing_complex_squares")
+    try:
+        inputs = [np.array([0.5 + 1j, -1.5 - 0.3j, 0.2 + 0.7j])]
+        right = OpCase("testing_square", reference=lambda z: z * z, inputs=inputs)
+        assert right.host_inputs()[0].dtype == np.complex128
+        harness = OpTests()
+        harness.test_forward_matches_reference(right, plugrad.float64, "numpy")
+        harness.test_backward_matches_finite_differences(right, "numpy")
+        harness.test_float32_gradients_stay_float32(right, "numpy")
+        harness.test_gradients_match_numpy(right, "array_api_strict")
+        wrong = OpCase("testing_square_no_conj", reference=lambda z: z * z, inputs=inputs)
+        with pytest.raises(GradcheckError, match="backward gives"):
+            harness.test_backward_matches_finite_differences(wrong, "numpy")
+    finally:
+        plugrad.plugins.unregister(name)
