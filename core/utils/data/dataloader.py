@@ -211,6 +211,14 @@ class DataLoader:
         raising ``RuntimeError`` (``0``: wait as long as it takes).
     pin_memory_device : str
         Accepted with ``pin_memory`` for PyTorch code; does nothing either.
+    in_order : bool
+        Accepted for PyTorch code: batches always come in the sampler's order
+        (``False`` lets PyTorch's hand out a faster worker's batch first).
+
+    The options that make the batches (``dataset``, ``batch_size``, ``sampler``,
+    ``batch_sampler``, ``drop_last``, ``persistent_workers``) cannot be changed
+    afterwards (``ValueError``, as in PyTorch): make a new loader. ``iter(loader)``
+    has the loader's ``len()``.
 
     Examples
     --------
@@ -240,6 +248,7 @@ class DataLoader:
         pin_memory: bool = False,
         timeout: float = 0,
         pin_memory_device: str = "",
+        in_order: bool = True,
     ) -> None:
         if not isinstance(num_workers, int) or isinstance(num_workers, bool) or num_workers < 0:
             raise ValueError(f"num_workers must be an int of at least 0, got {num_workers!r}")
@@ -316,16 +325,37 @@ class DataLoader:
         self.pin_memory = pin_memory
         self.pin_memory_device = pin_memory_device
         self.timeout = timeout
+        # Batches always come in the sampler's order: in_order=False (which lets PyTorch's
+        # hand out a batch of a faster worker first) is taken and changes nothing.
+        self.in_order = in_order
         self._pool: list[concurrent.futures.ProcessPoolExecutor] | None = None
+        self._initialized = True
+
+    #: What the batches were made from: set once, as PyTorch's (a new value would be read by
+    #: part of the loader only).
+    _FIXED = frozenset({"batch_size", "batch_sampler", "sampler", "drop_last", "dataset",
+                        "persistent_workers"})  # fmt: skip
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in self._FIXED and self.__dict__.get("_initialized"):
+            raise ValueError(
+                f"{name} attribute should not be set after DataLoader is initialized; make a "
+                "new DataLoader with it"
+            )
+        super().__setattr__(name, value)
 
     def __iter__(self) -> Iterator[Any]:
         if isinstance(self.dataset, IterableDataset):
             if self.num_workers:
-                return self._stream_from_workers()
-            return _batched(iter(self.dataset), self.batch_size, self.drop_last, self.collate_fn)
-        if self.num_workers:
-            return self._from_workers()
-        return self._here()
+                batches = self._stream_from_workers()
+            else:
+                batches = _batched(iter(self.dataset), self.batch_size, self.drop_last,
+                                   self.collate_fn)  # fmt: skip
+        elif self.num_workers:
+            batches = self._from_workers()
+        else:
+            batches = self._here()
+        return _Batches(batches, self)
 
     def _stream_from_workers(self) -> Iterator[Any]:
         """Batches of an iterable dataset from one process per worker, taken in turn."""
@@ -477,6 +507,30 @@ class DataLoader:
         if self.batch_sampler is not None:
             return len(self.batch_sampler)  # type: ignore[arg-type]
         return len(self.sampler)  # type: ignore[arg-type]
+
+
+class _Batches:
+    """One pass over a loader: its batches, and ``len()`` as the loader's, as PyTorch's."""
+
+    __slots__ = ("_batches", "_loader")
+
+    def __init__(self, batches: Iterator[Any], loader: DataLoader) -> None:
+        self._batches, self._loader = batches, loader
+
+    def __iter__(self) -> _Batches:
+        return self
+
+    def __next__(self) -> Any:
+        return next(self._batches)
+
+    def __len__(self) -> int:
+        return len(self._loader)
+
+    def close(self) -> None:
+        """Stop the pass early (its workers are shut down)."""
+        close = getattr(self._batches, "close", None)
+        if close is not None:
+            close()
 
 
 def _batched(

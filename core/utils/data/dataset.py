@@ -17,6 +17,7 @@ __all__ = [
     "ConcatDataset",
     "Dataset",
     "IterableDataset",
+    "StackDataset",
     "Subset",
     "TensorDataset",
     "random_split",
@@ -113,6 +114,51 @@ class ChainDataset(IterableDataset[T]):
 
     def __len__(self) -> int:
         return sum(len(dataset) for dataset in self.datasets)  # type: ignore[arg-type, misc]
+
+
+class StackDataset(Dataset[Any]):
+    """Datasets of one length side by side: sample ``i`` is the tuple of their ``i``-th
+    samples (datasets given by position) or the dict of them (given by name).
+
+    Examples
+    --------
+    >>> from plugrad.utils.data import StackDataset
+    >>> StackDataset([1, 2], ["a", "b"])[1], StackDataset(x=[1, 2], y="ab")[0]
+    ((2, 'b'), {'x': 1, 'y': 'a'})
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if bool(args) == bool(kwargs):
+            raise ValueError(
+                "StackDataset takes datasets by position or by name: one of the two, not both"
+                + ("" if args else " (and at least one)")
+            )
+        self.datasets: tuple[Any, ...] | dict[str, Any] = args or kwargs
+        parts = args or tuple(kwargs.values())
+        lengths = {len(part) for part in parts}
+        if len(lengths) != 1:
+            raise ValueError(f"StackDataset takes datasets of one length, got lengths {lengths}")
+        self._length = lengths.pop()
+
+    def __getitem__(self, index: int) -> Any:
+        if isinstance(self.datasets, dict):
+            return {name: part[index] for name, part in self.datasets.items()}
+        return tuple(part[index] for part in self.datasets)
+
+    def __getitems__(self, indices: list[int]) -> list[Any]:
+        """The samples at ``indices``, each dataset read as a batch where it reads batches."""
+        datasets = self.datasets
+        parts = tuple(datasets.values()) if isinstance(datasets, dict) else datasets
+        columns = []
+        for part in parts:
+            many = getattr(part, "__getitems__", None)
+            columns.append(many(indices) if many is not None else [part[i] for i in indices])
+        if isinstance(datasets, dict):
+            return [dict(zip(datasets, row)) for row in zip(*columns)]
+        return list(zip(*columns))
+
+    def __len__(self) -> int:
+        return self._length
 
 
 class TensorDataset(Dataset[tuple[Tensor, ...]]):

@@ -694,3 +694,26 @@ def test_lengths_seeds_ranks_and_weights_of_numpy_and_extreme_kinds_are_taken_as
     assert sorted(shards[0] + shards[1]) == list(range(8)) and shards[0] != [0, 2, 4, 6]
     assert set(WeightedRandomSampler([1e300, 1e300], 40)) == {0, 1}
     assert set(WeightedRandomSampler([1e-50, 1e-60], 5)) == {0}
+
+
+def test_stack_dataset_pass_length_in_order_and_fixed_options_as_pytorchs() -> None:
+    # StackDataset and in_order= were missing, len(iter(loader)) raised TypeError, and a
+    # batch_size set after the loader was made was silently not used.
+    results = []
+    for data in (plugrad.utils.data, torch_data):
+        lib = plugrad if data is plugrad.utils.data else torch
+        by_position = data.StackDataset(lib.arange(4), lib.arange(4) * 10)
+        by_name = data.StackDataset(x=lib.arange(3), y=[5, 6, 7])
+        results.append((
+            by_position[1][1].item(), len(by_position),
+            [[t.tolist() for t in batch] for batch in data.DataLoader(by_position, batch_size=3)],
+            [{k: v.tolist() for k, v in b.items()} for b in data.DataLoader(by_name, batch_size=2)],
+            len(iter(data.DataLoader(list(range(6)), batch_size=2, in_order=False))),
+        ))  # fmt: skip
+        loader = data.DataLoader(list(range(6)), batch_size=2)
+        for name, value in (("batch_size", 3), ("drop_last", True), ("dataset", [1])):
+            with pytest.raises(ValueError, match=f"{name} attribute should not be set"):
+                setattr(loader, name, value)
+    assert results[0] == results[1]
+    with pytest.raises(ValueError, match="one length"):
+        plugrad.utils.data.StackDataset([1, 2], [3])
