@@ -11,13 +11,12 @@ import numbers
 import pickle
 import queue
 import random
+import sys
 import time
 import traceback
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
-
-import numpy
 
 from ... import dtypes as _dtypes
 from ...random import Generator, manual_seed, randint
@@ -604,7 +603,11 @@ def _seed_worker(base_seed: int, worker_id: int) -> None:
     seed = base_seed + worker_id
     manual_seed(seed)
     random.seed(seed)
-    numpy.random.seed(numpy.random.SeedSequence([worker_id, base_seed]).generate_state(4))
+    # NumPy where the program has it (the core imports no array library itself); one it
+    # imports later has not drawn yet, and draws from a fresh seed of its own.
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:
+        numpy.random.seed(numpy.random.SeedSequence([worker_id, base_seed]).generate_state(4))
 
 
 def _start_worker(
