@@ -198,6 +198,27 @@ def _no_output_uses(index: int) -> str:
     return f"no output of the function depends on input {index}"
 
 
+def _split_aux(func: Function, has_aux: bool, name: str) -> tuple[Function, list[Any]]:
+    """``func`` giving only its output, and the list its first call's ``aux`` goes into,
+    for ``has_aux=True`` (``func`` returns the pair ``(output, aux)``)."""
+    if not has_aux:
+        return func, []
+    box: list[Any] = []
+
+    def output_only(*args: Any, **kwargs: Any) -> Any:
+        result = func(*args, **kwargs)
+        if not (isinstance(result, tuple) and len(result) == 2):
+            raise InvalidArgumentError(
+                f"{name}: with has_aux=True the function must return a pair (output, aux), "
+                f"got a {type(result).__name__}"
+            )
+        if not box:
+            box.append(result[1])
+        return result[0]
+
+    return output_only, box
+
+
 def _output_name(index: int) -> str:
     return f"output {index} of the function"
 
@@ -239,9 +260,7 @@ def _vjp(
     return output, outputs, inputs, keep, vjp_fn
 
 
-def vjp(
-    func: Function, *primals: Tensor, strict: bool = False
-) -> tuple[Any, Callable[..., tuple[Tensor, ...]]]:
+def vjp(func: Function, *primals: Tensor, strict: bool = False, has_aux: bool = False) -> Any:
     """Evaluate ``func(*primals)`` and return it with its vector-Jacobian product function.
 
     With ``strict=True``, an output computed from no primal, or a primal no
@@ -256,6 +275,9 @@ def vjp(
         ``vjp_fn(*cotangents)`` (one per output, of its shape; for a tuple of
         outputs also PyTorch's ``vjp_fn((c1, c2))``) returns one gradient per
         primal: ``cotangent @ d output / d primal``.
+    aux : optional
+        With ``has_aux=True`` (``func`` returns ``(output, aux)``), the ``aux``
+        it returned, as a third result.
 
     Examples
     --------
@@ -265,10 +287,13 @@ def vjp(
     >>> vjp_fn(plugrad.ones(2))
     (tensor([2., 4.]),)
     """
-    output, _, _, keep, vjp_fn = _vjp(func, primals, strict)
+    main, aux = _split_aux(func, has_aux, "vjp")
+    output, _, _, keep, vjp_fn = _vjp(main, primals, strict)
     if isinstance(output, tuple):
-        return tuple(_finish(o, keep) for o in output), vjp_fn
-    return _finish(output, keep), vjp_fn
+        finished: Any = tuple(_finish(o, keep) for o in output)
+    else:
+        finished = _finish(output, keep)
+    return (finished, vjp_fn, _finish_each(aux[0], keep)) if has_aux else (finished, vjp_fn)
 
 
 def grad_and_value(
@@ -369,8 +394,13 @@ def grad(func: Function, argnums: Argnums = 0, has_aux: bool = False) -> Callabl
 
 
 def jvp(
-    func: Function, primals: Sequence[Tensor], tangents: Sequence[Tensor], *, strict: bool = False
-) -> tuple[Any, Any]:
+    func: Function,
+    primals: Sequence[Tensor],
+    tangents: Sequence[Tensor],
+    *,
+    strict: bool = False,
+    has_aux: bool = False,
+) -> Any:
     """Evaluate ``func(*primals)`` and its Jacobian-vector product with ``tangents``.
 
     Computed as the derivative, with respect to a dummy cotangent ``u``, of
@@ -381,7 +411,8 @@ def jvp(
     Returns
     -------
     output, jvp_out
-        ``func(*primals)`` and ``J @ tangents`` (a tuple if ``func`` returns one).
+        ``func(*primals)`` and ``J @ tangents`` (a tuple if ``func`` returns one);
+        with ``has_aux=True`` (``func`` returns ``(output, aux)``), its ``aux`` third.
 
     Examples
     --------
@@ -390,7 +421,8 @@ def jvp(
     >>> plugrad.func.jvp(lambda t: t**3, (x,), (plugrad.ones(2),))
     (tensor([1., 8.]), tensor([ 3., 12.]))
     """
-    tangents, keep, inputs, output = _evaluate(func, primals, tangents, "jvp")
+    main, aux = _split_aux(func, has_aux, "jvp")
+    tangents, keep, inputs, output = _evaluate(main, primals, tangents, "jvp")
     with enable_grad():
         outputs = _tuple(output, "output")
         _check_outputs_depend(outputs, strict, _output_name)
@@ -403,8 +435,10 @@ def jvp(
         columns = _gradients([g for g, _ in used], dummies, [t for _, t in used])
     products = _zeros_where_unused(columns, outputs, keep, strict, _uses_no_input)
     if isinstance(output, tuple):
-        return tuple(_finish(o, keep) for o in output), products
-    return _finish(output, keep), products[0]
+        result: tuple[Any, ...] = (tuple(_finish(o, keep) for o in output), products)
+    else:
+        result = (_finish(output, keep), products[0])
+    return (*result, _finish_each(aux[0], keep)) if has_aux else result
 
 
 def _evaluate(
@@ -605,14 +639,57 @@ def _columns(
     return _ops.reshape(stacked, outputs[k].shape + x.shape)
 
 
-def jacrev(func: Function, argnums: int | tuple[int, ...] = 0) -> Function:
-    """:func:`jacobian` in reverse mode."""
-    return jacobian(func, argnums, mode="reverse")
+def jacrev(
+    func: Function,
+    argnums: int | tuple[int, ...] = 0,
+    *,
+    has_aux: bool = False,
+    chunk_size: int | None = None,
+) -> Function:
+    """:func:`jacobian` in reverse mode, as ``torch.func.jacrev``.
+
+    With ``has_aux=True`` (``func`` returns ``(output, aux)``) the new function
+    returns ``(jacobian, aux)``. ``chunk_size`` (how many rows PyTorch computes
+    at once) is taken for PyTorch code: rows are computed one at a time here.
+    """
+    if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size < 1):
+        raise InvalidArgumentError(f"jacrev: chunk_size must be a positive int, got {chunk_size!r}")
+    return _jacobian_with_aux(func, argnums, "reverse", has_aux, "jacrev")
 
 
-def jacfwd(func: Function, argnums: int | tuple[int, ...] = 0) -> Function:
-    """:func:`jacobian` in forward mode."""
-    return jacobian(func, argnums, mode="forward")
+def jacfwd(
+    func: Function,
+    argnums: int | tuple[int, ...] = 0,
+    *,
+    has_aux: bool = False,
+    randomness: str = "error",
+) -> Function:
+    """:func:`jacobian` in forward mode, as ``torch.func.jacfwd``.
+
+    With ``has_aux=True`` (``func`` returns ``(output, aux)``) the new function
+    returns ``(jacobian, aux)``. ``randomness`` is taken for PyTorch code (its
+    columns are not computed under ``vmap`` here).
+    """
+    if randomness not in ("error", "different", "same"):
+        raise InvalidArgumentError(
+            f"jacfwd: randomness must be 'error', 'different' or 'same', got {randomness!r}"
+        )
+    return _jacobian_with_aux(func, argnums, "forward", has_aux, "jacfwd")
+
+
+def _jacobian_with_aux(
+    func: Function, argnums: int | tuple[int, ...], mode: str, has_aux: bool, name: str
+) -> Function:
+    if not has_aux:
+        return jacobian(func, argnums, mode=mode)
+
+    def jacobian_and_aux(*args: Any) -> tuple[Any, Any]:
+        main, aux = _split_aux(func, True, name)
+        result = jacobian(main, argnums, mode=mode)(*args)
+        keep = any(isinstance(a, Tensor) and a.requires_grad for a in args)
+        return result, _finish_each(aux[0], keep)
+
+    return jacobian_and_aux
 
 
 def hessian(

@@ -315,3 +315,31 @@ def test_nested_transforms_keep_a_graph_only_to_what_requires_grad_outside_as_to
         np.testing.assert_allclose(
             ours[name].detach().numpy(), theirs[name].detach().numpy(), rtol=1e-12, err_msg=name
         )
+
+
+def _aux_results(lib):
+    x = lib.tensor([1.0, 2.0], dtype=lib.float64)
+    ones = lib.ones(2, dtype=lib.float64)
+
+    def f(t):
+        return t**3, (t.sum(), {"square": t * t})
+
+    jac_rev, aux_rev = lib.func.jacrev(f, has_aux=True)(x)
+    jac_fwd, aux_fwd = lib.func.jacfwd(f, has_aux=True)(x)
+    out, vjp_fn, aux_vjp = lib.func.vjp(f, x, has_aux=True)
+    primal, tangent, aux_jvp = lib.func.jvp(f, (x,), (ones,), has_aux=True)
+    chunked = lib.func.jacrev(lambda t: t**2, chunk_size=1)(x)
+    return [
+        *(jac_rev, aux_rev[0], aux_rev[1]["square"], jac_fwd, aux_fwd[0], out, vjp_fn(ones)[0]),
+        *(aux_vjp[0], primal, tangent, aux_jvp[1]["square"], chunked),
+    ]
+
+
+def test_jacrev_jacfwd_vjp_and_jvp_take_has_aux_as_torch() -> None:
+    # has_aux= (and jacrev's chunk_size=) raised TypeError: only grad took it.
+    torch = pytest.importorskip("torch")
+    for ours, theirs in zip(_aux_results(plugrad), _aux_results(torch), strict=True):
+        assert ours.requires_grad == theirs.requires_grad
+        np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-12)
+    with pytest.raises(plugrad.errors.InvalidArgumentError, match="pair"):
+        plugrad.func.jacrev(lambda t: t * 2, has_aux=True)(plugrad.ones(2))
