@@ -161,6 +161,7 @@ def gradcheck(
     atol: float = 1e-5,
     rtol: float = 1e-3,
     raise_exception: bool = True,
+    **pytorch_options: Any,
 ) -> bool:
     """Check the gradients of ``func`` at ``inputs`` against central finite differences.
 
@@ -188,6 +189,12 @@ def gradcheck(
     raise_exception : bool
         Raise :class:`~plugrad.errors.GradcheckError` describing the first
         mismatch (default), or return ``False``.
+    **pytorch_options
+        PyTorch's ``fast_mode``, ``nondet_tol``, ``check_undefined_grad``,
+        ``check_grad_dtypes``, ``check_batched_grad``, ``check_batched_forward_grad``,
+        ``check_forward_ad``, ``check_backward_ad`` and ``masked`` are taken for
+        PyTorch code; the whole Jacobian is always checked in reverse mode (the
+        stronger check ``fast_mode=False`` makes). Any other name is a TypeError.
 
     Returns
     -------
@@ -204,6 +211,7 @@ def gradcheck(
     >>> plugrad.autograd.gradcheck(lambda t: plugrad.abs(plugrad.exp(t) * t), (z,))
     True
     """
+    _take_pytorch_options("gradcheck", pytorch_options)
     inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
     differentiable = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
     if not differentiable:
@@ -263,6 +271,23 @@ def _real_dtype(t: Tensor) -> Any:
     return float32 if t.dtype == complex64 else float64
 
 
+#: PyTorch's gradcheck options that change how it checks, not what passes: taken, and the
+#: whole Jacobian checked in reverse mode (what fast_mode=False does).
+_PYTORCH_OPTIONS = frozenset({
+    "fast_mode", "nondet_tol", "check_undefined_grad", "check_grad_dtypes",
+    "check_batched_grad", "check_batched_forward_grad", "check_forward_ad",
+    "check_backward_ad", "masked",
+})  # fmt: skip
+
+
+def _take_pytorch_options(
+    name: str, given: dict[str, Any], more: frozenset[str] = frozenset()
+) -> None:
+    unknown = sorted(set(given) - _PYTORCH_OPTIONS - more)
+    if unknown:
+        raise TypeError(f"{name}() got an unexpected keyword argument {unknown[0]!r}")
+
+
 def gradgradcheck(
     func: Function,
     inputs: Sequence[Any] | Tensor,
@@ -272,6 +297,7 @@ def gradgradcheck(
     atol: float = 1e-5,
     rtol: float = 1e-3,
     raise_exception: bool = True,
+    **pytorch_options: Any,
 ) -> bool:
     """Check second-order gradients: :func:`gradcheck` of the gradient of ``func``.
 
@@ -281,8 +307,8 @@ def gradgradcheck(
 
     Parameters
     ----------
-    func, inputs, eps, atol, rtol, raise_exception
-        As for :func:`gradcheck`.
+    func, inputs, eps, atol, rtol, raise_exception, pytorch_options
+        As for :func:`gradcheck` (``gen_non_contig_grad_outputs`` is taken too).
     grad_outputs : sequence of Tensor, optional
         The output gradients ``v``; random (float64, on the outputs' devices) by default.
 
@@ -296,6 +322,9 @@ def gradgradcheck(
     """
     from .random import Generator, randn
 
+    _take_pytorch_options(
+        "gradgradcheck", pytorch_options, frozenset({"gen_non_contig_grad_outputs"})
+    )
     inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
     differentiable = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
     outputs = _outputs(func(*inputs))

@@ -409,3 +409,47 @@ def test_set_detect_anomaly_turns_the_mode_on_for_good_or_for_a_block() -> None:
     with pytest.raises(ValueError, match="check_nan"):
         autograd.set_detect_anomaly(True, check_nan=False)
     assert not autograd.is_anomaly_enabled()
+
+
+def test_grad_takes_pytorchs_is_grads_batched_and_only_inputs() -> None:
+    # Both raised TypeError; a batch of output gradients gives a Jacobian's rows at once.
+    torch = pytest.importorskip("torch")
+    results = []
+    for lib in (plugrad, torch):
+        x = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64, requires_grad=True)
+        y = x**2 * lib.tensor([1.0, -1.0, 0.5], dtype=lib.float64)
+        (rows,) = lib.autograd.grad(y, x, lib.eye(3, dtype=lib.float64), is_grads_batched=True)
+        (plain,) = lib.autograd.grad((x * x).sum(), x, only_inputs=True)
+        results.append((rows.tolist(), plain.tolist()))
+    assert results[0] == results[1]
+    x = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(ValueError, match="batch dimension first"):
+        plugrad.autograd.grad(x * 2, x, plugrad.tensor(1.0), is_grads_batched=True)
+
+
+def test_gradcheck_takes_pytorchs_options_and_refuses_unknown_ones() -> None:
+    x = plugrad.tensor([0.5, 1.5], dtype=plugrad.float64, requires_grad=True)
+    options = dict(fast_mode=True, nondet_tol=0.0, check_undefined_grad=True,
+                   check_batched_grad=False, check_forward_ad=False, masked=False)  # fmt: skip
+    assert plugrad.autograd.gradcheck(lambda t: t**3, (x,), **options)
+    assert plugrad.autograd.gradgradcheck(lambda t: t**3, (x,), gen_non_contig_grad_outputs=True)
+    with pytest.raises(plugrad.errors.GradcheckError):  # the options never loosen the check
+        plugrad.autograd.gradcheck(_wrong_cube, (x,), fast_mode=True)
+    with pytest.raises(TypeError, match="fastmode"):
+        plugrad.autograd.gradcheck(lambda t: t, (x,), fastmode=True)
+
+
+class _WrongCube(plugrad.autograd.Function):
+    @staticmethod
+    def forward(ctx, t):
+        ctx.save_for_backward(t)
+        return t**3
+
+    @staticmethod
+    def backward(ctx, g):
+        (t,) = ctx.saved_tensors
+        return 2 * t * t * g
+
+
+def _wrong_cube(t):
+    return _WrongCube.apply(t)
