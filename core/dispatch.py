@@ -202,6 +202,8 @@ def _promote_pair(
         if x1._array.dtype in integral and x2._array.dtype in integral:
             to = _dtypes.default_float_dtype
             return _ops.astype(x1, to), _ops.astype(x2, to)
+    if op.name == "subtract":
+        _refuse_bool_subtraction(device, x1, x2)
     promoted = _promote_mixed_kinds(device, x1, x2)
     if promoted is not None:
         return promoted
@@ -333,6 +335,16 @@ def _apply_with_scalar(
     return apply2(op, scalar, x, params) if scalar_first else apply2(op, x, scalar, params)
 
 
+def _refuse_bool_subtraction(device: Device, *tensors: Tensor) -> None:
+    """Refuse a bool tensor in a subtraction, as PyTorch and the standard do (a bool and an
+    int8 tensor gave int8, ``1 - mask`` int64: the mask read as numbers without a word)."""
+    if any(device._dtype_from_native[t._array.dtype] is _dtypes.bool for t in tensors):
+        raise DtypeError(
+            "subtract(): a bool tensor takes no part in a subtraction, as in PyTorch; invert "
+            "a mask with ~mask (or logical_not), or convert it first (mask.to(plugrad.int64))"
+        )
+
+
 def _promote_with_scalar(
     op: RegisteredOp, device: Device, x: Tensor, scalar: Any
 ) -> tuple[Tensor, Any]:
@@ -343,6 +355,8 @@ def _promote_with_scalar(
     An op computing in floating point converts an integer or bool ``x`` to the
     default float dtype whatever the scalar (``int tensor / 2`` is ``float32``).
     """
+    if op.name == "subtract":
+        _refuse_bool_subtraction(device, x)
     if type(scalar) is bool:
         return x, int(scalar)
     if op.to_float and x._array.dtype in device.integral_natives:

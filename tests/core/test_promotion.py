@@ -375,3 +375,23 @@ def test_integers_to_negative_integer_powers_are_refused_on_every_backend(backen
             operation(plugrad)
         assert (plugrad.asarray([2, 3]) ** plugrad.asarray([2, 0])).tolist() == [4, 1]
         assert (plugrad.asarray([2.0]) ** -1).tolist() == [0.5]
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lib, m: m - lib.tensor([1, 1], dtype=lib.int8),
+        lambda lib, m: lib.tensor([1, 1]) - m,
+        lambda lib, m: 1 - m,
+        lambda lib, m: m - 1,
+        lambda lib, m: m - 0.5,
+        lambda lib, m: lib.sub(m, lib.tensor([1.0, 1.0])),
+    ],
+)
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_bool_tensor_in_a_subtraction_is_refused_as_pytorch(backend, call) -> None:
+    # bool - int8 gave int8 and 1 - mask int64: the mask read as numbers without a word.
+    with plugrad.use_backend(backend), pytest.raises(DtypeError, match="invert a mask"):
+        call(plugrad, plugrad.tensor([True, False]))
+    with pytest.raises(RuntimeError, match="bool tensor is not supported"):
+        call(torch, torch.tensor([True, False]))
