@@ -4134,12 +4134,14 @@ def _nearest(
     if planar and not exact and out in (size, 2 * size):
         picks = [i * size // out for i in range(out)]
     else:
-        # NOTE: PyTorch computes these indices in single precision whatever the dtype; the
-        # same arithmetic gives the same picks where a product falls on an integer.
+        # NOTE: PyTorch's arithmetic, which gives the same picks where a product falls on an
+        # integer: the step in single precision (double for float64 data), each source
+        # position rounded to single precision before its floor.
+        rounded = _float32 if x.dtype is not _dtypes.float64 else float
         if scale is not None and scale > 0:
-            step = _float32(1.0 / scale)
+            step = rounded(1.0 / scale)
         else:
-            step = _float32(_float32(size) / out)
+            step = rounded(rounded(size) / out)
         offset = 0.5 if exact else 0.0
         picks = [min(math.floor(_float32((i + offset) * step)), size - 1) for i in range(out)]
     if picks == list(range(size)):

@@ -56,6 +56,31 @@ def test_nearest_resampling_of_sequences_and_volumes_uses_the_scale(scale: float
         np.testing.assert_array_equal(ours, theirs)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize(
+    ("length", "size", "scale", "mode", "dims"),
+    [
+        (126, 388, None, "nearest", 1),
+        (126, 388, None, "nearest", 2),
+        (126, 388, None, "nearest", 3),
+        (24, 249, None, "nearest-exact", 1),
+        (295, None, 1.71, "nearest", 1),
+        (295, None, 1.71, "nearest-exact", 1),
+    ],
+)
+def test_nearest_resampling_picks_pytorchs_elements_in_either_precision(
+    length, size, scale, mode, dims, dtype
+):
+    # Indices were computed in single precision for float64 data too: where a position is a
+    # whole number, the pick was one element low (element 194 of 126 -> 388 was 62, not 63).
+    x = np.arange(length, dtype=dtype).reshape((1, 1, length) + (1,) * (dims - 1))
+    extra = (1,) * (dims - 1)
+    options = {"size": (size, *extra)} if size else {"scale_factor": (scale, *(1.0,) * (dims - 1))}
+    ours = F.interpolate(plugrad.tensor(x), mode=mode, **options).numpy()
+    theirs = torch.nn.functional.interpolate(torch.tensor(x), mode=mode, **options).numpy()
+    np.testing.assert_array_equal(ours, theirs)
+
+
 THRESHOLDS = {
     "threshold": (0.5, -1.0),
     "softshrink": (),
