@@ -140,39 +140,8 @@ def grad(
 ) -> tuple[Tensor | None, ...]:
     """Return the gradients of ``outputs`` with respect to ``inputs``; ``.grad`` is not touched.
 
-    Parameters
-    ----------
-    outputs : Tensor or sequence of Tensor
-        What to differentiate.
-    inputs : Tensor or sequence of Tensor
-        With respect to what (leaves or intermediate tensors).
-    grad_outputs : Tensor or sequence of (Tensor or None), optional
-        The gradient with respect to each output (needed for outputs with more
-        than one element).
-    retain_graph : bool, optional
-        Keep saved values for another backward pass. Defaults to ``create_graph``.
-    create_graph : bool
-        Make the returned gradients differentiable (for higher-order derivatives).
-    allow_unused : bool, optional
-        Return ``None`` for an input the outputs do not depend on, instead of
-        raising (the default unless ``materialize_grads``).
-    materialize_grads : bool
-        Return zeros of its shape for such an input instead of ``None``.
-
-    Returns
-    -------
-    tuple of Tensor or None
-        One gradient per input.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> x = plugrad.tensor(3.0, requires_grad=True)
-    >>> (dy,) = plugrad.autograd.grad(x**3, x, create_graph=True)
-    >>> dy
-    tensor(27., grad_fn=<MulBackward>)
-    >>> plugrad.autograd.grad(dy, x)
-    (tensor(18.),)
+    The engine's work behind :func:`plugrad.autograd.grad`, which documents the
+    parameters (and adds PyTorch's ``is_grads_batched``).
     """
     if materialize_grads and allow_unused is False:
         raise ValueError(

@@ -608,9 +608,7 @@ class OpTests:
                 before = [t._host().copy() for t in inputs]
                 result = program(*inputs)
             for position, (t, kept) in enumerate(zip(inputs, before)):
-                now = t._host()
-                same = (now == kept) | ((now != now) & (kept != kept))
-                assert bool(same.all()), (
+                assert _equal_hosts(t._host(), kept), (
                     f"{case.id} ({variant}) on {backend}: input {position} changed: the kernel "
                     "wrote into its input (compute into a new array)"
                 )
@@ -811,9 +809,7 @@ class OpTests:
                 for t in tensors:
                     t.copy_(~t if t.dtype == _dtypes.bool else t + 1)
             for position, (result, kept) in enumerate(zip(results, before)):
-                now = result._host()
-                same = (now == kept) | ((now != now) & (kept != kept))
-                assert bool(same.all()), (
+                assert _equal_hosts(result._host(), kept), (
                     f"{case.id} on {backend}: result {position} changed with its input; "
                     "the kernel returned its input or a view of it (copy it)"
                 )
@@ -832,9 +828,14 @@ def _same_array(got: Tensor, expected: Tensor, what: str) -> None:
     """Bit-identical values (NaNs equal), shape and dtype."""
     assert got.shape == expected.shape, f"{what}: shape {got.shape} != {expected.shape}"
     assert got.dtype == expected.dtype, f"{what}: dtype {got.dtype} != {expected.dtype}"
-    a, b = got.detach()._host(), expected.detach()._host()
-    same = (a == b) | ((a != a) & (b != b))
-    assert bool(same.all()), f"{what}: the compiled values differ from the eager ones"
+    assert _equal_hosts(got.detach()._host(), expected.detach()._host()), (
+        f"{what}: the compiled values differ from the eager ones"
+    )
+
+
+def _equal_hosts(a: Any, b: Any) -> bool:
+    """Whether two host arrays hold the same values, NaNs equal."""
+    return bool(((a == b) | ((a != a) & (b != b))).all())
 
 
 def _fixed_weights(like: Tensor, seed: int) -> Tensor:

@@ -312,6 +312,14 @@ def test_distributed_sampler_needs_a_group_or_explicit_ranks():
         DistributedSampler(range(4), num_replicas=2, rank=2)
 
 
+def _worker_module(tmp_path, monkeypatch, name: str, source: str) -> None:
+    """Write the module ``name`` for worker processes to import (a spawned worker imports a
+    dataset's class by its module's name) and put it on both paths."""
+    (tmp_path / f"{name}.py").write_text(source)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+
+
 WORKER_MODULE = """
 import collections
 import os
@@ -368,9 +376,7 @@ class Pids:
 
 def test_worker_processes_load_batches_in_order_and_pass_on_errors(tmp_path, monkeypatch):
     # A spawned worker imports the dataset's class by module name: give it a module.
-    (tmp_path / "plugrad_loader_worker.py").write_text(WORKER_MODULE)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    _worker_module(tmp_path, monkeypatch, "plugrad_loader_worker", WORKER_MODULE)
     from plugrad_loader_worker import Squares, note_worker
 
     loader = DataLoader(
@@ -391,9 +397,7 @@ def test_worker_processes_load_batches_in_order_and_pass_on_errors(tmp_path, mon
 
 
 def test_persistent_workers_serve_every_pass_and_a_slow_batch_times_out(tmp_path, monkeypatch):
-    (tmp_path / "plugrad_loader_worker.py").write_text(WORKER_MODULE)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    _worker_module(tmp_path, monkeypatch, "plugrad_loader_worker", WORKER_MODULE)
     from plugrad_loader_worker import Pids
 
     def options(**extra):
@@ -482,9 +486,7 @@ def test_an_iterable_dataset_is_batched_as_it_streams_as_pytorchs(batch_size, dr
 
 
 def test_workers_of_an_iterable_dataset_each_stream_their_share_in_turn(tmp_path, monkeypatch):
-    (tmp_path / "plugrad_loader_worker.py").write_text(WORKER_MODULE)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    _worker_module(tmp_path, monkeypatch, "plugrad_loader_worker", WORKER_MODULE)
     from plugrad_loader_worker import Stream
 
     def batches(n, **options):
@@ -504,16 +506,17 @@ def test_workers_of_an_iterable_dataset_each_stream_their_share_in_turn(tmp_path
 
 def test_a_streaming_worker_that_dies_is_an_error_not_a_hang(tmp_path, monkeypatch):
     # Nothing came from a worker ended by os._exit (or killed): the loader waited forever.
-    (tmp_path / "plugrad_loader_dying.py").write_text(
+    _worker_module(
+        tmp_path,
+        monkeypatch,
+        "plugrad_loader_dying",
         "import os\n"
         "import plugrad\n"
         "class Dying(plugrad.utils.data.IterableDataset):\n"
         "    def __iter__(self):\n"
         "        yield 1\n"
-        "        os._exit(3)\n"
+        "        os._exit(3)\n",
     )
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
     from plugrad_loader_dying import Dying
 
     loader = DataLoader(Dying(), num_workers=1, multiprocessing_context="spawn")
@@ -564,9 +567,7 @@ def test_workers_draw_as_they_did_from_run_to_run_and_convert_each_sample(
 ) -> None:
     # Batches went to whichever worker was free: after the same seed, other numbers. And
     # without batching, the workers skipped collate_fn.
-    (tmp_path / "plugrad_loader_draws.py").write_text(DRAWS_MODULE)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    _worker_module(tmp_path, monkeypatch, "plugrad_loader_draws", DRAWS_MODULE)
     from plugrad_loader_draws import Draws, times_ten
 
     runs = []
@@ -602,9 +603,7 @@ def test_workers_seed_numpy_and_random_as_pytorchs(tmp_path, monkeypatch) -> Non
     # Only plugrad's generator was seeded: forked workers all repeated the parent's NumPy and
     # random draws (the same "augmentation" in every worker and pass), spawned ones drew
     # other numbers in every run.
-    (tmp_path / "plugrad_loader_numpy_draws.py").write_text(RANDOM_DRAWS_MODULE)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    _worker_module(tmp_path, monkeypatch, "plugrad_loader_numpy_draws", RANDOM_DRAWS_MODULE)
     from plugrad_loader_numpy_draws import NumpyAndRandomDraws
 
     runs = []
