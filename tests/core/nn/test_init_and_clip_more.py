@@ -150,6 +150,8 @@ def test_pytorchs_fan_helpers_and_deprecated_names() -> None:
 def test_uniform_never_gives_its_upper_bound(dtype) -> None:
     # sample * (b - a) + a rounded up to b: 72 in 100,000 float16 draws on [1, 2), and most
     # float32 draws on a range a few ulps wide.
+    if getattr(plugrad, dtype) not in plugrad.default_device().dtypes:
+        pytest.skip(f"the default backend has no {dtype}")
     width = 1.0 if dtype == "float16" else 2.0**-20
     for fill in (plugrad.nn.init.uniform_, lambda t, a, b: t.uniform_(a, b)):
         x = fill(plugrad.empty(100_000, dtype=getattr(plugrad, dtype)), 1.0, 1.0 + width)
