@@ -330,17 +330,9 @@ def grad_and_value(
         tracked = iter(inputs)
         for index, (_, rebuild) in zip(chosen, flattened):
             call[index] = rebuild(tracked)
+        main, aux = _split_aux(func, has_aux, "grad")
         with _running_at(level):
-            result = func(*call, **kwargs)
-        if has_aux:
-            if not (isinstance(result, tuple) and len(result) == 2):
-                raise InvalidArgumentError(
-                    "with has_aux=True the function must return a pair (output, aux), got a "
-                    f"{type(result).__name__}"
-                )
-            output, aux = result
-        else:
-            output, aux = result, None
+            output = main(*call, **kwargs)
         if isinstance(output, Tensor) and output.dtype.kind == "complex floating":
             raise DtypeError(
                 f"grad() differentiates a real-valued function, got a {output.dtype.name} "
@@ -364,7 +356,7 @@ def grad_and_value(
         if not has_aux:
             return gradient, value
         # Computed from the tracked copies: no graph outside, wherever in aux they are.
-        return gradient, (value, _finish_each(aux, keep))
+        return gradient, (value, _finish_each(aux[0], keep))
 
     return grad_and_value_of_func
 

@@ -525,7 +525,10 @@ def _trapezoids(function: str, y: Tensor, x: Tensor | None, dx: Any, dim: int) -
         raise ShapeError(f"{function}() takes a tensor of at least 1 dimension, got a 0-d one")
     axis = _checked_dim(function, dim, y.ndim)
     if y.dtype.kind == "bool":
-        raise DtypeError(f"{function}() does not take bool samples (as PyTorch); convert them")
+        raise DtypeError(
+            f"{function}() does not take bool samples, as PyTorch; convert them first "
+            "(y.to(plugrad.float32))"
+        )
     if y.dtype.kind in ("signed integer", "unsigned integer"):
         # In floats before adding neighbours: int8 100 + 100 wrapped to -56 (PyTorch's
         # trapezoid converts too; its cumulative_trapezoid wraps).

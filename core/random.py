@@ -713,7 +713,10 @@ def normal(
     if isinstance(std, Tensor):
         # NaN fails it too; a negative std gave draws of a mirrored normal, as if valid.
         if std.numel() and not bool((std.detach() >= 0).all()):
-            raise ValueError("normal(): every element of std must be >= 0 (as PyTorch)")
+            raise ValueError(
+                "normal(): every element of std must be >= 0 (as PyTorch), and one is negative "
+                "or NaN; give standard deviations (an abs() or a clamp(min=0) of them)"
+            )
     elif not std >= 0:
         raise ValueError(f"normal(): std must be >= 0, got {std!r}")
     if tensors:

@@ -447,7 +447,9 @@ def torch_accumulated(xp: Any, x: Any, dtype: Any) -> tuple[Any, Any]:
     return x, dtype
 
 
-def torch_reduction(name: str, *, with_dtype: bool = False, empty_dim: str = "all") -> Any:
+def torch_reduction(
+    name: str, *, with_dtype: bool = False, accumulates: bool = True, empty_dim: str = "all"
+) -> Any:
     """PyTorch's ``torch.<name>(x, dim=None, keepdim=False)``: the axis may come by position.
 
     The standard's ``axis=``/``keepdims=`` are taken too, so that a call giving
@@ -470,7 +472,7 @@ def torch_reduction(name: str, *, with_dtype: bool = False, empty_dim: str = "al
             xp: Any, x: Any, dim: Any = None, keepdim: Any = None, *,
             axis: Any = None, keepdims: Any = None, dtype: Any = None,
         ) -> Any:  # fmt: skip
-            if name != "mean":  # a mean of integers is a float (the op's promotion), not int64
+            if accumulates:  # in PyTorch's accumulation dtype (a mean of integers is a float)
                 x, dtype = torch_accumulated(xp, x, dtype)
             return getattr(xp, name)(x, dtype=dtype, **arguments(x, dim, keepdim, axis, keepdims))
 

@@ -220,7 +220,9 @@ def _tensordot(xp: Any, x1: Any, x2: Any, /, dims: Any = None, *, axes: Any = 2)
 def _in_result_type(xp: Any, out: Any, x1: Any, x2: Any) -> Any:
     """``out`` in its inputs' dtype: Dask sums the blocks' products of ``int8`` in ``int64``
     (and of bools in ``int8``) where NumPy and PyTorch keep the inputs' dtype."""
-    dtype = xp.result_type(x1, x2)
+    if out.dtype == x1.dtype == x2.dtype:  # (promotion made them one dtype, mostly)
+        return out
+    dtype = x1.dtype if x1.dtype == x2.dtype else xp.result_type(x1, x2)
     if out.dtype == dtype:
         return out
     return out != 0 if xp.isdtype(dtype, "bool") else xp.astype(out, dtype)

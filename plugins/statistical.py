@@ -324,7 +324,7 @@ def _mean_grad(xp: Any, g: Any, ans: Any, x: Any, *, axis: Any, dtype: Any, keep
 
 mean = op("mean", _mean, vjp=_mean_grad, saves=(), promotion="float",
           methods={"mean": None, "nanmean": _nanmean}, aliases={"nanmean": _nanmean},
-          torch_function=torch_reduction("mean", with_dtype=True),
+          torch_function=torch_reduction("mean", with_dtype=True, accumulates=False),
           doc="Arithmetic mean over ``axis`` (all axes by default); ``dtype`` (PyTorch's) "
               "casts the input first.")
 

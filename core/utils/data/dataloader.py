@@ -420,10 +420,7 @@ class DataLoader:
                         f"with exit code {worker.exitcode}"
                     ) from None
             if deadline is not None and time.monotonic() >= deadline:
-                raise RuntimeError(
-                    f"DataLoader timed out after {self.timeout} seconds waiting for a batch "
-                    "from its workers; raise timeout= (or give 0 to wait as long as it takes)"
-                )
+                raise self._timed_out()
 
     def _here(self) -> Iterator[Any]:
         dataset = self.dataset
@@ -490,10 +487,13 @@ class DataLoader:
         try:
             return pending.popleft().result(timeout=self.timeout or None)
         except concurrent.futures.TimeoutError:
-            raise RuntimeError(
-                f"DataLoader timed out after {self.timeout} seconds waiting for a batch from "
-                "its workers; raise timeout= (or give 0 to wait as long as it takes)"
-            ) from None
+            raise self._timed_out() from None
+
+    def _timed_out(self) -> RuntimeError:
+        return RuntimeError(
+            f"DataLoader timed out after {self.timeout} seconds waiting for a batch from its "
+            "workers; raise timeout= (or give 0 to wait as long as it takes)"
+        )
 
     def __len__(self) -> int:
         if isinstance(self.dataset, IterableDataset):
