@@ -72,7 +72,7 @@ class Adagrad(Optimizer):
 
     _supports_complex = False
     _options = (
-        "lr", "lr_decay", "weight_decay", "initial_accumulator_value", "eps", "foreach",
+        "lr", "lr_decay", "eps", "weight_decay", "initial_accumulator_value", "foreach",
         "maximize", "differentiable", "fused",
     )  # fmt: skip
 

@@ -87,7 +87,7 @@ class Adam(Optimizer):
     #: What ``weight_decay=None`` (the default) stands for.
     _default_weight_decay: float = 0
     _options = (
-        "lr", "betas", "eps", "weight_decay", "amsgrad", "foreach", "maximize", "capturable",
+        "lr", "betas", "eps", "weight_decay", "amsgrad", "maximize", "foreach", "capturable",
         "differentiable", "fused", "decoupled_weight_decay",
     )  # fmt: skip
     _pairs = ("betas",)

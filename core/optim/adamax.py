@@ -72,16 +72,6 @@ class Adamax(Optimizer):
     """
 
     _supports_complex = False
-    _options = (
-        "lr",
-        "betas",
-        "eps",
-        "weight_decay",
-        "foreach",
-        "maximize",
-        "differentiable",
-        "capturable",
-    )
     _pairs = ("betas",)
     _buffers = ("exp_avg", "exp_inf")
 

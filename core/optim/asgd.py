@@ -79,18 +79,6 @@ class ASGD(Optimizer):
     (tensor([ 0.7000, -2.1999], requires_grad=True), tensor([ 0.7000, -2.1499]))
     """
 
-    _options = (
-        "lr",
-        "lambd",
-        "alpha",
-        "t0",
-        "weight_decay",
-        "foreach",
-        "maximize",
-        "differentiable",
-        "capturable",
-    )
-
     def __init__(
         self,
         params: ParamsT,

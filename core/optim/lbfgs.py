@@ -89,15 +89,6 @@ class LBFGS(Optimizer):
     """
 
     _supports_complex = False
-    _options = (
-        "lr",
-        "max_iter",
-        "max_eval",
-        "tolerance_grad",
-        "tolerance_change",
-        "history_size",
-        "line_search_fn",
-    )
 
     def __init__(
         self,

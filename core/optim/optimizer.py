@@ -96,8 +96,8 @@ class Optimizer:
     #: False for an optimizer that squares gradients element-wise (Adam, ...): the square of
     #: a complex number is not its magnitude, so such a parameter is refused when added.
     _supports_complex = True
-    #: For :meth:`_defaults_from`: the options among the constructor's arguments, in the
-    #: order of ``defaults`` (PyTorch's); and those given as pairs.
+    #: For :meth:`_defaults_from`: the options in the order of ``defaults`` (PyTorch's),
+    #: where it is not the constructor's; and those given as pairs.
     _options: tuple[str, ...] = ()
     _pairs: tuple[str, ...] = ()
     #: For :meth:`_new_state`: the state tensors of zeros a parameter's first step makes.
@@ -209,11 +209,14 @@ class Optimizer:
     def _defaults_from(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """The ``defaults`` of a concrete optimizer, from its constructor's ``locals()``.
 
-        The options named in :attr:`_options`, in that order, checked before any
-        parameter is looked at; the pairs of :attr:`_pairs` (``betas``, ...) are
-        kept as tuples once checked.
+        Every argument but ``params``, in the constructor's order or that of
+        :attr:`_options`, checked before any parameter is looked at; the pairs
+        of :attr:`_pairs` (``betas``, ...) are kept as tuples once checked.
         """
-        defaults = {name: arguments[name] for name in self._options}
+        names = self._options or [
+            name for name in arguments if name not in ("self", "params") and name[:2] != "__"
+        ]  # (``__class__``: a method calling super() has it among its locals)
+        defaults = {name: arguments[name] for name in names}
         self._check_options(defaults)
         for name in self._pairs:
             defaults[name] = tuple(defaults[name])

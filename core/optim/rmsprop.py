@@ -75,7 +75,7 @@ class RMSprop(Optimizer):
 
     _supports_complex = False
     _options = (
-        "lr", "alpha", "eps", "weight_decay", "momentum", "centered", "capturable", "foreach",
+        "lr", "momentum", "alpha", "eps", "centered", "weight_decay", "capturable", "foreach",
         "maximize", "differentiable",
     )  # fmt: skip
     _buffers = ("square_avg",)

@@ -76,11 +76,6 @@ class SGD(Optimizer):
     (tensor([-0.2900], requires_grad=True), tensor([1.9000]))
     """
 
-    _options = (
-        "lr", "momentum", "dampening", "weight_decay", "nesterov", "maximize", "foreach",
-        "differentiable", "fused",
-    )  # fmt: skip
-
     def __init__(
         self,
         params: ParamsT,

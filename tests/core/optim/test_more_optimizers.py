@@ -567,3 +567,27 @@ def test_a_tensor_learning_rate_changed_in_place_is_read_by_compiled_steps() -> 
     assert runs[0] == runs[1]
     with pytest.raises(TypeError, match="lr must be a number"):
         optim.SGD([plugrad.zeros(1, requires_grad=True)], lr=plugrad.ones(2))
+
+
+_EVERY_OPTIMIZER = [*COUNTING_STEPS, "Rprop", "ASGD", "SGD", "LBFGS"]
+
+
+@pytest.mark.parametrize("name", _EVERY_OPTIMIZER)
+def test_defaults_and_state_dict_groups_list_the_options_in_pytorchs_order(name) -> None:
+    # A printed or saved state_dict reads alike (Adam, AdamW, Adagrad and RMSprop had
+    # their own orders), and a subclass passing its options up keeps the parent's.
+    torch = pytest.importorskip("torch")
+    theirs = getattr(torch.optim, name)([torch.zeros(2, requires_grad=True)])
+    ours = getattr(optim, name)([plugrad.zeros(2, requires_grad=True)])
+    assert list(ours.defaults) == list(theirs.defaults)
+    assert list(ours.state_dict()["param_groups"][0]) == list(
+        theirs.state_dict()["param_groups"][0]
+    )
+
+    class Tuned(getattr(optim, name)):  # type: ignore[misc]
+        def __init__(self, params: Any, scale: float = 2.0) -> None:
+            super().__init__(params, lr=0.5 * scale)
+
+    tuned = Tuned([plugrad.zeros(2, requires_grad=True)])
+    assert list(tuned.defaults) == list(theirs.defaults)
+    assert tuned.defaults["lr"] == 1.0
