@@ -804,9 +804,13 @@ def einsum(equation: str, *operands: Tensor) -> Tensor:
 
     ``"ij,jk->ik"`` is a matrix product, ``"ii->i"`` a diagonal, ``"bij->bji"``
     a transpose; without ``->`` the output has the letters seen once, in
-    alphabetical order. Computed from differentiable ops (diagonals, products
-    that broadcast, sums), so it has gradients of every order. The operands
-    may also come as one list, as in PyTorch. ``...`` stands for the axes a
+    alphabetical order. Computed from differentiable ops (diagonals, sums, and
+    one matrix product per pair of operands, contracted from the left), so it
+    has gradients of every order and the memory of the products alone. As in
+    PyTorch, a contraction keeps an integer dtype and a sum over a letter only
+    one operand has gives int64 for integers and bools. The operands may also
+    come as one list, or in the sublist form ``einsum(x, [0, 1], y, [1, 2],
+    [0, 2])`` (axes numbered 0-51, ``...`` allowed). ``...`` stands for the axes a
     term does not name (``"...ij,...jk->...ik"`` is a batched matrix product):
     the ellipses of all operands broadcast against each other, and without
     ``->`` they lead the output; an output that leaves ``...`` out sums them.
@@ -823,6 +827,8 @@ def einsum(equation: str, *operands: Tensor) -> Tensor:
     >>> plugrad.einsum("...j,j->...", a, plugrad.tensor([1.0, -1.0]))
     tensor([-1., -1.])
     """
+    if isinstance(equation, Tensor):  # the sublist form: operand, [axes], ..., [output]
+        equation, operands = _einsum_from_sublists((equation, *operands))
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     if not isinstance(equation, str) or not operands:
@@ -839,6 +845,13 @@ def einsum(equation: str, *operands: Tensor) -> Tensor:
                 f"einsum({equation!r}): the term {term!r} names {len(term)} axes but the "
                 f"operand has shape {operand.shape}"
             )
+        for letter in {c for c in term if term.count(c) > 1}:
+            lengths = {size for c, size in zip(term, operand.shape, strict=True) if c == letter}
+            if len(lengths) > 1:
+                raise ShapeError(
+                    f"einsum({equation!r}): axis {letter!r} is repeated in the term {term!r} "
+                    f"(a diagonal) with sizes {sorted(lengths)}; a diagonal needs equal sizes"
+                )
         for letter, size in zip(term, operand.shape, strict=True):
             if sizes.setdefault(letter, size) != size and 1 not in (size, sizes[letter]):
                 raise ShapeError(
@@ -855,28 +868,105 @@ def einsum(equation: str, *operands: Tensor) -> Tensor:
             operand = _ops.diagonal(_ops.permute_dims(operand, (*rest, first, second)))
             term = "".join(term[i] for i in rest) + letter
         prepared.append((operand, term))
-    everything = "".join(dict.fromkeys("".join(t for _, t in prepared)))
-
-    def aligned(operand: Tensor, term: str, order: str) -> Tensor:
-        """``operand`` with its axes in ``order``, size 1 where it lacks a letter."""
-        present = [c for c in order if c in term]
-        operand = _ops.permute_dims(operand, tuple(term.index(c) for c in present))
-        shape = tuple(operand.shape[present.index(c)] if c in term else 1 for c in order)
-        return _ops.reshape(operand, shape)
-
+    # Letters no other operand and not the output names are summed first (PyTorch's
+    # sum: integers give int64); pairs are then contracted from the left by one matmul
+    # each (the dtype kept), never through a broadcast product of all their axes.
+    for index, (operand, term) in enumerate(prepared):
+        others = output + "".join(t for k, (_, t) in enumerate(prepared) if k != index)
+        operand, term = _einsum_sum_out(operand, term, others)
+        prepared[index] = (operand, term)
     result, letters = prepared[0]
     for index, (operand, term) in enumerate(prepared[1:], start=1):
-        order = "".join(c for c in everything if c in letters or c in term)
-        result = _ops.multiply(aligned(result, letters, order), aligned(operand, term, order))
-        letters = order
-        # Contract now the letters no later operand and not the output needs.
         later = output + "".join(t for _, t in prepared[index + 1 :])
-        done = tuple(i for i, c in enumerate(letters) if c not in later)
-        if done:
-            result = _ops.sum(result, axis=done)
-            letters = "".join(c for c in letters if c in later)
-    done = tuple(i for i, c in enumerate(letters) if c not in output)
-    if done:
-        result = _ops.sum(result, axis=done)
-        letters = "".join(c for c in letters if c in output)
+        result, letters = _einsum_pair(result, letters, operand, term, later)
     return _ops.permute_dims(result, tuple(letters.index(c) for c in output))
+
+
+def _einsum_from_sublists(arguments: tuple[Any, ...]) -> tuple[str, tuple[Tensor, ...]]:
+    """The equation and operands of ``einsum(x, [0, 1], y, [1, 2], [0, 2])``."""
+    letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+    def term(axes: Any) -> str:
+        if not isinstance(axes, (list, tuple)):
+            raise ArgumentError(
+                "einsum(operand, axes, ...): each operand is followed by a list of its axes "
+                f"(ints from 0 to 51, or ...), not {type(axes).__name__}"
+            )
+        named = []
+        for axis in axes:
+            if axis is Ellipsis:
+                named.append("...")
+            elif isinstance(axis, int) and not isinstance(axis, bool) and 0 <= axis < 52:
+                named.append(letters[axis])
+            else:
+                raise ArgumentError(
+                    f"einsum(operand, axes, ...): axes are ints from 0 to 51 or ..., not {axis!r}"
+                )
+        return "".join(named)
+
+    operands = arguments[0::2][: len(arguments) // 2]
+    terms = [term(axes) for axes in arguments[1::2]]
+    equation = ",".join(terms)
+    if len(arguments) % 2:
+        equation += "->" + term(arguments[-1])
+    return equation, tuple(operands)
+
+
+def _einsum_sum_out(operand: Tensor, term: str, needed: str) -> tuple[Tensor, str]:
+    """``operand`` summed over its letters that ``needed`` does not name."""
+    done = tuple(i for i, c in enumerate(term) if c not in needed)
+    if not done:
+        return operand, term
+    return _einsum_sum(operand, done), "".join(c for c in term if c in needed)
+
+
+def _einsum_sum(operand: Tensor, axis: int | tuple[int, ...], keepdims: bool = False) -> Tensor:
+    """PyTorch's sum: integers and bools add up in int64."""
+    exact = operand.dtype.kind in ("signed integer", "unsigned integer", "bool")
+    dtype = _dtypes.int64 if exact else None
+    return _ops.sum(operand, axis=axis, keepdims=keepdims, dtype=dtype)
+
+
+def _einsum_pair(a: Tensor, a_term: str, b: Tensor, b_term: str, later: str) -> tuple[Tensor, str]:
+    """The contraction of two einsum operands, keeping the letters ``later`` names."""
+    contracted = [c for c in a_term if c in b_term and c not in later]
+    for letter in contracted:  # a size-1 axis against a longer one: sum the longer first
+        size_a, size_b = a.shape[a_term.index(letter)], b.shape[b_term.index(letter)]
+        if size_a != size_b:
+            longer, term = (a, a_term) if size_a != 1 else (b, b_term)
+            summed = _einsum_sum(longer, term.index(letter), keepdims=True)
+            if longer is a:
+                a = summed
+            else:
+                b = summed
+    if not contracted:  # an elementwise or outer product: the dtype of a multiply
+        order = "".join(dict.fromkeys(a_term + b_term))
+        return _ops.multiply(
+            _einsum_aligned(a, a_term, order), _einsum_aligned(b, b_term, order)
+        ), order
+    if a.dtype == _dtypes.bool:  # bools are counted, as PyTorch's sum counts them
+        a = _ops.astype(a, _dtypes.int64)
+    if b.dtype == _dtypes.bool:
+        b = _ops.astype(b, _dtypes.int64)
+    batch = [c for c in a_term if c in b_term and c not in contracted]
+    left = [c for c in a_term if c not in b_term]
+    right = [c for c in b_term if c not in a_term]
+    a = _ops.permute_dims(a, tuple(a_term.index(c) for c in (*batch, *left, *contracted)))
+    b = _ops.permute_dims(b, tuple(b_term.index(c) for c in (*batch, *contracted, *right)))
+    nb = len(batch)
+    batch_a, batch_b = a.shape[:nb], b.shape[:nb]  # sizes 1 broadcast in the matmul
+    left_sizes, right_sizes = a.shape[nb : nb + len(left)], b.shape[len(b.shape) - len(right) :]
+    inner = math.prod(a.shape[nb + len(left) :])
+    a = _ops.reshape(a, (*batch_a, math.prod(left_sizes), inner))
+    b = _ops.reshape(b, (*batch_b, inner, math.prod(right_sizes)))
+    product = _ops.matmul(a, b)
+    product = _ops.reshape(product, (*product.shape[:nb], *left_sizes, *right_sizes))
+    return product, "".join((*batch, *left, *right))
+
+
+def _einsum_aligned(operand: Tensor, term: str, order: str) -> Tensor:
+    """``operand`` with its axes in ``order``, size 1 where it lacks a letter."""
+    present = [c for c in order if c in term]
+    operand = _ops.permute_dims(operand, tuple(term.index(c) for c in present))
+    shape = tuple(operand.shape[present.index(c)] if c in term else 1 for c in order)
+    return _ops.reshape(operand, shape)

@@ -880,3 +880,66 @@ def test_transforms_of_real_input_refuse_complex_input_in_plugrads_words() -> No
     for transform in (plugrad.fft.rfft, plugrad.fft.ihfft, plugrad.fft.rfftn):
         with pytest.raises(plugrad.errors.DtypeError, match="complex inputs are not supported"):
             transform(z)
+
+
+_EINSUM_DTYPE_CASES = [
+    ("ij,jk", [(2, 3), (3, 4)]),
+    ("ij,jk->", [(2, 3), (3, 4)]),
+    ("ij->i", [(2, 3)]),
+    ("ij,k->k", [(2, 3), (4,)]),
+    ("i,i", [(3,), (3,)]),
+    ("bij,bkj->bik", [(1, 2, 3), (4, 5, 3)]),
+    ("ij,jk", [(2, 1), (3, 4)]),
+    ("ij,ij->ij", [(2, 3), (2, 3)]),
+    ("bn,anm,bm->ba", [(2, 3), (4, 3, 5), (2, 5)]),
+]
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int32", "uint8", "float16"])
+@pytest.mark.parametrize(("equation", "shapes"), _EINSUM_DTYPE_CASES)
+def test_einsum_keeps_dtypes_and_values_as_pytorch(equation, shapes, dtype) -> None:
+    # A contraction keeps the dtype (int8 products wrap in int8), a sum over one operand's
+    # own letter gives int64; the sums of a contraction were int64 (uint64 for uint8).
+    torch = pytest.importorskip("torch")
+    if dtype == "float16" and plugrad.float16 not in plugrad.default_device().dtypes:
+        pytest.skip("the default backend has no float16")
+    rng = np.random.default_rng(5)
+    high = 4 if dtype == "float16" else 120  # float16 sums stay exact
+    arrays = [rng.integers(0, high, shape).astype(dtype) for shape in shapes]
+    theirs = torch.einsum(equation, *[torch.tensor(a) for a in arrays])
+    ours = plugrad.einsum(equation, *[plugrad.tensor(a) for a in arrays])
+    assert str(ours.dtype).removeprefix("plugrad.") == str(theirs.dtype).removeprefix("torch.")
+    np.testing.assert_array_equal(np.asarray(ours.tolist()), theirs.numpy())
+
+
+def test_einsum_contracts_by_matrix_products_not_a_broadcast_of_every_axis() -> None:
+    # "ij,jk->ik" of 300 x 300 made a 300**3 product first (216 MB in float64).
+    import tracemalloc
+
+    if plugrad.default_device().backend.name != "numpy":
+        pytest.skip("memory is measured on the NumPy backend")
+    a = plugrad.asarray(np.random.default_rng(0).standard_normal((300, 300)))
+    tracemalloc.start()
+    try:
+        product = plugrad.einsum("ij,jk->ik", a, a)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    np.testing.assert_allclose(product.numpy(), a.numpy() @ a.numpy(), rtol=1e-12)
+    assert peak < 4 * 300 * 300 * 8
+
+
+def test_einsum_sublist_form_and_diagonals_of_unequal_sizes() -> None:
+    torch = pytest.importorskip("torch")
+    x, y = np.arange(6.0).reshape(2, 3), np.arange(12.0).reshape(3, 4)
+    ours = plugrad.einsum(plugrad.asarray(x), [0, 1], plugrad.asarray(y), [1, 2], [0, 2])
+    theirs = torch.einsum(torch.tensor(x), [0, 1], torch.tensor(y), [1, 2], [0, 2])
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy())
+    summed = plugrad.einsum(plugrad.asarray(x), [Ellipsis, 1], [1])
+    np.testing.assert_allclose(summed.numpy(), x.sum(0))
+    with pytest.raises(plugrad.errors.ArgumentError, match="ints from 0 to 51"):
+        plugrad.einsum(plugrad.asarray(x), [0, 52])
+    # A repeated letter takes a diagonal, which needs equal sizes (a size-1 axis was taken
+    # as broadcasting: "ii->i" of a (1, 3) matrix gave one element).
+    with pytest.raises(plugrad.errors.ShapeError, match="diagonal needs equal sizes"):
+        plugrad.einsum("ii->i", plugrad.ones((1, 3)))
