@@ -321,9 +321,11 @@ def logistic(xp: Any, x: Any) -> Any:
     return xp.where(positive, 1.0 / (1.0 + e), e / (1.0 + e))
 
 
-def negative_axis(axis: int, x1: Any, x2: Any) -> int:
-    """``axis`` counted from the end of the broadcast shape, as vecdot and cross require."""
-    return axis - max(x1.ndim, x2.ndim) if axis >= 0 else axis
+def negative_axis(name: str, axis: int, x1: Any, x2: Any) -> int:
+    """``axis`` counted from the end of the broadcast shape, as vecdot and cross require
+    (an AxisError naming ``name`` where it is out of range: NumPy wraps some around)."""
+    ndim = max(x1.ndim, x2.ndim)
+    return checked_axis(name, axis, ndim) - ndim
 
 
 def along_axis_key(

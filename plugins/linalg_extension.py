@@ -681,15 +681,22 @@ vector_norm = op("vector_norm", _vector_norm, vjp=_vector_norm_grad,
 
 
 def _cross(xp: Any, x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
-    return xp.linalg.cross(x1, x2, axis=negative_axis(axis, x1, x2))
+    axis = negative_axis("cross", axis, x1, x2)
+    lengths = [x.shape[axis] if x.ndim >= -axis else 1 for x in (x1, x2)]
+    if lengths != [3, 3]:  # NumPy also takes 2-vectors, and drops the axis
+        raise ShapeError(
+            f"cross(): the inputs need length 3 along axis {axis}, got shapes {tuple(x1.shape)} "
+            f"and {tuple(x2.shape)}; pass the axis of the 3-vectors (dim=)"
+        )
+    return xp.linalg.cross(x1, x2, axis=axis)
 
 
 def _cross_grad_x1(xp: Any, g: Any, ans: Any, x1: Any, x2: Any, *, axis: int) -> Any:
-    return xp.linalg.cross(conj(xp, x2), g, axis=negative_axis(axis, x1, x2))
+    return xp.linalg.cross(conj(xp, x2), g, axis=negative_axis("cross", axis, x1, x2))
 
 
 def _cross_grad_x2(xp: Any, g: Any, ans: Any, x1: Any, x2: Any, *, axis: int) -> Any:
-    return xp.linalg.cross(g, conj(xp, x1), axis=negative_axis(axis, x1, x2))
+    return xp.linalg.cross(g, conj(xp, x1), axis=negative_axis("cross", axis, x1, x2))
 
 
 cross = op("cross", _cross, vjp=(_cross_grad_x1, _cross_grad_x2), namespace="linalg",

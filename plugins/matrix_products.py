@@ -246,7 +246,7 @@ def _vecdot_grad(which: int) -> Any:
 
 # NOTE: x.norm() is a vector norm, so it rides on the main namespace's vector product.
 vecdot = op("vecdot", lambda xp, x1, x2, /, *, axis=-1: _in_result_type(
-                xp, xp.vecdot(x1, x2, axis=negative_axis(axis, x1, x2)), x1, x2),
+                xp, xp.vecdot(x1, x2, axis=negative_axis("vecdot", axis, x1, x2)), x1, x2),
             vjp=(_vecdot_grad(0), _vecdot_grad(1)), broadcasting=True, promotion="mixed",
             methods={"norm": _norm, "dist": _dist}, aliases={"norm": _norm, "dist": _dist,
                                                              "cdist": _cdist},

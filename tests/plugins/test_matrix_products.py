@@ -76,3 +76,36 @@ def test_matmul_and_vecdot_complex_gradients_follow_pytorch() -> None:
     (t_out * t_out.conj()).real.sum().backward()
     np.testing.assert_allclose(pa.grad.numpy(), ta.grad.numpy(), rtol=1e-10)
     np.testing.assert_allclose(pb.grad.numpy(), tb.grad.numpy(), rtol=1e-10)
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        # NumPy wraps an axis of a gufunc around: dim=2 of a 2-d pair summed axis 0.
+        (lambda: plugrad.linalg.vecdot(plugrad.ones((3, 4)), plugrad.ones((3, 4)), dim=2),
+         plugrad.errors.AxisError, "out of range"),
+        (lambda: plugrad.linalg.vecdot(plugrad.ones((3, 4)), plugrad.ones((3, 4)), axis=-3),
+         plugrad.errors.AxisError, "out of range"),
+        (lambda: plugrad.linalg.cross(plugrad.ones((3, 3)), plugrad.ones((3, 3)), dim=2),
+         plugrad.errors.AxisError, "out of range"),
+        # NumPy's cross also takes 2-vectors, and drops their axis.
+        (lambda: plugrad.linalg.cross(plugrad.ones((4, 2)), plugrad.ones((4, 2))),
+         plugrad.errors.ShapeError, "length 3"),
+        (lambda: plugrad.cross(plugrad.ones((2, 3, 3)), plugrad.ones((2, 3, 3)), dim=0),
+         plugrad.errors.ShapeError, "length 3"),
+    ],
+)  # fmt: skip
+def test_vecdot_and_cross_refuse_axes_numpy_would_reinterpret(call, error, message) -> None:
+    with pytest.raises(error, match=message):
+        call()
+
+
+def test_vecdot_and_cross_take_every_axis_in_range() -> None:
+    x = np.arange(24.0).reshape(2, 3, 4)
+    for dim in (-3, -2, -1, 0, 1, 2):
+        ours = plugrad.linalg.vecdot(plugrad.asarray(x), plugrad.asarray(x + 1), dim=dim)
+        np.testing.assert_allclose(ours.numpy(), (x * (x + 1)).sum(axis=dim))
+    y = np.arange(18.0).reshape(3, 2, 3)
+    for dim in (0, -3, 2, -1):
+        ours = plugrad.linalg.cross(plugrad.asarray(y), plugrad.asarray(y[::-1] * 2), dim=dim)
+        np.testing.assert_allclose(ours.numpy(), np.cross(y, y[::-1] * 2, axis=dim))
