@@ -80,6 +80,9 @@ class NumpyBackend(Backend):
             return True
         return bool(np.may_share_memory(array, other))
 
+    def row_major(self, array: Any) -> bool:
+        return bool(array.flags.c_contiguous)  # (NumPy's flag ignores axes of length 1)
+
     def to_numpy(self, array: Any) -> np.ndarray:
         view = np.asarray(array).view()
         # A read-only view: writing through it would bypass autograd.

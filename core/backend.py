@@ -273,6 +273,18 @@ class Backend:
             step *= max(n, 1)
         return tuple(reversed(steps))
 
+    def row_major(self, array: Any) -> bool:
+        """Whether ``array``'s elements lie in row-major order, one after the other
+        (axes of length 1 aside): what PyTorch calls contiguous."""
+        expected = 1
+        for size, stride in zip(reversed(array.shape), reversed(self.strides(array))):
+            if size == 0:
+                return True
+            if size != 1 and stride != expected:
+                return False
+            expected *= size
+        return True
+
     def synchronize(self, device: Any) -> None:
         """Wait until all work queued on ``device`` has finished (for timing)."""
 

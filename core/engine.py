@@ -729,9 +729,9 @@ def _store(updates: list[tuple[Tensor, Any]], create_graph: bool, stored: set[in
             elif id(grad) in stored:
                 # Rules may pass one array to several inputs (add does); never let two
                 # .grad tensors share memory.
-                array = tensor._device.xp.asarray(grad, copy=True)
+                array = _laid_out_as(tensor, tensor._device.xp.asarray(grad, copy=True))
             else:
-                array = grad
+                array = _laid_out_as(tensor, grad)
             stored.add(id(array))
             new = _wrap(array, tensor._device, False, None)
         new_grads.append((tensor, old, new))
@@ -739,6 +739,20 @@ def _store(updates: list[tuple[Tensor, Any]], create_graph: bool, stored: set[in
         if old is not None and not create_graph and _summed_into(old, new):
             continue
         tensor._grad = new
+
+
+def _laid_out_as(tensor: Tensor, grad: Any) -> Any:
+    """``grad``, copied into row-major order where ``tensor`` is row-major and it is not.
+
+    A first ``.grad`` follows its tensor's layout, as PyTorch's does: the
+    gradient of ``w`` in ``x @ w.t()`` comes out transposed, and
+    ``w.grad.view(-1)`` must work where ``w.view(-1)`` does.
+    """
+    backend = tensor._device.backend
+    if backend.row_major(grad) or not backend.row_major(tensor._array):
+        return grad
+    xp = tensor._device.xp
+    return xp.reshape(xp.reshape(grad, (-1,), copy=True), grad.shape)
 
 
 def _summed_into(old: Tensor, total: Tensor) -> bool:

@@ -838,3 +838,21 @@ def test_gradients_accumulate_into_the_grad_tensor_itself_as_in_pytorch() -> Non
     (a + b).sum().backward()
     (a * 2).sum().backward()
     assert a.grad.tolist() == [3.0, 3.0] and b.grad.tolist() == [1.0, 1.0]
+
+
+def test_a_first_grad_is_laid_out_as_its_tensor() -> None:
+    # The gradient of w in x @ w.t() comes out transposed; PyTorch lays .grad out as w,
+    # so w.grad.view(-1) (flattening gradients) works where w.view(-1) does.
+    torch = pytest.importorskip("torch")
+    ours = plugrad.zeros((2, 3), requires_grad=True)
+    theirs = torch.zeros(2, 3, requires_grad=True)
+    (plugrad.ones((4, 3)) @ ours.t()).sum().backward()
+    (torch.ones(4, 3) @ theirs.t()).sum().backward()
+    assert ours.grad.is_contiguous()
+    assert ours.grad.stride() == theirs.grad.stride()
+    np.testing.assert_array_equal(ours.grad.view(-1).numpy(), theirs.grad.view(-1).numpy())
+    # Used twice, the summed gradient is laid out alike.
+    shared = plugrad.zeros((3, 2), requires_grad=True)
+    (shared.t() * plugrad.ones((2, 3)) + shared.t()).sum().backward()
+    assert shared.grad.is_contiguous()
+    assert shared.grad.view(-1).tolist() == [2.0] * 6
