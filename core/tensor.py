@@ -19,7 +19,7 @@ from . import dtypes as _dtypes
 from . import ops as _ops
 from . import versions as _versions
 from .errors import BackwardError, DeviceMismatchError, DtypeError, ShapeError
-from .memory_formats import check_memory_format, memory_format
+from .memory_formats import check_memory_format, contiguous_format, memory_format
 from .versions import DETACHED
 
 if TYPE_CHECKING:
@@ -556,7 +556,11 @@ class Tensor(_InstalledMethods):
     def clone(self, *, memory_format: memory_format | None = None) -> Tensor:
         """Return a copy of the data; differentiable (the gradient flows back unchanged).
 
-        ``memory_format`` is accepted as in PyTorch; the copy is in the backend's order.
+        As in PyTorch, the copy keeps the layout of a tensor whose elements lie
+        side by side in memory (a transposed one stays transposed), and is
+        row-major for ``memory_format=plugrad.contiguous_format`` or where
+        elements repeat (an ``expand``); channels-last formats are accepted and
+        give the backend's order.
 
         Examples
         --------
@@ -568,6 +572,13 @@ class Tensor(_InstalledMethods):
         """
         if memory_format is not None:
             check_memory_format("clone", memory_format, self.ndim)
+        backend = self._device.backend
+        if not backend.row_major(self._array) and (
+            memory_format is contiguous_format
+            or 0 in (s for s, n in zip(backend.strides(self._array), self.shape) if n > 1)
+        ):  # a flat copy is made in row-major order; seen in the shape again, it stays so
+            flat = _ops.reshape(self, (-1,), copy=True)
+            return _ops.reshape(flat, self.shape)
         if self._requires_grad:
             return _ops.positive(self)
         # NOTE: not positive() here: the standard defines it for numbers only (no bools).

@@ -262,3 +262,27 @@ def test_is_cuda_is_cpu_and_get_device_answer_as_pytorchs_on_the_cpu(on_numpy) -
     # They were missing (AttributeError).
     x = plugrad.ones(2)
     assert (x.is_cuda, x.is_cpu, x.get_device()) == (False, True, -1)
+
+
+def test_clone_lays_out_as_pytorch() -> None:
+    # clone(memory_format=contiguous_format) of a transposed tensor stayed transposed,
+    # and a clone of an expand came out column-major: view(-1) of either raised.
+    torch = pytest.importorskip("torch")
+    for ours, theirs in (
+        (plugrad.arange(6.0).reshape(2, 3).t(), torch.arange(6.0).reshape(2, 3).t()),
+        (plugrad.ones(3).expand(2, 3), torch.ones(3).expand(2, 3)),
+        (plugrad.ones((3, 1)).expand(3, 4), torch.ones(3, 1).expand(3, 4)),
+    ):
+        for fmt, their_fmt in (
+            (plugrad.contiguous_format, torch.contiguous_format),
+            (plugrad.preserve_format, torch.preserve_format),
+        ):
+            copy, their_copy = ours.clone(memory_format=fmt), theirs.clone(memory_format=their_fmt)
+            if plugrad.default_device().backend.name in ("numpy", "torch"):  # have layouts
+                assert copy.stride() == their_copy.stride()
+                assert copy.is_contiguous() == their_copy.is_contiguous()
+            if their_copy.is_contiguous():
+                assert copy.view(-1).tolist() == their_copy.view(-1).tolist()
+    x = plugrad.arange(6.0, requires_grad=True)
+    x.view(2, 3).t().clone(memory_format=plugrad.contiguous_format).sum().backward()
+    assert x.grad.tolist() == [1.0] * 6
