@@ -443,3 +443,27 @@ def test_channel_shuffle_module_and_pytorchs_old_names():
     assert list(inspect.signature(plugrad.nn.RMSNorm.forward).parameters) == ["self", "x"]
     with pytest.raises(ShapeError, match="divisible by groups"):
         F.channel_shuffle(plugrad.ones(1, 5, 2), 2)
+
+
+@pytest.mark.parametrize(
+    ("beta", "threshold"), [(1.0, 20.0), (1.0, 100.0), (0.5, 60.0), (3.0, 1000.0)]
+)
+def test_softplus_derivatives_stay_exact_for_large_inputs(beta, threshold):
+    # Through log1p(exp(s)), the two terms of the second derivative cancelled: -0.017 and
+    # 1.0 at 50 and 60 with threshold=100, where it is 0; the first derivative was 1 - 6e-8.
+    points = [-100.0, -5.0, 0.0, 3.0, 19.0, 25.0, 50.0, 60.0, 88.0]
+    x = plugrad.tensor(points, requires_grad=True)
+    (first,) = plugrad.autograd.grad(F.softplus(x, beta, threshold).sum(), x, create_graph=True)
+    (second,) = plugrad.autograd.grad(first.sum(), x)
+    s = beta * np.array(points)
+    sigmoid = np.exp(-np.logaddexp(0.0, -s))
+    smooth = s <= threshold
+    np.testing.assert_allclose(
+        first.detach().numpy(), np.where(smooth, sigmoid, 1.0), rtol=0, atol=1e-7
+    )
+    exact = np.where(smooth, beta * sigmoid * (1 - sigmoid), 0.0)
+    np.testing.assert_allclose(second.numpy(), exact, rtol=0, atol=1e-7)
+    # PyTorch computes exp(s) in float32 and gives inf from 88.7 / beta on (below a
+    # large threshold); softplus(s) is s there.
+    values = F.softplus(x, beta, threshold).detach().numpy()
+    np.testing.assert_allclose(values, np.logaddexp(0.0, s) / beta, rtol=1e-6, atol=1e-30)
