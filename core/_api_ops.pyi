@@ -45,6 +45,7 @@ from ._api_plugrad import absolute as absolute
 from ._api_plugrad import acos as acos
 from ._api_plugrad import acosh as acosh
 from ._api_plugrad import add as add
+from ._api_plugrad import addbmm as addbmm
 from ._api_plugrad import addcdiv as addcdiv
 from ._api_plugrad import addcmul as addcmul
 from ._api_plugrad import addmm as addmm

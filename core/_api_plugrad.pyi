@@ -42,6 +42,10 @@ def add(x1: TensorLike, x2: TensorLike, /, *, alpha: Any = ..., out: Any = ...) 
     """Add ``x1 + x2`` element-wise, broadcasting."""
 
 
+def addbmm(input: Any, batch1: Any, batch2: Any, *, beta: Any = ..., alpha: Any = ...) -> Any:
+    """PyTorch's ``addbmm(input, batch1, batch2, *, beta=1, alpha=1)``: ``addmm`` of the sum of the batch's products."""
+
+
 def addcdiv(x: TensorLike, tensor1: TensorLike, tensor2: TensorLike, /, *, value: Any = ..., out: Any = ...) -> Tensor:
     """``x + value * tensor1 / tensor2`` element-wise, broadcasting (PyTorch's)."""
 
@@ -154,6 +158,10 @@ def bitwise_xor(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Bitwise XOR of integer or bool tensors, broadcasting (``x1 ^ x2``)."""
 
 
+def bmm(input: Any, mat2: Any) -> Any:
+    """PyTorch's ``bmm(input, mat2)``: products of two batches of matrices of one length."""
+
+
 def broadcast_arrays(*arrays: TensorLike) -> tuple[Tensor, ...]:
     """Broadcast tensors against each other; a tuple of tensors."""
 
@@ -262,8 +270,8 @@ def divide(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Divide ``x1 / x2`` element-wise (true division)."""
 
 
-def dot(x: Any, other: Any) -> Any:
-    """PyTorch's ``x.dot(other)``: the inner product of two 1-D tensors (no conjugation)."""
+def dot(input: Any, tensor: Any) -> Any:
+    """PyTorch's ``dot(input, tensor)``: the inner product of two 1-D tensors (no conjugation)."""
 
 
 def dstack(tensors: Any) -> Any:
@@ -484,6 +492,10 @@ def min(x: TensorLike, /, dim: Any = ..., keepdim: Any = ..., *, axis: Any = ...
 
 def minimum(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Element-wise minimum, broadcasting; ties split the gradient."""
+
+
+def mm(input: Any, mat2: Any) -> Any:
+    """PyTorch's ``mm(input, mat2)``: the product of two matrices (``matmul`` broadcasts)."""
 
 
 def moveaxis(x: TensorLike, source: Any, destination: Any, /) -> Tensor:
@@ -812,7 +824,6 @@ arctan = atan
 arctan2 = atan2
 arctanh = atanh
 bitwise_not = bitwise_invert
-bmm = matmul
 broadcast_tensors = broadcast_arrays
 cat = concat
 clamp = clip
@@ -823,7 +834,6 @@ ge = greater_equal
 gt = greater
 le = less_equal
 lt = less
-mm = matmul
 movedim = moveaxis
 mul = multiply
 ne = not_equal

@@ -238,6 +238,9 @@ class InstalledTensorMethods:
     def add_(self, x2: TensorLike, /, *, alpha: Any = ...) -> Tensor:
         """In-place :meth:`add`: ``x.add_(...)`` makes ``x`` hold it."""
 
+    def addbmm(self, batch1: Any, batch2: Any, *, beta: Any = ..., alpha: Any = ...) -> Any:
+        """PyTorch's ``addbmm(input, batch1, batch2, *, beta=1, alpha=1)``: ``addmm`` of the sum of the batch's products."""
+
     def addcdiv_(self, tensor1: TensorLike, tensor2: TensorLike, /, *, value: Any = ...) -> Tensor:
         """In-place :meth:`addcdiv`: ``x.addcdiv_(...)`` makes ``x`` hold it."""
 
@@ -357,6 +360,9 @@ class InstalledTensorMethods:
 
     def bitwise_xor_(self, x2: TensorLike, /) -> Tensor:
         """In-place :meth:`bitwise_xor`: ``x.bitwise_xor_(...)`` makes ``x`` hold it."""
+
+    def bmm(self, mat2: Any) -> Any:
+        """PyTorch's ``bmm(input, mat2)``: products of two batches of matrices of one length."""
 
     def cauchy_(self, median: float = ..., sigma: float = ..., *, generator: Any = ...) -> Tensor:
         """Fill with samples of the Cauchy distribution at ``median`` of scale ``sigma``, in place."""
@@ -481,8 +487,8 @@ class InstalledTensorMethods:
     def divide_(self, x2: TensorLike, *, rounding_mode: str | None = ...) -> Any:
         """In-place :meth:`divide`: ``x.divide_(...)`` makes ``x`` hold it."""
 
-    def dot(self, other: Any) -> Any:
-        """PyTorch's ``x.dot(other)``: the inner product of two 1-D tensors (no conjugation)."""
+    def dot(self, tensor: Any) -> Any:
+        """PyTorch's ``dot(input, tensor)``: the inner product of two 1-D tensors (no conjugation)."""
 
     def dsplit(self, indices_or_sections: Any) -> tuple[Tensor, ...]:
         """Split along dim 2 (:meth:`Tensor.tensor_split`); sections must divide it."""
@@ -769,6 +775,9 @@ class InstalledTensorMethods:
 
     def min(self, dim: Any = ..., keepdim: bool = ..., *, axis: Any = ...) -> Any:
         """PyTorch's ``x.min(dim=None, keepdim=False)``: the minimum of all elements, or with ``dim`` the named tuple ``(values, indices)`` (the gradient goes to the index)."""
+
+    def mm(self, mat2: Any) -> Any:
+        """PyTorch's ``mm(input, mat2)``: the product of two matrices (``matmul`` broadcasts)."""
 
     def mode(self, dim: int = ..., keepdim: bool = ...) -> Any:
         """The most frequent value along ``dim`` (the smallest, where several are as frequent) and the last index where it stands, as PyTorch's ``mode``; the gradient goes to that index."""
@@ -1203,7 +1212,6 @@ class InstalledTensorMethods:
     bitwise_or = _api_plugrad.bitwise_or
     bitwise_right_shift = _api_plugrad.bitwise_right_shift
     bitwise_xor = _api_plugrad.bitwise_xor
-    bmm = _api_plugrad.matmul
     broadcast_to = _api_plugrad.broadcast_to
     ceil = _api_plugrad.ceil
     clamp = _api_plugrad.clip
@@ -1257,7 +1265,6 @@ class InstalledTensorMethods:
     matmul = _api_plugrad.matmul
     maximum = _api_plugrad.maximum
     minimum = _api_plugrad.minimum
-    mm = _api_plugrad.matmul
     moveaxis = _api_plugrad.moveaxis
     movedim = _api_plugrad.moveaxis
     mul = _api_plugrad.multiply

@@ -31,19 +31,66 @@ def _vectors(name: str, x1: Any, x2: Any) -> None:
         )
 
 
-def _dot(xp: Any, x: Any, other: Any) -> Any:
-    """PyTorch's ``x.dot(other)``: the inner product of two 1-D tensors (no conjugation)."""
-    _vectors("dot", x, other)
-    return xp.matmul(x, other)
+def _dot(xp: Any, input: Any, tensor: Any) -> Any:
+    """PyTorch's ``dot(input, tensor)``: the inner product of two 1-D tensors (no conjugation)."""
+    _vectors("dot", input, tensor)
+    return xp.matmul(input, tensor)
 
 
-def _scaled_sum(xp: Any, input: Any, product: Any, beta: Any, alpha: Any) -> Any:
+def _mm(xp: Any, input: Any, mat2: Any) -> Any:
+    """PyTorch's ``mm(input, mat2)``: the product of two matrices (``matmul`` broadcasts)."""
+    if input.ndim != 2 or mat2.ndim != 2:
+        raise ShapeError(
+            f"mm() takes two matrices, got {input.ndim}-D and {mat2.ndim}-D; use "
+            "plugrad.matmul for vectors and batches"
+        )
+    return xp.matmul(input, mat2)
+
+
+def _bmm(xp: Any, input: Any, mat2: Any) -> Any:
+    """PyTorch's ``bmm(input, mat2)``: products of two batches of matrices of one length."""
+    if input.ndim != 3 or mat2.ndim != 3 or input.shape[0] != mat2.shape[0]:
+        raise ShapeError(
+            f"bmm() takes two 3-D batches of one length, got shapes {tuple(input.shape)} and "
+            f"{tuple(mat2.shape)}; use plugrad.matmul to broadcast batches"
+        )
+    return xp.matmul(input, mat2)
+
+
+def _coefficient(xp: Any, name: str, value: Any, dtype: Any) -> Any:
+    """``alpha`` or ``beta`` as PyTorch takes it: a number that keeps ``dtype``."""
+    if hasattr(value, "dtype"):  # a 0-d tensor: its dtype does not promote the result's
+        return value if value.dtype == dtype else xp.astype(value, dtype)
+    if xp.isdtype(dtype, "bool"):
+        return bool(value)
+    if isinstance(value, complex) and not xp.isdtype(dtype, "complex floating"):
+        raise DtypeError(f"{name}={value!r} is complex, and the tensors are {dtype}")
+    if xp.isdtype(dtype, "integral"):
+        if isinstance(value, float) and not value.is_integer():
+            raise DtypeError(
+                f"{name}={value!r} is not a whole number, and the tensors are {dtype} "
+                "(PyTorch would drop its fraction); convert the tensors to a float dtype"
+            )
+        return int(value)
+    return value
+
+
+def _scaled_sum(
+    xp: Any, input: Any, product: Any, beta: Any, alpha: Any, unread_at_zero: bool = False
+) -> Any:
     """``beta * input + alpha * product``; with ``beta == 0`` the input (and its nans) is unread,
-    and its gradient 0 (PyTorch's: zeros, not None)."""
-    if alpha != 1:
+    and its gradient 0 (PyTorch's: zeros, not None); so is the product with ``alpha == 0``
+    where ``unread_at_zero`` (PyTorch's addmm, addmv and addbmm, not baddbmm)."""
+    dtype = xp.result_type(input, product)
+    alpha = _coefficient(xp, "alpha", alpha, dtype)
+    beta = _coefficient(xp, "beta", beta, dtype)
+    unread = xp.zeros_like(product, dtype=xp.bool)
+    if unread_at_zero and alpha == 0:
+        product = xp.where(unread, product, xp.zeros_like(product))
+    elif alpha != 1:
         product = alpha * product
     if beta == 0:
-        return xp.where(xp.zeros_like(product, dtype=xp.bool), input, product)
+        return xp.where(unread, input, product)
     return (input if beta == 1 else beta * input) + product
 
 
@@ -55,7 +102,7 @@ def _addmm(xp: Any, input: Any, mat1: Any, mat2: Any, *, beta: Any = 1, alpha: A
     """
     if mat1.ndim != 2 or mat2.ndim != 2:
         raise ShapeError(f"addmm() takes two matrices, got {mat1.ndim}-D and {mat2.ndim}-D")
-    return _scaled_sum(xp, input, xp.matmul(mat1, mat2), beta, alpha)
+    return _scaled_sum(xp, input, xp.matmul(mat1, mat2), beta, alpha, unread_at_zero=True)
 
 
 def _addmv(xp: Any, input: Any, mat: Any, vec: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:
@@ -67,19 +114,33 @@ def _addmv(xp: Any, input: Any, mat: Any, vec: Any, *, beta: Any = 1, alpha: Any
         raise ShapeError(
             f"addmv() takes a matrix and a vector, got {mat.ndim}-D and {vec.ndim}-D"
         )
-    return _scaled_sum(xp, input, xp.matmul(mat, vec), beta, alpha)
+    return _scaled_sum(xp, input, xp.matmul(mat, vec), beta, alpha, unread_at_zero=True)
+
+
+def _batches(name: str, batch1: Any, batch2: Any) -> None:
+    if batch1.ndim != 3 or batch2.ndim != 3 or batch1.shape[0] != batch2.shape[0]:
+        raise ShapeError(
+            f"{name}() takes two 3-D batches of matrices of one length, got shapes "
+            f"{tuple(batch1.shape)} and {tuple(batch2.shape)}"
+        )
 
 
 def _baddbmm(
     xp: Any, input: Any, batch1: Any, batch2: Any, *, beta: Any = 1, alpha: Any = 1
 ) -> Any:
     """PyTorch's ``baddbmm(input, batch1, batch2, *, beta=1, alpha=1)``: batched ``addmm``."""
-    if batch1.ndim != 3 or batch2.ndim != 3:
-        raise ShapeError(
-            f"baddbmm() takes two 3-D batches of matrices, got {batch1.ndim}-D and "
-            f"{batch2.ndim}-D"
-        )
+    _batches("baddbmm", batch1, batch2)
     return _scaled_sum(xp, input, xp.matmul(batch1, batch2), beta, alpha)
+
+
+def _addbmm(
+    xp: Any, input: Any, batch1: Any, batch2: Any, *, beta: Any = 1, alpha: Any = 1
+) -> Any:
+    """PyTorch's ``addbmm(input, batch1, batch2, *, beta=1, alpha=1)``: ``addmm`` of the sum of
+    the batch's products."""
+    _batches("addbmm", batch1, batch2)
+    product = xp.sum(xp.matmul(batch1, batch2), axis=0, dtype=xp.result_type(batch1, batch2))
+    return _scaled_sum(xp, input, product, beta, alpha, unread_at_zero=True)
 
 
 def _dist(xp: Any, x: Any, other: Any, p: Any = 2) -> Any:
@@ -167,10 +228,10 @@ def _matmul_grad_x2(xp: Any, g: Any, ans: Any, x1: Any, x2: Any) -> Any:
 
 matmul = op("matmul(x1, x2, /)", vjp=(_matmul_grad_x1, _matmul_grad_x2), broadcasting=True,
             grad_fn_name="MatMul", promotion="mixed",
-            aliases={"mm": None, "bmm": None, "dot": _dot, "addmm": _addmm, "addmv": _addmv,
-                     "baddbmm": _baddbmm},
-            methods={"matmul": None, "mm": None, "bmm": None, "dot": _dot, "addmm": _addmm,
-                     "addmv": _addmv, "baddbmm": _baddbmm},
+            aliases={"mm": _mm, "bmm": _bmm, "dot": _dot, "addmm": _addmm, "addmv": _addmv,
+                     "baddbmm": _baddbmm, "addbmm": _addbmm},
+            methods={"matmul": None, "mm": _mm, "bmm": _bmm, "dot": _dot, "addmm": _addmm,
+                     "addmv": _addmv, "baddbmm": _baddbmm, "addbmm": _addbmm},
             doc="Matrix product ``x1 @ x2``, with NumPy's rules for 1-D and batched inputs.")
 matrix_transpose = op("matrix_transpose(x, /)", vjp=lambda xp, g, ans, x: xp.matrix_transpose(g),
                       saves=(), view=True, doc="Transpose the last two axes (``x.mT``).")

@@ -109,3 +109,83 @@ def test_vecdot_and_cross_take_every_axis_in_range() -> None:
     for dim in (0, -3, 2, -1):
         ours = plugrad.linalg.cross(plugrad.asarray(y), plugrad.asarray(y[::-1] * 2), dim=dim)
         np.testing.assert_allclose(ours.numpy(), np.cross(y, y[::-1] * 2, axis=dim))
+
+
+def _nan_matrix() -> np.ndarray:
+    return np.array([[np.nan, 1.0], [1.0, 1.0]])
+
+
+@pytest.mark.parametrize("name", ["addmm", "addmv", "addbmm", "baddbmm"])
+def test_alpha_zero_reads_the_product_where_pytorch_does(name) -> None:
+    # PyTorch's addmm, addmv and addbmm leave the product unread with alpha=0 (its NaN
+    # too), as every beta=0 leaves the input; baddbmm multiplies it by 0.
+    torch = pytest.importorskip("torch")
+    m = _nan_matrix()
+    arguments = {
+        "addmm": (np.ones((2, 2)), m, np.ones((2, 2))),
+        "addmv": (np.ones(2), m, np.ones(2)),
+        "addbmm": (np.ones((2, 2)), m[None], np.ones((1, 2, 2))),
+        "baddbmm": (np.ones((1, 2, 2)), m[None], np.ones((1, 2, 2))),
+    }[name]
+    ours = getattr(plugrad, name)(*map(plugrad.asarray, arguments), alpha=0)
+    theirs = getattr(torch, name)(*map(torch.tensor, arguments), alpha=0)
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+def test_alpha_and_beta_keep_the_tensors_dtype() -> None:
+    torch = pytest.importorskip("torch")
+    i = np.ones((2, 2), dtype=np.int64)
+    for options in ({"alpha": 2.0}, {"beta": 0}, {"alpha": 3, "beta": 2}):
+        ours = plugrad.addmm(*(plugrad.asarray(i),) * 3, **options)
+        theirs = torch.addmm(*(torch.tensor(i),) * 3, **options)
+        assert ours.dtype == plugrad.int64
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    # A fraction PyTorch would drop (alpha=1.5 computed with 1) is refused.
+    with pytest.raises(plugrad.errors.DtypeError, match="not a whole number"):
+        plugrad.addmm(*(plugrad.asarray(i),) * 3, alpha=1.5)
+    with pytest.raises(plugrad.errors.DtypeError, match="complex"):
+        plugrad.addmv(plugrad.ones(2), plugrad.ones((2, 2)), plugrad.ones(2), beta=1j)
+    if plugrad.float16 in plugrad.default_device().dtypes:
+        h = plugrad.ones((2, 2), dtype=plugrad.float16)
+        assert plugrad.addmm(h, h, h, alpha=plugrad.tensor(2.0)).dtype == plugrad.float16
+
+
+def test_addbmm_and_torch_names_of_the_products() -> None:
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(3)
+    a, b, c = (
+        rng.standard_normal((3, 2, 4)),
+        rng.standard_normal((3, 4, 5)),
+        rng.standard_normal((2, 5)),
+    )
+    ours = [plugrad.tensor(v, requires_grad=True) for v in (c, a, b)]
+    theirs = [torch.tensor(v, requires_grad=True) for v in (c, a, b)]
+    plugrad.addbmm(*ours, beta=0.5, alpha=2.0).sum().backward()
+    torch.addbmm(*theirs, beta=0.5, alpha=2.0).sum().backward()
+    for x, t in zip(ours, theirs):
+        np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(
+        ours[0].addbmm(ours[1], ours[2]).detach().numpy(),
+        theirs[0].addbmm(theirs[1], theirs[2]).detach().numpy(),
+    )
+    x, y = plugrad.ones((2, 3)), plugrad.ones((3, 4))
+    assert plugrad.mm(x, mat2=y).shape == x.mm(mat2=y).shape == (2, 4)
+    assert plugrad.bmm(input=x[None], mat2=y[None]).shape == (1, 2, 4)
+    assert plugrad.dot(plugrad.ones(3), tensor=plugrad.ones(3)).item() == 3.0
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: plugrad.mm(plugrad.ones(3), plugrad.ones((3, 4))),
+        lambda: plugrad.mm(plugrad.ones((5, 2, 3)), plugrad.ones((3, 4))),
+        lambda: plugrad.bmm(plugrad.ones((2, 3)), plugrad.ones((3, 4))),
+        # matmul broadcasts batches; bmm, as PyTorch's, takes batches of one length.
+        lambda: plugrad.bmm(plugrad.ones((1, 2, 3)), plugrad.ones((5, 3, 4))),
+        lambda: plugrad.baddbmm(plugrad.ones((5, 2, 4)), plugrad.ones((1, 2, 3)),
+                                plugrad.ones((5, 3, 4))),
+    ],
+)  # fmt: skip
+def test_mm_and_bmm_take_the_ranks_pytorch_takes(call) -> None:
+    with pytest.raises(plugrad.errors.ShapeError):
+        call()
