@@ -39,6 +39,7 @@ def _reduction(ufunc: _np.ufunc) -> _Reduction:
 # array-api-compat's NumPy namespace re-exports these in a way type checkers cannot
 # follow; its public namespace is used, not the private module that defines them.
 _compat_reshape = cast(Any, _compat).reshape
+_compat_cumulative_sum = cast(Any, _compat).cumulative_sum
 _compat_ones_like = cast(Any, _compat).ones_like
 _compat_zeros_like = cast(Any, _compat).zeros_like
 _ndarray = _np.ndarray
@@ -49,6 +50,11 @@ _minimum_reduce = _reduction(_np.minimum)
 _logical_or_reduce = _reduction(_np.logical_or)
 _logical_and_reduce = _reduction(_np.logical_and)
 _bool = _np.dtype(_np.bool_)
+_float16, _float32, _float64 = (
+    _np.dtype(_np.float16),
+    _np.dtype(_np.float32),
+    _np.dtype(_np.float64),
+)
 # The star import shadows ``bool`` and friends with NumPy's dtypes.
 _python_scalars = (_builtins.bool, _builtins.int, _builtins.float, _builtins.complex)
 _unsigned_of_size = {1: _np.uint8, 2: _np.uint16, 4: _np.uint32, 8: _np.uint64}
@@ -67,7 +73,25 @@ def __dir__() -> list[str]:
 
 # ``np.sum`` and friends end in these ufunc reductions, after a Python-level dispatch.
 def sum(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
+    if x.dtype is _float16 and dtype is None:
+        # As PyTorch, in float32 and rounded once: NumPy adds float16 along any axis but
+        # the last one by one, in float16 (4000 normal values summed 2 % off).
+        total = _add_reduce(x, axis=axis, dtype=_float32, keepdims=keepdims)
+        return total.astype(_float16)
     return _add_reduce(x, axis=axis, dtype=dtype, keepdims=keepdims)
+
+
+def cumulative_sum(
+    x: Any, /, *, axis: Any = None, dtype: Any = None, include_initial: bool = False
+) -> Any:
+    if x.dtype is _float32 and dtype is None:
+        # As PyTorch on the CPU, in float64 and rounded once: a running sum in float32
+        # drifts (a million 0.1s summed to 100958).
+        running = _compat_cumulative_sum(
+            x, axis=axis, dtype=_float64, include_initial=include_initial
+        )
+        return running.astype(_float32)
+    return _compat_cumulative_sum(x, axis=axis, dtype=dtype, include_initial=include_initial)
 
 
 def prod(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:

@@ -201,3 +201,22 @@ def test_std_of_a_constant_has_gradient_zero_like_pytorch(correction) -> None:
     t = torch.tensor([[2.0, 2.0, 2.0], [1.0, 2.0, 4.0]], dtype=torch.float64, requires_grad=True)
     t.std(dim=1, correction=correction).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-12)
+
+
+def test_float16_sums_and_float32_running_sums_round_once_as_pytorch() -> None:
+    # NumPy adds float16 along any axis but the last one by one in float16, and a float32
+    # running sum in float32: PyTorch (on the CPU) accumulates in float32 and float64.
+    torch = pytest.importorskip("torch")
+    backend = plugrad.default_device().backend.name
+    if backend not in ("numpy", "torch"):
+        pytest.skip(f"the accumulation is the backend library's own on {backend}")
+    halves = np.random.default_rng(2).standard_normal((4000, 2)).astype(np.float16)
+    if plugrad.float16 in plugrad.default_device().dtypes:
+        ours = plugrad.asarray(halves).sum(0)
+        assert ours.dtype == plugrad.float16
+        np.testing.assert_array_equal(ours.numpy(), torch.tensor(halves).sum(0).numpy())
+    tenths = plugrad.full((10**6,), 0.1)
+    running = tenths.cumsum(0)
+    assert running.dtype == plugrad.float32
+    assert running[-1].item() == torch.full((10**6,), 0.1).cumsum(0)[-1].item() == 100000.0
+    assert plugrad.cumulative_sum(tenths)[-1].item() == 100000.0
