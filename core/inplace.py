@@ -234,8 +234,29 @@ def change_shape(target: Tensor, function: Callable[..., Tensor], *args: Any, na
         finally:
             _state.enabled = previous
     target._array = result._array
+    _forget_shape_links(target)
     target._bump_version()
     return target
+
+
+def _forget_shape_links(target: Tensor) -> None:
+    """After ``target`` changed shape in place: the keys that make it of its base, and its
+    views of it, describe the old shape, so neither can rebuild the other's history now.
+
+    A later in-place op through one of them then leaves the others without a history
+    that describes their values (backward through them raises, see :func:`_relink_family`)
+    instead of writing at the old keys (gradients of ``y[0].mul_(5)`` after
+    ``y.unsqueeze_(0)`` went to ``y[0]`` of the new shape: all of ``y``).
+    """
+    counter = target._counter
+    if counter is None or len(counter) < 2:
+        return
+    for index in range(1, len(counter)):
+        member_ref, source_ref, key = counter[index]
+        if key is DETACHED or key is None:
+            continue
+        if member_ref() is target or (source_ref is not None and source_ref() is target):
+            counter[index] = (member_ref, None, None)
 
 
 def views_to_follow(tensors: Iterable[Tensor], name: str) -> list[tuple[Tensor, Any]]:
@@ -539,10 +560,11 @@ class AliasChangedNode(Node):
         self._message = (
             f"{name} was applied, while gradients were recorded, to a tensor of shape "
             f"{target.shape} sharing memory with this one (a view of it, or one it is a view "
-            "of), so this tensor's values changed but its graph history did not. Backward "
-            "through it cannot be computed; apply the in-place op to this tensor itself, "
-            "or use out-of-place ops (plugrad.concat(...), plugrad.where(...), x.clone()) "
-            "instead of writing into a view."
+            "of, possibly before a shape change in place such as x.t_()), so this tensor's "
+            "values changed but its graph history did not. Backward through it cannot be "
+            "computed; apply the in-place op to this tensor itself, take the view again "
+            "after a shape change, or use out-of-place ops (plugrad.concat(...), "
+            "plugrad.where(...), x.clone()) instead of writing into a view."
         )
 
     def _backward(self, grad: Any, create_graph: bool) -> tuple[Any, ...]:

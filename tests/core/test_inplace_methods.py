@@ -596,6 +596,34 @@ def test_an_in_place_shape_change_leaves_the_memory_and_other_views_alone() -> N
     assert x.tolist() == [[9.0, 1.0], [2.0, 3.0]]
 
 
+@pytest.mark.parametrize(
+    "change", [lambda y: y.unsqueeze_(0), lambda y: y.t_(), lambda y: y.squeeze_()]
+)
+def test_a_view_taken_before_an_in_place_shape_change_never_gives_wrong_gradients(
+    change,
+) -> None:
+    # Its key describes the old shape: y[0].mul_(5) after y.unsqueeze_(0) was taken as a
+    # write into y[0] of the new shape, all of y (x.grad [[10, 10], [0, 0]]; PyTorch's
+    # [[5, 5], [1, 1]]). The values are right; backward through them raises instead.
+    if plugrad.default_device().views_are_copies:
+        pytest.skip("where views are copies, the shape change itself is refused")
+    x = plugrad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    y = x * 1
+    row = y[0]
+    change(y)
+    row.mul_(5)
+    assert sorted(y.detach().reshape(-1).tolist()) == [3.0, 4.0, 5.0, 10.0]
+    with pytest.raises(InPlaceModificationError, match="shape change in place"):
+        y.sum().backward()
+    assert x.grad is None
+    # A view taken after the change is written as it is now.
+    z = x * 1
+    z.t_()
+    z[0].mul_(5)
+    z.sum().backward()
+    assert x.grad.tolist() == [[5.0, 1.0], [5.0, 1.0]]
+
+
 @pytest.mark.parametrize("method", ["arccos_", "exp_", "neg_", "clamp_"])
 def test_an_in_place_method_refuses_out_and_leaves_both_tensors_alone(method) -> None:
     x = plugrad.tensor([0.5, 0.25])
