@@ -619,8 +619,8 @@ def _torch_round(xp: Any, x: Any, *, decimals: int = 0) -> Any:
             f"round(decimals={decimals}) takes a floating-point tensor, got {x.dtype}; PyTorch "
             "refuses integers too (convert with .float() first)"
         )
-    if decimals == 0 or not xp.isdtype(x.dtype, "real floating"):
-        return xp.round(x)
+    if decimals == 0:
+        return xp.round(x)  # (a complex number's parts are rounded apart, here and below)
     if is_half(xp, x.dtype):  # 100.1 * 1000 overflows float16: scaled in float32
         return xp.astype(_torch_round(xp, xp.astype(x, xp.float32), decimals=decimals), x.dtype)
     scale = 10.0 ** (decimals if decimals > 0 else -decimals)  # (abs is the op here)

@@ -138,6 +138,34 @@ def test_round_to_decimals(decimals: int):
         plugrad.round(plugrad.asarray(values), decimals=1.5)
 
 
+@pytest.mark.parametrize("decimals", [1, 2, -1])
+def test_round_to_decimals_of_complex_rounds_both_parts(decimals: int):
+    # decimals= was ignored for complex tensors (1.25+2.35j gave 1+2j); PyTorch refuses
+    # them, NumPy rounds both parts, as plugrad now does.
+    values = np.array([1.25 + 2.35j, -0.051 - 7.449j, 125.0 + 2351.0j])
+    ours = plugrad.asarray(values).round(decimals=decimals).numpy()
+    np.testing.assert_allclose(ours, np.round(values, decimals), rtol=1e-15)
+
+
+def test_alpha_takes_the_kind_of_the_result_as_pytorchs():
+    # A bool sum stays bool (it became int64 [3, 2]); a float alpha is refused only where
+    # both terms are integers (it was refused for int + float tensor too).
+    if plugrad.default_device().backend.name != "array_api_strict":  # (adds no bools)
+        flags = plugrad.tensor([True, False])
+        assert flags.add(plugrad.tensor([True, True]), alpha=2).tolist() == [True, True]
+        assert flags.add(plugrad.tensor([True, True]), alpha=0).tolist() == [True, False]
+        flags.add_(plugrad.tensor([True, True]), alpha=2)
+        assert flags.dtype == plugrad.bool and flags.tolist() == [True, True]
+    counts = plugrad.tensor([1, 2])
+    assert counts.add(plugrad.tensor([1.0, 1.0]), alpha=0.5).tolist() == [1.5, 2.5]
+    assert counts.add(2.0, alpha=0.5).tolist() == [2.0, 3.0]
+    assert counts.sub(plugrad.tensor([1, 1]), alpha=3).tolist() == [-2, -1]
+    with pytest.raises(DtypeError, match="both terms are integers"):
+        counts.add(plugrad.tensor([1, 1]), alpha=0.5)
+    with pytest.raises(DtypeError, match="complex"):
+        plugrad.tensor([1.0]).add(plugrad.tensor([1.0]), alpha=1j)
+
+
 def test_tile_tensordot_searchsorted_and_eye_in_pytorchs_forms():
     x, tx = plugrad.asarray(X), torch.tensor(X)
     for dims in ((2, 1), ((1, 2),), (2,)):
