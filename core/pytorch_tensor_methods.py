@@ -549,7 +549,7 @@ def _quantile(
 def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> return_types.mode:
     """The most frequent value along ``dim`` (the smallest, where several are as frequent)
     and the last index where it stands, as PyTorch's ``mode``; the gradient goes to that
-    index.
+    index. NaNs count as one value (a slice of NaNs has the mode NaN at its last index).
 
     Each slice is compared with itself element by element: memory grows with the square
     of ``dim``'s length.
@@ -571,7 +571,13 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> return_types.mo
         raise ShapeError(f"mode(): dimension {dim} has no elements to take the mode of")
     with _no_grad():
         values = x.detach()
-        counts = _ops.sum(_ops.astype(values[..., :, None] == values[..., None, :],
+
+        def same(a: Tensor, b: Tensor) -> Tensor:  # NaNs are alike here (one index is -1)
+            if input.dtype.kind not in ("real floating", "complex floating"):
+                return a == b
+            return (a == b) | (_ops.isnan(a) & _ops.isnan(b))
+
+        counts = _ops.sum(_ops.astype(same(values[..., :, None], values[..., None, :]),
                                       input.device.default_int_dtype), axis=-1)  # fmt: skip
         most = _ops.max(counts, axis=-1, keepdims=True)
         if input.dtype.kind == "real floating":
@@ -584,7 +590,7 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> return_types.mo
         smallest = _ops.min(_ops.where(counts == most, values, above), axis=-1, keepdims=True)
         positions = _creation.arange(length, dtype=input.device.default_int_dtype,
                                      device=input.device)  # fmt: skip
-        index = _ops.max(_ops.where(values == smallest, positions, -1), axis=-1, keepdims=True)
+        index = _ops.max(_ops.where(same(values, smallest), positions, -1), axis=-1, keepdims=True)
     chosen = _ops.take_along_axis(x, index, axis=-1)
     if keepdim:
         chosen, index = _ops.moveaxis(chosen, -1, axis), _ops.moveaxis(index, -1, axis)
