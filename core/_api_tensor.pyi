@@ -780,7 +780,7 @@ class InstalledTensorMethods:
         """PyTorch's ``mm(input, mat2)``: the product of two matrices (``matmul`` broadcasts)."""
 
     def mode(self, dim: int = ..., keepdim: bool = ...) -> Any:
-        """The most frequent value along ``dim`` (the smallest, where several are as frequent) and the last index where it stands, as PyTorch's ``mode``; the gradient goes to that index."""
+        """The most frequent value along ``dim`` (the smallest, where several are as frequent) and the last index where it stands, as PyTorch's ``mode``; the gradient goes to that index. NaNs count as one value (a slice of NaNs has the mode NaN at its last index)."""
 
     def msort(self, /) -> Any:
         """PyTorch's ``msort(x)``: ``x`` sorted along its first axis (the values only)."""
@@ -920,6 +920,12 @@ class InstalledTensorMethods:
 
     def remainder_(self, x2: TensorLike, /) -> Tensor:
         """In-place :meth:`remainder`: ``x.remainder_(...)`` makes ``x`` hold it."""
+
+    def renorm(self, p: float, dim: int, maxnorm: float) -> Tensor:
+        """Each slice along ``dim`` whose ``p``-norm exceeds ``maxnorm``, scaled to that norm."""
+
+    def renorm_(self, p: Any, dim: Any, maxnorm: Any) -> Any:
+        ...
 
     def repeat(self, *repeats: int) -> Any:
         """PyTorch's ``x.repeat(*sizes)``: tile the whole tensor ``sizes[i]`` times along axis ``i``."""

@@ -813,7 +813,17 @@ def _fill(self: Tensor, value: bool | int | float | complex) -> Tensor:
             f"fill_() takes a number or a 0-d tensor, got a tensor of shape {value.shape}; "
             "use x.copy_(values) to write values that broadcast to x"
         )
+    if isinstance(value, Tensor) and value.dtype is not self.dtype:
+        value = _converted(value, self.dtype)  # as PyTorch: the value takes x's dtype
     return apply_inplace(self, filled_with, _number_for(self, value), name="fill_()")
+
+
+def _converted(source: Tensor, dtype: Any) -> Tensor:
+    """``source`` in ``dtype`` as PyTorch writes it into a tensor: a complex one into a real
+    tensor gives its real part."""
+    if source.dtype.kind == "complex floating" and dtype.kind != "complex floating":
+        source = _ops.real(source)
+    return source if source.dtype is dtype else _ops.astype(source, dtype)
 
 
 def _number_for(target: Tensor, value: Any) -> Any:
@@ -853,10 +863,12 @@ def _copy(self: Tensor, source: Tensor, non_blocking: bool = False) -> Tensor:
     >>> plugrad.zeros(3, dtype=plugrad.int64).copy_(plugrad.tensor([1.5, -2.5, 3.0]))
     tensor([ 1, -2,  3])
     """
+    if type(source) in (bool, int, float, complex):  # as PyTorch: a number fills
+        return apply_inplace(self, filled_with, _number_for(self, source), name="copy_()")
     if not isinstance(source, Tensor):
-        raise TypeError(f"copy_() takes a Tensor, got {type(source).__name__}")
+        raise TypeError(f"copy_() takes a Tensor or a number, got {type(source).__name__}")
     if source.dtype is not self.dtype:
-        source = _ops.astype(source, self.dtype)
+        source = _converted(source, self.dtype)
     return apply_inplace(self, filled_with, source, name="copy_()")
 
 

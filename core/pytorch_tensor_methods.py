@@ -49,6 +49,7 @@ __all__ = [
     "mode",
     "nanquantile",
     "quantile",
+    "renorm",
     "unique_consecutive",
     "vsplit",
 ]
@@ -599,6 +600,35 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> return_types.mo
     return return_types.mode(chosen, index)
 
 
+def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
+    """Each slice along ``dim`` whose ``p``-norm exceeds ``maxnorm``, scaled to that norm.
+
+    As PyTorch's: a slice is the tensor at one index of ``dim`` (a row for
+    ``dim=0``), scaled by ``maxnorm / (norm + 1e-7)``; the others are unchanged.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.tensor([[3.0, 4.0], [0.3, 0.4]]).renorm(2, 0, 1.0)
+    tensor([[0.6000, 0.8000],
+            [0.3000, 0.4000]])
+    """
+    _tensor("renorm", input)
+    if input.ndim < 2:
+        raise ShapeError(
+            f"renorm() takes a tensor of 2 or more dimensions (slices along dim), got shape "
+            f"{input.shape}"
+        )
+    if isinstance(p, bool) or not isinstance(p, (int, float)) or not p > 0:
+        raise ArgumentError(f"renorm(): p must be a positive number, got {p!r}")
+    if isinstance(maxnorm, bool) or not isinstance(maxnorm, (int, float)) or not maxnorm >= 0:
+        raise ArgumentError(f"renorm(): maxnorm must be a number >= 0, got {maxnorm!r}")
+    axis = _dim("renorm", dim, input.ndim)
+    others = tuple(d for d in range(input.ndim) if d != axis)
+    norm = _ops.vector_norm(input, axis=others, keepdims=True, ord=p)
+    return input * _ops.where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
+
+
 def quantile(
     input: Tensor,
     q: Any,
@@ -906,6 +936,7 @@ install_function_methods(**{name: globals()[name] for name in __all__})
 install_methods(
     index_put_=_index_put_,
     masked_scatter_=_masked_scatter_,
+    renorm_=lambda self, p, dim, maxnorm: self.copy_(renorm(self, p, dim, maxnorm)),
     take=_take,
     put_=_put_,
     put=_put,

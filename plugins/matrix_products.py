@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from plugrad.errors import ArgumentError, DtypeError, ShapeError
+from plugrad.errors import ArgumentError, AxisError, DtypeError, ShapeError
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
-from plugrad.plugins._rules import cast, conj, negative_axis, reduction_axis
+from plugrad.plugins._rules import cast, checked_axis, conj, negative_axis, reduction_axis
 
 # The rows are aligned by hand, one op per statement.
 # fmt: off
@@ -275,7 +275,40 @@ def _tensordot(xp: Any, x1: Any, x2: Any, /, dims: Any = None, *, axes: Any = 2)
         if axes != 2:
             raise ArgumentError("tensordot() got both axes= and PyTorch's dims=; pass only one")
         axes = dims
+    _check_tensordot_axes(axes, x1, x2)
     return _in_result_type(xp, xp.tensordot(x1, x2, axes=axes), x1, x2)
+
+
+def _check_tensordot_axes(axes: Any, x1: Any, x2: Any) -> None:
+    """Refuse what NumPy would read otherwise (-1 as an outer product) or fail on unclearly."""
+    if isinstance(axes, int) and not isinstance(axes, bool):
+        if not 0 <= axes <= min(x1.ndim, x2.ndim):
+            raise AxisError(
+                f"tensordot(): axes={axes} must be from 0 to the smaller number of dimensions, "
+                f"{min(x1.ndim, x2.ndim)}, for shapes {tuple(x1.shape)} and {tuple(x2.shape)}"
+            )
+        pairs = list(zip(range(x1.ndim - axes, x1.ndim), range(axes), strict=True))
+    else:
+        if not (isinstance(axes, (tuple, list)) and len(axes) == 2):
+            raise ArgumentError(
+                f"tensordot(): axes={axes!r} must be an int or two lists of axes of one length"
+            )
+        first, second = ([a] if isinstance(a, int) else list(a) for a in axes)
+        if len(first) != len(second):
+            raise ArgumentError(
+                f"tensordot(): axes={axes!r} must be an int or two lists of axes of one length"
+            )
+        pairs = [
+            (checked_axis("tensordot", a, x1.ndim), checked_axis("tensordot", b, x2.ndim))
+            for a, b in zip(first, second, strict=True)
+        ]
+    for a, b in pairs:
+        if x1.shape[a] != x2.shape[b]:
+            raise ShapeError(
+                f"tensordot(): axis {a} of shape {tuple(x1.shape)} and axis {b} of shape "
+                f"{tuple(x2.shape)} are summed together, and their lengths differ"
+            )
+
 
 
 def _in_result_type(xp: Any, out: Any, x1: Any, x2: Any) -> Any:

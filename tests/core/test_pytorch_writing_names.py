@@ -236,3 +236,65 @@ def test_unique_consecutive(values, inverse: bool, counts: bool):
         np.testing.assert_array_equal(mine.numpy(), reference.numpy())
     with pytest.raises(ArgumentError, match="dim"):
         plugrad.unique_consecutive(plugrad.tensor([1]), dim=0)
+
+
+def test_renorm_as_pytorchs():
+    rng = np.random.default_rng(0)
+    values = rng.standard_normal((3, 4, 5))
+    for p, dim, maxnorm in ((2, 1, 1.0), (1, 0, 2.0), (3, -1, 0.5), (float("inf"), 0, 1.0)):
+        ours = plugrad.tensor(values, requires_grad=True)
+        theirs = torch.tensor(values, requires_grad=True)
+        weights = rng.standard_normal(values.shape)
+        (plugrad.renorm(ours, p, dim, maxnorm) * plugrad.asarray(weights)).sum().backward()
+        (torch.renorm(theirs, p, dim, maxnorm) * torch.tensor(weights)).sum().backward()
+        np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-10)
+        np.testing.assert_allclose(
+            ours.detach().renorm(p, dim, maxnorm).numpy(),
+            theirs.detach().renorm(p, dim, maxnorm).numpy(),
+            rtol=1e-12,
+        )
+    inplace = plugrad.tensor([[3.0, 4.0]])
+    assert inplace.renorm_(2, 0, 1.0) is inplace
+    np.testing.assert_allclose(inplace.numpy(), [[0.6, 0.8]], rtol=1e-6)
+    for call in (
+        lambda: plugrad.renorm(plugrad.ones(3), 2, 0, 1.0),
+        lambda: plugrad.renorm(plugrad.ones((2, 2)), 0, 0, 1.0),
+        lambda: plugrad.renorm(plugrad.ones((2, 2)), 2, 0, -1.0),
+        lambda: plugrad.renorm(plugrad.ones((2, 2)), 2, 2, 1.0),
+    ):
+        with pytest.raises((ShapeError, ArgumentError)):
+            call()
+
+
+def test_fill_and_copy_convert_as_pytorchs():
+    # fill_ of a 0-d tensor of another kind was refused, copy_ of a number too.
+    assert plugrad.tensor([1, 2]).fill_(plugrad.tensor(2.7)).tolist() == [2, 2]
+    assert plugrad.tensor([True, False]).fill_(plugrad.tensor(3)).tolist() == [True, True]
+    assert plugrad.tensor([1.0, 2.0]).copy_(3.0).tolist() == [3.0, 3.0]
+    assert plugrad.tensor([1, 2]).copy_(2.9).tolist() == [2, 2]
+    complex_values = plugrad.tensor([1 + 1j, 2 - 1j])
+    assert plugrad.tensor([0.0, 0.0]).copy_(complex_values).tolist() == [1.0, 2.0]
+    with pytest.raises(TypeError, match="a Tensor or a number"):
+        plugrad.tensor([1.0]).copy_("3")
+    source = plugrad.tensor(3.0, requires_grad=True)
+    x = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 1
+    y.fill_(source)
+    y.sum().backward()
+    assert source.grad.item() == 2.0 and x.grad.tolist() == [0.0, 0.0]
+
+
+@pytest.mark.parametrize(
+    ("dims", "error"),
+    [
+        (-1, plugrad.errors.AxisError),  # NumPy took -1 as an outer product
+        (3, plugrad.errors.AxisError),
+        (([5], [0]), plugrad.errors.AxisError),  # NumPy's modulo made 5 axis 1
+        (([1, 0], [0]), ArgumentError),
+    ],
+)
+def test_tensordot_refuses_axes_numpy_would_read_otherwise(dims, error):
+    with pytest.raises(error, match="tensordot"):
+        plugrad.tensordot(plugrad.ones((2, 3)), plugrad.ones((3, 4)), dims=dims)
+    with pytest.raises(ShapeError, match="lengths differ"):
+        plugrad.tensordot(plugrad.ones((2, 1)), plugrad.ones((3, 4)), dims=([1], [0]))
