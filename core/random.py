@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import dtypes as _dtypes
 from . import grad_mode as _grad_mode
+from . import ops as _ops
 from .backend import Device
 from .creation import (
     CreationOptions,
@@ -200,7 +201,9 @@ def manual_seed(seed: int) -> Generator:
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
         raise ValueError(f"seed must be a non-negative int, got {seed!r}")
     _default_seed = seed
-    _default_generators.clear()
+    # Reseeded in place: a generator returned earlier stays the default one, as PyTorch's.
+    for generator in _default_generators.values():
+        generator.manual_seed(seed)
     return _generator_for(target_device(None, None))
 
 
@@ -242,8 +245,9 @@ def fork_rng(devices: Any = None, enabled: bool = True) -> Iterator[None]:
     """Within the block, draw from the default generators as usual; after it, they continue
     as if the block had drawn nothing (PyTorch's ``torch.random.fork_rng``).
 
-    ``devices`` names the devices whose default generators are restored (default:
-    every one used so far, and the default device's).
+    ``devices`` names the devices whose default generators are restored besides
+    the CPU's, which are always restored, as PyTorch's (``devices=[]`` restores
+    them only); default: every one used so far, and the default device's.
 
     Examples
     --------
@@ -260,18 +264,18 @@ def fork_rng(devices: Any = None, enabled: bool = True) -> Iterator[None]:
     if not enabled:
         yield
         return
+    default = target_device(None, None)
     if devices is None:
-        chosen = {*_default_generators, target_device(None, None)}
+        chosen = {*_default_generators, default}
     else:
-        chosen = {target_device(d, None) for d in devices}
+        cpus = {device for device in (*_default_generators, default) if device.type == "cpu"}
+        chosen = cpus | {target_device(d, None) for d in devices}
     seed_before = _default_seed
     saved = {device: _generator_for(device).get_state() for device in chosen}
     try:
         yield
     finally:
-        if _default_seed != seed_before:  # manual_seed() inside: its reseeding is undone too
-            _default_seed = seed_before
-            _default_generators.clear()
+        _default_seed = seed_before  # (a manual_seed() inside reseeded the ones to come)
         for device, state in saved.items():
             _generator_for(device).set_state(state)
 
@@ -731,9 +735,13 @@ def normal(
         shape = size
     noise = _sample("normal", (shape,), dtype, device, None, generator, False)
     if _grad_mode._state.enabled and any(t._requires_grad for t in tensors):
-        return _Draw.apply(noise, mean, std)
+        drawn = _Draw.apply(noise, mean, std)
+        # As PyTorch: the dtype of the draws (mean's, or std's), whatever the other's is.
+        return drawn if drawn.dtype is noise.dtype else _ops.astype(drawn, noise.dtype)
     with _no_grad():
         result = noise * std + mean
+        if result.dtype is not noise.dtype:
+            result = _ops.astype(result, noise.dtype)
     target = result._device
     return leaf(result._array, target, requires_grad)
 

@@ -254,6 +254,44 @@ def test_generator_states_are_saved_and_restored() -> None:
         plugrad.Generator(seed=1, backend=other).set_state(state)
 
 
+def test_fork_rng_of_no_listed_device_restores_the_cpu_generator_as_pytorchs() -> None:
+    # devices=[] restored nothing: the draws after the block were not those without it.
+    if plugrad.default_device().type != "cpu":
+        pytest.skip("the default device is not a CPU")
+    plugrad.manual_seed(0)
+    with plugrad.random.fork_rng(devices=[]):
+        plugrad.rand(5)
+        plugrad.nn.functional.dropout(plugrad.ones(4), 0.5)
+    after = plugrad.rand(2)
+    plugrad.manual_seed(0)
+    assert plugrad.rand(2).tolist() == after.tolist()
+
+
+def test_the_generator_manual_seed_returns_stays_the_default_one() -> None:
+    # manual_seed made new default generators: a handle kept from before drove nothing.
+    kept = plugrad.manual_seed(0)
+    assert plugrad.manual_seed(1) is kept
+    kept.manual_seed(7)
+    drawn = plugrad.rand(2)
+    plugrad.manual_seed(7)
+    assert plugrad.rand(2).tolist() == drawn.tolist()
+
+
+def test_normal_of_tensors_draws_in_means_dtype_as_pytorch() -> None:
+    # The draws were promoted with std's dtype (float32 mean, float64 std: float64).
+    wide = plugrad.float64 if plugrad.float64 in plugrad.default_device().dtypes else None
+    if wide is None:
+        pytest.skip("the default backend has no float64")
+    mean = plugrad.zeros(2, requires_grad=True)
+    std = plugrad.ones(2, dtype=wide, requires_grad=True)
+    assert plugrad.normal(mean.detach(), std.detach()).dtype == plugrad.float32
+    drawn = plugrad.normal(mean, std)
+    assert drawn.dtype == plugrad.float32
+    drawn.sum().backward()
+    assert mean.grad.dtype == plugrad.float32 and std.grad.dtype == wide
+    assert plugrad.normal(0.0, std.detach()).dtype == wide
+
+
 def test_a_list_of_double_numpy_arrays_stays_double_as_pytorch() -> None:
     # [np.array([1.0, 2.0]), ...] was read in float32, losing digits PyTorch keeps.
     assert plugrad.tensor([np.array([1.0, 2.0]), np.array([3.0, 4.0])]).dtype == plugrad.float64
