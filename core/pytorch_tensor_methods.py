@@ -550,7 +550,8 @@ def _quantile(
 def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> return_types.mode:
     """The most frequent value along ``dim`` (the smallest, where several are as frequent)
     and the last index where it stands, as PyTorch's ``mode``; the gradient goes to that
-    index. NaNs count as one value (a slice of NaNs has the mode NaN at its last index).
+    index. Each NaN counts as a value seen once, as in PyTorch (a slice of NaNs has the
+    mode NaN, at its last index).
 
     Each slice is compared with itself element by element: memory grows with the square
     of ``dim``'s length.
@@ -573,13 +574,15 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> return_types.mo
     with _no_grad():
         values = x.detach()
 
-        def same(a: Tensor, b: Tensor) -> Tensor:  # NaNs are alike here (one index is -1)
-            if input.dtype.kind not in ("real floating", "complex floating"):
-                return a == b
-            return (a == b) | (_ops.isnan(a) & _ops.isnan(b))
+        floating = input.dtype.kind == "real floating"
 
-        counts = _ops.sum(_ops.astype(same(values[..., :, None], values[..., None, :]),
+        def same(a: Tensor, b: Tensor) -> Tensor:  # a NaN mode stands where a NaN is
+            return ((a == b) | (_ops.isnan(a) & _ops.isnan(b))) if floating else a == b
+
+        counts = _ops.sum(_ops.astype(values[..., :, None] == values[..., None, :],
                                       input.device.default_int_dtype), axis=-1)  # fmt: skip
+        if floating:  # as PyTorch, each NaN is a value seen once
+            counts = counts + _ops.astype(_ops.isnan(values), counts.dtype)
         most = _ops.max(counts, axis=-1, keepdims=True)
         if input.dtype.kind == "real floating":
             above = math.inf
@@ -588,7 +591,13 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> return_types.mo
             above = 2
         else:
             above = iinfo(input.dtype).max
-        smallest = _ops.min(_ops.where(counts == most, values, above), axis=-1, keepdims=True)
+        candidates = counts == most
+        if floating:  # the smallest number among the most frequent; NaN where only NaNs are
+            numbers = candidates & ~_ops.isnan(values)
+            smallest = _ops.min(_ops.where(numbers, values, above), axis=-1, keepdims=True)
+            smallest = _ops.where(_ops.any(numbers, axis=-1, keepdims=True), smallest, math.nan)
+        else:
+            smallest = _ops.min(_ops.where(candidates, values, above), axis=-1, keepdims=True)
         positions = _creation.arange(length, dtype=input.device.default_int_dtype,
                                      device=input.device)  # fmt: skip
         index = _ops.max(_ops.where(same(values, smallest), positions, -1), axis=-1, keepdims=True)

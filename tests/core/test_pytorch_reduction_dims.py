@@ -295,12 +295,16 @@ def test_the_values_of_a_0d_sort_keep_the_dtype_as_pytorchs(call, value) -> None
 
 def test_mode_of_nans_gives_a_position_that_holds_its_value() -> None:
     # A slice of NaNs gave index -1, and its gradient went to the last element of the
-    # slice; NaNs now count as one value.
+    # slice; each NaN counts as a value seen once, as in PyTorch.
     nan = float("nan")
-    x = plugrad.tensor([[nan, nan, nan], [1.0, 2.0, 2.0], [nan, nan, 1.0]], requires_grad=True)
+    x = plugrad.tensor(
+        [[nan, nan, nan], [1.0, 2.0, 2.0], [nan, nan, 1.0], [3.0, nan, nan, 3.0][:3]],
+        requires_grad=True,
+    )
     values, indices = plugrad.mode(x, 1)
-    assert indices.tolist() == [2, 2, 1]
+    assert indices.tolist() == [2, 2, 2, 0]
+    assert plugrad.mode(plugrad.tensor([3.0, nan, nan, 3.0])).values.item() == 3.0
     picked = np.take_along_axis(x.detach().numpy(), indices.numpy()[:, None], axis=1)[:, 0]
     np.testing.assert_array_equal(values.detach().numpy(), picked)
     values.sum().backward()
-    assert x.grad.tolist() == [[0.0, 0.0, 1.0], [0.0, 0.0, 1.0], [0.0, 1.0, 0.0]]
+    assert x.grad.tolist() == [[0, 0, 1.0], [0, 0, 1.0], [0, 0, 1.0], [1.0, 0, 0]]
