@@ -780,7 +780,7 @@ class InstalledTensorMethods:
         """PyTorch's ``mm(input, mat2)``: the product of two matrices (``matmul`` broadcasts)."""
 
     def mode(self, dim: int = ..., keepdim: bool = ...) -> Any:
-        """The most frequent value along ``dim`` (the smallest, where several are as frequent) and the last index where it stands, as PyTorch's ``mode``; the gradient goes to that index. NaNs count as one value (a slice of NaNs has the mode NaN at its last index)."""
+        """The most frequent value along ``dim`` (the smallest, where several are as frequent) and the last index where it stands, as PyTorch's ``mode``; the gradient goes to that index. Each NaN counts as a value seen once, as in PyTorch (a slice of NaNs has the mode NaN, at its last index)."""
 
     def msort(self, /) -> Any:
         """PyTorch's ``msort(x)``: ``x`` sorted along its first axis (the values only)."""

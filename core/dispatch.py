@@ -475,6 +475,11 @@ def apply_general(op: RegisteredOp, inputs: tuple[Any, ...], params: dict[str, A
                 items = _promote_sequence(device, items)
                 arrays = [x._array for x in items]
                 break
+    elif op.promotes and len(items) > 1:  # (searchsorted's, isin's: compared as by == and <)
+        promoted = _promote_inputs(op, device, items)
+        if promoted is not None:
+            items = promoted
+            arrays = [x._array if isinstance(x, Tensor) else x for x in items]
     if op.real_only:
         _refuse_complex(op, device, items)
     if params:

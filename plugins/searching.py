@@ -194,6 +194,7 @@ count_nonzero = op("count_nonzero(x, /, *, axis=None, keepdims=False)", differen
                    methods={"count_nonzero": _count_nonzero}, torch_function=_count_nonzero,
                    doc="Number of non-zero elements along ``axis`` (all axes by default).")
 searchsorted = op("searchsorted", _searchsorted, array_params=("sorter",), differentiable=False,
+                  promotion="mixed",
                   real_only=True,
                   doc="Where to insert ``x2`` into the sorted 1-D ``x1`` to keep it sorted.")
 

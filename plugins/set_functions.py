@@ -26,9 +26,20 @@ def _unique_all(xp: Any, x: Any, /) -> tuple[Any, ...]:
 
 def _isin(xp: Any, x1: Any, x2: Any, /, *, invert: bool = False) -> Any:
     # Compare every element with every test element: O(x1.size * x2.size) memory.
-    flat = xp.reshape(xp.asarray(x2), (-1,))
-    found = xp.any(xp.expand_dims(xp.asarray(x1), axis=-1) == flat, axis=-1)
+    x1, x2 = _in_one_dtype(xp, x1, x2)
+    flat = xp.reshape(x2, (-1,))
+    found = xp.any(xp.expand_dims(x1, axis=-1) == flat, axis=-1)
     return xp.logical_not(found) if invert else found
+
+
+def _in_one_dtype(xp: Any, x1: Any, x2: Any) -> tuple[Any, Any]:
+    """A Python number beside an array, as an array of the array's dtype (the op promoted
+    the array where the number's kind is higher): 0.1 beside float32 is float32's 0.1."""
+    if not hasattr(x2, "dtype"):
+        return x1, xp.asarray(x2, dtype=x1.dtype, device=device_of(x1))
+    if not hasattr(x1, "dtype"):
+        return xp.asarray(x1, dtype=x2.dtype, device=device_of(x2)), x2
+    return x1, x2
 
 
 # NumPy has both functions itself (faster); the standard has neither.
@@ -37,6 +48,7 @@ def _unique_all_native(xp: Any, x: Any, /) -> tuple[Any, ...]:
 
 
 def _isin_native(xp: Any, x1: Any, x2: Any, /, *, invert: bool = False) -> Any:
+    x1, x2 = _in_one_dtype(xp, x1, x2)
     return xp.isin(x1, x2, invert=invert)
 
 
@@ -80,7 +92,7 @@ unique_inverse = op("unique_inverse(x, /)", output_names=("values", "inverse_ind
                     differentiable=False, doc="Unique values and each element's index among them.")
 unique_values = op("unique_values(x, /)", differentiable=False,
                    doc="The unique elements of ``x``, sorted.")
-isin = op("isin", _isin, kernels={"numpy": _isin_native}, differentiable=False,
+isin = op("isin", _isin, kernels={"numpy": _isin_native}, differentiable=False, promotion="mixed",
           doc="Whether each element of ``x1`` occurs in ``x2`` (or not, with ``invert=True``).")
 # fmt: on
 

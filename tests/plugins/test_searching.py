@@ -76,3 +76,20 @@ NO_GRAD = [
 
 class TestSearchingOps(OpTests):
     cases = (*CASES, *NO_GRAD)
+
+
+def test_searchsorted_and_isin_compare_numbers_as_comparisons_do() -> None:
+    # A float searched among integers was truncated (2.5 found at 1); 0.1 was compared with
+    # float32 values in float64 (never found); integers met floats in NumPy's float64.
+    nan = float("nan")
+    assert plugrad.searchsorted(plugrad.tensor([1, 2, 3]), 2.5).item() == 2
+    assert plugrad.searchsorted(plugrad.tensor([1, 2, 3]), 1.5, right=True).item() == 1
+    found = plugrad.searchsorted(plugrad.tensor([1, 2, 3]), 1.5, out_int32=True)
+    assert found.item() == 1 and found.dtype == plugrad.int32
+    assert plugrad.searchsorted(plugrad.tensor([1, 2, 3]), nan).item() == 3
+    assert plugrad.isin(plugrad.tensor([0.1, 0.2]), 0.1).tolist() == [True, False]
+    assert plugrad.isin(0.1, plugrad.tensor([0.1, 0.2])).item() is True
+    # int64 with float32 compares in float32, as x == y and x < y do (PyTorch's rule).
+    big_int, big_float = plugrad.tensor([16777217]), plugrad.tensor([16777217.0])
+    assert plugrad.isin(big_int, big_float).tolist() == (big_int == big_float).tolist() == [True]
+    assert plugrad.searchsorted(big_float, big_int).tolist() == [0]
