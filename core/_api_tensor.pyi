@@ -900,7 +900,7 @@ class InstalledTensorMethods:
     def rad2deg_(self, /) -> Tensor:
         """In-place :meth:`rad2deg`: ``x.rad2deg_(...)`` makes ``x`` hold it."""
 
-    def random_(self, from_: int = ..., to: Any = ..., *, generator: Any = ...) -> Tensor:
+    def random_(self, from_: Any = ..., to: Any = ..., *, generator: Any = ...) -> Tensor:
         """Fill with integers drawn uniformly from ``[from_, to)``, in place."""
 
     def ravel(self, /) -> Any:

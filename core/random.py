@@ -315,6 +315,11 @@ def _sampling_device(
     if generator is None:
         target = target_device(device, backend)
         return target, _generator_for(target)
+    if not isinstance(generator, Generator):
+        raise TypeError(
+            f"generator= takes a plugrad.Generator, got {type(generator).__name__}; make one "
+            "with plugrad.Generator().manual_seed(seed)"
+        )
     target = generator.device
     if (device is not None or backend is not None) and target_device(device, backend) is not target:
         raise ValueError(
@@ -434,7 +439,14 @@ def randint(
     dtype = dtype or target.default_int_dtype
     if dtype.kind not in ("signed integer", "unsigned integer", "real floating"):
         raise DtypeError(f"randint() draws integers or real numbers; dtype {dtype.name} is neither")
-    if dtype.kind != "real floating":
+    if dtype.kind == "real floating":
+        largest = finfo(dtype).max  # float16's: 65504 (a draw beyond it was inf)
+        if low < -largest or high - 1 > largest:
+            raise ScalarRangeError(
+                f"randint(): the range [{low}, {high}) does not fit {dtype.name} (it holds "
+                f"{-largest:g} to {largest:g}); pass a wider dtype"
+            )
+    else:
         info = target.xp.iinfo(target.native_dtype(dtype))
         if low < int(info.min) or high - 1 > int(info.max):
             # Cast, the draws would wrap (NumPy) or pile up at the limit (JAX); PyTorch refuses.
@@ -486,6 +498,16 @@ def randperm(
     dtype = dtype or target.default_int_dtype
     if dtype.kind not in ("signed integer", "unsigned integer", "real floating"):
         raise DtypeError(f"randperm() gives integers or reals; dtype {dtype.name} is neither")
+    # Every number below n must be one of the dtype's: int8 wrapped 300 into 256 values.
+    if dtype.kind == "real floating":  # the integers up to 2 ** (mantissa bits + 1)
+        exact = 2 ** (round(-math.log2(finfo(dtype).eps)) + 1) + 1
+    else:
+        exact = iinfo(dtype).max + 1
+    if n > exact:
+        raise DtypeError(
+            f"randperm({n}, dtype={dtype.name}): {dtype.name} holds the numbers below {exact} "
+            "only, each exactly; give a wider dtype"
+        )
     # The order that sorts independent uniform keys is a uniformly random permutation
     # (float64 keys tie with negligible probability; a stable sort breaks ties anyway).
     precise = _widest_float(target)
@@ -788,6 +810,12 @@ def uniform_values(
     """Samples of the uniform distribution on ``[low, high)``: never ``high`` itself, as
     PyTorch's (rounding carried draws just below 1 up to it: 72 in 100,000 of float16
     draws on [1, 2))."""
+    for bound in (low, high):
+        if isinstance(bound, (int, float)) and not math.isfinite(bound):
+            raise ValueError(
+                f"uniform_(): the bounds must be finite numbers, got [{low}, {high}) (the "
+                "draws would all be inf or NaN)"
+            )
     if not low <= high:
         raise ValueError(f"uniform_(): the lower bound {low} is above the upper bound {high}")
     sample = rand(*shape, dtype=dtype, device=device, generator=generator)
@@ -801,7 +829,7 @@ def uniform_values(
 
 def _normal(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> Tensor:
     """Fill with samples of the normal distribution with ``mean`` and ``std``, in place."""
-    if std < 0:
+    if not std >= 0:  # (NaN too: every draw would be NaN)
         raise ValueError(f"normal_(): std must be non-negative, got {std}")
     sample = randn(*self.shape, dtype=self.dtype, device=self._device, generator=generator)
     return apply_inplace(self, filled_with, sample * std + mean, name="normal_()")
@@ -960,11 +988,12 @@ def _random_ends(dtype: _dtypes.DType) -> tuple[int, int]:
 
 
 _UP_TO_THE_DTYPE = object()  # random_(n): the one number given is the upper end
+_FROM_ZERO = object()  # random_(): from 0 (random_(0) is an empty range, refused)
 
 
 def _random_(
     self: Tensor,
-    from_: int = 0,
+    from_: Any = _FROM_ZERO,
     to: Any = _UP_TO_THE_DTYPE,
     *,
     generator: Any = None,
@@ -984,9 +1013,9 @@ def _random_(
     """
     smallest, largest = _random_ends(self.dtype)
     if to is _UP_TO_THE_DTYPE:
-        low, high = (0, largest + 1) if from_ == 0 else (0, from_)
+        low, high = (0, largest + 1) if from_ is _FROM_ZERO else (0, from_)
     else:
-        low, high = from_, (largest + 1 if to is None else to)
+        low, high = (0 if from_ is _FROM_ZERO else from_), (largest + 1 if to is None else to)
     for name, value in (("from", low), ("to", high)):
         if not isinstance(value, int) or isinstance(value, bool):
             raise TypeError(f"random_(): {name} must be an int, got {value!r}")

@@ -292,6 +292,40 @@ def test_normal_of_tensors_draws_in_means_dtype_as_pytorch() -> None:
     assert plugrad.normal(0.0, std.detach()).dtype == wide
 
 
+_HALF = "float16"
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message", "needs"),
+    [
+        # int8 wrapped 300 into 256 values; float16 draws past 65504 were inf.
+        (lambda: plugrad.randperm(300, dtype=plugrad.int8), DtypeError, "holds the numbers",
+         None),
+        (lambda: plugrad.randperm(2050, dtype=plugrad.float16), DtypeError, "holds the numbers",
+         _HALF),
+        (lambda: plugrad.randint(0, 100000, (4,), dtype=plugrad.float16), ScalarRangeError,
+         "does not fit float16", _HALF),
+        # random_(0) drew from the whole range, as random_() does.
+        (lambda: plugrad.empty(3).random_(0), ValueError, "from < to", None),
+        (lambda: plugrad.empty(3).normal_(0.0, float("nan")), ValueError, "non-negative", None),
+        (lambda: plugrad.empty(3).uniform_(0.0, float("inf")), ValueError, "finite", None),
+        (lambda: plugrad.rand(2, generator=5), TypeError, "plugrad.Generator", None),
+    ],
+)  # fmt: skip
+def test_draws_refuse_what_pytorch_refuses(call, error, message, needs) -> None:
+    if needs == _HALF and plugrad.float16 not in plugrad.default_device().dtypes:
+        pytest.skip("the default backend has no float16")
+    with pytest.raises(error, match=message):
+        call()
+
+
+def test_draws_at_the_edges_of_a_dtype() -> None:
+    assert sorted(plugrad.randperm(256, dtype=plugrad.uint8).tolist()) == list(range(256))
+    assert sorted(plugrad.randperm(128, dtype=plugrad.int8).tolist()) == list(range(128))
+    assert set(plugrad.empty(50).random_(2, 4).tolist()) <= {2.0, 3.0}
+    assert set(plugrad.empty(50).random_(to=2).tolist()) <= {0.0, 1.0}
+
+
 def test_a_list_of_double_numpy_arrays_stays_double_as_pytorch() -> None:
     # [np.array([1.0, 2.0]), ...] was read in float32, losing digits PyTorch keeps.
     assert plugrad.tensor([np.array([1.0, 2.0]), np.array([3.0, 4.0])]).dtype == plugrad.float64
