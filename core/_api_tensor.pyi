@@ -400,8 +400,8 @@ class InstalledTensorMethods:
     def contiguous(self, memory_format: Any = ...) -> Any:
         """PyTorch's ``x.contiguous()``: ``x`` itself if it is contiguous, else a row-major copy."""
 
-    def copy_(self, source: Tensor, non_blocking: bool = ...) -> Tensor:
-        """Copy ``source`` (broadcast to this shape) into this tensor, in place."""
+    def copy_(self, source: Tensor | complex, non_blocking: bool = ...) -> Tensor:
+        """Copy ``source`` (broadcast to this shape; or a number) into this tensor, in place."""
 
     def copysign_(self, x2: TensorLike, /) -> Tensor:
         """In-place :meth:`copysign`: ``x.copysign_(...)`` makes ``x`` hold it."""

@@ -849,8 +849,8 @@ def _zero(self: Tensor) -> Tensor:
     return apply_inplace(self, filled_with, _number_for(self, 0), name="zero_()")
 
 
-def _copy(self: Tensor, source: Tensor, non_blocking: bool = False) -> Tensor:
-    """Copy ``source`` (broadcast to this shape) into this tensor, in place.
+def _copy(self: Tensor, source: Tensor | complex, non_blocking: bool = False) -> Tensor:
+    """Copy ``source`` (broadcast to this shape; or a number) into this tensor, in place.
 
     The gradient flows to ``source``; the old values get none. As in PyTorch,
     ``source`` is converted to this tensor's dtype (a float copied into an
