@@ -18,6 +18,7 @@ from types import ModuleType
 from typing import Any, Protocol
 
 from . import dtypes as _dtypes
+from .memory_formats import row_major_layout
 
 __all__ = ["WRITE_REFUSED", "Backend", "Device", "RandomSource", "missing_library"]
 
@@ -276,14 +277,7 @@ class Backend:
     def row_major(self, array: Any) -> bool:
         """Whether ``array``'s elements lie in row-major order, one after the other
         (axes of length 1 aside): what PyTorch calls contiguous."""
-        expected = 1
-        for size, stride in zip(reversed(array.shape), reversed(self.strides(array))):
-            if size == 0:
-                return True
-            if size != 1 and stride != expected:
-                return False
-            expected *= size
-        return True
+        return row_major_layout(tuple(array.shape), self.strides(array))
 
     def synchronize(self, device: Any) -> None:
         """Wait until all work queued on ``device`` has finished (for timing)."""

@@ -19,6 +19,7 @@ __all__ = [
     "contiguous_format",
     "memory_format",
     "preserve_format",
+    "row_major_layout",
 ]
 
 
@@ -75,3 +76,16 @@ def check_memory_format(function: str, value: Any, ndim: int | None = None) -> N
             f"{function}(): {value!r} is a layout of {rank}-dimensional tensors, and this one "
             f"has {ndim} dimensions; leave memory_format out"
         )
+
+
+def row_major_layout(shape: tuple[int, ...], strides: tuple[int, ...]) -> bool:
+    """Whether elements of ``shape`` at ``strides`` (in elements) lie in row-major order, one
+    after the other, as PyTorch's contiguous tensors do; axes of length 1 do not matter."""
+    expected = 1
+    for size, stride in zip(reversed(shape), reversed(strides), strict=True):
+        if size == 0:
+            return True
+        if size != 1 and stride != expected:
+            return False
+        expected *= size
+    return True

@@ -24,6 +24,7 @@ from plugrad.memory_formats import (
     check_memory_format,
     memory_format,
     preserve_format,
+    row_major_layout,
 )
 from plugrad.opdef import OpDef, collect_ops, op
 from plugrad.plugins import _rules
@@ -100,14 +101,7 @@ def _is_contiguous(xp: Any, x: Any, memory_format: memory_format | None = None) 
         )
     # NOTE: not "can it be seen flat without a copy": x[:, ::2] can (every other element),
     # and contiguous() then returned it, so writing into the "copy" wrote into x.
-    expected = 1
-    for size, stride in zip(reversed(x.shape), reversed(x.stride()), strict=True):
-        if size == 0:
-            return True
-        if size != 1 and stride != expected:
-            return False
-        expected *= size
-    return True
+    return row_major_layout(tuple(x.shape), tuple(x.stride()))
 
 
 def _contiguous(xp: Any, x: Any, memory_format: memory_format | None = None) -> Any:
