@@ -42,7 +42,14 @@ def any_true(flag: Any, what: str, error: type[Exception] = IndexOutOfRangeError
 def check_positions(xp: Any, function: str, index: Any, size: int, *, dim: int, wrap: bool) -> None:
     """Refuse integer indices outside ``[0, size)`` (``[-size, size)`` where negative ones
     count from the end): NumPy raises its own error, JAX clamps or reads NaN, and PyTorch's
-    gather, index_select and scatter refuse negative indices that NumPy would wrap."""
+    gather, index_select and scatter refuse negative indices that NumPy would wrap. Bool
+    indices are refused too: NumPy reads True as position 1."""
+    if not xp.isdtype(index.dtype, "integral"):
+        given = str(index.dtype).rpartition(".")[2]  # (bool, numpy.bool, torch.bool)
+        raise DtypeError(
+            f"{function}(): indices must be integers, got {given}; for a mask, select with "
+            "x[mask] (or convert the positions with .to(plugrad.int64))"
+        )
     if not math.prod(index.shape):
         return
     low = -size if wrap else 0

@@ -65,7 +65,9 @@ def test_methods_record_the_graph_like_the_functions(x) -> None:
 def test_pytorch_names_are_the_same_functions() -> None:
     assert plugrad.clamp is plugrad.clip
     assert plugrad.mul is plugrad.multiply and plugrad.sub is plugrad.subtract
-    assert plugrad.cat is plugrad.concat and plugrad.mm is plugrad.matmul
+    assert plugrad.cat is plugrad.concat
+    # (mm is PyTorch's own: matrices only, where matmul broadcasts)
+    assert plugrad.mm is not plugrad.matmul and plugrad.mm.__op__ is plugrad.matmul.__op__
     assert plugrad.arctan2 is plugrad.atan2 and plugrad.unbind is plugrad.unstack
 
 

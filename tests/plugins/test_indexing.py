@@ -388,3 +388,20 @@ def test_setitem_on_a_leaf_that_requires_grad_is_refused() -> None:
     with pytest.raises(plugrad.errors.BackwardError, match="no_grad"):
         w[0] = 5.0
     assert w.tolist() == [1.0, 1.0]
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda x, mask: plugrad.take(x, mask),
+        lambda x, mask: x.take(mask),
+        lambda x, mask: x.index_select(0, mask),
+        lambda x, mask: plugrad.take_along_axis(x, mask, axis=0),
+    ],
+)
+def test_bool_indices_are_refused_not_read_as_positions(call) -> None:
+    # NumPy reads True as position 1: take([10, 20, 30], [True, False, True]) gave
+    # [20, 10, 20] (PyTorch refuses bool indices).
+    x, mask = plugrad.tensor([10, 20, 30]), plugrad.tensor([True, False, True])
+    with pytest.raises(plugrad.errors.DtypeError, match="indices must be integers, got bool"):
+        call(x, mask)
