@@ -63,10 +63,11 @@ class Generator:
     Parameters
     ----------
     seed : int, optional
-        The seed; ``None`` draws one from the operating system (then kept in
-        :attr:`seed`, as :meth:`initial_seed` tells).
+        The seed; ``None`` draws one from the operating system (as
+        :meth:`initial_seed` tells).
     device : str or Device, optional
         The device whose backend produces the numbers (default: the default device).
+        Given first (``Generator("cpu")``), as PyTorch's only argument.
     backend : str, optional
         A backend name, for its current device.
 
@@ -79,14 +80,16 @@ class Generator:
     True
     """
 
-    __slots__ = ("_drawn", "_source", "device", "seed")
+    __slots__ = ("_drawn", "_seed", "_source", "device")
 
     def __init__(
         self,
-        seed: int | None = None,
+        seed: int | Device | str | None = None,
         device: Device | str | None = None,
         backend: str | None = None,
     ) -> None:
+        if isinstance(seed, (str, Device)) and device is None:  # PyTorch's Generator("cpu")
+            seed, device = None, seed
         if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool) or seed < 0):
             raise ValueError(f"seed must be a non-negative int or None, got {seed!r}")
         # A seed drawn here (so that initial_seed() can tell it) is noted as drawn: a
@@ -95,7 +98,7 @@ class Generator:
         if seed is None:
             seed = secrets.randbits(63)
         self.device = target_device(device, backend)
-        self.seed: int = seed
+        self._seed: int = seed
         self._source = self.device.backend.random_source(seed, self.device.native)
 
     def manual_seed(self, seed: int) -> Generator:
@@ -112,9 +115,16 @@ class Generator:
         if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
             raise ValueError(f"seed must be a non-negative int, got {seed!r}")
         self._source = self.device.backend.random_source(seed, self.device.native)
-        self.seed = seed
+        self._seed = seed
         self._drawn = False
         return self
+
+    def seed(self) -> int:
+        """Restart the stream from a seed drawn from the operating system; return the seed
+        (PyTorch's ``Generator.seed``)."""
+        chosen = secrets.randbits(63)
+        self.manual_seed(chosen)
+        return chosen
 
     def get_state(self) -> GeneratorState:
         """Return a snapshot of the stream, to give :meth:`set_state` later (picklable).
@@ -134,7 +144,7 @@ class Generator:
                 f"the random source of backend {self.device.backend.name!r} cannot save its "
                 "state; reseed with manual_seed() to repeat a stream instead"
             )
-        return GeneratorState(self.device.backend.name, self.seed, source.get_state())
+        return GeneratorState(self.device.backend.name, self._seed, source.get_state())
 
     def set_state(self, state: GeneratorState) -> Generator:
         """Continue the stream from a :meth:`get_state` snapshot; return the generator."""
@@ -153,15 +163,15 @@ class Generator:
                 f"the random source of backend {backend!r} cannot restore a state"
             )
         self._source.set_state(state.state)
-        self.seed = state.seed
+        self._seed = state.seed
         return self
 
     def initial_seed(self) -> int:
         """The seed the stream started from (drawn from entropy where none was given)."""
-        return self.seed
+        return self._seed
 
     def __repr__(self) -> str:
-        return f"Generator(seed={self.seed}, device={self.device.name!r})"
+        return f"Generator(seed={self._seed}, device={self.device.name!r})"
 
 
 class GeneratorState:

@@ -716,7 +716,7 @@ class _SourceDescriptor:
             # A Generator made in the function (manual_seed is a call each replay repeats):
             # each eager call makes a new one, whose stream starts again; so does each replay.
             restart = tracer.constant(_restart_stream, "restart_")
-            seed = None if generator._drawn else generator.seed
+            seed = None if generator._drawn else generator._seed
             step = Step("text", None, f"{restart}({{0}}, {{1}})", (generator, seed), effect=True)
             tracer.steps.append(step)
             tracer.restarts.append(step)
@@ -727,7 +727,7 @@ def _restart_stream(generator: Any, seed: int | None) -> None:
     """Give ``generator`` the stream its constructor gave it (a new one for seed None)."""
     device = generator.device
     if seed is None:
-        seed = generator.seed = secrets.randbits(63)
+        seed = generator._seed = secrets.randbits(63)
     generator._source = device.backend.random_source(seed, device.native)
 
 
@@ -1739,6 +1739,8 @@ class Tracer:
         # Seeding inside the function happens at every replay, as the eager calls seed.
         seed_generator = _host_call(Generator.__dict__["manual_seed"], "Generator.manual_seed()")
         patches.append((Generator, "manual_seed", seed_generator))
+        reseed_generator = _host_call(Generator.__dict__["seed"], "Generator.seed()")
+        patches.append((Generator, "seed", reseed_generator))
         seed_all = _host_function(_random.manual_seed, "plugrad.manual_seed()")
         patches.append((_random, "manual_seed", seed_all))
         package = sys.modules["plugrad"]

@@ -326,6 +326,20 @@ def test_draws_at_the_edges_of_a_dtype() -> None:
     assert set(plugrad.empty(50).random_(to=2).tolist()) <= {0.0, 1.0}
 
 
+def test_generator_seed_and_device_as_pytorchs() -> None:
+    # Generator("cpu") took "cpu" for a seed; g.seed() called an int (the seed attribute).
+    device = plugrad.default_device()
+    first = plugrad.Generator(device)
+    assert first.device is device
+    drawn = first.seed()
+    assert drawn == first.initial_seed()
+    sample = plugrad.rand(3, generator=first)
+    assert plugrad.rand(3, generator=first.manual_seed(drawn)).tolist() == sample.tolist()
+    assert plugrad.Generator(5).initial_seed() == plugrad.Generator(seed=5).initial_seed() == 5
+    if device.type == "cpu":
+        assert plugrad.Generator("cpu").device.type == "cpu"
+
+
 def test_a_list_of_double_numpy_arrays_stays_double_as_pytorch() -> None:
     # [np.array([1.0, 2.0]), ...] was read in float32, losing digits PyTorch keeps.
     assert plugrad.tensor([np.array([1.0, 2.0]), np.array([3.0, 4.0])]).dtype == plugrad.float64
