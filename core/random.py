@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import operator
 import secrets
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
@@ -306,7 +307,7 @@ def _sample(
     generator: Generator | None,
     requires_grad: bool,
 ) -> Tensor:
-    if len(shape) == 1 and not isinstance(shape[0], int):
+    if len(shape) == 1 and not hasattr(type(shape[0]), "__index__"):  # (a NumPy int is one)
         shape = tuple(shape[0])
     size = _shape(shape)
     target, generator = _sampling_device(device, backend, generator)
@@ -316,6 +317,13 @@ def _sample(
     source = generator._source
     array = getattr(source, kind)(size, target.native_dtype(dtype))
     return leaf(array, target, requires_grad)
+
+
+def _whole(function: str, name: str, value: Any) -> int:
+    """An int given as one: a Python or NumPy int, or a 0-d integer tensor (not a bool)."""
+    if isinstance(value, bool) or not hasattr(type(value), "__index__"):
+        raise TypeError(f"{function}(): {name} must be an int, got {value!r}")
+    return operator.index(value)
 
 
 def _sampling_device(
@@ -440,9 +448,7 @@ def randint(
         low, high, size = 0, low, high
     if high is None:
         low, high = 0, low
-    for name, value in (("low", low), ("high", high)):
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise TypeError(f"randint(): {name} must be an int, got {value!r}")
+    low, high = _whole("randint", "low", low), _whole("randint", "high", high)
     if high <= low:
         raise ValueError(f"randint(): high ({high}) must be greater than low ({low})")
     target, generator = _sampling_device(device, backend, generator)
@@ -500,7 +506,8 @@ def randperm(
     >>> p.dtype, sorted(p.tolist())
     (plugrad.int64, [0, 1, 2, 3, 4])
     """
-    if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+    n = _whole("randperm", "n", n)
+    if n < 0:
         raise ValueError(f"randperm(): n must be a non-negative int, got {n!r}")
     if n > 2**53:
         raise ValueError(f"randperm(): n ({n}) is larger than 2**53")

@@ -412,3 +412,15 @@ def test_random_tensors_take_pytorchs_size_keyword(name) -> None:
     assert make(3).tolist() == first
     with pytest.raises(plugrad.errors.ArgumentError, match="shape twice"):
         make(2, size=(2,))
+
+
+def test_draws_take_numpy_ints_and_0d_tensors_as_sizes_and_bounds() -> None:
+    # A NumPy int as the whole shape was iterated ('numpy.int64' object is not iterable);
+    # randperm and randint refused NumPy ints and 0-d tensors.
+    assert plugrad.rand(np.int64(3)).shape == plugrad.randn(plugrad.tensor(3)).shape == (3,)
+    assert sorted(plugrad.randperm(np.int64(4)).tolist()) == [0, 1, 2, 3]
+    assert sorted(plugrad.randperm(plugrad.tensor(4)).tolist()) == [0, 1, 2, 3]
+    drawn = plugrad.randint(np.int64(0), plugrad.tensor(10), (50,))
+    assert 0 <= int(drawn.min()) and int(drawn.max()) < 10
+    with pytest.raises(TypeError, match="must be an int"):
+        plugrad.randint(0, 2.5, (3,))
