@@ -50,7 +50,10 @@ class JaxRandom:
         if seed is None:
             seed = int(np.random.SeedSequence().generate_state(1)[0])
         self._device = device
-        self._key = jax.random.key(seed)
+        # jax.random.key takes int64 seeds: the top bit of a 64-bit one is folded in.
+        self._key = jax.random.key(seed % 2**63)
+        if seed >= 2**63:
+            self._key = jax.random.fold_in(self._key, 1)
 
     def _next_key(self) -> Any:
         self._key, key = _jax().random.split(self._key)

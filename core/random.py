@@ -91,8 +91,8 @@ class Generator:
     ) -> None:
         if isinstance(seed, (str, Device)) and device is None:  # PyTorch's Generator("cpu")
             seed, device = None, seed
-        if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool) or seed < 0):
-            raise ValueError(f"seed must be a non-negative int or None, got {seed!r}")
+        if seed is not None:
+            seed = _checked_seed(seed)
         # A seed drawn here (so that initial_seed() can tell it) is noted as drawn: a
         # compiled function's replay makes such a generator with a new one, as eagerly.
         self._drawn = seed is None
@@ -113,8 +113,7 @@ class Generator:
         >>> bool(plugrad.all(a == plugrad.rand(2, generator=g.manual_seed(7))))
         True
         """
-        if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
-            raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+        seed = _checked_seed(seed)
         self._source = self.device.backend.random_source(seed, self.device.native)
         self._seed = seed
         self._drawn = False
@@ -175,6 +174,17 @@ class Generator:
         return f"Generator(seed={self._seed}, device={self.device.name!r})"
 
 
+def _checked_seed(seed: Any) -> int:
+    """A seed as PyTorch takes it: an int (a NumPy int too) in [-2**63, 2**64), a negative
+    one counted from 2**64."""
+    if isinstance(seed, bool) or not hasattr(type(seed), "__index__"):
+        raise TypeError(f"a seed is an int, got {seed!r}")
+    seed = operator.index(seed)
+    if not -(2**63) <= seed < 2**64:
+        raise ValueError(f"a seed lies in [-2**63, 2**64), got {seed}")
+    return seed % 2**64
+
+
 class GeneratorState:
     """A snapshot of a :class:`Generator`'s stream (:meth:`Generator.get_state`); opaque."""
 
@@ -209,8 +219,7 @@ def manual_seed(seed: int) -> Generator:
     True
     """
     global _default_seed
-    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
-        raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+    seed = _checked_seed(seed)
     _default_seed = seed
     # Reseeded in place: a generator returned earlier stays the default one, as PyTorch's.
     for generator in _default_generators.values():

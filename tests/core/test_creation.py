@@ -158,8 +158,8 @@ def test_random_errors() -> None:
     with pytest.raises(DtypeError, match="real floating"):
         plugrad.randn(2, dtype=plugrad.int32)
     with pytest.raises(ValueError, match="seed"):
-        plugrad.Generator(seed=-1)
-    with pytest.raises(ValueError, match="seed"):
+        plugrad.Generator(seed=2**64)
+    with pytest.raises(TypeError, match="seed"):
         plugrad.manual_seed(1.5)
 
 
@@ -424,3 +424,25 @@ def test_draws_take_numpy_ints_and_0d_tensors_as_sizes_and_bounds() -> None:
     assert 0 <= int(drawn.min()) and int(drawn.max()) < 10
     with pytest.raises(TypeError, match="must be an int"):
         plugrad.randint(0, 2.5, (3,))
+
+
+def test_seeds_as_pytorch_takes_them() -> None:
+    # NumPy ints and negative seeds (counted from 2**64) were refused; 2**64 overflows.
+    for seed, kept in (
+        (np.int64(3), 3),
+        (-1, 2**64 - 1),
+        (2**64 - 1, 2**64 - 1),
+        (-(2**63), 2**63),
+    ):
+        plugrad.manual_seed(seed)
+        assert plugrad.initial_seed() == kept
+        first = plugrad.rand(3)
+        plugrad.manual_seed(seed)
+        assert plugrad.rand(3).tolist() == first.tolist()
+        assert plugrad.Generator(seed=seed).initial_seed() == kept
+    with pytest.raises(ValueError, match="2\\*\\*64"):
+        plugrad.manual_seed(2**64)
+    for wrong in (3.5, "3", True):
+        with pytest.raises(TypeError, match="a seed is an int"):
+            plugrad.manual_seed(wrong)
+    plugrad.manual_seed(0)
