@@ -12,6 +12,7 @@ names, ``plugrad.float`` for ``plugrad.float32`` and so on, are set in the packa
 from __future__ import annotations
 
 import math
+import operator
 from typing import Any
 
 from . import creation as _creation
@@ -492,8 +493,11 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
         raise ShapeError(
             f"bincount() counts a 1-d tensor of integers, got shape {input.shape} and {input.dtype}"
         )
-    if isinstance(minlength, bool) or not isinstance(minlength, int) or minlength < 0:
-        raise ArgumentError(f"bincount() takes minlength >= 0, got {minlength!r}")
+    if isinstance(minlength, bool) or not hasattr(type(minlength), "__index__"):
+        raise ArgumentError(f"bincount() takes an int minlength >= 0, got {minlength!r}")
+    minlength = operator.index(minlength)  # (a NumPy int too)
+    if minlength < 0:
+        raise ArgumentError(f"bincount() takes an int minlength >= 0, got {minlength!r}")
     if weights is not None and (
         _tensor("bincount", weights).ndim != 1 or weights.shape != input.shape
     ):

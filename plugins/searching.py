@@ -106,7 +106,9 @@ def _searchsorted(
     xp: Any, x1: Any, x2: Any, /, *, side: str = "left", sorter: Any = None,
     right: bool = False, out_int32: bool = False,
 ) -> Any:  # fmt: skip
-    # right= and out_int32= are PyTorch's (right=True is side="right").
+    # right= and out_int32= are PyTorch's (right=True is side="right"; side=None its default).
+    if side is None:
+        side = "left"
     if right:
         if side not in ("left", "right"):
             raise ArgumentError(f"searchsorted(): side must be 'left' or 'right', got {side!r}")

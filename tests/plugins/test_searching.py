@@ -93,3 +93,11 @@ def test_searchsorted_and_isin_compare_numbers_as_comparisons_do() -> None:
     big_int, big_float = plugrad.tensor([16777217]), plugrad.tensor([16777217.0])
     assert plugrad.isin(big_int, big_float).tolist() == (big_int == big_float).tolist() == [True]
     assert plugrad.searchsorted(big_float, big_int).tolist() == [0]
+
+
+def test_searchsorted_side_none_and_bincount_numpy_minlength_as_pytorch() -> None:
+    # side=None gave NumPy's "search side must be str"; a NumPy int minlength was refused.
+    assert plugrad.searchsorted(
+        plugrad.tensor([1, 3]), plugrad.tensor([3]), side=None
+    ).tolist() == [1]
+    assert plugrad.bincount(plugrad.tensor([0, 1]), minlength=np.int64(3)).tolist() == [1, 1, 0]
