@@ -179,7 +179,7 @@ def _median(name: str) -> Any:
                     f"{name}() of an empty {x.dtype} tensor has no value (NaN, its value for "
                     "floating tensors, is not an integer); check for x.numel() == 0 first"
                 )
-            return xp.asarray(math.nan, dtype=x.dtype, device=device_of(x))
+            return xp.sum(flat) * math.nan  # NaN, in x's graph (as PyTorch's)
         median = _select(xp, flat, 0, False, lambda y, axis: position(xp, y, axis), name).values
         if not _is_floating(xp, x):
             return median

@@ -220,3 +220,13 @@ def test_float16_sums_and_float32_running_sums_round_once_as_pytorch() -> None:
     assert running.dtype == plugrad.float32
     assert running[-1].item() == torch.full((10**6,), 0.1).cumsum(0)[-1].item() == 100000.0
     assert plugrad.cumulative_sum(tenths)[-1].item() == 100000.0
+
+
+@pytest.mark.parametrize("name", ["median", "nanmedian"])
+def test_the_median_of_an_empty_tensor_stays_in_its_graph(name) -> None:
+    # NaN, as PyTorch's, but it was a new tensor: backward through it raised.
+    x = plugrad.zeros(0, requires_grad=True)
+    median = getattr(plugrad, name)(x)
+    assert median.requires_grad and np.isnan(median.item())
+    median.backward()
+    assert x.grad.shape == (0,)
