@@ -273,9 +273,16 @@ def _expand_as(xp: Any, x: Any, other: Any) -> Any:
 
 
 def _broadcast_view(xp: Any, x: Any, shape: tuple[int, ...]) -> Any:
-    # To its own shape, PyTorch's expand is a plain view, which in-place ops may write
-    # (NumPy's broadcast_to is read-only whatever the shape).
-    return x[...] if tuple(x.shape) == shape else xp.broadcast_to(x, shape)
+    # Where no element repeats (its own shape, or new axes of length 1), PyTorch's expand
+    # is a plain view, which in-place ops may write (NumPy's broadcast_to is read-only
+    # whatever the shape).
+    own = tuple(x.shape)
+    if own == shape:
+        return x[...]
+    if len(shape) > len(own) and shape[len(shape) - len(own) :] == own:
+        if all(n == 1 for n in shape[: len(shape) - len(own)]):
+            return xp.reshape(x, shape)
+    return xp.broadcast_to(x, shape)
 
 
 def _tile_method(xp: Any, x: Any, *repeats: int) -> Any:

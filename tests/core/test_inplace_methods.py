@@ -729,3 +729,19 @@ def test_an_unsigned_tensor_updated_with_signed_integers_wraps_as_in_pytorch():
         y -= lib.tensor([3, 1], dtype=lib.int8)
         results.append((x.tolist(), y.tolist(), str(x.dtype).split(".")[-1]))
     assert results[0] == results[1]
+
+
+def test_an_expansion_by_new_axes_of_length_one_is_a_view_in_place_ops_write() -> None:
+    # x.expand(1, 3) repeats no element, and PyTorch writes through it; it was read-only.
+    x = plugrad.tensor([1.0, 2.0, 3.0])
+    x.expand(1, 3).add_(1.0)
+    x.expand(1, 1, -1).mul_(2.0)
+    assert x.tolist() == [4.0, 6.0, 8.0]
+    leaf = plugrad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = leaf * 1
+    y.expand_as(plugrad.ones((1, 3))).mul_(2.0)
+    y.sum().backward()
+    assert leaf.grad.tolist() == [2.0, 2.0, 2.0]
+    refused = (plugrad.errors.ReadOnlyViewError, plugrad.errors.ViewCopyError)
+    with pytest.raises(refused):
+        x.expand(2, 3).add_(1.0)  # repeats: refused, as PyTorch refuses it
