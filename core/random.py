@@ -221,10 +221,15 @@ def manual_seed(seed: int) -> Generator:
     global _default_seed
     seed = _checked_seed(seed)
     _default_seed = seed
-    # Reseeded in place: a generator returned earlier stays the default one, as PyTorch's.
-    for generator in _default_generators.values():
-        generator.manual_seed(seed)
-    return _generator_for(target_device(None, None))
+    # The default device's is reseeded in place, so that a generator returned earlier stays
+    # the default one, as PyTorch's; the others are made anew when next drawn from.
+    default = target_device(None, None)
+    kept = _default_generators.get(default)
+    _default_generators.clear()
+    if kept is None:
+        return _generator_for(default)
+    _default_generators[default] = kept.manual_seed(seed)
+    return kept
 
 
 def get_rng_state() -> GeneratorState:
