@@ -326,9 +326,21 @@ def _sample(
     size = _shape(shape)
     target, generator = _sampling_device(device, backend, generator)
     dtype = dtype or _dtypes.default_float_dtype
-    if dtype.kind != "real floating":
-        raise DtypeError(f"{kind}() draws real floating-point numbers; dtype {dtype.name} is not")
     source = generator._source
+    if dtype.kind == "complex floating":
+        # As PyTorch: the real and imaginary parts drawn apart, each normal of variance
+        # 1/2 (so that E|z|**2 is 1) or uniform on [0, 1).
+        part = _dtypes.float32 if dtype is _dtypes.complex64 else _dtypes.float64
+        xp, native = target.xp, target.native_dtype(dtype)
+        real, imag = (getattr(source, kind)(size, target.native_dtype(part)) for _ in range(2))
+        array = xp.astype(real, native) + xp.astype(imag, native) * 1j
+        if kind == "normal":
+            array = array * math.sqrt(0.5)
+        return leaf(array, target, requires_grad)
+    if dtype.kind != "real floating":
+        raise DtypeError(
+            f"{kind}() draws floating-point numbers (real or complex); dtype {dtype.name} is not"
+        )
     array = getattr(source, kind)(size, target.native_dtype(dtype))
     return leaf(array, target, requires_grad)
 

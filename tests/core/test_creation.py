@@ -155,7 +155,7 @@ def test_random_generators_are_seedable() -> None:
 
 
 def test_random_errors() -> None:
-    with pytest.raises(DtypeError, match="real floating"):
+    with pytest.raises(DtypeError, match="floating-point numbers"):
         plugrad.randn(2, dtype=plugrad.int32)
     with pytest.raises(ValueError, match="seed"):
         plugrad.Generator(seed=2**64)
@@ -446,3 +446,24 @@ def test_seeds_as_pytorch_takes_them() -> None:
         with pytest.raises(TypeError, match="a seed is an int"):
             plugrad.manual_seed(wrong)
     plugrad.manual_seed(0)
+
+
+def test_complex_draws_as_pytorchs() -> None:
+    # randn, rand, normal_ of complex dtypes were refused; PyTorch draws the two parts
+    # apart, each normal of variance 1/2 (E|z|**2 = 1) or uniform on [0, 1).
+    plugrad.manual_seed(0)
+    z = plugrad.randn(200_000, dtype=plugrad.complex64)
+    assert z.dtype == plugrad.complex64
+    for part in (plugrad.real(z), plugrad.imag(z)):
+        assert abs(float(part.mean())) < 0.01 and abs(float(part.var()) - 0.5) < 0.01
+    u = plugrad.rand(10_000, dtype=plugrad.complex64)
+    for part in (plugrad.real(u), plugrad.imag(u)):
+        assert 0.0 <= float(part.min()) and float(part.max()) < 1.0
+        assert abs(float(part.mean()) - 0.5) < 0.02
+    filled = plugrad.zeros(200_000, dtype=plugrad.complex64).normal_(1.0, 2.0)
+    assert abs(float(plugrad.real(filled).mean()) - 1.0) < 0.02
+    assert abs(float(plugrad.imag(filled).mean())) < 0.02
+    assert abs(float(plugrad.real(filled).var()) - 2.0) < 0.05
+    assert plugrad.randn_like(plugrad.zeros(2, dtype=plugrad.complex64)).dtype == plugrad.complex64
+    with pytest.raises(DtypeError, match="floating-point numbers"):
+        plugrad.randn(2, dtype=plugrad.int32)
