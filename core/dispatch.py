@@ -464,6 +464,9 @@ def apply_general(op: RegisteredOp, inputs: tuple[Any, ...], params: dict[str, A
             arrays.append(x._array)
         elif sequence is None and (x is None or type(x) in _SCALARS):
             arrays.append(x)
+        elif sequence is None and _is_numpy_scalar(x):  # (np.float64(0.5): a Python number)
+            numbers = tuple(v.item() if _is_numpy_scalar(v) else v for v in items)
+            return apply_general(op, numbers, params)
         else:
             raise _not_a_tensor(op, 0 if sequence else index, x, index if sequence else None)
     if device is None:

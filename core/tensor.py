@@ -672,8 +672,9 @@ class _ElementCount(int):
         shape = self._shape
         if dim is None:
             return Size(shape)
-        if not isinstance(dim, int) or isinstance(dim, bool):
+        if isinstance(dim, bool) or not hasattr(type(dim), "__index__"):
             raise TypeError(f"size(dim) takes an int, got {type(dim).__name__}")
+        dim = dim.__index__()  # (a NumPy int too)
         if not -len(shape) <= dim < len(shape):
             raise IndexError(
                 f"size({dim}): dimension out of range for a tensor with {len(shape)} dimensions "

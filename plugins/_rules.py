@@ -84,6 +84,14 @@ def is_scalar(value: Any) -> bool:
     return type(value) in _SCALARS
 
 
+def python_number(value: Any) -> Any:
+    """A NumPy scalar (``np.float64(1.5)``, as NumPy's reductions return) as the Python
+    number it holds, which takes a tensor's dtype; anything else as it is."""
+    if type(value).__module__ == "numpy" and getattr(value, "ndim", None) == 0:
+        return value.item()
+    return value
+
+
 # dtype object -> whether it is complex, learned per dtype: conj() runs in the backward
 # rules of multiply, divide, exp, ... on every call, and a dict lookup is several times
 # cheaper than comparing dtypes (or than xp.isdtype).

@@ -32,6 +32,7 @@ from plugrad.plugins._rules import (
     is_half,
     is_scalar,
     logistic,
+    python_number,
     safe_where_zero,
 )
 
@@ -713,11 +714,13 @@ def _refuse_integers(xp: Any, function: str, value: Any, *arrays: Any) -> None:
 
 
 def _addcmul(xp: Any, x: Any, tensor1: Any, tensor2: Any, /, *, value: Any = 1) -> Any:
+    value = python_number(value)  # (np.float64's dtype would win over float32 tensors)
     _refuse_integers(xp, "addcmul", value, x, tensor1, tensor2)
     return x + value * tensor1 * tensor2
 
 
 def _addcdiv(xp: Any, x: Any, tensor1: Any, tensor2: Any, /, *, value: Any = 1) -> Any:
+    value = python_number(value)
     _refuse_integers(xp, "addcdiv", value, x, tensor1, tensor2)
     return x + value * (tensor1 / tensor2)
 

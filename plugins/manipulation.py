@@ -13,6 +13,7 @@ from __future__ import annotations
 import builtins
 import itertools
 import math
+import operator
 from typing import Any
 
 from plugrad.dtypes import DType
@@ -305,7 +306,8 @@ def _torch_tile(xp: Any, x: Any, *dims: int) -> Any:
 def _split(xp: Any, x: Any, split_size_or_sections: Any, dim: int = 0) -> tuple[Any, ...]:
     """PyTorch's ``x.split(size_or_sizes, dim=0)``: pieces of one size, or of the sizes listed."""
     length = x.shape[checked_axis("split", dim, x.ndim)]
-    if isinstance(split_size_or_sections, int):
+    if hasattr(type(split_size_or_sections), "__index__"):  # an int, NumPy's, a 0-d tensor
+        split_size_or_sections = operator.index(split_size_or_sections)
         step = split_size_or_sections
         if step <= 0:
             raise ShapeError(f"split(): the piece size must be positive, got {step}")
@@ -328,6 +330,7 @@ def _split(xp: Any, x: Any, split_size_or_sections: Any, dim: int = 0) -> tuple[
 
 def _chunk(xp: Any, x: Any, chunks: int, dim: int = 0) -> tuple[Any, ...]:
     """PyTorch's ``x.chunk(chunks, dim=0)``: at most ``chunks`` pieces of ``ceil(n / chunks)``."""
+    chunks = operator.index(chunks)  # (a NumPy int, a 0-d tensor)
     if chunks <= 0:
         raise ShapeError(f"chunk(): the number of chunks must be positive, got {chunks}")
     length = x.shape[checked_axis("chunk", dim, x.ndim)]

@@ -17,7 +17,14 @@ from typing import Any
 from plugrad.errors import ArgumentError, AxisError, DtypeError, ShapeError
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
-from plugrad.plugins._rules import cast, checked_axis, conj, negative_axis, reduction_axis
+from plugrad.plugins._rules import (
+    cast,
+    checked_axis,
+    conj,
+    negative_axis,
+    python_number,
+    reduction_axis,
+)
 
 # The rows are aligned by hand, one op per statement.
 # fmt: off
@@ -59,6 +66,7 @@ def _bmm(xp: Any, input: Any, mat2: Any) -> Any:
 
 def _coefficient(xp: Any, name: str, value: Any, dtype: Any) -> Any:
     """``alpha`` or ``beta`` as PyTorch takes it: a number that keeps ``dtype``."""
+    value = python_number(value)
     if hasattr(value, "dtype"):  # a 0-d tensor: its dtype does not promote the result's
         return value if value.dtype == dtype else xp.astype(value, dtype)
     if xp.isdtype(dtype, "bool"):

@@ -19,6 +19,7 @@ from plugrad.plugins._rules import (
     axis_query,
     device_of,
     index_dtype,
+    python_number,
     reduction_axis,
     refuse_value_it_cannot_hold,
 )
@@ -45,6 +46,7 @@ def _where_method(xp: Any, x: Any, condition: Any, y: Any) -> Any:
 def _masked_fill(xp: Any, x: Any, mask: Any, value: Any) -> Any:
     """PyTorch's ``x.masked_fill(mask, value)``: ``value`` where ``mask`` holds, else ``x``."""
     _refuse_a_mask_not_bool(xp, "masked_fill", mask)
+    value = python_number(value)
     if getattr(value, "ndim", 0):  # as PyTorch: values that broadcast are a where()
         raise ShapeError(
             f"masked_fill(): the value must be a number or a 0-d tensor, got shape "

@@ -21,10 +21,11 @@ _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
 
 def _ntuple(layer: str, name: str, value: Any, n: int) -> tuple[int, ...]:
+    value = F._int_or_itself(value)  # (a NumPy int too)
     values = (
         (value,) * n
         if isinstance(value, int)
-        else tuple(value)
+        else tuple(map(F._int_or_itself, value))
         if isinstance(value, tuple | list)
         else ()
     )

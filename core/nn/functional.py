@@ -4485,6 +4485,7 @@ def _probability(function: str, name: str, p: Any) -> float:
 
 
 def _positive_int(layer: str, name: str, value: Any) -> int:
+    value = _int_or_itself(value)
     if not isinstance(value, int) or isinstance(value, bool):
         raise TypeError(f"{layer}: {name} must be an int, got {type(value).__name__}")
     if value <= 0:

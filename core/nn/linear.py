@@ -58,6 +58,7 @@ class Linear(Module):
         **placement: Unpack[ParameterPlacement],
     ) -> None:
         super().__init__()
+        in_features, out_features = map(F._int_or_itself, (in_features, out_features))
         for name, value in (("in_features", in_features), ("out_features", out_features)):
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 raise ValueError(f"Linear: {name} must be a non-negative int, got {value!r}")
@@ -132,6 +133,9 @@ class Bilinear(Module):
         **placement: Unpack[ParameterPlacement],
     ) -> None:
         super().__init__()
+        in1_features, in2_features, out_features = map(
+            F._int_or_itself, (in1_features, in2_features, out_features)
+        )
         sizes = (
             ("in1_features", in1_features),
             ("in2_features", in2_features),

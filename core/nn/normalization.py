@@ -38,7 +38,10 @@ __all__ = [
 
 
 def _as_shape(normalized_shape: int | Sequence[int]) -> tuple[int, ...]:
-    return (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    normalized_shape = F._int_or_itself(normalized_shape)  # (a NumPy int too)
+    if isinstance(normalized_shape, int):
+        return (normalized_shape,)
+    return tuple(map(F._int_or_itself, normalized_shape))
 
 
 class _NormBase(Module):

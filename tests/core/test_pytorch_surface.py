@@ -943,3 +943,29 @@ def test_einsum_sublist_form_and_diagonals_of_unequal_sizes() -> None:
     # as broadcasting: "ii->i" of a (1, 3) matrix gave one element).
     with pytest.raises(plugrad.errors.ShapeError, match="diagonal needs equal sizes"):
         plugrad.einsum("ii->i", plugrad.ones((1, 3)))
+
+
+def test_numpy_scalars_and_ints_act_as_python_numbers() -> None:
+    # NumPy's reductions return NumPy scalars (np.prod for a flattened size): they were
+    # refused as sizes, values and factors, or (np.float64 as addcmul's value) made the
+    # result float64.
+    x = plugrad.zeros(2)
+    x[0] = np.float64(0.5)
+    x[1:] = np.int64(2)
+    assert x.tolist() == [0.5, 2.0]
+    assert x.masked_fill(x > 1, np.float64(1.5)).tolist() == [0.5, 1.5]
+    ones = plugrad.ones((2, 2))
+    assert plugrad.addmm(ones, ones, ones, alpha=np.float64(2)).tolist() == [[5.0, 5.0]] * 2
+    for method in ("addcmul", "addcdiv"):
+        result = getattr(plugrad.zeros(2), method)(
+            plugrad.ones(2), plugrad.ones(2), value=np.float64(1.5)
+        )
+        assert result.dtype == plugrad.float32 and result.tolist() == [1.5, 1.5]
+    assert plugrad.nn.Linear(np.prod((2, 3)), 4).weight.shape == (4, 6)
+    assert plugrad.nn.Conv2d(2, 3, np.int64(3), stride=np.int64(2)).kernel_size == (3, 3)
+    assert plugrad.nn.LayerNorm(np.int64(3)).normalized_shape == (3,)
+    assert plugrad.nn.Bilinear(np.int64(2), 3, 4).weight.shape == (4, 2, 3)
+    six = plugrad.ones(6)
+    assert six.size(np.int64(0)) == 6
+    assert [t.shape for t in six.chunk(np.int64(3))] == [(2,)] * 3
+    assert [t.shape for t in six.split(plugrad.tensor(4))] == [(4,), (2,)]
