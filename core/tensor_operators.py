@@ -55,7 +55,14 @@ _OPS = vars(_ops)
 
 def _binary(symbol: str, op: str) -> Callable[[Tensor, Any], Tensor]:
     def operator(self: Tensor, other: Any) -> Tensor:
-        return _OPS[op](self, other)
+        try:
+            return _OPS[op](self, other)
+        except TypeError:
+            # Python then asks the other operand, as PyTorch lets it; x + [1, 2] keeps
+            # plugrad's error (a list asks nothing, and the error says what is wrong).
+            if _foreign(other) and not isinstance(other, (list, tuple)):
+                return NotImplemented
+            raise
 
     operator.__doc__ = f"``x {symbol} y``: ``plugrad.{op}(x, y)``."
     return operator
@@ -65,18 +72,42 @@ def _equality(symbol: str, op: str) -> Callable[[Tensor, Any], Tensor]:
     def operator(self: Tensor, other: Any) -> Tensor:
         if other is None:  # Python's answer (x == None is False), as PyTorch gives
             return NotImplemented
-        return _OPS[op](self, other)
+        try:
+            return _OPS[op](self, other)
+        except TypeError:
+            if _foreign(other):  # x == "auto": Python's answer too
+                return NotImplemented
+            raise
 
-    operator.__doc__ = f"``x {symbol} y``: ``plugrad.{op}(x, y)`` (``x {symbol} None``: Python's)."
+    operator.__doc__ = (
+        f"``x {symbol} y``: ``plugrad.{op}(x, y)`` (``x {symbol} None`` or another object "
+        "that is not an operand: Python's)."
+    )
     return operator
 
 
 def _reflected(symbol: str, op: str) -> Callable[[Tensor, Any], Tensor]:
     def operator(self: Tensor, other: Any) -> Tensor:
-        return _OPS[op](other, self)
+        try:
+            return _OPS[op](other, self)
+        except TypeError:
+            if _foreign(other):  # [0] * tensor(3): the list repeats itself, as with PyTorch
+                return NotImplemented
+            raise
 
     operator.__doc__ = f"``y {symbol} x``: ``plugrad.{op}(y, x)``."
     return operator
+
+
+def _foreign(value: Any) -> bool:
+    """Whether ``value`` is no operand plugrad knows (a string, a list, an object of another
+    library's class): an operator then returns NotImplemented, so that Python tries the
+    other operand's method, and else raises its own TypeError. Arrays of other libraries
+    are refused with plugrad's error instead, which says how to convert them."""
+    if isinstance(value, (Tensor, bool, int, float, complex)):
+        return False
+    array_like = ("__array__", "__array_namespace__", "__dlpack__", "dtype")
+    return not any(hasattr(value, name) for name in array_like)
 
 
 def _unary(form: str, op: str) -> Callable[[Tensor], Tensor]:
