@@ -286,3 +286,30 @@ def test_clone_lays_out_as_pytorch() -> None:
     x = plugrad.arange(6.0, requires_grad=True)
     x.view(2, 3).t().clone(memory_format=plugrad.contiguous_format).sum().backward()
     assert x.grad.tolist() == [1.0] * 6
+
+
+def test_operators_leave_objects_they_do_not_know_to_python() -> None:
+    # x == "auto", x in ["auto", None] and x + Custom() raised plugrad's TypeError; as
+    # PyTorch's, the operators return NotImplemented, so Python asks the other operand.
+    class Custom:
+        def __radd__(self, other):
+            return "Custom.__radd__"
+
+        def __rmatmul__(self, other):
+            return "Custom.__rmatmul__"
+
+    x = plugrad.ones(2)
+    assert (x == "auto") is False and (x != "auto") is True
+    assert x not in ["auto", None] and ["auto", x].index(x) == 1
+    assert x + Custom() == "Custom.__radd__" and x @ Custom() == "Custom.__rmatmul__"
+    assert [0] * plugrad.tensor(3) == [0, 0, 0]
+    with pytest.raises(TypeError, match="unsupported operand"):
+        x + "a"
+    with pytest.raises(TypeError, match="not supported between"):
+        _ = x < "a"
+    # Arrays of other libraries keep plugrad's error, which says how to convert them.
+    with pytest.raises(TypeError, match=r"plugrad\.asarray"):
+        x + np.ones(2)
+    # And a dtype error is still plugrad's own.
+    with pytest.raises(DtypeError):
+        plugrad.ones(2, dtype=plugrad.int32).__iadd__(1.5)
