@@ -116,6 +116,11 @@ def apply_inplace(
         result = function(before, *args, **keywords)
         if result.dtype is _dtypes.bool and target.dtype is not _dtypes.bool:
             result = _truth_values(before, result, args)
+        elif result.dtype is not target.dtype and _dtypes.kind_rank(
+            result.dtype
+        ) == _dtypes.kind_rank(target.dtype):
+            # As PyTorch: the tensor keeps its dtype (float32 += float64), in the graph.
+            result = _ops.astype(result, target.dtype)
         _check_result(target, result, name, recording=True)
         if family:
             _write_or_rebind(target, result._array, name)
@@ -678,11 +683,10 @@ def _check_result(target: Tensor, result: Tensor, name: str, *, recording: bool)
     array = result._array
     if result.dtype is target.dtype:
         return array
-    if _dtypes.kind_rank(result.dtype) != _dtypes.kind_rank(target.dtype) or recording:
+    if _dtypes.kind_rank(result.dtype) != _dtypes.kind_rank(target.dtype):
         raise DtypeError(
             f"{name} would give {result.dtype.name} values, which a {target.dtype.name} tensor "
-            f"cannot hold{' while gradients are recorded' if recording else ''}; convert one "
-            "operand first, or write x = x + y to make a new tensor"
+            "cannot hold; convert one operand first, or write x = x + y to make a new tensor"
         )
     device = target._device
     return device.xp.astype(array, device.native_dtype(target.dtype))

@@ -745,3 +745,28 @@ def test_an_expansion_by_new_axes_of_length_one_is_a_view_in_place_ops_write() -
     refused = (plugrad.errors.ReadOnlyViewError, plugrad.errors.ViewCopyError)
     with pytest.raises(refused):
         x.expand(2, 3).add_(1.0)  # repeats: refused, as PyTorch refuses it
+
+
+def test_an_in_place_op_keeps_the_tensors_dtype_while_gradients_are_recorded() -> None:
+    # a += float64 tensor (a float32 in the graph) was refused; PyTorch keeps float32 and
+    # differentiates through the cast, each gradient in its input's dtype.
+    torch = pytest.importorskip("torch")
+    wide = plugrad.float64 if plugrad.float64 in plugrad.default_device().dtypes else None
+    if wide is None:
+        pytest.skip("the default backend has no float64")
+    x = plugrad.ones(2, requires_grad=True)
+    b = plugrad.tensor([1.0, 2.0], dtype=wide, requires_grad=True)
+    a = x * 1
+    a += b
+    assert a.dtype == plugrad.float32
+    (a * a).sum().backward()
+    tx = torch.ones(2, requires_grad=True)
+    tb = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    ta = tx * 1
+    ta += tb
+    (ta * ta).sum().backward()
+    assert x.grad.tolist() == tx.grad.tolist() and b.grad.tolist() == tb.grad.tolist()
+    assert b.grad.dtype == wide
+    with pytest.raises(DtypeError, match="cannot hold"):
+        c = plugrad.ones(2, requires_grad=True) * 1
+        c += plugrad.tensor([1j, 2j])
