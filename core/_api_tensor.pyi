@@ -53,7 +53,7 @@ class InstalledTensorMethods:
         ...
 
     def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
-        """``x == y``: ``plugrad.equal(x, y)`` (``x == None``: Python's)."""
+        """``x == y``: ``plugrad.equal(x, y)`` (``x == None`` or another object that is not an operand: Python's)."""
 
     def __float__(self) -> float:
         ...
@@ -143,7 +143,7 @@ class InstalledTensorMethods:
         """``x * y``: ``plugrad.multiply(x, y)``."""
 
     def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]
-        """``x != y``: ``plugrad.not_equal(x, y)`` (``x != None``: Python's)."""
+        """``x != y``: ``plugrad.not_equal(x, y)`` (``x != None`` or another object that is not an operand: Python's)."""
 
     def __neg__(self) -> Tensor:
         """``-x``: ``plugrad.negative(x)``."""
