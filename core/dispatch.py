@@ -880,43 +880,29 @@ def alpha_times(function: str, x: Any, other: Any, alpha: Any) -> Any:
     is not bool, a complex one where it is real; where both terms are bools, any
     ``alpha`` counts as true or false (``x.add(y, alpha=2)`` stays bool).
     """
-    kinds = [_kind_of(value) for value in (x, other)]
-    if kinds == ["bool", "bool"]:
+    # Kind ranks: 0 bool, 1 integer, 2 real, 3 complex (a NumPy scalar counts as real).
+    ranks = [
+        _dtypes.kind_rank(v.dtype)
+        if isinstance(v, Tensor)
+        else _dtypes.SCALAR_RANKS.get(type(v), 2)
+        for v in (x, other)
+    ]
+    if ranks == [0, 0]:
         return other if alpha else other & False
-    exact = all(kind in ("bool", "integer") for kind in kinds)
     wrong = None
     if isinstance(alpha, bool):
         wrong = "a bool, and the result is not (give a number)"
-    elif isinstance(alpha, float) and exact:
+    elif isinstance(alpha, float) and max(ranks) <= 1:
         wrong = (
             "a float, and both terms are integers or bools; give an integer alpha, or "
             "convert the tensor first (x.to(plugrad.float32))"
         )
-    elif isinstance(alpha, complex) and "complex" not in kinds:
+    elif isinstance(alpha, complex) and max(ranks) < 3:
         wrong = "complex, and the terms are real; convert them to a complex dtype first"
     if wrong is not None:
         x_kind = x.dtype if isinstance(x, Tensor) else type(x).__name__
         raise DtypeError(f"{function}(): alpha={alpha!r} is {wrong} (the tensor is {x_kind})")
     return other * alpha
-
-
-def _kind_of(value: Any) -> str:
-    """``"bool"``, ``"integer"``, ``"real"`` or ``"complex"``: the kind of a tensor or number."""
-    if isinstance(value, Tensor):
-        kind = value.dtype.kind
-    elif isinstance(value, bool):
-        return "bool"
-    elif isinstance(value, int):
-        return "integer"
-    elif isinstance(value, complex):
-        return "complex"
-    else:
-        return "real"
-    if kind == "bool":
-        return "bool"
-    if kind in ("signed integer", "unsigned integer"):
-        return "integer"
-    return "complex" if kind == "complex floating" else "real"
 
 
 _FLOAT32_MAX = 3.4028234663852886e38  # the largest finite float32
