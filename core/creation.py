@@ -377,11 +377,16 @@ def _reread_in_double(data: Any, array: Any, target: Device) -> Any:
     ``set_default_dtype(float64)`` the digits beyond float32 would be lost.
     """
     read = target.dtype_of(array)
-    for single, double, default in (
-        (_dtypes.float32, _dtypes.float64, _dtypes.default_float_dtype),
-        (_dtypes.complex64, _dtypes.complex128, _dtypes.default_complex_dtype),
+    for single, double, default, python in (
+        (_dtypes.float32, _dtypes.float64, _dtypes.default_float_dtype, float),
+        (_dtypes.complex64, _dtypes.complex128, _dtypes.default_complex_dtype, complex),
     ):
         if read is single and default is double:
+            # Single precision read from NumPy float32 scalars alone is theirs to keep
+            # (``tensor([np.float32(1)])`` is float32 whatever the default, as in PyTorch).
+            kinds = _leaf_types(data) if type(data) in (list, tuple) else {type(data)}
+            if python not in kinds and not (python is complex and float in kinds):
+                return array
             return target.xp.asarray(data, dtype=target.native_dtype(double), device=target.native)
     return array
 

@@ -210,6 +210,31 @@ def test_numpy_scalars_keep_their_precision_in_a_new_tensor(data):
 
 
 @pytest.mark.parametrize(
+    "data",
+    [
+        [np.float32(1.5), np.float32(2.0)],
+        [[np.float32(1.5)], [np.float32(2.0)]],
+        [np.complex64(1j)],
+        [np.float32(1.5), 2.5],
+        [1.5, 2.5],
+        [1j],
+    ],
+)
+def test_numpy_single_precision_scalars_stay_single_under_a_double_default(data):
+    # They were read again in the default double precision, as Python floats are.
+    if plugrad.default_device().backend.name == "array_api_strict":
+        pytest.skip("array_api_strict reads NumPy scalars in a list in double precision itself")
+    plugrad.set_default_dtype(plugrad.float64)
+    torch.set_default_dtype(torch.float64)
+    try:
+        expected = str(torch.tensor(data).dtype).removeprefix("torch.")
+        assert plugrad.tensor(data).dtype.name == expected
+    finally:
+        plugrad.set_default_dtype(plugrad.float32)
+        torch.set_default_dtype(torch.float32)
+
+
+@pytest.mark.parametrize(
     "name", ["fmod", "fmax", "fmin", "xlogy", "remainder", "pow", "copysign", "maximum", "atan2"]
 )
 def test_a_0d_result_of_an_op_promotes_as_a_0d_tensor_does(name: str) -> None:
