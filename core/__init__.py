@@ -105,7 +105,13 @@ from .memory_formats import (
 
 # PyTorch's torch.softmax, torch.relu, ...: the nn functions (the ops are plugrad.ops.<name>).
 from .nn.functional import log_softmax, logsumexp, relu, sigmoid, softmax
-from .placement import default_device, set_backend, set_default_device, use_backend
+from .placement import (
+    default_device,
+    get_default_device,
+    set_backend,
+    set_default_device,
+    use_backend,
+)
 from .printing import get_printoptions, printoptions, set_printoptions
 from .pytorch_complex_names import *  # noqa: F403  (its __all__ is part of ours)
 from .pytorch_complex_names import complex as complex  # not in __all__, as float and int
@@ -199,6 +205,7 @@ __all__ = [
     "complex64",
     "complex128",
     "default_device",
+    "get_default_device",
     "distributed",
     "distributions",
     "empty",

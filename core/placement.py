@@ -13,7 +13,13 @@ from . import registry
 from .backend import Backend, Device
 from .devices import resolve
 
-__all__ = ["default_device", "set_backend", "set_default_device", "use_backend"]
+__all__ = [
+    "default_device",
+    "get_default_device",
+    "set_backend",
+    "set_default_device",
+    "use_backend",
+]
 
 DeviceSpec = Device | Backend | str
 
@@ -26,6 +32,18 @@ def default_device() -> Device:
     >>> import plugrad
     >>> plugrad.default_device()
     device('numpy')
+    """
+    return registry.default_device()
+
+
+def get_default_device() -> Device:
+    """PyTorch's name for :func:`default_device`: where new tensors go when none is given.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.get_default_device().type
+    'cpu'
     """
     return registry.default_device()
 

@@ -760,6 +760,7 @@ def test_the_default_dtype_and_device_setters_are_pytorchs() -> None:
         lib.set_default_device("cpu")
         try:
             assert lib.zeros(2).device.type == "cpu"
+            assert lib.get_default_device() == lib.zeros(2).device
         finally:
             if lib is torch:  # its default-device mode changes later calls of the oracle
                 torch.set_default_device(None)
