@@ -154,7 +154,37 @@ def _never_lazy(self: Tensor) -> bool:
     return False
 
 
+def _with_part(self: Tensor, value: Tensor | builtins.complex, part: str) -> None:
+    """``x.real = value`` and ``x.imag = value`` (PyTorch's): ``value`` written into one part.
+
+    The whole tensor is written, as the other part and the new one put together, so
+    gradients reach both and every backend can do it (JAX's views are copies).
+    """
+    if self.dtype.kind != "complex floating":
+        if part == "imag":
+            _ = self.imag  # refused, in the attribute's words
+        self.copy_(value)
+        return
+    parts = {"real": _ops.real(self), "imag": _ops.imag(self)}
+    replaced = parts[part].clone()
+    replaced.copy_(value)  # (value's shape and dtype checked before anything is written)
+    parts[part] = replaced
+    self.copy_(_assembled(parts["real"], parts["imag"], self.dtype))
+
+
+def _set_real(self: Tensor, value: Tensor | builtins.complex) -> None:
+    _with_part(self, value, "real")
+
+
+def _set_imag(self: Tensor, value: Tensor | builtins.complex) -> None:
+    _with_part(self, value, "imag")
+
+
+_REAL, _IMAG = vars(Tensor)["real"], vars(Tensor)["imag"]
+
 install_methods(
+    real=property(_REAL.fget, _set_real, doc=_REAL.__doc__),
+    imag=property(_IMAG.fget, _set_imag, doc=_IMAG.__doc__),
     conj_physical=conj_physical,
     resolve_conj=resolve_conj,
     resolve_neg=resolve_neg,

@@ -258,6 +258,31 @@ def test_real_and_imag_are_attributes_as_in_pytorch() -> None:
         _ = x.imag
 
 
+def test_real_and_imag_can_be_assigned_as_in_pytorch() -> None:
+    # x.real = v raised AttributeError (a property without a setter).
+    z = plugrad.tensor([1 + 2j, 3 - 1j])
+    z.real = 7
+    z.imag = plugrad.tensor([5.0, 6.0])
+    assert z.tolist() == [7 + 5j, 7 + 6j]
+    x = plugrad.tensor([1.0, 2.0])
+    x.real = plugrad.tensor([5.0, 6.0])
+    assert x.tolist() == [5.0, 6.0]
+    with pytest.raises(plugrad.errors.DtypeError, match=r"x\.imag is for complex tensors"):
+        x.imag = plugrad.tensor([1.0, 2.0])
+    assert x.tolist() == [5.0, 6.0]
+    with pytest.raises(plugrad.errors.ShapeError):
+        z.real = plugrad.ones(3)
+    assert z.tolist() == [7 + 5j, 7 + 6j]
+    # Gradients reach the part written and the part kept (PyTorch's values).
+    leaf = plugrad.tensor([1 + 2j, 3 + 4j], requires_grad=True)
+    v = plugrad.tensor([1.0, 1.0], requires_grad=True)
+    y = leaf * 1
+    y.real = v * 3
+    y.abs().sum().backward()
+    np.testing.assert_allclose(leaf.grad.numpy(), [0.5547002j, 0.8j], rtol=1e-6)
+    np.testing.assert_allclose(v.grad.numpy(), [2.4961509, 1.8], rtol=1e-6)
+
+
 def test_is_cuda_is_cpu_and_get_device_answer_as_pytorchs_on_the_cpu(on_numpy) -> None:
     # They were missing (AttributeError).
     x = plugrad.ones(2)
