@@ -349,6 +349,8 @@ def _scatter_add(xp: Any, x: Any, dim: int, index: Any, src: Any) -> Any:
 # (segment_sum with another combine); a position no index names keeps x.
 
 _REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
+#: Names PyTorch's scatter_reduce takes too.
+_REDUCTION_ALIASES = {"max": "amax", "min": "amin"}
 
 
 def _combine(xp: Any, reduce: str) -> Any:
@@ -375,11 +377,16 @@ def _spread(
     return key, values, count
 
 
-def _check_scatter(x: Any, indices: Any, src: Any, axis: int, reduce: str) -> None:
+def _check_scatter(xp: Any, x: Any, indices: Any, src: Any, axis: int, reduce: str) -> None:
     if reduce not in _REDUCTIONS:
         raise ArgumentError(
             f"scatter_reduce(): reduce={reduce!r} is not one of 'sum', 'prod', 'mean', 'amax', "
             "'amin'"
+        )
+    if reduce == "mean" and xp.isdtype(x.dtype, "bool"):
+        raise DtypeError(
+            "scatter_reduce(): reduce='mean' of bools has no bool result (PyTorch refuses it "
+            "too); convert the tensor and src first (x.float())"
         )
     if src.dtype != x.dtype:
         raise DtypeError(
@@ -402,7 +409,7 @@ def _scatter_along_axis(
     xp: Any, x: Any, indices: Any, src: Any, /, *, axis: int, reduce: str,
     include_self: bool = True,
 ) -> Any:  # fmt: skip
-    _check_scatter(x, indices, src, axis, reduce)
+    _check_scatter(xp, x, indices, src, axis, reduce)
     _check_scatter_positions(xp, "scatter_reduce", x, axis, indices)
     key, values, count = _spread(xp, x, indices, src, axis)
     touched = count > 0
@@ -442,11 +449,18 @@ def _gathered(xp: Any, key: Any, values: Any, x: Any) -> Any:
     return functools.partial(plan(xp, tuple(x.shape), key, device_of(values)).gather, xp)
 
 
+def _is_result(a: Any, result: Any) -> Any:
+    """Where ``a`` is the amax or amin ``result``: equal, or both NaN (a NaN wins, and takes
+    the gradient, as in :func:`plugrad.amax`)."""
+    return (a == result) | ((a != a) & (result != result))
+
+
 def _ties(xp: Any, values: Any, key: Any, x: Any, ans: Any, with_x: bool) -> Any:
-    """How many of the values at each position equal the result there (amax and amin)."""
+    """How many of the values at each position are the result there (amax and amin)."""
     at = _gathered(xp, key, values, x)
-    ties = _reduced(xp, xp.astype(values == at(ans), x.dtype), key, tuple(x.shape), operator.add)
-    return ties + xp.astype(x == ans, x.dtype) if with_x else ties
+    picked = xp.astype(_is_result(values, at(ans)), x.dtype)
+    ties = _reduced(xp, picked, key, tuple(x.shape), operator.add)
+    return ties + xp.astype(_is_result(x, ans), x.dtype) if with_x else ties
 
 
 def _scatter_grad_x(
@@ -470,7 +484,7 @@ def _scatter_grad_x(
         return xp.where(x == 0, xp.where(lone_zero, others, zero), g * ans / xp.where(
             x == 0, xp.ones_like(x), x))  # fmt: skip
     # amax, amin: the gradient is shared evenly by every value equal to the result.
-    picked = x == ans
+    picked = _is_result(x, ans)
     ties = _ties(xp, values, key, x, ans, True)
     return xp.where(picked, g / xp.where(picked, ties, xp.ones_like(ties)), zero)
 
@@ -494,7 +508,7 @@ def _scatter_grad_src(
         grad = xp.where(values == 0, xp.where(lone_zero, others, xp.zeros_like(others)),
                         g_at * at(ans) / safe)  # fmt: skip
     else:
-        picked = values == at(ans)
+        picked = _is_result(values, at(ans))
         ties = at(_ties(xp, values, key, x, ans, include_self))
         grad = xp.where(picked, g_at / xp.where(picked, ties, xp.ones_like(ties)),
                         xp.zeros_like(g_at))  # fmt: skip
@@ -517,6 +531,7 @@ def _scatter_reduce(
     keep their value.
     """
     _same_dtype("scatter_reduce", x, src)
+    reduce = _REDUCTION_ALIASES.get(reduce, reduce)
     dim = _along_dim("scatter_reduce", xp, x, dim, index)
     if x.ndim == 0:
         x, index, src = _as_rows(xp, x, index, src)

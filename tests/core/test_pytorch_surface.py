@@ -12,6 +12,7 @@ names (``test_torch_methods.py``, ``test_pytorch_names.py``,
 
 from __future__ import annotations
 
+import math
 import subprocess
 import sys
 import warnings
@@ -689,6 +690,31 @@ def test_scatter_reduce_amin_without_self_gives_the_true_gradient_at_a_tie_with_
     assert src.grad.tolist() == [[0.0, 1.0]] and x.grad.tolist() == [[0.0, 1.0]]
 
 
+@pytest.mark.parametrize("reduce", ["amax", "amin"])
+def test_scatter_reduce_sends_the_gradient_to_a_nan_that_wins_as_amax_does(reduce: str) -> None:
+    # NaN != NaN: no value was taken for the result, and every gradient there was lost.
+    x = plugrad.asarray([1.0, 5.0], requires_grad=True)
+    src = plugrad.asarray([math.nan, 1.0], requires_grad=True)
+    y = x.scatter_reduce(0, plugrad.asarray([0, 0]), src, reduce)
+    y.sum().backward()
+    assert math.isnan(y.tolist()[0]) and y.tolist()[1] == 5.0
+    assert x.grad.tolist() == [0.0, 1.0] and src.grad.tolist() == [1.0, 0.0]
+    # As the reduction's own: plugrad.amax gives a NaN that wins the whole gradient.
+    values = plugrad.asarray([1.0, math.nan, 1.0], requires_grad=True)
+    getattr(plugrad, reduce)(values).backward()
+    assert values.grad.tolist() == [0.0, 1.0, 0.0]
+
+
+def test_scatter_reduce_takes_pytorchs_max_and_min_names() -> None:
+    for lib in (plugrad, torch):
+        x = lib.tensor([1.0, 2.0])
+        got = [
+            x.scatter_reduce(0, lib.tensor([0, 0]), lib.tensor([5.0, -1.0]), name).tolist()
+            for name in ("max", "min")
+        ]
+        assert got == [[5.0, 2.0], [-1.0, 2.0]]
+
+
 def test_scatter_reduce_refuses_what_pytorch_refuses() -> None:
     x = plugrad.ones(2, 3)
     index = plugrad.asarray([[0, 0], [2, 2]])
@@ -705,6 +731,13 @@ def test_scatter_reduce_refuses_what_pytorch_refuses() -> None:
     with pytest.raises(plugrad.errors.ArgumentError, match="'add', 'multiply'"):
         x.scatter(1, index, src, reduce="sum")
     assert x.tolist() == [[1.0] * 3] * 2
+    flags = plugrad.asarray([True, True])
+    for include_self in (True, False):  # an int8 or int64 result, by include_self
+        with pytest.raises(plugrad.errors.DtypeError, match="'mean' of bools"):
+            flags.scatter_reduce(
+                0, plugrad.asarray([0, 0]), plugrad.asarray([True, False]), "mean",
+                include_self=include_self,
+            )  # fmt: skip
 
 
 def test_hardsigmoid_is_pytorchs_up_to_its_single_precision_slope() -> None:
