@@ -654,6 +654,12 @@ def set_default_dtype(dtype: _dtypes.DType) -> None:
     )
 
 
+_UNSIGNED_OF = {
+    "int8": _dtypes.uint8, "int16": _dtypes.uint16, "int32": _dtypes.uint32,
+    "int64": _dtypes.uint64,
+}  # fmt: skip
+
+
 def isclose(
     input: Tensor, other: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
 ) -> Tensor:
@@ -686,10 +692,14 @@ def isclose(
     elif input.dtype is _dtypes.bool or other.dtype is _dtypes.bool:
         return close  # booleans are close where equal (they have no difference)
     else:
-        # In floating point: the integers' own difference wraps (uint8 1 - 2 is 255).
+        # The distance exactly, as the larger less the smaller seen unsigned (it may wrap the
+        # signed dtype, never the unsigned one); in floating point, 2**62 and 2**62 + 1 were
+        # 0 apart. The tolerance is a float, as PyTorch's.
+        distance = _ops.maximum(input, other) - _ops.minimum(input, other)
+        if distance.dtype.kind == "signed integer":
+            distance = _ops.astype(distance, _UNSIGNED_OF[distance.dtype.name])
         wide = _dtypes.float64 if _dtypes.float64 in input.device.dtypes else _dtypes.float32
-        input, other = _ops.astype(input, wide), _ops.astype(other, wide)
-        within = _ops.abs(input - other) <= atol + rtol * _ops.abs(other)
+        within = distance <= atol + rtol * _ops.abs(_ops.astype(other, wide))
     close = _ops.logical_or(close, within)
     return close
 

@@ -124,6 +124,9 @@ CASES: dict[str, tuple[Any, Callable[..., Any]]] = {
     "isclose of int8 at its extremes": (
         np.array([-128, 127], dtype=np.int8),
         lambda lib, x: lib.isclose(x, lib.tensor([127, -128], dtype=lib.int8), rtol=0, atol=5)),
+    "isclose of int64 beyond float64's integers": (  # they were compared in float64
+        np.array([2**62, 2**53 + 1, -(2**63)]),
+        lambda lib, x: lib.isclose(x, lib.tensor([2**62 + 1, 2**53, 2**63 - 1]), rtol=0, atol=0)),
     "isclose of int64 far apart": (np.array([2**62, 10]), lambda lib, x: lib.isclose(
         x, lib.tensor([-2**62, 11]), rtol=0.1, atol=0)),
     "allclose of uint8 across the wrap": (np.array([1], dtype=np.uint8), lambda lib, x: lib.tensor(
