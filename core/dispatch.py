@@ -391,9 +391,9 @@ def apply_n(op: RegisteredOp, inputs: tuple[Any, ...], params: dict[str, Any] | 
                 type(x) is float and not -65504.0 <= x <= 65504.0
             ):
                 numbers = True
-        elif _is_numpy_scalar(x):
-            arrays.append(x.item())
-            numbers = True
+        elif _is_numpy_scalar(x):  # as the Python number it holds, promoted as one
+            numbers_held = tuple(v.item() if _is_numpy_scalar(v) else v for v in inputs)
+            return apply_n(op, numbers_held, params)
         else:
             raise _not_a_tensor(op, index, x)
     if device is None:
@@ -880,6 +880,8 @@ def alpha_times(function: str, x: Any, other: Any, alpha: Any) -> Any:
     is not bool, a complex one where it is real; where both terms are bools, any
     ``alpha`` counts as true or false (``x.add(y, alpha=2)`` stays bool).
     """
+    if type(alpha) not in _SCALARS and _is_numpy_scalar(alpha):  # (np.float32 is no float)
+        alpha = alpha.item()
     # Kind ranks: 0 bool, 1 integer, 2 real, 3 complex (a NumPy scalar counts as real).
     ranks = [
         _dtypes.kind_rank(v.dtype)

@@ -102,6 +102,7 @@ def _div(xp: Any, x1: Any, x2: Any, *, rounding_mode: str | None = None) -> Any:
     """
     if rounding_mode is None:
         return xp.divide(x1, x2)
+    x1, x2 = python_number(x1), python_number(x2)  # (a NumPy scalar has a NumPy dtype)
     if rounding_mode not in ("trunc", "floor"):
         raise ValueError(
             f"div(): rounding_mode must be None, 'trunc' or 'floor', got {rounding_mode!r}"

@@ -979,6 +979,36 @@ def test_einsum_sublist_form_and_diagonals_of_unequal_sizes() -> None:
         plugrad.einsum("ii->i", plugrad.ones((1, 3)))
 
 
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lib: lib.clamp(lib.tensor([1, 2, 3]), min=np.float64(2.5)),
+        lambda lib: lib.tensor([1, 2, 3]).clamp(max=np.float32(1.5)),
+        lambda lib: lib.tensor([1, 2, 3]).clip(np.int64(2), np.float64(2.5)),
+        lambda lib: lib.tensor([True, False]).clamp(min=np.int64(3)),
+        lambda lib: lib.where(lib.tensor([True, False]), lib.tensor([1.0, 2.0]), np.float64(0.5)),
+        lambda lib: lib.div(lib.tensor([7, -7]), np.int64(2), rounding_mode="floor"),
+        lambda lib: lib.div(np.int64(7), lib.tensor([2, -2]), rounding_mode="trunc"),
+    ],
+)
+def test_numpy_scalars_promote_as_python_numbers_in_ops_of_several_inputs(call) -> None:
+    # They were converted after the dtype was chosen: a clamp of integers by np.float64(2.5)
+    # truncated the bound to 2, and where() of float32 with np.float64(0.5) gave float64;
+    # div(rounding_mode=) raised on a NumPy dtype.
+    torch = pytest.importorskip("torch")
+    ours, theirs = call(plugrad), call(torch)
+    assert ours.dtype.name == str(theirs.dtype).removeprefix("torch.")
+    assert ours.tolist() == theirs.tolist()
+
+
+def test_a_numpy_float_alpha_of_integers_is_refused_as_a_float_one() -> None:
+    # np.float32(2.5) is no Python float: int64 + 2.5 * int64 became float32.
+    ints = plugrad.tensor([1, 2])
+    with pytest.raises(plugrad.errors.DtypeError, match=r"alpha=2\.5 is a float"):
+        plugrad.add(ints, ints, alpha=np.float32(2.5))
+    assert plugrad.add(ints, ints, alpha=np.int64(2)).tolist() == [3, 6]
+
+
 def test_numpy_scalars_and_ints_act_as_python_numbers() -> None:
     # NumPy's reductions return NumPy scalars (np.prod for a flattened size): they were
     # refused as sizes, values and factors, or (np.float64 as addcmul's value) made the
