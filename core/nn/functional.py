@@ -1410,6 +1410,19 @@ def batch_norm(
     momentum = _number("batch_norm", "momentum", momentum)
     eps = _number("batch_norm", "eps", eps)
     _check_tensor("input", "batch_norm", input)
+    if (running_mean is None) != (running_var is None):
+        raise ArgumentError(
+            "batch_norm(): running_mean and running_var are given together or not at all "
+            f"(running_mean is {type(running_mean).__name__}, running_var "
+            f"{type(running_var).__name__})"
+        )
+    if not isinstance(momentum, (int, float)) or isinstance(momentum, bool):
+        raise TypeError(
+            f"batch_norm(): momentum must be a number, got {type(momentum).__name__} (the "
+            "BatchNorm layers' momentum=None, a running average, is theirs alone)"
+        )
+    if training and not eps > 0:
+        raise ValueError(f"batch_norm(): eps must be positive in training, got {eps}")
     if input.ndim < 2:
         raise ShapeError(
             f"batch_norm(): expected an input of shape (N, C, ...), got shape {input.shape}"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..creation import empty, ones, zeros
@@ -176,20 +176,19 @@ class _BatchNorm(_NormBase):
                 f"input of shape {input.shape}"
             )
         momentum = 0.0 if self.momentum is None else self.momentum
-        if self.training and self.track_running_stats:
+        if self.training and self.track_running_stats and self.num_batches_tracked is not None:
             with no_grad():
                 self.num_batches_tracked.add_(1)
             if self.momentum is None:  # the plain average of every batch so far
                 momentum = 1.0 / int(self.num_batches_tracked)
-        return self._normalize(F.batch_norm, input, momentum)
-
-    def _normalize(self, function: Callable[..., Tensor], input: Tensor, momentum: float) -> Tensor:
-        """``function`` (``F.batch_norm`` or ``F.instance_norm``) with the layer's state."""
-        use_batch = self.training or not self.track_running_stats
-        return function(
+        # As PyTorch's: what the buffers are decides, not the flag (set False after the
+        # layer was made, the running statistics stay and still normalize in eval mode).
+        use_batch = self.training or (self.running_mean is None and self.running_var is None)
+        running = not self.training or self.track_running_stats
+        return F.batch_norm(
             input,
-            self.running_mean,
-            self.running_var,
+            self.running_mean if running else None,
+            self.running_var if running else None,
             self.weight,
             self.bias,
             use_batch,
@@ -341,10 +340,15 @@ class _InstanceNorm(_BatchNorm):
                 f"{input.shape}"
             )
         unbatched = input.ndim == unbatched_ndim
-        out = self._normalize(
-            F.instance_norm,
+        out = F.instance_norm(
             input.unsqueeze(0) if unbatched else input,
+            self.running_mean,
+            self.running_var,
+            self.weight,
+            self.bias,
+            self.training or not self.track_running_stats,
             0.0 if self.momentum is None else self.momentum,
+            self.eps,
         )
         return out.squeeze(0) if unbatched else out
 

@@ -227,6 +227,35 @@ def test_batch_norm_running_statistics_in_train_and_eval_are_pytorchs(momentum, 
     same_outputs_and_gradients(ours, theirs, images(2, 3, 2, 2))
 
 
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda m: setattr(m, "track_running_stats", False),
+        lambda m: (setattr(m, "running_mean", None), setattr(m, "running_var", None)),
+        lambda m: setattr(m, "num_batches_tracked", None),
+    ],
+)
+@pytest.mark.parametrize("momentum", [0.1, None])
+def test_batch_norm_changed_after_it_was_made_acts_as_pytorchs(change, momentum) -> None:
+    # The flag decided, not the buffers: track_running_stats = False after the layer was made
+    # still moved the statistics in training and then ignored them in eval mode; buffers
+    # set to None raised.
+    ours = nn.BatchNorm1d(3, momentum=momentum)
+    theirs = torch.nn.BatchNorm1d(3, momentum=momentum)
+    copy_from(ours, theirs)
+    change(ours)
+    change(theirs)
+    for _ in range(2):
+        batch = images(4, 3) * 2 + 1
+        ours(plugrad.asarray(batch))
+        theirs(torch.tensor(batch))
+    for key, value in theirs.state_dict().items():
+        np.testing.assert_allclose(ours.state_dict()[key].numpy(), value.numpy(), rtol=1e-6)
+    ours.eval()
+    theirs.eval()
+    same_outputs_and_gradients(ours, theirs, images(2, 3))
+
+
 def test_batch_norm_refuses_what_pytorch_refuses() -> None:
     with pytest.raises(plugrad.errors.ShapeError, match="4-d input"):
         nn.BatchNorm2d(3)(plugrad.ones(2, 3))
@@ -234,6 +263,16 @@ def test_batch_norm_refuses_what_pytorch_refuses() -> None:
         nn.BatchNorm1d(3)(plugrad.ones(1, 3))
     with pytest.raises(plugrad.errors.ArgumentError, match="running_mean"):
         nn.functional.batch_norm(plugrad.ones(2, 3), None, None)
+    mean, var = plugrad.zeros(3), plugrad.ones(3)
+    for bad, error in (
+        (dict(running_mean=mean, running_var=None), plugrad.errors.ArgumentError),
+        (dict(running_mean=None, running_var=var), plugrad.errors.ArgumentError),
+        (dict(running_mean=mean, running_var=var, momentum=None), TypeError),
+        (dict(running_mean=None, running_var=None, eps=0.0), ValueError),
+    ):  # one running statistic was ignored; eps=0 gave NaN
+        with pytest.raises(error):
+            nn.functional.batch_norm(plugrad.ones(2, 3), training=True, **bad)
+    assert mean.tolist() == [0.0] * 3 and var.tolist() == [1.0] * 3
 
 
 def test_reprs_match_pytorch() -> None:
