@@ -226,6 +226,8 @@ class OpNode(Node):
                 or (not device.only_device and device.backend.device_of(g) != device.native)
             ):
                 g = checked_gradient(self, index, g, arg, xp, create_graph)
+                if create_graph:
+                    g = _linked(g, args, ans, device)
             grads.append(g)
         return tuple(grads)
 
@@ -524,6 +526,8 @@ class GeneralOpNode(OpNode):
                 or (not device.only_device and device.backend.device_of(g_in) != device.native)
             ):
                 g_in = checked_gradient(self, index, g_in, arg, xp, create_graph)
+                if create_graph:
+                    g_in = _linked(g_in, args, ans, device)
             grads.append(g_in)
         return tuple(grads)
 
@@ -547,6 +551,48 @@ class GeneralOpNode(OpNode):
                 for i, (a, (_, _, differentiable)) in enumerate(zip(ans, self._out_specs))
             )
         return tuple(grads), ans
+
+
+class PiecewiseBackward(Node):
+    """The ``grad_fn`` of a gradient that depends on the saved tensors only through where
+    they lie (relu's ``where(x > 0, g, 0)``, a max-pool's chosen positions).
+
+    Its derivative in them is zero, but it is one, as in PyTorch: the gradient
+    requires grad, differentiating it again gives zeros (not an error), and
+    the leaves it reaches get a zero ``.grad`` (which an optimizer's weight
+    decay then reads).
+    """
+
+    __slots__ = ("_specs",)
+
+    def __init__(self, device: Any, tensors: list[Tensor]) -> None:
+        self._device = device
+        self._edges = tuple(t._edge or t for t in tensors)  # a leaf is its own edge
+        self._hooks = None
+        self._specs = tuple((t._array.shape, t._array.dtype) for t in tensors)
+
+    def _backward(self, grad: Any, create_graph: bool) -> tuple[Any, ...]:
+        device = self._device
+        xp = device.xp
+        zeros = [xp.zeros(shape, dtype=dtype, device=device.native) for shape, dtype in self._specs]
+        if create_graph:
+            return tuple(_wrap(z, device, False, None) for z in zeros)
+        return tuple(zeros)
+
+    def _release(self) -> None:
+        pass
+
+
+def _linked(g: Any, args: Sequence[Any], ans: Any, device: Any) -> Any:
+    """A gradient computed under ``create_graph`` that needs no gradient itself, linked to the
+    saved tensors that do (see :class:`PiecewiseBackward`); any other gradient as it is."""
+    if not isinstance(g, Tensor) or g._requires_grad:
+        return g
+    outputs = ans if type(ans) is tuple else (ans,)
+    tensors = [t for t in (*args, *outputs) if isinstance(t, Tensor) and t._requires_grad]
+    if not tensors:
+        return g
+    return _wrap(g._array, device, True, PiecewiseBackward(device, tensors))
 
 
 def _tensor_mode_args(

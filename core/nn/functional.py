@@ -195,6 +195,16 @@ def _check_same_dtype(
             )
 
 
+def _check_floating(function: str, input: Tensor) -> None:
+    """Refuse integers and bools where a normalization needs fractions (as PyTorch does):
+    computed in the input's dtype, layer_norm of int64 gave truncated zeros."""
+    if input.dtype.kind not in ("real floating", "complex floating"):
+        raise DtypeError(
+            f"{function}(): takes a floating-point input, got {input.dtype.name}; convert it "
+            "first (x.float())"
+        )
+
+
 def _how_to_match(input_dtype: _dtypes.DType, parameter_dtype: _dtypes.DType) -> str:
     """How to give an input and a layer's parameters one dtype: the module is converted only
     to a floating dtype (Module.to refuses an integer one)."""
@@ -1495,6 +1505,7 @@ def layer_norm(
             f"layer_norm(): normalized_shape {shape} must be the trailing axes of the input, "
             f"whose shape is {input.shape}"
         )
+    _check_floating("layer_norm", input)
     if weight is not None:
         _check_same_dtype("layer_norm", input, weight, bias)
     for name, value in (("weight", weight), ("bias", bias)):
@@ -3865,6 +3876,7 @@ def group_norm(
             f"group_norm(): num_groups must be a positive int dividing the {channels} channels "
             f"of the input {input.shape}, got {num_groups!r}"
         )
+    _check_floating("group_norm", input)
     _check_same_dtype("group_norm", input, weight, bias)
     # The group size spelled out: -1 cannot be inferred for an empty batch.
     group_size = math.prod(input.shape[1:]) // num_groups
@@ -3906,6 +3918,7 @@ def instance_norm(
             f"instance_norm(): expected an input of shape (N, C, ...) with at least one "
             f"spatial axis, got {input.shape}"
         )
+    _check_floating("instance_norm", input)
     _check_same_dtype("instance_norm", input, weight, bias)
     n, channels = input.shape[:2]
     for name, value in (("running_mean", running_mean), ("running_var", running_var)):
@@ -3968,8 +3981,7 @@ def rms_norm(
             f"rms_norm(): normalized_shape {shape} must be the trailing axes of the input, "
             f"whose shape is {input.shape}"
         )
-    if input.dtype.kind not in ("real floating", "complex floating"):
-        raise DtypeError(f"rms_norm(): takes a floating-point input, got {input.dtype.name}")
+    _check_floating("rms_norm", input)
     if weight is not None:
         _check_same_dtype("rms_norm", input, weight, None)
         if tuple(weight.shape) != shape:

@@ -305,6 +305,40 @@ def test_create_graph_through_exp_uses_the_saved_output() -> None:
     assert x.grad.item() == pytest.approx(expected)
 
 
+@pytest.mark.parametrize(
+    "piecewise",
+    [
+        plugrad.nn.functional.relu,
+        lambda x: plugrad.nn.functional.max_pool1d(x.reshape(1, 1, 4), 2),
+        lambda x: plugrad.copysign(plugrad.ones(4), x) * x,
+    ],
+)
+def test_a_gradient_piecewise_in_the_input_is_differentiable_with_zero_derivative(piecewise):
+    # As PyTorch's: it depends on x through where x lies, so it requires grad and its
+    # derivative is zero. It required no grad, and differentiating it raised.
+    x = plugrad.tensor([-1.5, 0.5, 2.0, -3.0], requires_grad=True)
+    (first,) = plugrad.autograd.grad(piecewise(x).sum(), x, create_graph=True)
+    assert first.requires_grad and first.grad_fn is not None
+    (second,) = plugrad.autograd.grad(first.sum(), x)
+    assert second.tolist() == [0.0] * 4
+
+
+def test_a_zero_second_derivative_reaches_the_parameters_as_in_pytorch() -> None:
+    # A gradient penalty through a max-pool: the bias gets a zero .grad (it stayed None, and
+    # SGD's weight decay skipped it; PyTorch's bias becomes 0.5 - 0.1 * 0.5 * 0.5).
+    functional = plugrad.nn.functional
+    weight = plugrad.nn.Parameter(plugrad.tensor([[[1.0, 1.0]]]))
+    bias = plugrad.nn.Parameter(plugrad.tensor([0.5]))
+    optimizer = plugrad.optim.SGD([weight, bias], lr=0.1, weight_decay=0.5)
+    x = plugrad.tensor([[[1.0, -2.0, 3.0]]], requires_grad=True)
+    out = functional.max_pool1d(functional.conv1d(x, weight, bias), 2)
+    (penalty,) = plugrad.autograd.grad(out.sum(), x, create_graph=True)
+    (penalty**2).sum().backward()
+    optimizer.step()
+    assert bias.grad.tolist() == [0.0] and bias.tolist() == pytest.approx([0.475])
+    assert weight.grad.tolist() == [[[2.0, 2.0]]] and x.grad.tolist() == [[[0.0] * 3]]
+
+
 # -- hooks and atomicity ------------------------------------------------------------------
 
 
