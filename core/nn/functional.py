@@ -1756,22 +1756,8 @@ def adaptive_avg_pool2d(input: Tensor, output_size: int | tuple[int | None, int 
     tensor([[[ 2.5000,  4.5000],
              [10.5000, 12.5000]]])
     """
-    _check_tensor("input", "adaptive_avg_pool2d", input)
-    if input.ndim not in (3, 4):
-        raise ShapeError(
-            f"adaptive_avg_pool2d() takes a (C, H, W) or (N, C, H, W) tensor, got shape "
-            f"{input.shape}"
-        )
-    sizes = (output_size, output_size) if isinstance(output_size, int) else tuple(output_size)
+    rows, columns = _output_sizes("adaptive_avg_pool2d", input, output_size, 2)
     height, width = input.shape[-2:]
-    rows, columns = (
-        size if size is not None else full for size, full in zip(sizes, (height, width))
-    )
-    if not all(isinstance(n, int) and n >= 1 for n in (rows, columns)):
-        raise ValueError(
-            f"adaptive_avg_pool2d(): output_size must be positive ints (or None), got "
-            f"{output_size!r}"
-        )
     if height % rows == 0 and width % columns == 0:  # equal windows side by side: one mean
         shape = (*input.shape[:-2], rows, height // rows, columns, width // columns)
         return _ops.mean(_ops.reshape(input, shape), axis=(-3, -1))
@@ -3661,7 +3647,9 @@ def _output_sizes(function: str, input: Tensor, output_size: Any, nd: int) -> tu
         if isinstance(output_size, tuple | list)
         else ()
     )
-    sizes = tuple(n if s is None else s for s, n in zip(sizes, input.shape[-nd:]))
+    # (before zip(), which stopped at the shorter: (1, 2, 3) for 2 axes was (1, 2))
+    if len(sizes) == nd:
+        sizes = tuple(n if s is None else s for s, n in zip(sizes, input.shape[-nd:]))
     if len(sizes) != nd or not all(
         isinstance(s, int) and not isinstance(s, bool) and s >= 1 for s in sizes
     ):

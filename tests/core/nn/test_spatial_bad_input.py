@@ -12,7 +12,7 @@ import pytest
 import plugrad
 import plugrad.nn.functional as F
 from plugrad import nn
-from plugrad.errors import ArgumentError, InvalidArgumentError, ShapeError
+from plugrad.errors import ArgumentError, DtypeError, InvalidArgumentError, ShapeError
 
 
 def ones(*shape: int) -> plugrad.Tensor:
@@ -109,6 +109,37 @@ CASES: dict[str, tuple[Callable[[], Any], type[Exception], str]] = {
         lambda: F.adaptive_max_pool2d(ones(1, 4, 4), (2, 0)),
         InvalidArgumentError,
         "output_size must be 2 positive int",
+    ),
+    # zip() stopped at the shorter: (1, 2, 3) for two axes pooled to (1, 2)
+    "adaptive_max_pool2d three sizes": (
+        lambda: F.adaptive_max_pool2d(ones(1, 3, 7), (1, 2, 3)),
+        InvalidArgumentError,
+        "output_size must be 2 positive int",
+    ),
+    "adaptive_avg_pool2d three sizes": (
+        lambda: F.adaptive_avg_pool2d(ones(1, 3, 7), (1, 2, 3)),
+        InvalidArgumentError,
+        "output_size must be 2 positive int",
+    ),
+    "adaptive_avg_pool2d one size": (
+        lambda: F.adaptive_avg_pool2d(ones(1, 3, 7), (2,)),
+        InvalidArgumentError,
+        "output_size must be 2 positive int",
+    ),
+    "layer_norm of integers": (  # computed in int64: truncated zeros
+        lambda: F.layer_norm(plugrad.asarray([[1, 2, 3, 10]]), (4,)),
+        DtypeError,
+        "takes a floating-point input",
+    ),
+    "group_norm of integers": (
+        lambda: F.group_norm(plugrad.asarray([[1, 2, 3, 10]]), 1),
+        DtypeError,
+        "takes a floating-point input",
+    ),
+    "instance_norm of integers": (
+        lambda: F.instance_norm(plugrad.asarray([[[1, 2, 3, 10]]])),
+        DtypeError,
+        "takes a floating-point input",
     ),
     "adaptive_avg_pool1d rank": (
         lambda: F.adaptive_avg_pool1d(ones(1, 1, 4, 4), 2),
