@@ -3026,13 +3026,18 @@ _SPATIAL = {1: ("L",), 2: ("H", "W"), 3: ("D", "H", "W")}
 _KERNEL = {1: "k", 2: "kh, kw"}
 
 
-def _ntuple(function: str, name: str, value: Any, n: int, minimum: int) -> tuple[int, ...]:
-    """``value`` as ``n`` ints ``>= minimum``: one int for every axis, or a sequence of ``n``."""
+def _ntuple(
+    function: str, name: str, value: Any, n: int, minimum: int, one_for_all: bool = False
+) -> tuple[int, ...]:
+    """``value`` as ``n`` ints ``>= minimum``: one int for every axis, or a sequence of ``n``
+    (or, with ``one_for_all``, of one, as PyTorch's convolutions take ``stride=(2,)``)."""
     value = _int_or_itself(value)
     if isinstance(value, int):
         values: tuple[Any, ...] = (value,) * n
     else:
         values = tuple(map(_int_or_itself, value)) if isinstance(value, tuple | list) else ()
+        if one_for_all and len(values) == 1:
+            values *= n
     if (
         len(values) != n
         or not all(isinstance(v, int) and not isinstance(v, bool) for v in values)
@@ -3077,7 +3082,7 @@ def _conv_operands(
     _check_tensor("input", function, input)
     _check_tensor("weight", function, weight)
     _check_same_dtype(function, input, weight, bias)
-    return _ntuple(function, "stride", stride, nd, 1)
+    return _ntuple(function, "stride", stride, nd, 1, one_for_all=True)
 
 
 def _conv_result(
@@ -3109,7 +3114,7 @@ def _convolution(
 ) -> Tensor:
     """``conv1d`` and ``conv2d``: checked in the caller's terms, computed by the 2-D op."""
     steps = _conv_operands(function, nd, input, weight, bias, stride)
-    dilations = _ntuple(function, "dilation", dilation, nd, 1)
+    dilations = _ntuple(function, "dilation", dilation, nd, 1, one_for_all=True)
     if weight.ndim != nd + 2:
         raise ShapeError(
             f"{function}(): weight must be (O, C / groups, {_KERNEL[nd]}), got {weight.shape}"
@@ -3117,6 +3122,8 @@ def _convolution(
     input, unbatched = _batched(function, input, nd)
     out_channels, group_channels = weight.shape[:2]
     kernel = tuple(weight.shape[2:])
+    if min(kernel) < 1:
+        raise ShapeError(f"{function}(): the weight {weight.shape} has a kernel of size 0")
     _groups(function, groups, out_channels, "output")
     if input.shape[1] != group_channels * groups:
         raise ShapeError(
@@ -3136,7 +3143,7 @@ def _convolution(
         totals = [d * (k - 1) if padding == "same" else 0 for k, d in zip(kernel, dilations)]
         pads = [(total // 2, total - total // 2) for total in totals]
     else:
-        pads = [(p, p) for p in _ntuple(function, "padding", padding, nd, 0)]
+        pads = [(p, p) for p in _ntuple(function, "padding", padding, nd, 0, one_for_all=True)]
     for size, (before, after), k, d, axis in zip(
         input.shape[2:], pads, kernel, dilations, _SPATIAL[nd]
     ):
@@ -3207,9 +3214,9 @@ def _conv_transpose(
 ) -> Tensor:
     """``conv_transpose1d``/``2d``: the gradient of a convolution for its input."""
     steps = _conv_operands(function, nd, input, weight, bias, stride)
-    pads = _ntuple(function, "padding", padding, nd, 0)
-    extras = _ntuple(function, "output_padding", output_padding, nd, 0)
-    dilations = _ntuple(function, "dilation", dilation, nd, 1)
+    pads = _ntuple(function, "padding", padding, nd, 0, one_for_all=True)
+    extras = _ntuple(function, "output_padding", output_padding, nd, 0, one_for_all=True)
+    dilations = _ntuple(function, "dilation", dilation, nd, 1, one_for_all=True)
     if weight.ndim != nd + 2:
         raise ShapeError(
             f"{function}(): weight must be (C_in, C_out / groups, {_KERNEL[nd]}), got "
@@ -3218,6 +3225,8 @@ def _conv_transpose(
     input, unbatched = _batched(function, input, nd)
     in_channels, group_out = weight.shape[:2]
     kernel = tuple(weight.shape[2:])
+    if min(kernel) < 1:
+        raise ShapeError(f"{function}(): the weight {weight.shape} has a kernel of size 0")
     _groups(function, groups, in_channels, "input")
     if input.shape[1] != in_channels:
         raise ShapeError(

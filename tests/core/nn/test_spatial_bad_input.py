@@ -111,6 +111,11 @@ CASES: dict[str, tuple[Callable[[], Any], type[Exception], str]] = {
         "output_size must be 2 positive int",
     ),
     # zip() stopped at the shorter: (1, 2, 3) for two axes pooled to (1, 2)
+    "conv2d kernel of size 0": (  # gave an output larger than the input
+        lambda: F.conv2d(ones(1, 2, 4, 4), ones(2, 2, 0, 3)),
+        ShapeError,
+        "kernel of size 0",
+    ),
     "adaptive_max_pool2d three sizes": (
         lambda: F.adaptive_max_pool2d(ones(1, 3, 7), (1, 2, 3)),
         InvalidArgumentError,

@@ -84,6 +84,10 @@ CONVOLUTIONS = {
         lambda F, lib, x, w: F.conv2d(x, w, padding="same"),
         (X2, randn(3, 4, 2, 4)),
     ),
+    "conv2d one-element sequences": (
+        lambda F, lib, x, w: F.conv2d(x, w, stride=(2,), padding=[1], dilation=(2,)),
+        (X2, randn(3, 4, 2, 2)),
+    ),
     "conv_transpose1d": (
         lambda F, lib, x, w, b: F.conv_transpose1d(x, w, b, 2, 1, 1),
         (X1, randn(4, 3, 3), randn(3)),
@@ -102,6 +106,11 @@ CONVOLUTIONS = {
     ),
     "conv_transpose2d strided padded": (
         lambda F, lib, x, w: F.conv_transpose2d(x, w, stride=2, padding=1, output_padding=1),
+        (X2, randn(4, 2, 3, 3)),
+    ),
+    # One value in a sequence stands for every axis, as PyTorch's convolutions take it.
+    "conv_transpose2d one-element sequences": (
+        lambda F, lib, x, w: F.conv_transpose2d(x, w, stride=(2,), padding=[1], dilation=(2,)),
         (X2, randn(4, 2, 3, 3)),
     ),
     "conv_transpose2d mixed": (
