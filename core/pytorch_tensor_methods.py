@@ -334,6 +334,8 @@ def _put_(self: Tensor, index: Tensor, source: Tensor, accumulate: bool = False)
     """PyTorch's ``x.put_(index, source, accumulate=False)``: ``source`` at the positions
     ``index`` of the flattened ``x`` (negative ones from the end), in place."""
     _tensor("put_", index, "index")
+    if isinstance(source, Tensor):  # (converted, an int64 source was written into floats)
+        _same_dtype("put_", self, source)
     flat_shape = (self.numel(),)
     position = _flat_positions("put_", flat_shape, (_ops.reshape(index, (-1,)),))
     values = _ops.reshape(_as_values(self, source), (-1,))

@@ -153,6 +153,9 @@ def test_facts_of_a_tensor() -> None:
         # mean(dtype=int64) ignored the dtype (a float64 result), nanmean's truncated.
         (lambda x: x.mean(dtype=plugrad.int64), DtypeError, "not a floating-point"),
         (lambda x: plugrad.nanmean(x, 0, dtype=plugrad.int32), DtypeError, "not a floating"),
+        # An int64 source was converted and written into the floats.
+        (lambda x: x.put_(plugrad.tensor([1]), plugrad.tensor([7])), DtypeError, "same dtype"),
+        (lambda x: x.put(plugrad.tensor([1]), plugrad.tensor([7])), DtypeError, "same dtype"),
     ],
 )  # fmt: skip
 def test_bad_input_is_refused_and_changes_nothing(call: Any, error: type, message: str) -> None:
