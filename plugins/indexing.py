@@ -226,6 +226,12 @@ def _as_rows(xp: Any, *arrays: Any) -> list[Any]:
     return [xp.reshape(a, (-1,)) if hasattr(a, "shape") else a for a in arrays]
 
 
+def _in_rows(x: Any, index: Any, src: Any = None) -> bool:
+    """Whether a scatter of ``src`` into ``x`` at ``index`` has a 0-d operand among 1-d ones
+    (or none): then each is one row, as in PyTorch (``zeros(3).scatter(0, tensor(2), 5.0)``)."""
+    return x.ndim == 0 or (x.ndim == 1 and (index.ndim == 0 or getattr(src, "ndim", 1) == 0))
+
+
 def _gather(xp: Any, x: Any, dim: int, index: Any) -> Any:
     """PyTorch's ``x.gather(dim, index)``: ``out[..., i, ...] = x[..., index[..., i, ...], ...]``.
 
@@ -234,6 +240,8 @@ def _gather(xp: Any, x: Any, dim: int, index: Any) -> Any:
     dim = _along_dim("gather", xp, x, dim, index)
     if index.ndim == 0 and x.ndim <= 1:  # one position: a 0-d result, as PyTorch's
         return xp.reshape(_gather(xp, xp.reshape(x, (-1,)), 0, xp.reshape(index, (1,))), ())
+    if x.ndim == 0:  # one element to pick from, as many times as index says
+        return _gather(xp, xp.reshape(x, (1,)), 0, index)
     check_positions(xp, "gather", index, x.shape[dim] if x.ndim else 1, dim=dim, wrap=False)
     if any(n != m for d, (n, m) in enumerate(zip(index.shape, x.shape)) if d != dim):
         # NOTE: take_along_axis broadcasts, where PyTorch reads the leading part of x.
@@ -305,9 +313,9 @@ def _scatter(
     if (src is None) == (value is None):
         raise TypeError("scatter() takes src (a tensor or a number) or value=, exactly one")
     dim = _along_dim("scatter", xp, x, dim, index)
-    if x.ndim == 0:
+    if _in_rows(x, index, src):
         rows = _scatter(xp, *_as_rows(xp, x, 0, index, src), value=value, reduce=reduce)
-        return xp.reshape(rows, ())
+        return xp.reshape(rows, tuple(x.shape))
     refuse_value_it_cannot_hold(xp, "scatter", x, value if src is None else src)
     _same_dtype("scatter", x, src)
     if reduce is not None:
@@ -337,8 +345,8 @@ def _scatter_add(xp: Any, x: Any, dim: int, index: Any, src: Any) -> Any:
     """
     _same_dtype("scatter_add", x, src)
     dim = _along_dim("scatter_add", xp, x, dim, index)
-    if x.ndim == 0:
-        return xp.reshape(_scatter_add(xp, *_as_rows(xp, x, 0, index, src)), ())
+    if _in_rows(x, index, src):
+        return xp.reshape(_scatter_add(xp, *_as_rows(xp, x, 0, index, src)), tuple(x.shape))
     _check_scatter_positions(xp, "scatter_add", x, dim, index)
     key, values = _scattered(xp, dim, index, src)
     return x + xp.scatter_add(values, key=key, shape=tuple(x.shape))
@@ -533,11 +541,12 @@ def _scatter_reduce(
     _same_dtype("scatter_reduce", x, src)
     reduce = _REDUCTION_ALIASES.get(reduce, reduce)
     dim = _along_dim("scatter_reduce", xp, x, dim, index)
-    if x.ndim == 0:
+    if _in_rows(x, index, src):
+        shape = tuple(x.shape)
         x, index, src = _as_rows(xp, x, index, src)
         rows = xp.scatter_along_axis(x, index, src, axis=0, reduce=reduce,
                                      include_self=include_self)  # fmt: skip
-        return xp.reshape(rows, ())
+        return xp.reshape(rows, shape)
     return xp.scatter_along_axis(x, index, src, axis=dim, reduce=reduce,
                                  include_self=include_self)  # fmt: skip
 

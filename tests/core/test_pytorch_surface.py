@@ -715,6 +715,23 @@ def test_scatter_reduce_takes_pytorchs_max_and_min_names() -> None:
         assert got == [[5.0, 2.0], [-1.0, 2.0]]
 
 
+@pytest.mark.parametrize(
+    "program",
+    [
+        lambda lib, x: x.scatter(0, lib.tensor(2), 5.0),
+        lambda lib, x: x.scatter(0, lib.tensor([2]), x.sum()),
+        lambda lib, x: x.scatter_add(0, lib.tensor(2), x.sum()),
+        lambda lib, x: x.scatter_reduce(0, lib.tensor(1), x.sum(), "prod"),
+        lambda lib, x: x.sum().gather(0, lib.tensor([0, 0])),
+        lambda lib, x: x.sum().scatter(0, lib.tensor([0]), 3.0),
+    ],
+)
+def test_a_0d_operand_of_a_scatter_or_gather_is_one_row_as_in_pytorch(program) -> None:
+    # A 0-d index into a 1-d tensor raised ZeroDivisionError (scatter) or ShapeError, and
+    # gather from a 0-d tensor an AxisError.
+    assert_agrees(program, np.array([0.5, 1.5, 2.5]), plugrad.default_device().backend.name)
+
+
 def test_scatter_reduce_refuses_what_pytorch_refuses() -> None:
     x = plugrad.ones(2, 3)
     index = plugrad.asarray([[0, 0], [2, 2]])
