@@ -483,6 +483,14 @@ def apply_general(op: RegisteredOp, inputs: tuple[Any, ...], params: dict[str, A
         if promoted is not None:
             items = promoted
             arrays = [x._array if isinstance(x, Tensor) else x for x in items]
+    if op.to_float and all(
+        a.dtype in device.integral_natives for a in arrays if hasattr(a, "dtype")
+    ):  # integers computed in the default float dtype (svd of int64 was float64 on NumPy),
+        # or in the one asked for (mean(x, dtype=float64) of int64 counts), as in apply1
+        dtype = params.get("dtype") if params else None
+        target = _dtypes.default_float_dtype if dtype is None else dtype
+        items = tuple(_ops.astype(x, target) if isinstance(x, Tensor) else x for x in items)
+        arrays = [x._array if isinstance(x, Tensor) else x for x in items]
     if op.real_only:
         _refuse_complex(op, device, items)
     if params:

@@ -126,7 +126,7 @@ def _cholesky(xp: Any, x: Any, /, *, upper: bool = False) -> Any:
     return xp.linalg.cholesky(x)
 
 
-cholesky = op("cholesky", _cholesky, vjp=_cholesky_grad, namespace="linalg",
+cholesky = op("cholesky", _cholesky, vjp=_cholesky_grad, namespace="linalg", promotion="float",
               doc="Cholesky factor of a symmetric positive-definite matrix (lower, or upper).")
 
 def _adjugate(xp: Any, x: Any) -> Any:
@@ -158,7 +158,7 @@ def _det_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
     return _matrix_grad(xp, g) * _mH(xp, adjugate)
 
 
-det = op("det(x, /)", namespace="linalg", vjp=_det_grad,
+det = op("det(x, /)", namespace="linalg", promotion="float", vjp=_det_grad,
          doc="Determinant of a square matrix (or a stack); its gradient is the adjugate's.")
 
 
@@ -174,11 +174,12 @@ def _slogdet_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
     return _matrix_grad(xp, weight) * inverse_h
 
 
-slogdet = op("slogdet(x, /)", vjp=_slogdet_grad, namespace="linalg",
+slogdet = op("slogdet(x, /)", vjp=_slogdet_grad, namespace="linalg", promotion="float",
              output_names=("sign", "logabsdet"),
              doc="Sign and log of the absolute value of the determinant: ``(sign, logabsdet)``.")
 
-inv = op("inv(x, /)", namespace="linalg", doc="Inverse of a square matrix (or a stack of them).",
+inv = op("inv(x, /)", namespace="linalg", promotion="float",
+         doc="Inverse of a square matrix (or a stack of them).",
          vjp=lambda xp, g, ans, x: -xp.matmul(xp.matmul(_mH(xp, ans), g), _mH(xp, ans)))
 
 
@@ -245,7 +246,7 @@ def _solve_grad(which: int) -> Any:
 
 
 solve = op("solve", _solve, vjp=(_solve_grad(0), _solve_grad(1)), namespace="linalg",
-           broadcasting=True, saves=("x1", "ans"),
+           promotion="float", broadcasting=True, saves=("x1", "ans"),
            doc="Solve ``x1 @ X = x2`` for ``X`` (a vector if ``x2`` is 1-D, else matrices).")
 
 
@@ -294,7 +295,8 @@ def _qr_grad(xp: Any, g: Any, ans: Any, x: Any, *, mode: str) -> Any:
     return xp.concat([grad_first, xp.matmul(q, grad_rest)], axis=-1)
 
 
-qr = op("qr", _qr, vjp=_qr_grad, namespace="linalg", output_names=("Q", "R"), saves=("ans",),
+qr = op("qr", _qr, vjp=_qr_grad, namespace="linalg", promotion="float", output_names=("Q", "R"),
+        saves=("ans",),
         doc="QR factorization ``x = Q @ R``: a named tuple ``(Q, R)``.")
 
 
@@ -338,7 +340,7 @@ def _svd_grad(xp: Any, g: Any, ans: Any, x: Any, *, full_matrices: bool) -> Any:
     return xp.matmul(xp.matmul(u, grad_a), vh)
 
 
-svd = op("svd(x, /, *, full_matrices=True)", vjp=_svd_grad, namespace="linalg",
+svd = op("svd(x, /, *, full_matrices=True)", vjp=_svd_grad, namespace="linalg", promotion="float",
          output_names=("U", "S", "Vh"), saves=("ans",),
          doc="Singular value decomposition ``x = U @ diag(S) @ Vh``: a named tuple ``(U, S, Vh)``.")
 
@@ -348,7 +350,7 @@ def _svdvals_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
     return xp.matmul(u * xp.expand_dims(g, axis=-2), vh)
 
 
-svdvals = op("svdvals(x, /)", vjp=_svdvals_grad, namespace="linalg",
+svdvals = op("svdvals(x, /)", vjp=_svdvals_grad, namespace="linalg", promotion="float",
              doc="Singular values, in descending order.")
 
 
@@ -373,7 +375,8 @@ def _torch_eigh(xp: Any, A: Any, UPLO: str = "L") -> Any:
     return xp.linalg.eigh(A if UPLO == "L" else _mH(xp, A))
 
 
-eigh = op("eigh(x, /)", vjp=_eigh_grad, namespace="linalg", torch_function=_torch_eigh,
+eigh = op("eigh(x, /)", vjp=_eigh_grad, namespace="linalg", promotion="float",
+          torch_function=_torch_eigh,
           output_names=("eigenvalues", "eigenvectors"),
           doc="Eigenvalues (ascending) and eigenvectors of a symmetric (Hermitian) matrix.")
 
@@ -388,7 +391,7 @@ def _torch_eigvalsh(xp: Any, A: Any, UPLO: str = "L") -> Any:
     return _torch_eigh(xp, A, UPLO).eigenvalues
 
 
-eigvalsh = op("eigvalsh(x, /)", vjp=_eigvalsh_grad, namespace="linalg",
+eigvalsh = op("eigvalsh(x, /)", vjp=_eigvalsh_grad, namespace="linalg", promotion="float",
               torch_function=one_array(_torch_eigvalsh),
               doc="Eigenvalues of a symmetric (Hermitian) matrix, ascending.")
 
@@ -414,7 +417,7 @@ def _eig_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
     return cast(xp, _eig_grad_from(xp, *g, *ans), x.dtype)
 
 
-eig = op("eig(x, /)", vjp=_eig_grad, namespace="linalg", saves=("ans",),
+eig = op("eig(x, /)", vjp=_eig_grad, namespace="linalg", promotion="float", saves=("ans",),
          output_names=("eigenvalues", "eigenvectors"),
          doc="Eigenvalues and unit eigenvectors of a general square matrix, as complex tensors.")
 
@@ -424,7 +427,7 @@ def _eigvals_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
     return cast(xp, _eig_grad_from(xp, g, None, values, vectors), x.dtype)
 
 
-eigvals = op("eigvals(x, /)", vjp=_eigvals_grad, namespace="linalg",
+eigvals = op("eigvals(x, /)", vjp=_eigvals_grad, namespace="linalg", promotion="float",
              doc="Eigenvalues of a general square matrix, as a complex tensor.")
 
 
@@ -483,7 +486,7 @@ def _torch_pinv(
     return xp.matmul(_mH(xp, right) * xp.expand_dims(inverted, axis=-2), _mH(xp, left))
 
 
-pinv = op("pinv(x, /, *, rtol=None)", vjp=_pinv_grad, namespace="linalg",
+pinv = op("pinv(x, /, *, rtol=None)", vjp=_pinv_grad, namespace="linalg", promotion="float",
           torch_function=one_array(_torch_pinv),
           doc="Moore-Penrose pseudo-inverse; singular values below ``rtol * largest`` count as 0.")
 
@@ -623,7 +626,7 @@ def _torch_matrix_norm(
 
 
 matrix_norm = op("matrix_norm", _matrix_norm, vjp=_matrix_norm_grad,
-                 torch_function=_torch_matrix_norm, namespace="linalg",
+                 torch_function=_torch_matrix_norm, namespace="linalg", promotion="float",
                  doc="Matrix norm of the last two axes (``ord``: ``'fro'``, ``'nuc'``, 1, -1, 2, "
                  "-2, inf or -inf).")
 
@@ -673,7 +676,7 @@ def _torch_vector_norm(
 
 
 vector_norm = op("vector_norm", _vector_norm, vjp=_vector_norm_grad,
-                 torch_function=_torch_vector_norm, namespace="linalg",
+                 torch_function=_torch_vector_norm, namespace="linalg", promotion="float",
                  doc="Vector ``ord``-norm over ``axis`` (all axes by default).")
 
 

@@ -155,7 +155,7 @@ def _gelu_grad(xp: Any, g: Any, ans: Any, x: Any, *, approximate: str) -> Any:
     return g * (0.5 * xp.erfc(-_SQRT_HALF * x) + x * density)
 
 
-gelu = nn_op("gelu", _gelu_kernel, vjp=_gelu_grad,
+gelu = nn_op("gelu", _gelu_kernel, vjp=_gelu_grad, promotion="float",
              doc="Gaussian error linear unit ``x * Phi(x)``, exact or by tanh (``approximate``).")
 
 # -- softmax and its relatives -------------------------------------------------------------

@@ -203,6 +203,38 @@ def test_a_mean_or_spread_of_integers_is_in_the_default_float_dtype(backend, nam
     np.testing.assert_allclose(np.asarray(ours.numpy()), theirs.numpy(), rtol=1e-6)
 
 
+MATRIX_FUNCTIONS = {
+    "det": lambda lib, x: lib.linalg.det(x),
+    "inv": lambda lib, x: lib.linalg.inv(x),
+    "slogdet": lambda lib, x: lib.linalg.slogdet(x)[1],
+    "cholesky": lambda lib, x: lib.linalg.cholesky(x),
+    "qr": lambda lib, x: lib.linalg.qr(x)[1].abs(),
+    "svdvals": lambda lib, x: lib.linalg.svdvals(x),
+    "svd": lambda lib, x: lib.linalg.svd(x)[1],
+    "eigvalsh": lambda lib, x: lib.linalg.eigvalsh(x),
+    "eigh": lambda lib, x: lib.linalg.eigh(x)[0],
+    "pinv": lambda lib, x: lib.linalg.pinv(x),
+    "matrix_norm": lambda lib, x: lib.linalg.matrix_norm(x),
+    "vector_norm": lambda lib, x: lib.linalg.vector_norm(x),
+    "solve": lambda lib, x: lib.linalg.solve(x, x[:, 0]),
+    "normalize": lambda lib, x: lib.nn.functional.normalize(x),
+    "gelu": lambda lib, x: lib.nn.functional.gelu(x),
+}
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+@pytest.mark.parametrize("name", MATRIX_FUNCTIONS)
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_matrix_function_of_integers_is_in_the_default_float_dtype(backend, name, dtype):
+    # NumPy's linalg gave float64 (PyTorch refuses integers; array-api-strict did too).
+    values = np.array([[4, 1], [1, 3]]).astype(dtype)
+    with plugrad.use_backend(backend):
+        ours = MATRIX_FUNCTIONS[name](plugrad, plugrad.asarray(values))
+    assert ours.dtype == plugrad.float32
+    theirs = MATRIX_FUNCTIONS[name](torch, torch.from_numpy(values.astype(np.float32)))
+    np.testing.assert_allclose(np.asarray(ours.numpy()), theirs.numpy(), rtol=1e-5)
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_a_mean_of_integers_in_float64_is_computed_in_float64(backend) -> None:
     with plugrad.use_backend(backend):
