@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from .. import ops as _ops
 from ..errors import ShapeError
 from ..tensor import Tensor
+from .functional import _int_or_itself
 from .module import Module
 
 __all__ = ["Flatten", "Unflatten"]
@@ -73,6 +74,8 @@ class Unflatten(Module):
         super().__init__()
         if not isinstance(dim, int) or isinstance(dim, bool):
             raise TypeError(f"Unflatten: dim must be an int, got {type(dim).__name__}")
+        if isinstance(unflattened_size, (tuple, list)):  # (NumPy ints too)
+            unflattened_size = type(unflattened_size)(map(_int_or_itself, unflattened_size))
         if not isinstance(unflattened_size, (tuple, list)) or not all(
             isinstance(size, int) and not isinstance(size, bool) for size in unflattened_size
         ):

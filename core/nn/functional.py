@@ -881,6 +881,11 @@ def dropout(
         raise ValueError(f"dropout(): p must be a probability between 0 and 1, got {p!r}")
     if not training or p == 0:
         return input
+    if input.dtype.kind not in ("real floating", "complex floating"):  # (it became float64)
+        raise DtypeError(
+            f"dropout(): scales what it keeps by 1 / (1 - p), which a {input.dtype.name} "
+            "tensor cannot hold; convert it first (x.float())"
+        )
     dtype = input.dtype if input.dtype.kind == "real floating" else _dtypes.float32
     with no_grad():
         noise = rand(*input.shape, dtype=dtype, device=input.device, generator=generator)
@@ -1936,7 +1941,7 @@ def pad(
     return out if copied else out.clone()
 
 
-def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+def one_hot(input: Tensor, num_classes: int = -1) -> Tensor:
     """An ``int64`` tensor with a trailing axis of ``num_classes``: 1 at each index, else 0.
 
     ``num_classes=-1`` takes one more than the largest index.
@@ -1950,22 +1955,25 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
             [0, 0, 1]])
     """
     num_classes = _number("one_hot", "num_classes", num_classes)
-    _check_tensor("tensor", "one_hot", tensor)
-    if tensor.dtype.kind not in ("signed integer", "unsigned integer"):
-        raise DtypeError(f"one_hot(): takes an integer tensor of class indices, got {tensor.dtype}")
+    _check_tensor("input", "one_hot", input)
+    if input.dtype.kind not in ("signed integer", "unsigned integer"):
+        raise DtypeError(f"one_hot(): takes an integer input of class indices, got {input.dtype}")
     if num_classes == -1:  # (the shape depends on the values: a graph break under compile)
-        num_classes = int(_ops.max(tensor)) + 1 if tensor.size else 0
+        if not input.size:
+            raise ShapeError(
+                "one_hot(): an empty tensor has no largest index to count the classes from; "
+                "give num_classes"
+            )
+        num_classes = int(_ops.max(input)) + 1
     # One reduction, which a compiled plan makes again at every replay.
-    found = _ops.out_of_range(tensor, low=0, high=num_classes, allowed=None)
-    if tensor.size and any_outside(found, f"one_hot(): class indices outside [0, {num_classes})"):
-        bad = _values_outside(tensor, num_classes)
+    found = _ops.out_of_range(input, low=0, high=num_classes, allowed=None)
+    if input.size and any_outside(found, f"one_hot(): class indices outside [0, {num_classes})"):
+        bad = _values_outside(input, num_classes)
         raise IndexOutOfRangeError(
             f"one_hot(): class indices must lie in [0, {num_classes}), got {bad}"
         )
-    classes = arange(num_classes, dtype=tensor.dtype, device=tensor.device)
-    return _ops.astype(
-        _ops.expand_dims(tensor, axis=-1) == classes, tensor.device.default_int_dtype
-    )
+    classes = arange(num_classes, dtype=input.dtype, device=input.device)
+    return _ops.astype(_ops.expand_dims(input, axis=-1) == classes, input.device.default_int_dtype)
 
 
 # -- more activations: softmin, softsign, logsigmoid, the shrinks, prelu, glu -------------
@@ -2190,7 +2198,8 @@ def normalize(
     p = _number("normalize", "p", p)
     eps = _number("normalize", "eps", eps)
     _check_tensor("input", "normalize", input)
-    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    dim = _int_or_itself(dim)
+    dims = (dim,) if isinstance(dim, int) else tuple(map(_int_or_itself, dim))
     axes = tuple(_checked_dim("normalize", d, max(input.ndim, 1)) for d in dims)
     if input.ndim == 0:  # one element along dim 0 (or -1), as PyTorch takes a 0-d tensor
         return _ops.reshape(normalize(_ops.reshape(input, (1,)), p, 0, eps), ())
@@ -3859,6 +3868,7 @@ def group_norm(
     tensor([[-1.0000,  1.0000, -1.0000,  1.0000]])
     """
     eps = _number("group_norm", "eps", eps)
+    num_groups = _int_or_itself(num_groups)
     _check_tensor("input", "group_norm", input)
     if input.ndim < 2:
         raise ShapeError(f"group_norm(): expected an input of shape (N, C, ...), got {input.shape}")
@@ -4019,6 +4029,7 @@ def local_response_norm(
             f"local_response_norm(): expected an input of shape (N, C, ...) with at least one "
             f"spatial axis, got {input.shape}"
         )
+    size = _int_or_itself(size)
     if not isinstance(size, int) or isinstance(size, bool) or size < 1:
         raise InvalidArgumentError(
             f"local_response_norm(): size must be a positive int, got {size!r}"

@@ -35,6 +35,7 @@ from ..errors import ShapeError
 from ..grad_mode import no_grad
 from ..random import Generator, rand, randn, randperm, uniform_values
 from ..tensor import Tensor
+from .functional import _int_or_itself
 
 __all__ = [
     "calculate_gain",
@@ -67,7 +68,7 @@ def _fill(tensor: Tensor, values: Tensor | float) -> Tensor:
 
 
 def uniform_(
-    tensor: Tensor, a: float = 0.0, b: float = 1.0, *, generator: Generator | None = None
+    tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: Generator | None = None
 ) -> Tensor:
     """Fill with samples of the uniform distribution on ``[a, b)``.
 
@@ -82,7 +83,7 @@ def uniform_(
 
 
 def normal_(
-    tensor: Tensor, mean: float = 0.0, std: float = 1.0, *, generator: Generator | None = None
+    tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: Generator | None = None
 ) -> Tensor:
     """Fill with samples of the normal distribution with ``mean`` and ``std``.
 
@@ -202,7 +203,7 @@ _calculate_correct_fan = _fan
 
 
 def xavier_uniform_(
-    tensor: Tensor, gain: float = 1.0, *, generator: Generator | None = None
+    tensor: Tensor, gain: float = 1.0, generator: Generator | None = None
 ) -> Tensor:
     """Glorot uniform: ``U(-b, b)`` with ``b = gain * sqrt(6 / (fan_in + fan_out))``.
 
@@ -218,9 +219,7 @@ def xavier_uniform_(
     return uniform_(tensor, -bound, bound, generator=generator)
 
 
-def xavier_normal_(
-    tensor: Tensor, gain: float = 1.0, *, generator: Generator | None = None
-) -> Tensor:
+def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator: Generator | None = None) -> Tensor:
     """Glorot normal: ``N(0, std)`` with ``std = gain * sqrt(2 / (fan_in + fan_out))``.
 
     Examples
@@ -238,7 +237,6 @@ def kaiming_uniform_(
     a: float = 0.0,
     mode: str = "fan_in",
     nonlinearity: str = "leaky_relu",
-    *,
     generator: Generator | None = None,
 ) -> Tensor:
     """He uniform: ``U(-b, b)`` with ``b = gain * sqrt(3 / fan)``.
@@ -264,7 +262,6 @@ def kaiming_normal_(
     a: float = 0.0,
     mode: str = "fan_in",
     nonlinearity: str = "leaky_relu",
-    *,
     generator: Generator | None = None,
 ) -> Tensor:
     """He normal: ``N(0, std)`` with ``std = gain / sqrt(fan)``.
@@ -286,7 +283,6 @@ def trunc_normal_(
     std: float = 1.0,
     a: float = -2.0,
     b: float = 2.0,
-    *,
     generator: Generator | None = None,
 ) -> Tensor:
     """Fill with samples of the normal distribution (``mean``, ``std``) truncated to ``[a, b]``.
@@ -336,7 +332,7 @@ def trunc_normal_(
         return _fill(tensor, _ops.astype(_ops.clip(values, a, b), tensor.dtype))
 
 
-def orthogonal_(tensor: Tensor, gain: float = 1.0, *, generator: Generator | None = None) -> Tensor:
+def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Generator | None = None) -> Tensor:
     """Fill with a (semi-)orthogonal matrix times ``gain``: rows or columns orthonormal.
 
     Dims after the first are flattened into columns. Drawn as the QR factor
@@ -398,6 +394,7 @@ def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
     """
     if not isinstance(tensor, Tensor) or tensor.ndim not in (3, 4, 5):
         raise ShapeError("dirac_() fills a 3-, 4- or 5-dimensional tensor")
+    groups = _int_or_itself(groups)
     if isinstance(groups, bool) or not isinstance(groups, int) or groups < 1:
         raise ValueError(f"dirac_(): groups must be an int >= 1, got {groups!r}")
     if tensor.shape[0] % groups:
@@ -417,7 +414,7 @@ def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
 
 
 def sparse_(
-    tensor: Tensor, sparsity: float, std: float = 0.01, *, generator: Generator | None = None
+    tensor: Tensor, sparsity: float, std: float = 0.01, generator: Generator | None = None
 ) -> Tensor:
     """Fill a matrix with ``N(0, std)`` samples, then zero ``ceil(sparsity * rows)`` random
     rows of each column.

@@ -277,6 +277,7 @@ class GroupNorm(_NormBase):
         **placement: Unpack[ParameterPlacement],
     ) -> None:
         super().__init__()
+        num_groups, num_channels = F._int_or_itself(num_groups), F._int_or_itself(num_channels)
         if not isinstance(num_groups, int) or num_groups < 1 or num_channels % num_groups:
             raise InvalidArgumentError(
                 f"GroupNorm: num_groups={num_groups!r} must be a positive int dividing "

@@ -1046,6 +1046,13 @@ def test_numpy_scalars_and_ints_act_as_python_numbers() -> None:
     assert plugrad.nn.Conv2d(2, 3, np.int64(3), stride=np.int64(2)).kernel_size == (3, 3)
     assert plugrad.nn.LayerNorm(np.int64(3)).normalized_shape == (3,)
     assert plugrad.nn.Bilinear(np.int64(2), 3, 4).weight.shape == (4, 2, 3)
+    maps = plugrad.ones(2, 4, 3)
+    assert plugrad.nn.GroupNorm(np.int64(2), 4)(maps).shape == (2, 4, 3)
+    assert plugrad.nn.functional.group_norm(maps, np.int64(2)).shape == (2, 4, 3)
+    assert plugrad.nn.LocalResponseNorm(np.int64(2))(maps).shape == (2, 4, 3)
+    assert plugrad.nn.functional.normalize(maps, dim=np.int64(1)).shape == (2, 4, 3)
+    assert plugrad.nn.init.dirac_(plugrad.empty(4, 2, 3), groups=np.int64(2)).shape == (4, 2, 3)
+    assert plugrad.nn.Unflatten(1, (np.int64(2), np.int64(2)))(maps).shape == (2, 2, 2, 3)
     six = plugrad.ones(6)
     assert six.size(np.int64(0)) == 6
     assert [t.shape for t in six.chunk(np.int64(3))] == [(2,)] * 3

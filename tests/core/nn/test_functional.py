@@ -318,6 +318,12 @@ def test_one_hot_is_pytorchs() -> None:
         theirs = TF.one_hot(torch.tensor(indices), classes)
         assert ours.dtype is plugrad.int64
         np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    # PyTorch's keyword is input= (tensor= was plugrad's, which PyTorch refuses).
+    keyword = F.one_hot(input=plugrad.asarray(indices), num_classes=4)
+    np.testing.assert_array_equal(keyword.numpy(), TF.one_hot(input=torch.tensor(indices)).numpy())
+    with pytest.raises(plugrad.errors.ShapeError, match="give num_classes"):  # gave (0, 0)
+        F.one_hot(plugrad.zeros(0, dtype=plugrad.int64))
+    assert F.one_hot(plugrad.zeros(0, dtype=plugrad.int64), 3).shape == (0, 3)
 
 
 def test_in_place_activations_change_their_input() -> None:

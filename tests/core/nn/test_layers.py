@@ -365,8 +365,10 @@ def test_init_functions() -> None:
     assert w.requires_grad and w.grad_fn is None  # filled without recording
     generator = plugrad.Generator(seed=4)
     first = init.normal_(w, 1.0, 2.0, generator=generator).detach().numpy().copy()
-    init.normal_(w, 1.0, 2.0, generator=plugrad.Generator(seed=4))
+    init.normal_(w, 1.0, 2.0, plugrad.Generator(seed=4))  # positional, as PyTorch takes it
     np.testing.assert_array_equal(w.detach().numpy(), first)
+    init.uniform_(w, 0.0, 1.0, generator)
+    init.kaiming_uniform_(w, 0.0, "fan_in", "relu", generator)
     init.xavier_uniform_(w, gain=init.calculate_gain("tanh"))
     assert np.abs(w.detach().numpy()).max() <= 5 / 3 * math.sqrt(6 / 50)
     init.kaiming_normal_(w, mode="fan_out", nonlinearity="relu")
