@@ -39,7 +39,7 @@ from .creation import zeros_like
 from .dtypes import is_differentiable
 from .engine import grad as _engine_grad
 from .errors import DtypeError, IndependentInputError, InvalidArgumentError, ShapeError
-from .grad_mode import enable_grad
+from .grad_mode import enable_grad, is_grad_enabled
 from .gradcheck import basis
 from .nn.utils.stateless import functional_call
 from .node import Node, split_edge
@@ -104,7 +104,8 @@ def _tracked(primals: Sequence[Any], level: int) -> list[Tensor]:
         # A primal that requires grad is tracked through a copy of its own: the function's
         # other uses of that tensor (a closure, another argument) stay constants here.
         if p.requires_grad:
-            tracked.append(_ops.positive(p))
+            with enable_grad():  # (under no_grad the copy was cut off: every gradient 0)
+                tracked.append(_ops.positive(p))
             continue
         leaf = p.detach().requires_grad_()
         _leaf_levels[id(leaf)] = level
@@ -231,14 +232,16 @@ def _vjp(
     func: Function, primals: Sequence[Tensor], strict: bool
 ) -> tuple[Any, tuple[Tensor, ...], list[Tensor], bool, Callable[..., tuple[Tensor, ...]]]:
     """:func:`vjp`'s work: the raw output and its tuple, the tracked inputs, keep the graph?"""
-    keep = any(p.requires_grad for p in _tuple(tuple(primals), "primal"))
+    # Results keep a graph only where one is recorded: not under no_grad, as torch.func's.
+    recording = is_grad_enabled()
+    keep = recording and any(p.requires_grad for p in _tuple(tuple(primals), "primal"))
     level = _running[0] + 1
     inputs = _tracked(primals, level)
     with _running_at(level):
         output = func(*inputs)
     outputs = _tuple(output, "output")
     _check_outputs_depend(outputs, strict, _output_name)
-    keep = keep or _reaches_outside(outputs, inputs, level)
+    keep = keep or (recording and _reaches_outside(outputs, inputs, level))
 
     def vjp_fn(*cotangents: Any) -> tuple[Tensor, ...]:
         if (
@@ -323,7 +326,8 @@ def grad_and_value(
         # gradient has its structure, as torch.func's (grad(loss)(dict(model.named_parameters()))).
         flattened = [_flatten(args[i], f"argument {i}") for i in chosen]
         primals = [leaf for leaves, _ in flattened for leaf in leaves]
-        keep = any(p.requires_grad for p in primals)
+        recording = is_grad_enabled()
+        keep = recording and any(p.requires_grad for p in primals)
         level = _running[0] + 1
         inputs = _tracked(primals, level)
         call = list(args)
@@ -344,7 +348,7 @@ def grad_and_value(
                 f"grad() differentiates a function whose output is one number (a 0-d tensor), "
                 f"got {shape}; reduce it (.sum(), .mean()), or use plugrad.func.vjp"
             )
-        keep = keep or _reaches_outside([output], inputs, level)
+        keep = keep or (recording and _reaches_outside([output], inputs, level))
         flat_grads = iter(
             _zeros_where_unused(
                 _gradients([output], inputs, [None]), inputs, keep, False, _no_output_uses
@@ -459,13 +463,14 @@ def _evaluate(
                 f"{name}: tangent {index} has shape {t.shape} but its primal has shape "
                 f"{p.shape}; pass a tangent shaped like its primal"
             )
-    keep = any(v.requires_grad for v in (*primals, *tangents))
+    recording = is_grad_enabled()
+    keep = recording and any(v.requires_grad for v in (*primals, *tangents))
     level = _running[0] + 1
     inputs = _tracked(primals, level)
     with _running_at(level):
         output = func(*inputs)
     outputs = output if isinstance(output, tuple) else (output,)
-    keep = keep or _reaches_outside(outputs, inputs, level)
+    keep = keep or (recording and _reaches_outside(outputs, inputs, level))
     return tangents, keep, inputs, output
 
 

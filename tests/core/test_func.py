@@ -343,3 +343,27 @@ def test_jacrev_jacfwd_vjp_and_jvp_take_has_aux_as_torch() -> None:
         np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-12)
     with pytest.raises(plugrad.errors.InvalidArgumentError, match="pair"):
         plugrad.func.jacrev(lambda t: t * 2, has_aux=True)(plugrad.ones(2))
+
+
+@pytest.mark.parametrize(
+    ("transform", "expected"),
+    [
+        (lambda f, x: plugrad.func.grad(lambda t: f(t).sum())(x), [3.0, 12.0]),
+        (lambda f, x: plugrad.func.jacrev(f)(x).sum(0), [3.0, 12.0]),
+        (lambda f, x: plugrad.func.jacfwd(f)(x).sum(0), [3.0, 12.0]),
+        (lambda f, x: plugrad.func.vjp(f, x)[1](plugrad.ones(2))[0], [3.0, 12.0]),
+        (lambda f, x: plugrad.func.jvp(f, (x,), (plugrad.ones(2),))[1], [3.0, 12.0]),
+        (lambda f, x: plugrad.autograd.functional.vjp(f, x, plugrad.ones(2))[1], [3.0, 12.0]),
+        (lambda f, x: plugrad.autograd.functional.hvp(lambda t: f(t).sum(), x, x * 0 + 1)[1],
+         [6.0, 12.0]),
+    ],
+)  # fmt: skip
+def test_transforms_under_no_grad_differentiate_a_primal_that_requires_grad(transform, expected):
+    # The primal's tracked copy was made under no_grad, cut from the graph: every
+    # gradient came out 0 (grad(loss)(dict(model.named_parameters())) in an eval loop).
+    x = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    weight = plugrad.tensor([1.0, 1.0], requires_grad=True)
+    with plugrad.no_grad():
+        result = transform(lambda t: t**3 * weight, x)
+    assert result.tolist() == expected
+    assert not result.requires_grad  # no graph is recorded under no_grad, as torch.func's
