@@ -62,6 +62,8 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from ..grad_mode import no_grad
+from ..tensor import Tensor
 from .optimizer import Optimizer, check_int, check_number
 
 __all__ = [
@@ -135,7 +137,7 @@ class LRScheduler:
         self.optimizer = optimizer
         if last_epoch == -1:
             for group in optimizer.param_groups:
-                group.setdefault("initial_lr", group["lr"])
+                group.setdefault("initial_lr", _copied(group["lr"]))
         else:
             for number, group in enumerate(optimizer.param_groups):
                 if "initial_lr" not in group:
@@ -144,7 +146,9 @@ class LRScheduler:
                         f"last_epoch={last_epoch} needs; load the optimizer's state dict (saved "
                         "while a scheduler was attached) first, or start with last_epoch=-1"
                     )
-        self.base_lrs: list[float] = [group["initial_lr"] for group in optimizer.param_groups]
+        self.base_lrs: list[float] = [
+            _copied(group["initial_lr"]) for group in optimizer.param_groups
+        ]
         self.last_epoch = last_epoch
         self._step_count = 0
         self._initial = True
@@ -188,12 +192,28 @@ class LRScheduler:
             del self._stepping
 
     def _group_lrs(self) -> list[float]:
-        return [group["lr"] for group in self.optimizer.param_groups]
+        return [_copied(group["lr"]) for group in self.optimizer.param_groups]
 
     def _set_lrs(self, values: Sequence[float]) -> None:
-        """Set each group's learning rate to its value in ``values``, and remember them."""
-        for group, lr in zip(self.optimizer.param_groups, values):
-            group["lr"] = lr
+        """Set each group's learning rate to its value in ``values``, and remember them.
+
+        A tensor learning rate is filled in place (whoever holds it sees the new
+        one), as PyTorch's.
+        """
+        groups = self.optimizer.param_groups
+        values = list(values)
+        if len(values) != len(groups):  # (zip() stopped at the shorter: a group unscheduled)
+            raise ValueError(
+                f"{type(self).__name__} computed {len(values)} learning rates for the "
+                f"optimizer's {len(groups)} parameter groups: was a group added after the "
+                "scheduler was made? Make the scheduler after adding every group"
+            )
+        for group, lr in zip(groups, values):
+            if isinstance(group["lr"], Tensor):
+                with no_grad():
+                    group["lr"].fill_(lr)
+            else:
+                group["lr"] = lr
         self._last_lr = self._group_lrs()
 
     def step(self, epoch: int | None = None) -> None:
@@ -218,10 +238,10 @@ class LRScheduler:
             stacklevel=2,
         )
         self.last_epoch = epoch
-        closed_form = getattr(self, "_closed_form_lr", None)
-        if closed_form is None or type(self).get_lr is not LRScheduler.get_lr:
-            closed_form = self._lr_values
-        self._set_lrs(closed_form())
+        # As PyTorch's: the closed form wherever the class has one (a subclass overriding
+        # get_lr() too), which needs no learning rates of earlier epochs.
+        closed_form = getattr(self, "_get_closed_form_lr", None)
+        self._set_lrs(closed_form() if closed_form is not None else self._lr_values())
 
     def _warn_if_early(self) -> None:
         if self._step_count == 1 and self._optimizer_not_stepped():
@@ -237,11 +257,11 @@ class LRScheduler:
         """Go back to epoch 0 and set its learning rates (SequentialLR at a milestone).
 
         As PyTorch's, from the schedule's closed form where it has one
-        (``_closed_form_lr``: the value for ``last_epoch`` from ``base_lrs``),
+        (``_get_closed_form_lr``: the value for ``last_epoch`` from ``base_lrs``),
         which does not depend on the learning rates the groups have now.
         """
         self.last_epoch = 0
-        closed_form = getattr(self, "_closed_form_lr", None)
+        closed_form = getattr(self, "_get_closed_form_lr", None)
         self._set_lrs(closed_form() if closed_form is not None else self._lr_values())
 
     def _initial_step(self) -> None:
@@ -269,7 +289,7 @@ class LRScheduler:
         >>> plugrad.optim.lr_scheduler.LinearLR(opt, start_factor=0.5, total_iters=2).get_last_lr()
         [0.05]
         """
-        return list(self._last_lr)
+        return [_copied(lr) for lr in self._last_lr]
 
     def state_dict(self) -> dict[str, Any]:
         """Return the scheduler's state (no reference to the optimizer) as a dict.
@@ -319,9 +339,11 @@ class LRScheduler:
             setattr(self, key, list(value) if key in ("base_lrs", "_last_lr") else value)
 
     def _check_keys(self, state_dict: Any) -> None:
-        """Raise ``ValueError`` unless ``state_dict`` is a mapping with this scheduler's keys."""
+        """Raise ``ValueError`` unless ``state_dict`` is a mapping with this scheduler's keys
+        (and perhaps more: a subclass may set an attribute after it was made, as warm-up
+        schedulers do)."""
         expected = set(self.state_dict())
-        if not isinstance(state_dict, Mapping) or set(state_dict) != expected:
+        if not isinstance(state_dict, Mapping) or not expected <= set(state_dict):
             found = sorted(state_dict) if isinstance(state_dict, Mapping) else type(state_dict)
             raise ValueError(
                 f"{type(self).__name__}.load_state_dict() needs the keys {sorted(expected)}, "
@@ -365,7 +387,7 @@ class StepLR(LRScheduler):
             return self._group_lrs()
         return [lr * self.gamma for lr in self._group_lrs()]
 
-    def _closed_form_lr(self) -> list[float]:
+    def _get_closed_form_lr(self) -> list[float]:
         return [base * self.gamma ** (self.last_epoch // self.step_size) for base in self.base_lrs]
 
 
@@ -395,6 +417,7 @@ class MultiStepLR(LRScheduler):
         gamma: float = 0.1,
         last_epoch: int = -1,
     ) -> None:
+        milestones = list(milestones)  # (a generator was used up by the checks: no decay)
         for milestone in milestones:
             check_int("each milestone", milestone, at_least=0)
         check_number("gamma", gamma)
@@ -406,7 +429,7 @@ class MultiStepLR(LRScheduler):
         decays = self.milestones.count(self.last_epoch)
         return [lr * self.gamma**decays for lr in self._group_lrs()]
 
-    def _closed_form_lr(self) -> list[float]:
+    def _get_closed_form_lr(self) -> list[float]:
         decays = bisect.bisect_right(self.milestones, self.last_epoch)
         return [base * self.gamma**decays for base in self.base_lrs]
 
@@ -438,7 +461,7 @@ class ExponentialLR(LRScheduler):
             return self._group_lrs()
         return [lr * self.gamma for lr in self._group_lrs()]
 
-    def _closed_form_lr(self) -> list[float]:
+    def _get_closed_form_lr(self) -> list[float]:
         return [base * self.gamma**self.last_epoch for base in self.base_lrs]
 
 
@@ -492,7 +515,7 @@ class CosineAnnealingLR(LRScheduler):
         )
         return [ratio * (lr - low) + low for lr in self._group_lrs()]
 
-    def _closed_form_lr(self) -> list[float]:
+    def _get_closed_form_lr(self) -> list[float]:
         cosine = 1 + math.cos(math.pi * self.last_epoch / self.T_max)
         return [self.eta_min + (base - self.eta_min) * cosine / 2 for base in self.base_lrs]
 
@@ -645,7 +668,7 @@ class LinearLR(LRScheduler):
         ratio = 1.0 + (end - start) / (self.total_iters * start + (epoch - 1) * (end - start))
         return [lr * ratio for lr in self._group_lrs()]
 
-    def _closed_form_lr(self) -> list[float]:
+    def _get_closed_form_lr(self) -> list[float]:
         start, end, total = self.start_factor, self.end_factor, self.total_iters
         done = min(total, self.last_epoch)
         return [base * (start + (end - start) * done / total) for base in self.base_lrs]
@@ -815,7 +838,7 @@ class ConstantLR(LRScheduler):
             return self._group_lrs()
         return [lr * (1.0 / self.factor) for lr in self._group_lrs()]
 
-    def _closed_form_lr(self) -> list[float]:
+    def _get_closed_form_lr(self) -> list[float]:
         reached = self.last_epoch >= self.total_iters
         return [base * (self.factor + reached * (1 - self.factor)) for base in self.base_lrs]
 
@@ -888,7 +911,7 @@ class PolynomialLR(LRScheduler):
         factor = ((1.0 - epoch / total) / (1.0 - (epoch - 1) / total)) ** self.power
         return [lr * factor for lr in self._group_lrs()]
 
-    def _closed_form_lr(self) -> list[float]:
+    def _get_closed_form_lr(self) -> list[float]:
         done = min(self.total_iters, self.last_epoch) / self.total_iters
         return [base * (1.0 - done) ** self.power for base in self.base_lrs]
 
@@ -1655,3 +1678,8 @@ class ReduceLROnPlateau(LRScheduler):
 
 #: PyTorch's former name of :class:`LRScheduler`, which code written for it still subclasses.
 _LRScheduler = LRScheduler
+
+
+def _copied(lr: Any) -> Any:
+    """A learning rate held apart from the one given: a tensor's copy, a number itself."""
+    return lr.clone() if isinstance(lr, Tensor) else lr

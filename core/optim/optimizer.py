@@ -940,8 +940,9 @@ def check_number(
 
 
 def check_int(name: str, value: Any, *, at_least: int) -> None:
-    """Raise ``ValueError`` unless ``value`` is an int (not a bool) with ``value >= at_least``."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < at_least:
+    """Raise ``ValueError`` unless ``value`` is an int (a NumPy one too, not a bool) with
+    ``value >= at_least``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < at_least:
         raise ValueError(f"{name} must be an int >= {at_least}, got {value!r}")
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 import plugrad
@@ -492,3 +493,79 @@ def test_a_fractional_epoch_of_the_deprecated_step_form_as_pytorch(name) -> None
                 schedule.step(epoch)
             rates.append(opt.param_groups[0]["lr"])
     assert rates[:3] == pytest.approx(rates[3:], rel=1e-12)
+
+
+def _one_group(lr: object = 1.0) -> optim.SGD:
+    return optim.SGD([plugrad.zeros(1, requires_grad=True)], lr=lr, foreach=False)
+
+
+def _stepped(scheduler: lr_scheduler.LRScheduler, steps: int) -> list[float]:
+    for _ in range(steps):
+        scheduler.optimizer.step()
+        scheduler.step()
+    return scheduler.get_last_lr()
+
+
+def test_milestones_from_a_generator_decay() -> None:
+    # The checks used the generator up: no milestone was left, and the rate never decayed.
+    schedule = lr_scheduler.MultiStepLR(_one_group(), (epoch for epoch in [2, 4]), 0.5)
+    assert _stepped(schedule, 5) == [0.25]
+
+
+def test_a_tensor_learning_rate_is_filled_in_place_and_handed_out_as_copies() -> None:
+    # As PyTorch's: the group's tensor is the one the caller holds; get_last_lr(),
+    # base_lrs and initial_lr are copies (writing into one changed the optimizer's rate).
+    lr = plugrad.tensor(0.1)
+    optimizer = _one_group(lr)
+    schedule = lr_scheduler.StepLR(optimizer, 1, 0.5)
+    _stepped(schedule, 1)
+    assert optimizer.param_groups[0]["lr"] is lr and float(lr) == pytest.approx(0.05)
+    schedule.get_last_lr()[0].mul_(10)
+    assert schedule.base_lrs[0] is not lr and float(schedule.base_lrs[0]) == pytest.approx(0.1)
+    assert float(lr) == pytest.approx(0.05)
+
+
+def test_step_with_an_epoch_uses_the_closed_form_of_a_subclass_too() -> None:
+    class Passing(lr_scheduler.StepLR):
+        def get_lr(self) -> list[float]:
+            return super().get_lr()
+
+    class Own(lr_scheduler.StepLR):
+        def _get_closed_form_lr(self) -> list[float]:  # PyTorch's name
+            return [0.3]
+
+    for kind, expected in ((Passing, [0.125]), (Own, [0.3])):
+        schedule = kind(_one_group(), step_size=2, gamma=0.5)
+        schedule.optimizer.step()
+        with pytest.warns(UserWarning, match="deprecated"):
+            schedule.step(7)
+        assert schedule.get_last_lr() == expected
+
+
+def test_a_group_added_after_the_scheduler_is_refused_not_left_unscheduled() -> None:
+    optimizer = _one_group()
+    schedule = lr_scheduler.LambdaLR(optimizer, lambda epoch: 0.5)
+    optimizer.add_param_group({"params": [plugrad.zeros(1, requires_grad=True)], "lr": 0.3})
+    with pytest.raises(ValueError, match="added after the scheduler"):
+        _stepped(schedule, 1)
+    assert [group["lr"] for group in optimizer.param_groups] == [0.5, 0.3]
+
+
+def test_a_state_with_an_attribute_set_after_construction_loads() -> None:
+    class WarmUp(lr_scheduler.StepLR):
+        def step(self, epoch=None):
+            super().step(epoch)
+            if self.last_epoch >= 2:
+                self.finished = True
+
+    saved = WarmUp(_one_group(), 1)
+    _stepped(saved, 3)
+    restored = WarmUp(_one_group(), 1)
+    restored.load_state_dict(saved.state_dict())
+    assert restored.finished and restored.last_epoch == 3
+    with pytest.raises(ValueError, match="needs the keys"):
+        restored.load_state_dict({"last_epoch": 1})
+
+
+def test_numpy_integers_are_integers_to_the_schedulers() -> None:
+    assert _stepped(lr_scheduler.StepLR(_one_group(), np.int64(2), 0.5), 2) == [0.5]
