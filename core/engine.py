@@ -720,6 +720,10 @@ def _store(updates: list[tuple[Tensor, Any]], create_graph: bool, stored: set[in
                 "tensor of the tensor's shape and dtype. No .grad was changed."
             )
         if create_graph:
+            if old is None and getattr(grad, "_view_base", None) is not None:
+                # A view (a reshape's) as .grad: detach_() and zero_() of it, as
+                # zero_grad(set_to_none=False) does, would then write into its base.
+                grad = grad.clone()
             new = grad if old is None else old + grad
         else:
             if old is not None:

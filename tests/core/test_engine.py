@@ -323,6 +323,17 @@ def test_a_gradient_piecewise_in_the_input_is_differentiable_with_zero_derivativ
     assert second.tolist() == [0.0] * 4
 
 
+def test_zero_grad_without_none_after_create_graph_zeroes_as_in_pytorch() -> None:
+    # The bias's .grad was a view (of a reshape): detach_() then zero_() was refused as a
+    # write into a view of a tensor that requires grad.
+    layer = plugrad.nn.Linear(2, 1)
+    (layer(plugrad.ones(1, 2)) ** 2).sum().backward(create_graph=True)
+    assert layer.bias.grad.requires_grad
+    layer.zero_grad(set_to_none=False)
+    assert layer.bias.grad.tolist() == [0.0] and layer.weight.grad.tolist() == [[0.0, 0.0]]
+    assert not layer.bias.grad.requires_grad
+
+
 def test_a_zero_second_derivative_reaches_the_parameters_as_in_pytorch() -> None:
     # A gradient penalty through a max-pool: the bias gets a zero .grad (it stayed None, and
     # SGD's weight decay skipped it; PyTorch's bias becomes 0.5 - 0.1 * 0.5 * 0.5).

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ... import dtypes as _dtypes
 from ... import ops as _ops
 from ...creation import full
-from ...errors import ShapeError
+from ...errors import DtypeError, ShapeError
 from ...tensor import Tensor
 
 __all__ = ["pad_sequence", "unpad_sequence"]
@@ -55,9 +56,21 @@ def pad_sequence(
                 f"pad_sequence(): every sequence is (length, *rest) with one rest; sequence "
                 f"{index} has shape {sequence.shape}, sequence 0 {sequences[0].shape}"
             )
+    # The first sequence's dtype, as PyTorch's (concat promoted: int64 with float32 became
+    # float32); refused where a value would lose its kind (3.5 into int64 was truncated).
+    dtype = sequences[0].dtype
+    for index, sequence in enumerate(sequences):
+        if _dtypes.kind_rank(sequence.dtype) > _dtypes.kind_rank(dtype):
+            raise DtypeError(
+                f"pad_sequence(): the batch takes sequence 0's dtype {dtype.name}, which cannot "
+                f"hold sequence {index}'s {sequence.dtype.name} values; convert the sequences "
+                "to one dtype first"
+            )
     longest = max(sequence.shape[0] for sequence in sequences)
     padded = []
     for sequence in sequences:
+        if sequence.dtype is not dtype:
+            sequence = _ops.astype(sequence, dtype)
         missing = longest - sequence.shape[0]
         if missing:
             filler = full((missing, *sequence.shape[1:]), padding_value, dtype=sequence.dtype,

@@ -232,3 +232,19 @@ def test_pad_and_unpad_sequence_agree_with_pytorch(batch_first: bool, padding_si
         np.testing.assert_array_equal(a, b)
     with pytest.raises(plugrad.errors.ShapeError, match="one rest"):
         plugrad.nn.utils.rnn.pad_sequence([plugrad.ones(2, 3), plugrad.ones(2, 4)])
+
+
+def test_pad_sequence_takes_the_first_sequences_dtype_as_pytorch() -> None:
+    # concat promoted the batch (float32 with float64 became float64); a float sequence after
+    # an int one would be truncated, so it is refused.
+    for first, second in (("float32", "float64"), ("float64", "float32"), ("float32", "int64")):
+        ours, theirs = (
+            lib.nn.utils.rnn.pad_sequence(
+                [lib.ones(2, dtype=getattr(lib, first)), lib.ones(1, dtype=getattr(lib, second))]
+            )
+            for lib in (plugrad, torch)
+        )
+        assert ours.dtype.name == str(theirs.dtype).removeprefix("torch.")
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    with pytest.raises(plugrad.errors.DtypeError, match="cannot hold"):
+        plugrad.nn.utils.rnn.pad_sequence([plugrad.tensor([1, 2]), plugrad.tensor([3.5])])
