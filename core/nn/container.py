@@ -139,12 +139,12 @@ class ModuleList(_Listed[Module]):
         items.insert(index, module)
         self._renumber(items)
 
-    def pop(self, index: int = -1) -> Module:
-        """Remove and return the module at ``index`` (the last by default); renumber the rest."""
-        items = self._items()
-        module = items.pop(_position(index, len(items), type(self).__name__))
-        self._renumber(items)
-        return module
+    def pop(self, index: int | slice = -1) -> Any:
+        """Remove and return the module at ``index`` (the last by default), or those of a slice
+        (as one container); renumber the rest."""
+        taken = self[index]
+        del self[index]
+        return taken
 
     def __iadd__(self, modules: Iterable[Module]) -> ModuleList:
         return self.extend(modules)
@@ -160,6 +160,16 @@ def _repeats(times: Any) -> int:
     if times < 1:
         raise ValueError(f"a Sequential is repeated at least once, got {times}")
     return times
+
+
+def _sequential(operator: str, other: Any) -> list[Module]:
+    """The modules of ``other``, a Sequential (what PyTorch's ``+`` and ``+=`` take)."""
+    if not isinstance(other, Sequential):
+        raise ValueError(
+            f"Sequential {operator} takes a Sequential, got a {type(other).__name__}; wrap the "
+            "modules in nn.Sequential(...) first"
+        )
+    return other._items()
 
 
 class Sequential(ModuleList):
@@ -204,8 +214,12 @@ class Sequential(ModuleList):
         names = list(self._modules)
         setattr(self, names[_position(index, len(names), "Sequential")], module)
 
-    def __add__(self, other: Iterable[Module]) -> Sequential:
-        return type(self)(*self._items(), *other)
+    def __add__(self, other: Sequential) -> Sequential:  # type: ignore[override]
+        return type(self)(*self._items(), *_sequential("+", other))
+
+    def __iadd__(self, other: Sequential) -> Sequential:  # type: ignore[override]
+        self.extend(_sequential("+=", other))
+        return self
 
     def __mul__(self, times: int) -> Sequential:
         """The modules ``times`` over, the same objects repeated (shared weights), as PyTorch's."""
@@ -231,7 +245,11 @@ class Sequential(ModuleList):
 
     def insert(self, index: int, module: Module) -> Sequential:  # type: ignore[override]
         """Put ``module`` before position ``index``; return self (PyTorch's Sequential does,
-        its ModuleList returns None)."""
+        its ModuleList returns None). An index past either end is refused, as PyTorch's."""
+        if not isinstance(index, int) or not -len(self) <= index <= len(self):
+            raise IndexError(
+                f"Sequential.insert(): index {index!r} is out of range for {len(self)} modules"
+            )
         super().insert(index, module)
         return self
 

@@ -618,6 +618,8 @@ class Module:
         (True, plugrad.float64)
         """
         check_memory_format("Module.to", memory_format)
+        # Python's types stand for dtypes (to(float) is float64), as in Tensor.to
+        device, dtype = _dtypes.of_python_type(device), _dtypes.of_python_type(dtype)
         if isinstance(device, Tensor):  # PyTorch's to(other): other's device and dtype
             if dtype is not None:
                 raise TypeError("to(tensor) takes the tensor's dtype; give no dtype beside it")
@@ -634,7 +636,6 @@ class Module:
                 f"Module.to() casts to floating-point or complex dtypes only, got {dtype!r}"
             )
         target = None if device is None and backend is None else target_device(device, backend)
-        tensors = [*self.parameters(), *self.buffers()]
 
         def convert(tensor: Tensor) -> Tensor:
             moved = tensor.detach() if target is None else tensor.detach().to(target)
@@ -647,9 +648,13 @@ class Module:
                 moved = asarray(moved, dtype=dtype)  # real into complex: imaginary parts 0
             return moved
 
-        # Convert everything first, so that a failure changes nothing.
+        return self._converted(convert)
+
+    def _converted(self: ModuleT, convert: Callable[[Tensor], Tensor]) -> ModuleT:
+        """Every parameter and buffer (and gradient) as ``convert`` makes it, in place;
+        everything is converted first, so that a failure changes nothing."""
         plan = []
-        for tensor in tensors:
+        for tensor in [*self.parameters(), *self.buffers()]:
             grad = tensor.grad
             plan.append((tensor, convert(tensor), None if grad is None else convert(grad)))
         for tensor, values, grad in plan:
@@ -659,6 +664,17 @@ class Module:
             tensor.data = values
             tensor.grad = grad
         return self
+
+    def _real_floating_to(self: ModuleT, dtype: _dtypes.DType) -> ModuleT:
+        """The real floating-point tensors cast to ``dtype``; others (complex, integer) kept,
+        as PyTorch's ``half()``, ``float()`` and ``double()``."""
+
+        def convert(tensor: Tensor) -> Tensor:
+            if tensor.dtype.kind != "real floating":
+                return tensor.detach()
+            return asarray(tensor.detach(), dtype=dtype)
+
+        return self._converted(convert)
 
     def cpu(self: ModuleT) -> ModuleT:
         """Move every parameter and buffer to the CPU (``to("cpu")``, the NumPy backend).
@@ -686,7 +702,8 @@ class Module:
     # -- saving and loading ---------------------------------------------------------------
 
     def double(self: ModuleT) -> ModuleT:
-        """Cast the floating-point parameters and buffers to ``float64`` (``to(plugrad.float64)``).
+        """Cast the real floating-point parameters and buffers to ``float64`` (complex ones are
+        kept, as PyTorch's).
 
         Examples
         --------
@@ -694,15 +711,16 @@ class Module:
         >>> plugrad.nn.Linear(2, 1).double().weight.dtype
         plugrad.float64
         """
-        return self.to(_dtypes.float64)
+        return self._real_floating_to(_dtypes.float64)
 
     def float(self: ModuleT) -> ModuleT:
-        """Cast the floating-point parameters and buffers to ``float32``."""
-        return self.to(_dtypes.float32)
+        """Cast the real floating-point parameters and buffers to ``float32`` (complex ones
+        are kept, as PyTorch's)."""
+        return self._real_floating_to(_dtypes.float32)
 
     def half(self: ModuleT) -> ModuleT:
-        """Cast the floating-point parameters and buffers to ``float16``."""
-        return self.to(_dtypes.float16)
+        """Cast the real floating-point parameters and buffers to ``float16``."""
+        return self._real_floating_to(_dtypes.float16)
 
     def state_dict(
         self, *, destination: Any = None, prefix: str = "", keep_vars: bool = False

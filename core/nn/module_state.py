@@ -60,6 +60,8 @@ def read_entry(
     except Exception as exc:  # anything asarray rejects, reported with its key
         error_msgs.append(f"{key!r}: cannot be read as an array ({exc})")
         return None
+    if values.shape == (1,) and tensor.shape == ():
+        values = values.reshape(())  # a scalar saved before 0-d tensors existed, as PyTorch's
     if values.shape != tensor.shape:
         error_msgs.append(
             f"{key!r}: shape {values.shape} in the state dict, {tensor.shape} in the module"

@@ -570,3 +570,38 @@ def test_reprs_of_named_sequentials_and_multi_line_extra_reprs_are_pytorchs() ->
         texts.append([repr(named), repr(lib.nn.Sequential(lib.nn.ReLU(), lib.nn.ReLU())),
                       repr(Noted(lib.nn.ReLU()))])  # fmt: skip
     assert texts[0] == texts[1]
+
+
+def test_half_float_and_double_keep_complex_tensors_as_pytorchs() -> None:
+    # They went through to(dtype), which refuses to drop imaginary parts: a DtypeError.
+    module = nn.Module()
+    module.w = nn.Parameter(plugrad.tensor([1 + 2j]))
+    module.v = nn.Parameter(plugrad.tensor([1.0]))
+    module.register_buffer("count", plugrad.tensor([1]))
+    assert module.half().w.dtype == plugrad.complex64 and module.v.dtype == plugrad.float16
+    assert module.double().w.tolist() == [1 + 2j] and module.v.dtype == plugrad.float64
+    assert module.count.dtype == plugrad.int64
+    assert nn.Linear(1, 1).to(float).weight.dtype == plugrad.float64  # Python's type, as torch
+
+
+def test_sequential_pop_insert_and_add_as_pytorchs() -> None:
+    layers = nn.Sequential(nn.ReLU(), nn.Tanh(), nn.Sigmoid())
+    popped = layers.pop(slice(0, 2))  # was refused
+    assert isinstance(popped, nn.Sequential) and len(popped) == 2 and len(layers) == 1
+    for index in (5, -3):  # clamped to an end, as list.insert does
+        with pytest.raises(IndexError, match="out of range"):
+            layers.insert(index, nn.ReLU())
+    with pytest.raises(ValueError, match="takes a Sequential"):
+        layers.__add__([nn.ReLU()])
+    with pytest.raises(ValueError, match="takes a Sequential"):
+        layers += [nn.ReLU()]
+    assert len(layers) == 1 and len(layers + nn.Sequential(nn.ReLU())) == 2
+    listed = nn.ModuleList([nn.ReLU(), nn.Tanh()])
+    assert isinstance(listed.pop(slice(0, 1)), nn.ModuleList) and len(listed) == 1
+
+
+def test_a_one_element_value_loads_into_a_0d_parameter_as_pytorchs() -> None:
+    module = nn.Module()
+    module.scale = nn.Parameter(plugrad.tensor(1.0))
+    module.load_state_dict({"scale": plugrad.tensor([5.0])})
+    assert module.scale.shape == () and module.scale.item() == 5.0
