@@ -496,7 +496,8 @@ def _flatten(value: Any, where: str) -> tuple[list[Tensor], Callable[[Iterator[A
         keys = list(value)
         parts = [_flatten(value[k], f"{where}[{k!r}]") for k in keys]
         leaves = [leaf for part, _ in parts for leaf in part]
-        return leaves, lambda it: {k: rebuild(it) for k, (_, rebuild) in zip(keys, parts)}
+        kind = type(value)  # (an OrderedDict stays one)
+        return leaves, lambda it: kind((k, rebuild(it)) for k, (_, rebuild) in zip(keys, parts))
     if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
         parts = [_flatten(v, f"{where}[{i}]") for i, v in enumerate(value)]
         leaves = [leaf for part, _ in parts for leaf in part]
@@ -837,6 +838,11 @@ def vmap(
                 "vmap(): no argument is mapped over (every in_dims entry is None, or no "
                 "tensor); map over at least one"
             )
+        if size == 0:  # (the function runs once per slice: none tells what it returns)
+            raise ShapeError(
+                "vmap(): the mapped dimensions have size 0; plugrad's vmap calls the function "
+                "on each slice, so it cannot tell the shape of an empty result"
+            )
         try:
             start: Any = get_rng_state()
         except NotImplementedError:  # a backend whose stream cannot be saved: not checked
@@ -890,4 +896,7 @@ def _stacked(results: list[Any], out_dims: int | tuple[int, ...]) -> Any:
             for k in range(len(leaves_per_slice[0][0]))
         ]
         stacked.append(rebuild(iter(joined)))
-    return tuple(stacked) if isinstance(first, tuple) else stacked[0]
+    if not isinstance(first, tuple):
+        return stacked[0]
+    # A named tuple stays one (x.max(0) mapped has .values), as torch.func's.
+    return type(first)(*stacked) if hasattr(first, "_fields") else tuple(stacked)

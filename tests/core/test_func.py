@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import collections
+
 import numpy as np
 import pytest
 
@@ -367,3 +369,16 @@ def test_transforms_under_no_grad_differentiate_a_primal_that_requires_grad(tran
         result = transform(lambda t: t**3 * weight, x)
     assert result.tolist() == expected
     assert not result.requires_grad  # no graph is recorded under no_grad, as torch.func's
+
+
+def test_vmap_keeps_named_tuples_and_ordered_dicts_and_refuses_an_empty_batch() -> None:
+    # A named tuple came back a plain tuple (x.max(0) mapped had no .values), an
+    # OrderedDict a dict; an empty batch raised IndexError.
+    ours = func.vmap(lambda row: row.max(0))(plugrad.arange(12.0).reshape(3, 4))
+    theirs = torch.func.vmap(lambda row: row.max(0))(torch.arange(12.0).reshape(3, 4))
+    assert ours.values.tolist() == theirs.values.tolist()
+    assert ours.indices.tolist() == theirs.indices.tolist()
+    mapped = func.vmap(lambda row: collections.OrderedDict(a=row * 2))(plugrad.ones(3, 2))
+    assert type(mapped) is collections.OrderedDict and mapped["a"].shape == (3, 2)
+    with pytest.raises(plugrad.errors.ShapeError, match="size 0"):
+        func.vmap(lambda row: row * 2)(plugrad.zeros(0, 3))
