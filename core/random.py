@@ -861,6 +861,10 @@ def uniform_values(
             )
     if not low <= high:
         raise ValueError(f"uniform_(): the lower bound {low} is above the upper bound {high}")
+    if dtype.kind == "complex floating":  # each part drawn on [low, high), as PyTorch's
+        part = _dtypes.float64 if dtype is _dtypes.complex128 else _dtypes.float32
+        real, imag = (uniform_values(shape, low, high, part, device, generator) for _ in "ri")
+        return (real + imag * 1j).to(dtype)
     sample = rand(*shape, dtype=dtype, device=device, generator=generator)
     values = sample * (high - low) + low
     if low < high:

@@ -31,7 +31,7 @@ from .. import linalg
 from .. import ops as _ops
 from ..creation import eye
 from ..dtypes import float32, float64
-from ..errors import ShapeError
+from ..errors import DtypeError, ShapeError
 from ..grad_mode import no_grad
 from ..random import Generator, rand, randn, randperm, uniform_values
 from ..tensor import Tensor
@@ -303,6 +303,10 @@ def trunc_normal_(
     """
     if not isinstance(tensor, Tensor):
         raise TypeError(f"nn.init fills a Tensor in place, got {type(tensor).__name__}")
+    if tensor.dtype.kind != "real floating":  # (bools came out all True, ints rounded)
+        raise DtypeError(
+            f"trunc_normal_(): fills a real floating-point tensor, got {tensor.dtype.name}"
+        )
     if std < 0:
         raise ValueError(f"trunc_normal_(): std must be non-negative, got {std}")
     if not a < b:

@@ -369,6 +369,14 @@ def test_init_functions() -> None:
     np.testing.assert_array_equal(w.detach().numpy(), first)
     init.uniform_(w, 0.0, 1.0, generator)
     init.kaiming_uniform_(w, 0.0, "fan_in", "relu", generator)
+    # Complex tensors get each part drawn (a DtypeError from nextafter() escaped), as PyTorch's.
+    parts = init.uniform_(plugrad.zeros(500, dtype=plugrad.complex64), 2.0, 3.0)
+    assert parts.dtype == plugrad.complex64
+    for part in (parts.real, parts.imag):
+        assert 2.0 <= float(part.min()) and float(part.max()) < 3.0
+    for dtype in (plugrad.bool, plugrad.int32, plugrad.complex64):  # all True, rounded, real
+        with pytest.raises(plugrad.errors.DtypeError, match="real floating"):
+            init.trunc_normal_(plugrad.zeros(3, dtype=dtype))
     init.xavier_uniform_(w, gain=init.calculate_gain("tanh"))
     assert np.abs(w.detach().numpy()).max() <= 5 / 3 * math.sqrt(6 / 50)
     init.kaiming_normal_(w, mode="fan_out", nonlinearity="relu")
