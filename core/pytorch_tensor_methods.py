@@ -127,6 +127,7 @@ def _source_index(function: str, x: Tensor, dim: int, index: Tensor, source: Ten
 
 def _fill_index(function: str, x: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
     """``index`` spread for scatter, as index_fill writes ``value`` (a number or a 0-d tensor)."""
+    _tensor(function, index, "index")
     like = list(x.shape)
     if like:
         like[dim] = index.shape[0] if isinstance(index, Tensor) and index.ndim else 1

@@ -84,6 +84,16 @@ def is_scalar(value: Any) -> bool:
     return type(value) in _SCALARS
 
 
+def require_array(function: str, name: str, value: Any) -> None:
+    """Raise a ``TypeError`` naming ``function``'s argument ``name`` unless ``value`` is an
+    array (a list of indices or a mask as a list fails later, with an AttributeError)."""
+    if not hasattr(value, "dtype") or not hasattr(value, "shape"):
+        raise TypeError(
+            f"{function}(): {name} must be a tensor, got {type(value).__name__}; make one "
+            f"with plugrad.tensor(...), as PyTorch requires"
+        )
+
+
 def python_number(value: Any) -> Any:
     """A NumPy scalar (``np.float64(1.5)``, as NumPy's reductions return) as the Python
     number it holds, which takes a tensor's dtype; anything else as it is."""

@@ -36,6 +36,7 @@ from plugrad.plugins._rules import (
     checked_axis,
     device_of,
     refuse_value_it_cannot_hold,
+    require_array,
     without_leading_ones,
 )
 from plugrad.plugins._scatter import scatter_add_generic, scatter_add_numpy
@@ -151,6 +152,7 @@ def _take_key(axis: int | None, ndim: int, indices: Any) -> tuple[Any, ...]:
 
 def _index_select(xp: Any, x: Any, dim: int, index: Any) -> Any:
     """PyTorch's ``x.index_select(dim, index)``: the slices at ``index`` (1-D) along ``dim``."""
+    require_array("index_select", "index", index)
     if index.ndim > 1:
         raise ShapeError(
             f"index_select(): index must be 0-d or 1-d, got shape {tuple(index.shape)}; "
@@ -577,6 +579,7 @@ def _masked_select(xp: Any, x: Any, mask: Any) -> Any:
 
     ``x`` and ``mask`` broadcast against each other.
     """
+    require_array("masked_select", "mask", mask)
     if not xp.isdtype(mask.dtype, "bool"):
         # x[integer mask] would gather at those positions (x[[1, 0, 1]]), not select.
         raise DtypeError(

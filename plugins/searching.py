@@ -22,6 +22,7 @@ from plugrad.plugins._rules import (
     python_number,
     reduction_axis,
     refuse_value_it_cannot_hold,
+    require_array,
 )
 
 # The rows are aligned by hand, one op per statement.
@@ -30,6 +31,7 @@ from plugrad.plugins._rules import (
 
 def _refuse_a_mask_not_bool(xp: Any, function: str, mask: Any) -> None:
     # As PyTorch: a mask of numbers is more often a mistake (indices, weights) than a mask.
+    require_array(function, "mask", mask)
     if not xp.isdtype(mask.dtype, "bool"):
         raise DtypeError(
             f"{function}(): the mask must be a bool tensor, got {mask.dtype}; compare it "

@@ -153,6 +153,11 @@ def test_facts_of_a_tensor() -> None:
         # mean(dtype=int64) ignored the dtype (a float64 result), nanmean's truncated.
         (lambda x: x.mean(dtype=plugrad.int64), DtypeError, "not a floating-point"),
         (lambda x: plugrad.nanmean(x, 0, dtype=plugrad.int32), DtypeError, "not a floating"),
+        # A list as index or mask failed with an AttributeError ('list' has no 'ndim').
+        (lambda x: x.index_select(1, [0, 1]), TypeError, "must be a tensor"),
+        (lambda x: x.index_fill(1, [0], 1.0), TypeError, "as index"),
+        (lambda x: x.masked_fill([[True] * 4] * 3, 1.0), TypeError, "must be a tensor"),
+        (lambda x: x.masked_select([[True] * 4] * 3), TypeError, "must be a tensor"),
         # An int64 source was converted and written into the floats.
         (lambda x: x.put_(plugrad.tensor([1]), plugrad.tensor([7])), DtypeError, "same dtype"),
         (lambda x: x.put(plugrad.tensor([1]), plugrad.tensor([7])), DtypeError, "same dtype"),
