@@ -314,7 +314,10 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     if mask.dtype is not _dtypes.bool:
         raise DtypeError(f"masked_scatter(): mask must be a bool tensor, got {mask.dtype}")
     _same_dtype("masked_scatter", input, source)
-    full_mask = _ops.broadcast_to(mask, tuple(input.shape))
+    shape = broadcast_shapes(tuple(input.shape), tuple(mask.shape))
+    if shape != tuple(input.shape):  # a mask of more dimensions: the result takes its shape
+        input = _ops.broadcast_to(input, shape)
+    full_mask = _ops.broadcast_to(mask, shape)
     count = int(_ops.sum(_ops.astype(full_mask, full_mask.device.default_int_dtype)))
     if count > source.numel():
         raise ShapeError(
@@ -327,7 +330,13 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
 
 
 def _masked_scatter_(self: Tensor, mask: Tensor, source: Tensor) -> Tensor:
-    """In-place :func:`masked_scatter`."""
+    """In-place :func:`masked_scatter`: the mask broadcasts to the tensor's shape."""
+    _tensor("masked_scatter_", mask, "mask")
+    if broadcast_shapes(tuple(self.shape), tuple(mask.shape)) != self.shape:
+        raise ShapeError(
+            f"masked_scatter_(): the mask of shape {mask.shape} does not broadcast to the "
+            f"tensor's shape {self.shape}"
+        )
     return self.copy_(masked_scatter(self, mask, source))
 
 

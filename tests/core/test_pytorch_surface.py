@@ -732,6 +732,23 @@ def test_a_0d_operand_of_a_scatter_or_gather_is_one_row_as_in_pytorch(program) -
     assert_agrees(program, np.array([0.5, 1.5, 2.5]), plugrad.default_device().backend.name)
 
 
+def test_masked_scatter_takes_the_shape_of_a_wider_mask_as_pytorch() -> None:
+    # broadcast_to(mask, input.shape) raised for a mask of more dimensions.
+    mask = [[True, False, True], [False, True, False]]
+    for lib in (plugrad, torch):
+        x = lib.zeros(3, requires_grad=True)
+        source = lib.arange(1.0, 7.0, requires_grad=True)
+        out = x.masked_scatter(lib.tensor(mask), source)
+        assert out.tolist() == [[1.0, 0.0, 2.0], [0.0, 3.0, 0.0]]
+        out.sum().backward()
+        assert x.grad.tolist() == [1.0, 1.0, 1.0]
+        assert source.grad.tolist() == [1.0, 1.0, 1.0, 0.0, 0.0, 0.0]
+    x = plugrad.zeros(3)
+    with pytest.raises(plugrad.errors.ShapeError, match="does not broadcast"):
+        x.masked_scatter_(plugrad.tensor([mask[0]]), plugrad.ones(3))
+    assert x.tolist() == [0.0] * 3
+
+
 def test_scatter_reduce_refuses_what_pytorch_refuses() -> None:
     x = plugrad.ones(2, 3)
     index = plugrad.asarray([[0, 0], [2, 2]])
