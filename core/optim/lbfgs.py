@@ -176,9 +176,14 @@ class LBFGS(Optimizer):
             for key in _HISTORIES:
                 if key in entry:
                     entry[key] = [_state_value_for(param, vector) for vector in entry[key]]
+            # Numbers as numbers: PyTorch saves ro (and H_diag, t) as 0-d tensors, which met
+            # the raw arrays of a step in a product with no rule for them (a TypeError).
             for key in ("ro", "al"):
                 if key in entry:
-                    entry[key] = list(entry[key])
+                    entry[key] = [float(value) for value in entry[key]]
+            for key in ("t", "H_diag", "prev_loss"):
+                if isinstance(entry.get(key), Tensor):
+                    entry[key] = float(entry[key])
 
     # -- flat views of the parameters -----------------------------------------------------
 
@@ -252,7 +257,7 @@ class LBFGS(Optimizer):
         params = group["params"]
         xp = params[0]._device.xp
         backend = params[0]._device.backend
-        lr, max_iter, max_eval = group["lr"], group["max_iter"], group["max_eval"]
+        lr, max_iter, max_eval = float(group["lr"]), group["max_iter"], group["max_eval"]
         tolerance_grad, tolerance_change = group["tolerance_grad"], group["tolerance_change"]
         history_size = group["history_size"]
         self._step_count += 1

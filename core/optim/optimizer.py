@@ -164,6 +164,7 @@ class Optimizer:
                 f"the parameter group has no 'params' entry (it has {sorted(param_group)}); "
                 "give the tensors to optimize as {'params': [...], ...}"
             )
+        given = param_group
         params = param_group["params"]
         if isinstance(params, Tensor):
             params = [params]
@@ -201,7 +202,12 @@ class Optimizer:
         self._check_options(group)
         for param in params:
             self._check_param_dtype(param)
-        self.param_groups.append(group)
+        # The caller's dict itself becomes the group, as PyTorch's (a change to it later
+        # changes training), its entries first and the defaults it lacks after them.
+        ordered = {key: group[key] for key in (*param_group, *self.defaults)}
+        given.clear()
+        given.update(ordered)
+        self.param_groups.append(given)
 
     def _check_options(self, group: dict[str, Any]) -> None:
         """Raise ``ValueError``/``TypeError`` if an option of ``group`` is unusable."""

@@ -591,3 +591,45 @@ def test_defaults_and_state_dict_groups_list_the_options_in_pytorchs_order(name)
     tuned = Tuned([plugrad.zeros(2, requires_grad=True)])
     assert list(tuned.defaults) == list(theirs.defaults)
     assert tuned.defaults["lr"] == 1.0
+
+
+def test_a_parameter_group_is_the_callers_dict_as_pytorchs() -> None:
+    # The group was a copy: g["lr"] = 0.5 after the optimizer was made was ignored.
+    weight = plugrad.tensor([1.0], requires_grad=True)
+    group = {"params": [weight], "lr": 0.1}
+    optimizer = optim.SGD([group])
+    assert optimizer.param_groups[0] is group and group["momentum"] == 0
+    group["lr"] = 0.5
+    weight.grad = plugrad.tensor([1.0])
+    optimizer.step()
+    assert weight.tolist() == [0.5]
+    head = {"params": [plugrad.tensor([0.0], requires_grad=True)]}
+    optimizer.add_param_group(head)
+    assert optimizer.param_groups[-1] is head and head["lr"] == optimizer.defaults["lr"]
+
+
+def test_lbfgs_takes_a_tensor_lr_and_pytorchs_saved_numbers() -> None:
+    # Both met the raw arrays of a step in a product: a TypeError.
+    def run(lr: object, reload: bool) -> list[float]:
+        w = plugrad.tensor([1.5, -0.7], requires_grad=True)
+        optimizer = optim.LBFGS([w], lr=lr, max_iter=3)
+
+        def closure() -> plugrad.Tensor:
+            optimizer.zero_grad()
+            loss = ((w - 1) ** 4).sum()
+            loss.backward()
+            return loss
+
+        optimizer.step(closure)
+        if reload:  # as PyTorch saves them: 0-d tensors
+            saved = optimizer.state_dict()
+            entry = saved["state"][0]
+            entry["ro"] = [plugrad.tensor(value) for value in entry["ro"]]
+            entry["H_diag"] = plugrad.tensor(entry["H_diag"])
+            optimizer.load_state_dict(saved)
+        optimizer.step(closure)
+        return w.tolist()
+
+    expected = run(0.5, False)
+    assert run(plugrad.tensor(0.5), False) == expected
+    assert run(0.5, True) == pytest.approx(expected, rel=1e-6)
