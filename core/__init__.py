@@ -341,7 +341,6 @@ from . import special  # noqa: E402  (its functions are those load() made)
 if _typing.TYPE_CHECKING:  # the functions load() installs, as type checkers see them
     from . import testing
     from ._api_linalg import outer as outer
-    from ._api_linalg import trace as trace
     from ._api_plugrad import *  # noqa: F403
 __all__ += _dtype_functions.__all__
 __all__ += _pytorch_complex_names.__all__
@@ -365,10 +364,10 @@ cdouble = complex128
 def __getattr__(name: str) -> object:
     if name == "testing":  # test helpers, imported when first used
         return _importlib.import_module("plugrad.testing")
-    if name in ("outer", "trace"):
-        # PyTorch's torch.outer and torch.trace are the standard's linalg functions (of
-        # vectors, of matrices); its main namespace has neither, so the names are free.
-        return getattr(linalg, name)
+    if name == "outer":
+        # PyTorch's torch.outer is the standard's linalg function (of vectors); its main
+        # namespace has none, so the name is free.
+        return linalg.outer
     from .pytorch_names import MISSING_DTYPES
 
     if name in MISSING_DTYPES:

@@ -786,7 +786,7 @@ def unique_values(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """The unique elements of ``x``, sorted."""
 
 
-def unstack(x: TensorLike, /, dim: Any = ..., *, axis: Any = ...) -> Any:
+def unstack(x: TensorLike, /, dim: Any = ..., *, axis: int = ...) -> Any:
     """Split ``x`` along ``axis`` into a tuple of tensors without that axis."""
 
 

@@ -756,7 +756,7 @@ class InstalledTensorMethods:
         """Return ``input`` with the first elements of ``source`` (in order) where ``mask`` (broadcast to ``input``'s shape) is true. Differentiable in ``input`` and ``source``."""
 
     def masked_scatter_(self, mask: Tensor, source: Tensor) -> Tensor:
-        """In-place :func:`masked_scatter`."""
+        """In-place :func:`masked_scatter`: the mask broadcasts to the tensor's shape."""
 
     def masked_select(self, mask: Any) -> Any:
         """PyTorch's ``x.masked_select(mask)``: the 1-D tensor of the elements where ``mask`` holds."""
@@ -1115,7 +1115,7 @@ class InstalledTensorMethods:
         """PyTorch's ``x.topk(k, dim=-1, largest=True)``: the ``k`` largest (or smallest) elements."""
 
     def trace(self, /) -> Any:
-        """PyTorch's ``x.trace()``: the main diagonal's sum, in ``int64`` for unsigned and bool matrices (the standard's function keeps an unsigned kind: ``uint64``)."""
+        """PyTorch's ``x.trace()``: the main diagonal's sum, in ``int64`` for unsigned and bool matrices (the standard's function keeps an unsigned kind: ``uint64``). A matrix only, as PyTorch's (``plugrad.linalg.trace`` takes stacks of them)."""
 
     def transpose(self, dim0: int, dim1: int) -> Any:
         """PyTorch's ``x.transpose(dim0, dim1)``: swap two axes (also ``swapaxes``, ``swapdims``)."""
@@ -1141,7 +1141,7 @@ class InstalledTensorMethods:
     def trunc_(self, /) -> Tensor:
         """In-place :meth:`trunc`: ``x.trunc_(...)`` makes ``x`` hold it."""
 
-    def unbind(self, dim: Any = ..., *, axis: Any = ...) -> Any:
+    def unbind(self, dim: Any = ..., *, axis: int = ...) -> Any:
         """Split ``x`` along ``axis`` into a tuple of tensors without that axis."""
 
     def unflatten(self, dim: int, sizes: Any) -> Any:
@@ -1165,7 +1165,7 @@ class InstalledTensorMethods:
     def unsqueeze_(self, axis: Any = ..., *, dim: Any = ...) -> Tensor:
         """In-place :meth:`unsqueeze`: ``x.unsqueeze_(...)`` makes ``x`` hold it."""
 
-    def unstack(self, dim: Any = ..., *, axis: Any = ...) -> Any:
+    def unstack(self, dim: Any = ..., *, axis: int = ...) -> Any:
         """Split ``x`` along ``axis`` into a tuple of tensors without that axis."""
 
     def var(self, dim: Any = ..., unbiased: bool | None = ..., keepdim: bool = ..., *, correction: Any = ..., axis: Any = ...) -> Any:

@@ -496,8 +496,8 @@ def _flatten(value: Any, where: str) -> tuple[list[Tensor], Callable[[Iterator[A
         keys = list(value)
         parts = [_flatten(value[k], f"{where}[{k!r}]") for k in keys]
         leaves = [leaf for part, _ in parts for leaf in part]
-        kind = type(value)  # (an OrderedDict stays one)
-        return leaves, lambda it: kind((k, rebuild(it)) for k, (_, rebuild) in zip(keys, parts))
+        mapping = type(value)  # (an OrderedDict stays one)
+        return leaves, lambda it: mapping((k, rebuild(it)) for k, (_, rebuild) in zip(keys, parts))
     if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
         parts = [_flatten(v, f"{where}[{i}]") for i, v in enumerate(value)]
         leaves = [leaf for part, _ in parts for leaf in part]

@@ -37,6 +37,7 @@ __all__ = [
     "pinverse",
     "slogdet",
     "svd",
+    "trace",
     "vdot",
 ]
 
@@ -57,6 +58,20 @@ def det(input: Tensor) -> Tensor:
     tensor(5.)
     """
     return _linalg.det(_tensor("det", input))
+
+
+def trace(input: Tensor) -> Tensor:
+    """PyTorch's ``torch.trace``: the sum of a matrix's main diagonal, in ``int64`` for
+    unsigned and bool matrices (``linalg.trace``, the standard's, keeps ``uint64`` and
+    takes stacks of matrices).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.trace(plugrad.ones((2, 2), dtype=plugrad.uint8))
+    tensor(2)
+    """
+    return _tensor("trace", input).trace()
 
 
 def inverse(input: Tensor) -> Tensor:
@@ -345,5 +360,6 @@ def _conjugate_transpose(self: Tensor) -> Tensor:
     return adjoint(self)
 
 
-install_function_methods(**{name: globals()[name] for name in __all__})
+# (x.trace() is the op's own method, which this function calls)
+install_function_methods(**{name: globals()[name] for name in __all__ if name != "trace"})
 install_methods(mH=property(adjoint, doc=adjoint.__doc__), H=property(_conjugate_transpose))

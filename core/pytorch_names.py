@@ -23,6 +23,7 @@ from .backend import Device
 from .creation import asarray
 from .dtype_functions import result_type
 from .errors import ArgumentError, DtypeError, ShapeError
+from .inplace import apply_inplace
 from .memory_formats import memory_format
 from .tensor import Tensor, install_methods
 
@@ -758,9 +759,11 @@ install_methods(take_along_dim=lambda self, indices, dim=None: take_along_dim(se
 install_methods(bincount=lambda self, weights=None, minlength=0: bincount(self, weights, minlength))
 install_methods(
     polygamma=lambda self, n: polygamma(n, self),
-    polygamma_=lambda self, n: self.copy_(polygamma(n, self)),
+    # In place as the other ops are: an integer tensor is refused (copy_ truncated the
+    # values), and the graph sees one op (backward through copy_ of its own input failed).
+    polygamma_=lambda self, n: apply_inplace(self, lambda x: polygamma(n, x), name="polygamma_()"),
     mvlgamma=lambda self, p: mvlgamma(self, p),
-    mvlgamma_=lambda self, p: self.copy_(mvlgamma(self, p)),
+    mvlgamma_=lambda self, p: apply_inplace(self, mvlgamma, p, name="mvlgamma_()"),
 )
 
 

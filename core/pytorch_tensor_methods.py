@@ -823,7 +823,8 @@ def _sum_to_size(self: Tensor, *size: Any) -> Tensor:
     axes = tuple(range(lead)) + tuple(
         lead + i for i, s in enumerate(shape) if s == 1 and self.shape[lead + i] != 1
     )
-    result = _ops.sum(self, axis=axes, keepdims=True) if axes else self
+    # The method's sum, PyTorch's (uint8 sums to int64; the standard's function keeps uint64).
+    result = self.sum(dim=axes, keepdim=True) if axes else self
     return _ops.reshape(result, tuple(shape))
 
 

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import ops as _ops
+from .errors import ShapeError
 from .tensor import Tensor, install_methods
 
 __all__ = ["BINARY_OPERATORS", "COMPARISONS", "UNARY_OPERATORS"]
@@ -140,6 +141,12 @@ def _reshape(self: Tensor, *shape: int | tuple[int, ...]) -> Tensor:
     """Return the same data with a new shape: ``x.reshape(2, 3)`` or ``x.reshape((2, 3))``."""
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
+    try:
+        below = bool(shape) and min(shape) < -1  # type: ignore[operator]  # (NumPy read -3)
+    except TypeError:  # sizes that are no numbers: the kernel's to refuse
+        below = False
+    if below:
+        raise ShapeError(f"reshape{shape}: a size is at least 0, or -1 for the one inferred")
     return _ops.reshape(self, shape)
 
 

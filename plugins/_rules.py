@@ -391,6 +391,14 @@ def sizes(values: tuple[Any, ...]) -> tuple[int, ...]:
     return tuple(values)
 
 
+def below_minus_one(shape: tuple[Any, ...]) -> bool:
+    """Whether a size of ``shape`` is below -1 (anything not a number is the kernel's to refuse)."""
+    try:
+        return bool(shape) and min(shape) < -1
+    except TypeError:
+        return False
+
+
 def torch_axis(dim: Any, axis: Any, default: Any = None) -> Any:
     """The axis a method got as PyTorch's ``dim=`` or the standard's ``axis=`` (not both)."""
     if dim is not None and axis is not None:

@@ -734,7 +734,10 @@ def _trace_grad(xp: Any, g: Any, ans: Any, x: Any, *, offset: int, dtype: Any) -
 
 def _torch_trace(xp: Any, x: Any) -> Any:
     """PyTorch's ``x.trace()``: the main diagonal's sum, in ``int64`` for unsigned and bool
-    matrices (the standard's function keeps an unsigned kind: ``uint64``)."""
+    matrices (the standard's function keeps an unsigned kind: ``uint64``). A matrix only,
+    as PyTorch's (``plugrad.linalg.trace`` takes stacks of them)."""
+    if x.ndim != 2:
+        raise ShapeError(f"trace() takes a matrix, got shape {tuple(x.shape)}")
     x, dtype = torch_accumulated(xp, x, None)
     return xp.linalg.trace(x, dtype=dtype)
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import builtins
 import itertools
 import math
+import numbers
 import operator
 from typing import Any
 
@@ -31,6 +32,7 @@ from plugrad.opdef import OpDef, collect_ops, op
 from plugrad.plugins import _rules
 from plugrad.plugins._rules import (
     axis_slice,
+    below_minus_one,
     checked_axis,
     device_of,
     sizes,
@@ -71,6 +73,8 @@ def _view(xp: Any, x: Any, *shape: int) -> Any:
             "and x.numpy().view(...) reinterprets a NumPy copy"
         )
     shape = sizes(shape)
+    if below_minus_one(shape):  # (NumPy read -3 as -1)
+        raise ShapeError(f"view{shape}: a size is at least 0, or -1 for the one inferred")
     try:
         return xp.reshape(x, shape, copy=False)
     except PlugradError:
@@ -130,7 +134,8 @@ def _flatten(xp: Any, x: Any, start_dim: int = 0, end_dim: int = -1) -> Any:
         for dim in (start_dim, end_dim):  # a 0-d tensor has dim 0 (and -1), as in PyTorch
             checked_axis("flatten", dim, 0, zero_d_as_one=True)
         return xp.reshape(x, (1,))
-    start, end = start_dim % len(shape), end_dim % len(shape)
+    # (they were wrapped: flatten(2) of a matrix joined its axis 0)
+    start, end = (checked_axis("flatten", dim, len(shape)) for dim in (start_dim, end_dim))
     if start > end:
         raise ShapeError(
             f"flatten(start_dim={start_dim}, end_dim={end_dim}): start_dim comes after end_dim "
@@ -495,6 +500,8 @@ def _torch_roll(xp: Any, x: Any, shifts: Any, dims: Any = None) -> Any:
 
 def _roll(xp: Any, x: Any, /, shift: Any, axis: Any = None) -> Any:
     shift, axis = _axes(shift), _axes(axis)  # PyTorch's lists; the standard's tuples
+    for step in shift if isinstance(shift, tuple) else (shift,):
+        _integer("roll", "shift", step)  # (NumPy truncated 1.5 to 1)
     if isinstance(shift, tuple):
         # NumPy adds up several shifts along one axis; the standard and PyTorch pair each
         # shift with an axis.
@@ -525,6 +532,7 @@ def _flipud(xp: Any, x: Any) -> Any:
 
 def _rot90(xp: Any, x: Any, k: int = 1, dims: Any = (0, 1)) -> Any:
     """PyTorch's ``rot90(x, k=1, dims=(0, 1))``: ``k`` quarter turns in the plane of ``dims``."""
+    _integer("rot90", "k", k)
     dims = tuple(dims)
     if len(dims) != 2 or x.ndim < 2:
         raise ShapeError(
@@ -597,7 +605,12 @@ stack = op("stack(arrays, /, *, axis=0)", sequence=True, saves=(), promotion="mi
            torch_function=torch_join("stack"),
            vjp=lambda xp, g, ans, arrays, *, axis: xp.unstack(g, axis=axis),
            doc="Join tensors of one shape along a new ``axis``.")
-unstack = op("unstack", lambda xp, x, /, *, axis=0: tuple(xp.unstack(x, axis=axis)),
+def _unstack(xp: Any, x: Any, /, *, axis: int = 0) -> Any:
+    # (NumPy's array-api-compat wrapped an axis out of range: unbind(2) of a matrix took axis 0)
+    return tuple(xp.unstack(x, axis=checked_axis("unstack", axis, x.ndim)))
+
+
+unstack = op("unstack", _unstack,
              vjp=lambda xp, g, ans, x, *, axis: xp.stack(g, axis=axis),
              multiple_outputs=True, view=True, saves=(),
              methods={"unstack": None, "unbind": None, "split": _split, "chunk": _chunk,
@@ -635,10 +648,13 @@ def _repeat(xp: Any, x: Any, /, repeats: Any, *, axis: Any = None) -> Any:
     # A kernel of its own: the standard takes `repeats` by position only. A negative count
     # is refused on every backend (JAX's repeat dropped such elements without a word).
     if hasattr(repeats, "shape"):
+        if not xp.isdtype(repeats.dtype, "integral"):
+            raise DtypeError(f"repeat_interleave(): repeats are counts, got {repeats.dtype}")
         negative = math.prod(repeats.shape) and _rules.any_true(
             xp.any(repeats < 0), "a negative count in repeats", InvalidArgumentError
         )
     else:
+        _integer("repeat_interleave", "repeats", repeats)  # (NumPy truncated 2.5 to 2)
         negative = repeats < 0
     if negative:
         raise InvalidArgumentError(
@@ -667,3 +683,9 @@ broadcast_arrays = op("broadcast_arrays", lambda xp, *arrays: tuple(xp.broadcast
 @hookimpl
 def plugrad_ops() -> list[OpDef]:
     return collect_ops(globals())
+
+
+def _integer(function: str, name: str, value: Any) -> None:
+    """Raise a ``TypeError`` unless ``value`` is an integer (a NumPy one too), not a bool."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{function}(): {name} must be an int, got {value!r}")

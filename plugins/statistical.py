@@ -260,6 +260,11 @@ def _extremum_method(name: str) -> Any:
     def method(xp: Any, x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None) -> Any:
         if hasattr(dim, "shape") and not isinstance(dim, numbers.Integral):
             # PyTorch's x.max(other): element-wise (a NumPy integer has a shape too: a dim)
+            if keepdim is not False or axis is not None:  # (max(a, b, c) ignored c)
+                raise TypeError(
+                    f"{name}(x, other) takes no more arguments, got a "
+                    f"{type(keepdim if axis is None else axis).__name__} after other"
+                )
             return xp.maximum(x, dim) if name == "max" else xp.minimum(x, dim)
         axis = torch_axis(dim, axis)
         reduce = xp.max if name == "max" else xp.min

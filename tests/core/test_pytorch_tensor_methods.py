@@ -153,6 +153,20 @@ def test_facts_of_a_tensor() -> None:
         # mean(dtype=int64) ignored the dtype (a float64 result), nanmean's truncated.
         (lambda x: x.mean(dtype=plugrad.int64), DtypeError, "not a floating-point"),
         (lambda x: plugrad.nanmean(x, 0, dtype=plugrad.int32), DtypeError, "not a floating"),
+        # Out-of-range dims were wrapped, sizes below -1 read as -1, floats truncated, and an
+        # argument after max's other ignored: shapes and values PyTorch refuses to give.
+        (lambda x: x.flatten(2), AxisError, "out of range"),
+        (lambda x: plugrad.flatten(x, -3), AxisError, "out of range"),
+        (lambda x: x.unbind(2), AxisError, "out of range"),
+        (lambda x: x.reshape(-3), ShapeError, "at least 0, or -1"),
+        (lambda x: x.view(2, -2, 3), ShapeError, "at least 0, or -1"),
+        (lambda x: plugrad.tril(x, 0.5), TypeError, "diagonal is an int"),
+        (lambda x: plugrad.roll(x, 1.5), TypeError, "shift must be an int"),
+        (lambda x: plugrad.repeat_interleave(x, 2.5), TypeError, "repeats must be an int"),
+        (lambda x: plugrad.rot90(x, 1.5), TypeError, "k must be an int"),
+        (lambda x: plugrad.max(x, x, x), TypeError, "no more arguments"),
+        (lambda x: plugrad.trace(x.reshape(1, 3, 4)), ShapeError, "takes a matrix"),
+        (lambda x: x.long().polygamma_(1), DtypeError, "cannot hold"),  # (truncated)
         # A list as index or mask failed with an AttributeError ('list' has no 'ndim').
         (lambda x: x.index_select(1, [0, 1]), TypeError, "must be a tensor"),
         (lambda x: x.index_fill(1, [0], 1.0), TypeError, "as index"),
@@ -273,3 +287,21 @@ def test_the_trace_method_sums_unsigned_matrices_in_int64_and_one_row_cov_is_0d(
         )
         assert ours.shape == tuple(theirs.shape) == ()
         np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6)
+
+
+def test_torch_functions_of_unsigned_integers_sum_in_int64_as_pytorchs() -> None:
+    # plugrad.trace was the standard's linalg.trace (uint64); sum_to_size used its sum.
+    counts = plugrad.ones((2, 3), dtype=plugrad.uint8)
+    assert plugrad.trace(counts[:, :2]).dtype == plugrad.int64
+    assert counts.sum_to_size(1, 3).dtype == plugrad.int64
+
+
+def test_polygamma_and_mvlgamma_in_place_are_differentiable() -> None:
+    torch = pytest.importorskip("torch")
+    for lib in (plugrad, torch):
+        x = lib.tensor([1.3, 2.7], requires_grad=True)
+        ((x * 1).polygamma_(1).sum() + (x * 1).mvlgamma_(1).sum()).backward()
+        if lib is plugrad:
+            ours = x.grad.numpy()
+        else:
+            np.testing.assert_allclose(ours, x.grad.numpy(), rtol=1e-5)
