@@ -382,7 +382,7 @@ def isfinite(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Whether each element is finite (neither infinite nor NaN)."""
 
 
-def isin(x1: TensorLike, x2: TensorLike, /, *, invert: bool = ..., out: Any = ...) -> Tensor:
+def isin(x1: TensorLike, x2: TensorLike, /, *, assume_unique: bool = ..., invert: bool = ..., out: Any = ...) -> Tensor:
     """Whether each element of ``x1`` occurs in ``x2`` (or not, with ``invert=True``)."""
 
 

@@ -551,6 +551,8 @@ def _rot90(xp: Any, x: Any, k: int = 1, dims: Any = (0, 1)) -> Any:
         return xp.flip(x, axis=(first, second))
     if turns == 3:
         return xp.permute_dims(xp.flip(x, axis=first), tuple(swapped))
+    if xp.isdtype(x.dtype, "bool"):  # (positive() takes numbers only)
+        return xp.logical_and(x, x)
     return xp.positive(x)  # a copy, as PyTorch's
 
 

@@ -24,8 +24,11 @@ def _unique_all(xp: Any, x: Any, /) -> tuple[Any, ...]:
     return values, xp.take(order, start), inverse, stop - start
 
 
-def _isin(xp: Any, x1: Any, x2: Any, /, *, invert: bool = False) -> Any:
+def _isin(
+    xp: Any, x1: Any, x2: Any, /, *, assume_unique: bool = False, invert: bool = False
+) -> Any:
     # Compare every element with every test element: O(x1.size * x2.size) memory.
+    # (assume_unique, PyTorch's hint that neither repeats an element, changes nothing here)
     x1, x2 = _in_one_dtype(xp, x1, x2)
     flat = xp.reshape(x2, (-1,))
     found = xp.any(xp.expand_dims(x1, axis=-1) == flat, axis=-1)
@@ -47,9 +50,11 @@ def _unique_all_native(xp: Any, x: Any, /) -> tuple[Any, ...]:
     return tuple(xp.unique_all(x))
 
 
-def _isin_native(xp: Any, x1: Any, x2: Any, /, *, invert: bool = False) -> Any:
+def _isin_native(
+    xp: Any, x1: Any, x2: Any, /, *, assume_unique: bool = False, invert: bool = False
+) -> Any:
     x1, x2 = _in_one_dtype(xp, x1, x2)
-    return xp.isin(x1, x2, invert=invert)
+    return xp.isin(x1, x2, assume_unique=assume_unique, invert=invert)
 
 
 def _unique(

@@ -1043,6 +1043,48 @@ def test_a_numpy_float_alpha_of_integers_is_refused_as_a_float_one() -> None:
     assert plugrad.add(ints, ints, alpha=np.int64(2)).tolist() == [3, 6]
 
 
+TOP_LEVEL_NN = {
+    "conv1d": lambda lib, x: lib.conv1d(x.reshape(1, 2, 6), x.reshape(2, 2, 3)[:, :, :2], None, 2),
+    "conv2d": lambda lib, x: lib.conv2d(x.reshape(1, 1, 3, 4), x[:2, :2].reshape(1, 1, 2, 2)),
+    "conv_transpose1d": lambda lib, x: lib.conv_transpose1d(
+        x.reshape(1, 2, 6), x[:1].reshape(2, 1, 2)
+    ),
+    "max_pool1d": lambda lib, x: lib.max_pool1d(x.reshape(1, 2, 6), 2, 2),
+    "avg_pool1d": lambda lib, x: lib.avg_pool1d(x.reshape(1, 2, 6), 3),
+    "pixel_shuffle": lambda lib, x: lib.pixel_shuffle(x.reshape(1, 4, 3, 1), 2),
+    "cosine_similarity": lambda lib, x: lib.cosine_similarity(x, x.flip(0), 1),
+    "pairwise_distance": lambda lib, x: lib.pairwise_distance(x, x.flip(0)),
+    "pdist": lambda lib, x: lib.pdist(x),
+    "celu": lambda lib, x: lib.celu(x - 1.5, 0.5),
+    "threshold": lambda lib, x: lib.threshold(x, 1.0, -2.0),
+    "layer_norm": lambda lib, x: lib.layer_norm(x, (4,)),
+    "group_norm": lambda lib, x: lib.group_norm(x, 2),
+    "dropout": lambda lib, x: lib.dropout(x, 0.5, False),
+    "hardshrink": lambda lib, x: lib.hardshrink(x - 1.5, 0.7),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", TOP_LEVEL_NN)
+def test_top_level_names_of_nn_functions_are_pytorchs(name: str) -> None:
+    # They were missing (AttributeError); only those whose arguments are
+    # torch.nn.functional's are there (torch.batch_norm takes another order).
+    assert_agrees(
+        TOP_LEVEL_NN[name], X, plugrad.default_device().backend.name, tolerance=1e-5,
+        grad_tolerance=1e-5,
+    )  # fmt: skip
+    assert not hasattr(plugrad, "batch_norm") and not hasattr(plugrad, "embedding")
+
+
+def test_rot90_of_bools_by_whole_turns_and_isin_assume_unique_as_pytorch() -> None:
+    # rot90 by 0 or 4 turns copied through positive(), which takes no bools; isin refused
+    # assume_unique= (a hint that changes nothing).
+    for lib in (plugrad, torch):
+        flags = lib.tensor([[True, False]])
+        assert lib.rot90(flags, 0).tolist() == lib.rot90(flags, 4).tolist() == [[True, False]]
+        found = lib.isin(lib.tensor([1, 2, 3]), lib.tensor([2, 5]), assume_unique=True)
+        assert found.tolist() == [False, True, False]
+
+
 def test_numpy_scalars_and_ints_act_as_python_numbers() -> None:
     # NumPy's reductions return NumPy scalars (np.prod for a flattened size): they were
     # refused as sizes, values and factors, or (np.float64 as addcmul's value) made the
