@@ -707,6 +707,11 @@ def _check_param(param: Any, index: int, name: str) -> None:
             f"was computed by {param.grad_fn!r}; optimize the tensors it was computed from, "
             "or make a leaf with x.detach().requires_grad_()"
         )
+    if param.dtype.kind not in ("real floating", "complex floating"):  # (NumPy's cast error)
+        raise DtypeError(
+            f"{name} optimizes floating-point tensors, but parameter {index} is "
+            f"{param.dtype.name}; convert it (x.float()) or leave it out"
+        )
 
 
 #: State entries plugrad keeps as Python numbers, where PyTorch keeps 0-d tensors.

@@ -633,3 +633,10 @@ def test_lbfgs_takes_a_tensor_lr_and_pytorchs_saved_numbers() -> None:
     expected = run(0.5, False)
     assert run(plugrad.tensor(0.5), False) == expected
     assert run(0.5, True) == pytest.approx(expected, rel=1e-6)
+
+
+def test_an_integer_parameter_is_refused_when_the_optimizer_is_made() -> None:
+    # Its step failed with NumPy's cast error (UFuncTypeError) deep in the update.
+    counts = plugrad.tensor([1, 2])
+    with pytest.raises(plugrad.errors.DtypeError, match="parameter 0 is int64"):
+        optim.SGD([counts], lr=0.5)
