@@ -658,8 +658,8 @@ def jacrev(
 def jacfwd(
     func: Function,
     argnums: int | tuple[int, ...] = 0,
+    has_aux: bool = False,  # (by position too, as torch.func's; jacrev's is keyword-only)
     *,
-    has_aux: bool = False,
     randomness: str = "error",
 ) -> Function:
     """:func:`jacobian` in forward mode, as ``torch.func.jacfwd``.

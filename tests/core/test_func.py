@@ -382,3 +382,8 @@ def test_vmap_keeps_named_tuples_and_ordered_dicts_and_refuses_an_empty_batch() 
     assert type(mapped) is collections.OrderedDict and mapped["a"].shape == (3, 2)
     with pytest.raises(plugrad.errors.ShapeError, match="size 0"):
         func.vmap(lambda row: row * 2)(plugrad.zeros(0, 3))
+
+
+def test_jacfwd_takes_has_aux_by_position_as_torch_func() -> None:
+    jacobian, aux = func.jacfwd(lambda x: (x.sin(), x * 2), 0, True)(plugrad.ones(2))
+    assert jacobian.shape == (2, 2) and aux.tolist() == [2.0, 2.0]
