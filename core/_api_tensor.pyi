@@ -837,6 +837,9 @@ class InstalledTensorMethods:
     def negative_(self, /) -> Tensor:
         """In-place :meth:`negative`: ``x.negative_(...)`` makes ``x`` hold it."""
 
+    def new(self, *args: Any, **kwargs: Any) -> Any:
+        ...
+
     def new_empty(self, *size: int | tuple[int, ...], dtype: DType | None = ..., device: Device | str | None = ..., requires_grad: bool = ...) -> Tensor:
         """Return a tensor of shape ``size`` with this tensor's dtype and device (unless given), holding whatever the memory held: fill it before use."""
 

@@ -1146,19 +1146,28 @@ install_methods(
     new_empty=_new_empty,
     new_full=_new_full,
     new_tensor=_new_tensor,
+    new=lambda self, *args, **kwargs: _legacy_tensor(
+        "new", self.dtype, args, {"device": self.device, **kwargs}
+    ),  # PyTorch's legacy x.new(data) and x.new(2, 3): x's dtype and device
 )
 
 
 def _legacy_constructor(*args: Any, **kwargs: Any) -> Tensor:
     """PyTorch's legacy ``torch.Tensor(data)``, ``Tensor(2, 3)`` and ``Tensor()``: a tensor of
     the default float dtype (the data converted; uninitialised memory as zeros)."""
+    return _legacy_tensor("Tensor", _dtypes.default_float_dtype, args, kwargs)
+
+
+def _legacy_tensor(
+    name: str, dtype: _dtypes.DType, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> Tensor:
+    """``name(data)``, ``name(2, 3)`` or ``name()``: a tensor of ``dtype``."""
     unknown = set(kwargs) - {"device"}
     if unknown:
         raise TypeError(
-            f"Tensor() takes data or sizes, and device=; got {sorted(unknown)} (for dtype= and "
+            f"{name}() takes data or sizes, and device=; got {sorted(unknown)} (for dtype= and "
             "the rest use plugrad.tensor(data, ...) or plugrad.empty(shape, ...))"
         )
-    dtype = _dtypes.default_float_dtype
     if not args:
         return empty((0,), dtype=dtype, **kwargs)
     if all(isinstance(a, int) and not isinstance(a, bool) for a in args):
@@ -1168,9 +1177,45 @@ def _legacy_constructor(*args: Any, **kwargs: Any) -> Tensor:
     if len(args) == 1:
         return tensor(args[0], dtype=dtype, **kwargs)
     raise TypeError(
-        f"Tensor() takes one sequence of data or ints for a shape, got {args!r}; use "
+        f"{name}() takes one sequence of data or ints for a shape, got {args!r}; use "
         "plugrad.tensor(data) or plugrad.empty(shape)"
     )
 
 
 Tensor._legacy_constructor = _legacy_constructor
+
+
+class _TensorType(type):
+    """The class of PyTorch's legacy tensor types (``plugrad.FloatTensor``): calling one makes
+    a tensor of its dtype, and ``isinstance`` asks a tensor's dtype, as in PyTorch."""
+
+    dtype: _dtypes.DType
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Tensor:
+        return _legacy_tensor(cls.__name__, cls.dtype, args, kwargs)
+
+    def __instancecheck__(cls, instance: Any) -> bool:
+        return isinstance(instance, Tensor) and instance.dtype is cls.dtype
+
+    def __repr__(cls) -> str:
+        return f"<class 'plugrad.{cls.__name__}'>"
+
+
+def _tensor_type(name: str, dtype: _dtypes.DType) -> _TensorType:
+    doc = (
+        f"PyTorch's legacy ``torch.{name}``: ``{name}(data)`` or ``{name}(2, 3)`` makes a "
+        f"{dtype.name} tensor (zeros for sizes); ``isinstance(x, plugrad.{name})`` asks whether "
+        f"``x`` is one."
+    )
+    return _TensorType(name, (), {"dtype": dtype, "__doc__": doc, "__module__": "plugrad"})
+
+
+FloatTensor = _tensor_type("FloatTensor", _dtypes.float32)
+DoubleTensor = _tensor_type("DoubleTensor", _dtypes.float64)
+HalfTensor = _tensor_type("HalfTensor", _dtypes.float16)
+LongTensor = _tensor_type("LongTensor", _dtypes.int64)
+IntTensor = _tensor_type("IntTensor", _dtypes.int32)
+ShortTensor = _tensor_type("ShortTensor", _dtypes.int16)
+CharTensor = _tensor_type("CharTensor", _dtypes.int8)
+ByteTensor = _tensor_type("ByteTensor", _dtypes.uint8)
+BoolTensor = _tensor_type("BoolTensor", _dtypes.bool)

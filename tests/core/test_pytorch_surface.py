@@ -1085,6 +1085,25 @@ def test_rot90_of_bools_by_whole_turns_and_isin_assume_unique_as_pytorch() -> No
         assert found.tolist() == [False, True, False]
 
 
+@pytest.mark.parametrize(
+    "name",
+    ["FloatTensor", "DoubleTensor", "LongTensor", "IntTensor", "ShortTensor", "CharTensor",
+     "ByteTensor", "BoolTensor"],
+)  # fmt: skip
+def test_legacy_tensor_types_and_new_as_pytorchs(name: str) -> None:
+    # plugrad.FloatTensor and x.new were missing (AttributeError).
+    for lib in (plugrad, torch):
+        kind = getattr(lib, name)
+        made, empty, sized = kind([1, 0, 1]), kind(), kind(2, 3)
+        assert isinstance(made, kind) and not isinstance(made.to(lib.float16), kind)
+        assert (empty.shape, tuple(sized.shape), sized.dtype) == ((0,), (2, 3), made.dtype)
+        assert made.new([1, 1]).dtype == made.dtype and tuple(made.new(4).shape) == (4,)
+        if lib is plugrad:
+            ours = (made.dtype.name, made.tolist())
+        else:
+            assert ours == (str(made.dtype).removeprefix("torch."), made.tolist())
+
+
 def test_numpy_scalars_and_ints_act_as_python_numbers() -> None:
     # NumPy's reductions return NumPy scalars (np.prod for a flattened size): they were
     # refused as sizes, values and factors, or (np.float64 as addcmul's value) made the
