@@ -40,6 +40,11 @@ def _reduction(ufunc: _np.ufunc) -> _Reduction:
 # follow; its public namespace is used, not the private module that defines them.
 _compat_reshape = cast(Any, _compat).reshape
 _compat_cumulative_sum = cast(Any, _compat).cumulative_sum
+_compat_concat = cast(Any, _compat).concat
+_compat_stack = cast(Any, _compat).stack
+_compat_roll = cast(Any, _compat).roll
+_compat_tril = cast(Any, _compat).tril
+_compat_triu = cast(Any, _compat).triu
 _compat_ones_like = cast(Any, _compat).ones_like
 _compat_zeros_like = cast(Any, _compat).zeros_like
 _ndarray = _np.ndarray
@@ -90,8 +95,37 @@ def cumulative_sum(
         running = _compat_cumulative_sum(
             x, axis=axis, dtype=_float64, include_initial=include_initial
         )
-        return running.astype(_float32)
-    return _compat_cumulative_sum(x, axis=axis, dtype=dtype, include_initial=include_initial)
+        return _row_major(running.astype(_float32))
+    return _row_major(
+        _compat_cumulative_sum(x, axis=axis, dtype=dtype, include_initial=include_initial)
+    )
+
+
+def concat(arrays: Any, /, *, axis: Any = 0) -> Any:
+    return _row_major(_compat_concat(arrays, axis=axis))
+
+
+def stack(arrays: Any, /, *, axis: int = 0) -> Any:
+    return _row_major(_compat_stack(arrays, axis=axis))
+
+
+def roll(x: Any, /, shift: Any, *, axis: Any = None) -> Any:
+    return _row_major(_compat_roll(x, shift, axis=axis))
+
+
+def tril(x: Any, /, *, k: int = 0) -> Any:
+    return _row_major(_compat_tril(x, k=k))
+
+
+def triu(x: Any, /, *, k: int = 0) -> Any:
+    return _row_major(_compat_triu(x, k=k))
+
+
+def _row_major(array: Any) -> Any:
+    """``array`` laid out row-major, as PyTorch's cat, stack, cumsum, roll and tril give them:
+    NumPy keeps its inputs' order (transposed matrices joined are column-major), and
+    ``view(-1)`` of such a result raised where PyTorch's works."""
+    return array if array.flags.c_contiguous else _np.ascontiguousarray(array)
 
 
 def prod(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
