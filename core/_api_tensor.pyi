@@ -4,7 +4,6 @@ from collections.abc import Callable
 from collections.abc import Sequence
 from typing import Any
 
-from . import _api_linalg
 from . import _api_ops
 from . import _api_plugrad
 from ._api_types import TensorLike
@@ -232,10 +231,10 @@ class InstalledTensorMethods:
     def acosh_(self, /) -> Tensor:
         """In-place :meth:`acosh`: ``x.acosh_(...)`` makes ``x`` hold it."""
 
-    def add(self, x2: TensorLike, /, *, alpha: Any = ...) -> Tensor:
+    def add(self, other: Any, *, alpha: Any = ...) -> Tensor:
         """Add ``x1 + x2`` element-wise, broadcasting."""
 
-    def add_(self, x2: TensorLike, /, *, alpha: Any = ...) -> Tensor:
+    def add_(self, other: Any, *, alpha: Any = ...) -> Tensor:
         """In-place :meth:`add`: ``x.add_(...)`` makes ``x`` hold it."""
 
     def addbmm(self, batch1: Any, batch2: Any, *, beta: Any = ..., alpha: Any = ...) -> Any:
@@ -292,7 +291,10 @@ class InstalledTensorMethods:
     def arcsinh_(self, /) -> Tensor:
         """In-place :meth:`arcsinh`: ``x.arcsinh_(...)`` makes ``x`` hold it."""
 
-    def arctan2_(self, x2: TensorLike, /) -> Tensor:
+    def arctan2(self, other: Any) -> Tensor:
+        """Angle of the point ``(x2, x1)`` in radians, element-wise (``atan(x1 / x2)`` by quadrant)."""
+
+    def arctan2_(self, other: Any) -> Tensor:
         """In-place :meth:`arctan2`: ``x.arctan2_(...)`` makes ``x`` hold it."""
 
     def arctan_(self, /) -> Tensor:
@@ -319,7 +321,10 @@ class InstalledTensorMethods:
     def asinh_(self, /) -> Tensor:
         """In-place :meth:`asinh`: ``x.asinh_(...)`` makes ``x`` hold it."""
 
-    def atan2_(self, x2: TensorLike, /) -> Tensor:
+    def atan2(self, other: Any) -> Tensor:
+        """Angle of the point ``(x2, x1)`` in radians, element-wise (``atan(x1 / x2)`` by quadrant)."""
+
+    def atan2_(self, other: Any) -> Tensor:
         """In-place :meth:`atan2`: ``x.atan2_(...)`` makes ``x`` hold it."""
 
     def atan_(self, /) -> Tensor:
@@ -343,22 +348,37 @@ class InstalledTensorMethods:
     def bincount(self, weights: Any = ..., minlength: Any = ...) -> Any:
         ...
 
-    def bitwise_and_(self, x2: TensorLike, /) -> Tensor:
+    def bitwise_and(self, other: Any) -> Tensor:
+        """Bitwise AND of integer or bool tensors, broadcasting (``x1 & x2``)."""
+
+    def bitwise_and_(self, other: Any) -> Tensor:
         """In-place :meth:`bitwise_and`: ``x.bitwise_and_(...)`` makes ``x`` hold it."""
 
-    def bitwise_left_shift_(self, x2: TensorLike, /) -> Tensor:
+    def bitwise_left_shift(self, other: Any) -> Tensor:
+        """Shift the bits of ``x1`` left by ``x2`` (``x1 << x2``)."""
+
+    def bitwise_left_shift_(self, other: Any) -> Tensor:
         """In-place :meth:`bitwise_left_shift`: ``x.bitwise_left_shift_(...)`` makes ``x`` hold it."""
 
     def bitwise_not_(self, /) -> Tensor:
         """In-place :meth:`bitwise_not`: ``x.bitwise_not_(...)`` makes ``x`` hold it."""
 
-    def bitwise_or_(self, x2: TensorLike, /) -> Tensor:
+    def bitwise_or(self, other: Any) -> Tensor:
+        """Bitwise OR of integer or bool tensors, broadcasting (``x1 | x2``)."""
+
+    def bitwise_or_(self, other: Any) -> Tensor:
         """In-place :meth:`bitwise_or`: ``x.bitwise_or_(...)`` makes ``x`` hold it."""
 
-    def bitwise_right_shift_(self, x2: TensorLike, /) -> Tensor:
+    def bitwise_right_shift(self, other: Any) -> Tensor:
+        """Shift the bits of ``x1`` right by ``x2`` (``x1 >> x2``)."""
+
+    def bitwise_right_shift_(self, other: Any) -> Tensor:
         """In-place :meth:`bitwise_right_shift`: ``x.bitwise_right_shift_(...)`` makes ``x`` hold it."""
 
-    def bitwise_xor_(self, x2: TensorLike, /) -> Tensor:
+    def bitwise_xor(self, other: Any) -> Tensor:
+        """Bitwise XOR of integer or bool tensors, broadcasting (``x1 ^ x2``)."""
+
+    def bitwise_xor_(self, other: Any) -> Tensor:
         """In-place :meth:`bitwise_xor`: ``x.bitwise_xor_(...)`` makes ``x`` hold it."""
 
     def bmm(self, mat2: Any) -> Any:
@@ -403,7 +423,10 @@ class InstalledTensorMethods:
     def copy_(self, source: Tensor | complex, non_blocking: bool = ...) -> Tensor:
         """Copy ``source`` (broadcast to this shape; or a number) into this tensor, in place."""
 
-    def copysign_(self, x2: TensorLike, /) -> Tensor:
+    def copysign(self, other: Any) -> Tensor:
+        """The magnitude of ``x1`` with the sign of ``x2``, element-wise (no gradient for ``x2``)."""
+
+    def copysign_(self, other: Any) -> Tensor:
         """In-place :meth:`copysign`: ``x.copysign_(...)`` makes ``x`` hold it."""
 
     def corrcoef(self) -> Tensor:
@@ -493,7 +516,10 @@ class InstalledTensorMethods:
     def dsplit(self, indices_or_sections: Any) -> tuple[Tensor, ...]:
         """Split along dim 2 (:meth:`Tensor.tensor_split`); sections must divide it."""
 
-    def eq_(self, x2: TensorLike, /) -> Tensor:
+    def eq(self, other: Any) -> Tensor:
+        """Compare ``x1 == x2`` element-wise, broadcasting; a bool tensor."""
+
+    def eq_(self, other: Any) -> Tensor:
         """In-place :meth:`eq`: ``x.eq_(...)`` makes ``x`` hold it."""
 
     def equal(self, other: Tensor) -> bool:
@@ -550,16 +576,31 @@ class InstalledTensorMethods:
     def flipud(self, /) -> Any:
         """PyTorch's ``flipud(x)``: reverse the order along axis 0 (of 1 or more dimensions)."""
 
-    def float_power_(self, x2: TensorLike, /) -> Tensor:
+    def float_power(self, exponent: Any) -> Tensor:
+        """``x1 ** x2`` computed in float64 (complex128 for complex inputs) (PyTorch's)."""
+
+    def float_power_(self, exponent: Any) -> Tensor:
         """In-place :meth:`float_power`: ``x.float_power_(...)`` makes ``x`` hold it."""
 
     def floor_(self, /) -> Tensor:
         """In-place :meth:`floor`: ``x.floor_(...)`` makes ``x`` hold it."""
 
-    def floor_divide_(self, x2: TensorLike, /) -> Tensor:
+    def floor_divide(self, other: Any) -> Tensor:
+        """``floor(x1 / x2)`` element-wise, broadcasting (Python's ``//``)."""
+
+    def floor_divide_(self, other: Any) -> Tensor:
         """In-place :meth:`floor_divide`: ``x.floor_divide_(...)`` makes ``x`` hold it."""
 
-    def fmod_(self, x2: TensorLike, /) -> Tensor:
+    def fmax(self, other: Any) -> Tensor:
+        """Element-wise maximum ignoring NaN (NaN only where both are)."""
+
+    def fmin(self, other: Any) -> Tensor:
+        """Element-wise minimum ignoring NaN (NaN only where both are)."""
+
+    def fmod(self, other: Any) -> Tensor:
+        """Remainder of ``x1 / x2`` with the sign of ``x1`` (C's ``fmod``) element-wise (PyTorch's)."""
+
+    def fmod_(self, other: Any) -> Tensor:
         """In-place :meth:`fmod`: ``x.fmod_(...)`` makes ``x`` hold it."""
 
     def frac_(self, /) -> Tensor:
@@ -568,7 +609,10 @@ class InstalledTensorMethods:
     def gather(self, dim: int, index: Any) -> Any:
         """PyTorch's ``x.gather(dim, index)``: ``out[..., i, ...] = x[..., index[..., i, ...], ...]``."""
 
-    def ge_(self, x2: TensorLike, /) -> Tensor:
+    def ge(self, other: Any) -> Tensor:
+        """Compare ``x1 >= x2`` element-wise, broadcasting; a bool tensor."""
+
+    def ge_(self, other: Any) -> Tensor:
         """In-place :meth:`ge`: ``x.ge_(...)`` makes ``x`` hold it."""
 
     def geometric_(self, p: float, *, generator: Any = ...) -> Tensor:
@@ -580,13 +624,22 @@ class InstalledTensorMethods:
     def get_device(self) -> Any:
         ...
 
-    def greater_(self, x2: TensorLike, /) -> Tensor:
+    def greater(self, other: Any) -> Tensor:
+        """Compare ``x1 > x2`` element-wise, broadcasting; a bool tensor."""
+
+    def greater_(self, other: Any) -> Tensor:
         """In-place :meth:`greater`: ``x.greater_(...)`` makes ``x`` hold it."""
 
-    def greater_equal_(self, x2: TensorLike, /) -> Tensor:
+    def greater_equal(self, other: Any) -> Tensor:
+        """Compare ``x1 >= x2`` element-wise, broadcasting; a bool tensor."""
+
+    def greater_equal_(self, other: Any) -> Tensor:
         """In-place :meth:`greater_equal`: ``x.greater_equal_(...)`` makes ``x`` hold it."""
 
-    def gt_(self, x2: TensorLike, /) -> Tensor:
+    def gt(self, other: Any) -> Tensor:
+        """Compare ``x1 > x2`` element-wise, broadcasting; a bool tensor."""
+
+    def gt_(self, other: Any) -> Tensor:
         """In-place :meth:`gt`: ``x.gt_(...)`` makes ``x`` hold it."""
 
     def heaviside_(self, values: TensorLike, /) -> Tensor:
@@ -598,7 +651,10 @@ class InstalledTensorMethods:
     def hsplit(self, indices_or_sections: Any) -> tuple[Tensor, ...]:
         """Split along dim 1 (:meth:`Tensor.tensor_split`); sections must divide it."""
 
-    def hypot_(self, x2: TensorLike, /) -> Tensor:
+    def hypot(self, other: Any) -> Tensor:
+        """``sqrt(x1**2 + x2**2)`` element-wise, without overflow; the gradient at (0, 0) is 0."""
+
+    def hypot_(self, other: Any) -> Tensor:
         """In-place :meth:`hypot`: ``x.hypot_(...)`` makes ``x`` hold it."""
 
     def index_add(self, dim: int, index: Tensor, source: Tensor, *, alpha: Any = ...) -> Tensor:
@@ -679,16 +735,25 @@ class InstalledTensorMethods:
     def ldexp(self, other: Tensor) -> Tensor:
         """``input * 2**other`` element-wise (a floating result)."""
 
-    def le_(self, x2: TensorLike, /) -> Tensor:
+    def le(self, other: Any) -> Tensor:
+        """Compare ``x1 <= x2`` element-wise, broadcasting; a bool tensor."""
+
+    def le_(self, other: Any) -> Tensor:
         """In-place :meth:`le`: ``x.le_(...)`` makes ``x`` hold it."""
 
     def lerp_(self, end: TensorLike, weight: TensorLike, /) -> Tensor:
         """In-place :meth:`lerp`: ``x.lerp_(...)`` makes ``x`` hold it."""
 
-    def less_(self, x2: TensorLike, /) -> Tensor:
+    def less(self, other: Any) -> Tensor:
+        """Compare ``x1 < x2`` element-wise, broadcasting; a bool tensor."""
+
+    def less_(self, other: Any) -> Tensor:
         """In-place :meth:`less`: ``x.less_(...)`` makes ``x`` hold it."""
 
-    def less_equal_(self, x2: TensorLike, /) -> Tensor:
+    def less_equal(self, other: Any) -> Tensor:
+        """Compare ``x1 <= x2`` element-wise, broadcasting; a bool tensor."""
+
+    def less_equal_(self, other: Any) -> Tensor:
         """In-place :meth:`less_equal`: ``x.less_equal_(...)`` makes ``x`` hold it."""
 
     def lgamma_(self, /) -> Tensor:
@@ -712,6 +777,9 @@ class InstalledTensorMethods:
     def log_softmax(self, dim: Any = ..., dtype: Any = ..., *, axis: int = ...) -> Any:
         """PyTorch's ``x.softmax(dim, dtype=None)`` (or ``log_softmax``): ``dtype`` converts ``x`` first; the axis comes as ``dim`` or the standard's ``axis`` (the last by default)."""
 
+    def logaddexp(self, other: Any) -> Tensor:
+        """``log(exp(x1) + exp(x2))`` element-wise, without overflow."""
+
     def logaddexp2(self, other: Tensor) -> Tensor:
         """``log2(2**input + 2**other)`` element-wise, without overflow."""
 
@@ -721,16 +789,25 @@ class InstalledTensorMethods:
     def logdet(self) -> Tensor:
         """The log of the determinant: ``nan`` where it is negative, ``-inf`` where it is 0."""
 
-    def logical_and_(self, x2: TensorLike, /) -> Tensor:
+    def logical_and(self, other: Any) -> Tensor:
+        """Logical AND element-wise, broadcasting; a bool tensor."""
+
+    def logical_and_(self, other: Any) -> Tensor:
         """In-place :meth:`logical_and`: ``x.logical_and_(...)`` makes ``x`` hold it."""
 
     def logical_not_(self, /) -> Tensor:
         """In-place :meth:`logical_not`: ``x.logical_not_(...)`` makes ``x`` hold it."""
 
-    def logical_or_(self, x2: TensorLike, /) -> Tensor:
+    def logical_or(self, other: Any) -> Tensor:
+        """Logical OR element-wise, broadcasting; a bool tensor."""
+
+    def logical_or_(self, other: Any) -> Tensor:
         """In-place :meth:`logical_or`: ``x.logical_or_(...)`` makes ``x`` hold it."""
 
-    def logical_xor_(self, x2: TensorLike, /) -> Tensor:
+    def logical_xor(self, other: Any) -> Tensor:
+        """Logical XOR element-wise, broadcasting; a bool tensor."""
+
+    def logical_xor_(self, other: Any) -> Tensor:
         """In-place :meth:`logical_xor`: ``x.logical_xor_(...)`` makes ``x`` hold it."""
 
     def logit_(self, eps: float | None = ...) -> Tensor:
@@ -739,7 +816,10 @@ class InstalledTensorMethods:
     def logsumexp(self, dim: Any = ..., keepdim: Any = ..., *, axis: int | tuple[int, ...] | None = ..., keepdims: bool = ...) -> Tensor:
         """``log(sum(exp(x)))`` over ``axis`` (default all), without overflow."""
 
-    def lt_(self, x2: TensorLike, /) -> Tensor:
+    def lt(self, other: Any) -> Tensor:
+        """Compare ``x1 < x2`` element-wise, broadcasting; a bool tensor."""
+
+    def lt_(self, other: Any) -> Tensor:
         """In-place :meth:`lt`: ``x.lt_(...)`` makes ``x`` hold it."""
 
     @property
@@ -761,11 +841,17 @@ class InstalledTensorMethods:
     def masked_select(self, mask: Any) -> Any:
         """PyTorch's ``x.masked_select(mask)``: the 1-D tensor of the elements where ``mask`` holds."""
 
+    def matmul(self, other: Any) -> Tensor:
+        """Matrix product ``x1 @ x2``, with NumPy's rules for 1-D and batched inputs."""
+
     def matrix_power(self, n: int) -> Tensor:
         """A square matrix raised to the integer power ``n`` (negative: of its inverse)."""
 
     def max(self, dim: Any = ..., keepdim: bool = ..., *, axis: Any = ...) -> Any:
         """PyTorch's ``x.max(dim=None, keepdim=False)``: the maximum of all elements, or with ``dim`` the named tuple ``(values, indices)`` (the gradient goes to the index)."""
+
+    def maximum(self, other: Any) -> Tensor:
+        """Element-wise maximum, broadcasting; ties split the gradient."""
 
     def mean(self, dim: Any = ..., keepdim: Any = ..., *, axis: Any = ..., dtype: DType | None = ..., keepdims: bool = ...) -> Tensor:
         """Arithmetic mean over ``axis`` (all axes by default); ``dtype`` (PyTorch's) casts the input first."""
@@ -776,6 +862,9 @@ class InstalledTensorMethods:
     def min(self, dim: Any = ..., keepdim: bool = ..., *, axis: Any = ...) -> Any:
         """PyTorch's ``x.min(dim=None, keepdim=False)``: the minimum of all elements, or with ``dim`` the named tuple ``(values, indices)`` (the gradient goes to the index)."""
 
+    def minimum(self, other: Any) -> Tensor:
+        """Element-wise minimum, broadcasting; ties split the gradient."""
+
     def mm(self, mat2: Any) -> Any:
         """PyTorch's ``mm(input, mat2)``: the product of two matrices (``matmul`` broadcasts)."""
 
@@ -785,13 +874,19 @@ class InstalledTensorMethods:
     def msort(self, /) -> Any:
         """PyTorch's ``msort(x)``: ``x`` sorted along its first axis (the values only)."""
 
-    def mul_(self, x2: TensorLike, /) -> Tensor:
+    def mul(self, other: Any) -> Tensor:
+        """Multiply ``x1 * x2`` element-wise, broadcasting."""
+
+    def mul_(self, other: Any) -> Tensor:
         """In-place :meth:`mul`: ``x.mul_(...)`` makes ``x`` hold it."""
 
     def multinomial(self, num_samples: int, replacement: bool = ..., *, generator: Any = ...) -> Tensor:
         """:func:`plugrad.multinomial` of this tensor's weights."""
 
-    def multiply_(self, x2: TensorLike, /) -> Tensor:
+    def multiply(self, other: Any) -> Tensor:
+        """Multiply ``x1 * x2`` element-wise, broadcasting."""
+
+    def multiply_(self, other: Any) -> Tensor:
         """In-place :meth:`multiply`: ``x.multiply_(...)`` makes ``x`` hold it."""
 
     def mv(self, vec: Tensor) -> Tensor:
@@ -828,7 +923,10 @@ class InstalledTensorMethods:
     def nbytes(self) -> Any:
         ...
 
-    def ne_(self, x2: TensorLike, /) -> Tensor:
+    def ne(self, other: Any) -> Tensor:
+        """Compare ``x1 != x2`` element-wise, broadcasting; a bool tensor."""
+
+    def ne_(self, other: Any) -> Tensor:
         """In-place :meth:`ne`: ``x.ne_(...)`` makes ``x`` hold it."""
 
     def neg_(self, /) -> Tensor:
@@ -855,7 +953,10 @@ class InstalledTensorMethods:
     def new_zeros(self, *size: int | tuple[int, ...], dtype: DType | None = ..., device: Device | str | None = ..., requires_grad: bool = ...) -> Tensor:
         """Return zeros of shape ``size`` with this tensor's dtype and device (unless given)."""
 
-    def nextafter_(self, x2: TensorLike, /) -> Tensor:
+    def nextafter(self, other: Any) -> Tensor:
+        """The next representable value after ``x1`` towards ``x2``, element-wise."""
+
+    def nextafter_(self, other: Any) -> Tensor:
         """In-place :meth:`nextafter`: ``x.nextafter_(...)`` makes ``x`` hold it."""
 
     def nonzero(self, *, as_tuple: bool = ...) -> Any:
@@ -867,11 +968,17 @@ class InstalledTensorMethods:
     def normal_(self, mean: float = ..., std: float = ..., *, generator: Any = ...) -> Tensor:
         """Fill with samples of the normal distribution with ``mean`` and ``std``, in place."""
 
-    def not_equal_(self, x2: TensorLike, /) -> Tensor:
+    def not_equal(self, other: Any) -> Tensor:
+        """Compare ``x1 != x2`` element-wise, broadcasting; a bool tensor."""
+
+    def not_equal_(self, other: Any) -> Tensor:
         """In-place :meth:`not_equal`: ``x.not_equal_(...)`` makes ``x`` hold it."""
 
     def numpy(self, *, force: bool = ...) -> Any:
         """Return the values as a NumPy array; on the CPU it shares the tensor's memory."""
+
+    def outer(self, other: Any) -> Tensor:
+        """Outer product of two vectors: ``x1[i] * x2[j]``."""
 
     def permute(self, *axes: int | tuple[int, ...]) -> Tensor:
         """Return a view with axes reordered: ``x.permute(1, 0, 2)`` (see ``permute_dims``)."""
@@ -885,7 +992,10 @@ class InstalledTensorMethods:
     def polygamma_(self, n: Any) -> Any:
         ...
 
-    def pow_(self, x2: TensorLike, /) -> Tensor:
+    def pow(self, exponent: Any) -> Tensor:
+        """Raise ``x1 ** x2`` element-wise (the exponent's gradient is 0 where the base is 0)."""
+
+    def pow_(self, exponent: Any) -> Tensor:
         """In-place :meth:`pow`: ``x.pow_(...)`` makes ``x`` hold it."""
 
     def prod(self, dim: Any = ..., keepdim: Any = ..., *, axis: Any = ..., dtype: DType | None = ..., keepdims: bool = ...) -> Tensor:
@@ -921,7 +1031,10 @@ class InstalledTensorMethods:
     def relu_(self, /) -> Tensor:
         """In-place :meth:`relu`: ``x.relu_(...)`` makes ``x`` hold it."""
 
-    def remainder_(self, x2: TensorLike, /) -> Tensor:
+    def remainder(self, other: Any) -> Tensor:
+        """Remainder of ``x1 / x2`` with the sign of ``x2`` (Python's ``%``), element-wise."""
+
+    def remainder_(self, other: Any) -> Tensor:
         """In-place :meth:`remainder`: ``x.remainder_(...)`` makes ``x`` hold it."""
 
     def renorm(self, p: float, dim: int, maxnorm: float) -> Tensor:
@@ -1048,16 +1161,16 @@ class InstalledTensorMethods:
     def stride(self, dim: int | None = ...) -> Any:
         """PyTorch's ``x.stride(dim=None)``: elements between neighbours along each axis."""
 
-    def sub(self, x2: TensorLike, /, *, alpha: Any = ...) -> Tensor:
+    def sub(self, other: Any, *, alpha: Any = ...) -> Tensor:
         """Subtract ``x1 - x2`` element-wise, broadcasting."""
 
-    def sub_(self, x2: TensorLike, /, *, alpha: Any = ...) -> Tensor:
+    def sub_(self, other: Any, *, alpha: Any = ...) -> Tensor:
         """In-place :meth:`sub`: ``x.sub_(...)`` makes ``x`` hold it."""
 
-    def subtract(self, x2: TensorLike, /, *, alpha: Any = ...) -> Tensor:
+    def subtract(self, other: Any, *, alpha: Any = ...) -> Tensor:
         """Subtract ``x1 - x2`` element-wise, broadcasting."""
 
-    def subtract_(self, x2: TensorLike, /, *, alpha: Any = ...) -> Tensor:
+    def subtract_(self, other: Any, *, alpha: Any = ...) -> Tensor:
         """In-place :meth:`subtract`: ``x.subtract_(...)`` makes ``x`` hold it."""
 
     def sum(self, dim: Any = ..., keepdim: Any = ..., *, axis: Any = ..., dtype: DType | None = ..., keepdims: bool = ...) -> Tensor:
@@ -1138,7 +1251,10 @@ class InstalledTensorMethods:
     def triu_(self, diagonal: int = ..., *, k: int = ...) -> Any:
         """In-place :meth:`triu`: ``x.triu_(...)`` makes ``x`` hold it."""
 
-    def true_divide_(self, x2: TensorLike, /) -> Tensor:
+    def true_divide(self, other: Any) -> Tensor:
+        """Divide ``x1 / x2`` element-wise (true division)."""
+
+    def true_divide_(self, other: Any) -> Tensor:
         """In-place :meth:`true_divide`: ``x.true_divide_(...)`` makes ``x`` hold it."""
 
     def trunc_(self, /) -> Tensor:
@@ -1189,7 +1305,10 @@ class InstalledTensorMethods:
     def where(self, condition: TensorLike, y: Any) -> Any:
         """PyTorch's ``x.where(condition, y)``: ``x`` where ``condition`` holds, else ``y``."""
 
-    def xlogy_(self, y: TensorLike, /) -> Tensor:
+    def xlogy(self, other: Any) -> Tensor:
+        """``x * log(y)`` element-wise, 0 where ``x == 0`` unless ``y`` is NaN (PyTorch's)."""
+
+    def xlogy_(self, other: Any) -> Tensor:
         """In-place :meth:`xlogy`: ``x.xlogy_(...)`` makes ``x`` hold it."""
 
     def zero_(self) -> Tensor:
@@ -1207,31 +1326,22 @@ class InstalledTensorMethods:
     arcsin = _api_plugrad.asin
     arcsinh = _api_plugrad.asinh
     arctan = _api_plugrad.atan
-    arctan2 = _api_plugrad.atan2
     arctanh = _api_plugrad.atanh
     asin = _api_plugrad.asin
     asinh = _api_plugrad.asinh
     atan = _api_plugrad.atan
-    atan2 = _api_plugrad.atan2
     atanh = _api_plugrad.atanh
-    bitwise_and = _api_plugrad.bitwise_and
     bitwise_invert = _api_plugrad.bitwise_invert
-    bitwise_left_shift = _api_plugrad.bitwise_left_shift
     bitwise_not = _api_plugrad.bitwise_invert
-    bitwise_or = _api_plugrad.bitwise_or
-    bitwise_right_shift = _api_plugrad.bitwise_right_shift
-    bitwise_xor = _api_plugrad.bitwise_xor
     broadcast_to = _api_plugrad.broadcast_to
     ceil = _api_plugrad.ceil
     clamp = _api_plugrad.clip
     clip = _api_plugrad.clip
     conj = _api_plugrad.conj
-    copysign = _api_plugrad.copysign
     cos = _api_plugrad.cos
     cosh = _api_plugrad.cosh
     deg2rad = _api_plugrad.deg2rad
     digamma = _api_ops.digamma
-    eq = _api_plugrad.equal
     erf = _api_ops.erf
     erfc = _api_ops.erfc
     erfinv = _api_ops.erfinv
@@ -1239,57 +1349,28 @@ class InstalledTensorMethods:
     exp2 = _api_plugrad.exp2
     expm1 = _api_plugrad.expm1
     fix = _api_plugrad.trunc
-    float_power = _api_plugrad.float_power
     floor = _api_plugrad.floor
-    floor_divide = _api_plugrad.floor_divide
-    fmax = _api_plugrad.fmax
-    fmin = _api_plugrad.fmin
-    fmod = _api_plugrad.fmod
     frac = _api_plugrad.frac
-    ge = _api_plugrad.greater_equal
-    greater = _api_plugrad.greater
-    greater_equal = _api_plugrad.greater_equal
-    gt = _api_plugrad.greater
     heaviside = _api_plugrad.heaviside
-    hypot = _api_plugrad.hypot
     isfinite = _api_plugrad.isfinite
     isinf = _api_plugrad.isinf
     isnan = _api_plugrad.isnan
-    le = _api_plugrad.less_equal
     lerp = _api_plugrad.lerp
-    less = _api_plugrad.less
-    less_equal = _api_plugrad.less_equal
     lgamma = _api_ops.lgamma
     log = _api_plugrad.log
     log10 = _api_plugrad.log10
     log1p = _api_plugrad.log1p
     log2 = _api_plugrad.log2
-    logaddexp = _api_plugrad.logaddexp
-    logical_and = _api_plugrad.logical_and
     logical_not = _api_plugrad.logical_not
-    logical_or = _api_plugrad.logical_or
-    logical_xor = _api_plugrad.logical_xor
     logit = _api_plugrad.logit
-    lt = _api_plugrad.less
-    matmul = _api_plugrad.matmul
-    maximum = _api_plugrad.maximum
-    minimum = _api_plugrad.minimum
     moveaxis = _api_plugrad.moveaxis
     movedim = _api_plugrad.moveaxis
-    mul = _api_plugrad.multiply
-    multiply = _api_plugrad.multiply
-    ne = _api_plugrad.not_equal
     neg = _api_plugrad.negative
     negative = _api_plugrad.negative
-    nextafter = _api_plugrad.nextafter
-    not_equal = _api_plugrad.not_equal
-    outer = _api_linalg.outer
     positive = _api_plugrad.positive
-    pow = _api_plugrad.pow
     rad2deg = _api_plugrad.rad2deg
     reciprocal = _api_plugrad.reciprocal
     relu = _api_ops.relu
-    remainder = _api_plugrad.remainder
     rsqrt = _api_plugrad.rsqrt
     sgn = _api_plugrad.sign
     sigmoid = _api_ops.sigmoid
@@ -1302,9 +1383,7 @@ class InstalledTensorMethods:
     square = _api_plugrad.square
     tan = _api_plugrad.tan
     tanh = _api_plugrad.tanh
-    true_divide = _api_plugrad.divide
     trunc = _api_plugrad.trunc
-    xlogy = _api_plugrad.xlogy
 
     # Other names of the functions above.
     is_conj = is_neg

@@ -159,7 +159,12 @@ def _method_function(name: str, method: str) -> Callable[..., Any]:
         adapter = op.method_adapters.get(method)
         if adapter is not None:
             function = _adapted_method(op, method, adapter)
-        elif _torch_names(op) or op.alpha or method in _ACCUMULATING_METHODS:
+        elif (
+            _torch_names(op)
+            or op.alpha
+            or method in _ACCUMULATING_METHODS
+            or _second_input_keyword(op) is not None
+        ):
             function = _make_function(
                 op, "plugrad.Tensor", method=True, accumulates=method in _ACCUMULATING_METHODS
             )
@@ -167,6 +172,26 @@ def _method_function(name: str, method: str) -> Callable[..., Any]:
             function = _state.functions[name]
         _state.method_functions[name, method] = function
     return function
+
+
+#: PyTorch's keyword for the second input of a two-input op's method, where it is not "other".
+_SECOND_INPUT_KEYWORDS = {"pow": "exponent", "float_power": "exponent", "heaviside": "values"}
+
+
+def _second_input_keyword(op: RegisteredOp) -> str | None:
+    """The keyword a method of ``op`` takes its second input by, as PyTorch's (``x.add(other=
+    y)``): for ops of two inputs taken by position only and keyword-only params otherwise."""
+    if op.signature is None or len(op.input_names) != 2 or op.sequence_kind is not None:
+        return None
+    kinds = inspect.Parameter
+    for parameter in op.signature.parameters.values():
+        if parameter.name in op.input_names:
+            if parameter.kind is not kinds.POSITIONAL_ONLY:
+                return None
+        elif parameter.kind is not kinds.KEYWORD_ONLY:
+            return None
+    keyword = _SECOND_INPUT_KEYWORDS.get(op.name, "other")
+    return None if keyword in op.signature.parameters else keyword
 
 
 #: PyTorch's methods that sum or multiply: unsigned integers accumulate in int64 there (the
@@ -545,6 +570,15 @@ def _make_function(
         )
     if _takes_out(op, method):
         parameters.append(kinds("out", kinds.KEYWORD_ONLY, default=None))
+    keyword = _second_input_keyword(op) if method else None
+    if keyword is not None:
+        # The method takes its second input by PyTorch's keyword too (x.add(other=y)).
+        second = op.input_names[1]
+        parameters = [
+            kinds(keyword, kinds.POSITIONAL_OR_KEYWORD) if p.name == second else p
+            for p in parameters
+        ]
+        prelude = f"    {second} = {keyword}\n" + prelude
     signature = op.signature.replace(
         parameters=parameters, return_annotation=inspect.Signature.empty
     )

@@ -1104,6 +1104,26 @@ def test_legacy_tensor_types_and_new_as_pytorchs(name: str) -> None:
             assert ours == (str(made.dtype).removeprefix("torch."), made.tolist())
 
 
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lib, x: x.add(other=x * 2, alpha=3),
+        lambda lib, x: x.mul(other=x),
+        lambda lib, x: x.sub(other=1.5),
+        lambda lib, x: x.maximum(other=x.flip(0)),
+        lambda lib, x: x.atan2(other=x + 1),
+        lambda lib, x: x.pow(exponent=2),
+        lambda lib, x: x.eq(other=x.flip(0)),
+        lambda lib, x: x.matmul(other=x.t()),
+        lambda lib, x: (x * 1).add_(other=x),
+        lambda lib, x: (x * 1).pow_(exponent=3),
+    ],
+)
+def test_methods_take_their_second_input_by_pytorchs_keyword(call) -> None:
+    # x.add(other=y), x.pow(exponent=2): refused (TypeError), the input being positional only.
+    assert_agrees(call, X, plugrad.default_device().backend.name)
+
+
 def test_numpy_scalars_and_ints_act_as_python_numbers() -> None:
     # NumPy's reductions return NumPy scalars (np.prod for a flattened size): they were
     # refused as sizes, values and factors, or (np.float64 as addcmul's value) made the
