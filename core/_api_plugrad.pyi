@@ -262,8 +262,8 @@ def dist(x: Any, other: Any, p: Any = ...) -> Any:
     """PyTorch's ``dist(x, other, p=2)``: the ``p``-norm of ``x - other`` (broadcast), 0-d."""
 
 
-def div(x1: TensorLike, x2: TensorLike, *, rounding_mode: str | None = ...) -> Any:
-    """PyTorch's ``div(x1, x2, rounding_mode=None)``: true division, or rounded."""
+def div(x1: TensorLike, other: Any, *, rounding_mode: str | None = ...) -> Any:
+    """PyTorch's ``div(x1, other, rounding_mode=None)``: true division, or rounded."""
 
 
 def divide(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:

@@ -498,16 +498,16 @@ class InstalledTensorMethods:
     def dist(self, other: Any, p: Any = ...) -> Any:
         """PyTorch's ``dist(x, other, p=2)``: the ``p``-norm of ``x - other`` (broadcast), 0-d."""
 
-    def div(self, x2: TensorLike, *, rounding_mode: str | None = ...) -> Any:
-        """PyTorch's ``div(x1, x2, rounding_mode=None)``: true division, or rounded."""
+    def div(self, other: Any, *, rounding_mode: str | None = ...) -> Any:
+        """PyTorch's ``div(x1, other, rounding_mode=None)``: true division, or rounded."""
 
-    def div_(self, x2: TensorLike, *, rounding_mode: str | None = ...) -> Any:
+    def div_(self, other: Any, *, rounding_mode: str | None = ...) -> Any:
         """In-place :meth:`div`: ``x.div_(...)`` makes ``x`` hold it."""
 
-    def divide(self, x2: TensorLike, *, rounding_mode: str | None = ...) -> Any:
-        """PyTorch's ``div(x1, x2, rounding_mode=None)``: true division, or rounded."""
+    def divide(self, other: Any, *, rounding_mode: str | None = ...) -> Any:
+        """PyTorch's ``div(x1, other, rounding_mode=None)``: true division, or rounded."""
 
-    def divide_(self, x2: TensorLike, *, rounding_mode: str | None = ...) -> Any:
+    def divide_(self, other: Any, *, rounding_mode: str | None = ...) -> Any:
         """In-place :meth:`divide`: ``x.divide_(...)`` makes ``x`` hold it."""
 
     def dot(self, tensor: Any) -> Any:

@@ -94,12 +94,13 @@ def _is_integer(xp: Any, value: Any) -> bool:
     return isinstance(value, int) if dtype is None else xp.isdtype(dtype, "integral")
 
 
-def _div(xp: Any, x1: Any, x2: Any, *, rounding_mode: str | None = None) -> Any:
-    """PyTorch's ``div(x1, x2, rounding_mode=None)``: true division, or rounded.
+def _div(xp: Any, x1: Any, other: Any, *, rounding_mode: str | None = None) -> Any:
+    """PyTorch's ``div(x1, other, rounding_mode=None)``: true division, or rounded.
 
     ``"trunc"`` rounds toward zero, ``"floor"`` toward minus infinity; integer
     inputs then give an integer result. A rounded quotient has a zero gradient.
     """
+    x2 = other  # (PyTorch's keyword for the divisor: x.div(other=y))
     if rounding_mode is None:
         return xp.divide(x1, x2)
     x1, x2 = python_number(x1), python_number(x2)  # (a NumPy scalar has a NumPy dtype)

@@ -1117,6 +1117,8 @@ def test_legacy_tensor_types_and_new_as_pytorchs(name: str) -> None:
         lambda lib, x: x.matmul(other=x.t()),
         lambda lib, x: (x * 1).add_(other=x),
         lambda lib, x: (x * 1).pow_(exponent=3),
+        lambda lib, x: x.div(other=x + 1, rounding_mode="floor"),
+        lambda lib, x: lib.div(x, other=2.0),
     ],
 )
 def test_methods_take_their_second_input_by_pytorchs_keyword(call) -> None:
