@@ -291,7 +291,9 @@ class Module:
         object.__delattr__(self, name)
 
     def __dir__(self) -> list[str]:
-        return sorted({*super().__dir__(), *self._parameters, *self._buffers, *self._modules})
+        # Names that are no attribute names ("0" of a Sequential) left out, as PyTorch's.
+        members = (*self._parameters, *self._buffers, *self._modules)
+        return sorted({*super().__dir__(), *(name for name in members if not name[:1].isdigit())})
 
     def register_parameter(self, name: str, param: Parameter | None) -> None:
         """Add a parameter (or a ``None`` placeholder, e.g. a disabled bias) under ``name``.

@@ -607,3 +607,10 @@ def test_a_one_element_value_loads_into_a_0d_parameter_as_pytorchs() -> None:
     module.scale = nn.Parameter(plugrad.tensor(1.0))
     module.load_state_dict({"scale": plugrad.tensor([5.0])})
     assert module.scale.shape == () and module.scale.item() == 5.0
+
+
+def test_dir_leaves_out_numbered_submodules_as_pytorchs() -> None:
+    layers = nn.Sequential(nn.ReLU(), nn.Linear(1, 1))
+    names = dir(layers)
+    assert "0" not in names and "1" not in names and "forward" in names
+    assert "weight" in dir(layers[1])
