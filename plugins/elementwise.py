@@ -157,8 +157,11 @@ def _remainder(xp: Any, x1: Any, x2: Any, /) -> Any:
 
 
 def _rounded_divide(xp: Any, x1: Any, x2: Any, /, *, rounding_mode: str) -> Any:
-    rounding = xp.trunc if rounding_mode == "trunc" else xp.floor
-    return rounding(xp.divide(x1, x2))
+    if rounding_mode == "floor":
+        # PyTorch's is Python's //, the backends' own floor_divide: floor(x1 / x2) would round
+        # the quotient first (1 / 0.1 is 10.0, 1 // 0.1 is 9.0), and -1 // inf is -1.0.
+        return xp.floor_divide(x1, x2)
+    return xp.trunc(xp.divide(x1, x2))
 
 
 def _no_gradient(xp: Any, g: Any, ans: Any, x1: Any, x2: Any, *, rounding_mode: str) -> Any:

@@ -428,3 +428,29 @@ def test_clamp_of_integers_by_a_broadcast_bound_as_pytorch():
         low = lib.tensor([3]).expand(3)
         results.append((lib.clamp(y, min=low).tolist(), low.tolist()))
     assert results[0] == results[1] == ([3, 5, 3], [3, 3, 3])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_div_floor_of_floats_is_pythons_floor_division_as_in_pytorch(dtype):
+    # floor(x / y) rounds the quotient first: 1 / 0.1 is 10.0, where 1 // 0.1 is 9.0.
+    inf = float("inf")
+    pairs = [(1.0, 0.1), (-1.0, 0.1), (0.3, 0.1), (7.0, -0.7), (-1.0, inf), (5.0, -inf),
+             (inf, 2.0), (-inf, 3.0), (0.0, -2.0), (-0.0, 2.0), (3.0, 0.0), (-3.0, 0.0)]  # fmt: skip
+    a, b = [p[0] for p in pairs], [p[1] for p in pairs]
+
+    def run(lib):
+        x, y = lib.tensor(a, dtype=getattr(lib, dtype)), lib.tensor(b, dtype=getattr(lib, dtype))
+        return [
+            lib.div(x, y, rounding_mode="floor"), x.div(y, rounding_mode="floor"),
+            x.div_(y, rounding_mode="floor"), lib.div(x, 0.1, rounding_mode="floor"),
+        ]  # fmt: skip
+
+    with np.errstate(divide="ignore", invalid="ignore"):  # (x / 0 on NumPy: a warning)
+        got_all = run(plugrad)
+    for got, expected in zip(got_all, run(torch), strict=True):
+        got, expected = got.numpy(), expected.numpy()
+        np.testing.assert_array_equal(got, expected)  # (nan where nan)
+        signed = ~np.isnan(expected)  # the sign of zeros too (XLA's -0.0 // 2 is +0.0)
+        if plugrad.default_device().backend.name == "jax":
+            signed &= expected != 0
+        np.testing.assert_array_equal(np.signbit(got[signed]), np.signbit(expected[signed]))
