@@ -824,8 +824,10 @@ def _fill(self: Tensor, value: bool | int | float | complex) -> Tensor:
 
 def _converted(source: Tensor, dtype: Any) -> Tensor:
     """``source`` in ``dtype`` as PyTorch writes it into a tensor: a complex one into a real
-    tensor gives its real part."""
+    tensor gives its real part (a bool one whether the whole number is nonzero)."""
     if source.dtype.kind == "complex floating" and dtype.kind != "complex floating":
+        if dtype.kind == "bool":  # (the standard's astype takes no complex to bool)
+            return _ops.not_equal(source, 0)
         source = _ops.real(source)
     return source if source.dtype is dtype else _ops.astype(source, dtype)
 

@@ -408,6 +408,12 @@ BOOL_AND_SMALL_INT_CALLS = {
     "tensordot of int8": lambda lib: lib.tensordot(
         lib.tensor([3, 4], dtype=lib.int8), lib.tensor([1, 2], dtype=lib.int8), dims=1
     ),
+    # A complex number written into a bool tensor is whether it is nonzero: its real part
+    # alone made 2j False.
+    "bool.copy_(complex)": lambda lib: lib.zeros(3, dtype=lib.bool).copy_(
+        lib.tensor([2j, 0.5, 0j])
+    ),
+    "bool.fill_(complex tensor)": lambda lib: lib.zeros(2, dtype=lib.bool).fill_(lib.tensor(2j)),
 }
 
 
