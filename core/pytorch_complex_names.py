@@ -59,7 +59,8 @@ def _assembled(real: Tensor, imag: Tensor, dtype: _dtypes.DType) -> Tensor:
         _ops.isnan(imag),
         builtins.complex(0.0, math.nan),
         _ops.where(imag > 0, builtins.complex(0.0, math.inf), builtins.complex(0.0, -math.inf)),
-    )
+    )  # (of Python numbers: the default complex dtype, which may be wider than dtype)
+    unusual = _ops.astype(unusual, dtype)
     return _ops.where(finite, z, _ops.astype(real, dtype) + unusual)
 
 

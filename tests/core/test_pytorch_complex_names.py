@@ -56,6 +56,23 @@ def test_complex_and_polar_values_gradients_and_infinities() -> None:
     assert plugrad.complex(plugrad.ones(2, 1), plugrad.zeros(3)).shape == (2, 3)  # broadcasts
 
 
+@pytest.mark.parametrize("default", ["float32", "float64"])
+def test_complex_polar_and_view_as_complex_keep_float32_whatever_the_default_dtype(default):
+    # The non-finite imaginary parts were made in the default complex dtype and widened all.
+    previous = plugrad.get_default_dtype()
+    plugrad.set_default_dtype(getattr(plugrad, default))
+    try:
+        r = plugrad.tensor([1.0, 2.0], dtype=plugrad.float32)
+        assert plugrad.complex(r, r).dtype is plugrad.complex64
+        assert plugrad.polar(r, r).dtype is plugrad.complex64
+        assert plugrad.view_as_complex(plugrad.ones(2, 2, dtype=plugrad.float32)).dtype is (
+            plugrad.complex64
+        )
+        assert plugrad.complex(r.double(), r.double()).dtype is plugrad.complex128
+    finally:
+        plugrad.set_default_dtype(previous)
+
+
 def test_view_as_real_and_back_and_the_lazy_bits() -> None:
     z = plugrad.tensor([[1 + 2j, -3j]], dtype=plugrad.complex128)
     pairs = plugrad.view_as_real(z)
