@@ -7,17 +7,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..tensor import Tensor
-from .optimizer import (
-    Optimizer,
-    ParamsT,
-    check_betas,
-    check_compatibility_flags,
-    check_number,
-    check_options,
-    check_state,
-    fill_parameter_docs,
-    overwrite,
-)
+from .checks import check_betas, check_compatibility_flags, check_number, check_options, check_state
+from .optimizer import Optimizer, ParamsT, fill_parameter_docs
+from .updates import overwrite
 
 __all__ = ["Adam", "AdamW"]
 

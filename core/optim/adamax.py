@@ -6,19 +6,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..tensor import Tensor
-from .optimizer import (
-    Optimizer,
-    ParamsT,
-    check_betas,
-    check_compatibility_flags,
-    check_options,
-    check_state,
-    fill_parameter_docs,
-    gradients_to_descend,
-    lerp_,
-    lerp_rounding,
-    overwrite,
-)
+from .checks import check_betas, check_compatibility_flags, check_options, check_state
+from .optimizer import Optimizer, ParamsT, fill_parameter_docs
+from .updates import gradients_to_descend, lerp_, lerp_rounding, overwrite
 
 __all__ = ["Adamax"]
 

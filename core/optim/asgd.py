@@ -6,18 +6,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..tensor import Tensor
-from .optimizer import (
-    Optimizer,
-    ParamsT,
-    check_compatibility_flags,
-    check_number,
-    check_options,
-    check_state,
-    fill_parameter_docs,
-    gradients_to_descend,
-    overwrite,
-    zeros_state,
-)
+from .checks import check_compatibility_flags, check_number, check_options, check_state
+from .optimizer import Optimizer, ParamsT, fill_parameter_docs
+from .updates import gradients_to_descend, overwrite, zeros_state
 
 __all__ = ["ASGD"]
 

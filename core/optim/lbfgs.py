@@ -9,15 +9,9 @@ from typing import Any
 from .. import lazy as _lazy
 from ..grad_mode import enable_grad
 from ..tensor import Tensor
-from .optimizer import (
-    Optimizer,
-    ParamsT,
-    _state_value_for,
-    check_int,
-    check_number,
-    overwrite,
-    state_tensor,
-)
+from .checks import check_int, check_number
+from .optimizer import Optimizer, ParamsT, _state_value_for
+from .updates import overwrite, state_tensor
 
 __all__ = ["LBFGS"]
 

@@ -64,7 +64,8 @@ from typing import Any
 
 from ..grad_mode import no_grad
 from ..tensor import Tensor
-from .optimizer import Optimizer, check_int, check_number
+from .checks import check_int, check_number
+from .optimizer import Optimizer
 
 __all__ = [
     "ChainedScheduler",

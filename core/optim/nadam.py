@@ -6,17 +6,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..tensor import Tensor
-from .optimizer import (
-    Optimizer,
-    ParamsT,
-    check_betas,
-    check_compatibility_flags,
-    check_options,
-    check_state,
-    fill_parameter_docs,
-    lerp_,
-    lerp_rounding,
-)
+from .checks import check_betas, check_compatibility_flags, check_options, check_state
+from .optimizer import Optimizer, ParamsT, fill_parameter_docs
+from .updates import lerp_, lerp_rounding
 
 __all__ = ["NAdam", "RAdam"]
 

@@ -2,7 +2,9 @@
 
 Concrete optimizers (:class:`~plugrad.optim.SGD`, :class:`~plugrad.optim.Adam`,
 ...) implement two small hooks; everything else, including checking what
-users pass in and saving and restoring state, lives here.
+users pass in and saving and restoring state, lives here. The checks of option
+values and loaded state the hooks are made of are in ``checks.py``, the array
+helpers of the updates in ``updates.py``.
 
 Updates work on the raw backend arrays with the backend's in-place
 operators (``array -= update``), so no graph is recorded, no Tensor is made
@@ -14,7 +16,6 @@ parameter then points at it, so the Tensor object is still the same.
 from __future__ import annotations
 
 import math
-import numbers
 import re
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping
@@ -22,10 +23,11 @@ from typing import Any, TypeVar
 
 from .. import inplace as _inplace
 from .. import lazy as _lazy
-from ..errors import DtypeError, InvalidArgumentError, ShapeError
+from ..errors import DtypeError, ShapeError
 from ..grad_mode import enable_grad
 from ..tensor import Tensor, _wrap
 from ..transfer import move_array
+from .updates import zeros_state
 
 __all__ = ["Optimizer", "ParamsT"]
 
@@ -751,57 +753,6 @@ def _state_value_for(param: Tensor, value: Any) -> Any:
     return _wrap(array, device, False, None)
 
 
-# Libraries whose arrays cannot be written in place (e.g. JAX) refuse with one of these.
-_IMMUTABLE = (TypeError, ValueError, AttributeError, NotImplementedError, RuntimeError)
-
-
-def gradients_to_descend(group: dict[str, Any]) -> list[tuple[Tensor, Any, Any]]:
-    """For each parameter of ``group`` that has a gradient: it, its array, and what it descends.
-
-    That is the gradient, negated for ``maximize``, plus ``weight_decay`` times
-    the parameter: the gradient's own array when neither applies (read it, do
-    not change it). The adaptive optimizers start their step from it.
-    """
-    weight_decay, maximize = group["weight_decay"], group["maximize"]
-    steps = []
-    for param in group["params"]:
-        grad = param._grad
-        if grad is None:
-            continue
-        array = param._array
-        g = -grad._array if maximize else grad._array
-        if weight_decay:
-            g = g + weight_decay * array
-        steps.append((param, array, g))
-    return steps
-
-
-def overwrite(xp: Any, buffer: Any, values: Any) -> Any:
-    """Write ``values`` into ``buffer`` and return it; a copy of ``values`` if it cannot be written.
-
-    Lets an update reuse one work array instead of allocating a temporary per
-    operation. ``buffer`` cannot be written when the library's arrays are
-    immutable, or when it is a NumPy scalar (what NumPy gives for arithmetic on
-    0-d arrays).
-    """
-    try:
-        buffer[...] = values
-    except _IMMUTABLE:
-        # NOTE: not `values` itself: in-place operators on it would change the caller's array.
-        return xp.asarray(values, copy=True)
-    return buffer
-
-
-def state_tensor(param: Tensor, array: Any) -> Tensor:
-    """``array`` as a tensor of ``param``'s state: on its device, recording nothing for autograd."""
-    return _wrap(array, param._device, False, None)
-
-
-def zeros_state(param: Tensor) -> Tensor:
-    """A state tensor of zeros shaped like ``param``: a running average before its first update."""
-    return state_tensor(param, param._device.xp.zeros_like(param._array))
-
-
 # -- parameter descriptions shared by the optimizers' docstrings --------------------------
 
 #: The numpydoc entries of the parameters that several optimizers take with the same
@@ -859,56 +810,7 @@ def fill_parameter_docs(cls: _Documented) -> _Documented:
     return cls
 
 
-# -- option checks shared by the optimizers ----------------------------------------------
-
-
-def check_options(group: Mapping[str, Any], numbers: Iterable[str], flags: Iterable[str]) -> None:
-    """Raise unless each option of ``numbers`` is a number >= 0 and each of ``flags`` a bool."""
-    for key in numbers:
-        check_number(key, group[key])
-    for key in flags:
-        check_flag(key, group[key])
-
-
-def check_state(
-    optimizer: str,
-    param: Tensor,
-    state: Mapping[str, Any],
-    *,
-    buffers: Collection[str] = (),
-    optional: Collection[str] = (),
-    counts_steps: bool = True,
-    numbers: Collection[str] = (),
-) -> None:
-    """Raise unless ``state`` can be the state of ``param`` for ``optimizer`` (its name).
-
-    That is: empty (not stepped yet), or a ``step`` that counts (where
-    ``counts_steps``), a tensor shaped like the parameter for each of
-    ``buffers`` and for those of ``optional`` present, a real number for each
-    of ``numbers``, and nothing else.
-    """
-    needed = {"step", *buffers, *numbers} if counts_steps else {*buffers, *numbers}
-    known = needed | set(optional)
-    unknown = set(state) - known
-    if unknown:
-        raise ValueError(f"{optimizer} keeps {sorted(known)} per parameter, not {sorted(unknown)}")
-    if not state:
-        return
-    missing = needed - set(state)
-    if missing:
-        raise ValueError(f"the {optimizer} state of a parameter lacks {sorted(missing)}")
-    step = state.get("step", 0)
-    if isinstance(step, bool) or not isinstance(step, int) or step < 0:
-        raise TypeError(f"{optimizer} state 'step' must be an int >= 0, got {step!r}")
-    for key in buffers:
-        _check_buffer(param, key, state[key])
-    for key in numbers:
-        value = state[key]
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise TypeError(f"{optimizer} state {key!r} must be a number, got {value!r}")
-    for key in optional:
-        if state.get(key) is not None:
-            _check_buffer(param, key, state[key])
+# -- options as a step reads them ---------------------------------------------------------
 
 
 def plain_options(group: dict[str, Any]) -> dict[str, Any]:
@@ -932,101 +834,6 @@ def _plain_option_value(value: Any) -> Any:
     if type(value) is tuple:
         return tuple(map(_plain_option_value, value))
     return value
-
-
-def check_number(
-    name: str, value: Any, *, at_least: float = 0.0, below: float | None = None
-) -> None:
-    """Raise unless ``value`` is a real number with ``at_least <= value`` (``< below``):
-    a Python or NumPy number, or a 0-d real tensor (read at each step, as PyTorch's)."""
-    if isinstance(value, Tensor) and value.ndim == 0 and value.dtype.kind != "complex floating":
-        value = value.item()
-    elif isinstance(value, numbers.Real) and type(value).__module__ == "numpy":
-        value = value.item()  # type: ignore[attr-defined]
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise TypeError(f"{name} must be a number, got {value!r} ({type(value).__name__})")
-    if math.isnan(value) or value < at_least or (below is not None and value >= below):
-        bounds = f"at least {at_least}" + (f" and below {below}" if below is not None else "")
-        raise ValueError(f"{name} must be {bounds}, got {value!r}")
-
-
-def check_int(name: str, value: Any, *, at_least: int) -> None:
-    """Raise ``ValueError`` unless ``value`` is an int (a NumPy one too, not a bool) with
-    ``value >= at_least``."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < at_least:
-        raise ValueError(f"{name} must be an int >= {at_least}, got {value!r}")
-
-
-def check_flag(name: str, value: Any) -> None:
-    """Raise unless ``value`` is a bool."""
-    if not isinstance(value, bool):
-        raise TypeError(f"{name} must be True or False, got {value!r}")
-
-
-def check_betas(optimizer: str, betas: Any) -> None:
-    """Raise unless ``betas`` is a pair of numbers, each in ``[0, 1)``."""
-    if not isinstance(betas, tuple | list) or len(betas) != 2:
-        raise TypeError(f"{optimizer} betas must be a pair (beta1, beta2), got {betas!r}")
-    check_number("betas[0]", betas[0], below=1.0)
-    check_number("betas[1]", betas[1], below=1.0)
-
-
-def check_compatibility_flags(optimizer: str, group: Mapping[str, Any]) -> None:
-    """Raise unless PyTorch's implementation switches of ``group`` are ones plugrad can honour.
-
-    ``foreach``, ``fused`` (None or a bool) and ``capturable`` choose how PyTorch
-    runs a step, not what it computes: plugrad accepts them and computes the same
-    update. ``differentiable=True`` asks for a step autograd can differentiate
-    through, which plugrad's steps (raw array updates) are not.
-    """
-    for key in ("foreach", "fused"):
-        value = group.get(key)
-        if value is not None and not isinstance(value, bool):
-            raise TypeError(f"{key} must be None, True or False, got {value!r}")
-    for key in ("capturable", "differentiable"):
-        if key in group:
-            check_flag(key, group[key])
-    if group.get("differentiable"):
-        raise InvalidArgumentError(
-            f"{optimizer} got differentiable=True, but plugrad's optimizer steps update the "
-            "parameters outside autograd and cannot be differentiated through; pass "
-            "differentiable=False, or write the update with tensor operations"
-        )
-
-
-def lerp_(xp: Any, buffer: Any, target: Any, weight: float, rest: float, small: bool) -> Any:
-    """Move ``buffer`` toward ``target`` by ``weight``, in place where it can be; return it.
-
-    Rounded as PyTorch's ``lerp_``: ``buffer + weight * (target - buffer)``
-    for a weight below 0.5 (``small``, from :func:`lerp_rounding`), else
-    ``target - (target - buffer) * rest`` where ``rest`` is ``1 - weight``.
-    """
-    work = target - buffer
-    if small:
-        work *= weight
-        buffer += work
-        return buffer
-    work *= rest
-    return overwrite(xp, buffer, target - work)
-
-
-def lerp_rounding(weight: float) -> bool:
-    """Which of its two formulas :func:`lerp_` uses for ``weight`` (True: the small one)."""
-    return abs(weight) < 0.5
-
-
-def _check_buffer(param: Tensor, key: str, value: Any) -> None:
-    """Raise unless ``value`` is a tensor shaped like ``param``."""
-    if not isinstance(value, Tensor):
-        raise TypeError(
-            f"state {key!r} of a parameter of shape {param.shape} must be a Tensor, got "
-            f"{type(value).__name__}"
-        )
-    if value.shape != param.shape:
-        raise ValueError(
-            f"state {key!r} has shape {value.shape} but its parameter has shape {param.shape}; "
-            "the state dict belongs to other parameters"
-        )
 
 
 def _plain_option(value: Any) -> bool:

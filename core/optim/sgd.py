@@ -6,16 +6,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..tensor import Tensor
-from .optimizer import (
-    Optimizer,
-    ParamsT,
-    check_compatibility_flags,
-    check_number,
-    check_options,
-    check_state,
-    fill_parameter_docs,
-    state_tensor,
-)
+from .checks import check_compatibility_flags, check_number, check_options, check_state
+from .optimizer import Optimizer, ParamsT, fill_parameter_docs
+from .updates import state_tensor
 
 __all__ = ["SGD"]
 

@@ -1,0 +1,92 @@
+"""Array helpers of the optimizers' update steps: gradients, state tensors, in-place writes.
+
+An update works on the raw backend arrays with the backend's in-place
+operators; these helpers keep that working where a library's arrays cannot be
+written in place (e.g. JAX), and round as PyTorch's in-place operations do.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..tensor import Tensor, _wrap
+
+__all__ = [
+    "gradients_to_descend",
+    "lerp_",
+    "lerp_rounding",
+    "overwrite",
+    "state_tensor",
+    "zeros_state",
+]
+
+# Libraries whose arrays cannot be written in place (e.g. JAX) refuse with one of these.
+_IMMUTABLE = (TypeError, ValueError, AttributeError, NotImplementedError, RuntimeError)
+
+
+def gradients_to_descend(group: dict[str, Any]) -> list[tuple[Tensor, Any, Any]]:
+    """For each parameter of ``group`` that has a gradient: it, its array, and what it descends.
+
+    That is the gradient, negated for ``maximize``, plus ``weight_decay`` times
+    the parameter: the gradient's own array when neither applies (read it, do
+    not change it). The adaptive optimizers start their step from it.
+    """
+    weight_decay, maximize = group["weight_decay"], group["maximize"]
+    steps = []
+    for param in group["params"]:
+        grad = param._grad
+        if grad is None:
+            continue
+        array = param._array
+        g = -grad._array if maximize else grad._array
+        if weight_decay:
+            g = g + weight_decay * array
+        steps.append((param, array, g))
+    return steps
+
+
+def overwrite(xp: Any, buffer: Any, values: Any) -> Any:
+    """Write ``values`` into ``buffer`` and return it; a copy of ``values`` if it cannot be written.
+
+    Lets an update reuse one work array instead of allocating a temporary per
+    operation. ``buffer`` cannot be written when the library's arrays are
+    immutable, or when it is a NumPy scalar (what NumPy gives for arithmetic on
+    0-d arrays).
+    """
+    try:
+        buffer[...] = values
+    except _IMMUTABLE:
+        # NOTE: not `values` itself: in-place operators on it would change the caller's array.
+        return xp.asarray(values, copy=True)
+    return buffer
+
+
+def state_tensor(param: Tensor, array: Any) -> Tensor:
+    """``array`` as a tensor of ``param``'s state: on its device, recording nothing for autograd."""
+    return _wrap(array, param._device, False, None)
+
+
+def zeros_state(param: Tensor) -> Tensor:
+    """A state tensor of zeros shaped like ``param``: a running average before its first update."""
+    return state_tensor(param, param._device.xp.zeros_like(param._array))
+
+
+def lerp_(xp: Any, buffer: Any, target: Any, weight: float, rest: float, small: bool) -> Any:
+    """Move ``buffer`` toward ``target`` by ``weight``, in place where it can be; return it.
+
+    Rounded as PyTorch's ``lerp_``: ``buffer + weight * (target - buffer)``
+    for a weight below 0.5 (``small``, from :func:`lerp_rounding`), else
+    ``target - (target - buffer) * rest`` where ``rest`` is ``1 - weight``.
+    """
+    work = target - buffer
+    if small:
+        work *= weight
+        buffer += work
+        return buffer
+    work *= rest
+    return overwrite(xp, buffer, target - work)
+
+
+def lerp_rounding(weight: float) -> bool:
+    """Which of its two formulas :func:`lerp_` uses for ``weight`` (True: the small one)."""
+    return abs(weight) < 0.5
