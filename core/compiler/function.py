@@ -195,6 +195,7 @@ class CompiledFunction:
             self._runs_eagerly(entry, reason, "Use fullgraph=True to make this an error.")
             return result
         checks_arguments = not kwargs and _checks_arguments(plan, args, key[-1])
+        _guard_memory_sharing(plan, leaves)
         rewrites: list[tuple[str, Any]] | None = [] if key[-1] else None  # checking mode
         if self.optimize:
             plan = passes.run_passes(plan, rewrites)
@@ -489,6 +490,37 @@ def _checks_arguments(plan: Any, args: tuple[Any, ...], checking: bool) -> bool:
         guards.append(f"not {helper}(L)")
     plan.guards[:0] = guards
     return True
+
+
+def _memory_groups(tensors: Any) -> tuple[int, ...]:
+    """Each tensor as the first one it is or shares memory with (its version counter)."""
+    keys = [id(t._counter or t) for t in tensors]
+    return tuple(map(keys.index, keys))
+
+
+def _guard_memory_sharing(plan: Any, leaves: list[Tensor]) -> None:
+    """Guard which of the call's and the free tensors are one tensor or share memory.
+
+    A plan is right only for the sharing it was captured with: an argument that
+    is a free tensor adds two gradients into one ``.grad`` (a plan writes each),
+    and a write into memory another tensor shares changes what that one reads,
+    or raises in eager code where a saved value was written. Arguments among
+    themselves are in the signature; memory they share matters where the plan
+    writes in place.
+    """
+    tensors = [*leaves, *plan.free]
+    if len(tensors) < 2 or not (plan.free or graphs.tensors_changed_in_place(plan)):
+        return
+    groups = _memory_groups(tensors)
+    if groups == tuple(range(len(tensors))):  # none shared: one set, the common case
+        plan.guards.append(f"len({{id(t._counter or t) for t in (*L, *F)}}) == {len(tensors)}")
+        return
+    name = "memory_groups"
+    while name in plan.constants:
+        name += "_"
+    plan.constants[name] = groups
+    plan.constants["_memory_groups"] = _memory_groups
+    plan.guards.append(f"_memory_groups((*L, *F)) == {name}")
 
 
 def _describe(value: Any, leaves: list[Tensor], where: Any) -> Any:

@@ -678,3 +678,76 @@ def test_a_grad_made_in_the_call_and_given_a_new_array_keeps_it_at_replay():
         assert w.grad.tolist() == [k] * 3
         compiled_data(plugrad.full((3,), k))
         assert w.grad.tolist() == [5 * k] * 3
+
+
+def test_an_argument_that_is_a_free_tensor_is_not_replayed_as_another():
+    # Captured with a separate argument, a call passing the free tensor itself replayed:
+    # one .grad written over the other, where eager adds both.
+    w = plugrad.ones(3).requires_grad_()
+    lin = nn.Linear(3, 3)
+
+    def f(x):
+        ((w * 2).sum() + (x * 3).sum() + (lin(x) * x).sum()).backward()
+
+    compiled = plugrad.compile(f)
+    for _ in range(2):
+        compiled(plugrad.ones(3).requires_grad_())
+    for argument in (w, lin.weight[0].detach().requires_grad_(), lin.bias):
+        grads = []
+        for function in (f, compiled, compiled):
+            for t in (w, argument, lin.weight, lin.bias):
+                t.grad = None
+            function(argument)
+            grads.append([t.grad.tolist() for t in (w, argument, lin.weight, lin.bias)])
+        assert grads[1] == grads[0] and grads[2] == grads[0]
+
+
+# (Where views are copies, JAX and Dask, such calls run eagerly, with a warning.)
+@pytest.mark.filterwarnings("ignore::plugrad.errors.CompileWarning")
+def test_arguments_sharing_memory_are_not_replayed_as_separate_ones():
+    # The eager call raises (a saved tensor written in place); a plan captured with
+    # separate tensors gave a gradient of the overwritten value.
+    def f(x, w):
+        z = (w * w).sum()
+        with plugrad.no_grad():
+            x.add_(1)
+        z.backward()
+
+    compiled = plugrad.compile(f)
+    for _ in range(2):
+        compiled(plugrad.zeros(3), plugrad.ones(3).requires_grad_())
+    for function in (f, compiled, compiled):
+        w = plugrad.ones(3).requires_grad_()
+        with pytest.raises(InPlaceModificationError):
+            function(w.detach(), w)
+        assert w.grad is None
+    # Sharing memory with a free tensor the plan writes (an optimizer's parameter) too.
+    lin = nn.Linear(2, 2)
+    opt = optim.SGD(lin.parameters(), lr=0.5)
+
+    def step(x):
+        opt.zero_grad()
+        lin(x).sum().backward()
+        opt.step()
+        return x * 1
+
+    compiled_step = plugrad.compile(step)
+    twin = copy.deepcopy(lin)
+    twin_opt = optim.SGD(twin.parameters(), lr=0.5)
+    for _ in range(2):
+        compiled_step(plugrad.ones(2, 2))
+        twin_opt.zero_grad()
+        twin(plugrad.ones(2, 2)).sum().backward()
+        twin_opt.step()
+    results = []
+    for module, function in ((twin, None), (lin, compiled_step)):
+        row = module.weight[0]  # a view of the parameter the step updates
+        if function is None:
+            twin_opt.zero_grad()
+            module(row.detach()).sum().backward()
+            twin_opt.step()
+            results.append((row.detach() * 1).tolist())
+        else:
+            results.append(function(row.detach()).tolist())
+    assert results[1] == results[0]
+    assert lin.weight.tolist() == twin.weight.tolist()
