@@ -7,6 +7,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from ...tensor import Tensor
+from .. import module as _module
 from ..module import Module
 
 __all__ = ["functional_call"]
@@ -57,6 +58,14 @@ def functional_call(
         args = ()
     elif not isinstance(args, tuple):
         args = (args,)
+    observer = _module._call_observer
+    if observer is not None:
+        # A capture (plugrad.compile) notes each module whose tensors are swapped as it is
+        # before the swap: the members it finds at the end are the same, the plan is kept.
+        swapped = {id(registry) for registry, _, _ in replacements}
+        for owner in module.modules():
+            if id(owner._parameters) in swapped or id(owner._buffers) in swapped:
+                observer(owner)
     with _swapped(replacements):
         return module(*args, **(kwargs or {}))
 

@@ -751,3 +751,19 @@ def test_arguments_sharing_memory_are_not_replayed_as_separate_ones():
             results.append(function(row.detach()).tolist())
     assert results[1] == results[0]
     assert lin.weight.tolist() == twin.weight.tolist()
+
+
+def test_functional_call_inside_a_compiled_function_is_replayed():
+    # Its swap of the module's tensors looked like lazy initialisation: every call captured.
+    module = nn.Linear(3, 2)
+    params = {k: v.detach().clone() * 2 for k, v in module.named_parameters()}
+
+    def f(x):
+        return plugrad.func.functional_call(module, params, (x,))
+
+    compiled = plugrad.compile(f)
+    for seed in range(4):
+        x = plugrad.randn(4, 3, generator=plugrad.Generator(seed=seed))
+        assert compiled(x).tolist() == f(x).tolist()
+    assert compiled.captures == 1
+    assert module.weight is not params["weight"]  # the module's own tensors are back
