@@ -7,10 +7,12 @@ returning ``None`` or new positional arguments (``with_kwargs=True``:
 ``register_forward_hook(hook)``: ``hook(module, args, output)`` after it,
 returning ``None`` or a new output (``with_kwargs=True``:
 ``hook(module, args, kwargs, output)``; ``always_call=True``: also when
-``forward`` raised).
+``forward``, a pre-hook or another forward hook raised: with ``forward``'s output,
+or ``None``).
 
 ``register_full_backward_pre_hook(hook)``: ``hook(module, grad_output)`` when
-the gradients of the outputs are known, returning ``None`` or new ones.
+the gradients of the outputs are known (one per output, ``None`` for outputs
+without one), returning ``None`` or new ones.
 ``register_full_backward_hook(hook)``: ``hook(module, grad_input,
 grad_output)`` when those of the tensor arguments are, returning ``None`` or
 new ones (``grad_input`` holds ``None`` for arguments that need none).
@@ -22,6 +24,7 @@ attribute read per call.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -78,41 +81,52 @@ class ModuleHooks:
 
 def call_with_hooks(module: Any, hooks: ModuleHooks, args: tuple[Any, ...], kwargs: Any) -> Any:
     """``module.forward(*args, **kwargs)`` with its hooks around it."""
-    for entry in tuple(hooks.forward_pre):
-        if entry.with_kwargs:
-            changed = entry.hook(module, args, kwargs)
-            if changed is not None:
-                if not (isinstance(changed, tuple) and len(changed) == 2):
-                    raise ArgumentError(
-                        f"a forward pre-hook registered with with_kwargs=True returns None or "
-                        f"(args, kwargs), got {type(changed).__name__}"
-                    )
-                args, kwargs = changed
-        else:
-            changed = entry.hook(module, args)
-            if changed is not None:
-                args = changed if isinstance(changed, tuple) else (changed,)
-    backward = (hooks.backward or hooks.backward_pre) and is_grad_enabled()
-    if backward:
-        state = _BackwardState(module, hooks)
-        args = state.watch_inputs(args)
+    called: set[int] = set()  # the always_call forward hooks run already
+    output = None
     try:
+        for entry in tuple(hooks.forward_pre):
+            if entry.with_kwargs:
+                changed = entry.hook(module, args, kwargs)
+                if changed is not None:
+                    if not (isinstance(changed, tuple) and len(changed) == 2):
+                        raise ArgumentError(
+                            f"a forward pre-hook registered with with_kwargs=True returns None "
+                            f"or (args, kwargs), got {type(changed).__name__}"
+                        )
+                    args, kwargs = changed
+            else:
+                changed = entry.hook(module, args)
+                if changed is not None:
+                    args = changed if isinstance(changed, tuple) else (changed,)
+        backward = (hooks.backward or hooks.backward_pre) and is_grad_enabled()
+        if backward:
+            state = _BackwardState(module, hooks)
+            args = state.watch_inputs(args)
         output = module.forward(*args, **kwargs)
-    except Exception:
         for entry in tuple(hooks.forward):
             if entry.always_call:
+                called.add(id(entry))
+            changed = _call_forward_hook(entry, module, args, kwargs, output)
+            if changed is not None:
+                output = changed
+        if backward:
+            output = state.watch_outputs(output)
+        return output
+    except Exception:
+        # Whatever failed (a pre-hook, forward, another hook), the always_call hooks not run
+        # yet run now, with the output if forward gave one, as PyTorch's.
+        for entry in tuple(hooks.forward):
+            if entry.always_call and id(entry) not in called:
                 try:
-                    _call_forward_hook(entry, module, args, kwargs, None)
-                except Exception:  # the forward's error is the one to see
-                    pass
+                    _call_forward_hook(entry, module, args, kwargs, output)
+                except Exception as exc:  # the first error is the one raised
+                    warnings.warn(
+                        f"a forward hook of {type(module).__name__} registered with "
+                        f"always_call=True raised {type(exc).__name__}: {exc}; it is not "
+                        "raised, as the call had failed already",
+                        stacklevel=3,
+                    )
         raise
-    for entry in tuple(hooks.forward):
-        changed = _call_forward_hook(entry, module, args, kwargs, output)
-        if changed is not None:
-            output = changed
-    if backward:
-        output = state.watch_outputs(output)
-    return output
 
 
 def _call_forward_hook(entry: _Entry, module: Any, args: Any, kwargs: Any, output: Any) -> Any:
@@ -134,11 +148,11 @@ class _BackwardState:
     def watch_inputs(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
         """The arguments, the tensors that require grad passed through an identity whose
         backward calls the full backward hooks with their gradients."""
+        self.input_count = len(args)
         where = [i for i, a in enumerate(args) if isinstance(a, Tensor) and a.requires_grad]
         if not where or not self.hooks.backward:
             return args
         self.inputs_watched = True
-        self.input_count = len(args)
         self.positions = where
         passed = _Watched.apply(self, "inputs", *(args[i] for i in where))
         passed = passed if isinstance(passed, tuple) else (passed,)
@@ -157,6 +171,9 @@ class _BackwardState:
         where = [i for i, t in enumerate(items) if isinstance(t, Tensor) and t.requires_grad]
         if not where:
             return output
+        # The hooks see one gradient per output (None where there is none), as PyTorch's.
+        self.output_count = len(items)
+        self.output_positions = where
         passed = _Watched.apply(self, "outputs", *(items[i] for i in where))
         passed = passed if isinstance(passed, tuple) else (passed,)
         if single:
@@ -167,16 +184,20 @@ class _BackwardState:
         return type(items)(*new) if hasattr(items, "_fields") else type(items)(new)
 
     def outputs_backward(self, grads: tuple[Any, ...]) -> tuple[Any, ...]:
+        full: list[Any] = [None] * self.output_count
+        for i, grad in zip(self.output_positions, grads):
+            full[i] = grad
+        grad_output = tuple(full)
         for entry in tuple(self.hooks.backward_pre):
-            changed = entry.hook(self.module, grads)
+            changed = entry.hook(self.module, grad_output)
             if changed is not None:
-                grads = _checked_grads("backward pre-hook", changed, len(grads))
-        self.grad_output = grads
+                grad_output = _checked_grads("backward pre-hook", changed, self.output_count)
+        self.grad_output = grad_output
         if self.hooks.backward and not self.inputs_watched:
             # No argument needs a gradient: the hooks are called now, with none.
             for entry in tuple(self.hooks.backward):
-                entry.hook(self.module, (None,), grads)
-        return grads
+                entry.hook(self.module, (None,) * self.input_count, grad_output)
+        return tuple(grad_output[i] for i in self.output_positions)
 
     def inputs_backward(self, grads: tuple[Any, ...]) -> tuple[Any, ...]:
         full = [None] * self.input_count

@@ -117,6 +117,63 @@ def test_always_call_hooks_run_when_forward_raises() -> None:
     assert calls == [("always", None)]
 
 
+def _hook_log(lib: Any) -> list[Any]:
+    """What backward and always_call hooks see, in a call PyTorch's documentation covers."""
+    log: list[Any] = []
+
+    class TwoOutputs(lib.nn.Module):
+        def forward(self, x, k=2):
+            return x.detach() * 2, x * 3, 5
+
+    def numbers(grads):
+        return [None if g is None else g.tolist() for g in grads]
+
+    module = TwoOutputs()
+    module.register_full_backward_pre_hook(lambda m, go: log.append(("pre", numbers(go))))
+    module.register_full_backward_hook(lambda m, gi, go: log.append((numbers(gi), numbers(go))))
+    x = lib.ones(2, requires_grad=True)
+    (module(x, 3)[1] * 7).sum().backward()
+    replacing = TwoOutputs()  # a pre-hook returns one gradient per output
+    replacing.register_full_backward_pre_hook(lambda m, go: (None, go[1] * 0, None))
+    x.grad = None
+    replacing(x)[1].sum().backward()
+    log.append(x.grad.tolist())
+    w = lib.ones(2, requires_grad=True)
+
+    class NoInputGrad(lib.nn.Module):
+        def forward(self, x, y, z):
+            return x * w
+
+    no_input = NoInputGrad()
+    no_input.register_full_backward_hook(lambda m, gi, go: log.append((gi, numbers(go))))
+    with warnings.catch_warnings():  # (PyTorch warns that no input needs a gradient)
+        warnings.simplefilter("ignore")
+        no_input(lib.ones(2), 1, lib.ones(1)).sum().backward()
+    for failing in ("pre-hook", "hook"):
+        layer = lib.nn.Linear(2, 2)
+        if failing == "pre-hook":
+            layer.register_forward_pre_hook(lambda m, a: [][0])
+        else:
+            layer.register_forward_hook(lambda m, a, out: [][0])
+        layer.register_forward_hook(
+            lambda m, a, out, failing=failing: log.append(
+                (failing, out if out is None else out.shape)
+            ),
+            always_call=True,
+        )
+        with pytest.raises(IndexError):
+            layer(lib.ones(1, 2))
+    return log
+
+
+def test_backward_hooks_see_every_output_and_always_call_hooks_any_failure() -> None:
+    # grad_output held only the outputs that need a gradient (go[1] was another's); an
+    # always_call hook ran only when forward itself raised.
+    ours, theirs = _hook_log(plugrad), _hook_log(torch)
+    assert ours[:-1] == theirs[:-1]
+    assert ours[-1] == ("hook", (1, 2)) and theirs[-1][0] == "hook"
+
+
 def test_hooks_of_submodules_run_inside_the_parent_and_tuples_pass_through() -> None:
     model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
     shapes = []
