@@ -823,8 +823,9 @@ class Module:
         if strict:
             for key in state_dict:
                 if key.startswith(prefix) and key != extra:
-                    first = key[len(prefix) :].split(".", 1)[0]
-                    if first not in self._modules and first not in own:
+                    # A dotted name is a submodule's; a plain one, this module's own tensor.
+                    first, dot, _ = key[len(prefix) :].partition(".")
+                    if first not in (self._modules if dot else own):
                         unexpected_keys.append(key)
 
     def get_extra_state(self) -> Any:

@@ -341,6 +341,27 @@ def test_non_strict_loading_returns_the_unmatched_keys() -> None:
         block.load_state_dict({"scale": plugrad.zeros(4)}, strict=False)
 
 
+def test_keys_deeper_than_a_tensor_or_naming_a_submodule_are_unexpected() -> None:
+    # A key whose first part named a parameter or a submodule was never reported.
+    def deep_keys(lib):
+        net = lib.nn.Sequential(
+            lib.nn.Linear(2, 2), lib.nn.BatchNorm1d(2), lib.nn.Linear(2, 1, bias=False)
+        )
+        before = [t.tolist() for t in net.state_dict().values()]
+        state = {k: v.clone() for k, v in net.state_dict().items()}
+        for key in ("0.weight.foo", "0", "1.running_mean.x", "2.bias"):
+            state[key] = lib.zeros(1)
+        result = net.load_state_dict(state, strict=False)
+        with pytest.raises(RuntimeError, match="nexpected"):
+            net.load_state_dict(state)
+        assert [t.tolist() for t in net.state_dict().values()] == before
+        return result.missing_keys, sorted(result.unexpected_keys)
+
+    torch = pytest.importorskip("torch")
+    assert deep_keys(plugrad) == deep_keys(torch)
+    assert deep_keys(plugrad)[1] == ["0", "0.weight.foo", "1.running_mean.x", "2.bias"]
+
+
 # -- printing -----------------------------------------------------------------------------
 
 
