@@ -434,8 +434,10 @@ def test_clamp_of_integers_by_a_broadcast_bound_as_pytorch():
 def test_div_floor_of_floats_is_pythons_floor_division_as_in_pytorch(dtype):
     # floor(x / y) rounds the quotient first: 1 / 0.1 is 10.0, where 1 // 0.1 is 9.0.
     inf = float("inf")
-    pairs = [(1.0, 0.1), (-1.0, 0.1), (0.3, 0.1), (7.0, -0.7), (-1.0, inf), (5.0, -inf),
-             (inf, 2.0), (-inf, 3.0), (0.0, -2.0), (-0.0, 2.0), (3.0, 0.0), (-3.0, 0.0)]  # fmt: skip
+    pairs = [
+        (1.0, 0.1), (-1.0, 0.1), (0.3, 0.1), (7.0, -0.7), (-1.0, inf), (5.0, -inf),
+        (inf, 2.0), (-inf, 3.0), (0.0, -2.0), (-0.0, 2.0), (3.0, 0.0), (-3.0, 0.0),
+    ]  # fmt: skip
     a, b = [p[0] for p in pairs], [p[1] for p in pairs]
 
     def run(lib):
