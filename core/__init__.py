@@ -51,7 +51,7 @@ from . import dtype_functions as _dtype_functions
 from . import pytorch_complex_names as _pytorch_complex_names
 from . import pytorch_linalg_names as _pytorch_linalg_names
 from . import pytorch_tensor_methods as _pytorch_tensor_methods
-from .amp import autocast
+from .amp import autocast, is_autocast_enabled
 from .compiler import compile
 from .creation import (
     BoolTensor,
@@ -283,6 +283,7 @@ __all__ = [
     "optim",
     "amp",
     "autocast",
+    "is_autocast_enabled",
     "printoptions",
     "rand",
     "randn",

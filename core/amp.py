@@ -18,11 +18,12 @@ import math
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
+from . import dtypes as _dtypes
 from . import ops as _ops
 from .grad_mode import no_grad
 from .tensor import Tensor
 
-__all__ = ["GradScaler", "autocast"]
+__all__ = ["GradScaler", "autocast", "is_autocast_enabled"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -55,6 +56,7 @@ class autocast:
                 "(model.half(), x.half(), with a GradScaler), or pass enabled=False"
             )
         self.device_type, self.dtype, self.enabled = device_type, dtype, False
+        self.device = device_type  # (PyTorch's attribute, beside device_type)
 
     def __enter__(self) -> autocast:
         return self
@@ -64,6 +66,22 @@ class autocast:
 
     def __call__(self, function: F) -> F:
         return function  # a disabled autocast changes nothing around a call
+
+
+def is_autocast_enabled(device_type: str | None = None) -> bool:
+    """Whether an autocast region is active: never, as only a disabled one is taken.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.is_autocast_enabled(), plugrad.is_autocast_enabled("cpu")
+    (False, False)
+    """
+    if device_type is not None and not isinstance(device_type, str):
+        raise TypeError(
+            f"is_autocast_enabled() takes a device type such as 'cpu', got {device_type!r}"
+        )
+    return False
 
 
 class GradScaler:
@@ -139,6 +157,10 @@ class GradScaler:
         if not self._enabled:
             return outputs
         if isinstance(outputs, Tensor):
+            if outputs.ndim == 0 and outputs.dtype in _HALF_DTYPES:
+                # PyTorch's scale is a 0-d float32 tensor: a 0-d half-precision loss
+                # becomes float32 (2.0 * 65536 is 131072, where float16 overflows to inf).
+                return outputs.float() * self._scale
             return outputs * self._scale
         if isinstance(outputs, (list, tuple)):
             return type(outputs)(self.scale(o) for o in outputs)
@@ -199,7 +221,13 @@ class GradScaler:
             if not (value > 0 and math.isfinite(value)):
                 raise ValueError(f"GradScaler.update(): new_scale must be > 0, got {value!r}")
             self._scale = value
-        elif self._per_optimizer:
+        elif not self._per_optimizer:
+            raise RuntimeError(
+                "GradScaler.update(): no step() or unscale_() since the last update(), so no "
+                "gradient was checked for inf or NaN; call scaler.step(optimizer) before "
+                "scaler.update(), or pass update(new_scale)"
+            )
+        else:
             if any(state["found_inf"] for state in self._per_optimizer.values()):
                 self._scale *= self._backoff_factor
                 self._growth_tracker = 0
@@ -238,6 +266,9 @@ class GradScaler:
         self._growth_interval = int(state_dict["growth_interval"])
         tracker = state_dict["_growth_tracker"]
         self._growth_tracker = int(tracker)
+
+
+_HALF_DTYPES = (_dtypes.float16,)  # (no backend stores bfloat16)
 
 
 def _gradients(optimizer: Any) -> Iterable[Tensor]:

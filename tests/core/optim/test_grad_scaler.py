@@ -74,11 +74,30 @@ def test_misuse_is_refused_as_pytorch_refuses_it() -> None:
     scaler.update()
     with pytest.raises(ValueError, match="backoff_factor"):
         plugrad.amp.GradScaler(backoff_factor=1.5)
+    # update() with no step since the last one had nothing to update from (PyTorch asserts).
+    with pytest.raises(RuntimeError, match=r"call scaler.step\(optimizer\) before"):
+        scaler.update()
+    assert scaler.get_scale() == 2.0**16
+    scaler.update(1024.0)
+    assert scaler.get_scale() == 1024.0
+
+
+def test_a_scaled_half_precision_loss_is_float32_as_pytorchs() -> None:
+    # PyTorch's scale is a 0-d float32 tensor: 2.0 * 65536 is 131072, not float16's inf.
+    for lib, scaler in ((plugrad, plugrad.amp.GradScaler()), (torch, torch.amp.GradScaler("cpu"))):
+        loss = lib.tensor(2.0, dtype=lib.float16, requires_grad=True)
+        scaled = scaler.scale(loss)
+        assert str(scaled.dtype).endswith("float32") and scaled.item() == 131072.0
+        assert str(scaler.scale(lib.ones(3, dtype=lib.float16)).dtype).endswith("float16")
+        scaled.backward()
+        assert str(loss.grad.dtype).endswith("float16") and loss.grad.item() == float("inf")
 
 
 def test_autocast_is_taken_disabled_and_refused_enabled() -> None:
-    with plugrad.autocast("cpu", enabled=False):
+    with plugrad.autocast("cpu", enabled=False) as region:
         assert (plugrad.ones(2) * 2).dtype is plugrad.float32
+        assert region.device == "cpu" and not plugrad.is_autocast_enabled("cpu")
+    assert not plugrad.is_autocast_enabled()
     assert plugrad.amp.autocast("cpu", enabled=False)(lambda: 3)() == 3
     with pytest.raises(NotImplementedError, match="enabled=False"):
         plugrad.autocast("cpu", dtype=plugrad.float16)
