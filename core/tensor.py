@@ -10,6 +10,7 @@ hooks (:mod:`plugrad.tensor_hooks`), backward, the in-place methods, ...
 
 from __future__ import annotations
 
+import builtins
 import copy
 import types
 from collections.abc import Callable
@@ -459,15 +460,25 @@ class Tensor(_InstalledMethods):
         """
         return bool(self)
 
-    def _cast(self, dtype: _dtypes.DType) -> Tensor:
-        """``self`` converted to ``dtype`` (itself if it has it already); differentiable."""
-        return self if self.dtype is dtype else _ops.astype(self, dtype)
+    def _cast(
+        self, dtype: _dtypes.DType, memory_format: memory_format | None = None, name: str = ""
+    ) -> Tensor:
+        """``self`` converted to ``dtype`` (itself if it has it already); differentiable.
 
-    def float(self) -> Tensor:
+        ``memory_format`` is PyTorch's: ``contiguous_format`` gives a row-major tensor.
+        """
+        result = self if self.dtype is dtype else _ops.astype(self, dtype)
+        if memory_format is not None:
+            check_memory_format(name, memory_format, self.ndim)
+            if memory_format is contiguous_format:
+                result = result.contiguous()
+        return result
+
+    def float(self, memory_format: memory_format | None = None) -> Tensor:
         """Return the tensor as ``float32`` (itself if it is already); differentiable."""
-        return self._cast(_dtypes.float32)
+        return self._cast(_dtypes.float32, memory_format, "float")
 
-    def double(self) -> Tensor:
+    def double(self, memory_format: memory_format | None = None) -> Tensor:
         """Return the tensor as ``float64`` (itself if it is already); differentiable.
 
         Examples
@@ -476,49 +487,55 @@ class Tensor(_InstalledMethods):
         >>> plugrad.tensor([1, 2]).double()
         tensor([1., 2.], dtype=plugrad.float64)
         """
-        return self._cast(_dtypes.float64)
+        return self._cast(_dtypes.float64, memory_format, "double")
 
-    def half(self) -> Tensor:
+    def half(self, memory_format: memory_format | None = None) -> Tensor:
         """Return the tensor as ``float16`` (itself if it is already); differentiable."""
-        return self._cast(_dtypes.float16)
+        return self._cast(_dtypes.float16, memory_format, "half")
 
-    def long(self) -> Tensor:
+    def long(self, memory_format: memory_format | None = None) -> Tensor:
         """Return the tensor as ``int64`` (itself if it is already)."""
-        return self._cast(_dtypes.int64)
+        return self._cast(_dtypes.int64, memory_format, "long")
 
-    def int(self) -> Tensor:
+    def int(self, memory_format: memory_format | None = None) -> Tensor:
         """Return the tensor as ``int32`` (itself if it is already)."""
-        return self._cast(_dtypes.int32)
+        return self._cast(_dtypes.int32, memory_format, "int")
 
-    def short(self) -> Tensor:
+    def short(self, memory_format: memory_format | None = None) -> Tensor:
         """Return the tensor as ``int16`` (itself if it is already)."""
-        return self._cast(_dtypes.int16)
+        return self._cast(_dtypes.int16, memory_format, "short")
 
-    def bool(self) -> Tensor:
+    def bool(self, memory_format: memory_format | None = None) -> Tensor:
         """Return the tensor as ``bool`` (itself if it is already)."""
-        return self._cast(_dtypes.bool)
+        return self._cast(_dtypes.bool, memory_format, "bool")
 
-    def char(self) -> Tensor:
+    def char(self, memory_format: memory_format | None = None) -> Tensor:
         """Return the tensor as ``int8`` (itself if it is already)."""
-        return self._cast(_dtypes.int8)
+        return self._cast(_dtypes.int8, memory_format, "char")
 
-    def byte(self) -> Tensor:
+    def byte(self, memory_format: memory_format | None = None) -> Tensor:
         """Return the tensor as ``uint8`` (itself if it is already)."""
-        return self._cast(_dtypes.uint8)
+        return self._cast(_dtypes.uint8, memory_format, "byte")
 
-    def cfloat(self) -> Tensor:
+    def cfloat(self, memory_format: memory_format | None = None) -> Tensor:
         """Return the tensor as ``complex64`` (itself if it is already); differentiable."""
-        return self._cast(_dtypes.complex64)
+        return self._cast(_dtypes.complex64, memory_format, "cfloat")
 
-    def cdouble(self) -> Tensor:
+    def cdouble(self, memory_format: memory_format | None = None) -> Tensor:
         """Return the tensor as ``complex128`` (itself if it is already); differentiable."""
-        return self._cast(_dtypes.complex128)
+        return self._cast(_dtypes.complex128, memory_format, "cdouble")
 
-    def type(self, dtype: _dtypes.DType | str | None = None) -> Tensor | str:
+    def type(
+        self,
+        dtype: _dtypes.DType | str | builtins.type | None = None,
+        non_blocking: builtins.bool = False,
+    ) -> Tensor | str:
         """PyTorch's ``x.type(dtype)``: the tensor as ``dtype``; without it, the type's name.
 
-        ``dtype`` is a dtype or a PyTorch tensor type name (``"torch.FloatTensor"``,
-        also spelled ``"plugrad.FloatTensor"``). Differentiable, like :meth:`to`.
+        ``dtype`` is a dtype, a legacy tensor type (``plugrad.LongTensor``) or its
+        name (``"torch.FloatTensor"``, also spelled ``"plugrad.FloatTensor"``).
+        ``non_blocking`` is taken for PyTorch's signature (a conversion is done when
+        it returns). Differentiable, like :meth:`to`.
 
         Examples
         --------
@@ -541,6 +558,10 @@ class Tensor(_InstalledMethods):
                     f"{', '.join(sorted(by_type_name))})"
                 )
             dtype = getattr(_dtypes, by_type_name[type_name])
+        elif isinstance(dtype, builtins.type):
+            legacy = getattr(dtype, "dtype", None)  # a legacy tensor type: plugrad.LongTensor
+            if isinstance(legacy, _dtypes.DType):
+                dtype = legacy
         if not isinstance(dtype, _dtypes.DType):
             raise TypeError(
                 f"type() takes a dtype such as plugrad.float32, got {type(dtype).__name__}"

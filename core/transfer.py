@@ -183,7 +183,7 @@ def _to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     >>> x.to(plugrad.zeros(1, dtype=plugrad.float16)).dtype
     plugrad.float16
     """
-    device, dtype, copy = _to_arguments(args, kwargs)
+    device, dtype, copy = _to_arguments(args, kwargs, self.ndim)
     result = self
     if device is not None:
         target = resolve(device)
@@ -219,13 +219,16 @@ def _to_device(self: Tensor, device: Device | Backend | str, /, *, stream: Any =
     return self.to(device)
 
 
-def _to_arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any, bool]:
-    """(device, dtype, copy) from the ways ``Tensor.to`` may be called."""
+def _to_arguments(
+    args: tuple[Any, ...], kwargs: dict[str, Any], ndim: int
+) -> tuple[Any, Any, bool]:
+    """(device, dtype, copy) from the ways ``Tensor.to`` of a tensor of ``ndim`` dimensions
+    may be called."""
     unknown = set(kwargs) - {"device", "dtype", "copy", "non_blocking", "memory_format"}
     if unknown:
         raise TypeError(f"to() got unexpected keyword arguments {sorted(unknown)}")
     if "memory_format" in kwargs:
-        check_memory_format("to", kwargs["memory_format"])
+        check_memory_format("to", kwargs["memory_format"], ndim)
     device = kwargs.get("device")
     dtype = _dtypes.of_python_type(kwargs.get("dtype"))
     copy = kwargs.get("copy", False)

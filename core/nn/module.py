@@ -54,6 +54,9 @@ def _check_name(kind: str, owner: Module, name: Any) -> None:
         raise KeyError(f"attribute {name!r} already exists on {type(owner).__name__}")
 
 
+_GRADIENT_KINDS = ("real floating", "complex floating")
+
+
 class Module:
     """Base class of every layer and model.
 
@@ -658,7 +661,13 @@ class Module:
         plan = []
         for tensor in [*self.parameters(), *self.buffers()]:
             grad = tensor.grad
-            plan.append((tensor, convert(tensor), None if grad is None else convert(grad)))
+            values = convert(tensor)
+            if tensor.requires_grad and values.dtype.kind not in _GRADIENT_KINDS:
+                raise DtypeError(
+                    f"cannot convert {type(self).__name__}'s tensors to {values.dtype}: a tensor "
+                    "that requires grad must be floating-point or complex; nothing was converted"
+                )
+            plan.append((tensor, values, None if grad is None else convert(grad)))
         for tensor, values, grad in plan:
             if values._array is tensor._array:
                 continue  # already there: leave it (and its version) alone
@@ -723,6 +732,26 @@ class Module:
     def half(self: ModuleT) -> ModuleT:
         """Cast the real floating-point parameters and buffers to ``float16``."""
         return self._real_floating_to(_dtypes.float16)
+
+    def type(self: ModuleT, dst_type: Any) -> ModuleT:
+        """Cast every parameter and buffer, of any dtype, to ``dst_type`` (a dtype or a
+        legacy tensor type such as ``plugrad.DoubleTensor``), as PyTorch's.
+
+        Examples
+        --------
+        >>> import plugrad
+        >>> plugrad.nn.BatchNorm1d(2).type(plugrad.float64).num_batches_tracked.dtype
+        plugrad.float64
+        """
+        if dst_type is None:
+            raise TypeError("Module.type() takes a dtype or a tensor type, got None")
+
+        def convert(tensor: Tensor) -> Tensor:
+            converted = tensor.detach().type(dst_type)
+            assert isinstance(converted, Tensor)  # (a name only without a dtype)
+            return converted
+
+        return self._converted(convert)
 
     def state_dict(
         self, *, destination: Any = None, prefix: str = "", keep_vars: bool = False

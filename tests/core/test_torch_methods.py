@@ -212,6 +212,9 @@ def test_type_names_the_tensor_type_or_converts() -> None:
     assert x.type("torch.DoubleTensor") is x
     assert x.type("torch.LongTensor").dtype is plugrad.int64
     assert x.type(plugrad.float64) is x
+    # The legacy tensor types themselves, PyTorch's old idiom (refused as not a dtype).
+    assert x.type(plugrad.LongTensor).tolist() == torch.tensor(X).type(torch.LongTensor).tolist()
+    assert x.type(plugrad.DoubleTensor, non_blocking=True) is x
     for dtype in (
         torch.bool,
         torch.uint8,
@@ -316,3 +319,39 @@ def test_the_namespace_keeps_the_standards_meaning() -> None:
     np.testing.assert_array_equal(x.repeat(2, 1).numpy(), np.tile(X, (2, 1)))
     np.testing.assert_array_equal(plugrad.where(plugrad.asarray(MASK), x, 0.0).numpy(),
                                   np.where(MASK, X, 0.0))  # fmt: skip
+
+
+def test_dtype_methods_take_pytorchs_memory_format_and_to_checks_its_rank() -> None:
+    x = plugrad.ones(2, 3).mT
+    for name in ("float", "double", "half", "long", "int", "short", "bool", "char", "byte"):
+        if name == "half" and not _has_float16():
+            continue
+        assert getattr(x, name)(memory_format=plugrad.preserve_format).shape == (3, 2)
+        converted = getattr(x, name)(memory_format=plugrad.contiguous_format)
+        assert converted.is_contiguous() and converted.tolist() == x.tolist()
+    # to() checked the rank of channels_last only without a tensor's rank to check against.
+    for call in (
+        lambda t: t.to(memory_format=plugrad.channels_last),
+        lambda t: t.double(memory_format=plugrad.channels_last),
+    ):
+        with pytest.raises(ValueError, match="4-dimensional"):
+            call(plugrad.zeros(3))
+        assert call(plugrad.zeros(1, 2, 3, 4)).shape == (1, 2, 3, 4)
+
+
+def test_module_type_casts_every_parameter_buffer_and_gradient() -> None:
+    def cast(lib):
+        norm = lib.nn.BatchNorm1d(2)
+        norm(lib.tensor([[1.0, 2.0], [3.0, 5.0]])).sum().backward()
+        norm.type(lib.DoubleTensor)
+        tensors = [norm.weight, norm.weight.grad, norm.running_var, norm.num_batches_tracked]
+        return [str(t.dtype).split(".")[1] for t in tensors], norm.running_var.tolist()
+
+    assert cast(plugrad) == cast(torch)
+    linear = plugrad.nn.Linear(2, 2)
+    (linear.weight * 2).sum().backward()
+    before = linear.weight.tolist(), linear.weight.grad.tolist()
+    with pytest.raises(plugrad.errors.DtypeError, match="nothing was converted"):
+        linear.type(plugrad.int64)  # parameters require grad: refused, all left as they were
+    assert (linear.weight.tolist(), linear.weight.grad.tolist()) == before
+    assert linear.weight.dtype is plugrad.float32
