@@ -8,7 +8,7 @@ from typing import Any
 from ..tensor import Tensor
 from .checks import check_compatibility_flags, check_number, check_options, check_state
 from .optimizer import Optimizer, ParamsT, fill_parameter_docs
-from .updates import gradients_to_descend, overwrite, zeros_state
+from .updates import as_scalar_state, gradients_to_descend, overwrite, zeros_state
 
 __all__ = ["ASGD"]
 
@@ -53,8 +53,9 @@ class ASGD(Optimizer):
     -----
     The state of a parameter is ``{"step": int, "eta": float, "mu": float,
     "ax": Tensor}`` (PyTorch keeps ``step``, ``eta`` and ``mu`` as 0-d
-    tensors, in float32 unless the default dtype is float64). Every operation
-    is linear in the gradient, so complex parameters are supported.
+    tensors, in float32 unless the default dtype is float64; ``eta`` and ``mu``
+    are rounded as those are, so that the steps are PyTorch's to the last bit).
+    Every operation is linear in the gradient, so complex parameters are supported.
 
     Examples
     --------
@@ -95,30 +96,34 @@ class ASGD(Optimizer):
         check_state("ASGD", param, state, buffers=["ax"], numbers=["eta", "mu"])
 
     def _new_state(self, param: Tensor, group: dict[str, Any]) -> dict[str, Any]:
-        return {"step": 0, "eta": group["lr"], "mu": 1.0, "ax": zeros_state(param)}
+        return {"step": 0, "eta": as_scalar_state(group["lr"]), "mu": 1.0, "ax": zeros_state(param)}
 
     def _prepare_group(self, group: dict[str, Any]) -> list[float]:
-        # Per parameter: the decay factor, this step's learning rate, and 1 - mu (0 while
-        # the average is the parameter itself, so that it is then copied exactly).
+        # Per parameter: the decay factor, this step's learning rate, and mu (1 while the
+        # average is the parameter itself, which is then copied exactly).
         lr, lambd, alpha, t0 = group["lr"], group["lambd"], group["alpha"], group["t0"]
         numbers = []
         for entry in self._count_steps(group):
             eta, mu, step = entry["eta"], entry["mu"], entry["step"]
-            numbers += [1 - lambd * eta, eta, 1 - mu]
-            entry["eta"] = lr / ((1 + lambd * lr * step) ** alpha)
-            entry["mu"] = 1 / max(1, step - t0)
+            numbers += [1 - lambd * eta, eta, mu]
+            entry["eta"] = as_scalar_state(lr / ((1 + lambd * lr * step) ** alpha))
+            entry["mu"] = as_scalar_state(1 / max(1, step - t0))
         return numbers
 
     def _update_group(self, group: dict[str, Any], numbers: list[float]) -> None:
         state = self.state
         for index, (param, array, g) in enumerate(gradients_to_descend(group)):
-            decay, eta, keep = numbers[3 * index : 3 * index + 3]
+            decay, eta, mu = numbers[3 * index : 3 * index + 3]
             array *= decay
             array -= eta * g
             average = state[param]["ax"]
-            # ax + mu (p - ax), written p - (1 - mu)(p - ax): exactly p while mu is 1.
-            gap = array - average._array
-            gap *= keep
-            average._array = overwrite(param._device.xp, average._array, array - gap)
+            if mu == 1:  # the parameter itself, exactly (overwrite copies it)
+                averaged = array
+            else:
+                gap = array - average._array
+                gap *= mu
+                averaged = average._array + gap
+            average._array = overwrite(param._device.xp, average._array, averaged)
             param._array = array  # the same object, unless the backend's arrays are immutable
             param._bump_version()
+

@@ -8,7 +8,7 @@ from typing import Any
 from ..tensor import Tensor
 from .checks import check_betas, check_compatibility_flags, check_options, check_state
 from .optimizer import Optimizer, ParamsT, fill_parameter_docs
-from .updates import lerp_, lerp_rounding
+from .updates import as_scalar_state, lerp_, lerp_rounding
 
 __all__ = ["NAdam", "RAdam"]
 
@@ -128,7 +128,8 @@ class NAdam(_AdamVariant):
     The state of a parameter is ``{"step": int, "mu_product": float,
     "exp_avg": Tensor, "exp_avg_sq": Tensor}`` (PyTorch keeps ``step`` and
     ``mu_product`` as 0-d tensors, in float32 unless the default dtype is
-    float64; here they are Python numbers). Complex parameters are not supported.
+    float64; here they are Python numbers, rounded as those tensors are).
+    Complex parameters are not supported.
 
     Examples
     --------
@@ -187,7 +188,10 @@ class NAdam(_AdamVariant):
             step = entry["step"]
             mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * psi)))
             mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * psi)))
-            product = entry["mu_product"] = entry["mu_product"] * mu
+            # (PyTorch's product is a float32 tensor, multiplied by mu in float32)
+            product = entry["mu_product"] = as_scalar_state(
+                entry["mu_product"] * as_scalar_state(mu)
+            )
             numbers += [
                 1 - lr * group["weight_decay"],
                 1 - beta2**step,

@@ -7,11 +7,15 @@ written in place (e.g. JAX), and round as PyTorch's in-place operations do.
 
 from __future__ import annotations
 
+import math
+import struct
 from typing import Any
 
+from .. import dtypes as _dtypes
 from ..tensor import Tensor, _wrap
 
 __all__ = [
+    "as_scalar_state",
     "gradients_to_descend",
     "lerp_",
     "lerp_rounding",
@@ -90,3 +94,14 @@ def lerp_(xp: Any, buffer: Any, target: Any, weight: float, rest: float, small: 
 def lerp_rounding(weight: float) -> bool:
     """Which of its two formulas :func:`lerp_` uses for ``weight`` (True: the small one)."""
     return abs(weight) < 0.5
+
+
+def as_scalar_state(value: float) -> float:
+    """``value`` as PyTorch's 0-d float state tensors (ASGD's ``eta``, NAdam's
+    ``mu_product``) hold it: rounded to float32, unless the default dtype is float64."""
+    if _dtypes.default_float_dtype is _dtypes.float64:
+        return value
+    try:
+        return float(struct.unpack("f", struct.pack("f", value))[0])
+    except OverflowError:  # beyond float32: PyTorch's tensor holds an infinity
+        return math.copysign(math.inf, value)

@@ -84,12 +84,46 @@ def groups_of(params: dict) -> list[dict]:
 
 @pytest.fixture
 def torch64():
-    """torch, with float64 scalar state (NAdam's mu_product, ASGD's eta and mu), like ours."""
+    """torch, with float64 scalar state (NAdam's mu_product, ASGD's eta and mu), and plugrad
+    with the same default dtype (whose scalar state follows it as PyTorch's does)."""
     torch = pytest.importorskip("torch")
-    default = torch.get_default_dtype()
+    default, ours = torch.get_default_dtype(), plugrad.get_default_dtype()
     torch.set_default_dtype(torch.float64)
+    plugrad.set_default_dtype(plugrad.float64)
     yield torch
     torch.set_default_dtype(default)
+    plugrad.set_default_dtype(ours)
+
+
+@pytest.mark.parametrize(
+    ("name", "options", "tolerance"),
+    [
+        # PyTorch's in-place addcdiv_ and add_ with alpha fuse the multiply-add: last bits apart
+        ("NAdam", {}, 1e-15),
+        ("NAdam", {"decoupled_weight_decay": True, "weight_decay": 0.1}, 1e-15),
+        ("ASGD", {"t0": 2}, 1e-14),
+        ("ASGD", {"t0": 1, "alpha": 0.5, "maximize": True, "lr": 0.3}, 1e-12),
+    ],
+)
+def test_scalar_state_is_rounded_as_pytorchs_float32_tensors(name, options, tolerance) -> None:
+    # Under the float32 default, PyTorch keeps NAdam's mu_product and ASGD's eta and mu in
+    # float32 tensors: kept as exact floats here, float64 parameters drifted by 1e-10 to 1e-5.
+    torch = pytest.importorskip("torch")
+
+    def trajectory(lib):
+        p = lib.nn.Parameter(lib.tensor([1.0, -2.0, 0.3], dtype=lib.float64))
+        opt = getattr(lib.optim, name)([p], **{"lr": 0.05, **options})
+        c = lib.tensor([3.0, 0.5, -1.0], dtype=lib.float64)
+        values = []
+        for _ in range(8):
+            opt.zero_grad()
+            (p * c * p).sum().backward()
+            opt.step()
+            values.append(p.detach().numpy().copy())
+        return np.array(values)
+
+    assert plugrad.get_default_dtype() is plugrad.float32
+    np.testing.assert_allclose(trajectory(plugrad), trajectory(torch), rtol=tolerance, atol=0)
 
 
 @pytest.mark.parametrize("case", CASES, ids=case_id)
