@@ -126,4 +126,3 @@ class ASGD(Optimizer):
             average._array = overwrite(param._device.xp, average._array, averaged)
             param._array = array  # the same object, unless the backend's arrays are immutable
             param._bump_version()
-
