@@ -305,6 +305,20 @@ def fork_rng(devices: Any = None, enabled: bool = True) -> Iterator[None]:
             _generator_for(device).set_state(state)
 
 
+def default_generator_states() -> dict[Device, GeneratorState]:
+    """A snapshot of the default generator of every device drawn from so far and of the
+    default device, for :func:`set_default_generator_states` (what
+    :func:`plugrad.utils.checkpoint.checkpoint` replays its function from)."""
+    devices = {*_default_generators, target_device(None, None)}
+    return {device: _generator_for(device).get_state() for device in devices}
+
+
+def set_default_generator_states(states: dict[Device, GeneratorState]) -> None:
+    """Continue each device's default generator from :func:`default_generator_states`."""
+    for device, state in states.items():
+        _generator_for(device).set_state(state)
+
+
 def _generator_for(device: Device) -> Generator:
     generator = _default_generators.get(device)
     if generator is None:
