@@ -161,6 +161,10 @@ def index_key(tensor: Tensor, key: Any, recorded: bool = False) -> tuple[Any, ..
                 "write x[tuple(key)] for the tuple or x[plugrad.tensor(key)] for the array"
             )
         key = (key,)
+    for k in key:  # (a loop: cheaper than a generator for the one or two items of most keys)
+        if type(k) not in _PLAIN_KEY_TYPES:
+            key = tuple(_host_array_as_tensor(tensor, k) for k in key)
+            break
     if any(isinstance(k, Tensor) and not k._array.ndim for k in key):
         # A 0-d integer tensor indexes as the int it holds, as in PyTorch: a view (NumPy
         # would read it as an index array, whose result is a copy).
@@ -178,6 +182,22 @@ def index_key(tensor: Tensor, key: Any, recorded: bool = False) -> tuple[Any, ..
     # are (array-api-strict insists); appending it changes nothing in any library.
     if not any(k is Ellipsis for k in key):
         key = (*key, Ellipsis)
+    return key
+
+
+#: Index types that need no conversion (tensors and lists are read further on).
+_PLAIN_KEY_TYPES = frozenset({int, slice, type(None), type(Ellipsis), bool, tuple, list, Tensor})
+
+
+def _host_array_as_tensor(tensor: Tensor, key: Any) -> Any:
+    """A NumPy array or scalar (any array but a Tensor) in a key as a tensor on ``tensor``'s
+    device, so that it indexes as a tensor does: a uint8 array refused as a Tensor is, a
+    0-d integer as the int it holds (a view)."""
+    if isinstance(key, (Tensor, list)) or type(key) in _PLAIN_KEY_TYPES:
+        return key
+    if hasattr(key, "__array__") and hasattr(key, "dtype") and hasattr(key, "shape"):
+        device = tensor._device
+        return _wrap(device.xp.asarray(key, device=device.native), device, False, None)
     return key
 
 

@@ -90,7 +90,8 @@ def _numpy(self: Tensor, *, force: bool = False) -> Any:
             "whatever is computed from the array gets no gradient; call "
             "x.detach().numpy() or x.numpy(force=True) if that is meant"
         )
-    return self._device.backend.share_with_numpy(self._array)
+    # (a 0-d NumPy result is a scalar: given an array first, so that the two share it)
+    return self._device.backend.share_with_numpy(self._shareable_array())
 
 
 def _stride(self: Tensor, dim: int | None = None) -> Any:

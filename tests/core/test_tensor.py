@@ -179,6 +179,40 @@ def test_numpy_and_from_numpy_share_memory_both_ways_on_the_cpu() -> None:
     assert detached.flags.writeable
 
 
+def test_numpy_of_a_0d_result_shares_its_memory_both_ways() -> None:
+    # NumPy gives a 0-d result as a scalar: .numpy() handed out a copy of it.
+    for make in (
+        lambda: plugrad.tensor([1.0, 2.0, 3.0], backend="numpy").sum(),
+        lambda: plugrad.tensor([1.0, 5.0], backend="numpy").max(),
+        lambda: plugrad.tensor(1.0, backend="numpy") + np.float64(2),
+    ):
+        s = make()
+        host = s.numpy()
+        host[()] = 5.0
+        assert s.item() == 5.0
+        s.fill_(0)
+        assert host[()] == 0.0
+        np.asarray(s)[()] = 7.0
+        assert s.item() == 7.0
+
+
+def test_numpy_arrays_in_a_key_index_as_tensors_do() -> None:
+    x = plugrad.arange(4.0, backend="numpy")
+    # A uint8 array was read as positions (PyTorch: a mask); refused as a uint8 tensor is.
+    with pytest.raises(DtypeError, match="uint8"):
+        x[np.array([1, 0, 1, 1], dtype=np.uint8)]
+    assert x[np.array([True, False, True, False])].tolist() == [0.0, 2.0]
+    assert x[np.array([3, 0])].tolist() == [3.0, 0.0]
+    assert x[(np.array([0, 1]),)].tolist() == [0.0, 1.0]
+    assert x[np.int64(1)].item() == 1.0
+    x[np.array(2)].fill_(100.0)  # a 0-d integer indexes as an int: a view, as in PyTorch
+    x[np.array([0, 1])] = 7.0
+    assert x.tolist() == [7.0, 7.0, 100.0, 3.0]
+    w = plugrad.ones(3, requires_grad=True, backend="numpy")
+    w[np.array([0, 0, 2])].sum().backward()
+    assert w.grad.tolist() == [2.0, 0.0, 1.0]
+
+
 def test_numpy_of_a_tensor_that_requires_grad_is_refused_and_detach_shares_memory() -> None:
     x = plugrad.tensor([1.0, 2.0], requires_grad=True, backend="numpy")
     with pytest.raises(plugrad.errors.BackwardError, match=r"x\.detach\(\)\.numpy\(\)"):
