@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import operator
+import warnings
 from typing import Any
 
 from . import creation as _creation
@@ -97,6 +98,16 @@ def from_numpy(array: Any) -> Tensor:
         raise TypeError(
             f"from_numpy() takes a numpy.ndarray, got {type(array).__name__}; use "
             "plugrad.as_tensor(data) or plugrad.tensor(data) for other data"
+        )
+    flags = getattr(array, "flags", None)
+    if flags is not None and not flags.writeable:
+        warnings.warn(
+            "from_numpy(): the NumPy array is not writeable; the tensor shares its memory for "
+            "reading, and a change made in place gives the tensor an array of its own, which "
+            "the NumPy array does not see (PyTorch would write into it). Copy it "
+            "(plugrad.tensor(a)) or make it writeable first",
+            UserWarning,
+            stacklevel=2,
         )
     return asarray(array, device=host, copy=False)
 

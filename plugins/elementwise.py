@@ -626,6 +626,8 @@ def _torch_round(xp: Any, x: Any, *, decimals: int = 0) -> Any:
             "refuses integers too (convert with .float() first)"
         )
     if decimals == 0:
+        if xp.isdtype(x.dtype, "bool"):  # (NumPy's round of a bool is float16)
+            return xp.asarray(x, copy=True)
         return xp.round(x)  # (a complex number's parts are rounded apart, here and below)
     if is_half(xp, x.dtype):  # 100.1 * 1000 overflows float16: scaled in float32
         return xp.astype(_torch_round(xp, xp.astype(x, xp.float32), decimals=decimals), x.dtype)
@@ -633,7 +635,8 @@ def _torch_round(xp: Any, x: Any, *, decimals: int = 0) -> Any:
     return xp.round(x * scale) / scale if decimals > 0 else xp.round(x / scale) * scale
 
 
-round = op("round(x)", vjp=_zero, methods={"round": _torch_round}, inplace=True,
+round = op("round", _bools_as_they_are("round"), vjp=_zero, methods={"round": _torch_round},
+           inplace=True,
            torch_function=_torch_round,
            doc="Round to the nearest integer element-wise, halves to even (PyTorch's "
                "``decimals=``: to that many decimal places).")

@@ -196,6 +196,16 @@ def test_numpy_of_a_0d_result_shares_its_memory_both_ways() -> None:
         assert s.item() == 7.0
 
 
+def test_from_numpy_of_a_read_only_array_warns_that_writes_are_not_shared() -> None:
+    # A change in place gave the tensor an array of its own without a word.
+    source = np.zeros(3)
+    source.flags.writeable = False
+    with pytest.warns(UserWarning, match="not writeable"):
+        t = plugrad.from_numpy(source)
+    t.add_(1)
+    assert t.tolist() == [1.0, 1.0, 1.0] and source.tolist() == [0.0, 0.0, 0.0]
+
+
 def test_numpy_arrays_in_a_key_index_as_tensors_do() -> None:
     x = plugrad.arange(4.0, backend="numpy")
     # A uint8 array was read as positions (PyTorch: a mask); refused as a uint8 tensor is.

@@ -337,3 +337,10 @@ def test_atan2_at_the_origin_has_gradient_zero_like_pytorch() -> None:
     torch.atan2(ty, tx).sum().backward()
     np.testing.assert_allclose(y.grad.numpy(), ty.grad.numpy())
     np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy())
+
+
+def test_rounding_a_bool_tensor_gives_it_back() -> None:
+    # NumPy's round of a bool was float16 (PyTorch refuses bools; NumPy's floor gives them back).
+    b = plugrad.tensor([True, False])
+    for rounded in (plugrad.round(b), b.round(), b.clone().round_()):
+        assert rounded.dtype is plugrad.bool and rounded.tolist() == [True, False]
