@@ -836,6 +836,8 @@ def _number_for(target: Tensor, value: Any) -> Any:
     """A Python number ``value`` in the kind of ``target``'s dtype (bool, int), as PyTorch
     converts what fill_ writes; anything else as it is (checked where it is written)."""
     kind = target.dtype.kind
+    if not isinstance(value, Tensor) and getattr(value, "shape", None) == ():
+        value = value.item()  # a NumPy scalar: the Python number it holds
     if type(value) not in (bool, int, float):
         return value
     if kind == "bool":

@@ -204,6 +204,8 @@ def _iter(self: Tensor) -> Any:
 
 def _contains(self: Tensor, element: Any) -> bool:
     """``element in x``: whether any element equals it (PyTorch's)."""
+    if not isinstance(element, Tensor) and getattr(element, "shape", None) == ():
+        element = element.item()  # a NumPy scalar: the number it holds
     if not isinstance(element, (Tensor, bool, int, float, complex)):
         raise TypeError(
             f"'in' takes a Tensor or a number on its left, got {type(element).__name__}"

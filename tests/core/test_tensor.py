@@ -206,6 +206,15 @@ def test_from_numpy_of_a_read_only_array_warns_that_writes_are_not_shared() -> N
     assert t.tolist() == [1.0, 1.0, 1.0] and source.tolist() == [0.0, 0.0, 0.0]
 
 
+def test_numpy_scalars_fill_and_are_found_as_python_numbers() -> None:
+    # fill_ of an int or bool tensor refused them; `in` took no NumPy scalar at all.
+    assert plugrad.tensor([1, 2, 3]).fill_(np.float64(7.9)).tolist() == [7, 7, 7]
+    assert plugrad.tensor([True, False]).fill_(np.int64(2)).tolist() == [True, True]
+    assert plugrad.ones(2).fill_(np.float32(3)).tolist() == [3.0, 3.0]
+    assert np.int64(2) in plugrad.tensor([1, 2])
+    assert np.float32(2.5) not in plugrad.tensor([1.0, 2.0])
+
+
 def test_numpy_arrays_in_a_key_index_as_tensors_do() -> None:
     x = plugrad.arange(4.0, backend="numpy")
     # A uint8 array was read as positions (PyTorch: a mask); refused as a uint8 tensor is.
