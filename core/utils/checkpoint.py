@@ -21,7 +21,7 @@ import warnings
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from .. import autograd as _autograd
+from .. import engine as _engine
 from .. import random as _random
 from ..errors import PlugradError
 from ..function import Function
@@ -243,7 +243,7 @@ class _Recomputed(Function):
         targets = [inner[p] for p in plan.positions] + list(plan.read)
         found: tuple[Any, ...] = (None,) * len(targets)
         if pairs and targets:
-            found = _autograd.grad(
+            found = _engine.grad(
                 [o for o, _ in pairs], targets, [g for _, g in pairs],
                 allow_unused=True, create_graph=creating,
                 # (a tensor of an enclosing scope with a graph: its nodes are the caller's)
