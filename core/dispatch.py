@@ -16,7 +16,7 @@ from . import anomaly as _anomaly
 from . import dtypes as _dtypes
 from . import graph as _graph
 from . import ops as _ops
-from .dtypes import DType, is_differentiable
+from .dtypes import DType, is_differentiable, of_python_type
 from .errors import (
     AxisError,
     DeviceMismatchError,
@@ -584,12 +584,17 @@ def _share_counters(
             x._add_alias(result)
 
 
+_PYTHON_TYPES = (float, int, bool, complex)
+
+
 def _native_dtype(op: RegisteredOp, device: Device, name: str, value: Any) -> Any:
     """The backend's dtype for a dtype param (None stays None; native dtypes pass)."""
     if value is None:
         return None
     if isinstance(value, DType):
         return device.native_dtype(value)
+    if value in _PYTHON_TYPES:  # PyTorch's x.sum(dtype=float): float64, int64, bool, complex128
+        return device.native_dtype(of_python_type(value))
     try:
         if value in device._dtype_from_native:
             # Rules pass an input's own (native) dtype back, e.g. xp.astype(g, x.dtype).

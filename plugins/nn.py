@@ -183,6 +183,9 @@ def _log_softmax_grad(xp: Any, g: Any, ans: Any, x: Any, *, axis: int) -> Any:
     return g - xp.exp(ans) * xp.sum(g, axis=axis, keepdims=True)
 
 
+_PYTHON_TYPE_DTYPES = {float: "float64", int: "int64", bool: "bool", complex: "complex128"}
+
+
 def _normalizing_method(name: str) -> Any:
     """PyTorch's ``x.softmax(dim, dtype=None)`` (or ``log_softmax``): ``dtype`` converts
     ``x`` first; the axis comes as ``dim`` or the standard's ``axis`` (the last by default)."""
@@ -191,6 +194,8 @@ def _normalizing_method(name: str) -> Any:
         if dim is not None and axis is not None:
             raise TypeError(f"{name}() got both dim= and axis=; give one of them")
         if dtype is not None:
+            if isinstance(dtype, type):  # PyTorch's Python types: float is float64
+                dtype = getattr(xp, _PYTHON_TYPE_DTYPES.get(dtype, ""), dtype)
             if xp.isdtype(dtype, ("bool", "integral")):
                 raise DtypeError(
                     f"{name}(): dtype={dtype} is not a floating dtype; its values are "
