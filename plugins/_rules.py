@@ -94,6 +94,25 @@ def require_array(function: str, name: str, value: Any) -> None:
         )
 
 
+def require_bool_mask(xp: Any, function: str, mask: Any) -> None:
+    """Raise unless ``mask``, ``function``'s mask, is a bool tensor: a ``TypeError`` for
+    something else than a tensor (a list, a NumPy array), a ``DtypeError`` for numbers
+    (more often a mistake, indices or weights, than a mask, as PyTorch holds)."""
+    require_array(function, "mask", mask)
+    try:
+        is_bool = xp.isdtype(mask.dtype, "bool")
+    except DtypeError:  # an array of another library (NumPy's), not a tensor
+        raise TypeError(
+            f"{function}(): mask must be a tensor, got {type(mask).__name__}; make one with "
+            "plugrad.tensor(...), as PyTorch requires"
+        ) from None
+    if not is_bool:
+        raise DtypeError(
+            f"{function}(): the mask must be a bool tensor, got {mask.dtype}; compare it "
+            "first (mask != 0)"
+        )
+
+
 def python_number(value: Any) -> Any:
     """A NumPy scalar (``np.float64(1.5)``, as NumPy's reductions return) as the Python
     number it holds, which takes a tensor's dtype; anything else as it is."""

@@ -37,6 +37,7 @@ from plugrad.plugins._rules import (
     device_of,
     refuse_value_it_cannot_hold,
     require_array,
+    require_bool_mask,
     without_leading_ones,
 )
 from plugrad.plugins._scatter import scatter_add_generic, scatter_add_numpy
@@ -579,13 +580,8 @@ def _masked_select(xp: Any, x: Any, mask: Any) -> Any:
 
     ``x`` and ``mask`` broadcast against each other.
     """
-    require_array("masked_select", "mask", mask)
-    if not xp.isdtype(mask.dtype, "bool"):
-        # x[integer mask] would gather at those positions (x[[1, 0, 1]]), not select.
-        raise DtypeError(
-            f"masked_select(): mask must be a bool tensor, got {mask.dtype}; compare it "
-            "first (mask != 0)"
-        )
+    # (x[integer mask] would gather at those positions, x[[1, 0, 1]], not select)
+    require_bool_mask(xp, "masked_select", mask)
     x, mask = xp.broadcast_arrays(x, mask)
     return x[mask]
 

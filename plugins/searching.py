@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from plugrad.errors import ArgumentError, DtypeError, ScalarRangeError, ShapeError
+from plugrad.errors import ArgumentError, ScalarRangeError, ShapeError
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
 from plugrad.plugins import _rules
@@ -22,32 +22,22 @@ from plugrad.plugins._rules import (
     python_number,
     reduction_axis,
     refuse_value_it_cannot_hold,
-    require_array,
+    require_bool_mask,
 )
 
 # The rows are aligned by hand, one op per statement.
 # fmt: off
 
 
-def _refuse_a_mask_not_bool(xp: Any, function: str, mask: Any) -> None:
-    # As PyTorch: a mask of numbers is more often a mistake (indices, weights) than a mask.
-    require_array(function, "mask", mask)
-    if not xp.isdtype(mask.dtype, "bool"):
-        raise DtypeError(
-            f"{function}(): the mask must be a bool tensor, got {mask.dtype}; compare it "
-            "first (mask != 0)"
-        )
-
-
 def _where_method(xp: Any, x: Any, condition: Any, y: Any) -> Any:
     """PyTorch's ``x.where(condition, y)``: ``x`` where ``condition`` holds, else ``y``."""
-    _refuse_a_mask_not_bool(xp, "where", condition)
+    require_bool_mask(xp, "where", condition)
     return xp.where(condition, x, y)
 
 
 def _masked_fill(xp: Any, x: Any, mask: Any, value: Any) -> Any:
     """PyTorch's ``x.masked_fill(mask, value)``: ``value`` where ``mask`` holds, else ``x``."""
-    _refuse_a_mask_not_bool(xp, "masked_fill", mask)
+    require_bool_mask(xp, "masked_fill", mask)
     value = python_number(value)
     if getattr(value, "ndim", 0):  # as PyTorch: values that broadcast are a where()
         raise ShapeError(

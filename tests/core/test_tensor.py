@@ -414,3 +414,15 @@ def test_operators_leave_objects_they_do_not_know_to_python() -> None:
     # And a dtype error is still plugrad's own.
     with pytest.raises(DtypeError):
         plugrad.ones(2, dtype=plugrad.int32).__iadd__(1.5)
+
+
+def test_a_numpy_mask_is_refused_as_not_a_tensor() -> None:
+    # The message came from inside: isdtype() expects a plugrad dtype ... got dtype('bool').
+    x, mask = plugrad.ones(3), np.array([True, False, True])
+    for call in (
+        lambda: x.masked_fill(mask, 0.0),
+        lambda: x.where(mask, 0.0),
+        lambda: plugrad.masked_select(x, mask),
+    ):
+        with pytest.raises(TypeError, match="mask must be a tensor, got ndarray"):
+            call()
