@@ -109,8 +109,8 @@ def _replacements(
     for prefix, sub in module.named_modules(remove_duplicate=False):
         for registry in (sub._parameters, sub._buffers):
             for key, value in registry.items():
-                if value is not None:
-                    slots[f"{prefix}.{key}" if prefix else key] = (registry, key, value)
+                # A slot holding None (Linear(bias=False)'s bias) takes a tensor too, as PyTorch.
+                slots[f"{prefix}.{key}" if prefix else key] = (registry, key, value)
     unexpected = sorted(name for name in given if name not in slots)
     if unexpected:
         raise KeyError(
@@ -122,7 +122,8 @@ def _replacements(
     if tie_weights:
         tied: dict[int, list[str]] = {}
         for name, (_, _, value) in slots.items():
-            tied.setdefault(id(value), []).append(name)
+            if value is not None:
+                tied.setdefault(id(value), []).append(name)
         for names in tied.values():
             named = [n for n in names if n in given]
             if len({id(given[n]) for n in named}) > 1:
@@ -134,7 +135,7 @@ def _replacements(
             if named:
                 chosen.update(dict.fromkeys(names, given[named[0]]))
     if strict:
-        missing = sorted(name for name in slots if name not in chosen)
+        missing = sorted(n for n, slot in slots.items() if n not in chosen and slot[2] is not None)
         if missing:
             raise KeyError(
                 f"functional_call(strict=True): no tensor given for {', '.join(map(repr, missing))}"

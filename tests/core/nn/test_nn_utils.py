@@ -181,6 +181,23 @@ def test_functional_call_differentiates_the_given_tensors_and_restores_the_modul
         np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-7)
 
 
+def test_functional_call_fills_a_slot_that_holds_none() -> None:
+    # Linear(bias=False) has a bias slot holding None: a given bias was refused (KeyError).
+    results = []
+    for lib in (plugrad, torch):
+        layer = lib.nn.Linear(2, 2, bias=False)
+        with lib.no_grad():
+            layer.weight.copy_(lib.tensor([[1.0, 2.0], [3.0, 4.0]]))
+        given = {"bias": lib.tensor([10.0, 20.0])}
+        results.append(lib.func.functional_call(layer, given, (lib.ones(1, 2),)).tolist())
+        assert layer.bias is None
+        strict = lib.func.functional_call(
+            layer, {"weight": lib.eye(2)}, (lib.ones(1, 2),), strict=True
+        )
+        results.append(strict.tolist())
+    assert results[:2] == results[2:]
+
+
 def test_functional_call_ties_weights_and_refuses_what_it_cannot_use() -> None:
     from plugrad.func import functional_call
 
