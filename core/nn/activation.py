@@ -31,6 +31,7 @@ __all__ = [
     "Hardswish",
     "Hardtanh",
     "LeakyReLU",
+    "RReLU",
     "LogSigmoid",
     "LogSoftmax",
     "Mish",
@@ -326,6 +327,29 @@ class LeakyReLU(_WithSettings):
         super().__init__()
         self.negative_slope = negative_slope
         self.inplace = inplace
+
+
+class RReLU(_Activation):
+    """Apply :func:`plugrad.nn.functional.rrelu`: random slopes in ``[lower, upper]`` in
+    training, their mean in evaluation.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.nn.RReLU(0.1, 0.3).eval()(plugrad.tensor([-1.0, 1.0]))
+    tensor([-0.2000,  1.0000])
+    """
+
+    _shown = ("lower", "upper")
+
+    def __init__(
+        self, lower: float = 1.0 / 8, upper: float = 1.0 / 3, inplace: bool = False
+    ) -> None:
+        super().__init__()
+        self.lower, self.upper, self.inplace = lower, upper, inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
 
 
 class ELU(_WithAlpha):

@@ -82,6 +82,8 @@ __all__ = [
     "l1_loss",
     "layer_norm",
     "leaky_relu",
+    "rrelu",
+    "rrelu_",
     "linear",
     "log_softmax",
     "logsumexp",
@@ -435,6 +437,49 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
     if inplace:
         return apply_inplace(input, leaky_relu, negative_slope, name="leaky_relu(inplace=True)")
     return _ops.where(input > 0, input, input * negative_slope)
+
+
+def rrelu(
+    input: Tensor,
+    lower: float = 1.0 / 8,
+    upper: float = 1.0 / 3,
+    training: bool = False,
+    inplace: bool = False,
+) -> Tensor:
+    """Randomized leaky ReLU: ``input`` where positive, else ``a * input``.
+
+    In training ``a`` is drawn for each element, uniformly in ``[lower, upper]``
+    (from the default generator); otherwise it is ``(lower + upper) / 2``, as in
+    PyTorch. The gradient is ``a`` where ``input`` is not positive.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.rrelu(plugrad.tensor([-2.0, 3.0]), 0.1, 0.3)
+    tensor([-0.4000,  3.0000])
+    """
+    _check_tensor("input", "rrelu", input)
+    _check_floating("rrelu", input)
+    if not isinstance(lower, (int, float)) or not isinstance(upper, (int, float)):
+        raise TypeError(f"rrelu(): lower and upper must be numbers, got {lower!r} and {upper!r}")
+    if not lower <= upper:
+        raise ValueError(f"rrelu(): lower must be at most upper, got {lower} > {upper}")
+    if inplace:
+        return apply_inplace(input, rrelu, lower, upper, training, name="rrelu(inplace=True)")
+    if not training:
+        return _ops.where(input > 0, input, input * ((lower + upper) / 2))
+    with no_grad():
+        slopes = rand(*input.shape, dtype=input.dtype, device=input.device)
+        slopes = slopes * (upper - lower) + lower
+    return _ops.where(input > 0, input, input * slopes)
+
+
+def rrelu_(
+    input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False
+) -> Tensor:
+    """:func:`rrelu` in place: ``input`` holds the result."""
+    return rrelu(input, lower, upper, training, inplace=True)
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:

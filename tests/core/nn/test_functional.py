@@ -116,6 +116,26 @@ def test_activations_at_their_kinks_and_far_out(backend) -> None:
         compare(ours, theirs, x, atol=1e-15)
 
 
+def test_rrelu_as_pytorchs(backend) -> None:
+    x = np.array([-3.0, -1.0, 0.0, 0.5, 2.0])
+    compare(lambda t: F.rrelu(t, 0.1, 0.3), lambda t: TF.rrelu(t, 0.1, 0.3), x, atol=1e-15)
+    compare(F.rrelu, TF.rrelu, x, atol=1e-15)
+    # In training each slope is drawn in [lower, upper], and the gradient is that slope.
+    t = plugrad.asarray(-np.ones(200), requires_grad=True)
+    y = F.rrelu(t, 0.1, 0.3, training=True)
+    y.sum().backward()
+    slopes = -y.detach().numpy()
+    assert 0.1 <= slopes.min() and slopes.max() <= 0.3 and len(set(slopes.tolist())) > 100
+    np.testing.assert_array_equal(t.grad.numpy(), slopes)
+    layer = plugrad.nn.RReLU(0.1, 0.3)
+    assert repr(layer) == "RReLU(lower=0.1, upper=0.3)"
+    assert layer.eval()(plugrad.asarray(np.array([-1.0]))).tolist() == [-0.2]
+    with pytest.raises(ValueError, match="lower must be at most upper"):
+        F.rrelu(plugrad.asarray(x), 0.5, 0.1)
+    with pytest.raises(plugrad.errors.DtypeError, match="floating"):
+        F.rrelu(plugrad.tensor([1, -2]))
+
+
 def test_gelu_far_into_both_tails(backend) -> None:
     x = np.array([-30.0, -8.0, -3.0, 3.0, 8.0, 30.0])
     compare(F.gelu, TF.gelu, x, atol=1e-15)
