@@ -1,12 +1,14 @@
-"""Helpers over a model's parameters: gradient clipping, flattening to one vector, and
-calling a module with other tensors in their place (:mod:`.stateless`); padding a batch of
-sequences of different lengths (:mod:`.rnn`)."""
+"""Helpers over a model's parameters: gradient clipping, flattening to one vector,
+calling a module with other tensors in their place (:mod:`.stateless`), tensors computed
+from others at each access (:mod:`.parametrize`, :mod:`.parametrizations`, the older
+:func:`weight_norm`); padding a batch of sequences of different lengths (:mod:`.rnn`)."""
 
 from __future__ import annotations
 
-from . import rnn, stateless
+from . import parametrizations, parametrize, rnn, stateless
 from .clip_grad import clip_grad_norm_, clip_grad_value_, clip_grads_with_norm_, get_total_norm
 from .convert_parameters import parameters_to_vector, vector_to_parameters
+from .weight_norm_hook import remove_weight_norm, weight_norm
 
 __all__ = [
     "clip_grad_norm_",
@@ -14,7 +16,11 @@ __all__ = [
     "clip_grads_with_norm_",
     "get_total_norm",
     "parameters_to_vector",
+    "parametrizations",
+    "parametrize",
+    "remove_weight_norm",
     "rnn",
     "stateless",
     "vector_to_parameters",
+    "weight_norm",
 ]

@@ -1,0 +1,258 @@
+"""Parametrizations (PyTorch's ``torch.nn.utils.parametrize``): a tensor of a module
+computed from others at each access.
+
+``register_parametrization(module, "weight", P())`` keeps the weight's value as
+``module.parametrizations.weight.original`` (or ``original0``, ``original1``,
+... where ``P.right_inverse`` gives several tensors) and makes ``module.weight``
+the result of ``P()(original)`` at every read; assigning to it sets the
+originals through ``right_inverse``. The originals are what an optimizer
+trains and what ``state_dict()`` holds, under PyTorch's keys.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+from ...errors import ArgumentError
+from ...grad_mode import no_grad
+from ...tensor import Tensor
+from ..container import ModuleDict, ModuleList
+from ..module import Module
+from ..parameter import Parameter
+
+__all__ = [
+    "ParametrizationList",
+    "cached",
+    "is_parametrized",
+    "register_parametrization",
+    "remove_parametrizations",
+    "type_before_parametrizations",
+]
+
+#: While :func:`cached` is entered: (id(module), name) -> the value computed first.
+_cache: dict[tuple[int, str], Tensor] = {}
+_cache_depth = 0
+
+
+@contextlib.contextmanager
+def cached() -> Iterator[None]:
+    """Within the block, compute each parametrized tensor once, at its first read.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> from plugrad.nn.utils import parametrize
+    >>> layer = parametrize.register_parametrization(plugrad.nn.Linear(2, 2), "weight",
+    ...                                                plugrad.nn.Identity())
+    >>> with parametrize.cached():
+    ...     layer.weight is layer.weight
+    True
+    """
+    global _cache_depth
+    _cache_depth += 1
+    try:
+        yield
+    finally:
+        _cache_depth -= 1
+        if not _cache_depth:
+            _cache.clear()
+
+
+class ParametrizationList(ModuleList):
+    """The parametrizations of one tensor of a module, and the tensors they start from.
+
+    ``original`` (or ``original0``, ``original1``, ... where the first
+    parametrization's ``right_inverse`` gives several) is a parameter where
+    the parametrized tensor was one, else a buffer.
+    """
+
+    def __init__(self, modules: list[Module], original: Tensor, unsafe: bool = False) -> None:
+        super().__init__(modules)
+        self.unsafe = unsafe
+        with no_grad():
+            value: Any = original
+            for module in reversed(list(self)):
+                if hasattr(module, "right_inverse"):
+                    value = module.right_inverse(value)
+        self.is_tensor = isinstance(value, Tensor)
+        if self.is_tensor:
+            if not unsafe and (value.shape != original.shape or value.dtype != original.dtype):
+                raise ArgumentError(
+                    "a parametrization's right_inverse must give a tensor of the original's "
+                    f"shape and dtype ({original.shape}, {original.dtype}), got ({value.shape}, "
+                    f"{value.dtype}); pass unsafe=True to allow it"
+                )
+            with no_grad():  # the same tensor object: what holds it (an optimizer) keeps it
+                original.data = value.detach()
+            _register(self, "original", original, original)
+        else:
+            values = tuple(value)
+            if not all(isinstance(v, Tensor) for v in values):
+                raise ArgumentError(
+                    "a parametrization's right_inverse must give a tensor or a sequence of "
+                    f"tensors, got {[type(v).__name__ for v in values]}"
+                )
+            self.ntensors = len(values)
+            for index, item in enumerate(values):
+                _register(self, f"original{index}", item.detach(), original)
+
+    def right_inverse(self, value: Tensor) -> None:
+        """Set the originals so that the parametrized tensor is ``value``."""
+        with no_grad():
+            for module in reversed(list(self)):
+                if not hasattr(module, "right_inverse"):
+                    raise RuntimeError(
+                        f"parametrization {type(module).__name__} does not implement "
+                        "right_inverse, so the parametrized tensor cannot be assigned"
+                    )
+                value = module.right_inverse(value)
+            if self.is_tensor:
+                self.original.data = value.detach()
+            else:
+                for index, item in enumerate(value):
+                    getattr(self, f"original{index}").data = item.detach()
+
+    def forward(self) -> Tensor:
+        modules = list(self)
+        if self.is_tensor:
+            value = modules[0](self.original)
+        else:
+            value = modules[0](*(getattr(self, f"original{i}") for i in range(self.ntensors)))
+        for module in modules[1:]:
+            value = module(value)
+        return value
+
+
+def _register(owner: Module, name: str, value: Tensor, like: Tensor) -> None:
+    """``value`` as ``owner``'s parameter ``name`` where ``like`` is a parameter, else a buffer."""
+    if isinstance(like, Parameter):
+        parameter = value if isinstance(value, Parameter) else Parameter(value, like.requires_grad)
+        owner.register_parameter(name, parameter)
+    else:
+        owner.register_buffer(name, value)
+
+
+def register_parametrization(
+    module: Module, tensor_name: str, parametrization: Module, *, unsafe: bool = False
+) -> Module:
+    """Make ``module.<tensor_name>`` computed as ``parametrization(original)`` at each read.
+
+    A second parametrization of the same tensor is applied after the first.
+    Returns ``module``, whose class becomes a subclass ``Parametrized<Name>``
+    holding the property, as PyTorch's.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> from plugrad.nn.utils import parametrize
+    >>> class Symmetric(plugrad.nn.Module):
+    ...     def forward(self, x):
+    ...         return x.triu() + x.triu(1).mT
+    >>> layer = parametrize.register_parametrization(plugrad.nn.Linear(3, 3), "weight", Symmetric())
+    >>> bool((layer.weight == layer.weight.mT).all())
+    True
+    >>> sorted(layer.state_dict())
+    ['bias', 'parametrizations.weight.original']
+    """
+    if not isinstance(module, Module) or not isinstance(parametrization, Module):
+        raise TypeError(
+            "register_parametrization() takes a Module and a Module that computes the tensor, "
+            f"got {type(module).__name__} and {type(parametrization).__name__}"
+        )
+    parametrization.train(module.training)
+    if is_parametrized(module, tensor_name):
+        parametrizations = module.parametrizations[tensor_name]
+        parametrizations.append(parametrization)
+        parametrizations.unsafe |= unsafe
+        return module
+    if tensor_name not in module._parameters and tensor_name not in module._buffers:
+        raise ValueError(
+            f"register_parametrization(): {type(module).__name__} has no parameter or buffer "
+            f"named {tensor_name!r} (nor a parametrized tensor of that name)"
+        )
+    original = getattr(module, tensor_name)
+    if original is None:
+        raise ValueError(
+            f"register_parametrization(): {type(module).__name__}.{tensor_name} is None"
+        )
+    parametrizations = ParametrizationList([parametrization], original, unsafe=unsafe)
+    delattr(module, tensor_name)
+    if not is_parametrized(module):
+        cls = type(module)
+        module.__class__ = type(f"Parametrized{cls.__name__}", (cls,), {})
+        module.parametrizations = ModuleDict()
+    setattr(type(module), tensor_name, _parametrized_property(tensor_name))
+    module.parametrizations[tensor_name] = parametrizations
+    return module
+
+
+def _parametrized_property(name: str) -> property:
+    def get(module: Module) -> Tensor:
+        if _cache_depth:
+            key = (id(module), name)
+            value = _cache.get(key)
+            if value is None:
+                value = _cache[key] = module.parametrizations[name]()
+            return value
+        return module.parametrizations[name]()
+
+    def set_(module: Module, value: Tensor) -> None:
+        module.parametrizations[name].right_inverse(value)
+
+    return property(get, set_)
+
+
+def is_parametrized(module: Module, tensor_name: str | None = None) -> bool:
+    """Whether ``module`` has a parametrization (of ``tensor_name``, if given)."""
+    parametrizations = module.__dict__.get("_modules", {}).get("parametrizations")
+    if not isinstance(parametrizations, ModuleDict):
+        return False
+    return tensor_name is None or tensor_name in parametrizations
+
+
+def type_before_parametrizations(module: Module) -> type:
+    """The class ``module`` had before its first parametrization (its class if it has none)."""
+    return type(module).__bases__[0] if is_parametrized(module) else type(module)
+
+
+def remove_parametrizations(
+    module: Module, tensor_name: str, leave_parametrized: bool = True
+) -> Module:
+    """Make ``module.<tensor_name>`` a plain parameter (or buffer) again.
+
+    With ``leave_parametrized`` it holds the parametrized value; without, the
+    original (possible only where the original is one tensor).
+    """
+    if not is_parametrized(module, tensor_name):
+        raise ValueError(
+            f"remove_parametrizations(): {type(module).__name__} has no parametrization of "
+            f"{tensor_name!r}"
+        )
+    parametrizations = module.parametrizations[tensor_name]
+    if parametrizations.is_tensor:
+        original = parametrizations.original
+        if leave_parametrized:
+            with no_grad():
+                original.data = getattr(module, tensor_name).detach()
+    else:
+        if not leave_parametrized:
+            raise ValueError(
+                "remove_parametrizations(leave_parametrized=False) of a tensor parametrized "
+                "from several tensors: there is no one original to leave"
+            )
+        with no_grad():
+            value = getattr(module, tensor_name).detach()
+        first = parametrizations.original0
+        original = Parameter(value, first.requires_grad) if isinstance(first, Parameter) else value
+    delattr(type(module), tensor_name)
+    del module.parametrizations[tensor_name]
+    if isinstance(original, Parameter):
+        module.register_parameter(tensor_name, original)
+    else:
+        module.register_buffer(tensor_name, original)
+    if not is_parametrized(module) or not len(module.parametrizations):
+        del module.parametrizations
+        module.__class__ = type(module).__bases__[0]
+    return module

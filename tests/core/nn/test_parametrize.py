@@ -1,0 +1,122 @@
+"""plugrad.nn.utils.parametrize, parametrizations.weight_norm and the older weight_norm
+against PyTorch's: state dict keys, values, training trajectories, assignment, removal."""
+
+from __future__ import annotations
+
+import copy
+import warnings
+
+import numpy as np
+import pytest
+
+import plugrad
+
+torch = pytest.importorskip("torch")
+
+WEIGHT = np.linspace(-1.0, 1.0, 12, dtype=np.float32).reshape(3, 2, 2)
+INPUT = np.linspace(-2.0, 2.0, 10, dtype=np.float32).reshape(1, 2, 5)
+
+
+def _conv(lib, normalization: str):
+    conv = lib.nn.Conv1d(2, 3, 2)
+    with lib.no_grad():
+        conv.weight.copy_(lib.tensor(WEIGHT))
+        conv.bias.copy_(lib.tensor([0.1, 0.2, 0.3]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # the older one is deprecated in both
+        if normalization == "parametrizations.weight_norm":
+            lib.nn.utils.parametrizations.weight_norm(conv)
+        elif normalization == "parametrizations.weight_norm(dim=None)":
+            lib.nn.utils.parametrizations.weight_norm(conv, dim=None)
+        else:
+            lib.nn.utils.weight_norm(conv, dim=1)
+    return conv
+
+
+@pytest.mark.parametrize(
+    "normalization",
+    ["parametrizations.weight_norm", "parametrizations.weight_norm(dim=None)", "weight_norm"],
+)
+def test_weight_norm_trains_and_saves_as_pytorchs(normalization: str) -> None:
+    found = []
+    for lib in (plugrad, torch):
+        conv = _conv(lib, normalization)
+        optimizer = lib.optim.SGD(conv.parameters(), lr=0.1)
+        x = lib.tensor(INPUT)
+        for _ in range(3):
+            optimizer.zero_grad()
+            (conv(x) ** 2).sum().backward()
+            optimizer.step()
+        state = conv.state_dict()
+        found.append((sorted(state), [state[k].numpy() for k in sorted(state)], conv(x)))
+        found[-1] += (type(conv).__name__,)
+    (keys, values, out, name), (their_keys, their_values, their_out, their_name) = found
+    assert keys == their_keys and name == their_name
+    for ours, theirs in zip(values, their_values, strict=True):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-4, atol=1e-5)  # (float32, 3 steps)
+    np.testing.assert_allclose(out.detach().numpy(), their_out.detach().numpy(), atol=1e-5)
+
+
+def test_removing_leaves_the_parametrized_value_and_the_class() -> None:
+    for lib in (plugrad, torch):
+        conv = _conv(lib, "parametrizations.weight_norm")
+        before = conv(lib.tensor(INPUT)).detach().numpy()
+        lib.nn.utils.parametrize.remove_parametrizations(conv, "weight")
+        assert type(conv) is lib.nn.Conv1d and sorted(conv.state_dict()) == ["bias", "weight"]
+        np.testing.assert_allclose(conv(lib.tensor(INPUT)).detach().numpy(), before, atol=1e-6)
+        conv = _conv(lib, "weight_norm")
+        lib.nn.utils.remove_weight_norm(conv)
+        assert sorted(name for name, _ in conv.named_parameters()) == ["bias", "weight"]
+        assert not lib.nn.utils.parametrize.is_parametrized(conv)
+
+
+class Symmetric(plugrad.nn.Module):
+    def forward(self, x):
+        return x.triu() + x.triu(1).mT
+
+    def right_inverse(self, a):
+        return a.triu()
+
+
+def test_a_parametrization_of_ones_own_with_assignment_caching_and_chaining() -> None:
+    parametrize = plugrad.nn.utils.parametrize
+    layer = plugrad.nn.Linear(3, 3)
+    original = layer.weight
+    parametrize.register_parametrization(layer, "weight", Symmetric())
+    # The original tensor object lives on (an optimizer made before keeps training it).
+    assert layer.parametrizations.weight.original is original
+    assert parametrize.is_parametrized(layer) and parametrize.is_parametrized(layer, "weight")
+    assert not parametrize.is_parametrized(layer, "bias")
+    assert parametrize.type_before_parametrizations(layer) is plugrad.nn.Linear
+    w = layer.weight
+    np.testing.assert_array_equal(w.detach().numpy(), w.detach().numpy().T)
+    layer.weight = plugrad.eye(3) * 2  # through right_inverse
+    assert layer.weight.tolist() == (plugrad.eye(3) * 2).tolist()
+    assert layer.weight is not layer.weight
+    with parametrize.cached():
+        assert layer.weight is layer.weight
+    layer.weight.sum().backward()  # gradients reach the original
+    assert original.grad is not None
+    parametrize.register_parametrization(layer, "weight", plugrad.nn.Tanh())  # applied after
+    np.testing.assert_allclose(layer.weight.detach().numpy(), np.tanh(2 * np.eye(3)), rtol=1e-6)
+    copied = copy.deepcopy(layer)
+    assert copied.weight.tolist() == layer.weight.tolist()
+    parametrize.remove_parametrizations(layer, "weight", leave_parametrized=False)
+    assert layer.weight is original and type(layer) is plugrad.nn.Linear
+
+
+def test_misuse_is_refused_clearly() -> None:
+    parametrize = plugrad.nn.utils.parametrize
+    layer = plugrad.nn.Linear(2, 2)
+    with pytest.raises(ValueError, match="no parameter or buffer named 'scale'"):
+        parametrize.register_parametrization(layer, "scale", Symmetric())
+    with pytest.raises(ValueError, match="no parametrization"):
+        parametrize.remove_parametrizations(layer, "weight")
+    with pytest.raises(TypeError, match="Module"):
+        parametrize.register_parametrization(layer, "weight", lambda x: x)
+    plugrad.nn.utils.parametrizations.weight_norm(layer)
+    with pytest.raises(ValueError, match="several tensors"):
+        parametrize.remove_parametrizations(layer, "weight", leave_parametrized=False)
+    with pytest.raises(RuntimeError, match="does not implement right_inverse"):
+        parametrize.register_parametrization(layer, "bias", plugrad.nn.Tanh())
+        layer.bias = plugrad.zeros(2)
