@@ -8,7 +8,7 @@ from __future__ import annotations
 from . import parametrizations, parametrize, rnn, stateless
 from .clip_grad import clip_grad_norm_, clip_grad_value_, clip_grads_with_norm_, get_total_norm
 from .convert_parameters import parameters_to_vector, vector_to_parameters
-from .weight_norm_hook import remove_weight_norm, weight_norm
+from .norm_hooks import remove_spectral_norm, remove_weight_norm, spectral_norm, weight_norm
 
 __all__ = [
     "clip_grad_norm_",
@@ -18,8 +18,10 @@ __all__ = [
     "parameters_to_vector",
     "parametrizations",
     "parametrize",
+    "remove_spectral_norm",
     "remove_weight_norm",
     "rnn",
+    "spectral_norm",
     "stateless",
     "vector_to_parameters",
     "weight_norm",

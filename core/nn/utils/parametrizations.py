@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from ... import ops as _ops
+from ...grad_mode import no_grad
+from ...random import randn
 from ...tensor import Tensor
+from .. import functional as F
 from ..module import Module
 from .parametrize import register_parametrization
 
-__all__ = ["weight_norm"]
+__all__ = ["spectral_norm", "weight_norm"]
 
 
 def norm_except_dim(v: Tensor, dim: int) -> Tensor:
@@ -52,4 +55,106 @@ def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Mo
     ['bias', 'parametrizations.weight.original0', 'parametrizations.weight.original1']
     """
     register_parametrization(module, name, _WeightNorm(dim), unsafe=True)
+    return module
+
+
+def weight_as_matrix(weight: Tensor, dim: int) -> Tensor:
+    """``weight`` as a matrix whose rows run along ``dim`` (the rest flattened), as the
+    spectral norm sees it."""
+    if dim != 0:
+        weight = _ops.permute_dims(weight, (dim, *(d for d in range(weight.ndim) if d != dim)))
+    return _ops.reshape(weight, (weight.shape[0], -1))
+
+
+class _SpectralNorm(Module):
+    """``weight / sigma``, ``sigma`` the largest singular value of the weight as a matrix,
+    estimated by power iteration; its vectors ``_u`` and ``_v`` are buffers, and each
+    evaluation in training takes ``n_power_iterations`` steps more."""
+
+    _u: Tensor
+    _v: Tensor
+
+    def __init__(
+        self, weight: Tensor, n_power_iterations: int = 1, dim: int = 0, eps: float = 1e-12
+    ) -> None:
+        super().__init__()
+        ndim = weight.ndim
+        if not -ndim <= dim < max(ndim, 1):
+            raise ValueError(f"spectral_norm(): dim={dim} is out of range for {ndim} dimensions")
+        if not isinstance(n_power_iterations, int) or n_power_iterations <= 0:
+            raise ValueError(
+                "spectral_norm(): n_power_iterations must be a positive int, got "
+                f"{n_power_iterations!r}"
+            )
+        self.dim = dim if dim >= 0 else dim + ndim
+        self.eps = eps
+        if ndim > 1:
+            self.n_power_iterations = n_power_iterations
+            matrix = weight_as_matrix(weight.detach(), self.dim)
+            h, w = matrix.shape
+            dtype, device = weight.dtype, weight.device
+            self.register_buffer(
+                "_u", F.normalize(randn(h, dtype=dtype, device=device), dim=0, eps=eps)
+            )
+            self.register_buffer(
+                "_v", F.normalize(randn(w, dtype=dtype, device=device), dim=0, eps=eps)
+            )
+            self._power_method(matrix, 15)
+
+    def _power_method(self, matrix: Tensor, iterations: int) -> None:
+        with no_grad():
+            for _ in range(iterations):
+                self._u = F.normalize(_ops.matmul(matrix, self._v), dim=0, eps=self.eps)
+                self._v = F.normalize(_ops.matmul(matrix.mH, self._u), dim=0, eps=self.eps)
+
+    def forward(self, weight: Tensor) -> Tensor:
+        if weight.ndim == 1:
+            return F.normalize(weight, dim=0, eps=self.eps)
+        matrix = weight_as_matrix(weight, self.dim)
+        if self.training:
+            self._power_method(matrix.detach(), self.n_power_iterations)
+        u, v = self._u.clone(), self._v.clone()
+        sigma = _ops.vecdot(u, _ops.matmul(matrix, v))
+        return weight / sigma
+
+    def right_inverse(self, value: Tensor) -> Tensor:
+        return value
+
+
+def spectral_norm(
+    module: Module,
+    name: str = "weight",
+    n_power_iterations: int = 1,
+    eps: float = 1e-12,
+    dim: int | None = None,
+) -> Module:
+    """Divide ``module.<name>`` by its spectral norm, estimated by power iteration, as
+    PyTorch's.
+
+    ``dim`` is the axis of the output features (default: 1 for the transposed
+    convolutions, else 0). In training each read of the weight takes
+    ``n_power_iterations`` steps of the power method, whose vectors are the
+    buffers ``parametrizations.<name>.0._u`` and ``._v``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> from plugrad.nn.utils.parametrizations import spectral_norm
+    >>> layer = spectral_norm(plugrad.nn.Linear(4, 3))
+    >>> for key in sorted(layer.state_dict()):
+    ...     print(key)
+    bias
+    parametrizations.weight.0._u
+    parametrizations.weight.0._v
+    parametrizations.weight.original
+    >>> _ = layer.eval()
+    >>> round(float(plugrad.linalg.matrix_norm(layer.weight, ord=2)), 2)
+    1.0
+    """
+    weight = getattr(module, name, None)
+    if not isinstance(weight, Tensor):
+        raise ValueError(f"spectral_norm(): {type(module).__name__} has no parameter {name!r}")
+    if dim is None:
+        dim = 1 if type(module).__name__.startswith("ConvTranspose") else 0
+    register_parametrization(module, name, _SpectralNorm(weight, n_power_iterations, dim, eps))
     return module

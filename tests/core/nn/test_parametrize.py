@@ -120,3 +120,65 @@ def test_misuse_is_refused_clearly() -> None:
     with pytest.raises(RuntimeError, match="does not implement right_inverse"):
         parametrize.register_parametrization(layer, "bias", plugrad.nn.Tanh())
         layer.bias = plugrad.zeros(2)
+
+
+def _spectral(lib, style: str, transposed: bool, start=None):
+    layer = (lib.nn.ConvTranspose1d if transposed else lib.nn.Conv1d)(2, 3, 2)
+    with lib.no_grad():
+        layer.weight.copy_(lib.tensor(WEIGHT.reshape(layer.weight.shape)))
+        layer.bias.copy_(lib.tensor([0.1, 0.2, 0.3][: layer.bias.shape[0]]))
+    if style == "parametrizations.spectral_norm":
+        lib.nn.utils.parametrizations.spectral_norm(layer)
+    else:
+        lib.nn.utils.spectral_norm(layer)
+    if start is not None:  # the power method's random start, PyTorch's
+        with lib.no_grad():
+            for name, buffer in layer.named_buffers():
+                buffer.copy_(lib.tensor(start[name]))
+    return layer
+
+
+@pytest.mark.parametrize("style", ["parametrizations.spectral_norm", "spectral_norm"])
+@pytest.mark.parametrize("transposed", [False, True], ids=["Conv1d", "ConvTranspose1d"])
+def test_spectral_norm_trains_and_saves_as_pytorchs(style: str, transposed: bool) -> None:
+    found = []
+    start = None
+    for lib in (torch, plugrad):
+        layer = _spectral(lib, style, transposed, start)
+        start = {name: b.detach().numpy().copy() for name, b in layer.named_buffers()}
+        optimizer = lib.optim.SGD(layer.parameters(), lr=0.1)
+        x, outputs = lib.tensor(INPUT), []
+        for _ in range(3):
+            optimizer.zero_grad()
+            (layer(x) ** 2).sum().backward()
+            optimizer.step()
+            outputs.append(layer(x).detach().numpy().copy())
+        layer.eval()  # no power iteration: the same weight at every call
+        outputs += [layer(x).detach().numpy(), layer(x).detach().numpy()]
+        state = layer.state_dict()
+        found.append((sorted(state), [state[k].numpy() for k in sorted(state)], outputs))
+    (their_keys, their_state, their_outputs), (keys, state, outputs) = found
+    assert keys == their_keys
+    for ours, theirs in zip([*state, *outputs], [*their_state, *their_outputs], strict=True):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-4, atol=1e-5)
+
+
+def test_spectral_norm_makes_the_largest_singular_value_one_and_is_removed() -> None:
+    plugrad.manual_seed(0)
+    layer = plugrad.nn.utils.parametrizations.spectral_norm(plugrad.nn.Linear(5, 4))
+    for _ in range(100):  # each read in training is a step of the power method
+        _ = layer.weight
+    layer.eval()
+    assert float(plugrad.linalg.matrix_norm(layer.weight, ord=2)) == pytest.approx(1.0, 1e-4)
+    old = plugrad.nn.utils.spectral_norm(plugrad.nn.Linear(5, 4))
+    old(plugrad.ones(1, 5))
+    before = old.weight.detach().numpy()
+    plugrad.nn.utils.remove_spectral_norm(old.eval())
+    assert sorted(old.state_dict()) == ["bias", "weight"]
+    np.testing.assert_allclose(old.weight.detach().numpy(), before, rtol=1e-5)
+    with pytest.raises(ValueError, match="n_power_iterations"):
+        plugrad.nn.utils.parametrizations.spectral_norm(
+            plugrad.nn.Linear(2, 2), n_power_iterations=0
+        )
+    with pytest.raises(ValueError, match="not found"):
+        plugrad.nn.utils.remove_spectral_norm(plugrad.nn.Linear(2, 2))

@@ -1,0 +1,193 @@
+"""PyTorch's older weight and spectral normalizations by forward pre-hooks
+(``torch.nn.utils.weight_norm``, ``spectral_norm``); the parametrizations of
+:mod:`plugrad.nn.utils.parametrizations` are their successors."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+from ... import ops as _ops
+from ...grad_mode import no_grad
+from ...random import randn
+from ...tensor import Tensor
+from .. import functional as F
+from ..module import Module
+from ..parameter import Parameter
+from .parametrizations import norm_except_dim, weight_as_matrix
+
+__all__ = ["remove_spectral_norm", "remove_weight_norm", "spectral_norm", "weight_norm"]
+
+
+class WeightNorm:
+    """The forward pre-hook that sets ``module.<name>`` to ``g * v / ||v||`` before each call."""
+
+    def __init__(self, name: str, dim: int) -> None:
+        self.name, self.dim = name, dim
+
+    def compute_weight(self, module: Module) -> Tensor:
+        g = getattr(module, self.name + "_g")
+        v = getattr(module, self.name + "_v")
+        return v * (g / norm_except_dim(v, self.dim))
+
+    def __call__(self, module: Module, inputs: Any) -> None:
+        object.__setattr__(module, self.name, self.compute_weight(module))
+
+
+def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Module:
+    """Replace the parameter ``name`` by ``name_g`` (magnitude) and ``name_v`` (direction),
+    recombined before each call, as PyTorch's deprecated ``torch.nn.utils.weight_norm``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     layer = plugrad.nn.utils.weight_norm(plugrad.nn.Linear(3, 2))
+    >>> sorted(name for name, _ in layer.named_parameters())
+    ['bias', 'weight_g', 'weight_v']
+    """
+    warnings.warn(
+        "plugrad.nn.utils.weight_norm is deprecated, as in PyTorch, in favor of "
+        "plugrad.nn.utils.parametrizations.weight_norm",
+        FutureWarning,
+        stacklevel=2,
+    )
+    for hook in _weight_norm_hooks(module):
+        if hook.name == name:
+            raise RuntimeError(f"weight_norm(): {name!r} of this module is normalized already")
+    weight = module._parameters.get(name)
+    if not isinstance(weight, Parameter):
+        raise ValueError(f"weight_norm(): {type(module).__name__} has no parameter {name!r}")
+    hook = WeightNorm(name, -1 if dim is None else dim)
+    with no_grad():
+        g = norm_except_dim(weight, hook.dim).detach()
+    del module._parameters[name]
+    module.register_parameter(name + "_g", Parameter(g))
+    module.register_parameter(name + "_v", Parameter(weight.detach()))
+    object.__setattr__(module, name, hook.compute_weight(module))
+    module.register_forward_pre_hook(hook)
+    return module
+
+
+def remove_weight_norm(module: Module, name: str = "weight") -> Module:
+    """Undo :func:`weight_norm`: ``name`` is a parameter again, holding the current weight."""
+    for entry, hook in _weight_norm_hooks(module, with_entries=True):
+        if hook.name != name:
+            continue
+        with no_grad():
+            weight = hook.compute_weight(module).detach()
+        object.__delattr__(module, name)
+        del module._parameters[name + "_g"], module._parameters[name + "_v"]
+        module.register_parameter(name, Parameter(weight))
+        hooks = module._module_hooks
+        assert hooks is not None  # (the hook was found there)
+        hooks.forward_pre.remove(entry)
+        return module
+    raise ValueError(f"remove_weight_norm(): weight_norm of {name!r} not found in {module}")
+
+
+def _weight_norm_hooks(module: Module, with_entries: bool = False) -> Any:
+    """The :class:`WeightNorm` pre-hooks of ``module`` (with their hook-list entries)."""
+    return _hooks_of(module, WeightNorm, with_entries)
+
+
+def _hooks_of(module: Module, kind: type, with_entries: bool = False) -> Any:
+    hooks = module._module_hooks
+    entries = [] if hooks is None else hooks.forward_pre
+    found = [(entry, entry.hook) for entry in entries if isinstance(entry.hook, kind)]
+    return found if with_entries else [hook for _, hook in found]
+
+
+class SpectralNorm:
+    """The forward pre-hook that sets ``module.<name>`` to ``<name>_orig / sigma`` before each
+    call, ``sigma`` estimated by power iteration (a step per call in training)."""
+
+    def __init__(self, name: str, n_power_iterations: int, dim: int, eps: float) -> None:
+        if not isinstance(n_power_iterations, int) or n_power_iterations <= 0:
+            raise ValueError(
+                "spectral_norm(): n_power_iterations must be a positive int, got "
+                f"{n_power_iterations!r}"
+            )
+        self.name, self.n_power_iterations, self.dim, self.eps = name, n_power_iterations, dim, eps
+
+    def compute_weight(self, module: Module, do_power_iteration: bool) -> Tensor:
+        weight = getattr(module, self.name + "_orig")
+        u, v = getattr(module, self.name + "_u"), getattr(module, self.name + "_v")
+        matrix = weight_as_matrix(weight, self.dim)
+        if do_power_iteration:
+            with no_grad():
+                for _ in range(self.n_power_iterations):
+                    v = F.normalize(_ops.matmul(matrix.mT, u), dim=0, eps=self.eps)
+                    u = F.normalize(_ops.matmul(matrix, v), dim=0, eps=self.eps)
+                # The buffers are written in place, as PyTorch's (out=): the same tensors.
+                getattr(module, self.name + "_u").copy_(u)
+                getattr(module, self.name + "_v").copy_(v)
+            u, v = u.clone(), v.clone()
+        sigma = _ops.vecdot(u, _ops.matmul(matrix, v))
+        return weight / sigma
+
+    def __call__(self, module: Module, inputs: Any) -> None:
+        weight = self.compute_weight(module, do_power_iteration=module.training)
+        object.__setattr__(module, self.name, weight)
+
+
+def spectral_norm(
+    module: Module,
+    name: str = "weight",
+    n_power_iterations: int = 1,
+    eps: float = 1e-12,
+    dim: int | None = None,
+) -> Module:
+    """Divide the parameter ``name`` by its spectral norm before each call, as PyTorch's
+    ``torch.nn.utils.spectral_norm``: the parameter is ``<name>_orig``, the power method's
+    vectors the buffers ``<name>_u`` and ``<name>_v``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> layer = plugrad.nn.utils.spectral_norm(plugrad.nn.Linear(4, 3))
+    >>> sorted(layer.state_dict())
+    ['bias', 'weight_orig', 'weight_u', 'weight_v']
+    """
+    for hook in _hooks_of(module, SpectralNorm):
+        if hook.name == name:
+            raise RuntimeError(f"spectral_norm(): {name!r} of this module is normalized already")
+    weight = module._parameters.get(name)
+    if not isinstance(weight, Parameter):
+        raise ValueError(f"spectral_norm(): {type(module).__name__} has no parameter {name!r}")
+    if dim is None:
+        dim = 1 if type(module).__name__.startswith("ConvTranspose") else 0
+    hook = SpectralNorm(name, n_power_iterations, dim, eps)
+    with no_grad():
+        matrix = weight_as_matrix(weight.detach(), dim)
+        dtype, device = weight.dtype, weight.device
+        u = F.normalize(randn(matrix.shape[0], dtype=dtype, device=device), dim=0, eps=eps)
+        v = F.normalize(randn(matrix.shape[1], dtype=dtype, device=device), dim=0, eps=eps)
+    del module._parameters[name]
+    module.register_parameter(name + "_orig", weight)
+    object.__setattr__(module, name, weight.detach())
+    module.register_buffer(name + "_u", u)
+    module.register_buffer(name + "_v", v)
+    module.register_forward_pre_hook(hook)
+    return module
+
+
+def remove_spectral_norm(module: Module, name: str = "weight") -> Module:
+    """Undo :func:`spectral_norm`: ``name`` is a parameter again, holding the normalized
+    weight."""
+    for entry, hook in _hooks_of(module, SpectralNorm, with_entries=True):
+        if hook.name != name:
+            continue
+        with no_grad():
+            weight = hook.compute_weight(module, do_power_iteration=False).detach()
+        object.__delattr__(module, name)
+        del module._parameters[name + "_orig"]
+        del module._buffers[name + "_u"], module._buffers[name + "_v"]
+        module.register_parameter(name, Parameter(weight))
+        hooks = module._module_hooks
+        assert hooks is not None  # (the hook was found there)
+        hooks.forward_pre.remove(entry)
+        return module
+    raise ValueError(f"remove_spectral_norm(): spectral_norm of {name!r} not found in {module}")
