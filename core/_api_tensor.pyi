@@ -486,6 +486,9 @@ class InstalledTensorMethods:
     def diag(self, diagonal: int = ...) -> Any:
         """PyTorch's ``diag(x, diagonal=0)``: a vector's diagonal matrix, or a matrix's diagonal."""
 
+    def diag_embed(self, offset: Any = ..., dim1: Any = ..., dim2: Any = ...) -> Any:
+        ...
+
     def diagonal(self, offset: Any = ..., dim1: int = ..., dim2: int = ...) -> Any:
         """PyTorch's ``x.diagonal(offset=0, dim1=0, dim2=1)``: a diagonal of two axes, as the last."""
 

@@ -113,6 +113,7 @@ PROGRAMS: dict[str, Callable[[Any, Any], Any]] = {
     "var(correction=2)": lambda lib, x: x.var(correction=2),
     "var(dim=(0, 1), unbiased=False)": lambda lib, x: x.var(dim=(0, 1), unbiased=False),
     "type(float32)": lambda lib, x: x.type(lib.float32),
+    "diag_embed(1, dim1=0, dim2=2)": lambda lib, x: x.diag_embed(1, dim1=0, dim2=2),
     # Python types as dtypes, as PyTorch takes them (refused: "not a dtype")
     "sum(dtype=float)": lambda lib, x: x.sum(dtype=float),
     "cumsum(0, dtype=float)": lambda lib, x: x.cumsum(0, dtype=float),
