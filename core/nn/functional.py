@@ -78,6 +78,7 @@ __all__ = [
     "dropout",
     "elu",
     "embedding",
+    "embedding_bag",
     "gelu",
     "l1_loss",
     "layer_norm",
@@ -1628,6 +1629,113 @@ def embedding(
     return _ops.embedding(
         weight, input, padding_idx=padding_idx, scale_grad_by_freq=bool(scale_grad_by_freq)
     )
+
+
+def embedding_bag(
+    input: Tensor,
+    weight: Tensor,
+    offsets: Tensor | None = None,
+    max_norm: float | None = None,
+    norm_type: float = 2.0,
+    scale_grad_by_freq: bool = False,
+    mode: str = "mean",
+    sparse: bool = False,
+    per_sample_weights: Tensor | None = None,
+    include_last_offset: bool = False,
+    padding_idx: int | None = None,
+) -> Tensor:
+    """The sum, mean or max of the rows of ``weight`` looked up in each bag of ``input``.
+
+    A 2-d ``input`` holds one bag per row; a 1-d one holds the bags one after
+    the other, ``offsets`` giving where each starts (with
+    ``include_last_offset``, one more, the input's length: the last bag still
+    runs to the end, as PyTorch's). Entries equal to
+    ``padding_idx`` are left out of their bag (and of its count for the mean);
+    an empty bag gives zeros. ``per_sample_weights`` (``mode="sum"`` only)
+    scales each row. As PyTorch's, with the gradients of the rows taken.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> weight = plugrad.tensor([[0.0, 0.0], [1.0, 2.0], [3.0, 4.0]])
+    >>> F.embedding_bag(plugrad.tensor([1, 2, 2, 0]), weight, plugrad.tensor([0, 3]))
+    tensor([[2.3333, 3.3333],
+            [0.0000, 0.0000]])
+    """
+    _check_tensor("input", "embedding_bag", input)
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError(f"embedding_bag(): mode must be 'sum', 'mean' or 'max', got {mode!r}")
+    if per_sample_weights is not None and mode != "sum":
+        raise ValueError(
+            f"embedding_bag(): per_sample_weights are taken with mode='sum' only, got {mode!r}"
+        )
+    if input.ndim == 2:
+        if offsets is not None:
+            raise ValueError(
+                "embedding_bag(): a 2-d input holds one bag per row, so offsets must be None"
+            )
+        bags, length = input.shape
+        flat = _ops.reshape(input, (-1,))
+        bag_of = arange(bags * length, device=input.device) // max(length, 1)
+    elif input.ndim == 1:
+        flat = input
+        bag_of, bags = _bags_of(input, offsets, include_last_offset)
+    else:
+        raise ShapeError(f"embedding_bag(): input must be 1-d or 2-d, got {input.ndim} dimensions")
+    if per_sample_weights is not None:
+        if not isinstance(per_sample_weights, Tensor) or per_sample_weights.shape != input.shape:
+            raise ShapeError(
+                "embedding_bag(): per_sample_weights must be a Tensor of the input's shape "
+                f"{input.shape}, got {getattr(per_sample_weights, 'shape', per_sample_weights)}"
+            )
+        per_sample_weights = _ops.reshape(per_sample_weights, (-1,))
+    rows = embedding(flat, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse)
+    n, size = flat.shape[0], weight.shape[1]
+    counted = ones((n,), dtype=weight.dtype, device=weight.device)
+    if padding_idx is not None:
+        counted = _ops.astype(flat != padding_idx % weight.shape[0], weight.dtype)
+    counts = _ops.scatter_reduce(
+        zeros((bags,), dtype=weight.dtype, device=weight.device), 0, bag_of, counted, "sum"
+    )
+    index = _ops.broadcast_to(_ops.reshape(bag_of, (n, 1)), (n, size))
+    if mode == "max":
+        kept = _ops.where(_ops.reshape(counted, (n, 1)) > 0, rows, -math.inf)
+        start = full((bags, size), -math.inf, dtype=weight.dtype, device=weight.device)
+        out = _ops.scatter_reduce(start, 0, index, kept, "amax")
+        return _ops.where(_ops.reshape(counts, (bags, 1)) > 0, out, 0.0)
+    scale = counted if per_sample_weights is None else counted * per_sample_weights
+    start = zeros((bags, size), dtype=rows.dtype, device=weight.device)
+    out = _ops.scatter_reduce(start, 0, index, rows * _ops.reshape(scale, (n, 1)), "sum")
+    if mode == "mean":
+        out = out / _ops.reshape(_ops.maximum(counts, 1.0), (bags, 1))
+    return out
+
+
+def _bags_of(
+    input: Tensor, offsets: Tensor | None, include_last_offset: bool
+) -> tuple[Tensor, int]:
+    """The bag of each entry of a 1-d ``input`` whose bags start at ``offsets``, and how many
+    bags there are (with ``include_last_offset`` the last offset ends none: the last bag
+    runs to the input's end, as PyTorch's)."""
+    if not isinstance(offsets, Tensor) or offsets.ndim != 1:
+        raise ValueError(
+            "embedding_bag(): a 1-d input needs offsets, a 1-d Tensor of where each bag starts, "
+            f"got {type(offsets).__name__ if not isinstance(offsets, Tensor) else offsets.shape}"
+        )
+    if offsets.dtype.kind not in ("signed integer", "unsigned integer"):
+        raise DtypeError(f"embedding_bag(): offsets must be integers, got {offsets.dtype.name}")
+    starts = offsets[:-1] if include_last_offset else offsets
+    bags = starts.shape[0]
+    values = [int(v) for v in offsets.tolist()]
+    if values and (values[0] != 0 or values != sorted(values) or values[-1] > input.shape[0]):
+        raise ValueError(
+            "embedding_bag(): offsets must start at 0, never decrease and not pass the input's "
+            f"length {input.shape[0]}, got {values}"
+        )
+    positions = arange(input.shape[0], device=input.device)
+    bag_of = _ops.searchsorted(_ops.astype(starts, positions.dtype), positions, side="right") - 1
+    return bag_of, bags
 
 
 def _renorm_rows_(weight: Tensor, indices: Tensor, max_norm: float, norm_type: float) -> None:

@@ -1,4 +1,5 @@
-"""``Embedding``: a learned lookup table of vectors."""
+"""``Embedding`` and ``EmbeddingBag``: learned lookup tables of vectors (looked up one by one,
+or summed, averaged or maxed over bags)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from . import init
 from .module import Module
 from .parameter import Parameter
 
-__all__ = ["Embedding"]
+__all__ = ["Embedding", "EmbeddingBag"]
 
 
 class Embedding(Module):
@@ -55,33 +56,14 @@ class Embedding(Module):
         backend: str | None = None,
     ) -> None:
         super().__init__()
-        if padding_idx is not None:
-            if not -num_embeddings <= padding_idx < num_embeddings:
-                raise ValueError(
-                    f"Embedding: padding_idx must be within [-{num_embeddings}, "
-                    f"{num_embeddings}), got {padding_idx}"
-                )
-            padding_idx %= num_embeddings
-        self.num_embeddings = num_embeddings
-        self.embedding_dim = embedding_dim
-        self.padding_idx = padding_idx
+        _set_up_table(
+            self, num_embeddings, embedding_dim, padding_idx, _weight, _freeze, device, dtype,
+            backend,
+        )  # fmt: skip
         self.max_norm = max_norm
         self.norm_type = norm_type
         self.scale_grad_by_freq = scale_grad_by_freq
         self.sparse = sparse
-        if _weight is None:
-            table = empty((num_embeddings, embedding_dim), device=device, dtype=dtype,
-                          backend=backend)  # fmt: skip
-            self.weight = Parameter(table, requires_grad=not _freeze)
-            self.reset_parameters()
-        else:
-            if not isinstance(_weight, Tensor) or _weight.shape != (num_embeddings, embedding_dim):
-                shape = _weight.shape if isinstance(_weight, Tensor) else type(_weight).__name__
-                raise ShapeError(
-                    f"Embedding: _weight must be a Tensor of shape ({num_embeddings}, "
-                    f"{embedding_dim}), got {shape}"
-                )
-            self.weight = Parameter(_weight.detach(), requires_grad=not _freeze)
 
     @classmethod
     def from_pretrained(
@@ -138,4 +120,146 @@ class Embedding(Module):
             text += f", scale_grad_by_freq={self.scale_grad_by_freq}"
         if self.sparse:
             text += ", sparse=True"
+        return text
+
+
+def _set_up_table(
+    layer: Embedding | EmbeddingBag,
+    num_embeddings: int,
+    embedding_dim: int,
+    padding_idx: int | None,
+    weight: Tensor | None,
+    freeze: bool,
+    device: Device | str | None,
+    dtype: _dtypes.DType | None,
+    backend: str | None,
+) -> None:
+    """Give ``layer`` its sizes, its padding row and its table: ``weight``, or one drawn."""
+    name = type(layer).__name__
+    if padding_idx is not None:
+        if not -num_embeddings <= padding_idx < num_embeddings:
+            raise ValueError(
+                f"{name}: padding_idx must be within [-{num_embeddings}, {num_embeddings}), "
+                f"got {padding_idx}"
+            )
+        padding_idx %= num_embeddings
+    layer.num_embeddings = num_embeddings
+    layer.embedding_dim = embedding_dim
+    layer.padding_idx = padding_idx
+    if weight is None:
+        table = empty((num_embeddings, embedding_dim), device=device, dtype=dtype, backend=backend)
+        layer.weight = Parameter(table, requires_grad=not freeze)
+        layer.reset_parameters()
+        return
+    if not isinstance(weight, Tensor) or weight.shape != (num_embeddings, embedding_dim):
+        shape = weight.shape if isinstance(weight, Tensor) else type(weight).__name__
+        raise ShapeError(
+            f"{name}: _weight must be a Tensor of shape ({num_embeddings}, {embedding_dim}), "
+            f"got {shape}"
+        )
+    layer.weight = Parameter(weight.detach(), requires_grad=not freeze)
+
+
+class EmbeddingBag(Module):
+    """Sum, average or take the max of the rows of a learned table over bags of indices.
+
+    :func:`~plugrad.nn.functional.embedding_bag` with the layer's table (drawn
+    from ``N(0, 1)``, the row ``padding_idx`` zero) and settings. ``forward``
+    takes ``input`` (a 2-d tensor of bags, or a 1-d one with ``offsets``) and
+    ``per_sample_weights``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> bags = plugrad.nn.EmbeddingBag(10, 3, mode="sum")
+    >>> bags
+    EmbeddingBag(10, 3, mode='sum')
+    >>> bags(plugrad.tensor([1, 2, 4, 5, 4]), plugrad.tensor([0, 2])).shape
+    (2, 3)
+    """
+
+    def __init__(
+        self,
+        num_embeddings: int,
+        embedding_dim: int,
+        max_norm: float | None = None,
+        norm_type: float = 2.0,
+        scale_grad_by_freq: bool = False,
+        mode: str = "mean",
+        sparse: bool = False,
+        _weight: Tensor | None = None,
+        include_last_offset: bool = False,
+        padding_idx: int | None = None,
+        *,
+        device: Device | str | None = None,
+        dtype: _dtypes.DType | None = None,
+        backend: str | None = None,
+        _freeze: bool = False,
+    ) -> None:
+        super().__init__()
+        if mode not in ("sum", "mean", "max"):
+            raise ValueError(f"EmbeddingBag: mode must be 'sum', 'mean' or 'max', got {mode!r}")
+        _set_up_table(
+            self, num_embeddings, embedding_dim, padding_idx, _weight, _freeze, device, dtype,
+            backend,
+        )  # fmt: skip
+        self.max_norm = max_norm
+        self.norm_type = norm_type
+        self.scale_grad_by_freq = scale_grad_by_freq
+        self.mode = mode
+        self.sparse = sparse
+        self.include_last_offset = include_last_offset
+
+    @classmethod
+    def from_pretrained(
+        cls,
+        embeddings: Tensor,
+        freeze: bool = True,
+        max_norm: float | None = None,
+        norm_type: float = 2.0,
+        scale_grad_by_freq: bool = False,
+        mode: str = "mean",
+        sparse: bool = False,
+        include_last_offset: bool = False,
+        padding_idx: int | None = None,
+    ) -> EmbeddingBag:
+        """A layer whose table is ``embeddings`` (2-d), learned only if not ``freeze``."""
+        if not isinstance(embeddings, Tensor) or embeddings.ndim != 2:
+            raise ShapeError(
+                "EmbeddingBag.from_pretrained() takes a 2-d Tensor (num_embeddings, "
+                f"embedding_dim), got {getattr(embeddings, 'shape', type(embeddings).__name__)}"
+            )
+        rows, cols = embeddings.shape
+        return cls(rows, cols, max_norm, norm_type, scale_grad_by_freq, mode, sparse,
+                   embeddings, include_last_offset, padding_idx, _freeze=freeze)  # fmt: skip
+
+    def reset_parameters(self) -> None:
+        """Draw the table from ``N(0, 1)`` and zero the padding row."""
+        init.normal_(self.weight)
+        if self.padding_idx is not None:
+            with no_grad():
+                self.weight[self.padding_idx] = 0.0
+
+    def forward(
+        self,
+        input: Tensor,
+        offsets: Tensor | None = None,
+        per_sample_weights: Tensor | None = None,
+    ) -> Tensor:
+        return F.embedding_bag(
+            input, self.weight, offsets, self.max_norm, self.norm_type, self.scale_grad_by_freq,
+            self.mode, self.sparse, per_sample_weights, self.include_last_offset, self.padding_idx,
+        )  # fmt: skip
+
+    def extra_repr(self) -> str:
+        text = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.max_norm is not None:
+            text += f", max_norm={self.max_norm}"
+        if self.norm_type != 2:
+            text += f", norm_type={self.norm_type}"
+        if self.scale_grad_by_freq:
+            text += f", scale_grad_by_freq={self.scale_grad_by_freq}"
+        text += f", mode={self.mode!r}"
+        if self.padding_idx is not None:
+            text += f", padding_idx={self.padding_idx}"
         return text
