@@ -79,6 +79,8 @@ __all__ = [
     "elu",
     "embedding",
     "embedding_bag",
+    "affine_grid",
+    "grid_sample",
     "gelu",
     "l1_loss",
     "layer_norm",
@@ -4363,6 +4365,171 @@ def _linear(
         for i in (first, second)
     ]
     return picked[0] * weights[0] + picked[1] * weights[1]
+
+
+def affine_grid(theta: Tensor, size: Sequence[int], align_corners: bool | None = None) -> Tensor:
+    """The sampling grid of the affine maps ``theta`` for :func:`grid_sample`, as PyTorch's.
+
+    ``theta`` is ``(N, 2, 3)`` for a 4-d ``size`` ``(N, C, H, W)``, giving a
+    grid ``(N, H, W, 2)`` of ``(x, y)`` in ``[-1, 1]``; or ``(N, 3, 4)`` for a
+    5-d ``size``, giving ``(N, D, H, W, 3)``. ``align_corners`` places -1 and 1
+    at the centers of the corner pixels (True) or at their outer edges
+    (False, the default). Differentiable in ``theta``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> identity = plugrad.tensor([[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]])
+    >>> F.affine_grid(identity, (1, 1, 1, 2), align_corners=False)
+    tensor([[[[-0.5000,  0.0000],
+              [ 0.5000,  0.0000]]]])
+    """
+    _check_tensor("theta", "affine_grid", theta)
+    size = tuple(int(n) for n in size)
+    if len(size) not in (4, 5):
+        raise ValueError(f"affine_grid(): size must be 4-d or 5-d (N, C, ...), got {size}")
+    spatial = size[2:]
+    rows = len(spatial)
+    if not theta.dtype.kind == "real floating":
+        raise DtypeError(f"affine_grid(): theta must be floating-point, got {theta.dtype.name}")
+    if theta.shape != (size[0], rows, rows + 1):
+        raise ShapeError(
+            f"affine_grid(): for a {len(size)}-d size, theta must be ({size[0]}, {rows}, "
+            f"{rows + 1}), got {theta.shape}"
+        )
+    # The coordinates along each axis, x (the last) first, then a column of ones.
+    axes = [_grid_coordinates(n, bool(align_corners), theta) for n in reversed(spatial)]
+    columns = []
+    for index, coordinates in enumerate(axes):
+        shape = [1] * rows
+        shape[rows - 1 - index] = spatial[rows - 1 - index]
+        columns.append(_ops.broadcast_to(_ops.reshape(coordinates, tuple(shape)), spatial))
+    columns.append(ones(spatial, dtype=theta.dtype, device=theta.device))
+    base = _ops.reshape(_ops.stack(columns, axis=-1), (1, math.prod(spatial), rows + 1))
+    grid = _ops.matmul(base, _ops.matrix_transpose(theta))  # (N, points, rows)
+    return _ops.reshape(grid, (size[0], *spatial, rows))
+
+
+def _grid_coordinates(n: int, align_corners: bool, like: Tensor) -> Tensor:
+    """``n`` coordinates in ``[-1, 1]``: the pixel centers, the corners' at +-1 or not."""
+    steps = arange(n, dtype=like.dtype, device=like.device)
+    if align_corners:
+        return steps * (2.0 / (n - 1)) - 1.0 if n > 1 else steps * 0.0
+    return (steps * 2.0 + 1.0) / n - 1.0
+
+
+def grid_sample(
+    input: Tensor,
+    grid: Tensor,
+    mode: str = "bilinear",
+    padding_mode: str = "zeros",
+    align_corners: bool | None = None,
+) -> Tensor:
+    """Sample ``input`` ``(N, C, H, W)`` at the points of ``grid`` ``(N, H_out, W_out, 2)``.
+
+    ``grid`` holds ``(x, y)`` in ``[-1, 1]`` across the width and height
+    (``align_corners`` as in :func:`affine_grid`). ``mode`` is ``"bilinear"``
+    or ``"nearest"`` (halves to even); points outside are read as zeros
+    (``padding_mode="zeros"``), as the nearest border value (``"border"``) or
+    reflected back inside (``"reflection"``). Differentiable in ``input`` and,
+    for ``"bilinear"``, in ``grid``; as PyTorch's.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> image = plugrad.tensor([[[[0.0, 10.0], [20.0, 30.0]]]])
+    >>> F.grid_sample(image, plugrad.tensor([[[[0.0, 0.0]]]]), align_corners=True)
+    tensor([[[[15.]]]])
+    """
+    _check_tensor("input", "grid_sample", input)
+    _check_tensor("grid", "grid_sample", grid)
+    if mode not in ("bilinear", "nearest"):
+        raise (NotImplementedError if mode == "bicubic" else ValueError)(
+            f"grid_sample(): mode must be 'bilinear' or 'nearest', got {mode!r}"
+            + ("; bicubic sampling is not there yet" if mode == "bicubic" else "")
+        )
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise ValueError(
+            "grid_sample(): padding_mode must be 'zeros', 'border' or 'reflection', got "
+            f"{padding_mode!r}"
+        )
+    if input.ndim == 5:
+        raise NotImplementedError("grid_sample() of 5-d (volumetric) input is not there yet")
+    if input.ndim != 4 or grid.ndim != 4 or grid.shape[-1] != 2 or grid.shape[0] != input.shape[0]:
+        raise ShapeError(
+            "grid_sample(): input must be (N, C, H, W) and grid (N, H_out, W_out, 2) with the "
+            f"same N, got {input.shape} and {grid.shape}"
+        )
+    if input.dtype.kind != "real floating" or grid.dtype != input.dtype:
+        raise DtypeError(
+            "grid_sample(): input and grid must be floating-point of one dtype, got "
+            f"{input.dtype.name} and {grid.dtype.name}"
+        )
+    n, c, height, width = input.shape
+    out_h, out_w = grid.shape[1:3]
+    corners = bool(align_corners)
+    x = _source_coordinates(grid[..., 0], width, corners, padding_mode)
+    y = _source_coordinates(grid[..., 1], height, corners, padding_mode)
+    flat = _ops.reshape(input, (n, c, height * width))
+
+    def read(xi: Tensor, yi: Tensor) -> Tensor:
+        """``input`` at the integer points ``(xi, yi)`` ``(N, H_out, W_out)``, 0 outside."""
+        inside = (xi >= 0) & (xi <= width - 1) & (yi >= 0) & (yi <= height - 1)
+        xc = _ops.astype(_ops.clip(xi, 0, width - 1), _dtypes.int64)
+        yc = _ops.astype(_ops.clip(yi, 0, height - 1), _dtypes.int64)
+        index = _ops.reshape(yc * width + xc, (n, 1, out_h * out_w))
+        index = _ops.broadcast_to(index, (n, c, out_h * out_w))
+        values = _ops.reshape(_ops.take_along_axis(flat, index, axis=2), (n, c, out_h, out_w))
+        return _ops.where(_ops.reshape(inside, (n, 1, out_h, out_w)), values, 0.0)
+
+    if mode == "nearest":
+        # The grid gets a zero gradient, as PyTorch's (a where() of no element: no NaN of inf).
+        never = zeros(x.shape, dtype=_dtypes.bool, device=x.device)
+        connected = _ops.where(never, x + y, 0.0)
+        return read(_ops.round(x), _ops.round(y)) + _ops.reshape(connected, (n, 1, out_h, out_w))
+    x0, y0 = _ops.floor(x), _ops.floor(y)
+    wx, wy = x - x0, y - y0  # the weights of the far corners (their gradients reach the grid)
+
+    def weight(w: Tensor) -> Tensor:
+        return _ops.reshape(w, (n, 1, out_h, out_w))
+
+    return (
+        read(x0, y0) * weight((1 - wx) * (1 - wy))
+        + read(x0 + 1, y0) * weight(wx * (1 - wy))
+        + read(x0, y0 + 1) * weight((1 - wx) * wy)
+        + read(x0 + 1, y0 + 1) * weight(wx * wy)
+    )
+
+
+def _source_coordinates(coordinate: Tensor, size: int, align_corners: bool, padding: str) -> Tensor:
+    """Grid coordinates in ``[-1, 1]`` as pixel positions of an axis of ``size``, padded."""
+    if align_corners:
+        position = (coordinate + 1) * ((size - 1) / 2)
+    else:
+        position = ((coordinate + 1) * size - 1) / 2
+    if padding == "border":
+        return _ops.clip(position, 0, size - 1)
+    if padding == "reflection":
+        if align_corners:
+            position = _reflected(position, 0.0, float(size - 1))
+        else:
+            position = _reflected(position, -0.5, size - 0.5)
+        return _ops.clip(position, 0, size - 1)
+    return position
+
+
+def _reflected(position: Tensor, low: float, high: float) -> Tensor:
+    """``position`` reflected by the bounds ``low`` and ``high`` until it lies between."""
+    span = high - low
+    if span <= 0:
+        return position * 0.0 + low
+    distance = _ops.abs(position - low)
+    flips = _ops.floor(distance / span)
+    extra = distance - flips * span  # (fmod, written so that its gradient is 1)
+    even = _ops.remainder(flips, 2) == 0
+    return _ops.where(even, extra + low, span - extra + low)
 
 
 def interpolate(

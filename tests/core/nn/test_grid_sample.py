@@ -1,0 +1,94 @@
+"""F.affine_grid and F.grid_sample against PyTorch's: every mode, padding mode and corner
+alignment, values and the gradients of the input, the grid and theta."""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+
+import numpy as np
+import pytest
+
+import plugrad
+
+torch = pytest.importorskip("torch")
+
+RNG = np.random.default_rng(0)
+IMAGE = RNG.standard_normal((2, 3, 4, 5))
+GRID = RNG.uniform(-1.3, 1.3, (2, 3, 6, 2))  # points outside [-1, 1] too
+THETA = RNG.standard_normal((2, 2, 3)) * 0.5
+
+
+def _weighted_sum(lib, out):
+    return (out * lib.arange(out.numel(), dtype=out.dtype).reshape(out.shape)).sum()
+
+
+@pytest.mark.parametrize(
+    ("mode", "padding_mode", "align_corners"),
+    list(
+        itertools.product(("bilinear", "nearest"), ("zeros", "border", "reflection"), (False, True))
+    ),
+)
+def test_grid_sample_values_and_gradients_are_pytorchs(mode, padding_mode, align_corners) -> None:
+    found = []
+    for lib in (plugrad, torch):
+        image, grid = lib.tensor(IMAGE, requires_grad=True), lib.tensor(GRID, requires_grad=True)
+        out = lib.nn.functional.grid_sample(
+            image, grid, mode=mode, padding_mode=padding_mode, align_corners=align_corners
+        )
+        _weighted_sum(lib, out).backward()
+        found.append([out.detach().numpy(), image.grad.numpy(), grid.grad.numpy()])
+    for ours, theirs in zip(*found, strict=True):
+        np.testing.assert_allclose(ours, theirs, atol=1e-9)
+
+
+@pytest.mark.parametrize("align_corners", [False, True])
+@pytest.mark.parametrize("size", [(2, 3, 4, 5), (2, 1, 1, 3)])
+def test_affine_grid_and_its_gradient_are_pytorchs(size, align_corners) -> None:
+    found = []
+    for lib in (plugrad, torch):
+        theta = lib.tensor(THETA, requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (PyTorch's about a size of 1 with align_corners)
+            grid = lib.nn.functional.affine_grid(theta, size, align_corners=align_corners)
+        _weighted_sum(lib, grid).backward()
+        found.append([grid.detach().numpy(), theta.grad.numpy()])
+    for ours, theirs in zip(*found, strict=True):
+        np.testing.assert_allclose(ours, theirs, atol=1e-12)
+    volume = RNG.standard_normal((2, 3, 4))
+    ours, theirs = (
+        lib.nn.functional.affine_grid(lib.tensor(volume), (2, 1, 3, 4, 5), align_corners)
+        for lib in (plugrad, torch)
+    )
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), atol=1e-12)
+
+
+def test_a_spatial_transformer_step_trains_as_pytorchs() -> None:
+    # The spatial transformer tutorial's core: theta from a layer, the image resampled.
+    found = []
+    for lib in (plugrad, torch):
+        localization = lib.nn.Linear(20, 6).double()
+        with lib.no_grad():
+            localization.weight.copy_(lib.tensor(np.linspace(-0.01, 0.01, 120).reshape(6, 20)))
+            localization.bias.copy_(lib.tensor([1.0, 0.0, 0.0, 0.0, 1.0, 0.0]))
+        image = lib.tensor(IMAGE[:, :1])
+        theta = localization(image.reshape(2, 20)).view(-1, 2, 3)
+        grid = lib.nn.functional.affine_grid(theta, image.size(), align_corners=False)
+        out = lib.nn.functional.grid_sample(image, grid, align_corners=False)
+        (out**2).mean().backward()
+        found.append([out.detach().numpy(), localization.weight.grad.numpy()])
+    for ours, theirs in zip(*found, strict=True):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-9, atol=1e-12)
+
+
+def test_what_is_not_there_or_wrong_is_refused_clearly() -> None:
+    F = plugrad.nn.functional
+    image, grid = plugrad.tensor(IMAGE), plugrad.tensor(GRID)
+    with pytest.raises(NotImplementedError, match="bicubic"):
+        F.grid_sample(image, grid, mode="bicubic")
+    with pytest.raises(ValueError, match="padding_mode"):
+        F.grid_sample(image, grid, padding_mode="wrap")
+    with pytest.raises(plugrad.errors.ShapeError, match="grid"):
+        F.grid_sample(image, grid[..., :1])
+    with pytest.raises(plugrad.errors.ShapeError, match="theta"):
+        F.affine_grid(plugrad.tensor(THETA), (2, 3, 4, 5, 6))
