@@ -23,7 +23,7 @@ from typing import Any
 
 from .. import engine as _engine
 from .. import random as _random
-from ..errors import PlugradError
+from ..errors import InPlaceModificationError, PlugradError
 from ..function import Function
 from ..grad_mode import _state, enable_grad
 from ..tensor import Tensor
@@ -98,33 +98,49 @@ def checkpoint(
             return function(*args, **kwargs)
     states = _random.default_generator_states() if preserve_rng_state else None
     inner = _detached(args)
+    # Each tensor argument's version: backward runs the function again on them, so a change
+    # in place (by the function itself, or after it) would give other gradients.
+    versions = [(a, a._version) for a in args if isinstance(a, Tensor)]
     with enable_grad(), forward_context:
         result = function(*inner, **kwargs)
-    outputs = result if isinstance(result, tuple) else (result,)
-    differentiable = [
-        i for i, o in enumerate(outputs) if isinstance(o, Tensor) and o._requires_grad
-    ]
-    positions = [i for i, a in enumerate(args) if isinstance(a, Tensor) and a._requires_grad]
-    arguments = {id(inner[i]) for i in positions}
-    read = _leaves_read([outputs[i] for i in differentiable], arguments)
+    differentiable = [t for t in _tensors_in(result) if t._requires_grad]
     if not differentiable:
         return result
+    positions = [i for i, a in enumerate(args) if isinstance(a, Tensor) and a._requires_grad]
+    arguments = {id(inner[i]) for i in positions}
+    read = _leaves_read(differentiable, arguments)
     plan = _Plan(
         function, args, kwargs, positions, read, states, recompute_context,
-        [(outputs[i].shape, outputs[i].dtype) for i in differentiable],
-        determinism_check == "default",
+        [(t.shape, t.dtype) for t in differentiable], determinism_check == "default", versions,
     )  # fmt: skip
     # The graph of this run is let go here: only the detached outputs are kept.
-    kept = tuple(outputs[i].detach() for i in differentiable)
+    kept = tuple(t.detach() for t in differentiable)
     tracked = _Recomputed.apply(plan, kept, *(args[i] for i in positions), *read)
     tracked = tracked if isinstance(tracked, tuple) else (tracked,)
-    merged = list(outputs)
-    for i, tensor in zip(differentiable, tracked, strict=True):
-        merged[i] = tensor
-    for i, value in enumerate(merged):
-        if isinstance(value, Tensor) and i not in differentiable:
-            merged[i] = value.detach()
-    return tuple(merged) if isinstance(result, tuple) else merged[0]
+    return _replaced(result, {id(t): new for t, new in zip(differentiable, tracked, strict=True)})
+
+
+def _tensors_in(value: Any) -> list[Tensor]:
+    """The tensors in ``value`` (inside tuples, lists and dicts too), in order."""
+    if isinstance(value, Tensor):
+        return [value]
+    if isinstance(value, (tuple, list)):
+        return [t for item in value for t in _tensors_in(item)]
+    if isinstance(value, dict):
+        return [t for item in value.values() for t in _tensors_in(item)]
+    return []
+
+
+def _replaced(value: Any, new: dict[int, Tensor]) -> Any:
+    """``value`` with each tensor whose id is in ``new`` replaced (the containers rebuilt)."""
+    if isinstance(value, Tensor):
+        return new.get(id(value), value)
+    if isinstance(value, (tuple, list)):
+        items = [_replaced(item, new) for item in value]
+        return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
+    if isinstance(value, dict):
+        return type(value)((key, _replaced(item, new)) for key, item in value.items())
+    return value
 
 
 def checkpoint_sequential(
@@ -197,10 +213,12 @@ class _Plan:
         context: Any,
         meta: list[tuple[Any, Any]],
         check: bool,
+        versions: list[tuple[Tensor, int]],
     ) -> None:
         self.function, self.args, self.kwargs = function, args, kwargs
         self.positions, self.read, self.states = positions, read, states
         self.context, self.meta, self.check = context, meta, check
+        self.versions = versions
 
 
 class _Recomputed(Function):
@@ -216,6 +234,14 @@ class _Recomputed(Function):
     @staticmethod
     def backward(ctx: Any, *grads: Any) -> Any:
         plan = ctx.plan
+        for tensor, version in plan.versions:
+            if tensor._version != version:
+                raise InPlaceModificationError(
+                    f"an argument of a checkpointed function (shape {tensor.shape}) was changed "
+                    f"in place since the checkpoint started (version {version}, now "
+                    f"{tensor._version}), by the function or after it: running it again in "
+                    "backward would not compute what forward did. Change a copy (t = t.clone())"
+                )
         arguments = ctx.saved_tensors
         inner = list(_detached(plan.args))
         creating = _state.enabled  # create_graph: the gradients are differentiable
@@ -230,8 +256,7 @@ class _Recomputed(Function):
             stack.enter_context(enable_grad())
             stack.enter_context(plan.context)
             result = plan.function(*inner, **plan.kwargs)
-        outputs = result if isinstance(result, tuple) else (result,)
-        outputs = tuple(o for o in outputs if isinstance(o, Tensor) and o._requires_grad)
+        outputs = tuple(t for t in _tensors_in(result) if t._requires_grad)
         if plan.check and [(o.shape, o.dtype) for o in outputs] != plan.meta:
             raise CheckpointError(
                 "a checkpointed function computed outputs of other shapes or dtypes when run "

@@ -148,3 +148,27 @@ def test_what_the_function_computes_inside_is_not_kept() -> None:
     y.sum().backward()
     expected = np.cos(3 * np.e) * 3 * np.e * np.ones(100)
     np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-5)  # (float32)
+
+
+def test_an_argument_changed_in_place_is_an_error_not_other_gradients() -> None:
+    # The function's own x.mul_(2) ran again in backward: the gradient of another function.
+    w = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    x = plugrad.tensor([1.0, 2.0])
+
+    def doubling(t):
+        t.mul_(2)
+        return (t * w).sin()
+
+    y = checkpoint(doubling, x, use_reentrant=False)
+    with pytest.raises(InPlaceModificationError, match="changed in place"):
+        y.sum().backward()
+    assert x.tolist() == [2.0, 4.0] and w.grad is None
+
+
+def test_outputs_in_lists_and_dicts_get_their_gradients() -> None:
+    x = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    kept = plugrad.ones(2)
+    out = checkpoint(lambda t: [t * 3, {"a": t.sin(), "b": kept}, 5], x, use_reentrant=False)
+    assert out[1]["b"] is kept and out[2] == 5
+    (out[0].sum() + out[1]["a"].sum()).backward()
+    np.testing.assert_allclose(x.grad.numpy(), 3 + np.cos([1.0, 2.0]), rtol=1e-6)
