@@ -12,6 +12,7 @@ from ...grad_mode import no_grad
 from ...random import randn
 from ...tensor import Tensor
 from .. import functional as F
+from ..conv import _ConvTransposeNd
 from ..module import Module
 from ..parameter import Parameter
 from .parametrizations import norm_except_dim, weight_as_matrix
@@ -158,7 +159,7 @@ def spectral_norm(
     if not isinstance(weight, Parameter):
         raise ValueError(f"spectral_norm(): {type(module).__name__} has no parameter {name!r}")
     if dim is None:
-        dim = 1 if type(module).__name__.startswith("ConvTranspose") else 0
+        dim = 1 if isinstance(module, _ConvTransposeNd) else 0
     hook = SpectralNorm(name, n_power_iterations, dim, eps)
     with no_grad():
         matrix = weight_as_matrix(weight.detach(), dim)

@@ -7,6 +7,7 @@ from ...grad_mode import no_grad
 from ...random import randn
 from ...tensor import Tensor
 from .. import functional as F
+from ..conv import _ConvTransposeNd
 from ..module import Module
 from .parametrize import register_parametrization
 
@@ -155,6 +156,6 @@ def spectral_norm(
     if not isinstance(weight, Tensor):
         raise ValueError(f"spectral_norm(): {type(module).__name__} has no parameter {name!r}")
     if dim is None:
-        dim = 1 if type(module).__name__.startswith("ConvTranspose") else 0
+        dim = 1 if isinstance(module, _ConvTransposeNd) else 0
     register_parametrization(module, name, _SpectralNorm(weight, n_power_iterations, dim, eps))
     return module

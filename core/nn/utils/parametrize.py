@@ -71,6 +71,7 @@ class ParametrizationList(ModuleList):
     def __init__(self, modules: list[Module], original: Tensor, unsafe: bool = False) -> None:
         super().__init__(modules)
         self.unsafe = unsafe
+        shape, dtype = original.shape, original.dtype
         with no_grad():
             value: Any = original
             for module in reversed(list(self)):
@@ -78,11 +79,10 @@ class ParametrizationList(ModuleList):
                     value = module.right_inverse(value)
         self.is_tensor = isinstance(value, Tensor)
         if self.is_tensor:
-            if not unsafe and (value.shape != original.shape or value.dtype != original.dtype):
-                raise ArgumentError(
-                    "a parametrization's right_inverse must give a tensor of the original's "
-                    f"shape and dtype ({original.shape}, {original.dtype}), got ({value.shape}, "
-                    f"{value.dtype}); pass unsafe=True to allow it"
+            if value.dtype != dtype:  # (its shape may change: the tensor is the same object)
+                raise ValueError(
+                    f"a parametrization's right_inverse that gives one tensor may not change its "
+                    f"dtype: {dtype} became {value.dtype}"
                 )
             with no_grad():  # the same tensor object: what holds it (an optimizer) keeps it
                 original.data = value.detach()
@@ -97,6 +97,8 @@ class ParametrizationList(ModuleList):
             self.ntensors = len(values)
             for index, item in enumerate(values):
                 _register(self, f"original{index}", item.detach(), original)
+        if not unsafe:
+            _check_same("the parametrized tensor", self(), shape, dtype)
 
     def right_inverse(self, value: Tensor) -> None:
         """Set the originals so that the parametrized tensor is ``value``."""
@@ -123,6 +125,18 @@ class ParametrizationList(ModuleList):
         for module in modules[1:]:
             value = module(value)
         return value
+
+
+def _check_same(what: str, value: Any, shape: tuple[int, ...], dtype: Any) -> None:
+    """Raise unless ``value`` is a tensor of ``shape`` and ``dtype`` (PyTorch's checks, which
+    ``unsafe=True`` skips)."""
+    if not isinstance(value, Tensor):
+        raise ValueError(f"{what} must be a Tensor, got {type(value).__name__}")
+    if value.shape != shape or value.dtype != dtype:
+        raise ValueError(
+            f"{what} must keep the tensor's shape {shape} and dtype {dtype}, got {value.shape} "
+            f"and {value.dtype}; pass unsafe=True to register a parametrization that changes them"
+        )
 
 
 def _register(owner: Module, name: str, value: Tensor, like: Tensor) -> None:
@@ -164,6 +178,13 @@ def register_parametrization(
     parametrization.train(module.training)
     if is_parametrized(module, tensor_name):
         parametrizations = module.parametrizations[tensor_name]
+        if not unsafe:
+            current = getattr(module, tensor_name)
+            result = parametrization(current)
+            _check_same("the new parametrization's output", result, current.shape, current.dtype)
+            if hasattr(parametrization, "right_inverse"):
+                back = parametrization.right_inverse(result)
+                _check_same("its right_inverse", back, current.shape, current.dtype)
         parametrizations.append(parametrization)
         parametrizations.unsafe |= unsafe
         return module

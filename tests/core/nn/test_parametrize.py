@@ -182,3 +182,36 @@ def test_spectral_norm_makes_the_largest_singular_value_one_and_is_removed() -> 
         )
     with pytest.raises(ValueError, match="not found"):
         plugrad.nn.utils.remove_spectral_norm(plugrad.nn.Linear(2, 2))
+
+
+class _First(plugrad.nn.Module):
+    def forward(self, x):
+        return x[:1]
+
+
+class _Flat(plugrad.nn.Module):
+    def forward(self, x):
+        return x.reshape(2, 3)
+
+    def right_inverse(self, x):
+        return x.reshape(-1)
+
+
+def test_pytorchs_consistency_checks_of_a_parametrization() -> None:
+    register = plugrad.nn.utils.parametrize.register_parametrization
+    with pytest.raises(ValueError, match="shape"):
+        register(plugrad.nn.Linear(3, 2), "weight", _First())  # the weight would change shape
+    layer = register(plugrad.nn.Linear(3, 2), "weight", _First(), unsafe=True)
+    assert layer.weight.shape == (1, 3)
+    # An original of another shape is fine where the parametrized tensor keeps its own.
+    layer = register(plugrad.nn.Linear(3, 2), "weight", _Flat())
+    assert layer.parametrizations.weight.original.shape == (6,) and layer.weight.shape == (2, 3)
+    with pytest.raises(ValueError, match="shape"):
+        register(layer, "weight", _First())  # a second one that changes the shape
+
+    # The default dim of spectral_norm follows the class, subclasses and parametrized too.
+    class Deconvolution(plugrad.nn.ConvTranspose2d):
+        pass
+
+    normed = plugrad.nn.utils.parametrizations.spectral_norm(Deconvolution(2, 3, 2))
+    assert normed.parametrizations.weight[0]._u.shape == (3,)
