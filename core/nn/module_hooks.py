@@ -28,6 +28,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+from ..creation import zeros
 from ..errors import ArgumentError
 from ..function import Function
 from ..grad_mode import is_grad_enabled
@@ -154,6 +155,7 @@ class _BackwardState:
             return args
         self.inputs_watched = True
         self.positions = where
+        self.watched_shapes = [(args[i].shape, args[i].dtype, args[i].device) for i in where]
         passed = _Watched.apply(self, "inputs", *(args[i] for i in where))
         passed = passed if isinstance(passed, tuple) else (passed,)
         new = list(args)
@@ -200,9 +202,10 @@ class _BackwardState:
         return tuple(grad_output[i] for i in self.output_positions)
 
     def inputs_backward(self, grads: tuple[Any, ...]) -> tuple[Any, ...]:
-        full = [None] * self.input_count
-        for i, grad in zip(self.positions, grads):
-            full[i] = grad
+        full: list[Any] = [None] * self.input_count
+        for i, grad, (shape, dtype, device) in zip(self.positions, grads, self.watched_shapes):
+            # An argument that needs a gradient and got none gets zeros, as PyTorch's.
+            full[i] = grad if grad is not None else zeros(shape, dtype=dtype, device=device)
         grad_input = tuple(full)
         for entry in tuple(self.hooks.backward):
             changed = entry.hook(self.module, grad_input, self.grad_output)

@@ -149,6 +149,16 @@ def _hook_log(lib: Any) -> list[Any]:
     with warnings.catch_warnings():  # (PyTorch warns that no input needs a gradient)
         warnings.simplefilter("ignore")
         no_input(lib.ones(2), 1, lib.ones(1)).sum().backward()
+
+    class UnusedInput(lib.nn.Module):
+        def forward(self, a, b):
+            return a * 2
+
+    unused = UnusedInput()
+    unused.register_full_backward_hook(lambda m, gi, go: log.append(("unused", numbers(gi))))
+    a, b = lib.ones(2, requires_grad=True), lib.ones(2, requires_grad=True)
+    unused(a, b).sum().backward()
+    log.append(b.grad.tolist())  # zeros, as the hook's grad_input says (it was None)
     for failing in ("pre-hook", "hook"):
         layer = lib.nn.Linear(2, 2)
         if failing == "pre-hook":
