@@ -128,7 +128,7 @@ class GradScaler:
             raise ValueError(f"GradScaler: init_scale must be > 0, got {init_scale!r}")
         self._device = device
         self._enabled = bool(enabled)
-        self._scale = float(init_scale)
+        self._scale = _dtypes.rounded_to_float32(float(init_scale))  # (PyTorch's: float32)
         self._growth_factor = float(growth_factor)
         self._backoff_factor = float(backoff_factor)
         self._growth_interval = growth_interval
@@ -220,7 +220,7 @@ class GradScaler:
             value = float(new_scale)  # a 0-d tensor too
             if not (value > 0 and math.isfinite(value)):
                 raise ValueError(f"GradScaler.update(): new_scale must be > 0, got {value!r}")
-            self._scale = value
+            self._scale = _dtypes.rounded_to_float32(value)
         elif not self._per_optimizer:
             raise RuntimeError(
                 "GradScaler.update(): no step() or unscale_() since the last update(), so no "
@@ -229,12 +229,15 @@ class GradScaler:
             )
         else:
             if any(state["found_inf"] for state in self._per_optimizer.values()):
-                self._scale *= self._backoff_factor
+                self._scale = _dtypes.rounded_to_float32(self._scale * self._backoff_factor)
                 self._growth_tracker = 0
             else:
                 self._growth_tracker += 1
                 if self._growth_tracker == self._growth_interval:
-                    self._scale *= self._growth_factor
+                    # PyTorch's scale is a float32 tensor: it grows only to what that holds.
+                    grown = _dtypes.rounded_to_float32(self._scale * self._growth_factor)
+                    if grown != math.inf:
+                        self._scale = grown
                     self._growth_tracker = 0
         self._per_optimizer.clear()
 
@@ -260,7 +263,7 @@ class GradScaler:
                 "disabled scaler)"
             )
         scale = state_dict["scale"]
-        self._scale = float(scale)
+        self._scale = _dtypes.rounded_to_float32(float(scale))
         self._growth_factor = float(state_dict["growth_factor"])
         self._backoff_factor = float(state_dict["backoff_factor"])
         self._growth_interval = int(state_dict["growth_interval"])

@@ -8,6 +8,8 @@ objects is built once, when the backend is activated.
 
 from __future__ import annotations
 
+import math
+import struct
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -236,3 +238,12 @@ def scalar_result(dtype: DType, scalar: object) -> DType:
     if dtype.kind == "real floating":
         return _COMPLEX_OF_REAL.get(dtype, complex64)
     return default_complex_dtype
+
+
+def rounded_to_float32(value: float) -> float:
+    """``value`` as a float32 holds it (an infinity beyond its range), as a Python float:
+    what PyTorch's 0-d float32 state tensors (a loss scale, an optimizer's step size) hold."""
+    try:
+        return float(struct.unpack("f", struct.pack("f", value))[0])
+    except OverflowError:
+        return math.copysign(math.inf, value)

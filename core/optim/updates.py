@@ -7,8 +7,6 @@ written in place (e.g. JAX), and round as PyTorch's in-place operations do.
 
 from __future__ import annotations
 
-import math
-import struct
 from typing import Any
 
 from .. import dtypes as _dtypes
@@ -101,7 +99,4 @@ def as_scalar_state(value: float) -> float:
     ``mu_product``) hold it: rounded to float32, unless the default dtype is float64."""
     if _dtypes.default_float_dtype is _dtypes.float64:
         return value
-    try:
-        return float(struct.unpack("f", struct.pack("f", value))[0])
-    except OverflowError:  # beyond float32: PyTorch's tensor holds an infinity
-        return math.copysign(math.inf, value)
+    return _dtypes.rounded_to_float32(value)

@@ -101,3 +101,18 @@ def test_autocast_is_taken_disabled_and_refused_enabled() -> None:
     assert plugrad.amp.autocast("cpu", enabled=False)(lambda: 3)() == 3
     with pytest.raises(NotImplementedError, match="enabled=False"):
         plugrad.autocast("cpu", dtype=plugrad.float16)
+
+
+def test_the_scale_is_a_float32_that_grows_only_within_its_range() -> None:
+    # PyTorch's scale is a float32 tensor: 2e38 doubled stays 2e38 (it became 4e38, inf).
+    scales = []
+    for lib in (plugrad, torch):
+        w = lib.nn.Parameter(lib.ones(2))
+        optimizer = lib.optim.SGD([w], lr=0.1)
+        make = plugrad.amp.GradScaler if lib is plugrad else torch.amp.GradScaler
+        scaler = make("cpu", init_scale=2e38, growth_interval=1)
+        scaler.scale((w * 1e-30).sum()).backward()
+        scaler.step(optimizer)
+        scaler.update()
+        scales.append(scaler.get_scale())
+    assert scales[0] == scales[1] == np.float32(2e38)
