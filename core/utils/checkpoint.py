@@ -11,7 +11,11 @@ Gradients reach the tensor arguments and every tensor that requires grad and
 that the function reads without receiving it (parameters, tensors of an
 enclosing scope), whichever ``use_reentrant`` is given: ``.backward()``,
 :func:`plugrad.autograd.grad` and ``create_graph=True`` work through a
-checkpoint as through the function itself.
+checkpoint as through the function itself. A tensor of an enclosing scope
+that is not a leaf (it has a ``grad_fn`` of its own) is best passed as an
+argument: read from the scope, its gradient goes on to the leaves behind it
+without passing through it (its hooks do not see it), and a backward pass that
+freed its graph before reaching the checkpoint raises.
 """
 
 from __future__ import annotations
