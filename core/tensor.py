@@ -606,6 +606,17 @@ class Tensor(_InstalledMethods):
         return _wrap(self._device.xp.asarray(self._array, copy=True), self._device, False, None)
 
 
+def tensors_in(value: Any) -> list[Tensor]:
+    """The tensors in ``value``, inside tuples, lists and dicts too, in order."""
+    if isinstance(value, Tensor):
+        return [value]
+    if isinstance(value, (tuple, list)):
+        return [t for item in value for t in tensors_in(item)]
+    if isinstance(value, dict):
+        return [t for item in value.values() for t in tensors_in(item)]
+    return []
+
+
 def install_methods(**methods: Callable[..., Any] | property) -> None:
     """Make each function a method of :class:`Tensor` (each property a property of it),
     under its keyword's name.

@@ -18,7 +18,7 @@ from .. import lazy as _lazy
 from .. import registry as _registry
 from ..errors import CompileError, CompileWarning, GraphBreakError
 from ..grad_mode import _state
-from ..tensor import Tensor
+from ..tensor import Tensor, tensors_in
 from . import checks, codegen, graphs, passes
 from . import tracer as _tracer
 from .tracer import Tracer, capture_lock
@@ -357,7 +357,7 @@ def _settling(replay: Callable[..., Any], plan: Any, leaves: list[Tensor]) -> Ca
     def settled(L: Any, F: Any) -> Any:
         result = replay(L, F)
         if result is not codegen.MISS:
-            held = [*_tensors_in(L), *free, *_tensors_in(result)]
+            held = [*tensors_in(L), *free, *tensors_in(result)]
             _lazy.settle_tensors(held)
             _lazy.settle_tensors([t._grad for t in held if t._grad is not None])
         return result
@@ -394,17 +394,6 @@ def _following(
         return result
 
     return following
-
-
-def _tensors_in(value: Any) -> list[Tensor]:
-    """The tensors in ``value``, inside tuples, lists and dicts too."""
-    if isinstance(value, Tensor):
-        return [value]
-    if isinstance(value, (tuple, list)):
-        return [t for item in value for t in _tensors_in(item)]
-    if isinstance(value, dict):
-        return [t for item in value.values() for t in _tensors_in(item)]
-    return []
 
 
 def _signature(args: tuple[Any, ...], kwargs: dict[str, Any], leaves: list[Tensor]) -> Any:

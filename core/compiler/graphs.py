@@ -27,7 +27,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import CompileError, CompileWarning, DeviceGraphError
-from ..tensor import Tensor, _wrap
+from ..tensor import Tensor, _wrap, tensors_in
 from . import codegen, passes
 from .plan import Plan, Ref
 
@@ -177,7 +177,7 @@ class _Graph:
             ]
             if self.grads is None:  # not when a backend runs the work again to launch it
                 self.result, self.grads = result, written
-            arrays = [t._array for t in _tensors_in(result)]
+            arrays = [t._array for t in tensors_in(result)]
             return arrays + [g._array for _, _, g in written if g is not None]
 
         # A recording that fails may have run part of the work (or set .grad to memory
@@ -207,13 +207,3 @@ def _copied(value: Any) -> Any:
     if kind is dict:
         return {k: _copied(v) for k, v in value.items()}
     return value
-
-
-def _tensors_in(value: Any) -> list[Tensor]:
-    if isinstance(value, Tensor):
-        return [value]
-    if type(value) in (tuple, list):
-        return [t for v in value for t in _tensors_in(v)]
-    if type(value) is dict:
-        return [t for v in value.values() for t in _tensors_in(v)]
-    return []

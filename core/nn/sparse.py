@@ -3,6 +3,8 @@ or summed, averaged or maxed over bags)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from .. import dtypes as _dtypes
 from ..backend import Device
 from ..creation import empty
@@ -87,13 +89,7 @@ class Embedding(Module):
         >>> table(plugrad.tensor([1])), table.weight.requires_grad
         (tensor([[3., 4.]]), False)
         """
-        if not isinstance(embeddings, Tensor) or embeddings.ndim != 2:
-            shape = embeddings.shape if isinstance(embeddings, Tensor) else None
-            raise ShapeError(
-                "Embedding.from_pretrained() takes a 2-d Tensor (num_embeddings, "
-                f"embedding_dim), got {shape if shape is not None else type(embeddings).__name__}"
-            )
-        rows, cols = embeddings.shape
+        rows, cols = _table_sizes(cls, embeddings)
         return cls(rows, cols, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse,
                    _weight=embeddings, _freeze=freeze)  # fmt: skip
 
@@ -121,6 +117,17 @@ class Embedding(Module):
         if self.sparse:
             text += ", sparse=True"
         return text
+
+
+def _table_sizes(cls: type, embeddings: Any) -> tuple[int, int]:
+    """The sizes of a table given to ``cls.from_pretrained``, which must be a 2-d tensor."""
+    if not isinstance(embeddings, Tensor) or embeddings.ndim != 2:
+        raise ShapeError(
+            f"{cls.__name__}.from_pretrained() takes a 2-d Tensor (num_embeddings, "
+            f"embedding_dim), got {getattr(embeddings, 'shape', type(embeddings).__name__)}"
+        )
+    rows, cols = embeddings.shape
+    return rows, cols
 
 
 def _set_up_table(
@@ -224,12 +231,7 @@ class EmbeddingBag(Module):
         padding_idx: int | None = None,
     ) -> EmbeddingBag:
         """A layer whose table is ``embeddings`` (2-d), learned only if not ``freeze``."""
-        if not isinstance(embeddings, Tensor) or embeddings.ndim != 2:
-            raise ShapeError(
-                "EmbeddingBag.from_pretrained() takes a 2-d Tensor (num_embeddings, "
-                f"embedding_dim), got {getattr(embeddings, 'shape', type(embeddings).__name__)}"
-            )
-        rows, cols = embeddings.shape
+        rows, cols = _table_sizes(cls, embeddings)
         return cls(rows, cols, max_norm, norm_type, scale_grad_by_freq, mode, sparse,
                    embeddings, include_last_offset, padding_idx, _freeze=freeze)  # fmt: skip
 

@@ -30,7 +30,7 @@ from .. import random as _random
 from ..errors import InPlaceModificationError, PlugradError
 from ..function import Function
 from ..grad_mode import _state, enable_grad
-from ..tensor import Tensor
+from ..tensor import Tensor, tensors_in
 
 __all__ = ["CheckpointError", "checkpoint", "checkpoint_sequential"]
 
@@ -107,7 +107,7 @@ def checkpoint(
     versions = [(a, a._version) for a in args if isinstance(a, Tensor)]
     with enable_grad(), forward_context:
         result = function(*inner, **kwargs)
-    differentiable = [t for t in _tensors_in(result) if t._requires_grad]
+    differentiable = [t for t in tensors_in(result) if t._requires_grad]
     if not differentiable:
         return result
     positions = [i for i, a in enumerate(args) if isinstance(a, Tensor) and a._requires_grad]
@@ -122,17 +122,6 @@ def checkpoint(
     tracked = _Recomputed.apply(plan, kept, *(args[i] for i in positions), *read)
     tracked = tracked if isinstance(tracked, tuple) else (tracked,)
     return _replaced(result, {id(t): new for t, new in zip(differentiable, tracked, strict=True)})
-
-
-def _tensors_in(value: Any) -> list[Tensor]:
-    """The tensors in ``value`` (inside tuples, lists and dicts too), in order."""
-    if isinstance(value, Tensor):
-        return [value]
-    if isinstance(value, (tuple, list)):
-        return [t for item in value for t in _tensors_in(item)]
-    if isinstance(value, dict):
-        return [t for item in value.values() for t in _tensors_in(item)]
-    return []
 
 
 def _replaced(value: Any, new: dict[int, Tensor]) -> Any:
@@ -260,7 +249,7 @@ class _Recomputed(Function):
             stack.enter_context(enable_grad())
             stack.enter_context(plan.context)
             result = plan.function(*inner, **plan.kwargs)
-        outputs = tuple(t for t in _tensors_in(result) if t._requires_grad)
+        outputs = tuple(t for t in tensors_in(result) if t._requires_grad)
         if plan.check and [(o.shape, o.dtype) for o in outputs] != plan.meta:
             raise CheckpointError(
                 "a checkpointed function computed outputs of other shapes or dtypes when run "

@@ -9,13 +9,12 @@ from typing import Any
 
 from ... import ops as _ops
 from ...grad_mode import no_grad
-from ...random import randn
 from ...tensor import Tensor
 from .. import functional as F
 from ..conv import _ConvTransposeNd
 from ..module import Module
 from ..parameter import Parameter
-from .parametrizations import norm_except_dim, weight_as_matrix
+from .parametrizations import norm_except_dim, random_singular_vectors, weight_as_matrix
 
 __all__ = ["remove_spectral_norm", "remove_weight_norm", "spectral_norm", "weight_norm"]
 
@@ -79,14 +78,20 @@ def remove_weight_norm(module: Module, name: str = "weight") -> Module:
             continue
         with no_grad():
             weight = hook.compute_weight(module).detach()
-        object.__delattr__(module, name)
         del module._parameters[name + "_g"], module._parameters[name + "_v"]
-        module.register_parameter(name, Parameter(weight))
-        hooks = module._module_hooks
-        assert hooks is not None  # (the hook was found there)
-        hooks.forward_pre.remove(entry)
-        return module
+        return _restored(module, name, weight, entry)
     raise ValueError(f"remove_weight_norm(): weight_norm of {name!r} not found in {module}")
+
+
+def _restored(module: Module, name: str, weight: Tensor, entry: Any) -> Module:
+    """``module`` with the parameter ``name`` holding ``weight`` and its pre-hook
+    ``entry`` gone: a normalization undone (its own tensors removed first)."""
+    object.__delattr__(module, name)
+    module.register_parameter(name, Parameter(weight))
+    hooks = module._module_hooks
+    assert hooks is not None  # (the hook was found there)
+    hooks.forward_pre.remove(entry)
+    return module
 
 
 def _weight_norm_hooks(module: Module, with_entries: bool = False) -> Any:
@@ -161,11 +166,7 @@ def spectral_norm(
     if dim is None:
         dim = 1 if isinstance(module, _ConvTransposeNd) else 0
     hook = SpectralNorm(name, n_power_iterations, dim, eps)
-    with no_grad():
-        matrix = weight_as_matrix(weight.detach(), dim)
-        dtype, device = weight.dtype, weight.device
-        u = F.normalize(randn(matrix.shape[0], dtype=dtype, device=device), dim=0, eps=eps)
-        v = F.normalize(randn(matrix.shape[1], dtype=dtype, device=device), dim=0, eps=eps)
+    u, v = random_singular_vectors(weight_as_matrix(weight.detach(), dim), eps)
     del module._parameters[name]
     module.register_parameter(name + "_orig", weight)
     object.__setattr__(module, name, weight.detach())
@@ -183,12 +184,7 @@ def remove_spectral_norm(module: Module, name: str = "weight") -> Module:
             continue
         with no_grad():
             weight = hook.compute_weight(module, do_power_iteration=False).detach()
-        object.__delattr__(module, name)
         del module._parameters[name + "_orig"]
         del module._buffers[name + "_u"], module._buffers[name + "_v"]
-        module.register_parameter(name, Parameter(weight))
-        hooks = module._module_hooks
-        assert hooks is not None  # (the hook was found there)
-        hooks.forward_pre.remove(entry)
-        return module
+        return _restored(module, name, weight, entry)
     raise ValueError(f"remove_spectral_norm(): spectral_norm of {name!r} not found in {module}")

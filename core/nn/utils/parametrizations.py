@@ -67,6 +67,15 @@ def weight_as_matrix(weight: Tensor, dim: int) -> Tensor:
     return _ops.reshape(weight, (weight.shape[0], -1))
 
 
+def random_singular_vectors(matrix: Tensor, eps: float) -> tuple[Tensor, Tensor]:
+    """Unit vectors of ``matrix``'s height and width drawn at random: the power method's start."""
+    dtype, device = matrix.dtype, matrix.device
+    with no_grad():
+        u = F.normalize(randn(matrix.shape[0], dtype=dtype, device=device), dim=0, eps=eps)
+        v = F.normalize(randn(matrix.shape[1], dtype=dtype, device=device), dim=0, eps=eps)
+    return u, v
+
+
 class _SpectralNorm(Module):
     """``weight / sigma``, ``sigma`` the largest singular value of the weight as a matrix,
     estimated by power iteration; its vectors ``_u`` and ``_v`` are buffers, and each
@@ -92,14 +101,9 @@ class _SpectralNorm(Module):
         if ndim > 1:
             self.n_power_iterations = n_power_iterations
             matrix = weight_as_matrix(weight.detach(), self.dim)
-            h, w = matrix.shape
-            dtype, device = weight.dtype, weight.device
-            self.register_buffer(
-                "_u", F.normalize(randn(h, dtype=dtype, device=device), dim=0, eps=eps)
-            )
-            self.register_buffer(
-                "_v", F.normalize(randn(w, dtype=dtype, device=device), dim=0, eps=eps)
-            )
+            u, v = random_singular_vectors(matrix, eps)
+            self.register_buffer("_u", u)
+            self.register_buffer("_v", v)
             self._power_method(matrix, 15)
 
     def _power_method(self, matrix: Tensor, iterations: int) -> None:
