@@ -162,6 +162,14 @@ def index_key(tensor: Tensor, key: Any, recorded: bool = False) -> tuple[Any, ..
             )
         key = (key,)
     for k in key:  # (a loop: cheaper than a generator for the one or two items of most keys)
+        if type(k) not in _BASIC_INDEX_TYPES:
+            break
+    else:
+        # Ints, slices, None and ...: the common case, with nothing to convert.
+        # NOTE: the standard wants `...` in a tuple that indexes fewer axes than there
+        # are (array-api-strict insists); appending it changes nothing in any library.
+        return key if Ellipsis in key else (*key, Ellipsis)
+    for k in key:
         if type(k) not in _PLAIN_KEY_TYPES:
             key = tuple(_host_array_as_tensor(tensor, k) for k in key)
             break
@@ -178,8 +186,6 @@ def index_key(tensor: Tensor, key: Any, recorded: bool = False) -> tuple[Any, ..
             else k
             for k in key
         )
-    # NOTE: the standard wants `...` in a tuple that indexes fewer axes than there
-    # are (array-api-strict insists); appending it changes nothing in any library.
     if not any(k is Ellipsis for k in key):
         key = (*key, Ellipsis)
     return key
