@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from ... import ops as _ops
 from ...grad_mode import no_grad
 from ...random import randn
@@ -56,6 +58,15 @@ def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Mo
     ['bias', 'parametrizations.weight.original0', 'parametrizations.weight.original1']
     """
     register_parametrization(module, name, _WeightNorm(dim), unsafe=True)
+
+    def older_keys(layer: Module, state_dict: Any, prefix: str, *_: Any) -> None:
+        # A checkpoint of the older weight_norm (name_g, name_v) loads, as in PyTorch.
+        g, v = f"{prefix}{name}_g", f"{prefix}{name}_v"
+        if g in state_dict and v in state_dict:
+            state_dict[f"{prefix}parametrizations.{name}.original0"] = state_dict.pop(g)
+            state_dict[f"{prefix}parametrizations.{name}.original1"] = state_dict.pop(v)
+
+    module.register_load_state_dict_pre_hook(older_keys)
     return module
 
 
@@ -107,10 +118,11 @@ class _SpectralNorm(Module):
             self._power_method(matrix, 15)
 
     def _power_method(self, matrix: Tensor, iterations: int) -> None:
+        # Written into the buffers, as PyTorch's (out=): a state dict taken before sees the steps.
         with no_grad():
             for _ in range(iterations):
-                self._u = F.normalize(_ops.matmul(matrix, self._v), dim=0, eps=self.eps)
-                self._v = F.normalize(_ops.matmul(matrix.mH, self._u), dim=0, eps=self.eps)
+                self._u.copy_(F.normalize(_ops.matmul(matrix, self._v), dim=0, eps=self.eps))
+                self._v.copy_(F.normalize(_ops.matmul(matrix.mH, self._u), dim=0, eps=self.eps))
 
     def forward(self, weight: Tensor) -> Tensor:
         if weight.ndim == 1:

@@ -215,3 +215,22 @@ def test_pytorchs_consistency_checks_of_a_parametrization() -> None:
 
     normed = plugrad.nn.utils.parametrizations.spectral_norm(Deconvolution(2, 3, 2))
     assert normed.parametrizations.weight[0]._u.shape == (3,)
+
+
+def test_older_weight_norm_checkpoints_load_and_power_steps_write_the_buffers() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        older = plugrad.nn.utils.weight_norm(plugrad.nn.Linear(3, 2))
+    newer = plugrad.nn.utils.parametrizations.weight_norm(plugrad.nn.Linear(3, 2))
+    result = newer.load_state_dict(older.state_dict())  # weight_g, weight_v: renamed on load
+    assert not result.missing_keys and not result.unexpected_keys
+    x = plugrad.ones(1, 3)
+    np.testing.assert_allclose(newer(x).detach().numpy(), older(x).detach().numpy(), rtol=1e-6)
+    normed = plugrad.nn.utils.parametrizations.spectral_norm(plugrad.nn.Linear(3, 2))
+    state = normed.state_dict()
+    normed(x)  # a step of the power method, in training
+    assert state["parametrizations.weight.0._u"] is not None
+    np.testing.assert_array_equal(
+        state["parametrizations.weight.0._u"].numpy(),
+        normed.parametrizations.weight[0]._u.numpy(),  # the same memory: written in place
+    )
