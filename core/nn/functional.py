@@ -31,14 +31,13 @@ import math
 import numbers
 import operator
 import warnings
-from array import array
 from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 from .. import dtypes as _dtypes
 from .. import ops as _ops
 from ..creation import arange, asarray, full, ones, zeros
-from ..dtype_functions import broadcast_shapes, finfo, result_type
+from ..dtype_functions import broadcast_shapes, finfo, iinfo, result_type
 from ..errors import (
     ArgumentError,
     AxisError,
@@ -4302,12 +4301,12 @@ _INTERPOLATION = {
     "bilinear": (2,),
     "trilinear": (3,),
     "area": (1, 2),
+    "bicubic": (2,),
 }
 
 
-def _float32(value: float) -> float:
-    """``value`` rounded to single precision, as PyTorch's kernels compute their indices."""
-    return array("f", (value,))[0]
+#: ``value`` rounded to single precision, as PyTorch's kernels compute their indices.
+_float32 = _dtypes.rounded_to_float32
 
 
 def _nearest(
@@ -4365,6 +4364,53 @@ def _linear(
         for i in (first, second)
     ]
     return picked[0] * weights[0] + picked[1] * weights[1]
+
+
+#: PyTorch's bicubic convolution parameter (Keys' ``a``).
+_CUBIC_A = -0.75
+
+
+def _cubic(
+    x: Tensor, axis: int, size: int, out: int, scale: float | None, align_corners: bool
+) -> Tensor:
+    """Resample ``axis`` of ``x`` from ``size`` to ``out`` elements by cubic convolution
+    (``a = -0.75``), the four neighbours clamped to the axis, as PyTorch's bicubic."""
+    if out == size and (align_corners or scale is None or scale == 1):
+        return x  # every weight is 0 but the element's own
+    rounded = _float32 if x.dtype is not _dtypes.float64 else float
+    if align_corners:
+        ratio = rounded(rounded(size - 1) / (out - 1)) if out > 1 else 0.0
+        sources = [rounded(ratio * i) for i in range(out)]
+    else:  # (no clamp at 0, unlike the linear modes: the weights reach past the edge)
+        ratio = rounded(1.0 / scale) if scale is not None and scale > 0 else rounded(size / out)
+        sources = [rounded(rounded(ratio * rounded(i + 0.5)) - 0.5) for i in range(out)]
+    bases = [math.floor(s) for s in sources]
+    shares = [rounded(s - b) for s, b in zip(sources, bases)]
+    a = _CUBIC_A
+
+    def near(t: float) -> float:  # |t| <= 1
+        return rounded(rounded(rounded((a + 2) * t - (a + 3)) * t) * t + 1)
+
+    def far(t: float) -> float:  # 1 < |t| < 2
+        return rounded(rounded(rounded(rounded(a * t - 5 * a) * t) + 8 * a) * t - 4 * a)
+
+    weights = [
+        [far(t + 1.0) for t in shares],
+        [near(t) for t in shares],
+        [near(rounded(1.0 - t)) for t in shares],
+        [far(rounded(1.0 - t) + 1.0) for t in shares],
+    ]
+    shape = (out,) + (1,) * (x.ndim - 1 - axis)
+    result: Tensor | None = None
+    for offset, weight in zip((-1, 0, 1, 2), weights):
+        index = [min(max(b + offset, 0), size - 1) for b in bases]
+        picked = _ops.take(
+            x, asarray(index, dtype=x.device.default_int_dtype, device=x.device), axis=axis
+        )
+        term = picked * _ops.reshape(asarray(weight, dtype=x.dtype, device=x.device), shape)
+        result = term if result is None else result + term
+    assert result is not None
+    return result
 
 
 def affine_grid(theta: Tensor, size: Sequence[int], align_corners: bool | None = None) -> Tensor:
@@ -4551,12 +4597,14 @@ def interpolate(
         The output's spatial size.
     scale_factor : float or sequence of float, optional
         Multiplies each spatial size (rounded down); give it or ``size``.
-    mode : {"nearest", "nearest-exact", "linear", "bilinear", "trilinear", "area"}
-        ``"linear"`` takes 3-d input, ``"bilinear"`` 4-d, ``"trilinear"`` 5-d;
+    mode : {"nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear", "area"}
+        ``"linear"`` takes 3-d input, ``"bilinear"`` and ``"bicubic"`` 4-d,
+        ``"trilinear"`` 5-d; ``"bicubic"`` is PyTorch's cubic convolution
+        (``a = -0.75``, an integer image rounded into its range after each axis);
         ``"area"`` is :func:`adaptive_avg_pool1d`/:func:`adaptive_avg_pool2d`.
     align_corners : bool, optional
-        Linear modes only: map the corner elements of input and output onto each
-        other (``True``) or their corner edges (``False``, the default).
+        Linear and cubic modes only: map the corner elements of input and output onto
+        each other (``True``) or their corner edges (``False``, the default).
     recompute_scale_factor : bool, optional
         Compute the sampling from the rounded output size instead of ``scale_factor``.
     antialias : bool
@@ -4584,11 +4632,11 @@ def interpolate(
             f"interpolate(): mode={mode!r} takes {ranks} input (N, C, spatial...), got "
             f"shape {input.shape}"
         )
-    linear = mode in ("linear", "bilinear", "trilinear")
+    linear = mode in ("linear", "bilinear", "trilinear", "bicubic")  # (blends neighbours)
     if align_corners is not None and not linear:
         raise InvalidArgumentError(
-            f"interpolate(): align_corners is for the modes 'linear', 'bilinear' and "
-            f"'trilinear' only, not {mode!r}; leave it None"
+            f"interpolate(): align_corners is for the modes 'linear', 'bilinear', 'bicubic' "
+            f"and 'trilinear' only, not {mode!r}; leave it None"
         )
     if antialias:
         raise InvalidArgumentError("interpolate(): antialias=True is not supported")
@@ -4639,7 +4687,12 @@ def interpolate(
     # The last axis first: PyTorch's weighted sums nest in that order.
     for axis in reversed(range(nd)):
         length, target, scale = lengths[axis], sizes[axis], scales[axis]
-        if linear:
+        if mode == "bicubic":
+            out = _cubic(out, axis + 2, length, target, scale, bool(align_corners))
+            if integral:  # each pass rounded into the dtype's range, as PyTorch's uint8 kernel
+                info = iinfo(input.dtype)
+                out = _ops.clip(_ops.round(out), info.min, info.max)
+        elif linear:
             out = _linear(out, axis + 2, length, target, scale, bool(align_corners))
         else:
             exact = mode == "nearest-exact"

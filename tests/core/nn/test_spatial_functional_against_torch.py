@@ -204,6 +204,16 @@ RESAMPLING = {
     "pixel_unshuffle": (lambda F, lib, x: F.pixel_unshuffle(x, 2), (randn(3, 4, 6),)),
     "nearest scale": (lambda F, lib, x: F.interpolate(x, scale_factor=2), (X1,)),
     "nearest size": (lambda F, lib, x: F.interpolate(x, size=7), (X1,)),
+    # bicubic: PyTorch's cubic convolution (a = -0.75), neighbours clamped at the edges
+    "bicubic up": (lambda F, lib, x: F.interpolate(x, size=(9, 4), mode="bicubic"), (X2,)),
+    "bicubic by factors": (
+        lambda F, lib, x: F.interpolate(x, scale_factor=(0.5, 1.7), mode="bicubic"),
+        (X2,),
+    ),
+    "bicubic align_corners": (
+        lambda F, lib, x: F.interpolate(x, scale_factor=2, mode="bicubic", align_corners=True),
+        (X2,),
+    ),
     "nearest down": (lambda F, lib, x: F.interpolate(x, scale_factor=0.6), (X1,)),
     "nearest 2-d": (lambda F, lib, x: F.interpolate(x, scale_factor=(1.5, 0.7)), (X2,)),
     "nearest 3-d": (lambda F, lib, x: F.interpolate(x, size=(4, 2, 7)), (randn(1, 2, 3, 4, 5),)),
@@ -299,3 +309,12 @@ DOUBLE_BACKWARD = {
 def test_double_backward(name: str, check_double_backward: Callable[..., None]) -> None:
     program, arrays = DOUBLE_BACKWARD[name]
     check_double_backward(program, *arrays)
+
+
+def test_bicubic_interpolation_of_an_image_keeps_uint8_in_range() -> None:
+    # Its weights overshoot (a dark pixel beside a bright one): clamped, not wrapped round.
+    image = np.array([[[[0, 255, 0], [255, 0, 255], [0, 255, 0]]]], dtype=np.uint8)
+    ours = PF.interpolate(plugrad.asarray(image), scale_factor=2, mode="bicubic").numpy()
+    theirs = torch.nn.functional.interpolate(torch.tensor(image), scale_factor=2, mode="bicubic")
+    assert ours.dtype == np.uint8
+    assert np.abs(ours.astype(int) - theirs.numpy().astype(int)).max() <= 1  # (rounding)
