@@ -72,6 +72,7 @@ class ParametrizationList(ModuleList):
         super().__init__(modules)
         self.unsafe = unsafe
         shape, dtype = original.shape, original.dtype
+        before = original.detach()  # (its values, put back if the parametrization is refused)
         with no_grad():
             value: Any = original
             for module in reversed(list(self)):
@@ -98,7 +99,12 @@ class ParametrizationList(ModuleList):
             for index, item in enumerate(values):
                 _register(self, f"original{index}", item.detach(), original)
         if not unsafe:
-            _check_same("the parametrized tensor", self(), shape, dtype)
+            try:
+                _check_same("the parametrized tensor", self(), shape, dtype)
+            except ValueError:
+                with no_grad():
+                    original.data = before
+                raise
 
     def right_inverse(self, value: Tensor) -> None:
         """Set the originals so that the parametrized tensor is ``value``."""

@@ -201,6 +201,16 @@ def test_pytorchs_consistency_checks_of_a_parametrization() -> None:
     register = plugrad.nn.utils.parametrize.register_parametrization
     with pytest.raises(ValueError, match="shape"):
         register(plugrad.nn.Linear(3, 2), "weight", _First())  # the weight would change shape
+
+    class Doubling(_First):
+        def right_inverse(self, x):
+            return x * 2
+
+    refused = plugrad.nn.Linear(3, 2)
+    values = refused.weight.tolist()
+    with pytest.raises(ValueError, match="shape"):
+        register(refused, "weight", Doubling())
+    assert refused.weight.tolist() == values and type(refused) is plugrad.nn.Linear
     layer = register(plugrad.nn.Linear(3, 2), "weight", _First(), unsafe=True)
     assert layer.weight.shape == (1, 3)
     # An original of another shape is fine where the parametrized tensor keeps its own.
