@@ -202,7 +202,7 @@ CASES: dict[str, tuple[Callable[[], Any], type[Exception], str]] = {
         "divisible by downscale_factor",
     ),
     "interpolate mode": (
-        lambda: F.interpolate(ones(1, 1, 4), size=3, mode="bicubic"),
+        lambda: F.interpolate(ones(1, 1, 4), size=3, mode="quadratic"),
         InvalidArgumentError,
         "mode must be one of",
     ),
