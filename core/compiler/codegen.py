@@ -144,10 +144,27 @@ def _with_releases(
         for name in reads[index]:
             if last_use.get(name, -1) < at:
                 last_use[name] = at
-    kept = set(plan.output_refs) | inlined
+    kept = set(plan.output_refs) | _held_elsewhere(plan, reads)
+    # ``b = f(a, out=a)`` names a's array again: its memory is freed when the last of
+    # its names goes, so the names go together.
+    group_of: dict[str, str] = {}
+    for step in plan.steps:
+        into = step.kwargs.get("out") if step.kwargs and step.out is not None else None
+        if type(into) is Ref:
+            group_of[step.out] = group_of.get(into.name, into.name)  # type: ignore[index]
+    if group_of:
+        for name, group in group_of.items():
+            if name in kept:
+                kept.add(group)
+            if last_use.get(name, -1) > last_use.get(group, -1):
+                last_use[group] = last_use[name]
+        for name, group in group_of.items():
+            if group in kept:
+                kept.add(name)
+            last_use[name] = last_use[group]
     released: dict[int, list[str]] = {}
     for name, index in last_use.items():
-        if name not in kept:
+        if name not in kept and name not in inlined:
             released.setdefault(index, []).append(name)
     result = []
     for index, line in enumerate(lines):
@@ -156,6 +173,36 @@ def _with_releases(
         if names:
             result.append("del " + ", ".join(names))
     return result
+
+
+def _held_elsewhere(plan: Plan, reads: list[list[str]]) -> set[str]:
+    """Values whose arrays something outside the replay's names keeps: a tensor's array
+    read (``v1 = F[0]._array``), a folded constant, an array wrapped into a ``.grad``.
+    Deleting such a name frees nothing; its line would only cost compile time."""
+    held: set[str] = set()
+    wraps: dict[str, int] = {}
+    stored: dict[str, int] = {}  # each .grad's last write: the gradient stored there
+    for index, step in enumerate(plan.steps):
+        if step.kind != "text" or type(step.target) is not str:
+            continue
+        target = step.target
+        if step.out is not None and not step.args and _KEPT_ARRAY.fullmatch(target):
+            held.add(step.out)
+        elif step.out is not None and target.startswith("_wrap("):
+            wraps[step.out] = index
+        elif "._grad = " in target:
+            owner, _, value = target.partition("._grad = ")
+            stored_value = step.args[0] if value == "{0}" and step.args else None
+            wrap = wraps.get(stored_value.name) if type(stored_value) is Ref else None
+            stored[owner] = -1 if wrap is None else wrap
+    for wrap in stored.values():
+        if wrap >= 0:
+            held.update(reads[wrap])
+    return held
+
+
+#: A text step reading an array that lives on after the replay: a tensor's, or a constant.
+_KEPT_ARRAY = re.compile(r"[\w\[\]]+\._array|folded_\w+")
 
 
 def _use_counts(plan: Plan, reads: list[list[str]] | None = None) -> dict[str, int]:
@@ -298,7 +345,9 @@ def source_of(plan: Plan, name: str = "replay") -> tuple[str, dict[str, Any]]:
         plan, [render(step, literal) for step in plan.steps], uses, reads
     )
     lines = _inline_single_uses(plan, lines, inlined, moved, uses, reads)
-    body = [line for line in _with_releases(plan, lines, inlined, moved, reads) if line]
+    body = _merged_grad_stores(
+        [line for line in _with_releases(plan, lines, inlined, moved, reads) if line]
+    )
     lines = [f"def {name}(L, F):"]
     if plan.guards:
         lines.append("    if not (")
@@ -311,6 +360,8 @@ def source_of(plan: Plan, name: str = "replay") -> tuple[str, dict[str, Any]]:
     scope: dict[str, Any] = {
         "MISS": MISS,
         "_wrap": _wrap,
+        "_store_grads": _store_grads,
+        "_distinct_memory": distinct_memory,
         "_op": operator,
         "_tensor_meta": TENSOR_META,
         "_strides_of": _strides_of,
@@ -322,6 +373,57 @@ def source_of(plan: Plan, name: str = "replay") -> tuple[str, dict[str, Any]]:
     scope.update(plan.namespaces)
     scope.update(constants)
     return "\n".join(lines) + "\n", scope
+
+
+#: ``t._grad = None`` and ``t._grad = _wrap(a, device, False, None)``, as a plan writes them.
+_CLEARED_GRAD = re.compile(r"([\w\[\]]+)\._grad = None")
+_STORED_GRAD = re.compile(r"([\w\[\]]+)\._grad = _wrap\((\w+), (\w+), False, None\)")
+
+
+def _merged_grad_stores(lines: list[str]) -> list[str]:
+    """``lines`` with each run of ``.grad`` writes one statement: the writes of a
+    backward pass (and of ``zero_grad``) come together, one line per parameter, and
+    Python compiles one call faster than a line each (same order, same effect)."""
+    merged: list[str] = []
+    index = 0
+    while index < len(lines):
+        end = index
+        match = _CLEARED_GRAD.fullmatch(lines[index])
+        if match is not None:
+            owners = []
+            while end < len(lines) and (match := _CLEARED_GRAD.fullmatch(lines[end])):
+                owners.append(match[1])
+                end += 1
+            if len(owners) > 1:
+                merged.append(" = ".join(owner + "._grad" for owner in owners) + " = None")
+                index = end
+                continue
+        match = _STORED_GRAD.fullmatch(lines[index])
+        if match is not None:
+            device, pairs = match[3], []
+            while end < len(lines) and (match := _STORED_GRAD.fullmatch(lines[end])):
+                if match[3] != device:
+                    break
+                pairs += match[1], match[2]
+                end += 1
+            if len(pairs) > 2:
+                merged.append(f"_store_grads({device}, {', '.join(pairs)})")
+                index = end
+                continue
+        merged.append(lines[index])
+        index += 1
+    return merged
+
+
+def _store_grads(device: Any, *owners_and_arrays: Any) -> None:
+    """Give each tensor (every other argument) the array after it as its ``.grad``."""
+    for index in range(0, len(owners_and_arrays), 2):
+        owners_and_arrays[index]._grad = _wrap(owners_and_arrays[index + 1], device, False, None)
+
+
+def distinct_memory(tensors: Any) -> int:
+    """How many of ``tensors`` are distinct and share memory with no other of them."""
+    return len({id(t._counter or t) for t in tensors})
 
 
 #: Code objects of recent sources, by text: a plan captured again (after ``cache_clear``,

@@ -502,7 +502,7 @@ def _guard_memory_sharing(plan: Any, leaves: list[Tensor]) -> None:
         return
     groups = _memory_groups(tensors)
     if groups == tuple(range(len(tensors))):  # none shared: one set, the common case
-        plan.guards.append(f"len({{id(t._counter or t) for t in (*L, *F)}}) == {len(tensors)}")
+        plan.guards.append(f"_distinct_memory((*L, *F)) == {len(tensors)}")
         return
     name = "memory_groups"
     while name in plan.constants:
