@@ -60,11 +60,30 @@ def norm(
             )
         axes = (0, 1) if A.ndim == 2 else 0
     if isinstance(axes, tuple) and len(axes) == 2:
-        matrix_axes = tuple(a % A.ndim for a in axes)
+        matrix_axes = _matrix_axes(axes, A.ndim)
         moved = namespace.moveaxis(A, matrix_axes, (-2, -1))
         result = matrix_norm(moved, ord="fro" if ord is None else ord, keepdims=keepdim)  # noqa: F405
         return namespace.moveaxis(result, (-2, -1), matrix_axes) if keepdim else result
     return vector_norm(A, axis=axes, keepdims=keepdim, ord=2 if ord is None else ord)  # noqa: F405
+
+
+def _matrix_axes(dim: tuple[Any, ...], ndim: int) -> tuple[int, int]:
+    """The two axes of a matrix norm, each checked to be in range, and not the same one."""
+    from .errors import ArgumentError, AxisError
+
+    if any(isinstance(axis, bool) or not hasattr(axis, "__index__") for axis in dim):
+        raise ArgumentError(f"linalg.norm(): dim takes ints, got {dim!r}")
+    dim = tuple(axis.__index__() for axis in dim)
+    for axis in dim:
+        if not -ndim <= axis < ndim:
+            raise AxisError(
+                f"linalg.norm(): dim {axis} is out of range for a {ndim}-D tensor; give "
+                f"dims in [{-ndim}, {ndim - 1}]"
+            )
+    first, second = dim[0] % ndim, dim[1] % ndim
+    if first == second:
+        raise AxisError(f"linalg.norm(): dim {dim!r} names one dimension twice; give two")
+    return first, second
 
 
 def multi_dot(tensors: Any) -> Any:
@@ -127,7 +146,7 @@ def lstsq(A: Any, B: Any, rcond: float | None = None, *, driver: str | None = No
 
     The solution comes from the pseudo-inverse (singular values below ``rcond`` times the
     largest count as 0). What else is given follows ``driver``, as in PyTorch (on the
-    CPU): the default ``"gelsy"`` gives ``rank``; ``"gelsd"`` and ``"gelss"`` also the
+    CPU): ``"gels"`` reads no ``rcond``; the default ``"gelsy"`` gives ``rank``; ``"gelsd"`` and ``"gelss"`` also the
     ``singular_values`` of ``A`` and, where ``A`` is tall and of full rank, the
     ``residuals`` (the squared norm of each column of ``A @ X - B``); ``"gels"`` the
     residuals only. What is not given is an empty tensor. ``B`` holds matrices, or
@@ -148,7 +167,8 @@ def lstsq(A: Any, B: Any, rcond: float | None = None, *, driver: str | None = No
         )
     if B.ndim == 0:
         raise namespace.errors.ShapeError("lstsq(): B must be a vector or matrices, got a 0-d B")
-    tolerance = {} if rcond is None else {"rtol": rcond}
+    # gels (QR, for full-rank A) has no cut-off: it takes no rcond, as in PyTorch.
+    tolerance = {} if rcond is None or driver == "gels" else {"rtol": rcond}
     inverse = namespace.linalg.pinv(A, **tolerance)
     # B of A's shape without its last axis: vectors (one per matrix), as PyTorch reads it.
     vectors = tuple(B.shape) == tuple(A.shape[:-1])

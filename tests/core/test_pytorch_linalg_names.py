@@ -19,7 +19,7 @@ from torch_compare import as_tensor as _tensor
 from torch_compare import assert_agrees
 
 import plugrad
-from plugrad.errors import ArgumentError, DtypeError, ShapeError
+from plugrad.errors import ArgumentError, AxisError, DtypeError, ShapeError
 from plugrad.testing import backends_under_test
 
 torch = pytest.importorskip("torch")
@@ -165,6 +165,11 @@ def test_cross_without_dim_takes_the_first_axis_of_size_3_with_a_warning() -> No
         (lambda: plugrad.det([[1.0]]), TypeError, "takes a Tensor"),
         (lambda: plugrad.is_nonzero(plugrad.ones(2)), ShapeError, "ambiguous"),
         (lambda: plugrad.take_along_dim([1.0], plugrad.ones(1)), TypeError, "takes a Tensor"),
+        # A matrix norm's dims out of range were taken modulo ndim (a plausible wrong number).
+        (lambda: plugrad.linalg.norm(plugrad.ones(2, 3), dim=(0, 5)), AxisError, "out of range"),
+        (lambda: plugrad.linalg.norm(plugrad.ones(2, 3), ord=2, dim=(1, 2)), AxisError, "dim 2"),
+        (lambda: plugrad.linalg.norm(plugrad.ones(2, 3), dim=(0, -2)), AxisError, "twice"),
+        (lambda: plugrad.linalg.norm(plugrad.ones(2, 3), dim=(0, 1.0)), TypeError, "ints"),
     ],
 )  # fmt: skip
 def test_bad_input_is_refused_clearly(call: Callable[[], Any], error: type, message: str) -> None:
@@ -381,6 +386,18 @@ def test_lstsq_gives_what_pytorchs_driver_gives(system, driver):
         np.testing.assert_allclose(np.asarray(mine.tolist()), reference.numpy(), rtol=1e-10)
     with pytest.raises(plugrad.errors.ArgumentError, match="driver"):
         plugrad.linalg.lstsq(plugrad.asarray(A), plugrad.asarray(B), driver="gelsx")
+
+
+@pytest.mark.parametrize("driver", [None, "gelsy", "gelsd", "gelss", "gels"])
+def test_lstsq_reads_rcond_where_pytorchs_driver_does(driver):
+    # gels has no cut-off: rcond=0.5 dropped the 0.1 singular value (solution [1, 0]).
+    A = np.array([[1.0, 0.0], [0.0, 0.1], [0.0, 0.0]])
+    B = np.ones((3, 1))
+    ours = plugrad.linalg.lstsq(plugrad.asarray(A), plugrad.asarray(B), rcond=0.5, driver=driver)
+    theirs = torch.linalg.lstsq(torch.tensor(A), torch.tensor(B), rcond=0.5, driver=driver)
+    for mine, reference in zip(ours, theirs, strict=True):
+        assert mine.shape == tuple(reference.shape)
+        np.testing.assert_allclose(np.asarray(mine.tolist()), reference.numpy(), rtol=1e-10)
 
 
 SINGULAR = {
