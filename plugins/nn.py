@@ -28,12 +28,20 @@ import functools
 import math
 from typing import Any
 
-from plugrad.errors import DtypeError
+from plugrad.errors import AxisError, DtypeError
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
 from plugrad.plugins._error_function import erf_values, erfc_values
 from plugrad.plugins._index_plan import put
-from plugrad.plugins._rules import cast, conj, device_of, is_complex, is_half, logistic
+from plugrad.plugins._rules import (
+    cast,
+    checked_axis,
+    conj,
+    device_of,
+    is_complex,
+    is_half,
+    logistic,
+)
 from plugrad.plugins._scatter import scatter_add_generic, scatter_add_numpy
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
@@ -219,10 +227,15 @@ log_softmax = nn_op("log_softmax", _log_softmax_kernel, vjp=_log_softmax_grad,
 
 
 def _normalized_axes(axis: int | tuple[int, ...] | None, ndim: int) -> tuple[int, ...]:
+    """logsumexp's axes in order, each checked (an empty input never reaches the backend's
+    own check); a 0-d input takes 0 and -1, as PyTorch's reductions do."""
     if axis is None:
         return tuple(range(ndim))
     axes = (axis,) if isinstance(axis, int) else tuple(axis)
-    return tuple(sorted(a % ndim for a in axes)) if ndim else ()
+    checked = sorted(checked_axis("logsumexp", a, ndim, zero_d_as_one=True) for a in axes)
+    if len(set(checked)) != len(checked):
+        raise AxisError(f"logsumexp(): dim {axis!r} names one dimension more than once")
+    return tuple(checked) if ndim else ()
 
 
 def _kept_shape(shape: tuple[int, ...], axis: Any) -> tuple[int, ...]:

@@ -12,7 +12,7 @@ import pytest
 from torch_compare import assert_agrees
 
 import plugrad
-from plugrad.errors import ShapeError
+from plugrad.errors import AxisError, ShapeError
 from plugrad.testing import backends_under_test
 
 torch = pytest.importorskip("torch")
@@ -48,6 +48,16 @@ def test_an_extremum_over_an_empty_axis_is_a_shape_error(name: str, backend: str
         EMPTY_EXTREMA[name](torch, torch.zeros((0, 3)))
     with plugrad.use_backend(backend):  # over an axis that holds elements: empty, as PyTorch
         assert plugrad.amax(plugrad.zeros((0, 3)), 1).shape == (0,)
+
+
+@pytest.mark.parametrize("backend", backends_under_test())
+@pytest.mark.parametrize("dims", [1, -2, (0, 1), (0, -2)])
+def test_logsumexp_of_an_empty_tensor_checks_its_dims(dims, backend: str):
+    # An empty input never reached the backend's check: dim 1 of a 1-D tensor gave -inf.
+    with plugrad.use_backend(backend), pytest.raises(AxisError, match="dim"):
+        plugrad.logsumexp(plugrad.zeros(0), dim=dims)
+    with pytest.raises((IndexError, RuntimeError)):
+        torch.logsumexp(torch.zeros(0), dim=dims)
 
 
 def test_logsumexp_over_every_axis_of_an_empty_tensor_is_minus_inf():
