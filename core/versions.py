@@ -91,6 +91,10 @@ def shared_counter(tensor: Versioned) -> list[Any]:
     return counter
 
 
+#: Taken to make a shared counter and to prune one (rare: the hot path takes no lock).
+_pruning = threading.Lock()
+
+
 def add_alias(tensor: Versioned, alias: Versioned, key: Any = None) -> None:
     """Record that ``alias`` shares ``tensor``'s memory, and how.
 
@@ -99,10 +103,15 @@ def add_alias(tensor: Versioned, alias: Versioned, key: Any = None) -> None:
     ``None`` for any other view. The two share the counter.
     """
     counter = tensor._counter
-    if counter is None:
-        counter = tensor._counter = [0, (_weak(tensor), None, None)]
-    elif len(counter) == 1:
-        counter.append((_weak(tensor), None, None))
+    if counter is None or len(counter) == 1:
+        # The first view: threads making views of one tensor at once must all find the
+        # one counter made here (a second one, made meanwhile, would lose the first's).
+        with _pruning:
+            counter = tensor._counter
+            if counter is None:
+                counter = tensor._counter = [0, (_weak(tensor), None, None)]
+            elif len(counter) == 1:
+                counter.append((_weak(tensor), None, None))
     alias._counter = counter
     if key is None:
         counter.append((_weak(alias), None, None))
@@ -118,9 +127,6 @@ def add_alias(tensor: Versioned, alias: Versioned, key: Any = None) -> None:
     quarter = len(counter) >> 2
     if quarter >= 8 and not quarter & (quarter - 1):
         _forget_dead_aliases(counter)
-
-
-_pruning = threading.Lock()
 
 
 def _forget_dead_aliases(counter: list[Any]) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
 from functions import Exp, Square
@@ -560,6 +562,26 @@ def test_views_made_in_threads_are_all_listed_while_the_dead_are_forgotten() -> 
     # Pruned near each power of two: about the live count, twice that if threads
     # switching at the wrong moments let one prune pass; never the 12,000 made.
     assert len(y._counter) < 4 * live
+
+
+def test_the_first_views_of_a_tensor_made_in_threads_at_once_share_one_counter() -> None:
+    # Two threads making a tensor's first views each made it a counter: the views listed in
+    # the one that lost went unseen by in-place changes of the tensor.
+    lost = 0
+    for _ in range(200):
+        y = plugrad.zeros(10)
+        kept: list[list[plugrad.Tensor]] = [[] for _ in range(4)]
+        start = threading.Barrier(4)
+
+        def make_views(mine: list[plugrad.Tensor], y=y, start=start) -> None:
+            start.wait()
+            for i in range(10):
+                mine.append(y[i])
+
+        run_in_threads(make_views, [(mine,) for mine in kept])
+        listed = {id(entry[0]()) for entry in y._counter[1:]}
+        lost += sum(v._counter is not y._counter or id(v) not in listed for m in kept for v in m)
+    assert lost == 0, f"{lost} views lost their base's version counter"
 
 
 def test_flip_and_diag_are_copies_as_in_pytorch() -> None:
