@@ -46,6 +46,7 @@ from ..errors import (
     InvalidArgumentError,
     ShapeError,
 )
+from ..grad_mode import _state as _grad_state
 from ..grad_mode import no_grad
 from ..inplace import apply_inplace
 from ..random import Generator, rand
@@ -1197,6 +1198,13 @@ def _reduce_over_classes(
     total = _ops.sum(loss)
     if reduction == "sum":
         return total
+    if weight is not None and weight.requires_grad and _grad_state.enabled:
+        # counted_weight gives no gradient: the mean's gradient for the weights has a term
+        # from its denominator, written out here (as the common case need not be).
+        counted = target != ignore_index
+        picked = _ops.take(weight, _ops.reshape(_ops.where(counted, target, 0), (-1,)), axis=0)
+        summed = _ops.sum(_ops.where(_ops.reshape(counted, (-1,)), picked, 0.0))
+        return total / _ops.where(summed == 0, math.nan, summed)
     return total / _ops.counted_weight(input, target, weight, ignore_index=ignore_index)
 
 
@@ -1219,7 +1227,9 @@ def cross_entropy(
         Class indices (integers, of the input's shape without the class axis),
         or class probabilities (floats, of the input's shape).
     weight : Tensor, optional
-        ``(C,)``: a weight per class (no gradient flows to it).
+        ``(C,)``: a weight per class. With class-index targets no gradient reaches it: one
+        that requires grad is refused, as in PyTorch (``nll_loss`` of ``log_softmax`` gives
+        one).
     ignore_index : int
         Class-index targets equal to it count neither in the loss nor in the mean
         (class indices only: with probability targets it must be left out).
@@ -1261,6 +1271,12 @@ def cross_entropy(
         return _soft_cross_entropy(input, target, weight, reduction, label_smoothing)
     _class_target_shape("cross_entropy", input, target)
     _check_class_range("cross_entropy", target, classes, ignore_index)
+    if weight is not None and weight.requires_grad and _grad_state.enabled:
+        raise InvalidArgumentError(
+            "cross_entropy(): weight requires grad, and no gradient reaches the class weights "
+            "of class-index targets (PyTorch refuses it too); pass weight.detach(), or write "
+            "the loss as nll_loss(log_softmax(input, 1), target, weight) for a gradient"
+        )
     loss = _ops.cross_entropy(
         input, target, weight, ignore_index=ignore_index, label_smoothing=float(label_smoothing)
     )

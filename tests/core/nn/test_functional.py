@@ -238,6 +238,34 @@ def test_nll_loss(backend, reduction) -> None:
 
 
 @pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("shape", [(5, 4), (2, 4, 3)])
+def test_nll_loss_gradient_of_its_class_weights(backend, reduction, shape) -> None:
+    # PyTorch refuses a weight that requires grad; plugrad gives the gradient, which for the
+    # mean left out its denominator's term (the summed weights of the counted targets).
+    logp = F.log_softmax(plugrad.asarray(normal(*shape)), 1)
+    target = plugrad.asarray(RNG.integers(0, 4, size=(shape[0], *shape[2:])))
+    target[0] = -100
+
+    def loss(weight):
+        return F.nll_loss(logp, target, weight, reduction=reduction)
+
+    weight = plugrad.asarray(RNG.uniform(0.5, 1.5, size=4), requires_grad=True)
+    assert plugrad.autograd.gradcheck(loss, (weight,))
+
+
+def test_cross_entropy_refuses_class_weights_that_require_grad(backend) -> None:
+    # Its fused kernel gives them no gradient: .grad stayed None, silently.
+    x, target = plugrad.asarray(normal(3, 4)), plugrad.asarray(np.array([0, 1, 3]))
+    weight = plugrad.ones(4, dtype=plugrad.float64, requires_grad=True)
+    with pytest.raises(plugrad.errors.InvalidArgumentError, match="weight.detach"):
+        F.cross_entropy(x, target, weight)
+    with plugrad.no_grad():
+        F.cross_entropy(x, target, weight)
+    F.cross_entropy(x, target, weight.detach())
+    assert weight.grad is None
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
 def test_binary_cross_entropy_with_logits(backend, reduction) -> None:
     target = RNG.uniform(0, 1, size=(4, 3))
     compare(
