@@ -322,7 +322,7 @@ def _apply_with_scalar(
     the number in ``float16``, as scalars adapt to tensors (PyTorch's ``h == 0.1``).
     """
     if x._array.dtype in device.half_natives and type(scalar) in _REAL_NUMBERS:
-        if not op.differentiable and op.name != "floor_divide":
+        if (not op.differentiable or op.name == "nextafter") and op.name != "floor_divide":
             native = device.xp.asarray(scalar, dtype=device.native_dtype(_dtypes.float16))
             scalar = _wrap(native, device, False, None)
             return apply2(op, scalar, x, params) if scalar_first else apply2(op, x, scalar, params)

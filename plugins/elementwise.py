@@ -815,7 +815,9 @@ floor_divide = op("floor_divide", _floor_divide, differentiable=False, methods="
 
 signbit = op("signbit(x)", differentiable=False, methods="signbit",
              real_only=True, doc="Whether the sign bit is set, element-wise (true for ``-0.0``).")
-nextafter = op("nextafter(x1, x2)", promotion="mixed", differentiable=False, methods="nextafter",
+# The step is one ulp: the gradient is x1's (not none, which summed it as 0 into a .grad).
+nextafter = op("nextafter(x1, x2)", promotion="mixed", broadcasting=True, methods="nextafter",
+               vjp=(lambda xp, g, ans, x1, x2: g, lambda xp, g, ans, x1, x2: xp.zeros_like(g)),
                inplace=True, real_only=True,
                doc="The next representable value after ``x1`` towards ``x2``, element-wise.")
 isnan = op("isnan(x)", differentiable=False, methods="isnan", doc="Whether each element is NaN.")
