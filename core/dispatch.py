@@ -16,6 +16,7 @@ from . import anomaly as _anomaly
 from . import dtypes as _dtypes
 from . import graph as _graph
 from . import ops as _ops
+from . import versions as _versions
 from .dtypes import DType, is_differentiable, of_python_type
 from .errors import (
     AxisError,
@@ -816,12 +817,6 @@ def saved_version(value: Any) -> int:
     return 0 if counter is None else counter[0]
 
 
-def _copied(device: Device, x: Tensor, out: Tensor) -> bool:
-    """Whether ``out``, made by a view op of ``x``, is a copy (a ``reshape`` the layout
-    allowed no view of). ``plugrad.compile`` swaps in one that asks of the real arrays."""
-    return not device.backend.may_share_memory(x._array, out._array)
-
-
 def apply_view(op: RegisteredOp, x: Any, params: dict[str, Any] | None) -> Tensor:
     """Run a one-input op whose result may share memory with its input (reshape, ...).
 
@@ -832,7 +827,11 @@ def apply_view(op: RegisteredOp, x: Any, params: dict[str, Any] | None) -> Tenso
         x._shareable_array()
     out = apply1(op, x, params)
     device = x._device
-    if op.name == "reshape" and not device.views_are_copies and _copied(device, x, out):
+    if (
+        op.name == "reshape"
+        and not device.views_are_copies
+        and _versions.made_a_copy(device, x, out)
+    ):
         return out  # a copy (the layout allowed no view): changing it changes nothing of x
     # How the view was made is kept: an in-place change of either brings the other's graph
     # history up to date (and, where views are copies, its values).

@@ -145,12 +145,12 @@ def lstsq(A: Any, B: Any, rcond: float | None = None, *, driver: str | None = No
     singular_values)``.
 
     The solution comes from the pseudo-inverse (singular values below ``rcond`` times the
-    largest count as 0). What else is given follows ``driver``, as in PyTorch (on the
-    CPU): ``"gels"`` reads no ``rcond``; the default ``"gelsy"`` gives ``rank``; ``"gelsd"`` and ``"gelss"`` also the
-    ``singular_values`` of ``A`` and, where ``A`` is tall and of full rank, the
-    ``residuals`` (the squared norm of each column of ``A @ X - B``); ``"gels"`` the
-    residuals only. What is not given is an empty tensor. ``B`` holds matrices, or
-    vectors where it has ``A``'s shape without the last axis.
+    largest count as 0; ``"gels"``, for full-rank ``A``, reads no ``rcond``). What else
+    is given follows ``driver``, as in PyTorch (on the CPU): the default ``"gelsy"`` gives
+    ``rank``; ``"gelsd"`` and ``"gelss"`` also the ``singular_values`` of ``A`` and, where
+    ``A`` is tall and of full rank, the ``residuals`` (the squared norm of each column of
+    ``A @ X - B``); ``"gels"`` the residuals only. What is not given is an empty tensor.
+    ``B`` holds matrices, or vectors where it has ``A``'s shape without the last axis.
 
     Examples
     --------

@@ -11,6 +11,7 @@ from typing import Any
 from . import dtypes as _dtypes
 from . import grad_mode as _grad_mode
 from . import ops as _ops
+from . import versions as _versions
 from .errors import ArgumentError, DeviceMismatchError, DtypeError
 from .grad_mode import no_grad
 from .tensor import Tensor, _wrap, install_methods
@@ -63,7 +64,7 @@ def _copied_by_negative_step(tensor: Tensor, key: tuple[Any, ...], out: Tensor) 
     return (
         not device.views_are_copies
         and any(type(k) is slice and k.step is not None and k.step < 0 for k in key)
-        and not device.backend.may_share_memory(tensor._array, out._array)
+        and _versions.made_a_copy(device, tensor, out)
     )
 
 

@@ -77,6 +77,13 @@ class Unstacked:
         self.index = index
 
 
+def made_a_copy(device: Any, x: Any, out: Any) -> bool:
+    """Whether ``out``, made by a view op of ``x``, is a copy (a ``reshape`` the layout
+    allowed no view of, a negative step on the torch backend). ``plugrad.compile`` swaps
+    in one that asks of the real arrays."""
+    return not device.backend.may_share_memory(x._array, out._array)
+
+
 def version(tensor: Versioned) -> int:
     """How many in-place modifications this tensor's data has seen."""
     counter = tensor._counter

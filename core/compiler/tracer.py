@@ -38,12 +38,12 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from .. import dispatch as _dispatch
 from .. import engine as _engine
 from .. import graph as _graph
 from .. import inplace as _views
 from .. import random as _random
 from .. import registry as _registry
+from .. import versions as _versions
 from ..backend_activation import bind_kernel
 from ..backend_activation import default_device as _default_device
 from ..errors import GraphBreakError, GraphFreedError, IndexOutOfRangeError
@@ -849,8 +849,8 @@ def _replayed_flag(
 
 
 def _copied_of_real_arrays(device: Any, x: Tensor, out: Tensor) -> bool:
-    """``dispatch._copied`` during a capture: whether a reshape copied, asked of the real
-    arrays (the plan keeps the answer; its guards keep the arguments' layouts)."""
+    """``versions.made_a_copy`` during a capture: whether a view op copied, asked of the
+    real arrays (the plan keeps the answer; its guards keep the arguments' layouts)."""
     array, result = x._array, out._array
     real = array._real if isinstance(array, TracedArray) else array
     real_result = result._real if isinstance(result, TracedArray) else result
@@ -1697,7 +1697,7 @@ class Tracer:
                 _replayed_range_check(_functional.__dict__["any_outside"]),
             ),
             (_rules, "any_true", _replayed_kernel_check(_rules.__dict__["any_true"])),
-            (_dispatch, "_copied", _copied_of_real_arrays),
+            (_versions, "made_a_copy", _copied_of_real_arrays),
             (_graph, "backend_array_types", _with_traced_arrays()),
             (_registry, "resolve_device", _noting_default_device(_registry.resolve_device, self)),
             (

@@ -1277,3 +1277,30 @@ def test_changing_what_an_optimizer_step_depends_on_captures_again(make_optimize
     assert compiled.captures > captures
     for a, b in zip(model.parameters(), reference.parameters()):
         _same(a, b)
+
+
+def test_a_backend_is_asked_about_its_own_arrays_in_a_capture(monkeypatch):
+    # x[::-1] asks the backend whether the result shares memory: in a capture it was given
+    # the tracer's wrappers, which CuPy refuses (TypeError) where NumPy let them pass.
+    backend = plugrad.registry.resolve_device("numpy").backend
+    asked = []
+
+    def strict(array, other):
+        assert type(array) is np.ndarray and type(other) is np.ndarray, (array, other)
+        asked.append(True)
+        return np.may_share_memory(array, other)
+
+    monkeypatch.setattr(backend, "may_share_memory", strict)
+    x = plugrad.arange(6.0, requires_grad=True)
+
+    def flipped(t):
+        loss = (t[::-1] * t[1::2].sum()).sum()
+        loss.backward()
+        return loss.detach()
+
+    eager = flipped(x).item(), x.grad.tolist()
+    compiled = plugrad.compile(flipped, fullgraph=True)
+    for _ in range(2):  # a capture, then a replay
+        x.grad = None
+        assert (compiled(x).item(), x.grad.tolist()) == eager
+    assert asked
