@@ -70,12 +70,24 @@ class CupyBackend(Backend):
         return None if count else "cupy is installed but no CUDA device is visible"
 
     def namespace(self) -> Any:
-        import array_api_compat.cupy
+        from plugrad.backends import cupy_namespace
 
-        return array_api_compat.cupy
+        return cupy_namespace
 
     def may_share_memory(self, array: Any, other: Any) -> bool:
         return bool(_cupy().may_share_memory(array, other))
+
+    def repeats_elements(self, array: Any) -> bool:
+        # CuPy writes a broadcast view (stride 0) without complaint: one element, many times.
+        return any(step == 0 and size > 1 for step, size in zip(array.strides, array.shape))
+
+    def write(self, array: Any, values: Any) -> Any:
+        if self.repeats_elements(array):
+            raise ValueError(
+                "the array is a broadcast view: it shows one element in several places"
+            )
+        array[...] = values
+        return array
 
     def array_types(self) -> tuple[type, ...]:
         return (_cupy().ndarray,)

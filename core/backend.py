@@ -217,6 +217,12 @@ class Backend:
         """
         return True
 
+    def repeats_elements(self, array: Any) -> bool:
+        """Whether ``array`` shows one memory location in several places (a broadcast view,
+        stride 0) and its library would write it anyway: a write in place is then refused
+        (PyTorch refuses it; NumPy's broadcast views are read-only). Default: False."""
+        return False
+
     def write(self, array: Any, values: Any) -> Any:
         """Return ``array`` holding ``values`` (same shape and dtype): the functional-update hook.
 

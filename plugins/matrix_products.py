@@ -264,10 +264,11 @@ def _tensordot_grad(which: int) -> Any:
         if which == 0:
             # Contract g with x2 over x2's free axes; the result has x1's free axes, then
             # x1's contracted axes in the order of x2's (ascending) contracted axes.
-            grad = xp.tensordot(g, conj(xp, x2), axes=(g_free2, free2))
+            # (axes as tuples: CuPy refuses a 0-d g with axes=([], []), not with ((), ()))
+            grad = xp.tensordot(g, conj(xp, x2), axes=(tuple(g_free2), tuple(free2)))
             source = free1 + [a1[a2.index(b)] for b in sorted(a2)]
         else:
-            grad = xp.tensordot(conj(xp, x1), g, axes=(free1, g_free1))
+            grad = xp.tensordot(conj(xp, x1), g, axes=(tuple(free1), tuple(g_free1)))
             source = [a2[a1.index(b)] for b in sorted(a1)] + free2
         order = tuple(source.index(d) for d in range(len(source)))
         if order != tuple(range(len(order))):

@@ -246,6 +246,8 @@ def _kept_shape(shape: tuple[int, ...], axis: Any) -> tuple[int, ...]:
 def _logsumexp_kernel(
     xp: Any, x: Any, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False
 ) -> Any:
+    if x.ndim == 0:
+        axis = None  # dim 0 or -1 of a 0-d tensor (checked): CuPy takes no axis there
     if 0 in x.shape:
         # No elements: each empty sum is log(0) = -inf (max() of nothing has no value).
         out = xp.full(_kept_shape(tuple(x.shape), axis), -math.inf, dtype=x.dtype,

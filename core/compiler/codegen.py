@@ -400,7 +400,7 @@ def _merged_grad_stores(lines: list[str]) -> list[str]:
                 continue
         match = _STORED_GRAD.fullmatch(lines[index])
         if match is not None:
-            device, pairs = match[3], []
+            device, pairs = match[3], list[str]()
             while end < len(lines) and (match := _STORED_GRAD.fullmatch(lines[end])):
                 if match[3] != device:
                     break
