@@ -787,7 +787,11 @@ def _heaviside(xp: Any, x: Any, values: Any, /) -> Any:
     return xp.where(x == 0, values, xp.astype(x > 0, x.dtype))
 
 
-heaviside = op("heaviside", _heaviside, differentiable=False, standard=False, broadcasting=True,
+# No gradient for x (a step: 0 almost everywhere); values' where x is 0 (it had none: a
+# values tensor that required grad got no .grad, silently).
+heaviside = op("heaviside", _heaviside, standard=False, broadcasting=True,
+               vjp=(lambda xp, g, ans, x, values: xp.zeros_like(g),
+                    lambda xp, g, ans, x, values: xp.where(x == 0, g, xp.zeros_like(g))),
                methods="heaviside", inplace=True, real_only=True,
                doc="Step function element-wise: 0 below 0, ``values`` at 0, 1 above (PyTorch's).")
 

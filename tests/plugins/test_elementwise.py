@@ -191,7 +191,14 @@ CASES = [
         ((3, 4), (4,)),
         (POSITIVE, (-2, 2)),
     ),
-    OpCase("heaviside", "heaviside", P.heaviside, np.heaviside, inputs=[X, X[::-1].copy()]),
+    # (x without 0: finite differences across the step; values' gradient is tested below)
+    OpCase(
+        "heaviside",
+        "heaviside",
+        P.heaviside,
+        np.heaviside,
+        inputs=[np.where(X == 0, 0.5, X), X[::-1].copy()],
+    ),
     # A composite program: gradients through several ops at once.
     OpCase(
         "exp",
@@ -358,3 +365,15 @@ def test_nextafter_passes_the_gradient_to_x1_as_pytorch() -> None:
     (torch.nextafter(theirs, their_other) * torch.tensor(weights) + theirs).sum().backward()
     np.testing.assert_array_equal(ours.grad.numpy(), theirs.grad.numpy())
     np.testing.assert_array_equal(other.grad.numpy(), their_other.grad.numpy())
+
+
+def test_heaviside_passes_values_their_gradient_where_x_is_zero() -> None:
+    # It had no gradient: values that required grad got none, silently (PyTorch raises).
+    x = P.asarray(np.array([0.0, 1.0, -2.0, 0.0]))
+    values = P.asarray(np.array([0.3, 0.4, 0.5, 0.6]), requires_grad=True)
+    assert P.autograd.gradcheck(lambda v: P.heaviside(x, v), (values,))
+    (P.heaviside(x, values) * P.asarray(np.array([2.0, 3.0, 4.0, 5.0]))).sum().backward()
+    assert values.grad.tolist() == [2.0, 0.0, 0.0, 5.0]
+    steps = P.asarray(np.array([0.0, 1.0]), requires_grad=True)
+    P.heaviside(steps, P.asarray(np.array([0.5, 0.5]))).sum().backward()
+    assert steps.grad.tolist() == [0.0, 0.0]  # a step: no slope almost everywhere
