@@ -958,7 +958,8 @@ install_function_methods(**{name: globals()[name] for name in __all__})
 install_methods(
     index_put_=_index_put_,
     masked_scatter_=_masked_scatter_,
-    renorm_=lambda self, p, dim, maxnorm: self.copy_(renorm(self, p, dim, maxnorm)),
+    # (of a clone: renorm saves its input, which copy_ then changes, and backward refused)
+    renorm_=lambda self, p, dim, maxnorm: self.copy_(renorm(self.clone(), p, dim, maxnorm)),
     take=_take,
     put_=_put_,
     put=_put,

@@ -256,6 +256,13 @@ def test_renorm_as_pytorchs():
     inplace = plugrad.tensor([[3.0, 4.0]])
     assert inplace.renorm_(2, 0, 1.0) is inplace
     np.testing.assert_allclose(inplace.numpy(), [[0.6, 0.8]], rtol=1e-6)
+    # In place on a tensor with history: backward refused (renorm had saved what it changed).
+    ours = plugrad.tensor(values, requires_grad=True)
+    theirs = torch.tensor(values, requires_grad=True)
+    weights = rng.standard_normal(values.shape)
+    (ours.clone().renorm_(2, 1, 1.0) * plugrad.asarray(weights)).sum().backward()
+    (theirs.clone().renorm_(2, 1, 1.0) * torch.tensor(weights)).sum().backward()
+    np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-10)
     for call in (
         lambda: plugrad.renorm(plugrad.ones(3), 2, 0, 1.0),
         lambda: plugrad.renorm(plugrad.ones((2, 2)), 0, 0, 1.0),
