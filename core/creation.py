@@ -29,6 +29,7 @@ from .errors import (
     ScalarRangeError,
     ShapeError,
 )
+from .grad_mode import _state as _grad_state
 from .keyword_options import spell_out
 from .memory_formats import check_memory_format, memory_format
 from .tensor import Tensor, _wrap, install_methods
@@ -779,7 +780,10 @@ def arange(
     if stop is None:
         start, stop = 0, start
     # 0-d tensors and NumPy scalars as the Python numbers they hold (a float32 0.5 is a float).
-    start, stop, step = (_python_number("arange", v) for v in (start, stop, step))
+    start, stop, step = (
+        _python_number("arange", v, name)
+        for v, name in ((start, "start"), (stop, "stop"), (step, "step"))
+    )
     target = target_device(device, backend)
     floating = any(isinstance(v, float) for v in (start, stop, step))
     if step == 0:
@@ -850,9 +854,21 @@ def _fill_number(function: str, value: Any) -> Any:
     return _python_number(function, value)
 
 
-def _python_number(function: str, value: Any) -> Any:
+def refuse_a_tensor_read_as_a_number(function: str, name: str, value: Tensor) -> None:
+    """Refuse a tensor that requires grad where its value is read as a number: no gradient
+    would reach it (``F.layer_norm(x, eps=t)`` left ``t.grad`` None without a word)."""
+    if value._requires_grad and _grad_state.enabled:
+        raise ArgumentError(
+            f"{function}(): {name} is a tensor that requires grad, but it is read as a "
+            f"number, so no gradient would reach it; pass {name}.item() (or a detached "
+            "tensor) for a constant"
+        )
+
+
+def _python_number(function: str, value: Any, name: str = "fill_value") -> Any:
     """``value`` as a Python number: a 0-d tensor's or a NumPy scalar's, else itself."""
     if isinstance(value, Tensor):
+        refuse_a_tensor_read_as_a_number(function, name, value)
         if value.ndim != 0:
             raise ShapeError(
                 f"{function}() takes numbers or 0-d tensors, got a tensor of shape {value.shape}"

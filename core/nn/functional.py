@@ -36,7 +36,7 @@ from typing import Any, cast
 
 from .. import dtypes as _dtypes
 from .. import ops as _ops
-from ..creation import arange, asarray, full, ones, zeros
+from ..creation import arange, asarray, full, ones, refuse_a_tensor_read_as_a_number, zeros
 from ..dtype_functions import broadcast_shapes, finfo, iinfo, result_type
 from ..errors import (
     ArgumentError,
@@ -237,6 +237,7 @@ def _reduce(loss: Tensor, reduction: str) -> Tensor:
 def _number(function: str, name: str, value: Any) -> Any:
     """A setting given as a 0-d tensor (PyTorch reads those as numbers) as its number."""
     if isinstance(value, Tensor):
+        refuse_a_tensor_read_as_a_number(function, name, value)
         if value.ndim != 0:
             raise ShapeError(
                 f"{function}(): {name} must be a number or a 0-d tensor, got a tensor of shape "
@@ -2056,7 +2057,8 @@ def pad(
         )
     if value is None:
         value = 0
-    elif mode != "constant" and value != 0:
+    value = _number("pad", "value", value)
+    if mode != "constant" and value != 0:
         raise ArgumentError(
             f"pad(): mode={mode!r} copies input elements and takes no fill value, got "
             f"value={value!r}; drop value, or use mode='constant'"

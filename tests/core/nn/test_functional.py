@@ -784,3 +784,31 @@ def test_functional_takes_the_standards_axis_names_beside_pytorchs() -> None:
         compare(ours, theirs, x)
     with pytest.raises(plugrad.errors.ArgumentError, match="pass only one"):
         F.softmax(plugrad.asarray(x), dim=1, axis=1)
+
+
+_READ_AS_NUMBERS = {
+    "pad value": lambda x, s: F.pad(x, (1, 1), value=s),
+    "layer_norm eps": lambda x, s: F.layer_norm(x, (3,), eps=s),
+    "batch_norm eps": lambda x, s: F.batch_norm(x, None, None, training=True, eps=s),
+    "batch_norm momentum": lambda x, s: F.batch_norm(x, None, None, training=True, momentum=s),
+    "group_norm eps": lambda x, s: F.group_norm(x[None], 1, eps=s),
+    "instance_norm eps": lambda x, s: F.instance_norm(x[None], eps=s),
+    "rms_norm eps": lambda x, s: F.rms_norm(x, (3,), eps=s),
+    "normalize p": lambda x, s: F.normalize(x, p=s),
+    "normalize eps": lambda x, s: F.normalize(x, eps=s),
+    "full": lambda x, s: plugrad.full((2, 3), s),
+    "new_full": lambda x, s: x.new_full((2,), s),
+    "arange": lambda x, s: plugrad.arange(s * 0, 3.0),
+}
+
+
+@pytest.mark.parametrize("name", list(_READ_AS_NUMBERS))
+def test_a_tensor_that_requires_grad_read_as_a_number_is_refused(name) -> None:
+    # Its value was used and its gradient silently left out (.grad stayed None).
+    x = plugrad.asarray(normal(2, 3), requires_grad=True)
+    setting = plugrad.tensor(0.5, dtype=plugrad.float64, requires_grad=True)
+    with pytest.raises(plugrad.errors.ArgumentError, match=r"requires grad.*\.item\(\)"):
+        _READ_AS_NUMBERS[name](x, setting)
+    _READ_AS_NUMBERS[name](x, setting.detach())  # a constant, as before
+    with plugrad.no_grad():
+        _READ_AS_NUMBERS[name](x, setting)
