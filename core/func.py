@@ -43,7 +43,7 @@ from .grad_mode import enable_grad, is_grad_enabled
 from .gradcheck import basis
 from .nn.utils.stateless import functional_call
 from .node import Node, split_edge
-from .tensor import Tensor
+from .tensor import Tensor, tensors_in
 
 __all__ = [
     "functional_call",
@@ -195,6 +195,21 @@ def _gradients(
     return _engine_grad(roots, inputs, seeds, True, True, allow_unused=True)
 
 
+def _refuse_integer_outputs(name: str, outputs: Sequence[Any]) -> None:
+    """An integer or bool output has no derivative: its gradients came out zeros."""
+    for index, output in enumerate(outputs):
+        if isinstance(output, Tensor) and output.dtype.kind in (
+            "bool",
+            "signed integer",
+            "unsigned integer",
+        ):
+            raise DtypeError(
+                f"{name}: output {index} is {output.dtype.name}, which has no derivative (the "
+                "result would be zeros); differentiate a floating-point output (convert it "
+                "with .to(plugrad.float32) where its values should carry a gradient)"
+            )  # fmt: skip
+
+
 def _no_output_uses(index: int) -> str:
     return f"no output of the function depends on input {index}"
 
@@ -240,6 +255,7 @@ def _vjp(
     with _running_at(level):
         output = func(*inputs)
     outputs = _tuple(output, "output")
+    _refuse_integer_outputs("vjp", outputs)
     _check_outputs_depend(outputs, strict, _output_name)
     keep = keep or (recording and _reaches_outside(outputs, inputs, level))
 
@@ -291,12 +307,14 @@ def vjp(func: Function, *primals: Tensor, strict: bool = False, has_aux: bool = 
     (tensor([2., 4.]),)
     """
     main, aux = _split_aux(func, has_aux, "vjp")
-    output, _, _, keep, vjp_fn = _vjp(main, primals, strict)
+    output, _, inputs, keep, vjp_fn = _vjp(main, primals, strict)
     if isinstance(output, tuple):
         finished: Any = tuple(_finish(o, keep) for o in output)
     else:
         finished = _finish(output, keep)
-    return (finished, vjp_fn, _finish_each(aux[0], keep)) if has_aux else (finished, vjp_fn)
+    if not has_aux:
+        return finished, vjp_fn
+    return finished, vjp_fn, _aux_finished(aux[0], keep, inputs)
 
 
 def grad_and_value(
@@ -342,6 +360,7 @@ def grad_and_value(
                 f"grad() differentiates a real-valued function, got a {output.dtype.name} "
                 "output; take its real part, abs() or another real function of it"
             )
+        _refuse_integer_outputs("grad", [output])
         if not isinstance(output, Tensor) or output.ndim != 0:
             shape = f"shape {output.shape}" if isinstance(output, Tensor) else type(output).__name__
             raise ShapeError(
@@ -360,7 +379,7 @@ def grad_and_value(
         if not has_aux:
             return gradient, value
         # Computed from the tracked copies: no graph outside, wherever in aux they are.
-        return gradient, (value, _finish_each(aux[0], keep))
+        return gradient, (value, _aux_finished(aux[0], keep, inputs))
 
     return grad_and_value_of_func
 
@@ -434,7 +453,7 @@ def jvp(
         result: tuple[Any, ...] = (tuple(_finish(o, keep) for o in output), products)
     else:
         result = (_finish(output, keep), products[0])
-    return (*result, _finish_each(aux[0], keep)) if has_aux else result
+    return (*result, _aux_finished(aux[0], keep, inputs)) if has_aux else result
 
 
 def _evaluate(
@@ -472,6 +491,14 @@ def _evaluate(
     outputs = output if isinstance(output, tuple) else (output,)
     keep = keep or (recording and _reaches_outside(outputs, inputs, level))
     return tangents, keep, inputs, output
+
+
+def _aux_finished(aux: Any, keep: bool, inputs: Sequence[Tensor]) -> Any:
+    """``aux`` finished: with its graph where it reaches past this transform's own inputs
+    (a parameter the function closes over), as torch.func's (it came back detached)."""
+    if not keep and is_grad_enabled():
+        keep = _reaches_outside(tensors_in(aux), inputs, _running[0] + 1)
+    return _finish_each(aux, keep)
 
 
 def _finish_each(value: Any, keep: Any) -> Any:

@@ -387,3 +387,35 @@ def test_vmap_keeps_named_tuples_and_ordered_dicts_and_refuses_an_empty_batch() 
 def test_jacfwd_takes_has_aux_by_position_as_torch_func() -> None:
     jacobian, aux = func.jacfwd(lambda x: (x.sin(), x * 2), 0, True)(plugrad.ones(2))
     assert jacobian.shape == (2, 2) and aux.tolist() == [2.0, 2.0]
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: func.jacrev(lambda x: plugrad.argmax(x))(p(X)),
+        lambda: func.hessian(lambda x: plugrad.argmax(x))(p(X)),
+        lambda: func.vjp(lambda x: (x > 0).long(), p(X)),
+        lambda: func.grad(lambda x: (x > 0).sum())(p(X)),
+    ],
+)
+def test_an_integer_output_has_no_derivative(call) -> None:
+    # Its Jacobian and gradients came out zeros (torch.func refuses floating-point-less outputs).
+    with pytest.raises(plugrad.errors.DtypeError, match="no derivative"):
+        call()
+
+
+def test_aux_keeps_its_graph_to_what_the_function_closes_over() -> None:
+    # As torch.func's: aux came back detached, and backward through it raised.
+    w, tw = p(W[0], requires_grad=True), t(W[0]).requires_grad_()
+    _, aux = func.grad(lambda x: ((x * x).sum(), w * 3), has_aux=True)(p(X))
+    _, taux = torch.func.grad(lambda x: ((x * x).sum(), tw * 3), has_aux=True)(t(X))
+    assert aux.requires_grad and taux.requires_grad
+    aux.sum().backward()
+    taux.sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), tw.grad.numpy())
+    _, _, in_vjp = func.vjp(lambda x: (x * 2, {"k": w * x}), p(X), has_aux=True)
+    _, _, in_jvp = func.jvp(lambda x: (x * 2, w.sum()), (p(X),), (p(X),), has_aux=True)
+    assert in_vjp["k"].requires_grad and in_jvp.requires_grad
+    # Computed from the transform's own input only: nothing outside, no graph.
+    _, own = func.grad(lambda x: ((x * x).sum(), x * 3), has_aux=True)(p(X))
+    assert not own.requires_grad
