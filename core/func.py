@@ -876,6 +876,11 @@ def vmap(
             if randomness == "same":
                 raise
             start = None
+        # Arguments passed whole to every slice: a change in place would reach the slices
+        # after it (and results that alias them), where torch.func refuses it.
+        whole = [(index, t) for index, dim in enumerate(dims) if dim is None
+                 for t in tensors_in(args[index])]  # fmt: skip
+        versions = [t._version for _, t in whole]
         results = []
         for i in range(size):
             if randomness == "same":
@@ -889,12 +894,15 @@ def vmap(
                     )
                     call[index] = rebuild(sliced)
             results.append(func(*call, **kwargs))
-            if (
-                randomness == "error"
-                and i == 0
-                and start is not None
-                and get_rng_state().state != start.state
-            ):
+            for (index, tensor), before in zip(whole, versions):
+                if tensor._version != before:
+                    raise InvalidArgumentError(
+                        f"vmap(): the function changed argument {index} in place, which "
+                        "in_dims passes whole (None) to every slice: each slice would see the "
+                        f"changes of those before it (slice {i}'s change was made); change a "
+                        "copy (x.clone()), or map over it"
+                    )
+            if randomness == "error" and start is not None and get_rng_state().state != start.state:
                 raise InvalidArgumentError(
                     "vmap(): the function draws random numbers, and randomness='error'; pass "
                     "randomness='different' (each slice its own) or 'same'"

@@ -419,3 +419,29 @@ def test_aux_keeps_its_graph_to_what_the_function_closes_over() -> None:
     # Computed from the transform's own input only: nothing outside, no graph.
     _, own = func.grad(lambda x: ((x * x).sum(), x * 3), has_aux=True)(p(X))
     assert not own.requires_grad
+
+
+def test_vmap_refuses_a_change_in_place_of_an_argument_passed_whole() -> None:
+    # Every row of the result was the final w (each slice saw the ones before), silently;
+    # torch.func refuses it.
+    rows, w = plugrad.randn(4, 3), plugrad.zeros(3)
+    with pytest.raises(plugrad.errors.InvalidArgumentError, match="argument 1 in place"):
+        func.vmap(lambda r, w: w.add_(r), in_dims=(0, None))(rows, w)
+    with pytest.raises(plugrad.errors.InvalidArgumentError, match="argument 0 in place"):
+        func.vmap(lambda state, r: state["acc"].copy_(r), in_dims=(None, 0))({"acc": w}, rows)
+    # A mapped argument's slices are views of it: changed in place, as torch.func's.
+    mapped = rows.clone()
+    func.vmap(lambda r: r.mul_(2))(mapped)
+    np.testing.assert_array_equal(mapped.numpy(), rows.numpy() * 2)
+
+
+def test_vmap_refuses_random_draws_in_any_slice() -> None:
+    # Only the first slice was checked: a draw in a later one passed.
+    calls = []
+
+    def draws_after_the_first(row):
+        calls.append(1)
+        return row + (plugrad.rand(3) if len(calls) > 1 else 0.0)
+
+    with pytest.raises(plugrad.errors.InvalidArgumentError, match="randomness"):
+        func.vmap(draws_after_the_first)(plugrad.ones(3, 3))
