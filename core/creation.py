@@ -831,13 +831,14 @@ def arange(
                 f"arange(): the values {start} to {final} do not fit {dtype.name}; pass a wider "
                 "dtype, or a float step for floating values"
             )
-    if dtype in (_dtypes.float16, _dtypes.float32) and _dtypes.float64 in target.dtypes:
-        # NOTE: NumPy steps in the dtype itself, so float16 values drift (0.2 * 5 - 1 is
-        # 0.00098, not 0): computed in float64 and rounded once, as PyTorch's are.
-        computed = target.xp.arange(
-            start, stop, step, dtype=target.native_dtype(_dtypes.float64), device=target.native
-        )
-        array = target.xp.astype(computed, target.native_dtype(dtype))
+    if dtype.kind == "real floating":
+        # PyTorch's values, start + i * step in float64 and rounded once: NumPy steps in the
+        # dtype itself (float16 values drift: 0.2 * 5 - 1 is 0.00098, not 0) and from
+        # (start + step) - start (arange(-0.5, 0.5, 0.1)[5] was -1.1e-16, not +2.8e-17).
+        xp, length = target.xp, max(math.ceil((stop - start) / step), 0)
+        wide = _dtypes.float64 if _dtypes.float64 in target.dtypes else dtype
+        counts = xp.arange(length, dtype=target.native_dtype(wide), device=target.native)
+        array = xp.astype(counts * step + start, target.native_dtype(dtype))
     else:
         array = target.xp.arange(
             start, stop, step, dtype=target.native_dtype(dtype), device=target.native

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -121,6 +123,24 @@ def test_arange() -> None:
     assert plugrad.arange(1, 7, 2).tolist() == [1, 3, 5]
     r = plugrad.arange(0.0, 1.0, 0.5)
     assert r.dtype == plugrad.float32 and r.tolist() == [0.0, 0.5]
+
+
+@pytest.mark.parametrize("backend", plugrad.testing.backends_under_test())
+@pytest.mark.parametrize(
+    ("start", "stop", "step"),
+    [(-0.5, 0.5, 0.1), (1, 1.3, 0.1), (5.0, 0, -0.7), (-1, 1, 0.2), (0, 10, 0.3), (0, 1, 0.25)],
+)
+def test_float_arange_is_start_plus_i_steps_rounded_once(start, stop, step, backend) -> None:
+    # NumPy steps from (start + step) - start: arange(-0.5, 0.5, 0.1)[5] was -1.1e-16 and
+    # arange(1, 1.3, 0.1)[2] 1.2000000000000002 (PyTorch: 1.2).
+    expected = [start + i * step for i in range(math.ceil((stop - start) / step))]
+    with plugrad.use_backend(backend):
+        for dtype, cast in ((plugrad.float64, float), (plugrad.float32, np.float32),
+                            (plugrad.float16, np.float16)):  # fmt: skip
+            if dtype not in plugrad.get_default_device().dtypes:
+                continue  # (array-api-strict has no float16)
+            values = plugrad.arange(start, stop, step, dtype=dtype).tolist()
+            assert values == [float(cast(v)) for v in expected]
 
 
 def test_unknown_device_and_bad_dtype() -> None:
