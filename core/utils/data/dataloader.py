@@ -344,22 +344,24 @@ class DataLoader:
         super().__setattr__(name, value)
 
     def __iter__(self) -> Iterator[Any]:
+        # The workers' seed is drawn at every pass, with workers or without, before the
+        # sampler draws (PyTorch's order): the data's order does not depend on num_workers.
+        base_seed = _base_seed(self.generator)
         if isinstance(self.dataset, IterableDataset):
             if self.num_workers:
-                batches = self._stream_from_workers()
+                batches = self._stream_from_workers(base_seed)
             else:
                 batches = _batched(iter(self.dataset), self.batch_size, self.drop_last,
                                    self.collate_fn)  # fmt: skip
         elif self.num_workers:
-            batches = self._from_workers()
+            batches = self._from_workers(base_seed)
         else:
             batches = self._here()
         return _Batches(batches, self)
 
-    def _stream_from_workers(self) -> Iterator[Any]:
+    def _stream_from_workers(self, base_seed: int) -> Iterator[Any]:
         """Batches of an iterable dataset from one process per worker, taken in turn."""
         context: Any = self.multiprocessing_context or multiprocessing
-        base_seed = _base_seed(self.generator)
         batching = (self.batch_size, self.drop_last, self.collate_fn)
         channels = [context.Queue(maxsize=self.prefetch_factor) for _ in range(self.num_workers)]
         workers = [
@@ -433,11 +435,10 @@ class DataLoader:
         for indices in self.batch_sampler:
             yield self.collate_fn(_fetch(dataset, indices))
 
-    def _start_pool(self) -> list[concurrent.futures.ProcessPoolExecutor]:
+    def _start_pool(self, base_seed: int) -> list[concurrent.futures.ProcessPoolExecutor]:
         """``num_workers`` processes, each seeded and holding the dataset: one executor each,
         so that batch ``i`` is always loaded by worker ``i % num_workers``, as PyTorch's
         (random draws in the dataset then repeat from run to run)."""
-        base_seed = _base_seed(self.generator)
         batched = self.batch_sampler is not None
         return [
             concurrent.futures.ProcessPoolExecutor(
@@ -456,11 +457,11 @@ class DataLoader:
             for worker_id in range(self.num_workers)
         ]
 
-    def _from_workers(self) -> Iterator[Any]:
+    def _from_workers(self, base_seed: int) -> Iterator[Any]:
         """Batches loaded by ``num_workers`` processes in turn, in the sampler's order."""
         pools = self._pool
         if pools is None:
-            pools = self._start_pool()
+            pools = self._start_pool(base_seed)
             if self.persistent_workers:
                 self._pool = pools
                 for pool in pools:

@@ -140,6 +140,22 @@ def test_shuffle_is_a_permutation_reproducible_from_the_generator():
     assert order(4) != first
 
 
+def test_the_order_of_the_data_does_not_depend_on_the_workers():
+    # The workers' seed was drawn only where workers started: with num_workers=2 the sampler
+    # drew one step later, and the same seed gave another order (PyTorch's: the same).
+    data = TensorDataset(plugrad.arange(12))
+
+    def epochs(**options):
+        loader = DataLoader(data, batch_size=3, shuffle=True, generator=plugrad.Generator(5),
+                            multiprocessing_context="spawn", **options)  # fmt: skip
+        return [[b.tolist() for (b,) in loader] for _ in range(2)]
+
+    alone = epochs()
+    assert alone[0] != alone[1]
+    assert epochs(num_workers=2) == alone
+    assert epochs(num_workers=2, persistent_workers=True) == alone
+
+
 def test_a_new_order_every_pass():
     loader = DataLoader(range(30), batch_size=30, shuffle=True, generator=plugrad.Generator(1))
     assert next(iter(loader)).tolist() != next(iter(loader)).tolist()
