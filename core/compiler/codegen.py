@@ -384,33 +384,33 @@ def _merged_grad_stores(lines: list[str]) -> list[str]:
     """``lines`` with each run of ``.grad`` writes one statement: the writes of a
     backward pass (and of ``zero_grad``) come together, one line per parameter, and
     Python compiles one call faster than a line each (same order, same effect)."""
+    if not any("._grad = " in line for line in lines):
+        return lines
     merged: list[str] = []
-    index = 0
-    while index < len(lines):
-        end = index
-        match = _CLEARED_GRAD.fullmatch(lines[index])
-        if match is not None:
-            owners = []
-            while end < len(lines) and (match := _CLEARED_GRAD.fullmatch(lines[end])):
+    index, count = 0, len(lines)
+    while index < count:
+        line = lines[index]
+        if "._grad = " in line:
+            end, owners, pairs, device = index, list[str](), list[str](), None
+            while end < count and (match := _CLEARED_GRAD.fullmatch(lines[end])):
                 owners.append(match[1])
                 end += 1
             if len(owners) > 1:
                 merged.append(" = ".join(owner + "._grad" for owner in owners) + " = None")
                 index = end
                 continue
-        match = _STORED_GRAD.fullmatch(lines[index])
-        if match is not None:
-            device, pairs = match[3], list[str]()
-            while end < len(lines) and (match := _STORED_GRAD.fullmatch(lines[end])):
-                if match[3] != device:
+            end = index
+            while end < count and (match := _STORED_GRAD.fullmatch(lines[end])):
+                if device is not None and match[3] != device:
                     break
+                device = match[3]
                 pairs += match[1], match[2]
                 end += 1
             if len(pairs) > 2:
                 merged.append(f"_store_grads({device}, {', '.join(pairs)})")
                 index = end
                 continue
-        merged.append(lines[index])
+        merged.append(line)
         index += 1
     return merged
 

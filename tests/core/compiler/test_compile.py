@@ -1304,3 +1304,26 @@ def test_a_backend_is_asked_about_its_own_arrays_in_a_capture(monkeypatch):
         x.grad = None
         assert (compiled(x).item(), x.grad.tolist()) == eager
     assert asked
+
+
+def test_runs_of_grad_writes_become_one_statement_in_order():
+    from plugrad.compiler.codegen import _merged_grad_stores
+
+    lines = [
+        "F[0]._grad = None",
+        "F[1]._grad = _wrap(v1, c0, False, None)",
+        "F[2]._grad = _wrap(v2, c0, False, None)",
+        "x = 1",
+        "F[3]._grad = None",
+        "F[4]._grad = None",
+        "F[5]._grad = _wrap(v3, c1, False, None)",  # another device: not merged with the next
+        "F[6]._grad = _wrap(v4, c0, False, None)",
+    ]
+    assert _merged_grad_stores(lines) == [
+        "F[0]._grad = None",
+        "_store_grads(c0, F[1], v1, F[2], v2)",
+        "x = 1",
+        "F[3]._grad = F[4]._grad = None",
+        "F[5]._grad = _wrap(v3, c1, False, None)",
+        "F[6]._grad = _wrap(v4, c0, False, None)",
+    ]
