@@ -99,7 +99,7 @@ def shared_counter(tensor: Versioned) -> list[Any]:
 
 
 #: Taken to make a shared counter and to prune one (rare: the hot path takes no lock).
-_pruning = threading.Lock()
+_membership_lock = threading.Lock()
 
 
 def add_alias(tensor: Versioned, alias: Versioned, key: Any = None) -> None:
@@ -113,7 +113,7 @@ def add_alias(tensor: Versioned, alias: Versioned, key: Any = None) -> None:
     if counter is None or len(counter) == 1:
         # The first view: threads making views of one tensor at once must all find the
         # one counter made here (a second one, made meanwhile, would lose the first's).
-        with _pruning:
+        with _membership_lock:
             counter = tensor._counter
             if counter is None:
                 counter = tensor._counter = [0, (_weak(tensor), None, None)]
@@ -142,7 +142,7 @@ def _forget_dead_aliases(counter: list[Any]) -> None:
     Other threads may add aliases meanwhile: only the entries seen here are
     replaced (appends land past them), and prunes of one counter take turns.
     """
-    with _pruning:
+    with _membership_lock:
         seen = len(counter)
         counter[1:seen] = [entry for entry in counter[1:seen] if entry[0]() is not None]
 
@@ -157,7 +157,7 @@ def leave_memory(tensor: Versioned) -> None:
     counter = tensor._counter
     if counter is None or len(counter) < 2:
         return
-    with _pruning:
+    with _membership_lock:
         kept = []
         for member_ref, source_ref, key in counter[1:]:
             member = member_ref()

@@ -422,7 +422,8 @@ def _store_grads(device: Any, *owners_and_arrays: Any) -> None:
 
 
 def distinct_memory(tensors: Any) -> int:
-    """How many of ``tensors`` are distinct and share memory with no other of them."""
+    """How many memories ``tensors`` hold: tensors that share one (a tensor and its views,
+    by their version counter) count once, so ``len(tensors)`` means none is shared."""
     return len({id(t._counter or t) for t in tensors})
 
 
