@@ -198,16 +198,12 @@ def _gradients(
 def _refuse_integer_outputs(name: str, outputs: Sequence[Any]) -> None:
     """An integer or bool output has no derivative: its gradients came out zeros."""
     for index, output in enumerate(outputs):
-        if isinstance(output, Tensor) and output.dtype.kind in (
-            "bool",
-            "signed integer",
-            "unsigned integer",
-        ):
+        if isinstance(output, Tensor) and not is_differentiable(output.dtype):
             raise DtypeError(
                 f"{name}: output {index} is {output.dtype.name}, which has no derivative (the "
                 "result would be zeros); differentiate a floating-point output (convert it "
                 "with .to(plugrad.float32) where its values should carry a gradient)"
-            )  # fmt: skip
+            )
 
 
 def _no_output_uses(index: int) -> str:
