@@ -125,8 +125,17 @@ def backward(
         inputs = (inputs,)
     roots = _roots(tensors, grad_tensors, create_graph, "backward()")
     targets = None if inputs is None else _Targets(inputs, "backward()")
-    result = _execute(roots, retain_graph, create_graph, targets)
-    _commit(result, create_graph, targets, {id(grad) for _, grad in roots})
+    previous = _state.enabled
+    # The backward rules and every hook run in the pass's grad mode: recorded only when the
+    # pass itself must be differentiable (an optimizer step in a hook is not recorded).
+    _state.enabled = create_graph
+    try:
+        result = _run(
+            roots, create_graph if retain_graph is None else retain_graph, create_graph, targets
+        )
+        _commit(result, create_graph, targets, {id(grad) for _, grad in roots})
+    finally:
+        _state.enabled = previous
 
 
 def grad(
@@ -154,7 +163,28 @@ def grad(
         grad_outputs = (grad_outputs,)
     roots = _roots(outputs, grad_outputs, create_graph, "grad()")
     targets = _Targets(inputs, "grad()")
-    result = _execute(roots, retain_graph, create_graph, targets)
+    previous = _state.enabled
+    _state.enabled = create_graph  # as in backward()
+    try:
+        return _grads_of_inputs(
+            inputs, roots, targets, retain_graph, create_graph, allow_unused, materialize_grads
+        )
+    finally:
+        _state.enabled = previous
+
+
+def _grads_of_inputs(
+    inputs: tuple[Tensor, ...],
+    roots: list[tuple[tuple[Any, int], Any]],
+    targets: _Targets,
+    retain_graph: bool | None,
+    create_graph: bool,
+    allow_unused: bool | None,
+    materialize_grads: bool,
+) -> tuple[Tensor | None, ...]:
+    result = _run(
+        roots, create_graph if retain_graph is None else retain_graph, create_graph, targets
+    )
     gradients: list[Tensor | None] = []
     for index, tensor in enumerate(inputs):
         g = result.captured(tensor)
@@ -316,23 +346,6 @@ def _root_gradient(tensor: Tensor, gradient: Any, create_graph: bool) -> Any:
     return g
 
 
-def _execute(
-    roots: list[tuple[tuple[Any, int], Any]],
-    retain_graph: bool | None,
-    create_graph: bool,
-    targets: _Targets | None,
-) -> _Result:
-    if retain_graph is None:
-        retain_graph = create_graph
-    previous = _state.enabled
-    # Rules are recorded only when the backward pass itself must be differentiable.
-    _state.enabled = create_graph
-    try:
-        return _run(roots, retain_graph, create_graph, targets)
-    finally:
-        _state.enabled = previous
-
-
 def _run(
     roots: list[tuple[tuple[Any, int], Any]],
     retain_graph: bool,
@@ -372,6 +385,8 @@ def _run(
         if expand is not None and not expand[node]:
             continue  # a target itself, with nothing wanted below it
         if grad is not None:
+            if hooked:
+                grad = _node_about_to_run(node, grad, create_graph)
             input_grads = node._backward(grad, create_graph)
             if hooked:
                 input_grads = _node_backward_done(node, input_grads, grad, create_graph)
@@ -564,17 +579,17 @@ def _replacement(
 def _node_grad_arrived(
     node: Any, grad: Any, result: _Result, targets: _Targets | None, create_graph: bool
 ) -> Any:
-    """Run the tensor hooks on a node's summed gradient; note retained and target grads."""
+    """Run the tensor hooks on a node's summed gradient; note retained and target grads.
+
+    As PyTorch: ``retain_grad()`` and the gradients asked for see the tensor hooks' result,
+    never the node's pre-hooks' (:func:`_node_about_to_run`), which act on the node's input.
+    """
     single = node.n_outputs == 1
     grads = [grad] if single else list(grad)
     hooks = node._hooks or ()
-    # Tensor hooks first, in registration order; retain_grad() sees their result.
-    for index, hook in hooks:
+    for index, hook in hooks:  # in registration order
         if index is not None and not isinstance(hook, RetainGrad) and grads[index] is not None:
             grads[index] = _call_hook(hook, grads[index], node._device, create_graph, repr(node))
-    for index, hook in hooks:  # then the node's pre-hooks, on all its output gradients
-        if index is None and hook.before:
-            grads = _call_node_hook(hook, node, (grads,), grads, create_graph)
     if targets is None:
         for index, hook in hooks:
             if isinstance(hook, RetainGrad) and grads[index] is not None:
@@ -590,6 +605,18 @@ def _node_grad_arrived(
                 tensor = hook.tensor()
                 if tensor is not None:
                     result.retained[(node, index)] = [tensor, grads[index]]
+    return grads[0] if single else grads
+
+
+def _node_about_to_run(node: Any, grad: Any, create_graph: bool) -> Any:
+    """Run the node's pre-hooks on its output gradients; only for a node whose backward runs."""
+    hooks = [hook for index, hook in node._hooks or () if index is None and hook.before]
+    if not hooks:
+        return grad
+    single = node.n_outputs == 1
+    grads = [grad] if single else list(grad)
+    for hook in hooks:
+        grads = _call_node_hook(hook, node, (grads,), grads, create_graph)
     return grads[0] if single else grads
 
 

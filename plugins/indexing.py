@@ -26,9 +26,17 @@ import math
 import operator
 from typing import Any
 
-from plugrad.errors import ArgumentError, AxisError, DtypeError, IndexOutOfRangeError, ShapeError
+from plugrad.errors import (
+    ArgumentError,
+    AxisError,
+    BackwardError,
+    DtypeError,
+    IndexOutOfRangeError,
+    ShapeError,
+)
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
+from plugrad.plugins import _rules
 from plugrad.plugins._index_plan import plan, put, segment_sum, sole_mask
 from plugrad.plugins._rules import (
     along_axis_key,
@@ -450,6 +458,22 @@ def _zeros_at(xp: Any, values: Any, key: Any, x: Any, with_x: bool) -> Any:
     return zeros + xp.astype(x == 0, x.dtype) if with_x else zeros
 
 
+def _refuse_differentiating_zero_products(xp: Any, x: Any, src: Any, zeros: Any) -> None:
+    """Refuse to record the prod rule where two zeros meet: its gradient there is 0 whichever
+    way it is written from the non-zero values, but its derivative is not (the other zero's
+    cofactor), and would come out 0. PyTorch refuses the same."""
+    differentiated = getattr(x, "requires_grad", False) or getattr(src, "requires_grad", False)
+    if differentiated and math.prod(zeros.shape) and _rules.any_true(
+        xp.max(zeros) > 1, "two zeros combined at one position", BackwardError
+    ):
+        raise BackwardError(
+            "scatter_reduce(reduce='prod') cannot be differentiated twice where two or more "
+            "zeros (of src, or of self with include_self=True) are combined at one position: "
+            "the gradient there is 0 but its derivative is not. Differentiate once "
+            "(create_graph=False), or keep the zeros apart (e.g. add a tiny offset)."
+        )
+
+
 def _gathered(xp: Any, key: Any, values: Any, x: Any) -> Any:
     """``at(a)``: ``a[key]`` for arrays ``a`` of ``x``'s shape, as standard steps.
 
@@ -490,7 +514,9 @@ def _scatter_grad_x(
     if reduce == "prod":
         # NOTE: ans / x is the product of the others only where x is not 0; where it is,
         # the others' product is that of the non-zero values, if x is the only zero.
-        lone_zero = _zeros_at(xp, values, key, x, True) == 1
+        zeros = _zeros_at(xp, values, key, x, True)
+        _refuse_differentiating_zero_products(xp, x, src, zeros)
+        lone_zero = zeros == 1
         others = g * _nonzero_product(xp, values, key, x, touched, True)
         return xp.where(x == 0, xp.where(lone_zero, others, zero), g * ans / xp.where(
             x == 0, xp.ones_like(x), x))  # fmt: skip
@@ -513,7 +539,9 @@ def _scatter_grad_src(
         grad = g_at / at(count + 1 if include_self else count)
     elif reduce == "prod":
         touched = count > 0
-        lone_zero = at(_zeros_at(xp, values, key, x, include_self) == 1)
+        zeros = _zeros_at(xp, values, key, x, include_self)
+        _refuse_differentiating_zero_products(xp, x, src, zeros)
+        lone_zero = at(zeros == 1)
         others = at(g * _nonzero_product(xp, values, key, x, touched, include_self))
         safe = xp.where(values == 0, xp.ones_like(values), values)
         grad = xp.where(values == 0, xp.where(lone_zero, others, xp.zeros_like(others)),

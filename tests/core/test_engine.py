@@ -443,6 +443,55 @@ def test_grad_fn_pre_and_post_hooks_see_and_replace_gradients() -> None:
         z.grad_fn.register_hook(3)
 
 
+@pytest.mark.parametrize("how", ["backward", "backward(inputs=)", "autograd.grad"])
+def test_grad_fn_pre_hooks_act_on_the_nodes_input_not_on_the_tensors_gradient(how) -> None:
+    # As PyTorch: retain_grad() and the gradients asked for are the tensor's (after its tensor
+    # hooks), and a pre-hook runs only when its node runs. They saw the pre-hook's result, and
+    # a pre-hook ran on a node that autograd.grad(y.sum(), y) never runs.
+    x = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 3
+    calls = []
+    y.register_hook(lambda g: g * 2)
+    y.grad_fn.register_prehook(lambda grads: calls.append(1) or (grads[0] * 10,))
+    if how == "backward":
+        y.retain_grad()
+        y.sum().backward()
+        assert y.grad.tolist() == [2.0, 2.0] and x.grad.tolist() == [60.0, 60.0]
+        assert calls == [1]
+        return
+    if how == "autograd.grad":
+        assert [g.tolist() for g in plugrad.autograd.grad(y.sum(), y)] == [[2.0, 2.0]]
+    else:
+        y.retain_grad()
+        y.sum().backward(inputs=[y])
+        assert y.grad.tolist() == [2.0, 2.0] and x.grad is None
+    assert calls == []
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_leaf_hooks_run_in_the_passs_grad_mode(create_graph) -> None:
+    # They ran with grad mode on: an optimizer step in a post-accumulate hook (PyTorch's
+    # pattern for updating each parameter as its gradient is ready) raised.
+    w = plugrad.nn.Parameter(plugrad.tensor([1.0, 2.0]))
+    modes = []
+    w.register_hook(lambda g: modes.append(plugrad.is_grad_enabled()))
+
+    def step(parameter):
+        modes.append(plugrad.is_grad_enabled())
+        if not create_graph:
+            parameter.add_(parameter.grad, alpha=-0.1)
+            parameter.grad = None
+
+    w.register_post_accumulate_grad_hook(step)
+    (w * w).sum().backward(create_graph=create_graph)
+    assert modes == [create_graph, create_graph] and plugrad.is_grad_enabled()
+    if not create_graph:
+        assert w.tolist() == pytest.approx([0.8, 1.6]) and w.grad is None
+    modes.clear()
+    plugrad.autograd.grad((w * w).sum(), w, create_graph=create_graph)
+    assert modes == [create_graph] and plugrad.is_grad_enabled()
+
+
 def test_retain_grad_sees_hook_result() -> None:
     x = plugrad.tensor([1.0, 2.0], requires_grad=True)
     y = x * 2

@@ -86,3 +86,55 @@ def test_cumprod_gradients_with_include_initial_and_complex_inputs() -> None:
     plugrad.cumulative_prod(x, axis=1, include_initial=True).abs().sum().backward()
     torch.cumprod(t, 1).abs().sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-12)
+
+
+def _scatter_prod(lib: Any, x: Any, source: Any, include_self: bool) -> Any:
+    index = lib.tensor([0, 0, 1, 1])
+    return x.scatter_reduce(0, index, source, "prod", include_self=include_self)
+
+
+def _scatter_prod_derivatives(lib: Any, include_self: bool) -> list[np.ndarray]:
+    x = lib.tensor([0.5, 2.0], dtype=lib.float64, requires_grad=True)
+    source = lib.tensor([0.0, 1.5, -2.0, 3.0], dtype=lib.float64, requires_grad=True)  # a lone 0
+    out = _scatter_prod(lib, x, source, include_self).sum()
+    grads = lib.autograd.grad(out, (x, source), create_graph=True)
+    flat = lib.cat([g.reshape(-1) for g in grads])
+    found = [flat.detach().numpy()]
+    for component in flat:
+        rows = lib.autograd.grad(component, (x, source), retain_graph=True, allow_unused=True)
+        found.extend(np.zeros(2) if r is None else r.detach().numpy() for r in rows)
+    return found
+
+
+@pytest.mark.parametrize("include_self", [True, False])
+def test_scatter_reduce_prod_second_derivatives_with_a_lone_zero_are_pytorchs(include_self):
+    ours = _scatter_prod_derivatives(plugrad, include_self)
+    theirs = _scatter_prod_derivatives(torch, include_self)
+    assert len(ours) == len(theirs) == 13
+    for mine, its in zip(ours, theirs):
+        np.testing.assert_allclose(mine, its, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("self_values", "source_values", "include_self"),
+    [([1.0, 1.0], [0.0, 0.0, 3.0, 2.0], True), ([0.0, 1.0], [0.0, 2.0, 3.0, 2.0], True),
+     ([1.0, 1.0], [0.0, 0.0, 3.0, 2.0], False)],
+)  # fmt: skip
+def test_scatter_reduce_prod_refuses_second_derivatives_where_two_zeros_meet(
+    self_values, source_values, include_self
+):
+    # The gradient there is 0 whichever way it is written, but its derivative is the other
+    # zero's cofactor (2.0 at the first slot): it came out 0, silently. PyTorch refuses too.
+    x = plugrad.tensor(self_values, dtype=plugrad.float64, requires_grad=True)
+    source = plugrad.tensor(source_values, dtype=plugrad.float64, requires_grad=True)
+    out = _scatter_prod(plugrad, x, source, include_self).sum()
+    with pytest.raises(plugrad.errors.BackwardError, match="two or more zeros"):
+        plugrad.autograd.grad(out, (x, source), create_graph=True)
+    assert x.grad is None and source.grad is None
+    # Once is fine, and gives PyTorch's gradients.
+    grads = plugrad.autograd.grad(out, (x, source))
+    tx = torch.tensor(self_values, dtype=torch.float64, requires_grad=True)
+    ts = torch.tensor(source_values, dtype=torch.float64, requires_grad=True)
+    expected = torch.autograd.grad(_scatter_prod(torch, tx, ts, include_self).sum(), (tx, ts))
+    for mine, its in zip(grads, expected):
+        np.testing.assert_array_equal(mine.numpy(), its.numpy())
