@@ -1,10 +1,12 @@
-"""Anomaly mode: find where NaN or infinite gradients come from.
+"""Anomaly mode: find where NaN gradients come from.
 
 Inside :class:`detect_anomaly`, every recorded op remembers where in user code
 it was created, and the backward pass checks each gradient as it is computed.
-The first NaN or infinity raises :class:`~plugrad.errors.AnomalyError` naming
-the op, the plugin that provides it, its backend, and the user code that ran
-the forward op. Outside anomaly mode none of this costs anything: the
+The first NaN raises :class:`~plugrad.errors.AnomalyError` naming the op, the
+plugin that provides it, its backend, and the user code that ran the forward
+op. Infinities pass, as in PyTorch: they are legitimate in a gradient (a loss
+scaler's overflow, which it detects and skips), and one that meets a zero
+becomes the NaN that is caught. Outside anomaly mode none of this costs anything: the
 recording functions of the per-op path are swapped only while the mode is on.
 
 This module sits below the per-op path and does not import it: the per-op
@@ -23,12 +25,20 @@ from typing import Any, TypeVar
 
 from .errors import AnomalyError
 
-__all__ = ["detect_anomaly", "is_anomaly_enabled", "set_detect_anomaly"]
+__all__ = [
+    "detect_anomaly",
+    "is_anomaly_check_nan_enabled",
+    "is_anomaly_enabled",
+    "set_detect_anomaly",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 #: Read by the engine once per backward pass.
 enabled = False
+#: Whether the backward pass checks gradients for NaN (``check_nan=False`` only records
+#: where ops ran); named apart from the parameters that set it.
+check_nan_ = True
 _depth = 0
 _lock = threading.Lock()
 #: Called with True when anomaly mode turns on and False when it turns off.
@@ -41,6 +51,11 @@ _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 def is_anomaly_enabled() -> bool:
     """Return whether anomaly mode is on."""
     return enabled
+
+
+def is_anomaly_check_nan_enabled() -> bool:
+    """Return whether anomaly mode, when on, checks gradients for NaN (``check_nan``)."""
+    return check_nan_
 
 
 def user_stack() -> list[traceback.FrameSummary]:
@@ -64,30 +79,43 @@ def with_stack(record: Callable[..., Any]) -> Callable[..., Any]:
 
 
 class detect_anomaly:
-    """Context manager (and decorator) that finds the op producing NaN/Inf gradients.
+    """Context manager (and decorator) that finds the op producing NaN gradients.
 
     Anomaly mode is process-wide, like PyTorch's, and slows the forward pass
     (a stack trace per op) and the backward pass (a check per gradient): use it
-    to debug, not to train.
+    to debug, not to train. With ``check_nan=False`` the gradients are not
+    checked; ops still record where they ran (for errors the backward raises).
 
     Examples
     --------
+    A square root masked where its argument is 0 still has an infinite slope
+    there, and 0 times that is NaN:
+
     >>> import plugrad
-    >>> x = plugrad.tensor([0.0, 1.0], requires_grad=True)
+    >>> x = plugrad.tensor([0.0, 4.0], requires_grad=True)
     >>> with plugrad.autograd.detect_anomaly():
-    ...     y = plugrad.sum(plugrad.log(x))
-    ...     y.backward()
+    ...     y = plugrad.where(x > 0, plugrad.sqrt(x), 0.0)
+    ...     y.sum().backward()
     Traceback (most recent call last):
       ...
-    plugrad.errors.AnomalyError: LogBackward (op 'log' from plugin ...) produced inf ...
+    plugrad.errors.AnomalyError: SqrtBackward (op 'sqrt' from plugin ...) produced NaN ...
     """
 
+    def __init__(self, check_nan: bool = True) -> None:
+        self._check_nan = bool(check_nan)
+        self._check_before: list[bool] = []
+
     def __enter__(self) -> None:
+        global check_nan_
         with _lock:
+            self._check_before.append(check_nan_)
+            check_nan_ = self._check_nan
             _add_level(1)
 
     def __exit__(self, *exc_info: object) -> None:
+        global check_nan_
         with _lock:
+            check_nan_ = self._check_before.pop()
             _add_level(-1)
 
     def __call__(self, func: F) -> F:
@@ -131,24 +159,20 @@ class set_detect_anomaly:
     """
 
     def __init__(self, mode: bool, check_nan: bool = True) -> None:
-        if not check_nan:
-            raise ValueError(
-                "set_detect_anomaly(check_nan=False) is not supported: anomaly mode always "
-                "checks the gradients for NaN and inf"
-            )
-        self._before = _switched_on
-        _switch(bool(mode))
+        self._before = (_switched_on, check_nan_)
+        _switch(bool(mode), bool(check_nan))
 
     def __enter__(self) -> None:
         return None
 
     def __exit__(self, *exc_info: object) -> None:
-        _switch(self._before)
+        _switch(*self._before)
 
 
-def _switch(on: bool) -> None:
-    global _switched_on
+def _switch(on: bool, check: bool) -> None:
+    global _switched_on, check_nan_
     with _lock:
+        check_nan_ = check
         if on is not _switched_on:
             _switched_on = on
             _add_level(1 if on else -1)
@@ -166,9 +190,7 @@ def on_switch(listener: Callable[[bool], None]) -> None:
 
 
 def anomaly_error(node: Any, index: int, array: Any) -> AnomalyError:
-    """Build the error for a non-finite gradient of input ``index`` computed by ``node``."""
-    xp = node._device.xp
-    kind = "NaN" if bool(xp.any(xp.isnan(array))) else "inf"
+    """Build the error for a NaN gradient of input ``index`` computed by ``node``."""
     op = getattr(node, "op", None)
     if op is not None:
         owner = op_plugin(op.name) or "an unregistered plugin"
@@ -191,6 +213,6 @@ def anomaly_error(node: Any, index: int, array: Any) -> AnomalyError:
             "pass inside detect_anomaly() too to see where."
         )
     return AnomalyError(
-        f"{node.name()} ({what}, on {node._device.name}) produced {kind} in the gradient of "
+        f"{node.name()} ({what}, on {node._device.name}) produced NaN in the gradient of "
         f"input {index} (shape {tuple(array.shape)}). {where}"
     )

@@ -16,7 +16,12 @@ from typing import Any
 
 from . import autograd_functional as functional
 from . import ops as _ops
-from .anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
+from .anomaly import (
+    detect_anomaly,
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
+    set_detect_anomaly,
+)
 from .engine import backward
 from .engine import grad as _grad
 from .function import Function, FunctionCtx, once_differentiable
@@ -41,6 +46,7 @@ __all__ = [
     "grad",
     "gradcheck",
     "gradgradcheck",
+    "is_anomaly_check_nan_enabled",
     "is_anomaly_enabled",
     "is_grad_enabled",
     "no_grad",

@@ -358,7 +358,7 @@ def _run(
     # the ones with a target below them run their backward ("expand").
     expand = None if targets is None else _nodes_leading_to(root_nodes, targets, Node)
     dependencies = _count_dependencies(root_nodes, Node, expand, targets)
-    check_anomalies = _anomaly.enabled
+    check_anomalies = _anomaly.enabled and _anomaly.check_nan_
     watch = _watched_leaf_edges(dependencies) if _ready_callbacks and targets is None else None
     buffers: dict[Any, Any] = {}
     result = _Result()
@@ -673,13 +673,14 @@ def _call_node_hook(
 
 
 def _check_anomalies(node: Any, input_grads: tuple[Any, ...], create_graph: bool) -> None:
-    """Raise if the backward of ``node`` produced NaN or infinity (anomaly mode)."""
+    """Raise if the backward of ``node`` produced NaN (anomaly mode; infinities pass, as in
+    PyTorch)."""
     xp = node._device.xp
     for index, g in enumerate(input_grads):
         if g is None:
             continue
         array = g._array if create_graph else g
-        if bool(xp.any(xp.logical_not(xp.isfinite(array)))):
+        if bool(xp.any(xp.isnan(array))):
             raise _anomaly.anomaly_error(node, index, array)
 
 

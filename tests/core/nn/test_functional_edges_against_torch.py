@@ -392,7 +392,8 @@ def test_max_pools_with_indices_give_both_whatever_return_indices_says(name, sha
 def test_pool_and_shuffle_arguments_in_pytorchs_forms(call):
     x = np.arange(48.0).reshape(1, 4, 12)[None].reshape(1, 4, 3, 4)
     ours, theirs = call(F, plugrad.asarray(x)), call(TF, torch.tensor(x))
-    # The same arguments give the same windows; the averages' last bit depends on the backend's summation order.
+    # The same arguments give the same windows; an average's last bit depends on the
+    # backend's order of summation.
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-15, atol=0)
 
 
