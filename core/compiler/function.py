@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import gc
+import types
 import warnings
 import weakref
 from collections import OrderedDict
@@ -146,6 +148,7 @@ class CompiledFunction:
             with capture_lock, _checking.checking(False):
                 return self._capture_plan(key, entry, args, kwargs, leaves)
         with capture_lock:
+            bindings = _bindings_read(self.fn)  # as the call found them
             tracer = Tracer(leaves, self.fullgraph)
             tracer.install()
             try:
@@ -211,6 +214,8 @@ class CompiledFunction:
             replay = _following(replay, plan, leaves, self._name())
         if _lazy.in_use:
             replay = _settling(replay, plan, leaves)
+        if bindings:
+            replay = _guarding_bindings(replay, bindings)
         entry.plans.append((replay, tuple(plan.free), source, plan, checks_arguments))
         if len(entry.plans) > self.cache_size:
             del entry.plans[0]
@@ -338,6 +343,64 @@ def _forget_every_plan(*_: Any) -> None:
 
 _anomaly.on_switch(_forget_every_plan)
 _dtypes.on_default_change(_forget_every_plan)
+
+
+#: Values whose binding a plan does not guard: Python's immutable scalars, read as the
+#: capture found them (documented), and modules and classes, which are not rebound.
+_UNGUARDED = (bool, int, float, complex, str, bytes, type(None), types.ModuleType, type)
+
+
+def _bindings_read(fn: Callable[..., Any]) -> tuple[tuple[Any, Any, Any], ...]:
+    """The global names and closure cells ``fn``'s own code reads, with what they hold now.
+
+    A replay reads the objects the capture reached, so rebinding one of these names
+    (``scale = plugrad.tensor(...)`` at module level, ``nonlocal`` in a closure) must make
+    the plan miss. Each entry is ``(globals, name, value)`` or ``(cell, None, value)``.
+    """
+    function = getattr(fn, "__func__", fn)
+    if not hasattr(function, "__code__") and hasattr(type(fn), "forward"):
+        function = type(fn).forward  # a module: its forward's code (self's state is checked)
+    code = getattr(function, "__code__", None)
+    if not isinstance(code, types.CodeType):
+        return ()
+    names: set[str] = set()
+    codes = [code]
+    while codes:  # nested functions, lambdas and comprehensions read names too
+        current = codes.pop()
+        names.update(current.co_names)
+        codes.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
+    found: list[tuple[Any, Any, Any]] = []
+    namespace = function.__globals__
+    for name in sorted(names):
+        value = namespace.get(name, _MISSING)
+        if value is not _MISSING and not isinstance(value, _UNGUARDED):
+            found.append((namespace, name, value))
+    for cell in function.__closure__ or ():
+        try:
+            value = cell.cell_contents
+        except ValueError:  # a cell not bound yet
+            continue
+        if not isinstance(value, _UNGUARDED):
+            found.append((cell, None, value))
+    return tuple(found)
+
+
+_MISSING = object()
+
+
+def _guarding_bindings(
+    replay: Callable[..., Any], bindings: tuple[tuple[Any, Any, Any], ...]
+) -> Callable[..., Any]:
+    """``replay``, missing when a global name or closure cell its function read was rebound."""
+
+    def guarded(L: Any, F: Any) -> Any:
+        for holder, name, value in bindings:
+            now = holder.get(name, _MISSING) if name is not None else holder.cell_contents
+            if now is not value:
+                return codegen.MISS
+        return replay(L, F)
+
+    return guarded
 
 
 def _settling(replay: Callable[..., Any], plan: Any, leaves: list[Tensor]) -> Callable[..., Any]:
@@ -525,10 +588,19 @@ def _describe(value: Any, leaves: list[Tensor], where: Any) -> Any:
             value._edge is None,
         )
     kind = type(value)
-    if kind is tuple or kind is list:
+    if kind is tuple or kind is list or (isinstance(value, tuple) and hasattr(value, "_fields")):
+        # a namedtuple as a tuple of its kind: its values compared with ==, 1 would match 1.0
         return (kind, tuple(_describe(v, leaves, (where, i)) for i, v in enumerate(value)))
     if kind is dict:
-        return (dict, tuple((k, _describe(v, leaves, (where, k))) for k, v in value.items()))
+        return (
+            dict,
+            tuple((_key(k, where), _describe(v, leaves, (where, k))) for k, v in value.items()),
+        )
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return (kind, tuple(
+            (field.name, _describe(getattr(value, field.name), leaves, (where, field.name)))
+            for field in dataclasses.fields(value)
+        ))  # fmt: skip
     try:
         hash(value)
     except TypeError:
@@ -546,6 +618,19 @@ def _describe(value: Any, leaves: list[Tensor], where: Any) -> Any:
         # NumPy's float32 and float16 scalars, as their bits
         return (kind, value.tobytes())
     return (kind, value)
+
+
+def _key(key: Any, where: Any) -> Any:
+    """A dict key as part of a signature: by value and type (``1`` and ``1.0`` are one key
+    to a dict, but not to a plan), never a tensor."""
+    inner: list[Tensor] = []
+    described = _describe(key, inner, where)
+    if inner:
+        raise CompileError(
+            f"{_where(where)} of a compiled function is a dict with a Tensor as a key, which "
+            "cannot be part of its input signature; key it by names or numbers"
+        )
+    return described
 
 
 def _where(where: Any) -> str:

@@ -767,3 +767,63 @@ def test_functional_call_inside_a_compiled_function_is_replayed():
         assert compiled(x).tolist() == f(x).tolist()
     assert compiled.captures == 1
     assert module.weight is not params["weight"]  # the module's own tensors are back
+
+
+_SCALE = plugrad.tensor([1.0, 2.0, 3.0])
+
+
+def _times_scale(x):
+    return x * _SCALE
+
+
+def test_rebinding_a_global_or_a_closure_variable_the_function_reads_captures_anew():
+    # A replay read the tensor the capture found: [1, 2, 3] after the global was rebound.
+    global _SCALE
+    compiled = plugrad.compile(_times_scale)
+    before = _SCALE
+    try:
+        for _ in range(2):
+            assert compiled(plugrad.ones(3)).tolist() == [1.0, 2.0, 3.0]
+        _SCALE = plugrad.tensor([10.0, 20.0, 30.0])
+        assert compiled(plugrad.ones(3)).tolist() == [10.0, 20.0, 30.0]
+        assert compiled.captures == 2
+    finally:
+        _SCALE = before
+    assert compiled(plugrad.ones(3)).tolist() == [1.0, 2.0, 3.0] and compiled.captures == 2
+
+    offset = plugrad.tensor([1.0])
+
+    def shifted(x):
+        return x + offset
+
+    compiled = plugrad.compile(shifted)
+    assert compiled(plugrad.zeros(2)).tolist() == compiled(plugrad.zeros(2)).tolist() == [1.0] * 2
+    offset = plugrad.tensor([5.0])  # noqa: F841 (read through the closure)
+    assert compiled(plugrad.zeros(2)).tolist() == [5.0, 5.0]
+
+
+@pytest.mark.filterwarnings("ignore:divide by zero:RuntimeWarning")
+def test_python_numbers_in_namedtuples_dataclasses_and_dict_keys_are_told_apart():
+    # They were compared with ==: 1 matched 1.0 (an int64 result replayed for a float32
+    # one) and 0.0 matched -0.0 (inf replayed for -inf).
+    import collections
+    import dataclasses
+
+    Settings = collections.namedtuple("Settings", "scale eps")
+
+    @dataclasses.dataclass(frozen=True)
+    class Frozen:
+        scale: object
+
+    def step(x, settings, frozen, keyed):
+        return x * settings.scale / settings.eps, x * frozen.scale, sum(x * k for k in keyed)
+
+    compiled = plugrad.compile(step)
+    x = plugrad.tensor([1, 2, 3])
+    calls = [(Settings(1, 0.0), Frozen(1), {1: None}), (Settings(1.0, -0.0), Frozen(1.0), {1.0: 0})]
+    for arguments in calls + calls:
+        for mine, eager in zip(compiled(x, *arguments), step(x, *arguments)):
+            assert mine.dtype == eager.dtype and str(mine.tolist()) == str(eager.tolist())
+    assert compiled.captures == 2
+    with pytest.raises(plugrad.errors.CompileError, match="Tensor as a key"):
+        compiled(x, calls[0][0], calls[0][1], {x: 1})
