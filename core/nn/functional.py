@@ -4574,14 +4574,25 @@ def _source_coordinates(coordinate: Tensor, size: int, align_corners: bool, padd
     else:
         position = ((coordinate + 1) * size - 1) / 2
     if padding == "border":
-        return _ops.clip(position, 0, size - 1)
+        return _clipped_to_the_image(position, size)
     if padding == "reflection":
         if align_corners:
             position = _reflected(position, 0.0, float(size - 1))
         else:
             position = _reflected(position, -0.5, size - 0.5)
-        return _ops.clip(position, 0, size - 1)
+        return _clipped_to_the_image(position, size)
     return position
+
+
+def _clipped_to_the_image(position: Tensor, size: int) -> Tensor:
+    """``position`` clipped to ``[0, size - 1]``, with no gradient at the bounds or beyond.
+
+    As PyTorch's: a point exactly on the edge (an identity grid's first and last) is
+    treated as clipped. Letting the gradient through there gave the slope toward the zero
+    past the edge, which border padding never reads.
+    """
+    inside = (position > 0) & (position < size - 1)
+    return _ops.where(inside, position, _ops.clip(position, 0, size - 1).detach())
 
 
 def _reflected(position: Tensor, low: float, high: float) -> Tensor:

@@ -325,6 +325,10 @@ class RAdam(_AdamVariant):
             corrected = m / bias_correction1
             adaptive = xp.sqrt(v)
             adaptive += eps
+            if eps == 0:
+                # Where no gradient ever came (v == 0, so m == 0), the branch times 0 must
+                # give 0, not 0 * inf = NaN: PyTorch accepts eps=0 and takes only the other.
+                adaptive = xp.where(adaptive == 0, xp.ones_like(adaptive), adaptive)
             adaptive = bias_root / adaptive
             adaptive *= corrected
             adaptive *= rectified

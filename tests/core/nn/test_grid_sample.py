@@ -42,6 +42,25 @@ def test_grid_sample_values_and_gradients_are_pytorchs(mode, padding_mode, align
         np.testing.assert_allclose(ours, theirs, atol=1e-9)
 
 
+@pytest.mark.parametrize("padding_mode", ["border", "reflection"])
+def test_points_exactly_on_the_edge_get_pytorchs_grid_gradient(padding_mode) -> None:
+    # An identity grid's first and last points lie on the edge; their gradient took the slope
+    # toward the zero past it (-10.5 here for border, where PyTorch gives 0).
+    image = np.arange(12.0).reshape(1, 1, 3, 4)
+    points = np.array([[[[1.0, 0.0], [-1.0, 0.0], [0.5, 0.0], [1.0, 1.0], [-1.0, -1.0]]]])
+    found = []
+    for lib in (plugrad, torch):
+        grid = lib.tensor(points, requires_grad=True)
+        out = lib.nn.functional.grid_sample(
+            lib.tensor(image), grid, padding_mode=padding_mode, align_corners=True
+        )
+        _weighted_sum(lib, out).backward()
+        found.append([out.detach().numpy(), grid.grad.numpy()])
+    for ours, theirs in zip(*found, strict=True):
+        np.testing.assert_allclose(ours, theirs, atol=1e-12)
+    assert found[0][1][0, 0, 0, 0] == 0.0
+
+
 @pytest.mark.parametrize("align_corners", [False, True])
 @pytest.mark.parametrize("size", [(2, 3, 4, 5), (2, 1, 1, 3)])
 def test_affine_grid_and_its_gradient_are_pytorchs(size, align_corners) -> None:

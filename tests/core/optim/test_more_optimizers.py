@@ -674,3 +674,21 @@ def test_an_integer_parameter_is_refused_when_the_optimizer_is_made() -> None:
     counts = plugrad.tensor([1, 2])
     with pytest.raises(plugrad.errors.DtypeError, match="parameter 0 is int64"):
         optim.SGD([counts], lr=0.5)
+
+
+def test_radam_with_eps_0_leaves_parameters_that_got_no_gradient_as_they_were() -> None:
+    # Before the rectification starts, PyTorch takes only the momentum step; the adaptive
+    # branch, computed too and multiplied by 0, gave 0 * inf = NaN where v was 0.
+    torch = pytest.importorskip("torch")
+    found = []
+    for lib in (plugrad, torch):
+        p = lib.tensor([1.0, 1.0], dtype=lib.float64, requires_grad=True)
+        opt = lib.optim.RAdam([p], lr=0.1, eps=0.0, betas=(0.8, 0.9))  # rectified from step 3
+        values = []
+        for _ in range(2):
+            p.grad = lib.tensor([2.0, 0.0], dtype=lib.float64)
+            opt.step()
+            values.append(p.detach().numpy().copy())
+        found.append(values)
+    np.testing.assert_allclose(found[0], found[1], rtol=1e-12)
+    assert found[0][-1][1] == 1.0
