@@ -798,7 +798,7 @@ def test_rebinding_a_global_or_a_closure_variable_the_function_reads_captures_an
 
     compiled = plugrad.compile(shifted)
     assert compiled(plugrad.zeros(2)).tolist() == compiled(plugrad.zeros(2)).tolist() == [1.0] * 2
-    offset = plugrad.tensor([5.0])  # noqa: F841 (read through the closure)
+    offset = plugrad.tensor([5.0])  # read through the closure
     assert compiled(plugrad.zeros(2)).tolist() == [5.0, 5.0]
 
 
