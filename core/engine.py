@@ -24,6 +24,7 @@ from typing import Any
 
 from . import anomaly as _anomaly
 from . import graph as _graph
+from . import inplace as _inplace
 from . import lazy as _lazy
 from .backend import WRITE_REFUSED
 from .errors import (
@@ -747,6 +748,7 @@ def _store(updates: list[tuple[Tensor, Any]], create_graph: bool, stored: set[in
                 "or in place); the gradient cannot be added to it. Set .grad to None, or to a "
                 "tensor of the tensor's shape and dtype. No .grad was changed."
             )
+        followers = None
         if create_graph:
             if old is None and getattr(grad, "_view_base", None) is not None:
                 # A view (a reshape's) as .grad: detach_() and zero_() of it, as
@@ -755,6 +757,10 @@ def _store(updates: list[tuple[Tensor, Any]], create_graph: bool, stored: set[in
             new = grad if old is None else old + grad
         else:
             if old is not None:
+                if old._device.views_are_copies:
+                    # Views of .grad (and detach()ed copies) must show the sum, as they do
+                    # where views share memory; refused here, before any .grad changes.
+                    followers = _inplace.views_to_follow([old], "accumulating into .grad")
                 array = old._array + grad
                 if _lazy.in_use and tensor._device.backend.lazy:
                     tensor._device.backend.settle(array)  # .grad summed over many passes
@@ -766,9 +772,11 @@ def _store(updates: list[tuple[Tensor, Any]], create_graph: bool, stored: set[in
                 array = _laid_out_as(tensor, grad)
             stored.add(id(array))
             new = _wrap(array, tensor._device, False, None)
-        new_grads.append((tensor, old, new))
-    for tensor, old, new in new_grads:
+        new_grads.append((tensor, old, new, followers))
+    for tensor, old, new, followers in new_grads:
         if old is not None and not create_graph and _summed_into(old, new):
+            if followers:
+                _inplace.follow_raw_writes(followers)
             continue
         tensor._grad = new
 

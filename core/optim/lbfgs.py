@@ -6,6 +6,7 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from .. import inplace as _inplace
 from .. import lazy as _lazy
 from ..grad_mode import enable_grad
 from ..tensor import Tensor
@@ -83,6 +84,9 @@ class LBFGS(Optimizer):
     """
 
     _supports_complex = False
+
+    #: During a step, where views are copies: the parameters' views its writes update.
+    _followers: tuple[tuple[Tensor, Any], ...] | list[tuple[Tensor, Any]] = ()
 
     def __init__(
         self,
@@ -203,6 +207,7 @@ class LBFGS(Optimizer):
             param._array = array  # the same object, unless the backend's arrays are immutable
             param._bump_version()
             offset += size
+        self._follow_writes()
 
     def _clone_param(self) -> list[Any]:
         return [p._device.xp.asarray(p._array, copy=True) for p in self.param_groups[0]["params"]]
@@ -211,6 +216,12 @@ class LBFGS(Optimizer):
         for param, array in zip(self.param_groups[0]["params"], arrays):
             param._array = overwrite(param._device.xp, param._array, array)
             param._bump_version()
+        self._follow_writes()
+
+    def _follow_writes(self) -> None:
+        """Where views are copies (JAX, Dask): bring the parameters' views up to date."""
+        if self._followers:
+            _inplace.follow_raw_writes(self._followers)
 
     def _directional_evaluate(
         self, closure: Callable[[], Any], x: list[Any], t: float, d: Any
@@ -247,6 +258,17 @@ class LBFGS(Optimizer):
                 "LBFGS.step() needs a closure that clears the gradients, computes the loss, "
                 "calls backward() and returns the loss: opt.step(closure)"
             )
+        params = self.param_groups[0]["params"]
+        # Found (or the step refused) before the closure's first evaluation writes anything.
+        self._followers = (
+            _inplace.views_to_follow(params, "LBFGS.step()") if _inplace.copies_in_use else []
+        )
+        try:
+            return self._iterate(closure)
+        finally:
+            self._followers = ()
+
+    def _iterate(self, closure: Callable[[], Any]) -> Any:
         group = self.param_groups[0]
         params = group["params"]
         xp = params[0]._device.xp

@@ -345,7 +345,8 @@ class Optimizer:
                     )
 
     def _views_to_follow(self) -> list[tuple[Tensor, Any]]:
-        """Where views are copies (JAX, Dask): the parameters' views a step must update.
+        """Where views are copies (JAX, Dask): the views of the parameters and of their state
+        tensors that a step must update.
 
         Found (or the step refused, changing nothing) before any update, and
         brought up to date after it by :func:`plugrad.inplace.follow_raw_writes`;
@@ -353,10 +354,15 @@ class Optimizer:
         """
         if not _inplace.copies_in_use:
             return []
-        return _inplace.views_to_follow(
-            (p for group in self.param_groups for p in group["params"] if p._grad is not None),
-            f"{type(self).__name__}.step()",
-        )
+        stepped = [p for group in self.param_groups for p in group["params"] if p._grad is not None]
+        # Their state too (a momentum buffer), which a step writes as raw arrays as well.
+        state = [
+            value
+            for p in stepped
+            for value in self.state.get(p, {}).values()
+            if isinstance(value, Tensor)
+        ]
+        return _inplace.views_to_follow([*stepped, *state], f"{type(self).__name__}.step()")
 
     def _settle(self) -> None:
         """Keep the graphs of parameters and state bounded on lazy backends (plugrad.lazy).

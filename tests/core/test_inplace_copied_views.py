@@ -208,6 +208,54 @@ def test_an_optimizer_step_reaches_the_views_of_its_parameters(device, optimizer
     assert weight.tolist() != [[1.0, 2.0], [3.0, 4.0]]
 
 
+@pytest.mark.parametrize(("optimizer", "buffer"), [("SGD", "momentum_buffer"), ("Adam", "exp_avg")])
+def test_an_optimizer_step_reaches_the_views_of_its_state(device, optimizer, buffer) -> None:
+    # On JAX and Dask a view of a momentum buffer kept its first values.
+    weight = plugrad.nn.Parameter(plugrad.tensor([1.0, 2.0, 3.0]))
+    options = {"momentum": 0.9} if optimizer == "SGD" else {}
+    step = getattr(plugrad.optim, optimizer)([weight], lr=0.1, **options)
+    (weight * weight).sum().backward()
+    step.step()
+    state = step.state[weight][buffer]
+    head, alias = state[:2], state.detach()
+    step.zero_grad()
+    (weight * weight).sum().backward()
+    step.step()
+    assert head.tolist() == state[:2].tolist() and alias.tolist() == state.tolist()
+
+
+def test_lbfgs_steps_reach_the_views_of_its_parameters(device) -> None:
+    # LBFGS writes its parameters itself: its views kept the values before the step.
+    weight = plugrad.nn.Parameter(plugrad.tensor([1.0, 2.0, 3.0]))
+    tail, alias = weight[1:], weight.detach()
+    step = plugrad.optim.LBFGS([weight], lr=0.1)
+
+    def closure():
+        step.zero_grad()
+        loss = (weight**2).sum()
+        loss.backward()
+        return loss
+
+    step.step(closure)
+    assert weight.tolist() != [1.0, 2.0, 3.0]
+    assert tail.tolist() == weight[1:].tolist() and alias.tolist() == weight.tolist()
+
+
+def test_gradients_accumulated_into_grad_reach_its_views(device) -> None:
+    # On JAX and Dask views and detach()ed copies of .grad kept the first pass's values.
+    p = plugrad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    (p * p).sum().backward()
+    head, alias = p.grad[:2], p.grad.detach()
+    (p * 3).sum().backward()
+    assert p.grad.tolist() == [5.0, 7.0, 9.0]
+    assert head.tolist() == [5.0, 7.0] and alias.tolist() == [5.0, 7.0, 9.0]
+    buffer = plugrad.zeros(6)
+    q = plugrad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    q.grad = buffer[:3]
+    (q * q).sum().backward()
+    assert buffer.tolist() == [2.0, 4.0, 6.0, 0.0, 0.0, 0.0]
+
+
 def test_an_optimizer_step_its_views_cannot_follow_is_refused_and_changes_nothing(copying) -> None:
     first = plugrad.nn.Parameter(plugrad.tensor([1.0, 2.0]))
     weight = plugrad.nn.Parameter(plugrad.tensor([[1.0, 2.0], [3.0, 4.0]]))
