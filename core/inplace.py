@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from . import dtypes as _dtypes
@@ -283,7 +283,7 @@ def views_to_follow(tensors: Iterable[Tensor], name: str) -> list[tuple[Tensor, 
     return found
 
 
-def follow_raw_writes(found: list[tuple[Tensor, Any]]) -> None:
+def follow_raw_writes(found: Sequence[tuple[Tensor, Any]]) -> None:
     """Bring the sharers listed by :func:`views_to_follow` up to date with the writes."""
     for tensor, links in found:
         _refresh_copies(tensor, links)

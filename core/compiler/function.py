@@ -359,7 +359,7 @@ def _bindings_read(fn: Callable[..., Any]) -> tuple[tuple[Any, Any, Any], ...]:
     """
     function = getattr(fn, "__func__", fn)
     if not hasattr(function, "__code__") and hasattr(type(fn), "forward"):
-        function = type(fn).forward  # a module: its forward's code (self's state is checked)
+        function = getattr(type(fn), "forward")  # a module's (its own state is checked)
     code = getattr(function, "__code__", None)
     if not isinstance(code, types.CodeType):
         return ()
