@@ -358,8 +358,9 @@ def _bindings_read(fn: Callable[..., Any]) -> tuple[tuple[Any, Any, Any], ...]:
     the plan miss. Each entry is ``(globals, name, value)`` or ``(cell, None, value)``.
     """
     function = getattr(fn, "__func__", fn)
-    if not hasattr(function, "__code__") and hasattr(type(fn), "forward"):
-        function = getattr(type(fn), "forward")  # a module's (its own state is checked)
+    forward = getattr(type(fn), "forward", None)  # a module's (its own state is checked)
+    if not hasattr(function, "__code__") and forward is not None:
+        function = forward
     code = getattr(function, "__code__", None)
     if not isinstance(code, types.CodeType):
         return ()
