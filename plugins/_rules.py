@@ -23,6 +23,7 @@ from plugrad.errors import (
     ScalarRangeError,
     ShapeError,
 )
+from plugrad.graph import ArraySpec
 from plugrad.opdef import OpDef, dim_as_axis, op, reduction_dim_as_axis
 
 _SCALARS = (bool, int, float, complex)
@@ -256,6 +257,32 @@ def half_in_float32(function: Any) -> Any:
     kernel.__name__ = kernel.__qualname__ = function.__name__
     kernel.__doc__ = function.__doc__
     return kernel
+
+
+def half_rule_in_float32(rule: Any) -> Any:
+    """The backward rule ``rule(xp, g, ans, x, **params)`` computing for a ``float16`` ``x``
+    in ``float32``, its gradient rounded once.
+
+    NOTE: a rule dividing by the number of elements reduced (a mean's) divides a
+    float16 gradient by a count that float16 holds only up to 65504: above it the
+    count is inf and the gradient 0. PyTorch computes such steps in float32.
+    """
+
+    @functools.wraps(rule)
+    def computed(xp: Any, g: Any, ans: Any, x: Any, /, **params: Any) -> Any:
+        if not is_half(xp, x.dtype):
+            return rule(xp, g, ans, x, **params)
+
+        def widened(value: Any) -> Any:  # (an input not saved is its shape and dtype only)
+            if value is None:
+                return None
+            if isinstance(value, ArraySpec):
+                return ArraySpec(value.shape, xp.float32)
+            return xp.astype(value, xp.float32) if is_half(xp, value.dtype) else value
+
+        return xp.astype(rule(xp, widened(g), widened(ans), widened(x), **params), x.dtype)
+
+    return computed
 
 
 @functools.cache

@@ -33,7 +33,7 @@ from typing import Any
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
 from plugrad.plugins._index_plan import put, put_added
-from plugrad.plugins._rules import conj, device_of
+from plugrad.plugins._rules import conj, device_of, is_half
 
 Pair = tuple[int, int]
 Quad = tuple[int, int, int, int]
@@ -414,19 +414,21 @@ max_pool2d_gather = nn_op("max_pool2d_gather", _max_pool2d_gather, saves=("indic
 
 def _avg_divisor(xp: Any, like: Any, input_size: Pair, kernel: Pair, step: Pair, padding: Pair,
                  quad: Quad, count_include_pad: bool, divisor_override: int | None) -> Any:
-    """How many elements each window averages, ``(OH, OW)`` (or the override)."""
+    """How many elements each window averages, ``(OH, OW)`` (or the override).
+
+    In ``float32`` for ``float16`` ``like``: a count above 65504 is inf in float16.
+    """
     if divisor_override is not None:
         return float(divisor_override)
     height, width = input_size
     ph, pw = padding
+    dtype = xp.float32 if is_half(xp, like.dtype) else like.dtype
     if count_include_pad:
         # The declared padding counts; what ceil_mode adds beyond it does not.
-        counted = xp.ones(
-            (height + 2 * ph, width + 2 * pw), dtype=like.dtype, device=device_of(like)
-        )
+        counted = xp.ones((height + 2 * ph, width + 2 * pw), dtype=dtype, device=device_of(like))
         extra = (0, quad[1] - ph, 0, quad[3] - pw)
     else:
-        counted = xp.ones((height, width), dtype=like.dtype, device=device_of(like))
+        counted = xp.ones((height, width), dtype=dtype, device=device_of(like))
         extra = quad
     return xp.sum(_windows(xp, counted, kernel, step, extra, (1, 1), 0.0), axis=-3)
 
@@ -440,8 +442,7 @@ def _avg_pool2d(xp: Any, x: Any, /, *, kernel_size: int | Pair, stride: int | Pa
     divisor = _avg_divisor(
         xp, x, size, kernel, step, _pair(padding), quad, count_include_pad, divisor_override
     )
-    half = getattr(xp, "float16", None)  # (NumPy reads dtype == None as float64)
-    if half is not None and x.dtype == half:  # summed in float32, as PyTorch does
+    if is_half(xp, x.dtype):  # summed in float32, as PyTorch does
         return xp.astype(xp.sum(cols, axis=-3, dtype=xp.float32) / divisor, x.dtype)
     return xp.sum(cols, axis=-3) / divisor
 
@@ -455,7 +456,11 @@ def _avg_pool2d_backward(xp: Any, grad: Any, /, *, input_size: Pair, kernel_size
     divisor = _avg_divisor(
         xp, grad, size, kernel, step, _pair(padding), quad, count_include_pad, divisor_override
     )
-    share = xp.expand_dims(grad / divisor, axis=-3)
+    if is_half(xp, grad.dtype):  # divided in float32 (the divisor's), rounded once
+        share = xp.astype(xp.astype(grad, xp.float32) / divisor, grad.dtype)
+    else:
+        share = grad / divisor
+    share = xp.expand_dims(share, axis=-3)
     cols = xp.broadcast_to(share, (*share.shape[:-3], kernel[0] * kernel[1], *share.shape[-2:]))
     return _fold(xp, cols, size, kernel, step, quad, (1, 1))
 

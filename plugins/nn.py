@@ -38,6 +38,8 @@ from plugrad.plugins._rules import (
     checked_axis,
     conj,
     device_of,
+    half_in_float32,
+    half_rule_in_float32,
     is_complex,
     is_half,
     logistic,
@@ -169,6 +171,7 @@ gelu = nn_op("gelu", _gelu_kernel, vjp=_gelu_grad, promotion="float",
 # -- softmax and its relatives -------------------------------------------------------------
 
 
+@half_in_float32  # as PyTorch: float16 normalized in float32, rounded once
 def _log_softmax_kernel(xp: Any, x: Any, /, *, axis: int = -1) -> Any:
     if 0 in x.shape:  # no elements: nothing to normalize (max() has no identity)
         return xp.reshape(x, x.shape) * 1
@@ -176,6 +179,7 @@ def _log_softmax_kernel(xp: Any, x: Any, /, *, axis: int = -1) -> Any:
     return shifted - xp.log(xp.sum(xp.exp(shifted), axis=axis, keepdims=True))
 
 
+@half_in_float32  # as PyTorch: float16 normalized in float32, rounded once
 def _softmax_kernel(xp: Any, x: Any, /, *, axis: int = -1) -> Any:
     if 0 in x.shape:
         return xp.reshape(x, x.shape) * 1
@@ -183,10 +187,12 @@ def _softmax_kernel(xp: Any, x: Any, /, *, axis: int = -1) -> Any:
     return e / xp.sum(e, axis=axis, keepdims=True)
 
 
+@half_rule_in_float32
 def _softmax_grad(xp: Any, g: Any, ans: Any, x: Any, *, axis: int) -> Any:
     return ans * (g - xp.sum(g * ans, axis=axis, keepdims=True))
 
 
+@half_rule_in_float32
 def _log_softmax_grad(xp: Any, g: Any, ans: Any, x: Any, *, axis: int) -> Any:
     return g - xp.exp(ans) * xp.sum(g, axis=axis, keepdims=True)
 
@@ -362,12 +368,13 @@ def _counted_weight_kernel(
     xp: Any, logits: Any, target: Any, weight: Any = None, /, *, ignore_index: int
 ) -> Any:
     counted = target != ignore_index
+    dtype = _counted_dtype(xp, logits)
     if weight is None:
-        total = xp.sum(xp.astype(counted, logits.dtype))
+        total = xp.sum(xp.astype(counted, dtype))
     else:
         safe = xp.reshape(xp.where(counted, target, 0), (-1,))
         picked = xp.reshape(xp.take(weight, safe, axis=0), target.shape)
-        total = xp.sum(xp.where(counted, picked, 0.0))
+        total = xp.sum(xp.astype(xp.where(counted, picked, 0.0), dtype))
     # Nothing counted: NaN, as in PyTorch, without a division-by-zero warning (the
     # backward rules zero the ignored samples).
     return xp.where(total == 0, float("nan"), total)
@@ -385,16 +392,22 @@ def _counted_weight_numpy(
     ):
         import numpy as np  # a tenth of the time of array-api-compat's asarray
 
-        return np.array(target.size, dtype=logits.dtype)
+        return np.array(target.size, dtype=_counted_dtype(xp, logits))
     return _counted_weight_kernel(xp, logits, target, weight, ignore_index=ignore_index)
+
+
+def _counted_dtype(xp: Any, logits: Any) -> Any:
+    """``logits``' dtype, or float32 for float16: 70000 targets are inf in float16."""
+    return xp.float32 if is_half(xp, logits.dtype) else logits.dtype
 
 
 counted_weight = nn_op("counted_weight", _counted_weight_kernel, differentiable=False,
                        inputs=("logits", "target", "weight"),
                        kernels={"numpy": _counted_weight_numpy},
                        doc="The summed ``weight`` (1 each without it) of the class ``target`` "
-                           "values other than ``ignore_index``, in ``logits``' dtype; NaN if "
-                           "none: the denominator of a mean over class targets.")
+                           "values other than ``ignore_index``, in ``logits``' dtype (float32 "
+                           "for float16, which holds counts only up to 65504); NaN if none: "
+                           "the denominator of a mean over class targets.")
 
 
 def _softplus_of_negative(xp: Any, x: Any) -> Any:

@@ -34,7 +34,9 @@ from plugrad.plugins._rules import (
     device_of,
     expand_reduced,
     half_in_float32,
+    half_rule_in_float32,
     index_dtype,
+    is_half,
     normalize_axes,
     reduction_axis,
     reverse_cumulative_sum,
@@ -86,7 +88,9 @@ def _nanmean(xp: Any, x: Any, dim: Any = None, keepdim: bool = False, *, dtype: 
     kept = xp.astype(xp.logical_not(xp.isnan(x)), index_dtype(xp, x))
     kept = xp.sum(kept, axis=reduction_axis("nanmean", x, dim, None), keepdims=keepdim)
     total = _nansum(xp, x, dim, keepdim, dtype=dtype)
-    mean = total / kept  # float32 for a float16 total (int64 counts divide as float32)
+    if is_half(xp, total.dtype):  # a count above 65504 is inf in float16: divide in float32
+        return xp.astype(xp.astype(total, xp.float32) / xp.astype(kept, xp.float32), total.dtype)
+    mean = total / kept
     return mean if mean.dtype == total.dtype else xp.astype(mean, total.dtype)
 
 
@@ -322,6 +326,7 @@ def _refuse_whole_mean(function: str, xp: Any, dtype: Any) -> None:
         )
 
 
+@half_rule_in_float32
 def _mean_grad(xp: Any, g: Any, ans: Any, x: Any, *, axis: Any, dtype: Any, keepdims: bool) -> Any:
     g = expand_reduced(xp, g, x.shape, axis, keepdims) / count(x.shape, axis)
     return g if dtype is None else cast(xp, g, x.dtype)
@@ -364,6 +369,7 @@ prod = op("prod(x, /, *, axis=None, dtype=None, keepdims=False)", vjp=_prod_grad
           doc="Product of the elements over ``axis``; the gradient is exact where elements are 0.")
 
 
+@half_rule_in_float32
 def _var_grad(xp: Any, g: Any, ans: Any, x: Any, *, axis: Any, correction: Any, keepdims: bool):
     # Scaled while still reduced: one pass over x's shape fewer than scaling afterwards.
     g = expand_reduced(xp, g * 2 / (count(x.shape, axis) - correction), x.shape, axis, keepdims)
@@ -386,6 +392,7 @@ var = op("var", _var, vjp=_var_grad, promotion="float",
          doc="Variance over ``axis``; ``correction=1`` gives the unbiased (sample) variance.")
 
 
+@half_rule_in_float32
 def _std_grad(xp: Any, g: Any, ans: Any, x: Any, *, axis: Any, correction: Any, keepdims: bool):
     g = expand_reduced(xp, g, x.shape, axis, keepdims)
     std = expand_reduced(xp, ans, x.shape, axis, keepdims)

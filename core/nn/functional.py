@@ -1196,17 +1196,19 @@ def _reduce_over_classes(
     the summed weights of the counted targets, as PyTorch's does."""
     if reduction == "none":
         return loss
-    total = _ops.sum(loss)
     if reduction == "sum":
-        return total
+        return _ops.sum(loss)
     if weight is not None and weight.requires_grad and _grad_state.enabled:
         # counted_weight gives no gradient: the mean's gradient for the weights has a term
         # from its denominator, written out here (as the common case need not be).
         counted = target != ignore_index
         picked = _ops.take(weight, _ops.reshape(_ops.where(counted, target, 0), (-1,)), axis=0)
         summed = _ops.sum(_ops.where(_ops.reshape(counted, (-1,)), picked, 0.0))
-        return total / _ops.where(summed == 0, math.nan, summed)
-    return total / _ops.counted_weight(input, target, weight, ignore_index=ignore_index)
+        return _ops.sum(loss) / _ops.where(summed == 0, math.nan, summed)
+    counted = _ops.counted_weight(input, target, weight, ignore_index=ignore_index)
+    if counted.dtype != loss.dtype:  # float16: summed and divided in float32, rounded once
+        return _ops.astype(_ops.sum(loss, dtype=counted.dtype) / counted, loss.dtype)
+    return _ops.sum(loss) / counted
 
 
 @accepts_legacy_reduction(after="weight")
@@ -4713,6 +4715,9 @@ def interpolate(
         # Blended in float32 and rounded back, as PyTorch's uint8 images are: weights in
         # the integer dtype were 0 or 1, and the result mostly zeros.
         out = _ops.astype(input, _dtypes.float32)
+    half = linear and input.dtype is _dtypes.float16
+    if half:  # blended in float32 and rounded once, as PyTorch's: 0.7 + 0.3 is not 1 in float16
+        out = _ops.astype(input, _dtypes.float32)
     # The last axis first: PyTorch's weighted sums nest in that order.
     for axis in reversed(range(nd)):
         length, target, scale = lengths[axis], sizes[axis], scales[axis]
@@ -4728,6 +4733,8 @@ def interpolate(
             out = _nearest(out, axis + 2, length, target, scale, exact, nd == 2)
     if integral:
         return _ops.astype(_ops.round(out), input.dtype)
+    if half:
+        return _ops.astype(out, input.dtype)
     # A new tensor even where nothing moved, as in PyTorch: writing to it leaves the input.
     return out.clone() if out is input else out
 

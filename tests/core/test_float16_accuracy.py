@@ -243,3 +243,54 @@ def test_float16_tanh_gelu_gradient_is_finite_for_large_inputs() -> None:
     x = plugrad.tensor(np.array([-100.0, -41.0, 0.5, 41.0, 1000.0], np.float16), requires_grad=True)
     F.gelu(x, approximate="tanh").sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), [0.0, 0.0, 0.8674, 1.0, 1.0], atol=1e-3)  # PyTorch's
+
+
+_MANY = 70000  # more elements than float16 can count: 65504 is its largest finite value
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["mean", "var", "std", "nanmean", "mse_loss", "l1_loss", "adaptive_avg_pool1d",
+     "avg_pool1d", "cross_entropy", "nll_loss"],
+)  # fmt: skip
+def test_float16_means_over_more_than_65504_elements_are_not_0(name: str) -> None:
+    # The count of elements became inf in float16: gradients (and nanmean's, avg_pool's and
+    # the class losses' values) came out 0, silently. Reference: the same in float64.
+    F = plugrad.nn.functional
+    values = np.linspace(0.1, 0.9, _MANY)
+    labels = plugrad.zeros(_MANY // 2, dtype=plugrad.int64)
+    programs = {
+        "mean": lambda x: x.mean(), "var": lambda x: x.var(), "std": lambda x: x.std(),
+        "nanmean": lambda x: x.nanmean(),
+        "mse_loss": lambda x: F.mse_loss(x, plugrad.zeros_like(x)),
+        "l1_loss": lambda x: F.l1_loss(x, plugrad.zeros_like(x)),
+        "adaptive_avg_pool1d": lambda x: F.adaptive_avg_pool1d(x.reshape(1, 1, -1), 1).sum(),
+        "avg_pool1d": lambda x: F.avg_pool1d(x.reshape(1, 1, -1), _MANY).sum(),
+        "cross_entropy": lambda x: F.cross_entropy(x.reshape(-1, 2), labels),
+        "nll_loss": lambda x: F.nll_loss(x.reshape(-1, 2), labels),
+    }  # fmt: skip
+    found = []
+    for dtype in (plugrad.float16, plugrad.float64):
+        x = plugrad.tensor(values, dtype=dtype, requires_grad=True)
+        out = programs[name](x)
+        out.backward()
+        assert out.dtype == dtype and x.grad.dtype == dtype
+        found.append((float(out), x.grad.numpy().astype(np.float64)))
+    (value, grad), (expected, expected_grad) = found
+    assert value == pytest.approx(expected, rel=2e-3)
+    assert np.count_nonzero(grad) >= 0.99 * np.count_nonzero(expected_grad) > 0
+    # (float16's resolution near the gradients' 1e-5 is subnormal: compared to the largest)
+    np.testing.assert_allclose(grad, expected_grad, atol=2e-2 * np.abs(expected_grad).max())
+
+
+def test_float16_softmax_and_linear_interpolation_compute_in_float32() -> None:
+    # softmax was a rounding off the float64 value rounded (PyTorch computes in float32), and
+    # linear interpolation of a constant was not constant: 0.7 + 0.3 is not 1 in float16.
+    values = np.array([1.0, 2.0, 3.0])
+    ours = plugrad.softmax(plugrad.tensor(values, dtype=plugrad.float16), dim=0)
+    expected = np.exp(values) / np.exp(values).sum()
+    assert ours.numpy().tolist() == expected.astype(np.float16).tolist()
+    constant = plugrad.full((1, 1, 4), 60000.0, dtype=plugrad.float16)
+    for mode in ("linear",):
+        resized = plugrad.nn.functional.interpolate(constant, size=7, mode=mode)
+        assert resized.dtype == plugrad.float16 and resized.numpy().tolist() == [[[60000.0] * 7]]
