@@ -303,7 +303,7 @@ def conv2d_weight_grad(x: TensorLike, grad: TensorLike, /, *, kernel_size: Any, 
 
 
 def counted_weight(logits: TensorLike, target: TensorLike, weight: TensorLike | None = ..., /, *, ignore_index: int, out: Any = ...) -> Tensor:
-    """The summed ``weight`` (1 each without it) of the class ``target`` values other than ``ignore_index``, in ``logits``' dtype; NaN if none: the denominator of a mean over class targets."""
+    """The summed ``weight`` (1 each without it) of the class ``target`` values other than ``ignore_index``, in ``logits``' dtype (float32 for float16, which holds counts only up to 65504); NaN if none: the denominator of a mean over class targets."""
 
 
 def cross_entropy(logits: TensorLike, target: TensorLike, weight: TensorLike | None = ..., *, ignore_index: int = ..., label_smoothing: float = ..., out: Any = ...) -> Tensor:
