@@ -526,6 +526,11 @@ def _quantile(
     last = _ops.astype(_ops.maximum(count - 1, 0), ordered.dtype)
     q_row = _ops.reshape(qs, (-1,))
     position = last * q_row  # (..., len(q)); linear interpolation is differentiable in q
+    if not ignore_nan:
+        # A slice with a NaN: its quantiles are the last NaN (sorted last), which takes the
+        # gradient, as PyTorch's; a where() giving NaN instead gave no element any gradient.
+        has_nan = _ops.any(_ops.isnan(ordered), axis=-1, keepdims=True)
+        position = _ops.where(has_nan, float(n - 1), position)
     below = _ops.floor(position)
     above = _ops.ceil(position)
     if interpolation == "lower":
@@ -545,10 +550,7 @@ def _quantile(
         result = _ops.lerp(low, high, position - below)
     else:
         result = low
-    if ignore_nan:
-        result = _ops.where(count == 0, math.nan, result)
-    else:
-        result = _ops.where(_ops.any(_ops.isnan(ordered), axis=-1, keepdims=True), math.nan, result)
+    # (a slice of NaNs for nanquantile: position 0, a NaN, with the gradient, as PyTorch's)
     # result: (..., len(q)), the kept axes first; PyTorch puts q's axis first.
     result = _ops.moveaxis(result, -1, 0)
     if keepdim:

@@ -12,6 +12,7 @@ dimension gave one piece, ``index_select`` and ``unfold`` of a 0-d tensor an ext
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -278,6 +279,32 @@ def test_quantile_is_differentiable_in_q_as_in_pytorch(interpolation):
     assert (q_grad is None) == (q_expected is None)
     if q_grad is not None:
         assert_arrays_agree([q_grad], [q_expected], 1e-7, 1e-9)
+
+
+@pytest.mark.parametrize("interpolation", ["linear", "lower", "higher", "midpoint", "nearest"])
+@pytest.mark.parametrize("nan_function", ["quantile", "nanquantile"])
+def test_quantiles_of_slices_with_nan_send_the_gradient_to_a_nan_as_pytorch(
+    interpolation, nan_function
+):
+    # A where() put the NaN in the result: no element got any gradient (PyTorch's goes to
+    # the NaN that the quantile reads).
+    nan = math.nan
+    values = [
+        [1.0, nan, 3.0, 0.0],
+        [1.0, nan, nan, 0.0],
+        [nan, nan, nan, nan],
+        [4.0, 2.0, 1.0, 3.0],
+    ]
+
+    def run(lib):
+        x = lib.tensor(values, dtype=lib.float64, requires_grad=True)
+        q = lib.tensor([0.3, 0.6], dtype=lib.float64)
+        out = getattr(lib, nan_function)(x, q, dim=1, interpolation=interpolation)
+        out.sum().backward()
+        return out.detach().numpy(), x.grad.numpy()
+
+    for mine, its in zip(run(plugrad), run(torch), strict=True):
+        np.testing.assert_array_equal(mine, its)
 
 
 @pytest.mark.parametrize(
