@@ -22,19 +22,22 @@ inputs, documented in each docstring:
 
 Complex inputs have gradients too, in PyTorch's convention (the conjugate
 Wirtinger derivative; see ``plugins/elementwise.py``). Where a factorization
-leaves a phase free -- the eigenvectors of ``eigh``, each pair of singular
-vectors of ``svd`` -- a loss must not depend on it (``abs(v)``, ``u * conj(v)``
-are fine). ``qr`` fixes the phase the way LAPACK does: ``diag(R)`` real.
+leaves a phase free -- the eigenvectors of ``eig`` and ``eigh``, each pair of
+singular vectors of ``svd`` -- a loss must not depend on it (``abs(v)``,
+``u * conj(v)`` are fine); backward refuses one that does, as PyTorch's.
+``qr`` fixes the phase the way LAPACK does: ``diag(R)`` real.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from plugrad.dtype_functions import broadcast_shapes
 from plugrad.errors import ArgumentError, AxisError, BackwardError, DtypeError, ShapeError
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
+from plugrad.plugins import _rules
 from plugrad.plugins._rules import (
     cast,
     checked_axis,
@@ -300,6 +303,27 @@ qr = op("qr", _qr, vjp=_qr_grad, namespace="linalg", promotion="float", output_n
         doc="QR factorization ``x = Q @ R``: a named tuple ``(Q, R)``.")
 
 
+def _refuse_phase_dependence(xp: Any, change: Any, scale: Any, function: str, vectors: str):
+    """Refuse a loss that depends on the free phase of complex eigen- or singular vectors.
+
+    ``change`` is the loss's derivative with respect to each vector's phase, 0 for a
+    well-defined loss up to rounding (``scale`` sizes that, as PyTorch's check does with
+    1e-2); otherwise the gradient would be of no function of the input, silently.
+    """
+    if not math.prod(change.shape):
+        return
+    bound = 1e-2 if scale is None else 1e-2 + 1e-2 * xp.abs(scale)
+    depends = xp.any(xp.abs(change) > bound)
+    if _rules.any_true(depends, f"a loss depending on the phase of {function}'s vectors",
+                       BackwardError):  # fmt: skip
+        raise BackwardError(
+            f"{function}() backward: complex {vectors} are defined only up to a phase "
+            "(v times e^(i phi) is as good), and the loss depends on that phase, so it has no "
+            "gradient. Make it independent of the phase: use abs(v), v * conj(v), or "
+            "U @ diag(S) @ Vh, not v.real or v alone."
+        )
+
+
 def _svd_grad(xp: Any, g: Any, ans: Any, x: Any, *, full_matrices: bool) -> Any:
     grad_u, grad_s, grad_vh = g
     u, s, vh = ans
@@ -323,6 +347,10 @@ def _svd_grad(xp: Any, g: Any, ans: Any, x: Any, *, full_matrices: bool) -> Any:
     grad_a = grad_a + _diag_embed(xp, grad_s)
     safe_s = safe_where_zero(xp, s)
     if is_complex(xp, u):
+        # Turning the phases of u_i and v_i together leaves x: the loss must not change.
+        along_u = xp.imag(xp.linalg.diagonal(phase_u))
+        along_v = xp.imag(xp.linalg.diagonal(phase_v))
+        _refuse_phase_dependence(xp, along_u + along_v, along_v, "svd", "singular vectors")
         # The phases of u_i and v_i are free together; only their difference is set
         # by x. Split it evenly: i (Im diag(U^H gU) - Im diag(V^H gV)) / (2 s).
         turn = xp.imag(xp.linalg.diagonal(phase_u) - xp.linalg.diagonal(phase_v)) / (2 * safe_s)
@@ -358,6 +386,9 @@ def _eigh_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
     grad_values, grad_vectors = g
     values, vectors = ans
     vhgv = xp.matmul(_mH(xp, vectors), grad_vectors)
+    if is_complex(xp, vhgv):
+        along = xp.imag(xp.linalg.diagonal(vhgv))
+        _refuse_phase_dependence(xp, along, None, "eigh", "eigenvectors")
     vhgv = (vhgv - _mH(xp, vhgv)) / 2
     # E[i, j] = values[j] - values[i].
     gaps = xp.expand_dims(values, axis=-2) - xp.expand_dims(values, axis=-1)
@@ -403,6 +434,8 @@ def _eig_grad_from(xp: Any, grad_values: Any, grad_vectors: Any, values: Any, ve
     grad_a = _diag_embed(xp, grad_values)
     if grad_vectors is not None:
         vhgv = xp.matmul(vh, grad_vectors)
+        along = xp.imag(xp.linalg.diagonal(vhgv))
+        _refuse_phase_dependence(xp, along, None, "eig", "eigenvectors")
         real_diagonal = xp.real(xp.linalg.diagonal(vhgv))
         vhgv = vhgv - xp.matmul(vh, vectors * xp.expand_dims(real_diagonal, axis=-2))
         conjugates = xp.conj(values)

@@ -570,3 +570,24 @@ def test_complex_linalg_gradients_follow_pytorch(name: str, shape) -> None:
     t = torch.tensor(z, requires_grad=True)
     _complex_losses(torch, _torch_linalg_module(), torch.tensor(w))[name](t).backward()
     np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.parametrize(
+    ("function", "loss"),
+    [("eig", lambda a: L.eig(a).eigenvectors[:, 0].real.sum()),
+     ("eigh", lambda a: L.eigh(a + a.mH).eigenvectors[:, 0].real.sum()),
+     ("svd", lambda a: L.svd(a).U[:, 0].real.sum()),
+     ("svd", lambda a: L.svd(a).Vh[0].imag.sum())],
+)  # fmt: skip
+def test_a_loss_of_the_free_phase_of_complex_vectors_is_refused(function, loss) -> None:
+    # Such a loss has no gradient (v * e^(i phi) is as good a vector); the rule returned a
+    # number that finite differences did not confirm, silently. PyTorch refuses it too.
+    rng = np.random.default_rng(3)
+    a = P.tensor(rng.normal(size=(3, 3)) + 1j * rng.normal(size=(3, 3)), requires_grad=True)
+    out = loss(a)
+    with pytest.raises(plugrad.errors.BackwardError, match=rf"{function}\(\) backward.*phase"):
+        out.backward()
+    assert a.grad is None
+    # A loss independent of the phase gets its gradient, as before.
+    P.sum(P.abs(L.svd(a).U) ** 2 * P.arange(3.0)).backward()
+    assert a.grad is not None and bool(P.all(P.isfinite(a.grad)))
