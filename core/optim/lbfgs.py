@@ -176,9 +176,10 @@ class LBFGS(Optimizer):
                     entry[key] = [_state_value_for(param, vector) for vector in entry[key]]
             # Numbers as numbers: PyTorch saves ro (and H_diag, t) as 0-d tensors, which met
             # the raw arrays of a step in a product with no rule for them (a TypeError).
-            for key in ("ro", "al"):
-                if key in entry:
-                    entry[key] = [float(value) for value in entry[key]]
+            if "ro" in entry:
+                entry["ro"] = [float(value) for value in entry["ro"]]
+            # PyTorch's scratch list (None where unset), which each iteration computes anew.
+            entry.pop("al", None)
             for key in ("t", "H_diag", "prev_loss"):
                 if isinstance(entry.get(key), Tensor):
                     entry[key] = float(entry[key])

@@ -692,3 +692,43 @@ def test_radam_with_eps_0_leaves_parameters_that_got_no_gradient_as_they_were() 
         found.append(values)
     np.testing.assert_allclose(found[0], found[1], rtol=1e-12)
     assert found[0][-1][1] == 1.0
+
+
+def test_lbfgs_loads_pytorchs_state_dict_with_its_scratch_list_and_continues_alike() -> None:
+    # PyTorch's state holds "al", a scratch list with None where unset: loading raised a
+    # TypeError from float(None).
+    torch = pytest.importorskip("torch")
+    w = torch.tensor([1.0, -2.0], dtype=torch.float64, requires_grad=True)
+    theirs = torch.optim.LBFGS([w], max_iter=3)
+
+    def closure():
+        theirs.zero_grad()
+        loss = (w**4 + w**2).sum()
+        loss.backward()
+        return loss
+
+    theirs.step(closure)
+    saved = theirs.state_dict()
+    assert None in saved["state"][0]["al"]
+
+    def ours_of(value: Any) -> Any:
+        if isinstance(value, torch.Tensor):
+            return plugrad.tensor(value.numpy())
+        return [ours_of(v) for v in value] if isinstance(value, list) else value
+
+    p = plugrad.tensor(w.detach().numpy(), requires_grad=True)
+    ours = optim.LBFGS([p], max_iter=3)
+    ours.load_state_dict(
+        {"state": {0: {k: ours_of(v) for k, v in saved["state"][0].items()}},
+         "param_groups": saved["param_groups"]}  # fmt: skip
+    )
+
+    def our_closure():
+        ours.zero_grad()
+        loss = (p**4 + p**2).sum()
+        loss.backward()
+        return loss
+
+    theirs.step(closure)
+    ours.step(our_closure)
+    np.testing.assert_allclose(p.detach().numpy(), w.detach().numpy(), rtol=1e-12)
