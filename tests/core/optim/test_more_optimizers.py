@@ -718,10 +718,8 @@ def test_lbfgs_loads_pytorchs_state_dict_with_its_scratch_list_and_continues_ali
 
     p = plugrad.tensor(w.detach().numpy(), requires_grad=True)
     ours = optim.LBFGS([p], max_iter=3)
-    ours.load_state_dict(
-        {"state": {0: {k: ours_of(v) for k, v in saved["state"][0].items()}},
-         "param_groups": saved["param_groups"]}  # fmt: skip
-    )
+    state = {0: {key: ours_of(value) for key, value in saved["state"][0].items()}}
+    ours.load_state_dict({"state": state, "param_groups": saved["param_groups"]})
 
     def our_closure():
         ours.zero_grad()
