@@ -300,6 +300,12 @@ def _describe(
     if isinstance(obj, float):
         # JSON has no infinities or NaN; repr() and float() round-trip every float exactly.
         return {"value": obj} if math.isfinite(obj) else {"float": repr(obj)}
+    if isinstance(obj, tuple) and hasattr(obj, "_fields"):
+        # A file that runs no code cannot name the class to rebuild: it would load as a tuple.
+        raise TypeError(
+            f"cannot save {_where(keys)}, a namedtuple ({type(obj).__name__}): it would load as "
+            "a plain tuple, losing its field names; save obj._asdict() (or tuple(obj))"
+        )
     if isinstance(obj, Mapping | list | tuple):
         if id(obj) in open_containers:
             raise ValueError(f"{_where(keys)} contains itself; save() needs a tree of values")

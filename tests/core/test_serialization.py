@@ -262,6 +262,12 @@ SAVE_ERRORS = {
     "float key": ({0.5: 1}, TypeError, "has the key 0.5 (float)"),
     "bool key": ({True: 1}, TypeError, "has the key True (bool)"),
     "top-level list": ([plugrad.ones(1)], TypeError, "takes a Tensor or a dict"),
+    # It loaded as a plain tuple, its field names lost without a word.
+    "namedtuple": (
+        {"m": plugrad.return_types.max(plugrad.ones(1), plugrad.zeros(1))},
+        TypeError,
+        "cannot save obj['m'], a namedtuple (max)",
+    ),
 }
 
 
