@@ -133,6 +133,23 @@ def _refuse_integer_division_by_zero(xp: Any, function: str, divisor: Any) -> No
 _INTEGRAL: dict[tuple[type, Any], bool] = {}
 
 
+def _refuse_booleans(xp: Any, function: str, x1: Any, x2: Any) -> None:
+    """Refuse two booleans, as PyTorch and the standard do (NumPy's answer is an int8)."""
+    if _is_boolean(xp, x1) and _is_boolean(xp, x2):
+        raise DtypeError(
+            f"{function}() of two booleans is not defined; convert them to integers first "
+            "(x.int())"
+        )
+
+
+def _is_boolean(xp: Any, value: Any) -> bool:
+    """Whether ``value`` is a Python bool or an array of booleans."""
+    if type(value) is bool:
+        return True
+    dtype = getattr(value, "dtype", None)
+    return dtype is not None and bool(xp.isdtype(dtype, "bool"))
+
+
 def _both_integral(xp: Any, x1: Any, x2: Any) -> bool:
     """Whether both operands are integers (Python ints, or arrays of integer dtypes)."""
     for value in (x1, x2):
@@ -152,6 +169,7 @@ def _both_integral(xp: Any, x1: Any, x2: Any) -> bool:
 
 def _remainder(xp: Any, x1: Any, x2: Any, /) -> Any:
     if _both_integral(xp, x1, x2):
+        _refuse_booleans(xp, "remainder", x1, x2)
         _refuse_integer_division_by_zero(xp, "remainder", x2)
     return xp.remainder(x1, x2)
 
@@ -798,6 +816,7 @@ heaviside = op("heaviside", _heaviside, standard=False, broadcasting=True,
 
 def _floor_divide(xp: Any, x1: Any, x2: Any, /) -> Any:
     if _both_integral(xp, x1, x2):
+        _refuse_booleans(xp, "floor_divide", x1, x2)
         _refuse_integer_division_by_zero(xp, "floor_divide", x2)
     out = xp.floor_divide(x1, x2)
     if not xp.isdtype(out.dtype, "real floating"):

@@ -483,3 +483,15 @@ def test_div_floor_of_floats_is_pythons_floor_division_as_in_pytorch(dtype):
         if plugrad.default_device().backend.name == "jax":
             signed &= expected != 0
         np.testing.assert_array_equal(np.signbit(got[signed]), np.signbit(expected[signed]))
+
+
+@pytest.mark.parametrize(
+    "call",
+    [lambda x, y: x // y, lambda x, y: x % y, lambda x, y: x // True, lambda x, y: x % True],
+)
+def test_floor_division_and_remainder_of_two_booleans_are_refused_as_in_pytorch(call):
+    # NumPy's answer, an int8 tensor, came back: a dtype PyTorch never gives here.
+    for lib, error in ((torch, RuntimeError), (plugrad, DtypeError)):
+        with pytest.raises(error):
+            call(lib.tensor([True, False]), lib.tensor([True, True]))
+    assert (plugrad.tensor([True, False]) // 2).tolist() == [0, 0]
