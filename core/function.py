@@ -14,7 +14,7 @@ from .grad_mode import _state
 from .graph import Node, check_versions, output_edge
 from .tensor import Tensor, _object_new, _wrap
 from .tensor_hooks import move_retain_grad
-from .versions import memory_family
+from .versions import ALIAS, add_alias, memory_family
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
 
@@ -325,13 +325,34 @@ class Function:
         ):
             dirty = {id(t) for t in ctx._dirty}
             results = tuple(
-                _wrap(o._array, o._device, False, None)
-                if isinstance(o, Tensor) and id(o) not in dirty
-                else o
+                _output(o, args, False, None) if isinstance(o, Tensor) and id(o) not in dirty else o
                 for o in outputs
             )
             return results if isinstance(output, tuple) else results[0]
         return _record(cls, ctx, args, output, outputs)
+
+
+def _output(o: Tensor, args: tuple[Any, ...], differentiable: bool, edge: Any) -> Tensor:
+    """The Tensor ``apply`` returns for ``forward``'s output ``o``: its values, the history
+    given, and, where ``o`` shares memory with an input (a view of it made in ``forward``,
+    or the input itself), a place among the tensors sharing it, as a view's: an in-place
+    change of the input then shows in the output's version (a backward that saved it
+    refuses) and, where views are copies, in its values."""
+    result = _wrap(o._array, o._device, differentiable, edge)
+    counter = o._counter
+    if counter is not None and len(counter) > 1:  # o is in a family: a view made in forward
+        # An alias, not a view by o's key: autograd must not rewrite the history apply gave
+        # it (an in-place change of it or of its base, recorded, is refused, as PyTorch's).
+        add_alias(o, result, ALIAS)
+        # Kept alive by it, as a view keeps its base: where views are copies, the output's
+        # values follow the input's through o.
+        result._view_base = o
+        return result
+    for a in args:  # an input returned as it is
+        if isinstance(a, Tensor) and a._array is o._array:
+            add_alias(a, result, ALIAS)
+            break
+    return result
 
 
 def _bound(cls: type[Function], args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
@@ -492,7 +513,7 @@ def _record(
                 move_retain_grad(o, old_edge)
             results.append(o)
         else:
-            results.append(_wrap(o._array, o._device, differentiable, edge))
+            results.append(_output(o, args, differentiable, edge))
         position[id(o)] = index
     # A saved output would make ctx -> output -> ctx a cycle: keep only its array.
     saved = []

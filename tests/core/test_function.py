@@ -10,7 +10,7 @@ import pytest
 from functions import Exp
 
 import plugrad
-from plugrad.errors import FunctionBackwardError, GraphFreedError
+from plugrad.errors import FunctionBackwardError, GraphFreedError, InPlaceModificationError
 
 
 class MulAdd(plugrad.Function):
@@ -362,3 +362,50 @@ def test_apply_takes_keywords_and_defaults_as_pytorchs() -> None:
         Shift.apply(x, q=1)
     with pytest.raises(TypeError, match="keyword-only"):
         Shift.apply(x, twice=True)
+
+
+class _TailView(plugrad.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x[1:]
+
+    @staticmethod
+    def backward(ctx, grad):
+        return plugrad.concat([plugrad.zeros(1, dtype=grad.dtype), grad])
+
+
+class _AsItIs(plugrad.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad
+
+
+@pytest.mark.parametrize("function", [_TailView, _AsItIs])
+def test_an_output_sharing_an_inputs_memory_follows_its_in_place_changes(function) -> None:
+    # The output was a tensor of its own over the input's memory: z.mul_(3) changed its
+    # values unseen, and a backward that had saved it used the new ones ([0, -9, 12] where
+    # the product computed gives [0, -3, 4]). PyTorch refuses, as plugrad does now.
+    x = plugrad.tensor([0.5, -1.5, 2.0], requires_grad=True)
+    z = x * 1.0
+    y = function.apply(z)
+    product = y * y
+    z.mul_(3.0)
+    with pytest.raises(InPlaceModificationError):
+        product.sum().backward()
+    # Changed in place while gradients are recorded, the output's history cannot be
+    # rewritten as a view's (its backward is the Function's): using it is refused.
+    x = plugrad.tensor([0.5, -1.5, 2.0], requires_grad=True)
+    z = x * 1.0
+    y = function.apply(z)
+    y.mul_(3.0)
+    with pytest.raises(InPlaceModificationError):
+        (z * z).sum().backward()
+    # Without gradients the output is a view of the input, as in PyTorch.
+    base = plugrad.tensor([1.0, 2.0, 3.0])
+    out = function.apply(base)
+    base.mul_(2.0)
+    assert out.tolist() == base.tolist()[-len(out.tolist()) :] and out._version == base._version
