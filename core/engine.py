@@ -190,7 +190,7 @@ def _grads_of_inputs(
     for index, tensor in enumerate(inputs):
         g = result.captured(tensor)
         if g is not None and tensor._edge is None and tensor._hooks:
-            for hook in tensor._hooks:  # a leaf's hooks see its gradient, as for .grad
+            for hook in tuple(tensor._hooks):  # a leaf's hooks see its gradient, as .grad
                 if not isinstance(hook, PostAccumulateGradHook):
                     g = _call_hook(hook, g, tensor._device, create_graph, "a leaf tensor")
         if g is None:
@@ -587,7 +587,9 @@ def _node_grad_arrived(
     """
     single = node.n_outputs == 1
     grads = [grad] if single else list(grad)
-    hooks = node._hooks or ()
+    # A snapshot, as PyTorch's: a hook another one removes still runs in this pass, and
+    # one added during it waits for the next.
+    hooks = tuple(node._hooks or ())
     for index, hook in hooks:  # in registration order
         if index is not None and not isinstance(hook, RetainGrad) and grads[index] is not None:
             grads[index] = _call_hook(hook, grads[index], node._device, create_graph, repr(node))
@@ -693,11 +695,12 @@ def _commit(
     ``stored`` holds the ids of arrays that must not become a ``.grad`` by reference.
     """
     updates = []
-    hooked = []  # leaves with hooks, for the ones that run after .grad is updated
+    hooked = []  # leaves with their hooks (a snapshot), for those that run after .grad is set
     for leaf, grad in result.leaf_grads.values():
         hooks = leaf._hooks
         if hooks:
-            hooked.append(leaf)
+            hooks = tuple(hooks)
+            hooked.append((leaf, hooks))
             for hook in hooks:
                 if not isinstance(hook, PostAccumulateGradHook):
                     grad = _call_hook(hook, grad, leaf._device, create_graph, "a leaf tensor")
@@ -711,8 +714,8 @@ def _commit(
     # running backward into a shared leaf lose each other's gradients.
     with _accumulation_lock:
         _store(updates, create_graph, stored)
-    for leaf in hooked:
-        for hook in leaf._hooks:
+    for leaf, hooks in hooked:
+        for hook in hooks:
             if isinstance(hook, PostAccumulateGradHook) and hook.function(leaf) is not None:
                 # As PyTorch: a value returned would be lost, which the hook's author
                 # expected to take effect (``lambda p: p.grad * 2``); .grad is already stored.

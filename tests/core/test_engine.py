@@ -492,6 +492,28 @@ def test_leaf_hooks_run_in_the_passs_grad_mode(create_graph) -> None:
     assert modes == [create_graph] and plugrad.is_grad_enabled()
 
 
+@pytest.mark.parametrize("leaf", [False, True])
+def test_hooks_removed_or_added_during_a_pass_take_effect_in_the_next_as_pytorch(leaf) -> None:
+    # A hook removed by an earlier one in the same pass was skipped, and one added ran.
+    x = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    y = x if leaf else x * 2
+    calls, handles = [], {}
+
+    def first(grad):
+        calls.append("first")
+        handles["second"].remove()
+        y.register_hook(lambda g: calls.append("added"))
+
+    handles["first"] = y.register_hook(first)
+    handles["second"] = y.register_hook(lambda g: calls.append("second"))
+    (y * 1.0).sum().backward()
+    assert calls == ["first", "second"]
+    handles["first"].remove()
+    calls.clear()
+    (y * 1.0).sum().backward()
+    assert calls == ["added"]
+
+
 def test_retain_grad_sees_hook_result() -> None:
     x = plugrad.tensor([1.0, 2.0], requires_grad=True)
     y = x * 2
