@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from . import dtypes as _dtypes
 from . import ops as _ops
 from .function import Function, FunctionCtx
 from .nn.functional import log_softmax, logsumexp, sigmoid, softmax
@@ -81,9 +82,13 @@ def _tensor(function: str, value: object) -> Tensor:
 def ndtr(input: Tensor) -> Tensor:
     """The standard normal distribution function: the area under its density left of ``x``.
 
-    Computed as ``erfc(-x / sqrt(2)) / 2``, accurate in both tails.
+    Computed as ``erfc(-x / sqrt(2)) / 2``, accurate in both tails: in float64 for
+    narrower floats, where the scaled argument's rounding grows with x**2 in the tail.
     """
-    return 0.5 * erfc(_tensor("ndtr", input) * -_SQRT_HALF)
+    x = _tensor("ndtr", input)
+    if x.dtype in (_dtypes.float32, _dtypes.float16) and _dtypes.float64 in x.device.dtypes:
+        return _ops.astype(0.5 * erfc(_ops.astype(x, _dtypes.float64) * -_SQRT_HALF), x.dtype)
+    return 0.5 * erfc(x * -_SQRT_HALF)
 
 
 def xlog1py(input: Tensor, other: Tensor | float) -> Tensor:

@@ -687,14 +687,19 @@ def _sinc_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
     if is_half(xp, x.dtype):
         wide = _sinc_grad(xp, xp.astype(g, xp.float32), None, xp.astype(x, xp.float32))
         return xp.astype(wide, x.dtype)
-    zero = x == 0
-    safe = xp.where(zero, 1.0, x)
+    # Near 0 the closed form cancels (36 % off at 1e-8, 0 below 1e-10): its Taylor series,
+    # -pi**2 x / 3 (1 - u/10 + u**2/280 - u**3/15120 + u**4/1330560) with u = (pi x)**2,
+    # exact to rounding for |x| < 0.05, which also gives sinc's second derivative at 0.
+    near = xp.abs(x) < 0.05
+    safe = xp.where(near, 1.0, x)
     # Divided by x twice rather than by x * x, which underflows to 0 for a tiny x (0/0).
-    slope = (math.pi * x * xp.cos(math.pi * x) - xp.sin(math.pi * x)) / safe / (math.pi * safe)
-    # At 0 the slope is 0, written as its first Taylor term -pi**2 x / 3 so that the
-    # second derivative there is sinc's, -pi**2 / 3.
-    at_zero = 0.0 - g * conj(xp, x) * (math.pi**2 / 3)  # 0 - (+0.0): +0.0, as PyTorch's
-    return xp.where(zero, at_zero, g * conj(xp, slope))
+    slope = (math.pi * safe * xp.cos(math.pi * safe) - xp.sin(math.pi * safe)) / safe / (
+        math.pi * safe
+    )
+    u = (math.pi * x) * (math.pi * x)
+    series = x * (1.0 - u * (1 / 10 - u * (1 / 280 - u * (1 / 15120 - u / 1330560))))
+    at_small = 0.0 - g * conj(xp, series) * (math.pi**2 / 3)  # 0 - (+0.0): +0.0, PyTorch's
+    return xp.where(near, at_small, g * conj(xp, slope))
 
 
 sinc = op("sinc", _sinc, vjp=_sinc_grad, standard=False, promotion="float", methods="sinc",

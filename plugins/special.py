@@ -29,6 +29,7 @@ from plugrad.errors import ArgumentError
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
 from plugrad.plugins._error_function import erf_values, erfc_values, horner
+from plugrad.plugins._rules import in_float64
 
 # plugrad.ops.<name>, and xp.<name> in rules (as the nn ops).
 special_op = functools.partial(op, standard=False, namespace="nn", promotion="float",
@@ -60,19 +61,6 @@ _BERNOULLI = (1 / 12, -1 / 120, 1 / 252, -1 / 240, 1 / 132, -691 / 32760, 1 / 12
 _ASYMPTOTIC_FROM = 10.0
 
 
-def _in_wide(function: Any) -> Any:
-    """The kernel computed in float64 (where the backend has it) for narrower floats."""
-
-    @functools.wraps(function)
-    def kernel(xp: Any, x: Any, /, **params: Any) -> Any:
-        wide = getattr(xp, "float64", None)
-        if wide is None or x.dtype == wide:
-            return function(xp, x, **params)
-        return xp.astype(function(xp, xp.astype(x, wide), **params), x.dtype)
-
-    return kernel
-
-
 def _distance_to_integer(xp: Any, x: Any) -> Any:
     """``x - round(x)``, in [-1/2, 1/2]: sin(pi x) and cot(pi x) from it lose no digits
     (0 for an infinite x, whose result is set apart: inf - inf would warn)."""
@@ -92,7 +80,7 @@ def _lgamma_at_least_half(xp: Any, x: Any) -> Any:
     return _HALF_LOG_TWO_PI + (z + 0.5) * xp.log(t) - t + xp.log(series)
 
 
-@_in_wide
+@in_float64
 def _lgamma(xp: Any, x: Any, /) -> Any:
     small = x < 0.5
     # Reflection: lgamma(x) = log(pi / |sin(pi x)|) - lgamma(1 - x); inf at the poles.
@@ -108,6 +96,10 @@ def _lgamma(xp: Any, x: Any, /) -> Any:
     z = xp.where(near_one, x - 1.0, xp.where(near_two, x - 2.0, 0.0))
     series = z * horner(_LGAMMA_NEAR_TWO, z)  # lgamma(2 + z); lgamma(1 + z) is it - log1p(z)
     result = xp.where(near_two, series, xp.where(near_one, series - xp.log1p(z), result))
+    # -log|x| - euler_gamma * x + O(x**2), exact in float64 below 1e-100: there pi * x in
+    # the reflection loses digits (a subnormal x gave log(pi / 3) too much).
+    tiny = (xp.abs(x) < 1e-100) & (x != 0)
+    result = xp.where(tiny, -xp.log(xp.where(tiny, xp.abs(x), 1.0)), result)
     return xp.where(xp.isnan(x), x, result)
 
 
@@ -206,7 +198,7 @@ def _pole_value(n: int, x: Any) -> Any:
     return -math.inf  # digamma: -inf at +0; NaN at -0 and below, set by the caller
 
 
-@_in_wide
+@in_float64
 def _digamma(xp: Any, x: Any, /) -> Any:
     value = _polygamma_values(xp, 0, x)
     # PyTorch's: +inf at -0.0, NaN at the negative integers and at -inf.
@@ -226,7 +218,7 @@ digamma = special_op(
 )
 
 
-@_in_wide
+@in_float64
 def _polygamma(xp: Any, x: Any, /, *, n: int) -> Any:
     if isinstance(n, bool) or not isinstance(n, int) or n < 0:
         raise ArgumentError(f"polygamma(): n must be a non-negative int, got {n!r}")
@@ -249,7 +241,7 @@ _WINITZKI_A = 0.147
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 
-@_in_wide
+@in_float64
 def _erfinv(xp: Any, y: Any, /) -> Any:
     a = xp.abs(y)
     inside = a < 1.0
