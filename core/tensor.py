@@ -449,6 +449,11 @@ class Tensor(_InstalledMethods):
         """Return whether the dtype is a complex one (``complex64``, ``complex128``)."""
         return self.dtype.kind == "complex floating"
 
+    def is_inference(self) -> bool:
+        """Return False: plugrad has no inference tensors (:class:`plugrad.inference_mode` is
+        :class:`plugrad.no_grad`, so a tensor made in it is an ordinary one)."""
+        return False
+
     def is_nonzero(self) -> bool:
         """Return whether the one element of a one-element tensor is not zero.
 

@@ -61,6 +61,14 @@ def test_inference_mode_false_turns_gradients_on(outer: str):
             assert double(x).requires_grad
 
 
+def test_tensors_answer_is_inference():
+    # AttributeError before. plugrad has no inference tensors: inference_mode is no_grad.
+    with plugrad.inference_mode():
+        made = plugrad.ones(2)
+    assert made.is_inference() is False and plugrad.ones(1).is_inference() is False
+    assert torch.ones(1).is_inference() is False
+
+
 def _retained(lib, how: str) -> list[list[float] | None]:
     x = lib.tensor([1.0, 2.0], requires_grad=True)
     y = x * 3
