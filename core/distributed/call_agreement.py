@@ -21,6 +21,7 @@ _KINDS = (
     "gather",
     "scatter",
     "barrier",
+    "ddp_gradients",
 )
 _OPS = tuple(ReduceOp)
 _DTYPE_NAMES = (
@@ -40,7 +41,8 @@ def agree(
     """Raise on every rank, naming them, unless all ranks make this very call.
 
     ``tensor`` is None for a ``barrier``, which takes part too: it would otherwise pair
-    with another rank's collective.
+    with another rank's collective; and for ``ddp_gradients``, the averaging of one
+    backward pass's gradients by DistributedDataParallel (``root``: its bucket count).
     """
     shape = () if tensor is None else tuple(tensor.shape)
     if len(shape) > _MAX_DIMS:
@@ -65,8 +67,14 @@ def agree(
         return
 
     def say(s: tuple[int, ...]) -> str:
+        if len(s) != len(signature) or not 0 <= s[0] < len(_KINDS) or not 0 <= s[4] <= _MAX_DIMS:
+            # Not a signature: that rank's message was another kind of transfer, which an
+            # unchecked all-reduce of its own paired with this check.
+            return "a transfer that is no agreement check (its calls are out of step)"
         if _KINDS[s[0]] == "barrier":
             return "barrier"
+        if _KINDS[s[0]] == "ddp_gradients":
+            return f"DistributedDataParallel's averaging of gradients ({s[2]} buckets)"
         dims = tuple(d for d in s[5 : 5 + s[4]])
         dtype = _DTYPE_NAMES[s[3]] if s[3] < len(_DTYPE_NAMES) else "other"
         text = f"{_KINDS[s[0]]} of {dtype} {dims}"
@@ -79,5 +87,6 @@ def agree(
     calls = "; ".join(f"rank {r}: {say(s)}" for r, s in enumerate(everyone))
     raise ShapeError(
         f"rank {communicator.rank}: the ranks made different collective calls: {calls}. "
-        "Every rank must call the same collective with tensors of the same shape and dtype"
+        "Every rank must call the same collective with tensors of the same shape and dtype "
+        "(and run the same number of DistributedDataParallel backward passes)"
     )

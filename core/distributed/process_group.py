@@ -117,8 +117,10 @@ def init_process_group(
     check_collectives : bool
         Before each collective of this module, check that every rank calls the
         same one with the same shapes and dtypes, and raise naming them when not
-        (one small extra message per collective). DistributedDataParallel's own
-        all-reduces skip the check; it compares the models once, at construction.
+        (one small extra message per collective). DistributedDataParallel checks
+        once per backward pass, before its first all-reduce (a rank running one
+        more backward pass than the others raises, as they do), and compares the
+        models once, at construction.
     abort_on_exception : bool
         An uncaught exception on any rank prints the rank and the exception and
         aborts every process of the job, instead of leaving the others waiting

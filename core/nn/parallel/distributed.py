@@ -13,6 +13,7 @@ from ... import distributed as dist
 from ... import dtypes as _dtypes
 from ... import engine as _engine
 from ...creation import asarray
+from ...distributed.call_agreement import agree
 from ...distributed.communicator import Communicator, ReduceOp, Work
 from ...errors import DistributedError
 from ...tensor import Tensor
@@ -336,6 +337,8 @@ class DistributedDataParallel(Module):
         """
         buckets, index = self._buckets, self._launched
         while index < len(buckets) and len(buckets[index].pieces) == len(buckets[index].members):
+            if index == 0:
+                self._agree_on_this_backward()
             bucket = buckets[index]
             pieces = bucket.pieces
             bucket.sent = bucket.device.xp.concat([pieces[id(p)] for p in bucket.members])
@@ -344,6 +347,19 @@ class DistributedDataParallel(Module):
         launched = index != self._launched
         object.__setattr__(self, "_launched", index)
         return launched
+
+    def _agree_on_this_backward(self) -> None:
+        """Check, once per backward pass, that every rank averages gradients now.
+
+        The buckets' all-reduces themselves carry no check (one per bucket would cost a
+        round trip each): a rank running one more backward pass than another (an extra
+        batch) would pair its all-reduces with the other's next collective, and both would
+        go on with wrong numbers. With the process group's ``check_collectives``, every
+        rank raises here instead, naming what each was doing.
+        """
+        group = dist.process_group._require()
+        if group.check_collectives:
+            agree(self._communicator, "ddp_gradients", None, None, len(self._buckets))
 
     def _finish_backward(self) -> None:
         unfinished = [b for b in self._buckets if b.work is None]

@@ -298,6 +298,20 @@ def mismatches(rank, size):
     x = plugrad.ones(2)
     dist.all_reduce(x)  # the group still works after the errors
     close(x.numpy(), [size, size], "all_reduce after errors")
+    # One more backward pass on rank 0 (an extra batch) than on the others: its gradient
+    # all-reduces paired with their next collective, and both went on with wrong numbers.
+    model = nn.parallel.DistributedDataParallel(make_model(3))
+    batch = plugrad.ones((2, 6))
+    model(batch).sum().backward()
+    model.zero_grad()
+    averaging = "DistributedDataParallel's averaging of gradients"
+    if rank == 0:
+        refused(lambda: model(batch).sum().backward(), ShapeError, averaging, "rank 1: all_reduce")
+    else:
+        refused(lambda: dist.all_reduce(plugrad.ones(1)), ShapeError, f"rank 0: {averaging}")
+    x = plugrad.ones(2)
+    dist.all_reduce(x)
+    close(x.numpy(), [size, size], "all_reduce after the extra backward")
 
 
 def progress(rank, size):
