@@ -954,7 +954,8 @@ def linspace(
         dtype = _dtypes.default_complex_dtype if is_complex else _dtypes.default_float_dtype
     target = target_device(device, backend)
     integer = dtype.kind in ("signed integer", "unsigned integer")
-    # Integers as PyTorch gives them: the float values rounded toward zero (NumPy floors).
+    # Integers as PyTorch gives them: the endpoints made integers, then the float values
+    # rounded toward zero (NumPy floors).
     computed = dtype
     if integer:
         computed = _dtypes.float64 if _dtypes.float64 in target.dtypes else _dtypes.float32
@@ -966,6 +967,7 @@ def linspace(
                 f"linspace(): the values {start} to {stop} do not fit {dtype.name}; pass a "
                 "wider dtype"
             )
+        start, stop = (math.trunc(v) for v in ends)  # PyTorch's: the endpoints as integers
     array = target.xp.linspace(
         start,
         stop,
@@ -990,7 +992,8 @@ def logspace(
     """Return ``steps`` values from ``base**start`` to ``base**end``, evenly spaced in log scale.
 
     PyTorch's ``logspace``: ``base ** linspace(start, end, steps)``, computed in
-    float64 where the device has it; an integer dtype rounds toward zero.
+    float64 where the device has it; an integer dtype rounds the endpoints and the values
+    toward zero, as PyTorch does.
 
     Examples
     --------
@@ -1012,6 +1015,8 @@ def logspace(
         raise DtypeError(f"logspace() makes real floating or integer values, not {dtype.name}")
     computed = _dtypes.float64 if _dtypes.float64 in target.dtypes else _dtypes.float32
     native = target.native_dtype(computed)
+    if dtype.kind != "real floating" and all(map(math.isfinite, (start, end))):
+        start, end = math.trunc(start), math.trunc(end)  # PyTorch's integer endpoints
     exponents = target.xp.linspace(start, end, steps, dtype=native, device=target.native)
     array = target.xp.pow(target.xp.asarray(base, dtype=native, device=target.native), exponents)
     if dtype is not computed:

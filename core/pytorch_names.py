@@ -566,6 +566,8 @@ def _trapezoids(function: str, y: Tensor, x: Tensor | None, dx: Any, dim: int) -
         x = _ops.reshape(x, (-1,) + (1,) * (y.ndim - 1 - axis))
         widths = x[1:] - x[:-1]
     else:
+        if x.ndim < y.ndim:  # aligned on y's last dims, as broadcasting (and PyTorch) does
+            x = _ops.reshape(x, (1,) * (y.ndim - x.ndim) + tuple(x.shape))
         widths = x[later] - x[earlier]
     return heights * widths
 
@@ -625,6 +627,9 @@ def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
     if isinstance(N, bool) or not isinstance(N, int) or N < 0:
         raise ArgumentError(f"vander() takes N >= 0, got {N!r}")
     powers = range(N) if increasing else range(N - 1, -1, -1)
+    if x.dtype.kind in ("signed integer", "unsigned integer", "bool"):
+        # PyTorch's: integer powers in int64 (int8 100 ** 3 wrapped in int8)
+        x = _ops.astype(x, x.device.default_int_dtype)
     if N == 0:
         return _creation.zeros((x.shape[0], 0), dtype=x.dtype, device=x.device)
     return _ops.stack([_ops.pow(x, power) for power in powers], axis=1)

@@ -806,6 +806,7 @@ def softmax(
     >>> F.softmax(plugrad.tensor([[0.0, 0.0, 0.0, 0.0]]), dim=1)
     tensor([[0.2500, 0.2500, 0.2500, 0.2500]])
     """
+    dtype = _dtype_or_stacklevel("softmax", _stacklevel, dtype)
     return _ops.softmax(_floating(input, dtype, "softmax"), axis=_dim("softmax", dim, axis))
 
 
@@ -827,7 +828,29 @@ def log_softmax(
     tensor([-0.6931, -0.6931])
     """
     dim = _dim("log_softmax", dim, axis)
+    dtype = _dtype_or_stacklevel("log_softmax", _stacklevel, dtype)
     return _ops.log_softmax(_floating(input, dtype, "log_softmax"), axis=dim)
+
+
+def _dtype_or_stacklevel(
+    function: str, stacklevel: Any, dtype: _dtypes.DType | None
+) -> _dtypes.DType | None:
+    """``dtype``, or the third argument where it is one: ``torch.softmax(x, dim, dtype)``
+    (the top-level form, which ``plugrad.softmax`` is too) takes it there, where
+    ``nn.functional``'s form has its unused ``_stacklevel``: a dtype there was ignored."""
+    if isinstance(stacklevel, _dtypes.DType):
+        if dtype is not None:
+            raise ArgumentError(
+                f"{function}() got a dtype by position ({stacklevel.name}) and dtype= "
+                f"({dtype.name}); give one"
+            )
+        return stacklevel
+    if not isinstance(stacklevel, int) or isinstance(stacklevel, bool):
+        raise TypeError(
+            f"{function}(): the third argument is a dtype (torch.{function}(x, dim, dtype)) "
+            f"or nn.functional's unused _stacklevel (an int), got {stacklevel!r}"
+        )
+    return dtype
 
 
 def gumbel_softmax(
@@ -2209,6 +2232,7 @@ def softmin(
     tensor([0.7311, 0.2689])
     """
     _check_tensor("input", "softmin", input)
+    dtype = _dtype_or_stacklevel("softmin", _stacklevel, dtype)
     return _ops.softmax(-_floating(input, dtype, "softmin"), axis=_dim("softmin", dim, axis))
 
 

@@ -495,3 +495,28 @@ def test_floor_division_and_remainder_of_two_booleans_are_refused_as_in_pytorch(
         with pytest.raises(error):
             call(lib.tensor([True, False]), lib.tensor([True, True]))
     assert (plugrad.tensor([True, False]) // 2).tolist() == [0, 0]
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        # a dtype by position: the top-level form takes it third (nn.functional's _stacklevel)
+        lambda lib, y, x: lib.softmax(y, 1, lib.float32),
+        lambda lib, y, x: lib.log_softmax(y, 0, lib.float32),
+        # x with fewer dims than y, but more than 1: aligned on y's last dims
+        lambda lib, y, x: lib.trapezoid(y, x, dim=1),
+        lambda lib, y, x: lib.cumulative_trapezoid(y, x, dim=1),
+        # integer dtypes: the endpoints truncated first; vander's powers in int64
+        lambda lib, y, x: lib.linspace(0.5, 5.5, 4, dtype=lib.int64),
+        lambda lib, y, x: lib.logspace(0.5, 5.5, 4, dtype=lib.int64),
+        lambda lib, y, x: lib.vander(lib.tensor(np.array([100, 3], dtype=np.int8)), 4),
+    ],
+)
+def test_function_forms_that_gave_other_numbers_or_dtypes_than_pytorch(call):
+    rng = np.random.default_rng(7)
+    y, x = rng.normal(size=(2, 2, 2)), np.cumsum(rng.random(size=(2, 2)), axis=-1)
+    ours = call(plugrad, plugrad.tensor(y), plugrad.tensor(x))
+    theirs = call(torch, torch.tensor(y), torch.tensor(x))
+    assert ours.dtype.name == str(theirs.dtype).removeprefix("torch.")
+    assert ours.shape == tuple(theirs.shape)
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6)
