@@ -11,6 +11,7 @@ names, ``plugrad.float`` for ``plugrad.float32`` and so on, are set in the packa
 
 from __future__ import annotations
 
+import itertools
 import math
 import operator
 import warnings
@@ -36,7 +37,9 @@ __all__ = [
     "block_diag",
     "bucketize",
     "cartesian_prod",
+    "chain_matmul",
     "clone",
+    "combinations",
     "cumulative_trapezoid",
     "diag_embed",
     "diagflat",
@@ -48,6 +51,7 @@ __all__ = [
     "erfinv",
     "from_numpy",
     "get_default_dtype",
+    "gradient",
     "is_complex",
     "is_floating_point",
     "is_nonzero",
@@ -459,6 +463,151 @@ def cartesian_prod(*tensors: Tensor) -> Tensor:
         return tensors[0]
     grids = _ops.meshgrid(*tensors, indexing="ij")
     return _ops.stack([_ops.reshape(grid, (-1,)) for grid in grids], axis=1)
+
+
+def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> Tensor:
+    """Return the ``r``-element combinations of a 1-d tensor's elements, one per row, as
+    ``itertools.combinations`` orders them (``combinations_with_replacement`` with
+    ``with_replacement``); differentiable, as indexing is.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.combinations(plugrad.tensor([1, 2, 3]))
+    tensor([[1, 2],
+            [1, 3],
+            [2, 3]])
+    """
+    if _tensor("combinations", input).ndim != 1:
+        raise ShapeError(f"combinations() takes a 1-d tensor, got shape {input.shape}")
+    if isinstance(r, bool) or not isinstance(r, int) or r < 0:
+        raise ArgumentError(f"combinations() takes r >= 0, got {r!r}")
+    if r == 0:  # PyTorch's: an empty 1-d tensor
+        return _creation.zeros((0,), dtype=input.dtype, device=input.device)
+    choose = itertools.combinations_with_replacement if with_replacement else itertools.combinations
+    picks = [i for combination in choose(range(input.shape[0]), r) for i in combination]
+    index = asarray(picks, dtype=input.device.default_int_dtype, device=input.device)
+    return _ops.reshape(_ops.take(input, index, axis=0), (len(picks) // r, r))
+
+
+def chain_matmul(*matrices: Tensor) -> Tensor:
+    """Return the product of the matrices in order: PyTorch's deprecated name for
+    :func:`plugrad.linalg.multi_dot` (which takes them as one list), without its warning.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.chain_matmul(plugrad.ones(2, 3), plugrad.ones(3, 4)).shape
+    (2, 4)
+    """
+    if not matrices:
+        raise ArgumentError("chain_matmul() takes at least one matrix")
+    for matrix in matrices:
+        if _tensor("chain_matmul", matrix).ndim != 2:
+            raise ShapeError(f"chain_matmul() takes 2-d tensors, got shape {matrix.shape}")
+    product = matrices[0]
+    for matrix in matrices[1:]:  # left to right, as multi_dot multiplies
+        product = _ops.matmul(product, matrix)
+    return clone(product) if len(matrices) == 1 else product  # a new tensor, as PyTorch's
+
+
+def gradient(
+    input: Tensor, *, spacing: Any = 1, dim: int | list[int] | tuple[int, ...] | None = None,
+    edge_order: int = 1,
+) -> tuple[Tensor, ...]:  # fmt: skip
+    """Estimate the derivative of ``input`` along each of ``dim`` (every dim by default) by
+    differences, as PyTorch's ``gradient`` (and NumPy's): central ones inside, one-sided ones
+    of ``edge_order`` 1 or 2 at the ends; differentiable.
+
+    ``spacing`` is the distance between samples (a number for every dim, or one per dim),
+    or per dim the 1-d tensor of the coordinates of the samples, which may be uneven.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.gradient(plugrad.tensor([1.0, 4.0, 9.0, 16.0]))
+    (tensor([3., 4., 6., 7.]),)
+    """
+    _tensor("gradient", input)
+    if edge_order not in (1, 2) or isinstance(edge_order, bool):
+        raise ArgumentError(f"gradient() takes edge_order 1 or 2, got {edge_order!r}")
+    if input.ndim == 0:
+        raise ShapeError("gradient() takes a tensor of at least 1 dimension, got a 0-d one")
+    if dim is None:
+        dims = list(range(input.ndim))
+    else:
+        dims = [dim] if isinstance(dim, int) else list(dim)
+        dims = [_checked_dim("gradient", d, input.ndim) for d in dims]
+        if len(set(dims)) != len(dims):
+            raise ArgumentError(f"gradient() got dim {dim!r} naming a dim twice")
+    if isinstance(spacing, (list, tuple)):
+        if len(spacing) != len(dims):
+            raise ArgumentError(
+                f"gradient() got {len(spacing)} spacings for {len(dims)} dims; give one per dim "
+                "(or one number for all)"
+            )
+        spacings = list(spacing)
+    else:
+        spacings = [spacing] * len(dims)
+    x = input
+    if x.dtype.kind in ("signed integer", "unsigned integer", "bool"):
+        x = _ops.astype(x, _dtypes.default_float_dtype)
+    return tuple(_gradient_along(x, axis, h, edge_order) for axis, h in zip(dims, spacings))
+
+
+def _gradient_along(f: Tensor, axis: int, h: Any, edge_order: int) -> Tensor:
+    n = f.shape[axis]
+    if n < edge_order + 1:
+        raise ShapeError(
+            f"gradient(): dim {axis} has {n} samples; edge_order={edge_order} needs at least "
+            f"{edge_order + 1}"
+        )
+
+    def part(start: int | None, stop: int | None) -> Tensor:
+        return f[(slice(None),) * axis + (slice(start, stop),)]
+
+    def along(values: Tensor) -> Tensor:  # a 1-d tensor of one value per sample, on axis
+        return _ops.reshape(values, (-1,) + (1,) * (f.ndim - 1 - axis))
+
+    if isinstance(h, Tensor):
+        if h.ndim != 1 or h.shape[0] != n:
+            raise ShapeError(
+                f"gradient(): the coordinates along dim {axis} must be a 1-d tensor of {n} "
+                f"values, got shape {h.shape}"
+            )
+        steps = along(h[1:] - h[:-1])
+        left, right = steps[:-1], steps[1:]  # h_l, h_r of each inside sample
+        inside = (
+            left * left * part(2, None) - right * right * part(None, -2)
+            + (right * right - left * left) * part(1, -1)
+        ) / (left * right * (left + right))  # fmt: skip
+        if edge_order == 1:
+            first = (part(1, 2) - part(0, 1)) / steps[:1]
+            last = (part(-1, None) - part(-2, -1)) / steps[-1:]
+        else:
+            h1, h2 = steps[:1], steps[1:2]
+            first = (
+                -(2 * h1 + h2) / (h1 * (h1 + h2)) * part(0, 1) + (h1 + h2) / (h1 * h2) * part(1, 2)
+                - h1 / (h2 * (h1 + h2)) * part(2, 3)
+            )  # fmt: skip
+            h1, h2 = steps[-1:], steps[-2:-1]
+            last = (
+                h1 / (h2 * (h1 + h2)) * part(-3, -2) - (h1 + h2) / (h1 * h2) * part(-2, -1)
+                + (2 * h1 + h2) / (h1 * (h1 + h2)) * part(-1, None)
+            )  # fmt: skip
+    else:
+        if isinstance(h, bool) or not isinstance(h, (int, float)):
+            raise TypeError(
+                f"gradient(): spacing must be numbers or 1-d coordinate tensors, got {h!r}"
+            )
+        inside = (part(2, None) - part(None, -2)) / (2 * h)
+        if edge_order == 1:
+            first = (part(1, 2) - part(0, 1)) / h
+            last = (part(-1, None) - part(-2, -1)) / h
+        else:
+            first = (-1.5 * part(0, 1) + 2 * part(1, 2) - 0.5 * part(2, 3)) / h
+            last = (0.5 * part(-3, -2) - 2 * part(-2, -1) + 1.5 * part(-1, None)) / h
+    return _ops.concat([first, inside, last], axis=axis)
 
 
 def bucketize(

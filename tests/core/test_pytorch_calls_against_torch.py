@@ -13,6 +13,7 @@ dimension gave one piece, ``index_select`` and ``unfold`` of a 0-d tensor an ext
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -520,3 +521,63 @@ def test_function_forms_that_gave_other_numbers_or_dtypes_than_pytorch(call):
     assert ours.dtype.name == str(theirs.dtype).removeprefix("torch.")
     assert ours.shape == tuple(theirs.shape)
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6)
+
+
+_GRADIENT_FORMS = {
+    "every dim": {},
+    "one dim, second-order ends": {"dim": 0, "edge_order": 2},
+    "one spacing for all": {"spacing": 2.0},
+    "a spacing per dim": {"spacing": [2.0, 0.5], "edge_order": 2},
+    "coordinates": {"spacing": "coordinates", "edge_order": 2},
+    "coordinates, first-order ends": {"spacing": "coordinates"},
+    "dims in another order": {"dim": [1, 0], "spacing": [1.5, 3.0]},
+}
+
+
+@pytest.mark.parametrize("form", list(_GRADIENT_FORMS))
+def test_gradient_estimates_and_their_gradients_are_pytorchs(form):
+    # torch.gradient was missing (AttributeError).
+    rng = np.random.default_rng(11)
+    values = rng.normal(size=(4, 5))
+    coordinates = [np.cumsum(rng.random(4) + 0.1), np.cumsum(rng.random(5) + 0.1)]
+
+    def run(lib):
+        options = dict(_GRADIENT_FORMS[form])
+        if options.get("spacing") == "coordinates":
+            options["spacing"] = tuple(lib.tensor(c) for c in coordinates)
+        x = lib.tensor(values, requires_grad=True)
+        out = lib.gradient(x, **options)
+        sum(o.sum() * (i + 1) for i, o in enumerate(out)).backward()
+        return [o.detach().numpy() for o in out] + [x.grad.numpy()]
+
+    for mine, its in zip(run(plugrad), run(torch), strict=True):
+        np.testing.assert_allclose(mine, its, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize(("r", "with_replacement"), [(2, False), (3, False), (2, True), (0, False),
+                                                      (5, False)])  # fmt: skip
+def test_combinations_and_chain_matmul_are_pytorchs(r, with_replacement):
+    # Both were missing (AttributeError).
+    values = np.array([1.5, -2.0, 3.0, 0.5])
+
+    def run(lib):
+        x = lib.tensor(values, requires_grad=True)
+        out = lib.combinations(x, r, with_replacement)
+        if out.numel():
+            (
+                out * lib.arange(1.0, out.numel() + 1, dtype=out.dtype).reshape(out.shape)
+            ).sum().backward()
+        return out.detach().numpy(), None if x.grad is None else x.grad.numpy()
+
+    (ours, our_grad), (theirs, their_grad) = run(plugrad), run(torch)
+    assert ours.shape == theirs.shape
+    np.testing.assert_array_equal(ours, theirs)
+    assert (our_grad is None) == (their_grad is None)
+    if our_grad is not None:
+        np.testing.assert_array_equal(our_grad, their_grad)
+    a, b, c = (np.arange(k * m, dtype=float).reshape(k, m) for k, m in ((2, 3), (3, 4), (4, 2)))
+    with warnings.catch_warnings():  # PyTorch's deprecation, once per process
+        warnings.simplefilter("ignore")
+        expected = torch.chain_matmul(torch.tensor(a), torch.tensor(b), torch.tensor(c))
+    ours = plugrad.chain_matmul(plugrad.tensor(a), plugrad.tensor(b), plugrad.tensor(c))
+    np.testing.assert_array_equal(ours.numpy(), expected.numpy())
