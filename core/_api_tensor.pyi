@@ -847,6 +847,9 @@ class InstalledTensorMethods:
     def matmul(self, other: Any) -> Tensor:
         """Matrix product ``x1 @ x2``, with NumPy's rules for 1-D and batched inputs."""
 
+    def matrix_exp(self) -> Tensor:
+        """The exponential of a square matrix (or of each in a batch); ``linalg.matrix_exp``."""
+
     def matrix_power(self, n: int) -> Tensor:
         """A square matrix raised to the integer power ``n`` (negative: of its inverse)."""
 

@@ -195,6 +195,68 @@ def lstsq(A: Any, B: Any, rcond: float | None = None, *, driver: str | None = No
     return namespace.return_types.linalg_lstsq(solution, residuals, rank, singular_values)
 
 
+#: Higham's Pade approximant of degree 13 to exp: its coefficients, and the largest 1-norm
+#: for which it is exact to double precision (larger matrices are scaled down by 2**s first
+#: and the result squared s times).
+_PADE_13 = (
+    64764752532480000.0, 32382376266240000.0, 7771770303897600.0, 1187353796428800.0,
+    129060195264000.0, 10559470521600.0, 670442572800.0, 33522128640.0, 1323241920.0,
+    40840800.0, 960960.0, 16380.0, 182.0, 1.0,
+)  # fmt: skip
+_THETA_13 = 5.371920351148152
+
+
+def matrix_exp(A: Any) -> Any:
+    """PyTorch's ``linalg.matrix_exp``: the exponential of each square matrix, ``sum A**k / k!``.
+
+    By scaling and squaring with a Pade approximant of degree 13 (Higham's), each
+    matrix of a batch scaled as its own norm needs; differentiable, as its parts are.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.linalg.matrix_exp(plugrad.tensor([[0.0, 1.0], [0.0, 0.0]]))
+    tensor([[1., 1.],
+            [0., 1.]])
+    """
+    namespace = sys.modules["plugrad"]
+    errors = namespace.errors
+    if not isinstance(A, namespace.Tensor):
+        raise TypeError(f"matrix_exp() takes a Tensor, got {type(A).__name__}")
+    if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
+        raise errors.ShapeError(f"matrix_exp() takes square matrices, got shape {A.shape}")
+    if A.dtype.kind not in ("real floating", "complex floating"):
+        raise errors.DtypeError(
+            f"matrix_exp() takes floating matrices, got {A.dtype.name}; convert them first "
+            "(A.double())"
+        )
+    n = A.shape[-1]
+    if n == 0 or A.size == 0:
+        return namespace.asarray(A, copy=True)
+    norm = namespace.max(namespace.sum(namespace.abs(A), axis=-2), axis=-1)
+    positive = namespace.where(norm > 0, norm, 1.0)
+    squarings = namespace.maximum(namespace.ceil(namespace.log2(positive / _THETA_13)), 0.0)
+    rounds = int(namespace.max(squarings).item()) if squarings.size else 0
+    real = namespace.finfo(A.dtype).dtype
+    scale = namespace.astype(namespace.pow(2.0, -squarings), real)[..., None, None]
+    X = A * namespace.astype(scale, A.dtype)
+    identity = namespace.eye(n, dtype=A.dtype, device=A.device)
+    b = _PADE_13
+    X2 = namespace.matmul(X, X)
+    X4 = namespace.matmul(X2, X2)
+    X6 = namespace.matmul(X4, X2)
+    odd = namespace.matmul(X6, b[13] * X6 + b[11] * X4 + b[9] * X2)
+    U = namespace.matmul(X, odd + b[7] * X6 + b[5] * X4 + b[3] * X2 + b[1] * identity)
+    even = namespace.matmul(X6, b[12] * X6 + b[10] * X4 + b[8] * X2)
+    V = even + b[6] * X6 + b[4] * X4 + b[2] * X2 + b[0] * identity
+    result = namespace.linalg.solve(V - U, V + U)
+    for k in range(rounds):  # each matrix squared as many times as it was halved
+        result = namespace.where(
+            (squarings > k)[..., None, None], namespace.matmul(result, result), result
+        )
+    return result
+
+
 def __getattr__(name: str) -> Any:
     if name in _SHARED:
         return getattr(sys.modules["plugrad"], name)

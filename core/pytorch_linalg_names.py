@@ -32,6 +32,7 @@ __all__ = [
     "inverse",
     "kron",
     "logdet",
+    "matrix_exp",
     "matrix_power",
     "mv",
     "pinverse",
@@ -176,6 +177,19 @@ def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
     tensor([[0.5000, 0.0000]])
     """
     return _linalg.pinv(_tensor("pinverse", input), rtol=rcond)
+
+
+def matrix_exp(input: Tensor) -> Tensor:
+    """The exponential of a square matrix (or of each in a batch); ``linalg.matrix_exp``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.matrix_exp(plugrad.zeros(2, 2))
+    tensor([[1., 0.],
+            [0., 1.]])
+    """
+    return _linalg.matrix_exp(_tensor("matrix_exp", input))
 
 
 def matrix_power(input: Tensor, n: int) -> Tensor:

@@ -22,7 +22,7 @@ import pytest
 from torch_compare import assert_arrays_agree
 
 import plugrad
-from plugrad.errors import ArgumentError, DtypeError
+from plugrad.errors import ArgumentError, DtypeError, ShapeError
 
 torch = pytest.importorskip("torch")
 
@@ -581,3 +581,30 @@ def test_combinations_and_chain_matmul_are_pytorchs(r, with_replacement):
         expected = torch.chain_matmul(torch.tensor(a), torch.tensor(b), torch.tensor(c))
     ours = plugrad.chain_matmul(plugrad.tensor(a), plugrad.tensor(b), plugrad.tensor(c))
     np.testing.assert_array_equal(ours.numpy(), expected.numpy())
+
+
+@pytest.mark.parametrize(
+    "make",
+    [lambda rng: rng.normal(size=(3, 3)), lambda rng: rng.normal(size=(2, 4, 4)) * 5,
+     lambda rng: rng.normal(size=(3, 3)) * 40, lambda rng: np.zeros((2, 2)),
+     lambda rng: rng.normal(size=(3, 3)) + 1j * rng.normal(size=(3, 3)),
+     lambda rng: np.stack([np.eye(3) * 0.01, rng.normal(size=(3, 3)) * 30])],
+)  # fmt: skip
+def test_matrix_exp_and_its_gradient_are_pytorchs(make):
+    # linalg.matrix_exp was missing (AttributeError).
+    rng = np.random.default_rng(5)
+    a = make(rng)
+    weights = rng.normal(size=a.shape)
+
+    def run(lib, function):
+        x = lib.tensor(a, requires_grad=True)
+        y = function(x)
+        (y * lib.tensor(weights)).sum().real.backward()
+        return y.detach().numpy(), x.grad.numpy()
+
+    expected = run(torch, torch.linalg.matrix_exp)
+    for function in (plugrad.linalg.matrix_exp, plugrad.matrix_exp, lambda x: x.matrix_exp()):
+        for mine, its in zip(run(plugrad, function), expected, strict=True):
+            np.testing.assert_allclose(mine, its, rtol=1e-12, atol=1e-12 * np.abs(its).max())
+    with pytest.raises(ShapeError):
+        plugrad.linalg.matrix_exp(plugrad.ones(2, 3))
