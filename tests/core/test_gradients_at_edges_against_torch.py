@@ -53,7 +53,9 @@ CASES: dict[str, tuple[list[Any], Callable[..., Any]]] = {
                 lambda lib, x, y: lib.special.xlog1py(x, y)),
     "xlogy": ([[0., 0., 0., 0., 2., 0.5], [3., -1., NAN, INF, 0., 0.5]],
               lambda lib, x, y: lib.special.xlogy(x, y)),
-    "sinc near 0": ([[1e-200, -1e-170, 1e-5, 0.0, 0.3, -2.5]], lambda lib, x: x.sinc()),
+    # (closer to 0 PyTorch's closed form cancels: 0 at 1e-200, 2.6e-7 off at 1e-5; plugrad's
+    # Taylor series there is checked in test_special.py)
+    "sinc near 0": ([[0.06, -0.07, 0.1, 0.0, 0.3, -2.5]], lambda lib, x: x.sinc()),
     "logaddexp with infinities": ([[INF, 1., -INF, 3., 700.], [2., INF, 0., 3., -700.]],
                                   lambda lib, x, y: lib.logaddexp(x, y)),
     "max of all with NaN": ([[[1., NAN, 3., NAN], [1., 2., 2., 0.]]], lambda lib, x: x.max()),
