@@ -79,6 +79,8 @@ def _meshgrid(xp: Any, *arrays: Any, indexing: str = "xy") -> Any:
                 f"meshgrid() takes 1-D (or 0-D) tensors; tensor {position} has shape "
                 f"{tuple(array.shape)} (flatten it first if that is meant)"
             )
+    # The standard (and JAX) take 1-D arrays only: a 0-D one is its one element.
+    arrays = tuple(xp.reshape(a, (1,)) if a.ndim == 0 else a for a in arrays)
     return xp.meshgrid(*arrays, indexing=indexing)
 
 
