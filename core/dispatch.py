@@ -336,10 +336,15 @@ def _apply_with_scalar(
     return apply2(op, scalar, x, params) if scalar_first else apply2(op, x, scalar, params)
 
 
-def _refuse_bool_subtraction(device: Device, *tensors: Tensor) -> None:
-    """Refuse a bool tensor in a subtraction, as PyTorch and the standard do (a bool and an
-    int8 tensor gave int8, ``1 - mask`` int64: the mask read as numbers without a word)."""
-    if any(device._dtype_from_native[t._array.dtype] is _dtypes.bool for t in tensors):
+def _refuse_bool_subtraction(device: Device, *terms: Any) -> None:
+    """Refuse a bool tensor or Python bool in a subtraction, as PyTorch and the standard do
+    (a bool and an int8 tensor gave int8, ``1 - mask`` int64: the mask read as numbers
+    without a word)."""
+    if any(
+        type(t) is bool
+        or (isinstance(t, Tensor) and device._dtype_from_native[t._array.dtype] is _dtypes.bool)
+        for t in terms
+    ):
         raise DtypeError(
             "subtract(): a bool tensor takes no part in a subtraction, as in PyTorch; invert "
             "a mask with ~mask (or logical_not), or convert it first (mask.to(plugrad.int64))"
@@ -357,7 +362,7 @@ def _promote_with_scalar(
     default float dtype whatever the scalar (``int tensor / 2`` is ``float32``).
     """
     if op.name == "subtract":
-        _refuse_bool_subtraction(device, x)
+        _refuse_bool_subtraction(device, x, scalar)
     if type(scalar) is bool:
         return x, int(scalar)
     if op.to_float and x._array.dtype in device.integral_natives:
@@ -901,6 +906,11 @@ def alpha_times(function: str, x: Any, other: Any, alpha: Any) -> Any:
         else _dtypes.SCALAR_RANKS.get(type(v), 2)
         for v in (x, other)
     ]
+    if function == "subtract" and 0 in ranks:
+        raise DtypeError(
+            "subtract(): a bool takes no part in a subtraction, as in PyTorch; convert it "
+            "first (mask.to(plugrad.int64))"
+        )
     if ranks == [0, 0]:
         return other if alpha else other & False
     wrong = None
@@ -916,6 +926,16 @@ def alpha_times(function: str, x: Any, other: Any, alpha: Any) -> Any:
     if wrong is not None:
         x_kind = x.dtype if isinstance(x, Tensor) else type(x).__name__
         raise DtypeError(f"{function}(): alpha={alpha!r} is {wrong} (the tensor is {x_kind})")
+    if isinstance(other, Tensor):
+        # In the result's dtype, as PyTorch multiplies: in int8, 100 * 2 would wrap to -56.
+        if isinstance(x, Tensor):
+            target = _dtypes.common_dtype([x.dtype, other.dtype], other._device.result_type)
+        elif ranks[0] > ranks[1]:
+            target = _dtypes.scalar_result(other.dtype, x.item() if _is_numpy_scalar(x) else x)
+        else:
+            target = other.dtype
+        if target is not other.dtype:
+            other = _ops.astype(other, target)
     return other * alpha
 
 

@@ -166,6 +166,43 @@ def test_alpha_takes_the_kind_of_the_result_as_pytorchs():
         plugrad.tensor([1.0]).add(plugrad.tensor([1.0]), alpha=1j)
 
 
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda m: m.add(m.zeros(2, dtype=m.int16), m.tensor([100, -100], dtype=m.int8), alpha=2),
+        lambda m: m.zeros(2, dtype=m.int16).add_(m.tensor([100, -100], dtype=m.int8), alpha=2),
+        lambda m: m.sub(m.zeros(2, dtype=m.int32), m.tensor([100, 7], dtype=m.int8), alpha=3),
+        lambda m: m.add(m.zeros(1), m.tensor([60000.0], dtype=m.float16), alpha=2),
+        lambda m: m.add(2.5, m.tensor([200], dtype=m.uint8), alpha=3),
+        lambda m: m.add(m.tensor([1, 2], dtype=m.int8), m.tensor([True, False]), alpha=2),
+    ],
+)
+def test_alpha_multiplies_in_the_dtype_of_the_result(call):
+    # other * alpha was computed in other's own dtype first: int8 100 * 2 wrapped to -56,
+    # float16 60000 * 2 became inf, and a bool times 2 made an int8 sum int64.
+    if plugrad.default_device().backend.name == "array_api_strict":
+        pytest.skip("array_api_strict mixes no kinds and adds no bools")
+    ours, theirs = call(plugrad), call(torch)
+    assert ours.tolist() == theirs.tolist()
+    assert ours.dtype.name == str(theirs.dtype).removeprefix("torch.")
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda m: m.sub(m.tensor([1, 2], dtype=m.int8), m.tensor([True, False]), alpha=2),
+        lambda m: m.tensor([1, 2]) - True,
+        lambda m: True - m.tensor([1, 2]),
+        lambda m: m.tensor([1, 2]).sub_(True),
+    ],
+)
+def test_a_bool_in_a_subtraction_is_refused_with_alpha_and_as_a_python_bool(call):
+    with pytest.raises(RuntimeError):
+        call(torch)
+    with pytest.raises(DtypeError, match="subtraction"):
+        call(plugrad)
+
+
 def test_tile_tensordot_searchsorted_and_eye_in_pytorchs_forms():
     x, tx = plugrad.asarray(X), torch.tensor(X)
     for dims in ((2, 1), ((1, 2),), (2,)):
