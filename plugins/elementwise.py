@@ -91,7 +91,7 @@ multiply = op(
 )
 def _is_integer(xp: Any, value: Any) -> bool:
     dtype = getattr(value, "dtype", None)
-    return isinstance(value, int) if dtype is None else xp.isdtype(dtype, "integral")
+    return isinstance(value, int) if dtype is None else xp.isdtype(dtype, ("integral", "bool"))
 
 
 def _div(xp: Any, x1: Any, other: Any, *, rounding_mode: str | None = None) -> Any:
@@ -110,6 +110,7 @@ def _div(xp: Any, x1: Any, other: Any, *, rounding_mode: str | None = None) -> A
         )
     if not (_is_integer(xp, x1) and _is_integer(xp, x2)):
         return xp.rounded_divide(x1, x2, rounding_mode=rounding_mode)
+    _refuse_booleans(xp, "div", x1, x2)
     _refuse_integer_division_by_zero(xp, "div", x2)
     quotient = xp.floor_divide(x1, x2)
     if rounding_mode == "floor":

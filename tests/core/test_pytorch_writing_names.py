@@ -203,6 +203,22 @@ def test_a_bool_in_a_subtraction_is_refused_with_alpha_and_as_a_python_bool(call
         call(plugrad)
 
 
+@pytest.mark.parametrize("mode", ["trunc", "floor"])
+def test_rounded_division_by_booleans_divides_integers(mode):
+    # A bool divisor took the float path: 7 / False gave -inf in float32 without a word.
+    if plugrad.default_device().backend.name == "array_api_strict":
+        pytest.skip("array_api_strict divides no bools")
+    for m in (plugrad, torch):
+        ints = m.tensor([7, -7], dtype=m.int32)
+        assert m.div(ints, m.tensor([True, True]), rounding_mode=mode).tolist() == [7, -7]
+        assert m.div(ints, m.tensor([True, True]), rounding_mode=mode).dtype == m.int32
+        assert m.div(m.tensor([True, False]), 2, rounding_mode=mode).dtype == m.int64
+    with pytest.raises(ZeroDivisionError, match="integer division by zero"):
+        plugrad.div(plugrad.tensor([7, -7]), plugrad.tensor([True, False]), rounding_mode=mode)
+    with pytest.raises(DtypeError, match="two booleans"):
+        plugrad.div(plugrad.tensor([True]), plugrad.tensor([True]), rounding_mode=mode)
+
+
 def test_tile_tensordot_searchsorted_and_eye_in_pytorchs_forms():
     x, tx = plugrad.asarray(X), torch.tensor(X)
     for dims in ((2, 1), ((1, 2),), (2,)):
