@@ -15,7 +15,7 @@ from ..creation import arange, full, zeros_like
 from ..dtype_functions import broadcast_shapes, finfo
 from ..errors import ArgumentError, IndexOutOfRangeError, InvalidArgumentError, ShapeError
 from ..grad_mode import no_grad
-from ..nn.functional import any_outside, one_hot
+from ..nn.functional import any_outside, one_hot, softplus
 from ..random import bernoulli, multinomial, rand
 from ..tensor import Tensor
 from . import constraints
@@ -197,8 +197,14 @@ class Geometric(_BinaryParameters):
         return value * _ops.log1p(-probs) + _ops.log(self.probs)
 
     def entropy(self) -> Tensor:
-        bce = _ops.binary_cross_entropy_with_logits(self.logits, self.probs, None, None)
-        return bce / self.probs
+        # H = -log p - (1 - p) log(1 - p) / p = softplus(-l) + softplus(l) exp(-l): the
+        # quotient of PyTorch's form is 0 / 0 where p underflows (logits -100 in float32).
+        logits = self.logits
+        tail = _ops.exp(_ops.clip(logits, -50.0, 0.0))  # log1p(u) / u is 1 below e**-50
+        below = _ops.log1p(tail) / tail
+        positive = _ops.clip(logits, 0.0, 1e4)
+        above = softplus(positive) * _ops.exp(-positive)
+        return softplus(-logits) + _ops.where(logits > 0, above, below)
 
 
 def _event_parameter(name: str, what: str, value: Any) -> Tensor:

@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 
 from .. import linalg as _linalg
 from .. import ops as _ops
+from ..creation import full_like
 from ..dtype_functions import broadcast_shapes
 from ..errors import ArgumentError, ShapeError
 from ..nn.functional import softplus
@@ -172,6 +173,20 @@ def _kl_exponential_exponential(p: Exponential, q: Exponential) -> Tensor:
     return rate_ratio - 1 - _ops.log(rate_ratio)
 
 
+def _infinite(p: Distribution, q: Distribution) -> Tensor:
+    """inf everywhere: ``p`` has mass where ``q`` has none (a line, a half-line)."""
+    shape = broadcast_shapes(tuple(p.batch_shape), tuple(q.batch_shape))
+    return full_like(_ops.broadcast_to(p.mean.detach(), shape), math.inf)
+
+
+# p reaches beyond any bounded (or half-bounded) q: no formula, just inf, as PyTorch's.
+for _p_type, _q_type in [
+    (Normal, Uniform), (Normal, Exponential), (Laplace, Uniform), (Laplace, Exponential),
+    (Exponential, Uniform),
+]:  # fmt: skip
+    register_kl(_p_type, _q_type)(_infinite)
+
+
 @register_kl(MultivariateNormal, MultivariateNormal)
 def _kl_mvn_mvn(p: MultivariateNormal, q: MultivariateNormal) -> Tensor:
     what = "KL-divergence between two MultivariateNormals of different event shapes"
@@ -180,7 +195,8 @@ def _kl_mvn_mvn(p: MultivariateNormal, q: MultivariateNormal) -> Tensor:
     p_tril, q_tril = p._unbroadcasted_scale_tril, q._unbroadcasted_scale_tril
     half_term1 = q._half_log_det() - p._half_log_det()
     batch = broadcast_shapes(tuple(q_tril.shape[:-2]), tuple(p_tril.shape[:-2]))
-    q_full = _ops.broadcast_to(q_tril, (*batch, size, size))
+    # Only the lower triangle of a scale_tril counts (its upper one gets no gradient).
+    q_full = _ops.broadcast_to(_ops.tril(q_tril), (*batch, size, size))
     p_full = _ops.broadcast_to(p_tril, (*batch, size, size))
     # ||Lq^-1 Lp||_F^2 is the trace of Sq^-1 Sp.
     term2 = _ops.sum(_linalg.solve(q_full, p_full) ** 2, axis=(-2, -1))

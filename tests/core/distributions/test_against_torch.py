@@ -315,6 +315,19 @@ KL_CASES: dict[str, tuple[Callable[..., Any], tuple[np.ndarray, ...]]] = {
             positive_definite(2, 3, 3),
         ),
     ),
+    # q's scale_tril, whose upper triangle got a gradient (solved as a full matrix)
+    "MultivariateNormal scale_tril": (
+        lambda D, a, b, c, d: (
+            D.MultivariateNormal(a, scale_tril=b),
+            D.MultivariateNormal(c, scale_tril=d),
+        ),
+        (
+            RNG.normal(size=(2, 3)),
+            lower_cholesky(3, 3),
+            RNG.normal(size=3),
+            lower_cholesky(2, 3, 3),
+        ),
+    ),
     "Independent": (
         lambda D, a, b, c, d: (
             D.Independent(D.Normal(a, b), 1),
@@ -340,7 +353,7 @@ def test_kl_divergence_agrees_with_torch(name: str, backend: str) -> None:
     symmetric = {"MultivariateNormal": (3,)}.get(name, ())
     # PyTorch's KL reads p's scale_tril above the diagonal too (not its log_prob): compare
     # the lower triangle, which is all that defines the distribution.
-    lower = {"MultivariateNormal": (1,)}.get(name, ())
+    lower = {"MultivariateNormal": (1,), "MultivariateNormal scale_tril": (1,)}.get(name, ())
     for i, (mine, reference) in enumerate(zip(our_grads, their_grads, strict=True)):
         assert (mine is None) == (reference is None), i
         if reference is not None:
@@ -360,6 +373,46 @@ def test_kl_is_infinite_where_q_has_no_mass() -> None:
     bp, bq = D.Bernoulli(probs=0.0), D.Bernoulli(probs=1.0)
     assert D.kl_divergence(bp, bq).item() == float("inf")
     assert D.kl_divergence(bp, bp).item() == 0.0
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_geometric_entropy_keeps_its_value_where_the_probability_underflows(dtype) -> None:
+    # H = -log p - (1 - p) log(1 - p) / p; PyTorch's 0 / 0 gave nan (plugrad 0) at logits -100.
+    logits = plugrad.tensor([-800.0, -100.0, -30.0, 30.0], dtype=getattr(plugrad, dtype),
+                            requires_grad=True)  # fmt: skip
+    entropy = plugrad.distributions.Geometric(logits=logits).entropy()
+    # -log p = softplus(-l); the second term tends to 1 as p -> 0 and to l e**-l as p -> 1
+    expected = [801.0, 101.0, 31.0, 31 * math.exp(-30)]
+    rtol = 1e-5 if dtype == "float32" else 1e-12
+    np.testing.assert_allclose(entropy.tolist(), expected, rtol=rtol)
+    entropy.sum().backward()
+    assert logits.grad.tolist()[:3] == pytest.approx([-1.0, -1.0, -1.0], rel=1e-6)
+
+
+@pytest.mark.parametrize(
+    "pair",
+    [
+        lambda D, t: (D.Normal(t, 1.0), D.Uniform(-1.0, 1.0)),
+        lambda D, t: (D.Normal(t, 1.0), D.Exponential(2.0)),
+        lambda D, t: (D.Laplace(t, 1.0), D.Uniform(-1.0, 1.0)),
+        lambda D, t: (D.Laplace(t, 1.0), D.Exponential(2.0)),
+        lambda D, t: (D.Exponential(t.exp()), D.Uniform(0.0, 1.0)),
+    ],
+    ids=[
+        "Normal-Uniform",
+        "Normal-Exponential",
+        "Laplace-Uniform",
+        "Laplace-Exponential",
+        "Exponential-Uniform",
+    ],
+)
+def test_kl_of_unbounded_p_against_bounded_q_is_infinite_as_pytorchs(pair) -> None:
+    values = RNG.normal(size=(2, 3))
+    t = torch.tensor(values)
+    ours = plugrad.distributions.kl_divergence(*pair(plugrad.distributions, plugrad.tensor(values)))
+    theirs = torch.distributions.kl_divergence(*pair(torch.distributions, t))
+    assert ours.tolist() == theirs.tolist()
+    assert ours.dtype == plugrad.float64
 
 
 @pytest.mark.parametrize(
