@@ -339,11 +339,13 @@ class LRScheduler:
         for key, value in state_dict.items():
             setattr(self, key, list(value) if key in ("base_lrs", "_last_lr") else value)
 
-    def _check_keys(self, state_dict: Any) -> None:
+    def _check_keys(self, state_dict: Any, expected: set[str] | None = None) -> None:
         """Raise ``ValueError`` unless ``state_dict`` is a mapping with this scheduler's keys
-        (and perhaps more: a subclass may set an attribute after it was made, as warm-up
-        schedulers do)."""
-        expected = set(self.state_dict())
+        (``expected``, by default those of :meth:`state_dict`), and perhaps more: a subclass
+        may set an attribute after it was made, as warm-up schedulers do, and PyTorch's
+        dicts hold some of its own."""
+        if expected is None:
+            expected = set(self.state_dict())
         if not isinstance(state_dict, Mapping) or not expected <= set(state_dict):
             found = sorted(state_dict) if isinstance(state_dict, Mapping) else type(state_dict)
             raise ValueError(
@@ -578,10 +580,11 @@ class _FunctionScheduler(LRScheduler):
             if entry is not None:
                 vars(function).update(entry)
 
-    def _check_keys(self, state_dict: Any) -> None:
+    def _check_keys(self, state_dict: Any, expected: set[str] | None = None) -> None:
+        # Called with the saved function's key taken out: the keys of the rest.
         expected = set(super().state_dict())
         if not isinstance(state_dict, Mapping) or set(state_dict) != expected:
-            super()._check_keys(state_dict)
+            super()._check_keys(state_dict, expected)
 
 
 class LambdaLR(_FunctionScheduler):
@@ -673,6 +676,10 @@ class LinearLR(LRScheduler):
         start, end, total = self.start_factor, self.end_factor, self.total_iters
         done = min(total, self.last_epoch)
         return [base * (start + (end - start) * done / total) for base in self.base_lrs]
+
+
+#: The order in which OneCycleLR keeps a phase's fields, as PyTorch's dicts name them.
+_PYTORCH_PHASE_KEYS = ("end_step", "start_lr", "end_lr", "start_momentum", "end_momentum")
 
 
 class OneCycleLR(LRScheduler):
@@ -770,6 +777,28 @@ class OneCycleLR(LRScheduler):
                 (total_steps - 1, "max_lr", "min_lr", "base_momentum", "max_momentum"),
             ]
         super().__init__(optimizer, last_epoch)
+
+    def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
+        """Restore a state saved by :meth:`state_dict`, or by PyTorch's OneCycleLR (whose
+        phases are dicts, its annealing and beta flags named otherwise); all or nothing."""
+        if isinstance(state_dict, Mapping) and "_schedule_phases" in state_dict:
+            state = dict(state_dict)
+            try:
+                state["_phases"] = [
+                    tuple(phase[key] for key in _PYTORCH_PHASE_KEYS)
+                    for phase in state.pop("_schedule_phases")
+                ]
+            except (TypeError, KeyError) as error:
+                raise ValueError(
+                    f"the state dict's '_schedule_phases' must be PyTorch's dicts with the "
+                    f"keys {list(_PYTORCH_PHASE_KEYS)}: {error!r}"
+                ) from None
+            if "_anneal_func_type" in state:
+                state["anneal_strategy"] = state.pop("_anneal_func_type")
+            if "use_beta1" in state:
+                state["_uses_betas"] = state.pop("use_beta1")
+            state_dict = state
+        super().load_state_dict(state_dict)
 
     def _anneal(self, start: float, end: float, fraction: float) -> float:
         if self.anneal_strategy == "cos":
@@ -1176,10 +1205,11 @@ class CyclicLR(LRScheduler):
         if saved is not None:
             vars(self._scale_fn_custom).update(saved)
 
-    def _check_keys(self, state_dict: Any) -> None:
+    def _check_keys(self, state_dict: Any, expected: set[str] | None = None) -> None:
+        # Called with the saved function's key taken out: the keys of the rest.
         expected = set(super().state_dict())
         if not isinstance(state_dict, Mapping) or set(state_dict) != expected:
-            super()._check_keys(state_dict)
+            super()._check_keys(state_dict, expected)
 
     def scale_fn(self, x: float) -> float:
         """The amplitude's scale at cycle (or step) ``x``, from ``mode`` or ``scale_fn``."""
@@ -1668,6 +1698,9 @@ class ReduceLROnPlateau(LRScheduler):
         expected = set(self.state_dict())
         if isinstance(state_dict, Mapping) and "default_min_lr" not in state_dict:
             expected.discard("default_min_lr")  # saved before plugrad kept it
+        if isinstance(state_dict, Mapping) and "mode_worse" in state_dict:
+            # PyTorch's keeps the worst value of its mode too, which plugrad derives
+            state_dict = {key: value for key, value in state_dict.items() if key != "mode_worse"}
         if not isinstance(state_dict, Mapping) or set(state_dict) != expected:
             raise ValueError(
                 f"ReduceLROnPlateau.load_state_dict() needs the keys {sorted(expected)}; was "

@@ -569,3 +569,58 @@ def test_a_state_with_an_attribute_set_after_construction_loads() -> None:
 
 def test_numpy_integers_are_integers_to_the_schedulers() -> None:
     assert _stepped(lr_scheduler.StepLR(_one_group(), np.int64(2), 0.5), 2) == [0.5]
+
+
+RESUMED_FROM_PYTORCH = {
+    "LambdaLR": {"lr_lambda": lambda epoch: 0.9**epoch},
+    "MultiplicativeLR": {"lr_lambda": lambda epoch: 0.95},
+    "CyclicLR": {"base_lr": 0.01, "max_lr": 0.5, "step_size_up": 3, "mode": "triangular2"},
+    "OneCycleLR": {"max_lr": 1.0, "total_steps": 20, "three_phase": True},
+    "ReduceLROnPlateau": {"factor": 0.5, "patience": 1},
+    "StepLR": {"step_size": 3, "gamma": 0.5},
+}
+
+
+@pytest.mark.parametrize("name", list(RESUMED_FROM_PYTORCH))
+def test_a_pytorch_schedulers_state_dict_resumes_the_same_schedule(name) -> None:
+    # LambdaLR, MultiplicativeLR and CyclicLR refused PyTorch's dicts (they hold keys of
+    # PyTorch's own), OneCycleLR and ReduceLROnPlateau name their state otherwise.
+    torch = pytest.importorskip("torch")
+    kwargs = RESUMED_FROM_PYTORCH[name]
+    losses = [3.0, 2.0, 2.5, 2.6, 2.7, 1.0, 1.5, 1.6, 1.7, 1.8, 1.9, 2.0]
+
+    def setup(lib, module, tensor):
+        opt = module.SGD(
+            [{"params": [tensor()]}, {"params": [tensor()], "lr": 0.3}], lr=0.1, momentum=0.9
+        )
+        return opt, getattr(module.lr_scheduler, name)(opt, **kwargs)
+
+    def advance(opt, schedule, loss):
+        opt.step()
+        schedule.step(loss) if name == "ReduceLROnPlateau" else schedule.step()
+
+    torch_opt, torch_schedule = setup(
+        torch, torch.optim, lambda: torch.zeros(1, requires_grad=True)
+    )
+    for loss in losses[:5]:
+        advance(torch_opt, torch_schedule, loss)
+    opt, schedule = setup(plugrad, optim, lambda: plugrad.zeros(1, requires_grad=True))
+    schedule.load_state_dict(torch_schedule.state_dict())
+    opt.load_state_dict(_plugrad_state(torch_opt.state_dict()))
+    for loss in losses[5:]:
+        advance(torch_opt, torch_schedule, loss)
+        advance(opt, schedule, loss)
+        ours = [(g["lr"], g["momentum"]) for g in opt.param_groups]
+        theirs = [(g["lr"], g["momentum"]) for g in torch_opt.param_groups]
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12)
+
+
+def _plugrad_state(state):
+    """A PyTorch optimizer state dict with plugrad tensors for torch's."""
+    if hasattr(state, "numpy"):
+        return plugrad.tensor(state.numpy())
+    if isinstance(state, dict):
+        return {key: _plugrad_state(value) for key, value in state.items()}
+    if isinstance(state, list):
+        return [_plugrad_state(value) for value in state]
+    return state
