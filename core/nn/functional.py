@@ -51,7 +51,7 @@ from ..grad_mode import no_grad
 from ..inplace import apply_inplace
 from ..random import Generator, rand
 from ..tensor import Tensor
-from .legacy_reduction import accepts_legacy_reduction
+from .legacy_reduction import accepts_legacy_reduction, legacy_reduction
 
 __all__ = [
     "adaptive_avg_pool2d",
@@ -2534,9 +2534,13 @@ def huber_loss(
     return _reduce(loss if weight is None else loss * weight, reduction)
 
 
-@accepts_legacy_reduction(after="target")
 def kl_div(
-    input: Tensor, target: Tensor, reduction: str = "mean", log_target: bool = False
+    input: Tensor,
+    target: Tensor,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+    log_target: bool = False,
 ) -> Tensor:
     """Kullback-Leibler divergence of ``target`` from ``input``, given as log-probabilities.
 
@@ -2554,6 +2558,12 @@ def kl_div(
     >>> F.kl_div(log_p, plugrad.tensor([[0.9, 0.1]]), reduction="batchmean")
     tensor(0.3681)
     """
+    if size_average is not None or reduce is not None:
+        # As PyTorch's: the deprecated pair sets the reduction, and "batchmean" still
+        # divides what it gives by the batch size.
+        legacy = legacy_reduction("kl_div", size_average, reduce)
+        loss = kl_div(input, target, reduction=legacy, log_target=log_target)
+        return loss / input.shape[0] if reduction == "batchmean" and input.ndim else loss
     if reduction not in (*_REDUCTIONS, "batchmean"):
         raise ValueError(
             f"kl_div(): reduction must be 'mean', 'sum', 'none' or 'batchmean', got {reduction!r}"

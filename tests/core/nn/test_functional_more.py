@@ -801,6 +801,10 @@ def test_the_deprecated_size_average_and_reduce_are_read_as_pytorch_reads_them()
                 functions.nll_loss(a, y, size_average=True, reduce=False),
                 lib.nn.L1Loss(size_average=False)(a, a * 0),
                 lib.nn.CrossEntropyLoss(reduce=False)(a, y),
+                # the pair sets the reduction, and "batchmean" divides it by the batch too
+                functions.kl_div(a, a.abs() * 0.1, reduce=False, reduction="batchmean"),
+                functions.kl_div(a, a.abs() * 0.1, size_average=True, reduction="batchmean"),
+                lib.nn.KLDivLoss(reduce=False, reduction="batchmean")(a, a.abs() * 0.1),
             ]
         results.append([np.asarray(v.tolist()) for v in values])
     for ours, theirs in zip(*results):
