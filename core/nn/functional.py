@@ -1695,7 +1695,8 @@ def embedding_bag(
     runs to the end, as PyTorch's). Entries equal to
     ``padding_idx`` are left out of their bag (and of its count for the mean);
     an empty bag gives zeros. ``per_sample_weights`` (``mode="sum"`` only)
-    scales each row. As PyTorch's, with the gradients of the rows taken.
+    scales each row. As PyTorch's, with the gradients of the rows taken (with
+    ``mode="max"``, the first entry of a bag holding a maximum takes its gradient).
 
     Examples
     --------
@@ -1709,6 +1710,11 @@ def embedding_bag(
     _check_tensor("input", "embedding_bag", input)
     if mode not in ("sum", "mean", "max"):
         raise ValueError(f"embedding_bag(): mode must be 'sum', 'mean' or 'max', got {mode!r}")
+    if scale_grad_by_freq and mode == "max":
+        raise ValueError(
+            "embedding_bag(): mode='max' takes no scale_grad_by_freq (a maximum's gradient "
+            "goes to one row per bag, not by how often it occurs), as in PyTorch"
+        )
     if per_sample_weights is not None and mode != "sum":
         raise ValueError(
             f"embedding_bag(): per_sample_weights are taken with mode='sum' only, got {mode!r}"
@@ -1744,8 +1750,19 @@ def embedding_bag(
     index = _ops.broadcast_to(_ops.reshape(bag_of, (n, 1)), (n, size))
     if mode == "max":
         kept = _ops.where(_ops.reshape(counted, (n, 1)) > 0, rows, -math.inf)
-        start = full((bags, size), -math.inf, dtype=weight.dtype, device=weight.device)
-        out = _ops.scatter_reduce(start, 0, index, kept, "amax")
+        with no_grad():
+            start = full((bags, size), -math.inf, dtype=weight.dtype, device=weight.device)
+            top = _ops.scatter_reduce(start, 0, index, kept, "amax")
+            # The first entry of its bag holding the maximum takes the whole gradient, as in
+            # PyTorch (amax would share it among tied rows).
+            at_top = kept == _ops.take(top, bag_of, axis=0)
+            position = _ops.broadcast_to(_ops.reshape(arange(n, device=input.device), (n, 1)),
+                                         (n, size))  # fmt: skip
+            candidates = _ops.where(at_top, position, n)
+            first = full((bags, size), n, dtype=position.dtype, device=input.device)
+            first = _ops.scatter_reduce(first, 0, index, candidates, "amin")
+        padded = _ops.concat([rows, zeros((1, size), dtype=rows.dtype, device=rows.device)])
+        out = _ops.take_along_axis(padded, first, axis=0)
         return _ops.where(_ops.reshape(counts, (bags, 1)) > 0, out, 0.0)
     scale = counted if per_sample_weights is None else counted * per_sample_weights
     start = zeros((bags, size), dtype=rows.dtype, device=weight.device)

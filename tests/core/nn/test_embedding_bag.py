@@ -33,6 +33,15 @@ CASES = {
         "input": [1, 2, 4, 5], "offsets": [0, 1], "mode": "sum",
         "per_sample_weights": [0.5, 2.0, 1.0, 3.0],
     },
+    # tied rows (say, the zero rows of unknown words): the first takes the whole gradient
+    "max, tied rows": {
+        "table": [[0, 0, 0], [1, 5, 0], [1, 2, 0], [0, 0, 0]],
+        "input": [[1, 2, 3], [0, 3, 3]], "mode": "max",
+    },
+    "max, tied rows, 1-d with padding_idx": {
+        "table": [[0, 0, 0], [1, 5, 0], [1, 2, 0], [0, 0, 0]],
+        "input": [2, 1, 0, 3, 0, 3], "offsets": [0, 3, 5], "mode": "max", "padding_idx": 0,
+    },
     "padding_idx in a 1-d input": {
         "input": [1, 2, 4, 5, 4, 3], "offsets": [0, 2], "padding_idx": 4,
     },
@@ -41,7 +50,7 @@ CASES = {
 
 def _bags(lib, case: dict):
     options = dict(case)
-    weight = lib.tensor(TABLE, requires_grad=True)
+    weight = lib.tensor(np.asarray(options.pop("table", TABLE), dtype=float), requires_grad=True)
     inputs = [weight]
     arguments = {"input": lib.tensor(options.pop("input"))}
     if "offsets" in options:
@@ -110,5 +119,7 @@ def test_the_layer_prints_and_refuses_as_pytorchs() -> None:
         F.embedding_bag(flat, weight, plugrad.tensor([1, 3]))
     with pytest.raises(ValueError, match="offsets must be None"):
         F.embedding_bag(plugrad.tensor([[1, 2]]), weight, plugrad.tensor([0]))
+    with pytest.raises(ValueError, match="scale_grad_by_freq"):
+        F.embedding_bag(flat, weight, plugrad.tensor([0]), mode="max", scale_grad_by_freq=True)
     with pytest.raises(ValueError, match="mode='sum' only"):
         F.embedding_bag(flat, weight, plugrad.tensor([0]), per_sample_weights=plugrad.ones(8))
