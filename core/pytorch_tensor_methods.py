@@ -887,9 +887,18 @@ def logaddexp2(input: Tensor, other: Tensor) -> Tensor:
 
 def ldexp(input: Tensor, other: Tensor) -> Tensor:
     """``input * 2**other`` element-wise (a floating result)."""
+    complex_exponent = isinstance(other, Tensor) and other.dtype.kind == "complex floating"
     x, exponent, result = _floating_operands("ldexp", input, other)
+    if complex_exponent or isinstance(other, complex):
+        return _ops.astype(x * _ops.pow(2.0, exponent), result)
+    if exponent.dtype.kind == "complex floating":  # a real exponent of a complex input
+        exponent = _ops.real(exponent)
     # 2**exponent in three factors: one power of 2 overflows (2**150 in float32, 2**1024 in
     # float64) or underflows where x times it is finite (ldexp(1e-30, 150) is 1.4e15).
+    # Beyond three times the largest power (2**127 in float32) every finite x saturates: an
+    # infinite exponent is cut there, not left to give inf - inf = nan between the factors.
+    limit = 381.0 if exponent.dtype == _dtypes.float32 else 3069.0
+    exponent = _ops.clip(exponent, -limit, limit)
     first = _ops.floor(exponent / 3.0)
     second = _ops.floor((exponent - first) / 2.0)
     third = exponent - first - second

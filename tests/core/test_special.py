@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -94,6 +95,22 @@ def test_erfc_reaches_zero_and_ldexp_does_not_overflow_halfway() -> None:
         if flushes and dtype == "float64":
             expected = [_flushed(v) for v in expected]
         assert ours.tolist() == expected
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_ldexp_of_an_infinite_exponent_saturates(dtype) -> None:
+    # inf - floor(inf / 3) between the three factors was nan: [nan, nan, nan] for [inf, 0, nan].
+    values, exponents = [1.5, -2.0, 1.5, 0.0], [math.inf, math.inf, -math.inf, math.nan]
+    with warnings.catch_warnings():  # NumPy warns of the overflow to inf, as of x * 1e308
+        warnings.simplefilter("ignore", RuntimeWarning)
+        ours = plugrad.ldexp(plugrad.tensor(values, dtype=getattr(plugrad, dtype)),
+                             plugrad.tensor(exponents, dtype=getattr(plugrad, dtype)))  # fmt: skip
+    theirs = torch.ldexp(torch.tensor(values, dtype=getattr(torch, dtype)),
+                         torch.tensor(exponents, dtype=getattr(torch, dtype)))  # fmt: skip
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    # a complex input (floor() of the complex exponent refused it)
+    ours = plugrad.ldexp(plugrad.tensor([1 + 1j, -2j]), plugrad.tensor([2, -1]))
+    assert ours.tolist() == torch.ldexp(torch.tensor([1 + 1j, -2j]), torch.tensor([2, -1])).tolist()
 
 
 def test_lgamma_of_subnormal_numbers_is_minus_their_log() -> None:
