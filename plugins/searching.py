@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from plugrad.errors import ArgumentError, ScalarRangeError, ShapeError
+from plugrad.errors import ArgumentError, IndexOutOfRangeError, ScalarRangeError, ShapeError
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
 from plugrad.plugins import _rules
@@ -109,6 +109,13 @@ def _searchsorted(
         side = "right"
     if not hasattr(x2, "shape"):
         x2 = xp.asarray(x2, dtype=x1.dtype, device=device_of(x1))
+    if sorter is not None and sorter.shape[-1:] == x1.shape[-1:] and x1.shape[-1] > 0:
+        # NumPy reads an index past the end without a word (an answer from no order)
+        if bool(xp.any(sorter < 0)) or bool(xp.any(sorter >= x1.shape[-1])):
+            raise IndexOutOfRangeError(
+                f"searchsorted(): sorter holds an index outside 0..{x1.shape[-1] - 1}; it must "
+                "be a permutation that sorts the sequence (argsort's)"
+            )
     if x1.ndim > 1:
         found = _searchsorted_rows(xp, x1, x2, side, sorter)
     else:

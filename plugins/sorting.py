@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from plugrad.errors import ShapeError
+from plugrad.errors import AxisError, ShapeError
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
 from plugrad.plugins._rules import (
@@ -57,8 +57,15 @@ def _topk(
 
     A named tuple ``(values, indices)``, in sorted order (also for ``sorted=False``).
     """
-    if x.ndim == 0:
-        return _sort_method(xp, x)
+    if x.ndim == 0:  # PyTorch's: the element itself for k 0 or 1, along dim 0 or -1
+        if not isinstance(dim, int) or dim not in (0, -1):
+            raise AxisError(f"topk(): dim must be 0 or -1 for a 0-d tensor, got {dim!r}")
+        if k not in (0, 1):
+            raise ShapeError(f"topk(): k={k} is out of range for a 0-d tensor (0 or 1)")
+        values, indices = _sort_method(xp, x)
+        return values_indices["topk"](values, indices)
+    if not isinstance(dim, int):
+        raise AxisError(f"topk(): dim must be an int, got {dim!r}")
     order = xp.argsort(x, axis=dim, descending=largest, stable=True)
     indices = order[axis_slice(x.ndim, dim, 0, k)]
     if indices.shape[dim % x.ndim] != k:

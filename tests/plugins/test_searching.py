@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from op_cases import over_xp
 
 import plugrad
@@ -101,3 +102,13 @@ def test_searchsorted_side_none_and_bincount_numpy_minlength_as_pytorch() -> Non
         plugrad.tensor([1, 3]), plugrad.tensor([3]), side=None
     ).tolist() == [1]
     assert plugrad.bincount(plugrad.tensor([0, 1]), minlength=np.int64(3)).tolist() == [1, 1, 0]
+
+
+def test_a_sorter_index_past_the_end_is_refused():
+    # NumPy read the index past the end and answered [1] from no order.
+    sequence = plugrad.tensor([1.0, 2.0, 3.0])
+    with pytest.raises(plugrad.errors.IndexOutOfRangeError, match="sorter"):
+        plugrad.searchsorted(sequence, plugrad.tensor([2.0]), sorter=plugrad.tensor([0, 1, 9]))
+    shuffled = plugrad.tensor([3.0, 1.0, 2.0])
+    found = plugrad.searchsorted(shuffled, plugrad.tensor([2.0]), sorter=plugrad.tensor([1, 2, 0]))
+    assert found.tolist() == [1]

@@ -67,3 +67,19 @@ def test_a_stable_descending_sort_keeps_ties_in_their_order_as_argsort(backend):
         picked = P.take_along_axis(x, P.argsort(x, axis=1, descending=True), axis=1)
         assert np.signbit(values.numpy()).tolist() == np.signbit(picked.numpy()).tolist()
         assert values.tolist() == picked.tolist() == [[2.0, 1.0, 0.0, -0.0, 0.0, -0.0]]
+
+
+def test_topk_of_a_0d_tensor_checks_k_and_dim_as_pytorch():
+    # k and dim were ignored (topk(2) and topk(1, 3) gave the element) and the result was
+    # sort's named tuple.
+    x = P.tensor(4.0)
+    for k, dim in ((0, -1), (1, 0), (1, -1)):
+        found = x.topk(k, dim)
+        assert type(found).__name__ == "topk" and found.values.item() == 4.0
+        assert found.indices.item() == 0
+    with pytest.raises(plugrad.errors.ShapeError, match="k=2 is out of range"):
+        x.topk(2)
+    with pytest.raises(plugrad.errors.AxisError, match="dim must be 0 or -1"):
+        x.topk(1, 3)
+    with pytest.raises(plugrad.errors.AxisError, match="dim must be an int"):
+        P.topk(P.tensor([1.0, 2.0]), 1, dim=None)
