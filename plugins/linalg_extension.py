@@ -694,6 +694,13 @@ def _vector_norm_grad(
 def _vector_norm(
     xp: Any, x: Any, /, *, axis: Any = None, keepdims: bool = False, ord: Any = 2
 ) -> Any:
+    if ord in (math.inf, -math.inf) and 0 in x.shape:
+        if any(x.shape[a] == 0 for a in normalize_axes(axis, x.ndim)):
+            # A maximum of nothing, as max() refuses (NumPy's norm answered 0), as PyTorch
+            raise ShapeError(
+                f"vector_norm(): the {ord} norm of an empty axis is not defined (a maximum of "
+                f"no elements); the input has shape {tuple(x.shape)}"
+            )
     return xp.linalg.vector_norm(x, axis=axis, keepdims=keepdims, ord=ord)
 
 

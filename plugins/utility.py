@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from plugrad.errors import ShapeError
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
 from plugrad.plugins._rules import axis_query, axis_slice, device_of, one_array, torch_reduction
@@ -80,6 +81,13 @@ def _diff(xp: Any, x: Any, /, n: int = 1, axis: int = -1, *, prepend=None, appen
     if n == 0:  # x, as new memory (NumPy's hands back x itself, ends left out as PyTorch's)
         return xp.asarray(x, copy=True)
     ends = {k: v for k, v in (("prepend", prepend), ("append", append)) if v is not None}
+    for name, end in ends.items():
+        # The standard's and PyTorch's rule (NumPy would broadcast a 0-d end along the axis)
+        if getattr(end, "ndim", 0) != x.ndim:
+            raise ShapeError(
+                f"diff(): {name} must be a tensor of the input's {x.ndim} dimensions (the "
+                f"input's shape but along the axis), got shape {tuple(getattr(end, 'shape', ()))}"
+            )
     if xp.isdtype(x.dtype, "bool"):
         # Neighbours that differ, as NumPy's and PyTorch's (Dask's subtracts, which bools
         # do not).

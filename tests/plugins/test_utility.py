@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from op_cases import over_xp
 
 import plugrad
@@ -67,3 +68,24 @@ def test_diff_with_an_empty_output_gives_zero_gradients_of_the_input_shape() -> 
         assert x.grad.shape == shape and not bool(plugrad.any(x.grad != 0))
         if p is not None:
             assert p.grad.shape == prepend
+
+
+def test_diff_refuses_an_end_of_fewer_dimensions_as_pytorch():
+    # NumPy broadcast a 0-d prepend along the axis; PyTorch and the standard refuse it.
+    x = plugrad.ones((2, 3))
+    for end in (plugrad.tensor(0.0), 0.0, plugrad.zeros(3)):
+        with pytest.raises(plugrad.errors.ShapeError, match="2 dimensions"):
+            plugrad.diff(x, prepend=end)
+        with pytest.raises(plugrad.errors.ShapeError, match="append must be"):
+            plugrad.diff(x, append=end)
+    assert plugrad.diff(x, prepend=plugrad.zeros((2, 1))).tolist() == [[1, 0, 0]] * 2
+
+
+def test_the_infinity_norm_of_an_empty_axis_is_refused_as_a_maximum_of_nothing():
+    # NumPy's answer was 0 (PyTorch refuses, as plugrad's max() does).
+    empty = plugrad.zeros((0, 3))
+    for order in (float("inf"), float("-inf")):
+        with pytest.raises(plugrad.errors.ShapeError, match="empty axis"):
+            plugrad.linalg.vector_norm(empty, order)
+        assert plugrad.linalg.vector_norm(empty, order, dim=1).shape == (0,)
+    assert plugrad.linalg.vector_norm(empty, 2).item() == 0.0
