@@ -1124,7 +1124,10 @@ def binary_cross_entropy(
             )
     loss = _ops.binary_cross_entropy(input, target)
     if weight is not None:
-        loss = loss * _weight_within("binary_cross_entropy", "weight", weight, input)
+        # in the loss's dtype, as PyTorch's (a float64 weight made a float32 loss float64)
+        loss = loss * _as_input_dtype(
+            _weight_within("binary_cross_entropy", "weight", weight, input), loss
+        )
     return _reduce(loss, reduction)
 
 
@@ -1429,6 +1432,9 @@ def binary_cross_entropy_with_logits(
     # As PyTorch's kernel: the loss has the target's floating dtype (float32 logits with a
     # float64 target give float64, float64 logits with a float32 target float32).
     input = _as_input_dtype(input, target)
+    # The weights too (a float64 weight made a float32 loss float64; not in PyTorch)
+    weight = None if weight is None else _as_input_dtype(weight, input)
+    pos_weight = None if pos_weight is None else _as_input_dtype(pos_weight, input)
     loss = _ops.binary_cross_entropy_with_logits(input, target, weight, pos_weight)
     return _reduce(loss, reduction)
 

@@ -887,3 +887,21 @@ def test_a_dtype_hint_never_offers_a_conversion_module_to_refuses() -> None:
     assert str(integers.value).endswith("Convert the input (x.to(plugrad.float32))")
     with pytest.raises(DtypeError, match=r"or the module \(module.to\(plugrad.float64\)\)"):
         nn.BatchNorm1d(2)(plugrad.ones(2, 2, dtype=plugrad.float64))
+
+
+def test_a_float64_weight_keeps_the_binary_cross_entropy_in_the_inputs_dtype() -> None:
+    # The float64 weight promoted the float32 loss to float64 (PyTorch's stays float32).
+    torch = pytest.importorskip("torch")
+    found = []
+    for lib in (plugrad, torch):
+        functions = lib.nn.functional
+        p, y = lib.tensor([0.3, 0.6]), lib.tensor([0.0, 1.0])
+        wide = lib.tensor([1.0, 2.0], dtype=lib.float64)
+        losses = [
+            functions.binary_cross_entropy(p, y, weight=wide),
+            functions.binary_cross_entropy_with_logits(p, y, weight=wide),
+            functions.binary_cross_entropy_with_logits(p, y, pos_weight=wide),
+        ]
+        found.append([(str(loss.dtype).split(".")[-1], loss.item()) for loss in losses])
+    assert [dtype for dtype, _ in found[0]] == [dtype for dtype, _ in found[1]]
+    np.testing.assert_allclose([v for _, v in found[0]], [v for _, v in found[1]], rtol=1e-6)
