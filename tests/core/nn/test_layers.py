@@ -250,7 +250,10 @@ def test_batch_norm_changed_after_it_was_made_acts_as_pytorchs(change, momentum)
         ours(plugrad.asarray(batch))
         theirs(torch.tensor(batch))
     for key, value in theirs.state_dict().items():
-        np.testing.assert_allclose(ours.state_dict()[key].numpy(), value.numpy(), rtol=1e-6)
+        # (float32 statistics summed in another order: a few units in the last place)
+        np.testing.assert_allclose(
+            ours.state_dict()[key].numpy(), value.numpy(), rtol=1e-6, atol=1e-7
+        )
     ours.eval()
     theirs.eval()
     same_outputs_and_gradients(ours, theirs, images(2, 3))
