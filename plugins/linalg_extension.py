@@ -7,12 +7,15 @@ inputs, documented in each docstring:
 - ``det``, ``inv``, ``solve``, ``slogdet`` need an invertible matrix; at a
   singular one their gradients are not finite.
 - ``eigh``/``eig`` with repeated eigenvalues, and ``svd`` with repeated singular
-  values: the eigenvectors (singular vectors) of a repeated value are not
-  unique, so no gradient through them exists. plugrad drops the terms that
-  would divide by zero, which gives the exact gradient whenever the loss
-  depends on the eigenvectors only through their span (e.g. only on the
-  eigenvalues, or on ``V @ V.mT``) -- where PyTorch returns ``nan``/``inf``.
-  ``svd`` likewise drops terms divided by a zero singular value.
+  values (equal up to rounding): the eigenvectors (singular vectors) of a
+  repeated value are not unique, and the terms of the gradient that pair them
+  are 0 / 0. Where the loss reads only the values, or reads the vectors of a
+  repeated value but not the value itself (only their span, as a projector
+  ``V @ V.mT``), the limit is 0 and plugrad gives the exact gradient --
+  where PyTorch returns ``nan``/``inf``. Where it reads both (a matrix
+  function ``V @ diag(f(L)) @ V.mT``, a reconstruction ``U @ diag(S) @ Vh``)
+  the limit depends on ``f'``, which backward cannot know: those entries are
+  ``nan``, as PyTorch's. ``svd`` drops terms divided by a zero singular value.
 - ``svd(full_matrices=True)`` of a non-square matrix: the extra columns of
   ``U`` (rows of ``Vh``) are not determined by the input, so their gradients
   are ignored (as in PyTorch).
@@ -324,6 +327,37 @@ def _refuse_phase_dependence(xp: Any, change: Any, scale: Any, function: str, ve
         )
 
 
+def _over_gaps(
+    xp: Any, numerator: Any, gaps: Any, magnitude: Any, grad_values: Any, vectors_used: Any
+) -> Any:
+    """``numerator / gaps``, where each gap is that between two eigen- (or singular) values.
+
+    Values closer than rounding (``n * eps * max(magnitude)``) count as repeated. There
+    the quotient is 0 / 0, and its limit depends on how the loss reads the repeated
+    values: 0 where it reads their eigenvectors only through their span (a projector)
+    or reads only the values, but ``f'(value)`` for a matrix function ``V f(L) V^H``
+    (a reconstruction ``U S Vh`` too), which the incoming gradients cannot tell. So a pair
+    whose values and vectors both have a gradient gets nan (as PyTorch's every repeated
+    pair), any other repeated pair 0. ``vectors_used``: (..., n), whether each vector
+    has a gradient.
+    """
+    n = gaps.shape[-1]
+    tolerance = n * xp.finfo(magnitude.dtype).eps * xp.max(magnitude, axis=-1, keepdims=True)
+    repeated = xp.abs(gaps) <= xp.expand_dims(tolerance, axis=-1)
+    values_used = grad_values != 0
+    both = xp.logical_and(
+        xp.logical_or(xp.expand_dims(values_used, axis=-1), xp.expand_dims(values_used, axis=-2)),
+        xp.logical_or(
+            xp.expand_dims(vectors_used, axis=-1), xp.expand_dims(vectors_used, axis=-2)
+        ),
+    )
+    off_diagonal = xp.logical_not(xp.eye(n, dtype=xp.bool, device=device_of(gaps)))
+    unknown = xp.logical_and(xp.logical_and(repeated, both), off_diagonal)
+    # NOTE: divide by 1 in the masked branch, so that double backward has no nan there.
+    quotient = numerator / xp.where(repeated, 1.0, gaps)
+    return xp.where(repeated, xp.where(unknown, math.nan, xp.zeros_like(quotient)), quotient)
+
+
 def _svd_grad(xp: Any, g: Any, ans: Any, x: Any, *, full_matrices: bool) -> Any:
     grad_u, grad_s, grad_vh = g
     u, s, vh = ans
@@ -340,10 +374,12 @@ def _svd_grad(xp: Any, g: Any, ans: Any, x: Any, *, full_matrices: bool) -> Any:
     squares = s * s
     # E[i, j] = s[j]^2 - s[i]^2.
     gaps = xp.expand_dims(squares, axis=-2) - xp.expand_dims(squares, axis=-1)
-    # NOTE: equal singular values (and the diagonal) make gaps 0: those terms are
-    # dropped, dividing by 1 in the masked branch so that double backward has no nan.
+    # Repeated singular values (and the diagonal) make gaps 0 (see _over_gaps).
     mixed = xp.expand_dims(s, axis=-2) * uhgu + xp.expand_dims(s, axis=-1) * vhgv
-    grad_a = xp.where(gaps == 0, 0.0, mixed / safe_where_zero(xp, gaps))
+    vectors_used = xp.logical_or(
+        xp.any(grad_u != 0, axis=-2), xp.any(grad_vh != 0, axis=-1)
+    )
+    grad_a = _over_gaps(xp, mixed, gaps, squares, grad_s, vectors_used)
     grad_a = grad_a + _diag_embed(xp, grad_s)
     safe_s = safe_where_zero(xp, s)
     if is_complex(xp, u):
@@ -392,8 +428,9 @@ def _eigh_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
     vhgv = (vhgv - _mH(xp, vhgv)) / 2
     # E[i, j] = values[j] - values[i].
     gaps = xp.expand_dims(values, axis=-2) - xp.expand_dims(values, axis=-1)
-    # NOTE: repeated eigenvalues make gaps 0; those terms are dropped (see the module notes).
-    grad_a = xp.where(gaps == 0, 0.0, vhgv / safe_where_zero(xp, gaps))
+    # Repeated eigenvalues (and the diagonal) make gaps 0 (see _over_gaps).
+    vectors_used = xp.any(grad_vectors != 0, axis=-2)
+    grad_a = _over_gaps(xp, vhgv, gaps, xp.abs(values), grad_values, vectors_used)
     grad_a = grad_a + _diag_embed(xp, grad_values)
     return xp.matmul(xp.matmul(vectors, grad_a), _mH(xp, vectors))
 
@@ -441,8 +478,11 @@ def _eig_grad_from(xp: Any, grad_values: Any, grad_vectors: Any, values: Any, ve
         conjugates = xp.conj(values)
         # E[i, j] = conj(values[j]) - conj(values[i]).
         gaps = xp.expand_dims(conjugates, axis=-2) - xp.expand_dims(conjugates, axis=-1)
-        # NOTE: repeated eigenvalues (and the diagonal) make gaps 0; those terms are dropped.
-        grad_a = grad_a + xp.where(gaps == 0, 0.0, vhgv / safe_where_zero(xp, gaps))
+        # Repeated eigenvalues (and the diagonal) make gaps 0 (see _over_gaps).
+        vectors_used = xp.any(grad_vectors != 0, axis=-2)
+        grad_a = grad_a + _over_gaps(
+            xp, vhgv, gaps, xp.abs(values), grad_values, vectors_used
+        )
     return xp.linalg.solve(vh, xp.matmul(grad_a, vh))
 
 
