@@ -38,7 +38,13 @@ from . import ops as _ops
 from .creation import zeros_like
 from .dtypes import is_differentiable
 from .engine import grad as _engine_grad
-from .errors import DtypeError, IndependentInputError, InvalidArgumentError, ShapeError
+from .errors import (
+    BackwardError,
+    DtypeError,
+    IndependentInputError,
+    InvalidArgumentError,
+    ShapeError,
+)
 from .grad_mode import enable_grad, is_grad_enabled
 from .gradcheck import basis
 from .nn.utils.stateless import functional_call
@@ -112,6 +118,18 @@ def _tracked(primals: Sequence[Any], level: int) -> list[Tensor]:
         weakref.finalize(leaf, _leaf_levels.pop, id(leaf), None)
         tracked.append(leaf)
     return tracked
+
+
+def _refuse_changed_primals(inputs: Sequence[Tensor], versions: Sequence[int]) -> None:
+    """Raise if the function changed a tracked primal in place: the gradient would be with
+    respect to the changed value (t.mul_(2) ** 2 gave 4t for 8t), as torch.func refuses."""
+    for index, (tensor, version) in enumerate(zip(inputs, versions)):
+        if tensor._version != version:
+            raise BackwardError(
+                f"the function changed primal {index} in place; a transform differentiates "
+                "with respect to the value it was given, which that replaces. Compute out "
+                "of place (t * 2, not t.mul_(2)), or change a clone (t.clone().mul_(2))"
+            )
 
 
 def _reaches_outside(outputs: Sequence[Any], inputs: Sequence[Tensor], level: int) -> bool:
@@ -248,8 +266,10 @@ def _vjp(
     keep = recording and any(p.requires_grad for p in _tuple(tuple(primals), "primal"))
     level = _running[0] + 1
     inputs = _tracked(primals, level)
+    versions = [t._version for t in inputs]
     with _running_at(level):
         output = func(*inputs)
+    _refuse_changed_primals(inputs, versions)
     outputs = _tuple(output, "output")
     _refuse_integer_outputs("vjp", outputs)
     _check_outputs_depend(outputs, strict, _output_name)
@@ -349,8 +369,10 @@ def grad_and_value(
         for index, (_, rebuild) in zip(chosen, flattened):
             call[index] = rebuild(tracked)
         main, aux = _split_aux(func, has_aux, "grad")
+        versions = [t._version for t in inputs]
         with _running_at(level):
             output = main(*call, **kwargs)
+        _refuse_changed_primals(inputs, versions)
         if isinstance(output, Tensor) and output.dtype.kind == "complex floating":
             raise DtypeError(
                 f"grad() differentiates a real-valued function, got a {output.dtype.name} "
@@ -482,8 +504,10 @@ def _evaluate(
     keep = recording and any(v.requires_grad for v in (*primals, *tangents))
     level = _running[0] + 1
     inputs = _tracked(primals, level)
+    versions = [t._version for t in inputs]
     with _running_at(level):
         output = func(*inputs)
+    _refuse_changed_primals(inputs, versions)
     outputs = output if isinstance(output, tuple) else (output,)
     keep = keep or (recording and _reaches_outside(outputs, inputs, level))
     return tangents, keep, inputs, output

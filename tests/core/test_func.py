@@ -445,3 +445,25 @@ def test_vmap_refuses_random_draws_in_any_slice() -> None:
 
     with pytest.raises(plugrad.errors.InvalidArgumentError, match="randomness"):
         func.vmap(draws_after_the_first)(plugrad.ones(3, 3))
+
+
+@pytest.mark.parametrize(
+    "transform",
+    [
+        lambda f, x: plugrad.func.grad(lambda t: f(t).sum())(x),
+        lambda f, x: plugrad.func.vjp(f, x),
+        lambda f, x: plugrad.func.jvp(f, (x,), (plugrad.ones_like(x),)),
+        lambda f, x: plugrad.func.jacrev(f)(x),
+        lambda f, x: plugrad.func.hessian(lambda t: f(t).sum())(x),
+    ],
+    ids=["grad", "vjp", "jvp", "jacrev", "hessian"],
+)
+def test_a_primal_changed_in_place_is_refused_not_differentiated_changed(transform) -> None:
+    # A primal that requires grad is tracked through a copy, which t.mul_(2) changed: the
+    # gradient of sum((2t)**2) came out 4t, not 8t, without a word (torch.func refuses).
+    x = plugrad.tensor([1.0, 2.0, 3.0], dtype=plugrad.float64, requires_grad=True)
+    with pytest.raises(plugrad.errors.BackwardError, match="changed primal 0 in place"):
+        transform(lambda t: t.mul_(2) ** 2, x)
+    assert x.tolist() == [1.0, 2.0, 3.0]
+    found = plugrad.func.grad(lambda t: (t.clone().mul_(2) ** 2).sum())(x)
+    assert found.tolist() == [8.0, 16.0, 24.0]
