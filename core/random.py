@@ -879,6 +879,12 @@ def uniform_values(
         part = _dtypes.float64 if dtype is _dtypes.complex128 else _dtypes.float32
         real, imag = (uniform_values(shape, low, high, part, device, generator) for _ in "ri")
         return (real + imag * 1j).to(dtype)
+    if high - low > finfo(dtype).max:
+        # (high - low) overflows: every draw became inf, then the largest value under high
+        raise ValueError(
+            f"uniform_(): the range [{low}, {high}) is wider than the largest {dtype.name} "
+            f"({finfo(dtype).max:g}), as PyTorch's; draw on a narrower one"
+        )
     sample = rand(*shape, dtype=dtype, device=device, generator=generator)
     values = sample * (high - low) + low
     if low < high:
@@ -924,6 +930,10 @@ def _check_positive(method: str, name: str, value: float) -> None:
 def _uniform_sample(self: Tensor, generator: Any) -> Tensor:
     """Uniform samples on ``[0, 1)`` of this tensor's shape and floating dtype (or the widest)."""
     dtype = self.dtype if self.dtype.kind == "real floating" else _widest_float(self._device)
+    if dtype is _dtypes.float16:
+        # float16's largest draw, 1 - 2**-11, cut the tails of exponential_ at 7.6 (PyTorch
+        # draws in float32 for float16 too)
+        dtype = _dtypes.float32
     return rand(*self.shape, dtype=dtype, device=self._device, generator=generator)
 
 
