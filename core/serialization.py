@@ -154,6 +154,25 @@ def save(obj: Tensor | Mapping[str, Any], path: str | os.PathLike[str] | BinaryI
     )
 
 
+def _one_file(stream: BinaryIO) -> bytes:
+    """The bytes of the safetensors file that starts at ``stream``'s position, and no more:
+    as PyTorch's, a stream may hold one saved file after another."""
+    head = stream.read(8)
+    if len(head) < 8:
+        return head  # (deserialize says what is wrong)
+    header = stream.read(int.from_bytes(head, "little"))
+    try:
+        entries = json.loads(header)
+        end = max(
+            (int(entry["data_offsets"][1]) for key, entry in entries.items()
+             if key != "__metadata__"),
+            default=0,
+        )  # fmt: skip
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError):
+        return head + header + stream.read()  # not one we can size: let deserialize say
+    return head + header + stream.read(end)
+
+
 def load(
     path: str | os.PathLike[str] | BinaryIO,
     *,
@@ -213,6 +232,10 @@ def load(
             raise ArgumentError(
                 "load() got device= and PyTorch's map_location=, which name the same; give one"
             )
+        if type(map_location).__name__ == "device" and isinstance(
+            getattr(map_location, "type", None), str
+        ):
+            map_location = str(map_location)  # PyTorch's torch.device("cpu")
         if not isinstance(map_location, (str, Device)):
             raise ArgumentError(
                 f"load(map_location=...) takes a device (a name such as 'cpu' or a Device), got "
@@ -220,8 +243,13 @@ def load(
             )
         device = map_location
     target = target_device(device, backend)
-    if hasattr(path, "read"):  # a file object: what it holds from where it stands
-        data = path.read()
+    if isinstance(path, (bytes, bytearray, memoryview)):
+        raise ArgumentError(
+            "load() takes a path or a binary file object, got the bytes themselves; wrap "
+            "them in io.BytesIO(data)"
+        )
+    if hasattr(path, "read"):  # a file object: the one file that starts where it stands
+        data = _one_file(path)
         path = getattr(path, "name", f"<{type(path).__name__}>")
     else:
         path = os.fspath(path)

@@ -3,6 +3,7 @@ compatibility with other safetensors readers and writers, and errors that write 
 
 from __future__ import annotations
 
+import io
 import math
 import os
 import re
@@ -425,3 +426,17 @@ def test_a_file_object_and_a_random_state_round_trip(tmp_path) -> None:
         plugrad.save(layer.weight, file)
     with open(tmp_path / "state.safetensors", "rb") as file:
         assert plugrad.load(file).tolist() == layer.weight.tolist()
+
+
+def test_a_stream_of_saved_files_loads_one_at_a_time_as_pytorchs() -> None:
+    # load() read the stream to its end: a second file after the first was "incomplete
+    # metadata"; the bytes themselves were taken for a path ("embedded null byte").
+    torch = pytest.importorskip("torch")
+    buffer = io.BytesIO()
+    plugrad.save({"a": plugrad.arange(3)}, buffer)
+    plugrad.save({"b": plugrad.arange(2) * 2}, buffer)
+    buffer.seek(0)
+    assert plugrad.load(buffer)["a"].tolist() == [0, 1, 2]
+    assert plugrad.load(buffer, map_location=torch.device("cpu"))["b"].tolist() == [0, 2]
+    with pytest.raises(plugrad.errors.ArgumentError, match=r"io.BytesIO"):
+        plugrad.load(buffer.getvalue())
