@@ -266,7 +266,9 @@ class BatchSampler(Sampler[list[int]]):
     def __init__(self, sampler: Iterable[int], batch_size: int, drop_last: bool) -> None:
         self.sampler = sampler
         self.batch_size = _check_count("batch_size", batch_size, at_least=1)
-        self.drop_last = bool(drop_last)
+        if not isinstance(drop_last, bool):  # (drop_last=2 read as true, unlike PyTorch's)
+            raise ValueError(f"drop_last must be True or False, got {drop_last!r}")
+        self.drop_last = drop_last
 
     def __iter__(self) -> Iterator[list[int]]:
         batch: list[int] = []

@@ -732,3 +732,13 @@ def test_stack_dataset_pass_length_in_order_and_fixed_options_as_pytorchs() -> N
     assert results[0] == results[1]
     with pytest.raises(ValueError, match="one length"):
         plugrad.utils.data.StackDataset([1, 2], [3])
+
+
+def test_drop_last_must_be_a_bool_as_pytorchs():
+    # drop_last=2 was read as true.
+    for make in (
+        lambda: DataLoader(range(7), batch_size=2, drop_last=2),
+        lambda: BatchSampler(range(7), 2, "x"),
+    ):
+        with pytest.raises(ValueError, match="drop_last must be True or False"):
+            make()
