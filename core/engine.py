@@ -32,6 +32,8 @@ from .errors import (
     DeviceMismatchError,
     DtypeError,
     InPlaceModificationError,
+    LinAlgError,
+    PlugradError,
     ShapeError,
 )
 from .grad_mode import _state
@@ -347,6 +349,22 @@ def _root_gradient(tensor: Tensor, gradient: Any, create_graph: bool) -> Any:
     return g
 
 
+def _retell_backward_error(node: Any, error: Exception) -> None:
+    """Raise a backend's singular-matrix error from a backward rule as plugrad's
+    :class:`~plugrad.errors.LinAlgError`, naming the node (NumPy's ``LinAlgError: Singular
+    matrix`` named no op). Returns for other errors, which the caller raises again."""
+    if isinstance(error, PlugradError) or type(error).__name__ not in (
+        "LinAlgError",
+        "_LinAlgError",
+    ):
+        return
+    raise LinAlgError(
+        f"{node.name()}: {error}: the gradient needs the inverse of a singular matrix here, "
+        "so it is not finite (PyTorch's is inf or nan there); move the input off the "
+        "singular point, or differentiate a function defined there"
+    ) from error
+
+
 def _run(
     roots: list[tuple[tuple[Any, int], Any]],
     retain_graph: bool,
@@ -388,7 +406,11 @@ def _run(
         if grad is not None:
             if hooked:
                 grad = _node_about_to_run(node, grad, create_graph)
-            input_grads = node._backward(grad, create_graph)
+            try:  # (free in Python 3.11+ where nothing is raised)
+                input_grads = node._backward(grad, create_graph)
+            except Exception as error:
+                _retell_backward_error(node, error)
+                raise
             if hooked:
                 input_grads = _node_backward_done(node, input_grads, grad, create_graph)
             if check_anomalies:

@@ -12,6 +12,7 @@ same thing with raw backend arrays and, under ``create_graph=True``, with Tensor
 
 from __future__ import annotations
 
+import math
 import sys
 import typing as _typing
 from typing import Any
@@ -136,7 +137,15 @@ def cond(A: Any, p: Any = None) -> Any:
         raise namespace.errors.ArgumentError(
             f"cond(): p must be None, 2, -2, 'fro', 'nuc', inf, -inf, 1 or -1, got {p!r}"
         )
-    return matrix_norm(A, ord=p) * matrix_norm(namespace.linalg.inv(A), ord=p)  # noqa: F405
+    try:
+        return matrix_norm(A, ord=p) * matrix_norm(namespace.linalg.inv(A), ord=p)  # noqa: F405
+    except namespace.errors.LinAlgError:
+        if A.ndim == 2:  # singular: inf, as PyTorch's
+            norm = matrix_norm(A, ord=p)  # noqa: F405
+            return namespace.full((), math.inf, dtype=norm.dtype, device=norm.device)
+        # a singular matrix in the batch: each matrix on its own
+        rows = [cond(matrix, p) for matrix in A.reshape(-1, *A.shape[-2:])]
+        return namespace.stack(rows).reshape(A.shape[:-2])
 
 
 def lstsq(A: Any, B: Any, rcond: float | None = None, *, driver: str | None = None) -> Any:

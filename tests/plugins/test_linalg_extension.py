@@ -642,3 +642,15 @@ def test_a_loss_of_the_free_phase_of_complex_vectors_is_refused(function, loss) 
     # A loss independent of the phase gets its gradient, as before.
     P.sum(P.abs(L.svd(a).U) ** 2 * P.arange(3.0)).backward()
     assert a.grad is not None and bool(P.all(P.isfinite(a.grad)))
+
+
+def test_singular_matrices_give_an_infinite_condition_and_a_named_backward_error() -> None:
+    # cond() raised from inv() (PyTorch's is inf); slogdet's backward raised NumPy's own
+    # LinAlgError naming no op.
+    singular = [[1.0, 2.0], [2.0, 4.0]]
+    for p in ("fro", 1, float("inf")):
+        assert L.cond(P.tensor(singular, dtype=P.float64), p).item() == float("inf")
+        assert L.cond(P.tensor([singular, [[1.0, 0.0], [0.0, 2.0]]]), p).tolist()[0] == float("inf")
+    x = P.tensor([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]], requires_grad=True)
+    with pytest.raises(plugrad.errors.LinAlgError, match="SlogdetBackward"):
+        L.slogdet(x)[1].backward()
