@@ -730,7 +730,15 @@ lerp = op(
 )
 def _refuse_integers(xp: Any, function: str, value: Any, *arrays: Any) -> None:
     """As PyTorch: a float ``value`` with integer tensors (the sum would become float64, or
-    be truncated in place), and ``addcdiv`` of integers (a true division)."""
+    be truncated in place), a complex ``value`` with real tensors (the sum would silently
+    become complex), and ``addcdiv`` of integers (a true division)."""
+    if isinstance(value, complex) and not any(
+        xp.isdtype(a.dtype, "complex floating") for a in arrays if hasattr(a, "dtype")
+    ):
+        raise DtypeError(
+            f"{function}(): value={value!r} is complex, but the tensors are real; convert them "
+            "to a complex dtype first (x.to(plugrad.complex64))"
+        )
     if not all(xp.isdtype(a.dtype, ("integral", "bool")) for a in arrays if hasattr(a, "dtype")):
         return
     if function == "addcdiv":

@@ -430,6 +430,12 @@ def test_addcmul_with_a_float_value_and_addcdiv_of_integers_are_refused():
     assert plugrad.addcmul(x, x, x, value=2).tolist() == [66, 10]
     y = x.float()
     assert plugrad.addcmul(y, x, x, value=0.5).tolist() == [12.0, 4.0]
+    # a complex value with real tensors made the result complex64 (PyTorch refuses it)
+    for function in (plugrad.addcmul, plugrad.addcdiv):
+        with pytest.raises(DtypeError, match="value=1j is complex"):
+            function(y, y, y, value=1j)
+    with pytest.raises(RuntimeError):
+        torch.addcmul(torch.ones(2), torch.ones(2), torch.ones(2), value=1j)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float16", "float64"])
