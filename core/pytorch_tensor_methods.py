@@ -564,8 +564,9 @@ def _quantile(
 def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> return_types.mode:
     """The most frequent value along ``dim`` (the smallest, where several are as frequent)
     and the last index where it stands, as PyTorch's ``mode``; the gradient goes to that
-    index. Each NaN counts as a value seen once, as in PyTorch (a slice of NaNs has the
-    mode NaN, at its last index).
+    index. Each NaN counts as a value seen once (a slice of NaNs has the mode NaN, at its
+    last index); PyTorch's answer with NaNs depends on where they stand (``[nan, nan, 1]``
+    gives nan, ``[1, nan, nan]`` gives 1), plugrad's does not (1 for both).
 
     Each slice is compared with itself element by element: memory grows with the square
     of ``dim``'s length.
