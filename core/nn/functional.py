@@ -2981,8 +2981,13 @@ def multilabel_soft_margin_loss(
         raise ShapeError(
             "multilabel_soft_margin_loss(): input must have a class dim, got a 0-d one"
         )
-    shapes = (input, target) if weight is None else (input, target, weight)
-    _broadcast_shape("multilabel_soft_margin_loss", *shapes)
+    if target.shape != input.shape:  # (PyTorch's result is then summed along a wrong axis)
+        raise ShapeError(
+            f"multilabel_soft_margin_loss(): target has shape {target.shape} but input has "
+            f"shape {input.shape}; they must match (one 0/1 label per class)"
+        )
+    if weight is not None:
+        _weight_within("multilabel_soft_margin_loss", "weight", weight, input)
     loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
     if weight is not None:
         loss = loss * weight

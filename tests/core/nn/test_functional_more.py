@@ -905,3 +905,16 @@ def test_a_float64_weight_keeps_the_binary_cross_entropy_in_the_inputs_dtype() -
         found.append([(str(loss.dtype).split(".")[-1], loss.item()) for loss in losses])
     assert [dtype for dtype, _ in found[0]] == [dtype for dtype, _ in found[1]]
     np.testing.assert_allclose([v for _, v in found[0]], [v for _, v in found[1]], rtol=1e-6)
+
+
+def test_multilabel_soft_margin_loss_refuses_a_target_or_weight_larger_than_the_input() -> None:
+    # A (C,) input with an (N, C) target broadcast to one loss per sample (PyTorch's then
+    # sums along the wrong axis); neither is a loss of the given input.
+    single = plugrad.tensor([0.5, -1.0, 2.0])
+    labels = plugrad.tensor([[1.0, 0.0, 1.0], [0.0, 1.0, 1.0]])
+    with pytest.raises(ShapeError, match="target has shape"):
+        F.multilabel_soft_margin_loss(single, labels)
+    with pytest.raises(ShapeError, match="weight of shape"):
+        F.multilabel_soft_margin_loss(single, labels[0], weight=plugrad.ones((2, 3)))
+    batch = plugrad.stack([single, single])
+    assert F.multilabel_soft_margin_loss(batch, labels, weight=plugrad.ones(3)).shape == ()
