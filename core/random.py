@@ -339,7 +339,7 @@ def _sample(
         shape = tuple(shape[0])
     size = _shape(shape)
     target, generator = _sampling_device(device, backend, generator)
-    dtype = dtype or _dtypes.default_float_dtype
+    dtype = _dtypes.of_python_type(dtype) or _dtypes.default_float_dtype
     source = generator._source
     if dtype.kind == "complex floating":
         # As PyTorch: the real and imaginary parts drawn apart, each normal of variance
@@ -492,7 +492,7 @@ def randint(
     if high <= low:
         raise ValueError(f"randint(): high ({high}) must be greater than low ({low})")
     target, generator = _sampling_device(device, backend, generator)
-    dtype = dtype or target.default_int_dtype
+    dtype = _dtypes.of_python_type(dtype) or target.default_int_dtype
     if dtype.kind not in ("signed integer", "unsigned integer", "real floating"):
         raise DtypeError(f"randint() draws integers or real numbers; dtype {dtype.name} is neither")
     if dtype.kind == "real floating":
@@ -552,7 +552,7 @@ def randperm(
     if n > 2**53:
         raise ValueError(f"randperm(): n ({n}) is larger than 2**53")
     target, generator = _sampling_device(device, backend, generator)
-    dtype = dtype or target.default_int_dtype
+    dtype = _dtypes.of_python_type(dtype) or target.default_int_dtype
     if dtype.kind not in ("signed integer", "unsigned integer", "real floating"):
         raise DtypeError(f"randperm() gives integers or reals; dtype {dtype.name} is neither")
     # Every number below n must be one of the dtype's: int8 wrapped 300 into 256 values.
@@ -764,7 +764,8 @@ def randint_like(
     check_memory_format("randint_like", memory_format, x.ndim)
     if high is None:
         low, high = 0, low
-    return randint(low, high, shape, dtype=dtype or x.dtype, device=device or source)
+    dtype = _dtypes.of_python_type(dtype) or x.dtype
+    return randint(low, high, shape, dtype=dtype, device=device or source)
 
 
 def normal(
@@ -807,7 +808,7 @@ def normal(
             raise TypeError("normal(): give size only when mean and std are numbers")
         shape = broadcast_shapes(*(t.shape for t in tensors))
         device = device or tensors[0]._device
-        dtype = dtype or tensors[0].dtype
+        dtype = _dtypes.of_python_type(dtype) or tensors[0].dtype
     else:
         if size is None:
             raise TypeError("normal(mean, std, size): size is needed when mean and std are numbers")

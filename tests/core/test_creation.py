@@ -487,3 +487,13 @@ def test_complex_draws_as_pytorchs() -> None:
     assert plugrad.randn_like(plugrad.zeros(2, dtype=plugrad.complex64)).dtype == plugrad.complex64
     with pytest.raises(DtypeError, match="floating-point numbers"):
         plugrad.randn(2, dtype=plugrad.int32)
+
+
+def test_random_functions_take_python_types_as_dtypes_as_creation_does() -> None:
+    # randint(..., dtype=int) raised "type object 'int' has no attribute 'kind'".
+    assert plugrad.randint(0, 5, (3,), dtype=int).dtype == plugrad.int64
+    assert plugrad.randperm(4, dtype=int).dtype == plugrad.int64
+    assert plugrad.randint_like(plugrad.zeros(2), 5, dtype=int).dtype == plugrad.int64
+    assert plugrad.normal(0.0, 1.0, (2,), dtype=float).dtype == plugrad.float64
+    assert plugrad.normal(plugrad.zeros(2), 1.0, dtype=float).dtype == plugrad.float64
+    assert plugrad.randn(2, dtype=float).dtype == plugrad.float64
