@@ -406,7 +406,8 @@ def _merged_grad_stores(lines: list[str]) -> list[str]:
                 device = match[3]
                 pairs += match[1], match[2]
                 end += 1
-            if len(pairs) > 2:
+            # (two stores stay lines: one call costs more at every replay than it saves)
+            if len(pairs) > 4:
                 merged.append(f"_store_grads({device}, {', '.join(pairs)})")
                 index = end
                 continue

@@ -1313,7 +1313,10 @@ def test_runs_of_grad_writes_become_one_statement_in_order():
         "F[0]._grad = None",
         "F[1]._grad = _wrap(v1, c0, False, None)",
         "F[2]._grad = _wrap(v2, c0, False, None)",
+        "F[7]._grad = _wrap(v7, c0, False, None)",
         "x = 1",
+        "F[8]._grad = _wrap(v8, c0, False, None)",  # two stores stay lines (cheaper to run)
+        "F[9]._grad = _wrap(v9, c0, False, None)",
         "F[3]._grad = None",
         "F[4]._grad = None",
         "F[5]._grad = _wrap(v3, c1, False, None)",  # another device: not merged with the next
@@ -1321,8 +1324,10 @@ def test_runs_of_grad_writes_become_one_statement_in_order():
     ]
     assert _merged_grad_stores(lines) == [
         "F[0]._grad = None",
-        "_store_grads(c0, F[1], v1, F[2], v2)",
+        "_store_grads(c0, F[1], v1, F[2], v2, F[7], v7)",
         "x = 1",
+        "F[8]._grad = _wrap(v8, c0, False, None)",
+        "F[9]._grad = _wrap(v9, c0, False, None)",
         "F[3]._grad = F[4]._grad = None",
         "F[5]._grad = _wrap(v3, c1, False, None)",
         "F[6]._grad = _wrap(v4, c0, False, None)",
