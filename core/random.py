@@ -1101,8 +1101,10 @@ def _random_(
     target = self._device
     if high - low <= 2**53:
         drawn = randint(low, high, self.shape, device=target, generator=generator)
-    else:
+    elif high - low <= 2**63:
         drawn = _wide_randint(high - low, self.shape, target, generator) + low
+    else:
+        drawn = _int64_in(low, high, self.shape, target, generator)
     return _fill_in_place(self, drawn, "random_")
 
 
@@ -1121,6 +1123,27 @@ def _wide_randint(width: int, shape: tuple[int, ...], target: Device, generator:
         drawn = draw()
         while width < 2**bits and bool((drawn >= width).any()):
             drawn = draw().where(drawn >= width, drawn)
+    return drawn
+
+
+def _int64_in(low: int, high: int, shape: tuple[int, ...], target: Device, generator: Any):
+    """int64 integers uniform on ``[low, high)`` wider than ``2**63``: any int64 from two
+    32-bit halves, drawn again outside the range (less than half of them; the offsets of
+    :func:`_wide_randint` would overflow int64 here)."""
+
+    def draw() -> Tensor:
+        upper = randint(-(2**31), 2**31, shape, device=target, generator=generator)
+        lower = randint(0, 2**32, shape, device=target, generator=generator)
+        return upper * 2**32 + lower  # within [-2**63, 2**63)
+
+    def outside(values: Tensor) -> Tensor:
+        below = values < low
+        return below if high > 2**63 - 1 else below | (values >= high)
+
+    with _no_grad():
+        drawn = draw()
+        while bool(outside(drawn).any()):
+            drawn = draw().where(outside(drawn), drawn)
     return drawn
 
 

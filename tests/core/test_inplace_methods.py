@@ -788,3 +788,11 @@ def test_float16_exponential_draws_reach_past_its_largest_uniform() -> None:
     drawn = plugrad.empty(200_000, dtype=plugrad.float16).exponential_(1.0)
     assert drawn.dtype == plugrad.float16
     assert float(drawn.max()) > 9.0
+
+
+def test_random_over_more_than_half_the_int64_range() -> None:
+    # random_(-2, 2**63 - 1) raised ScalarRangeError (its offsets overflowed int64).
+    _ = plugrad.manual_seed(0)
+    drawn = plugrad.zeros(10_000, dtype=plugrad.int64).random_(-(2**62), 2**63 - 1)
+    assert drawn.min().item() >= -(2**62) and drawn.max().item() < 2**63 - 1
+    assert 0.15 < float((drawn < 0).float().mean()) < 0.5  # a third of the range is negative
