@@ -1044,6 +1044,26 @@ def _optimizer_step(host_step: Callable[..., Any], tracer: Tracer) -> Callable[.
     return step
 
 
+def _scaler_scale(host_scale: Callable[..., Any], tracer: Tracer) -> Callable[..., Any]:
+    """``GradScaler.scale`` during a capture: the plan multiplies by the scale it found, so
+    it guards that the scaler still has it (a scaler that backed off or grew, or was turned
+    off, captures again: a replay scaled by the old one while unscale_ divided by the new)."""
+
+    def scale(self: Any, outputs: Any) -> Any:
+        if tracer is _active and tracer.recording:
+            me = tracer.constant(self, "scaler_")
+            if self._enabled:
+                found = tracer.constant(self._scale, "scale_")
+                guard = f"({me}._enabled is True and {me}._scale == {found})"
+            else:
+                guard = f"{me}._enabled is False"
+            if guard not in tracer.guards:
+                tracer.guards.append(guard)
+        return host_scale(self, outputs)
+
+    return scale
+
+
 class Tracer:
     """The state of one capture: the steps so far and what the plan reads and writes."""
 
@@ -1670,6 +1690,7 @@ class Tracer:
             device.kernels = table
             device.xp = plain
             device.rule_xp = rule
+        from ..amp import GradScaler
         from ..nn import module as _module
         from ..optim.lr_scheduler import LRScheduler
         from ..optim.optimizer import Optimizer
@@ -1726,6 +1747,7 @@ class Tracer:
             ("__complex__", "complex() of a tensor"), ("__dlpack__", "exporting a tensor"),
         ):  # fmt: skip
             patches.append((Tensor, name, _breaking(vars(Tensor)[name], what)))
+        patches.append((GradScaler, "scale", _scaler_scale(GradScaler.__dict__["scale"], self)))
         # A stride read (x.is_contiguous(), x.contiguous()) depends on the layouts of the
         # inputs only: the plan then guards them, as for a reshape that must not copy.
         patches.append((Tensor, "stride", _noting_stride_read(vars(Tensor)["stride"])))

@@ -827,3 +827,30 @@ def test_python_numbers_in_namedtuples_dataclasses_and_dict_keys_are_told_apart(
     assert compiled.captures == 2
     with pytest.raises(plugrad.errors.CompileError, match="Tensor as a key"):
         compiled(x, calls[0][0], calls[0][1], {x: 1})
+
+
+def test_a_grad_scaler_whose_scale_changed_is_not_replayed_with_the_old_one() -> None:
+    # The plan multiplied by the scale of the capture: after a backoff the replayed gradients
+    # were twice eager's (unscale_ divides by the new scale), without a word.
+    weight = nn.Parameter(plugrad.ones(2))
+    scaler = plugrad.amp.GradScaler(init_scale=4.0)
+
+    def step(x):
+        weight.grad = None
+        scaler.scale((weight * x).sum()).backward()
+
+    found = []
+    for function in (step, plugrad.compile(step)):
+        scaler._scale = 4.0
+        scaler._enabled = True
+        grads = []
+        for scale in (8.0, 8.0, 2.0, None):
+            function(plugrad.tensor([1.0, 3.0]))
+            grads.append(weight.grad.tolist())
+            if scale is None:
+                scaler._enabled = False  # (a scaler turned off scales nothing)
+            else:
+                scaler.update(new_scale=scale)
+        function(plugrad.tensor([1.0, 3.0]))
+        found.append([*grads, weight.grad.tolist()])
+    assert found[0] == found[1] == [[4, 12], [8, 24], [8, 24], [2, 6], [1, 3]]
