@@ -1550,8 +1550,10 @@ def batch_norm(
     axes = (0, *range(2, input.ndim))
     kept = (1, channels) + (1,) * (input.ndim - 2)
     if training:
-        count = input.size // channels
-        if count <= 1:
+        count = input.size // channels if channels else 0
+        if count == 0:  # an empty batch: an empty result, statistics left alone (PyTorch's)
+            return _scale_shift(input * 0.0, weight, bias, kept)
+        if count == 1:
             raise ShapeError(
                 f"batch_norm(): training needs more than one value per channel, got input "
                 f"of shape {input.shape}"

@@ -918,3 +918,17 @@ def test_multilabel_soft_margin_loss_refuses_a_target_or_weight_larger_than_the_
         F.multilabel_soft_margin_loss(single, labels[0], weight=plugrad.ones((2, 3)))
     batch = plugrad.stack([single, single])
     assert F.multilabel_soft_margin_loss(batch, labels, weight=plugrad.ones(3)).shape == ()
+
+
+def test_batch_norm_of_an_empty_batch_in_training_is_empty_as_pytorchs() -> None:
+    # A batch of no samples was refused as "one value per channel"; PyTorch normalizes it to
+    # an empty result and leaves the running statistics alone.
+    layer = plugrad.nn.BatchNorm1d(3)
+    x = plugrad.zeros((0, 3), requires_grad=True)
+    out = layer(x)
+    out.sum().backward()
+    assert out.shape == (0, 3) and x.grad.shape == (0, 3)
+    assert layer.running_mean.tolist() == [0.0] * 3 and layer.running_var.tolist() == [1.0] * 3
+    assert layer.weight.grad.tolist() == [0.0] * 3
+    with pytest.raises(ShapeError, match="more than one value per channel"):
+        layer(plugrad.zeros((1, 3)))
