@@ -596,6 +596,7 @@ def _replacement(
             f"of {wanted.name}; a hook must keep the gradient's dtype (cast with "
             f".to(plugrad.{wanted.name}))"
         )
+    note_borrowed(result._array)  # the hook's author may hold it
     return result if create_graph else result._array
 
 
@@ -735,7 +736,10 @@ def _commit(
     # NOTE: reading .grad, adding and storing back must be one step, or two threads
     # running backward into a shared leaf lose each other's gradients.
     with _accumulation_lock:
-        _store(updates, create_graph, stored)
+        try:
+            _store(updates, create_graph, stored)
+        finally:
+            _borrowed.clear()
     for leaf, hooks in hooked:
         for hook in hooks:
             if isinstance(hook, PostAccumulateGradHook) and hook.function(leaf) is not None:
@@ -745,6 +749,18 @@ def _commit(
                     f"post-accumulate-grad hook {hook.function!r} returned a value; such hooks "
                     "act on tensor.grad in place and must return None"
                 )
+
+
+#: Ids of the arrays user code handed to a pass as gradients (a custom Function's backward,
+#: a hook's replacement): the user may hold them, so they never become a ``.grad`` by
+#: reference (a later pass would add into the user's tensor). Emptied at each commit; an
+#: id left over, or reused, costs one copy at most.
+_borrowed: set[int] = set()
+
+
+def note_borrowed(array: Any) -> None:
+    """Note that ``array`` came from user code (see :data:`_borrowed`)."""
+    _borrowed.add(id(array))
 
 
 def _store(updates: list[tuple[Tensor, Any]], create_graph: bool, stored: set[int]) -> None:
@@ -775,9 +791,12 @@ def _store(updates: list[tuple[Tensor, Any]], create_graph: bool, stored: set[in
             )
         followers = None
         if create_graph:
-            if old is None and getattr(grad, "_view_base", None) is not None:
+            if old is None and (
+                getattr(grad, "_view_base", None) is not None or id(grad._array) in _borrowed
+            ):
                 # A view (a reshape's) as .grad: detach_() and zero_() of it, as
-                # zero_grad(set_to_none=False) does, would then write into its base.
+                # zero_grad(set_to_none=False) does, would then write into its base; a
+                # tensor of the user's, a later pass into it.
                 grad = grad.clone()
             new = grad if old is None else old + grad
         else:
@@ -789,9 +808,9 @@ def _store(updates: list[tuple[Tensor, Any]], create_graph: bool, stored: set[in
                 array = old._array + grad
                 if _lazy.in_use and tensor._device.backend.lazy:
                     tensor._device.backend.settle(array)  # .grad summed over many passes
-            elif id(grad) in stored:
+            elif id(grad) in stored or id(grad) in _borrowed:
                 # Rules may pass one array to several inputs (add does); never let two
-                # .grad tensors share memory.
+                # .grad tensors share memory, nor one share a tensor of the user's.
                 array = _laid_out_as(tensor, tensor._device.xp.asarray(grad, copy=True))
             else:
                 array = _laid_out_as(tensor, grad)

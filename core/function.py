@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 
 from . import anomaly as _anomaly
 from .dispatch import saved_version
+from .engine import note_borrowed
 from .errors import BackwardError, FunctionBackwardError, GraphFreedError
 from .grad_mode import _state
 from .graph import Node, check_versions, output_edge
@@ -180,6 +181,8 @@ class FunctionCtx(Node):
                 f"argument {index}, which is real ({dtype}); return a real gradient (its "
                 ".real, if the imaginary part is meant to be dropped)"
             )
+        # The backward's author may hold the tensor it returned: never a .grad by reference.
+        note_borrowed(grad._array)
         if create_graph:
             return grad
         array = grad._array

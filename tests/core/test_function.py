@@ -409,3 +409,38 @@ def test_an_output_sharing_an_inputs_memory_follows_its_in_place_changes(functio
     out = function.apply(base)
     base.mul_(2.0)
     assert out.tolist() == base.tolist()[-len(out.tolist()) :] and out._version == base._version
+
+
+def test_a_gradient_returned_by_backward_never_becomes_grad_by_reference() -> None:
+    # backward returned x itself for w: w.grad was x's memory, and the next pass added into x
+    # (x became [2, 4] and a later gradient through x was twice PyTorch's).
+    class Scale(plugrad.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, w):
+            ctx.save_for_backward(x)
+            return (x * w).sum()
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return None, x
+
+    for create_graph in (False, True):
+        x = plugrad.tensor([1.0, 2.0], requires_grad=True)
+        w = plugrad.tensor([3.0, 4.0], requires_grad=True)
+        square = (x * x).sum()
+        Scale.apply(x, w).backward(create_graph=create_graph)
+        Scale.apply(x, w).backward()
+        square.backward()
+        assert x.tolist() == [1.0, 2.0]
+        assert w.grad.tolist() == [2.0, 4.0] and x.grad.tolist() == [2.0, 4.0]
+
+
+def test_a_hooks_replacement_gradient_never_becomes_grad_by_reference() -> None:
+    shared = plugrad.tensor([7.0, 7.0])
+    y = plugrad.tensor([1.0, 1.0], requires_grad=True)
+    y.register_hook(lambda g: shared)
+    (y * 2).sum().backward()
+    (y * 2).sum().backward()
+    y.grad.zero_()
+    assert shared.tolist() == [7.0, 7.0]
