@@ -184,6 +184,8 @@ class FunctionCtx(Node):
         # The backward's author may hold the tensor it returned: never a .grad by reference.
         note_borrowed(grad._array)
         if create_graph:
+            if grad._array.dtype != dtype:  # (a float64 gradient of a float32 input)
+                return grad.to(self._device._dtype_from_native[dtype])
             return grad
         array = grad._array
         if array.dtype != dtype:

@@ -444,3 +444,23 @@ def test_a_hooks_replacement_gradient_never_becomes_grad_by_reference() -> None:
     (y * 2).sum().backward()
     y.grad.zero_()
     assert shared.tolist() == [7.0, 7.0]
+
+
+def test_a_gradient_of_another_dtype_is_cast_to_the_inputs_with_create_graph_too() -> None:
+    # Cast without create_graph only: x.grad of a float32 x came out float64.
+    class Twice(plugrad.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return (g * 2).to(plugrad.float64)
+
+    for create_graph in (False, True):
+        x = plugrad.tensor([1.0, 2.0], requires_grad=True)
+        Twice.apply(x).sum().backward(create_graph=create_graph)
+        assert x.grad.dtype == plugrad.float32 and x.grad.tolist() == [2.0, 2.0]
+    x = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    (found,) = plugrad.autograd.grad(Twice.apply(x).sum(), x, create_graph=True)
+    assert found.dtype == plugrad.float32
