@@ -55,7 +55,13 @@ def _dlpack(
     dl_device: tuple[int, int] | None = None,
     copy: bool | None = None,
 ) -> Any:
-    """Export the data through DLPack (zero-copy for the consumer)."""
+    """Export the data through DLPack (zero-copy for the consumer); a tensor that requires
+    grad is refused, as ``numpy()`` refuses it (and PyTorch's export)."""
+    if self._requires_grad:
+        raise BufferError(
+            "a tensor that requires grad cannot be exported through DLPack: the consumer's "
+            "array would leave the graph; export x.detach() if that is meant"
+        )
     # Pass on only what was given, so libraries with an older __dlpack__ still work.
     given = {"stream": stream, "max_version": max_version, "dl_device": dl_device, "copy": copy}
     return self._array.__dlpack__(**{k: v for k, v in given.items() if v is not None})
@@ -127,11 +133,14 @@ def _host(self: Tensor) -> Any:
 
 def _numpy_array(self: Tensor, dtype: Any = None, copy: bool | None = None) -> Any:
     host = _numpy(self)
-    if dtype is not None:
-        host = host.astype(dtype)
-    elif copy:
-        host = host.copy()
-    return host
+    if dtype is not None and host.dtype != dtype:
+        if copy is False:  # NumPy 2's promise: never a copy then
+            raise ValueError(
+                f"numpy.asarray(x, dtype={dtype}, copy=False): the tensor is {self.dtype.name}, "
+                "so the array must be a copy; pass copy=None (or convert the tensor first)"
+            )
+        return host.astype(dtype)
+    return host.copy() if copy else host
 
 
 def _item(self: Tensor) -> bool | int | float | complex:

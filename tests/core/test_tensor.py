@@ -426,3 +426,18 @@ def test_a_numpy_mask_is_refused_as_not_a_tensor() -> None:
     ):
         with pytest.raises(TypeError, match="mask must be a tensor, got ndarray"):
             call()
+
+
+def test_numpy_conversion_with_a_dtype_shares_when_it_can_and_dlpack_refuses_grad() -> None:
+    # np.asarray(t, dtype=float32) of a float32 tensor copied (a write through it was lost),
+    # copy=False copied without a word, and DLPack exported tensors that require grad.
+    t = plugrad.ones(2)
+    np.asarray(t, dtype=np.float32)[0] = 5.0
+    if plugrad.default_device().backend.name == "numpy":
+        assert t.tolist() == [5.0, 1.0]
+    with pytest.raises(ValueError, match="must be a copy"):
+        np.array(t, dtype=np.float64, copy=False)
+    assert np.asarray(t, dtype=np.float64).dtype == np.float64
+    with pytest.raises(BufferError, match="requires grad"):
+        np.from_dlpack(plugrad.ones(2, requires_grad=True))
+    assert np.from_dlpack(plugrad.ones(2, requires_grad=True).detach()).tolist() == [1.0, 1.0]
