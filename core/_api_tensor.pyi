@@ -46,7 +46,7 @@ class InstalledTensorMethods:
         """``element in x``: whether any element equals it (PyTorch's)."""
 
     def __dlpack__(self, *, stream: Any = ..., max_version: tuple[int, int] | None = ..., dl_device: tuple[int, int] | None = ..., copy: bool | None = ...) -> Any:
-        """Export the data through DLPack (zero-copy for the consumer)."""
+        """Export the data through DLPack (zero-copy for the consumer); a tensor that requires grad is refused, as ``numpy()`` refuses it (and PyTorch's export)."""
 
     def __dlpack_device__(self) -> tuple[int, int]:
         ...
@@ -875,7 +875,7 @@ class InstalledTensorMethods:
         """PyTorch's ``mm(input, mat2)``: the product of two matrices (``matmul`` broadcasts)."""
 
     def mode(self, dim: int = ..., keepdim: bool = ...) -> Any:
-        """The most frequent value along ``dim`` (the smallest, where several are as frequent) and the last index where it stands, as PyTorch's ``mode``; the gradient goes to that index. Each NaN counts as a value seen once, as in PyTorch (a slice of NaNs has the mode NaN, at its last index)."""
+        """The most frequent value along ``dim`` (the smallest, where several are as frequent) and the last index where it stands, as PyTorch's ``mode``; the gradient goes to that index. Each NaN counts as a value seen once (a slice of NaNs has the mode NaN, at its last index); PyTorch's answer with NaNs depends on where they stand (``[nan, nan, 1]`` gives nan, ``[1, nan, nan]`` gives 1), plugrad's does not (1 for both)."""
 
     def msort(self, /) -> Any:
         """PyTorch's ``msort(x)``: ``x`` sorted along its first axis (the values only)."""

@@ -249,7 +249,7 @@ def load(
             "them in io.BytesIO(data)"
         )
     if hasattr(path, "read"):  # a file object: the one file that starts where it stands
-        data = _one_file(path)
+        data = _one_file(path)  # type: ignore[arg-type]
         path = getattr(path, "name", f"<{type(path).__name__}>")
     else:
         path = os.fspath(path)

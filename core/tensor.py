@@ -10,6 +10,7 @@ hooks (:mod:`plugrad.tensor_hooks`), backward, the in-place methods, ...
 
 from __future__ import annotations
 
+import operator
 import builtins
 import copy
 import types
@@ -689,8 +690,33 @@ class Size(tuple):
 
     __slots__ = ()
 
+    def __new__(cls, sizes: Any = ()) -> Size:
+        values = []
+        for size in sizes:
+            try:
+                values.append(operator.index(size))  # ints, and 0-d integer tensors
+            except TypeError:
+                raise TypeError(f"Size takes ints, got {type(size).__name__} {size!r}") from None
+        return super().__new__(cls, values)
+
     def __repr__(self) -> str:
         return f"plugrad.Size({list(self)!r})"
+
+    # A slice, a sum and a product of sizes are sizes, as PyTorch's (x.shape[1:].numel()).
+    def __getitem__(self, index: Any) -> Any:
+        found = tuple.__getitem__(self, index)
+        return Size(found) if isinstance(index, slice) else found
+
+    def __add__(self, other: Any) -> Any:
+        return Size(tuple(self) + tuple(other)) if isinstance(other, tuple) else NotImplemented
+
+    def __radd__(self, other: Any) -> Any:
+        return Size(tuple(other) + tuple(self)) if isinstance(other, tuple) else NotImplemented
+
+    def __mul__(self, count: Any) -> Any:
+        return Size(tuple(self) * count) if isinstance(count, int) else NotImplemented
+
+    __rmul__ = __mul__
 
     def numel(self) -> int:
         """Return the number of elements of a tensor of this shape."""

@@ -441,3 +441,15 @@ def test_numpy_conversion_with_a_dtype_shares_when_it_can_and_dlpack_refuses_gra
     with pytest.raises(BufferError, match="requires grad"):
         np.from_dlpack(plugrad.ones(2, requires_grad=True))
     assert np.from_dlpack(plugrad.ones(2, requires_grad=True).detach()).tolist() == [1.0, 1.0]
+
+
+def test_a_slice_sum_or_product_of_a_size_is_a_size_as_pytorchs() -> None:
+    # x.size()[1:] was a plain tuple: .numel() of it raised AttributeError.
+    size = plugrad.zeros(2, 3).size()
+    assert size[1:] == plugrad.Size([3]) and size[1:].numel() == 3
+    for combined in (size + (4,), (1,) + size, size * 2, 2 * size):
+        assert type(combined) is plugrad.Size
+    assert type(size[0]) is int
+    assert plugrad.Size([plugrad.tensor(2), 3]) == (2, 3)
+    with pytest.raises(TypeError, match="Size takes ints"):
+        plugrad.Size([2.5])
