@@ -10,9 +10,9 @@ hooks (:mod:`plugrad.tensor_hooks`), backward, the in-place methods, ...
 
 from __future__ import annotations
 
-import operator
 import builtins
 import copy
+import operator
 import types
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar

@@ -447,7 +447,7 @@ def test_a_slice_sum_or_product_of_a_size_is_a_size_as_pytorchs() -> None:
     # x.size()[1:] was a plain tuple: .numel() of it raised AttributeError.
     size = plugrad.zeros(2, 3).size()
     assert size[1:] == plugrad.Size([3]) and size[1:].numel() == 3
-    for combined in (size + (4,), (1,) + size, size * 2, 2 * size):
+    for combined in (size + (4,), (1,) + size, size * 2, 2 * size):  # noqa: RUF005
         assert type(combined) is plugrad.Size
     assert type(size[0]) is int
     assert plugrad.Size([plugrad.tensor(2), 3]) == (2, 3)
