@@ -176,20 +176,25 @@ def scatter_add(xp: Any, values: Any, /, *, key: Any, shape: tuple[int, ...]) ->
     return setitem(xp, xp.zeros(shape, dtype=values.dtype), values, key=key)
 
 
-def _refuse_out_of_bounds(xp: Any, x: Any, indices: Any, axis: int) -> None:
-    """Raise ``IndexError`` if an index along ``axis`` of ``x`` is out of bounds.
+def _refuse_out_of_bounds(xp: Any, x: Any, indices: Any, axis: int) -> Any:
+    """``indices`` as int64, once none along ``axis`` of ``x`` is found out of bounds
+    (``IndexError``).
 
     Dask takes positions past the end of an axis from a dask array of indices
     without a word, and computing them gives values of other positions; the
-    check computes the indices.
+    check computes the indices. Narrower integers are widened: Dask adds the
+    size to negative ones in their own dtype (200 overflows int8).
     """
+    if indices.dtype != xp.int64:
+        indices = xp.astype(indices, xp.int64)
     if not -x.ndim <= axis < x.ndim:
-        return  # the namespace's function refuses the axis itself
+        return indices  # the namespace's function refuses the axis itself
     size = x.shape[axis]
     if bool(xp.any((indices < -size) | (indices >= size))):
         raise IndexOutOfRangeError(
             f"an index is out of bounds for axis {axis % x.ndim} with size {size}"
         )
+    return indices
 
 
 def take(xp: Any, x: Any, indices: Any, /, *, axis: int | None = None) -> Any:
@@ -201,7 +206,7 @@ def take(xp: Any, x: Any, indices: Any, /, *, axis: int | None = None) -> Any:
     """
     if axis is None:  # positions in the flattened x, as PyTorch's take
         x, axis = xp.reshape(x, (-1,)), 0
-    _refuse_out_of_bounds(xp, x, indices, axis)
+    indices = _refuse_out_of_bounds(xp, x, indices, axis)
     if isinstance(indices, _dask_array().Array):
         indices = indices.compute()
     if indices.ndim == 1:
@@ -213,7 +218,7 @@ def take(xp: Any, x: Any, indices: Any, /, *, axis: int | None = None) -> Any:
 
 def take_along_axis(xp: Any, x: Any, indices: Any, /, *, axis: int = -1) -> Any:
     """plugrad's ``take_along_axis``, refusing indices out of bounds, as :func:`take` does."""
-    _refuse_out_of_bounds(xp, x, indices, axis)
+    indices = _refuse_out_of_bounds(xp, x, indices, axis)
     return xp.take_along_axis(x, indices, axis=axis)
 
 

@@ -259,8 +259,9 @@ def _checked_index(xp: Any, index: Any, size: int, axis: int) -> Any:
         raise IndexError(
             f"arrays used as indices must have an integer or bool dtype, not {index.dtype}"
         )
-    if not xp.isdtype(index.dtype, "signed integer"):  # (JAX without 64-bit types has no int64)
-        index = xp.astype(index, index_dtype(xp, index), copy=False)
+    wide = index_dtype(xp, index)
+    if index.dtype != wide:  # int8's -size and size may wrap; uint8 - size would (no int64 on
+        index = xp.astype(index, wide, copy=False)  # JAX without 64-bit types)
     if bool(xp.any((index < -size) | (index >= size))):
         raise IndexError(f"an index is out of bounds for axis {axis} with size {size}")
     return xp.where(index < 0, index + size, index)

@@ -40,19 +40,24 @@ def any_true(flag: Any, what: str, error: type[Exception] = IndexOutOfRangeError
     return bool(flag)
 
 
-def check_positions(xp: Any, function: str, index: Any, size: int, *, dim: int, wrap: bool) -> None:
-    """Refuse integer indices outside ``[0, size)`` (``[-size, size)`` where negative ones
-    count from the end): NumPy raises its own error, JAX clamps or reads NaN, and PyTorch's
-    gather, index_select and scatter refuse negative indices that NumPy would wrap. Bool
-    indices are refused too: NumPy reads True as position 1."""
+def check_positions(xp: Any, function: str, index: Any, size: int, *, dim: int, wrap: bool) -> Any:
+    """``index`` in the default index dtype, once checked: integer indices outside ``[0,
+    size)`` (``[-size, size)`` where negative ones count from the end) are refused (NumPy
+    raises its own error, JAX clamps or reads NaN, and PyTorch's gather, index_select and
+    scatter refuse negative indices that NumPy would wrap), and so are bool indices (NumPy
+    reads True as position 1). Narrower integers are widened: PyTorch's kernels refuse
+    int8 indices, and Dask's and JAX's compute ``index + size`` in the index's dtype."""
     if not xp.isdtype(index.dtype, "integral"):
         given = str(index.dtype).rpartition(".")[2]  # (bool, numpy.bool, torch.bool)
         raise DtypeError(
             f"{function}(): indices must be integers, got {given}; for a mask, select with "
             "x[mask] (or convert the positions with .to(plugrad.int64))"
         )
+    wide = index_dtype(xp, index)
+    if index.dtype != wide:  # (-200 and 200 in int8 would wrap, or overflow)
+        index = xp.astype(index, wide)
     if not math.prod(index.shape):
-        return
+        return index
     low = -size if wrap else 0
     if hasattr(xp, "out_of_range"):  # a method's kernel computes on tensors: one op
         outside = xp.out_of_range(index, low=low, high=size)
@@ -60,7 +65,7 @@ def check_positions(xp: Any, function: str, index: Any, size: int, *, dim: int, 
         outside = (xp.min(index) < low) | (xp.max(index) >= size)
     what = f"{function}(): an index outside [{low}, {size}) along dim {dim}"
     if not sys.modules[__name__].any_true(outside, what):  # the compiled replay's check
-        return
+        return index
     lowest = int(xp.min(index))
     first = lowest if lowest < low else int(xp.max(index))
     advice = "" if wrap or first >= size else " (negative indices do not count from the end here)"

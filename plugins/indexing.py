@@ -179,7 +179,7 @@ def _index_select(xp: Any, x: Any, dim: int, index: Any) -> Any:
         return xp.reshape(xp.take(xp.reshape(x, (1,)), flat, axis=0), ())
     # A 0-d index selects one slice and keeps its dimension (length 1), as PyTorch's does.
     axis = _checked_axis("index_select", dim, x.ndim)
-    check_positions(xp, "index_select", index, x.shape[axis], dim=dim, wrap=False)
+    index = check_positions(xp, "index_select", index, x.shape[axis], dim=dim, wrap=False)
     return xp.take(x, xp.reshape(index, (1,)) if index.ndim == 0 else index, axis=axis)
 
 
@@ -194,7 +194,7 @@ def _take(xp: Any, x: Any, indices: Any, /, *, axis: int | None = None) -> Any:
     if axis is None:  # positions in the flattened x, as PyTorch's take
         x, axis = xp.reshape(x, (-1,)), 0
     axis = _checked_axis("take", axis, x.ndim)
-    check_positions(xp, "take", indices, x.shape[axis], dim=axis, wrap=True)
+    indices = check_positions(xp, "take", indices, x.shape[axis], dim=axis, wrap=True)
     if indices.ndim == 1:
         return xp.take(x, indices, axis=axis)
     # Indices of any shape, as PyTorch's take and NumPy's (the standard's are 1-D).
@@ -204,7 +204,7 @@ def _take(xp: Any, x: Any, indices: Any, /, *, axis: int | None = None) -> Any:
 
 def _take_along_axis(xp: Any, x: Any, indices: Any, /, *, axis: int = -1) -> Any:
     size = x.shape[_checked_axis("take_along_axis", axis, x.ndim)]
-    check_positions(xp, "take_along_axis", indices, size, dim=axis, wrap=True)
+    indices = check_positions(xp, "take_along_axis", indices, size, dim=axis, wrap=True)
     return xp.take_along_axis(x, indices, axis=axis)
 
 
@@ -253,7 +253,7 @@ def _gather(xp: Any, x: Any, dim: int, index: Any) -> Any:
         return xp.reshape(_gather(xp, xp.reshape(x, (-1,)), 0, xp.reshape(index, (1,))), ())
     if x.ndim == 0:  # one element to pick from, as many times as index says
         return _gather(xp, xp.reshape(x, (1,)), 0, index)
-    check_positions(xp, "gather", index, x.shape[dim] if x.ndim else 1, dim=dim, wrap=False)
+    index = check_positions(xp, "gather", index, x.shape[dim] if x.ndim else 1, dim=dim, wrap=False)
     if any(n != m for d, (n, m) in enumerate(zip(index.shape, x.shape)) if d != dim):
         # NOTE: take_along_axis broadcasts, where PyTorch reads the leading part of x.
         x = x[tuple(slice(None) if d == dim else slice(0, n) for d, n in enumerate(index.shape))]
@@ -339,14 +339,14 @@ def _scatter(
             src = xp.full(tuple(index.shape), value if src is None else src, dtype=x.dtype,
                           device=x.device)  # fmt: skip
         return xp.scatter_along_axis(x, index, src, axis=dim, reduce=_SCATTER_REDUCE[reduce])
-    _check_scatter_positions(xp, "scatter", x, dim, index)
+    index = _check_scatter_positions(xp, "scatter", x, dim, index)
     key, values = _scattered(xp, dim, index, value if src is None else src)
     return xp.setitem(x, values, key=key)
 
 
-def _check_scatter_positions(xp: Any, function: str, x: Any, dim: int, index: Any) -> None:
+def _check_scatter_positions(xp: Any, function: str, x: Any, dim: int, index: Any) -> Any:
     size = x.shape[dim % x.ndim] if x.ndim else 1
-    check_positions(xp, function, index, size, dim=dim, wrap=False)
+    return check_positions(xp, function, index, size, dim=dim, wrap=False)
 
 
 def _scatter_add(xp: Any, x: Any, dim: int, index: Any, src: Any) -> Any:
@@ -358,7 +358,7 @@ def _scatter_add(xp: Any, x: Any, dim: int, index: Any, src: Any) -> Any:
     dim = _along_dim("scatter_add", xp, x, dim, index)
     if _in_rows(x, index, src):
         return xp.reshape(_scatter_add(xp, *_as_rows(xp, x, 0, index, src)), tuple(x.shape))
-    _check_scatter_positions(xp, "scatter_add", x, dim, index)
+    index = _check_scatter_positions(xp, "scatter_add", x, dim, index)
     key, values = _scattered(xp, dim, index, src)
     return x + xp.scatter_add(values, key=key, shape=tuple(x.shape))
 
@@ -429,7 +429,7 @@ def _scatter_along_axis(
     include_self: bool = True,
 ) -> Any:  # fmt: skip
     _check_scatter(xp, x, indices, src, axis, reduce)
-    _check_scatter_positions(xp, "scatter_reduce", x, axis, indices)
+    indices = _check_scatter_positions(xp, "scatter_reduce", x, axis, indices)
     key, values, count = _spread(xp, x, indices, src, axis)
     touched = count > 0
     if reduce == "mean":

@@ -41,6 +41,7 @@ from plugrad.plugins._rules import (
     half_in_float32,
     half_rule_in_float32,
     in_float64,
+    index_dtype,
     is_complex,
     is_half,
     logistic,
@@ -582,6 +583,8 @@ def _embedding_kernel(
     padding_idx: int | None = None,
     scale_grad_by_freq: bool = False,
 ) -> Any:
+    if indices.dtype != (wide := index_dtype(xp, indices)):  # (PyTorch's refuses int16)
+        indices = xp.astype(indices, wide)
     rows = xp.take(weight, xp.reshape(indices, (-1,)), axis=0)
     return xp.reshape(rows, (*indices.shape, weight.shape[1]))
 

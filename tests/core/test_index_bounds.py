@@ -113,3 +113,36 @@ def test_a_compiled_masked_fill_checks_its_value_at_every_replay():
     assert compiled.captures == 1
     with pytest.raises(ScalarRangeError, match=r"masked_fill.*compiled function"):
         compiled(x, m, plugrad.tensor(300))
+
+
+SMALL_INDEX_CALLS = {
+    "take": lambda P, x, i: P.take(x, i),
+    "getitem": lambda P, x, i: x[i],
+    "gather": lambda P, x, i: P.gather(x[None], 1, i[None]),
+    "index_select": lambda P, x, i: P.index_select(x, 0, i),
+    "take_along_dim": lambda P, x, i: P.take_along_dim(x, i),
+    "scatter_add": lambda P, x, i: P.zeros(200, dtype=x.dtype).scatter_add(0, i, x[:2]),
+    "embedding": lambda P, x, i: P.nn.functional.embedding(i, x[:, None]),
+}
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "uint8"])
+@pytest.mark.parametrize("call", list(SMALL_INDEX_CALLS))
+def test_small_integer_indices_index_on_every_backend(call, dtype) -> None:
+    # int8 positions of a 200-long axis: -200 and 200 compared in int8 wrapped (a false "out
+    # of bounds" on torch and JAX) or overflowed (Dask, array-api-strict); PyTorch's kernels
+    # refused int8, int16 and (gather) int32 indices.
+    from plugrad.testing import backends_under_test
+
+    if call == "getitem" and dtype == "uint8":
+        pytest.skip("x[uint8 tensor] is refused as ambiguous (a mask in PyTorch)")
+    reached = 0 if call == "scatter_add" else 5  # (scatter_add's source is x[:2])
+    for backend in backends_under_test():
+        with plugrad.use_backend(backend):
+            x = plugrad.arange(200.0).requires_grad_()
+            index = plugrad.tensor([5, 5], dtype=getattr(plugrad, dtype))
+            SMALL_INDEX_CALLS[call](plugrad, x, index).sum().backward()
+            assert float(x.grad.sum()) == 2.0, backend
+            assert float(x.grad[reached]) == (1.0 if reached == 0 else 2.0), backend
+            with pytest.raises(IndexOutOfRangeError):
+                plugrad.take(x[:100], plugrad.tensor([120], dtype=getattr(plugrad, dtype)))
