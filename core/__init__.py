@@ -108,8 +108,10 @@ from .memory_formats import (
     channels_last,
     channels_last_3d,
     contiguous_format,
+    layout,
     memory_format,
     preserve_format,
+    strided,
 )
 
 # PyTorch's torch.softmax, torch.relu, torch.conv2d, ...: the nn functions (the ops are
@@ -402,6 +404,8 @@ __all__ = [
     "cumulative_trapezoid",
     "special",
     "memory_format",
+    "layout",
+    "strided",
     "preserve_format",
     "contiguous_format",
     "channels_last",

@@ -704,10 +704,30 @@ class InstalledTensorMethods:
     def is_cuda(self) -> Any:
         ...
 
+    @property
+    def is_meta(self) -> Any:
+        ...
+
+    @property
+    def is_mkldnn(self) -> Any:
+        ...
+
     def is_neg(self) -> bool:
         """False: plugrad conjugates and negates when asked, never lazily (PyTorch's bits)."""
 
+    @property
+    def is_nested(self) -> Any:
+        ...
+
+    @property
+    def is_quantized(self) -> Any:
+        ...
+
     def is_signed(self) -> Any:
+        ...
+
+    @property
+    def is_sparse(self) -> Any:
         ...
 
     def isclose(self, other: Any, rtol: float = ..., atol: float = ..., equal_nan: bool = ...) -> Tensor:
@@ -734,6 +754,10 @@ class InstalledTensorMethods:
 
     def kthvalue(self, k: int, dim: int = ..., keepdim: bool = ...) -> Any:
         """PyTorch's ``kthvalue(x, k, dim=-1, keepdim=False)``: the ``k``-th smallest along ``dim``."""
+
+    @property
+    def layout(self) -> Any:
+        ...
 
     def ldexp(self, other: Tensor) -> Tensor:
         """``input * 2**other`` element-wise (a floating result)."""

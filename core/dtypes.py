@@ -87,6 +87,22 @@ class DType:
         """Whether the dtype holds negative numbers (PyTorch's ``dtype.is_signed``)."""
         return self.kind in ("signed integer", "real floating", "complex floating")
 
+    def to_complex(self) -> DType:
+        """The complex dtype of this precision (PyTorch's ``dtype.to_complex()``)."""
+        found = {"float32": "complex64", "float64": "complex128"}.get(self.name, self.name)
+        if found == self.name and self.kind != "complex floating":
+            raise TypeError(f"{self.name} has no complex counterpart (float32 and float64 do)")
+        result: DType = globals()[found]
+        return result
+
+    def to_real(self) -> DType:
+        """The real dtype of this precision (PyTorch's ``dtype.to_real()``)."""
+        found = {"complex64": "float32", "complex128": "float64"}.get(self.name, self.name)
+        if found == self.name and self.kind != "real floating":
+            raise TypeError(f"{self.name} has no real counterpart (complex64 and complex128 do)")
+        result: DType = globals()[found]
+        return result
+
     def __reduce__(self) -> str:
         # DTypes are singletons: copying or unpickling must give the same object.
         return self.name

@@ -17,9 +17,11 @@ __all__ = [
     "channels_last_3d",
     "check_memory_format",
     "contiguous_format",
+    "layout",
     "memory_format",
     "preserve_format",
     "row_major_layout",
+    "strided",
 ]
 
 
@@ -47,6 +49,31 @@ class memory_format:
         # Singletons: copying or unpickling gives the same object.
         return self.name
 
+
+class layout:
+    """A layout, as ``torch.layout``: how a tensor's elements are stored. plugrad's tensors
+    are dense arrays, ``strided`` (PyTorch's sparse layouts have no equivalent).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.ones(2).layout
+    plugrad.strided
+    """
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"plugrad.{self.name}"
+
+    def __reduce__(self) -> str:
+        return self.name
+
+
+strided = layout("strided")
 
 preserve_format = memory_format("preserve_format")
 contiguous_format = memory_format("contiguous_format")

@@ -25,6 +25,7 @@ from .dtype_functions import broadcast_shapes, iinfo
 from .dtype_functions import result_type as _result_type
 from .errors import ArgumentError, AxisError, DtypeError, IndexOutOfRangeError, ShapeError
 from .grad_mode import no_grad as _no_grad
+from .memory_formats import strided as _strided
 from .tensor import Tensor, install_function_methods, install_methods
 
 __all__ = [
@@ -990,4 +991,16 @@ install_methods(
     is_cuda=property(lambda self: self.device.type == "cuda", doc="Whether on a CUDA GPU (CuPy)."),
     is_cpu=property(lambda self: self.device.type == "cpu", doc="Whether on the CPU (NumPy)."),
     get_device=lambda self: self.device.index if self.device.type == "cuda" else -1,
+    layout=property(lambda self: _strided, doc="``plugrad.strided``: every tensor is dense."),
+    # PyTorch's kinds of tensor that plugrad has none of: checks written for them pass by
+    **{
+        flag: property(lambda self: False, doc=f"False: plugrad has no {kind} tensors.")
+        for flag, kind in (
+            ("is_sparse", "sparse"),
+            ("is_quantized", "quantized"),
+            ("is_meta", "meta"),
+            ("is_mkldnn", "MKL-DNN"),
+            ("is_nested", "nested"),
+        )
+    },
 )

@@ -453,3 +453,15 @@ def test_a_slice_sum_or_product_of_a_size_is_a_size_as_pytorchs() -> None:
     assert plugrad.Size([plugrad.tensor(2), 3]) == (2, 3)
     with pytest.raises(TypeError, match="Size takes ints"):
         plugrad.Size([2.5])
+
+
+def test_pytorchs_layout_and_kind_flags_and_dtype_counterparts() -> None:
+    # x.layout, x.is_sparse and dtype.to_complex() raised AttributeError.
+    x = plugrad.ones(2)
+    assert x.layout is plugrad.strided and repr(plugrad.strided) == "plugrad.strided"
+    assert not (x.is_sparse or x.is_quantized or x.is_meta or x.is_mkldnn or x.is_nested)
+    assert plugrad.float32.to_complex() is plugrad.complex64
+    assert plugrad.complex128.to_real() is plugrad.float64
+    assert plugrad.float64.to_real() is plugrad.float64
+    with pytest.raises(TypeError, match="no complex counterpart"):
+        plugrad.int32.to_complex()
