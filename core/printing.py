@@ -256,7 +256,7 @@ def format_tensor(host: Any, shape: tuple[int, ...], kind: str, suffixes: list[s
         text = _layout(values, len(shape), len(prefix), fmt, options)
     parts = [prefix, text]
     # A suffix that would overflow the last line goes on a line of its own.
-    last_line = len(prefix) + len(text) - text.rfind("\n") + 1
+    last_line = len(text) - text.rfind("\n") + 1  # (PyTorch's count: no prefix on line 1)
     for suffix in suffixes:
         if last_line + len(suffix) + 2 > options.linewidth:
             parts.append(",\n" + " " * len(prefix) + suffix)

@@ -168,3 +168,11 @@ def test_a_complex_nan_prints_without_a_sign_of_its_own() -> None:
     # NumPy's 0 * inf is a NaN with its sign bit set: it printed as 1.-nanj.
     values = [complex(1, -math.nan), complex(0, -0.0), complex(1, -2)]
     assert repr(plugrad.tensor(values)) == "tensor([1.+nanj, 0.-0.j, 1.-2.j])"
+
+
+def test_a_suffix_stays_on_the_last_line_of_a_multi_line_tensor_where_pytorchs_does() -> None:
+    # The prefix was counted on the last line too: requires_grad=True went to a line of its own.
+    torch = pytest.importorskip("torch")
+    ours = repr(plugrad.arange(18.0).reshape(2, 9).requires_grad_())
+    theirs = repr(torch.arange(18.0).reshape(2, 9).requires_grad_())
+    assert ours == theirs
