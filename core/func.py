@@ -804,7 +804,7 @@ def _check_gradients(gradients: tuple[Tensor | None, ...]) -> None:
 def vmap(
     func: Function,
     in_dims: int | tuple[int | None, ...] | None = 0,
-    out_dims: int | tuple[int, ...] = 0,
+    out_dims: int | tuple[int | None, ...] | None = 0,
     randomness: str = "error",
     *,
     chunk_size: int | None = None,
@@ -932,7 +932,27 @@ def vmap(
     return mapped
 
 
-def _stacked(results: list[Any], out_dims: int | tuple[int, ...]) -> Any:
+def _unmapped(column: list[Any], position: int) -> Any:
+    """The one value of an output whose ``out_dims`` entry is None: the same in every slice."""
+    first = column[0]
+    for other in column[1:]:
+        if other is first:
+            continue
+        same = (
+            isinstance(first, Tensor)
+            and isinstance(other, Tensor)
+            and first.shape == other.shape
+            and bool(_ops.all((first == other) | ((first != first) & (other != other))))
+        ) or (not isinstance(first, Tensor) and not isinstance(other, Tensor) and first == other)
+        if not same:
+            raise InvalidArgumentError(
+                f"vmap(): out_dims is None for output {position}, but it differs between "
+                "slices (it depends on a mapped argument); give it a dim to stack along"
+            )
+    return first
+
+
+def _stacked(results: list[Any], out_dims: int | tuple[int | None, ...] | None) -> Any:
     """The results of the slices, each output stacked along its ``out_dims`` entry."""
     first = results[0]
     outputs = first if isinstance(first, tuple) else (first,)
@@ -944,6 +964,9 @@ def _stacked(results: list[Any], out_dims: int | tuple[int, ...]) -> Any:
     stacked = []
     for position, dim in enumerate(dims):
         column = [r[position] if isinstance(first, tuple) else r for r in results]
+        if dim is None:  # torch.func's: an output no slice changes, given once
+            stacked.append(_unmapped(column, position))
+            continue
         leaves_per_slice = [_flatten(value, f"output {position}") for value in column]
         rebuild = leaves_per_slice[0][1]
         joined = [

@@ -467,3 +467,16 @@ def test_a_primal_changed_in_place_is_refused_not_differentiated_changed(transfo
     assert x.tolist() == [1.0, 2.0, 3.0]
     found = plugrad.func.grad(lambda t: (t.clone().mul_(2) ** 2).sum())(x)
     assert found.tolist() == [8.0, 16.0, 24.0]
+
+
+def test_vmap_gives_an_output_whose_out_dims_is_none_once() -> None:
+    # out_dims=(0, None) raised "'NoneType' object cannot be interpreted as an integer".
+    w = plugrad.tensor([1.0, 2.0])
+    mapped, total = plugrad.func.vmap(lambda x: (x * w, w.sum()), out_dims=(0, None))(
+        plugrad.ones((3, 2))
+    )
+    assert mapped.shape == (3, 2) and total.shape == () and total.item() == 3.0
+    with pytest.raises(plugrad.errors.InvalidArgumentError, match="differs between slices"):
+        plugrad.func.vmap(lambda x: (x, x.sum()), out_dims=(0, None))(
+            plugrad.arange(6.0).reshape(3, 2)
+        )
