@@ -495,7 +495,10 @@ def _flip_method(xp: Any, x: Any, *dim: Any, dims: Any = None, axis: Any = None)
 
 def _torch_roll(xp: Any, x: Any, shifts: Any, dims: Any = None) -> Any:
     """PyTorch's ``roll(x, shifts, dims)`` and ``x.roll(shifts, dims)``."""
-    return xp.roll(x, _axes(shifts), axis=_axes(dims))
+    dims = _axes(dims)
+    if dims == ():  # PyTorch's: no dims rolls the flattened tensor (NumPy's rolls none)
+        dims = None
+    return xp.roll(x, _axes(shifts), axis=dims)
 
 
 def _roll(xp: Any, x: Any, /, shift: Any, axis: Any = None) -> Any:

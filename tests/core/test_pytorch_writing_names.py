@@ -358,3 +358,11 @@ def test_tensordot_refuses_axes_numpy_would_read_otherwise(dims, error):
         plugrad.tensordot(plugrad.ones((2, 3)), plugrad.ones((3, 4)), dims=dims)
     with pytest.raises(ShapeError, match="lengths differ"):
         plugrad.tensordot(plugrad.ones((2, 1)), plugrad.ones((3, 4)), dims=([1], [0]))
+
+
+def test_roll_with_no_dims_rolls_the_flattened_tensor_as_pytorchs():
+    # x.roll(1, dims=[]) left x as it was (NumPy rolls along no axis).
+    for lib in (plugrad, torch):
+        x = lib.arange(6.0).reshape(2, 3)
+        assert x.roll(1, dims=[]).tolist() == [[5.0, 0.0, 1.0], [2.0, 3.0, 4.0]]
+        assert x.roll(1).tolist() == [[5.0, 0.0, 1.0], [2.0, 3.0, 4.0]]
