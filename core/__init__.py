@@ -99,6 +99,7 @@ from .dtypes import (
     uint32,
     uint64,
 )
+from .dtypes import DType as dtype  # PyTorch's torch.dtype: the class of the dtypes
 from .func import vmap
 from .function import Function, FunctionCtx
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
@@ -240,6 +241,7 @@ except PackageNotFoundError:  # running from a source tree that is not installed
 
 __all__ = [
     "DType",
+    "dtype",
     "Function",
     "compute",
     "FunctionCtx",

@@ -181,3 +181,13 @@ def test_a_generator_is_seeded_as_in_pytorch_and_shuffles_a_loader_reproducibly(
     with pytest.raises(ValueError, match="seed lies in"):
         generator.manual_seed(-(2**63) - 1)
     assert generator.initial_seed() == 5
+
+
+def test_pytorchs_dtype_class_and_the_deprecated_clip_grad_norm() -> None:
+    # `dtype: torch.dtype = torch.float32` in a signature raised AttributeError at import.
+    assert isinstance(plugrad.float32, plugrad.dtype)
+    p = plugrad.nn.Parameter(plugrad.ones(2))
+    (p * 3).sum().backward()
+    with pytest.warns(FutureWarning, match="clip_grad_norm_"):
+        total = plugrad.nn.utils.clip_grad_norm([p], 1.0)
+    assert abs(total.item() - 18**0.5) < 1e-5

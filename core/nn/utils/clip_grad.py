@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Iterable
 
 from ... import dtypes as _dtypes
@@ -11,7 +12,13 @@ from ...creation import asarray
 from ...grad_mode import no_grad
 from ...tensor import Tensor
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_", "get_total_norm"]
+__all__ = [
+    "clip_grad_norm",
+    "clip_grad_norm_",
+    "clip_grad_value_",
+    "clip_grads_with_norm_",
+    "get_total_norm",
+]
 
 
 def _grads(parameters: Tensor | Iterable[Tensor]) -> list[Tensor]:
@@ -186,3 +193,19 @@ def clip_grad_value_(
     with no_grad():
         for g in _grads(parameters):
             g.copy_(ops.clip(g, -clip_value, clip_value))
+
+
+def clip_grad_norm(
+    parameters: Tensor | Iterable[Tensor],
+    max_norm: float,
+    norm_type: float = 2.0,
+    error_if_nonfinite: bool = False,
+    foreach: bool | None = None,
+) -> Tensor:
+    """PyTorch's deprecated name of :func:`clip_grad_norm_` (with its warning)."""
+    warnings.warn(
+        "clip_grad_norm is deprecated in favour of clip_grad_norm_ (PyTorch's too)",
+        FutureWarning,
+        stacklevel=2,
+    )
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
