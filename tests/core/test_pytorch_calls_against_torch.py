@@ -614,3 +614,11 @@ def test_matrix_exp_and_its_gradient_are_pytorchs(make):
             np.testing.assert_allclose(mine, its, rtol=1e-12, atol=1e-12 * np.abs(its).max())
     with pytest.raises(ShapeError):
         plugrad.linalg.matrix_exp(plugrad.ones(2, 3))
+
+
+def test_float_power_takes_any_python_int_with_an_integer_tensor():
+    # float_power computes in float64: -3 with a uint8 tensor was refused as out of its range.
+    ours = plugrad.float_power(plugrad.tensor([2], dtype=plugrad.uint8), -3)
+    theirs = torch.float_power(torch.tensor([2], dtype=torch.uint8), -3)
+    assert ours.tolist() == theirs.tolist() == [0.125]
+    assert plugrad.float_power(-3, plugrad.tensor([2], dtype=plugrad.uint8)).tolist() == [9.0]
