@@ -593,7 +593,9 @@ scatter_along_axis = op(
 def _narrow(xp: Any, x: Any, dim: int, start: Any, length: int) -> Any:
     """PyTorch's ``x.narrow(dim, start, length)``: ``length`` elements along ``dim``."""
     size = x.shape[_checked_axis("narrow", dim, x.ndim)]
-    start = int(start)
+    if hasattr(start, "dtype") and not xp.isdtype(start.dtype, "integral"):
+        raise DtypeError(f"narrow(): start must be an integer, got a {start.dtype} tensor")
+    start = int(start) if hasattr(start, "dtype") else operator.index(start)  # (1.7 was 1)
     first = start + size if start < 0 else start
     if not 0 <= first <= size or length < 0 or first + length > size:
         raise IndexOutOfRangeError(

@@ -353,6 +353,10 @@ def _tensor_split(xp: Any, x: Any, indices_or_sections: Any, dim: int = 0) -> tu
     axis = checked_axis("tensor_split", dim, x.ndim)
     cuts = indices_or_sections
     if hasattr(cuts, "shape"):
+        if not xp.isdtype(cuts.dtype, "integral"):  # ([1.9, 3.2] was cut at [1, 3])
+            raise DtypeError(
+                f"tensor_split(): indices or sections must be integers, got {cuts.dtype}"
+            )
         cuts = int(cuts) if cuts.ndim == 0 else [int(i) for i in cuts.tolist()]
     if isinstance(cuts, int):
         if cuts <= 0:

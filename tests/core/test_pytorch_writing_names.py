@@ -366,3 +366,21 @@ def test_roll_with_no_dims_rolls_the_flattened_tensor_as_pytorchs():
         x = lib.arange(6.0).reshape(2, 3)
         assert x.roll(1, dims=[]).tolist() == [[5.0, 0.0, 1.0], [2.0, 3.0, 4.0]]
         assert x.roll(1).tolist() == [[5.0, 0.0, 1.0], [2.0, 3.0, 4.0]]
+
+
+def test_narrow_and_tensor_split_refuse_fractional_positions():
+    # narrow(0, tensor(1.7), 2) started at 1 and tensor_split(tensor([1.9, 3.2])) cut at
+    # [1, 3]; PyTorch refuses both.
+    x = plugrad.arange(6.0)
+    with pytest.raises(DtypeError, match="narrow"):
+        x.narrow(0, plugrad.tensor(1.7), 2)
+    with pytest.raises(TypeError):
+        x.narrow(0, 1.5, 2)
+    with pytest.raises(DtypeError, match="tensor_split"):
+        x.tensor_split(plugrad.tensor([1.9, 3.2]))
+    assert x.narrow(0, plugrad.tensor(1), 2).tolist() == [1.0, 2.0]
+    assert [p.tolist() for p in x.tensor_split(plugrad.tensor([1, 3]))] == [
+        [0.0],
+        [1.0, 2.0],
+        [3.0, 4.0, 5.0],
+    ]
