@@ -1076,8 +1076,8 @@ class InstalledTensorMethods:
     def repeat(self, *repeats: int) -> Any:
         """PyTorch's ``x.repeat(*sizes)``: tile the whole tensor ``sizes[i]`` times along axis ``i``."""
 
-    def repeat_interleave(self, repeats: Any, dim: Any = ..., *, axis: Any = ...) -> Tensor:
-        """Repeat each element ``repeats`` times (an int, or one count per element)."""
+    def repeat_interleave(self, repeats: Any = ..., dim: Any = ..., *, output_size: Any = ..., axis: Any = ...) -> Any:
+        """PyTorch's ``repeat_interleave(x, repeats, dim=None, *, output_size=None)`` (``axis=`` for ``dim=`` too); given only a 1-D tensor of counts, each index repeated that often."""
 
     def reshape(self, *shape: int | tuple[int, ...]) -> Tensor:
         """Return the same data with a new shape: ``x.reshape(2, 3)`` or ``x.reshape((2, 3))``."""

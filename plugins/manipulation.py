@@ -675,7 +675,8 @@ def _repeat(xp: Any, x: Any, /, repeats: Any, *, axis: Any = None) -> Any:
 
 repeat = op("repeat", _repeat,
             vjp=_repeat_grad, array_params=("repeats",), saves=(),
-            methods="repeat_interleave", aliases={"repeat_interleave": _repeat_interleave},
+            methods={"repeat_interleave": _repeat_interleave},
+            aliases={"repeat_interleave": _repeat_interleave},
             doc="Repeat each element ``repeats`` times (an int, or one count per element).")
 # NOTE: a kernel of its own: NumPy names the parameter `reps`, the standard `repetitions`.
 tile = op("tile", lambda xp, x, /, repetitions: xp.tile(x, repetitions), vjp=_tile_grad,

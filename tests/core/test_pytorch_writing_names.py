@@ -384,3 +384,12 @@ def test_narrow_and_tensor_split_refuse_fractional_positions():
         [1.0, 2.0],
         [3.0, 4.0, 5.0],
     ]
+
+
+def test_the_repeat_interleave_method_takes_pytorchs_dim_and_output_size():
+    # x.repeat_interleave(2, dim=0, output_size=4) said "Tensor.repeat() got an unexpected
+    # keyword argument 'output_size'".
+    for lib in (plugrad, torch):
+        x = lib.arange(6.0).reshape(2, 3)
+        assert tuple(x.repeat_interleave(2, dim=0, output_size=4).shape) == (4, 3)
+        assert tuple(x.repeat_interleave(2, 1).shape) == (2, 6)
