@@ -460,7 +460,8 @@ expand_dims = op("expand_dims(x, /, axis=0)", vjp=_back_to_input_shape, saves=()
 squeeze = op("squeeze(x, /, axis)", vjp=_back_to_input_shape, saves=(), view=True,
              methods={"squeeze": _squeeze}, torch_function=_squeeze, inplace=("squeeze",),
              doc="Remove the size-1 axes named by ``axis``.")
-broadcast_to = op("broadcast_to(x, /, shape)", vjp=lambda xp, g, ans, x, shape: g,
+broadcast_to = op("broadcast_to", lambda xp, x, /, shape: _broadcast_view(xp, x, tuple(shape)),
+                  vjp=lambda xp, g, ans, x, shape: g,
                   broadcasting=True, saves=(), view=True,
                   methods={"broadcast_to": None, "expand": _expand, "expand_as": _expand_as},
                   doc="Broadcast ``x`` to ``shape``; the gradient is summed back over new axes.")

@@ -393,3 +393,16 @@ def test_the_repeat_interleave_method_takes_pytorchs_dim_and_output_size():
         x = lib.arange(6.0).reshape(2, 3)
         assert tuple(x.repeat_interleave(2, dim=0, output_size=4).shape) == (4, 3)
         assert tuple(x.repeat_interleave(2, 1).shape) == (2, 6)
+
+
+def test_broadcast_to_its_own_shape_is_a_view_written_through_as_expand():
+    # broadcast_to(x, x.shape).add_(1) raised ReadOnlyViewError, unlike x.expand(x.shape)
+    # (the docs promise both repeat nothing and write through).
+    if plugrad.default_device().views_are_copies:
+        pytest.skip("views are copies here: a broadcast view is not written back (documented)")
+    x = plugrad.ones(3)
+    plugrad.broadcast_to(x, x.shape).add_(1)
+    plugrad.broadcast_to(x, (1, 3)).add_(1)
+    assert x.tolist() == [3.0, 3.0, 3.0]
+    with pytest.raises(plugrad.errors.ReadOnlyViewError):
+        plugrad.broadcast_to(x, (2, 3)).add_(1)
