@@ -89,18 +89,21 @@ class DType:
 
     def to_complex(self) -> DType:
         """The complex dtype of this precision (PyTorch's ``dtype.to_complex()``)."""
-        found = {"float32": "complex64", "float64": "complex128"}.get(self.name, self.name)
-        if found == self.name and self.kind != "complex floating":
-            raise TypeError(f"{self.name} has no complex counterpart (float32 and float64 do)")
-        result: DType = globals()[found]
-        return result
+        return self._counterpart(
+            "complex floating", {"float32": "complex64", "float64": "complex128"}
+        )
 
     def to_real(self) -> DType:
         """The real dtype of this precision (PyTorch's ``dtype.to_real()``)."""
-        found = {"complex64": "float32", "complex128": "float64"}.get(self.name, self.name)
-        if found == self.name and self.kind != "real floating":
-            raise TypeError(f"{self.name} has no real counterpart (complex64 and complex128 do)")
-        result: DType = globals()[found]
+        return self._counterpart("real floating", {"complex64": "float32", "complex128": "float64"})
+
+    def _counterpart(self, kind: str, names: dict[str, str]) -> DType:
+        if self.kind == kind:
+            return self
+        if self.name not in names:
+            wanted = kind.split()[0]
+            raise TypeError(f"{self.name} has no {wanted} counterpart (only {', '.join(names)})")
+        result: DType = globals()[names[self.name]]
         return result
 
     def __reduce__(self) -> str:

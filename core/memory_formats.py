@@ -25,17 +25,8 @@ __all__ = [
 ]
 
 
-class memory_format:
-    """A memory format, as ``torch.memory_format``: a name for an element order.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.preserve_format
-    plugrad.preserve_format
-    >>> plugrad.zeros_like(plugrad.ones(2), memory_format=plugrad.preserve_format)
-    tensor([0., 0.])
-    """
+class _Named:
+    """A name that prints as plugrad's attribute of it, and copies as the same object."""
 
     __slots__ = ("name",)
 
@@ -50,7 +41,22 @@ class memory_format:
         return self.name
 
 
-class layout:
+class memory_format(_Named):
+    """A memory format, as ``torch.memory_format``: a name for an element order.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.preserve_format
+    plugrad.preserve_format
+    >>> plugrad.zeros_like(plugrad.ones(2), memory_format=plugrad.preserve_format)
+    tensor([0., 0.])
+    """
+
+    __slots__ = ()
+
+
+class layout(_Named):
     """A layout, as ``torch.layout``: how a tensor's elements are stored. plugrad's tensors
     are dense arrays, ``strided`` (PyTorch's sparse layouts have no equivalent).
 
@@ -61,16 +67,7 @@ class layout:
     plugrad.strided
     """
 
-    __slots__ = ("name",)
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def __repr__(self) -> str:
-        return f"plugrad.{self.name}"
-
-    def __reduce__(self) -> str:
-        return self.name
+    __slots__ = ()
 
 
 strided = layout("strided")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Iterable
+from typing import Any
 
 from ... import dtypes as _dtypes
 from ... import ops
@@ -195,17 +196,11 @@ def clip_grad_value_(
             g.copy_(ops.clip(g, -clip_value, clip_value))
 
 
-def clip_grad_norm(
-    parameters: Tensor | Iterable[Tensor],
-    max_norm: float,
-    norm_type: float = 2.0,
-    error_if_nonfinite: bool = False,
-    foreach: bool | None = None,
-) -> Tensor:
+def clip_grad_norm(*args: Any, **kwargs: Any) -> Tensor:
     """PyTorch's deprecated name of :func:`clip_grad_norm_` (with its warning)."""
     warnings.warn(
         "clip_grad_norm is deprecated in favour of clip_grad_norm_ (PyTorch's too)",
         FutureWarning,
         stacklevel=2,
     )
-    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
+    return clip_grad_norm_(*args, **kwargs)
