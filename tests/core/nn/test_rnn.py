@@ -369,8 +369,11 @@ def sequences() -> tuple[plugrad.Tensor, plugrad.Tensor]:
 
 
 def test_training_an_lstm_decreases_the_loss() -> None:
-    plugrad.manual_seed(0)
-    losses = training_losses(Tagger(), *sequences(), lr=0.02)
+    # On NumPy whatever the default backend: on Dask each of the 40 steps builds and computes
+    # a lazy graph of the unrolled LSTM (7 to 15 s a step), past the suite's time limit.
+    with plugrad.use_backend("numpy"):
+        plugrad.manual_seed(0)
+        losses = training_losses(Tagger(), *sequences(), lr=0.02)
     assert losses[-1] < 0.3 * losses[0]
 
 
