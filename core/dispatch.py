@@ -19,6 +19,7 @@ from . import ops as _ops
 from . import versions as _versions
 from .dtypes import DType, is_differentiable, of_python_type
 from .errors import (
+    BACKEND_LINALG_ERRORS,
     AxisError,
     DeviceMismatchError,
     DtypeError,
@@ -907,10 +908,8 @@ def alpha_times(function: str, x: Any, other: Any, alpha: Any) -> Any:
         for v in (x, other)
     ]
     if function == "subtract" and 0 in ranks:
-        raise DtypeError(
-            "subtract(): a bool takes no part in a subtraction, as in PyTorch; convert it "
-            "first (mask.to(plugrad.int64))"
-        )
+        tensor = x if isinstance(x, Tensor) else other
+        _refuse_bool_subtraction(tensor._device, x, other)
     if ranks == [0, 0]:
         return other if alpha else other & False
     wrong = None
@@ -1062,10 +1061,6 @@ def _scalar_out_of_range(op: RegisteredOp, error: OverflowError) -> ScalarRangeE
     )
 
 
-#: The classes of the backends' linear-algebra errors (NumPy's, CuPy's and PyTorch's), by name.
-_LINALG_ERRORS = frozenset({"LinAlgError", "_LinAlgError"})
-
-
 def _retell_kernel_error(
     op: RegisteredOp, device: Device, error: Exception, inputs: tuple[Any, ...]
 ) -> None:
@@ -1079,7 +1074,7 @@ def _retell_kernel_error(
     _retell_shape_error(op, device, error, inputs)  # (NumPy's "must be square" is one too)
     if isinstance(error, PlugradError):
         return
-    if type(error).__name__ in _LINALG_ERRORS:
+    if type(error).__name__ in BACKEND_LINALG_ERRORS:
         raise LinAlgError(
             f"{op.name}(): {error} (from the {device.backend.name} kernel): the matrix is "
             "singular, or not positive definite, where the op needs it to be; check its values, "

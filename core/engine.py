@@ -28,6 +28,7 @@ from . import inplace as _inplace
 from . import lazy as _lazy
 from .backend import WRITE_REFUSED
 from .errors import (
+    BACKEND_LINALG_ERRORS,
     BackwardError,
     DeviceMismatchError,
     DtypeError,
@@ -353,10 +354,7 @@ def _retell_backward_error(node: Any, error: Exception) -> None:
     """Raise a backend's singular-matrix error from a backward rule as plugrad's
     :class:`~plugrad.errors.LinAlgError`, naming the node (NumPy's ``LinAlgError: Singular
     matrix`` named no op). Returns for other errors, which the caller raises again."""
-    if isinstance(error, PlugradError) or type(error).__name__ not in (
-        "LinAlgError",
-        "_LinAlgError",
-    ):
+    if isinstance(error, PlugradError) or type(error).__name__ not in BACKEND_LINALG_ERRORS:
         return
     raise LinAlgError(
         f"{node.name()}: {error}: the gradient needs the inverse of a singular matrix here, "

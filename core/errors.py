@@ -129,6 +129,11 @@ class LinAlgError(PlugradError, ValueError):
     """
 
 
+#: The class names of the backends' own linear-algebra errors (NumPy's, CuPy's, PyTorch's), which
+#: kernels and backward rules raise again as :class:`LinAlgError`.
+BACKEND_LINALG_ERRORS = frozenset({"LinAlgError", "_LinAlgError"})
+
+
 class AxisError(ShapeError, IndexError):
     """An axis (``dim``) lies outside the dimensions of the tensor.
 
