@@ -19,6 +19,12 @@ inputs, documented in each docstring:
 - ``svd(full_matrices=True)`` of a non-square matrix: the extra columns of
   ``U`` (rows of ``Vh``) are not determined by the input, so their gradients
   are ignored (as in PyTorch).
+- ``pinv`` (and ``lstsq``) with a tolerance (``rtol``, PyTorch's ``atol``) that
+  cuts singular values which are not 0: the result is the pseudo-inverse of the
+  truncated matrix, and its gradient is the truncation's (exact; PyTorch's
+  constant-rank formula is off by a term the size of the cut values). At the
+  tolerance itself the result jumps and has no gradient. ``hermitian=True``
+  reads the lower triangle, and gives the symmetric gradient, as ``eigh``.
 - ``qr(mode="complete")`` of a tall matrix is not differentiable (an error).
 - ``matrix_norm``/``vector_norm`` split the gradient evenly between tied
   maxima; at zero the 2-norm's gradient is 0.
@@ -505,6 +511,14 @@ eigvals = op("eigvals(x, /)", vjp=_eigvals_grad, namespace="linalg", promotion="
 
 
 def _pinv_grad(xp: Any, g: Any, ans: Any, x: Any, *, rtol: Any) -> Any:
+    if rtol is None:
+        # The default tolerance cuts only singular values that are 0 up to rounding: the
+        # rank is locally constant and ``x`` is its own truncation.
+        return _constant_rank_pinv_grad(xp, g, ans, x)
+    return _truncated_pinv_grad(xp, g, ans, x, rtol)
+
+
+def _constant_rank_pinv_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
     # PyTorch's pinv_backward (valid where the rank is locally constant).
     rows, cols = x.shape[-2], x.shape[-1]
     mm = xp.matmul
@@ -518,28 +532,81 @@ def _pinv_grad(xp: Any, g: Any, ans: Any, x: Any, *, rtol: Any) -> Any:
     return -_mH(xp, mm(k, p)) + mm(mm(gh - mm(x, k), p), ph) + phk - mm(mm(phk, p), x)
 
 
-def _spectrum(xp: Any, A: Any, hermitian: bool) -> tuple[Any, Any, Any]:
-    """``A = left @ diag(values) @ right``: its SVD, or for ``hermitian`` its eigenvalue
-    decomposition (of the lower triangle, as PyTorch's), whose values may be negative."""
-    if hermitian:
-        values, vectors = xp.linalg.eigh(A)
-        return vectors, values, _mH(xp, vectors)
-    return xp.linalg.svd(A, full_matrices=False)
+def _truncated_pinv_grad(xp: Any, g: Any, ans: Any, x: Any, rtol: Any) -> Any:
+    """The gradient of ``pinv(x, rtol=rtol)`` where the tolerance cuts singular values
+    that are not 0: the pseudo-inverse of ``x``'s truncation ``x_k``, which moves with
+    the cut part of ``x`` too (the formula for a constant rank alone is off by a term of
+    the size of the cut values).
+
+    ``x_k`` is the best rank-k approximation; in the singular bases (``Ĝ = U^H G V``) the
+    adjoint of its derivative keeps the kept-kept block of ``Ĝ``, drops the cut-cut block,
+    and mixes each kept ``i`` / cut ``j`` pair as ``s_i (s_i Ĝ_ij + s_j conj(Ĝ_ji)) /
+    (s_i^2 - s_j^2)``; directions outside the thin bases count as cut values of 0.
+    """
+    u, s, vh = xp.linalg.svd(x, full_matrices=False)
+    largest = xp.max(s, axis=-1, keepdims=True) if s.shape[-1] else xp.zeros_like(s)
+    tolerance = rtol * largest if not getattr(rtol, "ndim", 0) else (
+        xp.expand_dims(rtol, axis=-1) * largest)  # fmt: skip
+    kept = s > tolerance  # as the forward's cut
+    v = _mH(xp, vh)
+    truncation = xp.matmul(u * xp.expand_dims(xp.where(kept, s, 0.0), axis=-2), vh)
+    grad = _constant_rank_pinv_grad(xp, g, ans, truncation)
+    ghat = xp.matmul(xp.matmul(_mH(xp, u), grad), v)
+    row_kept, col_kept = xp.expand_dims(kept, axis=-1), xp.expand_dims(kept, axis=-2)
+    row_s, col_s = xp.expand_dims(s, axis=-1), xp.expand_dims(s, axis=-2)
+    kept_s = xp.where(row_kept, row_s, col_s)
+    cut_s = xp.where(row_kept, col_s, row_s)
+    mixed = xp.logical_and(xp.logical_or(row_kept, col_kept),
+                           xp.logical_not(xp.logical_and(row_kept, col_kept)))  # fmt: skip
+    gaps = xp.where(mixed, kept_s * kept_s - cut_s * cut_s, 1.0)
+    swapped = conj(xp, xp.matrix_transpose(ghat))
+    across = kept_s * (kept_s * ghat + cut_s * swapped) / gaps
+    both = xp.logical_and(row_kept, col_kept)
+    hhat = xp.where(both, ghat, xp.where(mixed, across, xp.zeros_like(ghat)))
+    result = xp.matmul(xp.matmul(u, hhat), vh)
+    kept_u = u * xp.expand_dims(xp.astype(kept, u.dtype), axis=-2)
+    kept_v = v * xp.expand_dims(xp.astype(kept, v.dtype), axis=-2)
+    rows, cols = x.shape[-2], x.shape[-1]
+    if rows > cols:  # the complement of U's columns: values of 0, mixed with the kept
+        outside = grad - xp.matmul(u, xp.matmul(_mH(xp, u), grad))
+        result = result + xp.matmul(xp.matmul(outside, kept_v), _mH(xp, kept_v))
+    if rows < cols:
+        outside = grad - xp.matmul(xp.matmul(grad, v), vh)
+        result = result + xp.matmul(kept_u, xp.matmul(_mH(xp, kept_u), outside))
+    return result
 
 
-def _kept(xp: Any, A: Any, magnitudes: Any, atol: Any, rtol: Any) -> Any:
-    """Which of ``magnitudes`` (the last axis, per matrix) exceed PyTorch's tolerance
-    ``max(atol, rtol * largest)``; ``rtol`` defaults to ``eps * max(m, n)``, or to 0
+def _tolerance(xp: Any, A: Any, magnitudes: Any, atol: Any, rtol: Any) -> Any:
+    """PyTorch's cut for ``magnitudes`` (the last axis, per matrix), shaped to compare with
+    them: ``max(atol, rtol * largest)``; ``rtol`` defaults to ``eps * max(m, n)``, or to 0
     where only a positive ``atol`` is given."""
     if rtol is None:
         given = atol is not None and not (isinstance(atol, (int, float)) and atol <= 0)
         rtol = 0.0 if given else xp.finfo(magnitudes.dtype).eps * max(A.shape[-2:])
+    if getattr(rtol, "ndim", 0):
+        rtol = xp.expand_dims(xp.asarray(rtol), axis=-1)
     largest = xp.max(magnitudes, axis=-1, keepdims=True) if magnitudes.shape[-1] else 0.0
     tolerance = rtol * largest
     if atol is not None:
         tolerance = xp.maximum(tolerance, xp.expand_dims(xp.asarray(atol), axis=-1)
                                if getattr(atol, "ndim", 0) else atol)  # fmt: skip
-    return magnitudes > tolerance
+    return tolerance
+
+
+def _kept(xp: Any, A: Any, magnitudes: Any, atol: Any, rtol: Any) -> Any:
+    """Which of ``magnitudes`` exceed PyTorch's tolerance (see :func:`_tolerance`)."""
+    return magnitudes > _tolerance(xp, A, magnitudes, atol, rtol)
+
+
+def _hermitian_read(xp: Any, A: Any) -> Any:
+    """The Hermitian matrix PyTorch's ``hermitian=True`` functions read from ``A``'s lower
+    triangle, with the gradient of a function of Hermitian matrices (symmetric, as
+    ``eigh``'s): equal to ``A`` where ``A`` is Hermitian, as it must be."""
+    lower = xp.tril(A, k=-1)
+    diagonal = xp.tril(A) - lower
+    read = lower + _mH(xp, lower) + (diagonal + _mH(xp, diagonal)) / 2
+    symmetric = (A + _mH(xp, A)) / 2
+    return symmetric + (read - symmetric).detach()
 
 
 def _torch_pinv(
@@ -548,19 +615,28 @@ def _torch_pinv(
 ) -> Any:  # fmt: skip
     """PyTorch's ``linalg.pinv(A, *, atol=None, rtol=None, hermitian=False)``: singular values
     (eigenvalues, for ``hermitian``) at or below ``max(atol, rtol * largest)`` count as 0.
-    Its older ``pinv(A, rcond, hermitian)`` too: ``rcond`` is ``rtol``."""
+    Its older ``pinv(A, rcond, hermitian)`` too: ``rcond`` is ``rtol``.
+
+    Computed by the standard's ``pinv`` with the cut as a tolerance relative to the
+    largest singular value, so that its gradient is that of the truncation (exact where a
+    cut value is not 0, and finite at repeated values)."""
     if rcond is not None:
         if rtol is not None:
             raise ArgumentError("pinv() got rcond and rtol, which are one tolerance; give rtol")
         rtol = rcond
-    left, values, right = _spectrum(xp, A, hermitian)
-    kept = _kept(xp, A, xp.abs(values), atol, rtol)
-    inverted = xp.where(kept, 1.0 / xp.where(kept, values, 1.0), 0.0)
-    return xp.matmul(_mH(xp, right) * xp.expand_dims(inverted, axis=-2), _mH(xp, left))
+    if hermitian:
+        A = _hermitian_read(xp, A)  # its singular values: its eigenvalues' magnitudes
+    if 0 in A.shape[-2:]:
+        return xp.linalg.pinv(A)
+    magnitudes = xp.linalg.svdvals(A.detach())
+    tolerance = xp.squeeze(_tolerance(xp, A, magnitudes, atol, rtol), axis=-1)
+    largest = xp.max(magnitudes, axis=-1)
+    relative = xp.where(largest > 0, tolerance / xp.where(largest > 0, largest, 1.0), 0.0)
+    return xp.linalg.pinv(A, rtol=relative)
 
 
 pinv = op("pinv(x, /, *, rtol=None)", vjp=_pinv_grad, namespace="linalg", promotion="float",
-          torch_function=one_array(_torch_pinv),
+          array_params=("rtol",), torch_function=one_array(_torch_pinv),
           doc="Moore-Penrose pseudo-inverse; singular values below ``rtol * largest`` count as 0.")
 
 

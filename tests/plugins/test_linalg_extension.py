@@ -654,3 +654,45 @@ def test_singular_matrices_give_an_infinite_condition_and_a_named_backward_error
     x = P.tensor([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]], requires_grad=True)
     with pytest.raises(plugrad.errors.LinAlgError, match="SlogdetBackward"):
         L.slogdet(x)[1].backward()
+
+
+def _with_singular_values(rows: int, cols: int, values: list[float], seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    left = np.linalg.qr(rng.standard_normal((rows, rows)))[0][:, : len(values)]
+    right = np.linalg.qr(rng.standard_normal((cols, cols)))[0][:, : len(values)]
+    return left @ np.diag(values) @ right.T
+
+
+PINV_CUTS = {
+    # a tolerance that cuts a singular value which is not 0: the gradient is the truncation's
+    "rtol cuts 0.2 (tall)": ((4, 3), lambda x: plugrad.linalg.pinv(x, rtol=0.5)),
+    "rtol cuts 0.2 (wide)": ((3, 4), lambda x: plugrad.linalg.pinv(x, rtol=0.5)),
+    "PyTorch's atol cuts 0.2": ((3, 3), lambda x: plugrad.linalg.pinv(x, atol=0.3)),
+    "lstsq rcond cuts 0.2": (
+        (4, 3),
+        lambda x: (
+            plugrad.linalg.lstsq(x, plugrad.ones((4, 2), dtype=plugrad.float64), rcond=0.5).solution
+        ),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", PINV_CUTS)
+def test_pinv_gradient_through_a_cut_singular_value_is_the_truncations(name: str) -> None:
+    # The constant-rank formula (PyTorch's) is off by a term the size of the cut value.
+    shape, function = PINV_CUTS[name]
+    x = plugrad.tensor(_with_singular_values(*shape, [3.0, 1.0, 0.2], seed=3), requires_grad=True)
+    assert plugrad.autograd.gradcheck(function, (x,), atol=1e-6, rtol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "kwargs", [{"atol": 0.1}, {"rtol": 0.1}, {"hermitian": True}, {"hermitian": True, "atol": 0.1}]
+)
+def test_pinv_gradient_is_finite_at_repeated_singular_values(kwargs: dict) -> None:
+    # pinv is smooth at the identity, d(pinv) = -dA; the eigenvectors' 0/0 must not show.
+    x = plugrad.eye(3, dtype=plugrad.float64, requires_grad=True)
+    weights = plugrad.reshape(plugrad.arange(9.0, dtype=plugrad.float64), (3, 3))
+    (plugrad.linalg.pinv(x, **kwargs) * weights).sum().backward()
+    # A Hermitian input's gradient is symmetric, as eigh's.
+    expected = -(weights + weights.mT) / 2 if kwargs.get("hermitian") else -weights
+    np.testing.assert_allclose(x.grad.numpy(), expected.numpy(), atol=1e-12)
