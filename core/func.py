@@ -132,6 +132,17 @@ def _refuse_changed_primals(inputs: Sequence[Tensor], versions: Sequence[int]) -
             )
 
 
+def _call_at(level: int, inputs: Sequence[Tensor], func: Callable[..., Any], *args: Any,
+             **kwargs: Any) -> Any:  # fmt: skip
+    """``func(*args, **kwargs)`` at transform ``level``, refusing an in-place change of one of
+    the tracked ``inputs`` (see :func:`_refuse_changed_primals`)."""
+    versions = [t._version for t in inputs]
+    with _running_at(level):
+        output = func(*args, **kwargs)
+    _refuse_changed_primals(inputs, versions)
+    return output
+
+
 def _reaches_outside(outputs: Sequence[Any], inputs: Sequence[Tensor], level: int) -> bool:
     """Whether ``outputs`` were computed from a tensor that requires grad other than the
     fresh leaves tracking the primals (a parameter the function closes over, a primal of a
@@ -266,10 +277,7 @@ def _vjp(
     keep = recording and any(p.requires_grad for p in _tuple(tuple(primals), "primal"))
     level = _running[0] + 1
     inputs = _tracked(primals, level)
-    versions = [t._version for t in inputs]
-    with _running_at(level):
-        output = func(*inputs)
-    _refuse_changed_primals(inputs, versions)
+    output = _call_at(level, inputs, func, *inputs)
     outputs = _tuple(output, "output")
     _refuse_integer_outputs("vjp", outputs)
     _check_outputs_depend(outputs, strict, _output_name)
@@ -369,10 +377,7 @@ def grad_and_value(
         for index, (_, rebuild) in zip(chosen, flattened):
             call[index] = rebuild(tracked)
         main, aux = _split_aux(func, has_aux, "grad")
-        versions = [t._version for t in inputs]
-        with _running_at(level):
-            output = main(*call, **kwargs)
-        _refuse_changed_primals(inputs, versions)
+        output = _call_at(level, inputs, main, *call, **kwargs)
         if isinstance(output, Tensor) and output.dtype.kind == "complex floating":
             raise DtypeError(
                 f"grad() differentiates a real-valued function, got a {output.dtype.name} "
@@ -504,10 +509,7 @@ def _evaluate(
     keep = recording and any(v.requires_grad for v in (*primals, *tangents))
     level = _running[0] + 1
     inputs = _tracked(primals, level)
-    versions = [t._version for t in inputs]
-    with _running_at(level):
-        output = func(*inputs)
-    _refuse_changed_primals(inputs, versions)
+    output = _call_at(level, inputs, func, *inputs)
     outputs = output if isinstance(output, tuple) else (output,)
     keep = keep or (recording and _reaches_outside(outputs, inputs, level))
     return tangents, keep, inputs, output
