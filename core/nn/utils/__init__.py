@@ -5,23 +5,13 @@ from others at each access (:mod:`.parametrize`, :mod:`.parametrizations`, the o
 
 from __future__ import annotations
 
-from . import parametrizations, parametrize, rnn, stateless
-from .clip_grad import (
-    clip_grad_norm,
-    clip_grad_norm_,
-    clip_grad_value_,
-    clip_grads_with_norm_,
-    get_total_norm,
-)
+from . import clip_grad, parametrizations, parametrize, rnn, stateless
+from .clip_grad import *  # noqa: F403
 from .convert_parameters import parameters_to_vector, vector_to_parameters
 from .norm_hooks import remove_spectral_norm, remove_weight_norm, spectral_norm, weight_norm
 
 __all__ = [
-    "clip_grad_norm",
-    "clip_grad_norm_",
-    "clip_grad_value_",
-    "clip_grads_with_norm_",
-    "get_total_norm",
+    *clip_grad.__all__,
     "parameters_to_vector",
     "parametrizations",
     "parametrize",
