@@ -127,7 +127,7 @@ def test_scalar_state_is_rounded_as_pytorchs_float32_tensors(name, options, tole
 
 
 @pytest.mark.parametrize("case", CASES, ids=case_id)
-def test_trajectory_matches_torch(backend, torch64, case) -> None:
+def test_trajectory_matches_torch(backend, torch64, step_both, case) -> None:
     torch = torch64
     name, options = case
     values = initial_values()
@@ -142,15 +142,9 @@ def test_trajectory_matches_torch(backend, torch64, case) -> None:
     reference = getattr(torch.optim, name)(groups_of(theirs), lr=0.05, **torch_options)
     assert set(opt.defaults) == set(reference.defaults)
     for _ in range(STEPS):
-        opt.zero_grad()
-        plugrad_loss(ours, inputs).backward()
-        grads = {key: p.grad.numpy().copy() for key, p in ours.items() if p.grad is not None}
-        opt.step()
-        for key, grad in grads.items():  # the step leaves gradients alone
-            np.testing.assert_array_equal(ours[key].grad.numpy(), grad, err_msg=key)
-        reference.zero_grad()
-        torch_loss(theirs, torch_inputs).backward()
-        reference.step()
+        step_both(
+            opt, ours, plugrad_loss(ours, inputs), reference, torch_loss(theirs, torch_inputs)
+        )
         for key in ours:
             np.testing.assert_allclose(
                 ours[key].detach().numpy(), theirs[key].detach().numpy(), err_msg=key, **TOLERANCE
@@ -210,6 +204,18 @@ LBFGS_CASES = [
 ]
 
 
+def closure_of(optimizer, loss_of):
+    """The closure LBFGS's step calls: the loss ``loss_of()`` with its gradients afresh."""
+
+    def closure():
+        optimizer.zero_grad()
+        loss = loss_of()
+        loss.backward()
+        return loss
+
+    return closure
+
+
 @pytest.mark.parametrize("options", LBFGS_CASES, ids=lambda o: str(o) or "defaults")
 def test_lbfgs_matches_torch(backend, options) -> None:
     torch = pytest.importorskip("torch")
@@ -225,17 +231,8 @@ def test_lbfgs_matches_torch(backend, options) -> None:
     opt = optim.LBFGS(list(ours.values()), **options)
     reference = torch.optim.LBFGS(list(theirs.values()), **options)
 
-    def closure():
-        opt.zero_grad()
-        loss = plugrad_loss(ours, inputs)
-        loss.backward()
-        return loss
-
-    def torch_closure():
-        reference.zero_grad()
-        loss = torch_loss(theirs, torch_inputs)
-        loss.backward()
-        return loss
+    closure = closure_of(opt, lambda: plugrad_loss(ours, inputs))
+    torch_closure = closure_of(reference, lambda: torch_loss(theirs, torch_inputs))
 
     for _ in range(3):
         with plugrad.no_grad():  # the closure runs with grad mode on all the same
@@ -262,14 +259,11 @@ def lbfgs_problem(**options):
     inputs = plugrad.asarray(values["inputs"])
     opt = optim.LBFGS(params, **options)
 
-    def closure():
-        opt.zero_grad()
+    def loss():
         hidden = plugrad.tanh(inputs @ plugrad.matrix_transpose(params[0]) + params[1])
-        loss = plugrad.sum((hidden - 0.3) ** 2)
-        loss.backward()
-        return loss
+        return plugrad.sum((hidden - 0.3) ** 2)
 
-    return opt, params, closure
+    return opt, params, closure_of(opt, loss)
 
 
 def test_lbfgs_state_dict_round_trip_continues_the_same_trajectory(on_numpy, tmp_path) -> None:
@@ -648,12 +642,7 @@ def test_lbfgs_takes_a_tensor_lr_and_pytorchs_saved_numbers() -> None:
         w = plugrad.tensor([1.5, -0.7], requires_grad=True)
         optimizer = optim.LBFGS([w], lr=lr, max_iter=3)
 
-        def closure() -> plugrad.Tensor:
-            optimizer.zero_grad()
-            loss = ((w - 1) ** 4).sum()
-            loss.backward()
-            return loss
-
+        closure = closure_of(optimizer, lambda: ((w - 1) ** 4).sum())
         optimizer.step(closure)
         if reload:  # as PyTorch saves them: 0-d tensors
             saved = optimizer.state_dict()
@@ -701,11 +690,7 @@ def test_lbfgs_loads_pytorchs_state_dict_with_its_scratch_list_and_continues_ali
     w = torch.tensor([1.0, -2.0], dtype=torch.float64, requires_grad=True)
     theirs = torch.optim.LBFGS([w], max_iter=3)
 
-    def closure():
-        theirs.zero_grad()
-        loss = (w**4 + w**2).sum()
-        loss.backward()
-        return loss
+    closure = closure_of(theirs, lambda: (w**4 + w**2).sum())
 
     theirs.step(closure)
     saved = theirs.state_dict()
@@ -721,12 +706,6 @@ def test_lbfgs_loads_pytorchs_state_dict_with_its_scratch_list_and_continues_ali
     state = {0: {key: ours_of(value) for key, value in saved["state"][0].items()}}
     ours.load_state_dict({"state": state, "param_groups": saved["param_groups"]})
 
-    def our_closure():
-        ours.zero_grad()
-        loss = (p**4 + p**2).sum()
-        loss.backward()
-        return loss
-
     theirs.step(closure)
-    ours.step(our_closure)
+    ours.step(closure_of(ours, lambda: (p**4 + p**2).sum()))
     np.testing.assert_allclose(p.detach().numpy(), w.detach().numpy(), rtol=1e-12)

@@ -118,7 +118,7 @@ def groups_of(params: dict) -> list[dict]:
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("case", CASES, ids=case_id)
-def test_trajectory_matches_torch(backend, case, dtype) -> None:
+def test_trajectory_matches_torch(backend, step_both, case, dtype) -> None:
     torch = pytest.importorskip("torch")
     name, options = case
     values = initial_values(dtype)
@@ -131,15 +131,13 @@ def test_trajectory_matches_torch(backend, case, dtype) -> None:
     if dtype == "float32" and backend.backend.name == "jax":
         tolerance = JAX_FLOAT32_TOLERANCE
     for _ in range(6):
-        opt.zero_grad()
-        plugrad_loss(ours, inputs).backward()
-        grads = {key: p.grad.numpy().copy() for key, p in ours.items() if p.grad is not None}
-        opt.step()
-        for key, grad in grads.items():  # the step leaves gradients alone
-            np.testing.assert_array_equal(ours[key].grad.numpy(), grad, err_msg=key)
-        reference.zero_grad()
-        torch_loss(torch, theirs, torch_inputs).backward()
-        reference.step()
+        step_both(
+            opt,
+            ours,
+            plugrad_loss(ours, inputs),
+            reference,
+            torch_loss(torch, theirs, torch_inputs),
+        )
         for key in ours:
             np.testing.assert_allclose(
                 ours[key].detach().numpy(), theirs[key].detach().numpy(), err_msg=key, **tolerance
