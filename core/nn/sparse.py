@@ -19,7 +19,65 @@ from .parameter import Parameter
 __all__ = ["Embedding", "EmbeddingBag"]
 
 
-class Embedding(Module):
+class _EmbeddingTable(Module):
+    """What :class:`Embedding` and :class:`EmbeddingBag` share: the table ``weight`` (given,
+    or drawn), its padding row and the options of the lookup."""
+
+    def __init__(
+        self,
+        num_embeddings: int,
+        embedding_dim: int,
+        padding_idx: int | None,
+        max_norm: float | None,
+        norm_type: float,
+        scale_grad_by_freq: bool,
+        sparse: bool,
+        weight: Tensor | None,
+        freeze: bool,
+        device: Device | str | None,
+        dtype: _dtypes.DType | None,
+        backend: str | None,
+    ) -> None:
+        super().__init__()
+        name = type(self).__name__
+        if padding_idx is not None:
+            if not -num_embeddings <= padding_idx < num_embeddings:
+                raise ValueError(
+                    f"{name}: padding_idx must be within [-{num_embeddings}, {num_embeddings}), "
+                    f"got {padding_idx}"
+                )
+            padding_idx %= num_embeddings
+        self.num_embeddings = num_embeddings
+        self.embedding_dim = embedding_dim
+        self.padding_idx = padding_idx
+        if weight is None:
+            table = empty(
+                (num_embeddings, embedding_dim), device=device, dtype=dtype, backend=backend
+            )
+            self.weight = Parameter(table, requires_grad=not freeze)
+            self.reset_parameters()
+        elif isinstance(weight, Tensor) and weight.shape == (num_embeddings, embedding_dim):
+            self.weight = Parameter(weight.detach(), requires_grad=not freeze)
+        else:
+            shape = weight.shape if isinstance(weight, Tensor) else type(weight).__name__
+            raise ShapeError(
+                f"{name}: _weight must be a Tensor of shape ({num_embeddings}, {embedding_dim}), "
+                f"got {shape}"
+            )
+        self.max_norm = max_norm
+        self.norm_type = norm_type
+        self.scale_grad_by_freq = scale_grad_by_freq
+        self.sparse = sparse
+
+    def reset_parameters(self) -> None:
+        """Draw the table from ``N(0, 1)`` and zero the padding row."""
+        init.normal_(self.weight)
+        if self.padding_idx is not None:
+            with no_grad():
+                self.weight[self.padding_idx] = 0.0
+
+
+class Embedding(_EmbeddingTable):
     """Map integer indices to rows of a learned ``(num_embeddings, embedding_dim)`` table.
 
     The table is drawn from ``N(0, 1)`` (plugrad's random generators); the row
@@ -57,15 +115,10 @@ class Embedding(Module):
         dtype: _dtypes.DType | None = None,
         backend: str | None = None,
     ) -> None:
-        super().__init__()
-        _set_up_table(
-            self, num_embeddings, embedding_dim, padding_idx, _weight, _freeze, device, dtype,
-            backend,
+        super().__init__(
+            num_embeddings, embedding_dim, padding_idx, max_norm, norm_type, scale_grad_by_freq,
+            sparse, _weight, _freeze, device, dtype, backend,
         )  # fmt: skip
-        self.max_norm = max_norm
-        self.norm_type = norm_type
-        self.scale_grad_by_freq = scale_grad_by_freq
-        self.sparse = sparse
 
     @classmethod
     def from_pretrained(
@@ -92,13 +145,6 @@ class Embedding(Module):
         rows, cols = _table_sizes(cls, embeddings)
         return cls(rows, cols, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse,
                    _weight=embeddings, _freeze=freeze)  # fmt: skip
-
-    def reset_parameters(self) -> None:
-        """Draw the table from ``N(0, 1)`` and zero the padding row."""
-        init.normal_(self.weight)
-        if self.padding_idx is not None:
-            with no_grad():
-                self.weight[self.padding_idx] = 0.0
 
     def forward(self, input: Tensor) -> Tensor:
         return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
@@ -130,44 +176,7 @@ def _table_sizes(cls: type, embeddings: Any) -> tuple[int, int]:
     return rows, cols
 
 
-def _set_up_table(
-    layer: Embedding | EmbeddingBag,
-    num_embeddings: int,
-    embedding_dim: int,
-    padding_idx: int | None,
-    weight: Tensor | None,
-    freeze: bool,
-    device: Device | str | None,
-    dtype: _dtypes.DType | None,
-    backend: str | None,
-) -> None:
-    """Give ``layer`` its sizes, its padding row and its table: ``weight``, or one drawn."""
-    name = type(layer).__name__
-    if padding_idx is not None:
-        if not -num_embeddings <= padding_idx < num_embeddings:
-            raise ValueError(
-                f"{name}: padding_idx must be within [-{num_embeddings}, {num_embeddings}), "
-                f"got {padding_idx}"
-            )
-        padding_idx %= num_embeddings
-    layer.num_embeddings = num_embeddings
-    layer.embedding_dim = embedding_dim
-    layer.padding_idx = padding_idx
-    if weight is None:
-        table = empty((num_embeddings, embedding_dim), device=device, dtype=dtype, backend=backend)
-        layer.weight = Parameter(table, requires_grad=not freeze)
-        layer.reset_parameters()
-        return
-    if not isinstance(weight, Tensor) or weight.shape != (num_embeddings, embedding_dim):
-        shape = weight.shape if isinstance(weight, Tensor) else type(weight).__name__
-        raise ShapeError(
-            f"{name}: _weight must be a Tensor of shape ({num_embeddings}, {embedding_dim}), "
-            f"got {shape}"
-        )
-    layer.weight = Parameter(weight.detach(), requires_grad=not freeze)
-
-
-class EmbeddingBag(Module):
+class EmbeddingBag(_EmbeddingTable):
     """Sum, average or take the max of the rows of a learned table over bags of indices.
 
     :func:`~plugrad.nn.functional.embedding_bag` with the layer's table (drawn
@@ -203,18 +212,13 @@ class EmbeddingBag(Module):
         backend: str | None = None,
         _freeze: bool = False,
     ) -> None:
-        super().__init__()
         if mode not in ("sum", "mean", "max"):
             raise ValueError(f"EmbeddingBag: mode must be 'sum', 'mean' or 'max', got {mode!r}")
-        _set_up_table(
-            self, num_embeddings, embedding_dim, padding_idx, _weight, _freeze, device, dtype,
-            backend,
+        super().__init__(
+            num_embeddings, embedding_dim, padding_idx, max_norm, norm_type, scale_grad_by_freq,
+            sparse, _weight, _freeze, device, dtype, backend,
         )  # fmt: skip
-        self.max_norm = max_norm
-        self.norm_type = norm_type
-        self.scale_grad_by_freq = scale_grad_by_freq
         self.mode = mode
-        self.sparse = sparse
         self.include_last_offset = include_last_offset
 
     @classmethod
@@ -234,13 +238,6 @@ class EmbeddingBag(Module):
         rows, cols = _table_sizes(cls, embeddings)
         return cls(rows, cols, max_norm, norm_type, scale_grad_by_freq, mode, sparse,
                    embeddings, include_last_offset, padding_idx, _freeze=freeze)  # fmt: skip
-
-    def reset_parameters(self) -> None:
-        """Draw the table from ``N(0, 1)`` and zero the padding row."""
-        init.normal_(self.weight)
-        if self.padding_idx is not None:
-            with no_grad():
-                self.weight[self.padding_idx] = 0.0
 
     def forward(
         self,
