@@ -11,10 +11,15 @@ from ... import ops as _ops
 from ...grad_mode import no_grad
 from ...tensor import Tensor
 from .. import functional as F
-from ..conv import _ConvTransposeNd
 from ..module import Module
 from ..parameter import Parameter
-from .parametrizations import norm_except_dim, random_singular_vectors, weight_as_matrix
+from .parametrizations import (
+    _check_power_iterations,
+    _output_axis,
+    norm_except_dim,
+    random_singular_vectors,
+    weight_as_matrix,
+)
 
 __all__ = ["remove_spectral_norm", "remove_weight_norm", "spectral_norm", "weight_norm"]
 
@@ -111,11 +116,7 @@ class SpectralNorm:
     call, ``sigma`` estimated by power iteration (a step per call in training)."""
 
     def __init__(self, name: str, n_power_iterations: int, dim: int, eps: float) -> None:
-        if not isinstance(n_power_iterations, int) or n_power_iterations <= 0:
-            raise ValueError(
-                "spectral_norm(): n_power_iterations must be a positive int, got "
-                f"{n_power_iterations!r}"
-            )
+        _check_power_iterations(n_power_iterations)
         self.name, self.n_power_iterations, self.dim, self.eps = name, n_power_iterations, dim, eps
 
     def compute_weight(self, module: Module, do_power_iteration: bool) -> Tensor:
@@ -164,7 +165,7 @@ def spectral_norm(
     if not isinstance(weight, Parameter):
         raise ValueError(f"spectral_norm(): {type(module).__name__} has no parameter {name!r}")
     if dim is None:
-        dim = 1 if isinstance(module, _ConvTransposeNd) else 0
+        dim = _output_axis(module)
     hook = SpectralNorm(name, n_power_iterations, dim, eps)
     u, v = random_singular_vectors(weight_as_matrix(weight.detach(), dim), eps)
     del module._parameters[name]

@@ -87,6 +87,20 @@ def random_singular_vectors(matrix: Tensor, eps: float) -> tuple[Tensor, Tensor]
     return u, v
 
 
+def _check_power_iterations(n_power_iterations: Any) -> None:
+    """Refuse a count of power-method steps that is not a positive int."""
+    if not isinstance(n_power_iterations, int) or n_power_iterations <= 0:
+        raise ValueError(
+            "spectral_norm(): n_power_iterations must be a positive int, got "
+            f"{n_power_iterations!r}"
+        )
+
+
+def _output_axis(module: Module) -> int:
+    """The default ``dim`` of a spectral norm: 1 for the transposed convolutions, else 0."""
+    return 1 if isinstance(module, _ConvTransposeNd) else 0
+
+
 class _SpectralNorm(Module):
     """``weight / sigma``, ``sigma`` the largest singular value of the weight as a matrix,
     estimated by power iteration; its vectors ``_u`` and ``_v`` are buffers, and each
@@ -102,11 +116,7 @@ class _SpectralNorm(Module):
         ndim = weight.ndim
         if not -ndim <= dim < max(ndim, 1):
             raise ValueError(f"spectral_norm(): dim={dim} is out of range for {ndim} dimensions")
-        if not isinstance(n_power_iterations, int) or n_power_iterations <= 0:
-            raise ValueError(
-                "spectral_norm(): n_power_iterations must be a positive int, got "
-                f"{n_power_iterations!r}"
-            )
+        _check_power_iterations(n_power_iterations)
         self.dim = dim if dim >= 0 else dim + ndim
         self.eps = eps
         if ndim > 1:
@@ -172,6 +182,6 @@ def spectral_norm(
     if not isinstance(weight, Tensor):
         raise ValueError(f"spectral_norm(): {type(module).__name__} has no parameter {name!r}")
     if dim is None:
-        dim = 1 if isinstance(module, _ConvTransposeNd) else 0
+        dim = _output_axis(module)
     register_parametrization(module, name, _SpectralNorm(weight, n_power_iterations, dim, eps))
     return module
