@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import numpy as np
 import pytest
+from functional_compare import compare_with_torch
 
 import plugrad
 import plugrad.nn.functional as F
@@ -19,32 +21,7 @@ from plugrad.errors import IndexOutOfRangeError
 
 torch = pytest.importorskip("torch")
 TF = torch.nn.functional
-
-
-def compare(
-    ours: Callable[..., Any],
-    theirs: Callable[..., Any],
-    *arrays: np.ndarray,
-    rtol: float = 1e-7,
-    atol: float = 1e-10,
-) -> None:
-    """Values and the gradient of every float input agree (float64)."""
-    differentiable = [np.asarray(a).dtype.kind == "f" for a in arrays]
-    mine = [plugrad.asarray(a, requires_grad=d) for a, d in zip(arrays, differentiable)]
-    reference = [torch.tensor(a, requires_grad=d) for a, d in zip(arrays, differentiable)]
-    out, expected = ours(*mine), theirs(*reference)
-    np.testing.assert_allclose(
-        out.detach().numpy(), expected.detach().numpy(), rtol=rtol, atol=atol
-    )
-    weights = np.random.default_rng(0).uniform(0.5, 1.5, size=tuple(expected.shape))
-    out.backward(plugrad.asarray(weights))
-    expected.backward(torch.tensor(weights))
-    for index, (m, r, d) in enumerate(zip(mine, reference, differentiable)):
-        if d:
-            assert m.grad is not None, f"no gradient for input {index}"
-            np.testing.assert_allclose(
-                m.grad.numpy(), r.grad.numpy(), rtol=rtol, atol=atol, err_msg=f"input {index}"
-            )
+compare = partial(compare_with_torch, rtol=1e-7, atol=1e-10)
 
 
 RNG = np.random.default_rng(20)

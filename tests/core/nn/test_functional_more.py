@@ -9,11 +9,12 @@ input raises a typed error that says what is wrong.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
 import pytest
+from functional_compare import compare_with_torch
 
 import plugrad
 import plugrad.nn.functional as F
@@ -22,6 +23,7 @@ from plugrad.errors import ArgumentError, AxisError, DtypeError, IndexOutOfRange
 
 torch = pytest.importorskip("torch")
 TF = torch.nn.functional
+compare = partial(compare_with_torch, rtol=1e-9, atol=1e-12)
 
 REDUCTIONS = ["mean", "sum", "none"]
 RNG = np.random.default_rng(7)
@@ -29,38 +31,6 @@ RNG = np.random.default_rng(7)
 
 def normal(*shape: int) -> np.ndarray:
     return RNG.standard_normal(shape)
-
-
-def compare(
-    ours: Callable[..., Any],
-    theirs: Callable[..., Any],
-    *arrays: Any,
-    grads: Sequence[bool] | None = None,
-    rtol: float = 1e-9,
-    atol: float = 1e-12,
-) -> None:
-    """Values and the gradients of the float inputs (those ``grads`` marks) agree."""
-    arrays = tuple(np.asarray(a) for a in arrays)
-    if grads is None:
-        grads = [a.dtype.kind == "f" for a in arrays]
-    mine = [plugrad.asarray(a, requires_grad=g) for a, g in zip(arrays, grads)]
-    reference = [torch.tensor(a, requires_grad=g) for a, g in zip(arrays, grads)]
-    out, expected = ours(*mine), theirs(*reference)
-    assert out.shape == tuple(expected.shape)
-    np.testing.assert_allclose(
-        out.detach().numpy(), expected.detach().numpy(), rtol=rtol, atol=atol
-    )
-    weights = np.random.default_rng(0).uniform(0.5, 1.5, size=tuple(expected.shape))
-    out.backward(plugrad.asarray(weights))
-    expected.backward(torch.tensor(weights))
-    for index, (m, r, g) in enumerate(zip(mine, reference, grads)):
-        if g and r.grad is None:  # used only in comparisons: no gradient either
-            assert m.grad is None, f"a gradient for input {index}, PyTorch has none"
-        elif g:
-            assert m.grad is not None, f"no gradient for input {index}"
-            np.testing.assert_allclose(
-                m.grad.numpy(), r.grad.numpy(), rtol=rtol, atol=atol, err_msg=f"input {index}"
-            )
 
 
 # -- activations --------------------------------------------------------------------------
