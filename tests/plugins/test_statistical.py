@@ -144,19 +144,18 @@ CASES = [
         lambda a: np_cumprod(a, axis=-1, include_initial=True),
         ((3, 4),),
     ),
-    OpCase(
-        "cumulative_prod",
-        "cumprod-zeros",
-        lambda a: P.cumulative_prod(a, axis=1),
-        lambda a: np_cumprod(a, axis=1),
-        inputs=cumulative_with_zero,
-    ),
-    OpCase(
-        "cumulative_prod",
-        "cumprod-one-zero",
-        lambda a: P.cumulative_prod(a, axis=1),
-        lambda a: np_cumprod(a, axis=1),
-        inputs=cumulative_with_one_zero,
+    *(
+        OpCase(
+            "cumulative_prod",
+            name,
+            lambda a: P.cumulative_prod(a, axis=1),
+            lambda a: np_cumprod(a, axis=1),
+            inputs=inputs,
+        )
+        for name, inputs in (
+            ("cumprod-zeros", cumulative_with_zero),
+            ("cumprod-one-zero", cumulative_with_one_zero),
+        )
     ),
 ]
 
