@@ -76,6 +76,17 @@ class _EmbeddingTable(Module):
             with no_grad():
                 self.weight[self.padding_idx] = 0.0
 
+    def _lookup_repr(self) -> str:
+        """The options of the lookup that differ from their defaults, for ``extra_repr``."""
+        text = ""
+        if self.max_norm is not None:
+            text += f", max_norm={self.max_norm}"
+        if self.norm_type != 2:
+            text += f", norm_type={self.norm_type}"
+        if self.scale_grad_by_freq:
+            text += f", scale_grad_by_freq={self.scale_grad_by_freq}"
+        return text
+
 
 class Embedding(_EmbeddingTable):
     """Map integer indices to rows of a learned ``(num_embeddings, embedding_dim)`` table.
@@ -154,12 +165,7 @@ class Embedding(_EmbeddingTable):
         text = f"{self.num_embeddings}, {self.embedding_dim}"
         if self.padding_idx is not None:
             text += f", padding_idx={self.padding_idx}"
-        if self.max_norm is not None:
-            text += f", max_norm={self.max_norm}"
-        if self.norm_type != 2:
-            text += f", norm_type={self.norm_type}"
-        if self.scale_grad_by_freq:
-            text += f", scale_grad_by_freq={self.scale_grad_by_freq}"
+        text += self._lookup_repr()
         if self.sparse:
             text += ", sparse=True"
         return text
@@ -251,13 +257,7 @@ class EmbeddingBag(_EmbeddingTable):
         )  # fmt: skip
 
     def extra_repr(self) -> str:
-        text = f"{self.num_embeddings}, {self.embedding_dim}"
-        if self.max_norm is not None:
-            text += f", max_norm={self.max_norm}"
-        if self.norm_type != 2:
-            text += f", norm_type={self.norm_type}"
-        if self.scale_grad_by_freq:
-            text += f", scale_grad_by_freq={self.scale_grad_by_freq}"
+        text = f"{self.num_embeddings}, {self.embedding_dim}{self._lookup_repr()}"
         text += f", mode={self.mode!r}"
         if self.padding_idx is not None:
             text += f", padding_idx={self.padding_idx}"
