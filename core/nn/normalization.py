@@ -54,6 +54,17 @@ class _NormBase(Module):
         if self.bias is not None:
             init.zeros_(self.bias)
 
+    def _add_affine(
+        self,
+        shape: tuple[int, ...],
+        affine: bool,
+        bias: bool,
+        **placement: Unpack[ParameterPlacement],
+    ) -> None:
+        """A ``weight`` of ``shape`` if ``affine``, and a ``bias`` too if ``bias``; else None."""
+        affine_shape = shape if affine else None
+        add_weight_and_bias(self, affine_shape, affine_shape if bias else None, **placement)
+
 
 class LayerNorm(_NormBase):
     """Normalize over the trailing ``normalized_shape`` axes (see ``functional.layer_norm``).
@@ -85,8 +96,7 @@ class LayerNorm(_NormBase):
         self.normalized_shape = shape = _as_shape(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        affine_shape = shape if elementwise_affine else None
-        add_weight_and_bias(self, affine_shape, affine_shape if bias else None, **placement)
+        self._add_affine(shape, elementwise_affine, bias, **placement)
         self.reset_parameters()
 
     def forward(self, input: Tensor) -> Tensor:
@@ -133,8 +143,7 @@ class _BatchNorm(_NormBase):
         self.affine = affine
         self.track_running_stats = track_running_stats
         shape = (num_features,)
-        affine_shape = shape if affine else None
-        add_weight_and_bias(self, affine_shape, affine_shape if bias else None, **placement)
+        self._add_affine(shape, affine, bias, **placement)
         if track_running_stats:
             device, backend = placement.get("device"), placement.get("backend")
             dtype = placement.get("dtype")
@@ -287,8 +296,7 @@ class GroupNorm(_NormBase):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        shape = (num_channels,) if affine else None
-        add_weight_and_bias(self, shape, shape if bias else None, **placement)
+        self._add_affine((num_channels,), affine, bias, **placement)
         self.reset_parameters()
 
     def forward(self, input: Tensor) -> Tensor:
