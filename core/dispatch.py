@@ -1071,27 +1071,45 @@ def _retell_kernel_error(
     (see :func:`_retell_shape_error`), a dtype the kernel lacks a DtypeError.
     Returns for other errors, which the caller raises again unchanged.
     """
-    _retell_shape_error(op, device, error, inputs)  # (NumPy's "must be square" is one too)
     if isinstance(error, PlugradError):
         return
+    _retell_missing_dtype(op, device, error, inputs)
+    _retell_shape_error(op, device, error, inputs)  # (NumPy's "must be square" is one too)
     if type(error).__name__ in BACKEND_LINALG_ERRORS:
         raise LinAlgError(
             f"{op.name}(): {error} (from the {device.backend.name} kernel): the matrix is "
             "singular, or not positive definite, where the op needs it to be; check its values, "
             "or use plugrad.linalg.pinv or lstsq for a least-squares answer"
         ) from error
+
+
+def _retell_missing_dtype(
+    op: RegisteredOp, device: Device, error: Exception, inputs: tuple[Any, ...]
+) -> None:
+    """Raise a DtypeError for a kernel that lacks the inputs' dtype (PyTorch's: ``"add_stub"
+    not implemented for 'UInt32'``, ``Low precision dtypes not supported. Got Half``,
+    ``expected a tensor ... of float, double, cfloat or cdouble types``)."""
     text = str(error)
-    if (isinstance(error, NotImplementedError) and "not implemented for" in text) or (
-        "bool tensor" in text and "not supported" in text  # PyTorch's `-` of bools
+    lowered = text.lower()
+    dtypes = [x.dtype for x in inputs if isinstance(x, Tensor)]
+    unusual = any(d not in _FULL_PRECISION for d in dtypes)
+    if not (
+        (isinstance(error, NotImplementedError) and "not implemented for" in text)
+        or ("bool tensor" in text and "not supported" in text)  # PyTorch's `-` of bools
+        or "low precision dtypes not supported" in lowered
+        or (unusual and "of float, double" in lowered)  # (said of a 1-d float input too)
     ):
-        # PyTorch's kernels lack some dtypes ("add_stub" not implemented for 'UInt32').
-        dtypes = ", ".join(
-            x.dtype.name if isinstance(x, Tensor) else type(x).__name__ for x in inputs
-        )
-        raise DtypeError(
-            f"{op.name}(): the {device.backend.name} kernel has no version for inputs of dtype "
-            f"{dtypes} ({error}); convert them first, e.g. x.to(plugrad.int64)"
-        ) from error
+        return
+    names = ", ".join(x.dtype.name if isinstance(x, Tensor) else type(x).__name__ for x in inputs)
+    half = any(d.kind == "real floating" and d.itemsize < 4 for d in dtypes)
+    raise DtypeError(
+        f"{op.name}(): the {device.backend.name} kernel has no version for inputs of dtype "
+        f"{names} ({error}); convert them first, e.g. "
+        f"x.to(plugrad.{'float32' if half else 'int64'})"
+    ) from error
+
+
+_FULL_PRECISION = (_dtypes.float32, _dtypes.float64, _dtypes.complex64, _dtypes.complex128)
 
 
 def _retell_shape_error(

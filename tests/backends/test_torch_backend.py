@@ -241,3 +241,13 @@ def test_a_dtype_torch_has_no_kernel_for_is_a_dtype_error() -> None:
         # torch's RuntimeError for `-` of bools ("... on a bool tensor is not supported")
         with pytest.raises(plugrad.errors.DtypeError, match=r"negative\(\)"):
             -plugrad.tensor([True])
+        # float16 linear algebra: a raw RuntimeError (inv), a ShapeError (pinv, whose message
+        # names dimensions), and every hint said to convert to int64
+        half = plugrad.eye(3, dtype=plugrad.float16)
+        for function in (plugrad.linalg.inv, plugrad.linalg.pinv, plugrad.linalg.det):
+            with pytest.raises(
+                plugrad.errors.DtypeError, match=r"float16.*x\.to\(plugrad\.float32\)"
+            ):
+                function(half)
+        with pytest.raises(plugrad.errors.ShapeError, match=r"shapes \(3,\)"):
+            plugrad.linalg.pinv(plugrad.ones(3))  # the same message for a 1-d input: its shape
