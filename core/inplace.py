@@ -22,6 +22,7 @@ from typing import Any
 from . import dtypes as _dtypes
 from . import graph as _graph
 from . import ops as _ops
+from . import versions as _versions
 from .backend import WRITE_REFUSED
 from .errors import (
     ArgumentError,
@@ -204,6 +205,19 @@ def _write_or_rebind(target: Tensor, array: Any, name: str) -> None:
         target._array = array
 
 
+def _refuse_shape_change_of_shared(target: Tensor, name: str) -> None:
+    """Where views are copies, a tensor sharing memory with others cannot change shape in
+    place: how they follow each other is known for the shapes they were made with."""
+    if target._device.views_are_copies and len(memory_links(target)) > 1:
+        raise ViewCopyError(
+            f"{name} on a tensor of shape {target.shape} that shares its memory with other "
+            f"tensors (its views, or one it is a view of): on the "
+            f"{target._device.backend.name!r} backend views are copies, brought up to date "
+            "by how they were made, which a shape change in place would falsify. Make a new "
+            f"view instead (y = x.{name.removesuffix('_()')}(...)). Nothing was changed."
+        )
+
+
 def change_shape(target: Tensor, function: Callable[..., Tensor], *args: Any, name: str) -> Tensor:
     """Make ``target`` look at its data as the view ``function(target, *args)``; return it.
 
@@ -215,14 +229,7 @@ def change_shape(target: Tensor, function: Callable[..., Tensor], *args: Any, na
     memory with others cannot change shape: how they follow each other is known
     for the shapes they were made with.
     """
-    if target._device.views_are_copies and len(memory_links(target)) > 1:
-        raise ViewCopyError(
-            f"{name} on a tensor of shape {target.shape} that shares its memory with other "
-            f"tensors (its views, or one it is a view of): on the "
-            f"{target._device.backend.name!r} backend views are copies, brought up to date "
-            "by how they were made, which a shape change in place would falsify. Make a new "
-            f"view instead (y = x.{name.removesuffix('_()')}(...)). Nothing was changed."
-        )
+    _refuse_shape_change_of_shared(target, name)
     if _state.enabled and target._requires_grad:
         if target._edge is None:
             raise _changed_leaf(target, name, f"y = x.{name.removesuffix('_()')}(...)")
@@ -914,17 +921,23 @@ def _resize(self: Tensor, *size: int | tuple[int, ...]) -> Tensor:
     count = 1
     for n in shape:
         count *= n
-    if count == self.numel():
+    if count == self.numel():  # the same memory, seen in another shape
+        _refuse_shape_change_of_shared(self, "resize_()")
         self._array = xp.reshape(array, shape)
+        self._bump_version()
+        return self
+    flat = xp.reshape(array, (-1,))
+    if count < flat.shape[0]:
+        flat = flat[:count]
     else:
-        flat = xp.reshape(array, (-1,))
-        if count < flat.shape[0]:
-            flat = flat[:count]
-        else:
-            zeros = xp.zeros(count - flat.shape[0], dtype=array.dtype, device=device.native)
-            flat = xp.concat((flat, zeros))
-        self._array = xp.reshape(flat, shape)
+        zeros = xp.zeros(count - flat.shape[0], dtype=array.dtype, device=device.native)
+        flat = xp.concat((flat, zeros))
+    self._array = xp.reshape(flat, shape)
     self._bump_version()
+    if device.views_are_copies:
+        # A new array, which the views made before do not follow (they would be made again
+        # from it in the wrong shape). Elsewhere they may share its memory (NumPy's slice).
+        _versions.leave_memory(self)
     return self
 
 

@@ -333,3 +333,28 @@ def test_a_tensor_given_new_data_leaves_its_views_behind(device) -> None:
     w.data = plugrad.tensor([3.0, 4.0])
     with pytest.raises(plugrad.errors.InPlaceModificationError):
         loss.backward()  # it saved the old values
+
+
+def test_resize_keeps_views_in_their_shape(device) -> None:
+    # Where views are copies, a view made before resize_ was made again from the resized
+    # tensor at its next change: x[1:3] became [[6, 8], [10, 12]] (PyTorch: [4, 6]).
+    x = plugrad.arange(1.0, 7.0)
+    v = x[1:3]
+    if device.views_are_copies:
+        with pytest.raises(ViewCopyError, match=r"resize_\(\)"):
+            x.resize_(3, 2)  # the same memory in a new shape, as squeeze_ or t_
+        assert x.shape == (6,)
+    else:
+        x.resize_(3, 2)
+        x.mul_(2)
+        assert v.tolist() == [4.0, 6.0]  # as PyTorch's: the view follows the memory
+    x = plugrad.arange(1.0, 7.0)
+    v = x[1:3]
+    x.resize_(2, 2)  # fewer elements
+    x.fill_(0.0)
+    assert x.tolist() == [[0.0, 0.0], [0.0, 0.0]]
+    # NumPy's slice keeps the memory, as PyTorch's; a copy stays as it was
+    assert v.tolist() == ([2.0, 3.0] if device.views_are_copies else [0.0, 0.0])
+    v.add_(1)  # and, as NumPy's copy would, no longer writes into x
+    expected = [[0.0, 0.0], [0.0, 0.0]] if device.views_are_copies else [[0.0, 1.0], [1.0, 0.0]]
+    assert x.tolist() == expected
