@@ -2716,6 +2716,34 @@ def cosine_embedding_loss(
     return _reduce(alike + apart, reduction)
 
 
+def _triplet_loss(
+    function: str,
+    anchor: Tensor,
+    positive: Tensor,
+    negative: Tensor,
+    distance: Callable[[Tensor, Tensor], Tensor],
+    margin: float,
+    swap: bool,
+    reduction: str,
+) -> Tensor:
+    """``max(0, margin + distance(anchor, positive) - distance(anchor, negative))``, checked."""
+    _check_reduction(function, reduction)
+    for name, value in (("anchor", anchor), ("positive", positive), ("negative", negative)):
+        _check_tensor(name, function, value)
+    if margin <= 0:
+        raise ValueError(f"{function}(): margin must be > 0, got {margin!r}")
+    if not anchor.ndim == positive.ndim == negative.ndim:
+        raise ShapeError(
+            f"{function}(): anchor, positive and negative must have the same number of dims, "
+            f"got shapes {anchor.shape}, {positive.shape} and {negative.shape}"
+        )
+    to_positive = distance(anchor, positive)
+    to_negative = distance(anchor, negative)
+    if swap:
+        to_negative = _ops.minimum(to_negative, distance(positive, negative))
+    return _reduce(_clamp_min_zero(margin + to_positive - to_negative), reduction)
+
+
 @accepts_legacy_reduction(after="swap")
 def triplet_margin_loss(
     anchor: Tensor,
@@ -2743,21 +2771,10 @@ def triplet_margin_loss(
     >>> F.triplet_margin_loss(a, pos, neg)
     tensor(0.5000)
     """
-    _check_reduction("triplet_margin_loss", reduction)
-    for name, value in (("anchor", anchor), ("positive", positive), ("negative", negative)):
-        _check_tensor(name, "triplet_margin_loss", value)
-    if margin <= 0:
-        raise ValueError(f"triplet_margin_loss(): margin must be > 0, got {margin!r}")
-    if not anchor.ndim == positive.ndim == negative.ndim:
-        raise ShapeError(
-            "triplet_margin_loss(): anchor, positive and negative must have the same number of "
-            f"dims, got shapes {anchor.shape}, {positive.shape} and {negative.shape}"
-        )
-    to_positive = pairwise_distance(anchor, positive, p, eps)
-    to_negative = pairwise_distance(anchor, negative, p, eps)
-    if swap:
-        to_negative = _ops.minimum(to_negative, pairwise_distance(positive, negative, p, eps))
-    return _reduce(_clamp_min_zero(margin + to_positive - to_negative), reduction)
+    return _triplet_loss(
+        "triplet_margin_loss", anchor, positive, negative,
+        lambda x1, x2: pairwise_distance(x1, x2, p, eps), margin, swap, reduction,
+    )  # fmt: skip
 
 
 @accepts_legacy_reduction
@@ -2786,23 +2803,11 @@ def triplet_margin_with_distance_loss(
     >>> F.triplet_margin_with_distance_loss(a, pos, neg, distance_function=manhattan)
     tensor(0.5000)
     """
-    function = "triplet_margin_with_distance_loss"
-    _check_reduction(function, reduction)
-    for name, value in (("anchor", anchor), ("positive", positive), ("negative", negative)):
-        _check_tensor(name, function, value)
-    if margin <= 0:
-        raise ValueError(f"{function}(): margin must be > 0, got {margin!r}")
-    if not anchor.ndim == positive.ndim == negative.ndim:
-        raise ShapeError(
-            f"{function}(): anchor, positive and negative must have the same number of dims, "
-            f"got shapes {anchor.shape}, {positive.shape} and {negative.shape}"
-        )
     distance = pairwise_distance if distance_function is None else distance_function
-    to_positive = distance(anchor, positive)
-    to_negative = distance(anchor, negative)
-    if swap:
-        to_negative = _ops.minimum(to_negative, distance(positive, negative))
-    return _reduce(_clamp_min_zero(margin + to_positive - to_negative), reduction)
+    return _triplet_loss(
+        "triplet_margin_with_distance_loss", anchor, positive, negative, distance, margin, swap,
+        reduction,
+    )  # fmt: skip
 
 
 @accepts_legacy_reduction(after="target")
