@@ -958,17 +958,8 @@ def dropout(
             f"dropout(): scales what it keeps by 1 / (1 - p), which a {input.dtype.name} "
             "tensor cannot hold; convert it first (x.float())"
         )
-    dtype = input.dtype if input.dtype.kind == "real floating" else _dtypes.float32
-    with no_grad():
-        noise = rand(*input.shape, dtype=dtype, device=input.device, generator=generator)
-        keep = noise >= p
-    # p == 1 drops everything; a zero scale avoids 1 / 0.
-    scale = 0.0 if p == 1 else 1.0 / (1.0 - p)
-    if inplace:
-        return apply_inplace(
-            input, lambda x: _ops.dropout(x, keep, scale=scale), name="dropout(inplace=True)"
-        )
-    return _ops.dropout(input, keep, scale=scale)
+    keep = _keep_mask(input, p, input.shape, generator)
+    return _scaled_dropout("dropout", input, keep, p, inplace)
 
 
 # -- losses ------------------------------------------------------------------------------
@@ -3085,6 +3076,17 @@ def _keep_mask(
         return noise >= p
 
 
+def _scaled_dropout(function: str, input: Tensor, keep: Tensor, p: float, inplace: bool) -> Tensor:
+    """``input`` where ``keep`` is true, scaled by ``1 / (1 - p)``; zero elsewhere."""
+    # p == 1 drops everything; a zero scale avoids 1 / 0.
+    scale = 0.0 if p == 1 else 1.0 / (1.0 - p)
+    if inplace:
+        return apply_inplace(
+            input, lambda x: _ops.dropout(x, keep, scale=scale), name=f"{function}(inplace=True)"
+        )
+    return _ops.dropout(input, keep, scale=scale)
+
+
 def _channel_dropout(
     function: str,
     input: Tensor,
@@ -3109,12 +3111,7 @@ def _channel_dropout(
         return input
     lead = 1 if input.ndim == unbatched else 2
     keep = _keep_mask(input, p, input.shape[:lead] + (1,) * (input.ndim - lead), generator)
-    scale = 0.0 if p == 1 else 1.0 / (1.0 - p)
-    if inplace:
-        return apply_inplace(
-            input, lambda x: _ops.dropout(x, keep, scale=scale), name=f"{function}(inplace=True)"
-        )
-    return _ops.dropout(input, keep, scale=scale)
+    return _scaled_dropout(function, input, keep, p, inplace)
 
 
 def dropout1d(
