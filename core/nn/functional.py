@@ -263,20 +263,8 @@ def _pool_pair(function: str, name: str, value: Any, minimum: int) -> tuple[int,
 
 
 def _pair(function: str, name: str, value: Any, minimum: int) -> tuple[int, int]:
-    value = _int_or_itself(value)
-    if isinstance(value, int):
-        pair: tuple[Any, ...] = (value, value)
-    else:
-        pair = tuple(map(_int_or_itself, value)) if isinstance(value, tuple | list) else ()
-    if (
-        len(pair) != 2
-        or not all(isinstance(v, int) and not isinstance(v, bool) for v in pair)
-        or min(pair) < minimum
-    ):
-        raise ValueError(
-            f"{function}(): {name} must be an int or a pair of ints >= {minimum}, got {value!r}"
-        )
-    return pair
+    # The pools report a bad geometry as a plain ValueError.
+    return cast("tuple[int, int]", _ntuple(function, name, value, 2, minimum, error=ValueError))
 
 
 # -- linear and activations ---------------------------------------------------------------
@@ -3276,10 +3264,17 @@ _KERNEL = {1: "k", 2: "kh, kw"}
 
 
 def _ntuple(
-    function: str, name: str, value: Any, n: int, minimum: int, one_for_all: bool = False
+    function: str,
+    name: str,
+    value: Any,
+    n: int,
+    minimum: int,
+    one_for_all: bool = False,
+    error: type[ValueError] = InvalidArgumentError,
 ) -> tuple[int, ...]:
     """``value`` as ``n`` ints ``>= minimum``: one int for every axis, or a sequence of ``n``
-    (or, with ``one_for_all``, of one, as PyTorch's convolutions take ``stride=(2,)``)."""
+    (or, with ``one_for_all``, of one, as PyTorch's convolutions take ``stride=(2,)``); else
+    ``error``."""
     value = _int_or_itself(value)
     if isinstance(value, int):
         values: tuple[Any, ...] = (value,) * n
@@ -3295,9 +3290,7 @@ def _ntuple(
         what = {1: "an int or a 1-tuple of ints", 2: "an int or a pair of ints"}.get(
             n, f"an int or a tuple of {n} ints"
         )
-        raise InvalidArgumentError(
-            f"{function}(): {name} must be {what} >= {minimum}, got {value!r}"
-        )
+        raise error(f"{function}(): {name} must be {what} >= {minimum}, got {value!r}")
     return values
 
 
