@@ -4064,18 +4064,23 @@ def adaptive_max_pool2d_with_indices(
 # -- more normalization: group, instance, RMS, local response -----------------------------
 
 
+def _check_channel_shapes(function: str, channels: int, *named: tuple[str, Tensor | None]) -> None:
+    """Each ``(name, tensor)`` given, unless the tensor is None, has one value per channel."""
+    for name, value in named:
+        if value is not None and tuple(value.shape) != (channels,):
+            raise ShapeError(
+                f"{function}(): {name} must have shape ({channels},), one per channel, got "
+                f"{value.shape}"
+            )
+
+
 def _channel_affine(
     function: str, input: Tensor, weight: Tensor | None, bias: Tensor | None
 ) -> Tensor:
     """``input * weight + bias`` with one weight and bias per channel (axis 1)."""
     channels = input.shape[1]
     kept = (channels,) + (1,) * (input.ndim - 2)
-    for name, value in (("weight", weight), ("bias", bias)):
-        if value is not None and tuple(value.shape) != (channels,):
-            raise ShapeError(
-                f"{function}(): {name} must have shape ({channels},), one per channel, got "
-                f"{value.shape}"
-            )
+    _check_channel_shapes(function, channels, ("weight", weight), ("bias", bias))
     return _scale_shift(input, weight, bias, kept)
 
 
@@ -4161,12 +4166,9 @@ def instance_norm(
     _check_floating("instance_norm", input)
     _check_same_dtype("instance_norm", input, weight, bias)
     n, channels = input.shape[:2]
-    for name, value in (("running_mean", running_mean), ("running_var", running_var)):
-        if value is not None and tuple(value.shape) != (channels,):
-            raise ShapeError(
-                f"instance_norm(): {name} must have shape ({channels},), one per channel, got "
-                f"{value.shape}"
-            )
+    _check_channel_shapes(
+        "instance_norm", channels, ("running_mean", running_mean), ("running_var", running_var)
+    )
     if use_input_stats:
         flat = _ops.reshape(input, (n, channels, math.prod(input.shape[2:])))
         count = flat.shape[-1]
