@@ -4418,6 +4418,22 @@ def _nearest(
     return _ops.take(x, index, axis=axis)
 
 
+def _sources(
+    rounded: Callable[[float], float],
+    size: int,
+    out: int,
+    scale: float | None,
+    align_corners: bool,
+) -> list[float]:
+    """Where each of ``out`` elements falls on an axis of ``size`` input elements, in
+    PyTorch's arithmetic (``rounded`` to the precision of the data); it may be below 0."""
+    if align_corners:
+        ratio = rounded(rounded(size - 1) / (out - 1)) if out > 1 else 0.0
+        return [rounded(ratio * i) for i in range(out)]
+    ratio = rounded(1.0 / scale) if scale is not None and scale > 0 else rounded(size / out)
+    return [rounded(rounded(ratio * rounded(i + 0.5)) - 0.5) for i in range(out)]
+
+
 def _linear(
     x: Tensor, axis: int, size: int, out: int, scale: float | None, align_corners: bool
 ) -> Tensor:
@@ -4426,12 +4442,8 @@ def _linear(
         return x
     # PyTorch's arithmetic, in single precision for single-precision data.
     rounded = _float32 if x.dtype is not _dtypes.float64 else float
-    if align_corners:
-        ratio = rounded(rounded(size - 1) / (out - 1)) if out > 1 else 0.0
-        sources = [rounded(ratio * i) for i in range(out)]
-    else:
-        ratio = rounded(1.0 / scale) if scale is not None and scale > 0 else rounded(size / out)
-        sources = [max(rounded(rounded(ratio * rounded(i + 0.5)) - 0.5), 0.0) for i in range(out)]
+    sources = _sources(rounded, size, out, scale, align_corners)
+    sources = sources if align_corners else [max(s, 0.0) for s in sources]
     first = [min(math.floor(s), size - 1) for s in sources]
     second = [i + 1 if i < size - 1 else i for i in first]
     share = [min(max(rounded(s - i), 0.0), 1.0) for s, i in zip(sources, first)]
@@ -4459,12 +4471,8 @@ def _cubic(
     if out == size and (align_corners or scale is None or scale == 1):
         return x  # every weight is 0 but the element's own
     rounded = _float32 if x.dtype is not _dtypes.float64 else float
-    if align_corners:
-        ratio = rounded(rounded(size - 1) / (out - 1)) if out > 1 else 0.0
-        sources = [rounded(ratio * i) for i in range(out)]
-    else:  # (no clamp at 0, unlike the linear modes: the weights reach past the edge)
-        ratio = rounded(1.0 / scale) if scale is not None and scale > 0 else rounded(size / out)
-        sources = [rounded(rounded(ratio * rounded(i + 0.5)) - 0.5) for i in range(out)]
+    # (no clamp at 0, unlike the linear modes: the weights reach past the edge)
+    sources = _sources(rounded, size, out, scale, align_corners)
     bases = [math.floor(s) for s in sources]
     shares = [rounded(s - b) for s, b in zip(sources, bases)]
     a = _CUBIC_A
