@@ -72,6 +72,28 @@ class _ConstantPadNd(_PadNd):
         return f"padding={self.padding}, value={self.value}"
 
 
+class _ZeroPadNd(_ConstantPadNd):
+    """A constant padding of zeros: ``padding`` alone is taken and shown."""
+
+    def __init__(self, padding: int | Sequence[int]) -> None:
+        super().__init__(padding, 0.0)
+
+    def extra_repr(self) -> str:
+        return f"{self.padding}"
+
+
+class _ReflectionPadNd(_PadNd):
+    mode = "reflect"
+
+
+class _ReplicationPadNd(_PadNd):
+    mode = "replicate"
+
+
+class _CircularPadNd(_PadNd):
+    mode = "circular"
+
+
 class ConstantPad1d(_ConstantPadNd):
     """Pad with the constant ``value`` on the last axis of ``(N, C, L)`` input.
 
@@ -112,7 +134,7 @@ class ConstantPad3d(_ConstantPadNd):
     _nd = 3
 
 
-class ZeroPad1d(ConstantPad1d):
+class ZeroPad1d(_ZeroPadNd, ConstantPad1d):
     """Pad with zeros on the last axis of ``(N, C, L)`` input.
 
     Examples
@@ -123,14 +145,8 @@ class ZeroPad1d(ConstantPad1d):
     tensor([[[0., 1., 2., 3., 0., 0.]]])
     """
 
-    def __init__(self, padding: int | Sequence[int]) -> None:
-        super().__init__(padding, 0.0)
 
-    def extra_repr(self) -> str:
-        return f"{self.padding}"
-
-
-class ZeroPad2d(ConstantPad2d):
+class ZeroPad2d(_ZeroPadNd, ConstantPad2d):
     """Pad with zeros on the last two axes of ``(N, C, H, W)`` input.
 
     Examples
@@ -140,14 +156,8 @@ class ZeroPad2d(ConstantPad2d):
     (1, 1, 5, 5)
     """
 
-    def __init__(self, padding: int | Sequence[int]) -> None:
-        super().__init__(padding, 0.0)
 
-    def extra_repr(self) -> str:
-        return f"{self.padding}"
-
-
-class ZeroPad3d(ConstantPad3d):
+class ZeroPad3d(_ZeroPadNd, ConstantPad3d):
     """Pad with zeros on the last three axes of ``(N, C, D, H, W)`` input.
 
     Examples
@@ -157,14 +167,8 @@ class ZeroPad3d(ConstantPad3d):
     (1, 1, 5, 5, 5)
     """
 
-    def __init__(self, padding: int | Sequence[int]) -> None:
-        super().__init__(padding, 0.0)
 
-    def extra_repr(self) -> str:
-        return f"{self.padding}"
-
-
-class ReflectionPad1d(_PadNd):
+class ReflectionPad1d(_ReflectionPadNd):
     """Pad by mirroring about the edge elements on the last axis of ``(N, C, L)`` input.
 
     Examples
@@ -176,10 +180,9 @@ class ReflectionPad1d(_PadNd):
     """
 
     _nd = 1
-    mode = "reflect"
 
 
-class ReflectionPad2d(_PadNd):
+class ReflectionPad2d(_ReflectionPadNd):
     """Pad by mirroring about the edge elements on the last two axes of ``(N, C, H, W)`` input.
 
     Examples
@@ -190,10 +193,9 @@ class ReflectionPad2d(_PadNd):
     """
 
     _nd = 2
-    mode = "reflect"
 
 
-class ReflectionPad3d(_PadNd):
+class ReflectionPad3d(_ReflectionPadNd):
     """Pad by mirroring about the edge elements on the last three axes of ``(N, C, D, H, W)`` input.
 
     Examples
@@ -204,10 +206,9 @@ class ReflectionPad3d(_PadNd):
     """
 
     _nd = 3
-    mode = "reflect"
 
 
-class ReplicationPad1d(_PadNd):
+class ReplicationPad1d(_ReplicationPadNd):
     """Pad by repeating the edge elements on the last axis of ``(N, C, L)`` input.
 
     Examples
@@ -219,10 +220,9 @@ class ReplicationPad1d(_PadNd):
     """
 
     _nd = 1
-    mode = "replicate"
 
 
-class ReplicationPad2d(_PadNd):
+class ReplicationPad2d(_ReplicationPadNd):
     """Pad by repeating the edge elements on the last two axes of ``(N, C, H, W)`` input.
 
     Examples
@@ -233,10 +233,9 @@ class ReplicationPad2d(_PadNd):
     """
 
     _nd = 2
-    mode = "replicate"
 
 
-class ReplicationPad3d(_PadNd):
+class ReplicationPad3d(_ReplicationPadNd):
     """Pad by repeating the edge elements on the last three axes of ``(N, C, D, H, W)`` input.
 
     Examples
@@ -247,10 +246,9 @@ class ReplicationPad3d(_PadNd):
     """
 
     _nd = 3
-    mode = "replicate"
 
 
-class CircularPad1d(_PadNd):
+class CircularPad1d(_CircularPadNd):
     """Pad by wrapping around on the last axis of ``(N, C, L)`` input.
 
     Examples
@@ -262,10 +260,9 @@ class CircularPad1d(_PadNd):
     """
 
     _nd = 1
-    mode = "circular"
 
 
-class CircularPad2d(_PadNd):
+class CircularPad2d(_CircularPadNd):
     """Pad by wrapping around on the last two axes of ``(N, C, H, W)`` input.
 
     Examples
@@ -276,10 +273,9 @@ class CircularPad2d(_PadNd):
     """
 
     _nd = 2
-    mode = "circular"
 
 
-class CircularPad3d(_PadNd):
+class CircularPad3d(_CircularPadNd):
     """Pad by wrapping around on the last three axes of ``(N, C, D, H, W)`` input.
 
     Examples
@@ -290,4 +286,3 @@ class CircularPad3d(_PadNd):
     """
 
     _nd = 3
-    mode = "circular"
