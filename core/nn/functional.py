@@ -1873,11 +1873,7 @@ def _pool_arguments(
     dilation: IntPair,
     ceil_mode: bool = False,
 ) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int], tuple[int, int]]:
-    _check_tensor("input", function, input)
-    if input.ndim not in (3, 4):
-        raise ShapeError(
-            f"{function}(): input must be (N, C, H, W) or (C, H, W), got {input.shape}"
-        )
+    _check_spatial(function, _check_tensor("input", function, input), 2)
     kernel = _pool_pair(function, "kernel_size", kernel_size, 1)
     no_stride = stride is None or (isinstance(stride, tuple | list) and not stride)
     step = kernel if no_stride else _pool_pair(function, "stride", stride, 1)
@@ -3302,13 +3298,18 @@ def _groups(function: str, groups: Any, channels: int, which: str) -> None:
         )
 
 
-def _batched(function: str, input: Tensor, nd: int) -> tuple[Tensor, bool]:
-    """``input`` with a batch axis (added to an unbatched one), and whether it was added."""
-    spatial = ", ".join(_SPATIAL[nd])
+def _check_spatial(function: str, input: Tensor, nd: int) -> None:
+    """Refuse an input that is not ``(N, C, *spatial)`` or ``(C, *spatial)`` with ``nd`` axes."""
     if input.ndim not in (nd + 1, nd + 2):
+        spatial = ", ".join(_SPATIAL[nd])
         raise ShapeError(
             f"{function}(): input must be (N, C, {spatial}) or (C, {spatial}), got {input.shape}"
         )
+
+
+def _batched(function: str, input: Tensor, nd: int) -> tuple[Tensor, bool]:
+    """``input`` with a batch axis (added to an unbatched one), and whether it was added."""
+    _check_spatial(function, input, nd)
     unbatched = input.ndim == nd + 1
     return (_ops.expand_dims(input, axis=0) if unbatched else input), unbatched
 
@@ -3637,6 +3638,14 @@ def _pool1d_arguments(
     return kernel, step, pad_, dil
 
 
+def _without_height(result: Tensor | tuple[Tensor, Tensor]) -> Tensor | tuple[Tensor, Tensor]:
+    """A 1-D maximum pooling's result (and indices), pooled in 2-D over a height of 1."""
+    if isinstance(result, tuple):
+        # In a plane of height 1 the flat index is the position along the axis.
+        return _ops.squeeze(result[0], axis=-2), _ops.squeeze(result[1], axis=-2)
+    return _ops.squeeze(result, axis=-2)
+
+
 def max_pool1d(
     input: Tensor,
     kernel_size: int | tuple[int],
@@ -3665,10 +3674,7 @@ def max_pool1d(
         _ops.expand_dims(input, axis=-2), (1, kernel), (1, step), (0, pad_), (1, dil),
         ceil_mode, return_indices,
     )  # fmt: skip
-    if isinstance(result, tuple):
-        # In a plane of height 1 the flat index is the position along the axis.
-        return _ops.squeeze(result[0], axis=-2), _ops.squeeze(result[1], axis=-2)
-    return _ops.squeeze(result, axis=-2)
+    return _without_height(result)
 
 
 def lp_pool2d(
@@ -3885,11 +3891,7 @@ def avg_pool1d(
 
 def _output_sizes(function: str, input: Tensor, output_size: Any, nd: int) -> tuple[int, ...]:
     """``output_size`` of an adaptive pooling, ``None`` keeping an axis's size."""
-    spatial = ", ".join(_SPATIAL[nd])
-    if _check_tensor("input", function, input).ndim not in (nd + 1, nd + 2):
-        raise ShapeError(
-            f"{function}(): input must be (N, C, {spatial}) or (C, {spatial}), got {input.shape}"
-        )
+    _check_spatial(function, _check_tensor("input", function, input), nd)
     output_size = _int_or_itself(output_size)
     sizes = (
         (output_size,) * nd
@@ -3908,6 +3910,7 @@ def _output_sizes(function: str, input: Tensor, output_size: Any, nd: int) -> tu
             f"{function}(): output_size must be {nd} positive int(s) (or None), got {output_size!r}"
         )
     if min(input.shape[-nd:]) < 1:
+        spatial = ", ".join(_SPATIAL[nd])
         raise ShapeError(f"{function}(): the input {input.shape} has an empty {spatial} axis")
     return cast("tuple[int, ...]", sizes)  # checked above: ints, None replaced
 
@@ -3980,9 +3983,7 @@ def adaptive_max_pool1d(
     """
     (size,) = _output_sizes("adaptive_max_pool1d", input, output_size, 1)
     result = _adaptive_max(_ops.expand_dims(input, axis=-2), (1, size), return_indices)
-    if isinstance(result, tuple):
-        return _ops.squeeze(result[0], axis=-2), _ops.squeeze(result[1], axis=-2)
-    return _ops.squeeze(result, axis=-2)
+    return _without_height(result)
 
 
 def adaptive_max_pool2d(
