@@ -367,7 +367,17 @@ class SoftMarginLoss(_PlainLoss):
     _function = F.soft_margin_loss
 
 
-class TripletMarginLoss(_Loss):
+class _TripletLoss(_Loss):
+    """A triplet loss: its ``margin`` (checked positive), ``swap`` and ``reduction``."""
+
+    def __init__(self, margin: float, swap: bool, reduction: str) -> None:
+        super().__init__(reduction=reduction)
+        if margin <= 0:
+            raise ValueError(f"{type(self).__name__}: margin must be > 0, got {margin!r}")
+        self.margin, self.swap = margin, swap
+
+
+class TripletMarginLoss(_TripletLoss):
     """``max(0, margin + d(anchor, positive) - d(anchor, negative))``
     (:func:`~plugrad.nn.functional.triplet_margin_loss`).
 
@@ -389,10 +399,8 @@ class TripletMarginLoss(_Loss):
         swap: bool = False,
         reduction: str = "mean",
     ) -> None:
-        super().__init__(reduction=reduction)
-        if margin <= 0:
-            raise ValueError(f"TripletMarginLoss: margin must be > 0, got {margin!r}")
-        self.margin, self.p, self.eps, self.swap = margin, p, eps, swap
+        super().__init__(margin, swap, reduction)
+        self.p, self.eps = p, eps
 
     def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
         return F.triplet_margin_loss(
@@ -407,7 +415,7 @@ class TripletMarginLoss(_Loss):
         )
 
 
-class TripletMarginWithDistanceLoss(_Loss):
+class TripletMarginWithDistanceLoss(_TripletLoss):
     """:class:`TripletMarginLoss` with a distance of one's own
     (:func:`~plugrad.nn.functional.triplet_margin_with_distance_loss`).
 
@@ -435,9 +443,7 @@ class TripletMarginWithDistanceLoss(_Loss):
         swap: bool = False,
         reduction: str = "mean",
     ) -> None:
-        super().__init__(reduction=reduction)
-        if margin <= 0:
-            raise ValueError(f"TripletMarginWithDistanceLoss: margin must be > 0, got {margin!r}")
+        super().__init__(margin, swap, reduction)
         if distance_function is not None and not callable(distance_function):
             raise TypeError(
                 "TripletMarginWithDistanceLoss: distance_function must be callable, got "
@@ -446,7 +452,6 @@ class TripletMarginWithDistanceLoss(_Loss):
         self.distance_function = (
             distance_function if distance_function is not None else PairwiseDistance()
         )
-        self.margin, self.swap = margin, swap
 
     def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
         return F.triplet_margin_with_distance_loss(
