@@ -296,6 +296,11 @@ class _MaxUnpoolNd(_PoolNd):
     _size: ClassVar[int]
     _unpool: ClassVar[Callable[..., Tensor]]
 
+    def __init__(
+        self, kernel_size: IntTuple, stride: IntTuple | None = None, padding: IntTuple = 0
+    ) -> None:
+        super().__init__(kernel_size, stride, padding)
+
     def _geometry(self, value: Any) -> Any:
         values = (value,) * self._size if isinstance(value, int) else tuple(value)
         if len(values) != self._size:
@@ -325,10 +330,6 @@ class MaxUnpool1d(_MaxUnpoolNd):
     _size = 1
     _unpool = F.max_unpool1d
 
-    def __init__(self, kernel_size: IntTuple, stride: IntTuple | None = None,
-                 padding: IntTuple = 0) -> None:  # fmt: skip
-        super().__init__(kernel_size, stride, padding)
-
 
 class MaxUnpool2d(_MaxUnpoolNd):
     """Apply :func:`plugrad.nn.functional.max_unpool2d`: undo a ``MaxPool2d(return_indices=True)``.
@@ -347,10 +348,6 @@ class MaxUnpool2d(_MaxUnpoolNd):
 
     _size = 2
     _unpool = F.max_unpool2d
-
-    def __init__(self, kernel_size: IntTuple, stride: IntTuple | None = None,
-                 padding: IntTuple = 0) -> None:  # fmt: skip
-        super().__init__(kernel_size, stride, padding)
 
 
 class _LPPoolNd(Module):
