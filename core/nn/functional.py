@@ -3328,6 +3328,14 @@ def _conv_operands(
     return _ntuple(function, "stride", stride, nd, 1, one_for_all=True)
 
 
+def _kernel_size(function: str, weight: Tensor) -> tuple[int, ...]:
+    """The kernel's size on each spatial axis of a convolution's weight, none of them 0."""
+    kernel = tuple(weight.shape[2:])
+    if min(kernel) < 1:
+        raise ShapeError(f"{function}(): the weight {weight.shape} has a kernel of size 0")
+    return kernel
+
+
 def _conv_result(
     function: str, out: Tensor, nd: int, bias: Tensor | None, channels: int, unbatched: bool
 ) -> Tensor:
@@ -3364,9 +3372,7 @@ def _convolution(
         )
     input, unbatched = _batched(function, input, nd)
     out_channels, group_channels = weight.shape[:2]
-    kernel = tuple(weight.shape[2:])
-    if min(kernel) < 1:
-        raise ShapeError(f"{function}(): the weight {weight.shape} has a kernel of size 0")
+    kernel = _kernel_size(function, weight)
     _groups(function, groups, out_channels, "output")
     if input.shape[1] != group_channels * groups:
         raise ShapeError(
@@ -3467,9 +3473,7 @@ def _conv_transpose(
         )
     input, unbatched = _batched(function, input, nd)
     in_channels, group_out = weight.shape[:2]
-    kernel = tuple(weight.shape[2:])
-    if min(kernel) < 1:
-        raise ShapeError(f"{function}(): the weight {weight.shape} has a kernel of size 0")
+    kernel = _kernel_size(function, weight)
     _groups(function, groups, in_channels, "input")
     if input.shape[1] != in_channels:
         raise ShapeError(
