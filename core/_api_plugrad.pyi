@@ -590,7 +590,7 @@ def remainder(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Remainder of ``x1 / x2`` with the sign of ``x2`` (Python's ``%``), element-wise."""
 
 
-def repeat(x: TensorLike, /, repeats: Any, *, axis: Any = ..., dim: Any = ...) -> Tensor:
+def repeat(x: TensorLike, /, repeats: Any, *, axis: Any = ..., dim: Any = ..., out: Any = ...) -> Tensor:
     """Repeat each element ``repeats`` times (an int, or one count per element)."""
 
 
@@ -618,7 +618,7 @@ def rsqrt(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Reciprocal square root ``1 / sqrt(x)`` element-wise (PyTorch's)."""
 
 
-def scatter_add(values: TensorLike, /, dim: Any = ..., index: Any = ..., src: Any = ..., *, key: Any = ..., shape: tuple[int, ...] = ...) -> Any:
+def scatter_add(values: TensorLike, /, dim: Any = ..., index: Any = ..., src: Any = ..., *, key: Any = ..., shape: tuple[int, ...] = ..., out: Any = ...) -> Any:
     """Zeros of ``shape`` with ``values`` added at ``[key]``; repeats add up."""
 
 
@@ -630,7 +630,7 @@ def scatter_reduce(x: TensorLike, dim: int, index: Any, src: TensorLike, reduce:
     """PyTorch's ``scatter_reduce(dim, index, src, reduce, *, include_self=True)``."""
 
 
-def searchsorted(x1: TensorLike, x2: TensorLike, /, *, side: str = ..., sorter: Any = ..., right: bool = ..., out_int32: bool = ...) -> Tensor:
+def searchsorted(x1: TensorLike, x2: TensorLike, /, *, side: str = ..., sorter: Any = ..., right: bool = ..., out_int32: bool = ..., out: Any = ...) -> Tensor:
     """Where to insert ``x2`` into the sorted 1-D ``x1`` to keep it sorted."""
 
 
@@ -638,7 +638,7 @@ def select(x: TensorLike, dim: int, index: int) -> Any:
     """PyTorch's ``select(x, dim, index)``: the slice at ``index`` along ``dim``, that axis gone."""
 
 
-def setitem(x: TensorLike, value: TensorLike, /, key: Any) -> Tensor:
+def setitem(x: TensorLike, value: TensorLike, /, key: Any, *, out: Any = ...) -> Tensor:
     """A copy of ``x`` with ``x[key] = value``; what ``x[key] = value`` records."""
 
 

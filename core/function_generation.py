@@ -389,7 +389,8 @@ def _axis_of_dim(op: RegisteredOp, dim: str) -> str:
 def _takes_out(op: RegisteredOp, method: bool) -> bool:
     """Whether the op's public function takes PyTorch's ``out=`` (one output, not a view)."""
     assert op.signature is not None
-    return not (method or op.general or op.view or "out" in op.signature.parameters)
+    several = op.multiple_outputs or op.sequence_kind is not None
+    return not (method or several or op.view or "out" in op.signature.parameters)
 
 
 def _torch_form_prelude(

@@ -68,3 +68,14 @@ def test_out_is_keyword_only_and_left_out_of_views_and_methods() -> None:
     assert inspect.signature(plugrad.add).parameters["out"].kind is inspect.Parameter.KEYWORD_ONLY
     assert "out" not in inspect.signature(plugrad.reshape).parameters
     assert "out" not in inspect.signature(plugrad.Tensor.sum).parameters
+
+
+def test_out_is_taken_by_ops_with_tensor_parameters_too() -> None:
+    # pinv(x, rtol=tensor) reads its tolerance per matrix; that dropped its out=.
+    x = plugrad.asarray(np.array([[2.0, 0.0], [0.0, 4.0]], np.float32))
+    out = plugrad.empty((2, 2))
+    assert plugrad.linalg.pinv(x, out=out) is out
+    np.testing.assert_allclose(out.numpy(), [[0.5, 0.0], [0.0, 0.25]])
+    positions = plugrad.empty(2, dtype=plugrad.int64)
+    plugrad.searchsorted(plugrad.tensor([1.0, 2.0, 3.0]), plugrad.tensor([1.5, 2.5]), out=positions)
+    assert positions.tolist() == [1, 2]
