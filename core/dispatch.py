@@ -16,6 +16,7 @@ from . import anomaly as _anomaly
 from . import dtypes as _dtypes
 from . import graph as _graph
 from . import ops as _ops
+from . import strided_layout
 from . import versions as _versions
 from .dtypes import DType, is_differentiable, of_python_type
 from .errors import (
@@ -833,16 +834,33 @@ def apply_view(op: RegisteredOp, x: Any, params: dict[str, Any] | None) -> Tenso
         x._shareable_array()
     out = apply1(op, x, params)
     device = x._device
-    if (
-        op.name == "reshape"
-        and not device.views_are_copies
-        and _versions.made_a_copy(device, x, out)
-    ):
+    if op.name == "reshape" and _reshape_copied(op, device, x, out, params):
         return out  # a copy (the layout allowed no view): changing it changes nothing of x
     # How the view was made is kept: an in-place change of either brings the other's graph
     # history up to date (and, where views are copies, its values).
     x._add_alias(out, ViewOf(op, params))
     return out
+
+
+def _reshape_copied(
+    op: RegisteredOp, device: Device, x: Tensor, out: Tensor, params: dict[str, Any] | None
+) -> bool:
+    """Whether ``reshape`` gave a copy: as the backend did, or where views are copies (its
+    arrays have no layout) as a strided library would (``x.t().reshape(-1)``, ``copy=True``)."""
+    if not device.views_are_copies:
+        return _versions.made_a_copy(device, x, out)
+    copy = (params or {}).get("copy")
+    if copy is True:
+        return True
+    if strided_layout.reshapes_in_place(x, tuple(out.shape)):
+        return False
+    if copy is False:
+        raise ShapeError(
+            f"a tensor of shape {x.shape} and strides {x.stride()} cannot be seen in shape "
+            f"{out.shape} without a copy (view(), reshape(copy=False)); reshape(...) copies "
+            "where it must"
+        )
+    return True
 
 
 def _is_numpy_scalar(value: Any) -> bool:

@@ -76,6 +76,7 @@ class Tensor(_InstalledMethods):
         "_edge",
         "_grad",
         "_hooks",
+        "_layout",  # set on views where views are copies (see plugrad.strided_layout)
         "_requires_grad",
         "_view_base",  # set on views only (see plugrad.versions.add_alias)
     )

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import dtypes as _dtypes
 from . import printing as _printing
+from . import strided_layout
 from .errors import AxisError, BackwardError, DtypeError, ShapeError
 from .tensor import Tensor, install_methods
 
@@ -113,7 +114,11 @@ def _stride(self: Tensor, dim: int | None = None) -> Any:
     >>> plugrad.zeros(2, 3).stride(), plugrad.zeros(2, 3).T.stride(0)
     ((3, 1), 1)
     """
-    strides = self._device.backend.strides(self._array)
+    device = self._device
+    if device.views_are_copies:  # its arrays have no layout: a view's is kept
+        strides = strided_layout.strides_of(self)
+    else:
+        strides = device.backend.strides(self._array)
     if dim is None:
         return strides
     if type(dim) is not int or not -len(strides) <= dim < len(strides):

@@ -17,6 +17,8 @@ import threading
 import weakref
 from typing import Any, Protocol, TypeVar
 
+from . import strided_layout
+
 
 class Versioned(Protocol):
     """What these functions need of a tensor (the Tensor, which imports this module)."""
@@ -129,6 +131,8 @@ def add_alias(tensor: Versioned, alias: Versioned, key: Any = None) -> None:
             # change of the view reaches that tensor (and its other views) through it, even
             # where nothing else holds it (``y.reshape(2, 3).t().mul_(2)``).
             alias._view_base = tensor  # type: ignore[attr-defined]
+        if tensor._device.views_are_copies:  # type: ignore[attr-defined]
+            strided_layout.follow(tensor, alias, key, ViewOf, Unstacked)
     # Forget the dead when the size reaches a power of two, or passes it by at most
     # three: other threads may append between our append and this read.
     quarter = len(counter) >> 2

@@ -35,8 +35,9 @@ TENSOR_META = operator.attrgetter("_array.shape", "_array.dtype", "_device", "_r
 
 
 def _strides_of(tensor: Any) -> Any:
-    """The memory layout of a tensor's array, where its library has one (None elsewhere)."""
-    return getattr(tensor._array, "strides", None)
+    """The memory layout of a tensor's array, where its library has one; elsewhere that
+    of a view (see plugrad.strided_layout), else None."""
+    return getattr(tensor._array, "strides", None) or getattr(tensor, "_layout", None)
 
 
 class _Literal:

@@ -775,7 +775,10 @@ def _memory_root(array: Any) -> Any:
 
 def _strides(tensors: list[Any]) -> list[Any]:
     arrays = [_get_array(t) for t in tensors]
-    return [getattr(getattr(a, "_real", a), "strides", None) for a in arrays]
+    return [
+        getattr(getattr(a, "_real", a), "strides", None) or getattr(t, "_layout", None)
+        for t, a in zip(tensors, arrays)
+    ]
 
 
 def _noting_default_device(original: Callable[..., Any], tracer: Tracer) -> Callable[..., Any]:

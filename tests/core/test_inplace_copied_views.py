@@ -358,3 +358,42 @@ def test_resize_keeps_views_in_their_shape(device) -> None:
     v.add_(1)  # and, as NumPy's copy would, no longer writes into x
     expected = [[0.0, 0.0], [0.0, 0.0]] if device.views_are_copies else [[0.0, 1.0], [1.0, 0.0]]
     assert x.tolist() == expected
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda x: x.t().contiguous(),
+        lambda x: x[:, ::2].contiguous(),
+        lambda x: x.t().reshape(-1),
+        lambda x: x[:, 1:].flatten(),
+        lambda x: x.mT.ravel(),
+        lambda x: plugrad.reshape(x, (3, 2), copy=True),
+    ],
+    ids=["t().contiguous()", "strided contiguous()", "t().reshape", "flatten", "ravel", "copy"],
+)
+def test_reshapes_a_strided_library_makes_by_copying_are_copies(device, make) -> None:
+    # Where views are copies, each of these was an alias of x: a change of it reached x
+    # (and the gradient through x counted the change).
+    a = plugrad.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+    x = a * 1
+    made = make(x)
+    made.mul_(3)
+    assert x.tolist() == [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]
+    (x * x).sum().backward()
+    assert a.grad.tolist() == [[2.0, 4.0, 6.0], [8.0, 10.0, 12.0]]
+
+
+def test_views_keep_the_layout_a_strided_library_gives_them(device) -> None:
+    x = plugrad.arange(24.0).reshape(6, 4)
+    assert x.t().stride() == (1, 4) and not x.t().is_contiguous()
+    assert x[:, 1:].stride() == (4, 1) and x[1:].is_contiguous()
+    assert x.reshape(2, 3, 4).permute(2, 0, 1).stride() == (1, 12, 4)
+    assert x.t().detach().stride() == (1, 4)
+    assert x[:, ::2].reshape(12).stride() == (2,)  # every other element: still a view
+    assert x[:, 1:].reshape(18).stride() == (1,)  # a copy: row-major
+    row = x[1:].reshape(20)  # a view, as PyTorch's: a change of it reaches x
+    row.add_(100)
+    assert x[5].tolist() == [120.0, 121.0, 122.0, 123.0]
+    with pytest.raises(plugrad.errors.ShapeError, match="without a copy"):
+        x.t().view(24)
