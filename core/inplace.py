@@ -392,7 +392,9 @@ def _copies_to_refresh(target: Tensor, name: str) -> list[tuple[Tensor, Any, Any
         if source is None:
             return links
         if type(key) is ViewOf and key.op.name not in _VIEW_INVERSES:
-            raise ViewCopyError(
+            # A broadcast view is read-only on every backend (NumPy marks it so).
+            refusal = ReadOnlyViewError if key.op.name == "broadcast_to" else ViewCopyError
+            raise refusal(
                 f"{name} on a view of shape {member.shape} made by {key.op.name}() cannot be "
                 f"shown in the tensor of shape {source.shape} it views: on the "
                 f"{target._device.backend.name!r} backend views are copies, and the values "
