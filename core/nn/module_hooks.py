@@ -15,7 +15,8 @@ the gradients of the outputs are known (one per output, ``None`` for outputs
 without one), returning ``None`` or new ones.
 ``register_full_backward_hook(hook)``: ``hook(module, grad_input,
 grad_output)`` when those of the tensor arguments are, returning ``None`` or
-new ones (``grad_input`` holds ``None`` for arguments that need none).
+new ones (``grad_input`` holds zeros for a tensor argument that needs none, and
+``None`` for the others).
 
 Each returns a handle whose ``remove()`` unregisters the hook; ``prepend=True``
 runs it before the hooks registered earlier. A module without hooks pays one
@@ -156,6 +157,12 @@ class _BackwardState:
         self.inputs_watched = True
         self.positions = where
         self.watched_shapes = [(args[i].shape, args[i].dtype, args[i].device) for i in where]
+        # The other tensor arguments get zeros, as PyTorch's (non-tensors get None).
+        self.unwatched = [
+            (i, a.shape, a.dtype, a.device)
+            for i, a in enumerate(args)
+            if isinstance(a, Tensor) and i not in where
+        ]
         passed = _Watched.apply(self, "inputs", *(args[i] for i in where))
         passed = passed if isinstance(passed, tuple) else (passed,)
         new = list(args)
@@ -206,6 +213,8 @@ class _BackwardState:
         for i, grad, (shape, dtype, device) in zip(self.positions, grads, self.watched_shapes):
             # An argument that needs a gradient and got none gets zeros, as PyTorch's.
             full[i] = grad if grad is not None else zeros(shape, dtype=dtype, device=device)
+        for i, shape, dtype, device in self.unwatched:
+            full[i] = zeros(shape, dtype=dtype, device=device)
         grad_input = tuple(full)
         for entry in tuple(self.hooks.backward):
             changed = entry.hook(self.module, grad_input, self.grad_output)

@@ -96,6 +96,24 @@ def test_full_backward_hooks_see_the_gradients_pytorch_gives() -> None:
         )
 
 
+def test_full_backward_hooks_give_zeros_for_a_tensor_argument_without_grad() -> None:
+    # It was None, and a hook adding to it failed; a non-tensor argument stays None.
+    seen: dict[str, Any] = {}
+    for lib in (plugrad, torch):
+
+        class Scale(lib.nn.Module):
+            def forward(self, x, y, factor):
+                return x * y * factor
+
+        module = Scale()
+        module.register_full_backward_hook(lambda m, gi, go, k=lib.__name__: seen.update({k: gi}))
+        module(lib.ones(2, requires_grad=True), lib.full((2,), 3.0), 2.0).sum().backward()
+    ours, theirs = seen["plugrad"], seen["torch"]
+    assert ours[2] is None and theirs[2] is None
+    for mine, reference in zip(ours[:2], theirs[:2]):
+        np.testing.assert_array_equal(mine.numpy(), reference.numpy())
+
+
 def _flatten(value: Any) -> list[Any]:
     if value is None:
         return [np.nan]
