@@ -57,6 +57,13 @@ def _check_name(kind: str, owner: Module, name: Any) -> None:
 _GRADIENT_KINDS = ("real floating", "complex floating")
 
 
+def _older(local_metadata: Mapping[str, Any], module: Any) -> bool:
+    """Whether the entries come from an older version of ``module``'s class than its own (or
+    from one that does not say): then they may lack what the class added since."""
+    version = local_metadata.get("version")
+    return version is None or version < getattr(module, "_version", 1)
+
+
 class Module:
     """Base class of every layer and model.
 
@@ -835,7 +842,7 @@ class Module:
         for name, tensor in own.items():
             key = prefix + name
             if key not in state_dict:
-                if strict and name not in self._optional_state:
+                if strict and not (name in self._optional_state and _older(local_metadata, self)):
                     missing_keys.append(key)
                 continue
             values = read_entry(key, state_dict[key], tensor, assign, error_msgs)

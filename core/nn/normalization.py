@@ -121,7 +121,9 @@ class _BatchNorm(_NormBase):
     """
 
     _input_ndims: tuple[int, ...]
-    # Checkpoints saved before the count existed load as in PyTorch: it keeps its value.
+    # Checkpoints saved before the count existed (version 1, or no version) load as in
+    # PyTorch: it keeps its value. A version 2 checkpoint without it misses a key.
+    _version = 2
     _optional_state = ("num_batches_tracked",)
 
     @with_placement

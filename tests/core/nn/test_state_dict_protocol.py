@@ -148,3 +148,19 @@ def test_a_module_without_set_extra_state_refuses_extra_state_in_a_strict_load()
     with pytest.raises(StateDictError, match="unexpected key '_extra_state'"):
         layer.load_state_dict(saved)
     assert layer.load_state_dict(saved, strict=False).unexpected_keys == ["_extra_state"]
+
+
+@pytest.mark.parametrize("lib", [plugrad, torch], ids=["plugrad", "torch"])
+def test_batch_norm_misses_its_count_only_in_a_checkpoint_of_its_own_version(lib):
+    # It was never missing: a version 2 state dict without it loaded strictly, unlike PyTorch.
+    entries = lib.nn.BatchNorm1d(2).state_dict()
+    del entries["num_batches_tracked"]
+    assert entries._metadata[""]["version"] == 2
+    result = lib.nn.BatchNorm1d(2).load_state_dict(entries, strict=False)
+    assert result.missing_keys == ["num_batches_tracked"]
+    with pytest.raises(StateDictError if lib is plugrad else RuntimeError):
+        lib.nn.BatchNorm1d(2).load_state_dict(entries)
+    entries._metadata[""]["version"] = 1  # saved before the count existed: it keeps its value
+    lib.nn.BatchNorm1d(2).load_state_dict(entries)
+    del entries._metadata  # no version said: the same
+    lib.nn.BatchNorm1d(2).load_state_dict(entries)
