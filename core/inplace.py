@@ -246,6 +246,8 @@ def change_shape(target: Tensor, function: Callable[..., Tensor], *args: Any, na
         finally:
             _state.enabled = previous
     target._array = result._array
+    if target._device.views_are_copies:  # the view's layout, where arrays have none
+        target._layout = getattr(result, "_layout", None)
     _forget_shape_links(target)
     target._bump_version()
     return target
@@ -926,6 +928,7 @@ def _resize(self: Tensor, *size: int | tuple[int, ...]) -> Tensor:
     if count == self.numel():  # the same memory, seen in another shape
         _refuse_shape_change_of_shared(self, "resize_()")
         self._array = xp.reshape(array, shape)
+        self._layout = None  # (where arrays have none: row-major, as a new one)
         self._bump_version()
         return self
     flat = xp.reshape(array, (-1,))
@@ -935,6 +938,7 @@ def _resize(self: Tensor, *size: int | tuple[int, ...]) -> Tensor:
         zeros = xp.zeros(count - flat.shape[0], dtype=array.dtype, device=device.native)
         flat = xp.concat((flat, zeros))
     self._array = xp.reshape(flat, shape)
+    self._layout = None
     self._bump_version()
     if device.views_are_copies:
         # A new array, which the views made before do not follow (they would be made again
