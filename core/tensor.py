@@ -83,6 +83,7 @@ class Tensor(_InstalledMethods):
     _array: Any
     _counter: list[Any] | None
     _view_base: Tensor
+    _layout: tuple[int, ...] | None
     _device: Device
     _edge: Any
     _grad: Tensor | None
