@@ -925,22 +925,21 @@ def _resize(self: Tensor, *size: int | tuple[int, ...]) -> Tensor:
     count = 1
     for n in shape:
         count *= n
-    if count == self.numel():  # the same memory, seen in another shape
+    same_count = count == self.numel()
+    if same_count:  # the same memory, seen in another shape
         _refuse_shape_change_of_shared(self, "resize_()")
         self._array = xp.reshape(array, shape)
-        self._layout = None  # (where arrays have none: row-major, as a new one)
-        self._bump_version()
-        return self
-    flat = xp.reshape(array, (-1,))
-    if count < flat.shape[0]:
-        flat = flat[:count]
     else:
-        zeros = xp.zeros(count - flat.shape[0], dtype=array.dtype, device=device.native)
-        flat = xp.concat((flat, zeros))
-    self._array = xp.reshape(flat, shape)
-    self._layout = None
+        flat = xp.reshape(array, (-1,))
+        if count < flat.shape[0]:
+            flat = flat[:count]
+        else:
+            zeros = xp.zeros(count - flat.shape[0], dtype=array.dtype, device=device.native)
+            flat = xp.concat((flat, zeros))
+        self._array = xp.reshape(flat, shape)
+    self._layout = None  # (where arrays have none: row-major, as a new array's)
     self._bump_version()
-    if device.views_are_copies:
+    if not same_count and device.views_are_copies:
         # A new array, which the views made before do not follow (they would be made again
         # from it in the wrong shape). Elsewhere they may share its memory (NumPy's slice).
         _versions.leave_memory(self)

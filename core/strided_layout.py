@@ -162,10 +162,8 @@ _VIEWS: dict[str, Callable[..., Layout]] = {
 
 def follow(tensor: Any, alias: Any, key: Any, view_of: Any, unstacked: Any) -> None:
     """Give ``alias``, a view of ``tensor`` made as ``key`` says (see
-    :func:`plugrad.versions.add_alias`), the layout a strided library would; one it cannot
-    tell counts as a new array's (row-major)."""
-    if key is None:
-        return  # a view that says nothing of how (an output of broadcast_arrays)
+    :func:`plugrad.versions.add_alias`; not None), the layout a strided library would; one
+    it cannot tell counts as a new array's (row-major)."""
     layout = (tuple(tensor._array.shape), strides_of(tensor))
     view: Layout | None = None
     if type(key) is tuple:

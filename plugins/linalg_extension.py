@@ -544,10 +544,7 @@ def _truncated_pinv_grad(xp: Any, g: Any, ans: Any, x: Any, rtol: Any) -> Any:
     (s_i^2 - s_j^2)``; directions outside the thin bases count as cut values of 0.
     """
     u, s, vh = xp.linalg.svd(x, full_matrices=False)
-    largest = xp.max(s, axis=-1, keepdims=True) if s.shape[-1] else xp.zeros_like(s)
-    tolerance = rtol * largest if not getattr(rtol, "ndim", 0) else (
-        xp.expand_dims(rtol, axis=-1) * largest)  # fmt: skip
-    kept = s > tolerance  # as the forward's cut
+    kept = s > _tolerance(xp, x, s, None, rtol)  # as the forward's cut
     v = _mH(xp, vh)
     truncation = xp.matmul(u * xp.expand_dims(xp.where(kept, s, 0.0), axis=-2), vh)
     grad = _constant_rank_pinv_grad(xp, g, ans, truncation)
@@ -556,8 +553,7 @@ def _truncated_pinv_grad(xp: Any, g: Any, ans: Any, x: Any, rtol: Any) -> Any:
     row_s, col_s = xp.expand_dims(s, axis=-1), xp.expand_dims(s, axis=-2)
     kept_s = xp.where(row_kept, row_s, col_s)
     cut_s = xp.where(row_kept, col_s, row_s)
-    mixed = xp.logical_and(xp.logical_or(row_kept, col_kept),
-                           xp.logical_not(xp.logical_and(row_kept, col_kept)))  # fmt: skip
+    mixed = xp.logical_xor(row_kept, col_kept)  # one kept, one cut
     gaps = xp.where(mixed, kept_s * kept_s - cut_s * cut_s, 1.0)
     swapped = conj(xp, xp.matrix_transpose(ghat))
     across = kept_s * (kept_s * ghat + cut_s * swapped) / gaps
