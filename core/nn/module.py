@@ -599,8 +599,10 @@ class Module:
 
         The parameters are changed in place (see :attr:`plugrad.Tensor.data`):
         they stay the same objects, so an optimizer made before ``to()`` keeps
-        working. Their gradients move too. ``to(plugrad.float64)`` casts only.
-        Nothing changes if any tensor cannot be converted.
+        working. Their gradients move too. Buffers are replaced by converted copies,
+        as PyTorch's: a tensor given to ``register_buffer`` is left as it was.
+        ``to(plugrad.float64)`` casts only. Nothing changes if any tensor cannot be
+        converted.
 
         Parameters
         ----------
@@ -663,10 +665,15 @@ class Module:
         return self._converted(convert)
 
     def _converted(self: ModuleT, convert: Callable[[Tensor], Tensor]) -> ModuleT:
-        """Every parameter and buffer (and gradient) as ``convert`` makes it, in place;
-        everything is converted first, so that a failure changes nothing."""
+        """Every parameter (and gradient) as ``convert`` makes it, in place, and every buffer
+        replaced by its converted copy, as PyTorch's: a tensor registered as a buffer is the
+        caller's and stays as it was. Everything is converted first, so that a failure
+        changes nothing."""
+        parameters = list(self.parameters())
+        parameter_ids = {id(parameter) for parameter in parameters}
+        buffers = [buffer for buffer in self.buffers() if id(buffer) not in parameter_ids]
         plan = []
-        for tensor in [*self.parameters(), *self.buffers()]:
+        for tensor in parameters:
             grad = tensor.grad
             values = convert(tensor)
             if tensor.requires_grad and values.dtype.kind not in _GRADIENT_KINDS:
@@ -675,12 +682,22 @@ class Module:
                     "that requires grad must be floating-point or complex; nothing was converted"
                 )
             plan.append((tensor, values, None if grad is None else convert(grad)))
+        replacements = {}
+        for buffer in buffers:
+            values = convert(buffer)
+            if values._array is not buffer._array:  # already there: the same tensor stays
+                replacements[id(buffer)] = values.requires_grad_(buffer.requires_grad)
         for tensor, values, grad in plan:
             if values._array is tensor._array:
                 continue  # already there: leave it (and its version) alone
             tensor.grad = None
             tensor.data = values
             tensor.grad = grad
+        for module in self.modules():
+            table = module._buffers
+            for name, buffer in table.items():
+                if buffer is not None and id(buffer) in replacements:
+                    table[name] = replacements[id(buffer)]
         return self
 
     def _real_floating_to(self: ModuleT, dtype: _dtypes.DType) -> ModuleT:

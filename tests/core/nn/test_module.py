@@ -219,6 +219,24 @@ def test_to_casts_floating_tensors_only() -> None:
         block.to(plugrad.int32)
 
 
+def test_to_replaces_buffers_and_leaves_the_registered_tensor_as_it_was() -> None:
+    # The registered tensor itself was cast: a caller's tensor changed dtype (PyTorch
+    # puts a converted copy in the module and leaves the caller's tensor alone).
+    block = Block()
+    steps, count = block.steps, plugrad.tensor(3)
+    block.register_buffer("count", count)
+    shared = plugrad.zeros(2)
+    block.register_buffer("shared", shared)
+    block.inner.register_buffer("shared", shared)
+    block.double()
+    assert steps.dtype == plugrad.float32 and block.steps is not steps
+    assert block.steps.dtype == plugrad.float64
+    assert block.count is count  # nothing to convert: the same tensor stays
+    assert block.shared is block.inner.shared and shared.dtype == plugrad.float32
+    state = block.state_dict()
+    assert state["steps"].dtype == state["inner.shared"].dtype == plugrad.float64
+
+
 def test_to_a_complex_dtype_makes_a_complex_module_as_pytorch() -> None:
     # It was refused ("cannot cast real float32 values to complex64"); PyTorch converts.
     layer = plugrad.nn.Linear(2, 2).to(plugrad.complex64)
