@@ -1106,7 +1106,8 @@ def _retell_missing_dtype(
 ) -> None:
     """Raise a DtypeError for a kernel that lacks the inputs' dtype (PyTorch's: ``"add_stub"
     not implemented for 'UInt32'``, ``Low precision dtypes not supported. Got Half``,
-    ``expected a tensor ... of float, double, cfloat or cdouble types``)."""
+    ``expected a tensor ... of float, double, cfloat or cdouble types``; JAX's
+    ``Unsupported dtype float16``)."""
     text = str(error)
     lowered = text.lower()
     dtypes = [x.dtype for x in inputs if isinstance(x, Tensor)]
@@ -1116,6 +1117,7 @@ def _retell_missing_dtype(
         or ("bool tensor" in text and "not supported" in text)  # PyTorch's `-` of bools
         or "low precision dtypes not supported" in lowered
         or (unusual and "of float, double" in lowered)  # (said of a 1-d float input too)
+        or (unusual and "unsupported dtype" in lowered)  # JAX's linalg of float16
     ):
         return
     names = ", ".join(x.dtype.name if isinstance(x, Tensor) else type(x).__name__ for x in inputs)

@@ -159,6 +159,14 @@ def test_linalg_runs_at_full_product_precision() -> None:
     np.testing.assert_allclose(np.asarray(xp.linalg.cholesky(spd)), np.linalg.cholesky(spd))
 
 
+def test_float16_linear_algebra_is_a_dtype_error() -> None:
+    # JAX's kernels raised a raw NotImplementedError ("Unsupported dtype float16").
+    half = plugrad.eye(2, dtype=plugrad.float16, device="jax")
+    for function in (plugrad.linalg.inv, plugrad.linalg.pinv, plugrad.linalg.cholesky):
+        with pytest.raises(plugrad.errors.DtypeError, match=r"float16.*x\.to\(plugrad\.float32\)"):
+            function(half)
+
+
 def test_without_64_bit_types_integers_default_to_int32(monkeypatch) -> None:
     # JAX without jax_enable_x64 has no int64: plugrad's integer default follows JAX's own.
     device = plugrad.registry.resolve_device("jax")
