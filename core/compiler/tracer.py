@@ -356,7 +356,7 @@ class TracedScalar:
 
 
 for _name in (
-    "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "lt", "le", "gt", "ge",
+    "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "lt", "le", "gt", "ge", "eq", "ne",
 ):  # fmt: skip
     setattr(TracedScalar, f"__{_name}__", TracedScalar._refuse)
     setattr(TracedScalar, f"__r{_name}__", TracedScalar._refuse)
@@ -1395,8 +1395,12 @@ class Tracer:
         if value is None:
             self._grad_guards.append(f"{source}._grad is None")
         else:
-            self._grad_guards.append(f"{source}._grad is not None")
-            self.sources.setdefault(id(value), f"{source}._grad")
+            known = self.sources.get(id(value))
+            if known is None:
+                self._grad_guards.append(f"{source}._grad is not None")
+                self.sources[id(value)] = f"{source}._grad"
+            else:  # an argument, or another tensor's .grad: the plan reads it by that name
+                self._grad_guards.append(f"{source}._grad is {known}")
 
     def write_grad(self, tensor: Tensor, value: Any) -> None:
         key = id(tensor)

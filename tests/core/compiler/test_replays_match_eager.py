@@ -854,3 +854,47 @@ def test_a_grad_scaler_whose_scale_changed_is_not_replayed_with_the_old_one() ->
         function(plugrad.tensor([1.0, 3.0]))
         found.append([*grads, weight.grad.tolist()])
     assert found[0] == found[1] == [[4, 12], [8, 24], [8, 24], [2, 6], [1, 3]]
+
+
+def test_an_argument_that_was_a_parameters_grad_at_capture_is_guarded():
+    # Captured with x being a.grad, the plan was replayed for a fresh x: it wrote into the
+    # caller's tensor and left a.grad as it was.
+    logs = []
+    for compiled in (False, True):
+        a = plugrad.ones(3, requires_grad=True)
+
+        def f(x, a=a):
+            (a * x).sum().backward()
+            return x * 1
+
+        step = plugrad.compile(f) if compiled else f
+        log = []
+        for call in range(4):
+            x = a.grad if call == 1 else plugrad.full((3,), 2.0)
+            result = step(x)
+            log.append((result.tolist(), a.grad.tolist(), x.tolist()))
+        logs.append(log)
+    assert logs[0] == logs[1]
+
+
+def test_parameters_sharing_one_grad_at_capture_are_guarded():
+    # Captured with a.grad is b.grad, the plan went on adding into one tensor after the
+    # two were given separate gradients: a.grad stopped changing.
+    results = []
+    for compiled in (False, True):
+        a = plugrad.ones(3, requires_grad=True)
+        b = plugrad.ones(3, requires_grad=True)
+        a.grad = b.grad = plugrad.zeros(3)
+
+        def f(a=a, b=b):
+            (a + 2 * b).sum().backward()
+
+        step = plugrad.compile(f) if compiled else f
+        run = []
+        for call in range(5):
+            if call == 3:
+                b.grad = a.grad.clone()
+            step()
+            run.append((a.grad.tolist(), b.grad.tolist(), a.grad is b.grad))
+        results.append(run)
+    assert results[0] == results[1]
