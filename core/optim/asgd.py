@@ -85,6 +85,8 @@ class ASGD(Optimizer):
         capturable: bool = False,
     ) -> None:
         super().__init__(params, self._defaults_from(locals()))
+        #: Per parameter (by id), whether this step's average is the parameter itself.
+        self._copies: dict[int, bool] = {}
 
     def _check_options(self, group: dict[str, Any]) -> None:
         check_options(group, ["lr", "weight_decay"], ["maximize"])
@@ -103,21 +105,33 @@ class ASGD(Optimizer):
         # average is the parameter itself, which is then copied exactly).
         lr, lambd, alpha, t0 = group["lr"], group["lambd"], group["alpha"], group["t0"]
         numbers = []
-        for entry in self._count_steps(group):
+        stepped = [param for param in group["params"] if param._grad is not None]
+        for param, entry in zip(stepped, self._count_steps(group)):
             eta, mu, step = entry["eta"], entry["mu"], entry["step"]
             numbers += [1 - lambd * eta, eta, mu]
+            self._copies[id(param)] = mu == 1
             entry["eta"] = as_scalar_state(lr / ((1 + lambd * lr * step) ** alpha))
             entry["mu"] = as_scalar_state(1 / max(1, step - t0))
         return numbers
 
+    def _choices(self) -> tuple[Any, ...]:
+        # Which averages are the parameter itself at the next step (mu is 1): copied exactly.
+        state = self.state
+        return tuple(
+            state[param]["mu"] == 1 if param in state else None
+            for group in self.param_groups
+            for param in group["params"]
+        )
+
     def _update_group(self, group: dict[str, Any], numbers: list[float]) -> None:
         state = self.state
+        copies = self._copies
         for index, (param, array, g) in enumerate(gradients_to_descend(group)):
             decay, eta, mu = numbers[3 * index : 3 * index + 3]
             array *= decay
             array -= eta * g
             average = state[param]["ax"]
-            if mu == 1:  # the parameter itself, exactly (overwrite copies it)
+            if copies[id(param)]:  # the parameter itself, exactly (overwrite copies it)
                 averaged = array
             else:
                 gap = array - average._array

@@ -73,7 +73,8 @@ class Optimizer:
     state, count steps) returning the numbers the update multiplies arrays by
     (a list of floats: the learning rate, bias corrections), and
     ``_update_group(group, numbers)``, the array part, which uses each of those
-    numbers only as an operand of an array operation. Split so, a step runs
+    numbers only as an operand of an array operation (a choice between
+    computations made from the state goes in ``_choices()``). Split so, a step runs
     under :func:`plugrad.compile` as array code, with the numbers recomputed at
     every replay (a learning-rate schedule, a step count); a step written as
     ``_step_group`` runs as one call the plan repeats. An optimizer that cannot
@@ -462,7 +463,19 @@ class Optimizer:
                     for param in params
                 )
             groups.append((tuple(map(id, params)), tuple(options), entries))
-        return tuple(groups)
+        return (tuple(groups), self._choices())
+
+    def _choices(self) -> tuple[Any, ...]:
+        """What the array part of the next step decides from the state's numbers.
+
+        :meth:`_update_group` receives the numbers of :meth:`_prepare_group` as
+        values a replay recomputes, which it may not compare; a choice between
+        computations (ASGD's exact copy while its average is the parameter)
+        is made from the state here instead, before the step, and a compiled
+        step replays only where the choices are those of its capture. Empty by
+        default.
+        """
+        return ()
 
     def _structure_of(self, option: str, value: Any) -> Any:
         """What the array part of a step decides from the value of a fresh option.
@@ -536,6 +549,8 @@ class Optimizer:
                         parts.append(f"{found}[{key!r}] is {constant(value)}")
                     else:
                         parts.append(f"type({found}[{key!r}]) is {constant(type(value))}")
+        if type(self)._choices is not Optimizer._choices:
+            parts.append(f"{me}._choices() == {constant(self._choices())}")
         return "(" + " and ".join(parts) + ")"
 
     # -- state dicts -------------------------------------------------------------------

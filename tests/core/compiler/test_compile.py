@@ -702,6 +702,45 @@ def test_optimizer_numbers_are_operands_only_in_a_compiled_step():
         train(x)
 
 
+def test_comparing_a_replayed_number_is_refused_not_a_baked_branch():
+    # `number == 1` was False during a capture whatever the number (identity), so a
+    # step branching on it took one branch for good.
+    class Branching(plugrad.optim.SGD):
+        def _update_group(self, group, numbers):
+            if numbers[0] == 0.1:
+                super()._update_group(group, numbers)
+
+    model, optimizer = _model_and_optimizer(lambda p: Branching(p, lr=0.1))
+    train = plugrad.compile(lambda x: _train_step(x, model, optimizer))
+    with pytest.raises(TypeError, match="only be an operand of an array operation"):
+        train(plugrad.ones((2, 4)))
+
+
+def test_asgd_average_compiled_equals_eager_where_it_starts_averaging():
+    # The average is the parameter itself, copied exactly, until step t0; compiled, the
+    # copy was replaced by ax + (p - ax) * 1, which rounds.
+    averages = []
+    for compiled in (False, True):
+        model, optimizer = _model_and_optimizer(lambda p: plugrad.optim.ASGD(p, lr=0.05, t0=6))
+        x = plugrad.tensor(np.random.default_rng(5).standard_normal((6, 4)).astype(np.float32))
+        train = (plugrad.compile if compiled else (lambda f: f))(
+            lambda x: _train_step(x, model, optimizer)
+        )
+        run = []
+        for _ in range(14):
+            train(x)
+            run.append([optimizer.state[p]["ax"].numpy().copy() for p in model.parameters()])
+        if compiled:
+            assert train.captures <= 4  # the first step, then where the copying stops
+        averages.append(run)
+    eager, compiled_run = averages
+    for step_eager, step_compiled in zip(eager, compiled_run):
+        for a, b in zip(step_eager, step_compiled):
+            _same(a, b)
+    params = [p.detach().numpy() for p in model.parameters()]
+    assert not all(np.array_equal(a, p) for a, p in zip(compiled_run[-1], params))
+
+
 def test_an_optimizer_whose_state_is_replaced_is_captured_again():
     model, optimizer = _model_and_optimizer(lambda p: plugrad.optim.Adam(p, lr=0.01))
     reference, eager_optimizer = _model_and_optimizer(lambda p: plugrad.optim.Adam(p, lr=0.01))

@@ -460,7 +460,8 @@ def test_compiled_training_step_equals_eager(on_numpy, name) -> None:
         losses = [step(x, labels).detach().numpy().copy() for _ in range(8)]
         trajectories.append((losses, [p.detach().numpy().copy() for p in model.parameters()]))
         if compiled:
-            assert step.captures <= 2
+            # ASGD captures again where its average stops being the parameter (t0=2)
+            assert step.captures <= (3 if name == "ASGD" else 2)
             assert "advance_" in step.code(x, labels)  # the step is array code
     (eager_losses, eager_params), (losses, params) = trajectories
     for a, b in zip(eager_losses, losses):
