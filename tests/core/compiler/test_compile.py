@@ -723,9 +723,9 @@ def test_asgd_average_compiled_equals_eager_where_it_starts_averaging():
     for compiled in (False, True):
         model, optimizer = _model_and_optimizer(lambda p: plugrad.optim.ASGD(p, lr=0.05, t0=6))
         x = plugrad.tensor(np.random.default_rng(5).standard_normal((6, 4)).astype(np.float32))
-        train = (plugrad.compile if compiled else (lambda f: f))(
-            lambda x: _train_step(x, model, optimizer)
-        )
+        train = _stepper(model, optimizer)
+        if compiled:
+            train = plugrad.compile(train)
         run = []
         for _ in range(14):
             train(x)
