@@ -369,10 +369,18 @@ prod = op("prod(x, /, *, axis=None, dtype=None, keepdims=False)", vjp=_prod_grad
           doc="Product of the elements over ``axis``; the gradient is exact where elements are 0.")
 
 
+def _degrees_of_freedom(x: Any, axis: Any, correction: Any) -> Any:
+    # At least 0, as the kernels' (a correction past the count gives inf, not a negative);
+    # (this module's `max` is the op).
+    degrees = count(x.shape, axis) - correction
+    return degrees if degrees > 0 else 0
+
+
 @half_rule_in_float32
 def _var_grad(xp: Any, g: Any, ans: Any, x: Any, *, axis: Any, correction: Any, keepdims: bool):
     # Scaled while still reduced: one pass over x's shape fewer than scaling afterwards.
-    g = expand_reduced(xp, g * 2 / (count(x.shape, axis) - correction), x.shape, axis, keepdims)
+    scaled = g * 2 / _degrees_of_freedom(x, axis, correction)
+    g = expand_reduced(xp, scaled, x.shape, axis, keepdims)
     return g * (x - xp.mean(x, axis=axis, keepdims=True))
 
 
@@ -400,7 +408,7 @@ def _std_grad(xp: Any, g: Any, ans: Any, x: Any, *, axis: Any, correction: Any, 
     # NOTE: where the standard deviation is 0 the formula is 0/0; the gradient there is
     # 0, as in PyTorch (the subgradient of the minimum of a non-negative function).
     constant = std == 0
-    scale = (count(x.shape, axis) - correction) * xp.where(constant, 1.0, std)
+    scale = _degrees_of_freedom(x, axis, correction) * xp.where(constant, 1.0, std)
     return xp.where(constant, 0.0, g * centered / scale)
 
 

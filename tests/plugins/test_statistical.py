@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+import warnings
+
 import numpy as np
 import pytest
 
@@ -200,6 +203,20 @@ def test_std_of_a_constant_has_gradient_zero_like_pytorch(correction) -> None:
     t = torch.tensor([[2.0, 2.0, 2.0], [1.0, 2.0, 4.0]], dtype=torch.float64, requires_grad=True)
     t.std(dim=1, correction=correction).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("correction", [2.0, 3.0, 5.0])
+def test_a_correction_past_the_count_gives_infinite_gradients_not_finite_ones(correction):
+    # The variance is inf (no degrees of freedom left), but the gradient divided by
+    # count - correction < 0: finite, and of the wrong sign (var: [-0.67, 0.67] for 5).
+    x = plugrad.tensor([3.0, 1.0], dtype=plugrad.float64, requires_grad=True)
+    with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # NumPy's "Degrees of freedom <= 0"
+        plugrad.var(x, correction=correction).backward()
+        assert x.grad.tolist() == [math.inf, -math.inf]
+        x.grad = None
+        plugrad.std(x, correction=correction).backward()
+    assert np.isnan(x.grad.numpy()).all()  # PyTorch's too
 
 
 def test_float16_sums_and_float32_running_sums_round_once_as_pytorch() -> None:
