@@ -1451,6 +1451,18 @@ def _scale_shift(
     return input
 
 
+def _check_running_statistics(function: str, **running: Tensor | None) -> None:
+    """Refuse running statistics that cannot hold fractions (an int64 running_var was
+    updated in place by truncation; PyTorch refuses it too)."""
+    for name, value in running.items():
+        if value is not None and value.dtype.kind != "real floating":
+            raise DtypeError(
+                f"{function}(): {name} must be a real floating-point tensor, got "
+                f"{value.dtype.name}; make it with the input's dtype (e.g. "
+                f"plugrad.zeros(C, dtype=input.dtype))"
+            )
+
+
 def _check_per_channel(
     function: str, channels: int, input: Tensor, **per_channel: Tensor | None
 ) -> None:
@@ -1518,6 +1530,7 @@ def batch_norm(
         )
     _check_same_dtype("batch_norm", input, weight, bias)
     channels = input.shape[1]
+    _check_running_statistics("batch_norm", running_mean=running_mean, running_var=running_var)
     _check_per_channel("batch_norm", channels, input, running_mean=running_mean,
                        running_var=running_var, weight=weight, bias=bias)  # fmt: skip
     if input.dtype is _dtypes.float16:
@@ -4171,8 +4184,14 @@ def instance_norm(
     _check_floating("instance_norm", input)
     _check_same_dtype("instance_norm", input, weight, bias)
     n, channels = input.shape[:2]
+    _check_running_statistics("instance_norm", running_mean=running_mean, running_var=running_var)
     _check_channel_shapes(
-        "instance_norm", channels, ("running_mean", running_mean), ("running_var", running_var)
+        "instance_norm",
+        channels,
+        ("running_mean", running_mean),
+        ("running_var", running_var),
+        ("weight", weight),  # before the running statistics move
+        ("bias", bias),
     )
     if use_input_stats:
         flat = _ops.reshape(input, (n, channels, math.prod(input.shape[2:])))

@@ -306,12 +306,37 @@ def test_bad_input_raises_a_typed_error(name: str) -> None:
         call()
 
 
-def test_a_refused_call_leaves_the_running_statistics_as_they_were() -> None:
+@pytest.mark.parametrize(
+    "refused",
+    [
+        lambda mean, var: F.instance_norm(plugrad.ones(2, 3, 1), mean, var),
+        # The weight's and bias's shapes were checked after the statistics moved.
+        lambda mean, var: F.instance_norm(plugrad.randn(2, 3, 4), mean, var, plugrad.ones(2)),
+        lambda mean, var: F.instance_norm(plugrad.randn(2, 3, 4), mean, var, bias=plugrad.ones(4)),
+    ],
+)
+def test_a_refused_call_leaves_the_running_statistics_as_they_were(refused) -> None:
     mean, var = plugrad.zeros(3), plugrad.ones(3)
     with pytest.raises(ShapeError):
-        F.instance_norm(plugrad.ones(2, 3, 1), mean, var)
+        refused(mean, var)
     np.testing.assert_array_equal(mean.numpy(), np.zeros(3))
     np.testing.assert_array_equal(var.numpy(), np.ones(3))
+
+
+@pytest.mark.parametrize("function", ["batch_norm", "instance_norm"])
+@pytest.mark.parametrize("integer", ["running_mean", "running_var"])
+def test_integer_running_statistics_are_refused_not_truncated(function, integer) -> None:
+    # An int64 running_var became [0, 1, 0] (PyTorch refuses it).
+    stats = {"running_mean": plugrad.zeros(3), "running_var": plugrad.ones(3)}
+    stats[integer] = plugrad.ones(3, dtype=plugrad.int64)
+    before = {name: value.tolist() for name, value in stats.items()}
+    x = plugrad.randn(4, 3, 2)
+    with pytest.raises(plugrad.errors.DtypeError, match=f"{integer} must be a real floating"):
+        if function == "batch_norm":
+            F.batch_norm(x, stats["running_mean"], stats["running_var"], training=True)
+        else:
+            F.instance_norm(x, stats["running_mean"], stats["running_var"])
+    assert {name: value.tolist() for name, value in stats.items()} == before
 
 
 def test_the_errors_are_the_builtin_ones_pytorch_code_catches() -> None:
