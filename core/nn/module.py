@@ -695,9 +695,9 @@ class Module:
             tensor.grad = grad
         for module in self.modules():
             table = module._buffers
-            for name, buffer in table.items():
-                if buffer is not None and id(buffer) in replacements:
-                    table[name] = replacements[id(buffer)]
+            for name, held in table.items():
+                if held is not None and id(held) in replacements:
+                    table[name] = replacements[id(held)]
         return self
 
     def _real_floating_to(self: ModuleT, dtype: _dtypes.DType) -> ModuleT:
