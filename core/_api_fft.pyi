@@ -10,7 +10,7 @@ def fft(x: TensorLike, /, n: Any = ..., dim: Any = ..., norm: str = ..., *, axis
     """One-dimensional discrete Fourier transform along ``axis`` (padded or cut to ``n``)."""
 
 
-def fft2(x: TensorLike, s: Any = ..., dim: Any = ..., norm: str = ...) -> Tensor:
+def fft2(x: TensorLike, s: Any = ..., dim: Any = ..., norm: str = ..., *, out: Any = ...) -> Tensor:
     """PyTorch's ``torch.fft`` transform over ``dim`` (default (-2, -1))."""
 
 
@@ -30,7 +30,7 @@ def ifft(x: TensorLike, /, n: Any = ..., dim: Any = ..., norm: str = ..., *, axi
     """One-dimensional inverse discrete Fourier transform along ``axis``."""
 
 
-def ifft2(x: TensorLike, s: Any = ..., dim: Any = ..., norm: str = ...) -> Tensor:
+def ifft2(x: TensorLike, s: Any = ..., dim: Any = ..., norm: str = ..., *, out: Any = ...) -> Tensor:
     """PyTorch's ``torch.fft`` transform over ``dim`` (default (-2, -1))."""
 
 
@@ -50,7 +50,7 @@ def irfft(x: TensorLike, /, n: Any = ..., dim: Any = ..., norm: str = ..., *, ax
     """Inverse of :func:`rfft`: ``n`` real values (``2 * (m - 1)`` from ``m`` terms)."""
 
 
-def irfft2(x: TensorLike, s: Any = ..., dim: Any = ..., norm: str = ...) -> Tensor:
+def irfft2(x: TensorLike, s: Any = ..., dim: Any = ..., norm: str = ..., *, out: Any = ...) -> Tensor:
     """PyTorch's ``torch.fft`` transform over ``dim`` (default (-2, -1))."""
 
 
@@ -62,7 +62,7 @@ def rfft(x: TensorLike, /, n: Any = ..., dim: Any = ..., norm: Any = ..., *, axi
     """Discrete Fourier transform of real input: the ``n // 2 + 1`` non-negative terms."""
 
 
-def rfft2(x: TensorLike, s: Any = ..., dim: Any = ..., norm: str = ...) -> Tensor:
+def rfft2(x: TensorLike, s: Any = ..., dim: Any = ..., norm: str = ..., *, out: Any = ...) -> Tensor:
     """PyTorch's ``torch.fft`` transform over ``dim`` (default (-2, -1))."""
 
 

@@ -42,7 +42,7 @@ def add(x1: TensorLike, x2: TensorLike, /, *, alpha: Any = ..., out: Any = ...) 
     """Add ``x1 + x2`` element-wise, broadcasting."""
 
 
-def addbmm(input: Any, batch1: Any, batch2: Any, *, beta: Any = ..., alpha: Any = ...) -> Any:
+def addbmm(input: Any, batch1: Any, batch2: Any, *, beta: Any = ..., alpha: Any = ..., out: Any = ...) -> Any:
     """PyTorch's ``addbmm(input, batch1, batch2, *, beta=1, alpha=1)``: ``addmm`` of the sum of the batch's products."""
 
 
@@ -54,11 +54,11 @@ def addcmul(x: TensorLike, tensor1: TensorLike, tensor2: TensorLike, /, *, value
     """``x + value * tensor1 * tensor2`` element-wise, broadcasting (PyTorch's)."""
 
 
-def addmm(input: Any, mat1: Any, mat2: Any, *, beta: Any = ..., alpha: Any = ...) -> Any:
+def addmm(input: Any, mat1: Any, mat2: Any, *, beta: Any = ..., alpha: Any = ..., out: Any = ...) -> Any:
     """PyTorch's ``addmm(input, mat1, mat2, *, beta=1, alpha=1)``."""
 
 
-def addmv(input: Any, mat: Any, vec: Any, *, beta: Any = ..., alpha: Any = ...) -> Any:
+def addmv(input: Any, mat: Any, vec: Any, *, beta: Any = ..., alpha: Any = ..., out: Any = ...) -> Any:
     """PyTorch's ``addmv(input, mat, vec, *, beta=1, alpha=1)``."""
 
 
@@ -66,15 +66,15 @@ def all(x: TensorLike, /, dim: Any = ..., keepdim: Any = ..., *, axis: Any = ...
     """Test whether all elements along ``axis`` are true (non-zero)."""
 
 
-def amax(x: TensorLike, dim: Any = ..., keepdim: bool = ...) -> Any:
+def amax(x: TensorLike, dim: Any = ..., keepdim: bool = ..., *, out: Any = ...) -> Any:
     """PyTorch's ``amax(x, dim=(), keepdim=False)``: all axes by default."""
 
 
-def amin(x: TensorLike, dim: Any = ..., keepdim: bool = ...) -> Any:
+def amin(x: TensorLike, dim: Any = ..., keepdim: bool = ..., *, out: Any = ...) -> Any:
     """PyTorch's ``amin(x, dim=(), keepdim=False)``: all axes by default."""
 
 
-def aminmax(x: TensorLike, *, dim: Any = ..., keepdim: bool = ...) -> Any:
+def aminmax(x: TensorLike, *, dim: Any = ..., keepdim: bool = ..., out: Any = ...) -> Any:
     """PyTorch's ``aminmax(x, *, dim=None, keepdim=False)``: the named tuple ``(min, max)``."""
 
 
@@ -130,7 +130,7 @@ def atleast_3d(*tensors: Any) -> Any:
     """PyTorch's ``atleast_3d(*tensors)``: each tensor with at least 3 dimensions (a tuple for several or for a list)."""
 
 
-def baddbmm(input: Any, batch1: Any, batch2: Any, *, beta: Any = ..., alpha: Any = ...) -> Any:
+def baddbmm(input: Any, batch1: Any, batch2: Any, *, beta: Any = ..., alpha: Any = ..., out: Any = ...) -> Any:
     """PyTorch's ``baddbmm(input, batch1, batch2, *, beta=1, alpha=1)``: batched ``addmm``."""
 
 
@@ -158,7 +158,7 @@ def bitwise_xor(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Bitwise XOR of integer or bool tensors, broadcasting (``x1 ^ x2``)."""
 
 
-def bmm(input: Any, mat2: Any) -> Any:
+def bmm(input: Any, mat2: Any, *, out: Any = ...) -> Any:
     """PyTorch's ``bmm(input, mat2)``: products of two batches of matrices of one length."""
 
 
@@ -182,11 +182,11 @@ def chunk(x: TensorLike, chunks: int, dim: int = ...) -> tuple[Any, ...]:
     """PyTorch's ``x.chunk(chunks, dim=0)``: at most ``chunks`` pieces of ``ceil(n / chunks)``."""
 
 
-def clamp_max(x: TensorLike, max: TensorLike) -> Any:
+def clamp_max(x: TensorLike, max: TensorLike, *, out: Any = ...) -> Any:
     """PyTorch's ``clamp_max(x, max)``: ``clamp(x, max=max)``."""
 
 
-def clamp_min(x: TensorLike, min: TensorLike) -> Any:
+def clamp_min(x: TensorLike, min: TensorLike, *, out: Any = ...) -> Any:
     """PyTorch's ``clamp_min(x, min)``: ``clamp(x, min=min)``."""
 
 
@@ -194,11 +194,11 @@ def clip(x: TensorLike, /, min: TensorLike | None = ..., max: TensorLike | None 
     """Clamp ``x`` to ``[min, max]`` element-wise; ``min``/``max`` are scalars, tensors or None."""
 
 
-def column_stack(tensors: Any) -> Any:
+def column_stack(tensors: Any, *, out: Any = ...) -> Any:
     """PyTorch's ``column_stack(tensors)``: join along axis 1, 0-D and 1-D tensors as columns."""
 
 
-def concat(arrays: Sequence[TensorLike], /, dim: Any = ..., *, axis: int | None = ...) -> Tensor:
+def concat(arrays: Sequence[TensorLike], /, dim: Any = ..., *, axis: int | None = ..., out: Any = ...) -> Tensor:
     """Join tensors along an existing ``axis`` (flattened first if ``axis=None``)."""
 
 
@@ -222,19 +222,19 @@ def count_nonzero(x: TensorLike, /, dim: Any = ..., *, axis: Any = ..., keepdims
     """Number of non-zero elements along ``axis`` (all axes by default)."""
 
 
-def cummax(x: TensorLike, dim: int) -> Any:
+def cummax(x: TensorLike, dim: int, *, out: Any = ...) -> Any:
     """PyTorch's ``cummax(x, dim)``: the running maximum along ``dim`` and the index of each, a named tuple ``(values, indices)``."""
 
 
-def cummin(x: TensorLike, dim: int) -> Any:
+def cummin(x: TensorLike, dim: int, *, out: Any = ...) -> Any:
     """PyTorch's ``cummin(x, dim)``: the running minimum along ``dim`` and the index of each, a named tuple ``(values, indices)``."""
 
 
-def cumprod(x: TensorLike, dim: int, *, dtype: DType | None = ...) -> Tensor:
+def cumprod(x: TensorLike, dim: int, *, dtype: DType | None = ..., out: Any = ...) -> Tensor:
     """Cumulative product along ``axis``; ``include_initial`` prepends a 1."""
 
 
-def cumsum(x: TensorLike, dim: int, *, dtype: DType | None = ...) -> Tensor:
+def cumsum(x: TensorLike, dim: int, *, dtype: DType | None = ..., out: Any = ...) -> Tensor:
     """Cumulative sum along ``axis``; ``include_initial`` prepends a 0."""
 
 
@@ -250,7 +250,7 @@ def deg2rad(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Degrees to radians element-wise (PyTorch's)."""
 
 
-def diag(x: TensorLike, diagonal: int = ...) -> Any:
+def diag(x: TensorLike, diagonal: int = ..., *, out: Any = ...) -> Any:
     """PyTorch's ``diag(x, diagonal=0)``: a vector's diagonal matrix, or a matrix's diagonal."""
 
 
@@ -262,7 +262,7 @@ def dist(x: Any, other: Any, p: Any = ...) -> Any:
     """PyTorch's ``dist(x, other, p=2)``: the ``p``-norm of ``x - other`` (broadcast), 0-d."""
 
 
-def div(x1: TensorLike, other: Any, *, rounding_mode: str | None = ...) -> Any:
+def div(x1: TensorLike, other: Any, *, rounding_mode: str | None = ..., out: Any = ...) -> Any:
     """PyTorch's ``div(x1, other, rounding_mode=None)``: true division, or rounded."""
 
 
@@ -270,11 +270,11 @@ def divide(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Divide ``x1 / x2`` element-wise (true division)."""
 
 
-def dot(input: Any, tensor: Any) -> Any:
+def dot(input: Any, tensor: Any, *, out: Any = ...) -> Any:
     """PyTorch's ``dot(input, tensor)``: the inner product of two 1-D tensors (no conjugation)."""
 
 
-def dstack(tensors: Any) -> Any:
+def dstack(tensors: Any, *, out: Any = ...) -> Any:
     """PyTorch's ``dstack(tensors)``: join along axis 2, after ``atleast_3d``."""
 
 
@@ -342,7 +342,7 @@ def frac(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """The fractional part ``x - trunc(x)`` element-wise, signed like ``x`` (PyTorch's)."""
 
 
-def gather(x: TensorLike, dim: int, index: Any) -> Any:
+def gather(x: TensorLike, dim: int, index: Any, *, out: Any = ...) -> Any:
     """PyTorch's ``x.gather(dim, index)``: ``out[..., i, ...] = x[..., index[..., i, ...], ...]``."""
 
 
@@ -362,7 +362,7 @@ def heaviside(x: TensorLike, values: TensorLike, /, *, out: Any = ...) -> Tensor
     """Step function element-wise: 0 below 0, ``values`` at 0, 1 above (PyTorch's)."""
 
 
-def hstack(tensors: Any) -> Any:
+def hstack(tensors: Any, *, out: Any = ...) -> Any:
     """PyTorch's ``hstack(tensors)``: join along axis 1 (axis 0 for 1-D tensors)."""
 
 
@@ -374,7 +374,7 @@ def imag(x: TensorLike, /) -> Tensor:
     """Imaginary part element-wise (of a complex tensor)."""
 
 
-def index_select(x: TensorLike, dim: int, index: Any) -> Any:
+def index_select(x: TensorLike, dim: int, index: Any, *, out: Any = ...) -> Any:
     """PyTorch's ``x.index_select(dim, index)``: the slices at ``index`` (1-D) along ``dim``."""
 
 
@@ -394,7 +394,7 @@ def isnan(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Whether each element is NaN."""
 
 
-def kthvalue(x: TensorLike, k: int, dim: int = ..., keepdim: bool = ...) -> Any:
+def kthvalue(x: TensorLike, k: int, dim: int = ..., keepdim: bool = ..., *, out: Any = ...) -> Any:
     """PyTorch's ``kthvalue(x, k, dim=-1, keepdim=False)``: the ``k``-th smallest along ``dim``."""
 
 
@@ -430,7 +430,7 @@ def logaddexp(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """``log(exp(x1) + exp(x2))`` element-wise, without overflow."""
 
 
-def logcumsumexp(x: TensorLike, dim: int) -> Any:
+def logcumsumexp(x: TensorLike, dim: int, *, out: Any = ...) -> Any:
     """PyTorch's ``logcumsumexp(x, dim)``: ``log(cumsum(exp(x)))`` along ``dim``, stably."""
 
 
@@ -454,7 +454,7 @@ def logit(x: TensorLike, /, eps: float | None = ..., *, out: Any = ...) -> Tenso
     """``log(x / (1 - x))`` element-wise, ``x`` first clamped to ``[eps, 1 - eps]`` when ``eps`` is given (PyTorch's)."""
 
 
-def masked_select(x: TensorLike, mask: Any) -> Any:
+def masked_select(x: TensorLike, mask: Any, *, out: Any = ...) -> Any:
     """PyTorch's ``x.masked_select(mask)``: the 1-D tensor of the elements where ``mask`` holds."""
 
 
@@ -478,7 +478,7 @@ def mean(x: TensorLike, /, dim: Any = ..., keepdim: Any = ..., *, axis: Any = ..
     """Arithmetic mean over ``axis`` (all axes by default); ``dtype`` (PyTorch's) casts the input first."""
 
 
-def median(x: TensorLike, dim: Any = ..., keepdim: bool = ...) -> Any:
+def median(x: TensorLike, dim: Any = ..., keepdim: bool = ..., *, out: Any = ...) -> Any:
     """PyTorch's ``median(x, dim=None, keepdim=False)``: the lower median of all elements, or with ``dim`` the named tuple ``(values, indices)``."""
 
 
@@ -494,7 +494,7 @@ def minimum(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Element-wise minimum, broadcasting; ties split the gradient."""
 
 
-def mm(input: Any, mat2: Any) -> Any:
+def mm(input: Any, mat2: Any, *, out: Any = ...) -> Any:
     """PyTorch's ``mm(input, mat2)``: the product of two matrices (``matmul`` broadcasts)."""
 
 
@@ -502,7 +502,7 @@ def moveaxis(x: TensorLike, source: Any, destination: Any, /) -> Tensor:
     """Move the axes ``source`` to positions ``destination``."""
 
 
-def msort(x: TensorLike) -> Any:
+def msort(x: TensorLike, *, out: Any = ...) -> Any:
     """PyTorch's ``msort(x)``: ``x`` sorted along its first axis (the values only)."""
 
 
@@ -510,19 +510,19 @@ def multiply(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Multiply ``x1 * x2`` element-wise, broadcasting."""
 
 
-def nan_to_num(x: Any, nan: float = ..., posinf: float | None = ..., neginf: float | None = ...) -> Any:
+def nan_to_num(x: Any, nan: float = ..., posinf: float | None = ..., neginf: float | None = ..., *, out: Any = ...) -> Any:
     """PyTorch's ``nan_to_num(x, nan=0.0, posinf=None, neginf=None)``: NaN and infinities replaced."""
 
 
-def nanmean(x: TensorLike, dim: Any = ..., keepdim: bool = ..., *, dtype: DType | None = ...) -> Any:
+def nanmean(x: TensorLike, dim: Any = ..., keepdim: bool = ..., *, dtype: DType | None = ..., out: Any = ...) -> Any:
     """PyTorch's ``nanmean(x, dim=None, keepdim=False, *, dtype=None)``: the mean of the non-NaN."""
 
 
-def nanmedian(x: TensorLike, dim: Any = ..., keepdim: bool = ...) -> Any:
+def nanmedian(x: TensorLike, dim: Any = ..., keepdim: bool = ..., *, out: Any = ...) -> Any:
     """PyTorch's ``nanmedian(x, dim=None, keepdim=False)``: the lower median ignoring NaN of all elements, or with ``dim`` the named tuple ``(values, indices)``."""
 
 
-def nansum(x: TensorLike, dim: Any = ..., keepdim: bool = ..., *, dtype: DType | None = ...) -> Any:
+def nansum(x: TensorLike, dim: Any = ..., keepdim: bool = ..., *, dtype: DType | None = ..., out: Any = ...) -> Any:
     """PyTorch's ``nansum(x, dim=None, keepdim=False, *, dtype=None)``: the sum, NaN taken as 0."""
 
 
@@ -542,7 +542,7 @@ def nonzero(x: TensorLike, /, *, as_tuple: Any = ...) -> Any:
     """Indices of the non-zero elements: a tuple with one index tensor per axis."""
 
 
-def norm(x: Any, p: Any = ..., dim: Any = ..., keepdim: bool = ..., *, axis: Any = ..., dtype: Any = ...) -> Any:
+def norm(x: Any, p: Any = ..., dim: Any = ..., keepdim: bool = ..., *, axis: Any = ..., dtype: Any = ..., out: Any = ...) -> Any:
     """PyTorch's ``x.norm(p="fro", dim=None, keepdim=False, dtype=None)``: a vector norm, or ``"nuc"``; with ``dtype``, of ``x`` converted to it first."""
 
 
@@ -626,7 +626,7 @@ def scatter_along_axis(x: TensorLike, indices: TensorLike, src: TensorLike, /, *
     """Combine ``src`` into ``x`` at ``indices`` along ``axis`` by ``reduce`` (sum, prod, mean, amax, amin); the reverse of ``take_along_axis``."""
 
 
-def scatter_reduce(x: TensorLike, dim: int, index: Any, src: TensorLike, reduce: str, *, include_self: bool = ...) -> Any:
+def scatter_reduce(x: TensorLike, dim: int, index: Any, src: TensorLike, reduce: str, *, include_self: bool = ..., out: Any = ...) -> Any:
     """PyTorch's ``scatter_reduce(dim, index, src, reduce, *, include_self=True)``."""
 
 
@@ -682,7 +682,7 @@ def squeeze(x: TensorLike, /, axis: Any = ..., *, dim: Any = ...) -> Any:
     """Remove the size-1 axes named by ``axis``."""
 
 
-def stack(arrays: Sequence[TensorLike], /, dim: Any = ..., *, axis: Any = ...) -> Tensor:
+def stack(arrays: Sequence[TensorLike], /, dim: Any = ..., *, axis: Any = ..., out: Any = ...) -> Tensor:
     """Join tensors of one shape along a new ``axis``."""
 
 
@@ -742,7 +742,7 @@ def tile(x: TensorLike, /, repetitions: Any, *, out: Any = ...) -> Tensor:
     """Repeat the whole tensor ``repetitions[i]`` times along each axis ``i``."""
 
 
-def topk(x: TensorLike, k: int, dim: int = ..., largest: bool = ..., sorted: bool = ...) -> tuple[Any, Any]:
+def topk(x: TensorLike, k: int, dim: int = ..., largest: bool = ..., sorted: bool = ..., *, out: Any = ...) -> tuple[Any, Any]:
     """PyTorch's ``x.topk(k, dim=-1, largest=True)``: the ``k`` largest (or smallest) elements."""
 
 
@@ -802,7 +802,7 @@ def vecdot(x1: TensorLike, x2: TensorLike, /, *, axis: Any = ..., dim: Any = ...
     """Dot product along ``axis``, broadcasting the other axes (``x1`` is conjugated)."""
 
 
-def vstack(tensors: Any) -> Any:
+def vstack(tensors: Any, *, out: Any = ...) -> Any:
     """PyTorch's ``vstack(tensors)``: join along axis 0, 0-D and 1-D tensors as rows."""
 
 

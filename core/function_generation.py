@@ -273,17 +273,43 @@ def _signature_without_xp(adapter: Callable[..., Any]) -> inspect.Signature:
     )
 
 
+#: PyTorch names of ops with adapters that take no ``out=`` in PyTorch (their results are
+#: views, several tensors of any number, or no tensor).
+_NO_OUT = frozenset({
+    "cdist", "dist", "fliplr", "flipud", "narrow", "repeat_interleave", "rot90", "select",
+    "std_mean", "unique", "var_mean",
+})  # fmt: skip
+
+
 def _adapted_function(
     op: RegisteredOp, alias: str, adapter: Callable[..., Any], module: str
 ) -> Callable[..., Any]:
     """The public function ``adapter(xp, x, ...)`` with ``xp`` the plugrad namespace."""
 
     spelled = _taking_the_standards_names(alias, adapter)
+    signature = _signature_without_xp(adapter)
 
-    def call(*args: Any, **kwargs: Any) -> Any:
-        return spelled(_graph.tensor_namespace, *args, **kwargs)
+    if "out" in signature.parameters or op.view or alias in _NO_OUT:
 
-    call.__signature__ = _signature_without_xp(adapter)  # type: ignore[attr-defined]
+        def call(*args: Any, **kwargs: Any) -> Any:
+            return spelled(_graph.tensor_namespace, *args, **kwargs)
+
+    else:  # PyTorch's out= (cumsum, logsumexp, cummax's pair...)
+
+        def call(*args: Any, out: Any = None, **kwargs: Any) -> Any:
+            if out is None:
+                return spelled(_graph.tensor_namespace, *args, **kwargs)
+            return _into_out(alias, out, (), spelled, _graph.tensor_namespace, *args, **kwargs)
+
+        out = inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None)
+        parameters = list(signature.parameters.values())
+        at = next(
+            (i for i, p in enumerate(parameters) if p.kind is inspect.Parameter.VAR_KEYWORD),
+            len(parameters),
+        )
+        signature = signature.replace(parameters=[*parameters[:at], out, *parameters[at:]])
+
+    call.__signature__ = signature  # type: ignore[attr-defined]
     call.__name__ = call.__qualname__ = alias
     call.__module__ = module
     call.__doc__ = adapter.__doc__ or op.doc
@@ -389,7 +415,8 @@ def _axis_of_dim(op: RegisteredOp, dim: str) -> str:
 def _takes_out(op: RegisteredOp, method: bool) -> bool:
     """Whether the op's public function takes PyTorch's ``out=`` (one output, not a view)."""
     assert op.signature is not None
-    several = op.multiple_outputs or op.sequence_kind is not None
+    # (a "sequence" op takes its inputs as one list: concat and stack have one result)
+    several = op.multiple_outputs or op.sequence_kind == "variadic"
     return not (method or several or op.view or "out" in op.signature.parameters)
 
 
@@ -415,14 +442,48 @@ def _torch_form_prelude(
                 f"        if {name} is not {unset}:\n"
                 f"            raise _torch_form_mixed({op.name!r}, {name!r})\n"
             )
+    x = op.input_names[0]
     if _takes_out(op, False):
+        # PyTorch's out= in PyTorch's form: the result written as the standard form's is.
         lines.append(
             "        if out is not None:\n"
-            f"            raise _torch_form_mixed({op.name!r}, 'out')\n"
+            f"            return _into_out({op.name!r}, out, ({x},), _torch_form, "
+            f"_graph.tensor_namespace, {x}, **_given)\n"
         )
-    x = op.input_names[0]
     lines.append(f"        return _torch_form(_graph.tensor_namespace, {x}, **_given)\n")
     return "".join(lines)
+
+
+def _into_out(
+    name: str,
+    out: Any,
+    inputs: tuple[Any, ...],
+    function: Callable[..., Any],
+    *args: Any,
+    **kwargs: Any,
+) -> Any:
+    """``function(*args, **kwargs)`` written into PyTorch's ``out=``: one tensor, or a tuple
+    of them for a function with several results (``cummax``'s values and indices).
+
+    Checked before anything is computed; computed without recording, as every ``out=``."""
+    several = isinstance(out, (tuple, list))
+    outs = tuple(out) if several else (out,)
+    tensors = (*inputs, *(a for a in args if isinstance(a, Tensor)),
+               *(v for v in kwargs.values() if isinstance(v, Tensor)))  # fmt: skip
+    for each in outs:
+        check_out(name, each, tensors)
+    with no_grad():
+        result = function(*args, **kwargs)
+    pair = isinstance(result, tuple)
+    results = tuple(result) if pair else (result,)
+    if len(results) != len(outs) or pair != several:
+        wanted = f"a tuple of {len(results)} tensors" if pair else "one tensor"
+        raise ArgumentError(f"{name}(): out= takes {wanted} for its results, got {out!r}")
+    with no_grad():
+        written = [write_out(name, each, value) for each, value in zip(outs, results)]
+    if not isinstance(result, tuple):
+        return written[0]
+    return type(result)(*written) if hasattr(result, "_fields") else tuple(written)
 
 
 def _torch_form_mixed(op: str, name: str) -> ArgumentError:
@@ -613,9 +674,14 @@ def _make_function(
         computed = call
     if _takes_out(op, method):
         # PyTorch's out=: refused while autograd records, else the result is written into out.
+        checked_inputs = (
+            f"tuple({inputs[0]})"
+            if op.sequence_kind == "sequence"
+            else f"({''.join(f'{i}, ' for i in inputs)})"
+        )
         body = (
             f"    if out is not None:\n"
-            f"        _check_out({op.name!r}, out, ({''.join(f'{i}, ' for i in inputs)}))\n"
+            f"        _check_out({op.name!r}, out, {checked_inputs})\n"
             f"        with _no_grad():\n"
             f"            return _write_out({op.name!r}, out, {computed})\n"
         ) + body
@@ -625,6 +691,7 @@ def _make_function(
         "_apply_general": apply_general, "_apply_view": apply_view, "_both_given": _both_given,
         "_check_out": check_out, "_write_out": write_out, "_no_grad": no_grad,
         "_torch_form": torch_form, "_graph": _graph, "_torch_form_mixed": _torch_form_mixed,
+        "_into_out": _into_out,
         "_dim_as_axis": dim_as_axis, "_reduction_dim_as_axis": reduction_dim_as_axis,
         "_alpha_times": alpha_times,
         **defaults,

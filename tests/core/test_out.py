@@ -79,3 +79,56 @@ def test_out_is_taken_by_ops_with_tensor_parameters_too() -> None:
     positions = plugrad.empty(2, dtype=plugrad.int64)
     plugrad.searchsorted(plugrad.tensor([1.0, 2.0, 3.0]), plugrad.tensor([1.5, 2.5]), out=positions)
     assert positions.tolist() == [1, 2]
+
+
+_X = [[1.0, 5.0, 2.0], [4.0, 0.0, 3.0]]
+
+
+@pytest.mark.parametrize(
+    ("name", "call"),
+    [
+        # PyTorch's form of an op (dim by position): out= was refused as "the other form's"
+        ("sum", lambda lib, x, out: lib.sum(x, 1, out=out)),
+        ("mean", lambda lib, x, out: lib.mean(x, 1, True, out=out)),
+        ("amax", lambda lib, x, out: lib.amax(x, 1, out=out)),
+        # PyTorch's names with adapters: out= was a raw TypeError
+        ("cumsum", lambda lib, x, out: lib.cumsum(x, 1, out=out)),
+        ("div", lambda lib, x, out: lib.div(x, 2.0, rounding_mode="floor", out=out)),
+        ("norm", lambda lib, x, out: lib.norm(x, out=out)),
+        ("nan_to_num", lambda lib, x, out: lib.nan_to_num(x, out=out)),
+        ("logcumsumexp", lambda lib, x, out: lib.logcumsumexp(x, 0, out=out)),
+        # sequence inputs: cat and stack had no out=
+        ("cat", lambda lib, x, out: lib.cat([x, x], 1, out=out)),
+        ("stack", lambda lib, x, out: lib.stack([x, x], out=out)),
+    ],
+)
+def test_pytorch_forms_and_names_take_out_as_pytorch(name, call) -> None:
+    expected = call(torch, torch.tensor(_X), None)
+    out = plugrad.empty(tuple(expected.shape))
+    assert call(plugrad, plugrad.tensor(_X), out) is out
+    np.testing.assert_allclose(out.numpy(), expected.numpy(), rtol=1e-6)
+    assert out._version == 1
+
+
+def test_out_of_a_function_with_two_results_takes_a_pair() -> None:
+    values, indices = plugrad.empty(2, 3), plugrad.empty(2, 3, dtype=plugrad.int64)
+    result = plugrad.cummax(plugrad.tensor(_X), 1, out=(values, indices))
+    assert result.values is values and result.indices is indices
+    expected = torch.cummax(torch.tensor(_X), 1)
+    assert values.tolist() == expected.values.tolist()
+    assert indices.tolist() == expected.indices.tolist()
+    with pytest.raises(ArgumentError, match="a tuple of 2 tensors"):
+        plugrad.cummax(plugrad.tensor(_X), 1, out=values)
+    with pytest.raises(ArgumentError, match="one tensor"):
+        plugrad.cumsum(plugrad.tensor(_X), 1, out=(values, indices))
+
+
+def test_out_of_a_pytorch_name_is_refused_while_gradients_are_recorded() -> None:
+    x = plugrad.tensor(_X, requires_grad=True)
+    out = plugrad.zeros(2, 3)
+    with pytest.raises(ArgumentError, match="autograd cannot record"):
+        plugrad.cumsum(x, 1, out=out)
+    with pytest.raises(ArgumentError, match="autograd cannot record"):
+        plugrad.cat([x, x], out=plugrad.zeros(4, 3))
+    assert out.tolist() == [[0.0] * 3] * 2 and out._version == 0
+    assert "out" not in inspect.signature(plugrad.var_mean).parameters  # PyTorch's has none
