@@ -56,6 +56,7 @@ gives for each schedule, starting from ``lr=1.0``:
 from __future__ import annotations
 
 import bisect
+import collections
 import math
 import types
 import warnings
@@ -420,21 +421,41 @@ class MultiStepLR(LRScheduler):
         gamma: float = 0.1,
         last_epoch: int = -1,
     ) -> None:
-        milestones = list(milestones)  # (a generator was used up by the checks: no decay)
-        for milestone in milestones:
-            check_int("each milestone", milestone, at_least=0)
         check_number("gamma", gamma)
-        self.milestones = sorted(milestones)
+        #: How many decays each milestone epoch makes (a Counter, as PyTorch keeps it, so that
+        #: state dicts load both ways).
+        self.milestones = _milestone_counts(milestones)
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
 
     def _compute_lr(self) -> list[float]:
-        decays = self.milestones.count(self.last_epoch)
+        decays = self.milestones[self.last_epoch]
         return [lr * self.gamma**decays for lr in self._group_lrs()]
 
     def _get_closed_form_lr(self) -> list[float]:
-        decays = bisect.bisect_right(self.milestones, self.last_epoch)
+        decays = bisect.bisect_right(sorted(self.milestones.elements()), self.last_epoch)
         return [base * self.gamma**decays for base in self.base_lrs]
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Load a state from :meth:`state_dict` (or PyTorch's), whose milestones may be a
+        Counter (PyTorch's and this one's) or a list of epochs."""
+        self._check_keys(state_dict)
+        counts = _milestone_counts(state_dict["milestones"])  # checked before anything is set
+        super().load_state_dict({**state_dict, "milestones": counts})
+
+
+def _milestone_counts(milestones: Any) -> collections.Counter[int]:
+    """Milestone epochs (a sequence, a listed twice decays twice, or a mapping of epoch to
+    count) as a Counter, each checked."""
+    if isinstance(milestones, Mapping):
+        listed = list(collections.Counter(milestones).elements())
+        for count in milestones.values():
+            check_int("each milestone's count", count, at_least=0)
+    else:
+        listed = list(milestones)  # (a generator was used up by the checks: no decay)
+    for milestone in listed:
+        check_int("each milestone", milestone, at_least=0)
+    return collections.Counter(sorted(listed))
 
 
 class ExponentialLR(LRScheduler):

@@ -578,6 +578,8 @@ RESUMED_FROM_PYTORCH = {
     "OneCycleLR": {"max_lr": 1.0, "total_steps": 20, "three_phase": True},
     "ReduceLROnPlateau": {"factor": 0.5, "patience": 1},
     "StepLR": {"step_size": 3, "gamma": 0.5},
+    # PyTorch keeps milestones as a Counter: the next step raised an AttributeError
+    "MultiStepLR": {"milestones": [3, 7, 7], "gamma": 0.5},
 }
 
 
@@ -613,6 +615,20 @@ def test_a_pytorch_schedulers_state_dict_resumes_the_same_schedule(name) -> None
         ours = [(g["lr"], g["momentum"]) for g in opt.param_groups]
         theirs = [(g["lr"], g["momentum"]) for g in torch_opt.param_groups]
         np.testing.assert_allclose(ours, theirs, rtol=1e-12)
+
+
+def test_multistep_state_dicts_load_into_pytorch_and_milestones_are_checked() -> None:
+    torch = pytest.importorskip("torch")
+    schedule = lr_scheduler.MultiStepLR(_one_group(), milestones=[3, 7, 7], gamma=0.5)
+    theirs = torch.optim.lr_scheduler.MultiStepLR(
+        torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=1.0), milestones=[1]
+    )
+    theirs.load_state_dict(schedule.state_dict())
+    assert theirs.milestones == {3: 1, 7: 2}
+    before = schedule.state_dict()
+    with pytest.raises(ValueError, match="each milestone must be an int >= 0"):
+        schedule.load_state_dict({**before, "milestones": [1, -2]})
+    assert schedule.state_dict() == before
 
 
 def _plugrad_state(state):
