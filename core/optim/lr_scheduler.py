@@ -436,7 +436,7 @@ class MultiStepLR(LRScheduler):
         decays = bisect.bisect_right(sorted(self.milestones.elements()), self.last_epoch)
         return [base * self.gamma**decays for base in self.base_lrs]
 
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+    def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
         """Load a state from :meth:`state_dict` (or PyTorch's), whose milestones may be a
         Counter (PyTorch's and this one's) or a list of epochs."""
         self._check_keys(state_dict)
