@@ -160,6 +160,8 @@ class RegisteredRules(Protocol):
     multiple_outputs: bool
     #: ``"sequence"`` or ``"variadic"`` for an op whose inputs are one sequence, else None.
     sequence_kind: str | None
+    #: Per rule, the inputs (positions) and whether ``ans`` its code reads; None: unknown.
+    rule_reads: tuple[tuple[tuple[int, ...], bool] | None, ...]
 
 
 class OpNode(Node):
@@ -227,7 +229,7 @@ class OpNode(Node):
             ):
                 g = checked_gradient(self, index, g, arg, xp, create_graph)
                 if create_graph:
-                    g = _linked(g, args, ans, device)
+                    g = _linked(g, args, ans, device, op.rule_reads[index])
             grads.append(g)
         return tuple(grads)
 
@@ -527,7 +529,7 @@ class GeneralOpNode(OpNode):
             ):
                 g_in = checked_gradient(self, index, g_in, arg, xp, create_graph)
                 if create_graph:
-                    g_in = _linked(g_in, args, ans, device)
+                    g_in = _linked(g_in, args, ans, device, None)
             grads.append(g_in)
         return tuple(grads)
 
@@ -554,20 +556,24 @@ class GeneralOpNode(OpNode):
 
 
 class PiecewiseBackward(Node):
-    """The ``grad_fn`` of a gradient that depends on the saved tensors only through where
-    they lie (relu's ``where(x > 0, g, 0)``, a max-pool's chosen positions).
+    """The ``grad_fn`` of a gradient that depends on saved tensors only through where they
+    lie (relu's ``where(x > 0, g, 0)``, a max-pool's chosen positions).
 
     Its derivative in them is zero, but it is one, as in PyTorch: the gradient
     requires grad, differentiating it again gives zeros (not an error), and
     the leaves it reaches get a zero ``.grad`` (which an optimizer's weight
-    decay then reads).
+    decay then reads). A gradient that also depends on other tensors (relu's
+    incoming gradient ``g``, made under ``create_graph``) passes its gradient
+    on to them: its first edge is its own ``grad_fn``'s.
     """
 
-    __slots__ = ("_specs",)
+    __slots__ = ("_passes", "_specs")
 
-    def __init__(self, device: Any, tensors: list[Tensor]) -> None:
+    def __init__(self, device: Any, tensors: list[Tensor], through: Tensor | None = None) -> None:
         self._device = device
-        self._edges = tuple(t._edge or t for t in tensors)  # a leaf is its own edge
+        edges = tuple(t._edge or t for t in tensors)  # a leaf is its own edge
+        self._passes = through is not None
+        self._edges = edges if through is None else (through._edge or through, *edges)
         self._hooks = None
         self._specs = tuple((t._array.shape, t._array.dtype) for t in tensors)
 
@@ -576,23 +582,77 @@ class PiecewiseBackward(Node):
         xp = device.xp
         zeros = [xp.zeros(shape, dtype=dtype, device=device.native) for shape, dtype in self._specs]
         if create_graph:
-            return tuple(_wrap(z, device, False, None) for z in zeros)
-        return tuple(zeros)
+            zeros = [_wrap(z, device, False, None) for z in zeros]
+        return (grad, *zeros) if self._passes else tuple(zeros)
 
     def _release(self) -> None:
         pass
 
 
-def _linked(g: Any, args: Sequence[Any], ans: Any, device: Any) -> Any:
-    """A gradient computed under ``create_graph`` that needs no gradient itself, linked to the
-    saved tensors that do (see :class:`PiecewiseBackward`); any other gradient as it is."""
-    if not isinstance(g, Tensor) or g._requires_grad:
+def _edge_key(edge: Any) -> Any:
+    return (id(edge[0]), edge[1]) if type(edge) is tuple else id(edge)
+
+
+def _linked(
+    g: Any,
+    args: Sequence[Any],
+    ans: Any,
+    device: Any,
+    reads: tuple[tuple[int, ...], bool] | None,
+) -> Any:
+    """A gradient computed under ``create_graph``, linked to the saved tensors that need a
+    gradient and that it depends on only through where they lie (see
+    :class:`PiecewiseBackward`). ``reads``: the positions of the inputs the rule reads and
+    whether it reads ``ans`` (None: not known)."""
+    if not isinstance(g, Tensor):
         return g
     outputs = ans if type(ans) is tuple else (ans,)
-    tensors = [t for t in (*args, *outputs) if isinstance(t, Tensor) and t._requires_grad]
-    if not tensors:
+    if not g._requires_grad:
+        tensors = [t for t in (*args, *outputs) if isinstance(t, Tensor) and t._requires_grad]
+        if not tensors:
+            return g
+        return _wrap(g._array, device, True, PiecewiseBackward(device, tensors))
+    node = g.grad_fn
+    if reads is None or node is None:
         return g
-    return _wrap(g._array, device, True, PiecewiseBackward(device, tensors))
+    # Computed from some tensors (relu's incoming gradient): what the rule read is linked
+    # already where its result's own node reads it; one read only to choose where (relu's
+    # output), or deeper, gets zeros beside any real gradient, which changes no sum.
+    positions, reads_ans = reads
+    read = [args[i] for i in positions]
+    if reads_ans:
+        read += outputs
+    edges = node._edges
+    wanted = {}
+    for t in read:
+        if isinstance(t, Tensor) and t._requires_grad:
+            edge = t._edge or t
+            if not any(e is edge for e in edges):  # (by identity: == of tensors is theirs)
+                wanted[_edge_key(edge)] = t
+    # The rule's few ops are the nodes nearest its result: a short walk finds what they read
+    # (a tensor read further back only gets a zero it did not need).
+    queue, seen = [node], 0
+    while wanted and queue and seen < _LINK_SEARCH:
+        current = queue.pop(0)
+        seen += 1
+        for edge in current._edges:
+            if edge is None:
+                continue
+            if type(edge) is tuple:
+                wanted.pop((id(edge[0]), edge[1]), None)
+                queue.append(edge[0])
+            else:
+                wanted.pop(id(edge), None)
+                if isinstance(edge, Node):
+                    queue.append(edge)
+    if not wanted:
+        return g
+    unlinked = list(wanted.values())
+    return _wrap(g._array, device, True, PiecewiseBackward(device, unlinked, through=g))
+
+
+#: How many nodes behind a rule's result :func:`_linked` looks through.
+_LINK_SEARCH = 8
 
 
 def _tensor_mode_args(

@@ -501,6 +501,7 @@ class RegisteredOp:
         "param_names",
         "promotes",
         "real_only",
+        "rule_reads",
         "saved_inputs",
         "saves_ans",
         "sequence_kind",
@@ -531,6 +532,9 @@ class RegisteredOp:
     signature: inspect.Signature
     saved_inputs: tuple[bool, ...]
     saves_ans: bool
+    #: Per rule, the positions of the inputs it reads and whether it reads ``ans``;
+    #: None where its code cannot be read (see :func:`_names_read`).
+    rule_reads: tuple[tuple[tuple[int, ...], bool] | None, ...]
     keeps: tuple[tuple[tuple[bool, ...], bool], ...]
     dtype_params: tuple[str, ...]
     sequence_kind: str | None
@@ -687,6 +691,12 @@ def register_op(declaration: OpDef, owner: str) -> RegisteredOp:
     derived.signature = signature
     derived.saved_inputs = tuple(n in saves for n in inputs)
     derived.saves_ans = _ANS in saves
+    derived.rule_reads = tuple(
+        None
+        if (read := _names_read(rule)) is None
+        else (tuple(i for i, n in enumerate(inputs) if n in read), _ANS in read)
+        for rule in self.vjps
+    )
     #: What a node keeps, by which inputs get a gradient (bit i set: input i does):
     #: ``keeps[mask] = (keep each input's value, keep the output)``. Empty for
     #: sequence inputs, which keep what ``saved_inputs`` and ``saves_ans`` say.

@@ -350,6 +350,27 @@ def test_a_zero_second_derivative_reaches_the_parameters_as_in_pytorch() -> None
     assert weight.grad.tolist() == [[[2.0, 2.0]]] and x.grad.tolist() == [[[0.0] * 3]]
 
 
+def test_a_piecewise_gradient_that_also_reads_a_parameter_links_both_as_in_pytorch() -> None:
+    # A gradient penalty through linear -> relu -> linear: relu's gradient is computed from
+    # the second weight (so it required grad already) and was not linked to relu's input:
+    # the first bias and x got no .grad where PyTorch gives zeros.
+    functional = plugrad.nn.functional
+    w1 = plugrad.tensor([[1.0, -1.0], [0.5, 2.0]], requires_grad=True)
+    b1 = plugrad.tensor([0.1, -0.2], requires_grad=True)
+    w2 = plugrad.tensor([[1.0, 1.0]], requires_grad=True)
+    x = plugrad.tensor([[1.0, 2.0]], requires_grad=True)
+    out = functional.linear(functional.relu(functional.linear(x, w1, b1)), w2)
+    (g,) = plugrad.autograd.grad(out.sum(), x, create_graph=True)
+    (g * g).sum().backward()
+    assert b1.grad.tolist() == [0.0, 0.0] and x.grad.tolist() == [[0.0, 0.0]]
+    # PyTorch's values
+    assert w1.grad.tolist() == [[0.0, 0.0], [1.0, 4.0]] and w2.grad.tolist() == [[0.0, 8.5]]
+    # A rule that does not read an input links nothing to it: d(x * y)/dx = y is unused in x.
+    y = plugrad.tensor([3.0, 4.0], requires_grad=True)
+    (gx,) = plugrad.autograd.grad((x[0] * y).sum(), x, create_graph=True)
+    assert plugrad.autograd.grad(gx.sum(), x, allow_unused=True) == (None,)
+
+
 # -- hooks and atomicity ------------------------------------------------------------------
 
 
