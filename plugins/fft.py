@@ -18,7 +18,7 @@ from typing import Any
 from plugrad.errors import InvalidArgumentError
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
-from plugrad.plugins._rules import axis_slice, cast, device_of, one_array
+from plugrad.plugins._rules import axis_slice, cast, checked_axis, device_of, one_array
 
 #: PyTorch's ``norm=None`` is ``"backward"``.
 _DUAL = {"backward": "forward", "ortho": "ortho", "forward": "backward", None: "forward"}
@@ -87,6 +87,7 @@ def _complex_input(name: str) -> Any:
     ``hfft``), which converts real input first."""
 
     def kernel(xp: Any, x: Any, /, *, n: Any = None, axis: int = -1, norm: str = "backward") -> Any:
+        checked_axis(name, axis, x.ndim)
         return getattr(xp.fft, name)(_as_complex(xp, x), n=n, axis=axis, norm=norm)
 
     return kernel
@@ -100,6 +101,7 @@ def _over_axes(name: str) -> Any:
     ) -> Any:
         axes = _default_axes(s, axes)
         if axes is not None:
+            _checked_axes(name, axes, x.ndim)
             unique = {a % x.ndim if x.ndim and -x.ndim <= a < x.ndim else a for a in axes}
             if len(unique) != len(axes):
                 raise InvalidArgumentError(
@@ -173,10 +175,20 @@ def _irfftn_grad(xp: Any, g: Any, ans: Any, x: Any, *, s: Any, axes: Any, norm: 
 # -- the transforms: every rule reads only the input's shape and dtype (saves=()) -----------
 
 
+def _checked_axes(name: str, dim: Any, ndim: int) -> tuple[int, ...]:
+    """PyTorch's ``dim`` (one int or several) as the standard's ``axes``, each in range
+    (a library's own error was an IndexError naming no function)."""
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    for each in dims:
+        checked_axis(name, each, ndim)
+    return dims
+
+
 def _torch_one_axis(name: str) -> Any:
     """PyTorch's ``torch.fft.<name>(input, n=None, dim=-1, norm=None)``."""
 
     def transform(xp: Any, x: Any, n: Any = None, dim: int = -1, norm: Any = None) -> Any:
+        checked_axis(name, dim, x.ndim)
         return getattr(xp.fft, name)(x, n=n, axis=dim, norm=norm or "backward")
 
     transform.__doc__ = f"PyTorch's ``torch.fft.{name}(input, n=None, dim=-1, norm=None)``."
@@ -189,7 +201,7 @@ def _torch_over_axes(name: str, dims: Any = None) -> Any:
 
     def transform(xp: Any, x: Any, s: Any = None, dim: Any = dims, norm: Any = None) -> Any:
         if dim is not None:
-            dim = (dim,) if isinstance(dim, int) else tuple(dim)
+            dim = _checked_axes(name, dim, x.ndim)
         return getattr(xp.fft, name)(x, s=s, axes=dim, norm=norm or "backward")
 
     transform.__doc__ = f"PyTorch's ``torch.fft`` transform over ``dim`` (default {dims})."
@@ -200,7 +212,9 @@ def _torch_shift(name: str) -> Any:
     """PyTorch's ``torch.fft.<name>(input, dim=None)``."""
 
     def shift(xp: Any, x: Any, dim: Any = None) -> Any:
-        return getattr(xp.fft, name)(x, axes=dim)
+        return getattr(xp.fft, name)(
+            x, axes=None if dim is None else _checked_axes(name, dim, x.ndim)
+        )
 
     shift.__doc__ = f"PyTorch's ``torch.fft.{name}(input, dim=None)``."
     return one_array(shift)

@@ -165,3 +165,22 @@ def test_frequencies() -> None:
     assert F.fftfreq(4).dtype == plugrad.float32
     assert F.rfftfreq(4, dtype=plugrad.float64).dtype == plugrad.float64
     assert isinstance(plugrad.fft.__dict__["fft"], type(F.ifft))
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda y: plugrad.fft.fft(y, dim=3),
+        lambda y: plugrad.fft.rfft(y, dim=-3),
+        lambda y: plugrad.fft.fftn(y, dim=(0, 5)),
+        lambda y: plugrad.fft.fft2(y, dim=(0, 2)),
+        lambda y: plugrad.fft.fftshift(y, dim=4),
+        lambda y: plugrad.fft.ifftshift(y, dim=(0, 2)),
+        lambda y: plugrad.fft.fft(y, axis=2),
+        lambda y: plugrad.fft.ifftn(y, axes=(0, 3)),
+    ],
+)
+def test_a_dim_out_of_range_is_an_axis_error_naming_the_transform(call) -> None:
+    # It was the library's IndexError ("tuple index out of range"), naming no function.
+    with pytest.raises(plugrad.errors.AxisError, match=r"fft\w*\(\): dim -?\d is out of range"):
+        call(plugrad.ones(3, 4))
