@@ -185,7 +185,7 @@ class GradScaler:
             )
         if state["stepped"]:
             raise RuntimeError("unscale_() is being called after step()")
-        inverse = 1.0 / self._scale
+        inverse = _dtypes.rounded_to_float32(1.0 / self._scale)  # PyTorch's float32 reciprocal
         found_inf = False
         with no_grad():
             for grad in _gradients(optimizer):

@@ -120,3 +120,17 @@ def test_the_scale_is_a_float32_that_grows_only_within_its_range() -> None:
         scaler.update()
         scales.append(scaler.get_scale())
     assert scales[0] == scales[1] == np.float32(2e38)
+
+
+def test_unscaling_multiplies_by_pytorchs_float32_reciprocal() -> None:
+    # Divided by the exact 1/3, float64 gradients came out 1.0 where PyTorch's are
+    # 1.0000000298023224: trajectories drifted apart by 1e-7 a step.
+    grads = []
+    for lib in (plugrad, torch):
+        w = lib.nn.Parameter(lib.tensor([1.0, 2.0], dtype=lib.float64))
+        opt = lib.optim.SGD([w], lr=0.1)
+        scaler = lib.amp.GradScaler("cpu", init_scale=3.0)
+        scaler.scale(w.sum()).backward()
+        scaler.unscale_(opt)
+        grads.append(w.grad.tolist())
+    assert grads[0] == grads[1] and grads[0] != [1.0, 1.0]
