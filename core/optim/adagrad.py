@@ -38,7 +38,9 @@ class Adagrad(Optimizer):
         Decay :math:`\delta` of the learning rate with the step count.
     {weight_decay}
     initial_accumulator_value : float, default 0
-        The sum of squares :math:`s` before the first step.
+        The sum of squares :math:`s` before the first step. A parameter group's own
+        value applies to its parameters (PyTorch's starts every group from the
+        constructor's, ignoring a group's).
     eps : float, default 1e-10
         Added to the denominator.
     {foreach}

@@ -837,3 +837,16 @@ def test_reading_the_state_of_a_parameter_before_its_step_changes_nothing(name):
             opt.step()
         results.append(w.detach().tolist())
     np.testing.assert_allclose(results[0], results[1], rtol=1e-12)
+
+
+def test_adagrad_starts_a_group_from_its_own_initial_accumulator_value() -> None:
+    # Documented difference: PyTorch starts every group from the constructor's value.
+    a = plugrad.tensor([1.0], dtype=plugrad.float64, requires_grad=True)
+    b = plugrad.tensor([1.0], dtype=plugrad.float64, requires_grad=True)
+    opt = plugrad.optim.Adagrad(
+        [{"params": [a], "initial_accumulator_value": 3.0}, {"params": [b]}]
+    )
+    a.grad = plugrad.tensor([1.0], dtype=plugrad.float64)
+    b.grad = plugrad.tensor([1.0], dtype=plugrad.float64)
+    opt.step()
+    assert opt.state[a]["sum"].tolist() == [4.0] and opt.state[b]["sum"].tolist() == [1.0]
