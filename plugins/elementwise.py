@@ -650,7 +650,9 @@ def _torch_round(xp: Any, x: Any, *, decimals: int = 0) -> Any:
         return xp.round(x)  # (a complex number's parts are rounded apart, here and below)
     if is_half(xp, x.dtype):  # 100.1 * 1000 overflows float16: scaled in float32
         return xp.astype(_torch_round(xp, xp.astype(x, xp.float32), decimals=decimals), x.dtype)
-    scale = 10.0 ** (decimals if decimals > 0 else -decimals)  # (abs is the op here)
+    places = decimals if decimals > 0 else -decimals  # (abs is the op here)
+    # Past float64's range the scale is inf and the result NaN, as PyTorch's (not an error).
+    scale = 10.0**places if places <= 308 else math.inf
     return xp.round(x * scale) / scale if decimals > 0 else xp.round(x / scale) * scale
 
 

@@ -138,6 +138,16 @@ def test_round_to_decimals(decimals: int):
         plugrad.round(plugrad.asarray(values), decimals=1.5)
 
 
+@pytest.mark.parametrize("decimals", [309, 400, -400])
+def test_round_to_decimals_past_float64s_range_is_nan_as_pytorchs(decimals: int):
+    # 10.0 ** 400 raised a raw OverflowError.
+    values = [1.25, 0.0]
+    theirs = torch.round(torch.tensor(values), decimals=decimals).tolist()
+    with np.errstate(invalid="ignore", over="ignore"):
+        ours = plugrad.round(plugrad.tensor(values), decimals=decimals).tolist()
+    assert np.isnan(ours).all() and np.isnan(theirs).all()
+
+
 @pytest.mark.parametrize("decimals", [1, 2, -1])
 def test_round_to_decimals_of_complex_rounds_both_parts(decimals: int):
     # decimals= was ignored for complex tensors (1.25+2.35j gave 1+2j); PyTorch refuses
