@@ -1666,6 +1666,8 @@ def embedding(
         padding_idx %= rows
     if max_norm is not None and not (isinstance(max_norm, (int, float)) and max_norm > 0):
         raise ValueError(f"embedding(): max_norm must be a positive number, got {max_norm!r}")
+    if not isinstance(norm_type, (int, float)) or isinstance(norm_type, bool):
+        raise ValueError(f"embedding(): norm_type must be a number, got {norm_type!r}")
     _check_indices(input, weight.shape[0])
     if max_norm is not None:
         _renorm_rows_(weight, input, float(max_norm), float(norm_type))

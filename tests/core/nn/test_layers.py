@@ -163,6 +163,8 @@ def test_embedding_from_pretrained_is_pytorchs() -> None:
         nn.Embedding(4, 2, _weight=table)
     with pytest.raises(ValueError, match="max_norm must be a positive number"):
         nn.functional.embedding(plugrad.tensor([0]), table, max_norm=-1.0)
+    with pytest.raises(ValueError, match=r"embedding\(\): norm_type must be a number"):
+        nn.functional.embedding(plugrad.tensor([0]), table, max_norm=1.0, norm_type="x")
 
 
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
