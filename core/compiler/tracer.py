@@ -356,11 +356,12 @@ class TracedScalar:
 
 
 for _name in (
-    "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "lt", "le", "gt", "ge", "eq", "ne",
+    "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "lt", "le", "gt", "ge",
 ):  # fmt: skip
     setattr(TracedScalar, f"__{_name}__", TracedScalar._refuse)
     setattr(TracedScalar, f"__r{_name}__", TracedScalar._refuse)
-for _name in ("neg", "pos", "abs", "bool", "int", "index"):
+# == and != too: a branch on one would be taken once, at the capture, for every replay.
+for _name in ("eq", "ne", "neg", "pos", "abs", "bool", "int", "index"):
     setattr(TracedScalar, f"__{_name}__", TracedScalar._refuse)
 
 
