@@ -286,7 +286,9 @@ def test_the_named_tuples_have_pytorchs_fields() -> None:
         (lambda x: x.squeeze(dim=0, axis=0), ArgumentError, "pass only one"),
         (lambda x: plugrad.max(x, 1, keepdims=True), ArgumentError, "wholly in one form"),
         (lambda x: plugrad.max(x, dim=1, axis=1), ArgumentError, "pass only one"),
-        (lambda x: plugrad.std(x, 1, out=plugrad.empty(3)), ArgumentError, "wholly in one form"),
+        # PyTorch's form takes out= too, refused (as every out=) while x requires grad
+        (lambda x: plugrad.std(x, 1, out=plugrad.empty(3)), ArgumentError, "cannot record"),
+        (lambda x: plugrad.std(x, 1, keepdims=True), ArgumentError, "wholly in one form"),
         (lambda x: plugrad.squeeze(x, dim=0, axis=0), ArgumentError, "pass only one"),
         (lambda x: plugrad.flatten(x, 1, 0), ShapeError, "start_dim comes after end_dim"),
         (lambda x: x.type("torch.NoSuchTensor"), TypeError, "tensor type name"),
@@ -360,3 +362,15 @@ def test_module_type_casts_every_parameter_buffer_and_gradient() -> None:
         linear.type(plugrad.int64)  # parameters require grad: refused, all left as they were
     assert (linear.weight.tolist(), linear.weight.grad.tolist()) == before
     assert linear.weight.dtype is plugrad.float32
+
+
+def test_positive_and_conj_of_a_real_tensor_are_the_tensor_itself_as_pytorchs() -> None:
+    # They were copies: a later in-place change of x did not show in them, as it does in
+    # PyTorch's (which return x itself).
+    x = plugrad.tensor([1.0, -2.0], requires_grad=True)
+    assert x.positive() is x and x.conj() is x
+    assert plugrad.positive(x) is not x  # the standard's function: a new array
+    z = plugrad.tensor([1 + 2j])
+    assert z.conj().tolist() == [1 - 2j] and z.conj() is not z
+    with pytest.raises(plugrad.errors.DtypeError, match="no bool"):
+        plugrad.tensor([True]).positive()
