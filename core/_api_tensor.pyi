@@ -414,6 +414,9 @@ class InstalledTensorMethods:
     def clip_(self, min: TensorLike | None = ..., max: TensorLike | None = ...) -> Tensor:
         """In-place :meth:`clip`: ``x.clip_(...)`` makes ``x`` hold it."""
 
+    def conj(self) -> Tensor:
+        """PyTorch's ``x.conj()``: the complex conjugate (a copy, where PyTorch's is a view), and a real tensor itself."""
+
     def conj_physical(self) -> Tensor:
         """The complex conjugate, computed now (as every conjugate in plugrad is)."""
 
@@ -1022,6 +1025,9 @@ class InstalledTensorMethods:
     def polygamma_(self, n: Any) -> Any:
         ...
 
+    def positive(self) -> Tensor:
+        """PyTorch's ``x.positive()``: ``x`` itself (``plugrad.positive``, the standard's, copies)."""
+
     def pow(self, exponent: Any) -> Tensor:
         """Raise ``x1 ** x2`` element-wise (the exponent's gradient is 0 where the base is 0)."""
 
@@ -1367,7 +1373,6 @@ class InstalledTensorMethods:
     ceil = _api_plugrad.ceil
     clamp = _api_plugrad.clip
     clip = _api_plugrad.clip
-    conj = _api_plugrad.conj
     cos = _api_plugrad.cos
     cosh = _api_plugrad.cosh
     deg2rad = _api_plugrad.deg2rad
@@ -1397,7 +1402,6 @@ class InstalledTensorMethods:
     movedim = _api_plugrad.moveaxis
     neg = _api_plugrad.negative
     negative = _api_plugrad.negative
-    positive = _api_plugrad.positive
     rad2deg = _api_plugrad.rad2deg
     reciprocal = _api_plugrad.reciprocal
     relu = _api_ops.relu

@@ -967,6 +967,39 @@ def _take(self: Tensor, index: Tensor) -> Tensor:
     return _ops.reshape(flat, tuple(index.shape))
 
 
+def _positive(self: Tensor) -> Tensor:
+    """PyTorch's ``x.positive()``: ``x`` itself (``plugrad.positive``, the standard's, copies).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> x = plugrad.tensor([1.0, -2.0])
+    >>> x.positive() is x
+    True
+    """
+    if self.dtype.kind == "bool":
+        raise DtypeError("positive() takes no bool tensor (as PyTorch's); use the tensor itself")
+    return self
+
+
+def _conj(self: Tensor) -> Tensor:
+    """PyTorch's ``x.conj()``: the complex conjugate (a copy, where PyTorch's is a view), and a
+    real tensor itself.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.tensor([1 + 2j]).conj()
+    tensor([1.-2.j])
+    >>> x = plugrad.tensor([1.0])
+    >>> x.conj() is x
+    True
+    """
+    if self.dtype.kind == "complex floating":
+        return _ops.conj(self)
+    return self
+
+
 install_function_methods(**{name: globals()[name] for name in __all__})
 install_methods(
     index_put_=_index_put_,
@@ -980,6 +1013,8 @@ install_methods(
     index_copy_=_index_copy_,
     index_fill_=_index_fill_,
     unfold=_unfold,
+    positive=_positive,
+    conj=_conj,
     fill_diagonal_=_fill_diagonal_,
     sum_to_size=_sum_to_size,
     split_with_sizes=lambda self, split_sizes, dim=0: tuple(self.split(list(split_sizes), dim)),

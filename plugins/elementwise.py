@@ -263,7 +263,8 @@ negative = op(
     "negative(x)", vjp=lambda xp, g, ans, x: -g, grad_fn_name="Neg",
     methods=("neg", "negative"), inplace=True, aliases="neg", doc="Negate ``-x`` element-wise.",
 )
-positive = op("positive(x)", vjp=lambda xp, g, ans, x: g, methods="positive",
+# (Tensor.positive(), PyTorch's, is the tensor itself: plugrad.pytorch_tensor_methods)
+positive = op("positive(x)", vjp=lambda xp, g, ans, x: g,
               doc="Return ``+x`` element-wise (a new tensor with the same values).")
 def _square(xp: Any, x: Any, /) -> Any:
     if xp.isdtype(x.dtype, "bool"):  # in PyTorch's default integer dtype (NumPy's is int8)
@@ -427,7 +428,8 @@ hypot = op(
 
 # -- complex numbers ------------------------------------------------------------------
 
-conj_ = op("conj", _bools_as_they_are("conj"), vjp=lambda xp, g, ans, x: xp.conj(g), methods="conj",
+# (Tensor.conj(), PyTorch's, is the tensor itself where it is real: plugrad.pytorch_tensor_methods)
+conj_ = op("conj", _bools_as_they_are("conj"), vjp=lambda xp, g, ans, x: xp.conj(g),
            doc="Complex conjugate element-wise (real inputs are returned unchanged).")
 # The rules read only x.dtype: x itself need not be kept.
 # NOTE: the backend may return a view of x (NumPy does), so the result shares x's counter.
