@@ -9,6 +9,7 @@ sequence's outputs up to its length (``unpad_sequence``).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from ... import dtypes as _dtypes
 from ... import ops as _ops
@@ -111,3 +112,22 @@ def unpad_sequence(
             )
         result.append(batch[index, : int(length)])
     return result
+
+
+_PACKED = frozenset(
+    {"PackedSequence", "pack_padded_sequence", "pad_packed_sequence", "pack_sequence",
+     "unpack_sequence", "invert_permutation"}
+)  # fmt: skip
+
+
+if not TYPE_CHECKING:  # (a module __getattr__ would make every name exist to type checkers)
+
+    def __getattr__(name: str) -> None:
+        if name in _PACKED:
+            raise AttributeError(
+                f"plugrad.nn.utils.rnn has no {name}: packed sequences are not offered. Run "
+                "the padded batch (pad_sequence) and read each sequence's outputs up to its "
+                "length (unpad_sequence); its last state is outputs[length - 1], not the "
+                "layer's h_n, which has also run over the padding"
+            )
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
