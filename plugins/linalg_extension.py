@@ -719,13 +719,15 @@ def _matrix_norm_grad(xp: Any, g: Any, ans: Any, x: Any, *, keepdims: bool, ord:
     if ord in ("nuc", 2, -2):
         # float16 as the forward computed it (half_in_float32): backends have no float16 svd.
         half = is_half(xp, x.dtype)
-        u, _, vh = xp.linalg.svd(xp.astype(x, xp.float32) if half else x, full_matrices=False)
+        u, s, vh = xp.linalg.svd(xp.astype(x, xp.float32) if half else x, full_matrices=False)
         if half:
             u, vh = xp.astype(u, x.dtype), xp.astype(vh, x.dtype)
         if ord == "nuc":
             return g * xp.matmul(u, vh)
-        i = 0 if ord == 2 else vh.shape[-2] - 1
-        return g * xp.matmul(u[..., :, i : i + 1], vh[..., i : i + 1, :])
+        # Tied extreme singular values share the gradient equally (PyTorch's, as amax's).
+        extreme = (xp.max if ord == 2 else xp.min)(s, axis=-1, keepdims=True)
+        share = xp.astype(_split_ties(xp, xp.astype(s == extreme, s.dtype), -1), u.dtype)
+        return g * xp.matmul(u * share[..., None, :], vh)
     # 1 / -1: extreme column sum of |x|; inf / -inf: extreme row sum.
     across = -2 if ord in (1, -1) else -1
     if is_half(xp, x.dtype):  # summed as the forward summed them (half_in_float32)

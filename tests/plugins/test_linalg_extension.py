@@ -696,3 +696,23 @@ def test_pinv_gradient_is_finite_at_repeated_singular_values(kwargs: dict) -> No
     # A Hermitian input's gradient is symmetric, as eigh's.
     expected = -(weights + weights.mT) / 2 if kwargs.get("hermitian") else -weights
     np.testing.assert_allclose(x.grad.numpy(), expected.numpy(), atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("diagonal", "order", "expected"),
+    [
+        ([1.0, 1.0, 1.0], 2, [1 / 3] * 3),
+        ([2.0, 2.0, 1.0], 2, [0.5, 0.5, 0.0]),
+        ([3.0, 1.0, 1.0], -2, [0.0, 0.5, 0.5]),
+    ],
+)
+def test_the_spectral_norm_splits_its_gradient_between_tied_singular_values(
+    diagonal, order, expected
+) -> None:
+    # One singular pair got all of it ([1, 0, 0] at the identity); PyTorch's splits it.
+    a = plugrad.asarray(np.diag(diagonal), requires_grad=True)
+    plugrad.linalg.matrix_norm(a, ord=order).backward()
+    np.testing.assert_allclose(a.grad.numpy(), np.diag(expected), atol=1e-12)
+    b = plugrad.asarray(np.diag(diagonal), requires_grad=True)
+    plugrad.linalg.norm(b, ord=order).backward()
+    np.testing.assert_allclose(b.grad.numpy(), np.diag(expected), atol=1e-12)
