@@ -40,10 +40,18 @@ singular vectors of ``svd`` -- a loss must not depend on it (``abs(v)``,
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any
 
 from plugrad.dtype_functions import broadcast_shapes
-from plugrad.errors import ArgumentError, AxisError, BackwardError, DtypeError, ShapeError
+from plugrad.errors import (
+    ArgumentError,
+    AxisError,
+    BackwardError,
+    DtypeError,
+    InvalidArgumentError,
+    ShapeError,
+)
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
 from plugrad.plugins import _rules
@@ -739,8 +747,27 @@ def _matrix_norm_grad(xp: Any, g: Any, ans: Any, x: Any, *, keepdims: bool, ord:
     return g * _direction(xp, x) * hit
 
 
+def _check_order(function: str, ord: Any, matrix: bool) -> None:
+    """Refuse an ``ord`` the norm has no meaning for (the library's error named no function)."""
+    number = isinstance(ord, numbers.Real) and not isinstance(ord, bool)
+    if matrix:
+        if ord in ("fro", "nuc") if isinstance(ord, str) else (
+            number and ord in (1, -1, 2, -2, math.inf, -math.inf)
+        ):
+            return
+        raise InvalidArgumentError(
+            f"{function}(): ord must be 'fro', 'nuc', 1, -1, 2, -2, inf or -inf, got {ord!r}"
+        )
+    if not number:
+        raise InvalidArgumentError(
+            f"{function}(): ord must be a number (inf, -inf and 0 included), got {ord!r}; "
+            "matrix norms ('fro', 'nuc') are linalg.matrix_norm's"
+        )
+
+
 @half_in_float32
 def _matrix_norm(xp: Any, x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> Any:
+    _check_order("matrix_norm", ord, matrix=True)
     return xp.linalg.matrix_norm(x, keepdims=keepdims, ord=ord)
 
 
@@ -767,6 +794,7 @@ def _torch_matrix_norm(
     rows, cols = (checked_axis("matrix_norm", d, A.ndim) for d in dim)
     if rows == cols:
         raise ShapeError(f"matrix_norm(): dim must be two different axes, got {dim!r}")
+    _check_order("matrix_norm", ord, matrix=True)
     moved = xp.moveaxis(A, (rows, cols), (-2, -1))
     out = xp.linalg.matrix_norm(moved, keepdims=keepdim, ord=ord)
     return xp.moveaxis(out, (-2, -1), (rows, cols)) if keepdim else out
@@ -808,6 +836,7 @@ def _vector_norm_grad(
 def _vector_norm(
     xp: Any, x: Any, /, *, axis: Any = None, keepdims: bool = False, ord: Any = 2
 ) -> Any:
+    _check_order("vector_norm", ord, matrix=False)
     if ord in (math.inf, -math.inf) and 0 in x.shape:
         if any(x.shape[a] == 0 for a in normalize_axes(axis, x.ndim)):
             # A maximum of nothing, as max() refuses (NumPy's norm answered 0), as PyTorch
@@ -826,6 +855,7 @@ def _torch_vector_norm(
     if dtype is not None:
         x = _widened("vector_norm", xp, x, dtype)
     axis = reduction_axis("vector_norm", x, dim, None)
+    _check_order("vector_norm", ord, matrix=False)
     return xp.linalg.vector_norm(x, axis=axis, keepdims=keepdim, ord=ord)
 
 

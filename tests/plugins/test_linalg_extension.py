@@ -716,3 +716,19 @@ def test_the_spectral_norm_splits_its_gradient_between_tied_singular_values(
     b = plugrad.asarray(np.diag(diagonal), requires_grad=True)
     plugrad.linalg.norm(b, ord=order).backward()
     np.testing.assert_allclose(b.grad.numpy(), np.diag(expected), atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: plugrad.linalg.matrix_norm(plugrad.ones(3, 3), ord=3),
+        lambda: plugrad.linalg.matrix_norm(plugrad.ones(3, 3), 3, (0, 1)),  # PyTorch's form
+        lambda: plugrad.linalg.matrix_norm(plugrad.ones(3, 3), ord="bad"),
+        lambda: plugrad.linalg.vector_norm(plugrad.ones(3), ord="fro"),
+        lambda: plugrad.linalg.vector_norm(plugrad.ones(3), "fro", 0),
+    ],
+)
+def test_an_order_a_norm_has_no_meaning_for_is_refused_naming_the_norm(call) -> None:
+    # The library's bare ValueError ("Invalid norm order for matrices.") named no function.
+    with pytest.raises(plugrad.errors.InvalidArgumentError, match=r"_norm\(\): ord must be"):
+        call()
