@@ -1195,8 +1195,11 @@ def _retell_dtype_error(
     if "shape" in text:
         _retell_shape_error(op, device, error, inputs)
     lowered = text.lower()
-    # NumPy refuses `-` of bools saying "The numpy boolean negative ... is not supported".
-    if isinstance(error, PlugradError) or ("dtype" not in lowered and "boolean" not in lowered):
+    # NumPy refuses `-` of bools saying "The numpy boolean negative ... is not supported",
+    # linear algebra of float16 saying "array type float16 is unsupported in linalg".
+    if isinstance(error, PlugradError) or not any(
+        word in lowered for word in ("dtype", "boolean", "unsupported in linalg")
+    ):
         return
     dtypes = ", ".join(x.dtype.name if isinstance(x, Tensor) else type(x).__name__ for x in inputs)
     raise DtypeError(

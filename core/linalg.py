@@ -242,6 +242,9 @@ def matrix_exp(A: Any) -> Any:
     n = A.shape[-1]
     if n == 0 or A.size == 0:
         return namespace.asarray(A, copy=True)
+    if A.dtype.kind == "real floating" and A.dtype.itemsize < 4:
+        # Computed in float32 (the approximant's coefficients overflow float16), as PyTorch
+        return namespace.astype(matrix_exp(namespace.astype(A, namespace.float32)), A.dtype)
     norm = namespace.max(namespace.sum(namespace.abs(A), axis=-2), axis=-1)
     positive = namespace.where(norm > 0, norm, 1.0)
     squarings = namespace.maximum(namespace.ceil(namespace.log2(positive / _THETA_13)), 0.0)

@@ -732,3 +732,27 @@ def test_an_order_a_norm_has_no_meaning_for_is_refused_naming_the_norm(call) -> 
     # The library's bare ValueError ("Invalid norm order for matrices.") named no function.
     with pytest.raises(plugrad.errors.InvalidArgumentError, match=r"_norm\(\): ord must be"):
         call()
+
+
+def test_matrix_exp_of_float16_is_computed_in_float32() -> None:
+    # The approximant's coefficients overflowed float16 (a warning, then NumPy's TypeError).
+    if plugrad.float16 not in plugrad.default_device().dtypes:
+        pytest.skip("the default backend has no float16")
+    a = [[0.0, 1.0], [-1.0, 0.5]]
+    half = plugrad.linalg.matrix_exp(plugrad.tensor(a, dtype=plugrad.float16))
+    assert half.dtype == plugrad.float16
+    expected = plugrad.linalg.matrix_exp(plugrad.tensor(a)).numpy()
+    np.testing.assert_allclose(half.numpy().astype(np.float32), expected, rtol=2e-3)
+
+
+@pytest.mark.parametrize("name", ["det", "inv", "svd", "cholesky"])
+def test_float16_linear_algebra_the_backend_lacks_is_a_dtype_error(name) -> None:
+    # NumPy's TypeError ("array type float16 is unsupported in linalg") named no op.
+    if plugrad.float16 not in plugrad.default_device().dtypes:
+        pytest.skip("the default backend has no float16")
+    half = plugrad.eye(3, dtype=plugrad.float16)
+    try:
+        getattr(plugrad.linalg, name)(half)
+    except plugrad.errors.DtypeError as error:
+        assert "float16" in str(error) and "plugrad.float32" in str(error)
+    # (a backend with float16 kernels computes it: nothing to refuse)
