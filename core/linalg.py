@@ -269,11 +269,57 @@ def matrix_exp(A: Any) -> Any:
     return result
 
 
+def solve_triangular(
+    A: Any, B: Any, *, upper: bool, left: bool = True, unitriangular: bool = False
+) -> Any:
+    """PyTorch's ``linalg.solve_triangular``: ``X`` with ``A @ X = B`` (``X @ A = B`` where
+    ``left`` is false) for triangular ``A``.
+
+    Only the triangle ``upper`` names is read (and with ``unitriangular`` not its
+    diagonal either, taken as ones), so the gradient in ``A`` lies in that triangle too.
+    A zero on the diagonal is a :class:`~plugrad.errors.LinAlgError` (PyTorch's answer
+    is inf or nan). Batched as :func:`solve`; ``B`` is a matrix (or a batch of them).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> A = plugrad.tensor([[2.0, 1.0], [9.0, 4.0]])  # 9.0 lies outside the triangle
+    >>> plugrad.linalg.solve_triangular(A, plugrad.tensor([[3.0], [8.0]]), upper=True)
+    tensor([[0.5000],
+            [2.0000]])
+    """
+    namespace = sys.modules["plugrad"]
+    errors = namespace.errors
+    for name, value in (("A", A), ("B", B)):
+        if not isinstance(value, namespace.Tensor):
+            raise TypeError(f"solve_triangular() takes Tensors, got {name} {type(value).__name__}")
+    if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
+        raise errors.ShapeError(f"solve_triangular(): A must be square matrices, got {A.shape}")
+    if B.ndim < 2:
+        raise errors.ShapeError(
+            f"solve_triangular(): B must be a matrix or a batch of them, got shape {B.shape}; "
+            "for a vector b, give b[:, None]"
+        )
+    for name, flag in (("upper", upper), ("left", left), ("unitriangular", unitriangular)):
+        if not isinstance(flag, bool):
+            raise TypeError(f"solve_triangular(): {name} must be a bool, got {flag!r}")
+    triangle = namespace.triu(A) if upper else namespace.tril(A)
+    if unitriangular:
+        diagonal = namespace.eye(A.shape[-1], dtype=namespace.bool, device=A.device)
+        triangle = namespace.where(diagonal, namespace.ones_like(triangle), triangle)
+    if left:
+        return namespace.linalg.solve(triangle, B)
+    transpose = namespace.matrix_transpose
+    return transpose(namespace.linalg.solve(transpose(triangle), transpose(B)))
+
+
 def __getattr__(name: str) -> Any:
     if name in _SHARED:
         return getattr(sys.modules["plugrad"], name)
+    if name == "LinAlgError":  # PyTorch's torch.linalg.LinAlgError
+        return sys.modules["plugrad"].errors.LinAlgError
     raise AttributeError(f"module 'plugrad.linalg' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_SHARED})
+    return sorted({*globals(), *_SHARED, "LinAlgError"})

@@ -756,3 +756,33 @@ def test_float16_linear_algebra_the_backend_lacks_is_a_dtype_error(name) -> None
     except plugrad.errors.DtypeError as error:
         assert "float16" in str(error) and "plugrad.float32" in str(error)
     # (a backend with float16 kernels computes it: nothing to refuse)
+
+
+@pytest.mark.parametrize("upper", [True, False])
+@pytest.mark.parametrize("left", [True, False])
+@pytest.mark.parametrize("unitriangular", [True, False])
+def test_solve_triangular_agrees_with_pytorch(upper, left, unitriangular) -> None:
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((2, 3, 3)) + 3 * np.eye(3)
+    b = rng.standard_normal((2, 3, 4) if left else (2, 4, 3))
+    results = []
+    for lib in (plugrad, torch):
+        A = lib.tensor(a, requires_grad=True)
+        B = lib.tensor(b, requires_grad=True)
+        X = lib.linalg.solve_triangular(A, B, upper=upper, left=left, unitriangular=unitriangular)
+        (X * X).sum().backward()
+        results.append([t.detach().numpy() for t in (X, A.grad, B.grad)])
+    for ours, theirs in zip(*results):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12)
+
+
+def test_solve_triangular_refuses_what_it_cannot_solve() -> None:
+    with pytest.raises(plugrad.errors.ShapeError, match="give b\\[:, None\\]"):
+        plugrad.linalg.solve_triangular(plugrad.eye(2), plugrad.ones(2), upper=True)
+    with pytest.raises(plugrad.errors.ShapeError, match="square"):
+        plugrad.linalg.solve_triangular(plugrad.ones(2, 3), plugrad.ones(2, 1), upper=True)
+    with pytest.raises(TypeError, match="upper must be a bool"):
+        plugrad.linalg.solve_triangular(plugrad.eye(2), plugrad.ones(2, 1), upper=None)
+    with pytest.raises(plugrad.linalg.LinAlgError):
+        plugrad.linalg.solve_triangular(plugrad.zeros(2, 2), plugrad.ones(2, 1), upper=True)
