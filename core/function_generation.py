@@ -468,8 +468,14 @@ def _into_out(
     Checked before anything is computed; computed without recording, as every ``out=``."""
     several = isinstance(out, (tuple, list))
     outs = tuple(out) if several else (out,)
-    tensors = (*inputs, *(a for a in args if isinstance(a, Tensor)),
-               *(v for v in kwargs.values() if isinstance(v, Tensor)))  # fmt: skip
+    given = (*inputs, *args, *kwargs.values())
+    # (tensors in a list argument too: hstack([a, b], out=o) of an a requiring grad is refused)
+    tensors = tuple(
+        t
+        for value in given
+        for t in (value if type(value) in (list, tuple) else (value,))
+        if isinstance(t, Tensor)
+    )
     for each in outs:
         check_out(name, each, tensors)
     with no_grad():

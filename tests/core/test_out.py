@@ -130,5 +130,7 @@ def test_out_of_a_pytorch_name_is_refused_while_gradients_are_recorded() -> None
         plugrad.cumsum(x, 1, out=out)
     with pytest.raises(ArgumentError, match="autograd cannot record"):
         plugrad.cat([x, x], out=plugrad.zeros(4, 3))
+    with pytest.raises(ArgumentError, match="autograd cannot record"):
+        plugrad.hstack([x, x], out=plugrad.zeros(2, 6))  # a list argument of an adapter
     assert out.tolist() == [[0.0] * 3] * 2 and out._version == 0
     assert "out" not in inspect.signature(plugrad.var_mean).parameters  # PyTorch's has none
