@@ -2107,7 +2107,7 @@ def pad(
     for i in range(len(amounts) // 2):
         axis = input.ndim - 1 - i
         before, after = amounts[2 * i], amounts[2 * i + 1]
-        length = out.shape[axis]
+        length = out_length = out.shape[axis]
         if mode != "constant":
             if mode == "circular" and min(before, after) < 0:
                 # A negative amount crops first and the rest wraps what is left (PyTorch's).
@@ -2122,10 +2122,11 @@ def pad(
                 or length + before + after < 1
             ):
                 most = "" if limit is None else f"by at most {limit} on each side "
+                cropped = f" ({length} after cropping)" if length != out_length else ""
                 raise ArgumentError(
-                    f"pad(): mode={mode!r} pads axis {axis} of length {length} {most}"
-                    "only where it holds elements, and crops (a negative amount) less than "
-                    f"all of it; got {amounts[2 * i]} and {amounts[2 * i + 1]}"
+                    f"pad(): mode={mode!r} pads axis {axis} of length {out_length}{cropped} "
+                    f"{most}only where it holds elements, and crops (a negative amount) less "
+                    f"than all of it; got {amounts[2 * i]} and {amounts[2 * i + 1]}"
                 )
             if before or after:
                 positions = _source_positions(mode, length, before, after)

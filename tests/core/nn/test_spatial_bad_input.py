@@ -296,6 +296,12 @@ CASES: dict[str, tuple[Callable[[], Any], type[Exception], str]] = {
         ArgumentError,
         "pads axis 1 of length 3 by at most 2",
     ),
+    # It said "axis 2 of length 1", the length left after the crop, of an axis of 5.
+    "circular pad of more than the cropped axis holds": (
+        lambda: F.pad(ones(1, 1, 5), (3, -4), mode="circular"),
+        ArgumentError,
+        r"pads axis 2 of length 5 \(1 after cropping\) by at most 1",
+    ),
 }
 
 
