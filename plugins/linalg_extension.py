@@ -751,14 +751,15 @@ def _check_order(function: str, ord: Any, matrix: bool) -> None:
     """Refuse an ``ord`` the norm has no meaning for (the library's error named no function)."""
     number = isinstance(ord, numbers.Real) and not isinstance(ord, bool)
     if matrix:
-        if ord in ("fro", "nuc") if isinstance(ord, str) else (
-            number and ord in (1, -1, 2, -2, math.inf, -math.inf)
-        ):
-            return
-        raise InvalidArgumentError(
-            f"{function}(): ord must be 'fro', 'nuc', 1, -1, 2, -2, inf or -inf, got {ord!r}"
-        )
-    if not number:
+        if isinstance(ord, str):
+            known = ord in ("fro", "nuc")
+        else:
+            known = number and ord in (1, -1, 2, -2, math.inf, -math.inf)
+        if not known:
+            raise InvalidArgumentError(
+                f"{function}(): ord must be 'fro', 'nuc', 1, -1, 2, -2, inf or -inf, got {ord!r}"
+            )
+    elif not number:
         raise InvalidArgumentError(
             f"{function}(): ord must be a number (inf, -inf and 0 included), got {ord!r}; "
             "matrix norms ('fro', 'nuc') are linalg.matrix_norm's"
