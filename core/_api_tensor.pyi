@@ -417,7 +417,7 @@ class InstalledTensorMethods:
     def conj(self) -> Tensor:
         """PyTorch's ``x.conj()``: the complex conjugate (a copy, where PyTorch's is a view), and a real tensor itself."""
 
-    def conj_physical(self) -> Tensor:
+    def conj_physical(self, *, out: Any = ...) -> Tensor:
         """The complex conjugate, computed now (as every conjugate in plugrad is)."""
 
     def contiguous(self, memory_format: Any = ...) -> Any:

@@ -30,6 +30,7 @@ from .errors import (
     ShapeError,
 )
 from .grad_mode import _state as _grad_state
+from .inplace import takes_out
 from .keyword_options import spell_out
 from .memory_formats import check_memory_format, memory_format
 from .tensor import Tensor, _wrap, install_methods
@@ -634,6 +635,7 @@ def _check_fill_fits(function: str, value: int | float, dtype: _dtypes.DType, ta
         )
 
 
+@takes_out
 @with_creation_options
 def zeros(
     shape: int | tuple[int, ...] | None = None,
@@ -656,6 +658,7 @@ def zeros(
     return _filled("zeros", _varargs_shape("zeros", (shape, *sizes), size), options)
 
 
+@takes_out
 @with_creation_options
 def ones(
     shape: int | tuple[int, ...] | None = None,
@@ -677,6 +680,7 @@ def ones(
     return _filled("ones", _varargs_shape("ones", (shape, *sizes), size), options)
 
 
+@takes_out
 @with_creation_options
 def empty(
     shape: int | tuple[int, ...] | None = None,
@@ -692,6 +696,7 @@ def empty(
     return _filled("empty", _varargs_shape("empty", (shape, *sizes), size), options)
 
 
+@takes_out
 @with_creation_options
 def full(
     shape: Shape, fill_value: bool | int | float | complex, **options: Unpack[CreationOptions]
@@ -749,6 +754,7 @@ def full_like(
     return _like("full", x, options, _fill_number("full_like", fill_value))
 
 
+@takes_out
 @with_creation_options
 def arange(
     start: int | float | None = None,
@@ -883,6 +889,7 @@ def _python_number(function: str, value: Any, name: str = "fill_value") -> Any:
     return value
 
 
+@takes_out
 @with_creation_options
 def eye(
     n_rows: int | None = None,
@@ -922,6 +929,7 @@ def eye(
     return leaf(array, target, requires_grad)
 
 
+@takes_out
 @with_creation_options
 def linspace(
     start: int | float | complex,
@@ -984,6 +992,7 @@ def linspace(
     return leaf(array, target, requires_grad)
 
 
+@takes_out
 @with_creation_options
 def logspace(
     start: int | float,

@@ -19,6 +19,7 @@ from .creation import (
     target_device,
     with_creation_options,
 )
+from .inplace import takes_out
 from .tensor import Tensor
 
 if _typing.TYPE_CHECKING:  # the transforms plugin loading installs, as type checkers see them
@@ -42,6 +43,7 @@ def _frequencies(kind: str, n: int, d: float, options: Mapping[str, Any]) -> Ten
     return leaf(array, target, requires_grad)
 
 
+@takes_out
 @with_creation_options
 def fftfreq(n: int, /, d: float = 1.0, **options: Unpack[CreationOptions]) -> Tensor:
     """Return the sample frequencies of an ``n``-point transform with sample spacing ``d``.
@@ -57,6 +59,7 @@ def fftfreq(n: int, /, d: float = 1.0, **options: Unpack[CreationOptions]) -> Te
     return _frequencies("fftfreq", n, d, options)
 
 
+@takes_out
 @with_creation_options
 def rfftfreq(n: int, /, d: float = 1.0, **options: Unpack[CreationOptions]) -> Tensor:
     """Return the non-negative sample frequencies of an ``n``-point real transform.

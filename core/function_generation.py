@@ -22,7 +22,7 @@ from . import ops as _ops_module
 from .dispatch import alpha_times, apply1, apply2, apply_general, apply_n, apply_view
 from .errors import ArgumentError
 from .grad_mode import no_grad
-from .inplace import apply_inplace, change_shape, check_out, write_out
+from .inplace import apply_inplace, change_shape, check_out, into_out, write_out
 from .opdef import RegisteredOp, dim_as_axis, reduction_dim_as_axis
 from .plugin_tables import state as _state
 from .tensor import Tensor
@@ -299,7 +299,7 @@ def _adapted_function(
         def call(*args: Any, out: Any = None, **kwargs: Any) -> Any:
             if out is None:
                 return spelled(_graph.tensor_namespace, *args, **kwargs)
-            return _into_out(alias, out, (), spelled, _graph.tensor_namespace, *args, **kwargs)
+            return into_out(alias, out, (), spelled, _graph.tensor_namespace, *args, **kwargs)
 
         out = inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None)
         parameters = list(signature.parameters.values())
@@ -447,49 +447,11 @@ def _torch_form_prelude(
         # PyTorch's out= in PyTorch's form: the result written as the standard form's is.
         lines.append(
             "        if out is not None:\n"
-            f"            return _into_out({op.name!r}, out, ({x},), _torch_form, "
+            f"            return into_out({op.name!r}, out, ({x},), _torch_form, "
             f"_graph.tensor_namespace, {x}, **_given)\n"
         )
     lines.append(f"        return _torch_form(_graph.tensor_namespace, {x}, **_given)\n")
     return "".join(lines)
-
-
-def _into_out(
-    name: str,
-    out: Any,
-    inputs: tuple[Any, ...],
-    function: Callable[..., Any],
-    *args: Any,
-    **kwargs: Any,
-) -> Any:
-    """``function(*args, **kwargs)`` written into PyTorch's ``out=``: one tensor, or a tuple
-    of them for a function with several results (``cummax``'s values and indices).
-
-    Checked before anything is computed; computed without recording, as every ``out=``."""
-    several = isinstance(out, (tuple, list))
-    outs = tuple(out) if several else (out,)
-    given = (*inputs, *args, *kwargs.values())
-    # (tensors in a list argument too: hstack([a, b], out=o) of an a requiring grad is refused)
-    tensors = tuple(
-        t
-        for value in given
-        for t in (value if type(value) in (list, tuple) else (value,))
-        if isinstance(t, Tensor)
-    )
-    for each in outs:
-        check_out(name, each, tensors)
-    with no_grad():
-        result = function(*args, **kwargs)
-    pair = isinstance(result, tuple)
-    results = tuple(result) if pair else (result,)
-    if len(results) != len(outs) or pair != several:
-        wanted = f"a tuple of {len(results)} tensors" if pair else "one tensor"
-        raise ArgumentError(f"{name}(): out= takes {wanted} for its results, got {out!r}")
-    with no_grad():
-        written = [write_out(name, each, value) for each, value in zip(outs, results)]
-    if not isinstance(result, tuple):
-        return written[0]
-    return type(result)(*written) if hasattr(result, "_fields") else tuple(written)
 
 
 def _torch_form_mixed(op: str, name: str) -> ArgumentError:
@@ -697,7 +659,7 @@ def _make_function(
         "_apply_general": apply_general, "_apply_view": apply_view, "_both_given": _both_given,
         "_check_out": check_out, "_write_out": write_out, "_no_grad": no_grad,
         "_torch_form": torch_form, "_graph": _graph, "_torch_form_mixed": _torch_form_mixed,
-        "_into_out": _into_out,
+        "into_out": into_out,
         "_dim_as_axis": dim_as_axis, "_reduction_dim_as_axis": reduction_dim_as_axis,
         "_alpha_times": alpha_times,
         **defaults,

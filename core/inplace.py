@@ -14,10 +14,12 @@ pass that saved the old value raises
 
 from __future__ import annotations
 
+import functools
+import inspect
 import math
 import operator
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from . import dtypes as _dtypes
 from . import graph as _graph
@@ -34,7 +36,7 @@ from .errors import (
     ShapeError,
     ViewCopyError,
 )
-from .grad_mode import _state
+from .grad_mode import _state, no_grad
 from .node import Node
 from .tensor import Tensor, _wrap, install_methods
 from .tensor_hooks import move_retain_grad
@@ -49,6 +51,8 @@ __all__ = [
     "copies_in_use",
     "filled_with",
     "follow_raw_writes",
+    "into_out",
+    "takes_out",
     "views_to_follow",
     "write_out",
 ]
@@ -57,7 +61,7 @@ __all__ = [
 #: process: code that writes raw arrays (optimizer steps) reads this once per call.
 copies_in_use = False
 
-# Backends whose arrays are immutable (e.g. JAX) refuse item assignment with one of these.
+_Function = TypeVar("_Function", bound=Callable[..., Any])
 _NUMBERS = (int, float)
 _NO_KEYWORDS: dict[str, Any] = {}
 _FLOATING_KINDS = frozenset({"real floating", "complex floating"})
@@ -752,6 +756,78 @@ def write_out(op: str, out: Tensor, result: Tensor) -> Tensor:
         _refresh_copies(out, copies)
     out._bump_version()
     return out
+
+
+def into_out(
+    name: str,
+    out: Any,
+    inputs: tuple[Any, ...],
+    function: Callable[..., Any],
+    *args: Any,
+    **kwargs: Any,
+) -> Any:
+    """``function(*args, **kwargs)`` written into PyTorch's ``out=``: one tensor, or a tuple
+    of them for a function with several results (``cummax``'s values and indices).
+
+    Checked before anything is computed; computed without recording, as every ``out=``."""
+    several = isinstance(out, (tuple, list))
+    outs = tuple(out) if several else (out,)
+    given = (*inputs, *args, *kwargs.values())
+    # (tensors in a list argument too: hstack([a, b], out=o) of an a requiring grad is refused)
+    tensors = tuple(
+        t
+        for value in given
+        for t in (value if type(value) in (list, tuple) else (value,))
+        if isinstance(t, Tensor)
+    )
+    for each in outs:
+        check_out(name, each, tensors)
+    with no_grad():
+        result = function(*args, **kwargs)
+    pair = isinstance(result, tuple)
+    results = tuple(result) if pair else (result,)
+    if len(results) != len(outs) or pair != several:
+        wanted = f"a tuple of {len(results)} tensors" if pair else "one tensor"
+        raise ArgumentError(f"{name}(): out= takes {wanted} for its results, got {out!r}")
+    with no_grad():
+        written = [write_out(name, each, value) for each, value in zip(outs, results)]
+    if not isinstance(result, tuple):
+        return written[0]
+    return type(result)(*written) if hasattr(result, "_fields") else tuple(written)
+
+
+def takes_out(function: _Function) -> _Function:
+    """``function`` taking PyTorch's keyword ``out=`` too (see :func:`into_out`).
+
+    For a PyTorch name written as a Python function; a creation or random function
+    (one with ``dtype`` and ``device``) makes its result with ``out``'s dtype and
+    device unless told otherwise, as PyTorch's ``zeros(2, out=o)`` does.
+    """
+    name = function.__name__
+    signature = inspect.signature(function)
+    creates = {"dtype", "device"} <= signature.parameters.keys()
+
+    @functools.wraps(function)
+    def call(*args: Any, out: Any = None, **kwargs: Any) -> Any:
+        if out is None:
+            return function(*args, **kwargs)
+        if creates and isinstance(out, Tensor):
+            if kwargs.get("dtype") is None:
+                kwargs["dtype"] = out.dtype
+            if kwargs.get("device") is None:
+                kwargs["device"] = out.device
+        return into_out(name, out, (), function, *args, **kwargs)
+
+    parameters = list(signature.parameters.values())
+    at = next(
+        (i for i, p in enumerate(parameters) if p.kind is inspect.Parameter.VAR_KEYWORD),
+        len(parameters),
+    )
+    out = inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None)
+    call.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=[*parameters[:at], out, *parameters[at:]]
+    )
+    return cast("_Function", call)
 
 
 # -- the in-place methods of Tensor ------------------------------------------------------

@@ -16,6 +16,7 @@ import math
 from . import dtypes as _dtypes
 from . import ops as _ops
 from .errors import DtypeError, ShapeError
+from .inplace import takes_out
 from .tensor import Tensor, install_methods
 
 __all__ = [
@@ -64,6 +65,7 @@ def _assembled(real: Tensor, imag: Tensor, dtype: _dtypes.DType) -> Tensor:
     return _ops.where(finite, z, _ops.astype(real, dtype) + unusual)
 
 
+@takes_out
 def complex(real: Tensor, imag: Tensor) -> Tensor:
     """Return ``real + imag * 1j`` (PyTorch's ``torch.complex``), broadcasting the two.
 
@@ -78,6 +80,7 @@ def complex(real: Tensor, imag: Tensor) -> Tensor:
     return _assembled(real, imag, _parts("complex", real, imag, "real imag"))
 
 
+@takes_out
 def polar(abs: Tensor, angle: Tensor) -> Tensor:
     """Return the complex numbers of modulus ``abs`` and argument ``angle``:
     ``abs * (cos(angle) + sin(angle) * 1j)`` (PyTorch's ``torch.polar``).
@@ -135,6 +138,7 @@ def view_as_real(input: Tensor) -> Tensor:
     return _ops.stack([_ops.real(input), _ops.imag(input)], axis=-1)
 
 
+@takes_out
 def conj_physical(input: Tensor) -> Tensor:
     """The complex conjugate, computed now (as every conjugate in plugrad is)."""
     return _ops.conj(input)

@@ -20,6 +20,7 @@ from . import ops as _ops
 from . import return_types as _return_types
 from .dtype_functions import broadcast_shapes
 from .errors import DtypeError, ShapeError
+from .inplace import takes_out
 from .tensor import Tensor, install_function_methods, install_methods
 
 __all__ = [
@@ -75,6 +76,7 @@ def trace(input: Tensor) -> Tensor:
     return _tensor("trace", input).trace()
 
 
+@takes_out
 def inverse(input: Tensor) -> Tensor:
     """The inverse of a square matrix (or of each in a batch); ``linalg.inv``.
 
@@ -121,6 +123,7 @@ def logdet(input: Tensor) -> Tensor:
     return _ops.where(_ops.less(sign.detach(), 0), float("nan"), logabsdet)
 
 
+@takes_out
 def svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> _return_types.svd:
     """The singular value decomposition ``input = U @ diag(S) @ V.mH``, as PyTorch's ``svd``.
 
@@ -154,6 +157,7 @@ def svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> _return_ty
     return _return_types.svd(U, S, adjoint(Vh))
 
 
+@takes_out
 def cholesky(input: Tensor, upper: bool = False) -> Tensor:
     """The Cholesky factor of a Hermitian positive-definite matrix: lower, or upper if asked.
 
@@ -192,6 +196,7 @@ def matrix_exp(input: Tensor) -> Tensor:
     return _linalg.matrix_exp(_tensor("matrix_exp", input))
 
 
+@takes_out
 def matrix_power(input: Tensor, n: int) -> Tensor:
     """A square matrix raised to the integer power ``n`` (negative: of its inverse).
 
@@ -205,6 +210,7 @@ def matrix_power(input: Tensor, n: int) -> Tensor:
     return _linalg.matrix_power(_tensor("matrix_power", input), n)
 
 
+@takes_out
 def mv(input: Tensor, vec: Tensor) -> Tensor:
     """The product of a matrix and a vector.
 
@@ -223,6 +229,7 @@ def mv(input: Tensor, vec: Tensor) -> Tensor:
     return _ops.matmul(input, vec)
 
 
+@takes_out
 def ger(input: Tensor, vec2: Tensor) -> Tensor:
     """The outer product of two vectors (PyTorch's older name for :func:`plugrad.outer`).
 
@@ -240,6 +247,7 @@ def ger(input: Tensor, vec2: Tensor) -> Tensor:
     return _ops.outer(input, vec2)
 
 
+@takes_out
 def inner(input: Tensor, other: Tensor) -> Tensor:
     """Sums of products over the last axis of both (a product where either is 0-d).
 
@@ -265,6 +273,7 @@ def inner(input: Tensor, other: Tensor) -> Tensor:
     return _ops.tensordot(input, other, axes=((input.ndim - 1,), (other.ndim - 1,)))
 
 
+@takes_out
 def vdot(input: Tensor, other: Tensor) -> Tensor:
     """The dot product of two vectors of one dtype, the first conjugated.
 
@@ -288,6 +297,7 @@ def vdot(input: Tensor, other: Tensor) -> Tensor:
     return _ops.vecdot(input, other)
 
 
+@takes_out
 def kron(input: Tensor, other: Tensor) -> Tensor:
     """The Kronecker product: each element of ``input`` times the whole of ``other``.
 
@@ -313,6 +323,7 @@ def kron(input: Tensor, other: Tensor) -> Tensor:
     return _ops.reshape(_ops.multiply(a, b), merged)
 
 
+@takes_out
 def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
     """The cross product of 3-vectors along ``dim`` (``linalg.cross``).
 

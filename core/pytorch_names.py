@@ -25,7 +25,7 @@ from .backend import Device
 from .creation import asarray
 from .dtype_functions import result_type
 from .errors import ArgumentError, DtypeError, ShapeError
-from .inplace import apply_inplace
+from .inplace import apply_inplace, takes_out
 from .memory_formats import memory_format
 from .tensor import Tensor, install_methods
 
@@ -244,6 +244,7 @@ def scatter(
     return _tensor("scatter", input).scatter(dim, index, src, value=value, reduce=reduce)
 
 
+@takes_out
 def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
     """Return the elements of ``input`` at ``indices`` along ``dim`` (of both flattened if None).
 
@@ -268,16 +269,19 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
     return _ops.take_along_axis(input, indices, axis=dim)
 
 
+@takes_out
 def erf(input: Tensor) -> Tensor:
     """The error function element-wise (``plugrad.ops.erf``; also ``x.erf()``)."""
     return _ops.erf(_tensor("erf", input))
 
 
+@takes_out
 def erfc(input: Tensor) -> Tensor:
     """The complementary error function ``1 - erf(x)``, accurate in both tails."""
     return _ops.erfc(_tensor("erfc", input))
 
 
+@takes_out
 def lgamma(input: Tensor) -> Tensor:
     """``log|gamma(x)|`` element-wise (``plugrad.ops.lgamma``; also ``x.lgamma()``).
 
@@ -290,11 +294,13 @@ def lgamma(input: Tensor) -> Tensor:
     return _ops.lgamma(_tensor("lgamma", input))
 
 
+@takes_out
 def digamma(input: Tensor) -> Tensor:
     """The digamma function, the derivative of ``lgamma``, element-wise (``x.digamma()``)."""
     return _ops.digamma(_tensor("digamma", input))
 
 
+@takes_out
 def polygamma(n: int, input: Tensor) -> Tensor:
     """The ``n``-th derivative of ``digamma`` element-wise (PyTorch's argument order).
 
@@ -304,6 +310,7 @@ def polygamma(n: int, input: Tensor) -> Tensor:
     return _ops.polygamma(_tensor("polygamma", input), n=n)
 
 
+@takes_out
 def erfinv(input: Tensor) -> Tensor:
     """The inverse error function element-wise, on ``(-1, 1)`` (``x.erfinv()``).
 
@@ -316,6 +323,7 @@ def erfinv(input: Tensor) -> Tensor:
     return _ops.erfinv(_tensor("erfinv", input))
 
 
+@takes_out
 def mvlgamma(input: Tensor, p: int) -> Tensor:
     """The log of the multivariate gamma function of dimension ``p``, element-wise.
 
@@ -490,6 +498,7 @@ def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> T
     return _ops.reshape(_ops.take(input, index, axis=0), (len(picks) // r, r))
 
 
+@takes_out
 def chain_matmul(*matrices: Tensor) -> Tensor:
     """Return the product of the matrices in order: PyTorch's deprecated name for
     :func:`plugrad.linalg.multi_dot` (which takes them as one list), without its warning.
@@ -610,6 +619,7 @@ def _gradient_along(f: Tensor, axis: int, h: Any, edge_order: int) -> Tensor:
     return _ops.concat([first, inside, last], axis=axis)
 
 
+@takes_out
 def bucketize(
     input: Tensor | int | float, boundaries: Tensor, *, out_int32: bool = False, right: bool = False
 ) -> Tensor:

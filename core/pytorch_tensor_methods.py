@@ -25,6 +25,7 @@ from .dtype_functions import broadcast_shapes, iinfo
 from .dtype_functions import result_type as _result_type
 from .errors import ArgumentError, AxisError, DtypeError, IndexOutOfRangeError, ShapeError
 from .grad_mode import no_grad as _no_grad
+from .inplace import takes_out
 from .memory_formats import strided as _strided
 from .tensor import Tensor, install_function_methods, install_methods
 
@@ -404,6 +405,7 @@ def unique_consecutive(
 # -- products ---------------------------------------------------------------------------------
 
 
+@takes_out
 def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     """``beta * input + alpha * outer(vec1, vec2)``; ``input`` is ignored where ``beta == 0``
     (its NaN too), as in PyTorch.
@@ -562,6 +564,7 @@ def _quantile(
     return result[0] if scalar_q or qs.ndim == 0 else result
 
 
+@takes_out
 def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> return_types.mode:
     """The most frequent value along ``dim`` (the smallest, where several are as frequent)
     and the last index where it stands, as PyTorch's ``mode``; the gradient goes to that
@@ -625,6 +628,7 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> return_types.mo
     return return_types.mode(chosen, index)
 
 
+@takes_out
 def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
     """Each slice along ``dim`` whose ``p``-norm exceeds ``maxnorm``, scaled to that norm.
 
@@ -654,6 +658,7 @@ def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
     return input * _ops.where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
 
 
+@takes_out
 def quantile(
     input: Tensor,
     q: Any,
@@ -678,6 +683,7 @@ def quantile(
     return _quantile("quantile", input, q, dim, keepdim, interpolation, False)
 
 
+@takes_out
 def nanquantile(
     input: Tensor,
     q: Any,
@@ -765,6 +771,7 @@ def corrcoef(input: Tensor) -> Tensor:
     return result
 
 
+@takes_out
 def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:
     """Count the elements in ``bins`` equal bins between ``min`` and ``max`` (the data's range
     if they are equal, as in PyTorch); elements outside are left out. Not differentiable.
@@ -881,12 +888,14 @@ def _floating_operands(
     return _ops.astype(input, inner), _ops.astype(other, inner), result
 
 
+@takes_out
 def logaddexp2(input: Tensor, other: Tensor) -> Tensor:
     """``log2(2**input + 2**other)`` element-wise, without overflow."""
     x, y, result = _floating_operands("logaddexp2", input, other)
     return _ops.astype(_ops.logaddexp(x * _LN2, y * _LN2) / _LN2, result)
 
 
+@takes_out
 def ldexp(input: Tensor, other: Tensor) -> Tensor:
     """``input * 2**other`` element-wise (a floating result)."""
     complex_exponent = isinstance(other, Tensor) and other.dtype.kind == "complex floating"
@@ -909,6 +918,7 @@ def ldexp(input: Tensor, other: Tensor) -> Tensor:
     return _ops.astype(x, result)
 
 
+@takes_out
 def angle(input: Tensor) -> Tensor:
     """The argument of each complex element; for real ones pi where negative, else 0 (NaN stays)."""
     _tensor("angle", input)
@@ -924,11 +934,13 @@ def angle(input: Tensor) -> Tensor:
     return _ops.where(_ops.isnan(x), x * 0, _ops.where(x < 0, pi, 0.0))
 
 
+@takes_out
 def isposinf(input: Tensor) -> Tensor:
     """Where ``input`` is ``+inf`` (a bool tensor)."""
     return _ops.logical_and(_ops.isinf(_tensor("isposinf", input)), input > 0)
 
 
+@takes_out
 def isneginf(input: Tensor) -> Tensor:
     """Where ``input`` is ``-inf`` (a bool tensor)."""
     return _ops.logical_and(_ops.isinf(_tensor("isneginf", input)), input < 0)

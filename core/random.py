@@ -27,7 +27,7 @@ from .dtype_functions import broadcast_shapes, finfo, iinfo
 from .errors import ArgumentError, DtypeError, InvalidArgumentError, ScalarRangeError, ShapeError
 from .function import Function
 from .grad_mode import no_grad as _no_grad
-from .inplace import apply_inplace, filled_with
+from .inplace import apply_inplace, filled_with, takes_out
 from .keyword_options import spell_out
 from .memory_formats import check_memory_format, memory_format
 from .plugins import _rules
@@ -419,6 +419,7 @@ def _shape_or_size(function: str, shape: tuple[Any, ...], size: Any) -> tuple[An
     return (size,)
 
 
+@takes_out
 @with_sampling_options
 def randn(
     *shape: int | tuple[int, ...],
@@ -437,6 +438,7 @@ def randn(
     return _sample_new("normal", "randn", _shape_or_size("randn", shape, size), options)
 
 
+@takes_out
 @with_sampling_options
 def rand(
     *shape: int | tuple[int, ...],
@@ -456,6 +458,7 @@ def rand(
     return _sample_new("uniform", "rand", _shape_or_size("rand", shape, size), options)
 
 
+@takes_out
 def randint(
     low: int,
     high: int | None = None,
@@ -526,6 +529,7 @@ def randint(
     return leaf(xp.astype(scaled, target.native_dtype(dtype)), target, False)
 
 
+@takes_out
 def randperm(
     n: int,
     *,
@@ -581,6 +585,7 @@ def randperm(
     return leaf(xp.astype(order, target.native_dtype(dtype)), target, requires_grad)
 
 
+@takes_out
 def bernoulli(
     input: Tensor, p: float | None = None, *, generator: Generator | None = None
 ) -> Tensor:
@@ -619,6 +624,7 @@ def bernoulli(
     return leaf(drawn, uniform._device, False)
 
 
+@takes_out
 def multinomial(
     input: Tensor,
     num_samples: int,
@@ -768,6 +774,7 @@ def randint_like(
     return randint(low, high, shape, dtype=dtype, device=device or source)
 
 
+@takes_out
 def normal(
     mean: float | Tensor,
     std: float | Tensor = 1.0,

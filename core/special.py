@@ -22,6 +22,7 @@ from typing import Any
 from . import dtypes as _dtypes
 from . import ops as _ops
 from .function import Function, FunctionCtx
+from .inplace import takes_out
 from .nn.functional import log_softmax, logsumexp, sigmoid, softmax
 from .pytorch_names import digamma, erf, erfc, erfinv, polygamma
 from .pytorch_names import lgamma as gammaln
@@ -50,6 +51,7 @@ expit = sigmoid
 psi = digamma
 
 
+@takes_out
 def multigammaln(input: Tensor, p: int) -> Tensor:
     """The log of the multivariate gamma function of dimension ``p`` (``plugrad.mvlgamma``)."""
     return _mvlgamma(input, p)
@@ -79,6 +81,7 @@ def _tensor(function: str, value: object) -> Tensor:
     return value
 
 
+@takes_out
 def ndtr(input: Tensor) -> Tensor:
     """The standard normal distribution function: the area under its density left of ``x``.
 
@@ -91,6 +94,7 @@ def ndtr(input: Tensor) -> Tensor:
     return 0.5 * erfc(x * -_SQRT_HALF)
 
 
+@takes_out
 def xlog1py(input: Tensor, other: Tensor | float) -> Tensor:
     """``input * log1p(other)``, 0 where ``input`` is 0 unless ``other`` is NaN (PyTorch's).
 
@@ -127,6 +131,7 @@ class _Entropy(Function):
         return grad * _ops.where(positive, -(_ops.log(_ops.where(positive, x, 1.0)) + 1), elsewhere)
 
 
+@takes_out
 def entr(input: Tensor) -> Tensor:
     """The entropy term ``-x * log(x)`` element-wise: 0 at 0, ``-inf`` below 0.
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import builtins
 import copy
+import inspect
 import operator
 import types
 from collections.abc import Callable
@@ -650,9 +651,11 @@ def install_function_methods(**functions: Callable[..., Any]) -> None:
 
     The method is a copy of the function (same code, defaults and signature), so
     that the function keeps its own name where :func:`install_methods` names the
-    method ``Tensor.<name>``.
+    method ``Tensor.<name>``. A function wrapped to take PyTorch's ``out=`` gives
+    the method it wraps: PyTorch's methods take no ``out=``.
     """
     for name, function in functions.items():
+        function = inspect.unwrap(function)
         method = types.FunctionType(
             function.__code__,
             function.__globals__,

@@ -48,7 +48,7 @@ from ..errors import (
 )
 from ..grad_mode import _state as _grad_state
 from ..grad_mode import no_grad
-from ..inplace import apply_inplace
+from ..inplace import apply_inplace, takes_out
 from ..random import Generator, rand
 from ..tensor import Tensor
 from .legacy_reduction import accepts_legacy_reduction, legacy_reduction
@@ -714,6 +714,7 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     return _ops.where(input > 0, input, alpha * _ops.expm1(negative / alpha))
 
 
+@takes_out
 def sigmoid(input: Tensor) -> Tensor:
     """Logistic sigmoid ``1 / (1 + exp(-input))``, stable for any input.
 
@@ -886,6 +887,7 @@ def gumbel_softmax(
     return one_hot_sample - soft.detach() + soft
 
 
+@takes_out
 def logsumexp(
     input: Tensor,
     dim: int | Sequence[int] | None = None,

@@ -134,3 +134,83 @@ def test_out_of_a_pytorch_name_is_refused_while_gradients_are_recorded() -> None
         plugrad.hstack([x, x], out=plugrad.zeros(2, 6))  # a list argument of an adapter
     assert out.tolist() == [[0.0] * 3] * 2 and out._version == 0
     assert "out" not in inspect.signature(plugrad.var_mean).parameters  # PyTorch's has none
+
+
+_M = [[1.0, 0.5], [0.5, 2.0]]  # symmetric positive definite
+
+
+@pytest.mark.parametrize(
+    ("name", "call"),
+    [
+        # PyTorch's names written as Python functions: out= was a raw TypeError
+        ("logsumexp", lambda lib, x, out: lib.logsumexp(x, 1, out=out)),
+        ("quantile", lambda lib, x, out: lib.quantile(x, 0.25, dim=1, out=out)),
+        ("nanquantile", lambda lib, x, out: lib.nanquantile(x, 0.5, out=out)),
+        ("sigmoid", lambda lib, x, out: lib.sigmoid(x, out=out)),
+        ("erf", lambda lib, x, out: lib.erf(x, out=out)),
+        ("special.erfc", lambda lib, x, out: lib.special.erfc(x, out=out)),
+        ("special.xlog1py", lambda lib, x, out: lib.special.xlog1py(x, x, out=out)),
+        ("special.ndtr", lambda lib, x, out: lib.special.ndtr(x, out=out)),
+        ("lgamma", lambda lib, x, out: lib.lgamma(x, out=out)),
+        ("polygamma", lambda lib, x, out: lib.polygamma(1, x, out=out)),
+        ("cross", lambda lib, x, out: lib.cross(x, x.flip(1), dim=1, out=out)),
+        ("kron", lambda lib, x, out: lib.kron(x, x, out=out)),
+        ("inner", lambda lib, x, out: lib.inner(x, x, out=out)),
+        ("mv", lambda lib, x, out: lib.mv(x, x[0], out=out)),
+        ("inverse", lambda lib, x, out: lib.inverse(lib.tensor(_M), out=out)),
+        ("matrix_power", lambda lib, x, out: lib.matrix_power(lib.tensor(_M), 3, out=out)),
+        ("addr", lambda lib, x, out: lib.addr(x[:, :2], x[0, :2], x[1, :2], out=out)),
+        ("renorm", lambda lib, x, out: lib.renorm(x, 2, 0, 3.0, out=out)),
+        ("take_along_dim", lambda lib, x, out: lib.take_along_dim(x, x.argsort(1), 1, out=out)),
+        ("polar", lambda lib, x, out: lib.polar(x, x, out=out)),
+        ("logaddexp2", lambda lib, x, out: lib.logaddexp2(x, x, out=out)),
+        # creation functions: the result takes out's dtype unless dtype= says otherwise
+        ("zeros", lambda lib, x, out: lib.zeros(2, 3, out=out)),
+        ("full", lambda lib, x, out: lib.full((2, 3), 7.0, out=out)),
+        ("arange", lambda lib, x, out: lib.arange(1, 7, out=out)),
+        ("linspace", lambda lib, x, out: lib.linspace(0, 1, 5, out=out)),
+        ("eye", lambda lib, x, out: lib.eye(3, out=out)),
+        ("fft.fftfreq", lambda lib, x, out: lib.fft.fftfreq(6, out=out)),
+    ],
+)
+def test_pytorch_names_written_as_functions_take_out_as_pytorch(name, call) -> None:
+    expected = call(torch, torch.tensor(_X), None)
+    torch_out = torch.empty(tuple(expected.shape), dtype=expected.dtype)
+    assert call(torch, torch.tensor(_X), torch_out) is torch_out  # PyTorch's takes out= too
+    dtype = {torch.float32: plugrad.float32, torch.int64: plugrad.int64,
+             torch.complex64: plugrad.complex64}[expected.dtype]  # fmt: skip
+    out = plugrad.empty(tuple(expected.shape), dtype=dtype)
+    assert call(plugrad, plugrad.tensor(_X), out) is out
+    np.testing.assert_allclose(out.numpy(), expected.numpy(), rtol=1e-5, atol=1e-6)
+    assert out._version == 1
+
+
+def test_out_of_creation_and_random_functions_takes_outs_dtype() -> None:
+    whole = plugrad.empty(5, dtype=plugrad.int32)
+    assert plugrad.arange(5, out=whole) is whole and whole.tolist() == [0, 1, 2, 3, 4]
+    assert plugrad.randperm(5, out=whole) is whole and sorted(whole.tolist()) == [0, 1, 2, 3, 4]
+    wide = plugrad.empty(3, dtype=plugrad.float64)
+    assert plugrad.randn(3, out=wide).dtype is plugrad.float64
+    narrow = plugrad.empty(3, dtype=plugrad.int64)
+    with pytest.raises(DtypeError, match="cannot hold"):  # a float result into an int tensor
+        plugrad.ones(3, dtype=plugrad.float32, out=narrow)
+    with pytest.raises(ShapeError, match="out= has shape"):
+        plugrad.zeros(4, out=wide)
+    assert narrow._version == 0 and wide._version == 1
+
+
+def test_out_of_a_function_with_several_results_or_of_its_method() -> None:
+    values, indices = plugrad.empty(2), plugrad.empty(2, dtype=plugrad.int64)
+    x = plugrad.tensor([[1.0, 1.0, 2.0], [3.0, 0.0, 0.0]])
+    result = plugrad.mode(x, 1, out=(values, indices))
+    assert result.values is values and values.tolist() == [1.0, 0.0]
+    assert indices.tolist() == torch.mode(torch.tensor(x.tolist()), 1).indices.tolist()
+    # PyTorch's methods take no out=, nor do the methods made from these functions
+    assert "out" not in inspect.signature(plugrad.Tensor.quantile).parameters
+    with pytest.raises(TypeError, match="out"):
+        x.quantile(0.5, out=plugrad.empty(()))
+    weights = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    out = plugrad.zeros(())
+    with pytest.raises(ArgumentError, match="autograd cannot record"):
+        plugrad.logsumexp(weights, 0, out=out)
+    assert out._version == 0 and weights.grad is None
