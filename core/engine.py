@@ -42,7 +42,7 @@ from .node import Node as _Node
 from .tensor import Tensor, _wrap, install_methods
 from .tensor_hooks import PostAccumulateGradHook, RetainGrad
 
-__all__ = ["backward", "grad", "watch_gradient_ready"]
+__all__ = ["backward", "grad", "queue_callback", "watch_gradient_ready"]
 
 #: id(leaf) -> (weak reference to the leaf, callback); see watch_gradient_ready.
 _ready_callbacks: dict[int, tuple[weakref.ref[Tensor], Any]] = {}
@@ -91,6 +91,32 @@ def watch_gradient_ready(leaf: Tensor, callback: Any) -> _ReadyHandle:
     return _ReadyHandle(key, entry)
 
 
+class _PassState(threading.local):
+    #: The callbacks queued (see queue_callback) in this thread's running backward() pass.
+    queued: list[Any] | None = None
+
+
+_pass = _PassState()
+
+
+def queue_callback(callback: Any) -> None:
+    """Call ``callback()`` once the running ``backward()`` pass has updated every ``.grad``.
+
+    As PyTorch's ``Variable._execution_engine.queue_callback``: for a hook or a
+    :func:`watch_gradient_ready` callback that must act once at the end of the
+    pass, after the post-accumulate-grad hooks. Callbacks run in the order queued
+    (one queued by another runs too), in the pass's grad mode; one that raises
+    makes ``backward()`` raise. Only during a ``backward()`` pass.
+    """
+    queued = _pass.queued
+    if queued is None:
+        raise BackwardError(
+            "queue_callback() queues a call for the end of the running backward() pass; "
+            "call it from a hook during backward()"
+        )
+    queued.append(callback)
+
+
 #: Held while gradients are added into ``.grad``: concurrent backward passes into
 #: shared leaves then add up exactly (one acquisition per pass).
 _accumulation_lock = threading.Lock()
@@ -133,13 +159,19 @@ def backward(
     # The backward rules and every hook run in the pass's grad mode: recorded only when the
     # pass itself must be differentiable (an optimizer step in a hook is not recorded).
     _state.enabled = create_graph
+    outer = _pass.queued  # (a backward() run by a hook has its own callbacks)
+    queued: list[Any] = []
+    _pass.queued = queued
     try:
         result = _run(
             roots, create_graph if retain_graph is None else retain_graph, create_graph, targets
         )
         _commit(result, create_graph, targets, {id(grad) for _, grad in roots})
+        for callback in queued:
+            callback()
     finally:
         _state.enabled = previous
+        _pass.queued = outer
 
 
 def grad(

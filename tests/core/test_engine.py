@@ -993,3 +993,37 @@ def test_a_first_grad_is_laid_out_as_its_tensor() -> None:
     (shared.t() * plugrad.ones((2, 3)) + shared.t()).sum().backward()
     assert shared.grad.is_contiguous()
     assert shared.grad.view(-1).tolist() == [2.0] * 6
+
+
+def test_queue_callback_runs_once_the_pass_has_updated_every_grad() -> None:
+    from plugrad import engine
+
+    w = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    v = plugrad.tensor([3.0], requires_grad=True)
+    seen = []
+
+    def at_end() -> None:
+        seen.append((w.grad.tolist(), v.grad.tolist()))
+        engine.queue_callback(lambda: seen.append("queued by a callback"))
+
+    def hook(tensor):
+        if tensor is w:  # queued by w's hook; runs after v's .grad is set too
+            engine.queue_callback(at_end)
+
+    w.register_post_accumulate_grad_hook(hook)
+    v.register_post_accumulate_grad_hook(hook)
+    (w.sum() * 2 + v.sum()).backward()
+    assert seen == [([2.0, 2.0], [1.0]), "queued by a callback"]
+    (w.sum() * 2 + v.sum()).backward()  # each pass has its own: nothing left from the last
+    assert len(seen) == 4
+    with pytest.raises(BackwardError, match="during backward"):
+        engine.queue_callback(at_end)
+
+    def failing() -> None:
+        raise RuntimeError("on purpose")
+
+    v.register_post_accumulate_grad_hook(lambda t: engine.queue_callback(failing))
+    with pytest.raises(RuntimeError, match="on purpose"):
+        v.sum().backward()
+    with pytest.raises(BackwardError, match="during backward"):  # the pass's queue is gone
+        engine.queue_callback(at_end)

@@ -32,7 +32,9 @@ class _Bucket:
     pass, which the parameters' ``.grad`` views, are never overwritten by the next.
     """
 
-    __slots__ = ("device", "dtype", "members", "offsets", "pieces", "sent", "size", "work")
+    __slots__ = (
+        "device", "dtype", "members", "none_absent", "offsets", "pieces", "sent", "size", "work",
+    )  # fmt: skip
 
     def __init__(self, members: list[Tensor]) -> None:
         self.members = members
@@ -50,6 +52,8 @@ class _Bucket:
         #: the joined array whose all-reduce is in flight
         self.sent: Any = None
         self.work: Work | None = None
+        #: the trailing element of the last bucket when no gradient is absent on this rank
+        self.none_absent: Any = None
 
     @property
     def nbytes(self) -> int:
@@ -76,7 +80,8 @@ class DistributedDataParallel(Module):
     ----------
     module : Module
         The model. Every parameter that requires grad must get a gradient in
-        every backward pass.
+        every backward pass on every rank: otherwise every rank raises
+        :class:`~plugrad.errors.DistributedError` at the end of the pass.
     bucket_cap_mb : float
         The size a bucket is filled to before it is sent.
     broadcast_buffers : bool
@@ -171,6 +176,13 @@ class DistributedDataParallel(Module):
         #: how many buckets, in order, this pass has sent
         object.__setattr__(self, "_launched", 0)
         object.__setattr__(self, "_parameter_count", len(parameters))
+        #: whether this pass has queued its _end_of_pass
+        object.__setattr__(self, "_end_queued", False)
+        #: this pass's parameters that got no gradient on this rank (see _end_of_pass)
+        object.__setattr__(self, "_absent", [])
+        #: each bucketed parameter's .grad array before this pass (None: no .grad), by id,
+        #: put back if the pass is refused
+        object.__setattr__(self, "_grads_before", {})
         handles: list[Any] = [
             p.register_post_accumulate_grad_hook(self._grad_accumulated) for p in parameters
         ]
@@ -271,10 +283,11 @@ class DistributedDataParallel(Module):
         return self.module(*args, **kwargs)
 
     def _check_previous_backward(self) -> None:
-        partial = [b for b in self._buckets if b.pieces or b.work is not None]
-        if partial:
+        if any(b.pieces or b.work is not None for b in self._buckets):
             names = {id(p): n for n, p in self.module.named_parameters()}
-            missing = [names[id(p)] for b in partial for p in b.members if id(p) not in b.pieces]
+            missing = [
+                names[id(p)] for b in self._buckets for p in b.members if id(p) not in b.pieces
+            ]
             self._reset()
             raise DistributedError(
                 "the last backward pass did not average every gradient: it raised part-way, or "
@@ -290,6 +303,9 @@ class DistributedDataParallel(Module):
             bucket.pieces.clear()
         object.__setattr__(self, "_committed", 0)
         object.__setattr__(self, "_launched", 0)
+        object.__setattr__(self, "_end_queued", False)
+        self._absent.clear()
+        self._grads_before.clear()
 
     def _grad_ready(self, param: Tensor, gradient: Any) -> None:
         """During backward: ``param``'s gradient for this pass is final; put it in its bucket."""
@@ -298,8 +314,13 @@ class DistributedDataParallel(Module):
         if any(not isinstance(h, PostAccumulateGradHook) for h in param._hooks or ()):
             return  # a gradient hook may still change it; take it when .grad is updated
         array = gradient._array if isinstance(gradient, Tensor) else gradient
-        if param.grad is not None:  # accumulated under no_sync, or not zeroed
-            array = param.grad._array + array
+        before = param.grad
+        if before is None:
+            self._grads_before[id(param)] = None
+        else:  # accumulated under no_sync, or not zeroed
+            # (a copy: backward adds into .grad's memory, and a refused pass puts it back)
+            self._grads_before[id(param)] = before._device.xp.asarray(before._array, copy=True)
+            array = before._array + array
         self._fill(param, array)
 
     def _grad_accumulated(self, param: Tensor) -> None:
@@ -309,6 +330,9 @@ class DistributedDataParallel(Module):
         bucket = self._bucket_of[id(param)]
         if id(param) not in bucket.pieces and param.grad is not None:
             self._fill(param, param.grad._array)
+        if not self._end_queued:
+            _engine.queue_callback(self._end_of_pass)
+            object.__setattr__(self, "_end_queued", True)
         object.__setattr__(self, "_committed", self._committed + 1)
         if self._committed == self._parameter_count:
             self._finish_backward()
@@ -341,12 +365,47 @@ class DistributedDataParallel(Module):
                 self._agree_on_this_backward()
             bucket = buckets[index]
             pieces = bucket.pieces
-            bucket.sent = bucket.device.xp.concat([pieces[id(p)] for p in bucket.members])
+            flats = [pieces[id(p)] for p in bucket.members]
+            if index == len(buckets) - 1:
+                # One more element: how many parameters got no gradient on this rank, summed
+                # over the ranks by the all-reduce, so every rank learns of any (buckets are
+                # sent in order: this one goes last, when the others are all sent).
+                flats.append(self._absent_count(bucket, flats[0]))
+            bucket.sent = bucket.device.xp.concat(flats)
             bucket.work = self._communicator.allreduce(bucket.sent, ReduceOp.SUM)
             index += 1
         launched = index != self._launched
         object.__setattr__(self, "_launched", index)
         return launched
+
+    def _absent_count(self, bucket: _Bucket, like: Any) -> Any:
+        xp = bucket.device.xp
+        if self._absent:
+            return xp.full((1,), len(self._absent), dtype=like.dtype, device=bucket.device.native)
+        if bucket.none_absent is None:
+            bucket.none_absent = xp.zeros((1,), dtype=like.dtype, device=bucket.device.native)
+        return bucket.none_absent
+
+    def _end_of_pass(self) -> None:
+        """At the end of a backward pass: complete one in which some parameter got no gradient.
+
+        Its buckets were never sent, while the other ranks (whose backward gave every
+        gradient) wait for them: this rank sends them with zeros in those places, and
+        counts them in the last bucket, so that every rank raises rather than one going on
+        with its own gradients and the others waiting forever.
+        """
+        if not self._committed:  # the pass is finished (or was not averaged: no_sync)
+            return
+        for bucket in self._buckets:
+            xp = bucket.device.xp
+            for p in bucket.members:
+                if id(p) not in bucket.pieces:
+                    self._absent.append(p)
+                    bucket.pieces[id(p)] = xp.zeros(
+                        (p.size,), dtype=p._array.dtype, device=bucket.device.native
+                    )
+        self._launch_full_buckets()
+        self._finish_backward()
 
     def _agree_on_this_backward(self) -> None:
         """Check, once per backward pass, that every rank averages gradients now.
@@ -365,17 +424,49 @@ class DistributedDataParallel(Module):
         unfinished = [b for b in self._buckets if b.work is None]
         if unfinished:
             self._check_previous_backward()
+        reduced_arrays = []
         for bucket in self._buckets:
             work = bucket.work
             assert work is not None
             work.wait()
-            reduced = work.result if work.result is not None else bucket.sent
+            reduced_arrays.append(work.result if work.result is not None else bucket.sent)
+        last = self._buckets[-1]
+        absent = round(float(last.device.backend.to_numpy(reduced_arrays[-1][-1:])[0]))
+        if absent:
+            self._refuse_absent(absent)
+        for bucket, reduced in zip(self._buckets, reduced_arrays):
             xp = bucket.device.xp
             # Views of the reduced array, which the next pass does not write (it joins anew).
             for p in bucket.members:
                 start, stop = bucket.offsets[id(p)]
                 p.grad._array = xp.reshape(reduced[start:stop], p.shape)
         self._reset()
+
+    def _refuse_absent(self, absent: int) -> None:
+        """Raise on every rank for gradients absent on some: put back each .grad as it was."""
+        names = {id(p): n for n, p in self.module.named_parameters()}
+        mine = [names[id(p)] for p in self._absent]
+        for bucket in self._buckets:
+            for p in bucket.members:
+                if id(p) in self._grads_before:
+                    before = self._grads_before[id(p)]
+                    if before is None:
+                        p.grad = None
+                    else:
+                        p.grad._array = before
+        rank = self._communicator.rank
+        self._reset()
+        where = (
+            f"{', '.join(mine)} got no gradient on this rank"
+            if mine
+            else f"{absent} parameter(s) got no gradient on another rank"
+        )
+        raise DistributedError(
+            f"rank {rank}: in this backward pass {where}; DistributedDataParallel averages "
+            "every parameter that requires grad in every pass, so each must take part in the "
+            "loss on every rank (freeze unused ones with requires_grad_(False) before "
+            "wrapping). .grad is left as it was before this pass"
+        )
 
     @contextlib.contextmanager
     def no_sync(self) -> Iterator[None]:

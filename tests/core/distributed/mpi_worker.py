@@ -312,6 +312,33 @@ def mismatches(rank, size):
     x = plugrad.ones(2)
     dist.all_reduce(x)
     close(x.numpy(), [size, size], "all_reduce after the extra backward")
+    # A parameter unused on one rank only: that rank kept its own gradient and went on,
+    # while the others waited forever for its buckets. Now every rank raises, in backward.
+    for cap in (25, 1e-6):  # one bucket, or one per parameter
+        model = nn.parallel.DistributedDataParallel(make_model(4), bucket_cap_mb=cap)
+        batch = plugrad.ones((2, 6))
+        model(batch).sum().backward()  # a full pass first: .grad holds its averages
+        before = [p.grad.numpy().copy() for p in model.parameters()]
+
+        def partial_pass(model=model, batch=batch):
+            # (the last layer unused on rank 1)
+            out = model.module(batch) if rank == 0 else model.module[:3](batch)
+            out.sum().backward()
+
+        if rank == 1:
+            refused(partial_pass, DistributedError, "rank 1: in this backward pass",
+                    "4.bias, 4.weight got no gradient on this rank", "left as it was")  # fmt: skip
+        else:
+            refused(partial_pass, DistributedError, f"rank {rank}: in this backward pass",
+                    "2 parameter(s) got no gradient on another rank")  # fmt: skip
+        for p, old in zip(model.parameters(), before):
+            close(p.grad.numpy(), old, f"a refused pass leaves .grad (cap {cap})")
+        model(batch).sum().backward()  # the next full pass averages again
+        for p, old in zip(model.parameters(), before):
+            close(p.grad.numpy(), 2 * old, f"the pass after a refused one (cap {cap})")
+    x = plugrad.ones(2)
+    dist.all_reduce(x)
+    close(x.numpy(), [size, size], "all_reduce after the partial backward")
 
 
 def progress(rank, size):

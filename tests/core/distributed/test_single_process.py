@@ -80,6 +80,19 @@ def test_a_group_of_one_process():
         assert model.weight.grad.shape == (2, 3)
         with pytest.raises(ValueError, match="find_unused_parameters"):
             plugrad.nn.parallel.DistributedDataParallel(model, find_unused_parameters=True)
+        # A parameter that got no gradient is refused at the end of the pass (its bucket was
+        # never averaged), naming it, with .grad put back as it was; the next pass works.
+        unused = plugrad.nn.Linear(2, 2)
+        pair = plugrad.nn.parallel.DistributedDataParallel(plugrad.nn.Sequential(model, unused))
+        previous = model.weight.grad.numpy().copy()
+        with pytest.raises(DistributedError, match=r"1\.bias, 1\.weight got no gradient"):
+            model(plugrad.ones((4, 3))).sum().backward()
+        np.testing.assert_array_equal(model.weight.grad.numpy(), previous)
+        assert unused.weight.grad is None
+        expected = plugrad.autograd.grad(pair.module(plugrad.ones((4, 3))).sum(), model.weight)
+        pair(plugrad.ones((4, 3))).sum().backward()
+        np.testing.assert_allclose(model.weight.grad.numpy(), previous + expected[0].numpy())
+        assert unused.weight.grad is not None
     finally:
         dist.destroy_process_group()
     assert not dist.is_initialized()
