@@ -216,14 +216,32 @@ def collect_ops(
 def collect_aliases(
     ops: dict[str, RegisteredOp], owners: dict[str, str], builtin: set[str]
 ) -> dict[str, str]:
-    """Return alias -> op name for the further function names ops declare."""
+    """Return alias -> op name for the further function names ops declare.
+
+    Where a name is both a built-in alias and another plugin's op or alias, the other
+    plugin is refused (never plugrad's own plugin, which would stop plugrad loading).
+    """
+    ours = set(builtin_plugin_names())
     aliases: dict[str, str] = {}
     for name, op in ops.items():
         for alias in op.aliases:
             if alias in ops:
+                if owners[name] in ours and owners[alias] not in ours:
+                    clash = _taken_by_builtin_alias(owners[alias], f"op {alias!r}", alias, name)
+                    _reject(owners[alias], builtin, clash)
+                    continue
                 problem = f"it is the name of op {alias!r} of {describe_owner(owners[alias])}"
             elif alias in aliases:
                 other = aliases[alias]
+                if owners[name] in ours and owners[other] not in ours:
+                    what = f"op {other!r}, alias {alias!r}"
+                    _reject(
+                        owners[other],
+                        builtin,
+                        _taken_by_builtin_alias(owners[other], what, alias, name),
+                    )
+                    aliases[alias] = name
+                    continue
                 problem = f"op {other!r} of {describe_owner(owners[other])} already declared it"
             elif _is_plugrad_function(alias):
                 problem = f"plugrad.{alias} is one of plugrad's own functions"
@@ -240,6 +258,16 @@ def collect_aliases(
                 ),
             )
     return aliases
+
+
+def _taken_by_builtin_alias(
+    plugin: str, what: str, alias: str, builtin_op: str
+) -> PluginRegistrationError:
+    return PluginRegistrationError(
+        f"{describe_owner(plugin)}, {what}: {alias!r} is plugrad's own name (plugrad.{alias}, "
+        f"another name of the built-in op {builtin_op!r}) and cannot name a plugin's op or "
+        "alias; choose another name"
+    )
 
 
 #: Each declaration's registered form, made once: rebuilding the tables reuses it.

@@ -175,6 +175,42 @@ def test_clash_between_two_plugins_names_both(registered) -> None:
         registry.register_plugin(plugin_with(second), name="second_plugin")
 
 
+def test_a_plugin_op_or_alias_named_like_a_builtin_alias_is_the_plugins_fault() -> None:
+    # plugrad.dot is another name of the built-in matmul: a plugin op named "dot" was
+    # blamed on plugrad's own plugin, which stopped plugrad loading when installed.
+    named_dot = op("dot", lambda xp, x, /: xp.abs(x)).vjp(lambda xp, g, ans, x: g * xp.sign(x))
+    aliased = op("my_clamp_test", lambda xp, x, /: x, aliases=("clamp",)).vjp(
+        lambda xp, g, ans, x: g
+    )
+    before = registry.op_names()
+    for plugin, message in (
+        (named_dot, "plugin 'mine', op 'dot': 'dot' is plugrad's own name"),
+        (aliased, "plugin 'mine', op 'my_clamp_test': it declares the alias 'clamp', but op 'clip'"),
+    ):
+        with pytest.raises(PluginRegistrationError, match=message):
+            registry.register_plugin(plugin_with(plugin), name="mine")
+        assert registry.op_names() == before and not registry._state.manager.has_plugin("mine")
+    # Whichever comes first in the table, the plugin's alias is the one refused.
+    ops = {"my_clamp_test": plugin_validation._registered(aliased, "mine"),
+           "clip": registry._state.ops["clip"]}  # fmt: skip
+    owners = {"my_clamp_test": "mine", "clip": registry._state.op_owners["clip"]}
+    ours = set(plugin_manager.builtin_plugin_names())
+    try:
+        with pytest.warns(PluginLoadWarning, match="op 'my_clamp_test', alias 'clamp': .*own name"):
+            assert plugin_validation.collect_aliases(ops, owners, ours)["clamp"] == "clip"
+    finally:
+        registry._state.failures.pop("mine", None)
+    # Found at load time (an installed plugin): it is skipped, and plugrad keeps working.
+    registry._state.manager.register(plugin_with(named_dot), name="dot_loaded")
+    try:
+        with pytest.warns(PluginLoadWarning, match="dot_loaded.*own name.*plugin skipped"):
+            registry._rebuild()
+        assert not registry._state.manager.has_plugin("dot_loaded")
+        assert plugrad.dot(plugrad.ones(2), plugrad.ones(2)).item() == 2.0
+    finally:
+        registry._state.failures.pop("dot_loaded", None)
+
+
 def test_failing_hook_in_a_runtime_plugin_raises_and_changes_nothing() -> None:
     @hookimpl
     def plugrad_ops():
