@@ -185,7 +185,10 @@ def test_a_plugin_op_or_alias_named_like_a_builtin_alias_is_the_plugins_fault() 
     before = registry.op_names()
     for plugin, message in (
         (named_dot, "plugin 'mine', op 'dot': 'dot' is plugrad's own name"),
-        (aliased, "plugin 'mine', op 'my_clamp_test': it declares the alias 'clamp', but op 'clip'"),
+        (
+            aliased,
+            "plugin 'mine', op 'my_clamp_test': it declares the alias 'clamp', but op 'clip'",
+        ),
     ):
         with pytest.raises(PluginRegistrationError, match=message):
             registry.register_plugin(plugin_with(plugin), name="mine")

@@ -218,6 +218,37 @@ def test_the_harness_catches_a_kernel_that_writes_into_its_input() -> None:
         plugrad.plugins.unregister(name)
 
 
+def _doubled_but_broken_in_float16(xp, x, /):
+    if x.dtype == xp.float16:
+        raise TypeError("a bug of this kernel's in float16")
+    return x * 2
+
+
+class BrokenInFloat16:
+    @hookimpl
+    def plugrad_ops(self):
+        return [
+            op(
+                "testing_broken_f16",
+                _doubled_but_broken_in_float16,
+                vjp=lambda xp, g, ans, x: 2 * g,
+            )
+        ]
+
+
+def test_the_harness_fails_a_kernel_that_breaks_in_float16_rather_than_skip_it() -> None:
+    # Any TypeError was taken for "the backend has no float16 version", and skipped.
+    if plugrad.float16 not in plugrad.default_device().dtypes:
+        pytest.skip(f"{plugrad.default_device().backend.name} has no float16")
+    name = plugrad.plugins.register(BrokenInFloat16(), name="testing_broken_f16")
+    try:
+        case = OpCase("testing_broken_f16", reference=lambda x: x * 2, shapes=[(3,)])
+        with pytest.raises(TypeError, match="a bug of this kernel's"):
+            OpTests().test_float16_gradients_stay_float16(case)
+    finally:
+        plugrad.plugins.unregister(name)
+
+
 def _sin_cos_grad(xp, g, ans, x):
     g_sin, g_cos = g
     return g_sin * xp.cos(x) - g_cos * xp.sin(x)
