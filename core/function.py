@@ -150,8 +150,31 @@ class FunctionCtx(Node):
             if edge is None or g is None:
                 out.append(None)
                 continue
-            out.append(self._check_gradient(index, g, meta, create_graph))
+            g = self._check_gradient(index, g, meta, create_graph)
+            if create_graph and not g._requires_grad:
+                g = self._undifferentiated(index, g, grads)
+            out.append(g)
         return tuple(out)
+
+    def _undifferentiated(self, index: int, grad: Tensor, grads: tuple[Any, ...]) -> Tensor:
+        """A gradient recorded from nothing (computed under no_grad, or on raw arrays) while
+        a higher-order pass records: it is made to refuse being differentiated again.
+
+        Taken as a constant, its derivatives would be zeros, without a word (a Hessian or a
+        ``func.jvp`` through this Function all zeros).
+        """
+        sources = [
+            t for t in (*grads, *self.saved_tensors) if isinstance(t, Tensor) and t._requires_grad
+        ]
+        if not sources:  # nothing it could depend on requires grad: a constant indeed
+            return grad
+        node = _object_new(UndifferentiatedBackward)
+        node._device = grad._device
+        node._hooks = None
+        node._edges = tuple(t._edge or t for t in sources)
+        node._function_name = self._function.__name__
+        node._index = index
+        return _wrap(grad._array, grad._device, True, node)
 
     def _check_gradient(self, index: int, grad: Any, meta: Any, create_graph: bool) -> Any:
         name = self._function.__name__
@@ -412,6 +435,27 @@ class OnceDifferentiableBackward(Node):
             "result cannot be differentiated again, but a higher-order backward reached it. "
             "Write that backward with plugrad operations (no once_differentiable) to make it "
             "twice differentiable."
+        )
+
+    def _release(self) -> None:
+        """Nothing is saved."""
+
+
+class UndifferentiatedBackward(Node):
+    """Where a gradient that a backward computed from nothing recorded enters a graph."""
+
+    __slots__ = ("_function_name", "_index")
+    _function_name: str
+    _index: int
+
+    def _backward(self, grad: Any, create_graph: bool) -> tuple[Any, ...]:
+        raise BackwardError(
+            f"{self._function_name}.backward returned gradient {self._index} computed from "
+            "nothing autograd recorded (under no_grad, or on raw arrays) while a higher-order "
+            "derivative was being recorded (create_graph=True, plugrad.func.jvp, jacfwd, "
+            "hessian), so its derivatives are unknown and would be taken for zeros. Compute it "
+            "with plugrad operations from the incoming gradient and the saved tensors (g * 0 "
+            "for a gradient that is zero), or mark the backward once_differentiable."
         )
 
     def _release(self) -> None:

@@ -464,3 +464,56 @@ def test_a_gradient_of_another_dtype_is_cast_to_the_inputs_with_create_graph_too
     x = plugrad.tensor([1.0, 2.0], requires_grad=True)
     (found,) = plugrad.autograd.grad(Twice.apply(x).sum(), x, create_graph=True)
     assert found.dtype == plugrad.float32
+
+
+class _SquareBackwardUnrecorded(plugrad.Function):
+    """x * x whose backward computes under no_grad: right once, not differentiable again."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        with plugrad.no_grad():
+            return 2 * x * g
+
+
+def test_a_backward_not_recorded_refuses_higher_derivatives_rather_than_give_zeros() -> None:
+    # func.jvp, jacfwd and hessian through it were zeros without a word (jvp: [0, 0], not [2, 4])
+    square = _SquareBackwardUnrecorded.apply
+    x = plugrad.tensor([1.0, 2.0])
+    for transform in (
+        lambda: plugrad.func.jvp(square, (x,), (plugrad.ones(2),)),
+        lambda: plugrad.func.jacfwd(square)(x),
+        lambda: plugrad.func.hessian(lambda t: square(t).sum())(x),
+        lambda: plugrad.autograd.functional.hessian(lambda t: square(t).sum(), x),
+    ):
+        with pytest.raises(plugrad.errors.BackwardError, match="_SquareBackwardUnrecorded"):
+            transform()
+    w = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    (g,) = plugrad.autograd.grad(square(w).sum(), w, create_graph=True)
+    assert g.tolist() == [2.0, 4.0]  # first order as before
+    with pytest.raises(plugrad.errors.BackwardError, match="g \\* 0"):
+        g.sum().backward()
+    assert w.grad is None
+    square(w).sum().backward()  # an ordinary pass is untouched
+    assert w.grad.tolist() == [2.0, 4.0]
+
+
+class _StepWithZeroGradient(plugrad.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return (x > 0).to(x.dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        return plugrad.zeros_like(g)
+
+
+def test_a_constant_gradient_from_nothing_that_requires_grad_is_still_a_constant() -> None:
+    x = plugrad.tensor([1.0, -2.0], requires_grad=True)
+    (g,) = plugrad.autograd.grad(_StepWithZeroGradient.apply(x).sum(), x, create_graph=True)
+    assert g.tolist() == [0.0, 0.0] and not g.requires_grad
