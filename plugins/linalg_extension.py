@@ -774,6 +774,12 @@ def _matrix_norm(xp: Any, x: Any, /, *, keepdims: bool = False, ord: Any = "fro"
 
 def _widened(function: str, xp: Any, x: Any, dtype: Any) -> Any:
     """``x`` as ``dtype`` for PyTorch's ``dtype=``, which may widen, never narrow."""
+    if not xp.isdtype(dtype, ("real floating", "complex floating")):
+        # (an integer one was not taken, without a word: the norm came out float32)
+        raise DtypeError(
+            f"{function}(): dtype= must be a floating or complex dtype (a norm is one), got "
+            f"{dtype}"
+        )
     if not xp.can_cast(x.dtype, dtype):
         raise DtypeError(
             f"{function}(): dtype={dtype} would narrow the input's {x.dtype}; give a dtype "

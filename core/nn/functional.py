@@ -943,11 +943,7 @@ def dropout(
         raise ValueError(f"dropout(): p must be a probability between 0 and 1, got {p!r}")
     if not training or p == 0:
         return input
-    if input.dtype.kind not in ("real floating", "complex floating"):  # (it became float64)
-        raise DtypeError(
-            f"dropout(): scales what it keeps by 1 / (1 - p), which a {input.dtype.name} "
-            "tensor cannot hold; convert it first (x.float())"
-        )
+    _check_scalable("dropout", input)
     keep = _keep_mask(input, p, input.shape, generator)
     return _scaled_dropout("dropout", input, keep, p, inplace)
 
@@ -1103,7 +1099,7 @@ def binary_cross_entropy(
                 "(NaN does not)"
                 + (" (for logits, use binary_cross_entropy_with_logits)" if name == "input" else "")
             )
-    loss = _ops.binary_cross_entropy(input, target)
+    loss = _ops.binary_cross_entropy(input, _floating_target(target, input))
     if weight is not None:
         # in the loss's dtype, as PyTorch's (a float64 weight made a float32 loss float64)
         loss = loss * _as_input_dtype(
@@ -1412,6 +1408,7 @@ def binary_cross_entropy_with_logits(
         _weight_within(function, "pos_weight", pos_weight, input)
     # As PyTorch's kernel: the loss has the target's floating dtype (float32 logits with a
     # float64 target give float64, float64 logits with a float32 target float32).
+    target = _floating_target(target, input)
     input = _as_input_dtype(input, target)
     # The weights too (a float64 weight made a float32 loss float64; not in PyTorch)
     weight = None if weight is None else _as_input_dtype(weight, input)
@@ -1421,6 +1418,14 @@ def binary_cross_entropy_with_logits(
 
 
 # -- normalization, embedding -------------------------------------------------------------
+
+
+def _floating_target(target: Tensor, input: Tensor) -> Tensor:
+    """An integer or bool target (0/1 labels, which PyTorch refuses) in the input's dtype;
+    computed as it was, NumPy's ``1.0 - labels`` made the loss float64."""
+    if target.dtype.kind in ("real floating", "complex floating"):
+        return target
+    return _ops.astype(target, input.dtype)
 
 
 def _as_input_dtype(other: Tensor, input: Tensor) -> Tensor:
@@ -3089,6 +3094,15 @@ def _scaled_dropout(function: str, input: Tensor, keep: Tensor, p: float, inplac
     return _ops.dropout(input, keep, scale=scale)
 
 
+def _check_scalable(function: str, input: Tensor) -> None:
+    """Refuse an integer or bool input to a dropout (it became float64 without a word)."""
+    if input.dtype.kind not in ("real floating", "complex floating"):
+        raise DtypeError(
+            f"{function}(): gives floating values (what it keeps is scaled), which a "
+            f"{input.dtype.name} tensor cannot hold; convert it first (x.float())"
+        )
+
+
 def _channel_dropout(
     function: str,
     input: Tensor,
@@ -3111,6 +3125,7 @@ def _channel_dropout(
         )
     if not training or p == 0:
         return input
+    _check_scalable(function, input)
     lead = 1 if input.ndim == unbatched else 2
     keep = _keep_mask(input, p, input.shape[:lead] + (1,) * (input.ndim - lead), generator)
     return _scaled_dropout(function, input, keep, p, inplace)
@@ -3203,6 +3218,7 @@ def _alpha_dropout(
     _check_probability(function, p)
     if not training or p == 0 or input.numel() == 0:
         return input
+    _check_scalable(function, input)
     if features and input.ndim < 2:
         raise ShapeError(
             f"{function}(): takes (N, C, ...) input with at least 2 dims, got shape {input.shape}"

@@ -48,3 +48,37 @@ def test_functional_takes_dim_or_axis_but_not_both(function) -> None:
         function(x, 1, axis=1)
     with pytest.raises(ArgumentError, match="needs dim="):
         function(x)
+
+
+@pytest.mark.parametrize("labels", [[1, 0], [True, False]])
+def test_binary_cross_entropy_of_integer_labels_keeps_the_inputs_dtype(labels) -> None:
+    # 0/1 labels of an integer or bool dtype (PyTorch refuses them) made the loss float64.
+    logits = plugrad.tensor([0.3, -0.6], requires_grad=True)
+    target = plugrad.tensor(labels)
+    with_logits = F.binary_cross_entropy_with_logits(logits, target)
+    on_probabilities = F.binary_cross_entropy(logits.sigmoid(), target)
+    as_floats = F.binary_cross_entropy_with_logits(logits, target.to(plugrad.float32))
+    assert with_logits.dtype is on_probabilities.dtype is plugrad.float32
+    np.testing.assert_allclose(with_logits.item(), as_floats.item(), rtol=1e-6)
+    np.testing.assert_allclose(on_probabilities.item(), as_floats.item(), rtol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "dropout", ["dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout"]
+)
+def test_every_dropout_refuses_an_integer_input_in_training(dropout) -> None:
+    # dropout1d/2d of an int64 input gave float64, the alpha ones float32 (PyTorch refuses).
+    x = plugrad.ones((2, 3, 2, 2, 2) if dropout == "dropout3d" else (2, 3, 4), dtype=plugrad.int64)
+    with pytest.raises(DtypeError, match=f"{dropout}\\(\\): gives floating values"):
+        getattr(F, dropout)(x, 0.5, training=True)
+    assert getattr(F, dropout)(x, 0.5, training=False) is x
+
+
+def test_a_norms_dtype_must_be_floating() -> None:
+    # dtype=int64 was not taken, without a word: the norm came out float32
+    x = plugrad.tensor([3, 4])
+    with pytest.raises(DtypeError, match="dtype= must be a floating or complex dtype"):
+        plugrad.linalg.vector_norm(x, dtype=plugrad.int64)
+    with pytest.raises(DtypeError, match="dtype= must be a floating or complex dtype"):
+        plugrad.linalg.matrix_norm(plugrad.eye(2), dtype=plugrad.int64)
+    assert plugrad.linalg.vector_norm(x, dtype=plugrad.float64).dtype is plugrad.float64
