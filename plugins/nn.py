@@ -256,7 +256,9 @@ def _logsumexp_kernel(
     xp: Any, x: Any, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False
 ) -> Any:
     if x.ndim == 0:
-        axis = None  # dim 0 or -1 of a 0-d tensor (checked): CuPy takes no axis there
+        for a in () if axis is None else (axis,) if isinstance(axis, int) else axis:
+            checked_axis("logsumexp", a, 0, zero_d_as_one=True)  # (dim=5 was taken)
+        axis = None  # dim 0 or -1 of a 0-d tensor: CuPy takes no axis there
     if 0 in x.shape:
         # No elements: each empty sum is log(0) = -inf (max() of nothing has no value).
         out = xp.full(_kept_shape(tuple(x.shape), axis), -math.inf, dtype=x.dtype,

@@ -15,6 +15,7 @@ from plugrad.opdef import OpDef, collect_ops, op
 from plugrad.plugins._rules import (
     along_axis_key,
     axis_slice,
+    checked_axis,
     device_of,
     index_dtype,
     torch_axis,
@@ -43,6 +44,7 @@ def _sort_method(
     """PyTorch's ``x.sort(dim=-1, descending=False)``: the named tuple ``(values, indices)``."""
     axis = torch_axis(dim, axis, -1)
     if x.ndim == 0:
+        checked_axis("sort", axis, 0, zero_d_as_one=True)  # (dim=7 was taken)
         index = xp.zeros((), dtype=index_dtype(xp, x), device=device_of(x))
         return values_indices["sort"](xp.asarray(x, copy=True), index)
     # NOTE: always stable: PyTorch's unstable order is one of the stable ones.

@@ -308,3 +308,14 @@ def test_mode_of_nans_gives_a_position_that_holds_its_value() -> None:
     np.testing.assert_array_equal(values.detach().numpy(), picked)
     values.sum().backward()
     assert x.grad.tolist() == [[0, 0, 1.0], [0, 0, 1.0], [0, 0, 1.0], [1.0, 0, 0]]
+
+
+@pytest.mark.parametrize(
+    "call", [lambda x: x.logsumexp(5), lambda x: plugrad.logsumexp(x, (0, 7)), lambda x: x.sort(7)]
+)
+def test_a_dim_out_of_range_of_a_0d_tensor_is_refused_by_logsumexp_and_sort(call) -> None:
+    # They returned the element itself; PyTorch raises, as every other reduction here does.
+    x = plugrad.tensor(2.5)
+    with pytest.raises(AxisError, match="out of range for a tensor of 0 dimension"):
+        call(x)
+    assert x.logsumexp(-1).item() == 2.5 and x.sort(0).values.item() == 2.5
