@@ -904,6 +904,7 @@ def _mixed_devices(
 
 _SHAPE_WORDS = (
     "shape", "broadcast", "dimension", "aligned", "size", "axis", "reshape", "empty", "square",
+    "axes don't match", "array indexing assignment",  # NumPy's transpose and mask assignment
 )  # fmt: skip
 
 
@@ -1093,6 +1094,11 @@ def _retell_kernel_error(
         return
     _retell_missing_dtype(op, device, error, inputs)
     _retell_shape_error(op, device, error, inputs)  # (NumPy's "must be square" is one too)
+    if "negative integer powers" in str(error):  # NumPy's and PyTorch's words
+        raise DtypeError(
+            f"{op.name}(): an integer to a negative integer power is not an integer ({error}); "
+            "convert the base to a floating dtype first, e.g. x.float() ** -1"
+        ) from error
     if type(error).__name__ in BACKEND_LINALG_ERRORS:
         raise LinAlgError(
             f"{op.name}(): {error} (from the {device.backend.name} kernel): the matrix is "

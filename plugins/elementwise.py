@@ -240,9 +240,9 @@ def _pow(xp: Any, x1: Any, x2: Any, /) -> Any:
         # NumPy refuses; PyTorch and JAX gave 2 ** -1 as 0 without a word.
         negative = x2 < 0 if is_scalar(x2) else bool(xp.any(x2 < 0))
         if negative:
-            raise ValueError(
-                "pow(): integers to negative integer powers are not allowed; raise "
-                "floating-point numbers instead (x.float() ** -1)"
+            raise DtypeError(
+                "pow(): an integer to a negative integer power is not an integer; convert the "
+                "base to a floating dtype first, e.g. x.float() ** -1"
             )
     return xp.pow(x1, x2)
 

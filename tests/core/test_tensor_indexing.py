@@ -194,3 +194,14 @@ def test_writing_a_source_of_another_dtype_is_refused_as_in_pytorch(call) -> Non
         ):
             with pytest.raises(error):
                 call(target, index, source)
+
+
+def test_backend_errors_of_a_bad_mask_assignment_and_permutation_are_shape_errors() -> None:
+    # NumPy's own ValueErrors came through raw ("cannot assign 5 input values", "axes don't
+    # match array"); JAX and Dask's were ShapeErrors already.
+    z = plugrad.zeros((2, 3))
+    with pytest.raises(plugrad.errors.ShapeError, match="cannot assign 5 input values"):
+        z[z == 0] = plugrad.tensor([1.0, 2.0, 3.0, 4.0, 5.0])
+    assert z.tolist() == [[0.0] * 3] * 2 and z._version == 0
+    with pytest.raises(plugrad.errors.ShapeError, match="permute_dims"):
+        plugrad.ones((5, 4)).permute(0)
