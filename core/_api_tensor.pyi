@@ -546,7 +546,7 @@ class InstalledTensorMethods:
     def exp_(self, /) -> Tensor:
         """In-place :meth:`exp`: ``x.exp_(...)`` makes ``x`` hold it."""
 
-    def expand(self, *size: int) -> Any:
+    def expand(self, *sizes_: int, size: Any = ...) -> Any:
         """PyTorch's ``x.expand(*sizes)``: broadcast to ``sizes``, where -1 keeps that axis."""
 
     def expand_as(self, other: Any) -> Any:
@@ -1013,7 +1013,7 @@ class InstalledTensorMethods:
     def outer(self, other: Any) -> Tensor:
         """Outer product of two vectors: ``x1[i] * x2[j]``."""
 
-    def permute(self, *axes: int | tuple[int, ...]) -> Tensor:
+    def permute(self, *axes: int | tuple[int, ...], dims: Any = ...) -> Tensor:
         """Return a view with axes reordered: ``x.permute(1, 0, 2)`` (see ``permute_dims``)."""
 
     def pinverse(self, rcond: float = ...) -> Tensor:
@@ -1079,13 +1079,13 @@ class InstalledTensorMethods:
     def renorm_(self, p: Any, dim: Any, maxnorm: Any) -> Any:
         ...
 
-    def repeat(self, *repeats: int) -> Any:
+    def repeat(self, *counts_: int, repeats: Any = ...) -> Any:
         """PyTorch's ``x.repeat(*sizes)``: tile the whole tensor ``sizes[i]`` times along axis ``i``."""
 
     def repeat_interleave(self, repeats: Any = ..., dim: Any = ..., *, output_size: Any = ..., axis: Any = ...) -> Any:
         """PyTorch's ``repeat_interleave(x, repeats, dim=None, *, output_size=None)`` (``axis=`` for ``dim=`` too); given only a 1-D tensor of counts, each index repeated that often."""
 
-    def reshape(self, *shape: int | tuple[int, ...]) -> Tensor:
+    def reshape(self, *sizes: int | tuple[int, ...], shape: Any = ...) -> Tensor:
         """Return the same data with a new shape: ``x.reshape(2, 3)`` or ``x.reshape((2, 3))``."""
 
     def reshape_as(self, other: Any) -> Any:
@@ -1251,7 +1251,7 @@ class InstalledTensorMethods:
     def tensor_split(self, indices_or_sections: Any, dim: int = ...) -> tuple[Any, ...]:
         """PyTorch's ``tensor_split(x, sections, dim=0)``: near-equal pieces, or cut at indices."""
 
-    def tile(self, *dims: int) -> Any:
+    def tile(self, *counts: int, dims: Any = ...) -> Any:
         """PyTorch's ``x.tile(*dims)``: the counts as varargs or one sequence (fewer than the axes count from the last)."""
 
     def to(self, *args: Any, **kwargs: Any) -> Tensor:
@@ -1329,7 +1329,7 @@ class InstalledTensorMethods:
     def vdot(self, other: Tensor) -> Tensor:
         """The dot product of two vectors of one dtype, the first conjugated."""
 
-    def view(self, *shape: Any) -> Any:
+    def view(self, *shape: Any, size: Any = ...) -> Any:
         """PyTorch's ``x.view(*shape)``: ``reshape`` that raises where it would have to copy."""
 
     def view_as(self, other: Any) -> Any:
@@ -1338,8 +1338,8 @@ class InstalledTensorMethods:
     def vsplit(self, indices_or_sections: Any) -> tuple[Tensor, ...]:
         """Split along dim 0 (:meth:`Tensor.tensor_split`); sections must divide it."""
 
-    def where(self, condition: TensorLike, y: Any) -> Any:
-        """PyTorch's ``x.where(condition, y)``: ``x`` where ``condition`` holds, else ``y``."""
+    def where(self, condition: TensorLike, other: Any) -> Any:
+        """PyTorch's ``x.where(condition, other)``: ``x`` where ``condition`` holds, else ``other``."""
 
     def xlogy(self, other: Any) -> Tensor:
         """``x * log(y)`` element-wise, 0 where ``x == 0`` unless ``y`` is NaN (PyTorch's)."""

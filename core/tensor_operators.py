@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import ops as _ops
-from .errors import ShapeError
+from .errors import ArgumentError, ShapeError
 from .tensor import Tensor, install_methods
 
 __all__ = ["BINARY_OPERATORS", "COMPARISONS", "UNARY_OPERATORS"]
@@ -137,12 +137,13 @@ install_methods(
 )
 
 
-def _reshape(self: Tensor, *shape: int | tuple[int, ...]) -> Tensor:
+def _reshape(self: Tensor, *sizes: int | tuple[int, ...], shape: Any = None) -> Tensor:
     """Return the same data with a new shape: ``x.reshape(2, 3)`` or ``x.reshape((2, 3))``."""
+    shape = _sizes_or_keyword("reshape", sizes, shape, "shape")
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
     try:
-        below = bool(shape) and min(shape) < -1  # type: ignore[operator]  # (NumPy read -3)
+        below = bool(shape) and min(shape) < -1  # (NumPy read -3)
     except TypeError:  # sizes that are no numbers: the kernel's to refuse
         below = False
     if below:
@@ -150,8 +151,18 @@ def _reshape(self: Tensor, *shape: int | tuple[int, ...]) -> Tensor:
     return _ops.reshape(self, shape)
 
 
-def _permute(self: Tensor, *axes: int | tuple[int, ...]) -> Tensor:
+def _sizes_or_keyword(function: str, values: tuple[Any, ...], keyword: Any, name: str) -> Any:
+    """The varargs ``values``, or ``(keyword,)`` where they came as PyTorch's ``name=``."""
+    if keyword is None:
+        return values
+    if values:
+        raise ArgumentError(f"{function}(): give the sizes by position or as {name}=, not both")
+    return (keyword,)
+
+
+def _permute(self: Tensor, *axes: int | tuple[int, ...], dims: Any = None) -> Tensor:
     """Return a view with axes reordered: ``x.permute(1, 0, 2)`` (see ``permute_dims``)."""
+    axes = _sizes_or_keyword("permute", axes, dims, "dims")
     if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
         axes = tuple(axes[0])
     return _ops.permute_dims(self, axes)

@@ -450,8 +450,13 @@ values_indices: dict[str, Any] = {
 }
 
 
-def sizes(values: tuple[Any, ...]) -> tuple[int, ...]:
-    """PyTorch's sizes given as varargs or as one sequence: ``view(2, 3)``, ``view((2, 3))``."""
+def sizes(values: tuple[Any, ...], keyword: Any = None, name: str = "") -> tuple[int, ...]:
+    """PyTorch's sizes given as varargs or as one sequence: ``view(2, 3)``, ``view((2, 3))``;
+    or ``keyword``, given as PyTorch's ``name=`` (``view(size=(2, 3))``), instead."""
+    if keyword is not None:
+        if values:
+            raise ArgumentError(f"give the sizes by position or as {name}=, not both")
+        values = (keyword,)
     if len(values) == 1 and isinstance(values[0], (tuple, list)):
         return tuple(values[0])
     return tuple(values)

@@ -62,8 +62,9 @@ def _inverse_permutation(axes: tuple[int, ...]) -> tuple[int, ...]:
 # -- PyTorch's Tensor methods of these ops ---------------------------------------------
 
 
-def _view(xp: Any, x: Any, *shape: int) -> Any:
+def _view(xp: Any, x: Any, *shape: int, size: Any = None) -> Any:
     """PyTorch's ``x.view(*shape)``: ``reshape`` that raises where it would have to copy."""
+    shape = sizes(shape, size, "size")
     if len(shape) == 1 and isinstance(shape[0], DType):
         if shape[0] == x.dtype:  # the same bytes as the same dtype: a view of x, as PyTorch's
             return xp.reshape(x, tuple(x.shape), copy=False)
@@ -258,9 +259,9 @@ def _squeeze(xp: Any, x: Any, dim: Any = None, *, axis: Any = None) -> Any:
     return xp.squeeze(x, axis=axes)
 
 
-def _expand(xp: Any, x: Any, *size: int) -> Any:
+def _expand(xp: Any, x: Any, *sizes_: int, size: Any = None) -> Any:
     """PyTorch's ``x.expand(*sizes)``: broadcast to ``sizes``, where -1 keeps that axis."""
-    target = sizes(size)
+    target = sizes(sizes_, size, "size")
     new = len(target) - x.ndim
     if new < 0:
         raise ShapeError(
@@ -291,9 +292,9 @@ def _broadcast_view(xp: Any, x: Any, shape: tuple[int, ...]) -> Any:
     return xp.broadcast_to(x, shape)
 
 
-def _tile_method(xp: Any, x: Any, *repeats: int) -> Any:
+def _tile_method(xp: Any, x: Any, *counts_: int, repeats: Any = None) -> Any:
     """PyTorch's ``x.repeat(*sizes)``: tile the whole tensor ``sizes[i]`` times along axis ``i``."""
-    counts = sizes(repeats)
+    counts = sizes(counts_, repeats, "repeats")
     if len(counts) < x.ndim:
         raise ShapeError(
             f"repeat{counts}: {len(counts)} counts for a tensor of {x.ndim} dimensions; give "
@@ -302,10 +303,10 @@ def _tile_method(xp: Any, x: Any, *repeats: int) -> Any:
     return xp.tile(x, counts)
 
 
-def _torch_tile(xp: Any, x: Any, *dims: int) -> Any:
+def _torch_tile(xp: Any, x: Any, *counts: int, dims: Any = None) -> Any:
     """PyTorch's ``x.tile(*dims)``: the counts as varargs or one sequence (fewer than the
     axes count from the last)."""
-    return xp.tile(x, sizes(dims))
+    return xp.tile(x, sizes(counts, dims, "dims"))
 
 
 def _split(xp: Any, x: Any, split_size_or_sections: Any, dim: int = 0) -> tuple[Any, ...]:
@@ -681,7 +682,7 @@ repeat = op("repeat", _repeat,
             doc="Repeat each element ``repeats`` times (an int, or one count per element).")
 # NOTE: a kernel of its own: NumPy names the parameter `reps`, the standard `repetitions`.
 tile = op("tile", lambda xp, x, /, repetitions: xp.tile(x, repetitions), vjp=_tile_grad,
-          saves=(), methods={"tile": _torch_tile, "repeat": _tile_method},
+          saves=(), methods={"tile": _torch_tile, "repeat": _tile_method},  # type: ignore[dict-item]
           doc="Repeat the whole tensor ``repetitions[i]`` times along each axis ``i``.")
 broadcast_arrays = op("broadcast_arrays", lambda xp, *arrays: tuple(xp.broadcast_arrays(*arrays)),
                       vjp=lambda xp, g, ans, arrays: g, multiple_outputs=True, view=True,

@@ -29,10 +29,10 @@ from plugrad.plugins._rules import (
 # fmt: off
 
 
-def _where_method(xp: Any, x: Any, condition: Any, y: Any) -> Any:
-    """PyTorch's ``x.where(condition, y)``: ``x`` where ``condition`` holds, else ``y``."""
+def _where_method(xp: Any, x: Any, condition: Any, other: Any) -> Any:
+    """PyTorch's ``x.where(condition, other)``: ``x`` where ``condition`` holds, else ``other``."""
     require_bool_mask(xp, "where", condition)
-    return xp.where(condition, x, y)
+    return xp.where(condition, x, other)
 
 
 def _masked_fill(xp: Any, x: Any, mask: Any, value: Any) -> Any:

@@ -135,3 +135,17 @@ def test_counting_methods_sum_bools_and_unsigned_integers_on_every_backend(dtype
         assert result.dtype is count and result.tolist() == expected
     assert mask.sum(dtype=plugrad.float32).tolist() == 4.0
     assert mask.sum(dtype=plugrad.float32).dtype is plugrad.float32
+
+
+def test_methods_take_pytorchs_keyword_names_for_their_sizes() -> None:
+    # TypeErrors naming private helpers: where(other=), permute(dims=), view(size=), ...
+    x = plugrad.arange(6.0).reshape(2, 3)
+    assert x.where(x > 2, other=0.0).tolist() == [[0.0, 0.0, 0.0], [3.0, 4.0, 5.0]]
+    assert x.permute(dims=(1, 0)).shape == (3, 2)
+    assert x.view(size=(3, 2)).shape == x.reshape(shape=(3, 2)).shape == (3, 2)
+    assert x[:1].expand(size=(4, 3)).shape == (4, 3)
+    assert x.repeat(repeats=(2, 1)).shape == (4, 3) and x.tile(dims=(2,)).shape == (2, 6)
+    with pytest.raises(plugrad.errors.ArgumentError, match="by position or as size=, not both"):
+        x.view(3, size=(3, 2))
+    with pytest.raises(plugrad.errors.ArgumentError, match="permute\\(\\): give the sizes"):
+        x.permute(1, dims=(1, 0))
