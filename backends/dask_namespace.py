@@ -370,11 +370,18 @@ def _solve(x1: Any, x2: Any, /) -> Any:
     return _per_matrix(np.linalg.solve, signature, x1, x2, dtypes=_compat.result_type(x1, x2))
 
 
+def _one_chunk_across(x: Any) -> Any:
+    """A matrix in one chunk along its shorter axis, as Dask's svd takes it (tall-and-skinny or
+    short-and-fat; one chunked along both axes, as ``cat`` makes, was refused)."""
+    rows, cols = x.shape
+    return x.rechunk({1: -1} if rows >= cols else {0: -1})
+
+
 def _svd(x: Any, /, *, full_matrices: bool = True, compute_uv: bool = True) -> Any:
     if not compute_uv:  # NumPy's keyword, which array-api-compat's matrix_rank passes
         return _svdvals(x)
     if x.ndim == 2 and not full_matrices:
-        return _compat.linalg.svd(x, full_matrices=False)
+        return _compat.linalg.svd(_one_chunk_across(x), full_matrices=False)
     rows, cols = x.shape[-2:]
     signature = "(m,n)->(m,m),(k),(n,n)" if full_matrices else "(m,n)->(m,k),(k),(k,n)"
     return _per_matrix(
@@ -402,8 +409,10 @@ def _qr(x: Any, /, *, mode: str = "reduced") -> Any:
 
 def _matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> Any:
     # Dask's norms by singular values take one matrix: those of a stack from its svdvals.
-    if ord not in (2, -2, "nuc") or x.ndim == 2:
+    if ord not in (2, -2, "nuc"):
         return _compat.linalg.matrix_norm(x, keepdims=keepdims, ord=ord)
+    if x.ndim == 2:
+        return _compat.linalg.matrix_norm(_one_chunk_across(x), keepdims=keepdims, ord=ord)
     values = _svdvals(x)
     if ord == "nuc":
         norm = _compat.sum(values, axis=-1)
