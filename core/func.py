@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from . import ops as _ops
-from .creation import zeros_like
+from .creation import zeros, zeros_like
 from .dtypes import is_differentiable
 from .engine import grad as _engine_grad
 from .errors import (
@@ -619,11 +619,12 @@ def _jacobian(
             if strict:
                 _check_blocks(outputs, inputs, chosen, of_gradients)
         else:
+            _tuple(tuple(primals), "primal")  # (reverse mode's _vjp checks them there)
             output = partial(*primals)
             outputs = _tuple(output, "output")
         _refuse_complex("a Jacobian", primals, outputs)
         if mode == "reverse":
-            blocks = [[_rows(vjp_fn, outputs, k, i) for i in range(len(primals))]
+            blocks = [[_rows(vjp_fn, primals, outputs, k, i) for i in range(len(primals))]
                       for k in range(len(outputs))]  # fmt: skip
         else:
             blocks = [[_columns(partial, primals, outputs, k, i) for i in range(len(primals))]
@@ -664,8 +665,12 @@ def _check_blocks(
                 raise _independent(f"{name} does not depend on input {i}")
 
 
-def _rows(vjp_fn: Any, outputs: tuple[Tensor, ...], k: int, i: int) -> Tensor:
+def _rows(
+    vjp_fn: Any, primals: list[Tensor], outputs: tuple[Tensor, ...], k: int, i: int
+) -> Tensor:
     out = outputs[k]
+    if out.size == 0:  # no rows to stack: the block is empty
+        return zeros(out.shape + primals[i].shape, dtype=primals[i].dtype, device=out.device)
     rows = []
     for element in range(out.size):
         cotangents = [basis(o, element) if j == k else zeros_like(o) for j, o in enumerate(outputs)]
@@ -677,6 +682,8 @@ def _columns(
     func: Function, primals: list[Tensor], outputs: tuple[Tensor, ...], k: int, i: int
 ) -> Tensor:
     x = primals[i]
+    if x.size == 0:  # no columns to stack: the block is empty
+        return zeros(outputs[k].shape + x.shape, dtype=outputs[k].dtype, device=x.device)
     columns = []
     for element in range(x.size):
         tangents = [basis(p, element) if j == i else zeros_like(p) for j, p in enumerate(primals)]

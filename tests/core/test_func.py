@@ -480,3 +480,20 @@ def test_vmap_gives_an_output_whose_out_dims_is_none_once() -> None:
         plugrad.func.vmap(lambda x: (x, x.sum()), out_dims=(0, None))(
             plugrad.arange(6.0).reshape(3, 2)
         )
+
+
+def test_jacobians_with_no_elements_are_empty_blocks_as_torch_func() -> None:
+    # stack() of no rows or columns raised a TypeError
+    ones = plugrad.ones(4)
+    assert plugrad.func.jacrev(lambda a: a[:0] * 2)(ones).shape == (0, 4)
+    assert plugrad.func.jacfwd(lambda a: a[:0] * 2)(ones).shape == (0, 4)
+    assert plugrad.func.jacfwd(lambda a: a * 2)(plugrad.ones(0)).shape == (0, 0)
+    assert plugrad.func.hessian(lambda a: (a**2).sum())(plugrad.zeros(0)).shape == (0, 0)
+
+
+def test_jacfwd_refuses_a_primal_that_is_no_tensor_as_jacrev_does() -> None:
+    # an AttributeError ("'tuple' object has no attribute 'size'") came from deep inside
+    pair = (plugrad.tensor([1.0, 2.0]), plugrad.tensor([3.0, 4.0]))
+    for transform in (plugrad.func.jacfwd, plugrad.func.jacrev):
+        with pytest.raises(TypeError, match="primal 0 is a tuple; expected a Tensor"):
+            transform(lambda p: p[0] * p[1])(pair)
