@@ -342,7 +342,7 @@ def frac(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """The fractional part ``x - trunc(x)`` element-wise, signed like ``x`` (PyTorch's)."""
 
 
-def gather(x: TensorLike, dim: int, index: Any, *, out: Any = ...) -> Any:
+def gather(x: TensorLike, dim: int, index: Any, *, sparse_grad: bool = ..., out: Any = ...) -> Any:
     """PyTorch's ``x.gather(dim, index)``: ``out[..., i, ...] = x[..., index[..., i, ...], ...]``."""
 
 

@@ -612,7 +612,7 @@ class InstalledTensorMethods:
     def frac_(self, /) -> Tensor:
         """In-place :meth:`frac`: ``x.frac_(...)`` makes ``x`` hold it."""
 
-    def gather(self, dim: int, index: Any) -> Any:
+    def gather(self, dim: int, index: Any, *, sparse_grad: bool = ...) -> Any:
         """PyTorch's ``x.gather(dim, index)``: ``out[..., i, ...] = x[..., index[..., i, ...], ...]``."""
 
     def ge(self, other: Any) -> Tensor:

@@ -243,11 +243,15 @@ def _in_rows(x: Any, index: Any, src: Any = None) -> bool:
     return x.ndim == 0 or (x.ndim == 1 and (index.ndim == 0 or getattr(src, "ndim", 1) == 0))
 
 
-def _gather(xp: Any, x: Any, dim: int, index: Any) -> Any:
+def _gather(xp: Any, x: Any, dim: int, index: Any, *, sparse_grad: bool = False) -> Any:
     """PyTorch's ``x.gather(dim, index)``: ``out[..., i, ...] = x[..., index[..., i, ...], ...]``.
 
     ``index`` has ``x``'s number of dimensions and, off ``dim``, sizes up to ``x``'s.
+    ``sparse_grad`` is taken for PyTorch code: the gradient is dense either way (plugrad
+    has no sparse tensors), with the same values.
     """
+    if not isinstance(sparse_grad, bool):
+        raise TypeError(f"gather(): sparse_grad must be a bool, got {sparse_grad!r}")
     dim = _along_dim("gather", xp, x, dim, index)
     if index.ndim == 0 and x.ndim <= 1:  # one position: a 0-d result, as PyTorch's
         return xp.reshape(_gather(xp, xp.reshape(x, (-1,)), 0, xp.reshape(index, (1,))), ())

@@ -149,3 +149,18 @@ def test_methods_take_pytorchs_keyword_names_for_their_sizes() -> None:
         x.view(3, size=(3, 2))
     with pytest.raises(plugrad.errors.ArgumentError, match="permute\\(\\): give the sizes"):
         x.permute(1, dims=(1, 0))
+
+
+def test_gather_takes_pytorchs_sparse_grad_and_gives_the_dense_gradient() -> None:
+    # a TypeError named the private _gather
+    a = plugrad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    index = plugrad.tensor([[1], [0]])
+    for sparse_grad in (False, True):
+        a.grad = None
+        picked = a.gather(1, index, sparse_grad=sparse_grad)
+        picked.sum().backward()
+        assert picked.tolist() == [[2.0], [3.0]]
+        assert a.grad.tolist() == [[0.0, 1.0], [1.0, 0.0]]
+    assert plugrad.gather(a, 1, index, sparse_grad=False).tolist() == [[2.0], [3.0]]
+    with pytest.raises(TypeError, match="sparse_grad must be a bool"):
+        a.gather(1, index, sparse_grad="yes")
