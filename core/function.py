@@ -184,10 +184,14 @@ class FunctionCtx(Node):
                 "return Tensors (or None)"
             )
         shape, dtype = meta
+        if grad.shape != shape and _expands_to(shape, grad.shape):
+            # As PyTorch: a gradient of the broadcast shape is summed back to the argument's.
+            grad = grad.sum_to_size(shape)
         if grad.shape != shape:
             raise FunctionBackwardError(
                 f"{name}.backward returned a gradient of shape {grad.shape} for argument {index}, "
-                f"which has shape {shape}; the gradient must have the argument's shape"
+                f"which has shape {shape}; the gradient must have the argument's shape (or one it "
+                "broadcasts to)"
             )
         if grad._device is not self._device:
             raise FunctionBackwardError(
@@ -217,6 +221,13 @@ class FunctionCtx(Node):
 
     def _release(self) -> None:
         self._saved = None
+
+
+def _expands_to(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
+    """Whether a tensor of ``shape`` broadcasts to ``target`` (as ``expand`` would)."""
+    if len(shape) > len(target):
+        return False
+    return all(n in (1, m) for n, m in zip(shape[::-1], target[::-1]))
 
 
 class Function:
@@ -292,7 +303,12 @@ class Function:
 
     @staticmethod
     def backward(ctx: FunctionCtx, *grad_outputs: Tensor) -> Any:
-        """Return the gradient for each argument of ``forward``, given each output's gradient."""
+        """Return the gradient for each argument of ``forward``, given each output's gradient.
+
+        Each gradient has its argument's shape, or one the argument broadcasts to
+        (summed back to the argument's, as PyTorch does); None for an argument that
+        needs none.
+        """
         raise NotImplementedError("a Function subclass must define backward(ctx, *grad_outputs)")
 
     @staticmethod

@@ -517,3 +517,43 @@ def test_a_constant_gradient_from_nothing_that_requires_grad_is_still_a_constant
     x = plugrad.tensor([1.0, -2.0], requires_grad=True)
     (g,) = plugrad.autograd.grad(_StepWithZeroGradient.apply(x).sum(), x, create_graph=True)
     assert g.tolist() == [0.0, 0.0] and not g.requires_grad
+
+
+class _ScaleByBroadcast(plugrad.Function):
+    """x * w for a (3, 2) x and a (2,) w, whose backward returns w's gradient unreduced."""
+
+    @staticmethod
+    def forward(ctx, x, w):
+        ctx.save_for_backward(x, w)
+        return x * w
+
+    @staticmethod
+    def backward(ctx, g):
+        x, w = ctx.saved_tensors
+        return g * w, g * x  # (3, 2) for w of shape (2,): summed back, as PyTorch does
+
+
+def test_a_gradient_of_the_broadcast_shape_is_summed_back_to_the_arguments() -> None:
+    x = plugrad.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], requires_grad=True)
+    w = plugrad.tensor([10.0, 20.0], requires_grad=True)
+    _ScaleByBroadcast.apply(x, w).sum().backward()
+    assert w.grad.tolist() == [9.0, 12.0] and x.grad.shape == (3, 2)
+    (gw,) = plugrad.autograd.grad(_ScaleByBroadcast.apply(x, w).sum(), w, create_graph=True)
+    assert gw.tolist() == [9.0, 12.0]
+
+
+class _WrongShape(plugrad.Function):
+    @staticmethod
+    def forward(ctx, w):
+        return w * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        return plugrad.ones(3, 3)  # not w's shape, nor one w broadcasts to
+
+
+def test_a_gradient_of_a_shape_the_argument_does_not_broadcast_to_is_refused() -> None:
+    w = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(FunctionBackwardError, match=r"gradient of shape \(3, 3\) for argument 0"):
+        _WrongShape.apply(w).sum().backward()
+    assert w.grad is None
