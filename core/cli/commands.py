@@ -27,7 +27,7 @@ import sys
 import textwrap
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from .. import checking as _checking
 from .. import inventory as _inventory
@@ -39,9 +39,21 @@ from . import demo as _demo
 __all__ = ["main"]
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, saying how to pass an expression that starts with ``-``."""
+
+    def error(self, message: str) -> NoReturn:
+        if message.startswith("unrecognized arguments: -"):
+            message += (
+                "; an expression that starts with '-' goes after '--' (plugrad graph -- '-x*2'),"
+                " or in parentheses ('(-x*2)')"
+            )
+        super().error(message)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command with ``argv`` (default: ``sys.argv[1:]``); return its exit code."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="plugrad",
         description="plugrad: PyTorch-style eager autograd on any Array API backend.",
     )

@@ -113,6 +113,18 @@ def _allowed(variables: Mapping[str, Any]) -> str:
     )
 
 
+#: The most items a sequence repeated with ``*`` in an expression may have.
+_LONGEST_SEQUENCE = 1_000_000
+
+
+def _repeats_too_much(left: Any, right: Any) -> bool:
+    """Whether ``left * right`` repeats a sequence (str, tuple, list) past the longest allowed."""
+    for sequence, count in ((left, right), (right, left)):
+        if isinstance(sequence, (str, tuple, list)) and isinstance(count, int):
+            return len(sequence) * count > _LONGEST_SEQUENCE
+    return False
+
+
 class _Evaluator:
     """Walks an expression tree, allowing only what the module docstring lists."""
 
@@ -178,6 +190,12 @@ class _Evaluator:
                 raise self.refuse(node, "the result is too large for a float", False) from None
             except ZeroDivisionError as error:
                 raise self.refuse(node, str(error), False) from None
+        if isinstance(node.op, ast.Mult) and _repeats_too_much(left, right):
+            # NOTE: a repeated sequence is built in full before anything can refuse it
+            # ((0,) * 50_000_000 took most of a gigabyte).
+            raise self.refuse(
+                node, f"a sequence repeated to more than {_LONGEST_SEQUENCE:,} items", False
+            )
         try:
             return apply(left, right)
         except ZeroDivisionError as error:

@@ -152,6 +152,11 @@ def test_usage_errors_exit_2(capsys) -> None:
     with pytest.raises(SystemExit) as exit_info:
         cli.main(["info", "--bogus"])
     assert exit_info.value.code == 2
+    # an expression starting with '-' is read as an option: the error says how to pass it
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["graph", "-x*2", "--var", "x=1"])
+    assert exit_info.value.code == 2
+    assert "goes after '--' (plugrad graph -- '-x*2')" in capsys.readouterr().err
 
 
 def test_python_dash_m_and_the_console_script(python) -> None:

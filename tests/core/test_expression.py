@@ -94,6 +94,10 @@ def test_number_arithmetic_stays_bounded() -> None:
     # Integer powers of plain numbers would run for ever; they are float powers instead.
     with pytest.raises(ExpressionError, match="too large for a float"):
         evaluate("9 ** 9 ** 9 ** 9", {})
+    # a repeated sequence was built in full (most of a gigabyte) before being refused
+    for text in ("(0,) * 50000000", "50000000 * 'ab'", "[1, 2] * 1000000"):
+        with pytest.raises(ExpressionError, match="repeated to more than 1,000,000 items"):
+            evaluate(text, {})
     with pytest.raises(ExpressionError, match="division by zero"):
         evaluate("1 / 0", {})
     assert evaluate("2 ** 10 + 1", {}) == 1025.0
