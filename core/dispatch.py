@@ -127,6 +127,8 @@ def apply2(op: RegisteredOp, x1: Any, x2: Any, params: dict[str, Any] | None) ->
             if type(x2) is int and a1.dtype in device.integer_natives:
                 fitted = _int_scalar_fitted(op, device, x1, x2, False)
                 if fitted is not None:
+                    if type(fitted) is _Answered:
+                        return fitted.result
                     return apply2(op, fitted, x2, params)
             a2 = x2
             requires_grad = x1._requires_grad
@@ -154,6 +156,8 @@ def apply2(op: RegisteredOp, x1: Any, x2: Any, params: dict[str, Any] | None) ->
         if type(x1) is int and a2.dtype in device.integer_natives:
             fitted = _int_scalar_fitted(op, device, x2, x1, True)
             if fitted is not None:
+                if type(fitted) is _Answered:
+                    return fitted.result
                 return apply2(op, x1, fitted, params)
         requires_grad = x2._requires_grad
     else:
@@ -1021,11 +1025,29 @@ def _check_numbers_fit(
 _COMPARISONS = frozenset({"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"})
 
 
+class _Answered:
+    """A comparison's result, known without computing (a number past every value of x)."""
+
+    __slots__ = ("result",)
+
+    def __init__(self, result: Tensor) -> None:
+        self.result = result
+
+
+#: Whether ``x <op> number`` holds for every x, with ``number`` above all of x's dtype's
+#: values; below them, the mirrored op's answer.
+_ALL_BELOW = {"less": True, "less_equal": True, "greater": False, "greater_equal": False,
+              "equal": False, "not_equal": True}  # fmt: skip
+_MIRRORED = {"less": "greater", "less_equal": "greater_equal", "greater": "less",
+             "greater_equal": "less_equal", "equal": "equal", "not_equal": "not_equal"}  # fmt: skip
+
+
 def _int_scalar_fitted(
     op: RegisteredOp, device: Device, x: Tensor, number: int, number_first: bool
-) -> Tensor | None:
+) -> Tensor | _Answered | None:
     """None where the Python int ``number`` fits the integer dtype of ``x``; else ``x``
-    widened to ``int64`` for a comparison, or a ScalarRangeError (as NumPy raises).
+    widened to ``int64`` for a comparison (the comparison's answer where ``number`` is past
+    int64 too), or a ScalarRangeError (as NumPy raises).
 
     Checked here, not left to the kernel: PyTorch and JAX wrap the number silently.
     """
@@ -1034,8 +1056,17 @@ def _int_scalar_fitted(
         return None
     wide = device.default_int_dtype
     wide_low, wide_high = _integer_range(device, device.native_dtype(wide))
-    if op.name in _COMPARISONS and wide_low <= low < high <= wide_high and x.dtype is not wide:
-        return _ops.astype(x, wide)  # (one that holds every value of x's dtype)
+    if op.name in _COMPARISONS:
+        if wide_low <= number <= wide_high and x.dtype is not wide:
+            return _ops.astype(x, wide)  # (one that holds every value of x's dtype)
+        # x < 2**64: every x is below (PyTorch's answer; a ScalarRangeError said to use int64)
+        name = _MIRRORED[op.name] if number_first else op.name
+        holds = _ALL_BELOW[name] if number > high else _ALL_BELOW[_MIRRORED[name]]
+        if name in ("equal", "not_equal"):
+            holds = name == "not_equal"
+        # (x == x holds for every integer x, x != x for none: the answer, shaped and placed as x)
+        x = x.detach()
+        return _Answered(_ops.equal(x, x) if holds else _ops.not_equal(x, x))
     where = "first" if number_first else "second"
     raise ScalarRangeError(
         f"{op.name}(): the number {number} ({where} argument) is out of the range of "

@@ -427,3 +427,21 @@ def test_a_bool_tensor_in_a_subtraction_is_refused_as_pytorch(backend, call) -> 
         call(plugrad, plugrad.tensor([True, False]))
     with pytest.raises(RuntimeError, match="bool tensor is not supported"):
         call(torch, torch.tensor([True, False]))
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int32", "int64", "uint64"])
+@pytest.mark.parametrize("number", [2**63, 2**64 + 5, -(2**63) - 1, -(2**70)])
+def test_comparing_integers_with_a_number_past_int64_gives_the_answer(dtype, number) -> None:
+    # A ScalarRangeError advised converting to int64, which the tensor already was;
+    # the answer is known (PyTorch gives it): every value is below (or above) the number.
+    import operator
+
+    values = [0, 1, 5] if dtype.startswith("u") else [-5, 0, 7]
+    x = plugrad.tensor(values, dtype=getattr(plugrad, dtype))
+    if dtype == "uint64" and number == 2**63:
+        number = 2**64  # (2**63 is within uint64's range)
+    for name in ("lt", "le", "gt", "ge", "eq", "ne"):
+        compare = getattr(operator, name)
+        assert compare(x, number).tolist() == [compare(v, number) for v in values], name
+        assert compare(number, x).tolist() == [compare(number, v) for v in values], name
+    assert compare(x, number).dtype is plugrad.bool and compare(x, number).shape == (3,)
