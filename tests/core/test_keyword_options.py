@@ -35,7 +35,9 @@ def test_creation_functions_list_their_keywords(function):
 def test_sampling_adds_the_generator():
     for function in (plugrad.randn, plugrad.rand):
         # size= is PyTorch's keyword for the shape.
-        assert keyword_only(function) == {"size": None, **CREATION, "generator": None}
+        assert keyword_only(function) == {
+            "size": None, **CREATION, "generator": None, "out": None
+        }  # fmt: skip
 
 
 def test_layers_list_the_placement_of_their_parameters():
