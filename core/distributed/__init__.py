@@ -22,9 +22,10 @@ Examples
 
 from __future__ import annotations
 
-from . import collectives, process_group
+from . import collectives, objects, process_group
 from .collectives import *  # noqa: F403  (its __all__ is part of ours)
 from .communicator import Communicator, CommunicatorBackend, ReduceOp, Work
+from .objects import *  # noqa: F403  (its __all__ is part of ours)
 from .process_group import *  # noqa: F403  (its __all__ is part of ours)
 
 __all__ = [
@@ -34,4 +35,5 @@ __all__ = [
     "Work",
 ]
 __all__ += collectives.__all__
+__all__ += objects.__all__
 __all__ += process_group.__all__

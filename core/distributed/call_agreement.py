@@ -22,6 +22,7 @@ _KINDS = (
     "scatter",
     "barrier",
     "ddp_gradients",
+    "reduce",
 )
 _OPS = tuple(ReduceOp)
 _DTYPE_NAMES = (
@@ -80,7 +81,7 @@ def agree(
         text = f"{_KINDS[s[0]]} of {dtype} {dims}"
         if s[1] >= 0:
             text += f" op={_OPS[s[1]].name}"
-        if _KINDS[s[0]] in ("broadcast", "gather", "scatter"):
+        if _KINDS[s[0]] in ("broadcast", "gather", "scatter", "reduce"):
             text += f" root={s[2]}"
         return text
 

@@ -28,6 +28,7 @@ __all__ = [
     "irecv",
     "isend",
     "recv",
+    "reduce",
     "reduce_scatter",
     "reduce_scatter_tensor",
     "scatter",
@@ -135,6 +136,25 @@ def all_reduce(
         agree(communicator, "all_reduce", tensor, op, 0)
     work = communicator.allreduce(tensor._array, op)
     work.add_done_callback(lambda: _store(tensor, work.result))
+    return _finish(work, async_op)
+
+
+def reduce(
+    tensor: Tensor, dst: int, op: ReduceOp = ReduceOp.SUM, group: Any = None, async_op: bool = False
+) -> Work | None:
+    """Combine ``tensor`` across all ranks with ``op``; rank ``dst`` gets the result in place.
+
+    The other ranks' tensors are left as they were. (An all-reduce of a copy: the
+    communication libraries' own reduce would save little at these sizes.)
+    """
+    tensor, communicator, check = _rooted(tensor, group, dst, "dst")
+    _check_op(op, tensor)
+    if check:
+        agree(communicator, "reduce", tensor, op, dst)
+    sent = tensor._device.xp.asarray(tensor._array, copy=True)
+    work = communicator.allreduce(sent, op)
+    if communicator.rank == dst:  # (the result in place in the copy, or work.result)
+        work.add_done_callback(lambda: _store(tensor, sent if work.result is None else work.result))
     return _finish(work, async_op)
 
 

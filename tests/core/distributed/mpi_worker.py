@@ -383,8 +383,36 @@ def timeout(rank, size):
         time.sleep(60)  # never joins
 
 
+def objects(rank, size):
+    """reduce, and Python objects through the collectives (PyTorch's *_object functions)."""
+    for dst in range(size):
+        x = plugrad.full((2,), float(rank + 1))
+        dist.reduce(x, dst=dst)
+        expected = size * (size + 1) / 2 if rank == dst else rank + 1  # others left as they were
+        close(x.numpy(), [expected] * 2, f"reduce to {dst}")
+    top = plugrad.tensor([rank], dtype=plugrad.int64)
+    dist.reduce(top, dst=0, op=dist.ReduceOp.MAX)
+    assert top.tolist() == ([size - 1] if rank == 0 else [rank])
+    # objects of different sizes on each rank, an empty one, and None
+    mine = {"rank": rank, "payload": "x" * (10 * rank), "array": np.arange(rank)}
+    gathered = [None] * size
+    dist.all_gather_object(gathered, mine)
+    for r, got in enumerate(gathered):
+        assert got["rank"] == r and got["payload"] == "x" * (10 * r)
+        close(got["array"], np.arange(r), "all_gather_object")
+    shared = [{"lr": 0.1, "seed": 1234}, None, "", (1, 2.5)] if rank == 1 else [None] * 4
+    dist.broadcast_object_list(shared, src=1)
+    assert shared == [{"lr": 0.1, "seed": 1234}, None, "", (1, 2.5)]
+    collected = [None] * size if rank == 0 else None
+    dist.gather_object(rank * 10, collected, dst=0)
+    assert collected == ([r * 10 for r in range(size)] if rank == 0 else None)
+    refused(lambda: dist.all_gather_object([None] * (size + 1), 1), ValueError,
+            f"one place per rank ({size})")  # fmt: skip
+
+
 SCENARIOS = {
     "collectives": collectives,
+    "objects": objects,
     "ddp": ddp,
     "mismatches": mismatches,
     "progress": progress,

@@ -74,6 +74,11 @@ def test_collectives_agree_with_numpy_on_every_rank(ranks):
 
 
 @pytest.mark.parametrize("ranks", [2, 3])
+def test_reduce_and_python_objects_through_the_collectives(ranks):
+    assert_every_rank_passed(launch("objects", ranks), "objects", ranks)
+
+
+@pytest.mark.parametrize("ranks", [2, 3])
 def test_ddp_equals_one_process_on_the_concatenated_batch(ranks):
     # SGD with momentum and Adam, several uneven buckets, and no_sync accumulation.
     assert_every_rank_passed(launch("ddp", ranks), "ddp", ranks)
