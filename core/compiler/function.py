@@ -589,9 +589,21 @@ def _describe(value: Any, leaves: list[Tensor], where: Any) -> Any:
             value._edge is None,
         )
     kind = type(value)
-    if kind is tuple or kind is list or (isinstance(value, tuple) and hasattr(value, "_fields")):
-        # a namedtuple as a tuple of its kind: its values compared with ==, 1 would match 1.0
+    if isinstance(value, (tuple, list)):
+        # a namedtuple (any subclass) as a tuple of its kind: its values compared with ==,
+        # 1 would match 1.0
         return (kind, tuple(_describe(v, leaves, (where, i)) for i, v in enumerate(value)))
+    if isinstance(value, frozenset):
+        # each element described (compared with ==, {1} matched {1.0} and {0.0} {-0.0}), in
+        # an order of their descriptions: the set's own order is no part of it
+        inner: list[Tensor] = []
+        described = sorted((_describe(v, inner, where) for v in value), key=repr)
+        if inner:
+            raise CompileError(
+                f"{_where(where)} of a compiled function is a frozenset holding tensors, which "
+                "have no order in it to be read in at a replay; pass them in a tuple or list"
+            )
+        return (kind, tuple(described))
     if kind is dict:
         return (
             dict,

@@ -311,8 +311,13 @@ def _value_key(value: Any) -> Any:
     if kind is Ref:
         return (Ref, value.name)
     if kind in _LITERALS:
-        # 1, 1.0 and True are equal keys to Python, not to a namespace function.
-        return (kind, value) if value == value else (kind, repr(value))
+        # 1, 1.0 and True are equal keys to Python, not to a namespace function; nor are
+        # 0.0 and -0.0 (x * 0.0 and x * -0.0 differ in sign): floats by their bits.
+        if kind is float:
+            return (kind, value.hex())
+        if kind is complex:
+            return (kind, value.real.hex(), value.imag.hex())
+        return (kind, value)
     if kind is tuple or kind is list:
         # Plan values are the common items: their keys made here, without a call.
         return (kind, tuple([(Ref, v.name) if type(v) is Ref else _value_key(v) for v in value]))

@@ -829,6 +829,48 @@ def test_python_numbers_in_namedtuples_dataclasses_and_dict_keys_are_told_apart(
         compiled(x, calls[0][0], calls[0][1], {x: 1})
 
 
+@pytest.mark.filterwarnings("ignore:divide by zero:RuntimeWarning")
+def test_frozensets_and_tuple_subclasses_are_described_element_by_element():
+    # A frozenset was compared with ==: {1} matched {1.0} and {0.0} matched {-0.0}.
+    class Pair(tuple):
+        pass
+
+    def step(x, options, pair):
+        (value,) = options
+        scale = 2 if type(value) is float else 1
+        return x * scale / value, x / pair[0]
+
+    compiled = plugrad.compile(step)
+    x = plugrad.tensor([1.0, -2.0])
+    calls = [
+        (frozenset({1}), Pair((0.0,))), (frozenset({1.0}), Pair((-0.0,))),
+        (frozenset({0.0}), Pair((1,))), (frozenset({-0.0}), Pair((1.0,))),
+    ]  # fmt: skip
+    for arguments in calls + calls:
+        for mine, eager in zip(compiled(x, *arguments), step(x, *arguments)):
+            assert str(mine.tolist()) == str(eager.tolist()), arguments
+    assert compiled.captures == 4
+    with pytest.raises(plugrad.errors.CompileError, match="frozenset holding tensors"):
+        compiled(x, frozenset({x}), Pair((1.0,)))
+
+
+@pytest.mark.filterwarnings("ignore:divide by zero:RuntimeWarning")
+def test_a_literal_minus_zero_is_not_merged_with_zero():
+    # Common subexpressions keyed 0.0 and -0.0 alike: 1 / (x * -0.0) replayed 1 / (x * 0.0).
+    def step(x):
+        return (
+            1.0 / (x * 0.0), 1.0 / (x * -0.0),
+            plugrad.where(x > 0, x, 0.0) * -1, plugrad.where(x > 0, x, -0.0) * -1,
+        )  # fmt: skip
+
+    compiled = plugrad.compile(step)
+    x = plugrad.tensor([1.0, -2.0])
+    for _ in range(3):
+        for mine, eager in zip(compiled(x), step(x)):
+            assert str(mine.tolist()) == str(eager.tolist())
+    assert compiled.captures == 1
+
+
 def test_a_grad_scaler_whose_scale_changed_is_not_replayed_with_the_old_one() -> None:
     # The plan multiplied by the scale of the capture: after a backoff the replayed gradients
     # were twice eager's (unscale_ divides by the new scale), without a word.
