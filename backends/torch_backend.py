@@ -175,9 +175,17 @@ class TorchBackend(Backend):
         array = array.detach()
         if array.device.type != "cpu":
             return array.cpu().numpy()
-        view = array.resolve_conj().numpy().view()
+        view = array.resolve_conj().resolve_neg().numpy().view()
         view.flags.writeable = False  # writing through it would bypass autograd
         return view
+
+    def share_with_numpy(self, array: Any) -> np.ndarray:
+        # PyTorch's own x.numpy(): writable, the tensor's memory on the CPU (it was a
+        # read-only view, neither the shared array nor a copy)
+        array = array.detach()
+        if array.device.type != "cpu":
+            return array.cpu().numpy()
+        return array.resolve_conj().resolve_neg().numpy()
 
     def synchronize(self, device: Any) -> None:
         torch = _torch()

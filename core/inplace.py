@@ -18,6 +18,7 @@ import functools
 import inspect
 import math
 import operator
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar, cast
 
@@ -113,9 +114,15 @@ def apply_inplace(
         family = memory_family(target)
         if family:
             _check_family(target, family, name)
+        # The memory is written where something else may hold it (NumPy's array given to
+        # from_numpy, or got from .numpy(): PyTorch writes it, and it was left unchanged);
+        # the tensor is rebound to the result only where nothing does.
+        written = bool(family) or (
+            not target._device.views_are_copies and _held_elsewhere(target._array)
+        )
         # The recorded op saves this stand-in for the old value, not the tensor we rebase.
         array = target._array
-        if family:  # the memory is written below, so what the op saves must be a copy
+        if written:  # the memory is written below, so what the op saves must be a copy
             array = target._device.xp.asarray(array, copy=True)
         before = _wrap(array, target._device, target._requires_grad, target._edge)
         result = function(before, *args, **keywords)
@@ -127,7 +134,7 @@ def apply_inplace(
             # As PyTorch: the tensor keeps its dtype (float32 += float64), in the graph.
             result = _ops.astype(result, target.dtype)
         _check_result(target, result, name, recording=True)
-        if family:
+        if written:
             _write_or_rebind(target, result._array, name)
         else:
             target._array = result._array
@@ -158,6 +165,12 @@ def apply_inplace(
         _refresh_copies(target, copies)
     target._bump_version()
     return target
+
+
+def _held_elsewhere(array: Any) -> bool:
+    """Whether anything but its tensor holds ``array`` (CPython's count of references: the
+    tensor's, this call's argument and getrefcount's own)."""
+    return sys.getrefcount(array) > 3
 
 
 class _VersionsSince:

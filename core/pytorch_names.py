@@ -98,7 +98,8 @@ def from_numpy(array: Any) -> Tensor:
     tensor([5., 2.], dtype=plugrad.float64)
     """
     host = registry.resolve_device("numpy")
-    if not isinstance(array, host.backend.array_types()):
+    # (a NumPy scalar, which has no ctypes, is among the array types, but has no memory to share)
+    if not isinstance(array, host.backend.array_types()) or not hasattr(array, "ctypes"):
         raise TypeError(
             f"from_numpy() takes a numpy.ndarray, got {type(array).__name__}; use "
             "plugrad.as_tensor(data) or plugrad.tensor(data) for other data"

@@ -75,8 +75,8 @@ def _dlpack_device(self: Tensor) -> tuple[int, int]:
 def _numpy(self: Tensor, *, force: bool = False) -> Any:
     """Return the values as a NumPy array; on the CPU it shares the tensor's memory.
 
-    As in PyTorch, on the NumPy backend a change made through either one
-    shows in the other. A write through NumPy is invisible to the version
+    As in PyTorch, on the NumPy backend and on ``torch:cpu`` a change made
+    through either one shows in the other. A write through NumPy is invisible to the version
     counter, so a backward pass that saved this tensor cannot detect it.
     Other backends copy to the host. A tensor that requires grad is
     refused, as in PyTorch, and so is ``numpy.asarray`` of it: the array

@@ -65,6 +65,12 @@ def move_array(array: Any, source: Device, target: Device) -> Any:
     return target.backend.from_host(source.backend.to_numpy(array), target.native)
 
 
+def _may_share(source: Device, target: Device) -> bool:
+    """Whether :func:`move_array` from ``source`` to ``target`` may share the memory."""
+    shared = source.backend.dlpack_device(source.native)
+    return shared is not None and shared == target.backend.dlpack_device(target.native)
+
+
 class ToDeviceBackward(Node):
     """Backward of :meth:`Tensor.to`: moves the gradient back to the source device."""
 
@@ -133,7 +139,16 @@ def from_dlpack(
             f"jax...), got a {type(x).__name__}; use plugrad.asarray() for Python data"
         )
     target = registry.resolve_device(device) if device is not None else _dlpack_target(x)
-    array = target.backend.from_dlpack(x, target.native)
+    try:
+        array = target.backend.from_dlpack(x, target.native)
+    except (RuntimeError, TypeError, ValueError) as error:
+        if "dtype" not in str(error).lower():
+            raise
+        # (PyTorch's bfloat16, say: "Unsupported dtype in DLTensor")
+        raise DtypeError(
+            f"from_dlpack(): the {target.backend.name} backend cannot take memory of dtype "
+            f"{getattr(x, 'dtype', '?')} ({error}); convert it first (to float32, say)"
+        ) from error
     if copy:
         array = target.xp.asarray(array, copy=True)
     return _wrap(array, target, False, None)
@@ -189,12 +204,13 @@ def _to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         target = resolve(device)
         if target is not self._device:
             result = to_device(self, target)
-            copy = False
+            # (a move between libraries on the same memory shares it: NumPy and torch:cpu)
+            copy = copy and _may_share(self._device, target)
     if dtype is not None and dtype is not result.dtype:
         result = _ops.astype(result, dtype)
         copy = False
     if copy:
-        result = self.clone()
+        result = result.clone()
     return result
 
 

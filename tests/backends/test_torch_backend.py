@@ -59,7 +59,7 @@ def test_dlpack_transfers_with_numpy_share_memory_and_carry_gradients() -> None:
     source[0] = 7.0
     assert moved.tolist() == [7.0, 1.0, 2.0], "the move shares NumPy's memory"
     back = moved.numpy()
-    assert np.shares_memory(back, source) and not back.flags.writeable
+    assert np.shares_memory(back, source) and back.flags.writeable  # as PyTorch's numpy()
     x = plugrad.tensor([1.0, 2.0], requires_grad=True)
     (x.to("torch") ** 2).sum().backward()
     assert x.grad.device.name == "numpy" and x.grad.tolist() == [2.0, 4.0]
@@ -251,3 +251,37 @@ def test_a_dtype_torch_has_no_kernel_for_is_a_dtype_error() -> None:
                 function(half)
         with pytest.raises(plugrad.errors.ShapeError, match=r"shapes \(3,\)"):
             plugrad.linalg.pinv(plugrad.ones(3))  # the same message for a 1-d input: its shape
+
+
+def test_numpy_of_a_cpu_tensor_shares_its_memory_writably_as_pytorchs() -> None:
+    # It was a read-only view: neither the shared array the docs promise nor a copy.
+    t = plugrad.tensor([1.0, 2.0], device="torch")
+    array = t.numpy()
+    array[0] = 7.0
+    assert t.tolist() == [7.0, 2.0]
+    t.add_(1.0)
+    assert array.tolist() == [8.0, 3.0]
+
+
+def test_a_torch_tensor_with_its_negative_bit_set_is_read() -> None:
+    # asarray() took it, and repr, tolist() and numpy() then raised PyTorch's RuntimeError.
+    q = plugrad.asarray(torch.tensor([1 + 1j, 2 - 3j]).conj().imag)
+    assert q.tolist() == [-1.0, 3.0] and q.numpy().tolist() == [-1.0, 3.0]
+    assert "tensor([-1.,  3.]" in repr(q)
+
+
+def test_to_another_library_with_copy_copies_even_where_memory_could_be_shared() -> None:
+    # numpy -> torch:cpu shares memory through DLPack: copy=True was ignored there.
+    x = plugrad.tensor([1.0, 2.0])
+    for target in ("torch", "numpy"):
+        moved = x.to(target, copy=True)
+        moved.add_(1.0)
+        assert x.tolist() == [1.0, 2.0], target
+        x = x.to("torch")
+    shared = plugrad.tensor([1.0, 2.0]).to("torch")
+    assert shared.tolist() == [1.0, 2.0]
+
+
+def test_from_dlpack_of_a_dtype_plugrad_lacks_is_a_dtype_error() -> None:
+    with pytest.raises(plugrad.errors.DtypeError, match=r"from_dlpack\(\).*bfloat16"):
+        plugrad.from_dlpack(torch.ones(2, dtype=torch.bfloat16))

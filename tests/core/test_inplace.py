@@ -667,3 +667,18 @@ def test_writing_into_a_diagonal_writes_into_the_matrix_as_pytorch():
     broadcast = plugrad.ones(3).expand(3, 3)
     with pytest.raises(plugrad.errors.ReadOnlyViewError):
         broadcast.diagonal().fill_(0)  # its memory holds one row: still refused
+
+
+def test_a_recorded_in_place_op_writes_memory_numpy_shares() -> None:
+    # With an operand requiring grad the tensor was rebound to a new array: the array given
+    # to from_numpy, or got from .numpy(), never saw the change (PyTorch writes it).
+    w = plugrad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    given = np.zeros(3, dtype=np.float32)
+    shared = plugrad.from_numpy(given)
+    shared.add_(w)
+    exported = plugrad.zeros(3)
+    array = exported.numpy()
+    exported.mul_(w).add_(w)
+    assert given.tolist() == [1.0, 2.0, 3.0] and array.tolist() == [1.0, 2.0, 3.0]
+    (shared.sum() + exported.sum()).backward()
+    assert w.grad.tolist() == [2.0, 2.0, 2.0]

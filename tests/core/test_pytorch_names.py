@@ -191,3 +191,10 @@ def test_pytorchs_dtype_class_and_the_deprecated_clip_grad_norm() -> None:
     with pytest.warns(FutureWarning, match="clip_grad_norm_"):
         total = plugrad.nn.utils.clip_grad_norm([p], 1.0)
     assert abs(total.item() - 18**0.5) < 1e-5
+
+
+def test_from_numpy_of_a_numpy_scalar_is_a_type_error() -> None:
+    # a warning about a read-only array, then NumPy's raw ValueError ("Unable to avoid copy")
+    with pytest.raises(TypeError, match=r"from_numpy\(\) takes a numpy\.ndarray, got float32"):
+        plugrad.from_numpy(np.float32(1.0))
+    assert plugrad.from_numpy(np.zeros(())).shape == ()
