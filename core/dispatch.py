@@ -1045,21 +1045,19 @@ _MIRRORED = {"less": "greater", "less_equal": "greater_equal", "greater": "less"
 def _int_scalar_fitted(
     op: RegisteredOp, device: Device, x: Tensor, number: int, number_first: bool
 ) -> Tensor | _Answered | None:
-    """None where the Python int ``number`` fits the integer dtype of ``x``; else ``x``
-    widened to ``int64`` for a comparison (the comparison's answer where ``number`` is past
-    int64 too), or a ScalarRangeError (as NumPy raises).
+    """None where the Python int ``number`` fits the integer dtype of ``x``; else, for a
+    comparison, its answer (the same for every element), or a ScalarRangeError (as NumPy
+    raises).
 
     Checked here, not left to the kernel: PyTorch and JAX wrap the number silently.
     """
     low, high = _integer_range(device, x._array.dtype)
     if low <= number <= high or op.name == "float_power":  # (float_power computes in float64)
         return None
-    wide = device.default_int_dtype
-    wide_low, wide_high = _integer_range(device, device.native_dtype(wide))
     if op.name in _COMPARISONS:
-        if wide_low <= number <= wide_high and x.dtype is not wide:
-            return _ops.astype(x, wide)  # (one that holds every value of x's dtype)
-        # x < 2**64: every x is below (PyTorch's answer; a ScalarRangeError said to use int64)
+        # Every x lies in [low, high]: the answer is the same for all (uint8 < -3 is all
+        # False, where a wrapped -3 made it all True; int64 < 2**64 all True, where a
+        # ScalarRangeError said to use int64).
         name = _MIRRORED[op.name] if number_first else op.name
         holds = _ALL_BELOW[name] if number > high else _ALL_BELOW[_MIRRORED[name]]
         if name in ("equal", "not_equal"):

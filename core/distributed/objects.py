@@ -9,8 +9,6 @@ from __future__ import annotations
 import pickle
 from typing import Any
 
-import numpy as np
-
 from .. import dtypes as _dtypes
 from ..creation import DeviceLike, asarray, empty
 from ..tensor import Tensor
@@ -20,12 +18,13 @@ from .process_group import get_rank, get_world_size
 __all__ = ["all_gather_object", "broadcast_object_list", "gather_object"]
 
 
-def _as_bytes(obj: Any, device: DeviceLike) -> Tensor:
-    return asarray(np.frombuffer(pickle.dumps(obj), dtype=np.uint8), device=device)
+def _as_bytes(data: bytes, device: DeviceLike) -> Tensor:
+    # (a list of ints: the core imports no array library; the objects sent are small)
+    return asarray(list(data), dtype=_dtypes.uint8, device=device)
 
 
 def _from_bytes(data: Tensor, size: int) -> Any:
-    return pickle.loads(data.numpy()[:size].tobytes())
+    return pickle.loads(bytes(data[:size].tolist()))
 
 
 def _check_list(value: Any, what: str, length: int | None = None) -> list[Any]:
@@ -59,14 +58,14 @@ def broadcast_object_list(
     broadcast(sizes, src, group)
     total = sum(int(n) for n in sizes.tolist())
     data = (
-        asarray(np.frombuffer(b"".join(payloads), dtype=np.uint8), device=device)
+        _as_bytes(b"".join(payloads), device)
         if mine
         else empty(total, dtype=_dtypes.uint8, device=device)
     )
     if total:
         broadcast(data, src, group)
     if not mine:
-        raw = data.numpy().tobytes()
+        raw = bytes(data.tolist())
         start = 0
         for index, size in enumerate(int(n) for n in sizes.tolist()):
             object_list[index] = pickle.loads(raw[start : start + size])
@@ -75,7 +74,7 @@ def broadcast_object_list(
 
 def _padded_bytes(obj: Any, group: Any, device: DeviceLike) -> tuple[Tensor, list[int], int]:
     """``obj`` pickled, padded to the longest of every rank's; each rank's length."""
-    data = _as_bytes(obj, device)
+    data = _as_bytes(pickle.dumps(obj), device)
     size = asarray([data.shape[0]], dtype=_dtypes.int64, device=device)
     world = get_world_size(group)
     sizes = [empty(1, dtype=_dtypes.int64, device=device) for _ in range(world)]
