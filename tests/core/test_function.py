@@ -7,7 +7,7 @@ import weakref
 
 import numpy as np
 import pytest
-from functions import Exp
+from functions import Exp, Square
 
 import plugrad
 from plugrad.errors import FunctionBackwardError, GraphFreedError, InPlaceModificationError
@@ -466,13 +466,8 @@ def test_a_gradient_of_another_dtype_is_cast_to_the_inputs_with_create_graph_too
     assert found.dtype == plugrad.float32
 
 
-class _SquareBackwardUnrecorded(plugrad.Function):
+class _SquareBackwardUnrecorded(Square):
     """x * x whose backward computes under no_grad: right once, not differentiable again."""
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return x * x
 
     @staticmethod
     def backward(ctx, g):
