@@ -168,13 +168,16 @@ class FunctionCtx(Node):
         ]
         if not sources:  # nothing it could depend on requires grad: a constant indeed
             return grad
-        node = _object_new(UndifferentiatedBackward)
-        node._device = grad._device
-        node._hooks = None
-        node._edges = tuple(t._edge or t for t in sources)
-        node._function_name = self._function.__name__
-        node._index = index
-        return _wrap(grad._array, grad._device, True, node)
+        return _refusing(
+            grad,
+            tuple(t._edge or t for t in sources),
+            f"{self._function.__name__}.backward returned gradient {index} computed from "
+            "nothing autograd recorded (under no_grad, or on raw arrays) while a higher-order "
+            "derivative was being recorded (create_graph=True, plugrad.func.jvp, jacfwd, "
+            "hessian), so its derivatives are unknown and would be taken for zeros. Compute it "
+            "with plugrad operations from the incoming gradient and the saved tensors (g * 0 "
+            "for a gradient that is zero), or mark the backward once_differentiable.",
+        )
 
     def _check_gradient(self, index: int, grad: Any, meta: Any, create_graph: bool) -> Any:
         name = self._function.__name__
@@ -439,43 +442,29 @@ def _check_dirty(
             )
 
 
-class OnceDifferentiableBackward(Node):
-    """Where the result of a ``once_differentiable`` backward enters a second-order graph."""
+class RefusingBackward(Node):
+    """Where a gradient that cannot be differentiated again enters a higher-order graph
+    (a ``once_differentiable`` backward's, or one computed from nothing autograd recorded):
+    its backward refuses, saying why."""
 
-    __slots__ = ("_function_name",)
-    _function_name: str
+    __slots__ = ("_reason",)
+    _reason: str
 
     def _backward(self, grad: Any, create_graph: bool) -> tuple[Any, ...]:
-        raise BackwardError(
-            f"{self._function_name}.backward is decorated with once_differentiable, so its "
-            "result cannot be differentiated again, but a higher-order backward reached it. "
-            "Write that backward with plugrad operations (no once_differentiable) to make it "
-            "twice differentiable."
-        )
+        raise BackwardError(self._reason)
 
     def _release(self) -> None:
         """Nothing is saved."""
 
 
-class UndifferentiatedBackward(Node):
-    """Where a gradient that a backward computed from nothing recorded enters a graph."""
-
-    __slots__ = ("_function_name", "_index")
-    _function_name: str
-    _index: int
-
-    def _backward(self, grad: Any, create_graph: bool) -> tuple[Any, ...]:
-        raise BackwardError(
-            f"{self._function_name}.backward returned gradient {self._index} computed from "
-            "nothing autograd recorded (under no_grad, or on raw arrays) while a higher-order "
-            "derivative was being recorded (create_graph=True, plugrad.func.jvp, jacfwd, "
-            "hessian), so its derivatives are unknown and would be taken for zeros. Compute it "
-            "with plugrad operations from the incoming gradient and the saved tensors (g * 0 "
-            "for a gradient that is zero), or mark the backward once_differentiable."
-        )
-
-    def _release(self) -> None:
-        """Nothing is saved."""
+def _refusing(value: Tensor, edges: tuple[Any, ...], reason: str) -> Tensor:
+    """``value``'s array as a tensor whose backward (over ``edges``) refuses with ``reason``."""
+    node = _object_new(RefusingBackward)
+    node._device = value._device
+    node._hooks = None
+    node._edges = edges
+    node._reason = reason
+    return _wrap(value._array, value._device, True, node)
 
 
 def once_differentiable(backward: Callable[..., Any]) -> Callable[..., Any]:
@@ -525,15 +514,15 @@ def once_differentiable(backward: Callable[..., Any]) -> Callable[..., Any]:
             return result
         edges = tuple(t._edge or t for t in sources)
 
+        reason = (
+            f"{ctx._function.__name__}.backward is decorated with once_differentiable, so its "
+            "result cannot be differentiated again, but a higher-order backward reached it. "
+            "Write that backward with plugrad operations (no once_differentiable) to make it "
+            "twice differentiable."
+        )
+
         def poisoned(value: Any) -> Any:
-            if not isinstance(value, Tensor):
-                return value
-            node = _object_new(OnceDifferentiableBackward)
-            node._device = value._device
-            node._hooks = None
-            node._edges = edges
-            node._function_name = ctx._function.__name__
-            return _wrap(value._array, value._device, True, node)
+            return _refusing(value, edges, reason) if isinstance(value, Tensor) else value
 
         if isinstance(result, tuple):
             return tuple(poisoned(r) for r in result)
