@@ -672,11 +672,11 @@ def test_writing_into_a_diagonal_writes_into_the_matrix_as_pytorch():
 def test_a_recorded_in_place_op_writes_memory_numpy_shares() -> None:
     # With an operand requiring grad the tensor was rebound to a new array: the array given
     # to from_numpy, or got from .numpy(), never saw the change (PyTorch writes it).
-    w = plugrad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    w = plugrad.tensor([1.0, 2.0, 3.0], requires_grad=True, device="numpy")
     given = np.zeros(3, dtype=np.float32)
     shared = plugrad.from_numpy(given)
     shared.add_(w)
-    exported = plugrad.zeros(3)
+    exported = plugrad.zeros(3, device="numpy")
     array = exported.numpy()
     exported.mul_(w).add_(w)
     assert given.tolist() == [1.0, 2.0, 3.0] and array.tolist() == [1.0, 2.0, 3.0]

@@ -81,4 +81,5 @@ def test_a_norms_dtype_must_be_floating() -> None:
         plugrad.linalg.vector_norm(x, dtype=plugrad.int64)
     with pytest.raises(DtypeError, match="dtype= must be a floating or complex dtype"):
         plugrad.linalg.matrix_norm(plugrad.eye(2), dtype=plugrad.int64)
-    assert plugrad.linalg.vector_norm(x, dtype=plugrad.float64).dtype is plugrad.float64
+    floats = plugrad.tensor([3.0, 4.0])
+    assert plugrad.linalg.vector_norm(floats, dtype=plugrad.float64).dtype is plugrad.float64
