@@ -127,9 +127,7 @@ def apply2(op: RegisteredOp, x1: Any, x2: Any, params: dict[str, Any] | None) ->
             if type(x2) is int and a1.dtype in device.integer_natives:
                 fitted = _int_scalar_fitted(op, device, x1, x2, False)
                 if fitted is not None:
-                    if type(fitted) is _Answered:
-                        return fitted.result
-                    return apply2(op, fitted, x2, params)
+                    return fitted
             a2 = x2
             requires_grad = x1._requires_grad
         elif _is_numpy_scalar(x2):
@@ -156,9 +154,7 @@ def apply2(op: RegisteredOp, x1: Any, x2: Any, params: dict[str, Any] | None) ->
         if type(x1) is int and a2.dtype in device.integer_natives:
             fitted = _int_scalar_fitted(op, device, x2, x1, True)
             if fitted is not None:
-                if type(fitted) is _Answered:
-                    return fitted.result
-                return apply2(op, x1, fitted, params)
+                return fitted
         requires_grad = x2._requires_grad
     else:
         raise _not_a_tensor(
@@ -1025,15 +1021,6 @@ def _check_numbers_fit(
 _COMPARISONS = frozenset({"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"})
 
 
-class _Answered:
-    """A comparison's result, known without computing (a number past every value of x)."""
-
-    __slots__ = ("result",)
-
-    def __init__(self, result: Tensor) -> None:
-        self.result = result
-
-
 #: Whether ``x <op> number`` holds for every x, with ``number`` above all of x's dtype's
 #: values; below them, the mirrored op's answer.
 _ALL_BELOW = {"less": True, "less_equal": True, "greater": False, "greater_equal": False,
@@ -1044,7 +1031,7 @@ _MIRRORED = {"less": "greater", "less_equal": "greater_equal", "greater": "less"
 
 def _int_scalar_fitted(
     op: RegisteredOp, device: Device, x: Tensor, number: int, number_first: bool
-) -> Tensor | _Answered | None:
+) -> Tensor | None:
     """None where the Python int ``number`` fits the integer dtype of ``x``; else, for a
     comparison, its answer (the same for every element), or a ScalarRangeError (as NumPy
     raises).
@@ -1060,11 +1047,9 @@ def _int_scalar_fitted(
         # ScalarRangeError said to use int64).
         name = _MIRRORED[op.name] if number_first else op.name
         holds = _ALL_BELOW[name] if number > high else _ALL_BELOW[_MIRRORED[name]]
-        if name in ("equal", "not_equal"):
-            holds = name == "not_equal"
         # (x == x holds for every integer x, x != x for none: the answer, shaped and placed as x)
         x = x.detach()
-        return _Answered(_ops.equal(x, x) if holds else _ops.not_equal(x, x))
+        return _ops.equal(x, x) if holds else _ops.not_equal(x, x)
     where = "first" if number_first else "second"
     raise ScalarRangeError(
         f"{op.name}(): the number {number} ({where} argument) is out of the range of "
