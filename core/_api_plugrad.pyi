@@ -182,6 +182,10 @@ def chunk(x: TensorLike, chunks: int, dim: int = ...) -> tuple[Any, ...]:
     """PyTorch's ``x.chunk(chunks, dim=0)``: at most ``chunks`` pieces of ``ceil(n / chunks)``."""
 
 
+def clamp(x: TensorLike, /, min: TensorLike | None = ..., max: TensorLike | None = ..., *, out: Any = ...) -> Any:
+    """PyTorch's ``clamp``, which needs a bound (the standard's ``clip(x)`` copies ``x``)."""
+
+
 def clamp_max(x: TensorLike, max: TensorLike, *, out: Any = ...) -> Any:
     """PyTorch's ``clamp_max(x, max)``: ``clamp(x, max=max)``."""
 
@@ -826,7 +830,6 @@ arctanh = atanh
 bitwise_not = bitwise_invert
 broadcast_tensors = broadcast_arrays
 cat = concat
-clamp = clip
 concatenate = concat
 eq = equal
 fix = trunc

@@ -396,7 +396,10 @@ class InstalledTensorMethods:
     def chunk(self, chunks: int, dim: int = ...) -> tuple[Any, ...]:
         """PyTorch's ``x.chunk(chunks, dim=0)``: at most ``chunks`` pieces of ``ceil(n / chunks)``."""
 
-    def clamp_(self, min: TensorLike | None = ..., max: TensorLike | None = ...) -> Tensor:
+    def clamp(self, min: TensorLike | None = ..., max: TensorLike | None = ...) -> Any:
+        """PyTorch's ``clamp``, which needs a bound (the standard's ``clip(x)`` copies ``x``)."""
+
+    def clamp_(self, min: TensorLike | None = ..., max: TensorLike | None = ...) -> Any:
         """In-place :meth:`clamp`: ``x.clamp_(...)`` makes ``x`` hold it."""
 
     def clamp_max(self, max: TensorLike) -> Any:
@@ -1371,7 +1374,6 @@ class InstalledTensorMethods:
     bitwise_not = _api_plugrad.bitwise_invert
     broadcast_to = _api_plugrad.broadcast_to
     ceil = _api_plugrad.ceil
-    clamp = _api_plugrad.clip
     clip = _api_plugrad.clip
     cos = _api_plugrad.cos
     cosh = _api_plugrad.cosh

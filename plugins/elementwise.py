@@ -620,11 +620,18 @@ def _clip(xp: Any, x: Any, /, min: Any = None, max: Any = None) -> Any:
     return xp.clip(x, min, max)
 
 
+def _clamp(xp: Any, x: Any, /, min: Any = None, max: Any = None) -> Any:
+    """PyTorch's ``clamp``, which needs a bound (the standard's ``clip(x)`` copies ``x``)."""
+    if min is None and max is None:
+        raise TypeError("clamp(): give min, max or both; clip(x) without bounds copies x")
+    return _clip(xp, x, min, max)
+
+
 clip = op(
     "clip", _clip, inputs=("x", "min", "max"),
     vjp=(_clip_grad_x, _clip_grad_min, _clip_grad_max), broadcasting=True,
-    methods={"clip": None, "clamp": None, "clamp_min": _clamp_min, "clamp_max": _clamp_max},
-    inplace=True, aliases={"clamp": None, "clamp_min": _clamp_min, "clamp_max": _clamp_max},
+    methods={"clip": None, "clamp": _clamp, "clamp_min": _clamp_min, "clamp_max": _clamp_max},
+    inplace=True, aliases={"clamp": _clamp, "clamp_min": _clamp_min, "clamp_max": _clamp_max},
     promotion="mixed", real_only=True,
     doc="Clamp ``x`` to ``[min, max]`` element-wise; ``min``/``max`` are scalars, tensors or None.",
 )

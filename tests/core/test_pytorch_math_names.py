@@ -199,3 +199,15 @@ def test_bad_inputs_raise_plugrads_typed_errors() -> None:
             call()
     with pytest.raises(DtypeError, match="heaviside"):
         plugrad.heaviside(x, plugrad.asarray(np.array([0.5], np.float32)))
+
+
+def test_clamp_needs_a_bound_as_pytorchs_where_the_standards_clip_copies() -> None:
+    with pytest.raises(RuntimeError, match="min"):
+        torch.clamp(torch.from_numpy(X))
+    x = plugrad.asarray(X.copy())
+    calls = (lambda: plugrad.clamp(x), lambda: x.clamp(), lambda: x.clamp(None, None), x.clamp_)
+    for call in calls:
+        with pytest.raises(TypeError, match="clamp"):
+            call()
+    assert x._version == 0 and np.array_equal(x.numpy(), X)
+    np.testing.assert_array_equal(plugrad.clip(x).numpy(), X)
