@@ -70,13 +70,11 @@ class CompiledFunction:
             )
         if isinstance(fn, CompiledFunction):
             fn = fn.fn
-        if not isinstance(cache_size, int) or isinstance(cache_size, bool) or cache_size < 1:
-            raise ValueError(f"cache_size must be an int >= 1, got {cache_size!r}")
         self.fn = fn
-        self.fullgraph = bool(fullgraph)
-        self.cache_size = cache_size
-        self.optimize = bool(optimize)
-        self.device_graph = bool(device_graph)
+        self.fullgraph = _flag("fullgraph", fullgraph)
+        self.cache_size = _checked_cache_size(cache_size)
+        self.optimize = _flag("optimize", optimize)
+        self.device_graph = _flag("device_graph", device_graph)
         self._cache: OrderedDict[Any, _Entry] = OrderedDict()
         _instances.add(self)
         # The plan that ran last, when it checks its arguments itself: tried before the
@@ -655,6 +653,19 @@ def _where(where: Any) -> str:
     return f"argument {where!r}" + "".join(reversed(path))
 
 
+def _flag(name: str, value: Any) -> bool:
+    """``value`` if it is a bool; a string such as "no" would otherwise read as True."""
+    if not isinstance(value, bool):
+        raise TypeError(f"plugrad.compile(): {name} must be True or False, got {value!r}")
+    return value
+
+
+def _checked_cache_size(value: Any) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ValueError(f"cache_size must be an int >= 1, got {value!r}")
+    return value
+
+
 def compile(
     fn: Callable[..., Any] | None = None,
     *,
@@ -714,6 +725,14 @@ def compile(
     1
     """
     if fn is None:
+        # Checked now, where the decorator is written, not at the decoration.
+        for name, value in (
+            ("fullgraph", fullgraph),
+            ("optimize", optimize),
+            ("device_graph", device_graph),
+        ):
+            _flag(name, value)
+        _checked_cache_size(cache_size)
         return lambda function: CompiledFunction(
             function,
             fullgraph=fullgraph,

@@ -324,6 +324,23 @@ def test_not_callable_is_a_type_error():
         plugrad.compile(3)
 
 
+@pytest.mark.parametrize("option", ["fullgraph", "optimize", "device_graph"])
+def test_an_option_that_is_not_a_bool_is_a_type_error_in_both_forms(option):
+    # "no" would read as True
+    with pytest.raises(TypeError, match=option):
+        plugrad.compile(lambda x: x, **{option: "no"})
+    with pytest.raises(TypeError, match=option):
+        plugrad.compile(**{option: 1})
+
+
+@pytest.mark.parametrize("cache_size", [0, 2.0, True])
+def test_a_cache_size_that_is_not_a_positive_int_is_refused_in_both_forms(cache_size):
+    with pytest.raises(ValueError, match="cache_size"):
+        plugrad.compile(lambda x: x, cache_size=cache_size)
+    with pytest.raises(ValueError, match="cache_size"):
+        plugrad.compile(cache_size=cache_size)
+
+
 # -- graph breaks -------------------------------------------------------------------------
 
 
