@@ -202,6 +202,11 @@ def _torch_over_axes(name: str, dims: Any = None) -> Any:
     def transform(xp: Any, x: Any, s: Any = None, dim: Any = dims, norm: Any = None) -> Any:
         if dim is not None:
             dim = _checked_axes(name, dim, x.ndim)
+        if name == "irfftn" and s is not None and len(s) and s[-1] == -1:
+            # PyTorch's -1 on the halved axis is its default length, 2 * (m - 1); the
+            # standard's (as on every other axis) is the input's length m.
+            last = dim[-1] if dim is not None else -1
+            s = (*s[:-1], 2 * (x.shape[last] - 1))
         return getattr(xp.fft, name)(x, s=s, axes=dim, norm=norm or "backward")
 
     transform.__doc__ = f"PyTorch's ``torch.fft`` transform over ``dim`` (default {dims})."

@@ -97,6 +97,10 @@ CASES: dict[str, tuple[Any, Callable[..., Any]]] = {
     "fft2": (MATRICES, lambda lib, x: lib.fft.fft2(x).abs()),
     "ifft2(s=)": (MATRICES, lambda lib, x: lib.fft.ifft2(x, s=(3, 5)).abs()),
     "rfft2, irfft2": (MATRICES, lambda lib, x: lib.fft.irfft2(lib.fft.rfft2(x), s=(4, 4))),
+    # -1 on the halved axis is PyTorch's default length 2 * (m - 1) there (it was m)
+    "irfft2(s=(n, -1))": (MATRICES, lambda lib, x: lib.fft.irfft2(lib.fft.rfft2(x), s=(3, -1))),
+    "irfftn(s=(-1, -1), dim=)": (MATRICES, lambda lib, x: lib.fft.irfftn(
+        lib.fft.rfftn(x, dim=(0, 2)), s=(-1, -1), dim=(0, 2))),
     "fftshift(dim=)": (MATRICES, lambda lib, x: lib.fft.fftshift(x, dim=1) * x),
     "rfft(norm=None)": (np.arange(6.0), lambda lib, x: lib.fft.rfft(x, norm=None).abs()),
     "histc with min == max != 0": (np.array([-1.0, 0.2, 0.5, 1.0, 1.5, 3.0]),
