@@ -16,7 +16,7 @@ from typing import Any
 
 from .. import ops as _ops
 from ..creation import asarray
-from ..dtype_functions import finfo
+from ..dtype_functions import broadcast_shapes, finfo
 from ..errors import ArgumentError
 from ..nn.functional import log_softmax, sigmoid, softmax
 from ..pytorch_names import get_default_dtype
@@ -29,8 +29,9 @@ def broadcast_all(*values: Tensor | float) -> list[Tensor]:
     """The values as tensors of one broadcast shape, as PyTorch's ``broadcast_all``.
 
     Numbers become tensors of the first tensor's dtype and device (of the
-    default dtype and device when all are numbers). The results are views
-    that pass gradients back to the tensors given.
+    default dtype and device when all are numbers). A tensor of the broadcast
+    shape is returned itself; the others become views that pass gradients back
+    to the tensors given.
 
     Examples
     --------
@@ -55,7 +56,9 @@ def broadcast_all(*values: Tensor | float) -> list[Tensor]:
             )
     if len({t.shape for t in tensors}) == 1:
         return tensors
-    return list(_ops.broadcast_arrays(*tensors))
+    shape = broadcast_shapes(*(t.shape for t in tensors))
+    # A tensor of the full shape is kept itself, as PyTorch's: dist.loc is the Parameter given.
+    return [t if t.shape == shape else _ops.broadcast_to(t, shape) for t in tensors]
 
 
 def sum_rightmost(value: Tensor, dim: int) -> Tensor:

@@ -522,3 +522,17 @@ def test_lognormal_cdf_at_zero_is_zero_as_pytorch() -> None:
     with warnings.catch_warnings(), pytest.raises(ValueError, match="support"):
         warnings.simplefilter("ignore", RuntimeWarning)
         plugrad.distributions.LogNormal(0.0, 1.0, validate_args=True).cdf(plugrad.tensor([-1.0]))
+
+
+def test_a_parameter_of_the_full_shape_is_kept_itself_as_pytorchs_and_deep_copies() -> None:
+    import copy
+
+    for lib in (plugrad, torch):
+        mu = lib.nn.Parameter(lib.zeros(3))
+        prior = lib.distributions.Normal(mu, 1.0)
+        assert prior.loc is mu and prior.loc.is_leaf
+        assert prior.scale.shape == (3,)
+        copied_mu, copied = copy.deepcopy((mu, prior))  # it was refused: not a leaf
+        assert copied.loc is copied_mu
+    wide = plugrad.distributions.Normal(plugrad.zeros(2, 1), plugrad.ones(3))
+    assert wide.loc.shape == wide.scale.shape == (2, 3)
