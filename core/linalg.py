@@ -129,11 +129,17 @@ def cond(A: Any, p: Any = None) -> Any:
     tensor(4.)
     """
     namespace = sys.modules["plugrad"]
+    norms_of_inverse = ("fro", "nuc", float("inf"), float("-inf"), 1, -1)
+    if A.size == 0 and (
+        p in (None, 2, -2) or (p in norms_of_inverse and A.shape[-1] == A.shape[-2])
+    ):
+        # no singular value to divide by: 0 for each matrix, as PyTorch's
+        return namespace.zeros(A.shape[:-2], dtype=namespace.abs(A).dtype, device=A.device)
     if p is None or p in (2, -2):
         values = namespace.linalg.svdvals(A)
         largest, smallest = values[..., 0], values[..., -1]
         return largest / smallest if p != -2 else smallest / largest
-    if p not in ("fro", "nuc", float("inf"), float("-inf"), 1, -1):
+    if p not in norms_of_inverse:
         raise namespace.errors.ArgumentError(
             f"cond(): p must be None, 2, -2, 'fro', 'nuc', inf, -inf, 1 or -1, got {p!r}"
         )
@@ -246,6 +252,13 @@ def matrix_exp(A: Any) -> Any:
         # Computed in float32 (the approximant's coefficients overflow float16), as PyTorch
         return namespace.astype(matrix_exp(namespace.astype(A, namespace.float32)), A.dtype)
     norm = namespace.max(namespace.sum(namespace.abs(A), axis=-2), axis=-1)
+    finite = namespace.isfinite(norm)
+    if not bool(namespace.all(finite)):
+        # A matrix holding inf or nan (or whose norm overflows) is nan, as PyTorch's: the
+        # others are computed with it set to 0, which needs no squaring.
+        finite = finite[..., None, None]
+        computed = matrix_exp(namespace.where(finite, A, namespace.zeros_like(A)))
+        return namespace.where(finite, computed, math.nan)
     positive = namespace.where(norm > 0, norm, 1.0)
     squarings = namespace.maximum(namespace.ceil(namespace.log2(positive / _THETA_13)), 0.0)
     rounds = int(namespace.max(squarings).item()) if squarings.size else 0

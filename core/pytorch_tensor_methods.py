@@ -807,7 +807,11 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Ten
     lowest = _creation.full((), low, dtype=input.dtype, device=input.device)
     highest = _creation.full((), high, dtype=input.dtype, device=input.device)
     inside = _ops.logical_and(x >= lowest, x <= highest)  # NaN is in no bin
-    position = _ops.floor((_ops.where(inside, x, lowest) - lowest) * bins / (highest - lowest))
+    if low == high or bool(highest == lowest):
+        # +-1 was lost to rounding (1e20 - 1 == 1e20): each value is the middle of the range
+        position = _creation.full(x.shape, bins // 2, dtype=input.dtype, device=input.device)
+    else:
+        position = _ops.floor((_ops.where(inside, x, lowest) - lowest) * bins / (highest - lowest))
     index = _ops.astype(_ops.clip(position, 0, bins - 1), input.device.default_int_dtype)
     counts = _creation.zeros((bins,), dtype=input.dtype, device=input.device)
     return counts.scatter_add(0, index, _ops.astype(inside, input.dtype))

@@ -356,6 +356,8 @@ def _over_gaps(
     has a gradient.
     """
     n = gaps.shape[-1]
+    if n == 0:
+        return numerator  # no pair of values (max() of no magnitude has no identity)
     tolerance = n * xp.finfo(magnitude.dtype).eps * xp.max(magnitude, axis=-1, keepdims=True)
     repeated = xp.abs(gaps) <= xp.expand_dims(tolerance, axis=-1)
     values_used = grad_values != 0

@@ -152,3 +152,36 @@ def test_argmax_over_an_empty_axis_is_a_shape_error_naming_the_op():
         plugrad.empty((0, 3)).max(0)
     with pytest.raises(IndexError):
         torch.empty(0, 3).max(0)
+
+
+EMPTY_MATRICES = {
+    "eigh": lambda lib, a: lib.linalg.eigh(a)[1].abs().sum() + lib.linalg.eigh(a)[0].sum(),
+    "svd": lambda lib, a: sum(part.abs().sum() for part in lib.linalg.svd(a)),
+    "eig": lambda lib, a: lib.linalg.eig(a)[1].abs().sum() + lib.linalg.eig(a)[0].abs().sum(),
+    "cond": lambda lib, a: lib.linalg.cond(a) + a.sum(),
+    "cond(p='fro')": lambda lib, a: lib.linalg.cond(a, "fro") + a.sum(),
+}
+
+
+@pytest.mark.parametrize("shape", [(0, 0), (2, 0, 0), (0, 2, 2)])
+@pytest.mark.parametrize("name", list(EMPTY_MATRICES))
+def test_decompositions_of_empty_matrices_and_their_gradients(name: str, shape):
+    # backward took max() of no singular value; cond read the first of none
+    assert_agrees(EMPTY_MATRICES[name], np.zeros(shape), "numpy")
+
+
+def test_matrix_exp_of_a_matrix_with_an_infinity_is_nan_as_pytorchs():
+    # int() of an infinite number of squarings raised OverflowError
+    values = np.array([[[np.inf, 0.0], [0.0, 1.0]], [[1.0, 2.0], [0.0, 1.0]]])
+    for batch in (values, values[:1], np.where(np.isinf(values), np.nan, values)):
+        assert_agrees(lambda lib, a: lib.linalg.matrix_exp(a.detach()), batch, "numpy")
+
+
+@pytest.mark.parametrize("bins", [1, 2, 3, 4, 7])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_histc_of_equal_values_too_large_to_widen_by_one(bins: int, dtype: str):
+    # 1e20 - 1 == 1e20: the bin was 0 / 0, an index of -2**63
+    for lib in (plugrad, torch):
+        x = lib.full((2,), 1e20, dtype=getattr(lib, dtype))
+        counts = lib.histc(x, bins).tolist()
+        assert counts == [2.0 if i == bins // 2 else 0.0 for i in range(bins)]
