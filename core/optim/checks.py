@@ -124,6 +124,11 @@ def check_compatibility_flags(optimizer: str, group: Mapping[str, Any]) -> None:
         value = group.get(key)
         if value is not None and not isinstance(value, bool):
             raise TypeError(f"{key} must be None, True or False, got {value!r}")
+    if group.get("foreach") and group.get("fused"):
+        raise InvalidArgumentError(
+            f"{optimizer} got foreach=True and fused=True: they choose between two ways of "
+            "running a step; pass one of them"
+        )
     for key in ("capturable", "differentiable"):
         if key in group:
             check_flag(key, group[key])

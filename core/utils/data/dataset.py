@@ -253,6 +253,11 @@ class ConcatDataset(Dataset[T]):
         self.cumulative_sizes: list[int] = []
         total = 0
         for dataset in self.datasets:
+            if isinstance(dataset, IterableDataset):
+                raise TypeError(
+                    "ConcatDataset takes map-style datasets (indexed by position), got an "
+                    f"IterableDataset ({type(dataset).__name__}); chain streams with ChainDataset"
+                )
             total += len(dataset)
             self.cumulative_sizes.append(total)
 
@@ -290,8 +295,9 @@ def random_split(
     dataset : Dataset
         Anything with ``__len__`` and ``__getitem__``.
     lengths : sequence of int or float
-        Sizes that add up to ``len(dataset)``, or fractions that add up to 1 (each
-        ``floor(fraction * len)``, the remainder handed out one by one from the first).
+        Sizes that add up to ``len(dataset)``, or fractions that add up to 1, ints
+        among them as in PyTorch (each ``floor(fraction * len)``, the remainder handed
+        out one by one from the first).
     generator : Generator, optional
         The random stream (default: the default generator, seeded by ``manual_seed``).
 
@@ -306,7 +312,9 @@ def random_split(
     n = len(dataset)
     # NumPy numbers and 0-d tensors count as the Python numbers they hold, as in PyTorch.
     lengths = [_as_number(x) for x in lengths]
-    if lengths and all(isinstance(x, float) for x in lengths) and math.isclose(sum(lengths), 1.0):
+    numbers = all(isinstance(x, int | float) and not isinstance(x, bool) for x in lengths)
+    # PyTorch's rule: lengths adding up to 1 are fractions, ints among them too ([1, 0]).
+    if lengths and numbers and math.isclose(sum(lengths), 1.0) and sum(lengths) <= 1:
         if any(x < 0 for x in lengths):
             raise ValueError(f"fractions must not be negative, got {lengths}")
         sizes = [math.floor(n * fraction) for fraction in lengths]

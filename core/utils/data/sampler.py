@@ -136,6 +136,12 @@ class RandomSampler(Sampler[int]):
             raise TypeError(f"replacement must be a bool, got {replacement!r}")
         if num_samples is not None:
             _check_count("num_samples", num_samples, at_least=1)
+        elif len(data_source) == 0:
+            # as PyTorch's: a loader over it would end every epoch at once, without a word
+            raise ValueError(
+                "RandomSampler got an empty dataset: there is nothing to shuffle; check that "
+                "the dataset holds samples"
+            )
         self._num_samples = num_samples
 
     @property

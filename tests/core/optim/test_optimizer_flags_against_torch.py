@@ -64,3 +64,13 @@ def test_switches_plugrad_cannot_honour_are_refused(name: str):
         getattr(plugrad.optim, name)([w], differentiable=True)
     with pytest.raises(TypeError, match="foreach must be None, True or False"):
         getattr(plugrad.optim, name)([w], foreach="yes")
+
+
+@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW"])
+def test_foreach_and_fused_together_are_refused_as_pytorch(name: str):
+    with pytest.raises(InvalidArgumentError, match="foreach=True and fused=True"):
+        getattr(plugrad.optim, name)(
+            [plugrad.zeros(2, requires_grad=True)], foreach=True, fused=True
+        )
+    with pytest.raises(RuntimeError, match="fused"):
+        getattr(torch.optim, name)([torch.zeros(2, requires_grad=True)], foreach=True, fused=True)

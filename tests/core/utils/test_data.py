@@ -6,6 +6,7 @@ import collections
 import os
 import subprocess
 import sys
+import warnings
 from collections import namedtuple
 
 import numpy as np
@@ -18,6 +19,7 @@ from plugrad.utils.data import (
     DataLoader,
     Dataset,
     DistributedSampler,
+    IterableDataset,
     RandomSampler,
     SequentialSampler,
     Subset,
@@ -207,13 +209,26 @@ def test_subset_and_concat_match_torch():
         ours[5]
 
 
-@pytest.mark.parametrize("lengths", [[3, 7], [0.3, 0.7], [0.33, 0.33, 0.34], [0.5, 0.5]])
+def test_concat_of_a_stream_is_a_type_error_naming_chain_dataset():
+    class Stream(IterableDataset):
+        def __iter__(self):
+            return iter([1, 2])
+
+    with pytest.raises(TypeError, match="ChainDataset"):  # it was len() of a stream
+        ConcatDataset([[0], Stream()])
+
+
+@pytest.mark.parametrize(
+    "lengths", [[3, 7], [0.3, 0.7], [0.33, 0.33, 0.34], [0.5, 0.5], [1, 0], [0.5, 0.5, 0]]
+)
 def test_random_split_sizes_match_torch(lengths):
     for n in (10, 11):
-        if all(isinstance(x, int) for x in lengths) and sum(lengths) != n:
+        if all(isinstance(x, int) for x in lengths) and sum(lengths) not in (1, n):
             continue
         ours = random_split(range(n), lengths, generator=plugrad.Generator(0))
-        theirs = torch_data.random_split(range(n), lengths, generator=torch.Generator())
+        with warnings.catch_warnings():  # PyTorch warns of an empty part
+            warnings.simplefilter("ignore")
+            theirs = torch_data.random_split(range(n), lengths, generator=torch.Generator())
         assert [len(s) for s in ours] == [len(s) for s in theirs]
         assert sorted(i for s in ours for i in s) == list(range(n))
 
@@ -663,6 +678,11 @@ def test_random_sampler_takes_any_number_of_samples_without_replacement_as_pytor
     )
     with pytest.raises(ValueError, match="empty dataset"):
         list(RandomSampler([], replacement=True, num_samples=3))
+    for replacement in (False, True):  # a loader over it ended every epoch at once
+        with pytest.raises(ValueError, match="empty dataset"):
+            RandomSampler([], replacement=replacement)
+        with pytest.raises(ValueError, match="num_samples"):
+            torch_data.RandomSampler([], replacement=replacement)
     with pytest.raises(TypeError, match="replacement must be a bool"):
         RandomSampler(range(3), replacement="yes")
 
