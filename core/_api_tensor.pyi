@@ -240,6 +240,9 @@ class InstalledTensorMethods:
     def addbmm(self, batch1: Any, batch2: Any, *, beta: Any = ..., alpha: Any = ...) -> Any:
         """PyTorch's ``addbmm(input, batch1, batch2, *, beta=1, alpha=1)``: ``addmm`` of the sum of the batch's products."""
 
+    def addbmm_(self, batch1: Any, batch2: Any, *, beta: Any = ..., alpha: Any = ...) -> Any:
+        """In-place :meth:`addbmm`: ``x.addbmm_(...)`` makes ``x`` hold it."""
+
     def addcdiv_(self, tensor1: TensorLike, tensor2: TensorLike, /, *, value: Any = ...) -> Tensor:
         """In-place :meth:`addcdiv`: ``x.addcdiv_(...)`` makes ``x`` hold it."""
 
@@ -249,11 +252,20 @@ class InstalledTensorMethods:
     def addmm(self, mat1: Any, mat2: Any, *, beta: Any = ..., alpha: Any = ...) -> Any:
         """PyTorch's ``addmm(input, mat1, mat2, *, beta=1, alpha=1)``."""
 
+    def addmm_(self, mat1: Any, mat2: Any, *, beta: Any = ..., alpha: Any = ...) -> Any:
+        """In-place :meth:`addmm`: ``x.addmm_(...)`` makes ``x`` hold it."""
+
     def addmv(self, mat: Any, vec: Any, *, beta: Any = ..., alpha: Any = ...) -> Any:
         """PyTorch's ``addmv(input, mat, vec, *, beta=1, alpha=1)``."""
 
+    def addmv_(self, mat: Any, vec: Any, *, beta: Any = ..., alpha: Any = ...) -> Any:
+        """In-place :meth:`addmv`: ``x.addmv_(...)`` makes ``x`` hold it."""
+
     def addr(self, vec1: Tensor, vec2: Tensor, *, beta: Any = ..., alpha: Any = ...) -> Tensor:
         """``beta * input + alpha * outer(vec1, vec2)``; ``input`` is ignored where ``beta == 0`` (its NaN too), as in PyTorch."""
+
+    def addr_(self, vec1: Tensor, vec2: Tensor, *, beta: Any = ..., alpha: Any = ...) -> Tensor:
+        """In-place :func:`addr`."""
 
     def adjoint(self) -> Tensor:
         """The conjugate transpose of a matrix (of each in a batch): ``x.mH``, ``x.adjoint()``."""
@@ -338,6 +350,9 @@ class InstalledTensorMethods:
 
     def baddbmm(self, batch1: Any, batch2: Any, *, beta: Any = ..., alpha: Any = ...) -> Any:
         """PyTorch's ``baddbmm(input, batch1, batch2, *, beta=1, alpha=1)``: batched ``addmm``."""
+
+    def baddbmm_(self, batch1: Any, batch2: Any, *, beta: Any = ..., alpha: Any = ...) -> Any:
+        """In-place :meth:`baddbmm`: ``x.baddbmm_(...)`` makes ``x`` hold it."""
 
     def bernoulli(self, p: float | None = ..., *, generator: Any = ...) -> Tensor:
         """:func:`plugrad.bernoulli` of this tensor's probabilities (or of ``p``)."""

@@ -426,6 +426,17 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any
     return (input if beta == 1 else input * beta) + product
 
 
+def _addr_(self: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    """In-place :func:`addr`."""
+    result = addr(self, vec1, vec2, beta=beta, alpha=alpha)
+    if result.dtype != self.dtype:  # as PyTorch: copy_ would cast floats into an int tensor
+        raise DtypeError(
+            f"addr_() would give {result.dtype.name} values, which a {self.dtype.name} tensor "
+            "cannot hold; convert one operand first, or write x = x.addr(...)"
+        )
+    return self.copy_(result)
+
+
 def _unfold(self: Tensor, dimension: int, size: int, step: int) -> Tensor:
     """Return the windows of ``size`` elements every ``step`` along ``dimension``, as a new
     last axis (a copy, where PyTorch's is a view).
@@ -1018,6 +1029,7 @@ def _conj(self: Tensor) -> Tensor:
 
 install_function_methods(**{name: globals()[name] for name in __all__})
 install_methods(
+    addr_=_addr_,
     index_put_=_index_put_,
     masked_scatter_=_masked_scatter_,
     # (of a clone: renorm saves its input, which copy_ then changes, and backward refused)

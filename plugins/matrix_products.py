@@ -240,6 +240,7 @@ matmul = op("matmul(x1, x2, /)", vjp=(_matmul_grad_x1, _matmul_grad_x2), broadca
                      "baddbmm": _baddbmm, "addbmm": _addbmm},
             methods={"matmul": None, "mm": _mm, "bmm": _bmm, "dot": _dot, "addmm": _addmm,
                      "addmv": _addmv, "baddbmm": _baddbmm, "addbmm": _addbmm},
+            inplace=("addmm", "addmv", "baddbmm", "addbmm"),
             doc="Matrix product ``x1 @ x2``, with NumPy's rules for 1-D and batched inputs.")
 matrix_transpose = op("matrix_transpose(x, /)", vjp=lambda xp, g, ans, x: xp.matrix_transpose(g),
                       saves=(), view=True, doc="Transpose the last two axes (``x.mT``).")

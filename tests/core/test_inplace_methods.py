@@ -802,3 +802,39 @@ def test_random_over_more_than_half_the_int64_range() -> None:
     drawn = plugrad.zeros(10_000, dtype=plugrad.int64).random_(-(2**62), 2**63 - 1)
     assert drawn.min().item() >= -(2**62) and drawn.max().item() < 2**63 - 1
     assert 0.15 < float((drawn < 0).float().mean()) < 0.5  # a third of the range is negative
+
+
+PRODUCTS_IN_PLACE = {
+    "addmm_": [(2, 3), (2, 4), (4, 3)],
+    "addmv_": [(2,), (2, 4), (4,)],
+    "baddbmm_": [(2, 2, 3), (2, 2, 4), (2, 4, 3)],
+    "addbmm_": [(2, 3), (2, 2, 4), (2, 4, 3)],
+    "addr_": [(2, 3), (2,), (3,)],
+}
+
+
+@pytest.mark.parametrize("keywords", [{}, {"beta": 0.5, "alpha": 2.0}, {"beta": 0}])
+@pytest.mark.parametrize("method", list(PRODUCTS_IN_PLACE))
+def test_matrix_products_in_place_as_pytorchs(method: str, keywords) -> None:
+    rng = np.random.default_rng(5)
+    values = [rng.normal(size=shape) for shape in PRODUCTS_IN_PLACE[method]]
+    results = []
+    for lib in (plugrad, torch):
+        leaves = [lib.tensor(v, dtype=lib.float64, requires_grad=True) for v in values]
+        target = leaves[0] * 1.0
+        assert getattr(target, method)(*leaves[1:], **keywords) is target
+        weights = lib.arange(target.numel(), dtype=lib.float64).reshape(target.shape)
+        (target * weights).sum().backward()
+        results.append([target.detach().numpy(), *(leaf.grad.numpy() for leaf in leaves)])
+        assert target._version == 1
+    for ours, theirs in zip(*results):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12)
+
+
+@pytest.mark.parametrize("method", list(PRODUCTS_IN_PLACE))
+def test_a_matrix_product_in_place_refuses_a_float_result_in_an_int_tensor(method: str) -> None:
+    shapes = PRODUCTS_IN_PLACE[method]
+    target = plugrad.zeros(shapes[0], dtype=plugrad.int64)
+    with pytest.raises(DtypeError, match=method):
+        getattr(target, method)(*(plugrad.ones(shape) for shape in shapes[1:]))
+    assert target._version == 0 and not target.any()
