@@ -470,7 +470,7 @@ def matrix_transpose(x: TensorLike, /) -> Tensor:
     """Transpose the last two axes (``x.mT``)."""
 
 
-def max(x: TensorLike, /, dim: Any = ..., keepdim: Any = ..., *, axis: Any = ..., keepdims: bool = ..., out: Any = ...) -> Any:
+def max(x: TensorLike, /, dim: Any = ..., keepdim: Any = ..., *, axis: Any = ..., keepdims: bool = ..., other: Any = ..., out: Any = ...) -> Any:
     """Maximum over ``axis`` (all axes by default); tied maxima (NaNs) share the gradient."""
 
 
@@ -490,7 +490,7 @@ def meshgrid(*arrays: TensorLike, indexing: str = ...) -> tuple[Tensor, ...]:
     """Coordinate grids from 1-D tensors, indexed 'xy' (Cartesian) or 'ij'."""
 
 
-def min(x: TensorLike, /, dim: Any = ..., keepdim: Any = ..., *, axis: Any = ..., keepdims: bool = ..., out: Any = ...) -> Any:
+def min(x: TensorLike, /, dim: Any = ..., keepdim: Any = ..., *, axis: Any = ..., keepdims: bool = ..., other: Any = ..., out: Any = ...) -> Any:
     """Minimum over ``axis`` (all axes by default); tied minima (NaNs) share the gradient."""
 
 

@@ -898,8 +898,8 @@ class InstalledTensorMethods:
     def matrix_power(self, n: int) -> Tensor:
         """A square matrix raised to the integer power ``n`` (negative: of its inverse)."""
 
-    def max(self, dim: Any = ..., keepdim: bool = ..., *, axis: Any = ...) -> Any:
-        """PyTorch's ``x.max(dim=None, keepdim=False)``: the maximum of all elements, or with ``dim`` the named tuple ``(values, indices)`` (the gradient goes to the index)."""
+    def max(self, dim: Any = ..., keepdim: bool = ..., *, axis: Any = ..., other: Any = ...) -> Any:
+        """PyTorch's ``x.max(dim=None, keepdim=False)``: the maximum of all elements, or with ``dim`` the named tuple ``(values, indices)`` (the gradient goes to the index); ``x.max(other)`` is element-wise."""
 
     def maximum(self, other: Any) -> Tensor:
         """Element-wise maximum, broadcasting; ties split the gradient."""
@@ -910,8 +910,8 @@ class InstalledTensorMethods:
     def median(self, dim: Any = ..., keepdim: bool = ...) -> Any:
         """PyTorch's ``median(x, dim=None, keepdim=False)``: the lower median of all elements, or with ``dim`` the named tuple ``(values, indices)``."""
 
-    def min(self, dim: Any = ..., keepdim: bool = ..., *, axis: Any = ...) -> Any:
-        """PyTorch's ``x.min(dim=None, keepdim=False)``: the minimum of all elements, or with ``dim`` the named tuple ``(values, indices)`` (the gradient goes to the index)."""
+    def min(self, dim: Any = ..., keepdim: bool = ..., *, axis: Any = ..., other: Any = ...) -> Any:
+        """PyTorch's ``x.min(dim=None, keepdim=False)``: the minimum of all elements, or with ``dim`` the named tuple ``(values, indices)`` (the gradient goes to the index); ``x.min(other)`` is element-wise."""
 
     def minimum(self, other: Any) -> Tensor:
         """Element-wise minimum, broadcasting; ties split the gradient."""

@@ -261,7 +261,14 @@ def _spread_and_mean(name: str) -> Any:
 
 
 def _extremum_method(name: str) -> Any:
-    def method(xp: Any, x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None) -> Any:
+    def method(
+        xp: Any, x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
+        other: Any = None,
+    ) -> Any:  # fmt: skip
+        if other is not None:  # PyTorch's x.max(other=y)
+            if dim is not None or keepdim is not False or axis is not None:
+                raise TypeError(f"{name}(x, other=) takes no dim, keepdim or axis")
+            dim = other
         if hasattr(dim, "shape") and not isinstance(dim, numbers.Integral):
             # PyTorch's x.max(other): element-wise (a NumPy integer has a shape too: a dim)
             if keepdim is not False or axis is not None:  # (max(a, b, c) ignored c)
@@ -290,7 +297,8 @@ def _extremum_method(name: str) -> Any:
 
     method.__doc__ = (
         f"PyTorch's ``x.{name}(dim=None, keepdim=False)``: the {name}imum of all elements, or "
-        f"with ``dim`` the named tuple ``(values, indices)`` (the gradient goes to the index)."
+        f"with ``dim`` the named tuple ``(values, indices)`` (the gradient goes to the index); "
+        f"``x.{name}(other)`` is element-wise."
     )
     return method
 

@@ -97,6 +97,8 @@ CASES: dict[str, tuple[Any, Callable[..., Any]]] = {
     "fft2": (MATRICES, lambda lib, x: lib.fft.fft2(x).abs()),
     "ifft2(s=)": (MATRICES, lambda lib, x: lib.fft.ifft2(x, s=(3, 5)).abs()),
     "rfft2, irfft2": (MATRICES, lambda lib, x: lib.fft.irfft2(lib.fft.rfft2(x), s=(4, 4))),
+    "x.max(other=)": (MATRICES[0], lambda lib, x: x.max(other=x.flip(0))),
+    "min(x, other=)": (MATRICES[0], lambda lib, x: lib.min(x, other=x.flip(1))),
     # -1 on the halved axis is PyTorch's default length 2 * (m - 1) there (it was m)
     "irfft2(s=(n, -1))": (MATRICES, lambda lib, x: lib.fft.irfft2(lib.fft.rfft2(x), s=(3, -1))),
     "irfftn(s=(-1, -1), dim=)": (MATRICES, lambda lib, x: lib.fft.irfftn(
