@@ -1330,7 +1330,7 @@ class InstalledTensorMethods:
         """PyTorch's ``unique(x, sorted=True, return_inverse=False, return_counts=False)``."""
 
     def unique_consecutive(self, return_inverse: bool = ..., return_counts: bool = ..., dim: Any = ...) -> Any:
-        """The elements of the flattened ``input`` with each run of equal neighbours kept once; with ``return_inverse`` also where each element went, with ``return_counts`` each run's length (a tuple then, as PyTorch's). NaNs are never equal, so each is kept."""
+        """The elements of the flattened ``input`` (with ``dim``, its slices along ``dim``) with each run of equal neighbours kept once; with ``return_inverse`` also where each element went, with ``return_counts`` each run's length (a tuple then, as PyTorch's). NaNs are never equal, so each is kept."""
 
     def unsqueeze(self, axis: Any = ..., *, dim: Any = ...) -> Tensor:
         """Insert a size-1 axis at position ``axis`` (an int, or a tuple of them)."""

@@ -367,9 +367,10 @@ def _put(self: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) 
 def unique_consecutive(
     input: Tensor, return_inverse: bool = False, return_counts: bool = False, dim: Any = None
 ) -> Any:
-    """The elements of the flattened ``input`` with each run of equal neighbours kept once;
-    with ``return_inverse`` also where each element went, with ``return_counts`` each run's
-    length (a tuple then, as PyTorch's). NaNs are never equal, so each is kept.
+    """The elements of the flattened ``input`` (with ``dim``, its slices along ``dim``) with
+    each run of equal neighbours kept once; with ``return_inverse`` also where each element
+    went, with ``return_counts`` each run's length (a tuple then, as PyTorch's). NaNs are
+    never equal, so each is kept.
 
     Examples
     --------
@@ -378,23 +379,26 @@ def unique_consecutive(
     (tensor([1, 2, 3, 1]), tensor([2, 2, 1, 2]))
     """
     _tensor("unique_consecutive", input)
-    if dim is not None:
-        raise ArgumentError(
-            "unique_consecutive(dim=...) (runs of equal slices) is not supported; it takes the "
-            "flattened input (dim=None)"
-        )
-    flat = _ops.reshape(input, (-1,))
+    if dim is None:
+        flat = _ops.reshape(input, (-1,))
+        differs = flat[1:] != flat[:-1]
+    else:  # runs of equal slices along dim
+        if input.ndim == 0:
+            raise AxisError(f"unique_consecutive(): a 0-d tensor has no dim {dim!r}; give dim=None")
+        flat = _ops.moveaxis(input, _dim("unique_consecutive", dim, input.ndim), 0)
+        rows = _ops.reshape(flat, (flat.shape[0], math.prod(flat.shape[1:])))
+        differs = _ops.any(rows[1:] != rows[:-1], axis=1)
     n = flat.shape[0]
     starts = _ops.concat(
-        [_creation.ones(min(n, 1), dtype=_dtypes.bool, device=input.device), flat[1:] != flat[:-1]]
+        [_creation.ones(min(n, 1), dtype=_dtypes.bool, device=input.device), differs]
     )
-    values = flat[starts]
+    values = flat[starts] if dim is None else _ops.moveaxis(flat[starts], 0, dim)
     if not (return_inverse or return_counts):
         return values
     result: list[Tensor] = [values]
     if return_inverse:
         runs = _ops.cumulative_sum(_ops.astype(starts, starts.device.default_int_dtype)) - 1
-        result.append(_ops.reshape(runs, tuple(input.shape)))
+        result.append(_ops.reshape(runs, tuple(input.shape)) if dim is None else runs)
     if return_counts:
         positions = _ops.nonzero(starts)[0]
         ends = _ops.concat([positions[1:], _creation.asarray([n], device=input.device)])

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
-from plugrad.errors import ArgumentError
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
-from plugrad.plugins._rules import device_of, index_dtype
+from plugrad.plugins._rules import checked_axis, device_of, index_dtype
 
 
 def _unique_all(xp: Any, x: Any, /) -> tuple[Any, ...]:
@@ -68,10 +68,7 @@ def _unique(
     sorted order too, one of the orders PyTorch may give.
     """
     if dim is not None:
-        raise ArgumentError(
-            f"unique(dim={dim}) (unique slices along an axis) is not supported; unique() "
-            "takes the elements of the whole tensor (dim=None)"
-        )
+        return _unique_slices(xp, x, dim, return_inverse, return_counts)
     values, _, inverse, counts = xp.unique_all(x)
     # NOTE: the standard leaves the order of unique_all's values open; sort them.
     order = xp.argsort(values)
@@ -83,6 +80,36 @@ def _unique(
         asked.append(xp.astype(inverse, index_dtype(xp, x)))
     if return_counts:
         asked.append(xp.astype(counts, index_dtype(xp, x)))
+    return asked[0] if len(asked) == 1 else tuple(asked)
+
+
+def _unique_slices(xp: Any, x: Any, dim: Any, return_inverse: bool, return_counts: bool) -> Any:
+    """PyTorch's ``unique(x, dim=d)``: the distinct slices along ``d``, in lexicographic order."""
+    dim = checked_axis("unique", dim, x.ndim)
+    axes = (dim, *(a for a in range(x.ndim) if a != dim))
+    moved = xp.permute_dims(x, axes)
+    n = moved.shape[0]
+    rows = xp.reshape(moved, (n, math.prod(moved.shape[1:])))
+    # the standard sorts numbers only: bools as 0 and 1
+    keys = xp.astype(rows, xp.uint8) if xp.isdtype(rows.dtype, "bool") else rows
+    # Lexicographic: stable sorts by each column, the last first.
+    order = xp.arange(n, device=device_of(x))
+    for column in reversed(range(keys.shape[1])):
+        order = xp.take(order, xp.argsort(xp.take(keys[:, column], order), stable=True))
+    ranked = xp.take(rows, order, axis=0)
+    differs = xp.any(ranked[1:, ...] != ranked[:-1, ...], axis=1)
+    starts = xp.concat([xp.ones(min(n, 1), dtype=xp.bool, device=device_of(x)), differs])
+    first = xp.nonzero(starts)[0]
+    values = xp.take(moved, xp.take(order, first), axis=0)
+    inverse_axes = tuple(axes.index(a) for a in range(x.ndim))
+    asked = [xp.permute_dims(values, inverse_axes)]
+    int_dtype = index_dtype(xp, x)
+    if return_inverse:
+        group = xp.cumulative_sum(xp.astype(starts, int_dtype)) - 1 if n else starts
+        asked.append(xp.astype(xp.take(group, xp.argsort(order)), int_dtype))
+    if return_counts:
+        ends = xp.concat([first[1:], xp.asarray([n], dtype=first.dtype, device=device_of(x))])
+        asked.append(xp.astype(ends - first, int_dtype))
     return asked[0] if len(asked) == 1 else tuple(asked)
 
 

@@ -856,7 +856,7 @@ def test_the_matrix_and_distance_forms_refuse_other_shapes() -> None:
         (lambda: plugrad.cdist(x[0], x), plugrad.errors.ShapeError),
         (lambda: plugrad.cdist(x, x[:, :3]), plugrad.errors.ShapeError),
         (lambda: plugrad.cdist(x, x, p=-1), plugrad.errors.ArgumentError),
-        (lambda: plugrad.unique(x, dim=0), plugrad.errors.ArgumentError),
+        (lambda: plugrad.unique(x, dim=2), plugrad.errors.AxisError),
     ):
         with pytest.raises(error):
             call()

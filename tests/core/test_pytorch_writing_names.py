@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 import plugrad
-from plugrad.errors import ArgumentError, DtypeError, IndexOutOfRangeError, ShapeError
+from plugrad.errors import ArgumentError, AxisError, DtypeError, IndexOutOfRangeError, ShapeError
+from plugrad.testing import backends_under_test
 
 torch = pytest.importorskip("torch")
 
@@ -297,8 +298,26 @@ def test_unique_consecutive(values, inverse: bool, counts: bool):
     for mine, reference in zip(ours, theirs, strict=True):
         assert mine.dtype.name == str(reference.dtype).removeprefix("torch.")
         np.testing.assert_array_equal(mine.numpy(), reference.numpy())
-    with pytest.raises(ArgumentError, match="dim"):
-        plugrad.unique_consecutive(plugrad.tensor([1]), dim=0)
+    with pytest.raises(AxisError, match="dim"):
+        plugrad.unique_consecutive(plugrad.tensor(1), dim=0)
+
+
+SLICES = np.array([[[0, 1], [1, 1]], [[0, 1], [1, 1]], [[1, 0], [0, 0]], [[0, 1], [1, 1]]])
+
+
+@pytest.mark.parametrize("backend", backends_under_test())
+@pytest.mark.parametrize("dim", [0, 1, -1])
+@pytest.mark.parametrize("name", ["unique", "unique_consecutive"])
+def test_unique_slices_along_dim_as_pytorchs(name: str, dim: int, backend: str):
+    # (dim= was refused)
+    options = {"return_inverse": True, "return_counts": True}
+    for values in (SLICES, SLICES.astype(bool), SLICES * 0.5):
+        with plugrad.use_backend(backend):
+            ours = getattr(plugrad, name)(plugrad.asarray(values), dim=dim, **options)
+            ours = [np.asarray(part.tolist()) for part in ours]
+        theirs = getattr(torch, name)(torch.from_numpy(values), dim=dim, **options)
+        for mine, reference in zip(ours, theirs, strict=True):
+            np.testing.assert_array_equal(mine, reference.numpy())
 
 
 def test_renorm_as_pytorchs():
