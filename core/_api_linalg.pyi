@@ -50,7 +50,7 @@ def det(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Determinant of a square matrix (or a stack); its gradient is the adjugate's."""
 
 
-def diagonal(x: TensorLike, /, *, offset: Any = ...) -> Tensor:
+def diagonal(x: TensorLike, /, *, offset: Any = ..., dim1: Any = ..., dim2: Any = ...) -> Any:
     """The ``offset`` diagonal of the last two axes."""
 
 
@@ -106,7 +106,7 @@ def solve(x1: TensorLike, x2: TensorLike, /, *, left: bool = ..., out: Any = ...
     """Solve ``x1 @ X = x2`` for ``X`` (a vector if ``x2`` is 1-D, else matrices)."""
 
 
-def svd(x: TensorLike, /, *, full_matrices: bool = ...) -> _svd_result:
+def svd(x: TensorLike, /, full_matrices: bool = ..., *, driver: Any = ...) -> _svd_result:
     """Singular value decomposition ``x = U @ diag(S) @ Vh``: a named tuple ``(U, S, Vh)``."""
 
 

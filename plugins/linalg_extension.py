@@ -420,8 +420,19 @@ def _svd_grad(xp: Any, g: Any, ans: Any, x: Any, *, full_matrices: bool) -> Any:
     return xp.matmul(xp.matmul(u, grad_a), vh)
 
 
+def _torch_svd(xp: Any, x: Any, full_matrices: bool = True, *, driver: Any = None) -> Any:
+    """PyTorch's ``linalg.svd(A, full_matrices=True, *, driver=None)``; its drivers are
+    cuSOLVER's, so on other devices only ``None``, as PyTorch's CPU takes."""
+    if driver is not None:
+        raise ArgumentError(
+            f"svd(): driver={driver!r} chooses a cuSOLVER routine; plugrad computes with the "
+            "backend's own svd, so give driver=None"
+        )
+    return xp.linalg.svd(x, full_matrices=full_matrices)
+
+
 svd = op("svd(x, /, *, full_matrices=True)", vjp=_svd_grad, namespace="linalg", promotion="float",
-         output_names=("U", "S", "Vh"), saves=("ans",),
+         output_names=("U", "S", "Vh"), saves=("ans",), torch_function=_torch_svd,
          doc="Singular value decomposition ``x = U @ diag(S) @ Vh``: a named tuple ``(U, S, Vh)``.")
 
 
@@ -962,8 +973,16 @@ def _writable_diagonal(xp: Any, x: Any, /, *, offset: int = 0) -> Any:
     return view
 
 
+def _torch_linalg_diagonal(
+    xp: Any, x: Any, *, offset: int = 0, dim1: int = -2, dim2: int = -1
+) -> Any:
+    """PyTorch's ``linalg.diagonal(A, *, offset=0, dim1=-2, dim2=-1)``."""
+    return _torch_diagonal(xp, x, offset, dim1, dim2)
+
+
 diagonal = op("diagonal(x, /, *, offset=0)", namespace="linalg", view=True, saves=(),
               kernels={"numpy": _writable_diagonal}, methods={"diagonal": _torch_diagonal},
+              torch_function=_torch_linalg_diagonal,
               doc="The ``offset`` diagonal of the last two axes.",
               vjp=lambda xp, g, ans, x, *, offset: _embed_diagonal(xp, g, tuple(x.shape), offset))
 

@@ -45,6 +45,10 @@ def _spd(lib: Any, x: Any) -> Any:
 # name -> (program(lib, x), leaf)
 PROGRAMS: dict[str, tuple[Callable[[Any, Any], Any], np.ndarray]] = {
     "det": (lambda lib, x: lib.det(x), SQUARE),
+    "linalg.diagonal(dim1=, dim2=)": (
+        lambda lib, x: lib.linalg.diagonal(x.reshape(2, 2, 3), offset=-1, dim1=2, dim2=0), TALL),
+    "linalg.svd(A, False, driver=None)": (
+        lambda lib, x: lib.linalg.svd(x, False, driver=None).S, TALL),
     "x.det batch": (lambda lib, x: lib.stack([x, 2 * x]).det(), SQUARE),
     "inverse": (lambda lib, x: lib.inverse(x), SQUARE),
     "x.inverse": (lambda lib, x: x.inverse(), SQUARE),
@@ -423,3 +427,11 @@ def test_a_singular_matrix_is_a_linalg_error_on_every_backend(name: str, backend
     # A matrix that is not square is a shape error, as before.
     with plugrad.use_backend(backend), pytest.raises(ShapeError):
         plugrad.linalg.inv(plugrad.ones(2, 3))
+
+
+def test_an_svd_driver_is_refused_with_the_reason():
+    # PyTorch's drivers are cuSOLVER's; its CPU refuses them too
+    with pytest.raises(ArgumentError, match="driver=None"):
+        plugrad.linalg.svd(plugrad.asarray(TALL), driver="gesvd")
+    with pytest.raises(RuntimeError):
+        torch.linalg.svd(torch.from_numpy(TALL), driver="gesvd")
