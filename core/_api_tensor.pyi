@@ -408,6 +408,12 @@ class InstalledTensorMethods:
     def cholesky(self, upper: bool = ...) -> Tensor:
         """The Cholesky factor of a Hermitian positive-definite matrix: lower, or upper if asked."""
 
+    def cholesky_inverse(self, upper: bool = ...) -> Tensor:
+        """The inverse of ``A = L @ L.mH`` from its Cholesky factor ``input`` (``upper``: ``A = U.mH @ U``), as PyTorch's."""
+
+    def cholesky_solve(self, input2: Tensor, upper: bool = ...) -> Tensor:
+        """``X`` with ``A @ X = input``, where ``A = L @ L.mH`` and ``input2`` is ``L`` (lower Cholesky factor; with ``upper``, ``U`` with ``A = U.mH @ U``), as PyTorch's."""
+
     def chunk(self, chunks: int, dim: int = ...) -> tuple[Any, ...]:
         """PyTorch's ``x.chunk(chunks, dim=0)``: at most ``chunks`` pieces of ``ceil(n / chunks)``."""
 
@@ -1061,6 +1067,9 @@ class InstalledTensorMethods:
     def put_(self, index: Tensor, source: Tensor, accumulate: bool = ...) -> Tensor:
         """PyTorch's ``x.put_(index, source, accumulate=False)``: ``source`` at the positions ``index`` of the flattened ``x`` (negative ones from the end), in place."""
 
+    def qr(self, some: bool = ...) -> Any:
+        """PyTorch's deprecated ``qr(input, some=True)``: :func:`plugrad.linalg.qr` with ``mode='reduced'`` (``'complete'`` where ``some`` is false), as a named tuple ``(Q, R)``."""
+
     def quantile(self, q: Any, dim: int | None = ..., keepdim: bool = ..., *, interpolation: str = ...) -> Tensor:
         """Return the ``q``-th quantiles of ``input`` (over every element, or along ``dim``)."""
 
@@ -1292,6 +1301,9 @@ class InstalledTensorMethods:
 
     def transpose_(self, dim0: int, dim1: int) -> Any:
         """In-place :meth:`transpose`: ``x.transpose_(...)`` makes ``x`` hold it."""
+
+    def triangular_solve(self, A: Tensor, upper: bool = ..., transpose: bool = ..., unitriangular: bool = ...) -> Any:
+        """PyTorch's deprecated ``triangular_solve(b, A)``: ``X`` with ``A @ X = b`` (``A.mT @ X = b`` with ``transpose``) for triangular ``A``, and a copy of ``A``, as a named tuple ``(solution, cloned_coefficient)``. See :func:`plugrad.linalg.solve_triangular`."""
 
     def tril(self, diagonal: int = ..., *, k: int = ...) -> Any:
         """PyTorch's ``tril(x, diagonal=0)``: ``tril(x, k=diagonal)``, the diagonal also given by position."""

@@ -26,6 +26,8 @@ from .tensor import Tensor, install_function_methods, install_methods
 __all__ = [
     "adjoint",
     "cholesky",
+    "cholesky_inverse",
+    "cholesky_solve",
     "cross",
     "det",
     "ger",
@@ -37,9 +39,11 @@ __all__ = [
     "matrix_power",
     "mv",
     "pinverse",
+    "qr",
     "slogdet",
     "svd",
     "trace",
+    "triangular_solve",
     "vdot",
 ]
 
@@ -169,6 +173,116 @@ def cholesky(input: Tensor, upper: bool = False) -> Tensor:
             [1., 2.]])
     """
     return _linalg.cholesky(_tensor("cholesky", input), upper=bool(upper))
+
+
+def _flag(function: str, name: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"{function}(): {name} must be a bool, got {value!r}")
+    return value
+
+
+@takes_out
+def cholesky_solve(input: Tensor, input2: Tensor, upper: bool = False) -> Tensor:
+    """``X`` with ``A @ X = input``, where ``A = L @ L.mH`` and ``input2`` is ``L`` (lower
+    Cholesky factor; with ``upper``, ``U`` with ``A = U.mH @ U``), as PyTorch's.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> L = plugrad.cholesky(plugrad.tensor([[4.0, 2.0], [2.0, 5.0]]))
+    >>> plugrad.cholesky_solve(plugrad.tensor([[6.0], [7.0]]), L)
+    tensor([[1.],
+            [1.]])
+    """
+    B = _tensor("cholesky_solve", input)
+    factor = _tensor("cholesky_solve", input2, "input2")
+    lower = adjoint(factor) if _flag("cholesky_solve", "upper", upper) else factor
+    Y = _linalg.solve_triangular(lower, B, upper=False)
+    return _linalg.solve_triangular(adjoint(lower), Y, upper=True)
+
+
+@takes_out
+def cholesky_inverse(input: Tensor, upper: bool = False) -> Tensor:
+    """The inverse of ``A = L @ L.mH`` from its Cholesky factor ``input`` (``upper``:
+    ``A = U.mH @ U``), as PyTorch's.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> L = plugrad.cholesky(plugrad.tensor([[4.0, 2.0], [2.0, 5.0]]))
+    >>> plugrad.cholesky_inverse(L) @ plugrad.tensor([[4.0, 2.0], [2.0, 5.0]])
+    tensor([[1., 0.],
+            [0., 1.]])
+    """
+    factor = _tensor("cholesky_inverse", input)
+    if factor.ndim < 2 or factor.shape[-1] != factor.shape[-2]:
+        raise ShapeError(f"cholesky_inverse() takes square matrices, got shape {factor.shape}")
+    identity = _creation.eye(factor.shape[-1], dtype=factor.dtype, device=factor.device)
+    return cholesky_solve(identity, factor, upper)
+
+
+def qr(input: Tensor, some: bool = True) -> Any:
+    """PyTorch's deprecated ``qr(input, some=True)``: :func:`plugrad.linalg.qr` with
+    ``mode='reduced'`` (``'complete'`` where ``some`` is false), as a named tuple ``(Q, R)``.
+
+    Examples
+    --------
+    >>> import plugrad, warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     Q, R = plugrad.qr(plugrad.tensor([[3.0, 1.0], [4.0, 2.0]]))
+    >>> R
+    tensor([[-5.0000, -2.2000],
+            [ 0.0000,  0.4000]])
+    """
+    warnings.warn(
+        "plugrad.qr is PyTorch's deprecated form: use plugrad.linalg.qr(A, 'reduced' if some "
+        "else 'complete')",
+        UserWarning,
+        stacklevel=2,
+    )
+    mode = "reduced" if _flag("qr", "some", some) else "complete"
+    Q, R = _linalg.qr(_tensor("qr", input), mode=mode)
+    return _return_types.qr(Q, R)
+
+
+def triangular_solve(
+    input: Tensor,
+    A: Tensor,
+    upper: bool = True,
+    transpose: bool = False,
+    unitriangular: bool = False,
+) -> Any:
+    """PyTorch's deprecated ``triangular_solve(b, A)``: ``X`` with ``A @ X = b`` (``A.mT @ X
+    = b`` with ``transpose``) for triangular ``A``, and a copy of ``A``, as a named tuple
+    ``(solution, cloned_coefficient)``. See :func:`plugrad.linalg.solve_triangular`.
+
+    Examples
+    --------
+    >>> import plugrad, warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     X, _ = plugrad.triangular_solve(plugrad.tensor([[4.0], [6.0]]),
+    ...                                     plugrad.tensor([[2.0, 0.0], [0.0, 3.0]]))
+    >>> X
+    tensor([[2.],
+            [2.]])
+    """
+    warnings.warn(
+        "plugrad.triangular_solve is PyTorch's deprecated form: use "
+        "plugrad.linalg.solve_triangular(A, b, upper=...)",
+        UserWarning,
+        stacklevel=2,
+    )
+    b = _tensor("triangular_solve", input)
+    A = _tensor("triangular_solve", A, "A")
+    upper = _flag("triangular_solve", "upper", upper)
+    unitriangular = _flag("triangular_solve", "unitriangular", unitriangular)
+    # A.mT's triangle is the other one
+    matrix = _ops.matrix_transpose(A) if _flag("triangular_solve", "transpose", transpose) else A
+    is_upper = upper != transpose
+    solution = _linalg.solve_triangular(matrix, b, upper=is_upper, unitriangular=unitriangular)
+    return _return_types.triangular_solve(solution, A.clone())
 
 
 def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:

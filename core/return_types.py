@@ -1,5 +1,5 @@
-"""The named tuples that PyTorch's forms of ``max``, ``min``, ``sort``, ``svd``, ``topk`` and
-``linalg.lstsq`` return.
+"""The named tuples that PyTorch's forms of ``max``, ``min``, ``sort``, ``svd``, ``topk``,
+``qr``, ``triangular_solve`` and ``linalg.lstsq`` return.
 
 ``x.max(dim)`` returns ``max(values=..., indices=...)``: a tuple whose fields
 have names, as PyTorch's ``torch.return_types.max``. The classes live here, at
@@ -20,7 +20,17 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-__all__ = ["linalg_lstsq", "max", "min", "mode", "sort", "svd", "topk"]
+__all__ = [
+    "linalg_lstsq",
+    "max",
+    "min",
+    "mode",
+    "qr",
+    "sort",
+    "svd",
+    "topk",
+    "triangular_solve",
+]
 
 
 class max(NamedTuple):  # PyTorch's names, in a namespace of their own
@@ -57,6 +67,20 @@ class svd(NamedTuple):
     U: Any
     S: Any
     V: Any
+
+
+class qr(NamedTuple):
+    """``Q`` with orthonormal columns and upper-triangular ``R``, ``input = Q @ R``."""
+
+    Q: Any
+    R: Any
+
+
+class triangular_solve(NamedTuple):
+    """The ``solution`` of a triangular system and a copy of its matrix."""
+
+    solution: Any
+    cloned_coefficient: Any
 
 
 class topk(NamedTuple):

@@ -23,7 +23,13 @@ from plugrad.errors import ArgumentError, AxisError, DtypeError, ShapeError
 from plugrad.testing import backends_under_test
 
 torch = pytest.importorskip("torch")
-pytestmark = pytest.mark.filterwarnings("ignore:torch.cholesky is deprecated:UserWarning")
+pytestmark = [
+    pytest.mark.filterwarnings("ignore:torch.cholesky is deprecated:UserWarning"),
+    # PyTorch's deprecated qr and triangular_solve warn in both libraries
+    pytest.mark.filterwarnings("ignore:.*qr.*deprecated:UserWarning"),
+    pytest.mark.filterwarnings("ignore:.*triangular_solve.*deprecated:UserWarning"),
+    pytest.mark.filterwarnings("ignore:plugrad.(qr|triangular_solve) is PyTorch's deprecated"),
+]
 
 SQUARE = np.array([[2.0, 0.5, 0.1], [0.3, 1.5, -0.4], [0.2, -0.1, 3.0]])
 SPD = SQUARE @ SQUARE.T + np.eye(3)
@@ -45,6 +51,20 @@ def _spd(lib: Any, x: Any) -> Any:
 # name -> (program(lib, x), leaf)
 PROGRAMS: dict[str, tuple[Callable[[Any, Any], Any], np.ndarray]] = {
     "det": (lambda lib, x: lib.det(x), SQUARE),
+    "cholesky_solve": (lambda lib, x: lib.cholesky_solve(x[:, :2], lib.cholesky(_spd(lib, x))),
+                       SQUARE),
+    "x.cholesky_solve upper": (
+        lambda lib, x: x.mT.cholesky_solve(lib.cholesky(_spd(lib, x), upper=True), upper=True),
+        SQUARE),
+    "cholesky_inverse": (lambda lib, x: lib.cholesky_inverse(lib.cholesky(_spd(lib, x))), SQUARE),
+    "x.cholesky_inverse upper": (
+        lambda lib, x: lib.cholesky(_spd(lib, x), upper=True).cholesky_inverse(upper=True), SQUARE),
+    "qr": (lambda lib, x: tuple(lib.qr(x)), TALL),
+    "x.qr complete": (lambda lib, x: tuple(x.mT.qr(some=False)), TALL),
+    "triangular_solve": (lambda lib, x: tuple(lib.triangular_solve(x[:, :2], x)), SQUARE),
+    "x.triangular_solve lower transpose unitriangular": (
+        lambda lib, x: tuple(x.triangular_solve(x.mT, upper=False, transpose=True,
+                                                unitriangular=True)), SQUARE),
     "linalg.diagonal(dim1=, dim2=)": (
         lambda lib, x: lib.linalg.diagonal(x.reshape(2, 2, 3), offset=-1, dim1=2, dim2=0), TALL),
     "linalg.svd(A, False, driver=None)": (
@@ -435,3 +455,13 @@ def test_an_svd_driver_is_refused_with_the_reason():
         plugrad.linalg.svd(plugrad.asarray(TALL), driver="gesvd")
     with pytest.raises(RuntimeError):
         torch.linalg.svd(torch.from_numpy(TALL), driver="gesvd")
+
+
+def test_the_deprecated_forms_say_what_replaces_them():
+    x = plugrad.asarray(SQUARE)
+    with pytest.warns(UserWarning, match=r"linalg\.qr"):
+        plugrad.qr(x)
+    with pytest.warns(UserWarning, match=r"linalg\.solve_triangular"):
+        x.triangular_solve(x)
+    with pytest.raises(TypeError, match="some must be a bool"):
+        plugrad.qr(x, some="yes")
