@@ -214,14 +214,22 @@ def _pow_grad_base(xp: Any, g: Any, ans: Any, x1: Any, x2: Any) -> Any:
     return xp.where(x2 == 0, 0.0, g * conj(xp, x2 * x1 ** (x2 - 1)))
 
 
+def _constant_at_zero(xp: Any, x2: Any) -> Any:
+    """Where ``0 ** x2`` is constant in ``x2`` (0 or 1): a real exponent >= 0. A complex one
+    off the real axis has no limit there (0 ** 0.5j is nan), so its gradient is nan, as
+    PyTorch's."""
+    if is_complex(xp, x2):
+        return xp.logical_and(xp.imag(x2) == 0, xp.real(x2) >= 0)
+    return x2 >= 0
+
+
 def _pow_grad_exponent(xp: Any, g: Any, ans: Any, x1: Any, x2: Any) -> Any:
     complex_result = is_complex(xp, ans)
     if is_scalar(x1):
         # NOTE: 0**y is constant 0 for y > 0, so the gradient is 0, not 0 * log(0) = nan;
         # below 0 it is inf * log(0) = -inf (PyTorch's).
         if x1 == 0:
-            real = xp.real(x2) if is_complex(xp, x2) else x2
-            return xp.where(real >= 0, 0.0, g * conj(xp, ans * -math.inf))
+            return xp.where(_constant_at_zero(xp, x2), 0.0, g * conj(xp, ans * -math.inf))
         if complex_result or isinstance(x1, complex):
             log = cmath.log(x1)  # a negative base's log, where the result is complex
         else:
@@ -229,7 +237,7 @@ def _pow_grad_exponent(xp: Any, g: Any, ans: Any, x1: Any, x2: Any) -> Any:
         return g * conj(xp, ans * log)
     if complex_result and not is_complex(xp, x1):
         x1 = xp.astype(x1, ans.dtype)  # a negative base has a complex log
-    at_zero = xp.logical_and(x1 == 0, (xp.real(x2) if is_complex(xp, x2) else x2) >= 0)
+    at_zero = xp.logical_and(x1 == 0, _constant_at_zero(xp, x2))
     # NOTE: take the log of 1 where the result is masked: a log(0) there would make the
     # double backward 0 * inf = nan even though where() discards it.
     return xp.where(at_zero, 0.0, g * conj(xp, ans * xp.log(xp.where(at_zero, 1.0, x1))))

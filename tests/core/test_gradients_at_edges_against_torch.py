@@ -178,3 +178,19 @@ def test_products_in_another_dtype_are_differentiated_in_that_dtype() -> None:
     x = plugrad.tensor([1.0, 2.0, 0.0, 3.0], requires_grad=True)
     x.cumprod(0, dtype=plugrad.float64).sum().backward()
     assert x.grad.dtype == plugrad.float32 and x.grad.tolist() == [3.0, 1.0, 8.0, 0.0]
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize("base", ["number", "tensor"])
+def test_the_exponents_gradient_at_a_base_0_off_the_real_axis_is_nan_as_pytorchs(base, dtype):
+    # 0 ** z has no limit where z is not real (0 ** 0.5j is nan): the gradient was 0 there
+    exponents = np.array([1 + 1j, 2, -1, 0.5j, 0, 3 - 2j])
+    grads = []
+    for lib in (plugrad, torch):
+        z = lib.tensor(exponents, dtype=getattr(lib, dtype), requires_grad=True)
+        zero = 0 if base == "number" else lib.zeros(len(exponents), dtype=z.dtype)
+        y = zero**z
+        (y.real.sum() + 0.3 * y.imag.sum()).backward()
+        grads.append(z.grad.numpy())
+    np.testing.assert_array_equal(grads[0], grads[1])
