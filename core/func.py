@@ -24,7 +24,11 @@ cannot pass for a zero derivative.
 
 :func:`functional_call` (from :mod:`plugrad.nn.utils.stateless`) calls a module
 with other tensors as its parameters, so that a transform can differentiate a
-model with respect to them.
+model with respect to them. Arguments and outputs may be dicts, lists and tuples
+of Tensors (``torch.func``'s pytrees): a Jacobian is then the output's structure
+holding, for each output Tensor, the argument's structure of blocks, so that
+``hessian(loss)(dict(model.named_parameters()))`` is a dict of dicts; ``vjp_fn``
+takes cotangents in the output's structure.
 """
 
 from __future__ import annotations
@@ -331,14 +335,71 @@ def vjp(func: Function, *primals: Tensor, strict: bool = False, has_aux: bool = 
     (tensor([2., 4.]),)
     """
     main, aux = _split_aux(func, has_aux, "vjp")
-    output, _, inputs, keep, vjp_fn = _vjp(main, primals, strict)
-    if isinstance(output, tuple):
-        finished: Any = tuple(_finish(o, keep) for o in output)
+    finished: Any
+    if any(not isinstance(p, Tensor) for p in primals):
+        finished, vjp_fn, inputs, keep = _vjp_of_structures(main, primals, strict)
     else:
-        finished = _finish(output, keep)
+        output, _, inputs, keep, vjp_fn = _vjp(main, primals, strict)
+        if isinstance(output, tuple):
+            finished = tuple(_finish(o, keep) for o in output)
+        else:
+            finished = _finish(output, keep)
     if not has_aux:
         return finished, vjp_fn
     return finished, vjp_fn, _aux_finished(aux[0], keep, inputs)
+
+
+def _vjp_of_structures(
+    func: Function, primals: Sequence[Any], strict: bool
+) -> tuple[Any, Callable[..., tuple[Any, ...]], list[Tensor], bool]:
+    """:func:`vjp` where primals are dicts, lists or tuples of Tensors (torch.func's pytrees):
+    the output in its structure, and a ``vjp_fn`` taking cotangents in the output's structure
+    and giving gradients in the primals'."""
+    flattened = [_flatten(p, f"primal {i}") for i, p in enumerate(primals)]
+    leaves = [leaf for part, _ in flattened for leaf in part]
+    structure: list[Any] = []
+
+    def over_leaves(*values: Tensor) -> tuple[Tensor, ...]:
+        replacements = iter(values)
+        output = func(*(rebuild(replacements) for _, rebuild in flattened))
+        output_leaves, rebuild_output = _flatten(output, "the output")
+        structure[:] = [output, rebuild_output]
+        return tuple(output_leaves)
+
+    output, _, inputs, keep, leaves_vjp = _vjp(over_leaves, leaves, strict)
+    template, rebuild_output = structure
+    finished = rebuild_output(iter([_finish(o, keep) for o in output]))
+
+    def vjp_fn(*cotangents: Any) -> tuple[Any, ...]:
+        given = cotangents[0] if len(cotangents) == 1 else cotangents
+        grads = iter(leaves_vjp(*_leaves_like(given, template, "cotangents")))
+        return tuple(rebuild(grads) for _, rebuild in flattened)
+
+    return finished, vjp_fn, inputs, keep
+
+
+def _leaves_like(value: Any, template: Any, where: str) -> list[Any]:
+    """The parts of ``value`` where ``template`` (an output) has its Tensors, in its order."""
+    if isinstance(template, Tensor):
+        return [value]
+    if isinstance(template, dict) and isinstance(value, dict) and set(value) == set(template):
+        return [x for k in template for x in _leaves_like(value[k], template[k], f"{where}[{k!r}]")]
+    if (
+        isinstance(template, (list, tuple))
+        and isinstance(value, (list, tuple))
+        and len(value) == len(template)
+    ):
+        return [
+            x for i, (v, t) in enumerate(zip(value, template))
+            for x in _leaves_like(v, t, f"{where}[{i}]")
+        ]  # fmt: skip
+    if isinstance(template, dict) and isinstance(value, dict):
+        found = f"the keys {list(value)}, where the output has {list(template)}"
+    elif isinstance(value, type(template)) and hasattr(template, "__len__"):
+        found = f"{len(value)} parts, where the output has {len(template)}"
+    else:
+        found = f"a {type(value).__name__}, where the output has a {type(template).__name__}"
+    raise TypeError(f"{where} must have the structure of the function's output; it has {found}")
 
 
 def grad_and_value(
@@ -606,6 +667,8 @@ def _jacobian(
 
     def jacobian_of(*args: Any) -> Any:
         chosen = _argnums(argnums, len(args))
+        if any(not isinstance(args[a], Tensor) for a in chosen):
+            return _jacobian_of_structures(func, args, chosen, argnums, mode, strict, of_gradients)
 
         def partial(*primals: Tensor) -> Any:
             full = list(args)
@@ -633,6 +696,41 @@ def _jacobian(
         return tuple(result) if isinstance(output, tuple) else result[0]
 
     return jacobian_of
+
+
+def _jacobian_of_structures(
+    func: Function,
+    args: Sequence[Any],
+    chosen: tuple[int, ...],
+    argnums: Argnums,
+    mode: str,
+    strict: bool,
+    of_gradients: bool,
+) -> Any:
+    """The Jacobian where arguments are dicts, lists or tuples of Tensors (torch.func's
+    pytrees, a module's parameters): computed over their Tensors, then given the output's
+    structure, each output Tensor's part the arguments' structure."""
+    flattened = [_flatten(args[a], f"argument {a}") for a in chosen]
+    leaves = [leaf for part, _ in flattened for leaf in part]
+    output_structure: list[Callable[[Iterator[Any]], Any]] = []
+
+    def over_leaves(*values: Tensor) -> tuple[Tensor, ...]:
+        replacements = iter(values)
+        full = list(args)
+        for a, (_, rebuild) in zip(chosen, flattened):
+            full[a] = rebuild(replacements)
+        output_leaves, rebuild_output = _flatten(func(*full), "the output")
+        output_structure[:] = [rebuild_output]
+        return tuple(output_leaves)
+
+    every_leaf = tuple(range(len(leaves)))
+    rows = _jacobian(over_leaves, every_leaf, mode, strict, of_gradients)(*leaves)
+    per_output = []
+    for row in rows:  # one per output Tensor, a block per input Tensor
+        blocks = iter(row)
+        parts = [rebuild(blocks) for _, rebuild in flattened]
+        per_output.append(parts[0] if isinstance(argnums, int) else tuple(parts))
+    return output_structure[0](iter(per_output))
 
 
 def _refuse_complex(what: str, primals: Sequence[Any], outputs: Sequence[Any]) -> None:

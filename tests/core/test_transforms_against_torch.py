@@ -126,3 +126,57 @@ def test_the_gradient_of_a_real_loss_of_complex_inputs_is_pytorchs():
         return func.grad(lambda t: (t * t).sum().real)(z).tolist()
 
     _both(program)
+
+
+def _as_lists(value):
+    """A result's structure with its Tensors as nested lists (rounded: two libraries' sums)."""
+    if isinstance(value, dict):
+        return {key: _as_lists(part) for key, part in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_as_lists(part) for part in value)
+    return torch.tensor(value.tolist(), dtype=torch.float64).round(decimals=10).tolist()
+
+
+STRUCTURED_TRANSFORMS = {
+    # torch.func's pattern: the Hessian of a loss in a module's parameters, as a dict of dicts
+    "hessian of functional_call": lambda lib, func, model, x: func.hessian(
+        lambda p: (func.functional_call(model, p, (x,)) ** 2).sum()
+    )(dict(model.named_parameters())),
+    "jacrev of a dict output, argnums tuple": lambda lib, func, model, x: func.jacrev(
+        lambda p, y: {"out": func.functional_call(model, p, (y,)).tanh(), "w": p["weight"].sum()},
+        argnums=(0, 1),
+    )(dict(model.named_parameters()), x),
+    "jacfwd of a tuple argument": lambda lib, func, model, x: func.jacfwd(
+        lambda t: t[0] * t[1].sum()
+    )((x[0], model.weight)),
+    "hessian of a list argument": lambda lib, func, model, x: func.hessian(
+        lambda t: (t[0] ** 3).sum() * t[1].sum()
+    )([x[0], model.bias]),
+    "vjp in the output's structure": lambda lib, func, model, x: (
+        lambda out, vjp_fn: (out, vjp_fn({"y": out["y"] * 0 + 0.5, "n": out["n"] * 0 + 0.7}))
+    )(*func.vjp(lambda p: {"y": p["w"].exp(), "n": p["b"].sum()},
+                {"w": model.weight, "b": model.bias})),
+}  # fmt: skip
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # torch's forward mode, inside
+@pytest.mark.parametrize("name", list(STRUCTURED_TRANSFORMS))
+def test_transforms_take_and_give_dicts_lists_and_tuples_as_torch_func(name):
+    # (jacrev, jacfwd, hessian and vjp refused anything but Tensors)
+    def program(lib, func):
+        lib.manual_seed(0)
+        model = lib.nn.Linear(3, 2).double()
+        with lib.no_grad():
+            model.weight.copy_(lib.tensor([[0.5, -1.0, 0.25], [1.5, 0.75, -0.5]]))
+            model.bias.copy_(lib.tensor([0.1, -0.2]))
+        x = lib.tensor([[1.0, 2.0, -1.0], [0.5, -0.5, 3.0]], dtype=lib.float64)
+        return _as_lists(STRUCTURED_TRANSFORMS[name](lib, func, model, x))
+
+    _both(program)
+
+
+def test_a_cotangent_of_another_structure_is_a_type_error_naming_it():
+    _, vjp_fn = plugrad.func.vjp(lambda p: {"y": p["w"] * 2, "n": p["w"].sum()},
+                                 {"w": plugrad.ones(2)})  # fmt: skip
+    with pytest.raises(TypeError, match=r"keys \['y'\], where the output has \['y', 'n'\]"):
+        vjp_fn({"y": plugrad.ones(2)})
