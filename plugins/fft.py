@@ -111,6 +111,9 @@ def _over_axes(name: str) -> Any:
                 return _as_complex(xp, x)
         if name in ("fftn", "ifftn", "irfftn"):
             x = _as_complex(xp, x)  # (as fft's: the standard's take complex input only)
+        if s is not None and -1 in s:
+            # -1 is the input's length; Dask's transforms chunked their result for -1
+            s = _axes_and_sizes(tuple(x.shape), s, axes)[1]
         return getattr(xp.fft, name)(x, s=s, axes=axes, norm=norm)
 
     return kernel
