@@ -54,7 +54,9 @@ def test_weight_norm_trains_and_saves_as_pytorchs(normalization: str) -> None:
     assert keys == their_keys and name == their_name
     for ours, theirs in zip(values, their_values, strict=True):
         np.testing.assert_allclose(ours, theirs, rtol=1e-4, atol=1e-5)  # (float32, 3 steps)
-    np.testing.assert_allclose(out.detach().numpy(), their_out.detach().numpy(), atol=1e-5)
+    np.testing.assert_allclose(
+        out.detach().numpy(), their_out.detach().numpy(), rtol=1e-4, atol=1e-5
+    )  # (as the state: on the torch backend a row differed by 4.5e-6 relative)
 
 
 def test_removing_leaves_the_parametrized_value_and_the_class() -> None:
