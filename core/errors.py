@@ -261,3 +261,22 @@ def type_name(value: object) -> str:
     if kind.__module__ == "builtins":
         return kind.__qualname__
     return f"{kind.__module__}.{kind.__qualname__}"
+
+
+def checked_bool(what: str, value: object) -> bool:
+    """``value`` if it is a bool, else :class:`ArgumentError` naming ``what``: a flag given
+    as ``"no"`` or ``1`` would otherwise be read by its truth value.
+
+    Examples
+    --------
+    >>> from plugrad.errors import checked_bool
+    >>> checked_bool("upper", True)
+    True
+    >>> checked_bool("upper", "no")
+    Traceback (most recent call last):
+    ...
+    plugrad.errors.ArgumentError: upper must be True or False, got 'no'
+    """
+    if not isinstance(value, bool):
+        raise ArgumentError(f"{what} must be True or False, got {value!r}")
+    return value

@@ -314,8 +314,7 @@ def solve_triangular(
             "for a vector b, give b[:, None]"
         )
     for name, flag in (("upper", upper), ("left", left), ("unitriangular", unitriangular)):
-        if not isinstance(flag, bool):
-            raise TypeError(f"solve_triangular(): {name} must be a bool, got {flag!r}")
+        errors.checked_bool(f"solve_triangular(): {name}", flag)
     triangle = namespace.triu(A) if upper else namespace.tril(A)
     if unitriangular:
         diagonal = namespace.eye(A.shape[-1], dtype=namespace.bool, device=A.device)

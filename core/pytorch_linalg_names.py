@@ -19,7 +19,7 @@ from . import linalg as _linalg
 from . import ops as _ops
 from . import return_types as _return_types
 from .dtype_functions import broadcast_shapes
-from .errors import DtypeError, ShapeError
+from .errors import DtypeError, ShapeError, checked_bool
 from .inplace import takes_out
 from .tensor import Tensor, install_function_methods, install_methods
 
@@ -175,12 +175,6 @@ def cholesky(input: Tensor, upper: bool = False) -> Tensor:
     return _linalg.cholesky(_tensor("cholesky", input), upper=bool(upper))
 
 
-def _flag(function: str, name: str, value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise TypeError(f"{function}(): {name} must be a bool, got {value!r}")
-    return value
-
-
 @takes_out
 def cholesky_solve(input: Tensor, input2: Tensor, upper: bool = False) -> Tensor:
     """``X`` with ``A @ X = input``, where ``A = L @ L.mH`` and ``input2`` is ``L`` (lower
@@ -196,7 +190,7 @@ def cholesky_solve(input: Tensor, input2: Tensor, upper: bool = False) -> Tensor
     """
     B = _tensor("cholesky_solve", input)
     factor = _tensor("cholesky_solve", input2, "input2")
-    lower = adjoint(factor) if _flag("cholesky_solve", "upper", upper) else factor
+    lower = adjoint(factor) if checked_bool("cholesky_solve(): upper", upper) else factor
     Y = _linalg.solve_triangular(lower, B, upper=False)
     return _linalg.solve_triangular(adjoint(lower), Y, upper=True)
 
@@ -241,7 +235,7 @@ def qr(input: Tensor, some: bool = True) -> Any:
         UserWarning,
         stacklevel=2,
     )
-    mode = "reduced" if _flag("qr", "some", some) else "complete"
+    mode = "reduced" if checked_bool("qr(): some", some) else "complete"
     Q, R = _linalg.qr(_tensor("qr", input), mode=mode)
     return _return_types.qr(Q, R)
 
@@ -276,10 +270,11 @@ def triangular_solve(
     )
     b = _tensor("triangular_solve", input)
     A = _tensor("triangular_solve", A, "A")
-    upper = _flag("triangular_solve", "upper", upper)
-    unitriangular = _flag("triangular_solve", "unitriangular", unitriangular)
+    upper = checked_bool("triangular_solve(): upper", upper)
+    unitriangular = checked_bool("triangular_solve(): unitriangular", unitriangular)
+    transpose = checked_bool("triangular_solve(): transpose", transpose)
     # A.mT's triangle is the other one
-    matrix = _ops.matrix_transpose(A) if _flag("triangular_solve", "transpose", transpose) else A
+    matrix = _ops.matrix_transpose(A) if transpose else A
     is_upper = upper != transpose
     solution = _linalg.solve_triangular(matrix, b, upper=is_upper, unitriangular=unitriangular)
     return _return_types.triangular_solve(solution, A.clone())

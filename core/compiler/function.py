@@ -18,7 +18,7 @@ from .. import dtypes as _dtypes
 from .. import inplace as _inplace
 from .. import lazy as _lazy
 from .. import registry as _registry
-from ..errors import CompileError, CompileWarning, GraphBreakError
+from ..errors import CompileError, CompileWarning, GraphBreakError, checked_bool
 from ..grad_mode import _state
 from ..tensor import Tensor, tensors_in
 from . import checks, codegen, graphs, passes
@@ -71,10 +71,10 @@ class CompiledFunction:
         if isinstance(fn, CompiledFunction):
             fn = fn.fn
         self.fn = fn
-        self.fullgraph = _flag("fullgraph", fullgraph)
+        self.fullgraph = checked_bool("plugrad.compile(): fullgraph", fullgraph)
         self.cache_size = _checked_cache_size(cache_size)
-        self.optimize = _flag("optimize", optimize)
-        self.device_graph = _flag("device_graph", device_graph)
+        self.optimize = checked_bool("plugrad.compile(): optimize", optimize)
+        self.device_graph = checked_bool("plugrad.compile(): device_graph", device_graph)
         self._cache: OrderedDict[Any, _Entry] = OrderedDict()
         _instances.add(self)
         # The plan that ran last, when it checks its arguments itself: tried before the
@@ -653,13 +653,6 @@ def _where(where: Any) -> str:
     return f"argument {where!r}" + "".join(reversed(path))
 
 
-def _flag(name: str, value: Any) -> bool:
-    """``value`` if it is a bool; a string such as "no" would otherwise read as True."""
-    if not isinstance(value, bool):
-        raise TypeError(f"plugrad.compile(): {name} must be True or False, got {value!r}")
-    return value
-
-
 def _checked_cache_size(value: Any) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
         raise ValueError(f"cache_size must be an int >= 1, got {value!r}")
@@ -731,7 +724,7 @@ def compile(
             ("optimize", optimize),
             ("device_graph", device_graph),
         ):
-            _flag(name, value)
+            checked_bool(f"plugrad.compile(): {name}", value)
         _checked_cache_size(cache_size)
         return lambda function: CompiledFunction(
             function,

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import ops as _ops
 from ..creation import empty, zeros
-from ..errors import DtypeError, InvalidArgumentError, ShapeError
+from ..errors import DtypeError, InvalidArgumentError, ShapeError, checked_bool
 from ..tensor import Tensor
 from . import functional as F
 from . import init
@@ -42,11 +42,6 @@ _NONLINEARITIES = {"tanh": "RNN_TANH", "relu": "RNN_RELU"}
 # -- checks -------------------------------------------------------------------------------
 
 
-def _check_flag(layer: str, name: str, value: Any) -> None:
-    if not isinstance(value, bool):
-        raise TypeError(f"{layer}: {name} must be a bool, got {type(value).__name__}")
-
-
 def _check_arguments(
     module: Module, placement: Any, sizes: dict[str, Any], flags: dict[str, Any]
 ) -> None:
@@ -57,7 +52,7 @@ def _check_arguments(
     for name, value in sizes.items():
         _positive_int(layer, name, value)
     for name, flag in flags.items():
-        _check_flag(layer, name, flag)
+        checked_bool(f"{layer}: {name}", flag)
 
 
 def _nonlinearity_mode(layer: str, nonlinearity: Any) -> str:

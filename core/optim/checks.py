@@ -12,7 +12,7 @@ import numbers
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
-from ..errors import InvalidArgumentError
+from ..errors import InvalidArgumentError, checked_bool
 from ..tensor import Tensor
 
 __all__ = [
@@ -100,8 +100,7 @@ def check_int(name: str, value: Any, *, at_least: int) -> None:
 
 def check_flag(name: str, value: Any) -> None:
     """Raise unless ``value`` is a bool."""
-    if not isinstance(value, bool):
-        raise TypeError(f"{name} must be True or False, got {value!r}")
+    checked_bool(name, value)
 
 
 def check_betas(optimizer: str, betas: Any) -> None:

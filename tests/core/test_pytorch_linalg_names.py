@@ -463,5 +463,5 @@ def test_the_deprecated_forms_say_what_replaces_them():
         plugrad.qr(x)
     with pytest.warns(UserWarning, match=r"linalg\.solve_triangular"):
         x.triangular_solve(x)
-    with pytest.raises(TypeError, match="some must be a bool"):
+    with pytest.raises(TypeError, match="some must be True or False"):
         plugrad.qr(x, some="yes")

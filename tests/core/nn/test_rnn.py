@@ -238,7 +238,7 @@ def test_batch_first_does_not_change_the_state_layout() -> None:
         (lambda: nn.GRU(3, 0), InvalidArgumentError, "hidden_size must be greater than zero"),
         (lambda: nn.LSTM(3.0, 4), TypeError, "input_size must be an int, got float"),
         (lambda: nn.LSTM(3, 4, num_layers=0), InvalidArgumentError, "num_layers must be"),
-        (lambda: nn.LSTM(3, 4, bias=1), TypeError, "bias must be a bool"),
+        (lambda: nn.LSTM(3, 4, bias=1), TypeError, "bias must be True or False"),
         (lambda: nn.LSTM(3, 4, proj_size=4), InvalidArgumentError, "smaller than hidden_size"),
         (lambda: nn.LSTM(3, 4, proj_size=-1), InvalidArgumentError, "non-negative"),
         (lambda: nn.GRU(3, 4, proj_size=2), InvalidArgumentError, "only supported by LSTM"),
