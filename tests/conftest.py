@@ -74,11 +74,61 @@ def _part() -> tuple[int, int] | None:
     return parse_part(os.environ.get("PLUGRAD_TEST_PART"))
 
 
+# The ids of the tests that passed (or xfailed) in the last run, in pytest's cache: the
+# second of two runs, the first without an optional dependency (torch), passes
+# --skip-passed-last-run to run only what the first skipped or did not collect.
+_PASSED_KEY = "plugrad/passed-last-run"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--skip-passed-last-run",
+        action="store_true",
+        help="leave out the tests that passed in the last run of this checkout (kept in "
+        "pytest's cache): after a run without an optional dependency, runs what it skipped "
+        "or did not collect",
+    )
+
+
 def pytest_configure(config: pytest.Config) -> None:
     _part()  # a malformed PLUGRAD_TEST_PART stops the run before collection
+    if config.getoption("--skip-passed-last-run") and getattr(config, "cache", None) is None:
+        raise pytest.UsageError(
+            "--skip-passed-last-run reads pytest's cache: drop -p no:cacheprovider"
+        )
+
+
+_PASSED: set[str] = set()  # this run's
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.when == "call" and (report.passed or hasattr(report, "wasxfail")):
+        _PASSED.add(report.nodeid)
+
+
+def _leave_out_passed(config: pytest.Config, items: list[pytest.Item]) -> None:
+    passed = set(config.cache.get(_PASSED_KEY, []))
+    if not passed:
+        raise pytest.UsageError(
+            "--skip-passed-last-run: pytest's cache holds no passed tests; run pytest without "
+            "the option first"
+        )
+    left_out = [item for item in items if item.nodeid in passed]
+    if left_out:
+        config.hook.pytest_deselected(items=left_out)
+        items[:] = [item for item in items if item.nodeid not in passed]
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    config = session.config
+    rerun = config.getoption("--skip-passed-last-run")
+    if getattr(config, "cache", None) is not None and not rerun:
+        config.cache.set(_PASSED_KEY, sorted(_PASSED))
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--skip-passed-last-run"):
+        _leave_out_passed(config, items)
     part = _part()
     if part is not None:
         # By a hash of the test's id: the same parts on every run, each test in one of them.

@@ -1,8 +1,8 @@
 """``PLUGRAD_TEST_PART=K/N``: the K-th of N parts of the selected tests, for bounded runs.
 
 Each test belongs to one part, chosen by a hash of its id: the same parts on
-every run. CI runs the slow suites with JAX and Dask as the default backend in
-two halves, one on each.
+every run. CI runs the slow suites with JAX and Dask as the default backend,
+and their op tables, one part a day, the part turning with the day.
 """
 
 from __future__ import annotations
