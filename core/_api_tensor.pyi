@@ -439,7 +439,7 @@ class InstalledTensorMethods:
         """In-place :meth:`clip`: ``x.clip_(...)`` makes ``x`` hold it."""
 
     def conj(self) -> Tensor:
-        """PyTorch's ``x.conj()``: the complex conjugate (a copy, where PyTorch's is a view), and a real tensor itself."""
+        """PyTorch's ``x.conj()``: the complex conjugate, and a real tensor itself. For a complex tensor it is a copy where PyTorch's is a view, so in-place changes of it are refused."""
 
     def conj_physical(self, *, out: Any = ...) -> Tensor:
         """The complex conjugate, computed now (as every conjugate in plugrad is)."""

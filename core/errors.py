@@ -156,12 +156,15 @@ class BackendError(PlugradError, RuntimeError):
 
 
 class ViewCopyError(BackendError):
-    """An in-place change would leave a view stale, on a backend whose views are copies.
+    """An in-place change would not reach memory that PyTorch would share: refused first.
 
     On JAX and Dask a view is a new array; plugrad brings index views
     (``x[1:3]``) and ``detach()``-ed tensors up to date after an in-place
     change, but cannot re-derive other views (``reshape``, ``transpose``, ...),
-    so it refuses the change before making it.
+    so it refuses the change before making it. On every backend, the results
+    of ``view_as_real``, ``view_as_complex``, ``x.conj()`` and ``x.mH`` of a
+    complex tensor are copies where PyTorch's are views: changing one in place
+    is refused too.
     """
 
 

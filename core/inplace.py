@@ -43,7 +43,15 @@ from .tensor import Tensor, _wrap, install_methods
 from .tensor_hooks import move_retain_grad
 from .tensor_indexing import in_numpy_order, index_key
 from .tensor_operators import BINARY_OPERATORS
-from .versions import ALIAS, DETACHED, Unstacked, ViewOf, memory_family, memory_links
+from .versions import (
+    ALIAS,
+    DETACHED,
+    Unstacked,
+    ViewOf,
+    copy_of_view_made_by,
+    memory_family,
+    memory_links,
+)
 
 __all__ = [
     "apply_inplace",
@@ -68,6 +76,19 @@ _NO_KEYWORDS: dict[str, Any] = {}
 _FLOATING_KINDS = frozenset({"real floating", "complex floating"})
 
 
+def _refuse_change_of_copy_of_view(target: Tensor, name: str) -> None:
+    # (Views and detach()-ed aliases of a marked tensor are marked too: see versions.)
+    made_by = copy_of_view_made_by(target)
+    if made_by is not None:
+        raise ViewCopyError(
+            f"{name} on a tensor of shape {target.shape} that is, or is a view of, the "
+            f"result of {made_by}, which in PyTorch is a view of its input but in plugrad a "
+            "copy: the change would not reach the tensor it was made from. Change that "
+            "tensor instead (z.real.add_(...), z.copy_(...)), or clone the result first "
+            "(v = v.clone()) to change a copy on purpose. Nothing was changed."
+        )
+
+
 def apply_inplace(
     target: Tensor,
     function: Callable[..., Tensor],
@@ -82,6 +103,8 @@ def apply_inplace(
     same as ``function`` (``operator.isub`` for ``subtract``), used when nothing
     is recorded and the one operand keeps ``target``'s dtype and shape.
     """
+    if _versions.copies_of_views:  # rarely anything: view_as_real(z), z.conj(), ... while they live
+        _refuse_change_of_copy_of_view(target, name)
     # Where views are copies, the tensors sharing target's memory are found (or the
     # change refused) first, and brought up to date after it.
     if _state.enabled and target._counter is not None and not target._requires_grad:
@@ -763,6 +786,8 @@ def write_out(op: str, out: Tensor, result: Tensor) -> Tensor:
                 f"{out.dtype.name} cannot hold; give an out tensor of dtype {result.dtype.name}"
             )
         result = _ops.astype(result, out.dtype)
+    if _versions.copies_of_views:
+        _refuse_change_of_copy_of_view(out, f"{op}(out=...)")
     copies = out._device.views_are_copies and _copies_to_refresh(out, f"{op}(out=...)")
     _write_or_rebind(out, result._array, f"{op}(out=...)")
     if copies:

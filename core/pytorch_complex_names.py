@@ -4,8 +4,11 @@
 (what rotary position embeddings call), and the conjugation methods of PyTorch's
 lazy conjugate bit (``is_conj``, ``resolve_conj``, ``conj_physical``, ...). Every
 result is differentiable in its inputs. Each returns a new tensor: plugrad's
-complex tensors have no real view of their memory, so ``view_as_real(z)`` is a copy
-(a write into it does not change ``z``), and conjugation is never lazy.
+complex tensors have no real view of their memory, so ``view_as_real(z)`` is a copy,
+and conjugation is never lazy. Where PyTorch's result is a view (``view_as_real``,
+``view_as_complex``, ``z.conj()``), a write into plugrad's copy would not reach ``z``:
+it is refused (:class:`~plugrad.errors.ViewCopyError`), as is a write into a tensor
+sharing the copy's memory.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from . import ops as _ops
 from .errors import DtypeError, ShapeError
 from .inplace import takes_out
 from .tensor import Tensor, install_methods
+from .versions import mark_copy_of_view
 
 __all__ = [
     "conj_physical",
@@ -98,7 +102,8 @@ def polar(abs: Tensor, angle: Tensor) -> Tensor:
 
 def view_as_complex(input: Tensor) -> Tensor:
     """Read a real tensor whose last dimension holds ``(real, imag)`` pairs as complex
-    numbers: shape ``(..., 2)`` to ``(...)``. A copy in plugrad (see the module's note).
+    numbers: shape ``(..., 2)`` to ``(...)``. A copy in plugrad, which refuses in-place changes (see
+    the module's note).
 
     Examples
     --------
@@ -114,12 +119,14 @@ def view_as_complex(input: Tensor) -> Tensor:
             f"imaginary parts), got shape {input.shape}; reshape it to (..., 2) first"
         )
     real, imag = input[..., 0], input[..., 1]
-    return _assembled(real, imag, _parts("view_as_complex", real, imag, "input input"))
+    result = _assembled(real, imag, _parts("view_as_complex", real, imag, "input input"))
+    return mark_copy_of_view(result, "view_as_complex()")
 
 
 def view_as_real(input: Tensor) -> Tensor:
     """Return a complex tensor's real and imaginary parts as a last dimension of size 2:
-    shape ``(...)`` to ``(..., 2)``. A copy in plugrad (see the module's note).
+    shape ``(...)`` to ``(..., 2)``. A copy in plugrad, which refuses in-place changes (see
+    the module's note).
 
     Examples
     --------
@@ -135,7 +142,8 @@ def view_as_real(input: Tensor) -> Tensor:
             f"view_as_real() takes a complex tensor, got {input.dtype.name}; for a real "
             "tensor, x[..., None] adds the last dimension"
         )
-    return _ops.stack([_ops.real(input), _ops.imag(input)], axis=-1)
+    result = _ops.stack([_ops.real(input), _ops.imag(input)], axis=-1)
+    return mark_copy_of_view(result, "view_as_real()")
 
 
 @takes_out

@@ -22,6 +22,7 @@ from .dtype_functions import broadcast_shapes
 from .errors import DtypeError, ShapeError, checked_bool
 from .inplace import takes_out
 from .tensor import Tensor, install_function_methods, install_methods
+from .versions import mark_copy_of_view
 
 __all__ = [
     "adjoint",
@@ -158,7 +159,7 @@ def svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> _return_ty
             zeros((*batch, n, n), dtype=input.dtype, device=input.device),
         )
     U, S, Vh = _linalg.svd(input, full_matrices=not some)
-    return _return_types.svd(U, S, adjoint(Vh))
+    return _return_types.svd(U, S, _conjugate_transposed(Vh))
 
 
 @takes_out
@@ -190,9 +191,11 @@ def cholesky_solve(input: Tensor, input2: Tensor, upper: bool = False) -> Tensor
     """
     B = _tensor("cholesky_solve", input)
     factor = _tensor("cholesky_solve", input2, "input2")
-    lower = adjoint(factor) if checked_bool("cholesky_solve(): upper", upper) else factor
+    lower = (
+        _conjugate_transposed(factor) if checked_bool("cholesky_solve(): upper", upper) else factor
+    )
     Y = _linalg.solve_triangular(lower, B, upper=False)
-    return _linalg.solve_triangular(adjoint(lower), Y, upper=True)
+    return _linalg.solve_triangular(_conjugate_transposed(lower), Y, upper=True)
 
 
 @takes_out
@@ -479,6 +482,13 @@ def adjoint(input: Tensor) -> Tensor:
     _tensor("adjoint", input)
     if input.ndim < 2:
         raise ShapeError(f"adjoint() takes a matrix (or a batch of them), got shape {input.shape}")
+    if input.dtype.kind == "complex floating":
+        # PyTorch's is a view of input (a lazy conjugate); a write into this copy is refused
+        return mark_copy_of_view(_conjugate_transposed(input), "adjoint() (x.mH, x.H)")
+    return _ops.matrix_transpose(input)  # a view of input, as PyTorch's
+
+
+def _conjugate_transposed(input: Tensor) -> Tensor:
     if input.dtype.kind == "complex floating":
         input = _ops.conj(input)
     return _ops.matrix_transpose(input)

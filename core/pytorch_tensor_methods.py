@@ -28,6 +28,7 @@ from .grad_mode import no_grad as _no_grad
 from .inplace import takes_out
 from .memory_formats import strided as _strided
 from .tensor import Tensor, install_function_methods, install_methods
+from .versions import mark_copy_of_view
 
 __all__ = [
     "addr",
@@ -1014,8 +1015,8 @@ def _positive(self: Tensor) -> Tensor:
 
 
 def _conj(self: Tensor) -> Tensor:
-    """PyTorch's ``x.conj()``: the complex conjugate (a copy, where PyTorch's is a view), and a
-    real tensor itself.
+    """PyTorch's ``x.conj()``: the complex conjugate, and a real tensor itself. For a complex
+    tensor it is a copy where PyTorch's is a view, so in-place changes of it are refused.
 
     Examples
     --------
@@ -1027,7 +1028,7 @@ def _conj(self: Tensor) -> Tensor:
     True
     """
     if self.dtype.kind == "complex floating":
-        return _ops.conj(self)
+        return mark_copy_of_view(_ops.conj(self), "x.conj()")
     return self
 
 

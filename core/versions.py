@@ -35,7 +35,10 @@ __all__ = [
     "ViewOf",
     "add_alias",
     "bump_version",
+    "copies_of_views",
+    "copy_of_view_made_by",
     "leave_memory",
+    "mark_copy_of_view",
     "memory_family",
     "memory_links",
     "shared_counter",
@@ -49,6 +52,31 @@ DETACHED = object()
 #: The key of :func:`add_alias` for an alias holding all of the tensor's values with a
 #: graph history of its own (``nn.Parameter(x)``): to autograd, like any other view.
 ALIAS = object()
+
+
+#: Tensors that PyTorch's function would have made views of their input and plugrad made
+#: copies of (``view_as_real(z)``, ``z.conj()``), and tensors sharing their memory, by id:
+#: ``(weak reference, how it was made)``. In-place changes of them are refused.
+copies_of_views: dict[int, tuple[weakref.ref[Any], str]] = {}
+
+
+def mark_copy_of_view(result: Member, made_by: str) -> Member:
+    """Mark ``result`` a copy where PyTorch's ``made_by`` makes a view (its views and
+    ``detach()``-ed aliases inherit the mark), so that :mod:`plugrad.inplace` refuses to
+    change it: the change would not reach the tensor it was made from. Returns ``result``."""
+    key = id(result)
+
+    def forget(_: weakref.ref[Any]) -> None:
+        copies_of_views.pop(key, None)
+
+    copies_of_views[key] = (_weak(result, forget), made_by)
+    return result
+
+
+def copy_of_view_made_by(tensor: Versioned) -> str | None:
+    """How ``tensor`` was made, if it is marked by :func:`mark_copy_of_view`; else ``None``."""
+    entry = copies_of_views.get(id(tensor))
+    return entry[1] if entry is not None and entry[0]() is tensor else None
 
 
 class ViewOf:
@@ -122,6 +150,10 @@ def add_alias(tensor: Versioned, alias: Versioned, key: Any = None) -> None:
             elif len(counter) == 1:
                 counter.append((_weak(tensor), None, None))
     alias._counter = counter
+    if copies_of_views:  # rarely anything
+        made_by = copy_of_view_made_by(tensor)
+        if made_by is not None:
+            mark_copy_of_view(alias, made_by)
     if key is None:
         counter.append((_weak(alias), None, None))
     else:

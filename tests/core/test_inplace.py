@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import threading
 
 import numpy as np
@@ -16,6 +17,7 @@ from plugrad.errors import (
     InPlaceModificationError,
     ReadOnlyViewError,
     ShapeError,
+    ViewCopyError,
 )
 
 
@@ -682,3 +684,53 @@ def test_a_recorded_in_place_op_writes_memory_numpy_shares() -> None:
     assert given.tolist() == [1.0, 2.0, 3.0] and array.tolist() == [1.0, 2.0, 3.0]
     (shared.sum() + exported.sum()).backward()
     assert w.grad.tolist() == [2.0, 2.0, 2.0]
+
+
+# -- results that are views in PyTorch and copies here ------------------------------------
+
+
+_COPIES_OF_VIEWS = {
+    "view_as_real": lambda z: plugrad.view_as_real(z),
+    "view_as_real, indexed": lambda z: plugrad.view_as_real(z)[0],
+    "view_as_real, reshaped": lambda z: plugrad.view_as_real(z).reshape(-1),
+    "view_as_real, detached": lambda z: plugrad.view_as_real(z).detach(),
+    "view_as_complex": lambda z: plugrad.view_as_complex(plugrad.view_as_real(z).clone()),
+    "conj": lambda z: z.conj(),
+    "mH": lambda z: z[None].mH,
+    "H": lambda z: z[None].H,
+}
+_CHANGES = {
+    "add_": lambda v: v.add_(1),
+    "setitem": lambda v: v.__setitem__(0, 0),
+    "copy_": lambda v: v.copy_(plugrad.zeros_like(v)),
+    "zero_": lambda v: v.zero_(),
+    "out=": lambda v: plugrad.multiply(v, 2, out=v),
+}
+
+
+@pytest.mark.parametrize("change", _CHANGES.values(), ids=_CHANGES.keys())
+@pytest.mark.parametrize("make", _COPIES_OF_VIEWS.values(), ids=_COPIES_OF_VIEWS.keys())
+def test_a_write_into_a_copy_that_pytorch_makes_a_view_is_refused(make, change) -> None:
+    # In PyTorch these are views of z and the write changes z; here they are copies, and the
+    # write was made into the copy alone, z left as it was: a silent difference.
+    z = plugrad.tensor([1 + 2j, -3j], dtype=plugrad.complex128, requires_grad=False)
+    view = make(z)
+    gc.collect()  # (the detached one outlives the view_as_real result it came from)
+    before = view.clone()
+    with pytest.raises(ViewCopyError, match="in PyTorch is a view of its input"):
+        change(view)
+    assert z.tolist() == [1 + 2j, -3j] and plugrad.all(view == before)
+    # A clone is the user's own copy, and a real tensor's conj() is itself.
+    copy = view.clone()
+    change(copy)
+    x = plugrad.tensor([1.0, 2.0])
+    x.conj().add_(1)
+    assert x.tolist() == [2.0, 3.0]
+
+
+def test_the_marks_of_copies_of_views_go_with_their_tensors() -> None:
+    z = plugrad.tensor([1 + 2j])
+    for _ in range(100):
+        plugrad.view_as_real(z)[0].detach()
+    gc.collect()
+    assert not plugrad.versions.copies_of_views
