@@ -670,6 +670,9 @@ def _torch_round(xp: Any, x: Any, *, decimals: int = 0) -> Any:
     places = decimals if decimals > 0 else -decimals  # (abs is the op here)
     # Past float64's range the scale is inf and the result NaN, as PyTorch's (not an error).
     scale = 10.0**places if places <= 308 else math.inf
+    # Of x's shape: XLA turns a division by a scalar into a product with its reciprocal,
+    # a unit in the last place off (JAX's -96.7 came out -96.700005, 1 in 4 of float32's).
+    scale = xp.full(x.shape, scale, dtype=xp.finfo(x.dtype).dtype, device=device_of(x))
     return xp.round(x * scale) / scale if decimals > 0 else xp.round(x / scale) * scale
 
 
