@@ -1216,9 +1216,11 @@ def _retell_dtype_error(
         _retell_shape_error(op, device, error, inputs)
     lowered = text.lower()
     # NumPy refuses `-` of bools saying "The numpy boolean negative ... is not supported",
-    # linear algebra of float16 saying "array type float16 is unsupported in linalg".
+    # linear algebra of float16 saying "array type float16 is unsupported in linalg", Dask
+    # `-` of bools "Parameters of such types are not supported by negative".
     if isinstance(error, PlugradError) or not any(
-        word in lowered for word in ("dtype", "boolean", "unsupported in linalg")
+        word in lowered
+        for word in ("dtype", "boolean", "unsupported in linalg", "types are not supported")
     ):
         return
     dtypes = ", ".join(x.dtype.name if isinstance(x, Tensor) else type(x).__name__ for x in inputs)

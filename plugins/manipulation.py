@@ -371,7 +371,10 @@ def _tensor_split(xp: Any, x: Any, indices_or_sections: Any, dim: int = 0) -> tu
 
 
 def _roll_grad(xp: Any, g: Any, ans: Any, x: Any, *, shift: Any, axis: Any) -> Any:
-    back = tuple(-s for s in shift) if isinstance(shift, (tuple, list)) else -shift
+    shift, axis = _axes(shift), _axes(axis)
+    back = tuple(-s for s in shift) if isinstance(shift, tuple) else -shift
+    if axis is None and isinstance(back, tuple):  # one shift in a list, as the forward takes it
+        back = back[0]
     return xp.roll(g, shift=back, axis=axis)
 
 

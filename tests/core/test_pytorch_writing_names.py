@@ -177,13 +177,17 @@ def test_alpha_takes_the_kind_of_the_result_as_pytorchs():
         plugrad.tensor([1.0]).add(plugrad.tensor([1.0]), alpha=1j)
 
 
+def _float16_sum_with_alpha(m):
+    return m.add(m.zeros(1), m.tensor([60000.0], dtype=m.float16), alpha=2)
+
+
 @pytest.mark.parametrize(
     "call",
     [
         lambda m: m.add(m.zeros(2, dtype=m.int16), m.tensor([100, -100], dtype=m.int8), alpha=2),
         lambda m: m.zeros(2, dtype=m.int16).add_(m.tensor([100, -100], dtype=m.int8), alpha=2),
         lambda m: m.sub(m.zeros(2, dtype=m.int32), m.tensor([100, 7], dtype=m.int8), alpha=3),
-        lambda m: m.add(m.zeros(1), m.tensor([60000.0], dtype=m.float16), alpha=2),
+        _float16_sum_with_alpha,
         lambda m: m.add(2.5, m.tensor([200], dtype=m.uint8), alpha=3),
         lambda m: m.add(m.tensor([1, 2], dtype=m.int8), m.tensor([True, False]), alpha=2),
     ],
@@ -193,6 +197,8 @@ def test_alpha_multiplies_in_the_dtype_of_the_result(call):
     # float16 60000 * 2 became inf, and a bool times 2 made an int8 sum int64.
     if plugrad.default_device().backend.name == "array_api_strict":
         pytest.skip("array_api_strict mixes no kinds and adds no bools")
+    if call is _float16_sum_with_alpha and plugrad.float16 not in plugrad.default_device().dtypes:
+        pytest.skip("the default backend has no float16")
     ours, theirs = call(plugrad), call(torch)
     assert ours.tolist() == theirs.tolist()
     assert ours.dtype.name == str(theirs.dtype).removeprefix("torch.")
