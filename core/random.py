@@ -475,6 +475,8 @@ def randint(
 
     As in PyTorch, ``randint(high, size)`` starts at 0, and the result is
     ``int64`` (``int32`` on a backend without it) unless ``dtype`` is given.
+    Any int64 range can be drawn; other dtypes take ranges up to ``2**53`` wide
+    (``2**24`` on a backend without float64).
 
     Examples
     --------
@@ -516,6 +518,13 @@ def randint(
     # Scaled uniform samples, floored: exact for ranges below 2**53 (2**24 in float32).
     precise = _widest_float(target)
     widest = 2**53 if precise is _dtypes.float64 else 2**24
+    if high - low > widest and dtype is _dtypes.int64:
+        # Wider int64 ranges, as PyTorch's: from 32-bit halves (see random_).
+        if high - low <= 2**63:
+            drawn = _wide_randint(high - low, size, target, generator) + low
+        else:
+            drawn = _int64_in(low, high, size, target, generator)
+        return leaf(drawn._array, target, False)
     if high - low > widest:
         raise ValueError(
             f"randint(): the range [{low}, {high}) is wider than {widest} (the integers "
@@ -523,10 +532,18 @@ def randint(
         )
     uniform = _sample("uniform", (size,), precise, target, None, generator, False)
     xp = target.xp
-    scaled = xp.floor(uniform._array * float(high - low)) + float(low)
+    native = target.native_dtype(dtype)
     # NOTE: u * n can round up to n for u just below 1; keep the interval half-open.
-    scaled = xp.minimum(scaled, float(high - 1))
-    return leaf(xp.astype(scaled, target.native_dtype(dtype)), target, False)
+    offsets = xp.minimum(xp.floor(uniform._array * float(high - low)), float(high - low - 1))
+    if dtype.kind == "real floating":
+        return leaf(xp.astype(offsets + float(low), native), target, False)
+    # low is added in integers: in floats, low = 2**62 absorbed every offset below 1024.
+    # Unsigned, low + offset fits the dtype; signed, the default integers hold the offsets
+    # (up to 2**53, or 2**24 without int64) and the sums, which lie in the dtype's range.
+    if dtype.kind == "signed integer":
+        native = target.native_dtype(target.default_int_dtype)
+    drawn = xp.astype(offsets, native) + low
+    return leaf(xp.astype(drawn, target.native_dtype(dtype), copy=False), target, False)
 
 
 @takes_out

@@ -444,6 +444,29 @@ def test_draws_take_numpy_ints_and_0d_tensors_as_sizes_and_bounds() -> None:
         plugrad.randint(0, 2.5, (3,))
 
 
+def test_randint_draws_every_integer_of_a_range_far_from_zero_and_wide_ranges() -> None:
+    # low was added in float64: randint(2**62, 2**62 + 10) gave 2**62 every time, and
+    # random_(2**62, ...) of an int64 tensor too; ranges wider than 2**53 were refused.
+    if plugrad.default_device().default_int_dtype is not plugrad.int64:
+        pytest.skip("the default backend has no int64")
+    far = plugrad.randint(2**62, 2**62 + 10, (500,))
+    assert far.dtype == plugrad.int64
+    assert sorted({v - 2**62 for v in far.tolist()}) == list(range(10))
+    negative = plugrad.randint(-(2**62) - 4, -(2**62), (200,))
+    assert sorted({v + 2**62 for v in negative.tolist()}) == [-4, -3, -2, -1]
+    filled = plugrad.zeros(500, dtype=plugrad.int64).random_(2**62, 2**62 + 3)
+    assert sorted({v - 2**62 for v in filled.tolist()}) == [0, 1, 2]
+    wide = plugrad.randint(0, 2**60, (2000,))
+    assert 0 <= int(wide.min()) and int(wide.max()) > 2**58
+    assert {v % 8 for v in wide.tolist()} == set(range(8))  # the low bits vary too
+    everywhere = plugrad.randint(-(2**63), 2**63 - 1, (2000,))
+    assert int(everywhere.min()) < -(2**61) and int(everywhere.max()) > 2**61
+    small = plugrad.randint(-128, 128, (3000,), dtype=plugrad.int8)
+    assert int(small.min()) == -128 and int(small.max()) == 127
+    with pytest.raises(ValueError, match="wider than"):
+        plugrad.randint(0, 2**60, (2,), dtype=plugrad.float64)
+
+
 def test_seeds_as_pytorch_takes_them() -> None:
     # NumPy ints and negative seeds (counted from 2**64) were refused; 2**64 overflows.
     for seed, kept in (
