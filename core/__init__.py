@@ -201,6 +201,7 @@ from .pytorch_names import (
     take_along_dim,
     trapezoid,
     trapz,
+    unravel_index,
     vander,
 )
 from .pytorch_tensor_methods import *  # noqa: F403  (its __all__ is part of ours)
@@ -388,6 +389,7 @@ __all__ = [
     "block_diag",
     "bucketize",
     "cartesian_prod",
+    "unravel_index",
     "chain_matmul",
     "combinations",
     "gradient",

@@ -68,6 +68,7 @@ __all__ = [
     "take_along_dim",
     "trapezoid",
     "trapz",
+    "unravel_index",
     "vander",
 ]
 
@@ -472,6 +473,44 @@ def cartesian_prod(*tensors: Tensor) -> Tensor:
         return tensors[0]
     grids = _ops.meshgrid(*tensors, indexing="ij")
     return _ops.stack([_ops.reshape(grid, (-1,)) for grid in grids], axis=1)
+
+
+def unravel_index(indices: Tensor, shape: int | tuple[int, ...]) -> tuple[Tensor, ...]:
+    """The coordinates, one tensor per dimension of ``shape``, of the flat ``indices`` into
+    an array of that shape (C order), as ``int64`` tensors of ``indices``' shape.
+
+    As PyTorch's, an index outside ``[-n, n)`` (``n`` the number of elements) wraps
+    around (it is not checked: that would read the values), and a negative one counts
+    from the end.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> rows, columns = plugrad.unravel_index(plugrad.tensor([4, 1, 11]), (3, 4))
+    >>> rows.tolist(), columns.tolist()
+    ([1, 0, 2], [0, 1, 3])
+    """
+    _tensor("unravel_index", indices)
+    if indices.dtype.kind not in ("signed integer", "unsigned integer"):
+        raise DtypeError(
+            f"unravel_index() takes integer indices, got {indices.dtype.name}; convert "
+            "them with .long()"
+        )
+    sizes = (shape,) if hasattr(shape, "__index__") else tuple(shape)
+    for size in sizes:
+        if isinstance(size, bool) or not hasattr(size, "__index__"):
+            raise TypeError(f"unravel_index(): shape must hold ints, got {shape!r}")
+        if size <= 0:
+            raise ShapeError(
+                f"unravel_index(): shape must hold positive sizes (no index lies in an "
+                f"empty array), got {shape!r}"
+            )
+    flat = _ops.astype(indices, indices.device.default_int_dtype)
+    coordinates = []
+    for size in reversed(sizes):  # Python's // and %: -1 is the last element
+        coordinates.append(_ops.remainder(flat, operator.index(size)))
+        flat = _ops.floor_divide(flat, operator.index(size))
+    return tuple(reversed(coordinates))
 
 
 def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> Tensor:

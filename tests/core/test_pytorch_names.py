@@ -198,3 +198,47 @@ def test_from_numpy_of_a_numpy_scalar_is_a_type_error() -> None:
     with pytest.raises(TypeError, match=r"from_numpy\(\) takes a numpy\.ndarray, got float32"):
         plugrad.from_numpy(np.float32(1.0))
     assert plugrad.from_numpy(np.zeros(())).shape == ()
+
+
+@pytest.mark.parametrize(
+    ("indices", "shape"),
+    [
+        ([4, 1, 11], (3, 4)),
+        (5, (3, 4)),
+        ([-1, -12], (3, 4)),
+        ([12, -13, 25], (3, 4)),  # outside [-n, n): wrapped around, as PyTorch's
+        ([[1, 2], [3, 4]], (2, 3)),
+        ([7, 23], (2, 3, 4)),
+        ([0, 4], 5),
+        ([0], ()),
+        ([2**40 + 3], (2**30, 2**30)),
+    ],
+)
+def test_unravel_index_is_pytorchs(indices, shape) -> None:
+    ours = plugrad.unravel_index(plugrad.tensor(indices), shape)
+    theirs = torch.unravel_index(torch.tensor(indices), shape)
+    assert len(ours) == len(theirs)
+    for got, expected in zip(ours, theirs, strict=True):
+        assert got.tolist() == expected.tolist() and got.dtype == plugrad.int64
+    small = plugrad.unravel_index(plugrad.tensor([5], dtype=plugrad.uint8), plugrad.Size([2, 3]))
+    assert [c.tolist() for c in small] == [[1], [2]]
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        (lambda: plugrad.unravel_index(plugrad.tensor([1.0]), (3,)), plugrad.errors.DtypeError,
+         "integer indices"),
+        (lambda: plugrad.unravel_index(plugrad.tensor([True]), (3,)), plugrad.errors.DtypeError,
+         "integer indices"),
+        (lambda: plugrad.unravel_index(plugrad.tensor([1]), (3, -4)), plugrad.errors.ShapeError,
+         "positive sizes"),
+        (lambda: plugrad.unravel_index(plugrad.tensor([1]), (2, 0)), plugrad.errors.ShapeError,
+         "positive sizes"),
+        (lambda: plugrad.unravel_index(plugrad.tensor([1]), (2.0, 3)), TypeError, "hold ints"),
+        (lambda: plugrad.unravel_index([1, 2], (3,)), TypeError, "takes a Tensor"),
+    ],
+)  # fmt: skip
+def test_unravel_index_refuses_what_it_cannot_unravel(call, error, message) -> None:
+    with pytest.raises(error, match=message):
+        call()
