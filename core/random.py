@@ -498,8 +498,18 @@ def randint(
         raise ValueError(f"randint(): high ({high}) must be greater than low ({low})")
     target, generator = _sampling_device(device, backend, generator)
     dtype = _dtypes.of_python_type(dtype) or target.default_int_dtype
+    if dtype is _dtypes.bool:  # as PyTorch's: 0 and 1 drawn as False and True
+        if low < 0 or high > 2:
+            raise ScalarRangeError(
+                f"randint(): the range [{low}, {high}) does not fit bool (it holds 0 and 1); "
+                "draw from [0, 2)"
+            )
+        drawn = randint(low, high, size, device=target, generator=generator)
+        return leaf(target.xp.astype(drawn._array, target.native_dtype(dtype)), target, False)
     if dtype.kind not in ("signed integer", "unsigned integer", "real floating"):
-        raise DtypeError(f"randint() draws integers or real numbers; dtype {dtype.name} is neither")
+        raise DtypeError(
+            f"randint() draws integers, real numbers or bools; dtype {dtype.name} is none of them"
+        )
     if dtype.kind == "real floating":
         largest = finfo(dtype).max  # float16's: 65504 (a draw beyond it was inf)
         if low < -largest or high - 1 > largest:

@@ -467,6 +467,17 @@ def test_randint_draws_every_integer_of_a_range_far_from_zero_and_wide_ranges() 
         plugrad.randint(0, 2**60, (2,), dtype=plugrad.float64)
 
 
+def test_randint_draws_bools_as_pytorch() -> None:
+    # dtype=bool was refused ("draws integers or real numbers"); PyTorch draws 0 and 1.
+    flags = plugrad.randint(0, 2, (200,), dtype=plugrad.bool)
+    assert flags.dtype == plugrad.bool and set(flags.tolist()) == {False, True}
+    assert plugrad.randint(1, 2, (3,), dtype=plugrad.bool).tolist() == [True] * 3
+    assert plugrad.randint_like(plugrad.zeros(4, dtype=plugrad.bool), 1).tolist() == [False] * 4
+    for low, high in ((0, 3), (-1, 1)):
+        with pytest.raises(ScalarRangeError, match="does not fit bool"):
+            plugrad.randint(low, high, (3,), dtype=plugrad.bool)
+
+
 def test_seeds_as_pytorch_takes_them() -> None:
     # NumPy ints and negative seeds (counted from 2**64) were refused; 2**64 overflows.
     for seed, kept in (
