@@ -496,10 +496,11 @@ def unravel_index(indices: Tensor, shape: int | tuple[int, ...]) -> tuple[Tensor
             f"unravel_index() takes integer indices, got {indices.dtype.name}; convert "
             "them with .long()"
         )
-    sizes = (shape,) if hasattr(shape, "__index__") else tuple(shape)
+    given = (shape,) if hasattr(shape, "__index__") else tuple(shape)
+    if any(isinstance(size, bool) or not hasattr(size, "__index__") for size in given):
+        raise TypeError(f"unravel_index(): shape must hold ints, got {shape!r}")
+    sizes = [operator.index(size) for size in given]
     for size in sizes:
-        if isinstance(size, bool) or not hasattr(size, "__index__"):
-            raise TypeError(f"unravel_index(): shape must hold ints, got {shape!r}")
         if size <= 0:
             raise ShapeError(
                 f"unravel_index(): shape must hold positive sizes (no index lies in an "
@@ -508,8 +509,8 @@ def unravel_index(indices: Tensor, shape: int | tuple[int, ...]) -> tuple[Tensor
     flat = _ops.astype(indices, indices.device.default_int_dtype)
     coordinates = []
     for size in reversed(sizes):  # Python's // and %: -1 is the last element
-        coordinates.append(_ops.remainder(flat, operator.index(size)))
-        flat = _ops.floor_divide(flat, operator.index(size))
+        coordinates.append(_ops.remainder(flat, size))
+        flat = _ops.floor_divide(flat, size)
     return tuple(reversed(coordinates))
 
 
