@@ -48,6 +48,7 @@ from .versions import (
     DETACHED,
     Unstacked,
     ViewOf,
+    copies_of_views,
     copy_of_view_made_by,
     memory_family,
     memory_links,
@@ -103,7 +104,7 @@ def apply_inplace(
     same as ``function`` (``operator.isub`` for ``subtract``), used when nothing
     is recorded and the one operand keeps ``target``'s dtype and shape.
     """
-    if _versions.copies_of_views:  # rarely anything: view_as_real(z), z.conj(), ... while they live
+    if copies_of_views:  # rarely anything: view_as_real(z), z.conj(), ... while they live
         _refuse_change_of_copy_of_view(target, name)
     # Where views are copies, the tensors sharing target's memory are found (or the
     # change refused) first, and brought up to date after it.
@@ -786,7 +787,7 @@ def write_out(op: str, out: Tensor, result: Tensor) -> Tensor:
                 f"{out.dtype.name} cannot hold; give an out tensor of dtype {result.dtype.name}"
             )
         result = _ops.astype(result, out.dtype)
-    if _versions.copies_of_views:
+    if copies_of_views:
         _refuse_change_of_copy_of_view(out, f"{op}(out=...)")
     copies = out._device.views_are_copies and _copies_to_refresh(out, f"{op}(out=...)")
     _write_or_rebind(out, result._array, f"{op}(out=...)")
