@@ -102,8 +102,8 @@ def polar(abs: Tensor, angle: Tensor) -> Tensor:
 
 def view_as_complex(input: Tensor) -> Tensor:
     """Read a real tensor whose last dimension holds ``(real, imag)`` pairs as complex
-    numbers: shape ``(..., 2)`` to ``(...)``. A copy in plugrad, which refuses in-place changes (see
-    the module's note).
+    numbers: shape ``(..., 2)`` to ``(...)``.
+    A copy in plugrad, which refuses in-place changes (see the module's note).
 
     Examples
     --------
@@ -125,8 +125,8 @@ def view_as_complex(input: Tensor) -> Tensor:
 
 def view_as_real(input: Tensor) -> Tensor:
     """Return a complex tensor's real and imaginary parts as a last dimension of size 2:
-    shape ``(...)`` to ``(..., 2)``. A copy in plugrad, which refuses in-place changes (see
-    the module's note).
+    shape ``(...)`` to ``(..., 2)``.
+    A copy in plugrad, which refuses in-place changes (see the module's note).
 
     Examples
     --------
