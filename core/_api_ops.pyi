@@ -187,6 +187,7 @@ from ._api_plugrad import nanmean as nanmean
 from ._api_plugrad import nanmedian as nanmedian
 from ._api_plugrad import nansum as nansum
 from ._api_plugrad import narrow as narrow
+from ._api_plugrad import narrow_copy as narrow_copy
 from ._api_plugrad import ne as ne
 from ._api_plugrad import neg as neg
 from ._api_plugrad import negative as negative
@@ -210,6 +211,7 @@ from ._api_plugrad import reshape as reshape
 from ._api_plugrad import roll as roll
 from ._api_plugrad import rot90 as rot90
 from ._api_plugrad import round as round
+from ._api_plugrad import row_stack as row_stack
 from ._api_plugrad import rsqrt as rsqrt
 from ._api_plugrad import scatter_add as scatter_add
 from ._api_plugrad import scatter_along_axis as scatter_along_axis

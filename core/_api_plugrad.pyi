@@ -534,6 +534,10 @@ def narrow(x: TensorLike, dim: int, start: Any, length: int) -> Any:
     """PyTorch's ``x.narrow(dim, start, length)``: ``length`` elements along ``dim``."""
 
 
+def narrow_copy(x: TensorLike, dim: int, start: Any, length: int, *, out: Any = ...) -> Any:
+    """PyTorch's ``x.narrow_copy(dim, start, length)``: :func:`narrow`'s elements, copied."""
+
+
 def negative(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Negate ``-x`` element-wise."""
 
@@ -616,6 +620,10 @@ def rot90(x: TensorLike, k: int = ..., dims: Any = ...) -> Any:
 
 def round(x: TensorLike, /, *, decimals: Any = ..., out: Any = ...) -> Any:
     """Round to the nearest integer element-wise, halves to even (PyTorch's ``decimals=``: to that many decimal places)."""
+
+
+def row_stack(tensors: Any, *, out: Any = ...) -> Any:
+    """PyTorch's ``vstack(tensors)``: join along axis 0, 0-D and 1-D tensors as rows."""
 
 
 def rsqrt(x: TensorLike, /, *, out: Any = ...) -> Tensor:
@@ -734,7 +742,7 @@ def tanh(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Hyperbolic tangent element-wise."""
 
 
-def tensor_split(x: TensorLike, indices_or_sections: Any, dim: int = ...) -> tuple[Any, ...]:
+def tensor_split(x: TensorLike, indices_or_sections: Any = ..., dim: int = ..., *, sections: Any = ..., indices: Any = ...) -> tuple[Any, ...]:
     """PyTorch's ``tensor_split(x, sections, dim=0)``: near-equal pieces, or cut at indices."""
 
 

@@ -976,6 +976,9 @@ class InstalledTensorMethods:
     def narrow(self, dim: int, start: Any, length: int) -> Any:
         """PyTorch's ``x.narrow(dim, start, length)``: ``length`` elements along ``dim``."""
 
+    def narrow_copy(self, dim: int, start: Any, length: int) -> Any:
+        """PyTorch's ``x.narrow_copy(dim, start, length)``: :func:`narrow`'s elements, copied."""
+
     @property
     def nbytes(self) -> Any:
         ...
@@ -1137,7 +1140,7 @@ class InstalledTensorMethods:
     def retains_grad(self) -> bool:
         """Whether this non-leaf keeps its ``.grad`` after backward (see :meth:`retain_grad`)."""
 
-    def roll(self, shifts: Any, dims: Any = ...) -> Any:
+    def roll(self, shifts: Any = ..., dims: Any = ..., *, shift: Any = ...) -> Any:
         """PyTorch's ``roll(x, shifts, dims)`` and ``x.roll(shifts, dims)``."""
 
     def rot90(self, k: int = ..., dims: Any = ...) -> Any:
@@ -1275,7 +1278,7 @@ class InstalledTensorMethods:
     def tanh_(self, /) -> Tensor:
         """In-place :meth:`tanh`: ``x.tanh_(...)`` makes ``x`` hold it."""
 
-    def tensor_split(self, indices_or_sections: Any, dim: int = ...) -> tuple[Any, ...]:
+    def tensor_split(self, indices_or_sections: Any = ..., dim: int = ..., *, sections: Any = ..., indices: Any = ...) -> tuple[Any, ...]:
         """PyTorch's ``tensor_split(x, sections, dim=0)``: near-equal pieces, or cut at indices."""
 
     def tile(self, *counts: int, dims: Any = ...) -> Any:

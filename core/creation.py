@@ -767,7 +767,8 @@ def arange(
 ) -> Tensor:
     """Return evenly spaced values in ``[start, stop)``; ``arange(n)`` is ``0, 1, ..., n-1``.
 
-    ``end=`` is PyTorch's keyword for ``stop`` (``arange(end=3)``, ``arange(1, end=3)``).
+    ``end=`` is PyTorch's keyword for ``stop`` (``arange(end=3)``, ``arange(1, end=3)``,
+    ``arange(start=1, end=3)``).
 
     Examples
     --------
@@ -777,6 +778,10 @@ def arange(
     >>> plugrad.arange(0.0, 1.0, 0.25)
     tensor([0.0000, 0.2500, 0.5000, 0.7500])
     """
+    if "start" in options:  # PyTorch's arange(start=1, end=4): the keyword form of start
+        if start is not None:
+            raise TypeError("arange() got start twice, by position and as start=")
+        start = options.pop("start")  # type: ignore[typeddict-item]
     dtype, device, backend, requires_grad = creation_options("arange", options)
     if end is not None:
         if stop is not None:
@@ -1004,8 +1009,8 @@ def logspace(
     """Return ``steps`` values from ``base**start`` to ``base**end``, evenly spaced in log scale.
 
     PyTorch's ``logspace``: ``base ** linspace(start, end, steps)``, computed in
-    float64 where the device has it; an integer dtype rounds the endpoints and the values
-    toward zero, as PyTorch does.
+    float64 where the device has it; an integer dtype rounds the endpoints (of two or
+    more steps) and the values toward zero, as PyTorch does.
 
     Examples
     --------
@@ -1027,8 +1032,9 @@ def logspace(
         raise DtypeError(f"logspace() makes real floating or integer values, not {dtype.name}")
     computed = _dtypes.float64 if _dtypes.float64 in target.dtypes else _dtypes.float32
     native = target.native_dtype(computed)
-    if dtype.kind != "real floating" and all(map(math.isfinite, (start, end))):
-        start, end = math.trunc(start), math.trunc(end)  # PyTorch's integer endpoints
+    if dtype.kind != "real floating" and steps > 1 and all(map(math.isfinite, (start, end))):
+        # PyTorch's integer endpoints; a single step is base**start, of start as it is.
+        start, end = math.trunc(start), math.trunc(end)
     exponents = target.xp.linspace(start, end, steps, dtype=native, device=target.native)
     array = target.xp.pow(target.xp.asarray(base, dtype=native, device=target.native), exponents)
     if dtype is not computed:

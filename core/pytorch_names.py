@@ -15,19 +15,22 @@ import itertools
 import math
 import operator
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import creation as _creation
 from . import dtypes as _dtypes
 from . import ops as _ops
 from . import registry
 from .backend import Device
-from .creation import asarray
+from .creation import CreationOptions, asarray, full
 from .dtype_functions import result_type
 from .errors import ArgumentError, DtypeError, ShapeError
 from .inplace import apply_inplace, takes_out
 from .memory_formats import memory_format
 from .tensor import Tensor, install_methods
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = [
     "MISSING_DTYPES",
@@ -63,6 +66,7 @@ __all__ = [
     "numel",
     "polygamma",
     "promote_types",
+    "scalar_tensor",
     "scatter",
     "set_default_dtype",
     "take_along_dim",
@@ -171,6 +175,21 @@ def _tensor(function: str, value: Any) -> Tensor:
 def clone(input: Tensor, *, memory_format: memory_format | None = None) -> Tensor:
     """Return a copy of ``input`` that gradients flow through (``input.clone()``)."""
     return _tensor("clone", input).clone(memory_format=memory_format)
+
+
+def scalar_tensor(s: Any, **options: Unpack[CreationOptions]) -> Tensor:
+    """PyTorch's ``scalar_tensor(s)``: a 0-d tensor of ``s``, of the default float dtype
+    unless ``dtype=`` says otherwise (``scalar_tensor(1)`` is ``tensor(1.)``).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.scalar_tensor(1), plugrad.scalar_tensor(2, dtype=plugrad.int64)
+    (tensor(1.), tensor(2))
+    """
+    if options.get("dtype") is None:
+        options["dtype"] = _dtypes.default_float_dtype
+    return full((), s, **options)
 
 
 def promote_types(type1: _dtypes.DType, type2: _dtypes.DType) -> _dtypes.DType:

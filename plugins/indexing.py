@@ -609,6 +609,11 @@ def _narrow(xp: Any, x: Any, dim: int, start: Any, length: int) -> Any:
     return x[(slice(None),) * (dim % x.ndim) + (slice(first, first + length),)]
 
 
+def _narrow_copy(xp: Any, x: Any, dim: int, start: Any, length: int) -> Any:
+    """PyTorch's ``x.narrow_copy(dim, start, length)``: :func:`narrow`'s elements, copied."""
+    return xp.astype(_narrow(xp, x, dim, start, length), x.dtype, copy=True)
+
+
 def _masked_select(xp: Any, x: Any, mask: Any) -> Any:
     """PyTorch's ``x.masked_select(mask)``: the 1-D tensor of the elements where ``mask`` holds.
 
@@ -634,8 +639,9 @@ setitem = op("setitem", _setitem_generic,
                   _setitem_grad_value),
              broadcasting=True, saves=(), array_params=("key",), standard=False,
              methods={"scatter": _scatter, "scatter_add": _scatter_add, "narrow": _narrow,
+                      "narrow_copy": _narrow_copy, "masked_select": _masked_select},
+             aliases={"narrow": _narrow, "narrow_copy": _narrow_copy,
                       "masked_select": _masked_select},
-             aliases={"narrow": _narrow, "masked_select": _masked_select},
              inplace=("scatter", "scatter_add"),
              doc="A copy of ``x`` with ``x[key] = value``; what ``x[key] = value`` records.")
 

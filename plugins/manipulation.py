@@ -345,14 +345,28 @@ def _chunk(xp: Any, x: Any, chunks: int, dim: int = 0) -> tuple[Any, ...]:
     return _split(xp, x, -(-length // chunks), dim)
 
 
-def _tensor_split(xp: Any, x: Any, indices_or_sections: Any, dim: int = 0) -> tuple[Any, ...]:
+def _tensor_split(
+    xp: Any, x: Any, indices_or_sections: Any = None, dim: int = 0, *, sections: Any = None,
+    indices: Any = None,
+) -> tuple[Any, ...]:
     """PyTorch's ``tensor_split(x, sections, dim=0)``: near-equal pieces, or cut at indices.
 
     An int (or 0-D tensor) gives that many pieces, the first ``length % sections``
     one longer; a list (or 1-D tensor) of indices cuts before each, as slices do.
+    PyTorch's keywords ``sections=`` and ``indices=`` name the one or the other.
     """
+    given = [v for v in (indices_or_sections, sections, indices) if v is not None]
+    if len(given) != 1:
+        raise TypeError(
+            "tensor_split() takes one of indices_or_sections (by position), sections= or "
+            f"indices=, got {len(given)}"
+        )
+    if sections is not None and not isinstance(sections, int):
+        raise TypeError(f"tensor_split(): sections= takes an int, got {sections!r}")
+    if indices is not None and not isinstance(indices, (list, tuple)):
+        raise TypeError(f"tensor_split(): indices= takes a list of ints, got {indices!r}")
     axis = checked_axis("tensor_split", dim, x.ndim)
-    cuts = indices_or_sections
+    cuts = given[0]
     if hasattr(cuts, "shape"):
         if not xp.isdtype(cuts.dtype, "integral"):  # ([1.9, 3.2] was cut at [1, 3])
             raise DtypeError(
@@ -502,8 +516,17 @@ def _flip_method(xp: Any, x: Any, *dim: Any, dims: Any = None, axis: Any = None)
     return _flip(xp, x, axis=_axes(given[0]) if given else None)
 
 
-def _torch_roll(xp: Any, x: Any, shifts: Any, dims: Any = None) -> Any:
-    """PyTorch's ``roll(x, shifts, dims)`` and ``x.roll(shifts, dims)``."""
+def _torch_roll(xp: Any, x: Any, shifts: Any = None, dims: Any = None, *, shift: Any = None) -> Any:
+    """PyTorch's ``roll(x, shifts, dims)`` and ``x.roll(shifts, dims)``.
+
+    ``shift`` is the standard's name of the second argument: ``roll(x, 1, dims=1)``
+    gives it by position and PyTorch's ``dims`` by name.
+    """
+    if shifts is None and shift is None:
+        raise TypeError("roll() missing its shifts: roll(x, shifts, dims)")
+    if shifts is not None and shift is not None:
+        raise TypeError("roll() got both shift= and shifts=, which name the same argument")
+    shifts = shift if shifts is None else shifts
     dims = _axes(dims)
     if dims == ():  # PyTorch's: no dims rolls the flattened tensor (NumPy's rolls none)
         dims = None
@@ -613,7 +636,7 @@ concat = op("concat", _concat, vjp=_concat_grad, sequence=True, saves=(),
             promotion="mixed",
             torch_function=torch_join("concat"),
             aliases={"cat": None, "concatenate": None, "hstack": _hstack, "vstack": _vstack,
-                     "dstack": _dstack, "column_stack": _column_stack},
+                     "row_stack": _vstack, "dstack": _dstack, "column_stack": _column_stack},
             doc="Join tensors along an existing ``axis`` (flattened first if ``axis=None``).")
 stack = op("stack(arrays, /, *, axis=0)", sequence=True, saves=(), promotion="mixed",
            torch_function=torch_join("stack"),

@@ -28,6 +28,11 @@ torch = pytest.importorskip("torch")
         ((0, 3, 4), {"dtype": "float64"}),
         ((0, 2, 3), {"base": 2, "dtype": "int64"}),
         ((0, 1, 4), {"base": 2, "dtype": "int32"}),
+        # One step of an integer dtype is base**start of start as it is (two or more steps
+        # round the endpoints toward zero first).
+        ((1.5, 3, 1), {"dtype": "int64"}),
+        ((1.5, 3, 1), {"base": 3, "dtype": "int32"}),
+        ((2.5, 0, 2), {"dtype": "int64"}),
         ((0, 2.5, 6), {"dtype": "float16"}),
     ],
 )
@@ -107,6 +112,11 @@ CALLS = {
     "arange(end=)": lambda lib: lib.arange(end=4),
     "arange(start, end=)": lambda lib: lib.arange(1, end=4),
     "arange(start, end=, step=)": lambda lib: lib.arange(1.0, end=2.0, step=0.25),
+    "arange(start=, end=)": lambda lib: lib.arange(start=1, end=4),
+    "arange(start=, end=, step=)": lambda lib: lib.arange(start=1.0, end=2.0, step=0.25),
+    "scalar_tensor": lambda lib: lib.scalar_tensor(1),
+    "scalar_tensor of a bool": lambda lib: lib.scalar_tensor(True),
+    "scalar_tensor(dtype=)": lambda lib: lib.scalar_tensor(2.5, dtype=lib.int64),
     "eye(n=)": lambda lib: lib.eye(n=2),
     "eye(n=, m=)": lambda lib: lib.eye(n=2, m=3),
     "full of a NumPy int": lambda lib: lib.full((2,), np.int32(3)),

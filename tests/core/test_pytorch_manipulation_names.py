@@ -22,7 +22,6 @@ from plugrad.errors import (
     AxisError,
     IndexOutOfRangeError,
     InvalidArgumentError,
-    PlugradError,
     ShapeError,
 )
 from plugrad.testing import backends_under_test
@@ -80,6 +79,15 @@ PROGRAMS: dict[str, Callable[[Any, Any], Any]] = {
     "x.tensor_split": lambda lib, x: x.tensor_split(4, 0),
     "x.tensor_split tensor": lambda lib, x: x.tensor_split(_tensor(lib, np.array(3)), dim=1),
     "x.tensor_split index tensor": lambda lib, x: x.tensor_split(_tensor(lib, np.array([2]))),
+    "tensor_split(sections=)": lambda lib, x: lib.tensor_split(x, sections=2, dim=1),
+    "tensor_split(indices=)": lambda lib, x: lib.tensor_split(x, indices=[1, 2]),
+    "x.tensor_split(sections=)": lambda lib, x: x.tensor_split(sections=3),
+    "narrow_copy": lambda lib, x: lib.narrow_copy(x, 1, 1, 2),
+    "x.narrow_copy": lambda lib, x: x.narrow_copy(0, 1, 2),
+    "row_stack": lambda lib, x: lib.row_stack([x, x[0]]),
+    "roll(x, shifts, dims=)": lambda lib, x: lib.roll(x, 1, dims=1),
+    "roll(x, shifts tuple, dims=)": lambda lib, x: lib.roll(x, (1, -1), dims=(0, 1)),
+    "roll(x, shifts=, dims=)": lambda lib, x: lib.roll(x, shifts=2, dims=-1),
     "broadcast_tensors": lambda lib, x: lib.broadcast_tensors(x, x[:1], x[0, 0]),
     "atleast_1d": lambda lib, x: lib.atleast_1d(x[0, 0]),
     "atleast_1d several": lambda lib, x: lib.atleast_1d(x[0, 0], x),
@@ -117,7 +125,7 @@ def test_index_select_keeps_the_integer_dtype_of_an_integer_tensor() -> None:
     np.testing.assert_array_equal(picked.numpy(), expected.numpy())
 
 
-BAD_CALLS: dict[str, tuple[Callable[[Any], Any], type[PlugradError]]] = {
+BAD_CALLS: dict[str, tuple[Callable[[Any], Any], type[Exception]]] = {
     "rot90 one axis twice": (lambda x: plugrad.rot90(x, 1, (0, 0)), ShapeError),
     "rot90 of a vector": (lambda x: plugrad.rot90(x[0]), ShapeError),
     "select past the end": (lambda x: plugrad.select(x, 1, 4), IndexOutOfRangeError),
@@ -125,6 +133,11 @@ BAD_CALLS: dict[str, tuple[Callable[[Any], Any], type[PlugradError]]] = {
     "unflatten to another size": (lambda x: plugrad.unflatten(x, 1, (3, -1)), ShapeError),
     "unflatten to no sizes": (lambda x: x.unflatten(1, ()), ShapeError),
     "tensor_split into no pieces": (lambda x: plugrad.tensor_split(x, 0), InvalidArgumentError),
+    "tensor_split without sections": (lambda x: plugrad.tensor_split(x), TypeError),
+    "tensor_split sections twice": (lambda x: plugrad.tensor_split(x, 2, sections=2), TypeError),
+    "tensor_split(sections=list)": (lambda x: plugrad.tensor_split(x, sections=[1]), TypeError),
+    "roll without shifts": (lambda x: plugrad.roll(x, dims=1), TypeError),
+    "narrow_copy past the end": (lambda x: x.narrow_copy(1, 3, 2), IndexOutOfRangeError),
     "fliplr of a vector": (lambda x: plugrad.fliplr(x[0]), ShapeError),
     "permute with an int": (lambda x: plugrad.permute(x, 0), InvalidArgumentError),
     "permute repeating an axis": (lambda x: plugrad.permute(x, (0, -2)), ShapeError),
