@@ -1065,7 +1065,7 @@ class InstalledTensorMethods:
         """Product of the elements over ``axis``; the gradient is exact where elements are 0."""
 
     def put(self, index: Tensor, source: Tensor, accumulate: bool = ...) -> Tensor:
-        """Out-of-place :meth:`put_`."""
+        """Return ``input`` with ``source`` at the positions ``index`` of its flattened form (negative ones from the end); repeated positions add up with ``accumulate=True``. Out-of-place ``x.put_``."""
 
     def put_(self, index: Tensor, source: Tensor, accumulate: bool = ...) -> Tensor:
         """PyTorch's ``x.put_(index, source, accumulate=False)``: ``source`` at the positions ``index`` of the flattened ``x`` (negative ones from the end), in place."""

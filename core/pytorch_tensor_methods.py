@@ -51,6 +51,7 @@ __all__ = [
     "masked_scatter",
     "mode",
     "nanquantile",
+    "put",
     "quantile",
     "renorm",
     "unique_consecutive",
@@ -134,9 +135,10 @@ def _fill_index(function: str, x: Tensor, dim: int, index: Tensor, value: Any) -
     like = list(x.shape)
     if like:
         like[dim] = index.shape[0] if isinstance(index, Tensor) and index.ndim else 1
-    if index.dtype.kind == "signed integer" and x.ndim:
-        # index_fill counts negative indices from the end, as PyTorch's (scatter does not).
-        index = _ops.where(index < 0, index + x.shape[dim], index)
+    if index.dtype.kind == "signed integer":
+        # index_fill counts negative indices from the end, as PyTorch's (scatter does not);
+        # a 0-d tensor has one element along its dim.
+        index = _ops.where(index < 0, index + (x.shape[dim] if x.ndim else 1), index)
     spread = _spread_index(function, x, dim, index, tuple(like))
     if isinstance(value, Tensor) and value.ndim:
         raise ShapeError(f"{function}(): value must be a number or a 0-d tensor, got {value.shape}")
@@ -360,9 +362,18 @@ def _put_(self: Tensor, index: Tensor, source: Tensor, accumulate: bool = False)
     return self.copy_(_ops.reshape(flat, tuple(self.shape)))
 
 
-def _put(self: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
-    """Out-of-place :meth:`put_`."""
-    return _put_(self.clone(), index, source, accumulate)
+def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
+    """Return ``input`` with ``source`` at the positions ``index`` of its flattened form
+    (negative ones from the end); repeated positions add up with ``accumulate=True``.
+    Out-of-place ``x.put_``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.put(plugrad.zeros(3), plugrad.tensor([-1]), plugrad.tensor([5.0]))
+    tensor([0., 0., 5.])
+    """
+    return _put_(_tensor("put", input).clone(), index, source, accumulate)
 
 
 def unique_consecutive(
@@ -1041,7 +1052,6 @@ install_methods(
     renorm_=lambda self, p, dim, maxnorm: self.copy_(renorm(self.clone(), p, dim, maxnorm)),
     take=_take,
     put_=_put_,
-    put=_put,
     index_add_=_index_add_,
     index_copy_=_index_copy_,
     index_fill_=_index_fill_,

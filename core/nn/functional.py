@@ -4747,6 +4747,10 @@ def interpolate(
         ``"trilinear"`` 5-d; ``"bicubic"`` is PyTorch's cubic convolution
         (``a = -0.75``, an integer image rounded into its range after each axis);
         ``"area"`` is :func:`adaptive_avg_pool1d`/:func:`adaptive_avg_pool2d`.
+        An integer image (``uint8``) is interpolated in floating point and rounded to
+        the nearest value, halves to even: PyTorch's CPU kernel for ``uint8`` uses
+        fixed-point weights, and where the scale is not a whole factor its values may
+        differ from these by one.
     align_corners : bool, optional
         Linear and cubic modes only: map the corner elements of input and output onto
         each other (``True``) or their corner edges (``False``, the default).

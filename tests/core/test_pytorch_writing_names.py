@@ -102,6 +102,25 @@ def test_put(accumulate: bool):
     assert ours.tolist() == theirs.tolist()
     copy = plugrad.zeros(2, 2).put(plugrad.tensor([3, 3]), plugrad.tensor([5.0, 1.0]), True)
     assert copy.tolist() == [[0.0, 0.0], [0.0, 6.0]]
+    # The function form, differentiable in both tensors, as torch.put.
+    x = plugrad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    s = plugrad.tensor([5.0, 6.0], requires_grad=True)
+    tx = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    ts = torch.tensor([5.0, 6.0], requires_grad=True)
+    out = plugrad.put(x, plugrad.tensor(index[:2]), s, accumulate)
+    expected = torch.put(tx, torch.tensor(index[:2]), ts, accumulate)
+    assert out.tolist() == expected.tolist()
+    weights = [[1.0, 2.0], [3.0, 4.0]]
+    (out * plugrad.tensor(weights)).sum().backward()
+    (expected * torch.tensor(weights)).sum().backward()
+    assert x.grad.tolist() == tx.grad.tolist() and s.grad.tolist() == ts.grad.tolist()
+
+
+def test_index_fill_of_a_0d_tensor_counts_a_negative_index_from_the_end():
+    ours = plugrad.tensor(1.0).index_fill(0, plugrad.tensor([-1]), 3.0)
+    assert ours.tolist() == torch.tensor(1.0).index_fill(0, torch.tensor([-1]), 3.0).tolist()
+    with pytest.raises(IndexOutOfRangeError):
+        plugrad.tensor(1.0).index_fill(0, plugrad.tensor([-2]), 3.0)
 
 
 @pytest.mark.parametrize(("beta", "alpha"), [(1, 1), (2, 0.5), (0, 3)])
