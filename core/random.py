@@ -618,7 +618,8 @@ def bernoulli(
 ) -> Tensor:
     """Return 1 with probability ``input`` (or ``p``), else 0, element-wise, in ``input``'s dtype.
 
-    Not differentiable: the result never requires grad.
+    Not differentiable: where ``input`` requires grad, so does the result (as in
+    PyTorch), and its gradient for ``input`` is zero.
 
     Examples
     --------
@@ -648,7 +649,11 @@ def bernoulli(
     uniform = _sample("uniform", shape, input.dtype, place, None, generator, False)
     xp = uniform._device.xp
     drawn = xp.astype(uniform._array < probability, uniform._array.dtype)
-    return leaf(drawn, uniform._device, False)
+    result = leaf(drawn, uniform._device, False)
+    if _grad_mode._state.enabled and input._requires_grad:
+        # PyTorch's: the draws are in input's graph, with a zero gradient.
+        return Bernoulli.apply(result, input)
+    return result
 
 
 @takes_out
@@ -872,6 +877,18 @@ class _Draw(Function):
     def backward(ctx: Any, *grad_outputs: Tensor) -> tuple[Any, ...]:
         zeros = [_zeros_like(value) if isinstance(value, Tensor) else None for value in ctx.inputs]
         return (None, *zeros)
+
+
+class Bernoulli(Function):
+    """:func:`bernoulli`'s draws in the graph of its probabilities, with gradient 0."""
+
+    @staticmethod
+    def forward(ctx: Any, drawn: Tensor, source: Tensor) -> Tensor:
+        return drawn
+
+    @staticmethod
+    def backward(ctx: Any, *grad_outputs: Tensor) -> tuple[Any, ...]:
+        return None, _zeros_like(grad_outputs[0])
 
 
 # -- the in-place sampling methods of Tensor ----------------------------------------------

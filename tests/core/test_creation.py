@@ -419,6 +419,31 @@ def test_full_refuses_none_and_bernoulli_probabilities_outside_zero_to_one() -> 
         compiled(plugrad.tensor([0.0, 2.0]))
 
 
+def test_bernoulli_of_probabilities_that_require_grad_requires_grad_with_zero_gradient() -> None:
+    # As PyTorch's: the draws join p's graph (backward through them alone reaches p, with
+    # zeros), x.bernoulli(0.5) of such an x too; under no_grad or of a constant p, a leaf.
+    p = plugrad.tensor([0.0, 1.0, 0.5], requires_grad=True)
+    drawn = plugrad.bernoulli(p)
+    assert drawn.requires_grad and drawn.grad_fn is not None
+    assert drawn[:2].tolist() == [0.0, 1.0]
+    (drawn * plugrad.tensor([1.0, 2.0, 3.0])).sum().backward()
+    assert p.grad.tolist() == [0.0, 0.0, 0.0]
+    assert p.bernoulli(0.5).requires_grad
+    with plugrad.no_grad():
+        assert not plugrad.bernoulli(p).requires_grad
+    assert not plugrad.bernoulli(p.detach()).requires_grad
+
+    def step(q: plugrad.Tensor) -> plugrad.Tensor:
+        q.grad = None
+        plugrad.bernoulli(q).sum().backward()
+        return q.grad
+
+    compiled = plugrad.compile(step, fullgraph=True)
+    for _ in range(2):
+        assert compiled(p).tolist() == [0.0, 0.0, 0.0]
+    assert compiled.captures == 1
+
+
 @pytest.mark.parametrize("name", ["rand", "randn"])
 def test_random_tensors_take_pytorchs_size_keyword(name) -> None:
     # rand(size=(2, 3)) raised "unexpected keyword argument 'size'".

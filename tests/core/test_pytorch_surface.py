@@ -560,7 +560,8 @@ def test_randperm_and_bernoulli_draw_what_they_promise() -> None:
     assert drawn[:, 0].sum() == 0 and drawn[:, 2].sum() == 2000
     assert abs(drawn[:, 1].mean() - 0.25) < 0.05
     x = plugrad.asarray(X / 4, requires_grad=True)
-    assert not plugrad.bernoulli(x).requires_grad
+    assert plugrad.bernoulli(x).requires_grad  # as torch.bernoulli's, with a zero gradient
+    assert not plugrad.bernoulli(x.detach()).requires_grad
     generator = plugrad.Generator(7)
     first = plugrad.randperm(9, generator=generator).tolist()
     assert first == plugrad.randperm(9, generator=plugrad.Generator(7)).tolist()
