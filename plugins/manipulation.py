@@ -525,7 +525,9 @@ def _torch_roll(xp: Any, x: Any, shifts: Any = None, dims: Any = None, *, shift:
     if shifts is None and shift is None:
         raise TypeError("roll() missing its shifts: roll(x, shifts, dims)")
     if shifts is not None and shift is not None:
-        raise TypeError("roll() got both shift= and shifts=, which name the same argument")
+        raise TypeError(
+            "roll() got both shift= and shifts=, which name the same argument; pass only one"
+        )
     shifts = shift if shifts is None else shifts
     dims = _axes(dims)
     if dims == ():  # PyTorch's: no dims rolls the flattened tensor (NumPy's rolls none)
