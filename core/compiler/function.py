@@ -465,9 +465,11 @@ def _signature(args: tuple[Any, ...], kwargs: dict[str, Any], leaves: list[Tenso
         if isinstance(value, Tensor):  # the common case, spelled out: it runs every call
             leaves.append(value)
             array = value._array
+            # Its class too: the function may branch on it (isinstance(x, nn.Parameter)).
             parts.append(
-                (array.shape, array.dtype, value._device, value._requires_grad, value._edge is None)
-            )
+                (type(value), array.shape, array.dtype, value._device, value._requires_grad,
+                 value._edge is None)
+            )  # fmt: skip
         else:
             parts.append(_describe(value, leaves, index))
     if kwargs:
@@ -508,8 +510,8 @@ def _checks_arguments(plan: Any, args: tuple[Any, ...], checking: bool) -> bool:
 
     When every argument is a tensor (the common case: ``step(x, y)``), the
     signature is what the replayed code can check at less cost: the number of
-    arguments, each one's shape, dtype, device, ``requires_grad`` and whether it
-    has a graph, which of them are the same tensor, grad mode and checking mode.
+    arguments, each one's class, shape, dtype, device, ``requires_grad`` and whether
+    it has a graph, which of them are the same tensor, grad mode and checking mode.
     With these guards the plan may run before the signature is computed.
     """
     if not 0 < len(args) <= _MOST_CHECKED_ARGUMENTS or not all(isinstance(a, Tensor) for a in args):
@@ -521,8 +523,16 @@ def _checks_arguments(plan: Any, args: tuple[Any, ...], checking: bool) -> bool:
             f" and a{index} {'is' if tensor is args[other] else 'is not'} a{other}"
             for other in range(index)
         )
+        kind = type(tensor)
+        if kind is Tensor:
+            kind_name = "Tensor"
+        else:  # a subclass (nn.Parameter...): the function may branch on it
+            kind_name = f"argument_class_{index}"
+            while kind_name in plan.constants:
+                kind_name += "_"
+            plan.constants[kind_name] = kind
         guards.append(
-            f"isinstance(a{index} := L[{index}], Tensor) and "
+            f"type(a{index} := L[{index}]) is {kind_name} and "
             f"a{index}._edge is {'' if tensor._edge is None else 'not '}None{aliases}"
         )
     # Shapes, dtypes, devices and requires_grad: one comparison, as for the free tensors.
@@ -580,6 +590,7 @@ def _describe(value: Any, leaves: list[Tensor], where: Any) -> Any:
         array = value._array
         return (
             _TENSOR,
+            type(value),
             array.shape,
             array.dtype,
             value._device,

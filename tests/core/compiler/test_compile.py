@@ -261,6 +261,27 @@ def test_non_tensor_arguments_are_part_of_the_signature_by_value():
     assert compiled.captures == 2
 
 
+@pytest.mark.parametrize("where", ["positional", "keyword", "in a list"])
+def test_the_class_of_a_tensor_argument_is_part_of_the_signature(where):
+    # A function may branch on it (isinstance(x, nn.Parameter)): a plan captured for a
+    # plain tensor must not replay for a Parameter of the same shape, and back.
+    def scale(x):
+        return x * 2 if isinstance(x, plugrad.nn.Parameter) else x * 3
+
+    calls = {
+        "positional": lambda f, x: f(x),
+        "keyword": lambda f, x: f(x=x),
+        "in a list": lambda f, x: f([x]),
+    }[where]
+    function = (lambda xs: scale(xs[0])) if where == "in a list" else scale
+    compiled = plugrad.compile(function)
+    plain = plugrad.ones(3)
+    parameter = plugrad.nn.Parameter(plugrad.ones(3), requires_grad=False)
+    for x in (plain, parameter, plain, parameter):
+        _same(calls(compiled, x), calls(function, x))
+    assert compiled.captures == 2
+
+
 def test_unhashable_argument_is_a_typed_error():
     compiled = plugrad.compile(lambda a, k: a)
     with pytest.raises(CompileError, match=r"argument 1 .* set"):
