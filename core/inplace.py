@@ -340,7 +340,23 @@ def follow_raw_writes(found: Sequence[tuple[Tensor, Any]]) -> None:
 
 
 def _check_family(target: Tensor, family: list[tuple[Tensor, Any, Any]], name: str) -> None:
-    """Refuse a recorded in-place op on memory that a leaf requiring grad also looks at."""
+    """Refuse a recorded in-place op on memory that a leaf requiring grad also looks at,
+    or through a view whose base was cut from the graph (``detach_()``) after it was made."""
+    made = {id(member): base for member, base, _ in family}
+    member: Any = target
+    while member._edge is not None:
+        base = made.get(id(member))
+        if base is None or base is DETACHED:
+            break
+        if base._edge is None and not base._requires_grad:
+            raise InPlaceModificationError(
+                f"{name} on a view (shape {target.shape}) of a tensor (shape {base.shape}) "
+                "that was cut from the graph in place (detach_() or requires_grad_(False)) "
+                "after the view was made: the view's history and its base's no longer agree, "
+                "and the change would put the base back into the graph. Make the view again "
+                "from the detached tensor, or use detach() (a new tensor) instead of detach_()."
+            )
+        member = base
     for other, base, _ in family:
         if other is not target and base is not DETACHED and other._edge is None:
             if other._requires_grad:

@@ -404,7 +404,16 @@ class Tensor(_InstalledMethods):
     _bump_version = _versions.bump_version
 
     def detach_(self) -> Tensor:
-        """Cut this tensor off from the graph in place: it becomes a leaf without grad."""
+        """Cut this tensor off from the graph in place: it becomes a leaf without grad.
+
+        Refused for a view (as in PyTorch): use :meth:`detach`, which makes a new tensor.
+        """
+        if self._edge is not None and _versions.is_view(self):
+            raise BackwardError(
+                f"detach_() of a view (shape {self.shape}): a view stays tied to the history "
+                "of the tensor it views, so a later change of that tensor would put it back "
+                "into the graph. Use detach(), which makes a new tensor."
+            )
         self._edge = None
         self._requires_grad = False
         return self

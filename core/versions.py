@@ -40,6 +40,7 @@ __all__ = [
     "leave_memory",
     "mark_copy_of_view",
     "memory_family",
+    "is_view",
     "memory_links",
     "shared_counter",
     "version",
@@ -234,6 +235,17 @@ def memory_family(tensor: Member) -> list[tuple[Member, Any, Any]]:
         else:
             found.append((member, base, key))
     return found
+
+
+def is_view(tensor: Member) -> bool:
+    """Whether ``tensor`` was made as a view of another tensor (not by ``detach()``)."""
+    counter = tensor._counter
+    if counter is None or len(counter) < 3:
+        return False
+    for member_ref, _, key in counter[2:]:  # counter[1] is the first tensor: no view
+        if member_ref() is tensor:
+            return key is not DETACHED and key is not ALIAS
+    return False
 
 
 def memory_links(tensor: Member) -> list[tuple[Member, Any, Any]]:

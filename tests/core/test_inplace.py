@@ -734,3 +734,32 @@ def test_the_marks_of_copies_of_views_go_with_their_tensors() -> None:
         plugrad.view_as_real(z)[0].detach()
     gc.collect()
     assert not plugrad.versions.copies_of_views
+
+
+def test_detach_in_place_of_a_view_is_refused() -> None:
+    # As PyTorch: a view stays tied to its base's history (a later write into the base
+    # would put it back into the graph); detach() makes a new tensor instead.
+    x = leaf(1.0, 2.0, 3.0)
+    y = x * 2.0
+    v = y[1:]
+    with pytest.raises(BackwardError, match=r"detach_\(\) of a view .* detach\(\)"):
+        v.detach_()
+    assert v.requires_grad and v.grad_fn is not None  # unchanged
+    d = y.detach()
+    assert d.detach_() is d  # a detach()-ed tensor is no view: allowed
+
+
+def test_a_view_made_before_its_base_was_detached_in_place_cannot_be_changed() -> None:
+    # The view's history says it comes from x; its base's says it is a constant now:
+    # writing through the view would put the detached base back into the graph.
+    x = leaf(1.0, 2.0, 3.0)
+    y = x * 2.0
+    v = y[1:]
+    y.detach_()
+    with pytest.raises(InPlaceModificationError, match=r"detach_\(\).*view again"):
+        v.mul_(10.0)
+    assert y.tolist() == [2.0, 4.0, 6.0] and not y.requires_grad and y.grad_fn is None
+    assert v._version == y._version == 0
+    w = y[1:]  # a view made after the detach: a constant, changed freely
+    w.mul_(10.0)
+    assert y.tolist() == [2.0, 40.0, 60.0] and not y.requires_grad
