@@ -153,6 +153,7 @@ class CompiledFunction:
                 result = self.fn(*args, **kwargs)
                 output = tracer.output(result)
                 tracer.check_snapshots()
+                tracer.check_kept_tensors()
             finally:
                 tracer.uninstall()
                 tracer.restore_arrays(locals().get("result"))

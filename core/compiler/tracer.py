@@ -27,6 +27,7 @@ does, and puts them back afterwards, so eager execution pays nothing for it:
 from __future__ import annotations
 
 import functools
+import gc
 import math
 import operator
 import os
@@ -1565,6 +1566,33 @@ class Tracer:
             return repr(value)  # -0.0 keeps its sign
         return self.constant(value)
 
+    def check_kept_tensors(self) -> None:
+        """After the call: a tensor it made and did not return that something still holds
+        (state made at the first call: ``if "m" not in state: state["m"] = zeros(3)``).
+
+        The plan would make it anew at every replay, never reaching the one kept, and
+        later calls take the other branch of such code: the plan is not kept, and the
+        next call captures again, reading the kept tensor as one made before the call.
+        """
+        created, materialized, traced = self._created, self._materialized, self._traced_tensors
+        host = self._host_results
+        candidates = []
+        for key in created:  # not .items(): its iterator may keep the last pair alive
+            if key in materialized or key in host:
+                continue  # made by every replay too (a result, a .grad, a closure's loss)
+            # Held here by the dict, the list's slot and getrefcount's argument (and
+            # _traced_tensors): more, and something else holds it.
+            candidates.append(created[key])
+            if sys.getrefcount(candidates[-1]) <= 3 + (key in traced):
+                candidates.pop()
+        if candidates:
+            kept = _held_by_the_program(candidates, (self, created, traced, candidates))
+            if kept is not None:
+                self.discard = (
+                    f"a tensor it made (shape {kept.shape}) is kept after the call, in a "
+                    "dict, a list or an attribute"
+                )
+
     def check_snapshots(self) -> None:
         for key, module in self.modules.items():
             if _members(module) != self._module_members[key]:
@@ -2036,3 +2064,52 @@ def _user_location() -> str:
 
 
 __all__ += ["capture_lock", "refs_in"]
+
+
+def _held_by_the_program(candidates: list[Tensor], own: tuple[Any, ...]) -> Tensor | None:
+    """One of ``candidates`` that a container or object of the program holds, if any.
+
+    plugrad's own objects (views' links to their bases, graph nodes, closures of its
+    own) and the tracer's tables do not count; a tuple counts where a container of the
+    program holds it. One pass over the collector's objects (two with tuples).
+    """
+    skipped = {id(x) for x in own} | {id(x) for x in vars(own[0]).values()}
+    tuples = []
+    for holder in gc.get_referrers(*candidates):
+        kind = type(holder)
+        if id(holder) in skipped or kind in _NOT_THE_PROGRAMS:
+            continue
+        if kind is tuple:
+            tuples.append(holder)
+        elif kind in (dict, list) or not kind.__module__.startswith("plugrad."):
+            return _one_held(candidates, holder)
+        elif _is_module(holder):  # an attribute of a layer: the program's state
+            return _one_held(candidates, holder)
+    if tuples:
+        skipped.add(id(tuples))
+        for holder in gc.get_referrers(*tuples):
+            kind = type(holder)
+            if id(holder) not in skipped and kind in (dict, list):
+                return _one_held(candidates, holder)
+    return None
+
+
+def _one_held(candidates: list[Tensor], holder: Any) -> Tensor:
+    referents = {id(x) for x in gc.get_referents(holder)}
+    if type(holder) is tuple or type(holder) is list:
+        for item in holder:
+            if type(item) is tuple:
+                referents.update(id(x) for x in item)
+    return next((t for t in candidates if id(t) in referents), candidates[0])
+
+
+def _is_module(value: Any) -> bool:
+    from ..nn.module import Module
+
+    return isinstance(value, Module)
+
+
+#: Holders that are plugrad's own machinery or the interpreter's, not the program's state.
+_NOT_THE_PROGRAMS = frozenset(
+    {types.FrameType, types.CellType, types.FunctionType, types.MethodType}
+)

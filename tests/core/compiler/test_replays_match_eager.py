@@ -940,3 +940,73 @@ def test_parameters_sharing_one_grad_at_capture_are_guarded():
             run.append((a.grad.tolist(), b.grad.tolist(), a.grad is b.grad))
         results.append(run)
     assert results[0] == results[1]
+
+
+def _ema_of_state_made_at_the_first_call():
+    state = {}
+
+    def ema(x):
+        if "ema" not in state:
+            state["ema"] = plugrad.zeros(2)
+        state["ema"].mul_(0.5).add_(x)
+        return state["ema"] * 1
+
+    return ema, state
+
+
+def _hidden_state_carried_in_an_attribute():
+    class Carry(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.h = plugrad.zeros(2)
+
+        def forward(self, x):
+            self.h = (self.h * 0.5 + x).detach()  # a new tensor each call, kept as state
+            return self.h * 1
+
+    module = Carry()
+    return module, module.__dict__
+
+
+def _momentum_made_at_the_first_call():
+    plugrad.manual_seed(0)
+    model = nn.Linear(3, 1)
+    momentum = {}
+
+    def step(x):
+        for p in model.parameters():
+            p.grad = None
+        loss = (model(x) ** 2).mean()
+        loss.backward()
+        with plugrad.no_grad():
+            for p in model.parameters():
+                if p not in momentum:
+                    momentum[p] = p.grad.clone()
+                else:
+                    momentum[p].mul_(0.9).add_(p.grad)
+                p -= 0.1 * momentum[p]
+        return loss
+
+    return step, momentum
+
+
+@pytest.mark.parametrize(
+    "make",
+    [_ema_of_state_made_at_the_first_call, _hidden_state_carried_in_an_attribute,
+     _momentum_made_at_the_first_call],
+)  # fmt: skip
+def test_a_tensor_made_in_the_call_and_kept_as_state_is_not_made_anew_by_replays(make):
+    # Replays made the kept tensor again each call as a temporary: the state stayed as the
+    # first call left it, and results drifted from the second call on, without a word.
+    eager, eager_state = make()
+    compiled, state = make()
+    compiled = plugrad.compile(compiled, fullgraph=True)
+    shape = (4, 3) if make is _momentum_made_at_the_first_call else (2,)
+    for value in (1.0, 2.0, 3.0, 4.0, 5.0):
+        x = plugrad.full(shape, value)
+        assert compiled(x).tolist() == eager(x).tolist()
+
+    def tensors(held):
+        return [v.tolist() for v in held.values() if isinstance(v, plugrad.Tensor)]
+
+    assert tensors(state) == tensors(eager_state) != []
