@@ -211,25 +211,27 @@ def _norm(
 
 
 # The engine sums batch dimensions that broadcasting added, so these rules may
-# return gradients with the broadcast batch shape.
+# return gradients with the broadcast batch shape. Each reads only the other operand
+# (its ndim and g's tell the cases apart), so a node keeps x1 only where x2 gets a
+# gradient, and x2 only where x1 does (as multiply's and PyTorch's).
 def _matmul_grad_x1(xp: Any, g: Any, ans: Any, x1: Any, x2: Any) -> Any:
     x2 = conj(xp, x2)
-    if x1.ndim == 1 and x2.ndim == 1:  # inner product: g is 0-d
-        return g * x2
-    if x2.ndim == 1:  # (..., n, k) @ (k,) -> (..., n)
-        return xp.expand_dims(g, axis=-1) * x2
-    if x1.ndim == 1:  # (k,) @ (..., k, m) -> (..., m)
+    if x2.ndim == 1:
+        if g.ndim == 0:  # inner product (k,) @ (k,)
+            return g * x2
+        return xp.expand_dims(g, axis=-1) * x2  # (..., n, k) @ (k,) -> (..., n)
+    if g.ndim == x2.ndim - 1:  # (k,) @ (..., k, m) -> (..., m)
         return xp.squeeze(xp.matmul(x2, xp.expand_dims(g, axis=-1)), axis=-1)
     return xp.matmul(g, xp.matrix_transpose(x2))
 
 
 def _matmul_grad_x2(xp: Any, g: Any, ans: Any, x1: Any, x2: Any) -> Any:
     x1 = conj(xp, x1)
-    if x1.ndim == 1 and x2.ndim == 1:
-        return g * x1
-    if x1.ndim == 1:  # (k,) @ (..., k, m) -> (..., m)
-        return xp.expand_dims(x1, axis=-1) * xp.expand_dims(g, axis=-2)
-    if x2.ndim == 1:  # (..., n, k) @ (k,) -> (..., n)
+    if x1.ndim == 1:
+        if g.ndim == 0:  # inner product
+            return g * x1
+        return xp.expand_dims(x1, axis=-1) * xp.expand_dims(g, axis=-2)  # (k,) @ (..., k, m)
+    if g.ndim == x1.ndim - 1:  # (..., n, k) @ (k,) -> (..., n)
         return xp.squeeze(xp.matmul(xp.matrix_transpose(x1), xp.expand_dims(g, axis=-1)), axis=-1)
     return xp.matmul(xp.matrix_transpose(x1), g)
 

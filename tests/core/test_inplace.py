@@ -763,3 +763,26 @@ def test_a_view_made_before_its_base_was_detached_in_place_cannot_be_changed() -
     w = y[1:]  # a view made after the detach: a constant, changed freely
     w.mul_(10.0)
     assert y.tolist() == [2.0, 40.0, 60.0] and not y.requires_grad
+
+
+@pytest.mark.parametrize(
+    "product",
+    [lambda y, c: y @ c[0], lambda y, c: c[0] @ y, lambda y, c: c[1] @ y,
+     lambda y, c: y.reshape(1, 3) @ c[1].T, lambda y, c: plugrad.matmul(c[2], y)],
+)  # fmt: skip
+def test_a_matrix_product_keeps_an_operand_only_for_the_other_ones_gradient(product) -> None:
+    # As multiply and PyTorch: with a constant other operand, changing y after the product
+    # does not touch what its backward needs (it raised "needs saved tensor 0").
+    x = leaf(1.0, 2.0, 3.0)
+    y = x * 1.0
+    constants = (
+        plugrad.tensor([2.0, 3.0, 4.0], dtype=plugrad.float64),
+        plugrad.ones((2, 3), dtype=plugrad.float64),
+        plugrad.ones((4, 2, 3), dtype=plugrad.float64),
+    )
+    z = product(y, constants)
+    y.add_(1.0)
+    z.sum().backward()
+    fresh = leaf(1.0, 2.0, 3.0)  # the same product, with nothing changed
+    product(fresh * 1.0, constants).sum().backward()
+    assert x.grad.tolist() == fresh.grad.tolist()
