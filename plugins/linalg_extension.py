@@ -420,14 +420,18 @@ def _svd_grad(xp: Any, g: Any, ans: Any, x: Any, *, full_matrices: bool) -> Any:
     return xp.matmul(xp.matmul(u, grad_a), vh)
 
 
-def _torch_svd(xp: Any, x: Any, full_matrices: bool = True, *, driver: Any = None) -> Any:
-    """PyTorch's ``linalg.svd(A, full_matrices=True, *, driver=None)``; its drivers are
-    cuSOLVER's, so on other devices only ``None``, as PyTorch's CPU takes."""
+def _check_svd_driver(function: str, driver: Any) -> None:
+    """PyTorch's SVD drivers are cuSOLVER's: on other devices only ``None``, as its CPU takes."""
     if driver is not None:
         raise ArgumentError(
-            f"svd(): driver={driver!r} chooses a cuSOLVER routine; plugrad computes with the "
-            "backend's own svd, so give driver=None"
+            f"{function}(): driver={driver!r} chooses a cuSOLVER routine; plugrad computes "
+            "with the backend's own svd, so give driver=None"
         )
+
+
+def _torch_svd(xp: Any, x: Any, full_matrices: bool = True, *, driver: Any = None) -> Any:
+    """PyTorch's ``linalg.svd(A, full_matrices=True, *, driver=None)``."""
+    _check_svd_driver("svd", driver)
     return xp.linalg.svd(x, full_matrices=full_matrices)
 
 
@@ -441,8 +445,14 @@ def _svdvals_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
     return xp.matmul(u * xp.expand_dims(g, axis=-2), vh)
 
 
+def _torch_svdvals(xp: Any, x: Any, *, driver: Any = None) -> Any:
+    """PyTorch's ``linalg.svdvals(A, *, driver=None)``."""
+    _check_svd_driver("svdvals", driver)
+    return xp.linalg.svdvals(x)
+
+
 svdvals = op("svdvals(x, /)", vjp=_svdvals_grad, namespace="linalg", promotion="float",
-             doc="Singular values, in descending order.")
+             torch_function=_torch_svdvals, doc="Singular values, in descending order.")
 
 
 def _eigh_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
@@ -857,12 +867,14 @@ def _vector_norm(
     xp: Any, x: Any, /, *, axis: Any = None, keepdims: bool = False, ord: Any = 2
 ) -> Any:
     _check_order("vector_norm", ord, matrix=False)
-    if ord in (math.inf, -math.inf) and 0 in x.shape:
+    if (ord == math.inf or ord < 0) and 0 in x.shape:
         if any(x.shape[a] == 0 for a in normalize_axes(axis, x.ndim)):
-            # A maximum of nothing, as max() refuses (NumPy's norm answered 0), as PyTorch
+            # A maximum or minimum of nothing, as max() refuses (NumPy's norm answered 0),
+            # or a negative power of an empty sum (NumPy's inf), as PyTorch
             raise ShapeError(
-                f"vector_norm(): the {ord} norm of an empty axis is not defined (a maximum of "
-                f"no elements); the input has shape {tuple(x.shape)}"
+                f"vector_norm(): the {ord} norm of an empty axis is not defined (a maximum, "
+                "a minimum or a negative power of no elements); the input has shape "
+                f"{tuple(x.shape)}"
             )
     return xp.linalg.vector_norm(x, axis=axis, keepdims=keepdims, ord=ord)
 

@@ -69,6 +69,7 @@ PROGRAMS: dict[str, tuple[Callable[[Any, Any], Any], np.ndarray]] = {
         lambda lib, x: lib.linalg.diagonal(x.reshape(2, 2, 3), offset=-1, dim1=2, dim2=0), TALL),
     "linalg.svd(A, False, driver=None)": (
         lambda lib, x: lib.linalg.svd(x, False, driver=None).S, TALL),
+    "linalg.svdvals(A, driver=None)": (lambda lib, x: lib.linalg.svdvals(x, driver=None), TALL),
     "x.det batch": (lambda lib, x: lib.stack([x, 2 * x]).det(), SQUARE),
     "inverse": (lambda lib, x: lib.inverse(x), SQUARE),
     "x.inverse": (lambda lib, x: x.inverse(), SQUARE),
