@@ -8,6 +8,7 @@ function the gradient describes.
 
 from __future__ import annotations
 
+import math
 import types
 
 import numpy as np
@@ -786,3 +787,22 @@ def test_solve_triangular_refuses_what_it_cannot_solve() -> None:
         plugrad.linalg.solve_triangular(plugrad.eye(2), plugrad.ones(2, 1), upper=None)
     with pytest.raises(plugrad.linalg.LinAlgError):
         plugrad.linalg.solve_triangular(plugrad.zeros(2, 2), plugrad.ones(2, 1), upper=True)
+
+
+@pytest.mark.parametrize("order", [math.inf, -math.inf, -1, -0.5])
+def test_a_norm_without_a_value_for_no_elements_refuses_an_empty_axis(order):
+    # As PyTorch: a maximum, a minimum or a negative power of no elements has no value
+    # (ord=-1 gave inf).
+    empty = plugrad.zeros((0, 3), dtype=plugrad.float64)
+    with pytest.raises(plugrad.errors.ShapeError, match="empty axis"):
+        plugrad.linalg.vector_norm(empty, ord=order)
+    with pytest.raises(plugrad.errors.ShapeError, match="empty axis"):
+        plugrad.linalg.vector_norm(empty, ord=order, axis=0)
+    # Over the axes that are not empty: one value each (none here).
+    assert plugrad.linalg.vector_norm(empty, ord=order, axis=1).shape == (0,)
+
+
+@pytest.mark.parametrize("order", [0, 1, 2, 3.5])
+def test_a_norm_with_a_value_for_no_elements_is_zero_over_an_empty_axis(order):
+    empty = plugrad.zeros((0, 3), dtype=plugrad.float64)
+    assert plugrad.linalg.vector_norm(empty, ord=order, axis=0).tolist() == [0.0, 0.0, 0.0]
