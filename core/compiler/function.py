@@ -35,15 +35,22 @@ _EAGER = "eager"
 _MOST_CHECKED_ARGUMENTS = 8
 
 
+#: Captures of one signature given up in a row (each made state that the next call reads)
+#: after which the signature runs eagerly.
+_MOST_CAPTURES_NOT_KEPT = 3
+
+
 class _Entry:
     """The plans of one signature (several when free tensors differ), or the eager fallback."""
 
-    __slots__ = ("plans", "reason")
+    __slots__ = ("discards", "plans", "reason")
 
     def __init__(self) -> None:
         #: (replay, free tensors, source, plan, whether replay checks the arguments itself)
         self.plans: list[tuple[Callable[..., Any], tuple[Any, ...], str, Any, bool]] = []
         self.reason: str | None = None
+        #: Captures not kept since the last one kept (see Tracer.discard).
+        self.discards = 0
 
 
 class CompiledFunction:
@@ -182,7 +189,18 @@ class CompiledFunction:
             )
             return result
         if tracer.discard is not None:
+            # State made at the first call costs one more capture; a function that makes
+            # new state at every call would capture at every call: it runs eagerly instead.
+            entry.discards += 1
+            if entry.discards >= _MOST_CAPTURES_NOT_KEPT and not self.fullgraph:
+                self._runs_eagerly(
+                    entry,
+                    f"{tracer.discard} ({entry.discards} captures in a row, none kept: each "
+                    "call made new state)",
+                    "Change such state in place (state.mul_(...)) to have it replayed.",
+                )
             return result
+        entry.discards = 0
         plan = tracer.plan(output)
         if passes.shares_host_memory(plan):
             reason = (

@@ -1120,6 +1120,8 @@ class Tracer:
         #: Tensors this capture made (kept alive so their ids stay theirs until it ends).
         self._created: dict[int, Tensor] = {}
         self._kept: list[Tensor] = []
+        #: Tensors made while nothing was recorded: every replay makes them again.
+        self._made_unrecorded: set[int] = set()
         #: Tensors whose _array slot holds a TracedArray, to restore at the end.
         self._traced_tensors: dict[int, Tensor] = {}
         #: Tensors made before the call whose .grad this capture has seen or written.
@@ -1364,6 +1366,8 @@ class Tracer:
         except AttributeError:
             # A tensor being made (its first write).
             self._created[key] = tensor
+            if not self.recording:  # by a call every replay repeats (an L-BFGS step)
+                self._made_unrecorded.add(key)
             previous = None
         if type(value) is not TracedArray:
             if not self.recording:
@@ -1575,11 +1579,11 @@ class Tracer:
         next call captures again, reading the kept tensor as one made before the call.
         """
         created, materialized, traced = self._created, self._materialized, self._traced_tensors
-        host = self._host_results
+        host, unrecorded = self._host_results, self._made_unrecorded
         candidates = []
         for key in created:  # not .items(): its iterator may keep the last pair alive
-            if key in materialized or key in host:
-                continue  # made by every replay too (a result, a .grad, a closure's loss)
+            if key in materialized or key in host or key in unrecorded:
+                continue  # made by every replay too (a result, a .grad, a repeated call's)
             # Held here by the dict, the list's slot and getrefcount's argument (and
             # _traced_tensors): more, and something else holds it.
             candidates.append(created[key])
@@ -1625,6 +1629,7 @@ class Tracer:
         _restore_graph(result)
         self._traced_tensors.clear()
         self._created.clear()
+        self._made_unrecorded.clear()
 
     def plan(self, output: str) -> Plan:
         if self.restarts:

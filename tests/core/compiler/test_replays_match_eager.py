@@ -1010,3 +1010,29 @@ def test_a_tensor_made_in_the_call_and_kept_as_state_is_not_made_anew_by_replays
         return [v.tolist() for v in held.values() if isinstance(v, plugrad.Tensor)]
 
     assert tensors(state) == tensors(eager_state) != []
+
+
+def test_a_function_keeping_a_new_tensor_at_every_call_runs_eagerly_after_three_captures():
+    # Each capture is right but not kept (the kept tensor is the call's own): rather than
+    # capture at every call, the signature runs eagerly, with one warning saying why.
+    module, _ = _hidden_state_carried_in_an_attribute()
+    eager, _ = _hidden_state_carried_in_an_attribute()
+    compiled = plugrad.compile(module)
+    with pytest.warns(plugrad.errors.CompileWarning, match="kept after the call.*3 captures"):
+        for value in (1.0, 2.0, 3.0):
+            x = plugrad.full((2,), value)
+            assert compiled(x).tolist() == eager(x).tolist()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for value in (4.0, 5.0):
+            x = plugrad.full((2,), value)
+            assert compiled(x).tolist() == eager(x).tolist()
+    assert compiled.captures == 3
+    # With fullgraph=True it never runs eagerly: it captures at every call, still right.
+    module, _ = _hidden_state_carried_in_an_attribute()
+    eager, _ = _hidden_state_carried_in_an_attribute()
+    compiled = plugrad.compile(module, fullgraph=True)
+    for value in (1.0, 2.0, 3.0, 4.0):
+        x = plugrad.full((2,), value)
+        assert compiled(x).tolist() == eager(x).tolist()
+    assert compiled.captures == 4

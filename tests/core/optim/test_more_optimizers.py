@@ -305,7 +305,7 @@ def test_lbfgs_refuses_groups_closures_and_options(on_numpy) -> None:
             optim.LBFGS(params, **options)
 
 
-def _lbfgs_under_compile(compiled: bool) -> tuple[list[float], list[np.ndarray]]:
+def _lbfgs_under_compile(compiled: bool) -> tuple[list[float], list[np.ndarray], int]:
     opt, params, closure = lbfgs_problem(max_iter=4)
 
     def train(opt=opt, closure=closure):
@@ -313,19 +313,23 @@ def _lbfgs_under_compile(compiled: bool) -> tuple[list[float], list[np.ndarray]]
 
     step = plugrad.compile(train) if compiled else train
     losses = [float(step()) for _ in range(3)]
-    return losses, [p.detach().numpy().copy() for p in params]
+    captures = step.captures if compiled else 0
+    return losses, [p.detach().numpy().copy() for p in params], captures
 
 
 def test_lbfgs_under_compile_runs_the_step_at_every_replay(on_numpy) -> None:
-    _, eager_params = _lbfgs_under_compile(False)
-    _, params = _lbfgs_under_compile(True)
+    _, eager_params, _ = _lbfgs_under_compile(False)
+    _, params, captures = _lbfgs_under_compile(True)
     for a, b in zip(eager_params, params):
         np.testing.assert_array_equal(a, b)
+    # The step's history tensors are made by each replay's step: not state the capture
+    # made (which would make every call a capture).
+    assert captures == 1
 
 
 def test_lbfgs_under_compile_returns_each_steps_loss(on_numpy) -> None:
-    eager_losses, _ = _lbfgs_under_compile(False)
-    losses, _ = _lbfgs_under_compile(True)
+    eager_losses, _, _ = _lbfgs_under_compile(False)
+    losses, _, _ = _lbfgs_under_compile(True)
     assert losses == eager_losses
 
 
