@@ -110,7 +110,7 @@ def svd(x: TensorLike, /, full_matrices: bool = ..., *, driver: Any = ...) -> _s
     """Singular value decomposition ``x = U @ diag(S) @ Vh``: a named tuple ``(U, S, Vh)``."""
 
 
-def svdvals(x: TensorLike, /, *, driver: Any = ..., out: Any = ...) -> Any:
+def svdvals(x: TensorLike, /, *, driver: Any = ..., out: Any = ...) -> Tensor:
     """Singular values, in descending order."""
 
 

@@ -445,6 +445,7 @@ def _svdvals_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
     return xp.matmul(u * xp.expand_dims(g, axis=-2), vh)
 
 
+@_rules.one_array
 def _torch_svdvals(xp: Any, x: Any, *, driver: Any = None) -> Any:
     """PyTorch's ``linalg.svdvals(A, *, driver=None)``."""
     _check_svd_driver("svdvals", driver)
@@ -874,7 +875,8 @@ def _vector_norm(
             raise ShapeError(
                 f"vector_norm(): the {ord} norm of an empty axis is not defined (a maximum, "
                 "a minimum or a negative power of no elements); the input has shape "
-                f"{tuple(x.shape)}"
+                f"{tuple(x.shape)}. Take it over axes that are not empty, or use a finite "
+                "ord >= 0 (whose norm of nothing is 0)"
             )
     return xp.linalg.vector_norm(x, axis=axis, keepdims=keepdims, ord=ord)
 

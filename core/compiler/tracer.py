@@ -1590,7 +1590,7 @@ class Tracer:
             if sys.getrefcount(candidates[-1]) <= 3 + (key in traced):
                 candidates.pop()
         if candidates:
-            kept = _held_by_the_program(candidates, (self, created, traced, candidates))
+            kept = _held_by_the_program(candidates, self, (created, traced, candidates))
             if kept is not None:
                 self.discard = (
                     f"a tensor it made (shape {kept.shape}) is kept after the call, in a "
@@ -2071,14 +2071,17 @@ def _user_location() -> str:
 __all__ += ["capture_lock", "refs_in"]
 
 
-def _held_by_the_program(candidates: list[Tensor], own: tuple[Any, ...]) -> Tensor | None:
+def _held_by_the_program(
+    candidates: list[Tensor], tracer: Tracer, scratch: tuple[Any, ...]
+) -> Tensor | None:
     """One of ``candidates`` that a container or object of the program holds, if any.
 
     plugrad's own objects (views' links to their bases, graph nodes, closures of its
-    own) and the tracer's tables do not count; a tuple counts where a container of the
-    program holds it. One pass over the collector's objects (two with tuples).
+    own), the tracer's tables and the caller's ``scratch`` containers do not count; a
+    tuple counts where a container of the program holds it. One pass over the
+    collector's objects (two with tuples).
     """
-    skipped = {id(x) for x in own} | {id(x) for x in vars(own[0]).values()}
+    skipped = {id(tracer)} | {id(x) for x in scratch} | {id(x) for x in vars(tracer).values()}
     tuples = []
     for holder in gc.get_referrers(*candidates):
         kind = type(holder)
