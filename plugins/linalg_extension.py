@@ -10,12 +10,14 @@ inputs, documented in each docstring:
   values (equal up to rounding): the eigenvectors (singular vectors) of a
   repeated value are not unique, and the terms of the gradient that pair them
   are 0 / 0. Where the loss reads only the values, or reads the vectors of a
-  repeated value but not the value itself (only their span, as a projector
-  ``V @ V.mT``), the limit is 0 and plugrad gives the exact gradient --
-  where PyTorch returns ``nan``/``inf``. Where it reads both (a matrix
-  function ``V @ diag(f(L)) @ V.mT``, a reconstruction ``U @ diag(S) @ Vh``)
-  the limit depends on ``f'``, which backward cannot know: those entries are
-  ``nan``, as PyTorch's. ``svd`` drops terms divided by a zero singular value.
+  repeated value but not the value itself only through their span (a projector
+  ``V @ V.mT``, a product ``U[:, :k] @ Vh[:k]``), the limit exists and plugrad
+  gives the exact gradient -- where PyTorch returns ``nan``/``inf`` or numbers
+  near 1e13. Where it reads both (a matrix function ``V @ diag(f(L)) @ V.mT``,
+  a reconstruction ``U @ diag(S) @ Vh``) the limit depends on ``f'``, which
+  backward cannot know, and where it reads one vector of a repeated value (not
+  their span) there is no derivative: those entries are ``nan``. ``svd`` drops
+  terms divided by a zero singular value.
 - ``svd(full_matrices=True)`` of a non-square matrix: the extra columns of
   ``U`` (rows of ``Vh``) are not determined by the input, so their gradients
   are ignored (as in PyTorch).
@@ -342,23 +344,34 @@ def _refuse_phase_dependence(xp: Any, change: Any, scale: Any, function: str, ve
 
 
 def _over_gaps(
-    xp: Any, numerator: Any, gaps: Any, magnitude: Any, grad_values: Any, vectors_used: Any
+    xp: Any,
+    numerator: Any,
+    gaps: Any,
+    magnitude: Any,
+    grad_values: Any,
+    vectors_used: Any,
+    scale: Any,
 ) -> Any:
     """``numerator / gaps``, where each gap is that between two eigen- (or singular) values.
 
     Values closer than rounding (``n * eps * max(magnitude)``) count as repeated. There
-    the quotient is 0 / 0, and its limit depends on how the loss reads the repeated
-    values: 0 where it reads their eigenvectors only through their span (a projector)
-    or reads only the values, but ``f'(value)`` for a matrix function ``V f(L) V^H``
-    (a reconstruction ``U S Vh`` too), which the incoming gradients cannot tell. So a pair
-    whose values and vectors both have a gradient gets nan (as PyTorch's every repeated
-    pair), any other repeated pair 0. ``vectors_used``: (..., n), whether each vector
-    has a gradient.
+    the quotient is 0 / 0 where the loss reads the vectors of a repeated value only
+    through their span (a projector), and its limit depends on how the loss reads the
+    repeated values: 0 where it reads their vectors only that way or reads only the
+    values, but ``f'(value)`` for a matrix function ``V f(L) V^H`` (a reconstruction
+    ``U S Vh`` too), which the incoming gradients cannot tell. So a pair whose values and
+    vectors both have a gradient gets nan (as PyTorch's every repeated pair), any other
+    repeated pair 0. A loss that reads one vector of a repeated value (not only the
+    span) makes the numerator of the pair more than rounding (``scale``: the size of
+    its terms): the gradient does not exist, and the pair gets nan (PyTorch's, a
+    quotient of rounding, is inf or a number near 1e13). ``vectors_used``: (..., n),
+    whether each vector has a gradient.
     """
     n = gaps.shape[-1]
     if n == 0:
         return numerator  # no pair of values (max() of no magnitude has no identity)
-    tolerance = n * xp.finfo(magnitude.dtype).eps * xp.max(magnitude, axis=-1, keepdims=True)
+    eps = xp.finfo(magnitude.dtype).eps
+    tolerance = n * eps * xp.max(magnitude, axis=-1, keepdims=True)
     repeated = xp.abs(gaps) <= xp.expand_dims(tolerance, axis=-1)
     values_used = grad_values != 0
     both = xp.logical_and(
@@ -367,11 +380,20 @@ def _over_gaps(
             xp.expand_dims(vectors_used, axis=-1), xp.expand_dims(vectors_used, axis=-2)
         ),
     )
+    # Rounding leaves a span-only loss's numerator below eps * scale (measured: 0.5).
+    basis_read = xp.abs(numerator) > (64 * n * eps) * scale
     off_diagonal = xp.logical_not(xp.eye(n, dtype=xp.bool, device=device_of(gaps)))
-    unknown = xp.logical_and(xp.logical_and(repeated, both), off_diagonal)
+    unknown = xp.logical_and(
+        xp.logical_and(repeated, xp.logical_or(both, basis_read)), off_diagonal
+    )
     # NOTE: divide by 1 in the masked branch, so that double backward has no nan there.
     quotient = numerator / xp.where(repeated, 1.0, gaps)
     return xp.where(repeated, xp.where(unknown, math.nan, xp.zeros_like(quotient)), quotient)
+
+
+def _largest(xp: Any, x: Any) -> Any:
+    """The largest magnitude in each matrix of ``x``, shaped to broadcast against it."""
+    return xp.max(xp.abs(x), axis=(-2, -1), keepdims=True)
 
 
 def _svd_grad(xp: Any, g: Any, ans: Any, x: Any, *, full_matrices: bool) -> Any:
@@ -387,15 +409,24 @@ def _svd_grad(xp: Any, g: Any, ans: Any, x: Any, *, full_matrices: bool) -> Any:
     uhgu = phase_u - _mH(xp, phase_u)
     phase_v = xp.matmul(vh, _mH(xp, grad_vh))
     vhgv = phase_v - _mH(xp, phase_v)
-    squares = s * s
-    # E[i, j] = s[j]^2 - s[i]^2.
-    gaps = xp.expand_dims(squares, axis=-2) - xp.expand_dims(squares, axis=-1)
-    # Repeated singular values (and the diagonal) make gaps 0 (see _over_gaps).
-    mixed = xp.expand_dims(s, axis=-2) * uhgu + xp.expand_dims(s, axis=-1) * vhgv
+    # The pair (i, j) of uhgu and vhgv has (s[j] uhgu + s[i] vhgv) / (s[j]^2 - s[i]^2),
+    # written as the sum of (uhgu + vhgv) / (2 (s[j] - s[i])) and (uhgu - vhgv) /
+    # (2 (s[j] + s[i])): only the first is 0 / 0 at a repeated value, and the second
+    # stays where a loss reads a repeated value's vectors only through their spans
+    # (dropping the whole quotient there lost it: u[:, :2] @ vh[:2] had a wrong gradient).
+    row, column = xp.expand_dims(s, axis=-1), xp.expand_dims(s, axis=-2)
     vectors_used = xp.logical_or(
         xp.any(grad_u != 0, axis=-2), xp.any(grad_vh != 0, axis=-1)
     )
-    grad_a = _over_gaps(xp, mixed, gaps, squares, grad_s, vectors_used)
+    scale = _largest(xp, phase_u) + _largest(xp, phase_v)
+    grad_a = _over_gaps(
+        xp, (uhgu + vhgv) / 2, column - row, s, grad_s, vectors_used, scale
+    )  # Repeated singular values (and the diagonal) make gaps 0 (see _over_gaps).
+    sums = column + row
+    # Two zero singular values: their vectors are free, and the term is dropped. The
+    # diagonal's (a turn of the phases) comes below, for complex input.
+    dropped = xp.logical_or(sums == 0, xp.eye(k, dtype=xp.bool, device=device_of(s)))
+    grad_a = grad_a + xp.where(dropped, 0.0, (uhgu - vhgv) / (2 * safe_where_zero(xp, sums)))
     grad_a = grad_a + _diag_embed(xp, grad_s)
     safe_s = safe_where_zero(xp, s)
     if is_complex(xp, u):
@@ -463,12 +494,13 @@ def _eigh_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
     if is_complex(xp, vhgv):
         along = xp.imag(xp.linalg.diagonal(vhgv))
         _refuse_phase_dependence(xp, along, None, "eigh", "eigenvectors")
+    scale = _largest(xp, vhgv)
     vhgv = (vhgv - _mH(xp, vhgv)) / 2
     # E[i, j] = values[j] - values[i].
     gaps = xp.expand_dims(values, axis=-2) - xp.expand_dims(values, axis=-1)
     # Repeated eigenvalues (and the diagonal) make gaps 0 (see _over_gaps).
     vectors_used = xp.any(grad_vectors != 0, axis=-2)
-    grad_a = _over_gaps(xp, vhgv, gaps, xp.abs(values), grad_values, vectors_used)
+    grad_a = _over_gaps(xp, vhgv, gaps, xp.abs(values), grad_values, vectors_used, scale)
     grad_a = grad_a + _diag_embed(xp, grad_values)
     return xp.matmul(xp.matmul(vectors, grad_a), _mH(xp, vectors))
 
@@ -509,6 +541,7 @@ def _eig_grad_from(xp: Any, grad_values: Any, grad_vectors: Any, values: Any, ve
     grad_a = _diag_embed(xp, grad_values)
     if grad_vectors is not None:
         vhgv = xp.matmul(vh, grad_vectors)
+        scale = _largest(xp, vhgv)
         along = xp.imag(xp.linalg.diagonal(vhgv))
         _refuse_phase_dependence(xp, along, None, "eig", "eigenvectors")
         real_diagonal = xp.real(xp.linalg.diagonal(vhgv))
@@ -519,7 +552,7 @@ def _eig_grad_from(xp: Any, grad_values: Any, grad_vectors: Any, values: Any, ve
         # Repeated eigenvalues (and the diagonal) make gaps 0 (see _over_gaps).
         vectors_used = xp.any(grad_vectors != 0, axis=-2)
         grad_a = grad_a + _over_gaps(
-            xp, vhgv, gaps, xp.abs(values), grad_values, vectors_used
+            xp, vhgv, gaps, xp.abs(values), grad_values, vectors_used, scale
         )
     return xp.linalg.solve(vh, xp.matmul(grad_a, vh))
 

@@ -482,6 +482,50 @@ def test_a_matrix_function_of_repeated_eigenvalues_gets_nan_not_a_wrong_gradient
     np.testing.assert_allclose(x.grad.numpy(), WEIGHTS, atol=1e-10)
 
 
+@pytest.mark.parametrize("matrix", [REPEATED, ROTATED], ids=["exactly", "up to rounding"])
+def test_a_loss_of_one_vector_of_a_repeated_value_has_no_gradient_nan_not_a_number(matrix):
+    # Which vectors span a repeated value's space is arbitrary: a loss of one of them (not of
+    # their span) has no derivative. Its 0 / 0 terms were dropped: finite, made-up numbers.
+    form = plugrad.tensor(WEIGHTS + WEIGHTS.T)
+
+    def loss(v: plugrad.Tensor) -> plugrad.Tensor:
+        return v @ form @ v  # of one vector, whatever its sign
+
+    x = plugrad.tensor(matrix, requires_grad=True)
+    loss(L.eigh(x).eigenvectors[:, 0]).backward()
+    assert np.isnan(x.grad.numpy()).any()
+    x = plugrad.tensor(matrix, requires_grad=True)
+    loss(L.svd(x).U[:, 2]).backward()  # the singular values 1, 1 come last
+    assert np.isnan(x.grad.numpy()).any()
+    # A vector of a value not repeated keeps its gradient.
+    x = plugrad.tensor(matrix, requires_grad=True)
+    loss(L.eigh(x).eigenvectors[:, 3]).backward()
+    assert np.isfinite(x.grad.numpy()).all()
+
+
+@pytest.mark.parametrize("matrix", [REPEATED, ROTATED], ids=["exactly", "up to rounding"])
+def test_a_loss_of_one_eigenvector_of_eig_of_a_repeated_value_has_no_gradient(matrix):
+    x = plugrad.tensor(matrix, requires_grad=True)
+    vector = L.eig(x).eigenvectors[:, 0]
+    form = plugrad.astype(plugrad.tensor(WEIGHTS + WEIGHTS.T), vector.dtype)
+    plugrad.real(plugrad.conj(vector) @ form @ vector).backward()
+    assert np.isnan(x.grad.numpy()).any()
+
+
+@pytest.mark.parametrize("matrix", [REPEATED, ROTATED], ids=["exactly", "up to rounding"])
+def test_svd_vectors_of_repeated_values_read_through_their_spans_have_the_exact_gradient(matrix):
+    # U_k Vh_k of the singular values 2 and 3 ... and of 1, 1: the pair's quotient was dropped
+    # whole at a repeated value, where only half of it is 0 / 0 (0.397 for 0.628).
+    def loss(a: np.ndarray) -> float:
+        u, _, vh = np.linalg.svd(a)
+        return float(np.sum(u[:, 2:] @ vh[2:] * WEIGHTS))
+
+    x = plugrad.tensor(matrix, requires_grad=True)
+    u, _, vh = L.svd(x)
+    (u[:, 2:] @ vh[2:] * plugrad.tensor(WEIGHTS)).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), _finite_difference(loss, matrix), atol=1e-6)
+
+
 def test_svd_of_a_rank_deficient_matrix_has_finite_singular_value_gradients() -> None:
     a = plugrad.tensor([[1.0, 2.0], [2.0, 4.0], [0.0, 0.0]], dtype=plugrad.float64)
     a.requires_grad_()
