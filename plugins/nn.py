@@ -83,8 +83,10 @@ def _erf_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
     return g * (_TWO_OVER_SQRT_PI * xp.exp(-(clamped * clamped)))
 
 
-erf = nn_op("erf", erf_values, vjp=_erf_grad, methods="erf", inplace=True, promotion="float",
-            real_only=True, doc="The error function ``erf(x)`` element-wise, accurate near 0.")
+# float16 in float32 (as PyTorch): its polynomial in float16 was 2 ulp off.
+erf = nn_op("erf", half_in_float32(erf_values), vjp=_erf_grad, methods="erf", inplace=True,
+            promotion="float", real_only=True,
+            doc="The error function ``erf(x)`` element-wise, accurate near 0.")
 
 # -- linear -------------------------------------------------------------------------------
 
@@ -126,6 +128,8 @@ relu = nn_op("relu", lambda xp, x, /: xp.maximum(x, 0), methods="relu", inplace=
 def _sigmoid_kernel(xp: Any, x: Any, /) -> Any:
     if is_complex(xp, x):  # (complex numbers have no sign to split on)
         return 1.0 / (1.0 + xp.exp(-x))
+    if is_half(xp, x.dtype):  # in float32, rounded once (as PyTorch): 2 ulp off in float16
+        return xp.astype(logistic(xp, xp.astype(x, xp.float32)), x.dtype)
     return logistic(xp, x)
 
 
@@ -140,24 +144,20 @@ def _check_approximate(approximate: str) -> None:
         raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
 
 
-def _tanh_gelu_argument(xp: Any, x: Any) -> Any:
-    """``x`` for the tanh form, float16's clamped where tanh is exactly +-1 (its ``x ** 3``
-    overflows from ``|x| = 41``); other dtypes as they are (a clip costs 10 us on NumPy)."""
-    return xp.minimum(xp.maximum(x, -20.0), 20.0) if is_half(xp, x.dtype) else x
-
-
+# float16 in float32 (as PyTorch), rounded once: 1 + tanh(...) cancelled to 0 below -3.3
+# (gelu(-3.6, approximate="tanh") was 0, not -4.3e-4, and its gradient 0).
+@half_in_float32
 def _gelu_kernel(xp: Any, x: Any, /, *, approximate: str = "none") -> Any:
     _check_approximate(approximate)
     if approximate == "tanh":
-        c = _tanh_gelu_argument(xp, x)
-        return 0.5 * x * (1.0 + xp.tanh(_SQRT_2_OVER_PI * (c + _TANH_CUBIC * (c * c * c))))
+        return 0.5 * x * (1.0 + xp.tanh(_SQRT_2_OVER_PI * (x + _TANH_CUBIC * (x * x * x))))
     # x * Phi(x), with Phi(x) = erfc(-x / sqrt 2) / 2: accurate for large negative x too.
     return 0.5 * x * erfc_values(xp, -_SQRT_HALF * x)
 
 
+@half_rule_in_float32
 def _gelu_grad(xp: Any, g: Any, ans: Any, x: Any, *, approximate: str) -> Any:
     if approximate == "tanh":
-        x = _tanh_gelu_argument(xp, x)  # as the kernel: 0 * inf cannot make nan
         inner = _SQRT_2_OVER_PI * (x + _TANH_CUBIC * (x * x * x))
         t = xp.tanh(inner)
         d_inner = _SQRT_2_OVER_PI * (1.0 + 3.0 * _TANH_CUBIC * (x * x))
