@@ -775,16 +775,29 @@ def _refuse_integers(xp: Any, function: str, value: Any, *arrays: Any) -> None:
         )
 
 
+def _in_float32_if_half(xp: Any, function: Any, *arrays: Any, **params: Any) -> Any:
+    """``function(xp, *arrays, **params)``, float16 arrays computed in float32 and the result
+    rounded once, as PyTorch's fused kernels (``addcdiv``'s quotient overflowed float16)."""
+    if not any(is_half(xp, a.dtype) for a in arrays):
+        return function(xp, *arrays, **params)
+    wide = [xp.astype(a, xp.float32) if is_half(xp, a.dtype) else a for a in arrays]
+    return xp.astype(function(xp, *wide, **params), xp.float16)
+
+
 def _addcmul(xp: Any, x: Any, tensor1: Any, tensor2: Any, /, *, value: Any = 1) -> Any:
     value = python_number(value)  # (np.float64's dtype would win over float32 tensors)
     _refuse_integers(xp, "addcmul", value, x, tensor1, tensor2)
-    return x + value * tensor1 * tensor2
+    return _in_float32_if_half(
+        xp, lambda xp, x, t1, t2: x + value * t1 * t2, x, tensor1, tensor2
+    )
 
 
 def _addcdiv(xp: Any, x: Any, tensor1: Any, tensor2: Any, /, *, value: Any = 1) -> Any:
     value = python_number(value)
     _refuse_integers(xp, "addcdiv", value, x, tensor1, tensor2)
-    return x + value * (tensor1 / tensor2)
+    return _in_float32_if_half(
+        xp, lambda xp, x, t1, t2: x + value * (t1 / t2), x, tensor1, tensor2
+    )
 
 
 addcmul = op(

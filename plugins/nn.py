@@ -494,6 +494,11 @@ _BCE_EPSILON = 9.999999960041972e-13
 
 
 def _bce_probabilities_grad_input(xp: Any, g: Any, ans: Any, input: Any, target: Any) -> Any:
+    if is_half(xp, input.dtype):
+        # In float32, rounded once (as PyTorch): a mean's g (1 / N) times input - target
+        # underflowed float16 to 0, and 1e-12 is 0 there.
+        wide = [xp.astype(a, xp.float32) for a in (g, input, target)]
+        return xp.astype(_bce_probabilities_grad_input(xp, wide[0], None, *wide[1:]), input.dtype)
     # PyTorch's: the clamp is ignored, and the product bounded below by 1e-12, so that a
     # confidently wrong probability (0 for a target of 1) still gets a gradient.
     return g * (input - target) / xp.maximum(input * (1.0 - input), _BCE_EPSILON)

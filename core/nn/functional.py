@@ -499,6 +499,8 @@ def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     # NOTE: expm1 of the non-positive part only: a large positive input would overflow
     # exp in the branch where() discards, and its gradient would be 0 * inf = nan. Not
     # minimum(input, 0), whose gradient at the tie 0 is halved.
+    if input.dtype is _dtypes.float16:
+        return _rounded_once(lambda wide: elu(wide, alpha), input)
     negative = _ops.where(input > 0, 0.0, input)
     return _ops.where(input > 0, input, alpha * _ops.expm1(negative))
 
@@ -705,6 +707,8 @@ def selu(input: Tensor, inplace: bool = False) -> Tensor:
     _check_tensor("input", "selu", input)
     if inplace:
         return apply_inplace(input, selu, name="selu(inplace=True)")
+    if input.dtype is _dtypes.float16:
+        return _rounded_once(selu, input)
     return elu(input, SELU_ALPHA) * SELU_SCALE
 
 
@@ -723,6 +727,8 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
         raise ValueError("celu(): alpha must not be 0 (it divides the input)")
     if inplace:
         return apply_inplace(input, celu, alpha, name="celu(inplace=True)")
+    if input.dtype is _dtypes.float16:
+        return _rounded_once(lambda wide: celu(wide, alpha), input)
     negative = _ops.where(input > 0, 0.0, input)
     return _ops.where(input > 0, input, alpha * _ops.expm1(negative / alpha))
 
@@ -1463,7 +1469,14 @@ def _in_float32(*tensors: Tensor | None) -> tuple[Any, ...]:
 def _scale_shift(
     input: Tensor, weight: Tensor | None, bias: Tensor | None, kept: tuple[int, ...]
 ) -> Tensor:
-    """``input * weight + bias``, each (when given) reshaped to ``kept`` to broadcast."""
+    """``input * weight + bias``, each (when given) reshaped to ``kept`` to broadcast.
+
+    float16 in float32, rounded once, as PyTorch's: where the two terms cancel, a product
+    rounded first was 96 ulp off (group_norm's).
+    """
+    if input.dtype is _dtypes.float16 and (weight is not None or bias is not None):
+        x, w, b = _in_float32(input, weight, bias)
+        return _ops.astype(_scale_shift(x, w, b, kept), _dtypes.float16)
     if weight is not None:
         input = input * _ops.reshape(weight, kept)
     if bias is not None:
@@ -1557,6 +1570,8 @@ def batch_norm(
         # float16 is normalized in float32 and rounded once, as PyTorch does: the squares
         # of values a few hundred apart overflow float16 (the result came out 0).
         x, w, b = _in_float32(input, weight, bias)
+        if not training:  # read only: in float32 too (sqrt(var + eps) was rounded first)
+            running_mean, running_var = _in_float32(running_mean, running_var)
         out = batch_norm(x, running_mean, running_var, w, b, training, momentum, eps)
         return _ops.astype(out, _dtypes.float16)
     axes = (0, *range(2, input.ndim))
@@ -2408,6 +2423,8 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
         )
     before = (slice(None),) * axis
     first_half, second_half = (*before, slice(0, size // 2)), (*before, slice(size // 2, None))
+    if input.dtype is _dtypes.float16:  # (its gradient g * a overflowed float16)
+        return _rounded_once(lambda wide: glu(wide, dim), input)
     return input[first_half] * _ops.sigmoid(input[second_half])
 
 
@@ -4175,6 +4192,11 @@ def group_norm(
         )
     _check_floating("group_norm", input)
     _check_same_dtype("group_norm", input, weight, bias)
+    if input.dtype is _dtypes.float16:
+        # Normalized, scaled and shifted in float32 and rounded once, as PyTorch's: the
+        # normalized values rounded before the affine step were 96 ulp off where it cancels.
+        x, w, b = _in_float32(input, weight, bias)
+        return _ops.astype(group_norm(x, num_groups, w, b, eps), _dtypes.float16)
     # The group size spelled out: -1 cannot be inferred for an empty batch.
     group_size = math.prod(input.shape[1:]) // num_groups
     grouped = _ops.reshape(input, (input.shape[0], num_groups, group_size))

@@ -310,3 +310,64 @@ def test_float16_softmax_and_linear_interpolation_compute_in_float32() -> None:
     for mode in ("linear",):
         resized = plugrad.nn.functional.interpolate(constant, size=7, mode=mode)
         assert resized.dtype == plugrad.float16 and resized.numpy().tolist() == [[[60000.0] * 7]]
+
+
+def _half_and_wide(function, arrays, upstream):
+    """``function``'s value and gradients in float16, and in float32 rounded to float16."""
+    results = []
+    for dtype in (plugrad.float16, plugrad.float32):
+        tensors = [plugrad.tensor(a, dtype=dtype, requires_grad=True) for a in arrays]
+        out = function(*tensors)
+        (out * plugrad.tensor(upstream, dtype=dtype)).sum().backward()
+        results.append([out.detach().numpy(), *(t.grad.numpy() for t in tensors)])
+    half, wide = results
+    return half, [w.astype(np.float16) for w in wide]
+
+
+_RNG = np.random.default_rng(5)
+_AROUND_ONE = _RNG.uniform(0.95, 1.05, 2000).astype(np.float16)
+_PEAK_THEN_ZEROS = np.concatenate([[10.0], np.zeros(3000)]).astype(np.float16)
+F = plugrad.nn.functional
+
+#: name -> (function, inputs, upstream gradient): each was 2 % to 100 % off in float16
+#: arithmetic (measured against float64), where PyTorch computes in float32.
+COMPUTED_IN_FLOAT32 = {
+    # The gradient of a running sum stopped at 2048; of a running maximum reached 3,000
+    # times, +1.1 rounded to +2 (4008 for 3301); of a running product, 2 % off.
+    "cumsum": (lambda x: plugrad.cumsum(x, 0), [np.zeros(20000, np.float16)], 1.0),
+    "cummax": (lambda x: plugrad.cummax(x, 0).values, [_PEAK_THEN_ZEROS], 1.1),
+    "cumprod": (lambda x: plugrad.cumprod(x, 0), [_AROUND_ONE], 1.0),
+    # t1 / t2 overflowed: inf for 101; a product rounded before the sum cancelled.
+    "addcdiv": (lambda x, a, b: plugrad.addcdiv(x, a, b, value=1e-3),
+                [[1.0], [1000.0], [0.01]], 1.0),
+    "addcmul": (lambda x, a, b: plugrad.addcmul(x, a, b, value=0.1),
+                [[-2.1], [3.3], [6.4]], 1.0),
+    # g / N times (input - target) underflowed to 0.
+    "binary_cross_entropy": (
+        lambda p, t: F.binary_cross_entropy(p, t).reshape(1),
+        [np.full(20000, 0.999, np.float16), np.full(20000, 0.9995, np.float16)], 1.0),
+    # g * a overflowed: inf for 21152.
+    "glu": (lambda x: F.glu(x, 0), [[60000.0, 0.5]], 1.5),
+    # Normalized values rounded before the affine step: 96 ulp off where it cancels.
+    "group_norm": (lambda x, w, b: F.group_norm(x, 1, w, b),
+                   [np.arange(1.0, 5.0).reshape(1, 4, 1), [0.7, 0.9, 1.3, 0.5],
+                    [0.94, -0.1, -1.6, 0.3]], 1.0),
+    "batch_norm (eval)": (
+        lambda x, w, b: F.batch_norm(x, plugrad.tensor([0.1, 0.2], dtype=x.dtype),
+                                     plugrad.tensor([1.3, 0.7], dtype=x.dtype), w, b),
+        [[[0.3, 1.7]], [1.1, 0.9], [-0.24, -1.3]], 1.0),
+    "celu": (lambda x: F.celu(x, alpha=0.7), [[-3.0, -7.0, -1.0]], 1.0),
+    "elu": (lambda x: F.elu(x, alpha=0.7), [[-3.0, -7.0, -1.0]], 1.0),
+    "selu": (F.selu, [[-3.0, -7.0, -1.0]], 1.0),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", COMPUTED_IN_FLOAT32)
+def test_float16_values_and_gradients_are_computed_in_float32(name: str) -> None:
+    function, inputs, upstream = COMPUTED_IN_FLOAT32[name]
+    arrays = [np.asarray(a, dtype=np.float16) for a in inputs]
+    half, wide = _half_and_wide(function, arrays, upstream)
+    for got, expected in zip(half, wide):
+        assert got.dtype == np.float16
+        # One rounding of the float32 result, give or take an ulp of the float32 steps.
+        np.testing.assert_allclose(got, expected, rtol=2**-10, atol=1e-7)
