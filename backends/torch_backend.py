@@ -71,8 +71,11 @@ def scatter_add(xp: Any, values: Any, /, *, key: Any, shape: tuple[int, ...]) ->
     size = math.prod(shape)
     positions = getitem.kernel(xp, torch.arange(size, device=values.device).reshape(shape), key=key)
     flat_values = torch.broadcast_to(values, positions.shape).reshape(-1)
-    out = torch.zeros(size, dtype=values.dtype, device=values.device)
-    return out.index_add_(0, positions.reshape(-1), flat_values).reshape(shape)
+    # float16 adds up in float32, rounded once (index_add_ adds in float16 one value at a time).
+    wide = torch.float32 if values.dtype == torch.float16 else values.dtype
+    out = torch.zeros(size, dtype=wide, device=values.device)
+    out.index_add_(0, positions.reshape(-1), flat_values.to(wide))
+    return out.reshape(shape).to(values.dtype)
 
 
 def positive(xp: Any, x: Any, /) -> Any:
