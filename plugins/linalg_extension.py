@@ -392,8 +392,12 @@ def _over_gaps(
 
 
 def _largest(xp: Any, x: Any) -> Any:
-    """The largest magnitude in each matrix of ``x``, shaped to broadcast against it."""
-    return xp.max(xp.abs(x), axis=(-2, -1), keepdims=True)
+    """The largest magnitude in each matrix of ``x``, shaped to broadcast against it (0 for
+    an empty matrix, where max() has no identity)."""
+    magnitude = xp.abs(x)
+    if 0 in x.shape[-2:]:
+        return xp.zeros((*x.shape[:-2], 1, 1), dtype=magnitude.dtype, device=device_of(x))
+    return xp.max(magnitude, axis=(-2, -1), keepdims=True)
 
 
 def _svd_grad(xp: Any, g: Any, ans: Any, x: Any, *, full_matrices: bool) -> Any:
@@ -800,7 +804,14 @@ def _matrix_norm_grad(xp: Any, g: Any, ans: Any, x: Any, *, keepdims: bool, ord:
         sums = xp.astype(sums, x.dtype)
     else:
         sums = xp.sum(xp.abs(x), axis=across, keepdims=True)
-    hit = _split_ties(xp, xp.astype(sums == ans, g.dtype), -1 if across == -2 else -2)
+    # The extreme sum picked again from these sums: a backend's norm may add in another
+    # order (PyTorch's: 3.216281242686625 for 3.2162812426866245), and then no sum equals
+    # the forward's (the gradient was 0 / 0, nan, half the time on the torch backend).
+    along = -1 if across == -2 else -2
+    if sums.shape[along] == 0:  # no element: nothing to pick (max() has no identity)
+        return g * _direction(xp, x)
+    extreme = (xp.max if ord > 0 else xp.min)(sums, axis=along, keepdims=True)
+    hit = _split_ties(xp, xp.astype(sums == extreme, g.dtype), along)
     return g * _direction(xp, x) * hit
 
 
