@@ -320,11 +320,23 @@ def refusing_empty_reductions(name: str) -> Any:
 
     def kernel(xp: Any, x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Any:
         shape = tuple(x.shape)
-        if 0 in shape and any(shape[a] == 0 for a in normalize_axes(axis, len(shape))):
-            raise ShapeError(
-                f"{name}() over an axis of length 0 (the input has shape {shape}) has no "
-                "value: reduce over axes that hold elements, or check the size first"
-            )
+        if 0 in shape:
+            axes = normalize_axes(axis, len(shape))
+            if any(shape[a] == 0 for a in axes):
+                raise ShapeError(
+                    f"{name}() over an axis of length 0 (the input has shape {shape}) has no "
+                    "value: reduce over axes that hold elements, or check the size first"
+                )
+            # Other axes hold elements, but the result has none: Dask's kernel raised
+            # NumPy's "zero-size array to reduction" for the (0,) maximum of a (0, 3) array.
+            if keepdims:
+                out = tuple(1 if a in axes else n for a, n in enumerate(shape))
+            else:
+                out = tuple(n for a, n in enumerate(shape) if a not in axes)
+            dtype = index_dtype(xp, x) if name.startswith("arg") else x.dtype
+            return xp.zeros(out, dtype=dtype, device=device_of(x))
+        if name.startswith("arg") and x.dtype == xp.bool:  # (PyTorch's refuses bools)
+            x = xp.astype(x, xp.uint8)
         return getattr(xp, name)(x, axis=axis, keepdims=keepdims)
 
     kernel.__name__ = kernel.__qualname__ = name

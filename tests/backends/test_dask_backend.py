@@ -573,3 +573,15 @@ def test_singular_values_of_a_matrix_chunked_along_both_axes(name, shape) -> Non
     expected.backward()
     np.testing.assert_allclose(y.item(), expected.item(), rtol=1e-10)
     np.testing.assert_allclose(x.grad.numpy(), reference.grad.numpy(), rtol=1e-8, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["amax", "amin", "argmax", "argmin"])
+def test_extrema_over_a_full_axis_of_an_empty_tensor_are_empty(name: str) -> None:
+    # The (0,) maximum of a (0, 3) array: Dask's kernel raised NumPy's ValueError
+    # ("zero-size array to reduction") when computed.
+    for keepdim, shape in ((False, (0,)), (True, (0, 1))):
+        got = getattr(plugrad.zeros((0, 3), device="dask"), name)(1, keepdim=keepdim)
+        expected = getattr(plugrad.zeros((0, 3)), name)(1, keepdim=keepdim)
+        assert got.numpy().shape == expected.shape == shape and got.dtype is expected.dtype
+    with pytest.raises(ShapeError, match="axis of length 0"):
+        getattr(plugrad.zeros((0, 3), device="dask"), name)(0)

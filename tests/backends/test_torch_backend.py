@@ -300,3 +300,14 @@ def test_matrix_norm_gradients_of_column_and_row_sums_are_the_numpy_backends(ord
             plugrad.linalg.matrix_norm(x, ord=order).backward()
             grads.append(x.grad.numpy())
         np.testing.assert_allclose(grads[1], grads[0], atol=1e-12)
+
+
+def test_argmax_and_argmin_of_booleans_are_numpys() -> None:
+    # PyTorch's refuses bools: a raw RuntimeError came through.
+    data = np.array([[True, False, True], [False, False, True]])
+    for name in ("argmax", "argmin"):
+        for kwargs in ({}, {"dim": 1}, {"dim": 0, "keepdim": True}):
+            got = getattr(plugrad.tensor(data, device="torch"), name)(**kwargs)
+            expected = getattr(plugrad.tensor(data), name)(**kwargs)
+            assert got.dtype is expected.dtype
+            np.testing.assert_array_equal(got.numpy(), expected.numpy())
