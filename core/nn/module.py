@@ -844,8 +844,8 @@ class Module:
         and note their loading; PyTorch's protocol, which a layer overrides to read the
         keys of an older version (``local_metadata["version"]``) before calling this.
 
-        Missing and unexpected keys and problems are added to the lists; the
-        values are copied by :meth:`load_state_dict` once every module is checked.
+        Missing and unexpected keys and problems are added to the lists, and the
+        values copied in (put back by :meth:`load_state_dict` if the load fails).
         """
         assign = bool(local_metadata.get("assign_to_params_buffers", False))
         own: dict[str, Tensor] = {
@@ -915,11 +915,13 @@ class Module:
 
         Each module reads its entries with :meth:`_load_from_state_dict`, between
         the hooks of :meth:`register_load_state_dict_pre_hook` and
-        :meth:`register_load_state_dict_post_hook`, as in PyTorch. Unlike
-        PyTorch's, the values are copied once every module has read its entries
-        (the post-hooks run before that): if anything does not fit,
-        :class:`~plugrad.errors.StateDictError` lists every problem and the
-        module is left unchanged.
+        :meth:`register_load_state_dict_post_hook`, as in PyTorch, and its values
+        are copied in as it reads them (code after the base method and the
+        post-hooks see them). Unlike PyTorch's, a load is all or nothing: if
+        anything does not fit (or a hook raises), every value copied is put
+        back and :class:`~plugrad.errors.StateDictError` lists every problem.
+        Until the load ends it keeps what each copy replaced (``assign=True``
+        copies nothing).
 
         Returns
         -------
@@ -931,7 +933,7 @@ class Module:
         >>> import plugrad
         >>> a, b = plugrad.nn.Linear(2, 2), plugrad.nn.Linear(2, 2)
         >>> b.load_state_dict(a.state_dict())
-        IncompatibleKeys(missing_keys=[], unexpected_keys=[])
+        <All keys matched successfully>
         >>> bool(plugrad.all(a.weight == b.weight))
         True
         >>> b.load_state_dict({"weight": plugrad.zeros((3, 2))})

@@ -2,9 +2,11 @@
 
 Each module checks its own entries (``Module._load_from_state_dict``, which
 layers and user code override to rename the keys of older checkpoints), with
-PyTorch's hooks before and after; what it would change is noted in a
-:class:`LoadPlan` and applied once every module has checked its entries and
-nothing is wrong, so that a failed load leaves every tensor as it was.
+PyTorch's hooks before and after, and its values are copied in as it reads
+them, as in PyTorch (code after the base method and the post-hooks see them).
+What each change replaced is kept in a :class:`LoadPlan` until the load ends:
+if anything does not fit, every change is undone, so that a failed load leaves
+every tensor as it was.
 """
 
 from __future__ import annotations
@@ -29,21 +31,29 @@ class IncompatibleKeys(NamedTuple):
     missing_keys: list[str]
     unexpected_keys: list[str]
 
+    def __repr__(self) -> str:
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"  # PyTorch's words
+        return f"IncompatibleKeys(missing_keys={self.missing_keys!r}, " + (
+            f"unexpected_keys={self.unexpected_keys!r})"
+        )
+
 
 class LoadPlan:
-    """What a load will change: tensors to copy into or assign, extra states to set."""
+    """How to undo what a load in progress has changed, in the order it changed it."""
 
     def __init__(self, assign: bool) -> None:
         self.assign = assign
-        self.changes: list[Callable[[], None]] = []
+        self.undo: list[Callable[[], None]] = []
 
-    def apply(self) -> None:
+    def roll_back(self) -> None:
         with no_grad():
-            for change in self.changes:
-                change()
+            for undo in reversed(self.undo):
+                undo()
+        self.undo.clear()
 
 
-#: The plan of the load in progress (None: ``_load_from_state_dict`` applies at once).
+#: The plan of the load in progress (None: a change is not kept to be undone).
 _active: LoadPlan | None = None
 
 
@@ -94,15 +104,20 @@ def _casts_exactly(values: Tensor, dtype: Any) -> bool:
 
 
 def note_change(module: Any, name: str, tensor: Tensor, values: Tensor, assign: bool) -> None:
-    """Copy ``values`` into ``tensor`` (or assign them as ``module``'s ``name``), now or
-    when the load in progress is applied."""
-
-    def change() -> None:
+    """Copy ``values`` into ``tensor`` (or assign them as ``module``'s ``name``) now, keeping
+    what it replaces while a load is in progress, so that a failed load can put it back."""
+    with no_grad():
         if not assign:
+            if _active is not None:
+                replaced = tensor.clone()
+                _active.undo.append(lambda: tensor.copy_(replaced))
             # Into the tensor's memory, as PyTorch copies: a view of a parameter, or a
             # state dict taken before, sees the loaded values (float64 ones cast to float32).
             tensor.copy_(values)
-        elif isinstance(tensor, Parameter) or name in module._parameters:
+            return
+        if _active is not None:
+            _active.undo.append(_restoring(module, name))
+        if isinstance(tensor, Parameter) or name in module._parameters:
             if isinstance(values, Parameter):
                 values.requires_grad_(tensor.requires_grad)
                 setattr(module, name, values)
@@ -111,25 +126,33 @@ def note_change(module: Any, name: str, tensor: Tensor, values: Tensor, assign: 
         else:
             module._buffers[name] = values
 
-    if _active is None:
-        with no_grad():
-            change()
-    else:
-        _active.changes.append(change)
+
+def _restoring(module: Any, name: str) -> Callable[[], None]:
+    """What puts back ``module``'s parameter or buffer ``name`` as it is now."""
+    if name in module._parameters:
+        parameter = module._parameters[name]
+        return lambda: setattr(module, name, parameter)
+    buffer = module._buffers[name]
+
+    def restore() -> None:
+        module._buffers[name] = buffer
+
+    return restore
 
 
 def note_extra_state(module: Any, state: Any) -> None:
-    """Call ``module.set_extra_state(state)``, now or when the load in progress is applied."""
-    if _active is None:
-        module.set_extra_state(state)
-    else:
-        _active.changes.append(lambda: module.set_extra_state(state))
+    """Call ``module.set_extra_state(state)``, keeping the state it replaces while a load is
+    in progress."""
+    if _active is not None:
+        replaced = module.get_extra_state()
+        _active.undo.append(lambda: module.set_extra_state(replaced))
+    module.set_extra_state(state)
 
 
 def load_state_dict(
     root: Any, state_dict: Mapping[str, Any], strict: bool, assign: bool
 ) -> IncompatibleKeys:
-    """:meth:`Module.load_state_dict`: check every module's entries, then apply them all."""
+    """:meth:`Module.load_state_dict`: every module's entries, undone if any does not fit."""
     global _active
     if not isinstance(state_dict, Mapping):
         raise TypeError(f"load_state_dict() takes a mapping, got {type(state_dict).__name__}")
@@ -162,17 +185,20 @@ def load_state_dict(
     outer, _active = _active, plan
     try:
         load(root, "")
+        problems = list(errors)
+        if strict:
+            problems[:0] = [f"missing key {key!r}" for key in missing] + [
+                f"unexpected key {key!r}" for key in unexpected
+            ]
+        if problems:
+            raise StateDictError(
+                f"cannot load into {type(root).__name__}, which is left unchanged:"
+                + "".join(f"\n  {problem}" for problem in problems)
+            )
+    except BaseException:
+        # A problem found, or raised by a hook or an override: what was copied is put back.
+        plan.roll_back()
+        raise
     finally:
         _active = outer
-    problems = list(errors)
-    if strict:
-        problems[:0] = [f"missing key {key!r}" for key in missing] + [
-            f"unexpected key {key!r}" for key in unexpected
-        ]
-    if problems:
-        raise StateDictError(
-            f"cannot load into {type(root).__name__}, which is left unchanged:"
-            + "".join(f"\n  {problem}" for problem in problems)
-        )
-    plan.apply()
     return incompatible

@@ -164,3 +164,80 @@ def test_batch_norm_misses_its_count_only_in_a_checkpoint_of_its_own_version(lib
     lib.nn.BatchNorm1d(2).load_state_dict(entries)
     del entries._metadata  # no version said: the same
     lib.nn.BatchNorm1d(2).load_state_dict(entries)
+
+
+def _deriving_class(lib):
+    class Scaled(lib.nn.Module):
+        """Derives state from what it loaded, after the base method, as PyTorch code does."""
+
+        def __init__(self):
+            super().__init__()
+            self.weight = lib.nn.Parameter(lib.zeros(1, 2))
+            self.layer = lib.nn.Linear(2, 1)
+
+        def _load_from_state_dict(self, *args):
+            super()._load_from_state_dict(*args)
+            self.cached = self.weight.detach().clone()
+
+    return Scaled
+
+
+def _state(lib):
+    return {
+        "weight": lib.tensor([[7.0, 8.0]]),
+        "layer.weight": lib.tensor([[1.0, 2.0]]),
+        "layer.bias": lib.tensor([1.0]),
+    }
+
+
+@pytest.mark.parametrize("lib", [plugrad, torch], ids=["plugrad", "torch"])
+def test_code_after_the_base_load_and_the_post_hooks_see_the_loaded_values(lib):
+    # The values were copied only once the whole tree was read: an override caching its
+    # weight cached the old one, and a post-hook's in-place change was overwritten.
+    model = _deriving_class(lib)()
+    seen = []
+
+    def double(module, keys):
+        seen.append(module.weight.tolist())
+        module.weight.detach().mul_(2)
+
+    model.layer.register_load_state_dict_post_hook(double)
+    model.load_state_dict(_state(lib))
+    assert model.cached.tolist() == [[7.0, 8.0]]
+    assert seen == [[[1.0, 2.0]]] and model.layer.weight.tolist() == [[2.0, 4.0]]
+
+
+@pytest.mark.parametrize("assign", [False, True])
+@pytest.mark.parametrize("failure", ["missing key", "a hook raises"])
+def test_a_failed_load_puts_back_every_value_it_copied(failure, assign):
+    model = _deriving_class(plugrad)()
+    parameters = {name: p for name, p in model.named_parameters()}
+    values = {name: p.detach().clone() for name, p in parameters.items()}
+
+    def double(module, keys):
+        module.weight.detach().mul_(2)
+
+    model.layer.register_load_state_dict_post_hook(double)
+    state = _state(plugrad)
+    if failure == "missing key":
+        del state["layer.bias"]
+        expected = StateDictError
+    else:
+
+        def refuse(module, keys):
+            raise KeyError("not this checkpoint")
+
+        model.register_load_state_dict_post_hook(refuse)
+        expected = KeyError
+    with pytest.raises(expected):
+        model.load_state_dict(state, assign=assign)
+    for name, p in model.named_parameters():
+        assert p is parameters[name]
+        np.testing.assert_array_equal(p.detach().numpy(), values[name].numpy())
+
+
+def test_a_load_that_matches_every_key_says_so_as_pytorch():
+    layer = nn.Linear(2, 2)
+    assert repr(layer.load_state_dict(layer.state_dict())) == "<All keys matched successfully>"
+    keys = nn.Linear(2, 2).load_state_dict({"weight": plugrad.zeros((2, 2))}, strict=False)
+    assert repr(keys) == "IncompatibleKeys(missing_keys=['bias'], unexpected_keys=[])"
