@@ -100,6 +100,8 @@ def save(obj: Tensor | Mapping[str, Any], path: str | os.PathLike[str] | BinaryI
       history are not saved, and :func:`load` returns plain tensors.
     - Tensors sharing memory (views, the same tensor twice) are saved as
       separate copies and load as independent tensors.
+    - Mappings load as ``dict``, in their order: an ``OrderedDict``'s class and a
+      state dict's ``_metadata`` (the versions of its modules) are not saved.
     - In the file, each tensor is named by its keys joined with dots
       (``"optimizer.state.0.exp_avg"``; ``"tensor"`` for a lone tensor), with
       ``#1``, ``#2``, ... appended when two paths would give the same name.
