@@ -44,7 +44,7 @@ class LoadPlan:
 
     def __init__(self, assign: bool) -> None:
         self.assign = assign
-        self.undo: list[Callable[[], None]] = []
+        self.undo: list[Callable[[], object]] = []
 
     def roll_back(self) -> None:
         with no_grad():
