@@ -182,11 +182,15 @@ def grad(
     create_graph: bool = False,
     allow_unused: bool | None = None,
     materialize_grads: bool = False,
+    *,
+    input_hooks: bool = True,
 ) -> tuple[Tensor | None, ...]:
     """Return the gradients of ``outputs`` with respect to ``inputs``; ``.grad`` is not touched.
 
     The engine's work behind :func:`plugrad.autograd.grad`, which documents the
-    parameters (and adds PyTorch's ``is_grads_batched``).
+    parameters (and adds PyTorch's ``is_grads_batched``). ``input_hooks=False``
+    leaves out the inputs' own tensor hooks, for a caller whose gradients reach
+    the inputs again in an enclosing pass (a checkpoint), which runs them once.
     """
     if materialize_grads and allow_unused is False:
         raise ValueError(
@@ -198,7 +202,7 @@ def grad(
     if isinstance(grad_outputs, Tensor):
         grad_outputs = (grad_outputs,)
     roots = _roots(outputs, grad_outputs, create_graph, "grad()")
-    targets = _Targets(inputs, "grad()")
+    targets = _Targets(inputs, "grad()", input_hooks)
     previous = _state.enabled
     _state.enabled = create_graph  # as in backward()
     try:
@@ -224,7 +228,7 @@ def _grads_of_inputs(
     gradients: list[Tensor | None] = []
     for index, tensor in enumerate(inputs):
         g = result.captured(tensor)
-        if g is not None and tensor._edge is None and tensor._hooks:
+        if g is not None and tensor._edge is None and tensor._hooks and targets.hooks:
             for hook in tuple(tensor._hooks):  # a leaf's hooks see its gradient, as .grad
                 if not isinstance(hook, PostAccumulateGradHook):
                     g = _call_hook(hook, g, tensor._device, create_graph, "a leaf tensor")
@@ -275,9 +279,12 @@ def _roots(
 class _Targets:
     """The tensors a pass must deliver gradients to; the rest of the graph is pruned."""
 
-    __slots__ = ("leaves", "nodes")
+    __slots__ = ("hooks", "leaves", "nodes")
 
-    def __init__(self, inputs: Sequence[Any], caller: str) -> None:
+    def __init__(self, inputs: Sequence[Any], caller: str, hooks: bool = True) -> None:
+        #: Whether the targets' own tensor hooks run (not for a pass inside another pass
+        #: that runs them itself: a checkpoint's).
+        self.hooks = hooks
         self.leaves: set[int] = set()
         #: node -> {output index: the non-leaf tensor it produced}
         self.nodes: dict[Any, dict[int, Tensor]] = {}
@@ -643,8 +650,14 @@ def _node_grad_arrived(
     # A snapshot, as PyTorch's: a hook another one removes still runs in this pass, and
     # one added during it waits for the next.
     hooks = tuple(node._hooks or ())
+    targeted = () if targets is None or targets.hooks else targets.nodes.get(node, ())
     for index, hook in hooks:  # in registration order
-        if index is not None and not isinstance(hook, RetainGrad) and grads[index] is not None:
+        if (
+            index is not None
+            and not isinstance(hook, RetainGrad)
+            and grads[index] is not None
+            and index not in targeted
+        ):
             grads[index] = _call_hook(hook, grads[index], node._device, create_graph, repr(node))
     if targets is None:
         for index, hook in hooks:

@@ -266,6 +266,9 @@ class _Recomputed(Function):
                 allow_unused=True, create_graph=creating,
                 # (a tensor of an enclosing scope with a graph: its nodes are the caller's)
                 retain_graph=True,
+                # Their hooks run in the enclosing pass, once, on the whole gradient (they
+                # ran here too: a hook doubling a parameter's gradient doubled it twice).
+                input_hooks=False,
             )  # fmt: skip
         return (None, None, *found)
 

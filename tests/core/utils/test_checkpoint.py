@@ -172,3 +172,25 @@ def test_outputs_in_lists_and_dicts_get_their_gradients() -> None:
     assert out[1]["b"] is kept and out[2] == 5
     (out[0].sum() + out[1]["a"].sum()).backward()
     np.testing.assert_allclose(x.grad.numpy(), 3 + np.cos([1.0, 2.0]), rtol=1e-6)
+
+
+@pytest.mark.parametrize("use_reentrant", [False, True])
+@pytest.mark.parametrize("lib", [plugrad, torch], ids=["plugrad", "torch"])
+def test_a_hook_on_a_parameter_the_function_reads_runs_once(lib, use_reentrant: bool) -> None:
+    # It ran in the pass that recomputed the function and again in the enclosing one: a
+    # hook doubling the gradient doubled it twice ([[4, 4]] for [[2, 2]]).
+    layer = lib.nn.Linear(2, 1, bias=False)
+    calls = []
+
+    def doubled(grad):
+        calls.append(grad.tolist())
+        return grad * 2
+
+    layer.weight.register_hook(doubled)
+    x = lib.tensor([[1.0, 1.0]], requires_grad=True)
+    lib.utils.checkpoint.checkpoint(layer, x, use_reentrant=use_reentrant).sum().backward()
+    assert calls == [[[1.0, 1.0]]] and layer.weight.grad.tolist() == [[2.0, 2.0]]
+    (grad,) = lib.autograd.grad(
+        lib.utils.checkpoint.checkpoint(layer, x, use_reentrant=False).sum(), [layer.weight]
+    )
+    assert len(calls) == 2 and grad.tolist() == [[2.0, 2.0]]
