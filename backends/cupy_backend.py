@@ -47,9 +47,9 @@ class CupyRandom:
             if np.dtype(dtype).itemsize >= 4:
                 return self._rng.random(shape, dtype=dtype)
             cupy = _cupy()
-            sample = self._rng.random(shape, dtype=np.float32).astype(dtype)
-            # NOTE: rounding to float16 can reach 1.0; keep the interval half-open.
-            return cupy.minimum(sample, np.nextafter(dtype(1), dtype(0)))
+            # float16: the multiples of 2**-11 below 1, each as likely (see NumpyRandom).
+            sample = self._rng.random(shape, dtype=np.float32)
+            return (cupy.floor(sample * 2048) / 2048).astype(dtype)
 
 
 class CupyBackend(Backend):

@@ -65,7 +65,14 @@ class JaxRandom:
 
     def uniform(self, shape: tuple[int, ...], dtype: Any) -> Any:
         jax = _jax()
-        return jax.device_put(jax.random.uniform(self._next_key(), shape, dtype), self._device)
+        if np.dtype(dtype) == np.float16:
+            # The multiples of 2**-11 below 1, as on the other backends (JAX's own float16
+            # draws are those of 2**-10: bernoulli(1 - 2**-11) was never 0).
+            wide = jax.random.uniform(self._next_key(), shape, jax.numpy.float32)
+            sample = (jax.numpy.floor(wide * 2048) / 2048).astype(dtype)
+        else:
+            sample = jax.random.uniform(self._next_key(), shape, dtype)
+        return jax.device_put(sample, self._device)
 
     def get_state(self) -> list[int]:
         """The key's data as a list of ints (JSON can hold it)."""

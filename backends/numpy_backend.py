@@ -39,10 +39,11 @@ class NumpyRandom:
     def uniform(self, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
         if np.dtype(dtype).itemsize >= 4:
             return self._rng.random(shape, dtype=dtype)
-        # NOTE: rounding a float32 sample close to 1 can give exactly 1.0 in float16;
-        # clamp to the largest value below 1 to keep the interval half-open.
-        sample = self._rng.random(shape, dtype=np.float32).astype(dtype)
-        return np.minimum(sample, np.nextafter(dtype(1), dtype(0)))
+        # float16: the multiples of 2**-11 below 1, each as likely (PyTorch's). A float32
+        # draw rounded to the nearest float16 gave its top value 1.5 times its share (and
+        # 1.0 itself, clamped), and P(u < x) was x - 2**-12.
+        sample = self._rng.random(shape, dtype=np.float32)
+        return (np.floor(sample * 2048) / 2048).astype(dtype)
 
 
 class NumpyBackend(Backend):

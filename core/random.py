@@ -525,11 +525,18 @@ def randint(
                 f"randint(): the range [{low}, {high}) does not fit {dtype.name} (it holds "
                 f"{int(info.min)} to {int(info.max)}); pass a wider dtype"
             )
-    # Scaled uniform samples, floored: exact for ranges below 2**53 (2**24 in float32).
+    # Scaled uniform samples, floored: each integer takes 2**53 // n or one more of the 2**53
+    # values a float64 draw has, a bias of at most n / 2**53, negligible up to 2**32 wide
+    # (PyTorch's modulo of 32 bits has n / 2**32). Wider int64 ranges come from integer
+    # bits: floored, a range 3 * 2**51 wide gave 0.334, 0.375, 0.291 of each residue mod 3.
     precise = _widest_float(target)
     widest = 2**53 if precise is _dtypes.float64 else 2**24
-    if high - low > widest and dtype is _dtypes.int64:
-        # Wider int64 ranges, as PyTorch's: from 32-bit halves (see random_).
+    exact = 2**32 if precise is _dtypes.float64 else 2**24
+    if high - low > exact and dtype.kind == "real floating" and high - low <= widest:
+        drawn = randint(low, high, size, device=target, generator=generator)
+        return leaf(target.xp.astype(drawn._array, target.native_dtype(dtype)), target, False)
+    if high - low > exact and dtype is _dtypes.int64:
+        # From 32-bit halves, as PyTorch's (see random_).
         if high - low <= 2**63:
             drawn = _wide_randint(high - low, size, target, generator) + low
         else:
@@ -646,9 +653,16 @@ def bernoulli(
             "NaN: clip them (x.clamp(0, 1)) or fix what computes them"
         )
     place = None if generator else source
-    uniform = _sample("uniform", shape, input.dtype, place, None, generator, False)
+    # float16 compares a float32 draw (on float16's grid of 2**-11, a probability of 1e-4
+    # came true 1 in 2048 times); a Python number, a float64 one where the backend has it
+    # (PyTorch's double: in float32, any p below 6e-8 came true as often as 6e-8).
+    if p is not None:
+        drawn_in = _widest_float(source)
+    else:
+        drawn_in = _dtypes.float32 if input.dtype is _dtypes.float16 else input.dtype
+    uniform = _sample("uniform", shape, drawn_in, place, None, generator, False)
     xp = uniform._device.xp
-    drawn = xp.astype(uniform._array < probability, uniform._array.dtype)
+    drawn = xp.astype(uniform._array < probability, input._array.dtype)
     result = leaf(drawn, uniform._device, False)
     if _grad_mode._state.enabled and input._requires_grad:
         # PyTorch's: the draws are in input's graph, with a zero gradient.
@@ -1018,7 +1032,10 @@ def _bernoulli_(self: Tensor, p: float | Tensor = 0.5, *, generator: Any = None)
     else:
         if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 <= p <= 1:
             raise ValueError(f"bernoulli_(): p must be a number in [0, 1], got {p!r}")
-        drawn = _uniform_sample(self, generator) < p
+        # A float64 draw for a number, as PyTorch's double (in float32, any p below 6e-8
+        # came true as often as 6e-8).
+        wide = _widest_float(self._device)
+        drawn = rand(*self.shape, dtype=wide, device=self._device, generator=generator) < p
     return _fill_in_place(self, drawn, "bernoulli_")
 
 
@@ -1160,9 +1177,9 @@ def _random_(
 
 
 def _wide_randint(width: int, shape: tuple[int, ...], target: Device, generator: Any) -> Tensor:
-    """int64 integers uniform on ``[0, width)`` for ``2**53 < width <= 2**63``, beyond what
-    a float64 draw gives exactly: 32-bit halves make ``bits`` bits, and draws at or past
-    ``width`` (less than half of them) are drawn again."""
+    """int64 integers uniform on ``[0, width)`` for ``2**32 < width <= 2**63``, beyond what a
+    floored float64 draw gives without bias: 32-bit halves make ``bits`` bits, and draws at
+    or past ``width`` (less than half of them) are drawn again."""
     bits = (width - 1).bit_length()
 
     def draw() -> Tensor:

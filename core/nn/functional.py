@@ -891,10 +891,14 @@ def gumbel_softmax(
         raise DtypeError(f"gumbel_softmax(): logits must be real floating, got {logits.dtype}")
     if not isinstance(tau, (int, float)) or not tau > 0:
         raise ValueError(f"gumbel_softmax(): tau must be a positive number, got {tau!r}")
-    uniform = rand(logits.shape, dtype=logits.dtype, device=logits.device, generator=generator)
+    # float16 noise is drawn in float32 and rounded once: drawn in float16, an unlikely class
+    # ([0, -12]: 1 in 160,000) was never picked.
+    noise_dtype = _dtypes.float32 if logits.dtype is _dtypes.float16 else logits.dtype
+    uniform = rand(logits.shape, dtype=noise_dtype, device=logits.device, generator=generator)
     # -log(E) for E ~ Exponential(1) = -log(1 - U); E = 0 (U = 0) is taken as the tiniest E.
-    exponential = _ops.maximum(-_ops.log1p(-uniform), finfo(logits.dtype).smallest_normal)
-    soft = _ops.softmax((logits - _ops.log(exponential)) / tau, axis=dim)
+    exponential = _ops.maximum(-_ops.log1p(-uniform), finfo(noise_dtype).smallest_normal)
+    gumbel = _ops.astype(-_ops.log(exponential), logits.dtype)
+    soft = _ops.softmax((logits + gumbel) / tau, axis=dim)
     if not hard:
         return soft
     index = _ops.argmax(soft, axis=dim, keepdims=True)
@@ -3107,7 +3111,9 @@ def _keep_mask(
     input: Tensor, p: float, shape: tuple[int, ...], generator: Generator | None
 ) -> Tensor:
     """A boolean mask of ``shape``, true with probability ``1 - p``."""
+    # float16 draws in float32: on its grid of 2**-11 a p off it was p rounded.
     dtype = input.dtype if input.dtype.kind == "real floating" else _dtypes.float32
+    dtype = _dtypes.float32 if dtype is _dtypes.float16 else dtype
     with no_grad():
         noise = rand(*shape, dtype=dtype, device=input.device, generator=generator)
         return noise >= p

@@ -492,6 +492,26 @@ def test_randint_draws_every_integer_of_a_range_far_from_zero_and_wide_ranges() 
         plugrad.randint(0, 2**60, (2,), dtype=plugrad.float64)
 
 
+@pytest.mark.parametrize("dtype", ["int64", "float64"])
+def test_randint_of_a_range_wider_than_2_to_the_32_is_uniform(dtype: str) -> None:
+    # A floored float64 draw has 2**53 values: over 3 * 2**51 integers each took one or two
+    # of them, and the residues mod 3 came out 0.334, 0.375, 0.291 (z = 87).
+    if plugrad.default_device().default_int_dtype is not plugrad.int64:
+        pytest.skip("the default backend has no int64")
+    if getattr(plugrad, dtype) not in plugrad.default_device().dtypes:
+        pytest.skip(f"the default backend has no {dtype}")
+    plugrad.manual_seed(0)
+    count = 200_000
+    drawn = plugrad.randint(0, 3 * 2**51, (count,), dtype=getattr(plugrad, dtype))
+    values = drawn.numpy().astype(np.int64)
+    assert values.min() >= 0 and values.max() < 3 * 2**51
+    shares = np.bincount(values % 3, minlength=3) / count
+    six_sigma = 6 * (2 / 9 / count) ** 0.5
+    np.testing.assert_allclose(shares, 1 / 3, atol=six_sigma)
+    filled = plugrad.zeros(count, dtype=plugrad.int64).random_(0, 3 * 2**51).numpy()
+    np.testing.assert_allclose(np.bincount(filled % 3) / count, 1 / 3, atol=six_sigma)
+
+
 def test_randint_draws_bools_as_pytorch() -> None:
     # dtype=bool was refused ("draws integers or real numbers"); PyTorch draws 0 and 1.
     flags = plugrad.randint(0, 2, (200,), dtype=plugrad.bool)
@@ -554,3 +574,22 @@ def test_random_functions_take_python_types_as_dtypes_as_creation_does() -> None
     assert plugrad.normal(0.0, 1.0, (2,), dtype=float).dtype == plugrad.float64
     assert plugrad.normal(plugrad.zeros(2), 1.0, dtype=float).dtype == plugrad.float64
     assert plugrad.randn(2, dtype=float).dtype == plugrad.float64
+
+
+def test_float16_draws_are_uniform_and_probabilities_are_not_rounded_to_their_grid() -> None:
+    # A float32 draw rounded to float16 gave its top value 1.5 times its share, so that
+    # bernoulli(1 - 2**-11) and dropout(p=1 - 2**-11) came out 1.5 times too often 0 and kept.
+    if plugrad.float16 not in plugrad.default_device().dtypes:
+        pytest.skip("the default backend has no float16")
+    plugrad.manual_seed(0)
+    count = 2_000_000
+    top = np.float16(1 - 2**-11)
+    expected, sigma = count / 2048, (count / 2048) ** 0.5
+    drawn = plugrad.rand(count, dtype=plugrad.float16).numpy()
+    assert drawn.max() <= top and abs((drawn == top).sum() - expected) < 6 * sigma
+    zeros = plugrad.bernoulli(plugrad.full((count,), float(top), dtype=plugrad.float16)) == 0
+    assert abs(int(zeros.sum()) - expected) < 6 * sigma
+    kept = plugrad.nn.functional.dropout(plugrad.ones(count, dtype=plugrad.float16), float(top))
+    assert abs(int((kept != 0).sum()) - expected) < 6 * sigma
+    # A number p is drawn against in float64 (in float32 any p below 6e-8 was 6e-8).
+    assert int(plugrad.empty(count).bernoulli_(1e-12).sum()) == 0
