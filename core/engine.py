@@ -155,6 +155,12 @@ def backward(
         inputs = (inputs,)
     roots = _roots(tensors, grad_tensors, create_graph, "backward()")
     targets = None if inputs is None else _Targets(inputs, "backward()")
+    if targets is not None:
+        # A tensor that is not a leaf, given as an input, retains its gradient from then on
+        # (PyTorch's): a later backward() adds to the .grad this one gives it.
+        for tensor in inputs:  # type: ignore[union-attr]
+            if tensor._edge is not None and not tensor.retains_grad:
+                tensor.retain_grad()
     previous = _state.enabled
     # The backward rules and every hook run in the pass's grad mode: recorded only when the
     # pass itself must be differentiable (an optimizer step in a hook is not recorded).

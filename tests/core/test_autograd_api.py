@@ -477,3 +477,14 @@ class _WrongCube(plugrad.autograd.Function):
 
 def _wrong_cube(t):
     return _WrongCube.apply(t)
+
+
+def test_a_non_leaf_input_of_backward_retains_its_gradient_from_then_on() -> None:
+    # As PyTorch's: a later backward() adds to the .grad that inputs= gave it (it stayed
+    # [4, 8], where PyTorch gives [7, 11]).
+    x = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    (y * y).sum().backward(inputs=[y], retain_graph=True)
+    assert y.retains_grad and y.grad.tolist() == [4.0, 8.0] and x.grad is None
+    (y * 3).sum().backward()
+    assert y.grad.tolist() == [7.0, 11.0] and x.grad.tolist() == [6.0, 6.0]
