@@ -15,7 +15,11 @@ checkpoint as through the function itself. A tensor of an enclosing scope
 that is not a leaf (it has a ``grad_fn`` of its own) is best passed as an
 argument: read from the scope, its gradient goes on to the leaves behind it
 without passing through it (its hooks do not see it), and a backward pass that
-freed its graph before reaching the checkpoint raises.
+freed its graph before reaching the checkpoint raises. The tensors the function
+computes are computed anew in backward, and the forward run's are let go: a
+hook or ``retain_grad()`` put on one of them from outside sees no gradient
+(PyTorch's non-reentrant checkpoint gives it one); hooks on the arguments, the
+parameters and the outputs run once, as without a checkpoint.
 """
 
 from __future__ import annotations
