@@ -162,8 +162,10 @@ class _Formatter:
             low, high = min(magnitudes), max(magnitudes)
             wide = high / low > 1000.0 or high > 1.0e8
             self.sci_mode = wide if self.int_mode else (wide or low < 1.0e-4)
-        if options.sci_mode is not None:
-            self.sci_mode = options.sci_mode
+            # Only zeros, nan and inf keep PyTorch's notation whatever sci_mode says (forced,
+            # 0.0000e+00 took 10 characters in a column laid out for 1: lines ran past).
+            if options.sci_mode is not None:
+                self.sci_mode = options.sci_mode
         self.width = max((len(self.bare(v)) for v in finite), default=1)
 
     def bare(self, value: Any) -> str:
@@ -245,6 +247,9 @@ def format_tensor(host: Any, shape: tuple[int, ...], kind: str, suffixes: list[s
         text = "[]"
         if shape != (0,):
             suffixes = [f"size={shape}", *suffixes]
+    elif numel > options.threshold and options.edgeitems == 0 and shape:
+        text = "[...]"  # no value shown: the size says what is hidden (PyTorch's)
+        suffixes = [f"size={shape}", *suffixes]
     else:
         if numel > options.threshold:
             values = _summarized(host, len(shape), options.edgeitems)
@@ -255,8 +260,10 @@ def format_tensor(host: Any, shape: tuple[int, ...], kind: str, suffixes: list[s
         fmt = fmt or _Formatter(flat, kind, options)
         text = _layout(values, len(shape), len(prefix), fmt, options)
     parts = [prefix, text]
-    # A suffix that would overflow the last line goes on a line of its own.
-    last_line = len(text) - text.rfind("\n") + 1  # (PyTorch's count: no prefix on line 1)
+    # A suffix that would overflow the last line goes on a line of its own (PyTorch's count,
+    # the prefix in it on a first line).
+    shown = prefix + text
+    last_line = len(shown) - shown.rfind("\n") + 1
     for suffix in suffixes:
         if last_line + len(suffix) + 2 > options.linewidth:
             parts.append(",\n" + " " * len(prefix) + suffix)

@@ -176,3 +176,32 @@ def test_a_suffix_stays_on_the_last_line_of_a_multi_line_tensor_where_pytorchs_d
     ours = repr(plugrad.arange(18.0).reshape(2, 9).requires_grad_())
     theirs = repr(torch.arange(18.0).reshape(2, 9).requires_grad_())
     assert ours == theirs
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda lib: lib.ones(14, requires_grad=True),  # the suffix went past linewidth
+        lambda lib: lib.ones(19, dtype=lib.int32),
+        lambda lib: lib.tensor([3e5 + 0j] * 4),  # with sci_mode=True below: 104 characters
+        lambda lib: lib.tensor([0.0, float("inf"), float("nan")]),
+    ],
+    ids=["requires_grad", "dtype", "complex zeros", "no nonzero finite value"],
+)
+@pytest.mark.parametrize("sci_mode", [None, True])
+def test_layout_and_notation_are_pytorchs_at_the_edges(make, sci_mode) -> None:
+    torch = pytest.importorskip("torch")
+    texts = []
+    for lib in (plugrad, torch):
+        lib.set_printoptions(sci_mode=sci_mode)
+        try:
+            texts.append(repr(make(lib)).replace("plugrad.", "torch."))
+        finally:
+            lib.set_printoptions(profile="default")
+    assert texts[0] == texts[1]
+
+
+def test_a_summary_showing_no_value_gives_the_size() -> None:
+    # edgeitems=0 printed tensor([ ...]): neither a value nor how many were hidden.
+    with plugrad.printoptions(edgeitems=0, threshold=5):
+        assert repr(plugrad.ones((3, 4))) == "tensor([...], size=(3, 4))"
