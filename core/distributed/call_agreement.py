@@ -23,6 +23,7 @@ _KINDS = (
     "barrier",
     "ddp_gradients",
     "reduce",
+    "destroy_process_group",
 )
 _OPS = tuple(ReduceOp)
 _DTYPE_NAMES = (

@@ -243,6 +243,11 @@ def destroy_process_group(group: Any = None) -> None:
     global _group
     _check_group(group)
     current = _require()
+    if current.check_collectives:
+        # Every rank leaves together, or all raise: a rank that ran fewer backward passes
+        # of DistributedDataParallel (its last ones paired with another rank's earlier
+        # ones) left with wrong weights while the others waited forever.
+        agree(current.communicator, "destroy_process_group", None, None, 0)
     _group = None
     if sys.excepthook is _abort_job:
         sys.excepthook = current.previous_excepthook

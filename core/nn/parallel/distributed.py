@@ -16,6 +16,7 @@ from ...creation import asarray
 from ...distributed.call_agreement import agree
 from ...distributed.communicator import Communicator, ReduceOp, Work
 from ...errors import DistributedError
+from ...grad_mode import _state as _grad_state
 from ...tensor import Tensor
 from ...tensor_hooks import PostAccumulateGradHook
 from ..module import Module
@@ -172,6 +173,11 @@ class DistributedDataParallel(Module):
         object.__setattr__(self, "_buckets", self._make_buckets(parameters, bucket_cap_mb))
         object.__setattr__(self, "_bucket_of", {id(p): b for b in self._buckets for p in b.members})
         object.__setattr__(self, "_sync", True)
+        #: Whether the next backward pass averages: set by forward (PyTorch's), so that a
+        #: backward through ``self.module`` alone, or of a forward run under no_sync(), is
+        #: local wherever it runs (the hooks averaged every backward pass: a backward one
+        #: rank ran alone paired with another rank's next pass).
+        object.__setattr__(self, "_armed", False)
         object.__setattr__(self, "_committed", 0)
         #: how many buckets, in order, this pass has sent
         object.__setattr__(self, "_launched", 0)
@@ -276,6 +282,7 @@ class DistributedDataParallel(Module):
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         self._check_previous_backward()
+        object.__setattr__(self, "_armed", self._sync and _grad_state.enabled)
         if self.broadcast_buffers:
             buffers = [b for _, b in self.module.named_buffers()]
             if buffers:
@@ -304,12 +311,13 @@ class DistributedDataParallel(Module):
         object.__setattr__(self, "_committed", 0)
         object.__setattr__(self, "_launched", 0)
         object.__setattr__(self, "_end_queued", False)
+        object.__setattr__(self, "_armed", False)  # until the next forward
         self._absent.clear()
         self._grads_before.clear()
 
     def _grad_ready(self, param: Tensor, gradient: Any) -> None:
         """During backward: ``param``'s gradient for this pass is final; put it in its bucket."""
-        if not self._sync or gradient is None:
+        if not self._armed or gradient is None:
             return
         if any(not isinstance(h, PostAccumulateGradHook) for h in param._hooks or ()):
             return  # a gradient hook may still change it; take it when .grad is updated
@@ -325,7 +333,7 @@ class DistributedDataParallel(Module):
 
     def _grad_accumulated(self, param: Tensor) -> None:
         """After backward updated ``.grad``: bucket what was not bucketed yet; finish at the end."""
-        if not self._sync:
+        if not self._armed:
             return
         bucket = self._bucket_of[id(param)]
         if id(param) not in bucket.pieces and param.grad is not None:
@@ -470,9 +478,11 @@ class DistributedDataParallel(Module):
 
     @contextlib.contextmanager
     def no_sync(self) -> Iterator[None]:
-        """Inside, backward passes only accumulate local gradients (no communication).
+        """The backward passes of forward passes run inside only accumulate local gradients
+        (no communication), wherever the backward runs, as PyTorch's.
 
-        The first backward pass after the block averages the accumulated gradients.
+        The first backward pass of a forward run after the block averages the accumulated
+        gradients.
 
         Examples
         --------

@@ -129,6 +129,23 @@ def make_model(seed, hidden=16):
                          nn.Linear(8, 3))  # fmt: skip
 
 
+class _Upto(nn.Sequential):
+    """The layers up to ``upto`` (all when None): a forward that leaves some unused."""
+
+    upto = None
+
+    def forward(self, x):
+        return super().forward(x) if self.upto is None else self[: self.upto](x)
+
+
+class _Chained(nn.ModuleDict):
+    """b(a(x)) on rank 0, a(b(x)) on the others: backward in another order on each rank."""
+
+    def forward(self, x, rank):
+        a, b = self["a"], self["b"]
+        return (b(a(x)) if rank == 0 else a(b(x))).sum()
+
+
 def batches(steps, per_rank, size):
     rng = np.random.default_rng(42)
     for _ in range(steps):
@@ -183,6 +200,23 @@ def ddp(rank, size):
     for (n, p), q in zip(model.module.named_parameters(), reference.parameters()):
         close(p.grad.numpy(), q.grad.numpy(), f"no_sync grad {n}", rtol=1e-9)
 
+    # As PyTorch's, the forward pass decides: a backward through model.module alone, or of
+    # a forward run inside no_sync() (the backward outside it), is local. The hooks averaged
+    # every backward: a diagnostic backward on one rank paired with another's next pass.
+    x, y = micro[0]
+    for local in ("module", "no_sync"):
+        model.zero_grad()
+        if local == "module":
+            loss = loss_fn(model.module(x[mine]), y[mine])
+        else:
+            with model.no_sync():
+                loss = loss_fn(model(x[mine]), y[mine])
+        loss.backward()
+        reference.zero_grad()
+        loss_fn(reference(x[mine]), y[mine]).backward()
+        for (n, p), q in zip(model.module.named_parameters(), reference.parameters()):
+            close(p.grad.numpy(), q.grad.numpy(), f"{local}: local grad {n}", rtol=1e-9)
+
     # The averaged gradients share one buffer per bucket: the next pass must not write into
     # the gradients of this one that someone kept.
     kept = [(p.grad, p.grad.numpy().copy()) for p in model.parameters()]
@@ -196,21 +230,16 @@ def ddp(rank, size):
     # Backward in an order that depends on the data: rank 0 computes b(a(x)), the others
     # a(b(x)), so their one-parameter buckets fill in opposite orders. The all-reduces went
     # out as the buckets filled, pairing a's gradient on one rank with b's on another.
-    pair = nn.ModuleDict({"a": nn.Linear(6, 6, bias=False), "b": nn.Linear(6, 6, bias=False)})
+    pair = _Chained({"a": nn.Linear(6, 6, bias=False), "b": nn.Linear(6, 6, bias=False)})
     pair.to(plugrad.float64)
     model = nn.parallel.DistributedDataParallel(pair, bucket_cap_mb=1e-6)  # rank 0's weights
-    reference = nn.ModuleDict({"a": nn.Linear(6, 6, bias=False), "b": nn.Linear(6, 6, bias=False)})
+    reference = _Chained({"a": nn.Linear(6, 6, bias=False), "b": nn.Linear(6, 6, bias=False)})
     reference.to(plugrad.float64)
     reference.load_state_dict(pair.state_dict())
     inputs = [plugrad.asarray(np.arange(6.0) + 10 * r) for r in range(size)]
-
-    def chained(module, r):
-        a, b = module["a"], module["b"]
-        return (b(a(inputs[r])) if r == 0 else a(b(inputs[r]))).sum()
-
-    chained(model.module, rank).backward()
+    model(inputs[rank], rank).backward()
     for r in range(size):
-        (chained(reference, r) / size).backward()
+        (reference(inputs[r], r) / size).backward()
     for name in ("a", "b"):
         close(model.module[name].weight.grad.numpy(), reference[name].weight.grad.numpy(),
               f"gradient of {name} with backward in another order on each rank")  # fmt: skip
@@ -220,7 +249,7 @@ def ddp(rank, size):
     replica = copy.deepcopy(model)
     assert replica.module["a"].weight is not model.module["a"].weight
     before = model.module["a"].weight.grad.numpy().copy()
-    chained(replica.module, rank).backward()
+    replica(inputs[rank], rank).backward()
     for name in ("a", "b"):
         close(replica.module[name].weight.grad.numpy(), reference[name].weight.grad.numpy(),
               f"gradient of {name} in a deep copy")  # fmt: skip
@@ -312,18 +341,28 @@ def mismatches(rank, size):
     x = plugrad.ones(2)
     dist.all_reduce(x)
     close(x.numpy(), [size, size], "all_reduce after the extra backward")
+    # A rank leaving while another still computes: it left with wrong weights (its last
+    # passes paired with the other's earlier ones) while the other waited forever.
+    if rank == 0:
+        refused(lambda: dist.all_reduce(plugrad.ones(1)), ShapeError, "destroy_process_group")
+    else:
+        refused(dist.destroy_process_group, ShapeError, "rank 0: all_reduce")
+    assert dist.is_initialized()
     # A parameter unused on one rank only: that rank kept its own gradient and went on,
     # while the others waited forever for its buckets. Now every rank raises, in backward.
     for cap in (25, 1e-6):  # one bucket, or one per parameter
-        model = nn.parallel.DistributedDataParallel(make_model(4), bucket_cap_mb=cap)
+        layers = _Upto(*make_model(4))
+        model = nn.parallel.DistributedDataParallel(layers, bucket_cap_mb=cap)
         batch = plugrad.ones((2, 6))
         model(batch).sum().backward()  # a full pass first: .grad holds its averages
         before = [p.grad.numpy().copy() for p in model.parameters()]
 
-        def partial_pass(model=model, batch=batch):
-            # (the last layer unused on rank 1)
-            out = model.module(batch) if rank == 0 else model.module[:3](batch)
-            out.sum().backward()
+        def partial_pass(model=model, batch=batch, layers=layers):
+            layers.upto = None if rank == 0 else 3  # (the last layer unused on rank 1)
+            try:
+                model(batch).sum().backward()
+            finally:
+                layers.upto = None
 
         if rank == 1:
             refused(partial_pass, DistributedError, "rank 1: in this backward pass",

@@ -83,12 +83,20 @@ def test_a_group_of_one_process():
         # A parameter that got no gradient is refused at the end of the pass (its bucket was
         # never averaged), naming it, with .grad put back as it was; the next pass works.
         unused = plugrad.nn.Linear(2, 2)
-        pair = plugrad.nn.parallel.DistributedDataParallel(plugrad.nn.Sequential(model, unused))
+
+        class FirstOnly(plugrad.nn.Sequential):
+            def forward(self, x):
+                return self[0](x) if self.first_only else super().forward(x)
+
+        sequence = FirstOnly(model, unused)
+        pair = plugrad.nn.parallel.DistributedDataParallel(sequence)
         previous = model.weight.grad.numpy().copy()
+        sequence.first_only = True
         with pytest.raises(DistributedError, match=r"1\.bias, 1\.weight got no gradient"):
-            model(plugrad.ones((4, 3))).sum().backward()
+            pair(plugrad.ones((4, 3))).sum().backward()
         np.testing.assert_array_equal(model.weight.grad.numpy(), previous)
         assert unused.weight.grad is None
+        sequence.first_only = False
         expected = plugrad.autograd.grad(pair.module(plugrad.ones((4, 3))).sum(), model.weight)
         pair(plugrad.ones((4, 3))).sum().backward()
         np.testing.assert_allclose(model.weight.grad.numpy(), previous + expected[0].numpy())
