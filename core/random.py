@@ -757,19 +757,25 @@ def _like_shape(x: Tensor, function: str) -> tuple[tuple[int, ...], Device]:
     return x.shape, x._device
 
 
-def _sample_like(kind: str, function: str, x: Tensor, options: Mapping[str, Any]) -> Tensor:
+def _sample_like(
+    kind: str, function: str, x: Tensor, generator: Generator | None, options: Mapping[str, Any]
+) -> Tensor:
     shape, source = _like_shape(x, function)
     dtype, device, backend, requires_grad = creation_options(function, options, LikeOptions)
     if options:
         check_memory_format(function, options.get("memory_format"), x.ndim)
     if device is None and backend is None:
-        device = source
-    return _sample(kind, shape, dtype or x.dtype, device, backend, None, requires_grad)
+        device = source  # (a generator of another device is refused, naming both)
+    return _sample(kind, shape, dtype or x.dtype, device, backend, generator, requires_grad)
 
 
 @with_like_options
-def randn_like(x: Tensor, **options: Unpack[LikeOptions]) -> Tensor:
+def randn_like(
+    x: Tensor, *, generator: Generator | None = None, **options: Unpack[LikeOptions]
+) -> Tensor:
     """Return standard normal samples with the shape of ``x`` (and its dtype and device).
+
+    ``generator`` draws them (its device's), as in PyTorch.
 
     Examples
     --------
@@ -777,12 +783,16 @@ def randn_like(x: Tensor, **options: Unpack[LikeOptions]) -> Tensor:
     >>> plugrad.randn_like(plugrad.zeros(2, 3, dtype=plugrad.float64)).dtype
     plugrad.float64
     """
-    return _sample_like("normal", "randn_like", x, options)
+    return _sample_like("normal", "randn_like", x, generator, options)
 
 
 @with_like_options
-def rand_like(x: Tensor, **options: Unpack[LikeOptions]) -> Tensor:
+def rand_like(
+    x: Tensor, *, generator: Generator | None = None, **options: Unpack[LikeOptions]
+) -> Tensor:
     """Return samples from ``[0, 1)`` with the shape of ``x`` (and its dtype and device).
+
+    ``generator`` draws them (its device's), as in PyTorch.
 
     Examples
     --------
@@ -790,21 +800,22 @@ def rand_like(x: Tensor, **options: Unpack[LikeOptions]) -> Tensor:
     >>> plugrad.rand_like(plugrad.zeros(4)).shape
     (4,)
     """
-    return _sample_like("uniform", "rand_like", x, options)
+    return _sample_like("uniform", "rand_like", x, generator, options)
 
 
 def randint_like(
     x: Tensor,
-    low: int,
+    low: int | None = None,
     high: int | None = None,
     *,
     dtype: _dtypes.DType | None = None,
     device: Device | str | None = None,
     memory_format: memory_format | None = None,
+    generator: Generator | None = None,
 ) -> Tensor:
     """Return integers from ``[low, high)`` with the shape of ``x`` (and its dtype and device).
 
-    ``randint_like(x, high)`` starts at 0, as in PyTorch.
+    ``randint_like(x, high)`` and ``randint_like(x, high=high)`` start at 0, as in PyTorch.
 
     Examples
     --------
@@ -815,9 +826,13 @@ def randint_like(
     shape, source = _like_shape(x, "randint_like")
     check_memory_format("randint_like", memory_format, x.ndim)
     if high is None:
+        if low is None:
+            raise TypeError("randint_like() needs high: randint_like(x, high) or (x, low, high)")
         low, high = 0, low
+    elif low is None:
+        low = 0
     dtype = _dtypes.of_python_type(dtype) or x.dtype
-    return randint(low, high, shape, dtype=dtype, device=device or source)
+    return randint(low, high, shape, dtype=dtype, device=device or source, generator=generator)
 
 
 @takes_out

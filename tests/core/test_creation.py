@@ -593,3 +593,19 @@ def test_float16_draws_are_uniform_and_probabilities_are_not_rounded_to_their_gr
     assert abs(int((kept != 0).sum()) - expected) < 6 * sigma
     # A number p is drawn against in float64 (in float32 any p below 6e-8 was 6e-8).
     assert int(plugrad.empty(count).bernoulli_(1e-12).sum()) == 0
+
+
+def test_the_like_draws_take_a_generator_and_randint_like_takes_high_by_name() -> None:
+    # PyTorch's rand_like(x, generator=g), randint_like(x, high=6): TypeError here.
+    x = plugrad.zeros(5)
+    first, second = plugrad.Generator().manual_seed(3), plugrad.Generator().manual_seed(3)
+    for function in (plugrad.rand_like, plugrad.randn_like):
+        assert function(x, generator=first).tolist() == function(x, generator=second).tolist()
+    drawn = plugrad.randint_like(x, high=6, generator=first)
+    assert (
+        drawn.dtype == x.dtype
+        and drawn.tolist() == plugrad.randint_like(x, 0, 6, generator=second).tolist()
+    )
+    assert all(0 <= v < 6 for v in drawn.tolist())
+    with pytest.raises(TypeError, match="needs high"):
+        plugrad.randint_like(x)
