@@ -168,7 +168,8 @@ def _gelu_grad(xp: Any, g: Any, ans: Any, x: Any, *, approximate: str) -> Any:
     return g * (0.5 * xp.erfc(-_SQRT_HALF * x) + x * density)
 
 
-gelu = nn_op("gelu", _gelu_kernel, vjp=_gelu_grad, promotion="float",
+# Real only, as PyTorch's: of a complex x the exact form gave x * Phi(|x|), wrong.
+gelu = nn_op("gelu", _gelu_kernel, vjp=_gelu_grad, promotion="float", real_only=True,
              doc="Gaussian error linear unit ``x * Phi(x)``, exact or by tanh (``approximate``).")
 
 # -- softmax and its relatives -------------------------------------------------------------

@@ -200,6 +200,17 @@ def _check_same_dtype(
             )
 
 
+def _refuse_complex(function: str, *tensors: Tensor) -> None:
+    """Refuse complex inputs where the formula is one of real numbers (PyTorch refuses them
+    too): mse_loss of complex values gave mean((x - y) ** 2), itself complex."""
+    for tensor in tensors:
+        if isinstance(tensor, Tensor) and tensor.dtype.kind == "complex floating":
+            raise DtypeError(
+                f"{function}(): takes real inputs, got {tensor.dtype.name}; for complex values "
+                "compute the loss of their parts (x.real, x.imag) or of abs(x - y) yourself"
+            )
+
+
 def _check_floating(function: str, input: Tensor) -> None:
     """Refuse integers and bools where a normalization needs fractions (as PyTorch does):
     computed in the input's dtype, layer_norm of int64 gave truncated zeros."""
@@ -1006,6 +1017,7 @@ def mse_loss(
     tensor(2.)
     """
     _check_reduction("mse_loss", reduction)
+    _refuse_complex("mse_loss", input, target)
     if _check_tensor("input", "mse_loss", input).shape != target.shape:
         raise ShapeError(
             f"mse_loss(): input has shape {input.shape} but target has shape {target.shape}; "
@@ -1075,6 +1087,7 @@ def smooth_l1_loss(
     tensor([0.1250, 2.5000])
     """
     _check_reduction("smooth_l1_loss", reduction)
+    _refuse_complex("smooth_l1_loss", input, target)
     _same_shape("smooth_l1_loss", input, target)
     if beta < 0:
         raise ValueError(f"smooth_l1_loss(): beta must be >= 0, got {beta!r}")
@@ -2579,6 +2592,7 @@ def huber_loss(
     tensor([0.1250, 4.0000])
     """
     _check_reduction("huber_loss", reduction)
+    _refuse_complex("huber_loss", input, target)
     _same_shape("huber_loss", input, target)
     if delta <= 0:
         raise ValueError(f"huber_loss(): delta must be > 0, got {delta!r}")

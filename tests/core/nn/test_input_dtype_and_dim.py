@@ -120,3 +120,21 @@ def test_float16_activations_compute_in_float32_and_round_once(name: str) -> Non
     if name == "gelu tanh":
         near = (values > -4) & (values < -3.3)
         assert np.all(results[plugrad.float16][0][near] < 0)  # it was -0.0
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda x: F.gelu(x),  # x * Phi(|x|): 0.40+0.56j for 0.19+0.65j
+        lambda x: F.gelu(x, approximate="tanh"),
+        lambda x: F.mse_loss(x, x * 2),  # mean((x - y) ** 2): a complex "loss"
+        lambda x: F.smooth_l1_loss(x, x * 2),
+        lambda x: F.huber_loss(x, x * 2),
+    ],
+    ids=["gelu", "gelu tanh", "mse_loss", "smooth_l1_loss", "huber_loss"],
+)
+def test_real_formulas_refuse_complex_inputs_as_pytorch(call) -> None:
+    if plugrad.complex128 not in plugrad.default_device().dtypes:
+        pytest.skip("the default backend has no complex128")
+    with pytest.raises(DtypeError, match=r"complex|real"):
+        call(plugrad.tensor([0.5 + 0.7j], dtype=plugrad.complex128))
