@@ -305,6 +305,16 @@ def half_rule_in_float32(rule: Any) -> Any:
     return computed
 
 
+def in_float32_if_half(xp: Any, function: Any, *arrays: Any, **params: Any) -> Any:
+    """``function(xp, *arrays, **params)`` of several arrays, float16 ones computed in float32
+    and the result rounded once to float16, as PyTorch's fused kernels (see
+    :func:`half_in_float32` for one array)."""
+    if not any(is_half(xp, a.dtype) for a in arrays):
+        return function(xp, *arrays, **params)
+    wide = [xp.astype(a, xp.float32) if is_half(xp, a.dtype) else a for a in arrays]
+    return xp.astype(function(xp, *wide, **params), xp.float16)
+
+
 @functools.cache
 def extrema_refusing_empty_axes() -> dict[str, Any]:
     """The kernels of ``max``, ``min``, ``argmax`` and ``argmin`` refusing an axis of length 0
@@ -317,6 +327,8 @@ def refusing_empty_reductions(name: str) -> Any:
     """The kernel of the reduction ``name`` (``max``, ``argmin``, ...), refusing to reduce an
     axis of length 0, which has no extremum: for a backend whose own kernel returns a value
     there (Dask, lazily) or raises its own error (PyTorch's RuntimeError)."""
+
+    gives_indices = name.startswith("arg")
 
     def kernel(xp: Any, x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Any:
         shape = tuple(x.shape)
@@ -333,9 +345,9 @@ def refusing_empty_reductions(name: str) -> Any:
                 out = tuple(1 if a in axes else n for a, n in enumerate(shape))
             else:
                 out = tuple(n for a, n in enumerate(shape) if a not in axes)
-            dtype = index_dtype(xp, x) if name.startswith("arg") else x.dtype
+            dtype = index_dtype(xp, x) if gives_indices else x.dtype
             return xp.zeros(out, dtype=dtype, device=device_of(x))
-        if name.startswith("arg") and x.dtype == xp.bool:  # (PyTorch's refuses bools)
+        if gives_indices and x.dtype == xp.bool:  # (PyTorch's refuses bools)
             x = xp.astype(x, xp.uint8)
         return getattr(xp, name)(x, axis=axis, keepdims=keepdims)
 

@@ -27,6 +27,7 @@ from plugrad.plugins._rules import (
     conj,
     device_of,
     half_in_float32,
+    in_float32_if_half,
     index_dtype,
     is_complex,
     is_half,
@@ -775,29 +776,26 @@ def _refuse_integers(xp: Any, function: str, value: Any, *arrays: Any) -> None:
         )
 
 
-def _in_float32_if_half(xp: Any, function: Any, *arrays: Any, **params: Any) -> Any:
-    """``function(xp, *arrays, **params)``, float16 arrays computed in float32 and the result
-    rounded once, as PyTorch's fused kernels (``addcdiv``'s quotient overflowed float16)."""
-    if not any(is_half(xp, a.dtype) for a in arrays):
-        return function(xp, *arrays, **params)
-    wide = [xp.astype(a, xp.float32) if is_half(xp, a.dtype) else a for a in arrays]
-    return xp.astype(function(xp, *wide, **params), xp.float16)
+def _add_product(xp: Any, x: Any, tensor1: Any, tensor2: Any, *, value: Any) -> Any:
+    return x + value * tensor1 * tensor2
 
 
+def _add_quotient(xp: Any, x: Any, tensor1: Any, tensor2: Any, *, value: Any) -> Any:
+    return x + value * (tensor1 / tensor2)
+
+
+# float16 computes in float32 and rounds once, as PyTorch's fused kernels (addcdiv's quotient
+# overflowed float16: inf for 101; addcmul's product rounded before a cancelling sum).
 def _addcmul(xp: Any, x: Any, tensor1: Any, tensor2: Any, /, *, value: Any = 1) -> Any:
     value = python_number(value)  # (np.float64's dtype would win over float32 tensors)
     _refuse_integers(xp, "addcmul", value, x, tensor1, tensor2)
-    return _in_float32_if_half(
-        xp, lambda xp, x, t1, t2: x + value * t1 * t2, x, tensor1, tensor2
-    )
+    return in_float32_if_half(xp, _add_product, x, tensor1, tensor2, value=value)
 
 
 def _addcdiv(xp: Any, x: Any, tensor1: Any, tensor2: Any, /, *, value: Any = 1) -> Any:
     value = python_number(value)
     _refuse_integers(xp, "addcdiv", value, x, tensor1, tensor2)
-    return _in_float32_if_half(
-        xp, lambda xp, x, t1, t2: x + value * (t1 / t2), x, tensor1, tensor2
-    )
+    return in_float32_if_half(xp, _add_quotient, x, tensor1, tensor2, value=value)
 
 
 addcmul = op(

@@ -40,6 +40,7 @@ from plugrad.plugins._rules import (
     device_of,
     half_in_float32,
     half_rule_in_float32,
+    in_float32_if_half,
     in_float64,
     index_dtype,
     is_complex,
@@ -495,11 +496,12 @@ _BCE_EPSILON = 9.999999960041972e-13
 
 
 def _bce_probabilities_grad_input(xp: Any, g: Any, ans: Any, input: Any, target: Any) -> Any:
-    if is_half(xp, input.dtype):
-        # In float32, rounded once (as PyTorch): a mean's g (1 / N) times input - target
-        # underflowed float16 to 0, and 1e-12 is 0 there.
-        wide = [xp.astype(a, xp.float32) for a in (g, input, target)]
-        return xp.astype(_bce_probabilities_grad_input(xp, wide[0], None, *wide[1:]), input.dtype)
+    # In float32 for float16, rounded once (as PyTorch): a mean's g (1 / N) times
+    # input - target underflowed float16 to 0, and 1e-12 is 0 there.
+    return in_float32_if_half(xp, _bce_input_slope, g, input, target)
+
+
+def _bce_input_slope(xp: Any, g: Any, input: Any, target: Any) -> Any:
     # PyTorch's: the clamp is ignored, and the product bounded below by 1e-12, so that a
     # confidently wrong probability (0 for a target of 1) still gets a gradient.
     return g * (input - target) / xp.maximum(input * (1.0 - input), _BCE_EPSILON)

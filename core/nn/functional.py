@@ -1486,14 +1486,7 @@ def _in_float32(*tensors: Tensor | None) -> tuple[Any, ...]:
 def _scale_shift(
     input: Tensor, weight: Tensor | None, bias: Tensor | None, kept: tuple[int, ...]
 ) -> Tensor:
-    """``input * weight + bias``, each (when given) reshaped to ``kept`` to broadcast.
-
-    float16 in float32, rounded once, as PyTorch's: where the two terms cancel, a product
-    rounded first was 96 ulp off (group_norm's).
-    """
-    if input.dtype is _dtypes.float16 and (weight is not None or bias is not None):
-        x, w, b = _in_float32(input, weight, bias)
-        return _ops.astype(_scale_shift(x, w, b, kept), _dtypes.float16)
+    """``input * weight + bias``, each (when given) reshaped to ``kept`` to broadcast."""
     if weight is not None:
         input = input * _ops.reshape(weight, kept)
     if bias is not None:
@@ -4269,6 +4262,14 @@ def instance_norm(
         ("weight", weight),  # before the running statistics move
         ("bias", bias),
     )
+    if input.dtype is _dtypes.float16:
+        # Normalized, scaled and shifted in float32 and rounded once, as batch_norm and
+        # group_norm (normalized values rounded first were off where the affine step cancels).
+        x, w, b = _in_float32(input, weight, bias)
+        if not use_input_stats:  # read only: in float32 too
+            running_mean, running_var = _in_float32(running_mean, running_var)
+        out = instance_norm(x, running_mean, running_var, w, b, use_input_stats, momentum, eps)
+        return _ops.astype(out, _dtypes.float16)
     if use_input_stats:
         flat = _ops.reshape(input, (n, channels, math.prod(input.shape[2:])))
         count = flat.shape[-1]

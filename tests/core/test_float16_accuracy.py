@@ -356,6 +356,8 @@ COMPUTED_IN_FLOAT32 = {
         lambda x, w, b: F.batch_norm(x, plugrad.tensor([0.1, 0.2], dtype=x.dtype),
                                      plugrad.tensor([1.3, 0.7], dtype=x.dtype), w, b),
         [[[0.3, 1.7]], [1.1, 0.9], [-0.24, -1.3]], 1.0),
+    "instance_norm": (lambda x, w, b: F.instance_norm(x, weight=w, bias=b),
+                      [np.arange(1.0, 5.0).reshape(1, 1, 4), [0.7], [0.94]], 1.0),
     "celu": (lambda x: F.celu(x, alpha=0.7), [[-3.0, -7.0, -1.0]], 1.0),
     "elu": (lambda x: F.elu(x, alpha=0.7), [[-3.0, -7.0, -1.0]], 1.0),
     "selu": (F.selu, [[-3.0, -7.0, -1.0]], 1.0),
