@@ -8,6 +8,7 @@ output, or a leaf's accumulation point) or ``(node, index)`` for output
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -20,6 +21,7 @@ __all__ = [
     "NodeHook",
     "RemovableHandle",
     "hook_epoch",
+    "releasing_classes",
     "note_hook_registered",
     "output_edge",
     "split_edge",
@@ -168,6 +170,16 @@ class Node:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__}>"
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "_release" in cls.__dict__:
+            releasing_classes.add(cls)
+
+
+#: The node classes that define their own ``_release``: a capture notes the calls of each
+#: (kept as classes are made, so a capture does not search the hundreds of op nodes).
+releasing_classes: weakref.WeakSet[type] = weakref.WeakSet([Node])
 
 
 class AccumulateGrad(Node):

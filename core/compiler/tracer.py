@@ -50,7 +50,7 @@ from ..backend_activation import default_device as _default_device
 from ..errors import GraphBreakError, GraphFreedError, IndexOutOfRangeError
 from ..graph import Node
 from ..nn import functional as _functional
-from ..node import hook_epoch
+from ..node import hook_epoch, releasing_classes
 from ..plugins import _rules
 from ..random import Generator, _default_generators, _generator_for
 from ..tensor import Tensor
@@ -1795,10 +1795,9 @@ class Tracer:
         array: property = vars(Tensor)["array"]
         assert array.fget is not None
         patches.append((Tensor, "array", property(_breaking(array.fget, ".array"))))
-        for owner in _with_subclasses(Node):
-            if "_release" in owner.__dict__:
-                noting = _noting_release(owner.__dict__["_release"], self)
-                patches.append((owner, "_release", noting))
+        for owner in list(releasing_classes):
+            noting = _noting_release(owner.__dict__["_release"], self)
+            patches.append((owner, "_release", noting))
         # Seeding inside the function happens at every replay, as the eager calls seed.
         seed_generator = _host_call(Generator.__dict__["manual_seed"], "Generator.manual_seed()")
         patches.append((Generator, "manual_seed", seed_generator))

@@ -1409,3 +1409,28 @@ def test_runs_of_grad_writes_become_one_statement_in_order():
         "F[5]._grad = _wrap(v3, c1, False, None)",
         "F[6]._grad = _wrap(v4, c0, False, None)",
     ]
+
+
+def test_node_classes_made_later_have_their_releases_noted():
+    """A capture notes every ``_release`` (which graphs a backward freed) without searching
+    the node classes: one made after import is known from when it is made."""
+    from plugrad.compiler import tracer
+    from plugrad.node import Node, releasing_classes
+
+    class Releasing(Node):
+        def _release(self) -> None:
+            pass
+
+    class Inheriting(Releasing):
+        pass
+
+    assert Releasing in releasing_classes and Inheriting not in releasing_classes
+    capture = tracer.Tracer([], False)
+    capture.install()
+    try:
+        node = Inheriting()
+        node._release()
+    finally:
+        capture.uninstall()
+    assert capture.released == {id(node): node}
+    assert Releasing.__dict__["_release"].__name__ == "_release"  # restored
