@@ -815,6 +815,9 @@ def note_borrowed(array: Any) -> None:
 def _store(updates: list[tuple[Tensor, Any]], create_graph: bool, stored: set[int]) -> None:
     """Add each gradient to its tensor's ``.grad``; every ``.grad`` changes only if all succeed."""
     new_grads = []
+    # id(.grad tensor) -> the sum it is given: one tensor may be the .grad of several
+    # (a.grad = b.grad = g), and each gradient adds to what the one before left.
+    sums: dict[int, Any] = {}
     for tensor, grad in updates:
         if not tensor._requires_grad:
             continue  # requires_grad_(False) after the graph was made: no .grad, as PyTorch
@@ -854,7 +857,8 @@ def _store(updates: list[tuple[Tensor, Any]], create_graph: bool, stored: set[in
                     # Views of .grad (and detach()ed copies) must show the sum, as they do
                     # where views share memory; refused here, before any .grad changes.
                     followers = _inplace.views_to_follow([old], "accumulating into .grad")
-                array = old._array + grad
+                array = sums.get(id(old), old._array) + grad
+                sums[id(old)] = array
                 if _lazy.in_use and tensor._device.backend.lazy:
                     tensor._device.backend.settle(array)  # .grad summed over many passes
             elif id(grad) in stored or id(grad) in _borrowed:

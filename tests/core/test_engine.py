@@ -977,6 +977,22 @@ def test_gradients_accumulate_into_the_grad_tensor_itself_as_in_pytorch() -> Non
     assert a.grad.tolist() == [3.0, 3.0] and b.grad.tolist() == [1.0, 1.0]
 
 
+def test_one_tensor_as_the_grad_of_two_takes_both_sums() -> None:
+    # a.grad = b.grad = g: each pass adds into g, so g holds both gradients, as in PyTorch
+    # (each sum was computed from g's old values, and the second write undid the first).
+    a = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    b = plugrad.tensor([3.0, 4.0], requires_grad=True)
+    g = plugrad.zeros(2)
+    a.grad = b.grad = g
+    (a * 2 + b * 3).sum().backward()
+    assert a.grad is g and b.grad is g and g.tolist() == [5.0, 5.0]
+    # create_graph=True sums out of place: each tensor gets its own new .grad.
+    a.grad = b.grad = g
+    (a * 2 + b * 3).sum().backward(create_graph=True)
+    assert a.grad.tolist() == [7.0, 7.0] and b.grad.tolist() == [8.0, 8.0]
+    assert g.tolist() == [5.0, 5.0]
+
+
 def test_a_first_grad_is_laid_out_as_its_tensor() -> None:
     # The gradient of w in x @ w.t() comes out transposed; PyTorch lays .grad out as w,
     # so w.grad.view(-1) (flattening gradients) works where w.view(-1) does.
