@@ -642,7 +642,7 @@ def scatter_reduce(x: TensorLike, dim: int, index: Any, src: TensorLike, reduce:
     """PyTorch's ``scatter_reduce(dim, index, src, reduce, *, include_self=True)``."""
 
 
-def searchsorted(x1: TensorLike, x2: TensorLike, /, *, side: str = ..., sorter: Any = ..., right: bool = ..., out_int32: bool = ..., out: Any = ...) -> Tensor:
+def searchsorted(x1: TensorLike, x2: TensorLike, /, *, side: str | None = ..., sorter: Any = ..., right: bool = ..., out_int32: bool = ..., out: Any = ...) -> Tensor:
     """Where to insert ``x2`` into the sorted 1-D ``x1`` to keep it sorted."""
 
 

@@ -24,7 +24,7 @@ from . import registry
 from .backend import Device
 from .creation import CreationOptions, asarray, full
 from .dtype_functions import result_type
-from .errors import ArgumentError, DtypeError, ShapeError
+from .errors import ArgumentError, DtypeError, IndexOutOfRangeError, ShapeError
 from .inplace import apply_inplace, takes_out
 from .memory_formats import memory_format
 from .tensor import Tensor, install_methods
@@ -284,9 +284,15 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
     _tensor("take_along_dim", input)
     _tensor("take_along_dim", indices)
     if dim is None:
-        return _ops.take_along_axis(
-            _ops.reshape(input, (-1,)), _ops.reshape(indices, (-1,)), axis=0
-        )
+        flat = _ops.reshape(indices, (-1,))
+        if flat.shape[0] and bool(_ops.any(flat < 0)):
+            # PyTorch's: an index into the flattened input counts from its start only.
+            raise IndexOutOfRangeError(
+                f"take_along_dim(): index {int(_ops.min(flat))} is out of bounds for the "
+                f"flattened input of size {input.size}; with dim=None indices count from 0 "
+                "(negative ones count from the end only along a given dim)"
+            )
+        return _ops.take_along_axis(_ops.reshape(input, (-1,)), flat, axis=0)
     return _ops.take_along_axis(input, indices, axis=dim)
 
 

@@ -537,12 +537,13 @@ def axis_query(
     PyTorch's ``dim``/``keepdim`` form is accepted. The row belongs to the
     module that calls this, which collects it with its other ops. ``empty_dim``: what
     PyTorch's ``dim=()`` means (see :func:`torch_reduction`); ``real_only``: see :func:`op`;
-    ``method``: an adapter for the Tensor method, where it differs from the function.
+    ``method``: PyTorch's form where it gives more than :func:`torch_reduction` (another
+    result dtype), for the Tensor method and the function called with ``dim``/``keepdim``.
     """
     methods = name if method is None else {name: method}
+    torch_form = torch_reduction(name, empty_dim=empty_dim) if method is None else method
     row = op(f"{name}(x, /, *, axis=None, keepdims=False)", differentiable=False, methods=methods,
-             torch_function=torch_reduction(name, empty_dim=empty_dim), real_only=real_only,
-             doc=doc)  # fmt: skip
+             torch_function=torch_form, real_only=real_only, doc=doc)  # fmt: skip
     return dataclasses.replace(row, module=sys._getframe(1).f_globals.get("__name__"))
 
 

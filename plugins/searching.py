@@ -11,7 +11,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from plugrad.errors import ArgumentError, IndexOutOfRangeError, ScalarRangeError, ShapeError
+from plugrad.errors import (
+    ArgumentError,
+    IndexOutOfRangeError,
+    InvalidArgumentError,
+    ScalarRangeError,
+    ShapeError,
+)
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
 from plugrad.plugins import _rules
@@ -97,16 +103,21 @@ def _nan_to_num(
 
 
 def _searchsorted(
-    xp: Any, x1: Any, x2: Any, /, *, side: str = "left", sorter: Any = None,
+    xp: Any, x1: Any, x2: Any, /, *, side: str | None = None, sorter: Any = None,
     right: bool = False, out_int32: bool = False,
 ) -> Any:  # fmt: skip
-    # right= and out_int32= are PyTorch's (right=True is side="right"; side=None its default).
+    # right= and out_int32= are PyTorch's (right=True is side="right"); side is "left" unless
+    # given, and None by default (PyTorch's) so that side="left" with right=True is refused.
     if side is None:
-        side = "left"
-    if right:
-        if side not in ("left", "right"):
-            raise ArgumentError(f"searchsorted(): side must be 'left' or 'right', got {side!r}")
-        side = "right"
+        side = "right" if right else "left"
+    elif side not in ("left", "right"):
+        raise InvalidArgumentError(
+            f"searchsorted(): side must be 'left' or 'right', got {side!r}"
+        )
+    elif right and side == "left":
+        raise ArgumentError(
+            "searchsorted(): side='left' and right=True ask for opposite sides; give one"
+        )
     if not hasattr(x2, "shape"):
         x2 = xp.asarray(x2, dtype=x1.dtype, device=device_of(x1))
     if sorter is not None and sorter.shape[-1:] == x1.shape[-1:] and x1.shape[-1] > 0:

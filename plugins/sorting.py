@@ -32,6 +32,8 @@ def _sort_grad(
     # Send each sorted position's gradient back to where its element came from.
     # NOTE: equal elements may be ordered either way; any order gives the same
     # values, and each tied element gets the gradient of one of the tied positions.
+    if x.ndim == 0:
+        return g
     order = xp.argsort(x, axis=axis, descending=descending, stable=True)
     key = along_axis_key(xp, order, axis, tuple(x.shape), tuple(x.shape))
     return xp.scatter_add(g, key=key, shape=x.shape)
@@ -99,6 +101,9 @@ def _msort(xp: Any, x: Any) -> Any:
 
 
 def _sort(xp: Any, x: Any, /, *, axis: int = -1, descending: bool = False, stable: bool = True):
+    if x.ndim == 0:  # PyTorch's: the one element, along axis 0 or -1
+        checked_axis("sort", axis, 0, zero_d_as_one=True)
+        return xp.asarray(x, copy=True)
     if descending and stable:
         # Ties in their order in x, as argsort(descending=True) has them (-0.0 and 0.0 are
         # ties): array-api-compat flips an ascending sort, which reverses them.

@@ -15,8 +15,8 @@ from plugrad.plugins._rules import axis_query, axis_slice, device_of, one_array,
 
 
 def _truth_method(name: str) -> Any:
-    """PyTorch's ``x.all()``/``x.any()``: a bool tensor, but 0 or 1 in ``uint8`` for a
-    ``uint8`` tensor (the standard's functions give bools for every dtype)."""
+    """PyTorch's ``x.all()``/``x.any()`` and ``all(x, dim)``: a bool tensor, but 0 or 1 in
+    ``uint8`` for a ``uint8`` tensor (the standard's form gives bools for every dtype)."""
     reduce = torch_reduction(name, empty_dim="none")
 
     def method(
@@ -26,6 +26,7 @@ def _truth_method(name: str) -> Any:
         result = reduce(xp, x, dim, keepdim, axis=axis, keepdims=keepdims)
         return xp.astype(result, xp.uint8) if x.dtype == xp.uint8 else result
 
+    method.empty_dim = "none"  # type: ignore[attr-defined]
     return one_array(method)
 
 

@@ -65,6 +65,20 @@ def test_pytorchs_wrapping_index_ops_count_negative_indices_from_the_end(name):
                     WRAPPING[name](plugrad, x, index([[-7], [0]]))
 
 
+def test_take_along_dim_without_dim_refuses_negative_indices_as_pytorch():
+    # Indices into the flattened input wrapped (-1 read the last element); PyTorch's refuse
+    # them there, and count from the end only along a given dim.
+    with pytest.raises(RuntimeError, match="out of bounds"):
+        torch.take_along_dim(torch.arange(6.0).reshape(2, 3), torch.tensor([1, -1]))
+    for device in plugrad.backends.available():
+        x, index = _on(device)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            assert plugrad.take_along_dim(x, index([1, 5])).tolist() == [1.0, 5.0]
+            with pytest.raises(IndexOutOfRangeError, match="index -1 is out of bounds"):
+                plugrad.take_along_dim(x, index([1, -1]))
+
+
 def test_a_compiled_function_checks_its_indices_at_every_replay():
     x = plugrad.reshape(plugrad.arange(6.0), (2, 3)).requires_grad_()
 

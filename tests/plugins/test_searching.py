@@ -112,3 +112,16 @@ def test_a_sorter_index_past_the_end_is_refused():
     shuffled = plugrad.tensor([3.0, 1.0, 2.0])
     found = plugrad.searchsorted(shuffled, plugrad.tensor([2.0]), sorter=plugrad.tensor([1, 2, 0]))
     assert found.tolist() == [1]
+
+
+def test_searchsorted_refuses_opposite_sides_as_pytorch() -> None:
+    # side="left" with right=True gave the right side's answer without a word.
+    ordered, value = plugrad.tensor([1.0, 2.0, 2.0, 3.0]), plugrad.tensor([2.0])
+    assert plugrad.searchsorted(ordered, value).tolist() == [1]
+    assert plugrad.searchsorted(ordered, value, side="left").tolist() == [1]
+    assert plugrad.searchsorted(ordered, value, right=True).tolist() == [3]
+    assert plugrad.searchsorted(ordered, value, side="right", right=True).tolist() == [3]
+    with pytest.raises(plugrad.errors.ArgumentError, match="opposite sides"):
+        plugrad.searchsorted(ordered, value, side="left", right=True)
+    with pytest.raises(plugrad.errors.InvalidArgumentError, match="'left' or 'right'"):
+        plugrad.searchsorted(ordered, value, side="middle")

@@ -83,3 +83,14 @@ def test_topk_of_a_0d_tensor_checks_k_and_dim_as_pytorch():
         x.topk(1, 3)
     with pytest.raises(plugrad.errors.AxisError, match="dim must be an int"):
         P.topk(P.tensor([1.0, 2.0]), 1, dim=None)
+
+
+def test_sort_of_a_0d_tensor_is_its_element_as_pytorch():
+    # The standard's form raised AxisError (axis -1 of a 0-d array), where x.sort() worked.
+    x = P.tensor(3.0, requires_grad=True)
+    for kwargs in ({}, {"stable": True}, {"descending": True}, {"axis": 0}):
+        assert P.sort(x, **kwargs).item() == 3.0
+    (P.sort(x, descending=True) * 2).backward()
+    assert x.grad.item() == 2.0
+    with pytest.raises(plugrad.errors.AxisError):
+        P.sort(x, axis=1)
