@@ -610,7 +610,7 @@ class InstalledTensorMethods:
         """``x1 ** x2`` computed in float64 (complex128 for complex inputs) (PyTorch's)."""
 
     def float_power_(self, exponent: Any) -> Tensor:
-        """In-place :meth:`float_power`: ``x.float_power_(...)`` makes ``x`` hold it."""
+        """In-place :func:`float_power`: of a float64 or complex128 tensor only, as PyTorch's (the float64 power of a float32 tensor written back would be rounded without a word)."""
 
     def floor_(self, /) -> Tensor:
         """In-place :meth:`floor`: ``x.floor_(...)`` makes ``x`` hold it."""

@@ -251,6 +251,8 @@ def _convert(
         else:
             result = xp.asarray(array, dtype=native_dtype, device=target.native, copy=copy)
     except (BufferError, TypeError, ValueError, OverflowError, NotImplementedError):
+        if type(data) in (list, tuple):
+            _refuse_ragged(data)
         if not isinstance(data, Tensor):
             if dtype is None and source is None and not hasattr(data, "dtype"):
                 _check_python_int_range(data, None, target)
@@ -270,6 +272,27 @@ def _convert(
 
 
 _INT64_RANGE = range(-(2**63), 2**63)
+
+
+def _refuse_ragged(data: list[Any] | tuple[Any, ...]) -> None:
+    """Raise a ShapeError naming the first depth where nested sequences differ in length
+    (each library words its own refusal: NumPy's speaks of an "inhomogeneous part")."""
+    level: list[Any] = [data]
+    depth = 0
+    while level:
+        nested = [type(item) in (list, tuple) for item in level]
+        if not any(nested):
+            return
+        lengths = {len(item) for item, is_sequence in zip(level, nested) if is_sequence}
+        if not all(nested) or len(lengths) > 1:
+            found = sorted(lengths) + ([] if all(nested) else ["a number"])
+            raise ShapeError(
+                f"tensor(): the nested sequences at depth {depth} are not all of one length "
+                f"(found {', '.join(map(str, found))}); a tensor is a rectangular array, so "
+                "pad them to one length (or use a list of tensors)"
+            )
+        level = [inner for item in level for inner in item]
+        depth += 1
 
 
 def _check_python_int_range(data: Any, array: Any, target: Device) -> None:
@@ -802,6 +825,10 @@ def arange(
     floating = any(isinstance(v, float) for v in (start, stop, step))
     if step == 0:
         raise InvalidArgumentError(f"arange(): step must be nonzero, got {step!r}")
+    if floating and not all(math.isfinite(v) for v in (start, stop, step)):
+        raise InvalidArgumentError(
+            f"arange(): start, stop and step must be finite, got {start!r}, {stop!r}, {step!r}"
+        )
     if dtype is None:
         dtype = _dtypes.default_float_dtype if floating else target.default_int_dtype
     elif floating and dtype is _dtypes.int64:
@@ -866,7 +893,14 @@ def _fill_number(function: str, value: Any) -> Any:
         raise TypeError(
             f"{function}() takes a number as fill_value, got None; pass float('nan') for NaNs"
         )
-    return _python_number(function, value)
+    number = _python_number(function, value)
+    if not isinstance(number, (bool, int, float, complex)):
+        # xp.full would broadcast a list and parse a string (a list skipped the range check).
+        raise TypeError(
+            f"{function}() takes one number as fill_value (a Python number, a NumPy scalar or "
+            f"a 0-d tensor), got a {type(value).__name__}"
+        )
+    return number
 
 
 def refuse_a_tensor_read_as_a_number(function: str, name: str, value: Tensor) -> None:
@@ -890,6 +924,11 @@ def _python_number(function: str, value: Any, name: str = "fill_value") -> Any:
             )
         return value.item()
     if not isinstance(value, (bool, int, float, complex)) and hasattr(value, "item"):
+        if getattr(value, "size", 1) != 1:
+            raise ShapeError(
+                f"{function}() takes numbers or 0-d tensors as {name}, got an array of shape "
+                f"{tuple(value.shape)}"
+            )
         return value.item()
     return value
 
@@ -928,6 +967,9 @@ def eye(
         n_rows = n
     if n_rows is None:
         raise TypeError("eye() needs the number of rows: eye(3) or eye(n=3)")
+    for name, count in (("rows", n_rows), ("columns", n_cols)):
+        if count is not None and count < 0:
+            raise InvalidArgumentError(f"eye() takes a number of {name} >= 0, got {count}")
     target = target_device(device, backend)
     native = target.native_dtype(dtype or _dtypes.default_float_dtype)
     array = target.xp.eye(n_rows, n_cols, k=k, dtype=native, device=target.native)
@@ -964,6 +1006,8 @@ def linspace(
             "steps= (PyTorch's)"
         )
     num = steps if num is None else num
+    if num < 0:
+        raise InvalidArgumentError(f"linspace() takes a number of values >= 0, got {num}")
     dtype, device, backend, requires_grad = creation_options("linspace", options)
     if dtype is None:
         is_complex = isinstance(start, complex) or isinstance(stop, complex)
@@ -1022,6 +1066,11 @@ def logspace(
     """
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
         raise ArgumentError(f"logspace() takes a number of steps >= 0, got {steps!r}")
+    # 0-d tensors and NumPy scalars as the Python numbers they hold (linspace's too).
+    start, end, base = (
+        _python_number("logspace", v, name)
+        for v, name in ((start, "start"), (end, "end"), (base, "base"))
+    )
     for name, value in (("start", start), ("end", end), ("base", base)):
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise TypeError(f"logspace() takes a real number as {name}, got {value!r}")

@@ -1217,11 +1217,15 @@ def _retell_dtype_error(
     lowered = text.lower()
     # NumPy refuses `-` of bools saying "The numpy boolean negative ... is not supported",
     # linear algebra of float16 saying "array type float16 is unsupported in linalg", Dask
-    # `-` of bools "Parameters of such types are not supported by negative".
+    # `-` of bools "Parameters of such types are not supported by negative", a NumPy ufunc
+    # without a loop for them (shifts of floats) "not supported for the input types".
     if isinstance(error, PlugradError) or not any(
         word in lowered
-        for word in ("dtype", "boolean", "unsupported in linalg", "types are not supported")
-    ):
+        for word in (
+            "dtype", "boolean", "unsupported in linalg", "types are not supported",
+            "not supported for the input types",
+        )
+    ):  # fmt: skip
         return
     dtypes = ", ".join(x.dtype.name if isinstance(x, Tensor) else type(x).__name__ for x in inputs)
     raise DtypeError(

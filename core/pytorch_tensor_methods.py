@@ -25,7 +25,7 @@ from .dtype_functions import broadcast_shapes, iinfo
 from .dtype_functions import result_type as _result_type
 from .errors import ArgumentError, AxisError, DtypeError, IndexOutOfRangeError, ShapeError
 from .grad_mode import no_grad as _no_grad
-from .inplace import takes_out
+from .inplace import apply_inplace, takes_out
 from .memory_formats import strided as _strided
 from .tensor import Tensor, install_function_methods, install_methods
 from .versions import mark_copy_of_view
@@ -451,6 +451,18 @@ def _addr_(self: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: An
             "cannot hold; convert one operand first, or write x = x.addr(...)"
         )
     return self.copy_(result)
+
+
+def _float_power_(self: Tensor, exponent: Any) -> Tensor:
+    """In-place :func:`float_power`: of a float64 or complex128 tensor only, as PyTorch's (the
+    float64 power of a float32 tensor written back would be rounded without a word)."""
+    if self.dtype not in (_dtypes.float64, _dtypes.complex128):
+        raise DtypeError(
+            f"float_power_() computes in float64 (complex128), which the {self.dtype.name} "
+            "tensor it would write does not hold; use x.double().float_power_(...) or "
+            "x = x.float_power(...)"
+        )
+    return apply_inplace(self, _ops.float_power, exponent, name="float_power_")
 
 
 def _unfold(self: Tensor, dimension: int, size: int, step: int) -> Tensor:
@@ -1046,6 +1058,7 @@ def _conj(self: Tensor) -> Tensor:
 install_function_methods(**{name: globals()[name] for name in __all__})
 install_methods(
     addr_=_addr_,
+    float_power_=_float_power_,
     index_put_=_index_put_,
     masked_scatter_=_masked_scatter_,
     # (of a clone: renorm saves its input, which copy_ then changes, and backward refused)

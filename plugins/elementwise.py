@@ -838,7 +838,7 @@ def _float_power_grad(base_rule: bool) -> Any:
 float_power = op(
     "float_power", lambda xp, x1, x2, /: xp.pow(_in_double(xp, x1), _in_double(xp, x2)),
     vjp=(_float_power_grad(True), _float_power_grad(False)), standard=False, broadcasting=True,
-    methods="float_power", inplace=True,
+    methods="float_power",  # (float_power_: plugrad.pytorch_tensor_methods)
     doc="``x1 ** x2`` computed in float64 (complex128 for complex inputs) (PyTorch's).",
 )
 

@@ -292,6 +292,13 @@ def _broadcast_view(xp: Any, x: Any, shape: tuple[int, ...]) -> Any:
     return xp.broadcast_to(x, shape)
 
 
+def _broadcast_to(xp: Any, x: Any, /, shape: Any) -> Any:
+    shape = tuple(shape)
+    if -1 in shape:  # PyTorch's broadcast_to is expand: -1 keeps that axis (the standard's
+        return _expand(xp, x, size=shape)  # sizes are never negative)
+    return _broadcast_view(xp, x, shape)
+
+
 def _tile_method(xp: Any, x: Any, *counts_: int, repeats: Any = None) -> Any:
     """PyTorch's ``x.repeat(*sizes)``: tile the whole tensor ``sizes[i]`` times along axis ``i``."""
     counts = sizes(counts_, repeats, "repeats")
@@ -478,7 +485,7 @@ expand_dims = op("expand_dims(x, /, axis=0)", vjp=_back_to_input_shape, saves=()
 squeeze = op("squeeze(x, /, axis)", vjp=_back_to_input_shape, saves=(), view=True,
              methods={"squeeze": _squeeze}, torch_function=_squeeze, inplace=("squeeze",),
              doc="Remove the size-1 axes named by ``axis``.")
-broadcast_to = op("broadcast_to", lambda xp, x, /, shape: _broadcast_view(xp, x, tuple(shape)),
+broadcast_to = op("broadcast_to", _broadcast_to,
                   vjp=lambda xp, g, ans, x, shape: g,
                   broadcasting=True, saves=(), view=True,
                   methods={"broadcast_to": None, "expand": _expand, "expand_as": _expand_as},
@@ -677,10 +684,20 @@ def _repeat_interleave(
     """PyTorch's ``repeat_interleave(x, repeats, dim=None, *, output_size=None)`` (``axis=``
     for ``dim=`` too); given only a 1-D tensor of counts, each index repeated that often."""
     if repeats is None:  # repeat_interleave(counts)
-        return xp.repeat(xp.arange(x.shape[0], device=x.device), x)
-    if dim is not None and axis is not None:
-        raise TypeError("repeat_interleave() got both dim= and axis=; give one of them")
-    return xp.repeat(x, repeats, axis=axis if dim is None else dim)
+        result = xp.repeat(xp.arange(x.shape[0], device=x.device), x)
+        axis = 0
+    else:
+        if dim is not None and axis is not None:
+            raise TypeError("repeat_interleave() got both dim= and axis=; give one of them")
+        axis = axis if dim is None else dim
+        result = xp.repeat(x, repeats, axis=axis)
+    # PyTorch's output_size is a promise (it spares a device sync): one not kept is refused.
+    if output_size is not None and result.shape[0 if axis is None else axis] != output_size:
+        raise ShapeError(
+            f"repeat_interleave(): output_size={output_size!r}, but the repeats make "
+            f"{result.shape[0 if axis is None else axis]} elements along the axis; pass their sum"
+        )
+    return result
 
 
 def _repeat(xp: Any, x: Any, /, repeats: Any, *, axis: Any = None) -> Any:

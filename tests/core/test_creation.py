@@ -99,7 +99,7 @@ def test_filled_constructors() -> None:
     assert plugrad.full((2,), 7).dtype == plugrad.int64
     assert plugrad.full((2,), 7.5).tolist() == [7.5, 7.5]
     assert plugrad.full((1,), True).dtype == plugrad.bool
-    with pytest.raises(TypeError, match="fill value"):
+    with pytest.raises(TypeError, match="one number as fill_value"):
         plugrad.full((1,), "a")
     with pytest.raises(ValueError, match="negative"):
         plugrad.zeros((-1,))
@@ -609,3 +609,47 @@ def test_the_like_draws_take_a_generator_and_randint_like_takes_high_by_name() -
     assert all(0 <= v < 6 for v in drawn.tolist())
     with pytest.raises(TypeError, match="needs high"):
         plugrad.randint_like(x)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: plugrad.full((2,), [300, 1], dtype=plugrad.uint8),
+        lambda: plugrad.full((3,), [1.0, 2.0, 3.0]),
+        lambda: plugrad.full((2,), "7", dtype=plugrad.int64),
+        lambda: plugrad.full_like(plugrad.zeros((2, 3)), [1.0, 2.0, 3.0]),
+        lambda: plugrad.zeros(2).new_full((2, 3), [1.0, 2.0, 3.0]),
+    ],
+)
+def test_full_takes_one_number_as_its_fill_value(call) -> None:
+    # A list was broadcast (and skipped the range check: 300 became 44 in uint8), a string
+    # parsed; PyTorch refuses both.
+    with pytest.raises(TypeError, match="one number as fill_value"):
+        call()
+    with pytest.raises(plugrad.errors.ShapeError, match="shape \\(2,\\)"):
+        plugrad.full((2,), np.array([1.0, 2.0]))
+    assert plugrad.full((2,), np.float32(2.5)).tolist() == [2.5, 2.5]
+    assert plugrad.full((2,), plugrad.tensor(3)).tolist() == [3, 3]
+
+
+def test_creation_refuses_impossible_sizes_and_ranges_with_plugrads_errors() -> None:
+    # NumPy's own ValueError and OverflowError came through.
+    with pytest.raises(InvalidArgumentError, match="rows >= 0"):
+        plugrad.eye(-1)
+    with pytest.raises(InvalidArgumentError, match="columns >= 0"):
+        plugrad.eye(2, -3)
+    for stop in (math.nan, math.inf):
+        with pytest.raises(InvalidArgumentError, match="must be finite"):
+            plugrad.arange(0, stop)
+    with pytest.raises(InvalidArgumentError, match="values >= 0"):
+        plugrad.linspace(0, 1, -1)
+    for ragged, depth in (([[1, 2], [3]], 1), ([[1, 2], 3], 1), ([[[1], [2]], [[3], [4, 5]]], 2)):
+        with pytest.raises(plugrad.errors.ShapeError, match=f"at depth {depth}"):
+            plugrad.tensor(ragged)
+
+
+def test_logspace_takes_0d_tensors_as_linspace_does() -> None:
+    torch = pytest.importorskip("torch")
+    ours = plugrad.logspace(plugrad.tensor(0.0), plugrad.tensor(1.0), 3, base=plugrad.tensor(2.0))
+    theirs = torch.logspace(torch.tensor(0.0), torch.tensor(1.0), 3, base=2.0)
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6)

@@ -144,6 +144,17 @@ def test_negative_of_bools_is_a_dtype_error_naming_the_op():
         -torch.tensor([True])
 
 
+def test_bitwise_ops_of_floats_are_dtype_errors_naming_the_op():
+    # NumPy's own TypeError came through ("ufunc 'left_shift' not supported for the input
+    # types"); PyTorch refuses them too.
+    x = plugrad.tensor([1.0])
+    for call, name in ((lambda: x << 1, "bitwise_left_shift"), (lambda: x & x, "bitwise_and")):
+        with pytest.raises(plugrad.errors.DtypeError, match=rf"{name}\(\).*float32"):
+            call()
+    with pytest.raises(RuntimeError, match="not implemented for 'Float'"):
+        torch.tensor([1.0]) << 1
+
+
 def test_argmax_over_an_empty_axis_is_a_shape_error_naming_the_op():
     # NumPy's ValueError ("attempt to get argmax of an empty sequence") came through.
     with pytest.raises(plugrad.errors.ShapeError, match=r"argmax\(\).*\(0, 3\)"):

@@ -153,3 +153,41 @@ def test_a_bad_call_raises_a_typed_error_that_says_what_is_wrong(name) -> None:
     call, error = BAD_CALLS[name]
     with pytest.raises(error, match=r"^\w+\("):
         call(plugrad.asarray(X))
+
+
+def test_repeat_interleave_checks_output_size_as_pytorch() -> None:
+    # output_size was taken and never read: a wrong one went by without a word.
+    x = plugrad.tensor([1.0, 2.0])
+    assert x.repeat_interleave(2, dim=0, output_size=4).tolist() == [1.0, 1.0, 2.0, 2.0]
+    assert plugrad.repeat_interleave(plugrad.tensor([1, 2]), output_size=3).tolist() == [0, 1, 1]
+    for call in (
+        lambda: x.repeat_interleave(2, dim=0, output_size=3),
+        lambda: plugrad.repeat_interleave(x, plugrad.tensor([1, 2]), dim=0, output_size=5),
+        lambda: plugrad.repeat_interleave(plugrad.tensor([1, 2]), output_size=2),
+    ):
+        with pytest.raises(plugrad.errors.ShapeError, match="output_size"):
+            call()
+
+
+def test_broadcast_to_keeps_an_axis_given_as_minus_one_as_expand() -> None:
+    # PyTorch's broadcast_to is expand: -1 keeps the size; NumPy's refusal came through.
+    x = plugrad.ones((3, 4), requires_grad=True)
+    assert plugrad.broadcast_to(x, (2, -1, 4)).shape == (2, 3, 4)
+    y = x.broadcast_to((2, -1, -1))
+    assert y.shape == (2, 3, 4)
+    y.sum().backward()
+    assert x.grad.tolist() == [[2.0] * 4] * 3
+    with pytest.raises(plugrad.errors.ShapeError, match="new leading dimension"):
+        plugrad.broadcast_to(x, (-1, 3, 4))
+
+
+def test_float_power_in_place_needs_a_double_tensor_as_pytorch() -> None:
+    # A float32 tensor was given the float64 power rounded back, without a word.
+    for dtype in (plugrad.float32, plugrad.int64):
+        with pytest.raises(plugrad.errors.DtypeError, match="float_power_"):
+            plugrad.tensor([3], dtype=dtype).float_power_(2)
+    x = plugrad.tensor([1.5, 2.0], dtype=plugrad.float64, requires_grad=True)
+    y = x * 1
+    y.float_power_(2)
+    y.sum().backward()
+    assert y.tolist() == [2.25, 4.0] and x.grad.tolist() == [3.0, 4.0]
