@@ -411,6 +411,11 @@ def _check_scatter(xp: Any, x: Any, indices: Any, src: Any, axis: int, reduce: s
             "scatter_reduce(): reduce='mean' of bools has no bool result (PyTorch refuses it "
             "too); convert the tensor and src first (x.float())"
         )
+    if reduce in ("amax", "amin") and xp.isdtype(x.dtype, "complex floating"):
+        raise DtypeError(
+            f"scatter_reduce(): reduce={reduce!r} needs ordered values, and complex numbers "
+            "have no order (PyTorch refuses them too); reduce abs(x) or x.real instead"
+        )
     if src.dtype != x.dtype:
         raise DtypeError(
             f"scatter_reduce(): src has dtype {src.dtype} and the tensor {x.dtype}; they must "

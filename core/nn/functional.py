@@ -207,17 +207,21 @@ def _refuse_complex(function: str, *tensors: Tensor) -> None:
         if isinstance(tensor, Tensor) and tensor.dtype.kind == "complex floating":
             raise DtypeError(
                 f"{function}(): takes real inputs, got {tensor.dtype.name}; for complex values "
-                "compute the loss of their parts (x.real, x.imag) or of abs(x - y) yourself"
+                "apply it to their parts (x.real, x.imag) or to their sizes (abs(x)) yourself"
             )
 
 
-def _check_floating(function: str, input: Tensor) -> None:
+def _check_floating(function: str, input: Tensor, complex_too: bool = False) -> None:
     """Refuse integers and bools where a normalization needs fractions (as PyTorch does):
-    computed in the input's dtype, layer_norm of int64 gave truncated zeros."""
-    if input.dtype.kind not in ("real floating", "complex floating"):
+    computed in the input's dtype, layer_norm of int64 gave truncated zeros. Complex inputs
+    too, unless ``complex_too``: PyTorch refuses them, and the variance layer_norm divided
+    by was the complex mean of (x - mean) ** 2, not a size."""
+    kinds = ("real floating", "complex floating") if complex_too else ("real floating",)
+    if input.dtype.kind not in kinds:
         raise DtypeError(
-            f"{function}(): takes a floating-point input, got {input.dtype.name}; convert it "
-            "first (x.float())"
+            f"{function}(): takes a {'floating-point' if complex_too else 'real floating-point'} "
+            f"input, got {input.dtype.name}; convert it first (x.float()"
+            f"{'' if complex_too or input.dtype.kind != 'complex floating' else ', or x.real'})"
         )
 
 
@@ -1554,6 +1558,7 @@ def batch_norm(
     momentum = _number("batch_norm", "momentum", momentum)
     eps = _number("batch_norm", "eps", eps)
     _check_tensor("input", "batch_norm", input)
+    _refuse_complex("batch_norm", input)
     if (running_mean is None) != (running_var is None):
         raise ArgumentError(
             "batch_norm(): running_mean and running_var are given together or not at all "
@@ -2491,6 +2496,7 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     """
     _check_tensor("x1", "cosine_similarity", x1)
     _check_tensor("x2", "cosine_similarity", x2)
+    _refuse_complex("cosine_similarity", x1, x2)  # (x1 * x2 without a conjugate: no cosine)
     shape = _broadcast_shape("cosine_similarity", x1, x2)
     axis = _checked_dim("cosine_similarity", dim, max(len(shape), 1))
     if not shape:  # one element along dim 0 (or -1), as PyTorch takes 0-d tensors
@@ -4324,7 +4330,7 @@ def rms_norm(
             f"rms_norm(): normalized_shape {shape} must be the trailing axes of the input, "
             f"whose shape is {input.shape}"
         )
-    _check_floating("rms_norm", input)
+    _check_floating("rms_norm", input, complex_too=True)  # (as PyTorch: x ** 2)
     if weight is not None:
         _check_same_dtype("rms_norm", input, weight, None)
         if tuple(weight.shape) != shape:

@@ -138,3 +138,33 @@ def test_real_formulas_refuse_complex_inputs_as_pytorch(call) -> None:
         pytest.skip("the default backend has no complex128")
     with pytest.raises(DtypeError, match=r"complex|real"):
         call(plugrad.tensor([0.5 + 0.7j], dtype=plugrad.complex128))
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda F, x: F.layer_norm(x, (4,)),
+        lambda F, x: F.group_norm(x.reshape(1, 2, 4), 2),
+        lambda F, x: F.instance_norm(x.reshape(1, 2, 4)),
+        lambda F, x: F.batch_norm(x, None, None, training=True),
+        lambda F, x: F.cosine_similarity(x, x.flip(0), dim=1),
+        lambda F, x: F.rrelu(x),
+        lambda F, x: x[0].new_zeros(2).scatter_reduce(0, x[0].real.long() % 2, x[0], "amax"),
+    ],
+    ids=["layer_norm", "group_norm", "instance_norm", "batch_norm", "cosine_similarity",
+         "rrelu", "scatter_reduce"],
+)  # fmt: skip
+def test_complex_inputs_are_refused_where_pytorch_refuses_them(call):
+    # layer_norm divided by the complex mean of (x - mean) ** 2, not a size; cosine_similarity
+    # multiplied without a conjugate; scatter_reduce('amax') ordered complex numbers.
+    torch = pytest.importorskip("torch")
+    values = np.arange(8.0).reshape(2, 4) + 1j * np.arange(8.0)[::-1].reshape(2, 4)
+    with pytest.raises((RuntimeError, NotImplementedError)):
+        call(torch.nn.functional, torch.tensor(values))
+    with pytest.raises(plugrad.errors.DtypeError):
+        call(plugrad.nn.functional, plugrad.tensor(values))
+    # rms_norm squares without a conjugate in PyTorch too, and takes complex inputs there.
+    np.testing.assert_allclose(
+        plugrad.nn.functional.rms_norm(plugrad.tensor(values), (4,)).numpy(),
+        torch.nn.functional.rms_norm(torch.tensor(values), (4,)).numpy(),
+    )
