@@ -333,7 +333,10 @@ exp2 = op("exp2", lambda xp, x, /: xp.pow(xp.asarray(2.0, dtype=x.dtype, device=
           inplace=True, doc="``2 ** x`` element-wise (PyTorch's).")
 def _logit(xp: Any, x: Any, /, eps: float | None = None) -> Any:
     if eps is not None:
-        x = xp.clip(x, eps, 1.0 - eps)
+        if eps > 0.5:  # bounds crossed: PyTorch's clamp tests the lower first (NumPy's clip,
+            x = xp.where(x < eps, eps, xp.where(x > 1.0 - eps, 1.0 - eps, x))  # the upper)
+        else:
+            x = xp.clip(x, eps, 1.0 - eps)
     return xp.log(x / (1 - x))
 
 

@@ -793,6 +793,8 @@ def _matrix_norm_grad(xp: Any, g: Any, ans: Any, x: Any, *, keepdims: bool, ord:
             u, vh = xp.astype(u, x.dtype), xp.astype(vh, x.dtype)
         if ord == "nuc":
             return g * xp.matmul(u, vh)
+        if s.shape[-1] == 0:  # no singular value: nothing to pick (max() has no identity)
+            return g * x
         # Tied extreme singular values share the gradient equally (PyTorch's, as amax's).
         extreme = (xp.max if ord == 2 else xp.min)(s, axis=-1, keepdims=True)
         share = xp.astype(_split_ties(xp, xp.astype(s == extreme, s.dtype), -1), u.dtype)

@@ -364,6 +364,17 @@ def test_logit_of_integers_is_taken_of_their_values(dtype):
     np.testing.assert_array_equal(ours, theirs.numpy())
 
 
+@pytest.mark.parametrize("eps", [0.2, 0.5, 0.7, 1.0])
+def test_logit_clamps_as_pytorch_also_where_eps_crosses_the_bounds(eps):
+    # With eps > 0.5, NumPy's clip gave every value the upper bound: the logits of x below
+    # eps came out with the wrong sign.
+    values = [0.0, 0.2, 0.5, 0.9, 1.0]
+    x, t = plugrad.tensor(values, dtype=plugrad.float64), torch.tensor(values, dtype=torch.float64)
+    with np.errstate(all="ignore"):
+        ours = plugrad.logit(x, eps=eps).numpy()
+    np.testing.assert_array_equal(ours, torch.logit(t, eps=eps).numpy())
+
+
 @pytest.mark.parametrize(
     ("fill", "dtype"), [(float("nan"), "int32"), (1e10, "int32"), (1e10, "float16"), (300, "uint8")]
 )

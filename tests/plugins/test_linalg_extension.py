@@ -850,3 +850,15 @@ def test_a_norm_without_a_value_for_no_elements_refuses_an_empty_axis(order):
 def test_a_norm_with_a_value_for_no_elements_is_zero_over_an_empty_axis(order):
     empty = plugrad.zeros((0, 3), dtype=plugrad.float64)
     assert plugrad.linalg.vector_norm(empty, ord=order, axis=0).tolist() == [0.0, 0.0, 0.0]
+
+
+@pytest.mark.parametrize("order", [2, "nuc", "fro", 1, math.inf])
+@pytest.mark.parametrize("shape", [(0, 3), (2, 0, 3)])
+def test_the_matrix_norm_of_an_empty_matrix_has_an_empty_gradient(order, shape):
+    # ord=2's backward took the max of no singular values (NumPy's ValueError came through);
+    # PyTorch's gradient is empty (where its result records one at all).
+    x = plugrad.zeros(shape, dtype=plugrad.float64, requires_grad=True)
+    norm = plugrad.linalg.matrix_norm(x, ord=order)
+    assert norm.tolist() == ([0.0, 0.0] if len(shape) == 3 else 0.0)
+    norm.sum().backward()
+    assert x.grad.shape == shape

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ... import ops as _ops
+from ...errors import AxisError
 from ...grad_mode import no_grad
 from ...random import randn
 from ...tensor import Tensor
@@ -21,6 +22,11 @@ def norm_except_dim(v: Tensor, dim: int) -> Tensor:
     them, a 0-d tensor, where ``dim`` is -1), as PyTorch's ``norm_except_dim``."""
     if dim == -1:
         return _ops.sqrt(_ops.sum(v * v))
+    if not -v.ndim <= dim < v.ndim:  # (dim % ndim took dim=2 of a matrix as dim 0)
+        raise AxisError(
+            f"weight_norm: dim={dim} is out of range for a weight of {v.ndim} dimensions; give "
+            f"one in [{-v.ndim}, {v.ndim - 1}], or None for the norm over all of them"
+        )
     axes = tuple(axis for axis in range(v.ndim) if axis != dim % v.ndim)
     return _ops.sqrt(_ops.sum(v * v, axis=axes, keepdims=True))
 

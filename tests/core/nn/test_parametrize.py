@@ -246,3 +246,19 @@ def test_older_weight_norm_checkpoints_load_and_power_steps_write_the_buffers() 
         state["parametrizations.weight.0._u"].numpy(),
         normed.parametrizations.weight[0]._u.numpy(),  # the same memory: written in place
     )
+
+
+@pytest.mark.parametrize("dim", [2, -3])
+def test_weight_norm_refuses_a_dim_the_weight_does_not_have(dim: int) -> None:
+    # dim % ndim took dim=2 of a matrix as dim 0 (PyTorch refuses it); nothing is changed.
+    from plugrad.nn.utils import norm_hooks
+
+    for register in (plugrad.nn.utils.parametrizations.weight_norm, norm_hooks.weight_norm):
+        layer = plugrad.nn.Linear(3, 2)
+        weight = layer.weight
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)  # the older weight_norm's
+            with pytest.raises(plugrad.errors.AxisError, match=f"dim={dim} is out of range"):
+                register(layer, dim=dim)
+        names = [name for name, _ in layer.named_parameters()]
+        assert layer.weight is weight and names == ["weight", "bias"]
