@@ -929,7 +929,10 @@ def vmap(
     as long. ``randomness``: ``"error"`` (the default) refuses a function that
     draws from the default generator, ``"different"`` lets each slice draw its
     own numbers, ``"same"`` gives every slice the same ones. ``chunk_size`` is
-    accepted for PyTorch code (slices run one at a time anyway).
+    accepted for PyTorch code (slices run one at a time anyway). An in-place
+    change of a tensor the function reaches without receiving it (a buffer of a
+    closure) is made once per slice, where ``torch.func.vmap`` makes it once, or
+    refuses to write a mapped value into it: keep such writes out of ``func``.
 
     Examples
     --------
