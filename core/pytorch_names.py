@@ -24,7 +24,13 @@ from . import registry
 from .backend import Device
 from .creation import CreationOptions, asarray, full
 from .dtype_functions import result_type
-from .errors import ArgumentError, DtypeError, IndexOutOfRangeError, ShapeError
+from .errors import (
+    ArgumentError,
+    DtypeError,
+    IndexOutOfRangeError,
+    InvalidArgumentError,
+    ShapeError,
+)
 from .inplace import apply_inplace, takes_out
 from .memory_formats import memory_format
 from .tensor import Tensor, install_methods
@@ -355,13 +361,15 @@ def mvlgamma(input: Tensor, p: int) -> Tensor:
     """The log of the multivariate gamma function of dimension ``p``, element-wise.
 
     ``p (p - 1) / 4 log(pi) + sum over i < p of lgamma(x - i / 2)``; every
-    element must exceed ``(p - 1) / 2``, as in PyTorch.
+    element must exceed ``(p - 1) / 2``, where the function is defined
+    (:class:`~plugrad.errors.InvalidArgumentError` otherwise; PyTorch 2.13 no
+    longer checks, and gives numbers of no meaning there).
     """
     _tensor("mvlgamma", input)
     if isinstance(p, bool) or not isinstance(p, int) or p < 1:
         raise ArgumentError(f"mvlgamma(): p must be a positive int, got {p!r}")
     if bool(_ops.any(input <= (p - 1) / 2)):
-        raise ValueError(
+        raise InvalidArgumentError(
             f"mvlgamma(): every element must be greater than (p - 1) / 2 = {(p - 1) / 2}, "
             "where the multivariate gamma function is defined; use a smaller p or larger inputs"
         )

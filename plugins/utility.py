@@ -101,6 +101,7 @@ def _diff(xp: Any, x: Any, /, n: int = 1, axis: int = -1, *, prepend=None, appen
 
 
 diff = op("diff", _diff, inputs=("x", "prepend", "append"), saves=(), methods="diff",
+          promotion="mixed",  # the ends joined as cat joins them (PyTorch's)
           vjp=(_diff_grad("x"), _diff_grad("prepend"), _diff_grad("append")),
           doc="The ``n``-th difference ``x[i + 1] - x[i]`` along ``axis``, after joining the ends.")
 

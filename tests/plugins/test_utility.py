@@ -89,3 +89,28 @@ def test_the_infinity_norm_of_an_empty_axis_is_refused_as_a_maximum_of_nothing()
             plugrad.linalg.vector_norm(empty, order)
         assert plugrad.linalg.vector_norm(empty, order, dim=1).shape == (0,)
     assert plugrad.linalg.vector_norm(empty, 2).item() == 0.0
+
+
+def test_diff_joins_ends_of_another_dtype_as_cat_does():
+    # The kernel took x's dtype alone: a bool x with float ends gave neighbours that differ
+    # (True, True, True), and int64 with float32 ends NumPy's float64.
+    torch = pytest.importorskip("torch")
+    cases = [
+        ([True, False, True], [1.5], "float32"),
+        ([True, False, True], [3], "int64"),
+        ([1, 2, 4], [0.5], "float32"),
+    ]
+    for values, end, end_dtype in cases:
+        ours = plugrad.diff(
+            plugrad.tensor(values), prepend=plugrad.tensor(end, dtype=getattr(plugrad, end_dtype))
+        )
+        theirs = torch.diff(
+            torch.tensor(values), prepend=torch.tensor(end, dtype=getattr(torch, end_dtype))
+        )
+        assert ours.tolist() == theirs.tolist()
+        assert str(ours.dtype).rpartition(".")[2] == str(theirs.dtype).rpartition(".")[2]
+
+
+def test_mvlgamma_outside_its_domain_is_a_typed_error():
+    with pytest.raises(plugrad.errors.InvalidArgumentError, match=r"\(p - 1\) / 2 = 0.5"):
+        plugrad.mvlgamma(plugrad.tensor([0.2, 3.0]), p=2)
