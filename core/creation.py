@@ -1006,6 +1006,7 @@ def linspace(
             "steps= (PyTorch's)"
         )
     num = steps if num is None else num
+    assert num is not None  # (one of the two was given)
     if num < 0:
         raise InvalidArgumentError(f"linspace() takes a number of values >= 0, got {num}")
     dtype, device, backend, requires_grad = creation_options("linspace", options)
