@@ -51,6 +51,12 @@ def default_collate(batch: Sequence[Any]) -> Any:
         raise ValueError("default_collate got an empty batch")
     first = batch[0]
     if isinstance(first, Tensor):
+        for position, sample in enumerate(batch):
+            if not isinstance(sample, Tensor):
+                raise TypeError(
+                    f"default_collate: sample 0 is a Tensor but sample {position} is a "
+                    f"{type(sample).__name__}; every sample of a batch must have one structure"
+                )
         shapes = {tuple(sample.shape) for sample in batch}
         if len(shapes) != 1:
             raise ValueError(
@@ -85,9 +91,20 @@ def default_collate(batch: Sequence[Any]) -> Any:
                 "every sample in a batch must have the same number of fields, got "
                 f"{sorted(lengths)}"
             )
-        # A list, also of tuples, as PyTorch's (the batch is a new sequence, not a sample);
-        # each column a tuple, as zip makes it (a column of strings stays one).
-        return [default_collate(column) for column in zip(*batch)]
+        # A list of tuples, as PyTorch's (the batch is a new sequence, not a sample); each
+        # column a tuple, as zip makes it (a column of strings stays one).
+        columns = [default_collate(column) for column in zip(*batch)]
+        if isinstance(first, tuple):
+            return columns
+        try:  # other sequences keep their type (and a list subclass its attributes), as PyTorch's
+            if isinstance(first, collections.abc.MutableSequence):
+                batched = copy.copy(first)
+                for index, column in enumerate(columns):
+                    batched[index] = column
+                return batched
+            return type(first)(columns)  # type: ignore[call-arg]
+        except TypeError:  # a type made otherwise (range): a list
+            return columns
     raise TypeError(
         f"default_collate cannot batch samples of type {type(first).__name__}; it handles "
         "tensors, arrays, numbers, strings, and tuples, lists and dicts of them "
@@ -489,6 +506,9 @@ class DataLoader:
             return pending.popleft().result(timeout=self.timeout or None)
         except concurrent.futures.TimeoutError:
             raise self._timed_out() from None
+        except _WorkerFailure as failure:
+            error, text, worker_id = failure.args
+            raise error from RuntimeError(f"raised in DataLoader worker {worker_id}:\n{text}")
 
     def _timed_out(self) -> RuntimeError:
         return RuntimeError(
@@ -619,11 +639,32 @@ def _start_worker(
     worker_id: int,
     num_workers: int = 0,
 ) -> None:
-    _seed_worker(base_seed, worker_id)
-    info = WorkerInfo(worker_id, num_workers, base_seed + worker_id, dataset)
-    _worker.update(dataset=dataset, collate_fn=collate_fn, info=info)
-    if worker_init_fn is not None:
-        worker_init_fn(worker_id)
+    _worker["failed"] = None
+    try:
+        _seed_worker(base_seed, worker_id)
+        info = WorkerInfo(worker_id, num_workers, base_seed + worker_id, dataset)
+        _worker.update(dataset=dataset, collate_fn=collate_fn, info=info)
+        if worker_init_fn is not None:
+            worker_init_fn(worker_id)
+    except Exception as error:
+        # Raised here it would break the pool ("terminated abruptly"), its cause lost: kept,
+        # and raised in the loader by the worker's first job.
+        _worker["failed"] = (_portable(error), traceback.format_exc(), worker_id)
+
+
+class _WorkerFailure(Exception):
+    """What a map-style worker raises for an error of the dataset, the collate function or
+    ``worker_init_fn``: ``(error, traceback text, worker id)``, for the loader to raise."""
+
+
+def _portable(error: BaseException) -> BaseException:
+    """``error``, or a RuntimeError naming it where it does not survive pickling (an
+    exception whose ``__init__`` takes other arguments than it passes on)."""
+    try:
+        pickle.loads(pickle.dumps(error))
+    except Exception:
+        return RuntimeError(f"{type(error).__name__}: {error}")
+    return error
 
 
 def _stream_worker(
@@ -644,22 +685,23 @@ def _stream_worker(
         for batch in _batched(iter(dataset), *batching):
             channel.put(("batch", batch))
     except BaseException as error:
-        text = traceback.format_exc()
-        try:
-            pickle.dumps(error)
-        except Exception:  # sent as text where it does not pickle
-            error = RuntimeError(f"{type(error).__name__}: {error}")
-        channel.put(("error", (error, text)))
+        channel.put(("error", (_portable(error), traceback.format_exc())))
     else:
         channel.put(("done", None))
 
 
 def _load(job: Any) -> Any:
     """One batch (a list of indices, collated) or one sample (an index)."""
-    dataset, (collate_fn, batched) = _worker["dataset"], _worker["collate_fn"]
-    if not batched:
-        return collate_fn(dataset[job])
-    return collate_fn(_fetch(dataset, job))
+    failed = _worker.get("failed")
+    if failed is not None:
+        raise _WorkerFailure(*failed)
+    try:
+        dataset, (collate_fn, batched) = _worker["dataset"], _worker["collate_fn"]
+        if not batched:
+            return collate_fn(dataset[job])
+        return collate_fn(_fetch(dataset, job))
+    except Exception as error:
+        raise _WorkerFailure(_portable(error), traceback.format_exc(), _worker["info"].id) from None
 
 
 def _fetch(dataset: Any, indices: Sequence[int]) -> list[Any]:

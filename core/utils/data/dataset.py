@@ -266,10 +266,10 @@ class ConcatDataset(Dataset[T]):
 
     def __getitem__(self, index: int) -> T:
         length = len(self)
+        if not -length <= index < length:
+            raise IndexError(f"index {index} is out of range for a dataset of length {length}")
         if index < 0:
             index += length
-        if not 0 <= index < length:
-            raise IndexError(f"index {index} is out of range for a dataset of length {length}")
         which = bisect.bisect_right(self.cumulative_sizes, index)
         start = self.cumulative_sizes[which - 1] if which else 0
         return self.datasets[which][index - start]

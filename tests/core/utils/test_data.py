@@ -395,6 +395,23 @@ class Stream(plugrad.utils.data.IterableDataset):
         return iter(plugrad.tensor(float(i)) for i in range(low, high))
 
 
+class TwoArgumentError(Exception):
+    def __init__(self, a, b):
+        super().__init__(f"{a}-{b}")
+
+
+class Failing:
+    def __len__(self):
+        return 2
+
+    def __getitem__(self, index):
+        raise TwoArgumentError("x", "y")
+
+
+def failing_init(worker_id):
+    raise ValueError(f"no setup in worker {worker_id}")
+
+
 class Pids:
     def __len__(self):
         return 4
@@ -426,6 +443,20 @@ def test_worker_processes_load_batches_in_order_and_pass_on_errors(tmp_path, mon
     assert {int(i) for i in (*first[1].tolist(), *second[1].tolist())} <= {0, 1}
     with pytest.raises(KeyError, match="no sample 99"):
         next(batches)
+
+
+def test_a_workers_error_reaches_the_loader_with_its_message(tmp_path, monkeypatch):
+    # worker_init_fn's error broke the pool ("a process ... terminated abruptly") and one
+    # that does not unpickle (an __init__ of two arguments) too: the cause was lost.
+    _worker_module(tmp_path, monkeypatch, "plugrad_loader_worker", WORKER_MODULE)
+    from plugrad_loader_worker import Failing, Squares, failing_init
+
+    options = dict(batch_size=2, num_workers=1, multiprocessing_context="spawn")
+    with pytest.raises(ValueError, match="no setup in worker 0") as raised:
+        list(DataLoader(Squares(), worker_init_fn=failing_init, **options))
+    assert "raised in DataLoader worker 0" in str(raised.value.__cause__)
+    with pytest.raises(RuntimeError, match="TwoArgumentError: x-y"):
+        list(DataLoader(Failing(), **options))
 
 
 def test_persistent_workers_serve_every_pass_and_a_slow_batch_times_out(tmp_path, monkeypatch):
@@ -768,3 +799,27 @@ def test_drop_last_must_be_a_bool_as_pytorchs():
     ):
         with pytest.raises(ValueError, match="drop_last must be True or False"):
             make()
+
+
+def test_default_collate_checks_every_sample_and_keeps_sequence_types() -> None:
+    # A non-tensor among tensors gave AttributeError ('int' object has no attribute 'shape');
+    # a list subclass came back a plain list (PyTorch keeps its type and attributes).
+    with pytest.raises(TypeError, match="sample 1 is a int"):
+        default_collate([plugrad.zeros(2), 1])
+
+    class Tagged(list):
+        def __init__(self, items=(), tag=""):
+            super().__init__(items)
+            self.tag = tag
+
+    batch = default_collate([Tagged([1, 2.0], tag="a"), Tagged([3, 4.0], tag="a")])
+    assert type(batch) is Tagged and batch.tag == "a"
+    assert [column.tolist() for column in batch] == [[1, 3], [2.0, 4.0]]
+    assert type(default_collate([(1, 2), (3, 4)])) is list  # tuples: a list, as PyTorch's
+
+
+def test_concat_dataset_names_the_index_it_was_given() -> None:
+    data = ConcatDataset([TensorDataset(plugrad.arange(2)), TensorDataset(plugrad.arange(1))])
+    assert data[-3][0].item() == 0
+    with pytest.raises(IndexError, match="index -4 is out of range for a dataset of length 3"):
+        data[-4]
