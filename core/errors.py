@@ -164,7 +164,7 @@ class ViewCopyError(BackendError):
     so it refuses the change before making it. On every backend, the results
     of ``view_as_real``, ``view_as_complex``, ``x.conj()`` and ``x.mH`` of a
     complex tensor are copies where PyTorch's are views: changing one in place
-    is refused too.
+    is refused too, and so is changing the tensor it was made from while it lives.
     """
 
 

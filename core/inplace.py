@@ -50,6 +50,7 @@ from .versions import (
     ViewOf,
     copies_of_views,
     copy_of_view_made_by,
+    copy_of_view_made_from,
     memory_family,
     memory_links,
 )
@@ -87,6 +88,15 @@ def _refuse_change_of_copy_of_view(target: Tensor, name: str) -> None:
             "copy: the change would not reach the tensor it was made from. Change that "
             "tensor instead (z.real.add_(...), z.copy_(...)), or clone the result first "
             "(v = v.clone()) to change a copy on purpose. Nothing was changed."
+        )
+    made_by = copy_of_view_made_from(target)
+    if made_by is not None:
+        raise ViewCopyError(
+            f"{name} on a tensor of shape {target.shape} that a result of {made_by} was "
+            f"made from (or that shares its memory): in PyTorch that result is a view and "
+            "would show the change, in plugrad it is a copy and would keep the old values. "
+            "Make it again after the change, or let it go first (del it, or make it from a "
+            "clone: view_as_real(z.clone())). Nothing was changed."
         )
 
 

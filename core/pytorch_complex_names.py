@@ -120,7 +120,7 @@ def view_as_complex(input: Tensor) -> Tensor:
         )
     real, imag = input[..., 0], input[..., 1]
     result = _assembled(real, imag, _parts("view_as_complex", real, imag, "input input"))
-    return mark_copy_of_view(result, "view_as_complex()")
+    return mark_copy_of_view(result, "view_as_complex()", input)
 
 
 def view_as_real(input: Tensor) -> Tensor:
@@ -143,7 +143,7 @@ def view_as_real(input: Tensor) -> Tensor:
             "tensor, x[..., None] adds the last dimension"
         )
     result = _ops.stack([_ops.real(input), _ops.imag(input)], axis=-1)
-    return mark_copy_of_view(result, "view_as_real()")
+    return mark_copy_of_view(result, "view_as_real()", input)
 
 
 @takes_out

@@ -484,7 +484,7 @@ def adjoint(input: Tensor) -> Tensor:
         raise ShapeError(f"adjoint() takes a matrix (or a batch of them), got shape {input.shape}")
     if input.dtype.kind == "complex floating":
         # PyTorch's is a view of input (a lazy conjugate); a write into this copy is refused
-        return mark_copy_of_view(_conjugate_transposed(input), "adjoint() (x.mH, x.H)")
+        return mark_copy_of_view(_conjugate_transposed(input), "adjoint() (x.mH, x.H)", input)
     return _ops.matrix_transpose(input)  # a view of input, as PyTorch's
 
 

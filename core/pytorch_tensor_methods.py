@@ -1051,7 +1051,7 @@ def _conj(self: Tensor) -> Tensor:
     True
     """
     if self.dtype.kind == "complex floating":
-        return mark_copy_of_view(_ops.conj(self), "x.conj()")
+        return mark_copy_of_view(_ops.conj(self), "x.conj()", self)
     return self
 
 

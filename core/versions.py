@@ -36,6 +36,7 @@ __all__ = [
     "add_alias",
     "bump_version",
     "copies_of_views",
+    "copy_of_view_made_from",
     "copy_of_view_made_by",
     "is_view",
     "leave_memory",
@@ -57,20 +58,24 @@ ALIAS = object()
 
 #: Tensors that PyTorch's function would have made views of their input and plugrad made
 #: copies of (``view_as_real(z)``, ``z.conj()``), and tensors sharing their memory, by id:
-#: ``(weak reference, how it was made)``. In-place changes of them are refused.
-copies_of_views: dict[int, tuple[weakref.ref[Any], str]] = {}
+#: ``(weak reference, how it was made, the input or None)``: the input is kept while the
+#: copy lives (a view keeps its base so in PyTorch). In-place changes of them, and of
+#: the inputs they were made from (or memory those share) while they live, are refused.
+copies_of_views: dict[int, tuple[weakref.ref[Any], str, Any]] = {}
 
 
-def mark_copy_of_view(result: Member, made_by: str) -> Member:
-    """Mark ``result`` a copy where PyTorch's ``made_by`` makes a view (its views and
-    ``detach()``-ed aliases inherit the mark), so that :mod:`plugrad.inplace` refuses to
-    change it: the change would not reach the tensor it was made from. Returns ``result``."""
+def mark_copy_of_view(result: Member, made_by: str, source: Versioned | None = None) -> Member:
+    """Mark ``result`` a copy where PyTorch's ``made_by`` makes a view of ``source`` (its
+    views and ``detach()``-ed aliases inherit the mark), so that :mod:`plugrad.inplace`
+    refuses to change it -- the change would not reach ``source`` -- and, while it lives,
+    to change ``source`` or what shares its memory: it would keep the old values. Returns
+    ``result``."""
     key = id(result)
 
     def forget(_: weakref.ref[Any]) -> None:
         copies_of_views.pop(key, None)
 
-    copies_of_views[key] = (_weak(result, forget), made_by)
+    copies_of_views[key] = (_weak(result, forget), made_by, source)
     return result
 
 
@@ -78,6 +83,18 @@ def copy_of_view_made_by(tensor: Versioned) -> str | None:
     """How ``tensor`` was made, if it is marked by :func:`mark_copy_of_view`; else ``None``."""
     entry = copies_of_views.get(id(tensor))
     return entry[1] if entry is not None and entry[0]() is tensor else None
+
+
+def copy_of_view_made_from(tensor: Versioned) -> str | None:
+    """How a living copy of :func:`mark_copy_of_view` was made from ``tensor``, or from a
+    tensor sharing its memory (one version counter); else ``None``."""
+    counter = tensor._counter
+    for copy, made_by, source in list(copies_of_views.values()):
+        if source is None or copy() is None:
+            continue
+        if source is tensor or (counter is not None and source._counter is counter):
+            return made_by
+    return None
 
 
 class ViewOf:
@@ -154,7 +171,7 @@ def add_alias(tensor: Versioned, alias: Versioned, key: Any = None) -> None:
     if copies_of_views:  # rarely anything
         made_by = copy_of_view_made_by(tensor)
         if made_by is not None:
-            mark_copy_of_view(alias, made_by)
+            mark_copy_of_view(alias, made_by)  # (the copy's own entry keeps its source)
     if key is None:
         counter.append((_weak(alias), None, None))
     else:

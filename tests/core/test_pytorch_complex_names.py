@@ -117,3 +117,36 @@ def test_complex_logsumexp_is_the_principal_log_as_pytorchs() -> None:
     for ours, theirs in zip(*results, strict=True):
         np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12)
     assert np.all(np.abs(results[0][0].imag) <= math.pi)
+
+
+@pytest.mark.parametrize(
+    ("make", "name"),
+    [
+        (plugrad.view_as_real, "view_as_real"),
+        (lambda z: z.conj(), "conj"),
+        (lambda z: z[None].mH, "adjoint"),
+    ],
+)
+def test_the_source_of_a_copy_where_pytorch_views_is_not_changed_under_it(make, name) -> None:
+    # z.mul_(2) left view_as_real(z) (a copy here, a view in PyTorch) with the old values.
+    z = plugrad.tensor([1 + 2j, 3 - 1j])
+    copy = make(z)
+    before = copy.tolist()
+    for change in (lambda: z.mul_(2), lambda: z[:1].add_(1), lambda: z.detach().zero_()):
+        with pytest.raises(plugrad.errors.ViewCopyError, match=name):
+            change()
+    assert z.tolist() == [1 + 2j, 3 - 1j] and copy.tolist() == before
+    del copy  # once it is gone, z changes as any tensor
+    z.mul_(2)
+    assert z.tolist() == [2 + 4j, 6 - 2j]
+
+
+def test_the_source_of_view_as_complex_is_not_changed_under_it() -> None:
+    x = plugrad.tensor([[1.0, 2.0], [3.0, 4.0]])
+    w = plugrad.view_as_complex(x)
+    with pytest.raises(plugrad.errors.ViewCopyError, match="view_as_complex"):
+        x.add_(10)
+    assert w.tolist() == [1 + 2j, 3 + 4j]
+    y = plugrad.tensor([[5.0, 6.0]])
+    y.add_(1)  # a tensor no copy was made from
+    assert y.tolist() == [[6.0, 7.0]]
