@@ -692,10 +692,11 @@ def _repeat_interleave(
         axis = axis if dim is None else dim
         result = xp.repeat(x, repeats, axis=axis)
     # PyTorch's output_size is a promise (it spares a device sync): one not kept is refused.
-    if output_size is not None and result.shape[0 if axis is None else axis] != output_size:
+    made = result.shape[0 if axis is None else axis]  # (axis=None repeats the flattened x)
+    if output_size is not None and made != output_size:
         raise ShapeError(
-            f"repeat_interleave(): output_size={output_size!r}, but the repeats make "
-            f"{result.shape[0 if axis is None else axis]} elements along the axis; pass their sum"
+            f"repeat_interleave(): output_size={output_size!r}, but the repeats make {made} "
+            "elements along the axis; pass their sum"
         )
     return result
 

@@ -218,10 +218,11 @@ def _check_floating(function: str, input: Tensor, complex_too: bool = False) -> 
     by was the complex mean of (x - mean) ** 2, not a size."""
     kinds = ("real floating", "complex floating") if complex_too else ("real floating",)
     if input.dtype.kind not in kinds:
+        wanted = "floating-point" if complex_too else "real floating-point"
+        fix = "x.real or abs(x)" if input.dtype.kind == "complex floating" else "x.float()"
         raise DtypeError(
-            f"{function}(): takes a {'floating-point' if complex_too else 'real floating-point'} "
-            f"input, got {input.dtype.name}; convert it first (x.float()"
-            f"{'' if complex_too or input.dtype.kind != 'complex floating' else ', or x.real'})"
+            f"{function}(): takes a {wanted} input, got {input.dtype.name}; convert it "
+            f"first ({fix})"
         )
 
 

@@ -16,7 +16,7 @@ import time
 import traceback
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from ... import dtypes as _dtypes
 from ...random import Generator, manual_seed, randint
@@ -408,10 +408,7 @@ class DataLoader:
                         active.remove(worker_id)
                     elif kind == "error":
                         error, text = item
-                        # The worker's own exception, with where it was raised in the worker.
-                        raise error from RuntimeError(
-                            f"raised in DataLoader worker {worker_id}:\n{text}"
-                        )
+                        _raise_from_worker(error, text, worker_id)
                     else:
                         yield item
         finally:
@@ -507,8 +504,7 @@ class DataLoader:
         except concurrent.futures.TimeoutError:
             raise self._timed_out() from None
         except _WorkerFailure as failure:
-            error, text, worker_id = failure.args
-            raise error from RuntimeError(f"raised in DataLoader worker {worker_id}:\n{text}")
+            _raise_from_worker(*failure.args)
 
     def _timed_out(self) -> RuntimeError:
         return RuntimeError(
@@ -655,6 +651,11 @@ def _start_worker(
 class _WorkerFailure(Exception):
     """What a map-style worker raises for an error of the dataset, the collate function or
     ``worker_init_fn``: ``(error, traceback text, worker id)``, for the loader to raise."""
+
+
+def _raise_from_worker(error: BaseException, text: str, worker_id: int) -> NoReturn:
+    """Raise a worker's own exception, with where it was raised in the worker."""
+    raise error from RuntimeError(f"raised in DataLoader worker {worker_id}:\n{text}")
 
 
 def _portable(error: BaseException) -> BaseException:
