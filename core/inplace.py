@@ -22,6 +22,7 @@ import sys
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar, cast
 
+from . import complex_parts
 from . import dtypes as _dtypes
 from . import graph as _graph
 from . import ops as _ops
@@ -388,7 +389,7 @@ def _relink_family(target: Tensor, family: list[tuple[Tensor, Any, Any]], name: 
     view op that shows all of it -- reshape, permute, transpose, ... -- the view op
     undone on ``target``; for ``diagonal``, the old base with ``target`` on that
     diagonal), and each tensor viewed from an updated one becomes that view of it
-    again. A base viewed by a view op that cannot be undone (``real``) now holds
+    again. A base viewed by a view op that cannot be undone (``broadcast_to``) now holds
     values that its history does not describe: backward through it raises instead
     of giving a wrong gradient. A ``detach()``-ed one has no history: it
     just sees the new values.
@@ -402,7 +403,7 @@ def _relink_family(target: Tensor, family: list[tuple[Tensor, Any, Any]], name: 
             break
         if type(key) is ViewOf:
             value = _view_undone(member, base, key)
-            if value is None:  # a view op that cannot be undone (real, ...)
+            if value is None:  # a view op that cannot be undone (broadcast_to)
                 break
         else:
             stand_in = _wrap(base._array, base._device, base._requires_grad, base._edge)
@@ -434,9 +435,8 @@ def _copies_to_refresh(target: Tensor, name: str) -> list[tuple[Tensor, Any, Any
     one other live member (an index, a view op, ``unstack`` or ``detach()`` of
     it), except the one at the top; one that is not (a view of a tensor that is
     gone) could not see the change. And each step up from ``target`` must be
-    one whose base can be computed back from the view (not ``diagonal``,
-    ``broadcast_to``, ``real``). Otherwise the change is refused here, before
-    anything is modified.
+    one whose base can be computed back from the view (not ``broadcast_to``).
+    Otherwise the change is refused here, before anything is modified.
     """
     links = memory_links(target)
     if len(links) < 2:
@@ -579,10 +579,22 @@ def _diagonal_written(xp: Any, view: Any, base: Any, *, offset: int = 0) -> Any:
     return xp.where(on, spread, base)
 
 
+def _real_written(xp: Any, view: Any, base: Any) -> Any:
+    """``base`` with ``view`` as its real part (``base`` itself where it is real)."""
+    if not xp.isdtype(base.dtype, "complex floating"):
+        return view
+    return complex_parts.assembled(xp, view, xp.imag(base), base.dtype)
+
+
+def _imag_written(xp: Any, view: Any, base: Any) -> Any:
+    """``base`` (complex) with ``view`` as its imaginary part."""
+    return complex_parts.assembled(xp, xp.real(base), view, base.dtype)
+
+
 #: View op -> how its base's values follow from the view's (and the base's, where the view
 #: shows part of it): (xp, view, base, **params), on arrays (a copy backend's views) or on
 #: tensors (recorded, for the base's new history). A view op missing here (broadcast_to,
-#: real, ...) cannot be written back.
+#: ...) cannot be written back.
 _VIEW_INVERSES: dict[str, Callable[..., Any]] = {
     "reshape": _same_order,
     "expand_dims": _same_order,
@@ -592,6 +604,8 @@ _VIEW_INVERSES: dict[str, Callable[..., Any]] = {
     "matrix_transpose": _untransposed,
     "moveaxis": _moved_back,
     "diagonal": _diagonal_written,
+    "real": _real_written,
+    "imag": _imag_written,
 }
 
 

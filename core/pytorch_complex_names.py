@@ -14,9 +14,10 @@ sharing the copy's memory.
 from __future__ import annotations
 
 import builtins
-import math
 
+from . import complex_parts
 from . import dtypes as _dtypes
+from . import graph as _graph
 from . import ops as _ops
 from .errors import DtypeError, ShapeError
 from .inplace import takes_out
@@ -56,17 +57,7 @@ def _parts(function: str, first: Tensor, second: Tensor, names: str) -> _dtypes.
 
 
 def _assembled(real: Tensor, imag: Tensor, dtype: _dtypes.DType) -> Tensor:
-    finite = _ops.isfinite(imag)
-    z = _ops.astype(real, dtype) + _ops.astype(_ops.where(finite, imag, 0.0), dtype) * 1j
-    # NOTE: inf * 1j is nan + inf j in complex arithmetic: a non-finite imaginary part
-    # is added as 0 + inf j (or nan j) instead, leaving the real part as it is.
-    unusual = _ops.where(
-        _ops.isnan(imag),
-        builtins.complex(0.0, math.nan),
-        _ops.where(imag > 0, builtins.complex(0.0, math.inf), builtins.complex(0.0, -math.inf)),
-    )  # (of Python numbers: the default complex dtype, which may be wider than dtype)
-    unusual = _ops.astype(unusual, dtype)
-    return _ops.where(finite, z, _ops.astype(real, dtype) + unusual)
+    return complex_parts.assembled(_graph.tensor_namespace, real, imag, dtype)
 
 
 @takes_out

@@ -3,11 +3,13 @@
 A change through ``b.t()``, ``b.view(...)``, ``b.permute(...)``, ``b.unsqueeze(0)``
 (and chains of them, of temporaries too) is the base's change, and the base's
 views follow: values and gradients as PyTorch's. They raised before, where the
-view was not an index of the base. Views that hold part of their base
-(``diagonal``) still refuse a backward through the changed base.
+view was not an index of the base. So is a change through a view that holds part
+of its base (``diagonal``, a complex tensor's ``.real`` and ``.imag``).
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pytest
@@ -114,6 +116,44 @@ def test_partial_views_of_a_changed_base_follow_it_as_in_pytorch(view):
         (v * v).sum().backward()
         results.append((v.tolist(), x.grad.tolist()))
     assert results[0] == results[1]
+
+
+PART_CHANGES = {
+    "mul_": lambda v, lib: v.mul_(3.0),
+    "add_": lambda v, lib: v.add_(lib.tensor([1.0, -2.0, 0.5])),
+    "copy_": lambda v, lib: v.copy_(lib.tensor([7.0, 8.0, 9.0])),
+    "setitem": lambda v, lib: v.__setitem__(slice(1, None), 4.0),
+    "of an index": lambda v, lib: v[1:].zero_(),
+}
+
+
+@pytest.mark.parametrize("change", list(PART_CHANGES))
+@pytest.mark.parametrize("part", ["real", "imag"])
+def test_a_change_through_a_complex_part_is_the_bases_as_in_pytorch(part, change):
+    # Backward raised: the base's history could not be written from its real or
+    # imaginary part, so z.real.mul_(3) of a tensor requiring grad was a dead end.
+    results = []
+    for lib in (plugrad, torch):
+        z = lib.tensor([1 + 2j, 3 - 1j, 0.5 + 0.25j], requires_grad=True)
+        w = z * (1.5 - 0.5j)
+        other = w[1:]  # another view of w: it follows the change
+        PART_CHANGES[change](getattr(w, part), lib)
+        loss = (w * w.conj()).real.sum() + (w**2).imag.sum() + (other * 2j).real.sum()
+        loss.backward()
+        results.append((w.detach().numpy(), other.detach().numpy(), z.grad.numpy()))
+    for ours, theirs in zip(*results, strict=True):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-6)
+
+
+def test_a_part_written_beside_an_infinite_one_keeps_it():
+    # The other part is put back as it was: inf * 1j would make a real part nan.
+    z = plugrad.tensor([complex(1, math.inf), complex(math.nan, 2), complex(3, -math.inf)])
+    z.real.mul_(2)
+    np.testing.assert_array_equal(z.numpy(), [complex(2, math.inf), complex(math.nan, 2),
+                                              complex(6, -math.inf)])  # fmt: skip
+    z.imag.copy_(plugrad.tensor([math.inf, math.nan, 1.0]))
+    np.testing.assert_array_equal(z.numpy(), [complex(2, math.inf), complex(math.nan, math.nan),
+                                              complex(6, 1)])  # fmt: skip
 
 
 STRIDED_COPIES = {
