@@ -197,6 +197,11 @@ class Geometric(_BinaryParameters):
         return value * _ops.log1p(-probs) + _ops.log(self.probs)
 
     def entropy(self) -> Tensor:
+        if "probs" in self.__dict__:  # given: its logits are of probs clipped to [eps, 1 - eps]
+            probs = self.probs
+            sure = probs == 1
+            p = _ops.where(sure, 0.5, probs)  # (no 0 * log(0) in the gradient where p is 1)
+            return _ops.where(sure, 0.0, -_ops.log(p) - (1 - p) / p * _ops.log1p(-p))
         # H = -log p - (1 - p) log(1 - p) / p = softplus(-l) + softplus(l) exp(-l): the
         # quotient of PyTorch's form is 0 / 0 where p underflows (logits -100 in float32).
         logits = self.logits

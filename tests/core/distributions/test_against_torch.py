@@ -389,6 +389,19 @@ def test_geometric_entropy_keeps_its_value_where_the_probability_underflows(dtyp
     assert logits.grad.tolist()[:3] == pytest.approx([-1.0, -1.0, -1.0], rel=1e-6)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_geometric_entropy_of_given_probs_is_theirs_not_of_clipped_ones(dtype) -> None:
+    # It was the entropy of probs clipped to [eps, 1 - eps]: 16.94, not 21.72, at p = 1e-9
+    # in float32 (PyTorch's 0.0), and 2e-6 at p = 1.
+    probs = [1e-9, 1e-20, 0.25, 1.0]
+    entropy = plugrad.distributions.Geometric(
+        probs=plugrad.tensor(probs, dtype=getattr(plugrad, dtype))
+    ).entropy()
+    expected = [-math.log(p) - (1 - p) * math.log1p(-p) / p if p < 1 else 0.0 for p in probs]
+    rtol = 1e-6 if dtype == "float32" else 1e-12
+    np.testing.assert_allclose(entropy.tolist(), expected, rtol=rtol)
+
+
 @pytest.mark.parametrize(
     "pair",
     [
