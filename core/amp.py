@@ -92,6 +92,10 @@ class GradScaler:
     ``scaler.unscale_(optimizer)`` did, e.g. before clipping them) and
     ``scaler.update()``. With ``enabled=False`` every method passes through.
 
+    A gradient that is finite but overflows when unscaled (a scale below 1) counts
+    as an inf: the step is skipped and the scale backs off. (PyTorch checks the
+    gradients before unscaling them and steps with the inf.)
+
     Examples
     --------
     >>> import plugrad
@@ -114,24 +118,14 @@ class GradScaler:
         growth_interval: int = 2000,
         enabled: bool = True,
     ) -> None:
-        if not growth_factor > 1.0:
-            raise ValueError(f"GradScaler: growth_factor must be > 1, got {growth_factor!r}")
-        if not 0.0 < backoff_factor < 1.0:
-            raise ValueError(
-                f"GradScaler: backoff_factor must be in (0, 1), got {backoff_factor!r}"
-            )
-        if not (isinstance(growth_interval, int) and growth_interval > 0):
-            raise ValueError(
-                f"GradScaler: growth_interval must be a positive int, got {growth_interval!r}"
-            )
         if not init_scale > 0:
             raise ValueError(f"GradScaler: init_scale must be > 0, got {init_scale!r}")
         self._device = device
         self._enabled = bool(enabled)
         self._scale = _dtypes.rounded_to_float32(float(init_scale))  # (PyTorch's: float32)
-        self._growth_factor = float(growth_factor)
-        self._backoff_factor = float(backoff_factor)
-        self._growth_interval = growth_interval
+        self.set_growth_factor(growth_factor)
+        self.set_backoff_factor(backoff_factor)
+        self.set_growth_interval(growth_interval)
         self._growth_tracker = 0
         #: id(optimizer) -> {"unscaled": bool, "stepped": bool, "found_inf": bool}
         self._per_optimizer: dict[int, dict[str, bool]] = {}
@@ -151,6 +145,23 @@ class GradScaler:
 
     def get_growth_interval(self) -> int:
         return self._growth_interval
+
+    def set_growth_factor(self, new_factor: float) -> None:
+        if not new_factor > 1.0:
+            raise ValueError(f"GradScaler: growth_factor must be > 1, got {new_factor!r}")
+        self._growth_factor = float(new_factor)
+
+    def set_backoff_factor(self, new_factor: float) -> None:
+        if not 0.0 < new_factor < 1.0:
+            raise ValueError(f"GradScaler: backoff_factor must be in (0, 1), got {new_factor!r}")
+        self._backoff_factor = float(new_factor)
+
+    def set_growth_interval(self, new_interval: int) -> None:
+        if not (isinstance(new_interval, int) and new_interval > 0):
+            raise ValueError(
+                f"GradScaler: growth_interval must be a positive int, got {new_interval!r}"
+            )
+        self._growth_interval = new_interval
 
     def scale(self, outputs: Any) -> Any:
         """``outputs`` (a tensor, or tensors in tuples, lists and dicts) times the scale."""
@@ -179,12 +190,12 @@ class GradScaler:
         if not self._enabled:
             return
         state = self._state(optimizer)
+        if state["stepped"]:  # (step() unscales too: this is the first thing to say)
+            raise RuntimeError("unscale_() is being called after step()")
         if state["unscaled"]:
             raise RuntimeError(
                 "unscale_() has already been called on this optimizer since the last update()"
             )
-        if state["stepped"]:
-            raise RuntimeError("unscale_() is being called after step()")
         inverse = _dtypes.rounded_to_float32(1.0 / self._scale)  # PyTorch's float32 reciprocal
         found_inf = False
         with no_grad():

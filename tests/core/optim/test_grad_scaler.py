@@ -82,6 +82,50 @@ def test_misuse_is_refused_as_pytorch_refuses_it() -> None:
     assert scaler.get_scale() == 1024.0
 
 
+def test_unscaling_after_a_step_says_so_as_pytorch() -> None:
+    # It said "already been called" (step() unscales), which sent one looking for a
+    # second unscale_() call.
+    w = plugrad.nn.Parameter(plugrad.ones(2))
+    opt = plugrad.optim.SGD([w], lr=0.5)
+    scaler = plugrad.amp.GradScaler()
+    scaler.scale((w * w).sum()).backward()
+    scaler.step(opt)
+    with pytest.raises(RuntimeError, match=r"unscale_\(\) is being called after step\(\)"):
+        scaler.unscale_(opt)
+
+
+def test_the_factors_and_interval_are_set_as_pytorchs_setters_set_them() -> None:
+    scaler = plugrad.amp.GradScaler(init_scale=4.0, growth_interval=3)
+    scaler.set_growth_factor(4.0)
+    scaler.set_backoff_factor(0.25)
+    scaler.set_growth_interval(1)
+    assert (scaler.get_growth_factor(), scaler.get_backoff_factor()) == (4.0, 0.25)
+    assert scaler.get_growth_interval() == 1
+    w = plugrad.nn.Parameter(plugrad.ones(2))
+    opt = plugrad.optim.SGD([w], lr=0.5)
+    scaler.scale((w * w).sum()).backward()
+    scaler.step(opt)
+    scaler.update()
+    assert scaler.get_scale() == 16.0  # grown by 4 after one step
+    for setter, bad in [("set_growth_factor", 1.0), ("set_backoff_factor", 1.0),
+                        ("set_growth_interval", 0), ("set_growth_interval", 2.5)]:  # fmt: skip
+        with pytest.raises(ValueError, match=setter.removeprefix("set_")):
+            getattr(scaler, setter)(bad)
+    assert scaler.state_dict()["growth_factor"] == 4.0  # left as it was
+
+
+def test_a_gradient_that_overflows_when_unscaled_skips_the_step() -> None:
+    # With a scale below 1, 3e38 / 0.5 is inf: PyTorch checks before unscaling and steps
+    # to -inf; plugrad counts it as an inf (documented).
+    w = plugrad.nn.Parameter(plugrad.ones(1))
+    opt = plugrad.optim.SGD([w], lr=1.0)
+    scaler = plugrad.amp.GradScaler(init_scale=0.5)
+    (w * plugrad.tensor([3e38])).sum().backward()
+    scaler.step(opt)
+    scaler.update()
+    assert w.tolist() == [1.0] and scaler.get_scale() == 0.25
+
+
 @pytest.mark.skipif(
     plugrad.float16 not in plugrad.default_device().dtypes,
     reason="the default backend has no float16",
