@@ -81,6 +81,25 @@ def _tuple(value: Any, what: str) -> tuple[Tensor, ...]:
     return values
 
 
+def _is_tree(output: Any) -> bool:
+    """Whether a function's output is a structure beyond a Tensor or a tuple of Tensors:
+    a list or dict, or a tuple holding one (torch.func's pytrees)."""
+    if isinstance(output, (list, dict)):
+        return True
+    return isinstance(output, tuple) and any(isinstance(o, (list, tuple, dict)) for o in output)
+
+
+def _output_parts(output: Any) -> tuple[tuple[Tensor, ...], Callable[[Iterator[Any]], Any]]:
+    """The Tensors of a function's output, and how to build its structure from replacements."""
+    if _is_tree(output):
+        leaves, rebuild = _flatten(output, "the output")
+        return tuple(leaves), rebuild
+    outputs = _tuple(output, "output")
+    if isinstance(output, tuple):
+        return outputs, lambda replacements: tuple(next(replacements) for _ in outputs)
+    return outputs, next
+
+
 #: The fresh leaves transforms made to track their primals, by id: the nesting level of the
 #: transform (1 for the outermost). One transform's leaves are constants to the transforms
 #: around it: an inner ``grad``'s gradient keeps a graph to its leaf, which must not make
@@ -274,15 +293,23 @@ def _uses_no_input(index: int) -> str:
 
 def _vjp(
     func: Function, primals: Sequence[Tensor], strict: bool
-) -> tuple[Any, tuple[Tensor, ...], list[Tensor], bool, Callable[..., tuple[Tensor, ...]]]:
-    """:func:`vjp`'s work: the raw output and its tuple, the tracked inputs, keep the graph?"""
+) -> tuple[
+    Any,
+    tuple[Tensor, ...],
+    list[Tensor],
+    bool,
+    Callable[..., tuple[Tensor, ...]],
+    Callable[[Iterator[Any]], Any],
+]:
+    """:func:`vjp`'s work: the raw output and its Tensors, the tracked inputs, keep the graph?,
+    the product function (one cotangent per output Tensor) and how to rebuild the output."""
     # Results keep a graph only where one is recorded: not under no_grad, as torch.func's.
     recording = is_grad_enabled()
     keep = recording and any(p.requires_grad for p in _tuple(tuple(primals), "primal"))
     level = _running[0] + 1
     inputs = _tracked(primals, level)
     output = _call_at(level, inputs, func, *inputs)
-    outputs = _tuple(output, "output")
+    outputs, rebuild = _output_parts(output)
     _refuse_integer_outputs("vjp", outputs)
     _check_outputs_depend(outputs, strict, _output_name)
     keep = keep or (recording and _reaches_outside(outputs, inputs, level))
@@ -304,7 +331,7 @@ def _vjp(
             grads = _gradients(outputs, inputs, cotangents)
         return _zeros_where_unused(grads, inputs, keep_result, strict, _no_output_uses)
 
-    return output, outputs, inputs, keep, vjp_fn
+    return output, outputs, inputs, keep, vjp_fn, rebuild
 
 
 def vjp(func: Function, *primals: Tensor, strict: bool = False, has_aux: bool = False) -> Any:
@@ -339,11 +366,10 @@ def vjp(func: Function, *primals: Tensor, strict: bool = False, has_aux: bool = 
     if any(not isinstance(p, Tensor) for p in primals):
         finished, vjp_fn, inputs, keep = _vjp_of_structures(main, primals, strict)
     else:
-        output, _, inputs, keep, vjp_fn = _vjp(main, primals, strict)
-        if isinstance(output, tuple):
-            finished = tuple(_finish(o, keep) for o in output)
-        else:
-            finished = _finish(output, keep)
+        output, outputs, inputs, keep, vjp_fn, rebuild = _vjp(main, primals, strict)
+        finished = rebuild(iter([_finish(o, keep) for o in outputs]))
+        if _is_tree(output):
+            vjp_fn = _taking_structures(vjp_fn, output)
     if not has_aux:
         return finished, vjp_fn
     return finished, vjp_fn, _aux_finished(aux[0], keep, inputs)
@@ -366,16 +392,29 @@ def _vjp_of_structures(
         structure[:] = [output, rebuild_output]
         return tuple(output_leaves)
 
-    output, _, inputs, keep, leaves_vjp = _vjp(over_leaves, leaves, strict)
+    output, _, inputs, keep, leaves_vjp, _ = _vjp(over_leaves, leaves, strict)
     template, rebuild_output = structure
     finished = rebuild_output(iter([_finish(o, keep) for o in output]))
+    taking_structures = _taking_structures(leaves_vjp, template)
 
     def vjp_fn(*cotangents: Any) -> tuple[Any, ...]:
-        given = cotangents[0] if len(cotangents) == 1 else cotangents
-        grads = iter(leaves_vjp(*_leaves_like(given, template, "cotangents")))
+        grads = iter(taking_structures(*cotangents))
         return tuple(rebuild(grads) for _, rebuild in flattened)
 
     return finished, vjp_fn, inputs, keep
+
+
+def _taking_structures(
+    leaves_vjp: Callable[..., tuple[Tensor, ...]], template: Any
+) -> Callable[..., tuple[Tensor, ...]]:
+    """``leaves_vjp`` (one cotangent per output Tensor) taking cotangents in the structure
+    of the output ``template`` instead."""
+
+    def vjp_fn(*cotangents: Any) -> tuple[Tensor, ...]:
+        given = cotangents[0] if len(cotangents) == 1 else cotangents
+        return leaves_vjp(*_leaves_like(given, template, "cotangents"))
+
+    return vjp_fn
 
 
 def _leaves_like(value: Any, template: Any, where: str) -> list[Any]:
@@ -522,22 +561,35 @@ def jvp(
     """
     main, aux = _split_aux(func, has_aux, "jvp")
     tangents, keep, inputs, output = _evaluate(main, primals, tangents, "jvp")
+    outputs, rebuild = _output_parts(output)
+    _check_outputs_depend(outputs, strict, _output_name)
+    columns = _pushforward(outputs, inputs, strict)(tangents)
+    products = _zeros_where_unused(columns, outputs, keep, strict, _uses_no_input)
+    finished = rebuild(iter([_finish(o, keep) for o in outputs]))
+    result = (finished, rebuild(iter(products)))
+    return (*result, _aux_finished(aux[0], keep, inputs)) if has_aux else result
+
+
+def _pushforward(
+    outputs: tuple[Tensor, ...], inputs: Sequence[Tensor], strict: bool
+) -> Callable[[Sequence[Tensor]], tuple[Tensor | None, ...]]:
+    """``J @ tangents`` for the recorded ``outputs`` of ``inputs``, as a function of the
+    tangents, ``None`` for an output computed from no input: the derivative, with respect to
+    a dummy cotangent ``u``, of ``<u, J>`` contracted with the tangents. The first reverse
+    pass is made once, so each product costs one more (the function is not run again)."""
     with enable_grad():
-        outputs = _tuple(output, "output")
-        _check_outputs_depend(outputs, strict, _output_name)
         dummies = [zeros_like(o).requires_grad_() for o in outputs]
         transposed = _gradients(outputs, inputs, dummies)
-        unused = [index for index, g in enumerate(transposed) if g is None]
-        if strict and unused:
-            raise _independent(_no_output_uses(unused[0]))
+    unused = [index for index, g in enumerate(transposed) if g is None]
+    if strict and unused:
+        raise _independent(_no_output_uses(unused[0]))
+
+    def push(tangents: Sequence[Tensor]) -> tuple[Tensor | None, ...]:
         used = [(g, t) for g, t in zip(transposed, tangents) if g is not None]
-        columns = _gradients([g for g, _ in used], dummies, [t for _, t in used])
-    products = _zeros_where_unused(columns, outputs, keep, strict, _uses_no_input)
-    if isinstance(output, tuple):
-        result: tuple[Any, ...] = (tuple(_finish(o, keep) for o in output), products)
-    else:
-        result = (_finish(output, keep), products[0])
-    return (*result, _aux_finished(aux[0], keep, inputs)) if has_aux else result
+        with enable_grad():
+            return _gradients([g for g, _ in used], dummies, [t for _, t in used])
+
+    return push
 
 
 def _evaluate(
@@ -571,7 +623,7 @@ def _evaluate(
     level = _running[0] + 1
     inputs = _tracked(primals, level)
     output = _call_at(level, inputs, func, *inputs)
-    outputs = output if isinstance(output, tuple) else (output,)
+    outputs = _output_parts(output)[0]
     keep = keep or (recording and _reaches_outside(outputs, inputs, level))
     return tangents, keep, inputs, output
 
@@ -677,23 +729,21 @@ def _jacobian(
             return func(*full)
 
         primals = [args[a] for a in chosen]
-        if mode == "reverse" or strict:
-            output, outputs, inputs, _, vjp_fn = _vjp(partial, primals, strict=False)
-            if strict:
-                _check_blocks(outputs, inputs, chosen, of_gradients)
-        else:
-            _tuple(tuple(primals), "primal")  # (reverse mode's _vjp checks them there)
-            output = partial(*primals)
-            outputs = _tuple(output, "output")
+        # The function runs once in either mode: its side effects (a module's running
+        # statistics) happen once, and a random op's draw is one draw for every column.
+        _, outputs, inputs, keep, vjp_fn, rebuild = _vjp(partial, primals, strict=False)
+        if strict:
+            _check_blocks(outputs, inputs, chosen, of_gradients)
         _refuse_complex("a Jacobian", primals, outputs)
         if mode == "reverse":
             blocks = [[_rows(vjp_fn, primals, outputs, k, i) for i in range(len(primals))]
                       for k in range(len(outputs))]  # fmt: skip
         else:
-            blocks = [[_columns(partial, primals, outputs, k, i) for i in range(len(primals))]
+            push = _pushforward(outputs, inputs, strict=False)
+            blocks = [[_columns(push, keep, primals, outputs, k, i) for i in range(len(primals))]
                       for k in range(len(outputs))]  # fmt: skip
         result = [b[0] if isinstance(argnums, int) else tuple(b) for b in blocks]
-        return tuple(result) if isinstance(output, tuple) else result[0]
+        return rebuild(iter(result))
 
     return jacobian_of
 
@@ -777,7 +827,12 @@ def _rows(
 
 
 def _columns(
-    func: Function, primals: list[Tensor], outputs: tuple[Tensor, ...], k: int, i: int
+    push: Callable[[Sequence[Tensor]], tuple[Tensor | None, ...]],
+    keep: bool,
+    primals: list[Tensor],
+    outputs: tuple[Tensor, ...],
+    k: int,
+    i: int,
 ) -> Tensor:
     x = primals[i]
     if x.size == 0:  # no columns to stack: the block is empty
@@ -785,8 +840,8 @@ def _columns(
     columns = []
     for element in range(x.size):
         tangents = [basis(p, element) if j == i else zeros_like(p) for j, p in enumerate(primals)]
-        products = jvp(func, primals, tangents)[1]
-        columns.append(products[k] if isinstance(products, tuple) else products)
+        column = push(tangents)[k]
+        columns.append(_finish(zeros_like(outputs[k]) if column is None else column, keep))
     stacked = _ops.stack(columns, axis=-1)  # output shape + (number of input elements,)
     return _ops.reshape(stacked, outputs[k].shape + x.shape)
 
@@ -819,8 +874,9 @@ def jacfwd(
     """:func:`jacobian` in forward mode, as ``torch.func.jacfwd``.
 
     With ``has_aux=True`` (``func`` returns ``(output, aux)``) the new function
-    returns ``(jacobian, aux)``. ``randomness`` is taken for PyTorch code (its
-    columns are not computed under ``vmap`` here).
+    returns ``(jacobian, aux)``. The function runs once, and each column is a
+    product with its Jacobian: ``randomness`` is taken for PyTorch code, and a
+    random op's one draw holds for every column (PyTorch's ``randomness="same"``).
     """
     if randomness not in ("error", "different", "same"):
         raise InvalidArgumentError(
@@ -911,7 +967,7 @@ def _check_gradients(gradients: tuple[Tensor | None, ...]) -> None:
 def vmap(
     func: Function,
     in_dims: int | tuple[int | None, ...] | None = 0,
-    out_dims: int | tuple[int | None, ...] | None = 0,
+    out_dims: int | tuple[Any, ...] | None = 0,
     randomness: str = "error",
     *,
     chunk_size: int | None = None,
@@ -923,6 +979,8 @@ def vmap(
     dict, list or tuple of tensors (nested), mapped over the same dimension.
     The results, one per slice, are stacked along ``out_dims``. Transforms
     compose: ``vmap(grad(loss), in_dims=(None, 0, 0))`` gives per-sample gradients.
+    An ``out_dims`` entry may itself be a tuple (or dict) shaped as its output,
+    as ``torch.func``'s: ``out_dims=(0, (0, 1))`` for outputs ``(a, (b, c))``.
 
     Each slice is one call of ``func``: plugrad has no batching rules, so the
     result is exactly that of a Python loop over the slices, stacked, and takes
@@ -1042,7 +1100,7 @@ def vmap(
     return mapped
 
 
-def _unmapped(column: list[Any], position: int) -> Any:
+def _unmapped(column: list[Any], where: str) -> Any:
     """The one value of an output whose ``out_dims`` entry is None: the same in every slice."""
     first = column[0]
     for other in column[1:]:
@@ -1056,35 +1114,67 @@ def _unmapped(column: list[Any], position: int) -> Any:
         ) or (not isinstance(first, Tensor) and not isinstance(other, Tensor) and first == other)
         if not same:
             raise InvalidArgumentError(
-                f"vmap(): out_dims is None for output {position}, but it differs between "
-                "slices (it depends on a mapped argument); give it a dim to stack along"
+                f"vmap(): out_dims is None for {where}, but it differs between slices (it "
+                "depends on a mapped argument); give it a dim to stack along"
             )
     return first
 
 
-def _stacked(results: list[Any], out_dims: int | tuple[int | None, ...] | None) -> Any:
+def _stacked(results: list[Any], out_dims: Any) -> Any:
     """The results of the slices, each output stacked along its ``out_dims`` entry."""
     first = results[0]
-    outputs = first if isinstance(first, tuple) else (first,)
-    dims = out_dims if isinstance(out_dims, tuple) else (out_dims,) * len(outputs)
-    if len(dims) != len(outputs):
+    if not isinstance(first, tuple):
+        dims = out_dims if isinstance(out_dims, tuple) else (out_dims,)
+        if len(dims) != 1:
+            raise InvalidArgumentError(f"vmap(): out_dims has {len(dims)} entries for 1 output")
+        return _stacked_output(results, dims[0], "output 0")
+    dims = out_dims if isinstance(out_dims, tuple) else (out_dims,) * len(first)
+    if len(dims) != len(first):
         raise InvalidArgumentError(
-            f"vmap(): out_dims has {len(dims)} entries for {len(outputs)} outputs"
+            f"vmap(): out_dims has {len(dims)} entries for {len(first)} outputs"
         )
-    stacked = []
-    for position, dim in enumerate(dims):
-        column = [r[position] if isinstance(first, tuple) else r for r in results]
-        if dim is None:  # torch.func's: an output no slice changes, given once
-            stacked.append(_unmapped(column, position))
-            continue
-        leaves_per_slice = [_flatten(value, f"output {position}") for value in column]
+    stacked = [
+        _stacked_output([r[position] for r in results], dim, f"output {position}")
+        for position, dim in enumerate(dims)
+    ]
+    # A named tuple stays one (x.max(0) mapped has .values), as torch.func's.
+    return type(first)(*stacked) if hasattr(first, "_fields") else tuple(stacked)
+
+
+def _stacked_output(column: list[Any], dim: Any, where: str) -> Any:
+    """One output of every slice, stacked along ``dim``: an int (every Tensor in it), None
+    (given once), or a tuple, list or dict of those matching the output's structure."""
+    first = column[0]
+    if dim is None:  # torch.func's: an output no slice changes, given once
+        return _unmapped(column, where)
+    if isinstance(dim, int) and not isinstance(dim, bool):
+        leaves_per_slice = [_flatten(value, where) for value in column]
         rebuild = leaves_per_slice[0][1]
         joined = [
             _ops.stack([leaves[k] for leaves, _ in leaves_per_slice], axis=dim)
             for k in range(len(leaves_per_slice[0][0]))
         ]
-        stacked.append(rebuild(iter(joined)))
-    if not isinstance(first, tuple):
-        return stacked[0]
-    # A named tuple stays one (x.max(0) mapped has .values), as torch.func's.
-    return type(first)(*stacked) if hasattr(first, "_fields") else tuple(stacked)
+        return rebuild(iter(joined))
+    if isinstance(dim, (tuple, list)) and isinstance(first, (tuple, list)):
+        if len(dim) != len(first):
+            raise InvalidArgumentError(
+                f"vmap(): out_dims has {len(dim)} entries for {where}, which has {len(first)}"
+            )
+        parts = [
+            _stacked_output([value[k] for value in column], d, f"{where}[{k}]")
+            for k, d in enumerate(dim)
+        ]
+        return type(first)(*parts) if hasattr(first, "_fields") else type(first)(parts)
+    if isinstance(dim, dict) and isinstance(first, dict):
+        if set(dim) != set(first):
+            raise InvalidArgumentError(
+                f"vmap(): out_dims for {where} has the keys {list(dim)}, where it has {list(first)}"
+            )
+        return type(first)(
+            (key, _stacked_output([value[key] for value in column], dim[key], f"{where}[{key!r}]"))
+            for key in first
+        )
+    raise InvalidArgumentError(
+        f"vmap(): out_dims for {where} must be an int, None, or a tuple (or dict) of them "
+        f"shaped as that output; got {dim!r} for a {type(first).__name__}"
+    )

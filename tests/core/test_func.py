@@ -497,3 +497,72 @@ def test_jacfwd_refuses_a_primal_that_holds_no_tensor_as_jacrev_does() -> None:
     for transform in (plugrad.func.jacfwd, plugrad.func.jacrev):
         with pytest.raises(TypeError, match=r"argument 0\[1\] is a float"):
             transform(lambda p: p[0] * p[1])(pair)
+
+
+def test_forward_mode_runs_the_function_once() -> None:
+    # jacfwd ran the function once per input element (and once more): a BatchNorm's
+    # running statistics were updated 3 times for a Jacobian of 2 columns.
+    norm = plugrad.nn.BatchNorm1d(2)
+    x = plugrad.randn(4, 2)
+    calls = []
+
+    def loss(weight):
+        calls.append(1)
+        return plugrad.func.functional_call(norm, {"weight": weight}, (x,)).sum()
+
+    plugrad.func.jacfwd(loss)(plugrad.ones(2))
+    assert len(calls) == 1 and norm.num_batches_tracked.item() == 1
+    plugrad.func.jacobian(lambda t: t**3, mode="forward")(plugrad.ones(3))
+    plugrad.manual_seed(0)
+    # One draw for every column, as PyTorch's randomness="same".
+    dropped = plugrad.func.jacfwd(
+        lambda t: t * plugrad.nn.functional.dropout(plugrad.ones(50), 0.5).sum(),
+        randomness="same",
+    )(plugrad.ones(4))
+    diagonal = dropped.diagonal().tolist()
+    assert diagonal == [diagonal[0]] * 4
+
+
+@pytest.mark.parametrize("name", ["jacrev", "jacfwd"])
+def test_jacobians_of_list_and_dict_outputs_of_tensor_inputs_are_torch_funcs(name) -> None:
+    # A list or dict output was refused (TypeError) unless an input was a structure.
+    def f(t):
+        return {"a": t * 2, "b": [t**2, t.sum()]}
+
+    ours = getattr(plugrad.func, name)(f)(plugrad.tensor([1.0, 2.0]))
+    theirs = getattr(torch.func, name)(f)(torch.tensor([1.0, 2.0]))
+    assert set(ours) == {"a", "b"} and isinstance(ours["b"], list)
+    for mine, reference in zip((ours["a"], *ours["b"]), (theirs["a"], *theirs["b"]), strict=True):
+        np.testing.assert_array_equal(mine.numpy(), reference.numpy())
+
+
+def test_vjp_and_jvp_of_list_and_dict_outputs_are_torch_funcs() -> None:
+    def f(t):
+        return {"a": t * 2, "b": [t**3]}
+
+    results = []
+    for lib in (plugrad, torch):
+        x = lib.tensor([1.0, 2.0])
+        output, vjp_fn = lib.func.vjp(f, x)
+        (gradient,) = vjp_fn({"a": lib.ones(2), "b": [lib.tensor([1.0, -1.0])]})
+        primal_out, tangent_out = lib.func.jvp(lambda t: [t * 2, (t**3,)], (x,), (lib.ones(2),))
+        values = [output["a"], output["b"][0], gradient, primal_out[0], primal_out[1][0]]
+        results.append([*values, tangent_out[0], tangent_out[1][0]])
+    for mine, reference in zip(*results, strict=True):
+        np.testing.assert_array_equal(mine.numpy(), reference.numpy())
+
+
+def test_vmap_stacks_nested_outputs_along_nested_out_dims_as_torch() -> None:
+    # A nested out_dims entry raised Python's TypeError.
+    shapes = []
+    for lib in (plugrad, torch):
+        a, (b, c) = lib.func.vmap(lambda t: (t, (t * 2, t * 3)), out_dims=(0, (0, 1)))(
+            lib.ones(3, 2)
+        )
+        shapes.append([tuple(a.shape), tuple(b.shape), tuple(c.shape)])
+    assert shapes[0] == shapes[1] == [(3, 2), (3, 2), (2, 3)]
+    refused = plugrad.errors.InvalidArgumentError
+    with pytest.raises(refused, match=r"3 entries for output 1, which has 2"):
+        plugrad.func.vmap(lambda t: (t, (t, t)), out_dims=(0, (0, 0, 0)))(plugrad.ones(3, 2))
+    with pytest.raises(refused, match="must be an int, None, or a tuple"):
+        plugrad.func.vmap(lambda t: (t, t), out_dims=(0, "x"))(plugrad.ones(3, 2))
