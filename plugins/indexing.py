@@ -523,12 +523,13 @@ def _scatter_grad_x(
     if reduce == "prod":
         # NOTE: ans / x is the product of the others only where x is not 0; where it is,
         # the others' product is that of the non-zero values, if x is the only zero.
+        # (Conjugated for complex values, as every holomorphic rule here.)
         zeros = _zeros_at(xp, values, key, x, True)
         _refuse_differentiating_zero_products(xp, x, src, zeros)
         lone_zero = zeros == 1
-        others = g * _nonzero_product(xp, values, key, x, touched, True)
-        return xp.where(x == 0, xp.where(lone_zero, others, zero), g * ans / xp.where(
-            x == 0, xp.ones_like(x), x))  # fmt: skip
+        others = g * _rules.conj(xp, _nonzero_product(xp, values, key, x, touched, True))
+        return xp.where(x == 0, xp.where(lone_zero, others, zero), g * _rules.conj(
+            xp, ans / xp.where(x == 0, xp.ones_like(x), x)))  # fmt: skip
     # amax, amin: the gradient is shared evenly by every value equal to the result.
     picked = _is_result(x, ans)
     ties = _ties(xp, values, key, x, ans, True)
@@ -551,10 +552,11 @@ def _scatter_grad_src(
         zeros = _zeros_at(xp, values, key, x, include_self)
         _refuse_differentiating_zero_products(xp, x, src, zeros)
         lone_zero = at(zeros == 1)
-        others = at(g * _nonzero_product(xp, values, key, x, touched, include_self))
+        others = at(g * _rules.conj(xp, _nonzero_product(xp, values, key, x, touched,
+                                                          include_self)))  # fmt: skip
         safe = xp.where(values == 0, xp.ones_like(values), values)
         grad = xp.where(values == 0, xp.where(lone_zero, others, xp.zeros_like(others)),
-                        g_at * at(ans) / safe)  # fmt: skip
+                        g_at * _rules.conj(xp, at(ans) / safe))  # fmt: skip
     else:
         picked = _is_result(values, at(ans))
         ties = at(_ties(xp, values, key, x, ans, include_self))

@@ -894,8 +894,9 @@ def _vector_norm_grad(
     if ord == 1:
         return g * _direction(xp, x)
     if ord == 2:
-        # NOTE: 0 at a zero vector (a subgradient), not 0 / 0.
-        return g * x / safe_where_zero(xp, norm)
+        # NOTE: 0 at a zero vector (a subgradient), not 0 / 0; masked, not only divided by
+        # a safe norm, so that its own derivative there is 0 too (x / 1 would give g * I).
+        return xp.where(norm == 0, 0.0, g * x / safe_where_zero(xp, norm))
     if ord in (float("inf"), float("-inf")):
         hit = _split_ties(xp, xp.astype(xp.abs(x) == norm, g.dtype), axes)
         return g * _direction(xp, x) * hit

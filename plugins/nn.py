@@ -194,12 +194,13 @@ def _softmax_kernel(xp: Any, x: Any, /, *, axis: int = -1) -> Any:
 
 @half_rule_in_float32
 def _softmax_grad(xp: Any, g: Any, ans: Any, x: Any, *, axis: int) -> Any:
+    ans = conj(xp, ans)  # (a complex x's rule is the conjugate Jacobian's, as every one here)
     return ans * (g - xp.sum(g * ans, axis=axis, keepdims=True))
 
 
 @half_rule_in_float32
 def _log_softmax_grad(xp: Any, g: Any, ans: Any, x: Any, *, axis: int) -> Any:
-    return g - xp.exp(ans) * xp.sum(g, axis=axis, keepdims=True)
+    return g - conj(xp, xp.exp(ans)) * xp.sum(g, axis=axis, keepdims=True)
 
 
 _PYTHON_TYPE_DTYPES = {float: "float64", int: "int64", bool: "bool", complex: "complex128"}

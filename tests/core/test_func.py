@@ -566,3 +566,11 @@ def test_vmap_stacks_nested_outputs_along_nested_out_dims_as_torch() -> None:
         plugrad.func.vmap(lambda t: (t, (t, t)), out_dims=(0, (0, 0, 0)))(plugrad.ones(3, 2))
     with pytest.raises(refused, match="must be an int, None, or a tuple"):
         plugrad.func.vmap(lambda t: (t, t), out_dims=(0, "x"))(plugrad.ones(3, 2))
+
+
+def test_the_hessian_of_a_2_norm_at_a_zero_vector_is_torch_funcs_zeros() -> None:
+    # It was the identity: the rule's x / safe_norm differentiated to I where the norm is 0.
+    rows = [[0.0, 0.0], [3.0, 4.0]]
+    ours = plugrad.func.hessian(lambda t: plugrad.linalg.vector_norm(t, axis=1).sum())(p(rows))
+    theirs = torch.func.hessian(lambda t: torch.linalg.vector_norm(t, dim=1).sum())(t(rows))
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12, atol=1e-15)
