@@ -24,7 +24,9 @@
   this one repeats the flattened array, and with one count per element it takes
   each output position from the element it copies (the output's length is the
   sum of the counts, so the counts are computed, as ``nonzero``'s size is).
-- ``take`` of a 1-D array without ``axis`` (the standard allows it; Dask needs one).
+- ``take`` of a 1-D array without ``axis`` (the standard allows it; Dask needs one);
+  its indices are computed first: Dask's ``take`` with a Dask array of indices
+  reported the wrong shape for some (``[0]`` of a one-chunk array).
 - ``eye``, ``tril``, ``triu``: Dask's ``eye`` loses part of its task graph
   with an offset (``k``), and its three drop the imaginary part of a complex
   dtype (their masks are made by an ``arange`` of the array's dtype); these
@@ -56,6 +58,7 @@ import warnings
 from typing import Any
 
 import dask
+import dask.array
 import numpy as np
 from array_api_compat.dask.array import *  # noqa: F403
 from array_api_compat.dask.array import __array_api_version__, __array_namespace_info__  # noqa: F401
@@ -219,6 +222,11 @@ def triu(x: Any, /, *, k: int = 0) -> Any:
 def take(x: Any, indices: Any, /, *, axis: int | None = None) -> Any:
     if axis is None and x.ndim == 1:
         axis = 0
+    if isinstance(indices, dask.array.Array):
+        # Dask's take with a Dask array of indices may report a wrong shape (the index [0]
+        # of a one-chunk array kept the array's whole length, computing to one row): the
+        # indices are computed, as nonzero's positions are.
+        indices = np.asarray(indices.compute())
     return _compat.take(x, indices, axis=axis)
 
 

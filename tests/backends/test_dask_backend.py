@@ -585,3 +585,16 @@ def test_extrema_over_a_full_axis_of_an_empty_tensor_are_empty(name: str) -> Non
         assert got.numpy().shape == expected.shape == shape and got.dtype is expected.dtype
     with pytest.raises(ShapeError, match="axis of length 0"):
         getattr(plugrad.zeros((0, 3), device="dask"), name)(0)
+
+
+def test_a_mask_or_index_picking_the_first_row_has_the_shape_of_its_values() -> None:
+    # Dask's take with the index [0] of a one-chunk array reported the array's whole shape:
+    # x[mask] had shape (2, 3) and values (1, 3), and backward failed to reshape.
+    with plugrad.use_backend("dask"):
+        x = plugrad.arange(6.0).reshape(2, 3).requires_grad_()
+        picked = x[plugrad.tensor([True, False])]
+        assert picked.shape == (1, 3) and picked.detach().numpy().shape == (1, 3)
+        picked.sum().backward()
+        assert x.grad.tolist() == [[1.0, 1.0, 1.0], [0.0, 0.0, 0.0]]
+        rows = plugrad.nn.functional.embedding(plugrad.tensor([0]), x.detach())
+        assert rows.shape == (1, 3) and rows.tolist() == [[0.0, 1.0, 2.0]]
