@@ -15,6 +15,7 @@ import copy
 import inspect
 import operator
 import types
+import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
@@ -271,8 +272,22 @@ class Tensor(_InstalledMethods):
 
     @property
     def grad(self) -> Tensor | None:
-        """The accumulated gradient, after ``backward()``; ``None`` until then."""
-        return self._grad
+        """The accumulated gradient, after ``backward()``; ``None`` until then.
+
+        A non-leaf keeps none unless :meth:`retain_grad` was called: reading it
+        warns, as PyTorch's does (a ``None`` that looks like a missing gradient).
+        """
+        grad = self._grad
+        if grad is None and self._edge is not None and not self.retains_grad:
+            warnings.warn(
+                "reading .grad of a tensor that is not a leaf (it has a grad_fn): backward() "
+                "does not keep gradients of such tensors, so it is None. Call "
+                "t.retain_grad() before backward() to keep it, or read .grad of the leaf "
+                "tensors the result was computed from",
+                UserWarning,
+                stacklevel=2,
+            )
+        return grad
 
     @grad.setter
     def grad(self, value: Tensor | None) -> None:

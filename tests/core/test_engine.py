@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import math
 import threading
+import warnings
 import weakref
 from typing import Any
 
@@ -116,9 +117,25 @@ def test_only_leaves_get_grad_unless_retained() -> None:
     y.retain_grad()
     assert y.retains_grad and not z.retains_grad
     z.sum().backward()
-    assert z.grad is None
+    with pytest.warns(UserWarning, match=r"not a leaf .*retain_grad\(\)"):
+        assert z.grad is None  # as PyTorch, a warning says why
     np.testing.assert_allclose(y.grad.numpy(), 2 * y.detach().numpy())
     np.testing.assert_allclose(x.grad.numpy(), 18 * x.detach().numpy())
+
+
+def test_reading_grad_warns_only_of_a_non_leaf_that_keeps_none() -> None:
+    # A non-leaf's .grad was None without a word, which looks like a missing gradient.
+    x = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    kept = x * 2
+    kept.retain_grad()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert x.grad is None and kept.grad is None  # a leaf, a retained one: no warning
+        assert plugrad.ones(2).grad is None
+        (kept * x).sum().backward()
+        assert x.grad is not None and kept.grad is not None
+    with pytest.warns(UserWarning, match="not a leaf"):
+        assert (x * 3).grad is None
 
 
 def test_gradients_accumulate_across_backward_calls() -> None:
