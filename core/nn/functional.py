@@ -4676,7 +4676,10 @@ def grid_sample(
     or ``"nearest"`` (halves to even); points outside are read as zeros
     (``padding_mode="zeros"``), as the nearest border value (``"border"``) or
     reflected back inside (``"reflection"``). Differentiable in ``input`` and,
-    for ``"bilinear"``, in ``grid``; as PyTorch's.
+    for ``"bilinear"``, in ``grid``; as PyTorch's. A NaN coordinate (or an
+    infinite one under reflection) has no place in the image: it reads as
+    outside, giving NaN in ``"bilinear"`` mode and 0 in ``"nearest"`` (where
+    PyTorch's gives one of the image's values, which depends on its build).
 
     Examples
     --------
@@ -4720,8 +4723,9 @@ def grid_sample(
     def read(xi: Tensor, yi: Tensor) -> Tensor:
         """``input`` at the integer points ``(xi, yi)`` ``(N, H_out, W_out)``, 0 outside."""
         inside = (xi >= 0) & (xi <= width - 1) & (yi >= 0) & (yi <= height - 1)
-        xc = _ops.astype(_ops.clip(xi, 0, width - 1), _dtypes.int64)
-        yc = _ops.astype(_ops.clip(yi, 0, height - 1), _dtypes.int64)
+        # (A NaN or infinite coordinate is outside: no integer index is made of it.)
+        xc = _ops.astype(_ops.where(inside, xi, 0.0), _dtypes.int64)
+        yc = _ops.astype(_ops.where(inside, yi, 0.0), _dtypes.int64)
         index = _ops.reshape(yc * width + xc, (n, 1, out_h * out_w))
         index = _ops.broadcast_to(index, (n, c, out_h * out_w))
         values = _ops.reshape(_ops.take_along_axis(flat, index, axis=2), (n, c, out_h, out_w))

@@ -111,3 +111,17 @@ def test_what_is_not_there_or_wrong_is_refused_clearly() -> None:
         F.grid_sample(image, grid[..., :1])
     with pytest.raises(plugrad.errors.ShapeError, match="theta"):
         F.affine_grid(plugrad.tensor(THETA), (2, 3, 4, 5, 6))
+
+
+@pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
+def test_a_nan_coordinate_reads_as_outside_the_image(padding_mode) -> None:
+    # A NaN became an integer index: IndexOutOfRangeError from take_along_axis().
+    image = plugrad.arange(9.0).reshape(1, 1, 3, 3)
+    grid = plugrad.tensor([[[[float("nan"), 0.0], [0.0, 0.0]]]])
+    sample = plugrad.nn.functional.grid_sample
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # NumPy's, of nan arithmetic
+        bilinear = sample(image, grid, padding_mode=padding_mode, align_corners=False)
+        nearest = sample(image, grid, mode="nearest", padding_mode=padding_mode)
+    assert np.isnan(bilinear[0, 0, 0, 0].item()) and nearest[0, 0, 0, 0].item() == 0.0
+    assert bilinear[0, 0, 0, 1].item() == nearest[0, 0, 0, 1].item() == 4.0  # the centre
