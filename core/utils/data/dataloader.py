@@ -274,9 +274,9 @@ class DataLoader:
                 f"{option} applies to worker processes only, and num_workers is 0; give "
                 f"num_workers > 0, or leave {option} out"
             )
-        if prefetch_factor is None:
-            prefetch_factor = 2
-        if (
+        if prefetch_factor is None and num_workers > 0:
+            prefetch_factor = 2  # (PyTorch's: None without workers)
+        if num_workers > 0 and (
             not isinstance(prefetch_factor, int)
             or isinstance(prefetch_factor, bool)
             or prefetch_factor < 1

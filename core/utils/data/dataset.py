@@ -250,16 +250,22 @@ class ConcatDataset(Dataset[T]):
         self.datasets = list(datasets)
         if not self.datasets:
             raise ValueError("ConcatDataset needs at least one dataset")
-        self.cumulative_sizes: list[int] = []
-        total = 0
         for dataset in self.datasets:
             if isinstance(dataset, IterableDataset):
                 raise TypeError(
                     "ConcatDataset takes map-style datasets (indexed by position), got an "
                     f"IterableDataset ({type(dataset).__name__}); chain streams with ChainDataset"
                 )
+        self.cumulative_sizes: list[int] = self.cumsum(self.datasets)
+
+    @staticmethod
+    def cumsum(sequence: Sequence[Any]) -> list[int]:
+        """The running totals of the lengths of ``sequence``'s datasets (PyTorch's)."""
+        totals, total = [], 0
+        for dataset in sequence:
             total += len(dataset)
-            self.cumulative_sizes.append(total)
+            totals.append(total)
+        return totals
 
     def __len__(self) -> int:
         return self.cumulative_sizes[-1]

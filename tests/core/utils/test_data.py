@@ -823,3 +823,14 @@ def test_concat_dataset_names_the_index_it_was_given() -> None:
     assert data[-3][0].item() == 0
     with pytest.raises(IndexError, match="index -4 is out of range for a dataset of length 3"):
         data[-4]
+
+
+def test_prefetch_factor_and_concat_cumsum_are_pytorchs() -> None:
+    # prefetch_factor read 2 without workers (PyTorch's None); ConcatDataset.cumsum was missing.
+    reference = torch.utils.data
+    assert DataLoader([1, 2, 3]).prefetch_factor is reference.DataLoader([1, 2, 3]).prefetch_factor
+    assert DataLoader([1, 2, 3], num_workers=1).prefetch_factor == 2
+    assert ConcatDataset.cumsum([[1, 2], [3], []]) == reference.ConcatDataset.cumsum(
+        [[1, 2], [3], []]
+    )
+    assert ConcatDataset([[1, 2], [3]]).cumulative_sizes == [2, 3]
