@@ -476,7 +476,9 @@ def randint(
     As in PyTorch, ``randint(high, size)`` starts at 0, and the result is
     ``int64`` (``int32`` on a backend without it) unless ``dtype`` is given.
     Any int64 range can be drawn; other dtypes take ranges up to ``2**53`` wide
-    (``2**24`` on a backend without float64).
+    (``2**24`` on a backend without float64), and a floating ``dtype`` only
+    integers it holds exactly (from -2048 to 2048 in float16, ``2**24`` in
+    float32, ``2**53`` in float64).
 
     Examples
     --------
@@ -511,11 +513,13 @@ def randint(
             f"randint() draws integers, real numbers or bools; dtype {dtype.name} is none of them"
         )
     if dtype.kind == "real floating":
-        largest = finfo(dtype).max  # float16's: 65504 (a draw beyond it was inf)
-        if low < -largest or high - 1 > largest:
+        # Every integer of the range must be one of the dtype's: float16 rounded 59999 up to
+        # 60000 (its integers are exact up to 2048 only), returning high.
+        smallest, largest = _random_ends(dtype)
+        if low < smallest or high - 1 > largest:
             raise ScalarRangeError(
                 f"randint(): the range [{low}, {high}) does not fit {dtype.name} (it holds "
-                f"{-largest:g} to {largest:g}); pass a wider dtype"
+                f"each integer from {smallest} to {largest} exactly); pass a wider dtype"
             )
     else:
         info = target.xp.iinfo(target.native_dtype(dtype))
@@ -805,9 +809,9 @@ def rand_like(
 
 def randint_like(
     x: Tensor,
+    *bounds: int,
     low: int | None = None,
     high: int | None = None,
-    *,
     dtype: _dtypes.DType | None = None,
     device: Device | str | None = None,
     memory_format: memory_format | None = None,
@@ -825,11 +829,25 @@ def randint_like(
     """
     shape, source = _like_shape(x, "randint_like")
     check_memory_format("randint_like", memory_format, x.ndim)
+    # As PyTorch's overloads: (x, high), (x, low, high), (x, low, high=...), (x, high=...);
+    # low given alone is refused (it drew from [0, low)).
+    if len(bounds) > 2 or (len(bounds) == 2 and (low is not None or high is not None)):
+        raise TypeError("randint_like() takes low and high once each: (x, high) or (x, low, high)")
+    if len(bounds) == 2:
+        low, high = bounds
+    elif len(bounds) == 1:
+        if high is None and low is None:
+            high = bounds[0]
+        elif high is not None and low is None:
+            low = bounds[0]
+        else:
+            raise TypeError(f"randint_like() got low twice (as {bounds[0]!r} and low={low!r})")
     if high is None:
-        if low is None:
-            raise TypeError("randint_like() needs high: randint_like(x, high) or (x, low, high)")
-        low, high = 0, low
-    elif low is None:
+        raise TypeError(
+            "randint_like() needs high: randint_like(x, high) or randint_like(x, low, high)"
+            + (f"; low={low!r} alone is not the upper end" if low is not None else "")
+        )
+    if low is None:
         low = 0
     dtype = _dtypes.of_python_type(dtype) or x.dtype
     return randint(low, high, shape, dtype=dtype, device=device or source, generator=generator)
@@ -933,6 +951,11 @@ def _uniform(self: Tensor, from_: float = 0.0, to: float = 1.0, *, generator: An
     >>> bool(plugrad.all(w >= -2.0)) and bool(plugrad.all(w < 2.0))
     True
     """
+    if self.dtype.kind not in ("real floating", "complex floating"):
+        raise DtypeError(
+            f"uniform_() draws floating-point numbers (real or complex); dtype "
+            f"{self.dtype.name} is not (random_(from, to) draws integers)"
+        )
     values = uniform_values(self.shape, from_, to, self.dtype, self._device, generator)
     return apply_inplace(self, filled_with, values, name="uniform_()")
 

@@ -917,6 +917,8 @@ def gumbel_softmax(
     soft = _ops.softmax((logits + gumbel) / tau, axis=dim)
     if not hard:
         return soft
+    if logits.ndim == 0:  # one class: the softmax is 1, and so is its one-hot sample
+        return ones((), dtype=soft.dtype, device=soft.device) - soft.detach() + soft
     index = _ops.argmax(soft, axis=dim, keepdims=True)
     classes = _ops.reshape(
         arange(logits.shape[dim], device=logits.device),

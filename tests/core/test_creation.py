@@ -488,7 +488,7 @@ def test_randint_draws_every_integer_of_a_range_far_from_zero_and_wide_ranges() 
     assert int(everywhere.min()) < -(2**61) and int(everywhere.max()) > 2**61
     small = plugrad.randint(-128, 128, (3000,), dtype=plugrad.int8)
     assert int(small.min()) == -128 and int(small.max()) == 127
-    with pytest.raises(ValueError, match="wider than"):
+    with pytest.raises(ScalarRangeError, match="exactly"):  # float64's integers: to 2**53
         plugrad.randint(0, 2**60, (2,), dtype=plugrad.float64)
 
 
@@ -653,3 +653,24 @@ def test_logspace_takes_0d_tensors_as_linspace_does() -> None:
     ours = plugrad.logspace(plugrad.tensor(0.0), plugrad.tensor(1.0), 3, base=plugrad.tensor(2.0))
     theirs = torch.logspace(torch.tensor(0.0), torch.tensor(1.0), 3, base=2.0)
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6)
+
+
+def test_randint_of_a_float_dtype_refuses_integers_it_cannot_hold_exactly() -> None:
+    # float16 holds the integers up to 2048 exactly: 59999 was rounded up to high (60000).
+    with pytest.raises(ScalarRangeError, match=r"each integer from -2048 to 2048 exactly"):
+        plugrad.randint(0, 60000, (10,), dtype=plugrad.float16)
+    drawn = plugrad.randint(2000, 2049, (2000,), dtype=plugrad.float16)
+    assert (
+        drawn.dtype == plugrad.float16 and 2000 <= drawn.min().item() <= drawn.max().item() < 2049
+    )
+
+
+def test_randint_like_refuses_low_given_alone_as_pytorch() -> None:
+    # randint_like(x, low=3) drew from [0, 3).
+    x = plugrad.zeros(500)
+    with pytest.raises(TypeError, match="low=3 alone is not the upper end"):
+        plugrad.randint_like(x, low=3)
+    with pytest.raises(TypeError, match="got low twice"):
+        plugrad.randint_like(x, 3, low=1)
+    for drawn in (plugrad.randint_like(x, 3, high=5), plugrad.randint_like(x, low=3, high=5)):
+        assert set(drawn.tolist()) == {3.0, 4.0}

@@ -838,3 +838,9 @@ def test_a_matrix_product_in_place_refuses_a_float_result_in_an_int_tensor(metho
     with pytest.raises(DtypeError, match=method):
         getattr(target, method)(*(plugrad.ones(shape) for shape in shapes[1:]))
     assert target._version == 0 and not target.any()
+
+
+def test_uniform_of_an_integer_tensor_says_what_it_draws() -> None:
+    # The error was finfo()'s ("finfo() needs a floating-point dtype").
+    with pytest.raises(plugrad.errors.DtypeError, match=r"uniform_\(\) draws floating-point"):
+        plugrad.zeros(3, dtype=plugrad.int64).uniform_()

@@ -902,3 +902,13 @@ def test_batch_norm_of_an_empty_batch_in_training_is_empty_as_pytorchs() -> None
     assert layer.weight.grad.tolist() == [0.0] * 3
     with pytest.raises(ShapeError, match="more than one value per channel"):
         layer(plugrad.zeros((1, 3)))
+
+
+@pytest.mark.parametrize("hard", [False, True])
+def test_gumbel_softmax_of_one_logit_is_one_as_pytorch(hard) -> None:
+    # hard=True raised Python's IndexError for a 0-d tensor.
+    logit = plugrad.tensor(1.0, requires_grad=True)
+    sample = F.gumbel_softmax(logit, hard=hard)
+    assert sample.shape == () and sample.item() == 1.0
+    sample.backward()
+    assert logit.grad.item() == 0.0
