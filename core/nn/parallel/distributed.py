@@ -243,6 +243,13 @@ class DistributedDataParallel(Module):
                     f"rank {rank} differs from rank 0: rank 0 has [{'; '.join(only0)}], "
                     f"rank {rank} has [{'; '.join(only_r)}]"
                 )
+            elif row != rows[0]:  # the same tensors, registered in another order
+                order = ", ".join(line.split(":")[0] for line in row.splitlines())
+                problems.append(
+                    f"rank {rank} registers the same tensors in another order than rank 0 "
+                    f"({order}); the buckets pair gradients by position, so create the "
+                    "submodules and parameters in one order on every rank"
+                )
         raise DistributedError(
             f"rank {communicator.rank}: DistributedDataParallel needs the same model on every "
             f"rank, but {' / '.join(problems)}"

@@ -275,6 +275,16 @@ def mismatches(rank, size):
         "parameter 0.weight: float32 (16, 6)",
         "parameter 0.weight: float32 (17, 6)",
     )
+    # The same tensors in another order: the message named no difference (it compared sets).
+    names = ("first", "second") if rank == 0 else ("second", "first")
+    refused(
+        lambda: nn.parallel.DistributedDataParallel(
+            nn.ModuleDict({name: nn.Linear(4, 4) for name in names})
+        ),
+        DistributedError,
+        "rank 1 registers the same tensors in another order than rank 0",
+        "parameter second.weight, parameter second.bias, parameter first.weight",
+    )
     refused(
         lambda: dist.all_reduce(plugrad.zeros(3 + rank)),
         ShapeError,
