@@ -380,7 +380,8 @@ class DataLoader:
         """Batches of an iterable dataset from one process per worker, taken in turn."""
         context: Any = self.multiprocessing_context or multiprocessing
         batching = (self.batch_size, self.drop_last, self.collate_fn)
-        channels = [context.Queue(maxsize=self.prefetch_factor) for _ in range(self.num_workers)]
+        ahead = self.prefetch_factor or 2  # (never None with workers)
+        channels = [context.Queue(maxsize=ahead) for _ in range(self.num_workers)]
         workers = [
             context.Process(
                 target=_stream_worker,
@@ -486,7 +487,7 @@ class DataLoader:
         try:
             for number, job in enumerate(jobs):
                 pending.append(pools[number % len(pools)].submit(_load, job))
-                if len(pending) >= self.num_workers * self.prefetch_factor:
+                if len(pending) >= self.num_workers * (self.prefetch_factor or 2):
                     yield self._next_result(pending)
             while pending:
                 yield self._next_result(pending)
