@@ -1129,16 +1129,22 @@ def _stacked(results: list[Any], out_dims: Any) -> Any:
             raise InvalidArgumentError(f"vmap(): out_dims has {len(dims)} entries for 1 output")
         return _stacked_output(results, dims[0], "output 0")
     dims = out_dims if isinstance(out_dims, tuple) else (out_dims,) * len(first)
+    names = [f"output {position}" for position in range(len(first))]
+    return _stacked_parts(results, dims, names, f"{len(first)} outputs")
+
+
+def _stacked_parts(column: list[Any], dims: Any, names: list[str], what: str) -> Any:
+    """Each part of a tuple or list output of every slice stacked along its entry of ``dims``;
+    ``what`` names the output's parts in an error."""
+    first = column[0]
     if len(dims) != len(first):
-        raise InvalidArgumentError(
-            f"vmap(): out_dims has {len(dims)} entries for {len(first)} outputs"
-        )
-    stacked = [
-        _stacked_output([r[position] for r in results], dim, f"output {position}")
-        for position, dim in enumerate(dims)
+        raise InvalidArgumentError(f"vmap(): out_dims has {len(dims)} entries for {what}")
+    parts = [
+        _stacked_output([value[k] for value in column], dim, name)
+        for k, (dim, name) in enumerate(zip(dims, names))
     ]
     # A named tuple stays one (x.max(0) mapped has .values), as torch.func's.
-    return type(first)(*stacked) if hasattr(first, "_fields") else tuple(stacked)
+    return type(first)(*parts) if hasattr(first, "_fields") else type(first)(parts)
 
 
 def _stacked_output(column: list[Any], dim: Any, where: str) -> Any:
@@ -1156,15 +1162,8 @@ def _stacked_output(column: list[Any], dim: Any, where: str) -> Any:
         ]
         return rebuild(iter(joined))
     if isinstance(dim, (tuple, list)) and isinstance(first, (tuple, list)):
-        if len(dim) != len(first):
-            raise InvalidArgumentError(
-                f"vmap(): out_dims has {len(dim)} entries for {where}, which has {len(first)}"
-            )
-        parts = [
-            _stacked_output([value[k] for value in column], d, f"{where}[{k}]")
-            for k, d in enumerate(dim)
-        ]
-        return type(first)(*parts) if hasattr(first, "_fields") else type(first)(parts)
+        names = [f"{where}[{k}]" for k in range(len(first))]
+        return _stacked_parts(column, dim, names, f"{where}, which has {len(first)}")
     if isinstance(dim, dict) and isinstance(first, dict):
         if set(dim) != set(first):
             raise InvalidArgumentError(
