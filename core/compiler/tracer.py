@@ -55,7 +55,7 @@ from ..plugins import _rules
 from ..random import Generator, _default_generators, _generator_for
 from ..tensor import Tensor
 from ..tensor_hooks import PostAccumulateGradHook
-from ..versions import DETACHED
+from ..versions import ALIAS, DETACHED
 from .plan import Name, Plan, Ref, Step, refs_in
 
 __all__ = ["GraphBreak", "RecordingNamespace", "TracedArray", "TracedScalar", "Tracer"]
@@ -1481,6 +1481,27 @@ class Tracer:
         if counter is None or len(counter) < 2:
             return
         own = next((entry for entry in counter[1:] if entry[0]() is tensor), None)
+        made_from = own[1]() if own is not None and own[1] is not None else None
+        if (
+            own is not None
+            and made_from is not None
+            and made_from is not tensor
+            and own[2] is not DETACHED
+            and own[2] is not ALIAS
+        ):
+            # The tensor it was made from, made by the replay too where the call made it (the
+            # x.T of a returned x.T[0]): views follow their base through that chain where
+            # views are copies, and a view of x under no key could not follow x.
+            base: Any = None
+            if id(made_from) in self.sources and id(made_from) not in self._created:
+                base = Name(self.sources[id(made_from)])
+            elif id(made_from) in self._created and made_from._edge is None:
+                base = self.tensor_ref(made_from)
+            if base is not None:
+                alias = Step("text", None, "{0}._add_alias({1}, {2})", (base, Ref(name), own[2]))
+                alias.effect = True
+                self.steps.append(alias)
+                return
         for member_ref, _, _ in counter[1:]:
             member = member_ref()
             if member is None or member is tensor:

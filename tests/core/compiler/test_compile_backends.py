@@ -115,3 +115,48 @@ def test_numpy_asarray_of_a_tensor_is_a_graph_break_on_every_backend(name):
             assert plugrad.compile(scaled)(x).tolist() == [4.0, 6.0]
         with pytest.raises(plugrad.errors.GraphBreakError, match="NumPy array"):
             plugrad.compile(scaled, fullgraph=True)(x)
+
+
+VIEW_OF_A_VIEW = {
+    "x.T[0]": lambda x: x.T[0],
+    "x[1:][::2]": lambda x: x[1:][::2],
+    "x.unsqueeze(0)[0]": lambda x: x.unsqueeze(0)[0],
+    "x.detach()[0]": lambda x: x.detach()[0],
+}
+
+
+@pytest.mark.parametrize("view", list(VIEW_OF_A_VIEW))
+@pytest.mark.parametrize("name", ["jax", "dask"])
+def test_a_replayed_view_of_a_view_follows_its_base_as_eager(name, view):
+    # A replay's result was registered as a view of x under no key: x.mul_(2) after it was
+    # refused (ViewCopyError), where the eager result follows x through x.T.
+    with plugrad.use_backend(_backend(name)):
+        results = []
+        for function in (VIEW_OF_A_VIEW[view], plugrad.compile(VIEW_OF_A_VIEW[view])):
+            x = plugrad.arange(20.0).reshape(4, 5)
+            kept = []
+            for _ in range(3):
+                kept.append(function(x))
+                with plugrad.no_grad():
+                    x.mul_(2)
+            results.append([r.tolist() for r in kept])
+        assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("name", ["jax", "dask"])
+def test_a_view_returned_by_replays_that_change_its_base_keeps_following(name):
+    # The second replay refused the change: the first replay's x.T could not follow x.
+    with plugrad.use_backend(_backend(name)):
+
+        def double_and_view(x):
+            with plugrad.no_grad():
+                x.mul_(2)
+            return x.T
+
+        results = []
+        for function in (double_and_view, plugrad.compile(double_and_view)):
+            x = plugrad.arange(6.0).reshape(2, 3)
+            kept = [function(x) for _ in range(3)]
+            results.append((x.tolist(), [r.tolist() for r in kept]))
+        assert results[0] == results[1]
+        assert results[0][0] == [[0.0, 8.0, 16.0], [24.0, 32.0, 40.0]]
