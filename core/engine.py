@@ -42,7 +42,7 @@ from .node import Node as _Node
 from .tensor import Tensor, _wrap, install_methods
 from .tensor_hooks import PostAccumulateGradHook, RetainGrad
 
-__all__ = ["backward", "grad", "queue_callback", "watch_gradient_ready"]
+__all__ = ["backward", "grad", "queue_callback", "queue_failure_callback", "watch_gradient_ready"]
 
 #: id(leaf) -> (weak reference to the leaf, callback); see watch_gradient_ready.
 _ready_callbacks: dict[int, tuple[weakref.ref[Tensor], Any]] = {}
@@ -94,6 +94,8 @@ def watch_gradient_ready(leaf: Tensor, callback: Any) -> _ReadyHandle:
 class _PassState(threading.local):
     #: The callbacks queued (see queue_callback) in this thread's running backward() pass.
     queued: list[Any] | None = None
+    #: Those queued by queue_failure_callback, for the same pass.
+    on_failure: list[Any] | None = None
 
 
 _pass = _PassState()
@@ -115,6 +117,23 @@ def queue_callback(callback: Any) -> None:
             "call it from a hook during backward()"
         )
     queued.append(callback)
+
+
+def queue_failure_callback(callback: Any) -> None:
+    """Call ``callback()`` if the running ``backward()`` pass raises, before the error leaves it.
+
+    For code that took part in the pass and must not be left half-way when it fails
+    (DistributedDataParallel sends the all-reduces the other ranks wait for). Callbacks
+    run in the order queued; the pass's error propagates after them (one that raises
+    itself raises its own error, chained to it). Only during a ``backward()`` pass.
+    """
+    on_failure = _pass.on_failure
+    if on_failure is None:
+        raise BackwardError(
+            "queue_failure_callback() queues a call for a failure of the running backward() "
+            "pass; call it from a hook during backward()"
+        )
+    on_failure.append(callback)
 
 
 #: Held while gradients are added into ``.grad``: concurrent backward passes into
@@ -165,9 +184,11 @@ def backward(
     # The backward rules and every hook run in the pass's grad mode: recorded only when the
     # pass itself must be differentiable (an optimizer step in a hook is not recorded).
     _state.enabled = create_graph
-    outer = _pass.queued  # (a backward() run by a hook has its own callbacks)
+    # (a backward() run by a hook has its own callbacks)
+    outer, outer_on_failure = _pass.queued, _pass.on_failure
     queued: list[Any] = []
-    _pass.queued = queued
+    on_failure: list[Any] = []
+    _pass.queued, _pass.on_failure = queued, on_failure
     try:
         result = _run(
             roots, create_graph if retain_graph is None else retain_graph, create_graph, targets
@@ -175,9 +196,13 @@ def backward(
         _commit(result, create_graph, targets, {id(grad) for _, grad in roots})
         for callback in queued:
             callback()
+    except Exception:
+        for callback in on_failure:
+            callback()
+        raise
     finally:
         _state.enabled = previous
-        _pass.queued = outer
+        _pass.queued, _pass.on_failure = outer, outer_on_failure
 
 
 def grad(

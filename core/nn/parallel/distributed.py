@@ -182,8 +182,10 @@ class DistributedDataParallel(Module):
         #: how many buckets, in order, this pass has sent
         object.__setattr__(self, "_launched", 0)
         object.__setattr__(self, "_parameter_count", len(parameters))
-        #: whether this pass has queued its _end_of_pass
+        #: whether this pass has queued its _end_of_pass (and _leave_failed_pass)
         object.__setattr__(self, "_end_queued", False)
+        #: whether this rank left this pass part-way (see _leave_failed_pass)
+        object.__setattr__(self, "_left", False)
         #: this pass's parameters that got no gradient on this rank (see _end_of_pass)
         object.__setattr__(self, "_absent", [])
         #: each bucketed parameter's .grad array before this pass (None: no .grad), by id,
@@ -318,6 +320,7 @@ class DistributedDataParallel(Module):
         object.__setattr__(self, "_committed", 0)
         object.__setattr__(self, "_launched", 0)
         object.__setattr__(self, "_end_queued", False)
+        object.__setattr__(self, "_left", False)
         object.__setattr__(self, "_armed", False)  # until the next forward
         self._absent.clear()
         self._grads_before.clear()
@@ -326,31 +329,37 @@ class DistributedDataParallel(Module):
         """During backward: ``param``'s gradient for this pass is final; put it in its bucket."""
         if not self._armed or gradient is None:
             return
-        if any(not isinstance(h, PostAccumulateGradHook) for h in param._hooks or ()):
-            return  # a gradient hook may still change it; take it when .grad is updated
-        array = gradient._array if isinstance(gradient, Tensor) else gradient
+        self._join_pass()
         before = param.grad
         if before is None:
             self._grads_before[id(param)] = None
         else:  # accumulated under no_sync, or not zeroed
             # (a copy: backward adds into .grad's memory, and a refused pass puts it back)
             self._grads_before[id(param)] = before._device.xp.asarray(before._array, copy=True)
-            array = before._array + array
-        self._fill(param, array)
+        if any(not isinstance(h, PostAccumulateGradHook) for h in param._hooks or ()):
+            return  # a gradient hook may still change it; take it when .grad is updated
+        array = gradient._array if isinstance(gradient, Tensor) else gradient
+        self._fill(param, array if before is None else before._array + array)
 
     def _grad_accumulated(self, param: Tensor) -> None:
         """After backward updated ``.grad``: bucket what was not bucketed yet; finish at the end."""
         if not self._armed:
             return
+        self._join_pass()
         bucket = self._bucket_of[id(param)]
         if id(param) not in bucket.pieces and param.grad is not None:
             self._fill(param, param.grad._array)
-        if not self._end_queued:
-            _engine.queue_callback(self._end_of_pass)
-            object.__setattr__(self, "_end_queued", True)
         object.__setattr__(self, "_committed", self._committed + 1)
         if self._committed == self._parameter_count:
             self._finish_backward()
+
+    def _join_pass(self) -> None:
+        """At this rank's first gradient of a pass: have the engine call back at its end,
+        and if it fails part-way."""
+        if not self._end_queued:
+            _engine.queue_callback(self._end_of_pass)
+            _engine.queue_failure_callback(self._leave_failed_pass)
+            object.__setattr__(self, "_end_queued", True)
 
     def _fill(self, param: Tensor, array: Any) -> None:
         bucket = self._bucket_of[id(param)]
@@ -377,7 +386,13 @@ class DistributedDataParallel(Module):
         buckets, index = self._buckets, self._launched
         while index < len(buckets) and len(buckets[index].pieces) == len(buckets[index].members):
             if index == 0:
-                self._agree_on_this_backward()
+                try:
+                    self._agree_on_this_backward()
+                except Exception:
+                    # Every rank raises there, so none waits for this pass's buckets.
+                    self._restore_grads()
+                    self._reset()
+                    raise
             bucket = buckets[index]
             pieces = bucket.pieces
             flats = [pieces[id(p)] for p in bucket.members]
@@ -395,6 +410,11 @@ class DistributedDataParallel(Module):
 
     def _absent_count(self, bucket: _Bucket, like: Any) -> Any:
         xp = bucket.device.xp
+        if self._left:
+            # Below any sum of the other ranks' counts: the sum is negative where a rank left
+            # (exact enough in any float dtype, infinite included).
+            left = -2.0 * (self._parameter_count * self._communicator.size + 1)
+            return xp.full((1,), left, dtype=like.dtype, device=bucket.device.native)
         if self._absent:
             return xp.full((1,), len(self._absent), dtype=like.dtype, device=bucket.device.native)
         if bucket.none_absent is None:
@@ -411,16 +431,46 @@ class DistributedDataParallel(Module):
         """
         if not self._committed:  # the pass is finished (or was not averaged: no_sync)
             return
-        for bucket in self._buckets:
+        self._absent.extend(self._zeros_where_missing(self._buckets))
+        self._launch_full_buckets()
+        self._finish_backward()
+
+    @staticmethod
+    def _zeros_where_missing(buckets: list[_Bucket]) -> list[Tensor]:
+        """Zeros as this pass's gradient of each member that has none; return those members."""
+        missing = []
+        for bucket in buckets:
             xp = bucket.device.xp
             for p in bucket.members:
                 if id(p) not in bucket.pieces:
-                    self._absent.append(p)
+                    missing.append(p)
                     bucket.pieces[id(p)] = xp.zeros(
                         (p.size,), dtype=p._array.dtype, device=bucket.device.native
                     )
-        self._launch_full_buckets()
-        self._finish_backward()
+        return missing
+
+    def _leave_failed_pass(self) -> None:
+        """When backward raises part-way on this rank: send what the other ranks wait for.
+
+        They wait for every bucket of the pass; were they left waiting, this rank's next
+        pass would pair its buckets with theirs of this one (wrong numbers, or a raw error
+        where the sizes differ). This rank sends the buckets it has not sent, with zeros
+        and a mark in the last one that makes every other rank raise DistributedError,
+        puts each .grad back as it was before the pass, and lets its own error go on.
+        """
+        if not self._end_queued:
+            return  # the pass ended already (refused: it put .grad back itself)
+        if self._launched < len(self._buckets):
+            self._zeros_where_missing(self._buckets[self._launched :])
+            object.__setattr__(self, "_left", True)
+            self._launch_full_buckets()
+        try:
+            for bucket in self._buckets:
+                if bucket.work is not None:
+                    bucket.work.wait()
+        finally:
+            self._restore_grads()
+            self._reset()
 
     def _agree_on_this_backward(self) -> None:
         """Check, once per backward pass, that every rank averages gradients now.
@@ -446,9 +496,23 @@ class DistributedDataParallel(Module):
             work.wait()
             reduced_arrays.append(work.result if work.result is not None else bucket.sent)
         last = self._buckets[-1]
-        absent = round(float(last.device.backend.to_numpy(reduced_arrays[-1][-1:])[0]))
+        absent = float(last.device.backend.to_numpy(reduced_arrays[-1][-1:])[0].real)
+        if absent < 0:
+            self._refuse(
+                "another rank raised an error part-way and left the pass",
+                ": no gradient could be averaged (see that rank's error)",
+            )
         if absent:
-            self._refuse_absent(absent)
+            names = {id(p): n for n, p in self.module.named_parameters()}
+            mine = [names[id(p)] for p in self._absent]
+            self._refuse(
+                f"{', '.join(mine)} got no gradient on this rank"
+                if mine
+                else f"{round(absent)} parameter(s) got no gradient on another rank",
+                "; DistributedDataParallel averages every parameter that requires grad in every "
+                "pass, so each must take part in the loss on every rank (freeze unused ones with "
+                "requires_grad_(False) before wrapping)",
+            )
         for bucket, reduced in zip(self._buckets, reduced_arrays):
             xp = bucket.device.xp
             # Views of the reduced array, which the next pass does not write (it joins anew).
@@ -457,10 +521,8 @@ class DistributedDataParallel(Module):
                 p.grad._array = xp.reshape(reduced[start:stop], p.shape)
         self._reset()
 
-    def _refuse_absent(self, absent: int) -> None:
-        """Raise on every rank for gradients absent on some: put back each .grad as it was."""
-        names = {id(p): n for n, p in self.module.named_parameters()}
-        mine = [names[id(p)] for p in self._absent]
+    def _restore_grads(self) -> None:
+        """Put back each .grad this pass changed as it was before it."""
         for bucket in self._buckets:
             for p in bucket.members:
                 if id(p) in self._grads_before:
@@ -469,18 +531,15 @@ class DistributedDataParallel(Module):
                         p.grad = None
                     else:
                         p.grad._array = before
+
+    def _refuse(self, what: str, advice: str = "") -> None:
+        """Raise on this rank for a pass that cannot be averaged, .grad put back as it was."""
+        self._restore_grads()
         rank = self._communicator.rank
         self._reset()
-        where = (
-            f"{', '.join(mine)} got no gradient on this rank"
-            if mine
-            else f"{absent} parameter(s) got no gradient on another rank"
-        )
         raise DistributedError(
-            f"rank {rank}: in this backward pass {where}; DistributedDataParallel averages "
-            "every parameter that requires grad in every pass, so each must take part in the "
-            "loss on every rank (freeze unused ones with requires_grad_(False) before "
-            "wrapping). .grad is left as it was before this pass"
+            f"rank {rank}: in this backward pass {what}{advice}. .grad is left as it was "
+            "before this pass"
         )
 
     @contextlib.contextmanager

@@ -390,6 +390,71 @@ def mismatches(rank, size):
     close(x.numpy(), [size, size], "all_reduce after the partial backward")
 
 
+class _FailInBackward(plugrad.Function):
+    """The identity, whose backward raises while ``failing``."""
+
+    failing = False
+
+    @staticmethod
+    def forward(ctx, x):
+        return x * 1.0
+
+    @staticmethod
+    def backward(ctx, g):
+        if _FailInBackward.failing:
+            raise RuntimeError("backward fails on purpose")
+        return g
+
+
+class _FailingLayer(nn.Module):
+    def forward(self, x):
+        return _FailInBackward.apply(x)
+
+
+def failed_pass(rank, size):
+    """Backward raising part-way on some ranks, which catch the error and go on.
+
+    The ranks that did not fail waited forever for the buckets the failing rank never
+    sent, or paired them with its next pass's (wrong numbers, or a raw error where the
+    sizes differed). Now every rank raises, with .grad as it was, and goes on.
+    """
+    batch = plugrad.full((2, 6), rank + 1.0)
+    for cap, failing in [
+        (25, {size - 1}),
+        (1e-6, {size - 1}),
+        (1e-6, {0}),
+        (1e-6, set(range(size))),
+    ]:
+        # the failure comes after the last layers' gradients (and buckets, with a tiny cap)
+        layers = make_model(5)
+        layers.insert(3, _FailingLayer())
+        model = nn.parallel.DistributedDataParallel(layers, bucket_cap_mb=cap)
+        model(batch).sum().backward()  # a full pass first: .grad holds its averages
+        before = [p.grad.numpy().copy() for p in model.parameters()]
+        _FailInBackward.failing = rank in failing
+
+        def step(model=model):
+            model(batch).sum().backward()
+
+        try:
+            if rank in failing:
+                refused(step, RuntimeError, "on purpose")
+            else:
+                refused(step, DistributedError,
+                        f"rank {rank}: in this backward pass another rank raised an error",
+                        "left as it was")  # fmt: skip
+        finally:
+            _FailInBackward.failing = False
+        for p, old in zip(model.parameters(), before):
+            close(p.grad.numpy(), old, f"a failed pass leaves .grad ({cap}, {failing})", rtol=0)
+        model(batch).sum().backward()  # the next pass averages again
+        for p, old in zip(model.parameters(), before):
+            close(p.grad.numpy(), 2 * old, f"the pass after a failed one ({cap}, {failing})")
+    x = plugrad.ones(2)
+    dist.all_reduce(x)
+    close(x.numpy(), [size, size], "all_reduce after the failed passes")
+
+
 def progress(rank, size):
     import gc
     import time
@@ -464,6 +529,7 @@ SCENARIOS = {
     "objects": objects,
     "ddp": ddp,
     "mismatches": mismatches,
+    "failed_pass": failed_pass,
     "progress": progress,
     "fault": fault,
     "timeout": timeout,

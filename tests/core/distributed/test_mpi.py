@@ -102,6 +102,11 @@ def test_mismatched_models_and_collectives_are_errors_naming_the_ranks():
     assert_every_rank_passed(launch("mismatches", 2), "mismatches", 2)
 
 
+@pytest.mark.parametrize("ranks", [2, 3])
+def test_a_backward_failing_on_some_ranks_is_an_error_on_every_rank(ranks):
+    assert_every_rank_passed(launch("failed_pass", ranks, limit=90), "failed_pass", ranks)
+
+
 def test_a_progress_thread_moves_transfers_along_while_the_program_computes():
     # Asked for explicitly: by default the thread runs only with a core to spare.
     result = launch("progress", 2, PLUGRAD_MPI_PROGRESS_INTERVAL="0.001")
