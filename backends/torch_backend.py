@@ -91,6 +91,41 @@ def conj(xp: Any, x: Any, /) -> Any:
     return xp.conj(x).resolve_conj() if x.is_complex() else x.clone()  # resolving copies
 
 
+def _complex_operand(x1: Any, x2: Any) -> bool:
+    return any(
+        isinstance(x, complex) or (not isinstance(x, (bool, int, float)) and x.is_complex())
+        for x in (x1, x2)
+    )
+
+
+def _by_parts(function: Any, xp: Any, x1: Any, x2: Any) -> Any:
+    """``function`` of the real and of the imaginary parts, as one complex result."""
+    torch = _torch()
+    dtype = xp.result_type(x1, x2)
+    device = next(x.device for x in (x1, x2) if isinstance(x, torch.Tensor))
+    parts = [
+        torch.view_as_real(torch.as_tensor(x, dtype=dtype, device=device).resolve_conj())
+        for x in (x1, x2)
+    ]
+    return torch.view_as_complex(function(*parts).contiguous())
+
+
+def add(xp: Any, x1: Any, x2: Any, /) -> Any:
+    """``x1 + x2``, complex numbers part by part: PyTorch's complex add computes
+    ``x1 + 1 * x2`` in complex arithmetic, where ``1 * (0 + inf j)`` is ``nan + inf j``
+    (``1 + (0 + inf j)`` gave ``nan + inf j``)."""
+    if _complex_operand(x1, x2):
+        return _by_parts(xp.add, xp, x1, x2)
+    return xp.add(x1, x2)
+
+
+def subtract(xp: Any, x1: Any, x2: Any, /) -> Any:
+    """``x1 - x2``, complex numbers part by part (see :func:`add`)."""
+    if _complex_operand(x1, x2):
+        return _by_parts(xp.subtract, xp, x1, x2)
+    return xp.subtract(x1, x2)
+
+
 class TorchBackend(Backend):
     """PyTorch tensors on the CPU, CUDA GPUs and Apple's MPS, through ``array_api_compat.torch``."""
 
@@ -204,7 +239,13 @@ class TorchBackend(Backend):
         from plugrad.plugins._rules import extrema_refusing_empty_axes
 
         # max/min/argmax/argmin: PyTorch's raise a RuntimeError over an axis of length 0.
-        kernels = {"conj": conj, "positive": positive, "scatter_add": scatter_add}
+        kernels = {
+            "add": add,
+            "conj": conj,
+            "positive": positive,
+            "scatter_add": scatter_add,
+            "subtract": subtract,
+        }
         return {**kernels, **extrema_refusing_empty_axes()}
 
 

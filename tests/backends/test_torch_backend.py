@@ -235,6 +235,44 @@ def test_clone_positive_and_conj_are_new_memory() -> None:
     assert z.tolist() == [1 + 1j, 2 - 1j]
 
 
+def test_complex_add_and_subtract_are_exact_part_by_part_with_infinities() -> None:
+    # PyTorch's complex add computes x1 + 1 * x2 in complex arithmetic, where
+    # 1 * (0 + inf j) is nan + inf j: (1 + 0j) + (0 + inf j) gave nan + inf j, as did
+    # plugrad.complex(1.0, inf) on this backend.
+    inf, nan = math.inf, math.nan
+    first = [1 + 0j, complex(inf, 0), complex(0, -inf), complex(nan, 1), 2 - 3j]
+    second = [complex(0, inf), 1 + 0j, complex(inf, inf), 1j, complex(0, nan)]
+
+    def results() -> list[list[complex]]:
+        a = plugrad.tensor(first)
+        b = plugrad.tensor(second, dtype=plugrad.complex64)
+        row = plugrad.tensor([second[:2]])  # broadcast against a column
+        return [
+            (a + b).tolist(), (a - b).tolist(), (b - a).tolist(),
+            (a + complex(0, inf)).tolist(), (complex(0, -inf) - a).tolist(),
+            (plugrad.tensor([1.0, 2.0]) + b[:2]).tolist(), (a.conj() + b).tolist(),
+            (a[:2, None] + row).tolist(), (a - 1.5).tolist(),
+            plugrad.complex(plugrad.tensor([1.0, 2.0]), plugrad.tensor([inf, -inf])).tolist(),
+        ]  # fmt: skip
+
+    with np.errstate(invalid="ignore"):  # (NumPy warns of inf - inf)
+        expected = results()  # the numpy backend: the standard's part-by-part sums
+    with plugrad.use_backend("torch"):
+        got = results()
+    for g, e in zip(got, expected, strict=True):
+        np.testing.assert_array_equal(np.array(g), np.array(e))  # (nan equal to nan)
+    assert got[0][0] == complex(1, inf) and got[-1] == [complex(1, inf), complex(2, -inf)]
+    with plugrad.use_backend("torch"):
+        z = plugrad.tensor([1 + 2j, 3 - 1j], requires_grad=True)
+        w = plugrad.tensor([0.5 - 1j, 2j], requires_grad=True)
+        ((z + w) * (z - w).conj()).real.sum().backward()
+        x = plugrad.tensor([1.0, 2.0])
+        x.add_(3)
+        assert x.dtype == plugrad.float32 and x.tolist() == [4.0, 5.0]
+    assert z.grad.tolist() == pytest.approx([2 + 4j, 6 - 2j])
+    assert w.grad.tolist() == pytest.approx([-1 + 2j, -4j])
+
+
 def test_a_dtype_torch_has_no_kernel_for_is_a_dtype_error() -> None:
     # PyTorch's NotImplementedError ("add_stub" not implemented for 'UInt32') came through raw.
     with plugrad.use_backend("torch"):
