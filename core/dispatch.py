@@ -1141,11 +1141,15 @@ def _retell_missing_dtype(
     ):
         return
     names = ", ".join(x.dtype.name if isinstance(x, Tensor) else type(x).__name__ for x in inputs)
-    half = any(d.kind == "real floating" and d.itemsize < 4 for d in dtypes)
+    if any(d.kind == "real floating" and d.itemsize < 4 for d in dtypes):
+        advice = "convert them first, e.g. x.to(plugrad.float32)"
+    elif any(d.kind == "complex floating" for d in dtypes):
+        advice = "compute it on a backend that has one (numpy, jax)"
+    else:
+        advice = "convert them first, e.g. x.to(plugrad.int64)"
     raise DtypeError(
         f"{op.name}(): the {device.backend.name} kernel has no version for inputs of dtype "
-        f"{names} ({error}); convert them first, e.g. "
-        f"x.to(plugrad.{'float32' if half else 'int64'})"
+        f"{names} ({error}); {advice}"
     ) from error
 
 

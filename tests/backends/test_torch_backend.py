@@ -293,6 +293,9 @@ def test_a_dtype_torch_has_no_kernel_for_is_a_dtype_error() -> None:
                 function(half)
         with pytest.raises(plugrad.errors.ShapeError, match=r"shapes \(3,\)"):
             plugrad.linalg.pinv(plugrad.ones(3))  # the same message for a 1-d input: its shape
+        # complex inputs torch has no kernel for: the hint said to convert them to int64
+        with pytest.raises(plugrad.errors.DtypeError, match=r"complex64.*backend that has one"):
+            plugrad.softmax(plugrad.tensor([1 + 1j, 2j]), axis=0)
 
 
 def test_numpy_of_a_cpu_tensor_shares_its_memory_writably_as_pytorchs() -> None:
