@@ -467,7 +467,9 @@ def _float_power_(self: Tensor, exponent: Any) -> Tensor:
 
 def _unfold(self: Tensor, dimension: int, size: int, step: int) -> Tensor:
     """Return the windows of ``size`` elements every ``step`` along ``dimension``, as a new
-    last axis (a copy, where PyTorch's is a view).
+    last axis (a copy, where PyTorch's is a view: changing the result in place, or ``self``
+    while the result lives, raises :class:`~plugrad.errors.ViewCopyError` rather than
+    leaving one without the change).
 
     Examples
     --------
@@ -492,9 +494,10 @@ def _unfold(self: Tensor, dimension: int, size: int, step: int) -> Tensor:
     windows = _ops.reshape(starts, (-1, 1)) + _creation.arange(size, device=self.device)
     picked = _ops.take(x, _ops.reshape(windows, (-1,)), axis=dim)
     if not self.ndim:  # as PyTorch: the one window of a 0-d tensor, (size,)
-        return _ops.reshape(picked, (size,))
+        return mark_copy_of_view(_ops.reshape(picked, (size,)), "unfold()", self)
     shape = (*x.shape[:dim], count, size, *x.shape[dim + 1 :])
-    return _ops.moveaxis(_ops.reshape(picked, shape), dim + 1, -1)
+    windows = _ops.moveaxis(_ops.reshape(picked, shape), dim + 1, -1)
+    return mark_copy_of_view(windows, "unfold()", self)
 
 
 def _fill_diagonal_(self: Tensor, fill_value: Any, wrap: bool = False) -> Tensor:

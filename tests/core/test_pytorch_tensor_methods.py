@@ -110,6 +110,24 @@ def test_facts_of_a_tensor() -> None:
     assert plugrad.ldexp(plugrad.tensor([3.0]), plugrad.tensor([-1])).tolist() == [1.5]
 
 
+def test_unfold_is_a_copy_that_refuses_changes_which_would_not_reach_its_input() -> None:
+    # PyTorch's unfold is a view: x.unfold(1, 2, 2).fill_(0) zeroes x there; plugrad's copy
+    # took the change and left x as it was, without a word.
+    x = plugrad.arange(12.0).reshape(3, 4)
+    windows = x.unfold(1, 2, 2)
+    with pytest.raises(plugrad.errors.ViewCopyError, match="unfold"):
+        windows.fill_(0)
+    with pytest.raises(plugrad.errors.ViewCopyError, match="unfold"):
+        windows[0].zero_()
+    with pytest.raises(plugrad.errors.ViewCopyError, match="unfold"):
+        x.add_(1)
+    assert x.sum().item() == 66 and windows.sum().item() == 66
+    assert x.unfold(0, 2, 1).clone().fill_(0).sum().item() == 0  # a clone changes on purpose
+    windows = None
+    x.add_(1)  # once the windows are gone, x changes
+    assert x.sum().item() == 78
+
+
 @pytest.mark.parametrize(
     ("call", "error", "message"),
     [
