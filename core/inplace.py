@@ -808,17 +808,22 @@ def write_out(op: str, out: Tensor, result: Tensor) -> Tensor:
     """Write ``result`` into ``out`` in place (same shape, a dtype that holds it); return ``out``.
 
     The cast follows PyTorch's rule: never to a lower kind (float into an int
-    tensor, complex into a real one).
+    tensor, complex into a real one). An ``out`` without elements takes the
+    result's shape first, as PyTorch's (``out=plugrad.empty(0)``); one of another
+    shape with elements is refused (PyTorch resizes it with a warning that this
+    will stop).
     """
     if result._device is not out._device:
         raise DeviceMismatchError(
             f"{op}(): out= is on {out._device.name!r} but the result is on "
             f"{result._device.name!r}; give an out tensor on {result._device.name!r}"
         )
-    if result.shape != out.shape:
+    resize = result.shape != out.shape
+    if resize and out.numel():
         raise ShapeError(
             f"{op}(): the result has shape {result.shape} but out= has shape {out.shape}; "
-            "give an out tensor of the result's shape"
+            "give an out tensor of the result's shape, or an empty one (plugrad.empty(0)), "
+            "which takes it"
         )
     if result.dtype is not out.dtype:
         if _dtypes.kind_rank(out.dtype) < _dtypes.kind_rank(result.dtype):
@@ -829,6 +834,11 @@ def write_out(op: str, out: Tensor, result: Tensor) -> Tensor:
         result = _ops.astype(result, out.dtype)
     if copies_of_views:
         _refuse_change_of_copy_of_view(out, f"{op}(out=...)")
+    if resize:  # new memory of the result's shape (it had no elements to keep)
+        device = out._device
+        native = device.xp.empty(tuple(result.shape), dtype=out._array.dtype, device=device.native)
+        out._array = native
+        out._layout = None  # (where arrays have none: row-major, as a new array's)
     copies = out._device.views_are_copies and _copies_to_refresh(out, f"{op}(out=...)")
     _write_or_rebind(out, result._array, f"{op}(out=...)")
     if copies:

@@ -64,6 +64,31 @@ def test_out_must_have_the_results_shape_and_a_dtype_that_holds_it() -> None:
         plugrad.add(x, x, out=np.zeros(2))
 
 
+def test_an_empty_out_takes_the_results_shape_as_in_pytorch(backend) -> None:
+    # PyTorch resizes an out without elements (out=torch.empty(0)); plugrad refused it.
+    x = plugrad.asarray(np.arange(6.0, dtype=np.float32).reshape(2, 3), device=backend)
+    for call, expected in [
+        (lambda o: plugrad.add(x, 1, out=o), np.arange(6.0).reshape(2, 3) + 1),
+        (lambda o: plugrad.matmul(x, x.T, out=o), [[5.0, 14.0], [14.0, 50.0]]),
+        (lambda o: plugrad.sum(x, 1, out=o), [3.0, 12.0]),
+        (lambda o: plugrad.cumsum(x[0], 0, out=o), [0.0, 1.0, 3.0]),
+        (lambda o: plugrad.zeros(2, 2, out=o), np.zeros((2, 2))),
+    ]:
+        out = plugrad.empty(0, device=backend)
+        assert call(out) is out
+        assert out._version == 1
+        np.testing.assert_array_equal(out.numpy(), expected)
+    # one with elements stays refused (PyTorch resizes it too, with a warning that it will
+    # stop), and a refused dtype leaves an empty one empty
+    out = plugrad.empty(7, device=backend)
+    with pytest.raises(ShapeError, match=r"out= has shape \(7,\).*an empty one"):
+        plugrad.add(x, 1, out=out)
+    empty = plugrad.empty(0, dtype=plugrad.int64, device=backend)
+    with pytest.raises(DtypeError, match="cannot hold"):
+        plugrad.add(x, 1.5, out=empty)
+    assert out.shape == (7,) and empty.shape == (0,) and empty._version == 0
+
+
 def test_out_is_keyword_only_and_left_out_of_views_and_methods() -> None:
     assert inspect.signature(plugrad.add).parameters["out"].kind is inspect.Parameter.KEYWORD_ONLY
     assert "out" not in inspect.signature(plugrad.reshape).parameters
