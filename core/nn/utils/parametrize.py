@@ -15,7 +15,7 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
-from ...errors import ArgumentError
+from ...errors import ArgumentError, DtypeError
 from ...grad_mode import no_grad
 from ...tensor import Tensor
 from ..container import ModuleDict, ModuleList
@@ -76,8 +76,7 @@ class ParametrizationList(ModuleList):
         with no_grad():
             value: Any = original
             for module in reversed(list(self)):
-                if hasattr(module, "right_inverse"):
-                    value = module.right_inverse(value)
+                value = _right_inverse(module, value)
         self.is_tensor = isinstance(value, Tensor)
         if self.is_tensor:
             if value.dtype != dtype:  # (its shape may change: the tensor is the same object)
@@ -89,12 +88,7 @@ class ParametrizationList(ModuleList):
                 original.data = value.detach()
             _register(self, "original", original, original)
         else:
-            values = tuple(value)
-            if not all(isinstance(v, Tensor) for v in values):
-                raise ArgumentError(
-                    "a parametrization's right_inverse must give a tensor or a sequence of "
-                    f"tensors, got {[type(v).__name__ for v in values]}"
-                )
+            values = _tensors(value)
             self.ntensors = len(values)
             for index, item in enumerate(values):
                 _register(self, f"original{index}", item.detach(), original)
@@ -107,7 +101,12 @@ class ParametrizationList(ModuleList):
                 raise
 
     def right_inverse(self, value: Tensor) -> None:
-        """Set the originals so that the parametrized tensor is ``value``."""
+        """Set the originals so that the parametrized tensor is ``value``.
+
+        What the parametrizations' ``right_inverse`` give is checked first (a tensor, or
+        as many as there are originals, each of its original's dtype): a refused value
+        leaves every original as it was.
+        """
         with no_grad():
             for module in reversed(list(self)):
                 if not hasattr(module, "right_inverse"):
@@ -117,10 +116,31 @@ class ParametrizationList(ModuleList):
                     )
                 value = module.right_inverse(value)
             if self.is_tensor:
-                self.original.data = value.detach()
+                if not isinstance(value, Tensor):
+                    raise ArgumentError(
+                        "the parametrizations' right_inverse must give one tensor here, as at "
+                        f"registration, got {type(value).__name__}"
+                    )
+                originals = [self.original]
+                values = [value]
             else:
-                for index, item in enumerate(value):
-                    getattr(self, f"original{index}").data = item.detach()
+                values = list(_tensors(value))
+                if len(values) != self.ntensors:
+                    raise ValueError(
+                        f"the parametrizations' right_inverse must give {self.ntensors} tensors "
+                        f"here, as at registration, got {len(values)}; nothing was assigned"
+                    )
+                originals = [getattr(self, f"original{i}") for i in range(self.ntensors)]
+            for index, (original, item) in enumerate(zip(originals, values)):
+                if item.dtype != original.dtype:
+                    name = "original" if self.is_tensor else f"original{index}"
+                    raise DtypeError(
+                        f"the parametrizations' right_inverse gave a {item.dtype.name} tensor "
+                        f"for {name}, which is {original.dtype.name}; assign a value of the "
+                        "parametrized tensor's dtype. Nothing was assigned"
+                    )
+            for original, item in zip(originals, values):
+                original.data = item.detach()
 
     def forward(self) -> Tensor:
         modules = list(self)
@@ -131,6 +151,33 @@ class ParametrizationList(ModuleList):
         for module in modules[1:]:
             value = module(value)
         return value
+
+
+def _right_inverse(module: Module, value: Any) -> Any:
+    """``module.right_inverse(value)`` at registration; the identity where it has none or it
+    raises NotImplementedError (PyTorch's reading)."""
+    inverse = getattr(module, "right_inverse", None)
+    if inverse is None:
+        return value
+    try:
+        return inverse(value)
+    except NotImplementedError:
+        return value
+
+
+def _tensors(value: Any) -> tuple[Tensor, ...]:
+    """What a right_inverse gave for several originals: a sequence of tensors, or refused."""
+    if not isinstance(value, (tuple, list)):
+        raise ArgumentError(
+            "a parametrization's right_inverse must give a tensor or a sequence of tensors, "
+            f"got {type(value).__name__}"
+        )
+    if not all(isinstance(v, Tensor) for v in value):
+        raise ArgumentError(
+            "a parametrization's right_inverse must give a tensor or a sequence of "
+            f"tensors, got {[type(v).__name__ for v in value]}"
+        )
+    return tuple(value)
 
 
 def _check_same(what: str, value: Any, shape: tuple[int, ...], dtype: Any) -> None:
@@ -160,6 +207,9 @@ def register_parametrization(
     """Make ``module.<tensor_name>`` computed as ``parametrization(original)`` at each read.
 
     A second parametrization of the same tensor is applied after the first.
+    The original is set to the parametrizations' ``right_inverse`` of the
+    tensor, where they have one (one that raises ``NotImplementedError`` is
+    read as the identity, as in PyTorch).
     Returns ``module``, whose class becomes a subclass ``Parametrized<Name>``
     holding the property, as PyTorch's.
 
@@ -189,8 +239,12 @@ def register_parametrization(
             result = parametrization(current)
             _check_same("the new parametrization's output", result, current.shape, current.dtype)
             if hasattr(parametrization, "right_inverse"):
-                back = parametrization.right_inverse(result)
-                _check_same("its right_inverse", back, current.shape, current.dtype)
+                try:
+                    back = parametrization.right_inverse(result)
+                except NotImplementedError:
+                    pass  # (the identity, as at the first registration)
+                else:
+                    _check_same("its right_inverse", back, current.shape, current.dtype)
         parametrizations.append(parametrization)
         parametrizations.unsafe |= unsafe
         return module
@@ -250,7 +304,9 @@ def remove_parametrizations(
     """Make ``module.<tensor_name>`` a plain parameter (or buffer) again.
 
     With ``leave_parametrized`` it holds the parametrized value; without, the
-    original (possible only where the original is one tensor).
+    original (possible only where the original is one tensor). A tensor
+    parametrized from several originals becomes a parameter where one of them
+    requires grad, else a buffer, as in PyTorch.
     """
     if not is_parametrized(module, tensor_name):
         raise ValueError(
@@ -269,10 +325,9 @@ def remove_parametrizations(
                 "remove_parametrizations(leave_parametrized=False) of a tensor parametrized "
                 "from several tensors: there is no one original to leave"
             )
-        with no_grad():
-            value = getattr(module, tensor_name).detach()
-        first = parametrizations.original0
-        original = Parameter(value, first.requires_grad) if isinstance(first, Parameter) else value
+        # A parameter where an original requires grad, else a buffer (PyTorch's reading).
+        value = getattr(module, tensor_name)
+        original = Parameter(value.detach(), True) if value.requires_grad else value.detach()
     delattr(type(module), tensor_name)
     del module.parametrizations[tensor_name]
     if isinstance(original, Parameter):

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import plugrad
+from plugrad.errors import ArgumentError, DtypeError
 
 torch = pytest.importorskip("torch")
 
@@ -122,6 +123,94 @@ def test_misuse_is_refused_clearly() -> None:
     with pytest.raises(RuntimeError, match="does not implement right_inverse"):
         parametrize.register_parametrization(layer, "bias", plugrad.nn.Tanh())
         layer.bias = plugrad.zeros(2)
+
+
+class _Halves(plugrad.nn.Module):
+    """The sum of two originals; right_inverse gives ``count`` tensors (2 at registration)."""
+
+    count = 2
+
+    def forward(self, a, b):
+        return a + b
+
+    def right_inverse(self, z):
+        return (z / 2,) * self.count
+
+
+class _Identity(plugrad.nn.Module):
+    def forward(self, x):
+        return x
+
+    def right_inverse(self, x):
+        return x
+
+
+def test_an_assignment_whose_right_inverse_does_not_fit_the_originals_changes_nothing() -> None:
+    # A float64 value became the float32 parameter's dtype; a right_inverse giving one
+    # tensor of two set the first only, and one giving three set two, then raised.
+    register = plugrad.nn.utils.parametrize.register_parametrization
+    layer = register(plugrad.nn.Linear(2, 2), "weight", _Identity())
+    before = layer.weight.tolist()
+    with pytest.raises(DtypeError, match="float64 tensor for original, which is float32"):
+        layer.weight = plugrad.ones(2, 2, dtype=plugrad.float64)
+    assert layer.parametrizations.weight.original.dtype is plugrad.float32
+    assert layer.weight.tolist() == before
+    halves = _Halves()
+    layer = register(plugrad.nn.Linear(2, 2), "weight", halves)
+    before = layer.weight.tolist()
+    for count in (1, 3):
+        halves.count = count
+        with pytest.raises(ValueError, match=f"must give 2 tensors here.*got {count}"):
+            layer.weight = plugrad.full((2, 2), 10.0)
+        assert layer.weight.tolist() == before
+    halves.count = 2
+    with pytest.raises(DtypeError, match="for original0"):
+        layer.weight = plugrad.ones(2, 2, dtype=plugrad.float64)
+    layer.weight = plugrad.full((2, 2), 10.0)
+    assert layer.weight.tolist() == [[10.0, 10.0], [10.0, 10.0]]
+
+    class Number(plugrad.nn.Module):
+        def forward(self, x):
+            return x
+
+        def right_inverse(self, x):
+            return 3.0
+
+    with pytest.raises(ArgumentError, match="a tensor or a sequence of tensors, got float"):
+        register(plugrad.nn.Linear(2, 2), "weight", Number())
+
+
+def test_a_right_inverse_that_is_not_implemented_is_the_identity_at_registration() -> None:
+    class AddOne(plugrad.nn.Module):
+        def forward(self, x):
+            return x + 1
+
+        def right_inverse(self, x):
+            raise NotImplementedError
+
+    register = plugrad.nn.utils.parametrize.register_parametrization
+    layer = plugrad.nn.Linear(2, 2)
+    before = layer.weight.tolist()
+    register(layer, "weight", AddOne())  # raised NotImplementedError
+    np.testing.assert_allclose(layer.weight.tolist(), np.array(before) + 1)
+    register(layer, "weight", AddOne())  # stacked: the same
+    np.testing.assert_allclose(layer.weight.tolist(), np.array(before) + 2)
+
+
+@pytest.mark.parametrize("frozen", [False, True])
+def test_removing_a_parametrization_of_several_originals_keeps_parameter_or_buffer(frozen) -> None:
+    # A parameter where an original requires grad, else a buffer, as PyTorch's (it was a
+    # parameter whenever the first original was one, frozen or not).
+    parametrize = plugrad.nn.utils.parametrize
+    layer = plugrad.nn.Linear(2, 2)
+    layer.weight.requires_grad_(not frozen)
+    parametrize.register_parametrization(layer, "weight", _Halves())
+    value = layer.weight.tolist()
+    parametrize.remove_parametrizations(layer, "weight")
+    parameters = [name for name, _ in layer.named_parameters()]
+    buffers = [name for name, _ in layer.named_buffers()]
+    assert (parameters, buffers) == ((["bias"], ["weight"]) if frozen else (["bias", "weight"], []))
+    assert layer.weight.tolist() == value and layer.weight.requires_grad is not frozen
 
 
 def _spectral(lib, style: str, transposed: bool, start=None):
