@@ -467,9 +467,10 @@ def _float_power_(self: Tensor, exponent: Any) -> Tensor:
 
 def _unfold(self: Tensor, dimension: int, size: int, step: int) -> Tensor:
     """Return the windows of ``size`` elements every ``step`` along ``dimension``, as a new
-    last axis (a copy, where PyTorch's is a view: changing the result in place, or ``self``
-    while the result lives, raises :class:`~plugrad.errors.ViewCopyError` rather than
-    leaving one without the change).
+    last axis (a copy, where PyTorch's is a view).
+
+    Changing the result in place, or ``self`` while the result lives, raises
+    :class:`~plugrad.errors.ViewCopyError` rather than leaving one without the change.
 
     Examples
     --------
