@@ -390,25 +390,20 @@ def mismatches(rank, size):
     close(x.numpy(), [size, size], "all_reduce after the partial backward")
 
 
-class _FailInBackward(plugrad.Function):
-    """The identity, whose backward raises while ``failing``."""
+class _FailingLayer(nn.Module):
+    """The identity, whose gradient raises while ``failing`` (a hook of its output)."""
 
     failing = False
 
-    @staticmethod
-    def forward(ctx, x):
-        return x * 1.0
-
-    @staticmethod
-    def backward(ctx, g):
-        if _FailInBackward.failing:
-            raise RuntimeError("backward fails on purpose")
-        return g
-
-
-class _FailingLayer(nn.Module):
     def forward(self, x):
-        return _FailInBackward.apply(x)
+        y = x * 1.0
+        y.register_hook(self._check)
+        return y
+
+    @staticmethod
+    def _check(grad):
+        if _FailingLayer.failing:
+            raise RuntimeError("backward fails on purpose")
 
 
 def failed_pass(rank, size):
@@ -431,7 +426,7 @@ def failed_pass(rank, size):
         model = nn.parallel.DistributedDataParallel(layers, bucket_cap_mb=cap)
         model(batch).sum().backward()  # a full pass first: .grad holds its averages
         before = [p.grad.numpy().copy() for p in model.parameters()]
-        _FailInBackward.failing = rank in failing
+        _FailingLayer.failing = rank in failing
 
         def step(model=model):
             model(batch).sum().backward()
@@ -444,7 +439,7 @@ def failed_pass(rank, size):
                         f"rank {rank}: in this backward pass another rank raised an error",
                         "left as it was")  # fmt: skip
         finally:
-            _FailInBackward.failing = False
+            _FailingLayer.failing = False
         for p, old in zip(model.parameters(), before):
             close(p.grad.numpy(), old, f"a failed pass leaves .grad ({cap}, {failing})", rtol=0)
         model(batch).sum().backward()  # the next pass averages again
