@@ -146,6 +146,19 @@ def setitem(xp: Any, x: Any, value: Any, /, key: Any) -> Any:
     key = _as_dask_key(xp, key)
     if _takes_natively(xp, key, value):
         out = xp.asarray(x, copy=True)
+        if 0 in getattr(value, "shape", ()):
+            # Dask refuses any value without elements, even for a region without any.
+            region = tuple(out[key].shape)
+            try:
+                fits = np.broadcast_shapes(tuple(value.shape), region) == region
+            except ValueError:
+                fits = False
+            if not fits:
+                raise ValueError(
+                    f"shape mismatch: value array of shape {tuple(value.shape)} could not be "
+                    f"broadcast to indexing result of shape {region}"
+                )
+            return out
         out[key] = value
         return out
     size = math.prod(x.shape)

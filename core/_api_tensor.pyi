@@ -519,6 +519,9 @@ class InstalledTensorMethods:
     def diagonal(self, offset: Any = ..., dim1: int = ..., dim2: int = ...) -> Any:
         """PyTorch's ``x.diagonal(offset=0, dim1=0, dim2=1)``: a diagonal of two axes, as the last."""
 
+    def diagonal_scatter(self, src: Tensor, offset: int = ..., dim1: int = ..., dim2: int = ...) -> Tensor:
+        """Return a copy of ``input`` whose ``diagonal(offset, dim1, dim2)`` is ``src``."""
+
     def diff(self, n: int = ..., axis: int = ..., *, prepend: TensorLike | None = ..., append: TensorLike | None = ..., dim: Any = ...) -> Tensor:
         """The ``n``-th difference ``x[i + 1] - x[i]`` along ``axis``, after joining the ends."""
 
@@ -1176,6 +1179,9 @@ class InstalledTensorMethods:
     def select(self, dim: int, index: int) -> Any:
         """PyTorch's ``select(x, dim, index)``: the slice at ``index`` along ``dim``, that axis gone."""
 
+    def select_scatter(self, src: Tensor, dim: int, index: int) -> Tensor:
+        """Return a copy of ``input`` whose ``select(dim, index)`` is ``src``."""
+
     def sgn_(self, /) -> Tensor:
         """In-place :meth:`sgn`: ``x.sgn_(...)`` makes ``x`` hold it."""
 
@@ -1193,6 +1199,9 @@ class InstalledTensorMethods:
 
     def sinh_(self, /) -> Tensor:
         """In-place :meth:`sinh`: ``x.sinh_(...)`` makes ``x`` hold it."""
+
+    def slice_scatter(self, src: Tensor, dim: int = ..., start: int | None = ..., end: int | None = ..., step: int = ...) -> Tensor:
+        """Return a copy of ``input`` whose slice ``start:end:step`` along ``dim`` is ``src``."""
 
     def slogdet(self) -> Any:
         """The sign and the log of the absolute value of the determinant; ``linalg.slogdet``."""

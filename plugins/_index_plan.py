@@ -38,6 +38,8 @@ def put(out: Any, key: Any, value: Any) -> Any:
     Writable arrays are written in place; immutable ones (JAX's) have no item
     assignment but an ``.at[key].set(value)`` that returns the updated copy.
     """
+    if 0 in getattr(value, "shape", ()):
+        return out  # nothing to write (Dask refuses a value without elements)
     at = getattr(out, "at", None)
     if at is not None:
         return at[key].set(value)

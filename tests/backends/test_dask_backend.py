@@ -328,6 +328,20 @@ def test_an_assignment_index_out_of_bounds_raises_and_changes_nothing(key) -> No
     np.testing.assert_array_equal(x.numpy(), values)
 
 
+def test_an_assignment_of_no_elements_changes_nothing_and_checks_shapes() -> None:
+    # Dask refuses a value without elements even where the region has none.
+    values = np.arange(12.0).reshape(3, 4)
+    x = plugrad.asarray(values, device="dask", requires_grad=True)
+    y = x * 1.0
+    y[:, 5:] = plugrad.ones(3, 0, device="dask")
+    y.sum().backward()
+    np.testing.assert_array_equal(y.detach().numpy(), values)
+    np.testing.assert_array_equal(x.grad.numpy(), np.ones((3, 4)))
+    with pytest.raises(ShapeError, match=r"\(3, 0\).*\(3, 1\)"):
+        y[:, 3:] = plugrad.ones(3, 0, device="dask")
+    np.testing.assert_array_equal(y.detach().numpy(), values)
+
+
 def test_scatter_and_masked_select_match_numpy_and_compute_only_the_mask() -> None:
     rng = np.random.default_rng(1)
     values, src = rng.normal(size=(3, 4)), rng.normal(size=(3, 2))

@@ -460,3 +460,93 @@ def test_broadcast_to_its_own_shape_is_a_view_written_through_as_expand():
     assert x.tolist() == [3.0, 3.0, 3.0]
     with pytest.raises(plugrad.errors.ReadOnlyViewError):
         plugrad.broadcast_to(x, (2, 3)).add_(1)
+
+
+# -- select_scatter, slice_scatter, diagonal_scatter ----------------------------------------
+
+SCATTERS = [
+    ("select_scatter", (4,), (0, 1)),
+    ("select_scatter", (3,), (-1, -2)),
+    ("slice_scatter", (3, 2), (1, 0, 4, 2)),
+    ("slice_scatter", (3, 2), (1, -2)),
+    ("slice_scatter", (3, 2), (1, 1, -1)),
+    ("slice_scatter", (2, 4), (0, 1, 100)),
+    ("slice_scatter", (3, 0), (1, 5)),
+    ("diagonal_scatter", (3,), ()),
+    ("diagonal_scatter", (3,), (1,)),
+    ("diagonal_scatter", (2,), (-1,)),
+    ("diagonal_scatter", (2,), (1, 1, 0)),
+]
+
+
+@pytest.mark.parametrize("backend", backends_under_test())
+@pytest.mark.parametrize(("name", "src_shape", "args"), SCATTERS)
+def test_view_scatters_as_pytorchs(name: str, src_shape: tuple, args: tuple, backend: str):
+    # (they were missing)
+    src = np.arange(1.0, 1.0 + np.prod(src_shape)).reshape(src_shape)
+    (tx, ts) = (torch.tensor(X, requires_grad=True), torch.tensor(src, requires_grad=True))
+    theirs = getattr(torch, name)(tx, ts, *args)
+    (theirs * torch.tensor(WEIGHTS)).sum().backward()
+    with plugrad.use_backend(backend):
+        x = plugrad.asarray(X, requires_grad=True)
+        s = plugrad.asarray(src, requires_grad=True)
+        for ours in (getattr(plugrad, name)(x, s, *args), getattr(x, name)(s, *args)):
+            np.testing.assert_array_equal(np.asarray(ours.tolist()), theirs.detach().numpy())
+        (ours * plugrad.asarray(WEIGHTS)).sum().backward()
+        assert x.tolist() == X.tolist()  # the input is left as it was
+        np.testing.assert_array_equal(np.asarray(x.grad.tolist()), tx.grad.numpy())
+        np.testing.assert_array_equal(
+            np.asarray(s.grad.tolist()).reshape(src_shape), ts.grad.numpy()
+        )
+
+
+def test_view_scatters_convert_src_as_copy_does():
+    ints = plugrad.select_scatter(plugrad.zeros(3, dtype=plugrad.int64), plugrad.tensor(2.5), 0, 0)
+    assert ints.dtype == plugrad.int64
+    assert ints.tolist() == [2, 0, 0]  # PyTorch's: truncated, as copy_
+    floats = plugrad.slice_scatter(
+        plugrad.zeros(3), plugrad.ones(1, dtype=plugrad.float64), 0, 1, 2
+    )
+    assert floats.dtype == plugrad.float32
+    assert floats.tolist() == [0.0, 1.0, 0.0]
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "match"),
+    [
+        (lambda x: plugrad.select_scatter(x, plugrad.ones(1, 4), 0, 1), ShapeError, r"\(1, 4\)"),
+        (lambda x: plugrad.select_scatter(x, plugrad.ones(4), 0, 5), IndexOutOfRangeError, "5"),
+        (lambda x: plugrad.select_scatter(x, plugrad.ones(4), 2, 0), AxisError, "dim"),
+        (lambda x: plugrad.slice_scatter(x, plugrad.ones(3, 1), 1, 0, 4, 0), ValueError, "step"),
+        (lambda x: plugrad.slice_scatter(x, plugrad.ones(3, 1), 2), AxisError, "dim 2"),
+        (lambda x: plugrad.slice_scatter(x, plugrad.ones(3), 1, 0, 1), ShapeError, "exactly"),
+        (lambda x: plugrad.diagonal_scatter(x, plugrad.ones(3), 1, 1, 0), ShapeError, r"\(2,\)"),
+        (lambda x: plugrad.diagonal_scatter(x, X, 0), TypeError, "src must be a Tensor"),
+        (lambda x: plugrad.slice_scatter(x, x, 1.0), TypeError, "dim must be an int"),
+    ],
+)
+def test_view_scatters_refuse_bad_arguments(call, error, match):
+    x = plugrad.zeros(3, 4)
+    with pytest.raises(error, match=match):
+        call(x)
+    assert x.tolist() == np.zeros((3, 4)).tolist()
+
+
+@pytest.mark.parametrize("backend", backends_under_test())
+@pytest.mark.parametrize(("offset", "dim1", "dim2"), [(0, 0, 1), (1, 2, 0), (-1, -1, 1)])
+def test_diagonal_scatter_of_a_stack_as_pytorchs(offset: int, dim1: int, dim2: int, backend: str):
+    values = np.random.default_rng(1).random((2, 3, 4))
+    weights = np.linspace(-1.0, 2.0, values.size).reshape(values.shape)
+    shape = torch.zeros(values.shape).diagonal(offset, dim1, dim2).shape
+    src = np.arange(1.0, 1.0 + np.prod(shape)).reshape(shape)
+    tx, ts = torch.tensor(values, requires_grad=True), torch.tensor(src, requires_grad=True)
+    theirs = torch.diagonal_scatter(tx, ts, offset, dim1, dim2)
+    (theirs * torch.tensor(weights)).sum().backward()
+    with plugrad.use_backend(backend):
+        x = plugrad.asarray(values, requires_grad=True)
+        s = plugrad.asarray(src, requires_grad=True)
+        ours = plugrad.diagonal_scatter(x, s, offset, dim1, dim2)
+        (ours * plugrad.asarray(weights)).sum().backward()
+        np.testing.assert_array_equal(np.asarray(ours.tolist()), theirs.detach().numpy())
+        np.testing.assert_array_equal(np.asarray(x.grad.tolist()), tx.grad.numpy())
+        np.testing.assert_array_equal(np.asarray(s.grad.tolist()), ts.grad.numpy())
