@@ -135,6 +135,7 @@ from ._api_plugrad import fmin as fmin
 from ._api_plugrad import fmod as fmod
 from ._api_plugrad import frac as frac
 from ._api_plugrad import gather as gather
+from ._api_plugrad import gcd as gcd
 from ._api_plugrad import ge as ge
 from ._api_plugrad import getitem as getitem
 from ._api_plugrad import greater as greater
@@ -150,6 +151,7 @@ from ._api_plugrad import isin as isin
 from ._api_plugrad import isinf as isinf
 from ._api_plugrad import isnan as isnan
 from ._api_plugrad import kthvalue as kthvalue
+from ._api_plugrad import lcm as lcm
 from ._api_plugrad import le as le
 from ._api_plugrad import lerp as lerp
 from ._api_plugrad import less as less

@@ -350,6 +350,10 @@ def gather(x: TensorLike, dim: int, index: Any, *, sparse_grad: bool = ..., out:
     """PyTorch's ``x.gather(dim, index)``: ``out[..., i, ...] = x[..., index[..., i, ...], ...]``."""
 
 
+def gcd(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+    """Greatest common divisor of integer tensors element-wise (0 for 0, 0)."""
+
+
 def getitem(x: TensorLike, /, key: Any, *, out: Any = ...) -> Tensor:
     """Index ``x[key]``; what ``Tensor.__getitem__`` calls (use ``x[key]`` instead)."""
 
@@ -400,6 +404,10 @@ def isnan(x: TensorLike, /, *, out: Any = ...) -> Tensor:
 
 def kthvalue(x: TensorLike, k: int, dim: int = ..., keepdim: bool = ..., *, out: Any = ...) -> Any:
     """PyTorch's ``kthvalue(x, k, dim=-1, keepdim=False)``: the ``k``-th smallest along ``dim``."""
+
+
+def lcm(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
+    """Least common multiple of integer tensors element-wise (0 with a 0)."""
 
 
 def lerp(x: TensorLike, end: TensorLike, weight: TensorLike, /, *, out: Any = ...) -> Tensor:

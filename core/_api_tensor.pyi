@@ -642,6 +642,12 @@ class InstalledTensorMethods:
     def gather(self, dim: int, index: Any, *, sparse_grad: bool = ...) -> Any:
         """PyTorch's ``x.gather(dim, index)``: ``out[..., i, ...] = x[..., index[..., i, ...], ...]``."""
 
+    def gcd(self, other: Any) -> Tensor:
+        """Greatest common divisor of integer tensors element-wise (0 for 0, 0)."""
+
+    def gcd_(self, other: Any) -> Tensor:
+        """In-place :meth:`gcd`: ``x.gcd_(...)`` makes ``x`` hold it."""
+
     def ge(self, other: Any) -> Tensor:
         """Compare ``x1 >= x2`` element-wise, broadcasting; a bool tensor."""
 
@@ -788,6 +794,12 @@ class InstalledTensorMethods:
     @property
     def layout(self) -> Any:
         ...
+
+    def lcm(self, other: Any) -> Tensor:
+        """Least common multiple of integer tensors element-wise (0 with a 0)."""
+
+    def lcm_(self, other: Any) -> Tensor:
+        """In-place :meth:`lcm`: ``x.lcm_(...)`` makes ``x`` hold it."""
 
     def ldexp(self, other: Tensor) -> Tensor:
         """``input * 2**other`` element-wise (a floating result)."""

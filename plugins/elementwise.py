@@ -886,6 +886,54 @@ floor_divide = op("floor_divide", _floor_divide, differentiable=False, methods="
 
 # -- no gradient ----------------------------------------------------------------------
 
+
+def _integer_operands(xp: Any, function: str, x1: Any, x2: Any) -> tuple[Any, Any]:
+    """Both operands as arrays of one integer dtype; anything else is refused, as PyTorch's."""
+    array = x1 if hasattr(x1, "dtype") else x2
+    if not xp.isdtype(array.dtype, "integral") or any(
+        type(x) is not int for x in (x1, x2) if not hasattr(x, "dtype")
+    ):
+        kinds = ", ".join(getattr(x, "dtype", type(x).__name__).__str__() for x in (x1, x2))
+        raise DtypeError(f"{function}() takes integer tensors, got {kinds}")
+    return tuple(
+        x if hasattr(x, "dtype") else xp.asarray(x, dtype=array.dtype, device=device_of(array))
+        for x in (x1, x2)
+    )
+
+
+_PHI = (1 + math.sqrt(5)) / 2
+
+
+def _gcd(xp: Any, x1: Any, x2: Any, /) -> Any:
+    x1, x2 = _integer_operands(xp, "gcd", x1, x2)
+    native = getattr(xp, "gcd", None)
+    if native is not None:
+        return native(x1, x2)
+    # Euclid's algorithm on every pair at once, for as many rounds as the dtype's largest
+    # numbers can need (Lame: log_phi of them), so that no value is read (lazy and traced
+    # arrays stay so).
+    a, b = xp.broadcast_arrays(xp.abs(x1), xp.abs(x2))
+    for _ in range(math.ceil(xp.iinfo(a.dtype).bits * math.log(2) / math.log(_PHI)) + 2):
+        nonzero = b != 0
+        rest = xp.remainder(a, xp.where(nonzero, b, 1))
+        a, b = xp.where(nonzero, b, a), xp.where(nonzero, rest, 0)
+    return a
+
+
+def _lcm(xp: Any, x1: Any, x2: Any, /) -> Any:
+    x1, x2 = _integer_operands(xp, "lcm", x1, x2)
+    native = getattr(xp, "lcm", None)
+    if native is not None:
+        return native(x1, x2)
+    divisor = _gcd(xp, x1, x2)
+    return xp.abs(xp.multiply(xp.floor_divide(x1, xp.where(divisor == 0, 1, divisor)), x2))
+
+
+gcd = op("gcd", _gcd, standard=False, differentiable=False, promotion="mixed", methods="gcd",
+         inplace=True, doc="Greatest common divisor of integer tensors element-wise (0 for 0, 0).")
+lcm = op("lcm", _lcm, standard=False, differentiable=False, promotion="mixed", methods="lcm",
+         inplace=True, doc="Least common multiple of integer tensors element-wise (0 with a 0).")
+
 signbit = op("signbit(x)", differentiable=False, methods="signbit",
              real_only=True, doc="Whether the sign bit is set, element-wise (true for ``-0.0``).")
 # The step is one ulp: the gradient is x1's (not none, which summed it as 0 into a .grad).

@@ -239,6 +239,8 @@ NO_GRAD = [
     OpCase("bitwise_or", "bitwise_or", lambda a, b: a | b, np.bitwise_or, inputs=[INTS, BITS]),
     OpCase("bitwise_xor", "bitwise_xor", lambda a, b: a ^ b, np.bitwise_xor, inputs=[INTS, BITS]),
     OpCase("bitwise_invert", "bitwise_invert", lambda a: ~a, np.invert, inputs=[INTS]),
+    OpCase("gcd", "gcd", P.gcd, np.gcd, inputs=[INTS, BITS]),
+    OpCase("lcm", "lcm", P.lcm, np.lcm, inputs=[INTS, BITS]),
     OpCase("bitwise_left_shift", "lshift", lambda a, b: a << b, np.left_shift, inputs=[INTS, BITS]),
     OpCase(
         "bitwise_right_shift", "rshift", lambda a, b: a >> b, np.right_shift, inputs=[INTS, BITS]
