@@ -52,6 +52,7 @@ from . import pytorch_complex_names as _pytorch_complex_names
 from . import pytorch_linalg_names as _pytorch_linalg_names
 from . import pytorch_tensor_methods as _pytorch_tensor_methods
 from . import view_scatter as _view_scatter
+from . import windows as _windows
 from .amp import autocast, is_autocast_enabled
 from .compiler import compile
 from .creation import (
@@ -237,6 +238,7 @@ from .serialization import load, save
 from .tensor import Size, Tensor
 from .transfer import from_dlpack
 from .view_scatter import *  # noqa: F403  (its __all__ is part of ours)
+from .windows import *  # noqa: F403  (its __all__ is part of ours)
 
 try:
     __version__ = _version("plugrad")
@@ -446,6 +448,7 @@ __all__ += _pytorch_complex_names.__all__
 __all__ += _pytorch_linalg_names.__all__
 __all__ += _pytorch_tensor_methods.__all__
 __all__ += _view_scatter.__all__
+__all__ += _windows.__all__
 # The built-in op functions installed here; a name already public (the fft module) is listed once.
 __all__ += [name for name in _registry.op_names() if name in globals() and name not in __all__]
 

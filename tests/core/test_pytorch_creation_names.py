@@ -1,5 +1,5 @@
 """PyTorch's creation functions beside the standard's: ``logspace``, ``tril_indices``,
-``triu_indices``, against ``torch`` on every backend under test."""
+``triu_indices`` and the window functions, against ``torch`` on every backend under test."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import plugrad
-from plugrad.errors import ArgumentError, DtypeError
+from plugrad.errors import ArgumentError, DtypeError, InvalidArgumentError
 from plugrad.testing import backends_under_test
 
 torch = pytest.importorskip("torch")
@@ -167,3 +167,49 @@ def test_dtype_properties_are_pytorchs(name: str) -> None:
     ours, theirs = getattr(plugrad, name), getattr(torch, name)
     for attribute in ("is_floating_point", "is_complex", "is_signed"):
         assert getattr(ours, attribute) == getattr(theirs, attribute), attribute
+
+
+WINDOWS = ["hann_window", "hamming_window", "blackman_window", "bartlett_window"]
+
+
+@pytest.mark.parametrize("backend", backends_under_test())
+@pytest.mark.parametrize("name", WINDOWS)
+def test_window_functions_as_pytorchs(name: str, backend: str) -> None:
+    # (they were missing)
+    device = plugrad.device(backend)
+    dtypes = ["float32"] + (["float64"] if plugrad.float64 in device.dtypes else [])
+    for length in (0, 1, 2, 5, 8):
+        for periodic in (True, False):
+            for dtype in dtypes:
+                theirs = getattr(torch, name)(length, periodic, dtype=getattr(torch, dtype))
+                ours = getattr(plugrad, name)(
+                    length, periodic, dtype=getattr(plugrad, dtype), device=device
+                )
+                assert ours.dtype.name == dtype and ours.device == device
+                assert ours.shape == tuple(theirs.shape)
+                tolerance = 1e-6 if dtype == "float32" else 1e-14
+                np.testing.assert_allclose(ours.tolist(), theirs.tolist(), atol=tolerance)
+    ours = getattr(plugrad, name)(4, requires_grad=True)
+    assert ours.requires_grad and ours.is_leaf and ours.dtype == plugrad.float32
+
+
+def test_hamming_window_takes_its_coefficients() -> None:
+    ours = plugrad.hamming_window(6, False, 0.5, 0.5)
+    np.testing.assert_allclose(ours.tolist(), torch.hann_window(6, False).tolist(), atol=1e-7)
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "match"),
+    [
+        (lambda f: f(-1), InvalidArgumentError, ">= 0"),
+        (lambda f: f(3, dtype=plugrad.int64), DtypeError, "real floating"),
+        (lambda f: f(3, dtype=plugrad.complex64), DtypeError, "real floating"),
+        (lambda f: f(2.0), TypeError, "window_length must be an int"),
+        (lambda f: f(True), TypeError, "window_length must be an int"),
+        (lambda f: f(3, periodic=1), TypeError, "periodic must be a bool"),
+    ],
+)
+@pytest.mark.parametrize("name", WINDOWS)
+def test_window_functions_refuse_bad_arguments(name: str, call, error, match) -> None:
+    with pytest.raises(error, match=match):
+        call(getattr(plugrad, name))

@@ -1,0 +1,145 @@
+"""Window functions of signal processing, as PyTorch's ``torch.*_window``.
+
+:func:`hann_window`, :func:`hamming_window`, :func:`blackman_window` and
+:func:`bartlett_window` make a 1-d tensor of ``window_length`` weights, computed
+in the dtype asked for on the device asked for. A periodic window (the default)
+is the symmetric window one longer with its last value dropped: what a
+spectral analysis repeating every ``window_length`` samples needs; a window of
+one sample is ``[1.0]``.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from typing import TYPE_CHECKING, Any
+
+from . import creation as _creation
+from . import dtypes as _dtypes
+from . import ops as _ops
+from .creation import CreationOptions
+from .errors import DtypeError, InvalidArgumentError
+from .tensor import Tensor
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+__all__ = ["bartlett_window", "blackman_window", "hamming_window", "hann_window"]
+
+
+def _positions(
+    function: str, window_length: Any, periodic: Any, options: dict[str, Any]
+) -> tuple[Tensor, int, bool] | Tensor:
+    """The sample positions ``0 .. window_length - 1``, the period they span and whether
+    the window requires grad; or the whole window where it is trivial (no sample, or one)."""
+    if isinstance(window_length, bool):
+        raise TypeError(f"{function}(): window_length must be an int, got bool")
+    try:
+        length = operator.index(window_length)
+    except TypeError:
+        raise TypeError(
+            f"{function}(): window_length must be an int, got {type(window_length).__name__}"
+        ) from None
+    if length < 0:
+        raise InvalidArgumentError(f"{function}(): window_length must be >= 0, got {length}")
+    if not isinstance(periodic, bool):
+        raise TypeError(f"{function}(): periodic must be a bool, got {type(periodic).__name__}")
+    dtype, device, backend, requires_grad = _creation.creation_options(function, options)
+    dtype = _dtypes.default_float_dtype if dtype is None else dtype
+    if dtype.kind != "real floating":
+        raise DtypeError(f"{function}(): a window has a real floating dtype, got {dtype.name}")
+    if length <= 1:
+        ones = _creation.ones(length, dtype=dtype, device=device, backend=backend)
+        return ones.requires_grad_(requires_grad)
+    positions = _creation.arange(length, dtype=dtype, device=device, backend=backend)
+    return positions, length if periodic else length - 1, requires_grad
+
+
+def _cosine_sum(
+    function: str,
+    window_length: int,
+    periodic: bool,
+    coefficients: tuple[float, ...],
+    options: dict[str, Any],
+) -> Tensor:
+    """``a0 - a1 cos(2 pi n / N) + a2 cos(4 pi n / N) - ...``, the generalized cosine window."""
+    made = _positions(function, window_length, periodic, options)
+    if isinstance(made, Tensor):
+        return made
+    positions, span, requires_grad = made
+    phase = positions * (2.0 * math.pi / span)
+    window = _creation.full_like(positions, coefficients[0])
+    for order, coefficient in enumerate(coefficients[1:], start=1):
+        term = _ops.cos(phase * order) * coefficient
+        window = window - term if order % 2 else window + term
+    return window.requires_grad_(requires_grad)
+
+
+def hann_window(
+    window_length: int, periodic: bool = True, **options: Unpack[CreationOptions]
+) -> Tensor:
+    """Return the Hann window ``0.5 - 0.5 cos(2 pi n / N)``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.hann_window(4)
+    tensor([0.0000, 0.5000, 1.0000, 0.5000])
+    """
+    return _cosine_sum("hann_window", window_length, periodic, (0.5, 0.5), dict(options))
+
+
+def hamming_window(
+    window_length: int,
+    periodic: bool = True,
+    alpha: float = 0.54,
+    beta: float = 0.46,
+    **options: Unpack[CreationOptions],
+) -> Tensor:
+    """Return the Hamming window ``alpha - beta cos(2 pi n / N)``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.hamming_window(4, periodic=False)
+    tensor([0.0800, 0.7700, 0.7700, 0.0800])
+    """
+    for name, value in (("alpha", alpha), ("beta", beta)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise TypeError(f"hamming_window(): {name} must be a number, got {value!r}")
+    return _cosine_sum(
+        "hamming_window", window_length, periodic, (float(alpha), float(beta)), dict(options)
+    )
+
+
+def blackman_window(
+    window_length: int, periodic: bool = True, **options: Unpack[CreationOptions]
+) -> Tensor:
+    """Return the Blackman window ``0.42 - 0.5 cos(2 pi n / N) + 0.08 cos(4 pi n / N)``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.blackman_window(5, periodic=False, dtype=plugrad.float64)
+    tensor([-1.3878e-17,  3.4000e-01,  1.0000e+00,  3.4000e-01, -1.3878e-17],
+           dtype=plugrad.float64)
+    """
+    return _cosine_sum("blackman_window", window_length, periodic, (0.42, 0.5, 0.08), dict(options))
+
+
+def bartlett_window(
+    window_length: int, periodic: bool = True, **options: Unpack[CreationOptions]
+) -> Tensor:
+    """Return the Bartlett (triangular) window ``1 - |2 n / N - 1|``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.bartlett_window(5, periodic=False)
+    tensor([0.0000, 0.5000, 1.0000, 0.5000, 0.0000])
+    """
+    made = _positions("bartlett_window", window_length, periodic, dict(options))
+    if isinstance(made, Tensor):
+        return made
+    positions, span, requires_grad = made
+    return (1.0 - _ops.abs(positions * (2.0 / span) - 1.0)).requires_grad_(requires_grad)
