@@ -7,8 +7,9 @@ differentiable ops -- one matrix product per layer and direction for the
 input of every time step, then one per step for the recurrence -- so
 gradients of any order work on every backend.
 
-``PackedSequence`` inputs are not supported: pad the sequences to one length
-(and mask what the padding produces) instead.
+A :class:`~plugrad.nn.utils.rnn.PackedSequence` input runs each sequence over its
+own length only: its states stop at its last element (the final states are those)
+and a reversed direction starts there; the output is packed as the input.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import ops as _ops
-from ..creation import empty, zeros
+from ..creation import asarray, empty, zeros
 from ..errors import DtypeError, InvalidArgumentError, ShapeError, checked_bool
 from ..tensor import Tensor
 from . import functional as F
@@ -27,6 +28,7 @@ from . import init
 from .functional import _how_to_match, _positive_int
 from .module import Module, ParameterPlacement, check_placement, with_placement
 from .parameter import Parameter
+from .utils.rnn import PackedSequence, packed_like, padded_from_packed
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -71,8 +73,7 @@ def _check_input(
     with ``input_size`` features."""
     if not isinstance(input, Tensor):
         raise TypeError(
-            f"{layer}: the input must be a Tensor, got {type(input).__name__} (PackedSequence "
-            "is not supported: pad the sequences to one length instead)"
+            f"{layer}: the input must be a Tensor or a PackedSequence, got {type(input).__name__}"
         )
     if input.ndim not in ndims:
         raise ShapeError(
@@ -320,15 +321,27 @@ class RNNBase(Module):
         w_hr = getattr(self, names[-1]) if self.proj_size else None
         return w_ih, w_hh, b_ih, b_hh, w_hr
 
-    def _prepare(self, input: Any, states: tuple[Any, ...]) -> tuple[Tensor, list[Tensor], bool]:
+    def _prepare(
+        self, input: Any, states: tuple[Any, ...]
+    ) -> tuple[Tensor, list[Tensor], bool, list[int] | None]:
         """Check the call; return the input as ``(time, batch, features)``, the initial
-        states as ``(layers * directions, batch, size)`` and whether the input had a batch."""
+        states as ``(layers * directions, batch, size)``, whether the input had a batch,
+        and for a packed input the length of each sequence (the batch sorted by them)."""
         layer = type(self).__name__
+        lengths = None
+        if isinstance(input, PackedSequence):
+            if not isinstance(input.data, Tensor) or input.data.ndim != 2:
+                raise ShapeError(
+                    f"{layer}: expected packed data of shape (elements, input_size), got "
+                    f"{getattr(input.data, 'shape', type(input.data).__name__)}"
+                )
+            sorted_indices = input.sorted_indices
+            input, lengths = padded_from_packed(input)
         _check_input(layer, input, self.weight_ih_l0, self.input_size, (2, 3))
         batched = input.ndim == 3
         if not batched:
             input = input.unsqueeze(1)
-        elif self.batch_first:
+        elif self.batch_first and lengths is None:
             input = _ops.swapaxes(input, 0, 1)
         steps, batch = input.shape[0], input.shape[1]
         if steps == 0:
@@ -337,13 +350,29 @@ class RNNBase(Module):
         sizes = [self.proj_size or self.hidden_size, self.hidden_size]
         shapes = [(depth, batch, size) for size in sizes]
         names = ["h_0", "c_0"]
-        return input, _initial_states(layer, input, states, names, shapes, batched, 1), batched
+        initial = _initial_states(layer, input, states, names, shapes, batched, 1)
+        if lengths is not None and sorted_indices is not None:
+            # Given in the batch's own order, as the final states are returned.
+            initial = [
+                state if given is None else _ops.take(state, sorted_indices, axis=1)
+                for state, given in zip(initial, states)
+            ]
+        return input, initial, batched, lengths
 
     def _scan(
-        self, input: Tensor, index: int, h: Tensor, c: Tensor | None, reverse: bool
+        self,
+        input: Tensor,
+        index: int,
+        h: Tensor,
+        c: Tensor | None,
+        reverse: bool,
+        running: list[Tensor] | None,
     ) -> tuple[Tensor, Tensor, Tensor | None]:
         """Run layer-and-direction ``index`` over ``input`` (time first) from ``h`` (and
-        ``c``); return its outputs for every step, and its last ``h`` and ``c``."""
+        ``c``); return its outputs for every step, and its last ``h`` and ``c``.
+
+        ``running[t]`` (packed inputs) says which sequences run at step ``t``: the others
+        keep their state (before they start, reversed, and after they end)."""
         w_ih, w_hh, b_ih, b_hh, w_hr = self._weights(index)
         if self.mode != "GRU" and b_ih is not None:
             b_ih, b_hh = b_ih + b_hh, None  # added once here instead of once per step
@@ -354,16 +383,26 @@ class RNNBase(Module):
         if c is None:
             step = _STEPS[self.mode]
             for t in times:
-                h = outputs[t] = step(gates[t], h, w_hh, b_hh)
+                new = step(gates[t], h, w_hh, b_hh)
+                h = outputs[t] = new if running is None else _ops.where(running[t], new, h)
         else:
             for t in times:
-                h, c = _lstm_step(gates[t], h, c, w_hh, b_hh, w_hr)
+                new, new_c = _lstm_step(gates[t], h, c, w_hh, b_hh, w_hr)
+                if running is None:
+                    h, c = new, new_c
+                else:
+                    h, c = _ops.where(running[t], new, h), _ops.where(running[t], new_c, c)
                 outputs[t] = h
         return _ops.stack(outputs, axis=0), h, c
 
-    def _run(self, input: Any, states: tuple[Any, ...]) -> tuple[Tensor, list[Tensor]]:
+    def _run(self, input: Any, states: tuple[Any, ...]) -> tuple[Any, list[Tensor]]:
         """The output and the final states of ``forward``, in the input's layout."""
-        input, initial, batched = self._prepare(input, states)
+        packed = input if isinstance(input, PackedSequence) else None
+        input, initial, batched, lengths = self._prepare(input, states)
+        running = None
+        if lengths is not None:
+            counts = asarray(lengths, device=input.device)[:, None]
+            running = [counts > t for t in range(input.shape[0])]
         directions = 2 if self.bidirectional else 1
         finals: list[list[Tensor]] = [[] for _ in initial]
         for layer in range(self.num_layers):
@@ -374,16 +413,20 @@ class RNNBase(Module):
                 index = layer * directions + direction
                 h0 = initial[0][index]
                 c0 = initial[1][index] if len(initial) == 2 else None
-                output, h, c = self._scan(input, index, h0, c0, reverse=direction == 1)
+                output, h, c = self._scan(input, index, h0, c0, direction == 1, running)
                 outputs.append(output)
                 finals[0].append(h)
                 if c is not None:
                     finals[1].append(c)
             input = outputs[0] if directions == 1 else _ops.concat(outputs, axis=-1)
+        stacked = [_ops.stack(states, axis=0) for states in finals]
+        if packed is not None:
+            if packed.unsorted_indices is not None:
+                stacked = [_ops.take(state, packed.unsorted_indices, axis=1) for state in stacked]
+            return packed_like(packed, input), stacked
         output = input if batched else input.squeeze(1)
         if batched and self.batch_first:
             output = _ops.swapaxes(output, 0, 1)
-        stacked = [_ops.stack(states, axis=0) for states in finals]
         return output, stacked if batched else [state.squeeze(1) for state in stacked]
 
     def extra_repr(self) -> str:
@@ -488,7 +531,9 @@ class RNN(RNNBase):
         )  # fmt: skip
         self.nonlinearity = nonlinearity
 
-    def forward(self, input: Tensor, hx: Tensor | None = None) -> tuple[Tensor, Tensor]:
+    def forward(
+        self, input: Tensor | PackedSequence, hx: Tensor | None = None
+    ) -> tuple[Any, Tensor]:
         output, (h_n,) = self._run(input, (hx,))
         return output, h_n
 
@@ -554,8 +599,8 @@ class LSTM(RNNBase):
         )  # fmt: skip
 
     def forward(
-        self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None
-    ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
+        self, input: Tensor | PackedSequence, hx: tuple[Tensor, Tensor] | None = None
+    ) -> tuple[Any, tuple[Tensor, Tensor]]:
         states = (None, None) if hx is None else _state_pair("LSTM", hx)
         output, (h_n, c_n) = self._run(input, states)
         return output, (h_n, c_n)
@@ -615,7 +660,9 @@ class GRU(RNNBase):
             bidirectional, **placement,
         )  # fmt: skip
 
-    def forward(self, input: Tensor, hx: Tensor | None = None) -> tuple[Tensor, Tensor]:
+    def forward(
+        self, input: Tensor | PackedSequence, hx: Tensor | None = None
+    ) -> tuple[Any, Tensor]:
         output, (h_n,) = self._run(input, (hx,))
         return output, h_n
 
