@@ -1,4 +1,4 @@
-"""Learned convolutions: ``Conv1d``, ``Conv2d``, ``ConvTranspose1d`` and ``ConvTranspose2d``."""
+"""Learned convolutions: ``Conv1d``, ``Conv2d``, ``Conv3d`` and their transposed forms."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from .module import Module, ParameterPlacement, add_weight_and_bias, with_placem
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-__all__ = ["Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
@@ -30,7 +30,9 @@ def _ntuple(layer: str, name: str, value: Any, n: int) -> tuple[int, ...]:
         else ()
     )
     if len(values) != n or not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
-        what = "an int or a pair of ints" if n == 2 else "an int or a 1-tuple of ints"
+        what = {1: "an int or a 1-tuple of ints", 2: "an int or a pair of ints"}.get(
+            n, f"an int or {n} ints"
+        )
         raise InvalidArgumentError(f"{layer}: {name} must be {what}, got {value!r}")
     return values
 
@@ -145,7 +147,8 @@ class _ConvNd(Module):
 
 
 class _ConvForwardNd(_ConvNd):
-    """``Conv1d`` and ``Conv2d``: PyTorch's constructor, and ``_conv`` of the padded input."""
+    """``Conv1d``, ``Conv2d`` and ``Conv3d``: PyTorch's constructor, and ``_conv`` of the
+    padded input."""
 
     @with_placement
     def __init__(
@@ -244,8 +247,44 @@ class Conv2d(_ConvForwardNd):
     _conv = F.conv2d
 
 
+class Conv3d(_ConvForwardNd):
+    """Convolve ``(N, C_in, D, H, W)`` input with ``out_channels`` learned kernels.
+
+    Arguments and initialization are PyTorch's: the weight
+    ``(out_channels, in_channels / groups, kd, kh, kw)`` and the bias are drawn
+    from ``U(-1/sqrt(fan_in), 1/sqrt(fan_in))``, ``fan_in = in_channels / groups * kd * kh * kw``.
+    See :func:`plugrad.nn.functional.conv3d`.
+
+    Parameters
+    ----------
+    in_channels, out_channels : int
+    kernel_size : int or (int, int, int)
+    stride, dilation : int or (int, int, int)
+    padding : int, (int, int, int), "valid" or "same"
+    groups : int
+        Must divide both channel counts.
+    bias : bool
+    padding_mode : {"zeros", "reflect", "replicate", "circular"}
+        How the input is padded (see :func:`plugrad.nn.functional.pad`).
+    device, dtype, backend
+        Where and of what dtype the parameters are made.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> conv = plugrad.nn.Conv3d(2, 4, kernel_size=3, padding=1)
+    >>> conv
+    Conv3d(2, 4, kernel_size=(3, 3, 3), stride=(1, 1, 1), padding=(1, 1, 1))
+    >>> conv(plugrad.ones((1, 2, 5, 6, 7))).shape
+    (1, 4, 5, 6, 7)
+    """
+
+    _nd = 3
+    _conv = F.conv3d
+
+
 class _ConvTransposeNd(_ConvNd):
-    """``ConvTranspose1d``/``2d``: PyTorch's constructor, ``forward(input, output_size)``."""
+    """``ConvTranspose1d``/``2d``/``3d``: PyTorch's constructor, ``forward(input, output_size)``."""
 
     transposed = True
 
@@ -350,3 +389,25 @@ class ConvTranspose2d(_ConvTransposeNd):
 
     _nd = 2
     _conv = F.conv_transpose2d
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    """Transposed convolution of ``(N, C_in, D, H, W)`` input with learned kernels.
+
+    The gradient of a :class:`Conv3d` for its input; the weight is
+    ``(in_channels, out_channels / groups, kd, kh, kw)``, initialized as PyTorch
+    does. ``forward(input, output_size=None)`` accepts the wanted output size in
+    place of ``output_padding``. See :func:`plugrad.nn.functional.conv_transpose3d`.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> up = plugrad.nn.ConvTranspose3d(4, 2, kernel_size=2, stride=2)
+    >>> up
+    ConvTranspose3d(4, 2, kernel_size=(2, 2, 2), stride=(2, 2, 2))
+    >>> up(plugrad.ones((1, 4, 2, 3, 4))).shape
+    (1, 2, 4, 6, 8)
+    """
+
+    _nd = 3
+    _conv = F.conv_transpose3d

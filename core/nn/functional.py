@@ -74,6 +74,7 @@ __all__ = [
     "binary_cross_entropy",
     "binary_cross_entropy_with_logits",
     "conv2d",
+    "conv3d",
     "cross_entropy",
     "dropout",
     "elu",
@@ -131,6 +132,7 @@ __all__ = [
     "conv1d",
     "conv_transpose1d",
     "conv_transpose2d",
+    "conv_transpose3d",
     "max_pool1d",
     "avg_pool1d",
     "adaptive_avg_pool1d",
@@ -3342,7 +3344,7 @@ def feature_alpha_dropout(
 # 2-D ops, so their gradients (of every order) come with them.
 
 _SPATIAL = {1: ("L",), 2: ("H", "W"), 3: ("D", "H", "W")}
-_KERNEL = {1: "k", 2: "kh, kw"}
+_KERNEL = {1: "k", 2: "kh, kw", 3: "kd, kh, kw"}
 
 
 def _ntuple(
@@ -3449,7 +3451,8 @@ def _convolution(
     dilation: Any,
     groups: int,
 ) -> Tensor:
-    """``conv1d`` and ``conv2d``: checked in the caller's terms, computed by the 2-D op."""
+    """``conv1d``, ``conv2d`` and ``conv3d``: checked in the caller's terms, computed by the
+    2-D op."""
     steps = _conv_operands(function, nd, input, weight, bias, stride)
     dilations = _ntuple(function, "dilation", dilation, nd, 1, one_for_all=True)
     if weight.ndim != nd + 2:
@@ -3490,10 +3493,60 @@ def _convolution(
     if nd == 1:  # over a height of 1
         input, weight = _ops.expand_dims(input, axis=2), _ops.expand_dims(weight, axis=2)
         steps, dilations, pads = (1, *steps), (1, *dilations), [(0, 0), *pads]
-    out = _ops.conv2d(
-        input, weight, stride=steps, padding=_flat_padding(pads), dilation=dilations, groups=groups
-    )
+    if nd == 3:
+        out = _conv3d_by_depth(input, weight, steps, pads, dilations, groups)
+    else:
+        out = _ops.conv2d(
+            input, weight, stride=steps, padding=_flat_padding(pads), dilation=dilations,
+            groups=groups,
+        )  # fmt: skip
     return _conv_result(function, out, nd, bias, out_channels, unbatched)
+
+
+def _with_zeros(x: Tensor, axis: int, before: int, after: int) -> Tensor:
+    """``x`` with ``before`` and ``after`` zeros along ``axis``."""
+    if not before and not after:
+        return x
+
+    def block(count: int) -> Tensor:
+        shape = list(x.shape)
+        shape[axis] = count
+        return zeros(tuple(shape), dtype=x.dtype, device=x.device)
+
+    parts = ([block(before)] if before else []) + [x] + ([block(after)] if after else [])
+    return _ops.concat(parts, axis=axis)
+
+
+def _conv3d_by_depth(
+    input: Tensor,
+    weight: Tensor,
+    steps: tuple[int, ...],
+    pads: Sequence[tuple[int, int]],
+    dilations: tuple[int, ...],
+    groups: int,
+) -> Tensor:
+    """A 3-D convolution as a sum over the kernel's depth of 2-D ones: each of its slices
+    convolves every output depth's input slice at once (the depths taken into the batch),
+    so the result has the 2-D op's gradients of every order."""
+    input = _with_zeros(input, 2, *pads[0])
+    batch, channels, depth, height, width = input.shape
+    kernel_depth, step, dilation = weight.shape[2], steps[0], dilations[0]
+    out_depth = (depth - dilation * (kernel_depth - 1) - 1) // step + 1
+    total = None
+    for k in range(kernel_depth):
+        start = k * dilation
+        part = input[:, :, start : start + step * (out_depth - 1) + 1 : step]
+        part = _ops.reshape(
+            _ops.permute_dims(part, (0, 2, 1, 3, 4)), (batch * out_depth, channels, height, width)
+        )
+        term = _ops.conv2d(
+            part, weight[:, :, k], stride=steps[1:], padding=_flat_padding(pads[1:]),
+            dilation=dilations[1:], groups=groups,
+        )  # fmt: skip
+        total = term if total is None else total + term
+    assert total is not None  # (a kernel has at least one slice)
+    out = _ops.reshape(total, (batch, out_depth, *total.shape[1:]))
+    return _ops.permute_dims(out, (0, 2, 1, 3, 4))
 
 
 def conv1d(
@@ -3547,7 +3600,7 @@ def _conv_transpose(
     groups: int,
     dilation: Any,
 ) -> Tensor:
-    """``conv_transpose1d``/``2d``: the gradient of a convolution for its input."""
+    """``conv_transpose1d``/``2d``/``3d``: the gradient of a convolution for its input."""
     steps = _conv_operands(function, nd, input, weight, bias, stride)
     pads = _ntuple(function, "padding", padding, nd, 0, one_for_all=True)
     extras = _ntuple(function, "output_padding", output_padding, nd, 0, one_for_all=True)
@@ -3592,18 +3645,63 @@ def _conv_transpose(
         input, weight = _ops.expand_dims(input, axis=2), _ops.expand_dims(weight, axis=2)
         steps, dilations, flat = (1, *steps), (1, *dilations), [(0, 0), *flat]
         computed, beyond = [1, *computed], [0, *beyond]
-    out = _ops.conv2d_input_grad(
-        input,
-        weight,
-        input_size=tuple(computed),
-        stride=steps,
-        padding=_flat_padding(flat),
-        dilation=dilations,
-        groups=groups,
-    )
+    if nd == 3:
+        out = _conv_transpose3d_by_depth(
+            input, weight, steps, flat, dilations, groups, computed, full[0]
+        )
+        out = _with_zeros(out, 2, 0, beyond[0])
+        computed, beyond = computed[1:], beyond[1:]
+    else:
+        out = _ops.conv2d_input_grad(
+            input,
+            weight,
+            input_size=tuple(computed),
+            stride=steps,
+            padding=_flat_padding(flat),
+            dilation=dilations,
+            groups=groups,
+        )
     if any(beyond):
         out = pad(out, (0, beyond[1], 0, beyond[0]))
     return _conv_result(function, out, nd, bias, group_out * groups, unbatched)
+
+
+def _conv_transpose3d_by_depth(
+    input: Tensor,
+    weight: Tensor,
+    steps: tuple[int, ...],
+    flat: Sequence[tuple[int, int]],
+    dilations: tuple[int, ...],
+    groups: int,
+    computed: Sequence[int],
+    full_depth: int,
+) -> Tensor:
+    """A 3-D transposed convolution as a sum over the kernel's depth of 2-D ones: each
+    slice's result lands at every ``stride``-th output depth from its offset (the adjoint
+    of :func:`_conv3d_by_depth`), then the depth padding is cut off."""
+    batch, channels, depth, height, width = input.shape
+    kernel_depth, step, dilation = weight.shape[2], steps[0], dilations[0]
+    rows = _ops.reshape(
+        _ops.permute_dims(input, (0, 2, 1, 3, 4)), (batch * depth, channels, height, width)
+    )
+    spread = (depth - 1) * step + 1  # the input's depths, ``step`` apart
+    total = None
+    for k in range(kernel_depth):
+        term = _ops.conv2d_input_grad(
+            rows, weight[:, :, k], input_size=tuple(computed[1:]), stride=steps[1:],
+            padding=_flat_padding(flat[1:]), dilation=dilations[1:], groups=groups,
+        )  # fmt: skip
+        term = _ops.reshape(term, (batch, depth, *term.shape[1:]))
+        if step > 1:  # zeros between the depths: (batch, depth, step, ...) read as one axis
+            gap = zeros(tuple(term.shape), dtype=term.dtype, device=term.device)
+            term = _ops.stack([term] + [gap] * (step - 1), axis=2)
+            term = _ops.reshape(term, (batch, depth * step, *term.shape[3:]))[:, :spread]
+        term = _with_zeros(term, 1, k * dilation, full_depth - k * dilation - spread)
+        total = term if total is None else total + term
+    assert total is not None  # (a kernel has at least one slice)
+    before = flat[0][0]
+    out = total[:, before : before + computed[0]]
+    return _ops.permute_dims(out, (0, 2, 1, 3, 4))
 
 
 def conv_transpose1d(
@@ -3687,6 +3785,89 @@ def conv_transpose2d(
     """
     return _conv_transpose(
         "conv_transpose2d", 2, input, weight, bias, stride, padding, output_padding, groups,
+        dilation,
+    )  # fmt: skip
+
+
+def conv3d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: int | tuple[int, ...] = 1,
+    padding: int | tuple[int, ...] | str = 0,
+    dilation: int | tuple[int, ...] = 1,
+    groups: int = 1,
+) -> Tensor:
+    """3-D convolution (cross-correlation) of ``(N, C, D, H, W)`` input with
+    ``(O, C/groups, kd, kh, kw)``.
+
+    Computed as a sum over the kernel's depth of 2-D convolutions, so it has
+    their gradients of every order.
+
+    Parameters
+    ----------
+    input : Tensor
+        ``(N, C, D, H, W)``, or ``(C, D, H, W)`` for a single volume.
+    weight : Tensor
+        ``(O, C / groups, kd, kh, kw)``.
+    bias : Tensor, optional
+        ``(O,)``.
+    stride, dilation : int or (int, int, int)
+    padding : int, (int, int, int), "valid" or "same"
+        Zeros added on both sides; ``"same"`` (stride 1 only) keeps the size.
+    groups : int
+        Split the channels into that many independent convolutions.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.conv3d(plugrad.ones((1, 1, 3, 3, 3)), plugrad.ones((1, 1, 2, 2, 2))).shape
+    (1, 1, 2, 2, 2)
+    """
+    return _convolution("conv3d", 3, input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv_transpose3d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: int | tuple[int, ...] = 1,
+    padding: int | tuple[int, ...] = 0,
+    output_padding: int | tuple[int, ...] = 0,
+    groups: int = 1,
+    dilation: int | tuple[int, ...] = 1,
+) -> Tensor:
+    """3-D transposed convolution of ``(N, C_in, D, H, W)`` with
+    ``(C_in, C_out/groups, kd, kh, kw)``.
+
+    The gradient of :func:`conv3d` for its input: each output size is
+    ``(n - 1) * stride - 2 * padding + dilation * (k - 1) + output_padding + 1``.
+
+    Parameters
+    ----------
+    input : Tensor
+        ``(N, C_in, D, H, W)``, or ``(C_in, D, H, W)``.
+    weight : Tensor
+        ``(C_in, C_out / groups, kd, kh, kw)``.
+    bias : Tensor, optional
+        ``(C_out,)``.
+    stride, padding, dilation : int or (int, int, int)
+    output_padding : int or (int, int, int)
+        Added after each axis; smaller than the stride or the dilation.
+    groups : int
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.conv_transpose3d(plugrad.ones((1, 1, 2, 2, 2)), plugrad.ones((1, 1, 2, 2, 2)))[0, 0, 1]
+    tensor([[2., 4., 2.],
+            [4., 8., 4.],
+            [2., 4., 2.]])
+    """
+    return _conv_transpose(
+        "conv_transpose3d", 3, input, weight, bias, stride, padding, output_padding, groups,
         dilation,
     )  # fmt: skip
 

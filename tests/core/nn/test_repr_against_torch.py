@@ -14,6 +14,8 @@ LAYERS = [
     ("Conv2d", (1, 2, 3), {}),
     ("Conv2d", (1, 2, 3), {"stride": 2, "padding": 1, "bias": False}),
     ("Conv2d", (1, 2, (3, 5)), {"dilation": 2}),
+    ("Conv3d", (1, 2, (3, 5, 1)), {"dilation": 2, "padding_mode": "reflect", "padding": 1}),
+    ("ConvTranspose3d", (4, 2, 3), {"groups": 2, "output_padding": (1, 0, 0), "stride": 2}),
     ("ReLU", (), {}),
     ("ReLU", (), {"inplace": True}),
     ("Dropout", (), {}),

@@ -66,6 +66,7 @@ def assert_agrees(
 
 X1 = randn(2, 4, 9)
 X2 = randn(2, 4, 5, 6)
+X3 = randn(2, 4, 5, 4, 6)
 
 CONVOLUTIONS = {
     "conv1d": (
@@ -120,6 +121,38 @@ CONVOLUTIONS = {
     "conv_transpose2d output_padding from dilation": (
         lambda F, lib, x, w: F.conv_transpose2d(x, w, dilation=3, output_padding=2),
         (X2[0], randn(4, 2, 2, 2)),
+    ),
+    # (3-D convolutions were missing)
+    "conv3d": (lambda F, lib, x, w, b: F.conv3d(x, w, b), (X3, randn(3, 4, 3, 2, 3), randn(3))),
+    "conv3d strided padded dilated groups": (
+        lambda F, lib, x, w: F.conv3d(x, w, None, (2, 1, 3), (1, 0, 2), (1, 2, 1), 2),
+        (X3, randn(6, 2, 3, 2, 2)),
+    ),
+    "conv3d same, even kernel, unbatched": (
+        lambda F, lib, x, w: F.conv3d(x, w, padding="same", dilation=(2, 1, 1)),
+        (X3[0], randn(3, 4, 2, 3, 4)),
+    ),
+    "conv3d valid, kernel of the whole input": (
+        lambda F, lib, x, w: F.conv3d(x, w, padding="valid"),
+        (X3, randn(2, 4, 5, 4, 6)),
+    ),
+    "conv_transpose3d": (
+        lambda F, lib, x, w, b: F.conv_transpose3d(x, w, b),
+        (X3, randn(4, 3, 3, 2, 3), randn(3)),
+    ),
+    "conv_transpose3d strided padded": (
+        lambda F, lib, x, w: F.conv_transpose3d(x, w, None, (2, 1, 3), (1, 0, 1), (1, 0, 2)),
+        (X3, randn(4, 2, 3, 2, 3)),
+    ),
+    "conv_transpose3d groups dilation unbatched": (
+        lambda F, lib, x, w, b: F.conv_transpose3d(x, w, b, 2, 0, (2, 1, 0), 2, (3, 1, 1)),
+        (X3[0], randn(4, 1, 2, 2, 2), randn(2)),
+    ),
+    "conv_transpose3d output_padding above padding": (
+        lambda F, lib, x, w: F.conv_transpose3d(
+            x, w, stride=3, padding=(2, 0, 1), output_padding=2
+        ),
+        (X3, randn(4, 2, 3, 1, 2)),
     ),
 }
 
@@ -295,6 +328,14 @@ DOUBLE_BACKWARD = {
     "conv_transpose2d": (
         lambda x, w: PF.conv_transpose2d(x, w, stride=2, padding=1, output_padding=1),
         (X2[:1, :2, :3, :3], randn(2, 2, 3, 3)),
+    ),
+    "conv3d": (
+        lambda x, w: PF.conv3d(x, w, stride=(2, 1, 1), padding=1),
+        (X3[:1, :2, :3, :3, :3], randn(2, 2, 2, 2, 2)),
+    ),
+    "conv_transpose3d": (
+        lambda x, w: PF.conv_transpose3d(x, w, stride=2, padding=(1, 0, 0), output_padding=1),
+        (X3[:1, :2, :2, :2, :3], randn(2, 2, 2, 2, 2)),
     ),
     "group_norm": (lambda x: PF.group_norm(x, 2), (X1[:1, :, :3],)),
     "bilinear": (

@@ -87,6 +87,21 @@ LAYERS = {
         batch(2, 4, 3, 4),
     ),
     "ConvTranspose2d unbatched": (lambda m: m.ConvTranspose2d(2, 3, 2, stride=2), batch(2, 3, 3)),
+    "Conv3d": (lambda m: m.Conv3d(2, 4, (3, 2, 3), padding=1, groups=2), batch(2, 2, 4, 5, 3)),
+    "Conv3d same circular unbatched": (
+        lambda m: m.Conv3d(2, 3, (2, 3, 3), padding="same", padding_mode="circular"),
+        batch(2, 3, 4, 5),
+    ),
+    "Conv3d reflect strided": (
+        lambda m: m.Conv3d(2, 3, 3, stride=2, padding=(1, 2, 0), padding_mode="reflect"),
+        batch(1, 2, 5, 5, 4),
+    ),
+    "ConvTranspose3d": (
+        lambda m: m.ConvTranspose3d(
+            4, 2, (2, 3, 2), stride=(2, 1, 3), groups=2, dilation=(1, 2, 1)
+        ),
+        batch(1, 4, 3, 2, 3),
+    ),
     "MaxPool1d": (lambda m: m.MaxPool1d(3, 2, padding=1), batch(2, 3, 8)),
     "MaxPool1d indices": (
         lambda m: m.MaxPool1d(2, return_indices=True, ceil_mode=True),
@@ -172,6 +187,14 @@ def test_conv_transpose2d_output_size() -> None:
     )
 
 
+def test_conv_transpose3d_output_size() -> None:
+    same_as_pytorch(
+        lambda m: m.ConvTranspose3d(2, 3, 3, stride=2, padding=1),
+        batch(1, 2, 3, 4, 2),
+        call=lambda layer, x: layer(x, output_size=(6, 8, 4)),
+    )
+
+
 def test_new_convolutions_initialize_like_pytorch() -> None:
     """The same bounds: every value inside PyTorch's, and spread to near them."""
     plugrad.manual_seed(0)
@@ -179,6 +202,8 @@ def test_new_convolutions_initialize_like_pytorch() -> None:
         (nn.Conv1d(4, 64, 5, groups=2), 2 * 5),
         (nn.ConvTranspose1d(4, 64, 5, groups=2), 32 * 5),
         (nn.ConvTranspose2d(8, 32, 3), 32 * 9),
+        (nn.Conv3d(4, 64, 3), 4 * 27),
+        (nn.ConvTranspose3d(4, 32, 2), 32 * 8),
     ):
         bound = 1 / np.sqrt(fan_in)
         for values in (ours.weight.detach().numpy(), ours.bias.detach().numpy()):
