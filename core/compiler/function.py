@@ -43,7 +43,7 @@ _MOST_CAPTURES_NOT_KEPT = 3
 class _Entry:
     """The plans of one signature (several when free tensors differ), or the eager fallback."""
 
-    __slots__ = ("discards", "plans", "reason")
+    __slots__ = ("discards", "evicted", "plans", "reason")
 
     def __init__(self) -> None:
         #: (replay, free tensors, source, plan, whether replay checks the arguments itself)
@@ -51,6 +51,8 @@ class _Entry:
         self.reason: str | None = None
         #: Captures not kept since the last one kept (see Tracer.discard).
         self.discards = 0
+        #: Whether a plan was dropped for a newer one (said once, in a warning).
+        self.evicted = False
 
 
 class CompiledFunction:
@@ -236,6 +238,17 @@ class CompiledFunction:
         entry.plans.append((replay, tuple(plan.free), source, plan, checks_arguments))
         if len(entry.plans) > self.cache_size:
             del entry.plans[0]
+            if not entry.evicted:
+                entry.evicted = True
+                warnings.warn(
+                    f"plugrad.compile: {self._name()} captured more plans for one input "
+                    f"signature than its cache holds ({self.cache_size}): something its plans "
+                    "check changes from call to call (a module's setting such as Dropout.p, "
+                    "a parameter replaced, a global rebound), and each such call pays for a "
+                    "capture. Make what changes a tensor (changed in place) or an argument.",
+                    CompileWarning,
+                    stacklevel=4,  # the caller of the compiled function
+                )
         return result
 
     def _runs_eagerly(self, entry: _Entry, reason: str, advice: str) -> None:

@@ -85,6 +85,13 @@ class GraphBreak(Exception):
     """Raised inside a capture with ``fullgraph=True`` (wrapped in GraphBreakError)."""
 
 
+def _is_plain_setting(value: Any) -> bool:
+    """Whether ``value`` is a Python number, string, bool or None, or a tuple of them."""
+    if type(value) is tuple:
+        return all(_is_plain_setting(item) for item in value)
+    return value is None or type(value) in (bool, int, float, str)
+
+
 def _members(module: Any) -> tuple[Any, ...]:
     """What a module holds, by name and identity (a lazily made parameter changes it)."""
     return tuple(
@@ -1704,6 +1711,7 @@ class Tracer:
                 f"[id(t) for m in {called} for t in (*m._parameters.values(), "
                 f"*m._buffers.values(), *m._modules.values())] == {self.constant(held, 'held_')}"
             )
+            guards += self._settings_guards(modules)
         return Plan(
             steps=self.steps,
             guards=guards,
@@ -1715,6 +1723,25 @@ class Tracer:
             folded=self.folded,
             meta=self.meta,
         )
+
+    def _settings_guards(self, modules: tuple[Any, ...]) -> list[str]:
+        """Guards of the called modules' settings (``Dropout.p``, a norm's ``momentum`` and
+        ``track_running_stats``, a convolution's ``stride``): each module's attributes that
+        hold plain Python values, as the capture left them, so that a change between calls
+        captures again instead of replaying the old value."""
+        guards = []
+        for module in modules:
+            names = [
+                name for name, value in module.__dict__.items()
+                if name != "training" and _is_plain_setting(value)
+            ]  # fmt: skip
+            if not names:
+                continue
+            read = operator.attrgetter(*names)
+            getter = self.constant(read, "settings_of_")
+            target = self.constant(module, "module_")
+            guards.append(f"{getter}({target}) == {self.constant(read(module), 'settings_')}")
+        return guards
 
     def _free_tensors_guard(self) -> str:
         """One guard for the shapes, dtypes, devices and ``requires_grad`` of the free tensors

@@ -149,6 +149,49 @@ def test_a_module_switched_to_eval_mode_is_seen():
     assert compiled.captures == 2
 
 
+def test_a_modules_settings_changed_between_calls_are_seen():
+    # Setting track_running_stats = False after the capture left the replays updating the
+    # running statistics; a new Dropout.p or momentum was replayed as the old one.
+    plugrad.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5), nn.BatchNorm1d(4))
+    twin = copy.deepcopy(model)
+    compiled = plugrad.compile(lambda x: twin(x).detach())
+    x = plugrad.randn(6, 4)
+    changes = [
+        {}, {}, {"1.p": 0.25}, {}, {"2.momentum": 0.5}, {"2.track_running_stats": False}, {},
+        {"2.eps": 1e-2},
+    ]  # fmt: skip
+    for change in changes:
+        for name, value in change.items():
+            index, attribute = name.split(".")
+            setattr(model[int(index)], attribute, value)
+            setattr(twin[int(index)], attribute, value)
+        plugrad.manual_seed(7)
+        expected = model(x).detach().tolist()
+        plugrad.manual_seed(7)
+        assert compiled(x).tolist() == expected, change
+        for ours, theirs in zip(twin.buffers(), model.buffers(), strict=True):
+            assert ours.tolist() == theirs.tolist(), change
+    assert compiled.captures == 5
+
+
+def test_captures_that_keep_replacing_their_plans_say_so():
+    layer = nn.Dropout(0.5)
+    compiled = plugrad.compile(lambda x: layer(x), cache_size=2)
+    x = plugrad.ones(4)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for step in range(6):
+            layer.p = 0.1 * step
+            compiled(x)
+    assert compiled.captures == 6
+    messages = [
+        str(w.message) for w in caught if issubclass(w.category, plugrad.errors.CompileWarning)
+    ]
+    assert len(messages) == 1 and "more plans for one input signature" in messages[0]
+    assert caught[0].filename == __file__
+
+
 @pytest.mark.parametrize("shape", [(1, 2), (3, 2)])
 def test_a_parameter_rebound_to_another_tensor_is_seen(shape):
     def world():
