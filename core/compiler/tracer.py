@@ -2150,12 +2150,17 @@ def _held_by_the_program(
 
 
 def _one_held(candidates: list[Tensor], holder: Any) -> Tensor:
-    referents = {id(x) for x in gc.get_referents(holder)}
-    if type(holder) is tuple or type(holder) is list:
-        for item in holder:
-            if type(item) is tuple:
-                referents.update(id(x) for x in item)
-    return next((t for t in candidates if id(t) in referents), candidates[0])
+    """The candidate ``holder`` holds, itself or in a tuple it holds (a dict's value
+    ``(h, c)`` too: the message names that tensor's shape, not another's)."""
+    referents = list(gc.get_referents(holder))
+    for item in list(referents):
+        if type(item) is dict:  # an object's attributes
+            referents += item.values()
+    held = {id(x) for x in referents}
+    for item in referents:
+        if type(item) is tuple:
+            held.update(id(x) for x in item)
+    return next((t for t in candidates if id(t) in held), candidates[0])
 
 
 def _is_module(value: Any) -> bool:

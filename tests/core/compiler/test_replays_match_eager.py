@@ -1079,3 +1079,19 @@ def test_a_function_keeping_a_new_tensor_at_every_call_runs_eagerly_after_three_
         x = plugrad.full((2,), value)
         assert compiled(x).tolist() == eager(x).tolist()
     assert compiled.captures == 4
+
+
+def test_state_kept_in_a_tuple_is_named_by_its_own_shape():
+    # The warning named the shape of another tensor the call made ((2, 4) for (1, 2, 4)).
+    lstm = nn.LSTM(3, 4)
+    state = {}
+
+    @plugrad.compile
+    def step(x):
+        out, (h, c) = lstm(x, state["hc"]) if state else lstm(x)
+        state["hc"] = (h.detach(), c.detach())
+        return out.detach()
+
+    with pytest.warns(plugrad.errors.CompileWarning, match=r"made \(shape \(1, 2, 4\)\) is kept"):
+        for _ in range(4):
+            step(plugrad.randn(5, 2, 3))
