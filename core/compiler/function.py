@@ -186,8 +186,9 @@ class CompiledFunction:
             self._runs_eagerly(
                 entry,
                 f"{reason} (at {where})",
-                "Python code runs only while a plan is captured, so a compiled function cannot "
-                "read tensor values; use fullgraph=True to make this an error.",
+                "A plan repeats only operations on tensors (Python code runs only while it "
+                "is captured), and this needs Python at every call; use fullgraph=True to make "
+                "this an error.",
             )
             return result
         if tracer.discard is not None:
