@@ -55,7 +55,9 @@ from .legacy_reduction import accepts_legacy_reduction, legacy_reduction
 
 __all__ = [
     "adaptive_avg_pool2d",
+    "adaptive_avg_pool3d",
     "avg_pool2d",
+    "avg_pool3d",
     "celu",
     "elu_",
     "hardsigmoid",
@@ -92,6 +94,7 @@ __all__ = [
     "log_softmax",
     "logsumexp",
     "max_pool2d",
+    "max_pool3d",
     "mse_loss",
     "nll_loss",
     "one_hot",
@@ -138,6 +141,7 @@ __all__ = [
     "adaptive_avg_pool1d",
     "adaptive_max_pool1d",
     "adaptive_max_pool2d",
+    "adaptive_max_pool3d",
     "group_norm",
     "instance_norm",
     "rms_norm",
@@ -3870,6 +3874,266 @@ def conv_transpose3d(
         "conv_transpose3d", 3, input, weight, bias, stride, padding, output_padding, groups,
         dilation,
     )  # fmt: skip
+
+
+# -- 3-D pooling: 2-D pooling of each depth, then along the depth --------------------------
+
+
+def _pool3d_arguments(
+    function: str,
+    input: Tensor,
+    kernel_size: Any,
+    stride: Any,
+    padding: Any,
+    dilation: Any,
+    ceil_mode: bool,
+) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    """The kernel, stride, padding and dilation of a 3-D pooling, checked as PyTorch's."""
+    _check_spatial(function, _check_tensor("input", function, input), 3)
+
+    def triple(name: str, value: Any, minimum: int) -> tuple[int, ...]:
+        return _ntuple(function, name, value, 3, minimum, one_for_all=True, error=ValueError)
+
+    kernel = triple("kernel_size", kernel_size, 1)
+    no_stride = stride is None or (isinstance(stride, tuple | list) and not stride)
+    step = kernel if no_stride else triple("stride", stride, 1)
+    pad, dil = triple("padding", padding, 0), triple("dilation", dilation, 1)
+    if any(p > k // 2 for p, k in zip(pad, kernel)):  # PyTorch's bound, as for 2-D
+        raise ValueError(
+            f"{function}(): padding {pad} must be at most half the kernel size {kernel}, "
+            "as in PyTorch"
+        )
+    for size, p, k, st, d in zip(input.shape[-3:], pad, kernel, step, dil):
+        if _pooled_length(size, k, st, p, d, ceil_mode) < 1:
+            raise ShapeError(
+                f"{function}(): the padded input {tuple(input.shape[-3:])} is smaller than the "
+                f"kernel {kernel}"
+            )
+    return kernel, step, pad, dil
+
+
+def _hw(values: Sequence[int]) -> tuple[int, int]:
+    """The height and width entries of a 3-D pooling's ``(depth, height, width)``."""
+    return (values[-2], values[-1])
+
+
+def _planes(input: Tensor) -> Tensor:
+    """``(..., D, H, W)`` as ``(N, C * D, H, W)``: every depth a plane of 2-D pooling."""
+    return _ops.reshape(input, (-1, math.prod(input.shape[-4:-2]), *input.shape[-2:]))
+
+
+def _with_value(x: Tensor, axis: int, before: int, after: int, value: Any) -> Tensor:
+    """``x`` with ``before`` and ``after`` elements of ``value`` along ``axis``."""
+    parts = [x]
+    for count, at in ((before, 0), (after, 2)):
+        if count:
+            shape = list(x.shape)
+            shape[axis] = count
+            parts.insert(min(at, len(parts)), full(tuple(shape), value, dtype=x.dtype,
+                                                   device=x.device))  # fmt: skip
+    return _ops.concat(parts, axis=axis) if len(parts) > 1 else x
+
+
+def _depth_windows(
+    x: Tensor, size: int, kernel: int, step: int, pad: int, dil: int, out: int, fill: Any
+) -> tuple[Tensor, list[int]]:
+    """The ``kernel`` elements of each of ``out`` windows along axis -3 (stacked first), the
+    axis padded with ``fill``; and each window's first input position."""
+    last = (out - 1) * step + (kernel - 1) * dil  # in the padded axis
+    padded = _with_value(x, -3, pad, max(0, last + 1 - size - pad), fill)
+    slices = [padded[..., k * dil : k * dil + step * (out - 1) + 1 : step, :, :]
+              for k in range(kernel)]  # fmt: skip
+    return _ops.stack(slices, axis=0), [o * step - pad for o in range(out)]
+
+
+def _chosen(stacked: Tensor, choice: Tensor) -> Tensor:
+    """The element of ``stacked``'s first axis that ``choice`` names at each position."""
+    return _ops.take_along_axis(stacked, _ops.expand_dims(choice, axis=0), axis=0)[0]
+
+
+def max_pool3d(
+    input: Tensor,
+    kernel_size: int | tuple[int, ...],
+    stride: int | tuple[int, ...] | None = None,
+    padding: int | tuple[int, ...] = 0,
+    dilation: int | tuple[int, ...] = 1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+) -> Tensor | tuple[Tensor, Tensor]:
+    """Maximum over each window of the last three axes; gradients flow to the maxima only.
+
+    ``stride`` defaults to ``kernel_size``. With ``return_indices`` also returns,
+    as PyTorch does, the flat index (``(d * H + h) * W + w``) of each maximum in
+    its input volume; of equal values the first in that order is taken.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> x = plugrad.arange(64.0).reshape(1, 1, 4, 4, 4)
+    >>> F.max_pool3d(x, 2)[0, 0, 0]
+    tensor([[21., 23.],
+            [29., 31.]])
+    """
+    kernel, step, pad, dil = _pool3d_arguments(
+        "max_pool3d", input, kernel_size, stride, padding, dilation, ceil_mode
+    )
+    if input.dtype.kind == "bool":
+        raise DtypeError("max_pool3d(): takes numbers, got a bool tensor")
+    depth, height, width = input.shape[-3:]
+    planes, flat = max_pool2d(
+        _planes(input), _hw(kernel), _hw(step), _hw(pad), _hw(dil), ceil_mode, return_indices=True
+    )
+    shape = (*input.shape[:-3], depth, *planes.shape[-2:])
+    planes, flat = _ops.reshape(planes, shape), _ops.reshape(flat, shape)
+    out = _pooled_length(depth, kernel[0], step[0], pad[0], dil[0], ceil_mode)
+    lowest = -math.inf if input.dtype.kind == "real floating" else iinfo(input.dtype).min
+    windows = (depth, kernel[0], step[0], pad[0], dil[0], out)
+    values, starts = _depth_windows(planes, *windows, lowest)
+    with no_grad():
+        choice = _ops.argmax(values, axis=0)  # (the first of equal maxima)
+    pooled = _chosen(values, choice)
+    if not return_indices:
+        return pooled
+    with no_grad():
+        positions, _ = _depth_windows(flat, *windows, 0)
+        first = asarray(starts, device=input.device)[:, None, None]
+        chosen_depth = first + choice * dil[0]
+        indices = chosen_depth * (height * width) + _chosen(positions, choice)
+    return pooled, indices
+
+
+def _pool_counts(
+    size: int, kernel: int, step: int, pad: int, out: int, with_pad: bool
+) -> list[int]:
+    """How many elements each of ``out`` windows along an axis averages, as PyTorch counts:
+    the window clipped to the padded axis, and to the axis itself without ``with_pad``."""
+    counts = []
+    for o in range(out):
+        start, end = o * step - pad, min(o * step - pad + kernel, size + pad)
+        if not with_pad:
+            start, end = max(start, 0), min(end, size)
+        counts.append(end - start)
+    return counts
+
+
+def avg_pool3d(
+    input: Tensor,
+    kernel_size: int | tuple[int, ...],
+    stride: int | tuple[int, ...] | None = None,
+    padding: int | tuple[int, ...] = 0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+    divisor_override: int | None = None,
+) -> Tensor:
+    """Mean over each window of the last three axes.
+
+    ``stride`` defaults to ``kernel_size``; ``count_include_pad`` counts the
+    padding zeros in the mean; ``divisor_override`` replaces the count.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.avg_pool3d(plugrad.ones((1, 1, 2, 2, 2)), 2, padding=1)[0, 0, 0]
+    tensor([[0.1250, 0.1250],
+            [0.1250, 0.1250]])
+    """
+    kernel, step, pad, _ = _pool3d_arguments(
+        "avg_pool3d", input, kernel_size, stride, padding, 1, ceil_mode
+    )
+    if divisor_override is not None and (
+        isinstance(divisor_override, bool)
+        or not isinstance(divisor_override, int)
+        or divisor_override <= 0
+    ):
+        raise ValueError(
+            f"avg_pool3d(): divisor_override must be a positive int, got {divisor_override!r}"
+        )
+    if input.dtype.kind in ("signed integer", "unsigned integer", "bool"):
+        if input.dtype.kind == "bool":
+            raise DtypeError("avg_pool3d(): takes numbers, got a bool tensor")
+        wide = _dtypes.float64 if _dtypes.float64 in input.device.dtypes else _dtypes.float32
+        pooled = avg_pool3d(_ops.astype(input, wide), kernel_size, stride, padding, ceil_mode,
+                            count_include_pad, divisor_override)  # fmt: skip
+        return _ops.astype(_ops.trunc(pooled), input.dtype)  # (PyTorch's: truncated)
+    depth = input.shape[-3]
+    # The sums over each window: of each depth's planes, then along the depth.
+    sums = avg_pool2d(_planes(input), _hw(kernel), _hw(step), _hw(pad), ceil_mode, True, 1)
+    sums = _ops.reshape(sums, (*input.shape[:-3], depth, *sums.shape[-2:]))
+    out = _pooled_length(depth, kernel[0], step[0], pad[0], 1, ceil_mode)
+    windows, _ = _depth_windows(sums, depth, kernel[0], step[0], pad[0], 1, out, 0)
+    total = _ops.sum(windows, axis=0)
+    if divisor_override is not None:
+        return total / divisor_override
+    counts = [
+        _pool_counts(size, k, st, p, n, count_include_pad)
+        for size, k, st, p, n in zip(input.shape[-3:], kernel, step, pad, total.shape[-3:])
+    ]
+    divisor = [[[a * b * c for c in counts[2]] for b in counts[1]] for a in counts[0]]
+    return total / asarray(divisor, dtype=total.dtype, device=total.device)
+
+
+def _depth_bins(depth: int, out: int) -> list[tuple[int, int]]:
+    """The input depths each of ``out`` adaptive windows takes (PyTorch's, as for 2-D)."""
+    return [((i * depth) // out, -((-(i + 1) * depth) // out)) for i in range(out)]
+
+
+def adaptive_avg_pool3d(input: Tensor, output_size: int | tuple[int | None, ...]) -> Tensor:
+    """Mean over windows of the last three axes chosen to give ``output_size``.
+
+    The windows along each axis are those of :func:`adaptive_avg_pool2d`; an
+    ``output_size`` of ``None`` keeps that axis's size.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.adaptive_avg_pool3d(plugrad.arange(8.0).reshape(1, 2, 2, 2), 1)
+    tensor([[[[3.5000]]]])
+    """
+    sizes = _output_sizes("adaptive_avg_pool3d", input, output_size, 3)
+    depth = input.shape[-3]
+    planes = adaptive_avg_pool2d(_planes(input), _hw(sizes))
+    planes = _ops.reshape(planes, (*input.shape[:-3], depth, *sizes[1:]))
+    means = [_ops.mean(planes[..., start:end, :, :], axis=-3)
+             for start, end in _depth_bins(depth, sizes[0])]  # fmt: skip
+    return _ops.stack(means, axis=-3)
+
+
+def adaptive_max_pool3d(
+    input: Tensor, output_size: int | tuple[int | None, ...], return_indices: bool = False
+) -> Tensor | tuple[Tensor, Tensor]:
+    """Maximum over windows of the last three axes chosen to give ``output_size``.
+
+    The windows are those of :func:`adaptive_avg_pool3d`; gradients flow to the
+    maxima only. With ``return_indices`` also returns the flat index
+    (``(d * H + h) * W + w``) of each maximum in its input volume.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.adaptive_max_pool3d(plugrad.arange(8.0).reshape(1, 2, 2, 2), 1, return_indices=True)
+    (tensor([[[[7.]]]]), tensor([[[[7]]]]))
+    """
+    sizes = _output_sizes("adaptive_max_pool3d", input, output_size, 3)
+    depth, height, width = input.shape[-3:]
+    planes, flat = adaptive_max_pool2d(_planes(input), _hw(sizes), return_indices=True)
+    shape = (*input.shape[:-3], depth, *sizes[1:])
+    planes, flat = _ops.reshape(planes, shape), _ops.reshape(flat, shape)
+    pooled, indices = [], []
+    for start, end in _depth_bins(depth, sizes[0]):
+        window = _ops.moveaxis(planes[..., start:end, :, :], -3, 0)
+        with no_grad():
+            choice = _ops.argmax(window, axis=0)
+        pooled.append(_chosen(window, choice))
+        if return_indices:
+            with no_grad():
+                positions = _ops.moveaxis(flat[..., start:end, :, :], -3, 0)
+                indices.append((start + choice) * (height * width) + _chosen(positions, choice))
+    values = _ops.stack(pooled, axis=-3)
+    return (values, _ops.stack(indices, axis=-3)) if return_indices else values
 
 
 # -- more pooling: 1-D, adaptive maximum ----------------------------------------------------

@@ -1,4 +1,4 @@
-"""Pooling layers: maximum, mean and their adaptive forms, over one or two axes."""
+"""Pooling layers: maximum, mean and their adaptive forms, over one, two or three axes."""
 
 from __future__ import annotations
 
@@ -12,14 +12,18 @@ from .module import Module
 __all__ = [
     "AdaptiveAvgPool1d",
     "AdaptiveAvgPool2d",
+    "AdaptiveAvgPool3d",
     "AdaptiveMaxPool1d",
     "AdaptiveMaxPool2d",
+    "AdaptiveMaxPool3d",
     "AvgPool1d",
     "AvgPool2d",
+    "AvgPool3d",
     "LPPool1d",
     "LPPool2d",
     "MaxPool1d",
     "MaxPool2d",
+    "MaxPool3d",
     "MaxUnpool1d",
     "MaxUnpool2d",
 ]
@@ -288,6 +292,80 @@ class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
     """
 
     _pool = F.adaptive_max_pool2d
+
+
+class MaxPool3d(_MaxPoolNd):
+    """Apply :func:`plugrad.nn.functional.max_pool3d` with the given geometry.
+
+    ``stride`` defaults to ``kernel_size``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> pool = plugrad.nn.MaxPool3d(2)
+    >>> pool
+    MaxPool3d(kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False)
+    >>> pool(plugrad.ones((1, 3, 4, 8, 8))).shape
+    (1, 3, 2, 4, 4)
+    """
+
+    _max_pool = F.max_pool3d
+
+
+class AvgPool3d(AvgPool2d):
+    """Apply :func:`plugrad.nn.functional.avg_pool3d` with the given geometry.
+
+    ``stride`` defaults to ``kernel_size``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> pool = plugrad.nn.AvgPool3d(2, stride=1)
+    >>> pool
+    AvgPool3d(kernel_size=2, stride=1, padding=0)
+    >>> pool(plugrad.ones((1, 3, 4, 8, 8))).shape
+    (1, 3, 3, 7, 7)
+    """
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.avg_pool3d(
+            input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+            self.count_include_pad, self.divisor_override,
+        )  # fmt: skip
+
+
+class AdaptiveAvgPool3d(_AdaptivePoolNd):
+    """Apply :func:`plugrad.nn.functional.adaptive_avg_pool3d` to give ``output_size``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> pool = plugrad.nn.AdaptiveAvgPool3d(1)
+    >>> pool
+    AdaptiveAvgPool3d(output_size=1)
+    >>> pool(plugrad.ones((2, 3, 4, 5, 7))).shape
+    (2, 3, 1, 1, 1)
+    """
+
+    _pool = F.adaptive_avg_pool3d
+
+
+class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
+    """Apply :func:`plugrad.nn.functional.adaptive_max_pool3d` to give ``output_size``.
+
+    With ``return_indices`` the layer also returns the flat index of each maximum.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> pool = plugrad.nn.AdaptiveMaxPool3d((1, 2, 2))
+    >>> pool
+    AdaptiveMaxPool3d(output_size=(1, 2, 2))
+    >>> pool(plugrad.ones((2, 3, 4, 5, 7))).shape
+    (2, 3, 1, 2, 2)
+    """
+
+    _pool = F.adaptive_max_pool3d
 
 
 class _MaxUnpoolNd(_PoolNd):

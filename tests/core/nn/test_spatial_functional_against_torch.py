@@ -156,7 +156,36 @@ CONVOLUTIONS = {
     ),
 }
 
+TIES3 = np.round(randn(2, 2, 5, 5, 5))  # many equal maxima: the first is taken, as PyTorch's
+
 POOLING = {
+    # (3-D pooling was missing)
+    "max_pool3d": (lambda F, lib, x: F.max_pool3d(x, 2), (X3,)),
+    "max_pool3d indices ceil dilation": (
+        lambda F, lib, x: F.max_pool3d(
+            x, (3, 2, 2), (2, 2, 3), (1, 1, 0), (2, 1, 1), ceil_mode=True, return_indices=True
+        ),
+        (X3,),
+    ),
+    "max_pool3d ties unbatched": (
+        lambda F, lib, x: F.max_pool3d(x, 3, 2, 1, return_indices=True),
+        (TIES3[0],),
+    ),
+    "avg_pool3d": (lambda F, lib, x: F.avg_pool3d(x, 3, 2, 1), (X3,)),
+    "avg_pool3d ceil, padding left out": (
+        lambda F, lib, x: F.avg_pool3d(x, (2, 3, 2), (3, 2, 2), (1, 1, 0), True, False),
+        (X3,),
+    ),
+    "avg_pool3d divisor": (lambda F, lib, x: F.avg_pool3d(x, 2, divisor_override=3), (X3[0],)),
+    "adaptive_avg_pool3d": (lambda F, lib, x: F.adaptive_avg_pool3d(x, (3, None, 4)), (X3,)),
+    "adaptive_max_pool3d": (
+        lambda F, lib, x: F.adaptive_max_pool3d(x, (3, 3, 4), return_indices=True),
+        (X3,),
+    ),
+    "adaptive_max_pool3d ties": (
+        lambda F, lib, x: F.adaptive_max_pool3d(x, 2, return_indices=True),
+        (TIES3,),
+    ),
     "max_pool1d": (lambda F, lib, x: F.max_pool1d(x, 3), (X1,)),
     "max_pool1d indices": (
         lambda F, lib, x: F.max_pool1d(x, 3, 2, 1, 2, ceil_mode=True, return_indices=True),

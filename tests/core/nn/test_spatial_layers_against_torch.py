@@ -103,6 +103,16 @@ LAYERS = {
         batch(1, 4, 3, 2, 3),
     ),
     "MaxPool1d": (lambda m: m.MaxPool1d(3, 2, padding=1), batch(2, 3, 8)),
+    "MaxPool3d": (
+        lambda m: m.MaxPool3d(3, 2, padding=1, return_indices=True),
+        batch(1, 2, 5, 4, 6),
+    ),
+    "AvgPool3d": (lambda m: m.AvgPool3d(2, 1, 1, count_include_pad=False), batch(2, 3, 4, 4)),
+    "AdaptiveAvgPool3d": (lambda m: m.AdaptiveAvgPool3d((2, 3, None)), batch(1, 2, 5, 4, 6)),
+    "AdaptiveMaxPool3d": (
+        lambda m: m.AdaptiveMaxPool3d(2, return_indices=True),
+        batch(1, 2, 5, 4, 6),
+    ),
     "MaxPool1d indices": (
         lambda m: m.MaxPool1d(2, return_indices=True, ceil_mode=True),
         batch(2, 3, 7),
