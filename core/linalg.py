@@ -325,6 +325,177 @@ def solve_triangular(
     return transpose(namespace.linalg.solve(transpose(triangle), transpose(B)))
 
 
+def vander(x: Any, *, N: int | None = None) -> Any:
+    """PyTorch's ``linalg.vander``: the powers ``x**0, x**1, ..., x**(N - 1)`` of each
+    element along a new last axis (``N`` defaults to ``x``'s last axis's length).
+
+    Each power is the one before times ``x``, so integers stay exact.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.linalg.vander(plugrad.tensor([1, 2, 3]))
+    tensor([[1, 1, 1],
+            [1, 2, 4],
+            [1, 3, 9]])
+    """
+    namespace = sys.modules["plugrad"]
+    if not isinstance(x, namespace.Tensor) or x.ndim == 0:
+        raise namespace.errors.ShapeError(
+            "linalg.vander(): x must be a tensor of at least one dimension"
+        )
+    count = x.shape[-1] if N is None else N
+    if isinstance(count, bool) or not isinstance(count, int) or count < 2:
+        raise namespace.errors.InvalidArgumentError(
+            f"linalg.vander(): N must be an int greater than 1, got {count!r}"
+        )
+    columns = [namespace.ones_like(x)]
+    for _ in range(count - 1):
+        columns.append(columns[-1] * x)
+    return namespace.stack(columns, axis=-1)
+
+
+def _leading_size(function: str, shape: tuple[int, ...], front: int) -> tuple[int, int]:
+    namespace = sys.modules["plugrad"]
+    rows, columns = math.prod(shape[:front]), math.prod(shape[front:])
+    if rows != columns:
+        raise namespace.errors.ShapeError(
+            f"{function}(): the product of the first axes' sizes {shape[:front]} ({rows}) must "
+            f"equal that of the others {shape[front:]} ({columns})"
+        )
+    return rows, columns
+
+
+def tensorinv(A: Any, ind: int = 2) -> Any:
+    """PyTorch's ``linalg.tensorinv``: the inverse of ``A`` read as a matrix whose rows are
+    its first ``ind`` axes, with the shape ``A.shape[ind:] + A.shape[:ind]``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> A = plugrad.eye(4).reshape(4, 2, 2) * 2
+    >>> plugrad.linalg.tensorinv(A, ind=1).shape
+    (2, 2, 4)
+    """
+    namespace = sys.modules["plugrad"]
+    if isinstance(ind, bool) or not isinstance(ind, int) or ind < 1:
+        raise namespace.errors.InvalidArgumentError(
+            f"linalg.tensorinv(): ind must be a positive int, got {ind!r}"
+        )
+    shape = tuple(A.shape)
+    rows, columns = _leading_size("linalg.tensorinv", shape, ind)
+    inverse = namespace.linalg.inv(namespace.reshape(A, (rows, columns)))
+    return namespace.reshape(inverse, shape[ind:] + shape[:ind])
+
+
+def tensorsolve(A: Any, B: Any, dims: tuple[int, ...] | list[int] | None = None) -> Any:
+    """PyTorch's ``linalg.tensorsolve``: the ``X`` for which ``tensordot(A, X, X.ndim)`` is
+    ``B`` (``A``'s axes ``dims`` moved to its end first), of shape ``A.shape[B.ndim:]``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> A = plugrad.eye(6).reshape(2, 3, 6)
+    >>> plugrad.linalg.tensorsolve(A, plugrad.ones(2, 3)).shape
+    (6,)
+    """
+    namespace = sys.modules["plugrad"]
+    if dims is not None:
+        axes = [axis % A.ndim for axis in dims]
+        A = namespace.moveaxis(A, axes, list(range(A.ndim - len(axes), A.ndim)))
+    shape = tuple(A.shape)
+    if shape[: B.ndim] != tuple(B.shape):
+        raise namespace.errors.ShapeError(
+            f"linalg.tensorsolve(): A's first axes {shape[: B.ndim]} must be B's shape "
+            f"{tuple(B.shape)}"
+        )
+    rows, columns = _leading_size("linalg.tensorsolve", shape, B.ndim)
+    solution = namespace.linalg.solve(
+        namespace.reshape(A, (rows, columns)), namespace.reshape(B, (rows, 1))
+    )
+    return namespace.reshape(solution, shape[B.ndim :])
+
+
+def cholesky_ex(A: Any, *, upper: bool = False, check_errors: bool = False) -> Any:
+    """PyTorch's ``linalg.cholesky_ex``: the factor of each matrix and an ``info`` (int32)
+    saying which are not positive definite, instead of an error.
+
+    ``info`` is 0 for a matrix factored, else the order of its first leading minor
+    that is not positive definite; that matrix's factor is NaN (PyTorch's holds what
+    the factorization left). With ``check_errors`` such a matrix raises
+    :class:`~plugrad.errors.LinAlgError`, as :func:`cholesky` does.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.linalg.cholesky_ex(plugrad.tensor([[4.0, 2.0], [2.0, 1.0]])).info
+    tensor(2, dtype=plugrad.int32)
+    """
+    namespace = sys.modules["plugrad"]
+    errors = namespace.errors
+    if not isinstance(A, namespace.Tensor) or A.ndim < 2 or A.shape[-1] != A.shape[-2]:
+        raise errors.ShapeError(
+            "linalg.cholesky_ex(): A must be a square matrix or a batch of them, got "
+            f"{getattr(A, 'shape', type(A).__name__)}"
+        )
+    batch, size = tuple(A.shape[:-2]), A.shape[-1]
+    factor = _factor(namespace, A, upper)
+    if factor is not None and _factored(namespace, A, factor):
+        info = namespace.zeros(batch, dtype=namespace.int32, device=A.device)
+        return namespace.return_types.linalg_cholesky_ex(factor, info)
+    # Matrix by matrix: which fail, and where (the first leading minor that fails).
+    factors, infos = [], []
+    for index, matrix in enumerate(namespace.reshape(A, (-1, size, size))):
+        one = _factor(namespace, matrix, upper)
+        if one is not None and _factored(namespace, matrix, one):
+            factors.append(one)
+            infos.append(0)
+            continue
+        order = next(
+            (k for k in range(1, size + 1) if not _factors(namespace, matrix[:k, :k])), size
+        )
+        if check_errors:
+            where = f" (batch element {index})" if batch else ""
+            raise errors.LinAlgError(
+                f"linalg.cholesky_ex(){where}: the matrix is not positive definite (its leading "
+                f"minor of order {order} is not)"
+            )
+        factors.append(namespace.full((size, size), math.nan, dtype=A.dtype, device=A.device))
+        infos.append(order)
+    factor = namespace.reshape(namespace.stack(factors), tuple(A.shape))
+    info = namespace.reshape(
+        namespace.asarray(infos, dtype=namespace.int32, device=A.device), batch
+    )
+    return namespace.return_types.linalg_cholesky_ex(factor, info)
+
+
+def _factor(namespace: Any, A: Any, upper: bool = False) -> Any:
+    """The Cholesky factor of ``A``, or None where the backend raises."""
+    try:
+        return namespace.linalg.cholesky(A, upper=upper)
+    except namespace.errors.LinAlgError:
+        return None
+
+
+def _factored(namespace: Any, A: Any, factor: Any) -> bool:
+    """Whether every matrix of ``A`` was factored: JAX's kernel gives NaN for a matrix that
+    is not positive definite (one without NaN), Dask's raises when computed."""
+    with namespace.no_grad():
+        axes = (-2, -1)
+        made_nan = namespace.any(namespace.isnan(factor), axis=axes)
+        failed = namespace.logical_and(made_nan, ~namespace.any(namespace.isnan(A), axis=axes))
+        try:
+            return not bool(namespace.any(failed))
+        except namespace.errors.LinAlgError:
+            return False
+
+
+def _factors(namespace: Any, matrix: Any) -> bool:
+    """Whether the Cholesky factorization of ``matrix`` succeeds."""
+    factor = _factor(namespace, matrix)
+    return factor is not None and _factored(namespace, matrix, factor)
+
+
 def __getattr__(name: str) -> Any:
     if name in _SHARED:
         return getattr(sys.modules["plugrad"], name)

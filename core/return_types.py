@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 __all__ = [
+    "linalg_cholesky_ex",
     "linalg_lstsq",
     "max",
     "min",
@@ -98,3 +99,11 @@ class linalg_lstsq(NamedTuple):
     residuals: Any
     rank: Any
     singular_values: Any
+
+
+class linalg_cholesky_ex(NamedTuple):
+    """The factor ``L`` of :func:`plugrad.linalg.cholesky_ex` and ``info``: 0 for each matrix
+    factored, else the order of its first leading minor that is not positive definite."""
+
+    L: Any
+    info: Any

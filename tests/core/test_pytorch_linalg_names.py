@@ -126,7 +126,53 @@ PROGRAMS: dict[str, tuple[Callable[[Any, Any], Any], np.ndarray]] = {
     ),
     "take_along_dim flat": (lambda lib, x: lib.take_along_dim(x, _tensor(lib, [11, 0, 4])), TALL),
     "x.take_along_dim": (lambda lib, x: x.take_along_dim(x.argsort(dim=0), dim=0), TALL),
+    # (linalg.vander, tensorinv, tensorsolve and cholesky_ex were missing)
+    "linalg.vander": (lambda lib, x: lib.linalg.vander(x), TALL),
+    "linalg.vander N": (lambda lib, x: lib.linalg.vander(x[0], N=5), TALL),
+    "linalg.tensorinv": (lambda lib, x: lib.linalg.tensorinv((x @ x.mT).reshape(3, 3), ind=1),
+                         SQUARE),
+    "linalg.tensorinv ind=2": (
+        lambda lib, x: lib.linalg.tensorinv(lib.kron(x, x[:2, :2]).reshape(3, 2, 6), ind=2),
+        SQUARE),
+    "linalg.tensorsolve": (
+        lambda lib, x: lib.linalg.tensorsolve(lib.kron(x, x[:2, :2]).reshape(3, 2, 6), x[:, :2]),
+        SQUARE),
+    "linalg.tensorsolve dims": (
+        lambda lib, x: lib.linalg.tensorsolve(
+            lib.kron(x, x[:2, :2]).reshape(3, 2, 3, 2), x[:, :2], dims=(2,)),
+        SQUARE),
+    "linalg.cholesky_ex": (lambda lib, x: tuple(lib.linalg.cholesky_ex(_spd(lib, x))), SQUARE),
+    "linalg.cholesky_ex upper": (
+        lambda lib, x: tuple(lib.linalg.cholesky_ex(_spd(lib, x), upper=True)), SQUARE),
 }  # fmt: skip
+
+
+def test_cholesky_ex_says_which_matrices_fail_and_where() -> None:
+    stack = np.stack([2 * np.eye(3), [[1.0, 2, 3], [2, 1, 0], [3, 0, 1]], np.diag([1.0, 1, -1])])
+    factor, info = plugrad.linalg.cholesky_ex(plugrad.asarray(stack))
+    their_factor, their_info = torch.linalg.cholesky_ex(torch.tensor(stack))
+    assert info.dtype == plugrad.int32 and info.tolist() == their_info.tolist() == [0, 2, 3]
+    np.testing.assert_allclose(factor[0].numpy(), their_factor[0].numpy())
+    assert np.isnan(factor[1:].numpy()).all()  # (PyTorch's holds what its factorization left)
+    with pytest.raises(plugrad.errors.LinAlgError, match=r"batch element 1.*order 2"):
+        plugrad.linalg.cholesky_ex(plugrad.asarray(stack), check_errors=True)
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "match"),
+    [
+        (lambda: plugrad.linalg.vander(plugrad.ones(3), N=1), ValueError, "greater than 1"),
+        (lambda: plugrad.linalg.vander(plugrad.tensor(2.0)), ShapeError, "at least one"),
+        (lambda: plugrad.linalg.tensorinv(plugrad.ones(2, 3, 4), ind=1), ShapeError, r"\(2\)"),
+        (lambda: plugrad.linalg.tensorinv(plugrad.ones(2, 2), ind=0), ValueError, "ind"),
+        (lambda: plugrad.linalg.tensorsolve(plugrad.ones(2, 3, 6), plugrad.ones(3, 2)),
+         ShapeError, "B's shape"),
+        (lambda: plugrad.linalg.cholesky_ex(plugrad.ones(2, 3)), ShapeError, "square"),
+    ],
+)  # fmt: skip
+def test_new_linalg_functions_refuse_bad_arguments(call, error, match) -> None:
+    with pytest.raises(error, match=match):
+        call()
 
 
 @pytest.mark.parametrize("backend", backends_under_test())
