@@ -2052,6 +2052,24 @@ def adaptive_avg_pool2d(input: Tensor, output_size: int | tuple[int | None, int 
     return _ops.stack(pooled_rows, axis=-2)
 
 
+def _check_divisor(function: str, divisor_override: Any) -> None:
+    if divisor_override is not None and (
+        isinstance(divisor_override, bool)
+        or not isinstance(divisor_override, int)
+        or divisor_override <= 0
+    ):
+        raise ValueError(
+            f"{function}(): divisor_override must be a positive int, got {divisor_override!r}"
+        )
+
+
+def _integer_means(pool: Callable[..., Tensor], input: Tensor, *arguments: Any) -> Tensor:
+    """``pool`` of an integer ``input`` as PyTorch's: the sums exact in double precision
+    (a library may divide floats only), divided with truncation toward zero."""
+    wide = _dtypes.float64 if _dtypes.float64 in input.device.dtypes else _dtypes.float32
+    return _ops.astype(_ops.trunc(pool(_ops.astype(input, wide), *arguments)), input.dtype)
+
+
 def avg_pool2d(
     input: Tensor,
     kernel_size: IntPair,
@@ -2080,21 +2098,12 @@ def avg_pool2d(
     kernel, step, pad, _ = _pool_arguments(
         "avg_pool2d", input, kernel_size, stride, padding, 1, ceil_mode
     )
-    if divisor_override is not None and (
-        not isinstance(divisor_override, int) or divisor_override <= 0
-    ):
-        raise ValueError(
-            f"avg_pool2d(): divisor_override must be a positive int, got {divisor_override!r}"
-        )
-    integral = input.dtype.kind in ("signed integer", "unsigned integer")
-    if integral:  # summed exactly in double precision (a library may divide floats only)
-        wide = _dtypes.float64 if _dtypes.float64 in input.device.dtypes else _dtypes.float32
-        pooled = avg_pool2d(
-            _ops.astype(input, wide), kernel_size, stride, padding, ceil_mode,
-            count_include_pad, divisor_override,
+    _check_divisor("avg_pool2d", divisor_override)
+    if input.dtype.kind in ("signed integer", "unsigned integer"):
+        return _integer_means(
+            avg_pool2d, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+            divisor_override,
         )  # fmt: skip
-        # As PyTorch: integer means, the sums divided with truncation toward zero.
-        return _ops.astype(_ops.trunc(pooled), input.dtype)
     out = _ops.avg_pool2d(
         input,
         kernel_size=kernel,
@@ -4042,21 +4051,14 @@ def avg_pool3d(
     kernel, step, pad, _ = _pool3d_arguments(
         "avg_pool3d", input, kernel_size, stride, padding, 1, ceil_mode
     )
-    if divisor_override is not None and (
-        isinstance(divisor_override, bool)
-        or not isinstance(divisor_override, int)
-        or divisor_override <= 0
-    ):
-        raise ValueError(
-            f"avg_pool3d(): divisor_override must be a positive int, got {divisor_override!r}"
-        )
-    if input.dtype.kind in ("signed integer", "unsigned integer", "bool"):
-        if input.dtype.kind == "bool":
-            raise DtypeError("avg_pool3d(): takes numbers, got a bool tensor")
-        wide = _dtypes.float64 if _dtypes.float64 in input.device.dtypes else _dtypes.float32
-        pooled = avg_pool3d(_ops.astype(input, wide), kernel_size, stride, padding, ceil_mode,
-                            count_include_pad, divisor_override)  # fmt: skip
-        return _ops.astype(_ops.trunc(pooled), input.dtype)  # (PyTorch's: truncated)
+    _check_divisor("avg_pool3d", divisor_override)
+    if input.dtype.kind == "bool":
+        raise DtypeError("avg_pool3d(): takes numbers, got a bool tensor")
+    if input.dtype.kind in ("signed integer", "unsigned integer"):
+        return _integer_means(
+            avg_pool3d, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+            divisor_override,
+        )  # fmt: skip
     depth = input.shape[-3]
     # The sums over each window: of each depth's planes, then along the depth.
     sums = avg_pool2d(_planes(input), _hw(kernel), _hw(step), _hw(pad), ceil_mode, True, 1)
