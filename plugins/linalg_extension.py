@@ -646,8 +646,13 @@ def _tolerance(xp: Any, A: Any, magnitudes: Any, atol: Any, rtol: Any) -> Any:
     them: ``max(atol, rtol * largest)``; ``rtol`` defaults to ``eps * max(m, n)``, or to 0
     where only a positive ``atol`` is given."""
     if rtol is None:
-        given = atol is not None and not (isinstance(atol, (int, float)) and atol <= 0)
-        rtol = 0.0 if given else xp.finfo(magnitudes.dtype).eps * max(A.shape[-2:])
+        default = xp.finfo(magnitudes.dtype).eps * max(A.shape[-2:])
+        if atol is None:
+            rtol = default
+        elif isinstance(atol, (int, float)):
+            rtol = 0.0 if atol > 0 else default
+        else:  # each matrix's own: an atol of 0 keeps the default rtol (a tensor's too)
+            rtol = xp.where(xp.asarray(atol) > 0, 0.0, default)
     if getattr(rtol, "ndim", 0):
         rtol = xp.expand_dims(xp.asarray(rtol), axis=-1)
     largest = xp.max(magnitudes, axis=-1, keepdims=True) if magnitudes.shape[-1] else 0.0

@@ -512,3 +512,15 @@ def test_the_deprecated_forms_say_what_replaces_them():
         x.triangular_solve(x)
     with pytest.raises(TypeError, match="some must be True or False"):
         plugrad.qr(x, some="yes")
+
+
+@pytest.mark.parametrize("name", ["matrix_rank", "pinv"])
+def test_a_tensor_atol_of_zero_keeps_the_default_rtol_as_pytorchs(name: str) -> None:
+    # A tensor atol of 0 set rtol to 0: rounding noise counted as rank (3 for 2), and pinv
+    # inverted it (values of 1e15).
+    rank_two = np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]])
+    stack = np.stack([rank_two, rank_two])
+    for atol in ([0.0, 0.0], [0.0, 5.0], [0.25, 0.0]):
+        ours = getattr(plugrad.linalg, name)(plugrad.asarray(stack), atol=plugrad.asarray(atol))
+        theirs = getattr(torch.linalg, name)(torch.tensor(stack), atol=torch.tensor(atol))
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-10, atol=1e-12)
