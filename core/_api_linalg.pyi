@@ -78,7 +78,7 @@ def matrix_norm(x: TensorLike, /, ord: Any = ..., dim: Any = ..., keepdim: Any =
     """Matrix norm of the last two axes (``ord``: ``'fro'``, ``'nuc'``, 1, -1, 2, -2, inf or -inf)."""
 
 
-def matrix_power(x: TensorLike, n: int, /, *, out: Any = ...) -> Tensor:
+def matrix_power(x: TensorLike, /, n: int, *, out: Any = ...) -> Tensor:
     """A square matrix to the integer power ``n`` (its inverse's for ``n < 0``)."""
 
 
@@ -94,7 +94,7 @@ def pinv(x: TensorLike, /, rcond: Any = ..., hermitian: Any = ..., *, rtol: Any 
     """Moore-Penrose pseudo-inverse; singular values below ``rtol * largest`` count as 0."""
 
 
-def qr(x: TensorLike, /, *, mode: str = ...) -> _qr_result:
+def qr(x: TensorLike, /, mode: str = ...) -> _qr_result:
     """QR factorization ``x = Q @ R``: a named tuple ``(Q, R)``."""
 
 

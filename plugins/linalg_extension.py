@@ -283,7 +283,7 @@ def _qr_square_grad(xp: Any, grad_q: Any, grad_r: Any, q: Any, r: Any) -> Any:
     return _mH(xp, xp.linalg.solve(r, _mH(xp, grad_a)))
 
 
-def _qr(xp: Any, x: Any, /, *, mode: str = "reduced") -> Any:
+def _qr(xp: Any, x: Any, /, mode: str = "reduced") -> Any:
     if mode not in ("reduced", "complete", "r"):
         raise ArgumentError(f"qr(): mode must be 'reduced', 'complete' or 'r', got {mode!r}")
     if mode == "r":  # PyTorch's: R alone, Q an empty tensor (the libraries differ here)
@@ -732,7 +732,7 @@ def _matrix_power_grad(xp: Any, g: Any, ans: Any, x: Any, *, n: int) -> Any:
     return total
 
 
-def _matrix_power(xp: Any, x: Any, n: int, /) -> Any:
+def _matrix_power(xp: Any, x: Any, /, n: int) -> Any:
     # A kernel of its own: the standard's takes n positionally only, and NumPy's hands back x
     # itself for n == 1 (a later x.add_(1) would change the result).
     power = xp.linalg.matrix_power(x, n)

@@ -524,3 +524,17 @@ def test_a_tensor_atol_of_zero_keeps_the_default_rtol_as_pytorchs(name: str) -> 
         ours = getattr(plugrad.linalg, name)(plugrad.asarray(stack), atol=plugrad.asarray(atol))
         theirs = getattr(torch.linalg, name)(torch.tensor(stack), atol=torch.tensor(atol))
         np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_qr_takes_mode_by_position_and_matrix_power_n_by_keyword_as_pytorchs() -> None:
+    # (both raised TypeError: the standard's forms only)
+    ours, theirs = plugrad.asarray(TALL), torch.tensor(TALL)
+    for mode in ("reduced", "complete", "r"):
+        for mine, reference in zip(plugrad.linalg.qr(ours, mode), torch.linalg.qr(theirs, mode)):
+            assert mine.shape == tuple(reference.shape)
+    square = plugrad.asarray(SQUARE)
+    np.testing.assert_allclose(
+        plugrad.linalg.matrix_power(square, n=-2).numpy(),
+        torch.linalg.matrix_power(torch.tensor(SQUARE), n=-2).numpy(),
+        rtol=1e-12,
+    )
