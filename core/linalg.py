@@ -182,6 +182,17 @@ def lstsq(A: Any, B: Any, rcond: float | None = None, *, driver: str | None = No
         )
     if B.ndim == 0:
         raise namespace.errors.ShapeError("lstsq(): B must be a vector or matrices, got a 0-d B")
+    if A.ndim < 2:
+        raise namespace.errors.ShapeError(
+            f"lstsq(): A must be a matrix or a batch of them, got shape {tuple(A.shape)}"
+        )
+    # (B of A's shape without its last axis holds vectors, one per matrix; see below)
+    rows = B.shape[-1] if tuple(B.shape) == tuple(A.shape[:-1]) or B.ndim == 1 else B.shape[-2]
+    if rows != A.shape[-2]:
+        raise namespace.errors.ShapeError(
+            f"lstsq(): A of shape {tuple(A.shape)} has {A.shape[-2]} rows, but B of shape "
+            f"{tuple(B.shape)} has {rows}"
+        )
     # gels (QR, for full-rank A) has no cut-off: it takes no rcond, as in PyTorch.
     tolerance = {} if rcond is None or driver == "gels" else {"rtol": rcond}
     inverse = namespace.linalg.pinv(A, **tolerance)
@@ -315,6 +326,12 @@ def solve_triangular(
         )
     for name, flag in (("upper", upper), ("left", left), ("unitriangular", unitriangular)):
         errors.checked_bool(f"solve_triangular(): {name}", flag)
+    axis, side = (-2, "rows") if left else (-1, "columns")
+    if B.shape[axis] != A.shape[-1]:
+        raise errors.ShapeError(
+            f"solve_triangular(): B of shape {tuple(B.shape)} has {B.shape[axis]} {side}, but A "
+            f"of shape {tuple(A.shape)} needs {A.shape[-1]} (left={left})"
+        )
     triangle = namespace.triu(A) if upper else namespace.tril(A)
     if unitriangular:
         diagonal = namespace.eye(A.shape[-1], dtype=namespace.bool, device=A.device)

@@ -538,3 +538,26 @@ def test_qr_takes_mode_by_position_and_matrix_power_n_by_keyword_as_pytorchs() -
         torch.linalg.matrix_power(torch.tensor(SQUARE), n=-2).numpy(),
         rtol=1e-12,
     )
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda: plugrad.linalg.lstsq(plugrad.ones(3, 2), plugrad.ones(4, 1)), r"lstsq\(\).*4"),
+        (lambda: plugrad.linalg.lstsq(plugrad.ones(3, 2), plugrad.ones(4)), r"lstsq\(\).*4"),
+        (
+            lambda: plugrad.linalg.solve_triangular(plugrad.eye(3), plugrad.ones(4, 2), upper=True),
+            r"solve_triangular\(\).*4 rows",
+        ),
+        (
+            lambda: plugrad.linalg.solve_triangular(
+                plugrad.eye(3), plugrad.ones(3, 2), upper=True, left=False
+            ),
+            r"solve_triangular\(\).*2 columns",
+        ),
+    ],
+)
+def test_mismatched_shapes_are_named_by_the_function_called(call, match) -> None:
+    # (they were matmul()'s and solve()'s errors, with NumPy's words)
+    with pytest.raises(ShapeError, match=match):
+        call()
