@@ -1,11 +1,11 @@
 """Window functions of signal processing, as PyTorch's ``torch.*_window``.
 
-:func:`hann_window`, :func:`hamming_window`, :func:`blackman_window` and
-:func:`bartlett_window` make a 1-d tensor of ``window_length`` weights, computed
-in the dtype asked for on the device asked for. A periodic window (the default)
-is the symmetric window one longer with its last value dropped: what a
-spectral analysis repeating every ``window_length`` samples needs; a window of
-one sample is ``[1.0]``.
+:func:`hann_window`, :func:`hamming_window`, :func:`blackman_window`,
+:func:`bartlett_window` and :func:`kaiser_window` make a 1-d tensor of
+``window_length`` weights, computed in the dtype asked for on the device asked
+for. A periodic window (the default) is the symmetric window one longer with its
+last value dropped: what a spectral analysis repeating every ``window_length``
+samples needs; a window of one sample is ``[1.0]``.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from .tensor import Tensor
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-__all__ = ["bartlett_window", "blackman_window", "hamming_window", "hann_window"]
+__all__ = ["bartlett_window", "blackman_window", "hamming_window", "hann_window", "kaiser_window"]
 
 
 def _positions(
@@ -143,3 +143,48 @@ def bartlett_window(
         return made
     positions, span, requires_grad = made
     return (1.0 - _ops.abs(positions * (2.0 / span) - 1.0)).requires_grad_(requires_grad)
+
+
+def kaiser_window(
+    window_length: int,
+    periodic: bool = True,
+    beta: float = 12.0,
+    **options: Unpack[CreationOptions],
+) -> Tensor:
+    """Return the Kaiser window ``I0(beta * sqrt(1 - (2 n / N - 1)**2)) / I0(beta)``.
+
+    ``I0`` is the modified Bessel function of order 0, summed as its power series
+    in Python's floats (every term positive: no cancellation) and rounded once to
+    the dtype asked for.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.kaiser_window(5, periodic=False, beta=5.0, dtype=plugrad.float64)
+    tensor([0.0367, 0.5529, 1.0000, 0.5529, 0.0367], dtype=plugrad.float64)
+    """
+    if isinstance(beta, bool) or not isinstance(beta, (int, float)):
+        raise TypeError(f"kaiser_window(): beta must be a number, got {beta!r}")
+    made = _positions("kaiser_window", window_length, periodic, dict(options))
+    if isinstance(made, Tensor):
+        return made
+    positions, span, requires_grad = made
+    scale = _bessel_i0(float(beta))
+    values = []
+    for n in range(positions.shape[0]):
+        ratio = n * (2.0 / span) - 1.0
+        values.append(_bessel_i0(beta * math.sqrt(max(1.0 - ratio * ratio, 0.0))) / scale)
+    window = _creation.asarray(values, dtype=positions.dtype, device=positions.device)
+    return window.requires_grad_(requires_grad)
+
+
+def _bessel_i0(x: float) -> float:
+    """The modified Bessel function of order 0: ``sum_k ((x / 2) ** k / k!) ** 2``."""
+    half_squared = x * x / 4.0
+    total = term = 1.0
+    k = 0
+    while term > total * 1e-17:
+        k += 1
+        term *= half_squared / (k * k)
+        total += term
+    return total

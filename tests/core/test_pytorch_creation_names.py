@@ -169,7 +169,7 @@ def test_dtype_properties_are_pytorchs(name: str) -> None:
         assert getattr(ours, attribute) == getattr(theirs, attribute), attribute
 
 
-WINDOWS = ["hann_window", "hamming_window", "blackman_window", "bartlett_window"]
+WINDOWS = ["hann_window", "hamming_window", "blackman_window", "bartlett_window", "kaiser_window"]
 
 
 @pytest.mark.parametrize("backend", backends_under_test())
@@ -191,6 +191,17 @@ def test_window_functions_as_pytorchs(name: str, backend: str) -> None:
                 np.testing.assert_allclose(ours.tolist(), theirs.tolist(), atol=tolerance)
     ours = getattr(plugrad, name)(4, requires_grad=True)
     assert ours.requires_grad and ours.is_leaf and ours.dtype == plugrad.float32
+
+
+@pytest.mark.parametrize("beta", [12.0, 0.0, 5, -3.0, 60.0])
+def test_kaiser_window_takes_its_beta(beta: float) -> None:
+    for dtype in ("float32", "float64"):
+        ours = plugrad.kaiser_window(64, False, beta, dtype=getattr(plugrad, dtype))
+        theirs = torch.kaiser_window(64, False, beta, dtype=getattr(torch, dtype))
+        tolerance = {"rtol": 1e-5, "atol": 1e-7} if dtype == "float32" else {"rtol": 1e-12}
+        np.testing.assert_allclose(ours.tolist(), theirs.tolist(), **tolerance)
+    with pytest.raises(TypeError, match="beta must be a number"):
+        plugrad.kaiser_window(4, beta="12")
 
 
 def test_hamming_window_takes_its_coefficients() -> None:
