@@ -196,7 +196,16 @@ def _slogdet_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
     return _matrix_grad(xp, weight) * inverse_h
 
 
-slogdet = op("slogdet(x, /)", vjp=_slogdet_grad, namespace="linalg", promotion="float",
+def _slogdet(xp: Any, x: Any, /) -> Any:
+    sign, logabsdet = xp.linalg.slogdet(x)
+    # A matrix holding NaN: NumPy's LU may find a zero pivot first and say -inf (det 0).
+    # (PyTorch's sign there: 0 for a real matrix, NaN for a complex one)
+    unknown = xp.any(xp.isnan(x), axis=(-2, -1))
+    unknown_sign = math.nan if is_complex(xp, x) else 0.0
+    return xp.where(unknown, unknown_sign, sign), xp.where(unknown, math.nan, logabsdet)
+
+
+slogdet = op("slogdet", _slogdet, vjp=_slogdet_grad, namespace="linalg", promotion="float",
              output_names=("sign", "logabsdet"),
              doc="Sign and log of the absolute value of the determinant: ``(sign, logabsdet)``.")
 

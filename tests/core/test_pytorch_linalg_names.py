@@ -561,3 +561,15 @@ def test_mismatched_shapes_are_named_by_the_function_called(call, match) -> None
     # (they were matmul()'s and solve()'s errors, with NumPy's words)
     with pytest.raises(ShapeError, match=match):
         call()
+
+
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+def test_slogdet_of_a_matrix_holding_nan_is_nan_as_pytorchs(dtype: str) -> None:
+    # [[nan, 1], [1, 1]] was (0, -inf): a determinant of 0, without a word.
+    nan = float("nan")
+    stack = np.array([[[nan, 1.0], [1.0, 1.0]], [[1.0, nan], [0.0, 1.0]], [[1.0, 2.0], [3.0, 4.0]]])
+    ours = plugrad.linalg.slogdet(plugrad.asarray(stack.astype(dtype)))
+    theirs = torch.linalg.slogdet(torch.tensor(stack.astype(dtype)))
+    for mine, reference in zip(ours, theirs, strict=True):
+        np.testing.assert_allclose(mine.numpy(), reference.numpy(), equal_nan=True)
