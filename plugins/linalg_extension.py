@@ -180,7 +180,17 @@ def _det_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
     return _matrix_grad(xp, g) * _mH(xp, adjugate)
 
 
-det = op("det(x, /)", namespace="linalg", promotion="float", vjp=_det_grad,
+#: What a matrix holding NaN has as its determinant (PyTorch's: NaN in every part).
+_NAN_COMPLEX = complex(math.nan, math.nan)
+
+
+def _det(xp: Any, x: Any, /) -> Any:
+    # A matrix holding NaN: NumPy's LU may find a zero pivot first and say 0.
+    unknown = _NAN_COMPLEX if is_complex(xp, x) else math.nan
+    return xp.where(xp.any(xp.isnan(x), axis=(-2, -1)), unknown, xp.linalg.det(x))
+
+
+det = op("det", _det, namespace="linalg", promotion="float", vjp=_det_grad,
          doc="Determinant of a square matrix (or a stack); its gradient is the adjugate's.")
 
 
@@ -201,7 +211,7 @@ def _slogdet(xp: Any, x: Any, /) -> Any:
     # A matrix holding NaN: NumPy's LU may find a zero pivot first and say -inf (det 0).
     # (PyTorch's sign there: 0 for a real matrix, NaN for a complex one)
     unknown = xp.any(xp.isnan(x), axis=(-2, -1))
-    unknown_sign = math.nan if is_complex(xp, x) else 0.0
+    unknown_sign = _NAN_COMPLEX if is_complex(xp, x) else 0.0
     return xp.where(unknown, unknown_sign, sign), xp.where(unknown, math.nan, logabsdet)
 
 
