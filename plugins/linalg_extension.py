@@ -5,7 +5,8 @@ written with ``xp.linalg.*`` so that double backward comes free. Degenerate
 inputs, documented in each docstring:
 
 - ``det``, ``inv``, ``solve``, ``slogdet`` need an invertible matrix; at a
-  singular one their gradients are not finite.
+  singular one their gradients are not finite. ``det`` of a matrix holding NaN
+  is NaN and its ``slogdet`` ``(0, nan)``, as PyTorch's (NaN for a complex sign).
 - ``eigh``/``eig`` with repeated eigenvalues, and ``svd`` with repeated singular
   values (equal up to rounding): the eigenvectors (singular vectors) of a
   repeated value are not unique, and the terms of the gradient that pair them
