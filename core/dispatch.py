@@ -1114,11 +1114,29 @@ def _retell_kernel_error(
             "convert the base to a floating dtype first, e.g. x.float() ** -1"
         ) from error
     if type(error).__name__ in BACKEND_LINALG_ERRORS:
+        if _holds_nan(inputs):  # NumPy calls such a matrix singular
+            raise LinAlgError(
+                f"{op.name}(): {error} (from the {device.backend.name} kernel): the input holds "
+                "NaN; find where it was made (plugrad.autograd.detect_anomaly() for a gradient)"
+            ) from error
         raise LinAlgError(
             f"{op.name}(): {error} (from the {device.backend.name} kernel): the matrix is "
             "singular, or not positive definite, where the op needs it to be; check its values, "
             "or use plugrad.linalg.pinv or lstsq for a least-squares answer"
         ) from error
+
+
+def _holds_nan(inputs: tuple[Any, ...]) -> bool:
+    """Whether a floating tensor among ``inputs`` holds NaN (read on an error path only)."""
+    for x in inputs:
+        if isinstance(x, Tensor) and x.dtype.kind in ("real floating", "complex floating"):
+            xp = x._device.xp
+            try:
+                if bool(xp.any(xp.isnan(x._array))):
+                    return True
+            except Exception:  # a backend that cannot tell here: the general message
+                return False
+    return False
 
 
 def _retell_missing_dtype(

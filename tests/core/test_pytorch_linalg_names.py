@@ -584,3 +584,17 @@ def test_det_of_a_matrix_holding_nan_is_nan_as_pytorchs(dtype: str) -> None:
     ours = plugrad.linalg.det(plugrad.asarray(stack.astype(dtype)))
     theirs = torch.linalg.det(torch.tensor(stack.astype(dtype)))
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), equal_nan=True)
+
+
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
+@pytest.mark.parametrize("name", ["inv", "solve"])
+def test_a_matrix_holding_nan_is_not_called_singular(name: str) -> None:
+    # NumPy's kernels call it singular; the error said to check for a singular matrix.
+    # (JAX's and PyTorch's kernels give NaN, see Backends; Dask's raises when computed.)
+    with plugrad.use_backend("numpy"):
+        matrix = plugrad.asarray([[float("nan"), 1.0], [1.0, 1.0]])
+        arguments = (matrix,) if name == "inv" else (matrix, plugrad.ones(2, dtype=matrix.dtype))
+        with pytest.raises(plugrad.errors.LinAlgError, match="holds NaN"):
+            getattr(plugrad.linalg, name)(*arguments)
+        with pytest.raises(plugrad.errors.LinAlgError, match="singular"):
+            plugrad.linalg.inv(plugrad.asarray([[1.0, 2.0], [2.0, 4.0]]))
