@@ -17,6 +17,7 @@ __all__ = [
     "BackwardError",
     "CompileError",
     "CompileWarning",
+    "ConvergenceError",
     "DeviceGraphError",
     "DeviceMismatchError",
     "DistributedError",
@@ -220,6 +221,11 @@ class SerializationError(PlugradError, ValueError):
     Also a malformed or too deeply nested header, and a path in a folder that
     does not exist (the message names the path asked for).
     """
+
+
+class ConvergenceError(PlugradError, ArithmeticError):
+    """An iterative computation (a series, a continued fraction) did not converge within its
+    bound of terms: its result would be inaccurate, so none is returned."""
 
 
 class DistributedError(PlugradError, RuntimeError):

@@ -34,6 +34,7 @@ from . import constraints
 from .continuous import Exponential, Laplace, Uniform
 from .discrete import Bernoulli, Categorical, Geometric, OneHotCategorical
 from .distribution import Distribution
+from .gamma import Beta, Chi2, Dirichlet, Gamma, StudentT
 from .independent import Independent
 from .kl import kl_divergence, register_kl
 from .multivariate_normal import MultivariateNormal
@@ -41,6 +42,11 @@ from .normal import LogNormal, Normal
 
 __all__ = [
     "Bernoulli",
+    "Beta",
+    "Chi2",
+    "Dirichlet",
+    "Gamma",
+    "StudentT",
     "Categorical",
     "Distribution",
     "Exponential",

@@ -12,10 +12,12 @@ from ..creation import full_like
 from ..dtype_functions import broadcast_shapes
 from ..errors import ArgumentError, ShapeError
 from ..nn.functional import softplus
+from ..pytorch_names import digamma, lgamma
 from ..tensor import Size, Tensor
 from .continuous import Exponential, Laplace, Uniform
 from .discrete import Bernoulli, Categorical, OneHotCategorical
 from .distribution import Distribution
+from .gamma import Beta, Dirichlet, Gamma
 from .independent import Independent
 from .multivariate_normal import MultivariateNormal, _batch_mahalanobis
 from .normal import LogNormal, Normal
@@ -211,3 +213,158 @@ def _kl_independent_independent(p: Independent, q: Independent) -> Tensor:
     _require_alike(p, q, "reinterpreted_batch_ndims", NotImplementedError, what + " ({} and {})")
     result = kl_divergence(p.base_dist, q.base_dist)
     return sum_rightmost(result, p.reinterpreted_batch_ndims)
+
+
+# -- the gamma family ------------------------------------------------------------------------
+
+_EULER_GAMMA = 0.57721566490153286060
+
+
+def _x_log_x(x: Tensor) -> Tensor:
+    return _ops.xlogy(x, x)
+
+
+def _beta_log_mean(p: Beta) -> Tensor:
+    """``E[log x]`` under a beta distribution."""
+    return digamma(p.concentration1) - digamma(p.concentration1 + p.concentration0)
+
+
+def _normal_cross_entropy(q: Normal, mean: Tensor, second_moment: Tensor) -> Tensor:
+    """``E[-log q(x)]`` for a normal ``q`` under any ``p`` with these first two moments."""
+    variance = q.scale**2
+    return 0.5 * _ops.log(2 * math.pi * variance) + (
+        second_moment - 2 * q.loc * mean + q.loc**2
+    ) / (2 * variance)
+
+
+def _gamma_cross_entropy(q: Gamma, mean: Tensor, log_mean: Tensor) -> Tensor:
+    """``E[-log q(x)]`` for a gamma ``q`` under any ``p`` with ``E[x]`` and ``E[log x]``."""
+    a = q.concentration
+    return lgamma(a) - a * _ops.log(q.rate) - (a - 1) * log_mean + q.rate * mean
+
+
+@register_kl(Gamma, Gamma)
+def _kl_gamma_gamma(p: Gamma, q: Gamma) -> Tensor:
+    a, b = p.concentration, p.rate
+    return (
+        (a - q.concentration) * digamma(a)
+        - lgamma(a)
+        + lgamma(q.concentration)
+        + q.concentration * _ops.log(b / q.rate)
+        + a * (q.rate - b) / b
+    )
+
+
+@register_kl(Beta, Beta)
+def _kl_beta_beta(p: Beta, q: Beta) -> Tensor:
+    a, b = p.concentration1, p.concentration0
+    total, q_total = a + b, q.concentration1 + q.concentration0
+    return (
+        lgamma(q.concentration1)
+        + lgamma(q.concentration0)
+        + lgamma(total)
+        - lgamma(a)
+        - lgamma(b)
+        - lgamma(q_total)
+        + (a - q.concentration1) * digamma(a)
+        + (b - q.concentration0) * digamma(b)
+        + (q_total - total) * digamma(total)
+    )
+
+
+@register_kl(Dirichlet, Dirichlet)
+def _kl_dirichlet_dirichlet(p: Dirichlet, q: Dirichlet) -> Tensor:
+    c, d = p.concentration, q.concentration
+    total = _ops.sum(c, axis=-1)
+    log_normalizers = lgamma(total) - lgamma(_ops.sum(d, axis=-1))
+    log_means = digamma(c) - _ops.expand_dims(digamma(total), axis=-1)
+    return (
+        log_normalizers
+        - _ops.sum(lgamma(c) - lgamma(d), axis=-1)
+        + _ops.sum((c - d) * log_means, axis=-1)
+    )
+
+
+@register_kl(Gamma, Exponential)
+def _kl_gamma_exponential(p: Gamma, q: Exponential) -> Tensor:
+    return -p.entropy() - _ops.log(q.rate) + q.rate * p.mean
+
+
+@register_kl(Exponential, Gamma)
+def _kl_exponential_gamma(p: Exponential, q: Gamma) -> Tensor:
+    # E[log x] = -(Euler's gamma) - log(rate) under the exponential distribution.
+    log_mean = -_EULER_GAMMA - _ops.log(p.rate)
+    return -p.entropy() + _gamma_cross_entropy(q, 1 / p.rate, log_mean)
+
+
+@register_kl(Gamma, Normal)
+def _kl_gamma_normal(p: Gamma, q: Normal) -> Tensor:
+    a, b = p.concentration, p.rate
+    return -p.entropy() + _normal_cross_entropy(q, a / b, (a**2 + a) / b**2)
+
+
+@register_kl(Beta, Exponential)
+def _kl_beta_exponential(p: Beta, q: Exponential) -> Tensor:
+    return -p.entropy() - _ops.log(q.rate) + q.rate * p.mean
+
+
+@register_kl(Beta, Gamma)
+def _kl_beta_gamma(p: Beta, q: Gamma) -> Tensor:
+    return -p.entropy() + _gamma_cross_entropy(q, p.mean, _beta_log_mean(p))
+
+
+@register_kl(Beta, Normal)
+def _kl_beta_normal(p: Beta, q: Normal) -> Tensor:
+    mean = p.mean
+    return -p.entropy() + _normal_cross_entropy(q, mean, p.variance + mean**2)
+
+
+@register_kl(Beta, Uniform)
+def _kl_beta_uniform(p: Beta, q: Uniform) -> Tensor:
+    result = -p.entropy() + _ops.log(q.high - q.low)
+    return _infinite_where((q.low > 0) | (q.high < 1), result)
+
+
+def _uniform_log_mean(p: Uniform) -> Tensor:
+    """``E[log x]`` under a uniform distribution on ``[low, high]``, ``0 <= low``."""
+    width = p.high - p.low
+    return (_x_log_x(p.high) - _x_log_x(p.low) - width) / width
+
+
+@register_kl(Uniform, Beta)
+def _kl_uniform_beta(p: Uniform, q: Beta) -> Tensor:
+    width = p.high - p.low
+    # E[log(1 - x)] is E[log y] for y = 1 - x, uniform on [1 - high, 1 - low].
+    log_complement_mean = (_x_log_x(1 - p.low) - _x_log_x(1 - p.high) - width) / width
+    log_beta = (
+        lgamma(q.concentration1)
+        + lgamma(q.concentration0)
+        - lgamma(q.concentration1 + q.concentration0)
+    )
+    result = (
+        -_ops.log(width)
+        - (q.concentration1 - 1) * _uniform_log_mean(p)
+        - (q.concentration0 - 1) * log_complement_mean
+        + log_beta
+    )
+    return _infinite_where((p.high > 1) | (p.low < 0), result)
+
+
+@register_kl(Uniform, Gamma)
+def _kl_uniform_gamma(p: Uniform, q: Gamma) -> Tensor:
+    result = -_ops.log(p.high - p.low) + _gamma_cross_entropy(q, p.mean, _uniform_log_mean(p))
+    return _infinite_where(p.low < 0, result)
+
+
+@register_kl(Uniform, Exponential)
+def _kl_uniform_exponential(p: Uniform, q: Exponential) -> Tensor:
+    result = q.rate * p.mean - _ops.log((p.high - p.low) * q.rate)
+    return _infinite_where(p.low < 0, result)
+
+
+# Supports that p covers and q does not: inf, as PyTorch's.
+for _p_type, _q_type in [
+    (Gamma, Beta), (Gamma, Uniform), (Exponential, Beta), (Normal, Gamma), (Normal, Beta),
+    (Laplace, Gamma), (Laplace, Beta),
+]:  # fmt: skip
+    register_kl(_p_type, _q_type)(_infinite)
