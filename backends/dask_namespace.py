@@ -109,7 +109,11 @@ def take_along_axis(x: Any, indices: Any, /, *, axis: int = -1) -> Any:
             position = _compat.reshape(_compat.arange(indices.shape[d], dtype=indices.dtype), grid)
         flat = flat + position * stride
         stride *= x.shape[d]
-    gathered = _compat.reshape(x, (-1,))[_compat.reshape(flat, (-1,))]
+    with warnings.catch_warnings():
+        # Dask builds the metadata of an index into a complex array by casting the array's
+        # to integers, which NumPy warns about; the values gathered are not affected.
+        warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
+        gathered = _compat.reshape(x, (-1,))[_compat.reshape(flat, (-1,))]
     return _compat.reshape(gathered, indices.shape)
 
 

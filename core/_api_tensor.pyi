@@ -891,6 +891,12 @@ class InstalledTensorMethods:
     def lt_(self, other: Any) -> Tensor:
         """In-place :meth:`lt`: ``x.lt_(...)`` makes ``x`` hold it."""
 
+    def lu(self, pivot: bool = ..., get_infos: bool = ...) -> tuple[Tensor, ...]:
+        """PyTorch's older ``lu``: ``(LU, pivots)``, with ``infos`` where ``get_infos``."""
+
+    def lu_solve(self, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:
+        """PyTorch's older ``lu_solve(b, LU, pivots)``: :func:`plugrad.linalg.lu_solve` with the right-hand side first."""
+
     @property
     def mH(self) -> Tensor:
         """The conjugate transpose of a matrix (of each in a batch): ``x.mH``, ``x.adjoint()``."""

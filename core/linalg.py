@@ -513,6 +513,427 @@ def _factors(namespace: Any, matrix: Any) -> bool:
     return factor is not None and _factored(namespace, matrix, factor)
 
 
+# -- LU factorization ------------------------------------------------------------------------
+
+
+def _lu_input(function: str, A: Any) -> Any:
+    """``A`` checked to be a floating (or complex) matrix or a batch of them."""
+    namespace = sys.modules["plugrad"]
+    if not isinstance(A, namespace.Tensor):
+        raise TypeError(f"{function}() takes a Tensor, got {type(A).__name__}")
+    if A.ndim < 2:
+        raise namespace.errors.ShapeError(
+            f"{function}(): A must be a matrix or a batch of them, got shape {tuple(A.shape)}"
+        )
+    if A.dtype.kind not in ("real floating", "complex floating"):
+        raise namespace.errors.DtypeError(
+            f"{function}(): A must be a floating-point or complex tensor, got {A.dtype.name}; "
+            "convert it with A.double() (as PyTorch, integer matrices are refused)"
+        )
+    return A
+
+
+def _pivot_magnitude(namespace: Any, column: Any) -> Any:
+    """What partial pivoting maximizes: ``|x|``, and ``|re| + |im|`` for complex (LAPACK's)."""
+    if column.dtype.kind == "complex floating":
+        return namespace.abs(namespace.real(column)) + namespace.abs(namespace.imag(column))
+    return namespace.abs(column)
+
+
+def _lu_factor(A: Any, pivot: bool) -> tuple[Any, Any, Any]:
+    """The packed factors, the 1-based row interchanges and LAPACK's ``info`` of each matrix.
+
+    Gaussian elimination with partial pivoting (the first largest element of each
+    column below the diagonal, as LAPACK's), one column at a time, on whole arrays
+    of plugrad's ops: it runs on every backend and is differentiable through the
+    ops themselves (the pivots, being indices, are constants). A zero pivot leaves
+    its column as it is and is counted in ``info``, as LAPACK's ``getrf`` does.
+    """
+    namespace = sys.modules["plugrad"]
+    rows, columns = A.shape[-2], A.shape[-1]
+    batch = tuple(A.shape[:-2])
+    steps = min(rows, columns)
+    device = A.device
+    row_index = namespace.arange(rows, device=device)
+    column_index = namespace.arange(columns, device=device)
+    below = namespace.expand_dims(row_index, axis=-1)  # (rows, 1)
+    pivots = []
+    zero_pivot = namespace.zeros(batch, dtype=namespace.int32, device=device)
+    LU = A
+    for j in range(steps):
+        if pivot:
+            with namespace.no_grad():
+                candidates = _pivot_magnitude(namespace, LU[..., j:, j])
+                chosen = namespace.argmax(candidates, axis=-1) + j  # (batch)
+            chosen = namespace.expand_dims(namespace.astype(chosen, row_index.dtype), axis=-1)
+            order = namespace.where(
+                row_index == j, chosen, namespace.where(row_index == chosen, j, row_index)
+            )
+            order = namespace.broadcast_to(namespace.expand_dims(order, axis=-1), LU.shape)
+            LU = namespace.take_along_axis(LU, order, axis=-2)
+            pivots.append(chosen[..., 0] + 1)
+        else:
+            pivots.append(namespace.full(batch, j + 1, dtype=row_index.dtype, device=device))
+        diagonal = LU[..., j, j]
+        is_zero = diagonal == 0
+        with namespace.no_grad():
+            first_zero = (zero_pivot == 0) & is_zero
+            zero_pivot = namespace.where(first_zero, j + 1, zero_pivot)
+        safe = namespace.where(is_zero, namespace.ones_like(diagonal), diagonal)
+        scale = namespace.where(is_zero, namespace.zeros_like(diagonal), 1 / safe)
+        column = LU[..., :, j] * namespace.expand_dims(scale, axis=-1)
+        multipliers = namespace.where(row_index > j, column, namespace.zeros_like(column))
+        pivot_row = LU[..., j, :]
+        pivot_row = namespace.where(column_index > j, pivot_row, namespace.zeros_like(pivot_row))
+        update = namespace.expand_dims(multipliers, axis=-1) * namespace.expand_dims(
+            pivot_row, axis=-2
+        )
+        LU = LU - update
+        in_column = (below > j) & (column_index == j)
+        LU = namespace.where(in_column, namespace.expand_dims(multipliers, axis=-1), LU)
+    if pivots:
+        pivot_array = namespace.astype(namespace.stack(pivots, axis=-1), namespace.int32)
+    else:
+        pivot_array = namespace.zeros((*batch, 0), dtype=namespace.int32, device=device)
+    return LU, pivot_array, zero_pivot
+
+
+def lu_factor_ex(A: Any, *, pivot: bool = True, check_errors: bool = False) -> Any:
+    """PyTorch's ``linalg.lu_factor_ex``: :func:`lu_factor` with LAPACK's ``info`` (int32).
+
+    ``info`` is 0 for each matrix whose ``U`` has no zero on its diagonal, else
+    the (1-based) position of the first zero: the factorization is complete, but
+    ``U`` is singular, so solving with it gives inf or NaN. With ``check_errors``
+    such a matrix raises :class:`~plugrad.errors.LinAlgError`.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.linalg.lu_factor_ex(plugrad.tensor([[1.0, 2.0], [2.0, 4.0]])).info
+    tensor(2, dtype=plugrad.int32)
+    """
+    namespace = sys.modules["plugrad"]
+    A = _lu_input("linalg.lu_factor_ex", A)
+    namespace.errors.checked_bool("linalg.lu_factor_ex(): pivot", pivot)
+    namespace.errors.checked_bool("linalg.lu_factor_ex(): check_errors", check_errors)
+    LU, pivots, info = _lu_factor(A, pivot)
+    if check_errors:
+        _raise_for_info(namespace, "linalg.lu_factor_ex", info, "U")
+    return namespace.return_types.linalg_lu_factor_ex(LU, pivots, info)
+
+
+def _raise_for_info(namespace: Any, function: str, info: Any, what: str) -> None:
+    with namespace.no_grad():
+        flat = [int(value) for value in namespace.reshape(info, (-1,)).tolist()]
+    for index, position in enumerate(flat):
+        if position:
+            where = f" (batch element {index})" if info.ndim else ""
+            raise namespace.errors.LinAlgError(
+                f"{function}(){where}: the factorization's {what}[{position - 1}, "
+                f"{position - 1}] is exactly zero: the matrix is singular"
+            )
+
+
+def lu_factor(A: Any, *, pivot: bool = True) -> Any:
+    """PyTorch's ``linalg.lu_factor``: the LU factorization of each matrix, packed.
+
+    Returns ``(LU, pivots)``: ``LU`` holds ``U`` on and above its diagonal and
+    the multipliers of the unit lower-triangular ``L`` below it; ``pivots``
+    (int32, 1-based, LAPACK's convention) says that row ``i`` was interchanged
+    with row ``pivots[i]``, in order. Matrices may be rectangular and batched.
+    ``pivot=False`` factors without row interchanges (PyTorch offers that on CUDA
+    only). Differentiable in ``A``. A singular matrix raises
+    :class:`~plugrad.errors.LinAlgError`, as PyTorch's does; :func:`lu_factor_ex`
+    reports it instead.
+
+    Computed by elimination on whole arrays, one column at a time, on every
+    backend: fine for the sizes one differentiates through (tens to hundreds);
+    large matrices take a Python step per column.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> A = plugrad.tensor([[1.0, 2.0], [3.0, 4.0]])
+    >>> LU, pivots = plugrad.linalg.lu_factor(A)
+    >>> LU, pivots
+    (tensor([[3.0000, 4.0000],
+            [0.3333, 0.6667]]), tensor([2, 2], dtype=plugrad.int32))
+    >>> plugrad.linalg.lu_solve(LU, pivots, plugrad.tensor([[5.0], [6.0]]))
+    tensor([[-4.0000],
+            [ 4.5000]])
+    """
+    namespace = sys.modules["plugrad"]
+    LU, pivots, info = lu_factor_ex(A, pivot=pivot)
+    _raise_for_info(namespace, "linalg.lu_factor", info, "U")
+    return namespace.return_types.linalg_lu_factor(LU, pivots)
+
+
+def _permutation(namespace: Any, pivots: Any, rows: int) -> Any:
+    """The row order the interchanges ``pivots`` (1-based) make: ``P^T A`` is ``A[order]``."""
+    row_index = namespace.arange(rows, device=pivots.device)
+    order = namespace.broadcast_to(row_index, (*pivots.shape[:-1], rows))
+    for j in range(pivots.shape[-1]):
+        other = namespace.expand_dims(namespace.astype(pivots[..., j], row_index.dtype) - 1, -1)
+        at_j = order[..., j : j + 1]
+        at_other = namespace.take_along_axis(order, other, axis=-1)
+        order = namespace.where(
+            row_index == j, at_other, namespace.where(row_index == other, at_j, order)
+        )
+    return order
+
+
+def _check_pivots(function: str, LU: Any, pivots: Any) -> None:
+    namespace = sys.modules["plugrad"]
+    if not isinstance(pivots, namespace.Tensor) or pivots.dtype.kind != "signed integer":
+        raise namespace.errors.DtypeError(
+            f"{function}(): pivots must be an integer tensor (from lu_factor), got "
+            f"{getattr(pivots, 'dtype', type(pivots).__name__)}"
+        )
+    steps = min(LU.shape[-2], LU.shape[-1])
+    if tuple(pivots.shape) != (*LU.shape[:-2], steps):
+        raise namespace.errors.ShapeError(
+            f"{function}(): pivots of shape {tuple(pivots.shape)} do not go with LU of shape "
+            f"{tuple(LU.shape)}; lu_factor gives shape {(*LU.shape[:-2], steps)}"
+        )
+    with namespace.no_grad():
+        inside = bool(namespace.all((pivots >= 1) & (pivots <= LU.shape[-2])))
+    if not inside:
+        raise namespace.errors.InvalidArgumentError(
+            f"{function}(): pivots must lie in [1, {LU.shape[-2]}] (1-based row numbers)"
+        )
+
+
+def lu_solve(LU: Any, pivots: Any, B: Any, *, left: bool = True, adjoint: bool = False) -> Any:
+    """PyTorch's ``linalg.lu_solve``: ``X`` with ``A @ X = B`` from :func:`lu_factor`'s result.
+
+    ``left=False`` solves ``X @ A = B``; ``adjoint=True`` uses ``A``'s conjugate
+    transpose. Batched (the batch dimensions broadcast) and differentiable in
+    ``LU`` and ``B``.
+    """
+    namespace = sys.modules["plugrad"]
+    errors = namespace.errors
+    LU = _lu_input("linalg.lu_solve", LU)
+    if LU.shape[-1] != LU.shape[-2]:
+        raise errors.ShapeError(
+            f"linalg.lu_solve(): LU must come from square matrices, got shape {tuple(LU.shape)}"
+        )
+    _check_pivots("linalg.lu_solve", LU, pivots)
+    if not isinstance(B, namespace.Tensor) or B.ndim < 2:
+        raise errors.ShapeError(
+            "linalg.lu_solve(): B must be a matrix or a batch of them, got "
+            f"{getattr(B, 'shape', type(B).__name__)}; for a vector b, give b[:, None]"
+        )
+    errors.checked_bool("linalg.lu_solve(): left", left)
+    errors.checked_bool("linalg.lu_solve(): adjoint", adjoint)
+    size = LU.shape[-1]
+    axis, side = (-2, "rows") if left else (-1, "columns")
+    if B.shape[axis] != size:
+        raise errors.ShapeError(
+            f"linalg.lu_solve(): B of shape {tuple(B.shape)} has {B.shape[axis]} {side}, but "
+            f"LU of shape {tuple(LU.shape)} needs {size} (left={left})"
+        )
+    if B.dtype != LU.dtype:
+        raise errors.DtypeError(
+            f"linalg.lu_solve(): B ({B.dtype.name}) and LU ({LU.dtype.name}) must have one dtype"
+        )
+    transpose = namespace.matrix_transpose
+    P = _permutation_matrix(namespace, pivots, size, LU.dtype)
+    L = namespace.tril(LU, k=-1) + namespace.eye(size, dtype=LU.dtype, device=LU.device)
+    U = namespace.triu(LU)
+    # A = P L U.
+    if left and not adjoint:  # X = U^-1 L^-1 P^T B
+        Y = namespace.matmul(transpose(P), B)
+        Y = solve_triangular(L, Y, upper=False, unitriangular=True)
+        return solve_triangular(U, Y, upper=True)
+    if left:  # A^H X = B: U^H L^H P^T X = B, so X = P L^-H U^-H B
+        Y = solve_triangular(_adjoint(namespace, U), B, upper=False)
+        Y = solve_triangular(_adjoint(namespace, L), Y, upper=True, unitriangular=True)
+        return namespace.matmul(P, Y)
+    if not adjoint:  # X P L U = B: X = B U^-1 L^-1 P^T
+        Y = solve_triangular(U, B, upper=True, left=False)
+        Y = solve_triangular(L, Y, upper=False, left=False, unitriangular=True)
+        return namespace.matmul(Y, transpose(P))
+    # X A^H = B: X U^H L^H P^T = B, so X = B P L^-H U^-H
+    Y = namespace.matmul(B, P)
+    Y = solve_triangular(_adjoint(namespace, L), Y, upper=True, left=False, unitriangular=True)
+    return solve_triangular(_adjoint(namespace, U), Y, upper=False, left=False)
+
+
+def _adjoint(namespace: Any, A: Any) -> Any:
+    transposed = namespace.matrix_transpose(A)
+    return namespace.conj(transposed) if A.dtype.kind == "complex floating" else transposed
+
+
+def _permutation_matrix(namespace: Any, pivots: Any, rows: int, dtype: Any) -> Any:
+    """``P`` with ``A = P L U``: column ``i`` of ``P`` is the unit vector of row ``order[i]``."""
+    order = _permutation(namespace, pivots, rows)
+    row_index = namespace.arange(rows, device=pivots.device)
+    chosen = namespace.expand_dims(row_index, axis=-1) == namespace.expand_dims(order, axis=-2)
+    return namespace.astype(chosen, dtype)
+
+
+def lu(A: Any, *, pivot: bool = True) -> Any:
+    """PyTorch's ``linalg.lu``: ``P``, ``L``, ``U`` with ``A = P @ L @ U``.
+
+    ``L`` is unit lower-triangular (``m x k``), ``U`` upper-triangular
+    (``k x n``), ``k = min(m, n)``, ``P`` a permutation matrix (the identity with
+    ``pivot=False``). Differentiable in ``A``; a singular matrix is factored too
+    (``U`` then has a zero on its diagonal), as PyTorch's.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> P, L, U = plugrad.linalg.lu(plugrad.tensor([[1.0, 2.0], [3.0, 4.0]]))
+    >>> P
+    tensor([[0., 1.],
+            [1., 0.]])
+    >>> L @ U
+    tensor([[3., 4.],
+            [1., 2.]])
+    """
+    namespace = sys.modules["plugrad"]
+    A = _lu_input("linalg.lu", A)
+    namespace.errors.checked_bool("linalg.lu(): pivot", pivot)
+    LU, pivots, _ = _lu_factor(A, pivot)
+    return namespace.return_types.linalg_lu(*_unpacked(namespace, LU, pivots, True, True))
+
+
+def _unpacked(namespace: Any, LU: Any, pivots: Any, data: bool, order: bool) -> tuple[Any, ...]:
+    rows, columns = LU.shape[-2], LU.shape[-1]
+    steps = min(rows, columns)
+    empty = namespace.zeros((0,), dtype=LU.dtype, device=LU.device)
+    if data:
+        L = namespace.tril(LU[..., :, :steps], k=-1) + namespace.eye(
+            rows, steps, dtype=LU.dtype, device=LU.device
+        )
+        U = namespace.triu(LU[..., :steps, :])
+    else:
+        L = U = empty
+    P = _permutation_matrix(namespace, pivots, rows, LU.dtype) if order else empty
+    return P, L, U
+
+
+def lu_unpack(
+    LU_data: Any, LU_pivots: Any, unpack_data: bool = True, unpack_pivots: bool = True
+) -> Any:
+    """PyTorch's ``lu_unpack``: ``P``, ``L``, ``U`` from :func:`lu_factor`'s packed result.
+
+    Where ``unpack_data`` (``unpack_pivots``) is false, ``L`` and ``U`` (``P``) are
+    empty tensors, as PyTorch's.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> LU, pivots = plugrad.linalg.lu_factor(plugrad.tensor([[1.0, 2.0], [3.0, 4.0]]))
+    >>> P, L, U = plugrad.lu_unpack(LU, pivots)
+    >>> P @ L @ U
+    tensor([[1., 2.],
+            [3., 4.]])
+    """
+    namespace = sys.modules["plugrad"]
+    LU_data = _lu_input("lu_unpack", LU_data)
+    _check_pivots("lu_unpack", LU_data, LU_pivots)
+    namespace.errors.checked_bool("lu_unpack(): unpack_data", unpack_data)
+    namespace.errors.checked_bool("lu_unpack(): unpack_pivots", unpack_pivots)
+    parts = _unpacked(namespace, LU_data, LU_pivots, unpack_data, unpack_pivots)
+    return namespace.return_types.lu_unpack(*parts)
+
+
+def inv_ex(A: Any, *, check_errors: bool = False) -> Any:
+    """PyTorch's ``linalg.inv_ex``: the inverse of each matrix and LAPACK's ``info`` (int32).
+
+    ``info`` is 0 for each invertible matrix, else the (1-based) position of the
+    first zero on the diagonal of its ``U`` (:func:`lu_factor_ex`): that
+    matrix's inverse holds inf or NaN, without an error unless ``check_errors``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> result = plugrad.linalg.inv_ex(plugrad.tensor([[2.0, 0.0], [0.0, 4.0]]))
+    >>> result.inverse, result.info
+    (tensor([[0.5000, 0.0000],
+            [0.0000, 0.2500]]), tensor(0, dtype=plugrad.int32))
+    """
+    namespace = sys.modules["plugrad"]
+    A = _lu_input("linalg.inv_ex", A)
+    namespace.errors.checked_bool("linalg.inv_ex(): check_errors", check_errors)
+    if A.shape[-1] != A.shape[-2]:
+        raise namespace.errors.ShapeError(
+            f"linalg.inv_ex(): A must be square matrices, got shape {tuple(A.shape)}"
+        )
+    LU, pivots, info = _lu_factor(A, True)
+    if check_errors:
+        _raise_for_info(namespace, "linalg.inv_ex", info, "U")
+    identity = namespace.eye(A.shape[-1], dtype=A.dtype, device=A.device)
+    identity = namespace.broadcast_to(identity, tuple(A.shape))
+    inverse = _solve_unchecked(namespace, LU, pivots, identity)
+    return namespace.return_types.linalg_inv_ex(inverse, info)
+
+
+def _solve_unchecked(namespace: Any, LU: Any, pivots: Any, B: Any) -> Any:
+    """``A^-1 B`` from the factors, a zero pivot giving inf or NaN rather than an error."""
+    size = LU.shape[-1]
+    P = _permutation_matrix(namespace, pivots, size, LU.dtype)
+    Y = namespace.matmul(namespace.matrix_transpose(P), B)
+    forward: list[Any] = []
+    for i in range(size):  # L y = P^T B, L with ones on its diagonal
+        row = Y[..., i, :]
+        if forward:
+            done = namespace.stack(forward, axis=-2)
+            row = row - namespace.matmul(LU[..., i : i + 1, :i], done)[..., 0, :]
+        forward.append(row)
+    backward: list[Any] = []
+    for i in reversed(range(size)):  # U x = y
+        row = forward[i]
+        if backward:
+            done = namespace.stack(backward[::-1], axis=-2)
+            row = row - namespace.matmul(LU[..., i : i + 1, i + 1 :], done)[..., 0, :]
+        backward.append(row / LU[..., i : i + 1, i])
+    if not backward:
+        return B
+    return namespace.stack(backward[::-1], axis=-2)
+
+
+def solve_ex(A: Any, B: Any, *, left: bool = True, check_errors: bool = False) -> Any:
+    """PyTorch's ``linalg.solve_ex``: :func:`solve`'s ``result`` and LAPACK's ``info`` (int32).
+
+    As :func:`inv_ex`: a singular matrix gives inf or NaN and its ``info``, an
+    error only with ``check_errors``. ``B`` is a matrix or a batch of them, or a
+    vector (or batch of vectors) as :func:`solve` takes it.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> A = plugrad.tensor([[2.0, 0.0], [0.0, 4.0]])
+    >>> plugrad.linalg.solve_ex(A, plugrad.tensor([2.0, 2.0])).result
+    tensor([1.0000, 0.5000])
+    """
+    namespace = sys.modules["plugrad"]
+    A = _lu_input("linalg.solve_ex", A)
+    namespace.errors.checked_bool("linalg.solve_ex(): check_errors", check_errors)
+    namespace.errors.checked_bool("linalg.solve_ex(): left", left)
+    if A.shape[-1] != A.shape[-2]:
+        raise namespace.errors.ShapeError(
+            f"linalg.solve_ex(): A must be square matrices, got shape {tuple(A.shape)}"
+        )
+    LU, pivots, info = _lu_factor(A, True)
+    if check_errors:
+        _raise_for_info(namespace, "linalg.solve_ex", info, "U")
+    if not bool(namespace.any(info != 0)):
+        return namespace.return_types.linalg_solve_ex(namespace.linalg.solve(A, B, left=left), info)
+    # A singular matrix: substitution through the zero pivot gives inf or NaN, as LAPACK's.
+    transpose = namespace.matrix_transpose
+    if not left:  # X A = B is A^T X^T = B^T
+        LU, pivots, _ = _lu_factor(transpose(A), True)
+        result = transpose(_solve_unchecked(namespace, LU, pivots, transpose(B)))
+        return namespace.return_types.linalg_solve_ex(result, info)
+    vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
+    if vector:
+        result = _solve_unchecked(namespace, LU, pivots, namespace.expand_dims(B, axis=-1))
+        return namespace.return_types.linalg_solve_ex(result[..., 0], info)
+    return namespace.return_types.linalg_solve_ex(_solve_unchecked(namespace, LU, pivots, B), info)
+
+
 def __getattr__(name: str) -> Any:
     if name in _SHARED:
         return getattr(sys.modules["plugrad"], name)

@@ -36,6 +36,9 @@ __all__ = [
     "inverse",
     "kron",
     "logdet",
+    "lu",
+    "lu_solve",
+    "lu_unpack",
     "matrix_exp",
     "matrix_power",
     "mv",
@@ -504,6 +507,44 @@ def _conjugate_transpose(self: Tensor) -> Tensor:
     return adjoint(self)
 
 
-# (x.trace() is the op's own method, which this function calls)
-install_function_methods(**{name: globals()[name] for name in __all__ if name != "trace"})
+def lu(A: Tensor, pivot: bool = True, get_infos: bool = False) -> tuple[Tensor, ...]:
+    """PyTorch's older ``lu``: ``(LU, pivots)``, with ``infos`` where ``get_infos``.
+
+    :func:`plugrad.linalg.lu_factor` (``lu_factor_ex`` with ``get_infos``): a
+    singular matrix raises :class:`~plugrad.errors.LinAlgError` unless ``get_infos``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> LU, pivots = plugrad.tensor([[1.0, 2.0], [3.0, 4.0]]).lu()
+    >>> pivots
+    tensor([2, 2], dtype=plugrad.int32)
+    """
+    checked_bool("lu(): get_infos", get_infos)
+    if get_infos:
+        return tuple(_linalg.lu_factor_ex(_tensor("lu", A), pivot=pivot))
+    return tuple(_linalg.lu_factor(_tensor("lu", A), pivot=pivot))
+
+
+def lu_solve(input: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:
+    """PyTorch's older ``lu_solve(b, LU, pivots)``: :func:`plugrad.linalg.lu_solve` with
+    the right-hand side first.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> A = plugrad.tensor([[2.0, 0.0], [0.0, 4.0]])
+    >>> plugrad.tensor([[2.0], [2.0]]).lu_solve(*plugrad.linalg.lu_factor(A))
+    tensor([[1.0000],
+            [0.5000]])
+    """
+    return _linalg.lu_solve(LU_data, LU_pivots, _tensor("lu_solve", input))
+
+
+lu_unpack = _linalg.lu_unpack
+
+# (x.trace() is the op's own method, which this function calls; PyTorch has no x.lu_unpack())
+install_function_methods(
+    **{name: globals()[name] for name in __all__ if name not in ("trace", "lu_unpack")}
+)
 install_methods(mH=property(adjoint, doc=adjoint.__doc__), H=property(_conjugate_transpose))

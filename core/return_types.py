@@ -22,6 +22,12 @@ from typing import Any, NamedTuple
 
 __all__ = [
     "linalg_cholesky_ex",
+    "linalg_inv_ex",
+    "linalg_lu",
+    "linalg_lu_factor",
+    "linalg_lu_factor_ex",
+    "linalg_solve_ex",
+    "lu_unpack",
     "linalg_lstsq",
     "max",
     "min",
@@ -99,6 +105,52 @@ class linalg_lstsq(NamedTuple):
     residuals: Any
     rank: Any
     singular_values: Any
+
+
+class linalg_lu_factor(NamedTuple):
+    """The packed ``LU`` factors and 1-based row interchanges ``pivots`` of
+    :func:`plugrad.linalg.lu_factor`."""
+
+    LU: Any
+    pivots: Any
+
+
+class linalg_lu_factor_ex(NamedTuple):
+    """:func:`plugrad.linalg.lu_factor_ex`'s ``LU``, ``pivots`` and LAPACK's ``info``."""
+
+    LU: Any
+    pivots: Any
+    info: Any
+
+
+class linalg_lu(NamedTuple):
+    """``P``, ``L``, ``U`` with ``A = P @ L @ U`` (:func:`plugrad.linalg.lu`)."""
+
+    P: Any
+    L: Any
+    U: Any
+
+
+class lu_unpack(NamedTuple):
+    """``P``, ``L``, ``U`` unpacked from ``LU`` and ``pivots`` (:func:`plugrad.lu_unpack`)."""
+
+    P: Any
+    L: Any
+    U: Any
+
+
+class linalg_inv_ex(NamedTuple):
+    """The ``inverse`` of :func:`plugrad.linalg.inv_ex` and LAPACK's ``info``."""
+
+    inverse: Any
+    info: Any
+
+
+class linalg_solve_ex(NamedTuple):
+    """The ``result`` of :func:`plugrad.linalg.solve_ex` and LAPACK's ``info``."""
+
+    result: Any
+    info: Any
 
 
 class linalg_cholesky_ex(NamedTuple):
