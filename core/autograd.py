@@ -14,7 +14,9 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from . import anomaly as anomaly_mode
 from . import autograd_functional as functional
+from . import function, grad_mode
 from . import ops as _ops
 from .anomaly import (
     detect_anomaly,
@@ -25,27 +27,38 @@ from .anomaly import (
 from .engine import backward
 from .engine import grad as _grad
 from .function import Function, FunctionCtx, once_differentiable
-from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import gradcheck, gradgradcheck
 from .graph import Node
 from .tensor import Tensor
 
-# ``import plugrad.autograd.functional`` (PyTorch's ``torch.autograd.functional``).
-sys.modules[__name__ + ".functional"] = functional
+# ``import plugrad.autograd.functional`` (PyTorch's ``torch.autograd.functional``), and
+# ``from plugrad.autograd.function import Function``, ``...grad_mode``, ``...anomaly_mode``:
+# PyTorch's submodules of these names are plugrad's modules.
+for _name, _module in [
+    ("functional", functional), ("function", function), ("grad_mode", grad_mode),
+    ("anomaly_mode", anomaly_mode),
+]:  # fmt: skip
+    sys.modules[f"{__name__}.{_name}"] = _module
+del _name, _module
 
 __all__ = [
     "Function",
     "FunctionCtx",
     "Node",
     "Variable",
+    "anomaly_mode",
     "backward",
     "detect_anomaly",
     "set_detect_anomaly",
+    "function",
     "functional",
     "enable_grad",
     "grad",
     "gradcheck",
+    "grad_mode",
     "gradgradcheck",
+    "inference_mode",
     "is_anomaly_check_nan_enabled",
     "is_anomaly_enabled",
     "is_grad_enabled",
