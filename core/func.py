@@ -24,9 +24,11 @@ cannot pass for a zero derivative.
 
 :func:`functional_call` (from :mod:`plugrad.nn.utils.stateless`) calls a module
 with other tensors as its parameters, so that a transform can differentiate a
-model with respect to them. Arguments and outputs may be dicts, lists and tuples
-of Tensors (``torch.func``'s pytrees): a Jacobian is then the output's structure
-holding, for each output Tensor, the argument's structure of blocks, so that
+model with respect to them; :func:`stack_module_state` stacks the parameters of
+several models for an ensemble run through :func:`vmap`. Arguments and outputs may
+be dicts, lists and tuples of Tensors (``torch.func``'s pytrees): a Jacobian is then
+the output's structure holding, for each output Tensor, the argument's structure of
+blocks, so that
 ``hessian(loss)(dict(model.named_parameters()))`` is a dict of dicts; ``vjp_fn``
 takes cotangents in the output's structure.
 """
@@ -51,12 +53,13 @@ from .errors import (
 )
 from .grad_mode import enable_grad, is_grad_enabled
 from .gradcheck import basis
-from .nn.utils.stateless import functional_call
+from .nn.utils.stateless import functional_call, stack_module_state
 from .node import Node, split_edge
 from .tensor import Tensor, tensors_in
 
 __all__ = [
     "functional_call",
+    "stack_module_state",
     "vmap",
     "grad",
     "grad_and_value",

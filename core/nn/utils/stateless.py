@@ -1,4 +1,5 @@
-"""Calling a module with other tensors in place of its parameters and buffers."""
+"""Calling a module with other tensors in place of its parameters and buffers, and the
+stacked tensors of several modules that do so for an ensemble (:func:`stack_module_state`)."""
 
 from __future__ import annotations
 
@@ -6,11 +7,13 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from ... import ops as _ops
+from ...errors import InvalidArgumentError
 from ...tensor import Tensor
 from .. import module as _module
 from ..module import Module
 
-__all__ = ["functional_call"]
+__all__ = ["functional_call", "stack_module_state"]
 
 
 def functional_call(
@@ -163,3 +166,77 @@ def _swapped(replacements: list[tuple[dict[str, Any], str, Tensor]]) -> Iterator
     finally:
         for registry, key, value in old:
             registry[key] = value
+
+
+def _stacked_leaf(tensors: list[Tensor], name: str) -> Tensor:
+    wanting = {t.requires_grad for t in tensors}
+    if len(wanting) > 1:
+        raise InvalidArgumentError(
+            f"stack_module_state(): {name} requires grad in some models and not in others; "
+            "the models must agree"
+        )
+    stacked = _ops.stack([t.detach() for t in tensors])
+    if wanting == {True}:
+        stacked.requires_grad_()
+    return stacked
+
+
+def stack_module_state(models: Sequence[Module]) -> tuple[dict[str, Tensor], dict[str, Tensor]]:
+    """The parameters and buffers of several models of one class, stacked by name.
+
+    As ``torch.func.stack_module_state``: each result maps a name (``"0.weight"``)
+    to the models' tensors of that name stacked along a new first axis. Stacked
+    parameters are new leaves that require grad (where the models' do),
+    independent of the models' own, so an optimizer can train them; with
+    :func:`functional_call` and :func:`plugrad.func.vmap` they run the whole
+    ensemble at once.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> from plugrad.func import functional_call, stack_module_state, vmap
+    >>> models = [plugrad.nn.Linear(3, 2) for _ in range(4)]
+    >>> params, buffers = stack_module_state(models)
+    >>> params["weight"].shape, params["weight"].is_leaf
+    ((4, 2, 3), True)
+    >>> def run(params, buffers, x):
+    ...     return functional_call(models[0], (params, buffers), (x,))
+    >>> vmap(run, in_dims=(0, 0, None))(params, buffers, plugrad.ones(5, 3)).shape
+    (4, 5, 2)
+    """
+    models = list(models)
+    if not models:
+        raise InvalidArgumentError("stack_module_state() takes at least one model, got none")
+    kind = type(models[0])
+    for model in models:
+        if not isinstance(model, Module):
+            raise TypeError(f"stack_module_state() takes Modules, got {type(model).__name__}")
+        if type(model) is not kind:
+            raise InvalidArgumentError(
+                "stack_module_state(): every model must be of one class, got "
+                f"{kind.__name__} and {type(model).__name__}"
+            )
+    if len({model.training for model in models}) > 1:
+        raise InvalidArgumentError(
+            "stack_module_state(): every model must be in the same mode (training or eval)"
+        )
+    results = []
+    for named in ("named_parameters", "named_buffers"):
+        per_model = [dict(getattr(model, named)()) for model in models]
+        names = list(per_model[0])
+        for index, tensors in enumerate(per_model):
+            if list(tensors) != names:
+                raise InvalidArgumentError(
+                    f"stack_module_state(): model {index} has the {named[6:]} {list(tensors)}, "
+                    f"model 0 {names}"
+                )
+            for name in names:
+                if tensors[name].shape != per_model[0][name].shape:
+                    raise InvalidArgumentError(
+                        f"stack_module_state(): {name} has shape {tuple(tensors[name].shape)} "
+                        f"in model {index} and {tuple(per_model[0][name].shape)} in model 0"
+                    )
+        results.append(
+            {name: _stacked_leaf([tensors[name] for tensors in per_model], name) for name in names}
+        )
+    return results[0], results[1]
