@@ -639,6 +639,9 @@ class InstalledTensorMethods:
     def frac_(self, /) -> Tensor:
         """In-place :meth:`frac`: ``x.frac_(...)`` makes ``x`` hold it."""
 
+    def frexp(self) -> Any:
+        """Each element as ``mantissa * 2**exponent``, ``0.5 <= |mantissa| < 1`` (int32 exponents)."""
+
     def gather(self, dim: int, index: Any, *, sparse_grad: bool = ...) -> Any:
         """PyTorch's ``x.gather(dim, index)``: ``out[..., i, ...] = x[..., index[..., i, ...], ...]``."""
 
@@ -687,6 +690,9 @@ class InstalledTensorMethods:
     def histc(self, bins: int = ..., min: float = ..., max: float = ...) -> Tensor:
         """Count the elements in ``bins`` equal bins between ``min`` and ``max`` (the data's range if they are equal, as in PyTorch); elements outside are left out. Not differentiable."""
 
+    def histogram(self, bins: int | Tensor = ..., *, range: tuple[float, float] | None = ..., weight: Tensor | None = ..., density: bool = ...) -> Any:
+        """Count the elements of ``input`` in bins: ``bins`` equal ones over ``range`` (the data's by default) or between the edges of a 1-D tensor ``bins``."""
+
     def hsplit(self, indices_or_sections: Any) -> tuple[Tensor, ...]:
         """Split along dim 1 (:meth:`Tensor.tensor_split`); sections must divide it."""
 
@@ -719,6 +725,12 @@ class InstalledTensorMethods:
 
     def index_put_(self, indices: tuple[Tensor, ...], values: Any, accumulate: bool = ...) -> Tensor:
         """In-place :func:`index_put`."""
+
+    def index_reduce(self, dim: int, index: Tensor, source: Tensor, reduce: str, *, include_self: bool = ...) -> Tensor:
+        """Return ``input`` with the rows of ``source`` folded in at ``index`` along ``dim`` by ``reduce`` (``"prod"``, ``"mean"``, ``"amax"`` or ``"amin"``); rows ``index`` names several times all take part. ``include_self=False`` leaves ``input``'s own values out where a row is written. Differentiable as the scatter reductions it is made of."""
+
+    def index_reduce_(self, dim: int, index: Tensor, source: Tensor, reduce: str, *, include_self: bool = ...) -> Tensor:
+        """In-place :func:`index_reduce`."""
 
     def index_select(self, dim: int, index: Any) -> Any:
         """PyTorch's ``x.index_select(dim, index)``: the slices at ``index`` (1-D) along ``dim``."""
@@ -758,6 +770,9 @@ class InstalledTensorMethods:
     @property
     def is_quantized(self) -> Any:
         ...
+
+    def is_same_size(self, other: Tensor) -> bool:
+        """Whether the two tensors have the same shape."""
 
     def is_signed(self) -> Any:
         ...

@@ -31,6 +31,7 @@ from .errors import (
     InvalidArgumentError,
     ShapeError,
 )
+from .grad_mode import is_grad_enabled
 from .inplace import apply_inplace, takes_out
 from .memory_formats import memory_format
 from .tensor import Tensor, install_methods
@@ -49,7 +50,9 @@ __all__ = [
     "chain_matmul",
     "clone",
     "combinations",
+    "cond",
     "cumulative_trapezoid",
+    "detach",
     "diag_embed",
     "diagflat",
     "diagonal",
@@ -63,6 +66,7 @@ __all__ = [
     "gradient",
     "is_complex",
     "is_floating_point",
+    "is_inference_mode_enabled",
     "is_nonzero",
     "is_tensor",
     "isclose",
@@ -72,12 +76,14 @@ __all__ = [
     "numel",
     "polygamma",
     "promote_types",
+    "rsub",
     "scalar_tensor",
     "scatter",
     "set_default_dtype",
     "take_along_dim",
     "trapezoid",
     "trapz",
+    "typename",
     "unravel_index",
     "vander",
 ]
@@ -233,6 +239,93 @@ def is_complex(input: Tensor) -> bool:
 def is_nonzero(input: Tensor) -> bool:
     """Return whether the one element of a one-element tensor is not zero."""
     return _tensor("is_nonzero", input).is_nonzero()
+
+
+def detach(input: Tensor) -> Tensor:
+    """``input.detach()``: the same values, sharing memory, outside the graph.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.detach(plugrad.ones(2, requires_grad=True) * 2).requires_grad
+    False
+    """
+    return _tensor("detach", input).detach()
+
+
+def rsub(input: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
+    """``other - alpha * input``: :func:`plugrad.subtract` with its operands reversed.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.rsub(plugrad.tensor([1.0, 2.0]), 5, alpha=2)
+    tensor([3., 1.])
+    """
+    x = _tensor("rsub", input)
+    if not isinstance(other, Tensor):
+        other = asarray(other, device=x.device)
+    return _ops.subtract(other, x) if alpha == 1 else other.sub(x, alpha=alpha)
+
+
+def typename(obj: Any) -> str:
+    """The name of ``obj``'s type: a tensor's legacy type name, as ``x.type()`` gives it
+    (``"plugrad.FloatTensor"``, PyTorch's ``"torch.FloatTensor"``), else the qualified
+    name of its class.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.typename(plugrad.ones(2)), plugrad.typename(3)
+    ('plugrad.FloatTensor', 'int')
+    """
+    if isinstance(obj, Tensor):
+        return str(obj.type())
+    kind = type(obj)
+    module = kind.__module__
+    return kind.__qualname__ if module in (None, "builtins") else f"{module}.{kind.__qualname__}"
+
+
+def is_inference_mode_enabled() -> bool:
+    """Whether code runs inside :class:`plugrad.inference_mode` (which plugrad takes as
+    ``no_grad``: this is whether gradients are off).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> with plugrad.inference_mode():
+    ...     plugrad.is_inference_mode_enabled()
+    True
+    """
+    return not is_grad_enabled()
+
+
+def cond(pred: Any, true_fn: Any, false_fn: Any, operands: Any = ()) -> Any:
+    """PyTorch's ``cond``: ``true_fn(*operands)`` if ``pred`` holds, else ``false_fn(*operands)``.
+
+    ``pred`` is a bool or a tensor of one element. Both branches are functions;
+    only the chosen one runs, eagerly, so gradients flow through it as through
+    any code. (Under :func:`plugrad.compile` a tensor ``pred`` is read, which
+    ends the capture there; see :doc:`compile`.)
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> x = plugrad.tensor([1.0, -2.0])
+    >>> plugrad.cond(x.sum() > 0, lambda v: v.sin(), lambda v: v.cos(), (x,))
+    tensor([ 0.5403, -0.4161])
+    """
+    if not (callable(true_fn) and callable(false_fn)):
+        raise TypeError("cond() takes two functions, true_fn and false_fn")
+    if not isinstance(operands, (tuple, list)):
+        raise TypeError(f"cond(): operands must be a tuple or list, got {type(operands).__name__}")
+    if isinstance(pred, Tensor):
+        if pred.numel() != 1:
+            raise ShapeError(f"cond(): pred must hold one element, got shape {tuple(pred.shape)}")
+        pred = bool(pred.detach())
+    elif not isinstance(pred, (bool, int)):
+        raise TypeError(f"cond(): pred must be a bool or a tensor, got {type(pred).__name__}")
+    return true_fn(*operands) if pred else false_fn(*operands)
 
 
 def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:

@@ -12,8 +12,10 @@ and runs on every backend.
 
 from __future__ import annotations
 
+import fractions
 import math
 import numbers
+import struct
 from typing import Any
 
 from . import creation as _creation
@@ -23,7 +25,14 @@ from . import return_types
 from .dispatch import alpha_times
 from .dtype_functions import broadcast_shapes, iinfo
 from .dtype_functions import result_type as _result_type
-from .errors import ArgumentError, AxisError, DtypeError, IndexOutOfRangeError, ShapeError
+from .errors import (
+    ArgumentError,
+    AxisError,
+    DtypeError,
+    IndexOutOfRangeError,
+    ShapeError,
+    checked_bool,
+)
 from .grad_mode import no_grad as _no_grad
 from .inplace import apply_inplace, takes_out
 from .memory_formats import strided as _strided
@@ -37,14 +46,19 @@ __all__ = [
     "corrcoef",
     "cov",
     "dsplit",
+    "frexp",
     "histc",
+    "histogram",
+    "histogramdd",
     "hsplit",
     "index_add",
     "index_copy",
     "index_fill",
     "index_put",
+    "index_reduce",
     "isneginf",
     "isposinf",
+    "is_same_size",
     "isreal",
     "ldexp",
     "logaddexp2",
@@ -206,6 +220,79 @@ def _index_fill_(self: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
     if isinstance(value, Tensor):
         return self.masked_fill_(_filled_mask(self, dim, spread), value)
     return self.scatter_(dim, spread, value=value)
+
+
+_INDEX_REDUCTIONS = ("prod", "mean", "amax", "amin")
+
+
+def _index_reduce_arguments(function: str, x: Tensor, dim: int, index: Tensor, source: Tensor,
+                            reduce: Any, include_self: Any) -> tuple[int, Tensor]:  # fmt: skip
+    dim = _dim(function, dim, x.ndim)
+    if reduce not in _INDEX_REDUCTIONS:
+        raise ArgumentError(
+            f"{function}(): reduce must be one of {', '.join(map(repr, _INDEX_REDUCTIONS))}, "
+            f"got {reduce!r}"
+        )
+    checked_bool(f"{function}(): include_self", include_self)
+    return dim, _source_index(function, x, dim, index, source)
+
+
+def index_reduce(
+    input: Tensor,
+    dim: int,
+    index: Tensor,
+    source: Tensor,
+    reduce: str,
+    *,
+    include_self: bool = True,
+) -> Tensor:
+    """Return ``input`` with the rows of ``source`` folded in at ``index`` along ``dim`` by
+    ``reduce`` (``"prod"``, ``"mean"``, ``"amax"`` or ``"amin"``); rows ``index`` names
+    several times all take part. ``include_self=False`` leaves ``input``'s own values out
+    where a row is written. Differentiable as the scatter reductions it is made of.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.tensor([1.0, 2.0]).index_reduce(0, plugrad.tensor([0, 0, 1]),
+    ...                                         plugrad.tensor([2.0, 3.0, 4.0]), "prod")
+    tensor([6., 8.])
+    """
+    x = _tensor("index_reduce", input)
+    dim, spread = _index_reduce_arguments(
+        "index_reduce", x, dim, index, source, reduce, include_self
+    )
+    return x.scatter_reduce(dim, spread, source, reduce, include_self=include_self)
+
+
+def _index_reduce_(
+    self: Tensor,
+    dim: int,
+    index: Tensor,
+    source: Tensor,
+    reduce: str,
+    *,
+    include_self: bool = True,
+) -> Tensor:
+    """In-place :func:`index_reduce`."""
+    dim, spread = _index_reduce_arguments(
+        "index_reduce_", self, dim, index, source, reduce, include_self
+    )
+    return self.scatter_reduce_(dim, spread, source, reduce, include_self=include_self)
+
+
+def is_same_size(input: Tensor, other: Tensor) -> bool:
+    """Whether the two tensors have the same shape.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.ones(2, 3).is_same_size(plugrad.zeros(2, 3))
+    True
+    """
+    return tuple(_tensor("is_same_size", input).shape) == tuple(
+        _tensor("is_same_size", other, "other").shape
+    )
 
 
 # -- writing at indices: index_put, masked_scatter, put_ --------------------------------------
@@ -860,6 +947,191 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Ten
     return counts.scatter_add(0, index, _ops.astype(inside, input.dtype))
 
 
+def _bin_edges(function: str, bins: Any, column: Tensor, span: Any) -> Tensor:
+    """The edges of one dimension: given as a tensor, or ``bins`` equal ones over ``span``
+    (the data's range by default; a range of one value widened by 0.5 each way)."""
+    if isinstance(bins, Tensor):
+        if bins.ndim != 1 or bins.shape[0] < 2:
+            raise ShapeError(f"{function}(): bin edges must be a 1-D tensor of at least 2 values")
+        with _no_grad():
+            increasing = bool(_ops.all(bins[1:] >= bins[:-1]))
+        if not increasing:
+            raise ArgumentError(f"{function}(): bin edges must be increasing")
+        return _ops.astype(bins.detach(), column.dtype)
+    if isinstance(bins, bool) or not isinstance(bins, numbers.Integral) or bins <= 0:
+        raise ArgumentError(
+            f"{function}(): bins must be an int > 0 or a tensor of edges, got {bins!r}"
+        )
+    if span is not None:
+        low, high = (float(v) for v in span)
+    elif column.shape[0]:
+        low, high = float(_ops.min(column)), float(_ops.max(column))
+    else:
+        low, high = 0.0, 1.0
+    if not (math.isfinite(low) and math.isfinite(high)):
+        raise ArgumentError(
+            f"{function}(): the range [{low}, {high}] is not finite; give a finite range (the "
+            "data's own range has an infinity or a NaN)"
+        )
+    if low > high:
+        raise ArgumentError(f"{function}(): the range's minimum {low} exceeds its maximum {high}")
+    if low == high:
+        low, high = low - 0.5, high + 0.5
+    edges = _equal_edges(low, high, int(bins), column.dtype)
+    return _creation.asarray(edges, dtype=column.dtype, device=column.device)
+
+
+_ROUNDING_FORMATS = {"float16": "e", "float32": "f"}
+
+
+def _equal_edges(low: float, high: float, bins: int, dtype: _dtypes.DType) -> list[float]:
+    """``bins + 1`` equal-width edges, each exactly as PyTorch's ``linspace`` computes it: in
+    ``dtype``, from the nearer end, ``start + i * step`` rounded once (a fused multiply-add),
+    so that an element on an edge falls in the bin PyTorch puts it in."""
+    code = _ROUNDING_FORMATS.get(dtype.name)
+
+    def rounded(value: float) -> float:
+        return value if code is None else struct.unpack(code, struct.pack(code, value))[0]
+
+    low, high = rounded(low), rounded(high)
+    step = fractions.Fraction(rounded(rounded(high - low) / bins))
+    half = (bins + 1) // 2
+    from_low = [fractions.Fraction(low) + step * i for i in range(half)]
+    from_high = [fractions.Fraction(high) - step * (bins - i) for i in range(half, bins + 1)]
+    return [rounded(float(value)) for value in from_low + from_high]
+
+
+def _histogram(
+    function: str, points: Tensor, bins: Any, span: Any, weight: Any, density: bool
+) -> tuple[Tensor, list[Tensor]]:
+    """Counts of the rows of ``points`` (N, D) in the D-dimensional grid of bins."""
+    if points.dtype.kind != "real floating":
+        raise DtypeError(f"{function}() takes a real floating tensor, got {points.dtype}")
+    checked_bool(f"{function}(): density", density)
+    count, dims = points.shape
+    per_dim = list(bins) if isinstance(bins, (list, tuple)) else [bins] * dims
+    if len(per_dim) != dims:
+        raise ArgumentError(f"{function}(): {len(per_dim)} bins given for {dims} dimensions")
+    spans: list[Any] = [None] * dims
+    if span is not None:
+        values = [float(v) for v in span]
+        if len(values) != 2 * dims:
+            raise ArgumentError(
+                f"{function}(): range takes a minimum and a maximum per dimension ({2 * dims} "
+                f"numbers), got {len(values)}"
+            )
+        spans = [values[2 * d : 2 * d + 2] for d in range(dims)]
+    x = points.detach()
+    edges = [_bin_edges(function, per_dim[d], x[:, d], spans[d]) for d in range(dims)]
+    inside = _creation.ones((count,), dtype=_dtypes.bool, device=x.device)
+    flat = _creation.zeros((count,), dtype=x.device.default_int_dtype, device=x.device)
+    sizes = [int(e.shape[0]) - 1 for e in edges]
+    for d in range(dims):
+        column, edge = x[:, d], edges[d]
+        inside = inside & (column >= edge[0]) & (column <= edge[-1])  # NaN is in no bin
+        position = _ops.searchsorted(edge, _ops.where(inside, column, edge[0]), side="right") - 1
+        position = _ops.clip(position, 0, sizes[d] - 1)  # the last bin holds its right edge
+        flat = flat * sizes[d] + _ops.astype(position, flat.dtype)
+    if weight is None:
+        amounts = _ops.astype(inside, x.dtype)
+    else:
+        if not isinstance(weight, Tensor) or tuple(weight.shape) != (count,):
+            raise ShapeError(
+                f"{function}(): weight must be a tensor of one value per point ({count}), got "
+                f"{getattr(weight, 'shape', type(weight).__name__)}"
+            )
+        amounts = _ops.where(inside, _ops.astype(weight.detach(), x.dtype), 0.0)
+    total = math.prod(sizes)
+    counts = _creation.zeros((total,), dtype=x.dtype, device=x.device).scatter_add(0, flat, amounts)
+    counts = _ops.reshape(counts, tuple(sizes))
+    if density:
+        volume = None
+        for d, edge in enumerate(edges):
+            width = _ops.reshape(
+                edge[1:] - edge[:-1], tuple(-1 if k == d else 1 for k in range(dims))
+            )
+            volume = width if volume is None else volume * width
+        counts = counts / (_ops.sum(counts) * volume)
+    return counts, edges
+
+
+def histogram(
+    input: Tensor,
+    bins: int | Tensor = 100,
+    *,
+    range: tuple[float, float] | None = None,
+    weight: Tensor | None = None,
+    density: bool = False,
+) -> return_types.histogram:
+    """Count the elements of ``input`` in bins: ``bins`` equal ones over ``range`` (the
+    data's by default) or between the edges of a 1-D tensor ``bins``.
+
+    Each bin holds its left edge, the last also its right one; elements outside
+    (and NaN) are left out. ``weight`` counts each element by its weight;
+    ``density`` divides by the total and the bin widths (an integral of 1).
+    Not differentiable, as PyTorch's.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> hist, edges = plugrad.histogram(plugrad.tensor([1.0, 2.0, 1.0, 4.0]), bins=4, range=(0, 3))
+    >>> hist, edges
+    (tensor([0., 2., 1., 0.]), tensor([0.0000, 0.7500, 1.5000, 2.2500, 3.0000]))
+    """
+    x = _tensor("histogram", input)
+    span = None if range is None else tuple(range)
+    if weight is not None and isinstance(weight, Tensor) and weight.shape != x.shape:
+        raise ShapeError(
+            f"histogram(): weight must have the input's shape {tuple(x.shape)}, got "
+            f"{tuple(weight.shape)}"
+        )
+    flat_weight = None if weight is None else _ops.reshape(weight, (-1,))
+    counts, edges = _histogram(
+        "histogram", _ops.reshape(x, (-1, 1)), [bins], span, flat_weight, density
+    )
+    return return_types.histogram(counts, edges[0])
+
+
+def histogramdd(
+    input: Tensor,
+    bins: int | list[int] | list[Tensor] = 10,
+    *,
+    range: list[float] | None = None,
+    weight: Tensor | None = None,
+    density: bool = False,
+) -> return_types.histogramdd:
+    """Count the points of ``input`` (its last axis their coordinates) in a grid of bins.
+
+    ``bins``: one count for every dimension, one per dimension, or one tensor of
+    edges per dimension; ``range``: a minimum and a maximum per dimension, flat
+    (``[x0, x1, y0, y1]``). Otherwise as :func:`histogram`.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> points = plugrad.tensor([[0.0, 0.0], [1.0, 1.0], [2.0, 0.5]])
+    >>> plugrad.histogramdd(points, bins=[2, 2]).hist
+    tensor([[1., 0.],
+            [0., 2.]])
+    """
+    x = _tensor("histogramdd", input)
+    if x.ndim < 1:
+        raise ShapeError("histogramdd() takes points along the last axis; got a 0-d tensor")
+    dims = x.shape[-1]
+    flat_weight = None
+    if weight is not None:
+        if not isinstance(weight, Tensor) or tuple(weight.shape) != tuple(x.shape[:-1]):
+            raise ShapeError(
+                f"histogramdd(): weight must have one value per point, shape "
+                f"{tuple(x.shape[:-1])}, got {getattr(weight, 'shape', type(weight).__name__)}"
+            )
+        flat_weight = _ops.reshape(weight, (-1,))
+    counts, edges = _histogram(
+        "histogramdd", _ops.reshape(x, (-1, dims)), bins, range, flat_weight, density
+    )
+    return return_types.histogramdd(counts, tuple(edges))
+
+
 # -- shapes ---------------------------------------------------------------------------
 
 
@@ -965,6 +1237,36 @@ def ldexp(input: Tensor, other: Tensor) -> Tensor:
     return _ops.astype(x, result)
 
 
+def frexp(input: Tensor) -> return_types.frexp:
+    """Each element as ``mantissa * 2**exponent``, ``0.5 <= |mantissa| < 1`` (int32 exponents).
+
+    Zeros, infinities and NaN are their own mantissa with exponent 0, as
+    PyTorch's. Differentiable in the mantissa (``2**-exponent``).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> mantissa, exponent = plugrad.frexp(plugrad.tensor([3.0, -5.5, 0.0]))
+    >>> mantissa, exponent
+    (tensor([ 0.7500, -0.6875,  0.0000]), tensor([2, 3, 0], dtype=plugrad.int32))
+    """
+    x = _tensor("frexp", input)
+    if x.dtype.kind != "real floating":
+        raise DtypeError(f"frexp() takes a real floating tensor, got {x.dtype}")
+    with _no_grad():
+        value = x.detach()
+        ordinary = _ops.isfinite(value) & (value != 0)
+        magnitude = _ops.where(ordinary, _ops.abs(value), 1.0)
+        exponent = _ops.floor(_ops.log2(magnitude)) + 1
+        # log2 may round across a power of two: one step fixes the exponent.
+        scaled = _ops.abs(ldexp(magnitude, -exponent))
+        exponent = _ops.where(scaled >= 1, exponent + 1, exponent)
+        exponent = _ops.where(scaled < 0.5, exponent - 1, exponent)
+        exponent = _ops.where(ordinary, exponent, 0.0)
+    mantissa = _ops.where(ordinary, ldexp(x, -exponent), x)
+    return return_types.frexp(mantissa, _ops.astype(exponent, _dtypes.int32))
+
+
 @takes_out
 def angle(input: Tensor) -> Tensor:
     """The argument of each complex element; for real ones pi where negative, else 0 (NaN stays)."""
@@ -1059,7 +1361,8 @@ def _conj(self: Tensor) -> Tensor:
     return self
 
 
-install_function_methods(**{name: globals()[name] for name in __all__})
+# (PyTorch has no x.histogramdd(): a function only)
+install_function_methods(**{name: globals()[name] for name in __all__ if name != "histogramdd"})
 install_methods(
     addr_=_addr_,
     float_power_=_float_power_,
@@ -1072,6 +1375,7 @@ install_methods(
     index_add_=_index_add_,
     index_copy_=_index_copy_,
     index_fill_=_index_fill_,
+    index_reduce_=_index_reduce_,
     unfold=_unfold,
     positive=_positive,
     conj=_conj,

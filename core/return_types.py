@@ -21,6 +21,9 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 __all__ = [
+    "frexp",
+    "histogram",
+    "histogramdd",
     "linalg_cholesky_ex",
     "linalg_inv_ex",
     "linalg_lu",
@@ -105,6 +108,28 @@ class linalg_lstsq(NamedTuple):
     residuals: Any
     rank: Any
     singular_values: Any
+
+
+class frexp(NamedTuple):
+    """Each element as ``mantissa * 2**exponent`` (:func:`plugrad.frexp`)."""
+
+    mantissa: Any
+    exponent: Any
+
+
+class histogram(NamedTuple):
+    """The counts ``hist`` and the ``bin_edges`` of :func:`plugrad.histogram`."""
+
+    hist: Any
+    bin_edges: Any
+
+
+class histogramdd(NamedTuple):
+    """The counts ``hist`` and one tensor of ``bin_edges`` per dimension
+    (:func:`plugrad.histogramdd`)."""
+
+    hist: Any
+    bin_edges: Any
 
 
 class linalg_lu_factor(NamedTuple):
