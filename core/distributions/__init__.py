@@ -11,10 +11,13 @@ Tensors or Python numbers and broadcast together as in PyTorch; with
 constraint raises :class:`plugrad.errors.InvalidArgumentError`, a
 ``ValueError``.
 
-The families whose densities need the log-gamma function (``Gamma``,
-``Beta``, ``Dirichlet``, ``Poisson``, ``Binomial``, ``StudentT``, ``Chi2`` and
-the rest) are not written yet, though :func:`plugrad.lgamma`,
-:func:`plugrad.digamma` and :func:`plugrad.erfinv` are there to write them.
+:class:`TransformedDistribution` pushes a distribution through the maps of
+:mod:`~plugrad.distributions.transforms`, and :data:`biject_to` and
+:data:`transform_to` (:mod:`~plugrad.distributions.constraint_registry`)
+give the map from the reals onto a constraint.
+
+Not written yet: ``GeneralizedPareto``, ``VonMises``, ``Wishart``, ``LKJCholesky``,
+``OneHotCategoricalStraightThrough`` and the ``ExponentialFamily`` base class.
 
 Examples
 --------
@@ -30,35 +33,127 @@ tensor([0., 1.])
 
 from __future__ import annotations
 
-from . import constraints
+from . import constraint_registry, constraints, transforms
+from .cauchy import Cauchy
+from .constraint_registry import biject_to, transform_to
 from .continuous import Exponential, Laplace, Uniform
+from .continuous_bernoulli import ContinuousBernoulli
+from .counts import Binomial, Multinomial, NegativeBinomial, Poisson
 from .discrete import Bernoulli, Categorical, Geometric, OneHotCategorical
 from .distribution import Distribution
-from .gamma import Beta, Chi2, Dirichlet, Gamma, StudentT
+from .gamma import Beta, Chi2, Dirichlet, FisherSnedecor, Gamma, InverseGamma, StudentT
 from .independent import Independent
 from .kl import kl_divergence, register_kl
+from .low_rank_multivariate_normal import LowRankMultivariateNormal
+from .mixture import MixtureSameFamily
 from .multivariate_normal import MultivariateNormal
 from .normal import LogNormal, Normal
+from .relaxed import (
+    ExpRelaxedCategorical,
+    LogitRelaxedBernoulli,
+    RelaxedBernoulli,
+    RelaxedOneHotCategorical,
+)
+from .transformed_distribution import TransformedDistribution
+from .transformed_families import (
+    Gumbel,
+    HalfCauchy,
+    HalfNormal,
+    Kumaraswamy,
+    LogisticNormal,
+    Pareto,
+    Weibull,
+)
+from .transforms import (
+    AbsTransform,
+    AffineTransform,
+    CatTransform,
+    ComposeTransform,
+    CorrCholeskyTransform,
+    CumulativeDistributionTransform,
+    ExpTransform,
+    IndependentTransform,
+    LowerCholeskyTransform,
+    PositiveDefiniteTransform,
+    PowerTransform,
+    ReshapeTransform,
+    SigmoidTransform,
+    SoftmaxTransform,
+    SoftplusTransform,
+    StackTransform,
+    StickBreakingTransform,
+    TanhTransform,
+    Transform,
+    identity_transform,
+)
 
 __all__ = [
+    "# counts, mixtures and low-rank normals",
+    "# transforms, and the families built on them",
+    "AbsTransform",
+    "AffineTransform",
     "Bernoulli",
     "Beta",
-    "Chi2",
-    "Dirichlet",
-    "Gamma",
-    "StudentT",
+    "Binomial",
+    "CatTransform",
     "Categorical",
+    "Cauchy",
+    "Chi2",
+    "ComposeTransform",
+    "ContinuousBernoulli",
+    "CorrCholeskyTransform",
+    "CumulativeDistributionTransform",
+    "Dirichlet",
     "Distribution",
+    "ExpRelaxedCategorical",
+    "ExpTransform",
     "Exponential",
+    "FisherSnedecor",
+    "Gamma",
     "Geometric",
+    "Gumbel",
+    "HalfCauchy",
+    "HalfNormal",
     "Independent",
+    "IndependentTransform",
+    "InverseGamma",
+    "Kumaraswamy",
     "Laplace",
     "LogNormal",
+    "LogisticNormal",
+    "LogitRelaxedBernoulli",
+    "LowRankMultivariateNormal",
+    "LowerCholeskyTransform",
+    "MixtureSameFamily",
+    "Multinomial",
     "MultivariateNormal",
+    "NegativeBinomial",
     "Normal",
     "OneHotCategorical",
+    "Pareto",
+    "Poisson",
+    "PositiveDefiniteTransform",
+    "PowerTransform",
+    "RelaxedBernoulli",
+    "RelaxedOneHotCategorical",
+    "ReshapeTransform",
+    "SigmoidTransform",
+    "SoftmaxTransform",
+    "SoftplusTransform",
+    "StackTransform",
+    "StickBreakingTransform",
+    "StudentT",
+    "TanhTransform",
+    "Transform",
+    "TransformedDistribution",
     "Uniform",
+    "Weibull",
+    "biject_to",
+    "constraint_registry",
     "constraints",
+    "identity_transform",
     "kl_divergence",
     "register_kl",
+    "transform_to",
+    "transforms",
 ]

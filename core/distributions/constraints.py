@@ -17,10 +17,15 @@ Interval(lower_bound=0.0, upper_bound=1.0)
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from .. import linalg as _linalg
 from .. import ops as _ops
+from ..creation import full
+from ..dtype_functions import finfo
+from ..dtypes import bool as _bool
+from ..errors import ArgumentError, InvalidArgumentError, ShapeError
 from ..grad_mode import no_grad
 from ..pytorch_names import isclose
 from ..tensor import Tensor
@@ -28,6 +33,8 @@ from ..tensor import Tensor
 __all__ = [
     "Constraint",
     "boolean",
+    "cat",
+    "corr_cholesky",
     "greater_than",
     "greater_than_eq",
     "half_open_interval",
@@ -36,14 +43,20 @@ __all__ = [
     "interval",
     "less_than",
     "lower_cholesky",
+    "lower_triangular",
     "nonnegative",
     "nonnegative_integer",
     "one_hot",
     "positive",
     "positive_definite",
+    "positive_integer",
+    "positive_semidefinite",
     "real",
     "real_vector",
     "simplex",
+    "square",
+    "stack",
+    "symmetric",
     "unit_interval",
 ]
 
@@ -172,6 +185,17 @@ class _Independent(Constraint):
     """``base`` with its ``reinterpreted_batch_ndims`` right-most axes read as one event."""
 
     def __init__(self, base_constraint: Constraint, reinterpreted_batch_ndims: int) -> None:
+        if not isinstance(base_constraint, Constraint):
+            raise ArgumentError(
+                f"independent(): base_constraint must be a Constraint, got "
+                f"{type(base_constraint).__name__}"
+            )
+        ndims = reinterpreted_batch_ndims
+        if not isinstance(ndims, int) or isinstance(ndims, bool) or ndims < 0:
+            raise InvalidArgumentError(
+                "independent(): reinterpreted_batch_ndims must be a non-negative int, got "
+                f"{ndims!r}"
+            )
         self.base_constraint = base_constraint
         self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
 
@@ -185,6 +209,11 @@ class _Independent(Constraint):
 
     def check(self, value: Tensor) -> Tensor:
         result = self.base_constraint.check(value)
+        if result.ndim < self.reinterpreted_batch_ndims:
+            raise ShapeError(
+                f"{self!r}.check(): the value must have at least {self.event_dim} axes, got "
+                f"shape {tuple(value.shape)}"
+            )
         for _ in range(self.reinterpreted_batch_ndims):
             result = _ops.all(result, axis=-1)
         return result
@@ -193,19 +222,49 @@ class _Independent(Constraint):
         return f"IndependentConstraint({self.base_constraint!r}, {self.reinterpreted_batch_ndims})"
 
 
-class _PositiveDefinite(Constraint):
+def _is_square(value: Tensor) -> bool:
+    return value.ndim >= 2 and value.shape[-1] == value.shape[-2]
+
+
+class _Square(Constraint):
     event_dim = 2
 
     def check(self, value: Tensor) -> Tensor:
-        square = value.ndim >= 2 and value.shape[-1] == value.shape[-2]
-        if not square:
-            return _ops.all(_ops.all(value != value, axis=-1), axis=-1)  # False per matrix
+        return full(tuple(value.shape[:-2]), _is_square(value), dtype=_bool, device=value.device)
+
+
+class _Symmetric(_Square):
+    def check(self, value: Tensor) -> Tensor:
+        if not _is_square(value):
+            return super().check(value)  # False for every matrix
         with no_grad():
             close = isclose(value, _ops.matrix_transpose(value), atol=1e-6)
-            symmetric = _ops.all(_ops.all(close, axis=-1), axis=-1)
-            if not bool(_ops.all(symmetric)):
-                return symmetric
+            return _ops.all(_ops.all(close, axis=-1), axis=-1)
+
+
+class _PositiveSemidefinite(_Symmetric):
+    def check(self, value: Tensor) -> Tensor:
+        symmetric = super().check(value)
+        if not bool(_ops.all(symmetric)):
+            return symmetric
+        with no_grad():
+            return _ops.all(_linalg.eigvalsh(value) >= 0, axis=-1)
+
+
+class _PositiveDefinite(_Symmetric):
+    def check(self, value: Tensor) -> Tensor:
+        symmetric = super().check(value)
+        if not bool(_ops.all(symmetric)):
+            return symmetric
+        with no_grad():
             return _ops.all(_linalg.eigvalsh(value) > 0, axis=-1)
+
+
+class _LowerTriangular(Constraint):
+    event_dim = 2
+
+    def check(self, value: Tensor) -> Tensor:
+        return _ops.all(_ops.all(_ops.tril(value) == value, axis=-1), axis=-1)
 
 
 class _LowerCholesky(Constraint):
@@ -216,17 +275,119 @@ class _LowerCholesky(Constraint):
         return lower & _ops.all(_linalg.diagonal(value) > 0, axis=-1)
 
 
+class _CorrCholesky(_LowerCholesky):
+    """Lower Cholesky factors of correlation matrices: rows of unit length."""
+
+    def check(self, value: Tensor) -> Tensor:
+        # As PyTorch's: a row's norm may miss 1 by ten epsilons per column.
+        tolerance = finfo(value.dtype).eps * value.shape[-1] * 10
+        with no_grad():
+            row_norm = _ops.sqrt(_ops.sum(value.detach() ** 2, axis=-1))
+            unit_rows = _ops.all(_ops.abs(row_norm - 1.0) <= tolerance, axis=-1)
+        return super().check(value) & unit_rows
+
+
+def _constraints(what: str, cseq: Sequence[Constraint]) -> list[Constraint]:
+    cseq = list(cseq)
+    for c in cseq:
+        if not isinstance(c, Constraint):
+            raise ArgumentError(f"{what}: cseq must hold Constraints, got {type(c).__name__}")
+    if not cseq:
+        raise InvalidArgumentError(f"{what}: cseq must hold at least one constraint")
+    return cseq
+
+
+def _axis_in(what: str, dim: int, value: Tensor) -> None:
+    if not -value.ndim <= dim < value.ndim:
+        raise ShapeError(
+            f"{what}: dim {dim} is out of range for a value of shape {tuple(value.shape)}"
+        )
+
+
+class _Cat(Constraint):
+    """``cseq[i]`` on the ``i``-th block (of ``lengths[i]``) of axis ``dim``, as ``concat``."""
+
+    def __init__(
+        self, cseq: Sequence[Constraint], dim: int = 0, lengths: Sequence[int] | None = None
+    ) -> None:
+        self.cseq = _constraints("cat()", cseq)
+        self.lengths = [1] * len(self.cseq) if lengths is None else list(lengths)
+        if len(self.lengths) != len(self.cseq) or not all(
+            isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in self.lengths
+        ):
+            raise InvalidArgumentError(
+                f"cat(): lengths must be one non-negative int per constraint ({len(self.cseq)}), "
+                f"got {lengths!r}"
+            )
+        self.dim = dim
+
+    @property
+    def is_discrete(self) -> bool:  # type: ignore[override]
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self) -> int:  # type: ignore[override]
+        return max(c.event_dim for c in self.cseq)
+
+    def check(self, value: Tensor) -> Tensor:
+        _axis_in("cat constraint", self.dim, value)
+        if value.shape[self.dim] != sum(self.lengths):
+            raise ShapeError(
+                f"cat constraint: axis {self.dim} of the value has {value.shape[self.dim]} "
+                f"entries, but the lengths {self.lengths} add up to {sum(self.lengths)}"
+            )
+        checks, start = [], 0
+        for constraint, length in zip(self.cseq, self.lengths):
+            checks.append(constraint.check(_ops.narrow(value, self.dim, start, length)))
+            start += length
+        return _ops.concat(checks, axis=self.dim)
+
+
+class _Stack(Constraint):
+    """``cseq[i]`` on the ``i``-th slice of axis ``dim``, as ``stack``."""
+
+    def __init__(self, cseq: Sequence[Constraint], dim: int = 0) -> None:
+        self.cseq = _constraints("stack()", cseq)
+        self.dim = dim
+
+    @property
+    def is_discrete(self) -> bool:  # type: ignore[override]
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self) -> int:  # type: ignore[override]
+        dim = max(c.event_dim for c in self.cseq)
+        # A negative dim inside the event makes the stacked axis an event axis too.
+        return dim + 1 if self.dim + dim < 0 else dim
+
+    def check(self, value: Tensor) -> Tensor:
+        _axis_in("stack constraint", self.dim, value)
+        if value.shape[self.dim] != len(self.cseq):
+            raise ShapeError(
+                f"stack constraint: axis {self.dim} of the value has {value.shape[self.dim]} "
+                f"entries, one per constraint ({len(self.cseq)}) expected"
+            )
+        slices = [_ops.select(value, self.dim, i) for i in range(len(self.cseq))]
+        return _ops.stack([c.check(v) for c, v in zip(self.cseq, slices)], axis=self.dim)
+
+
 real = _Real()
 boolean = _Boolean()
 one_hot = _OneHot()
 positive = _GreaterThan(0.0)
 nonnegative = _GreaterThanEq(0.0)
 nonnegative_integer = _IntegerGreaterThanEq(0)
+positive_integer = _IntegerGreaterThanEq(1)
 unit_interval = _Interval(0.0, 1.0)
 real_vector = _Independent(real, 1)
 simplex = _Simplex()
+square = _Square()
+symmetric = _Symmetric()
+positive_semidefinite = _PositiveSemidefinite()
 positive_definite = _PositiveDefinite()
+lower_triangular = _LowerTriangular()
 lower_cholesky = _LowerCholesky()
+corr_cholesky = _CorrCholesky()
 greater_than = _GreaterThan
 greater_than_eq = _GreaterThanEq
 less_than = _LessThan
@@ -234,3 +395,5 @@ interval = _Interval
 half_open_interval = _HalfOpenInterval
 integer_interval = _IntegerInterval
 independent = _Independent
+cat = _Cat
+stack = _Stack

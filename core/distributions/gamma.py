@@ -1,4 +1,5 @@
-"""The gamma distribution and those made of gamma variables: Chi2, Beta, Dirichlet, StudentT.
+"""The gamma distribution and those made of gamma variables: Chi2, Beta, Dirichlet, StudentT,
+InverseGamma and FisherSnedecor.
 
 Gamma variables are drawn by Marsaglia and Tsang's method (a squeezed normal
 proposal, accepted with probability above 0.95) from plugrad's normal and
@@ -29,9 +30,11 @@ from ..special import gammainc
 from ..tensor import Tensor
 from . import constraints
 from .distribution import Distribution, _Elementwise
+from .transformed_distribution import TransformedDistribution
+from .transforms import PowerTransform
 from .utils import broadcast_all
 
-__all__ = ["Beta", "Chi2", "Dirichlet", "Gamma", "StudentT"]
+__all__ = ["Beta", "Chi2", "Dirichlet", "FisherSnedecor", "Gamma", "InverseGamma", "StudentT"]
 
 #: Rounds of proposals before giving up (each accepts more than 95% of what is left).
 _MAX_ROUNDS = 1000
@@ -74,8 +77,9 @@ def _draw_standard_gamma(concentration: Tensor) -> Tensor:
         value = _ops.where(boosted, value * boost, value)
         # The smallest normal number where a tiny shape's draw underflows (PyTorch's clamp).
         value = _ops.maximum(value, finfo(dtype).tiny)
-        # NaN for an invalid shape, inf for an infinite one.
-        return _ops.where(ordinary, value, _ops.where(a == math.inf, math.inf, math.nan))
+        # 0 for shape 0 (all mass at 0), inf for an infinite shape, NaN for an invalid one.
+        special = _ops.where(a == math.inf, math.inf, _ops.where(a == 0, 0.0, math.nan))
+        return _ops.where(ordinary, value, special)
 
 
 class _StandardGamma(Function):
@@ -487,4 +491,148 @@ class StudentT(_Elementwise):
             + 0.5 * (df + 1) * (digamma(0.5 * (df + 1)) - digamma(0.5 * df))
             + 0.5 * _ops.log(df)
             + log_beta
+        )
+
+
+class InverseGamma(TransformedDistribution):
+    """The distribution of ``1 / X`` for ``X`` gamma with ``concentration`` and ``rate``.
+
+    Parameters
+    ----------
+    concentration, rate : Tensor or float
+        Positive; they broadcast together into the batch shape (``rate`` is the
+        scale of the inverse variable).
+    validate_args : bool, optional
+        See :class:`Distribution`.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> from plugrad.distributions import InverseGamma
+    >>> d = InverseGamma(plugrad.tensor([3.0, 1.5]), 2.0)
+    >>> d.mean, d.variance
+    (tensor([1., 4.]), tensor([1., inf]))
+    >>> d.log_prob(plugrad.tensor([1.0, 1.0]))
+    tensor([-0.6137, -0.8395])
+    """
+
+    arg_constraints: ClassVar[dict[str, constraints.Constraint]] = {
+        "concentration": constraints.positive,
+        "rate": constraints.positive,
+    }
+    support = constraints.positive
+    base_dist: Gamma
+
+    def __init__(
+        self,
+        concentration: Tensor | float,
+        rate: Tensor | float,
+        validate_args: bool | None = None,
+    ) -> None:
+        base = Gamma(concentration, rate, validate_args=validate_args)
+        super().__init__(base, PowerTransform(-1.0), validate_args=validate_args)
+
+    @property
+    def concentration(self) -> Tensor:
+        """The shape of the gamma variable inverted."""
+        return self.base_dist.concentration
+
+    @property
+    def rate(self) -> Tensor:
+        """The rate of the gamma variable inverted (the scale of this one)."""
+        return self.base_dist.rate
+
+    @property
+    def mean(self) -> Tensor:
+        a = self.concentration
+        return _ops.where(a > 1, self.rate / _ops.where(a > 1, a - 1, 1.0), math.inf)
+
+    @property
+    def mode(self) -> Tensor:
+        return self.rate / (self.concentration + 1)
+
+    @property
+    def variance(self) -> Tensor:
+        a = self.concentration
+        safe = _ops.where(a > 2, a, 3.0)
+        return _ops.where(a > 2, self.rate**2 / ((safe - 1) ** 2 * (safe - 2)), math.inf)
+
+    def entropy(self) -> Tensor:
+        a = self.concentration
+        return a + _ops.log(self.rate) + lgamma(a) - (1 + a) * digamma(a)
+
+
+class FisherSnedecor(_Elementwise):
+    """Fisher's F distribution with ``df1`` and ``df2`` degrees of freedom.
+
+    The ratio of two independent chi-squared variables, each over its degrees
+    of freedom; its ``rsample`` is differentiable in both.
+
+    Parameters
+    ----------
+    df1, df2 : Tensor or float
+        Positive; they broadcast together into the batch shape.
+    validate_args : bool, optional
+        See :class:`Distribution`.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> from plugrad.distributions import FisherSnedecor
+    >>> d = FisherSnedecor(plugrad.tensor([4.0, 10.0]), 6.0)
+    >>> d.mean, d.log_prob(plugrad.tensor([1.0, 1.0]))
+    (tensor([1.5000, 1.5000]), tensor([-0.8802, -0.6385]))
+    """
+
+    arg_constraints: ClassVar[dict[str, constraints.Constraint]] = {
+        "df1": constraints.positive,
+        "df2": constraints.positive,
+    }
+    support = constraints.positive
+    has_rsample = True
+    df1: Tensor
+    df2: Tensor
+
+    def __init__(
+        self, df1: Tensor | float, df2: Tensor | float, validate_args: bool | None = None
+    ) -> None:
+        self._set_parameters(validate_args, df1=df1, df2=df2)
+
+    @property
+    def mean(self) -> Tensor:
+        df2 = self.df2
+        return _ops.where(df2 > 2, df2 / _ops.where(df2 > 2, df2 - 2, 1.0), math.nan)
+
+    @property
+    def mode(self) -> Tensor:
+        df1, df2 = self.df1, self.df2
+        return _ops.where(df1 > 2, (df1 - 2) / df1 * df2 / (df2 + 2), math.nan)
+
+    @property
+    def variance(self) -> Tensor:
+        df1, df2 = self.df1, self.df2
+        safe = _ops.where(df2 > 4, df2, 5.0)
+        value = 2 * safe**2 * (df1 + safe - 2) / (df1 * (safe - 2) ** 2 * (safe - 4))
+        return _ops.where(df2 > 4, value, math.nan)
+
+    def rsample(self, sample_shape: tuple[int, ...] = ()) -> Tensor:
+        """``(x1 / df1) / (x2 / df2)`` for chi-squared draws ``x1``, ``x2``."""
+        shape = self._extended_shape(sample_shape)
+        half1, half2 = 0.5 * self.df1, 0.5 * self.df2
+        x1 = standard_gamma(_ops.broadcast_to(half1, shape)) / half1
+        x2 = standard_gamma(_ops.broadcast_to(half2, shape)) / half2
+        tiny = finfo(x1.dtype).tiny
+        return _ops.clip(x1 / _ops.clip(x2, min=tiny), min=tiny)
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        half1, half2 = 0.5 * self.df1, 0.5 * self.df2
+        ratio = self.df1 / self.df2
+        log_beta = lgamma(half1) + lgamma(half2) - lgamma(half1 + half2)
+        return (
+            half1 * _ops.log(ratio)
+            + _ops.xlogy(half1 - 1, value)
+            - (half1 + half2) * _ops.log1p(ratio * value)
+            - log_beta
         )

@@ -1,4 +1,5 @@
-"""Gamma, Chi2, Beta, Dirichlet and StudentT, and the incomplete gamma functions they use.
+"""Gamma, Chi2, Beta, Dirichlet, StudentT, InverseGamma, FisherSnedecor and NegativeBinomial,
+and the incomplete gamma functions they use.
 
 Values and parameter gradients against ``torch.distributions`` on every
 backend; samples' moments and reproducibility; the implicit reparameterized
@@ -68,6 +69,24 @@ CASES: dict[str, Case] = {
         (uniform(0.5, 6.0, 3), RNG.normal(size=(2, 1)), uniform(0.5, 2.0, 3)),
         RNG.normal(size=(4, 2, 3)) * 3,
         ("log_prob", "entropy", "mean", "mode", "variance"),
+    ),
+    "InverseGamma": Case(
+        lambda D, a, rate: D.InverseGamma(a, rate),
+        (uniform(2.5, 5.0, 3), uniform(0.5, 2.0, 2, 1)),
+        uniform(0.1, 3.0, 4, 1, 3),
+        ("log_prob", "entropy", "mean", "mode", "variance"),
+    ),
+    "FisherSnedecor": Case(
+        lambda D, d1, d2: D.FisherSnedecor(d1, d2),
+        (uniform(2.5, 8.0, 3), uniform(4.5, 9.0, 2, 1)),
+        uniform(0.1, 4.0, 4, 1, 3),
+        ("log_prob", "mean", "mode", "variance"),
+    ),
+    "NegativeBinomial": Case(
+        lambda D, r, logits: D.NegativeBinomial(r, logits=logits),
+        (uniform(0.5, 6.0, 3), RNG.normal(size=(2, 1))),
+        RNG.integers(0, 9, (4, 1, 3)).astype(float),
+        ("log_prob", "mean", "mode", "variance"),
     ),
 }
 
@@ -177,6 +196,26 @@ KL_CASES: dict[str, tuple[Any, tuple[np.ndarray, ...]]] = {
         lambda D, a, b, c, d: (D.Uniform(a, b), D.Gamma(c, d)),
         (uniform(0.1, 1, 3), uniform(1.5, 3, 3), uniform(0.5, 3, 3), uniform(0.5, 2, 3)),
     ),
+    "Geometric-Geometric": (
+        lambda D, a, b: (D.Geometric(probs=a), D.Geometric(probs=b)),
+        (uniform(0.1, 0.9, 3), uniform(0.1, 0.9, 2, 3)),
+    ),
+    "Exponential-Normal": (
+        lambda D, a, b, c: (D.Exponential(a), D.Normal(b, c)),
+        (uniform(0.5, 2, 3), RNG.normal(size=3), uniform(0.5, 2, 2, 3)),
+    ),
+    "Laplace-Normal": (
+        lambda D, a, b, c, d: (D.Laplace(a, b), D.Normal(c, d)),
+        (RNG.normal(size=3), uniform(0.5, 2, 3), RNG.normal(size=3), uniform(0.5, 2, 3)),
+    ),
+    "Uniform-Normal": (
+        lambda D, a, b, c, d: (D.Uniform(a, b), D.Normal(c, d)),
+        (uniform(-2, 0, 3), uniform(0.5, 2, 3), RNG.normal(size=3), uniform(0.5, 2, 3)),
+    ),
+    "Normal-Laplace": (
+        lambda D, a, b, c, d: (D.Normal(a, b), D.Laplace(c, d)),
+        (RNG.normal(size=3), uniform(0.5, 2, 3), RNG.normal(size=3), uniform(0.5, 2, 3)),
+    ),
 }
 
 INFINITE_PAIRS = {
@@ -217,6 +256,11 @@ SAMPLED = {
     "Beta": lambda: D.Beta(plugrad.tensor([0.3, 2.0, 5.0], dtype=F64), 1.5),
     "Dirichlet": lambda: D.Dirichlet(plugrad.tensor([[0.4, 1.0, 3.0], [5.0, 5.0, 5.0]], dtype=F64)),
     "StudentT": lambda: D.StudentT(plugrad.tensor([5.0, 30.0], dtype=F64), 1.0, 2.0),
+    "InverseGamma": lambda: D.InverseGamma(plugrad.tensor([5.0, 9.0], dtype=F64), 2.0),
+    "FisherSnedecor": lambda: D.FisherSnedecor(plugrad.tensor([5.0, 20.0], dtype=F64), 12.0),
+    "NegativeBinomial": lambda: D.NegativeBinomial(
+        plugrad.tensor([0.5, 4.0, 30.0], dtype=F64), probs=plugrad.tensor(0.4, dtype=F64)
+    ),
 }
 
 
@@ -239,7 +283,7 @@ def test_samples_are_reproducible_shaped_and_in_the_support(name: str, backend: 
         plugrad.manual_seed(9)
         first = d.sample((3, 2))
         plugrad.manual_seed(9)
-        again = d.rsample((3, 2))
+        again = d.rsample((3, 2)) if d.has_rsample else d.sample((3, 2))
         assert first.shape == again.shape == (3, 2, *d.batch_shape, *d.event_shape)
         assert first.tolist() == again.tolist()
         assert not first.requires_grad
@@ -467,3 +511,15 @@ def test_expand_agrees_with_torch(build: Any, batch_shape: tuple[int, ...]) -> N
         theirs.log_prob(value).numpy(),
         rtol=1e-10,
     )
+
+
+def test_negative_binomial_refuses_bad_parameters_and_draws_zeros_for_zero_count() -> None:
+    with pytest.raises(InvalidArgumentError, match="probs"):
+        D.NegativeBinomial(2.0, probs=plugrad.tensor([1.0]))  # probs must be below 1
+    with pytest.raises(InvalidArgumentError, match="total_count"):
+        D.NegativeBinomial(plugrad.tensor([-1.0]), probs=0.5)
+    with pytest.raises(InvalidArgumentError, match="either probs or logits"):
+        D.NegativeBinomial(2.0)
+    d = D.NegativeBinomial(plugrad.tensor([0.0, 2.0], dtype=F64), probs=0.5)
+    assert d.sample((50,))[:, 0].tolist() == [0.0] * 50
+    assert d.log_prob(plugrad.tensor([0.0, 0.0], dtype=F64)).tolist()[0] == 0.0

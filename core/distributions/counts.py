@@ -1,0 +1,625 @@
+"""Counts: the Poisson, binomial and multinomial distributions.
+
+Poisson and binomial variates are drawn exactly from plugrad's uniform draws,
+on every backend: by inversion (a sequential search of the cumulative
+probabilities) where the mean is small, and by Hörmann's transformed rejection
+with squeeze (PTRS for Poisson, BTRS for binomial) where it is large. Each
+round works on the elements still waiting for a value only, and the rounds go
+on while any is left. The arithmetic is in float64 where the device has it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+from .. import dtypes as _dtypes
+from .. import ops as _ops
+from ..creation import arange, asarray, full, ones, zeros
+from ..errors import ArgumentError, InvalidArgumentError
+from ..grad_mode import no_grad
+from ..nn.functional import logsigmoid, sigmoid
+from ..pytorch_names import get_default_dtype, lgamma
+from ..random import rand
+from ..tensor import Tensor
+from . import constraints
+from .discrete import Categorical, _BinaryParameters, _one_of
+from .distribution import Distribution, _Elementwise
+from .gamma import Gamma
+from .utils import broadcast_all
+
+__all__ = ["Binomial", "Multinomial", "NegativeBinomial", "Poisson"]
+
+#: Below this mean, inversion (a search of at most a few dozen steps); above, rejection.
+_INVERSION_LIMIT = 10.0
+
+State = dict[str, Tensor]
+Step = Callable[[State], tuple[Tensor, Tensor, State]]
+
+
+def _working_dtype(like: Tensor) -> _dtypes.DType:
+    """float64 where the device has it: log-factorials of large counts need its digits."""
+    return _dtypes.float64 if _dtypes.float64 in like.device.dtypes else like.dtype
+
+
+def _settle(index: Tensor, state: State, step: Step) -> tuple[list[Tensor], list[Tensor]]:
+    """Apply ``step`` to the unsettled elements until every one has its value.
+
+    ``step(state)`` returns ``(done, value, next_state)`` for the elements of
+    ``state``; those done leave with their value, the others go on with
+    ``next_state``. Returns the indices (taken from ``index``) and the values,
+    in the order they settled.
+    """
+    indices, values = [], []
+    while index.shape[0]:
+        done, value, state = step(state)
+        indices.append(index[done])
+        values.append(value[done])
+        left = _ops.logical_not(done)
+        index = index[left]
+        state = {name: part[left] for name, part in state.items()}
+    return indices, values
+
+
+def _assemble(size: int, like: Tensor, parts: list[tuple[list[Tensor], list[Tensor]]]) -> Tensor:
+    """A flat tensor of ``size`` NaNs with the settled values written at their indices."""
+    indices = [i for found, _ in parts for i in found]
+    values = [v for _, found in parts for v in found]
+    result = full((size,), math.nan, dtype=like.dtype, device=like.device)
+    if not indices:
+        return result
+    return _ops.setitem(result, _ops.concat(values), key=_ops.concat(indices))
+
+
+def _uniforms(like: Tensor) -> Tensor:
+    return rand(like.shape, dtype=like.dtype, device=like.device)
+
+
+def _poisson_by_inversion(state: State) -> tuple[Tensor, Tensor, State]:
+    """One step of the search for the first ``k`` whose cumulative probability reaches ``u``."""
+    u, k, term, total, rate = (state[n] for n in ("u", "k", "term", "total", "rate"))
+    k_next = k + 1
+    term_next = term * rate / k_next
+    total_next = total + term_next
+    # NOTE: the sum stops growing once the terms fall below its last digit; u above it
+    # (a chance of about 1e-16) takes the k reached.
+    done = (u <= total) | (total_next == total)
+    return done, k, {"u": u, "k": k_next, "term": term_next, "total": total_next, "rate": rate}
+
+
+def _poisson_by_rejection(state: State) -> tuple[Tensor, Tensor, State]:
+    """One proposal of Hörmann's PTRS (transformed rejection with squeeze), for rates >= 10."""
+    rate = state["rate"]
+    a, b, inv_alpha, v_r = state["a"], state["b"], state["inv_alpha"], state["v_r"]
+    u = _uniforms(rate) - 0.5
+    v = _uniforms(rate)
+    us = 0.5 - _ops.abs(u)
+    proper = us > 0  # u = -0.5 maps to infinity
+    us = _ops.where(proper, us, 0.5)
+    k = _ops.floor((2 * a / us + b) * u + rate + 0.43)
+    in_support = proper & (k >= 0)
+    squeezed = (us >= 0.07) & (v <= v_r)
+    outside = (us < 0.013) & (v > us)
+    k_safe = _ops.maximum(k, 0.0)
+    log_pmf = -rate + k_safe * _ops.log(rate) - lgamma(k_safe + 1)
+    tiny = _ops.maximum(v, 1e-300)
+    under = _ops.log(tiny * inv_alpha / (a / (us * us) + b)) <= log_pmf
+    done = in_support & (squeezed | (_ops.logical_not(outside) & under))
+    return done, k, state
+
+
+def _draw_poisson(rate: Tensor) -> Tensor:
+    """Poisson variates of the rates of the flat ``rate`` (finite, non-negative), no gradient."""
+    size = rate.shape[0]
+    index = arange(size, device=rate.device)
+    small = rate < _INVERSION_LIMIT
+    lam = rate[small]
+    term = _ops.exp(-lam)
+    searched = {"u": _uniforms(lam), "k": lam * 0, "term": term, "total": term, "rate": lam}
+    large = _ops.logical_not(small)
+    lam = rate[large]
+    b = 0.931 + 2.53 * _ops.sqrt(lam)
+    proposed = {
+        "rate": lam,
+        "a": -0.059 + 0.02483 * b,
+        "b": b,
+        "inv_alpha": 1.1239 + 1.1328 / (b - 3.4),
+        "v_r": 0.9277 - 3.6224 / (b - 2),
+    }
+    parts = [
+        _settle(index[small], searched, _poisson_by_inversion),
+        _settle(index[large], proposed, _poisson_by_rejection),
+    ]
+    return _assemble(size, rate, parts)
+
+
+def _binomial_by_inversion(state: State) -> tuple[Tensor, Tensor, State]:
+    """One step of the search for the first ``k`` whose cumulative probability reaches ``u``."""
+    u, k, term, total, n, odds = (state[m] for m in ("u", "k", "term", "total", "n", "odds"))
+    term_next = term * odds * (n - k) / (k + 1)
+    total_next = total + term_next
+    done = (u <= total) | (k >= n) | (total_next == total)  # (see _poisson_by_inversion)
+    following = {"u": u, "k": k + 1, "term": term_next, "total": total_next, "n": n, "odds": odds}
+    return done, k, following
+
+
+def _binomial_by_rejection(state: State) -> tuple[Tensor, Tensor, State]:
+    """One proposal of Hörmann's BTRS (transformed rejection with squeeze), for ``n p >= 10``."""
+    n, a, b, c, v_r = state["n"], state["a"], state["b"], state["c"], state["v_r"]
+    u = _uniforms(n) - 0.5
+    v = _uniforms(n)
+    us = 0.5 - _ops.abs(u)
+    proper = us > 0
+    us = _ops.where(proper, us, 0.5)
+    k = _ops.floor((2 * a / us + b) * u + c)
+    in_support = proper & (k >= 0) & (k <= n)
+    squeezed = (us >= 0.07) & (v <= v_r)
+    k_safe = _ops.minimum(_ops.maximum(k, 0.0), n)
+    log_factorials = lgamma(k_safe + 1) + lgamma(n - k_safe + 1)
+    log_ratio = state["h"] - log_factorials + (k_safe - state["m"]) * state["lpq"]
+    tiny = _ops.maximum(v, 1e-300)
+    under = _ops.log(tiny * state["alpha"] / (a / (us * us) + b)) <= log_ratio
+    return in_support & (squeezed | under), k, state
+
+
+def _draw_binomial(n: Tensor, p: Tensor) -> Tensor:
+    """Binomial variates of the flat ``n`` and ``p``, no gradient; NaN where either is not
+    finite."""
+    size = n.shape[0]
+    index = arange(size, device=n.device)
+    flipped = p > 0.5  # draw the count of the less likely outcome, then flip it
+    p = _ops.where(flipped, 1 - p, p)
+    finite = _ops.isfinite(n) & _ops.isfinite(p)
+    small = finite & (n * p < _INVERSION_LIMIT)
+    n_, p_ = n[small], p[small]
+    term = _ops.exp(n_ * _ops.log1p(-p_))  # p <= 1/2 and n p < 10: above exp(-14)
+    searched = {
+        "u": _uniforms(n_), "k": n_ * 0, "term": term, "total": term, "n": n_,
+        "odds": p_ / (1 - p_),
+    }  # fmt: skip
+    large = finite & _ops.logical_not(small)
+    n_, p_ = n[large], p[large]
+    spq = _ops.sqrt(n_ * p_ * (1 - p_))
+    b = 1.15 + 2.53 * spq
+    m = _ops.floor((n_ + 1) * p_)
+    proposed = {
+        "n": n_, "a": -0.0873 + 0.0248 * b + 0.01 * p_, "b": b, "c": n_ * p_ + 0.5,
+        "v_r": 0.92 - 4.2 / b, "alpha": (2.83 + 5.1 / b) * spq, "lpq": _ops.log(p_ / (1 - p_)),
+        "m": m, "h": lgamma(m + 1) + lgamma(n_ - m + 1),
+    }  # fmt: skip
+    parts = [
+        _settle(index[small], searched, _binomial_by_inversion),
+        _settle(index[large], proposed, _binomial_by_rejection),
+    ]
+    k = _assemble(size, n, parts)
+    return _ops.where(flipped, n - k, k)
+
+
+class Poisson(_Elementwise):
+    """The number of events of a Poisson process of ``rate`` in unit time.
+
+    ``P(k) = rate**k exp(-rate) / k!`` for ``k = 0, 1, ...``; samples are floats
+    of the rate's dtype, drawn exactly (see the module's notes).
+
+    Parameters
+    ----------
+    rate : Tensor or float
+        Non-negative; 0 is allowed (then every draw is 0). Its shape is the
+        batch shape.
+    validate_args : bool, optional
+        See :class:`Distribution`.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> from plugrad.distributions import Poisson
+    >>> d = Poisson(plugrad.tensor([0.0, 2.0]))
+    >>> d.log_prob(plugrad.tensor([0.0, 3.0])), d.mode
+    (tensor([ 0.0000, -1.7123]), tensor([0., 2.]))
+    >>> draws = Poisson(1000.0).sample((4000,))
+    >>> draws.shape, bool((draws.mean() - 1000).abs() < 3)  # 6 standard errors
+    ((4000,), True)
+    """
+
+    arg_constraints: ClassVar[dict[str, constraints.Constraint]] = {"rate": constraints.nonnegative}
+    support = constraints.nonnegative_integer
+    rate: Tensor
+
+    def __init__(self, rate: Tensor | float, validate_args: bool | None = None) -> None:
+        self._set_parameters(validate_args, rate=rate)
+
+    @property
+    def mean(self) -> Tensor:
+        return self.rate
+
+    @property
+    def mode(self) -> Tensor:
+        return _ops.floor(self.rate)
+
+    @property
+    def variance(self) -> Tensor:
+        return self.rate
+
+    def sample(self, sample_shape: tuple[int, ...] = ()) -> Tensor:
+        shape = self._extended_shape(sample_shape)
+        with no_grad():
+            rate = _ops.broadcast_to(self.rate.detach(), shape)
+            flat = _ops.astype(_ops.reshape(rate, (-1,)), _working_dtype(rate))
+            if not bool(_ops.all(_ops.isfinite(flat) & (flat >= 0))):
+                raise InvalidArgumentError(
+                    "Poisson.sample(): every rate must be finite and non-negative to draw from "
+                    f"it; got {self.rate!s}"
+                )
+            return _ops.astype(_ops.reshape(_draw_poisson(flat), shape), self.rate.dtype)
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        rate, value = broadcast_all(self.rate, value)
+        # value * log(rate), as xlogy: 0 where value is 0, so rate 0 gives mass 1 to 0 (and
+        # its gradient in rate is then -1, not PyTorch's 0 / 0).
+        vanishing = rate == 0
+        log_rate = _ops.log(_ops.where(vanishing, 1.0, rate))
+        power = _ops.where(vanishing & (value != 0), -math.inf, value * log_rate)
+        return power - rate - lgamma(value + 1)
+
+
+class Binomial(_BinaryParameters):
+    """The number of successes in ``total_count`` independent trials that succeed with ``probs``.
+
+    Parameters
+    ----------
+    total_count : Tensor or int
+        The number of trials, a non-negative integer (held as a tensor of the
+        dtype of ``probs`` or ``logits``); broadcasts with them.
+    probs : Tensor or float, optional
+        The probability of success of each trial, in ``[0, 1]``.
+    logits : Tensor or float, optional
+        Its log-odds. Give ``probs`` or ``logits``, not both.
+    validate_args : bool, optional
+        See :class:`Distribution`.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> from plugrad.distributions import Binomial
+    >>> d = Binomial(10, probs=plugrad.tensor([0.2, 0.5]))
+    >>> d.log_prob(plugrad.tensor([2.0, 5.0])), d.mean, d.mode
+    (tensor([-1.1974, -1.4020]), tensor([2., 5.]), tensor([2., 5.]))
+    >>> d.entropy()
+    tensor([1.6219, 1.8760])
+    >>> d.sample((3,)).shape
+    (3, 2)
+    """
+
+    arg_constraints: ClassVar[dict[str, constraints.Constraint]] = {
+        "total_count": constraints.nonnegative_integer,
+        "probs": constraints.unit_interval,
+        "logits": constraints.real,
+    }
+    has_enumerate_support = True
+    total_count: Tensor
+
+    def __init__(
+        self,
+        total_count: Tensor | int = 1,
+        probs: Tensor | float | None = None,
+        logits: Tensor | float | None = None,
+        validate_args: bool | None = None,
+    ) -> None:
+        _one_of("Binomial", probs, logits)
+        name, given = ("probs", probs) if probs is not None else ("logits", logits)
+        if not isinstance(given, Tensor) and isinstance(total_count, Tensor):
+            # a number takes total_count's floating dtype (the default for integer counts)
+            floating = total_count.dtype.kind == "real floating"
+            dtype = total_count.dtype if floating else get_default_dtype()
+            given = asarray(given, dtype=dtype, device=total_count.device)
+        param, count = broadcast_all(given, total_count)  # type: ignore[arg-type]
+        setattr(self, name, param)
+        self.total_count = _ops.astype(count, param.dtype)
+        Distribution.__init__(self, param.shape, validate_args=validate_args)
+
+    @property
+    def support(self) -> constraints.Constraint:
+        return constraints.integer_interval(0, self.total_count)
+
+    @property
+    def param_shape(self) -> tuple[int, ...]:
+        """The shape of ``probs`` (or ``logits``): the batch shape."""
+        return tuple(self._param.shape)
+
+    @property
+    def mean(self) -> Tensor:
+        return self.total_count * self.probs
+
+    @property
+    def mode(self) -> Tensor:
+        return _ops.minimum(_ops.floor((self.total_count + 1) * self.probs), self.total_count)
+
+    @property
+    def variance(self) -> Tensor:
+        return self.total_count * self.probs * (1 - self.probs)
+
+    def sample(self, sample_shape: tuple[int, ...] = ()) -> Tensor:
+        shape = self._extended_shape(sample_shape)
+        with no_grad():
+            n, p = (_ops.broadcast_to(t.detach(), shape) for t in (self.total_count, self.probs))
+            dtype = _working_dtype(p)
+            n, p = (_ops.astype(_ops.reshape(t, (-1,)), dtype) for t in (n, p))
+            return _ops.astype(_ops.reshape(_draw_binomial(n, p), shape), self.probs.dtype)
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        n, logits = self.total_count, self.logits
+        # n log(1 + e**l), the log of the normalizer, without overflow for large logits:
+        # n max(l, 0) + n log1p(e**-|l|) (and max(l, 0) as (l + |l|) / 2: gradient 1/2 at 0).
+        log_normalizer = n * (logits + _ops.abs(logits)) / 2 + n * _ops.log1p(
+            _ops.exp(-_ops.abs(logits))
+        )
+        log_binomial = lgamma(n + 1) - lgamma(value + 1) - lgamma(n - value + 1)
+        return value * logits + log_binomial - log_normalizer
+
+    def _homogeneous_count(self, method: str) -> int:
+        with no_grad():
+            largest, smallest = float(_ops.max(self.total_count)), float(_ops.min(self.total_count))
+        if largest != smallest:
+            raise NotImplementedError(
+                f"Binomial.{method}() needs one total_count for the whole batch; got counts from "
+                f"{smallest:g} to {largest:g} (use log_prob over a common range instead)"
+            )
+        return int(largest)
+
+    def entropy(self) -> Tensor:
+        """The entropy, summed over ``0, ..., total_count`` (one count for the whole batch)."""
+        self._homogeneous_count("entropy")
+        log_pmf = self.log_prob(self.enumerate_support(expand=False))
+        return -_ops.sum(_ops.exp(log_pmf) * log_pmf, axis=0)
+
+    def enumerate_support(self, expand: bool = True) -> Tensor:
+        """``0, ..., total_count`` along a new first axis (one count for the whole batch)."""
+        count = self._homogeneous_count("enumerate_support")
+        values = arange(count + 1, dtype=self._param.dtype, device=self._param.device)
+        values = _ops.reshape(values, (-1,) + (1,) * len(self._batch_shape))
+        return _ops.broadcast_to(values, (count + 1, *self._batch_shape)) if expand else values
+
+
+class _CountsOfCategories(constraints.Constraint):
+    """Non-negative counts over the last axis that add up to at most ``upper_bound``."""
+
+    is_discrete = True
+    event_dim = 1
+
+    def __init__(self, upper_bound: int) -> None:
+        self.upper_bound = upper_bound
+
+    def check(self, value: Tensor) -> Tensor:
+        nonnegative = _ops.all(value >= 0, axis=-1)
+        return nonnegative & (_ops.sum(value, axis=-1) <= self.upper_bound)
+
+    def __repr__(self) -> str:
+        return f"Multinomial(upper_bound={self.upper_bound})"
+
+
+class Multinomial(Distribution):
+    """The counts of each of ``K`` categories in ``total_count`` independent categorical draws.
+
+    Parameters
+    ----------
+    total_count : int
+        The number of draws, one for the whole batch. ``log_prob`` reads the
+        count of each value from the value itself, so it may be left at 1 then.
+    probs : Tensor, optional
+        Non-negative weights over the last axis (the ``K`` categories),
+        normalized to sum to 1; the axes before it are the batch shape.
+    logits : Tensor, optional
+        Unnormalized log-probabilities over the last axis. Give ``probs`` or
+        ``logits``, not both.
+    validate_args : bool, optional
+        See :class:`Distribution`.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> from plugrad.distributions import Multinomial
+    >>> d = Multinomial(4, probs=plugrad.tensor([0.5, 0.25, 0.25]))
+    >>> d.log_prob(plugrad.tensor([2.0, 1.0, 1.0])), d.mean
+    (tensor(-1.6740), tensor([2., 1., 1.]))
+    >>> d.sample((5,)).sum(-1)
+    tensor([4., 4., 4., 4., 4.])
+    """
+
+    arg_constraints: ClassVar[dict[str, constraints.Constraint]] = {
+        "probs": constraints.simplex,
+        "logits": constraints.real_vector,
+    }
+    total_count: int
+
+    def __init__(
+        self,
+        total_count: int = 1,
+        probs: Tensor | None = None,
+        logits: Tensor | None = None,
+        validate_args: bool | None = None,
+    ) -> None:
+        if isinstance(total_count, bool) or not isinstance(total_count, int):
+            if isinstance(total_count, Tensor):
+                raise NotImplementedError(
+                    "Multinomial: total_count must be a Python int, one count for the whole "
+                    "batch (a tensor of counts, an inhomogeneous total_count, is not supported)"
+                )
+            raise ArgumentError(
+                f"Multinomial: total_count must be an int, got {type(total_count).__name__} "
+                f"{total_count!r}"
+            )
+        if total_count < 0:
+            raise InvalidArgumentError(
+                f"Multinomial: total_count must be non-negative, got {total_count}"
+            )
+        _one_of("Multinomial", probs, logits)
+        self.total_count = total_count
+        self._categorical = Categorical(probs, logits, validate_args=validate_args)
+        batch_shape = self._categorical.batch_shape
+        event_shape = self._categorical.param_shape[-1:]
+        super().__init__(batch_shape, event_shape, validate_args=validate_args)
+
+    def _validate_parameters(self) -> None:
+        pass  # the categorical checked them
+
+    def _expand_into(self, new: Any, batch_shape: tuple[int, ...]) -> None:
+        new.total_count = self.total_count
+        new._categorical = self._categorical.expand(batch_shape)
+
+    @property
+    def support(self) -> constraints.Constraint:
+        return _CountsOfCategories(self.total_count)
+
+    @property
+    def probs(self) -> Tensor:
+        """The probability of each category, normalized over the last axis."""
+        return self._categorical.probs
+
+    @property
+    def logits(self) -> Tensor:
+        """The normalized log-probability of each category, over the last axis."""
+        return self._categorical.logits
+
+    @property
+    def param_shape(self) -> tuple[int, ...]:
+        """The shape of ``probs`` (or ``logits``)."""
+        return self._categorical.param_shape
+
+    @property
+    def mean(self) -> Tensor:
+        return self.probs * self.total_count
+
+    @property
+    def variance(self) -> Tensor:
+        return self.total_count * self.probs * (1 - self.probs)
+
+    def sample(self, sample_shape: tuple[int, ...] = ()) -> Tensor:
+        shape = self._extended_shape(sample_shape)
+        probs = self.probs
+        with no_grad():
+            counts = zeros(shape, dtype=probs.dtype, device=probs.device)
+            if self.total_count == 0 or math.prod(shape) == 0:
+                return counts
+            sample_shape = shape[: len(shape) - len(self._batch_shape) - 1]
+            drawn = self._categorical.sample((self.total_count, *sample_shape))
+            drawn = _ops.moveaxis(drawn, 0, -1)  # the draws of each count along the last axis
+            each = ones(drawn.shape, dtype=probs.dtype, device=probs.device)
+            return _ops.scatter_add(counts, -1, drawn, each)
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        logits, value = broadcast_all(self.logits, value)
+        # NOTE: a category of probability 0 (logit -inf) counted 0 times contributes 0, not nan.
+        logits = _ops.where((value == 0) & (logits == -math.inf), 0.0, logits)
+        log_multinomial = lgamma(_ops.sum(value, axis=-1) + 1) - _ops.sum(
+            lgamma(value + 1), axis=-1
+        )
+        return log_multinomial + _ops.sum(logits * value, axis=-1)
+
+    def entropy(self) -> Tensor:
+        # H = n H(categorical) - log n! + sum over categories of E[log x_k!], where x_k is
+        # Binomial(n, p_k): the expectation summed over its support from 1.
+        n = self.total_count
+        probs = self.probs
+        first = n * self._categorical.entropy() - math.lgamma(n + 1)
+        marginals = Binomial(n, probs=probs, validate_args=False)
+        counts = arange(1, n + 1, dtype=probs.dtype, device=probs.device)
+        counts = _ops.reshape(counts, (-1,) + (1,) * probs.ndim)
+        expected = _ops.exp(marginals.log_prob(counts)) * lgamma(counts + 1)
+        return first + _ops.sum(_ops.sum(expected, axis=0), axis=-1)
+
+    def __repr__(self) -> str:
+        return repr(self._categorical).replace("Categorical", "Multinomial", 1)
+
+
+class NegativeBinomial(_BinaryParameters):
+    """The number of successes before ``total_count`` failures, in trials that succeed with
+    ``probs``.
+
+    ``P(k) = C(k + r - 1, k) p**k (1 - p)**r`` for ``r = total_count``; ``r`` may
+    be any non-negative real (a gamma-Poisson mixture). Samples are floats, drawn
+    as a Poisson count of a gamma rate.
+
+    Parameters
+    ----------
+    total_count : Tensor or float
+        Non-negative; broadcasts with the probabilities.
+    probs : Tensor or float, optional
+        The probability of success, in ``[0, 1)``.
+    logits : Tensor or float, optional
+        Its log-odds. Give ``probs`` or ``logits``, not both.
+    validate_args : bool, optional
+        See :class:`Distribution`.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> from plugrad.distributions import NegativeBinomial
+    >>> d = NegativeBinomial(3.0, probs=plugrad.tensor([0.25, 0.5]))
+    >>> d.mean, d.log_prob(plugrad.tensor([1.0, 2.0]))
+    (tensor([1., 3.]), tensor([-1.1507, -1.6740]))
+    """
+
+    arg_constraints: ClassVar[dict[str, constraints.Constraint]] = {
+        "total_count": constraints.greater_than_eq(0),
+        "probs": constraints.half_open_interval(0.0, 1.0),
+        "logits": constraints.real,
+    }
+    support = constraints.nonnegative_integer
+    total_count: Tensor
+
+    def __init__(
+        self,
+        total_count: Tensor | float,
+        probs: Tensor | float | None = None,
+        logits: Tensor | float | None = None,
+        validate_args: bool | None = None,
+    ) -> None:
+        _one_of("NegativeBinomial", probs, logits)
+        name, given = ("probs", probs) if probs is not None else ("logits", logits)
+        if not isinstance(given, Tensor) and isinstance(total_count, Tensor):
+            floating = total_count.dtype.kind == "real floating"
+            dtype = total_count.dtype if floating else get_default_dtype()
+            given = asarray(given, dtype=dtype, device=total_count.device)
+        param, count = broadcast_all(given, total_count)  # type: ignore[arg-type]
+        setattr(self, name, param)
+        self.total_count = _ops.astype(count, param.dtype)
+        Distribution.__init__(self, param.shape, validate_args=validate_args)
+
+    @property
+    def mean(self) -> Tensor:
+        return self.total_count * _ops.exp(self.logits)
+
+    @property
+    def mode(self) -> Tensor:
+        return _ops.clip(_ops.floor((self.total_count - 1) * _ops.exp(self.logits)), min=0.0)
+
+    @property
+    def variance(self) -> Tensor:
+        return self.mean / sigmoid(-self.logits)
+
+    def sample(self, sample_shape: tuple[int, ...] = ()) -> Tensor:
+        """A Poisson draw whose rate is a gamma draw of shape ``total_count`` and scale
+        ``probs / (1 - probs)``."""
+        with no_grad():
+            rate = Gamma(self.total_count, _ops.exp(-self.logits), validate_args=False).sample(
+                sample_shape
+            )
+            return Poisson(rate, validate_args=False).sample()
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        r, logits = self.total_count, self.logits
+        unnormalized = r * logsigmoid(-logits) + value * logsigmoid(logits)
+        # r + value = 0 is the point mass of r = 0 at 0, probability 1 (lgamma(0) is inf).
+        at_zero = r + value == 0
+        safe_r = _ops.where(at_zero, 1.0, r)
+        normalization = lgamma(1 + value) + lgamma(safe_r) - lgamma(safe_r + value)
+        return unnormalized - _ops.where(at_zero, 0.0, normalization)
