@@ -265,6 +265,23 @@ class Poisson(_Elementwise):
         return power - rate - lgamma(value + 1)
 
 
+def _set_count_and_odds(
+    dist: Any, name: str, total_count: Any, probs: Any, logits: Any, validate_args: Any
+) -> None:
+    """Set ``total_count`` and ``probs`` (or ``logits``) broadcast together, in one dtype:
+    a number takes ``total_count``'s floating dtype (the default one for integer counts)."""
+    _one_of(name, probs, logits)
+    parameter, given = ("probs", probs) if probs is not None else ("logits", logits)
+    if not isinstance(given, Tensor) and isinstance(total_count, Tensor):
+        floating = total_count.dtype.kind == "real floating"
+        dtype = total_count.dtype if floating else get_default_dtype()
+        given = asarray(given, dtype=dtype, device=total_count.device)
+    param, count = broadcast_all(given, total_count)
+    setattr(dist, parameter, param)
+    dist.total_count = _ops.astype(count, param.dtype)
+    Distribution.__init__(dist, param.shape, validate_args=validate_args)
+
+
 class Binomial(_BinaryParameters):
     """The number of successes in ``total_count`` independent trials that succeed with ``probs``.
 
@@ -308,17 +325,7 @@ class Binomial(_BinaryParameters):
         logits: Tensor | float | None = None,
         validate_args: bool | None = None,
     ) -> None:
-        _one_of("Binomial", probs, logits)
-        name, given = ("probs", probs) if probs is not None else ("logits", logits)
-        if not isinstance(given, Tensor) and isinstance(total_count, Tensor):
-            # a number takes total_count's floating dtype (the default for integer counts)
-            floating = total_count.dtype.kind == "real floating"
-            dtype = total_count.dtype if floating else get_default_dtype()
-            given = asarray(given, dtype=dtype, device=total_count.device)
-        param, count = broadcast_all(given, total_count)  # type: ignore[arg-type]
-        setattr(self, name, param)
-        self.total_count = _ops.astype(count, param.dtype)
-        Distribution.__init__(self, param.shape, validate_args=validate_args)
+        _set_count_and_odds(self, "Binomial", total_count, probs, logits, validate_args)
 
     @property
     def support(self) -> constraints.Constraint:
@@ -581,16 +588,7 @@ class NegativeBinomial(_BinaryParameters):
         logits: Tensor | float | None = None,
         validate_args: bool | None = None,
     ) -> None:
-        _one_of("NegativeBinomial", probs, logits)
-        name, given = ("probs", probs) if probs is not None else ("logits", logits)
-        if not isinstance(given, Tensor) and isinstance(total_count, Tensor):
-            floating = total_count.dtype.kind == "real floating"
-            dtype = total_count.dtype if floating else get_default_dtype()
-            given = asarray(given, dtype=dtype, device=total_count.device)
-        param, count = broadcast_all(given, total_count)  # type: ignore[arg-type]
-        setattr(self, name, param)
-        self.total_count = _ops.astype(count, param.dtype)
-        Distribution.__init__(self, param.shape, validate_args=validate_args)
+        _set_count_and_odds(self, "NegativeBinomial", total_count, probs, logits, validate_args)
 
     @property
     def mean(self) -> Tensor:

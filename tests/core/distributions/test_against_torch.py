@@ -248,13 +248,18 @@ def compare(case: Case, method: str, backend: str, argument: np.ndarray | None) 
         np.testing.assert_allclose(mine, reference, rtol=1e-9, atol=1e-12, err_msg=f"{method} {i}")
 
 
-METHOD_CASES = [(name, method) for name, case in CASES.items() for method in case.methods]
+def method_cases(cases: dict[str, Case]) -> dict[str, Any]:
+    """``parametrize``'s arguments for every (name, method) pair of a table of cases."""
+    pairs = [(name, method) for name, case in cases.items() for method in case.methods]
+    return {
+        "argnames": ("name", "method"),
+        "argvalues": pairs,
+        "ids": [f"{n}-{m}" for n, m in pairs],
+    }
 
 
 @pytest.mark.parametrize("backend", backends_under_test())
-@pytest.mark.parametrize(
-    ("name", "method"), METHOD_CASES, ids=[f"{n}-{m}" for n, m in METHOD_CASES]
-)
+@pytest.mark.parametrize(**method_cases(CASES))
 def test_agrees_with_torch(name: str, method: str, backend: str) -> None:
     case = CASES[name]
     argument = None

@@ -29,6 +29,7 @@ from .test_against_torch import (  # noqa: E402  (after the skip without PyTorch
     compare,
     evaluate,
     kl,
+    method_cases,
     ours_and_theirs,
     uniform,
 )
@@ -97,13 +98,9 @@ CASES: dict[str, Case] = {
     ),
 }
 
-METHOD_CASES = [(name, method) for name, case in CASES.items() for method in case.methods]
-
 
 @pytest.mark.parametrize("backend", backends_under_test())
-@pytest.mark.parametrize(
-    ("name", "method"), METHOD_CASES, ids=[f"{n}-{m}" for n, m in METHOD_CASES]
-)
+@pytest.mark.parametrize(**method_cases(CASES))
 def test_agrees_with_torch(name: str, method: str, backend: str) -> None:
     case = CASES[name]
     compare(case, method, backend, case.value if method == "log_prob" else None)

@@ -30,6 +30,7 @@ from .test_against_torch import (  # noqa: E402  (after the skip without PyTorch
     compare,
     evaluate,
     kl,
+    method_cases,
     ours_and_theirs,
 )
 
@@ -242,13 +243,9 @@ CASES: dict[str, Case] = {
     ),
 }
 
-METHOD_CASES = [(name, method) for name, case in CASES.items() for method in case.methods]
-
 
 @pytest.mark.parametrize("backend", backends_under_test())
-@pytest.mark.parametrize(
-    ("name", "method"), METHOD_CASES, ids=[f"{n}-{m}" for n, m in METHOD_CASES]
-)
+@pytest.mark.parametrize(**method_cases(CASES))
 def test_agrees_with_torch(name: str, method: str, backend: str) -> None:
     case = CASES[name]
     argument = {"log_prob": case.value, "cdf": case.value, "icdf": case.unit_value}.get(method)
