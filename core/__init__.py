@@ -413,6 +413,7 @@ __all__ = [
     "digamma",
     "polygamma",
     "mvlgamma",
+    "i0",
     "vander",
     "trapezoid",
     "trapz",
@@ -448,6 +449,7 @@ from . import registry as _registry
 
 _registry.load()
 from . import special  # noqa: E402  (its functions are those load() made)
+from .bessel import i0  # noqa: E402  (PyTorch's torch.i0, also special.i0 and x.i0())
 
 if _typing.TYPE_CHECKING:  # the functions load() installs, as type checkers see them
     from . import testing

@@ -702,6 +702,12 @@ class InstalledTensorMethods:
     def hypot_(self, other: Any) -> Tensor:
         """In-place :meth:`hypot`: ``x.hypot_(...)`` makes ``x`` hold it."""
 
+    def i0(self) -> Tensor:
+        """The modified Bessel function of the first kind of order 0, ``I0``, element-wise."""
+
+    def i0_(self) -> Tensor:
+        """In-place :func:`i0`: ``x.i0_()`` makes ``x`` hold it (a floating ``x``)."""
+
     def index_add(self, dim: int, index: Tensor, source: Tensor, *, alpha: Any = ...) -> Tensor:
         """Return ``input`` with ``alpha * source`` added at ``index`` along ``dim`` (repeats add up)."""
 

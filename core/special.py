@@ -1,9 +1,12 @@
 """``plugrad.special``: PyTorch's ``torch.special`` functions that plugrad's ops compute.
 
-Each is differentiable, made of plugrad's ops (so it runs on every backend and
-has gradients of every order). The functions PyTorch has here that need a
-kernel plugrad does not have yet (the Bessel functions, ``zeta``, ...) are
-absent, so calling one is an ``AttributeError`` rather than an approximation.
+Each is made of plugrad's ops, so it runs on every backend, and is
+differentiable with gradients of every order, except where PyTorch's is not:
+``zeta`` in its first argument, and the orthogonal polynomials. The Bessel
+functions are in :mod:`plugrad.bessel`, ``erfcx``, ``log_ndtr`` and ``ndtri``
+in :mod:`plugrad.error_functions`, ``zeta`` in :mod:`plugrad.hurwitz_zeta` and
+the polynomials in :mod:`plugrad.orthogonal_polynomials`; every function of
+``torch.special`` is here.
 
 Examples
 --------
@@ -19,14 +22,22 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from . import bessel as _bessel
 from . import dtypes as _dtypes
+from . import error_functions as _error_functions
+from . import hurwitz_zeta as _hurwitz_zeta
 from . import incomplete_gamma as _incomplete_gamma
 from . import ops as _ops
+from . import orthogonal_polynomials as _orthogonal_polynomials
+from .bessel import *  # noqa: F403  (these modules' functions are ours: see __all__)
 from .creation import asarray
 from .dtype_functions import result_type
+from .error_functions import *  # noqa: F403
 from .function import Function, FunctionCtx
+from .hurwitz_zeta import *  # noqa: F403
 from .inplace import takes_out
 from .nn.functional import log_softmax, logsumexp, sigmoid, softmax
+from .orthogonal_polynomials import *  # noqa: F403
 from .pytorch_names import digamma, erf, erfc, erfinv, polygamma
 from .pytorch_names import lgamma as gammaln
 from .pytorch_names import mvlgamma as _mvlgamma
@@ -51,6 +62,8 @@ __all__ = [
     "softmax",
     "xlog1py",
 ]
+__all__ += _bessel.__all__ + _error_functions.__all__ + _hurwitz_zeta.__all__
+__all__ += _orthogonal_polynomials.__all__
 
 expit = sigmoid
 psi = digamma

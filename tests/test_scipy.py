@@ -32,9 +32,13 @@ DIFFERENTIATED = [
     "special.gammaln",
     "special.erfinv",
     "stats.zscore",  # divides, then changes the quotient in place: divide saves its inputs
+    # SciPy calls the namespace's own special functions where it has them
+    "special.ndtri",
+    "special.i0",
+    "special.log_ndtr",
 ]
 # Computed by NumPy after converting the input: refused instead of cutting the graph.
-REFUSED_CONVERSION = ["special.ndtri"]
+REFUSED_CONVERSION = ["special.spence"]
 # Modify in place a value that their backward pass needs.
 REFUSED_IN_PLACE = ["special.log_softmax"]
 
@@ -54,7 +58,8 @@ SCRIPT = textwrap.dedent(
         "special.logit": special.logit, "special.erf": special.erf,
         "special.gammaln": special.gammaln, "special.log_softmax": special.log_softmax,
         "stats.zscore": stats.zscore, "special.erfinv": special.erfinv,
-        "special.ndtri": special.ndtri,
+        "special.ndtri": special.ndtri, "special.i0": special.i0,
+        "special.log_ndtr": special.log_ndtr, "special.spence": special.spence,
     }
     results = {}
     for name in sys.argv[1:]:
