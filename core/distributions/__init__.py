@@ -16,7 +16,7 @@ constraint raises :class:`plugrad.errors.InvalidArgumentError`, a
 :data:`transform_to` (:mod:`~plugrad.distributions.constraint_registry`)
 give the map from the reals onto a constraint.
 
-Not written yet: ``GeneralizedPareto``, ``VonMises``, ``Wishart``, ``LKJCholesky``,
+Not written yet: ``GeneralizedPareto``, ``Wishart``, ``LKJCholesky``,
 ``OneHotCategoricalStraightThrough`` and the ``ExponentialFamily`` base class.
 
 Examples
@@ -86,6 +86,7 @@ from .transforms import (
     Transform,
     identity_transform,
 )
+from .von_mises import VonMises
 
 __all__ = [
     "# counts, mixtures and low-rank normals",
@@ -147,6 +148,7 @@ __all__ = [
     "Transform",
     "TransformedDistribution",
     "Uniform",
+    "VonMises",
     "Weibull",
     "biject_to",
     "constraint_registry",
