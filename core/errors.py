@@ -43,6 +43,7 @@ __all__ = [
     "SerializationError",
     "ShapeError",
     "StateDictError",
+    "UninitializedParameterError",
     "UnknownBackendError",
     "UnknownOpError",
     "ViewCopyError",
@@ -146,6 +147,10 @@ class AxisError(ShapeError, IndexError):
 
 class StateDictError(PlugradError, RuntimeError):
     """A state dict does not fit a module: missing or unexpected keys, other shapes or dtypes."""
+
+
+class UninitializedParameterError(PlugradError, ValueError):
+    """A lazy layer's parameter was used before a forward pass or a state dict gave it a shape."""
 
 
 class DeviceMismatchError(PlugradError, RuntimeError):

@@ -50,6 +50,7 @@ from ..backend_activation import default_device as _default_device
 from ..errors import GraphBreakError, GraphFreedError, IndexOutOfRangeError
 from ..graph import Node
 from ..nn import functional as _functional
+from ..nn.lazy import is_uninitialized
 from ..node import hook_epoch, releasing_classes
 from ..plugins import _rules
 from ..random import Generator, _default_generators, _generator_for
@@ -1322,7 +1323,12 @@ class Tracer:
         if source is None:
             source = f"F[{len(self.free)}]"
             self.free.append(tensor)
-            self._free_strides.extend(_strides([tensor]))
+            if is_uninitialized(tensor):
+                # Its shape comes later in this call: the next call captures the step.
+                self.discard = "a lazy layer's parameters got their shapes in this call"
+                self._free_strides.append(None)
+            else:
+                self._free_strides.extend(_strides([tensor]))
             self.sources[id(tensor)] = source
         return source
 

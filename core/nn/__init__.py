@@ -33,6 +33,7 @@ from . import (
     fold,
     functional,
     init,
+    lazy,
     linear,
     loss,
     module,
@@ -56,6 +57,7 @@ from .distance import *  # noqa: F403
 from .dropout import *  # noqa: F403
 from .flatten import *  # noqa: F403
 from .fold import *  # noqa: F403
+from .lazy import *  # noqa: F403
 from .linear import *  # noqa: F403
 from .loss import *  # noqa: F403
 from .module import *  # noqa: F403
@@ -79,6 +81,7 @@ __all__ = [
     *dropout.__all__,
     *flatten.__all__,
     *fold.__all__,
+    *lazy.__all__,
     *linear.__all__,
     *loss.__all__,
     *module.__all__,
