@@ -99,8 +99,9 @@ def test_initial_values_are_those_of_the_ordinary_layer() -> None:
 
 def test_placement_and_an_optimizer_made_before_the_first_call() -> None:
     assert nn.LazyLinear(4).weight.dtype is plugrad.float32
+    # Tanh, not ReLU: a random start can leave every ReLU unit dead, and no gradient to move by
     model = nn.Sequential(
-        nn.LazyLinear(4, dtype=plugrad.float64), nn.ReLU(), nn.LazyLinear(1, dtype=plugrad.float64)
+        nn.LazyLinear(4, dtype=plugrad.float64), nn.Tanh(), nn.LazyLinear(1, dtype=plugrad.float64)
     )
     assert model[0].weight.dtype is plugrad.float64
     optimizer = plugrad.optim.Adam(model.parameters(), lr=0.1)
