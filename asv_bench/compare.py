@@ -90,6 +90,11 @@ def _rows(workloads: Any, quick: bool) -> list[Row]:
             "torch_step")
         for batch in (8, 128, 1024)
     ] + [
+        Row(f"MLP step with nn + optim.SGD, batch {batch}, model compiled",
+            lambda b, n=batch: w.MLPStep(b, n), "plugrad_compiled_model_step", "floor_step",
+            "torch_step")
+        for batch in (8, 128, 1024)
+    ] + [
         Row("MLP training step, batch 8, capture (first call of a new plan)",
             lambda b: w.MLPStep(b, 8), "plugrad_capture_step", "floor_step", "torch_step"),
         Row("MLP training step, batch 8, capture of a plan whose source was compiled before",

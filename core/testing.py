@@ -8,7 +8,9 @@ and runs, for every case on every available backend:
   float32 and float64, for ops with and without gradients;
 - :func:`plugrad.autograd.gradcheck` (backward against finite differences);
 - :func:`plugrad.autograd.gradgradcheck` (double backward);
-- float32 and float16 inputs getting gradients of their own dtype.
+- float32 and float16 inputs getting gradients of their own dtype;
+- under :func:`plugrad.compile`, eager's values and gradients, with the
+  backward inside the compiled function and after it.
 
 Everything here is written against plugrad's public API; pytest is needed only
 to run :class:`OpTests` and is imported when the tests are collected.
@@ -502,6 +504,7 @@ _DIFFERENTIABLE_TESTS = (
     "test_float32_gradients_stay_float32",
     "test_float16_gradients_stay_float16",
     "test_compiled_matches_eager",
+    "test_compiled_result_differentiates_as_eager",
     "test_gradients_match_numpy",
 )
 _NO_GRAD_TESTS = ("test_ops_without_gradient", "test_compiled_without_gradient_matches_eager")
@@ -738,6 +741,52 @@ class OpTests:
         compiled = _compiled_or_fallback(step, leaves, _leaves(arrays))
         for attempt in ("capture", "replay"):
             got = compiled(*leaves)
+            for index, (g, e) in enumerate(zip(got, expected, strict=True)):
+                _same_array(g, e, f"{case.id}, {attempt}, output {index}")
+            for index, (leaf, reference) in enumerate(zip(leaves, eager_leaves)):
+                if reference.grad is None:
+                    assert leaf.grad is None, f"{case.id}, {attempt}: input {index} got a .grad"
+                else:
+                    assert leaf.grad is not None, (
+                        f"{case.id}, {attempt}: input {index} got no .grad"
+                    )
+                    _same_array(leaf.grad, reference.grad, f"{case.id}, {attempt}, grad {index}")
+        assert compiled.captures == 1, f"{case.id}: captured again on an unchanged call"
+
+    def test_compiled_result_differentiates_as_eager(self, case: OpCase, backend: str) -> None:
+        """A compiled op's result differentiated after the call gives eager's gradients.
+
+        The plan carries the backward of its result (``plugrad.compile(model)``
+        and ``loss.backward()`` outside it); each output is differentiated on
+        its own, with ``retain_graph=True``, bit for bit as eagerly.
+        """
+        if checks_enabled():
+            _pytest().skip("plugrad.compile runs calls eagerly in checking mode")
+        import plugrad
+
+        with plugrad.use_backend(backend):
+            self._check_compiled_result(case)
+
+    def _check_compiled_result(self, case: OpCase) -> None:
+        import plugrad
+
+        program = case.function
+
+        def differentiate(out: Any, inputs: Sequence[Tensor]) -> list[Tensor]:
+            parts = _flatten(out)
+            for part in parts:
+                if part.requires_grad:
+                    part.backward(plugrad.ones_like(part), retain_graph=True)
+            return [part.detach() for part in parts]
+
+        arrays = case.host_inputs()
+        eager_leaves, leaves = _leaves(arrays), _leaves(arrays)
+        expected = differentiate(program(*eager_leaves), eager_leaves)
+        compiled = _compiled_or_fallback(program, leaves, _leaves(arrays))
+        for attempt in ("capture", "replay"):
+            for leaf in leaves:
+                leaf.grad = None
+            got = differentiate(compiled(*leaves), leaves)
             for index, (g, e) in enumerate(zip(got, expected, strict=True)):
                 _same_array(g, e, f"{case.id}, {attempt}, output {index}")
             for index, (leaf, reference) in enumerate(zip(leaves, eager_leaves)):

@@ -644,6 +644,23 @@ class MLPStep(Workload):
         loss = self._compiled_module_step(self.x, self.labels)
         return self._computed(loss, self.model.parameters())
 
+    def plugrad_compiled_model_step(self) -> plugrad.Tensor:
+        """:meth:`plugrad_module_step` with only the model compiled: the loss, its backward
+        and the update run eagerly after the call, as ``torch.compile(model)`` is used."""
+        self.skip_if_compile_gap()
+        if self.lazy:
+            raise Skipped("on a lazy backend a compiled function's result carries no backward")
+        self.optimizer.zero_grad()
+        logits = self._compiled_model(self.x)
+        loss = plugrad.nn.functional.cross_entropy(logits, self.labels)
+        loss.backward()
+        self.optimizer.step()
+        return loss
+
+    @functools.cached_property
+    def _compiled_model(self) -> Any:
+        return plugrad.compile(self.model, fullgraph=True)
+
     def plugrad_capture_step(self) -> plugrad.Tensor:
         """:meth:`plugrad_compiled_step` with its plans forgotten: capture time, not replay.
 
@@ -757,6 +774,8 @@ class MLPStep(Workload):
             for _ in range(2):  # capture, then replay
                 self.plugrad_compiled_step()
                 self.plugrad_compiled_module_step()
+                if not self.lazy:
+                    self.plugrad_compiled_model_step()
 
     def check(self) -> None:
         """One step from the same starting parameters must give the same loss and update."""
@@ -779,6 +798,8 @@ class MLPStep(Workload):
                 (self.plugrad_compiled_step, self.plugrad_step, self.params),
                 (self.plugrad_compiled_module_step, self.plugrad_module_step,
                  list(self.model.parameters())),
+                *(() if self.lazy else ((self.plugrad_compiled_model_step,
+                  self.plugrad_module_step, list(self.model.parameters())),)),
             ):  # fmt: skip
                 for _ in range(2):  # capture, then replay
                     start = [p.detach().numpy().copy() for p in params]

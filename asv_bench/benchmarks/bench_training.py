@@ -49,6 +49,7 @@ class MLPTrainingStep:
     time_plugrad_module_step = timed("plugrad_module_step")
     time_plugrad_compiled_step = timed("plugrad_compiled_step")
     time_plugrad_compiled_module_step = timed("plugrad_compiled_module_step")
+    time_plugrad_compiled_model_step = timed("plugrad_compiled_model_step")
     time_plugrad_capture_step = timed("plugrad_capture_step")
     time_floor_step = timed("floor_step")
 
@@ -67,4 +68,9 @@ class MLPTrainingStep:
         "plugrad_compiled_module_step",
         "floor_step",
         "nn + optim.SGD through plugrad.compile, against the floor.",
+    )
+    track_ratio_compiled_model_step = tracked_ratio(
+        "plugrad_compiled_model_step",
+        "floor_step",
+        "nn + optim.SGD with the model compiled, its backward after the call, against the floor.",
     )

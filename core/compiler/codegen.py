@@ -14,7 +14,7 @@ from .. import checking as _checking
 from ..errors import CompileError
 from ..grad_mode import _state as _grad_state
 from ..tensor import Tensor, _wrap
-from .plan import Name, Plan, Ref, Step
+from .plan import Name, Plan, Ref, Step, saved_across_yield, yield_index
 
 __all__ = ["MISS", "build", "source_of"]
 
@@ -126,13 +126,14 @@ def _with_releases(
     inlined: set[str] | frozenset[str] = frozenset(),
     moved: dict[int, int] | None = None,
     reads: list[list[str]] | None = None,
+    keep: set[str] | frozenset[str] = frozenset(),
 ) -> list[str]:
     """``lines`` with each value deleted after the statement that uses it last.
 
     Straight-line code would otherwise keep every intermediate array until it
     returns; released at their last use, they are freed as early as the eager
     engine (and hand-written code) frees them. ``reads``: each step's
-    ``uses()``, where the caller has them.
+    ``uses()``, where the caller has them; ``keep``: values never deleted.
     """
     last_use: dict[str, int] = {}
     moved = moved or {}
@@ -145,7 +146,7 @@ def _with_releases(
         for name in reads[index]:
             if last_use.get(name, -1) < at:
                 last_use[name] = at
-    kept = set(plan.output_refs) | _held_elsewhere(plan, reads)
+    kept = set(plan.output_refs) | _held_elsewhere(plan, reads) | keep
     # ``b = f(a, out=a)`` names a's array again: its memory is freed when the last of
     # its names goes, so the names go together.
     group_of: dict[str, str] = {}
@@ -337,7 +338,12 @@ def _inline_single_uses(
 
 
 def source_of(plan: Plan, name: str = "replay") -> tuple[str, dict[str, Any]]:
-    """The source of ``plan`` as a function ``name(L, F)`` and the globals it needs."""
+    """The source of ``plan`` as a function ``name(L, F)`` and the globals it needs.
+
+    A plan with a ``yield`` step becomes a generator: the forward up to it, then
+    the backward in a loop, each pass taking the output gradients at a ``yield``
+    and handing out the input gradients at the next.
+    """
     constants = dict(plan.constants)
     literal = _Literal(constants)
     reads = [step.uses() for step in plan.steps]
@@ -346,8 +352,10 @@ def source_of(plan: Plan, name: str = "replay") -> tuple[str, dict[str, Any]]:
         plan, [render(step, literal) for step in plan.steps], uses, reads
     )
     lines = _inline_single_uses(plan, lines, inlined, moved, uses, reads)
+    at = yield_index(plan)
+    saved = saved_across_yield(plan)
     body = _merged_grad_stores(
-        [line for line in _with_releases(plan, lines, inlined, moved, reads) if line]
+        [line for line in _with_releases(plan, lines, inlined, moved, reads, saved) if line]
     )
     lines = [f"def {name}(L, F):"]
     if plan.guards:
@@ -356,8 +364,11 @@ def source_of(plan: Plan, name: str = "replay") -> tuple[str, dict[str, Any]]:
         lines.append(f"        {plan.guards[-1]}")
         lines.append("    ):")
         lines.append("        return MISS")
-    lines += ["    " + line for line in body]
-    lines.append(f"    return {output}")
+    if at is None:
+        lines += ["    " + line for line in body]
+        lines.append(f"    return {output}")
+    else:
+        lines += _resumable(plan, body, at, output)
     scope: dict[str, Any] = {
         "MISS": MISS,
         "_wrap": _wrap,
@@ -374,6 +385,40 @@ def source_of(plan: Plan, name: str = "replay") -> tuple[str, dict[str, Any]]:
     scope.update(plan.namespaces)
     scope.update(constants)
     return "\n".join(lines) + "\n", scope
+
+
+def _resumable(plan: Plan, body: list[str], at: int, output: str) -> list[str]:
+    """The body of a generator: the forward, the ``yield`` of its result, then the backward
+    in a loop (each gradient it hands out deleted after, until the next pass makes it)."""
+    handed = plan.steps[at]
+    before = {step.out for step in plan.steps[:at] if step.out is not None}
+    start = f"{handed.out} = yield ("
+    split = next(index for index, line in enumerate(body) if line.startswith(start))
+    lines = ["    " + line for line in body[:split]]
+    # Handed out from a list emptied as it goes: the suspended frame holds no name of the
+    # result, whose grad_fn holds this generator (a cycle only the collector would free).
+    lines.append("    _handed = [" + body[split][len(start) - 1 :] + "]")
+    loop = []
+    released_once = []  # forward values nothing reads after the yield: freed before the loop
+    for line in body[split + 1 :]:
+        if line.startswith("del "):
+            names = line[4:].split(", ")
+            released_once += [n for n in names if n in before]
+            names = [n for n in names if n not in before]
+            if names:
+                loop.append("del " + ", ".join(names))
+        else:
+            loop.append(line)
+    if released_once:
+        lines.append("    del " + ", ".join(released_once))
+    lines.append(f"    {handed.out} = yield _handed.pop()")
+    lines.append("    while True:")
+    lines += ["        " + line for line in loop]
+    lines.append(f"        {handed.out} = yield {output}")
+    made = sorted({n for n in plan.output_refs if n not in before})
+    if made:
+        lines.append("        del " + ", ".join(made))
+    return lines
 
 
 #: ``t._grad = None`` and ``t._grad = _wrap(a, device, False, None)``, as a plan writes them.

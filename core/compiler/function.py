@@ -21,7 +21,7 @@ from .. import registry as _registry
 from ..errors import CompileError, CompileWarning, GraphBreakError, checked_bool
 from ..grad_mode import _state
 from ..tensor import Tensor, tensors_in
-from . import checks, codegen, graphs, passes
+from . import checks, codegen, differentiable, graphs, passes
 from . import tracer as _tracer
 from .tracer import Tracer, capture_lock
 
@@ -154,13 +154,24 @@ class CompiledFunction:
             # (the checks of kernels and rules read values, which a capture cannot).
             with capture_lock, _checking.checking(False):
                 return self._capture_plan(key, entry, args, kwargs, leaves)
+        backward: differentiable.Backward | None = None
         with capture_lock:
             bindings = _bindings_read(self.fn)  # as the call found them
             tracer = Tracer(leaves, self.fullgraph)
             tracer.install()
             try:
                 result = self.fn(*args, **kwargs)
+                with_graph = (
+                    differentiable.outputs_with_graph(tracer, result)
+                    if self._may_differentiate(key, leaves, tracer)
+                    else []
+                )
+                tracer.differentiable = {id(t) for t in with_graph}
                 output = tracer.output(result)
+                if with_graph and tracer.broken is None:
+                    backward = differentiable.capture_backward(tracer, with_graph, leaves, output)
+                    if backward is not None:
+                        output = backward.output
                 tracer.check_snapshots()
                 tracer.check_kept_tensors()
             finally:
@@ -223,6 +234,8 @@ class CompiledFunction:
         if self.optimize:
             plan = passes.run_passes(plan, rewrites)
         replay, source = codegen.build(plan, f"<plugrad compiled {self._name()}>")
+        if backward is not None:
+            replay = differentiable.replaying(replay, plan, backward)
         if rewrites is not None and len(rewrites) > 1:
             replay = checks.first_replay_checked(
                 rewrites, tracer.host_calls, f"<plugrad compiled {self._name()}>"
@@ -251,6 +264,16 @@ class CompiledFunction:
                     stacklevel=4,  # the caller of the compiled function
                 )
         return result
+
+    def _may_differentiate(self, key: Any, leaves: list[Tensor], tracer: Tracer) -> bool:
+        """Whether a result carrying a graph may get the plan's own backward: not in
+        checking mode (which compares plans by their results), not in a device graph,
+        not on a lazy backend (whose replays settle what they return)."""
+        return not (
+            key[-1]
+            or self.device_graph
+            or any(t._device.backend.lazy for t in (*leaves, *tracer.free))
+        )
 
     def _runs_eagerly(self, entry: _Entry, reason: str, advice: str) -> None:
         """Calls of this signature run eagerly from now on, with one warning saying why."""

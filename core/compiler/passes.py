@@ -14,7 +14,7 @@ from typing import Any
 from .. import plugin_tables as _plugin_tables
 from .. import registry as _registry
 from ..errors import CompileWarning
-from .plan import Plan, Ref, Step, refs_in
+from .plan import Plan, Ref, Step, refs_in, saved_across_yield
 
 __all__ = [
     "compute_in_place",
@@ -946,4 +946,26 @@ def run_passes(plan: Plan, rewrites: list[tuple[str, Plan]] | None = None) -> Pl
             stacklevel=2,
         )
     # Last, so that the passes of plugins see plans without out= arguments.
-    return compute_in_place(plan)
+    return keep_saved_values(compute_in_place(plan))
+
+
+def keep_saved_values(plan: Plan) -> Plan:
+    """No ``out=`` into a value the backward of a resumable plan reads across passes.
+
+    The backward after a plan's ``yield`` runs once per ``backward()`` through
+    the result (``retain_graph=True`` allows more): a value of the forward it
+    reads must be the same at each pass, so a result is not written into it
+    even where this pass is its last reader.
+    """
+    saved = saved_across_yield(plan)
+    if not saved:
+        return plan
+    steps = list(plan.steps)
+    changed = False
+    for index, step in enumerate(steps):
+        into = step.kwargs.get("out") if step.kwargs else None
+        if type(into) is Ref and into.name in saved:
+            kwargs = {k: v for k, v in step.kwargs.items() if k != "out"}
+            steps[index] = dataclasses.replace(step, kwargs=kwargs)
+            changed = True
+    return dataclasses.replace(plan, steps=steps) if changed else plan

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Plan", "Ref", "Step", "refs_in"]
+__all__ = ["Plan", "Ref", "Step", "refs_in", "saved_across_yield", "yield_index"]
 
 
 class Name:
@@ -148,3 +148,21 @@ class Plan:
     namespaces: dict[str, Any]
     folded: dict[str, Any] = field(default_factory=dict)
     meta: dict[str, tuple[tuple[int, ...], Any]] = field(default_factory=dict)
+
+
+def yield_index(plan: Plan) -> int | None:
+    """Where the step that hands out a result carrying a graph is (see
+    :mod:`.differentiable`), if the plan has one."""
+    for index, step in enumerate(plan.steps):
+        if step.kind == "text" and type(step.target) is str and step.target.startswith("yield "):
+            return index
+    return None
+
+
+def saved_across_yield(plan: Plan) -> set[str]:
+    """The values computed before the ``yield`` that the backward after it reads."""
+    at = yield_index(plan)
+    if at is None:
+        return set()
+    before = {step.out for step in plan.steps[:at] if step.out is not None}
+    return {name for step in plan.steps[at + 1 :] for name in step.uses() if name in before}

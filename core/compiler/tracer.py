@@ -1140,6 +1140,9 @@ class Tracer:
         self._materialized: dict[int, str] = {}
         #: id(tensor) -> (its expression, the tensor), for tensors a repeated call returned.
         self._host_results: dict[int, tuple[str, Tensor]] = {}
+        #: ids of the results whose graph the plan's own backward continues (see
+        #: .differentiable): made by a replay as tensors that require grad.
+        self.differentiable: set[int] = set()
         for index, tensor in enumerate(leaves):
             self.sources.setdefault(id(tensor), f"L[{index}]")
         self._leaves = leaves
@@ -1464,10 +1467,12 @@ class Tracer:
                 # result requires grad as the eager one does, its grad_fn a spent node.
                 node = tensor._edge[0] if type(tensor._edge) is tuple else tensor._edge
                 edge = self.constant(_SpentNode(node.name(), tensor._device), "spent_")
-            elif tensor._edge is not None:
+            elif tensor._edge is not None and key not in self.differentiable:
                 self.graph_break(
-                    "a tensor with autograd history outlives the call (returned, or kept as a "
-                    ".grad made with create_graph=True); a replayed plan records no graph"
+                    "a tensor with autograd history outlives the call (kept as a .grad made "
+                    "with create_graph=True, or returned where a plan does not carry the "
+                    "backward of its result: in checking mode, with device_graph=True, on a "
+                    "lazy backend); a replayed plan records no graph"
                 )
                 return None
             array = _get_array(tensor)
@@ -2087,7 +2092,7 @@ def _restore_graph(result: Any) -> None:
         if id(node) in seen or not isinstance(node, Node):
             continue
         seen.add(id(node))
-        for slot in ("_saved", "_ans"):
+        for slot in ("_saved", "_ans", "_params"):
             value = getattr(node, slot, None)
             if value is not None:
                 try:

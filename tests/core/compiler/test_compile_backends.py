@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from sgd_regression import regression_params, sgd_step
 
 import plugrad
-from plugrad.errors import BackendError
+from plugrad.errors import BackendError, CompileWarning
 
 
 def _backend(name: str) -> str:
@@ -160,3 +162,35 @@ def test_a_view_returned_by_replays_that_change_its_base_keeps_following(name):
             results.append((x.tolist(), [r.tolist() for r in kept]))
         assert results[0] == results[1]
         assert results[0][0] == [[0.0, 8.0, 16.0], [24.0, 32.0, 40.0]]
+
+
+def _compiled_model_training(compiled: bool) -> tuple[list[float], list[bytes]]:
+    plugrad.manual_seed(0)
+    model = plugrad.nn.Sequential(
+        plugrad.nn.Linear(3, 8), plugrad.nn.Dropout(0.2), plugrad.nn.Tanh(), plugrad.nn.Linear(8, 1)
+    )
+    optimizer = plugrad.optim.Adam(model.parameters(), lr=0.01)
+    forward = plugrad.compile(model) if compiled else model
+    x, y = plugrad.ones((4, 3)), plugrad.zeros((4, 1))
+    losses = []
+    for _ in range(4):
+        optimizer.zero_grad()
+        loss = ((forward(x) - y) ** 2).mean()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses, [p.detach().numpy().tobytes() for p in model.parameters()]
+
+
+@pytest.mark.parametrize("name", ["torch", "jax"])
+def test_a_compiled_model_with_the_backward_outside_equals_eager(name):
+    with plugrad.use_backend(_backend(name)), warnings.catch_warnings():
+        warnings.simplefilter("error")  # replayed, not run eagerly (which warns)
+        assert _compiled_model_training(True) == _compiled_model_training(False)
+
+
+def test_a_compiled_model_on_dask_runs_eagerly_with_the_backward_outside():
+    with plugrad.use_backend(_backend("dask")):
+        with pytest.warns(CompileWarning, match="lazy backend"):
+            compiled = _compiled_model_training(True)
+        assert compiled == _compiled_model_training(False)

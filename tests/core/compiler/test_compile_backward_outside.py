@@ -1,0 +1,264 @@
+"""A compiled function whose result carries a graph: ``plugrad.compile(model)``, then a
+backward outside it, replayed with the plan's own backward, bit-identical to eager."""
+
+from __future__ import annotations
+
+import warnings
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import plugrad
+from plugrad import nn
+from plugrad.errors import CompileError, CompileWarning, GraphFreedError, InPlaceModificationError
+
+pytestmark = pytest.mark.usefixtures("on_numpy")
+
+
+def _bits(t: plugrad.Tensor | None) -> bytes | None:
+    return None if t is None else t.detach().numpy().tobytes()
+
+
+def _train(make: Callable[[], nn.Module], compiled: bool, optimizer: str, steps: int = 8) -> Any:
+    plugrad.manual_seed(0)
+    model = make()
+    opt = getattr(plugrad.optim, optimizer)(model.parameters(), lr=0.01)
+    forward = plugrad.compile(model) if compiled else model
+    rng = np.random.default_rng(0)
+    x = plugrad.tensor(rng.standard_normal((8, 3)), dtype=plugrad.float32)
+    y = plugrad.tensor(rng.standard_normal((8, 1)), dtype=plugrad.float32)
+    losses = []
+    for _ in range(steps):
+        opt.zero_grad()
+        out = forward(x)
+        assert out.grad_fn is not None
+        loss = ((out - y) ** 2).mean()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    state = {k: _bits(v) for k, v in model.state_dict().items()}
+    return losses, state, getattr(forward, "captures", None), out
+
+
+MODELS = {
+    "mlp": lambda: nn.Sequential(nn.Linear(3, 16), nn.ReLU(), nn.Linear(16, 1)),
+    "dropout and gelu": lambda: nn.Sequential(
+        nn.Linear(3, 16), nn.Dropout(0.3), nn.GELU(), nn.Linear(16, 1)
+    ),
+    "batch norm": lambda: nn.Sequential(
+        nn.Linear(3, 16), nn.BatchNorm1d(16), nn.Sigmoid(), nn.Linear(16, 1)
+    ),
+    "tanh output": lambda: nn.Sequential(nn.Linear(3, 4), nn.Tanh()),
+}
+
+
+@pytest.mark.parametrize("optimizer", ["SGD", "Adam"])
+@pytest.mark.parametrize("model", list(MODELS))
+def test_training_with_a_compiled_model_equals_eager(model: str, optimizer: str) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no fallback to eager, which warns
+        eager_losses, eager_state, _, _ = _train(MODELS[model], False, optimizer)
+        losses, state, captures, out = _train(MODELS[model], True, optimizer)
+    assert losses == eager_losses
+    assert state == eager_state
+    assert captures == 1
+    assert type(out.grad_fn).__name__ == "CompiledFunctionBackward"
+
+
+def test_the_replay_code_holds_the_forward_then_the_backward_in_a_loop() -> None:
+    model = nn.Linear(3, 2)
+    forward = plugrad.compile(model)
+    x = plugrad.ones((4, 3))
+    forward(x)
+    code = forward.code(x)
+    head, _, loop = code.partition("while True:")
+    assert "yield _handed.pop()" in head and "kernel_linear" in head
+    assert "yield (" in loop and "matmul" in loop
+
+
+def _two_layer() -> tuple[nn.Module, plugrad.Tensor]:
+    plugrad.manual_seed(1)
+    model = nn.Sequential(nn.Linear(3, 5), nn.Tanh(), nn.Linear(5, 2))
+    return model, plugrad.randn(6, 3)
+
+
+def _grads(model: nn.Module) -> list[bytes | None]:
+    return [_bits(p.grad) for p in model.parameters()]
+
+
+def _replayed(model: nn.Module, x: plugrad.Tensor) -> Any:
+    forward = plugrad.compile(model)
+    forward(x).sum().backward()  # the capture (eager)
+    model.zero_grad()
+    return forward
+
+
+def test_retain_graph_allows_a_second_backward_and_then_frees() -> None:
+    model, x = _two_layer()
+    forward = _replayed(model, x)
+    y = forward(x)
+    y.sum().backward(retain_graph=True)
+    y.sum().backward()
+    compiled = _grads(model)
+    with pytest.raises(GraphFreedError, match="retain_graph=True"):
+        y.sum().backward()
+    model.zero_grad()
+    e = model(x)
+    e.sum().backward(retain_graph=True)
+    e.sum().backward()
+    assert compiled == _grads(model)
+
+
+def test_backward_through_some_outputs_only() -> None:
+    plugrad.manual_seed(2)
+    a, b = nn.Linear(3, 2), nn.Linear(3, 4)
+
+    def two(x: plugrad.Tensor) -> tuple[plugrad.Tensor, plugrad.Tensor]:
+        return a(x).tanh(), b(x)
+
+    forward = plugrad.compile(two)
+    x = plugrad.randn(5, 3)
+    for _ in range(2):
+        a.zero_grad()
+        b.zero_grad()
+        p, q = forward(x)
+        (p * 3).sum().backward()
+    assert p.grad_fn is q.grad_fn  # one node for the replay's two results
+    got = [_bits(t.grad) for t in (*a.parameters(), *b.parameters())]
+    assert got[2:] == [None, None]  # b's outputs got no gradient: b's parameters none
+    a.zero_grad()
+    (a(x).tanh() * 3).sum().backward()
+    assert got[:2] == [_bits(t.grad) for t in a.parameters()]
+
+
+def test_gradients_reach_an_argument_that_requires_grad() -> None:
+    model, _ = _two_layer()
+    forward = plugrad.compile(model)
+    x = plugrad.randn(2, 3, requires_grad=True)
+    results = []
+    for run in (forward, forward, forward, model):
+        x.grad = None
+        model.zero_grad()
+        run(x).pow(2).sum().backward()
+        results.append([_bits(x.grad), *_grads(model)])
+    assert results[1] == results[2] == results[3]
+    assert all(g is not None for g in results[3])
+
+
+def test_an_argument_with_a_graph_runs_eagerly_with_a_warning() -> None:
+    """A backward inside the function would go on into the graph made before the call,
+    which a plan cannot replay: such calls run eagerly, and the gradients are eager ones."""
+    plugrad.manual_seed(3)
+    first, block = nn.Linear(3, 4), nn.Sequential(nn.Linear(4, 4), nn.Sigmoid())
+    forward = plugrad.compile(block)
+    x = plugrad.randn(2, 3)
+    results = []
+    with pytest.warns(CompileWarning, match="autograd history made outside"):
+        for run in (forward, forward, block):
+            first.zero_grad()
+            block.zero_grad()
+            run(first(x)).pow(2).sum().backward()
+            results.append([*_grads(first), *_grads(block)])
+    assert results[0] == results[1] == results[2]
+
+
+def test_create_graph_through_a_compiled_result_raises_a_typed_error() -> None:
+    model, x = _two_layer()
+    forward = _replayed(model, x)
+    y = forward(x).sum()
+    with pytest.raises(CompileError, match="create_graph=True"):
+        plugrad.autograd.grad(y, list(model.parameters()), create_graph=True)
+
+
+def test_changing_a_saved_tensor_in_place_before_backward_raises() -> None:
+    model, x = _two_layer()
+    forward = _replayed(model, x)
+    y = forward(x)
+    with plugrad.no_grad():
+        model[2].weight.mul_(2.0)  # its backward reads this weight
+    with pytest.raises(InPlaceModificationError, match="modified in place"):
+        y.sum().backward()
+    assert all(p.grad is None for p in model.parameters())
+
+
+def test_changing_a_tensor_the_backward_does_not_read_is_allowed() -> None:
+    model, x = _two_layer()
+    forward = _replayed(model, x)
+    y = forward(x)
+    with plugrad.no_grad():
+        model[2].bias.add_(1.0)  # as eagerly: the backward of + does not read it
+    y.sum().backward()
+    assert model[2].bias.grad is not None
+
+
+def test_changing_an_output_the_backward_reads_raises_as_eagerly() -> None:
+    plugrad.manual_seed(4)
+    layer = nn.Linear(3, 2)
+    forward = plugrad.compile(lambda x: layer(x).exp())
+    x = plugrad.randn(4, 3)
+    forward(x)
+    y = forward(x)
+    y.add_(1.0)  # exp's backward reads its output
+    with pytest.raises(InPlaceModificationError):
+        y.sum().backward()
+
+
+def test_under_no_grad_the_result_has_no_graph() -> None:
+    model, x = _two_layer()
+    forward = _replayed(model, x)
+    with plugrad.no_grad():
+        y = forward(x)
+        y = forward(x)
+    assert y.grad_fn is None and not y.requires_grad
+    np.testing.assert_array_equal(y.numpy(), model(x).detach().numpy())
+
+
+def test_a_loss_returned_by_the_compiled_function() -> None:
+    model, x = _two_layer()
+    target = plugrad.zeros((6, 2))
+    loss_of = plugrad.compile(lambda x, t: nn.functional.mse_loss(model(x), t))
+    got = []
+    for _ in range(3):
+        model.zero_grad()
+        loss_of(x, target).backward()
+        got.append(_grads(model))
+    model.zero_grad()
+    nn.functional.mse_loss(model(x), target).backward()
+    assert got[1] == got[2] == _grads(model)
+    assert loss_of.captures == 1
+
+
+def test_parameter_hooks_run_in_the_backward_outside() -> None:
+    model, x = _two_layer()
+    seen = []
+    model[0].weight.register_hook(lambda g: seen.append(g.shape))
+    forward = plugrad.compile(model)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CompileWarning)  # hooks may make calls eager
+        for _ in range(3):
+            forward(x).sum().backward()
+    assert seen == [(5, 3)] * 3
+
+
+def test_fullgraph_compiles_a_result_with_a_graph() -> None:
+    model, x = _two_layer()
+    forward = plugrad.compile(model, fullgraph=True)
+    for _ in range(2):
+        model.zero_grad()
+        forward(x).sum().backward()
+    compiled = _grads(model)
+    model.zero_grad()
+    model(x).sum().backward()
+    assert compiled == _grads(model)
+
+
+def test_the_graph_is_freed_with_the_result_without_the_collector() -> None:
+    model, x = _two_layer()
+    forward = _replayed(model, x)
+    y = forward(x)
+    node = weakref.ref(y.grad_fn)
+    del y  # no cycle through the replay's frame keeps it
+    assert node() is None
