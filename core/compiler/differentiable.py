@@ -236,6 +236,7 @@ class CompiledFunctionBackward(Node):
         self._versions: tuple[int, ...] = ()
 
     def _backward(self, grad: Any, create_graph: bool) -> tuple[Any, ...]:
+        """The input gradients of one pass through the plan's backward (see the class)."""
         if create_graph:
             raise CompileError(
                 "the backward of a compiled function's result cannot be differentiated "
@@ -269,9 +270,21 @@ class CompiledFunctionBackward(Node):
             device.xp.zeros(shape, dtype=dtype, device=device.native) if g is None else g
             for g, (shape, dtype) in zip(grads, self._specs)
         )
-        return tuple(
+        grads = tuple(
             g if reach & received else None for g, reach in zip(run.send(zeros), self._reaching)
         )
+        # The plan's backward is linear in each output gradient: the zeros add nothing, unless
+        # they met an infinity or a NaN (0 * inf), which eager autograd would never compute.
+        xp = device.xp
+        if not all(bool(xp.all(xp.isfinite(g))) for g in grads if g is not None):
+            raise CompileError(
+                f"{self.name()}: a backward through {len(received)} of the compiled "
+                f"function's {self.n_outputs} results gave gradients that are not finite, "
+                "which the zeros the plan's backward takes for the other results may have "
+                "caused (0 * inf), where eager autograd would not. Return from the compiled "
+                "function only the results to differentiate, or call it uncompiled"
+            )
+        return grads
 
     def _release(self) -> None:
         run, self._run = self._run, None

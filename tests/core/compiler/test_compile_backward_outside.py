@@ -262,3 +262,38 @@ def test_the_graph_is_freed_with_the_result_without_the_collector() -> None:
     node = weakref.ref(y.grad_fn)
     del y  # no cycle through the replay's frame keeps it
     assert node() is None
+
+
+def test_a_non_finite_gradient_through_some_results_is_refused_not_returned() -> None:
+    """A result without a gradient takes zeros in the plan's backward; where those meet an
+    infinity (log's backward at 0), the sum would be NaN where eager's is finite."""
+    w = plugrad.tensor([0.0, 1.0], requires_grad=True)
+
+    def two(x: plugrad.Tensor) -> tuple[plugrad.Tensor, plugrad.Tensor]:
+        return (x * w).sum(), plugrad.log(w)
+
+    forward = plugrad.compile(two)
+    x = plugrad.ones(2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # NumPy's, of log(0) and 1 / 0
+        forward(x)
+        total, _ = forward(x)
+        with pytest.raises(CompileError, match="not finite"):
+            total.backward()
+        assert w.grad is None
+        total, _ = two(x)
+        total.backward()  # eagerly: the first result's gradient alone, finite
+    assert w.grad.tolist() == [1.0, 1.0]
+
+
+def test_gradients_accumulate_over_several_calls_before_one_backward() -> None:
+    model, x = _two_layer()
+    forward = _replayed(model, x)
+    halves = (x[:3], x[3:])
+    got = []
+    for run in (forward, model):
+        model.zero_grad()
+        loss = sum((run(h).pow(2).sum() for h in halves), plugrad.tensor(0.0))
+        loss.backward()
+        got.append(_grads(model))
+    assert got[0] == got[1]
