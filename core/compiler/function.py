@@ -20,6 +20,7 @@ from .. import lazy as _lazy
 from .. import registry as _registry
 from ..errors import CompileError, CompileWarning, GraphBreakError, checked_bool
 from ..grad_mode import _state
+from ..nn import module as _module
 from ..tensor import Tensor, tensors_in
 from . import checks, codegen, differentiable, graphs, passes
 from . import tracer as _tracer
@@ -80,6 +81,8 @@ class CompiledFunction:
         if isinstance(fn, CompiledFunction):
             fn = fn.fn
         self.fn = fn
+        #: What a capture or an eager call runs: ``fn``, or a module's uncompiled call.
+        self._run: Callable[..., Any] = fn
         self.fullgraph = checked_bool("plugrad.compile(): fullgraph", fullgraph)
         self.cache_size = _checked_cache_size(cache_size)
         self.optimize = checked_bool("plugrad.compile(): optimize", optimize)
@@ -98,7 +101,7 @@ class CompiledFunction:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if _tracer._active is not None:
             # Called while another function is captured: its code becomes part of that plan.
-            return self.fn(*args, **kwargs)
+            return self._run(*args, **kwargs)
         last = self._last
         if last is not None and not kwargs:
             result = last[0](args, last[1])
@@ -111,7 +114,7 @@ class CompiledFunction:
         if entry is not None:
             cache.move_to_end(key)
             if entry.reason is not None:
-                return self.fn(*args, **kwargs)
+                return self._run(*args, **kwargs)
             for replay, free, _, _, checks_arguments in entry.plans:
                 result = replay(leaves, free)
                 if result is not codegen.MISS:
@@ -160,7 +163,7 @@ class CompiledFunction:
             tracer = Tracer(leaves, self.fullgraph)
             tracer.install()
             try:
-                result = self.fn(*args, **kwargs)
+                result = self._run(*args, **kwargs)
                 with_graph = (
                     differentiable.outputs_with_graph(tracer, result)
                     if self._may_differentiate(key, leaves, tracer)
@@ -336,7 +339,7 @@ class CompiledFunction:
             CompileWarning,
             stacklevel=3,
         )
-        return self.fn(*args, **kwargs)
+        return self._run(*args, **kwargs)
 
     def _name(self) -> str:
         return getattr(self.fn, "__qualname__", type(self.fn).__name__)
@@ -402,6 +405,26 @@ _dtypes.on_default_change(_forget_every_plan)
 #: Values whose binding a plan does not guard: Python's immutable scalars, read as the
 #: capture found them (documented), and modules and classes, which are not rebound.
 _UNGUARDED = (bool, int, float, complex, str, bytes, type(None), types.ModuleType, type)
+
+
+def compile_module_calls(module: Any, **options: Any) -> CompiledFunction:
+    """The compiled call :meth:`plugrad.nn.Module.compile` gives ``module``."""
+    compiled = CompiledFunction(module, **options)
+    compiled._run = functools.partial(_uncompiled_call, module)
+    return compiled
+
+
+def _uncompiled_call(module: Any, *args: Any, **kwargs: Any) -> Any:
+    """``module(*args, **kwargs)`` as if it had no compiled call (a capture runs it so)."""
+    compiled = module.__dict__.pop("_compiled_call", None)
+    try:
+        return module(*args, **kwargs)
+    finally:
+        if compiled is not None:
+            module.__dict__["_compiled_call"] = compiled
+
+
+_module._compile_calls = compile_module_calls
 
 
 def _bindings_read(fn: Callable[..., Any]) -> tuple[tuple[Any, Any, Any], ...]:

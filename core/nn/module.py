@@ -39,6 +39,11 @@ ModuleT = TypeVar("ModuleT", bound="Module")
 #: check each such module's train/eval mode and tensors); None otherwise.
 _call_observer: Callable[[Module], None] | None = None
 
+#: Makes the compiled call of :meth:`Module.compile` (set by plugrad.compiler, a layer above).
+_compile_calls: Callable[..., Any] | None = None
+#: Whether any module's calls were compiled (until then a call does not look).
+_compiled_calls_made = False
+
 #: Whether any module ever registered a hook (until then a call does not look for them).
 _hooks_registered = False
 
@@ -106,6 +111,8 @@ class Module:
     _module_hooks: ModuleHooks | None = None
     #: Its state dict hooks, by kind (made at the first registration).
     _state_dict_hooks: dict[str, list[Callable[..., Any]]] | None = None
+    #: The compiled call :meth:`compile` made, which calls run instead (None: none).
+    _compiled_call: Callable[..., Any] | None = None
 
     def __init__(self) -> None:
         set_ = object.__setattr__
@@ -122,6 +129,10 @@ class Module:
         )
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if _compiled_calls_made:  # one global read for programs that never compile a module
+            compiled = self._compiled_call
+            if compiled is not None and _call_observer is None:  # (a capture runs the layers)
+                return compiled(*args, **kwargs)
         if _call_observer is not None:
             _call_observer(self)
         try:
@@ -134,6 +145,50 @@ class Module:
             layered = ShapeError(f"in the layer {self!r}: {exc}")
             vars(layered)["_layer_named"] = True  # the innermost layer is the one to name
             raise layered from exc
+
+    def compile(
+        self,
+        *,
+        fullgraph: bool = False,
+        cache_size: int = 8,
+        optimize: bool = True,
+        device_graph: bool = False,
+    ) -> None:
+        """Compile this module's calls with :func:`plugrad.compile`, in place (PyTorch's).
+
+        Later calls ``module(x)`` capture a plan per input signature and replay
+        it; a result that carries a graph keeps it, so ``loss.backward()`` after
+        the call works as eagerly (see :doc:`/compile`). The module is otherwise
+        the same object (parameters, ``state_dict``, ``repr``); a copy or a
+        pickle of it is not compiled. The options are :func:`plugrad.compile`'s.
+
+        Examples
+        --------
+        >>> import plugrad
+        >>> model = plugrad.nn.Linear(3, 1)
+        >>> model.compile()
+        >>> y = model(plugrad.ones((2, 3)))
+        >>> y = model(plugrad.ones((2, 3)))  # replayed
+        >>> y.grad_fn
+        <CompiledFunctionBackward>
+        """
+        global _compiled_calls_made
+        assert _compile_calls is not None  # plugrad imports plugrad.compiler
+        compiled = _compile_calls(
+            self,
+            fullgraph=fullgraph,
+            cache_size=cache_size,
+            optimize=optimize,
+            device_graph=device_graph,
+        )
+        object.__setattr__(self, "_compiled_call", compiled)
+        _compiled_calls_made = True
+
+    def __getstate__(self) -> dict[str, Any]:
+        # A compiled call holds plans made for this object: a copy compiles anew if asked.
+        state = self.__dict__.copy()
+        state.pop("_compiled_call", None)
+        return state
 
     # -- hooks ----------------------------------------------------------------------------
 

@@ -3,6 +3,8 @@ backward outside it, replayed with the plan's own backward, bit-identical to eag
 
 from __future__ import annotations
 
+import copy
+import pickle
 import warnings
 import weakref
 from collections.abc import Callable
@@ -297,3 +299,67 @@ def test_gradients_accumulate_over_several_calls_before_one_backward() -> None:
         loss.backward()
         got.append(_grads(model))
     assert got[0] == got[1]
+
+
+def test_module_compile_compiles_its_calls_in_place() -> None:
+    model, x = _two_layer()
+    twin = copy.deepcopy(model)
+    model.compile()
+    got = []
+    for _ in range(3):
+        model.zero_grad()
+        model(x).pow(2).sum().backward()
+        got.append(_grads(model))
+    twin(x).pow(2).sum().backward()
+    assert got[1] == got[2] == _grads(twin)
+    assert model._compiled_call.captures == 1
+    assert type(model(x).grad_fn).__name__ == "CompiledFunctionBackward"
+    assert list(model.state_dict()) == list(twin.state_dict())
+
+
+def test_a_copy_or_pickle_of_a_compiled_module_is_not_compiled() -> None:
+    model, x = _two_layer()
+    model.compile()
+    model(x)
+    for other in (copy.deepcopy(model), pickle.loads(pickle.dumps(model))):
+        assert "_compiled_call" not in other.__dict__
+        assert type(other(x).grad_fn).__name__ != "CompiledFunctionBackward"
+        np.testing.assert_array_equal(other(x).detach().numpy(), model(x).detach().numpy())
+
+
+def test_a_compiled_module_inside_a_compiled_step_is_part_of_its_plan() -> None:
+    model, x = _two_layer()
+    model.compile(fullgraph=True)
+    optimizer = plugrad.optim.SGD(model.parameters(), lr=0.1)
+
+    @plugrad.compile(fullgraph=True)
+    def step(x: plugrad.Tensor) -> plugrad.Tensor:
+        optimizer.zero_grad()
+        loss = model(x).pow(2).mean()
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    losses = [step(x).item() for _ in range(4)]
+    assert losses == sorted(losses, reverse=True) and step.captures <= 2  # (the first makes state)
+    assert model._compiled_call.captures == 0  # its calls ran inside the step's plan
+
+
+def test_a_compiled_module_that_falls_back_runs_eagerly_once_per_call() -> None:
+    class ReadsAValue(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.layer = nn.Linear(3, 1)
+
+        def forward(self, x: plugrad.Tensor) -> plugrad.Tensor:
+            y = self.layer(x)
+            return y * 2 if y.sum().item() > 0 else y
+
+    model = ReadsAValue()
+    model.compile()
+    x = plugrad.ones((2, 3))
+    with pytest.warns(CompileWarning, match=r"\.item\(\)"):
+        model(x)
+    for _ in range(2):
+        y = model(x)  # eagerly, without recursion into the compiled call
+    assert y.grad_fn is not None and type(y.grad_fn).__name__ != "CompiledFunctionBackward"
