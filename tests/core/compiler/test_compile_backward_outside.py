@@ -409,3 +409,41 @@ def test_a_compiled_module_that_falls_back_runs_eagerly_once_per_call() -> None:
     for _ in range(2):
         y = model(x)  # eagerly, without recursion into the compiled call
     assert y.grad_fn is not None and type(y.grad_fn).__name__ != "CompiledFunctionBackward"
+
+
+class _Square(plugrad.autograd.Function):
+    @staticmethod
+    def forward(ctx: Any, x: plugrad.Tensor) -> plugrad.Tensor:
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx: Any, g: plugrad.Tensor) -> plugrad.Tensor:
+        (x,) = ctx.saved_tensors
+        return 2 * x * g
+
+
+def test_a_custom_function_and_train_eval_switches_in_a_compiled_module() -> None:
+    class Block(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.linear, self.norm = nn.Linear(3, 3), nn.BatchNorm1d(3)
+
+        def forward(self, x: plugrad.Tensor) -> plugrad.Tensor:
+            return _Square.apply(self.norm(self.linear(x)))
+
+    plugrad.manual_seed(0)
+    model = Block()
+    twin = copy.deepcopy(model)
+    model.compile()
+    x = plugrad.randn(4, 3)
+    for mode in ("train", "eval", "train"):
+        for _ in range(2):
+            seen = []
+            for module in (model, twin):
+                getattr(module, mode)()
+                module.zero_grad()
+                module(x).sum().backward()
+                seen.append([*_grads(module), *(_bits(b) for b in module.buffers())])
+            assert seen[0] == seen[1], mode
+    assert model._compiled_call.captures == 2  # one plan per mode
