@@ -765,6 +765,8 @@ class OpTests:
         import plugrad
 
         with plugrad.use_backend(backend):
+            if plugrad.default_device().backend.lazy:
+                _pytest().skip("on a lazy backend a compiled result does not carry its backward")
             self._check_compiled_result(case)
 
     def _check_compiled_result(self, case: OpCase) -> None:
