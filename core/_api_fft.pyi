@@ -26,6 +26,14 @@ def hfft(x: TensorLike, /, n: Any = ..., dim: Any = ..., norm: str = ..., *, axi
     """Discrete Fourier transform (real) of a Hermitian signal given by its first half."""
 
 
+def hfft2(x: TensorLike, s: Any = ..., dim: Any = ..., norm: str = ..., *, out: Any = ...) -> Tensor:
+    """PyTorch's ``torch.fft`` transform over ``dim`` (default (-2, -1))."""
+
+
+def hfftn(x: TensorLike, /, s: Any = ..., dim: Any = ..., norm: str = ..., *, axes: Any = ..., out: Any = ...) -> Tensor:
+    """N-dimensional transform (real) of a Hermitian signal given by its last axis' first half."""
+
+
 def ifft(x: TensorLike, /, n: Any = ..., dim: Any = ..., norm: str = ..., *, axis: int = ..., out: Any = ...) -> Tensor:
     """One-dimensional inverse discrete Fourier transform along ``axis``."""
 
@@ -44,6 +52,14 @@ def ifftshift(x: TensorLike, /, dim: Any = ..., *, axes: Any = ..., out: Any = .
 
 def ihfft(x: TensorLike, /, n: Any = ..., dim: Any = ..., norm: Any = ..., *, axis: Any = ..., out: Any = ...) -> Tensor:
     """Inverse of :func:`hfft`: the conjugated first half of a real signal's spectrum."""
+
+
+def ihfft2(x: TensorLike, s: Any = ..., dim: Any = ..., norm: str = ..., *, out: Any = ...) -> Tensor:
+    """PyTorch's ``torch.fft`` transform over ``dim`` (default (-2, -1))."""
+
+
+def ihfftn(x: TensorLike, /, s: Any = ..., dim: Any = ..., norm: str = ..., *, axes: Any = ..., out: Any = ...) -> Tensor:
+    """Inverse of :func:`hfftn`: the conjugated half spectrum of real input (the last axis halved)."""
 
 
 def irfft(x: TensorLike, /, n: Any = ..., dim: Any = ..., norm: str = ..., *, axis: int = ..., out: Any = ...) -> Tensor:

@@ -8,11 +8,15 @@ from ._api_fft import fft2 as fft2
 from ._api_fft import fftn as fftn
 from ._api_fft import fftshift as fftshift
 from ._api_fft import hfft as hfft
+from ._api_fft import hfft2 as hfft2
+from ._api_fft import hfftn as hfftn
 from ._api_fft import ifft as ifft
 from ._api_fft import ifft2 as ifft2
 from ._api_fft import ifftn as ifftn
 from ._api_fft import ifftshift as ifftshift
 from ._api_fft import ihfft as ihfft
+from ._api_fft import ihfft2 as ihfft2
+from ._api_fft import ihfftn as ihfftn
 from ._api_fft import irfft as irfft
 from ._api_fft import irfft2 as irfft2
 from ._api_fft import irfftn as irfftn

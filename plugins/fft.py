@@ -93,8 +93,10 @@ def _complex_input(name: str) -> Any:
     return kernel
 
 
-def _over_axes(name: str) -> Any:
-    """The kernel of an n-dimensional transform: ``s`` alone means the last ``len(s)`` axes."""
+def _over_axes(name: str, computed_by: str | None = None) -> Any:
+    """The kernel of an n-dimensional transform: ``s`` alone means the last ``len(s)`` axes.
+    ``computed_by``: the library's transform that computes it (``name``'s by default)."""
+    function = computed_by or name
 
     def kernel(
         xp: Any, x: Any, /, *, s: Any = None, axes: Any = None, norm: str = "backward"
@@ -109,12 +111,12 @@ def _over_axes(name: str) -> Any:
                 )
             if not axes and name in ("fftn", "ifftn"):  # no axis transformed: still complex
                 return _as_complex(xp, x)
-        if name in ("fftn", "ifftn", "irfftn"):
+        if function in ("fftn", "ifftn", "irfftn"):
             x = _as_complex(xp, x)  # (as fft's: the standard's take complex input only)
         if s is not None and -1 in s:
             # -1 is the input's length; Dask's transforms chunked their result for -1
             s = _axes_and_sizes(tuple(x.shape), s, axes)[1]
-        return getattr(xp.fft, name)(x, s=s, axes=axes, norm=norm)
+        return getattr(xp.fft, function)(x, s=s, axes=axes, norm=norm)
 
     return kernel
 
@@ -157,6 +159,26 @@ def _hfft_grad(xp: Any, g: Any, ans: Any, x: Any, *, n: Any, axis: int, norm: st
 def _ihfft_grad(xp: Any, g: Any, ans: Any, x: Any, *, n: Any, axis: int, norm: str) -> Any:
     # ihfft(x) = conj(rfft(x)) with the dual norm.
     return _rfft_grad(xp, xp.conj(g), ans, x, n=n, axis=axis, norm=_DUAL[norm])
+
+
+def _hfftn(xp: Any, x: Any, /, *, s: Any = None, axes: Any = None, norm: str = "backward") -> Any:
+    """``hfftn(x) = irfftn(conj(x))`` with the dual norm (no library has it)."""
+    irfftn = _over_axes("hfftn", computed_by="irfftn")
+    return irfftn(xp, xp.conj(_as_complex(xp, x)), s=s, axes=axes, norm=_DUAL[norm])
+
+
+def _ihfftn(xp: Any, x: Any, /, *, s: Any = None, axes: Any = None, norm: str = "backward") -> Any:
+    """``ihfftn(x) = conj(rfftn(x))`` with the dual norm."""
+    rfftn = _over_axes("ihfftn", computed_by="rfftn")
+    return xp.conj(rfftn(xp, x, s=s, axes=axes, norm=_DUAL[norm]))
+
+
+def _hfftn_grad(xp: Any, g: Any, ans: Any, x: Any, *, s: Any, axes: Any, norm: str) -> Any:
+    return xp.conj(_irfftn_grad(xp, g, ans, x, s=s, axes=axes, norm=_DUAL[norm]))
+
+
+def _ihfftn_grad(xp: Any, g: Any, ans: Any, x: Any, *, s: Any, axes: Any, norm: str) -> Any:
+    return _rfftn_grad(xp, xp.conj(g), ans, x, s=s, axes=axes, norm=_DUAL[norm])
 
 
 def _rfftn_grad(xp: Any, g: Any, ans: Any, x: Any, *, s: Any, axes: Any, norm: str) -> Any:
@@ -205,7 +227,7 @@ def _torch_over_axes(name: str, dims: Any = None) -> Any:
     def transform(xp: Any, x: Any, s: Any = None, dim: Any = dims, norm: Any = None) -> Any:
         if dim is not None:
             dim = _checked_axes(name, dim, x.ndim)
-        if name == "irfftn" and s is not None and len(s) and s[-1] == -1:
+        if name in ("irfftn", "hfftn") and s is not None and len(s) and s[-1] == -1:
             # PyTorch's -1 on the halved axis is its default length, 2 * (m - 1); the
             # standard's (as on every other axis) is the input's length m.
             last = dim[-1] if dim is not None else -1
@@ -236,7 +258,7 @@ _transform = functools.partial(op, namespace="fft", saves=(), promotion="float")
 
 #: The transforms of real input: a complex one is refused in plugrad's words (as PyTorch
 #: refuses it), not in the library's.
-_REAL_INPUT = frozenset({"rfft", "rfftn", "ihfft"})
+_REAL_INPUT = frozenset({"rfft", "rfftn", "ihfft", "ihfftn"})
 
 
 def _one_axis_row(name: str, vjp: Any, *, doc: str, kernel: Any = None) -> OpDef:
@@ -247,13 +269,13 @@ def _one_axis_row(name: str, vjp: Any, *, doc: str, kernel: Any = None) -> OpDef
                       real_only=name in _REAL_INPUT)  # fmt: skip
 
 
-def _over_axes_row(name: str, vjp: Any, *, doc: str) -> OpDef:
+def _over_axes_row(name: str, vjp: Any, *, doc: str, kernel: Any = None) -> OpDef:
     """The row of an n-dimensional transform, with PyTorch's ``dim`` form and its 2-D alias
     (``fftn`` -> ``fft2``: the last two axes)."""
     two_d = {name[:-1] + "2": _torch_over_axes(name, (-2, -1))}
     torch_form = _torch_over_axes(name)
-    return _transform(name, _over_axes(name), vjp=vjp, torch_function=torch_form, aliases=two_d,
-                      doc=doc, real_only=name in _REAL_INPUT)  # fmt: skip
+    return _transform(name, kernel or _over_axes(name), vjp=vjp, torch_function=torch_form,
+                      aliases=two_d, doc=doc, real_only=name in _REAL_INPUT)  # fmt: skip
 
 
 # fmt: off
@@ -277,6 +299,10 @@ hfft = _one_axis_row("hfft", _hfft_grad, kernel=_complex_input("hfft"), doc=(
     "Discrete Fourier transform (real) of a Hermitian signal given by its first half."))
 ihfft = _one_axis_row("ihfft", _ihfft_grad, doc=(
     "Inverse of :func:`hfft`: the conjugated first half of a real signal's spectrum."))
+hfftn = _over_axes_row("hfftn", _hfftn_grad, kernel=_hfftn, doc=(
+    "N-dimensional transform (real) of a Hermitian signal given by its last axis' first half."))
+ihfftn = _over_axes_row("ihfftn", _ihfftn_grad, kernel=_ihfftn, doc=(
+    "Inverse of :func:`hfftn`: the conjugated half spectrum of real input (the last axis halved)."))
 fftshift = op("fftshift(x, /, *, axes=None)", namespace="fft",
               torch_function=_torch_shift("fftshift"),
               vjp=lambda xp, g, ans, x, *, axes: xp.fft.ifftshift(g, axes=axes),

@@ -37,6 +37,7 @@ def c2c(name, n_kw, shapes):
 
 
 NORMS = ("backward", "ortho", "forward")
+DUAL = {"backward": "forward", "ortho": "ortho", "forward": "backward"}
 
 CASES = [
     *[
@@ -132,6 +133,38 @@ CASES = [
         )
         for norm in NORMS
     ],
+    *[
+        OpCase(
+            "hfftn",
+            f"hfftn-{norm}",
+            lambda a, b, norm=norm: F.hfftn(complex_from(P, a, b), s=(3, 6), norm=norm),
+            # hfftn(x) = irfftn(conj(x)) with the dual normalization
+            lambda a, b, norm=norm: np.fft.irfftn(
+                np.conj(complex_from(np, a, b)), s=(3, 6), axes=(0, 1), norm=DUAL[norm]
+            ),
+            ((3, 4), (3, 4)),
+        )
+        for norm in NORMS
+    ],
+    OpCase(
+        "hfftn",
+        "hfft2-over-the-last-two-of-three",
+        lambda a, b: F.hfft2(complex_from(P, a, b)),
+        lambda a, b: np.fft.irfftn(np.conj(complex_from(np, a, b)), axes=(1, 2), norm="forward"),
+        ((2, 3, 3), (2, 3, 3)),
+    ),
+    *[
+        OpCase(
+            "ihfftn",
+            f"ihfftn-{norm}",
+            lambda a, norm=norm: real_view(P, F.ihfftn(a, axes=(1, 0), norm=norm)),
+            lambda a, norm=norm: real_view(
+                np, np.conj(np.fft.rfftn(a, axes=(1, 0), norm=DUAL[norm]))
+            ),
+            ((3, 5),),
+        )
+        for norm in NORMS
+    ],
     OpCase(
         "fftshift",
         "fftshift",
@@ -145,6 +178,33 @@ CASES = [
 
 class TestFftOps(OpTests):
     cases = CASES
+
+
+@pytest.mark.parametrize(
+    ("name", "options"),
+    [
+        ("hfftn", {}),
+        ("hfftn", {"s": (4, 7), "dim": (2, 0)}),
+        ("hfft2", {"norm": "ortho"}),
+        ("ihfftn", {"norm": "forward"}),
+        ("ihfft2", {"s": (3, 6)}),
+    ],
+)
+def test_hermitian_n_dimensional_transforms_agree_with_pytorch(name: str, options: dict) -> None:
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(2)
+    z = rng.normal(size=(3, 4, 5)) + 1j * rng.normal(size=(3, 4, 5))
+    if name.startswith("ihfft"):
+        z = z.real
+    x = plugrad.asarray(z, requires_grad=True)
+    t = torch.tensor(z, requires_grad=True)
+    y, ty = getattr(F, name)(x, **options), getattr(torch.fft, name)(t, **options)
+    np.testing.assert_allclose(y.detach().numpy(), ty.detach().numpy(), rtol=1e-10, atol=1e-12)
+    w = rng.normal(size=tuple(y.shape))
+    out, t_out = y * plugrad.asarray(w), ty * torch.tensor(w)
+    plugrad.real(out * plugrad.conj(out)).sum().backward()
+    (t_out * t_out.conj()).real.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-10, atol=1e-12)
 
 
 @pytest.mark.parametrize("name", ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft"])
