@@ -51,6 +51,7 @@ from . import dtype_functions as _dtype_functions
 from . import pytorch_complex_names as _pytorch_complex_names
 from . import pytorch_linalg_names as _pytorch_linalg_names
 from . import pytorch_tensor_methods as _pytorch_tensor_methods
+from . import short_time_fourier as _short_time_fourier
 from . import view_scatter as _view_scatter
 from . import windows as _windows
 from .amp import autocast, is_autocast_enabled
@@ -240,6 +241,7 @@ from .runtime_settings import (
     use_deterministic_algorithms,
 )
 from .serialization import load, save
+from .short_time_fourier import *  # noqa: F403  (its __all__ is part of ours)
 from .tensor import Size, Tensor
 from .transfer import from_dlpack
 from .view_scatter import *  # noqa: F403  (its __all__ is part of ours)
@@ -459,6 +461,7 @@ __all__ += _dtype_functions.__all__
 __all__ += _pytorch_complex_names.__all__
 __all__ += _pytorch_linalg_names.__all__
 __all__ += _pytorch_tensor_methods.__all__
+__all__ += _short_time_fourier.__all__
 __all__ += _view_scatter.__all__
 __all__ += _windows.__all__
 # The built-in op functions installed here; a name already public (the fft module) is listed once.

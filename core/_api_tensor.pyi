@@ -799,6 +799,9 @@ class InstalledTensorMethods:
     def isreal(self) -> Tensor:
         """Where ``input`` is real: its imaginary part is 0 (everywhere for a real dtype)."""
 
+    def istft(self, n_fft: int, hop_length: int | None = ..., win_length: int | None = ..., window: Tensor | None = ..., center: bool = ..., normalized: bool = ..., onesided: bool | None = ..., length: int | None = ..., return_complex: bool = ...) -> Tensor:
+        """The inverse of :func:`stft` (PyTorch's ``torch.istft``), by overlap-add."""
+
     def item(self) -> bool | int | float | complex:
         """Return the value of a one-element tensor as a Python scalar."""
 
@@ -1271,6 +1274,9 @@ class InstalledTensorMethods:
 
     def std(self, dim: Any = ..., unbiased: bool | None = ..., keepdim: bool = ..., *, correction: Any = ..., axis: Any = ...) -> Any:
         """PyTorch's ``x.std(dim=None, unbiased=True, keepdim=False, *, correction=1)``: by default the sample standard deviation."""
+
+    def stft(self, n_fft: int, hop_length: int | None = ..., win_length: int | None = ..., window: Tensor | None = ..., center: bool = ..., pad_mode: str = ..., normalized: bool = ..., onesided: bool | None = ..., return_complex: bool | None = ...) -> Tensor:
+        """The short-time Fourier transform of ``input`` (PyTorch's ``torch.stft``)."""
 
     def stride(self, dim: int | None = ...) -> Any:
         """PyTorch's ``x.stride(dim=None)``: elements between neighbours along each axis."""
