@@ -721,26 +721,38 @@ class OpTests:
         with plugrad.use_backend(backend):
             self._check_compiled(case)
 
-    def _check_compiled(self, case: OpCase) -> None:
+    def _check_compiled(self, case: OpCase, backward_outside: bool = False) -> None:
+        """Capture and replay against eager: the backward inside the compiled function, or
+        (``backward_outside``) run on its result after the call."""
         import plugrad
 
         program = case.function
 
+        def differentiate(out: Any) -> tuple[Tensor, ...]:
+            parts = _flatten(out)
+            for part in parts:
+                if part.requires_grad:
+                    part.backward(plugrad.ones_like(part), retain_graph=True)
+            return tuple(part.detach() for part in parts)
+
         def step(*inputs: Tensor) -> Any:
             for leaf in inputs:
                 leaf.grad = None
-            out = program(*inputs)
-            for part in _flatten(out):
-                if part.requires_grad:
-                    part.backward(plugrad.ones_like(part), retain_graph=True)
-            return tuple(part.detach() for part in _flatten(out))
+            return differentiate(program(*inputs))
 
         arrays = case.host_inputs()
         eager_leaves, leaves = _leaves(arrays), _leaves(arrays)
         expected = step(*eager_leaves)
-        compiled = _compiled_or_fallback(step, leaves, _leaves(arrays))
+        compiled = _compiled_or_fallback(
+            program if backward_outside else step, leaves, _leaves(arrays)
+        )
         for attempt in ("capture", "replay"):
-            got = compiled(*leaves)
+            if backward_outside:
+                for leaf in leaves:
+                    leaf.grad = None
+                got = differentiate(compiled(*leaves))
+            else:
+                got = compiled(*leaves)
             for index, (g, e) in enumerate(zip(got, expected, strict=True)):
                 _same_array(g, e, f"{case.id}, {attempt}, output {index}")
             for index, (leaf, reference) in enumerate(zip(leaves, eager_leaves)):
@@ -767,39 +779,7 @@ class OpTests:
         with plugrad.use_backend(backend):
             if plugrad.default_device().backend.lazy:
                 _pytest().skip("on a lazy backend a compiled result does not carry its backward")
-            self._check_compiled_result(case)
-
-    def _check_compiled_result(self, case: OpCase) -> None:
-        import plugrad
-
-        program = case.function
-
-        def differentiate(out: Any, inputs: Sequence[Tensor]) -> list[Tensor]:
-            parts = _flatten(out)
-            for part in parts:
-                if part.requires_grad:
-                    part.backward(plugrad.ones_like(part), retain_graph=True)
-            return [part.detach() for part in parts]
-
-        arrays = case.host_inputs()
-        eager_leaves, leaves = _leaves(arrays), _leaves(arrays)
-        expected = differentiate(program(*eager_leaves), eager_leaves)
-        compiled = _compiled_or_fallback(program, leaves, _leaves(arrays))
-        for attempt in ("capture", "replay"):
-            for leaf in leaves:
-                leaf.grad = None
-            got = differentiate(compiled(*leaves), leaves)
-            for index, (g, e) in enumerate(zip(got, expected, strict=True)):
-                _same_array(g, e, f"{case.id}, {attempt}, output {index}")
-            for index, (leaf, reference) in enumerate(zip(leaves, eager_leaves)):
-                if reference.grad is None:
-                    assert leaf.grad is None, f"{case.id}, {attempt}: input {index} got a .grad"
-                else:
-                    assert leaf.grad is not None, (
-                        f"{case.id}, {attempt}: input {index} got no .grad"
-                    )
-                    _same_array(leaf.grad, reference.grad, f"{case.id}, {attempt}, grad {index}")
-        assert compiled.captures == 1, f"{case.id}: captured again on an unchanged call"
+            self._check_compiled(case, backward_outside=True)
 
     def test_compiled_without_gradient_matches_eager(self, case: OpCase, backend: str) -> None:
         """Under :func:`plugrad.compile`, an op without gradient gives eager's values."""
