@@ -9,7 +9,7 @@ from typing import Any
 from ..tensor import Tensor
 from .checks import check_betas, check_compatibility_flags, check_number, check_options, check_state
 from .optimizer import Optimizer, ParamsT, fill_parameter_docs
-from .updates import overwrite
+from .updates import gradients_to_descend, overwrite
 
 __all__ = ["Adam", "AdamW"]
 
@@ -120,17 +120,12 @@ class Adam(Optimizer):
     _fresh_options = frozenset({"lr", "betas"})
 
     def _prepare_group(self, group: dict[str, Any]) -> list[float]:
-        # The moments' weights (the gradient's negated to maximize, unless L2 weight decay
-        # negates the gradient itself); then per parameter that has a gradient: the factor
-        # of decoupled weight decay, the root of the second moment's bias correction, and
-        # the step size.
+        # The moments' weights; then per parameter that has a gradient: the factor of
+        # decoupled weight decay, the root of the second moment's bias correction, and the
+        # step size.
         lr = group["lr"]
         beta1, beta2 = group["betas"]
-        first = 1 - beta1
-        l2_penalty = group["weight_decay"] and not group["decoupled_weight_decay"]
-        if group["maximize"] and not l2_penalty:
-            first = -first
-        numbers = [beta1, first, beta2, 1 - beta2]
+        numbers = [beta1, 1 - beta1, beta2, 1 - beta2]
         # max_exp_avg_sq: made on the first step, or once amsgrad is switched on
         for entry in self._count_steps(group, ["max_exp_avg_sq"] if group["amsgrad"] else ()):
             step = entry["step"]
@@ -143,28 +138,14 @@ class Adam(Optimizer):
 
     def _update_group(self, group: dict[str, Any], numbers: list[float]) -> None:
         beta1, first, beta2, second = numbers[:4]
-        eps = group["eps"]
-        weight_decay = group["weight_decay"]
-        amsgrad = group["amsgrad"]
-        maximize = group["maximize"]
-        decoupled = group["decoupled_weight_decay"]
-        state = self.state
-        index = 4
-        for param in group["params"]:
-            grad = param._grad
-            if grad is None:
-                continue
-            decay, bias_root, step_size = numbers[index : index + 3]
-            index += 3
-            xp = param._device.xp
-            array = param._array
-            entry = state[param]
-            g = grad._array
-            if weight_decay and not decoupled:
-                decayed = weight_decay * array
-                g = decayed - g if maximize else decayed + g
-            elif weight_decay:
+        eps, amsgrad, state = group["eps"], group["amsgrad"], self.state
+        decoupled = group["weight_decay"] and group["decoupled_weight_decay"]
+        for index, (param, array, g) in enumerate(gradients_to_descend(group)):
+            decay, bias_root, step_size = numbers[4 + 3 * index : 7 + 3 * index]
+            if decoupled:
                 array *= decay
+            xp = param._device.xp
+            entry = state[param]
 
             # One work array per parameter and step, reused for each intermediate value.
             work = g * first

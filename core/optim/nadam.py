@@ -8,7 +8,7 @@ from typing import Any
 from ..tensor import Tensor
 from .checks import check_betas, check_compatibility_flags, check_options, check_state
 from .optimizer import Optimizer, ParamsT, fill_parameter_docs
-from .updates import as_scalar_state, lerp_, lerp_rounding
+from .updates import as_scalar_state, gradients_to_descend, lerp_, lerp_rounding
 
 __all__ = ["NAdam", "RAdam"]
 
@@ -54,24 +54,14 @@ class _AdamVariant(Optimizer):
         """
         first, rest, beta2, second = numbers[:4]
         small = lerp_rounding(1 - group["betas"][0])
-        weight_decay, maximize = group["weight_decay"], group["maximize"]
-        decoupled = group["decoupled_weight_decay"]
+        decoupled = group["weight_decay"] and group["decoupled_weight_decay"]
         state, count = self.state, self._numbers_per_param
-        index = 4
-        for param in group["params"]:
-            grad = param._grad
-            if grad is None:
-                continue
-            mine = numbers[index : index + count]
-            index += count
+        for index, (param, array, g) in enumerate(gradients_to_descend(group)):
+            start = 4 + count * index
+            mine = numbers[start : start + count]
+            if decoupled:
+                array *= mine[0]
             xp = param._device.xp
-            array = param._array
-            g = -grad._array if maximize else grad._array
-            if weight_decay:
-                if decoupled:
-                    array *= mine[0]
-                else:
-                    g = g + weight_decay * array
             entry = state[param]
             exp_avg, exp_avg_sq = entry["exp_avg"], entry["exp_avg_sq"]
             m = exp_avg._array = lerp_(xp, exp_avg._array, g, first, rest, small)

@@ -8,7 +8,7 @@ from typing import Any
 from ..tensor import Tensor
 from .checks import check_compatibility_flags, check_number, check_options, check_state
 from .optimizer import Optimizer, ParamsT, fill_parameter_docs
-from .updates import overwrite, state_tensor, zeros_state
+from .updates import gradients_to_descend, overwrite, state_tensor, zeros_state
 
 __all__ = ["Rprop"]
 
@@ -120,14 +120,9 @@ class Rprop(Optimizer):
     def _update_group(self, group: dict[str, Any], numbers: list[float]) -> None:
         etaminus, etaplus = group["etas"]
         low, high = group["step_sizes"]
-        maximize, state = group["maximize"], self.state
-        for param in group["params"]:
-            grad = param._grad
-            if grad is None:
-                continue
+        state = self.state
+        for param, array, g in gradients_to_descend(group):
             xp = param._device.xp
-            array = param._array
-            g = -grad._array if maximize else grad._array
             entry = state[param]
             prev, step_size = entry["prev"], entry["step_size"]
             sign = xp.sign(g * prev._array)

@@ -30,10 +30,13 @@ def gradients_to_descend(group: dict[str, Any]) -> list[tuple[Tensor, Any, Any]]
     """For each parameter of ``group`` that has a gradient: it, its array, and what it descends.
 
     That is the gradient, negated for ``maximize``, plus ``weight_decay`` times
-    the parameter: the gradient's own array when neither applies (read it, do
-    not change it). The adaptive optimizers start their step from it.
+    the parameter where that is an L2 penalty (a group without
+    ``weight_decay``, or with ``decoupled_weight_decay``, adds nothing): the
+    gradient's own array when neither applies (read it, do not change it).
+    The adaptive optimizers start their step from it.
     """
-    weight_decay, maximize = group["weight_decay"], group["maximize"]
+    maximize = group["maximize"]
+    weight_decay = 0 if group.get("decoupled_weight_decay") else group.get("weight_decay", 0)
     steps = []
     for param in group["params"]:
         grad = param._grad
