@@ -27,8 +27,6 @@ class Cauchy(_LocScale):
     scale : Tensor or float
         The half width at half maximum, positive. ``loc`` and ``scale``
         broadcast together into the batch shape.
-    validate_args : bool, optional
-        See :class:`Distribution`.
 
     Examples
     --------

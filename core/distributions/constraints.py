@@ -18,7 +18,7 @@ Interval(lower_bound=0.0, upper_bound=1.0)
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from .. import linalg as _linalg
 from .. import ops as _ops
@@ -242,22 +242,26 @@ class _Symmetric(_Square):
             return _ops.all(_ops.all(close, axis=-1), axis=-1)
 
 
-class _PositiveSemidefinite(_Symmetric):
+class _NonnegativeEigenvalues(_Symmetric):
+    """Symmetric matrices with no negative eigenvalue (nor, where ``_strict``, a zero one)."""
+
+    _strict: ClassVar[bool]
+
     def check(self, value: Tensor) -> Tensor:
         symmetric = super().check(value)
         if not bool(_ops.all(symmetric)):
             return symmetric
         with no_grad():
-            return _ops.all(_linalg.eigvalsh(value) >= 0, axis=-1)
+            eigenvalues = _linalg.eigvalsh(value)
+            return _ops.all(eigenvalues > 0 if self._strict else eigenvalues >= 0, axis=-1)
 
 
-class _PositiveDefinite(_Symmetric):
-    def check(self, value: Tensor) -> Tensor:
-        symmetric = super().check(value)
-        if not bool(_ops.all(symmetric)):
-            return symmetric
-        with no_grad():
-            return _ops.all(_linalg.eigvalsh(value) > 0, axis=-1)
+class _PositiveSemidefinite(_NonnegativeEigenvalues):
+    _strict = False
+
+
+class _PositiveDefinite(_NonnegativeEigenvalues):
+    _strict = True
 
 
 class _LowerTriangular(Constraint):
@@ -297,14 +301,31 @@ def _constraints(what: str, cseq: Sequence[Constraint]) -> list[Constraint]:
     return cseq
 
 
-def _axis_in(what: str, dim: int, value: Tensor) -> None:
+def _axis_of_length(what: str, dim: int, value: Tensor, length: int, expected: str) -> None:
+    """Check that ``dim`` is an axis of ``value`` with ``length`` entries (``expected`` says
+    why, in the error)."""
     if not -value.ndim <= dim < value.ndim:
         raise ShapeError(
             f"{what}: dim {dim} is out of range for a value of shape {tuple(value.shape)}"
         )
+    if value.shape[dim] != length:
+        raise ShapeError(
+            f"{what}: axis {dim} of the value has {value.shape[dim]} entries, {expected}"
+        )
 
 
-class _Cat(Constraint):
+class _Joined(Constraint):
+    """``cseq[i]`` on the ``i``-th part of axis ``dim`` of a value."""
+
+    cseq: list[Constraint]
+    dim: int
+
+    @property
+    def is_discrete(self) -> bool:  # type: ignore[override]
+        return any(c.is_discrete for c in self.cseq)
+
+
+class _Cat(_Joined):
     """``cseq[i]`` on the ``i``-th block (of ``lengths[i]``) of axis ``dim``, as ``concat``."""
 
     def __init__(
@@ -322,20 +343,13 @@ class _Cat(Constraint):
         self.dim = dim
 
     @property
-    def is_discrete(self) -> bool:  # type: ignore[override]
-        return any(c.is_discrete for c in self.cseq)
-
-    @property
     def event_dim(self) -> int:  # type: ignore[override]
         return max(c.event_dim for c in self.cseq)
 
     def check(self, value: Tensor) -> Tensor:
-        _axis_in("cat constraint", self.dim, value)
-        if value.shape[self.dim] != sum(self.lengths):
-            raise ShapeError(
-                f"cat constraint: axis {self.dim} of the value has {value.shape[self.dim]} "
-                f"entries, but the lengths {self.lengths} add up to {sum(self.lengths)}"
-            )
+        total = sum(self.lengths)
+        why = f"but the lengths {self.lengths} add up to {total}"
+        _axis_of_length("cat constraint", self.dim, value, total, why)
         checks, start = [], 0
         for constraint, length in zip(self.cseq, self.lengths):
             checks.append(constraint.check(_ops.narrow(value, self.dim, start, length)))
@@ -343,16 +357,12 @@ class _Cat(Constraint):
         return _ops.concat(checks, axis=self.dim)
 
 
-class _Stack(Constraint):
+class _Stack(_Joined):
     """``cseq[i]`` on the ``i``-th slice of axis ``dim``, as ``stack``."""
 
     def __init__(self, cseq: Sequence[Constraint], dim: int = 0) -> None:
         self.cseq = _constraints("stack()", cseq)
         self.dim = dim
-
-    @property
-    def is_discrete(self) -> bool:  # type: ignore[override]
-        return any(c.is_discrete for c in self.cseq)
 
     @property
     def event_dim(self) -> int:  # type: ignore[override]
@@ -361,12 +371,9 @@ class _Stack(Constraint):
         return dim + 1 if self.dim + dim < 0 else dim
 
     def check(self, value: Tensor) -> Tensor:
-        _axis_in("stack constraint", self.dim, value)
-        if value.shape[self.dim] != len(self.cseq):
-            raise ShapeError(
-                f"stack constraint: axis {self.dim} of the value has {value.shape[self.dim]} "
-                f"entries, one per constraint ({len(self.cseq)}) expected"
-            )
+        count = len(self.cseq)
+        why = f"one per constraint ({count}) expected"
+        _axis_of_length("stack constraint", self.dim, value, count, why)
         slices = [_ops.select(value, self.dim, i) for i in range(len(self.cseq))]
         return _ops.stack([c.check(v) for c, v in zip(self.cseq, slices)], axis=self.dim)
 

@@ -27,8 +27,6 @@ class Uniform(_Elementwise):
     ----------
     low, high : Tensor or float
         The bounds, ``low < high``; they broadcast together into the batch shape.
-    validate_args : bool, optional
-        See :class:`Distribution`.
 
     Examples
     --------
@@ -105,8 +103,6 @@ class Laplace(_LocScale):
     loc : Tensor or float
     scale : Tensor or float
         Positive. ``loc`` and ``scale`` broadcast together into the batch shape.
-    validate_args : bool, optional
-        See :class:`Distribution`.
 
     Examples
     --------
@@ -159,8 +155,6 @@ class Exponential(_Elementwise):
     ----------
     rate : Tensor or float
         Positive; its shape is the batch shape.
-    validate_args : bool, optional
-        See :class:`Distribution`.
 
     Examples
     --------

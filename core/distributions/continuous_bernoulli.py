@@ -38,8 +38,6 @@ class ContinuousBernoulli(_BinaryParameters):
         Real. Give ``probs`` or ``logits``, not both.
     lims : tuple of two floats
         The interval about 1/2 where the expansions are used.
-    validate_args : bool, optional
-        See :class:`Distribution`.
 
     Examples
     --------

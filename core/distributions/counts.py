@@ -24,7 +24,7 @@ from ..pytorch_names import get_default_dtype, lgamma
 from ..random import rand
 from ..tensor import Tensor
 from . import constraints
-from .discrete import Categorical, _BinaryParameters, _one_of
+from .discrete import _BinaryParameters, _CategoricalBacked, _one_of
 from .distribution import Distribution, _Elementwise
 from .gamma import Gamma
 from .utils import broadcast_all
@@ -207,8 +207,6 @@ class Poisson(_Elementwise):
     rate : Tensor or float
         Non-negative; 0 is allowed (then every draw is 0). Its shape is the
         batch shape.
-    validate_args : bool, optional
-        See :class:`Distribution`.
 
     Examples
     --------
@@ -294,8 +292,6 @@ class Binomial(_BinaryParameters):
         The probability of success of each trial, in ``[0, 1]``.
     logits : Tensor or float, optional
         Its log-odds. Give ``probs`` or ``logits``, not both.
-    validate_args : bool, optional
-        See :class:`Distribution`.
 
     Examples
     --------
@@ -409,7 +405,7 @@ class _CountsOfCategories(constraints.Constraint):
         return f"Multinomial(upper_bound={self.upper_bound})"
 
 
-class Multinomial(Distribution):
+class Multinomial(_CategoricalBacked):
     """The counts of each of ``K`` categories in ``total_count`` independent categorical draws.
 
     Parameters
@@ -417,14 +413,10 @@ class Multinomial(Distribution):
     total_count : int
         The number of draws, one for the whole batch. ``log_prob`` reads the
         count of each value from the value itself, so it may be left at 1 then.
-    probs : Tensor, optional
-        Non-negative weights over the last axis (the ``K`` categories),
-        normalized to sum to 1; the axes before it are the batch shape.
-    logits : Tensor, optional
-        Unnormalized log-probabilities over the last axis. Give ``probs`` or
-        ``logits``, not both.
-    validate_args : bool, optional
-        See :class:`Distribution`.
+    probs, logits : Tensor, optional
+        As for :class:`Categorical`: the last axis holds the ``K`` categories,
+        the axes before it are the batch shape. Give ``probs`` or ``logits``,
+        not both.
 
     Examples
     --------
@@ -466,36 +458,15 @@ class Multinomial(Distribution):
             )
         _one_of("Multinomial", probs, logits)
         self.total_count = total_count
-        self._categorical = Categorical(probs, logits, validate_args=validate_args)
-        batch_shape = self._categorical.batch_shape
-        event_shape = self._categorical.param_shape[-1:]
-        super().__init__(batch_shape, event_shape, validate_args=validate_args)
-
-    def _validate_parameters(self) -> None:
-        pass  # the categorical checked them
+        self._take_parameters(probs, logits, validate_args)
 
     def _expand_into(self, new: Any, batch_shape: tuple[int, ...]) -> None:
+        super()._expand_into(new, batch_shape)
         new.total_count = self.total_count
-        new._categorical = self._categorical.expand(batch_shape)
 
     @property
     def support(self) -> constraints.Constraint:
         return _CountsOfCategories(self.total_count)
-
-    @property
-    def probs(self) -> Tensor:
-        """The probability of each category, normalized over the last axis."""
-        return self._categorical.probs
-
-    @property
-    def logits(self) -> Tensor:
-        """The normalized log-probability of each category, over the last axis."""
-        return self._categorical.logits
-
-    @property
-    def param_shape(self) -> tuple[int, ...]:
-        """The shape of ``probs`` (or ``logits``)."""
-        return self._categorical.param_shape
 
     @property
     def mean(self) -> Tensor:
@@ -561,8 +532,6 @@ class NegativeBinomial(_BinaryParameters):
         The probability of success, in ``[0, 1)``.
     logits : Tensor or float, optional
         Its log-odds. Give ``probs`` or ``logits``, not both.
-    validate_args : bool, optional
-        See :class:`Distribution`.
 
     Examples
     --------

@@ -80,8 +80,6 @@ class Bernoulli(_BinaryParameters):
         The probability of 1, in ``[0, 1]``.
     logits : Tensor or float, optional
         The log-odds of 1. Give ``probs`` or ``logits``, not both.
-    validate_args : bool, optional
-        See :class:`Distribution`.
 
     Examples
     --------
@@ -143,8 +141,6 @@ class Geometric(_BinaryParameters):
         The probability of success of each trial, in ``(0, 1]``.
     logits : Tensor or float, optional
         Its log-odds. Give ``probs`` or ``logits``, not both.
-    validate_args : bool, optional
-        See :class:`Distribution`.
 
     Examples
     --------
@@ -257,8 +253,6 @@ class Categorical(_CategoricalParameters):
     logits : Tensor, optional
         Unnormalized log-probabilities over the last axis. Give ``probs`` or
         ``logits``, not both.
-    validate_args : bool, optional
-        See :class:`Distribution`.
 
     Examples
     --------
@@ -371,28 +365,11 @@ class Categorical(_CategoricalParameters):
         )
 
 
-class OneHotCategorical(_CategoricalParameters):
-    """A one-hot vector of length ``K``: a :class:`Categorical` draw, spelled out.
+class _CategoricalBacked(Distribution):
+    """A distribution backed by a :class:`Categorical` of the ``probs`` or ``logits`` given,
+    which checks and holds them; the categories are its event axis."""
 
-    Parameters
-    ----------
-    probs, logits : Tensor, optional
-        As for :class:`Categorical`; the last axis is the event shape ``(K,)``.
-    validate_args : bool, optional
-        See :class:`Distribution`.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> from plugrad.distributions import OneHotCategorical
-    >>> d = OneHotCategorical(logits=plugrad.zeros(2, 3))
-    >>> d.batch_shape, d.event_shape, d.sample().shape
-    (plugrad.Size([2]), plugrad.Size([3]), (2, 3))
-    >>> d.log_prob(plugrad.tensor([0.0, 1.0, 0.0]))
-    tensor([-1.0986, -1.0986])
-    """
-
-    support = constraints.one_hot
+    _categorical: Categorical
 
     def _take_parameters(
         self, probs: Tensor | None, logits: Tensor | None, validate_args: bool | None
@@ -420,6 +397,28 @@ class OneHotCategorical(_CategoricalParameters):
     def param_shape(self) -> tuple[int, ...]:
         """The shape of ``probs`` (or ``logits``)."""
         return self._categorical.param_shape
+
+
+class OneHotCategorical(_CategoricalBacked, _CategoricalParameters):
+    """A one-hot vector of length ``K``: a :class:`Categorical` draw, spelled out.
+
+    Parameters
+    ----------
+    probs, logits : Tensor, optional
+        As for :class:`Categorical`; the last axis is the event shape ``(K,)``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> from plugrad.distributions import OneHotCategorical
+    >>> d = OneHotCategorical(logits=plugrad.zeros(2, 3))
+    >>> d.batch_shape, d.event_shape, d.sample().shape
+    (plugrad.Size([2]), plugrad.Size([3]), (2, 3))
+    >>> d.log_prob(plugrad.tensor([0.0, 1.0, 0.0]))
+    tensor([-1.0986, -1.0986])
+    """
+
+    support = constraints.one_hot
 
     @property
     def mean(self) -> Tensor:

@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 
 from .. import ops as _ops
 from ..dtype_functions import broadcast_shapes
-from ..errors import InvalidArgumentError, ShapeError
+from ..errors import ArgumentError, InvalidArgumentError, ShapeError
 from ..grad_mode import no_grad
 from ..tensor import Size, Tensor
 from . import constraints
@@ -25,6 +25,9 @@ class Distribution:
     one of them). ``sample(sample_shape)`` returns a tensor of shape
     ``sample_shape + batch_shape + event_shape``; ``log_prob(value)`` reduces
     the event axes and broadcasts the rest.
+
+    Every distribution takes ``validate_args``, its last argument, as described
+    below; each family lists only its own parameters.
 
     Parameters
     ----------
@@ -237,6 +240,13 @@ class Distribution:
         return f"{type(self).__name__}({', '.join(shown)})"
 
 
+def _require_distribution(what: str, value: Any) -> None:
+    """Raise :class:`ArgumentError` unless ``value`` (``what``, in the message) is a
+    :class:`Distribution`."""
+    if not isinstance(value, Distribution):
+        raise ArgumentError(f"{what} must be a Distribution, got {type(value).__name__}")
+
+
 class _Elementwise(Distribution):
     """A distribution with one value of each parameter per element of the batch.
 
@@ -252,9 +262,15 @@ class _Elementwise(Distribution):
         super().__init__(values[0].shape, validate_args=validate_args)
 
     def _expand_into(self, new: Any, batch_shape: tuple[int, ...]) -> None:
-        for name in self.arg_constraints:
-            if name in self.__dict__:
-                setattr(new, name, _ops.broadcast_to(self.__dict__[name], batch_shape))
+        _broadcast_parameters_into(self, new, batch_shape)
+
+
+def _broadcast_parameters_into(dist: Distribution, new: Any, batch_shape: tuple[int, ...]) -> None:
+    """Set on ``new`` the parameters of ``dist``'s ``arg_constraints`` that ``dist`` has set
+    (not derived ones), broadcast to ``batch_shape``."""
+    for name in dist.arg_constraints:
+        if name in dist.__dict__:
+            setattr(new, name, _ops.broadcast_to(dist.__dict__[name], batch_shape))
 
 
 class _CentredAtLoc(Distribution):

@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 from .. import ops as _ops
 from ..creation import arange, full_like, zeros_like
 from ..dtype_functions import finfo
-from ..errors import ConvergenceError, ShapeError
+from ..errors import ShapeError
 from ..function import Function, FunctionCtx
 from ..grad_mode import no_grad
 from ..incomplete_gamma import quantile_derivative_in_a
@@ -32,12 +32,9 @@ from . import constraints
 from .distribution import Distribution, _Elementwise
 from .transformed_distribution import TransformedDistribution
 from .transforms import PowerTransform
-from .utils import broadcast_all
+from .utils import _first_accepted, broadcast_all
 
 __all__ = ["Beta", "Chi2", "Dirichlet", "FisherSnedecor", "Gamma", "InverseGamma", "StudentT"]
-
-#: Rounds of proposals before giving up (each accepts more than 95% of what is left).
-_MAX_ROUNDS = 1000
 
 
 def _draw_standard_gamma(concentration: Tensor) -> Tensor:
@@ -55,24 +52,17 @@ def _draw_standard_gamma(concentration: Tensor) -> Tensor:
         boosted = shape_a < 1
         d = _ops.where(boosted, shape_a + 1, shape_a) - 1 / 3
         c = 1 / _ops.sqrt(9 * d)
-        value = zeros_like(a)
-        done = ~ordinary
-        for _ in range(_MAX_ROUNDS):
+
+        def propose() -> tuple[Tensor, Tensor]:
             x = randn(a.shape, dtype=dtype, device=device)
             u = rand(a.shape, dtype=dtype, device=device)
             v = 1 + c * x
             positive = v > 0
             v = _ops.where(positive, v, 1.0) ** 3
-            accept = positive & (_ops.log(u) < 0.5 * x * x + d - d * v + d * _ops.log(v))
-            fresh = accept & ~done
-            value = _ops.where(fresh, d * v, value)
-            done = done | accept
-            if bool(_ops.all(done)):
-                break
-        else:
-            raise ConvergenceError(
-                f"no gamma proposal was accepted for some elements in {_MAX_ROUNDS} rounds"
-            )
+            accepted = positive & (_ops.log(u) < 0.5 * x * x + d - d * v + d * _ops.log(v))
+            return accepted, d * v
+
+        value = _first_accepted("gamma", propose, zeros_like(a), ~ordinary)
         boost = rand(a.shape, dtype=dtype, device=device) ** (1 / shape_a)
         value = _ops.where(boosted, value * boost, value)
         # The smallest normal number where a tiny shape's draw underflows (PyTorch's clamp).
@@ -126,8 +116,6 @@ class Gamma(_Elementwise):
     ----------
     concentration, rate : Tensor or float
         Positive; they broadcast together into the batch shape.
-    validate_args : bool, optional
-        See :class:`Distribution`.
 
     Examples
     --------
@@ -197,8 +185,6 @@ class Chi2(Gamma):
     ----------
     df : Tensor or float
         Positive; its shape is the batch shape.
-    validate_args : bool, optional
-        See :class:`Distribution`.
 
     Examples
     --------
@@ -244,8 +230,6 @@ class Dirichlet(Distribution):
     concentration : Tensor
         Positive, at least 1-d: its last axis is the event (the number of
         categories), the rest the batch shape.
-    validate_args : bool, optional
-        See :class:`Distribution`.
 
     Examples
     --------
@@ -328,8 +312,6 @@ class Beta(_Elementwise):
     ----------
     concentration1, concentration0 : Tensor or float
         Positive; they broadcast together into the batch shape.
-    validate_args : bool, optional
-        See :class:`Distribution`.
 
     Examples
     --------
@@ -415,8 +397,6 @@ class StudentT(_Elementwise):
         Default 0.
     scale : Tensor or float, optional
         Positive, default 1. The three broadcast together into the batch shape.
-    validate_args : bool, optional
-        See :class:`Distribution`.
 
     Examples
     --------
@@ -502,8 +482,6 @@ class InverseGamma(TransformedDistribution):
     concentration, rate : Tensor or float
         Positive; they broadcast together into the batch shape (``rate`` is the
         scale of the inverse variable).
-    validate_args : bool, optional
-        See :class:`Distribution`.
 
     Examples
     --------
@@ -572,8 +550,6 @@ class FisherSnedecor(_Elementwise):
     ----------
     df1, df2 : Tensor or float
         Positive; they broadcast together into the batch shape.
-    validate_args : bool, optional
-        See :class:`Distribution`.
 
     Examples
     --------

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from ..errors import ArgumentError, InvalidArgumentError
+from ..errors import InvalidArgumentError
 from ..tensor import Tensor
 from . import constraints
-from .distribution import Distribution
+from .distribution import Distribution, _require_distribution
 from .utils import sum_rightmost
 
 __all__ = ["Independent"]
@@ -24,8 +24,6 @@ class Independent(Distribution):
     base_distribution : Distribution
     reinterpreted_batch_ndims : int
         How many of its right-most batch axes to read as event axes.
-    validate_args : bool, optional
-        See :class:`Distribution`.
 
     Examples
     --------
@@ -44,11 +42,7 @@ class Independent(Distribution):
         reinterpreted_batch_ndims: int,
         validate_args: bool | None = None,
     ) -> None:
-        if not isinstance(base_distribution, Distribution):
-            raise ArgumentError(
-                f"Independent: base_distribution must be a Distribution, got "
-                f"{type(base_distribution).__name__}"
-            )
+        _require_distribution("Independent: base_distribution", base_distribution)
         ndims = reinterpreted_batch_ndims
         batch = tuple(base_distribution.batch_shape)
         if not isinstance(ndims, int) or isinstance(ndims, bool) or not 0 <= ndims <= len(batch):

@@ -193,12 +193,17 @@ def _infinite(p: Distribution, q: Distribution) -> Tensor:
     return full_like(_ops.broadcast_to(p.mean.detach(), shape), math.inf)
 
 
+def _register_infinite(*pairs: tuple[type, type]) -> None:
+    """Register :func:`_infinite` as ``KL(p || q)`` for each pair of types."""
+    for type_p, type_q in pairs:
+        register_kl(type_p, type_q)(_infinite)
+
+
 # p reaches beyond any bounded (or half-bounded) q: no formula, just inf, as PyTorch's.
-for _p_type, _q_type in [
+_register_infinite(
     (Normal, Uniform), (Normal, Exponential), (Laplace, Uniform), (Laplace, Exponential),
     (Exponential, Uniform),
-]:  # fmt: skip
-    register_kl(_p_type, _q_type)(_infinite)
+)  # fmt: skip
 
 
 @register_kl(MultivariateNormal, MultivariateNormal)
@@ -298,7 +303,10 @@ def _kl_dirichlet_dirichlet(p: Dirichlet, q: Dirichlet) -> Tensor:
 
 
 @register_kl(Gamma, Exponential)
-def _kl_gamma_exponential(p: Gamma, q: Exponential) -> Tensor:
+@register_kl(Beta, Exponential)
+@register_kl(ContinuousBernoulli, Exponential)
+def _kl_nonnegative_exponential(p: Any, q: Exponential) -> Tensor:
+    """For any ``p`` on the non-negative numbers: ``-H(p) + E[-log q(x)]`` from its mean."""
     return -p.entropy() - _ops.log(q.rate) + q.rate * p.mean
 
 
@@ -315,24 +323,25 @@ def _kl_gamma_normal(p: Gamma, q: Normal) -> Tensor:
     return -p.entropy() + _normal_cross_entropy(q, a / b, (a**2 + a) / b**2)
 
 
-@register_kl(Beta, Exponential)
-def _kl_beta_exponential(p: Beta, q: Exponential) -> Tensor:
-    return -p.entropy() - _ops.log(q.rate) + q.rate * p.mean
-
-
 @register_kl(Beta, Gamma)
 def _kl_beta_gamma(p: Beta, q: Gamma) -> Tensor:
     return -p.entropy() + _gamma_cross_entropy(q, p.mean, _beta_log_mean(p))
 
 
 @register_kl(Beta, Normal)
-def _kl_beta_normal(p: Beta, q: Normal) -> Tensor:
+@register_kl(ContinuousBernoulli, Normal)
+def _kl_by_moments_normal(p: Any, q: Normal) -> Tensor:
+    """For any ``p`` with a mean and a variance: ``-H(p) + E[-log q(x)]`` from them."""
     mean = p.mean
     return -p.entropy() + _normal_cross_entropy(q, mean, p.variance + mean**2)
 
 
 @register_kl(Beta, Uniform)
-def _kl_beta_uniform(p: Beta, q: Uniform) -> Tensor:
+@register_kl(ContinuousBernoulli, Uniform)
+def _kl_unit_interval_uniform(p: Any, q: Uniform) -> Tensor:
+    """For any ``p`` on ``[0, 1]``: inf only where ``[low, high)`` misses part of it."""
+    # NOTE: PyTorch's continuous Bernoulli one is inf at low = 0 or high = 1 too, where the
+    # divergence is finite.
     result = -p.entropy() + _ops.log(q.high - q.low)
     return _infinite_where((q.low > 0) | (q.high < 1), result)
 
@@ -375,11 +384,10 @@ def _kl_uniform_exponential(p: Uniform, q: Exponential) -> Tensor:
 
 
 # Supports that p covers and q does not: inf, as PyTorch's.
-for _p_type, _q_type in [
+_register_infinite(
     (Gamma, Beta), (Gamma, Uniform), (Exponential, Beta), (Normal, Gamma), (Normal, Beta),
     (Laplace, Gamma), (Laplace, Beta),
-]:  # fmt: skip
-    register_kl(_p_type, _q_type)(_infinite)
+)  # fmt: skip
 
 
 # -- Cauchy, the continuous Bernoulli and the transformed families ---------------------------
@@ -434,25 +442,6 @@ def _kl_continuous_bernoulli(p: ContinuousBernoulli, q: ContinuousBernoulli) -> 
     t1 = p.mean * (p.logits - q.logits)
     t2 = p._cont_bern_log_norm() + _ops.log1p(-p.probs)
     return t1 + t2 - q._cont_bern_log_norm() - _ops.log1p(-q.probs)
-
-
-@register_kl(ContinuousBernoulli, Exponential)
-def _kl_continuous_bernoulli_exponential(p: ContinuousBernoulli, q: Exponential) -> Tensor:
-    return -p.entropy() - _ops.log(q.rate) + q.rate * p.mean
-
-
-@register_kl(ContinuousBernoulli, Normal)
-def _kl_continuous_bernoulli_normal(p: ContinuousBernoulli, q: Normal) -> Tensor:
-    mean = p.mean
-    return -p.entropy() + _normal_cross_entropy(q, mean, p.variance + mean**2)
-
-
-@register_kl(ContinuousBernoulli, Uniform)
-def _kl_continuous_bernoulli_uniform(p: ContinuousBernoulli, q: Uniform) -> Tensor:
-    # NOTE: inf only where [low, high) misses part of [0, 1]; PyTorch's is inf at low = 0
-    # or high = 1 too, where the divergence is finite.
-    result = -p.entropy() + _ops.log(q.high - q.low)
-    return _infinite_where((q.low > 0) | (q.high < 1), result)
 
 
 @register_kl(Uniform, ContinuousBernoulli)
@@ -562,15 +551,14 @@ def _kl_uniform_pareto(p: Uniform, q: Pareto) -> Tensor:
 
 
 # Supports that p covers and q does not: inf, as PyTorch's.
-for _p_type, _q_type in [
+_register_infinite(
     (ContinuousBernoulli, Pareto), (Exponential, ContinuousBernoulli), (Exponential, Pareto),
     (Gamma, ContinuousBernoulli), (Gamma, Pareto), (Gumbel, Beta), (Gumbel, ContinuousBernoulli),
     (Gumbel, Exponential), (Gumbel, Gamma), (Gumbel, Pareto), (Gumbel, Uniform),
     (Laplace, ContinuousBernoulli), (Laplace, Pareto), (Normal, ContinuousBernoulli),
     (Normal, Pareto), (Pareto, Beta), (Pareto, ContinuousBernoulli), (Pareto, Uniform),
     (Beta, Pareto),
-]:  # fmt: skip
-    register_kl(_p_type, _q_type)(_infinite)
+)  # fmt: skip
 
 
 @register_kl(Poisson, Poisson)

@@ -76,8 +76,6 @@ class LowRankMultivariateNormal(_CentredAtLoc):
     cov_diag : Tensor
         The diagonal part, positive, of shape ``(..., D)``. The batch axes of
         the three parameters broadcast together.
-    validate_args : bool, optional
-        See :class:`Distribution`.
 
     Examples
     --------

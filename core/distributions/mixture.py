@@ -66,8 +66,6 @@ class MixtureSameFamily(Distribution):
         The components: the last axis of its batch shape, of size ``K``,
         indexes them (wrap a batch of vectors in :class:`Independent` to mix
         multivariate components).
-    validate_args : bool, optional
-        See :class:`Distribution`.
 
     Examples
     --------

@@ -65,8 +65,6 @@ class MultivariateNormal(_CentredAtLoc):
     scale_tril : Tensor, optional
         Lower triangular with a positive diagonal, of shape ``(..., D, D)``.
         The batch axes of the matrix and of ``loc`` broadcast together.
-    validate_args : bool, optional
-        See :class:`Distribution`.
 
     Examples
     --------

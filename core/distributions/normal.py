@@ -27,8 +27,6 @@ class Normal(_LocScale):
     scale : Tensor or float
         The standard deviation, positive. ``loc`` and ``scale`` broadcast
         together into the batch shape.
-    validate_args : bool, optional
-        See :class:`Distribution`.
 
     Notes
     -----
@@ -85,8 +83,6 @@ class LogNormal(Distribution):
     ----------
     loc, scale : Tensor or float
         The mean and standard deviation (positive) of the log of the variable.
-    validate_args : bool, optional
-        See :class:`Distribution`.
 
     Examples
     --------

@@ -21,8 +21,7 @@ from ..pytorch_names import get_default_dtype
 from ..random import rand
 from ..tensor import Size, Tensor
 from . import constraints
-from .discrete import Categorical, _BinaryParameters
-from .distribution import Distribution
+from .discrete import _BinaryParameters, _CategoricalBacked
 from .transformed_distribution import TransformedDistribution
 from .transforms import ExpTransform, SigmoidTransform, _is_number
 from .utils import broadcast_all, clamp_probs
@@ -71,6 +70,28 @@ def _check_temperature(dist: Any, validate: bool) -> None:
             )
 
 
+class _Relaxed(TransformedDistribution):
+    """A relaxed distribution: its base's draws (logits, or log-probabilities) mapped onto the
+    unit interval (or the simplex); the parameters are the base's."""
+
+    base_dist: Any
+
+    @property
+    def temperature(self) -> Tensor:
+        """The relaxation temperature."""
+        return self.base_dist.temperature
+
+    @property
+    def logits(self) -> Tensor:
+        """The logits of the distribution relaxed."""
+        return self.base_dist.logits
+
+    @property
+    def probs(self) -> Tensor:
+        """The probabilities of the distribution relaxed."""
+        return self.base_dist.probs
+
+
 class LogitRelaxedBernoulli(_BinaryParameters):
     """The logit of a :class:`RelaxedBernoulli` draw: ``(logit(U) + logits) / temperature``.
 
@@ -82,8 +103,6 @@ class LogitRelaxedBernoulli(_BinaryParameters):
         The probability of nearing 1, in ``[0, 1]``.
     logits : Tensor or float, optional
         Its log-odds. Give ``probs`` or ``logits``, not both.
-    validate_args : bool, optional
-        See :class:`Distribution`.
 
     Examples
     --------
@@ -141,7 +160,7 @@ class LogitRelaxedBernoulli(_BinaryParameters):
         return _ops.log(self.temperature) + diff - 2 * log1p_exp
 
 
-class RelaxedBernoulli(TransformedDistribution):
+class RelaxedBernoulli(_Relaxed):
     """A Bernoulli variable relaxed onto ``(0, 1)``: a :class:`LogitRelaxedBernoulli`'s sigmoid.
 
     Parameters
@@ -150,8 +169,6 @@ class RelaxedBernoulli(TransformedDistribution):
         Positive: near 0 the draws near 0 or 1; they broadcast to the batch shape.
     probs, logits : Tensor or float, optional
         As for :class:`Bernoulli`. Give ``probs`` or ``logits``, not both.
-    validate_args : bool, optional
-        See :class:`Distribution`.
 
     Examples
     --------
@@ -184,23 +201,8 @@ class RelaxedBernoulli(TransformedDistribution):
         self._parameters_checked = True  # by the base
         super().__init__(base, SigmoidTransform(), validate_args=validate_args)
 
-    @property
-    def temperature(self) -> Tensor:
-        """The relaxation temperature."""
-        return self.base_dist.temperature
 
-    @property
-    def logits(self) -> Tensor:
-        """The log-odds of nearing 1."""
-        return self.base_dist.logits
-
-    @property
-    def probs(self) -> Tensor:
-        """The probability of nearing 1."""
-        return self.base_dist.probs
-
-
-class ExpRelaxedCategorical(Distribution):
+class ExpRelaxedCategorical(_CategoricalBacked):
     """The log of a :class:`RelaxedOneHotCategorical` draw: log-softmax of Gumbel-noised logits.
 
     Parameters
@@ -210,8 +212,6 @@ class ExpRelaxedCategorical(Distribution):
     probs, logits : Tensor, optional
         As for :class:`Categorical`: the last axis holds the ``K`` categories.
         Give ``probs`` or ``logits``, not both.
-    validate_args : bool, optional
-        See :class:`Distribution`.
 
     Examples
     --------
@@ -239,33 +239,14 @@ class ExpRelaxedCategorical(Distribution):
         logits: Tensor | None = None,
         validate_args: bool | None = None,
     ) -> None:
-        self._categorical = Categorical(probs, logits, validate_args=validate_args)
+        self._take_parameters(probs, logits, validate_args)
         name = type(self).__name__
         self.temperature = _as_temperature(name, temperature, self._categorical._param)
-        batch_shape = self._categorical.batch_shape
-        event_shape = self._categorical.param_shape[-1:]
-        super().__init__(batch_shape, event_shape, validate_args=False)
-        self._validate_args = self._categorical._validate_args
         _check_temperature(self, validate=self._validate_args)
 
     def _expand_into(self, new: Any, batch_shape: tuple[int, ...]) -> None:
+        super()._expand_into(new, batch_shape)
         new.temperature = self.temperature
-        new._categorical = self._categorical.expand(batch_shape)
-
-    @property
-    def param_shape(self) -> tuple[int, ...]:
-        """The shape of ``probs`` (or ``logits``)."""
-        return self._categorical.param_shape
-
-    @property
-    def logits(self) -> Tensor:
-        """The normalized log-probability of each category."""
-        return self._categorical.logits
-
-    @property
-    def probs(self) -> Tensor:
-        """The probability of each category."""
-        return self._categorical.probs
 
     def _event_temperature(self) -> Tensor:
         """The temperature with an axis for the categories."""
@@ -293,7 +274,7 @@ class ExpRelaxedCategorical(Distribution):
         return score + log_scale
 
 
-class RelaxedOneHotCategorical(TransformedDistribution):
+class RelaxedOneHotCategorical(_Relaxed):
     """A one-hot categorical draw relaxed onto the simplex: the Gumbel-softmax (Concrete).
 
     ``softmax((logits + g) / temperature)`` for ``g`` standard Gumbel noise:
@@ -305,8 +286,6 @@ class RelaxedOneHotCategorical(TransformedDistribution):
         Positive; it broadcasts to the batch shape.
     probs, logits : Tensor, optional
         As for :class:`OneHotCategorical`. Give ``probs`` or ``logits``, not both.
-    validate_args : bool, optional
-        See :class:`Distribution`.
 
     Examples
     --------
@@ -337,18 +316,3 @@ class RelaxedOneHotCategorical(TransformedDistribution):
         base = ExpRelaxedCategorical(temperature, probs, logits, validate_args=validate_args)
         self._parameters_checked = True  # by the base
         super().__init__(base, ExpTransform(), validate_args=validate_args)
-
-    @property
-    def temperature(self) -> Tensor:
-        """The relaxation temperature."""
-        return self.base_dist.temperature
-
-    @property
-    def logits(self) -> Tensor:
-        """The normalized log-probability of each category."""
-        return self.base_dist.logits
-
-    @property
-    def probs(self) -> Tensor:
-        """The probability of each category."""
-        return self.base_dist.probs

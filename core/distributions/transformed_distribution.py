@@ -9,7 +9,7 @@ from ..errors import ArgumentError, ShapeError
 from ..grad_mode import no_grad
 from ..tensor import Tensor
 from . import constraints
-from .distribution import Distribution
+from .distribution import Distribution, _broadcast_parameters_into, _require_distribution
 from .independent import Independent
 from .transforms import ComposeTransform, Transform, _sum_rightmost
 from .utils import broadcast_all
@@ -31,8 +31,6 @@ class TransformedDistribution(Distribution):
     ----------
     base_distribution : Distribution
     transforms : Transform or list of Transform
-    validate_args : bool, optional
-        See :class:`Distribution`.
 
     Examples
     --------
@@ -59,11 +57,7 @@ class TransformedDistribution(Distribution):
         transforms: Transform | Sequence[Transform],
         validate_args: bool | None = None,
     ) -> None:
-        if not isinstance(base_distribution, Distribution):
-            raise ArgumentError(
-                f"{type(self).__name__}: base_distribution must be a Distribution, got "
-                f"{type(base_distribution).__name__}"
-            )
+        _require_distribution(f"{type(self).__name__}: base_distribution", base_distribution)
         if isinstance(transforms, Transform):
             self.transforms = [transforms]
         elif isinstance(transforms, list | tuple) and all(
@@ -104,7 +98,8 @@ class TransformedDistribution(Distribution):
 
     def _take_parameters(self, validate_args: bool | None, **given: Tensor | float) -> None:
         """Broadcast a family's parameters together, set them, and check them now, before
-        transforms are built from them (a reciprocal of 0 would warn first)."""
+        transforms are built from them (a reciprocal of 0 would warn first). ``expand``
+        broadcasts them too."""
         for name, value in zip(given, broadcast_all(*given.values())):
             setattr(self, name, value)
         if self._validate_default if validate_args is None else validate_args:
@@ -118,6 +113,7 @@ class TransformedDistribution(Distribution):
         base_batch_shape = shape[: len(shape) - len(self.base_dist.event_shape)]
         new.base_dist = self.base_dist.expand(base_batch_shape)
         new.transforms = self.transforms
+        _broadcast_parameters_into(self, new, batch_shape)
 
     @property
     def has_rsample(self) -> bool:  # type: ignore[override]

@@ -21,6 +21,7 @@ from ..tensor import Tensor
 from . import constraints
 from .cauchy import Cauchy
 from .continuous import Exponential, Uniform
+from .distribution import _LocScale
 from .normal import Normal
 from .transformed_distribution import TransformedDistribution
 from .transforms import (
@@ -47,11 +48,19 @@ _LOG_2 = math.log(2.0)
 
 
 class _Folded(TransformedDistribution):
-    """``|X|`` for ``X`` of a distribution symmetric about 0: twice its density on ``x >= 0``."""
+    """``|X|`` for ``X`` of a distribution symmetric about 0: twice its density on ``x >= 0``.
+
+    ``X`` is of ``_symmetric_family``, with location 0 and the ``scale`` given.
+    """
 
     arg_constraints: ClassVar[dict[str, constraints.Constraint]] = {"scale": constraints.positive}
     support = constraints.nonnegative
     base_dist: Any
+    _symmetric_family: ClassVar[type[_LocScale]]
+
+    def __init__(self, scale: Tensor | float, validate_args: bool | None = None) -> None:
+        base = self._symmetric_family(0.0, scale, validate_args=False)
+        super().__init__(base, AbsTransform(), validate_args=validate_args)
 
     @property
     def scale(self) -> Tensor:
@@ -90,8 +99,6 @@ class HalfNormal(_Folded):
     ----------
     scale : Tensor or float
         Positive; its shape is the batch shape.
-    validate_args : bool, optional
-        See :class:`Distribution`.
 
     Examples
     --------
@@ -105,10 +112,7 @@ class HalfNormal(_Folded):
     """
 
     base_dist: Normal
-
-    def __init__(self, scale: Tensor | float, validate_args: bool | None = None) -> None:
-        base = Normal(0.0, scale, validate_args=False)
-        super().__init__(base, AbsTransform(), validate_args=validate_args)
+    _symmetric_family = Normal
 
     @property
     def mean(self) -> Tensor:
@@ -126,8 +130,6 @@ class HalfCauchy(_Folded):
     ----------
     scale : Tensor or float
         Positive; its shape is the batch shape.
-    validate_args : bool, optional
-        See :class:`Distribution`.
 
     Examples
     --------
@@ -139,10 +141,7 @@ class HalfCauchy(_Folded):
     """
 
     base_dist: Cauchy
-
-    def __init__(self, scale: Tensor | float, validate_args: bool | None = None) -> None:
-        base = Cauchy(0.0, scale, validate_args=False)
-        super().__init__(base, AbsTransform(), validate_args=validate_args)
+    _symmetric_family = Cauchy
 
     @property
     def mean(self) -> Tensor:
@@ -172,8 +171,6 @@ class Gumbel(TransformedDistribution):
         The mode.
     scale : Tensor or float
         Positive. ``loc`` and ``scale`` broadcast together into the batch shape.
-    validate_args : bool, optional
-        See :class:`Distribution`.
 
     Examples
     --------
@@ -212,11 +209,6 @@ class Gumbel(TransformedDistribution):
             AffineTransform(self.loc, -self.scale),
         ]
         super().__init__(base, transforms, validate_args=validate_args)
-
-    def _expand_into(self, new: Any, batch_shape: tuple[int, ...]) -> None:
-        super()._expand_into(new, batch_shape)
-        new.loc = _ops.broadcast_to(self.loc, batch_shape)
-        new.scale = _ops.broadcast_to(self.scale, batch_shape)
 
     def log_prob(self, value: Tensor) -> Tensor:
         if self._validate_args:
@@ -263,8 +255,6 @@ class Weibull(TransformedDistribution):
     ----------
     scale, concentration : Tensor or float
         Positive; they broadcast together into the batch shape.
-    validate_args : bool, optional
-        See :class:`Distribution`.
 
     Examples
     --------
@@ -304,9 +294,7 @@ class Weibull(TransformedDistribution):
         ]
 
     def _expand_into(self, new: Any, batch_shape: tuple[int, ...]) -> None:
-        new.scale = _ops.broadcast_to(self.scale, batch_shape)
-        new.concentration = _ops.broadcast_to(self.concentration, batch_shape)
-        new.base_dist = self.base_dist.expand(batch_shape)
+        super()._expand_into(new, batch_shape)
         new.transforms = new._build_transforms()
 
     @property
@@ -342,8 +330,6 @@ class Pareto(TransformedDistribution):
     ----------
     scale, alpha : Tensor or float
         Positive; they broadcast together into the batch shape.
-    validate_args : bool, optional
-        See :class:`Distribution`.
 
     Examples
     --------
@@ -370,11 +356,6 @@ class Pareto(TransformedDistribution):
         base = Exponential(self.alpha, validate_args=False)
         transforms = [ExpTransform(), AffineTransform(0.0, self.scale)]
         super().__init__(base, transforms, validate_args=validate_args)
-
-    def _expand_into(self, new: Any, batch_shape: tuple[int, ...]) -> None:
-        super()._expand_into(new, batch_shape)
-        new.scale = _ops.broadcast_to(self.scale, batch_shape)
-        new.alpha = _ops.broadcast_to(self.alpha, batch_shape)
 
     @property
     def support(self) -> constraints.Constraint:
@@ -421,8 +402,6 @@ class Kumaraswamy(TransformedDistribution):
     ----------
     concentration1, concentration0 : Tensor or float
         ``a`` and ``b``, positive; they broadcast together into the batch shape.
-    validate_args : bool, optional
-        See :class:`Distribution`.
 
     Examples
     --------
@@ -456,11 +435,6 @@ class Kumaraswamy(TransformedDistribution):
         base = Uniform(full_like(c0, 0.0), full_like(c0, 1.0), validate_args=False)
         transforms = [PowerTransform(1 / c0), AffineTransform(1.0, -1.0), PowerTransform(1 / c1)]
         super().__init__(base, transforms, validate_args=validate_args)
-
-    def _expand_into(self, new: Any, batch_shape: tuple[int, ...]) -> None:
-        super()._expand_into(new, batch_shape)
-        new.concentration1 = _ops.broadcast_to(self.concentration1, batch_shape)
-        new.concentration0 = _ops.broadcast_to(self.concentration0, batch_shape)
 
     @property
     def mean(self) -> Tensor:
@@ -498,8 +472,6 @@ class LogisticNormal(TransformedDistribution):
     loc, scale : Tensor or float
         Of the normal vector, which takes their last axis (broadcast
         together; ``K = 1`` when both are numbers); ``scale`` positive.
-    validate_args : bool, optional
-        See :class:`Distribution`.
 
     Examples
     --------

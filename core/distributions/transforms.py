@@ -35,7 +35,7 @@ from ..nn.functional import logsigmoid, pad, sigmoid, softmax, softplus
 from ..pytorch_names import diag_embed
 from ..tensor import Tensor
 from . import constraints
-from .distribution import Distribution
+from .distribution import Distribution, _require_distribution
 from .utils import _as_tuple, broadcast_all
 
 __all__ = [
@@ -179,6 +179,10 @@ class Transform:
         cache_size = _checked_cache_size(cache_size)
         if self._cache_size == cache_size:
             return self
+        return self._with_cache_size(cache_size)
+
+    def _with_cache_size(self, cache_size: int) -> Transform:
+        """A copy of this transform with ``cache_size``, for ``with_cache``."""
         if type(self).__init__ is Transform.__init__:
             return type(self)(cache_size=cache_size)
         raise NotImplementedError(f"{type(self).__name__}.with_cache is not implemented")
@@ -389,10 +393,7 @@ class ComposeTransform(Transform):
             self._inv = inverse
         return self._inv
 
-    def with_cache(self, cache_size: int = 1) -> Transform:
-        cache_size = _checked_cache_size(cache_size)
-        if self._cache_size == cache_size:
-            return self
+    def _with_cache_size(self, cache_size: int) -> Transform:
         return ComposeTransform(self.parts, cache_size=cache_size)
 
     def __call__(self, x: Tensor) -> Tensor:
@@ -486,10 +487,7 @@ class IndependentTransform(Transform):
         super().__init__(cache_size=cache_size)
         self.base_transform = base_transform.with_cache(cache_size)
 
-    def with_cache(self, cache_size: int = 1) -> Transform:
-        cache_size = _checked_cache_size(cache_size)
-        if self._cache_size == cache_size:
-            return self
+    def _with_cache_size(self, cache_size: int) -> Transform:
         return IndependentTransform(
             self.base_transform, self.reinterpreted_batch_ndims, cache_size=cache_size
         )
@@ -579,10 +577,7 @@ class ReshapeTransform(Transform):
     def codomain(self) -> Any:
         return constraints.independent(constraints.real, len(self.out_shape))
 
-    def with_cache(self, cache_size: int = 1) -> Transform:
-        cache_size = _checked_cache_size(cache_size)
-        if self._cache_size == cache_size:
-            return self
+    def _with_cache_size(self, cache_size: int) -> Transform:
         return ReshapeTransform(self.in_shape, self.out_shape, cache_size=cache_size)
 
     def __eq__(self, other: object) -> bool:
@@ -683,10 +678,7 @@ class PowerTransform(Transform):
         super().__init__(cache_size=cache_size)
         (self.exponent,) = broadcast_all(exponent)
 
-    def with_cache(self, cache_size: int = 1) -> Transform:
-        cache_size = _checked_cache_size(cache_size)
-        if self._cache_size == cache_size:
-            return self
+    def _with_cache_size(self, cache_size: int) -> Transform:
         return PowerTransform(self.exponent, cache_size=cache_size)
 
     @property
@@ -916,10 +908,7 @@ class AffineTransform(Transform):
 
     codomain = domain
 
-    def with_cache(self, cache_size: int = 1) -> Transform:
-        cache_size = _checked_cache_size(cache_size)
-        if self._cache_size == cache_size:
-            return self
+    def _with_cache_size(self, cache_size: int) -> Transform:
         return AffineTransform(self.loc, self.scale, self._event_dim, cache_size=cache_size)
 
     def __eq__(self, other: object) -> bool:
@@ -1270,10 +1259,7 @@ class CatTransform(Transform):
         """The length of axis ``dim``: the sum of ``lengths``."""
         return sum(self.lengths)
 
-    def with_cache(self, cache_size: int = 1) -> Transform:
-        cache_size = _checked_cache_size(cache_size)
-        if self._cache_size == cache_size:
-            return self
+    def _with_cache_size(self, cache_size: int) -> Transform:
         return CatTransform(self.transforms, self.dim, self.lengths, cache_size)
 
     def __eq__(self, other: object) -> bool:
@@ -1365,10 +1351,7 @@ class StackTransform(Transform):
         self.transforms = tseq
         self.dim = dim
 
-    def with_cache(self, cache_size: int = 1) -> Transform:
-        cache_size = _checked_cache_size(cache_size)
-        if self._cache_size == cache_size:
-            return self
+    def _with_cache_size(self, cache_size: int) -> Transform:
         return StackTransform(self.transforms, self.dim, cache_size)
 
     def __eq__(self, other: object) -> bool:
@@ -1443,11 +1426,7 @@ class CumulativeDistributionTransform(Transform):
     sign = +1
 
     def __init__(self, distribution: Distribution, cache_size: int = 0) -> None:
-        if not isinstance(distribution, Distribution):
-            raise ArgumentError(
-                f"CumulativeDistributionTransform: distribution must be a Distribution, got "
-                f"{type(distribution).__name__}"
-            )
+        _require_distribution("CumulativeDistributionTransform: distribution", distribution)
         super().__init__(cache_size=cache_size)
         self.distribution = distribution
 
@@ -1464,10 +1443,7 @@ class CumulativeDistributionTransform(Transform):
     def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
         return self.distribution.log_prob(x)
 
-    def with_cache(self, cache_size: int = 1) -> Transform:
-        cache_size = _checked_cache_size(cache_size)
-        if self._cache_size == cache_size:
-            return self
+    def _with_cache_size(self, cache_size: int) -> Transform:
         return CumulativeDistributionTransform(self.distribution, cache_size=cache_size)
 
     def __eq__(self, other: object) -> bool:

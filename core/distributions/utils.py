@@ -11,18 +11,22 @@ tensor([1., 1., 1.])
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from numbers import Number
 from typing import Any
 
 from .. import ops as _ops
 from ..creation import asarray
 from ..dtype_functions import broadcast_shapes, finfo
-from ..errors import ArgumentError
+from ..errors import ArgumentError, ConvergenceError
 from ..nn.functional import log_softmax, sigmoid, softmax
 from ..pytorch_names import get_default_dtype
 from ..tensor import Tensor
 
 __all__ = ["broadcast_all", "clamp_probs", "logits_to_probs", "probs_to_logits", "sum_rightmost"]
+
+#: Rounds of proposals a rejection sampler makes before giving up.
+_MAX_ROUNDS = 1000
 
 
 def broadcast_all(*values: Tensor | float) -> list[Tensor]:
@@ -122,3 +126,24 @@ def _as_tuple(value: Any, what: str) -> tuple[int, ...]:
     if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape):
         raise ArgumentError(f"{what} must be a tuple of non-negative ints, got {value!r}")
     return shape
+
+
+def _first_accepted(
+    what: str, propose: Callable[[], tuple[Tensor, Tensor]], value: Tensor, done: Tensor
+) -> Tensor:
+    """Each element's first accepted proposal, drawn by rounds of ``propose()``.
+
+    ``propose()`` returns ``(accepted, proposal)`` for every element; the
+    elements ``done`` already keep their ``value``. The rounds go on while some
+    element has no value, for at most ``_MAX_ROUNDS`` (``what`` names the
+    sampler in the error then).
+    """
+    for _ in range(_MAX_ROUNDS):
+        accepted, proposal = propose()
+        value = _ops.where(accepted & ~done, proposal, value)
+        done = done | accepted
+        if bool(_ops.all(done)):
+            return value
+    raise ConvergenceError(
+        f"no {what} proposal was accepted for some elements in {_MAX_ROUNDS} rounds"
+    )

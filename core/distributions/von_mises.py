@@ -7,21 +7,18 @@ from typing import ClassVar
 
 from .. import ops as _ops
 from ..creation import zeros_like
-from ..errors import ConvergenceError
 from ..grad_mode import no_grad
 from ..random import rand
 from ..special import i0e, i1e
 from ..tensor import Tensor
 from . import constraints
-from .distribution import _Elementwise
+from .distribution import _CentredAtLoc, _Elementwise
+from .utils import _first_accepted
 
 __all__ = ["VonMises"]
 
-#: Rounds of proposals before giving up (Best and Fisher's accepts most of them).
-_MAX_ROUNDS = 1000
 
-
-class VonMises(_Elementwise):
+class VonMises(_Elementwise, _CentredAtLoc):
     """Angles with density ``exp(concentration * cos(x - loc)) / (2 pi I0(concentration))``.
 
     Samples lie in ``[-pi, pi)``; ``log_prob`` takes any real angle (the density
@@ -35,8 +32,6 @@ class VonMises(_Elementwise):
     concentration : Tensor or float
         Positive; near 0 the distribution is nearly uniform, large it is nearly
         normal with variance ``1 / concentration``. They broadcast together.
-    validate_args : bool, optional
-        See :class:`Distribution`.
 
     Examples
     --------
@@ -62,14 +57,6 @@ class VonMises(_Elementwise):
         validate_args: bool | None = None,
     ) -> None:
         self._set_parameters(validate_args, loc=loc, concentration=concentration)
-
-    @property
-    def mean(self) -> Tensor:
-        return self.loc
-
-    @property
-    def mode(self) -> Tensor:
-        return self.loc
 
     @property
     def variance(self) -> Tensor:
@@ -99,9 +86,8 @@ class VonMises(_Elementwise):
             rho = _ops.where(tiny, 1.0, rho)
             # Near k = 0 the expression cancels: its expansion 1/k + k there.
             r = _ops.where(tiny, 1 / _ops.where(tiny, k, 1.0) + k, (1 + rho * rho) / (2 * rho))
-            angle = zeros_like(k)
-            done = ~_ops.isfinite(r)
-            for _ in range(_MAX_ROUNDS):
+
+            def propose() -> tuple[Tensor, Tensor]:
                 u1, u2, u3 = (rand(shape, dtype=dtype, device=device) for _ in range(3))
                 z = _ops.cos(math.pi * u1)
                 f = (1 + r * z) / (r + z)
@@ -110,14 +96,8 @@ class VonMises(_Elementwise):
                 positive = (c > 0) & (u2 > 0)
                 ratio = _ops.where(positive, c, 1.0) / _ops.where(positive, u2, 1.0)
                 exact = positive & (_ops.log(ratio) + 1 - c >= 0)
-                accept = (squeeze | exact) & ~done
                 drawn = _ops.sign(u3 - 0.5) * _ops.acos(_ops.clip(f, -1.0, 1.0))
-                angle = _ops.where(accept, drawn, angle)
-                done = done | accept
-                if bool(_ops.all(done)):
-                    break
-            else:
-                raise ConvergenceError(
-                    f"no von Mises proposal was accepted for some elements in {_MAX_ROUNDS} rounds"
-                )
+                return squeeze | exact, drawn
+
+            angle = _first_accepted("von Mises", propose, zeros_like(k), ~_ops.isfinite(r))
             return _ops.remainder(angle + math.pi + loc, 2 * math.pi) - math.pi

@@ -24,22 +24,19 @@ from plugrad.testing import backends_under_test
 
 torch = pytest.importorskip("torch")
 
+from ._helpers import F64, Builder, t  # noqa: E402
 from .test_against_torch import (  # noqa: E402  (after the skip without PyTorch)
     Case,
+    KLCase,
+    assert_expand_agrees_with_torch,
     compare,
-    evaluate,
-    kl,
+    compare_kl,
+    evaluated,
     method_cases,
-    ours_and_theirs,
     uniform,
 )
 
 RNG = np.random.default_rng(31)
-F64 = plugrad.float64
-
-
-def t(values: Any, dtype: Any = F64) -> plugrad.Tensor:
-    return plugrad.tensor(values, dtype=dtype)
 
 
 def counts_summing_to(n: int, k: int, *shape: int) -> np.ndarray:
@@ -102,8 +99,7 @@ CASES: dict[str, Case] = {
 @pytest.mark.parametrize("backend", backends_under_test())
 @pytest.mark.parametrize(**method_cases(CASES))
 def test_agrees_with_torch(name: str, method: str, backend: str) -> None:
-    case = CASES[name]
-    compare(case, method, backend, case.value if method == "log_prob" else None)
+    compare(CASES[name], method, backend)
 
 
 @pytest.mark.parametrize("backend", backends_under_test())
@@ -113,9 +109,7 @@ def test_multinomial_entropy_agrees_with_torch_but_for_its_float32_log_factorial
 ) -> None:
     # PyTorch's takes lgamma(n + 1) of an int64 tensor, which it computes in float32: off
     # by up to about 1e-7 relative. Ours is exact (checked by enumeration below).
-    case = CASES[name]
-    arguments = (case.build, case.params, "entropy", None)
-    (ours, our_grads), (theirs, their_grads) = ours_and_theirs(backend, evaluate, *arguments)
+    (ours, our_grads), (theirs, their_grads) = evaluated(CASES[name], "entropy", backend)
     assert ours.shape == theirs.shape and ours.dtype == theirs.dtype
     np.testing.assert_allclose(ours, theirs, rtol=1e-7)
     for mine, reference in zip(our_grads, their_grads, strict=True):
@@ -137,7 +131,7 @@ def test_multinomial_entropy_is_the_sum_over_every_count_vector() -> None:
     assert ours == pytest.approx(entropy, rel=1e-13)
 
 
-KL_CASES: dict[str, tuple[Callable[..., Any], tuple[np.ndarray, ...]]] = {
+KL_CASES: dict[str, KLCase] = {
     "Poisson": (
         lambda D, a, b: (D.Poisson(a), D.Poisson(b)),
         (uniform(0.1, 5, 2, 3), uniform(0.1, 5, 3)),
@@ -168,15 +162,7 @@ KL_CASES: dict[str, tuple[Callable[..., Any], tuple[np.ndarray, ...]]] = {
 @pytest.mark.parametrize("backend", backends_under_test())
 @pytest.mark.parametrize("name", list(KL_CASES))
 def test_kl_divergence_agrees_with_torch(name: str, backend: str) -> None:
-    (ours, our_grads), (theirs, their_grads) = ours_and_theirs(backend, kl, *KL_CASES[name])
-    assert ours.shape == theirs.shape
-    assert ours.dtype == theirs.dtype
-    np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12)
-    for i, (mine, reference) in enumerate(zip(our_grads, their_grads, strict=True)):
-        if reference is None or not np.any(reference):
-            assert mine is None or not np.any(mine), i
-        else:
-            np.testing.assert_allclose(mine, reference, rtol=1e-9, atol=1e-12, err_msg=str(i))
+    compare_kl(KL_CASES[name], backend, name)
 
 
 def test_kl_of_a_binomial_with_fewer_trials_in_p_is_not_implemented_as_pytorchs() -> None:
@@ -222,20 +208,7 @@ def D_torch_poisson(rate: Any) -> Any:
     ids=["Poisson", "Binomial", "Binomial counts", "Multinomial"],
 )
 def test_expand_agrees_with_torch(build: Callable[..., Any], batch_shape: tuple[int, ...]) -> None:
-    array = RNG.normal(size=(1, 3))
-    ours = build(plugrad.distributions, plugrad.asarray(array)).expand(batch_shape)
-    theirs = build(torch.distributions, torch.tensor(array)).expand(batch_shape)
-    for lhs, rhs in (
-        (ours.batch_shape, theirs.batch_shape),
-        (ours.event_shape, theirs.event_shape),
-        (ours.sample((2,)).shape, theirs.sample((2,)).shape),
-    ):
-        assert tuple(lhs) == tuple(rhs)
-    value = theirs.sample((2,))
-    np.testing.assert_allclose(
-        ours.log_prob(plugrad.asarray(value.numpy())).numpy(), theirs.log_prob(value).numpy()
-    )
-    np.testing.assert_allclose(ours.mean.numpy(), theirs.mean.numpy())
+    assert_expand_agrees_with_torch(build, RNG.normal(size=(1, 3)), batch_shape, "mean")
 
 
 def test_enumerate_support_and_repr_agree_with_torch() -> None:
@@ -348,7 +321,7 @@ def test_multinomial_samples_have_the_moments_of_the_distribution() -> None:
     assert chi_square_z(draws[:, 0, 1], pmf_binomial(20, 0.2, np.arange(21))) < 4
 
 
-BUILDERS: dict[str, tuple[Callable[[], D.Distribution], tuple[int, ...], tuple[int, ...]]] = {
+BUILDERS: dict[str, Builder] = {
     "Poisson": (lambda: D.Poisson(t([0.0, 0.5, 12.0, 300.0])), (4,), ()),
     "Binomial": (lambda: D.Binomial(t([[3.0], [50.0]]), probs=t([0.1, 0.6, 0.95])), (2, 3), ()),
     "Multinomial": (lambda: D.Multinomial(7, logits=t([[0.0, 1.0, -1.0]])), (1,), (3,)),

@@ -26,10 +26,10 @@ torch = pytest.importorskip("torch")
 
 from .test_against_torch import (  # noqa: E402  (after the skip without PyTorch)
     Case,
-    evaluate,
-    kl,
+    KLCase,
+    compare,
+    compare_kl,
     method_cases,
-    ours_and_theirs,
     uniform,
 )
 
@@ -95,26 +95,7 @@ CASES: dict[str, Case] = {
 @pytest.mark.parametrize("backend", backends_under_test())
 @pytest.mark.parametrize(**method_cases(CASES))
 def test_agrees_with_torch(name: str, method: str, backend: str) -> None:
-    case = CASES[name]
-    argument = case.value if method == "log_prob" else None
-    arguments = (case.build, case.params, method, argument)
-    (ours, our_grads), (theirs, their_grads) = ours_and_theirs(backend, evaluate, *arguments)
-    assert ours.shape == theirs.shape and ours.dtype == theirs.dtype
-    np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12)
-    _same_gradients(our_grads, their_grads)
-
-
-def _same_gradients(ours: list[Any], theirs: list[Any]) -> None:
-    # Gradients through digamma use the trigamma function, PyTorch's off by up to 5e-10
-    # relative (plugrad's by 4e-16, against SciPy): hence 1e-8 rather than 1e-9, of the largest
-    # element where terms cancel.
-    for i, (mine, reference) in enumerate(zip(ours, theirs, strict=True)):
-        if reference is None or not np.any(reference):
-            assert mine is None or not np.any(mine), i
-            continue
-        assert mine is not None, i
-        scale = float(np.max(np.abs(reference)))
-        np.testing.assert_allclose(mine, reference, rtol=1e-8, atol=1e-8 * scale, err_msg=str(i))
+    compare(CASES[name], method, backend, through_trigamma=True)
 
 
 @pytest.mark.parametrize("backend", backends_under_test())
@@ -138,7 +119,7 @@ def test_gamma_and_chi2_cdf_agree_with_torch(backend: str) -> None:
         np.testing.assert_allclose(mine, theirs, rtol=1e-9, atol=1e-300)
 
 
-KL_CASES: dict[str, tuple[Any, tuple[np.ndarray, ...]]] = {
+KL_CASES: dict[str, KLCase] = {
     "Gamma-Gamma": (
         lambda D, a, b, c, d: (D.Gamma(a, b), D.Gamma(c, d)),
         (uniform(0.5, 3, 3), uniform(0.5, 2, 2, 1), uniform(0.5, 3, 2, 3), uniform(0.5, 2, 3)),
@@ -229,10 +210,7 @@ INFINITE_PAIRS = {
 @pytest.mark.parametrize("backend", backends_under_test())
 @pytest.mark.parametrize("name", list(KL_CASES))
 def test_kl_divergence_agrees_with_torch(name: str, backend: str) -> None:
-    (ours, our_grads), (theirs, their_grads) = ours_and_theirs(backend, kl, *KL_CASES[name])
-    assert ours.shape == theirs.shape
-    np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12)
-    _same_gradients(our_grads, their_grads)
+    compare_kl(KL_CASES[name], backend, name, through_trigamma=True)
 
 
 @pytest.mark.parametrize("name", list(INFINITE_PAIRS))

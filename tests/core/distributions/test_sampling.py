@@ -7,8 +7,6 @@ deterministic; tolerances are several standard errors of 20000 samples.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 import pytest
@@ -17,16 +15,11 @@ import plugrad
 from plugrad import distributions as D
 from plugrad.testing import backends_under_test
 
+from ._helpers import F64, Builder, assert_sample_shapes, leaf, t
+
 N = 20000
-F64 = plugrad.float64
 
-
-def t(values: Any) -> plugrad.Tensor:
-    return plugrad.tensor(values, dtype=F64)
-
-
-# name -> (build(), batch_shape, event_shape)
-BUILDERS: dict[str, tuple[Callable[[], D.Distribution], tuple[int, ...], tuple[int, ...]]] = {
+BUILDERS: dict[str, Builder] = {
     "Normal": (lambda: D.Normal(t([0.0, 1.0, -2.0]), t([[1.0], [0.5]])), (2, 3), ()),
     "LogNormal": (lambda: D.LogNormal(t([0.0, 0.3]), 0.4), (2,), ()),
     "Uniform": (lambda: D.Uniform(t([-1.0, 0.0]), t([1.0, 3.0])), (2,), ()),
@@ -50,16 +43,7 @@ BUILDERS: dict[str, tuple[Callable[[], D.Distribution], tuple[int, ...], tuple[i
 def test_sample_shapes(name: str, backend: str) -> None:
     build, batch, event = BUILDERS[name]
     with plugrad.use_backend(backend):
-        dist = build()
-        assert tuple(dist.batch_shape) == batch and tuple(dist.event_shape) == event
-        for sample_shape in [(), (5,), (2, 3)]:
-            x = dist.sample(sample_shape)
-            assert x.shape == sample_shape + batch + event
-            assert not x.requires_grad
-            assert x.device == dist.sample().device
-            if dist.has_rsample:
-                assert dist.rsample(sample_shape).shape == sample_shape + batch + event
-        dist.log_prob(dist.sample((4,)))  # samples lie in the support
+        assert_sample_shapes(build(), batch, event)
 
 
 @pytest.mark.parametrize("name", list(BUILDERS))
@@ -97,10 +81,6 @@ def test_python_number_parameters_take_the_default_dtype() -> None:
     assert dist.loc.dtype == plugrad.get_default_dtype()
     assert dist.sample((2,)).dtype == plugrad.get_default_dtype()
     assert D.Normal(t(0.0), 1.0).scale.dtype == F64
-
-
-def leaf(values: Any) -> plugrad.Tensor:
-    return plugrad.tensor(values, dtype=F64, requires_grad=True)
 
 
 @pytest.mark.parametrize("backend", backends_under_test())

@@ -25,13 +25,13 @@ from plugrad.testing import backends_under_test
 
 torch = pytest.importorskip("torch")
 
+from ._helpers import F64, Builder, assert_sample_shapes, t  # noqa: E402
 from .test_against_torch import (  # noqa: E402  (after the skip without PyTorch)
     Case,
+    KLCase,
     compare,
-    evaluate,
-    kl,
+    compare_kl,
     method_cases,
-    ours_and_theirs,
 )
 
 RNG = np.random.default_rng(37)
@@ -41,7 +41,6 @@ def uniform(low: float, high: float, *shape: int) -> np.ndarray:
     return RNG.uniform(low, high, shape)
 
 
-F64 = plugrad.float64
 UNIT = uniform(0.05, 0.95, 4, 2, 3)
 SIMPLEX = RNG.dirichlet([1.0, 2.0, 3.0, 2.0], size=(5, 2))
 CORR_CHOLESKY = (
@@ -247,13 +246,8 @@ CASES: dict[str, Case] = {
 @pytest.mark.parametrize("backend", backends_under_test())
 @pytest.mark.parametrize(**method_cases(CASES))
 def test_agrees_with_torch(name: str, method: str, backend: str) -> None:
-    case = CASES[name]
-    argument = {"log_prob": case.value, "cdf": case.value, "icdf": case.unit_value}.get(method)
-    if (name, method) in THROUGH_TRIGAMMA:
-        arguments = (case.build, case.params, method, argument)
-        assert_same_values_and_gradients(*ours_and_theirs(backend, evaluate, *arguments))
-    else:
-        compare(case, method, backend, argument)
+    through_trigamma = (name, method) in THROUGH_TRIGAMMA
+    compare(CASES[name], method, backend, through_trigamma=through_trigamma)
 
 
 #: Gradients through digamma: PyTorch's trigamma is off by up to 5e-10 relative.
@@ -330,7 +324,7 @@ def test_number_parameters_take_the_default_dtype_and_agree_with_torch(dtype: st
 
 # -- KL divergence ---------------------------------------------------------------------------
 
-KL_CASES: dict[str, tuple[Callable[..., Any], tuple[np.ndarray, ...]]] = {
+KL_CASES: dict[str, KLCase] = {
     "Cauchy-Cauchy": (
         lambda D, a, b, c, d: (D.Cauchy(a, b), D.Cauchy(c, d)),
         (RNG.normal(size=3), uniform(0.5, 2, 2, 1), RNG.normal(size=(2, 3)), uniform(0.5, 2, 3)),
@@ -488,24 +482,10 @@ INFINITE_PAIRS: dict[str, Callable[..., Any]] = {
 }
 
 
-def assert_same_values_and_gradients(ours: Any, theirs: Any) -> None:
-    (value, grads), (expected, expected_grads) = ours, theirs
-    assert value.shape == expected.shape and value.dtype == expected.dtype
-    np.testing.assert_allclose(value, expected, rtol=1e-10, atol=1e-12)
-    for i, (mine, reference) in enumerate(zip(grads, expected_grads, strict=True)):
-        if reference is None or not np.any(reference):
-            assert mine is None or not np.any(mine), i
-            continue
-        # Gradients through digamma use the trigamma function, PyTorch's off by up to 5e-10
-        # relative: 1e-8 of the largest element, where terms cancel.
-        scale = float(np.max(np.abs(reference)))
-        np.testing.assert_allclose(mine, reference, rtol=1e-8, atol=1e-8 * scale, err_msg=str(i))
-
-
 @pytest.mark.parametrize("backend", backends_under_test())
 @pytest.mark.parametrize("name", list(KL_CASES))
 def test_kl_divergence_agrees_with_torch(name: str, backend: str) -> None:
-    assert_same_values_and_gradients(*ours_and_theirs(backend, kl, *KL_CASES[name]))
+    compare_kl(KL_CASES[name], backend, name, through_trigamma=True)
 
 
 @pytest.mark.parametrize("name", list(INFINITE_PAIRS))
@@ -553,12 +533,7 @@ def test_kl_between_continuous_bernoulli_and_uniform_is_finite_where_supports_ag
 N = 20000
 
 
-def t(values: Any) -> plugrad.Tensor:
-    return plugrad.tensor(values, dtype=F64)
-
-
-# name -> (build(), batch_shape, event_shape)
-BUILDERS: dict[str, tuple[Callable[[], Any], tuple[int, ...], tuple[int, ...]]] = {
+BUILDERS: dict[str, Builder] = {
     "Cauchy": (lambda: D.Cauchy(t([0.0, 2.0]), t([1.0, 0.5])), (2,), ()),
     "HalfCauchy": (lambda: D.HalfCauchy(t([1.0, 3.0])), (2,), ()),
     "HalfNormal": (lambda: D.HalfNormal(t([1.0, 0.5])), (2,), ()),
@@ -606,12 +581,8 @@ def test_sample_shapes(name: str, backend: str) -> None:
     build, batch, event = BUILDERS[name]
     with plugrad.use_backend(backend):
         dist = build()
-        assert tuple(dist.batch_shape) == batch and tuple(dist.event_shape) == event
-        for sample_shape in [(), (5,), (2, 3)]:
-            x = dist.sample(sample_shape)
-            assert x.shape == sample_shape + batch + event and not x.requires_grad
-            assert dist.rsample(sample_shape).shape == sample_shape + batch + event
-        dist.log_prob(dist.sample((4,)))  # samples lie in the support
+        assert dist.has_rsample
+        assert_sample_shapes(dist, batch, event)
 
 
 def test_manual_seed_makes_sampling_reproducible() -> None:

@@ -18,9 +18,7 @@ from plugrad import distributions as D
 from plugrad.errors import ArgumentError, InvalidArgumentError, ShapeError
 from plugrad.testing import backends_under_test
 
-
-def t(values: object) -> plugrad.Tensor:
-    return plugrad.tensor(values, dtype=plugrad.float64)
+from ._helpers import t
 
 
 @pytest.mark.parametrize("backend", backends_under_test())

@@ -16,9 +16,8 @@ torch = pytest.importorskip("torch")
 
 from .test_against_torch import (  # noqa: E402  (after the skip without PyTorch)
     Case,
-    evaluate,
+    evaluated,
     method_cases,
-    ours_and_theirs,
 )
 
 RNG = np.random.default_rng(41)
@@ -44,10 +43,7 @@ def test_agrees_with_torch(name: str, method: str, backend: str) -> None:
     # PyTorch's log I0 and I1 / I0 are polynomial fits, off by up to 3e-8 relative (plugrad's
     # i0e by 4e-16 from SciPy's, checked below), and 1 - I1/I0 loses digits to cancellation:
     # values are compared to 1e-6, gradients to 1e-5.
-    case = CASES[name]
-    argument = case.value if method == "log_prob" else None
-    arguments = (case.build, case.params, method, argument)
-    (ours, our_grads), (theirs, their_grads) = ours_and_theirs(backend, evaluate, *arguments)
+    (ours, our_grads), (theirs, their_grads) = evaluated(CASES[name], method, backend)
     np.testing.assert_allclose(ours, theirs, rtol=1e-6, atol=1e-6)
     for mine, reference in zip(our_grads, their_grads, strict=True):
         if reference is not None and np.any(reference):
