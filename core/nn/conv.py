@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
 
 from ..errors import InvalidArgumentError, ShapeError
 from ..tensor import Tensor
@@ -146,6 +146,87 @@ class _ConvNd(Module):
         return text
 
 
+_Layer = TypeVar("_Layer", bound=type[_ConvNd])
+
+#: For each number of axes: the input's spatial axes, a kernel's, a tuple of ints, and the
+#: spatial sizes of the examples' input.
+_AXES = {
+    1: ("L", "k", "(int,)", (5,)),
+    2: ("H, W", "kh, kw", "(int, int)", (4, 4)),
+    3: ("D, H, W", "kd, kh, kw", "(int, int, int)", (2, 3, 4)),
+}
+
+_CONV_DOC = """Convolve ``(N, C_in, {spatial})`` input with ``out_channels`` learned kernels.
+
+    Arguments and initialization are PyTorch's: the weight
+    ``(out_channels, in_channels / groups, {kernel})`` and the bias are drawn from
+    ``U(-1/sqrt(fan_in), 1/sqrt(fan_in))``, ``fan_in = in_channels / groups * {fan}``,
+    by plugrad's random generators. See :func:`plugrad.nn.functional.conv{nd}d`.
+
+    Parameters
+    ----------
+    in_channels, out_channels : int
+    kernel_size, stride, dilation : int or {ints}
+    padding : int, {ints}, "valid" or "same"
+    groups : int
+        Must divide both channel counts.
+    bias : bool
+    padding_mode : {{"zeros", "reflect", "replicate", "circular"}}
+        How the input is padded (see :func:`plugrad.nn.functional.pad`).
+    device, dtype, backend
+        Where and of what dtype the parameters are made.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> conv = plugrad.nn.{name}(2, 4, kernel_size=3, padding=1)
+    >>> conv
+    {name}(2, 4, kernel_size={threes}, stride={ones}, padding={ones})
+    >>> conv(plugrad.ones({input})).shape
+    {output}
+    """
+
+_TRANSPOSED_DOC = """Transposed convolution of ``(N, C_in, {spatial})`` input with learned kernels.
+
+    The gradient of a :class:`Conv{nd}d` for its input (an upsampling layer); the
+    weight is ``(in_channels, out_channels / groups, {kernel})``, initialized as
+    PyTorch does. ``forward(input, output_size=None)`` accepts the wanted output
+    size in place of ``output_padding``. See
+    :func:`plugrad.nn.functional.conv_transpose{nd}d`.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> up = plugrad.nn.{name}(4, 2, kernel_size=2, stride=2)
+    >>> up
+    {name}(4, 2, kernel_size={twos}, stride={twos})
+    >>> up(plugrad.ones({input})).shape
+    {output}
+    >>> up(plugrad.ones({input}), output_size={wanted}).shape
+    {reached}
+    """
+
+
+def _documented(layer: _Layer) -> _Layer:
+    """Give a convolution its docstring, with the shapes of its number of axes."""
+    nd = layer._nd
+    spatial, kernel, ints, sizes = _AXES[nd]
+    words = dict(name=layer.__name__, nd=nd, spatial=spatial, kernel=kernel, ints=ints)
+    if layer.transposed:
+        doubled = tuple(2 * size for size in sizes)
+        wanted = tuple(size + 1 for size in doubled)
+        layer.__doc__ = _TRANSPOSED_DOC.format(
+            **words, twos=(2,) * nd, input=(1, 4, *sizes), output=(1, 2, *doubled),
+            wanted=wanted, reached=(1, 2, *wanted),
+        )  # fmt: skip
+    else:
+        layer.__doc__ = _CONV_DOC.format(
+            **words, fan=kernel.replace(", ", " * "), threes=(3,) * nd, ones=(1,) * nd,
+            input=(1, 2, *sizes), output=(1, 4, *sizes),
+        )  # fmt: skip
+    return layer
+
+
 class _ConvForwardNd(_ConvNd):
     """``Conv1d``, ``Conv2d`` and ``Conv3d``: PyTorch's constructor, and ``_conv`` of the
     padded input."""
@@ -176,109 +257,20 @@ class _ConvForwardNd(_ConvNd):
         )
 
 
+@_documented
 class Conv1d(_ConvForwardNd):
-    """Convolve ``(N, C_in, L)`` input with ``out_channels`` learned kernels.
-
-    Arguments and initialization are PyTorch's: the weight
-    ``(out_channels, in_channels / groups, k)`` and the bias are drawn from
-    ``U(-1/sqrt(fan_in), 1/sqrt(fan_in))``, ``fan_in = in_channels / groups * k``,
-    by plugrad's random generators. See :func:`plugrad.nn.functional.conv1d`.
-
-    Parameters
-    ----------
-    in_channels, out_channels : int
-    kernel_size, stride, dilation : int or (int,)
-    padding : int, (int,), "valid" or "same"
-    groups : int
-        Must divide both channel counts.
-    bias : bool
-    padding_mode : {"zeros", "reflect", "replicate", "circular"}
-        How the input is padded (see :func:`plugrad.nn.functional.pad`).
-    device, dtype, backend
-        Where and of what dtype the parameters are made.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> conv = plugrad.nn.Conv1d(4, 8, kernel_size=3, padding=1)
-    >>> conv
-    Conv1d(4, 8, kernel_size=(3,), stride=(1,), padding=(1,))
-    >>> conv(plugrad.ones((2, 4, 10))).shape
-    (2, 8, 10)
-    """
-
     _nd = 1
     _conv = F.conv1d
 
 
+@_documented
 class Conv2d(_ConvForwardNd):
-    """Convolve ``(N, C_in, H, W)`` input with ``out_channels`` learned kernels.
-
-    Arguments and initialization are PyTorch's: the weight
-    ``(out_channels, in_channels / groups, kh, kw)`` and the bias are drawn
-    from ``U(-1/sqrt(fan_in), 1/sqrt(fan_in))``, ``fan_in = in_channels / groups * kh * kw``,
-    by plugrad's random generators. See :func:`plugrad.nn.functional.conv2d`.
-
-    Parameters
-    ----------
-    in_channels, out_channels : int
-    kernel_size : int or (int, int)
-    stride, dilation : int or (int, int)
-    padding : int, (int, int), "valid" or "same"
-    groups : int
-        Must divide both channel counts.
-    bias : bool
-    padding_mode : {"zeros", "reflect", "replicate", "circular"}
-        How the input is padded (see :func:`plugrad.nn.functional.pad`).
-    device, dtype, backend
-        Where and of what dtype the parameters are made.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> conv = plugrad.nn.Conv2d(3, 8, kernel_size=3, padding=1)
-    >>> conv
-    Conv2d(3, 8, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1))
-    >>> conv(plugrad.ones((2, 3, 16, 16))).shape
-    (2, 8, 16, 16)
-    """
-
     _nd = 2
     _conv = F.conv2d
 
 
+@_documented
 class Conv3d(_ConvForwardNd):
-    """Convolve ``(N, C_in, D, H, W)`` input with ``out_channels`` learned kernels.
-
-    Arguments and initialization are PyTorch's: the weight
-    ``(out_channels, in_channels / groups, kd, kh, kw)`` and the bias are drawn
-    from ``U(-1/sqrt(fan_in), 1/sqrt(fan_in))``, ``fan_in = in_channels / groups * kd * kh * kw``.
-    See :func:`plugrad.nn.functional.conv3d`.
-
-    Parameters
-    ----------
-    in_channels, out_channels : int
-    kernel_size : int or (int, int, int)
-    stride, dilation : int or (int, int, int)
-    padding : int, (int, int, int), "valid" or "same"
-    groups : int
-        Must divide both channel counts.
-    bias : bool
-    padding_mode : {"zeros", "reflect", "replicate", "circular"}
-        How the input is padded (see :func:`plugrad.nn.functional.pad`).
-    device, dtype, backend
-        Where and of what dtype the parameters are made.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> conv = plugrad.nn.Conv3d(2, 4, kernel_size=3, padding=1)
-    >>> conv
-    Conv3d(2, 4, kernel_size=(3, 3, 3), stride=(1, 1, 1), padding=(1, 1, 1))
-    >>> conv(plugrad.ones((1, 2, 5, 6, 7))).shape
-    (1, 4, 5, 6, 7)
-    """
-
     _nd = 3
     _conv = F.conv3d
 
@@ -344,70 +336,19 @@ class _ConvTransposeNd(_ConvNd):
         return tuple(wanted - low for wanted, low in zip(size, smallest))
 
 
+@_documented
 class ConvTranspose1d(_ConvTransposeNd):
-    """Transposed convolution of ``(N, C_in, L)`` input with learned kernels.
-
-    The gradient of a :class:`Conv1d` for its input; the weight is
-    ``(in_channels, out_channels / groups, k)``, initialized as PyTorch does.
-    ``forward(input, output_size=None)`` accepts the wanted output length in
-    place of ``output_padding``. See :func:`plugrad.nn.functional.conv_transpose1d`.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> up = plugrad.nn.ConvTranspose1d(4, 2, kernel_size=3, stride=2, output_padding=1)
-    >>> up
-    ConvTranspose1d(4, 2, kernel_size=(3,), stride=(2,), output_padding=(1,))
-    >>> up(plugrad.ones((1, 4, 5))).shape
-    (1, 2, 12)
-    """
-
     _nd = 1
     _conv = F.conv_transpose1d
 
 
+@_documented
 class ConvTranspose2d(_ConvTransposeNd):
-    """Transposed convolution of ``(N, C_in, H, W)`` input with learned kernels.
-
-    The gradient of a :class:`Conv2d` for its input (an upsampling layer); the
-    weight is ``(in_channels, out_channels / groups, kh, kw)``, initialized as
-    PyTorch does. ``forward(input, output_size=None)`` accepts the wanted
-    output size in place of ``output_padding``. See
-    :func:`plugrad.nn.functional.conv_transpose2d`.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> up = plugrad.nn.ConvTranspose2d(8, 3, kernel_size=2, stride=2)
-    >>> up
-    ConvTranspose2d(8, 3, kernel_size=(2, 2), stride=(2, 2))
-    >>> up(plugrad.ones((1, 8, 4, 4))).shape
-    (1, 3, 8, 8)
-    >>> up(plugrad.ones((1, 8, 4, 4)), output_size=(9, 9)).shape
-    (1, 3, 9, 9)
-    """
-
     _nd = 2
     _conv = F.conv_transpose2d
 
 
+@_documented
 class ConvTranspose3d(_ConvTransposeNd):
-    """Transposed convolution of ``(N, C_in, D, H, W)`` input with learned kernels.
-
-    The gradient of a :class:`Conv3d` for its input; the weight is
-    ``(in_channels, out_channels / groups, kd, kh, kw)``, initialized as PyTorch
-    does. ``forward(input, output_size=None)`` accepts the wanted output size in
-    place of ``output_padding``. See :func:`plugrad.nn.functional.conv_transpose3d`.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> up = plugrad.nn.ConvTranspose3d(4, 2, kernel_size=2, stride=2)
-    >>> up
-    ConvTranspose3d(4, 2, kernel_size=(2, 2, 2), stride=(2, 2, 2))
-    >>> up(plugrad.ones((1, 4, 2, 3, 4))).shape
-    (1, 2, 4, 6, 8)
-    """
-
     _nd = 3
     _conv = F.conv_transpose3d

@@ -248,6 +248,13 @@ def _check_reduction(function: str, reduction: str) -> None:
         )
 
 
+def _check_loss(function: str, reduction: str, **tensors: Any) -> None:
+    """Check a loss's ``reduction``, then that each of ``tensors`` (by name) is a Tensor."""
+    _check_reduction(function, reduction)
+    for name, value in tensors.items():
+        _check_tensor(name, function, value)
+
+
 def _reduce(loss: Tensor, reduction: str) -> Tensor:
     if reduction == "mean":
         return _ops.mean(loss)
@@ -426,6 +433,24 @@ def _rounded_once(function: Callable[[Tensor], Tensor], input: Tensor) -> Tensor
     return _ops.astype(function(_ops.astype(input, _dtypes.float32)), _dtypes.float16)
 
 
+def _activation(
+    function: Callable[..., Tensor],
+    input: Tensor,
+    inplace: bool,
+    formula: Callable[[Tensor], Tensor],
+    *settings: Any,
+) -> Tensor:
+    """``formula(input)``, the value of ``function(input, *settings)``: ``input`` holds it with
+    ``inplace``, and a float16 ``input`` has it computed in float32 and rounded once."""
+    name = function.__name__
+    _check_tensor("input", name, input)
+    if inplace:
+        return apply_inplace(input, function, *settings, name=f"{name}(inplace=True)")
+    if input.dtype is _dtypes.float16:
+        return _rounded_once(formula, input)
+    return formula(input)
+
+
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """Sigmoid linear unit ``input * sigmoid(input)`` (also called swish).
 
@@ -436,12 +461,7 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
     >>> F.silu(plugrad.tensor([0.0, 1.0]))
     tensor([0.0000, 0.7311])
     """
-    _check_tensor("input", "silu", input)
-    if inplace:
-        return apply_inplace(input, silu, name="silu(inplace=True)")
-    if input.dtype is _dtypes.float16:
-        return _rounded_once(silu, input)
-    return input * _ops.sigmoid(input)
+    return _activation(silu, input, inplace, lambda x: x * _ops.sigmoid(x))
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
@@ -515,16 +535,15 @@ def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     >>> F.elu(plugrad.tensor([-1.0, 2.0]))
     tensor([-0.6321,  2.0000])
     """
-    _check_tensor("input", "elu", input)
-    if inplace:
-        return apply_inplace(input, elu, alpha, name="elu(inplace=True)")
-    # NOTE: expm1 of the non-positive part only: a large positive input would overflow
-    # exp in the branch where() discards, and its gradient would be 0 * inf = nan. Not
-    # minimum(input, 0), whose gradient at the tie 0 is halved.
-    if input.dtype is _dtypes.float16:
-        return _rounded_once(lambda wide: elu(wide, alpha), input)
-    negative = _ops.where(input > 0, 0.0, input)
-    return _ops.where(input > 0, input, alpha * _ops.expm1(negative))
+
+    def formula(x: Tensor) -> Tensor:
+        # NOTE: expm1 of the non-positive part only: a large positive input would overflow
+        # exp in the branch where() discards, and its gradient would be 0 * inf = nan. Not
+        # minimum(x, 0), whose gradient at the tie 0 is halved.
+        negative = _ops.where(x > 0, 0.0, x)
+        return _ops.where(x > 0, x, alpha * _ops.expm1(negative))
+
+    return _activation(elu, input, inplace, formula, alpha)
 
 
 def relu_(input: Tensor) -> Tensor:
@@ -685,12 +704,7 @@ def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     >>> F.hardswish(plugrad.tensor([-4.0, 1.0, 4.0]))
     tensor([-0.0000, 0.6667, 4.0000])
     """
-    _check_tensor("input", "hardswish", input)
-    if inplace:
-        return apply_inplace(input, hardswish, name="hardswish(inplace=True)")
-    if input.dtype is _dtypes.float16:
-        return _rounded_once(hardswish, input)
-    return input * hardsigmoid(input)
+    return _activation(hardswish, input, inplace, lambda x: x * hardsigmoid(x))
 
 
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
@@ -703,12 +717,7 @@ def mish(input: Tensor, inplace: bool = False) -> Tensor:
     >>> F.mish(plugrad.tensor([0.0, 1.0]))
     tensor([0.0000, 0.8651])
     """
-    _check_tensor("input", "mish", input)
-    if inplace:
-        return apply_inplace(input, mish, name="mish(inplace=True)")
-    if input.dtype is _dtypes.float16:
-        return _rounded_once(mish, input)
-    return input * _ops.tanh(softplus(input))
+    return _activation(mish, input, inplace, lambda x: x * _ops.tanh(softplus(x)))
 
 
 #: The constants of SELU (self-normalizing networks): ``scale * elu(x, alpha)``.
@@ -726,12 +735,7 @@ def selu(input: Tensor, inplace: bool = False) -> Tensor:
     >>> F.selu(plugrad.tensor([-1.0, 1.0]))
     tensor([-1.1113,  1.0507])
     """
-    _check_tensor("input", "selu", input)
-    if inplace:
-        return apply_inplace(input, selu, name="selu(inplace=True)")
-    if input.dtype is _dtypes.float16:
-        return _rounded_once(selu, input)
-    return elu(input, SELU_ALPHA) * SELU_SCALE
+    return _activation(selu, input, inplace, lambda x: elu(x, SELU_ALPHA) * SELU_SCALE)
 
 
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
@@ -747,12 +751,12 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     _check_tensor("input", "celu", input)
     if alpha == 0:
         raise ValueError("celu(): alpha must not be 0 (it divides the input)")
-    if inplace:
-        return apply_inplace(input, celu, alpha, name="celu(inplace=True)")
-    if input.dtype is _dtypes.float16:
-        return _rounded_once(lambda wide: celu(wide, alpha), input)
-    negative = _ops.where(input > 0, 0.0, input)
-    return _ops.where(input > 0, input, alpha * _ops.expm1(negative / alpha))
+
+    def formula(x: Tensor) -> Tensor:
+        negative = _ops.where(x > 0, 0.0, x)
+        return _ops.where(x > 0, x, alpha * _ops.expm1(negative / alpha))
+
+    return _activation(celu, input, inplace, formula, alpha)
 
 
 @takes_out
@@ -1303,9 +1307,7 @@ def cross_entropy(
     >>> F.cross_entropy(logits, plugrad.tensor([1, -100]), reduction="none")
     tensor([0.4644, 0.0000])
     """
-    _check_reduction("cross_entropy", reduction)
-    _check_tensor("input", "cross_entropy", input)
-    _check_tensor("target", "cross_entropy", target)
+    _check_loss("cross_entropy", reduction, input=input, target=target)
     if not isinstance(label_smoothing, (int, float)) or not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(
             f"cross_entropy(): label_smoothing must be in [0, 1], got {label_smoothing!r}"
@@ -1941,29 +1943,38 @@ def _pooled_length(size: int, kernel: int, step: int, pad: int, dil: int, ceil_m
 def _pool_arguments(
     function: str,
     input: Tensor,
-    kernel_size: IntPair,
-    stride: IntPair | tuple[()] | None,
-    padding: IntPair,
-    dilation: IntPair,
+    kernel_size: Any,
+    stride: Any,
+    padding: Any,
+    dilation: Any,
     ceil_mode: bool = False,
-) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int], tuple[int, int]]:
-    _check_spatial(function, _check_tensor("input", function, input), 2)
-    kernel = _pool_pair(function, "kernel_size", kernel_size, 1)
+    nd: int = 2,
+) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    """The kernel, stride, padding and dilation of a pooling over the last ``nd`` (2 or 3)
+    axes, checked as PyTorch's."""
+    _check_spatial(function, _check_tensor("input", function, input), nd)
+
+    def geometry(name: str, value: Any, minimum: int) -> tuple[int, ...]:
+        if nd == 2:
+            return _pool_pair(function, name, value, minimum)
+        return _ntuple(function, name, value, nd, minimum, one_for_all=True, error=ValueError)
+
+    kernel = geometry("kernel_size", kernel_size, 1)
     no_stride = stride is None or (isinstance(stride, tuple | list) and not stride)
-    step = kernel if no_stride else _pool_pair(function, "stride", stride, 1)
-    pad = _pool_pair(function, "padding", padding, 0)
-    dil = _pool_pair(function, "dilation", dilation, 1)
-    for p, k in zip(pad, kernel):
-        if p > k // 2:  # PyTorch's bound, of the kernel without its dilation
-            raise ValueError(
-                f"{function}(): padding {pad} must be at most half the kernel size {kernel}, "
-                "as in PyTorch"
-            )
-    for size, p, k, st, d in zip(input.shape[-2:], pad, kernel, step, dil):
+    step = kernel if no_stride else geometry("stride", stride, 1)
+    pad = geometry("padding", padding, 0)
+    dil = geometry("dilation", dilation, 1)
+    # PyTorch's bound, of the kernel without its dilation
+    if any(p > k // 2 for p, k in zip(pad, kernel)):
+        raise ValueError(
+            f"{function}(): padding {pad} must be at most half the kernel size {kernel}, "
+            "as in PyTorch"
+        )
+    spatial = tuple(input.shape[-nd:])
+    for size, p, k, st, d in zip(spatial, pad, kernel, step, dil):
         if _pooled_length(size, k, st, p, d, ceil_mode) < 1:
             raise ShapeError(
-                f"{function}(): the padded input {tuple(input.shape[-2:])} is smaller than the "
-                f"kernel {kernel}"
+                f"{function}(): the padded input {spatial} is smaller than the kernel {kernel}"
             )
     return kernel, step, pad, dil
 
@@ -2685,10 +2696,7 @@ def margin_ranking_loss(
     >>> F.margin_ranking_loss(x1, x2, plugrad.tensor([1.0, 1.0]), reduction="none")
     tensor([1., 0.])
     """
-    _check_reduction("margin_ranking_loss", reduction)
-    tensors = {"input1": input1, "input2": input2, "target": target}
-    for name, value in tensors.items():
-        _check_tensor(name, "margin_ranking_loss", value)
+    _check_loss("margin_ranking_loss", reduction, input1=input1, input2=input2, target=target)
     if not input1.ndim == input2.ndim == target.ndim:
         raise ShapeError(
             "margin_ranking_loss(): input1, input2 and target must have the same number of dims, "
@@ -2715,9 +2723,7 @@ def hinge_embedding_loss(
     >>> F.hinge_embedding_loss(distance, target, reduction="none")
     tensor([0.3000, 0.7000])
     """
-    _check_reduction("hinge_embedding_loss", reduction)
-    _check_tensor("input", "hinge_embedding_loss", input)
-    _check_tensor("target", "hinge_embedding_loss", target)
+    _check_loss("hinge_embedding_loss", reduction, input=input, target=target)
     _broadcast_shape("hinge_embedding_loss", input, target)
     # As in PyTorch, a target that is neither 1 nor -1 takes both terms.
     apart = _ops.where(target != 1, _clamp_min_zero(margin - input), 0.0)
@@ -2760,9 +2766,7 @@ def cosine_embedding_loss(
     >>> F.cosine_embedding_loss(a, b, plugrad.tensor([1.0, -1.0]), reduction="none")
     tensor([0.2929, 0.7071])
     """
-    _check_reduction("cosine_embedding_loss", reduction)
-    for name, value in (("input1", input1), ("input2", input2), ("target", target)):
-        _check_tensor(name, "cosine_embedding_loss", value)
+    _check_loss("cosine_embedding_loss", reduction, input1=input1, input2=input2, target=target)
     if target.ndim not in (0, 1) or not input1.ndim == input2.ndim == target.ndim + 1:
         raise ShapeError(
             "cosine_embedding_loss(): takes (N, D) inputs with an (N,) target, or (D,) inputs "
@@ -2790,9 +2794,7 @@ def _triplet_loss(
     reduction: str,
 ) -> Tensor:
     """``max(0, margin + distance(anchor, positive) - distance(anchor, negative))``, checked."""
-    _check_reduction(function, reduction)
-    for name, value in (("anchor", anchor), ("positive", positive), ("negative", negative)):
-        _check_tensor(name, function, value)
+    _check_loss(function, reduction, anchor=anchor, positive=positive, negative=negative)
     if margin <= 0:
         raise ValueError(f"{function}(): margin must be > 0, got {margin!r}")
     if not anchor.ndim == positive.ndim == negative.ndim:
@@ -2891,9 +2893,7 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, reduction: str = "mean
     tensor(0.8500)
     """
     function = "multilabel_margin_loss"
-    _check_reduction(function, reduction)
-    _check_tensor("input", function, input)
-    _check_tensor("target", function, target)
+    _check_loss(function, reduction, input=input, target=target)
     if input.ndim not in (1, 2) or target.shape != input.shape or input.shape[-1] == 0:
         raise ShapeError(
             f"{function}(): input must be non-empty (C,) or (N, C) and target of its shape, "
@@ -2951,9 +2951,7 @@ def poisson_nll_loss(
     >>> F.poisson_nll_loss(plugrad.tensor([0.0, 1.0]), plugrad.tensor([1.0, 3.0]), reduction="none")
     tensor([ 1.0000, -0.2817])
     """
-    _check_reduction("poisson_nll_loss", reduction)
-    _check_tensor("input", "poisson_nll_loss", input)
-    _check_tensor("target", "poisson_nll_loss", target)
+    _check_loss("poisson_nll_loss", reduction, input=input, target=target)
     _broadcast_shape("poisson_nll_loss", input, target)
     if log_input:
         loss = _ops.exp(input) - target * input
@@ -2993,9 +2991,7 @@ def gaussian_nll_loss(
     >>> F.gaussian_nll_loss(mean, target, plugrad.tensor([1.0, 2.0]))
     tensor(0.4233)
     """
-    _check_reduction("gaussian_nll_loss", reduction)
-    _check_tensor("input", "gaussian_nll_loss", input)
-    _check_tensor("target", "gaussian_nll_loss", target)
+    _check_loss("gaussian_nll_loss", reduction, input=input, target=target)
     if not isinstance(var, Tensor) and isinstance(var, (int, float)) and var < 0:
         raise ValueError(f"gaussian_nll_loss(): var must be >= 0, got {var!r}")
     if not isinstance(var, Tensor) and isinstance(var, (int, float)):
@@ -3044,9 +3040,7 @@ def multilabel_soft_margin_loss(
     >>> F.multilabel_soft_margin_loss(plugrad.tensor([[0.0, 2.0]]), plugrad.tensor([[1.0, 0.0]]))
     tensor(1.4100)
     """
-    _check_reduction("multilabel_soft_margin_loss", reduction)
-    _check_tensor("input", "multilabel_soft_margin_loss", input)
-    _check_tensor("target", "multilabel_soft_margin_loss", target)
+    _check_loss("multilabel_soft_margin_loss", reduction, input=input, target=target)
     if input.ndim == 0:
         raise ShapeError(
             "multilabel_soft_margin_loss(): input must have a class dim, got a 0-d one"
@@ -3086,9 +3080,7 @@ def multi_margin_loss(
     >>> F.multi_margin_loss(plugrad.tensor([[0.1, 0.2, 0.4, 0.8]]), plugrad.tensor([3]))
     tensor(0.3250)
     """
-    _check_reduction("multi_margin_loss", reduction)
-    _check_tensor("input", "multi_margin_loss", input)
-    _check_tensor("target", "multi_margin_loss", target)
+    _check_loss("multi_margin_loss", reduction, input=input, target=target)
     if p not in (1, 2):
         raise ValueError(f"multi_margin_loss(): p must be 1 or 2, got {p!r}")
     if weight is not None and _check_tensor("weight", "multi_margin_loss", weight).ndim != 1:
@@ -3888,39 +3880,6 @@ def conv_transpose3d(
 # -- 3-D pooling: 2-D pooling of each depth, then along the depth --------------------------
 
 
-def _pool3d_arguments(
-    function: str,
-    input: Tensor,
-    kernel_size: Any,
-    stride: Any,
-    padding: Any,
-    dilation: Any,
-    ceil_mode: bool,
-) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
-    """The kernel, stride, padding and dilation of a 3-D pooling, checked as PyTorch's."""
-    _check_spatial(function, _check_tensor("input", function, input), 3)
-
-    def triple(name: str, value: Any, minimum: int) -> tuple[int, ...]:
-        return _ntuple(function, name, value, 3, minimum, one_for_all=True, error=ValueError)
-
-    kernel = triple("kernel_size", kernel_size, 1)
-    no_stride = stride is None or (isinstance(stride, tuple | list) and not stride)
-    step = kernel if no_stride else triple("stride", stride, 1)
-    pad, dil = triple("padding", padding, 0), triple("dilation", dilation, 1)
-    if any(p > k // 2 for p, k in zip(pad, kernel)):  # PyTorch's bound, as for 2-D
-        raise ValueError(
-            f"{function}(): padding {pad} must be at most half the kernel size {kernel}, "
-            "as in PyTorch"
-        )
-    for size, p, k, st, d in zip(input.shape[-3:], pad, kernel, step, dil):
-        if _pooled_length(size, k, st, p, d, ceil_mode) < 1:
-            raise ShapeError(
-                f"{function}(): the padded input {tuple(input.shape[-3:])} is smaller than the "
-                f"kernel {kernel}"
-            )
-    return kernel, step, pad, dil
-
-
 def _hw(values: Sequence[int]) -> tuple[int, int]:
     """The height and width entries of a 3-D pooling's ``(depth, height, width)``."""
     return (values[-2], values[-1])
@@ -3984,8 +3943,8 @@ def max_pool3d(
     tensor([[21., 23.],
             [29., 31.]])
     """
-    kernel, step, pad, dil = _pool3d_arguments(
-        "max_pool3d", input, kernel_size, stride, padding, dilation, ceil_mode
+    kernel, step, pad, dil = _pool_arguments(
+        "max_pool3d", input, kernel_size, stride, padding, dilation, ceil_mode, nd=3
     )
     if input.dtype.kind == "bool":
         raise DtypeError("max_pool3d(): takes numbers, got a bool tensor")
@@ -4048,8 +4007,8 @@ def avg_pool3d(
     tensor([[0.1250, 0.1250],
             [0.1250, 0.1250]])
     """
-    kernel, step, pad, _ = _pool3d_arguments(
-        "avg_pool3d", input, kernel_size, stride, padding, 1, ceil_mode
+    kernel, step, pad, _ = _pool_arguments(
+        "avg_pool3d", input, kernel_size, stride, padding, 1, ceil_mode, nd=3
     )
     _check_divisor("avg_pool3d", divisor_override)
     if input.dtype.kind == "bool":

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from ..tensor import Tensor
 from . import functional as F
@@ -52,24 +52,24 @@ class _Loss(Module):
         self.reduction = reduction
 
 
-class _PlainLoss(_Loss):
-    """A loss with no setting but ``reduction``: ``_function`` of :mod:`plugrad.nn.functional`."""
+class _FunctionLoss(_Loss):
+    """A loss whose ``forward`` passes its inputs to :meth:`_apply`: ``_function`` of
+    :mod:`plugrad.nn.functional`, with ``reduction=`` and ``name=value`` for each attribute
+    named in ``_settings``."""
 
     _function: ClassVar[Callable[..., Tensor]]
+    _settings: ClassVar[tuple[str, ...]] = ()
 
-    def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return type(self)._function(input, target, reduction=self.reduction)
-
-
-class _KeywordLoss(_Loss):
-    """``_function(input, target, reduction=..., name=value)`` for each setting in ``_settings``."""
-
-    _function: ClassVar[Callable[..., Tensor]]
-    _settings: ClassVar[tuple[str, ...]]
-
-    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+    def _apply(self, *inputs: Any) -> Tensor:
         settings = {name: getattr(self, name) for name in self._settings}
-        return type(self)._function(input, target, reduction=self.reduction, **settings)
+        return type(self)._function(*inputs, reduction=self.reduction, **settings)
+
+
+class _InputTargetLoss(_FunctionLoss):
+    """A loss of an ``input`` and a ``target``."""
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return self._apply(input, target)
 
 
 class _WeightedLoss(_Loss):
@@ -86,7 +86,7 @@ class _WeightedLoss(_Loss):
         return type(self)._function(input, target, self.weight, reduction=self.reduction)
 
 
-class MSELoss(_PlainLoss):
+class MSELoss(_InputTargetLoss):
     """Mean squared error (:func:`~plugrad.nn.functional.mse_loss`).
 
     Examples
@@ -102,7 +102,7 @@ class MSELoss(_PlainLoss):
     _function = F.mse_loss
 
 
-class L1Loss(_PlainLoss):
+class L1Loss(_InputTargetLoss):
     """Mean absolute error (:func:`~plugrad.nn.functional.l1_loss`).
 
     Examples
@@ -115,7 +115,7 @@ class L1Loss(_PlainLoss):
     _function = F.l1_loss
 
 
-class SmoothL1Loss(_KeywordLoss):
+class SmoothL1Loss(_InputTargetLoss):
     """Squared below ``beta``, absolute above (:func:`~plugrad.nn.functional.smooth_l1_loss`).
 
     Examples
@@ -238,7 +238,7 @@ class BCEWithLogitsLoss(_WeightedLoss):
         )
 
 
-class HuberLoss(_KeywordLoss):
+class HuberLoss(_InputTargetLoss):
     """Squared below ``delta``, ``delta``-scaled absolute above
     (:func:`~plugrad.nn.functional.huber_loss`).
 
@@ -259,7 +259,7 @@ class HuberLoss(_KeywordLoss):
         self.delta = delta
 
 
-class KLDivLoss(_KeywordLoss):
+class KLDivLoss(_InputTargetLoss):
     """Kullback-Leibler divergence from log-probabilities (:func:`~plugrad.nn.functional.kl_div`).
 
     ``reduction`` may also be ``"batchmean"``, the mathematical KL divergence
@@ -284,10 +284,10 @@ class KLDivLoss(_KeywordLoss):
         self.log_target = log_target
 
 
-class _MarginLoss(_Loss):
+class _MarginLoss(_FunctionLoss):
     """A loss with a ``margin`` and ``reduction``: ``_function(*inputs, margin, reduction)``."""
 
-    _function: ClassVar[Callable[..., Tensor]]
+    _settings = ("margin",)
 
     @accepts_legacy_reduction(after="margin")
     def __init__(self, margin: float = 0.0, reduction: str = "mean") -> None:
@@ -299,9 +299,7 @@ class _PairMarginLoss(_MarginLoss):
     """A margin loss of two inputs and a target: ``_function(input1, input2, target, ...)``."""
 
     def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
-        return type(self)._function(
-            input1, input2, target, margin=self.margin, reduction=self.reduction
-        )
+        return self._apply(input1, input2, target)
 
 
 class MarginRankingLoss(_PairMarginLoss):
@@ -330,12 +328,14 @@ class HingeEmbeddingLoss(_MarginLoss):
     tensor(0.7000)
     """
 
+    _function = F.hinge_embedding_loss
+
     @accepts_legacy_reduction(after="margin")
     def __init__(self, margin: float = 1.0, reduction: str = "mean") -> None:
         super().__init__(margin, reduction=reduction)
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.hinge_embedding_loss(input, target, margin=self.margin, reduction=self.reduction)
+        return self._apply(input, target)
 
 
 class CosineEmbeddingLoss(_PairMarginLoss):
@@ -353,7 +353,7 @@ class CosineEmbeddingLoss(_PairMarginLoss):
     _function = F.cosine_embedding_loss
 
 
-class SoftMarginLoss(_PlainLoss):
+class SoftMarginLoss(_InputTargetLoss):
     """Two-class logistic loss ``log(1 + exp(-target * input))``
     (:func:`~plugrad.nn.functional.soft_margin_loss`).
 
@@ -367,7 +367,7 @@ class SoftMarginLoss(_PlainLoss):
     _function = F.soft_margin_loss
 
 
-class _TripletLoss(_Loss):
+class _TripletLoss(_FunctionLoss):
     """A triplet loss: its ``margin`` (checked positive), ``swap`` and ``reduction``."""
 
     def __init__(self, margin: float, swap: bool, reduction: str) -> None:
@@ -375,6 +375,9 @@ class _TripletLoss(_Loss):
         if margin <= 0:
             raise ValueError(f"{type(self).__name__}: margin must be > 0, got {margin!r}")
         self.margin, self.swap = margin, swap
+
+    def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
+        return self._apply(anchor, positive, negative)
 
 
 class TripletMarginLoss(_TripletLoss):
@@ -390,6 +393,9 @@ class TripletMarginLoss(_TripletLoss):
     tensor(0.)
     """
 
+    _function = F.triplet_margin_loss
+    _settings = ("margin", "p", "eps", "swap")
+
     @accepts_legacy_reduction(after="swap")
     def __init__(
         self,
@@ -401,18 +407,6 @@ class TripletMarginLoss(_TripletLoss):
     ) -> None:
         super().__init__(margin, swap, reduction)
         self.p, self.eps = p, eps
-
-    def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
-        return F.triplet_margin_loss(
-            anchor,
-            positive,
-            negative,
-            margin=self.margin,
-            p=self.p,
-            eps=self.eps,
-            swap=self.swap,
-            reduction=self.reduction,
-        )
 
 
 class TripletMarginWithDistanceLoss(_TripletLoss):
@@ -434,6 +428,9 @@ class TripletMarginWithDistanceLoss(_TripletLoss):
     tensor(0.)
     """
 
+    _function = F.triplet_margin_with_distance_loss
+    _settings = ("distance_function", "margin", "swap")
+
     @accepts_legacy_reduction
     def __init__(
         self,
@@ -453,19 +450,8 @@ class TripletMarginWithDistanceLoss(_TripletLoss):
             distance_function if distance_function is not None else PairwiseDistance()
         )
 
-    def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
-        return F.triplet_margin_with_distance_loss(
-            anchor,
-            positive,
-            negative,
-            distance_function=self.distance_function,
-            margin=self.margin,
-            swap=self.swap,
-            reduction=self.reduction,
-        )
 
-
-class MultiLabelMarginLoss(_PlainLoss):
+class MultiLabelMarginLoss(_InputTargetLoss):
     """Multi-label hinge loss (:func:`~plugrad.nn.functional.multilabel_margin_loss`).
 
     Examples
@@ -479,7 +465,7 @@ class MultiLabelMarginLoss(_PlainLoss):
     _function = F.multilabel_margin_loss
 
 
-class PoissonNLLLoss(_Loss):
+class PoissonNLLLoss(_FunctionLoss):
     """Poisson negative log-likelihood (:func:`~plugrad.nn.functional.poisson_nll_loss`).
 
     Examples
@@ -489,6 +475,9 @@ class PoissonNLLLoss(_Loss):
     >>> loss(plugrad.tensor([0.0]), plugrad.tensor([1.0]))
     tensor(1.)
     """
+
+    _function = F.poisson_nll_loss
+    _settings = ("log_input", "full", "eps")
 
     @accepts_legacy_reduction(after="full")
     def __init__(
@@ -502,17 +491,10 @@ class PoissonNLLLoss(_Loss):
         self.log_input, self.full, self.eps = log_input, full, eps
 
     def forward(self, log_input: Tensor, target: Tensor) -> Tensor:
-        return F.poisson_nll_loss(
-            log_input,
-            target,
-            log_input=self.log_input,
-            full=self.full,
-            eps=self.eps,
-            reduction=self.reduction,
-        )
+        return self._apply(log_input, target)
 
 
-class GaussianNLLLoss(_Loss):
+class GaussianNLLLoss(_FunctionLoss):
     """Gaussian negative log-likelihood, ``forward(input, target, var)``
     (:func:`~plugrad.nn.functional.gaussian_nll_loss`).
 
@@ -524,15 +506,16 @@ class GaussianNLLLoss(_Loss):
     tensor(0.2500)
     """
 
+    _function = F.gaussian_nll_loss
+    _settings = ("full", "eps")
+
     @accepts_legacy_reduction
     def __init__(self, *, full: bool = False, eps: float = 1e-6, reduction: str = "mean") -> None:
         super().__init__(reduction=reduction)
         self.full, self.eps = full, eps
 
     def forward(self, input: Tensor, target: Tensor, var: Tensor | float) -> Tensor:
-        return F.gaussian_nll_loss(
-            input, target, var, full=self.full, eps=self.eps, reduction=self.reduction
-        )
+        return self._apply(input, target, var)
 
 
 class MultiLabelSoftMarginLoss(_WeightedLoss):
@@ -552,7 +535,7 @@ class MultiLabelSoftMarginLoss(_WeightedLoss):
     _function = F.multilabel_soft_margin_loss
 
 
-class MultiMarginLoss(_Loss):
+class MultiMarginLoss(_InputTargetLoss):
     """Multi-class hinge loss (:func:`~plugrad.nn.functional.multi_margin_loss`).
 
     ``weight`` (one per class) is kept as a buffer.
@@ -564,6 +547,9 @@ class MultiMarginLoss(_Loss):
     >>> loss(plugrad.tensor([[0.1, 0.2, 0.4, 0.8]]), plugrad.tensor([3]))
     tensor(0.3250)
     """
+
+    _function = F.multi_margin_loss
+    _settings = ("p", "margin", "weight")
 
     @accepts_legacy_reduction(after="weight")
     def __init__(
@@ -580,13 +566,3 @@ class MultiMarginLoss(_Loss):
             raise ValueError("MultiMarginLoss: weight must be a 1-d Tensor (one per class)")
         self.p, self.margin = p, margin
         self.register_buffer("weight", weight)
-
-    def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.multi_margin_loss(
-            input,
-            target,
-            p=self.p,
-            margin=self.margin,
-            weight=self.weight,
-            reduction=self.reduction,
-        )

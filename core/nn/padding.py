@@ -8,6 +8,7 @@ axes; ``padding`` is an int (the same on every side) or PyTorch's tuple
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar, TypeVar
 
 from ..errors import InvalidArgumentError
 from ..tensor import Tensor
@@ -34,10 +35,17 @@ __all__ = [
 
 
 class _PadNd(Module):
-    """What every padding layer keeps: ``2 * nd`` amounts, last axis first."""
+    """What every padding layer keeps: ``2 * nd`` amounts, last axis first.
+
+    Each kind of padding says what it does in ``_does``, and shows it on one axis
+    in ``_example``: the amounts, then the padded values of ``[1, 2, 3]``.
+    """
 
     _nd: int
     mode: str
+    _does: ClassVar[str]
+    _example: ClassVar[tuple[str, str]]
+    _example_value: ClassVar[str] = ""  # ", value" in the examples of a constant padding
 
     def __init__(self, padding: int | Sequence[int]) -> None:
         super().__init__()
@@ -60,6 +68,9 @@ class _PadNd(Module):
 
 class _ConstantPadNd(_PadNd):
     mode = "constant"
+    _does = "Pad with the constant ``value``"
+    _example = ("(1, 2)", "9., 1., 2., 3., 9., 9.")
+    _example_value = ", 9.0"
 
     def __init__(self, padding: int | Sequence[int], value: float) -> None:
         super().__init__(padding)
@@ -75,214 +86,146 @@ class _ConstantPadNd(_PadNd):
 class _ZeroPadNd(_ConstantPadNd):
     """A constant padding of zeros: ``padding`` alone is taken and shown."""
 
+    _does = "Pad with zeros"
+    _example = ("(1, 2)", "0., 1., 2., 3., 0., 0.")
+    _example_value = ""
+
     def __init__(self, padding: int | Sequence[int]) -> None:
         super().__init__(padding, 0.0)
 
-    def extra_repr(self) -> str:
-        return f"{self.padding}"
+    extra_repr = _PadNd.extra_repr
 
 
 class _ReflectionPadNd(_PadNd):
     mode = "reflect"
+    _does = "Pad by mirroring about the edge elements"
+    _example = ("(2, 1)", "3., 2., 1., 2., 3., 2.")
 
 
 class _ReplicationPadNd(_PadNd):
     mode = "replicate"
+    _does = "Pad by repeating the edge elements"
+    _example = ("(2, 1)", "1., 1., 1., 2., 3., 3.")
 
 
 class _CircularPadNd(_PadNd):
     mode = "circular"
+    _does = "Pad by wrapping around"
+    _example = ("(2, 1)", "2., 3., 1., 2., 3., 1.")
 
 
+#: For each number of axes: the axes padded and the input's shape.
+_AXES = {
+    1: ("the last axis", "(N, C, L)"),
+    2: ("the last two axes", "(N, C, H, W)"),
+    3: ("the last three axes", "(N, C, D, H, W)"),
+}
+#: The examples on two and three axes: the amounts, the shape of the ones padded, the result.
+_SHAPE_EXAMPLES = {
+    2: ("(1, 1, 0, 2)", "(1, 1, 3, 3)", "(1, 1, 5, 5)"),
+    3: ("1", "(1, 1, 3, 3, 3)", "(1, 1, 5, 5, 5)"),
+}
+
+_Layer = TypeVar("_Layer", bound=type[_PadNd])
+
+
+def _documented(layer: _Layer) -> _Layer:
+    """Give ``layer`` its docstring: what its kind of padding does, on its number of axes."""
+    name, nd = layer.__name__, layer._nd
+    axes, shape = _AXES[nd]
+    if nd == 1:
+        amounts, padded = layer._example
+        example = (
+            f">>> pad = plugrad.nn.{name}({amounts}{layer._example_value})\n"
+            "    >>> pad(plugrad.tensor([[[1.0, 2.0, 3.0]]]))\n"
+            f"    tensor([[[{padded}]]])"
+        )
+    else:
+        amounts, ones, padded = _SHAPE_EXAMPLES[nd]
+        example = (
+            f">>> plugrad.nn.{name}({amounts}{layer._example_value})(plugrad.ones({ones})).shape\n"
+            f"    {padded}"
+        )
+    layer.__doc__ = f"""{layer._does} on {axes} of ``{shape}`` input.
+
+    Examples
+    --------
+    >>> import plugrad
+    {example}
+    """
+    return layer
+
+
+@_documented
 class ConstantPad1d(_ConstantPadNd):
-    """Pad with the constant ``value`` on the last axis of ``(N, C, L)`` input.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> pad = plugrad.nn.ConstantPad1d((1, 2), 9.0)
-    >>> pad(plugrad.tensor([[[1.0, 2.0, 3.0]]]))
-    tensor([[[9., 1., 2., 3., 9., 9.]]])
-    """
-
     _nd = 1
 
 
+@_documented
 class ConstantPad2d(_ConstantPadNd):
-    """Pad with the constant ``value`` on the last two axes of ``(N, C, H, W)`` input.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.nn.ConstantPad2d((1, 1, 0, 2), 0.5)(plugrad.ones((1, 1, 3, 3))).shape
-    (1, 1, 5, 5)
-    """
-
     _nd = 2
 
 
+@_documented
 class ConstantPad3d(_ConstantPadNd):
-    """Pad with the constant ``value`` on the last three axes of ``(N, C, D, H, W)`` input.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.nn.ConstantPad3d(1, 0.5)(plugrad.ones((1, 1, 3, 3, 3))).shape
-    (1, 1, 5, 5, 5)
-    """
-
     _nd = 3
 
 
+@_documented
 class ZeroPad1d(_ZeroPadNd, ConstantPad1d):
-    """Pad with zeros on the last axis of ``(N, C, L)`` input.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> pad = plugrad.nn.ZeroPad1d((1, 2))
-    >>> pad(plugrad.tensor([[[1.0, 2.0, 3.0]]]))
-    tensor([[[0., 1., 2., 3., 0., 0.]]])
-    """
+    pass
 
 
+@_documented
 class ZeroPad2d(_ZeroPadNd, ConstantPad2d):
-    """Pad with zeros on the last two axes of ``(N, C, H, W)`` input.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.nn.ZeroPad2d((1, 1, 0, 2))(plugrad.ones((1, 1, 3, 3))).shape
-    (1, 1, 5, 5)
-    """
+    pass
 
 
+@_documented
 class ZeroPad3d(_ZeroPadNd, ConstantPad3d):
-    """Pad with zeros on the last three axes of ``(N, C, D, H, W)`` input.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.nn.ZeroPad3d(1)(plugrad.ones((1, 1, 3, 3, 3))).shape
-    (1, 1, 5, 5, 5)
-    """
+    pass
 
 
+@_documented
 class ReflectionPad1d(_ReflectionPadNd):
-    """Pad by mirroring about the edge elements on the last axis of ``(N, C, L)`` input.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> pad = plugrad.nn.ReflectionPad1d((2, 1))
-    >>> pad(plugrad.tensor([[[1.0, 2.0, 3.0]]]))
-    tensor([[[3., 2., 1., 2., 3., 2.]]])
-    """
-
     _nd = 1
 
 
+@_documented
 class ReflectionPad2d(_ReflectionPadNd):
-    """Pad by mirroring about the edge elements on the last two axes of ``(N, C, H, W)`` input.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.nn.ReflectionPad2d((1, 1, 0, 2))(plugrad.ones((1, 1, 3, 3))).shape
-    (1, 1, 5, 5)
-    """
-
     _nd = 2
 
 
+@_documented
 class ReflectionPad3d(_ReflectionPadNd):
-    """Pad by mirroring about the edge elements on the last three axes of ``(N, C, D, H, W)`` input.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.nn.ReflectionPad3d(1)(plugrad.ones((1, 1, 3, 3, 3))).shape
-    (1, 1, 5, 5, 5)
-    """
-
     _nd = 3
 
 
+@_documented
 class ReplicationPad1d(_ReplicationPadNd):
-    """Pad by repeating the edge elements on the last axis of ``(N, C, L)`` input.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> pad = plugrad.nn.ReplicationPad1d((2, 1))
-    >>> pad(plugrad.tensor([[[1.0, 2.0, 3.0]]]))
-    tensor([[[1., 1., 1., 2., 3., 3.]]])
-    """
-
     _nd = 1
 
 
+@_documented
 class ReplicationPad2d(_ReplicationPadNd):
-    """Pad by repeating the edge elements on the last two axes of ``(N, C, H, W)`` input.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.nn.ReplicationPad2d((1, 1, 0, 2))(plugrad.ones((1, 1, 3, 3))).shape
-    (1, 1, 5, 5)
-    """
-
     _nd = 2
 
 
+@_documented
 class ReplicationPad3d(_ReplicationPadNd):
-    """Pad by repeating the edge elements on the last three axes of ``(N, C, D, H, W)`` input.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.nn.ReplicationPad3d(1)(plugrad.ones((1, 1, 3, 3, 3))).shape
-    (1, 1, 5, 5, 5)
-    """
-
     _nd = 3
 
 
+@_documented
 class CircularPad1d(_CircularPadNd):
-    """Pad by wrapping around on the last axis of ``(N, C, L)`` input.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> pad = plugrad.nn.CircularPad1d((2, 1))
-    >>> pad(plugrad.tensor([[[1.0, 2.0, 3.0]]]))
-    tensor([[[2., 3., 1., 2., 3., 1.]]])
-    """
-
     _nd = 1
 
 
+@_documented
 class CircularPad2d(_CircularPadNd):
-    """Pad by wrapping around on the last two axes of ``(N, C, H, W)`` input.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.nn.CircularPad2d((1, 1, 0, 2))(plugrad.ones((1, 1, 3, 3))).shape
-    (1, 1, 5, 5)
-    """
-
     _nd = 2
 
 
+@_documented
 class CircularPad3d(_CircularPadNd):
-    """Pad by wrapping around on the last three axes of ``(N, C, D, H, W)`` input.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.nn.CircularPad3d(1)(plugrad.ones((1, 1, 3, 3, 3))).shape
-    (1, 1, 5, 5, 5)
-    """
-
     _nd = 3

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from ..tensor import Tensor
 from . import functional as F
@@ -39,8 +39,11 @@ class _PoolNd(Module):
     """What a maximum or mean pooling layer keeps: its window's size, stride and padding.
 
     ``_geometry`` turns each as given into what the layer keeps (``AvgPool1d``
-    keeps 1-tuples, as PyTorch's does).
+    keeps 1-tuples, as PyTorch's does). ``_summary`` begins the docstring of each
+    layer of the family (see :func:`_documented`).
     """
+
+    _summary: ClassVar[str]
 
     def __init__(self, kernel_size: Any, stride: Any, padding: Any) -> None:
         super().__init__()
@@ -59,6 +62,9 @@ class _MaxPoolNd(_PoolNd):
     """A maximum pooling: ``_max_pool`` (``F.max_pool1d`` or ``2d``) with the layer's geometry."""
 
     _max_pool: ClassVar[Callable[..., Any]]
+    _summary = """Apply :func:`plugrad.nn.functional.max_pool{nd}d` with the given geometry.
+
+    ``stride`` defaults to ``kernel_size``."""
 
     def __init__(
         self,
@@ -92,6 +98,10 @@ class _MaxPoolNd(_PoolNd):
 class _AvgPoolNd(_PoolNd):
     """A mean pooling: its geometry, ``ceil_mode`` and ``count_include_pad``."""
 
+    _summary = """Apply :func:`plugrad.nn.functional.avg_pool{nd}d` with the given geometry.
+
+    ``stride`` defaults to ``kernel_size``."""
+
     def __init__(
         self,
         kernel_size: IntTuple,
@@ -109,6 +119,7 @@ class _AdaptivePoolNd(Module):
     """An adaptive pooling: ``_pool`` (an ``F.adaptive_*_pool``) giving ``output_size``."""
 
     _pool: ClassVar[Callable[..., Any]]
+    _summary: ClassVar[str]
 
     def __init__(self, output_size: Any) -> None:
         super().__init__()
@@ -121,7 +132,16 @@ class _AdaptivePoolNd(Module):
         return f"output_size={self.output_size}"
 
 
+class _AdaptiveAvgPoolNd(_AdaptivePoolNd):
+    _summary = "Apply :func:`plugrad.nn.functional.adaptive_avg_pool{nd}d` to give ``output_size``."
+
+
 class _AdaptiveMaxPoolNd(_AdaptivePoolNd):
+    _summary = (
+        "Apply :func:`plugrad.nn.functional.adaptive_max_pool{nd}d` to give ``output_size``.\n\n"
+        "    With ``return_indices`` the layer also returns the flat index of each maximum."
+    )
+
     def __init__(self, output_size: Any, return_indices: bool = False) -> None:
         super().__init__(output_size)
         self.return_indices = return_indices
@@ -130,39 +150,44 @@ class _AdaptiveMaxPoolNd(_AdaptivePoolNd):
         return type(self)._pool(input, self.output_size, self.return_indices)
 
 
-class MaxPool2d(_MaxPoolNd):
-    """Apply :func:`plugrad.nn.functional.max_pool2d` with the given geometry.
+_Layer = TypeVar("_Layer", bound=type[_PoolNd] | type[_AdaptivePoolNd])
 
-    ``stride`` defaults to ``kernel_size``.
+
+def _documented(
+    arguments: str, shown: str, input: tuple[int, ...], output: tuple[int, ...], note: str = ""
+) -> Callable[[_Layer], _Layer]:
+    """Give a pooling layer its docstring: its family's ``_summary`` (then ``note``) and an
+    example that makes it with ``arguments``, shows it (``shown`` between the parentheses)
+    and pools ones of shape ``input`` into ``output``."""
+
+    def document(layer: _Layer) -> _Layer:
+        name, summary = layer.__name__, layer._summary.format(nd=len(input) - 2)
+        layer.__doc__ = f"""{summary}{note}
 
     Examples
     --------
     >>> import plugrad
-    >>> pool = plugrad.nn.MaxPool2d(2)
+    >>> pool = plugrad.nn.{name}({arguments})
     >>> pool
-    MaxPool2d(kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False)
-    >>> pool(plugrad.ones((1, 3, 8, 8))).shape
-    (1, 3, 4, 4)
+    {name}({shown})
+    >>> pool(plugrad.ones({input})).shape
+    {output}
     """
+        return layer
 
+    return document
+
+
+_MAX_POOL_SHOWN = "kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False"
+
+
+@_documented("2", _MAX_POOL_SHOWN, (1, 3, 8, 8), (1, 3, 4, 4))
+class MaxPool2d(_MaxPoolNd):
     _max_pool = F.max_pool2d
 
 
+@_documented("2, stride=1", "kernel_size=2, stride=1, padding=0", (1, 3, 8, 8), (1, 3, 7, 7))
 class AvgPool2d(_AvgPoolNd):
-    """Apply :func:`plugrad.nn.functional.avg_pool2d` with the given geometry.
-
-    ``stride`` defaults to ``kernel_size``.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> pool = plugrad.nn.AvgPool2d(2, stride=1)
-    >>> pool
-    AvgPool2d(kernel_size=2, stride=1, padding=0)
-    >>> pool(plugrad.ones((1, 3, 8, 8))).shape
-    (1, 3, 7, 7)
-    """
-
     def __init__(
         self,
         kernel_size: IntTuple,
@@ -182,56 +207,24 @@ class AvgPool2d(_AvgPoolNd):
         )  # fmt: skip
 
 
-class AdaptiveAvgPool2d(_AdaptivePoolNd):
-    """Apply :func:`plugrad.nn.functional.adaptive_avg_pool2d` to give ``output_size``.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> pool = plugrad.nn.AdaptiveAvgPool2d((1, 1))
-    >>> pool
-    AdaptiveAvgPool2d(output_size=(1, 1))
-    >>> pool(plugrad.ones((2, 3, 5, 7))).shape
-    (2, 3, 1, 1)
-    """
-
+@_documented("(1, 1)", "output_size=(1, 1)", (2, 3, 5, 7), (2, 3, 1, 1))
+class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
     _pool = F.adaptive_avg_pool2d
 
 
+@_documented("2", _MAX_POOL_SHOWN, (1, 3, 8), (1, 3, 4))
 class MaxPool1d(_MaxPoolNd):
-    """Apply :func:`plugrad.nn.functional.max_pool1d` with the given geometry.
-
-    ``stride`` defaults to ``kernel_size``.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> pool = plugrad.nn.MaxPool1d(2)
-    >>> pool
-    MaxPool1d(kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False)
-    >>> pool(plugrad.ones((1, 3, 8))).shape
-    (1, 3, 4)
-    """
-
     _max_pool = F.max_pool1d
 
 
+@_documented(
+    "3, stride=2, padding=1",
+    "kernel_size=(3,), stride=(2,), padding=(1,)",
+    (1, 3, 8),
+    (1, 3, 4),
+    note=" As in PyTorch, the geometry is kept as 1-tuples.",
+)
 class AvgPool1d(_AvgPoolNd):
-    """Apply :func:`plugrad.nn.functional.avg_pool1d` with the given geometry.
-
-    ``stride`` defaults to ``kernel_size``; as in PyTorch, the geometry is kept
-    as 1-tuples.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> pool = plugrad.nn.AvgPool1d(3, stride=2, padding=1)
-    >>> pool
-    AvgPool1d(kernel_size=(3,), stride=(2,), padding=(1,))
-    >>> pool(plugrad.ones((1, 3, 8))).shape
-    (1, 3, 4)
-    """
-
     def _geometry(self, value: int | tuple[int]) -> tuple[int]:
         return _single(value)
 
@@ -242,91 +235,28 @@ class AvgPool1d(_AvgPoolNd):
         )  # fmt: skip
 
 
-class AdaptiveAvgPool1d(_AdaptivePoolNd):
-    """Apply :func:`plugrad.nn.functional.adaptive_avg_pool1d` to give ``output_size``.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> pool = plugrad.nn.AdaptiveAvgPool1d(4)
-    >>> pool
-    AdaptiveAvgPool1d(output_size=4)
-    >>> pool(plugrad.ones((2, 3, 10))).shape
-    (2, 3, 4)
-    """
-
+@_documented("4", "output_size=4", (2, 3, 10), (2, 3, 4))
+class AdaptiveAvgPool1d(_AdaptiveAvgPoolNd):
     _pool = F.adaptive_avg_pool1d
 
 
+@_documented("4", "output_size=4", (2, 3, 10), (2, 3, 4))
 class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
-    """Apply :func:`plugrad.nn.functional.adaptive_max_pool1d` to give ``output_size``.
-
-    With ``return_indices`` the layer also returns the position of each maximum.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> pool = plugrad.nn.AdaptiveMaxPool1d(4)
-    >>> pool
-    AdaptiveMaxPool1d(output_size=4)
-    >>> pool(plugrad.ones((2, 3, 10))).shape
-    (2, 3, 4)
-    """
-
     _pool = F.adaptive_max_pool1d
 
 
+@_documented("(1, 1)", "output_size=(1, 1)", (2, 3, 5, 7), (2, 3, 1, 1))
 class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
-    """Apply :func:`plugrad.nn.functional.adaptive_max_pool2d` to give ``output_size``.
-
-    With ``return_indices`` the layer also returns the flat index of each maximum.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> pool = plugrad.nn.AdaptiveMaxPool2d((1, 1))
-    >>> pool
-    AdaptiveMaxPool2d(output_size=(1, 1))
-    >>> pool(plugrad.ones((2, 3, 5, 7))).shape
-    (2, 3, 1, 1)
-    """
-
     _pool = F.adaptive_max_pool2d
 
 
+@_documented("2", _MAX_POOL_SHOWN, (1, 3, 4, 8, 8), (1, 3, 2, 4, 4))
 class MaxPool3d(_MaxPoolNd):
-    """Apply :func:`plugrad.nn.functional.max_pool3d` with the given geometry.
-
-    ``stride`` defaults to ``kernel_size``.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> pool = plugrad.nn.MaxPool3d(2)
-    >>> pool
-    MaxPool3d(kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False)
-    >>> pool(plugrad.ones((1, 3, 4, 8, 8))).shape
-    (1, 3, 2, 4, 4)
-    """
-
     _max_pool = F.max_pool3d
 
 
+@_documented("2, stride=1", "kernel_size=2, stride=1, padding=0", (1, 3, 4, 8, 8), (1, 3, 3, 7, 7))
 class AvgPool3d(AvgPool2d):
-    """Apply :func:`plugrad.nn.functional.avg_pool3d` with the given geometry.
-
-    ``stride`` defaults to ``kernel_size``.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> pool = plugrad.nn.AvgPool3d(2, stride=1)
-    >>> pool
-    AvgPool3d(kernel_size=2, stride=1, padding=0)
-    >>> pool(plugrad.ones((1, 3, 4, 8, 8))).shape
-    (1, 3, 3, 7, 7)
-    """
-
     def forward(self, input: Tensor) -> Tensor:
         return F.avg_pool3d(
             input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
@@ -334,37 +264,13 @@ class AvgPool3d(AvgPool2d):
         )  # fmt: skip
 
 
-class AdaptiveAvgPool3d(_AdaptivePoolNd):
-    """Apply :func:`plugrad.nn.functional.adaptive_avg_pool3d` to give ``output_size``.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> pool = plugrad.nn.AdaptiveAvgPool3d(1)
-    >>> pool
-    AdaptiveAvgPool3d(output_size=1)
-    >>> pool(plugrad.ones((2, 3, 4, 5, 7))).shape
-    (2, 3, 1, 1, 1)
-    """
-
+@_documented("1", "output_size=1", (2, 3, 4, 5, 7), (2, 3, 1, 1, 1))
+class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd):
     _pool = F.adaptive_avg_pool3d
 
 
+@_documented("(1, 2, 2)", "output_size=(1, 2, 2)", (2, 3, 4, 5, 7), (2, 3, 1, 2, 2))
 class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
-    """Apply :func:`plugrad.nn.functional.adaptive_max_pool3d` to give ``output_size``.
-
-    With ``return_indices`` the layer also returns the flat index of each maximum.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> pool = plugrad.nn.AdaptiveMaxPool3d((1, 2, 2))
-    >>> pool
-    AdaptiveMaxPool3d(output_size=(1, 2, 2))
-    >>> pool(plugrad.ones((2, 3, 4, 5, 7))).shape
-    (2, 3, 1, 2, 2)
-    """
-
     _pool = F.adaptive_max_pool3d
 
 

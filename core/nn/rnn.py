@@ -660,11 +660,7 @@ class GRU(RNNBase):
             bidirectional, **placement,
         )  # fmt: skip
 
-    def forward(
-        self, input: Tensor | PackedSequence, hx: Tensor | None = None
-    ) -> tuple[Any, Tensor]:
-        output, (h_n,) = self._run(input, (hx,))
-        return output, h_n
+    forward = RNN.forward  # one state, h, as RNN's
 
 
 # -- cells: one step ----------------------------------------------------------------------

@@ -302,7 +302,24 @@ class TransformerDecoderLayer(_TransformerLayer):
         return self._attend(self.multihead_attn, self.dropout2, x, memory, masks)
 
 
-class TransformerEncoder(Module):
+class _LayerStack(Module):
+    """Copies of one layer applied in turn, then ``norm`` if given: what
+    :class:`TransformerEncoder` and :class:`TransformerDecoder` share."""
+
+    def __init__(self, layer: Module, num_layers: int, norm: Module | None) -> None:
+        super().__init__()
+        self.layers = _clones(layer, num_layers, type(self).__name__)
+        self.num_layers = num_layers
+        self.norm = norm
+
+    def _stacked(self, output: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        """``output`` through every layer, each also given ``args`` and ``kwargs``."""
+        for layer in self.layers:
+            output = layer(output, *args, **kwargs)
+        return output if self.norm is None else self.norm(output)
+
+
+class TransformerEncoder(_LayerStack):
     """``num_layers`` copies of ``encoder_layer`` applied in turn, then ``norm`` if given.
 
     Each copy is a deep copy, with parameters of its own (initialized like
@@ -328,10 +345,7 @@ class TransformerEncoder(Module):
         enable_nested_tensor: bool = True,
         mask_check: bool = True,
     ) -> None:
-        super().__init__()
-        self.layers = _clones(encoder_layer, num_layers, type(self).__name__)
-        self.num_layers = num_layers
-        self.norm = norm
+        super().__init__(encoder_layer, num_layers, norm)
         self.enable_nested_tensor = enable_nested_tensor
         self.use_nested_tensor = False
         self.mask_check = mask_check
@@ -344,16 +358,13 @@ class TransformerEncoder(Module):
         is_causal: bool | None = None,
     ) -> Tensor:
         """Pass ``src`` through every layer (the arguments are the layer's)."""
-        output = src
-        for layer in self.layers:
-            output = layer(
-                output, src_mask=mask, is_causal=bool(is_causal),
-                src_key_padding_mask=src_key_padding_mask,
-            )  # fmt: skip
-        return output if self.norm is None else self.norm(output)
+        return self._stacked(
+            src, src_mask=mask, is_causal=bool(is_causal),
+            src_key_padding_mask=src_key_padding_mask,
+        )  # fmt: skip
 
 
-class TransformerDecoder(Module):
+class TransformerDecoder(_LayerStack):
     """``num_layers`` copies of ``decoder_layer`` applied in turn, then ``norm`` if given.
 
     Examples
@@ -371,10 +382,7 @@ class TransformerDecoder(Module):
         num_layers: int,
         norm: Module | None = None,
     ) -> None:
-        super().__init__()
-        self.layers = _clones(decoder_layer, num_layers, type(self).__name__)
-        self.num_layers = num_layers
-        self.norm = norm
+        super().__init__(decoder_layer, num_layers, norm)
 
     def forward(
         self,
@@ -389,15 +397,12 @@ class TransformerDecoder(Module):
     ) -> Tensor:
         """Pass ``tgt`` through every layer, each attending to ``memory`` (the arguments
         are the layer's)."""
-        output = tgt
-        for layer in self.layers:
-            output = layer(
-                output, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
-                tgt_key_padding_mask=tgt_key_padding_mask,
-                memory_key_padding_mask=memory_key_padding_mask,
-                tgt_is_causal=bool(tgt_is_causal), memory_is_causal=memory_is_causal,
-            )  # fmt: skip
-        return output if self.norm is None else self.norm(output)
+        return self._stacked(
+            tgt, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
+            tgt_key_padding_mask=tgt_key_padding_mask,
+            memory_key_padding_mask=memory_key_padding_mask,
+            tgt_is_causal=bool(tgt_is_causal), memory_is_causal=memory_is_causal,
+        )  # fmt: skip
 
 
 class Transformer(Module):
