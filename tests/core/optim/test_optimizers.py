@@ -210,8 +210,11 @@ def test_step_updates_each_parameter_in_its_own_memory(backend, case) -> None:
     train_once(opt, params)
     state_tensors = tensor_ids(opt)
     train_once(opt, params)
+    # Where arrays are immutable (JAX) or lazy (Dask), a change is a new array in the same
+    # tensor: the memory is the backend's to reuse.
+    same_memory = not (params[0].device.views_are_copies or params[0].device.backend.lazy)
     for param, array, old in zip(params, arrays, before):
-        assert param.array is array, "the step replaced the parameter's array"
+        assert param.array is array or not same_memory, "the step replaced the parameter's array"
         assert not np.allclose(param.detach().numpy(), old)
     assert opt.param_groups[0]["params"][0] is params[0]
     # State tensors are updated, not replaced, between steps.
@@ -327,8 +330,9 @@ def test_state_dict_round_trip_continues_the_same_trajectory(backend, case, tmp_
     plugrad.save(saved, tmp_path / "opt.safetensors")
     for source in (saved, plugrad.load(tmp_path / "opt.safetensors", backend="numpy")):
         restored, copies = make(name, lr=1.0)  # other options: the state dict brings them
-        for duplicate, param in zip(copies, params):
-            duplicate.array[...] = param.array
+        with plugrad.no_grad():  # (through plugrad: JAX's and Dask's arrays are not written)
+            for duplicate, param in zip(copies, params):
+                duplicate.copy_(param)
         restored.load_state_dict(source)
         assert [g["lr"] for g in restored.param_groups] == [0.05, 0.02]
         assert restored.param_groups[0] | {"params": None} == saved["param_groups"][0] | {
@@ -336,8 +340,9 @@ def test_state_dict_round_trip_continues_the_same_trajectory(backend, case, tmp_
         }
         twin, twin_params = make(name, **options)
         twin.load_state_dict(clone(saved))
-        for p, q in zip(twin_params, params):
-            p.array[...] = q.array
+        with plugrad.no_grad():
+            for p, q in zip(twin_params, params):
+                p.copy_(q)
         for _ in range(2):
             train_once(restored, copies)
             train_once(twin, twin_params)
