@@ -43,14 +43,18 @@ def check_state(
     optional: Collection[str] = (),
     counts_steps: bool = True,
     numbers: Collection[str] = (),
+    shaped: Mapping[str, tuple[int, ...]] | None = None,
 ) -> None:
     """Raise unless ``state`` can be the state of ``param`` for ``optimizer`` (its name).
 
     That is: empty (not stepped yet), or a ``step`` that counts (where
     ``counts_steps``), a tensor shaped like the parameter for each of
     ``buffers`` and for those of ``optional`` present, a real number for each
-    of ``numbers``, and nothing else.
+    of ``numbers``, a tensor of the given shape for each of ``shaped`` (buffers
+    shaped otherwise than the parameter), and nothing else.
     """
+    shaped = shaped or {}
+    buffers = [*buffers, *shaped]
     needed = {"step", *buffers, *numbers} if counts_steps else {*buffers, *numbers}
     known = needed | set(optional)
     unknown = set(state) - known
@@ -65,7 +69,7 @@ def check_state(
     if isinstance(step, bool) or not isinstance(step, int) or step < 0:
         raise TypeError(f"{optimizer} state 'step' must be an int >= 0, got {step!r}")
     for key in buffers:
-        _check_buffer(param, key, state[key])
+        _check_buffer(param, key, state[key], shaped.get(key))
     for key in numbers:
         value = state[key]
         if isinstance(value, bool) or not isinstance(value, int | float):
@@ -139,14 +143,21 @@ def check_compatibility_flags(optimizer: str, group: Mapping[str, Any]) -> None:
         )
 
 
-def _check_buffer(param: Tensor, key: str, value: Any) -> None:
-    """Raise unless ``value`` is a tensor shaped like ``param``."""
+def _check_buffer(
+    param: Tensor, key: str, value: Any, shape: tuple[int, ...] | None = None
+) -> None:
+    """Raise unless ``value`` is a tensor shaped like ``param`` (or of ``shape``, if given)."""
     if not isinstance(value, Tensor):
         raise TypeError(
             f"state {key!r} of a parameter of shape {param.shape} must be a Tensor, got "
             f"{type(value).__name__}"
         )
-    if value.shape != param.shape:
+    if shape is not None and tuple(value.shape) != shape:
+        raise ValueError(
+            f"state {key!r} has shape {value.shape} but must have shape {shape} for its "
+            f"parameter of shape {param.shape}; the state dict belongs to other parameters"
+        )
+    if shape is None and value.shape != param.shape:
         raise ValueError(
             f"state {key!r} has shape {value.shape} but its parameter has shape {param.shape}; "
             "the state dict belongs to other parameters"

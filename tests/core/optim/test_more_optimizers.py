@@ -1,5 +1,5 @@
-"""Adamax, NAdam, RAdam, Adadelta, Rprop, ASGD and LBFGS: trajectories against torch.optim,
-state dicts, compiled steps, and errors that leave the optimizer as it was."""
+"""Adamax, NAdam, RAdam, Adadelta, Rprop, ASGD, Adafactor and LBFGS: trajectories against
+torch.optim, state dicts, compiled steps, and errors that leave the optimizer as it was."""
 
 from __future__ import annotations
 
@@ -35,6 +35,9 @@ CASES = [
     ("ASGD", {}),
     ("ASGD", {"t0": 3, "lambd": 0.1, "alpha": 0.5}),  # averaging from the 4th step on
     ("ASGD", {"t0": 2, "weight_decay": 0.1, "maximize": True}),
+    ("Adafactor", {}),
+    ("Adafactor", {"beta2_decay": -0.5, "eps": (1e-6, 1e-2), "d": 2.0}),
+    ("Adafactor", {"weight_decay": 0.1, "maximize": True}),
 ]
 STEPS = 12
 # Gradients differ from PyTorch's by rounding (matmul, tanh); some cases amplify it over the steps.
@@ -343,6 +346,7 @@ FULL = {
     "Adadelta": {"weight_decay": 0.05, "maximize": True},
     "Rprop": {"etas": (0.4, 1.3)},
     "ASGD": {"t0": 2, "lambd": 0.01},
+    "Adafactor": {"weight_decay": 0.05, "d": 1.5},
 }
 BUFFERS = {
     "Adamax": ["exp_avg", "exp_inf"],
@@ -351,7 +355,10 @@ BUFFERS = {
     "Adadelta": ["square_avg", "acc_delta"],
     "Rprop": ["prev", "step_size"],
     "ASGD": ["ax"],
+    "Adafactor": ["variance"],  # the bias's; the weight keeps "row_var" and "col_var"
 }
+#: The weight's first buffer, where the bias's differs.
+WEIGHT_BUFFER = {"Adafactor": "row_var"}
 
 
 def make(name: str, lr: float = 0.05, **options):
@@ -403,11 +410,12 @@ def test_state_dicts_are_checked_and_a_bad_one_changes_nothing(on_numpy, name) -
     saved = opt.state_dict()
     before = repr(opt.param_groups), {i: dict(e) for i, e in saved["state"].items()}
     needed = BUFFERS[name][0]
+    weights = WEIGHT_BUFFER.get(name, needed)
     for change, error, message in [
         (lambda s: s["state"][1].pop(needed), ValueError, f"state of a parameter lacks ['{needed}"),
         (lambda s: s["state"][1].update(speed=1), ValueError, f"{name} keeps ["),
         (lambda s: s["state"][1].update(step=-1), TypeError, f"{name} state 'step' must be"),
-        (lambda s: s["state"][0].update({needed: plugrad.zeros(7)}), ValueError, "has shape"),
+        (lambda s: s["state"][0].update({weights: plugrad.zeros(7)}), ValueError, "has shape"),
         (lambda s: s["param_groups"][0].update(lr=-1.0), ValueError, "lr must be at least 0"),
         (lambda s: s["param_groups"][0].update(differentiable=True), InvalidArgumentError,
          "differentiable=True"),
@@ -464,8 +472,10 @@ def test_compiled_training_step_equals_eager(on_numpy, name) -> None:
         losses = [step(x, labels).detach().numpy().copy() for _ in range(8)]
         trajectories.append((losses, [p.detach().numpy().copy() for p in model.parameters()]))
         if compiled:
-            # ASGD captures again where its average stops being the parameter (t0=2)
-            assert step.captures <= (3 if name == "ASGD" else 2)
+            # ASGD captures again where its average stops being the parameter (t0=2),
+            # Adafactor where its second moment's weight falls below 0.5 (its lerp's
+            # rounding changes there, as PyTorch's)
+            assert step.captures <= (3 if name in ("ASGD", "Adafactor") else 2)
             assert "advance_" in step.code(x, labels)  # the step is array code
     (eager_losses, eager_params), (losses, params) = trajectories
     for a, b in zip(eager_losses, losses):
@@ -515,7 +525,7 @@ def _as_plugrad(obj):
 COUNTING_STEPS = ["Adam", "AdamW", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam", "RMSprop"]
 
 
-@pytest.mark.parametrize("name", [*COUNTING_STEPS, "Rprop", "ASGD"])
+@pytest.mark.parametrize("name", [*COUNTING_STEPS, "Rprop", "ASGD", "Adafactor"])
 def test_a_state_dict_saved_by_pytorch_loads_and_continues_alike(name):
     # Its step counts (and NAdam's and ASGD's factors) are 0-d tensors: they were refused.
     torch = pytest.importorskip("torch")
@@ -602,7 +612,7 @@ def test_a_tensor_learning_rate_changed_in_place_is_read_by_compiled_steps() -> 
         optim.SGD([plugrad.zeros(1, requires_grad=True)], lr=plugrad.ones(2))
 
 
-_EVERY_OPTIMIZER = [*COUNTING_STEPS, "Rprop", "ASGD", "SGD", "LBFGS"]
+_EVERY_OPTIMIZER = [*COUNTING_STEPS, "Rprop", "ASGD", "SGD", "LBFGS", "Adafactor"]
 
 
 @pytest.mark.parametrize("name", _EVERY_OPTIMIZER)
@@ -714,3 +724,18 @@ def test_lbfgs_loads_pytorchs_state_dict_with_its_scratch_list_and_continues_ali
     theirs.step(closure)
     ours.step(closure_of(ours, lambda: (p**4 + p**2).sum()))
     np.testing.assert_allclose(p.detach().numpy(), w.detach().numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("options", "match"),
+    [
+        ({"beta2_decay": 0.5}, "beta2_decay must be a number <= 0"),
+        ({"eps": (None,)}, "eps must be a pair"),
+        ({"eps": (-1.0, 1e-3)}, "eps"),
+        ({"d": 0.5}, "d must be at least 1"),
+        ({"lr": -0.1}, "lr must be at least 0"),
+    ],
+)
+def test_adafactor_refuses_bad_options(options: dict, match: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(match)):
+        optim.Adafactor([leaf(1.0, 2.0)], **options)
