@@ -25,6 +25,7 @@ from ..errors import CompileError, GraphFreedError, InPlaceModificationError
 from ..node import Node
 from ..tensor import Tensor, _wrap, tensors_in
 from .plan import Plan, Ref, saved_across_yield, yield_index
+from .tracer import TracedArray
 
 __all__ = [
     "Backward",
@@ -118,7 +119,7 @@ def capture_backward(
             continue
         reaching.append(frozenset(i for i, found in enumerate(reached) if id(tensor) in found))
         array = grad._array
-        if type(array).__name__ != "TracedArray":
+        if type(array) is not TracedArray:
             # The same array at every replay, which .grad would then hold and accumulate into.
             tracer.graph_break("a gradient of the result does not depend on the call's values")
             return None
