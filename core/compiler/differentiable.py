@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -323,10 +324,14 @@ def standing_in(args: tuple[Any, ...], leaves: list[Tensor]) -> dict[int, Tensor
 
 @contextlib.contextmanager
 def refusing_backward(what: str) -> Iterator[None]:
-    """No backward pass while the function runs on stand-ins: it would stop at them."""
+    """No backward pass in this thread while the function runs on stand-ins: it would stop
+    at them (other threads' backward passes run as ever)."""
     original = _engine._run
+    capturing = threading.get_ident()
 
     def refused(*args: Any, **kwargs: Any) -> Any:
+        if threading.get_ident() != capturing:
+            return original(*args, **kwargs)
         raise CompileError(
             f"plugrad.compile: {what} runs a backward pass while an argument carries a graph "
             "made before the call, which the capture cannot follow. Compile the whole step "

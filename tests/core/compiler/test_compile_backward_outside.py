@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import pickle
+import threading
 import warnings
 import weakref
 from collections.abc import Callable
@@ -447,3 +448,37 @@ def test_a_custom_function_and_train_eval_switches_in_a_compiled_module() -> Non
                 seen.append([*_grads(module), *(_bits(b) for b in module.buffers())])
             assert seen[0] == seen[1], mode
     assert model._compiled_call.captures == 2  # one plan per mode
+
+
+def test_another_threads_backward_runs_while_a_module_is_captured_on_stand_ins() -> None:
+    started, finish = threading.Event(), threading.Event()
+    other = nn.Linear(2, 1)
+    errors: list[BaseException] = []
+
+    class Waits(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.linear = nn.Linear(3, 3)
+
+        def forward(self, h: plugrad.Tensor) -> plugrad.Tensor:
+            started.set()
+            finish.wait(timeout=10)  # the other thread's backward runs during the capture
+            return self.linear(h)
+
+    def background() -> None:
+        started.wait(timeout=10)
+        try:
+            other(plugrad.ones((1, 2))).sum().backward()
+        except BaseException as error:  # (reported by the test below)
+            errors.append(error)
+        finish.set()
+
+    block = Waits()
+    block.compile()
+    first = nn.Linear(3, 3)
+    thread = threading.Thread(target=background)
+    thread.start()
+    block(first(plugrad.ones((2, 3)))).sum().backward()
+    thread.join(timeout=10)
+    assert not errors
+    assert other.weight.grad is not None and first.weight.grad is not None
