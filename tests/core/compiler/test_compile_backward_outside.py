@@ -452,8 +452,8 @@ def test_a_custom_function_and_train_eval_switches_in_a_compiled_module() -> Non
 
 def test_another_threads_backward_runs_while_a_module_is_captured_on_stand_ins() -> None:
     started, finish = threading.Event(), threading.Event()
-    other = nn.Linear(2, 1)
-    errors: list[BaseException] = []
+    other, other_input = nn.Linear(2, 1), plugrad.ones((1, 2))  # (made here: on this
+    errors: list[BaseException] = []  # thread's default device)
 
     class Waits(nn.Module):
         def __init__(self) -> None:
@@ -468,7 +468,7 @@ def test_another_threads_backward_runs_while_a_module_is_captured_on_stand_ins()
     def background() -> None:
         started.wait(timeout=10)
         try:
-            other(plugrad.ones((1, 2))).sum().backward()
+            other(other_input).sum().backward()
         except BaseException as error:  # (reported by the test below)
             errors.append(error)
         finish.set()
