@@ -27,13 +27,27 @@ def _positive(function: str, name: str, value: Any) -> int:
     return value
 
 
+def _frame_sizes(
+    function: str, n_fft: Any, hop_length: Any, win_length: Any
+) -> tuple[int, int, int]:
+    """``n_fft``, the hop (``n_fft // 4`` by default) and the window's length (``n_fft``)."""
+    n_fft = _positive(function, "n_fft", n_fft)
+    hop = _positive(function, "hop_length", n_fft // 4 if hop_length is None else hop_length)
+    return (
+        n_fft,
+        hop,
+        _positive(function, "win_length", n_fft if win_length is None else win_length),
+    )
+
+
 def _window(
     function: str, window: Tensor | None, n_fft: int, win_length: int, like: Tensor
 ) -> Tensor:
     """The window, zero-padded on both sides to ``n_fft`` (a rectangle where none is given)."""
     if win_length > n_fft:
         raise ArgumentError(
-            f"{function}(): win_length ({win_length}) must be at most n_fft ({n_fft})"
+            f"{function}(): win_length ({win_length}) must be at most n_fft ({n_fft}); give a "
+            "shorter window or a larger n_fft"
         )
     if window is None:
         real = _ops.real(like) if like.dtype.kind == "complex floating" else like
@@ -84,9 +98,7 @@ def stft(
     """
     if not isinstance(input, Tensor):
         raise TypeError(f"stft() takes a Tensor, got {type(input).__name__}")
-    n_fft = _positive("stft", "n_fft", n_fft)
-    hop = _positive("stft", "hop_length", n_fft // 4 if hop_length is None else hop_length)
-    win_length = _positive("stft", "win_length", n_fft if win_length is None else win_length)
+    n_fft, hop, win_length = _frame_sizes("stft", n_fft, hop_length, win_length)
     if input.ndim not in (1, 2):
         raise ShapeError(
             f"stft() takes a 1-d signal or a 2-d batch of signals, got shape {tuple(input.shape)}"
@@ -180,9 +192,7 @@ def istft(
             "istft() takes a (frequencies, frames) spectrum or a batch of them, got shape "
             f"{tuple(input.shape)}"
         )
-    n_fft = _positive("istft", "n_fft", n_fft)
-    hop = _positive("istft", "hop_length", n_fft // 4 if hop_length is None else hop_length)
-    win_length = _positive("istft", "win_length", n_fft if win_length is None else win_length)
+    n_fft, hop, win_length = _frame_sizes("istft", n_fft, hop_length, win_length)
     if hop > win_length:
         raise ArgumentError(
             f"istft(): hop_length ({hop}) must be at most win_length ({win_length}), or "

@@ -161,16 +161,19 @@ def _ihfft_grad(xp: Any, g: Any, ans: Any, x: Any, *, n: Any, axis: int, norm: s
     return _rfft_grad(xp, xp.conj(g), ans, x, n=n, axis=axis, norm=_DUAL[norm])
 
 
+#: The library transforms hfftn and ihfftn are computed by, checking in their names.
+_IRFFTN_FOR_HFFTN = _over_axes("hfftn", computed_by="irfftn")
+_RFFTN_FOR_IHFFTN = _over_axes("ihfftn", computed_by="rfftn")
+
+
 def _hfftn(xp: Any, x: Any, /, *, s: Any = None, axes: Any = None, norm: str = "backward") -> Any:
     """``hfftn(x) = irfftn(conj(x))`` with the dual norm (no library has it)."""
-    irfftn = _over_axes("hfftn", computed_by="irfftn")
-    return irfftn(xp, xp.conj(_as_complex(xp, x)), s=s, axes=axes, norm=_DUAL[norm])
+    return _IRFFTN_FOR_HFFTN(xp, xp.conj(_as_complex(xp, x)), s=s, axes=axes, norm=_DUAL[norm])
 
 
 def _ihfftn(xp: Any, x: Any, /, *, s: Any = None, axes: Any = None, norm: str = "backward") -> Any:
     """``ihfftn(x) = conj(rfftn(x))`` with the dual norm."""
-    rfftn = _over_axes("ihfftn", computed_by="rfftn")
-    return xp.conj(rfftn(xp, x, s=s, axes=axes, norm=_DUAL[norm]))
+    return xp.conj(_RFFTN_FOR_IHFFTN(xp, x, s=s, axes=axes, norm=_DUAL[norm]))
 
 
 def _hfftn_grad(xp: Any, g: Any, ans: Any, x: Any, *, s: Any, axes: Any, norm: str) -> Any:

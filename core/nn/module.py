@@ -153,6 +153,7 @@ class Module:
         cache_size: int = 8,
         optimize: bool = True,
         device_graph: bool = False,
+        **torch_options: Any,
     ) -> None:
         """Compile this module's calls with :func:`plugrad.compile`, in place (PyTorch's).
 
@@ -160,7 +161,9 @@ class Module:
         it; a result that carries a graph keeps it, so ``loss.backward()`` after
         the call works as eagerly (see :doc:`/compile`). The module is otherwise
         the same object (parameters, ``state_dict``, ``repr``); a copy or a
-        pickle of it is not compiled. The options are :func:`plugrad.compile`'s.
+        pickle of it is not compiled. The options are :func:`plugrad.compile`'s;
+        ``torch.compile``'s others (``mode``, ``dynamic``, ``backend``, ...) are
+        refused with a :class:`TypeError` that says so.
 
         Examples
         --------
@@ -173,6 +176,14 @@ class Module:
         <CompiledFunctionBackward>
         """
         global _compiled_calls_made
+        if torch_options:
+            raise TypeError(
+                f"Module.compile() got {', '.join(sorted(torch_options))}: plugrad.compile "
+                "captures a plan per input signature and replays it as Python over the "
+                "backend, so torch.compile's mode, dynamic, backend and options have no "
+                "counterpart; leave them out (its options here: fullgraph, cache_size, "
+                "optimize, device_graph)"
+            )
         assert _compile_calls is not None  # plugrad imports plugrad.compiler
         compiled = _compile_calls(
             self,

@@ -482,3 +482,10 @@ def test_another_threads_backward_runs_while_a_module_is_captured_on_stand_ins()
     thread.join(timeout=10)
     assert not errors
     assert other.weight.grad is not None and first.weight.grad is not None
+
+
+def test_module_compile_refuses_torch_compiles_other_options_saying_why() -> None:
+    model, _ = _two_layer()
+    with pytest.raises(TypeError, match=r"mode.*no counterpart"):
+        model.compile(mode="max-autotune")
+    assert "_compiled_call" not in model.__dict__
