@@ -215,6 +215,7 @@ def grad(
     materialize_grads: bool = False,
     *,
     input_hooks: bool = True,
+    ends: Any = (),
 ) -> tuple[Tensor | None, ...]:
     """Return the gradients of ``outputs`` with respect to ``inputs``; ``.grad`` is not touched.
 
@@ -222,6 +223,8 @@ def grad(
     parameters (and adds PyTorch's ``is_grads_batched``). ``input_hooks=False``
     leaves out the inputs' own tensor hooks, for a caller whose gradients reach
     the inputs again in an enclosing pass (a checkpoint), which runs them once.
+    ``ends``: nodes the pass does not go past, though inputs lie behind them (a
+    compiled function's arguments' graphs, which its callers' pass goes on into).
     """
     if materialize_grads and allow_unused is False:
         raise ValueError(
@@ -233,7 +236,7 @@ def grad(
     if isinstance(grad_outputs, Tensor):
         grad_outputs = (grad_outputs,)
     roots = _roots(outputs, grad_outputs, create_graph, "grad()")
-    targets = _Targets(inputs, "grad()", input_hooks)
+    targets = _Targets(inputs, "grad()", input_hooks, ends)
     previous = _state.enabled
     _state.enabled = create_graph  # as in backward()
     try:
@@ -310,12 +313,16 @@ def _roots(
 class _Targets:
     """The tensors a pass must deliver gradients to; the rest of the graph is pruned."""
 
-    __slots__ = ("hooks", "leaves", "nodes")
+    __slots__ = ("ends", "hooks", "leaves", "nodes")
 
-    def __init__(self, inputs: Sequence[Any], caller: str, hooks: bool = True) -> None:
+    def __init__(
+        self, inputs: Sequence[Any], caller: str, hooks: bool = True, ends: Any = ()
+    ) -> None:
         #: Whether the targets' own tensor hooks run (not for a pass inside another pass
         #: that runs them itself: a checkpoint's).
         self.hooks = hooks
+        #: Nodes the pass does not go past (see grad()).
+        self.ends = ends
         self.leaves: set[int] = set()
         #: node -> {output index: the non-leaf tensor it produced}
         self.nodes: dict[Any, dict[int, Tensor]] = {}
@@ -546,9 +553,13 @@ def _nodes_leading_to(roots: list[Any], targets: _Targets, Node: type[_Node]) ->
     """For every node reachable from ``roots``: whether some edge below it reaches a target."""
     below: dict[Any, bool] = {}
     stack = [(node, False) for node in roots if isinstance(node, Node)]
+    ends = targets.ends
     while stack:
         node, children_done = stack.pop()
         if node in below:
+            continue
+        if ends and node in ends:
+            below[node] = False  # (a target itself, or left out)
             continue
         if not children_done:
             stack.append((node, True))

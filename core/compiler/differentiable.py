@@ -14,27 +14,23 @@ the generator's frame, as an eager graph keeps them on its nodes.
 
 from __future__ import annotations
 
-import contextlib
 import re
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from .. import engine as _engine
 from ..errors import CompileError, GraphFreedError, InPlaceModificationError
-from ..node import Node
+from ..node import Node, split_edge
 from ..tensor import Tensor, _wrap, tensors_in
 from .plan import Plan, Ref, saved_across_yield, yield_index
 from .tracer import TracedArray
 
 __all__ = [
     "Backward",
-    "CapturedGraphBackward",
     "CompiledFunctionBackward",
     "capture_backward",
     "outputs_with_graph",
-    "standing_in",
 ]
 
 
@@ -106,14 +102,23 @@ def capture_backward(
         "text", f"yield ({expression}, ({handed}))", tuple(reads), None, stand_ins, effect=True
     )
     grad_outputs = [_wrap(g, t._device, False, None) for g, t in zip(traced, outputs)]
+    # An argument that carries a graph made before the call ends the plan's graph: the
+    # pass gives its gradient, and a later backward goes on into its graph.
+    ends = {split_edge(t._edge): t for t in leaves if t._edge is not None}
     grads = _engine.grad(
-        outputs, inputs, grad_outputs, retain_graph=True, allow_unused=True, input_hooks=False
+        outputs,
+        inputs,
+        grad_outputs,
+        retain_graph=True,
+        allow_unused=True,
+        input_hooks=False,
+        ends=frozenset(node for node, _ in ends),
     )
     if tracer.broken is not None:
         return None
     kept: list[str] = []
     kept_where: list[tuple[str, int]] = []
-    reached = [_leaves_reached(t._edge) for t in outputs]
+    reached = [_inputs_reached(t._edge, ends) for t in outputs]
     reaching: list[frozenset[int]] = []
     for grad, place, tensor in zip(grads, where, inputs):
         if grad is None:
@@ -138,18 +143,22 @@ def capture_backward(
     )
 
 
-def _leaves_reached(edge: Any) -> dict[int, Tensor]:
-    """The tensors at the ends of the graph behind ``edge``, by id."""
+def _inputs_reached(edge: Any, ends: dict[tuple[Any, int], Tensor]) -> dict[int, Tensor]:
+    """The tensors at the ends of the graph behind ``edge``, by id: its leaves, and the
+    arguments in ``ends`` (by their edges) whose graph was made before the call."""
     found: dict[int, Tensor] = {}
-    seen: set[int] = set()
+    seen = {id(node) for node, _ in ends}  # (not followed past: the graph before the call)
     stack = [edge]
     while stack:
         edge = stack.pop()
-        target = edge[0] if type(edge) is tuple else edge
-        if target is None:
+        if edge is None:
             continue
+        target, index = split_edge(edge)
         if isinstance(target, Tensor):
             found[id(target)] = target
+        elif (target, index) in ends:
+            argument = ends[target, index]
+            found[id(argument)] = argument
         elif id(target) not in seen:
             seen.add(id(target))
             stack.extend(getattr(target, "_edges", ()))
@@ -301,116 +310,3 @@ class CompiledFunctionBackward(Node):
         self._watched = ()
         if run is not None:
             run.close()
-
-
-# -- arguments that carry a graph made before the call -------------------------------------
-
-
-def standing_in(args: tuple[Any, ...], leaves: list[Tensor]) -> dict[int, Tensor]:
-    """For each argument with a graph made before the call, a leaf standing in for it.
-
-    A block compiled on its own (``block.compile()`` inside a larger model) gets
-    its input with the graph of the layers before. The capture runs on a leaf
-    that shares the argument's array (a detached view), so the plan's backward
-    ends there; a replay's node leads on to the argument's own graph. Keyed by
-    the argument's id.
-    """
-    return {
-        id(t): t.detach().requires_grad_()
-        for t in leaves
-        if t._edge is not None and any(a is t for a in args)
-    }
-
-
-@contextlib.contextmanager
-def refusing_backward(what: str) -> Iterator[None]:
-    """No backward pass in this thread while the function runs on stand-ins: it would stop
-    at them (other threads' backward passes run as ever)."""
-    original = _engine._run
-    capturing = threading.get_ident()
-
-    def refused(*args: Any, **kwargs: Any) -> Any:
-        if threading.get_ident() != capturing:
-            return original(*args, **kwargs)
-        raise CompileError(
-            f"plugrad.compile: {what} runs a backward pass while an argument carries a graph "
-            "made before the call, which the capture cannot follow. Compile the whole step "
-            "(the code that made that argument too), or pass the argument detached"
-        )
-
-    _engine._run = refused
-    try:
-        yield
-    finally:
-        _engine._run = original
-
-
-def bridge_capture(
-    outputs: list[Tensor], stand_ins: dict[int, Tensor], originals: list[Tensor]
-) -> None:
-    """Lead the capture's own results on to the graph before the call.
-
-    The capture ran eagerly on stand-ins: its results' graph ends at them. Each
-    result gets a :class:`CapturedGraphBackward` node (in place of its own),
-    which differentiates that graph and hands the stand-ins' gradients to the
-    arguments' graph and the others to the leaves it reached.
-    """
-    if not outputs:
-        return
-    by_stand_in = {id(stand_ins[id(t)]): t for t in originals if id(t) in stand_ins}
-    reached: dict[int, Tensor] = {}
-    for tensor in outputs:
-        reached.update(_leaves_reached(tensor._edge))
-    inputs = [t for t in reached.values() if t._requires_grad]
-    edges = tuple(by_stand_in[id(t)]._edge if id(t) in by_stand_in else t for t in inputs)
-    roots = [_wrap(t._array, t._device, True, t._edge) for t in outputs]
-    node = CapturedGraphBackward(roots, inputs, outputs[0]._device)
-    node._edges = edges
-    for index, tensor in enumerate(outputs):
-        tensor._edge = (node, index) if len(outputs) > 1 else node
-
-
-class CapturedGraphBackward(Node):
-    """The ``grad_fn`` of a capture's own result where arguments carried a graph made
-    before the call: differentiates the graph the capture made (which ends at the
-    stand-ins of those arguments) and hands their gradients on to the arguments'."""
-
-    __slots__ = ("_inputs", "_roots", "n_outputs")
-
-    def __init__(self, roots: list[Tensor], inputs: list[Tensor], device: Any) -> None:
-        self._roots: list[Tensor] | None = roots
-        self._inputs = inputs
-        self._device = device
-        self._edges = ()
-        self._hooks = None
-        self.n_outputs = len(roots)  # type: ignore[misc]  # one class, any count
-
-    def name(self) -> str:
-        return "CompiledFunctionBackward"
-
-    def _backward(self, grad: Any, create_graph: bool) -> tuple[Any, ...]:
-        """The inputs' gradients, by an eager pass through the capture's graph."""
-        roots = self._roots
-        if roots is None:
-            raise GraphFreedError(
-                f"{self.name()}: trying to backward through the compiled function's result "
-                "a second time, after its graph was freed; pass retain_graph=True to the "
-                "first backward() to differentiate it again"
-            )
-        grads = grad if self.n_outputs > 1 else (grad,)
-        pairs = [(r, g) for r, g in zip(roots, grads) if g is not None]
-        device = self._device
-        given = [g if create_graph else _wrap(g, device, False, None) for _, g in pairs]
-        found = _engine.grad(
-            [r for r, _ in pairs],
-            self._inputs,
-            given,
-            retain_graph=True,
-            create_graph=create_graph,
-            allow_unused=True,
-            input_hooks=False,
-        )
-        return tuple(g if g is None or create_graph else g._array for g in found)
-
-    def _release(self) -> None:
-        self._roots = None

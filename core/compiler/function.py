@@ -158,38 +158,22 @@ class CompiledFunction:
             with capture_lock, _checking.checking(False):
                 return self._capture_plan(key, entry, args, kwargs, leaves)
         backward: differentiable.Backward | None = None
-        # A module's arguments with a graph made before the call (a block compiled in a
-        # larger model): the capture runs on leaves standing in for them (its plan's
-        # backward ends there, and a replay's goes on to theirs). A function's stay as
-        # they are: one that runs a backward through them runs eagerly.
-        stand_ins = (
-            differentiable.standing_in(args, leaves)
-            if isinstance(self.fn, _module.Module)
-            and self._may_differentiate(key, leaves)
-            and not kwargs
-            else {}
-        )
-        captured_leaves = [stand_ins.get(id(t), t) for t in leaves]
-        captured_args = tuple(stand_ins.get(id(a), a) if isinstance(a, Tensor) else a for a in args)
-        with_graph: list[Tensor] = []
+        # Arguments may carry a graph made before the call (the output of the layers
+        # before a compiled block, a loss function's input): the plan's graph ends at
+        # them, and a replay's result leads on into theirs.
         with capture_lock:
             bindings = _bindings_read(self.fn)  # as the call found them
-            tracer = Tracer(captured_leaves, self.fullgraph)
+            tracer = Tracer(leaves, self.fullgraph)
             tracer.install()
             try:
-                if stand_ins:
-                    with differentiable.refusing_backward(self._name()):
-                        result = self._run(*captured_args, **kwargs)
-                else:
-                    result = self._run(*args, **kwargs)
+                result = self._run(*args, **kwargs)
+                with_graph: list[Tensor] = []
                 if self._may_differentiate(key, leaves, tracer.free):
                     with_graph = differentiable.outputs_with_graph(tracer, result)
                 tracer.differentiable = {id(t) for t in with_graph}
                 output = tracer.output(result)
                 if with_graph and tracer.broken is None:
-                    backward = differentiable.capture_backward(
-                        tracer, with_graph, captured_leaves, output
-                    )
+                    backward = differentiable.capture_backward(tracer, with_graph, leaves, output)
                     if backward is not None:
                         output = backward.output
                 tracer.check_snapshots()
@@ -197,8 +181,6 @@ class CompiledFunction:
             finally:
                 tracer.uninstall()
                 tracer.restore_arrays(locals().get("result"))
-        if stand_ins:  # this call's own result leads on to the arguments' graph too
-            differentiable.bridge_capture(with_graph, stand_ins, leaves)
         self.captures += 1
         self._last = None
         if entry is None:

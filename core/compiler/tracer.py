@@ -51,7 +51,7 @@ from ..errors import GraphBreakError, GraphFreedError, IndexOutOfRangeError
 from ..graph import Node
 from ..nn import functional as _functional
 from ..nn.lazy import is_uninitialized
-from ..node import hook_epoch, releasing_classes
+from ..node import hook_epoch, releasing_classes, split_edge
 from ..plugins import _rules
 from ..random import Generator, _default_generators, _generator_for
 from ..tensor import Tensor
@@ -1143,8 +1143,14 @@ class Tracer:
         #: ids of the results whose graph the plan's own backward continues (see
         #: .differentiable): made by a replay as tensors that require grad.
         self.differentiable: set[int] = set()
+        #: id(node) -> node, for the nodes of the arguments that carry a graph made before
+        #: the call: the plan's graph ends at them (see ``crosses_boundary``).
+        self.boundary: dict[int, Any] = {}
         for index, tensor in enumerate(leaves):
             self.sources.setdefault(id(tensor), f"L[{index}]")
+            if tensor._edge is not None:
+                node = split_edge(tensor._edge)[0]
+                self.boundary[id(node)] = node
         self._leaves = leaves
         self._saved: list[tuple[Any, str, Any]] = []
         #: Source of a free tensor read before any host call -> what the replay checks of it
@@ -1343,34 +1349,36 @@ class Tracer:
             # Made by code the plan calls again (optimizer state, say): it lives on, so it is
             # read like any tensor made before the call.
             self._kept.append(self._created.pop(key))
-        if True:
-            if tensor._edge is not None and _state_enabled():
-                if key in self._host_results:
-                    self.graph_break(
-                        "the result of a call each replay repeats (an optimizer step's closure, "
-                        "say) is used with its autograd history; return it as it is, and use it "
-                        "outside the compiled function"
-                    )
-                else:
-                    self.graph_break(
-                        "a tensor with autograd history made outside the compiled function is "
-                        "used inside it (compute it inside, or pass it detached)"
-                    )
-                return real
-            source = self.source_of(tensor)
-            # A replay checks, before it runs, what it reads of a tensor that existed before
-            # the call (a parameter read after a scheduler's step too): one a repeated call
-            # made cannot be checked then.
-            if (self.host_calls == 0 or not made_in_this_call) and not source.startswith("L["):
-                self._free_meta.setdefault(
-                    source,
-                    (tuple(real.shape), real.dtype, tensor._device, tensor._requires_grad),
+        # An argument's graph may lead on from the plan's (see ``crosses_boundary``).
+        argument = not made_in_this_call and self.sources.get(key, "").startswith("L[")
+        if tensor._edge is not None and not argument and _state_enabled():
+            if key in self._host_results:
+                self.graph_break(
+                    "the result of a call each replay repeats (an optimizer step's closure, "
+                    "say) is used with its autograd history; return it as it is, and use it "
+                    "outside the compiled function"
                 )
-            self._snapshots.setdefault(key, (tensor._requires_grad, tensor._edge))
-            out = self.new_name()
-            self.steps.append(Step("text", out, f"{source}._array"))
-            self.meta[out] = (tuple(real.shape), real.dtype)
-            traced = TracedArray(real, Ref(out), self)
+            else:
+                self.graph_break(
+                    "a tensor with autograd history made outside the compiled function is "
+                    "used inside it (pass it as an argument, compute it inside, or use it "
+                    "detached)"
+                )
+            return real
+        source = self.source_of(tensor)
+        # A replay checks, before it runs, what it reads of a tensor that existed before
+        # the call (a parameter read after a scheduler's step too): one a repeated call
+        # made cannot be checked then.
+        if (self.host_calls == 0 or not made_in_this_call) and not source.startswith("L["):
+            self._free_meta.setdefault(
+                source,
+                (tuple(real.shape), real.dtype, tensor._device, tensor._requires_grad),
+            )
+        self._snapshots.setdefault(key, (tensor._requires_grad, tensor._edge))
+        out = self.new_name()
+        self.steps.append(Step("text", out, f"{source}._array"))
+        self.meta[out] = (tuple(real.shape), real.dtype)
+        traced = TracedArray(real, Ref(out), self)
         _set_array(tensor, traced)
         self._traced_tensors[key] = tensor
         return traced
@@ -1665,7 +1673,7 @@ class Tracer:
             value = _get_array(tensor)
             if type(value) is TracedArray:
                 _set_array(tensor, value._real)
-        _restore_graph(result)
+        _restore_graph(result, self.boundary)
         self._traced_tensors.clear()
         self._created.clear()
         self._made_unrecorded.clear()
@@ -1830,6 +1838,8 @@ class Tracer:
                 ),
             ),
         ]
+        if self.boundary:
+            patches.append((_engine, "_run", _bounded_backward(_engine._run, self)))
         collectives = sys.modules.get("plugrad.distributed.collectives")
         if collectives is not None:
             # A replay would skip the exchange with the other processes: run those calls eagerly.
@@ -1912,6 +1922,33 @@ class Tracer:
         """
         node = edge[0] if type(edge) is tuple else edge
         return id(node) in self.released or getattr(node, "_saved", True) is None
+
+    def crosses_boundary(self, roots: list[Any], targets: Any) -> bool:
+        """Whether a backward pass from ``roots`` would run a node of a graph made before
+        the call (behind an argument that carries one).
+
+        The plan's graph ends at such arguments: a pass that stops there (their
+        gradients are what it computes, as the plan's own backward does) is
+        replayed; one that goes on (``loss.backward()`` through them, or to a
+        parameter the graph before used too) runs code no plan holds.
+        """
+        boundary = self.boundary
+        starts = [node for (node, _), _ in roots if isinstance(node, Node)]
+        if targets is not None:
+            below = _engine._nodes_leading_to(starts, targets, Node)
+            return any(below.get(node) for node in boundary.values())
+        seen: set[int] = set()
+        while starts:
+            node = starts.pop()
+            if id(node) in boundary:
+                return True
+            if id(node) not in seen:
+                seen.add(id(node))
+                for edge in node._edges:
+                    target = edge[0] if type(edge) is tuple else edge
+                    if isinstance(target, Node):
+                        starts.append(target)
+        return False
 
     def namespace_label(self, xp: Any) -> str:
         """The name of the backend namespace ``xp`` in the replayed code."""
@@ -2061,14 +2098,31 @@ def _with_subclasses(cls: type) -> list[type]:
     return found
 
 
+def _bounded_backward(run: Callable[..., Any], tracer: Tracer) -> Any:
+    """The engine's pass, a graph break where it would go on into a graph made before
+    the call (see ``Tracer.crosses_boundary``); it then runs eagerly, as the rest does."""
+
+    def bounded(roots: Any, retain_graph: bool, create_graph: bool, targets: Any) -> Any:
+        if tracer.recording and tracer.crosses_boundary(roots, targets):
+            tracer.graph_break(
+                "a backward pass goes on into the graph that an argument carries, made "
+                "before the call (make that argument inside the compiled function to "
+                "capture its graph too)"
+            )
+        return run(roots, retain_graph, create_graph, targets)
+
+    return bounded
+
+
 def _state_enabled() -> bool:
     from ..grad_mode import _state
 
     return _state.enabled
 
 
-def _restore_graph(result: Any) -> None:
-    """Real arrays back into the nodes of any graph the result still carries."""
+def _restore_graph(result: Any, boundary: dict[int, Any]) -> None:
+    """Real arrays back into the nodes of any graph the result still carries (up to
+    ``boundary``, the nodes made before the call, which never held traced arrays)."""
     from ..graph import Node
 
     stack = []
@@ -2089,7 +2143,7 @@ def _restore_graph(result: Any) -> None:
     visit(result)
     while stack:
         node = stack.pop()
-        if id(node) in seen or not isinstance(node, Node):
+        if id(node) in seen or id(node) in boundary or not isinstance(node, Node):
             continue
         seen.add(id(node))
         for slot in ("_saved", "_ans", "_params"):

@@ -16,7 +16,13 @@ import pytest
 
 import plugrad
 from plugrad import nn
-from plugrad.errors import CompileError, CompileWarning, GraphFreedError, InPlaceModificationError
+from plugrad.errors import (
+    CompileError,
+    CompileWarning,
+    GraphBreakError,
+    GraphFreedError,
+    InPlaceModificationError,
+)
 
 pytestmark = pytest.mark.usefixtures("on_numpy")
 
@@ -183,17 +189,26 @@ def test_a_compiled_block_inside_a_larger_model_equals_eager(how: str) -> None:
         assert trained(True) == trained(False)
 
 
-def test_a_compiled_module_running_a_backward_through_such_an_argument_is_refused() -> None:
+def test_a_compiled_module_running_a_backward_through_such_an_argument_runs_eagerly() -> None:
+    """Its backward would go on into the graph before the call: a graph break, and the
+    call runs eagerly with a warning (its result and gradients those of eager code)."""
+
     class Inner(nn.Module):
         def forward(self, h: plugrad.Tensor) -> plugrad.Tensor:
-            (g,) = plugrad.autograd.grad(h.sum(), h, create_graph=True)
-            return g * h
+            (g,) = plugrad.autograd.grad(h.sum() ** 2, first.weight, create_graph=True)
+            return g.sum() * h
 
+    plugrad.manual_seed(1)
     first = nn.Linear(3, 3)
     inner = Inner()
+    x = plugrad.randn(2, 3)
+    inner(first(x)).sum().backward()
+    expected = _bits(first.weight.grad)
+    first.zero_grad()
     inner.compile()
-    with pytest.raises(CompileError, match="backward pass while an argument carries a graph"):
-        inner(first(plugrad.ones((2, 3))))
+    with pytest.warns(CompileWarning, match="goes on into the graph that an argument carries"):
+        inner(first(x)).sum().backward()
+    assert _bits(first.weight.grad) == expected
 
 
 def test_a_compiled_function_running_a_backward_through_such_an_argument_runs_eagerly() -> None:
@@ -206,12 +221,111 @@ def test_a_compiled_function_running_a_backward_through_such_an_argument_runs_ea
 
     compiled = plugrad.compile(step)
     x = plugrad.ones((2, 3))
-    with pytest.warns(CompileWarning, match="autograd history made outside"):
+    with pytest.warns(CompileWarning, match="goes on into the graph that an argument carries"):
         compiled(first(x))
     got = _bits(first.weight.grad)
     first.zero_grad()
     step(first(x))
     assert got == _bits(first.weight.grad)
+    with pytest.raises(GraphBreakError, match="goes on into the graph that an argument"):
+        plugrad.compile(step, fullgraph=True)(first(x))
+
+
+def test_a_compiled_loss_function_of_a_models_output_replays() -> None:
+    """``loss_fn = plugrad.compile(loss_fn)`` on ``model(x)``: the plan's backward ends at
+    the argument, and each replay's result leads on into the model's graph."""
+
+    def trained(compiled: bool) -> tuple[list[Any], int | None]:
+        plugrad.manual_seed(2)
+        model = nn.Sequential(nn.Linear(3, 8), nn.Tanh(), nn.Linear(8, 2))
+        optimizer = plugrad.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+
+        def loss_fn(out: plugrad.Tensor, target: plugrad.Tensor) -> plugrad.Tensor:
+            return nn.functional.smooth_l1_loss(out.sigmoid(), target) + out.pow(2).mean()
+
+        criterion = plugrad.compile(loss_fn) if compiled else loss_fn
+        x, target = plugrad.randn(6, 3), plugrad.rand(6, 2)
+        seen = []
+        for _ in range(5):
+            optimizer.zero_grad()
+            loss = criterion(model(x), target)
+            assert loss.grad_fn is not None
+            loss.backward()
+            optimizer.step()
+            seen.append([_bits(loss), *(_bits(p) for p in model.parameters())])
+        return seen, getattr(criterion, "captures", None)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        compiled, captures = trained(True)
+    assert compiled == trained(False)[0]
+    assert captures == 1
+
+
+def test_a_parameter_used_before_the_call_and_inside_gets_both_gradients() -> None:
+    """Tied weights: the plan's backward gives the weight the gradient of its use inside
+    the call, and the pass goes on through the argument to its use before."""
+    plugrad.manual_seed(5)
+    embed = nn.Linear(4, 4, bias=False)
+
+    def head(h: plugrad.Tensor) -> plugrad.Tensor:
+        return (h @ embed.weight.T).tanh().sum()
+
+    compiled = plugrad.compile(head)
+    x = plugrad.randn(5, 4)
+    head(embed(x)).backward()
+    expected = embed.weight.grad.detach().numpy()
+    for _ in range(3):
+        embed.zero_grad()
+        compiled(embed(x)).backward()
+        np.testing.assert_allclose(embed.weight.grad.numpy(), expected, rtol=1e-6, atol=1e-7)
+    assert compiled.captures == 1
+
+
+def test_gradients_with_respect_to_such_an_argument_inside_the_function_replay() -> None:
+    """``autograd.grad(y, h)`` for the argument itself stops at it: nothing of the graph
+    before runs, and the plan holds the pass."""
+    first = nn.Linear(3, 3)
+
+    def slope(h: plugrad.Tensor) -> plugrad.Tensor:
+        (g,) = plugrad.autograd.grad(h.sin().sum(), h)
+        return g
+
+    compiled = plugrad.compile(slope)
+    x = plugrad.randn(4, 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in range(3):
+            assert _bits(compiled(first(x))) == _bits(slope(first(x)))
+    assert compiled.captures == 1
+    assert first.weight.grad is None
+
+
+def test_arguments_from_one_node_with_several_outputs() -> None:
+    plugrad.manual_seed(6)
+    first = nn.Linear(3, 4)
+    x = plugrad.randn(2, 3)
+
+    def mix(a: plugrad.Tensor, b: plugrad.Tensor) -> plugrad.Tensor:
+        return (a * b.exp()).sum()
+
+    compiled = plugrad.compile(mix)
+    mix(*first(x).split(2, dim=1)).backward()
+    expected = [_bits(p.grad) for p in first.parameters()]
+    for _ in range(2):
+        first.zero_grad()
+        compiled(*first(x).split(2, dim=1)).backward()
+        assert [_bits(p.grad) for p in first.parameters()] == expected
+    assert compiled.captures == 1
+
+
+def test_a_free_tensor_with_a_graph_made_before_the_call_is_a_graph_break() -> None:
+    first = nn.Linear(3, 3)
+    h = first(plugrad.ones((2, 3)))
+    compiled = plugrad.compile(lambda y: (h * y).sum())
+    with pytest.warns(CompileWarning, match="pass it as an argument"):
+        compiled(plugrad.ones((2, 3))).backward()
+    assert first.weight.grad is not None
 
 
 def test_create_graph_through_a_compiled_result_raises_a_typed_error() -> None:
@@ -450,7 +564,7 @@ def test_a_custom_function_and_train_eval_switches_in_a_compiled_module() -> Non
     assert model._compiled_call.captures == 2  # one plan per mode
 
 
-def test_another_threads_backward_runs_while_a_module_is_captured_on_stand_ins() -> None:
+def test_another_threads_backward_runs_while_a_module_with_such_an_argument_is_captured() -> None:
     started, finish = threading.Event(), threading.Event()
     other, other_input = nn.Linear(2, 1), plugrad.ones((1, 2))  # (made here: on this
     errors: list[BaseException] = []  # thread's default device)
