@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import warnings
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -415,26 +416,22 @@ def test_fullgraph_raises_even_where_the_break_was_caught():
                 compiled(plugrad.tensor([1.0, 2.0]))
 
 
-def test_tensor_hook_is_a_graph_break():
+@pytest.mark.parametrize(
+    ("register", "match"),
+    [
+        (lambda y: y.register_hook(lambda g: g * 3.0), "hook"),
+        (lambda y: y.grad_fn.register_prehook(lambda grads: (grads[0] * 3.0,)), "grad_fn hook"),
+    ],
+    ids=["tensor hook", "grad_fn hook"],
+)
+def test_a_hook_is_a_graph_break(register: Callable[[plugrad.Tensor], object], match: str) -> None:
     def f(x):
         y = x * 2.0
-        y.register_hook(lambda g: g * 3.0)
+        register(y)
         y.sum().backward()
 
     x = plugrad.tensor([1.0, 2.0], requires_grad=True)
-    with pytest.warns(CompileWarning, match="hook"):
-        plugrad.compile(f)(x)
-    _same(x.grad, plugrad.tensor([6.0, 6.0]))
-
-
-def test_grad_fn_hook_is_a_graph_break():
-    def f(x):
-        y = x * 2.0
-        y.grad_fn.register_prehook(lambda grads: (grads[0] * 3.0,))
-        y.sum().backward()
-
-    x = plugrad.tensor([1.0, 2.0], requires_grad=True)
-    with pytest.warns(CompileWarning, match="grad_fn hook"):
+    with pytest.warns(CompileWarning, match=match):
         plugrad.compile(f)(x)
     _same(x.grad, plugrad.tensor([6.0, 6.0]))
 
