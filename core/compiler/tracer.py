@@ -2100,10 +2100,16 @@ def _with_subclasses(cls: type) -> list[type]:
 
 def _bounded_backward(run: Callable[..., Any], tracer: Tracer) -> Any:
     """The engine's pass, a graph break where it would go on into a graph made before
-    the call (see ``Tracer.crosses_boundary``); it then runs eagerly, as the rest does."""
+    the call (see ``Tracer.crosses_boundary``); it then runs eagerly, as the rest does.
+    Other threads' passes are theirs (installed by the capturing thread)."""
+    capturing = threading.get_ident()
 
     def bounded(roots: Any, retain_graph: bool, create_graph: bool, targets: Any) -> Any:
-        if tracer.recording and tracer.crosses_boundary(roots, targets):
+        if (
+            tracer.recording
+            and threading.get_ident() == capturing
+            and tracer.crosses_boundary(roots, targets)
+        ):
             tracer.graph_break(
                 "a backward pass goes on into the graph that an argument carries, made "
                 "before the call (make that argument inside the compiled function to "

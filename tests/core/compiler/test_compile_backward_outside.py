@@ -598,6 +598,39 @@ def test_another_threads_backward_runs_while_a_module_with_such_an_argument_is_c
     assert other.weight.grad is not None and first.weight.grad is not None
 
 
+def test_another_threads_backward_through_the_arguments_graph_is_not_the_captures() -> None:
+    """A pass of another thread through the graph an argument carries runs as ever while
+    the call is captured (fullgraph=True: no GraphBreakError in that thread)."""
+    started, finish = threading.Event(), threading.Event()
+    errors: list[BaseException] = []
+    first = nn.Linear(3, 3)
+    h = first(plugrad.ones((2, 3)))
+
+    def waits(h: plugrad.Tensor) -> plugrad.Tensor:
+        started.set()
+        finish.wait(timeout=10)  # the other thread's backward runs during the capture
+        return h.tanh()
+
+    def background() -> None:
+        started.wait(timeout=10)
+        try:
+            h.sum().backward(retain_graph=True)
+        except BaseException as error:  # (reported by the test below)
+            errors.append(error)
+        finish.set()
+
+    thread = threading.Thread(target=background)
+    thread.start()
+    plugrad.compile(waits, fullgraph=True)(h).sum().backward()
+    thread.join(timeout=10)
+    assert not errors
+    np.testing.assert_allclose(
+        first.bias.grad.numpy().sum(),
+        2 * 3 + h.detach().tanh().pow(2).neg().add(1).sum().item(),
+        rtol=1e-6,
+    )
+
+
 def test_module_compile_refuses_torch_compiles_other_options_saying_why() -> None:
     model, _ = _two_layer()
     with pytest.raises(TypeError, match=r"mode.*no counterpart"):
