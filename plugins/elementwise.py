@@ -210,10 +210,8 @@ divide = op(
 
 def _pow_grad_base(xp: Any, g: Any, ans: Any, x1: Any, x2: Any) -> Any:
     if is_scalar(x2):
-        if x2 == 0:  # NOTE: constant; the general formula gives 0 * x**-1 = nan at x == 0
-            return g * 0
-        # x ** 1 is x exactly: a square (a squared error's) needs no power in its gradient.
-        return g * conj(xp, x2 * x1 if x2 == 2 else x2 * x1 ** (x2 - 1))
+        # NOTE: x**0 is constant; the general formula gives 0 * x**-1 = nan at x == 0.
+        return g * 0 if x2 == 0 else g * conj(xp, x2 * x1 ** (x2 - 1))
     return xp.where(x2 == 0, 0.0, g * conj(xp, x2 * x1 ** (x2 - 1)))
 
 
