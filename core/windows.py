@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from . import creation as _creation
@@ -32,7 +32,7 @@ def _window(
     function: str,
     window_length: Any,
     periodic: Any,
-    options: dict[str, Any],
+    options: Mapping[str, Any],
     weights: Callable[[Tensor, int], Tensor],
 ) -> Tensor:
     """The window ``weights(positions, span)`` of the sample positions ``0 .. window_length -
