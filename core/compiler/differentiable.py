@@ -112,7 +112,7 @@ def capture_backward(
         retain_graph=True,
         allow_unused=True,
         input_hooks=False,
-        ends=frozenset(node for node, _ in ends),
+        ends=frozenset(tracer.boundary.values()),
     )
     if tracer.broken is not None:
         return None

@@ -2113,7 +2113,7 @@ def _bounded_backward(run: Callable[..., Any], tracer: Tracer) -> Any:
             tracer.graph_break(
                 "a backward pass goes on into the graph that an argument carries, made "
                 "before the call (make that argument inside the compiled function to "
-                "capture its graph too)"
+                "capture its graph too, or run that backward outside the function)"
             )
         return run(roots, retain_graph, create_graph, targets)
 
