@@ -32,6 +32,23 @@ MISS = _Miss()
 #: What a plan's guard checks of each free tensor it reads (a ``Device`` is one object per
 #: device, so the comparison of two is one of identities).
 TENSOR_META = operator.attrgetter("_array.shape", "_array.dtype", "_device", "_requires_grad")
+#: ``TENSOR_META`` with the array's memory layout, for libraries whose arrays have strides.
+LAID_OUT_META = operator.attrgetter(
+    "_array.shape", "_array.dtype", "_array.strides", "_device", "_requires_grad"
+)
+
+
+def meta_guard(arrays: list[Any]) -> tuple[str, Callable[[Any], tuple[Any, ...]]]:
+    """The getter a guard compares tensors by, with its name in the replayed code.
+
+    Where every array has strides (NumPy, CuPy), the layouts are compared too: a
+    plan may write a result into an operand laid out as that result (see
+    ``passes.compute_in_place``), which is right only for inputs laid out as
+    the capture's were, and the comparison costs next to nothing more.
+    """
+    if all(type(getattr(a, "strides", None)) is tuple for a in arrays):
+        return "_laid_out_meta", LAID_OUT_META
+    return "_tensor_meta", TENSOR_META
 
 
 def _strides_of(tensor: Any) -> Any:
@@ -359,11 +376,13 @@ def source_of(plan: Plan, name: str = "replay") -> tuple[str, dict[str, Any]]:
     )
     lines = [f"def {name}(L, F):"]
     if plan.guards:
-        lines.append("    if not (")
-        lines += [f"        {guard} and" for guard in plan.guards[:-1]]
-        lines.append(f"        {plan.guards[-1]}")
-        lines.append("    ):")
-        lines.append("        return MISS")
+        guard = ["    if not (", *(f"        {g} and" for g in plan.guards[:-1])]
+        guard += [f"        {plan.guards[-1]}", "    ):", "        return MISS"]
+        if any("_laid_out_meta" in g for g in plan.guards):
+            # An array without strides (another library's) is laid out unlike the capture's.
+            guard = ["    try:", *("    " + line for line in guard)]
+            guard += ["    except AttributeError:", "        return MISS"]
+        lines += guard
     if at is None:
         lines += ["    " + line for line in body]
         lines.append(f"    return {output}")
@@ -376,6 +395,7 @@ def source_of(plan: Plan, name: str = "replay") -> tuple[str, dict[str, Any]]:
         "_distinct_memory": distinct_memory,
         "_op": operator,
         "_tensor_meta": TENSOR_META,
+        "_laid_out_meta": LAID_OUT_META,
         "_strides_of": _strides_of,
         "CompileError": CompileError,
         "Tensor": Tensor,

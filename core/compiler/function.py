@@ -613,13 +613,17 @@ def _checks_arguments(plan: Any, args: tuple[Any, ...], checking: bool) -> bool:
             f"type(a{index} := L[{index}]) is {kind_name} and "
             f"a{index}._edge is {'' if tensor._edge is None else 'not '}None{aliases}"
         )
-    # Shapes, dtypes, devices and requires_grad: one comparison, as for the free tensors.
-    expected = [codegen.TENSOR_META(tensor) for tensor in args]
+    # Shapes, dtypes, layouts, devices and requires_grad: one comparison, as for the free
+    # tensors.
+    getter_name, getter = codegen.meta_guard([tensor._array for tensor in args])
+    expected = [getter(tensor) for tensor in args]
     name = "argument_meta"
     while name in plan.constants:
         name += "_"
     plan.constants[name] = expected
-    guards.append(f"[*map(_tensor_meta, L)] == {name}")
+    guards.append(f"[*map({getter_name}, L)] == {name}")
+    if getter is codegen.LAID_OUT_META:
+        plan.layout_guards.pop("L", None)
     if len(args) > 1 and _copies_views(list(args)):
         # Where views are copies, arguments sharing memory run eagerly (see _capture_plan).
         helper = "share_memory"

@@ -782,8 +782,11 @@ def compute_in_place(plan: Plan) -> Plan:
     plan values are always held, so the plan says it: an operand is reused
     when it is a new array the plan made (not an input, a view or a constant),
     every step that reads it only computes from it, this step reads it last,
-    it has the result's shape and dtype, and the function is one that takes
-    ``out=`` (an elementwise NumPy or CuPy ufunc). Values are the same bit for bit.
+    it has the result's shape, dtype and memory layout, and the function is one
+    that takes ``out=`` (an elementwise NumPy or CuPy ufunc). Values are the same
+    bit for bit: a result written into an operand takes that operand's layout, and
+    a reduction over it adds in the order of its memory. The layouts compared are
+    those of the capture, so a plan that writes so guards its inputs' layouts.
     """
     namespaces = plan.namespaces
     last_use: dict[str, int] = {}
@@ -834,7 +837,8 @@ def compute_in_place(plan: Plan) -> Plan:
             continue
         owned.add(step.out)
         result = plan.meta.get(step.out)
-        if result is None:  # no shape recorded: nothing to compare an operand's with
+        layout = plan.strides.get(step.out)
+        if result is None or layout is None:  # nothing to compare an operand's with
             continue
         for operand in step.args:
             if (
@@ -843,6 +847,7 @@ def compute_in_place(plan: Plan) -> Plan:
                 and operand.name not in escaping
                 and last_use.get(operand.name) == index
                 and plan.meta.get(operand.name) == result
+                and plan.strides.get(operand.name) == layout
                 and result[0] != ()  # NumPy gives scalars, not arrays, for 0-d results
                 and all(_only_computes(r) for r in readers[operand.name])
             ):
@@ -851,7 +856,10 @@ def compute_in_place(plan: Plan) -> Plan:
                 )
                 changed = True
                 break
-    return dataclasses.replace(plan, steps=steps) if changed else plan
+    if not changed:
+        return plan
+    guards = plan.guards + [g for g in plan.layout_guards.values() if g not in plan.guards]
+    return dataclasses.replace(plan, steps=steps, guards=guards)
 
 
 #: Step kinds that may compute a new array (the others read, write or call methods).

@@ -137,6 +137,15 @@ class Plan:
     meta : dict
         Plan value -> ``(shape, dtype)`` of the array it held at capture (the
         guards fix them for every replay).
+    strides : dict
+        Plan value -> the strides of the array it held at capture (``None`` where
+        its library has none). A replay's arrays are laid out as these only where
+        the inputs are laid out as at capture: see ``layout_guards``.
+    layout_guards : dict
+        ``"L"`` (the call's tensors) and ``"F"`` (the free tensors) -> a guard that
+        fixes their memory layouts, where ``guards`` do not already. A pass whose
+        rewrite is right only for the layouts seen at capture (a result written
+        into an operand laid out as that result) adds them to ``guards``.
     """
 
     steps: list[Step]
@@ -148,6 +157,8 @@ class Plan:
     namespaces: dict[str, Any]
     folded: dict[str, Any] = field(default_factory=dict)
     meta: dict[str, tuple[tuple[int, ...], Any]] = field(default_factory=dict)
+    strides: dict[str, Any] = field(default_factory=dict)
+    layout_guards: dict[str, str] = field(default_factory=dict)
 
 
 def yield_index(plan: Plan) -> int | None:

@@ -57,6 +57,7 @@ from ..random import Generator, _default_generators, _generator_for
 from ..tensor import Tensor
 from ..tensor_hooks import PostAccumulateGradHook
 from ..versions import ALIAS, DETACHED
+from . import codegen
 from .plan import Name, Plan, Ref, Step, refs_in
 
 __all__ = ["GraphBreak", "RecordingNamespace", "TracedArray", "TracedScalar", "Tracer"]
@@ -1102,6 +1103,7 @@ class Tracer:
         self.folded: dict[str, Any] = {}
         #: Plan value -> (shape, dtype) at capture.
         self.meta: dict[str, tuple[tuple[int, ...], Any]] = {}
+        self.strides: dict[str, Any] = {}
         #: id(tensor) -> its expression in the replayed code, for tensors made before the call.
         self.sources: dict[int, str] = {}
         self.free: list[Tensor] = []
@@ -1156,6 +1158,8 @@ class Tracer:
         #: Source of a free tensor read before any host call -> what the replay checks of it
         #: (see ``TENSOR_META``).
         self._free_meta: dict[str, tuple[Any, ...]] = {}
+        #: The same sources -> the array read (for its layout, see ``codegen.meta_guard``).
+        self._free_layouts: dict[str, Any] = {}
 
     # -- values and steps --------------------------------------------------------------------
 
@@ -1236,6 +1240,7 @@ class Tracer:
         step = Step(kind, out, target, step_args, step_kwargs, effect=effect)
         self.steps.append(step)
         self.meta[out] = (tuple(result.shape), result.dtype)
+        self.strides[out] = getattr(result, "strides", None)
         if not effect and self._is_constant(step):
             self.folded[out] = result
         traced = TracedArray(result, Ref(out), self)
@@ -1306,6 +1311,7 @@ class Tracer:
         out = self.new_name()
         self.steps.append(Step("text", out, self.constant(real)))
         self.meta[out] = (tuple(real.shape), real.dtype)
+        self.strides[out] = getattr(real, "strides", None)
         return TracedArray(real, Ref(out), self)
 
     # -- graph breaks ------------------------------------------------------------------------
@@ -1370,6 +1376,7 @@ class Tracer:
         # the call (a parameter read after a scheduler's step too): one a repeated call
         # made cannot be checked then.
         if (self.host_calls == 0 or not made_in_this_call) and not source.startswith("L["):
+            self._free_layouts.setdefault(source, real)
             self._free_meta.setdefault(
                 source,
                 (tuple(real.shape), real.dtype, tensor._device, tensor._requires_grad),
@@ -1378,6 +1385,7 @@ class Tracer:
         out = self.new_name()
         self.steps.append(Step("text", out, f"{source}._array"))
         self.meta[out] = (tuple(real.shape), real.dtype)
+        self.strides[out] = getattr(real, "strides", None)
         traced = TracedArray(real, Ref(out), self)
         _set_array(tensor, traced)
         self._traced_tensors[key] = tensor
@@ -1689,18 +1697,22 @@ class Tracer:
             self.steps = [step for step in self.steps if id(step) not in made_default]
         output_refs = tuple(_names_in_expression(output, self.steps))
         # Whether each .grad is None first: the guard of the free tensors reads their metadata.
-        guards = self._grad_guards + self.guards
-        if self._free_meta:
-            guards = [*self._grad_guards, self._free_tensors_guard(), *self.guards]
+        layout_guards = {
+            "L": f"[*map(_strides_of, L)] == {self.constant(self._leaf_strides, 'strides_')}"
+        }
+        if self.free:
+            layouts = self.constant(self._free_strides, "strides_")
+            layout_guards["F"] = f"[*map(_strides_of, F)] == {layouts}"
         if self.layout_read:
             # A view that exists or not by the memory layout (x.view(-1), x.contiguous(),
             # or a reshape written through): a replay is right only for inputs laid out as
             # the capture's were.
-            layouts = self.constant(self._leaf_strides, "strides_")
-            guards.append(f"[*map(_strides_of, L)] == {layouts}")
-            if self.free:
-                layouts = self.constant(self._free_strides, "strides_")
-                guards.append(f"[*map(_strides_of, F)] == {layouts}")
+            guards = [*self._grad_guards, *self.guards, *layout_guards.values()]
+            layout_guards = {}
+        else:
+            guards = self._grad_guards + self.guards
+        if self._free_meta:
+            guards.insert(len(self._grad_guards), self._free_tensors_guard(layout_guards))
         if self.default_device_read is not None:
             default = self.constant(_default_device, "default_device_")
             device = self.constant(self.default_device_read, "device_")
@@ -1741,6 +1753,8 @@ class Tracer:
             namespaces=self.namespaces,
             folded=self.folded,
             meta=self.meta,
+            strides=self.strides,
+            layout_guards=layout_guards,
         )
 
     def _settings_guards(self, modules: tuple[Any, ...]) -> list[str]:
@@ -1762,17 +1776,28 @@ class Tracer:
             guards.append(f"{getter}({target}) == {self.constant(read(module), 'settings_')}")
         return guards
 
-    def _free_tensors_guard(self) -> str:
+    def _free_tensors_guard(self, layout_guards: dict[str, str]) -> str:
         """One guard for the shapes, dtypes, devices and ``requires_grad`` of the free tensors
-        the plan reads: a call of ``TENSOR_META`` per tensor (in C), one comparison, one
-        line to compile instead of one per tensor."""
+        the plan reads (and their layouts, see ``codegen.meta_guard``): a call of a getter
+        per tensor (in C), one comparison, one line to compile instead of one per tensor.
+        Where it covers every free tensor's layout, ``layout_guards`` loses its own."""
         sources = list(self._free_meta)
-        expected = self.constant(list(self._free_meta.values()), "free_meta_")
+        getter, _ = codegen.meta_guard(list(self._free_layouts.values()))
+        if getter == "_laid_out_meta":
+            meta = [
+                (shape, dtype, self._free_layouts[source].strides, *rest)
+                for source, (shape, dtype, *rest) in self._free_meta.items()
+            ]
+        else:
+            meta = list(self._free_meta.values())
+        expected = self.constant(meta, "free_meta_")
         if sources == [f"F[{index}]" for index in range(len(self.free))]:
             tensors = "F"
+            if getter == "_laid_out_meta":
+                layout_guards.pop("F", None)
         else:
             tensors = "(" + "".join(source + ", " for source in sources) + ")"
-        return f"[*map(_tensor_meta, {tensors})] == {expected}"
+        return f"[*map({getter}, {tensors})] == {expected}"
 
     # -- swapping the tables -----------------------------------------------------------------
 

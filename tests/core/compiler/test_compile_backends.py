@@ -194,3 +194,21 @@ def test_a_compiled_model_on_dask_runs_eagerly_with_the_backward_outside():
         with pytest.warns(CompileWarning, match="lazy backend"):
             compiled = _compiled_model_training(True)
         assert compiled == _compiled_model_training(False)
+
+
+@pytest.mark.parametrize("name", ["jax", "dask"])
+def test_a_plan_captured_on_numpy_misses_for_a_tensor_of_another_backend(name):
+    # The NumPy plan guards its argument's memory layout; the other library's array has
+    # none to read: the call captures a plan of its own instead of failing in the guard.
+    device = _backend(name)
+    compiled = plugrad.compile(lambda x: x * 2 + 1)
+    on_numpy = plugrad.ones(3, device="numpy")
+    compiled(on_numpy)
+    compiled(on_numpy)
+    other = plugrad.ones(3, device=device)
+    for _ in range(2):
+        result = compiled(other)
+        assert result.device == other.device
+        assert result.tolist() == [3.0, 3.0, 3.0]
+    assert compiled(on_numpy).tolist() == [3.0, 3.0, 3.0]
+    assert compiled.captures == 2

@@ -1095,3 +1095,50 @@ def test_state_kept_in_a_tuple_is_named_by_its_own_shape():
     with pytest.warns(plugrad.errors.CompileWarning, match=r"made \(shape \(1, 2, 4\)\) is kept"):
         for _ in range(4):
             step(plugrad.randn(5, 2, 3))
+
+
+def _transposed_product(x, g):
+    return (x.T - 0.5) * g  # x.T - 0.5 is laid out by columns; the product, eagerly, by rows
+
+
+@NUMPY_ONLY
+@pytest.mark.parametrize(
+    "after",
+    [
+        pytest.param(lambda y: y.sum(axis=0), id="summed"),
+        pytest.param(lambda y: y.view(-1), id="viewed"),
+        pytest.param(lambda y: y.contiguous().view(-1), id="made contiguous, viewed"),
+        pytest.param(lambda y: y, id="returned"),
+    ],
+)
+def test_a_result_written_into_an_operand_keeps_the_layout_eager_gives_it(after):
+    # Written into the difference's memory (out=), the product took its layout: a sum
+    # over it added in another order (other last bits), and a view of it failed.
+    plugrad.manual_seed(0)
+    x, g = plugrad.randn(64, 32), plugrad.randn(32, 64)
+
+    def f(x, g):
+        return after(_transposed_product(x, g))
+
+    compiled = plugrad.compile(f, fullgraph=True)
+    expected = f(x, g)
+    for _ in range(3):
+        result = compiled(x, g)
+        assert result.stride() == expected.stride()
+        assert result.numpy().tobytes() == expected.numpy().tobytes()
+
+
+@NUMPY_ONLY
+def test_a_plan_that_writes_by_layout_is_captured_again_for_arguments_laid_out_otherwise():
+    # The plan writes the product into the sum's memory only because, at capture, both
+    # were laid out alike: arguments laid out otherwise make another plan, as eager results
+    # would be laid out otherwise too.
+    def f(x, g):
+        return ((x + 1.0) * g).sum(axis=0)
+
+    compiled = plugrad.compile(f, fullgraph=True)
+    rows, columns = plugrad.randn(16, 8), plugrad.randn(8, 16).T
+    g = plugrad.randn(16, 8)
+    for x in (rows, rows, columns, columns, rows):
+        assert compiled(x, g).numpy().tobytes() == f(x, g).numpy().tobytes()
+    assert compiled.captures == 2
