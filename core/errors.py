@@ -1,9 +1,13 @@
 """The exceptions plugrad raises.
 
 Every error derives from :class:`PlugradError` *and* from the built-in
-exception a user would naturally catch (``RuntimeError``, ``TypeError``,
-``ValueError``), so ``except RuntimeError`` keeps working for code written
-against PyTorch while ``except plugrad.errors.PlugradError`` catches ours only.
+exceptions a user would naturally catch, so ``except plugrad.errors.PlugradError``
+catches ours only while code written for NumPy or the Array API standard
+(``except ValueError`` around a shape, ``except TypeError`` around a dtype) and
+code written against PyTorch (``except RuntimeError``, which PyTorch raises for
+shapes, dtypes, invalid values and singular matrices alike) both keep working:
+:class:`ShapeError`, :class:`DtypeError`, :class:`InvalidArgumentError` and
+:class:`LinAlgError` are ``RuntimeError`` too.
 """
 
 from __future__ import annotations
@@ -92,7 +96,7 @@ class ArgumentError(PlugradError, TypeError):
     """A call's arguments contradict each other (e.g. both ``axis=`` and ``dim=``)."""
 
 
-class DtypeError(PlugradError, TypeError):
+class DtypeError(PlugradError, TypeError, RuntimeError):
     """A dtype cannot be used where it was given.
 
     Among others: data of a dtype plugrad has none for (object, strings,
@@ -110,11 +114,11 @@ class ScalarRangeError(DtypeError, OverflowError):
     """
 
 
-class InvalidArgumentError(PlugradError, ValueError):
+class InvalidArgumentError(PlugradError, ValueError, RuntimeError):
     """An argument has a value the function does not accept; the message lists what it accepts."""
 
 
-class ShapeError(PlugradError, ValueError):
+class ShapeError(PlugradError, ValueError, RuntimeError):
     """A shape does not match what the operation requires.
 
     A backend's own shape error from a kernel arrives as one, naming the op,
@@ -122,7 +126,7 @@ class ShapeError(PlugradError, ValueError):
     """
 
 
-class LinAlgError(PlugradError, ValueError):
+class LinAlgError(PlugradError, ValueError, RuntimeError):
     """A matrix is singular, or not positive definite, where the operation needs it to be.
 
     NumPy's ``LinAlgError`` (a ``ValueError``) and PyTorch's (a ``RuntimeError``)

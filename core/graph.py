@@ -106,6 +106,12 @@ def array_spec(array: Any) -> ArraySpec:
 _METADATA_TYPES = frozenset({ArraySpec, int, float, complex, bool, type(None)})
 
 
+#: How PyTorch's message starts, which users search for.
+_MODIFIED = (
+    "one of the variables needed for gradient computation has been modified by an inplace operation"
+)
+
+
 def check_versions(node: Node, saved: Any, versions: tuple[int, ...] | None) -> None:
     """Raise if a tensor ``node`` saved was modified in place after it was saved.
 
@@ -119,7 +125,8 @@ def check_versions(node: Node, saved: Any, versions: tuple[int, ...] | None) -> 
             if counter[0] != expected:
                 shape = tuple(getattr(value, "shape", None) or value.array.shape)
                 raise InPlaceModificationError(
-                    f"{node.name()} needs saved tensor {index} (of shape {shape}) as it was "
+                    f"{_MODIFIED}: {node.name()} needs saved tensor {index} (of shape {shape}) "
+                    "as it was "
                     "when the forward op ran, but it (or a view sharing its memory) has since "
                     f"been modified in place: it is at version {counter[0]}, expected version "
                     f"{expected}. Compute the backward before modifying it, or use an "
@@ -132,7 +139,8 @@ def check_output_versions(node: Node, counters: Any) -> None:
     for index, counter in enumerate(counters if type(counters) is tuple else (counters,)):
         if counter is not None and counter[0]:
             raise InPlaceModificationError(
-                f"{node.name()} needs its output{f' {index}' if node.n_outputs > 1 else ''} as "
+                f"{_MODIFIED}: {node.name()} needs its "
+                f"output{f' {index}' if node.n_outputs > 1 else ''} as "
                 "it was computed, but that output (or a view sharing its memory) has since been "
                 f"modified in place (it is at version {counter[0]}, expected 0). Compute the "
                 "backward before modifying it, or use an out-of-place operation (y = y + 1 "
