@@ -7,7 +7,8 @@ active when its library is installed: the ``torch``, ``jax`` and ``dask`` extras
 Third-party packages add more through the ``plugrad`` entry-point group.
 The communication libraries of :mod:`plugrad.distributed` (``mpi`` through
 mpi4py, ``nccl`` through CuPy) are plugins of the same kind. :mod:`.cudnn` holds
-PyTorch's ``torch.backends.cudnn`` switches, for code that sets them.
+PyTorch's ``torch.backends.cudnn`` switches, for code that sets them, and :mod:`.mps`
+the answers to ``torch.backends.mps.is_available()``, for code that picks its device.
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ from __future__ import annotations
 from plugrad import registry
 from plugrad.plugin_manager import BUILTIN_BACKENDS, BUILTIN_COMMUNICATORS
 
-from . import cudnn
+from . import cudnn, mps
 
-__all__ = ["BUILTIN_BACKENDS", "BUILTIN_COMMUNICATORS", "available", "cudnn"]
+__all__ = ["BUILTIN_BACKENDS", "BUILTIN_COMMUNICATORS", "available", "cudnn", "mps"]
 
 
 def available() -> tuple[str, ...]:

@@ -37,6 +37,7 @@ from . import (
     linear,
     loss,
     module,
+    modules,
     normalization,
     padding,
     parallel,
@@ -96,6 +97,7 @@ __all__ = [
     *upsampling.__all__,
     "functional",
     "init",
+    "modules",
     "parallel",
     "utils",
 ]

@@ -16,6 +16,8 @@ def test_the_usual_opening_lines_run() -> None:
     plugrad.backends.cudnn.benchmark = False
     assert plugrad.backends.cudnn.is_available() is False
     assert plugrad.backends.cudnn.version() is None
+    assert plugrad.backends.mps.is_available() is False  # the device-picking line
+    assert plugrad.backends.mps.is_built() is False
     before = plugrad.are_deterministic_algorithms_enabled()
     plugrad.use_deterministic_algorithms(True)
     assert plugrad.are_deterministic_algorithms_enabled()
