@@ -324,7 +324,10 @@ class TransformerEncoder(_LayerStack):
 
     Each copy is a deep copy, with parameters of its own (initialized like
     ``encoder_layer``'s). ``enable_nested_tensor`` and ``mask_check`` are
-    accepted for PyTorch's code and ignored.
+    accepted for PyTorch's code and ignored. The positions a
+    ``src_key_padding_mask`` pads hold what the layers computed for them, in
+    every mode; PyTorch's nested-tensor path (evaluation without gradients)
+    gives zeros there instead. Neither is meant to be read: mask them out.
 
     Examples
     --------
