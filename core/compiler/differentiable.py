@@ -56,6 +56,14 @@ def outputs_with_graph(tracer: Any, result: Any) -> list[Tensor]:
     for tensor in tensors_in(result):
         edge = tensor._edge
         if edge is not None and id(tensor) in tracer._created and not tracer._graph_consumed(edge):
+            if tracer.leads_to_consumed(edge):
+                # Eagerly, its backward raises once it reaches what was freed; a plan's
+                # backward would need those values.
+                tracer.graph_break(
+                    "a result's graph leads into one that a backward pass in the function "
+                    "freed (it ran without retain_graph=True)"
+                )
+                return []
             found.setdefault(id(tensor), tensor)
     return list(found.values())
 

@@ -468,9 +468,10 @@ def drop_multiplications_by_one(plan: Plan) -> Plan:
 
     The engine starts a backward pass from ``ones_like(loss)`` and the first
     rule multiplies by it. For real numbers ``1 * x`` is ``x`` bit for bit, so
-    the product is dropped when it has the shape and dtype of ``x`` and nothing
-    could tell the two apart: every step that reads it makes a new array from
-    it, it is not returned, and nothing writes into ``x`` before those reads.
+    the product is dropped when it has the shape, dtype and memory layout of
+    ``x`` and nothing could tell the two apart: every step that reads it makes a
+    new array from it (laid out as its operands are), it is not returned, and
+    nothing writes into ``x`` before those reads.
     """
     products = [
         (index, other)
@@ -486,6 +487,8 @@ def drop_multiplications_by_one(plan: Plan) -> Plan:
         step = plan.steps[index]
         if step.out is None or step.out in escaping:
             continue
+        if plan.strides.get(step.out) != plan.strides.get(other):
+            continue  # (ones * x.T is laid out by rows, x.T by columns)
         reads = readers.get(step.out, [])
         if not reads or not all(_only_reads(plan.steps[i], {}) for i in reads):
             continue
@@ -526,6 +529,7 @@ def drop_reshapes_to_the_same_shape(plan: Plan) -> Plan:
             and step.out is not None
             and meta.get(step.out) is not None
             and meta.get(step.out) == meta.get(step.args[0].name)
+            and plan.strides.get(step.out) == plan.strides.get(step.args[0].name)
         ):
             candidates.append(index)
     if not candidates:
@@ -559,7 +563,16 @@ def _drop_renamed(plan: Plan, drops: dict[int, tuple[str, str]]) -> Plan:
     for _, (out, source) in sorted(drops.items()):
         renamed[out] = renamed.get(source, source)
     kept = [_with_renames(s, renamed) for i, s in enumerate(plan.steps) if i not in drops]
+    if any(plan.strides.get(out) is not None for out, _ in drops.values()):
+        return _guarding_layouts(plan, kept)  # the layouts compared are the capture's
     return dataclasses.replace(plan, steps=kept)
+
+
+def _guarding_layouts(plan: Plan, steps: list[Step]) -> Plan:
+    """``plan`` with ``steps``, made by a rewrite that is right only for the memory
+    layouts the capture saw, and the guards that the inputs are laid out so again."""
+    guards = plan.guards + [g for g in plan.layout_guards.values() if g not in plan.guards]
+    return dataclasses.replace(plan, steps=steps, guards=guards)
 
 
 def reduce_without_kept_axes(plan: Plan) -> Plan:
@@ -856,10 +869,7 @@ def compute_in_place(plan: Plan) -> Plan:
                 )
                 changed = True
                 break
-    if not changed:
-        return plan
-    guards = plan.guards + [g for g in plan.layout_guards.values() if g not in plan.guards]
-    return dataclasses.replace(plan, steps=steps, guards=guards)
+    return _guarding_layouts(plan, steps) if changed else plan
 
 
 #: Step kinds that may compute a new array (the others read, write or call methods).

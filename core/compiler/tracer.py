@@ -1948,6 +1948,24 @@ class Tracer:
         node = edge[0] if type(edge) is tuple else edge
         return id(node) in self.released or getattr(node, "_saved", True) is None
 
+    def leads_to_consumed(self, edge: Any) -> bool:
+        """Whether the graph behind ``edge`` (made in this call) runs through a node that a
+        backward pass in the call freed (``y = x.exp(); y.sum().backward(); return y * 2``)."""
+        boundary, seen = self.boundary, set()
+        nodes = [edge[0] if type(edge) is tuple else edge]
+        while nodes:
+            node = nodes.pop()
+            if id(node) in seen or id(node) in boundary:
+                continue
+            seen.add(id(node))
+            if self._graph_consumed(node):
+                return True
+            for following in node._edges:
+                target = following[0] if type(following) is tuple else following
+                if isinstance(target, Node):
+                    nodes.append(target)
+        return False
+
     def crosses_boundary(self, roots: list[Any], targets: Any) -> bool:
         """Whether a backward pass from ``roots`` would run a node of a graph made before
         the call (behind an argument that carries one).

@@ -1142,3 +1142,47 @@ def test_a_plan_that_writes_by_layout_is_captured_again_for_arguments_laid_out_o
     for x in (rows, rows, columns, columns, rows):
         assert compiled(x, g).numpy().tobytes() == f(x, g).numpy().tobytes()
     assert compiled.captures == 2
+
+
+@NUMPY_ONLY
+def test_a_product_with_a_seed_of_ones_keeps_the_layout_eager_gives_it():
+    # ones * b, with b a transposed view, is laid out by rows; b by columns. The plan
+    # read b for the product (1 * x is x), and the gradient summed in another order.
+    np = pytest.importorskip("numpy")
+    columns = np.random.default_rng(0).standard_normal((300, 200)).astype(np.float32)
+
+    def f(c, b):
+        y = (c * 2) * b
+        y.backward(plugrad.ones_like(y))
+        return c.grad.sum(), c.grad
+
+    compiled = plugrad.compile(f, fullgraph=True)
+    for _ in range(3):
+        made = [(plugrad.ones(200, 300, requires_grad=True), plugrad.tensor(columns).t())
+                for _ in range(2)]  # fmt: skip
+        (total, grad), (expected_total, expected_grad) = compiled(*made[0]), f(*made[1])
+        assert total.numpy().tobytes() == expected_total.numpy().tobytes()
+        assert grad.stride() == expected_grad.stride()
+        grad.view(-1)  # eagerly a view: the memory is laid out by rows
+
+
+def test_a_result_whose_graph_a_backward_in_the_function_freed_runs_eagerly():
+    # Its backward needs what the backward in the function freed: the capture failed
+    # (GraphFreedError); eagerly the call works, and so does it now, with a warning.
+    def f(a):
+        y = a.exp()
+        y.sum().backward()
+        return y * 2
+
+    compiled = plugrad.compile(f)
+    with pytest.warns(plugrad.errors.CompileWarning, match="freed"):
+        compiled(plugrad.ones(3, requires_grad=True))
+    for _ in range(2):
+        a, b = plugrad.ones(3, requires_grad=True), plugrad.ones(3, requires_grad=True)
+        result, expected = compiled(a), f(b)
+        assert result.tolist() == expected.tolist() and result.requires_grad
+        assert a.grad.tolist() == b.grad.tolist()
+        with pytest.raises(plugrad.errors.GraphFreedError):
+            result.sum().backward()
+    with pytest.raises(plugrad.errors.GraphBreakError, match="freed"):
+        plugrad.compile(f, fullgraph=True)(plugrad.ones(3, requires_grad=True))
