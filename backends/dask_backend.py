@@ -83,10 +83,14 @@ def _takes_natively(xp: Any, key: tuple[Any, ...], value: Any) -> bool:
     it refuses 0-d index arrays, integer arrays of more than one dimension,
     several arrays together, masks of some axes only, and values for a mask's
     unknown number of elements, and it drops integer indices past the end of a
-    dask array instead of raising.
+    dask array instead of raising. An integer index beside a slice with a
+    negative step (``x[0, ::-1] = v``) fails in Dask (``IndexError``).
     """
     one_value = not getattr(value, "ndim", 0)
     masks = 0
+    integers = any(isinstance(k, (int, np.integer)) and not isinstance(k, bool) for k in key)
+    if integers and any(type(k) is slice and (k.step or 1) < 0 for k in key):
+        return False
     for k in key:
         if k is Ellipsis or type(k) is slice:
             continue

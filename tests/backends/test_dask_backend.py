@@ -286,6 +286,8 @@ DASK_KEYS = {
     "true": (True, 0, slice(1, 3)),
     "none-and-reversed": (None, slice(None, None, -1), np.array([1, 3])),
     "zero-d-arrays": (np.array(1), slice(None), np.array(-1)),
+    "int-and-reversed": (0, slice(None, None, -1)),
+    "int-and-reversed-step": (-1, slice(None, None, -2), 1),
 }
 
 
