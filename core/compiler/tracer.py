@@ -871,8 +871,14 @@ def _copied_of_real_arrays(device: Any, x: Tensor, out: Tensor) -> bool:
     return not device.backend.may_share_memory(real, real_result)
 
 
-def _host_call(original: Callable[..., Any], what: str) -> Callable[..., Any]:
-    """``original`` (a method of a stateful object) made a call the plan repeats at every replay."""
+def _host_call(
+    original: Callable[..., Any], what: str, changes_grads: bool = True
+) -> Callable[..., Any]:
+    """``original`` (a method of a stateful object) made a call the plan repeats at every replay.
+
+    ``changes_grads=False`` for calls that cannot set a ``.grad`` (seeding a
+    generator): what the plan knew of each ``.grad`` holds after them.
+    """
 
     def method(self: Any, *args: Any, **kwargs: Any) -> Any:
         tracer = _active
@@ -901,20 +907,22 @@ def _host_call(original: Callable[..., Any], what: str) -> Callable[..., Any]:
             result = original(self, *args, **kwargs)
         finally:
             tracer.recording = tracer.broken is None
-            tracer.after_host_call()
+            tracer.after_host_call(changes_grads)
         tracer.note_host_result(out, result)
         return result
 
     return method
 
 
-def _host_function(original: Callable[..., Any], what: str) -> Callable[..., Any]:
+def _host_function(
+    original: Callable[..., Any], what: str, changes_grads: bool = True
+) -> Callable[..., Any]:
     """A module-level function made a call the plan repeats (see :func:`_host_call`)."""
 
     def unbound(_owner: Any, *args: Any, **kwargs: Any) -> Any:
         return original(*args, **kwargs)
 
-    host = _host_call(unbound, what)
+    host = _host_call(unbound, what, changes_grads)
 
     def function(*args: Any, **kwargs: Any) -> Any:
         return host(_random, *args, **kwargs)
@@ -1136,6 +1144,8 @@ class Tracer:
         self._traced_tensors: dict[int, Tensor] = {}
         #: Tensors made before the call whose .grad this capture has seen or written.
         self._grad_known: set[int] = set()
+        #: Whether a call the plan repeats that may set a ``.grad`` ran (see ``read_grad``).
+        self._grads_after_host_call = False
         #: id(tensor) -> (requires_grad, edge) when first read, to notice changes.
         self._snapshots: dict[int, tuple[Any, Any]] = {}
         #: id(tensor) -> the name of the Tensor the replay makes for it.
@@ -1431,14 +1441,27 @@ class Tracer:
         self._grad_known.add(key)
         source = self.source_of(tensor)
         if value is None:
-            self._grad_guards.append(f"{source}._grad is None")
+            condition = f"{source}._grad is None"
         else:
             known = self.sources.get(id(value))
             if known is None:
-                self._grad_guards.append(f"{source}._grad is not None")
+                condition = f"{source}._grad is not None"
                 self.sources[id(value)] = f"{source}._grad"
             else:  # an argument, or another tensor's .grad: the plan reads it by that name
-                self._grad_guards.append(f"{source}._grad is {known}")
+                condition = f"{source}._grad is {known}"
+        if not self._grads_after_host_call:
+            self._grad_guards.append(condition)
+            return
+        # Read after a call the plan repeats, which may have set it: a guard at the start
+        # would check the state before that call (and could contradict one made before it).
+        otherwise = (
+            "raise CompileError('a call a compiled function repeats (an optimizer step) left "
+            f"{source}.grad otherwise than at capture, after state was updated; do not "
+            "compile that part')"
+            if any(_repeats_badly(step) for step in self.steps)
+            else "return MISS"
+        )
+        self.steps.append(Step("text", None, f"if not ({condition}): {otherwise}", effect=True))
 
     def write_grad(self, tensor: Tensor, value: Any) -> None:
         key = id(tensor)
@@ -1573,14 +1596,16 @@ class Tracer:
             self.steps.append(Step("text", None, source + "._bump_version()", effect=True))
             return
 
-    def after_host_call(self) -> None:
+    def after_host_call(self, changes_grads: bool = True) -> None:
         """Forget what a call the plan repeats may have changed: later reads read afresh."""
         for key, tensor in list(self._traced_tensors.items()):
             if key not in self._created:
                 value = _get_array(tensor)
                 if type(value) is not TracedArray:
                     del self._traced_tensors[key]
-        self._grad_known.clear()
+        if changes_grads:
+            self._grad_known.clear()
+            self._grads_after_host_call = True
 
     # -- the end -----------------------------------------------------------------------------
 
@@ -1893,18 +1918,28 @@ class Tracer:
             noting = _noting_release(owner.__dict__["_release"], self)
             patches.append((owner, "_release", noting))
         # Seeding inside the function happens at every replay, as the eager calls seed.
-        seed_generator = _host_call(Generator.__dict__["manual_seed"], "Generator.manual_seed()")
+        seed_generator = _host_call(
+            Generator.__dict__["manual_seed"], "Generator.manual_seed()", changes_grads=False
+        )
         patches.append((Generator, "manual_seed", seed_generator))
-        reseed_generator = _host_call(Generator.__dict__["seed"], "Generator.seed()")
+        reseed_generator = _host_call(
+            Generator.__dict__["seed"], "Generator.seed()", changes_grads=False
+        )
         patches.append((Generator, "seed", reseed_generator))
-        seed_all = _host_function(_random.manual_seed, "plugrad.manual_seed()")
+        seed_all = _host_function(_random.manual_seed, "plugrad.manual_seed()", changes_grads=False)
         patches.append((_random, "manual_seed", seed_all))
         package = sys.modules["plugrad"]
         if package.__dict__.get("manual_seed") is _random.__dict__["manual_seed"]:
             patches.append((package, "manual_seed", seed_all))
         for owner in _with_subclasses(Optimizer) + _with_subclasses(LRScheduler):
             if "step" in owner.__dict__:
-                host = _host_call(owner.__dict__["step"], f"{owner.__name__}.step()")
+                # A scheduler sets learning rates; an optimizer's step (its closure) may set
+                # a .grad.
+                host = _host_call(
+                    owner.__dict__["step"],
+                    f"{owner.__name__}.step()",
+                    changes_grads=not issubclass(owner, LRScheduler),
+                )
                 if owner is Optimizer:
                     host = _optimizer_step(host, self)
                 patches.append((owner, "step", host))

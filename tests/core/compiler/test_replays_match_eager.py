@@ -1186,3 +1186,62 @@ def test_a_result_whose_graph_a_backward_in_the_function_freed_runs_eagerly():
             result.sum().backward()
     with pytest.raises(plugrad.errors.GraphBreakError, match="freed"):
         plugrad.compile(f, fullgraph=True)(plugrad.ones(3, requires_grad=True))
+
+
+def test_seeding_inside_a_step_that_sets_grads_keeps_its_plan():
+    # The .grad reads after the seeding (a call replays repeat) became guards at the start
+    # of the plan, contradicting those made before it: every call captured again.
+    plugrad.manual_seed(0)
+    models = [nn.Linear(5, 8) for _ in range(2)]
+    models[1].load_state_dict(models[0].state_dict())
+    optimizers = [optim.SGD(m.parameters(), lr=0.1) for m in models]
+    generators = [plugrad.Generator() for _ in range(2)]
+
+    def step(model, optimizer, generator, x):
+        optimizer.zero_grad()
+        generator.manual_seed(11)
+        loss = nn.functional.dropout(model(x), 0.5, generator=generator).sum()
+        loss.backward()
+        optimizer.step()
+        return loss.detach()
+
+    compiled = plugrad.compile(lambda x: step(models[0], optimizers[0], generators[0], x))
+    for _ in range(5):
+        x = plugrad.ones(3, 5)
+        got = compiled(x)
+        expected = step(models[1], optimizers[1], generators[1], x)
+        assert got.numpy().tobytes() == expected.numpy().tobytes()
+    assert compiled.captures == 2  # .grad None at the first call, set at the others
+
+
+def test_a_grad_read_after_an_optimizer_step_is_checked_where_it_is_read():
+    # An optimizer step may run a closure that sets .grad: what the plan reads after it is
+    # checked at that point, not at the start of the call.
+    w = plugrad.ones(3, requires_grad=True)
+    optimizer = optim.SGD([w], lr=0.1)
+
+    def closure():
+        optimizer.zero_grad()
+        loss = (w * w).sum()
+        loss.backward()
+        return loss
+
+    def step():
+        optimizer.step(closure)
+        return w.grad * 1
+
+    compiled = plugrad.compile(step)
+    twin_w = plugrad.ones(3, requires_grad=True)
+    twin_optimizer = optim.SGD([twin_w], lr=0.1)
+
+    def twin_closure():
+        twin_optimizer.zero_grad()
+        loss = (twin_w * twin_w).sum()
+        loss.backward()
+        return loss
+
+    for _ in range(4):
+        got = compiled()
+        twin_optimizer.step(twin_closure)
+        assert got.tolist() == (twin_w.grad * 1).tolist()
+        assert w.tolist() == twin_w.tolist()
