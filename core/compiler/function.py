@@ -232,6 +232,14 @@ class CompiledFunction:
                 )
             self._runs_eagerly(entry, reason, "Use fullgraph=True to make this an error.")
             return result
+        for index in _arguments_held_by_state(self.fn, bindings, tracer.modules.values(), leaves):
+            # Reached through the function's state as well as passed: the plan cannot tell
+            # which reads went which way, so it holds only for that same tensor.
+            name = f"argument_{index}_held"
+            while name in plan.constants:
+                name += "_"
+            plan.constants[name] = leaves[index]
+            plan.guards.append(f"L[{index}] is {name}")
         checks_arguments = not kwargs and _checks_arguments(plan, args, key[-1])
         _guard_memory_sharing(plan, leaves)
         rewrites: list[tuple[str, Any]] | None = [] if key[-1] else None  # checking mode
@@ -463,6 +471,65 @@ def _bindings_read(fn: Callable[..., Any]) -> tuple[tuple[Any, Any, Any], ...]:
 
 
 _MISSING = object()
+
+#: How deep and how far :func:`_arguments_held_by_state` looks through the function's state.
+_STATE_DEPTH = 8
+_STATE_OBJECTS = 20_000
+#: What holds no tensor of the function's state (or is code, not state).
+_NOT_STATE = (
+    *_UNGUARDED,
+    types.FunctionType,
+    types.BuiltinFunctionType,
+    types.MethodType,
+    weakref.ref,
+)
+
+
+def _arguments_held_by_state(
+    fn: Any, bindings: tuple[tuple[Any, Any, Any], ...], modules: Any, leaves: list[Tensor]
+) -> list[int]:
+    """The indices of the call's tensors that the function's state holds too.
+
+    A tensor passed as an argument that the function also reaches otherwise (a
+    global it reads, a parameter of a module it calls, an optimizer's state, an
+    attribute of the object whose method it is) is one tensor to the capture,
+    read by the argument's name: a later call with another tensor must not
+    replay that plan (it would read and write the argument where the function
+    reaches its own tensor). Searched from the globals and closure cells the
+    function reads, the modules it called, the function itself (a module) and
+    its bound object, through containers and attributes, to a bounded depth.
+    """
+    wanted = {id(tensor): index for index, tensor in enumerate(leaves)}
+    if not wanted:
+        return []
+    roots = [value for _, _, value in bindings]
+    roots += [*modules, fn, getattr(fn, "__self__", None)]
+    found: set[int] = set()
+    seen: set[int] = set()
+    stack = [(root, 0) for root in roots if root is not None]
+    while stack and len(seen) < _STATE_OBJECTS:
+        value, depth = stack.pop()
+        if id(value) in seen or isinstance(value, _NOT_STATE):
+            continue
+        seen.add(id(value))
+        if isinstance(value, Tensor):
+            index = wanted.get(id(value))
+            if index is not None:
+                found.add(index)
+            continue
+        if depth == _STATE_DEPTH:
+            continue
+        kind = type(value)
+        if kind in (list, tuple, set, frozenset):
+            children: Any = value
+        elif kind is dict or kind is OrderedDict:
+            children = [*value.values(), *(k for k in value if isinstance(k, Tensor))]
+        elif hasattr(value, "__dict__") and not isinstance(value, type):
+            children = vars(value).values()
+        else:
+            continue
+        stack.extend((child, depth + 1) for child in children)
+    return sorted(found)
 
 
 def _guarding_bindings(

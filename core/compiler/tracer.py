@@ -29,6 +29,7 @@ from __future__ import annotations
 import functools
 import gc
 import math
+import numbers
 import operator
 import os
 import re
@@ -88,10 +89,20 @@ class GraphBreak(Exception):
 
 
 def _is_plain_setting(value: Any) -> bool:
-    """Whether ``value`` is a Python number, string, bool or None, or a tuple of them."""
-    if type(value) is tuple:
+    """Whether ``value`` is a number (a NumPy scalar too), string, bool or None, or a tuple
+    or list of them."""
+    if type(value) is tuple or type(value) is list:
         return all(_is_plain_setting(item) for item in value)
-    return value is None or type(value) in (bool, int, float, str)
+    return value is None or type(value) in (bool, int, str) or isinstance(value, numbers.Number)
+
+
+def _compared_by_text(value: Any) -> bool:
+    """Whether settings holding ``value`` are compared by their ``repr``, not by ``==``:
+    ``0.0 == -0.0``, a NumPy scalar equals a Python number of another dtype (each promotes
+    otherwise), and a list may change in place (the capture's would change with it)."""
+    if type(value) is tuple or type(value) is list:
+        return type(value) is list or any(_compared_by_text(item) for item in value)
+    return value is not None and type(value) not in (bool, int, str)
 
 
 def _members(module: Any) -> tuple[Any, ...]:
@@ -1785,8 +1796,8 @@ class Tracer:
     def _settings_guards(self, modules: tuple[Any, ...]) -> list[str]:
         """Guards of the called modules' settings (``Dropout.p``, a norm's ``momentum`` and
         ``track_running_stats``, a convolution's ``stride``): each module's attributes that
-        hold plain Python values, as the capture left them, so that a change between calls
-        captures again instead of replaying the old value."""
+        hold plain values (see ``_is_plain_setting``), as the capture left them, so that a
+        change between calls captures again instead of replaying the old value."""
         guards = []
         for module in modules:
             names = [
@@ -1798,7 +1809,13 @@ class Tracer:
             read = operator.attrgetter(*names)
             getter = self.constant(read, "settings_of_")
             target = self.constant(module, "module_")
-            guards.append(f"{getter}({target}) == {self.constant(read(module), 'settings_')}")
+            settings = read(module)
+            if _compared_by_text(settings):
+                # repr tells floats by their bits, NumPy scalars by their type (in C).
+                expected = self.constant(repr(settings), "settings_")
+                guards.append(f"repr({getter}({target})) == {expected}")
+            else:
+                guards.append(f"{getter}({target}) == {self.constant(settings, 'settings_')}")
         return guards
 
     def _free_tensors_guard(self, layout_guards: dict[str, str]) -> str:

@@ -175,6 +175,50 @@ def test_a_modules_settings_changed_between_calls_are_seen():
     assert compiled.captures == 5
 
 
+def _set_size_in_place(module):
+    module.size[:] = [6, 6]
+
+
+@pytest.mark.parametrize(
+    ("make", "change"),
+    [
+        pytest.param(lambda: nn.LeakyReLU(np_float32(0.01)),
+                     lambda m: setattr(m, "negative_slope", np_float32(0.5)), id="numpy-scalar"),
+        pytest.param(lambda: nn.LeakyReLU(0.5),
+                     lambda m: setattr(m, "negative_slope", np_float32(0.5)),
+                     id="same-value-numpy-scalar"),
+        pytest.param(lambda: nn.Upsample(size=[4, 4]),
+                     lambda m: setattr(m, "size", [6, 6]), id="list-replaced"),
+        pytest.param(lambda: nn.Upsample(size=[4, 4]), _set_size_in_place, id="list-changed"),
+        pytest.param(lambda: nn.Upsample(size=(4, 4)), lambda m: setattr(m, "size", (6, 6)),
+                     id="tuple-replaced"),
+        pytest.param(lambda: nn.ConstantPad1d(1, 0.0),
+                     lambda m: setattr(m, "value", -0.0), id="negative-zero"),
+    ],
+)  # fmt: skip
+def test_settings_a_comparison_by_equality_misses_are_seen(make, change):
+    # NumPy scalars and lists were not guarded at all, and 0.0 == -0.0: the replay kept
+    # the setting it was captured with.
+    model = make()
+    compiled = plugrad.compile(lambda x: model(x))
+    x = plugrad.tensor([[[-1.0, 2.0], [3.0, -4.0]]], dtype=plugrad.float16)
+    if isinstance(model, nn.Upsample):
+        x = x[None]  # (1, 1, 2, 2)
+    compiled(x)
+    compiled(x)
+    change(model)
+    for _ in range(2):
+        expected = model(x)
+        got = compiled(x)
+        assert got.dtype == expected.dtype and got.shape == expected.shape
+        assert got.numpy().tobytes() == expected.numpy().tobytes()
+    assert compiled.captures == 2
+
+
+def np_float32(value):
+    return pytest.importorskip("numpy").float32(value)
+
+
 def test_captures_that_keep_replacing_their_plans_say_so():
     layer = nn.Dropout(0.5)
     compiled = plugrad.compile(lambda x: layer(x), cache_size=2)
@@ -1245,3 +1289,66 @@ def test_a_grad_read_after_an_optimizer_step_is_checked_where_it_is_read():
         twin_optimizer.step(twin_closure)
         assert got.tolist() == (twin_w.grad * 1).tolist()
         assert w.tolist() == twin_w.tolist()
+
+
+_SHARED = {}
+
+
+def _doubles_and_reads_the_global(x):
+    x.mul_(2)
+    return _SHARED["a"] + 0
+
+
+def test_an_argument_that_is_also_a_global_the_function_reads_is_that_tensor_only():
+    # Captured with the global passed, the plan read the global as the argument: a call
+    # with another tensor then returned that tensor's values and left the global alone.
+    results = []
+    for function in (_doubles_and_reads_the_global, plugrad.compile(_doubles_and_reads_the_global)):
+        _SHARED["a"], b = plugrad.tensor([1.0, 2.0]), plugrad.tensor([10.0, 20.0])
+        function(_SHARED["a"])
+        results.append((function(b).tolist(), _SHARED["a"].tolist(), b.tolist()))
+        function(_SHARED["a"])
+        results.append((function(b).tolist(), _SHARED["a"].tolist(), b.tolist()))
+    assert results[:2] == results[2:]
+
+
+def test_a_parameter_passed_to_a_step_that_also_trains_it_is_not_taken_for_another():
+    # The step captured with the model's weight passed updated the other tensor, passed
+    # later, as the weight (and not the weight itself).
+    def run(compiled):
+        plugrad.manual_seed(0)
+        model, other = nn.Linear(2, 1), nn.Parameter(plugrad.ones((1, 2)))
+        optimizer = optim.SGD(model.parameters(), lr=0.1)
+        x = plugrad.tensor([[1.0, 2.0]])
+
+        def step(p):
+            optimizer.zero_grad()
+            loss = model(x).sum() + (p**2).sum()
+            loss.backward()
+            optimizer.step()
+            return loss.detach()
+
+        function = plugrad.compile(step) if compiled else step
+        losses = [function(p).item() for p in (other, model.weight, other, model.weight, other)]
+        return losses, other.tolist(), model.weight.tolist()
+
+    assert run(True) == run(False)
+
+
+def test_an_argument_held_by_the_object_whose_method_is_compiled_is_that_tensor_only():
+    class Accumulator:
+        def __init__(self):
+            self.total = plugrad.zeros(2)
+
+        def add(self, x):
+            self.total.add_(x)
+            return self.total * 1
+
+    results = []
+    for compiled in (False, True):
+        accumulator = Accumulator()
+        add = plugrad.compile(accumulator.add) if compiled else accumulator.add
+        other = plugrad.ones(2)
+        outcome = [add(accumulator.total).tolist(), add(other).tolist(), add(other).tolist()]
+        results.append((outcome, accumulator.total.tolist(), other.tolist()))
+    assert results[0] == results[1]
