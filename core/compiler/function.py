@@ -177,7 +177,7 @@ class CompiledFunction:
                     if backward is not None:
                         output = backward.output
                 tracer.check_snapshots()
-                tracer.check_kept_tensors()
+                tracer.check_kept_tensors(result, (with_graph,))
             finally:
                 tracer.uninstall()
                 tracer.restore_arrays(locals().get("result"))

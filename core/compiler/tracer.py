@@ -1155,6 +1155,8 @@ class Tracer:
         self._traced_tensors: dict[int, Tensor] = {}
         #: Tensors made before the call whose .grad this capture has seen or written.
         self._grad_known: set[int] = set()
+        #: The tensors the call made and stored as a ``.grad`` (which every replay stores).
+        self._stored_grads: set[int] = set()
         #: Whether a call the plan repeats that may set a ``.grad`` ran (see ``read_grad``).
         self._grads_after_host_call = False
         #: id(tensor) -> (requires_grad, edge) when first read, to notice changes.
@@ -1483,6 +1485,7 @@ class Tracer:
         if value is None:
             self.steps.append(Step("text", None, source + "._grad = None", effect=True))
         else:
+            self._stored_grads.add(id(value))
             self.steps.append(
                 Step("text", None, source + "._grad = {0}", (self.tensor_ref(value),), effect=True)
             )
@@ -1661,27 +1664,38 @@ class Tracer:
             return repr(value)  # -0.0 keeps its sign
         return self.constant(value)
 
-    def check_kept_tensors(self) -> None:
-        """After the call: a tensor it made and did not return that something still holds
-        (state made at the first call: ``if "m" not in state: state["m"] = zeros(3)``).
+    def check_kept_tensors(self, result: Any = None, scratch: tuple[Any, ...] = ()) -> None:
+        """After the call: a tensor it made that something besides its result still holds
+        (state made at the first call: ``if "m" not in state: state["m"] = zeros(3)``;
+        state replaced at every call: ``self.h = (self.h * 0.5 + x).detach()``).
 
-        The plan would make it anew at every replay, never reaching the one kept, and
-        later calls take the other branch of such code: the plan is not kept, and the
-        next call captures again, reading the kept tensor as one made before the call.
+        The plan would make it anew at every replay, never reaching the one kept (an
+        assignment to an attribute or a dict is Python, which runs only at capture): the
+        plan is not kept, and the next call captures again, reading the kept tensor as
+        one made before the call (where each call keeps a new one, the function runs
+        eagerly after a few such captures). ``scratch``: the capture's own containers.
         """
         created, materialized, traced = self._created, self._materialized, self._traced_tensors
         host, unrecorded = self._host_results, self._made_unrecorded
+        grads = self._stored_grads
         candidates = []
         for key in created:  # not .items(): its iterator may keep the last pair alive
-            if key in materialized or key in host or key in unrecorded:
-                continue  # made by every replay too (a result, a .grad, a repeated call's)
+            if key in grads or key in host or key in unrecorded:
+                continue  # made by every replay and stored by it (a .grad, a repeated call's)
             # Held here by the dict, the list's slot and getrefcount's argument (and
-            # _traced_tensors): more, and something else holds it.
+            # _traced_tensors): more, and something else holds it (its result may: a
+            # returned tensor, a returned view's base, whose holders are checked below).
             candidates.append(created[key])
-            if sys.getrefcount(candidates[-1]) <= 3 + (key in traced):
+            if sys.getrefcount(candidates[-1]) <= 3 + (key in traced) and key not in materialized:
                 candidates.pop()
         if candidates:
-            kept = _held_by_the_program(candidates, self, (created, traced, candidates))
+            # The result's own tuples, lists and dicts hold what it returns.
+            containers = _containers_in(result, [])
+            kept = _held_by_the_program(
+                candidates,
+                self,
+                (created, traced, candidates, containers, *containers, *scratch),
+            )
             if kept is not None:
                 self.discard = (
                     f"a tensor it made (shape {kept.shape}) is kept after the call, in a "
@@ -2282,6 +2296,19 @@ def _user_location() -> str:
 
 
 __all__ += ["capture_lock", "refs_in"]
+
+
+def _containers_in(value: Any, found: list[Any]) -> list[Any]:
+    """``found`` with the tuples, lists and dicts inside ``value`` (a function's result)."""
+    if type(value) in (tuple, list) or isinstance(value, tuple):
+        found.append(value)
+        for item in value:
+            _containers_in(item, found)
+    elif isinstance(value, dict):
+        found.append(value)
+        for item in value.values():
+            _containers_in(item, found)
+    return found
 
 
 def _held_by_the_program(

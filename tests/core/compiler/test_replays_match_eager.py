@@ -1352,3 +1352,41 @@ def test_an_argument_held_by_the_object_whose_method_is_compiled_is_that_tensor_
         outcome = [add(accumulator.total).tolist(), add(other).tolist(), add(other).tolist()]
         results.append((outcome, accumulator.total.tolist(), other.tolist()))
     assert results[0] == results[1]
+
+
+class _Recurrent:
+    def __init__(self):
+        self.h = plugrad.zeros(2)
+
+    def step(self, x):
+        self.h = (self.h * 0.5 + x).detach()
+        return self.h
+
+
+_STATE = {}
+
+
+def _keeps_and_returns_a_view(x):
+    _STATE["h"] = _STATE["h"] + x
+    return _STATE["h"][0:1]
+
+
+@pytest.mark.parametrize("kind", ["attribute, returned", "dict, a view returned"])
+def test_new_state_a_call_keeps_and_returns_is_not_frozen_at_the_capture(kind):
+    # The plan made the returned tensor anew, but the assignment to the attribute (Python)
+    # ran only at capture: the state stayed the capture's, and so did every result.
+    outcomes = []
+    for compiled in (False, True):
+        if kind == "attribute, returned":
+            holder = _Recurrent()
+            function, state = holder.step, lambda: holder.h  # noqa: B023
+        else:
+            _STATE["h"] = plugrad.zeros(2)
+            function, state = _keeps_and_returns_a_view, lambda: _STATE["h"]
+        if compiled:
+            function = plugrad.compile(function)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", plugrad.errors.CompileWarning)  # runs eagerly
+            results = [function(plugrad.tensor([1.0, 2.0])).tolist() for _ in range(5)]
+        outcomes.append((results, state().tolist()))
+    assert outcomes[0] == outcomes[1]
