@@ -559,6 +559,23 @@ def _noting_stride_read(original: Callable[..., Any]) -> Any:
     return stride
 
 
+def _guarding_requires_grad(original: property) -> property:
+    """``Tensor.requires_grad`` that makes a tensor made before the call, read so, an input
+    of the plan (``[p for p in params if p.requires_grad]``): the guard of the plan's free
+    tensors checks their ``requires_grad``, as it checks the shape of one whose shape was
+    read."""
+    getter = original.fget
+    assert getter is not None
+
+    def requires_grad(tensor: Any) -> bool:
+        tracer = _active
+        if tracer is not None and tracer.recording and id(tensor) not in tracer._created:
+            tensor._array  # noqa: B018 (read through the tracer's descriptor: guarded)
+        return getter(tensor)
+
+    return property(requires_grad, original.fset, doc=original.__doc__)
+
+
 def _noting_layout(recorded: Callable[..., Any]) -> Any:
     """``reshape`` that notes a reshape that must not copy: whether it gives a view or
     fails depends on the memory layout, so the plan guards the layouts of its inputs."""
@@ -1942,6 +1959,9 @@ class Tracer:
         # A stride read (x.is_contiguous(), x.contiguous()) depends on the layouts of the
         # inputs only: the plan then guards them, as for a reshape that must not copy.
         patches.append((Tensor, "stride", _noting_stride_read(vars(Tensor)["stride"])))
+        patches.append(
+            (Tensor, "requires_grad", _guarding_requires_grad(vars(Tensor)["requires_grad"]))
+        )
         array: property = vars(Tensor)["array"]
         assert array.fget is not None
         patches.append((Tensor, "array", property(_breaking(array.fget, ".array"))))

@@ -1390,3 +1390,20 @@ def test_new_state_a_call_keeps_and_returns_is_not_frozen_at_the_capture(kind):
             results = [function(plugrad.tensor([1.0, 2.0])).tolist() for _ in range(5)]
         outcomes.append((results, state().tolist()))
     assert outcomes[0] == outcomes[1]
+
+
+def test_requires_grad_read_of_a_tensor_the_plan_does_not_compute_with_is_guarded():
+    # Only tensors whose arrays the plan read were guarded: w2, skipped for not requiring
+    # grad at capture, stayed skipped after requires_grad_().
+    w1, w2 = plugrad.tensor([1.0, 2.0], requires_grad=True), plugrad.tensor([3.0, 4.0])
+
+    def penalty(x):
+        return x * sum((p * p).sum() for p in (w1, w2) if p.requires_grad)
+
+    compiled = plugrad.compile(penalty)
+    x = plugrad.tensor([1.0])
+    for change in (None, None, lambda: w2.requires_grad_(True), None):
+        if change is not None:
+            change()
+        assert compiled(x).tolist() == penalty(x).tolist()
+    assert compiled.captures == 2
