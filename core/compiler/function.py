@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import gc
+import sysconfig
 import types
 import warnings
 import weakref
@@ -440,14 +441,37 @@ def _bindings_read(fn: Callable[..., Any]) -> tuple[tuple[Any, Any, Any], ...]:
     A replay reads the objects the capture reached, so rebinding one of these names
     (``scale = plugrad.tensor(...)`` at module level, ``nonlocal`` in a closure) must make
     the plan miss. Each entry is ``(globals, name, value)`` or ``(cell, None, value)``.
+    The functions of the program that ``fn`` reaches by such a name (a helper, a compiled
+    function it calls) are read too, to a bounded depth: their names are as much a
+    part of the plan. Library code (plugrad's, installed packages', Python's) is not.
     """
     function = getattr(fn, "__func__", fn)
     forward = getattr(type(fn), "forward", None)  # a module's (its own state is checked)
     if not hasattr(function, "__code__") and forward is not None:
         function = forward
-    code = getattr(function, "__code__", None)
-    if not isinstance(code, types.CodeType):
-        return ()
+    found: list[tuple[Any, Any, Any]] = []
+    functions, seen = [(function, 0)], {id(function)}
+    while functions:
+        function, depth = functions.pop()
+        code = getattr(function, "__code__", None)
+        if not isinstance(code, types.CodeType):
+            continue
+        read = _names_read(function, code)
+        found += read
+        if depth == _HELPER_DEPTH:
+            continue
+        for _, _, value in read:
+            helper = value.fn if isinstance(value, CompiledFunction) else value
+            helper = getattr(helper, "__func__", helper)
+            if isinstance(helper, types.FunctionType) and id(helper) not in seen:
+                seen.add(id(helper))
+                if _is_the_programs(helper):
+                    functions.append((helper, depth + 1))
+    return tuple(found)
+
+
+def _names_read(function: Any, code: types.CodeType) -> list[tuple[Any, Any, Any]]:
+    """The globals and closure cells ``code`` (and the code nested in it) reads."""
     names: set[str] = set()
     codes = [code]
     while codes:  # nested functions, lambdas and comprehensions read names too
@@ -467,7 +491,24 @@ def _bindings_read(fn: Callable[..., Any]) -> tuple[tuple[Any, Any, Any], ...]:
             continue
         if not isinstance(value, _UNGUARDED):
             found.append((cell, None, value))
-    return tuple(found)
+    return found
+
+
+#: How many calls deep :func:`_bindings_read` follows the program's own functions.
+_HELPER_DEPTH = 3
+#: Where library code lives (its globals are the library's, not the program's state).
+_LIBRARY_PATHS = tuple(
+    {path for key in ("stdlib", "platstdlib", "purelib", "platlib")
+     if (path := sysconfig.get_paths().get(key))}
+)  # fmt: skip
+
+
+def _is_the_programs(function: types.FunctionType) -> bool:
+    """Whether ``function`` is the program's own code (not plugrad's or a library's)."""
+    module = getattr(function, "__module__", None) or ""
+    if module == "plugrad" or module.startswith("plugrad."):
+        return False
+    return not function.__code__.co_filename.startswith(_LIBRARY_PATHS)
 
 
 _MISSING = object()

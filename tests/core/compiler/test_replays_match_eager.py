@@ -1407,3 +1407,27 @@ def test_requires_grad_read_of_a_tensor_the_plan_does_not_compute_with_is_guarde
             change()
         assert compiled(x).tolist() == penalty(x).tolist()
     assert compiled.captures == 2
+
+
+_HELPER_SCALE = None
+
+
+def _times_the_scale(x):
+    return x * _HELPER_SCALE
+
+
+def test_globals_read_by_a_helper_or_an_inner_compiled_function_are_guarded():
+    # Only the names of the compiled function's own code were guarded: rebinding a global
+    # that a helper (or a compiled function it calls) reads replayed the old tensor.
+    global _HELPER_SCALE
+    _HELPER_SCALE = plugrad.tensor([2.0])
+    inner = plugrad.compile(_times_the_scale)
+    outer = plugrad.compile(lambda x: inner(x) + 1)
+    through_helper = plugrad.compile(lambda x: _times_the_scale(x) + 1)
+    x = plugrad.tensor([3.0, 4.0])
+    for _ in range(2):
+        assert outer(x).tolist() == through_helper(x).tolist() == [7.0, 9.0]
+    _HELPER_SCALE = plugrad.tensor([10.0])
+    for _ in range(2):
+        assert outer(x).tolist() == through_helper(x).tolist() == [31.0, 41.0]
+        assert inner(x).tolist() == [30.0, 40.0]
