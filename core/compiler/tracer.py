@@ -114,6 +114,17 @@ def _members(module: Any) -> tuple[Any, ...]:
     )
 
 
+def _made_to_run_later(value: Any) -> bool:
+    """Whether ``value`` is code made to run after the call: a generator, an iterator
+    (``map``, ``zip``), a coroutine, a function defined in a function (a closure), or a
+    ``functools.partial``."""
+    if isinstance(value, (types.GeneratorType, types.CoroutineType, functools.partial)):
+        return True
+    if isinstance(value, types.FunctionType):
+        return "<locals>" in value.__qualname__ or value.__name__ == "<lambda>"
+    return hasattr(type(value), "__next__")
+
+
 def _holds_tensors(value: Any) -> bool:
     """Whether ``value``'s attributes (a dataclass, a plain object) hold a Tensor, one deep."""
     fields = getattr(value, "__dict__", None)
@@ -1668,6 +1679,14 @@ class Tracer:
             self.graph_break(
                 f"the function returns a {kind.__name__} holding tensors; return them in a "
                 "tuple, list, dict or named tuple"
+            )
+            return "None"
+        if _made_to_run_later(value):
+            # Made by the call to compute when used (x * i for i in ...), from the capture's
+            # tensors: a replay would hand out that same object again.
+            self.graph_break(
+                f"the function returns a {kind.__name__}, which computes when it is used, "
+                "not in the call; return the tensors themselves (a list or tuple of them)"
             )
             return "None"
         return self._literal_output(value)

@@ -1431,3 +1431,27 @@ def test_globals_read_by_a_helper_or_an_inner_compiled_function_are_guarded():
     for _ in range(2):
         assert outer(x).tolist() == through_helper(x).tolist() == [31.0, 41.0]
         assert inner(x).tolist() == [30.0, 40.0]
+
+
+@pytest.mark.parametrize(
+    "function",
+    [
+        pytest.param(lambda x: ((x * i).exp() for i in range(3)), id="generator"),
+        pytest.param(lambda x: map(lambda i: (x * i).exp(), range(3)), id="map"),
+        pytest.param(lambda x: lambda: (x * 2).exp(), id="closure"),
+    ],
+)
+def test_a_result_that_computes_when_used_runs_eagerly(function):
+    # The plan handed out the capture's generator (or closure) again: the values of the
+    # capture's tensors, then nothing once the generator was used up.
+    def values(result):
+        return result().tolist() if callable(result) else [t.tolist() for t in result]
+
+    compiled = plugrad.compile(function)
+    with pytest.warns(plugrad.errors.CompileWarning, match="computes when it is used"):
+        compiled(plugrad.tensor([1.0, 2.0]))
+    for _ in range(2):
+        x = plugrad.tensor([3.0, 4.0])
+        assert values(compiled(x)) == values(function(x))
+    with pytest.raises(plugrad.errors.GraphBreakError, match="computes when it is used"):
+        plugrad.compile(function, fullgraph=True)(plugrad.tensor([1.0]))
