@@ -100,7 +100,7 @@ class CompiledFunction:
     # -- calling ---------------------------------------------------------------------------
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if _tracer._active is not None:
+        if _tracer._current() is not None:
             # Called while another function is captured: its code becomes part of that plan.
             return self._run(*args, **kwargs)
         last = self._last

@@ -84,6 +84,16 @@ capture_lock = threading.RLock()
 _active: Tracer | None = None
 
 
+def _current() -> Tracer | None:
+    """The capture under way in this thread, if any: the tables and descriptors a capture
+    installs are the whole process's, and another thread's code runs through them as it
+    would without them."""
+    tracer = _active
+    if tracer is not None and tracer.thread != threading.get_ident():
+        return None
+    return tracer
+
+
 class GraphBreak(Exception):
     """Raised inside a capture with ``fullgraph=True`` (wrapped in GraphBreakError)."""
 
@@ -378,7 +388,7 @@ class TracedScalar:
         )
 
     def __float__(self) -> float:
-        tracer = _active
+        tracer = _current()
         if tracer is not None:
             tracer.graph_break("float() of a number the plan recomputes at every replay")
         return float(self._value)
@@ -533,7 +543,7 @@ def _opaque_kernel(kernel: Callable[..., Any], op: str) -> Any:
 
     def recording(*args: Any, **kwargs: Any) -> Any:
         result = kernel(*_unwrap(args), **(_unwrap(kwargs) if kwargs else kwargs))
-        tracer = _active
+        tracer = _current()
         if tracer is None or not tracer.recording:
             return result
         label = tracer.constant(kernel, f"kernel_{op}_")
@@ -545,7 +555,7 @@ def _opaque_kernel(kernel: Callable[..., Any], op: str) -> Any:
 def _recording_function(function: Callable[..., Any], label: str) -> Any:
     def recording(*args: Any, **kwargs: Any) -> Any:
         result = function(*_unwrap(args), **(_unwrap(kwargs) if kwargs else kwargs))
-        tracer = _active
+        tracer = _current()
         if tracer is None or not tracer.recording:
             return result
         traced = _has_traced(args) or _has_traced(kwargs)
@@ -561,7 +571,7 @@ def _noting_stride_read(original: Callable[..., Any]) -> Any:
     """``Tensor.stride`` that notes the read: the plan guards the inputs' layouts."""
 
     def stride(self: Any, *args: Any, **kwargs: Any) -> Any:
-        tracer = _active
+        tracer = _current()
         if tracer is not None and tracer.recording:
             tracer.layout_read = True
         return original(self, *args, **kwargs)
@@ -579,7 +589,7 @@ def _guarding_requires_grad(original: property) -> property:
     assert getter is not None
 
     def requires_grad(tensor: Any) -> bool:
-        tracer = _active
+        tracer = _current()
         if tracer is not None and tracer.recording and id(tensor) not in tracer._created:
             tensor._array  # noqa: B018 (read through the tracer's descriptor: guarded)
         return getter(tensor)
@@ -592,7 +602,7 @@ def _noting_layout(recorded: Callable[..., Any]) -> Any:
     fails depends on the memory layout, so the plan guards the layouts of its inputs."""
 
     def reshape(*args: Any, **kwargs: Any) -> Any:
-        tracer = _active
+        tracer = _current()
         result = recorded(*args, **kwargs)
         if tracer is not None and tracer.recording:
             if kwargs.get("copy") is False:
@@ -686,7 +696,7 @@ class _ArrayDescriptor:
         if tensor is None:
             return self
         value = _get_array(tensor)
-        tracer = _active
+        tracer = _current()
         if type(value) is TracedArray:
             # Code the plan does not record (a call it repeats, or after a graph break)
             # works on real arrays.
@@ -696,7 +706,7 @@ class _ArrayDescriptor:
         return tracer.read_tensor(tensor, value)
 
     def __set__(self, tensor: Any, value: Any) -> None:
-        tracer = _active
+        tracer = _current()
         if tracer is None:
             _set_array(tensor, value)
         else:
@@ -717,13 +727,13 @@ class _TrainingDescriptor:
             value = module.__dict__["training"]
         except KeyError:
             raise AttributeError("training") from None
-        tracer = _active
+        tracer = _current()
         if tracer is not None:
             tracer.note_module(module)
         return value
 
     def __set__(self, module: Any, value: Any) -> None:
-        tracer = _active
+        tracer = _current()
         if tracer is not None and tracer.recording:
             tracer.set_mode(module, value)
         module.__dict__["training"] = value
@@ -736,13 +746,13 @@ class _GradDescriptor:
         if tensor is None:
             return self
         value = _get_grad(tensor)
-        tracer = _active
+        tracer = _current()
         if tracer is not None and tracer.recording:
             tracer.read_grad(tensor, value)
         return value
 
     def __set__(self, tensor: Any, value: Any) -> None:
-        tracer = _active
+        tracer = _current()
         if tracer is not None and tracer.recording:
             tracer.write_grad(tensor, value)
         _set_grad(tensor, value)
@@ -755,13 +765,13 @@ class _SourceDescriptor:
         if generator is None:
             return self
         source = _SOURCE_SLOT.__get__(generator)
-        tracer = _active
+        tracer = _current()
         if tracer is None or not tracer.recording:
             return source
         return _RecordingSource(tracer, source, generator)
 
     def __set__(self, generator: Any, value: Any) -> None:
-        tracer = _active
+        tracer = _current()
         if tracer is not None and tracer.recording:
             # A Generator made in the function (manual_seed is a call each replay repeats):
             # each eager call makes a new one, whose stream starts again; so does each replay.
@@ -787,7 +797,7 @@ class _HookDescriptor:
     def __get__(self, hook: Any, owner: Any = None) -> Any:
         if hook is None:
             return self
-        tracer = _active
+        tracer = _current()
         if tracer is not None:
             tracer.graph_break("a post-accumulate-grad hook runs Python code on the gradient")
         return _HOOK_SLOT.__get__(hook)
@@ -800,7 +810,7 @@ def _breaking(original: Callable[..., Any], what: str) -> Callable[..., Any]:
     """``original`` made a graph break (the call still happens, eagerly)."""
 
     def method(*args: Any, **kwargs: Any) -> Any:
-        tracer = _active
+        tracer = _current()
         if tracer is not None and tracer.recording:  # a call the plan repeats may do anything
             tracer.graph_break(what)
         return original(*args, **kwargs)
@@ -837,7 +847,7 @@ def _noting_default_device(original: Callable[..., Any], tracer: Tracer) -> Call
 
     def resolve_device(spec: Any) -> Any:
         device = original(spec)
-        if spec is None and tracer.recording:
+        if spec is None and tracer.recording and tracer is _current():
             tracer.default_device_read = device
         return device
 
@@ -848,7 +858,8 @@ def _noting_release(original: Callable[..., Any], tracer: Tracer) -> Callable[..
     """``Node._release`` that also notes the node: backward ran through it in this call."""
 
     def release(node: Any) -> None:
-        tracer.released[id(node)] = node  # kept, so the id stays the node's
+        if tracer is _current():
+            tracer.released[id(node)] = node  # kept, so the id stays the node's
         original(node)
 
     return release
@@ -858,7 +869,7 @@ def _replayed_range_check(original: Callable[..., Any]) -> Callable[..., Any]:
     """``nn.functional.any_outside`` made a check that every replay repeats (no graph break)."""
 
     def any_outside(flag: Tensor, what: str) -> bool:
-        tracer = _active
+        tracer = _current()
         if tracer is None or not tracer.recording:
             return original(flag, what)
         return _replayed_flag(tracer, flag._array, what)
@@ -871,7 +882,7 @@ def _replayed_kernel_check(original: Callable[..., Any]) -> Callable[..., Any]:
     replay repeats (no graph break)."""
 
     def any_true(flag: Any, what: str, error: type[Exception] = IndexOutOfRangeError) -> bool:
-        tracer = _active
+        tracer = _current()
         if tracer is None or not tracer.recording:
             return original(flag, what, error)
         # A method's kernel computes on tensors (through the rule namespace), an op's on arrays.
@@ -920,7 +931,7 @@ def _host_call(
     """
 
     def method(self: Any, *args: Any, **kwargs: Any) -> Any:
-        tracer = _active
+        tracer = _current()
         if tracer is None or not tracer.recording:
             return original(self, *args, **kwargs)
         if _has_traced(args) or _has_traced(kwargs):
@@ -1020,7 +1031,7 @@ def _kernel_in_a_rule(recorded: Callable[..., Any], whole: Callable[..., Any]) -
     the kernel recorded as one call."""
 
     def kernel(*args: Any, **kwargs: Any) -> Any:
-        tracer = _active
+        tracer = _current()
         if tracer is None or not tracer.recording:
             return whole(*args, **kwargs)
         mark, broken = len(tracer.steps), tracer.broken
@@ -1053,7 +1064,7 @@ def _optimizer_step(host_step: Callable[..., Any], tracer: Tracer) -> Callable[.
 
     def step(self: Any, closure: Any = None) -> Any:
         if (
-            tracer is not _active
+            tracer is not _current()
             or not tracer.recording
             or closure is not None
             or type(self)._step_group is not Optimizer._step_group
@@ -1111,7 +1122,7 @@ def _scaler_scale(host_scale: Callable[..., Any], tracer: Tracer) -> Callable[..
     off, captures again: a replay scaled by the old one while unscale_ divided by the new)."""
 
     def scale(self: Any, outputs: Any) -> Any:
-        if tracer is _active and tracer.recording:
+        if tracer is _current() and tracer.recording:
             me = tracer.constant(self, "scaler_")
             if self._enabled:
                 found = tracer.constant(self._scale, "scale_")
@@ -1129,6 +1140,8 @@ class Tracer:
     """The state of one capture: the steps so far and what the plan reads and writes."""
 
     def __init__(self, leaves: list[Tensor], fullgraph: bool) -> None:
+        #: The thread that captures (see ``_current``).
+        self.thread = threading.get_ident()
         self.steps: list[Step] = []
         #: The memory layouts of the arguments' and the free tensors' arrays, as found.
         self._leaf_strides = _strides(leaves)
@@ -2025,6 +2038,8 @@ class Tracer:
     def note_module(self, module: Any) -> None:
         """Told of each module called or whose mode is read: the plan guards each one's
         tensors, and its mode as it was when the call started, unless the call set it."""
+        if self is not _current():
+            return  # another thread's module call
         key = id(module)
         if module._module_hooks and self.recording:
             self.graph_break(f"a hook of {type(module).__name__} runs Python code at its calls")
@@ -2233,7 +2248,8 @@ def _hooks_absent(seen: list[int], free: Any, modules: tuple[Any, ...]) -> bool:
 
 def _bumping(original: Callable[[Tensor], None], tracer: Tracer) -> Callable[[Tensor], None]:
     def bump(tensor: Tensor) -> None:
-        tracer.bump_version(tensor)
+        if tracer is _current():
+            tracer.bump_version(tensor)
         original(tensor)
 
     return bump

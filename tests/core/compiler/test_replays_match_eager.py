@@ -1455,3 +1455,48 @@ def test_a_result_that_computes_when_used_runs_eagerly(function):
         assert values(compiled(x)) == values(function(x))
     with pytest.raises(plugrad.errors.GraphBreakError, match="computes when it is used"):
         plugrad.compile(function, fullgraph=True)(plugrad.tensor([1.0]))
+
+
+def test_eager_code_in_other_threads_runs_as_usual_while_a_capture_is_under_way():
+    # The tables and descriptors a capture installs serve the whole process: another
+    # thread's eager ops got traced arrays (PluginOutputError, TypeError), and the
+    # capturing thread lost tensors' arrays (AttributeError) or took the other thread's
+    # .tolist() for a graph break of its own.
+    import sys
+    import threading
+
+    compiled = plugrad.compile(lambda x, w: (x @ w).tanh().exp(), cache_size=1)
+    w = plugrad.ones((3, 6)) * 0.1
+    inputs = [plugrad.ones((4, 3)), plugrad.ones((5, 3))]  # a capture at every call
+    expected = [(x @ w).tanh().exp().tolist() for x in inputs]
+    a, b = plugrad.full((2, 3), 0.5), plugrad.full((3, 6), 0.5)
+    other_expected = (a @ b).tanh().exp().tolist()
+    failures, done = [], []
+
+    def capturing():
+        try:
+            for i in range(60):
+                if compiled(inputs[i % 2], w).tolist() != expected[i % 2]:
+                    failures.append("compiled result")
+        except Exception as exc:  # reported below, with the other thread's
+            failures.append(repr(exc))
+        finally:
+            done.append(True)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", plugrad.errors.CompileWarning)
+            thread = threading.Thread(target=capturing)
+            thread.start()
+            while not done:
+                try:
+                    if (a @ b).tanh().exp().tolist() != other_expected:
+                        failures.append("eager result")
+                except Exception as exc:
+                    failures.append(repr(exc))
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert failures == []
