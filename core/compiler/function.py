@@ -179,6 +179,15 @@ class CompiledFunction:
                         output = backward.output
                 tracer.check_snapshots()
                 tracer.check_kept_tensors(result, (with_graph,))
+                handed_out = tracer.made_and_handed_out()
+                if tracer.discard is None and handed_out:
+                    roots = (bindings, tracer.modules.values())
+                    kept = _held_by_state(self.fn, *roots, handed_out)
+                    if kept:
+                        tracer.discard = (
+                            f"a tensor it made and returns (shape {handed_out[kept[0]].shape}) "
+                            "is also kept after the call, in a dict, a list or an attribute"
+                        )
             finally:
                 tracer.uninstall()
                 tracer.restore_arrays(locals().get("result"))
@@ -233,7 +242,7 @@ class CompiledFunction:
                 )
             self._runs_eagerly(entry, reason, "Use fullgraph=True to make this an error.")
             return result
-        for index in _arguments_held_by_state(self.fn, bindings, tracer.modules.values(), leaves):
+        for index in _held_by_state(self.fn, bindings, tracer.modules.values(), leaves):
             # Reached through the function's state as well as passed: the plan cannot tell
             # which reads went which way, so it holds only for that same tensor.
             name = f"argument_{index}_held"
@@ -513,7 +522,7 @@ def _is_the_programs(function: types.FunctionType) -> bool:
 
 _MISSING = object()
 
-#: How deep and how far :func:`_arguments_held_by_state` looks through the function's state.
+#: How deep and how far :func:`_held_by_state` looks through the function's state.
 _STATE_DEPTH = 8
 _STATE_OBJECTS = 20_000
 #: What holds no tensor of the function's state (or is code, not state).
@@ -526,21 +535,23 @@ _NOT_STATE = (
 )
 
 
-def _arguments_held_by_state(
-    fn: Any, bindings: tuple[tuple[Any, Any, Any], ...], modules: Any, leaves: list[Tensor]
+def _held_by_state(
+    fn: Any, bindings: tuple[tuple[Any, Any, Any], ...], modules: Any, tensors: list[Tensor]
 ) -> list[int]:
-    """The indices of the call's tensors that the function's state holds too.
+    """The indices of ``tensors`` that the function's state holds.
 
     A tensor passed as an argument that the function also reaches otherwise (a
     global it reads, a parameter of a module it calls, an optimizer's state, an
     attribute of the object whose method it is) is one tensor to the capture,
     read by the argument's name: a later call with another tensor must not
     replay that plan (it would read and write the argument where the function
-    reaches its own tensor). Searched from the globals and closure cells the
+    reaches its own tensor). A tensor the call made and returns that the state
+    holds too (``self.h = new; return self.h``) was stored there by Python, which
+    a replay does not run. Searched from the globals and closure cells the
     function reads, the modules it called, the function itself (a module) and
     its bound object, through containers and attributes, to a bounded depth.
     """
-    wanted = {id(tensor): index for index, tensor in enumerate(leaves)}
+    wanted = {id(tensor): index for index, tensor in enumerate(tensors)}
     if not wanted:
         return []
     roots = [value for _, _, value in bindings]

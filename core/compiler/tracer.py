@@ -1713,29 +1713,35 @@ class Tracer:
             return repr(value)  # -0.0 keeps its sign
         return self.constant(value)
 
+    def made_and_handed_out(self) -> list[Tensor]:
+        """The tensors the call made that the replay makes too to hand them out (its
+        results, a returned view's base), not to store them as a ``.grad``: where the
+        program's state holds one as well, that is state the plan cannot replay."""
+        grads, created = self._stored_grads, self._created
+        return [created[key] for key in self._materialized if key in created and key not in grads]
+
     def check_kept_tensors(self, result: Any = None, scratch: tuple[Any, ...] = ()) -> None:
-        """After the call: a tensor it made that something besides its result still holds
-        (state made at the first call: ``if "m" not in state: state["m"] = zeros(3)``;
-        state replaced at every call: ``self.h = (self.h * 0.5 + x).detach()``).
+        """After the call: a tensor it made and does not hand out that something still
+        holds (state made at the first call: ``if "m" not in state: state["m"] = zeros(3)``).
 
         The plan would make it anew at every replay, never reaching the one kept (an
         assignment to an attribute or a dict is Python, which runs only at capture): the
         plan is not kept, and the next call captures again, reading the kept tensor as
         one made before the call (where each call keeps a new one, the function runs
         eagerly after a few such captures). ``scratch``: the capture's own containers.
+        The tensors it hands out are looked for in the program's state by the caller
+        (see :meth:`made_and_handed_out`).
         """
         created, materialized, traced = self._created, self._materialized, self._traced_tensors
         host, unrecorded = self._host_results, self._made_unrecorded
-        grads = self._stored_grads
         candidates = []
         for key in created:  # not .items(): its iterator may keep the last pair alive
-            if key in grads or key in host or key in unrecorded:
-                continue  # made by every replay and stored by it (a .grad, a repeated call's)
+            if key in materialized or key in host or key in unrecorded:
+                continue  # made by every replay too (see made_and_handed_out for results)
             # Held here by the dict, the list's slot and getrefcount's argument (and
-            # _traced_tensors): more, and something else holds it (its result may: a
-            # returned tensor, a returned view's base, whose holders are checked below).
+            # _traced_tensors): more, and something else holds it.
             candidates.append(created[key])
-            if sys.getrefcount(candidates[-1]) <= 3 + (key in traced) and key not in materialized:
+            if sys.getrefcount(candidates[-1]) <= 3 + (key in traced):
                 candidates.pop()
         if candidates:
             # The result's own tuples, lists and dicts hold what it returns.
