@@ -1266,29 +1266,26 @@ def test_seeding_inside_a_step_that_sets_grads_keeps_its_plan():
 def test_a_grad_read_after_an_optimizer_step_is_checked_where_it_is_read():
     # An optimizer step may run a closure that sets .grad: what the plan reads after it is
     # checked at that point, not at the start of the call.
-    w = plugrad.ones(3, requires_grad=True)
-    optimizer = optim.SGD([w], lr=0.1)
+    def made():
+        w = plugrad.ones(3, requires_grad=True)
+        optimizer = optim.SGD([w], lr=0.1)
 
-    def closure():
-        optimizer.zero_grad()
-        loss = (w * w).sum()
-        loss.backward()
-        return loss
+        def closure():
+            optimizer.zero_grad()
+            loss = (w * w).sum()
+            loss.backward()
+            return loss
+
+        return w, optimizer, closure
+
+    w, optimizer, closure = made()
+    twin_w, twin_optimizer, twin_closure = made()
 
     def step():
         optimizer.step(closure)
         return w.grad * 1
 
     compiled = plugrad.compile(step)
-    twin_w = plugrad.ones(3, requires_grad=True)
-    twin_optimizer = optim.SGD([twin_w], lr=0.1)
-
-    def twin_closure():
-        twin_optimizer.zero_grad()
-        loss = (twin_w * twin_w).sum()
-        loss.backward()
-        return loss
-
     for _ in range(4):
         got = compiled()
         twin_optimizer.step(twin_closure)
