@@ -658,65 +658,54 @@ def _check_fill_fits(function: str, value: int | float, dtype: _dtypes.DType, ta
         )
 
 
-@takes_out
-@with_creation_options
-def zeros(
-    shape: int | tuple[int, ...] | None = None,
-    *sizes: int,
-    size: int | tuple[int, ...] | None = None,
-    **options: Unpack[CreationOptions],
-) -> Tensor:
-    """Return a tensor of zeros (``float32`` unless ``dtype`` is given).
+def _filled_function(kind: str, summary: str, examples: str = "") -> Callable[..., Tensor]:
+    """``zeros``, ``ones`` or ``empty``: a new tensor of that kind, of the shape given
+    (``examples``: the docstring's last section, after its blank line)."""
 
-    The shape is one tuple or several ints: ``zeros((2, 3))`` or ``zeros(2, 3)``
-    (``size=`` is PyTorch's keyword for it).
+    def filled(
+        shape: int | tuple[int, ...] | None = None,
+        *sizes: int,
+        size: int | tuple[int, ...] | None = None,
+        **options: Unpack[CreationOptions],
+    ) -> Tensor:
+        return _filled(kind, _varargs_shape(kind, (shape, *sizes), size), options)
+
+    filled.__name__ = filled.__qualname__ = kind
+    filled.__doc__ = f"""{summary}
+
+    The shape is one tuple or several ints: ``{kind}((2, 3))`` or ``{kind}(2, 3)``
+    (``size=`` is PyTorch's keyword for it).{examples}
+    """
+    return takes_out(with_creation_options(filled))
+
+
+zeros = _filled_function(
+    "zeros",
+    "Return a tensor of zeros (``float32`` unless ``dtype`` is given).",
+    """
 
     Examples
     --------
     >>> import plugrad
     >>> plugrad.zeros(2, 3)
     tensor([[0., 0., 0.],
-            [0., 0., 0.]])
+            [0., 0., 0.]])""",
+)
+ones = _filled_function(
+    "ones",
+    "Return a tensor of ones (``float32`` unless ``dtype`` is given).",
     """
-    return _filled("zeros", _varargs_shape("zeros", (shape, *sizes), size), options)
-
-
-@takes_out
-@with_creation_options
-def ones(
-    shape: int | tuple[int, ...] | None = None,
-    *sizes: int,
-    size: int | tuple[int, ...] | None = None,
-    **options: Unpack[CreationOptions],
-) -> Tensor:
-    """Return a tensor of ones (``float32`` unless ``dtype`` is given).
-
-    The shape is one tuple or several ints: ``ones((2, 3))`` or ``ones(2, 3)``
-    (``size=`` is PyTorch's keyword for it).
 
     Examples
     --------
     >>> import plugrad
     >>> plugrad.ones(3, dtype=plugrad.int64)
-    tensor([1, 1, 1])
-    """
-    return _filled("ones", _varargs_shape("ones", (shape, *sizes), size), options)
-
-
-@takes_out
-@with_creation_options
-def empty(
-    shape: int | tuple[int, ...] | None = None,
-    *sizes: int,
-    size: int | tuple[int, ...] | None = None,
-    **options: Unpack[CreationOptions],
-) -> Tensor:
-    """Return a tensor whose values are whatever the memory held (fast; fill it before use).
-
-    The shape is one tuple or several ints: ``empty((2, 3))`` or ``empty(2, 3)``
-    (``size=`` is PyTorch's keyword for it).
-    """
-    return _filled("empty", _varargs_shape("empty", (shape, *sizes), size), options)
+    tensor([1, 1, 1])""",
+)
+empty = _filled_function(
+    "empty",
+    "Return a tensor whose values are whatever the memory held (fast; fill it before use).",
+)
 
 
 @takes_out

@@ -839,6 +839,26 @@ def lu_unpack(
     return namespace.return_types.lu_unpack(*parts)
 
 
+def _square_lu_ex(
+    function: str, A: Any, check_errors: bool, **flags: bool
+) -> tuple[Any, Any, Any, Any]:
+    """What the ``_ex`` functions of square matrices start with: ``A`` checked (and
+    ``check_errors`` and the other ``flags`` to be bools), then its pivoted LU factors,
+    pivots and ``info``; a singular matrix raises only with ``check_errors``."""
+    namespace = sys.modules["plugrad"]
+    A = _lu_input(function, A)
+    for name, flag in {"check_errors": check_errors, **flags}.items():
+        namespace.errors.checked_bool(f"{function}(): {name}", flag)
+    if A.shape[-1] != A.shape[-2]:
+        raise namespace.errors.ShapeError(
+            f"{function}(): A must be square matrices, got shape {tuple(A.shape)}"
+        )
+    LU, pivots, info = _lu_factor(A, True)
+    if check_errors:
+        _raise_for_info(namespace, function, info, "U")
+    return A, LU, pivots, info
+
+
 def inv_ex(A: Any, *, check_errors: bool = False) -> Any:
     """PyTorch's ``linalg.inv_ex``: the inverse of each matrix and LAPACK's ``info`` (int32).
 
@@ -855,15 +875,7 @@ def inv_ex(A: Any, *, check_errors: bool = False) -> Any:
             [0.0000, 0.2500]]), tensor(0, dtype=plugrad.int32))
     """
     namespace = sys.modules["plugrad"]
-    A = _lu_input("linalg.inv_ex", A)
-    namespace.errors.checked_bool("linalg.inv_ex(): check_errors", check_errors)
-    if A.shape[-1] != A.shape[-2]:
-        raise namespace.errors.ShapeError(
-            f"linalg.inv_ex(): A must be square matrices, got shape {tuple(A.shape)}"
-        )
-    LU, pivots, info = _lu_factor(A, True)
-    if check_errors:
-        _raise_for_info(namespace, "linalg.inv_ex", info, "U")
+    A, LU, pivots, info = _square_lu_ex("linalg.inv_ex", A, check_errors)
     identity = namespace.eye(A.shape[-1], dtype=A.dtype, device=A.device)
     identity = namespace.broadcast_to(identity, tuple(A.shape))
     inverse = _solve_unchecked(namespace, LU, pivots, identity)
@@ -909,16 +921,7 @@ def solve_ex(A: Any, B: Any, *, left: bool = True, check_errors: bool = False) -
     tensor([1.0000, 0.5000])
     """
     namespace = sys.modules["plugrad"]
-    A = _lu_input("linalg.solve_ex", A)
-    namespace.errors.checked_bool("linalg.solve_ex(): check_errors", check_errors)
-    namespace.errors.checked_bool("linalg.solve_ex(): left", left)
-    if A.shape[-1] != A.shape[-2]:
-        raise namespace.errors.ShapeError(
-            f"linalg.solve_ex(): A must be square matrices, got shape {tuple(A.shape)}"
-        )
-    LU, pivots, info = _lu_factor(A, True)
-    if check_errors:
-        _raise_for_info(namespace, "linalg.solve_ex", info, "U")
+    A, LU, pivots, info = _square_lu_ex("linalg.solve_ex", A, check_errors, left=left)
     if not bool(namespace.any(info != 0)):
         return namespace.return_types.linalg_solve_ex(namespace.linalg.solve(A, B, left=left), info)
     # A singular matrix: substitution through the zero pivot gives inf or NaN, as LAPACK's.

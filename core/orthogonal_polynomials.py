@@ -269,178 +269,115 @@ _LEGENDRE = _Family(
 )
 
 
-@takes_out
-def chebyshev_polynomial_t(x: Tensor | float, n: Tensor | float) -> Tensor:
+def _polynomial(
+    function: str,
+    family: _Family,
+    description: str,
+    example: tuple[str, int, str],
+    shifted: bool = False,
+) -> Callable[..., Tensor]:
+    """The function ``p_n(x)`` of ``family`` (``p_n(2x - 1)`` where ``shifted``), documented by
+    ``description`` and an example: the value at the points ``example[0]`` of degree
+    ``example[1]`` is ``example[2]``."""
+
+    def polynomial(x: Tensor | float, n: Tensor | float) -> Tensor:
+        return _evaluate(function, family, x, n, shifted)
+
+    points, degree, value = example
+    polynomial.__name__ = polynomial.__qualname__ = function
+    polynomial.__doc__ = f"""{description}
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.special.{function}(plugrad.tensor({points}), {degree})
+    {value}
+    """
+    return takes_out(polynomial)
+
+
+def _shifted_chebyshev(kind: str, ordinal: str, value: str) -> Callable[..., Tensor]:
+    """The Chebyshev polynomial of ``kind`` at ``2x - 1``."""
+    return _polynomial(
+        f"shifted_chebyshev_polynomial_{kind}",
+        _CHEBYSHEV[kind],
+        f"``{kind.upper()}_n(2x - 1)``: the Chebyshev polynomial of the {ordinal} kind shifted "
+        "to ``[0, 1]``.",
+        ("[0.0, 0.25, 1.0]", 3, value),
+        shifted=True,
+    )
+
+
+chebyshev_polynomial_t = _polynomial(
+    "chebyshev_polynomial_t",
+    _CHEBYSHEV["t"],
     """The Chebyshev polynomial of the first kind ``T_n(x)``: ``T_n(cos t) = cos(nt)``.
 
     ``T_0 = 1``, ``T_1 = x``, ``T_(k+1) = 2x T_k - T_(k-1)``; 0 for ``n < 0``. See
-    the module's notes; not differentiable, as PyTorch's.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.special.chebyshev_polynomial_t(plugrad.tensor([0.5, 1.0, 2.0]), 4)
-    tensor([-0.5000,  1.0000, 97.0000])
-    """
-    return _evaluate("chebyshev_polynomial_t", _CHEBYSHEV["t"], x, n)
-
-
-@takes_out
-def chebyshev_polynomial_u(x: Tensor | float, n: Tensor | float) -> Tensor:
+    the module's notes; not differentiable, as PyTorch's.""",
+    ("[0.5, 1.0, 2.0]", 4, "tensor([-0.5000,  1.0000, 97.0000])"),
+)
+chebyshev_polynomial_u = _polynomial(
+    "chebyshev_polynomial_u",
+    _CHEBYSHEV["u"],
     """The Chebyshev polynomial of the second kind ``U_n(x)``: ``U_n(cos t) sin t = sin((n+1)t)``.
 
-    ``U_0 = 1``, ``U_1 = 2x``, then as ``T``; 0 for ``n < 0``.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.special.chebyshev_polynomial_u(plugrad.tensor([0.5, 1.0, 2.0]), 4)
-    tensor([ -1.,   5., 209.])
-    """
-    return _evaluate("chebyshev_polynomial_u", _CHEBYSHEV["u"], x, n)
-
-
-@takes_out
-def chebyshev_polynomial_v(x: Tensor | float, n: Tensor | float) -> Tensor:
+    ``U_0 = 1``, ``U_1 = 2x``, then as ``T``; 0 for ``n < 0``.""",
+    ("[0.5, 1.0, 2.0]", 4, "tensor([ -1.,   5., 209.])"),
+)
+chebyshev_polynomial_v = _polynomial(
+    "chebyshev_polynomial_v",
+    _CHEBYSHEV["v"],
     """The Chebyshev polynomial of the third kind ``V_n(x)``:
     ``V_n(cos t) cos(t/2) = cos((n+1/2)t)``.
 
-    ``V_0 = 1``, ``V_1 = 2x - 1``, then as ``T``; 0 for ``n < 0``.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.special.chebyshev_polynomial_v(plugrad.tensor([0.5, -1.0, 2.0]), 3)
-    tensor([-1., -7., 41.])
-    """
-    return _evaluate("chebyshev_polynomial_v", _CHEBYSHEV["v"], x, n)
-
-
-@takes_out
-def chebyshev_polynomial_w(x: Tensor | float, n: Tensor | float) -> Tensor:
+    ``V_0 = 1``, ``V_1 = 2x - 1``, then as ``T``; 0 for ``n < 0``.""",
+    ("[0.5, -1.0, 2.0]", 3, "tensor([-1., -7., 41.])"),
+)
+chebyshev_polynomial_w = _polynomial(
+    "chebyshev_polynomial_w",
+    _CHEBYSHEV["w"],
     """The Chebyshev polynomial of the fourth kind ``W_n(x)``:
     ``W_n(cos t) sin(t/2) = sin((n+1/2)t)``.
 
-    ``W_0 = 1``, ``W_1 = 2x + 1``, then as ``T``; 0 for ``n < 0``.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.special.chebyshev_polynomial_w(plugrad.tensor([0.5, 1.0, 2.0]), 3)
-    tensor([-1.,  7., 71.])
-    """
-    return _evaluate("chebyshev_polynomial_w", _CHEBYSHEV["w"], x, n)
-
-
-@takes_out
-def shifted_chebyshev_polynomial_t(x: Tensor | float, n: Tensor | float) -> Tensor:
-    """``T_n(2x - 1)``: the Chebyshev polynomial of the first kind shifted to ``[0, 1]``.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.special.shifted_chebyshev_polynomial_t(plugrad.tensor([0.0, 0.25, 1.0]), 3)
-    tensor([-1.,  1.,  1.])
-    """
-    return _evaluate("shifted_chebyshev_polynomial_t", _CHEBYSHEV["t"], x, n, shifted=True)
-
-
-@takes_out
-def shifted_chebyshev_polynomial_u(x: Tensor | float, n: Tensor | float) -> Tensor:
-    """``U_n(2x - 1)``: the Chebyshev polynomial of the second kind shifted to ``[0, 1]``.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.special.shifted_chebyshev_polynomial_u(plugrad.tensor([0.0, 0.25, 1.0]), 3)
-    tensor([-4.,  1.,  4.])
-    """
-    return _evaluate("shifted_chebyshev_polynomial_u", _CHEBYSHEV["u"], x, n, shifted=True)
-
-
-@takes_out
-def shifted_chebyshev_polynomial_v(x: Tensor | float, n: Tensor | float) -> Tensor:
-    """``V_n(2x - 1)``: the Chebyshev polynomial of the third kind shifted to ``[0, 1]``.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.special.shifted_chebyshev_polynomial_v(plugrad.tensor([0.0, 0.25, 1.0]), 3)
-    tensor([-7.,  1.,  1.])
-    """
-    return _evaluate("shifted_chebyshev_polynomial_v", _CHEBYSHEV["v"], x, n, shifted=True)
-
-
-@takes_out
-def shifted_chebyshev_polynomial_w(x: Tensor | float, n: Tensor | float) -> Tensor:
-    """``W_n(2x - 1)``: the Chebyshev polynomial of the fourth kind shifted to ``[0, 1]``.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.special.shifted_chebyshev_polynomial_w(plugrad.tensor([0.0, 0.25, 1.0]), 3)
-    tensor([-1.,  1.,  7.])
-    """
-    return _evaluate("shifted_chebyshev_polynomial_w", _CHEBYSHEV["w"], x, n, shifted=True)
-
-
-@takes_out
-def hermite_polynomial_h(x: Tensor | float, n: Tensor | float) -> Tensor:
+    ``W_0 = 1``, ``W_1 = 2x + 1``, then as ``T``; 0 for ``n < 0``.""",
+    ("[0.5, 1.0, 2.0]", 3, "tensor([-1.,  7., 71.])"),
+)
+shifted_chebyshev_polynomial_t = _shifted_chebyshev("t", "first", "tensor([-1.,  1.,  1.])")
+shifted_chebyshev_polynomial_u = _shifted_chebyshev("u", "second", "tensor([-4.,  1.,  4.])")
+shifted_chebyshev_polynomial_v = _shifted_chebyshev("v", "third", "tensor([-7.,  1.,  1.])")
+shifted_chebyshev_polynomial_w = _shifted_chebyshev("w", "fourth", "tensor([-1.,  1.,  7.])")
+hermite_polynomial_h = _polynomial(
+    "hermite_polynomial_h",
+    _HERMITE,
     """The physicists' Hermite polynomial ``H_n(x)``, orthogonal for the weight ``exp(-x**2)``.
 
-    ``H_0 = 1``, ``H_1 = 2x``, ``H_(k+1) = 2x H_k - 2k H_(k-1)``; 0 for ``n < 0``.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.special.hermite_polynomial_h(plugrad.tensor([-1.0, 0.5, 2.0]), 3)
-    tensor([ 4., -5., 40.])
-    """
-    return _evaluate("hermite_polynomial_h", _HERMITE, x, n)
-
-
-@takes_out
-def hermite_polynomial_he(x: Tensor | float, n: Tensor | float) -> Tensor:
+    ``H_0 = 1``, ``H_1 = 2x``, ``H_(k+1) = 2x H_k - 2k H_(k-1)``; 0 for ``n < 0``.""",
+    ("[-1.0, 0.5, 2.0]", 3, "tensor([ 4., -5., 40.])"),
+)
+hermite_polynomial_he = _polynomial(
+    "hermite_polynomial_he",
+    _HERMITE_E,
     """The probabilists' Hermite polynomial ``He_n(x)``, orthogonal for the weight
     ``exp(-x**2 / 2)``.
 
-    ``He_0 = 1``, ``He_1 = x``, ``He_(k+1) = x He_k - k He_(k-1)``; 0 for ``n < 0``.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.special.hermite_polynomial_he(plugrad.tensor([-1.0, 0.5, 2.0]), 3)
-    tensor([ 2.0000, -1.3750,  2.0000])
-    """
-    return _evaluate("hermite_polynomial_he", _HERMITE_E, x, n)
-
-
-@takes_out
-def laguerre_polynomial_l(x: Tensor | float, n: Tensor | float) -> Tensor:
+    ``He_0 = 1``, ``He_1 = x``, ``He_(k+1) = x He_k - k He_(k-1)``; 0 for ``n < 0``.""",
+    ("[-1.0, 0.5, 2.0]", 3, "tensor([ 2.0000, -1.3750,  2.0000])"),
+)
+laguerre_polynomial_l = _polynomial(
+    "laguerre_polynomial_l",
+    _LAGUERRE,
     """The Laguerre polynomial ``L_n(x)``, orthogonal on ``[0, inf)`` for the weight ``exp(-x)``.
 
     ``L_0 = 1``, ``L_1 = 1 - x``, ``(k+1) L_(k+1) = (2k + 1 - x) L_k - k L_(k-1)``; 0 for
-    ``n < 0``.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.special.laguerre_polynomial_l(plugrad.tensor([0.0, 0.5, 2.0]), 2)
-    tensor([ 1.0000,  0.1250, -1.0000])
-    """
-    return _evaluate("laguerre_polynomial_l", _LAGUERRE, x, n)
-
-
-@takes_out
-def legendre_polynomial_p(x: Tensor | float, n: Tensor | float) -> Tensor:
+    ``n < 0``.""",
+    ("[0.0, 0.5, 2.0]", 2, "tensor([ 1.0000,  0.1250, -1.0000])"),
+)
+legendre_polynomial_p = _polynomial(
+    "legendre_polynomial_p",
+    _LEGENDRE,
     """The Legendre polynomial ``P_n(x)``, orthogonal on ``[-1, 1]``.
 
-    ``P_0 = 1``, ``P_1 = x``, ``(k+1) P_(k+1) = (2k+1) x P_k - k P_(k-1)``; 0 for ``n < 0``.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.special.legendre_polynomial_p(plugrad.tensor([2.0, 0.5, -1.0]), 3)
-    tensor([17.0000, -0.4375, -1.0000])
-    """
-    return _evaluate("legendre_polynomial_p", _LEGENDRE, x, n)
+    ``P_0 = 1``, ``P_1 = x``, ``(k+1) P_(k+1) = (2k+1) x P_k - k P_(k-1)``; 0 for ``n < 0``.""",
+    ("[2.0, 0.5, -1.0]", 3, "tensor([17.0000, -0.4375, -1.0000])"),
+)

@@ -117,24 +117,25 @@ def _collect(
     manager: pluggy.PluginManager,
     builtin: set[str],
     hook: str,
-    check: Callable[[str, Any, Callable[[str], str | None]], str],
-    derive: Callable[[Any, str], _Collected],
+    check: Callable[[str, Any, Callable[[str], None]], str],
+    clash: Callable[[str, str, str], PluginRegistrationError],
+    derive: Callable[[Any, str], _Collected] = lambda item, plugin: item,
 ) -> tuple[dict[str, _Collected], dict[str, str]]:
     """What every plugin's ``hook`` returns, by name, and the plugin of each name.
 
-    ``check(plugin, item, owner_of)`` returns the item's name or raises
-    PluginRegistrationError (``owner_of(name)``: the plugin that has the name
-    already, if any); ``derive(item, plugin)`` makes what is kept. A plugin with
-    one bad item contributes nothing.
+    ``check(plugin, item, claim)`` returns the item's name or raises
+    PluginRegistrationError; ``claim(name)`` raises ``clash(plugin, name, owner)``
+    where a plugin has the name already. ``derive(item, plugin)`` makes what is
+    kept (the item itself by default). A plugin with one bad item contributes nothing.
     """
     found: dict[str, _Collected] = {}
     owners: dict[str, str] = {}
     for plugin, answers in _plugin_contributions(manager, hook, builtin):
         try:
             seen: set[str] = set()
-            owner_of = functools.partial(_owner_of, found, owners, seen, plugin)
+            claim = functools.partial(_claim, found, owners, seen, plugin, clash)
             for item in answers:
-                seen.add(check(plugin, item, owner_of))
+                seen.add(check(plugin, item, claim))
             derived = [derive(item, plugin) for item in answers]
         except PluginRegistrationError as error:
             _reject(plugin, builtin, error)
@@ -145,11 +146,18 @@ def _collect(
     return found, owners
 
 
-def _owner_of(
-    found: Mapping[str, Any], owners: Mapping[str, str], seen: set[str], plugin: str, name: str
-) -> str | None:
-    """The plugin that has ``name`` already: another one, or ``plugin`` itself twice."""
-    return owners.get(name, plugin) if name in found or name in seen else None
+def _claim(
+    found: Mapping[str, Any],
+    owners: Mapping[str, str],
+    seen: set[str],
+    plugin: str,
+    clash: Callable[[str, str, str], PluginRegistrationError],
+    name: str,
+) -> None:
+    """Raise ``clash`` if a plugin has ``name`` already: another one, or ``plugin`` itself
+    twice."""
+    if name in found or name in seen:
+        raise clash(plugin, name, owners.get(name, plugin))
 
 
 def _check_answer(plugin: str, hook: str, answer: Any, kind: type, expected: str) -> None:
@@ -161,7 +169,7 @@ def _check_answer(plugin: str, hook: str, answer: Any, kind: type, expected: str
         )
 
 
-def _check_backend(plugin: str, backend: Any, owner_of: Callable[[str], str | None]) -> str:
+def _check_backend(plugin: str, backend: Any, claim: Callable[[str], None]) -> str:
     _check_answer(
         plugin, "plugrad_backends", backend, Backend, "instances of plugrad.backend.Backend"
     )
@@ -169,29 +177,26 @@ def _check_backend(plugin: str, backend: Any, owner_of: Callable[[str], str | No
         raise PluginRegistrationError(
             f"{describe_owner(plugin)}: backend name {backend.name!r} must be an identifier"
         )
-    owner = owner_of(backend.name)
-    if owner is not None:
-        raise PluginRegistrationError(
-            f"{describe_owner(plugin)}: backend {backend.name!r} is already "
-            f"registered by {describe_owner(owner)}; choose another name (or "
-            "uninstall one of the two)"
-        )
+    claim(backend.name)
     return backend.name
+
+
+def _backend_clash(plugin: str, name: str, owner: str) -> PluginRegistrationError:
+    return PluginRegistrationError(
+        f"{describe_owner(plugin)}: backend {name!r} is already registered by "
+        f"{describe_owner(owner)}; choose another name (or uninstall one of the two)"
+    )
 
 
 def collect_backends(
     manager: pluggy.PluginManager, builtin: set[str]
 ) -> tuple[dict[str, Backend], dict[str, str]]:
-    return _collect(
-        manager, builtin, "plugrad_backends", _check_backend, lambda backend, plugin: backend
-    )
+    return _collect(manager, builtin, "plugrad_backends", _check_backend, _backend_clash)
 
 
-def _check_op(plugin: str, op: Any, owner_of: Callable[[str], str | None]) -> str:
+def _check_op(plugin: str, op: Any, claim: Callable[[str], None]) -> str:
     _check_answer(plugin, "plugrad_ops", op, OpDef, "ops made with plugrad.opdef.op(...)")
-    owner = owner_of(op.name)
-    if owner is not None:
-        raise _name_clash(plugin, op.name, owner)
+    claim(op.name)
     if plugin not in builtin_plugin_names() and _is_plugrad_function(op.name):
         raise PluginRegistrationError(
             f"{describe_owner(plugin)}, op {op.name!r}: the name is taken by "
@@ -209,6 +214,7 @@ def collect_ops(
         builtin,
         "plugrad_ops",
         _check_op,
+        _name_clash,
         lambda op, plugin: _registered(op, describe_owner(plugin)),
     )
 

@@ -58,6 +58,12 @@ def _tensor(function: str, value: Any, what: str = "input") -> Tensor:
     return value
 
 
+def _tensors(function: str, **values: Any) -> None:
+    """Refuse the first of ``values`` (by parameter name) that is not a Tensor."""
+    for what, value in values.items():
+        _tensor(function, value, what)
+
+
 def det(input: Tensor) -> Tensor:
     """The determinant of a square matrix (or of each in a batch); ``linalg.det``.
 
@@ -335,8 +341,7 @@ def mv(input: Tensor, vec: Tensor) -> Tensor:
     >>> plugrad.mv(plugrad.tensor([[1.0, 2.0], [3.0, 4.0]]), plugrad.tensor([1.0, -1.0]))
     tensor([-1., -1.])
     """
-    _tensor("mv", input)
-    _tensor("mv", vec, "vec")
+    _tensors("mv", input=input, vec=vec)
     if input.ndim != 2 or vec.ndim != 1:
         raise ShapeError(
             f"mv() multiplies a matrix by a vector, got shapes {input.shape} and {vec.shape}"
@@ -355,8 +360,7 @@ def ger(input: Tensor, vec2: Tensor) -> Tensor:
     tensor([[3., 4.],
             [6., 8.]])
     """
-    _tensor("ger", input)
-    _tensor("ger", vec2, "vec2")
+    _tensors("ger", input=input, vec2=vec2)
     if input.ndim != 1 or vec2.ndim != 1:
         raise ShapeError(f"ger() takes two vectors, got shapes {input.shape} and {vec2.shape}")
     return _ops.outer(input, vec2)
@@ -376,8 +380,7 @@ def inner(input: Tensor, other: Tensor) -> Tensor:
     >>> plugrad.inner(plugrad.ones(2, 3), plugrad.ones(4, 3)).shape
     (2, 4)
     """
-    _tensor("inner", input)
-    _tensor("inner", other, "other")
+    _tensors("inner", input=input, other=other)
     if input.ndim == 0 or other.ndim == 0:
         return _ops.multiply(input, other)
     if input.shape[-1] != other.shape[-1]:
@@ -398,8 +401,7 @@ def vdot(input: Tensor, other: Tensor) -> Tensor:
     >>> plugrad.vdot(plugrad.tensor([1.0, 2.0]), plugrad.tensor([3.0, 4.0]))
     tensor(11.)
     """
-    _tensor("vdot", input)
-    _tensor("vdot", other, "other")
+    _tensors("vdot", input=input, other=other)
     if input.ndim != 1 or other.ndim != 1 or input.shape != other.shape:
         raise ShapeError(
             f"vdot() takes two vectors of one length, got shapes {input.shape} and {other.shape}"
@@ -426,8 +428,7 @@ def kron(input: Tensor, other: Tensor) -> Tensor:
     tensor([[1., 2., 0., 0.],
             [0., 0., 1., 2.]])
     """
-    _tensor("kron", input)
-    _tensor("kron", other, "other")
+    _tensors("kron", input=input, other=other)
     ndim = max(input.ndim, other.ndim)
     a_shape = (1,) * (ndim - input.ndim) + tuple(input.shape)
     b_shape = (1,) * (ndim - other.ndim) + tuple(other.shape)
@@ -452,8 +453,7 @@ def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
     >>> plugrad.cross(plugrad.tensor([1.0, 0.0, 0.0]), plugrad.tensor([0.0, 1.0, 0.0]), dim=0)
     tensor([0., 0., 1.])
     """
-    _tensor("cross", input)
-    _tensor("cross", other, "other")
+    _tensors("cross", input=input, other=other)
     if dim is None:
         shape = broadcast_shapes(input.shape, other.shape)
         if 3 not in shape:

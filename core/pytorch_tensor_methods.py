@@ -237,15 +237,30 @@ def _index_reduce_arguments(function: str, x: Tensor, dim: int, index: Tensor, s
     return dim, _source_index(function, x, dim, index, source)
 
 
-def index_reduce(
-    input: Tensor,
-    dim: int,
-    index: Tensor,
-    source: Tensor,
-    reduce: str,
-    *,
-    include_self: bool = True,
-) -> Tensor:
+def _index_reducer(function: str, doc: str) -> Any:
+    """``index_reduce``, or (``function`` ending in ``_``) the method writing it into ``input``."""
+
+    def index_reduce(
+        input: Tensor,
+        dim: int,
+        index: Tensor,
+        source: Tensor,
+        reduce: str,
+        *,
+        include_self: bool = True,
+    ) -> Tensor:
+        x = _tensor(function, input)
+        dim, spread = _index_reduce_arguments(function, x, dim, index, source, reduce, include_self)
+        scatter = x.scatter_reduce_ if function.endswith("_") else x.scatter_reduce
+        return scatter(dim, spread, source, reduce, include_self=include_self)
+
+    index_reduce.__name__ = index_reduce.__qualname__ = function
+    index_reduce.__doc__ = doc
+    return index_reduce
+
+
+index_reduce = _index_reducer(
+    "index_reduce",
     """Return ``input`` with the rows of ``source`` folded in at ``index`` along ``dim`` by
     ``reduce`` (``"prod"``, ``"mean"``, ``"amax"`` or ``"amin"``); rows ``index`` names
     several times all take part. ``include_self=False`` leaves ``input``'s own values out
@@ -257,28 +272,9 @@ def index_reduce(
     >>> plugrad.tensor([1.0, 2.0]).index_reduce(0, plugrad.tensor([0, 0, 1]),
     ...                                         plugrad.tensor([2.0, 3.0, 4.0]), "prod")
     tensor([6., 8.])
-    """
-    x = _tensor("index_reduce", input)
-    dim, spread = _index_reduce_arguments(
-        "index_reduce", x, dim, index, source, reduce, include_self
-    )
-    return x.scatter_reduce(dim, spread, source, reduce, include_self=include_self)
-
-
-def _index_reduce_(
-    self: Tensor,
-    dim: int,
-    index: Tensor,
-    source: Tensor,
-    reduce: str,
-    *,
-    include_self: bool = True,
-) -> Tensor:
-    """In-place :func:`index_reduce`."""
-    dim, spread = _index_reduce_arguments(
-        "index_reduce_", self, dim, index, source, reduce, include_self
-    )
-    return self.scatter_reduce_(dim, spread, source, reduce, include_self=include_self)
+    """,
+)
+_index_reduce_ = _index_reducer("index_reduce_", "In-place :func:`index_reduce`.")
 
 
 def is_same_size(input: Tensor, other: Tensor) -> bool:
@@ -788,15 +784,25 @@ def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
     return input * _ops.where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
 
 
-@takes_out
-def quantile(
-    input: Tensor,
-    q: Any,
-    dim: int | None = None,
-    keepdim: bool = False,
-    *,
-    interpolation: str = "linear",
-) -> Tensor:
+def _quantile_function(function: str, ignore_nan: bool, doc: str) -> Any:
+    def quantile(
+        input: Tensor,
+        q: Any,
+        dim: int | None = None,
+        keepdim: bool = False,
+        *,
+        interpolation: str = "linear",
+    ) -> Tensor:
+        return _quantile(function, input, q, dim, keepdim, interpolation, ignore_nan)
+
+    quantile.__name__ = quantile.__qualname__ = function
+    quantile.__doc__ = doc
+    return takes_out(quantile)
+
+
+quantile = _quantile_function(
+    "quantile",
+    False,
     """Return the ``q``-th quantiles of ``input`` (over every element, or along ``dim``).
 
     ``q`` is a number or a 1-d tensor in ``[0, 1]`` (then the quantiles lead the
@@ -809,21 +815,13 @@ def quantile(
     >>> import plugrad
     >>> plugrad.quantile(plugrad.tensor([1.0, 2.0, 3.0, 4.0]), 0.5)
     tensor(2.5000)
-    """
-    return _quantile("quantile", input, q, dim, keepdim, interpolation, False)
-
-
-@takes_out
-def nanquantile(
-    input: Tensor,
-    q: Any,
-    dim: int | None = None,
-    keepdim: bool = False,
-    *,
-    interpolation: str = "linear",
-) -> Tensor:
-    """:func:`quantile` leaving NaN out (NaN only where a slice holds nothing else)."""
-    return _quantile("nanquantile", input, q, dim, keepdim, interpolation, True)
+    """,
+)
+nanquantile = _quantile_function(
+    "nanquantile",
+    True,
+    ":func:`quantile` leaving NaN out (NaN only where a slice holds nothing else).",
+)
 
 
 def cov(
@@ -901,6 +899,15 @@ def corrcoef(input: Tensor) -> Tensor:
     return result
 
 
+def _check_finite_range(function: str, low: float, high: float, remedy: str) -> None:
+    """Refuse a binning range with an infinity or a NaN (given, or the data's own)."""
+    if not (math.isfinite(low) and math.isfinite(high)):
+        raise ArgumentError(
+            f"{function}(): the range [{low}, {high}] is not finite; give {remedy} (the "
+            "data's own range has an infinity or a NaN)"
+        )
+
+
 @takes_out
 def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:
     """Count the elements in ``bins`` equal bins between ``min`` and ``max`` (the data's range
@@ -922,11 +929,7 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Ten
     low, high = float(min), float(max)
     if low == high and x.shape[0]:
         low, high = float(_ops.min(x)), float(_ops.max(x))
-    if not (math.isfinite(low) and math.isfinite(high)):
-        raise ArgumentError(
-            f"histc(): the range [{low}, {high}] is not finite; give finite min and max (the "
-            "data's own range has an infinity or a NaN)"
-        )
+    _check_finite_range("histc", low, high, "finite min and max")
     if low > high:
         raise ArgumentError(f"histc(): min must not exceed max, got {min} and {max}")
     if low == high:
@@ -968,11 +971,7 @@ def _bin_edges(function: str, bins: Any, column: Tensor, span: Any) -> Tensor:
         low, high = float(_ops.min(column)), float(_ops.max(column))
     else:
         low, high = 0.0, 1.0
-    if not (math.isfinite(low) and math.isfinite(high)):
-        raise ArgumentError(
-            f"{function}(): the range [{low}, {high}] is not finite; give a finite range (the "
-            "data's own range has an infinity or a NaN)"
-        )
+    _check_finite_range(function, low, high, "a finite range")
     if low > high:
         raise ArgumentError(f"{function}(): the range's minimum {low} exceeds its maximum {high}")
     if low == high:

@@ -6,7 +6,7 @@ import contextlib
 import math
 import operator
 import secrets
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from . import dtypes as _dtypes
@@ -402,12 +402,6 @@ class SamplingOptions(CreationOptions, total=False):
 with_sampling_options = spell_out(SamplingOptions, requires_grad=False)
 
 
-def _sample_new(kind: str, function: str, shape: Any, options: Mapping[str, Any]) -> Tensor:
-    dtype, device, backend, requires_grad = creation_options(function, options, SamplingOptions)
-    generator = options.get("generator")
-    return _sample(kind, shape, dtype, device, backend, generator, requires_grad)
-
-
 def _shape_or_size(function: str, shape: tuple[Any, ...], size: Any) -> tuple[Any, ...]:
     """The shape given as arguments, or as PyTorch's ``size=`` keyword; not both."""
     if size is None:
@@ -419,43 +413,48 @@ def _shape_or_size(function: str, shape: tuple[Any, ...], size: Any) -> tuple[An
     return (size,)
 
 
-@takes_out
-@with_sampling_options
-def randn(
-    *shape: int | tuple[int, ...],
-    size: int | tuple[int, ...] | None = None,
-    **options: Unpack[SamplingOptions],
-) -> Tensor:
-    """Return samples of the standard normal distribution: ``randn(2, 3)`` or ``randn((2, 3))``
+def _sampling_function(
+    kind: str, function: str, samples: str, examples: str
+) -> Callable[..., Tensor]:
+    """``randn`` or ``rand``: ``samples`` of the distribution ``kind`` in a new tensor."""
+
+    def sample(
+        *shape: int | tuple[int, ...],
+        size: int | tuple[int, ...] | None = None,
+        **options: Unpack[SamplingOptions],
+    ) -> Tensor:
+        shape = _shape_or_size(function, shape, size)
+        dtype, device, backend, requires_grad = creation_options(function, options, SamplingOptions)
+        generator = options.get("generator")
+        return _sample(kind, shape, dtype, device, backend, generator, requires_grad)
+
+    sample.__name__ = sample.__qualname__ = function
+    sample.__doc__ = f"""Return {samples}: ``{function}(2, 3)`` or ``{function}((2, 3))``
     (``size=`` is PyTorch's keyword for the shape).
 
     Examples
     --------
     >>> import plugrad
-    >>> plugrad.randn(2, 3).shape
-    (2, 3)
+{examples}
     """
-    return _sample_new("normal", "randn", _shape_or_size("randn", shape, size), options)
+    return takes_out(with_sampling_options(sample))
 
 
-@takes_out
-@with_sampling_options
-def rand(
-    *shape: int | tuple[int, ...],
-    size: int | tuple[int, ...] | None = None,
-    **options: Unpack[SamplingOptions],
-) -> Tensor:
-    """Return samples drawn uniformly from ``[0, 1)``: ``rand(2, 3)`` or ``rand((2, 3))``
-    (``size=`` is PyTorch's keyword for the shape).
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> x = plugrad.rand(1000)
+randn = _sampling_function(
+    "normal",
+    "randn",
+    "samples of the standard normal distribution",
+    """    >>> plugrad.randn(2, 3).shape
+    (2, 3)""",
+)
+rand = _sampling_function(
+    "uniform",
+    "rand",
+    "samples drawn uniformly from ``[0, 1)``",
+    """    >>> x = plugrad.rand(1000)
     >>> bool(plugrad.all(x >= 0.0)) and bool(plugrad.all(x < 1.0))
-    True
-    """
-    return _sample_new("uniform", "rand", _shape_or_size("rand", shape, size), options)
+    True""",
+)
 
 
 @takes_out
@@ -773,38 +772,44 @@ def _sample_like(
     return _sample(kind, shape, dtype or x.dtype, device, backend, generator, requires_grad)
 
 
-@with_like_options
-def randn_like(
-    x: Tensor, *, generator: Generator | None = None, **options: Unpack[LikeOptions]
-) -> Tensor:
-    """Return standard normal samples with the shape of ``x`` (and its dtype and device).
+def _like_sampling_function(
+    kind: str, function: str, samples: str, examples: str
+) -> Callable[..., Tensor]:
+    """``randn_like`` or ``rand_like``: ``samples`` of the distribution ``kind`` shaped as a
+    tensor."""
+
+    def sample_like(
+        x: Tensor, *, generator: Generator | None = None, **options: Unpack[LikeOptions]
+    ) -> Tensor:
+        return _sample_like(kind, function, x, generator, options)
+
+    sample_like.__name__ = sample_like.__qualname__ = function
+    sample_like.__doc__ = f"""Return {samples} with the shape of ``x`` (and its dtype and device).
 
     ``generator`` draws them (its device's), as in PyTorch.
 
     Examples
     --------
     >>> import plugrad
-    >>> plugrad.randn_like(plugrad.zeros(2, 3, dtype=plugrad.float64)).dtype
-    plugrad.float64
+{examples}
     """
-    return _sample_like("normal", "randn_like", x, generator, options)
+    return with_like_options(sample_like)
 
 
-@with_like_options
-def rand_like(
-    x: Tensor, *, generator: Generator | None = None, **options: Unpack[LikeOptions]
-) -> Tensor:
-    """Return samples from ``[0, 1)`` with the shape of ``x`` (and its dtype and device).
-
-    ``generator`` draws them (its device's), as in PyTorch.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.rand_like(plugrad.zeros(4)).shape
-    (4,)
-    """
-    return _sample_like("uniform", "rand_like", x, generator, options)
+randn_like = _like_sampling_function(
+    "normal",
+    "randn_like",
+    "standard normal samples",
+    """    >>> plugrad.randn_like(plugrad.zeros(2, 3, dtype=plugrad.float64)).dtype
+    plugrad.float64""",
+)
+rand_like = _like_sampling_function(
+    "uniform",
+    "rand_like",
+    "samples from ``[0, 1)``",
+    """    >>> plugrad.rand_like(plugrad.zeros(4)).shape
+    (4,)""",
+)
 
 
 def randint_like(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import operator
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from . import creation as _creation
@@ -27,11 +28,15 @@ if TYPE_CHECKING:
 __all__ = ["bartlett_window", "blackman_window", "hamming_window", "hann_window", "kaiser_window"]
 
 
-def _positions(
-    function: str, window_length: Any, periodic: Any, options: dict[str, Any]
-) -> tuple[Tensor, int, bool] | Tensor:
-    """The sample positions ``0 .. window_length - 1``, the period they span and whether
-    the window requires grad; or the whole window where it is trivial (no sample, or one)."""
+def _window(
+    function: str,
+    window_length: Any,
+    periodic: Any,
+    options: Mapping[str, Any],
+    weights: Callable[[Tensor, int], Tensor],
+) -> Tensor:
+    """The window ``weights(positions, span)`` of the sample positions ``0 .. window_length -
+    1`` and the period ``span`` they cover; ones where it is trivial (no sample, or one)."""
     if isinstance(window_length, bool):
         raise TypeError(f"{function}(): window_length must be an int, got bool")
     try:
@@ -49,35 +54,45 @@ def _positions(
     if dtype.kind != "real floating":
         raise DtypeError(f"{function}(): a window has a real floating dtype, got {dtype.name}")
     if length <= 1:
-        ones = _creation.ones(length, dtype=dtype, device=device, backend=backend)
-        return ones.requires_grad_(requires_grad)
-    positions = _creation.arange(length, dtype=dtype, device=device, backend=backend)
-    return positions, length if periodic else length - 1, requires_grad
-
-
-def _cosine_sum(
-    function: str,
-    window_length: int,
-    periodic: bool,
-    coefficients: tuple[float, ...],
-    options: dict[str, Any],
-) -> Tensor:
-    """``a0 - a1 cos(2 pi n / N) + a2 cos(4 pi n / N) - ...``, the generalized cosine window."""
-    made = _positions(function, window_length, periodic, options)
-    if isinstance(made, Tensor):
-        return made
-    positions, span, requires_grad = made
-    phase = positions * (2.0 * math.pi / span)
-    window = _creation.full_like(positions, coefficients[0])
-    for order, coefficient in enumerate(coefficients[1:], start=1):
-        term = _ops.cos(phase * order) * coefficient
-        window = window - term if order % 2 else window + term
+        window = _creation.ones(length, dtype=dtype, device=device, backend=backend)
+    else:
+        positions = _creation.arange(length, dtype=dtype, device=device, backend=backend)
+        window = weights(positions, length if periodic else length - 1)
     return window.requires_grad_(requires_grad)
 
 
-def hann_window(
-    window_length: int, periodic: bool = True, **options: Unpack[CreationOptions]
-) -> Tensor:
+def _cosine_sum(coefficients: tuple[float, ...]) -> Callable[[Tensor, int], Tensor]:
+    """``a0 - a1 cos(2 pi n / N) + a2 cos(4 pi n / N) - ...``, the generalized cosine window."""
+
+    def weights(positions: Tensor, span: int) -> Tensor:
+        phase = positions * (2.0 * math.pi / span)
+        window = _creation.full_like(positions, coefficients[0])
+        for order, coefficient in enumerate(coefficients[1:], start=1):
+            term = _ops.cos(phase * order) * coefficient
+            window = window - term if order % 2 else window + term
+        return window
+
+    return weights
+
+
+def _cosine_window(
+    function: str, coefficients: tuple[float, ...], doc: str
+) -> Callable[..., Tensor]:
+    """A window of fixed cosine ``coefficients`` (see :func:`_cosine_sum`)."""
+
+    def window(
+        window_length: int, periodic: bool = True, **options: Unpack[CreationOptions]
+    ) -> Tensor:
+        return _window(function, window_length, periodic, options, _cosine_sum(coefficients))
+
+    window.__name__ = window.__qualname__ = function
+    window.__doc__ = doc
+    return window
+
+
+hann_window = _cosine_window(
+    "hann_window",
+    (0.5, 0.5),
     """Return the Hann window ``0.5 - 0.5 cos(2 pi n / N)``.
 
     Examples
@@ -85,8 +100,8 @@ def hann_window(
     >>> import plugrad
     >>> plugrad.hann_window(4)
     tensor([0.0000, 0.5000, 1.0000, 0.5000])
-    """
-    return _cosine_sum("hann_window", window_length, periodic, (0.5, 0.5), dict(options))
+    """,
+)
 
 
 def hamming_window(
@@ -107,14 +122,13 @@ def hamming_window(
     for name, value in (("alpha", alpha), ("beta", beta)):
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise TypeError(f"hamming_window(): {name} must be a number, got {value!r}")
-    return _cosine_sum(
-        "hamming_window", window_length, periodic, (float(alpha), float(beta)), dict(options)
-    )
+    weights = _cosine_sum((float(alpha), float(beta)))
+    return _window("hamming_window", window_length, periodic, options, weights)
 
 
-def blackman_window(
-    window_length: int, periodic: bool = True, **options: Unpack[CreationOptions]
-) -> Tensor:
+blackman_window = _cosine_window(
+    "blackman_window",
+    (0.42, 0.5, 0.08),
     """Return the Blackman window ``0.42 - 0.5 cos(2 pi n / N) + 0.08 cos(4 pi n / N)``.
 
     Examples
@@ -123,8 +137,8 @@ def blackman_window(
     >>> plugrad.blackman_window(5, periodic=False, dtype=plugrad.float64)
     tensor([-1.3878e-17,  3.4000e-01,  1.0000e+00,  3.4000e-01, -1.3878e-17],
            dtype=plugrad.float64)
-    """
-    return _cosine_sum("blackman_window", window_length, periodic, (0.42, 0.5, 0.08), dict(options))
+    """,
+)
 
 
 def bartlett_window(
@@ -138,11 +152,11 @@ def bartlett_window(
     >>> plugrad.bartlett_window(5, periodic=False)
     tensor([0.0000, 0.5000, 1.0000, 0.5000, 0.0000])
     """
-    made = _positions("bartlett_window", window_length, periodic, dict(options))
-    if isinstance(made, Tensor):
-        return made
-    positions, span, requires_grad = made
-    return (1.0 - _ops.abs(positions * (2.0 / span) - 1.0)).requires_grad_(requires_grad)
+
+    def weights(positions: Tensor, span: int) -> Tensor:
+        return 1.0 - _ops.abs(positions * (2.0 / span) - 1.0)
+
+    return _window("bartlett_window", window_length, periodic, options, weights)
 
 
 def kaiser_window(
@@ -165,17 +179,16 @@ def kaiser_window(
     """
     if isinstance(beta, bool) or not isinstance(beta, (int, float)):
         raise TypeError(f"kaiser_window(): beta must be a number, got {beta!r}")
-    made = _positions("kaiser_window", window_length, periodic, dict(options))
-    if isinstance(made, Tensor):
-        return made
-    positions, span, requires_grad = made
-    scale = _bessel_i0(float(beta))
-    values = []
-    for n in range(positions.shape[0]):
-        ratio = n * (2.0 / span) - 1.0
-        values.append(_bessel_i0(beta * math.sqrt(max(1.0 - ratio * ratio, 0.0))) / scale)
-    window = _creation.asarray(values, dtype=positions.dtype, device=positions.device)
-    return window.requires_grad_(requires_grad)
+
+    def weights(positions: Tensor, span: int) -> Tensor:
+        scale = _bessel_i0(float(beta))
+        values = []
+        for n in range(positions.shape[0]):
+            ratio = n * (2.0 / span) - 1.0
+            values.append(_bessel_i0(beta * math.sqrt(max(1.0 - ratio * ratio, 0.0))) / scale)
+        return _creation.asarray(values, dtype=positions.dtype, device=positions.device)
+
+    return _window("kaiser_window", window_length, periodic, options, weights)
 
 
 def _bessel_i0(x: float) -> float:
