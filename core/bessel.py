@@ -613,236 +613,178 @@ _SPHERICAL_J0 = _elementwise(
 )  # fmt: skip
 
 
-@takes_out
-def i0(input: Tensor) -> Tensor:
+def _special(
+    function: str, op: type[Function], description: str, examples: str, argument: str = "input"
+) -> Callable[..., Tensor]:
+    """PyTorch's ``torch.special.<function>``: ``op`` of a floating tensor, taking ``out=``.
+
+    Documented by ``description`` and the doctest lines ``examples`` (they follow
+    ``import plugrad``); its one parameter is named ``argument``, as PyTorch names it.
+    """
+
+    def of_input(input: Tensor) -> Tensor:
+        return op.apply(floating_argument(function, input))
+
+    def of_x(x: Tensor) -> Tensor:
+        return op.apply(floating_argument(function, x))
+
+    special = of_input if argument == "input" else of_x
+    special.__name__ = special.__qualname__ = function
+    special.__doc__ = f"""{description}
+
+    Examples
+    --------
+    >>> import plugrad
+    {examples}
+    """
+    return takes_out(special)
+
+
+# Typed here: the gradients above call these before they are defined.
+i0: Callable[..., Tensor] = _special(
+    "i0",
+    _I0,
     """The modified Bessel function of the first kind of order 0, ``I0``, element-wise.
 
     ``sum over k of (x/2)**2k / k!**2``: even, 1 at 0, growing as
     ``exp(|x|) / sqrt(2 pi |x|)`` (infinite from ``|x| = 713.99`` in float64).
-    Its gradient is :func:`i1`. Integers give float32, as PyTorch's.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> x = plugrad.tensor([0.0, 1.0, -3.0], requires_grad=True)
+    Its gradient is :func:`i1`. Integers give float32, as PyTorch's.""",
+    """>>> x = plugrad.tensor([0.0, 1.0, -3.0], requires_grad=True)
     >>> plugrad.special.i0(x)
     tensor([1.0000, 1.2661, 4.8808], grad_fn=<I0Backward>)
     >>> plugrad.special.i0(x).sum().backward()
     >>> x.grad
-    tensor([ 0.0000,  0.5652, -3.9534])
-    """
-    return _I0.apply(floating_argument("i0", input))
-
-
-@takes_out
-def i0e(input: Tensor) -> Tensor:
-    """``exp(-|x|) I0(x)``, the exponentially scaled :func:`i0`, element-wise (finite everywhere).
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.special.i0e(plugrad.tensor([0.0, 1.0, 1000.0]))
-    tensor([1.0000, 0.4658, 0.0126])
-    """
-    return _I0E.apply(floating_argument("i0e", input))
-
-
-@takes_out
-def i1(input: Tensor) -> Tensor:
+    tensor([ 0.0000,  0.5652, -3.9534])""",
+)
+i0e: Callable[..., Tensor] = _special(
+    "i0e",
+    _I0E,
+    "``exp(-|x|) I0(x)``, the exponentially scaled :func:`i0`, element-wise (finite everywhere).",
+    """>>> plugrad.special.i0e(plugrad.tensor([0.0, 1.0, 1000.0]))
+    tensor([1.0000, 0.4658, 0.0126])""",
+)
+i1: Callable[..., Tensor] = _special(
+    "i1",
+    _I1,
     """The modified Bessel function of the first kind of order 1, ``I1``, element-wise.
 
     ``sum over k of (x/2)**(2k+1) / (k! (k+1)!)``: odd. Its gradient is
-    ``I0(x) - I1(x)/x``, 1/2 at 0.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.special.i1(plugrad.tensor([0.0, 1.0, -3.0]))
-    tensor([ 0.0000,  0.5652, -3.9534])
-    """
-    return _I1.apply(floating_argument("i1", input))
-
-
-@takes_out
-def i1e(input: Tensor) -> Tensor:
-    """``exp(-|x|) I1(x)``, the exponentially scaled :func:`i1`, element-wise.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.special.i1e(plugrad.tensor([0.0, 1.0, -1000.0]))
-    tensor([ 0.0000,  0.2079, -0.0126])
-    """
-    return _I1E.apply(floating_argument("i1e", input))
-
-
-@takes_out
-def modified_bessel_i0(input: Tensor) -> Tensor:
-    """``I0``, as :func:`i0` (PyTorch's second name for it), differentiable (PyTorch's is not).
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.special.modified_bessel_i0(plugrad.tensor([1.0]))
-    tensor([1.2661])
-    """
-    return _I0.apply(floating_argument("modified_bessel_i0", input))
-
-
-@takes_out
-def modified_bessel_i1(input: Tensor) -> Tensor:
-    """``I1``, as :func:`i1` (PyTorch's second name for it), differentiable (PyTorch's is not).
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.special.modified_bessel_i1(plugrad.tensor([1.0]))
-    tensor([0.5652])
-    """
-    return _I1.apply(floating_argument("modified_bessel_i1", input))
-
-
-@takes_out
-def modified_bessel_k0(input: Tensor) -> Tensor:
+    ``I0(x) - I1(x)/x``, 1/2 at 0.""",
+    """>>> plugrad.special.i1(plugrad.tensor([0.0, 1.0, -3.0]))
+    tensor([ 0.0000,  0.5652, -3.9534])""",
+)
+i1e: Callable[..., Tensor] = _special(
+    "i1e",
+    _I1E,
+    "``exp(-|x|) I1(x)``, the exponentially scaled :func:`i1`, element-wise.",
+    """>>> plugrad.special.i1e(plugrad.tensor([0.0, 1.0, -1000.0]))
+    tensor([ 0.0000,  0.2079, -0.0126])""",
+)
+modified_bessel_i0: Callable[..., Tensor] = _special(
+    "modified_bessel_i0",
+    _I0,
+    "``I0``, as :func:`i0` (PyTorch's second name for it), differentiable (PyTorch's is not).",
+    """>>> plugrad.special.modified_bessel_i0(plugrad.tensor([1.0]))
+    tensor([1.2661])""",
+)
+modified_bessel_i1: Callable[..., Tensor] = _special(
+    "modified_bessel_i1",
+    _I1,
+    "``I1``, as :func:`i1` (PyTorch's second name for it), differentiable (PyTorch's is not).",
+    """>>> plugrad.special.modified_bessel_i1(plugrad.tensor([1.0]))
+    tensor([0.5652])""",
+)
+modified_bessel_k0: Callable[..., Tensor] = _special(
+    "modified_bessel_k0",
+    _K0,
     """The modified Bessel function of the second kind of order 0, ``K0``, element-wise.
 
     Infinite at 0, NaN below (PyTorch's). Differentiable (PyTorch's is not): its
-    gradient is ``-K1(x)``.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.special.modified_bessel_k0(plugrad.tensor([0.0, 1.0, 3.0]))
-    tensor([   inf, 0.4210, 0.0347])
-    """
-    return _K0.apply(floating_argument("modified_bessel_k0", input))
-
-
-@takes_out
-def modified_bessel_k1(input: Tensor) -> Tensor:
+    gradient is ``-K1(x)``.""",
+    """>>> plugrad.special.modified_bessel_k0(plugrad.tensor([0.0, 1.0, 3.0]))
+    tensor([   inf, 0.4210, 0.0347])""",
+)
+modified_bessel_k1: Callable[..., Tensor] = _special(
+    "modified_bessel_k1",
+    _K1,
     """The modified Bessel function of the second kind of order 1, ``K1``, element-wise.
 
-    Infinite at 0, NaN below. Differentiable: its gradient is ``-K0(x) - K1(x)/x``.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.special.modified_bessel_k1(plugrad.tensor([1.0, 2.0]))
-    tensor([0.6019, 0.1399])
-    """
-    return _K1.apply(floating_argument("modified_bessel_k1", input))
-
-
-@takes_out
-def scaled_modified_bessel_k0(x: Tensor) -> Tensor:
+    Infinite at 0, NaN below. Differentiable: its gradient is ``-K0(x) - K1(x)/x``.""",
+    """>>> plugrad.special.modified_bessel_k1(plugrad.tensor([1.0, 2.0]))
+    tensor([0.6019, 0.1399])""",
+)
+scaled_modified_bessel_k0: Callable[..., Tensor] = _special(
+    "scaled_modified_bessel_k0",
+    _K0E,
     """``exp(x) K0(x)``, element-wise: finite for large ``x``, where ``K0`` underflows.
 
-    Differentiable: its gradient is ``exp(x) (K0(x) - K1(x))``.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.special.scaled_modified_bessel_k0(plugrad.tensor([1.0, 1000.0]))
-    tensor([1.1445, 0.0396])
-    """
-    return _K0E.apply(floating_argument("scaled_modified_bessel_k0", x))
-
-
-@takes_out
-def scaled_modified_bessel_k1(x: Tensor) -> Tensor:
+    Differentiable: its gradient is ``exp(x) (K0(x) - K1(x))``.""",
+    """>>> plugrad.special.scaled_modified_bessel_k0(plugrad.tensor([1.0, 1000.0]))
+    tensor([1.1445, 0.0396])""",
+    argument="x",
+)
+scaled_modified_bessel_k1: Callable[..., Tensor] = _special(
+    "scaled_modified_bessel_k1",
+    _K1E,
     """``exp(x) K1(x)``, element-wise.
 
-    Differentiable: its gradient is ``exp(x) (K1(x) (1 - 1/x) - K0(x))``.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.special.scaled_modified_bessel_k1(plugrad.tensor([1.0, 1000.0]))
-    tensor([1.6362, 0.0396])
-    """
-    return _K1E.apply(floating_argument("scaled_modified_bessel_k1", x))
-
-
-@takes_out
-def bessel_j0(input: Tensor) -> Tensor:
+    Differentiable: its gradient is ``exp(x) (K1(x) (1 - 1/x) - K0(x))``.""",
+    """>>> plugrad.special.scaled_modified_bessel_k1(plugrad.tensor([1.0, 1000.0]))
+    tensor([1.6362, 0.0396])""",
+    argument="x",
+)
+bessel_j0: Callable[..., Tensor] = _special(
+    "bessel_j0",
+    _J0,
     """The Bessel function of the first kind of order 0, ``J0``, element-wise.
 
     Even; 0 at infinity (where PyTorch's is NaN). Differentiable (PyTorch's is
     not): its gradient is ``-J1(x)``. Accurate to about 1e-15 relative to its
-    envelope ``min(1, sqrt(2 / (pi x)))``, so next to its zeros absolutely.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.special.bessel_j0(plugrad.tensor([0.0, 1.0, -10.0]))
-    tensor([ 1.0000,  0.7652, -0.2459])
-    """
-    return _J0.apply(floating_argument("bessel_j0", input))
-
-
-@takes_out
-def bessel_j1(input: Tensor) -> Tensor:
+    envelope ``min(1, sqrt(2 / (pi x)))``, so next to its zeros absolutely.""",
+    """>>> plugrad.special.bessel_j0(plugrad.tensor([0.0, 1.0, -10.0]))
+    tensor([ 1.0000,  0.7652, -0.2459])""",
+)
+bessel_j1: Callable[..., Tensor] = _special(
+    "bessel_j1",
+    _J1,
     """The Bessel function of the first kind of order 1, ``J1``, element-wise.
 
-    Odd. Differentiable: its gradient is ``J0(x) - J1(x)/x``, 1/2 at 0.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.special.bessel_j1(plugrad.tensor([0.0, 1.0, -10.0]))
-    tensor([ 0.0000,  0.4401, -0.0435])
-    """
-    return _J1.apply(floating_argument("bessel_j1", input))
-
-
-@takes_out
-def bessel_y0(input: Tensor) -> Tensor:
+    Odd. Differentiable: its gradient is ``J0(x) - J1(x)/x``, 1/2 at 0.""",
+    """>>> plugrad.special.bessel_j1(plugrad.tensor([0.0, 1.0, -10.0]))
+    tensor([ 0.0000,  0.4401, -0.0435])""",
+)
+bessel_y0: Callable[..., Tensor] = _special(
+    "bessel_y0",
+    _Y0,
     """The Bessel function of the second kind of order 0, ``Y0``, element-wise.
 
-    ``-inf`` at 0 and NaN below (PyTorch's). Differentiable: its gradient is ``-Y1(x)``.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.special.bessel_y0(plugrad.tensor([0.0, 1.0, 10.0]))
-    tensor([  -inf, 0.0883, 0.0557])
-    """
-    return _Y0.apply(floating_argument("bessel_y0", input))
-
-
-@takes_out
-def bessel_y1(input: Tensor) -> Tensor:
+    ``-inf`` at 0 and NaN below (PyTorch's). Differentiable: its gradient is ``-Y1(x)``.""",
+    """>>> plugrad.special.bessel_y0(plugrad.tensor([0.0, 1.0, 10.0]))
+    tensor([  -inf, 0.0883, 0.0557])""",
+)
+bessel_y1: Callable[..., Tensor] = _special(
+    "bessel_y1",
+    _Y1,
     """The Bessel function of the second kind of order 1, ``Y1``, element-wise.
 
-    ``-inf`` at 0 and NaN below. Differentiable: its gradient is ``Y0(x) - Y1(x)/x``.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.special.bessel_y1(plugrad.tensor([1.0, 10.0]))
-    tensor([-0.7812,  0.2490])
-    """
-    return _Y1.apply(floating_argument("bessel_y1", input))
-
-
-@takes_out
-def spherical_bessel_j0(x: Tensor) -> Tensor:
+    ``-inf`` at 0 and NaN below. Differentiable: its gradient is ``Y0(x) - Y1(x)/x``.""",
+    """>>> plugrad.special.bessel_y1(plugrad.tensor([1.0, 10.0]))
+    tensor([-0.7812,  0.2490])""",
+)
+spherical_bessel_j0: Callable[..., Tensor] = _special(
+    "spherical_bessel_j0",
+    _SPHERICAL_J0,
     """The spherical Bessel function of the first kind of order 0, ``sin(x) / x``, element-wise.
 
     1 at 0, 0 at infinity. Differentiable (PyTorch's is not): its gradient is
-    ``(x cos x - sin x) / x**2``, by its series next to 0.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.special.spherical_bessel_j0(plugrad.tensor([0.0, 1.0, 3.141592653589793]))
-    tensor([ 1.0000e+00,  8.4147e-01, -2.7828e-08])
-    """
-    return _SPHERICAL_J0.apply(floating_argument("spherical_bessel_j0", x))
-
-
-@takes_out
-def airy_ai(x: Tensor) -> Tensor:
+    ``(x cos x - sin x) / x**2``, by its series next to 0.""",
+    """>>> plugrad.special.spherical_bessel_j0(plugrad.tensor([0.0, 1.0, 3.141592653589793]))
+    tensor([ 1.0000e+00,  8.4147e-01, -2.7828e-08])""",
+    argument="x",
+)
+airy_ai: Callable[..., Tensor] = _special(
+    "airy_ai",
+    _AIRY_AI,
     """Airy's function ``Ai``, element-wise: the solution of ``y'' = x y`` that decays right.
 
     Decaying as ``exp(-(2/3) x**1.5)`` right of 0 (0 from 200 on, in any dtype),
@@ -853,19 +795,15 @@ def airy_ai(x: Tensor) -> Tensor:
     its zeros, to its envelope). Left of -4e12 (float64) even so the phase is
     not known to the dtype's precision: there Ai is NaN (PyTorch's and SciPy's
     are a few digits off from -1e4 on). Differentiable (PyTorch's is not): its
-    gradient is ``Ai'``, computed the same way, whose own is ``x Ai(x)``.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> x = plugrad.tensor([-2.0, 0.0, 2.0], requires_grad=True)
+    gradient is ``Ai'``, computed the same way, whose own is ``x Ai(x)``.""",
+    """>>> x = plugrad.tensor([-2.0, 0.0, 2.0], requires_grad=True)
     >>> plugrad.special.airy_ai(x)
     tensor([0.2274, 0.3550, 0.0349], grad_fn=<AiryAiBackward>)
     >>> plugrad.special.airy_ai(x).sum().backward()
     >>> x.grad
-    tensor([ 0.6183, -0.2588, -0.0531])
-    """
-    return _AIRY_AI.apply(floating_argument("airy_ai", x))
+    tensor([ 0.6183, -0.2588, -0.0531])""",
+    argument="x",
+)
 
 
 def _i0_(self: Tensor) -> Tensor:
