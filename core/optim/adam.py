@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from typing import Any
 
-from ..tensor import Tensor
-from .checks import check_betas, check_compatibility_flags, check_number, check_options, check_state
-from .optimizer import Optimizer, ParamsT, fill_parameter_docs
+from .moments import BetasOptimizer
+from .optimizer import ParamsT, fill_parameter_docs
 from .updates import gradients_to_descend, overwrite
 
 __all__ = ["Adam", "AdamW"]
 
 
 @fill_parameter_docs
-class Adam(Optimizer):
+class Adam(BetasOptimizer):
     r"""Adam (Kingma & Ba, 2014), with PyTorch's options and update order.
 
     With gradient :math:`g` at step :math:`t` (negated for ``maximize``, plus
@@ -75,15 +73,15 @@ class Adam(Optimizer):
     tensor([ 0.9000, -1.9000], requires_grad=True)
     """
 
-    _supports_complex = False
     #: What ``weight_decay=None`` (the default) stands for.
     _default_weight_decay: float = 0
     _options = (
         "lr", "betas", "eps", "weight_decay", "amsgrad", "maximize", "foreach", "capturable",
         "differentiable", "fused", "decoupled_weight_decay",
     )  # fmt: skip
-    _pairs = ("betas",)
     _buffers = ("exp_avg", "exp_avg_sq")
+    _optional_buffers = ("max_exp_avg_sq",)
+    _flags = ("amsgrad", "maximize", "decoupled_weight_decay")
 
     def __init__(
         self,
@@ -104,20 +102,6 @@ class Adam(Optimizer):
         if weight_decay is None:
             weight_decay = self._default_weight_decay
         super().__init__(params, self._defaults_from(locals()))
-
-    def _check_options(self, group: dict[str, Any]) -> None:
-        check_number("lr", group["lr"])
-        check_betas(type(self).__name__, group["betas"])
-        check_options(
-            group, ["eps", "weight_decay"], ["amsgrad", "maximize", "decoupled_weight_decay"]
-        )
-        check_compatibility_flags(type(self).__name__, group)
-
-    def _check_state(self, param: Tensor, state: Mapping[str, Any], group: dict[str, Any]) -> None:
-        name = type(self).__name__
-        check_state(name, param, state, buffers=self._buffers, optional=["max_exp_avg_sq"])
-
-    _fresh_options = frozenset({"lr", "betas"})
 
     def _prepare_group(self, group: dict[str, Any]) -> list[float]:
         # The moments' weights; then per parameter that has a gradient: the factor of

@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
-from ..tensor import Tensor
-from .checks import check_betas, check_compatibility_flags, check_options, check_state
-from .optimizer import Optimizer, ParamsT, fill_parameter_docs
+from .moments import LerpedMomentOptimizer
+from .optimizer import ParamsT, fill_parameter_docs
 from .updates import gradients_to_descend, lerp_, lerp_rounding, overwrite
 
 __all__ = ["Adamax"]
 
 
 @fill_parameter_docs
-class Adamax(Optimizer):
+class Adamax(LerpedMomentOptimizer):
     r"""Adamax (Kingma & Ba, 2014, section 7), with PyTorch's options and update order.
 
     With gradient :math:`g` at step :math:`t` (negated for ``maximize``, plus
@@ -61,8 +59,6 @@ class Adamax(Optimizer):
     (tensor([ 0.9000, -1.9000], requires_grad=True), tensor([1.0000e+03, 5.0000e-01]))
     """
 
-    _supports_complex = False
-    _pairs = ("betas",)
     _buffers = ("exp_avg", "exp_inf")
 
     def __init__(
@@ -80,25 +76,12 @@ class Adamax(Optimizer):
     ) -> None:
         super().__init__(params, self._defaults_from(locals()))
 
-    def _check_options(self, group: dict[str, Any]) -> None:
-        check_betas("Adamax", group["betas"])
-        check_options(group, ["lr", "eps", "weight_decay"], ["maximize"])
-        check_compatibility_flags("Adamax", group)
-
-    def _check_state(self, param: Tensor, state: Mapping[str, Any], group: dict[str, Any]) -> None:
-        check_state("Adamax", param, state, buffers=self._buffers)
-
-    _fresh_options = frozenset({"lr", "betas"})
-
-    def _structure_of(self, option: str, value: Any) -> Any:
-        return lerp_rounding(1 - value[0]) if option == "betas" else None
-
     def _prepare_group(self, group: dict[str, Any]) -> list[float]:
         # The first moment's weights (for lerp_), beta2, then per parameter that has a gradient: the
         # step size, lr over the bias correction.
         lr, (beta1, beta2) = group["lr"], group["betas"]
         steps = [lr / (1 - beta1 ** entry["step"]) for entry in self._count_steps(group)]
-        return [1 - beta1, 1 - (1 - beta1), beta2, *steps]
+        return [*self._lerp_weights(group), beta2, *steps]
 
     def _update_group(self, group: dict[str, Any], numbers: list[float]) -> None:
         first, rest, beta2 = numbers[:3]

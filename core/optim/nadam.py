@@ -2,49 +2,29 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from ..tensor import Tensor
-from .checks import check_betas, check_compatibility_flags, check_options, check_state
-from .optimizer import Optimizer, ParamsT, fill_parameter_docs
+from .moments import LerpedMomentOptimizer
+from .optimizer import ParamsT, fill_parameter_docs
 from .updates import as_scalar_state, gradients_to_descend, lerp_, lerp_rounding
 
 __all__ = ["NAdam", "RAdam"]
 
 
-class _AdamVariant(Optimizer):
+class _AdamVariant(LerpedMomentOptimizer):
     """What NAdam and RAdam share: Adam's moments, and L2 or decoupled weight decay."""
 
-    _supports_complex = False
     #: How many numbers _prepare_group gives per parameter (the first: the decay factor).
     _numbers_per_param = 1
-    _pairs = ("betas",)
     _buffers = ("exp_avg", "exp_avg_sq")
-    #: The numbers a parameter's state keeps besides its step count.
-    _state_numbers: tuple[str, ...] = ()
-
-    def _check_options(self, group: dict[str, Any]) -> None:
-        name = type(self).__name__
-        check_betas(name, group["betas"])
-        numbers = ["lr", "eps", "weight_decay", *(["momentum_decay"] * ("momentum_decay" in group))]
-        check_options(group, numbers, ["decoupled_weight_decay", "maximize"])
-        check_compatibility_flags(name, group)
-
-    def _check_state(self, param: Tensor, state: Mapping[str, Any], group: dict[str, Any]) -> None:
-        name = type(self).__name__
-        check_state(name, param, state, buffers=self._buffers, numbers=self._state_numbers)
-
-    _fresh_options = frozenset({"lr", "betas"})
-
-    def _structure_of(self, option: str, value: Any) -> Any:
-        return lerp_rounding(1 - value[0]) if option == "betas" else None
+    _flags = ("decoupled_weight_decay", "maximize")
 
     def _moment_weights(self, group: dict[str, Any]) -> list[float]:
         """The numbers :meth:`_moments` reads first: the first moment's weights (for
         :func:`lerp_`), ``beta2`` and ``1 - beta2``."""
-        beta1, beta2 = group["betas"]
-        return [1 - beta1, 1 - (1 - beta1), beta2, 1 - beta2]
+        beta2 = group["betas"][1]
+        return [*self._lerp_weights(group), beta2, 1 - beta2]
 
     def _moments(self, group: dict[str, Any], numbers: list[float]) -> Any:
         """For each parameter with a gradient: its numbers, xp, array, gradient and moments.
@@ -133,6 +113,7 @@ class NAdam(_AdamVariant):
     """
 
     _numbers_per_param = 4
+    _numbers = ("lr", "eps", "weight_decay", "momentum_decay")
     _state_numbers = ("mu_product",)
     _options = (
         "lr",
