@@ -383,7 +383,10 @@ class Tensor(_InstalledMethods):
         """``copy.deepcopy``: a new leaf of the same type with its own copy of the data.
 
         ``requires_grad`` and ``.grad`` (copied too) carry over; hooks do not. Only leaves
-        can be copied, as in PyTorch: a copy of a graph node would have no graph.
+        can be copied, as in PyTorch: a copy of a graph node would have no graph. A tensor
+        reached twice in one ``deepcopy`` is copied once, but a view and its base are
+        copied apart and share no memory afterwards (PyTorch's copies keep sharing), as
+        with :func:`plugrad.save`.
 
         Examples
         --------

@@ -161,3 +161,15 @@ def test_attributes_set_on_a_tensor_or_parameter_are_kept_as_pytorch_keeps_them(
     plain.tag = "input"
     assert pickle.loads(pickle.dumps(plain)).tag == "input"
     assert not hasattr(pickle.loads(pickle.dumps(plugrad.ones(3))), "tag")
+
+
+def test_deepcopy_copies_a_tensor_reached_twice_once_and_a_view_apart_from_its_base() -> None:
+    import copy
+
+    base = plugrad.reshape(plugrad.arange(12.0), (3, 4))
+    copied = copy.deepcopy({"base": base, "again": base, "view": base[1:3]})
+    assert copied["again"] is copied["base"]
+    copied["base"][1, 0] = -100.0
+    # The documented difference from PyTorch: the copied view does not follow its copied base.
+    assert float(copied["view"][0, 0]) == 4.0
+    assert float(base[1, 0]) == 4.0 and copied["view"].shape == (2, 4)
