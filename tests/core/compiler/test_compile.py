@@ -8,6 +8,12 @@ from collections.abc import Callable
 
 import numpy as np
 import pytest
+from classifier_training import (
+    classification_batch,
+    classifier_and_optimizer,
+    training_step,
+    trajectory,
+)
 from functions import Cube
 
 import plugrad
@@ -639,13 +645,6 @@ def test_dropout_mask_changes_between_replays():
 # -- training -----------------------------------------------------------------------------
 
 
-def _model_and_optimizer(make_optimizer):
-    plugrad.manual_seed(0)
-    nn = plugrad.nn
-    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
-    return model, make_optimizer(model.parameters())
-
-
 class _PlainSGD(plugrad.optim.Optimizer):
     """An optimizer written as one ``_step_group``: its step is a call the plan repeats."""
 
@@ -682,23 +681,13 @@ _OPTIMIZERS = {
 
 @pytest.mark.parametrize("make_optimizer", list(_OPTIMIZERS.values()), ids=list(_OPTIMIZERS))
 def test_training_trajectory_compiled_equals_eager_over_50_steps(make_optimizer):
-    rng = np.random.default_rng(3)
-    x = plugrad.tensor(rng.standard_normal((6, 4)).astype(np.float32))
-    labels = plugrad.tensor([0, 1, 2, 1, 0, 2])
+    x, labels = classification_batch()
     trajectories = []
     for compiled in (False, True):
-        model, optimizer = _model_and_optimizer(make_optimizer)
-
-        def train(x, labels, model=model, optimizer=optimizer):
-            optimizer.zero_grad()
-            loss = plugrad.nn.functional.cross_entropy(model(x), labels)
-            loss.backward()
-            optimizer.step()
-            return loss
-
+        model, optimizer = classifier_and_optimizer(make_optimizer)
+        train = training_step(model, optimizer)
         step = plugrad.compile(train) if compiled else train
-        losses = [step(x, labels).detach().numpy().copy() for _ in range(50)]
-        trajectories.append((losses, [p.detach().numpy().copy() for p in model.parameters()]))
+        trajectories.append(trajectory(step, model, 50))
         if compiled:
             # .grad None, and the optimizer's state made, on the first call only
             assert step.captures <= 2
@@ -730,7 +719,7 @@ def test_optimizer_numbers_are_operands_only_in_a_compiled_step():
             lr, momentum = numbers
             super()._update_group(group, [lr * 0.5, momentum])  # arithmetic on a replayed number
 
-    model, optimizer = _model_and_optimizer(lambda p: Careless(p, lr=0.1))
+    model, optimizer = classifier_and_optimizer(lambda p: Careless(p, lr=0.1))
     train = plugrad.compile(lambda x: _train_step(x, model, optimizer))
     x = plugrad.ones((2, 4))
     with pytest.raises(TypeError, match="only be an operand of an array operation"):
@@ -745,7 +734,7 @@ def test_comparing_a_replayed_number_is_refused_not_a_baked_branch():
             if numbers[0] == 0.1:
                 super()._update_group(group, numbers)
 
-    model, optimizer = _model_and_optimizer(lambda p: Branching(p, lr=0.1))
+    model, optimizer = classifier_and_optimizer(lambda p: Branching(p, lr=0.1))
     train = plugrad.compile(lambda x: _train_step(x, model, optimizer))
     with pytest.raises(TypeError, match="only be an operand of an array operation"):
         train(plugrad.ones((2, 4)))
@@ -756,7 +745,7 @@ def test_asgd_average_compiled_equals_eager_where_it_starts_averaging():
     # copy was replaced by ax + (p - ax) * 1, which rounds.
     averages = []
     for compiled in (False, True):
-        model, optimizer = _model_and_optimizer(lambda p: plugrad.optim.ASGD(p, lr=0.05, t0=6))
+        model, optimizer = classifier_and_optimizer(lambda p: plugrad.optim.ASGD(p, lr=0.05, t0=6))
         x = plugrad.tensor(np.random.default_rng(5).standard_normal((6, 4)).astype(np.float32))
         train = _stepper(model, optimizer)
         if compiled:
@@ -777,8 +766,8 @@ def test_asgd_average_compiled_equals_eager_where_it_starts_averaging():
 
 
 def test_an_optimizer_whose_state_is_replaced_is_captured_again():
-    model, optimizer = _model_and_optimizer(lambda p: plugrad.optim.Adam(p, lr=0.01))
-    reference, eager_optimizer = _model_and_optimizer(lambda p: plugrad.optim.Adam(p, lr=0.01))
+    model, optimizer = classifier_and_optimizer(lambda p: plugrad.optim.Adam(p, lr=0.01))
+    reference, eager_optimizer = classifier_and_optimizer(lambda p: plugrad.optim.Adam(p, lr=0.01))
     x = plugrad.ones((2, 4))
     compiled = plugrad.compile(lambda x: _train_step(x, model, optimizer))
     for _ in range(3):
@@ -797,7 +786,7 @@ def test_an_optimizer_whose_state_is_replaced_is_captured_again():
 
 
 def test_learning_rate_scheduler_steps_are_replayed():
-    model, optimizer = _model_and_optimizer(lambda p: plugrad.optim.SGD(p, lr=0.5))
+    model, optimizer = classifier_and_optimizer(lambda p: plugrad.optim.SGD(p, lr=0.5))
     scheduler = plugrad.optim.lr_scheduler.StepLR(optimizer, step_size=1, gamma=0.5)
     x = plugrad.ones((2, 4))
 
@@ -831,7 +820,7 @@ def test_scheduled_momentum_and_betas_are_read_afresh_by_replays(make, scheduler
     # it as it reads the learning rate, instead of capturing a new plan per step.
     runs = []
     for compiled in (False, True):
-        model, optimizer = _model_and_optimizer(make)
+        model, optimizer = classifier_and_optimizer(make)
         lr_scheduler = plugrad.optim.lr_scheduler
         if scheduler == "OneCycleLR":
             schedule = lr_scheduler.OneCycleLR(optimizer, max_lr=0.1, total_steps=40)
@@ -867,7 +856,7 @@ def test_a_momentum_that_changes_what_a_step_computes_captures_again(make, optio
     # A zero momentum skips its buffer; a beta1 below 0.5 rounds its lerp the other way.
     runs = []
     for compiled in (False, True):
-        model, optimizer = _model_and_optimizer(make)
+        model, optimizer = classifier_and_optimizer(make)
         x = plugrad.ones((2, 4))
         step = _stepper(model, optimizer)
         train = plugrad.compile(step) if compiled else step
@@ -924,7 +913,7 @@ def test_a_repeated_calls_result_read_by_traced_code_breaks_the_graph():
 
 
 def test_module_forward_under_no_grad_and_create_graph():
-    model, _ = _model_and_optimizer(lambda p: None)
+    model, _ = classifier_and_optimizer(lambda p: None)
     x = plugrad.ones((2, 4))
     compiled = plugrad.compile(model)
     with plugrad.no_grad():
@@ -1336,8 +1325,8 @@ def _fresh_state(optimizer):
 )
 def test_changing_what_an_optimizer_step_depends_on_captures_again(make_optimizer, change):
     x = plugrad.tensor(np.linspace(-1.0, 1.0, 8, dtype=np.float32).reshape(2, 4))
-    model, optimizer = _model_and_optimizer(make_optimizer)
-    reference, eager_optimizer = _model_and_optimizer(make_optimizer)
+    model, optimizer = classifier_and_optimizer(make_optimizer)
+    reference, eager_optimizer = classifier_and_optimizer(make_optimizer)
     compiled = plugrad.compile(lambda x: _train_step(x, model, optimizer))
     for _ in range(3):
         compiled(x)

@@ -9,6 +9,12 @@ from typing import Any
 
 import numpy as np
 import pytest
+from classifier_training import (
+    classification_batch,
+    classifier_and_optimizer,
+    training_step,
+    trajectory,
+)
 
 import plugrad
 from plugrad import optim
@@ -443,34 +449,17 @@ def test_scalar_state_entries_are_checked(on_numpy) -> None:
             opt.load_state_dict(broken)
 
 
-def _model_and_optimizer(make_optimizer):
-    plugrad.manual_seed(0)
-    nn = plugrad.nn
-    model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 3))
-    return model, make_optimizer(model.parameters())
-
-
 @pytest.mark.parametrize("name", sorted(FULL))
 def test_compiled_training_step_equals_eager(on_numpy, name) -> None:
-    rng = np.random.default_rng(3)
-    x = plugrad.tensor(rng.standard_normal((6, 4)).astype(np.float32))
-    labels = plugrad.tensor([0, 1, 2, 1, 0, 2])
+    x, labels = classification_batch()
     trajectories = []
     for compiled in (False, True):
-        model, optimizer = _model_and_optimizer(
-            lambda p: getattr(optim, name)(p, lr=0.01, **FULL[name])
+        model, optimizer = classifier_and_optimizer(
+            lambda p: getattr(optim, name)(p, lr=0.01, **FULL[name]), plugrad.nn.Tanh
         )
-
-        def train(x, labels, model=model, optimizer=optimizer):
-            optimizer.zero_grad()
-            loss = plugrad.nn.functional.cross_entropy(model(x), labels)
-            loss.backward()
-            optimizer.step()
-            return loss
-
+        train = training_step(model, optimizer)
         step = plugrad.compile(train, fullgraph=True) if compiled else train
-        losses = [step(x, labels).detach().numpy().copy() for _ in range(8)]
-        trajectories.append((losses, [p.detach().numpy().copy() for p in model.parameters()]))
+        trajectories.append(trajectory(step, model, 8))
         if compiled:
             # ASGD captures again where its average stops being the parameter (t0=2),
             # Adafactor where its second moment's weight falls below 0.5 (its lerp's
