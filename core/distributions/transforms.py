@@ -22,7 +22,7 @@ tensor([0.6931, 1.6931])
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from numbers import Number
 from typing import Any
 
@@ -204,28 +204,26 @@ class Transform:
 
     def __call__(self, x: Tensor) -> Tensor:
         """``y``, the image of ``x``."""
-        if self._cache_size == 0:
-            self._check_input(x, "x")
-            return self._call(x)
-        x_old, y_old = self._cached_x_y
-        if x is x_old:
-            return y_old
-        self._check_input(x, "x")
-        y = self._call(x)
-        self._cached_x_y = x, y
-        return y
+        return self._through_cache(x, "x", self._call, inverse=False)
 
     def _inv_call(self, y: Tensor) -> Tensor:
+        return self._through_cache(y, "y", self._inverse, inverse=True)
+
+    def _through_cache(
+        self, value: Tensor, what: str, compute: Callable[[Tensor], Tensor], *, inverse: bool
+    ) -> Tensor:
+        """``compute(value)``, or the other end of the cached ``(x, y)`` pair where ``value``
+        is (the very object at) its ``x`` end, or its ``y`` end for an ``inverse`` call."""
         if self._cache_size == 0:
-            self._check_input(y, "y")
-            return self._inverse(y)
+            self._check_input(value, what)
+            return compute(value)
         x_old, y_old = self._cached_x_y
-        if y is y_old:
-            return x_old
-        self._check_input(y, "y")
-        x = self._inverse(y)
-        self._cached_x_y = x, y
-        return x
+        if value is (y_old if inverse else x_old):
+            return x_old if inverse else y_old
+        self._check_input(value, what)
+        result = compute(value)
+        self._cached_x_y = (result, value) if inverse else (value, result)
+        return result
 
     def _call(self, x: Tensor) -> Tensor:
         raise NotImplementedError(f"{type(self).__name__} does not implement its map")
