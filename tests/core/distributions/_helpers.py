@@ -5,12 +5,24 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 import plugrad
 
 F64 = plugrad.float64
 
 #: How a table of samplers gives a distribution: ``(build(), batch_shape, event_shape)``.
 Builder = tuple[Callable[[], plugrad.distributions.Distribution], tuple[int, ...], tuple[int, ...]]
+
+
+def uniform_from(rng: np.random.Generator) -> Callable[..., np.ndarray]:
+    """``uniform(low, high, *shape)``: an array of ``shape`` drawn uniformly from
+    ``[low, high)`` by ``rng`` (each test module draws from its own seeded generator)."""
+
+    def uniform(low: float, high: float, *shape: int) -> np.ndarray:
+        return rng.uniform(low, high, shape)
+
+    return uniform
 
 
 def t(values: Any, dtype: Any = F64) -> plugrad.Tensor:
@@ -35,3 +47,14 @@ def assert_sample_shapes(
         if dist.has_rsample:
             assert dist.rsample(sample_shape).shape == sample_shape + batch_shape + event_shape
     dist.log_prob(dist.sample((4,)))  # validated: an error if outside the support
+
+
+def assert_seeded_draws_repeat(builders: dict[str, Builder], again: str = "sample") -> None:
+    """Each distribution of ``builders``, drawn from twice after one seed (by ``sample``, then
+    by the method ``again``: ``rsample`` draws as ``sample`` does), gives the same values."""
+    for build, _, _ in builders.values():
+        plugrad.manual_seed(7)
+        first = build().sample((3,))
+        plugrad.manual_seed(7)
+        second = getattr(build(), again)((3,))
+        assert np.array_equal(first.numpy(), second.detach().numpy())

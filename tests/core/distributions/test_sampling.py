@@ -15,7 +15,7 @@ import plugrad
 from plugrad import distributions as D
 from plugrad.testing import backends_under_test
 
-from ._helpers import F64, Builder, assert_sample_shapes, leaf, t
+from ._helpers import F64, Builder, assert_sample_shapes, assert_seeded_draws_repeat, leaf, t
 
 N = 20000
 
@@ -68,12 +68,7 @@ def test_sample_statistics(name: str) -> None:
 
 
 def test_manual_seed_makes_sampling_reproducible() -> None:
-    for build, _, _ in BUILDERS.values():
-        plugrad.manual_seed(7)
-        a = build().sample((3,))
-        plugrad.manual_seed(7)
-        b = build().sample((3,))
-        assert np.array_equal(a.numpy(), b.numpy())
+    assert_seeded_draws_repeat(BUILDERS)
 
 
 def test_python_number_parameters_take_the_default_dtype() -> None:

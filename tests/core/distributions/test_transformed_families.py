@@ -25,7 +25,14 @@ from plugrad.testing import backends_under_test
 
 torch = pytest.importorskip("torch")
 
-from ._helpers import F64, Builder, assert_sample_shapes, t  # noqa: E402
+from ._helpers import (  # noqa: E402
+    F64,
+    Builder,
+    assert_sample_shapes,
+    assert_seeded_draws_repeat,
+    t,
+    uniform_from,
+)
 from .test_against_torch import (  # noqa: E402  (after the skip without PyTorch)
     Case,
     KLCase,
@@ -36,9 +43,7 @@ from .test_against_torch import (  # noqa: E402  (after the skip without PyTorch
 
 RNG = np.random.default_rng(37)
 
-
-def uniform(low: float, high: float, *shape: int) -> np.ndarray:
-    return RNG.uniform(low, high, shape)
+uniform = uniform_from(RNG)
 
 
 UNIT = uniform(0.05, 0.95, 4, 2, 3)
@@ -586,12 +591,7 @@ def test_sample_shapes(name: str, backend: str) -> None:
 
 
 def test_manual_seed_makes_sampling_reproducible() -> None:
-    for build, _, _ in BUILDERS.values():
-        plugrad.manual_seed(7)
-        a = build().sample((3,))
-        plugrad.manual_seed(7)
-        b = build().rsample((3,))
-        assert np.array_equal(a.numpy(), b.detach().numpy())
+    assert_seeded_draws_repeat(BUILDERS, again="rsample")
 
 
 def draws(name: str, seed: int = 1234) -> tuple[Any, np.ndarray]:

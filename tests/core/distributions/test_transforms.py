@@ -27,6 +27,7 @@ from plugrad.testing import backends_under_test
 
 torch = pytest.importorskip("torch")
 
+from ._helpers import uniform_from  # noqa: E402
 from .test_against_torch import (  # noqa: E402  (after the skip without PyTorch)
     as_value,
     differentiated,
@@ -36,9 +37,7 @@ from .test_against_torch import (  # noqa: E402  (after the skip without PyTorch
 
 RNG = np.random.default_rng(31)
 
-
-def uniform(low: float, high: float, *shape: int) -> np.ndarray:
-    return RNG.uniform(low, high, shape)
+uniform = uniform_from(RNG)
 
 
 def lower_cholesky(*shape: int) -> np.ndarray:
