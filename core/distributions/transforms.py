@@ -347,30 +347,30 @@ class ComposeTransform(Transform):
 
     @property
     def domain(self) -> Any:
-        if not self.parts:
-            return constraints.real
-        domain = self.parts[0].domain
-        # An event is as wide as the widest any part sees, traced back to the input.
-        event_dim = self.parts[-1].codomain.event_dim
-        for part in reversed(self.parts):
-            event_dim += part.domain.event_dim - part.codomain.event_dim
-            event_dim = max(event_dim, part.domain.event_dim)
-        if event_dim > domain.event_dim:
-            domain = constraints.independent(domain, event_dim - domain.event_dim)
-        return domain
+        return self._end_constraint(forward=False)
 
     @property
     def codomain(self) -> Any:
+        return self._end_constraint(forward=True)
+
+    def _end_constraint(self, *, forward: bool) -> Any:
+        """The last part's codomain (``forward``) or the first part's domain, with events as
+        wide as the widest any part sees, traced through the parts to that end."""
         if not self.parts:
             return constraints.real
-        codomain = self.parts[-1].codomain
-        event_dim = self.parts[0].domain.event_dim
-        for part in self.parts:
-            event_dim += part.codomain.event_dim - part.domain.event_dim
-            event_dim = max(event_dim, part.codomain.event_dim)
-        if event_dim > codomain.event_dim:
-            codomain = constraints.independent(codomain, event_dim - codomain.event_dim)
-        return codomain
+
+        def source_and_target(part: Transform) -> tuple[Any, Any]:
+            return (part.domain, part.codomain) if forward else (part.codomain, part.domain)
+
+        parts = self.parts if forward else self.parts[::-1]
+        event_dim = source_and_target(parts[0])[0].event_dim
+        for part in parts:
+            source, target = source_and_target(part)
+            event_dim = max(event_dim + target.event_dim - source.event_dim, target.event_dim)
+        end = source_and_target(parts[-1])[1]
+        if event_dim > end.event_dim:
+            end = constraints.independent(end, event_dim - end.event_dim)
+        return end
 
     @property
     def bijective(self) -> bool:  # type: ignore[override]
