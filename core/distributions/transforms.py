@@ -1200,7 +1200,48 @@ def _axis_and_size(transform: Transform, what: str, value: Tensor, dim: int, siz
         )
 
 
-class CatTransform(Transform):
+class _Joined(Transform):
+    """``transforms[i]`` applied to the ``i``-th part of axis ``dim`` of a value, the images
+    joined again along it; how a value is parted and joined is the subclass's."""
+
+    transforms: list[Transform]
+    dim: int
+
+    def _parts(self, what: str, value: Tensor) -> list[Tensor]:
+        raise NotImplementedError
+
+    def _join(self, parts: list[Tensor]) -> Tensor:
+        raise NotImplementedError
+
+    def _joined_constraint(self, parts: list[Any]) -> Any:
+        """The constraint holding ``parts[i]`` on the ``i``-th part of axis ``dim``."""
+        raise NotImplementedError
+
+    def _call(self, x: Tensor) -> Tensor:
+        return self._join([t(part) for t, part in zip(self.transforms, self._parts("x", x))])
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return self._join([t.inv(part) for t, part in zip(self.transforms, self._parts("y", y))])
+
+    def _log_abs_det_jacobians(self, x: Tensor, y: Tensor) -> list[Tensor]:
+        """Each part's log-Jacobian, at its part of ``x`` and ``y``."""
+        pairs = zip(self.transforms, self._parts("x", x), self._parts("y", y))
+        return [t.log_abs_det_jacobian(x_part, y_part) for t, x_part, y_part in pairs]
+
+    @property
+    def bijective(self) -> bool:  # type: ignore[override]
+        return all(t.bijective for t in self.transforms)
+
+    @property
+    def domain(self) -> Any:
+        return self._joined_constraint([t.domain for t in self.transforms])
+
+    @property
+    def codomain(self) -> Any:
+        return self._joined_constraint([t.codomain for t in self.transforms])
+
+
+class CatTransform(_Joined):
     """``tseq[i]`` applied to the ``i``-th block (of ``lengths[i]``) along ``dim``, as ``concat``.
 
     Parameters
@@ -1268,7 +1309,7 @@ class CatTransform(Transform):
             and self.lengths == other.lengths
         )
 
-    def _blocks(self, what: str, value: Tensor) -> list[Tensor]:
+    def _parts(self, what: str, value: Tensor) -> list[Tensor]:
         _axis_and_size(self, what, value, self.dim, self.length)
         blocks, start = [], 0
         for length in self.lengths:
@@ -1276,20 +1317,18 @@ class CatTransform(Transform):
             start += length
         return blocks
 
-    def _call(self, x: Tensor) -> Tensor:
-        ys = [t(block) for t, block in zip(self.transforms, self._blocks("x", x))]
-        return _ops.concat(ys, axis=self.dim)
+    def _join(self, parts: list[Tensor]) -> Tensor:
+        return _ops.concat(parts, axis=self.dim)
 
-    def _inverse(self, y: Tensor) -> Tensor:
-        xs = [t.inv(block) for t, block in zip(self.transforms, self._blocks("y", y))]
-        return _ops.concat(xs, axis=self.dim)
+    def _joined_constraint(self, parts: list[Any]) -> Any:
+        return constraints.cat(parts, self.dim, self.lengths)
 
     def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
-        terms = []
         event_dim = self.event_dim
-        for t, x_block, y_block in zip(self.transforms, self._blocks("x", x), self._blocks("y", y)):
-            term = t.log_abs_det_jacobian(x_block, y_block)
-            terms.append(_sum_rightmost(term, event_dim - t.event_dim))
+        terms = [
+            _sum_rightmost(term, event_dim - t.event_dim)
+            for t, term in zip(self.transforms, self._log_abs_det_jacobians(x, y))
+        ]
         # Along a batch axis the blocks' terms sit side by side; along an event axis they add.
         dim = (self.dim - x.ndim if self.dim >= 0 else self.dim) + event_dim
         if dim < 0:
@@ -1299,24 +1338,12 @@ class CatTransform(Transform):
             total = total + term
         return total
 
-    @property
-    def bijective(self) -> bool:  # type: ignore[override]
-        return all(t.bijective for t in self.transforms)
-
-    @property
-    def domain(self) -> Any:
-        return constraints.cat([t.domain for t in self.transforms], self.dim, self.lengths)
-
-    @property
-    def codomain(self) -> Any:
-        return constraints.cat([t.codomain for t in self.transforms], self.dim, self.lengths)
-
     def __repr__(self) -> str:
         parts = ", ".join(repr(t) for t in self.transforms)
         return f"CatTransform([{parts}], dim={self.dim}, lengths={self.lengths})"
 
 
-class StackTransform(Transform):
+class StackTransform(_Joined):
     """``tseq[i]`` applied to the ``i``-th slice along ``dim``, as ``stack``.
 
     Parameters
@@ -1359,38 +1386,18 @@ class StackTransform(Transform):
             and self.dim == other.dim
         )
 
-    def _slices(self, what: str, value: Tensor) -> list[Tensor]:
+    def _parts(self, what: str, value: Tensor) -> list[Tensor]:
         _axis_and_size(self, what, value, self.dim, len(self.transforms))
         return [_ops.select(value, self.dim, i) for i in range(len(self.transforms))]
 
-    def _call(self, x: Tensor) -> Tensor:
-        ys = [t(part) for t, part in zip(self.transforms, self._slices("x", x))]
-        return _ops.stack(ys, axis=self.dim)
+    def _join(self, parts: list[Tensor]) -> Tensor:
+        return _ops.stack(parts, axis=self.dim)
 
-    def _inverse(self, y: Tensor) -> Tensor:
-        xs = [t.inv(part) for t, part in zip(self.transforms, self._slices("y", y))]
-        return _ops.stack(xs, axis=self.dim)
+    def _joined_constraint(self, parts: list[Any]) -> Any:
+        return constraints.stack(parts, self.dim)
 
     def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
-        terms = [
-            t.log_abs_det_jacobian(x_part, y_part)
-            for t, x_part, y_part in zip(
-                self.transforms, self._slices("x", x), self._slices("y", y)
-            )
-        ]
-        return _ops.stack(terms, axis=self.dim)
-
-    @property
-    def bijective(self) -> bool:  # type: ignore[override]
-        return all(t.bijective for t in self.transforms)
-
-    @property
-    def domain(self) -> Any:
-        return constraints.stack([t.domain for t in self.transforms], self.dim)
-
-    @property
-    def codomain(self) -> Any:
-        return constraints.stack([t.codomain for t in self.transforms], self.dim)
+        return self._join(self._log_abs_det_jacobians(x, y))
 
     def __repr__(self) -> str:
         parts = ", ".join(repr(t) for t in self.transforms)
