@@ -29,6 +29,7 @@ from ..errors import ArgumentError, InvalidArgumentError, ShapeError
 from ..grad_mode import no_grad
 from ..pytorch_names import isclose
 from ..tensor import Tensor
+from .utils import _block_lengths
 
 __all__ = [
     "Constraint",
@@ -332,14 +333,7 @@ class _Cat(_Joined):
         self, cseq: Sequence[Constraint], dim: int = 0, lengths: Sequence[int] | None = None
     ) -> None:
         self.cseq = _constraints("cat()", cseq)
-        self.lengths = [1] * len(self.cseq) if lengths is None else list(lengths)
-        if len(self.lengths) != len(self.cseq) or not all(
-            isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in self.lengths
-        ):
-            raise InvalidArgumentError(
-                f"cat(): lengths must be one non-negative int per constraint ({len(self.cseq)}), "
-                f"got {lengths!r}"
-            )
+        self.lengths = _block_lengths("cat()", lengths, len(self.cseq), "constraint")
         self.dim = dim
 
     @property

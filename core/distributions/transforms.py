@@ -36,7 +36,7 @@ from ..pytorch_names import diag_embed
 from ..tensor import Tensor
 from . import constraints
 from .distribution import Distribution, _require_distribution
-from .utils import _as_tuple, broadcast_all
+from .utils import _as_tuple, _block_lengths, broadcast_all
 
 __all__ = [
     "AbsTransform",
@@ -1277,14 +1277,7 @@ class CatTransform(_Joined):
         if cache_size:
             tseq = [t.with_cache(cache_size) for t in tseq]
         self.transforms = tseq
-        self.lengths = [1] * len(tseq) if lengths is None else list(lengths)
-        if len(self.lengths) != len(tseq) or not all(
-            isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in self.lengths
-        ):
-            raise InvalidArgumentError(
-                f"CatTransform: lengths must be one non-negative int per transform ({len(tseq)}), "
-                f"got {lengths!r}"
-            )
+        self.lengths = _block_lengths("CatTransform", lengths, len(tseq), "transform")
         if not isinstance(dim, int) or isinstance(dim, bool):
             raise ArgumentError(f"CatTransform: dim must be an int, got {dim!r}")
         self.dim = dim

@@ -18,7 +18,7 @@ from typing import Any
 from .. import ops as _ops
 from ..creation import asarray
 from ..dtype_functions import broadcast_shapes, finfo
-from ..errors import ArgumentError, ConvergenceError
+from ..errors import ArgumentError, ConvergenceError, InvalidArgumentError
 from ..nn.functional import log_softmax, sigmoid, softmax
 from ..pytorch_names import get_default_dtype
 from ..tensor import Tensor
@@ -126,6 +126,19 @@ def _as_tuple(value: Any, what: str) -> tuple[int, ...]:
     if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape):
         raise ArgumentError(f"{what} must be a tuple of non-negative ints, got {value!r}")
     return shape
+
+
+def _block_lengths(what: str, lengths: Any, count: int, per: str) -> list[int]:
+    """The lengths of ``count`` blocks along an axis: ``lengths`` as a list (1 each when it is
+    None), one non-negative int ``per`` block (``what`` names the caller in the error)."""
+    checked = [1] * count if lengths is None else list(lengths)
+    if len(checked) != count or not all(
+        isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in checked
+    ):
+        raise InvalidArgumentError(
+            f"{what}: lengths must be one non-negative int per {per} ({count}), got {lengths!r}"
+        )
+    return checked
 
 
 def _first_accepted(
