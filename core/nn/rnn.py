@@ -858,8 +858,6 @@ class GRUCell(RNNCellBase):
     """
 
     _gates = 3
+    _step = staticmethod(_gru_step)
 
-    def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
-        input, (h,), batched = self._prepare(input, (hx,))
-        h = _gru_step(self._input_gates(input), h, self.weight_hh, self.bias_hh)
-        return h if batched else h.squeeze(0)
+    forward = RNNCell.forward  # one state, h, as RNNCell's
