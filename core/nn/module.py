@@ -11,7 +11,7 @@ modes -- walks that tree.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, cast
 
 from .. import dtypes as _dtypes
@@ -67,6 +67,20 @@ def _older(local_metadata: Mapping[str, Any], module: Any) -> bool:
     from one that does not say): then they may lack what the class added since."""
     version = local_metadata.get("version")
     return version is None or version < getattr(module, "_version", 1)
+
+
+def zero_grads(params: Iterable[Tensor], set_to_none: bool) -> None:
+    """Set each tensor's ``.grad`` to ``None``, or fill it with zeros in place
+    (``Module.zero_grad`` and ``Optimizer.zero_grad``)."""
+    for param in params:
+        grad = param._grad
+        if grad is None:
+            continue
+        if set_to_none:
+            param._grad = None
+        else:
+            grad.detach_()  # a gradient made with create_graph=True leaves its graph
+            grad.zero_()
 
 
 class Module:
@@ -640,15 +654,7 @@ class Module:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the gradient of every parameter: to ``None`` (default) or to zeros in place."""
-        for param in self.parameters():
-            grad = param.grad
-            if grad is None:
-                continue
-            if set_to_none:
-                param.grad = None
-            else:
-                grad.detach_()  # a gradient made with create_graph=True leaves its graph
-                grad.zero_()
+        zero_grads(self.parameters(), set_to_none)
 
     # -- moving ---------------------------------------------------------------------------
 

@@ -25,6 +25,7 @@ from .. import inplace as _inplace
 from .. import lazy as _lazy
 from ..errors import DtypeError, ShapeError
 from ..grad_mode import enable_grad
+from ..nn.module import zero_grads
 from ..tensor import Tensor, _wrap
 from ..transfer import move_array
 from .updates import zeros_state
@@ -265,16 +266,7 @@ class Optimizer:
         >>> w.grad is None
         True
         """
-        for group in self.param_groups:
-            for param in group["params"]:
-                grad = param._grad
-                if grad is None:
-                    continue
-                if set_to_none:
-                    param._grad = None
-                else:
-                    grad.detach_()  # a gradient made with create_graph=True leaves its graph
-                    grad.zero_()
+        zero_grads((param for group in self.param_groups for param in group["params"]), set_to_none)
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Update every parameter that has a gradient, once.
