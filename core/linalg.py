@@ -930,11 +930,22 @@ def solve_ex(A: Any, B: Any, *, left: bool = True, check_errors: bool = False) -
         LU, pivots, _ = _lu_factor(transpose(A), True)
         result = transpose(_solve_unchecked(namespace, LU, pivots, transpose(B)))
         return namespace.return_types.linalg_solve_ex(result, info)
-    vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
-    if vector:
+    if B.ndim == 1 or _stack_of_vectors(tuple(A.shape), tuple(B.shape)):
         result = _solve_unchecked(namespace, LU, pivots, namespace.expand_dims(B, axis=-1))
         return namespace.return_types.linalg_solve_ex(result[..., 0], info)
     return namespace.return_types.linalg_solve_ex(_solve_unchecked(namespace, LU, pivots, B), info)
+
+
+def _stack_of_vectors(a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> bool:
+    """Whether ``solve(A, B)`` reads ``B`` as a stack of vectors, as PyTorch does (shaped
+    ``A.shape[:-1]``), and not as a stack of matrices, as the standard does where both fit
+    (the standard's reading holds there: see Coming from PyTorch)."""
+    if len(b_shape) < 2 or b_shape != a_shape[:-1]:
+        return False
+    if b_shape[-2] != a_shape[-1]:
+        return True
+    stacks = zip(reversed(a_shape[:-2]), reversed(b_shape[:-2]))
+    return not all(a == b or a == 1 or b == 1 for a, b in stacks)  # they do not broadcast
 
 
 def __getattr__(name: str) -> Any:

@@ -56,6 +56,7 @@ from plugrad.errors import (
     ShapeError,
 )
 from plugrad.hookspecs import hookimpl
+from plugrad.linalg import _stack_of_vectors
 from plugrad.opdef import OpDef, collect_ops, op
 from plugrad.plugins import _rules
 from plugrad.plugins._rules import (
@@ -225,21 +226,6 @@ inv = op("inv(x, /)", namespace="linalg", promotion="float",
          vjp=lambda xp, g, ans, x: -xp.matmul(xp.matmul(_mH(xp, ans), g), _mH(xp, ans)))
 
 
-def _stack_of_vectors(x1: Any, x2: Any) -> bool:
-    """Whether ``x2`` is a stack of vectors as PyTorch reads it (shaped ``x1.shape[:-1]``)
-    and not a stack of matrices as the standard reads it, where both fit (the standard's
-    reading holds there: see Coming from PyTorch)."""
-    if x2.ndim < 2 or tuple(x2.shape) != tuple(x1.shape[:-1]):
-        return False
-    if x2.shape[-2] != x1.shape[-1]:
-        return True
-    try:
-        broadcast_shapes(tuple(x1.shape[:-2]), tuple(x2.shape[:-2]))
-    except ValueError:
-        return True
-    return False
-
-
 def _solve(xp: Any, x1: Any, x2: Any, /, *, left: bool = True) -> Any:
     """``xp.linalg.solve``, with the stacks of ``x1`` and of matrices ``x2`` broadcast first:
     not every library broadcasts them (CuPy takes equal stacks only). PyTorch's
@@ -252,7 +238,7 @@ def _solve(xp: Any, x1: Any, x2: Any, /, *, left: bool = True) -> Any:
             )
         t = xp.matrix_transpose
         return t(_solve_matrices(xp, t(x1), t(x2)))
-    if _stack_of_vectors(x1, x2):
+    if _stack_of_vectors(tuple(x1.shape), tuple(x2.shape)):
         return _solve(xp, x1, xp.expand_dims(x2, axis=-1))[..., 0]
     return _solve_matrices(xp, x1, x2)
 
@@ -274,7 +260,9 @@ def _solve_grad(which: int) -> Any:
             t = xp.matrix_transpose
             # (x2 is not saved, only its shape: the rule reads whether it is a matrix.)
             return t(rule(xp, t(g), t(ans), t(x1), x2, left=True, matrices=True))
-        vector = not matrices and (x2.ndim == 1 or _stack_of_vectors(x1, x2))
+        vector = not matrices and (
+            x2.ndim == 1 or _stack_of_vectors(tuple(x1.shape), tuple(x2.shape))
+        )
         if vector:
             g = xp.expand_dims(g, axis=-1)
             ans = xp.expand_dims(ans, axis=-1)

@@ -108,7 +108,7 @@ def test_inv_ex_and_solve_ex_agree_with_torch(backend: str) -> None:
 
 def test_singular_matrices_give_torchs_info_and_values_without_an_error() -> None:
     a = np.array([[[1.0, 2.0], [2.0, 4.0]], [[2.0, 0.0], [0.0, 4.0]]])
-    b = np.ones((2, 2))
+    b = np.ones((2, 2, 3))
     for name, call in [
         ("lu_factor_ex", lambda lib, A: lib.linalg.lu_factor_ex(A)),
         ("inv_ex", lambda lib, A: lib.linalg.inv_ex(A)),
@@ -123,6 +123,28 @@ def test_singular_matrices_give_torchs_info_and_values_without_an_error() -> Non
             np.testing.assert_array_equal(to_numpy(mine), to_numpy(reference), err_msg=name)
     info = plugrad.linalg.lu_factor_ex(plugrad.tensor(a)).info
     assert info.dtype == plugrad.int32 and info.tolist() == [2, 0]
+
+
+def test_solve_ex_reads_b_alike_whether_or_not_a_matrix_is_singular() -> None:
+    # B of shape A.shape[:-1] that also fits as one matrix is read as solve reads it (the
+    # standard's matrix): a singular batch element made it a stack of vectors (PyTorch's).
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((3, 3, 3)), rng.standard_normal((3, 3))
+    regular = plugrad.linalg.solve_ex(plugrad.tensor(a), plugrad.tensor(b))
+    a[1] = 0.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # NumPy's division by zero
+        singular = plugrad.linalg.solve_ex(plugrad.tensor(a), plugrad.tensor(b))
+    expected = plugrad.linalg.solve(plugrad.tensor(a[[0, 2]]), plugrad.tensor(b))
+    assert regular.result.shape == singular.result.shape == (3, 3, 3)
+    assert singular.info.tolist() == [0, 1, 0]
+    np.testing.assert_allclose(singular.result.numpy()[[0, 2]], expected.numpy(), rtol=1e-12)
+    # Where only PyTorch's reading fits, both paths take it.
+    a, b = rng.standard_normal((2, 4, 4)), rng.standard_normal((2, 4))
+    a[0] = 0.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        assert plugrad.linalg.solve_ex(plugrad.tensor(a), plugrad.tensor(b)).result.shape == (2, 4)
 
 
 def test_check_errors_and_lu_factor_raise_for_a_singular_matrix() -> None:
