@@ -94,6 +94,11 @@ def _log_ndtr(x: Tensor) -> Tensor:
     return _ops.where(minus_infinite, -math.inf, value)
 
 
+#: From here on cdf(x) rounds to 1 (1 - 9.5e-18 at 8.5): log_ndtr's slope pdf(x)/cdf(x) is
+#: pdf(x), whose derivative stays finite where the quotient's does not (erfcx(-x/sqrt 2)
+#: squared overflows from 26.6 on, erfcx itself from 37.6).
+_PDF_ALONE_FROM = 8.5
+
 #: Newton's steps on log_ndtr in the tails: 5 reach 1e-16 relative from the start below.
 _NEWTON_STEPS = 5
 _TAIL_BELOW = 0.05
@@ -158,7 +163,16 @@ class _LogNdtr(Function):
         (grad,), (x,) = grad_outputs, ctx.saved_tensors
         assert x is not None
         far = x == -math.inf  # where the slope is -x
-        slope = math.sqrt(2 / math.pi) / erfcx(_ops.where(far, 0.0, x) * -_SQRT_HALF)
+        # Right of _PDF_ALONE_FROM the slope is pdf(x) (cdf(x) is 1): so written, its own
+        # derivative is -x pdf(x), not 0 or inf/inf.
+        right = x > _PDF_ALONE_FROM
+        xl = _ops.where(far | right, 0.0, x)
+        xr = _ops.where(right & (x < 40.0), x, 40.0)  # pdf(40) is 0 already (and of inf)
+        slope = _ops.where(
+            right,
+            _exp_of_square(xr, -0.5) / _SQRT_TWO_PI,
+            math.sqrt(2 / math.pi) / erfcx(xl * -_SQRT_HALF),
+        )
         return grad * _ops.where(far, math.inf, slope)
 
 

@@ -246,6 +246,40 @@ def test_erfcx_and_log_ndtr_far_out() -> None:
     assert_near(mine[:1], np.array([-38.467405617144344]), 1e-15)
 
 
+def _first_and_second_derivatives(function: Callable[..., Any], x: np.ndarray) -> Any:
+    leaf = plugrad.tensor(x, dtype=plugrad.float64, requires_grad=True)
+    (slope,) = plugrad.autograd.grad(function(leaf).sum(), leaf, create_graph=True)
+    (curvature,) = plugrad.autograd.grad(slope.sum(), leaf)
+    return slope.detach().numpy(), curvature.numpy()
+
+
+def test_second_derivatives_where_a_formula_loses_its_terms() -> None:
+    # I1's slope I0 - I1/x lost its x**2 term to rounding near 0 (the second derivative
+    # 0.5x there, not 3x/8; I1e's inf at 1e-300); log_ndtr's slope pdf/cdf had no finite
+    # derivative where erfcx(-x/sqrt 2) squared overflows (0 or NaN, not -x pdf(x)).
+    mpmath = pytest.importorskip("mpmath")
+    mpmath.mp.dps = 50
+    x = np.array([1e-300, 1e-8, -3e-5, 1e-3, 0.0101, -0.49, 0.51, 2.0, 30.0])
+    for name, exact in [
+        ("i1", lambda v: mpmath.besseli(1, v)),
+        ("i1e", lambda v: mpmath.exp(-abs(v)) * mpmath.besseli(1, v)),
+    ]:
+        slope, curvature = _first_and_second_derivatives(getattr(plugrad.special, name), x)
+        for order, mine in ((1, slope), (2, curvature)):
+            expected = np.array([float(mpmath.diff(exact, mpmath.mpf(v), order)) for v in x])
+            if order == 2:  # at 1e-300 mpmath's difference step is too wide: the limits
+                expected[0] = 0.375 * x[0] if name == "i1" else -1.0
+            assert_near(mine, expected, 1e-14 if order == 1 else 1e-12)
+    x = np.array([-40.0, -1.0, 5.0, 8.4, 8.6, 20.0, 30.0, 37.1, 38.0, 100.0])
+    slope, curvature = _first_and_second_derivatives(plugrad.special.log_ndtr, x)
+    ratio = [mpmath.npdf(v) / mpmath.ncdf(v) for v in map(mpmath.mpf, x)]
+    expected = [-v * r - r * r for v, r in zip(map(mpmath.mpf, x), ratio)]
+    # (subnormal from 37.6 on: compared to 1e-300)
+    assert_near(slope, np.array([float(r) for r in ratio]), 1e-14, 1e-300)
+    assert_near(curvature, np.array([float(e) for e in expected]), 1e-12, 1e-300)
+    assert curvature[-3] < 0 and np.isfinite(curvature).all()
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_subnormal_arguments(backend: str) -> None:
     if flushes_subnormals(backend):
