@@ -282,6 +282,10 @@ class _max_pool2d_result(NamedTuple):
     indices: Tensor
 
 
+def adjugate(x: TensorLike, /, *, out: Any = ...) -> Tensor:
+    """The adjugate det(x) inv(x) of a square matrix, singular too."""
+
+
 def avg_pool2d(x: TensorLike, /, *, kernel_size: Any, stride: Any = ..., padding: Any = ..., ceil_mode: bool = ..., count_include_pad: bool = ..., divisor_override: int | None = ..., out: Any = ...) -> Tensor:
     """Mean over each window of the last two axes, with PyTorch's padding rules."""
 

@@ -153,20 +153,50 @@ def _cholesky(xp: Any, x: Any, /, *, upper: bool = False) -> Any:
 cholesky = op("cholesky", _cholesky, vjp=_cholesky_grad, namespace="linalg", promotion="float",
               doc="Cholesky factor of a symmetric positive-definite matrix (lower, or upper).")
 
-def _adjugate(xp: Any, x: Any) -> Any:
-    """``adj(x)``, ``det(x) inv(x)`` where x is invertible, from the SVD ``U S V^H`` where
-    it is not: ``det(U) det(V^H) V diag(prod of the other s) U^H``."""
+def _all_but_one(xp: Any, v: Any) -> Any:
+    """The product of every entry of ``v`` along its last axis but the i-th, at i (no
+    division: zeros are fine)."""
+    ones = xp.ones_like(v[..., :1])
+    before = xp.cumulative_prod(xp.concat([ones, v[..., :-1]], axis=-1), axis=-1)
+    after = xp.flip(xp.cumulative_prod(xp.concat([ones, xp.flip(v, axis=-1)[..., :-1]], axis=-1),
+                                       axis=-1), axis=-1)  # fmt: skip
+    return before * after
+
+
+def _adjugate(xp: Any, x: Any, /) -> Any:
+    """``adj(x)``, ``det(x) inv(x)`` where x is invertible, from the SVD ``U S V^H`` at
+    every x: ``det(U) det(V^H) V diag(prod of the other s) U^H``."""
+    u, s, vh = xp.linalg.svd(x, full_matrices=False)
+    others = xp.astype(_all_but_one(xp, s), u.dtype)
+    adjugate = xp.matmul(_mH(xp, vh) * xp.expand_dims(others, axis=-2), _mH(xp, u))
+    if not s.shape[-1]:
+        return adjugate
+    return _matrix_grad(xp, xp.linalg.det(u) * xp.linalg.det(vh)) * adjugate
+
+
+def _adjugate_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
+    # NOTE: adj is a polynomial in x: its differential at x = U S V^H is
+    # phase V M(U^H E V) U^H, with M_aa = sum over k != a of P_ak (U^H E V)_kk and
+    # M_ab = -P_ab (U^H E V)_ab, P_ab the product of every singular value but s_a and s_b
+    # (from det(x) (tr(x^-1 E) x^-1 - x^-1 E x^-1) where x is invertible). The SVD gives
+    # the basis only, it is not differentiated: exact where singular values repeat or vanish.
     u, s, vh = xp.linalg.svd(x, full_matrices=False)
     n = s.shape[-1]
-    ones = xp.ones_like(s[..., :1])
-    # The product of every singular value but the i-th, without dividing by a zero.
-    before = xp.cumulative_prod(xp.concat([ones, s[..., :-1]], axis=-1), axis=-1)
-    after = xp.flip(xp.cumulative_prod(xp.concat([ones, xp.flip(s, axis=-1)[..., :-1]], axis=-1),
-                                       axis=-1), axis=-1)  # fmt: skip
-    others = xp.astype(before * after, u.dtype)
+    if not n:
+        return xp.zeros_like(x)
+    off = ~xp.eye(n, dtype=xp.bool, device=device_of(s))
+    pairs = xp.where(off, _all_but_one(xp, xp.where(off, xp.expand_dims(s, axis=-2), 1.0)), 0.0)
+    pairs = xp.astype(pairs, u.dtype)
     phase = xp.linalg.det(u) * xp.linalg.det(vh)
-    adjugate = xp.matmul(_mH(xp, vh) * xp.expand_dims(others, axis=-2), _mH(xp, u))
-    return _matrix_grad(xp, phase) * adjugate if n else adjugate
+    k = _matrix_grad(xp, conj(xp, phase)) * xp.matmul(xp.matmul(vh, g), u)
+    diagonal = xp.matmul(pairs, xp.expand_dims(xp.linalg.diagonal(k), axis=-1))[..., 0]
+    return xp.matmul(xp.matmul(u, _diag_embed(xp, diagonal) - pairs * k), vh)
+
+
+# Not a function of the standard or of PyTorch: plugrad.ops.adjugate, and xp.adjugate in
+# rules, where det's gradient of gradients goes through it at singular matrices.
+adjugate = op("adjugate", _adjugate, vjp=_adjugate_grad, namespace="nn", standard=False,
+              promotion="float", doc="The adjugate det(x) inv(x) of a square matrix, singular too.")
 
 
 def _det_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
@@ -174,11 +204,11 @@ def _det_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
     # derivative there is the cofactor matrix, not zero or NaN). Both are computed and one
     # chosen per matrix, never by a branch on values (a captured plan replays it). The SVD's
     # own derivative is wrong where singular values repeat (at the identity), so gradients
-    # of gradients take inv's, which is exact at every order.
+    # of gradients take inv's, which is exact at every order, or adjugate's own (singular).
     singular = _matrix_grad(xp, ans == 0)
     eye = xp.eye(x.shape[-1], dtype=x.dtype, device=device_of(x))
     by_inverse = _matrix_grad(xp, ans) * xp.linalg.inv(xp.where(singular, eye, x))
-    adjugate = xp.where(singular, _adjugate(xp, x), by_inverse)
+    adjugate = xp.where(singular, xp.adjugate(x), by_inverse)
     return _matrix_grad(xp, g) * _mH(xp, adjugate)
 
 

@@ -401,6 +401,40 @@ def test_the_gradient_of_a_singular_determinant_is_its_cofactor_matrix(matrix) -
     np.testing.assert_allclose(x.grad.numpy(), _cofactors(a), atol=1e-12)
 
 
+@pytest.mark.parametrize(
+    "matrix",
+    [
+        [[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [3.0, 6.0, 9.0]],  # rank 1
+        np.zeros((3, 3)),
+        np.diag([2.0, 3.0, 0.0, 0.0]),  # rank n - 2: the second derivative is not 0
+        np.diag([1.0, 0.0, 0.0, 0.0]),
+        [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]],  # rank n - 1
+        [[[1.0, 2.0], [2.0, 4.0]], [[0.0, 0.0], [0.0, 0.0]], [[0.5, -1.0], [2.0, 3.0]]],
+    ],
+)
+def test_the_determinants_second_derivative_at_a_singular_matrix_is_the_cofactors_derivative(
+    matrix,
+) -> None:
+    # The adjugate of a singular matrix came from the SVD, and its derivative through the
+    # SVD's was NaN where two singular values are 0 (rank n - 2 or less; PyTorch's too).
+    a = np.asarray(matrix, dtype=float)
+    rng = np.random.default_rng(0)
+    weights = rng.standard_normal(a.shape)
+    x = plugrad.asarray(a, requires_grad=True)
+    (cofactors,) = plugrad.autograd.grad(plugrad.linalg.det(x).sum(), x, create_graph=True)
+    (hessian_w,) = plugrad.autograd.grad((cofactors * plugrad.asarray(weights)).sum(), x)
+    for _ in range(3):
+        e = rng.standard_normal(a.shape)
+        # The cofactors are polynomials of degree n - 1 <= 3: this stencil is exact for them.
+        change = (
+            _cofactors(a - 2 * e) - 8 * _cofactors(a - e) + 8 * _cofactors(a + e)
+            - _cofactors(a + 2 * e)
+        ) / 12  # fmt: skip
+        np.testing.assert_allclose(
+            (hessian_w.numpy() * e).sum(), (weights * change).sum(), rtol=1e-10, atol=1e-10
+        )
+
+
 _ROTATION = [[0.6, -0.8], [0.8, 0.6]]
 _DET_AT = {
     "identity": np.eye(3),

@@ -224,6 +224,14 @@ CASES = [
     OpCase("det", "det", L.det, np.linalg.det, inputs=well_conditioned((3, 3)), **LOOSE),
     OpCase("det", "det-batch", L.det, np.linalg.det, inputs=well_conditioned((2, 2, 2)), **LOOSE),
     OpCase(
+        "adjugate",
+        "adjugate-batch",
+        P.ops.adjugate,
+        lambda a: np.linalg.det(a)[..., None, None] * np.linalg.inv(a),
+        inputs=well_conditioned((2, 3, 3)),
+        **LOOSE,
+    ),
+    OpCase(
         "slogdet",
         "slogdet",
         lambda a: L.slogdet(a).logabsdet * L.slogdet(a).sign,
