@@ -46,6 +46,8 @@ import math
 import numbers
 from typing import Any
 
+import numpy as np
+
 from plugrad.dtype_functions import broadcast_shapes
 from plugrad.errors import (
     ArgumentError,
@@ -228,6 +230,11 @@ det = op("det", _det, namespace="linalg", promotion="float", vjp=_det_grad,
 
 def _slogdet_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
     grad_sign, grad_logabsdet = g
+    # A singular matrix (logabsdet -inf): NumPy's inv raises, JAX's and others' give inf and
+    # NaN. The same error on every backend (backward names the node in it).
+    if _rules.any_true(xp.any(ans[1] == -math.inf), "a singular matrix in slogdet's backward",
+                       np.linalg.LinAlgError):  # fmt: skip
+        raise np.linalg.LinAlgError("Singular matrix")
     inverse_h = _mH(xp, xp.linalg.inv(x))
     if not is_complex(xp, x):
         # A real sign is piecewise constant: it contributes nothing.

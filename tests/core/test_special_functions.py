@@ -274,9 +274,9 @@ def test_second_derivatives_where_a_formula_loses_its_terms() -> None:
     slope, curvature = _first_and_second_derivatives(plugrad.special.log_ndtr, x)
     ratio = [mpmath.npdf(v) / mpmath.ncdf(v) for v in map(mpmath.mpf, x)]
     expected = [-v * r - r * r for v, r in zip(map(mpmath.mpf, x), ratio)]
-    # (subnormal from 37.6 on: compared to 1e-300)
-    assert_near(slope, np.array([float(r) for r in ratio]), 1e-14, 1e-300)
-    assert_near(curvature, np.array([float(e) for e in expected]), 1e-12, 1e-300)
+    # (subnormal from 37.6 on, and 0 where a backend flushes subnormals: compared to 1e-290)
+    assert_near(slope, np.array([float(r) for r in ratio]), 1e-14, 1e-290)
+    assert_near(curvature, np.array([float(e) for e in expected]), 1e-12, 1e-290)
     assert curvature[-3] < 0 and np.isfinite(curvature).all()
 
 
